@@ -1,0 +1,46 @@
+# pypto — the two Quick start commands are `make demo` and `make test`.
+PY ?= python3
+JOBS ?= 2
+CPP_BUILD ?= build/cpp
+
+.PHONY: setup install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean
+
+setup:
+	@PY=$(PY) bash scripts/setup.sh
+
+# Build and install the Python package (C++ core + extension + libpto2). Incremental:
+# scikit-build-core keeps its build tree under build/.
+install: setup
+	$(PY) -m pip install -q --no-build-isolation .
+
+# Build the C++ libraries and C++ tests directly with CMake.
+cpp: setup
+	cmake -S . -B $(CPP_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DPYPTO_BUILD_TESTS=ON >/dev/null
+	cmake --build $(CPP_BUILD) -j $(JOBS)
+
+test-cpp: cpp
+	ctest --test-dir $(CPP_BUILD) --output-on-failure -j $(JOBS) --timeout 600
+
+test-python: install
+	$(PY) -m pytest -q tests/python
+
+# Every test: C++ (GoogleTest via CTest) and Python (pytest).
+test: test-cpp test-python
+
+test-tsan: setup
+	cmake -S runtime -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO2_TSAN=ON >/dev/null
+	cmake --build build/tsan -j $(JOBS)
+	ctest --test-dir build/tsan --output-on-failure --timeout 900
+
+# The main job: compile an example program, run it on the CPU runtime, check it, trace it.
+demo: install
+	$(PY) examples/demo.py
+
+bench-runtime: setup
+	bash benchmarks/runtime/run.sh
+
+bench: install bench-runtime
+	$(PY) benchmarks/run_all.py
+
+clean:
+	rm -rf build

@@ -1,0 +1,33 @@
+// Attributes: a small ordered map from name to value, carried by Call, ForStmt, ScopeStmt
+// and Function. Ordered so that printing and hashing are deterministic.
+//
+// Well-known keys (the pass or parser that writes them in parentheses):
+//   Call "dtype", "target_memory", "manual_dep", ...   op parameters that are not exprs (parser)
+//   ScopeStmt "level" (string), "deps" (expr list), "predicate" (expr), "allow_early_resolve"
+//             (bool), "no_dep_args" (expr list), "core_num" (expr), "sync_start" (bool) (parser)
+//   ForStmt "iter_arg_rebind_<i>" (bool), "iter_arg_array_size_<i>" (int) (ClassifyIterArgCarry)
+//   Call "dummy_task" (bool), "manual_dep_edges" (expr list) on system.task_dummy
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace pypto::ir {
+
+struct Expr;
+using ExprPtr = std::shared_ptr<const Expr>;
+
+using AttrValue = std::variant<bool, int64_t, double, std::string, ExprPtr, std::vector<ExprPtr>>;
+using Attrs = std::map<std::string, AttrValue>;
+
+// Typed lookups; return nullptr when absent or of another type.
+template <class T>
+const T* attr_get(const Attrs& a, const std::string& key) {
+  auto it = a.find(key);
+  return it == a.end() ? nullptr : std::get_if<T>(&it->second);
+}
+
+}  // namespace pypto::ir

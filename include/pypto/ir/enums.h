@@ -1,0 +1,68 @@
+// Small enumerations shared by the IR, the DSL (`pl.*` spellings) and the code generators.
+// Each has a `to_string` giving the DSL spelling (e.g. DataType::FP32 -> "FP32") and a
+// `parse_<enum>` returning false for an unknown spelling.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace pypto::ir {
+
+// pl.BOOL, pl.INT8, ..., pl.FP32, pl.INDEX, pl.TASK_ID
+enum class DataType : uint8_t {
+  BOOL, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
+  FP16, BF16, FP32, INDEX, TASK_ID,
+};
+
+enum class Layout : uint8_t { ND, DN };                                  // pl.Layout.ND / DN
+enum class MemorySpace : uint8_t { Vec, Mat, Left, Right, Acc };          // pl.MemorySpace.*
+
+// pl.FunctionType.*
+enum class FunctionType : uint8_t { Opaque, Orchestration, InCore, AIC, AIV, Group, Spmd, Inline };
+// pl.Level.* (where a function / scope runs) and pl.Role.*
+enum class Level : uint8_t { None, AIC, AIV, CORE_GROUP, CHIP, HOST, CLUSTER };
+enum class Role : uint8_t { None, Orchestrator, Worker };
+
+// Declared direction of a function parameter (pl.Tensor = In, pl.Out[...], pl.InOut[...]).
+enum class ParamDirection : uint8_t { In, Out, InOut };
+
+// Per-call-site direction of one argument. Unset until DeriveCallDirections runs, except
+// NoDep, which the parser sets for `pl.no_dep(arg)` / `no_dep_args=` and the pass keeps.
+enum class ArgDirection : uint8_t { Unset, In, Out, InOut, NoDep, Scalar };
+
+enum class ForKind : uint8_t { Sequential, Parallel };                    // pl.range / pl.parallel
+enum class ScopeKind : uint8_t { At, Spmd, Cluster };                     // pl.at / pl.spmd / pl.cluster
+enum class RuntimeScopeMode : uint8_t { Auto, Manual };                   // PTO2ScopeMode::AUTO / MANUAL
+
+enum class BinaryOp : uint8_t {
+  Add, Sub, Mul, Div /* true division */, FloorDiv, Mod, Min, Max,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+};
+enum class UnaryOp : uint8_t { Neg, Not };
+
+const char* to_string(DataType v);
+const char* to_string(Layout v);
+const char* to_string(MemorySpace v);
+const char* to_string(FunctionType v);
+const char* to_string(Level v);
+const char* to_string(Role v);
+const char* to_string(ParamDirection v);
+const char* to_string(ArgDirection v);
+const char* to_string(ForKind v);
+const char* to_string(ScopeKind v);
+const char* to_string(RuntimeScopeMode v);
+const char* to_string(BinaryOp v);   // the Python operator: "+", "//", "==", "and", ...
+const char* to_string(UnaryOp v);    // "-", "not"
+
+bool parse_data_type(const std::string& s, DataType* out);
+bool parse_memory_space(const std::string& s, MemorySpace* out);
+bool parse_function_type(const std::string& s, FunctionType* out);
+bool parse_level(const std::string& s, Level* out);
+bool parse_role(const std::string& s, Role* out);
+bool parse_layout(const std::string& s, Layout* out);
+
+bool is_float(DataType t);     // FP16, BF16, FP32
+bool is_integer(DataType t);   // signed/unsigned ints and INDEX (not BOOL, not TASK_ID)
+bool is_signed(DataType t);
+int bit_width(DataType t);     // storage width in bits (INDEX and TASK_ID: 64)
+
+}  // namespace pypto::ir

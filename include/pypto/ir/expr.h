@@ -1,0 +1,189 @@
+// Expressions.
+//
+// Semantics: expressions are pure except Call/Submit, which are evaluated exactly once, in
+// statement order, where the enclosing statement stands. Identity of a variable is the Var
+// pointer (never its name: `name` is a hint for printing and may repeat). Every node has a
+// type (`type`, never null) and a span. Nodes are immutable; build them with `make`, which
+// checks invariants and throws InternalError on a broken one. Rewriters build new nodes.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/attrs.h"
+#include "pypto/ir/enums.h"
+#include "pypto/ir/span.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::ir {
+
+enum class NodeKind : uint8_t {
+#define PYPTO_EXPR_NODE(Name) Name,
+#define PYPTO_STMT_NODE(Name) Name,
+#include "pypto/ir/node_kinds.def"
+};
+const char* to_string(NodeKind k);
+
+struct Node {
+  const NodeKind kind;
+  Span span;
+  Node(NodeKind k, Span s) : kind(k), span(std::move(s)) {}
+  virtual ~Node() = default;
+  template <class T> const T* as() const { return kind == T::kKind ? static_cast<const T*>(this) : nullptr; }
+  template <class T> bool is() const { return kind == T::kKind; }
+};
+
+struct Expr : Node {
+  TypePtr type;
+  Expr(NodeKind k, TypePtr t, Span s) : Node(k, std::move(s)), type(std::move(t)) {}
+};
+
+// A variable: function parameter, loop variable, assignment target, dynamic-dim symbol.
+struct Var : Expr {
+  static constexpr NodeKind kKind = NodeKind::Var;
+  std::string name;
+  Var(std::string n, TypePtr t, Span s, NodeKind k = kKind) : Expr(k, std::move(t), std::move(s)), name(std::move(n)) {}
+  static std::shared_ptr<const Var> make(std::string name, TypePtr type, Span span = {});
+};
+using VarPtr = std::shared_ptr<const Var>;
+
+// A loop-carried variable of a ForStmt: holds `init` on the first iteration and the
+// previous iteration's yielded value afterwards. It is a Var (usable wherever one is).
+struct IterArg : Var {
+  static constexpr NodeKind kKind = NodeKind::IterArg;
+  ExprPtr init;
+  IterArg(std::string n, TypePtr t, ExprPtr i, Span s) : Var(std::move(n), std::move(t), std::move(s), kKind), init(std::move(i)) {}
+  static std::shared_ptr<const IterArg> make(std::string name, TypePtr type, ExprPtr init, Span span = {});
+};
+using IterArgPtr = std::shared_ptr<const IterArg>;
+
+// Var::as<Var>() is false for an IterArg (kinds differ); use as_var() to accept both.
+inline const Var* as_var(const ExprPtr& e) {
+  if (!e) return nullptr;
+  if (e->kind == NodeKind::Var || e->kind == NodeKind::IterArg) return static_cast<const Var*>(e.get());
+  return nullptr;
+}
+inline VarPtr as_var_ptr(const ExprPtr& e) { return as_var(e) ? std::static_pointer_cast<const Var>(e) : nullptr; }
+
+struct ConstInt : Expr {
+  static constexpr NodeKind kKind = NodeKind::ConstInt;
+  int64_t value;
+  ConstInt(int64_t v, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), value(v) {}
+  static std::shared_ptr<const ConstInt> make(int64_t v, DataType dtype = DataType::INDEX, Span span = {});
+};
+
+struct ConstFloat : Expr {
+  static constexpr NodeKind kKind = NodeKind::ConstFloat;
+  double value;
+  ConstFloat(double v, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), value(v) {}
+  static std::shared_ptr<const ConstFloat> make(double v, DataType dtype = DataType::FP32, Span span = {});
+};
+
+struct ConstBool : Expr {
+  static constexpr NodeKind kKind = NodeKind::ConstBool;
+  bool value;
+  ConstBool(bool v, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), value(v) {}
+  static std::shared_ptr<const ConstBool> make(bool v, Span span = {});
+};
+
+// Scalar arithmetic / comparison / logic. Operands are scalar-typed; the result type is
+// inferred by `make` (comparisons and logic -> BOOL; arithmetic -> the wider operand type,
+// float if either is float; Div of two ints -> FP32). Throws UserError on a non-scalar operand.
+struct BinaryExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::BinaryExpr;
+  BinaryOp op;
+  ExprPtr a, b;
+  BinaryExpr(BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)), b(std::move(y)) {}
+  static std::shared_ptr<const BinaryExpr> make(BinaryOp op, ExprPtr a, ExprPtr b, Span span = {});
+};
+
+struct UnaryExpr : Expr {
+  static constexpr NodeKind kKind = NodeKind::UnaryExpr;
+  UnaryOp op;
+  ExprPtr a;
+  UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
+  static std::shared_ptr<const UnaryExpr> make(UnaryOp op, ExprPtr a, Span span = {});
+};
+
+// Scalar conversion: pl.cast(x, pl.INT64) on a scalar (tile casts are the op "tile.cast").
+struct Cast : Expr {
+  static constexpr NodeKind kKind = NodeKind::Cast;
+  ExprPtr value;
+  Cast(ExprPtr v, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), value(std::move(v)) {}
+  static std::shared_ptr<const Cast> make(ExprPtr value, DataType dtype, Span span = {});
+};
+
+// A call, either to a registered op (`is_op`, callee like "tensor.create", "tile.add") or to
+// another function of the program (callee = its name; `self.kernel(...)` in the DSL).
+// `arg_directions` is empty or has one entry per arg (see ArgDirection).
+struct Call : Expr {
+  static constexpr NodeKind kKind = NodeKind::Call;
+  std::string callee;
+  bool is_op;
+  std::vector<ExprPtr> args;
+  Attrs attrs;
+  std::vector<ArgDirection> arg_directions;
+  Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
+      : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
+  // Op call: the result type comes from the op registry's type inference (UserError on misuse).
+  static std::shared_ptr<const Call> make_op(std::string op, std::vector<ExprPtr> args, Attrs attrs = {}, Span span = {});
+  // Function call: the caller supplies the result type (the callee's return type: a single
+  // type, or a TupleType for several returns, or the unit tuple for none).
+  static std::shared_ptr<const Call> make_func(std::string callee, std::vector<ExprPtr> args, TypePtr result,
+                                               std::vector<ArgDirection> dirs = {}, Span span = {}, Attrs attrs = {});
+};
+using CallPtr = std::shared_ptr<const Call>;
+
+// A task submission (pl.submit / pl.spmd_submit, or an outlined pl.at / pl.spmd scope).
+// Its type is TupleType([*callee return types, Scalar[TASK_ID]]): element N is the TaskId.
+//   deps                 TaskId-typed exprs (Scalar[TASK_ID] or Array[N, TASK_ID] vars);
+//                        `None` entries were dropped by the parser
+//   core_num             null = single block; else a positive integer expr (SPMD launch)
+//   sync_start           all blocks start at once
+//   allow_early_resolve  speculative early-dispatch producer
+//   timing_slot          -1 = none; else 0..15
+//   predicate            null, or `Cmp(Cast(tensor.read(t, [idx...]), INT64), ConstInt)` in
+//                        either operand order (see manual dependency spec); never evaluated
+//                        by orchestration
+struct Submit : Expr {
+  static constexpr NodeKind kKind = NodeKind::Submit;
+  std::string callee;
+  std::vector<ExprPtr> args;
+  std::vector<ArgDirection> arg_directions;
+  std::vector<ExprPtr> deps;
+  ExprPtr core_num;
+  bool sync_start = false;
+  bool allow_early_resolve = false;
+  int timing_slot = -1;
+  ExprPtr predicate;
+  Submit(std::string c, std::vector<ExprPtr> a, std::vector<ArgDirection> d, std::vector<ExprPtr> deps_, ExprPtr cn,
+         bool ss, bool aer, int ts, ExprPtr pred, TypePtr t, Span s)
+      : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), arg_directions(std::move(d)),
+        deps(std::move(deps_)), core_num(std::move(cn)), sync_start(ss), allow_early_resolve(aer), timing_slot(ts),
+        predicate(std::move(pred)) {}
+  // `callee_returns` are the callee's return types; the TaskId element is appended here.
+  static std::shared_ptr<const Submit> make(std::string callee, std::vector<ExprPtr> args, std::vector<TypePtr> callee_returns,
+                                            std::vector<ExprPtr> deps = {}, ExprPtr core_num = nullptr, bool sync_start = false,
+                                            bool allow_early_resolve = false, int timing_slot = -1, ExprPtr predicate = nullptr,
+                                            std::vector<ArgDirection> dirs = {}, Span span = {});
+};
+using SubmitPtr = std::shared_ptr<const Submit>;
+
+struct MakeTuple : Expr {
+  static constexpr NodeKind kKind = NodeKind::MakeTuple;
+  std::vector<ExprPtr> elements;
+  MakeTuple(std::vector<ExprPtr> e, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), elements(std::move(e)) {}
+  static std::shared_ptr<const MakeTuple> make(std::vector<ExprPtr> elements, Span span = {});
+};
+
+struct TupleGetItem : Expr {
+  static constexpr NodeKind kKind = NodeKind::TupleGetItem;
+  ExprPtr tuple;
+  int index;
+  TupleGetItem(ExprPtr tu, int i, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), tuple(std::move(tu)), index(i) {}
+  static std::shared_ptr<const TupleGetItem> make(ExprPtr tuple, int index, Span span = {});
+};
+
+}  // namespace pypto::ir

@@ -1,0 +1,54 @@
+// Functions and programs.
+//
+// A Function has typed params, each with a ParamDirection (tensors: In / Out / InOut; scalars
+// are always In), return types, and a body ending in a ReturnStmt (or none for no returns).
+// A Program holds functions by name, in definition order; calls name their callee.
+// Dynamic-dim symbols (`pl.dynamic("M")`) are Vars of type Scalar[INDEX] shared by pointer
+// across every type that mentions them; Program::dynamic_dims lists them in definition order.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/stmt.h"
+
+namespace pypto::ir {
+
+struct Function {
+  std::string name;
+  FunctionType type = FunctionType::Opaque;
+  Level level = Level::None;
+  Role role = Role::None;
+  std::vector<VarPtr> params;
+  std::vector<ParamDirection> param_directions;   // one per param
+  std::vector<TypePtr> return_types;
+  StmtPtr body;
+  Attrs attrs;
+  Span span;
+
+  static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
+                                              std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
+                                              StmtPtr body, Level level = Level::None, Role role = Role::None,
+                                              Attrs attrs = {}, Span span = {});
+  // Type of a call to this function: the single return type, a TupleType of several, or unit.
+  TypePtr call_result_type() const;
+  bool is_kernel() const { return type == FunctionType::InCore || type == FunctionType::AIC || type == FunctionType::AIV; }
+};
+using FunctionPtr = std::shared_ptr<const Function>;
+
+struct Program {
+  std::string name;
+  std::vector<FunctionPtr> functions;   // definition order
+  std::vector<VarPtr> dynamic_dims;     // pl.dynamic symbols, definition order
+  Span span;
+
+  static std::shared_ptr<const Program> make(std::string name, std::vector<FunctionPtr> functions,
+                                             std::vector<VarPtr> dynamic_dims = {}, Span span = {});
+  FunctionPtr get(const std::string& name) const;   // null if absent
+  // A copy with `fn` replacing the function of the same name (or appended if new).
+  std::shared_ptr<const Program> with_function(FunctionPtr fn) const;
+};
+using ProgramPtr = std::shared_ptr<const Program>;
+
+}  // namespace pypto::ir

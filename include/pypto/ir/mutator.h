@@ -1,0 +1,42 @@
+// Rewriting traversal: each mutate_ returns a new node, or the same pointer when nothing
+// below it changed (so unchanged subtrees are shared). The default recurses; override the
+// node you change and fall back to the base (`return IRMutator::mutate_(op, self)`).
+// Var definitions (params, assignment targets, loop vars, iter_args, return vars) are
+// visited through mutate_expr too, so a subclass can substitute Vars consistently via a map.
+//
+//   struct RenameCallee : IRMutator {
+//     ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
+//       auto e = IRMutator::mutate_(op, self);
+//       ...
+//     }
+//   };
+#pragma once
+#include "pypto/ir/function.h"
+
+namespace pypto::ir {
+
+class IRMutator {
+ public:
+  virtual ~IRMutator() = default;
+  virtual ExprPtr mutate_expr(const ExprPtr& e);
+  virtual StmtPtr mutate_stmt(const StmtPtr& s);
+  virtual TypePtr mutate_type(const TypePtr& t);
+  virtual FunctionPtr mutate_function(const FunctionPtr& f);
+  ProgramPtr mutate_program(const ProgramPtr& p);
+
+#define PYPTO_EXPR_NODE(Name) virtual ExprPtr mutate_(const Name* op, const ExprPtr& self);
+#define PYPTO_STMT_NODE(Name) virtual StmtPtr mutate_(const Name* op, const StmtPtr& self);
+#include "pypto/ir/node_kinds.def"
+
+ protected:
+  // Helpers for subclasses: mutate a list, reporting whether anything changed.
+  std::vector<ExprPtr> mutate_exprs(const std::vector<ExprPtr>& v, bool* changed);
+  Attrs mutate_attrs(const Attrs& a, bool* changed);
+};
+
+// Flatten a statement into a list (SeqStmts children inline; null -> empty).
+std::vector<StmtPtr> flatten_stmts(const StmtPtr& s);
+// Build a SeqStmts, or return the single statement when there is one.
+StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span = {});
+
+}  // namespace pypto::ir

@@ -1,0 +1,40 @@
+// The op registry: every op the DSL exposes, with its type inference.
+//
+// An op is named "<namespace>.<name>": tensor.* (orchestration-level tensor ops), tile.*
+// (kernel tile ops), system.* (task_dummy, task_invalid), array.* (create, get_element,
+// update_element). Type inference receives the argument exprs and attrs and returns the
+// result type, or throws UserError (with the call's span) on misuse: wrong arity, a scalar
+// where a tile is expected, mismatched shapes or dtypes, ...
+//
+//   OpRegistry::global().get("tile.add")->infer(args, attrs, span)
+#pragma once
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+
+namespace pypto::ir {
+
+struct OpInfo {
+  std::string name;
+  // Names of the positional expr args, for diagnostics and printing (e.g. {"tensor", "offsets", "shapes"}).
+  std::vector<std::string> arg_names;
+  // Names of the attrs the op accepts (e.g. {"dtype"}); others are rejected by make_op.
+  std::vector<std::string> attr_names;
+  std::function<TypePtr(const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span)> infer;
+  std::string doc;   // one line, shown in docs and errors
+};
+
+class OpRegistry {
+ public:
+  static OpRegistry& global();
+  void add(OpInfo info);                          // InternalError on a duplicate name
+  const OpInfo* get(const std::string& name) const;   // null if unknown
+  std::vector<std::string> names() const;         // sorted
+ private:
+  std::map<std::string, OpInfo> ops_;
+};
+
+}  // namespace pypto::ir

@@ -1,0 +1,118 @@
+// Statements. Same rules as expressions: immutable, built by `make`, each with a span.
+//
+// SSA: every Var is assigned once. Values that change across loop iterations are IterArgs of
+// the ForStmt, the body ends with a YieldStmt giving their next values, and `return_vars`
+// (one per iter_arg) bind the final values after the loop. An IfStmt with `return_vars`
+// ends each branch with a YieldStmt giving the values those vars take.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "pypto/ir/expr.h"
+
+namespace pypto::ir {
+
+struct Stmt : Node {
+  using Node::Node;
+};
+using StmtPtr = std::shared_ptr<const Stmt>;
+
+// var = value
+struct AssignStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::AssignStmt;
+  VarPtr var;
+  ExprPtr value;
+  AssignStmt(VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
+  static std::shared_ptr<const AssignStmt> make(VarPtr var, ExprPtr value, Span span = {});
+};
+
+// An expression evaluated for its effect (a call whose result is unused).
+struct EvalStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::EvalStmt;
+  ExprPtr expr;
+  EvalStmt(ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
+  static std::shared_ptr<const EvalStmt> make(ExprPtr expr, Span span = {});
+};
+
+struct SeqStmts : Stmt {
+  static constexpr NodeKind kKind = NodeKind::SeqStmts;
+  std::vector<StmtPtr> stmts;
+  SeqStmts(std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
+  static std::shared_ptr<const SeqStmts> make(std::vector<StmtPtr> stmts, Span span = {});
+};
+
+// for loop_var in pl.range(start, stop, step, init_values=[iter_arg inits]) / pl.parallel(...)
+struct ForStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::ForStmt;
+  VarPtr loop_var;
+  ExprPtr start, stop, step;
+  std::vector<IterArgPtr> iter_args;
+  StmtPtr body;
+  std::vector<VarPtr> return_vars;   // one per iter_arg
+  ForKind for_kind;
+  Attrs attrs;
+  ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
+          ForKind k, Attrs at, Span s)
+      : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
+        iter_args(std::move(ia)), body(std::move(bd)), return_vars(std::move(rv)), for_kind(k), attrs(std::move(at)) {}
+  static std::shared_ptr<const ForStmt> make(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step,
+                                             std::vector<IterArgPtr> iter_args, StmtPtr body, std::vector<VarPtr> return_vars,
+                                             ForKind kind = ForKind::Sequential, Attrs attrs = {}, Span span = {});
+};
+
+struct IfStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::IfStmt;
+  ExprPtr cond;
+  StmtPtr then_body;
+  StmtPtr else_body;                 // may be null
+  std::vector<VarPtr> return_vars;
+  IfStmt(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
+      : Stmt(kKind, std::move(s)), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)), return_vars(std::move(rv)) {}
+  static std::shared_ptr<const IfStmt> make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
+                                            std::vector<VarPtr> return_vars = {}, Span span = {});
+};
+
+// pl.yield_(v0, v1, ...): the next values of the enclosing for's iter_args, or the values of
+// the enclosing if's return_vars. Always the last statement of its body.
+struct YieldStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::YieldStmt;
+  std::vector<ExprPtr> values;
+  YieldStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static std::shared_ptr<const YieldStmt> make(std::vector<ExprPtr> values, Span span = {});
+};
+
+struct ReturnStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::ReturnStmt;
+  std::vector<ExprPtr> values;
+  ReturnStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  static std::shared_ptr<const ReturnStmt> make(std::vector<ExprPtr> values, Span span = {});
+};
+
+// `with pl.at(level=..., deps=..., ...) [as tid]:`, `with pl.spmd(N, ...) [as tid]:`,
+// `for i in pl.spmd(N, ...):` (block_var = i), `with pl.cluster():`.
+// Scope options live in attrs (see attrs.h). OutlineIncoreScopes / OutlineClusterScopes
+// replace these by calls/submits to outlined functions.
+struct ScopeStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::ScopeStmt;
+  ScopeKind scope_kind;
+  Attrs attrs;
+  StmtPtr body;
+  VarPtr task_id_var;   // `as tid`; null when absent
+  VarPtr block_var;     // `for i in pl.spmd(...)`; null otherwise
+  ScopeStmt(ScopeKind k, Attrs a, StmtPtr b, VarPtr tid, VarPtr bv, Span s)
+      : Stmt(kKind, std::move(s)), scope_kind(k), attrs(std::move(a)), body(std::move(b)), task_id_var(std::move(tid)), block_var(std::move(bv)) {}
+  static std::shared_ptr<const ScopeStmt> make(ScopeKind kind, Attrs attrs, StmtPtr body, VarPtr task_id_var = nullptr,
+                                               VarPtr block_var = nullptr, Span span = {});
+};
+
+// A runtime scope: PTO2_SCOPE() (AUTO) or PTO2_SCOPE(PTO2ScopeMode::MANUAL). The parser makes
+// MANUAL ones from `with pl.manual_scope():`; MaterializeRuntimeScopes adds the AUTO ones.
+struct RuntimeScopeStmt : Stmt {
+  static constexpr NodeKind kKind = NodeKind::RuntimeScopeStmt;
+  RuntimeScopeMode mode;
+  StmtPtr body;
+  RuntimeScopeStmt(RuntimeScopeMode m, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), mode(m), body(std::move(b)) {}
+  static std::shared_ptr<const RuntimeScopeStmt> make(RuntimeScopeMode mode, StmtPtr body, Span span = {});
+};
+
+}  // namespace pypto::ir

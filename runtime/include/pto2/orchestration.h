@@ -1,0 +1,73 @@
+// pto2/orchestration.h — the free functions generated orchestration code calls.
+//
+// They act on the *current run*: the runtime sets it (thread-local) on the orchestrator
+// thread that executes the entry. Calling them on any other thread, or outside
+// pto2::Runtime::run(), throws std::logic_error. After the run failed, they throw an
+// internal exception that unwinds the entry (the run then reports the first failure).
+#pragma once
+
+#include <cstdint>
+
+#include "pto2/task.h"
+#include "pto2/types.h"
+
+/// Submits a task to one AIC (cube) worker: `rt_submit_aic_task(0, params);`
+TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params);
+/// Submits a task to one AIV (vector) worker.
+TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params);
+/// Submits a cluster task: the AIC and AIV kernels start together (gang) on one AIC and one
+/// AIV worker per block, see the same tensors/scalars; the task completes when all finish.
+TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params);
+/// A task without kernel that only waits for its dependencies (a compact fan-in point).
+PTO2TaskId rt_submit_dummy_task(Arg& params);
+
+/// Allocates runtime-owned tensors in the current scope, in order. They live until the scope
+/// ended and every task using them finished; then the memory is reused.
+TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, uint32_t n);
+template <class... Infos>
+TaskOutputTensors alloc_tensors(const Infos&... infos) {
+  const TensorCreateInfo* arr[sizeof...(Infos) + 1] = {&infos..., nullptr};
+  return pto2_alloc_tensors_impl(arr, static_cast<uint32_t>(sizeof...(Infos)));
+}
+
+/// Waits until every task submitted so far that writes element `indices` of `t` finished.
+/// Outside a run it returns immediately.
+void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices);
+
+/// Waits for the element's producers, then reads it converted to T:
+/// `float v = get_tensor_data<float>(t, 2, idx);`
+template <class T>
+T get_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices) {
+  pto2_wait_for_element(t, ndims, indices);
+  if (t.data == nullptr) return T{};
+  const int64_t off = t.element_offset(indices);
+  return pto2::load_as<T>(static_cast<const char*>(t.data) + off * static_cast<int64_t>(dtype_size(t.dtype)), t.dtype);
+}
+
+enum class PTO2ScopeMode { AUTO, MANUAL };
+
+/// RAII scope (use the PTO2_SCOPE macro). MANUAL: tasks skip automatic tracking.
+/// An AUTO scope inside a MANUAL one is misuse: the run fails.
+class PTO2ScopeGuard {
+ public:
+  PTO2ScopeGuard();
+  explicit PTO2ScopeGuard(PTO2ScopeMode mode);
+  ~PTO2ScopeGuard();
+  PTO2ScopeGuard(const PTO2ScopeGuard&) = delete;
+  PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;
+
+ private:
+  bool active_ = false;
+};
+
+#define PTO2_SCOPE_CAT2(a, b) a##b
+#define PTO2_SCOPE_CAT(a, b) PTO2_SCOPE_CAT2(a, b)
+#define PTO2_SCOPE_IMPL(name, ...) if (PTO2ScopeGuard name{__VA_ARGS__}; true)
+/// `PTO2_SCOPE() { ... }` or `PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }`. The body is a plain
+/// block (break/continue act on the enclosing loop).
+#define PTO2_SCOPE(...) PTO2_SCOPE_IMPL(PTO2_SCOPE_CAT(pto2_scope_guard_, __COUNTER__), __VA_ARGS__)
+
+// Spellings of the Chinese specification.
+using ScopeMode = PTO2ScopeMode;
+using TaskId = PTO2TaskId;
+#define SIMPLER_SCOPE(...) PTO2_SCOPE(__VA_ARGS__)

@@ -1,0 +1,94 @@
+// pto2/runtime.h — the host API: configure workers, register kernels, run an orchestration.
+//
+//     pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(1).aiv_workers(2));
+//     rt.register_kernel(0, "kernel_add", pto2::CoreType::AIV, &kernel_add);
+//     pto2::RunResult r = rt.run(aicpu_orchestration_entry, args);
+//     if (!r.ok()) puts(r.message.c_str());
+//     rt.write_trace("trace.json");
+//
+// A Runtime owns its worker threads (parked while idle). run() is not reentrant: one run at a
+// time per Runtime (calls from several threads are serialized).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pto2/kernel.h"
+#include "pto2/types.h"
+
+namespace pto2 {
+
+enum class CoreType : int32_t { AIC = 0, AIV = 1 };
+
+struct RuntimeOptions {
+  uint32_t aic_workers_ = 1;
+  uint32_t aiv_workers_ = 2;
+  uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
+  uint32_t task_ring_size_ = 4096;   ///< in-flight task slots (back-pressure beyond)
+  size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
+  bool trace_ = false;               ///< record a trace for write_trace()
+  uint32_t deadlock_timeout_ms_ = 3000;  ///< no progress for this long while blocked = deadlock
+  uint32_t spin_us_ = 50;            ///< idle workers spin this long before parking
+
+  RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
+  RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
+  RuntimeOptions& clusters(uint32_t n) { clusters_ = n; return *this; }
+  RuntimeOptions& task_ring_size(uint32_t n) { task_ring_size_ = n; return *this; }
+  RuntimeOptions& memory_limit(size_t bytes) { memory_limit_ = bytes; return *this; }
+  RuntimeOptions& trace(bool on) { trace_ = on; return *this; }
+  RuntimeOptions& deadlock_timeout_ms(uint32_t ms) { deadlock_timeout_ms_ = ms; return *this; }
+  RuntimeOptions& spin_us(uint32_t us) { spin_us_ = us; return *this; }
+};
+
+struct TimingSlotSpan {
+  uint32_t slot;
+  uint64_t tasks;
+  double start_us;  ///< earliest dispatch, from the start of the run
+  double end_us;    ///< latest finish
+  double duration_us() const { return end_us - start_us; }
+};
+
+struct RunResult {
+  bool ok() const { return message.empty(); }
+  std::string message;  ///< empty on success; else the first failure (names task and kernel)
+  uint64_t tasks_submitted = 0;  ///< including dummy tasks
+  uint64_t tasks_executed = 0;   ///< tasks whose kernel ran
+  uint64_t tasks_skipped = 0;    ///< tasks retired by a false predicate
+  uint64_t tasks_dummy = 0;
+  uint64_t auto_edges = 0;       ///< dependency edges found by automatic tracking (to live tasks)
+  uint64_t explicit_edges = 0;   ///< edges from set_dependencies (to live tasks)
+  double wall_seconds = 0;
+  size_t peak_bytes = 0;         ///< peak bytes of live runtime-allocated tensors
+  size_t pool_bytes = 0;         ///< bytes the memory pool holds from the system
+  std::vector<TimingSlotSpan> timing_slots;  ///< one per slot used
+};
+
+using OrchestrationEntry = std::function<void(const ChipStorageTaskArgs&)>;
+
+class Engine;
+
+class Runtime {
+ public:
+  explicit Runtime(const RuntimeOptions& options = RuntimeOptions{});
+  ~Runtime();
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  /// Registers kernel `id` (ids are small non-negative integers). Not during a run.
+  Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
+  /// Runs `entry(args)` on an orchestrator thread while the workers execute ready tasks;
+  /// returns when everything finished or the run failed (then remaining tasks are cancelled).
+  RunResult run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
+  /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON.
+  bool write_trace(const std::string& path) const;
+  const RuntimeOptions& options() const;
+
+ private:
+  std::unique_ptr<Engine> engine_;
+};
+
+}  // namespace pto2

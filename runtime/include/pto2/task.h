@@ -1,0 +1,132 @@
+// pto2/task.h — what one task submission carries: Arg (tensor slots, scalars, explicit
+// dependencies, predicate, launch spec), task ids, kernels and submission results.
+// Arg / TaskOutputTensors are plain values owned by the orchestration thread (not shared).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <vector>
+
+#include "pto2/types.h"
+
+/// Identifies a submitted task. Cheap POD; `PTO2TaskId{}` == `PTO2TaskId::invalid()`.
+struct PTO2TaskId {
+  uint64_t raw = 0;  ///< 0 = invalid; otherwise the runtime's sequence number + 1
+  static PTO2TaskId invalid() { return PTO2TaskId{}; }
+  bool is_valid() const { return raw != 0; }
+  uint64_t value() const { return raw; }
+  bool operator==(const PTO2TaskId& o) const { return raw == o.raw; }
+  bool operator!=(const PTO2TaskId& o) const { return raw != o.raw; }
+};
+
+constexpr int32_t INVALID_KERNEL_ID = -1;
+
+/// The kernels one cluster runs together (gang-started): `MixedKernels m = {0, 1, INVALID_KERNEL_ID};`
+struct MixedKernels {
+  int32_t aic_kernel_id;
+  int32_t aiv_kernel_id;
+  int32_t third_kernel_id;
+};
+
+enum class PredicateOp { EQ, NE, GT, LT, GE, LE };
+
+/// `operand[indices] <op> target`, evaluated by the scheduler when the task's dependencies are
+/// satisfied. False: the task retires without running its kernel (consumers are still released).
+struct CoreTaskPredicate {
+  CoreTaskPredicate(const Tensor& operand, std::initializer_list<int64_t> indices, PredicateOp op, int64_t target);
+  CoreTaskPredicate() = default;
+  Tensor operand;
+  int64_t element = 0;  ///< absolute element offset of the operand element
+  PredicateOp op = PredicateOp::NE;
+  int64_t target = 0;
+  /// Reads the element (as int64; floats truncate) and compares. Thread-safe.
+  bool evaluate() const;
+};
+
+/// SPMD launch: `params.launch_spec.set_block_num(4); params.launch_spec.set_require_sync_start(true);`
+struct LaunchSpec {
+  uint32_t block_num = 1;
+  bool require_sync_start = false;
+  void set_block_num(uint32_t n) { block_num = n; }
+  void set_require_sync_start(bool v) { require_sync_start = v; }
+  uint32_t get_block_num() const { return block_num; }
+  bool get_require_sync_start() const { return require_sync_start; }
+};
+
+/// How a tensor slot is used by the kernel.
+enum class PTO2ArgDir : uint8_t {
+  INPUT,       ///< read
+  OUTPUT,      ///< written (existing storage)
+  INOUT,       ///< read and written
+  NO_DEP,      ///< may be read and written; automatic tracking ignores the slot
+  OUTPUT_NEW,  ///< written; storage allocated by the runtime at submit
+};
+
+/// The parameters of one task submission. Tensors take tensor slots in the order added
+/// (inputs, outputs, inouts and no_dep all count); scalars take scalar slots in add order.
+///
+///     Arg p; p.add_input(a); p.add_output(c); p.add_scalar(to_u64(1.5f));
+///     rt_submit_aiv_task(0, p);
+///
+/// Not thread-safe (an Arg belongs to the thread that builds it).
+class Arg {
+ public:
+  Arg() = default;
+  void add_input(const Tensor& t) { add(t, PTO2ArgDir::INPUT); }
+  void add_output(const Tensor& t) { add(t, PTO2ArgDir::OUTPUT); }
+  /// Runtime-allocated output; returned by the submit in TaskOutputTensors (in order).
+  void add_output(const TensorCreateInfo& info);
+  void add_inout(const Tensor& t) { add(t, PTO2ArgDir::INOUT); }
+  void add_no_dep(const Tensor& t) { add(t, PTO2ArgDir::NO_DEP); }
+  void add_scalar(uint64_t v) { scalars_.push_back(v); }
+  /// Explicit dependencies (added to automatic ones). Any count; ids are copied.
+  /// Every id must be valid (an id of a finished task is fine).
+  void set_dependencies(const PTO2TaskId* ids, uint32_t count) { deps_.assign(ids, ids + count); }
+  void set_predicate(const CoreTaskPredicate& p) { predicate_ = p; has_predicate_ = true; }
+  /// Accepted; see docs/runtime.md (consumers are always released as soon as this task retires).
+  void set_allow_early_resolve(bool v) { allow_early_resolve_ = v; }
+  /// Tasks sharing slot K (0..15) report one span: earliest dispatch .. latest finish.
+  void set_task_timing_slot(uint32_t slot) { timing_slot_ = static_cast<int32_t>(slot); }
+  void reset();
+
+  LaunchSpec launch_spec;
+
+  // Read access (used by the runtime).
+  uint32_t tensor_count() const { return static_cast<uint32_t>(tensors_.size()); }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  const std::vector<PTO2ArgDir>& dirs() const { return dirs_; }
+  const std::vector<uint64_t>& scalars() const { return scalars_; }
+  const std::vector<PTO2TaskId>& dependencies() const { return deps_; }
+  bool has_predicate() const { return has_predicate_; }
+  const CoreTaskPredicate& predicate() const { return predicate_; }
+  bool allow_early_resolve() const { return allow_early_resolve_; }
+  int32_t timing_slot() const { return timing_slot_; }
+
+ private:
+  void add(const Tensor& t, PTO2ArgDir d) {
+    tensors_.push_back(t);
+    dirs_.push_back(d);
+  }
+  std::vector<Tensor> tensors_;
+  std::vector<PTO2ArgDir> dirs_;
+  std::vector<uint64_t> scalars_;
+  std::vector<PTO2TaskId> deps_;
+  CoreTaskPredicate predicate_;
+  bool has_predicate_ = false;
+  bool allow_early_resolve_ = false;
+  int32_t timing_slot_ = -1;
+};
+
+/// Result of a submission or of alloc_tensors: the runtime-allocated tensors, in order, and
+/// the task id (invalid for alloc_tensors and for a dummy task that was elided).
+class TaskOutputTensors {
+ public:
+  TaskOutputTensors() = default;
+  const Tensor& get_ref(uint32_t i) const;  ///< throws std::out_of_range
+  PTO2TaskId task_id() const { return id_; }
+  uint32_t size() const { return static_cast<uint32_t>(tensors_.size()); }
+
+  // Used by the runtime.
+  std::vector<Tensor> tensors_;
+  PTO2TaskId id_;
+};

@@ -1,0 +1,148 @@
+// pto2/types.h — data types, tensors and orchestration arguments of the PTO2 runtime.
+//
+// A Tensor is a *view* of storage: a base pointer (`data`), an element offset, and per-axis
+// shapes and strides (in elements). Views of the same storage share `data`; automatic
+// dependency tracking keys on it, so a view made with Tensor::view() is seen as overlapping
+// its source. All functions here are pure value operations and are thread-safe.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <type_traits>
+#include <vector>
+
+/// Element types. Values are stable (the C API passes them as int32).
+enum class DataType : uint8_t {
+  FLOAT32, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL
+};
+
+/// Size in bytes of one element of `dt`.  `dtype_size(DataType::FLOAT16) == 2`.
+size_t dtype_size(DataType dt);
+/// Printable name ("float32", ...).
+const char* dtype_name(DataType dt);
+
+constexpr uint32_t PTO2_MAX_DIMS = 8;
+
+/// Runtime-owned allocation record (opaque). nullptr for external memory.
+struct PTO2Storage;
+
+/// A strided N-d view of storage. Trivially copyable; copying never copies data.
+struct Tensor {
+  void* data = nullptr;                  ///< storage base (identity for dependency tracking)
+  uint32_t ndims = 0;
+  uint32_t shapes[PTO2_MAX_DIMS] = {};
+  int64_t strides[PTO2_MAX_DIMS] = {};   ///< in elements
+  int64_t offset = 0;                    ///< in elements, from `data`
+  DataType dtype = DataType::FLOAT32;
+  bool manual_dep = false;               ///< true: tasks touching it skip automatic tracking
+  PTO2Storage* storage = nullptr;        ///< internal: runtime allocation (lifetime), or nullptr
+
+  /// Sub-box of the same rank: `shapes[i]` elements starting at `offsets[i]` on axis i.
+  /// `Tensor tile = t.view(sh, off);`  Throws std::out_of_range if it leaves the source.
+  Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const;
+  /// Swap axes `a` and `b` (shapes and strides), zero copy.
+  Tensor transpose(uint32_t a, uint32_t b) const;
+  /// Pointer to the first element of the view (data + offset).
+  template <class T>
+  T* ptr() const {
+    return reinterpret_cast<T*>(static_cast<char*>(data) + offset * static_cast<int64_t>(dtype_size(dtype)));
+  }
+  /// Pointer to element `idx[0..ndims)`.
+  template <class T>
+  T* ptr_at(const int64_t* idx) const {
+    return reinterpret_cast<T*>(static_cast<char*>(data) + element_offset(idx) * static_cast<int64_t>(dtype_size(dtype)));
+  }
+  /// Absolute element offset (from `data`) of index `idx[0..ndims)`.
+  int64_t element_offset(const int64_t* idx) const;
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  bool is_contiguous() const;
+};
+
+/// Contiguous row-major strides for `shapes` into `strides`.
+void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* strides);
+
+/// Wraps caller-owned memory as a contiguous row-major tensor (the runtime never frees it).
+/// `float buf[16*16]; uint32_t sh[2] = {16, 16}; Tensor t = make_tensor_external(buf, sh, 2, DataType::FLOAT32);`
+Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype);
+
+/// One tensor argument of an orchestration entry.
+struct ChipTensorArg {
+  Tensor tensor;
+  const Tensor& ref() const { return tensor; }
+};
+
+/// The arguments of an orchestration entry: tensors and 64-bit scalars, by slot.
+struct ChipStorageTaskArgs {
+  std::vector<ChipTensorArg> tensors;
+  std::vector<uint64_t> scalars;
+
+  const ChipTensorArg& tensor(uint32_t i) const;  ///< throws std::out_of_range
+  uint64_t scalar(uint32_t i) const;               ///< throws std::out_of_range
+  uint32_t tensor_count() const { return static_cast<uint32_t>(tensors.size()); }
+  uint32_t scalar_count() const { return static_cast<uint32_t>(scalars.size()); }
+  void add_tensor(const Tensor& t) { tensors.push_back(ChipTensorArg{t}); }
+  void add_scalar(uint64_t v) { scalars.push_back(v); }
+};
+
+/// The Tensor of an entry argument (a copy of the view).
+Tensor from_tensor_arg(const ChipTensorArg& arg);
+
+/// What the generated `aicpu_orchestration_config` returns.
+struct PTO2OrchestrationConfig {
+  uint32_t expected_arg_count;
+};
+
+/// Description of a runtime-allocated tensor (shapes are copied).
+struct TensorCreateInfo {
+  TensorCreateInfo(const uint32_t* shapes, uint32_t ndims, DataType dtype, bool manual_dep = false);
+  uint32_t shapes[PTO2_MAX_DIMS] = {};
+  uint32_t ndims = 0;
+  DataType dtype = DataType::FLOAT32;
+  bool manual_dep = false;
+};
+
+/// Bit-casts a scalar into a 64-bit scalar slot. A float lands in the low 32 bits.
+inline uint64_t to_u64(float v) {
+  uint32_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+inline uint64_t to_u64(double v) {
+  uint64_t u;
+  std::memcpy(&u, &v, sizeof u);
+  return u;
+}
+template <class T, typename std::enable_if<std::is_integral<T>::value || std::is_enum<T>::value, int>::type = 0>
+inline uint64_t to_u64(T v) {
+  return static_cast<uint64_t>(v);
+}
+
+namespace pto2 {
+float half_to_float(uint16_t h);
+float bfloat16_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+uint16_t float_to_bfloat16(float f);
+
+/// Loads the element at `p` (of type `dt`) converted to T (floats truncate toward zero for integer T).
+template <class T>
+T load_as(const void* p, DataType dt) {
+  switch (dt) {
+    case DataType::FLOAT32: { float v; std::memcpy(&v, p, 4); return static_cast<T>(v); }
+    case DataType::FLOAT16: { uint16_t v; std::memcpy(&v, p, 2); return static_cast<T>(half_to_float(v)); }
+    case DataType::BFLOAT16: { uint16_t v; std::memcpy(&v, p, 2); return static_cast<T>(bfloat16_to_float(v)); }
+    case DataType::INT8: return static_cast<T>(*static_cast<const int8_t*>(p));
+    case DataType::INT16: { int16_t v; std::memcpy(&v, p, 2); return static_cast<T>(v); }
+    case DataType::INT32: { int32_t v; std::memcpy(&v, p, 4); return static_cast<T>(v); }
+    case DataType::INT64: { int64_t v; std::memcpy(&v, p, 8); return static_cast<T>(v); }
+    case DataType::UINT8: return static_cast<T>(*static_cast<const uint8_t*>(p));
+    case DataType::UINT16: { uint16_t v; std::memcpy(&v, p, 2); return static_cast<T>(v); }
+    case DataType::UINT32: { uint32_t v; std::memcpy(&v, p, 4); return static_cast<T>(v); }
+    case DataType::UINT64: { uint64_t v; std::memcpy(&v, p, 8); return static_cast<T>(v); }
+    case DataType::BOOL: return static_cast<T>(*static_cast<const uint8_t*>(p) != 0);
+  }
+  return T{};
+}
+}  // namespace pto2

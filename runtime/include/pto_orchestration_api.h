@@ -1,0 +1,9 @@
+// pto_orchestration_api.h — the umbrella header of libpto2, the PTO2 runtime on CPU threads.
+// Generated orchestration code includes only this file. See docs/runtime.md.
+#pragma once
+
+#include "pto2/types.h"
+#include "pto2/task.h"
+#include "pto2/kernel.h"
+#include "pto2/orchestration.h"
+#include "pto2/runtime.h"

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One-time machine set-up for building and testing pypto: system packages (GoogleTest,
+# oneTBB and clang/libomp for the runtime benchmarks) and the Python build/test tools.
+# Idempotent and quick when everything is already there.
+set -euo pipefail
+need_apt=()
+[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev googletest)
+[ -f /usr/include/tbb/tbb.h ] || [ -f /usr/include/oneapi/tbb.h ] || need_apt+=(libtbb-dev)
+command -v clang++ >/dev/null || need_apt+=(clang)
+ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || need_apt+=(libomp-dev)
+command -v ninja >/dev/null || need_apt+=(ninja-build)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+PY=${PY:-python3}
+$PY - <<'PYEOF' || $PY -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" "numpy>=1.24" "pytest>=7" cmake ninja
+import importlib, sys
+for m in ("nanobind", "scikit_build_core", "numpy", "pytest"):
+    importlib.import_module(m)
+PYEOF

@@ -1,0 +1,8 @@
+// Each area of the compiler binds its own Python surface in its own file; module.cpp calls
+// them in order. Add a bind_* function here and a call in module.cpp for a new area.
+#pragma once
+#include <nanobind/nanobind.h>
+
+namespace pypto::bindings {
+void bind_ir(nanobind::module_& m);          // bind_ir.cpp: IR nodes, types, printer, equality, errors
+}  // namespace pypto::bindings

@@ -1,0 +1,7 @@
+// The extension module `pypto._core`: the C++ compiler seen from Python.
+#include "bindings.h"
+
+NB_MODULE(_core, m) {
+  m.doc() = "pypto C++ core: IR, passes and code generators";
+  pypto::bindings::bind_ir(m);
+}
