@@ -1,0 +1,121 @@
+"""The two kinds of pypto error.
+
+``PyptoError`` — the user's program is wrong. Raised by the DSL frontend (Python) and by the
+C++ core (``pypto::ir::UserError``, translated by the extension module). Its ``str()`` is the
+rendered diagnostic, identical to C++ ``UserError::render`` (src/ir/error.cpp)::
+
+    error: unknown kernel 'kernel_ad' --> prog.py:12:13
+       |
+    12 |         c = self.kernel_ad(a, b)
+       |             ^^^^^^^^^^^^^^
+    help: did you mean 'kernel_add'?
+
+``InternalCompilerError`` — the compiler is wrong (a broken invariant, C++ ``InternalError``).
+
+Example::
+
+    from pypto.errors import PyptoError
+    raise PyptoError("unknown dtype 'FP33'", file="prog.py", line=3, col=30, end_col=34,
+                     source_line="    x: pl.Tensor[[16], pl.FP33]", help="use one of pl.FP16, pl.FP32, ...")
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+__all__ = ["PyptoError", "InternalCompilerError", "render_diagnostic"]
+
+
+def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
+                      end_line: Optional[int] = None, end_col: int = 0, source_line: str = "",
+                      help: str = "") -> str:
+    """Render a diagnostic exactly as C++ ``pypto::ir::UserError::render`` does.
+
+    ``line``/``col`` are 1-based; ``end_col`` is 1-based exclusive; ``end_line`` defaults to
+    ``line``. A ``line`` of 0 means "location unknown": only the message and help are shown.
+
+    >>> print(render_diagnostic("bad", "f.py", 2, 5, end_col=8, source_line="    abc = 1"))
+    error: bad --> f.py:2:5
+      |
+    2 |     abc = 1
+      |     ^^^
+    """
+    if end_line is None:
+        end_line = line
+    out = "error: " + message
+    if line > 0:
+        out += " --> %s:%d:%d" % (file if file else "<unknown>", line, col)
+        line_no = str(line)
+        pad = " " * len(line_no)
+        if source_line:
+            out += "\n" + pad + " |"
+            out += "\n" + line_no + " | " + source_line
+            c = max(col, 1)
+            width = 1
+            if end_line == line and end_col > c:
+                width = end_col - c
+            elif end_line > line:
+                width = max(1, len(source_line) - c + 1)
+            out += "\n" + pad + " | " + " " * (c - 1) + "^" * width
+    if help:
+        out += "\nhelp: " + help
+    return out
+
+
+class PyptoError(Exception):
+    """A mistake in the user's program, with its source location.
+
+    Attributes: ``message``, ``file``, ``line``, ``col``, ``end_line``, ``end_col``,
+    ``source_line``, ``help``. ``str(err)`` / ``err.render()`` give the full diagnostic.
+    """
+
+    def __init__(self, message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
+                 end_col: int = 0, source_line: str = "", help: str = "",
+                 end_line: Optional[int] = None):
+        self.message = message
+        self.file = file
+        self.line = int(line or 0)
+        self.col = int(col or 0)
+        self.end_line = self.line if end_line is None else int(end_line)
+        self.end_col = int(end_col or 0)
+        self.source_line = source_line or ""
+        self.help = help or ""
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        """The diagnostic text: ``error: <message> --> file:line:col``, source line, caret, help."""
+        return render_diagnostic(self.message, self.file, self.line, self.col, self.end_line,
+                                 self.end_col, self.source_line, self.help)
+
+    def __str__(self) -> str:
+        return self.render()
+
+    @classmethod
+    def from_ast(cls, message: str, node, file: Optional[str] = None, source_lines=None,
+                 help: str = "", line_offset: int = 0) -> "PyptoError":
+        """Build an error located at a Python ``ast`` node.
+
+        ``source_lines`` is the list of lines of the parsed text (without newlines); the
+        node's ``lineno`` (+ ``line_offset``, for source extracted from a larger file) picks
+        the line shown. Python's 0-based ``col_offset`` becomes the 1-based ``col``.
+
+        >>> import ast
+        >>> n = ast.parse("x = foo(1)").body[0].value
+        >>> str(PyptoError.from_ast("unknown name 'foo'", n, "p.py", ["x = foo(1)"]))
+        "error: unknown name 'foo' --> p.py:1:5\\n  |\\n1 | x = foo(1)\\n  |     ^^^^^^"
+        """
+        lineno = getattr(node, "lineno", 0) or 0
+        col = (getattr(node, "col_offset", 0) or 0) + 1
+        end_lineno = getattr(node, "end_lineno", None) or lineno
+        end_col = (getattr(node, "end_col_offset", None) or 0) + 1
+        text = ""
+        if source_lines is not None and 1 <= lineno <= len(source_lines):
+            text = source_lines[lineno - 1].rstrip("\n")
+        if lineno == 0:
+            return cls(message, file=file, help=help)
+        return cls(message, file=file, line=lineno + line_offset, col=col, end_col=end_col,
+                   source_line=text, help=help, end_line=end_lineno + line_offset)
+
+
+class InternalCompilerError(Exception):
+    """A bug in the compiler (a broken internal invariant); please report it."""

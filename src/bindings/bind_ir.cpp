@@ -1,0 +1,430 @@
+// Python bindings of the IR (`pypto._core.ir`): enums, Span, types, expression and statement
+// nodes (read-only fields + checking `make` factories), Function, Program, op registry
+// queries, the printer, structural equality/hash, and translation of C++ errors to the
+// Python classes of `pypto.errors`.
+//
+//   from pypto._core import ir
+//   t = ir.TensorType.make([ir.ConstInt.make(16)], ir.DataType.FP32)
+//   a = ir.Var.make("a", t)
+//   ir.python_print(a)          # "a"
+//
+// Nodes are held by std::shared_ptr<const T>; a function returning ExprPtr/StmtPtr/TypePtr
+// yields the most-derived Python class. Node identity (==, hash) is the C++ pointer, so a
+// Var can key a Python dict; Types compare structurally.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "ir_casters.h"
+#include "pypto/ir/enums.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/function.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/op_registry.h"
+#include "pypto/ir/printer.h"
+#include "pypto/ir/structural_equal.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto::bindings {
+namespace {
+
+using namespace pypto::ir;
+
+// Raise `pypto.errors.<cls_name>(*args, **kwargs)`; falls back to RuntimeError when the
+// Python package is not importable (e.g. the bare extension module in a C++ build tree).
+void raise_python_error(const char* cls_name, nb::tuple args, nb::dict kwargs, const char* fallback_text) {
+  try {
+    nb::module_ errors = nb::module_::import_("pypto.errors");
+    nb::object cls = errors.attr(cls_name);
+    nb::object inst = cls(*args, **kwargs);
+    PyErr_SetObject(cls.ptr(), inst.ptr());
+  } catch (const nb::python_error&) {
+    PyErr_SetString(PyExc_RuntimeError, fallback_text);
+  }
+}
+
+void translate_errors(const std::exception_ptr& p, void*) {
+  try {
+    std::rethrow_exception(p);
+  } catch (const UserError& e) {
+    const Span& s = e.span();
+    nb::dict kw;
+    kw["file"] = s.file.empty() ? nb::none() : nb::cast(s.file);
+    kw["line"] = s.line;
+    kw["col"] = s.col;
+    kw["end_line"] = s.end_line;
+    kw["end_col"] = s.end_col;
+    kw["source_line"] = s.source_line;
+    kw["help"] = e.help();
+    raise_python_error("PyptoError", nb::make_tuple(e.message()), kw, e.what());
+  } catch (const InternalError& e) {
+    raise_python_error("InternalCompilerError", nb::make_tuple(std::string(e.what())), nb::dict(), e.what());
+  }
+}
+
+// Identity semantics for nodes: two Python wrappers of the same C++ node are equal.
+template <class C>
+void def_identity(C& cls) {
+  using T = typename C::Type;
+  cls.def("__eq__", [](const T& a, nb::handle b) {
+    const T* other = nb::isinstance<T>(b) ? nb::inst_ptr<T>(b) : nullptr;
+    return other == &a;
+  });
+  cls.def("__ne__", [](const T& a, nb::handle b) {
+    const T* other = nb::isinstance<T>(b) ? nb::inst_ptr<T>(b) : nullptr;
+    return other != &a;
+  });
+  cls.def("__hash__", [](const T& a) { return static_cast<Py_ssize_t>(reinterpret_cast<uintptr_t>(&a) >> 4); });
+  cls.def("same_as", [](const T& a, const T& b) { return &a == &b; }, "other"_a,
+          "True when both wrap the same C++ node (pointer identity).");
+}
+
+void bind_enums(nb::module_& m) {
+#define V(E, name) .value(#name, E::name)
+  nb::enum_<DataType>(m, "DataType")
+      V(DataType, BOOL) V(DataType, INT8) V(DataType, INT16) V(DataType, INT32) V(DataType, INT64)
+      V(DataType, UINT8) V(DataType, UINT16) V(DataType, UINT32) V(DataType, UINT64)
+      V(DataType, FP16) V(DataType, BF16) V(DataType, FP32) V(DataType, INDEX) V(DataType, TASK_ID);
+  nb::enum_<Layout>(m, "Layout") V(Layout, ND) V(Layout, DN);
+  nb::enum_<MemorySpace>(m, "MemorySpace")
+      V(MemorySpace, Vec) V(MemorySpace, Mat) V(MemorySpace, Left) V(MemorySpace, Right) V(MemorySpace, Acc);
+  nb::enum_<FunctionType>(m, "FunctionType")
+      V(FunctionType, Opaque) V(FunctionType, Orchestration) V(FunctionType, InCore) V(FunctionType, AIC)
+      V(FunctionType, AIV) V(FunctionType, Group) V(FunctionType, Spmd) V(FunctionType, Inline);
+  nb::enum_<Level>(m, "Level")
+      V(Level, None) V(Level, AIC) V(Level, AIV) V(Level, CORE_GROUP) V(Level, CHIP) V(Level, HOST) V(Level, CLUSTER);
+  nb::enum_<Role>(m, "Role") V(Role, None) V(Role, Orchestrator) V(Role, Worker);
+  nb::enum_<ParamDirection>(m, "ParamDirection") V(ParamDirection, In) V(ParamDirection, Out) V(ParamDirection, InOut);
+  nb::enum_<ArgDirection>(m, "ArgDirection")
+      V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
+      V(ArgDirection, Scalar);
+  nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel);
+  nb::enum_<ScopeKind>(m, "ScopeKind") V(ScopeKind, At) V(ScopeKind, Spmd) V(ScopeKind, Cluster);
+  nb::enum_<RuntimeScopeMode>(m, "RuntimeScopeMode") V(RuntimeScopeMode, Auto) V(RuntimeScopeMode, Manual);
+  nb::enum_<BinaryOp>(m, "BinaryOp")
+      V(BinaryOp, Add) V(BinaryOp, Sub) V(BinaryOp, Mul) V(BinaryOp, Div) V(BinaryOp, FloorDiv) V(BinaryOp, Mod)
+      V(BinaryOp, Min) V(BinaryOp, Max) V(BinaryOp, Eq) V(BinaryOp, Ne) V(BinaryOp, Lt) V(BinaryOp, Le)
+      V(BinaryOp, Gt) V(BinaryOp, Ge) V(BinaryOp, And) V(BinaryOp, Or);
+  nb::enum_<UnaryOp>(m, "UnaryOp") V(UnaryOp, Neg) V(UnaryOp, Not);
+  nb::enum_<TypeKind>(m, "TypeKind")
+      V(TypeKind, Scalar) V(TypeKind, Tensor) V(TypeKind, Tile) V(TypeKind, Tuple) V(TypeKind, Array);
+  nb::enum_<NodeKind>(m, "NodeKind")
+#define PYPTO_EXPR_NODE(Name) V(NodeKind, Name)
+#define PYPTO_STMT_NODE(Name) V(NodeKind, Name)
+#include "pypto/ir/node_kinds.def"
+      ;
+#undef V
+
+  m.def("is_float", &is_float, "dtype"_a);
+  m.def("is_integer", &is_integer, "dtype"_a);
+  m.def("is_signed", &is_signed, "dtype"_a);
+  m.def("bit_width", &bit_width, "dtype"_a);
+  m.def("binary_op_symbol", [](BinaryOp op) { return std::string(to_string(op)); }, "op"_a,
+        "The Python operator of a BinaryOp: '+', '//', '==', 'and', ...");
+  m.def("unary_op_symbol", [](UnaryOp op) { return std::string(to_string(op)); }, "op"_a);
+}
+
+void bind_span(nb::module_& m) {
+  nb::class_<Span>(m, "Span", "A source location: file, 1-based line/col, exclusive end_col, the line's text.")
+      .def(nb::init<>())
+      .def(
+          "__init__",
+          [](Span* s, std::string file, int line, int col, int end_line, int end_col, std::string source_line) {
+            new (s) Span{std::move(file), line, col, end_line, end_col, std::move(source_line)};
+          },
+          "file"_a, "line"_a = 0, "col"_a = 0, "end_line"_a = 0, "end_col"_a = 0, "source_line"_a = "")
+      .def_rw("file", &Span::file)
+      .def_rw("line", &Span::line)
+      .def_rw("col", &Span::col)
+      .def_rw("end_line", &Span::end_line)
+      .def_rw("end_col", &Span::end_col)
+      .def_rw("source_line", &Span::source_line)
+      .def("known", &Span::known)
+      .def_static("unknown", &Span::unknown)
+      .def("__repr__", [](const Span& s) {
+        return "Span(" + (s.file.empty() ? std::string("<unknown>") : s.file) + ":" + std::to_string(s.line) + ":" +
+               std::to_string(s.col) + "-" + std::to_string(s.end_line) + ":" + std::to_string(s.end_col) + ")";
+      });
+}
+
+void bind_types(nb::module_& m) {
+  auto type_cls = nb::class_<Type>(m, "Type", "Base of all IR types (compare structurally with ==).")
+                      .def_ro("kind", &Type::kind)
+                      .def("__eq__", [](const Type& a, nb::handle b) {
+                        if (!nb::isinstance<Type>(b)) return false;
+                        TypePtr pa(std::shared_ptr<const Type>{}, &a), pb(std::shared_ptr<const Type>{}, nb::inst_ptr<Type>(b));
+                        return structural_equal(pa, pb);
+                      })
+                      .def("__ne__", [](const Type& a, nb::handle b) {
+                        if (!nb::isinstance<Type>(b)) return true;
+                        TypePtr pa(std::shared_ptr<const Type>{}, &a), pb(std::shared_ptr<const Type>{}, nb::inst_ptr<Type>(b));
+                        return !structural_equal(pa, pb);
+                      })
+                      .def("__hash__", [](const Type& a) {
+                        TypePtr pa(std::shared_ptr<const Type>{}, &a);
+                        return static_cast<Py_ssize_t>(structural_hash(pa));
+                      })
+                      .def("__repr__", [](const Type& a) {
+                        TypePtr pa(std::shared_ptr<const Type>{}, &a);
+                        return python_print(pa);
+                      });
+  (void)type_cls;
+
+  nb::class_<ScalarType, Type>(m, "ScalarType")
+      .def_ro("dtype", &ScalarType::dtype)
+      .def_static("make", &ScalarType::make, "dtype"_a);
+  nb::class_<TensorType, Type>(m, "TensorType")
+      .def_ro("shape", &TensorType::shape)
+      .def_ro("dtype", &TensorType::dtype)
+      .def_ro("layout", &TensorType::layout)
+      .def_static("make", &TensorType::make, "shape"_a, "dtype"_a, "layout"_a = Layout::ND);
+  nb::class_<TileType, Type>(m, "TileType")
+      .def_ro("shape", &TileType::shape)
+      .def_ro("dtype", &TileType::dtype)
+      .def_ro("memory", &TileType::memory)
+      .def_static("make", &TileType::make, "shape"_a, "dtype"_a, "memory"_a = MemorySpace::Vec);
+  nb::class_<TupleType, Type>(m, "TupleType")
+      .def_ro("elements", &TupleType::elements)
+      .def_static("make", &TupleType::make, "elements"_a)
+      .def_static("unit", &TupleType::unit);
+  nb::class_<ArrayType, Type>(m, "ArrayType")
+      .def_ro("size", &ArrayType::size)
+      .def_ro("dtype", &ArrayType::dtype)
+      .def_static("make", &ArrayType::make, "size"_a, "dtype"_a);
+  m.def("is_task_id", &is_task_id, "type"_a, "True for Scalar[TASK_ID] and Array[N, TASK_ID].");
+}
+
+void bind_exprs(nb::module_& m) {
+  auto node = nb::class_<Node>(m, "Node", "Base of expressions and statements.")
+                  .def_ro("kind", &Node::kind)
+                  .def_ro("span", &Node::span);
+  def_identity(node);
+
+  nb::class_<Expr, Node>(m, "Expr")
+      .def_ro("type", &Expr::type)
+      .def("__repr__", [](const Expr& e) { return python_print(ExprPtr(std::shared_ptr<const Expr>{}, &e)); });
+
+  nb::class_<Var, Expr>(m, "Var")
+      .def_ro("name", &Var::name)
+      .def_static("make", &Var::make, "name"_a, "type"_a, "span"_a = Span{});
+  nb::class_<IterArg, Var>(m, "IterArg")
+      .def_ro("init", &IterArg::init)
+      .def_static("make", &IterArg::make, "name"_a, "type"_a, "init"_a, "span"_a = Span{});
+  nb::class_<ConstInt, Expr>(m, "ConstInt")
+      .def_ro("value", &ConstInt::value)
+      .def_static("make", &ConstInt::make, "v"_a, "dtype"_a = DataType::INDEX, "span"_a = Span{});
+  nb::class_<ConstFloat, Expr>(m, "ConstFloat")
+      .def_ro("value", &ConstFloat::value)
+      .def_static("make", &ConstFloat::make, "v"_a, "dtype"_a = DataType::FP32, "span"_a = Span{});
+  nb::class_<ConstBool, Expr>(m, "ConstBool")
+      .def_ro("value", &ConstBool::value)
+      .def_static("make", &ConstBool::make, "v"_a, "span"_a = Span{});
+  nb::class_<BinaryExpr, Expr>(m, "BinaryExpr")
+      .def_ro("op", &BinaryExpr::op)
+      .def_ro("a", &BinaryExpr::a)
+      .def_ro("b", &BinaryExpr::b)
+      .def_static("make", &BinaryExpr::make, "op"_a, "a"_a, "b"_a, "span"_a = Span{});
+  nb::class_<UnaryExpr, Expr>(m, "UnaryExpr")
+      .def_ro("op", &UnaryExpr::op)
+      .def_ro("a", &UnaryExpr::a)
+      .def_static("make", &UnaryExpr::make, "op"_a, "a"_a, "span"_a = Span{});
+  nb::class_<Cast, Expr>(m, "Cast")
+      .def_ro("value", &Cast::value)
+      .def_static("make", &Cast::make, "value"_a, "dtype"_a, "span"_a = Span{});
+  nb::class_<Call, Expr>(m, "Call")
+      .def_ro("callee", &Call::callee)
+      .def_ro("is_op", &Call::is_op)
+      .def_ro("args", &Call::args)
+      .def_ro("attrs", &Call::attrs)
+      .def_ro("arg_directions", &Call::arg_directions)
+      .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
+      .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
+                  "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
+  nb::class_<Submit, Expr>(m, "Submit")
+      .def_ro("callee", &Submit::callee)
+      .def_ro("args", &Submit::args)
+      .def_ro("arg_directions", &Submit::arg_directions)
+      .def_ro("deps", &Submit::deps)
+      .def_ro("core_num", &Submit::core_num)
+      .def_ro("sync_start", &Submit::sync_start)
+      .def_ro("allow_early_resolve", &Submit::allow_early_resolve)
+      .def_ro("timing_slot", &Submit::timing_slot)
+      .def_ro("predicate", &Submit::predicate)
+      .def_static("make", &Submit::make, "callee"_a, "args"_a, "callee_returns"_a,
+                  "deps"_a = std::vector<ExprPtr>{}, "core_num"_a.none() = nb::none(), "sync_start"_a = false,
+                  "allow_early_resolve"_a = false, "timing_slot"_a = -1, "predicate"_a.none() = nb::none(),
+                  "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{});
+  nb::class_<MakeTuple, Expr>(m, "MakeTuple")
+      .def_ro("elements", &MakeTuple::elements)
+      .def_static("make", &MakeTuple::make, "elements"_a, "span"_a = Span{});
+  nb::class_<TupleGetItem, Expr>(m, "TupleGetItem")
+      .def_ro("tuple", &TupleGetItem::tuple)
+      .def_ro("index", &TupleGetItem::index)
+      .def_static("make", &TupleGetItem::make, "tuple"_a, "index"_a, "span"_a = Span{});
+}
+
+void bind_stmts(nb::module_& m) {
+  nb::class_<Stmt, Node>(m, "Stmt")
+      .def("__repr__", [](const Stmt& s) { return python_print(StmtPtr(std::shared_ptr<const Stmt>{}, &s)); });
+
+  nb::class_<AssignStmt, Stmt>(m, "AssignStmt")
+      .def_ro("var", &AssignStmt::var)
+      .def_ro("value", &AssignStmt::value)
+      .def_static("make", &AssignStmt::make, "var"_a, "value"_a, "span"_a = Span{});
+  nb::class_<EvalStmt, Stmt>(m, "EvalStmt")
+      .def_ro("expr", &EvalStmt::expr)
+      .def_static("make", &EvalStmt::make, "expr"_a, "span"_a = Span{});
+  nb::class_<SeqStmts, Stmt>(m, "SeqStmts")
+      .def_ro("stmts", &SeqStmts::stmts)
+      .def_static("make", &SeqStmts::make, "stmts"_a, "span"_a = Span{});
+  nb::class_<ForStmt, Stmt>(m, "ForStmt")
+      .def_ro("loop_var", &ForStmt::loop_var)
+      .def_ro("start", &ForStmt::start)
+      .def_ro("stop", &ForStmt::stop)
+      .def_ro("step", &ForStmt::step)
+      .def_ro("iter_args", &ForStmt::iter_args)
+      .def_ro("body", &ForStmt::body)
+      .def_ro("return_vars", &ForStmt::return_vars)
+      .def_ro("for_kind", &ForStmt::for_kind)
+      .def_ro("attrs", &ForStmt::attrs)
+      .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
+                  "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
+  nb::class_<IfStmt, Stmt>(m, "IfStmt")
+      .def_ro("cond", &IfStmt::cond)
+      .def_ro("then_body", &IfStmt::then_body)
+      .def_ro("else_body", &IfStmt::else_body)
+      .def_ro("return_vars", &IfStmt::return_vars)
+      .def_static("make", &IfStmt::make, "cond"_a, "then_body"_a, "else_body"_a.none() = nb::none(),
+                  "return_vars"_a = std::vector<VarPtr>{}, "span"_a = Span{});
+  nb::class_<YieldStmt, Stmt>(m, "YieldStmt")
+      .def_ro("values", &YieldStmt::values)
+      .def_static("make", &YieldStmt::make, "values"_a, "span"_a = Span{});
+  nb::class_<ReturnStmt, Stmt>(m, "ReturnStmt")
+      .def_ro("values", &ReturnStmt::values)
+      .def_static("make", &ReturnStmt::make, "values"_a, "span"_a = Span{});
+  nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
+      .def_ro("scope_kind", &ScopeStmt::scope_kind)
+      .def_ro("attrs", &ScopeStmt::attrs)
+      .def_ro("body", &ScopeStmt::body)
+      .def_ro("task_id_var", &ScopeStmt::task_id_var)
+      .def_ro("block_var", &ScopeStmt::block_var)
+      .def_static("make", &ScopeStmt::make, "kind"_a, "attrs"_a, "body"_a, "task_id_var"_a.none() = nb::none(),
+                  "block_var"_a.none() = nb::none(), "span"_a = Span{});
+  nb::class_<RuntimeScopeStmt, Stmt>(m, "RuntimeScopeStmt")
+      .def_ro("mode", &RuntimeScopeStmt::mode)
+      .def_ro("body", &RuntimeScopeStmt::body)
+      .def_static("make", &RuntimeScopeStmt::make, "mode"_a, "body"_a, "span"_a = Span{});
+
+  m.def("flatten_stmts", &flatten_stmts, "s"_a.none(), "Flatten a statement into a list (SeqStmts inlined).");
+  m.def("make_seq", &make_seq, "stmts"_a, "span"_a = Span{},
+        "A SeqStmts, or the single statement when there is exactly one.");
+}
+
+void bind_function_program(nb::module_& m) {
+  nb::class_<Function>(m, "Function")
+      .def_ro("name", &Function::name)
+      .def_ro("type", &Function::type)
+      .def_ro("level", &Function::level)
+      .def_ro("role", &Function::role)
+      .def_ro("params", &Function::params)
+      .def_ro("param_directions", &Function::param_directions)
+      .def_ro("return_types", &Function::return_types)
+      .def_ro("body", &Function::body)
+      .def_ro("attrs", &Function::attrs)
+      .def_ro("span", &Function::span)
+      .def_static("make", &Function::make, "name"_a, "type"_a, "params"_a, "dirs"_a, "return_types"_a, "body"_a.none(),
+                  "level"_a = Level::None, "role"_a = Role::None, "attrs"_a = Attrs{}, "span"_a = Span{})
+      .def("call_result_type", &Function::call_result_type)
+      .def("is_kernel", &Function::is_kernel)
+      .def("__repr__", [](const Function& f) { return python_print(FunctionPtr(std::shared_ptr<const Function>{}, &f)); });
+
+  nb::class_<Program>(m, "Program")
+      .def_ro("name", &Program::name)
+      .def_ro("functions", &Program::functions)
+      .def_ro("dynamic_dims", &Program::dynamic_dims)
+      .def_ro("span", &Program::span)
+      .def_static("make", &Program::make, "name"_a, "functions"_a, "dynamic_dims"_a = std::vector<VarPtr>{},
+                  "span"_a = Span{})
+      .def("get", &Program::get, "name"_a, "The function called `name`, or None.")
+      .def("with_function", &Program::with_function, "fn"_a)
+      .def("__getattr__",
+           [](const Program& p, const std::string& name) {
+             FunctionPtr f = p.get(name);
+             if (!f) throw nb::attribute_error(("program '" + p.name + "' has no function '" + name + "'").c_str());
+             return f;
+           })
+      .def("__repr__", [](const Program& p) { return python_print(ProgramPtr(std::shared_ptr<const Program>{}, &p)); });
+}
+
+void bind_ops(nb::module_& m) {
+  nb::class_<OpInfo>(m, "OpInfo")
+      .def_ro("name", &OpInfo::name)
+      .def_ro("arg_names", &OpInfo::arg_names)
+      .def_ro("attr_names", &OpInfo::attr_names)
+      .def_ro("doc", &OpInfo::doc)
+      .def("infer", [](const OpInfo& op, const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) {
+        return op.infer(args, attrs, span);
+      }, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{}, "Run the op's type inference (PyptoError on misuse).");
+  m.def("op_names", [] { return OpRegistry::global().names(); }, "Sorted names of all registered ops.");
+  m.def(
+      "op_info",
+      [](const std::string& name) -> const OpInfo* { return OpRegistry::global().get(name); },
+      "name"_a, nb::rv_policy::reference, "The OpInfo of op `name`, or None when unknown.");
+}
+
+void bind_printer_equality(nb::module_& m) {
+  m.def("python_print", nb::overload_cast<const ProgramPtr&>(&python_print), "node"_a);
+  m.def("python_print", nb::overload_cast<const FunctionPtr&>(&python_print), "node"_a);
+  m.def("python_print", nb::overload_cast<const StmtPtr&>(&python_print), "node"_a);
+  m.def("python_print", nb::overload_cast<const ExprPtr&>(&python_print), "node"_a);
+  m.def("python_print", nb::overload_cast<const TypePtr&>(&python_print), "node"_a,
+        "DSL text of a Program / Function / Stmt / Expr / Type.");
+
+  m.def("structural_equal", nb::overload_cast<const ProgramPtr&, const ProgramPtr&>(&structural_equal), "a"_a, "b"_a);
+  m.def("structural_equal", nb::overload_cast<const FunctionPtr&, const FunctionPtr&>(&structural_equal), "a"_a, "b"_a);
+  m.def("structural_equal", nb::overload_cast<const StmtPtr&, const StmtPtr&>(&structural_equal), "a"_a, "b"_a);
+  m.def("structural_equal", nb::overload_cast<const ExprPtr&, const ExprPtr&>(&structural_equal), "a"_a, "b"_a);
+  m.def("structural_equal", nb::overload_cast<const TypePtr&, const TypePtr&>(&structural_equal), "a"_a, "b"_a);
+  // Different node categories are never equal.
+  m.def("structural_equal", [](nb::handle, nb::handle) { return false; }, "a"_a.none(), "b"_a.none());
+
+  m.def(
+      "structural_equal_explain",
+      [](const ProgramPtr& a, const ProgramPtr& b) {
+        std::string why;
+        bool eq = structural_equal_explain(a, b, &why);
+        return std::make_pair(eq, why);
+      },
+      "a"_a, "b"_a, "(equal, why): `why` names the first difference when the programs differ.");
+
+  m.def("structural_hash", nb::overload_cast<const ProgramPtr&>(&structural_hash), "node"_a);
+  m.def("structural_hash", nb::overload_cast<const FunctionPtr&>(&structural_hash), "node"_a);
+  m.def("structural_hash", nb::overload_cast<const StmtPtr&>(&structural_hash), "node"_a);
+  m.def("structural_hash", nb::overload_cast<const ExprPtr&>(&structural_hash), "node"_a);
+  m.def("structural_hash", nb::overload_cast<const TypePtr&>(&structural_hash), "node"_a);
+}
+
+}  // namespace
+
+void bind_ir(nb::module_& parent) {
+  nb::register_exception_translator(&translate_errors);
+  nb::module_ m = parent.def_submodule("ir", "The pypto IR (C++), see include/pypto/ir.");
+  bind_enums(m);
+  bind_span(m);
+  bind_types(m);
+  bind_exprs(m);
+  bind_stmts(m);
+  bind_function_program(m);
+  bind_ops(m);
+  bind_printer_equality(m);
+}
+
+}  // namespace pypto::bindings
