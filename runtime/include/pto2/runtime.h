@@ -69,7 +69,9 @@ struct RunResult {
 
 using OrchestrationEntry = std::function<void(const ChipStorageTaskArgs&)>;
 
+namespace detail {
 class Engine;
+}
 
 class Runtime {
  public:
@@ -88,7 +90,7 @@ class Runtime {
   const RuntimeOptions& options() const;
 
  private:
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<detail::Engine> engine_;
 };
 
 }  // namespace pto2

@@ -1,0 +1,89 @@
+// c_api.cpp — pto2_run and friends (see include/pto2_c_api.h).
+#include "pto2_c_api.h"
+
+#include <cstring>
+#include <string>
+
+#include "pto_orchestration_api.h"
+
+namespace {
+void put_error(char* buf, uint32_t len, const std::string& msg) {
+  if (!buf || len == 0) return;
+  const size_t n = std::min<size_t>(msg.size(), len - 1);
+  std::memcpy(buf, msg.data(), n);
+  buf[n] = '\0';
+}
+}  // namespace
+
+extern "C" uint32_t pto2_dtype_size(int32_t dtype) {
+  if (dtype < 0 || dtype > static_cast<int32_t>(DataType::BOOL)) return 0;
+  return static_cast<uint32_t>(dtype_size(static_cast<DataType>(dtype)));
+}
+
+extern "C" int32_t pto2_abi_version(void) { return 1; }
+
+extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
+                        uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars, const pto2_run_options* opts,
+                        pto2_run_stats* stats_out, char* err_buf, uint32_t err_len) {
+  try {
+    if (!entry_fn) {
+      put_error(err_buf, err_len, "pto2_run: entry_fn is NULL");
+      return 2;
+    }
+    pto2::RuntimeOptions o;
+    if (opts) {
+      if (opts->aic_workers >= 0) o.aic_workers(static_cast<uint32_t>(opts->aic_workers));
+      if (opts->aiv_workers >= 0) o.aiv_workers(static_cast<uint32_t>(opts->aiv_workers));
+      if (opts->clusters >= 0) o.clusters(static_cast<uint32_t>(opts->clusters));
+      o.trace(opts->trace_path != nullptr);
+    }
+    pto2::Runtime rt(o);
+    for (uint32_t i = 0; i < n_kernels; ++i) {
+      const pto2_kernel_desc& k = kernels[i];
+      rt.register_kernel(k.id, k.name ? k.name : ("kernel_" + std::to_string(k.id)),
+                         k.core_type == 0 ? pto2::CoreType::AIC : pto2::CoreType::AIV,
+                         reinterpret_cast<PTO2KernelFn>(k.fn));
+    }
+    ChipStorageTaskArgs args;
+    for (uint32_t i = 0; i < n_tensors; ++i) {
+      const pto2_tensor_desc& d = tensors[i];
+      if (d.ndims > PTO2_MAX_DIMS || d.dtype < 0 || d.dtype > static_cast<int32_t>(DataType::BOOL)) {
+        put_error(err_buf, err_len, "pto2_run: tensor " + std::to_string(i) + " has an invalid rank or dtype");
+        return 2;
+      }
+      uint32_t shapes[PTO2_MAX_DIMS];
+      for (uint32_t k = 0; k < d.ndims; ++k) shapes[k] = static_cast<uint32_t>(d.shapes[k]);
+      args.add_tensor(make_tensor_external(d.data, shapes, d.ndims, static_cast<DataType>(d.dtype)));
+    }
+    for (uint32_t i = 0; i < n_scalars; ++i) args.add_scalar(scalars[i]);
+    using Entry = void (*)(const ChipStorageTaskArgs&);
+    Entry entry = reinterpret_cast<Entry>(entry_fn);
+    pto2::RunResult r = rt.run([entry](const ChipStorageTaskArgs& a) { entry(a); }, args);
+    if (stats_out) {
+      stats_out->tasks_submitted = r.tasks_submitted;
+      stats_out->tasks_executed = r.tasks_executed;
+      stats_out->tasks_skipped = r.tasks_skipped;
+      stats_out->auto_edges = r.auto_edges;
+      stats_out->explicit_edges = r.explicit_edges;
+      stats_out->wall_seconds = r.wall_seconds;
+    }
+    if (opts && opts->trace_path && !rt.write_trace(opts->trace_path)) {
+      if (r.ok()) {
+        put_error(err_buf, err_len, std::string("pto2_run: cannot write trace ") + opts->trace_path);
+        return 3;
+      }
+    }
+    if (!r.ok()) {
+      put_error(err_buf, err_len, r.message);
+      return 1;
+    }
+    put_error(err_buf, err_len, "");
+    return 0;
+  } catch (std::exception& e) {
+    put_error(err_buf, err_len, std::string("pto2_run: ") + e.what());
+    return 2;
+  } catch (...) {
+    put_error(err_buf, err_len, "pto2_run: unknown exception");
+    return 2;
+  }
+}

@@ -1,0 +1,506 @@
+// engine.cpp — submission (orchestrator side) and run control of the PTO2 CPU runtime.
+#include "engine.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+namespace pto2::detail {
+
+namespace {
+thread_local Engine* tl_engine = nullptr;
+constexpr uint32_t kNone = UINT32_MAX;
+const char* kind_api(TaskKind k) {
+  switch (k) {
+    case TaskKind::AIC: return "rt_submit_aic_task";
+    case TaskKind::AIV: return "rt_submit_aiv_task";
+    case TaskKind::MIXED: return "rt_submit_task";
+    case TaskKind::DUMMY: return "rt_submit_dummy_task";
+  }
+  return "?";
+}
+}  // namespace
+
+Engine* Engine::current() { return tl_engine; }
+
+Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
+  n_type_[0] = opt.aic_workers_;
+  n_type_[1] = opt.aiv_workers_;
+  const uint32_t min_pair = std::min(n_type_[0], n_type_[1]);
+  clusters_ = opt.clusters_ == 0 ? min_pair : std::min(opt.clusters_, min_pair);
+  ring_size_ = 8;
+  while (ring_size_ < std::max<uint32_t>(opt.task_ring_size_, 2)) ring_size_ <<= 1;
+  ring_mask_ = ring_size_ - 1;
+  slots_.reset(new TaskSlot[ring_size_]);
+  for (int t = 0; t < 2; ++t) ready_[t].reset(ring_size_);
+  n_workers_ = n_type_[0] + n_type_[1];
+  wstats_.reset(new WorkerStats[n_workers_ + 1]);  // last: orchestrator thread
+  trace_.resize(n_workers_ + 1);
+  for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
+  for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
+}
+
+Engine::~Engine() {
+  shutdown_.store(true, std::memory_order_seq_cst);
+  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  for (auto& th : threads_) th.join();
+}
+
+void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  if (id < 0 || id > 1000000) throw std::invalid_argument("register_kernel: kernel id out of range: " + std::to_string(id));
+  if (!fn) throw std::invalid_argument("register_kernel: null function for kernel '" + name + "'");
+  if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
+  kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
+}
+
+// ---------------------------------------------------------------- failure
+
+void Engine::fail(const std::string& msg) {
+  {
+    std::lock_guard<std::mutex> lk(fail_mu_);
+    if (fail_msg_.empty()) fail_msg_ = msg;
+  }
+  failed_.store(true, std::memory_order_seq_cst);
+  progress_.notify_all();
+  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+}
+
+void Engine::abort_orchestration(const std::string& msg) {
+  fail(msg);
+  throw RunAborted{};
+}
+
+std::string Engine::describe_slot(const TaskSlot& s, uint64_t raw) {
+  std::ostringstream os;
+  os << "task #" << raw;
+  auto kname = [&](int32_t k) -> std::string {
+    if (k >= 0 && static_cast<size_t>(k) < kernels_.size() && kernels_[static_cast<size_t>(k)].fn)
+      return "'" + kernels_[static_cast<size_t>(k)].name + "' (id " + std::to_string(k) + ")";
+    return "id " + std::to_string(k);
+  };
+  switch (s.kind) {
+    case TaskKind::AIC: os << " (AIC kernel " << kname(s.kernel[0]) << ")"; break;
+    case TaskKind::AIV: os << " (AIV kernel " << kname(s.kernel[1]) << ")"; break;
+    case TaskKind::MIXED: os << " (mixed kernels AIC " << kname(s.kernel[0]) << " + AIV " << kname(s.kernel[1]) << ")"; break;
+    case TaskKind::DUMMY: os << " (dummy)"; break;
+  }
+  return os.str();
+}
+
+std::string Engine::describe(uint64_t raw) { return describe_slot(slot_of(raw), raw); }
+
+// ---------------------------------------------------------------- orchestrator waits
+
+template <class Pred>
+void Engine::orchestrator_wait(Pred&& ready, const char* what) {
+  for (int i = 0; i < 2000; ++i) {
+    if (ready()) return;
+    if (failed()) throw RunAborted{};
+    cpu_relax();
+  }
+  auto progress = [&] {
+    uint64_t n = 0;
+    for (uint32_t w = 0; w <= n_workers_; ++w) n += wstats_[w].completed.load(std::memory_order_relaxed);
+    return n;
+  };
+  uint64_t last = progress();
+  int64_t last_t = now_ns();
+  for (;;) {
+    uint32_t key = progress_.prepare();
+    if (ready()) {
+      progress_.cancel();
+      return;
+    }
+    if (failed()) {
+      progress_.cancel();
+      throw RunAborted{};
+    }
+    progress_.wait(key, 2000000);
+    const uint64_t p = progress();
+    const int64_t t = now_ns();
+    if (p != last) {
+      last = p;
+      last_t = t;
+    } else if (t - last_t > int64_t(opt_.deadlock_timeout_ms_) * 1000000) {
+      bool busy = false;
+      for (uint32_t w = 0; w < n_workers_; ++w) busy |= wstats_[w].busy.load();
+      if (!busy && !ready()) {
+        poisoned_ = true;
+        abort_orchestration(std::string("deadlock: the orchestrator waits for ") + what +
+                            " but no task made progress for " + std::to_string(opt_.deadlock_timeout_ms_) + " ms");
+      }
+      last_t = t;
+    }
+  }
+}
+
+// ---------------------------------------------------------------- memory and scopes
+
+void Engine::drain_released() {
+  pool_.drain([this](void* data) { tracker_.erase(data); });
+}
+
+PTO2Storage* Engine::alloc_storage(size_t bytes) {
+  drain_released();
+  if (bytes > opt_.memory_limit_)
+    abort_orchestration("allocation of " + std::to_string(bytes) + " bytes exceeds the memory limit of " +
+                        std::to_string(opt_.memory_limit_) + " bytes");
+  PTO2Storage* s = pool_.try_alloc(bytes, opt_.memory_limit_);
+  while (!s) {
+    if (inflight_.load(std::memory_order_acquire) == 0 && !pool_.has_released())
+      abort_orchestration("out of memory: " + std::to_string(pool_.live_bytes()) +
+                          " bytes of runtime tensors are held by open scopes; the limit is " +
+                          std::to_string(opt_.memory_limit_) + " bytes (allocating " + std::to_string(bytes) + ")");
+    orchestrator_wait([&] { return pool_.has_released() || inflight_.load(std::memory_order_acquire) == 0; },
+                      "memory (runtime tensors)");
+    drain_released();
+    s = pool_.try_alloc(bytes, opt_.memory_limit_);
+  }
+  return s;
+}
+
+void Engine::scope_begin(PTO2ScopeMode mode) {
+  if (failed()) throw RunAborted{};
+  if (mode == PTO2ScopeMode::AUTO && !scopes_.empty() && scopes_.back().mode == PTO2ScopeMode::MANUAL)
+    abort_orchestration(
+        "misuse: PTO2_SCOPE() (AUTO) opened inside a PTO2_SCOPE(PTO2ScopeMode::MANUAL) scope; an AUTO scope cannot "
+        "nest in a MANUAL one (next task would be #" + std::to_string(next_raw_) + ")");
+  scopes_.push_back(Scope{mode, {}});
+}
+
+void Engine::scope_end() noexcept {
+  if (scopes_.empty()) return;
+  for (PTO2Storage* s : scopes_.back().allocs) pool_.release(s);
+  scopes_.pop_back();
+}
+
+TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n) {
+  if (failed()) throw RunAborted{};
+  TaskOutputTensors out;
+  out.tensors_.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const TensorCreateInfo& ci = *infos[i];
+    Tensor t;
+    t.ndims = ci.ndims;
+    for (uint32_t d = 0; d < ci.ndims; ++d) t.shapes[d] = ci.shapes[d];
+    pto2_row_major_strides(t.shapes, t.ndims, t.strides);
+    t.dtype = ci.dtype;
+    t.manual_dep = ci.manual_dep;
+    PTO2Storage* s = alloc_storage(t.nbytes());
+    t.data = s->data;
+    t.storage = s;
+    scopes_.back().allocs.push_back(s);
+    out.tensors_.push_back(t);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- submission
+
+TaskSlot& Engine::acquire_slot(uint64_t raw) {
+  TaskSlot& s = slot_of(raw);
+  if (!s.free.load(std::memory_order_acquire))
+    orchestrator_wait([&] { return s.free.load(std::memory_order_acquire); }, "a free task slot (task ring full)");
+  return s;
+}
+
+bool Engine::add_edge(uint64_t producer, uint32_t consumer_index) {
+  TaskSlot& p = slot_of(producer);
+  if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
+  p.lock.lock();
+  if (p.completed) {
+    p.lock.unlock();
+    return false;
+  }
+  p.fanout.push_back(consumer_index);
+  slots_[consumer_index].fanin.fetch_add(1, std::memory_order_relaxed);
+  p.lock.unlock();
+  return true;
+}
+
+TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api) {
+  if (failed()) throw RunAborted{};
+  const uint64_t raw = next_raw_;
+  const std::string who = std::string(api) + " (task #" + std::to_string(raw) + ")";
+  auto check_kernel = [&](int32_t id) {
+    if (id < 0 || static_cast<size_t>(id) >= kernels_.size() || !kernels_[static_cast<size_t>(id)].fn)
+      abort_orchestration(who + ": unknown kernel id " + std::to_string(id) +
+                          " (register it with Runtime::register_kernel or pto2_kernel_desc)");
+  };
+  if (kind == TaskKind::AIC) check_kernel(aic_kernel);
+  if (kind == TaskKind::AIV) check_kernel(aiv_kernel);
+  if (kind == TaskKind::MIXED) {
+    if (aic_kernel != INVALID_KERNEL_ID) check_kernel(aic_kernel);
+    if (aiv_kernel != INVALID_KERNEL_ID) check_kernel(aiv_kernel);
+    if (aic_kernel == INVALID_KERNEL_ID && aiv_kernel == INVALID_KERNEL_ID)
+      abort_orchestration(who + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)");
+    if (aic_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIV;
+    else if (aiv_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIC;
+  }
+  const uint32_t blocks = params.launch_spec.block_num;
+  if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who + ": launch_spec block_num must be >= 1");
+  const bool sync = params.launch_spec.require_sync_start;
+  bool gang = false;
+  uint32_t need[2] = {0, 0};
+  if (kind == TaskKind::MIXED) {
+    gang = true;
+    need[0] = need[1] = blocks;
+    if (blocks > clusters_)
+      abort_orchestration(who + ": mixed task with block_num " + std::to_string(blocks) + " needs " +
+                          std::to_string(blocks) + " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters_));
+  } else if (kind == TaskKind::AIC || kind == TaskKind::AIV) {
+    const int t = kind == TaskKind::AIC ? 0 : 1;
+    if (n_type_[t] == 0)
+      abort_orchestration(who + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
+    if (sync && blocks > 1) {
+      gang = true;
+      need[t] = blocks;
+      if (blocks > n_type_[t])
+        abort_orchestration(who + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
+                            std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " workers at once, the runtime has " +
+                            std::to_string(n_type_[t]));
+    }
+  }
+  const std::vector<PTO2TaskId>& edeps = params.dependencies();
+  for (const PTO2TaskId& d : edeps) {
+    if (!d.is_valid())
+      abort_orchestration(who + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()");
+    if (d.raw >= raw)
+      abort_orchestration(who + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted");
+  }
+  if (params.timing_slot() >= 16) abort_orchestration(who + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
+
+  // Claim the slot (back-pressure when the ring is full).
+  TaskSlot& s = acquire_slot(raw);
+  const uint32_t idx = slot_index(raw);
+  next_raw_++;
+  inflight_.fetch_add(1, std::memory_order_relaxed);
+  s.kind = kind;
+  s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
+  s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
+  s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
+  s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
+  s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
+  s.sync_start = sync;
+  s.gang = gang;
+  s.need[0] = need[0];
+  s.need[1] = need[1];
+  s.has_pred = params.has_predicate();
+  if (s.has_pred) s.pred = params.predicate();
+  s.timing_slot = static_cast<int8_t>(params.timing_slot());
+  s.completed = false;
+  s.next_block.store(0, std::memory_order_relaxed);
+  s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
+  s.claimed[0].store(0, std::memory_order_relaxed);
+  s.claimed[1].store(0, std::memory_order_relaxed);
+  s.arrived.store(0, std::memory_order_relaxed);
+  s.go.store(false, std::memory_order_relaxed);
+  s.fanin.store(1, std::memory_order_relaxed);
+  s.free.store(false, std::memory_order_relaxed);
+  s.done.store(false, std::memory_order_relaxed);
+  s.raw.store(raw, std::memory_order_release);
+
+  TaskOutputTensors out;
+  out.id_.raw = raw;
+  try {
+    s.tensors.clear();
+    s.scalars.clear();
+    s.storages.clear();
+    const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
+    bool untracked_write = false;
+    dep_scratch_.clear();
+    if (kind != TaskKind::DUMMY) {
+      s.tensors.assign(params.tensors().begin(), params.tensors().end());
+      s.scalars.assign(params.scalars().begin(), params.scalars().end());
+      const std::vector<PTO2ArgDir>& dirs = params.dirs();
+      for (size_t i = 0; i < s.tensors.size(); ++i) {
+        Tensor& t = s.tensors[i];
+        const PTO2ArgDir d = dirs[i];
+        if (d == PTO2ArgDir::OUTPUT_NEW) {
+          PTO2Storage* st = alloc_storage(t.nbytes());
+          t.data = st->data;
+          t.storage = st;
+          scopes_.back().allocs.push_back(st);
+          out.tensors_.push_back(t);
+        }
+        if (t.storage) {
+          t.storage->refs.fetch_add(1, std::memory_order_relaxed);
+          s.storages.push_back(t.storage);
+        }
+        const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
+        const bool write = d != PTO2ArgDir::INPUT;
+        if (manual_scope || d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
+          if (write) untracked_write = true;
+          continue;
+        }
+        tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_,
+                        [this](uint64_t r) { return is_live(r); });
+      }
+    }
+    s.untracked_write = untracked_write;
+    if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
+
+    // Edges: automatic ones (deduplicated), then explicit ones not already present.
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+    const size_t n_auto = dep_scratch_.size();
+    for (size_t i = 0; i < n_auto; ++i) {
+      if (add_edge(dep_scratch_[i], idx)) {
+        ++auto_edges_;
+        if (opt_.trace_) trace_edges_.emplace_back(dep_scratch_[i], raw);
+      }
+    }
+    for (const PTO2TaskId& d : edeps) {
+      if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
+      bool dup = false;
+      for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
+      if (dup) continue;
+      dep_scratch_.push_back(d.raw);
+      if (add_edge(d.raw, idx)) {
+        ++explicit_edges_;
+        if (opt_.trace_) trace_edges_.emplace_back(d.raw, raw);
+      }
+    }
+    ++n_submitted_;
+    if (kind == TaskKind::DUMMY) ++n_dummy_submitted_;
+    if (opt_.trace_) trace_tasks_.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+  } catch (RunAborted&) {
+    // The slot is claimed: retire it (cancelled) so the run can drain, then unwind.
+    if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) on_ready(idx, -1, nullptr, n_workers_);
+    throw;
+  }
+
+  // Release the submission guard.
+  if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) on_ready(idx, -1, nullptr, n_workers_);
+  return out;
+}
+
+void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx) {
+  if (failed()) throw RunAborted{};
+  if (t.data == nullptr) return;
+  if (ndims != t.ndims)
+    abort_orchestration("get_tensor_data: " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
+  for (uint32_t i = 0; i < ndims; ++i)
+    if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
+      abort_orchestration("get_tensor_data: index " + std::to_string(idx[i]) + " out of range on axis " +
+                          std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
+  std::vector<uint64_t> writers;
+  tracker_.writers_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
+  for (uint64_t w : writers)
+    orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
+  if (untracked_live_.load(std::memory_order_acquire) > 0)
+    orchestrator_wait([&] { return untracked_live_.load(std::memory_order_acquire) == 0; },
+                      "untracked (manual) writers before get_tensor_data");
+}
+
+// ---------------------------------------------------------------- run
+
+RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) {
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  RunResult res;
+  if (poisoned_) {
+    res.message = "runtime unusable: a previous run deadlocked";
+    return res;
+  }
+  failed_.store(false);
+  fail_msg_.clear();
+  n_submitted_ = n_dummy_submitted_ = auto_edges_ = explicit_edges_ = 0;
+  trace_edges_.clear();
+  trace_tasks_.clear();
+  for (auto& v : trace_) v.clear();
+  for (auto& ts : timing_) {
+    ts.start.store(INT64_MAX);
+    ts.end.store(0);
+    ts.tasks.store(0);
+  }
+  std::vector<uint64_t> base(n_workers_ + 1);
+  for (uint32_t w = 0; w <= n_workers_; ++w) {
+    wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = 0;
+  }
+  run_first_raw_ = next_raw_;
+  pool_.reset_peak();
+  run_start_ns_ = now_ns();
+
+  std::thread orch([&] {
+    tl_engine = this;
+    scopes_.push_back(Scope{PTO2ScopeMode::AUTO, {}});
+    try {
+      entry(args);
+    } catch (RunAborted&) {
+    } catch (std::exception& e) {
+      fail(std::string("orchestration entry threw: ") + e.what());
+    } catch (...) {
+      fail("orchestration entry threw an unknown exception");
+    }
+    while (!scopes_.empty()) scope_end();
+    tl_engine = nullptr;
+  });
+  orch.join();
+
+  // Wait for the tail; detect lack of progress.
+  uint64_t last = 0;
+  int64_t last_t = now_ns();
+  for (;;) {
+    uint32_t key = progress_.prepare();
+    if (inflight_.load(std::memory_order_acquire) == 0) {
+      progress_.cancel();
+      break;
+    }
+    progress_.wait(key, 20000000);
+    uint64_t p = 0;
+    for (uint32_t w = 0; w <= n_workers_; ++w) p += wstats_[w].completed.load(std::memory_order_relaxed);
+    const int64_t t = now_ns();
+    if (p != last) {
+      last = p;
+      last_t = t;
+    } else if (t - last_t > int64_t(opt_.deadlock_timeout_ms_) * 1000000) {
+      bool busy = false;
+      for (uint32_t w = 0; w < n_workers_; ++w) busy |= wstats_[w].busy.load();
+      if (!busy && inflight_.load() != 0) {
+        std::string pending;
+        int listed = 0;
+        for (uint32_t i = 0; i < ring_size_ && listed < 8; ++i) {
+          if (!slots_[i].free.load() && !slots_[i].done.load()) {
+            pending += (listed ? ", " : "") + describe_slot(slots_[i], slots_[i].raw.load()) + " fanin=" +
+                       std::to_string(slots_[i].fanin.load());
+            ++listed;
+          }
+        }
+        fail("deadlock: " + std::to_string(inflight_.load()) + " task(s) can never run: " + pending);
+        poisoned_ = true;
+        break;
+      }
+      last_t = t;
+    }
+  }
+  drain_released();
+  tracker_.clear();
+
+  res.wall_seconds = static_cast<double>(now_ns() - run_start_ns_) * 1e-9;
+  res.tasks_submitted = n_submitted_;
+  res.tasks_dummy = n_dummy_submitted_;
+  res.auto_edges = auto_edges_;
+  res.explicit_edges = explicit_edges_;
+  for (uint32_t w = 0; w <= n_workers_; ++w) {
+    res.tasks_executed += wstats_[w].executed;
+    res.tasks_skipped += wstats_[w].skipped;
+  }
+  res.peak_bytes = pool_.peak_bytes();
+  res.pool_bytes = pool_.pool_bytes();
+  for (uint32_t k = 0; k < 16; ++k) {
+    if (timing_[k].tasks.load() == 0) continue;
+    res.timing_slots.push_back(TimingSlotSpan{k, timing_[k].tasks.load(),
+                                              static_cast<double>(timing_[k].start.load() - run_start_ns_) * 1e-3,
+                                              static_cast<double>(timing_[k].end.load() - run_start_ns_) * 1e-3});
+  }
+  {
+    std::lock_guard<std::mutex> lk(fail_mu_);
+    res.message = fail_msg_;
+  }
+  if (!res.ok() && res.message.empty()) res.message = "unknown failure";
+  (void)kind_api;
+  (void)kNone;
+  return res;
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,204 @@
+// engine.h — the state of a Runtime: task ring, ready queues, workers, tracker, scopes, trace.
+//
+// Threads: one orchestrator thread per run (submit, scopes, tracker, memory pool — all
+// single-threaded state lives there), N worker threads (dispatch, execute, complete), and the
+// caller of run() (waits, detects deadlock). Cross-thread state is per-task atomics, the
+// lock-free ready queues, the memory pool's release stack, and a few counters.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dep_tracker.h"
+#include "memory_pool.h"
+#include "pto_orchestration_api.h"
+#include "util.h"
+
+namespace pto2::detail {
+
+/// Thrown on the orchestrator thread to unwind the entry once the run failed.
+struct RunAborted {};
+
+enum class TaskKind : uint8_t { AIC = 0, AIV = 1, MIXED = 2, DUMMY = 3 };
+
+struct KernelInfo {
+  std::string name;
+  CoreType core = CoreType::AIV;
+  PTO2KernelFn fn = nullptr;
+};
+
+struct alignas(64) TaskSlot {
+  std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
+  std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
+  std::atomic<bool> free{true};      // slot may be reused
+  std::atomic<int32_t> fanin{0};     // unfinished producers + 1 while being submitted
+  SpinLock lock;                     // guards fanout vs. completion
+  bool completed = false;            // under lock
+  std::vector<uint32_t> fanout;      // consumer slot indices (capacity kept across reuse)
+
+  TaskKind kind = TaskKind::AIV;
+  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
+  PTO2KernelFn fn[2] = {nullptr, nullptr};
+  uint32_t block_num = 1;
+  bool sync_start = false;
+  bool gang = false;
+  bool has_pred = false;
+  bool untracked_write = false;
+  int8_t timing_slot = -1;
+  CoreTaskPredicate pred;
+  std::vector<Tensor> tensors;
+  std::vector<uint64_t> scalars;
+  std::vector<PTO2Storage*> storages;
+
+  std::atomic<uint32_t> next_block{0};
+  std::atomic<uint32_t> blocks_left{0};
+  // gang assembly
+  std::atomic<uint32_t> claimed[2];
+  std::atomic<uint32_t> arrived{0};
+  std::atomic<bool> go{false};
+  uint32_t need[2] = {0, 0};
+};
+
+struct alignas(64) WorkerStats {
+  std::atomic<uint64_t> completed{0};
+  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
+  std::atomic<bool> busy{false};
+};
+
+struct TraceEvent {
+  uint64_t raw;
+  int32_t kernel;
+  uint32_t block;
+  int64_t start_ns, end_ns;
+};
+
+struct Scope {
+  PTO2ScopeMode mode;
+  std::vector<PTO2Storage*> allocs;
+};
+
+class Engine {
+ public:
+  explicit Engine(const RuntimeOptions& opt);
+  ~Engine();
+
+  // host side
+  void register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
+  RunResult run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args);
+  bool write_trace(const std::string& path) const;
+  const RuntimeOptions& options() const { return opt_; }
+
+  // orchestrator side (current run)
+  TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api);
+  TaskOutputTensors alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n);
+  void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx);
+  void scope_begin(PTO2ScopeMode mode);
+  void scope_end() noexcept;
+
+  // failure
+  void fail(const std::string& msg);
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  [[noreturn]] void abort_orchestration(const std::string& msg);
+
+  static Engine* current();
+
+ private:
+  friend struct WorkerLoop;
+  TaskSlot& slot_of(uint64_t raw) { return slots_[(raw - 1) & ring_mask_]; }
+  uint32_t slot_index(uint64_t raw) const { return static_cast<uint32_t>((raw - 1) & ring_mask_); }
+  bool is_live(uint64_t raw) {
+    const TaskSlot& s = slots_[(raw - 1) & ring_mask_];
+    return s.raw.load(std::memory_order_acquire) == raw && !s.done.load(std::memory_order_acquire);
+  }
+  std::string describe(uint64_t raw);
+  std::string describe_slot(const TaskSlot& s, uint64_t raw);
+
+  // submission helpers
+  TaskSlot& acquire_slot(uint64_t raw);
+  PTO2Storage* alloc_storage(size_t bytes);
+  void drain_released();
+  template <class Pred>
+  void orchestrator_wait(Pred&& ready, const char* what);
+  bool add_edge(uint64_t producer, uint32_t consumer_index);
+
+  // scheduling (scheduler.cpp)
+  enum Outcome : int { kRun = 0, kSkip = 1, kCancel = 2, kDummy = 3 };
+  int inline_outcome(TaskSlot& s);
+  void push_ready(uint32_t idx);
+  void schedule(uint32_t idx, int worker_type, uint32_t* local_next);
+  void on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats);
+  void retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats);
+  void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
+  void finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker);
+  void activate_gang();
+  bool gang_wants(int type);
+  bool try_gang(int worker, int type, uint32_t* local_next);
+  void worker_main(int worker);
+
+  RuntimeOptions opt_;
+  std::vector<KernelInfo> kernels_;
+  uint32_t n_workers_ = 0;
+  uint32_t n_type_[2] = {0, 0};
+  uint32_t clusters_ = 0;
+
+  // ring
+  std::unique_ptr<TaskSlot[]> slots_;
+  uint64_t ring_mask_ = 0;
+  uint32_t ring_size_ = 0;
+  uint64_t next_raw_ = 1;       // orchestrator: next id
+  uint64_t run_first_raw_ = 1;  // first id of the current run
+
+  // ready queues by core type, gang queue
+  MpmcQueue<uint32_t> ready_[2];
+  WaitPoint idle_[2];
+  std::mutex gang_mu_;
+  std::deque<uint32_t> gang_queue_;
+  std::atomic<int64_t> active_gang_{-1};
+  std::atomic<uint32_t> gang_pending_{0};
+
+  // progress / completion
+  std::atomic<int64_t> inflight_{0};
+  std::atomic<int64_t> untracked_live_{0};
+  WaitPoint progress_;
+  std::atomic<bool> orchestration_done_{false};
+
+  // workers
+  std::vector<std::thread> threads_;
+  std::vector<int> worker_type_;
+  std::unique_ptr<WorkerStats[]> wstats_;
+  std::atomic<bool> shutdown_{false};
+  std::vector<std::vector<TraceEvent>> trace_;  // per worker
+
+  // orchestrator-only state
+  DepTracker tracker_;
+  MemoryPool pool_;
+  std::vector<Scope> scopes_;
+  std::vector<uint64_t> dep_scratch_;
+  uint64_t n_submitted_ = 0, n_dummy_submitted_ = 0, auto_edges_ = 0, explicit_edges_ = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> trace_edges_;
+  std::vector<std::pair<uint64_t, int32_t>> trace_tasks_;  // raw -> kernel id for names
+
+  // failure
+  std::atomic<bool> failed_{false};
+  std::mutex fail_mu_;
+  std::string fail_msg_;
+  bool poisoned_ = false;
+
+  // timing
+  int64_t run_start_ns_ = 0;
+  struct SlotTiming {
+    std::atomic<int64_t> start{INT64_MAX};
+    std::atomic<int64_t> end{0};
+    std::atomic<uint64_t> tasks{0};
+  } timing_[16];
+
+  std::mutex run_mu_;
+  std::thread::id orch_thread_id_;
+};
+
+}  // namespace pto2::detail

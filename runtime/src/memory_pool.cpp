@@ -1,0 +1,54 @@
+#include "memory_pool.h"
+
+#include <cstdlib>
+
+namespace pto2::detail {
+
+MemoryPool::~MemoryPool() {
+  for (PTO2Storage* s : all_) {
+    std::free(s->data);
+    delete s;
+  }
+}
+
+PTO2Storage* MemoryPool::try_alloc(size_t bytes, size_t limit) {
+  uint32_t cls = 6;  // 64 bytes minimum
+  while ((size_t(1) << cls) < bytes) ++cls;
+  const size_t csize = size_t(1) << cls;
+  if (live_bytes_ + csize > limit) return nullptr;
+  PTO2Storage* s = free_[cls];
+  if (s) {
+    free_[cls] = s->next;
+  } else {
+    // Give cached blocks of other classes back to the system if the pool would exceed the limit.
+    if (pool_bytes_ + csize > limit) {
+      for (uint32_t c = 0; c < kClasses && pool_bytes_ + csize > limit; ++c) {
+        while (free_[c] && pool_bytes_ + csize > limit) {
+          PTO2Storage* f = free_[c];
+          free_[c] = f->next;
+          std::free(f->data);
+          f->data = nullptr;
+          pool_bytes_ -= f->bytes;
+          f->bytes = 0;
+          f->next = nullptr;
+        }
+      }
+    }
+    void* p = std::aligned_alloc(64, csize);
+    if (!p) return nullptr;
+    // Reuse a record whose block was given back, else a new one.
+    s = new PTO2Storage();
+    all_.push_back(s);
+    s->data = p;
+    s->bytes = csize;
+    s->size_class = cls;
+    pool_bytes_ += csize;
+  }
+  s->refs.store(1, std::memory_order_relaxed);
+  s->next = nullptr;
+  live_bytes_ += csize;
+  if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;
+  return s;
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,38 @@
+// region.h — the memory region a tensor view touches, and overlap/containment tests.
+//
+// Overlap is exact for box-shaped views of the same layout (same element size and strides,
+// each view's coordinates uniquely recoverable from its offset); otherwise it falls back to
+// the conservative byte-interval test.
+#pragma once
+
+#include <cstdint>
+
+#include "pto_orchestration_api.h"
+
+namespace pto2::detail {
+
+struct Region {
+  int64_t lo = 0, hi = 0;  // byte interval [lo, hi) relative to the storage base
+  uint32_t ndims = 0;
+  uint32_t elem = 0;
+  int64_t offset = 0;
+  bool empty = false;
+  bool dense = false;      // every byte of [lo, hi) belongs to the view
+  bool box = false;        // coordinates below are valid
+  int64_t rem = 0;         // residue below the smallest stride
+  uint32_t shapes[PTO2_MAX_DIMS] = {};
+  int64_t strides[PTO2_MAX_DIMS] = {};
+  int64_t start[PTO2_MAX_DIMS] = {};  // per-axis start coordinate (box only)
+
+  static Region of(const Tensor& t);
+  /// Single element `idx` of `t`.
+  static Region element(const Tensor& t, const int64_t* idx);
+  bool same_as(const Region& o) const;
+  bool same_layout(const Region& o) const;
+};
+
+bool regions_overlap(const Region& a, const Region& b);
+/// True if every byte of `inner` is in `outer` (may answer false when unsure).
+bool region_contains(const Region& outer, const Region& inner);
+
+}  // namespace pto2::detail

@@ -1,0 +1,20 @@
+// runtime.cpp — pto2::Runtime, the host API (a thin facade over Engine).
+#include "engine.h"
+
+namespace pto2 {
+
+Runtime::Runtime(const RuntimeOptions& options) : engine_(new detail::Engine(options)) {}
+Runtime::~Runtime() = default;
+
+Runtime& Runtime::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  engine_->register_kernel(id, name, core, fn);
+  return *this;
+}
+
+RunResult Runtime::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) { return engine_->run(entry, args); }
+
+bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
+
+const RuntimeOptions& Runtime::options() const { return engine_->options(); }
+
+}  // namespace pto2

@@ -1,0 +1,254 @@
+// scheduler.cpp — dispatch, workers, gang starts and completion of the PTO2 CPU runtime.
+//
+// A task whose producers all finished is *ready*. Dummy tasks, tasks whose predicate is false
+// and (after a failure) all tasks are retired inline by the thread that readied them. Others
+// go to the ready queue of their core type — or, when the completing worker can run it, into
+// that worker's private "next" slot (no queue round trip along chains). Gang tasks (mixed
+// kernels, sync_start SPMD) are assembled one at a time: idle workers of the needed types
+// join the active gang and all members start together.
+#include <cstdio>
+#include <string>
+
+#include "engine.h"
+
+void PTO2KernelContext::fail(const char* message) const {
+  auto* err = static_cast<std::string*>(internal_);
+  if (err && err->empty()) *err = (message && *message) ? message : "kernel reported failure";
+}
+
+namespace pto2::detail {
+
+namespace {
+constexpr uint32_t kNone = UINT32_MAX;
+thread_local std::vector<std::pair<uint32_t, int>> tl_work;
+}  // namespace
+
+int Engine::inline_outcome(TaskSlot& s) {
+  if (failed()) return kCancel;
+  if (s.kind == TaskKind::DUMMY) return kDummy;
+  if (s.has_pred && !s.pred.evaluate()) return kSkip;
+  return -1;
+}
+
+void Engine::push_ready(uint32_t idx) {
+  const int t = slots_[idx].kind == TaskKind::AIC ? 0 : 1;
+  while (!ready_[t].push(idx)) cpu_relax();
+  idle_[t].notify_one();
+}
+
+void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
+  TaskSlot& s = slots_[idx];
+  if (s.gang) {
+    {
+      std::lock_guard<std::mutex> lk(gang_mu_);
+      gang_queue_.push_back(idx);
+      gang_pending_.fetch_add(1, std::memory_order_seq_cst);
+    }
+    activate_gang();
+    return;
+  }
+  const int t = s.kind == TaskKind::AIC ? 0 : 1;
+  if (local_next && *local_next == kNone && t == worker_type && s.block_num == 1) {
+    *local_next = idx;
+    return;
+  }
+  push_ready(idx);
+}
+
+void Engine::on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats) {
+  const int o = inline_outcome(slots_[idx]);
+  if (o < 0) schedule(idx, worker_type, local_next);
+  else retire(idx, o, worker_type, local_next, stats);
+}
+
+void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats) {
+  WorkerStats& st = wstats_[stats];
+  const size_t base = tl_work.size();
+  tl_work.emplace_back(idx, outcome);
+  while (tl_work.size() > base) {
+    const auto [i, o] = tl_work.back();
+    tl_work.pop_back();
+    TaskSlot& s = slots_[i];
+    switch (o) {
+      case kRun: ++st.executed; break;
+      case kSkip: ++st.skipped; break;
+      case kCancel: ++st.cancelled; break;
+      default: ++st.dummy; break;
+    }
+    s.lock.lock();
+    s.completed = true;
+    s.lock.unlock();
+    s.done.store(true, std::memory_order_release);
+    for (uint32_t c : s.fanout) {
+      if (slots_[c].fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const int co = inline_outcome(slots_[c]);
+        if (co < 0) schedule(c, worker_type, local_next);
+        else tl_work.emplace_back(c, co);
+      }
+    }
+    s.fanout.clear();
+    for (PTO2Storage* p : s.storages) pool_.release(p);
+    s.storages.clear();
+    if (s.untracked_write) untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
+    st.completed.fetch_add(1, std::memory_order_relaxed);
+    s.free.store(true, std::memory_order_release);
+    if (inflight_.fetch_sub(1, std::memory_order_acq_rel) == 1 || progress_.has_waiters()) progress_.notify_all();
+  }
+}
+
+// ---------------------------------------------------------------- execution
+
+void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx) {
+  const PTO2KernelFn fn = s.fn[kernel_type];
+  if (failed() || !fn) return;
+  const bool timed = s.timing_slot >= 0 || opt_.trace_;
+  int64_t t0 = timed ? now_ns() : 0;
+  std::string err;
+  PTO2KernelContext ctx;
+  ctx.tensors = s.tensors.data();
+  ctx.tensor_count = static_cast<uint32_t>(s.tensors.size());
+  ctx.scalars = s.scalars.data();
+  ctx.scalar_count = static_cast<uint32_t>(s.scalars.size());
+  ctx.block_idx = block_idx;
+  ctx.block_num = static_cast<int32_t>(s.block_num);
+  ctx.internal_ = &err;
+  WorkerStats& ws = wstats_[worker];
+  ws.busy.store(true, std::memory_order_relaxed);
+  try {
+    fn(&ctx);
+  } catch (std::exception& e) {
+    err = std::string("threw: ") + e.what();
+  } catch (...) {
+    err = "threw an unknown exception";
+  }
+  ws.busy.store(false, std::memory_order_relaxed);
+  const uint64_t raw = s.raw.load(std::memory_order_relaxed);
+  if (!err.empty()) {
+    fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
+         (worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC" : "AIV") + " worker failed: " + err);
+  }
+  if (timed) {
+    const int64_t t1 = now_ns();
+    if (s.timing_slot >= 0) {
+      SlotTiming& tm = timing_[s.timing_slot];
+      int64_t cur = tm.start.load(std::memory_order_relaxed);
+      while (t0 < cur && !tm.start.compare_exchange_weak(cur, t0)) {}
+      cur = tm.end.load(std::memory_order_relaxed);
+      while (t1 > cur && !tm.end.compare_exchange_weak(cur, t1)) {}
+      if (block == 0) tm.tasks.fetch_add(1, std::memory_order_relaxed);
+    }
+    if (opt_.trace_)
+      trace_[static_cast<size_t>(worker)].push_back(TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
+  }
+}
+
+void Engine::finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker) {
+  TaskSlot& s = slots_[idx];
+  if (s.blocks_left.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    retire(idx, failed() ? kCancel : kRun, worker_type, local_next, static_cast<uint32_t>(worker));
+}
+
+// ---------------------------------------------------------------- gangs
+
+void Engine::activate_gang() {
+  int64_t none = -1;
+  if (active_gang_.load(std::memory_order_acquire) >= 0) return;
+  uint32_t idx;
+  {
+    std::lock_guard<std::mutex> lk(gang_mu_);
+    if (gang_queue_.empty() || active_gang_.load(std::memory_order_acquire) >= 0) return;
+    idx = gang_queue_.front();
+    gang_queue_.pop_front();
+    gang_pending_.fetch_sub(1, std::memory_order_seq_cst);
+    active_gang_.compare_exchange_strong(none, static_cast<int64_t>(idx), std::memory_order_seq_cst);
+  }
+  for (int t = 0; t < 2; ++t)
+    if (slots_[idx].need[t]) idle_[t].notify_all();
+}
+
+bool Engine::gang_wants(int type) {
+  const int64_t g = active_gang_.load(std::memory_order_acquire);
+  if (g < 0) return gang_pending_.load(std::memory_order_acquire) > 0;
+  TaskSlot& s = slots_[g];
+  return s.claimed[type].load(std::memory_order_relaxed) < s.need[type];
+}
+
+bool Engine::try_gang(int worker, int type, uint32_t* local_next) {
+  int64_t g = active_gang_.load(std::memory_order_acquire);
+  if (g < 0) {
+    activate_gang();
+    g = active_gang_.load(std::memory_order_acquire);
+    if (g < 0) return false;
+  }
+  TaskSlot& s = slots_[g];
+  if (s.claimed[type].load(std::memory_order_relaxed) >= s.need[type]) return false;
+  const uint32_t member = s.claimed[type].fetch_add(1, std::memory_order_acq_rel);
+  if (member >= s.need[type]) return false;
+  const uint32_t total = s.need[0] + s.need[1];
+  if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
+    active_gang_.store(-1, std::memory_order_seq_cst);
+    s.go.store(true, std::memory_order_release);
+    activate_gang();
+  } else {
+    uint32_t spins = 0;
+    while (!s.go.load(std::memory_order_acquire)) {
+      if (++spins < 4000) cpu_relax();
+      else std::this_thread::yield();
+    }
+  }
+  // Mixed: block i of the AIC kernel and block i of the AIV kernel; SPMD: block `member`.
+  const uint32_t ktype = s.kind == TaskKind::MIXED ? static_cast<uint32_t>(type) : (s.kind == TaskKind::AIC ? 0u : 1u);
+  run_block(worker, s, member, ktype, static_cast<int32_t>(member));
+  finish_block(static_cast<uint32_t>(g), type, local_next, worker);
+  return true;
+}
+
+// ---------------------------------------------------------------- worker loop
+
+void Engine::worker_main(int worker) {
+  const int type = worker_type_[static_cast<size_t>(worker)];
+  uint32_t local = kNone;
+  MpmcQueue<uint32_t>& q = ready_[type];
+  for (;;) {
+    if (gang_wants(type) && try_gang(worker, type, &local)) continue;
+    uint32_t idx = kNone;
+    if (local != kNone) {
+      idx = local;
+      local = kNone;
+    } else if (!q.pop(idx)) {
+      // Spin briefly, then park.
+      const int64_t deadline = now_ns() + int64_t(opt_.spin_us_) * 1000;
+      bool got = false;
+      for (;;) {
+        if (q.pop(idx)) {
+          got = true;
+          break;
+        }
+        if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type)) break;
+        if (now_ns() > deadline) break;
+        for (int i = 0; i < 16; ++i) cpu_relax();
+      }
+      if (!got) {
+        if (shutdown_.load(std::memory_order_acquire)) return;
+        if (gang_wants(type)) continue;
+        const uint32_t key = idle_[type].prepare();
+        if (q.pop(idx)) {
+          idle_[type].cancel();
+        } else if (shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
+          idle_[type].cancel();
+          continue;
+        } else {
+          idle_[type].wait(key, 200000000);
+          continue;
+        }
+      }
+    }
+    TaskSlot& s = slots_[idx];
+    const uint32_t block = s.next_block.fetch_add(1, std::memory_order_acq_rel);
+    if (block + 1 < s.block_num) push_ready(idx);  // the other blocks go to other workers
+    run_block(worker, s, block, static_cast<uint32_t>(type), static_cast<int32_t>(block));
+    finish_block(idx, type, &local, worker);
+  }
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,215 @@
+// tensor.cpp — value operations on tensors, arguments and predicates (no runtime state).
+#include <stdexcept>
+#include <string>
+
+#include "pto_orchestration_api.h"
+
+size_t dtype_size(DataType dt) {
+  switch (dt) {
+    case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
+    case DataType::FLOAT16: case DataType::BFLOAT16: case DataType::INT16: case DataType::UINT16: return 2;
+    case DataType::INT8: case DataType::UINT8: case DataType::BOOL: return 1;
+    case DataType::INT64: case DataType::UINT64: return 8;
+  }
+  return 1;
+}
+
+const char* dtype_name(DataType dt) {
+  static const char* names[] = {"float32", "float16", "bfloat16", "int8",   "int16",  "int32",
+                                "int64",   "uint8",   "uint16",   "uint32", "uint64", "bool"};
+  const auto i = static_cast<size_t>(dt);
+  return i < 12 ? names[i] : "?";
+}
+
+void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* strides) {
+  int64_t s = 1;
+  for (uint32_t i = ndims; i-- > 0;) {
+    strides[i] = s;
+    s *= shapes[i];
+  }
+}
+
+Tensor Tensor::view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
+  Tensor v = *this;
+  for (uint32_t i = 0; i < ndims; ++i) {
+    if (static_cast<uint64_t>(view_offsets[i]) + view_shapes[i] > shapes[i])
+      throw std::out_of_range("Tensor::view: axis " + std::to_string(i) + " offset " + std::to_string(view_offsets[i]) +
+                              " + shape " + std::to_string(view_shapes[i]) + " exceeds extent " + std::to_string(shapes[i]));
+    v.shapes[i] = view_shapes[i];
+    v.offset += static_cast<int64_t>(view_offsets[i]) * strides[i];
+  }
+  return v;
+}
+
+Tensor Tensor::transpose(uint32_t a, uint32_t b) const {
+  if (a >= ndims || b >= ndims)
+    throw std::out_of_range("Tensor::transpose: axes " + std::to_string(a) + ", " + std::to_string(b) +
+                            " for a tensor of rank " + std::to_string(ndims));
+  Tensor t = *this;
+  std::swap(t.shapes[a], t.shapes[b]);
+  std::swap(t.strides[a], t.strides[b]);
+  return t;
+}
+
+int64_t Tensor::element_offset(const int64_t* idx) const {
+  int64_t off = offset;
+  for (uint32_t i = 0; i < ndims; ++i) off += idx[i] * strides[i];
+  return off;
+}
+
+int64_t Tensor::numel() const {
+  int64_t n = 1;
+  for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+  return n;
+}
+
+bool Tensor::is_contiguous() const {
+  int64_t s = 1;
+  for (uint32_t i = ndims; i-- > 0;) {
+    if (shapes[i] != 1 && strides[i] != s) return false;
+    s *= shapes[i];
+  }
+  return true;
+}
+
+Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype) {
+  if (ndims > PTO2_MAX_DIMS) throw std::invalid_argument("make_tensor_external: rank " + std::to_string(ndims) + " > PTO2_MAX_DIMS");
+  Tensor t;
+  t.data = data;
+  t.ndims = ndims;
+  for (uint32_t i = 0; i < ndims; ++i) t.shapes[i] = shapes[i];
+  pto2_row_major_strides(t.shapes, ndims, t.strides);
+  t.dtype = dtype;
+  return t;
+}
+
+Tensor from_tensor_arg(const ChipTensorArg& arg) { return arg.tensor; }
+
+const ChipTensorArg& ChipStorageTaskArgs::tensor(uint32_t i) const {
+  if (i >= tensors.size())
+    throw std::out_of_range("ChipStorageTaskArgs::tensor(" + std::to_string(i) + "): only " + std::to_string(tensors.size()) + " tensor arguments");
+  return tensors[i];
+}
+
+uint64_t ChipStorageTaskArgs::scalar(uint32_t i) const {
+  if (i >= scalars.size())
+    throw std::out_of_range("ChipStorageTaskArgs::scalar(" + std::to_string(i) + "): only " + std::to_string(scalars.size()) + " scalar arguments");
+  return scalars[i];
+}
+
+TensorCreateInfo::TensorCreateInfo(const uint32_t* shapes_in, uint32_t ndims_in, DataType dtype_in, bool manual_dep_in)
+    : ndims(ndims_in), dtype(dtype_in), manual_dep(manual_dep_in) {
+  if (ndims_in > PTO2_MAX_DIMS) throw std::invalid_argument("TensorCreateInfo: rank " + std::to_string(ndims_in) + " > PTO2_MAX_DIMS");
+  for (uint32_t i = 0; i < ndims_in; ++i) shapes[i] = shapes_in[i];
+}
+
+void Arg::add_output(const TensorCreateInfo& info) {
+  Tensor t;
+  t.ndims = info.ndims;
+  for (uint32_t i = 0; i < info.ndims; ++i) t.shapes[i] = info.shapes[i];
+  pto2_row_major_strides(t.shapes, t.ndims, t.strides);
+  t.dtype = info.dtype;
+  t.manual_dep = info.manual_dep;
+  add(t, PTO2ArgDir::OUTPUT_NEW);
+}
+
+void Arg::reset() {
+  tensors_.clear();
+  dirs_.clear();
+  scalars_.clear();
+  deps_.clear();
+  has_predicate_ = false;
+  allow_early_resolve_ = false;
+  timing_slot_ = -1;
+  launch_spec = LaunchSpec{};
+}
+
+const Tensor& TaskOutputTensors::get_ref(uint32_t i) const {
+  if (i >= tensors_.size())
+    throw std::out_of_range("TaskOutputTensors::get_ref(" + std::to_string(i) + "): only " + std::to_string(tensors_.size()) + " tensors");
+  return tensors_[i];
+}
+
+CoreTaskPredicate::CoreTaskPredicate(const Tensor& operand_in, std::initializer_list<int64_t> indices, PredicateOp op_in,
+                                     int64_t target_in)
+    : operand(operand_in), op(op_in), target(target_in) {
+  if (indices.size() != operand_in.ndims)
+    throw std::invalid_argument("CoreTaskPredicate: " + std::to_string(indices.size()) + " indices for a tensor of rank " +
+                                std::to_string(operand_in.ndims));
+  element = operand_in.element_offset(indices.begin());
+}
+
+bool CoreTaskPredicate::evaluate() const {
+  if (!operand.data) return false;
+  const int64_t v = pto2::load_as<int64_t>(static_cast<const char*>(operand.data) + element * static_cast<int64_t>(dtype_size(operand.dtype)), operand.dtype);
+  switch (op) {
+    case PredicateOp::EQ: return v == target;
+    case PredicateOp::NE: return v != target;
+    case PredicateOp::GT: return v > target;
+    case PredicateOp::LT: return v < target;
+    case PredicateOp::GE: return v >= target;
+    case PredicateOp::LE: return v <= target;
+  }
+  return false;
+}
+
+namespace pto2 {
+float half_to_float(uint16_t h) {
+  const uint32_t sign = (h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      mant &= 0x3ffu;
+      bits = sign | (exp << 23) | (mant << 13);
+    }
+  } else if (exp == 0x1f) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+float bfloat16_to_float(uint16_t h) {
+  const uint32_t bits = static_cast<uint32_t>(h) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+uint16_t float_to_bfloat16(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint32_t rounding = 0x7fffu + ((bits >> 16) & 1u);
+  return static_cast<uint16_t>((bits + rounding) >> 16);
+}
+uint16_t float_to_half(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, 4);
+  const uint16_t sign = static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  const int32_t exp = static_cast<int32_t>((bits >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = bits & 0x7fffffu;
+  if (((bits >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 0x1f) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return sign;
+    mant |= 0x800000u;
+    const uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t h = mant >> shift;
+    if ((mant >> (shift - 1)) & 1u) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  if (mant & 0x1000u) ++h;
+  return static_cast<uint16_t>(sign | h);
+}
+}  // namespace pto2

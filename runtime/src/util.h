@@ -1,0 +1,157 @@
+// util.h — small concurrency helpers: spin lock, cpu pause, clock, futex-based wait point.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <climits>
+#include <cstdint>
+#include <memory>
+#include <thread>
+
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
+
+namespace pto2::detail {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+class SpinLock {
+ public:
+  void lock() {
+    while (flag_.exchange(true, std::memory_order_acquire)) {
+      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
+    }
+  }
+  void unlock() { flag_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool> flag_{false};
+};
+
+inline void futex_wait(std::atomic<uint32_t>* addr, uint32_t expected, int64_t timeout_ns) {
+  struct timespec ts;
+  ts.tv_sec = timeout_ns / 1000000000;
+  ts.tv_nsec = timeout_ns % 1000000000;
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAIT_PRIVATE, expected, &ts, nullptr, 0);
+}
+
+inline void futex_wake(std::atomic<uint32_t>* addr, int n) {
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(addr), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+}
+
+/// An event count: waiters re-check their condition after announcing themselves, notifiers
+/// bump the epoch and wake only when someone waits (one shared load on the fast path).
+class WaitPoint {
+ public:
+  uint32_t prepare() {
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    return epoch_.load(std::memory_order_seq_cst);
+  }
+  void cancel() { waiters_.fetch_sub(1, std::memory_order_seq_cst); }
+  void wait(uint32_t key, int64_t timeout_ns) {
+    futex_wait(&epoch_, key, timeout_ns);
+    waiters_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  void notify_one() {
+    if (waiters_.load(std::memory_order_seq_cst) > 0) {
+      epoch_.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&epoch_, 1);
+    }
+  }
+  void notify_all() {
+    if (waiters_.load(std::memory_order_seq_cst) > 0) {
+      epoch_.fetch_add(1, std::memory_order_seq_cst);
+      futex_wake(&epoch_, INT_MAX);
+    }
+  }
+  bool has_waiters() const { return waiters_.load(std::memory_order_seq_cst) > 0; }
+
+ private:
+  std::atomic<uint32_t> epoch_{0};
+  std::atomic<uint32_t> waiters_{0};
+};
+
+/// Bounded multi-producer multi-consumer queue (D. Vyukov). Capacity is a power of two.
+template <class T>
+class MpmcQueue {
+ public:
+  explicit MpmcQueue(size_t capacity = 1024) { reset(capacity); }
+  void reset(size_t capacity) {
+    size_t c = 2;
+    while (c < capacity) c <<= 1;
+    cells_.reset(new Cell[c]);
+    mask_ = c - 1;
+    for (size_t i = 0; i < c; ++i) cells_[i].seq.store(i, std::memory_order_relaxed);
+    head_.store(0);
+    tail_.store(0);
+  }
+  bool push(const T& v) {
+    Cell* cell;
+    size_t pos = tail_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell = &cells_[pos & mask_];
+      size_t seq = cell->seq.load(std::memory_order_acquire);
+      intptr_t dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
+      if (dif == 0) {
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+      } else if (dif < 0) {
+        return false;
+      } else {
+        pos = tail_.load(std::memory_order_relaxed);
+      }
+    }
+    cell->value = v;
+    cell->seq.store(pos + 1, std::memory_order_release);
+    return true;
+  }
+  bool pop(T& out) {
+    Cell* cell;
+    size_t pos = head_.load(std::memory_order_relaxed);
+    for (;;) {
+      cell = &cells_[pos & mask_];
+      size_t seq = cell->seq.load(std::memory_order_acquire);
+      intptr_t dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos + 1);
+      if (dif == 0) {
+        if (head_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+      } else if (dif < 0) {
+        return false;
+      } else {
+        pos = head_.load(std::memory_order_relaxed);
+      }
+    }
+    out = cell->value;
+    cell->seq.store(pos + mask_ + 1, std::memory_order_release);
+    return true;
+  }
+  bool empty_hint() const {
+    return head_.load(std::memory_order_relaxed) >= tail_.load(std::memory_order_relaxed);
+  }
+
+ private:
+  struct Cell {
+    std::atomic<size_t> seq;
+    T value;
+  };
+  std::unique_ptr<Cell[]> cells_;
+  size_t mask_ = 0;
+  alignas(64) std::atomic<size_t> head_{0};
+  alignas(64) std::atomic<size_t> tail_{0};
+};
+
+}  // namespace pto2::detail
