@@ -10,7 +10,15 @@
 //       ...
 //     }
 //   };
+//
+// Definitions and uses stay consistent: when a definition site (mutate_def) yields a different
+// Var, later uses of the old Var are replaced by the new one (var_remap_). An AssignStmt whose
+// value's type changed gets a fresh Var of the new type the same way. A statement mutated to
+// null is dropped from its SeqStmts; one mutated to a SeqStmts is spliced in.
 #pragma once
+#include <unordered_map>
+#include <utility>
+
 #include "pypto/ir/function.h"
 
 namespace pypto::ir {
@@ -32,6 +40,10 @@ class IRMutator {
   // Helpers for subclasses: mutate a list, reporting whether anything changed.
   std::vector<ExprPtr> mutate_exprs(const std::vector<ExprPtr>& v, bool* changed);
   Attrs mutate_attrs(const Attrs& a, bool* changed);
+  // Mutate a var at its definition site and remember old -> new for the uses that follow.
+  VarPtr mutate_def(const VarPtr& v);
+  // old Var -> (old, new); the old pointer is kept alive so the key cannot be reused.
+  std::unordered_map<const Var*, std::pair<VarPtr, VarPtr>> var_remap_;
 };
 
 // Flatten a statement into a list (SeqStmts children inline; null -> empty).

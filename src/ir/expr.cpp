@@ -1,0 +1,226 @@
+// Expression factories: each `make` checks the node's invariants and infers its type.
+// Compiler misuse (null operands, bad dtype for a constant) is an InternalError; what a DSL
+// user can get wrong (a tensor in scalar arithmetic, an unknown op, a bad dep) is a UserError
+// carrying the node's span.
+#include "pypto/ir/expr.h"
+
+#include <algorithm>
+#include <set>
+
+#include "describe.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir {
+
+using detail::describe;
+
+const char* to_string(NodeKind k) {
+  switch (k) {
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name: return #Name;
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name: return #Name;
+#include "pypto/ir/node_kinds.def"
+  }
+  return "<invalid NodeKind>";
+}
+
+namespace {
+
+const Span& best_span(const ExprPtr& e, const Span& fallback) {
+  return (e && e->span.known()) ? e->span : fallback;
+}
+
+bool is_comparison(BinaryOp op) {
+  return op == BinaryOp::Eq || op == BinaryOp::Ne || op == BinaryOp::Lt || op == BinaryOp::Le ||
+         op == BinaryOp::Gt || op == BinaryOp::Ge;
+}
+
+// Usual arithmetic promotion of two scalar dtypes (float wins; among ints the wider; INDEX
+// with any int gives INDEX; BOOL with an int gives the int).
+DataType promote(DataType a, DataType b) {
+  if (a == b) return a == DataType::BOOL ? DataType::INDEX : a;
+  if (is_float(a) || is_float(b)) {
+    if (!is_float(b)) return a;
+    if (!is_float(a)) return b;
+    if (bit_width(a) != bit_width(b)) return bit_width(a) > bit_width(b) ? a : b;
+    return DataType::FP32;  // FP16 with BF16
+  }
+  if (a == DataType::BOOL) return b;
+  if (b == DataType::BOOL) return a;
+  if (a == DataType::INDEX || b == DataType::INDEX) return DataType::INDEX;
+  if (bit_width(a) != bit_width(b)) return bit_width(a) > bit_width(b) ? a : b;
+  return is_signed(a) ? a : b;
+}
+
+}  // namespace
+
+std::shared_ptr<const Var> Var::make(std::string name, TypePtr type, Span span) {
+  PYPTO_CHECK(type, "Var '" << name << "' needs a type");
+  return std::make_shared<Var>(std::move(name), std::move(type), std::move(span));
+}
+
+std::shared_ptr<const IterArg> IterArg::make(std::string name, TypePtr type, ExprPtr init, Span span) {
+  PYPTO_CHECK(type, "IterArg '" << name << "' needs a type");
+  PYPTO_CHECK(init, "IterArg '" << name << "' needs an init value");
+  return std::make_shared<IterArg>(std::move(name), std::move(type), std::move(init), std::move(span));
+}
+
+std::shared_ptr<const ConstInt> ConstInt::make(int64_t v, DataType dtype, Span span) {
+  PYPTO_CHECK(is_integer(dtype), "ConstInt needs an integer dtype, got " << to_string(dtype));
+  return std::make_shared<ConstInt>(v, ScalarType::make(dtype), std::move(span));
+}
+
+std::shared_ptr<const ConstFloat> ConstFloat::make(double v, DataType dtype, Span span) {
+  PYPTO_CHECK(is_float(dtype), "ConstFloat needs a float dtype, got " << to_string(dtype));
+  return std::make_shared<ConstFloat>(v, ScalarType::make(dtype), std::move(span));
+}
+
+std::shared_ptr<const ConstBool> ConstBool::make(bool v, Span span) {
+  return std::make_shared<ConstBool>(v, ScalarType::make(DataType::BOOL), std::move(span));
+}
+
+std::shared_ptr<const BinaryExpr> BinaryExpr::make(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
+  PYPTO_CHECK(a && b, "BinaryExpr '" << to_string(op) << "' needs two operands");
+  const ScalarType* sa = a->type->as<ScalarType>();
+  const ScalarType* sb = b->type->as<ScalarType>();
+  for (const ExprPtr* e : {&a, &b}) {
+    PYPTO_USER_CHECK((*e)->type->is<ScalarType>(), span,
+                     "operator '" << to_string(op) << "' expects scalar operands, got " << describe((*e)->type),
+                     "use the tile ops (pl.add, pl.mul, ...) on tiles, and index tensors with pl.tensor.read");
+  }
+  DataType result;
+  if (is_comparison(op) || op == BinaryOp::And || op == BinaryOp::Or) {
+    result = DataType::BOOL;
+  } else {
+    for (const ScalarType* s : {sa, sb}) {
+      PYPTO_USER_CHECK(s->dtype != DataType::TASK_ID, span,
+                       "operator '" << to_string(op) << "' is not defined on a TaskId (Scalar[TASK_ID])",
+                       "TaskIds can only be passed to deps= or stored in a TaskId array");
+    }
+    result = promote(sa->dtype, sb->dtype);
+    if (op == BinaryOp::Div && !is_float(result)) result = DataType::FP32;
+  }
+  return std::make_shared<BinaryExpr>(op, std::move(a), std::move(b), ScalarType::make(result), std::move(span));
+}
+
+std::shared_ptr<const UnaryExpr> UnaryExpr::make(UnaryOp op, ExprPtr a, Span span) {
+  PYPTO_CHECK(a, "UnaryExpr '" << to_string(op) << "' needs an operand");
+  auto* s = a->type->as<ScalarType>();
+  PYPTO_USER_CHECK(s, span, "operator '" << to_string(op) << "' expects a scalar operand, got " << describe(a->type),
+                   op == UnaryOp::Neg ? "use pl.neg on tiles" : "");
+  TypePtr t = op == UnaryOp::Not ? ScalarType::make(DataType::BOOL) : a->type;
+  if (op == UnaryOp::Neg) {
+    PYPTO_USER_CHECK(s->dtype != DataType::TASK_ID && s->dtype != DataType::BOOL, span,
+                     "operator '-' is not defined on " << describe(a->type), "");
+  }
+  return std::make_shared<UnaryExpr>(op, std::move(a), std::move(t), std::move(span));
+}
+
+std::shared_ptr<const Cast> Cast::make(ExprPtr value, DataType dtype, Span span) {
+  PYPTO_CHECK(value, "Cast needs a value");
+  PYPTO_USER_CHECK(value->type->is<ScalarType>(), span,
+                   "pl.cast on a scalar expects a scalar value, got " << describe(value->type),
+                   "use pl.cast(tile, dtype) (tile.cast) for tiles");
+  PYPTO_USER_CHECK(dtype != DataType::TASK_ID && value->type->as<ScalarType>()->dtype != DataType::TASK_ID, span,
+                   "cannot cast to or from TASK_ID", "");
+  return std::make_shared<Cast>(std::move(value), ScalarType::make(dtype), std::move(span));
+}
+
+std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> args, Attrs attrs, Span span) {
+  for (auto& a : args) PYPTO_CHECK(a, "op call '" << op << "' has a null argument");
+  const OpInfo* info = OpRegistry::global().get(op);
+  PYPTO_USER_CHECK(info, span, "unknown op '" << op << "'", "see docs/dsl.md for the ops the DSL provides");
+  if (args.size() != info->arg_names.size()) {
+    std::string names;
+    for (size_t i = 0; i < info->arg_names.size(); ++i) names += (i ? ", " : "") + info->arg_names[i];
+    throw UserError("op '" + op + "' expects " + std::to_string(info->arg_names.size()) + " argument" +
+                        (info->arg_names.size() == 1 ? "" : "s") + " (" + names + "), got " + std::to_string(args.size()),
+                    span, info->doc);
+  }
+  for (const auto& kv : attrs) {
+    bool known = std::find(info->attr_names.begin(), info->attr_names.end(), kv.first) != info->attr_names.end();
+    if (!known) {
+      std::string names;
+      for (size_t i = 0; i < info->attr_names.size(); ++i) names += (i ? ", " : "") + info->attr_names[i];
+      throw UserError("op '" + op + "' has no parameter '" + kv.first + "'", span,
+                      names.empty() ? "it takes no keyword parameters" : "its keyword parameters are: " + names);
+    }
+  }
+  TypePtr t = info->infer(args, attrs, span);
+  PYPTO_CHECK(t, "type inference of op '" << op << "' returned no type");
+  return std::make_shared<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
+                                std::move(t), std::move(span));
+}
+
+std::shared_ptr<const Call> Call::make_func(std::string callee, std::vector<ExprPtr> args, TypePtr result,
+                                            std::vector<ArgDirection> dirs, Span span, Attrs attrs) {
+  PYPTO_CHECK(!callee.empty(), "function call needs a callee name");
+  PYPTO_CHECK(result, "function call to '" << callee << "' needs a result type");
+  for (auto& a : args) PYPTO_CHECK(a, "call to '" << callee << "' has a null argument");
+  PYPTO_CHECK(dirs.empty() || dirs.size() == args.size(),
+              "call to '" << callee << "': " << dirs.size() << " arg directions for " << args.size() << " args");
+  return std::make_shared<Call>(std::move(callee), false, std::move(args), std::move(attrs), std::move(dirs),
+                                std::move(result), std::move(span));
+}
+
+std::shared_ptr<const Submit> Submit::make(std::string callee, std::vector<ExprPtr> args, std::vector<TypePtr> callee_returns,
+                                           std::vector<ExprPtr> deps, ExprPtr core_num, bool sync_start,
+                                           bool allow_early_resolve, int timing_slot, ExprPtr predicate,
+                                           std::vector<ArgDirection> dirs, Span span) {
+  PYPTO_CHECK(!callee.empty(), "Submit needs a callee name");
+  for (auto& a : args) PYPTO_CHECK(a, "submit of '" << callee << "' has a null argument");
+  for (auto& t : callee_returns) PYPTO_CHECK(t, "submit of '" << callee << "' has a null return type");
+  PYPTO_CHECK(dirs.empty() || dirs.size() == args.size(),
+              "submit of '" << callee << "': " << dirs.size() << " arg directions for " << args.size() << " args");
+  for (auto& d : deps) {
+    PYPTO_CHECK(d, "submit of '" << callee << "' has a null dep (None deps are dropped by the parser)");
+    PYPTO_USER_CHECK(is_task_id(d->type), best_span(d, span),
+                     "deps= entries must be TaskIds (from pl.submit, pl.at ... as tid, pl.system.task_dummy, a TaskId "
+                     "loop carry or array slot, or None), got "
+                         << describe(d->type),
+                     "deps= never takes tensors: dependencies on data are derived automatically");
+  }
+  PYPTO_USER_CHECK(timing_slot >= -1 && timing_slot <= 15, span,
+                   "timing_slot must be in 0..15, got " << timing_slot, "omit timing_slot for no timing slot");
+  if (core_num) {
+    auto* s = core_num->type->as<ScalarType>();
+    PYPTO_USER_CHECK(s && is_integer(s->dtype), best_span(core_num, span),
+                     "core_num must be an integer scalar, got " << describe(core_num->type), "");
+    if (auto* c = core_num->as<ConstInt>()) {
+      PYPTO_USER_CHECK(c->value > 0, best_span(core_num, span), "core_num must be positive, got " << c->value, "");
+    }
+  }
+  if (predicate) {
+    PYPTO_USER_CHECK(predicate->type->is<ScalarType>(), best_span(predicate, span),
+                     "predicate must be a scalar condition, got " << describe(predicate->type),
+                     "write e.g. predicate=(rc[0, 0] > 0)");
+  }
+  std::vector<TypePtr> elems = std::move(callee_returns);
+  elems.push_back(ScalarType::make(DataType::TASK_ID));
+  return std::make_shared<Submit>(std::move(callee), std::move(args), std::move(dirs), std::move(deps), std::move(core_num),
+                                  sync_start, allow_early_resolve, timing_slot, std::move(predicate),
+                                  TupleType::make(std::move(elems)), std::move(span));
+}
+
+std::shared_ptr<const MakeTuple> MakeTuple::make(std::vector<ExprPtr> elements, Span span) {
+  std::vector<TypePtr> types;
+  types.reserve(elements.size());
+  for (auto& e : elements) {
+    PYPTO_CHECK(e, "MakeTuple has a null element");
+    types.push_back(e->type);
+  }
+  return std::make_shared<MakeTuple>(std::move(elements), TupleType::make(std::move(types)), std::move(span));
+}
+
+std::shared_ptr<const TupleGetItem> TupleGetItem::make(ExprPtr tuple, int index, Span span) {
+  PYPTO_CHECK(tuple, "TupleGetItem needs a tuple");
+  auto* tt = tuple->type->as<TupleType>();
+  PYPTO_USER_CHECK(tt, span, "cannot index a value of type " << describe(tuple->type) << " like a tuple",
+                   "only multi-result calls produce tuples");
+  PYPTO_USER_CHECK(index >= 0 && index < static_cast<int>(tt->elements.size()), span,
+                   "tuple index " << index << " out of range for " << describe(tuple->type), "");
+  TypePtr t = tt->elements[static_cast<size_t>(index)];
+  return std::make_shared<TupleGetItem>(std::move(tuple), index, std::move(t), std::move(span));
+}
+
+}  // namespace pypto::ir

@@ -1,0 +1,84 @@
+// Function and Program factories and lookups.
+#include "pypto/ir/function.h"
+
+#include <set>
+
+#include "describe.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::ir {
+
+std::shared_ptr<const Function> Function::make(std::string name, FunctionType type, std::vector<VarPtr> params,
+                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
+                                               StmtPtr body, Level level, Role role, Attrs attrs, Span span) {
+  PYPTO_CHECK(!name.empty(), "Function needs a name");
+  PYPTO_CHECK(dirs.size() == params.size(),
+              "function '" << name << "': " << dirs.size() << " param directions for " << params.size() << " params");
+  for (size_t i = 0; i < params.size(); ++i) {
+    PYPTO_CHECK(params[i], "function '" << name << "' has a null param");
+    if (dirs[i] != ParamDirection::In) {
+      const Span& s = params[i]->span.known() ? params[i]->span : span;
+      PYPTO_USER_CHECK(params[i]->type->is<TensorType>(), s,
+                       "parameter '" << params[i]->name << "' of type " << detail::describe(params[i]->type)
+                                     << " cannot be " << to_string(dirs[i]),
+                       "only tensors can be pl.Out / pl.InOut; scalars are always inputs");
+    }
+  }
+  for (auto& t : return_types) PYPTO_CHECK(t, "function '" << name << "' has a null return type");
+  auto f = std::make_shared<Function>();
+  f->name = std::move(name);
+  f->type = type;
+  f->level = level;
+  f->role = role;
+  f->params = std::move(params);
+  f->param_directions = std::move(dirs);
+  f->return_types = std::move(return_types);
+  f->body = std::move(body);
+  f->attrs = std::move(attrs);
+  f->span = std::move(span);
+  return f;
+}
+
+TypePtr Function::call_result_type() const {
+  if (return_types.size() == 1) return return_types[0];
+  return TupleType::make(return_types);
+}
+
+std::shared_ptr<const Program> Program::make(std::string name, std::vector<FunctionPtr> functions,
+                                             std::vector<VarPtr> dynamic_dims, Span span) {
+  std::set<std::string> seen;
+  for (auto& f : functions) {
+    PYPTO_CHECK(f, "program '" << name << "' has a null function");
+    PYPTO_CHECK(seen.insert(f->name).second, "program '" << name << "' defines function '" << f->name << "' twice");
+  }
+  for (auto& d : dynamic_dims) PYPTO_CHECK(d, "program '" << name << "' has a null dynamic dim");
+  auto p = std::make_shared<Program>();
+  p->name = std::move(name);
+  p->functions = std::move(functions);
+  p->dynamic_dims = std::move(dynamic_dims);
+  p->span = std::move(span);
+  return p;
+}
+
+FunctionPtr Program::get(const std::string& fname) const {
+  for (auto& f : functions) {
+    if (f->name == fname) return f;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const Program> Program::with_function(FunctionPtr fn) const {
+  PYPTO_CHECK(fn, "with_function needs a function");
+  auto p = std::make_shared<Program>(*this);
+  bool replaced = false;
+  for (auto& f : p->functions) {
+    if (f->name == fn->name) {
+      f = fn;
+      replaced = true;
+    }
+  }
+  if (!replaced) p->functions.push_back(std::move(fn));
+  return p;
+}
+
+}  // namespace pypto::ir

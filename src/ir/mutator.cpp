@@ -1,0 +1,338 @@
+// Default IRMutator: rebuild a node only when one of its children changed, so unchanged
+// subtrees keep their identity (see mutator.h for the def/use remapping rules).
+#include "pypto/ir/mutator.h"
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/structural_equal.h"
+
+namespace pypto::ir {
+
+ExprPtr IRMutator::mutate_expr(const ExprPtr& e) {
+  PYPTO_CHECK(e, "mutate_expr on a null expr");
+  switch (e->kind) {
+#define PYPTO_EXPR_NODE(Name) \
+  case NodeKind::Name:        \
+    return mutate_(static_cast<const Name*>(e.get()), e);
+#include "pypto/ir/node_kinds.def"
+    default:
+      break;
+  }
+  PYPTO_CHECK(false, "IRMutator: no mutate for expr kind " << to_string(e->kind));
+  return nullptr;
+}
+
+StmtPtr IRMutator::mutate_stmt(const StmtPtr& s) {
+  PYPTO_CHECK(s, "mutate_stmt on a null stmt");
+  switch (s->kind) {
+#define PYPTO_STMT_NODE(Name) \
+  case NodeKind::Name:        \
+    return mutate_(static_cast<const Name*>(s.get()), s);
+#include "pypto/ir/node_kinds.def"
+    default:
+      break;
+  }
+  PYPTO_CHECK(false, "IRMutator: no mutate for stmt kind " << to_string(s->kind));
+  return nullptr;
+}
+
+TypePtr IRMutator::mutate_type(const TypePtr& t) {
+  if (!t) return t;
+  bool changed = false;
+  if (auto* tt = t->as<TensorType>()) {
+    auto shape = mutate_exprs(tt->shape, &changed);
+    return changed ? TensorType::make(std::move(shape), tt->dtype, tt->layout) : t;
+  }
+  if (auto* tl = t->as<TileType>()) {
+    auto shape = mutate_exprs(tl->shape, &changed);
+    return changed ? TileType::make(std::move(shape), tl->dtype, tl->memory) : t;
+  }
+  if (auto* tu = t->as<TupleType>()) {
+    std::vector<TypePtr> els;
+    els.reserve(tu->elements.size());
+    for (auto& el : tu->elements) {
+      els.push_back(mutate_type(el));
+      changed |= els.back() != el;
+    }
+    return changed ? TupleType::make(std::move(els)) : t;
+  }
+  return t;
+}
+
+std::vector<ExprPtr> IRMutator::mutate_exprs(const std::vector<ExprPtr>& v, bool* changed) {
+  std::vector<ExprPtr> out;
+  out.reserve(v.size());
+  for (auto& e : v) {
+    out.push_back(mutate_expr(e));
+    if (out.back() != e) *changed = true;
+  }
+  return out;
+}
+
+Attrs IRMutator::mutate_attrs(const Attrs& a, bool* changed) {
+  Attrs out;
+  for (const auto& kv : a) {
+    if (auto* e = std::get_if<ExprPtr>(&kv.second)) {
+      ExprPtr n = *e ? mutate_expr(*e) : *e;
+      if (n != *e) *changed = true;
+      out.emplace(kv.first, n);
+    } else if (auto* l = std::get_if<std::vector<ExprPtr>>(&kv.second)) {
+      out.emplace(kv.first, mutate_exprs(*l, changed));
+    } else {
+      out.emplace(kv.first, kv.second);
+    }
+  }
+  return out;
+}
+
+VarPtr IRMutator::mutate_def(const VarPtr& v) {
+  if (!v) return v;
+  auto it = var_remap_.find(v.get());
+  if (it != var_remap_.end()) return it->second.second;
+  ExprPtr r = mutate_expr(v);
+  VarPtr nv = as_var_ptr(r);
+  PYPTO_CHECK(nv, "IRMutator: definition of '" << v->name << "' was mutated to a non-Var " << to_string(r->kind));
+  var_remap_[v.get()] = {v, nv};
+  return nv;
+}
+
+FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
+  bool changed = false;
+  std::vector<VarPtr> params;
+  for (auto& p : f->params) {
+    params.push_back(mutate_def(p));
+    changed |= params.back() != p;
+  }
+  std::vector<TypePtr> rets;
+  for (auto& t : f->return_types) {
+    rets.push_back(mutate_type(t));
+    changed |= rets.back() != t;
+  }
+  Attrs attrs = mutate_attrs(f->attrs, &changed);
+  StmtPtr body = f->body ? mutate_stmt(f->body) : nullptr;
+  changed |= body != f->body;
+  if (!changed) return f;
+  return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
+                        f->role, std::move(attrs), f->span);
+}
+
+ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
+  bool changed = false;
+  std::vector<VarPtr> dims;
+  for (auto& d : p->dynamic_dims) {
+    dims.push_back(mutate_def(d));
+    changed |= dims.back() != d;
+  }
+  std::vector<FunctionPtr> fns;
+  for (auto& f : p->functions) {
+    fns.push_back(mutate_function(f));
+    changed |= fns.back() != f;
+  }
+  if (!changed) return p;
+  return Program::make(p->name, std::move(fns), std::move(dims), p->span);
+}
+
+// ---- expressions ----
+
+ExprPtr IRMutator::mutate_(const Var* op, const ExprPtr& self) {
+  auto it = var_remap_.find(op);
+  return it != var_remap_.end() ? it->second.second : self;
+}
+
+ExprPtr IRMutator::mutate_(const IterArg* op, const ExprPtr& self) {
+  auto it = var_remap_.find(op);
+  if (it != var_remap_.end()) return it->second.second;
+  ExprPtr init = mutate_expr(op->init);
+  if (init == op->init) return self;
+  return IterArg::make(op->name, op->type, std::move(init), op->span);
+}
+
+ExprPtr IRMutator::mutate_(const ConstInt*, const ExprPtr& self) { return self; }
+ExprPtr IRMutator::mutate_(const ConstFloat*, const ExprPtr& self) { return self; }
+ExprPtr IRMutator::mutate_(const ConstBool*, const ExprPtr& self) { return self; }
+
+ExprPtr IRMutator::mutate_(const BinaryExpr* op, const ExprPtr& self) {
+  ExprPtr a = mutate_expr(op->a), b = mutate_expr(op->b);
+  if (a == op->a && b == op->b) return self;
+  return BinaryExpr::make(op->op, std::move(a), std::move(b), op->span);
+}
+
+ExprPtr IRMutator::mutate_(const UnaryExpr* op, const ExprPtr& self) {
+  ExprPtr a = mutate_expr(op->a);
+  if (a == op->a) return self;
+  return UnaryExpr::make(op->op, std::move(a), op->span);
+}
+
+ExprPtr IRMutator::mutate_(const Cast* op, const ExprPtr& self) {
+  ExprPtr v = mutate_expr(op->value);
+  if (v == op->value) return self;
+  return Cast::make(std::move(v), op->type->as<ScalarType>()->dtype, op->span);
+}
+
+ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
+  bool changed = false;
+  auto args = mutate_exprs(op->args, &changed);
+  Attrs attrs = mutate_attrs(op->attrs, &changed);
+  if (!changed) return self;
+  if (!op->is_op) {
+    return Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+  }
+  auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
+  if (op->arg_directions.empty()) return c;
+  return std::make_shared<Call>(c->callee, true, c->args, c->attrs, op->arg_directions, c->type, c->span);
+}
+
+ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
+  bool changed = false;
+  auto args = mutate_exprs(op->args, &changed);
+  auto deps = mutate_exprs(op->deps, &changed);
+  ExprPtr core_num = op->core_num ? mutate_expr(op->core_num) : nullptr;
+  ExprPtr pred = op->predicate ? mutate_expr(op->predicate) : nullptr;
+  changed |= core_num != op->core_num || pred != op->predicate;
+  if (!changed) return self;
+  auto& els = op->type->as<TupleType>()->elements;
+  std::vector<TypePtr> rets(els.begin(), els.end() - 1);
+  return Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num), op->sync_start,
+                      op->allow_early_resolve, op->timing_slot, std::move(pred), op->arg_directions, op->span);
+}
+
+ExprPtr IRMutator::mutate_(const MakeTuple* op, const ExprPtr& self) {
+  bool changed = false;
+  auto els = mutate_exprs(op->elements, &changed);
+  return changed ? MakeTuple::make(std::move(els), op->span) : self;
+}
+
+ExprPtr IRMutator::mutate_(const TupleGetItem* op, const ExprPtr& self) {
+  ExprPtr t = mutate_expr(op->tuple);
+  return t == op->tuple ? self : TupleGetItem::make(std::move(t), op->index, op->span);
+}
+
+// ---- statements ----
+
+StmtPtr IRMutator::mutate_(const AssignStmt* op, const StmtPtr& self) {
+  ExprPtr value = mutate_expr(op->value);
+  VarPtr var = mutate_def(op->var);
+  if (var == op->var && value != op->value && !structural_equal(var->type, value->type)) {
+    // The value's type changed (e.g. a shape was rewritten): re-type the target.
+    var = Var::make(op->var->name, value->type, op->var->span);
+    var_remap_[op->var.get()] = {op->var, var};
+  }
+  if (var == op->var && value == op->value) return self;
+  return AssignStmt::make(std::move(var), std::move(value), op->span);
+}
+
+StmtPtr IRMutator::mutate_(const EvalStmt* op, const StmtPtr& self) {
+  ExprPtr e = mutate_expr(op->expr);
+  return e == op->expr ? self : EvalStmt::make(std::move(e), op->span);
+}
+
+StmtPtr IRMutator::mutate_(const SeqStmts* op, const StmtPtr& self) {
+  bool changed = false;
+  std::vector<StmtPtr> out;
+  out.reserve(op->stmts.size());
+  for (auto& s : op->stmts) {
+    StmtPtr n = mutate_stmt(s);
+    if (n == s) {
+      out.push_back(s);
+      continue;
+    }
+    changed = true;
+    if (!n) continue;
+    if (auto* seq = n->as<SeqStmts>()) {
+      out.insert(out.end(), seq->stmts.begin(), seq->stmts.end());
+    } else {
+      out.push_back(std::move(n));
+    }
+  }
+  return changed ? SeqStmts::make(std::move(out), op->span) : self;
+}
+
+StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
+  ExprPtr start = mutate_expr(op->start), stop = mutate_expr(op->stop), step = mutate_expr(op->step);
+  bool changed = start != op->start || stop != op->stop || step != op->step;
+  VarPtr loop_var = mutate_def(op->loop_var);
+  changed |= loop_var != op->loop_var;
+  std::vector<IterArgPtr> iter_args;
+  for (auto& ia : op->iter_args) {
+    VarPtr n = mutate_def(ia);
+    PYPTO_CHECK(n->kind == NodeKind::IterArg, "IRMutator: iter_arg '" << ia->name << "' was mutated to a non-IterArg");
+    iter_args.push_back(std::static_pointer_cast<const IterArg>(n));
+    changed |= n != ia;
+  }
+  Attrs attrs = mutate_attrs(op->attrs, &changed);
+  StmtPtr body = mutate_stmt(op->body);
+  changed |= body != op->body;
+  std::vector<VarPtr> rvs;
+  for (auto& rv : op->return_vars) {
+    rvs.push_back(mutate_def(rv));
+    changed |= rvs.back() != rv;
+  }
+  if (!changed) return self;
+  return ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
+                       body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span);
+}
+
+StmtPtr IRMutator::mutate_(const IfStmt* op, const StmtPtr& self) {
+  ExprPtr cond = mutate_expr(op->cond);
+  StmtPtr then_body = mutate_stmt(op->then_body);
+  StmtPtr else_body = op->else_body ? mutate_stmt(op->else_body) : nullptr;
+  bool changed = cond != op->cond || then_body != op->then_body || else_body != op->else_body;
+  std::vector<VarPtr> rvs;
+  for (auto& rv : op->return_vars) {
+    rvs.push_back(mutate_def(rv));
+    changed |= rvs.back() != rv;
+  }
+  if (!changed) return self;
+  return IfStmt::make(std::move(cond), then_body ? then_body : make_seq({}, op->span), std::move(else_body), std::move(rvs),
+                      op->span);
+}
+
+StmtPtr IRMutator::mutate_(const YieldStmt* op, const StmtPtr& self) {
+  bool changed = false;
+  auto vals = mutate_exprs(op->values, &changed);
+  return changed ? YieldStmt::make(std::move(vals), op->span) : self;
+}
+
+StmtPtr IRMutator::mutate_(const ReturnStmt* op, const StmtPtr& self) {
+  bool changed = false;
+  auto vals = mutate_exprs(op->values, &changed);
+  return changed ? ReturnStmt::make(std::move(vals), op->span) : self;
+}
+
+StmtPtr IRMutator::mutate_(const ScopeStmt* op, const StmtPtr& self) {
+  bool changed = false;
+  Attrs attrs = mutate_attrs(op->attrs, &changed);
+  VarPtr block_var = mutate_def(op->block_var);
+  StmtPtr body = mutate_stmt(op->body);
+  VarPtr tid = mutate_def(op->task_id_var);
+  changed |= block_var != op->block_var || body != op->body || tid != op->task_id_var;
+  if (!changed) return self;
+  return ScopeStmt::make(op->scope_kind, std::move(attrs), body ? body : make_seq({}, op->span), std::move(tid),
+                         std::move(block_var), op->span);
+}
+
+StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
+  StmtPtr body = mutate_stmt(op->body);
+  if (body == op->body) return self;
+  return RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
+}
+
+std::vector<StmtPtr> flatten_stmts(const StmtPtr& s) {
+  std::vector<StmtPtr> out;
+  if (!s) return out;
+  if (auto* seq = s->as<SeqStmts>()) {
+    for (auto& c : seq->stmts) {
+      auto sub = flatten_stmts(c);
+      out.insert(out.end(), sub.begin(), sub.end());
+    }
+  } else {
+    out.push_back(s);
+  }
+  return out;
+}
+
+StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span) {
+  if (stmts.size() == 1) return stmts[0];
+  return SeqStmts::make(std::move(stmts), std::move(span));
+}
+
+}  // namespace pypto::ir

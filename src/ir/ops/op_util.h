@@ -1,0 +1,45 @@
+// Shared helpers for op type inference (src/ir/ops/*_ops.cpp): argument-kind checks that
+// raise UserError with the call's span, list/shape helpers, and attr readers.
+//
+//   auto* t = expect_tensor("tensor.read", "t", args[0], span);
+//   auto idx = expect_int_list("tensor.read", "indices", args[1], span);
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/ir/op_registry.h"
+
+namespace pypto::ir::ops {
+
+// Registration functions, one per op namespace; called once by OpRegistry::global().
+void register_tensor_ops(OpRegistry& r);
+void register_tile_ops(OpRegistry& r);
+void register_system_ops(OpRegistry& r);
+void register_array_ops(OpRegistry& r);
+
+const TensorType* expect_tensor(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+const TileType* expect_tile(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+const ArrayType* expect_array(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+// A scalar of a numeric dtype (not TASK_ID).
+const ScalarType* expect_numeric_scalar(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+// A scalar of an integer dtype (ConstInt or an integer scalar expr).
+void expect_int_scalar(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+// A MakeTuple of integer scalars (a shape, an offset list, an index list).
+std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+// A ConstInt (axis numbers and such).
+int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+
+// Dims equal: equal constants, or structurally equal exprs.
+bool dim_equal(const ExprPtr& a, const ExprPtr& b);
+bool shape_equal(const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b);
+
+// Attr readers. `required` attrs missing -> UserError; a bad spelling -> UserError.
+DataType attr_dtype(const std::string& op, const Attrs& attrs, const Span& span);          // "dtype", required
+bool attr_memory(const std::string& op, const Attrs& attrs, const Span& span, MemorySpace* out);  // "target_memory", optional
+void expect_bool_attr(const std::string& op, const Attrs& attrs, const std::string& key, const Span& span);  // if present
+
+// Convenience for registration.
+void add_op(OpRegistry& r, std::string name, std::vector<std::string> arg_names, std::vector<std::string> attr_names,
+            std::string doc, decltype(OpInfo::infer) infer);
+
+}  // namespace pypto::ir::ops

@@ -1,0 +1,38 @@
+// system.* ops: TaskId producers that are not real tasks.
+//
+//   system.task_invalid()                                   -> Scalar[TASK_ID]  (the `None` TaskId)
+//   system.task_dummy() manual_dep_edges=[t1, t2], dummy_task=True -> Scalar[TASK_ID]
+//                                                           (a barrier task depending on t1, t2)
+#include "../describe.h"
+#include "op_util.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::ir::ops {
+
+void register_system_ops(OpRegistry& r) {
+  add_op(r, "system.task_invalid", {}, {}, "The invalid TaskId (`None` as a dependency: no producer).",
+         [](const std::vector<ExprPtr>&, const Attrs&, const Span&) -> TypePtr {
+           return ScalarType::make(DataType::TASK_ID);
+         });
+
+  add_op(r, "system.task_dummy", {}, {"manual_dep_edges", "dummy_task"},
+         "A dummy task that completes after all of manual_dep_edges; its TaskId is a barrier.",
+         [](const std::vector<ExprPtr>&, const Attrs& attrs, const Span& span) -> TypePtr {
+           if (auto it = attrs.find("manual_dep_edges"); it != attrs.end()) {
+             auto* edges = std::get_if<std::vector<ExprPtr>>(&it->second);
+             PYPTO_USER_CHECK(edges, span, "system.task_dummy: manual_dep_edges must be a list of TaskIds", "");
+             for (auto& e : *edges) {
+               PYPTO_CHECK(e, "system.task_dummy: null dep edge");
+               PYPTO_USER_CHECK(is_task_id(e->type), e->span.known() ? e->span : span,
+                                "deps= entries must be TaskIds (from pl.submit, pl.at ... as tid, pl.system.task_dummy, a "
+                                "TaskId loop carry or array slot, or None), got "
+                                    << detail::describe(e->type),
+                                "deps= never takes tensors: dependencies on data are derived automatically");
+             }
+           }
+           expect_bool_attr("system.task_dummy", attrs, "dummy_task", span);
+           return ScalarType::make(DataType::TASK_ID);
+         });
+}
+
+}  // namespace pypto::ir::ops

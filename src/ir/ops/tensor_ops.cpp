@@ -1,0 +1,122 @@
+// tensor.* ops: orchestration-level tensor creation, element reads and views.
+//
+//   tensor.create([16, 16]) dtype="FP32"        -> Tensor[[16, 16], FP32]
+//   tensor.read(t, [i, j])                      -> Scalar[t.dtype]
+//   tensor.slice(t, [8, 16], [8, 0])            -> Tensor[[8, 16], t.dtype]
+//   tensor.transpose(t, 0, 1)                   -> Tensor with dims 0 and 1 swapped
+//   tensor.dim(t, 0)                            -> Scalar[INDEX]
+//   tensor.assemble(target, source, [0, 8])     -> type of target
+#include "../describe.h"
+#include "op_util.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::ir::ops {
+
+using detail::describe;
+using detail::describe_shape;
+
+namespace {
+
+void expect_rank(const std::string& op, const std::string& what, size_t got, size_t rank, const TensorType* t,
+                 const Span& span) {
+  PYPTO_USER_CHECK(got == rank, span,
+                   op << ": " << what << " has " << got << " entries but the tensor "
+                      << describe(std::make_shared<TensorType>(*t)) << " has rank " << rank,
+                   "give one entry per dimension");
+}
+
+int64_t normalize_axis(const std::string& op, const std::string& arg, int64_t axis, size_t rank, const Span& span) {
+  int64_t r = static_cast<int64_t>(rank);
+  PYPTO_USER_CHECK(axis >= -r && axis < r, span, op << ": axis " << axis << " out of range for a tensor of rank " << rank, "");
+  return axis < 0 ? axis + r : axis;
+}
+
+}  // namespace
+
+void register_tensor_ops(OpRegistry& r) {
+  add_op(r, "tensor.create", {"shape"}, {"dtype", "manual_dep", "layout"},
+         "Allocate a tensor of the given shape and dtype (manual_dep=True: its accesses add no automatic deps).",
+         [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto shape = expect_int_list("tensor.create", "shape", args[0], span);
+           PYPTO_USER_CHECK(!shape.empty(), span, "tensor.create: shape must not be empty", "");
+           for (auto& d : shape) {
+             auto* c = d->as<ConstInt>();
+             PYPTO_USER_CHECK(!c || c->value > 0, span, "tensor.create: dimension " << describe(d) << " must be positive", "");
+           }
+           DataType dtype = attr_dtype("tensor.create", attrs, span);
+           expect_bool_attr("tensor.create", attrs, "manual_dep", span);
+           Layout layout = Layout::ND;
+           if (auto it = attrs.find("layout"); it != attrs.end()) {
+             auto* s = std::get_if<std::string>(&it->second);
+             PYPTO_USER_CHECK(s && parse_layout(*s, &layout), span, "tensor.create: layout must be ND or DN", "");
+           }
+           return TensorType::make(std::move(shape), dtype, layout);
+         });
+
+  add_op(r, "tensor.read", {"t", "indices"}, {}, "Read one element of a tensor: t[i, j].",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.read", "t", args[0], span);
+           auto idx = expect_int_list("tensor.read", "indices", args[1], span);
+           expect_rank("tensor.read", "indices", idx.size(), t->shape.size(), t, span);
+           return ScalarType::make(t->dtype);
+         });
+
+  add_op(r, "tensor.slice", {"t", "shapes", "offsets"}, {}, "A view of a sub-block of a tensor: slice(t, shapes, offsets).",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.slice", "t", args[0], span);
+           auto shapes = expect_int_list("tensor.slice", "shapes", args[1], span);
+           auto offsets = expect_int_list("tensor.slice", "offsets", args[2], span);
+           expect_rank("tensor.slice", "shapes", shapes.size(), t->shape.size(), t, span);
+           expect_rank("tensor.slice", "offsets", offsets.size(), t->shape.size(), t, span);
+           for (size_t i = 0; i < shapes.size(); ++i) {
+             auto *s = shapes[i]->as<ConstInt>(), *o = offsets[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
+             PYPTO_USER_CHECK(!s || s->value > 0, span, "tensor.slice: slice size " << s->value << " must be positive", "");
+             if (s && o && d) {
+               PYPTO_USER_CHECK(o->value >= 0 && o->value + s->value <= d->value, span,
+                                "tensor.slice: slice [" << o->value << ", " << o->value + s->value << ") of dimension " << i
+                                                        << " is outside the tensor shape " << describe_shape(t->shape),
+                                "");
+             }
+           }
+           return TensorType::make(std::move(shapes), t->dtype, t->layout);
+         });
+
+  add_op(r, "tensor.transpose", {"t", "axis1", "axis2"}, {}, "Swap two dimensions of a tensor (a view).",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.transpose", "t", args[0], span);
+           int64_t a = normalize_axis("tensor.transpose", "axis1",
+                                      expect_const_int("tensor.transpose", "axis1", args[1], span), t->shape.size(), span);
+           int64_t b = normalize_axis("tensor.transpose", "axis2",
+                                      expect_const_int("tensor.transpose", "axis2", args[2], span), t->shape.size(), span);
+           auto shape = t->shape;
+           std::swap(shape[static_cast<size_t>(a)], shape[static_cast<size_t>(b)]);
+           return TensorType::make(std::move(shape), t->dtype, t->layout);
+         });
+
+  add_op(r, "tensor.dim", {"t", "axis"}, {}, "The size of one dimension of a tensor, as Scalar[INDEX].",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.dim", "t", args[0], span);
+           normalize_axis("tensor.dim", "axis", expect_const_int("tensor.dim", "axis", args[1], span), t->shape.size(), span);
+           return ScalarType::make(DataType::INDEX);
+         });
+
+  add_op(r, "tensor.assemble", {"target", "source", "offsets"}, {},
+         "Write tensor `source` into `target` at `offsets`; the result is the updated target.",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* target = expect_tensor("tensor.assemble", "target", args[0], span);
+           auto* source = expect_tensor("tensor.assemble", "source", args[1], span);
+           auto offsets = expect_int_list("tensor.assemble", "offsets", args[2], span);
+           expect_rank("tensor.assemble", "offsets", offsets.size(), target->shape.size(), target, span);
+           PYPTO_USER_CHECK(source->shape.size() == target->shape.size(), span,
+                            "tensor.assemble: source shape " << describe_shape(source->shape) << " and target shape "
+                                                             << describe_shape(target->shape) << " differ in rank",
+                            "");
+           PYPTO_USER_CHECK(source->dtype == target->dtype, span,
+                            "tensor.assemble: source dtype " << to_string(source->dtype) << " differs from target dtype "
+                                                             << to_string(target->dtype),
+                            "");
+           return args[0]->type;
+         });
+}
+
+}  // namespace pypto::ir::ops

@@ -1,0 +1,222 @@
+// tile.* ops: what InCore / AIC / AIV kernels compute with.
+//
+//   tile.load(a, [0, 0], [16, 16])          -> Tile[[16, 16], a.dtype, Vec]   (target_memory= optional)
+//   tile.store(t, [0, 0], c)                -> type of c
+//   tile.add(x, y) / tile.add(x, 2.0)       -> type of x         (also sub, mul, div, maximum, minimum)
+//   tile.exp(x)                             -> type of x         (also log, sqrt, rsqrt, recip, neg, abs, relu)
+//   tile.row_max(x[M, N])                   -> Tile[[M, 1]]      (also row_sum, row_min)
+//   tile.row_expand_sub(x[M, N], r[M, 1])   -> type of x         (also add, mul, div)
+//   tile.matmul(a[M, K], b[K, N])           -> Tile[[M, N], FP32, Acc]
+//   tile.matmul_acc(acc, a, b)              -> type of acc
+//   tile.move(t) target_memory="Left"       -> t in that memory
+//   tile.cast(t) dtype="FP16"               -> t with that dtype
+//   tile.full([16, 16], 0.0) dtype="FP32"   -> Tile[[16, 16], FP32, Vec]
+//   tile.get_block_idx(), tile.get_block_num() -> Scalar[INDEX]
+#include "../describe.h"
+#include "op_util.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::ir::ops {
+
+using detail::describe;
+using detail::describe_shape;
+
+namespace {
+
+using Args = std::vector<ExprPtr>;
+
+void check_tile_rank(const std::string& op, const std::string& what, size_t rank, const Span& span) {
+  PYPTO_USER_CHECK(rank == 1 || rank == 2, span, op << ": " << what << " must be 1-D or 2-D, got rank " << rank, "");
+}
+
+const TileType* expect_2d(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span) {
+  auto* t = expect_tile(op, arg, e, span);
+  PYPTO_USER_CHECK(t->shape.size() == 2, span,
+                   op << ": argument '" << arg << "' must be a 2-D tile, got " << describe(e->type), "");
+  return t;
+}
+
+void same_dtype(const std::string& op, const TileType* a, const TileType* b, const ExprPtr& ea, const ExprPtr& eb,
+                const Span& span) {
+  PYPTO_USER_CHECK(a->dtype == b->dtype, span,
+                   op << ": dtype mismatch: " << describe(ea->type) << " vs " << describe(eb->type),
+                   "convert one side with pl.cast(tile, dtype)");
+}
+
+void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::string& what) {
+  std::string op = "tile." + name;
+  add_op(r, op, {"a", "b"}, {}, "Elementwise " + what + " of tile a with a tile of the same shape or a scalar.",
+         [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* a = expect_tile(op, "a", args[0], span);
+           if (auto* b = args[1]->type->as<TileType>()) {
+             PYPTO_USER_CHECK(shape_equal(a->shape, b->shape), span,
+                              op << ": shape mismatch: " << describe(args[0]->type) << " vs " << describe(args[1]->type),
+                              "both tiles must have the same shape (or pass a scalar as b)");
+             same_dtype(op, a, b, args[0], args[1], span);
+           } else {
+             PYPTO_USER_CHECK(args[1]->type->is<ScalarType>() && args[1]->type->as<ScalarType>()->dtype != DataType::TASK_ID,
+                              span, op << ": argument 'b' must be a Tile or a scalar, got " << describe(args[1]->type), "");
+           }
+           return args[0]->type;
+         });
+}
+
+void add_elementwise_unary(OpRegistry& r, const std::string& name, const std::string& doc) {
+  std::string op = "tile." + name;
+  add_op(r, op, {"a"}, {}, doc, [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+    expect_tile(op, "a", args[0], span);
+    return args[0]->type;
+  });
+}
+
+void add_row_reduce(OpRegistry& r, const std::string& name, const std::string& what) {
+  std::string op = "tile." + name;
+  add_op(r, op, {"a"}, {}, "Row-wise " + what + " of a [M, N] tile, giving a [M, 1] tile.",
+         [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* a = expect_2d(op, "a", args[0], span);
+           return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, a->memory);
+         });
+}
+
+void add_row_expand(OpRegistry& r, const std::string& name, const std::string& what) {
+  std::string op = "tile." + name;
+  add_op(r, op, {"a", "row"}, {}, "Elementwise " + what + " of each row of a [M, N] tile by the matching entry of a [M, 1] tile.",
+         [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* a = expect_2d(op, "a", args[0], span);
+           auto* row = expect_2d(op, "row", args[1], span);
+           auto* one = row->shape[1]->as<ConstInt>();
+           PYPTO_USER_CHECK(dim_equal(a->shape[0], row->shape[0]) && one && one->value == 1, span,
+                            op << ": shape mismatch: a is " << describe_shape(a->shape) << ", row must be ["
+                               << describe(a->shape[0]) << ", 1], got " << describe_shape(row->shape),
+                            "compute the row operand with pl.row_max / pl.row_sum / pl.row_min");
+           same_dtype(op, a, row, args[0], args[1], span);
+           return args[0]->type;
+         });
+}
+
+// [M, K] x [K, N] -> {M, N}; UserError naming both shapes when K differs.
+std::vector<ExprPtr> matmul_shape(const std::string& op, const TileType* a, const TileType* b, const Span& span) {
+  PYPTO_USER_CHECK(dim_equal(a->shape[1], b->shape[0]), span,
+                   op << ": inner dimensions differ: a is " << describe_shape(a->shape) << ", b is " << describe_shape(b->shape),
+                   "a must be [M, K] and b [K, N]");
+  return {a->shape[0], b->shape[1]};
+}
+
+}  // namespace
+
+void register_tile_ops(OpRegistry& r) {
+  add_op(r, "tile.load", {"tensor", "offsets", "shapes"}, {"target_memory"},
+         "Load a 1-D or 2-D block of a tensor at offsets into a tile.",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tile.load", "tensor", args[0], span);
+           auto offsets = expect_int_list("tile.load", "offsets", args[1], span);
+           auto shapes = expect_int_list("tile.load", "shapes", args[2], span);
+           check_tile_rank("tile.load", "the tile", shapes.size(), span);
+           PYPTO_USER_CHECK(offsets.size() == t->shape.size(), span,
+                            "tile.load: " << offsets.size() << " offsets for a tensor of shape " << describe_shape(t->shape),
+                            "give one offset per tensor dimension");
+           PYPTO_USER_CHECK(shapes.size() == t->shape.size(), span,
+                            "tile.load: tile shape " << describe_shape(shapes) << " has a different rank than the tensor shape "
+                                                     << describe_shape(t->shape),
+                            "");
+           for (auto& s : shapes) {
+             auto* c = s->as<ConstInt>();
+             PYPTO_USER_CHECK(!c || c->value > 0, span, "tile.load: tile dimension " << c->value << " must be positive", "");
+           }
+           MemorySpace mem = MemorySpace::Vec;
+           attr_memory("tile.load", attrs, span, &mem);
+           return TileType::make(std::move(shapes), t->dtype, mem);
+         });
+
+  add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {}, "Store a tile into a tensor at offsets; the result is the tensor.",
+         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* tile = expect_tile("tile.store", "tile", args[0], span);
+           auto offsets = expect_int_list("tile.store", "offsets", args[1], span);
+           auto* t = expect_tensor("tile.store", "tensor", args[2], span);
+           PYPTO_USER_CHECK(offsets.size() == t->shape.size(), span,
+                            "tile.store: " << offsets.size() << " offsets for a tensor of shape " << describe_shape(t->shape),
+                            "give one offset per tensor dimension");
+           PYPTO_USER_CHECK(tile->dtype == t->dtype, span,
+                            "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
+                            "convert the tile first with pl.cast(tile, dtype)");
+           return args[2]->type;
+         });
+
+  add_elementwise_binary(r, "add", "sum");
+  add_elementwise_binary(r, "sub", "difference");
+  add_elementwise_binary(r, "mul", "product");
+  add_elementwise_binary(r, "div", "quotient");
+  add_elementwise_binary(r, "maximum", "maximum");
+  add_elementwise_binary(r, "minimum", "minimum");
+
+  add_elementwise_unary(r, "exp", "Elementwise e^x.");
+  add_elementwise_unary(r, "log", "Elementwise natural logarithm.");
+  add_elementwise_unary(r, "sqrt", "Elementwise square root.");
+  add_elementwise_unary(r, "rsqrt", "Elementwise 1 / sqrt(x).");
+  add_elementwise_unary(r, "recip", "Elementwise 1 / x.");
+  add_elementwise_unary(r, "neg", "Elementwise -x.");
+  add_elementwise_unary(r, "abs", "Elementwise |x|.");
+  add_elementwise_unary(r, "relu", "Elementwise max(x, 0).");
+
+  add_row_reduce(r, "row_max", "maximum");
+  add_row_reduce(r, "row_sum", "sum");
+  add_row_reduce(r, "row_min", "minimum");
+
+  add_row_expand(r, "row_expand_add", "sum");
+  add_row_expand(r, "row_expand_sub", "difference");
+  add_row_expand(r, "row_expand_mul", "product");
+  add_row_expand(r, "row_expand_div", "quotient");
+
+  add_op(r, "tile.matmul", {"a", "b"}, {}, "Matrix product of a [M, K] and b [K, N] into a new FP32 Acc tile [M, N].",
+         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* a = expect_2d("tile.matmul", "a", args[0], span);
+           auto* b = expect_2d("tile.matmul", "b", args[1], span);
+           return TileType::make(matmul_shape("tile.matmul", a, b, span), DataType::FP32, MemorySpace::Acc);
+         });
+
+  add_op(r, "tile.matmul_acc", {"acc", "a", "b"}, {}, "acc + a @ b, for acc [M, N], a [M, K], b [K, N].",
+         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* acc = expect_2d("tile.matmul_acc", "acc", args[0], span);
+           auto* a = expect_2d("tile.matmul_acc", "a", args[1], span);
+           auto* b = expect_2d("tile.matmul_acc", "b", args[2], span);
+           auto mn = matmul_shape("tile.matmul_acc", a, b, span);
+           PYPTO_USER_CHECK(shape_equal(mn, acc->shape), span,
+                            "tile.matmul_acc: acc shape " << describe_shape(acc->shape) << " does not match a @ b shape "
+                                                          << describe_shape(mn),
+                            "");
+           return args[0]->type;
+         });
+
+  add_op(r, "tile.move", {"t"}, {"target_memory"}, "Copy a tile to another memory space (Vec, Mat, Left, Right, Acc).",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto* t = expect_tile("tile.move", "t", args[0], span);
+           MemorySpace mem;
+           PYPTO_USER_CHECK(attr_memory("tile.move", attrs, span, &mem), span, "tile.move: missing target_memory",
+                            "e.g. pl.move(t, target_memory=pl.MemorySpace.Left)");
+           return TileType::make(t->shape, t->dtype, mem);
+         });
+
+  add_op(r, "tile.cast", {"t"}, {"dtype"}, "Convert the elements of a tile to another dtype.",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto* t = expect_tile("tile.cast", "t", args[0], span);
+           DataType d = attr_dtype("tile.cast", attrs, span);
+           PYPTO_USER_CHECK(d != DataType::TASK_ID, span, "tile.cast: cannot cast a tile to TASK_ID", "");
+           return TileType::make(t->shape, d, t->memory);
+         });
+
+  add_op(r, "tile.full", {"shape", "value"}, {"dtype"}, "A new Vec tile of the given shape and dtype, every element = value.",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto shape = expect_int_list("tile.full", "shape", args[0], span);
+           check_tile_rank("tile.full", "shape", shape.size(), span);
+           expect_numeric_scalar("tile.full", "value", args[1], span);
+           DataType d = attr_dtype("tile.full", attrs, span);
+           return TileType::make(std::move(shape), d, MemorySpace::Vec);
+         });
+
+  add_op(r, "tile.get_block_idx", {}, {}, "Index of the current block within an SPMD launch.",
+         [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });
+  add_op(r, "tile.get_block_num", {}, {}, "Number of blocks of the current SPMD launch.",
+         [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });
+}
+
+}  // namespace pypto::ir::ops

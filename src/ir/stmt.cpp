@@ -1,0 +1,123 @@
+// Statement factories: each `make` checks the statement's invariants (see stmt.h for SSA).
+#include "pypto/ir/stmt.h"
+
+#include "describe.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/structural_equal.h"
+
+namespace pypto::ir {
+
+using detail::describe;
+
+namespace {
+
+const Span& best_span(const ExprPtr& e, const Span& fallback) {
+  return (e && e->span.known()) ? e->span : fallback;
+}
+
+bool is_int_scalar(const ExprPtr& e) {
+  auto* s = e->type->as<ScalarType>();
+  return s && is_integer(s->dtype);
+}
+
+}  // namespace
+
+std::shared_ptr<const AssignStmt> AssignStmt::make(VarPtr var, ExprPtr value, Span span) {
+  PYPTO_CHECK(var, "AssignStmt needs a target var");
+  PYPTO_CHECK(value, "AssignStmt to '" << var->name << "' needs a value");
+  PYPTO_CHECK(structural_equal(var->type, value->type),
+              "AssignStmt to '" << var->name << "': var type " << describe(var->type) << " differs from value type "
+                                << describe(value->type));
+  return std::make_shared<AssignStmt>(std::move(var), std::move(value), std::move(span));
+}
+
+std::shared_ptr<const EvalStmt> EvalStmt::make(ExprPtr expr, Span span) {
+  PYPTO_CHECK(expr, "EvalStmt needs an expression");
+  return std::make_shared<EvalStmt>(std::move(expr), std::move(span));
+}
+
+std::shared_ptr<const SeqStmts> SeqStmts::make(std::vector<StmtPtr> stmts, Span span) {
+  for (auto& s : stmts) PYPTO_CHECK(s, "SeqStmts has a null statement");
+  return std::make_shared<SeqStmts>(std::move(stmts), std::move(span));
+}
+
+std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step,
+                                             std::vector<IterArgPtr> iter_args, StmtPtr body, std::vector<VarPtr> return_vars,
+                                             ForKind kind, Attrs attrs, Span span) {
+  PYPTO_CHECK(loop_var, "ForStmt needs a loop var");
+  PYPTO_CHECK(start && stop && step, "ForStmt needs start, stop and step");
+  PYPTO_CHECK(body, "ForStmt needs a body");
+  PYPTO_CHECK(is_int_scalar(loop_var), "ForStmt loop var '" << loop_var->name << "' must be an integer scalar, got "
+                                                            << describe(loop_var->type));
+  const char* names[] = {"start", "stop", "step"};
+  const ExprPtr* bounds[] = {&start, &stop, &step};
+  for (int i = 0; i < 3; ++i) {
+    PYPTO_USER_CHECK(is_int_scalar(*bounds[i]), best_span(*bounds[i], span),
+                     "loop " << names[i] << " must be an integer scalar, got " << describe((*bounds[i])->type),
+                     "pl.range / pl.parallel take integers or integer scalar expressions");
+  }
+  PYPTO_CHECK(return_vars.size() == iter_args.size(),
+              "ForStmt has " << iter_args.size() << " iter_args but " << return_vars.size() << " return vars");
+  for (size_t i = 0; i < iter_args.size(); ++i) {
+    PYPTO_CHECK(iter_args[i] && return_vars[i], "ForStmt has a null iter_arg or return var");
+  }
+  return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
+                                   std::move(iter_args), std::move(body), std::move(return_vars), kind, std::move(attrs),
+                                   std::move(span));
+}
+
+std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
+                                           std::vector<VarPtr> return_vars, Span span) {
+  PYPTO_CHECK(cond, "IfStmt needs a condition");
+  PYPTO_CHECK(then_body, "IfStmt needs a then body");
+  PYPTO_USER_CHECK(cond->type->is<ScalarType>() && cond->type->as<ScalarType>()->dtype != DataType::TASK_ID,
+                   best_span(cond, span), "if condition must be a scalar, got " << describe(cond->type),
+                   "compare a scalar, e.g. `if i == 0:`");
+  for (auto& v : return_vars) PYPTO_CHECK(v, "IfStmt has a null return var");
+  PYPTO_CHECK(return_vars.empty() || else_body, "IfStmt with return vars needs an else body");
+  return std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body), std::move(return_vars),
+                                  std::move(span));
+}
+
+std::shared_ptr<const YieldStmt> YieldStmt::make(std::vector<ExprPtr> values, Span span) {
+  for (auto& v : values) PYPTO_CHECK(v, "YieldStmt has a null value");
+  return std::make_shared<YieldStmt>(std::move(values), std::move(span));
+}
+
+std::shared_ptr<const ReturnStmt> ReturnStmt::make(std::vector<ExprPtr> values, Span span) {
+  for (auto& v : values) PYPTO_CHECK(v, "ReturnStmt has a null value");
+  return std::make_shared<ReturnStmt>(std::move(values), std::move(span));
+}
+
+std::shared_ptr<const ScopeStmt> ScopeStmt::make(ScopeKind kind, Attrs attrs, StmtPtr body, VarPtr task_id_var,
+                                                 VarPtr block_var, Span span) {
+  PYPTO_CHECK(body, "ScopeStmt needs a body");
+  if (task_id_var) {
+    auto* s = task_id_var->type->as<ScalarType>();
+    PYPTO_CHECK(s && s->dtype == DataType::TASK_ID,
+                "ScopeStmt task id var '" << task_id_var->name << "' must be Scalar[TASK_ID], got " << describe(task_id_var->type));
+  }
+  if (block_var) {
+    PYPTO_CHECK(is_int_scalar(block_var),
+                "ScopeStmt block var '" << block_var->name << "' must be an integer scalar, got " << describe(block_var->type));
+  }
+  if (auto* deps = attr_get<std::vector<ExprPtr>>(attrs, "deps")) {
+    for (auto& d : *deps) {
+      PYPTO_CHECK(d, "ScopeStmt has a null dep (None deps are dropped by the parser)");
+      PYPTO_USER_CHECK(is_task_id(d->type), best_span(d, span),
+                       "deps= entries must be TaskIds (from pl.submit, pl.at ... as tid, pl.system.task_dummy, a "
+                       "TaskId loop carry or array slot, or None), got "
+                           << describe(d->type),
+                       "deps= never takes tensors: dependencies on data are derived automatically");
+    }
+  }
+  return std::make_shared<ScopeStmt>(kind, std::move(attrs), std::move(body), std::move(task_id_var), std::move(block_var),
+                                     std::move(span));
+}
+
+std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::make(RuntimeScopeMode mode, StmtPtr body, Span span) {
+  PYPTO_CHECK(body, "RuntimeScopeStmt needs a body");
+  return std::make_shared<RuntimeScopeStmt>(mode, std::move(body), std::move(span));
+}
+
+}  // namespace pypto::ir
