@@ -54,3 +54,68 @@ inline Tensor ext1d(std::vector<int32_t>& v) {
 inline pto2::RuntimeOptions workers(uint32_t n) { return pto2::RuntimeOptions{}.aic_workers(n).aiv_workers(n); }
 
 inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+// ---- small kernels (scalars: s0 = value, s1 = sleep ms before acting)
+inline void k_fill(PTO2KernelContext* ctx) {  // t0 (out) = s0
+  if (ctx->scalar_count > 1 && ctx->scalars[1]) sleep_ms(static_cast<int>(ctx->scalars[1]));
+  const Tensor& o = ctx->tensors[0];
+  float* p = o.ptr<float>();
+  for (int64_t i = 0; i < o.numel(); ++i) p[i * o.strides[o.ndims - 1]] = static_cast<float>(ctx->scalars[0]);
+}
+inline void k_add(PTO2KernelContext* ctx) {  // t1 (out) = t0 (in) + s0, 1-d or contiguous
+  if (ctx->scalar_count > 1 && ctx->scalars[1]) sleep_ms(static_cast<int>(ctx->scalars[1]));
+  const Tensor& a = ctx->tensors[0];
+  const Tensor& o = ctx->tensors[1];
+  for (int64_t i = 0; i < o.numel(); ++i)
+    o.ptr<float>()[i] = a.ptr<float>()[i] + static_cast<float>(ctx->scalars[0]);
+}
+inline void k_inc(PTO2KernelContext* ctx) {  // t0 (inout) += 1
+  const Tensor& o = ctx->tensors[0];
+  for (int64_t i = 0; i < o.numel(); ++i) o.ptr<float>()[i] += 1.0f;
+}
+inline void k_empty(PTO2KernelContext*) {}
+inline void k_set_flag5(PTO2KernelContext* ctx) {  // sleep 10 ms; t0 (int32)[2] = 5
+  sleep_ms(10);
+  ctx->tensors[0].ptr<int32_t>()[2] = 5;
+}
+
+/// Registers the standard kernels: 0 fill, 1 add, 2 inc, 3 empty (AIV); 10..13 same on AIC.
+inline void register_std(pto2::Runtime& rt) {
+  rt.register_kernel(0, "fill", pto2::CoreType::AIV, &k_fill);
+  rt.register_kernel(1, "add", pto2::CoreType::AIV, &k_add);
+  rt.register_kernel(2, "inc", pto2::CoreType::AIV, &k_inc);
+  rt.register_kernel(3, "empty", pto2::CoreType::AIV, &k_empty);
+  rt.register_kernel(10, "fill_c", pto2::CoreType::AIC, &k_fill);
+  rt.register_kernel(11, "add_c", pto2::CoreType::AIC, &k_add);
+  rt.register_kernel(12, "inc_c", pto2::CoreType::AIC, &k_inc);
+  rt.register_kernel(13, "empty_c", pto2::CoreType::AIC, &k_empty);
+  rt.register_kernel(20, "set_flag5", pto2::CoreType::AIV, &k_set_flag5);
+}
+
+inline void submit_fill(const Tensor& out, float v, int sleep = 0) {
+  Arg p;
+  p.add_output(out);
+  p.add_scalar(static_cast<uint64_t>(v));
+  p.add_scalar(static_cast<uint64_t>(sleep));
+  rt_submit_aiv_task(0, p);
+}
+inline PTO2TaskId submit_add(const Tensor& in, const Tensor& out, float v, int sleep = 0) {
+  Arg p;
+  p.add_input(in);
+  p.add_output(out);
+  p.add_scalar(static_cast<uint64_t>(v));
+  p.add_scalar(static_cast<uint64_t>(sleep));
+  return rt_submit_aiv_task(1, p).task_id();
+}
+
+/// Runs `entry` on runtimes with 1..4 workers of each type (each under a watchdog).
+template <class F, class Check>
+void sweep(F&& entry, Check&& check, uint32_t max_workers = 4) {
+  for (uint32_t w = 1; w <= max_workers; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w));
+    register_std(rt);
+    pto2::RunResult r = rt.run(entry);
+    check(r, w);
+  }
+}

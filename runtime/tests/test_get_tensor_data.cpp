@@ -1,0 +1,49 @@
+// get_tensor_data waits for the producers of the element, then reads it.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+TEST(GetTensorData, WaitsForProducer) {
+  std::vector<float> x(16, 0);
+  float seen = -1;
+  sweep([&](const ChipStorageTaskArgs&) {
+    std::fill(x.begin(), x.end(), 0.f);
+    submit_fill(ext1d(x), 42, 30);
+    int64_t idx[1] = {5};
+    seen = get_tensor_data<float>(ext1d(x), 1, idx);
+  }, [&](const pto2::RunResult& r, uint32_t) {
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(seen, 42.f);
+  });
+}
+
+TEST(GetTensorData, ConvertsDtypesAndWaitsForManualWriters) {
+  std::vector<int32_t> v(8, 0);
+  int64_t seen = 0;
+  double seen_d = 0;
+  sweep([&](const ChipStorageTaskArgs&) {
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      Arg f;
+      f.add_output(ext1d(v));
+      rt_submit_aiv_task(20, f);  // untracked writer (manual scope): flag[2] = 5 after 10 ms
+    }
+    int64_t idx[1] = {2};
+    seen = get_tensor_data<int64_t>(ext1d(v), 1, idx);
+    seen_d = get_tensor_data<double>(ext1d(v), 1, idx);
+  }, [&](const pto2::RunResult& r, uint32_t) {
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(seen, 5);
+    EXPECT_EQ(seen_d, 5.0);
+  }, 2);
+}
+
+TEST(GetTensorData, HalfPrecisionConversions) {
+  EXPECT_EQ(pto2::half_to_float(pto2::float_to_half(1.5f)), 1.5f);
+  EXPECT_EQ(pto2::bfloat16_to_float(pto2::float_to_bfloat16(-2.0f)), -2.0f);
+  uint16_t h = pto2::float_to_half(3.0f);
+  uint32_t sh[1] = {1};
+  Tensor t = make_tensor_external(&h, sh, 1, DataType::FLOAT16);
+  int64_t idx[1] = {0};
+  EXPECT_EQ(get_tensor_data<float>(t, 1, idx), 3.0f);  // outside a run: plain read
+  EXPECT_EQ(get_tensor_data<int32_t>(t, 1, idx), 3);
+}

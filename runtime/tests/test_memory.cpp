@@ -1,0 +1,84 @@
+// Runtime tensors are reused after their scope ended and their users finished; slot and
+// memory exhaustion block submission (back-pressure) instead of failing.
+#include <gtest/gtest.h>
+
+#include "test_util.h"
+
+TEST(Memory, LongLoopRunsInBoundedMemory) {
+  std::vector<float> out(1024, 0);
+  sweep([&](const ChipStorageTaskArgs&) {
+    for (int i = 0; i < 100000; ++i) {
+      PTO2_SCOPE() {
+        uint32_t sh[1] = {1024};
+        TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+        TaskOutputTensors tmp = alloc_tensors(ci);
+        const Tensor& t = tmp.get_ref(0);
+        submit_fill(t, static_cast<float>(i % 7), 0);
+        Arg p;  // runtime-allocated output as well
+        p.add_input(t);
+        p.add_output(ci);
+        p.add_scalar(1);
+        p.add_scalar(0);
+        rt_submit_aiv_task(1, p);
+      }
+    }
+  }, [&](const pto2::RunResult& r, uint32_t) {
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.tasks_submitted, 200000u);
+    // 4 KiB tensors, two per iteration: the pool stays far below 100000 * 8 KiB
+    EXPECT_LT(r.peak_bytes, size_t(64) << 20) << r.peak_bytes;
+    EXPECT_LT(r.pool_bytes, size_t(64) << 20) << r.pool_bytes;
+  }, 2);
+}
+
+TEST(Memory, MemoryLimitBackPressure) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w).memory_limit(64 * 1024));
+    register_std(rt);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 2000; ++i) {
+        PTO2_SCOPE() {
+          uint32_t sh[1] = {4096};  // 16 KiB: at most 4 live
+          TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+          TaskOutputTensors tmp = alloc_tensors(ci);
+          submit_fill(tmp.get_ref(0), 1, 0);
+        }
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_LE(r.peak_bytes, size_t(64 * 1024));
+  }
+}
+
+TEST(Memory, ScopeHoldingTooMuchFailsClearly) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(1).memory_limit(64 * 1024));
+  register_std(rt);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    uint32_t sh[1] = {4096};
+    TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+    for (int i = 0; i < 10; ++i) alloc_tensors(ci);
+  });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("out of memory"), std::string::npos) << r.message;
+}
+
+TEST(Memory, TinyTaskRingBackPressure) {
+  std::vector<float> x(16, 0);
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w).task_ring_size(8));
+    register_std(rt);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      std::fill(x.begin(), x.end(), 0.f);
+      for (int i = 0; i < 5000; ++i) {
+        Arg p;
+        p.add_inout(ext1d(x));
+        rt_submit_aiv_task(2, p);
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(x[0], 5000.f);
+  }
+}
