@@ -1,6 +1,7 @@
 // Helpers shared by the libpto2 tests: a watchdog, tensor builders, small kernels.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -74,6 +75,16 @@ inline void k_inc(PTO2KernelContext* ctx) {  // t0 (inout) += 1
   for (int64_t i = 0; i < o.numel(); ++i) o.ptr<float>()[i] += 1.0f;
 }
 inline void k_empty(PTO2KernelContext*) {}
+inline void k_stencil_step(PTO2KernelContext* ctx) {  // out row (1x4) = 1 + max over input rows col 0
+  const Tensor& in = ctx->tensors[0];
+  const Tensor& out = ctx->tensors[1];
+  float m = 0;
+  for (uint32_t r = 0; r < in.shapes[0]; ++r) {
+    int64_t idx[2] = {r, 0};
+    m = std::max(m, *in.ptr_at<float>(idx));
+  }
+  for (uint32_t c = 0; c < 4; ++c) out.ptr<float>()[c] = m + 1;
+}
 inline void k_set_flag5(PTO2KernelContext* ctx) {  // sleep 10 ms; t0 (int32)[2] = 5
   sleep_ms(10);
   ctx->tensors[0].ptr<int32_t>()[2] = 5;
@@ -90,6 +101,7 @@ inline void register_std(pto2::Runtime& rt) {
   rt.register_kernel(12, "inc_c", pto2::CoreType::AIC, &k_inc);
   rt.register_kernel(13, "empty_c", pto2::CoreType::AIC, &k_empty);
   rt.register_kernel(20, "set_flag5", pto2::CoreType::AIV, &k_set_flag5);
+  rt.register_kernel(30, "stencil_step", pto2::CoreType::AIV, &k_stencil_step);
 }
 
 inline void submit_fill(const Tensor& out, float v, int sleep = 0) {

@@ -1,0 +1,90 @@
+// Region overlap: exact for boxes of the same layout, conservative otherwise.
+#include <gtest/gtest.h>
+
+#include "../src/region.h"
+#include "test_util.h"
+
+using pto2::detail::Region;
+using pto2::detail::region_contains;
+using pto2::detail::regions_overlap;
+
+namespace {
+Tensor base2d(uint32_t r, uint32_t c) {
+  static float storage[64 * 64];
+  uint32_t sh[2] = {r, c};
+  return make_tensor_external(storage, sh, 2, DataType::FLOAT32);
+}
+Tensor sub(const Tensor& t, uint32_t r0, uint32_t c0, uint32_t nr, uint32_t nc) {
+  uint32_t sh[2] = {nr, nc}, off[2] = {r0, c0};
+  return t.view(sh, off);
+}
+}  // namespace
+
+TEST(Region, BoxesExact) {
+  Tensor t = base2d(16, 16);
+  Region a = Region::of(sub(t, 0, 0, 8, 8));
+  Region b = Region::of(sub(t, 0, 8, 8, 8));   // byte ranges interleave, boxes disjoint
+  Region c = Region::of(sub(t, 4, 4, 8, 8));
+  Region d = Region::of(sub(t, 8, 0, 8, 16));
+  EXPECT_TRUE(a.box && b.box && c.box);
+  EXPECT_FALSE(regions_overlap(a, b));
+  EXPECT_TRUE(regions_overlap(a, c));
+  EXPECT_TRUE(regions_overlap(b, c));
+  EXPECT_FALSE(regions_overlap(a, d));
+  EXPECT_TRUE(regions_overlap(c, d));
+  Region whole = Region::of(t);
+  EXPECT_TRUE(region_contains(whole, a));
+  EXPECT_TRUE(region_contains(whole, c));
+  EXPECT_FALSE(region_contains(a, c));
+  EXPECT_TRUE(region_contains(Region::of(sub(t, 0, 0, 12, 12)), c));
+}
+
+TEST(Region, ColumnsOfRowMajor) {
+  Tensor t = base2d(4, 4);
+  Region c0 = Region::of(sub(t, 0, 0, 4, 1));
+  Region c1 = Region::of(sub(t, 0, 1, 4, 1));
+  EXPECT_FALSE(regions_overlap(c0, c1));
+  EXPECT_TRUE(regions_overlap(c0, Region::of(sub(t, 2, 0, 1, 4))));
+}
+
+TEST(Region, TransposeAndDtypeAreConservative) {
+  Tensor t = base2d(8, 8);
+  Region a = Region::of(sub(t, 0, 0, 4, 4));
+  Region tr = Region::of(sub(t, 0, 4, 4, 4).transpose(0, 1));
+  EXPECT_TRUE(regions_overlap(a, tr));  // different layout: byte-interval test
+  Tensor far = sub(t, 6, 0, 2, 8);
+  EXPECT_FALSE(regions_overlap(a, Region::of(far.transpose(0, 1))));  // disjoint byte ranges
+}
+
+TEST(Region, EmptyNeverOverlaps) {
+  Tensor t = base2d(8, 8);
+  Region e = Region::of(sub(t, 0, 0, 0, 8));
+  EXPECT_TRUE(e.empty);
+  EXPECT_FALSE(regions_overlap(e, Region::of(t)));
+}
+
+TEST(Region, ThreeDimensional) {
+  static float s[4 * 4 * 4];
+  uint32_t sh[3] = {4, 4, 4};
+  Tensor t = make_tensor_external(s, sh, 3, DataType::FLOAT32);
+  uint32_t vs[3] = {2, 2, 2}, o1[3] = {0, 0, 0}, o2[3] = {0, 2, 0}, o3[3] = {1, 1, 1};
+  Region a = Region::of(t.view(vs, o1)), b = Region::of(t.view(vs, o2)), c = Region::of(t.view(vs, o3));
+  EXPECT_FALSE(regions_overlap(a, b));
+  EXPECT_TRUE(regions_overlap(a, c));
+  EXPECT_TRUE(regions_overlap(b, c));
+}
+
+TEST(TensorOps, ViewTransposeNumel) {
+  Tensor t = base2d(6, 10);
+  EXPECT_TRUE(t.is_contiguous());
+  EXPECT_EQ(t.numel(), 60);
+  Tensor v = sub(t, 1, 2, 3, 4);
+  EXPECT_EQ(v.offset, 12);
+  EXPECT_FALSE(v.is_contiguous());
+  Tensor tr = t.transpose(0, 1);
+  EXPECT_EQ(tr.shapes[0], 10u);
+  EXPECT_EQ(tr.strides[0], 1);
+  EXPECT_EQ(tr.ptr<float>(), t.ptr<float>());
+  uint32_t bad_sh[2] = {7, 1}, off[2] = {0, 0};
+  EXPECT_THROW(t.view(bad_sh, off), std::out_of_range);
+}

@@ -1,0 +1,111 @@
+// The Chrome trace is well-formed JSON with task spans, flow arrows and timing-slot spans.
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.h"
+
+namespace {
+// Minimal JSON validator (RFC 8259 subset sufficient for the trace).
+struct Json {
+  const std::string& s;
+  size_t i = 0;
+  void ws() { while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i; }
+  bool lit(const char* l) { size_t n = std::strlen(l); if (s.compare(i, n, l) == 0) { i += n; return true; } return false; }
+  bool str() {
+    if (s[i] != '"') return false;
+    for (++i; i < s.size(); ++i) {
+      if (s[i] == '\\') { ++i; continue; }
+      if (s[i] == '"') { ++i; return true; }
+    }
+    return false;
+  }
+  bool num() {
+    size_t st = i;
+    if (s[i] == '-') ++i;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.' || s[i] == 'e' || s[i] == 'E' || s[i] == '+' || s[i] == '-')) ++i;
+    return i > st;
+  }
+  bool value() {
+    ws();
+    if (i >= s.size()) return false;
+    bool ok;
+    if (s[i] == '{') {
+      ++i; ws();
+      if (s[i] == '}') { ++i; return true; }
+      for (;;) {
+        ws(); if (!str()) return false; ws();
+        if (s[i++] != ':') return false;
+        if (!value()) return false;
+        ws();
+        if (s[i] == ',') { ++i; continue; }
+        if (s[i] == '}') { ++i; return true; }
+        return false;
+      }
+    } else if (s[i] == '[') {
+      ++i; ws();
+      if (s[i] == ']') { ++i; return true; }
+      for (;;) {
+        if (!value()) return false;
+        ws();
+        if (s[i] == ',') { ++i; continue; }
+        if (s[i] == ']') { ++i; return true; }
+        return false;
+      }
+    } else if (s[i] == '"') {
+      ok = str();
+    } else if (lit("true") || lit("false") || lit("null")) {
+      ok = true;
+    } else {
+      ok = num();
+    }
+    return ok;
+  }
+};
+size_t count(const std::string& s, const std::string& sub) {
+  size_t n = 0;
+  for (size_t p = s.find(sub); p != std::string::npos; p = s.find(sub, p + 1)) ++n;
+  return n;
+}
+}  // namespace
+
+TEST(Trace, WellFormedWithSpansFlowsAndSlots) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(30);
+    std::vector<float> x(8, 0), y(8, 0);
+    pto2::Runtime rt(workers(w).trace(true));
+    register_std(rt);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      Arg a;
+      a.add_output(ext1d(x));
+      a.add_scalar(1);
+      a.add_scalar(2);
+      a.set_task_timing_slot(4);
+      rt_submit_aiv_task(0, a);
+      submit_add(ext1d(x), ext1d(y), 1);
+      Arg s;
+      s.launch_spec.set_block_num(3);
+      rt_submit_aic_task(13, s);
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    const std::string path = "pto2_trace_test_" + std::to_string(w) + ".json";
+    ASSERT_TRUE(rt.write_trace(path));
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string j = ss.str();
+    Json p{j};
+    EXPECT_TRUE(p.value()) << "invalid JSON near offset " << p.i;
+    EXPECT_NE(j.find("\"traceEvents\""), std::string::npos);
+    EXPECT_EQ(count(j, "\"name\":\"fill\""), 1u);
+    EXPECT_EQ(count(j, "\"name\":\"add\""), 1u);
+    EXPECT_EQ(count(j, "\"name\":\"empty_c\""), 3u);  // one span per block
+    EXPECT_EQ(count(j, "\"ph\":\"s\""), 1u);
+    EXPECT_EQ(count(j, "\"ph\":\"f\""), 1u);
+    EXPECT_EQ(count(j, "\"name\":\"timing_slot_4\""), 1u);
+    EXPECT_NE(j.find("\"task_id\":"), std::string::npos);
+    std::remove(path.c_str());
+  }
+}
