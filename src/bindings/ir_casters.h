@@ -4,10 +4,10 @@
 // nanobind/stl/map.h + variant.h for the same type), so all translation units agree.
 //
 //   ir.Call.make_op("tensor.create", [...], {"dtype": ir.DataType.FP32, "manual_dep": True})
-//   call.attrs  ->  {"dtype": 11, "manual_dep": True}
+//   call.attrs  ->  {"dtype": "FP32", "manual_dep": True}
 //
-// Enum values (nanobind enums are Python enum.Enum subclasses with int values) are stored as
-// their int value.
+// Enum values (nanobind enums are Python enum.Enum subclasses) are stored as their name, the
+// way the op registry keeps "dtype" / "target_memory" / ScopeStmt "level".
 #pragma once
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -81,14 +81,16 @@ struct type_caster<pypto::ir::Attrs> {
       *out = std::move(e);
       return true;
     }
-    // A nanobind enum (enum.Enum subclass): stored as its integer value.
-    PyObject* v = PyObject_GetAttrString(o, "value");
-    if (!v) { PyErr_Clear(); return false; }
-    bool ok = PyLong_Check(v) && !PyBool_Check(v);
-    long long x = ok ? PyLong_AsLongLong(v) : 0;
-    Py_DECREF(v);
-    if (!ok || PyErr_Occurred()) { PyErr_Clear(); return false; }
-    *out = static_cast<int64_t>(x);
+    // A nanobind enum (enum.Enum subclass, e.g. ir.DataType.FP32): stored as its name,
+    // the spelling the op registry reads ("dtype": "FP32", "target_memory": "Left").
+    if (!PyObject_HasAttrString(o, "_value_")) return false;
+    PyObject* nm = PyObject_GetAttrString(o, "name");
+    if (!nm) { PyErr_Clear(); return false; }
+    bool ok = PyUnicode_Check(nm);
+    const char* cs = ok ? PyUnicode_AsUTF8(nm) : nullptr;
+    if (cs) *out = std::string(cs);
+    Py_DECREF(nm);
+    if (!cs) { PyErr_Clear(); return false; }
     return true;
   }
 

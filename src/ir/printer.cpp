@@ -1,0 +1,757 @@
+// The IR printer: IR -> DSL text (docs/dsl.md) that `pl.parse_program` parses back to a
+// structurally equal IR (ARCHITECTURE.md: "the printer round-trips").
+//
+// Why it looks the way it does:
+//   * Names: identity is the Var pointer, names are only hints, so each function gets its own
+//     name table: the first Var called `x` prints as `x`, other Vars called `x` as `x_1`,
+//     `x_2`, ... (skipping names other Vars of the function use and Python keywords). The
+//     printed text therefore never reassigns a name, and the parser's automatic SSA threading
+//     never kicks in: loops and branches are printed in the explicit iter_args / pl.yield_ form.
+//   * Tuple unpacking: a tuple-typed var whose only uses are the statements right after it,
+//     `v_i = tup[i]` for i = 0..n-1 in order, prints as `v_0, ..., v_n-1 = <value>`.
+//   * Ops print with their DSL spelling (tile.add -> pl.add, tensor.create -> pl.create_tensor,
+//     tensor.read -> t[i, j], ...); op attrs print as keywords except the few the DSL spells
+//     positionally (pl.cast(t, pl.FP16), pl.array.create(4, pl.TASK_ID)).
+//   * Pass-produced facts that the DSL cannot say (arg directions other than NoDep, call
+//     attrs on function calls, function attrs) print as trailing `# ...` comments.
+//
+//   python_print(program)
+//   // import pypto.language as pl
+//   //
+//   // @pl.program
+//   // class VectorAdd:
+//   //     @pl.function(type=pl.FunctionType.InCore)
+//   //     def kernel_add(self, a: pl.Tensor[[16, 16], pl.FP32], ...) -> pl.Tensor[[16, 16], pl.FP32]:
+//   //         ...
+#include "pypto/ir/printer.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::ir {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> kReserved = {
+      // Python keywords and soft keywords that would break parsing.
+      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
+      "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+      // Names the printed text itself refers to.
+      "pl", "self", "tuple", "min", "max", "float"};
+  return kReserved;
+}
+
+std::string sanitize(const std::string& raw) {
+  std::string s;
+  for (char c : raw) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    s += ok ? c : '_';
+  }
+  if (s.empty()) s = "v";
+  if (s[0] >= '0' && s[0] <= '9') s = "v" + s;
+  return s;
+}
+
+// Collects the name hints of every Var of a function (so uniquified names avoid them) and
+// counts Var occurrences (definitions and uses) for the tuple-unpacking rule.
+struct VarCensus : IRVisitor {
+  std::set<std::string> names;
+  std::unordered_map<const Var*, int> count;
+  void visit_(const Var* op) override {
+    names.insert(op->name);
+    ++count[op];
+    IRVisitor::visit_(op);
+  }
+  void visit_(const IterArg* op) override {
+    names.insert(op->name);
+    ++count[op];
+    IRVisitor::visit_(op);
+  }
+};
+
+class NameTable {
+ public:
+  void avoid(const std::set<std::string>& names) { hints_.insert(names.begin(), names.end()); }
+
+  // The printed name of `v`, allocating one on first sight.
+  const std::string& name(const Var* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    return define(v);
+  }
+  bool has(const Var* v) const { return names_.count(v) != 0; }
+
+  const std::string& define(const Var* v) {
+    auto it = names_.find(v);
+    if (it != names_.end()) return it->second;
+    std::string base = sanitize(v->name);
+    if (reserved_names().count(base)) base += "_";
+    std::string chosen = base;
+    if (taken_.count(chosen)) {
+      for (int k = 1;; ++k) {
+        chosen = base + "_" + std::to_string(k);
+        if (!taken_.count(chosen) && !hints_.count(chosen)) break;
+      }
+    }
+    taken_.insert(chosen);
+    return names_.emplace(v, chosen).first->second;
+  }
+
+ private:
+  std::unordered_map<const Var*, std::string> names_;
+  std::set<std::string> taken_;
+  std::set<std::string> hints_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Literals
+
+std::string format_float(double v) {
+  if (std::isnan(v)) return "float(\"nan\")";
+  if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "-float(\"inf\")";
+  char buf[64];
+  for (int prec = 1; prec <= 17; ++prec) {
+    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::string s = buf;
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string quote(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (c == '\n') { out += "\\n"; continue; }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Op spellings
+
+// DSL spelling of a registered op ("tile.add" -> "pl.add").
+std::string op_spelling(const std::string& op) {
+  if (op == "tensor.create") return "pl.create_tensor";
+  if (op == "tile.get_block_idx" || op == "tile.get_block_num") return "pl." + op;
+  auto dot = op.find('.');
+  if (dot == std::string::npos) return "pl." + op;
+  std::string ns = op.substr(0, dot), name = op.substr(dot + 1);
+  if (ns == "tile") return "pl." + name;
+  return "pl." + op;   // pl.tensor.slice, pl.system.task_dummy, pl.array.create, ...
+}
+
+// Attrs the DSL spells positionally, after the expr args, in this order.
+const std::vector<std::string>& positional_attrs(const std::string& op) {
+  static const std::map<std::string, std::vector<std::string>> kTable = {
+      {"tile.cast", {"dtype"}},
+      {"array.create", {"size", "dtype"}},
+  };
+  static const std::vector<std::string> kNone;
+  auto it = kTable.find(op);
+  return it == kTable.end() ? kNone : it->second;
+}
+
+// Python operator precedence (higher binds tighter).
+enum Prec : int { kOr = 1, kAnd = 2, kNot = 3, kCmp = 4, kAdd = 6, kMul = 7, kUnary = 8, kAtom = 10 };
+
+int binary_prec(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Or: return kOr;
+    case BinaryOp::And: return kAnd;
+    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
+      return kCmp;
+    case BinaryOp::Add: case BinaryOp::Sub: return kAdd;
+    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::FloorDiv: case BinaryOp::Mod: return kMul;
+    case BinaryOp::Min: case BinaryOp::Max: return kAtom;   // printed as min(a, b) / max(a, b)
+  }
+  return kAtom;
+}
+
+bool is_op_call(const ExprPtr& e, const char* name) {
+  auto* c = e ? e->as<Call>() : nullptr;
+  return c && c->is_op && c->callee == name;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The printer
+
+class Printer {
+ public:
+  std::string program(const Program& p);
+  std::string function(const Function& f, int indent);
+  std::string stmt(const StmtPtr& s) {
+    if (s) {
+      VarCensus census;
+      census.visit_stmt(s);
+      census_ = census.count;
+      names_.avoid(census.names);
+    }
+    print_body(s, 0);
+    return out_.str();
+  }
+  std::string expr(const ExprPtr& e) { return print_expr(e, 0); }
+  std::string type(const TypePtr& t) { return print_type(t); }
+
+ private:
+  // -- types
+  std::string print_type(const TypePtr& t);
+  std::string print_shape(const std::vector<ExprPtr>& shape);
+  static std::string dtype(DataType d) { return std::string("pl.") + to_string(d); }
+
+  // -- exprs
+  std::string print_expr(const ExprPtr& e, int ctx_prec);
+  std::string print_call(const Call& c);
+  std::string print_submit(const Submit& s);
+  std::string print_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs);
+  std::string print_list(const std::vector<ExprPtr>& v);
+  std::string print_subscript_base(const ExprPtr& e) { return print_expr(e, kAtom); }
+  std::string print_index_list(const ExprPtr& e);
+  std::string print_predicate(const ExprPtr& e);
+  std::string print_attr_value(const std::string& key, const AttrValue& v);
+  std::string var_name(const Var* v) { return names_.name(v); }
+  void note_directions(const std::vector<ArgDirection>& dirs);
+
+  // -- stmts
+  void print_body(const StmtPtr& s, int indent);
+  void print_stmts(const std::vector<StmtPtr>& stmts, int indent);
+  size_t print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int indent);   // returns #consumed
+  void print_for(const ForStmt& f, int indent);
+  void print_if(const IfStmt& s, int indent, bool is_elif);
+  void print_scope(const ScopeStmt& s, int indent);
+  void print_yield(const YieldStmt& y, int indent);
+  void line(int indent, const std::string& text);
+
+  std::ostringstream out_;
+  NameTable names_;
+  std::unordered_map<const Var*, int> census_;
+  std::vector<std::string> comments_;                 // trailing comments of the current line
+  std::vector<const std::vector<VarPtr>*> yield_targets_;   // return vars of the enclosing for/if
+};
+
+void Printer::line(int indent, const std::string& text) {
+  out_ << std::string(static_cast<size_t>(indent) * 4, ' ') << text;
+  if (!comments_.empty()) {
+    out_ << "  #";
+    for (size_t i = 0; i < comments_.size(); ++i) out_ << (i ? ";" : "") << " " << comments_[i];
+    comments_.clear();
+  }
+  out_ << "\n";
+}
+
+// ---- types ----
+
+std::string Printer::print_shape(const std::vector<ExprPtr>& shape) { return print_list(shape); }
+
+std::string Printer::print_type(const TypePtr& t) {
+  PYPTO_CHECK(t, "python_print: null type");
+  switch (t->kind) {
+    case TypeKind::Scalar:
+      return "pl.Scalar[" + dtype(t->as<ScalarType>()->dtype) + "]";
+    case TypeKind::Tensor: {
+      auto* tt = t->as<TensorType>();
+      std::string s = "pl.Tensor[" + print_shape(tt->shape) + ", " + dtype(tt->dtype);
+      if (tt->layout != Layout::ND) s += std::string(", pl.Layout.") + to_string(tt->layout);
+      return s + "]";
+    }
+    case TypeKind::Tile: {
+      auto* tt = t->as<TileType>();
+      std::string s = "pl.Tile[" + print_shape(tt->shape) + ", " + dtype(tt->dtype);
+      if (tt->memory != MemorySpace::Vec) s += std::string(", pl.MemorySpace.") + to_string(tt->memory);
+      return s + "]";
+    }
+    case TypeKind::Tuple: {
+      auto* tt = t->as<TupleType>();
+      std::string s = "tuple[";
+      for (size_t i = 0; i < tt->elements.size(); ++i) s += (i ? ", " : "") + print_type(tt->elements[i]);
+      return s + "]";
+    }
+    case TypeKind::Array: {
+      auto* at = t->as<ArrayType>();
+      return "pl.Array[" + std::to_string(at->size) + ", " + dtype(at->dtype) + "]";
+    }
+  }
+  PYPTO_CHECK(false, "python_print: unknown type kind");
+  return "";
+}
+
+// ---- exprs ----
+
+std::string Printer::print_list(const std::vector<ExprPtr>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + print_expr(v[i], 0);
+  return s + "]";
+}
+
+// `t[i, j]` index part from a MakeTuple (or a single index expr).
+std::string Printer::print_index_list(const ExprPtr& e) {
+  if (auto* mt = e->as<MakeTuple>()) {
+    if (mt->elements.empty()) return "()";
+    std::string s;
+    for (size_t i = 0; i < mt->elements.size(); ++i) s += (i ? ", " : "") + print_expr(mt->elements[i], 0);
+    return s;
+  }
+  return print_expr(e, 0);
+}
+
+void Printer::note_directions(const std::vector<ArgDirection>& dirs) {
+  bool informative = false;
+  for (auto d : dirs) informative |= (d != ArgDirection::Unset && d != ArgDirection::NoDep);
+  if (!informative) return;
+  std::string s = "dirs: ";
+  for (size_t i = 0; i < dirs.size(); ++i) s += (i ? ", " : "") + std::string(to_string(dirs[i]));
+  comments_.push_back(s);
+}
+
+std::string Printer::print_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs) {
+  std::string s;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (i) s += ", ";
+    std::string a = print_expr(args[i], 0);
+    if (i < dirs.size() && dirs[i] == ArgDirection::NoDep) a = "pl.no_dep(" + a + ")";
+    s += a;
+  }
+  note_directions(dirs);
+  return s;
+}
+
+std::string Printer::print_attr_value(const std::string& key, const AttrValue& v) {
+  if (auto* b = std::get_if<bool>(&v)) return *b ? "True" : "False";
+  if (auto* i = std::get_if<int64_t>(&v)) return std::to_string(*i);
+  if (auto* d = std::get_if<double>(&v)) return format_float(*d);
+  if (auto* s = std::get_if<std::string>(&v)) {
+    if (key == "dtype") return "pl." + *s;
+    if (key == "target_memory" || key == "memory") return "pl.MemorySpace." + *s;
+    if (key == "level") return "pl.Level." + *s;
+    if (key == "layout") return "pl.Layout." + *s;
+    return quote(*s);
+  }
+  if (auto* e = std::get_if<ExprPtr>(&v)) {
+    if (!*e) return "None";
+    if (key == "predicate") return print_predicate(*e);
+    return print_expr(*e, 0);
+  }
+  if (auto* l = std::get_if<std::vector<ExprPtr>>(&v)) return print_list(*l);
+  return "None";
+}
+
+// `predicate=(rc[0, 0] > 0)`: the IR form is Cmp(Cast(tensor.read(...), INT64), ConstInt)
+// in either operand order; the Cast is implicit in the DSL.
+std::string Printer::print_predicate(const ExprPtr& e) {
+  auto strip = [&](const ExprPtr& x) -> std::string {
+    if (auto* c = x->as<Cast>()) {
+      if (is_op_call(c->value, "tensor.read")) return print_expr(c->value, kCmp + 1);
+    }
+    return print_expr(x, kCmp + 1);
+  };
+  if (auto* b = e->as<BinaryExpr>()) {
+    if (binary_prec(b->op) == kCmp) return "(" + strip(b->a) + " " + to_string(b->op) + " " + strip(b->b) + ")";
+  }
+  return "(" + print_expr(e, 0) + ")";
+}
+
+std::string Printer::print_call(const Call& c) {
+  if (!c.is_op) {
+    std::string s = "self." + c.callee + "(" + print_args(c.args, c.arg_directions) + ")";
+    if (!c.attrs.empty()) {
+      std::string a = "attrs: {";
+      bool first = true;
+      for (auto& [k, v] : c.attrs) {
+        a += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
+        first = false;
+      }
+      comments_.push_back(a + "}");
+    }
+    return s;
+  }
+  // Subscript forms.
+  if ((c.callee == "tensor.read" || c.callee == "array.get_element") && c.args.size() == 2 && c.attrs.empty()) {
+    return print_subscript_base(c.args[0]) + "[" + print_index_list(c.args[1]) + "]";
+  }
+  if (c.callee == "system.task_dummy" && c.args.empty()) {
+    // pl.system.task_dummy(deps=[...]): the parser stores deps as "manual_dep_edges" and
+    // marks the call "dummy_task"=True.
+    std::string s = "pl.system.task_dummy(";
+    bool first = true;
+    for (auto& [k, v] : c.attrs) {
+      if (k == "dummy_task" && std::get_if<bool>(&v) && std::get<bool>(v)) continue;
+      s += (first ? "" : ", ") + (k == "manual_dep_edges" ? std::string("deps") : k) + "=" + print_attr_value(k, v);
+      first = false;
+    }
+    return s + ")";
+  }
+  if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
+    // pl.full(shape, dtype, value)
+    return "pl.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
+           print_expr(c.args[1], 0) + ")";
+  }
+  std::string s = op_spelling(c.callee) + "(" + print_args(c.args, c.arg_directions);
+  bool first = c.args.empty();
+  const auto& pos = positional_attrs(c.callee);
+  std::set<std::string> done;
+  for (auto& key : pos) {
+    auto it = c.attrs.find(key);
+    if (it == c.attrs.end()) break;
+    s += (first ? "" : ", ") + print_attr_value(key, it->second);
+    first = false;
+    done.insert(key);
+  }
+  for (auto& [k, v] : c.attrs) {
+    if (done.count(k)) continue;
+    s += (first ? "" : ", ") + k + "=" + print_attr_value(k, v);
+    first = false;
+  }
+  return s + ")";
+}
+
+std::string Printer::print_submit(const Submit& sb) {
+  std::string s = sb.core_num ? "pl.spmd_submit(self." : "pl.submit(self.";
+  s += sb.callee;
+  if (!sb.args.empty()) s += ", " + print_args(sb.args, sb.arg_directions);
+  if (sb.core_num) s += ", core_num=" + print_expr(sb.core_num, 0);
+  if (sb.sync_start) s += ", sync_start=True";
+  if (!sb.deps.empty()) s += ", deps=" + print_list(sb.deps);
+  if (sb.allow_early_resolve) s += ", allow_early_resolve=True";
+  if (sb.timing_slot >= 0) s += ", timing_slot=" + std::to_string(sb.timing_slot);
+  if (sb.predicate) s += ", predicate=" + print_predicate(sb.predicate);
+  return s + ")";
+}
+
+std::string Printer::print_expr(const ExprPtr& e, int ctx) {
+  PYPTO_CHECK(e, "python_print: null expr");
+  auto paren = [&](int prec, std::string s) { return prec < ctx ? "(" + s + ")" : s; };
+  switch (e->kind) {
+    case NodeKind::Var:
+    case NodeKind::IterArg:
+      return var_name(static_cast<const Var*>(e.get()));
+    case NodeKind::ConstInt: {
+      int64_t v = e->as<ConstInt>()->value;
+      return v < 0 ? paren(kUnary, std::to_string(v)) : std::to_string(v);
+    }
+    case NodeKind::ConstFloat: {
+      std::string s = format_float(e->as<ConstFloat>()->value);
+      return s[0] == '-' ? paren(kUnary, s) : s;
+    }
+    case NodeKind::ConstBool:
+      return e->as<ConstBool>()->value ? "True" : "False";
+    case NodeKind::BinaryExpr: {
+      auto* b = e->as<BinaryExpr>();
+      if (b->op == BinaryOp::Min || b->op == BinaryOp::Max) {
+        return std::string(to_string(b->op)) + "(" + print_expr(b->a, 0) + ", " + print_expr(b->b, 0) + ")";
+      }
+      int p = binary_prec(b->op);
+      // Left-associative arithmetic: the left operand may share the precedence, the right
+      // one may not. Comparisons chain in Python and `and`/`or` flatten, so both operands
+      // of those get parentheses when they share the precedence.
+      bool assoc = p == kAdd || p == kMul;
+      std::string l = print_expr(b->a, assoc ? p : p + 1);
+      std::string r = print_expr(b->b, p + 1);
+      return paren(p, l + " " + to_string(b->op) + " " + r);
+    }
+    case NodeKind::UnaryExpr: {
+      auto* u = e->as<UnaryExpr>();
+      if (u->op == UnaryOp::Not) return paren(kNot, "not " + print_expr(u->a, kNot));
+      return paren(kUnary, "-" + print_expr(u->a, kUnary));
+    }
+    case NodeKind::Cast: {
+      auto* c = e->as<Cast>();
+      return "pl.cast(" + print_expr(c->value, 0) + ", " + dtype(c->type->as<ScalarType>() ? c->type->as<ScalarType>()->dtype : DataType::INDEX) + ")";
+    }
+    case NodeKind::Call:
+      return print_call(*e->as<Call>());
+    case NodeKind::Submit:
+      return print_submit(*e->as<Submit>());
+    case NodeKind::MakeTuple:
+      return print_list(e->as<MakeTuple>()->elements);
+    case NodeKind::TupleGetItem: {
+      auto* g = e->as<TupleGetItem>();
+      return print_subscript_base(g->tuple) + "[" + std::to_string(g->index) + "]";
+    }
+    default:
+      break;
+  }
+  PYPTO_CHECK(false, "python_print: no printer for expr kind " << to_string(e->kind));
+  return "";
+}
+
+// ---- stmts ----
+
+void Printer::print_body(const StmtPtr& s, int indent) {
+  std::vector<StmtPtr> stmts = flatten_stmts(s);
+  size_t before = static_cast<size_t>(out_.tellp());
+  print_stmts(stmts, indent);
+  if (static_cast<size_t>(out_.tellp()) == before) line(indent, "pass");
+}
+
+void Printer::print_stmts(const std::vector<StmtPtr>& stmts, int indent) {
+  for (size_t i = 0; i < stmts.size();) i += print_stmt(stmts, i, indent);
+}
+
+size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int indent) {
+  const StmtPtr& s = stmts[i];
+  switch (s->kind) {
+    case NodeKind::AssignStmt: {
+      auto* a = s->as<AssignStmt>();
+      const Var* v = a->var.get();
+      // Tuple unpacking: `a, b = value` for `tup = value; a = tup[0]; b = tup[1]`.
+      if (auto* tt = v->type->as<TupleType>()) {
+        size_t n = tt->elements.size();
+        bool unpack = n > 0 && i + n < stmts.size() && census_.count(v) && census_[v] == static_cast<int>(n) + 1;
+        for (size_t k = 0; unpack && k < n; ++k) {
+          if (i + 1 + k >= stmts.size()) { unpack = false; break; }
+          auto* ak = stmts[i + 1 + k]->as<AssignStmt>();
+          auto* g = ak ? ak->value->as<TupleGetItem>() : nullptr;
+          unpack = g && g->tuple.get() == v && g->index == static_cast<int>(k);
+        }
+        if (unpack) {
+          std::string value = print_expr(a->value, 0);
+          std::string targets;
+          for (size_t k = 0; k < n; ++k) {
+            targets += (k ? ", " : "") + names_.define(stmts[i + 1 + k]->as<AssignStmt>()->var.get());
+          }
+          if (n == 1) targets = "(" + targets + ",)";
+          line(indent, targets + " = " + value);
+          return n + 1;
+        }
+      }
+      std::string value = print_expr(a->value, 0);
+      std::string target = names_.define(v);
+      if (v->type->is<TensorType>() || v->type->is<TileType>()) target += ": " + print_type(v->type);
+      line(indent, target + " = " + value);
+      return 1;
+    }
+    case NodeKind::EvalStmt:
+      line(indent, print_expr(s->as<EvalStmt>()->expr, 0));
+      return 1;
+    case NodeKind::SeqStmts:
+      print_stmts(s->as<SeqStmts>()->stmts, indent);
+      return 1;
+    case NodeKind::ForStmt:
+      print_for(*s->as<ForStmt>(), indent);
+      return 1;
+    case NodeKind::IfStmt:
+      print_if(*s->as<IfStmt>(), indent, false);
+      return 1;
+    case NodeKind::YieldStmt:
+      print_yield(*s->as<YieldStmt>(), indent);
+      return 1;
+    case NodeKind::ReturnStmt: {
+      auto* r = s->as<ReturnStmt>();
+      std::string vals;
+      for (size_t k = 0; k < r->values.size(); ++k) vals += (k ? ", " : "") + print_expr(r->values[k], 0);
+      line(indent, vals.empty() ? "return" : "return " + vals);
+      return 1;
+    }
+    case NodeKind::ScopeStmt:
+      print_scope(*s->as<ScopeStmt>(), indent);
+      return 1;
+    case NodeKind::RuntimeScopeStmt: {
+      auto* r = s->as<RuntimeScopeStmt>();
+      line(indent, r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
+      print_body(r->body, indent + 1);   // a yield inside still targets the enclosing for/if
+      return 1;
+    }
+    default:
+      break;
+  }
+  PYPTO_CHECK(false, "python_print: no printer for stmt kind " << to_string(s->kind));
+  return 1;
+}
+
+void Printer::print_yield(const YieldStmt& y, int indent) {
+  const std::vector<VarPtr>* targets = yield_targets_.empty() ? nullptr : yield_targets_.back();
+  if (y.values.empty() && (!targets || targets->empty())) return;   // loops without carries
+  std::string vals;
+  for (size_t k = 0; k < y.values.size(); ++k) vals += (k ? ", " : "") + print_expr(y.values[k], 0);
+  std::string call = "pl.yield_(" + vals + ")";
+  if (!targets || targets->empty()) {
+    line(indent, call);
+    return;
+  }
+  std::string lhs;
+  for (size_t k = 0; k < targets->size(); ++k) lhs += (k ? ", " : "") + names_.define((*targets)[k].get());
+  line(indent, lhs + " = " + call);
+}
+
+void Printer::print_for(const ForStmt& f, int indent) {
+  std::string range = f.for_kind == ForKind::Parallel ? "pl.parallel(" : "pl.range(";
+  range += print_expr(f.start, 0) + ", " + print_expr(f.stop, 0) + ", " + print_expr(f.step, 0);
+  std::string inits;
+  for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
+  if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
+  if (!f.attrs.empty()) {
+    range += ", attrs={";
+    bool first = true;
+    for (auto& [k, v] : f.attrs) {
+      range += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
+      first = false;
+    }
+    range += "}";
+  }
+  range += ")";
+  std::string target = names_.define(f.loop_var.get());
+  if (!f.iter_args.empty()) {
+    target += ", (";
+    for (size_t k = 0; k < f.iter_args.size(); ++k) target += (k ? ", " : "") + names_.define(f.iter_args[k].get());
+    target += f.iter_args.size() == 1 ? ",)" : ")";
+  }
+  line(indent, "for " + target + " in " + range + ":");
+  yield_targets_.push_back(&f.return_vars);
+  print_body(f.body, indent + 1);
+  yield_targets_.pop_back();
+}
+
+void Printer::print_if(const IfStmt& s, int indent, bool is_elif) {
+  line(indent, std::string(is_elif ? "elif " : "if ") + print_expr(s.cond, 0) + ":");
+  yield_targets_.push_back(&s.return_vars);
+  print_body(s.then_body, indent + 1);
+  if (s.else_body) {
+    auto else_stmts = flatten_stmts(s.else_body);
+    auto* nested = else_stmts.size() == 1 ? else_stmts[0]->as<IfStmt>() : nullptr;
+    if (nested && s.return_vars.empty() && nested->return_vars.empty()) {
+      yield_targets_.pop_back();
+      print_if(*nested, indent, true);
+      return;
+    }
+    line(indent, "else:");
+    print_body(s.else_body, indent + 1);
+  }
+  yield_targets_.pop_back();
+}
+
+void Printer::print_scope(const ScopeStmt& s, int indent) {
+  std::vector<std::string> parts;
+  std::set<std::string> done;
+  const char* fn = "pl.at";
+  if (s.scope_kind == ScopeKind::Spmd) {
+    fn = "pl.spmd";
+    auto it = s.attrs.find("core_num");
+    if (it != s.attrs.end()) {
+      parts.push_back(print_attr_value("core_num", it->second));
+      done.insert("core_num");
+    }
+  } else if (s.scope_kind == ScopeKind::Cluster) {
+    fn = "pl.cluster";
+  } else {
+    auto it = s.attrs.find("level");
+    if (it != s.attrs.end()) {
+      parts.push_back("level=" + print_attr_value("level", it->second));
+      done.insert("level");
+    }
+  }
+  for (auto& [k, v] : s.attrs) {
+    if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
+  }
+  std::string call = std::string(fn) + "(";
+  for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
+  call += ")";
+  if (s.block_var) {
+    line(indent, "for " + names_.define(s.block_var.get()) + " in " + call + ":");
+  } else if (s.task_id_var) {
+    line(indent, "with " + call + " as " + names_.define(s.task_id_var.get()) + ":");
+  } else {
+    line(indent, "with " + call + ":");
+  }
+  yield_targets_.push_back(nullptr);
+  print_body(s.body, indent + 1);
+  yield_targets_.pop_back();
+}
+
+// ---- functions and programs ----
+
+std::string Printer::function(const Function& f, int indent) {
+  VarCensus census;
+  census.visit_function(f);
+  census_ = std::move(census.count);
+  names_.avoid(census.names);
+
+  std::string deco = std::string("@pl.function(type=pl.FunctionType.") + to_string(f.type);
+  if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
+  if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
+  line(indent, deco + ")");
+
+  std::string sig = "def " + f.name + "(self";
+  for (size_t k = 0; k < f.params.size(); ++k) {
+    const Var* p = f.params[k].get();
+    std::string ann = print_type(p->type);
+    ParamDirection d = k < f.param_directions.size() ? f.param_directions[k] : ParamDirection::In;
+    if (d == ParamDirection::Out) ann = "pl.Out[" + ann + "]";
+    if (d == ParamDirection::InOut) ann = "pl.InOut[" + ann + "]";
+    sig += ", " + names_.define(p) + ": " + ann;
+  }
+  sig += ")";
+  if (f.return_types.size() == 1) {
+    sig += " -> " + print_type(f.return_types[0]);
+  } else if (f.return_types.size() > 1) {
+    sig += " -> tuple[";
+    for (size_t k = 0; k < f.return_types.size(); ++k) sig += (k ? ", " : "") + print_type(f.return_types[k]);
+    sig += "]";
+  }
+  if (!f.attrs.empty()) {
+    std::string a = "attrs: {";
+    bool first = true;
+    for (auto& [k, v] : f.attrs) {
+      a += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
+      first = false;
+    }
+    comments_.push_back(a + "}");
+  }
+  line(indent, sig + ":");
+  print_body(f.body, indent + 1);
+  return out_.str();
+}
+
+std::string Printer::program(const Program& p) {
+  out_ << "import pypto.language as pl\n\n";
+  if (!p.dynamic_dims.empty()) {
+    for (auto& d : p.dynamic_dims) out_ << names_.define(d.get()) << " = pl.dynamic(" << quote(d->name) << ")\n";
+    out_ << "\n";
+  }
+  out_ << "\n@pl.program\nclass " << sanitize(p.name) << ":\n";
+  if (p.functions.empty()) line(1, "pass");
+  // Each function has its own name scope; the dynamic dims are shared by all.
+  NameTable globals = names_;
+  for (size_t k = 0; k < p.functions.size(); ++k) {
+    if (k) out_ << "\n";
+    names_ = globals;
+    function(*p.functions[k], 1);
+  }
+  return out_.str();
+}
+
+}  // namespace
+
+std::string python_print(const ProgramPtr& p) {
+  PYPTO_CHECK(p, "python_print: null program");
+  return Printer().program(*p);
+}
+
+std::string python_print(const FunctionPtr& f) {
+  PYPTO_CHECK(f, "python_print: null function");
+  return Printer().function(*f, 0);
+}
+
+std::string python_print(const StmtPtr& s) { return Printer().stmt(s); }
+
+std::string python_print(const ExprPtr& e) { return Printer().expr(e); }
+
+std::string python_print(const TypePtr& t) { return Printer().type(t); }
+
+}  // namespace pypto::ir
