@@ -5,4 +5,5 @@
 
 namespace pypto::bindings {
 void bind_ir(nanobind::module_& m);          // bind_ir.cpp: IR nodes, types, printer, equality, errors
+void bind_kernel(nanobind::module_& m);      // bind_kernel.cpp: CPU kernel backend (pypto._core.kernel_cpu)
 }  // namespace pypto::bindings

@@ -1,0 +1,478 @@
+// CPU kernel code generation: the function frame (parameter binding, dynamic-dim symbols) and
+// the statements (assign, for with loop-carried values, if with results, yield, return).
+// Scalar expressions are in kernel_scalar_exprs.cpp, tile ops in kernel_tile_ops.cpp.
+//
+// Input: a kernel function (InCore / AIC / AIV) of a Program, in SSA form. Output: C++ text
+// against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
+// loop-carried and branch-result values get a mutable slot declared before the loop / if, that
+// each YieldStmt assigns.
+#include "kernel_cpu_codegen.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "kernel_emitter.h"
+
+namespace pypto::codegen {
+
+using namespace ir;
+using kernel_cpu::KernelEmitter;
+
+std::string KernelCpuSymbol(const std::string& kernel_name) { return "pypto_kernel_" + kernel_name; }
+
+namespace {
+
+FunctionPtr FindKernel(const ProgramPtr& program, const std::string& name) {
+  PYPTO_CHECK(program != nullptr, "GenerateKernelCpu: null program");
+  FunctionPtr fn = program->get(name);
+  PYPTO_USER_CHECK(fn != nullptr, program->span, "no function '" << name << "' in program '" << program->name << "'",
+                   "kernel names are the names of the program's InCore / AIC / AIV functions");
+  PYPTO_USER_CHECK(fn->is_kernel(), fn->span,
+                   "function '" << name << "' is " << to_string(fn->type) << ", not a kernel (InCore, AIC or AIV)",
+                   fn->type == FunctionType::Group ? "a Group has no kernel of its own: its AIC and AIV callees are the kernels"
+                                                   : "");
+  return fn;
+}
+
+bool IsCubeSpace(MemorySpace m) { return m == MemorySpace::Left || m == MemorySpace::Right || m == MemorySpace::Acc || m == MemorySpace::Mat; }
+
+// Does any tile type reachable from the statement live in a cube memory space?
+bool UsesCubeMemory(const StmtPtr& s);
+
+bool TypeIsCube(const TypePtr& t) {
+  if (!t) return false;
+  if (auto* tt = t->as<TileType>()) return IsCubeSpace(tt->memory);
+  if (auto* tu = t->as<TupleType>()) {
+    for (auto& e : tu->elements) if (TypeIsCube(e)) return true;
+  }
+  return false;
+}
+
+bool ExprUsesCube(const ExprPtr& e) {
+  if (!e) return false;
+  if (TypeIsCube(e->type)) return true;
+  if (auto* c = e->as<Call>()) {
+    if (auto* mem = attr_get<std::string>(c->attrs, "target_memory")) {
+      MemorySpace m;
+      if (parse_memory_space(*mem, &m) && IsCubeSpace(m)) return true;
+    }
+    for (auto& a : c->args) if (ExprUsesCube(a)) return true;
+  }
+  return false;
+}
+
+bool UsesCubeMemory(const StmtPtr& s) {
+  if (!s) return false;
+  switch (s->kind) {
+    case NodeKind::AssignStmt: {
+      auto* a = s->as<AssignStmt>();
+      return TypeIsCube(a->var->type) || ExprUsesCube(a->value);
+    }
+    case NodeKind::EvalStmt: return ExprUsesCube(s->as<EvalStmt>()->expr);
+    case NodeKind::SeqStmts:
+      for (auto& c : s->as<SeqStmts>()->stmts) if (UsesCubeMemory(c)) return true;
+      return false;
+    case NodeKind::ForStmt: return UsesCubeMemory(s->as<ForStmt>()->body);
+    case NodeKind::IfStmt: return UsesCubeMemory(s->as<IfStmt>()->then_body) || UsesCubeMemory(s->as<IfStmt>()->else_body);
+    case NodeKind::RuntimeScopeStmt: return UsesCubeMemory(s->as<RuntimeScopeStmt>()->body);
+    case NodeKind::ScopeStmt: return UsesCubeMemory(s->as<ScopeStmt>()->body);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::string KernelCoreType(const ProgramPtr& program, const std::string& kernel_name) {
+  FunctionPtr fn = FindKernel(program, kernel_name);
+  if (fn->type == FunctionType::AIC) return "AIC";
+  if (fn->type == FunctionType::AIV) return "AIV";
+  return UsesCubeMemory(fn->body) ? "AIC" : "AIV";
+}
+
+std::string GenerateKernelCpu(const ProgramPtr& program, const std::string& kernel_name) {
+  FunctionPtr fn = FindKernel(program, kernel_name);
+  KernelEmitter em(*program, *fn);
+  return em.Emit();
+}
+
+namespace kernel_cpu {
+
+namespace {
+
+const std::set<std::string>& ReservedNames() {
+  static const std::set<std::string> kReserved = {
+      "ctx", "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
+      "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
+      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "namespace", "new", "not",
+      "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "std", "pypto_kernel",
+      "DataType", "Tensor", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
+      "uint64_t", "main", "errno", "assert"};
+  return kReserved;
+}
+
+std::string Sanitize(const std::string& hint) {
+  std::string s;
+  for (char c : hint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
+  if (s.size() >= 2 && s[0] == '_' && (s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1])))) s = "v" + s;
+  return s;
+}
+
+}  // namespace
+
+KernelEmitter::KernelEmitter(const Program& program, const Function& fn) : program_(program), fn_(fn) {}
+
+void KernelEmitter::Line(const std::string& s) { out_ << std::string(indent_ * 2, ' ') << s << "\n"; }
+
+std::string KernelEmitter::Fresh(const std::string& hint) {
+  std::string base = Sanitize(hint);
+  if (ReservedNames().count(base)) base += "_";
+  std::string name = base;
+  for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
+  used_names_.insert(name);
+  return name;
+}
+
+std::string KernelEmitter::Ident(const Var* v) { return Fresh(v->name); }
+
+TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, const Span& span) {
+  TileRef ref;
+  ref.dtype = tt.dtype;
+  bool all_const = true;
+  int64_t n = 1;
+  for (auto& d : tt.shape) {
+    if (auto* c = d->as<ConstInt>()) {
+      PYPTO_USER_CHECK(c->value > 0, span, "tile dimension " << c->value << " must be positive", "");
+      ref.dims.push_back(std::to_string(c->value));
+      n *= c->value;
+    } else {
+      all_const = false;
+      ref.dims.push_back("static_cast<int64_t>(" + Scalar(d) + ")");
+    }
+  }
+  PYPTO_USER_CHECK(!tt.shape.empty(), span, "a tile must have at least one dimension", "");
+  const std::string name = Fresh(hint);
+  const std::string ct = CType(tt.dtype);
+  // Small constant-shape tiles are stack arrays; big or dynamic ones live on the heap.
+  if (all_const && n * 8 <= 64 * 1024) {
+    Line("alignas(64) " + ct + " " + name + "[" + std::to_string(n) + "];");
+    ref.buf = name;
+  } else {
+    Line("std::vector<" + ct + "> " + name + "_storage(static_cast<size_t>(" + ref.numel() + "));");
+    Line(ct + "* " + name + " = " + name + "_storage.data();");
+    ref.buf = name;
+  }
+  return ref;
+}
+
+void KernelEmitter::BindParams() {
+  int ti = 0, si = 0;
+  for (size_t i = 0; i < fn_.params.size(); ++i) {
+    const VarPtr& p = fn_.params[i];
+    if (p->type->is<TensorType>()) {
+      tensors_[p.get()] = ti++;
+      tensor_param_names_.push_back(p->name);
+    } else if (auto* st = p->type->as<ScalarType>()) {
+      const std::string name = Ident(p.get());
+      const std::string slot = "ctx->scalars[" + std::to_string(si++) + "]";
+      std::string value;
+      if (is_float(st->dtype)) value = "pypto_kernel::scalar_f32(" + slot + ")";
+      else if (st->dtype == DataType::BOOL) value = "(" + slot + " != 0)";
+      else value = "static_cast<" + CType(st->dtype) + ">(" + slot + ")";
+      Line("[[maybe_unused]] const " + CType(st->dtype) + " " + name + " = " + value + ";");
+      names_[p.get()] = name;
+    } else {
+      throw UserError("kernel parameter '" + p->name + "' must be a tensor or a scalar", p->span,
+                      "pass tiles between kernels through tensors");
+    }
+  }
+  // Dynamic-dim symbols: the runtime extent of the first tensor param that declares each.
+  for (size_t i = 0; i < fn_.params.size(); ++i) {
+    auto* tt = fn_.params[i]->type->as<TensorType>();
+    if (!tt) continue;
+    for (size_t axis = 0; axis < tt->shape.size(); ++axis) {
+      const Var* sym = as_var(tt->shape[axis]);
+      if (!sym || names_.count(sym)) continue;
+      const std::string name = Ident(sym);
+      Line("[[maybe_unused]] const int64_t " + name + " = static_cast<int64_t>(ctx->tensors[" +
+           std::to_string(tensors_[fn_.params[i].get()]) + "].shapes[" + std::to_string(axis) + "]);");
+      names_[sym] = name;
+    }
+  }
+}
+
+std::string KernelEmitter::Emit() {
+  std::ostringstream head;
+  head << "// Kernel " << fn_.name << " (" << to_string(fn_.type) << ") — generated by pypto for the CPU runtime.\n";
+  head << "#include \"pypto_kernel_prelude.h\"\n";
+  head << "#include <vector>\n\n";
+  head << "extern \"C\" void " << KernelCpuSymbol(fn_.name) << "(PTO2KernelContext* ctx) {\n";
+  Line("(void)ctx;");
+  BindParams();
+  EmitStmt(fn_.body);
+  return head.str() + out_.str() + "}\n";
+}
+
+// ---------------------------------------------------------------------------------------------
+// Values.
+
+TileRef KernelEmitter::Tile(const ExprPtr& e) {
+  if (const Var* v = as_var(e)) {
+    auto it = tiles_.find(v);
+    PYPTO_USER_CHECK(it != tiles_.end(), e->span, "'" << v->name << "' is not a tile value here",
+                     "tile ops take tiles (pl.load results and tile op values)");
+    return it->second;
+  }
+  auto* call = e->as<Call>();
+  auto* tt = e->type ? e->type->as<TileType>() : nullptr;
+  PYPTO_USER_CHECK(call && tt, e->span, "expected a tile value", "");
+  TileRef dst = DeclareTile("tmp", *tt, e->span);
+  EmitTileOp(call, dst);
+  return dst;
+}
+
+int KernelEmitter::TensorIndex(const ExprPtr& e) {
+  if (const Var* v = as_var(e)) {
+    auto it = tensors_.find(v);
+    PYPTO_USER_CHECK(it != tensors_.end(), e->span, "'" << v->name << "' is not a tensor parameter of kernel '" << fn_.name << "'",
+                     "kernels load from and store to their tensor parameters");
+    return it->second;
+  }
+  if (auto* call = e->as<Call>()) {
+    if (call->is_op && e->type && e->type->is<TensorType>()) return EmitTensorOp(call);
+  }
+  throw UserError("expected a tensor parameter of the kernel", e->span, "");
+}
+
+std::string KernelEmitter::Tensor(const ExprPtr& e) { return "ctx->tensors[" + std::to_string(TensorIndex(e)) + "]"; }
+
+std::string KernelEmitter::TensorName(const ExprPtr& e) {
+  int i = TensorIndex(e);
+  return tensor_param_names_.at(static_cast<size_t>(i));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Statements.
+
+void KernelEmitter::EmitStmt(const StmtPtr& s) {
+  if (!s) return;
+  switch (s->kind) {
+    case NodeKind::SeqStmts:
+      for (auto& c : s->as<SeqStmts>()->stmts) EmitStmt(c);
+      return;
+    case NodeKind::AssignStmt: {
+      auto* a = s->as<AssignStmt>();
+      EmitAssign(a->var, a->value, a->span);
+      return;
+    }
+    case NodeKind::EvalStmt: {
+      auto* ev = s->as<EvalStmt>();
+      auto* call = ev->expr->as<Call>();
+      PYPTO_USER_CHECK(call && call->is_op, ev->span, "only tile ops can be evaluated as statements in a kernel", "");
+      if (ev->expr->type->is<TensorType>()) {
+        EmitTensorOp(call);
+      } else if (auto* tt = ev->expr->type->as<TileType>()) {
+        EmitTileOp(call, DeclareTile("unused", *tt, ev->span));
+      } else {
+        Line("(void)(" + Scalar(ev->expr) + ");");
+      }
+      return;
+    }
+    case NodeKind::ForStmt: EmitFor(s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: EmitIf(s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: EmitYield(s->as<YieldStmt>()); return;
+    case NodeKind::ReturnStmt: {
+      // Returned tensors are the Out / InOut params the stores already wrote.
+      for (auto& v : s->as<ReturnStmt>()->values) {
+        PYPTO_USER_CHECK(v->type->is<TensorType>(), v->span, "a kernel can only return its tensor parameters",
+                         "store tiles into an Out parameter and return it");
+        TensorIndex(v);
+      }
+      return;
+    }
+    case NodeKind::RuntimeScopeStmt: EmitStmt(s->as<RuntimeScopeStmt>()->body); return;
+    case NodeKind::ScopeStmt:
+      throw UserError("scopes (pl.at / pl.spmd / pl.cluster) cannot appear inside a kernel", s->span,
+                      "use them in the orchestration function");
+    default: throw InternalError(std::string("kernel codegen: unexpected statement ") + to_string(s->kind));
+  }
+}
+
+void KernelEmitter::EmitAssign(const VarPtr& var, const ExprPtr& value, const Span& span) {
+  const TypePtr& t = var->type;
+  if (auto* tt = t->as<TileType>()) {
+    if (const Var* src = as_var(value)) {  // plain rebinding: share the buffer (values are immutable)
+      tiles_[var.get()] = Tile(value);
+      (void)src;
+      return;
+    }
+    auto* call = value->as<Call>();
+    PYPTO_USER_CHECK(call && call->is_op, span, "a tile must be computed by a tile op",
+                     "calls to other functions are not supported inside a kernel");
+    TileRef dst = DeclareTile(var->name, *tt, span);
+    EmitTileOp(call, dst);
+    tiles_[var.get()] = dst;
+    return;
+  }
+  if (t->is<TensorType>()) {
+    tensors_[var.get()] = TensorIndex(value);
+    return;
+  }
+  if (auto* st = t->as<ScalarType>()) {
+    const std::string name = Ident(var.get());
+    Line("[[maybe_unused]] const " + CType(st->dtype) + " " + name + " = " + Scalar(value) + ";");
+    names_[var.get()] = name;
+    return;
+  }
+  throw UserError("unsupported value of type " + std::string(var->type->is<TupleType>() ? "tuple" : "array") +
+                      " in a kernel",
+                  span, "kernels compute tiles and scalars");
+}
+
+KernelEmitter::Slot KernelEmitter::DeclareSlot(const std::string& hint, const TypePtr& type, const Span& span) {
+  Slot slot{};
+  if (auto* tt = type->as<TileType>()) {
+    slot.kind = Slot::kTile;
+    slot.tile = DeclareTile(hint, *tt, span);
+  } else if (auto* st = type->as<ScalarType>()) {
+    slot.kind = Slot::kScalar;
+    slot.ctype = CType(st->dtype);
+    slot.scalar = Fresh(hint);
+    Line(slot.ctype + " " + slot.scalar + "{};");
+  } else if (type->is<TensorType>()) {
+    slot.kind = Slot::kTensor;
+  } else {
+    throw UserError("unsupported loop-carried / branch value in a kernel (only tiles, scalars and tensors)", span, "");
+  }
+  return slot;
+}
+
+void KernelEmitter::AssignToSlot(const Slot& slot, const ExprPtr& value, const Span& span) {
+  switch (slot.kind) {
+    case Slot::kTile: {
+      TileRef src = Tile(value);
+      if (src.buf != slot.tile.buf) {
+        Line("pypto_kernel::copy(" + slot.tile.buf + ", " + src.buf + ", " + slot.tile.numel() + ");");
+      }
+      return;
+    }
+    case Slot::kScalar: Line(slot.scalar + " = static_cast<" + slot.ctype + ">(" + Scalar(value) + ");"); return;
+    case Slot::kTensor: {
+      int idx = TensorIndex(value);
+      PYPTO_USER_CHECK(slot.tensor < 0 || slot.tensor == idx, span,
+                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "");
+      return;
+    }
+  }
+}
+
+void KernelEmitter::BindToSlot(const Var* v, const Slot& slot) {
+  switch (slot.kind) {
+    case Slot::kTile: tiles_[v] = slot.tile; return;
+    case Slot::kScalar: names_[v] = slot.scalar; return;
+    case Slot::kTensor: tensors_[v] = slot.tensor; return;
+  }
+}
+
+void KernelEmitter::EmitFor(const ForStmt* op) {
+  std::vector<Slot> slots;
+  for (auto& ia : op->iter_args) {
+    Slot slot = DeclareSlot(ia->name, ia->type, op->span);
+    if (slot.kind == Slot::kTensor) slot.tensor = TensorIndex(ia->init);
+    else AssignToSlot(slot, ia->init, op->span);
+    BindToSlot(ia.get(), slot);
+    slots.push_back(slot);
+  }
+  const std::string lv = Ident(op->loop_var.get());
+  names_[op->loop_var.get()] = lv;
+  const std::string start = Scalar(op->start), stop = Scalar(op->stop), step = Scalar(op->step);
+  const auto* cstep = op->step->as<ConstInt>();
+  PYPTO_USER_CHECK(!cstep || cstep->value != 0, op->span, "pl.range step must not be 0", "");
+  const std::string cmp = (cstep && cstep->value < 0) ? " > " : " < ";
+  Line("for (int64_t " + lv + " = " + start + "; " + lv + cmp + "static_cast<int64_t>(" + stop + "); " + lv +
+       " += " + step + ") {");
+  ++indent_;
+  yield_targets_.push_back(slots);
+  EmitStmt(op->body);
+  yield_targets_.pop_back();
+  --indent_;
+  Line("}");
+  for (size_t i = 0; i < op->return_vars.size() && i < slots.size(); ++i) BindToSlot(op->return_vars[i].get(), slots[i]);
+}
+
+void KernelEmitter::EmitIf(const IfStmt* op) {
+  std::vector<Slot> slots;
+  for (auto& rv : op->return_vars) {
+    Slot slot = DeclareSlot(rv->name, rv->type, op->span);
+    slots.push_back(slot);
+  }
+  Line("if (" + Scalar(op->cond) + ") {");
+  ++indent_;
+  yield_targets_.push_back(slots);
+  EmitStmt(op->then_body);
+  std::vector<Slot> then_slots = yield_targets_.back();
+  if (op->else_body) {
+    --indent_;
+    Line("} else {");
+    ++indent_;
+    EmitStmt(op->else_body);
+  }
+  std::vector<Slot> final_slots = yield_targets_.back();
+  yield_targets_.pop_back();
+  --indent_;
+  Line("}");
+  for (size_t i = 0; i < op->return_vars.size(); ++i) {
+    if (final_slots[i].kind == Slot::kTensor) {
+      PYPTO_USER_CHECK(then_slots[i].tensor == final_slots[i].tensor, op->span,
+                       "both branches must yield the same tensor parameter in a kernel", "");
+    }
+    BindToSlot(op->return_vars[i].get(), final_slots[i]);
+  }
+}
+
+void KernelEmitter::EmitYield(const YieldStmt* op) {
+  PYPTO_USER_CHECK(!yield_targets_.empty(), op->span, "pl.yield_ outside of a loop or branch", "");
+  std::vector<Slot>& slots = yield_targets_.back();
+  PYPTO_USER_CHECK(slots.size() == op->values.size(), op->span,
+                   "pl.yield_ gives " << op->values.size() << " values for " << slots.size() << " targets", "");
+  // A value that is itself a slot of this loop (e.g. swapped carries) is snapshotted first so
+  // that assigning one slot cannot clobber a value another assignment still reads.
+  std::vector<std::string> scalar_tmps(slots.size());
+  std::vector<TileRef> srcs(slots.size());
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].kind == Slot::kScalar) {
+      scalar_tmps[i] = Fresh("yield_tmp");
+      Line("const " + slots[i].ctype + " " + scalar_tmps[i] + " = static_cast<" + slots[i].ctype + ">(" +
+           Scalar(op->values[i]) + ");");
+    } else if (slots[i].kind == Slot::kTile) {
+      srcs[i] = Tile(op->values[i]);
+      for (size_t j = 0; j < slots.size(); ++j) {
+        if (j != i && slots[j].kind == Slot::kTile && slots[j].tile.buf == srcs[i].buf) {
+          auto* tt = op->values[i]->type->as<TileType>();
+          TileRef snap = DeclareTile("yield_tmp", *tt, op->span);
+          Line("pypto_kernel::copy(" + snap.buf + ", " + srcs[i].buf + ", " + srcs[i].numel() + ");");
+          srcs[i] = snap;
+          break;
+        }
+      }
+    }
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Slot& s = slots[i];
+    if (s.kind == Slot::kScalar) {
+      Line(s.scalar + " = " + scalar_tmps[i] + ";");
+    } else if (s.kind == Slot::kTile) {
+      if (srcs[i].buf != s.tile.buf) Line("pypto_kernel::copy(" + s.tile.buf + ", " + srcs[i].buf + ", " + s.tile.numel() + ");");
+    } else {
+      int idx = TensorIndex(op->values[i]);
+      PYPTO_USER_CHECK(s.tensor < 0 || s.tensor == idx, op->span,
+                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "");
+      s.tensor = idx;
+    }
+  }
+}
+
+}  // namespace kernel_cpu
+}  // namespace pypto::codegen

@@ -1,0 +1,103 @@
+// Internal to the CPU kernel backend: the emitter state shared by the statement translator
+// (kernel_cpu_codegen.cpp), the scalar expression translator (kernel_scalar_exprs.cpp) and the
+// tile op handlers (kernel_tile_ops.cpp).
+//
+// Values of a kernel body live in C++ as:
+//   tensors  — `ctx->tensors[i]` of the tensor param the value is (a store returns its tensor);
+//   tiles    — a local buffer of the tile's compute type (float for FP32/FP16/BF16), row-major,
+//              with its dims as C++ expressions (TileRef);
+//   scalars  — C++ locals / expressions.
+#pragma once
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/function.h"
+
+namespace pypto::codegen::kernel_cpu {
+
+// A tile buffer in the generated code.
+struct TileRef {
+  std::string buf;                 // pointer/array expression of the first element
+  std::vector<std::string> dims;   // C++ int64 expressions, one per axis
+  ir::DataType dtype = ir::DataType::FP32;
+  std::string numel() const;       // "(d0 * d1)" or the constant product
+  std::string dim(size_t i) const { return dims.at(i); }
+  // Rows / cols of a 2-D view: rank 1 [N] is 1 x N; rank > 2 folds leading axes into rows.
+  std::string rows() const;
+  std::string cols() const;
+};
+
+// Spellings of a dtype in generated code.
+std::string CType(ir::DataType t);         // compute type of a tile element / scalar: float, int32_t, ...
+std::string StorageKind(ir::DataType t);   // pypto_kernel::Storage::F32, ...
+std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
+
+class KernelEmitter {
+ public:
+  KernelEmitter(const ir::Program& program, const ir::Function& fn);
+  std::string Emit();
+
+  // --- used by the op handlers ---
+  void Line(const std::string& s);
+  std::string Fresh(const std::string& hint);
+  // The C++ expression of a scalar-typed IR expr (kernel_scalar_exprs.cpp).
+  std::string Scalar(const ir::ExprPtr& e);
+  // The tile an expr denotes: a bound tile Var, or a nested tile op evaluated into a temp.
+  TileRef Tile(const ir::ExprPtr& e);
+  // `ctx->tensors[i]` of a tensor-valued expr (a tensor param or a store result).
+  std::string Tensor(const ir::ExprPtr& e);
+  int TensorIndex(const ir::ExprPtr& e);
+  std::string TensorName(const ir::ExprPtr& e);   // the param's name, for messages
+  // Declares a new tile buffer for a value of type `tt`.
+  TileRef DeclareTile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
+  const ir::Function& fn() const { return fn_; }
+
+ private:
+  friend class StmtTranslator;
+  void BindParams();
+  void EmitStmt(const ir::StmtPtr& s);
+  void EmitAssign(const ir::VarPtr& var, const ir::ExprPtr& value, const ir::Span& span);
+  void EmitFor(const ir::ForStmt* op);
+  void EmitIf(const ir::IfStmt* op);
+  void EmitYield(const ir::YieldStmt* op);
+  // Evaluates a tile-producing op call into `dst`.
+  void EmitTileOp(const ir::Call* call, const TileRef& dst);
+  // Evaluates an op call whose value is a tensor (tile.store); returns the tensor index.
+  int EmitTensorOp(const ir::Call* call);
+  std::string Ident(const ir::Var* v);
+
+  // Storage behind a value that flows into a yield target (loop iter_arg / if return var).
+  struct Slot {
+    enum Kind { kTile, kScalar, kTensor } kind;
+    TileRef tile;        // kTile
+    std::string scalar;  // kScalar: a mutable C++ local
+    std::string ctype;   // kScalar
+    int tensor = -1;     // kTensor
+  };
+  Slot DeclareSlot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
+  void AssignToSlot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
+  void BindToSlot(const ir::Var* v, const Slot& slot);
+
+  const ir::Program& program_;
+  const ir::Function& fn_;
+  std::ostringstream out_;
+  int indent_ = 1;
+  std::set<std::string> used_names_;
+  std::map<const ir::Var*, std::string> names_;      // scalar vars -> C++ expression
+  std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer
+  std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
+  std::vector<std::string> tensor_param_names_;
+  std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
+  int tmp_counter_ = 0;
+};
+
+// Tile op handlers, by op name ("tile.add", ...). Each writes the op's value into `dst`.
+using TileOpHandler = std::function<void(KernelEmitter& em, const ir::Call& call, const TileRef& dst)>;
+const TileOpHandler* FindTileOp(const std::string& name);
+
+}  // namespace pypto::codegen::kernel_cpu
