@@ -138,12 +138,10 @@ ExprPtr IRMutator::mutate_(const Var* op, const ExprPtr& self) {
   return it != var_remap_.end() ? it->second.second : self;
 }
 
+// The init is mutated by the ForStmt (once, before the loop), not at each use.
 ExprPtr IRMutator::mutate_(const IterArg* op, const ExprPtr& self) {
   auto it = var_remap_.find(op);
-  if (it != var_remap_.end()) return it->second.second;
-  ExprPtr init = mutate_expr(op->init);
-  if (init == op->init) return self;
-  return IterArg::make(op->name, op->type, std::move(init), op->span);
+  return it != var_remap_.end() ? it->second.second : self;
 }
 
 ExprPtr IRMutator::mutate_(const ConstInt*, const ExprPtr& self) { return self; }
@@ -253,8 +251,14 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   changed |= loop_var != op->loop_var;
   std::vector<IterArgPtr> iter_args;
   for (auto& ia : op->iter_args) {
+    ExprPtr init = mutate_expr(ia->init);
     VarPtr n = mutate_def(ia);
     PYPTO_CHECK(n->kind == NodeKind::IterArg, "IRMutator: iter_arg '" << ia->name << "' was mutated to a non-IterArg");
+    if (n == ia && init != ia->init) {
+      // Same var, new init: rebuild it and send the loop body's uses to the new one.
+      n = IterArg::make(ia->name, ia->type, init, ia->span);
+      var_remap_[ia.get()] = {ia, n};
+    }
     iter_args.push_back(std::static_pointer_cast<const IterArg>(n));
     changed |= n != ia;
   }

@@ -71,10 +71,9 @@ void IRVisitor::visit_program(const Program& p) {
 }
 
 void IRVisitor::visit_(const Var* op) { visit_type(op->type); }
-void IRVisitor::visit_(const IterArg* op) {
-  visit_expr(op->init);
-  visit_type(op->type);
-}
+// An IterArg's init is visited once, by its ForStmt (it is evaluated before the loop), not
+// at every use of the IterArg.
+void IRVisitor::visit_(const IterArg* op) { visit_type(op->type); }
 void IRVisitor::visit_(const ConstInt*) {}
 void IRVisitor::visit_(const ConstFloat*) {}
 void IRVisitor::visit_(const ConstBool*) {}
@@ -112,7 +111,10 @@ void IRVisitor::visit_(const ForStmt* op) {
   visit_expr(op->stop);
   visit_expr(op->step);
   visit_expr(op->loop_var);
-  for (auto& ia : op->iter_args) visit_expr(ia);
+  for (auto& ia : op->iter_args) {
+    visit_expr(ia->init);
+    visit_expr(ia);
+  }
   visit_attrs(this, op->attrs);
   visit_stmt(op->body);
   for (auto& rv : op->return_vars) visit_expr(rv);

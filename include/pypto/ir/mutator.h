@@ -14,7 +14,8 @@
 // Definitions and uses stay consistent: when a definition site (mutate_def) yields a different
 // Var, later uses of the old Var are replaced by the new one (var_remap_). An AssignStmt whose
 // value's type changed gets a fresh Var of the new type the same way. A statement mutated to
-// null is dropped from its SeqStmts; one mutated to a SeqStmts is spliced in.
+// null is dropped from its SeqStmts; one mutated to a SeqStmts is spliced in. An IterArg's init
+// is mutated by its ForStmt (once), not at the IterArg's uses.
 #pragma once
 #include <unordered_map>
 #include <utility>

@@ -1,0 +1,222 @@
+// Structural equality (var bijection, names/spans ignored, every field compared), explain
+// messages, and hash consistency.
+#include "sample_program.h"
+
+namespace pypto::ir {
+namespace {
+
+using namespace test;
+
+std::string why_differs(const ProgramPtr& a, const ProgramPtr& b) {
+  std::string why;
+  EXPECT_FALSE(structural_equal_explain(a, b, &why));
+  EXPECT_FALSE(structural_equal(a, b));
+  return why;
+}
+
+TEST(StructuralEqual, FreshCopiesAreEqualAndHashEqual) {
+  auto p = sample_program(), q = sample_program();
+  EXPECT_NE(p, q);
+  EXPECT_TRUE(structural_equal(p, q));
+  std::string why = "stale";
+  EXPECT_TRUE(structural_equal_explain(p, q, &why));
+  EXPECT_EQ(why, "");
+  EXPECT_EQ(structural_hash(p), structural_hash(q));
+  EXPECT_EQ(structural_hash(p), structural_hash(p));
+}
+
+TEST(StructuralEqual, ExplainNamesThePath) {
+  SampleOptions o;
+  o.submit_callee = "k2";
+  EXPECT_EQ(why_differs(sample_program(), sample_program(o)),
+            "function main: body[1]: ForStmt.body[0]: AssignStmt.value: Submit.callee 'k' vs 'k2'");
+  SampleOptions t;
+  t.trip = 8;
+  EXPECT_EQ(why_differs(sample_program(), sample_program(t)), "function main: body[1]: ForStmt.stop: ConstInt 4 vs 8");
+  SampleOptions ts;
+  ts.timing_slot = 3;
+  EXPECT_EQ(why_differs(sample_program(), sample_program(ts)),
+            "function main: body[1]: ForStmt.body[0]: AssignStmt.value: Submit.timing_slot -1 vs 3");
+  SampleOptions kn;
+  kn.kernel_name = "k9";
+  EXPECT_EQ(why_differs(sample_program(), sample_program(kn)), "function k: function name 'k' vs 'k9'");
+}
+
+TEST(StructuralEqual, BijectionDistinguishesDefinitions) {
+  // else branch yields `acc2` (a loop result) instead of `out` (a param): same type, other var.
+  SampleOptions o;
+  o.swap_yield = true;
+  std::string why = why_differs(sample_program(), sample_program(o));
+  EXPECT_NE(why.find("IfStmt.else"), std::string::npos) << why;
+  EXPECT_NE(why.find("var 'out' vs 'acc2'"), std::string::npos) << why;
+  EXPECT_NE(structural_hash(sample_program()), structural_hash(sample_program(o)));
+}
+
+FunctionPtr two_param_fn(const std::string& n1, const std::string& n2, int ret0, int ret1) {
+  auto a = var(n1, scalar(DataType::INDEX));
+  auto b = var(n2, scalar(DataType::INDEX));
+  std::vector<VarPtr> ps{a, b};
+  auto body = ReturnStmt::make({ps[static_cast<size_t>(ret0)], ps[static_cast<size_t>(ret1)]});
+  return Function::make("f", FunctionType::Opaque, ps, {ParamDirection::In, ParamDirection::In},
+                        {scalar(DataType::INDEX), scalar(DataType::INDEX)}, body);
+}
+
+TEST(StructuralEqual, NamesIgnoredPositionsMatter) {
+  EXPECT_TRUE(structural_equal(two_param_fn("a", "b", 0, 1), two_param_fn("x", "y", 0, 1)));
+  EXPECT_EQ(structural_hash(two_param_fn("a", "b", 0, 1)), structural_hash(two_param_fn("x", "y", 0, 1)));
+  EXPECT_FALSE(structural_equal(two_param_fn("a", "b", 0, 1), two_param_fn("a", "b", 1, 0)));
+  EXPECT_FALSE(structural_equal(two_param_fn("a", "b", 0, 0), two_param_fn("a", "b", 0, 1)));  // injectivity
+  EXPECT_FALSE(structural_equal(two_param_fn("a", "b", 0, 1), two_param_fn("a", "b", 0, 0)));
+  EXPECT_NE(structural_hash(two_param_fn("a", "b", 0, 1)), structural_hash(two_param_fn("a", "b", 1, 0)));
+}
+
+TEST(StructuralEqual, SpansIgnored) {
+  auto x = var("x", scalar(DataType::INDEX));
+  auto s1 = AssignStmt::make(x, BinaryExpr::make(BinaryOp::Add, I(1), I(2), span_at(1, 1, 5, "1 + 2")), span_at(1, 1, 9, "x = 1 + 2"));
+  auto y = var("y", scalar(DataType::INDEX));
+  auto s2 = AssignStmt::make(y, BinaryExpr::make(BinaryOp::Add, I(1), I(2)));
+  EXPECT_TRUE(structural_equal(StmtPtr(s1), StmtPtr(s2)));
+  EXPECT_EQ(structural_hash(StmtPtr(s1)), structural_hash(StmtPtr(s2)));
+}
+
+TEST(StructuralEqual, FreeVarsCompareByPointer) {
+  auto x = var("x", scalar(DataType::INDEX));
+  auto x2 = var("x", scalar(DataType::INDEX));
+  auto e1 = BinaryExpr::make(BinaryOp::Add, x, I(1));
+  auto e2 = BinaryExpr::make(BinaryOp::Add, x, I(1));
+  auto e3 = BinaryExpr::make(BinaryOp::Add, x2, I(1));
+  EXPECT_TRUE(structural_equal(ExprPtr(e1), ExprPtr(e2)));
+  EXPECT_EQ(structural_hash(ExprPtr(e1)), structural_hash(ExprPtr(e2)));
+  EXPECT_FALSE(structural_equal(ExprPtr(e1), ExprPtr(e3)));
+  EXPECT_FALSE(structural_equal(ExprPtr(e1), ExprPtr(BinaryExpr::make(BinaryOp::Sub, x, I(1)))));
+  EXPECT_FALSE(structural_equal(ExprPtr(I(1)), ExprPtr(ConstInt::make(1, DataType::INT32))));
+  EXPECT_FALSE(structural_equal(ExprPtr(I(1)), F(1.0)));
+  EXPECT_TRUE(structural_equal(ExprPtr(nullptr), ExprPtr(nullptr)));
+  EXPECT_FALSE(structural_equal(ExprPtr(I(1)), ExprPtr(nullptr)));
+}
+
+TEST(StructuralEqual, DynamicDimsMatchThroughProgram) {
+  auto p = sample_program(), q = sample_program();
+  // Program-level: the M symbols are bound in order.
+  EXPECT_TRUE(structural_equal(p, q));
+  // Function-level: M is free, and the two programs' Ms are different pointers.
+  EXPECT_FALSE(structural_equal(p->get("k"), q->get("k")));
+  EXPECT_TRUE(structural_equal(p->get("k"), p->get("k")));
+  // A program that lists no dynamic dims differs from one that does.
+  auto r = Program::make(q->name, q->functions, {});
+  std::string why = why_differs(p, r);
+  EXPECT_EQ(why, "dynamic dim count 1 vs 0");
+}
+
+TEST(StructuralEqual, Types) {
+  auto m = var("M", scalar(DataType::INDEX));
+  EXPECT_TRUE(structural_equal(tensor({16, 16}), tensor({16, 16})));
+  EXPECT_FALSE(structural_equal(tensor({16, 16}), tensor({16, 8})));
+  EXPECT_FALSE(structural_equal(tensor({16}), tensor({16, 1})));
+  EXPECT_FALSE(structural_equal(tensor({16}), tensor({16}, DataType::FP16)));
+  EXPECT_FALSE(structural_equal(TypePtr(TensorType::make({I(4)}, DataType::FP32, Layout::DN)), tensor({4})));
+  EXPECT_FALSE(structural_equal(tile({4}), tile({4}, DataType::FP32, MemorySpace::Acc)));
+  EXPECT_FALSE(structural_equal(tile({4}), tensor({4})));
+  EXPECT_TRUE(structural_equal(TypePtr(TensorType::make({m}, DataType::FP32)), TypePtr(TensorType::make({m}, DataType::FP32))));
+  EXPECT_FALSE(structural_equal(TypePtr(TensorType::make({m}, DataType::FP32)), tensor({16})));
+  EXPECT_FALSE(structural_equal(TypePtr(ArrayType::make(4, DataType::TASK_ID)), TypePtr(ArrayType::make(5, DataType::TASK_ID))));
+  EXPECT_TRUE(structural_equal(TypePtr(TupleType::make({tensor({4}), scalar(DataType::TASK_ID)})),
+                               TypePtr(TupleType::make({tensor({4}), scalar(DataType::TASK_ID)}))));
+  EXPECT_FALSE(structural_equal(TypePtr(TupleType::make({tensor({4})})), TypePtr(TupleType::unit())));
+  EXPECT_EQ(structural_hash(tensor({3, 5})), structural_hash(tensor({3, 5})));
+  EXPECT_NE(structural_hash(tensor({3, 5})), structural_hash(tensor({5, 3})));
+}
+
+TEST(StructuralEqual, AttrsAndDirections) {
+  auto a = var("a", tensor({4}));
+  auto c1 = op("tensor.create", {list({4})}, {{"dtype", std::string("FP32")}});
+  auto c2 = op("tensor.create", {list({4})}, {{"dtype", std::string("FP32")}, {"manual_dep", true}});
+  auto c3 = op("tensor.create", {list({4})}, {{"dtype", std::string("FP32")}, {"manual_dep", false}});
+  EXPECT_FALSE(structural_equal(ExprPtr(c1), ExprPtr(c2)));
+  EXPECT_FALSE(structural_equal(ExprPtr(c2), ExprPtr(c3)));
+  EXPECT_TRUE(structural_equal(ExprPtr(c2), ExprPtr(op("tensor.create", {list({4})}, {{"dtype", std::string("FP32")}, {"manual_dep", true}}))));
+  auto f1 = Call::make_func("k", {a}, a->type, {ArgDirection::In});
+  auto f2 = Call::make_func("k", {a}, a->type, {ArgDirection::NoDep});
+  auto f3 = Call::make_func("k", {a}, a->type, {});
+  EXPECT_FALSE(structural_equal(ExprPtr(f1), ExprPtr(f2)));
+  EXPECT_FALSE(structural_equal(ExprPtr(f1), ExprPtr(f3)));
+  EXPECT_FALSE(structural_equal(ExprPtr(f1), ExprPtr(Call::make_func("k2", {a}, a->type, {ArgDirection::In}))));
+  // Expr-valued attrs compare structurally.
+  auto t1 = var("t1", scalar(DataType::TASK_ID));
+  auto t2 = var("t2", scalar(DataType::TASK_ID));
+  auto body = EvalStmt::make(I(0));
+  auto s1 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t1}}}, body);
+  auto s2 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t1}}}, body);
+  auto s3 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t2}}}, body);
+  auto s4 = ScopeStmt::make(ScopeKind::Spmd, {{"deps", std::vector<ExprPtr>{t1}}}, body);
+  EXPECT_TRUE(structural_equal(StmtPtr(s1), StmtPtr(s2)));
+  EXPECT_EQ(structural_hash(StmtPtr(s1)), structural_hash(StmtPtr(s2)));
+  EXPECT_FALSE(structural_equal(StmtPtr(s1), StmtPtr(s3)));
+  EXPECT_FALSE(structural_equal(StmtPtr(s1), StmtPtr(s4)));
+}
+
+TEST(StructuralEqual, SubmitFields) {
+  auto a = var("a", tensor({4}));
+  auto t = var("t", scalar(DataType::TASK_ID));
+  auto base = [&](bool ss, bool aer, ExprPtr cn, std::vector<ExprPtr> deps) {
+    return ExprPtr(Submit::make("k", {a}, {}, std::move(deps), std::move(cn), ss, aer));
+  };
+  EXPECT_TRUE(structural_equal(base(false, false, nullptr, {t}), base(false, false, nullptr, {t})));
+  EXPECT_FALSE(structural_equal(base(true, false, nullptr, {t}), base(false, false, nullptr, {t})));
+  EXPECT_FALSE(structural_equal(base(false, true, nullptr, {t}), base(false, false, nullptr, {t})));
+  EXPECT_FALSE(structural_equal(base(false, false, I(4), {t}), base(false, false, nullptr, {t})));
+  EXPECT_FALSE(structural_equal(base(false, false, nullptr, {t}), base(false, false, nullptr, {})));
+  auto pred = BinaryExpr::make(BinaryOp::Gt, Cast::make(op("tensor.read", {a, list({0})}), DataType::INT64),
+                               ConstInt::make(0, DataType::INT64));
+  auto p1 = Submit::make("k", {a}, {}, {}, nullptr, false, false, -1, pred);
+  auto p2 = Submit::make("k", {a}, {}, {}, nullptr, false, false, -1, nullptr);
+  EXPECT_FALSE(structural_equal(ExprPtr(p1), ExprPtr(p2)));
+  // Different callee return types give different Submit types.
+  EXPECT_FALSE(structural_equal(ExprPtr(Submit::make("k", {a}, {a->type})), ExprPtr(Submit::make("k", {a}, {}))));
+}
+
+TEST(StructuralEqual, SeqNestingIgnored) {
+  auto s1 = EvalStmt::make(I(1));
+  auto s2 = EvalStmt::make(I(2));
+  StmtPtr flat = SeqStmts::make({s1, s2});
+  StmtPtr nested = SeqStmts::make({s1, SeqStmts::make({s2})});
+  EXPECT_TRUE(structural_equal(flat, nested));
+  EXPECT_EQ(structural_hash(flat), structural_hash(nested));
+  EXPECT_TRUE(structural_equal(StmtPtr(s1), StmtPtr(SeqStmts::make({s1}))));
+  EXPECT_FALSE(structural_equal(flat, StmtPtr(SeqStmts::make({s2, s1}))));
+  EXPECT_FALSE(structural_equal(flat, StmtPtr(s1)));
+}
+
+TEST(StructuralEqual, ForAndIfFields) {
+  auto mk = [](ForKind kind, bool with_attr) {
+    auto i = var("i", scalar(DataType::INDEX));
+    Attrs at;
+    if (with_attr) at["iter_arg_rebind_0"] = true;
+    return StmtPtr(ForStmt::make(i, I(0), I(4), I(1), {}, EvalStmt::make(i), {}, kind, at));
+  };
+  EXPECT_TRUE(structural_equal(mk(ForKind::Parallel, true), mk(ForKind::Parallel, true)));
+  EXPECT_FALSE(structural_equal(mk(ForKind::Parallel, true), mk(ForKind::Sequential, true)));
+  EXPECT_FALSE(structural_equal(mk(ForKind::Parallel, true), mk(ForKind::Parallel, false)));
+  EXPECT_NE(structural_hash(mk(ForKind::Parallel, true)), structural_hash(mk(ForKind::Sequential, true)));
+  auto c = var("c", scalar(DataType::BOOL));
+  auto body = EvalStmt::make(I(0));
+  EXPECT_FALSE(structural_equal(StmtPtr(IfStmt::make(c, body, nullptr)), StmtPtr(IfStmt::make(c, body, body))));
+  EXPECT_FALSE(structural_equal(StmtPtr(RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body)),
+                                StmtPtr(RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body))));
+}
+
+TEST(StructuralEqual, FunctionMetadata) {
+  auto mk = [](FunctionType t, Level l, Role r, ParamDirection d) {
+    auto a = var("a", tensor({4}));
+    return Function::make("f", t, {a}, {d}, {}, ReturnStmt::make({}), l, r);
+  };
+  auto base = mk(FunctionType::InCore, Level::None, Role::None, ParamDirection::In);
+  EXPECT_TRUE(structural_equal(base, mk(FunctionType::InCore, Level::None, Role::None, ParamDirection::In)));
+  EXPECT_FALSE(structural_equal(base, mk(FunctionType::AIV, Level::None, Role::None, ParamDirection::In)));
+  EXPECT_FALSE(structural_equal(base, mk(FunctionType::InCore, Level::HOST, Role::None, ParamDirection::In)));
+  EXPECT_FALSE(structural_equal(base, mk(FunctionType::InCore, Level::None, Role::Worker, ParamDirection::In)));
+  EXPECT_FALSE(structural_equal(base, mk(FunctionType::InCore, Level::None, Role::None, ParamDirection::InOut)));
+}
+
+}  // namespace
+}  // namespace pypto::ir
