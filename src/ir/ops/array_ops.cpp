@@ -34,17 +34,17 @@ void register_array_ops(OpRegistry& r) {
            return ArrayType::make(*n, d);
          });
 
-  add_op(r, "array.get_element", {"arr", "index"}, {}, "Read one slot of an array: arr[k].",
+  add_op(r, "array.get_element", {"array", "index"}, {}, "Read one slot of an array: arr[k].",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* a = expect_array("array.get_element", "arr", args[0], span);
+           auto* a = expect_array("array.get_element", "array", args[0], span);
            check_index("array.get_element", a, args[1], span);
            return ScalarType::make(a->dtype);
          });
 
-  add_op(r, "array.update_element", {"arr", "index", "value"}, {},
+  add_op(r, "array.update_element", {"array", "index", "value"}, {},
          "The array with slot k replaced by value: arr[k] = v (a new SSA array value).",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* a = expect_array("array.update_element", "arr", args[0], span);
+           auto* a = expect_array("array.update_element", "array", args[0], span);
            check_index("array.update_element", a, args[1], span);
            auto* v = args[2]->type->as<ScalarType>();
            bool ok = v && (a->dtype == DataType::TASK_ID ? v->dtype == DataType::TASK_ID : v->dtype != DataType::TASK_ID);

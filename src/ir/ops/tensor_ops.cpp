@@ -53,17 +53,17 @@ void register_tensor_ops(OpRegistry& r) {
            return TensorType::make(std::move(shape), dtype, layout);
          });
 
-  add_op(r, "tensor.read", {"t", "indices"}, {}, "Read one element of a tensor: t[i, j].",
+  add_op(r, "tensor.read", {"tensor", "indices"}, {}, "Read one element of a tensor: t[i, j].",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* t = expect_tensor("tensor.read", "t", args[0], span);
+           auto* t = expect_tensor("tensor.read", "tensor", args[0], span);
            auto idx = expect_int_list("tensor.read", "indices", args[1], span);
            expect_rank("tensor.read", "indices", idx.size(), t->shape.size(), t, span);
            return ScalarType::make(t->dtype);
          });
 
-  add_op(r, "tensor.slice", {"t", "shapes", "offsets"}, {}, "A view of a sub-block of a tensor: slice(t, shapes, offsets).",
+  add_op(r, "tensor.slice", {"tensor", "shapes", "offsets"}, {}, "A view of a sub-block of a tensor: slice(t, shapes, offsets).",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* t = expect_tensor("tensor.slice", "t", args[0], span);
+           auto* t = expect_tensor("tensor.slice", "tensor", args[0], span);
            auto shapes = expect_int_list("tensor.slice", "shapes", args[1], span);
            auto offsets = expect_int_list("tensor.slice", "offsets", args[2], span);
            expect_rank("tensor.slice", "shapes", shapes.size(), t->shape.size(), t, span);
@@ -81,9 +81,9 @@ void register_tensor_ops(OpRegistry& r) {
            return TensorType::make(std::move(shapes), t->dtype, t->layout);
          });
 
-  add_op(r, "tensor.transpose", {"t", "axis1", "axis2"}, {}, "Swap two dimensions of a tensor (a view).",
+  add_op(r, "tensor.transpose", {"tensor", "axis1", "axis2"}, {}, "Swap two dimensions of a tensor (a view).",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* t = expect_tensor("tensor.transpose", "t", args[0], span);
+           auto* t = expect_tensor("tensor.transpose", "tensor", args[0], span);
            int64_t a = normalize_axis("tensor.transpose", "axis1",
                                       expect_const_int("tensor.transpose", "axis1", args[1], span), t->shape.size(), span);
            int64_t b = normalize_axis("tensor.transpose", "axis2",
@@ -93,9 +93,9 @@ void register_tensor_ops(OpRegistry& r) {
            return TensorType::make(std::move(shape), t->dtype, t->layout);
          });
 
-  add_op(r, "tensor.dim", {"t", "axis"}, {}, "The size of one dimension of a tensor, as Scalar[INDEX].",
+  add_op(r, "tensor.dim", {"tensor", "axis"}, {}, "The size of one dimension of a tensor, as Scalar[INDEX].",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
-           auto* t = expect_tensor("tensor.dim", "t", args[0], span);
+           auto* t = expect_tensor("tensor.dim", "tensor", args[0], span);
            normalize_axis("tensor.dim", "axis", expect_const_int("tensor.dim", "axis", args[1], span), t->shape.size(), span);
            return ScalarType::make(DataType::INDEX);
          });

@@ -187,18 +187,18 @@ void register_tile_ops(OpRegistry& r) {
            return args[0]->type;
          });
 
-  add_op(r, "tile.move", {"t"}, {"target_memory"}, "Copy a tile to another memory space (Vec, Mat, Left, Right, Acc).",
+  add_op(r, "tile.move", {"tile"}, {"target_memory"}, "Copy a tile to another memory space (Vec, Mat, Left, Right, Acc).",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
-           auto* t = expect_tile("tile.move", "t", args[0], span);
+           auto* t = expect_tile("tile.move", "tile", args[0], span);
            MemorySpace mem;
            PYPTO_USER_CHECK(attr_memory("tile.move", attrs, span, &mem), span, "tile.move: missing target_memory",
                             "e.g. pl.move(t, target_memory=pl.MemorySpace.Left)");
            return TileType::make(t->shape, t->dtype, mem);
          });
 
-  add_op(r, "tile.cast", {"t"}, {"dtype"}, "Convert the elements of a tile to another dtype.",
+  add_op(r, "tile.cast", {"tile"}, {"dtype"}, "Convert the elements of a tile to another dtype.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
-           auto* t = expect_tile("tile.cast", "t", args[0], span);
+           auto* t = expect_tile("tile.cast", "tile", args[0], span);
            DataType d = attr_dtype("tile.cast", attrs, span);
            PYPTO_USER_CHECK(d != DataType::TASK_ID, span, "tile.cast: cannot cast a tile to TASK_ID", "");
            return TileType::make(t->shape, d, t->memory);

@@ -67,7 +67,7 @@ TEST(TensorOps, ReadSliceTransposeDimAssemble) {
   Span s = span_at(3, 9, 30, "    x = pl.tensor.read(t, [1])");
   auto e = expect_user_error([&] { op("tensor.read", {t, list({1})}, {}, s); }, "indices has 1 entries but the tensor");
   EXPECT_EQ(e.span().line, 3);
-  expect_user_error([&] { op("tensor.read", {var("x", tile({4})), list({1})}); }, "argument 't' must be a Tensor, got Tile[[4], FP32]");
+  expect_user_error([&] { op("tensor.read", {var("x", tile({4})), list({1})}); }, "argument 'tensor' must be a Tensor, got Tile[[4], FP32]");
 
   expect_type(op("tensor.slice", {t, list({8, 16}), list({8, 0})}), tensor({8, 16}));
   expect_user_error([&] { op("tensor.slice", {t, list({8}), list({8, 0})}); }, "shapes has 1 entries");
@@ -199,7 +199,7 @@ TEST(ArrayOps, CreateGetUpdate) {
   auto k = var("k", scalar(DataType::INDEX));
   expect_type(op("array.get_element", {arr, k}), scalar(DataType::TASK_ID));
   expect_user_error([&] { op("array.get_element", {arr, I(4)}); }, "index 4 out of range for Array[4, TASK_ID]");
-  expect_user_error([&] { op("array.get_element", {var("a", tensor({4})), k}); }, "argument 'arr' must be an Array");
+  expect_user_error([&] { op("array.get_element", {var("a", tensor({4})), k}); }, "argument 'array' must be an Array");
   expect_user_error([&] { op("array.get_element", {arr, F(1.0)}); }, "argument 'index' must be an integer scalar");
   auto tid = var("tid", scalar(DataType::TASK_ID));
   EXPECT_EQ(op("array.update_element", {arr, k, tid})->type, arr->type);
