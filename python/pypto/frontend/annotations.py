@@ -1,0 +1,150 @@
+"""Type annotations -> IR types.
+
+    pl.Tensor[[16, M], pl.FP32]            TensorType([ConstInt 16, Var M], FP32)
+    pl.Tensor[[16, 16], pl.FP16, pl.Layout.DN]
+    pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Left]
+    pl.Out[pl.Tensor[...]] / pl.InOut[...] (parameters only) -> direction Out / InOut
+    pl.Scalar[pl.INDEX]    pl.Array[4, pl.TASK_ID]    tuple[T1, T2] (returns)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+from pypto.frontend.diagnostics import did_you_mean
+from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
+from pypto.language import _types as T
+
+_FORMS = ("pl.Tensor[[d0, d1], pl.FP32]", "pl.Tile[[d0, d1], pl.FP32]", "pl.Scalar[pl.FP32]",
+          "pl.Array[N, pl.TASK_ID]", "pl.Out[pl.Tensor[...]]", "pl.InOut[pl.Tensor[...]]")
+
+
+def _malformed(ctx, node, what=""):
+    text = ast.unparse(node)
+    msg = f"malformed type annotation '{text}'" + (f": {what}" if what else "")
+    return ctx.error(node, msg, help="write one of " + ", ".join(_FORMS))
+
+
+def ir_dtype(ctx, node: ast.AST):
+    """A dtype spelling (pl.FP32) -> ir.DataType."""
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure as f:
+        if f.reason == "attr" and isinstance(node, ast.Attribute):
+            raise ctx.error(node, f"unknown dtype '{dotted(node) or node.attr}'",
+                            help=did_you_mean(node.attr, T.DTYPE_NAMES) or
+                            "dtypes are " + ", ".join("pl." + n for n in T.DTYPE_NAMES)) from None
+        raise ctx.error(node, f"expected a dtype such as pl.FP32, got '{ast.unparse(node)}'",
+                        help="dtypes are " + ", ".join("pl." + n for n in T.DTYPE_NAMES)) from None
+    if not isinstance(v, T.DataType):
+        raise ctx.error(node, f"expected a dtype such as pl.FP32, got '{ast.unparse(node)}'",
+                        help="dtypes are " + ", ".join("pl." + n for n in T.DTYPE_NAMES))
+    return getattr(ir.DataType, v.name)
+
+
+def _enum_arg(ctx, node, enum_cls, what):
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure:
+        v = None
+    if not isinstance(v, enum_cls):
+        names = [m.name for m in enum_cls]
+        raise ctx.error(node, f"expected a {what} (pl.{enum_cls.__name__}.X), got '{ast.unparse(node)}'",
+                        help=f"{what}s are " + ", ".join(f"pl.{enum_cls.__name__}.{n}" for n in names))
+    return getattr(getattr(ir, enum_cls.__name__), v.name)
+
+
+def shape_expr(ctx, node: ast.AST):
+    """One shape entry: an int (literal or constant), a pl.dynamic symbol, or an integer Var."""
+    if isinstance(node, ast.Name):
+        local = ctx.lookup(node.id)
+        if local is not None:
+            if isinstance(local.type, ir.ScalarType) and ir.is_integer(local.type.dtype):
+                return local
+            raise ctx.error(node, f"shape entry '{node.id}' is not an integer scalar")
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure as f:
+        if f.reason == "unknown":
+            raise ctx.unknown_name_error(node) from None
+        v = None
+    if isinstance(v, bool) or not isinstance(v, (int, T.DynamicDim)):
+        raise ctx.error(node, f"shape entries must be integers or pl.dynamic symbols, got '{ast.unparse(node)}'",
+                        help='declare a dynamic dimension with M = pl.dynamic("M") at module level')
+    if isinstance(v, T.DynamicDim):
+        return ctx.prog.dynamic_var(v.name, ctx.span(node))
+    return ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(node))
+
+
+def _shape(ctx, node: ast.AST, ann: ast.AST):
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise _malformed(ctx, ann, "the shape must be a list such as [16, 16]")
+    return [shape_expr(ctx, e) for e in node.elts]
+
+
+def _items(node: ast.Subscript):
+    s = node.slice
+    return list(s.elts) if isinstance(s, ast.Tuple) else [s]
+
+
+def parse_type(ctx, node: ast.AST, allow_direction: bool = False, allow_tuple: bool = False):
+    """Annotation -> (ir type, ir.ParamDirection). Raises a located PyptoError when malformed."""
+    if not isinstance(node, ast.Subscript):
+        raise _malformed(ctx, node)
+    try:
+        head = eval_py(ctx, node.value)
+    except PyEvalFailure as f:
+        if f.reason == "attr":
+            raise ctx.error(node.value, f"unknown type '{dotted(node.value)}'",
+                            help=did_you_mean(f.attr, ["Tensor", "Tile", "Scalar", "Array", "Out", "InOut"]) or
+                            "write one of " + ", ".join(_FORMS)) from None
+        raise _malformed(ctx, node) from None
+    items = _items(node)
+    In = ir.ParamDirection.In
+    if head in (T.Out, T.InOut):
+        if not allow_direction:
+            raise ctx.error(node, f"pl.{head.kind}[...] is only allowed on function parameters",
+                            help="annotate the value with the inner type")
+        if len(items) != 1:
+            raise _malformed(ctx, node, f"pl.{head.kind} takes one type")
+        inner, _ = parse_type(ctx, items[0])
+        if not isinstance(inner, ir.TensorType):
+            raise _malformed(ctx, node, f"pl.{head.kind} wraps a pl.Tensor")
+        return inner, getattr(ir.ParamDirection, head.kind)
+    if head is T.Tensor or head is T.Tile:
+        if len(items) not in (2, 3):
+            raise _malformed(ctx, node, f"pl.{head.kind} takes [shape], dtype"
+                             + (", and an optional layout" if head is T.Tensor else ", and an optional memory space"))
+        shape = _shape(ctx, items[0], node)
+        dtype = ir_dtype(ctx, items[1])
+        if head is T.Tensor:
+            layout = _enum_arg(ctx, items[2], T.Layout, "layout") if len(items) == 3 else ir.Layout.ND
+            return ir.TensorType.make(shape, dtype, layout), In
+        mem = _enum_arg(ctx, items[2], T.MemorySpace, "memory space") if len(items) == 3 else ir.MemorySpace.Vec
+        return ir.TileType.make(shape, dtype, mem), In
+    if head is T.Scalar:
+        if len(items) != 1:
+            raise _malformed(ctx, node, "pl.Scalar takes one dtype")
+        return ir.ScalarType.make(ir_dtype(ctx, items[0])), In
+    if head is T.Array:
+        if len(items) != 2:
+            raise _malformed(ctx, node, "pl.Array takes a size and a dtype")
+        try:
+            n = eval_py(ctx, items[0])
+        except PyEvalFailure:
+            n = None
+        if isinstance(n, bool) or not isinstance(n, int) or n <= 0:
+            raise _malformed(ctx, node, "the array size must be a positive integer constant")
+        return ir.ArrayType.make(n, ir_dtype(ctx, items[1])), In
+    if head is tuple and allow_tuple:
+        return ir.TupleType.make([parse_type(ctx, e)[0] for e in items]), In
+    raise _malformed(ctx, node)
+
+
+def parse_return_types(ctx, node: ast.AST | None) -> list:
+    """Return annotation -> list of IR types ([] for none / `-> None`)."""
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return []
+    t, _ = parse_type(ctx, node, allow_tuple=True)
+    return list(t.elements) if isinstance(t, ir.TupleType) else [t]

@@ -1,0 +1,295 @@
+"""Call handlers: ``self.kernel(...)``, ``pl.<op>(...)``, ``pl.cast``, ``pl.tensor.dim``,
+``pl.system.task_dummy``, ``min``/``max``.
+
+    c = self.kernel_add(a, b, c)      Call.make_func("kernel_add", [a, b, c], <return type>)
+    t = pl.load(a, [0, 0], [16, 16])  Call.make_op("tile.load", [a, MakeTuple(0, 0), MakeTuple(16, 16)])
+    x = pl.create_tensor([16], dtype=pl.FP32, manual_dep=True)
+                                      tensor.create(MakeTuple(16)) attrs {"dtype": "FP32", "manual_dep": True}
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import enum
+
+from pypto._core import ir
+from pypto.frontend import irtypes
+from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
+from pypto.frontend.exprs import eval_arg, eval_expr
+from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
+from pypto.language import _types as T
+from pypto.language._builtins import Builtin, OpSpec
+
+_CONTEXT_ONLY = {
+    "range": "pl.range(...) is only valid as the iterable of a for statement",
+    "parallel": "pl.parallel(...) is only valid as the iterable of a for statement",
+    "yield": "pl.yield_(...) must be the last statement of a loop or branch body",
+    "manual_scope": "pl.manual_scope() is only valid in a with statement",
+    "scope": "pl.scope() is only valid in a with statement",
+    "at": "pl.at(...) is only valid in a with statement",
+    "spmd": "pl.spmd(...) is only valid in a with statement or as the iterable of a for statement",
+    "cluster": "pl.cluster() is only valid in a with statement",
+    "no_dep": "pl.no_dep(x) is only valid as an argument of a kernel call or pl.submit",
+}
+
+
+def kernel_ref(ctx, node: ast.AST, what: str):
+    """`self.<name>` -> the callee's FunctionSig (unknown name -> did-you-mean error)."""
+    if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
+        raise ctx.error(node, f"{what} must be a function of this program, written self.<name>",
+                        help=f"e.g. pl.submit(self.kernel, x, out)")
+    sig = ctx.prog.sigs.get(node.attr)
+    if sig is None:
+        raise ctx.error(node, f"unknown function 'self.{node.attr}' in this program",
+                        help=did_you_mean(node.attr, ctx.prog.sigs) or
+                        "define it as a @pl.function method of the @pl.program class")
+    return sig
+
+
+def resolve_callee(ctx, func: ast.AST):
+    """The Python object a call's callee names (a Builtin, min/max, ...), or None for an IR value."""
+    try:
+        return eval_py(ctx, func)
+    except PyEvalFailure as f:
+        if f.reason == "attr":
+            base = f.base
+            if isinstance(base, type(T)) or base.__class__.__name__ == "Namespace":
+                raise ctx.error(func, f"unknown DSL function '{dotted(func)}'",
+                                help=did_you_mean(f.attr, [n for n in dir(base) if not n.startswith("_")]))
+            raise ctx.error(func, f"'{dotted(func.value)}' has no attribute '{f.attr}'") from None
+        if f.reason == "unknown" and isinstance(func, ast.Name):
+            raise ctx.unknown_name_error(func) from None
+        raise ctx.error(func, f"cannot call '{ast.unparse(func)}'",
+                        help="calls are to self.<function>, pl.* functions, min and max") from None
+
+
+def attr_value(ctx, node: ast.AST, name: str):
+    """A Call attribute value: dtype -> "FP32", enum -> its name, bool/int/float/str as is."""
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure:
+        raise ctx.error(node, f"'{name}=' must be a compile-time constant, got '{ast.unparse(node)}'") from None
+    if isinstance(v, T.DataType):
+        return v.name
+    if isinstance(v, enum.Enum):
+        return v.name
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
+
+
+def _check_op_exists(ctx, node, op_name: str):
+    if ir.op_info(op_name) is None:
+        raise ctx.error(node, f"unknown op '{op_name}'", help=did_you_mean(op_name, ir.op_names()))
+
+
+def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
+    """pl.<op>(...) -> Call.make_op, splitting expression args from attrs per the OpSpec."""
+    _check_op_exists(ctx, node.func, spec.op)
+    for a in node.args:
+        if isinstance(a, ast.Starred):
+            raise ctx.error(a, "*args are not supported in DSL calls")
+    if spec.params and len(node.args) > len(spec.params):
+        raise ctx.error(node, f"pl.{pl_name} takes at most {len(spec.params)} positional arguments "
+                        f"({', '.join(spec.params)}), got {len(node.args)}")
+    args, attrs = [], {}
+    named = list(zip(spec.params, node.args)) if spec.params else [(None, a) for a in node.args]
+    for kw in node.keywords:
+        if kw.arg is None:
+            raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
+        if spec.params and kw.arg not in spec.params:
+            raise ctx.error(kw.value, f"pl.{pl_name} has no parameter '{kw.arg}'",
+                            help=did_you_mean(kw.arg, spec.params) or f"parameters: {', '.join(spec.params)}")
+        if any(p == kw.arg for p, _ in named):
+            raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice")
+        named.append((kw.arg, kw.value))
+    if spec.params:
+        named.sort(key=lambda pn: spec.params.index(pn[0]))
+    for pname, anode in named:
+        if pname is not None and pname in spec.attrs:
+            attrs[pname] = attr_value(ctx, anode, pname)
+        elif pname is not None and not spec.params:
+            attrs[pname] = _generic_kw(ctx, anode, pname)
+        else:
+            args.append(eval_arg(ctx, anode))
+    return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+
+
+def _generic_kw(ctx, node, name):
+    """A keyword of an op without a declared signature: constants become attrs, else exprs."""
+    try:
+        return attr_value(ctx, node, name)
+    except Exception:  # noqa: BLE001 - fall back to an expression (or list of expressions)
+        if isinstance(node, (ast.List, ast.Tuple)):
+            return [eval_expr(ctx, e) for e in node.elts]
+        return eval_expr(ctx, node)
+
+
+def _cast(ctx, node: ast.Call, b: Builtin):
+    from pypto.frontend.annotations import ir_dtype
+    if len(node.args) != 2 or node.keywords:
+        raise ctx.error(node, "pl.cast takes a value and a dtype: pl.cast(x, pl.FP32)")
+    x = eval_expr(ctx, node.args[0])
+    dt = ir_dtype(ctx, node.args[1])
+    if isinstance(x.type, ir.ScalarType) and b.pl_name == "cast":
+        return ir.Cast.make(x, dt, ctx.span(node))
+    if isinstance(x.type, ir.TileType):
+        return ir.Call.make_op("tile.cast", [x], {"dtype": dt.name}, ctx.span(node))
+    raise ctx.error(node.args[0], f"pl.cast needs a scalar or a tile, got {irtypes.describe(x.type)}")
+
+
+def _dim(ctx, node: ast.Call, b: Builtin):
+    if len(node.args) != 2 or node.keywords:
+        raise ctx.error(node, "pl.tensor.dim takes a tensor and an axis: pl.tensor.dim(x, 0)")
+    x = eval_expr(ctx, node.args[0])
+    if not isinstance(x.type, ir.TensorType):
+        raise ctx.error(node.args[0], f"pl.tensor.dim needs a tensor, got {irtypes.describe(x.type)}")
+    if ctx.is_orchestration:
+        try:
+            axis = eval_py(ctx, node.args[1])
+        except PyEvalFailure:
+            axis = None
+        if isinstance(axis, bool) or not isinstance(axis, int):
+            raise ctx.error(node.args[1], "the axis of pl.tensor.dim must be an integer constant")
+        rank = len(x.type.shape)
+        if not -rank <= axis < rank:
+            raise ctx.error(node.args[1], f"axis {axis} is out of range for a tensor of rank {rank}")
+        # Orchestration: fold onto the declared extent (ConstInt or the dynamic symbol Var).
+        return x.type.shape[axis % rank]
+    return op_call(ctx, node, b.spec, b.pl_name)
+
+
+def _task_dummy(ctx, node: ast.Call, b: Builtin):
+    from pypto.frontend.deps import parse_deps
+    if node.args:
+        raise ctx.error(node.args[0], "pl.system.task_dummy takes only deps=[...]")
+    deps, aer_dummy = None, True
+    for kw in node.keywords:
+        if kw.arg in ("deps", "manual_dep_edges"):
+            deps, _ = parse_deps(ctx, kw.value)
+        elif kw.arg == "dummy_task":
+            aer_dummy = attr_value(ctx, kw.value, "dummy_task")
+        else:
+            raise ctx.error(kw.value, f"pl.system.task_dummy has no parameter '{kw.arg}'", help="write deps=[...]")
+    if deps is None:
+        raise ctx.error(node, "pl.system.task_dummy needs deps=[...]", help="e.g. pl.system.task_dummy(deps=[t1, t2])")
+    return ir.Call.make_op("system.task_dummy", [], {"manual_dep_edges": deps, "dummy_task": aer_dummy},
+                           ctx.span(node))
+
+
+def _min_max(ctx, node: ast.Call, fn):
+    if len(node.args) < 2 or node.keywords:
+        raise ctx.error(node, f"{fn.__name__}() takes two or more scalar arguments")
+    op = ir.BinaryOp.Min if fn is builtins.min else ir.BinaryOp.Max
+    vals = []
+    for a in node.args:
+        e = eval_expr(ctx, a)
+        if not isinstance(e.type, ir.ScalarType):
+            raise ctx.error(a, f"{fn.__name__}() needs scalars, got {irtypes.describe(e.type)}",
+                            help="use pl.maximum / pl.minimum for tiles")
+        vals.append(e)
+    acc = vals[0]
+    for v in vals[1:]:
+        acc = ir.BinaryExpr.make(op, acc, v, ctx.span(node))
+    return acc
+
+
+def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool):
+    """Arguments of a call to program function `sig` -> (args, arg_directions).
+
+    `pl.no_dep(x)` marks its slot NoDep (others Unset); with no NoDep the list is empty.
+    With allow_omitted_out (pl.submit), trailing pl.Out parameters may be left out.
+    """
+    params = sig.params
+    if len(arg_nodes) > len(params) or (len(arg_nodes) < len(params) and not allow_omitted_out):
+        raise ctx.error(call_node, f"'{sig.name}' takes {len(params)} arguments "
+                        f"({', '.join(p.name for p in params)}), got {len(arg_nodes)}",
+                        help="pass one argument per parameter" +
+                        ("; use pl.submit to let the runtime allocate trailing pl.Out arguments"
+                         if len(arg_nodes) < len(params) else ""))
+    for p, d in zip(params[len(arg_nodes):], sig.directions[len(arg_nodes):]):
+        if d != ir.ParamDirection.Out:
+            raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
+                            help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
+    args, dirs, any_nodep = [], [], False
+    for a, p in zip(arg_nodes, params):
+        if isinstance(a, ast.Starred):
+            raise ctx.error(a, "*args are not supported in DSL calls")
+        d = ir.ArgDirection.Unset
+        inner = a
+        if isinstance(a, ast.Call):
+            callee = _peek_builtin(ctx, a.func)
+            if isinstance(callee, Builtin) and callee.kind == "no_dep":
+                if len(a.args) != 1 or a.keywords:
+                    raise ctx.error(a, "pl.no_dep takes exactly one argument")
+                inner, d, any_nodep = a.args[0], ir.ArgDirection.NoDep, True
+                if ctx.in_manual_scope():
+                    ctx.src.warn(a, "pl.no_dep has no effect inside pl.manual_scope() (the scope already "
+                                 "opts out of automatic dependency tracking)", NoDepInManualScopeWarning)
+        e = eval_expr(ctx, inner)
+        _check_arg_kind(ctx, inner, e, p, sig)
+        args.append(e)
+        dirs.append(d)
+    return args, (dirs if any_nodep else [])
+
+
+def _peek_builtin(ctx, func):
+    try:
+        return eval_py(ctx, func)
+    except PyEvalFailure:
+        return None
+
+
+def _check_arg_kind(ctx, node, e, p, sig):
+    pk, ak = irtypes.kind_of(p.type), irtypes.kind_of(e.type)
+    if pk == ak and (pk != "scalar" or not irtypes.is_task_id_scalar(e.type) or irtypes.is_task_id_scalar(p.type)):
+        return
+    expected = irtypes.describe(p.type)
+    raise ctx.error(node, f"argument '{p.name}' of '{sig.name}' expects {expected}, got {irtypes.describe(e.type)}",
+                    help={"tensor": "pass a tensor parameter or a tensor created with pl.create_tensor",
+                          "scalar": "pass a scalar expression or a Python number"}.get(pk, ""))
+
+
+def func_call(ctx, node: ast.Call):
+    """self.kernel(args) -> Call.make_func(kernel, args, kernel's return type)."""
+    sig = kernel_ref(ctx, node.func, "the callee")
+    for kw in node.keywords:
+        if kw.arg == "deps":
+            raise ctx.error(kw.value, f"deps= is not accepted on a plain call to '{sig.name}'",
+                            help=f"use pl.submit(self.{sig.name}, ..., deps=[...]) to get a task id and "
+                                 f"declare dependencies")
+        raise ctx.error(kw.value, f"keyword argument '{kw.arg}' is not supported in a call to '{sig.name}'",
+                        help="pass arguments positionally, in parameter order")
+    args, dirs = kernel_args(ctx, node, node.args, sig, allow_omitted_out=False)
+    return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), {})
+
+
+def parse_call(ctx, node: ast.Call):
+    """Any call in expression position."""
+    f = node.func
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self":
+        return func_call(ctx, node)
+    if isinstance(f, ast.Name) and ctx.lookup(f.id) is not None:
+        raise ctx.error(f, f"'{f.id}' is a value, not a function")
+    callee = resolve_callee(ctx, f)
+    if isinstance(callee, Builtin):
+        k = callee.kind
+        if k == "op":
+            return op_call(ctx, node, callee.spec, callee.pl_name)
+        if k == "cast":
+            return _cast(ctx, node, callee)
+        if k == "dim":
+            return _dim(ctx, node, callee)
+        if k == "task_dummy":
+            return _task_dummy(ctx, node, callee)
+        if k in ("submit", "spmd_submit"):
+            raise ctx.error(node, f"pl.{k}(...) must be unpacked: result..., tid = pl.{k}(...)",
+                            help="bind the kernel results and the task id, e.g. out, tid = pl.submit(self.k, x, out)")
+        raise ctx.error(node, _CONTEXT_ONLY.get(k, f"pl.{callee.pl_name} cannot be used here"))
+    if callee is builtins.min or callee is builtins.max:
+        return _min_max(ctx, node, callee)
+    if callee is builtins.range:
+        raise ctx.error(f, "Python's range() is not supported", help="use pl.range(...)")
+    raise ctx.error(f, f"cannot call '{ast.unparse(f)}' in a DSL function",
+                    help="calls are to self.<function>, pl.* functions, min and max")

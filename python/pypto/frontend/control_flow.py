@@ -1,0 +1,280 @@
+"""Loops and branches, with SSA conversion.
+
+Implicit form (what users write): every name bound before a ``pl.range`` / ``pl.parallel``
+loop and rebound in its body becomes an IterArg (init = the outer value), the body ends with
+a YieldStmt of the names' final values, and a return var rebinds each name after the loop.
+Names first bound inside the body are not visible after it. For if/else, names rebound in
+either branch (and bound before, or bound in both branches) become IfStmt return_vars, each
+branch ending with a YieldStmt.
+
+Explicit form (what the printer emits)::
+
+    for i, (acc,) in pl.range(0, 4, 1, init_values=(acc0,)):
+        ...
+        acc_out = pl.yield_(acc_next)
+    if c:
+        r = pl.yield_(x)
+    else:
+        r = pl.yield_(y)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+from pypto.frontend import irtypes
+from pypto.frontend.context import Frame, Hidden
+from pypto.frontend.exprs import eval_expr
+from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.stmts import assigned_names, make_body, parse_body
+from pypto.language._builtins import Builtin
+
+_RANGE_HELP = "pl.range(stop), pl.range(start, stop) or pl.range(start, stop, step), with integer scalars"
+
+
+def _loop_builtin(ctx, node: ast.For):
+    it = node.iter
+    if isinstance(it, ast.Call):
+        try:
+            b = eval_py(ctx, it.func)
+        except PyEvalFailure:
+            b = None
+        if isinstance(b, Builtin) and b.kind in ("range", "parallel", "spmd"):
+            return b
+        if b is range:
+            raise ctx.error(it.func, "Python's range() is not supported in DSL loops", help="use pl.range(...)")
+    raise ctx.error(it, f"unsupported loop iterable '{ast.unparse(it)}'",
+                    help="loops iterate over pl.range(...), pl.parallel(...) or pl.spmd(...)")
+
+
+def _range_bounds(ctx, call: ast.Call, pl_name: str):
+    n = len(call.args)
+    if not 1 <= n <= 3:
+        raise ctx.error(call, f"pl.{pl_name} takes 1 to 3 positional arguments, got {n}", help=_RANGE_HELP)
+    vals = []
+    for a in call.args:
+        if isinstance(a, ast.Starred):
+            raise ctx.error(a, f"*args are not supported in pl.{pl_name}", help=_RANGE_HELP)
+        e = eval_expr(ctx, a)
+        if not irtypes.is_int_scalar(e.type):
+            raise ctx.error(a, f"pl.{pl_name} arguments must be integer scalars, got '{ast.unparse(a)}' "
+                            f"({irtypes.describe(e.type)})", help=_RANGE_HELP)
+        vals.append(e)
+    sp = ctx.span(call)
+    if n == 1:
+        vals = [ir.ConstInt.make(0, ir.DataType.INDEX, sp), vals[0], ir.ConstInt.make(1, ir.DataType.INDEX, sp)]
+    elif n == 2:
+        vals.append(ir.ConstInt.make(1, ir.DataType.INDEX, sp))
+    if isinstance(vals[2], ir.ConstInt) and vals[2].value == 0:
+        raise ctx.error(call.args[2], f"pl.{pl_name} step must not be 0", help=_RANGE_HELP)
+    return vals
+
+
+def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
+    init, attrs = None, {}
+    for kw in call.keywords:
+        if kw.arg == "init_values":
+            if not isinstance(kw.value, (ast.Tuple, ast.List)):
+                raise ctx.error(kw.value, "init_values= must be a tuple literal, e.g. init_values=(acc0,)")
+            init = kw.value
+        elif kw.arg == "attrs":
+            try:
+                attrs = eval_py(ctx, kw.value) if not isinstance(kw.value, ast.Dict) else _dict_lit(ctx, kw.value)
+            except PyEvalFailure:
+                attrs = None
+            if not isinstance(attrs, dict):
+                raise ctx.error(kw.value, "attrs= must be a dict literal of constants")
+        else:
+            raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
+                            help="keywords: init_values=, attrs=")
+    return init, attrs
+
+
+def _dict_lit(ctx, node: ast.Dict):
+    out = {}
+    for k, v in zip(node.keys, node.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise ctx.error(k or node, "attrs= keys must be strings")
+        val = eval_py(ctx, v)
+        if not isinstance(val, (bool, int, float, str)):
+            raise ctx.error(v, "attrs= values must be bool, int, float or str constants")
+        out[k.value] = val
+    return out
+
+
+def _check_same_kind(ctx, name, before, after, node, construct):
+    if not (before == after):
+        raise ctx.error(node, f"'{name}' changes type in the {construct}: {irtypes.type_str(before)} before, "
+                        f"{irtypes.type_str(after)} after", help=f"use a new name for the {irtypes.kind_of(after)} value")
+
+
+def parse_for(ctx, node: ast.For):
+    if node.orelse:
+        raise ctx.error(node.orelse[0], "for ... else is not supported")
+    b = _loop_builtin(ctx, node)
+    if b.kind == "spmd":
+        from pypto.frontend.scopes import parse_spmd_for
+        parse_spmd_for(ctx, node)
+        return
+    call = node.iter
+    start, stop, step = _range_bounds(ctx, call, b.pl_name)
+    init_node, attrs = _loop_kwargs(ctx, call, b.pl_name)
+    kind = ir.ForKind.Parallel if b.kind == "parallel" else ir.ForKind.Sequential
+    if init_node is not None:
+        _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind)
+    else:
+        _implicit_for(ctx, node, start, stop, step, attrs, kind)
+
+
+def _loop_var(ctx, target):
+    if not isinstance(target, ast.Name):
+        raise ctx.error(target, "the loop variable must be a plain name",
+                        help="with carried values write: for i, (a, b) in pl.range(..., init_values=(a0, b0))")
+    return ir.Var.make(target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(target))
+
+
+def _implicit_for(ctx, node, start, stop, step, attrs, kind):
+    lv = _loop_var(ctx, node.target)
+    carried = [n for n in assigned_names(node.body) if n != lv.name and ctx.lookup(n) is not None]
+    outer = {n: ctx.lookup(n) for n in carried}
+    frame = Frame("loop")
+    ctx.frames.append(frame)
+    ctx.bind(lv.name, lv)
+    iter_args = []
+    for n in carried:
+        ia = ir.IterArg.make(n, outer[n].type, outer[n], ctx.span(node))
+        iter_args.append(ia)
+        ctx.bind(n, ia)
+    ctx.push_block()
+    yinfo = parse_body(ctx, node.body, allow_yield=True)
+    if yinfo is not None:
+        raise ctx.error(yinfo.node, "pl.yield_ in a loop without init_values=",
+                        help="either declare the carried values with init_values=(...) or drop pl.yield_ and "
+                             "just reassign the names (they are carried automatically)")
+    yields = []
+    for n, ia in zip(carried, iter_args):
+        v = frame.vars.get(n, ia)
+        _check_same_kind(ctx, n, ia.type, v.type, node, "loop")
+        yields.append(v)
+    if iter_args:
+        ctx.emit(ir.YieldStmt.make(yields, ctx.span(node)))
+    body = make_body(ctx.pop_block(), ctx.span(node))
+    ctx.frames.pop()
+    for n in frame.vars:
+        if n not in outer and n != lv.name:
+            ctx.hidden[n] = Hidden("inside the loop body", node.lineno + ctx.src.line_offset,
+                                   f"assign '{n}' before the loop; it is then carried out of the loop")
+    rvs = []
+    for n, ia in zip(carried, iter_args):
+        rv = ir.Var.make(n, ia.type, ctx.span(node))
+        rvs.append(rv)
+    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    for n, rv in zip(carried, rvs):
+        ctx.bind(n, rv)
+
+
+def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
+    t = node.target
+    if not (isinstance(t, ast.Tuple) and len(t.elts) == 2 and isinstance(t.elts[0], ast.Name)):
+        raise ctx.error(t, "a loop with init_values= is written: for i, (a, b) in pl.range(..., init_values=(a0, b0))")
+    names = t.elts[1].elts if isinstance(t.elts[1], (ast.Tuple, ast.List)) else [t.elts[1]]
+    for n in names:
+        if not isinstance(n, ast.Name):
+            raise ctx.error(n, "iter_arg names must be plain names")
+    inits = [eval_expr(ctx, e) for e in init_node.elts]
+    if len(inits) != len(names):
+        raise ctx.error(init_node, f"init_values= has {len(inits)} values but {len(names)} iter_args are named")
+    lv = _loop_var(ctx, t.elts[0])
+    frame = Frame("loop")
+    ctx.frames.append(frame)
+    ctx.bind(lv.name, lv)
+    iter_args = []
+    for n, init in zip(names, inits):
+        ia = ir.IterArg.make(n.id, init.type, init, ctx.span(n))
+        iter_args.append(ia)
+        ctx.bind(n.id, ia)
+    ctx.push_block()
+    yinfo = parse_body(ctx, node.body, allow_yield=True)
+    if yinfo is None:
+        raise ctx.error(node, "a loop with init_values= must end with pl.yield_(...) of the next values",
+                        help="e.g. acc_out = pl.yield_(acc_next)")
+    if len(yinfo.values) != len(iter_args):
+        raise ctx.error(yinfo.node, f"pl.yield_ gives {len(yinfo.values)} values for {len(iter_args)} iter_args")
+    for ia, v, n in zip(iter_args, yinfo.values, names):
+        _check_same_kind(ctx, n.id, ia.type, v.type, yinfo.node, "loop")
+    ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
+    body = make_body(ctx.pop_block(), ctx.span(node))
+    ctx.frames.pop()
+    rv_names = [x.id for x in yinfo.targets] if yinfo.targets else [ia.name for ia in iter_args]
+    rv_nodes = yinfo.targets or [node] * len(iter_args)
+    rvs = [ir.Var.make(n, ia.type, ctx.span(rn)) for n, ia, rn in zip(rv_names, iter_args, rv_nodes)]
+    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    if yinfo.targets:
+        for n, rv in zip(rv_names, rvs):
+            ctx.bind(n, rv)
+
+
+def _branch(ctx, stmts):
+    frame = Frame("branch")
+    ctx.frames.append(frame)
+    ctx.push_block()
+    yinfo = parse_body(ctx, stmts, allow_yield=True)
+    block = ctx.pop_block()
+    ctx.frames.pop()
+    return frame, block, yinfo
+
+
+def parse_if(ctx, node: ast.If):
+    cond = eval_expr(ctx, node.test)
+    if not isinstance(cond.type, ir.ScalarType):
+        raise ctx.error(node.test, f"the if condition must be a scalar, got {irtypes.describe(cond.type)}")
+    tf, tblock, ty = _branch(ctx, node.body)
+    ef, eblock, ey = _branch(ctx, node.orelse) if node.orelse else (Frame("branch"), None, None)
+    sp = ctx.span(node)
+    if ty is not None or ey is not None:
+        _explicit_if(ctx, node, cond, tblock, ty, eblock, ey)
+        return
+    outer_names = [n for n in list(tf.vars) + [m for m in ef.vars if m not in tf.vars]]
+    carried = [n for n in outer_names if ctx.lookup(n) is not None or (n in tf.vars and n in ef.vars)]
+    rvs, tvals, evals = [], [], []
+    for n in carried:
+        tv = tf.vars.get(n, ctx.lookup(n))
+        ev = ef.vars.get(n, ctx.lookup(n))
+        _check_same_kind(ctx, n, tv.type, ev.type, node, "if/else")
+        tvals.append(tv)
+        evals.append(ev)
+        rvs.append(ir.Var.make(n, tv.type, sp))
+    for n in outer_names:
+        if n not in carried:
+            ctx.hidden[n] = Hidden("in one branch of the if", node.lineno + ctx.src.line_offset,
+                                   f"assign '{n}' in both branches (or before the if) to use it afterwards")
+    if carried:
+        tblock.append(ir.YieldStmt.make(tvals, sp))
+        eblock = (eblock or []) + [ir.YieldStmt.make(evals, sp)]
+    then_body = make_body(tblock, sp)
+    else_body = make_body(eblock, sp) if eblock is not None else None
+    ctx.emit(ir.IfStmt.make(cond, then_body, else_body, rvs, sp))
+    for n, rv in zip(carried, rvs):
+        ctx.bind(n, rv)
+
+
+def _explicit_if(ctx, node, cond, tblock, ty, eblock, ey):
+    sp = ctx.span(node)
+    if ty is None or ey is None:
+        raise ctx.error(node, "when one branch ends with pl.yield_, both if and else must",
+                        help="add an else branch that yields the same number of values")
+    if len(ty.values) != len(ey.values):
+        raise ctx.error(ey.node, f"the else branch yields {len(ey.values)} values but the if branch "
+                        f"yields {len(ty.values)}")
+    names = [t.id for t in ty.targets] if ty.targets else None
+    if names is None:
+        raise ctx.error(ty.node, "pl.yield_ in an if branch must be assigned: r = pl.yield_(x)")
+    for n, a, b in zip(names, ty.values, ey.values):
+        _check_same_kind(ctx, n, a.type, b.type, node, "if/else")
+    tblock.append(ir.YieldStmt.make(ty.values, ctx.span(ty.node)))
+    eblock.append(ir.YieldStmt.make(ey.values, ctx.span(ey.node)))
+    rvs = [ir.Var.make(n, v.type, ctx.span(t)) for n, v, t in zip(names, ty.values, ty.targets)]
+    ctx.emit(ir.IfStmt.make(cond, make_body(tblock, sp), make_body(eblock, sp), rvs, sp))
+    for n, rv in zip(names, rvs):
+        ctx.bind(n, rv)

@@ -1,0 +1,199 @@
+"""Expression handlers: one function per ``ast`` expression node, dispatched by ``eval_expr``.
+
+    x + 1            BinaryExpr(Add, x, ConstInt 1)
+    t[i, j]          tensor.read(t, MakeTuple(i, j))    (tensor) / TupleGetItem (tuple) /
+                     array.get_element(arr, k)          (array)
+    N_BRANCHES       ConstInt 4                          (module constant / closure value)
+    None             system.task_invalid()               (the "no producer yet" TaskId)
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+from pypto.frontend import irtypes
+from pypto.frontend.context import _MISSING
+from pypto.language import _types as T
+
+_BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
+           ast.Mod: "Mod"}
+_CMPOPS = {ast.Eq: "Eq", ast.NotEq: "Ne", ast.Lt: "Lt", ast.LtE: "Le", ast.Gt: "Gt", ast.GtE: "Ge"}
+_TILE_OP_FOR = {"Add": "pl.add", "Sub": "pl.sub", "Mul": "pl.mul", "Div": "pl.div"}
+
+
+def const_from_py(ctx, value, node):
+    """A compile-time Python value used as an expression -> IR constant (or None -> task_invalid)."""
+    span = ctx.span(node)
+    if isinstance(value, bool):
+        return ir.ConstBool.make(value, span)
+    if isinstance(value, int):
+        return ir.ConstInt.make(value, ir.DataType.INDEX, span)
+    if isinstance(value, float):
+        return ir.ConstFloat.make(value, ir.DataType.FP32, span)
+    if value is None:
+        return ir.Call.make_op("system.task_invalid", [], {}, span)
+    if isinstance(value, T.DynamicDim):
+        return ctx.prog.dynamic_var(value.name, span)
+    return _MISSING
+
+
+def _name(ctx, node: ast.Name):
+    v = ctx.lookup(node.id)
+    if v is not None:
+        return v
+    py = ctx.resolve_py(node.id)
+    if py is _MISSING:
+        raise ctx.unknown_name_error(node)
+    c = const_from_py(ctx, py, node)
+    if c is _MISSING:
+        raise ctx.error(node, f"'{node.id}' is a Python {type(py).__name__}, not a value the DSL can use",
+                        help="module constants must be int, float or bool; tensors must be function parameters")
+    return c
+
+
+def _constant(ctx, node: ast.Constant):
+    c = const_from_py(ctx, node.value, node)
+    if c is _MISSING:
+        raise ctx.error(node, f"unsupported literal {node.value!r}", help="literals must be int, float, bool or None")
+    return c
+
+
+def _attribute(ctx, node: ast.Attribute):
+    from pypto.frontend.pyeval import PyEvalFailure, eval_py
+    try:
+        py = eval_py(ctx, node)
+    except PyEvalFailure as f:
+        if f.reason == "attr":
+            raise ctx.error(node, f"'{ast.unparse(node.value)}' has no attribute '{f.attr}'") from None
+        raise ctx.error(node, f"unsupported expression '{ast.unparse(node)}'",
+                        help="attributes are only used for pl.* names and module constants") from None
+    c = const_from_py(ctx, py, node)
+    if c is _MISSING:
+        raise ctx.error(node, f"'{ast.unparse(node)}' is not a value", help="did you mean to call it?")
+    return c
+
+
+def require_scalar(ctx, e, node, what):
+    if not isinstance(e.type, ir.ScalarType):
+        raise ctx.error(node, f"{what} must be a scalar, got {irtypes.describe(e.type)}")
+    return e
+
+
+def _binop(ctx, node: ast.BinOp):
+    opname = _BINOPS.get(type(node.op))
+    if opname is None:
+        raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // %")
+    a, b = eval_expr(ctx, node.left), eval_expr(ctx, node.right)
+    for e, n in ((a, node.left), (b, node.right)):
+        if not isinstance(e.type, ir.ScalarType):
+            hint = _TILE_OP_FOR.get(opname)
+            raise ctx.error(n, f"operator '{ast.unparse(node)}' needs scalar operands, got {irtypes.describe(e.type)}",
+                            help=f"use {hint}(a, b) for tiles" if hint else "operators apply to scalars only")
+    return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), a, b, ctx.span(node))
+
+
+def _unaryop(ctx, node: ast.UnaryOp):
+    if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
+            and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
+        return const_from_py(ctx, -node.operand.value, node)
+    if isinstance(node.op, ast.UAdd):
+        return eval_expr(ctx, node.operand)
+    a = require_scalar(ctx, eval_expr(ctx, node.operand), node.operand, "the operand")
+    if isinstance(node.op, ast.USub):
+        return ir.UnaryExpr.make(ir.UnaryOp.Neg, a, ctx.span(node))
+    if isinstance(node.op, ast.Not):
+        return ir.UnaryExpr.make(ir.UnaryOp.Not, a, ctx.span(node))
+    raise ctx.error(node, f"unsupported operator in '{ast.unparse(node)}'")
+
+
+def _boolop(ctx, node: ast.BoolOp):
+    op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
+    vals = [require_scalar(ctx, eval_expr(ctx, v), v, "an operand of and/or") for v in node.values]
+    acc = vals[0]
+    for v in vals[1:]:
+        acc = ir.BinaryExpr.make(op, acc, v, ctx.span(node))
+    return acc
+
+
+def _compare(ctx, node: ast.Compare):
+    if len(node.ops) != 1:
+        raise ctx.error(node, "chained comparisons are not supported", help="write (a < b) and (b < c)")
+    opname = _CMPOPS.get(type(node.ops[0]))
+    if opname is None:
+        raise ctx.error(node, f"unsupported comparison '{ast.unparse(node)}'", help="supported: == != < <= > >=")
+    a = require_scalar(ctx, eval_expr(ctx, node.left), node.left, "a comparison operand")
+    b = require_scalar(ctx, eval_expr(ctx, node.comparators[0]), node.comparators[0], "a comparison operand")
+    return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), a, b, ctx.span(node))
+
+
+def index_exprs(ctx, sub: ast.Subscript) -> list:
+    items = sub.slice.elts if isinstance(sub.slice, ast.Tuple) else [sub.slice]
+    out = []
+    for it in items:
+        if isinstance(it, ast.Slice):
+            raise ctx.error(it, "slices are not supported in subscripts",
+                            help="use pl.tensor.slice(t, shapes, offsets) for a sub-tensor")
+        out.append(require_scalar(ctx, eval_expr(ctx, it), it, "an index"))
+    return out
+
+
+def _subscript(ctx, node: ast.Subscript):
+    base = eval_expr(ctx, node.value)
+    t = base.type
+    span = ctx.span(node)
+    if isinstance(t, ir.TensorType):
+        idx = index_exprs(ctx, node)
+        return ir.Call.make_op("tensor.read", [base, ir.MakeTuple.make(idx, span)], {}, span)
+    if isinstance(t, ir.TupleType):
+        from pypto.frontend.pyeval import try_eval_py
+        k = try_eval_py(ctx, node.slice, None)
+        if isinstance(k, bool) or not isinstance(k, int):
+            raise ctx.error(node.slice, "a tuple index must be an integer constant")
+        n = len(t.elements)
+        if not -n <= k < n:
+            raise ctx.error(node.slice, f"tuple index {k} out of range for a tuple of {n} elements")
+        return ir.TupleGetItem.make(base, k % n, span)
+    if isinstance(t, ir.ArrayType):
+        if isinstance(node.slice, ast.Tuple):
+            raise ctx.error(node.slice, "an array takes one index")
+        idx = index_exprs(ctx, node)[0]
+        return ir.Call.make_op("array.get_element", [base, idx], {}, span)
+    raise ctx.error(node, f"cannot index {irtypes.describe(t)}",
+                    help="subscripts apply to tensors (element read), tuples and arrays")
+
+
+def _call(ctx, node: ast.Call):
+    from pypto.frontend.calls import parse_call
+    return parse_call(ctx, node)
+
+
+def _unsupported(ctx, node):
+    what = type(node).__name__
+    helps = {"Lambda": "define a @pl.function instead", "IfExp": "use an if statement",
+             "List": "list literals are only allowed as op arguments (shapes, offsets) and deps=",
+             "Tuple": "tuples are only allowed as op arguments, return values and unpacking targets",
+             "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL"}
+    return ctx.error(node, f"unsupported Python expression ({what}) '{ast.unparse(node)}'", help=helps.get(what, ""))
+
+
+HANDLERS = {
+    ast.Name: _name, ast.Constant: _constant, ast.Attribute: _attribute, ast.BinOp: _binop,
+    ast.UnaryOp: _unaryop, ast.BoolOp: _boolop, ast.Compare: _compare, ast.Subscript: _subscript,
+    ast.Call: _call,
+}
+
+
+def eval_expr(ctx, node: ast.AST):
+    """An ``ast`` expression -> IR Expr (raises a located PyptoError on misuse)."""
+    h = HANDLERS.get(type(node))
+    if h is None:
+        raise _unsupported(ctx, node)
+    return h(ctx, node)
+
+
+def eval_arg(ctx, node: ast.AST):
+    """An op argument: like eval_expr, but a list/tuple literal becomes a MakeTuple."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return ir.MakeTuple.make([eval_expr(ctx, e) for e in node.elts], ctx.span(node))
+    return eval_expr(ctx, node)

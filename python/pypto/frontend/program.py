@@ -1,0 +1,249 @@
+"""Program- and function-level driver: collect every ``@pl.function`` signature first (a call
+may name a function defined later), then parse each body in class order.
+
+    parse_class(cls, captured_locals)        # @pl.program path (source via inspect)
+    parse_program_text(text, "prog.py")      # pl.parse_program
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import linecache
+import sys
+
+from pypto._core import ir
+from pypto.errors import PyptoError
+from pypto.frontend.annotations import parse_return_types, parse_type
+from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
+from pypto.frontend.diagnostics import Source, did_you_mean
+from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.stmts import make_body, parse_body
+from pypto.language import _types as T
+from pypto.language._decorators import FunctionMarker, function, program
+
+
+class _SigCtx:
+    """Name resolution while reading signatures (no IR locals exist yet)."""
+
+    def __init__(self, prog: ProgramCtx, fn_env: dict):
+        self.prog, self.src, self.fn_env = prog, prog.source, fn_env
+
+    def lookup(self, name):
+        return None
+
+    def resolve_py(self, name):
+        return self.prog.resolve_py(name, self.fn_env)
+
+    def span(self, node):
+        return self.src.span(node)
+
+    def error(self, node, msg, help=""):  # noqa: A002
+        return self.src.error(node, msg, help)
+
+    def unknown_name_error(self, node):
+        names = list(self.prog.py_env) + list(self.fn_env)
+        return self.error(node, f"unknown name '{node.id}'", help=did_you_mean(node.id, names))
+
+
+def _decorator_options(sctx, fn: ast.FunctionDef):
+    """The @pl.function(...) decorator of a method -> (FunctionType, Level, Role), or None."""
+    for dec in fn.decorator_list:
+        call = dec if isinstance(dec, ast.Call) else None
+        head = call.func if call else dec
+        try:
+            obj = eval_py(sctx, head)
+        except PyEvalFailure:
+            continue
+        if obj is not function:
+            continue
+        opts = {"type": T.FunctionType.Opaque, "level": None, "role": None}
+        for kw in (call.keywords if call else []):
+            if kw.arg not in opts:
+                raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
+                                 help="options: type=, level=, role=")
+            try:
+                v = eval_py(sctx, kw.value)
+            except PyEvalFailure as f:
+                raise sctx.error(kw.value, f"invalid {kw.arg}= '{ast.unparse(kw.value)}'",
+                                 help=did_you_mean(f.attr, _enum_for(kw.arg).__members__) if f.reason == "attr"
+                                 else "") from None
+            enum_cls = _enum_for(kw.arg)
+            if not isinstance(v, enum_cls):
+                raise sctx.error(kw.value, f"{kw.arg}= must be a pl.{enum_cls.__name__}, got '{ast.unparse(kw.value)}'")
+            opts[kw.arg] = v
+        if call and call.args:
+            raise sctx.error(call.args[0], "@pl.function takes keyword options only: type=, level=, role=")
+        return (getattr(ir.FunctionType, opts["type"].name),
+                getattr(ir.Level, opts["level"].name) if opts["level"] else getattr(ir.Level, "None"),
+                getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"))
+    return None
+
+
+def _enum_for(opt):
+    return {"type": T.FunctionType, "level": T.Level, "role": T.Role}[opt]
+
+
+def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionSig:
+    sctx = _SigCtx(prog, fn_env)
+    opts = _decorator_options(sctx, fn)
+    if opts is None:
+        raise sctx.error(fn, f"method '{fn.name}' of a @pl.program class is not a @pl.function",
+                         help="decorate it with @pl.function(type=pl.FunctionType.<kind>)")
+    a = fn.args
+    if a.vararg or a.kwarg or a.kwonlyargs or a.posonlyargs or a.defaults:
+        raise sctx.error(fn, f"'{fn.name}': DSL functions take plain positional parameters "
+                         "(no defaults, *args, **kwargs or keyword-only parameters)")
+    if not a.args or a.args[0].arg != "self":
+        raise sctx.error(fn, f"'{fn.name}' must take self as its first parameter")
+    params, dirs = [], []
+    for arg in a.args[1:]:
+        if arg.annotation is None:
+            raise sctx.error(arg, f"parameter '{arg.arg}' of '{fn.name}' needs a type annotation",
+                             help="e.g. x: pl.Tensor[[16, 16], pl.FP32]")
+        t, d = parse_type(sctx, arg.annotation, allow_direction=True)
+        params.append(ir.Var.make(arg.arg, t, sctx.span(arg)))
+        dirs.append(d)
+    rets = parse_return_types(sctx, fn.returns)
+    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env)
+
+
+def _parse_function(prog: ProgramCtx, sig: FunctionSig):
+    ctx = FnCtx(prog, sig)
+    ctx.returned = False
+    for p in sig.params:
+        ctx.bind(p.name, p)
+    parse_body(ctx, sig.node.body)
+    block = ctx.pop_block()
+    if sig.return_types and not ctx.returned:
+        raise ctx.error(sig.node, f"'{sig.name}' declares return type(s) but does not end with a return statement",
+                        help="add `return <value>` at the end of the body")
+    sp = ctx.span(sig.node)
+    return ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
+                            sig.return_types, make_body(block, sp), sig.level, sig.role, {}, sp)
+
+
+def _wrap_stray(src: Source, node, fn):
+    try:
+        return fn()
+    except PyptoError:
+        raise
+    except Exception as e:  # noqa: BLE001 - every error leaving the parser is located
+        raise src.error(node, f"internal parser error: {type(e).__name__}: {e}") from e
+
+
+def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = None):
+    """Parse a @pl.program ClassDef into an IR Program."""
+    src = prog.source
+    fns = []
+    for st in cls.body:
+        if isinstance(st, ast.FunctionDef):
+            fns.append(st)
+        elif isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)):
+            continue
+        else:
+            raise src.error(st, "a @pl.program class may only contain @pl.function methods",
+                            help="put constants at module level")
+    for fn in fns:
+        if fn.name in prog.sigs:
+            raise src.error(fn, f"function '{fn.name}' is defined twice in program '{cls.name}'")
+        env = (fn_envs or {}).get(fn.name, {})
+        prog.sigs[fn.name] = _wrap_stray(src, fn, lambda fn=fn, env=env: _signature(prog, fn, env))
+    funcs = [_wrap_stray(src, prog.sigs[fn.name].node, lambda s=prog.sigs[fn.name]: _parse_function(prog, s))
+             for fn in fns]
+    return ir.Program.make(cls.name, funcs, list(prog.dyn_vars.values()), src.span(cls))
+
+
+def _snippet(lines: list[str], start: int):
+    """Parse source lines starting at 1-based file line `start`; indented snippets are wrapped
+    in `if 1:` so columns stay those of the file. Returns (module ast, line offset)."""
+    text = "".join(lines)
+    if lines and lines[0][:1] in (" ", "\t"):
+        return ast.parse("if 1:\n" + text), start - 2
+    return ast.parse(text), start - 1
+
+
+def parse_class(cls, captured_locals: dict):
+    """@pl.program: parse `cls` from its source file."""
+    try:
+        lines, start = inspect.getsourcelines(cls)
+        file = inspect.getsourcefile(cls) or inspect.getfile(cls)
+    except (OSError, TypeError) as e:
+        raise PyptoError(f"cannot read the source of class '{cls.__name__}': {e}",
+                         help="@pl.program needs the class's source file; use pl.parse_program(text) otherwise")
+    mod, offset = _snippet(lines, start)
+    node = mod.body[0]
+    if isinstance(node, ast.If):
+        node = node.body[0]
+    file_lines = linecache.getlines(file) or lines
+    src = Source(file, file_lines, offset)
+    module = sys.modules.get(cls.__module__)
+    env = dict(vars(module)) if module else {}
+    env.update(captured_locals)
+    fn_envs = {}
+    for name, val in vars(cls).items():
+        if isinstance(val, FunctionMarker):
+            cv = inspect.getclosurevars(val.fn)
+            fn_envs[name] = dict(cv.nonlocals)
+    return parse_class_def(ProgramCtx(src, env), node, fn_envs)
+
+
+def _exec_module_prefix(src: Source, mod: ast.Module, filename: str):
+    """Run the module's non-class statements (imports, constants, pl.dynamic) for the Python scope."""
+    env = {"__name__": "__pypto_dsl__", "__builtins__": __builtins__}
+    for st in mod.body:
+        if isinstance(st, ast.ClassDef):
+            continue
+        try:
+            exec(compile(ast.Module([st], []), filename, "exec"), env)  # noqa: S102 - user's own DSL text
+        except Exception as e:  # noqa: BLE001
+            raise src.error(st, f"module-level statement failed: {type(e).__name__}: {e}") from e
+    return env
+
+
+def parse_program_text(text: str, filename: str = "<string>"):
+    """pl.parse_program: a module with one @pl.program class -> IR Program."""
+    lines = text.splitlines(keepends=True)
+    src = Source(filename, lines, 0)
+    try:
+        mod = ast.parse(text, filename)
+    except SyntaxError as e:
+        raise PyptoError(f"syntax error: {e.msg}", file=filename, line=e.lineno or 0, col=e.offset or 0,
+                         end_line=e.lineno or 0, end_col=(e.offset or 0) + 1,
+                         source_line=src.line_text(e.lineno or 0)) from None
+    env = _exec_module_prefix(src, mod, filename)
+    classes = [st for st in mod.body if isinstance(st, ast.ClassDef)]
+    progs = []
+    for c in classes:
+        for d in c.decorator_list:
+            try:
+                if eval_py(_SigCtx(ProgramCtx(src, env), {}), d) is program:
+                    progs.append(c)
+            except PyEvalFailure:
+                pass
+    if len(progs) != 1:
+        raise PyptoError(f"expected exactly one @pl.program class in {filename}, found {len(progs)}",
+                         file=filename, help="decorate the class with @pl.program")
+    return parse_class_def(ProgramCtx(src, env), progs[0])
+
+
+def parse_function_text(text: str, filename: str = "<string>"):
+    """pl.parse_function: one @pl.function method (may be indented) -> IR Function."""
+    lines = text.splitlines(keepends=True)
+    while lines and not lines[0].strip():
+        lines = lines[1:]
+    try:
+        mod, offset = _snippet(lines, 1)
+    except SyntaxError as e:
+        raise PyptoError(f"syntax error: {e.msg}", file=filename, line=e.lineno or 0, col=e.offset or 0) from None
+    node = mod.body[0]
+    if isinstance(node, ast.If):
+        node = node.body[0]
+    if not isinstance(node, ast.FunctionDef):
+        raise PyptoError("pl.parse_function expects one @pl.function method", file=filename)
+    import pypto.language as pl
+    src = Source(filename, lines, offset)
+    prog = ProgramCtx(src, {"pl": pl})
+    sig = _wrap_stray(src, node, lambda: _signature(prog, node, {}))
+    prog.sigs[sig.name] = sig
+    return _wrap_stray(src, node, lambda: _parse_function(prog, sig))

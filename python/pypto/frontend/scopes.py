@@ -1,0 +1,240 @@
+"""`with` scopes and `for i in pl.spmd(...)`.
+
+    with pl.manual_scope():            RuntimeScopeStmt(Manual)
+    with pl.scope():                   RuntimeScopeStmt(Auto)
+    with pl.at(level=pl.Level.CORE_GROUP, deps=[t], predicate=(rc[0] > 0),
+               allow_early_resolve=True, no_dep_args=[x]) as tid:
+                                       ScopeStmt(At, attrs, body, task_id_var=tid)
+    with pl.spmd(4, sync_start=True, deps=[t]) as tid:   ScopeStmt(Spmd, {"core_num": 4, ...})
+    for i in pl.spmd(4): ...           ScopeStmt(Spmd, ..., block_var=i)
+    with pl.cluster():                 ScopeStmt(Cluster)
+
+Names assigned inside a scope stay visible after it (scopes carry nothing). Tensors
+assigned inside a `... as tid` scope are recorded as produced by `tid` for the predicate
+producer check.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+from pypto.frontend import irtypes
+from pypto.frontend.context import Frame, ScopeInfo
+from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
+from pypto.frontend.diagnostics import did_you_mean
+from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.stmts import make_body, parse_body
+from pypto.language import _types as T
+from pypto.language._builtins import Builtin
+
+_WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
+_KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate")
+
+
+def _scope_builtin(ctx, expr):
+    if isinstance(expr, ast.Call):
+        try:
+            b = eval_py(ctx, expr.func)
+        except PyEvalFailure:
+            b = None
+        if isinstance(b, Builtin) and b.kind in ("manual_scope", "scope", "at", "spmd", "cluster"):
+            return b
+    raise ctx.error(expr, f"unsupported with statement '{ast.unparse(expr)}'", help=_WITH_HELP)
+
+
+def _body(ctx, node, info: ScopeInfo, stmts):
+    """Parse a scope body in a transparent frame; returns (body Stmt, names rebound)."""
+    frame = Frame("scope")
+    ctx.frames.append(frame)
+    ctx.scopes.append(info)
+    ctx.push_block()
+    parse_body(ctx, stmts)
+    block = ctx.pop_block()
+    ctx.scopes.pop()
+    ctx.frames.pop()
+    for n, v in frame.vars.items():
+        ctx.bind(n, v)
+    return make_body(block, ctx.span(node)), frame.vars
+
+
+def _kwargs(ctx, call, allowed, what):
+    kws = {}
+    for kw in call.keywords:
+        if kw.arg not in allowed:
+            raise ctx.error(kw.value if kw.arg else call, f"{what} has no keyword '{kw.arg}'",
+                            help=did_you_mean(kw.arg or "", allowed) or f"keywords: {', '.join(allowed)}")
+        kws[kw.arg] = kw.value
+    return kws
+
+
+def _tid_target(ctx, item):
+    if item.optional_vars is None:
+        return None
+    if not isinstance(item.optional_vars, ast.Name):
+        raise ctx.error(item.optional_vars, "`as` takes a plain name (the task id)")
+    return item.optional_vars
+
+
+def _level(ctx, node):
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure:
+        v = None
+    if not isinstance(v, T.Level):
+        raise ctx.error(node, f"level= must be a pl.Level, got '{ast.unparse(node)}'",
+                        help="levels: " + ", ".join(f"pl.Level.{m.name}" for m in T.Level))
+    return v.name
+
+
+def _common_dep_attrs(ctx, kws, attrs):
+    """deps= / allow_early_resolve= / predicate= -> attrs; returns (deps, predicate info)."""
+    deps = None
+    if "deps" in kws:
+        deps = parse_deps(ctx, kws["deps"])
+        attrs["deps"] = list(deps.deps)
+    if "allow_early_resolve" in kws:
+        attrs["allow_early_resolve"] = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve")
+    if "predicate" in kws:
+        pred, t, tnode = parse_predicate(ctx, kws["predicate"])
+        check_producer(ctx, t, tnode, deps, kws["predicate"])
+        attrs["predicate"] = pred
+    return deps
+
+
+def _record_producers(ctx, tid, rebound):
+    if tid is None:
+        return
+    for v in rebound.values():
+        if isinstance(v.type, ir.TensorType):
+            ctx.producers[v] = tid
+
+
+def _finish(ctx, node, kind, attrs, body, rebound, tid_node):
+    tid = ir.Var.make(tid_node.id, ir.ScalarType.make(ir.DataType.TASK_ID), ctx.span(tid_node)) if tid_node else None
+    ctx.emit(ir.ScopeStmt.make(kind, attrs, body, tid, None, ctx.span(node)))
+    if tid is not None:
+        ctx.bind(tid_node.id, tid)
+        _record_producers(ctx, tid, rebound)
+
+
+def _at(ctx, node, item, call):
+    if call.args:
+        raise ctx.error(call.args[0], "pl.at takes keyword arguments only, e.g. pl.at(level=pl.Level.CORE_GROUP)")
+    kws = _kwargs(ctx, call, _AT_KW, "pl.at")
+    if "level" not in kws:
+        raise ctx.error(call, "pl.at needs level=", help="e.g. with pl.at(level=pl.Level.CORE_GROUP):")
+    level = _level(ctx, kws["level"])
+    if level == "CORE_GROUP":
+        fname = ctx.sig.ftype.name
+        if fname in _KERNEL_TYPES:
+            raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in a {fname} function",
+                            help="CORE_GROUP scopes are outlined from Orchestration (or Opaque) functions; "
+                                 "move the scope there")
+        for s in ctx.scopes:
+            if s.kind in ("cluster", "spmd") or (s.kind == "at" and s.level == "CORE_GROUP"):
+                inner = {"cluster": "pl.cluster()", "spmd": "pl.spmd()",
+                         "at": "another pl.at(level=pl.Level.CORE_GROUP)"}[s.kind]
+                raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot be nested inside {inner}",
+                                help="the CORE_GROUP scope must itself be the dispatched task; move it out")
+    elif "predicate" in kws:
+        raise ctx.error(kws["predicate"], f"predicate= on pl.at needs level=pl.Level.CORE_GROUP, got "
+                        f"pl.Level.{level}",
+                        help="only a CORE_GROUP scope becomes a dispatched task that can carry a predicate")
+    attrs = {"level": level}
+    _common_dep_attrs(ctx, kws, attrs)
+    if "no_dep_args" in kws:
+        lst = kws["no_dep_args"]
+        if not isinstance(lst, (ast.List, ast.Tuple)):
+            raise ctx.error(lst, "no_dep_args= must be a list of tensor names")
+        vals = []
+        for el in lst.elts:
+            if not isinstance(el, ast.Name):
+                raise ctx.error(el, "no_dep_args= entries must be tensor names visible here")
+            v = ctx.lookup(el.id)
+            if v is None:
+                raise ctx.unknown_name_error(el)
+            if not isinstance(v.type, ir.TensorType):
+                raise ctx.error(el, f"no_dep_args= entry '{el.id}' must be a tensor, it is {irtypes.describe(v.type)}",
+                                help="no_dep_args= takes tensors; deps= takes task ids")
+            vals.append(v)
+        attrs["no_dep_args"] = vals
+    tid_node = _tid_target(ctx, item)
+    body, rebound = _body(ctx, node, ScopeInfo("at", level), node.body)
+    _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
+
+
+def _spmd_attrs(ctx, call):
+    kws = _kwargs(ctx, call, _SPMD_KW, "pl.spmd")
+    if len(call.args) > 1:
+        raise ctx.error(call.args[1], "pl.spmd takes one positional argument (core_num)")
+    if call.args and "core_num" in kws:
+        raise ctx.error(kws["core_num"], "pl.spmd got core_num twice")
+    cn_node = call.args[0] if call.args else kws.get("core_num")
+    if cn_node is None:
+        raise ctx.error(call, "pl.spmd needs the number of blocks: pl.spmd(N, ...)")
+    if any(s.kind == "cluster" for s in ctx.scopes):
+        for k in ("predicate", "allow_early_resolve"):
+            if k in kws:
+                raise ctx.error(kws[k], f"{k}= is not allowed on a pl.spmd nested inside pl.cluster()",
+                                help="a pl.spmd inside pl.cluster() is expanded into the Group function and never "
+                                     "becomes its own task; move the option to the cluster's caller")
+    attrs = {"core_num": core_num(ctx, cn_node)}
+    if "sync_start" in kws:
+        attrs["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
+    _common_dep_attrs(ctx, kws, attrs)
+    return attrs
+
+
+def parse_spmd_for(ctx, node: ast.For):
+    """for i in pl.spmd(N, ...): body  ->  ScopeStmt(Spmd, attrs, body, block_var=i)."""
+    if not isinstance(node.target, ast.Name):
+        raise ctx.error(node.target, "the block index of pl.spmd must be a plain name")
+    attrs = _spmd_attrs(ctx, node.iter)
+    bv = ir.Var.make(node.target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(node.target))
+    frame = Frame("scope")
+    ctx.frames.append(frame)
+    ctx.bind(bv.name, bv)
+    ctx.scopes.append(ScopeInfo("spmd"))
+    ctx.push_block()
+    parse_body(ctx, node.body)
+    block = ctx.pop_block()
+    ctx.scopes.pop()
+    ctx.frames.pop()
+    for n, v in frame.vars.items():
+        if n != bv.name:
+            ctx.bind(n, v)
+    ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Spmd, attrs, make_body(block, ctx.span(node)), None, bv,
+                               ctx.span(node)))
+
+
+def parse_with(ctx, node: ast.With):
+    if len(node.items) != 1:
+        raise ctx.error(node, "a with statement takes exactly one scope", help="nest the with statements instead")
+    item = node.items[0]
+    call = item.context_expr
+    b = _scope_builtin(ctx, call)
+    if b.kind in ("manual_scope", "scope", "cluster"):
+        if call.args or call.keywords:
+            raise ctx.error(call, f"pl.{b.pl_name}() takes no arguments")
+        if item.optional_vars is not None:
+            raise ctx.error(item.optional_vars, f"pl.{b.pl_name}() does not bind a value",
+                            help="`as tid` is available on pl.at(...) and pl.spmd(...)")
+        kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
+        body, _ = _body(ctx, node, ScopeInfo(kind), node.body)
+        sp = ctx.span(node)
+        if b.kind == "cluster":
+            ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, {}, body, None, None, sp))
+        else:
+            mode = ir.RuntimeScopeMode.Manual if b.kind == "manual_scope" else ir.RuntimeScopeMode.Auto
+            ctx.emit(ir.RuntimeScopeStmt.make(mode, body, sp))
+        return
+    if b.kind == "at":
+        _at(ctx, node, item, call)
+        return
+    attrs = _spmd_attrs(ctx, call)
+    tid_node = _tid_target(ctx, item)
+    body, rebound = _body(ctx, node, ScopeInfo("spmd"), node.body)
+    _finish(ctx, node, ir.ScopeKind.Spmd, attrs, body, rebound, tid_node)

@@ -1,0 +1,312 @@
+"""Statement handlers: one function per ``ast`` statement node, dispatched by ``parse_body``.
+
+    c = self.k(a, b, c)          AssignStmt(c', Call)           (a new SSA Var per assignment)
+    p, m = self.k2(s, p, m)      AssignStmt(tmp, Call); p' = tmp[0]; m' = tmp[1]
+    tids[k] = tid                tids' = array.update_element(tids, k, tid)
+    self.k(a)                    EvalStmt(Call)
+    return d                     ReturnStmt([d])
+
+Loops and branches live in control_flow.py, `with` scopes in scopes.py.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+from pypto.errors import PyptoError
+from pypto.frontend import irtypes
+from pypto.frontend.exprs import eval_expr
+
+
+class YieldInfo:
+    """A trailing ``[targets =] pl.yield_(values...)`` of a body."""
+
+    def __init__(self, node, targets, values):
+        self.node, self.targets, self.values = node, targets, values
+
+
+def make_body(stmts: list, span):
+    """A statement list -> one Stmt (the statement itself when there is exactly one)."""
+    return stmts[0] if len(stmts) == 1 else ir.SeqStmts.make(stmts, span)
+
+
+def _builtin_kind(ctx, node):
+    """The Builtin kind ('submit', 'yield', ...) of a call node's callee, or None."""
+    if not isinstance(node, ast.Call):
+        return None
+    from pypto.frontend.calls import _peek_builtin
+    b = _peek_builtin(ctx, node.func)
+    return getattr(b, "kind", None) if b.__class__.__name__ == "Builtin" else None
+
+
+def parse_body(ctx, body: list, allow_yield: bool = False):
+    """Parse statements into ctx's current block. Returns a YieldInfo when the last statement
+    is a pl.yield_ (only allowed with allow_yield), else None."""
+    yinfo = None
+    for i, st in enumerate(body):
+        y = _yield_of(ctx, st)
+        if y is not None:
+            if not allow_yield or i != len(body) - 1:
+                raise ctx.error(st, "pl.yield_(...) must be the last statement of a loop or if/else body",
+                                help="loops yield only with init_values=; branches yield in both if and else")
+            yinfo = y
+            continue
+        run_stmt(ctx, st)
+    return yinfo
+
+
+def run_stmt(ctx, st):
+    h = HANDLERS.get(type(st))
+    if h is None:
+        raise unsupported_stmt(ctx, st)
+    try:
+        h(ctx, st)
+    except PyptoError:
+        raise
+    except Exception as e:  # noqa: BLE001 - never let a bare Python error escape unlocated
+        raise ctx.error(st, f"internal parser error on this statement: {type(e).__name__}: {e}") from e
+
+
+def _yield_of(ctx, st):
+    if isinstance(st, ast.Expr) and _builtin_kind(ctx, st.value) == "yield":
+        call = st.value
+        targets = None
+    elif isinstance(st, ast.Assign) and _builtin_kind(ctx, st.value) == "yield":
+        call = st.value
+        if len(st.targets) != 1:
+            raise ctx.error(st, "pl.yield_ takes a single assignment target list")
+        t = st.targets[0]
+        elts = t.elts if isinstance(t, (ast.Tuple, ast.List)) else [t]
+        for e in elts:
+            if not isinstance(e, ast.Name):
+                raise ctx.error(e, "pl.yield_ targets must be plain names")
+        targets = elts
+    else:
+        return None
+    if call.keywords:
+        raise ctx.error(call, "pl.yield_ takes positional values only")
+    values = [eval_expr(ctx, a) for a in call.args]
+    if targets is not None and len(targets) != len(values):
+        raise ctx.error(st, f"pl.yield_ yields {len(values)} values but {len(targets)} names are assigned")
+    return YieldInfo(st, targets, values)
+
+
+# -- assignment ---------------------------------------------------------------------------
+def bind_new(ctx, name_node: ast.Name, value, stmt):
+    """name = value: a new Var (named like the target) bound in the current frame."""
+    v = ir.Var.make(name_node.id, value.type, ctx.span(name_node))
+    ctx.emit(ir.AssignStmt.make(v, value, ctx.span(stmt)))
+    ctx.bind(name_node.id, v)
+    return v
+
+
+def unpack_into(ctx, targets: ast.AST, value, stmt) -> list:
+    """`a, b = <tuple-typed value>`: tmp = value; a = tmp[0]; b = tmp[1] (a `_` target is bound
+    like any name, so the printer can print the unpacking back). Returns the bound Vars."""
+    t = value.type
+    elts = targets.elts
+    if not isinstance(t, ir.TupleType):
+        raise ctx.error(stmt, f"cannot unpack {irtypes.describe(t)} into {len(elts)} names")
+    if len(t.elements) != len(elts):
+        raise ctx.error(targets, f"the value has {len(t.elements)} elements but {len(elts)} names are unpacked")
+    for e in elts:
+        if not isinstance(e, ast.Name):
+            raise ctx.error(e, "unpacking targets must be plain names")
+    sp = ctx.span(stmt)
+    tmp = ir.Var.make("_".join(e.id for e in elts if e.id != "_") + "_tuple", t, sp)
+    ctx.emit(ir.AssignStmt.make(tmp, value, sp))
+    return [bind_new(ctx, e, ir.TupleGetItem.make(tmp, k, ctx.span(e)), stmt) for k, e in enumerate(elts)]
+
+
+def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
+    if not isinstance(target.value, ast.Name):
+        raise ctx.error(target, "only array slots can be assigned: arr[k] = v")
+    arr = ctx.lookup(target.value.id)
+    if arr is None:
+        raise ctx.unknown_name_error(target.value)
+    if not isinstance(arr.type, ir.ArrayType):
+        raise ctx.error(target, f"cannot assign to an element of {irtypes.describe(arr.type)}",
+                        help="tensors are written by kernels (pl.store) or pl.tensor.assemble; "
+                             "only pl.Array slots can be assigned")
+    if isinstance(target.slice, ast.Tuple):
+        raise ctx.error(target.slice, "an array takes one index")
+    k = eval_expr(ctx, target.slice)
+    v = eval_expr(ctx, value_node)
+    upd = ir.Call.make_op("array.update_element", [arr, k, v], {}, ctx.span(stmt))
+    bind_new(ctx, target.value, upd, stmt)
+
+
+def _assign(ctx, st: ast.Assign):
+    if len(st.targets) != 1:
+        raise ctx.error(st, "chained assignment (a = b = ...) is not supported", help="assign each name separately")
+    target = st.targets[0]
+    kind = _builtin_kind(ctx, st.value)
+    if kind in ("submit", "spmd_submit"):
+        from pypto.frontend.deps import parse_submit
+        parse_submit(ctx, st.value, kind, target, st)
+        return
+    if isinstance(target, ast.Subscript):
+        _assign_subscript(ctx, target, st.value, st)
+        return
+    if isinstance(target, ast.Name):
+        bind_new(ctx, target, eval_expr(ctx, st.value), st)
+        return
+    if isinstance(target, (ast.Tuple, ast.List)):
+        unpack_into(ctx, target, eval_expr(ctx, st.value), st)
+        return
+    raise ctx.error(target, f"cannot assign to '{ast.unparse(target)}'", help="assign to a plain name")
+
+
+def types_match(a, b) -> bool:
+    return a == b   # structural equality of IR types
+
+
+def _ann_assign(ctx, st: ast.AnnAssign):
+    from pypto.frontend.annotations import parse_type
+    if not isinstance(st.target, ast.Name):
+        raise ctx.error(st.target, "annotated assignment needs a plain name target")
+    if st.value is None:
+        raise ctx.error(st, f"'{st.target.id}' is declared without a value", help="write name: Type = value")
+    ann, _ = parse_type(ctx, st.annotation)
+    value = eval_expr(ctx, st.value)
+    if not types_match(ann, value.type):
+        raise ctx.error(st.annotation, f"'{st.target.id}' is annotated {irtypes.type_str(ann)} but the value is "
+                        f"{irtypes.describe(value.type)}", help="fix the annotation or drop it (it is optional)")
+    bind_new(ctx, st.target, value, st)
+
+
+def _aug_assign(ctx, st: ast.AugAssign):
+    if not isinstance(st.target, ast.Name):
+        raise ctx.error(st, "augmented assignment is only supported on scalar names")
+    cur = ctx.lookup(st.target.id)
+    if cur is None:
+        raise ctx.unknown_name_error(st.target)
+    if not isinstance(cur.type, ir.ScalarType):
+        raise ctx.error(st, f"augmented assignment on {irtypes.describe(cur.type)} is not supported",
+                        help=f"write {st.target.id} = pl.add({st.target.id}, ...) (tiles) or call a kernel (tensors)")
+    binop = ast.BinOp(left=ast.Name(st.target.id, ast.Load()), op=st.op, right=st.value)
+    ast.copy_location(binop, st)
+    binop.end_lineno, binop.end_col_offset = st.end_lineno, st.end_col_offset
+    ast.copy_location(binop.left, st.target)
+    bind_new(ctx, st.target, eval_expr(ctx, binop), st)
+
+
+def _expr_stmt(ctx, st: ast.Expr):
+    v = st.value
+    if isinstance(v, ast.Constant) and (isinstance(v.value, str) or v.value is Ellipsis):
+        return                                     # docstring / `...` placeholder
+    if not isinstance(v, ast.Call):
+        raise ctx.error(st, f"expression statement '{ast.unparse(v)}' has no effect",
+                        help="only calls may stand alone as statements")
+    e = eval_expr(ctx, v)
+    ctx.emit(ir.EvalStmt.make(e, ctx.span(st)))
+
+
+def _return(ctx, st: ast.Return):
+    if len(ctx.frames) > 1 or ctx.scopes:
+        raise ctx.error(st, "return is only allowed at the top level of a function body",
+                        help="assign the value inside the loop/branch/scope and return it after")
+    if st.value is None:
+        values = []
+    elif isinstance(st.value, ast.Tuple):
+        values = [eval_expr(ctx, e) for e in st.value.elts]
+    else:
+        values = [eval_expr(ctx, st.value)]
+    want = ctx.sig.return_types
+    if len(values) != len(want):
+        raise ctx.error(st, f"'{ctx.sig.name}' declares {len(want)} return value(s) but returns {len(values)}",
+                        help="make the return statement match the -> annotation")
+    nodes = st.value.elts if isinstance(st.value, ast.Tuple) else [st.value]
+    for v, t, n in zip(values, want, nodes):
+        if irtypes.kind_of(v.type) != irtypes.kind_of(t):
+            raise ctx.error(n, f"return value is {irtypes.describe(v.type)} but '{ctx.sig.name}' declares "
+                            f"{irtypes.type_str(t)}")
+    ctx.emit(ir.ReturnStmt.make(values, ctx.span(st)))
+    ctx.returned = True
+
+
+def _pass(ctx, st):
+    return
+
+
+def _for(ctx, st):
+    from pypto.frontend.control_flow import parse_for
+    parse_for(ctx, st)
+
+
+def _if(ctx, st):
+    from pypto.frontend.control_flow import parse_if
+    parse_if(ctx, st)
+
+
+def _with(ctx, st):
+    from pypto.frontend.scopes import parse_with
+    parse_with(ctx, st)
+
+
+_UNSUPPORTED_HELP = {
+    "While": "use `for i in pl.range(n):` (loops need a known trip count)",
+    "Try": "the DSL has no exceptions", "Raise": "the DSL has no exceptions",
+    "Import": "import modules at module level, outside the @pl.program class",
+    "ImportFrom": "import modules at module level, outside the @pl.program class",
+    "FunctionDef": "define functions as @pl.function methods of the @pl.program class",
+    "ClassDef": "define classes at module level", "Global": "", "Nonlocal": "", "Delete": "",
+    "AsyncFor": "", "AsyncWith": "", "Assert": "", "Match": "use if/elif/else",
+    "Break": "loops always run their full trip count", "Continue": "use if/else inside the loop body",
+}
+
+
+def unsupported_stmt(ctx, st):
+    what = type(st).__name__
+    first = ast.unparse(st).splitlines()[0] if hasattr(ast, "unparse") else what
+    help_ = _UNSUPPORTED_HELP.get(what) or ("supported statements: assignments, calls, return, "
+                                            "for ... in pl.range/pl.parallel/pl.spmd, if/else, with pl.<scope>(), pass")
+    return ctx.error(st, f"unsupported Python statement ({what.lower()}): '{first}'", help=help_)
+
+
+HANDLERS = {
+    ast.Assign: _assign, ast.AnnAssign: _ann_assign, ast.AugAssign: _aug_assign, ast.Expr: _expr_stmt,
+    ast.Return: _return, ast.Pass: _pass, ast.For: _for, ast.If: _if, ast.With: _with,
+}
+
+
+def assigned_names(body: list) -> list:
+    """Names (re)bound anywhere in `body`, in first-assignment order (for loop carries)."""
+    out: list[str] = []
+
+    def add(n):
+        if n not in out:
+            out.append(n)
+
+    def targets(t):
+        if isinstance(t, ast.Name):
+            add(t.id)
+        elif isinstance(t, (ast.Tuple, ast.List)):
+            for e in t.elts:
+                targets(e)
+        elif isinstance(t, ast.Subscript) and isinstance(t.value, ast.Name):
+            add(t.value.id)
+        elif isinstance(t, ast.Starred):
+            targets(t.value)
+
+    def walk(stmts):
+        for s in stmts:
+            if isinstance(s, ast.Assign):
+                for t in s.targets:
+                    targets(t)
+            elif isinstance(s, (ast.AnnAssign, ast.AugAssign)):
+                targets(s.target)
+            elif isinstance(s, ast.For):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, ast.If):
+                walk(s.body)
+                walk(s.orelse)
+            elif isinstance(s, ast.With):
+                for it in s.items:
+                    if it.optional_vars is not None:
+                        targets(it.optional_vars)
+                walk(s.body)
+    walk(body)
+    return out

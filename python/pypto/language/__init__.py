@@ -1,0 +1,44 @@
+"""The pypto DSL namespace: ``import pypto.language as pl``.
+
+    import pypto.language as pl
+
+    @pl.program
+    class Add:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+            c = pl.store(pl.load(a, [0], [16]), [0], c)
+            return c
+
+    # Add is now an IR Program (pypto._core.ir.Program)
+
+See docs/dsl.md for the whole surface.
+"""
+
+from pypto.language import _builtins
+from pypto.language._builtins import (  # noqa: F401
+    Builtin, array, assemble, at, cast, cluster, create_tensor, manual_scope, no_dep, parallel, range,
+    read, scope, slice, spmd, spmd_submit, submit, system, tensor, tile, transpose, yield_,
+)
+from pypto.language._decorators import function, parse_function, parse_program, program  # noqa: F401
+from pypto.language._types import (  # noqa: F401
+    DTYPES, Array, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
+    Tensor, Tile, dynamic,
+)
+
+BOOL = DTYPES["BOOL"]
+INT8 = DTYPES["INT8"]
+INT16 = DTYPES["INT16"]
+INT32 = DTYPES["INT32"]
+INT64 = DTYPES["INT64"]
+UINT8 = DTYPES["UINT8"]
+UINT16 = DTYPES["UINT16"]
+UINT32 = DTYPES["UINT32"]
+UINT64 = DTYPES["UINT64"]
+FP16 = DTYPES["FP16"]
+BF16 = DTYPES["BF16"]
+FP32 = DTYPES["FP32"]
+INDEX = DTYPES["INDEX"]
+TASK_ID = DTYPES["TASK_ID"]
+
+# Kernel tile ops at top level: pl.load, pl.store, pl.add, ... (also under pl.tile.*).
+globals().update(_builtins.TOP_LEVEL_TILE_OPS)

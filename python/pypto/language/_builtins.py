@@ -1,0 +1,138 @@
+"""The callable spellings of the DSL (``pl.range``, ``pl.submit``, ``pl.add``, ...).
+
+They are markers: the parser recognises them by identity when it resolves ``pl.<name>`` in
+the decorated class's scope, and never calls them. Calling one at Python runtime raises a
+TypeError that says so. Ops map to registered IR ops (``tile.add``, ``tensor.create``, ...);
+``OpSpec`` says which parameters are expressions and which become Call attrs (dtype, memory).
+"""
+
+from __future__ import annotations
+
+
+class Builtin:
+    """A DSL construct recognised by the parser. ``kind`` selects its parser handler."""
+
+    __slots__ = ("pl_name", "kind", "spec")
+
+    def __init__(self, pl_name: str, kind: str, spec: "OpSpec | None" = None):
+        self.pl_name, self.kind, self.spec = pl_name, kind, spec
+
+    def __call__(self, *args, **kwargs):
+        raise TypeError(f"pl.{self.pl_name} is DSL syntax: it is only meaningful inside a @pl.function "
+                        f"method of a @pl.program class, which is parsed, not executed")
+
+    def __repr__(self) -> str:
+        return f"<pl.{self.pl_name}>"
+
+
+class OpSpec:
+    """How ``pl.<x>(...)`` maps to an IR op call.
+
+    ``params`` are the positional parameter names in order; those in ``attrs`` become Call
+    attributes (a dtype -> "FP32", a memory space -> "Left", Python bools/ints as is); the
+    rest are expression arguments (a list literal becomes a MakeTuple). Extra keywords named
+    in ``attrs`` are accepted too.
+    """
+
+    __slots__ = ("op", "params", "attrs")
+
+    def __init__(self, op: str, params=(), attrs=()):
+        self.op, self.params, self.attrs = op, tuple(params), frozenset(attrs)
+
+
+def op(pl_name: str, op_name: str, params=(), attrs=()) -> Builtin:
+    return Builtin(pl_name, "op", OpSpec(op_name, params, attrs))
+
+
+class Namespace:
+    """``pl.tensor`` / ``pl.tile`` / ``pl.system`` / ``pl.array``: ``pl.<ns>.<name>`` is the op
+    ``<ns>.<name>``; ops listed explicitly get a signature, any other name is a generic op
+    (all positional args are expressions, keywords are attrs) checked against the registry."""
+
+    def __init__(self, ns: str, entries: dict):
+        self._ns = ns
+        self.__dict__.update(entries)
+
+    def __getattr__(self, name: str) -> Builtin:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return Builtin(f"{self._ns}.{name}", "op", OpSpec(f"{self._ns}.{name}", (), ()))
+
+
+_BINARY = ("add", "sub", "mul", "div", "maximum", "minimum")
+_UNARY = ("exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "row_max", "row_sum", "row_min")
+_ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div")
+
+
+def _tile_ops(prefix: str) -> dict:
+    d = {
+        "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "target_memory"), ("target_memory",)),
+        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor")),
+        "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
+        "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
+        "move": op(prefix + "move", "tile.move", ("tile", "target_memory"), ("target_memory",)),
+        "full": op(prefix + "full", "tile.full", ("shape", "dtype", "value"), ("dtype",)),
+        "get_block_idx": op(prefix + "get_block_idx", "tile.get_block_idx"),
+        "get_block_num": op(prefix + "get_block_num", "tile.get_block_num"),
+    }
+    for n in _BINARY:
+        d[n] = op(prefix + n, "tile." + n, ("a", "b"))
+    for n in _UNARY:
+        d[n] = op(prefix + n, "tile." + n, ("a",))
+    for n in _ROW_EXPAND:
+        d[n] = op(prefix + n, "tile." + n, ("a", "row"))
+    return d
+
+
+def _tensor_ops(prefix: str) -> dict:
+    return {
+        "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
+                     ("dtype", "manual_dep", "layout")),
+        "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
+        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets")),
+        "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
+        "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
+        "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),
+    }
+
+
+# -- control flow and scopes -------------------------------------------------------------
+range = Builtin("range", "range")            # noqa: A001 - DSL spelling
+parallel = Builtin("parallel", "parallel")
+yield_ = Builtin("yield_", "yield")
+manual_scope = Builtin("manual_scope", "manual_scope")
+scope = Builtin("scope", "scope")
+at = Builtin("at", "at")
+spmd = Builtin("spmd", "spmd")
+cluster = Builtin("cluster", "cluster")
+
+# -- dependencies --------------------------------------------------------------------------
+submit = Builtin("submit", "submit")
+spmd_submit = Builtin("spmd_submit", "spmd_submit")
+no_dep = Builtin("no_dep", "no_dep")
+
+# -- ops -----------------------------------------------------------------------------------
+cast = Builtin("cast", "cast")
+_tensor = _tensor_ops("tensor.")
+create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
+                   ("dtype", "manual_dep", "layout"))
+read = _tensor_ops("")["read"]
+slice = _tensor_ops("")["slice"]             # noqa: A001
+transpose = _tensor_ops("")["transpose"]
+assemble = _tensor_ops("")["assemble"]
+_tile = _tile_ops("tile.")
+_tile["cast"] = Builtin("tile.cast", "cast")
+
+tensor = Namespace("tensor", _tensor)
+tile = Namespace("tile", _tile)
+system = Namespace("system", {
+    "task_dummy": Builtin("system.task_dummy", "task_dummy"),
+    "task_invalid": op("system.task_invalid", "system.task_invalid"),
+})
+array = Namespace("array", {
+    "create": op("array.create", "array.create", ("size", "dtype"), ("size", "dtype")),
+    "get_element": op("array.get_element", "array.get_element", ("array", "index")),
+    "update_element": op("array.update_element", "array.update_element", ("array", "index", "value")),
+})
+
+TOP_LEVEL_TILE_OPS = _tile_ops("")

@@ -1,0 +1,141 @@
+"""Type spellings of the DSL: dtypes, enums, and annotation markers.
+
+These objects only *name* things; the parser (pypto.frontend) reads them from the AST and
+builds IR types. They are also evaluable at class-definition time, because Python evaluates
+annotations of the decorated methods::
+
+    a: pl.Tensor[[16, 16], pl.FP32]          # -> TensorSpec (never used at runtime)
+    M = pl.dynamic("M")                      # a dynamic dimension symbol
+"""
+
+from __future__ import annotations
+
+import enum
+
+
+class DataType:
+    """A scalar element type, spelled ``pl.FP32`` etc.; ``name`` is the IR DataType name."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+DTYPE_NAMES = ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64",
+               "FP16", "BF16", "FP32", "INDEX", "TASK_ID")
+DTYPES = {n: DataType(n) for n in DTYPE_NAMES}
+
+
+class FunctionType(enum.Enum):
+    """``pl.FunctionType.*``: what kind of function a ``@pl.function`` method is."""
+    Opaque = "Opaque"
+    Orchestration = "Orchestration"
+    InCore = "InCore"
+    AIC = "AIC"
+    AIV = "AIV"
+    Group = "Group"
+    Spmd = "Spmd"
+    Inline = "Inline"
+
+
+class Level(enum.Enum):
+    """``pl.Level.*``: where a function or a ``pl.at`` scope runs."""
+    AIC = "AIC"
+    AIV = "AIV"
+    CORE_GROUP = "CORE_GROUP"
+    CHIP = "CHIP"
+    HOST = "HOST"
+    CLUSTER = "CLUSTER"
+
+
+class Role(enum.Enum):
+    """``pl.Role.*``."""
+    Orchestrator = "Orchestrator"
+    Worker = "Worker"
+
+
+class MemorySpace(enum.Enum):
+    """``pl.MemorySpace.*``: on-chip memory of a tile."""
+    Vec = "Vec"
+    Mat = "Mat"
+    Left = "Left"
+    Right = "Right"
+    Acc = "Acc"
+
+
+class Layout(enum.Enum):
+    """``pl.Layout.*``: tensor layout (ND default, DN = column-major view)."""
+    ND = "ND"
+    DN = "DN"
+
+
+class DynamicDim:
+    """A dynamic dimension symbol: ``M = pl.dynamic("M")``; one IR Var per name per program."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"pl.dynamic needs an identifier name, got {name!r}")
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.dynamic({self.name!r})"
+
+
+def dynamic(name: str) -> DynamicDim:
+    """Declare a dynamic dimension symbol, e.g. ``M = pl.dynamic("M")`` at module level."""
+    return DynamicDim(name)
+
+
+class _AnnotationMarker:
+    """Base of ``pl.Tensor`` & co: subscriptable so Python can evaluate annotations."""
+
+    kind = ""
+
+    def __class_getitem__(cls, item):
+        return _Spec(cls.kind, item)
+
+
+class _Spec:
+    __slots__ = ("kind", "item")
+
+    def __init__(self, kind, item):
+        self.kind, self.item = kind, item
+
+    def __repr__(self) -> str:
+        return f"pl.{self.kind}[{self.item!r}]"
+
+
+class Tensor(_AnnotationMarker):
+    """``pl.Tensor[[d0, d1], dtype(, pl.Layout.DN)]``: a tensor in global memory."""
+    kind = "Tensor"
+
+
+class Tile(_AnnotationMarker):
+    """``pl.Tile[[d0, d1], dtype(, pl.MemorySpace.X)]``: an on-chip tile (kernel locals)."""
+    kind = "Tile"
+
+
+class Scalar(_AnnotationMarker):
+    """``pl.Scalar[dtype]``: a scalar value."""
+    kind = "Scalar"
+
+
+class Array(_AnnotationMarker):
+    """``pl.Array[N, dtype]``: a fixed-size array of scalars (e.g. ``pl.Array[4, pl.TASK_ID]``)."""
+    kind = "Array"
+
+
+class Out(_AnnotationMarker):
+    """``pl.Out[pl.Tensor[...]]``: a parameter the function writes (ParamDirection Out)."""
+    kind = "Out"
+
+
+class InOut(_AnnotationMarker):
+    """``pl.InOut[pl.Tensor[...]]``: a parameter the function reads and writes."""
+    kind = "InOut"
