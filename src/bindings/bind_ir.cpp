@@ -132,6 +132,15 @@ void bind_enums(nb::module_& m) {
   m.def("unary_op_symbol", [](UnaryOp op) { return std::string(to_string(op)); }, "op"_a);
 }
 
+void bind_errors(nb::module_& m) {
+  m.def("render_user_error", &UserError::render, "message"_a, "span"_a, "help"_a = "",
+        "C++ UserError::render: the diagnostic text pypto.errors.PyptoError reproduces.");
+  m.def(
+      "raise_user_error",
+      [](const std::string& message, const Span& span, const std::string& help) { throw UserError(message, span, help); },
+      "message"_a, "span"_a, "help"_a = "", "Throw a C++ UserError (for tests of the error translation).");
+}
+
 void bind_span(nb::module_& m) {
   nb::class_<Span>(m, "Span", "A source location: file, 1-based line/col, exclusive end_col, the line's text.")
       .def(nb::init<>())
@@ -419,6 +428,7 @@ void bind_ir(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("ir", "The pypto IR (C++), see include/pypto/ir.");
   bind_enums(m);
   bind_span(m);
+  bind_errors(m);
   bind_types(m);
   bind_exprs(m);
   bind_stmts(m);
