@@ -391,8 +391,8 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
     const int64_t j1 = std::min(n, j0 + NB);
     for (int64_t k0 = 0; k0 < k; k0 += KB) {
       const int64_t k1 = std::min(k, k0 + KB);
-      int64_t i = 0;
-      for (; i + 4 <= m; i += 4) {
+      const int64_t m4 = m - m % 4;
+      for (int64_t i = 0; i < m4; i += 4) {
         C* c0 = c + (i + 0) * n;
         C* c1 = c + (i + 1) * n;
         C* c2 = c + (i + 2) * n;
@@ -412,7 +412,8 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
           }
         }
       }
-      for (; i < m; ++i) {
+      for (int64_t r = 0; r < m % 4; ++r) {
+        const int64_t i = m4 + r;
         C* ci = c + i * n;
         for (int64_t kk = k0; kk < k1; ++kk) {
           const C av = static_cast<C>(a[i * k + kk]);
