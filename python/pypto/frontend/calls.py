@@ -87,43 +87,33 @@ def _check_op_exists(ctx, node, op_name: str):
 def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
     """pl.<op>(...) -> Call.make_op, splitting expression args from attrs per the OpSpec."""
     _check_op_exists(ctx, node.func, spec.op)
+    if not spec.params:
+        info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
+        spec = OpSpec(spec.op, list(info.arg_names) + list(info.attr_names), info.attr_names)
     for a in node.args:
         if isinstance(a, ast.Starred):
             raise ctx.error(a, "*args are not supported in DSL calls")
-    if spec.params and len(node.args) > len(spec.params):
+    if len(node.args) > len(spec.params):
         raise ctx.error(node, f"pl.{pl_name} takes at most {len(spec.params)} positional arguments "
                         f"({', '.join(spec.params)}), got {len(node.args)}")
     args, attrs = [], {}
-    named = list(zip(spec.params, node.args)) if spec.params else [(None, a) for a in node.args]
+    named = list(zip(spec.params, node.args))
     for kw in node.keywords:
         if kw.arg is None:
             raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
-        if spec.params and kw.arg not in spec.params:
+        if kw.arg not in spec.params:
             raise ctx.error(kw.value, f"pl.{pl_name} has no parameter '{kw.arg}'",
                             help=did_you_mean(kw.arg, spec.params) or f"parameters: {', '.join(spec.params)}")
         if any(p == kw.arg for p, _ in named):
             raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice")
         named.append((kw.arg, kw.value))
-    if spec.params:
-        named.sort(key=lambda pn: spec.params.index(pn[0]))
+    named.sort(key=lambda pn: spec.params.index(pn[0]))
     for pname, anode in named:
-        if pname is not None and pname in spec.attrs:
+        if pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
-        elif pname is not None and not spec.params:
-            attrs[pname] = _generic_kw(ctx, anode, pname)
         else:
             args.append(eval_arg(ctx, anode))
     return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
-
-
-def _generic_kw(ctx, node, name):
-    """A keyword of an op without a declared signature: constants become attrs, else exprs."""
-    try:
-        return attr_value(ctx, node, name)
-    except Exception:  # noqa: BLE001 - fall back to an expression (or list of expressions)
-        if isinstance(node, (ast.List, ast.Tuple)):
-            return [eval_expr(ctx, e) for e in node.elts]
-        return eval_expr(ctx, node)
 
 
 def _cast(ctx, node: ast.Call, b: Builtin):

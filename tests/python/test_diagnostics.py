@@ -1,0 +1,453 @@
+"""Diagnostics of the DSL frontend: each test is a tiny malformed program; it asserts the
+message, the help where there is an obvious fix, and the exact line:col the error points at.
+
+The line an error must point at carries a `#!` comment; `at=` is the text the caret
+underline must start at on that line.
+"""
+
+import textwrap
+
+import pytest
+
+import pypto.language as pl
+from pypto.errors import PyptoError
+
+T = "pl.Tensor[[16, 16], pl.FP32]"
+RC = "pl.Tensor[[16, 16], pl.INT32]"
+
+KERNELS = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_add(self, a: {T}, b: {T}, c: pl.Out[{T}]) -> {T}:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def scale(self, a: {T}, s: pl.Scalar[pl.FP32], c: pl.Out[{T}]) -> {T}:
+        c = pl.store(pl.mul(pl.load(a, [0, 0], [16, 16]), s), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def gate(self, rc: pl.InOut[{RC}]) -> {RC}:
+        rc = pl.store(pl.load(rc, [0, 0], [16, 16]), [0, 0], rc)
+        return rc
+'''
+
+
+def program(body: str, prelude: str = "", main_type: str = "Orchestration", extra: str = "") -> str:
+    body = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
+    return (f"import pypto.language as pl\n{prelude}\n\n@pl.program\nclass P:{KERNELS}{extra}\n"
+            f"    @pl.function(type=pl.FunctionType.{main_type})\n"
+            f"    def main(self, a: {T}, b: {T}, d: pl.Out[{T}], rc: pl.InOut[{RC}],\n"
+            f"             n: pl.Scalar[pl.INDEX]) -> {T}:\n{body}\n")
+
+
+def check(src: str, message: str, at: str, help: str | None = None):
+    """Parse `src`, expect a PyptoError containing `message` located at `at` on the `#!` line."""
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "t.py")
+    e = ei.value
+    lines = src.splitlines()
+    marked = [i + 1 for i, line in enumerate(lines) if "#!" in line]
+    assert len(marked) == 1, "mark exactly one line with #!"
+    ln = marked[0]
+    col = lines[ln - 1].index(at) + 1
+    assert message in e.message, f"\nwant: {message}\ngot:  {e.message}"
+    assert (e.file, e.line, e.col) == ("t.py", ln, col), f"\n{e}"
+    if help is not None:
+        assert help in e.help, f"\nwant help: {help}\ngot:       {e.help}"
+    text = str(e)
+    assert text.startswith(f"error: {e.message} --> t.py:{ln}:{col}")
+    assert lines[ln - 1] in text and "^" in text
+    return e
+
+
+def body_check(body, message, at, help=None, **kw):
+    return check(program(body, **kw), message, at, help)
+
+
+# -- names and calls ------------------------------------------------------------------------
+def test_unknown_name():
+    body_check("d = self.kernel_add(a, bb, d)  #!\nreturn d", "unknown name 'bb'", "bb, d)",
+               help="did you mean 'b'?")
+
+
+def test_unknown_kernel_did_you_mean():
+    body_check("d = self.kernel_ad(a, b, d)  #!\nreturn d", "unknown function 'self.kernel_ad'",
+               "self.kernel_ad", help="did you mean 'kernel_add'?")
+
+
+def test_wrong_argument_count():
+    body_check("d = self.kernel_add(a, b)  #!\nreturn d", "'kernel_add' takes 3 arguments (a, b, c), got 2",
+               "self.kernel_add(a, b)")
+
+
+def test_scalar_where_tensor_expected():
+    body_check("d = self.kernel_add(a, n, d)  #!\nreturn d",
+               "argument 'b' of 'kernel_add' expects a tensor (pl.Tensor[[16, 16], pl.FP32]), got a scalar",
+               "n, d)")
+
+
+def test_tensor_where_scalar_expected():
+    body_check("d = self.scale(a, b, d)  #!\nreturn d",
+               "argument 's' of 'scale' expects a scalar (pl.Scalar[pl.FP32]), got a tensor", "b, d)")
+
+
+def test_unknown_dsl_function_did_you_mean():
+    body_check("x = pl.ad(a, b)  #!\nreturn d", "unknown DSL function 'pl.ad'", "pl.ad",
+               help="did you mean 'add'?")
+
+
+def test_tensor_arithmetic_suggests_op():
+    body_check("x = pl.load(a, [0, 0], [16, 16]) + pl.load(b, [0, 0], [16, 16])  #!\nreturn d",
+               "needs scalar operands, got a tile", "pl.load(a", help="use pl.add(a, b) for tiles")
+
+
+def test_op_type_error_from_cpp_is_located():
+    e = body_check("x = pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(rc, [0, 0], [16, 16]))  #!\nreturn d",
+                   "tile.add", "pl.add(")
+    assert type(e) is PyptoError
+
+
+def test_calling_a_value():
+    body_check("x = n(1)  #!\nreturn d", "'n' is a value, not a function", "n(1)")
+
+
+def test_index_a_scalar():
+    body_check("x = n[0]  #!\nreturn d", "cannot index a scalar", "n[0]")
+
+
+# -- annotations and types ------------------------------------------------------------------
+def test_malformed_annotation():
+    body_check(f"x: pl.Tensor[16, pl.FP32] = a  #!\nreturn d", "malformed type annotation 'pl.Tensor[16, pl.FP32]'",
+               "pl.Tensor[16", help="pl.Tensor[[d0, d1], pl.FP32]")
+
+
+def test_unknown_dtype():
+    body_check(f"x: pl.Tensor[[16, 16], pl.FP33] = a  #!\nreturn d", "unknown dtype 'pl.FP33'", "pl.FP33",
+               help="did you mean 'FP32'?")
+
+
+def test_annotation_type_mismatch():
+    body_check("x: pl.Tile[[16, 16], pl.FP32] = a  #!\nreturn d",
+               "'x' is annotated pl.Tile[[16, 16], pl.FP32] but the value is a tensor", "pl.Tile")
+
+
+def test_out_annotation_on_local():
+    body_check(f"x: pl.Out[{T}] = a  #!\nreturn d", "pl.Out[...] is only allowed on function parameters",
+               "pl.Out[")
+
+
+def test_parameter_without_annotation():
+    src = program("return d", extra="\n    @pl.function(type=pl.FunctionType.InCore)\n"
+                  "    def k2(self, x) -> None:  #!\n        pass\n")
+    check(src, "parameter 'x' of 'k2' needs a type annotation", "x)")
+
+
+def test_unknown_function_type():
+    src = program("return d", extra="\n    @pl.function(type=pl.FunctionType.Incore)  #!\n"
+                  "    def k2(self) -> None:\n        pass\n")
+    check(src, "invalid type= 'pl.FunctionType.Incore'", "pl.FunctionType.Incore", help="did you mean 'InCore'?")
+
+
+def test_method_without_pl_function():
+    src = program("return d", extra="\n    def helper(self):  #!\n        pass\n")
+    check(src, "method 'helper' of a @pl.program class is not a @pl.function", "def helper",
+          help="decorate it with @pl.function")
+
+
+# -- statements -----------------------------------------------------------------------------
+def test_unsupported_while():
+    body_check("while n > 0:  #!\n    pass\nreturn d", "unsupported Python statement (while)", "while",
+               help="pl.range")
+
+
+def test_unsupported_try():
+    body_check("try:  #!\n    pass\nexcept Exception:\n    pass\nreturn d", "unsupported Python statement (try)",
+               "try")
+
+
+def test_unsupported_import():
+    body_check("import math  #!\nreturn d", "unsupported Python statement (import)", "import",
+               help="module level")
+
+
+def test_augmented_assignment_on_tensor():
+    body_check("d += a  #!\nreturn d", "augmented assignment on a tensor", "d +=")
+
+
+def test_unsupported_lambda():
+    body_check("f = lambda x: x  #!\nreturn d", "unsupported Python expression (Lambda)", "lambda",
+               help="@pl.function")
+
+
+def test_return_count_mismatch():
+    body_check("return d, d  #!", "'main' declares 1 return value(s) but returns 2", "return")
+
+
+def test_missing_return():
+    src = program("return d", extra=f"\n    @pl.function(type=pl.FunctionType.InCore)\n"
+                  f"    def k2(self, a: {T}) -> {T}:  #!\n        x = pl.load(a, [0, 0], [16, 16])\n")
+    check(src, "'k2' declares return type(s) but does not end with a return statement", "def k2",
+          help="add `return <value>`")
+
+
+def test_return_inside_loop():
+    body_check("for i in pl.range(4):\n    return d  #!\nreturn d",
+               "return is only allowed at the top level of a function body", "return")
+
+
+def test_chained_comparison_in_if():
+    body_check("if 0 < n < 4:  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "chained comparisons are not supported", "0 < n")
+
+
+def test_if_condition_not_scalar():
+    body_check("if a:  #!\n    d = self.kernel_add(a, b, d)\nreturn d", "the if condition must be a scalar, got a tensor",
+               "a:")
+
+
+def test_yield_not_last():
+    body_check("for i, (x,) in pl.range(0, 4, 1, init_values=(d,)):\n"
+               "    y = pl.yield_(x)  #!\n    x2 = self.kernel_add(a, b, x)\nreturn d",
+               "pl.yield_(...) must be the last statement", "y = pl.yield_")
+
+
+def test_yield_in_one_branch_only():
+    body_check("if n > 0:  #!\n    r = pl.yield_(a)\nelse:\n    r = b\nreturn d",
+               "when one branch ends with pl.yield_, both if and else must", "if n")
+
+
+def test_with_two_items():
+    body_check("with pl.scope(), pl.scope():  #!\n    pass\nreturn d", "a with statement takes exactly one scope", "with")
+
+
+def test_no_dep_outside_a_call():
+    body_check("x = pl.no_dep(a)  #!\nreturn d", "pl.no_dep(x) is only valid as an argument", "pl.no_dep(a)")
+
+
+def test_syntax_error_is_located():
+    src = "import pypto.language as pl\n\n@pl.program\nclass P:\n    def f(self:  #!\n"
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "t.py")
+    assert ei.value.message.startswith("syntax error") and ei.value.file == "t.py" and ei.value.line >= 5
+
+
+# -- loops ----------------------------------------------------------------------------------
+def test_range_without_arguments():
+    body_check("for i in pl.range():  #!\n    pass\nreturn d", "pl.range takes 1 to 3 positional arguments, got 0",
+               "pl.range()")
+
+
+def test_range_with_four_arguments():
+    body_check("for i in pl.range(0, 4, 1, 1):  #!\n    pass\nreturn d",
+               "pl.range takes 1 to 3 positional arguments, got 4", "pl.range(")
+
+
+def test_range_tensor_argument():
+    body_check("for i in pl.range(a):  #!\n    pass\nreturn d", "pl.range arguments must be integer scalars", "a):")
+
+
+def test_range_float_argument():
+    body_check("for i in pl.parallel(2.5):  #!\n    pass\nreturn d",
+               "pl.parallel arguments must be integer scalars, got '2.5'", "2.5")
+
+
+def test_python_range():
+    body_check("for i in range(4):  #!\n    pass\nreturn d", "Python's range() is not supported", "range",
+               help="use pl.range(...)")
+
+
+def test_loop_local_name_used_after_loop():
+    body_check("for i in pl.range(4):\n    t = self.kernel_add(a, b, d)\nd = self.kernel_add(t, b, d)  #!\nreturn d",
+               "'t' is not defined here: it is only bound inside the loop body (line", "t, b, d)",
+               help="assign 't' before the loop")
+
+
+def test_branch_local_name_used_after_if():
+    body_check("if n > 0:\n    t = self.kernel_add(a, b, d)\nd = self.kernel_add(t, b, d)  #!\nreturn d",
+               "'t' is not defined here: it is only bound in one branch of the if", "t, b, d)")
+
+
+def test_carried_value_changes_type():
+    body_check("x = n\nfor i in pl.range(4):  #!\n    x = 1.5\nreturn d", "'x' changes type in the loop", "for")
+
+
+# -- dependencies ---------------------------------------------------------------------------
+def test_deps_on_plain_call():
+    body_check("d = self.kernel_add(a, b, d, deps=[])  #!\nreturn d",
+               "deps= is not accepted on a plain call to 'kernel_add'", "[])",
+               help="use pl.submit(self.kernel_add, ..., deps=[...])")
+
+
+def test_submit_not_unpacked():
+    body_check("d = pl.submit(self.kernel_add, a, b, d)  #!\nreturn d", "pl.submit(...) must be unpacked", "d = ",
+               help="write 2 names: out, tid")
+
+
+def test_submit_as_statement():
+    body_check("pl.submit(self.kernel_add, a, b, d)  #!\nreturn d", "pl.submit(...) must be unpacked", "pl.submit")
+
+
+def test_submit_wrong_unpack_count():
+    body_check("d, t, u = pl.submit(self.kernel_add, a, b, d)  #!\nreturn d",
+               "pl.submit of 'kernel_add' gives 2 values (1 result(s) and the task id), but 3 names", "d, t, u")
+
+
+def test_submit_missing_non_out_argument():
+    body_check("d, t = pl.submit(self.kernel_add, a)  #!\nreturn d", "missing argument 'b' of 'kernel_add'",
+               "pl.submit", help="only trailing pl.Out arguments may be omitted")
+
+
+def test_deps_tensor_entry():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d, deps=[a])  #!\nreturn d",
+               "deps= entries must be TaskIds; 'a' is a tensor", "a])", help="deps= takes task ids, not tensors")
+
+
+def test_deps_expression_entry():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d, deps=[n + 1])  #!\nreturn d",
+               "deps= entries must be TaskIds; 'n + 1' is a scalar (pl.Scalar[pl.INDEX])", "n + 1")
+
+
+def test_deps_not_a_list():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d)\nd, u = pl.submit(self.kernel_add, a, b, d, deps=t)  #!\n"
+               "return d", "deps= must be a list literal", "t)")
+
+
+def test_timing_slot_out_of_range():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d, timing_slot=16)  #!\nreturn d",
+               "timing_slot=16 is out of range: it must be in 0..15", "16")
+
+
+def test_timing_slot_not_literal():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d, timing_slot=n)  #!\nreturn d",
+               "timing_slot= must be an integer literal in 0..15, got 'n'", "n)")
+
+
+def test_spmd_submit_without_core_num():
+    body_check("d, t = pl.spmd_submit(self.kernel_add, a, b, d)  #!\nreturn d",
+               "pl.spmd_submit needs core_num=", "pl.spmd_submit")
+
+
+def test_spmd_submit_core_num_not_positive():
+    body_check("d, t = pl.spmd_submit(self.kernel_add, a, b, d, core_num=0)  #!\nreturn d",
+               "core_num= must be positive, got 0", "0)")
+
+
+def test_submit_unknown_keyword():
+    body_check("d, t = pl.submit(self.kernel_add, a, b, d, dep=[])  #!\nreturn d", "pl.submit has no keyword 'dep'",
+               "[])", help="did you mean 'deps'?")
+
+
+# -- predicates -----------------------------------------------------------------------------
+def pred(p):
+    return f"d, t = pl.submit(self.kernel_add, a, b, d, predicate={p})  #!\nreturn d"
+
+
+def test_predicate_chained():
+    body_check(pred("(0 < rc[0, 0] < 8)"), "predicate= cannot be a chained comparison", "0 < rc",
+               help="reduce the condition to one gate value")
+
+
+def test_predicate_arithmetic():
+    body_check(pred("(rc[0, 0] % 8 == 0)"), "predicate= cannot use arithmetic", "rc[0, 0] %")
+
+
+def test_predicate_boolean_combination():
+    body_check(pred("(rc[0, 0] > 0 and rc[0, 1] > 0)"), "predicate= cannot combine comparisons with and/or/not",
+               "rc[0, 0] > 0 and")
+
+
+def test_predicate_non_literal_rhs():
+    body_check(pred("(rc[0, 0] > rc[0, 1])"), "predicate= must compare with an integer literal, got 'rc[0, 1]'",
+               "rc[0, 1]")
+
+
+def test_predicate_non_tensor_operand():
+    body_check(pred("(n > 0)"), "predicate= operand must be a tensor element t[i, ...], got 'n'", "n > 0")
+
+
+def test_predicate_operand_is_not_a_tensor():
+    body_check("d, g = pl.submit(self.gate, rc)\n" + pred("(g[0] > 0)"),
+               "predicate= operand 'g' must be a tensor, it is a scalar", "g[0]")
+
+
+def test_predicate_wrong_index_count():
+    body_check(pred("(rc[0] > 0)"), "predicate= indexes 'rc' with 1 index, but it has 2 dimensions", "rc[0]",
+               help="one integer index per dimension")
+
+
+def test_predicate_float_index():
+    body_check(pred("(rc[0, 1.5] > 0)"), "predicate= indices must be integer constants or integer variables", "1.5")
+
+
+def test_predicate_bad_operator():
+    body_check(pred("(rc[0, 0] is 0)"), "predicate= operator must be one of == != > < >= <=", "rc[0, 0] is")
+
+
+def test_predicate_producer_not_in_deps():
+    body_check("rc, g = pl.submit(self.gate, rc)\n" + pred("(rc[0, 0] > 0)"),
+               "the producer of predicate tensor 'rc' (task id 'g') is not in deps=", "rc[0, 0] > 0)",
+               help="add deps=[..., g]")
+
+
+def test_predicate_producer_of_scoped_form_not_in_deps():
+    body_check("with pl.spmd(1) as g:\n    rc = self.gate(rc)\n"
+               "with pl.spmd(2, predicate=(rc[0, 0] > 0)):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "the producer of predicate tensor 'rc' (task id 'g') is not in deps=", "rc[0, 0] > 0)")
+
+
+def test_predicate_producer_discarded():
+    body_check("rc, _ = pl.submit(self.gate, rc)\n" + pred("(rc[0, 0] > 0)"),
+               "the producer of predicate tensor 'rc' is not in deps= (its task id was discarded with '_')",
+               "rc[0, 0] > 0)")
+
+
+# -- scopes ---------------------------------------------------------------------------------
+def test_at_predicate_needs_core_group():
+    body_check("with pl.at(level=pl.Level.CHIP, predicate=(rc[0, 0] > 0)):  #!\n    pass\nreturn d",
+               "predicate= on pl.at needs level=pl.Level.CORE_GROUP, got pl.Level.CHIP", "rc[0, 0]")
+
+
+def test_at_core_group_inside_cluster():
+    body_check("with pl.cluster():\n    with pl.at(level=pl.Level.CORE_GROUP):  #!\n        pass\nreturn d",
+               "pl.at(level=pl.Level.CORE_GROUP) cannot be nested inside pl.cluster()", "pl.at(")
+
+
+def test_at_core_group_inside_spmd():
+    body_check("with pl.spmd(2):\n    with pl.at(level=pl.Level.CORE_GROUP):  #!\n        pass\nreturn d",
+               "pl.at(level=pl.Level.CORE_GROUP) cannot be nested inside pl.spmd()", "pl.at(")
+
+
+def test_at_core_group_inside_core_group():
+    body_check("with pl.at(level=pl.Level.CORE_GROUP):\n    with pl.at(level=pl.Level.CORE_GROUP):  #!\n"
+               "        pass\nreturn d",
+               "cannot be nested inside another pl.at(level=pl.Level.CORE_GROUP)", "pl.at(")
+
+
+@pytest.mark.parametrize("ftype", ["Group", "Spmd", "InCore", "AIC", "AIV"])
+def test_at_core_group_in_kernel_family_function(ftype):
+    body_check("with pl.at(level=pl.Level.CORE_GROUP):  #!\n    pass\nreturn d",
+               f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in a {ftype} function", "pl.at(", main_type=ftype)
+
+
+def test_spmd_predicate_inside_cluster():
+    body_check("with pl.cluster():\n    with pl.spmd(2, predicate=(rc[0, 0] > 0)):  #!\n        pass\nreturn d",
+               "predicate= is not allowed on a pl.spmd nested inside pl.cluster()", "rc[0, 0]")
+
+
+def test_spmd_allow_early_resolve_inside_cluster():
+    body_check("with pl.cluster():\n    with pl.spmd(2, allow_early_resolve=True):  #!\n        pass\nreturn d",
+               "allow_early_resolve= is not allowed on a pl.spmd nested inside pl.cluster()", "True)")
+
+
+def test_at_without_level():
+    body_check("with pl.at(deps=[]):  #!\n    pass\nreturn d", "pl.at needs level=", "pl.at(")
+
+
+def test_no_dep_args_not_a_tensor():
+    body_check("with pl.at(level=pl.Level.CORE_GROUP, no_dep_args=[n]):  #!\n    pass\nreturn d",
+               "no_dep_args= entry 'n' must be a tensor, it is a scalar", "n])")
+
+
+def test_unsupported_with():
+    body_check("with open('x'):  #!\n    pass\nreturn d", "unsupported with statement 'open('x')'", "open(")
