@@ -24,6 +24,11 @@ def eval_py(ctx, node: ast.AST):
     """The Python value of a Name / Attribute chain / Constant in the parser's Python scope."""
     if isinstance(node, ast.Constant):
         return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = eval_py(ctx, node.operand)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v
+        raise PyEvalFailure(node, "form")
     if isinstance(node, ast.Name):
         if ctx.lookup(node.id) is not None:
             raise PyEvalFailure(node, "local")
