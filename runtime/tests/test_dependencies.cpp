@@ -99,7 +99,11 @@ TEST(Dependencies, TransposedViewIsConservative) {
 TEST(Dependencies, ManualScopeOrdersOnlyByExplicitDeps) {
   std::vector<float> x(64, 0), y(64, 0);
   for (int with_dep = 0; with_dep < 2; ++with_dep) {
-    sweep([&](const ChipStorageTaskArgs&) {
+    for (uint32_t w = 1; w <= 2; ++w) {
+      Watchdog wd(60);
+      pto2::Runtime rt(workers(w));
+      register_std(rt);
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
       std::fill(x.begin(), x.end(), 0.f);
       std::fill(y.begin(), y.end(), -1.f);
       PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
@@ -107,16 +111,14 @@ TEST(Dependencies, ManualScopeOrdersOnlyByExplicitDeps) {
         a.add_output(ext1d(x));
         a.add_scalar(5);
         a.add_scalar(30);
-        PTO2TaskId t = rt_submit_aiv_task(0, a).task_id();
+        PTO2TaskId t = rt_submit_aiv_task(40, a).task_id();
         Arg b;
         b.add_input(ext1d(x));
         b.add_output(ext1d(y));
-        b.add_scalar(0);
-        b.add_scalar(0);
         if (with_dep) b.set_dependencies(&t, 1);
-        rt_submit_aiv_task(1, b);
+        rt_submit_aiv_task(41, b);
       }
-    }, [&](const pto2::RunResult& r, uint32_t w) {
+      });
       ASSERT_TRUE(r.ok()) << r.message;
       EXPECT_EQ(r.auto_edges, 0u);
       if (with_dep) {
@@ -125,7 +127,7 @@ TEST(Dependencies, ManualScopeOrdersOnlyByExplicitDeps) {
       } else if (w > 1) {
         EXPECT_EQ(y[0], 0.f);  // unordered: the reader ran while the writer slept
       }
-    }, 2);
+    }
   }
 }
 
@@ -209,14 +211,19 @@ TEST(Dependencies, ManualDepTensorAndNoDepSlotSkipTracking) {
     TensorCreateInfo ci(sh, 1, DataType::FLOAT32, /*manual_dep=*/true);
     TaskOutputTensors al = alloc_tensors(ci);
     const Tensor& m = al.get_ref(0);
-    submit_fill(m, 1, 0);
-    submit_fill(m, 2, 0);
+    for (int v = 1; v <= 2; ++v) {  // racy by design: relaxed-atomic kernels
+      Arg f;
+      f.add_output(m);
+      f.add_scalar(static_cast<uint64_t>(v));
+      f.add_scalar(0);
+      rt_submit_aiv_task(40, f);
+    }
     Arg a;
     a.add_no_dep(ext1d(x));
-    rt_submit_aiv_task(2, a);
+    rt_submit_aiv_task(42, a);
     Arg b;
     b.add_no_dep(ext1d(x));
-    rt_submit_aiv_task(2, b);
+    rt_submit_aiv_task(42, b);
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(r.auto_edges, 0u);

@@ -69,10 +69,10 @@ TEST(Failures, UnknownKernelId) {
   register_std(rt);
   pto2::RunResult r = rt.run([](const ChipStorageTaskArgs&) {
     Arg p;
-    rt_submit_aiv_task(42, p);
+    rt_submit_aiv_task(4242, p);
   });
   EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.message.find("unknown kernel id 42"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("unknown kernel id 4242"), std::string::npos) << r.message;
 }
 
 TEST(Failures, EntryExceptionAndRemainingTasksDrain) {

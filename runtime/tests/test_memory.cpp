@@ -7,7 +7,7 @@
 TEST(Memory, LongLoopRunsInBoundedMemory) {
   std::vector<float> out(1024, 0);
   sweep([&](const ChipStorageTaskArgs&) {
-    for (int i = 0; i < 100000; ++i) {
+    for (int i = 0; i < scaled(100000); ++i) {
       PTO2_SCOPE() {
         uint32_t sh[1] = {1024};
         TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
@@ -24,7 +24,7 @@ TEST(Memory, LongLoopRunsInBoundedMemory) {
     }
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;
-    EXPECT_EQ(r.tasks_submitted, 200000u);
+    EXPECT_EQ(r.tasks_submitted, 2u * scaled(100000));
     // 4 KiB tensors, two per iteration: the pool stays far below 100000 * 8 KiB
     EXPECT_LT(r.peak_bytes, size_t(64) << 20) << r.peak_bytes;
     EXPECT_LT(r.pool_bytes, size_t(64) << 20) << r.pool_bytes;

@@ -4,7 +4,7 @@
 #include "test_util.h"
 
 TEST(Stress, HundredThousandTasksStencil) {
-  constexpr int kWidth = 16, kSteps = 6400;  // 102,400 tasks
+  const int kWidth = 16, kSteps = scaled(6400);  // 102,400 tasks
   std::vector<float> a(kWidth * 4, 0), b(kWidth * 4, 0);
   sweep([&](const ChipStorageTaskArgs&) {
     std::fill(a.begin(), a.end(), 0.f);
@@ -39,12 +39,12 @@ TEST(Stress, ManyIndependentTasksAndWideFanIn) {
   sweep([&](const ChipStorageTaskArgs&) {
     PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
       std::vector<PTO2TaskId> ids;
-      for (int i = 0; i < 100000; ++i) {
+      for (int i = 0; i < scaled(100000); ++i) {
         Arg p;
         ids.push_back(rt_submit_aiv_task(3, p).task_id());
       }
       Arg d;
-      d.set_dependencies(ids.data() + 99000, 1000);
+      d.set_dependencies(ids.data() + ids.size() - 1000, 1000);
       PTO2TaskId all = rt_submit_dummy_task(d);
       Arg f;
       f.add_output(ext1d(acc));
@@ -55,7 +55,7 @@ TEST(Stress, ManyIndependentTasksAndWideFanIn) {
     }
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;
-    EXPECT_EQ(r.tasks_executed, 100001u);
+    EXPECT_EQ(r.tasks_executed, uint64_t(scaled(100000)) + 1);
     EXPECT_EQ(acc[0], 1.f);
   }, 4);
 }

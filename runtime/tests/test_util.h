@@ -54,14 +54,35 @@ inline Tensor ext1d(std::vector<int32_t>& v) {
 
 inline pto2::RuntimeOptions workers(uint32_t n) { return pto2::RuntimeOptions{}.aic_workers(n).aiv_workers(n); }
 
+/// Divides iteration counts by $PTO2_TEST_SCALE (the TSan run sets 10) — never below 1.
+inline int scaled(int n) {
+  const char* e = std::getenv("PTO2_TEST_SCALE");
+  const int d = e ? std::atoi(e) : 1;
+  return d > 1 ? std::max(1, n / d) : n;
+}
+
 inline void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
 
 // ---- small kernels (scalars: s0 = value, s1 = sleep ms before acting)
-inline void k_fill(PTO2KernelContext* ctx) {  // t0 (out) = s0
+/// Calls f(element offset from data) for every element of the view, in row-major order.
+template <class F>
+void for_each_element(const Tensor& t, F&& f) {
+  int64_t idx[PTO2_MAX_DIMS] = {};
+  const int64_t n = t.numel();
+  for (int64_t k = 0; k < n; ++k) {
+    f(t.element_offset(idx));
+    for (uint32_t d = t.ndims; d-- > 0;) {
+      if (++idx[d] < static_cast<int64_t>(t.shapes[d])) break;
+      idx[d] = 0;
+    }
+  }
+}
+inline void k_fill(PTO2KernelContext* ctx) {  // t0 (out) = s0, any view
   if (ctx->scalar_count > 1 && ctx->scalars[1]) sleep_ms(static_cast<int>(ctx->scalars[1]));
   const Tensor& o = ctx->tensors[0];
-  float* p = o.ptr<float>();
-  for (int64_t i = 0; i < o.numel(); ++i) p[i * o.strides[o.ndims - 1]] = static_cast<float>(ctx->scalars[0]);
+  float* base = static_cast<float*>(o.data);
+  const float v = static_cast<float>(ctx->scalars[0]);
+  for_each_element(o, [&](int64_t off) { base[off] = v; });
 }
 inline void k_add(PTO2KernelContext* ctx) {  // t1 (out) = t0 (in) + s0, 1-d or contiguous
   if (ctx->scalar_count > 1 && ctx->scalars[1]) sleep_ms(static_cast<int>(ctx->scalars[1]));
@@ -70,9 +91,10 @@ inline void k_add(PTO2KernelContext* ctx) {  // t1 (out) = t0 (in) + s0, 1-d or 
   for (int64_t i = 0; i < o.numel(); ++i)
     o.ptr<float>()[i] = a.ptr<float>()[i] + static_cast<float>(ctx->scalars[0]);
 }
-inline void k_inc(PTO2KernelContext* ctx) {  // t0 (inout) += 1
+inline void k_inc(PTO2KernelContext* ctx) {  // t0 (inout) += 1, any view
   const Tensor& o = ctx->tensors[0];
-  for (int64_t i = 0; i < o.numel(); ++i) o.ptr<float>()[i] += 1.0f;
+  float* base = static_cast<float*>(o.data);
+  for_each_element(o, [&](int64_t off) { base[off] += 1.0f; });
 }
 inline void k_empty(PTO2KernelContext*) {}
 inline void k_stencil_step(PTO2KernelContext* ctx) {  // out row (1x4) = 1 + max over input rows col 0
@@ -90,6 +112,33 @@ inline void k_set_flag5(PTO2KernelContext* ctx) {  // sleep 10 ms; t0 (int32)[2]
   ctx->tensors[0].ptr<int32_t>()[2] = 5;
 }
 
+// Racy-by-design kernels (relaxed atomics) for tests of intentionally unordered tasks.
+inline void k_fill_atomic(PTO2KernelContext* ctx) {
+  sleep_ms(static_cast<int>(ctx->scalars[1]));
+  float* p = ctx->tensors[0].ptr<float>();
+  const float v = static_cast<float>(ctx->scalars[0]);
+  for (int64_t i = 0; i < ctx->tensors[0].numel(); ++i) __atomic_store(&p[i], &v, __ATOMIC_RELAXED);
+}
+inline void k_copy_atomic(PTO2KernelContext* ctx) {
+  float* a = ctx->tensors[0].ptr<float>();
+  float* o = ctx->tensors[1].ptr<float>();
+  for (int64_t i = 0; i < ctx->tensors[1].numel(); ++i) {
+    float v;
+    __atomic_load(&a[i], &v, __ATOMIC_RELAXED);
+    o[i] = v;
+  }
+}
+
+inline void k_inc_atomic(PTO2KernelContext* ctx) {
+  float* p = ctx->tensors[0].ptr<float>();
+  for (int64_t i = 0; i < ctx->tensors[0].numel(); ++i) {
+    float v;
+    __atomic_load(&p[i], &v, __ATOMIC_RELAXED);
+    v += 1;
+    __atomic_store(&p[i], &v, __ATOMIC_RELAXED);
+  }
+}
+
 /// Registers the standard kernels: 0 fill, 1 add, 2 inc, 3 empty (AIV); 10..13 same on AIC.
 inline void register_std(pto2::Runtime& rt) {
   rt.register_kernel(0, "fill", pto2::CoreType::AIV, &k_fill);
@@ -102,6 +151,9 @@ inline void register_std(pto2::Runtime& rt) {
   rt.register_kernel(13, "empty_c", pto2::CoreType::AIC, &k_empty);
   rt.register_kernel(20, "set_flag5", pto2::CoreType::AIV, &k_set_flag5);
   rt.register_kernel(30, "stencil_step", pto2::CoreType::AIV, &k_stencil_step);
+  rt.register_kernel(40, "fill_atomic", pto2::CoreType::AIV, &k_fill_atomic);
+  rt.register_kernel(41, "copy_atomic", pto2::CoreType::AIV, &k_copy_atomic);
+  rt.register_kernel(42, "inc_atomic", pto2::CoreType::AIV, &k_inc_atomic);
 }
 
 inline void submit_fill(const Tensor& out, float v, int sleep = 0) {
