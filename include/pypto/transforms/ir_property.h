@@ -1,0 +1,29 @@
+// IR properties: facts a pass establishes about a Program and later passes (or codegen) rely
+// on. Each pass declares the properties it requires and the ones it produces; the pass
+// manager checks the declarations and, in verify mode, runs the property's verifier after
+// the pass that claims to produce it.
+//
+//   ReturnParamsExplicit       every tensor return value that writes back a parameter is that
+//                              parameter Var itself (NormalizeReturnOrder)
+//   CallDirectionsDerived      every Call/Submit to a program function has one ArgDirection
+//                              per argument, none Unset (DeriveCallDirections)
+//   RuntimeScopesMaterialized  Orchestration bodies and their for/if bodies are wrapped in AUTO
+//                              RuntimeScopeStmt nodes (MaterializeRuntimeScopes)
+//   IterArgCarryClassified     every ForStmt of an Orchestration function has
+//                              `iter_arg_rebind_<i>` for each iter_arg (ClassifyIterArgCarry)
+#pragma once
+#include <string>
+#include <vector>
+
+#include "pypto/ir/function.h"
+
+namespace pypto::transforms {
+
+enum class IRProperty { ReturnParamsExplicit, CallDirectionsDerived, RuntimeScopesMaterialized, IterArgCarryClassified };
+
+const char* to_string(IRProperty p);
+
+// Checks that `p` holds on `program`; returns one message per violation (empty = holds).
+std::vector<std::string> VerifyProperty(IRProperty p, const ir::ProgramPtr& program);
+
+}  // namespace pypto::transforms

@@ -1,0 +1,96 @@
+// Internal tensors: every tensor.create of one C++ block (function body scope, for body,
+// if branch) is batched into a single alloc_tensors call at the block's entry:
+//
+//   uint32_t c_ci_shapes[2] = {16, 16};
+//   TensorCreateInfo c_ci(c_ci_shapes, 2, DataType::FLOAT32);     // `, true` when manual_dep
+//   TaskOutputTensors alloc_0 = alloc_tensors(c_ci, d_ci);
+//   const Tensor& c = alloc_0.get_ref(0);
+//
+// A create whose shape mentions a value defined later in the same block cannot move to the
+// block entry; it gets its own alloc_tensors call where it stands.
+#include <functional>
+
+#include "emitter.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+namespace {
+
+const Call* as_create(const StmtPtr& s) {
+  auto* a = s->as<AssignStmt>();
+  if (!a) return nullptr;
+  auto* c = a->value->as<Call>();
+  return (c && c->is_op && c->callee == "tensor.create") ? c : nullptr;
+}
+
+std::vector<ExprPtr> shape_of(const Call& c) {
+  auto* t = c.args.empty() ? nullptr : c.args[0]->as<MakeTuple>();
+  PYPTO_CHECK(t, "tensor.create without a shape list");
+  return t->elements;
+}
+
+}  // namespace
+
+std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<StmtPtr>& stmts) {
+  std::vector<CreateSite> out;
+  for (auto& s : stmts) {
+    const Call* c = as_create(s);
+    if (!c) continue;
+    bool ready = true;
+    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      if (auto* v = as_var(e)) {
+        ready = ready && (bound(v) || dynamic_dims().count(v));
+      } else if (auto* b = e->as<BinaryExpr>()) {
+        walk(b->a);
+        walk(b->b);
+      } else if (auto* u = e->as<UnaryExpr>()) {
+        walk(u->a);
+      } else if (auto* k = e->as<Cast>()) {
+        walk(k->value);
+      } else if (!e->is<ConstInt>()) {
+        ready = false;
+      }
+    };
+    for (auto& d : shape_of(*c)) walk(d);
+    if (ready) out.push_back(CreateSite{s->as<AssignStmt>()->var.get(), c});
+  }
+  return out;
+}
+
+void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
+  if (creates.empty()) return;
+  std::vector<std::string> names, infos;
+  for (const CreateSite& a : creates) {
+    const Call& c = *a.call;
+    auto shape = shape_of(c);
+    auto* tt = a.var->type->as<TensorType>();
+    PYPTO_CHECK(tt, "tensor.create result is not a tensor");
+    std::string name = scopes_.declare(base_name(a.var));
+    std::string dims;
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i]);
+    std::string shapes = scopes_.declare(name + "_ci_shapes", false);
+    std::string info = scopes_.declare(name + "_ci", false);
+    const bool* manual = attr_get<bool>(c.attrs, "manual_dep");
+    std::string r = std::to_string(shape.size());
+    line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
+    line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, c.span) +
+         (manual && *manual ? ", true" : "") + ");");
+    names.push_back(name);
+    infos.push_back(info);
+    batched_.insert(a.var);
+  }
+  std::string alloc = scopes_.declare("alloc_" + std::to_string(next_alloc()), false);
+  std::string list;
+  for (size_t i = 0; i < infos.size(); ++i) list += (i ? ", " : "") + infos[i];
+  line("TaskOutputTensors " + alloc + " = alloc_tensors(" + list + ");");
+  for (size_t i = 0; i < creates.size(); ++i) {
+    line("const Tensor& " + names[i] + " = " + alloc + ".get_ref(" + std::to_string(i) + ");");
+    bind(creates[i].var, Binding{names[i], {names[i]}});
+  }
+}
+
+}  // namespace pypto::codegen::orchestration

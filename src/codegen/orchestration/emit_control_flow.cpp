@@ -1,0 +1,159 @@
+// Control flow:
+//   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
+//   ForStmt          -> carries declared before the loop (iter_arg_rebind_<i> = true only),
+//                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
+//   IfStmt           -> return vars declared before the if, assigned by each branch's yield
+//   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
+//                       already reassigned by the same yield)
+#include <functional>
+
+#include "emitter.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+namespace {
+
+std::string strip_parens(std::string text) {
+  if (text.size() > 2 && text.front() == '(' && text.back() == ')') {
+    int depth = 0;
+    for (size_t i = 0; i + 1 < text.size(); ++i) {
+      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+      if (depth == 0) return text;
+    }
+    return text.substr(1, text.size() - 2);
+  }
+  return text;
+}
+
+std::string decl_type(const TypePtr& t) {
+  if (t->is<TensorType>()) return "Tensor";
+  if (auto* s = t->as<ScalarType>()) return Emitter::ctype(s->dtype);
+  return "";
+}
+
+}  // namespace
+
+void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
+  deps_->EnterScope(*this, s);
+  open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
+  emit_block_body(s.body);
+  close_block();
+  deps_->ExitScope(*this, s);
+}
+
+void Emitter::emit_for(const ForStmt& f) {
+  YieldTarget target;
+  for (size_t i = 0; i < f.iter_args.size(); ++i) {
+    const IterArg* ia = f.iter_args[i].get();
+    const bool* rebind = attr_get<bool>(f.attrs, "iter_arg_rebind_" + std::to_string(i));
+    PYPTO_CHECK(rebind, "ForStmt lacks iter_arg_rebind_" << i << " (ClassifyIterArgCarry did not run)");
+    target.carries.push_back(ia);
+    if (!*rebind) {
+      bind(ia, capture(ia->init));
+      target.names.push_back("");
+      continue;
+    }
+    if (is_task_id(ia->type)) {
+      const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
+      deps_->DeclareTaskIdCarry(*this, f, i, n ? *n : 0);
+      target.names.push_back(binding_of(ia).text);
+      continue;
+    }
+    std::string type = decl_type(ia->type);
+    PYPTO_USER_CHECK(!type.empty(), ia->span, "loop-carried value '" << ia->name << "' has an unsupported type", "");
+    std::string init = strip_parens(expr(ia->init));
+    std::string name = declare(ia);
+    line(type + " " + name + " = " + init + ";");
+    target.names.push_back(name);
+  }
+  std::string start = strip_parens(expr(f.start)), stop = strip_parens(expr(f.stop)), step = strip_parens(expr(f.step));
+  auto* s0 = f.start->as<ConstInt>();
+  auto* st = f.step->as<ConstInt>();
+  if (s0 && st && s0->value >= 0 && st->value > 0) nonneg_loop_vars_.insert(f.loop_var.get());
+  const char* cmp = (st && st->value < 0) ? " > " : " < ";
+  scopes_.push();
+  std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
+  bind(f.loop_var.get(), Binding{i, {i}});
+  line("for (int64_t " + i + " = " + start + "; " + i + cmp + stop + "; " + i + " += " + step + ") {");
+  ++indent_;
+  yield_targets_.push_back(target);
+  emit_block_body(f.body);
+  yield_targets_.pop_back();
+  close_block();
+  for (size_t k = 0; k < f.return_vars.size(); ++k) bind(f.return_vars[k].get(), binding_of(f.iter_args[k].get()));
+}
+
+void Emitter::emit_if(const IfStmt& s) {
+  YieldTarget target;
+  for (auto& rv : s.return_vars) {
+    std::string name = declare(rv.get());
+    if (rv->type->is<TensorType>()) {
+      line("Tensor " + name + ";");
+    } else if (auto* sc = rv->type->as<ScalarType>()) {
+      line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
+    } else {
+      throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
+    }
+    target.names.push_back(name);
+  }
+  std::string cond = strip_parens(expr(s.cond));
+  open_block("if (" + cond + ")");
+  yield_targets_.push_back(target);
+  emit_block_body(s.then_body);
+  if (s.else_body) {
+    end_block();
+    line("} else {");
+    ++indent_;
+    scopes_.push();
+    emit_block_body(s.else_body);
+  }
+  yield_targets_.pop_back();
+  close_block();
+}
+
+void Emitter::emit_yield(const YieldStmt& y) {
+  PYPTO_CHECK(!yield_targets_.empty(), "yield outside a loop or if");
+  YieldTarget t = yield_targets_.back();
+  PYPTO_CHECK(t.names.size() == y.values.size(), "yield has " << y.values.size() << " values for " << t.names.size() << " targets");
+  struct Assign {
+    std::string target, value;
+    std::vector<std::string> reads;
+  };
+  std::vector<Assign> assigns;
+  for (size_t i = 0; i < y.values.size(); ++i) {
+    if (t.names[i].empty()) continue;
+    if (i < t.carries.size() && deps_->EmitCarryYield(*this, t.carries[i], y.values[i])) continue;   // TaskId arrays
+    Binding b = capture(y.values[i]);
+    mark_used(b);
+    if (b.text == t.names[i]) continue;
+    assigns.push_back(Assign{t.names[i], strip_parens(b.text), b.idents});
+  }
+  bool hazard = false;
+  for (size_t j = 0; j < assigns.size(); ++j) {
+    for (size_t k = 0; k < j; ++k) {
+      for (auto& r : assigns[j].reads) hazard = hazard || r == assigns[k].target;
+    }
+  }
+  if (!hazard) {
+    for (auto& a : assigns) line(a.target + " = " + a.value + ";");
+    return;
+  }
+  std::vector<std::string> temps;
+  for (size_t j = 0; j < assigns.size(); ++j) {
+    const Var* carry = nullptr;
+    for (size_t i = 0; i < t.names.size(); ++i) {
+      if (t.names[i] == assigns[j].target && i < t.carries.size()) carry = t.carries[i];
+    }
+    std::string type = carry ? decl_type(carry->type) : "";
+    if (type.empty()) type = "auto";
+    temps.push_back(scopes_.declare(assigns[j].target + "_next", false));
+    line(type + " " + temps.back() + " = " + assigns[j].value + ";");
+  }
+  for (size_t j = 0; j < assigns.size(); ++j) line(assigns[j].target + " = " + temps[j] + ";");
+}
+
+}  // namespace pypto::codegen::orchestration

@@ -1,0 +1,94 @@
+// Statement dispatch and assignments. Each IR statement maps to at most a few C++ lines:
+// tasks (emit_tasks.cpp), tensor ops (op_handlers.cpp), control flow (emit_control_flow.cpp);
+// Var copies, tuple elements and in-place results only rebind names.
+#include "emitter.h"
+#include "op_registry.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+void Emitter::emit_block_body(const StmtPtr& body) {
+  std::vector<StmtPtr> stmts = flatten_stmts(body);
+  emit_alloc_batch(batchable_creates(stmts));
+  for (auto& s : stmts) emit_stmt(s);
+}
+
+void Emitter::emit_stmt(const StmtPtr& s) {
+  switch (s->kind) {
+    case NodeKind::SeqStmts:
+      for (auto& c : s->as<SeqStmts>()->stmts) emit_stmt(c);
+      return;
+    case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
+    case NodeKind::EvalStmt: {
+      const ExprPtr& e = s->as<EvalStmt>()->expr;
+      auto* c = e->as<Call>();
+      PYPTO_USER_CHECK(e->is<Submit>() || (c && !c->is_op), s->span,
+                       "this expression statement has no effect in an orchestration function",
+                       "assign the result of an op to a variable");
+      emit_task(*e, nullptr);
+      return;
+    }
+    case NodeKind::ForStmt: emit_for(*s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: emit_if(*s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: emit_yield(*s->as<YieldStmt>()); return;
+    case NodeKind::RuntimeScopeStmt: emit_runtime_scope(*s->as<RuntimeScopeStmt>()); return;
+    case NodeKind::ReturnStmt: return;   // the entry returns void; outputs are Out/InOut tensors
+    case NodeKind::ScopeStmt:
+      throw UserError("pl.at / pl.spmd / pl.cluster scopes are not supported by orchestration codegen yet", s->span,
+                      "call a kernel function (self.kernel(...)) or use pl.submit / pl.spmd_submit instead");
+    default: PYPTO_CHECK(false, "orchestration codegen: unexpected statement " << to_string(s->kind));
+  }
+}
+
+void Emitter::emit_assign(const AssignStmt& a) {
+  const Var* var = a.var.get();
+  const ExprPtr& value = a.value;
+  if (auto* c = value->as<Call>()) {
+    if (!c->is_op) {
+      emit_task(*c, var);
+      return;
+    }
+    if (c->callee == "tensor.create" && is_batched(var)) return;
+    const OrchestrationOpHandler* h = OrchestrationOpRegistry::Instance().Get(c->callee);
+    PYPTO_USER_CHECK(h, value->span, "operation '" << c->callee << "' is not supported in an orchestration function",
+                     "tile operations belong in kernels (FunctionType.InCore / AIC / AIV); orchestration supports "
+                     "tensor.create/read/slice/transpose/dim/assemble");
+    (*h)(*this, var, *c);
+    return;
+  }
+  if (value->is<Submit>()) {
+    emit_task(*value, var);
+    return;
+  }
+  if (auto* g = value->as<TupleGetItem>()) {
+    emit_tuple_element(var, *g);
+    return;
+  }
+  if (auto* src = as_var(value)) {
+    bind(var, binding_of(src));
+    return;
+  }
+  if (value->is<MakeTuple>()) {
+    throw UserError("tuple values are not supported in orchestration functions", value->span,
+                    "unpack the results of a multi-output call directly: a, b = self.kernel(...)");
+  }
+  auto* st = var->type->as<ScalarType>();
+  PYPTO_USER_CHECK(st, value->span, "unsupported assignment in an orchestration function", "");
+  std::string text = expr(value);
+  if (text.size() > 2 && text.front() == '(' && text.back() == ')') {
+    int depth = 0;
+    bool outer = true;
+    for (size_t i = 0; i + 1 < text.size(); ++i) {
+      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+      if (depth == 0) outer = false;
+    }
+    if (outer) text = text.substr(1, text.size() - 2);
+  }
+  std::string name = declare(var);
+  line(ctype(st->dtype) + " " + name + " = " + text + ";");
+}
+
+}  // namespace pypto::codegen::orchestration

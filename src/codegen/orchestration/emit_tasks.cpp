@@ -1,0 +1,205 @@
+// Task submission: a Call or Submit of a kernel (or Group) function becomes
+//
+//   Arg params_tN;
+//   params_tN.add_input(ext_a);          // tensors in argument order, by arg direction
+//   params_tN.add_output(c);
+//   params_tN.add_scalar(to_u64(scale)); // then scalars: floats via to_u64, ints/bools (uint64_t)
+//   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
+//
+// and the call's results are bound to the arguments they alias (the callee's explicit return
+// -> param map): no alias declarations. Tuple-valued calls get a `_tc_N` record.
+#include <functional>
+
+#include "emitter.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+namespace {
+
+struct GroupKernels {
+  std::string aic, aiv;
+};
+
+GroupKernels group_kernels(const Program& program, const Function& group) {
+  GroupKernels g;
+  std::vector<std::string> order;
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    for (auto& st : flatten_stmts(s)) {
+      const Expr* e = nullptr;
+      if (auto* a = st->as<AssignStmt>()) e = a->value.get();
+      if (auto* ev = st->as<EvalStmt>()) e = ev->expr.get();
+      if (auto* c = e ? e->as<Call>() : nullptr) {
+        if (!c->is_op) order.push_back(c->callee);
+      }
+      if (auto* rs = st->as<RuntimeScopeStmt>()) walk(rs->body);
+    }
+  };
+  walk(group.body);
+  for (auto& name : order) {
+    FunctionPtr k = program.get(name);
+    PYPTO_USER_CHECK(k && k->is_kernel(), group.span,
+                     "Group function '" << group.name << "' calls '" << name << "', which is not a kernel",
+                     "a Group body calls one AIC kernel and one AIV kernel");
+    std::string ct = InferCoreType(program, *k);
+    std::string& slot = ct == "AIC" ? g.aic : g.aiv;
+    PYPTO_USER_CHECK(slot.empty() || slot == name, group.span,
+                     "Group function '" << group.name << "' calls two " << ct << " kernels ('" << slot << "' and '"
+                                        << name << "')",
+                     "a Group body calls exactly one AIC kernel and one AIV kernel");
+    slot = name;
+  }
+  PYPTO_USER_CHECK(!g.aic.empty() && !g.aiv.empty(), group.span,
+                   "Group function '" << group.name << "' must call one AIC kernel and one AIV kernel",
+                   "AIC: FunctionType.AIC or an InCore kernel using Left/Right/Acc/Mat tiles; AIV otherwise");
+  return g;
+}
+
+}  // namespace
+
+void Emitter::emit_task(const Expr& e, const Var* result) {
+  const Call* call = e.as<Call>();
+  const Submit* sub = e.as<Submit>();
+  const std::string& callee = call ? call->callee : sub->callee;
+  const auto& args = call ? call->args : sub->args;
+  const auto& dirs = call ? call->arg_directions : sub->arg_directions;
+  FunctionPtr f = program_->get(callee);
+  PYPTO_CHECK(f, "call to unknown function '" << callee << "'");
+  PYPTO_USER_CHECK(f->is_kernel() || f->type == FunctionType::Group, e.span,
+                   "orchestration function '" << fn_->name << "' calls '" << callee << "', a "
+                                              << to_string(f->type) << " function, which cannot be submitted as a task",
+                   "call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an Orchestration function");
+  PYPTO_CHECK(dirs.size() == args.size(), "call to '" << callee << "' has no derived arg directions");
+
+  const int n = next_task();
+  if (n > 0) blank();
+  line("// Task " + std::to_string(n) + ": " + callee);
+  std::string params = scopes_.declare("params_t" + std::to_string(n), false);
+  line("Arg " + params + ";");
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i]->type->is<TensorType>()) continue;
+    const char* method = nullptr;
+    switch (dirs[i]) {
+      case ArgDirection::In: method = "add_input"; break;
+      case ArgDirection::Out: method = "add_output"; break;
+      case ArgDirection::InOut: method = "add_inout"; break;
+      case ArgDirection::NoDep: method = "add_no_dep"; break;
+      default: PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
+    }
+    auto* v = as_var(args[i]);
+    PYPTO_CHECK(v, "tensor argument " << i << " of '" << callee << "' is not a variable");
+    line(params + "." + method + "(" + ref(v) + ");");
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i]->type->is<TensorType>()) continue;
+    auto* pt = f->params[i]->type->as<ScalarType>();
+    PYPTO_USER_CHECK(pt && pt->dtype != DataType::TASK_ID, args[i]->span,
+                     "argument " << i << " of '" << callee << "' must be a tensor or a number",
+                     "pass TaskIds through deps=, not as kernel arguments");
+    line(params + ".add_scalar(" + scalar_slot(args[i], pt->dtype) + ");");
+  }
+  // pl.submit may leave out trailing Out arguments: the runtime allocates them (manual deps).
+  std::vector<int> runtime_outs(f->params.size(), -1);
+  for (size_t i = args.size(), k = 0; i < f->params.size(); ++i, ++k) {
+    auto* tt = f->params[i]->type->as<TensorType>();
+    PYPTO_CHECK(sub && tt && f->param_directions[i] == ParamDirection::Out,
+                "call to '" << callee << "' omits argument " << i << ", which is not a trailing Out tensor");
+    std::string base = params + "_out" + std::to_string(k);
+    std::string shapes = scopes_.declare(base + "_ci_shapes", false), info = scopes_.declare(base + "_ci", false);
+    std::string dims;
+    for (size_t d = 0; d < tt->shape.size(); ++d) dims += (d ? ", " : "") + u32(tt->shape[d]);
+    std::string r = std::to_string(tt->shape.size());
+    line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
+    line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, e.span) + ");");
+    line(params + ".add_output(" + info + ");");
+    runtime_outs[i] = static_cast<int>(k);
+  }
+  if (sub) {
+    if (sub->core_num) line(params + ".launch_spec.set_block_num(" + u32(sub->core_num) + ");");
+    if (sub->sync_start) line(params + ".launch_spec.set_require_sync_start(true);");
+    if (sub->allow_early_resolve) line(params + ".set_allow_early_resolve(true);");
+    if (sub->timing_slot >= 0) line(params + ".set_task_timing_slot(" + std::to_string(sub->timing_slot) + ");");
+  }
+  deps_->EmitTaskDependencies(*this, sub, params);
+
+  std::string submit;
+  core_types_[callee] = InferCoreType(*program_, *f);
+  if (f->type == FunctionType::Group) {
+    GroupKernels g = group_kernels(*program_, *f);
+    int aic = kernel_id(g.aic), aiv = kernel_id(g.aiv);
+    core_types_[g.aic] = "AIC";
+    core_types_[g.aiv] = "AIV";
+    std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
+    line("MixedKernels " + mixed + " = {" + std::to_string(aic) + ", " + std::to_string(aiv) + ", INVALID_KERNEL_ID};");
+    submit = "rt_submit_task(" + mixed + ", " + params + ")";
+  } else {
+    int id = kernel_id(callee);
+    submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
+             ", " + params + ")";
+  }
+  std::string task_outs;
+  if (sub) {
+    task_outs = scopes_.declare("task_" + std::to_string(n) + "_outs");
+    line("TaskOutputTensors " + task_outs + " = " + submit + ";");
+  } else {
+    line(submit + ";");
+  }
+  deps_->AfterSubmit(*this, sub, task_outs);
+
+  // Results alias the Out/InOut arguments they write back (ReturnParamsExplicit).
+  if (!result) return;
+  std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
+  std::vector<Binding> elems;
+  for (size_t r = 0; r < f->return_types.size(); ++r) {
+    int p = r < rets.size() ? rets[r] : -1;
+    if (p < 0 && f->return_types.size() == 1) {
+      int sole = -1, count = 0;
+      for (size_t i = 0; i < f->params.size(); ++i) {
+        if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
+          sole = static_cast<int>(i);
+          ++count;
+        }
+      }
+      if (count == 1) p = sole;
+    }
+    PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
+    if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
+      elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});
+      continue;
+    }
+    auto* v = as_var(args[p]);
+    PYPTO_CHECK(v, "aliased argument of '" << callee << "' is not a variable");
+    elems.push_back(binding_of(v));
+  }
+  if (result->type->is<TupleType>()) {
+    TupleRecord rec;
+    rec.key = "_tc_" + std::to_string(next_tuple());
+    rec.elements = std::move(elems);
+    rec.task_outs = task_outs;
+    tuples_[result] = std::move(rec);
+  } else if (!elems.empty()) {
+    bind(result, elems[0]);
+  }
+}
+
+void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
+  auto* tv = as_var(g.tuple);
+  PYPTO_CHECK(tv && tuples_.count(tv), "tuple element of an unknown tuple value");
+  TupleRecord& rec = tuples_[tv];
+  size_t i = static_cast<size_t>(g.index);
+  if (i < rec.elements.size()) {
+    bind(target, rec.elements[i]);
+    return;
+  }
+  // The element after the kernel results of a Submit is its TaskId.
+  PYPTO_CHECK(!rec.task_outs.empty() && i == rec.elements.size(), "tuple index " << i << " out of range (" << rec.key << ")");
+  scopes_.use(rec.task_outs);
+  std::string name = declare(target);
+  line("PTO2TaskId " + name + " = " + rec.task_outs + ".task_id();");
+}
+
+}  // namespace pypto::codegen::orchestration

@@ -1,0 +1,184 @@
+// The orchestration emitter's shared state (private to src/codegen/orchestration).
+//
+// One Emitter generates one Orchestration function. Its pieces live in one file per
+// construct: entry/phases (orchestration_codegen.cpp), names (names.cpp), expressions
+// (emit_expr.cpp), tasks (emit_tasks.cpp), buffers (emit_buffers.cpp), control flow
+// (emit_control_flow.cpp), tensor ops (op_handlers.cpp via op_registry.h), kernel ids and
+// core types (kernel_ids.cpp), lineage (var_lineage.cpp), and the dependency seam
+// (manual_dependencies.h).
+//
+// Identity is the Var pointer: `bindings_` maps each IR Var to the C++ text that names it.
+// A result that aliases an argument (an in-place Out/InOut write, tensor.assemble, a Var
+// copy, a non-rebound loop carry) is *bound to the same text* — no alias declaration.
+#pragma once
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "manual_dependencies.h"
+#include "var_lineage.h"
+#include "pypto/codegen/orchestration.h"
+#include "pypto/ir/function.h"
+
+namespace pypto::codegen::orchestration {
+
+// C++ names declared per block; unique along the enclosing block chain (no shadowing).
+class CppScopes {
+ public:
+  struct Decl {
+    std::string name;
+    bool used = false;
+    bool voidable = true;   // emit `(void)name;` at block end when never referenced
+  };
+  void push();
+  // Pops the innermost block; returns the names that need a `(void)name;`.
+  std::vector<std::string> pop();
+  // Declares a fresh identifier based on `base` (suffix _1, _2, ... on a clash).
+  std::string declare(const std::string& base, bool voidable = true);
+  // Reserves `name` exactly in the current block (InternalError if taken).
+  void declare_exact(const std::string& name, bool voidable);
+  void use(const std::string& name);
+  bool is_used(const std::string& name) const;
+  bool visible(const std::string& name) const;
+  size_t depth() const { return blocks_.size(); }
+
+ private:
+  struct Block {
+    std::map<std::string, std::shared_ptr<Decl>> decls;
+    std::vector<std::shared_ptr<Decl>> order;
+  };
+  std::vector<Block> blocks_;
+};
+
+// C++ text naming an IR value, plus the declared identifiers it mentions.
+struct Binding {
+  std::string text;
+  std::vector<std::string> idents;
+};
+
+// Elements of a tuple-valued call (`_tc_<N>` key): one binding per element; `task_outs`
+// names the TaskOutputTensors of a Submit (its last element is the TaskId).
+struct TupleRecord {
+  std::string key;
+  std::vector<Binding> elements;
+  std::string task_outs;   // "" for a plain Call
+};
+
+class Emitter {
+ public:
+  Emitter(const ir::ProgramPtr& program, const ir::FunctionPtr& fn);
+  std::string Generate();
+
+  // ---- output ----
+  void line(const std::string& text);
+  void blank();
+  void open_block(const std::string& header);   // "<header> {" and a new C++ block
+  void close_block(const std::string& footer = "}");
+  void end_block();                             // close_block without printing the brace
+
+  // ---- names and bindings (names.cpp) ----
+  CppScopes& scopes() { return scopes_; }
+  std::string declare(const ir::Var* v, const std::string& base = "", bool voidable = true);
+  void bind(const ir::Var* v, Binding b);
+  bool bound(const ir::Var* v) const { return bindings_.count(v) > 0; }
+  const Binding& binding_of(const ir::Var* v) const;
+  std::string ref(const ir::Var* v);           // text, marking its identifiers used
+  Binding capture(const ir::ExprPtr& e);       // an expression's text without marking uses
+  void mark_used(const Binding& b);
+  std::string base_name(const ir::Var* v) const;
+
+  // ---- expressions (emit_expr.cpp) ----
+  std::string expr(const ir::ExprPtr& e);
+  static std::string ctype(ir::DataType d);
+  static std::string runtime_dtype(ir::DataType d, const ir::Span& span);
+  std::string u32(const ir::ExprPtr& e);        // `16` or `(uint32_t)(expr)`
+  std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
+  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
+  bool non_negative(const ir::ExprPtr& e) const;
+
+  // ---- statements ----
+  void emit_stmt(const ir::StmtPtr& s);
+  void emit_block_body(const ir::StmtPtr& body);    // batched allocs, then the statements
+  void emit_assign(const ir::AssignStmt& s);
+
+  // ---- tasks (emit_tasks.cpp) ----
+  void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
+  void emit_tuple_element(const ir::Var* target, const ir::TupleGetItem& g);
+
+  // ---- buffers (emit_buffers.cpp) ----
+  struct CreateSite {
+    const ir::Var* var;
+    const ir::Call* call;
+  };
+  void emit_alloc_batch(const std::vector<CreateSite>& creates);
+  std::vector<CreateSite> batchable_creates(const std::vector<ir::StmtPtr>& stmts);
+  bool is_batched(const ir::Var* v) const { return batched_.count(v) > 0; }
+
+  // ---- control flow (emit_control_flow.cpp) ----
+  void emit_for(const ir::ForStmt& s);
+  void emit_if(const ir::IfStmt& s);
+  void emit_yield(const ir::YieldStmt& s);
+  void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
+
+  // ---- shared state ----
+  const ir::ProgramPtr& program() const { return program_; }
+  const ir::Function& function() const { return *fn_; }
+  int next_task() { return task_counter_++; }
+  int next_alloc() { return alloc_counter_++; }
+  int next_tuple() { return tuple_counter_++; }
+  int kernel_id(const std::string& callee);
+  std::map<std::string, int>& kernel_ids() { return kernel_ids_; }
+  std::map<std::string, std::string>& core_types() { return core_types_; }
+  std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
+  DependencyEmitter& deps() { return *deps_; }
+  const VarLineage& lineage() const { return lineage_; }
+  // Views made by tensor.slice: emitted name -> (base text, offsets).
+  struct ViewRecord {
+    std::string base;
+    std::vector<ir::ExprPtr> offsets;
+  };
+  std::map<std::string, ViewRecord>& views() { return views_; }
+  // Dynamic-dim symbols: Var -> (tensor slot, axis) of the first parameter declaring it.
+  std::map<const ir::Var*, std::pair<int, int>>& dynamic_dims() { return dyn_decl_; }
+  int tensor_slot(const ir::Var* param) const;   // -1 if not a tensor param
+  std::set<const ir::Var*>& loop_vars_nonneg() { return nonneg_loop_vars_; }
+
+ public:
+  struct YieldTarget {
+    std::vector<std::string> names;          // "" = no assignment (non-rebound carry)
+    std::vector<const ir::Var*> carries;     // the loop's iter_args (for the swap hazard)
+  };
+
+ private:
+  void emit_entry_params();
+
+  ir::ProgramPtr program_;
+  ir::FunctionPtr fn_;
+  std::ostringstream* out_ = nullptr;
+  std::ostringstream body_;
+  int indent_ = 0;
+  CppScopes scopes_;
+  std::unordered_map<const ir::Var*, Binding> bindings_;
+  std::unordered_map<const ir::Var*, TupleRecord> tuples_;
+  std::unordered_set<const ir::Var*> batched_;
+  std::map<std::string, ViewRecord> views_;
+  std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
+  std::set<const ir::Var*> nonneg_loop_vars_;
+  std::vector<YieldTarget> yield_targets_;
+  std::map<std::string, int> kernel_ids_;
+  std::map<std::string, std::string> core_types_;
+  std::unique_ptr<DependencyEmitter> deps_;
+  VarLineage lineage_;
+  bool marking_ = true;
+  int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
+
+ public:
+  std::vector<YieldTarget>& yield_targets() { return yield_targets_; }
+};
+
+}  // namespace pypto::codegen::orchestration

@@ -1,0 +1,226 @@
+// Explicit dependencies of one task, scheduling predicates, dummy barriers and TaskId
+// lifetime across PTO2_SCOPE blocks (orchestration_codegen.txt "Manual Scope and TaskId
+// Lowering", "Unresolvable dep edges", "Phase-fence dummy barriers"):
+//
+//   PTO2TaskId params_t1_deps[K];                 // K = exact edge count (an array dep counts N)
+//   uint32_t params_t1_deps_count = 0;
+//   params_t1_deps[params_t1_deps_count++] = tid;                          // fresh submit id
+//   if (carry.is_valid()) params_t1_deps[params_t1_deps_count++] = carry;  // may be invalid
+//   for (int64_t k = 0; k < 4; ++k) {                                      // array: N slots
+//       if (arr[k].is_valid()) params_t1_deps[params_t1_deps_count++] = arr[k];
+//   }
+//   params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+//   params_t1.set_predicate(CoreTaskPredicate(ext_rc, {0, 0}, PredicateOp::GT, 0));
+//
+//   barrier = pl.system.task_dummy(deps=[a, b])  ->
+//   Arg params_t2;  <dep array>
+//   PTO2TaskId barrier = PTO2TaskId::invalid();
+//   if (params_t2_deps_count > 0) barrier = rt_submit_dummy_task(params_t2);
+// (a statically empty task_dummy is submitted unconditionally.)
+#include <unordered_set>
+
+#include "emitter.h"
+#include "op_registry.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+namespace {
+
+std::string line_of(const Span& s) {
+  if (!s.known()) return "an unknown line";
+  return (s.file.empty() ? std::string("line ") : s.file + ":") + std::to_string(s.line);
+}
+
+const char* predicate_op(BinaryOp op, bool mirrored, const Span& span) {
+  switch (op) {
+    case BinaryOp::Eq: return "PredicateOp::EQ";
+    case BinaryOp::Ne: return "PredicateOp::NE";
+    case BinaryOp::Gt: return mirrored ? "PredicateOp::LT" : "PredicateOp::GT";
+    case BinaryOp::Lt: return mirrored ? "PredicateOp::GT" : "PredicateOp::LT";
+    case BinaryOp::Ge: return mirrored ? "PredicateOp::LE" : "PredicateOp::GE";
+    case BinaryOp::Le: return mirrored ? "PredicateOp::GE" : "PredicateOp::LE";
+    default: break;
+  }
+  throw UserError("predicate= must compare with one of == != > < >= <=", span,
+                  "write predicate=(t[i, j] > 0): one tensor element compared with an integer literal");
+}
+
+// The tensor.read of a predicate operand (through an optional Cast), or null.
+const Call* predicate_read(const ExprPtr& e) {
+  const Expr* x = e.get();
+  if (auto* c = x->as<Cast>()) x = c->value.get();
+  auto* call = x->as<Call>();
+  return (call && call->is_op && call->callee == "tensor.read") ? call : nullptr;
+}
+
+// Literal integer (ConstInt, or -ConstInt).
+bool int_literal(const ExprPtr& e, int64_t* out) {
+  if (auto* c = e->as<ConstInt>()) {
+    *out = c->value;
+    return true;
+  }
+  if (auto* u = e->as<UnaryExpr>(); u && u->op == UnaryOp::Neg) {
+    if (auto* c = u->a->as<ConstInt>()) {
+      *out = -c->value;
+      return true;
+    }
+  }
+  if (auto* k = e->as<Cast>()) return int_literal(k->value, out);
+  return false;
+}
+
+}  // namespace
+
+std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& params, const std::vector<ExprPtr>& edges,
+                                            bool user_written, const Span& where) {
+  std::vector<TaskIdRef> refs;
+  std::unordered_set<const Var*> seen;
+  int64_t k = 0;
+  for (const ExprPtr& edge : edges) {
+    const Var* v = as_var(edge);
+    PYPTO_CHECK(v, "dep edge is not a variable");
+    if (!seen.insert(v).second) continue;
+    std::optional<TaskIdRef> r = Resolve(e, v);
+    if (!r) {
+      if (!user_written) continue;   // compiler edges: best-effort, dropping them is safe
+      throw UserError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
+                          "), whose scope has already closed here",
+                      where,
+                      "a TaskId lives in the PTO2_SCOPE it is produced in (every pl.range / pl.parallel / if body is "
+                      "one): keep the consumer in the producer's scope, or carry the TaskId out through the loop");
+    }
+    k += r->array_size > 0 ? r->array_size : 1;
+    refs.push_back(std::move(*r));
+  }
+  if (refs.empty()) return "";
+  std::string arr = e.scopes().declare(params + "_deps", false);
+  std::string count = e.scopes().declare(params + "_deps_count", false);
+  e.line("PTO2TaskId " + arr + "[" + std::to_string(k) + "];");
+  e.line("uint32_t " + count + " = 0;");
+  const std::string slot = arr + "[" + count + "++]";
+  for (const TaskIdRef& r : refs) {
+    for (auto& id : r.idents) e.scopes().use(id);
+    if (r.array_size > 0) {
+      e.scopes().push();
+      std::string i = e.scopes().declare("k", false);
+      e.open_block("for (int64_t " + i + " = 0; " + i + " < " + std::to_string(r.array_size) + "; ++" + i + ")");
+      std::string elem = r.text + "[" + i + "]";
+      e.line("if (" + elem + ".is_valid()) " + slot + " = " + elem + ";");
+      e.close_block();
+      e.scopes().pop();
+    } else if (r.always_valid) {
+      e.line(slot + " = " + r.text + ";");
+    } else {
+      e.line("if (" + r.text + ".is_valid()) " + slot + " = " + r.text + ";");
+    }
+  }
+  e.line(params + ".set_dependencies(" + arr + ", " + count + ");");
+  return count;
+}
+
+void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::string& params) {
+  auto* cmp = s.predicate->as<BinaryExpr>();
+  const char* help = "write predicate=(t[i, j] > 0): one tensor element compared with an integer literal";
+  PYPTO_USER_CHECK(cmp, s.predicate->span, "predicate= must be a comparison", help);
+  int64_t target = 0;
+  const Call* read = predicate_read(cmp->a);
+  bool mirrored = false;
+  if (read) {
+    PYPTO_USER_CHECK(int_literal(cmp->b, &target), s.predicate->span, "predicate= must compare with an integer literal",
+                     help);
+  } else {
+    read = predicate_read(cmp->b);
+    mirrored = true;
+    PYPTO_USER_CHECK(read && int_literal(cmp->a, &target), s.predicate->span,
+                     "predicate= must compare one tensor element with an integer literal", help);
+  }
+  const Var* t = as_var(read->args[0]);
+  PYPTO_USER_CHECK(t && t->type->is<TensorType>(), read->span, "the predicate operand must be a named tensor", help);
+  auto* idx = read->args.size() > 1 ? read->args[1]->as<MakeTuple>() : nullptr;
+  PYPTO_CHECK(idx, "predicate tensor.read without an index list");
+  std::string list;
+  for (size_t i = 0; i < idx->elements.size(); ++i) list += (i ? ", " : "") + e.i64(idx->elements[i]);
+  e.line(params + ".set_predicate(CoreTaskPredicate(" + e.ref(t) + ", {" + list + "}, " +
+         predicate_op(cmp->op, mirrored, s.predicate->span) + ", " + std::to_string(target) + "));");
+}
+
+void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Submit* submit, const std::string& params) {
+  if (!submit) return;
+  EmitDepArray(e, params, submit->deps, /*user_written=*/true, submit->span);
+  if (submit->predicate) EmitPredicate(e, *submit, params);
+}
+
+void DependencyEmitter::AfterSubmit(Emitter&, const Submit*, const std::string&) {}
+
+void DependencyEmitter::ExitScope(Emitter& e, const RuntimeScopeStmt& scope) {
+  // Every TaskId defined inside the closed block dies unless all the identifiers its C++ text
+  // names are still visible (an array carry backed by enclosing-scope storage survives).
+  struct Defs : IRVisitor {
+    std::vector<const Var*> vars;
+    void add(const Var* v) {
+      if (is_task_id(v->type)) vars.push_back(v);
+    }
+    void visit_(const AssignStmt* op) override {
+      add(op->var.get());
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (auto& ia : op->iter_args) add(ia.get());
+      for (auto& rv : op->return_vars) add(rv.get());
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) add(rv.get());
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  defs.visit_stmt(scope.body);
+  for (const Var* v : defs.vars) {
+    if (dead_.count(v)) continue;
+    std::optional<TaskIdRef> r = ResolveImpl(e, v, 0);
+    bool alive = r.has_value();
+    if (alive) {
+      for (auto& id : r->idents) alive = alive && e.scopes().visible(id);
+    }
+    if (!alive) {
+      dead_.insert(v);
+      refs_.erase(v);
+    }
+  }
+}
+
+std::unique_ptr<DependencyEmitter> MakeDependencyEmitter() { return std::make_unique<DependencyEmitter>(); }
+
+namespace {
+
+// barrier = pl.system.task_dummy(deps=[...])
+void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
+  PYPTO_CHECK(result, "system.task_dummy without a result");
+  const int n = e.next_task();
+  if (n > 0) e.blank();
+  e.line("// Task " + std::to_string(n) + ": dummy barrier");
+  std::string params = e.scopes().declare("params_t" + std::to_string(n), false);
+  e.line("Arg " + params + ";");
+  std::vector<ExprPtr> edges;
+  if (auto* v = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges")) edges = *v;
+  std::string count = e.deps().EmitDepArray(e, params, edges, /*user_written=*/true, call.span);
+  std::string name = e.declare(result);
+  if (count.empty()) {
+    // No predecessors: still a real, ready-immediately task whose id must join its consumers.
+    e.line("PTO2TaskId " + name + " = rt_submit_dummy_task(" + params + ");");
+    e.deps().Register(result, TaskIdRef{name, {name}, 0, true});
+    return;
+  }
+  e.line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
+  e.line("if (" + count + " > 0) " + name + " = rt_submit_dummy_task(" + params + ");");
+}
+
+}  // namespace
+
+REGISTER_ORCHESTRATION_OP("system.task_dummy", SystemTaskDummyHandler);
+
+}  // namespace pypto::codegen::orchestration

@@ -1,0 +1,137 @@
+// C++ names: per-block declarations without shadowing, Var bindings, and GetSSABaseName.
+#include <cctype>
+
+#include "emitter.h"
+#include "pypto/ir/error.h"
+
+namespace pypto::codegen {
+
+std::string GetSSABaseName(const std::string& name) {
+  std::string s = name;
+  size_t dd = s.find("__", 1);
+  if (dd != std::string::npos) s = s.substr(0, dd);               // c__ssa_v3, out__rv_v2 -> c, out
+  size_t us = s.find_last_of('_');
+  if (us != std::string::npos && us > 0 && us + 1 < s.size()) {    // acc_1 -> acc
+    bool digits = true;
+    for (size_t i = us + 1; i < s.size(); ++i) digits = digits && std::isdigit(static_cast<unsigned char>(s[i]));
+    if (digits) s = s.substr(0, us);
+  }
+  for (auto& ch : s) {
+    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
+  }
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
+  return s;
+}
+
+namespace orchestration {
+
+namespace {
+const std::set<std::string>& reserved() {
+  static const std::set<std::string> r = {
+      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
+      "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "false",
+      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not",
+      "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
+      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
+      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
+      // runtime / entry names generated code relies on
+      "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
+      "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
+      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t"};
+  return r;
+}
+}  // namespace
+
+void CppScopes::push() { blocks_.emplace_back(); }
+
+std::vector<std::string> CppScopes::pop() {
+  PYPTO_CHECK(!blocks_.empty(), "CppScopes::pop on an empty stack");
+  std::vector<std::string> unused;
+  for (auto& d : blocks_.back().order) {
+    if (d->voidable && !d->used) unused.push_back(d->name);
+  }
+  blocks_.pop_back();
+  return unused;
+}
+
+bool CppScopes::visible(const std::string& name) const {
+  for (auto& b : blocks_) {
+    if (b.decls.count(name)) return true;
+  }
+  return reserved().count(name) > 0;
+}
+
+std::string CppScopes::declare(const std::string& base, bool voidable) {
+  std::string name = base;
+  for (int k = 1; visible(name); ++k) name = base + "_" + std::to_string(k);
+  declare_exact(name, voidable);
+  return name;
+}
+
+void CppScopes::declare_exact(const std::string& name, bool voidable) {
+  PYPTO_CHECK(!blocks_.empty(), "CppScopes::declare outside a block");
+  PYPTO_CHECK(!visible(name) || !blocks_.back().decls.count(name), "C++ name '" << name << "' declared twice");
+  auto d = std::make_shared<Decl>(Decl{name, false, voidable});
+  blocks_.back().decls[name] = d;
+  blocks_.back().order.push_back(d);
+}
+
+bool CppScopes::is_used(const std::string& name) const {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    auto d = it->decls.find(name);
+    if (d != it->decls.end()) return d->second->used;
+  }
+  return false;
+}
+
+void CppScopes::use(const std::string& name) {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    auto d = it->decls.find(name);
+    if (d != it->decls.end()) {
+      d->second->used = true;
+      return;
+    }
+  }
+}
+
+std::string Emitter::base_name(const ir::Var* v) const { return GetSSABaseName(v->name); }
+
+std::string Emitter::declare(const ir::Var* v, const std::string& base, bool voidable) {
+  std::string name = scopes_.declare(base.empty() ? base_name(v) : base, voidable);
+  bindings_[v] = Binding{name, {name}};
+  return name;
+}
+
+void Emitter::bind(const ir::Var* v, Binding b) { bindings_[v] = std::move(b); }
+
+const Binding& Emitter::binding_of(const ir::Var* v) const {
+  auto it = bindings_.find(v);
+  PYPTO_CHECK(it != bindings_.end(), "orchestration codegen: variable '" << v->name << "' used before its definition");
+  return it->second;
+}
+
+void Emitter::mark_used(const Binding& b) {
+  if (!marking_) return;
+  for (auto& n : b.idents) scopes_.use(n);
+}
+
+std::string Emitter::ref(const ir::Var* v) {
+  auto it = bindings_.find(v);
+  if (it == bindings_.end()) {
+    {
+      bool is_dyn = false;
+      for (auto& dd : program_->dynamic_dims) is_dyn = is_dyn || dd.get() == v;
+      PYPTO_USER_CHECK(!is_dyn, v->span,
+                       "dynamic dimension '" << v->name << "' is used in orchestration function '" << fn_->name
+                                             << "' but none of its tensor parameters declares it",
+                       "declare a parameter whose shape uses '" + v->name + "', e.g. pl.Tensor[[" + v->name +
+                           ", 16], pl.FP32]");
+      PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
+    }
+  }
+  mark_used(it->second);
+  return it->second.text;
+}
+
+}  // namespace orchestration
+}  // namespace pypto::codegen

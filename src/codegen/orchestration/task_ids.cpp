@@ -1,0 +1,252 @@
+// TaskId values in orchestration code (orchestration_codegen.txt "TaskId sourcing", "Array
+// carry for pl.parallel TaskId iter_args"):
+//
+//   fresh pl.submit id      PTO2TaskId tid = task_0_outs.task_id();     (emit_tasks.cpp; unguarded)
+//   None seed               PTO2TaskId prev = PTO2TaskId::invalid();
+//   scalar loop carry       PTO2TaskId prev = <init>;  ...  prev = tid;  (yield)
+//   pl.parallel array carry PTO2TaskId prev[4];  for (k) prev[k] = <init or init[k]>;
+//                           ... prev[branch] = tid;  (slot yield)
+//   outer sequential carry  PTO2TaskId prev[4]; ... for (k) prev[k] = inner[k];  (copy yield)
+//   pl.array.create(4, pl.TASK_ID)   PTO2TaskId tids[4];   (every slot starts invalid)
+//   tids[k] = tid                    tids[k] = tid;        (in place; the new SSA value is `tids`)
+//   prev = tids[k]                   PTO2TaskId prev = tids[k];   (snapshot local)
+#include "emitter.h"
+#include "op_registry.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/visitor.h"
+
+namespace pypto::codegen::orchestration {
+
+using namespace ir;
+
+void DependencyEmitter::Scan(Emitter& e) {
+  if (scanned_) return;
+  scanned_ = true;
+  struct Scanner : IRVisitor {
+    DependencyEmitter* d;
+    std::unordered_map<const Var*, ExprPtr>* defs;
+    std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* rets;
+    std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* carries;
+    void visit_(const AssignStmt* op) override {
+      (*defs)[op->var.get()] = op->value;
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (size_t i = 0; i < op->return_vars.size(); ++i) (*rets)[op->return_vars[i].get()] = {op, i};
+      for (size_t i = 0; i < op->iter_args.size(); ++i) (*carries)[op->iter_args[i].get()] = {op, i};
+      IRVisitor::visit_(op);
+    }
+  } s;
+  s.d = this;
+  s.defs = &defs_;
+  s.rets = &for_return_;
+  s.carries = &carry_loop_;
+  s.visit_stmt(e.function().body);
+}
+
+std::optional<TaskIdRef> DependencyEmitter::Resolve(Emitter& e, const Var* v) {
+  Scan(e);
+  if (dead_.count(v)) return std::nullopt;
+  return ResolveImpl(e, v, 0);
+}
+
+std::optional<TaskIdRef> DependencyEmitter::ResolveImpl(Emitter& e, const Var* v, int depth) {
+  Scan(e);
+  PYPTO_CHECK(depth < 512, "TaskId resolution of '" << v->name << "' does not terminate");
+  if (dead_.count(v)) return std::nullopt;
+  if (auto it = refs_.find(v); it != refs_.end()) return it->second;
+  if (auto it = for_return_.find(v); it != for_return_.end()) {
+    const Var* ia = it->second.first->iter_args[it->second.second].get();
+    if (auto a = array_carry_.find(ia); a != array_carry_.end()) return a->second;
+    if (!e.bound(v)) return ResolveImpl(e, ia, depth + 1);
+  }
+  if (auto it = defs_.find(v); it != defs_.end() && e.bound(v)) {
+    const ExprPtr& d = it->second;
+    if (const Var* src = as_var(d)) return ResolveImpl(e, src, depth + 1);
+    if (auto* g = d->as<TupleGetItem>()) {
+      const Var* tv = as_var(g->tuple);
+      auto td = tv ? defs_.find(tv) : defs_.end();
+      auto* tt = g->tuple->type->as<TupleType>();
+      if (td != defs_.end() && td->second->is<Submit>() && tt && g->index + 1 == static_cast<int>(tt->elements.size())) {
+        const Binding& b = e.binding_of(v);
+        return TaskIdRef{b.text, b.idents, 0, true};
+      }
+    }
+  }
+  if (!e.bound(v)) return std::nullopt;
+  const Binding& b = e.binding_of(v);
+  TaskIdRef r{b.text, b.idents, 0, false};
+  if (auto* at = v->type->as<ArrayType>()) r.array_size = at->size;
+  return r;
+}
+
+void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size_t i, int64_t array_size) {
+  Scan(e);
+  const IterArg* ia = loop.iter_args[i].get();
+  const Var* init_var = as_var(ia->init);
+  std::optional<TaskIdRef> init = init_var ? Resolve(e, init_var) : std::nullopt;
+  if (init_var) {
+    PYPTO_USER_CHECK(init, ia->span,
+                     "loop-carried TaskId '" << ia->name << "' starts from '" << init_var->name
+                                             << "', whose scope has already closed here",
+                     "produce the initial TaskId in the scope that contains the loop");
+  }
+  if (auto* at = ia->type->as<ArrayType>()) {
+    // A TaskId array threaded through a loop: slots are updated in place, so the carry is
+    // the init's storage itself.
+    PYPTO_CHECK(init && init->array_size == at->size, "array carry '" << ia->name << "' has no array init");
+    e.bind(ia, Binding{init->text, init->idents});
+    refs_[ia] = *init;
+    array_carry_[ia] = *init;
+    return;
+  }
+  std::string init_text = init ? init->text : e.expr(ia->init);
+  if (init) {
+    for (auto& id : init->idents) e.scopes().use(id);
+  }
+  if (array_size == 0) {
+    PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
+                     "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
+                     "carry the array itself, or read one slot: prev = tids[k]");
+    std::string name = e.declare(ia);
+    e.line("PTO2TaskId " + name + " = " + init_text + ";");
+    refs_[ia] = TaskIdRef{name, {name}, 0, false};
+    return;
+  }
+  const std::string n = std::to_string(array_size);
+  std::string arr = e.declare(ia);
+  e.line("PTO2TaskId " + arr + "[" + n + "];");
+  e.scopes().push();
+  std::string k = e.scopes().declare("k", false);
+  e.open_block("for (int64_t " + k + " = 0; " + k + " < " + n + "; ++" + k + ")");
+  if (init && init->array_size > 0) {
+    PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
+                     "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
+                                             << " slots but starts from an array of " << init->array_size,
+                     "nested pl.parallel loops carrying one TaskId need the same trip count");
+    e.line(arr + "[" + k + "] = " + init->text + "[" + k + "];");
+  } else {
+    e.line(arr + "[" + k + "] = " + init_text + ";");
+  }
+  e.close_block();
+  e.scopes().pop();
+  TaskIdRef backing{arr, {arr}, array_size, false};
+  array_carry_[ia] = backing;
+  // Inside a pl.parallel body every iteration sees the value from before the loop; a
+  // sequential loop's body sees the current array.
+  if (loop.for_kind == ForKind::Parallel) {
+    refs_[ia] = init ? *init : TaskIdRef{init_text, {}, 0, false};
+  } else {
+    refs_[ia] = backing;
+  }
+}
+
+bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprPtr& value) {
+  Scan(e);
+  auto a = array_carry_.find(carry);
+  if (a == array_carry_.end()) return false;
+  const TaskIdRef& arr = a->second;
+  const Var* v = as_var(value);
+  PYPTO_CHECK(v, "yield of TaskId array carry '" << carry->name << "' is not a variable");
+  std::optional<TaskIdRef> r = Resolve(e, v);
+  PYPTO_USER_CHECK(r, value->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
+  for (auto& id : r->idents) e.scopes().use(id);
+  for (auto& id : arr.idents) e.scopes().use(id);
+  if (r->array_size > 0) {
+    if (r->text == arr.text) return true;   // updated in place
+    PYPTO_CHECK(r->array_size == arr.array_size, "array carry size mismatch on yield of '" << carry->name << "'");
+    e.scopes().push();
+    std::string k = e.scopes().declare("k", false);
+    e.open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(arr.array_size) + "; ++" + k + ")");
+    e.line(arr.text + "[" + k + "] = " + r->text + "[" + k + "];");
+    e.close_block();
+    e.scopes().pop();
+    return true;
+  }
+  auto it = carry_loop_.find(carry);
+  PYPTO_CHECK(it != carry_loop_.end(), "array carry '" << carry->name << "' has no loop");
+  const ForStmt& loop = *it->second.first;
+  PYPTO_USER_CHECK(loop.for_kind == ForKind::Parallel, value->span,
+                   "loop-carried TaskId '" << carry->name << "' is an array here but its next value is one TaskId",
+                   "");
+  std::string i = e.ref(loop.loop_var.get());
+  auto* s0 = loop.start->as<ConstInt>();
+  auto* st = loop.step->as<ConstInt>();
+  std::string slot = i;
+  if (!(s0 && s0->value == 0)) slot = "(" + i + " - " + e.expr(loop.start) + ")";
+  if (!(st && st->value == 1)) slot = "(" + slot + ") / " + e.expr(loop.step);
+  e.line(arr.text + "[" + slot + "] = " + r->text + ";");
+  return true;
+}
+
+namespace {
+
+// prev = None  ->  PTO2TaskId prev = PTO2TaskId::invalid();
+void SystemTaskInvalidHandler(Emitter& e, const Var* result, const Call&) {
+  std::string name = e.declare(result);
+  e.line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
+}
+
+// tids = pl.array.create(4, pl.TASK_ID)  ->  PTO2TaskId tids[4];
+void ArrayCreateHandler(Emitter& e, const Var* result, const Call& call) {
+  auto* at = result->type->as<ArrayType>();
+  PYPTO_CHECK(at, "array.create result is not an array");
+  std::string name = e.declare(result);
+  if (at->dtype == DataType::TASK_ID) {
+    e.line("PTO2TaskId " + name + "[" + std::to_string(at->size) + "];   // every slot starts invalid");
+  } else {
+    e.line(Emitter::ctype(at->dtype) + " " + name + "[" + std::to_string(at->size) + "] = {};");
+  }
+}
+
+std::string slot_of(Emitter& e, const Var* arr, const ExprPtr& index) {
+  auto* at = arr->type->as<ArrayType>();
+  std::string idx = e.expr(index);
+  if (idx.size() > 2 && idx.front() == '(' && idx.back() == ')') idx = idx.substr(1, idx.size() - 2);
+  (void)at;
+  return e.ref(arr) + "[" + idx + "]";
+}
+
+// prev = tids[k]  ->  PTO2TaskId prev = tids[k];   (a snapshot: later slot writes don't change it)
+void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
+  const Var* arr = as_var(call.args[0]);
+  PYPTO_USER_CHECK(arr, call.span, "array.get_element needs an array variable", "");
+  if (is_task_id(arr->type)) {
+    std::optional<TaskIdRef> r = e.deps().Resolve(e, arr);
+    PYPTO_USER_CHECK(r, call.span, "TaskId array '" << arr->name << "' is out of scope here", "");
+  }
+  std::string slot = slot_of(e, arr, call.args[1]);
+  auto* st = result->type->as<ScalarType>();
+  std::string name = e.declare(result);
+  e.line(Emitter::ctype(st->dtype) + " " + name + " = " + slot + ";");
+}
+
+// tids[k] = tid  ->  tids[k] = tid;   (the new SSA array value shares the storage)
+void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) {
+  const Var* arr = as_var(call.args[0]);
+  PYPTO_USER_CHECK(arr, call.span, "array.update_element needs an array variable", "");
+  std::string value;
+  if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
+    std::optional<TaskIdRef> r = e.deps().Resolve(e, v);
+    PYPTO_USER_CHECK(r && r->array_size == 0, call.span, "TaskId '" << v->name << "' is out of scope here", "");
+    for (auto& id : r->idents) e.scopes().use(id);
+    value = r->text;
+  } else {
+    value = e.expr(call.args[2]);
+  }
+  std::string slot = slot_of(e, arr, call.args[1]);
+  e.line(slot + " = " + value + ";");
+  e.bind(result, e.binding_of(arr));
+  if (is_task_id(arr->type)) {
+    if (auto r = e.deps().Resolve(e, arr)) e.deps().Register(result, *r);
+  }
+}
+
+}  // namespace
+
+REGISTER_ORCHESTRATION_OP("system.task_invalid", SystemTaskInvalidHandler);
+REGISTER_ORCHESTRATION_OP("array.create", ArrayCreateHandler);
+REGISTER_ORCHESTRATION_OP("array.get_element", ArrayGetElementHandler);
+REGISTER_ORCHESTRATION_OP("array.update_element", ArrayUpdateElementHandler);
+
+}  // namespace pypto::codegen::orchestration

@@ -1,0 +1,213 @@
+// ClassifyIterArgCarry
+//
+// What: stamps on every ForStmt of an Orchestration function, for each iter_arg i:
+//   - `iter_arg_rebind_<i>` (bool): true when the carry must be a materialised C++ variable
+//     re-assigned by the loop's yield; false when the yielded value is provably the carry
+//     itself — the same tensor storage, written in place through Out/InOut arguments
+//     (a call result aliasing the carry, a Var copy, tensor.assemble onto it, an inner loop
+//     carry or if result that is itself the carry). A non-rebound carry is just another name
+//     for its init value: no variable, no yield assignment.
+//         for i, (acc,) in pl.range(4, init_values=(x,)):     rebind_0 = false
+//             acc2 = self.k(a, acc)       # k(a, c: InOut) returns c
+//             pl.yield_(acc2)
+//   - `iter_arg_array_size_<i>` (int), for a rebound TaskId carry of a pl.parallel loop with a
+//     literal trip count N (the carry becomes `PTO2TaskId arr[N]`, one slot per iteration),
+//     and for a sequential loop whose yielded TaskId is such an array carry's result (same N).
+// Input invariants: ReturnParamsExplicit (call-result aliasing reads the callee's ReturnStmt).
+// Output invariants: IterArgCarryClassified; nothing else changes.
+// Errors: a TaskId carry rebound inside pl.parallel whose trip count is not literal is a
+//   UserError ("statically-known trip count").
+// Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops);
+//   codegen is a 1:1 translation and only reads the stamps.
+#include <unordered_map>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+struct Decision {
+  std::vector<bool> rebind;
+  std::vector<int64_t> array_size;   // 0 = none
+};
+
+const YieldStmt* trailing_yield(const StmtPtr& body) {
+  auto stmts = flatten_stmts(body);
+  if (stmts.empty()) return nullptr;
+  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
+  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
+  return nullptr;
+}
+
+class Classifier {
+ public:
+  Classifier(const Program& p, const Function& f) : program_(p) { collect(f.body); }
+
+  const Decision& decide(const ForStmt* loop) {
+    auto it = decisions_.find(loop);
+    if (it != decisions_.end()) return it->second;
+    Decision d;
+    const YieldStmt* y = trailing_yield(loop->body);
+    for (size_t i = 0; i < loop->iter_args.size(); ++i) {
+      const IterArg* ia = loop->iter_args[i].get();
+      const ExprPtr next = (y && i < y->values.size()) ? y->values[i] : nullptr;
+      bool same = next && same_storage(next, ia, 0);
+      d.rebind.push_back(!same);
+      d.array_size.push_back(0);
+      if (same || !is_task_id(ia->type) || !ia->type->is<ScalarType>()) continue;
+      if (loop->for_kind == ForKind::Parallel) {
+        auto* a = loop->start->as<ConstInt>();
+        auto* b = loop->stop->as<ConstInt>();
+        auto* c = loop->step->as<ConstInt>();
+        PYPTO_USER_CHECK(a && b && c && c->value != 0, loop->span,
+                         "pl.parallel loop carrying TaskId '" << ia->name
+                             << "' needs a statically-known trip count (integer literal bounds)",
+                         "write the pl.parallel bounds as integer literals or module-level constants");
+        int64_t n = c->value > 0 ? (b->value - a->value + c->value - 1) / c->value : (a->value - b->value - c->value - 1) / -c->value;
+        d.array_size.back() = n > 0 ? n : 0;
+      } else if (auto* v = as_var(next)) {
+        auto r = for_returns_.find(v);
+        if (r != for_returns_.end()) d.array_size.back() = decide(r->second.first).array_size[r->second.second];
+      }
+    }
+    return decisions_[loop] = d;
+  }
+
+  std::vector<const ForStmt*> loops;   // in pre-order
+
+ private:
+  void collect(const StmtPtr& s) {
+    if (!s) return;
+    if (auto* seq = s->as<SeqStmts>()) {
+      for (auto& c : seq->stmts) collect(c);
+    } else if (auto* a = s->as<AssignStmt>()) {
+      assigns_[a->var.get()] = a->value;
+    } else if (auto* f = s->as<ForStmt>()) {
+      loops.push_back(f);
+      for (size_t i = 0; i < f->return_vars.size(); ++i) for_returns_[f->return_vars[i].get()] = {f, i};
+      collect(f->body);
+    } else if (auto* i = s->as<IfStmt>()) {
+      for (size_t k = 0; k < i->return_vars.size(); ++k) if_returns_[i->return_vars[k].get()] = {i, k};
+      collect(i->then_body);
+      collect(i->else_body);
+    } else if (auto* sc = s->as<ScopeStmt>()) {
+      collect(sc->body);
+    } else if (auto* rs = s->as<RuntimeScopeStmt>()) {
+      collect(rs->body);
+    }
+  }
+
+  // The argument a function call's result position `pos` aliases (its Out/InOut write-back).
+  ExprPtr aliased_arg(const std::string& callee, const std::vector<ExprPtr>& args, size_t pos) {
+    FunctionPtr f = program_.get(callee);
+    if (!f) return nullptr;
+    auto rets = ExplicitReturnedParamIndices(*f);
+    if (pos >= rets.size() || rets[pos] < 0 || static_cast<size_t>(rets[pos]) >= args.size()) return nullptr;
+    return args[rets[pos]];
+  }
+
+  bool value_same(const ExprPtr& value, const Var* target, size_t pos, int depth) {
+    if (as_var(value)) return pos == 0 && same_storage(value, target, depth + 1);
+    if (auto* c = value->as<Call>()) {
+      if (c->is_op) {
+        return pos == 0 && c->callee == "tensor.assemble" && !c->args.empty() && same_storage(c->args[0], target, depth + 1);
+      }
+      ExprPtr a = aliased_arg(c->callee, c->args, pos);
+      return a && same_storage(a, target, depth + 1);
+    }
+    if (auto* s = value->as<Submit>()) {
+      ExprPtr a = aliased_arg(s->callee, s->args, pos);
+      return a && same_storage(a, target, depth + 1);
+    }
+    if (auto* g = value->as<TupleGetItem>()) {
+      if (pos != 0) return false;
+      if (auto* tv = as_var(g->tuple)) {
+        auto it = assigns_.find(tv);
+        return it != assigns_.end() && value_same(it->second, target, static_cast<size_t>(g->index), depth + 1);
+      }
+      return value_same(g->tuple, target, static_cast<size_t>(g->index), depth + 1);
+    }
+    return false;
+  }
+
+  // Is `e` provably the same tensor/scalar value as `target` (an iter_arg)?
+  bool same_storage(const ExprPtr& e, const Var* target, int depth) {
+    if (depth > 256) return false;
+    const Var* v = as_var(e);
+    if (!v) return false;
+    if (v == target) return true;
+    auto a = assigns_.find(v);
+    if (a != assigns_.end()) return value_same(a->second, target, 0, depth);
+    auto r = for_returns_.find(v);
+    if (r != for_returns_.end()) {
+      const ForStmt* inner = r->second.first;
+      size_t k = r->second.second;
+      if (decide(inner).rebind[k]) return false;
+      return same_storage(inner->iter_args[k]->init, target, depth + 1);
+    }
+    auto i = if_returns_.find(v);
+    if (i != if_returns_.end()) {
+      const IfStmt* br = i->second.first;
+      size_t k = i->second.second;
+      const YieldStmt* ya = trailing_yield(br->then_body);
+      const YieldStmt* yb = br->else_body ? trailing_yield(br->else_body) : nullptr;
+      return ya && yb && k < ya->values.size() && k < yb->values.size() && same_storage(ya->values[k], target, depth + 1) &&
+             same_storage(yb->values[k], target, depth + 1);
+    }
+    return false;
+  }
+
+  const Program& program_;
+  std::unordered_map<const Var*, ExprPtr> assigns_;
+  std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>> for_returns_;
+  std::unordered_map<const Var*, std::pair<const IfStmt*, size_t>> if_returns_;
+  std::unordered_map<const ForStmt*, Decision> decisions_;
+};
+
+class Stamper : public IRMutator {
+ public:
+  explicit Stamper(Classifier& c) : classifier_(c) {}
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    const Decision& d = classifier_.decide(op);
+    StmtPtr s = IRMutator::mutate_(op, self);
+    auto* f = s->as<ForStmt>();
+    Attrs attrs = f->attrs;
+    for (size_t i = 0; i < d.rebind.size(); ++i) {
+      attrs["iter_arg_rebind_" + std::to_string(i)] = static_cast<bool>(d.rebind[i]);
+      if (d.array_size[i] > 0) attrs["iter_arg_array_size_" + std::to_string(i)] = d.array_size[i];
+    }
+    if (attrs == f->attrs) return s;
+    return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, f->body, f->return_vars, f->for_kind,
+                         std::move(attrs), f->span);
+  }
+
+ private:
+  Classifier& classifier_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration) continue;
+    Classifier c(*program, *fn);
+    for (auto* loop : c.loops) c.decide(loop);   // errors surface in source order
+    Stamper st(c);
+    FunctionPtr nf = st.mutate_function(fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass ClassifyIterArgCarry() {
+  return Pass{"ClassifyIterArgCarry", {IRProperty::ReturnParamsExplicit}, {IRProperty::IterArgCarryClassified}, Run};
+}
+
+}  // namespace pypto::transforms

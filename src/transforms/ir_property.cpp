@@ -1,0 +1,147 @@
+// Verifiers of the IR properties (ir_property.h). Each returns one message per violation.
+#include "pypto/transforms/ir_property.h"
+
+#include <sstream>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+const char* to_string(IRProperty p) {
+  switch (p) {
+    case IRProperty::ReturnParamsExplicit: return "ReturnParamsExplicit";
+    case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
+    case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
+    case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
+  }
+  return "?";
+}
+
+namespace {
+
+std::string where(const Span& s) {
+  if (!s.known()) return "";
+  std::ostringstream os;
+  os << " at " << (s.file.empty() ? "<unknown>" : s.file) << ":" << s.line << ":" << s.col;
+  return os.str();
+}
+
+std::vector<std::string> verify_return_params(const Program& p) {
+  std::vector<std::string> out;
+  for (auto& fn : p.functions) {
+    auto traced = ReturnedParamIndices(p, *fn);
+    auto explicit_ = ExplicitReturnedParamIndices(*fn);
+    for (size_t i = 0; i < traced.size(); ++i) {
+      if (traced[i] < 0 || !fn->params[traced[i]]->type->is<TensorType>()) continue;
+      if (i >= explicit_.size() || explicit_[i] != traced[i]) {
+        out.push_back("function '" + fn->name + "': return value " + std::to_string(i) + " writes back parameter '" +
+                      fn->params[traced[i]]->name + "' but is not that parameter");
+      }
+    }
+  }
+  return out;
+}
+
+struct DirectionChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void check(const std::string& callee, size_t nargs, const std::vector<ArgDirection>& dirs, const Span& span) {
+    bool ok = dirs.size() == nargs;
+    for (auto d : dirs) ok = ok && d != ArgDirection::Unset;
+    if (!ok) out.push_back("function '" + fn + "': call to '" + callee + "'" + where(span) + " has no derived arg directions");
+  }
+  void visit_(const Call* op) override {
+    if (!op->is_op) check(op->callee, op->args.size(), op->arg_directions, op->span);
+    IRVisitor::visit_(op);
+  }
+  void visit_(const Submit* op) override {
+    check(op->callee, op->args.size(), op->arg_directions, op->span);
+    IRVisitor::visit_(op);
+  }
+};
+
+struct ScopeChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  int manual = 0;
+  static bool wrapped(const StmtPtr& s) {
+    auto v = flatten_stmts(s);
+    return v.size() == 1 && v[0]->is<RuntimeScopeStmt>();
+  }
+  void visit_(const RuntimeScopeStmt* op) override {
+    manual += op->mode == RuntimeScopeMode::Manual;
+    IRVisitor::visit_(op);
+    manual -= op->mode == RuntimeScopeMode::Manual;
+  }
+  void visit_(const ForStmt* op) override {
+    if (!manual && !wrapped(op->body)) out.push_back("function '" + fn + "': for loop" + where(op->span) + " body has no runtime scope");
+    IRVisitor::visit_(op);
+  }
+  void visit_(const IfStmt* op) override {
+    if (!manual && (!wrapped(op->then_body) || (op->else_body && !wrapped(op->else_body)))) {
+      out.push_back("function '" + fn + "': if" + where(op->span) + " branch has no runtime scope");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+struct CarryChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void visit_(const ForStmt* op) override {
+    for (size_t i = 0; i < op->iter_args.size(); ++i) {
+      if (!attr_get<bool>(op->attrs, "iter_arg_rebind_" + std::to_string(i))) {
+        out.push_back("function '" + fn + "': for loop" + where(op->span) + " lacks iter_arg_rebind_" + std::to_string(i));
+      }
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program) {
+  std::vector<std::string> out;
+  switch (p) {
+    case IRProperty::ReturnParamsExplicit: return verify_return_params(*program);
+    case IRProperty::CallDirectionsDerived: {
+      DirectionChecker c;
+      for (auto& f : program->functions) {
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::RuntimeScopesMaterialized: {
+      ScopeChecker c;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        c.fn = f->name;
+        auto stmts = flatten_stmts(f->body);
+        if (!stmts.empty() && stmts.back()->is<ReturnStmt>()) stmts.pop_back();
+        if (stmts.size() != 1 || !stmts[0]->is<RuntimeScopeStmt>()) {
+          c.out.push_back("function '" + f->name + "': body is not wrapped in a runtime scope");
+        }
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::IterArgCarryClassified: {
+      CarryChecker c;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+  }
+  return out;
+}
+
+}  // namespace pypto::transforms

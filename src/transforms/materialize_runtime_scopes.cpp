@@ -1,0 +1,105 @@
+// MaterializeRuntimeScopes
+//
+// What: in every Orchestration function, wraps the body (all statements but the trailing
+//   ReturnStmt) in a RuntimeScopeStmt AUTO, and the body of every ForStmt and every IfStmt
+//   branch in one too — except inside a MANUAL RuntimeScopeStmt (`with pl.manual_scope():`),
+//   where an AUTO scope would re-enable automatic tracking (runtime misuse). A body that
+//   already is a single AUTO RuntimeScopeStmt is not wrapped again (the pass is idempotent).
+//       for i in pl.range(4):              for i in pl.range(4):
+//           c = self.k(a, c)       ==>         with pl.scope():
+//                                                  c = self.k(a, c)
+// Input invariants: none. Other function types are left alone.
+// Output invariants: RuntimeScopesMaterialized. SSA is unchanged (a RuntimeScopeStmt binds
+//   nothing; trailing YieldStmts move into the scope with the rest of their body, so every
+//   value they name is declared in the same C++ block).
+// Why: codegen emits PTO2_SCOPE 1:1 from RuntimeScopeStmt nodes; where scopes go (and so
+//   when the runtime may release a loop iteration's buffers) is decided here, not in codegen.
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+bool is_auto_scope(const StmtPtr& s) {
+  auto stmts = flatten_stmts(s);
+  if (stmts.size() != 1) return false;
+  auto* rs = stmts[0]->as<RuntimeScopeStmt>();
+  return rs && rs->mode == RuntimeScopeMode::Auto;
+}
+
+StmtPtr wrap(const StmtPtr& body, const Span& span) {
+  if (is_auto_scope(body)) return body;
+  return RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body ? body : make_seq({}, span), body ? body->span : span);
+}
+
+class ScopeMaterializer : public IRMutator {
+ public:
+  StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
+    if (op->mode == RuntimeScopeMode::Manual) ++manual_depth_;
+    StmtPtr out = IRMutator::mutate_(op, self);
+    if (op->mode == RuntimeScopeMode::Manual) --manual_depth_;
+    return out;
+  }
+
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    if (manual_depth_ > 0) return s;
+    auto* f = s->as<ForStmt>();
+    StmtPtr body = wrap(f->body, f->span);
+    if (body == f->body) return s;
+    return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind,
+                         f->attrs, f->span);
+  }
+
+  StmtPtr mutate_(const IfStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    if (manual_depth_ > 0) return s;
+    auto* i = s->as<IfStmt>();
+    StmtPtr then_body = wrap(i->then_body, i->span);
+    StmtPtr else_body = i->else_body ? wrap(i->else_body, i->span) : nullptr;
+    if (then_body == i->then_body && else_body == i->else_body) return s;
+    return IfStmt::make(i->cond, then_body, else_body, i->return_vars, i->span);
+  }
+
+ private:
+  int manual_depth_ = 0;
+};
+
+FunctionPtr materialize(const FunctionPtr& fn) {
+  ScopeMaterializer m;
+  FunctionPtr f = m.mutate_function(fn);
+  std::vector<StmtPtr> stmts = flatten_stmts(f->body);
+  StmtPtr ret;
+  if (!stmts.empty() && stmts.back()->is<ReturnStmt>()) {
+    ret = stmts.back();
+    stmts.pop_back();
+  }
+  StmtPtr rest = make_seq(stmts, f->span);
+  if (stmts.size() == 1 && is_auto_scope(stmts[0])) return f;
+  std::vector<StmtPtr> body{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, rest, f->span)};
+  if (ret) body.push_back(ret);
+  return Function::make(f->name, f->type, f->params, f->param_directions, f->return_types, make_seq(body, f->span),
+                        f->level, f->role, f->attrs, f->span);
+}
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration) continue;
+    FunctionPtr nf = materialize(fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass MaterializeRuntimeScopes() {
+  return Pass{"MaterializeRuntimeScopes", {}, {IRProperty::RuntimeScopesMaterialized}, Run};
+}
+
+}  // namespace pypto::transforms

@@ -1,0 +1,69 @@
+// NormalizeReturnOrder
+//
+// What: in every function, a return value that writes back a tensor parameter (traced by
+//   ReturnedParamIndices through Var copies, tile.store, tensor.assemble, calls, tuple
+//   elements, loop carries and if results) is replaced by that parameter Var itself:
+//       t = pl.store(x, [0, 0], c)          t = pl.store(x, [0, 0], c)
+//       return t                    ==>     return c
+// Input invariants: none beyond a well-formed program (callees exist).
+// Output invariants: ReturnParamsExplicit — ExplicitReturnedParamIndices(f) equals
+//   ReturnedParamIndices(program, f) for every function f. Return types are unchanged (the
+//   parameter has the returned tensor's type); return positions keep their order.
+// Why: orchestration codegen maps a call's result i onto the Out/InOut argument it aliases.
+//   With the parameter explicit in the callee's ReturnStmt that map is a lookup
+//   (ExplicitReturnedParamIndices) instead of an interprocedural SSA walk inside codegen.
+#include <unordered_map>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+class ReturnRewriter : public IRMutator {
+ public:
+  ReturnRewriter(const ReturnStmt* target, std::vector<ExprPtr> values) : target_(target), values_(std::move(values)) {}
+  StmtPtr mutate_(const ReturnStmt* op, const StmtPtr& self) override {
+    if (op != target_) return IRMutator::mutate_(op, self);
+    return ReturnStmt::make(values_, op->span);
+  }
+
+ private:
+  const ReturnStmt* target_;
+  std::vector<ExprPtr> values_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    const ReturnStmt* ret = FindReturn(*fn);
+    if (!ret) continue;
+    std::vector<int> traced = ReturnedParamIndices(*program, *fn);
+    std::vector<ExprPtr> values = ret->values;
+    bool changed = false;
+    for (size_t i = 0; i < values.size() && i < traced.size(); ++i) {
+      int p = traced[i];
+      if (p < 0 || !fn->params[p]->type->is<TensorType>()) continue;
+      if (values[i].get() == fn->params[p].get()) continue;
+      values[i] = fn->params[p];
+      changed = true;
+    }
+    if (!changed) continue;
+    ReturnRewriter rw(ret, std::move(values));
+    out = out->with_function(rw.mutate_function(fn));
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass NormalizeReturnOrder() {
+  return Pass{"NormalizeReturnOrder", {}, {IRProperty::ReturnParamsExplicit}, Run};
+}
+
+}  // namespace pypto::transforms

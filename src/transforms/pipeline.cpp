@@ -1,0 +1,25 @@
+// The default orchestration pipeline: one flat list, in order (STYLE.md habit 5).
+#include "pypto/transforms/pass.h"
+#include "pypto/transforms/passes.h"
+
+namespace pypto::transforms {
+
+std::vector<Pass> DefaultPipeline() {
+  return {
+      NormalizeReturnOrder(),       // return values that write back a param are the param
+      DeriveCallDirections(),       // per-call-site arg directions from callee params
+      MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
+      ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
+  };
+}
+
+ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program) {
+  return RunDefaultPipeline(program, PassOptions::FromEnv());
+}
+
+ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program, const PassOptions& options) {
+  PassManager pm(DefaultPipeline(), options);
+  return pm.Run(program);
+}
+
+}  // namespace pypto::transforms
