@@ -20,5 +20,3 @@ class AtScoped:
             out = pl.store(pl.add(pl.load(x, [0, 0], [128, 128]), pl.load(out, [0, 0], [128, 128])), [0, 0], out)
         return out
 
-
-PROGRAM = AtScoped

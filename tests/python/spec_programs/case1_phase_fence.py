@@ -29,5 +29,3 @@ class Case1:
                     out, prev_tid = pl.submit(self.kernel_stripe, data, row, 1.0, out, deps=[prev_tid])
         return out
 
-
-PROGRAM = Case1

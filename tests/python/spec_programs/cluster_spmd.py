@@ -25,5 +25,3 @@ class ClusterSpmd:
                 out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
         return out
 
-
-PROGRAM = ClusterSpmd

@@ -28,5 +28,3 @@ class DynamicRows:
             y = self.kernel_row(tmp, i, y)
         return y
 
-
-PROGRAM = DynamicRows

@@ -19,5 +19,3 @@ class ForLoop:
             acc = self.kernel_add(a, acc, acc)
         return acc
 
-
-PROGRAM = ForLoop

@@ -27,5 +27,3 @@ class Branch:
             c = self.kernel_b(a, b, c)
         return c
 
-
-PROGRAM = Branch

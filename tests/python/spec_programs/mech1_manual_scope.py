@@ -27,5 +27,3 @@ class Mech1:
             out, _ = pl.submit(self.stage2, scratch, out, deps=[stage1_tid])  # 机制 B
         return out
 
-
-PROGRAM = Mech1

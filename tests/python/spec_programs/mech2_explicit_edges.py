@@ -26,5 +26,3 @@ class Mech2:
         out, _ = pl.submit(self.consume, tmp, out, deps=[prep_tid])
         return out
 
-
-PROGRAM = Mech2

@@ -18,5 +18,3 @@ class Mech3:
             out = pl.store(pl.add(pl.load(mid, [0], [64]), pl.load(x, [0], [64])), [0], out)
         return out
 
-
-PROGRAM = Mech3

@@ -28,5 +28,3 @@ class Mech4:
         out, _ = pl.submit(self.consume, scratch, out, deps=[prod_tid])
         return out
 
-
-PROGRAM = Mech4

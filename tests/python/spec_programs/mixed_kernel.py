@@ -36,5 +36,3 @@ class Mixed:
         out = self.mixed_kernel(a, b, c, out)
         return out
 
-
-PROGRAM = Mixed

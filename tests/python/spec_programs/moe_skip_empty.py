@@ -35,5 +35,3 @@ class MoeSkipEmpty:
                                    predicate=(row_count[e] > 0))
         return out
 
-
-PROGRAM = MoeSkipEmpty

@@ -19,5 +19,3 @@ class NoDep:
         cache, t = pl.submit(self.write_rows, x, 16, pl.no_dep(cache), allow_early_resolve=True)
         return cache
 
-
-PROGRAM = NoDep

@@ -26,5 +26,3 @@ class OrchBasic:
         d = self.kernel_add(c, b, d)       # d is external (Out param)
         return d
 
-
-PROGRAM = OrchBasic

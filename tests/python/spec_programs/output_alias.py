@@ -26,5 +26,3 @@ class OutputAlias:
         consumer = self.kernel_use(result, final)
         return consumer
 
-
-PROGRAM = OutputAlias

@@ -30,5 +30,3 @@ class PredicateSubmit:
             )
         return out
 
-
-PROGRAM = PredicateSubmit

@@ -31,5 +31,3 @@ class SpmdScoped:
             out = self.expert(x, out)
         return out
 
-
-PROGRAM = SpmdScoped

@@ -25,5 +25,3 @@ class TensorOps:
         out = pl.tensor.assemble(out, part, [16, 0])
         return out
 
-
-PROGRAM = TensorOps

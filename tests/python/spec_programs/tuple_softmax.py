@@ -36,5 +36,3 @@ class TupleSoftmax:
         pij, mij, lij = self.kernel_softmax(sij, scale, pij, mij, lij)
         return pij, mij, lij
 
-
-PROGRAM = TupleSoftmax
