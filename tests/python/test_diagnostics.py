@@ -451,3 +451,24 @@ def test_no_dep_args_not_a_tensor():
 
 def test_unsupported_with():
     body_check("with open('x'):  #!\n    pass\nreturn d", "unsupported with statement 'open('x')'", "open(")
+
+
+def test_statement_after_return():
+    body_check("return d\nx = n  #!", "statement after return", "x = n")
+
+
+def test_loop_variable_used_after_loop():
+    body_check("for i in pl.range(4):\n    pass\nx = i  #!\nreturn d", "'i' is not defined here: it is only bound as "
+               "the loop variable", "i  #!")
+
+
+def test_parallel_task_id_carry_needs_static_trip_count():
+    body_check("prev = None\nwith pl.manual_scope():\n    for j in pl.parallel(n):  #!\n"
+               "        d, prev = pl.submit(self.kernel_add, a, b, d, deps=[prev])\nreturn d",
+               "the TaskId 'prev' carried through this pl.parallel loop needs a statically-known trip count",
+               "pl.parallel(n)", help="integer literals or module constants")
+
+
+def test_parallel_task_id_carry_with_constant_trip_count_is_fine():
+    pl.parse_program(program("prev = None\nfor j in pl.parallel(4):\n"
+                             "    d, prev = pl.submit(self.kernel_add, a, b, d, deps=[prev])\nreturn d"), "t.py")

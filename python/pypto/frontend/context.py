@@ -105,7 +105,7 @@ class FnCtx:
         self.hidden: dict[str, Hidden] = {}
         # Best-effort predicate producer check: tensor Var -> producer TaskId Var.
         self.producers: dict = {}
-        self.tmp_counter = 0
+        self.returned = False          # a top-level return was parsed (it must be last)
 
     # -- names ---------------------------------------------------------------------------
     def lookup(self, name: str):

@@ -162,9 +162,13 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
     for n in frame.vars:
-        if n not in outer and n != lv.name:
+        if n == lv.name:
+            ctx.hidden[n] = Hidden("as the loop variable", node.lineno + ctx.src.line_offset,
+                                   "the loop variable is only visible inside the loop body")
+        elif n not in outer:
             ctx.hidden[n] = Hidden("inside the loop body", node.lineno + ctx.src.line_offset,
                                    f"assign '{n}' before the loop; it is then carried out of the loop")
+    _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args)
     rvs = []
     for n, ia in zip(carried, iter_args):
         rv = ir.Var.make(n, ia.type, ctx.span(node))
@@ -172,6 +176,21 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
     for n, rv in zip(carried, rvs):
         ctx.bind(n, rv)
+
+
+def _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args):
+    """A TaskId carried through pl.parallel becomes an array of one slot per iteration (the
+    manual-scope phase fence), so the trip count must be known when compiling."""
+    if kind != ir.ForKind.Parallel:
+        return
+    if all(isinstance(e, ir.ConstInt) for e in (start, stop, step)):
+        return
+    for ia in iter_args:
+        if irtypes.is_task_id_scalar(ia.type):
+            raise ctx.error(node.iter, f"the TaskId '{ia.name}' carried through this pl.parallel loop needs a "
+                            "statically-known trip count",
+                            help="use integer literals or module constants for the pl.parallel bounds "
+                                 "(each iteration gets its own TaskId slot)")
 
 
 def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
@@ -206,6 +225,7 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
     ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
+    _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args)
     rv_names = [x.id for x in yinfo.targets] if yinfo.targets else [ia.name for ia in iter_args]
     rv_nodes = yinfo.targets or [node] * len(iter_args)
     rvs = [ir.Var.make(n, ia.type, ctx.span(rn)) for n, ia, rn in zip(rv_names, iter_args, rv_nodes)]

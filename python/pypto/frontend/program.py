@@ -110,7 +110,6 @@ def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionS
 
 def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     ctx = FnCtx(prog, sig)
-    ctx.returned = False
     for p in sig.params:
         ctx.bind(p.name, p)
     parse_body(ctx, sig.node.body)

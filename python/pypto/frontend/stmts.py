@@ -57,6 +57,8 @@ def parse_body(ctx, body: list, allow_yield: bool = False):
 
 
 def run_stmt(ctx, st):
+    if ctx.returned:
+        raise ctx.error(st, "statement after return", help="return must be the last statement of the function")
     h = HANDLERS.get(type(st))
     if h is None:
         raise unsupported_stmt(ctx, st)
