@@ -94,8 +94,26 @@ void add_row_expand(OpRegistry& r, const std::string& name, const std::string& w
          });
 }
 
+// With constant offsets, dims and tile sizes: the block [offset, offset + size) must lie inside
+// the tensor in every dimension.
+void check_block_inside(const std::string& op, const std::vector<ExprPtr>& offsets, const std::vector<ExprPtr>& sizes,
+                        const TensorType* t, const Span& span) {
+  if (sizes.size() != t->shape.size()) return;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    auto *o = offsets[i]->as<ConstInt>(), *s = sizes[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
+    if (!o || !s || !d) continue;
+    PYPTO_USER_CHECK(o->value >= 0 && o->value + s->value <= d->value, span,
+                     op << ": block [" << o->value << ", " << o->value + s->value << ") of dimension " << i
+                        << " is outside the tensor shape " << describe_shape(t->shape),
+                     "");
+  }
+}
+
 // [M, K] x [K, N] -> {M, N}; UserError naming both shapes when K differs.
 std::vector<ExprPtr> matmul_shape(const std::string& op, const TileType* a, const TileType* b, const Span& span) {
+  PYPTO_USER_CHECK(a->dtype == b->dtype, span,
+                   op << ": dtype mismatch: a is " << to_string(a->dtype) << ", b is " << to_string(b->dtype),
+                   "convert one operand with pl.cast(tile, dtype)");
   PYPTO_USER_CHECK(dim_equal(a->shape[1], b->shape[0]), span,
                    op << ": inner dimensions differ: a is " << describe_shape(a->shape) << ", b is " << describe_shape(b->shape),
                    "a must be [M, K] and b [K, N]");
@@ -123,6 +141,7 @@ void register_tile_ops(OpRegistry& r) {
              auto* c = s->as<ConstInt>();
              PYPTO_USER_CHECK(!c || c->value > 0, span, "tile.load: tile dimension " << c->value << " must be positive", "");
            }
+           check_block_inside("tile.load", offsets, shapes, t, span);
            MemorySpace mem = MemorySpace::Vec;
            attr_memory("tile.load", attrs, span, &mem);
            return TileType::make(std::move(shapes), t->dtype, mem);
@@ -139,6 +158,7 @@ void register_tile_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(tile->dtype == t->dtype, span,
                             "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
                             "convert the tile first with pl.cast(tile, dtype)");
+           check_block_inside("tile.store", offsets, tile->shape, t, span);
            return args[2]->type;
          });
 

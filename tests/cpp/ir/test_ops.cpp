@@ -105,7 +105,10 @@ TEST(TileOps, LoadStore) {
   auto t3 = var("t3", tensor({2, 2, 2}));
   expect_user_error([&] { op("tile.load", {t3, list({0, 0, 0}), list({2, 2, 2})}); }, "must be 1-D or 2-D, got rank 3");
 
+  expect_user_error([&] { op("tile.load", {a, list({0, 56}), list({16, 16})}); },
+                    "tile.load: block [56, 72) of dimension 1 is outside the tensor shape [64, 64]");
   auto tl = var("x", tile({16, 16}, DataType::FP16));
+  expect_user_error([&] { op("tile.store", {tl, list({64, 0}), a}); }, "block [64, 80) of dimension 0 is outside");
   auto st = op("tile.store", {tl, list({0, 0}), a});
   EXPECT_EQ(st->type, a->type);
   expect_user_error([&] { op("tile.store", {var("y", tile({16, 16})), list({0, 0}), a}); },
@@ -156,7 +159,8 @@ TEST(TileOps, Matmul) {
   auto c = op("tile.matmul", {a, b});
   expect_type(c, tile({16, 8}, DataType::FP32, MemorySpace::Acc));
   EXPECT_EQ(op("tile.matmul_acc", {c, a, b})->type, c->type);
-  expect_user_error([&] { op("tile.matmul", {a, var("b2", tile({16, 8}))}); },
+  expect_user_error([&] { op("tile.matmul", {a, var("b3", tile({32, 8}))}); }, "tile.matmul: dtype mismatch: a is FP16, b is FP32");
+  expect_user_error([&] { op("tile.matmul", {a, var("b2", tile({16, 8}, DataType::FP16))}); },
                     "tile.matmul: inner dimensions differ: a is [16, 32], b is [16, 8]");
   expect_user_error([&] { op("tile.matmul_acc", {var("acc", tile({16, 16})), a, b}); },
                     "acc shape [16, 16] does not match a @ b shape [16, 8]");
