@@ -1,0 +1,156 @@
+// bench_common.h — Task-Bench-style dependence patterns shared by every system under test.
+//
+// A graph has `width` points per timestep and `steps` timesteps; point (t, i) depends on the
+// points deps(t, i) of timestep t-1. Every system runs the same graphs, one orchestrating
+// thread submitting, `cores` threads executing.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+enum class Pattern { TRIVIAL, CHAIN, STENCIL_1D, NEAREST, TREE, FFT };
+inline const char* pattern_name(Pattern p) {
+  switch (p) {
+    case Pattern::TRIVIAL: return "trivial";
+    case Pattern::CHAIN: return "chain";
+    case Pattern::STENCIL_1D: return "stencil_1d";
+    case Pattern::NEAREST: return "nearest";
+    case Pattern::TREE: return "tree";
+    case Pattern::FFT: return "fft";
+  }
+  return "?";
+}
+inline std::vector<Pattern> all_patterns() {
+  return {Pattern::TRIVIAL, Pattern::CHAIN, Pattern::STENCIL_1D, Pattern::NEAREST, Pattern::TREE, Pattern::FFT};
+}
+
+/// Points of timestep t-1 that (t, i) depends on (t >= 1), at most 5.
+inline int deps_of(Pattern p, int t, int i, int width, int* out) {
+  if (t == 0) return 0;
+  int n = 0;
+  switch (p) {
+    case Pattern::TRIVIAL: break;
+    case Pattern::CHAIN: out[n++] = i; break;
+    case Pattern::STENCIL_1D:
+      for (int d = -1; d <= 1; ++d)
+        if (i + d >= 0 && i + d < width) out[n++] = i + d;
+      break;
+    case Pattern::NEAREST:  // radix 5
+      for (int d = -2; d <= 2; ++d)
+        if (i + d >= 0 && i + d < width) out[n++] = i + d;
+      break;
+    case Pattern::TREE: out[n++] = i / 2; break;  // fan-out tree: j feeds 2j and 2j+1
+    case Pattern::FFT: {
+      int lg = 0;
+      while ((1 << (lg + 1)) <= width) ++lg;
+      const int stride = 1 << ((t - 1) % std::max(lg, 1));
+      out[n++] = i;
+      const int j = i ^ stride;
+      if (j < width && j != i) out[n++] = j;
+      break;
+    }
+  }
+  return n;
+}
+
+inline int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+/// The task body: busy-wait for `grain_ns` (0 = empty).
+inline void busy_wait(int64_t grain_ns) {
+  if (grain_ns <= 0) return;
+  const int64_t end = now_ns() + grain_ns;
+  while (now_ns() < end) {
+  }
+}
+
+struct Config {
+  int cores = 2;
+  int width = 8;
+  int overhead_tasks = 40000;  // tasks for the per-task cost (empty kernels)
+  int metg_tasks = 4000;       // tasks per METG probe
+  int repeats = 3;             // best of
+};
+
+inline Config config_from_env() {
+  Config c;
+  if (const char* e = std::getenv("BENCH_CORES")) c.cores = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_WIDTH")) c.width = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_TASKS")) c.overhead_tasks = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_METG_TASKS")) c.metg_tasks = std::atoi(e);
+  if (const char* e = std::getenv("BENCH_REPEATS")) c.repeats = std::atoi(e);
+  return c;
+}
+
+/// run(pattern, width, steps, grain_ns) -> wall seconds for the whole graph.
+using RunFn = std::function<double(Pattern, int, int, int64_t)>;
+
+inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t grain, int repeats) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) best = std::min(best, run(p, width, steps, grain));
+  return best;
+}
+
+/// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where
+/// ideal = tasks * grain / cores. Log-interpolated between probes; returns -1 if none of the
+/// probes up to 10 ms reached 50%.
+inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
+  const int steps = std::max(1, c.metg_tasks / c.width);
+  const double tasks = static_cast<double>(steps) * c.width;
+  // Effective parallelism of the graph (a chain of width w has w; trivial has all).
+  const double par = std::min<double>(c.cores, c.width);
+  double prev_g = 0, prev_e = 0;
+  for (double g_us : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0, 10000.0}) {
+    const int64_t g_ns = static_cast<int64_t>(g_us * 1000);
+    const int steps_here = g_us > 256 ? std::max(1, steps / 8) : steps;
+    const double tasks_here = static_cast<double>(steps_here) * c.width;
+    const double wall = best_of(run, p, c.width, steps_here, g_ns, g_us > 64 ? 1 : 2);
+    const double ideal = tasks_here * g_us * 1e-6 / par;
+    const double eff = ideal / wall;
+    if (eff >= 0.5) {
+      if (prev_g == 0) return g_us;
+      // interpolate log(g) linearly in efficiency between the probes
+      const double f = (0.5 - prev_e) / std::max(1e-9, eff - prev_e);
+      return std::exp(std::log(prev_g) + f * (std::log(g_us) - std::log(prev_g)));
+    }
+    prev_g = g_us;
+    prev_e = eff;
+  }
+  (void)tasks;
+  return -1;
+}
+
+inline void emit(const char* pattern, const char* mode, const char* system, int64_t tasks, double ns_per_task,
+                 double metg) {
+  if (metg < 0)
+    std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, \"metg_us\": null}\n",
+                pattern, mode, system, static_cast<long long>(tasks), ns_per_task);
+  else
+    std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, \"metg_us\": %.2f}\n",
+                pattern, mode, system, static_cast<long long>(tasks), ns_per_task, metg);
+  std::fflush(stdout);
+}
+
+/// Measures per-task cost and METG for every pattern and prints JSON records.
+inline void measure_all(const RunFn& run, const char* mode, const char* system, const Config& c, bool with_metg) {
+  for (Pattern p : all_patterns()) {
+    const int steps = std::max(1, c.overhead_tasks / c.width);
+    const int64_t tasks = static_cast<int64_t>(steps) * c.width;
+    run(p, c.width, std::max(1, steps / 10), 0);  // warm-up
+    const double wall = best_of(run, p, c.width, steps, 0, c.repeats);
+    const double metg = with_metg ? metg_us(run, p, c) : -1;
+    emit(pattern_name(p), mode, system, tasks, wall * 1e9 / static_cast<double>(tasks), metg);
+  }
+}
+
+}  // namespace bench
