@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import types
 
 from pypto._core import ir
 from pypto.frontend import irtypes
@@ -19,7 +20,7 @@ from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
 from pypto.language import _types as T
-from pypto.language._builtins import Builtin, OpSpec
+from pypto.language._builtins import Builtin, Namespace, OpSpec
 
 _CONTEXT_ONLY = {
     "range": "pl.range(...) is only valid as the iterable of a for statement",
@@ -54,7 +55,7 @@ def resolve_callee(ctx, func: ast.AST):
     except PyEvalFailure as f:
         if f.reason == "attr":
             base = f.base
-            if isinstance(base, type(T)) or base.__class__.__name__ == "Namespace":
+            if isinstance(base, (types.ModuleType, Namespace)):
                 raise ctx.error(func, f"unknown DSL function '{dotted(func)}'",
                                 help=did_you_mean(f.attr, [n for n in dir(base) if not n.startswith("_")]))
             raise ctx.error(func, f"'{dotted(func.value)}' has no attribute '{f.attr}'") from None
@@ -209,7 +210,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
         d = ir.ArgDirection.Unset
         inner = a
         if isinstance(a, ast.Call):
-            callee = _peek_builtin(ctx, a.func)
+            callee = peek_builtin(ctx, a.func)
             if isinstance(callee, Builtin) and callee.kind == "no_dep":
                 if len(a.args) != 1 or a.keywords:
                     raise ctx.error(a, "pl.no_dep takes exactly one argument")
@@ -224,7 +225,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
     return args, (dirs if any_nodep else [])
 
 
-def _peek_builtin(ctx, func):
+def peek_builtin(ctx, func):
     try:
         return eval_py(ctx, func)
     except PyEvalFailure:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from pypto._core import ir
 from pypto.frontend.diagnostics import Source, did_you_mean

@@ -15,6 +15,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes
 from pypto.frontend.calls import kernel_args, kernel_ref
+from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 
@@ -121,8 +122,8 @@ def _element_operand(ctx, node):
         idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         return node.value, list(idx)
     if isinstance(node, ast.Call):
-        from pypto.frontend.calls import _peek_builtin
-        b = _peek_builtin(ctx, node.func)
+        from pypto.frontend.calls import peek_builtin
+        b = peek_builtin(ctx, node.func)
         kind = getattr(b, "kind", None)
         if kind == "cast" and len(node.args) == 2:
             return _element_operand(ctx, node.args[0])
@@ -205,7 +206,7 @@ class DiscardedTid:
     """Producer record for a submit whose task id was bound to `_` (it cannot be named)."""
 
 
-def check_producer(ctx, tensor, tnode, deps: DepList, where_node):
+def check_producer(ctx, tensor, tnode, deps: DepList):
     """Best-effort: the predicate tensor's recorded producer must be among deps= (skipped when
     deps= holds an array entry). Blind spots are the spec's: aliases, Out-arg aliasing,
     intermediate calls, single-target spmd_submit, array deps, later producers."""
@@ -241,7 +242,6 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
     kws = {}
     for kw in call.keywords:
         if kw.arg not in allowed:
-            from pypto.frontend.diagnostics import did_you_mean
             raise ctx.error(kw.value if kw.arg else call, f"{pl} has no keyword '{kw.arg}'",
                             help=did_you_mean(kw.arg or "", allowed) or f"keywords: {', '.join(allowed)}")
         kws[kw.arg] = kw.value
@@ -258,7 +258,7 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
     pred = None
     if "predicate" in kws:
         pred, ptensor, pnode = parse_predicate(ctx, kws["predicate"])
-        check_producer(ctx, ptensor, pnode, deps, call)
+        check_producer(ctx, ptensor, pnode, deps)
     sub = ir.Submit.make(sig.name, args, list(sig.return_types), deps.deps if deps else [], cn, ss, aer, slot,
                          pred, dirs, ctx.span(call))
     n = len(sig.return_types) + 1

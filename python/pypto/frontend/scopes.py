@@ -99,7 +99,7 @@ def _common_dep_attrs(ctx, kws, attrs):
         attrs["allow_early_resolve"] = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve")
     if "predicate" in kws:
         pred, t, tnode = parse_predicate(ctx, kws["predicate"])
-        check_producer(ctx, t, tnode, deps, kws["predicate"])
+        check_producer(ctx, t, tnode, deps)
         attrs["predicate"] = pred
     return deps
 

@@ -17,6 +17,7 @@ from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes
 from pypto.frontend.exprs import eval_expr
+from pypto.language._builtins import Builtin
 
 
 class YieldInfo:
@@ -35,9 +36,9 @@ def _builtin_kind(ctx, node):
     """The Builtin kind ('submit', 'yield', ...) of a call node's callee, or None."""
     if not isinstance(node, ast.Call):
         return None
-    from pypto.frontend.calls import _peek_builtin
-    b = _peek_builtin(ctx, node.func)
-    return getattr(b, "kind", None) if b.__class__.__name__ == "Builtin" else None
+    from pypto.frontend.calls import peek_builtin
+    b = peek_builtin(ctx, node.func)
+    return b.kind if isinstance(b, Builtin) else None
 
 
 def parse_body(ctx, body: list, allow_yield: bool = False):
