@@ -156,6 +156,7 @@ class Engine {
   // ready queues by core type, gang queue
   MpmcQueue<uint32_t> ready_[2];
   WaitPoint idle_[2];
+  std::atomic<int32_t> spinning_[2] = {};
   std::mutex gang_mu_;
   std::deque<uint32_t> gang_queue_;
   std::atomic<int64_t> active_gang_{-1};

@@ -33,7 +33,10 @@ int Engine::inline_outcome(TaskSlot& s) {
 void Engine::push_ready(uint32_t idx) {
   const int t = slots_[idx].kind == TaskKind::AIC ? 0 : 1;
   while (!ready_[t].push(idx)) cpu_relax();
-  idle_[t].notify_one();
+  // A spinning worker will find it; otherwise wake a parked one (Dekker pairing with the
+  // worker's spinning_ decrement + prepare() + re-check).
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
 }
 
 void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
@@ -216,19 +219,28 @@ void Engine::worker_main(int worker) {
       idx = local;
       local = kNone;
     } else if (!q.pop(idx)) {
-      // Spin briefly, then park.
+      // Spin briefly (yielding, so an oversubscribed orchestrator keeps its core), then park.
+      spinning_[type].fetch_add(1, std::memory_order_seq_cst);
       const int64_t deadline = now_ns() + int64_t(opt_.spin_us_) * 1000;
       bool got = false;
-      for (;;) {
+      for (uint32_t it = 0;; ++it) {
         if (q.pop(idx)) {
           got = true;
           break;
         }
         if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type)) break;
-        if (now_ns() > deadline) break;
-        for (int i = 0; i < 16; ++i) cpu_relax();
+        if ((it & 15) == 15) {
+          if (now_ns() > deadline) break;
+          std::this_thread::yield();
+        } else {
+          for (int i = 0; i < 8; ++i) cpu_relax();
+        }
       }
-      if (!got) {
+      const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
+      if (got) {
+        // Keep one worker looking for more work while this one runs the task.
+        if (last_spinner && !q.empty_hint()) idle_[type].notify_one();
+      } else {
         if (shutdown_.load(std::memory_order_acquire)) return;
         if (gang_wants(type)) continue;
         const uint32_t key = idle_[type].prepare();
