@@ -6,8 +6,12 @@ namespace pypto::transforms {
 
 std::vector<Pass> DefaultPipeline() {
   return {
+      OutlineClusterScopes(),       // pl.cluster -> Group function + call
+      OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       NormalizeReturnOrder(),       // return values that write back a param are the param
       DeriveCallDirections(),       // per-call-site arg directions from callee params
+      VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
+      ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
   };

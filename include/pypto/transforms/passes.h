@@ -3,6 +3,9 @@
 // `NormalizeReturnOrder().run(program)` or through a PassManager. See each file's header
 // comment for what it does, its input / output invariants and why it exists.
 #pragma once
+#include <string>
+#include <vector>
+
 #include "pypto/transforms/pass.h"
 
 namespace pypto::transforms {
@@ -22,5 +25,18 @@ Pass MaterializeRuntimeScopes();
 // Stamps iter_arg_rebind_<i> / iter_arg_array_size_<i> on Orchestration ForStmts.
 // Requires ReturnParamsExplicit; produces IterArgCarryClassified.
 Pass ClassifyIterArgCarry();
+
+// ---- manual dependencies (issue 6) ----
+// pl.cluster() scopes -> Group functions + calls. Runs before OutlineIncoreScopes.
+Pass OutlineClusterScopes();
+// pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
+// predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
+Pass OutlineIncoreScopes();
+// Checks that only Submits (and system.task_dummy) carry user dependency edges.
+Pass VerifyManualDepsOnSubmitOnly();
+std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& program);   // one message per violation
+// Rewrites a profitable stable full-array TaskId dependency in a manual scope through one
+// system.task_dummy barrier. Requires CallDirectionsDerived.
+Pass ExpandManualPhaseFence();
 
 }  // namespace pypto::transforms

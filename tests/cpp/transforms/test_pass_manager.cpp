@@ -15,7 +15,9 @@ using namespace pypto::transforms;
 TEST(PassManager, DefaultPipelineIsFlatAndOrdered) {
   std::vector<std::string> names;
   for (auto& p : DefaultPipeline()) names.push_back(p.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"NormalizeReturnOrder", "DeriveCallDirections", "MaterializeRuntimeScopes",
+  EXPECT_EQ(names, (std::vector<std::string>{"OutlineClusterScopes", "OutlineIncoreScopes", "NormalizeReturnOrder",
+                                             "DeriveCallDirections", "VerifyManualDepsOnSubmitOnly",
+                                             "ExpandManualPhaseFence", "MaterializeRuntimeScopes",
                                              "ClassifyIterArgCarry"}));
 }
 
@@ -47,14 +49,15 @@ TEST(PassManager, DumpsPrintedIrAfterEachPass) {
   setenv("PYPTO_DUMP_IR", dir.c_str(), 1);
   RunDefaultPipeline(orch_basic());
   unsetenv("PYPTO_DUMP_IR");
-  for (const char* f : {"00_Input.py", "01_NormalizeReturnOrder.py", "02_DeriveCallDirections.py",
-                        "03_MaterializeRuntimeScopes.py", "04_ClassifyIterArgCarry.py"}) {
+  for (const char* f : {"00_Input.py", "01_OutlineClusterScopes.py", "02_OutlineIncoreScopes.py",
+                        "03_NormalizeReturnOrder.py", "04_DeriveCallDirections.py", "05_VerifyManualDepsOnSubmitOnly.py",
+                        "06_ExpandManualPhaseFence.py", "07_MaterializeRuntimeScopes.py", "08_ClassifyIterArgCarry.py"}) {
     std::ifstream in(dir / f);
     ASSERT_TRUE(in.good()) << f;
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_NE(text.find("orch_basic"), std::string::npos) << f;
   }
-  std::ifstream last(dir / "03_MaterializeRuntimeScopes.py");
+  std::ifstream last(dir / "07_MaterializeRuntimeScopes.py");
   std::string text((std::istreambuf_iterator<char>(last)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("pl.scope()"), std::string::npos) << text;
   fs::remove_all(dir);

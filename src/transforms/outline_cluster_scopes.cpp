@@ -1,0 +1,143 @@
+// OutlineClusterScopes
+//
+// What: in Orchestration (and Opaque) functions, replaces every `with pl.cluster():` scope by
+//   a call to a new Group function `<fn>_cluster_<k>` whose body is the scope body (a pl.spmd
+//   scope nested inside is expanded into it: a cluster is one gang-started task). The Vars the
+//   body reads from outside become parameters; a tensor passed to an Out / InOut parameter of
+//   a kernel call (or stored into) is Out, or InOut when the body also reads it; the Group
+//   returns the written parameters, and every written tensor used after the scope binds to the
+//   matching result.
+//       with pl.cluster():                       out_1 = self.main_cluster_0(a, b, out)
+//           t = self.k_aic(a, b, t)        ==>   (Group main_cluster_0(a, b, out: InOut):
+//           out = self.k_aiv(t, out)                 t = ...; out = ...; return out)
+// Input invariants: parser checks (no pl.at CORE_GROUP inside a cluster; predicate= /
+//   allow_early_resolve= rejected on a nested pl.spmd).
+// Output invariants: no Cluster ScopeStmt is left in Orchestration / Opaque functions.
+// Why: the runtime launches a cluster as one MixedKernels task of a Group function; codegen
+//   knows Group calls, not scopes.
+#include <unordered_set>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "scope_outlining.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+using namespace outlining;
+
+namespace {
+
+// Splices nested pl.spmd scopes into the cluster body.
+class ExpandNestedSpmd : public IRMutator {
+ public:
+  StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
+    PYPTO_USER_CHECK(op->scope_kind == ScopeKind::Spmd && !op->block_var && !op->task_id_var, op->span,
+                     "only a plain `with pl.spmd(...)` can be nested inside pl.cluster()",
+                     "the cluster is one task: its body calls one AIC and one AIV kernel");
+    return mutate_stmt(op->body);
+  }
+};
+
+class ClusterOutliner : public IRMutator {
+ public:
+  ClusterOutliner(const Program& p, const Function& fn, std::vector<FunctionPtr>* new_fns,
+                  std::unordered_set<std::string>* taken)
+      : program_(p), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+
+  StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
+    if (op->scope_kind != ScopeKind::Cluster) return IRMutator::mutate_(op, self);
+    ExpandNestedSpmd expand;
+    StmtPtr body = expand.mutate_stmt(op->body);
+    const UseDef body_ud = CollectUseDef(op->body);
+    ScopeCaptures c = AnalyzeScopeBody(program_, body);
+    std::string name = FreshFunctionName(program_, *taken_, fn_.name + "_cluster");
+    taken_->insert(name);
+    VarSubstituter sub;
+    std::vector<VarPtr> params;
+    std::vector<ParamDirection> pdirs;
+    std::vector<ExprPtr> args;
+    std::vector<size_t> written;
+    std::unordered_map<size_t, size_t> result_of;
+    for (size_t i = 0; i < c.captures.size(); ++i) {
+      const VarPtr& x = c.captures[i];
+      PYPTO_USER_CHECK(!is_task_id(x->type), x->span, "TaskId '" << x->name << "' is used inside pl.cluster()",
+                       "a cluster is one task; TaskIds go to deps= of task submissions");
+      VarPtr p = Var::make(x->name, x->type, x->span);
+      sub.add(x, p);
+      params.push_back(p);
+      args.push_back(x);
+      ParamDirection d = ParamDirection::In;
+      if (x->type->is<TensorType>() && c.written[i]) {
+        d = c.read[i] ? ParamDirection::InOut : ParamDirection::Out;
+        result_of[i] = written.size();
+        written.push_back(params.size() - 1);
+      }
+      pdirs.push_back(d);
+    }
+    std::vector<StmtPtr> gbody = flatten_stmts(sub.mutate_stmt(body));
+    std::vector<TypePtr> rets;
+    std::vector<ExprPtr> ret_values;
+    for (size_t w : written) {
+      rets.push_back(params[w]->type);
+      ret_values.push_back(params[w]);
+    }
+    if (!ret_values.empty()) gbody.push_back(ReturnStmt::make(ret_values, op->span));
+    new_fns_->push_back(Function::make(name, FunctionType::Group, params, pdirs, rets, make_seq(gbody, op->span),
+                                       Level::None, Role::None, {}, op->span));
+
+    std::vector<std::pair<VarPtr, size_t>> outs;
+    for (auto& v : body_ud.def_order) {
+      auto a = fn_uses_.uses.find(v.get());
+      auto b = body_ud.uses.find(v.get());
+      int total = a == fn_uses_.uses.end() ? 0 : a->second, inside = b == body_ud.uses.end() ? 0 : b->second;
+      if (total <= inside) continue;
+      auto ch = c.chain.find(v.get());
+      PYPTO_USER_CHECK(ch != c.chain.end() && result_of.count(ch->second), v->span,
+                       "'" << v->name << "' is computed inside pl.cluster() and used after it; only tensors the "
+                                         "cluster writes flow out of it",
+                       "write the value into a tensor argument and read that tensor after the scope");
+      outs.emplace_back(v, result_of[ch->second]);
+    }
+    TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
+    auto call = Call::make_func(name, args, rt, {}, op->span);
+    if (rets.empty()) return EvalStmt::make(call, op->span);
+    std::vector<StmtPtr> out;
+    VarPtr tmp = Var::make(name + "_out", rt, op->span);
+    out.push_back(AssignStmt::make(tmp, call, op->span));
+    for (auto& [v, k] : outs) {
+      ExprPtr val = rets.size() == 1 ? ExprPtr(tmp) : ExprPtr(TupleGetItem::make(tmp, static_cast<int>(k), v->span));
+      out.push_back(AssignStmt::make(v, val, v->span));
+    }
+    return make_seq(out, op->span);
+  }
+
+ private:
+  const Program& program_;
+  const Function& fn_;
+  std::vector<FunctionPtr>* new_fns_;
+  std::unordered_set<std::string>* taken_;
+  UseDef fn_uses_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  std::unordered_set<std::string> taken;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration && fn->type != FunctionType::Opaque) continue;
+    std::vector<FunctionPtr> new_fns;
+    ClusterOutliner o(*program, *fn, &new_fns, &taken);
+    FunctionPtr nf = o.mutate_function(fn);
+    if (nf == fn) continue;
+    for (auto& k : new_fns) out = out->with_function(k);
+    out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, Run}; }
+
+}  // namespace pypto::transforms

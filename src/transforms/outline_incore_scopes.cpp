@@ -1,0 +1,275 @@
+// OutlineIncoreScopes
+//
+// What: in Orchestration (and Opaque) functions, replaces every
+//   `with pl.at(level=pl.Level.CORE_GROUP, ...) [as tid]:` and `with pl.spmd(N, ...) [as tid]:` /
+//   `for i in pl.spmd(N, ...):` scope by a task:
+//     - the body becomes a new InCore function `<fn>_incore_<k>` / `<fn>_spmd_<k>`: the Vars
+//       the body reads from outside become parameters (tensors written by tile.store /
+//       tensor.assemble -> Out, or InOut when also read; everything else In), it returns the
+//       written parameters; a `for i in pl.spmd` block index becomes `i = tile.get_block_idx()`;
+//     - the scope becomes a Submit of that function (scope attrs deps / predicate /
+//       allow_early_resolve move onto it; core_num / sync_start for pl.spmd), `as tid` binds
+//       its TaskId element, and every tensor the body wrote that is used after the scope binds
+//       to the matching result element. `no_dep_args=` entries become NoDep arg directions.
+//     - a pl.at scope with no deps / tid / predicate / early resolve becomes a plain Call.
+//     - a body that is exactly one call to a kernel (or Group) function is not outlined again:
+//       the Submit targets that kernel directly.
+//   `with pl.at(level=<other level>)` (a hierarchy scope, not a task) is replaced by its body.
+//       with pl.at(level=pl.Level.CORE_GROUP, deps=[t0]) as t1:     r = Submit(main_incore_0, [x, out], deps=[t0])
+//           out = pl.store(pl.load(x, [0], [64]), [0], out)   ==>   out_1 = r[0];  t1 = r[1]
+// Input invariants: the parser's scope checks hold (no CORE_GROUP pl.at / pl.spmd nested in
+//   pl.cluster / pl.spmd / another CORE_GROUP pl.at; OutlineClusterScopes ran first).
+// Output invariants: no At / Spmd ScopeStmt is left in Orchestration / Opaque functions.
+// Errors: a value computed inside the scope (other than a tensor it writes) used after it.
+// Why: only a task can carry dependencies, a predicate or a launch spec; codegen and the
+//   runtime know tasks (Submits of kernels), not scopes.
+#include <unordered_set>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "scope_outlining.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+using namespace outlining;
+
+namespace {
+
+std::vector<ExprPtr> attr_list(const Attrs& a, const std::string& k) {
+  auto* v = attr_get<std::vector<ExprPtr>>(a, k);
+  return v ? *v : std::vector<ExprPtr>{};
+}
+
+ExprPtr attr_expr(const Attrs& a, const std::string& k) {
+  auto* v = attr_get<ExprPtr>(a, k);
+  return v ? *v : nullptr;
+}
+
+bool attr_bool(const Attrs& a, const std::string& k) {
+  auto* v = attr_get<bool>(a, k);
+  return v && *v;
+}
+
+class Outliner : public IRMutator {
+ public:
+  Outliner(const Program& p, const Function& fn, std::vector<FunctionPtr>* new_fns, std::unordered_set<std::string>* taken)
+      : program_(p), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+
+  StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
+    PYPTO_CHECK(op->scope_kind != ScopeKind::Cluster, "OutlineIncoreScopes: pl.cluster left in '" << fn_.name
+                                                         << "' (OutlineClusterScopes runs first)");
+    StmtPtr body = mutate_stmt(op->body);
+    const std::string* level = attr_get<std::string>(op->attrs, "level");
+    if (op->scope_kind == ScopeKind::At && !(level && *level == "CORE_GROUP")) {
+      PYPTO_USER_CHECK(!op->task_id_var && attr_list(op->attrs, "deps").empty() &&
+                           !attr_bool(op->attrs, "allow_early_resolve"),
+                       op->span, "pl.at(level=pl.Level." << (level ? *level : "?")
+                                                         << ") is not a task: it cannot take deps=, allow_early_resolve= or `as tid`",
+                       "use level=pl.Level.CORE_GROUP to make the scope its own task");
+      return body;
+    }
+    return Outline(op, body);
+  }
+
+ private:
+  bool used_after(const Var* v, const UseDef& body_ud) const {
+    auto a = fn_uses_.uses.find(v);
+    auto b = body_ud.uses.find(v);
+    int total = a == fn_uses_.uses.end() ? 0 : a->second;
+    int inside = b == body_ud.uses.end() ? 0 : b->second;
+    return total > inside;
+  }
+
+  std::vector<ArgDirection> directions(const std::vector<ExprPtr>& args, std::vector<ArgDirection> dirs,
+                                       const std::vector<ExprPtr>& no_dep) const {
+    if (dirs.size() != args.size()) dirs.assign(args.size(), ArgDirection::Unset);
+    for (size_t i = 0; i < args.size(); ++i) {
+      for (auto& n : no_dep) {
+        if (as_var(n) && as_var(n) == as_var(args[i])) dirs[i] = ArgDirection::NoDep;
+      }
+    }
+    return dirs;
+  }
+
+  // The body is `y = self.k(...)` / `self.k(...)` (+ tuple unpacking of y) with k a kernel or
+  // Group function: returns that call.
+  const Call* single_kernel_call(const ScopeStmt* op, const StmtPtr& body, VarPtr* result) const {
+    auto stmts = flatten_stmts(body);
+    if (stmts.empty()) return nullptr;
+    const Call* call = nullptr;
+    if (auto* a = stmts[0]->as<AssignStmt>()) {
+      call = a->value->as<Call>();
+      *result = a->var;
+    } else if (auto* ev = stmts[0]->as<EvalStmt>()) {
+      call = ev->expr->as<Call>();
+    }
+    if (!call || call->is_op) return nullptr;
+    FunctionPtr f = program_.get(call->callee);
+    if (!f || !(f->is_kernel() || f->type == FunctionType::Group)) return nullptr;
+    for (size_t i = 1; i < stmts.size(); ++i) {
+      auto* a = stmts[i]->as<AssignStmt>();
+      auto* g = a ? a->value->as<TupleGetItem>() : nullptr;
+      if (!g || !*result || as_var(g->tuple) != result->get()) return nullptr;
+    }
+    if (op->block_var) {
+      for (auto& arg : call->args) {
+        if (as_var(arg) == op->block_var.get()) return nullptr;
+      }
+    }
+    return call;
+  }
+
+  StmtPtr Outline(const ScopeStmt* op, const StmtPtr& body) {
+    const bool spmd = op->scope_kind == ScopeKind::Spmd;
+    std::vector<ExprPtr> deps = attr_list(op->attrs, "deps");
+    std::vector<ExprPtr> no_dep = attr_list(op->attrs, "no_dep_args");
+    ExprPtr pred = attr_expr(op->attrs, "predicate");
+    ExprPtr core_num = spmd ? attr_expr(op->attrs, "core_num") : nullptr;
+    PYPTO_CHECK(!spmd || core_num, "pl.spmd scope without core_num");
+    const bool aer = attr_bool(op->attrs, "allow_early_resolve");
+    const bool sync = attr_bool(op->attrs, "sync_start");
+    const bool as_submit = spmd || op->task_id_var || !deps.empty() || pred || aer;
+    const UseDef body_ud = CollectUseDef(op->body);
+    std::vector<StmtPtr> out;
+
+    auto make_submit = [&](const std::string& callee, const std::vector<ExprPtr>& args, const std::vector<TypePtr>& rets,
+                           std::vector<ArgDirection> dirs) {
+      auto sub = Submit::make(callee, args, rets, deps, core_num, sync, aer, -1, pred, std::move(dirs), op->span);
+      VarPtr tmp = Var::make(callee + "_task", sub->type, op->span);
+      out.push_back(AssignStmt::make(tmp, sub, op->span));
+      if (op->task_id_var) {
+        out.push_back(AssignStmt::make(op->task_id_var, TupleGetItem::make(tmp, static_cast<int>(rets.size()), op->span),
+                                       op->span));
+      }
+      return tmp;
+    };
+
+    VarPtr call_result;
+    if (const Call* call = single_kernel_call(op, body, &call_result)) {
+      FunctionPtr f = program_.get(call->callee);
+      auto dirs = directions(call->args, call->arg_directions, no_dep);
+      if (!as_submit) {
+        auto c = Call::make_func(call->callee, call->args, call->type, dirs, call->span, call->attrs);
+        auto stmts = flatten_stmts(body);
+        if (auto* a = stmts[0]->as<AssignStmt>()) stmts[0] = AssignStmt::make(a->var, c, a->span);
+        else stmts[0] = EvalStmt::make(c, stmts[0]->span);
+        return make_seq(stmts, op->span);
+      }
+      VarPtr tmp = make_submit(call->callee, call->args, f->return_types, dirs);
+      auto stmts = flatten_stmts(body);
+      if (call_result && f->return_types.size() == 1) {
+        out.push_back(AssignStmt::make(call_result, TupleGetItem::make(tmp, 0, op->span), op->span));
+      }
+      for (size_t i = 1; i < stmts.size(); ++i) {
+        auto* a = stmts[i]->as<AssignStmt>();
+        auto* g = a->value->as<TupleGetItem>();
+        out.push_back(AssignStmt::make(a->var, TupleGetItem::make(tmp, g->index, g->span), a->span));
+      }
+      return make_seq(out, op->span);
+    }
+
+    // Outline the body into a new InCore function.
+    ScopeCaptures c = AnalyzeScopeBody(program_, body);
+    std::string name = FreshFunctionName(program_, *taken_, fn_.name + (spmd ? "_spmd" : "_incore"));
+    taken_->insert(name);
+    VarSubstituter sub;
+    std::vector<VarPtr> params;
+    std::vector<ParamDirection> pdirs;
+    std::vector<ExprPtr> args;
+    std::vector<size_t> written;   // capture indices, in return order
+    std::unordered_map<size_t, size_t> result_of;   // capture index -> return position
+    for (size_t i = 0; i < c.captures.size(); ++i) {
+      const VarPtr& x = c.captures[i];
+      if (op->block_var && x.get() == op->block_var.get()) continue;
+      PYPTO_USER_CHECK(!is_task_id(x->type), x->span,
+                       "TaskId '" << x->name << "' is used inside a " << (spmd ? "pl.spmd" : "pl.at")
+                                  << " body, which becomes a kernel",
+                       "pass TaskIds through deps= of the scope");
+      VarPtr p = Var::make(x->name, x->type, x->span);
+      sub.add(x, p);
+      params.push_back(p);
+      args.push_back(x);
+      ParamDirection d = ParamDirection::In;
+      if (x->type->is<TensorType>() && c.written[i]) {
+        d = c.read[i] ? ParamDirection::InOut : ParamDirection::Out;
+        result_of[i] = written.size();
+        written.push_back(params.size() - 1);
+      }
+      pdirs.push_back(d);
+    }
+    std::vector<StmtPtr> kbody;
+    if (op->block_var) {
+      auto idx = Call::make_op("tile.get_block_idx", {}, {}, op->block_var->span);
+      VarPtr bv = Var::make(op->block_var->name, idx->type, op->block_var->span);
+      sub.add(op->block_var, bv);
+      kbody.push_back(AssignStmt::make(bv, idx, op->block_var->span));
+    }
+    for (auto& s : flatten_stmts(sub.mutate_stmt(body))) kbody.push_back(s);
+    std::vector<TypePtr> rets;
+    std::vector<ExprPtr> ret_values;
+    for (size_t w : written) {
+      rets.push_back(params[w]->type);
+      ret_values.push_back(params[w]);
+    }
+    if (!ret_values.empty()) kbody.push_back(ReturnStmt::make(ret_values, op->span));
+    new_fns_->push_back(Function::make(name, FunctionType::InCore, params, pdirs, rets, make_seq(kbody, op->span),
+                                       Level::None, Role::None, {}, op->span));
+
+    // Results used after the scope.
+    auto dirs = directions(args, {}, no_dep);
+    std::vector<std::pair<VarPtr, size_t>> outs;   // body Var -> return position
+    for (auto& v : body_ud.def_order) {
+      if (!used_after(v.get(), body_ud)) continue;
+      auto ch = c.chain.find(v.get());
+      PYPTO_USER_CHECK(ch != c.chain.end() && result_of.count(ch->second), v->span,
+                       "'" << v->name << "' is computed inside the " << (spmd ? "pl.spmd" : "pl.at")
+                           << " scope and used after it; only tensors the scope writes flow out of it",
+                       "write the value into a tensor (pl.store into an Out tensor) and read that tensor after the scope");
+      outs.emplace_back(v, result_of[ch->second]);
+    }
+    if (as_submit) {
+      VarPtr tmp = make_submit(name, args, rets, dirs);
+      for (auto& [v, k] : outs) out.push_back(AssignStmt::make(v, TupleGetItem::make(tmp, static_cast<int>(k), v->span), v->span));
+      return make_seq(out, op->span);
+    }
+    TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
+    auto call = Call::make_func(name, args, rt, dirs, op->span);
+    if (rets.empty()) return EvalStmt::make(call, op->span);
+    VarPtr tmp = Var::make(name + "_out", rt, op->span);
+    out.push_back(AssignStmt::make(tmp, call, op->span));
+    for (auto& [v, k] : outs) {
+      ExprPtr val = rets.size() == 1 ? ExprPtr(tmp) : ExprPtr(TupleGetItem::make(tmp, static_cast<int>(k), v->span));
+      out.push_back(AssignStmt::make(v, val, v->span));
+    }
+    return make_seq(out, op->span);
+  }
+
+  const Program& program_;
+  const Function& fn_;
+  std::vector<FunctionPtr>* new_fns_;
+  std::unordered_set<std::string>* taken_;
+  UseDef fn_uses_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  std::unordered_set<std::string> taken;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration && fn->type != FunctionType::Opaque) continue;
+    std::vector<FunctionPtr> new_fns;
+    Outliner o(*program, *fn, &new_fns, &taken);
+    FunctionPtr nf = o.mutate_function(fn);
+    if (nf == fn) continue;
+    for (auto& k : new_fns) out = out->with_function(k);
+    out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, Run}; }
+
+}  // namespace pypto::transforms

@@ -1,0 +1,212 @@
+// Shared pieces of the scope outlining passes (scope_outlining.h).
+#include "scope_outlining.h"
+
+#include <functional>
+
+#include "pypto/ir/visitor.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::transforms::outlining {
+
+using namespace ir;
+
+namespace {
+
+struct UseDefCollector : IRVisitor {
+  UseDef out;
+  void use(const ExprPtr& e) {
+    VarPtr v = as_var_ptr(e);
+    if (!v) return;
+    if (out.uses[v.get()]++ == 0) out.use_order.push_back(v);
+  }
+  void def(const VarPtr& v) {
+    if (v && out.defs.insert(v.get()).second) out.def_order.push_back(v);
+  }
+  void visit_(const Var* op) override {}
+  void visit_(const IterArg* op) override {}
+  void visit_expr(const ExprPtr& e) override {
+    if (!e) return;
+    if (as_var(e)) {
+      use(e);
+      return;
+    }
+    IRVisitor::visit_expr(e);
+  }
+  void visit_(const AssignStmt* op) override {
+    visit_expr(op->value);
+    def(op->var);
+  }
+  void visit_(const ForStmt* op) override {
+    visit_expr(op->start);
+    visit_expr(op->stop);
+    visit_expr(op->step);
+    def(op->loop_var);
+    for (auto& ia : op->iter_args) {
+      visit_expr(ia->init);
+      def(ia);
+    }
+    visit_stmt(op->body);
+    for (auto& rv : op->return_vars) def(rv);
+  }
+  void visit_(const IfStmt* op) override {
+    visit_expr(op->cond);
+    visit_stmt(op->then_body);
+    if (op->else_body) visit_stmt(op->else_body);
+    for (auto& rv : op->return_vars) def(rv);
+  }
+  void visit_(const ScopeStmt* op) override {
+    for (auto& [k, v] : op->attrs) {
+      if (auto* e = std::get_if<ExprPtr>(&v)) visit_expr(*e);
+      if (auto* l = std::get_if<std::vector<ExprPtr>>(&v)) {
+        for (auto& x : *l) visit_expr(x);
+      }
+    }
+    def(op->block_var);
+    visit_stmt(op->body);
+    def(op->task_id_var);
+  }
+  void visit_(const Call* op) override {
+    for (auto& a : op->args) visit_expr(a);
+    for (auto& [k, v] : op->attrs) {
+      if (auto* e = std::get_if<ExprPtr>(&v)) visit_expr(*e);
+      if (auto* l = std::get_if<std::vector<ExprPtr>>(&v)) {
+        for (auto& x : *l) visit_expr(x);
+      }
+    }
+  }
+  void visit_(const Submit* op) override {
+    for (auto& a : op->args) visit_expr(a);
+    for (auto& d : op->deps) visit_expr(d);
+    if (op->core_num) visit_expr(op->core_num);
+    if (op->predicate) visit_expr(op->predicate);
+  }
+};
+
+}  // namespace
+
+UseDef CollectUseDef(const StmtPtr& s) {
+  UseDefCollector c;
+  if (s) c.visit_stmt(s);
+  return c.out;
+}
+
+ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
+  UseDef ud = CollectUseDef(body);
+  ScopeCaptures c;
+  std::unordered_map<const Var*, size_t> index;
+  for (auto& v : ud.use_order) {
+    if (ud.defs.count(v.get())) continue;
+    index[v.get()] = c.captures.size();
+    c.captures.push_back(v);
+  }
+  c.written.assign(c.captures.size(), false);
+  c.read.assign(c.captures.size(), false);
+  c.chain = index;
+  auto root = [&](const ExprPtr& e) -> long {
+    const Var* v = as_var(e);
+    if (!v) return -1;
+    auto it = c.chain.find(v);
+    return it == c.chain.end() ? -1 : static_cast<long>(it->second);
+  };
+  // Statements in order: a write target's result joins the target's chain; every other
+  // mention of a chain Var is a read.
+  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
+    if (!s) return;
+    auto mark_reads = [&](const ExprPtr& e, const std::unordered_set<const Expr*>& skip) {
+      UseDef u = CollectUseDef(EvalStmt::make(e));
+      for (auto& v : u.use_order) {
+        long r = root(v);
+        if (r >= 0 && !skip.count(v.get())) c.read[r] = true;
+      }
+    };
+    if (auto* seq = s->as<SeqStmts>()) {
+      for (auto& x : seq->stmts) walk(x);
+      return;
+    }
+    if (auto* a = s->as<AssignStmt>()) {
+      std::unordered_set<const Expr*> skip;
+      const Expr* value = a->value.get();
+      if (auto* call = value->as<Call>()) {
+        long target = -1;
+        if (call->is_op && call->callee == "tile.store" && call->args.size() == 3) target = root(call->args[2]);
+        if (call->is_op && call->callee == "tensor.assemble" && !call->args.empty()) target = root(call->args[0]);
+        if (target >= 0) {
+          c.written[target] = true;
+          c.chain[a->var.get()] = static_cast<size_t>(target);
+          // The target is written, not read: look at the other args only.
+          for (size_t i = 0; i < call->args.size(); ++i) {
+            bool is_target = (call->callee == "tile.store" && i == 2) || (call->callee == "tensor.assemble" && i == 0);
+            if (!is_target) mark_reads(call->args[i], skip);
+          }
+          return;
+        }
+        if (!call->is_op) {
+          FunctionPtr f = program.get(call->callee);
+          if (f) {
+            for (size_t i = 0; i < call->args.size() && i < f->params.size(); ++i) {
+              long r = root(call->args[i]);
+              if (r < 0) continue;
+              if (f->param_directions[i] != ParamDirection::In) c.written[r] = true;
+              if (f->param_directions[i] != ParamDirection::Out) c.read[r] = true;
+            }
+            auto rets = ReturnedParamIndices(program, *f);
+            if (rets.size() == 1 && rets[0] >= 0 && static_cast<size_t>(rets[0]) < call->args.size()) {
+              long r = root(call->args[rets[0]]);
+              if (r >= 0) c.chain[a->var.get()] = static_cast<size_t>(r);
+            }
+            return;
+          }
+        }
+      }
+      if (as_var(a->value)) {   // a copy stays on its source's chain
+        long r = root(a->value);
+        if (r >= 0) c.chain[a->var.get()] = static_cast<size_t>(r);
+        return;
+      }
+      mark_reads(a->value, skip);
+      return;
+    }
+    if (auto* f = s->as<ForStmt>()) {
+      for (auto& ia : f->iter_args) {
+        long r = root(ia->init);
+        if (r >= 0) c.chain[ia.get()] = static_cast<size_t>(r);
+      }
+      walk(f->body);
+      for (size_t i = 0; i < f->return_vars.size() && i < f->iter_args.size(); ++i) {
+        long r = root(f->iter_args[i]);
+        if (r >= 0) c.chain[f->return_vars[i].get()] = static_cast<size_t>(r);
+      }
+      return;
+    }
+    if (auto* i = s->as<IfStmt>()) {
+      mark_reads(i->cond, {});
+      walk(i->then_body);
+      walk(i->else_body);
+      return;
+    }
+    if (auto* sc = s->as<ScopeStmt>()) {
+      walk(sc->body);
+      return;
+    }
+    if (auto* rs = s->as<RuntimeScopeStmt>()) {
+      walk(rs->body);
+      return;
+    }
+    if (s->is<YieldStmt>()) return;   // yields pass storage along; not a read of the data
+    if (auto* ev = s->as<EvalStmt>()) {
+      mark_reads(ev->expr, {});
+      return;
+    }
+  };
+  walk(body);
+  return c;
+}
+
+std::string FreshFunctionName(const Program& program, const std::unordered_set<std::string>& taken,
+                              const std::string& base) {
+  std::string name = base;
+  for (int k = 1; program.get(name) || taken.count(name); ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+}  // namespace pypto::transforms::outlining
