@@ -1,29 +1,74 @@
 // dep_tracker.h — automatic dependencies from overlapping regions of the same storage.
 //
-// Per storage (keyed by Tensor::data) a short list of live regions, each with O(1)-ish state:
-// its last writer and the readers since that write. An access collects
-//   read  -> the last writer of every overlapping region           (RaW)
+// Per storage (keyed by Tensor::data) the live regions, each with O(1)-ish state: its last
+// writer and the readers since that write. An access collects
+//   read  -> the last writer of every overlapping region                (RaW)
 //   write -> the last writer and the readers of every overlapping region (WaW, WaR)
 // then records itself. A write that covers a region replaces it (its tasks are now ordered
-// before the writer, so later accesses reach them transitively). Entries whose tasks all
-// finished are pruned on the way, so the list holds live work only: lookup cost does not grow
-// with the program's history. Used only by the orchestrator thread (no locking).
+// before the writer, so later accesses reach them transitively).
+//
+// Regions are indexed by their first byte (ordered map) with the longest live region's length
+// as the search window, so a lookup visits only candidates near the accessed bytes: O(log n +
+// overlapping regions). Entries whose tasks all finished are dropped when visited, and a
+// storage is swept whenever its entry count doubled since the last sweep (amortized O(1)),
+// so state is bounded by live work, not by the program's history. Orchestrator thread only.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
+#include "pto2/task.h"
 #include "region.h"
 
 namespace pto2::detail {
+
+/// Free-list allocator for the tracker's map nodes (single-threaded use per list).
+template <class T>
+struct PoolAllocator {
+  using value_type = T;
+  PoolAllocator() = default;
+  template <class U>
+  PoolAllocator(const PoolAllocator<U>&) {}
+  struct FreeList {
+    std::vector<void*> items;
+    ~FreeList() {
+      for (void* p : items) ::operator delete(p);
+    }
+  };
+  static FreeList& list() {
+    static thread_local FreeList l;
+    return l;
+  }
+  T* allocate(size_t n) {
+    if (n == 1) {
+      FreeList& l = list();
+      if (!l.items.empty()) {
+        void* p = l.items.back();
+        l.items.pop_back();
+        return static_cast<T*>(p);
+      }
+    }
+    return static_cast<T*>(::operator new(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) {
+    if (n == 1 && list().items.size() < 65536) list().items.push_back(p);
+    else ::operator delete(p);
+  }
+  template <class U>
+  bool operator==(const PoolAllocator<U>&) const { return true; }
+  template <class U>
+  bool operator!=(const PoolAllocator<U>&) const { return false; }
+};
 
 class DepTracker {
  public:
   struct Entry {
     Region region;
     uint64_t writer = 0;  // task raw id, 0 = none
-    std::vector<uint64_t> readers;
+    pto2::SmallVec<uint64_t, 4> readers;
   };
 
   /// Records an access of task `self` and appends the tasks it must follow to `deps`.
@@ -31,73 +76,124 @@ class DepTracker {
   void access(const void* key, const Region& r, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
               IsLive&& live) {
     if (r.empty) return;
-    std::vector<Entry>& list = map_[key];
-    int32_t same = -1;
-    for (size_t i = 0; i < list.size();) {
-      Entry& e = list[i];
-      if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
-      for (size_t j = 0; j < e.readers.size();) {
-        if (e.readers[j] != self && !live(e.readers[j])) {
-          e.readers[j] = e.readers.back();
-          e.readers.pop_back();
-        } else {
-          ++j;
-        }
-      }
-      if (e.writer == 0 && e.readers.empty()) {
-        remove_at(list, i);
+    Storage& st = storage(key);
+    Entry* same = nullptr;
+    auto it = st.by_lo.lower_bound(r.lo - st.max_len);
+    while (it != st.by_lo.end() && it->first < r.hi) {
+      Entry& e = it->second;
+      if (!refresh(e, self, live)) {
+        it = st.by_lo.erase(it);
         continue;
       }
-      if (regions_overlap(e.region, r)) {
+      if (e.region.hi > r.lo && regions_overlap(e.region, r)) {
         if (e.writer && e.writer != self) deps.push_back(e.writer);
+        const bool is_same = e.region.same_as(r);
         if (write) {
           for (uint64_t rd : e.readers)
             if (rd != self) deps.push_back(rd);
-          if (!e.region.same_as(r) && region_contains(r, e.region)) {
-            remove_at(list, i);
+          if (!is_same && region_contains(r, e.region)) {
+            it = st.by_lo.erase(it);
             continue;
           }
         }
-        if (same < 0 && e.region.same_as(r)) same = static_cast<int32_t>(i);
+        if (is_same && !same) same = &e;
       }
-      ++i;
+      ++it;
     }
-    if (same >= 0) {
-      Entry& e = list[same];
+    if (same) {
       if (write) {
-        e.writer = self;
-        e.readers.clear();
-      } else if (read) {
-        if (e.readers.empty() || e.readers.back() != self) e.readers.push_back(self);
+        same->writer = self;
+        same->readers.clear();
+      } else if (read && (same->readers.empty() || same->readers.back() != self)) {
+        same->readers.push_back(self);
       }
       return;
     }
-    list.emplace_back();
-    Entry& e = list.back();
+    auto ins = st.by_lo.emplace(r.lo, Entry{});
+    Entry& e = ins->second;
     e.region = r;
     if (write) e.writer = self;
     else e.readers.push_back(self);
+    if (r.hi - r.lo > st.max_len) st.max_len = r.hi - r.lo;
+    if (st.by_lo.size() >= st.sweep_at) sweep(st, live);
   }
 
   /// Live tasks that last wrote a region overlapping `r`.
   template <class IsLive>
   void writers_of(const void* key, const Region& r, std::vector<uint64_t>& out, IsLive&& live) {
-    auto it = map_.find(key);
-    if (it == map_.end()) return;
-    for (const Entry& e : it->second)
+    auto sit = map_.find(key);
+    if (sit == map_.end()) return;
+    Storage& st = sit->second;
+    for (auto it = st.by_lo.lower_bound(r.lo - st.max_len); it != st.by_lo.end() && it->first < r.hi; ++it) {
+      const Entry& e = it->second;
       if (e.writer && live(e.writer) && regions_overlap(e.region, r)) out.push_back(e.writer);
+    }
   }
 
-  void erase(const void* key) { map_.erase(key); }
-  void clear() { map_.clear(); }
+  void erase(const void* key) {
+    map_.erase(key);
+    last_key_ = nullptr;
+    last_ = nullptr;
+  }
+  void clear() {
+    map_.clear();
+    last_key_ = nullptr;
+    last_ = nullptr;
+  }
   size_t storages() const { return map_.size(); }
+  size_t entries(const void* key) const {
+    auto it = map_.find(key);
+    return it == map_.end() ? 0 : it->second.by_lo.size();
+  }
 
  private:
-  static void remove_at(std::vector<Entry>& list, size_t i) {
-    if (i + 1 != list.size()) list[i] = std::move(list.back());
-    list.pop_back();
+  struct Storage {
+    std::multimap<int64_t, Entry, std::less<int64_t>, PoolAllocator<std::pair<const int64_t, Entry>>> by_lo;
+    int64_t max_len = 0;
+    size_t sweep_at = 64;
+  };
+
+  Storage& storage(const void* key) {
+    if (key != last_key_) {
+      last_ = &map_[key];
+      last_key_ = key;
+    }
+    return *last_;
   }
-  std::unordered_map<const void*, std::vector<Entry>> map_;
+
+  // Drops finished tasks from `e`; false if nothing live remains.
+  template <class IsLive>
+  static bool refresh(Entry& e, uint64_t self, IsLive& live) {
+    if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
+    for (size_t j = 0; j < e.readers.size();) {
+      if (e.readers[j] != self && !live(e.readers[j])) {
+        e.readers[j] = e.readers.back();
+        e.readers.pop_back();
+      } else {
+        ++j;
+      }
+    }
+    return e.writer != 0 || !e.readers.empty();
+  }
+
+  template <class IsLive>
+  static void sweep(Storage& st, IsLive& live) {
+    int64_t max_len = 0;
+    for (auto it = st.by_lo.begin(); it != st.by_lo.end();) {
+      if (!refresh(it->second, 0, live)) {
+        it = st.by_lo.erase(it);
+      } else {
+        max_len = std::max(max_len, it->second.region.hi - it->second.region.lo);
+        ++it;
+      }
+    }
+    st.max_len = max_len;
+    st.sweep_at = std::max<size_t>(64, st.by_lo.size() * 2);
+  }
+
+  std::unordered_map<const void*, Storage> map_;
+  const void* last_key_ = nullptr;
+  Storage* last_ = nullptr;
 };
 
 }  // namespace pto2::detail

@@ -163,7 +163,13 @@ class Engine {
   std::atomic<uint32_t> gang_pending_{0};
 
   // progress / completion
-  std::atomic<int64_t> inflight_{0};
+  uint64_t total_submitted_ = 0;  // orchestrator (read by run() after joining it)
+  /// Tasks submitted and not yet retired (orchestrator thread, or after it joined).
+  int64_t inflight() const {
+    uint64_t done = 0;
+    for (uint32_t w = 0; w <= n_workers_; ++w) done += wstats_[w].completed.load(std::memory_order_acquire);
+    return static_cast<int64_t>(total_submitted_ - done);
+  }
   std::atomic<int64_t> untracked_live_{0};
   WaitPoint progress_;
   std::atomic<bool> orchestration_done_{false};

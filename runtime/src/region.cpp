@@ -61,7 +61,9 @@ Region Region::of(const Tensor& t) {
   r.lo = lo * r.elem;
   r.hi = (hi + 1) * r.elem;
   r.dense = t.is_contiguous();
-  decompose(r);
+  // A dense region is decided exactly by its byte interval against other dense regions, and
+  // conservatively (byte interval) against strided ones; only strided views need coordinates.
+  if (!r.dense) decompose(r);
   return r;
 }
 
@@ -89,6 +91,7 @@ bool Region::same_as(const Region& o) const {
 bool regions_overlap(const Region& a, const Region& b) {
   if (a.empty || b.empty) return false;
   if (a.hi <= b.lo || b.hi <= a.lo) return false;
+  if (a.dense || b.dense) return true;
   if (a.box && b.box && a.same_layout(b)) {
     if (a.rem != b.rem) return false;
     for (uint32_t i = 0; i < a.ndims; ++i) {

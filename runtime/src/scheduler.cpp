@@ -93,9 +93,10 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     for (PTO2Storage* p : s.storages) pool_.release(p);
     s.storages.clear();
     if (s.untracked_write) untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
-    st.completed.fetch_add(1, std::memory_order_relaxed);
     s.free.store(true, std::memory_order_release);
-    if (inflight_.fetch_sub(1, std::memory_order_acq_rel) == 1 || progress_.has_waiters()) progress_.notify_all();
+    // Own counter (no shared cache line); release: waiters that see it see the retirement.
+    st.completed.store(st.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+    if (progress_.has_waiters()) progress_.notify_all();
   }
 }
 

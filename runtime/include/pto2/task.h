@@ -4,10 +4,69 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 #include "pto2/types.h"
+
+namespace pto2 {
+/// A vector of trivially copyable T with N elements inline (no allocation below N).
+template <class T, uint32_t N>
+class SmallVec {
+ public:
+  SmallVec() = default;
+  SmallVec(const SmallVec& o) { assign(o.begin(), o.end()); }
+  SmallVec& operator=(const SmallVec& o) {
+    if (this != &o) assign(o.begin(), o.end());
+    return *this;
+  }
+  ~SmallVec() {
+    if (data_ != inline_ptr()) delete[] data_;
+  }
+  static_assert(std::is_trivially_copyable<T>::value, "SmallVec holds trivially copyable types");
+  void push_back(const T& v) {
+    if (size_ == cap_) grow(cap_ * 2);
+    std::memcpy(static_cast<void*>(data_ + size_), &v, sizeof(T));
+    ++size_;
+  }
+  void assign(const T* b, const T* e) {
+    const uint32_t n = static_cast<uint32_t>(e - b);
+    size_ = 0;
+    if (n > cap_) grow(n);
+    if (n) std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
+    size_ = n;
+  }
+  void clear() { size_ = 0; }
+  uint32_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  T& operator[](uint32_t i) { return data_[i]; }
+  const T& operator[](uint32_t i) const { return data_[i]; }
+  T& back() { return data_[size_ - 1]; }
+  void pop_back() { --size_; }
+
+ private:
+  T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
+  void grow(uint32_t cap) {
+    T* d = new T[cap];
+    if (size_) std::memcpy(static_cast<void*>(d), data_, size_ * sizeof(T));
+    if (data_ != inline_ptr()) delete[] data_;
+    data_ = d;
+    cap_ = cap;
+  }
+  alignas(T) unsigned char inline_[N * sizeof(T)];  // raw: no per-Arg construction cost
+  T* data_ = inline_ptr();
+  uint32_t size_ = 0;
+  uint32_t cap_ = N;
+};
+}  // namespace pto2
 
 /// Identifies a submitted task. Cheap POD; `PTO2TaskId{}` == `PTO2TaskId::invalid()`.
 struct PTO2TaskId {
@@ -82,6 +141,8 @@ class Arg {
   /// Explicit dependencies (added to automatic ones). Any count; ids are copied.
   /// Every id must be valid (an id of a finished task is fine).
   void set_dependencies(const PTO2TaskId* ids, uint32_t count) { deps_.assign(ids, ids + count); }
+  /// Adds one explicit dependency (same rules as set_dependencies).
+  void add_dependency(PTO2TaskId id) { deps_.push_back(id); }
   void set_predicate(const CoreTaskPredicate& p) { predicate_ = p; has_predicate_ = true; }
   /// Accepted; see docs/runtime.md (consumers are always released as soon as this task retires).
   void set_allow_early_resolve(bool v) { allow_early_resolve_ = v; }
@@ -93,10 +154,10 @@ class Arg {
 
   // Read access (used by the runtime).
   uint32_t tensor_count() const { return static_cast<uint32_t>(tensors_.size()); }
-  const std::vector<Tensor>& tensors() const { return tensors_; }
-  const std::vector<PTO2ArgDir>& dirs() const { return dirs_; }
-  const std::vector<uint64_t>& scalars() const { return scalars_; }
-  const std::vector<PTO2TaskId>& dependencies() const { return deps_; }
+  const pto2::SmallVec<Tensor, 8>& tensors() const { return tensors_; }
+  const pto2::SmallVec<PTO2ArgDir, 8>& dirs() const { return dirs_; }
+  const pto2::SmallVec<uint64_t, 8>& scalars() const { return scalars_; }
+  const pto2::SmallVec<PTO2TaskId, 8>& dependencies() const { return deps_; }
   bool has_predicate() const { return has_predicate_; }
   const CoreTaskPredicate& predicate() const { return predicate_; }
   bool allow_early_resolve() const { return allow_early_resolve_; }
@@ -107,10 +168,10 @@ class Arg {
     tensors_.push_back(t);
     dirs_.push_back(d);
   }
-  std::vector<Tensor> tensors_;
-  std::vector<PTO2ArgDir> dirs_;
-  std::vector<uint64_t> scalars_;
-  std::vector<PTO2TaskId> deps_;
+  pto2::SmallVec<Tensor, 8> tensors_;
+  pto2::SmallVec<PTO2ArgDir, 8> dirs_;
+  pto2::SmallVec<uint64_t, 8> scalars_;
+  pto2::SmallVec<PTO2TaskId, 8> deps_;
   CoreTaskPredicate predicate_;
   bool has_predicate_ = false;
   bool allow_early_resolve_ = false;
