@@ -472,3 +472,32 @@ def test_parallel_task_id_carry_needs_static_trip_count():
 def test_parallel_task_id_carry_with_constant_trip_count_is_fine():
     pl.parse_program(program("prev = None\nfor j in pl.parallel(4):\n"
                              "    d, prev = pl.submit(self.kernel_add, a, b, d, deps=[prev])\nreturn d"), "t.py")
+
+
+# -- distributed HOST orchestration (L3): only deps= --------------------------------------
+def host_program(body):
+    return program(body).replace("    @pl.function(type=pl.FunctionType.Orchestration)\n    def main(",
+                                 "    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)\n"
+                                 "    def main(")
+
+
+def test_host_submit_rejects_predicate():
+    check(host_program("d, t = pl.submit(self.kernel_add, a, b, d, allow_early_resolve=True)  #!\nreturn d"),
+          "allow_early_resolve= is not supported by pl.submit in a HOST-level orchestration", "True)",
+          help="only deps=")
+
+
+def test_host_spmd_submit_unavailable():
+    check(host_program("d, t = pl.spmd_submit(self.kernel_add, a, b, d, core_num=2)  #!\nreturn d"),
+          "pl.spmd_submit is not available in a HOST-level orchestration", "pl.spmd_submit")
+
+
+def test_host_submit_must_pass_out_args():
+    check(host_program("x, t = pl.submit(self.kernel_add, a, b)  #!\nreturn d"),
+          "pl.submit in a HOST-level orchestration must pass every argument of 'kernel_add' (3), got 2",
+          "pl.submit", help="pass the pl.Out arguments too")
+
+
+def test_host_submit_with_deps_is_fine():
+    pl.parse_program(host_program("d, t = pl.submit(self.kernel_add, a, b, d)\n"
+                                  "d, u = pl.submit(self.kernel_add, a, b, d, deps=[t])\nreturn d"), "t.py")

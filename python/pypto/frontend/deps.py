@@ -231,6 +231,21 @@ _SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate")
 _SPMD_KW = _SUBMIT_KW + ("core_num", "sync_start")
 
 
+def _check_host_submit(ctx, call, kind, kws, sig):
+    """Distributed HOST orchestration targets the L3 runtime: only deps= is supported there,
+    and every argument must be passed (L3 allocates no output tensors)."""
+    help_ = "a HOST-level orchestration submits to the L3 runtime, which supports only deps="
+    if kind == "spmd_submit":
+        raise ctx.error(call.func, "pl.spmd_submit is not available in a HOST-level orchestration", help=help_)
+    for k, v in kws.items():
+        if k != "deps":
+            raise ctx.error(v, f"{k}= is not supported by pl.submit in a HOST-level orchestration", help=help_)
+    if len(call.args) - 1 < len(sig.params):
+        raise ctx.error(call, f"pl.submit in a HOST-level orchestration must pass every argument of '{sig.name}' "
+                        f"({len(sig.params)}), got {len(call.args) - 1}",
+                        help="the L3 runtime allocates no output tensors: pass the pl.Out arguments too")
+
+
 def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: ast.AST):
     """`result..., tid = pl.submit(self.k, *args, ...)` (or pl.spmd_submit): emits the Submit
     assignment and the unpacking, binds the names and records tensor producers."""
@@ -245,6 +260,8 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
             raise ctx.error(kw.value if kw.arg else call, f"{pl} has no keyword '{kw.arg}'",
                             help=did_you_mean(kw.arg or "", allowed) or f"keywords: {', '.join(allowed)}")
         kws[kw.arg] = kw.value
+    if ctx.sig.level == ir.Level.HOST:
+        _check_host_submit(ctx, call, kind, kws, sig)
     if kind == "spmd_submit" and "core_num" not in kws:
         raise ctx.error(call, "pl.spmd_submit needs core_num=: the number of blocks to launch",
                         help="e.g. pl.spmd_submit(self.k, x, out, core_num=4)")
