@@ -15,12 +15,15 @@ KERNEL = f"""
 """
 
 
-def main_stmts(body):
+def main_src(body):
     body = textwrap.indent(textwrap.dedent(body).strip("\n"), " " * 8)
-    src = (f"import pypto.language as pl\nN = 4\n\n@pl.program\nclass P:{KERNEL}\n"
-           f"    @pl.function(type=pl.FunctionType.Orchestration)\n"
-           f"    def main(self, a: {T}, d: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:\n{body}\n")
-    p = pl.parse_program(src, "t.py")
+    return (f"import pypto.language as pl\nN = 4\n\n@pl.program\nclass P:{KERNEL}\n"
+            f"    @pl.function(type=pl.FunctionType.Orchestration)\n"
+            f"    def main(self, a: {T}, d: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:\n{body}\n")
+
+
+def main_stmts(body):
+    p = pl.parse_program(main_src(body), "t.py")
     return ir.flatten_stmts(p.get("main").body)
 
 
@@ -195,3 +198,39 @@ def test_task_id_carry_seeded_with_task_invalid():
     sub = [s for s in ir.flatten_stmts(loop.body) if isinstance(s.value if hasattr(s, "value") else None,
                                                                    ir.Submit)][0].value
     assert sub.deps[0].same_as(tid_carry)
+
+
+BODY_WITH_SCOPES = """
+    for i, (acc,) in pl.range(0, 4, 1, init_values=(d,)):
+        with pl.scope():
+            acc2 = self.k(a, acc)
+            acc_out = pl.yield_(acc2)
+    if n > 0:
+        with pl.scope():
+            r = pl.yield_(acc_out)
+    else:
+        with pl.manual_scope():
+            r = pl.yield_(a)
+    return r
+"""
+
+
+def test_yield_inside_trailing_runtime_scope():
+    """The shape MaterializeRuntimeScopes produces: a loop / branch body wrapped in
+    `with pl.scope():`, its yield inside the scope."""
+    loop, branch, ret = main_stmts(BODY_WITH_SCOPES)
+    (scope,) = ir.flatten_stmts(loop.body)
+    assert isinstance(scope, ir.RuntimeScopeStmt)
+    inner = ir.flatten_stmts(scope.body)
+    assert isinstance(inner[-1], ir.YieldStmt) and inner[-1].values[0].same_as(inner[0].var)
+    assert [rv.name for rv in loop.return_vars] == ["acc_out"]
+    (tscope,) = ir.flatten_stmts(branch.then_body)
+    (escope,) = ir.flatten_stmts(branch.else_body)
+    assert isinstance(ir.flatten_stmts(tscope.body)[-1], ir.YieldStmt)
+    assert escope.mode == ir.RuntimeScopeMode.Manual
+    assert ret.values[0].same_as(branch.return_vars[0])
+    # and it round-trips through the printer
+    from pypto import ir as pir
+    prog = pl.parse_program(main_src(BODY_WITH_SCOPES), "t.py")
+    again = pl.parse_program(pir.python_print(prog), "printed.py")
+    assert ir.structural_equal(prog, again)

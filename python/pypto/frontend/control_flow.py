@@ -222,7 +222,8 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
         raise ctx.error(yinfo.node, f"pl.yield_ gives {len(yinfo.values)} values for {len(iter_args)} iter_args")
     for ia, v, n in zip(iter_args, yinfo.values, names):
         _check_same_kind(ctx, n.id, ia.type, v.type, yinfo.node, "loop")
-    ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
+    if not yinfo.emitted:
+        ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
     _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args)
@@ -292,8 +293,9 @@ def _explicit_if(ctx, node, cond, tblock, ty, eblock, ey):
         raise ctx.error(ty.node, "pl.yield_ in an if branch must be assigned: r = pl.yield_(x)")
     for n, a, b in zip(names, ty.values, ey.values):
         _check_same_kind(ctx, n, a.type, b.type, node, "if/else")
-    tblock.append(ir.YieldStmt.make(ty.values, ctx.span(ty.node)))
-    eblock.append(ir.YieldStmt.make(ey.values, ctx.span(ey.node)))
+    for block, y in ((tblock, ty), (eblock, ey)):
+        if not y.emitted:
+            block.append(ir.YieldStmt.make(y.values, ctx.span(y.node)))
     rvs = [ir.Var.make(n, v.type, ctx.span(t)) for n, v, t in zip(names, ty.values, ty.targets)]
     ctx.emit(ir.IfStmt.make(cond, make_body(tblock, sp), make_body(eblock, sp), rvs, sp))
     for n, rv in zip(names, rvs):

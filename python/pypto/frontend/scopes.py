@@ -45,19 +45,24 @@ def _scope_builtin(ctx, expr):
     raise ctx.error(expr, f"unsupported with statement '{ast.unparse(expr)}'", help=_WITH_HELP)
 
 
-def _body(ctx, node, info: ScopeInfo, stmts):
-    """Parse a scope body in a transparent frame; returns (body Stmt, names rebound)."""
+def _body(ctx, node, info: ScopeInfo, stmts, tail_yield=False):
+    """Parse a scope body in a transparent frame; returns (body Stmt, names rebound, YieldInfo).
+    With tail_yield (a runtime scope ending a loop/branch body), a trailing pl.yield_ is
+    emitted inside the scope and returned to the enclosing for/if."""
     frame = Frame("scope")
     ctx.frames.append(frame)
     ctx.scopes.append(info)
     ctx.push_block()
-    parse_body(ctx, stmts)
+    yinfo = parse_body(ctx, stmts, allow_yield=tail_yield)
+    if yinfo is not None:
+        ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
+        yinfo.emitted = True
     block = ctx.pop_block()
     ctx.scopes.pop()
     ctx.frames.pop()
     for n, v in frame.vars.items():
         ctx.bind(n, v)
-    return make_body(block, ctx.span(node)), frame.vars
+    return make_body(block, ctx.span(node)), frame.vars, yinfo
 
 
 def _kwargs(ctx, call, allowed, what):
@@ -162,7 +167,7 @@ def _at(ctx, node, item, call):
             vals.append(v)
         attrs["no_dep_args"] = vals
     tid_node = _tid_target(ctx, item)
-    body, rebound = _body(ctx, node, ScopeInfo("at", level), node.body)
+    body, rebound, _ = _body(ctx, node, ScopeInfo("at", level), node.body)
     _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
 
 
@@ -210,7 +215,9 @@ def parse_spmd_for(ctx, node: ast.For):
                                ctx.span(node)))
 
 
-def parse_with(ctx, node: ast.With):
+def parse_with(ctx, node: ast.With, tail_yield: bool = False):
+    """A with statement. Returns the YieldInfo of a trailing pl.yield_ inside a runtime scope
+    (only with tail_yield, i.e. when the with statement ends a loop/branch body), else None."""
     if len(node.items) != 1:
         raise ctx.error(node, "a with statement takes exactly one scope", help="nest the with statements instead")
     item = node.items[0]
@@ -223,18 +230,19 @@ def parse_with(ctx, node: ast.With):
             raise ctx.error(item.optional_vars, f"pl.{b.pl_name}() does not bind a value",
                             help="`as tid` is available on pl.at(...) and pl.spmd(...)")
         kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
-        body, _ = _body(ctx, node, ScopeInfo(kind), node.body)
+        body, _, yinfo = _body(ctx, node, ScopeInfo(kind), node.body, tail_yield and b.kind != "cluster")
         sp = ctx.span(node)
         if b.kind == "cluster":
             ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, {}, body, None, None, sp))
         else:
             mode = ir.RuntimeScopeMode.Manual if b.kind == "manual_scope" else ir.RuntimeScopeMode.Auto
             ctx.emit(ir.RuntimeScopeStmt.make(mode, body, sp))
-        return
+        return yinfo
     if b.kind == "at":
         _at(ctx, node, item, call)
-        return
+        return None
     attrs = _spmd_attrs(ctx, call)
     tid_node = _tid_target(ctx, item)
-    body, rebound = _body(ctx, node, ScopeInfo("spmd"), node.body)
+    body, rebound, _ = _body(ctx, node, ScopeInfo("spmd"), node.body)
     _finish(ctx, node, ir.ScopeKind.Spmd, attrs, body, rebound, tid_node)
+    return None

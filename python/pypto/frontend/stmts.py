@@ -25,6 +25,7 @@ class YieldInfo:
 
     def __init__(self, node, targets, values):
         self.node, self.targets, self.values = node, targets, values
+        self.emitted = False     # True when the YieldStmt was already emitted inside a runtime scope
 
 
 def make_body(stmts: list, span):
@@ -43,28 +44,34 @@ def _builtin_kind(ctx, node):
 
 def parse_body(ctx, body: list, allow_yield: bool = False):
     """Parse statements into ctx's current block. Returns a YieldInfo when the last statement
-    is a pl.yield_ (only allowed with allow_yield), else None."""
+    is a pl.yield_ (only allowed with allow_yield), else None. A trailing `with pl.scope():` /
+    `with pl.manual_scope():` may itself end with the yield (the form MaterializeRuntimeScopes
+    produces: the YieldStmt sits inside the runtime scope); its YieldInfo is returned too."""
     yinfo = None
     for i, st in enumerate(body):
+        last = i == len(body) - 1
         y = _yield_of(ctx, st)
         if y is not None:
-            if not allow_yield or i != len(body) - 1:
+            if not allow_yield or not last:
                 raise ctx.error(st, "pl.yield_(...) must be the last statement of a loop or if/else body",
                                 help="loops yield only with init_values=; branches yield in both if and else")
             yinfo = y
+            continue
+        if allow_yield and last and isinstance(st, ast.With):
+            yinfo = run_stmt(ctx, st, tail_yield=True)
             continue
         run_stmt(ctx, st)
     return yinfo
 
 
-def run_stmt(ctx, st):
+def run_stmt(ctx, st, tail_yield: bool = False):
     if ctx.returned:
         raise ctx.error(st, "statement after return", help="return must be the last statement of the function")
     h = HANDLERS.get(type(st))
     if h is None:
         raise unsupported_stmt(ctx, st)
     try:
-        h(ctx, st)
+        return h(ctx, st, tail_yield=True) if tail_yield else h(ctx, st)
     except PyptoError:
         raise
     except Exception as e:  # noqa: BLE001 - never let a bare Python error escape unlocated
@@ -243,9 +250,9 @@ def _if(ctx, st):
     parse_if(ctx, st)
 
 
-def _with(ctx, st):
+def _with(ctx, st, tail_yield=False):
     from pypto.frontend.scopes import parse_with
-    parse_with(ctx, st)
+    return parse_with(ctx, st, tail_yield)
 
 
 _UNSUPPORTED_HELP = {
