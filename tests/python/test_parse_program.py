@@ -173,7 +173,7 @@ def test_program_requires_exactly_one_class():
 def test_stray_python_errors_are_located():
     # A module-level statement that fails is reported at its line.
     with pytest.raises(PyptoError) as ei:
-        pl.parse_program("import pypto.language as pl\nX = 1 / 0\n", "m.py")
+        pl.parse_program("import pypto.language as pl\nX = 1 / 0\n\n@pl.program\nclass P:\n    pass\n", "m.py")
     assert ei.value.line == 2 and "ZeroDivisionError" in ei.value.message
 
 
@@ -189,3 +189,26 @@ def test_no_warnings_on_ordinary_program():
                 def main(self, a: {T}) -> {T}:
                     return a
             """)
+
+
+def test_parse_program_runs_only_the_prelude():
+    """Statements after the class (which may name it) are not run, as with @pl.program."""
+    p = pl.parse_program(textwrap.dedent(f"""
+        import pypto.language as pl
+        K = 2
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, x: pl.Scalar[pl.INDEX]) -> pl.Scalar[pl.INDEX]:
+                return x * K
+
+        PROGRAM = P
+        raise SystemExit("never run")
+        """), "t.py")
+    assert p.name == "P"
+
+
+def test_parse_program_class_must_be_pl_program():
+    with pytest.raises(PyptoError, match="not decorated with pl.program"):
+        pl.parse_program("import pypto.language as pl\nprogram = lambda c: c\n\n@program\nclass P:\n    pass\n")

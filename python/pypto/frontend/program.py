@@ -17,7 +17,7 @@ from pypto.errors import PyptoError
 from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
-from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function, program
@@ -187,10 +187,12 @@ def parse_class(cls, captured_locals: dict):
     return parse_class_def(ProgramCtx(src, env), node, fn_envs)
 
 
-def _exec_module_prefix(src: Source, mod: ast.Module, filename: str):
-    """Run the module's non-class statements (imports, constants, pl.dynamic) for the Python scope."""
+def _exec_module_prefix(src: Source, stmts: list, filename: str):
+    """Run the module statements that precede the @pl.program class (imports, constants,
+    pl.dynamic) to build the Python scope the class's names resolve in. Statements after the
+    class are not run, as with @pl.program, where the class is parsed when it is defined."""
     env = {"__name__": "__pypto_dsl__", "__builtins__": __builtins__}
-    for st in mod.body:
+    for st in stmts:
         if isinstance(st, ast.ClassDef):
             continue
         try:
@@ -198,6 +200,10 @@ def _exec_module_prefix(src: Source, mod: ast.Module, filename: str):
         except Exception as e:  # noqa: BLE001
             raise src.error(st, f"module-level statement failed: {type(e).__name__}: {e}") from e
     return env
+
+
+def _looks_like_program(cls: ast.ClassDef) -> bool:
+    return any(dotted(d).split(".")[-1] == "program" for d in cls.decorator_list)
 
 
 def parse_program_text(text: str, filename: str = "<string>"):
@@ -210,20 +216,17 @@ def parse_program_text(text: str, filename: str = "<string>"):
         raise PyptoError(f"syntax error: {e.msg}", file=filename, line=e.lineno or 0, col=e.offset or 0,
                          end_line=e.lineno or 0, end_col=(e.offset or 0) + 1,
                          source_line=src.line_text(e.lineno or 0)) from None
-    env = _exec_module_prefix(src, mod, filename)
-    classes = [st for st in mod.body if isinstance(st, ast.ClassDef)]
-    progs = []
-    for c in classes:
-        for d in c.decorator_list:
-            try:
-                if eval_py(_SigCtx(ProgramCtx(src, env), {}), d) is program:
-                    progs.append(c)
-            except PyEvalFailure:
-                pass
-    if len(progs) != 1:
-        raise PyptoError(f"expected exactly one @pl.program class in {filename}, found {len(progs)}",
+    idx = [i for i, st in enumerate(mod.body) if isinstance(st, ast.ClassDef) and _looks_like_program(st)]
+    if len(idx) != 1:
+        raise PyptoError(f"expected exactly one @pl.program class in {filename}, found {len(idx)}",
                          file=filename, help="decorate the class with @pl.program")
-    return parse_class_def(ProgramCtx(src, env), progs[0])
+    cls = mod.body[idx[0]]
+    env = _exec_module_prefix(src, mod.body[:idx[0]], filename)
+    prog = ProgramCtx(src, env)
+    if not any(try_eval_py(_SigCtx(prog, {}), d, None) is program for d in cls.decorator_list):
+        raise src.error(cls, f"class '{cls.name}' is not decorated with pl.program",
+                        help="import pypto.language as pl and write @pl.program")
+    return parse_class_def(prog, cls)
 
 
 def parse_function_text(text: str, filename: str = "<string>"):
