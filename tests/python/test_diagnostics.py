@@ -501,3 +501,40 @@ def test_host_submit_must_pass_out_args():
 def test_host_submit_with_deps_is_fine():
     pl.parse_program(host_program("d, t = pl.submit(self.kernel_add, a, b, d)\n"
                                   "d, u = pl.submit(self.kernel_add, a, b, d, deps=[t])\nreturn d"), "t.py")
+
+
+# -- @pl.program path: names Python evaluates at class definition --------------------------
+def _line_of(marker):
+    import inspect
+    frame_lines, start = inspect.getsourcelines(_decorated_bad_dtype)
+    for i, line in enumerate(frame_lines):
+        if marker in line:
+            return start + i, line
+    raise AssertionError(marker)
+
+
+def _decorated_bad_dtype():
+    @pl.program
+    class P:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16], pl.FP33]) -> None:  # bad-dtype
+            pass
+
+
+def test_decorator_path_misspelt_dtype_is_located():
+    with pytest.raises(PyptoError) as ei:
+        _decorated_bad_dtype()
+    e = ei.value
+    assert isinstance(e, AttributeError)          # hasattr()/getattr(default) keep working
+    line, text = _line_of("# bad-dtype")
+    assert (e.file, e.line, e.col) == (__file__, line, text.index("pl.FP33") + 1)
+    assert e.message == "unknown DSL name 'pl.FP33'" and e.help == "did you mean 'pl.FP32'?"
+
+
+def test_decorator_path_misspelt_enum_member():
+    with pytest.raises(PyptoError) as ei:
+        pl.Level.CORE_GRUOP
+    assert ei.value.message == "unknown DSL name 'pl.Level.CORE_GRUOP'"
+    assert ei.value.help == "did you mean 'pl.Level.CORE_GROUP'?"
+    assert ei.value.file == __file__ and ei.value.line > 0
+    assert not hasattr(pl, "no_such_name") and getattr(pl.Level, "NOPE", None) is None

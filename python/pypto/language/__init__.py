@@ -42,3 +42,11 @@ TASK_ID = DTYPES["TASK_ID"]
 
 # Kernel tile ops at top level: pl.load, pl.store, pl.add, ... (also under pl.tile.*).
 globals().update(_builtins.TOP_LEVEL_TILE_OPS)
+
+
+def __getattr__(name):
+    """A misspelt ``pl.<name>`` is a located PyptoError (also an AttributeError)."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from pypto.language._unknown import unknown
+    raise unknown(f"pl.{name}", [n for n in globals() if not n.startswith("_")])

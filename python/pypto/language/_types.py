@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import enum
 
+from pypto.language._unknown import DSLEnumMeta
+
 
 class DataType:
     """A scalar element type, spelled ``pl.FP32`` etc.; ``name`` is the IR DataType name."""
@@ -30,7 +32,7 @@ DTYPE_NAMES = ("BOOL", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UI
 DTYPES = {n: DataType(n) for n in DTYPE_NAMES}
 
 
-class FunctionType(enum.Enum):
+class FunctionType(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.FunctionType.*``: what kind of function a ``@pl.function`` method is."""
     Opaque = "Opaque"
     Orchestration = "Orchestration"
@@ -42,7 +44,7 @@ class FunctionType(enum.Enum):
     Inline = "Inline"
 
 
-class Level(enum.Enum):
+class Level(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Level.*``: where a function or a ``pl.at`` scope runs."""
     AIC = "AIC"
     AIV = "AIV"
@@ -52,13 +54,13 @@ class Level(enum.Enum):
     CLUSTER = "CLUSTER"
 
 
-class Role(enum.Enum):
+class Role(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Role.*``."""
     Orchestrator = "Orchestrator"
     Worker = "Worker"
 
 
-class MemorySpace(enum.Enum):
+class MemorySpace(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.MemorySpace.*``: on-chip memory of a tile."""
     Vec = "Vec"
     Mat = "Mat"
@@ -67,7 +69,7 @@ class MemorySpace(enum.Enum):
     Acc = "Acc"
 
 
-class Layout(enum.Enum):
+class Layout(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Layout.*``: tensor layout (ND default, DN = column-major view)."""
     ND = "ND"
     DN = "DN"
