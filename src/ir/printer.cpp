@@ -96,6 +96,14 @@ class NameTable {
   }
   bool has(const Var* v) const { return names_.count(v) != 0; }
 
+  // A name for no Var (a placeholder target): `base`, or `base_<k>` if taken.
+  std::string fresh(const std::string& base) {
+    std::string chosen = base;
+    for (int k = 1; taken_.count(chosen) || hints_.count(chosen); ++k) chosen = base + "_" + std::to_string(k);
+    taken_.insert(chosen);
+    return chosen;
+  }
+
   const std::string& define(const Var* v) {
     auto it = names_.find(v);
     if (it != names_.end()) return it->second;
@@ -237,6 +245,7 @@ class Printer {
   void print_if(const IfStmt& s, int indent, bool is_elif);
   void print_scope(const ScopeStmt& s, int indent);
   void print_yield(const YieldStmt& y, int indent);
+  void print_runtime_scope(const RuntimeScopeStmt& r, int indent, const YieldStmt** hoisted);
   void line(int indent, const std::string& text);
 
   std::ostringstream out_;
@@ -510,25 +519,29 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
     case NodeKind::AssignStmt: {
       auto* a = s->as<AssignStmt>();
       const Var* v = a->var.get();
-      // Tuple unpacking: `a, b = value` for `tup = value; a = tup[0]; b = tup[1]`.
+      // Tuple unpacking: `a, b = value` for `tup = value; a = tup[0]; b = tup[1]`. Passes may
+      // read the elements in another order or skip some (outlined submits): those still print
+      // as one unpacking, with a fresh `_` name for each element nobody reads (pl.submit must
+      // be unpacked to parse).
       if (auto* tt = v->type->as<TupleType>()) {
         size_t n = tt->elements.size();
-        bool unpack = n > 0 && i + n < stmts.size() && census_.count(v) && census_[v] == static_cast<int>(n) + 1;
-        for (size_t k = 0; unpack && k < n; ++k) {
-          if (i + 1 + k >= stmts.size()) { unpack = false; break; }
-          auto* ak = stmts[i + 1 + k]->as<AssignStmt>();
+        std::vector<const Var*> targets(n, nullptr);
+        size_t m = 0;
+        while (i + 1 + m < stmts.size()) {
+          auto* ak = stmts[i + 1 + m]->as<AssignStmt>();
           auto* g = ak ? ak->value->as<TupleGetItem>() : nullptr;
-          unpack = g && g->tuple.get() == v && g->index == static_cast<int>(k);
+          if (!g || g->tuple.get() != v || g->index < 0 || static_cast<size_t>(g->index) >= n || targets[g->index]) break;
+          targets[g->index] = ak->var.get();
+          ++m;
         }
-        if (unpack) {
+        bool only_uses = census_.count(v) && census_[v] == static_cast<int>(m) + 1;
+        if (n > 0 && only_uses && (m > 0 || a->value->is<Submit>())) {
           std::string value = print_expr(a->value, 0);
-          std::string targets;
-          for (size_t k = 0; k < n; ++k) {
-            targets += (k ? ", " : "") + names_.define(stmts[i + 1 + k]->as<AssignStmt>()->var.get());
-          }
-          if (n == 1) targets = "(" + targets + ",)";
-          line(indent, targets + " = " + value);
-          return n + 1;
+          std::string lhs;
+          for (size_t k = 0; k < n; ++k) lhs += (k ? ", " : "") + (targets[k] ? names_.define(targets[k]) : names_.fresh("_"));
+          if (n == 1) lhs = "(" + lhs + ",)";
+          line(indent, lhs + " = " + value);
+          return m + 1;
         }
       }
       std::string value = print_expr(a->value, 0);
@@ -563,9 +576,12 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       print_scope(*s->as<ScopeStmt>(), indent);
       return 1;
     case NodeKind::RuntimeScopeStmt: {
-      auto* r = s->as<RuntimeScopeStmt>();
-      line(indent, r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
-      print_body(r->body, indent + 1);   // a yield inside still targets the enclosing for/if
+      // MaterializeRuntimeScopes wraps whole loop/branch bodies, yield included; the DSL wants
+      // pl.yield_ last in the loop/branch body itself, so a trailing yield prints after the
+      // `with` block(s) (the same values; runtime scopes do not bind names).
+      const YieldStmt* hoisted = nullptr;
+      print_runtime_scope(*s->as<RuntimeScopeStmt>(), indent, &hoisted);
+      if (hoisted) print_yield(*hoisted, indent);
       return 1;
     }
     default:
@@ -573,6 +589,24 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
   }
   PYPTO_CHECK(false, "python_print: no printer for stmt kind " << to_string(s->kind));
   return 1;
+}
+
+void Printer::print_runtime_scope(const RuntimeScopeStmt& r, int indent, const YieldStmt** hoisted) {
+  line(indent, r.mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
+  std::vector<StmtPtr> stmts = flatten_stmts(r.body);
+  const RuntimeScopeStmt* nested = nullptr;
+  if (!stmts.empty() && !yield_targets_.empty() && yield_targets_.back()) {
+    if (auto* y = stmts.back()->as<YieldStmt>()) {
+      *hoisted = y;
+      stmts.pop_back();
+    } else if ((nested = stmts.back()->as<RuntimeScopeStmt>())) {
+      stmts.pop_back();
+    }
+  }
+  size_t before = static_cast<size_t>(out_.tellp());
+  print_stmts(stmts, indent + 1);
+  if (nested) print_runtime_scope(*nested, indent + 1, hoisted);
+  if (static_cast<size_t>(out_.tellp()) == before) line(indent + 1, "pass");
 }
 
 void Printer::print_yield(const YieldStmt& y, int indent) {

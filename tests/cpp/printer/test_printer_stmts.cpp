@@ -116,20 +116,58 @@ TEST(PrintStmts, TupleUnpackingOfCallsAndSubmits) {
             "return\n");
 }
 
-TEST(PrintStmts, TupleVarWithOtherUsesIsNotUnpacked) {
+TEST(PrintStmts, TupleReadsOutOfOrderOrPartialStillUnpack) {
+  // Outlined submits read the TaskId first, or only some elements.
   auto s = var("s", tensor({16}));
   TypePtr pair = TupleType::make({tensor({16}), tensor({16})});
   auto tup = var("tup", pair);
   auto a = var("a", tensor({16}));
   auto b = var("b", tensor({16}));
-  // Out of order: b = tup[1] first.
+  auto sub = Submit::make("k2", {s}, {tensor({16})});
+  auto st = var("st", sub->type);
+  auto tid = var("tid", task_id());
   auto body = seq({assign(tup, Call::make_func("k", {s}, pair)), assign(b, TupleGetItem::make(tup, 1)),
+                   assign(a, TupleGetItem::make(tup, 0)), assign(st, sub), assign(tid, TupleGetItem::make(st, 1)),
+                   ret({})});
+  EXPECT_EQ(body_text({s}, body),
+            "a, b = self.k(s)\n"
+            "_, tid = pl.submit(self.k2, s)\n"
+            "return\n");
+}
+
+TEST(PrintStmts, TupleVarWithOtherUsesIsNotUnpacked) {
+  auto s = var("s", tensor({16}));
+  TypePtr pair = TupleType::make({tensor({16}), tensor({16})});
+  auto tup = var("tup", pair);
+  auto a = var("a", tensor({16}));
+  auto x = var("x", tensor({16}));
+  auto body = seq({assign(tup, Call::make_func("k", {s}, pair)), assign(x, Call::make_func("g", {s}, tensor({16}))),
                    assign(a, TupleGetItem::make(tup, 0)), ret({})});
   EXPECT_EQ(body_text({s}, body),
             "tup = self.k(s)\n"
-            "b: pl.Tensor[[16], pl.FP32] = tup[1]\n"
+            "x: pl.Tensor[[16], pl.FP32] = self.g(s)\n"
             "a: pl.Tensor[[16], pl.FP32] = tup[0]\n"
             "return\n");
+}
+
+TEST(PrintStmts, YieldInsideMaterializedRuntimeScopesPrintsAfterThem) {
+  // MaterializeRuntimeScopes wraps a loop body, yield included, in AUTO scopes.
+  auto a = var("a", tensor({16}));
+  auto i = var("i", scalar(DataType::INDEX));
+  auto acc = IterArg::make("acc", tensor({16}), a);
+  auto nxt = var("acc", tensor({16}));
+  auto out = var("acc", tensor({16}));
+  auto inner = RuntimeScopeStmt::make(
+      RuntimeScopeMode::Auto,
+      seq({assign(nxt, Call::make_func("k", {acc}, tensor({16}))), YieldStmt::make({nxt})}));
+  auto loop = ForStmt::make(i, I(0), I(2), I(1), {acc}, RuntimeScopeStmt::make(RuntimeScopeMode::Auto, inner), {out});
+  EXPECT_EQ(body_text({a}, seq({loop, ret({out})})),
+            "for i, (acc,) in pl.range(0, 2, 1, init_values=(a,)):\n"
+            "    with pl.scope():\n"
+            "        with pl.scope():\n"
+            "            acc_1: pl.Tensor[[16], pl.FP32] = self.k(acc)\n"
+            "    acc_2 = pl.yield_(acc_1)\n"
+            "return acc_2\n");
 }
 
 TEST(PrintStmts, ForWithIterArgsYieldsIntoReturnVars) {
