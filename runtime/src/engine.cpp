@@ -34,6 +34,7 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
   slots_.reset(new TaskSlot[ring_size_]);
   for (int t = 0; t < 2; ++t) ready_[t].reset(ring_size_);
   n_workers_ = n_type_[0] + n_type_[1];
+  help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, n_workers_);
   wstats_.reset(new WorkerStats[n_workers_ + 1]);  // last: orchestrator thread
   trace_.resize(n_workers_ + 1);
   for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
@@ -96,6 +97,10 @@ void Engine::orchestrator_wait(Pred&& ready, const char* what) {
   for (int i = 0; i < 2000; ++i) {
     if (ready()) return;
     if (failed()) throw RunAborted{};
+    if (help_one()) {  // blocked: run ready work instead of waiting for a worker to do it
+      i = 0;
+      continue;
+    }
     cpu_relax();
   }
   auto progress = [&] {
@@ -302,6 +307,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 
   TaskOutputTensors out;
   out.id_.raw = raw;
+  uint32_t edges_added = 0;
   try {
     s.tensors.clear();
     s.scalars.clear();
@@ -347,6 +353,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     for (size_t i = 0; i < n_auto; ++i) {
       if (add_edge(dep_scratch_[i], idx)) {
         ++auto_edges_;
+        ++edges_added;
         if (opt_.trace_) trace_edges_.emplace_back(dep_scratch_[i], raw);
       }
     }
@@ -358,6 +365,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       dep_scratch_.push_back(d.raw);
       if (add_edge(d.raw, idx)) {
         ++explicit_edges_;
+        ++edges_added;
         if (opt_.trace_) trace_edges_.emplace_back(d.raw, raw);
       }
     }
@@ -370,8 +378,19 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     throw;
   }
 
-  // Release the submission guard.
-  if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) on_ready(idx, -1, nullptr, n_workers_);
+  // Release the submission guard (no producer can touch fanin when no edge was added).
+  if (edges_added == 0) {
+    s.fanin.store(0, std::memory_order_relaxed);
+    on_ready(idx, -1, nullptr, n_workers_);
+  } else if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+    on_ready(idx, -1, nullptr, n_workers_);
+  }
+  // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
+  // rather than let the queue grow while the workers cannot keep up.
+  if (opt_.orchestrator_helps_ && kind != TaskKind::DUMMY) {
+    const int t = kind == TaskKind::AIC ? 0 : 1;
+    if (ready_[t].size_hint() > help_threshold_) help_one();
+  }
   return out;
 }
 

@@ -139,12 +139,15 @@ class Engine {
   bool gang_wants(int type);
   bool try_gang(int worker, int type, uint32_t* local_next);
   void worker_main(int worker);
+  void execute(uint32_t idx, int type, int worker, uint32_t* local_next);
+  bool help_one();  // orchestrator: run one ready task inline
 
   RuntimeOptions opt_;
   std::vector<KernelInfo> kernels_;
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};
   uint32_t clusters_ = 0;
+  size_t help_threshold_ = 32;
 
   // ring
   std::unique_ptr<TaskSlot[]> slots_;

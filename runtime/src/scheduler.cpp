@@ -129,7 +129,9 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
   if (!err.empty()) {
     fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
-         (worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC" : "AIV") + " worker failed: " + err);
+         (static_cast<uint32_t>(worker) == n_workers_ ? std::string("the orchestrator thread (helping)")
+                                                      : std::string(worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker")) +
+         " failed: " + err);
   }
   if (timed) {
     const int64_t t1 = now_ns();
@@ -256,12 +258,28 @@ void Engine::worker_main(int worker) {
         }
       }
     }
-    TaskSlot& s = slots_[idx];
-    const uint32_t block = s.next_block.fetch_add(1, std::memory_order_acq_rel);
-    if (block + 1 < s.block_num) push_ready(idx);  // the other blocks go to other workers
-    run_block(worker, s, block, static_cast<uint32_t>(type), static_cast<int32_t>(block));
-    finish_block(idx, type, &local, worker);
+    execute(idx, type, worker, &local);
   }
+}
+
+void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
+  TaskSlot& s = slots_[idx];
+  const uint32_t block = s.next_block.fetch_add(1, std::memory_order_acq_rel);
+  if (block + 1 < s.block_num) push_ready(idx);  // the other blocks go to other workers
+  run_block(worker, s, block, static_cast<uint32_t>(type), static_cast<int32_t>(block));
+  finish_block(idx, type, local_next, worker);
+}
+
+bool Engine::help_one() {
+  if (!opt_.orchestrator_helps_) return false;
+  uint32_t idx;
+  for (int t = 1; t >= 0; --t) {
+    if (ready_[t].pop(idx)) {
+      execute(idx, t, static_cast<int>(n_workers_), nullptr);
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace pto2::detail

@@ -139,6 +139,10 @@ class MpmcQueue {
     cell->seq.store(pos + mask_ + 1, std::memory_order_release);
     return true;
   }
+  size_t size_hint() const {
+    const size_t t = tail_.load(std::memory_order_relaxed), h = head_.load(std::memory_order_relaxed);
+    return t > h ? t - h : 0;
+  }
   bool empty_hint() const {
     return head_.load(std::memory_order_relaxed) >= tail_.load(std::memory_order_relaxed);
   }

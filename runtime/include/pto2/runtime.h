@@ -28,11 +28,15 @@ struct RuntimeOptions {
   uint32_t aic_workers_ = 1;
   uint32_t aiv_workers_ = 2;
   uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
-  uint32_t task_ring_size_ = 4096;   ///< in-flight task slots (back-pressure beyond)
+  uint32_t task_ring_size_ = 1024;   ///< in-flight task slots (back-pressure beyond)
   size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
   bool trace_ = false;               ///< record a trace for write_trace()
   uint32_t deadlock_timeout_ms_ = 3000;  ///< no progress for this long while blocked = deadlock
   uint32_t spin_us_ = 50;            ///< idle workers spin this long before parking
+  /// The orchestrator thread runs ready single-block tasks itself while it is blocked
+  /// (ring/memory full, get_tensor_data) or when more than help_threshold tasks are queued.
+  bool orchestrator_helps_ = true;
+  uint32_t help_threshold_ = 0;      ///< 0 = 16 x workers
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
@@ -42,6 +46,8 @@ struct RuntimeOptions {
   RuntimeOptions& trace(bool on) { trace_ = on; return *this; }
   RuntimeOptions& deadlock_timeout_ms(uint32_t ms) { deadlock_timeout_ms_ = ms; return *this; }
   RuntimeOptions& spin_us(uint32_t us) { spin_us_ = us; return *this; }
+  RuntimeOptions& orchestrator_helps(bool on) { orchestrator_helps_ = on; return *this; }
+  RuntimeOptions& help_threshold(uint32_t n) { help_threshold_ = n; return *this; }
 };
 
 struct TimingSlotSpan {

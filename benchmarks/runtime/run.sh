@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Builds and runs the runtime benchmarks: Task-Bench patterns on libpto2 (auto and manual),
+# OpenMP tasks (libgomp via g++, libomp via clang++) and the oneTBB flow graph, in one run.
+# Writes benchmarks/results/runtime.json and prints a table with ratios (peer / pypto).
+#   benchmarks/runtime/run.sh            # full run (< 5 min on 2 cores)
+#   BENCH_QUICK=1 benchmarks/runtime/run.sh   # per-task cost only, no METG
+# Environment: BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (4000).
+set -euo pipefail
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+build="${BENCH_BUILD_DIR:-$root/build-bench-runtime}"
+mkdir -p "$build" "$root/benchmarks/results"
+src="$root/benchmarks/runtime"
+
+cmake -S "$root/runtime" -B "$build/pto2" -DCMAKE_BUILD_TYPE=Release -DPTO2_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build/pto2" -j2 --target pto2 >/dev/null
+
+CXXFLAGS="-O2 -std=c++17 -DNDEBUG"
+g++ $CXXFLAGS -I"$root/runtime/include" "$src/bench_pypto.cpp" -L"$build/pto2" -lpto2 \
+  -Wl,-rpath,"$build/pto2" -o "$build/bench_pypto"
+g++ $CXXFLAGS -fopenmp -DBENCH_SYSTEM='"libgomp"' "$src/bench_omp.cpp" -o "$build/bench_libgomp"
+systems=(pypto libgomp)
+if command -v clang++ >/dev/null; then
+  omp_lib="$(dirname "$(clang++ -print-file-name=libomp.so)")"
+  [ -f "$omp_lib/libomp.so" ] || omp_lib="$(ls -d /usr/lib/llvm-*/lib 2>/dev/null | tail -1)"
+  if clang++ $CXXFLAGS -fopenmp=libomp -DBENCH_SYSTEM='"libomp"' "$src/bench_omp.cpp" -L"$omp_lib" \
+      -Wl,-rpath,"$omp_lib" -o "$build/bench_libomp" 2>/dev/null; then
+    systems+=(libomp)
+  else
+    echo "note: clang++/libomp unavailable, skipping libomp" >&2
+  fi
+fi
+if g++ $CXXFLAGS "$src/bench_tbb.cpp" -ltbb -o "$build/bench_tbb" 2>/dev/null; then
+  systems+=(tbb)
+else
+  echo "note: oneTBB unavailable, skipping tbb_flow" >&2
+fi
+
+args=()
+[ "${BENCH_QUICK:-0}" = "1" ] && args=(--no-metg)
+out="$build/records.jsonl"
+: > "$out"
+for s in "${systems[@]}"; do
+  echo "running $s ..." >&2
+  OMP_NUM_THREADS="${BENCH_CORES:-2}" OMP_WAIT_POLICY=passive "$build/bench_$s" "${args[@]}" | tee -a "$out" >/dev/null
+done
+
+python3 - "$out" "$root/benchmarks/results/runtime.json" <<'PY'
+import json, sys
+recs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+# OpenMP and TBB have no auto/manual distinction: their graph serves both rows.
+full = []
+for r in recs:
+    full.append(r)
+    if r["system"] != "pypto":
+        m = dict(r); m["mode"] = "manual"; full.append(m)
+json.dump(full, open(sys.argv[2], "w"), indent=1)
+def get(p, m, s, k):
+    for r in full:
+        if r["pattern"] == p and r["mode"] == m and r["system"] == s:
+            return r[k]
+    return None
+systems = [s for s in ["pypto", "libgomp", "libomp", "tbb_flow"] if any(r["system"] == s for r in full)]
+patterns = list(dict.fromkeys(r["pattern"] for r in full))
+for key, unit in (("ns_per_task", "ns/task"), ("metg_us", "METG(50%) us")):
+    print(f"\n{unit}   (ratio = peer / pypto; > 1 means pypto is better)")
+    print(f"{'pattern':<11} {'mode':<7}" + "".join(f"{s:>12}" for s in systems) + "".join(f"{'x ' + s:>12}" for s in systems[1:]))
+    for p in patterns:
+        for m in ("auto", "manual"):
+            base = get(p, m, "pypto", key)
+            vals = [get(p, m, s, key) for s in systems]
+            line = f"{p:<11} {m:<7}" + "".join(f"{(v if v is not None else float('nan')):>12.1f}" for v in vals)
+            for v in vals[1:]:
+                line += f"{(v / base if (v is not None and base) else float('nan')):>12.2f}"
+            print(line)
+print(f"\nwrote {sys.argv[2]}")
+PY
