@@ -25,6 +25,7 @@
 //   //         ...
 #include "pypto/ir/printer.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -129,17 +130,31 @@ class NameTable {
 // ---------------------------------------------------------------------------------------------
 // Literals
 
+// Shortest text that reads back as `v`, laid out like Python's repr(float): positional
+// between 1e-4 and 1e16 ("100.0", "0.001"), else exponent form ("1e-30", "3e+20").
 std::string format_float(double v) {
   if (std::isnan(v)) return "float(\"nan\")";
   if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "-float(\"inf\")";
   char buf[64];
-  for (int prec = 1; prec <= 17; ++prec) {
-    std::snprintf(buf, sizeof buf, "%.*g", prec, v);
-    if (std::strtod(buf, nullptr) == v) break;
+  int digits = 17;
+  for (int p = 1; p <= 17; ++p) {
+    std::snprintf(buf, sizeof buf, "%.*e", p - 1, v);
+    if (std::strtod(buf, nullptr) == v) {
+      digits = p;
+      break;
+    }
   }
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  std::string sci = buf;
+  int exp = std::atoi(sci.c_str() + sci.find('e') + 1);
+  if (exp >= -4 && exp < 16) {
+    int decimals = std::max(digits - 1 - exp, 0);
+    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+    std::string s = buf;
+    if (s.find('.') == std::string::npos) s += ".0";
+    return s;
+  }
+  return sci;
 }
 
 std::string quote(const std::string& s) {

@@ -213,3 +213,13 @@ def test_top_level_package():
     assert pypto.ir is ir
     with pytest.raises(AttributeError):
         pypto.no_such_thing
+
+
+def test_float_literals_print_like_python_repr():
+    import random
+    rng = random.Random(7)
+    values = [0.0, 1.0, -2.5, 100.0, 1e-4, 9.99e-5, 1e16, 123456789.125, 0.1 + 0.2]
+    values += [rng.uniform(-1e6, 1e6) for _ in range(200)]
+    values += [10.0 ** rng.randint(-30, 30) * rng.random() for _ in range(200)]
+    for v in values:
+        assert ir.python_print(ir.ConstFloat.make(v)) == repr(v)

@@ -27,6 +27,13 @@ TEST(PrintExpr, Literals) {
   EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(-2.5))), "-2.5");
   EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(1e-30))), "1e-30");
   EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(3e20))), "3e+20");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(100.0))), "100.0");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(123.456))), "123.456");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(0.001))), "0.001");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(1.5e-5))), "1.5e-05");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(1e15))), "1000000000000000.0");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(1e16))), "1e+16");
+  EXPECT_EQ(python_print(ExprPtr(ConstFloat::make(0.30000000000000004))), "0.30000000000000004");
   EXPECT_EQ(python_print(ExprPtr(ConstBool::make(true))), "True");
   EXPECT_EQ(python_print(ExprPtr(ConstBool::make(false))), "False");
 }
