@@ -328,3 +328,61 @@ def test_printed_form_details():
     assert "p_1, m_1 = self.kernel_two(a, p, m)" in text
     _, text = _roundtrip(PROGRAMS["spmd_submit"])
     assert "pl.spmd_submit(self.kernel_add, a, b, d, core_num=4, sync_start=True)" in text
+
+
+# ---------------------------------------------------------------------------------------------
+# Property test: random scalar expression trees (every BinaryOp, Not, Neg, min/max, literals of
+# each kind) survive print -> parse. This pins operator precedence and parenthesisation.
+
+def _random_expr(rng, params, depth, want):
+    a, b, f, flag = params
+    B = ir.BinaryOp
+    if depth == 0 or rng.random() < 0.25:
+        if want == "bool":
+            return rng.choice([flag, ir.ConstBool.make(rng.random() < 0.5)])
+        if want == "float":
+            return rng.choice([f, ir.ConstFloat.make(rng.choice([0.5, 2.0, 1e-05, 3.25, -1.5]))])
+        return rng.choice([a, b, ir.ConstInt.make(rng.randint(-3, 9))])
+    if want == "bool":
+        r = rng.random()
+        if r < 0.4:
+            kind = rng.choice(["int", "float"])
+            op = rng.choice([B.Eq, B.Ne, B.Lt, B.Le, B.Gt, B.Ge])
+            return ir.BinaryExpr.make(op, _random_expr(rng, params, depth - 1, kind),
+                                      _random_expr(rng, params, depth - 1, kind))
+        if r < 0.8:
+            return ir.BinaryExpr.make(rng.choice([B.And, B.Or]), _random_expr(rng, params, depth - 1, "bool"),
+                                      _random_expr(rng, params, depth - 1, "bool"))
+        return ir.UnaryExpr.make(ir.UnaryOp.Not, _random_expr(rng, params, depth - 1, "bool"))
+    if rng.random() < 0.15:
+        inner = _random_expr(rng, params, depth - 1, want)
+        if isinstance(inner, (ir.ConstInt, ir.ConstFloat)):
+            # `-5` is the literal -5 (the parser folds a negated literal): no Neg node.
+            return type(inner).make(-inner.value)
+        return ir.UnaryExpr.make(ir.UnaryOp.Neg, inner)
+    ops = [B.Add, B.Sub, B.Mul, B.FloorDiv, B.Mod, B.Min, B.Max] + ([B.Div] if want == "float" else [])
+    return ir.BinaryExpr.make(rng.choice(ops), _random_expr(rng, params, depth - 1, want),
+                              _random_expr(rng, params, depth - 1, want))
+
+
+def test_random_scalar_expressions_roundtrip():
+    import random
+    from pypto.errors import PyptoError
+    rng = random.Random(2024)
+    types = {"a": ir.DataType.INDEX, "b": ir.DataType.INDEX, "f": ir.DataType.FP32, "flag": ir.DataType.BOOL}
+    checked = 0
+    for _ in range(400):
+        params = [ir.Var.make(n, ir.ScalarType.make(t)) for n, t in types.items()]
+        try:
+            e = _random_expr(rng, params, 4, rng.choice(["int", "float", "bool"]))
+        except PyptoError:
+            continue   # an ill-typed combination the IR rejects
+        x = ir.Var.make("x", e.type)
+        body = ir.SeqStmts.make([ir.AssignStmt.make(x, e), ir.ReturnStmt.make([x])])
+        fn = ir.Function.make("main", ir.FunctionType.Opaque, params, [ir.ParamDirection.In] * 4, [e.type], body)
+        prog = ir.Program.make("Fuzz", [fn])
+        text = ir.python_print(prog)
+        eq, why = ir.structural_equal_explain(prog, pl.parse_program(text))
+        assert eq, f"{why}\n{ir.python_print(e)}"
+        checked += 1
+    assert checked > 300
