@@ -185,7 +185,7 @@ def generate(program, entry: Optional[str] = None):
     program = _as_program(program)
     entry = _choose_entry(program, entry)
     prepared = codegen.run_pipeline(program)
-    result = codegen.generate_orchestration(prepared, entry)
+    result = codegen.generate_orchestration(prepared, entry, run_passes=False)
     kernel_ids: Dict[str, int] = dict(result.kernel_ids)
     core_types: Dict[str, str] = dict(getattr(result, "core_types", {}) or {})
     sources: Dict[str, str] = {}
@@ -376,18 +376,24 @@ class CompiledProgram:
         return self._runtime
 
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,
-                 clusters: Optional[int] = None, trace: Optional[str] = None) -> RunStats:
+                 clusters: Optional[int] = None, trace: Optional[str] = None,
+                 task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None) -> RunStats:
         """Runs the entry on ``args`` (NumPy arrays / CPU torch tensors for tensors, Python numbers
         for scalars). Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
-        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run. Returns RunStats;
-        raises ArgumentTypeError / ArgumentValueError before running, RunError if the run fails.
+        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run. ``task_ring_size``
+        (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
+        runtime's resources; the orchestration waits (back-pressure) when they are reached.
+        Returns RunStats; raises ArgumentTypeError / ArgumentValueError before running,
+        RunError if the run fails.
         """
         tensors, scalars, keep, _dims = self.check_args(args)
-        for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters)):
-            if val is not None and (not isinstance(val, int) or val < 0 or (val == 0 and name != "clusters")):
+        for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
+                          ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
+            if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
+                                    (val == 0 and name in ("aic_workers", "aiv_workers"))):
                 raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
         config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
-                  clusters if clusters is not None else 0, trace is not None)
+                  clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._get_runtime(config)
             stats = rt.run(tensors, scalars)

@@ -2,7 +2,7 @@
 // program. Linked into every program library together with the generated program_table.cpp
 // (which defines the entry function and the kernel table) and libpto2.
 //
-//     void* rt = pypto_rt_create(1, 2, 0, 0, err, sizeof err);        // workers, no trace
+//     void* rt = pypto_rt_create(1, 2, 0, 0, 0, 0, err, sizeof err);  // workers, no trace, defaults
 //     pypto_tensor_arg t[3] = {...}; uint64_t s[1] = {to_u64(0.5f)};
 //     pypto_run_stats st; int ok = pypto_rt_run(rt, t, 3, s, 1, &st, err, sizeof err);
 //     pypto_rt_write_trace(rt, "trace.json"); pypto_rt_destroy(rt);
@@ -64,11 +64,14 @@ extern "C" {
 
 // Creates a runtime with the given worker counts and registers the program's kernels.
 // Returns null (with a message in `err`) on failure.
-void* pypto_rt_create(uint32_t aic_workers, uint32_t aiv_workers, uint32_t clusters, int trace, char* err,
-                      size_t errlen) {
+// `task_ring_size` / `memory_limit` of 0 keep the runtime defaults.
+void* pypto_rt_create(uint32_t aic_workers, uint32_t aiv_workers, uint32_t clusters, int trace,
+                      uint32_t task_ring_size, uint64_t memory_limit, char* err, size_t errlen) {
   try {
     pto2::RuntimeOptions opts;
     opts.aic_workers(aic_workers).aiv_workers(aiv_workers).clusters(clusters).trace(trace != 0);
+    if (task_ring_size != 0) opts.task_ring_size(task_ring_size);
+    if (memory_limit != 0) opts.memory_limit(static_cast<size_t>(memory_limit));
     auto rt = std::make_unique<pto2::Runtime>(opts);
     for (uint32_t i = 0; i < pypto_kernel_count; ++i) {
       const pypto_kernel_desc& k = pypto_kernel_table[i];

@@ -99,7 +99,7 @@ class ProgramLibrary:
         lib = self._lib
         lib.pypto_rt_create.restype = ctypes.c_void_p
         lib.pypto_rt_create.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int,
-                                        ctypes.c_char_p, ctypes.c_size_t]
+                                        ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
         lib.pypto_rt_destroy.restype = None
         lib.pypto_rt_destroy.argtypes = [ctypes.c_void_p]
         lib.pypto_rt_run.restype = ctypes.c_int
@@ -116,12 +116,14 @@ class ProgramLibrary:
         return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self._lib, "pypto_entry_name"))).decode()
 
     def create_runtime(self, aic_workers: int = 1, aiv_workers: int = 2, clusters: int = 0,
-                       trace: bool = False) -> "Runtime":
+                       trace: bool = False, task_ring_size: int = 0, memory_limit: int = 0) -> "Runtime":
+        """A runtime with these worker counts (ring size / memory limit 0 = runtime defaults)."""
         err = ctypes.create_string_buffer(4096)
-        h = self._lib.pypto_rt_create(aic_workers, aiv_workers, clusters, 1 if trace else 0, err, len(err))
+        h = self._lib.pypto_rt_create(aic_workers, aiv_workers, clusters, 1 if trace else 0, task_ring_size,
+                                      memory_limit, err, len(err))
         if not h:
             raise RunError("cannot create the runtime: " + err.value.decode(errors="replace"))
-        return Runtime(self, h, (aic_workers, aiv_workers, clusters, trace))
+        return Runtime(self, h, (aic_workers, aiv_workers, clusters, trace, task_ring_size, memory_limit))
 
 
 class Runtime:
