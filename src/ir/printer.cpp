@@ -736,14 +736,28 @@ std::string Printer::function(const Function& f, int indent) {
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
   line(indent, deco + ")");
 
-  std::string sig = "def " + f.name + "(self";
+  // Parameters fill lines of at most kLineWidth columns; continuation lines align with the
+  // opening parenthesis (the layout of docs/dsl.md).
+  const size_t kLineWidth = 100;
+  std::string head = "def " + f.name + "(";
+  std::string sig = head + "self";
+  size_t line_start = 0;
+  const size_t align = static_cast<size_t>(indent) * 4 + head.size();
   for (size_t k = 0; k < f.params.size(); ++k) {
     const Var* p = f.params[k].get();
     std::string ann = print_type(p->type);
     ParamDirection d = k < f.param_directions.size() ? f.param_directions[k] : ParamDirection::In;
     if (d == ParamDirection::Out) ann = "pl.Out[" + ann + "]";
     if (d == ParamDirection::InOut) ann = "pl.InOut[" + ann + "]";
-    sig += ", " + names_.define(p) + ": " + ann;
+    std::string param = names_.define(p) + ": " + ann;
+    size_t col = (line_start == 0 ? static_cast<size_t>(indent) * 4 : 0) + sig.size() - line_start;
+    if (col + 2 + param.size() + 1 > kLineWidth) {
+      sig += ",\n" + std::string(align, ' ');
+      line_start = sig.size() - align;
+    } else {
+      sig += ", ";
+    }
+    sig += param;
   }
   sig += ")";
   if (f.return_types.size() == 1) {

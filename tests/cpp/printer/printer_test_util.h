@@ -57,8 +57,9 @@ inline std::string body_text(const std::vector<VarPtr>& params, StmtPtr body) {
   std::vector<ParamDirection> dirs(params.size(), ParamDirection::In);
   auto f = Function::make("f", FunctionType::Orchestration, params, dirs, {}, std::move(body));
   std::string text = python_print(f);
-  // Drop the decorator and def lines.
-  for (int k = 0; k < 2; ++k) text = text.substr(text.find('\n') + 1);
+  // Drop the decorator and the def line(s): up to the first line ending in ':'.
+  text = text.substr(text.find('\n') + 1);
+  text = text.substr(text.find(":\n") + 2);
   std::string out;
   size_t pos = 0;
   while (pos < text.size()) {
