@@ -105,17 +105,18 @@ inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t
 /// ideal = tasks * grain / cores. Log-interpolated between probes; returns -1 if none of the
 /// probes up to 10 ms reached 50%.
 inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
-  const int steps = std::max(1, c.metg_tasks / c.width);
-  const double tasks = static_cast<double>(steps) * c.width;
-  // Effective parallelism of the graph (a chain of width w has w; trivial has all).
+  // Effective parallelism of the graph on `cores` threads.
   const double par = std::min<double>(c.cores, c.width);
   double prev_g = 0, prev_e = 0;
-  for (double g_us : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0, 4096.0, 10000.0}) {
+  for (double g_us : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0}) {
     const int64_t g_ns = static_cast<int64_t>(g_us * 1000);
-    const int steps_here = g_us > 256 ? std::max(1, steps / 8) : steps;
-    const double tasks_here = static_cast<double>(steps_here) * c.width;
-    const double wall = best_of(run, p, c.width, steps_here, g_ns, g_us > 64 ? 1 : 2);
-    const double ideal = tasks_here * g_us * 1e-6 / par;
+    // ~40 ms of ideal work per probe, between 4 timesteps and metg_tasks tasks.
+    const double want = 0.04 * par / (g_us * 1e-6);
+    const int tasks_here = static_cast<int>(std::max<double>(c.width * 4, std::min<double>(c.metg_tasks, want)));
+    const int steps_here = std::max(4, tasks_here / c.width);
+    const double total = static_cast<double>(steps_here) * c.width;
+    const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
+    const double ideal = total * g_us * 1e-6 / par;
     const double eff = ideal / wall;
     if (eff >= 0.5) {
       if (prev_g == 0) return g_us;
@@ -126,7 +127,6 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
     prev_g = g_us;
     prev_e = eff;
   }
-  (void)tasks;
   return -1;
 }
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -78,11 +79,11 @@ class DepTracker {
     if (r.empty) return;
     Storage& st = storage(key);
     Entry* same = nullptr;
-    auto it = st.by_lo.lower_bound(r.lo - st.max_len);
+    auto it = seek(st, r.lo - st.max_len);
     while (it != st.by_lo.end() && it->first < r.hi) {
       Entry& e = it->second;
       if (!refresh(e, self, live)) {
-        it = st.by_lo.erase(it);
+        it = erase(st, it);
         continue;
       }
       if (e.region.hi > r.lo && regions_overlap(e.region, r)) {
@@ -92,7 +93,7 @@ class DepTracker {
           for (uint64_t rd : e.readers)
             if (rd != self) deps.push_back(rd);
           if (!is_same && region_contains(r, e.region)) {
-            it = st.by_lo.erase(it);
+            it = erase(st, it);
             continue;
           }
         }
@@ -100,6 +101,7 @@ class DepTracker {
       }
       ++it;
     }
+    st.finger = it;  // accesses in program order are near each other: start there next time
     if (same) {
       if (write) {
         same->writer = self;
@@ -109,7 +111,8 @@ class DepTracker {
       }
       return;
     }
-    auto ins = st.by_lo.emplace(r.lo, Entry{});
+    auto ins = st.by_lo.emplace_hint(it, r.lo, Entry{});
+    st.finger = ins;
     Entry& e = ins->second;
     e.region = r;
     if (write) e.writer = self;
@@ -147,11 +150,39 @@ class DepTracker {
   }
 
  private:
+  using Map = std::multimap<int64_t, Entry, std::less<int64_t>, PoolAllocator<std::pair<const int64_t, Entry>>>;
   struct Storage {
-    std::multimap<int64_t, Entry, std::less<int64_t>, PoolAllocator<std::pair<const int64_t, Entry>>> by_lo;
+    Map by_lo;
+    Map::iterator finger = by_lo.end();  // where the previous access ended (end() = none)
     int64_t max_len = 0;
     size_t sweep_at = 64;
   };
+
+  static Map::iterator erase(Storage& st, Map::iterator it) {
+    if (it == st.finger) st.finger = st.by_lo.end();
+    return st.by_lo.erase(it);
+  }
+
+  // lower_bound(key), walking a few steps from the finger when it is close (cache-hot nodes).
+  static Map::iterator seek(Storage& st, int64_t key) {
+    Map::iterator it = st.finger;
+    if (it != st.by_lo.end()) {
+      if (it->first >= key) {
+        for (int k = 0; k < 24; ++k) {
+          if (it == st.by_lo.begin()) return it;
+          Map::iterator prev = std::prev(it);
+          if (prev->first < key) return it;
+          it = prev;
+        }
+      } else {
+        for (int k = 0; k < 24; ++k) {
+          ++it;
+          if (it == st.by_lo.end() || it->first >= key) return it;
+        }
+      }
+    }
+    return st.by_lo.lower_bound(key);
+  }
 
   Storage& storage(const void* key) {
     if (key != last_key_) {
@@ -179,6 +210,7 @@ class DepTracker {
   template <class IsLive>
   static void sweep(Storage& st, IsLive& live) {
     int64_t max_len = 0;
+    st.finger = st.by_lo.end();
     for (auto it = st.by_lo.begin(); it != st.by_lo.end();) {
       if (!refresh(it->second, 0, live)) {
         it = st.by_lo.erase(it);

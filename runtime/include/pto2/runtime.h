@@ -28,7 +28,7 @@ struct RuntimeOptions {
   uint32_t aic_workers_ = 1;
   uint32_t aiv_workers_ = 2;
   uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
-  uint32_t task_ring_size_ = 1024;   ///< in-flight task slots (back-pressure beyond)
+  uint32_t task_ring_size_ = 512;    ///< in-flight task slots (back-pressure beyond)
   size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
   bool trace_ = false;               ///< record a trace for write_trace()
   uint32_t deadlock_timeout_ms_ = 3000;  ///< no progress for this long while blocked = deadlock
