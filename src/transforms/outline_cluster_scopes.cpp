@@ -2,7 +2,8 @@
 //
 // What: in Orchestration (and Opaque) functions, replaces every `with pl.cluster():` scope by
 //   a call to a new Group function `<fn>_cluster_<k>` whose body is the scope body (a pl.spmd
-//   scope nested inside is expanded into it: a cluster is one gang-started task). The Vars the
+//   scope nested inside is expanded into it: a cluster is one gang-started task, launched with
+//   the nested scope's core_num / sync_start as a Submit). The Vars the
 //   body reads from outside become parameters; a tensor passed to an Out / InOut parameter of
 //   a kernel call (or stored into) is Out, or InOut when the body also reads it; the Group
 //   returns the written parameters, and every written tensor used after the scope binds to the
@@ -36,8 +37,12 @@ class ExpandNestedSpmd : public IRMutator {
     PYPTO_USER_CHECK(op->scope_kind == ScopeKind::Spmd && !op->block_var && !op->task_id_var, op->span,
                      "only a plain `with pl.spmd(...)` can be nested inside pl.cluster()",
                      "the cluster is one task: its body calls one AIC and one AIV kernel");
+    if (auto* cn = attr_get<ExprPtr>(op->attrs, "core_num")) core_num = *cn;
+    if (auto* ss = attr_get<bool>(op->attrs, "sync_start")) sync_start = *ss;
     return mutate_stmt(op->body);
   }
+  ExprPtr core_num;         // the launch spec of the nested pl.spmd, if any
+  bool sync_start = false;
 };
 
 class ClusterOutliner : public IRMutator {
@@ -100,10 +105,17 @@ class ClusterOutliner : public IRMutator {
                        "write the value into a tensor argument and read that tensor after the scope");
       outs.emplace_back(v, result_of[ch->second]);
     }
+    std::vector<StmtPtr> out;
+    if (expand.core_num) {   // a nested pl.spmd: the cluster task launches on N blocks
+      auto sub = Submit::make(name, args, rets, {}, expand.core_num, expand.sync_start, false, -1, nullptr, {}, op->span);
+      VarPtr tmp = Var::make(name + "_task", sub->type, op->span);
+      out.push_back(AssignStmt::make(tmp, sub, op->span));
+      for (auto& [v, k] : outs) out.push_back(AssignStmt::make(v, TupleGetItem::make(tmp, static_cast<int>(k), v->span), v->span));
+      return make_seq(out, op->span);
+    }
     TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
     auto call = Call::make_func(name, args, rt, {}, op->span);
     if (rets.empty()) return EvalStmt::make(call, op->span);
-    std::vector<StmtPtr> out;
     VarPtr tmp = Var::make(name + "_out", rt, op->span);
     out.push_back(AssignStmt::make(tmp, call, op->span));
     for (auto& [v, k] : outs) {

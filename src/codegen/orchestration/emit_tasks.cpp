@@ -53,8 +53,8 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
                      "a Group body calls exactly one AIC kernel and one AIV kernel");
     slot = name;
   }
-  PYPTO_USER_CHECK(!g.aic.empty() && !g.aiv.empty(), group.span,
-                   "Group function '" << group.name << "' must call one AIC kernel and one AIV kernel",
+  PYPTO_USER_CHECK(!g.aic.empty() || !g.aiv.empty(), group.span,
+                   "Group function '" << group.name << "' must call an AIC kernel and/or an AIV kernel",
                    "AIC: FunctionType.AIC or an InCore kernel using Left/Right/Acc/Mat tiles; AIV otherwise");
   return g;
 }
@@ -76,7 +76,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   PYPTO_CHECK(dirs.size() == args.size(), "call to '" << callee << "' has no derived arg directions");
 
   const int n = next_task();
-  if (n > 0) blank();
+  blank();
   line("// Task " + std::to_string(n) + ": " + callee);
   std::string params = scopes_.declare("params_t" + std::to_string(n), false);
   line("Arg " + params + ";");
@@ -130,11 +130,13 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   core_types_[callee] = InferCoreType(*program_, *f);
   if (f->type == FunctionType::Group) {
     GroupKernels g = group_kernels(*program_, *f);
-    int aic = kernel_id(g.aic), aiv = kernel_id(g.aiv);
-    core_types_[g.aic] = "AIC";
-    core_types_[g.aiv] = "AIV";
+    // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.
+    std::string aic = g.aic.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aic));
+    std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
+    if (!g.aic.empty()) core_types_[g.aic] = "AIC";
+    if (!g.aiv.empty()) core_types_[g.aiv] = "AIV";
     std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
-    line("MixedKernels " + mixed + " = {" + std::to_string(aic) + ", " + std::to_string(aiv) + ", INVALID_KERNEL_ID};");
+    line("MixedKernels " + mixed + " = {" + aic + ", " + aiv + ", INVALID_KERNEL_ID};");
     submit = "rt_submit_task(" + mixed + ", " + params + ")";
   } else {
     int id = kernel_id(callee);
