@@ -343,6 +343,19 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
                         [this](uint64_t r) { return is_live(r); });
       }
     }
+    if (s.has_pred && s.pred.operand.data) {
+      // The predicate reads one element at dispatch: keep its storage alive and, in AUTO
+      // scopes, order the task after that element's writer like any other read.
+      Tensor e = s.pred.operand;
+      e.offset = s.pred.element;
+      for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
+      if (e.storage) {
+        e.storage->refs.fetch_add(1, std::memory_order_relaxed);
+        s.storages.push_back(e.storage);
+      }
+      if (!manual_scope && !e.manual_dep)
+        tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    }
     s.untracked_write = untracked_write;
     if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
 

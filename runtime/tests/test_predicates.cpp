@@ -49,3 +49,25 @@ TEST(Predicates, FloatOperandTruncates) {
   EXPECT_EQ(x[0], 3.f);
 }
 
+
+TEST(Predicates, OperandIsTrackedAsARead) {
+  std::vector<int32_t> flag(4, 0);
+  std::vector<float> x(8, 0);
+  sweep([&](const ChipStorageTaskArgs&) {
+    std::fill(flag.begin(), flag.end(), 0);
+    std::fill(x.begin(), x.end(), 0.f);
+    Arg f;  // slow producer: flag[2] = 5
+    f.add_output(ext1d(flag));
+    rt_submit_aiv_task(20, f);
+    Arg p;  // does not list flag as an input: the predicate alone orders it
+    p.add_output(ext1d(x));
+    p.add_scalar(1);
+    p.add_scalar(0);
+    p.set_predicate(CoreTaskPredicate(ext1d(flag), {2}, PredicateOp::EQ, 5));
+    rt_submit_aiv_task(0, p);
+  }, [&](const pto2::RunResult& r, uint32_t) {
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(x[0], 1.f);
+    EXPECT_EQ(r.auto_edges, 1u);
+  });
+}
