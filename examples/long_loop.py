@@ -49,7 +49,7 @@ class LongLoop:
 def run(aic_workers=1, aiv_workers=2, seed=0, trace=None):
     """Checks acc = acc0 + sum_i (x + i % 3) (FP32 sum of 2000 terms: rtol 1e-4) and peak memory."""
     rng = np.random.default_rng(seed)
-    x = rng.uniform(-1, 1, (S, S)).astype(np.float32)
+    x = rng.uniform(0, 1, (S, S)).astype(np.float32)
     acc = rng.uniform(-1, 1, (S, S)).astype(np.float32)
     expect = acc.astype(np.float64) + ITERS * x.astype(np.float64) + sum(i % 3 for i in range(ITERS))
     stats = pypto.compile(LongLoop)(x, acc, aic_workers=aic_workers, aiv_workers=aiv_workers, trace=trace,

@@ -32,11 +32,15 @@ class RuntimeNotFoundError(PyptoError):
 
 
 def include_dir() -> str:
-    """The directory holding ``pto_orchestration_api.h`` (pass it to ``-I``).
+    """The directory holding ``pto_orchestration_api.h`` (pass it to ``-I``);
+    ``$PYPTO_RUNTIME_INCLUDE`` overrides the search (use it together with ``$PYPTO_LIBPTO2``).
 
     >>> import os; os.path.exists(os.path.join(include_dir(), "pto_orchestration_api.h"))
     True
     """
+    env = os.environ.get("PYPTO_RUNTIME_INCLUDE")
+    if env:
+        return env
     candidates = [_HERE / "include", _SOURCE_ROOT / "runtime" / "include"]
     try:  # next to the compiled extension module (an installed or editable build)
         from pypto import _core  # noqa: F401
