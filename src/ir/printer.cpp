@@ -260,7 +260,6 @@ class Printer {
   void print_if(const IfStmt& s, int indent, bool is_elif);
   void print_scope(const ScopeStmt& s, int indent);
   void print_yield(const YieldStmt& y, int indent);
-  void print_runtime_scope(const RuntimeScopeStmt& r, int indent, const YieldStmt** hoisted);
   void line(int indent, const std::string& text);
 
   std::ostringstream out_;
@@ -591,12 +590,11 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       print_scope(*s->as<ScopeStmt>(), indent);
       return 1;
     case NodeKind::RuntimeScopeStmt: {
-      // MaterializeRuntimeScopes wraps whole loop/branch bodies, yield included; the DSL wants
-      // pl.yield_ last in the loop/branch body itself, so a trailing yield prints after the
-      // `with` block(s) (the same values; runtime scopes do not bind names).
-      const YieldStmt* hoisted = nullptr;
-      print_runtime_scope(*s->as<RuntimeScopeStmt>(), indent, &hoisted);
-      if (hoisted) print_yield(*hoisted, indent);
+      // MaterializeRuntimeScopes wraps whole loop/branch bodies, yield included: a yield
+      // inside still targets the enclosing for/if (the parser accepts that shape).
+      auto* r = s->as<RuntimeScopeStmt>();
+      line(indent, r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
+      print_body(r->body, indent + 1);
       return 1;
     }
     default:
@@ -604,24 +602,6 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
   }
   PYPTO_CHECK(false, "python_print: no printer for stmt kind " << to_string(s->kind));
   return 1;
-}
-
-void Printer::print_runtime_scope(const RuntimeScopeStmt& r, int indent, const YieldStmt** hoisted) {
-  line(indent, r.mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
-  std::vector<StmtPtr> stmts = flatten_stmts(r.body);
-  const RuntimeScopeStmt* nested = nullptr;
-  if (!stmts.empty() && !yield_targets_.empty() && yield_targets_.back()) {
-    if (auto* y = stmts.back()->as<YieldStmt>()) {
-      *hoisted = y;
-      stmts.pop_back();
-    } else if ((nested = stmts.back()->as<RuntimeScopeStmt>())) {
-      stmts.pop_back();
-    }
-  }
-  size_t before = static_cast<size_t>(out_.tellp());
-  print_stmts(stmts, indent + 1);
-  if (nested) print_runtime_scope(*nested, indent + 1, hoisted);
-  if (static_cast<size_t>(out_.tellp()) == before) line(indent + 1, "pass");
 }
 
 void Printer::print_yield(const YieldStmt& y, int indent) {

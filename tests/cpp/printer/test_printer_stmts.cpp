@@ -150,7 +150,7 @@ TEST(PrintStmts, TupleVarWithOtherUsesIsNotUnpacked) {
             "return\n");
 }
 
-TEST(PrintStmts, YieldInsideMaterializedRuntimeScopesPrintsAfterThem) {
+TEST(PrintStmts, YieldInsideMaterializedRuntimeScopes) {
   // MaterializeRuntimeScopes wraps a loop body, yield included, in AUTO scopes.
   auto a = var("a", tensor({16}));
   auto i = var("i", scalar(DataType::INDEX));
@@ -166,7 +166,7 @@ TEST(PrintStmts, YieldInsideMaterializedRuntimeScopesPrintsAfterThem) {
             "    with pl.scope():\n"
             "        with pl.scope():\n"
             "            acc_1: pl.Tensor[[16], pl.FP32] = self.k(acc)\n"
-            "    acc_2 = pl.yield_(acc_1)\n"
+            "            acc_2 = pl.yield_(acc_1)\n"
             "return acc_2\n");
 }
 
