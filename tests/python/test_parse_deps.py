@@ -249,3 +249,13 @@ def test_spmd_scope_forms_and_cluster():
     assert s2.attrs["core_num"].name == "n" and s2.attrs["deps"][0].same_as(s1.task_id_var)
     assert s3.block_var.name == "i" and s3.task_id_var is None and s3.attrs["allow_early_resolve"] is True
     assert cl.scope_kind == ir.ScopeKind.Cluster and cl.attrs == {}
+
+
+def test_placeholder_targets_read_nothing():
+    stmts = main_stmts("""
+        d, _ = pl.submit(self.k, a, d)
+        p, __1 = self.k2(a, d, d)
+    """)
+    tmp1, d1, tmp2, p1 = stmts
+    assert isinstance(tmp1.value, ir.Submit) and d1.value.index == 0
+    assert p1.value.index == 0 and p1.value.tuple.same_as(tmp2.var)

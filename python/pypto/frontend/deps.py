@@ -294,7 +294,7 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
                         help=f"write {', '.join(['out'] * (n - 1) + ['tid'])} = {pl}(self.{sig.name}, ...)")
     from pypto.frontend.stmts import unpack_into
     bound = unpack_into(ctx, targets, sub, stmt)
-    tid = DiscardedTid() if targets.elts[-1].id == "_" else bound[-1]
-    for v, t in zip(bound[:-1], targets.elts[:-1]):
-        if t.id != "_" and isinstance(v.type, ir.TensorType):
+    tid = bound[-1] if bound[-1] is not None else DiscardedTid()
+    for v in bound[:-1]:
+        if v is not None and isinstance(v.type, ir.TensorType):
             ctx.producers[v] = tid

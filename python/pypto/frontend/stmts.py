@@ -12,6 +12,7 @@ Loops and branches live in control_flow.py, `with` scopes in scopes.py.
 from __future__ import annotations
 
 import ast
+import re
 
 from pypto._core import ir
 from pypto.errors import PyptoError
@@ -112,8 +113,9 @@ def bind_new(ctx, name_node: ast.Name, value, stmt):
 
 
 def unpack_into(ctx, targets: ast.AST, value, stmt) -> list:
-    """`a, b = <tuple-typed value>`: tmp = value; a = tmp[0]; b = tmp[1] (a `_` target is bound
-    like any name, so the printer can print the unpacking back). Returns the bound Vars."""
+    """`a, b = <tuple-typed value>`: tmp = value; a = tmp[0]; b = tmp[1]. A placeholder target
+    (`_`, or the printer's `__1`, `__2`, ...) reads nothing and binds nothing. Returns the bound
+    Vars (None for placeholders)."""
     t = value.type
     elts = targets.elts
     if not isinstance(t, ir.TupleType):
@@ -124,9 +126,15 @@ def unpack_into(ctx, targets: ast.AST, value, stmt) -> list:
         if not isinstance(e, ast.Name):
             raise ctx.error(e, "unpacking targets must be plain names")
     sp = ctx.span(stmt)
-    tmp = ir.Var.make("_".join(e.id for e in elts if e.id != "_") + "_tuple", t, sp)
+    tmp = ir.Var.make("_".join(e.id for e in elts if not is_placeholder(e.id)) + "_tuple", t, sp)
     ctx.emit(ir.AssignStmt.make(tmp, value, sp))
-    return [bind_new(ctx, e, ir.TupleGetItem.make(tmp, k, ctx.span(e)), stmt) for k, e in enumerate(elts)]
+    return [None if is_placeholder(e.id) else bind_new(ctx, e, ir.TupleGetItem.make(tmp, k, ctx.span(e)), stmt)
+            for k, e in enumerate(elts)]
+
+
+def is_placeholder(name: str) -> bool:
+    """`_` and the printer's fresh placeholders `__1`, `__2`, ...: unpacking targets nobody reads."""
+    return re.fullmatch(r"_(_\d+)?", name) is not None
 
 
 def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
