@@ -723,6 +723,15 @@ std::string Printer::function(const Function& f, int indent) {
   std::string sig = head + "self";
   size_t line_start = 0;
   const size_t align = static_cast<size_t>(indent) * 4 + head.size();
+  std::string tail = ")";
+  if (f.return_types.size() == 1) {
+    tail += " -> " + print_type(f.return_types[0]);
+  } else if (f.return_types.size() > 1) {
+    tail += " -> tuple[";
+    for (size_t k = 0; k < f.return_types.size(); ++k) tail += (k ? ", " : "") + print_type(f.return_types[k]);
+    tail += "]";
+  }
+  tail += ":";
   for (size_t k = 0; k < f.params.size(); ++k) {
     const Var* p = f.params[k].get();
     std::string ann = print_type(p->type);
@@ -731,7 +740,9 @@ std::string Printer::function(const Function& f, int indent) {
     if (d == ParamDirection::InOut) ann = "pl.InOut[" + ann + "]";
     std::string param = names_.define(p) + ": " + ann;
     size_t col = (line_start == 0 ? static_cast<size_t>(indent) * 4 : 0) + sig.size() - line_start;
-    if (col + 2 + param.size() + 1 > kLineWidth) {
+    // The last parameter shares its line with the return annotation.
+    size_t after = k + 1 == f.params.size() ? tail.size() : 1;
+    if (col + 2 + param.size() + after > kLineWidth) {
       sig += ",\n" + std::string(align, ' ');
       line_start = sig.size() - align;
     } else {
@@ -739,14 +750,7 @@ std::string Printer::function(const Function& f, int indent) {
     }
     sig += param;
   }
-  sig += ")";
-  if (f.return_types.size() == 1) {
-    sig += " -> " + print_type(f.return_types[0]);
-  } else if (f.return_types.size() > 1) {
-    sig += " -> tuple[";
-    for (size_t k = 0; k < f.return_types.size(); ++k) sig += (k ? ", " : "") + print_type(f.return_types[k]);
-    sig += "]";
-  }
+  sig += tail;
   if (!f.attrs.empty()) {
     std::string a = "attrs: {";
     bool first = true;
@@ -756,7 +760,7 @@ std::string Printer::function(const Function& f, int indent) {
     }
     comments_.push_back(a + "}");
   }
-  line(indent, sig + ":");
+  line(indent, sig);
   print_body(f.body, indent + 1);
   return out_.str();
 }
