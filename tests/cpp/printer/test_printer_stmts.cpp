@@ -350,3 +350,30 @@ TEST(PrintFunction, EmptyBodyPrintsPass) {
 
 }  // namespace
 }  // namespace pypto::ir::ptest
+
+namespace pypto::ir::ptest {
+namespace {
+
+TEST(PrintFunction, LongSignaturesWrapAt100ColumnsAlignedWithTheParen) {
+  std::vector<VarPtr> params;
+  for (const char* n : {"alpha", "beta", "gamma", "delta", "epsilon"}) params.push_back(var(n, tensor({128, 128})));
+  std::vector<ParamDirection> dirs(params.size(), ParamDirection::In);
+  dirs.back() = ParamDirection::Out;
+  auto f = Function::make("kernel", FunctionType::InCore, params, dirs, {params.back()->type}, ret({params.back()}));
+  std::string text = python_print(f);
+  EXPECT_EQ(text,
+            "@pl.function(type=pl.FunctionType.InCore)\n"
+            "def kernel(self, alpha: pl.Tensor[[128, 128], pl.FP32], beta: pl.Tensor[[128, 128], pl.FP32],\n"
+            "           gamma: pl.Tensor[[128, 128], pl.FP32], delta: pl.Tensor[[128, 128], pl.FP32],\n"
+            "           epsilon: pl.Out[pl.Tensor[[128, 128], pl.FP32]]) -> pl.Tensor[[128, 128], pl.FP32]:\n"
+            "    return epsilon\n");
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    EXPECT_LE(nl - pos, 100u) << text.substr(pos, nl - pos);
+    pos = nl + 1;
+  }
+}
+
+}  // namespace
+}  // namespace pypto::ir::ptest
