@@ -1,0 +1,101 @@
+"""CPU tile kernels against NumPy on the same shapes (benchmark, not a test).
+
+Each case is a one-task program whose kernel repeats an op REPS times on a loop-carried tile
+(so nothing can be optimised away); NumPy does the same number of in-place ops on arrays of
+the same shape. Reported: microseconds per op for both and the ratio pypto / NumPy (lower is
+better; < 1 means the generated kernel is faster). The runtime's per-task overhead is
+included once per REPS ops.
+
+    python benchmarks/kernel_bench.py            # full table
+    python benchmarks/kernel_bench.py --quick    # fewer repetitions
+"""
+import argparse
+import time
+
+import numpy as np
+
+import pypto
+import pypto.language as pl
+
+
+def _program(shape_a, shape_b, step, reps, init="ta"):
+    (m, n), (k0, k1) = shape_a, shape_b
+    text = f"""
+import pypto.language as pl
+
+@pl.program
+class Bench:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[{m}, {n}], pl.FP32], b: pl.Tensor[[{k0}, {k1}], pl.FP32],
+          c: pl.Out[pl.Tensor[[{m}, {n}], pl.FP32]]) -> pl.Tensor[[{m}, {n}], pl.FP32]:
+        ta = pl.load(a, [0, 0], [{m}, {n}])
+        tb = pl.load(b, [0, 0], [{k0}, {k1}])
+        acc = {init}
+        for r in pl.range({reps}):
+            acc = {step}
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[{m}, {n}], pl.FP32], b: pl.Tensor[[{k0}, {k1}], pl.FP32],
+             c: pl.Out[pl.Tensor[[{m}, {n}], pl.FP32]]) -> pl.Tensor[[{m}, {n}], pl.FP32]:
+        c = self.k(a, b, c)
+        return c
+"""
+    return pypto.compile(pl.parse_program(text))
+
+
+def _numpy_time(fn, reps):
+    fn()  # warm up
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    return time.perf_counter() - t0
+
+
+def bench_case(name, shape_a, shape_b, step, np_step, reps, ops_per_step=1):
+    rng = np.random.default_rng(0)
+    a = rng.uniform(-1, 1, shape_a).astype(np.float32)
+    b = rng.uniform(-1, 1, shape_b).astype(np.float32) * 0.01
+    c = np.zeros(shape_a, np.float32)
+    prog = _program(shape_a, shape_b, step, reps)
+    prog(a, b, c, aiv_workers=1)   # warm up (threads, page faults)
+    best = min(prog(a, b, c, aiv_workers=1).wall_seconds for _ in range(3))
+    acc = a.copy()
+    tmp = np.empty_like(acc)
+    t_np = min(_numpy_time(lambda: np_step(acc, b, tmp), reps) for _ in range(3))
+    us, us_np = best / reps * 1e6, t_np / reps * 1e6
+    return name, "x".join(map(str, shape_a)) + ("" if shape_b == shape_a else " @ " + "x".join(map(str, shape_b))), \
+        us, us_np, us / us_np
+
+
+def cases(quick):
+    r = 50 if quick else 400
+    rm = 10 if quick else 50
+    out = []
+    for s in (64, 128, 256):
+        out.append(("add", (s, s), (s, s), "pl.add(acc, tb)", lambda x, y, t: np.add(x, y, out=x), r))
+        out.append(("mul", (s, s), (s, s), "pl.mul(acc, tb)", lambda x, y, t: np.multiply(x, y, out=x), r))
+        out.append(("exp(-x)", (s, s), (s, s), "pl.exp(pl.neg(acc))",
+                    lambda x, y, t: np.exp(np.negative(x, out=x), out=x), r))
+        out.append(("row_max+sub", (s, s), (s, s), "pl.row_expand_sub(acc, pl.row_max(acc))",
+                    lambda x, y, t: np.subtract(x, x.max(axis=1, keepdims=True), out=x), r))
+    for s in (64, 128, 256):
+        out.append(("matmul_acc", (s, s), (s, s), "pl.matmul_acc(acc, ta, tb)",
+                    lambda x, y, t: np.add(x, np.matmul(x, y, out=t), out=x), rm))
+    return out
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args(argv)
+    rows = [bench_case(*c) for c in cases(args.quick)]
+    print("%-12s %-16s %12s %12s %8s" % ("op", "shape", "pypto us/op", "numpy us/op", "ratio"))
+    for name, shape, us, us_np, ratio in rows:
+        print("%-12s %-16s %12.2f %12.2f %8.2f" % (name, shape, us, us_np, ratio))
+    return rows
+
+
+if __name__ == "__main__":
+    main()

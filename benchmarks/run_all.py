@@ -1,0 +1,42 @@
+"""Runs the Python-side benchmarks and prints a summary (`make bench`, after bench-runtime).
+
+    python benchmarks/run_all.py [--quick]
+
+1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
+2. codegen_bench.py — code generation throughput, if present.
+"""
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+
+def main():
+    quick = "--quick" in sys.argv[1:]
+    summary = []
+    t0 = time.perf_counter()
+    print("== kernel_bench: CPU tile kernels vs NumPy")
+    import kernel_bench
+    rows = kernel_bench.main(["--quick"] if quick else [])
+    ratios = [r[4] for r in rows]
+    geo = float(__import__("numpy").exp(__import__("numpy").mean(__import__("numpy").log(ratios))))
+    summary.append("kernel_bench: %d cases, geometric-mean time ratio pypto/NumPy %.2f (%.1f s)"
+                   % (len(rows), geo, time.perf_counter() - t0))
+    cg = os.path.join(HERE, "codegen_bench.py")
+    if os.path.isfile(cg):
+        print("\n== codegen_bench")
+        t1 = time.perf_counter()
+        rc = subprocess.call([sys.executable, cg] + (["--quick"] if quick else []))
+        summary.append("codegen_bench: exit %d (%.1f s)" % (rc, time.perf_counter() - t1))
+    else:
+        summary.append("codegen_bench: not present")
+    print("\n== summary")
+    for line in summary:
+        print("  " + line)
+
+
+if __name__ == "__main__":
+    main()
