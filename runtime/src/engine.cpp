@@ -8,7 +8,7 @@
 namespace pto2::detail {
 
 namespace {
-thread_local Engine* tl_engine = nullptr;
+__attribute__((tls_model("initial-exec"))) thread_local Engine* tl_engine = nullptr;
 constexpr uint32_t kNone = UINT32_MAX;
 const char* kind_api(TaskKind k) {
   switch (k) {
@@ -175,7 +175,7 @@ void Engine::scope_begin(PTO2ScopeMode mode) {
 
 void Engine::scope_end() noexcept {
   if (scopes_.empty()) return;
-  for (PTO2Storage* s : scopes_.back().allocs) pool_.release(s);
+  for (PTO2Storage* s : scopes_.back().allocs) pool_.scope_release(s);
   scopes_.pop_back();
 }
 
@@ -329,8 +329,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
           scopes_.back().allocs.push_back(st);
           out.tensors_.push_back(t);
         }
-        if (t.storage) {
-          t.storage->refs.fetch_add(1, std::memory_order_relaxed);
+        if (t.storage && std::find(s.storages.begin(), s.storages.end(), t.storage) == s.storages.end()) {
+          MemoryPool::acquire(t.storage);
           s.storages.push_back(t.storage);
         }
         const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
@@ -349,8 +349,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       Tensor e = s.pred.operand;
       e.offset = s.pred.element;
       for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
-      if (e.storage) {
-        e.storage->refs.fetch_add(1, std::memory_order_relaxed);
+      if (e.storage && std::find(s.storages.begin(), s.storages.end(), e.storage) == s.storages.end()) {
+        MemoryPool::acquire(e.storage);
         s.storages.push_back(e.storage);
       }
       if (!manual_scope && !e.manual_dep)

@@ -44,7 +44,10 @@ PTO2Storage* MemoryPool::try_alloc(size_t bytes, size_t limit) {
     s->size_class = cls;
     pool_bytes_ += csize;
   }
-  s->refs.store(1, std::memory_order_relaxed);
+  s->uses = 0;
+  s->retired.store(0, std::memory_order_relaxed);
+  s->limit.store(UINT64_MAX, std::memory_order_relaxed);
+  s->freed.store(false, std::memory_order_relaxed);
   s->next = nullptr;
   live_bytes_ += csize;
   if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;

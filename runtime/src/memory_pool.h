@@ -12,12 +12,19 @@
 
 #include "pto_orchestration_api.h"
 
+// Lifetime: the orchestrator counts the task references it hands out (`uses`, plain field, no
+// shared cache line on the submit path); tasks return them on `retired` (atomic, workers);
+// when the scope ends the orchestrator publishes `limit = uses`. The storage is released when
+// retired == limit (a Dekker pair; `freed` makes the release happen exactly once).
 struct PTO2Storage {
   void* data = nullptr;
   size_t bytes = 0;         // class size
   uint32_t size_class = 0;
-  std::atomic<int64_t> refs{0};
   PTO2Storage* next = nullptr;  // release stack / free list link
+  uint64_t uses = 0;            // orchestrator only
+  alignas(64) std::atomic<uint64_t> retired{0};
+  std::atomic<uint64_t> limit{UINT64_MAX};
+  std::atomic<bool> freed{false};
 };
 
 namespace pto2::detail {
@@ -27,14 +34,17 @@ class MemoryPool {
   ~MemoryPool();
   /// Orchestrator only. Returns nullptr if the limit would be exceeded (caller waits/drains).
   PTO2Storage* try_alloc(size_t bytes, size_t limit);
-  /// Any thread: drop one reference.
-  void release(PTO2Storage* s) {
-    if (s->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      PTO2Storage* head = released_.load(std::memory_order_relaxed);
-      do {
-        s->next = head;
-      } while (!released_.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
-    }
+  /// Orchestrator: a task takes a reference.
+  static void acquire(PTO2Storage* s) { ++s->uses; }
+  /// Any thread: a task returns its reference.
+  void task_release(PTO2Storage* s) {
+    const uint64_t r = s->retired.fetch_add(1, std::memory_order_seq_cst) + 1;
+    if (r == s->limit.load(std::memory_order_seq_cst)) push_released(s);
+  }
+  /// Orchestrator: the owning scope ended.
+  void scope_release(PTO2Storage* s) {
+    s->limit.store(s->uses, std::memory_order_seq_cst);
+    if (s->retired.load(std::memory_order_seq_cst) == s->uses) push_released(s);
   }
   /// Orchestrator only: move released storages to the free lists; calls on_free(data) for each.
   template <class F>
@@ -51,6 +61,13 @@ class MemoryPool {
       ++n;
     }
     return n;
+  }
+  void push_released(PTO2Storage* s) {
+    if (s->freed.exchange(true, std::memory_order_acq_rel)) return;
+    PTO2Storage* head = released_.load(std::memory_order_relaxed);
+    do {
+      s->next = head;
+    } while (!released_.compare_exchange_weak(head, s, std::memory_order_release, std::memory_order_relaxed));
   }
   bool has_released() const { return released_.load(std::memory_order_acquire) != nullptr; }
   size_t live_bytes() const { return live_bytes_; }

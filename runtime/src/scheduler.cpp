@@ -20,7 +20,7 @@ namespace pto2::detail {
 
 namespace {
 constexpr uint32_t kNone = UINT32_MAX;
-thread_local std::vector<std::pair<uint32_t, int>> tl_work;
+__attribute__((tls_model("initial-exec"))) thread_local std::vector<std::pair<uint32_t, int>> tl_work;
 }  // namespace
 
 int Engine::inline_outcome(TaskSlot& s) {
@@ -90,7 +90,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       }
     }
     s.fanout.clear();
-    for (PTO2Storage* p : s.storages) pool_.release(p);
+    for (PTO2Storage* p : s.storages) pool_.task_release(p);
     s.storages.clear();
     if (s.untracked_write) untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
     s.free.store(true, std::memory_order_release);
