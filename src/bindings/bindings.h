@@ -6,4 +6,5 @@
 namespace pypto::bindings {
 void bind_ir(nanobind::module_& m);          // bind_ir.cpp: IR nodes, types, printer, equality, errors
 void bind_kernel(nanobind::module_& m);      // bind_kernel.cpp: CPU kernel backend (pypto._core.kernel_cpu)
+void bind_codegen(nanobind::module_& m);     // bind_codegen.cpp: pass pipeline, orchestration codegen (pypto._core.codegen)
 }  // namespace pypto::bindings

@@ -5,4 +5,5 @@ NB_MODULE(_core, m) {
   m.doc() = "pypto C++ core: IR, passes and code generators";
   pypto::bindings::bind_ir(m);
   pypto::bindings::bind_kernel(m);
+  pypto::bindings::bind_codegen(m);
 }

@@ -39,7 +39,7 @@ std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<St
   std::vector<CreateSite> out;
   for (auto& s : stmts) {
     const Call* c = as_create(s);
-    if (!c) continue;
+    if (!c || is_batched(s->as<AssignStmt>()->var.get())) continue;   // already hoisted
     bool ready = true;
     std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
       if (auto* v = as_var(e)) {
@@ -91,6 +91,7 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     line("const Tensor& " + names[i] + " = " + alloc + ".get_ref(" + std::to_string(i) + ");");
     bind(creates[i].var, Binding{names[i], {names[i]}});
   }
+  blank();
 }
 
 }  // namespace pypto::codegen::orchestration

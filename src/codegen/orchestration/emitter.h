@@ -175,6 +175,7 @@ class Emitter {
   std::unique_ptr<DependencyEmitter> deps_;
   VarLineage lineage_;
   bool marking_ = true;
+  bool at_block_start_ = true;   // no blank line right after `{`
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
 
  public:

@@ -29,9 +29,13 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
 void Emitter::line(const std::string& text) {
   for (int i = 0; i < indent_; ++i) *out_ << "    ";
   *out_ << text << "\n";
+  at_block_start_ = !text.empty() && text.back() == '{';
 }
 
-void Emitter::blank() { *out_ << "\n"; }
+void Emitter::blank() {
+  if (!at_block_start_) *out_ << "\n";
+  at_block_start_ = true;
+}
 
 void Emitter::open_block(const std::string& header) {
   line(header + " {");

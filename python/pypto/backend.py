@@ -1,0 +1,40 @@
+"""Backend selection (spec "Python API").
+
+    from pypto import backend
+    backend.set_backend_type(backend.BackendType.Ascend910B)
+    backend.get_backend_type()      # BackendType.Ascend910B
+
+The orchestration C++ is the same for every backend (it targets the PTO2 runtime API, which
+libpto2 implements on CPU threads); the backend is recorded on code generation results
+(``result.backend``) for the build step that consumes them. The default is ``BackendType.CPU``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+__all__ = ["BackendType", "set_backend_type", "get_backend_type"]
+
+
+class BackendType(enum.Enum):
+    """Targets a generated program can be built for."""
+
+    CPU = "cpu"                 # libpto2, the PTO2 runtime on CPU threads (this project)
+    Ascend910B = "ascend910b"   # Ascend 910B (A2/A3) AICPU orchestration
+    Ascend950 = "ascend950"     # Ascend 950
+
+
+_current = BackendType.CPU
+
+
+def set_backend_type(backend_type: BackendType) -> None:
+    """Selects the backend for subsequent code generation. Raises TypeError for a non-BackendType."""
+    global _current
+    if not isinstance(backend_type, BackendType):
+        raise TypeError("set_backend_type expects a pypto.backend.BackendType, got %r" % (backend_type,))
+    _current = backend_type
+
+
+def get_backend_type() -> BackendType:
+    """The backend selected by set_backend_type (default BackendType.CPU)."""
+    return _current

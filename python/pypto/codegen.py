@@ -1,0 +1,80 @@
+"""Orchestration code generation (spec "Python API").
+
+    from pypto import codegen, backend
+    backend.set_backend_type(backend.BackendType.Ascend910B)
+    result = codegen.generate_orchestration(MyProgram, "orch_basic")   # or MyProgram.orch_basic
+    result.code                                     # the C++ file
+    result.files["orchestration/orch_basic.cpp"]    # same text, by output path
+    result.kernel_ids                               # {"kernel_add": 0}
+    result.core_types                               # {"kernel_add": "AIV"}
+    result.signature                                # [ParamSignature(a: tensor FP32 [16, 16] In, slot 0), ...]
+
+``generate_orchestration`` runs the default pass pipeline (``run_pipeline``) first; with
+``PYPTO_DUMP_IR=<dir>`` in the environment the printed IR after each pass is written to
+``<dir>/<NN>_<PassName>.py``. Errors in the program raise ``pypto.PyptoError``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Union
+
+from pypto import backend as _backend
+from pypto._core import codegen as _cg
+
+__all__ = ["OrchestrationResult", "generate_orchestration", "run_pipeline", "pass_names",
+           "orchestration_functions"]
+
+
+@dataclass
+class OrchestrationResult:
+    """What ``generate_orchestration`` returns; ``files`` maps output paths to file contents."""
+
+    func_name: str
+    code: str
+    files: Dict[str, str]
+    kernel_ids: Dict[str, int]
+    core_types: Dict[str, str]
+    signature: List[object] = field(default_factory=list)   # pypto._core.codegen.ParamSignature
+    backend: _backend.BackendType = _backend.BackendType.CPU
+
+
+def run_pipeline(program, dump_dir: Optional[str] = None, verify: bool = True):
+    """Runs the default pass pipeline and returns the transformed Program.
+
+    ``dump_dir`` (default ``$PYPTO_DUMP_IR``) receives the printed IR after each pass.
+    """
+    return _cg.run_pipeline(program, dump_dir, verify)
+
+
+def pass_names() -> List[str]:
+    """The default pipeline's passes, in order."""
+    return list(_cg.pass_names())
+
+
+def orchestration_functions(program) -> List[str]:
+    """Names of the program's Orchestration functions, in definition order."""
+    from pypto._core import ir
+    return [f.name for f in program.functions if f.type == ir.FunctionType.Orchestration]
+
+
+def _func_name(func: Union[str, object]) -> str:
+    if isinstance(func, str):
+        return func
+    name = getattr(func, "name", None)
+    if isinstance(name, str):
+        return name
+    raise TypeError("generate_orchestration: func must be a function name or an IR Function, got %r" % (func,))
+
+
+def generate_orchestration(program, func: Union[str, object], run_passes: bool = True) -> OrchestrationResult:
+    """Generates ``orchestration/<func>.cpp`` for Orchestration function ``func`` of ``program``.
+
+    ``func`` is the function's name or the Function object (``MyProgram.orch_basic``).
+    ``run_passes=False`` skips the pipeline (the program must already be prepared).
+    """
+    prepared = run_pipeline(program) if run_passes else program
+    r = _cg.generate_orchestration(prepared, _func_name(func))
+    return OrchestrationResult(func_name=r.func_name, code=r.code, files=dict(r.files),
+                               kernel_ids=dict(r.kernel_ids), core_types=dict(r.core_types),
+                               signature=list(r.signature), backend=_backend.get_backend_type())

@@ -1,0 +1,94 @@
+// Python bindings of the pass pipeline and the orchestration code generator
+// (`pypto._core.codegen`). The user-facing wrappers are python/pypto/codegen.py.
+//
+//   from pypto._core import codegen as _cg
+//   prepared = _cg.run_pipeline(program)                  # PYPTO_DUMP_IR=<dir> dumps each pass
+//   r = _cg.generate_orchestration(prepared, "orch_basic")
+//   r.code, r.files, r.kernel_ids, r.core_types, r.signature
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+
+#include "bindings.h"
+#include "pypto/codegen/orchestration.h"
+#include "pypto/ir/function.h"
+#include "pypto/transforms/pass.h"
+#include "pypto/transforms/verifier.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto::bindings {
+
+namespace {
+
+template <class Map>
+nb::dict to_dict(const Map& m) {
+  nb::dict d;
+  for (auto& [k, v] : m) d[nb::cast(k)] = nb::cast(v);
+  return d;
+}
+
+}  // namespace
+
+void bind_codegen(nb::module_& parent) {
+  using namespace pypto::codegen;
+  nb::module_ m = parent.def_submodule("codegen", "Pass pipeline and orchestration code generation (C++).");
+
+  nb::class_<ParamSignature>(m, "ParamSignature")
+      .def_ro("name", &ParamSignature::name)
+      .def_ro("kind", &ParamSignature::kind)
+      .def_ro("dtype", &ParamSignature::dtype)
+      .def_ro("shape", &ParamSignature::shape)
+      .def_ro("direction", &ParamSignature::direction)
+      .def_ro("slot", &ParamSignature::slot)
+      .def("__repr__", [](const ParamSignature& s) {
+        std::string shape;
+        for (size_t i = 0; i < s.shape.size(); ++i) shape += (i ? ", " : "") + s.shape[i];
+        return "ParamSignature(" + s.name + ": " + s.kind + " " + s.dtype + (s.kind == "tensor" ? " [" + shape + "] " : " ") +
+               s.direction + ", slot " + std::to_string(s.slot) + ")";
+      });
+
+  nb::class_<OrchestrationResult>(m, "OrchestrationResult")
+      .def_ro("func_name", &OrchestrationResult::func_name)
+      .def_ro("code", &OrchestrationResult::code)
+      .def_prop_ro("files", [](const OrchestrationResult& r) { return to_dict(r.files); })
+      .def_prop_ro("kernel_ids", [](const OrchestrationResult& r) { return to_dict(r.kernel_ids); })
+      .def_prop_ro("core_types", [](const OrchestrationResult& r) { return to_dict(r.core_types); })
+      .def_ro("signature", &OrchestrationResult::signature);
+
+  m.def(
+      "run_pipeline",
+      [](const ir::ProgramPtr& program, std::optional<std::string> dump_dir, bool verify) {
+        transforms::PassOptions o = transforms::PassOptions::FromEnv();
+        if (dump_dir) o.dump_dir = *dump_dir;
+        o.verify = verify;
+        return transforms::RunDefaultPipeline(program, o);
+      },
+      "program"_a, "dump_dir"_a = nb::none(), "verify"_a = true,
+      "Run the default pass pipeline; dump_dir (or $PYPTO_DUMP_IR) receives <NN>_<Pass>.py after each pass.");
+  m.def("pass_names", [] {
+    std::vector<std::string> names;
+    for (auto& p : transforms::DefaultPipeline()) names.push_back(p.name);
+    return names;
+  }, "Names of the default pipeline's passes, in order.");
+  m.def("verify_codegen_preconditions", &transforms::VerifyCodegenPreconditions, "program"_a, "func_name"_a,
+        "Violations of the orchestration codegen preconditions (empty list = OK).");
+  m.def("generate_orchestration", &GenerateOrchestration, "program"_a, "func_name"_a,
+        "Generate orchestration C++ for a prepared program (run_pipeline first).");
+  m.def(
+      "infer_core_type",
+      [](const ir::ProgramPtr& p, const std::string& name) {
+        ir::FunctionPtr f = p->get(name);
+        if (!f) throw nb::key_error(name.c_str());
+        return InferCoreType(*p, *f);
+      },
+      "program"_a, "name"_a, "\"AIC\", \"AIV\" or \"MIXED\" for a kernel / Group function.");
+  m.def("get_ssa_base_name", &GetSSABaseName, "name"_a);
+}
+
+}  // namespace pypto::bindings
