@@ -15,13 +15,14 @@ class ClusterSpmd:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], flags: pl.Tensor[[16, 16], pl.INT32],
              out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         with pl.cluster():
             with pl.spmd(2):
                 out = self.work(x, out)
         with pl.at(level=pl.Level.CHIP):
-            with pl.at(level=pl.Level.CORE_GROUP, predicate=(out[0, 0] != 0)) as t:
+            # flags is an input of the program: no producer task to list in deps=
+            with pl.at(level=pl.Level.CORE_GROUP, predicate=(flags[0, 0] != 0)) as t:
                 out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
         return out
 
