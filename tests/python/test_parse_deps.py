@@ -259,3 +259,19 @@ def test_placeholder_targets_read_nothing():
     tmp1, d1, tmp2, p1 = stmts
     assert isinstance(tmp1.value, ir.Submit) and d1.value.index == 0
     assert p1.value.index == 0 and p1.value.tuple.same_as(tmp2.var)
+
+
+def test_producer_check_follows_task_dummy_barriers():
+    main_stmts("""
+        rc, g = pl.submit(self.gate, rc)
+        b1 = pl.system.task_dummy(deps=[g])
+        b2 = pl.system.task_dummy(deps=[b1])
+        d, t = pl.submit(self.k, a, d, deps=[b2], predicate=(rc[0, 0] > 0))
+    """)
+    with pytest.raises(PyptoError, match="producer of predicate tensor 'rc'"):
+        main_stmts("""
+            rc, g = pl.submit(self.gate, rc)
+            d, t0 = pl.submit(self.k, a, d)
+            b = pl.system.task_dummy(deps=[t0])
+            d, t = pl.submit(self.k, a, d, deps=[b], predicate=(rc[0, 0] > 0))
+        """)

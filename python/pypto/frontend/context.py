@@ -105,6 +105,8 @@ class FnCtx:
         self.hidden: dict[str, Hidden] = {}
         # Best-effort predicate producer check: tensor Var -> producer TaskId Var.
         self.producers: dict = {}
+        # pl.system.task_dummy results -> their deps, so a barrier in deps= covers its inputs.
+        self.barriers: dict = {}
         self.returned = False          # a top-level return was parsed (it must be last)
 
     # -- names ---------------------------------------------------------------------------

@@ -202,6 +202,22 @@ def parse_predicate(ctx, node: ast.AST):
     return ir.BinaryExpr.make(op, a, b, ctx.span(node)), t, tnode
 
 
+def _through_barriers(ctx, deps):
+    """deps= entries plus, transitively, the deps of every pl.system.task_dummy barrier among
+    them (a barrier orders its consumer after all its inputs). Also says whether an array entry
+    was met (then the check is skipped, as for a direct array entry)."""
+    out, todo, has_array = [], list(deps), False
+    while todo:
+        d = todo.pop()
+        if any(d.same_as(x) for x in out):
+            continue
+        out.append(d)
+        if irtypes.is_task_id_array(d.type):
+            has_array = True
+        todo.extend(ctx.barriers.get(d, []))
+    return out, has_array
+
+
 class DiscardedTid:
     """Producer record for a submit whose task id was bound to `_` (it cannot be named)."""
 
@@ -215,7 +231,9 @@ def check_producer(ctx, tensor, tnode, deps: DepList):
     prod = ctx.producers.get(tensor)
     if prod is None:
         return
-    dep_list = deps.deps if deps is not None else []
+    dep_list, has_array = _through_barriers(ctx, deps.deps if deps is not None else [])
+    if has_array:
+        return
     if isinstance(prod, DiscardedTid):
         raise ctx.error(tnode, f"the producer of predicate tensor '{tnode.id}' is not in deps= "
                         "(its task id was discarded with '_')",
