@@ -135,14 +135,19 @@ def test_no_dep_args():
     np.testing.assert_allclose(cache, x)
 
 
-def test_cluster_spmd():
+@pytest.mark.parametrize("flag", [1, 0])
+def test_cluster_spmd(flag):
     c, _ = compiled("cluster_spmd")
     x = f32(16, 16)
+    flags = np.full((16, 16), flag, np.int32)
     out = np.ones((16, 16), np.float32)
-    c(x, out)
-    # the spmd(2) blocks each add their block index into the same tile; the CORE_GROUP scope
-    # then (out[0, 0] != 0) overwrites out with x
-    np.testing.assert_allclose(out, x, rtol=1e-6)
+    st = c(x, flags, out, aiv_workers=2)
+    if flag:   # the CORE_GROUP task (flags[0, 0] != 0) overwrites out with x
+        np.testing.assert_allclose(out, x, rtol=1e-6)
+    else:      # skipped: out holds what the cluster's work kernel wrote on its blocks
+        assert st.tasks_skipped == 1
+        # both blocks of the spmd(2) launch write out = x + block_idx over the same tile
+        assert np.allclose(out, x) or np.allclose(out, x + 1)
 
 
 def _kernel_events(trace_path, name):

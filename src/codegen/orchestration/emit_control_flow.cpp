@@ -39,6 +39,9 @@ std::string decl_type(const TypePtr& t) {
 
 void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   deps_->EnterScope(*this, s);
+  // Allocation hoisting: a MANUAL scope is a scheduling region, not a storage scope; its
+  // buffers are declared before the block so tasks after it can name them.
+  if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
