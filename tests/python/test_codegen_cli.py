@@ -1,0 +1,61 @@
+"""`pypto compile prog.py -o out/` (python/pypto/cli.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+from pypto import cli
+
+from codegen_test_util import GOLDEN_DIR, significant_lines
+
+ORCH_BASIC = os.path.join(GOLDEN_DIR, "orch_basic", "program.py")
+
+
+def test_compile_writes_orchestration_file(tmp_path, capsys):
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path)]) == 0
+    out = tmp_path / "orchestration" / "orch_basic.cpp"
+    assert out.is_file()
+    with open(os.path.join(GOLDEN_DIR, "orch_basic", "expected.cpp")) as f:
+        assert significant_lines(out.read_text()) == significant_lines(f.read())
+    assert str(out) in capsys.readouterr().out
+
+
+def test_compile_several_programs_needs_program_flag(tmp_path, capsys):
+    src = tmp_path / "two.py"
+    with open(ORCH_BASIC) as f:
+        text = f.read()
+    src.write_text(text + "\n\nOther = OrchBasic\n" + text.replace("class OrchBasic", "class Second"))
+    assert cli.main(["compile", str(src), "-o", str(tmp_path / "o")]) == 2
+    assert "--program" in capsys.readouterr().err
+    assert cli.main(["compile", str(src), "-o", str(tmp_path / "o"), "--program", "Second"]) == 0
+    assert (tmp_path / "o" / "orchestration" / "orch_basic.cpp").is_file()
+
+
+def test_compile_reports_user_errors(tmp_path, capsys):
+    src = tmp_path / "bad.py"
+    src.write_text("import pypto.language as pl\n\n@pl.program\nclass Bad:\n"
+                   "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+                   "    def main(self, x: pl.Tensor[[16], pl.FP32]):\n"
+                   "        y = self.nope(x)\n")
+    assert cli.main(["compile", str(src), "-o", str(tmp_path / "o")]) == 1
+    assert "error:" in capsys.readouterr().err
+
+
+def test_compile_missing_file(tmp_path, capsys):
+    assert cli.main(["compile", str(tmp_path / "missing.py")]) == 2
+    assert "no such file" in capsys.readouterr().err
+
+
+def test_compile_dump_ir(tmp_path):
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "o"), "--dump-ir", str(tmp_path / "ir")]) == 0
+    assert (tmp_path / "ir" / "00_Input.py").is_file()
+
+
+def test_console_entry_point(tmp_path):
+    cp = subprocess.run([sys.executable, "-m", "pypto.cli", "compile", ORCH_BASIC, "-o", str(tmp_path)],
+                        capture_output=True, text=True)
+    assert cp.returncode == 0, cp.stderr
+    assert (tmp_path / "orchestration" / "orch_basic.cpp").is_file()
