@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace bench {
@@ -101,14 +102,27 @@ inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t
   return best;
 }
 
-/// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where
-/// ideal = tasks * grain / cores. Log-interpolated between probes; returns -1 if none of the
-/// probes up to 10 ms reached 50%.
+/// Wall time of `tasks` busy-waits of `grain_ns` split statically over `threads` plain threads:
+/// the runtime-free ideal, measured at the same moment (so machine load cancels out).
+inline double static_wall(int threads, int64_t tasks, int64_t grain_ns) {
+  const int64_t t0 = now_ns();
+  std::vector<std::thread> th;
+  for (int k = 0; k < threads; ++k)
+    th.emplace_back([=] {
+      for (int64_t i = k; i < tasks; i += threads) busy_wait(grain_ns);
+    });
+  for (auto& t : th) t.join();
+  return static_cast<double>(now_ns() - t0) * 1e-9;
+}
+
+/// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where ideal
+/// is static_wall() of the same work on min(cores, width) threads. Log-interpolated between
+/// probes; returns -1 if no probe up to 1 ms reached 50%.
 inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
   // Effective parallelism of the graph on `cores` threads.
   const double par = std::min<double>(c.cores, c.width);
   double prev_g = 0, prev_e = 0;
-  for (double g_us : {0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0}) {
+  for (double g_us : {0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0}) {
     const int64_t g_ns = static_cast<int64_t>(g_us * 1000);
     // ~40 ms of ideal work per probe, between 4 timesteps and metg_tasks tasks.
     const double want = 0.04 * par / (g_us * 1e-6);
@@ -116,7 +130,7 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
     const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
-    const double ideal = total * g_us * 1e-6 / par;
+    const double ideal = static_wall(static_cast<int>(par), static_cast<int64_t>(total), g_ns);
     const double eff = ideal / wall;
     if (eff >= 0.5) {
       if (prev_g == 0) return g_us;

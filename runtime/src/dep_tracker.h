@@ -78,6 +78,14 @@ class DepTracker {
               IsLive&& live) {
     if (r.empty) return;
     Storage& st = storage(key);
+    if (st.tiled) {
+      if (st.by_off.empty() && st.by_lo.empty()) st.sig = Signature::of(r);
+      if (st.sig.valid && st.sig.matches(r)) {
+        access_tile(st, r, read, write, self, deps, live);
+        return;
+      }
+      untile(st);  // a region of another shape or alignment: general index from now on
+    }
     Entry* same = nullptr;
     auto it = seek(st, r.lo - st.max_len);
     while (it != st.by_lo.end() && it->first < r.hi) {
@@ -127,6 +135,10 @@ class DepTracker {
     auto sit = map_.find(key);
     if (sit == map_.end()) return;
     Storage& st = sit->second;
+    for (const auto& kv : st.by_off) {
+      const Entry& e = kv.second;
+      if (e.writer && live(e.writer) && regions_overlap(e.region, r)) out.push_back(e.writer);
+    }
     for (auto it = st.by_lo.lower_bound(r.lo - st.max_len); it != st.by_lo.end() && it->first < r.hi; ++it) {
       const Entry& e = it->second;
       if (e.writer && live(e.writer) && regions_overlap(e.region, r)) out.push_back(e.writer);
@@ -146,12 +158,60 @@ class DepTracker {
   size_t storages() const { return map_.size(); }
   size_t entries(const void* key) const {
     auto it = map_.find(key);
-    return it == map_.end() ? 0 : it->second.by_lo.size();
+    return it == map_.end() ? 0 : it->second.by_lo.size() + it->second.by_off.size();
   }
 
  private:
   using Map = std::multimap<int64_t, Entry, std::less<int64_t>, PoolAllocator<std::pair<const int64_t, Entry>>>;
+  using Hash = std::unordered_map<int64_t, Entry, std::hash<int64_t>, std::equal_to<int64_t>,
+                                  PoolAllocator<std::pair<const int64_t, Entry>>>;
+
+  // Tiling fast path: while every region of a storage has the same shape and layout and is
+  // aligned to its own extent (a tile grid), two regions overlap iff they are the same tile,
+  // so lookups are a hash on the first byte.
+  struct Signature {
+    bool valid = false;
+    bool dense = false;
+    int64_t len = 0;
+    uint32_t elem = 0, ndims = 0;
+    int64_t rem = 0;
+    uint32_t shapes[PTO2_MAX_DIMS] = {};
+    int64_t strides[PTO2_MAX_DIMS] = {};
+    static bool aligned(const Region& r) {
+      if (r.dense) return (r.hi - r.lo) > 0 && r.lo % (r.hi - r.lo) == 0;
+      if (!r.box) return false;
+      for (uint32_t d = 0; d < r.ndims; ++d)
+        if (r.shapes[d] == 0 || r.start[d] % r.shapes[d] != 0) return false;
+      return true;
+    }
+    static Signature of(const Region& r) {
+      Signature g;
+      if (!aligned(r)) return g;
+      g.valid = true;
+      g.dense = r.dense;
+      g.len = r.hi - r.lo;
+      g.elem = r.elem;
+      g.ndims = r.ndims;
+      g.rem = r.rem;
+      for (uint32_t d = 0; d < r.ndims; ++d) {
+        g.shapes[d] = r.shapes[d];
+        g.strides[d] = r.strides[d];
+      }
+      return g;
+    }
+    bool matches(const Region& r) const {
+      if (dense) return r.dense && r.hi - r.lo == len && r.lo % len == 0;
+      if (r.dense || !r.box || r.ndims != ndims || r.elem != elem || r.rem != rem) return false;
+      for (uint32_t d = 0; d < ndims; ++d)
+        if (r.shapes[d] != shapes[d] || r.strides[d] != strides[d] || r.start[d] % shapes[d] != 0) return false;
+      return true;
+    }
+  };
+
   struct Storage {
+    bool tiled = true;
+    Signature sig;
+    Hash by_off;  // tiled mode: first byte -> entry
     Map by_lo;
     Map::iterator finger = by_lo.end();  // where the previous access ended (end() = none)
     int64_t max_len = 0;
@@ -190,6 +250,46 @@ class DepTracker {
       last_key_ = key;
     }
     return *last_;
+  }
+
+  template <class IsLive>
+  void access_tile(Storage& st, const Region& r, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
+                   IsLive& live) {
+    auto ins = st.by_off.try_emplace(r.lo);
+    Entry& e = ins.first->second;
+    if (ins.second) {
+      e.region = r;
+    } else {
+      refresh(e, self, live);
+      if (e.writer && e.writer != self) deps.push_back(e.writer);
+      if (write)
+        for (uint64_t rd : e.readers)
+          if (rd != self) deps.push_back(rd);
+    }
+    if (write) {
+      e.writer = self;
+      e.readers.clear();
+    } else if (read && (e.readers.empty() || e.readers.back() != self)) {
+      e.readers.push_back(self);
+    }
+    if (st.by_off.size() >= st.sweep_at) {
+      for (auto it = st.by_off.begin(); it != st.by_off.end();) {
+        if (!refresh(it->second, 0, live)) it = st.by_off.erase(it);
+        else ++it;
+      }
+      st.sweep_at = std::max<size_t>(64, st.by_off.size() * 2);
+    }
+  }
+
+  static void untile(Storage& st) {
+    st.tiled = false;
+    for (auto& kv : st.by_off) {
+      const int64_t len = kv.second.region.hi - kv.second.region.lo;
+      if (len > st.max_len) st.max_len = len;
+      st.by_lo.emplace(kv.first, std::move(kv.second));
+    }
+    st.by_off.clear();
+    st.finger = st.by_lo.end();
   }
 
   // Drops finished tasks from `e`; false if nothing live remains.

@@ -1,0 +1,82 @@
+// The dependency tracker on its own: tile-grid fast path, fallback to the general index,
+// RaW/WaW/WaR edges, pruning of finished tasks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "../src/dep_tracker.h"
+#include "test_util.h"
+
+using pto2::detail::DepTracker;
+using pto2::detail::Region;
+
+namespace {
+float g_store[64 * 64];
+Tensor grid() {
+  uint32_t sh[2] = {64, 64};
+  return make_tensor_external(g_store, sh, 2, DataType::FLOAT32);
+}
+Region tile(uint32_t r, uint32_t c, uint32_t n = 16) {
+  uint32_t sh[2] = {n, n}, off[2] = {r, c};
+  return Region::of(grid().view(sh, off));
+}
+struct Fixture {
+  DepTracker t;
+  std::set<uint64_t> done;
+  std::vector<uint64_t> deps;
+  std::vector<uint64_t> access(const Region& r, bool read, bool write, uint64_t self) {
+    deps.clear();
+    t.access(g_store, r, read, write, self, deps, [this](uint64_t x) { return !done.count(x); });
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    return deps;
+  }
+};
+using V = std::vector<uint64_t>;
+}  // namespace
+
+TEST(DepTracker, TileGridExactEdges) {
+  Fixture f;
+  EXPECT_EQ(f.access(tile(0, 0), false, true, 1), V{});
+  EXPECT_EQ(f.access(tile(0, 16), false, true, 2), V{});   // other tile: independent
+  EXPECT_EQ(f.access(tile(0, 0), true, false, 3), V{1});   // RaW
+  EXPECT_EQ(f.access(tile(0, 0), true, false, 4), V{1});
+  EXPECT_EQ(f.access(tile(0, 0), false, true, 5), (V{1, 3, 4}));  // WaW + WaR
+  EXPECT_EQ(f.access(tile(0, 16), true, true, 6), V{2});
+}
+
+TEST(DepTracker, MisalignedViewFallsBackAndStaysExact) {
+  Fixture f;
+  f.access(tile(0, 0), false, true, 1);
+  f.access(tile(0, 16), false, true, 2);
+  f.access(tile(16, 0), false, true, 3);
+  f.access(tile(16, 16), false, true, 4);
+  f.access(tile(32, 32), false, true, 5);
+  EXPECT_EQ(f.access(tile(8, 8), true, false, 6), (V{1, 2, 3, 4}));  // straddles four tiles
+  EXPECT_EQ(f.access(tile(40, 40, 8), true, false, 7), V{5});
+  uint32_t sh[2] = {64, 64}, off[2] = {0, 0};
+  EXPECT_EQ(f.access(Region::of(grid().view(sh, off)), false, true, 8), (V{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(f.access(tile(0, 0), true, false, 9), V{8});  // the covering write replaced them
+}
+
+TEST(DepTracker, FinishedTasksArePruned) {
+  Fixture f;
+  for (uint64_t i = 1; i <= 10000; ++i) {
+    f.access(tile(static_cast<uint32_t>((i % 4) * 16), 0), false, true, i);
+    f.done.insert(i);
+  }
+  EXPECT_LE(f.t.entries(g_store), 64u + 4u);
+  EXPECT_EQ(f.access(tile(0, 0), true, false, 20000), V{});
+}
+
+TEST(DepTracker, DifferentStoragesAreIndependent) {
+  DepTracker t;
+  std::vector<uint64_t> deps;
+  float a[16], b[16];
+  uint32_t sh[1] = {16};
+  auto live = [](uint64_t) { return true; };
+  t.access(a, Region::of(make_tensor_external(a, sh, 1, DataType::FLOAT32)), false, true, 1, deps, live);
+  t.access(b, Region::of(make_tensor_external(b, sh, 1, DataType::FLOAT32)), true, false, 2, deps, live);
+  EXPECT_TRUE(deps.empty());
+}
