@@ -42,12 +42,14 @@ bool Engine::write_trace(const std::string& path) const {
                   is_aic ? "AIC" : "AIV", is_aic ? aic++ : aiv++);
     f << buf;
   }
-  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"timing_slots\"}}", n_workers_);
+  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"orchestrator\"}}", n_workers_);
+  f << buf;
+  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"timing_slots\"}}", n_workers_ + 1);
   f << buf;
   // first block (start, tid) and last end per task for flow arrows
   struct Span { int64_t start = INT64_MAX, end = 0; uint32_t start_tid = 0, end_tid = 0; };
   std::unordered_map<uint64_t, Span> spans;
-  for (uint32_t w = 0; w < n_workers_; ++w) {
+  for (uint32_t w = 0; w <= n_workers_; ++w) {  // the last track: tasks the orchestrator ran
     for (const TraceEvent& e : trace_[w]) {
       std::string name = (e.kernel >= 0 && static_cast<size_t>(e.kernel) < kernels_.size()) ? kernels_[static_cast<size_t>(e.kernel)].name : "task";
       std::snprintf(buf, sizeof buf,
@@ -80,7 +82,7 @@ bool Engine::write_trace(const std::string& path) const {
     std::snprintf(buf, sizeof buf,
                   ",\n{\"name\":\"timing_slot_%u\",\"cat\":\"timing_slot\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                   "\"args\":{\"slot\":%u,\"tasks\":%llu}}",
-                  k, n_workers_, us(s), static_cast<double>(e - s) * 1e-3, k,
+                  k, n_workers_ + 1, us(s), static_cast<double>(e - s) * 1e-3, k,
                   static_cast<unsigned long long>(timing_[k].tasks.load()));
     f << buf;
   }

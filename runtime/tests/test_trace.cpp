@@ -109,3 +109,31 @@ TEST(Trace, WellFormedWithSpansFlowsAndSlots) {
     std::remove(path.c_str());
   }
 }
+
+TEST(Trace, EveryTaskAppearsEvenWhenTheOrchestratorRanIt) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(30);
+    pto2::Runtime rt(workers(w).trace(true).task_ring_size(8));
+    register_std(rt);
+    std::vector<float> x(4, 0);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 300; ++i) {
+        Arg p;
+        p.add_inout(ext1d(x));
+        rt_submit_aiv_task(2, p);
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    const std::string path = "pto2_trace_all_" + std::to_string(w) + ".json";
+    ASSERT_TRUE(rt.write_trace(path));
+    std::ifstream f(path);
+    std::stringstream ss;
+    ss << f.rdbuf();
+    const std::string j = ss.str();
+    Json p{j};
+    EXPECT_TRUE(p.value());
+    EXPECT_EQ(count(j, "\"cat\":\"task\""), 300u);
+    EXPECT_EQ(count(j, "\"ph\":\"s\""), 299u);  // the inout chain
+    std::remove(path.c_str());
+  }
+}
