@@ -95,8 +95,6 @@ class NameTable {
     if (it != names_.end()) return it->second;
     return define(v);
   }
-  bool has(const Var* v) const { return names_.count(v) != 0; }
-
   // A name for no Var (a placeholder target): `base`, or `base_<k>` if taken.
   std::string fresh(const std::string& base) {
     std::string chosen = base;
