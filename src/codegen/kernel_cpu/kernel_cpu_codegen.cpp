@@ -12,6 +12,7 @@
 #include <cctype>
 
 #include "kernel_emitter.h"
+#include "pypto/ir/mutator.h"
 
 namespace pypto::codegen {
 
@@ -167,16 +168,94 @@ TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, 
   return ref;
 }
 
-void KernelEmitter::BindParams() {
+// Slots of a kernel's params. A kernel runs with the tensors / scalars of its task: for a
+// kernel called from a Group (a mixed task) those are the *Group's* arguments, so param i
+// takes the slot of the Group param it is called with; otherwise tensor params take tensor
+// slots and scalar params scalar slots in parameter order.
+// The Group param a value of a Group body stands for: a param itself, a rebinding of one, or
+// the result of a kernel call (which is the Out / InOut param that call returns, NormalizeReturnOrder).
+static const Var* ResolveGroupValue(const Program& program, const Function& group, const ExprPtr& e, int depth = 0) {
+  if (!e || depth > 64) return nullptr;
+  const Var* v = as_var(e);
+  int tuple_index = 0;
+  if (auto* tg = e->as<TupleGetItem>()) {
+    v = as_var(tg->tuple);
+    tuple_index = tg->index;
+  }
+  if (!v) return nullptr;
+  for (auto& gp : group.params) if (gp.get() == v && !e->is<TupleGetItem>()) return v;
+  for (auto& st : flatten_stmts(group.body)) {
+    auto* a = st->as<AssignStmt>();
+    if (!a || a->var.get() != v) continue;
+    if (as_var(a->value) || a->value->is<TupleGetItem>()) return ResolveGroupValue(program, group, a->value, depth + 1);
+    auto* call = a->value->as<Call>();
+    if (!call || call->is_op) return nullptr;
+    FunctionPtr callee = program.get(call->callee);
+    if (!callee) return nullptr;
+    for (auto& cs : flatten_stmts(callee->body)) {
+      auto* ret = cs->as<ReturnStmt>();
+      if (!ret || tuple_index >= static_cast<int>(ret->values.size())) continue;
+      const Var* rv = as_var(ret->values[tuple_index]);
+      for (size_t k = 0; k < callee->params.size() && k < call->args.size(); ++k) {
+        if (callee->params[k].get() == rv) return ResolveGroupValue(program, group, call->args[k], depth + 1);
+      }
+    }
+    return nullptr;
+  }
+  return nullptr;
+}
+
+static std::vector<int> ParamSlots(const Program& program, const Function& fn) {
+  std::vector<int> slots(fn.params.size(), -1);
   int ti = 0, si = 0;
+  for (size_t i = 0; i < fn.params.size(); ++i) slots[i] = fn.params[i]->type->is<TensorType>() ? ti++ : si++;
+  const Function* group = nullptr;
+  for (auto& g : program.functions) {
+    if (g->type != FunctionType::Group) continue;
+    for (auto& st : flatten_stmts(g->body)) {
+      const Call* call = nullptr;
+      if (auto* a = st->as<AssignStmt>()) call = a->value->as<Call>();
+      else if (auto* e = st->as<EvalStmt>()) call = e->expr->as<Call>();
+      if (!call || call->is_op || call->callee != fn.name) continue;
+      PYPTO_USER_CHECK(call->args.size() == fn.params.size(), call->span,
+                       "call to '" << fn.name << "' passes " << call->args.size() << " arguments for "
+                                   << fn.params.size() << " parameters", "");
+      // Slots of the group's params.
+      std::map<const Var*, int> group_slot;
+      int gt = 0, gs = 0;
+      for (auto& gp : g->params) group_slot[gp.get()] = gp->type->is<TensorType>() ? gt++ : gs++;
+      std::vector<int> mapped(fn.params.size(), -1);
+      for (size_t i = 0; i < call->args.size(); ++i) {
+        const Var* v = ResolveGroupValue(program, *g, call->args[i]);
+        auto it = v ? group_slot.find(v) : group_slot.end();
+        PYPTO_USER_CHECK(it != group_slot.end(), call->span,
+                         "argument " << i << " of '" << fn.name << "' in Group '" << g->name
+                                     << "' must be a parameter of the Group",
+                         "a Group passes its own parameters to its AIC / AIV kernels");
+        mapped[i] = it->second;
+      }
+      PYPTO_USER_CHECK(group == nullptr || mapped == slots, call->span,
+                       "kernel '" << fn.name << "' is called with different arguments by Groups '" << group->name
+                                  << "' and '" << g->name << "'",
+                       "give each Group its own kernel");
+      group = g.get();
+      slots = mapped;
+    }
+  }
+  return slots;
+}
+
+void KernelEmitter::BindParams() {
+  param_slots_ = ParamSlots(program_, fn_);
   for (size_t i = 0; i < fn_.params.size(); ++i) {
     const VarPtr& p = fn_.params[i];
+    const int slot_index = param_slots_[i];
     if (p->type->is<TensorType>()) {
-      tensors_[p.get()] = ti++;
-      tensor_param_names_.push_back(p->name);
+      tensors_[p.get()] = slot_index;
+      tensor_param_names_[slot_index] = p->name;
     } else if (auto* st = p->type->as<ScalarType>()) {
       const std::string name = Ident(p.get());
-      const std::string slot = "ctx->scalars[" + std::to_string(si++) + "]";
+      const std::string slot = "ctx->scalars[" + std::to_string(slot_index) + "]";
       std::string value;
       if (is_float(st->dtype)) value = "pypto_kernel::scalar_f32(" + slot + ")";
       else if (st->dtype == DataType::BOOL) value = "(" + slot + " != 0)";
@@ -248,10 +327,7 @@ int KernelEmitter::TensorIndex(const ExprPtr& e) {
 
 std::string KernelEmitter::Tensor(const ExprPtr& e) { return "ctx->tensors[" + std::to_string(TensorIndex(e)) + "]"; }
 
-std::string KernelEmitter::TensorName(const ExprPtr& e) {
-  int i = TensorIndex(e);
-  return tensor_param_names_.at(static_cast<size_t>(i));
-}
+std::string KernelEmitter::TensorName(const ExprPtr& e) { return tensor_param_names_.at(TensorIndex(e)); }
 
 // ---------------------------------------------------------------------------------------------
 // Statements.

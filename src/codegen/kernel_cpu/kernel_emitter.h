@@ -91,7 +91,8 @@ class KernelEmitter {
   std::map<const ir::Var*, std::string> names_;      // scalar vars -> C++ expression
   std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
-  std::vector<std::string> tensor_param_names_;
+  std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
+  std::vector<int> param_slots_;                     // param i -> its ctx tensor / scalar slot
   std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
   int tmp_counter_ = 0;
 };

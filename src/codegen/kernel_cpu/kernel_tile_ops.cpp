@@ -233,7 +233,7 @@ int KernelEmitter::EmitTensorOp(const Call* call) {
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
   Line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
-       tensor_param_names_.at(static_cast<size_t>(idx)) + "\")) return;");
+       tensor_param_names_.at(idx) + "\")) return;");
   return idx;
 }
 
