@@ -377,3 +377,20 @@ TEST(PrintFunction, LongSignaturesWrapAt100ColumnsAlignedWithTheParen) {
 
 }  // namespace
 }  // namespace pypto::ir::ptest
+
+namespace pypto::ir::ptest {
+namespace {
+
+TEST(PrintNames, HintsThatAreNotIdentifiersAreSanitized) {
+  auto dotted = var("a.b", scalar(DataType::INDEX));
+  auto digit = var("1x", scalar(DataType::INDEX));
+  auto pl_name = var("pl", scalar(DataType::INDEX));     // would shadow the module
+  auto self_name = var("self", scalar(DataType::INDEX));
+  auto r = var("r", scalar(DataType::INDEX));
+  auto body = seq({assign(r, bin(BinaryOp::Add, bin(BinaryOp::Add, dotted, digit), bin(BinaryOp::Mul, pl_name, self_name))),
+                   ret({})});
+  EXPECT_EQ(body_text({dotted, digit, pl_name, self_name}, body), "r = a_b + v1x + pl_ * self_\nreturn\n");
+}
+
+}  // namespace
+}  // namespace pypto::ir::ptest
