@@ -16,6 +16,7 @@ import sys
 from typing import Callable, Dict, List, Optional, Tuple
 
 from pypto.errors import PyptoError
+from pypto.runtime.cli_run import add_run_parser, cmd_run, kernel_files
 
 __all__ = ["main", "load_programs", "select_program", "cmd_compile"]
 
@@ -92,7 +93,9 @@ def cmd_compile(args) -> int:
         raise CliError("program %s has no Orchestration function" % program.name)
     files: Dict[str, str] = {}
     for fn in funcs:
-        files.update(codegen.generate_orchestration(prepared, fn, run_passes=False).files)
+        result = codegen.generate_orchestration(prepared, fn, run_passes=False)
+        files.update(result.files)
+        files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)
     for path in write_files(files, args.output):
         print(path)
     return 0
@@ -100,6 +103,7 @@ def cmd_compile(args) -> int:
 
 _SUBCOMMANDS: List[Tuple[str, Callable, Callable]] = [
     ("compile", add_compile_parser, cmd_compile),
+    ("run", add_run_parser, cmd_run),                  # pypto/runtime/cli_run.py (e2e)
 ]
 
 
