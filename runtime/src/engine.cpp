@@ -226,10 +226,10 @@ bool Engine::add_edge(uint64_t producer, uint32_t consumer_index) {
 TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api) {
   if (failed()) throw RunAborted{};
   const uint64_t raw = next_raw_;
-  const std::string who = std::string(api) + " (task #" + std::to_string(raw) + ")";
+  auto who = [&] { return std::string(api) + " (task #" + std::to_string(raw) + ")"; };  // errors only
   auto check_kernel = [&](int32_t id) {
     if (id < 0 || static_cast<size_t>(id) >= kernels_.size() || !kernels_[static_cast<size_t>(id)].fn)
-      abort_orchestration(who + ": unknown kernel id " + std::to_string(id) +
+      abort_orchestration(who() + ": unknown kernel id " + std::to_string(id) +
                           " (register it with Runtime::register_kernel or pto2_kernel_desc)");
   };
   if (kind == TaskKind::AIC) check_kernel(aic_kernel);
@@ -238,12 +238,12 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     if (aic_kernel != INVALID_KERNEL_ID) check_kernel(aic_kernel);
     if (aiv_kernel != INVALID_KERNEL_ID) check_kernel(aiv_kernel);
     if (aic_kernel == INVALID_KERNEL_ID && aiv_kernel == INVALID_KERNEL_ID)
-      abort_orchestration(who + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)");
+      abort_orchestration(who() + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)");
     if (aic_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIV;
     else if (aiv_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIC;
   }
   const uint32_t blocks = params.launch_spec.block_num;
-  if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who + ": launch_spec block_num must be >= 1");
+  if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who() + ": launch_spec block_num must be >= 1");
   const bool sync = params.launch_spec.require_sync_start;
   bool gang = false;
   uint32_t need[2] = {0, 0};
@@ -251,17 +251,17 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     gang = true;
     need[0] = need[1] = blocks;
     if (blocks > clusters_)
-      abort_orchestration(who + ": mixed task with block_num " + std::to_string(blocks) + " needs " +
+      abort_orchestration(who() + ": mixed task with block_num " + std::to_string(blocks) + " needs " +
                           std::to_string(blocks) + " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters_));
   } else if (kind == TaskKind::AIC || kind == TaskKind::AIV) {
     const int t = kind == TaskKind::AIC ? 0 : 1;
     if (n_type_[t] == 0)
-      abort_orchestration(who + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
+      abort_orchestration(who() + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
     if (sync && blocks > 1) {
       gang = true;
       need[t] = blocks;
       if (blocks > n_type_[t])
-        abort_orchestration(who + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
+        abort_orchestration(who() + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
                             std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " workers at once, the runtime has " +
                             std::to_string(n_type_[t]));
     }
@@ -269,11 +269,11 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const auto& edeps = params.dependencies();
   for (const PTO2TaskId& d : edeps) {
     if (!d.is_valid())
-      abort_orchestration(who + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()");
+      abort_orchestration(who() + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()");
     if (d.raw >= raw)
-      abort_orchestration(who + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted");
+      abort_orchestration(who() + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted");
   }
-  if (params.timing_slot() >= 16) abort_orchestration(who + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
+  if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
 
   // Claim the slot (back-pressure when the ring is full).
   TaskSlot& s = acquire_slot(raw);
