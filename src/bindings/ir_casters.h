@@ -83,7 +83,18 @@ struct type_caster<pypto::ir::Attrs> {
     }
     // A nanobind enum (enum.Enum subclass, e.g. ir.DataType.FP32): stored as its name,
     // the spelling the op registry reads ("dtype": "FP32", "target_memory": "Left").
-    if (!PyObject_HasAttrString(o, "_value_")) return false;
+    if (!PyObject_HasAttrString(o, "_value_")) {
+      // Other integer-like objects (numpy integers): their integer value.
+      if (!PyIndex_Check(o)) return false;
+      PyObject* i = PyNumber_Index(o);
+      if (!i) { PyErr_Clear(); return false; }
+      int overflow = 0;
+      long long x = PyLong_AsLongLongAndOverflow(i, &overflow);
+      Py_DECREF(i);
+      if (overflow || (x == -1 && PyErr_Occurred())) { PyErr_Clear(); return false; }
+      *out = static_cast<int64_t>(x);
+      return true;
+    }
     PyObject* nm = PyObject_GetAttrString(o, "name");
     if (!nm) { PyErr_Clear(); return false; }
     bool ok = PyUnicode_Check(nm);

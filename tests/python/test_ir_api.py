@@ -112,6 +112,10 @@ def test_attrs_dict_conversion():
     assert loop.attrs == {"e": i, "n": 3, "s": "text", "x": 1.5}
     with pytest.raises(TypeError):
         ir.Call.make_op("tensor.create", [sizes], {"dtype": object()})
+    np = pytest.importorskip("numpy")
+    loop2 = ir.ForStmt.make(i, ir.ConstInt.make(0), ir.ConstInt.make(4), ir.ConstInt.make(1), [],
+                            ir.YieldStmt.make([]), [], attrs={"n": np.int64(5), "x": np.float64(0.25)})
+    assert loop2.attrs == {"n": 5, "x": 0.25} and type(loop2.attrs["n"]) is int
 
 
 def test_op_registry_queries():
