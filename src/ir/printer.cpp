@@ -25,191 +25,20 @@
 //   //         ...
 #include "pypto/ir/printer.h"
 
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <map>
 #include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "printer_support.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
-#include "pypto/ir/visitor.h"
 
 namespace pypto::ir {
 namespace {
 
-// ---------------------------------------------------------------------------------------------
-// Names
-
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> kReserved = {
-      // Python keywords and soft keywords that would break parsing.
-      "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
-      "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-      // Names the printed text itself refers to.
-      "pl", "self", "tuple", "min", "max", "float"};
-  return kReserved;
-}
-
-std::string sanitize(const std::string& raw) {
-  std::string s;
-  for (char c : raw) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    s += ok ? c : '_';
-  }
-  if (s.empty()) s = "v";
-  if (s[0] >= '0' && s[0] <= '9') s = "v" + s;
-  return s;
-}
-
-// Collects the name hints of every Var of a function (so uniquified names avoid them) and
-// counts Var occurrences (definitions and uses) for the tuple-unpacking rule.
-struct VarCensus : IRVisitor {
-  std::set<std::string> names;
-  std::unordered_map<const Var*, int> count;
-  void visit_(const Var* op) override {
-    names.insert(op->name);
-    ++count[op];
-    IRVisitor::visit_(op);
-  }
-  void visit_(const IterArg* op) override {
-    names.insert(op->name);
-    ++count[op];
-    IRVisitor::visit_(op);
-  }
-};
-
-class NameTable {
- public:
-  void avoid(const std::set<std::string>& names) { hints_.insert(names.begin(), names.end()); }
-
-  // The printed name of `v`, allocating one on first sight.
-  const std::string& name(const Var* v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
-    return define(v);
-  }
-  // A name for no Var (a placeholder target): `base`, or `base_<k>` if taken.
-  std::string fresh(const std::string& base) {
-    std::string chosen = base;
-    for (int k = 1; taken_.count(chosen) || hints_.count(chosen); ++k) chosen = base + "_" + std::to_string(k);
-    taken_.insert(chosen);
-    return chosen;
-  }
-
-  const std::string& define(const Var* v) {
-    auto it = names_.find(v);
-    if (it != names_.end()) return it->second;
-    std::string base = sanitize(v->name);
-    if (reserved_names().count(base)) base += "_";
-    std::string chosen = base;
-    if (taken_.count(chosen)) {
-      for (int k = 1;; ++k) {
-        chosen = base + "_" + std::to_string(k);
-        if (!taken_.count(chosen) && !hints_.count(chosen)) break;
-      }
-    }
-    taken_.insert(chosen);
-    return names_.emplace(v, chosen).first->second;
-  }
-
- private:
-  std::unordered_map<const Var*, std::string> names_;
-  std::set<std::string> taken_;
-  std::set<std::string> hints_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Literals
-
-// Shortest text that reads back as `v`, laid out like Python's repr(float): positional
-// between 1e-4 and 1e16 ("100.0", "0.001"), else exponent form ("1e-30", "3e+20").
-std::string format_float(double v) {
-  if (std::isnan(v)) return "float(\"nan\")";
-  if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "-float(\"inf\")";
-  char buf[64];
-  int digits = 17;
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*e", p - 1, v);
-    if (std::strtod(buf, nullptr) == v) {
-      digits = p;
-      break;
-    }
-  }
-  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
-  std::string sci = buf;
-  int exp = std::atoi(sci.c_str() + sci.find('e') + 1);
-  if (exp >= -4 && exp < 16) {
-    int decimals = std::max(digits - 1 - exp, 0);
-    std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
-    std::string s = buf;
-    if (s.find('.') == std::string::npos) s += ".0";
-    return s;
-  }
-  return sci;
-}
-
-std::string quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') { out += "\\n"; continue; }
-    out += c;
-  }
-  return out + "\"";
-}
-
-// ---------------------------------------------------------------------------------------------
-// Op spellings
-
-// DSL spelling of a registered op ("tile.add" -> "pl.add").
-std::string op_spelling(const std::string& op) {
-  if (op == "tensor.create") return "pl.create_tensor";
-  if (op == "tile.get_block_idx" || op == "tile.get_block_num") return "pl." + op;
-  auto dot = op.find('.');
-  if (dot == std::string::npos) return "pl." + op;
-  std::string ns = op.substr(0, dot), name = op.substr(dot + 1);
-  if (ns == "tile") return "pl." + name;
-  return "pl." + op;   // pl.tensor.slice, pl.system.task_dummy, pl.array.create, ...
-}
-
-// Attrs the DSL spells positionally, after the expr args, in this order.
-const std::vector<std::string>& positional_attrs(const std::string& op) {
-  static const std::map<std::string, std::vector<std::string>> kTable = {
-      {"tile.cast", {"dtype"}},
-      {"array.create", {"size", "dtype"}},
-  };
-  static const std::vector<std::string> kNone;
-  auto it = kTable.find(op);
-  return it == kTable.end() ? kNone : it->second;
-}
-
-// Python operator precedence (higher binds tighter).
-enum Prec : int { kOr = 1, kAnd = 2, kNot = 3, kCmp = 4, kAdd = 6, kMul = 7, kUnary = 8, kAtom = 10 };
-
-int binary_prec(BinaryOp op) {
-  switch (op) {
-    case BinaryOp::Or: return kOr;
-    case BinaryOp::And: return kAnd;
-    case BinaryOp::Eq: case BinaryOp::Ne: case BinaryOp::Lt: case BinaryOp::Le: case BinaryOp::Gt: case BinaryOp::Ge:
-      return kCmp;
-    case BinaryOp::Add: case BinaryOp::Sub: return kAdd;
-    case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::FloorDiv: case BinaryOp::Mod: return kMul;
-    case BinaryOp::Min: case BinaryOp::Max: return kAtom;   // printed as min(a, b) / max(a, b)
-  }
-  return kAtom;
-}
-
-bool is_op_call(const ExprPtr& e, const char* name) {
-  auto* c = e ? e->as<Call>() : nullptr;
-  return c && c->is_op && c->callee == name;
-}
+using namespace printer_support;
 
 // ---------------------------------------------------------------------------------------------
 // The printer
