@@ -57,8 +57,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             if (tids_slot.is_valid()) params_t2_deps[params_t2_deps_count++] = tids_slot;
             params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
             TaskOutputTensors task_2_outs = rt_submit_aiv_task(1, params_t2);
-            PTO2TaskId _ = task_2_outs.task_id();
-            (void)_;
+            (void)task_2_outs;
         }
     }
 }
