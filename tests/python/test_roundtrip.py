@@ -263,6 +263,61 @@ class Tiles:
                 d = self.kernel_add(d, d, d)
         return d
     """),
+    "predicate_forms": program("""
+        rc = pl.create_tensor([2, 2], dtype=pl.INT32)
+        rc, t0 = pl.submit(self.kernel_add, a, b, rc)
+        d, t1 = pl.submit(self.kernel_add, a, b, d, deps=[t0], predicate=(0 < rc[1, 0]))
+        d, t2 = pl.spmd_submit(self.kernel_add, a, b, d, core_num=2, deps=[t0, t1], timing_slot=0,
+                               predicate=(rc[0, 1] == -3))
+        with pl.spmd(2, deps=[t0], allow_early_resolve=True, predicate=(rc[0, 0] >= 1)) as t3:
+            ta = pl.load(a, [0, 0], [16, 16])
+            d = pl.store(ta, [0, 0], d)
+        return d
+    """),
+    "taskid_carries_in_parallel": program("""
+        with pl.manual_scope():
+            prev = None
+            for phase in pl.range(2):
+                for br in pl.parallel(4):
+                    d, prev = pl.submit(self.kernel_add, a, b, d, deps=[prev])
+            v = pl.tensor.read(d, [0, 1])
+        return d
+    """),
+    "explicit_array_update": program("""
+        with pl.manual_scope():
+            tids = pl.array.create(2, pl.TASK_ID)
+            d, t = pl.submit(self.kernel_add, a, b, d)
+            tids = pl.array.update_element(tids, 0, t)
+            tids = pl.array.update_element(tids, 1, pl.system.task_invalid())
+            first = pl.array.get_element(tids, 0)
+            d, t2 = pl.submit(self.kernel_add, a, b, d, deps=[first])
+        return d
+    """),
+    "function_kinds": HEADER + '''
+@pl.program
+class Kinds:
+    @pl.function(type=pl.FunctionType.AIC)
+    def cube(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Mat] = pl.load(a, [0, 0], [16, 16], target_memory=pl.MemorySpace.Mat)
+        c = pl.store(t, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.exp(pl.load(a, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Group)
+    def both(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.cube(a, c)
+        c = self.vec(a, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.both(a, c)
+        return c
+''',
     "scalar_kernel_params": HEADER + '''
 @pl.program
 class Scal:
