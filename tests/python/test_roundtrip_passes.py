@@ -26,7 +26,7 @@ SPEC_FILES = sorted(SPEC_DIR.glob("*.py")) if SPEC_DIR.is_dir() else []
 @pytest.mark.parametrize("path", SPEC_FILES, ids=[p.stem for p in SPEC_FILES])
 def test_every_pass_dump_parses(path, tmp_path):
     prog = pl.parse_program(path.read_text())
-    codegen.run_pipeline(prog, str(tmp_path), True)
+    codegen.run_pipeline(prog, dump_dir=str(tmp_path), verify=True)
     dumps = sorted(tmp_path.glob("*.py"))
     assert dumps, "the pipeline wrote no dumps"
     for dump in dumps:
