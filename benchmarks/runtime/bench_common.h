@@ -102,22 +102,22 @@ inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t
   return best;
 }
 
-/// Wall time of `tasks` busy-waits of `grain_ns` split statically over `threads` plain threads:
-/// the runtime-free ideal, measured at the same moment (so machine load cancels out).
-inline double static_wall(int threads, int64_t tasks, int64_t grain_ns) {
+/// Fraction of `threads` cores this process gets right now (1 = dedicated): each of `threads`
+/// plain threads busy-waits 10 ms once; availability = 10 ms / wall. On a shared machine
+/// this scales the ideal so that load from other processes cancels out of the efficiency.
+inline double availability(int threads) {
+  const int64_t work = 10000000;
   const int64_t t0 = now_ns();
   std::vector<std::thread> th;
-  for (int k = 0; k < threads; ++k)
-    th.emplace_back([=] {
-      for (int64_t i = k; i < tasks; i += threads) busy_wait(grain_ns);
-    });
+  for (int k = 0; k < threads; ++k) th.emplace_back([=] { busy_wait(work); });
   for (auto& t : th) t.join();
-  return static_cast<double>(now_ns() - t0) * 1e-9;
+  const double wall = static_cast<double>(now_ns() - t0);
+  return std::min(1.0, static_cast<double>(work) / wall);
 }
 
-/// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where ideal
-/// is static_wall() of the same work on min(cores, width) threads. Log-interpolated between
-/// probes; returns -1 if no probe up to 1 ms reached 50%.
+/// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where
+/// ideal = tasks * grain / min(cores, width) / availability() (measured next to each probe).
+/// Log-interpolated between probes; returns -1 if no probe up to 1 ms reached 50%.
 inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
   // Effective parallelism of the graph on `cores` threads.
   const double par = std::min<double>(c.cores, c.width);
@@ -130,7 +130,7 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
     const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
-    const double ideal = static_wall(static_cast<int>(par), static_cast<int64_t>(total), g_ns);
+    const double ideal = total * g_us * 1e-6 / par / availability(static_cast<int>(par));
     const double eff = ideal / wall;
     if (eff >= 0.5) {
       if (prev_g == 0) return g_us;

@@ -20,9 +20,10 @@ struct Region {
   bool dense = false;      // every byte of [lo, hi) belongs to the view
   bool box = false;        // coordinates below are valid
   int64_t rem = 0;         // residue below the smallest stride
-  uint32_t shapes[PTO2_MAX_DIMS] = {};
-  int64_t strides[PTO2_MAX_DIMS] = {};
-  int64_t start[PTO2_MAX_DIMS] = {};  // per-axis start coordinate (box only)
+  // Only the first `ndims` entries are meaningful (left uninitialized: Region::of is hot).
+  uint32_t shapes[PTO2_MAX_DIMS];
+  int64_t strides[PTO2_MAX_DIMS];
+  int64_t start[PTO2_MAX_DIMS];  // per-axis start coordinate (box only)
 
   static Region of(const Tensor& t);
   /// Single element `idx` of `t`.
