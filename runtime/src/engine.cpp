@@ -294,6 +294,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   if (s.has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
   s.completed = false;
+  s.untracked_write = false;
   s.next_block.store(0, std::memory_order_relaxed);
   s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
   s.claimed[0].store(0, std::memory_order_relaxed);
@@ -450,6 +451,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = 0;
   }
   run_first_raw_ = next_raw_;
+  untracked_live_.store(0);
   pool_.reset_peak();
   run_start_ns_ = now_ns();
 

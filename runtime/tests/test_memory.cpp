@@ -82,3 +82,27 @@ TEST(Memory, TinyTaskRingBackPressure) {
     EXPECT_EQ(x[0], 5000.f);
   }
 }
+
+TEST(Memory, OversizedRuntimeOutputFailsWithoutHanging) {
+  for (uint32_t w = 1; w <= 2; ++w) {
+    Watchdog wd(30);
+    pto2::Runtime rt(workers(w).memory_limit(64 * 1024));
+    register_std(rt);
+    std::vector<float> x(16, 0);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      submit_fill(ext1d(x), 1, 5);
+      uint32_t sh[1] = {1 << 20};  // 4 MiB > limit
+      TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+      Arg p;
+      p.add_input(ext1d(x));
+      p.add_output(ci);
+      p.add_scalar(0);
+      p.add_scalar(0);
+      rt_submit_aiv_task(1, p);
+    });
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.message.find("exceeds the memory limit"), std::string::npos) << r.message;
+    pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) { submit_fill(ext1d(x), 2, 0); });
+    EXPECT_TRUE(ok.ok()) << ok.message;
+  }
+}
