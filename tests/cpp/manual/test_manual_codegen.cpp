@@ -189,3 +189,28 @@ TEST(ManualCodegen, OmittedTrailingOutIsRuntimeAllocated) {
   EXPECT_NE(code.find("params_t1.add_input(task_0_outs.get_ref(0));"), std::string::npos) << code;
   EXPECT_TRUE(Compiles(code, "omitted"));
 }
+
+// A TaskId carried through pl.parallel with a non-literal trip count cannot become an array:
+// rejected (ClassifyIterArgCarry) with "statically-known trip count" at the loop's line.
+TEST(ManualCodegen, DynamicParallelTripCountIsRejected) {
+  auto x = V("x", T16()), out = V("out", T16());
+  auto n = V("n", S(DataType::INDEX));
+  auto seed = V("prev", TID());
+  auto prev = IterArg::make("prev", TID(), seed);
+  std::vector<StmtPtr> lb;
+  auto s = submit(lb, "stage", {x, out}, {prev});
+  lb.push_back(YieldStmt::make({s.tid}));
+  auto i = V("branch", S(DataType::INDEX));
+  std::vector<StmtPtr> body{
+      AssignStmt::make(seed, Call::make_op("system.task_invalid", {})),
+      ForStmt::make(i, I(0), n, I(1), {prev}, SeqStmts::make(lb), {V("prev", TID())}, ForKind::Parallel, {}, at_line(21))};
+  auto prog = with_main(body, {x, n, out}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out});
+  try {
+    generate(prog);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(e.message().find("statically-known trip count"), std::string::npos) << e.message();
+    EXPECT_NE(e.message().find("'prev'"), std::string::npos) << e.message();
+    EXPECT_EQ(e.span().line, 21);
+  }
+}
