@@ -106,6 +106,7 @@ inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t
 /// plain threads busy-waits 10 ms once; availability = 10 ms / wall. On a shared machine
 /// this scales the ideal so that load from other processes cancels out of the efficiency.
 inline double availability(int threads) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(5));  // let the runtime's idle threads park
   const int64_t work = 10000000;
   const int64_t t0 = now_ns();
   std::vector<std::thread> th;
@@ -129,8 +130,9 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
     const int tasks_here = static_cast<int>(std::max<double>(c.width * 4, std::min<double>(c.metg_tasks, want)));
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
+    const double avail = availability(static_cast<int>(par));  // measured before the probe
     const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
-    const double ideal = total * g_us * 1e-6 / par / availability(static_cast<int>(par));
+    const double ideal = total * g_us * 1e-6 / par / std::max(0.05, avail);
     const double eff = ideal / wall;
     if (eff >= 0.5) {
       if (prev_g == 0) return g_us;
