@@ -9,6 +9,7 @@ std::vector<Pass> DefaultPipeline() {
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       NormalizeReturnOrder(),       // return values that write back a param are the param
+      LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
       DeriveCallDirections(),       // per-call-site arg directions from callee params
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier

@@ -131,12 +131,13 @@ def test_error_not_orchestration(orch_basic):
         codegen.generate_orchestration(orch_basic, "kernel_add")
 
 
-def test_error_assemble_needs_in_place_view():
+def test_error_assemble_of_dynamic_source():
+    # A statically shaped source is copied by LowerTensorAssemble; a dynamic one cannot be.
     prog = _program(KERNEL + '''
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
-        part = pl.create_tensor([16, 16], dtype=pl.FP32)
-        part = self.k(x, part)
+    def main(self, sizes: pl.Tensor[[4], pl.INT64], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        n = sizes[0]
+        part = pl.create_tensor([n, 16], dtype=pl.FP32)
         out = pl.tensor.assemble(out, part, [16, 0])
         return out
 ''')
@@ -144,6 +145,14 @@ def test_error_assemble_needs_in_place_view():
         codegen.generate_orchestration(prog, "main")
     msg = str(e.value)
     assert "tensor.assemble" in msg and "prog.py:" in msg and "help:" in msg
+
+
+def test_assemble_copy_kernel_is_a_kernel():
+    prog = load_single_program(os.path.join(GOLDEN_DIR, "tensor_assemble_copy", "program.py"))
+    r = codegen.generate_orchestration(prog, "main")
+    assert r.kernel_ids == {"scale_rows": 0, "pypto_copy_fp32_16x16": 1}
+    assert r.core_types["pypto_copy_fp32_16x16"] == "AIV"
+    assert codegen.run_pipeline(prog).get("pypto_copy_fp32_16x16").type == ir.FunctionType.InCore
 
 
 def test_error_tile_op_in_orchestration():

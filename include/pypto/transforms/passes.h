@@ -14,6 +14,10 @@ namespace pypto::transforms {
 // Produces ReturnParamsExplicit.
 Pass NormalizeReturnOrder();
 
+// tensor.assemble whose source is not already the target's view at its offsets -> a
+// synthesized InCore copy kernel writing that view. Requires ReturnParamsExplicit.
+Pass LowerTensorAssemble();
+
 // Fills Call/Submit::arg_directions from the callee's ParamDirection (keeps NoDep).
 // Produces CallDirectionsDerived.
 Pass DeriveCallDirections();
