@@ -75,13 +75,14 @@ bool int_literal(const ExprPtr& e, int64_t* out) {
 
 }  // namespace
 
-std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& params, const std::vector<ExprPtr>& edges,
-                                            bool user_written, const Span& where) {
+std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
+                                            const Span& where) {
   std::vector<TaskIdRef> refs;
   std::unordered_set<const Var*> seen;
   int64_t k = 0;
-  for (const ExprPtr& edge : edges) {
-    const Var* v = as_var(edge);
+  for (const DepEdge& edge : edges) {
+    const bool user_written = edge.user_written;
+    const Var* v = as_var(edge.id);
     PYPTO_CHECK(v, "dep edge is not a variable");
     if (!seen.insert(v).second) continue;
     std::optional<TaskIdRef> r = Resolve(e, v);
@@ -148,10 +149,19 @@ void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::st
          predicate_op(cmp->op, mirrored, s.predicate->span) + ", " + std::to_string(target) + "));");
 }
 
-void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Submit* submit, const std::string& params) {
-  if (!submit) return;
-  EmitDepArray(e, params, submit->deps, /*user_written=*/true, submit->span);
-  if (submit->predicate) EmitPredicate(e, *submit, params);
+void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Expr& task, const std::string& params) {
+  std::vector<DepEdge> edges;
+  const Submit* submit = task.as<Submit>();
+  if (submit) {
+    for (auto& d : submit->deps) edges.push_back(DepEdge{d, true});
+  }
+  if (const Call* call = task.as<Call>()) {
+    if (auto* c = attr_get<std::vector<ExprPtr>>(call->attrs, "compiler_manual_dep_edges")) {
+      for (auto& d : *c) edges.push_back(DepEdge{d, false});
+    }
+  }
+  EmitDepArray(e, params, edges, task.span);
+  if (submit && submit->predicate) EmitPredicate(e, *submit, params);
 }
 
 void DependencyEmitter::AfterSubmit(Emitter&, const Submit*, const std::string&) {}
@@ -205,9 +215,12 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   e.line("// Task " + std::to_string(n) + ": dummy barrier");
   std::string params = e.scopes().declare("params_t" + std::to_string(n), false);
   e.line("Arg " + params + ";");
-  std::vector<ExprPtr> edges;
-  if (auto* v = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges")) edges = *v;
-  std::string count = e.deps().EmitDepArray(e, params, edges, /*user_written=*/true, call.span);
+  // Every manual_dep_edges carrier is enforced (dummy_task is not an authorship marker).
+  std::vector<DependencyEmitter::DepEdge> edges;
+  if (auto* v = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges")) {
+    for (auto& d : *v) edges.push_back(DependencyEmitter::DepEdge{d, true});
+  }
+  std::string count = e.deps().EmitDepArray(e, params, edges, call.span);
   std::string name = e.declare(result);
   if (count.empty()) {
     // No predecessors: still a real, ready-immediately task whose id must join its consumers.

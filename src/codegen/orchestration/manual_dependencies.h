@@ -47,9 +47,11 @@ struct TaskIdRef {
 class DependencyEmitter {
  public:
   virtual ~DependencyEmitter() = default;
-  // Explicit dependencies and predicate of a Submit (null for a plain Call), emitted after the
-  // Arg's slots and before the submit line. `params` is the Arg's name (`params_t3`).
-  virtual void EmitTaskDependencies(Emitter& e, const ir::Submit* submit, const std::string& params);
+  // Explicit dependencies and predicate of a task (a Submit or a plain Call), emitted after the
+  // Arg's slots and before the submit line. `params` is the Arg's name (`params_t3`). Edges:
+  // the user's Submit::deps, then compiler-derived Call attrs["compiler_manual_dep_edges"],
+  // deduplicated by Var.
+  virtual void EmitTaskDependencies(Emitter& e, const ir::Expr& task, const std::string& params);
   // After the submit line; `task_outs` names the TaskOutputTensors ("" for a plain Call).
   virtual void AfterSubmit(Emitter& e, const ir::Submit* submit, const std::string& task_outs);
   // Declares TaskId loop carry `i` of `loop` before the loop (rebound carries only);
@@ -66,11 +68,17 @@ class DependencyEmitter {
   // The TaskId `v` names here, or nullopt when its binding is out of scope.
   std::optional<TaskIdRef> Resolve(Emitter& e, const ir::Var* v);
   void Register(const ir::Var* v, TaskIdRef ref) { refs_[v] = std::move(ref); }
+  // One dependency edge and its provenance (DepEdge::user_written of the spec).
+  struct DepEdge {
+    ir::ExprPtr id;
+    bool user_written;
+  };
   // Emits `PTO2TaskId <params>_deps[K]; ... ; <params>.set_dependencies(...)` for `edges`
-  // (deduplicated by Var). A user edge that does not resolve is a UserError at `where`;
-  // others are skipped. Returns the name of the count variable ("" when K == 0).
-  std::string EmitDepArray(Emitter& e, const std::string& params, const std::vector<ir::ExprPtr>& edges,
-                           bool user_written, const ir::Span& where);
+  // (deduplicated by Var, first provenance wins). A user edge that does not resolve is a
+  // UserError at `where`; a compiler edge is skipped. Returns the count variable's name
+  // ("" when no edge survives: no array, no set_dependencies).
+  std::string EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
+                           const ir::Span& where);
 
  private:
   void Scan(Emitter& e);

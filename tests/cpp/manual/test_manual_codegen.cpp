@@ -214,3 +214,22 @@ TEST(ManualCodegen, DynamicParallelTripCountIsRejected) {
     EXPECT_EQ(e.span().line, 21);
   }
 }
+
+// Compiler-derived edges (Call attrs["compiler_manual_dep_edges"]) are best-effort: one that no
+// longer resolves is skipped silently; a live one is emitted like a user edge. Duplicates merge.
+TEST(ManualCodegen, CompilerEdgesAreSkippedWhenUnresolvableAndEdgesDeduplicate) {
+  auto x = V("x", T16()), out = V("out", T16());
+  std::vector<StmtPtr> inner;
+  auto dead = submit(inner, "stage", {x, out}, {}, {}, nullptr, "t_dead");
+  std::vector<StmtPtr> body{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, SeqStmts::make(inner))};
+  auto live = submit(body, "stage", {x, out}, {}, {}, nullptr, "t_live");
+  Attrs a{{"compiler_manual_dep_edges", std::vector<ExprPtr>{dead.tid, live.tid, live.tid}}};
+  body.push_back(AssignStmt::make(V("o", T16()), Call::make_func("stage", {x, out}, T16(), {}, {}, a)));
+  submit(body, "stage", {x, out}, {live.tid, live.tid});
+  auto code = generate(with_main(body, {x, out}, {ParamDirection::In, ParamDirection::Out}, false)).code;
+  EXPECT_EQ(code.find("= t_dead;"), std::string::npos) << code;
+  EXPECT_NE(code.find("PTO2TaskId params_t2_deps[1];"), std::string::npos) << code;
+  EXPECT_NE(code.find("params_t2_deps[params_t2_deps_count++] = t_live;"), std::string::npos) << code;
+  EXPECT_NE(code.find("PTO2TaskId params_t3_deps[1];"), std::string::npos) << code;
+  EXPECT_TRUE(Compiles(code, "compiler_edges"));
+}
