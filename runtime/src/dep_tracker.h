@@ -260,7 +260,9 @@ class DepTracker {
     if (ins.second) {
       e.region = r;
     } else {
-      refresh(e, self, live);
+      // Only the writer's liveness is checked here: finished producers are filtered when the
+      // edge is added, and the readers list is emptied by every write (pruned when it grows).
+      if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
       if (e.writer && e.writer != self) deps.push_back(e.writer);
       if (write)
         for (uint64_t rd : e.readers)
@@ -270,6 +272,7 @@ class DepTracker {
       e.writer = self;
       e.readers.clear();
     } else if (read && (e.readers.empty() || e.readers.back() != self)) {
+      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune_readers(e, live);
       e.readers.push_back(self);
     }
     if (st.by_off.size() >= st.sweep_at) {
@@ -290,6 +293,18 @@ class DepTracker {
     }
     st.by_off.clear();
     st.finger = st.by_lo.end();
+  }
+
+  template <class IsLive>
+  static void prune_readers(Entry& e, IsLive& live) {
+    for (uint32_t j = 0; j < e.readers.size();) {
+      if (!live(e.readers[j])) {
+        e.readers[j] = e.readers.back();
+        e.readers.pop_back();
+      } else {
+        ++j;
+      }
+    }
   }
 
   // Drops finished tasks from `e`; false if nothing live remains.
