@@ -125,12 +125,89 @@ def run_no_dep_args(c, _m):
     close(cache, x)
 
 
+def run_at_scoped(c, _m):
+    x = f32(128, 128)
+    rc = np.ones((128, 128), np.int32)
+    out = np.full((128, 128), 5.0, np.float32)
+    c(x, rc, out)                       # predicate rc[0, 0] > 0 holds: out = x, then out = x + out
+    close(out, 2 * x)
+    rc[0, 0] = 0
+    out[:] = 5.0
+    stats = c(x, rc, out)               # predicate false: the middle task is skipped
+    close(out, x + 5)
+    assert stats.tasks_skipped == 1
+
+
+def run_mech3_at_blocks(c, _m):
+    x = f32(64)
+    mid, out = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    c(x, mid, out)
+    close(mid, np.exp(x))
+    close(out, np.exp(x.astype(np.float64)) + x)
+
+
+def run_mech4_manual_dep_tensor(c, _m):
+    x = f32(64)
+    out = np.zeros(64, np.float32)
+    c(x, out)
+    close(out, 2 * x + 1)
+
+
+def run_spmd_scoped(c, _m):
+    x = f32(16, 16, lo=-1, hi=1)
+    rc = np.zeros((16, 16), np.int32)
+    out = np.zeros((16, 16), np.float32)
+    c(x, rc, out, aiv_workers=4)        # sync_start on 4 blocks needs 4 AIV workers at once
+    np.testing.assert_array_equal(rc, np.ones((16, 16), np.int32))
+    close(out, np.exp(x))
+
+
+def run_cluster_spmd(c, _m):
+    x = f32(16, 16)
+    flags = np.ones((16, 16), np.int32)
+    out = np.zeros((16, 16), np.float32)
+    c(x, flags, out)                    # the last task (predicate true) writes out = x
+    close(out, x)
+
+
+def run_moe_skip_empty(c, _m):
+    x = f32(64, 16, lo=-1, hi=1)
+    out = np.zeros_like(x)
+    c(x, out)
+    close(out, np.exp(x))
+
+
+def run_predicate_spmd_submit(c, _m):
+    x = f32(16, 16)
+    rc = np.zeros((16, 16), np.int32)
+    out = np.full((16, 16), 7.0, np.float32)
+    c(x, rc, out)                       # gate makes rc[0, 0] = 1 > 0: expert runs
+    close(out, np.maximum(x, 0))
+    rc[:] = -5
+    out[:] = 7.0
+    c(x, rc, out)                       # rc[0, 0] = -4: expert skipped, out untouched
+    close(out, np.full((16, 16), 7.0))
+    np.testing.assert_array_equal(rc, np.full((16, 16), -4, np.int32))
+
+
+def run_task_dummy_barrier(c, mod):
+    x = f32(16 * mod.N, 16, lo=-1, hi=1)
+    parts = np.zeros_like(x)
+    out = np.zeros((16, 16), np.float32)
+    c(x, parts, out)
+    close(parts, np.exp(x))
+    close(out, np.exp(x[:16]))
+
+
 CASES = {
     "orch_basic": run_orch_basic, "for_stmt": run_for_stmt, "if_stmt": run_if_stmt,
     "tuple_softmax": run_tuple_softmax, "output_alias": run_output_alias, "dynamic_dims": run_dynamic_dims,
     "tensor_ops": run_tensor_ops, "mech1_manual_scope": run_mech1_manual_scope,
     "mech2_explicit_edges": run_mech2_explicit_edges, "case1_phase_fence": run_case1_phase_fence,
-    "no_dep_args": run_no_dep_args,
+    "no_dep_args": run_no_dep_args, "at_scoped": run_at_scoped, "mech3_at_blocks": run_mech3_at_blocks,
+    "mech4_manual_dep_tensor": run_mech4_manual_dep_tensor, "spmd_scoped": run_spmd_scoped,
+    "cluster_spmd": run_cluster_spmd, "moe_skip_empty": run_moe_skip_empty,
+    "predicate_spmd_submit": run_predicate_spmd_submit, "task_dummy_barrier": run_task_dummy_barrier,
 }
 
 
