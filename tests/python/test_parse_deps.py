@@ -251,14 +251,14 @@ def test_spmd_scope_forms_and_cluster():
     assert cl.scope_kind == ir.ScopeKind.Cluster and cl.attrs == {}
 
 
-def test_placeholder_targets_read_nothing():
+def test_placeholder_targets_are_bound():
     stmts = main_stmts("""
         d, _ = pl.submit(self.k, a, d)
         p, __1 = self.k2(a, d, d)
     """)
-    tmp1, d1, tmp2, p1 = stmts
-    assert isinstance(tmp1.value, ir.Submit) and d1.value.index == 0
-    assert p1.value.index == 0 and p1.value.tuple.same_as(tmp2.var)
+    tmp1, d1, t1, tmp2, p1, m1 = stmts
+    assert isinstance(tmp1.value, ir.Submit) and (d1.value.index, t1.value.index) == (0, 1)
+    assert t1.var.name == "_" and m1.var.name == "__1" and m1.value.tuple.same_as(tmp2.var)
 
 
 def test_producer_check_follows_task_dummy_barriers():

@@ -310,9 +310,9 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         raise ctx.error(targets, f"{pl} of '{sig.name}' gives {n} values ({n - 1} result(s) and the task id), "
                         f"but {len(targets.elts)} names are unpacked",
                         help=f"write {', '.join(['out'] * (n - 1) + ['tid'])} = {pl}(self.{sig.name}, ...)")
-    from pypto.frontend.stmts import unpack_into
+    from pypto.frontend.stmts import is_placeholder, unpack_into
     bound = unpack_into(ctx, targets, sub, stmt)
-    tid = bound[-1] if bound[-1] is not None else DiscardedTid()
-    for v in bound[:-1]:
-        if v is not None and isinstance(v.type, ir.TensorType):
+    tid = DiscardedTid() if is_placeholder(targets.elts[-1].id) else bound[-1]
+    for v, t in zip(bound[:-1], targets.elts[:-1]):
+        if not is_placeholder(t.id) and isinstance(v.type, ir.TensorType):
             ctx.producers[v] = tid

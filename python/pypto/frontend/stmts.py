@@ -115,9 +115,8 @@ def bind_new(ctx, name_node: ast.Name, value, stmt):
 
 
 def unpack_into(ctx, targets: ast.AST, value, stmt) -> list:
-    """`a, b = <tuple-typed value>`: tmp = value; a = tmp[0]; b = tmp[1]. A placeholder target
-    (`_`, or the printer's `__1`, `__2`, ...) reads nothing and binds nothing. Returns the bound
-    Vars (None for placeholders)."""
+    """`a, b = <tuple-typed value>`: tmp = value; a = tmp[0]; b = tmp[1]. Placeholder targets
+    (`_`, or the printer's `__1`, `__2`, ...) are bound like any name. Returns the bound Vars."""
     t = value.type
     elts = targets.elts
     if not isinstance(t, ir.TupleType):
@@ -130,8 +129,7 @@ def unpack_into(ctx, targets: ast.AST, value, stmt) -> list:
     sp = ctx.span(stmt)
     tmp = ir.Var.make("_".join(e.id for e in elts if not is_placeholder(e.id)) + "_tuple", t, sp)
     ctx.emit(ir.AssignStmt.make(tmp, value, sp))
-    return [None if is_placeholder(e.id) else bind_new(ctx, e, ir.TupleGetItem.make(tmp, k, ctx.span(e)), stmt)
-            for k, e in enumerate(elts)]
+    return [bind_new(ctx, e, ir.TupleGetItem.make(tmp, k, ctx.span(e)), stmt) for k, e in enumerate(elts)]
 
 
 def is_placeholder(name: str) -> bool:

@@ -15,14 +15,16 @@ class ClusterSpmd:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[16, 16], pl.FP32], flags: pl.Tensor[[16, 16], pl.INT32],
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
              out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         with pl.cluster():
             with pl.spmd(2):
                 out = self.work(x, out)
         with pl.at(level=pl.Level.CHIP):
-            # flags is an input of the program: no producer task to list in deps=
-            with pl.at(level=pl.Level.CORE_GROUP, predicate=(flags[0, 0] != 0)) as t:
+            # `out` comes from the cluster (no `as tid` there, so the parser's producer check
+            # is blind to it); the predicate still reads the written value because both tasks
+            # write `out` and automatic tracking orders them.
+            with pl.at(level=pl.Level.CORE_GROUP, predicate=(out[0, 0] != 0)) as t:
                 out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
         return out
 
