@@ -209,17 +209,22 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
   return s;
 }
 
-bool Engine::add_edge(uint64_t producer, uint32_t consumer_index) {
+// Links `consumer` into the producer's fan-out list. The caller has reserved in_edges and
+// holds a guard on the consumer's fanin covering every candidate edge. False: the producer
+// already retired (or its slot holds a later task) — no edge.
+bool Engine::add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index) {
   TaskSlot& p = slot_of(producer);
   if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
-  p.lock.lock();
-  if (p.completed) {
-    p.lock.unlock();
-    return false;
-  }
-  p.fanout.push_back(consumer_index);
-  slots_[consumer_index].fanin.fetch_add(1, std::memory_order_relaxed);
-  p.lock.unlock();
+  consumer.in_edges.push_back(EdgeNode{nullptr, consumer_index});
+  EdgeNode* n = &consumer.in_edges.back();
+  EdgeNode* head = p.fanout.load(std::memory_order_acquire);
+  do {
+    if (head == kClosed) {
+      consumer.in_edges.pop_back();
+      return false;
+    }
+    n->next = head;
+  } while (!p.fanout.compare_exchange_weak(head, n, std::memory_order_acq_rel, std::memory_order_acquire));
   return true;
 }
 
@@ -293,8 +298,9 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.has_pred = params.has_predicate();
   if (s.has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
-  s.completed = false;
   s.untracked_write = false;
+  s.fanout.store(nullptr, std::memory_order_relaxed);
+  s.in_edges.clear();
   s.next_block.store(0, std::memory_order_relaxed);
   s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
   s.claimed[0].store(0, std::memory_order_relaxed);
@@ -308,7 +314,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 
   TaskOutputTensors out;
   out.id_.raw = raw;
-  uint32_t edges_added = 0;
+  uint32_t edges_added = 0, candidates = 0;
   try {
     s.tensors.clear();
     s.scalars.clear();
@@ -360,12 +366,19 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     s.untracked_write = untracked_write;
     if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
 
-    // Edges: automatic ones (deduplicated), then explicit ones not already present.
+    // Edges: automatic ones (deduplicated), then explicit ones not already present. The
+    // guard on fanin covers every candidate, so a producer retiring meanwhile cannot make
+    // this task ready early; unused guard units are returned at the end.
     std::sort(dep_scratch_.begin(), dep_scratch_.end());
     dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
     const size_t n_auto = dep_scratch_.size();
+    candidates = static_cast<uint32_t>(n_auto + edeps.size());
+    if (candidates) {
+      s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
+      if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+    }
     for (size_t i = 0; i < n_auto; ++i) {
-      if (add_edge(dep_scratch_[i], idx)) {
+      if (add_edge(dep_scratch_[i], s, idx)) {
         ++auto_edges_;
         ++edges_added;
         if (opt_.trace_) trace_edges_.emplace_back(dep_scratch_[i], raw);
@@ -377,7 +390,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
       if (dup) continue;
       dep_scratch_.push_back(d.raw);
-      if (add_edge(d.raw, idx)) {
+      if (add_edge(d.raw, s, idx)) {
         ++explicit_edges_;
         ++edges_added;
         if (opt_.trace_) trace_edges_.emplace_back(d.raw, raw);
@@ -388,16 +401,18 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     if (opt_.trace_) trace_tasks_.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
   } catch (RunAborted&) {
     // The slot is claimed: retire it (cancelled) so the run can drain, then unwind.
+    // (Aborts happen before any edge is added: the guard is the plain 1.)
     if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) on_ready(idx, -1, nullptr, n_workers_);
     throw;
   }
 
-  // Release the submission guard (no producer can touch fanin when no edge was added).
-  if (edges_added == 0) {
+  // Release the guard: 1 + the candidate edges that were not added.
+  if (edges_added == 0) {  // no producer can touch fanin
     s.fanin.store(0, std::memory_order_relaxed);
     on_ready(idx, -1, nullptr, n_workers_);
-  } else if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    on_ready(idx, -1, nullptr, n_workers_);
+  } else {
+    const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
+    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.

@@ -32,14 +32,21 @@ struct KernelInfo {
   PTO2KernelFn fn = nullptr;
 };
 
+struct EdgeNode {
+  EdgeNode* next;
+  uint32_t consumer;
+};
+inline EdgeNode* const kClosed = reinterpret_cast<EdgeNode*>(uintptr_t{1});
+
 struct alignas(64) TaskSlot {
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
   std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
   std::atomic<bool> free{true};      // slot may be reused
-  std::atomic<int32_t> fanin{0};     // unfinished producers + 1 while being submitted
-  SpinLock lock;                     // guards fanout vs. completion
-  bool completed = false;            // under lock
-  std::vector<uint32_t> fanout;      // consumer slot indices (capacity kept across reuse)
+  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
+  // Consumers waiting for this task: a lock-free list of nodes owned by the consumers,
+  // closed (kClosed) by the retiring thread, which then releases everyone on it.
+  std::atomic<EdgeNode*> fanout{nullptr};
+  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists
 
   TaskKind kind = TaskKind::AIV;
   int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
@@ -124,7 +131,7 @@ class Engine {
   void drain_released();
   template <class Pred>
   void orchestrator_wait(Pred&& ready, const char* what);
-  bool add_edge(uint64_t producer, uint32_t consumer_index);
+  bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
 
   // scheduling (scheduler.cpp)
   enum Outcome : int { kRun = 0, kSkip = 1, kCancel = 2, kDummy = 3 };

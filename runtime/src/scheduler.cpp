@@ -78,18 +78,19 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       case kCancel: ++st.cancelled; break;
       default: ++st.dummy; break;
     }
-    s.lock.lock();
-    s.completed = true;
-    s.lock.unlock();
     s.done.store(true, std::memory_order_release);
-    for (uint32_t c : s.fanout) {
+    // Close the fan-out list and release every consumer on it. A node belongs to its
+    // consumer: read it fully before the decrement that may let the consumer run and retire.
+    for (EdgeNode* n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n;) {
+      EdgeNode* next = n->next;
+      const uint32_t c = n->consumer;
       if (slots_[c].fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         const int co = inline_outcome(slots_[c]);
         if (co < 0) schedule(c, worker_type, local_next);
         else tl_work.emplace_back(c, co);
       }
+      n = next;
     }
-    s.fanout.clear();
     for (PTO2Storage* p : s.storages) pool_.task_release(p);
     s.storages.clear();
     if (s.untracked_write) untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
