@@ -45,9 +45,7 @@ PTO2Storage* MemoryPool::try_alloc(size_t bytes, size_t limit) {
     pool_bytes_ += csize;
   }
   s->uses = 0;
-  s->retired.store(0, std::memory_order_relaxed);
-  s->limit.store(UINT64_MAX, std::memory_order_relaxed);
-  s->freed.store(false, std::memory_order_relaxed);
+  s->pending.store(PTO2Storage::kBias, std::memory_order_relaxed);
   s->next = nullptr;
   live_bytes_ += csize;
   if (live_bytes_ > peak_bytes_) peak_bytes_ = live_bytes_;

@@ -12,19 +12,19 @@
 
 #include "pto_orchestration_api.h"
 
-// Lifetime: the orchestrator counts the task references it hands out (`uses`, plain field, no
-// shared cache line on the submit path); tasks return them on `retired` (atomic, workers);
-// when the scope ends the orchestrator publishes `limit = uses`. The storage is released when
-// retired == limit (a Dekker pair; `freed` makes the release happen exactly once).
+// Lifetime: the orchestrator counts the task references it hands out (`uses`, a plain field:
+// no shared cache line on the submit path). `pending` starts at a large bias; each task drops
+// one reference (workers) and the end of the owning scope drops `bias - uses` (orchestrator).
+// Exactly one of these read-modify-writes takes `pending` to zero: that thread releases the
+// storage. No thread reads anything else of the record afterwards, so reuse is safe.
 struct PTO2Storage {
+  static constexpr int64_t kBias = int64_t(1) << 48;
   void* data = nullptr;
   size_t bytes = 0;         // class size
   uint32_t size_class = 0;
   PTO2Storage* next = nullptr;  // release stack / free list link
   uint64_t uses = 0;            // orchestrator only
-  alignas(64) std::atomic<uint64_t> retired{0};
-  std::atomic<uint64_t> limit{UINT64_MAX};
-  std::atomic<bool> freed{false};
+  alignas(64) std::atomic<int64_t> pending{kBias};
 };
 
 namespace pto2::detail {
@@ -38,13 +38,12 @@ class MemoryPool {
   static void acquire(PTO2Storage* s) { ++s->uses; }
   /// Any thread: a task returns its reference.
   void task_release(PTO2Storage* s) {
-    const uint64_t r = s->retired.fetch_add(1, std::memory_order_seq_cst) + 1;
-    if (r == s->limit.load(std::memory_order_seq_cst)) push_released(s);
+    if (s->pending.fetch_sub(1, std::memory_order_acq_rel) == 1) push_released(s);
   }
   /// Orchestrator: the owning scope ended.
   void scope_release(PTO2Storage* s) {
-    s->limit.store(s->uses, std::memory_order_seq_cst);
-    if (s->retired.load(std::memory_order_seq_cst) == s->uses) push_released(s);
+    const int64_t drop = PTO2Storage::kBias - static_cast<int64_t>(s->uses);
+    if (s->pending.fetch_sub(drop, std::memory_order_acq_rel) == drop) push_released(s);
   }
   /// Orchestrator only: move released storages to the free lists; calls on_free(data) for each.
   template <class F>
@@ -63,7 +62,6 @@ class MemoryPool {
     return n;
   }
   void push_released(PTO2Storage* s) {
-    if (s->freed.exchange(true, std::memory_order_acq_rel)) return;
     PTO2Storage* head = released_.load(std::memory_order_relaxed);
     do {
       s->next = head;
