@@ -80,7 +80,7 @@ struct Config {
   int width = 8;
   int overhead_tasks = 40000;  // tasks for the per-task cost (empty kernels)
   int metg_tasks = 4000;       // tasks per METG probe
-  int repeats = 3;             // best of
+  int repeats = 5;             // best of
 };
 
 inline Config config_from_env() {
