@@ -127,4 +127,4 @@ def test_cluster_with_spmd_is_one_group_task():
     code = gen("cluster_spmd")
     assert "MixedKernels mixed_0 = {INVALID_KERNEL_ID, 0, INVALID_KERNEL_ID};" in code
     assert "params_t0.launch_spec.set_block_num(2);" in code
-    assert "set_predicate(CoreTaskPredicate(ext_flags, {0, 0}, PredicateOp::NE, 0));" in code
+    assert "set_predicate(CoreTaskPredicate(ext_out, {0, 0}, PredicateOp::NE, 0));" in code

@@ -9,14 +9,13 @@ extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
-    return PTO2OrchestrationConfig{ .expected_arg_count = 3 };
+    return PTO2OrchestrationConfig{ .expected_arg_count = 2 };
 }
 
 void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
-    Tensor ext_flags = from_tensor_arg(orch_args.tensor(1));
-    Tensor ext_out = from_tensor_arg(orch_args.tensor(2));
+    Tensor ext_out = from_tensor_arg(orch_args.tensor(1));
 
     PTO2_SCOPE() {
         // Task 0: main_cluster
@@ -31,7 +30,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t1;
         params_t1.add_input(ext_x);
         params_t1.add_output(ext_out);
-        params_t1.set_predicate(CoreTaskPredicate(ext_flags, {0, 0}, PredicateOp::NE, 0));
+        params_t1.set_predicate(CoreTaskPredicate(ext_out, {0, 0}, PredicateOp::NE, 0));
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
         PTO2TaskId t = task_1_outs.task_id();
         (void)task_0_outs;
