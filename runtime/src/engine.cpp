@@ -409,6 +409,14 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // Release the guard: 1 + the candidate edges that were not added.
   if (edges_added == 0) {  // no producer can touch fanin
     s.fanin.store(0, std::memory_order_relaxed);
+    const int t = kind == TaskKind::AIC ? 0 : 1;
+    if (opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && s.block_num == 1 &&
+        ready_[t].size_hint() > help_threshold_ && inline_outcome(s) < 0) {
+      // Plenty of queued work already: run this one right here instead of queueing it
+      // (what OpenMP runtimes do past their task throttle).
+      execute(idx, t, static_cast<int>(n_workers_), nullptr);
+      return out;
+    }
     on_ready(idx, -1, nullptr, n_workers_);
   } else {
     const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
