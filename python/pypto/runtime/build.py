@@ -45,7 +45,7 @@ __all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "cache_r
 _BUILD_FORMAT = "pypto-build-2"
 LIBRARY_NAME = "libprogram.so"
 COMMON_FLAGS = ["-std=c++17", "-fPIC", "-Wall"]
-KERNEL_FLAGS = ["-O3"]      # vectorisation of the tile loops; portable (no -march)
+KERNEL_FLAGS = ["-O3", "-fno-trapping-math"]   # vectorised tile loops (selects if-converted); portable (no -march)
 HOST_FLAGS = ["-O2"]
 _SHIM = Path(__file__).resolve().parent / "host_shim.cpp"
 

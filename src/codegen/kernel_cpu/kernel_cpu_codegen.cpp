@@ -307,6 +307,7 @@ TileRef KernelEmitter::Tile(const ExprPtr& e) {
   auto* call = e->as<Call>();
   auto* tt = e->type ? e->type->as<TileType>() : nullptr;
   PYPTO_USER_CHECK(call && tt, e->span, "expected a tile value", "");
+  if (IsPlainMove(*call)) return Tile(call->args[0]);
   TileRef dst = DeclareTile("tmp", *tt, e->span);
   EmitTileOp(call, dst);
   return dst;
@@ -387,6 +388,15 @@ void KernelEmitter::EmitAssign(const VarPtr& var, const ExprPtr& value, const Sp
     auto* call = value->as<Call>();
     PYPTO_USER_CHECK(call && call->is_op, span, "a tile must be computed by a tile op",
                      "calls to other functions are not supported inside a kernel");
+    if (IsPlainMove(*call)) {  // memory spaces do not exist on the CPU: share the buffer
+      tiles_[var.get()] = Tile(call->args[0]);
+      return;
+    }
+    if (auto it = inplace_.find(var.get()); it != inplace_.end()) {  // straight into its carry slot
+      EmitTileOp(call, it->second);
+      tiles_[var.get()] = it->second;
+      return;
+    }
     TileRef dst = DeclareTile(var->name, *tt, span);
     EmitTileOp(call, dst);
     tiles_[var.get()] = dst;
@@ -461,6 +471,7 @@ void KernelEmitter::EmitFor(const ForStmt* op) {
     BindToSlot(ia.get(), slot);
     slots.push_back(slot);
   }
+  for (auto& [v, i] : InPlaceCarries(*op)) inplace_[v] = slots[i].tile;
   const std::string lv = Ident(op->loop_var.get());
   names_[op->loop_var.get()] = lv;
   const std::string start = Scalar(op->start), stop = Scalar(op->stop), step = Scalar(op->step);

@@ -94,8 +94,16 @@ class KernelEmitter {
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
   std::vector<int> param_slots_;                     // param i -> its ctx tensor / scalar slot
   std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
+  std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
   int tmp_counter_ = 0;
 };
+
+// pl.move between tiles of one dtype: a no-op on the CPU (the result shares the source's buffer).
+bool IsPlainMove(const ir::Call& call);
+
+// Loop-carried tiles a loop body can compute in place: yielded var -> iter_arg index
+// (kernel_inplace_carries.cpp).
+std::map<const ir::Var*, size_t> InPlaceCarries(const ir::ForStmt& loop);
 
 // Tile op handlers, by op name ("tile.add", ...). Each writes the op's value into `dst`.
 using TileOpHandler = std::function<void(KernelEmitter& em, const ir::Call& call, const TileRef& dst)>;

@@ -280,7 +280,9 @@ inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Element-wise ops. Functors so that loops inline and vectorise.
+// Element-wise ops. Functors so that loops inline and vectorise. The destination may be the
+// same buffer as an operand (the code generator writes loop-carried tiles in place): every
+// output element depends only on the input elements of the same index.
 
 struct Add { template <class T> T operator()(T a, T b) const { return a + b; } };
 struct Sub { template <class T> T operator()(T a, T b) const { return a - b; } };
@@ -294,7 +296,34 @@ struct Div {
 struct Max { template <class T> T operator()(T a, T b) const { return a > b ? a : b; } };
 struct Min { template <class T> T operator()(T a, T b) const { return a < b ? a : b; } };
 
-struct Exp { float operator()(float a) const { return std::exp(a); } };
+// e^x without libm calls so that loops over it vectorise: x = n ln2 + r, |r| <= ln2 / 2,
+// e^r by a degree-6 polynomial, 2^n by building the exponent bits. Max error ~1.5 ulp on the
+// normal range; overflow gives inf, results below FLT_MIN flush to 0, NaN propagates.
+inline float fast_exp(float x) {
+  const float xc = std::min(std::max(x, -87.3365f), 88.7228f);
+  const float t = xc * 1.44269504088896341f;
+  const float fn = (t + 12582912.0f) - 12582912.0f;  // round to nearest (1.5 * 2^23 trick)
+  const float r = (xc - fn * 0.693359375f) + fn * 2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  const int32_t n = static_cast<int32_t>(fn);   // in [-126, 128]: 2^n as 2^n1 * 2^n2, both normal
+  const int32_t n1 = n >> 1;
+  const int32_t b1 = (n1 + 127) << 23, b2 = (n - n1 + 127) << 23;
+  float s1, s2;
+  std::memcpy(&s1, &b1, 4);
+  std::memcpy(&s2, &b2, 4);
+  float y = p * s1 * s2;
+  y = x > 88.7228f ? std::numeric_limits<float>::infinity() : y;
+  y = x < -87.3365f ? 0.0f : y;
+  return x != x ? x : y;
+}
+
+struct Exp { float operator()(float a) const { return fast_exp(a); } };
 struct Log { float operator()(float a) const { return std::log(a); } };
 struct Sqrt { float operator()(float a) const { return std::sqrt(a); } };
 struct Rsqrt { float operator()(float a) const { return 1.0f / std::sqrt(a); } };
@@ -304,14 +333,14 @@ struct Abs { template <class T> T operator()(T a) const { return a < T{0} ? stat
 struct Relu { template <class T> T operator()(T a) const { return a > T{0} ? a : T{0}; } };
 
 template <Storage S, class C, class Op>
-inline void binary(C* __restrict dst, const C* __restrict a, const C* __restrict b, int64_t n, Op op) {
+inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
   round_to<S>(dst, n);
 }
 
 // dst = op(a, s) (scalar on the right) or op(s, a) when `scalar_left`.
 template <Storage S, class C, class Op>
-inline void binary_scalar(C* __restrict dst, const C* __restrict a, C s, int64_t n, Op op, bool scalar_left = false) {
+inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar_left = false) {
   if (scalar_left) {
     for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
   } else {
@@ -322,14 +351,14 @@ inline void binary_scalar(C* __restrict dst, const C* __restrict a, C s, int64_t
 
 // dst = op(a) computed in the tile's own type (neg, abs, relu).
 template <Storage S, class C, class Op>
-inline void unary(C* __restrict dst, const C* __restrict a, int64_t n, Op op) {
+inline void unary(C* dst, const C* a, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
   round_to<S>(dst, n);
 }
 
 // dst = op(a) computed in float (exp, log, sqrt, rsqrt, recip); integer tiles go through float.
 template <Storage S, class C, class Op>
-inline void unary_float(C* __restrict dst, const C* __restrict a, int64_t n, Op op) {
+inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<C>(op(static_cast<float>(a[i])));
   round_to<S>(dst, n);
 }
@@ -338,7 +367,7 @@ inline void unary_float(C* __restrict dst, const C* __restrict a, int64_t n, Op 
 // Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]).
 
 template <Storage S, class C, class Op>
-inline void row_reduce(C* __restrict dst, const C* __restrict a, int64_t m, int64_t n, Op op) {
+inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
@@ -350,7 +379,7 @@ inline void row_reduce(C* __restrict dst, const C* __restrict a, int64_t m, int6
 
 // Row sums accumulate in double for float tiles (8-way split keeps it vectorisable).
 template <Storage S, class C>
-inline void row_sum(C* __restrict dst, const C* __restrict a, int64_t m, int64_t n) {
+inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     if constexpr (std::is_floating_point<C>::value) {
@@ -367,7 +396,7 @@ inline void row_sum(C* __restrict dst, const C* __restrict a, int64_t m, int64_t
 }
 
 template <Storage S, class C, class Op>
-inline void row_expand(C* __restrict dst, const C* __restrict a, const C* __restrict r, int64_t m, int64_t n, Op op) {
+inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C ri = r[i];
     const C* src = a + i * n;
@@ -441,14 +470,14 @@ inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int6
 // Copies, casts, fills.
 
 template <class C>
-inline void copy(C* __restrict dst, const C* __restrict src, int64_t n) {
-  std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(C));
+inline void copy(C* dst, const C* src, int64_t n) {
+  if (dst != src) std::memmove(dst, src, static_cast<size_t>(n) * sizeof(C));
 }
 
 // Float -> integer truncates toward zero (NumPy astype); results are rounded to the target's
 // precision for 16-bit float targets.
 template <Storage S, class D, class Src>
-inline void cast(D* __restrict dst, const Src* __restrict src, int64_t n) {
+inline void cast(D* dst, const Src* src, int64_t n) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
   round_to<S>(dst, n);
 }
