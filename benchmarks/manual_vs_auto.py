@@ -12,8 +12,9 @@ stripe of `out` (exp(t) + t). Every task names the whole `out` tensor as InOut, 
           waits for all B tasks of the previous one through one dummy barrier
           (ExpandManualPhaseFence): B + B explicit edges per phase instead of B * B.
 
-Reports, per form: tasks (kernel + dummy), wall time of the run, runtime per task, automatic
-and explicit dependency edges (libpto2 RunStats), and checks the result against NumPy.
+Reports, per form: tasks (kernel + dummy), wall time of the run and per task, mean kernel
+time per task (from a traced run), automatic and explicit dependency edges (libpto2
+RunStats), and checks the result against NumPy.
 `main(argv)` returns the rows (benchmarks/run_all.py calls it).
 """
 import argparse
@@ -87,9 +88,20 @@ def run_form(name, template, p, b, w, repeats, workers):
         walls.append(stats.wall_seconds)
         np.testing.assert_allclose(out, want, rtol=1e-5)
     wall = statistics.median(walls)
+    # mean kernel time per task, from a traced run
+    import json
+    import os
+    import tempfile
+    fd, trace = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    compiled(data, np.zeros((rows, w), np.float32), aiv_workers=workers, trace=trace)
+    with open(trace) as f:
+        ev = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X" and e.get("cat") == "task"]
+    os.unlink(trace)
+    kernel_us = statistics.mean(e["dur"] for e in ev) if ev else 0.0
     return {
         "form": name, "tasks": stats.tasks, "dummy": stats.tasks_dummy, "wall_ms": wall * 1e3,
-        "us_per_task": wall * 1e6 / max(1, stats.tasks), "auto_edges": stats.auto_edges,
+        "us_per_task": wall * 1e6 / max(1, stats.tasks), "kernel_us": kernel_us, "auto_edges": stats.auto_edges,
         "explicit_edges": stats.explicit_edges, "compile_s": compile_s,
     }
 
@@ -108,11 +120,12 @@ def main(argv=None):
             run_form("MANUAL", MANUAL, p, args.branches, args.width, repeats, args.workers)]
     print("manual_vs_auto: %d phases x %d branches, stripe 16x%d, %d AIV workers, median of %d runs"
           % (p, args.branches, args.width, args.workers, repeats))
-    print("%-7s %6s %6s %10s %12s %11s %15s" % ("form", "tasks", "dummy", "wall ms", "us/task", "auto edges",
-                                                 "explicit edges"))
+    print("%-7s %6s %6s %10s %12s %14s %11s %15s" % ("form", "tasks", "dummy", "wall ms", "wall us/task",
+                                                      "kernel us/task", "auto edges", "explicit edges"))
     for r in rows:
-        print("%-7s %6d %6d %10.3f %12.2f %11d %15d" % (r["form"], r["tasks"], r["dummy"], r["wall_ms"],
-                                                          r["us_per_task"], r["auto_edges"], r["explicit_edges"]))
+        print("%-7s %6d %6d %10.3f %12.2f %14.2f %11d %15d" % (
+            r["form"], r["tasks"], r["dummy"], r["wall_ms"], r["us_per_task"], r["kernel_us"], r["auto_edges"],
+            r["explicit_edges"]))
     a, m = rows
     print("MANUAL / AUTO wall time: %.2f" % (m["wall_ms"] / a["wall_ms"] if a["wall_ms"] else float("nan")))
     return rows

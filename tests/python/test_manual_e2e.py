@@ -175,3 +175,13 @@ def test_case1_phase_fence_from_trace(tmp_path, aiv_workers):
     # ExpandManualPhaseFence: one barrier per phase after the first (phase 0's has no valid dep)
     assert st.tasks_dummy == p - 1
     assert st.explicit_edges <= (p - 1) * 2 * n   # N + M per fenced phase (live producers only)
+
+
+def test_manual_vs_auto_benchmark_reports_both_forms():
+    sys.path.insert(0, str(HERE.parent.parent / "benchmarks"))
+    import manual_vs_auto
+    auto, manual = manual_vs_auto.main(["--quick", "--width", "64", "--workers", "2"])
+    assert auto["form"] == "AUTO" and manual["form"] == "MANUAL"
+    assert auto["explicit_edges"] == 0 and auto["dummy"] == 0 and auto["tasks"] == 16
+    assert manual["auto_edges"] == 0 and manual["dummy"] == 3 and manual["tasks"] == 19
+    assert manual["explicit_edges"] > 0 and auto["kernel_us"] > 0
