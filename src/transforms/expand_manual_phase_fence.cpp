@@ -78,7 +78,21 @@ class FenceExpander : public IRMutator {
     const int64_t m = trip_count(*f);
     if (m <= 0) return s;
     for (size_t i = 0; i < f->iter_args.size(); ++i) {
-      if (StmtPtr r = try_carry(*op, *f, i, m)) return r;
+      auto [array, n] = stable_array(*op, *f, i, m);
+      if (array) {
+        if (StmtPtr r = try_fence(*f, f->iter_args[i].get(), array, n, m)) return r;
+      }
+    }
+    // An Array[N, TASK_ID] defined before the loop and named directly in deps=.
+    for (auto& st : flatten_stmts(f->body)) {
+      auto* a = st->as<AssignStmt>();
+      auto* sub = a ? a->value->as<Submit>() : nullptr;
+      if (!sub) continue;
+      for (auto& d : sub->deps) {
+        auto* at = d->type->as<ArrayType>();
+        if (!at) continue;
+        if (StmtPtr r = try_fence(*f, as_var(d), d, at->size, m)) return r;
+      }
     }
     return s;
   }
@@ -103,10 +117,10 @@ class FenceExpander : public IRMutator {
     return {nullptr, 0};
   }
 
-  StmtPtr try_carry(const ForStmt& orig, const ForStmt& f, size_t i, int64_t m) {
-    auto [array, n] = stable_array(orig, f, i, m);
-    if (!array || n < 2) return nullptr;
-    const Var* carry = f.iter_args[i].get();
+  // Rewrites the deps= entries `carry` of the Submits directly in f's body to one barrier on
+  // `array` (N slots) placed before the loop, when that is safe and profitable.
+  StmtPtr try_fence(const ForStmt& f, const Var* carry, const ExprPtr& array, int64_t n, int64_t m) {
+    if (!carry || n < 2) return nullptr;
     // Every use of the carry in the body must be a deps= entry of a Submit directly in it.
     std::vector<StmtPtr> body = flatten_stmts(f.body);
     UseCounter all;

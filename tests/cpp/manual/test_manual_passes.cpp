@@ -206,3 +206,37 @@ TEST(ExpandManualPhaseFence, UnprofitableShapeKeepsDirectDeps) {
       << code;
   EXPECT_TRUE(Compiles(code, "case1_direct"));
 }
+
+// An Array[4, TASK_ID] filled before a pl.parallel(4) loop whose Submits all depend on it.
+TEST(ExpandManualPhaseFence, StableArrayDependencyGetsOneBarrier) {
+  auto x = V("x", T16()), out = V("out", T16());
+  auto tids = V("tids", ArrayType::make(4, DataType::TASK_ID));
+  auto carry = IterArg::make("tids", tids->type, tids);
+  auto i = V("i", S(DataType::INDEX)), j = V("j", S(DataType::INDEX));
+  std::vector<StmtPtr> fill;
+  auto s = submit(fill, "stage", {x, out});
+  auto next = V("tids", tids->type);
+  fill.push_back(AssignStmt::make(next, Call::make_op("array.update_element", {carry, i, s.tid})));
+  fill.push_back(YieldStmt::make({next}));
+  auto filled = V("tids", tids->type);
+  std::vector<StmtPtr> use;
+  submit(use, "stage", {x, out}, {filled});
+  std::vector<StmtPtr> body{
+      AssignStmt::make(tids, Call::make_op("array.create", {}, Attrs{{"size", int64_t{4}}, {"dtype", std::string("TASK_ID")}})),
+      ForStmt::make(i, I(0), I(4), I(1), {carry}, SeqStmts::make(fill), {filled}),
+      ForStmt::make(j, I(0), I(4), I(1), {}, SeqStmts::make(use), {}, ForKind::Parallel)};
+  auto main = Function::make("main", FunctionType::Orchestration, {x, out}, {ParamDirection::In, ParamDirection::Out}, {},
+                             RuntimeScopeStmt::make(RuntimeScopeMode::Manual, SeqStmts::make(body)));
+  auto prog = Program::make("P", {kernel("stage", 1, 1, true), main});
+  auto p = ExpandManualPhaseFence().run(prog);
+  FindSubmits f;
+  f.visit_stmt(p->get("main")->body);
+  ASSERT_EQ(f.subs.size(), 2u);
+  EXPECT_EQ(as_var(f.subs[1]->deps[0])->name, "tids_fence");
+  auto code = generate(prog).code;
+  EXPECT_NE(code.find("if (tids[k].is_valid()) params_t1_deps[params_t1_deps_count++] = tids[k];"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("if (tids_fence.is_valid()) params_t2_deps[params_t2_deps_count++] = tids_fence;"), std::string::npos)
+      << code;
+  EXPECT_TRUE(Compiles(code, "array_fence"));
+}
