@@ -181,3 +181,11 @@ def test_error_parallel_task_id_carry_needs_literal_trip_count():
 '''
     with pytest.raises(PyptoError, match="statically-known trip count"):
         codegen.generate_orchestration(_program(src), "main")
+
+
+@pytest.mark.parametrize("case", ["orch_basic", "for_loops", "if_else", "tensor_assemble_copy", "nested_loops"])
+def test_pipeline_is_idempotent(case):
+    # pypto.compile runs the pipeline and generate_orchestration runs it again by default.
+    prog = load_single_program(os.path.join(GOLDEN_DIR, case, "program.py"))
+    once = codegen.run_pipeline(prog)
+    assert ir.structural_equal(codegen.run_pipeline(once), once)
