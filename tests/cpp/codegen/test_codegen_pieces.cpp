@@ -134,3 +134,19 @@ TEST(CodegenPieces, UndeclaredDynamicSymbolIsUserError) {
                       ReturnStmt::make({})}));
   ExpectUserError([&] { gen(Program::make("P", {k, orch}, {M})); }, "dynamic dimension 'M'");
 }
+
+TEST(CodegenPieces, DynamicTensorDimReadsTheArgumentDescriptor) {
+  // IR built directly (the parser would fold tensor.dim onto M): n = tensor.dim(x, 0) with x: [M, 16]
+  auto M = V("M", S(DataType::INDEX));
+  auto k = kernel("k", 1, 1, true);
+  auto w = V("w", T16()), x = V("x", TensorType::make({M, I(16)}, DataType::FP32)), o = V("o", T16());
+  auto n = V("n", S(DataType::INDEX));
+  auto i = V("i", S(DataType::INDEX));
+  auto loop = ForStmt::make(i, I(0), n, I(16), {}, EvalStmt::make(Call::make_func("k", {w, o}, T16())), {});
+  auto orch = Function::make(
+      "orch", FunctionType::Orchestration, {w, x, o}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out}, {},
+      SeqStmts::make({AssignStmt::make(n, Call::make_op("tensor.dim", {x, I(0)})), loop, ReturnStmt::make({})}));
+  std::string code = gen(Program::make("P", {k, orch}, {M}));
+  EXPECT_TRUE(has(code, "int64_t n = (int64_t)orch_args.tensor(1).ref().shapes[0];")) << code;
+  EXPECT_FALSE(has(code, "int64_t M =")) << code;   // the symbol itself is never mentioned
+}
