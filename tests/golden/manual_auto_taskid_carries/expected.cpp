@@ -97,7 +97,8 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         }
         params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
         TaskOutputTensors task_2_outs = rt_submit_aiv_task(0, params_t2);
-        (void)task_2_outs;
+        PTO2TaskId _ = task_2_outs.task_id();
+        (void)_;
     }
 }
 

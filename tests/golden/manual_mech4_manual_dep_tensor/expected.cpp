@@ -39,7 +39,8 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1_deps[params_t1_deps_count++] = prod_tid;
         params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
-        (void)task_1_outs;
+        PTO2TaskId _ = task_1_outs.task_id();
+        (void)_;
     }
 }
 

@@ -57,7 +57,8 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             if (tids_slot.is_valid()) params_t2_deps[params_t2_deps_count++] = tids_slot;
             params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
             TaskOutputTensors task_2_outs = rt_submit_aiv_task(1, params_t2);
-            (void)task_2_outs;
+            PTO2TaskId _ = task_2_outs.task_id();
+            (void)_;
         }
     }
 }
