@@ -23,7 +23,6 @@ void DependencyEmitter::Scan(Emitter& e) {
   if (scanned_) return;
   scanned_ = true;
   struct Scanner : IRVisitor {
-    DependencyEmitter* d;
     std::unordered_map<const Var*, ExprPtr>* defs;
     std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* rets;
     std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* carries;
@@ -37,7 +36,6 @@ void DependencyEmitter::Scan(Emitter& e) {
       IRVisitor::visit_(op);
     }
   } s;
-  s.d = this;
   s.defs = &defs_;
   s.rets = &for_return_;
   s.carries = &carry_loop_;
@@ -199,11 +197,19 @@ void ArrayCreateHandler(Emitter& e, const Var* result, const Call& call) {
   }
 }
 
+// `arr[k]`: the array's storage indexed by the slot expression.
 std::string slot_of(Emitter& e, const Var* arr, const ExprPtr& index) {
-  auto* at = arr->type->as<ArrayType>();
   std::string idx = e.expr(index);
-  if (idx.size() > 2 && idx.front() == '(' && idx.back() == ')') idx = idx.substr(1, idx.size() - 2);
-  (void)at;
+  // Drop one pair of parentheses around the whole index ("(i + 1)" -> "i + 1"), not "(a) + (b)".
+  if (idx.size() > 2 && idx.front() == '(' && idx.back() == ')') {
+    int depth = 0;
+    bool whole = true;
+    for (size_t i = 0; i + 1 < idx.size(); ++i) {
+      depth += idx[i] == '(' ? 1 : idx[i] == ')' ? -1 : 0;
+      whole = whole && depth > 0;
+    }
+    if (whole) idx = idx.substr(1, idx.size() - 2);
+  }
   return e.ref(arr) + "[" + idx + "]";
 }
 
