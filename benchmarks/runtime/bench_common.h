@@ -117,9 +117,9 @@ inline double availability(int threads) {
 }
 
 /// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where
-/// ideal = tasks * grain / min(cores, width) / availability() (measured next to each probe).
+/// ideal = tasks * grain / min(cores, width) / availability (measured before the system ran).
 /// Log-interpolated between probes; returns -1 if no probe up to 1 ms reached 50%.
-inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
+inline double metg_us(const RunFn& run, Pattern p, const Config& c, double avail) {
   // Effective parallelism of the graph on `cores` threads.
   const double par = std::min<double>(c.cores, c.width);
   double prev_g = 0, prev_e = 0;
@@ -130,7 +130,6 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c) {
     const int tasks_here = static_cast<int>(std::max<double>(c.width * 4, std::min<double>(c.metg_tasks, want)));
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
-    const double avail = availability(static_cast<int>(par));  // measured before the probe
     const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
     const double ideal = total * g_us * 1e-6 / par / std::max(0.05, avail);
     const double eff = ideal / wall;
@@ -159,12 +158,15 @@ inline void emit(const char* pattern, const char* mode, const char* system, int6
 
 /// Measures per-task cost and METG for every pattern and prints JSON records.
 inline void measure_all(const RunFn& run, const char* mode, const char* system, const Config& c, bool with_metg) {
+  // CPU availability, measured before this system ran anything (its threads cannot disturb it).
+  const double avail = with_metg ? availability(std::min(c.cores, c.width)) : 1.0;
+  std::fprintf(stderr, "%s %s: cpu availability %.2f\n", system, mode, avail);
   for (Pattern p : all_patterns()) {
     const int steps = std::max(1, c.overhead_tasks / c.width);
     const int64_t tasks = static_cast<int64_t>(steps) * c.width;
     run(p, c.width, std::max(1, steps / 10), 0);  // warm-up
     const double wall = best_of(run, p, c.width, steps, 0, c.repeats);
-    const double metg = with_metg ? metg_us(run, p, c) : -1;
+    const double metg = with_metg ? metg_us(run, p, c, avail) : -1;
     emit(pattern_name(p), mode, system, tasks, wall * 1e9 / static_cast<double>(tasks), metg);
   }
 }
