@@ -17,18 +17,6 @@ using namespace ir;
 
 namespace {
 
-std::string strip_parens(std::string text) {
-  if (text.size() > 2 && text.front() == '(' && text.back() == ')') {
-    int depth = 0;
-    for (size_t i = 0; i + 1 < text.size(); ++i) {
-      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
-      if (depth == 0) return text;
-    }
-    return text.substr(1, text.size() - 2);
-  }
-  return text;
-}
-
 std::string decl_type(const TypePtr& t) {
   if (t->is<TensorType>()) return "Tensor";
   if (auto* s = t->as<ScalarType>()) return Emitter::ctype(s->dtype);

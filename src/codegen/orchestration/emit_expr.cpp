@@ -172,9 +172,8 @@ Binding Emitter::capture(const ExprPtr& e) {
   return b;
 }
 
-namespace {
 // "(a + b)" -> "a + b" when the outer parentheses enclose the whole text.
-std::string strip_outer(const std::string& text) {
+std::string Emitter::strip_parens(const std::string& text) {
   if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
   int depth = 0;
   for (size_t i = 0; i + 1 < text.size(); ++i) {
@@ -183,18 +182,17 @@ std::string strip_outer(const std::string& text) {
   }
   return text.substr(1, text.size() - 2);
 }
-}  // namespace
 
 std::string Emitter::u32(const ExprPtr& e) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
-  return "(uint32_t)(" + strip_outer(expr(e)) + ")";
+  return "(uint32_t)(" + strip_parens(expr(e)) + ")";
 }
 
 std::string Emitter::i64(const ExprPtr& e) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
   std::string s = expr(e);
   if (dtype_of(e) == DataType::INT64 || dtype_of(e) == DataType::INDEX) return s;
-  return "(int64_t)(" + strip_outer(s) + ")";
+  return "(int64_t)(" + strip_parens(s) + ")";
 }
 
 std::string Emitter::scalar_slot(const ExprPtr& e, DataType param_dtype) {

@@ -77,16 +77,7 @@ void Emitter::emit_assign(const AssignStmt& a) {
   }
   auto* st = var->type->as<ScalarType>();
   PYPTO_USER_CHECK(st, value->span, "unsupported assignment in an orchestration function", "");
-  std::string text = expr(value);
-  if (text.size() > 2 && text.front() == '(' && text.back() == ')') {
-    int depth = 0;
-    bool outer = true;
-    for (size_t i = 0; i + 1 < text.size(); ++i) {
-      depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
-      if (depth == 0) outer = false;
-    }
-    if (outer) text = text.substr(1, text.size() - 2);
-  }
+  std::string text = strip_parens(expr(value));
   std::string name = declare(var);
   line(ctype(st->dtype) + " " + name + " = " + text + ";");
 }

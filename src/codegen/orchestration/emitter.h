@@ -100,6 +100,7 @@ class Emitter {
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
   bool non_negative(const ir::ExprPtr& e) const;
+  static std::string strip_parens(const std::string& text);   // "(a + b)" -> "a + b"
 
   // ---- statements ----
   void emit_stmt(const ir::StmtPtr& s);
