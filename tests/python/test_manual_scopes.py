@@ -117,3 +117,22 @@ def test_buffer_created_in_manual_scope_is_hoisted_for_readers_after_it(tmp_path
     out = np.zeros(64, np.float32)
     c(x, out)
     np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+
+
+def test_parallel_carry_with_start_and_step_writes_slot_by_index(tmp_path):
+    prog, _ = program(tmp_path, """
+        with pl.manual_scope():
+            prev = None
+            for r in pl.range(2):
+                for i in pl.parallel(0, 4, 2):
+                    out, prev = pl.submit(self.part, x, i + r, out, deps=[prev])
+            out, _ = pl.submit(self.part, x, 3, out, deps=[prev])
+    """)
+    code = codegen.generate_orchestration(prog, "main").code
+    assert "PTO2TaskId prev_1[2];" in code
+    assert "prev_2[i / 2] = " in code
+    c = pypto.compile(prog)
+    x = np.random.rand(64).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    c(x, out, aiv_workers=2)
+    np.testing.assert_allclose(out, x + 1.0, rtol=1e-6)

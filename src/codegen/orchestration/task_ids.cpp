@@ -172,7 +172,7 @@ bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprP
   auto* st = loop.step->as<ConstInt>();
   std::string slot = i;
   if (!(s0 && s0->value == 0)) slot = "(" + i + " - " + e.expr(loop.start) + ")";
-  if (!(st && st->value == 1)) slot = "(" + slot + ") / " + e.expr(loop.step);
+  if (!(st && st->value == 1)) slot = slot + " / " + e.expr(loop.step);   // slot is `i` or `(i - start)`
   e.line(arr.text + "[" + slot + "] = " + r->text + ";");
   return true;
 }
