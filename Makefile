@@ -27,10 +27,9 @@ test-python: install
 # Every test: C++ (GoogleTest via CTest) and Python (pytest).
 test: test-cpp test-python
 
+# The runtime's GoogleTest suite under ThreadSanitizer (stress sizes scaled down).
 test-tsan: setup
-	cmake -S runtime -B build/tsan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO2_TSAN=ON >/dev/null
-	cmake --build build/tsan -j $(JOBS)
-	ctest --test-dir build/tsan --output-on-failure --timeout 900
+	bash runtime/tools/run_tsan.sh $(CURDIR)/build/tsan
 
 # The main job: compile an example program, run it on the CPU runtime, check it, trace it.
 demo: install
