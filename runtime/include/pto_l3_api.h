@@ -1,0 +1,118 @@
+// pto_l3_api.h — the L3 (distributed HOST) runtime API of libpto2.
+//
+// A HOST-level orchestration does not submit kernels: it submits *next-level tasks*, each one
+// a whole chip-level (L2) orchestration run, to a target registered under a small integer id.
+// Generated host code (src/codegen/host) includes only this header:
+//
+//     TaskArgs args_t0;
+//     args_t0.add_tensor(ext_x);
+//     args_t0.add_dep_wait(prev);                  // ordering only
+//     TaskHandle t0 = submit_next_level(0, args_t0);
+//
+// Ordering of a next-level task: it starts after every valid add_dep_wait handle finished AND
+// after the previous task submitted to the same target id finished (one ordering chain per
+// target, in submission order — the per-target stand-in for the per-rank communication
+// chain). Invalid handles (TaskHandle{} / TaskHandle::invalid()) contribute no edge.
+//
+// Host side (on CPU, every target runs its L2 entry as a full libpto2 run on a pool of
+// "chip" runtimes, each with its own worker threads):
+//
+//     pto2::L3Runtime l3(pto2::L3Options{}.chips(2));
+//     l3.register_kernel(0, "kernel_add", pto2::CoreType::AIV, &kernel_add);
+//     l3.register_target(0, "chip_orch", &chip_orch_entry);
+//     pto2::L3RunResult r = l3.run(&host_entry, args);
+//     if (!r.ok()) puts(r.message.c_str());
+//
+// Errors: a failing next-level task (its L2 run failed, or its entry threw) stops the run: no
+// further next-level task starts, submit_next_level() in the host entry throws an internal
+// exception that unwinds it, and run() returns the first failure naming the task and target.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "pto_orchestration_api.h"
+
+/// The opaque id of a next-level task (what submit_next_level returns). Default = invalid.
+struct TaskHandle {
+  uint64_t run_ = 0;   ///< the L3 run that issued it (0 = invalid)
+  uint64_t index_ = 0;  ///< 1-based task index within that run
+  bool is_valid() const { return run_ != 0; }
+  static TaskHandle invalid() { return TaskHandle{}; }
+};
+
+/// The arguments of one next-level task: the L2 entry sees `tensors`/`scalars` as its
+/// ChipStorageTaskArgs; `waits` are ordering-only dependencies.
+struct TaskArgs {
+  ChipStorageTaskArgs storage;
+  std::vector<TaskHandle> waits;
+
+  void add_tensor(const Tensor& t) { storage.add_tensor(t); }
+  void add_scalar(uint64_t v) { storage.add_scalar(v); }
+  /// Start only after `h` finished. Invalid handles are ignored.
+  void add_dep_wait(const TaskHandle& h) {
+    if (h.is_valid()) waits.push_back(h);
+  }
+};
+
+/// Submits a next-level task running the L2 entry registered under `target_id`. Only valid on
+/// the thread running the host entry of pto2::L3Runtime::run (else throws std::logic_error).
+/// Unknown target ids and handles of another run fail the run.
+TaskHandle submit_next_level(int32_t target_id, TaskArgs& args);
+
+namespace pto2 {
+
+/// An L2 orchestration entry (the generated `aicpu_orchestration_entry`).
+using L2Entry = void (*)(const ChipStorageTaskArgs&);
+/// A HOST orchestration entry (the generated `host_orchestration_entry`).
+using HostEntry = void (*)(const ChipStorageTaskArgs&);
+
+struct L3Options {
+  uint32_t chips_ = 1;           ///< next-level tasks that may run at the same time
+  RuntimeOptions chip_options_;  ///< options of each chip's libpto2 Runtime
+  L3Options& chips(uint32_t n) { chips_ = n; return *this; }
+  L3Options& chip_options(const RuntimeOptions& o) { chip_options_ = o; return *this; }
+};
+
+struct L3TaskRecord {
+  uint64_t index;        ///< 1-based submission index
+  int32_t target_id;
+  uint32_t chip;         ///< which chip runtime ran it
+  double start_us;       ///< from the start of the run
+  double end_us;
+  RunResult result;      ///< the nested libpto2 run
+};
+
+struct L3RunResult {
+  bool ok() const { return message.empty(); }
+  std::string message;             ///< empty on success; else the first failure
+  uint64_t tasks_submitted = 0;
+  uint64_t tasks_executed = 0;
+  uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles)
+  uint64_t chain_edges = 0;        ///< per-target ordering chain edges
+  std::vector<L3TaskRecord> tasks;  ///< every executed task, in submission order
+};
+
+class L3Runtime {
+ public:
+  explicit L3Runtime(const L3Options& options = L3Options{});
+  ~L3Runtime();
+  L3Runtime(const L3Runtime&) = delete;
+  L3Runtime& operator=(const L3Runtime&) = delete;
+
+  /// Registers kernel `id` on every chip runtime. Not during a run.
+  L3Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
+  /// Registers the L2 entry that next-level tasks of `target_id` run. Not during a run.
+  L3Runtime& register_target(int32_t target_id, const std::string& name, L2Entry entry);
+  /// Runs `entry(args)` on the calling thread; returns when every next-level task finished or
+  /// the run failed. One run at a time.
+  L3RunResult run(HostEntry entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
+
+  struct Impl;
+
+ private:
+  Impl* impl_;
+};
+
+}  // namespace pto2

@@ -1,0 +1,277 @@
+// Tests of the L3 (distributed HOST) runtime: submit_next_level runs L2 orchestration entries
+// as nested libpto2 runs, ordered by add_dep_wait edges and the per-target chain.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "pto_l3_api.h"
+#include "test_util.h"
+
+namespace {
+
+// Kernel 0: t0 (inout) = t0 * 2 + s0 (non-commutative: the order of applications shows).
+void k_affine(PTO2KernelContext* ctx) {
+  const Tensor& t = ctx->tensors[0];
+  for (int64_t i = 0; i < t.numel(); ++i) t.ptr<float>()[i] = t.ptr<float>()[i] * 2 + static_cast<float>(ctx->scalars[0]);
+}
+// Kernel 1 is k_fill (test_util.h): sleep s1 ms, t0 (out) = s0. Kernel 2: t1 (out) = t0 (in).
+void k_copy(PTO2KernelContext* ctx) {
+  for (int64_t i = 0; i < ctx->tensors[1].numel(); ++i) ctx->tensors[1].ptr<float>()[i] = ctx->tensors[0].ptr<float>()[i];
+}
+
+// L2 entries (what generated aicpu_orchestration_entry functions look like).
+void l2_affine(const ChipStorageTaskArgs& a) {  // tensor 0 inout, scalar 0 = addend, scalar 1 = sleep ms
+  if (a.scalar_count() > 1) sleep_ms(static_cast<int>(a.scalar(1)));
+  Arg p;
+  p.add_inout(from_tensor_arg(a.tensor(0)));
+  p.add_scalar(a.scalar(0));
+  rt_submit_aiv_task(0, p);
+}
+void l2_fill(const ChipStorageTaskArgs& a) {  // tensor 0 out = scalar 0 after scalar 1 ms
+  Arg p;
+  p.add_output(from_tensor_arg(a.tensor(0)));
+  p.add_scalar(a.scalar(0));
+  p.add_scalar(a.scalar(1));
+  rt_submit_aiv_task(1, p);
+}
+void l2_copy(const ChipStorageTaskArgs& a) {  // tensor 1 out = tensor 0
+  Arg p;
+  p.add_input(from_tensor_arg(a.tensor(0)));
+  p.add_output(from_tensor_arg(a.tensor(1)));
+  rt_submit_aiv_task(2, p);
+}
+void l2_sleep(const ChipStorageTaskArgs& a) { sleep_ms(static_cast<int>(a.scalar(0))); }
+void l2_throws(const ChipStorageTaskArgs&) { throw std::runtime_error("chip exploded"); }
+void l2_bad_kernel(const ChipStorageTaskArgs& a) {  // kernel 77 is not registered
+  Arg p;
+  p.add_inout(from_tensor_arg(a.tensor(0)));
+  rt_submit_aiv_task(77, p);
+}
+
+pto2::L3Runtime& setup(pto2::L3Runtime& l3) {
+  l3.register_kernel(0, "k_affine", pto2::CoreType::AIV, &k_affine);
+  l3.register_kernel(1, "k_fill", pto2::CoreType::AIV, &k_fill);
+  l3.register_kernel(2, "k_copy", pto2::CoreType::AIV, &k_copy);
+  l3.register_target(0, "affine", &l2_affine);
+  l3.register_target(1, "fill", &l2_fill);
+  l3.register_target(2, "copy", &l2_copy);
+  l3.register_target(3, "sleep", &l2_sleep);
+  l3.register_target(4, "throws", &l2_throws);
+  l3.register_target(5, "bad_kernel", &l2_bad_kernel);
+  return l3;
+}
+
+pto2::L3Options two_chips() { return pto2::L3Options{}.chips(2).chip_options(workers(1)); }
+
+void host_chain(const ChipStorageTaskArgs& a) {
+  // Same target, no deps: the per-target chain orders them. Early ones sleep longer.
+  for (uint64_t k = 0; k < a.scalar(0); ++k) {
+    TaskArgs args;
+    args.add_tensor(from_tensor_arg(a.tensor(0)));
+    args.add_scalar(k + 1);
+    args.add_scalar(k == 0 ? 30 : 0);
+    submit_next_level(0, args);
+  }
+}
+
+TEST(L3Runtime, SameTargetTasksRunInSubmissionOrder) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  std::vector<float> x(8, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(x));
+  a.add_scalar(5);
+  pto2::L3RunResult r = l3.run(&host_chain, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  float want = 0;
+  for (int k = 1; k <= 5; ++k) want = want * 2 + static_cast<float>(k);
+  for (float v : x) EXPECT_EQ(v, want);
+  EXPECT_EQ(r.tasks_submitted, 5u);
+  EXPECT_EQ(r.tasks_executed, 5u);
+  EXPECT_EQ(r.chain_edges, 4u);
+  EXPECT_EQ(r.wait_edges, 0u);
+  ASSERT_EQ(r.tasks.size(), 5u);
+  for (size_t i = 1; i < r.tasks.size(); ++i) EXPECT_GE(r.tasks[i].start_us, r.tasks[i - 1].end_us);
+}
+
+void host_dep_wait(const ChipStorageTaskArgs& a) {
+  TaskArgs f;  // slow producer on target 1
+  f.add_tensor(from_tensor_arg(a.tensor(0)));
+  f.add_scalar(7);
+  f.add_scalar(40);
+  TaskHandle produced = submit_next_level(1, f);
+  TaskArgs c;  // consumer on another target: only the dep-wait orders it
+  c.add_tensor(from_tensor_arg(a.tensor(0)));
+  c.add_tensor(from_tensor_arg(a.tensor(1)));
+  c.add_dep_wait(produced);
+  c.add_dep_wait(TaskHandle::invalid());  // ignored
+  submit_next_level(2, c);
+}
+
+TEST(L3Runtime, DepWaitOrdersTasksOfDifferentTargets) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  std::vector<float> y(16, 0.0f), z(16, -1.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(y));
+  a.add_tensor(ext1d(z));
+  pto2::L3RunResult r = l3.run(&host_dep_wait, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (float v : z) EXPECT_EQ(v, 7.0f);
+  EXPECT_EQ(r.wait_edges, 1u);
+  EXPECT_EQ(r.chain_edges, 0u);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  EXPECT_GE(r.tasks[1].start_us, r.tasks[0].end_us);
+}
+
+void host_independent(const ChipStorageTaskArgs&) {
+  TaskArgs a, b;
+  a.add_scalar(150);
+  b.add_scalar(150);
+  submit_next_level(3, a);
+  TaskHandle none;  // a None seed: no edge
+  b.add_dep_wait(none);
+  submit_next_level(3, b);  // same target: chained
+}
+void host_two_targets(const ChipStorageTaskArgs& a) {
+  TaskArgs s;
+  s.add_scalar(150);
+  submit_next_level(3, s);
+  TaskArgs f;  // different target, no deps: may run alongside
+  f.add_tensor(from_tensor_arg(a.tensor(0)));
+  f.add_scalar(3);
+  f.add_scalar(0);
+  submit_next_level(1, f);
+}
+
+TEST(L3Runtime, DifferentTargetsWithoutDepsOverlap) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  std::vector<float> y(4, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(y));
+  pto2::L3RunResult r = l3.run(&host_two_targets, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (float v : y) EXPECT_EQ(v, 3.0f);
+  ASSERT_EQ(r.tasks.size(), 2u);
+  EXPECT_LT(r.tasks[1].start_us, r.tasks[0].end_us) << "independent targets should run concurrently on 2 chips";
+  EXPECT_NE(r.tasks[0].chip, r.tasks[1].chip);
+
+  pto2::L3RunResult r2 = l3.run(&host_independent);  // same target twice: chained, serial
+  ASSERT_TRUE(r2.ok()) << r2.message;
+  ASSERT_EQ(r2.tasks.size(), 2u);
+  EXPECT_EQ(r2.chain_edges, 1u);
+  EXPECT_EQ(r2.wait_edges, 0u);
+  EXPECT_GE(r2.tasks[1].start_us, r2.tasks[0].end_us);
+}
+
+void host_failing(const ChipStorageTaskArgs& a) {
+  TaskArgs t;
+  TaskHandle bad = submit_next_level(4, t);
+  TaskArgs f;
+  f.add_tensor(from_tensor_arg(a.tensor(0)));
+  f.add_scalar(9);
+  f.add_scalar(0);
+  f.add_dep_wait(bad);
+  submit_next_level(1, f);  // must never run
+  sleep_ms(50);
+  for (int k = 0; k < 100; ++k) {  // the run failed: a later submit unwinds the entry
+    TaskArgs more;
+    submit_next_level(3, more);
+  }
+}
+
+TEST(L3Runtime, FailingNextLevelTaskStopsTheRun) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  std::vector<float> y(4, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(y));
+  pto2::L3RunResult r = l3.run(&host_failing, a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("next-level task 1 (target 4 'throws') failed"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("chip exploded"), std::string::npos) << r.message;
+  for (float v : y) EXPECT_EQ(v, 0.0f);
+  EXPECT_LT(r.tasks_submitted, 102u);
+}
+
+void host_bad_kernel(const ChipStorageTaskArgs& a) {
+  TaskArgs t;
+  t.add_tensor(from_tensor_arg(a.tensor(0)));
+  submit_next_level(5, t);
+}
+
+TEST(L3Runtime, FailedL2RunIsReported) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  std::vector<float> y(4, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(y));
+  pto2::L3RunResult r = l3.run(&host_bad_kernel, a);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("(target 5 'bad_kernel') failed"), std::string::npos) << r.message;
+}
+
+void host_unknown_target(const ChipStorageTaskArgs&) {
+  TaskArgs t;
+  submit_next_level(42, t);
+  ADD_FAILURE() << "submit_next_level to an unknown target must unwind the host entry";
+}
+
+TEST(L3Runtime, UnknownTargetFailsTheRun) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  pto2::L3RunResult r = l3.run(&host_unknown_target);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("no L2 entry registered under target id 42"), std::string::npos) << r.message;
+}
+
+TaskHandle g_stale;
+void host_keep_handle(const ChipStorageTaskArgs&) {
+  TaskArgs t;
+  t.add_scalar(0);
+  g_stale = submit_next_level(3, t);
+}
+void host_use_stale(const ChipStorageTaskArgs&) {
+  TaskArgs t;
+  t.add_scalar(0);
+  t.add_dep_wait(g_stale);
+  submit_next_level(3, t);
+}
+
+TEST(L3Runtime, HandleOfAnotherRunIsRejected) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  ASSERT_TRUE(l3.run(&host_keep_handle).ok());
+  EXPECT_TRUE(g_stale.is_valid());
+  pto2::L3RunResult r = l3.run(&host_use_stale);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("not returned by submit_next_level in this run"), std::string::npos) << r.message;
+}
+
+void host_throws(const ChipStorageTaskArgs&) { throw std::runtime_error("host bug"); }
+
+TEST(L3Runtime, HostEntryExceptionIsReported) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  setup(l3);
+  pto2::L3RunResult r = l3.run(&host_throws);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("host orchestration entry threw: host bug"), std::string::npos) << r.message;
+}
+
+TEST(L3Runtime, SubmitOutsideARunThrows) {
+  TaskArgs t;
+  EXPECT_THROW(submit_next_level(0, t), std::logic_error);
+  EXPECT_FALSE(TaskHandle{}.is_valid());
+}
+
+}  // namespace
