@@ -1,0 +1,81 @@
+// The HOST orchestration emitter's shared state (private to src/codegen/host).
+//
+// One HostEmitter generates one HOST-level Orchestration function against pto_l3_api.h.
+// Pieces: entry and prologue (host_codegen.cpp), statements and next-level submits
+// (host_statements.cpp), scalar expressions (host_expr.cpp).
+//
+// Values are bound to C++ text by Var identity: tensors to the external tensor (or a Tensor
+// loop/if carry) they name, TaskIds to a `TaskHandle` variable, scalars to a C++ scalar. A
+// submit's tensor results alias the Out/InOut arguments passed for the callee's returned
+// parameters (L3 allocates nothing).
+#pragma once
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "pypto/codegen/host.h"
+#include "pypto/ir/function.h"
+#include "pypto/ir/stmt.h"
+
+namespace pypto::codegen::host {
+
+class HostEmitter {
+ public:
+  HostEmitter(ir::ProgramPtr program, ir::FunctionPtr fn);
+  std::string Generate();
+  const std::map<std::string, int>& target_ids() const { return target_ids_; }
+
+  // ---- output (host_codegen.cpp) ----
+  void line(const std::string& text);
+  void open_block(const std::string& header);
+  void close_block(const std::string& trailer = "}");
+  bool block_just_opened() const;  // the last line written opened a block
+  // A fresh C++ identifier based on `base` (unique in the whole function).
+  std::string fresh(const std::string& base);
+
+  // ---- bindings ----
+  void bind(const ir::Var* v, const std::string& text) { bindings_[v] = text; }
+  std::string ref(const ir::Var* v, const ir::Span& span);
+
+  // ---- statements (host_statements.cpp) ----
+  void emit_stmt(const ir::StmtPtr& s);
+  void emit_assign(const ir::AssignStmt& a);
+  // A next-level submit (Submit, or a plain Call of a chip-level Orchestration function);
+  // `result` is the assigned Var (null for an EvalStmt).
+  void emit_submit(const ir::Expr& call_expr, const ir::Var* result);
+  void emit_for(const ir::ForStmt& f);
+  void emit_if(const ir::IfStmt& s);
+  // Declares the C++ carries of loop iter_args / if return_vars; returns their names.
+  std::string declare_carry(const ir::Var* v, const std::string& init_text, const ir::Span& span);
+
+  // ---- expressions (host_expr.cpp) ----
+  std::string expr(const ir::ExprPtr& e);
+  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);
+  static std::string ctype(ir::DataType d);
+
+ private:
+  ir::ProgramPtr program_;
+  ir::FunctionPtr fn_;
+  std::map<std::string, int> target_ids_;
+  std::map<const ir::Var*, std::string> bindings_;
+  // tuple Var of a Submit -> the Var its TaskId element is unpacked into
+  std::map<const ir::Var*, const ir::Var*> tid_of_tuple_;
+  // the texts bound to each Submit result tuple's elements (tensor results)
+  std::map<const ir::Var*, std::vector<std::string>> tuple_elems_;
+  std::set<std::string> names_;
+  std::set<const ir::Var*> referenced_tids_;   // TaskId Vars used in deps / yields / copies
+  std::set<const ir::Var*> used_;              // Vars whose binding was referenced
+  std::set<std::string> valid_handles_;        // handles straight from submit_next_level
+  std::set<std::string> submitted_;            // callees actually submitted
+  std::vector<std::vector<std::string>> yield_targets_;
+  std::ostringstream body_;
+  int indent_ = 1;
+  int task_count_ = 0;
+
+  void prescan(const ir::StmtPtr& s);
+  void note_refs(const ir::ExprPtr& e);
+};
+
+}  // namespace pypto::codegen::host

@@ -1,0 +1,319 @@
+// HOST orchestration codegen: statements. A pl.submit of a chip-level Orchestration function
+// becomes a TaskArgs + submit_next_level; deps= entries become add_dep_wait (ordering only);
+// loops and branches carry TaskHandles / Tensors / scalars through C++ variables. Runtime
+// scopes have no L3 meaning and are flattened (their bodies are emitted inline).
+#include <algorithm>
+
+#include "host_emitter.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::codegen::host {
+
+using namespace pypto::ir;
+
+namespace {
+
+const char* kHostHelp =
+    "a HOST-level orchestration submits chip-level orchestration functions (pl.submit) and "
+    "loops / branches over them; everything else belongs in the chip-level function";
+
+bool is_tid_scalar(const TypePtr& t) {
+  auto* s = t ? t->as<ScalarType>() : nullptr;
+  return s && s->dtype == DataType::TASK_ID;
+}
+
+// The ReturnStmt that ends `body` (null if none).
+const ReturnStmt* find_return(const StmtPtr& body) {
+  if (!body) return nullptr;
+  if (auto* r = body->as<ReturnStmt>()) return r;
+  if (auto* s = body->as<SeqStmts>()) return s->stmts.empty() ? nullptr : find_return(s->stmts.back());
+  if (auto* r = body->as<RuntimeScopeStmt>()) return find_return(r->body);
+  return nullptr;
+}
+
+}  // namespace
+
+void HostEmitter::note_refs(const ExprPtr& e) {
+  if (auto* v = as_var(e)) {
+    if (is_task_id(v->type)) referenced_tids_.insert(v);
+  }
+}
+
+void HostEmitter::prescan(const StmtPtr& s) {
+  if (!s) return;
+  if (auto* q = s->as<SeqStmts>()) {
+    for (auto& x : q->stmts) prescan(x);
+  } else if (auto* r = s->as<RuntimeScopeStmt>()) {
+    prescan(r->body);
+  } else if (auto* f = s->as<ForStmt>()) {
+    for (auto& ia : f->iter_args) note_refs(ia->init);
+    prescan(f->body);
+  } else if (auto* i = s->as<IfStmt>()) {
+    prescan(i->then_body);
+    prescan(i->else_body);
+  } else if (auto* y = s->as<YieldStmt>()) {
+    for (auto& v : y->values) note_refs(v);
+  } else if (auto* a = s->as<AssignStmt>()) {
+    if (auto* sub = a->value->as<Submit>()) {
+      for (auto& d : sub->deps) note_refs(d);
+    } else if (auto* g = a->value->as<TupleGetItem>()) {
+      auto* tv = as_var(g->tuple);
+      auto* tt = g->tuple->type ? g->tuple->type->as<TupleType>() : nullptr;
+      if (tv && tt && g->index + 1 == static_cast<int>(tt->elements.size()) && is_tid_scalar(tt->elements.back()))
+        tid_of_tuple_[tv] = a->var.get();
+    } else {
+      note_refs(a->value);
+    }
+  }
+}
+
+void HostEmitter::emit_stmt(const StmtPtr& s) {
+  if (!s) return;
+  if (auto* q = s->as<SeqStmts>()) {
+    for (auto& x : q->stmts) emit_stmt(x);
+  } else if (auto* r = s->as<RuntimeScopeStmt>()) {
+    emit_stmt(r->body);
+  } else if (auto* a = s->as<AssignStmt>()) {
+    emit_assign(*a);
+  } else if (auto* ev = s->as<EvalStmt>()) {
+    if (ev->expr->is<Submit>() || (ev->expr->is<Call>() && !ev->expr->as<Call>()->is_op)) {
+      emit_submit(*ev->expr, nullptr);
+    } else {
+      throw UserError("this statement is not supported in a HOST-level orchestration", s->span, kHostHelp);
+    }
+  } else if (auto* f = s->as<ForStmt>()) {
+    emit_for(*f);
+  } else if (auto* i = s->as<IfStmt>()) {
+    emit_if(*i);
+  } else if (auto* y = s->as<YieldStmt>()) {
+    PYPTO_CHECK(!yield_targets_.empty(), "HOST codegen: yield outside a loop or branch");
+    const auto& targets = yield_targets_.back();
+    PYPTO_CHECK(targets.size() == y->values.size(), "HOST codegen: yield arity mismatch");
+    for (size_t k = 0; k < targets.size(); ++k) {
+      std::string text = expr(y->values[k]);
+      if (text != targets[k]) line(targets[k] + " = " + text + ";");
+    }
+  } else if (s->is<ReturnStmt>()) {
+    // Results are the Out/InOut tensors, written in place by the next-level tasks.
+  } else if (s->is<ScopeStmt>()) {
+    throw UserError("pl.at / pl.spmd / pl.cluster scopes are not supported in a HOST-level orchestration", s->span,
+                    kHostHelp);
+  } else {
+    throw UserError("this statement is not supported in a HOST-level orchestration", s->span, kHostHelp);
+  }
+}
+
+void HostEmitter::emit_assign(const AssignStmt& a) {
+  const Var* var = a.var.get();
+  const ExprPtr& v = a.value;
+  if (v->is<Submit>()) {
+    emit_submit(*v, var);
+    return;
+  }
+  if (auto* c = v->as<Call>()) {
+    if (!c->is_op) {
+      emit_submit(*v, var);
+      return;
+    }
+    if (c->callee == "system.task_invalid") {
+      bind(var, "TaskHandle::invalid()");
+      return;
+    }
+    throw UserError("'" + c->callee + "' is not supported in a HOST-level orchestration", v->span, kHostHelp);
+  }
+  if (auto* g = v->as<TupleGetItem>()) {
+    auto* tv = as_var(g->tuple);
+    auto it = tv ? tuple_elems_.find(tv) : tuple_elems_.end();
+    PYPTO_CHECK(it != tuple_elems_.end() && g->index >= 0 && g->index < static_cast<int>(it->second.size()),
+                "HOST codegen: unpacking of an unknown tuple");
+    bind(var, it->second[g->index]);
+    used_.insert(tv);
+    return;
+  }
+  if (auto* src = as_var(v)) {
+    bind(var, ref(src, v->span));
+    if (valid_handles_.count(bindings_[var])) valid_handles_.insert(bindings_[var]);
+    return;
+  }
+  auto* st = var->type ? var->type->as<ScalarType>() : nullptr;
+  if (st && st->dtype != DataType::TASK_ID) {
+    std::string name = fresh(GetSSABaseName(var->name));
+    line(ctype(st->dtype) + " " + name + " = " + expr(v) + ";");
+    line("(void)" + name + ";");
+    bind(var, name);
+    return;
+  }
+  throw UserError("this assignment is not supported in a HOST-level orchestration", a.span, kHostHelp);
+}
+
+void HostEmitter::emit_submit(const Expr& e, const Var* result) {
+  std::string callee;
+  const std::vector<ExprPtr>* args = nullptr;
+  const std::vector<ExprPtr>* deps = nullptr;
+  auto* sub = e.as<Submit>();
+  if (sub) {
+    callee = sub->callee;
+    args = &sub->args;
+    deps = &sub->deps;
+    PYPTO_USER_CHECK(!sub->core_num && !sub->sync_start, e.span,
+                     "pl.spmd_submit is not available in a HOST-level orchestration",
+                     "a HOST-level orchestration submits to the L3 runtime, which supports only deps=");
+    PYPTO_USER_CHECK(!sub->allow_early_resolve && sub->timing_slot < 0 && !sub->predicate, e.span,
+                     "only deps= is supported by pl.submit in a HOST-level orchestration",
+                     "a HOST-level orchestration submits to the L3 runtime, which supports only deps=");
+  } else {
+    auto* c = e.as<Call>();
+    callee = c->callee;
+    args = &c->args;
+  }
+  FunctionPtr fn = program_->get(callee);
+  auto tid_it = target_ids_.find(callee);
+  PYPTO_USER_CHECK(fn && tid_it != target_ids_.end(), e.span,
+                   "a HOST-level orchestration can only submit chip-level Orchestration functions; '"
+                       << callee << "' is " << (fn ? to_string(fn->type) : std::string("unknown")),
+                   "wrap the kernel calls in an @pl.function(type=pl.FunctionType.Orchestration) function and "
+                   "submit that");
+  PYPTO_USER_CHECK(args->size() == fn->params.size(), e.span,
+                   "the HOST-level submit of '" << callee << "' must pass every argument (" << fn->params.size()
+                                                << "), got " << args->size(),
+                   "the L3 runtime allocates no output tensors: pass the pl.Out arguments too");
+  submitted_.insert(callee);
+
+  const int n = task_count_++;
+  const int target = tid_it->second;
+  if (!block_just_opened()) line("");
+  line("// Task " + std::to_string(n) + ": " + callee + " (target " + std::to_string(target) + ")");
+  const std::string a = fresh("args_t" + std::to_string(n));
+  line("TaskArgs " + a + ";");
+  std::vector<std::string> arg_text(args->size());
+  for (size_t i = 0; i < args->size(); ++i) {
+    const ExprPtr& x = (*args)[i];
+    if (fn->params[i]->type->is<TensorType>()) {
+      auto* xv = as_var(x);
+      PYPTO_USER_CHECK(xv && x->type && x->type->is<TensorType>(), x->span,
+                       "argument " << i << " of '" << callee << "' must be a tensor", "");
+      arg_text[i] = ref(xv, x->span);
+      line(a + ".add_tensor(" + arg_text[i] + ");");
+    } else if (auto* st = fn->params[i]->type->as<ScalarType>()) {
+      line(a + ".add_scalar(" + scalar_slot(x, st->dtype) + ");");
+    } else {
+      throw UserError("parameter '" + fn->params[i]->name + "' of '" + callee +
+                          "' has a type a next-level task cannot take", x->span, "pass tensors and scalars");
+    }
+  }
+  if (deps) {
+    for (auto& d : *deps) {
+      auto* dv = as_var(d);
+      PYPTO_USER_CHECK(dv && is_tid_scalar(d->type), d->span,
+                       "this deps= entry is not supported in a HOST-level orchestration",
+                       "use task ids from pl.submit, loop carries of them, or None (TaskId arrays are L2 only)");
+      std::string h = ref(dv, d->span);
+      if (h == "TaskHandle::invalid()") continue;  // a None seed: no edge
+      if (valid_handles_.count(h)) line(a + ".add_dep_wait(" + h + ");");
+      else line("if (" + h + ".is_valid()) " + a + ".add_dep_wait(" + h + ");");
+    }
+  }
+
+  // The callee's results alias the arguments passed for the parameters it returns.
+  std::vector<std::string> results;
+  const ReturnStmt* ret = find_return(fn->body);
+  std::vector<size_t> outs;
+  for (size_t i = 0; i < fn->params.size(); ++i)
+    if (fn->param_directions[i] != ParamDirection::In) outs.push_back(i);
+  for (size_t k = 0; k < fn->return_types.size(); ++k) {
+    long idx = -1;
+    if (ret && k < ret->values.size()) {
+      auto* rv = as_var(ret->values[k]);
+      for (size_t i = 0; rv && i < fn->params.size(); ++i)
+        if (fn->params[i].get() == rv) idx = static_cast<long>(i);
+    }
+    if (idx < 0 && k < outs.size()) idx = static_cast<long>(outs[k]);
+    PYPTO_USER_CHECK(idx >= 0 && !arg_text[idx].empty(), e.span,
+                     "result " << k << " of '" << callee << "' is not one of its tensor parameters",
+                     "a chip-level orchestration submitted from HOST must return its pl.Out / pl.InOut parameters");
+    results.push_back(arg_text[idx]);
+  }
+
+  const std::string call = "submit_next_level(" + std::to_string(target) + ", " + a + ")";
+  const Var* tid = nullptr;
+  if (sub && result) {
+    auto it = tid_of_tuple_.find(result);
+    if (it != tid_of_tuple_.end()) tid = it->second;
+  }
+  if (tid) {
+    std::string h = fresh(GetSSABaseName(tid->name));
+    line("TaskHandle " + h + " = " + call + ";");
+    if (!referenced_tids_.count(tid)) line("(void)" + h + ";");
+    valid_handles_.insert(h);
+    results.push_back(h);
+  } else {
+    line(call + ";");
+    if (sub) results.push_back("TaskHandle::invalid()");
+  }
+  if (!result) return;
+  if (sub || results.size() != 1) tuple_elems_[result] = results;
+  else bind(result, results[0]);
+}
+
+std::string HostEmitter::declare_carry(const Var* v, const std::string& init_text, const Span& span) {
+  std::string name = fresh(GetSSABaseName(v->name));
+  if (is_tid_scalar(v->type)) {
+    line("TaskHandle " + name + " = " + init_text + ";");
+  } else if (v->type && v->type->is<TensorType>()) {
+    line("Tensor " + name + " = " + init_text + ";");
+  } else if (auto* st = v->type ? v->type->as<ScalarType>() : nullptr) {
+    line(ctype(st->dtype) + " " + name + " = " + init_text + ";");
+    line("(void)" + name + ";");
+  } else {
+    throw UserError("loop / branch carry '" + GetSSABaseName(v->name) +
+                        "' has a type HOST-level orchestration code cannot carry", span,
+                    "carry task ids, tensors or scalars");
+  }
+  return name;
+}
+
+void HostEmitter::emit_for(const ForStmt& f) {
+  std::vector<std::string> carries;
+  for (auto& ia : f.iter_args) {
+    std::string name = declare_carry(ia.get(), expr(ia->init), ia->span);
+    bind(ia.get(), name);
+    carries.push_back(name);
+  }
+  std::string i = fresh(GetSSABaseName(f.loop_var->name));
+  bind(f.loop_var.get(), i);
+  bool down = false;
+  if (auto* c = f.step->as<ConstInt>()) down = c->value < 0;
+  std::string step = expr(f.step);
+  open_block("for (int64_t " + i + " = " + expr(f.start) + "; " + i + (down ? " > " : " < ") + expr(f.stop) + "; " + i +
+             " += " + step + ")");
+  yield_targets_.push_back(carries);
+  emit_stmt(f.body);
+  yield_targets_.pop_back();
+  close_block();
+  for (size_t k = 0; k < f.return_vars.size() && k < carries.size(); ++k) bind(f.return_vars[k].get(), carries[k]);
+}
+
+void HostEmitter::emit_if(const IfStmt& s) {
+  std::vector<std::string> carries;
+  for (auto& rv : s.return_vars) {
+    std::string init = is_tid_scalar(rv->type) ? "TaskHandle::invalid()"
+                       : rv->type && rv->type->is<TensorType>() ? "Tensor{}"
+                                                                 : "0";
+    std::string name = declare_carry(rv.get(), init, rv->span);
+    carries.push_back(name);
+  }
+  yield_targets_.push_back(carries);
+  open_block("if (" + expr(s.cond) + ")");
+  emit_stmt(s.then_body);
+  if (s.else_body) {
+    close_block("} else {");
+    ++indent_;
+    emit_stmt(s.else_body);
+  }
+  close_block();
+  yield_targets_.pop_back();
+  for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k]);
+}
+
+}  // namespace pypto::codegen::host
