@@ -55,7 +55,7 @@ void HostEmitter::close_block(const std::string& trailer) {
 
 bool HostEmitter::block_just_opened() const {
   const std::string text = body_.str();
-  return text.size() >= 2 && text.compare(text.size() - 2, 2, "{\n") == 0;
+  return text.empty() || (text.size() >= 2 && text.compare(text.size() - 2, 2, "{\n") == 0);
 }
 
 std::string HostEmitter::fresh(const std::string& base) {
