@@ -24,6 +24,10 @@
 #include <limits>
 #include <type_traits>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 #include "pto2/kernel.h"
 
 namespace pypto_kernel {
@@ -411,61 +415,112 @@ inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op 
 // panel of b stays in L1/L2; four rows of c are updated per pass over a b row (register reuse);
 // the innermost j loop is unit-stride and vectorises.
 
-#define PYPTO_MATMUL_KERNEL_BODY \
-{ \
-  constexpr int64_t KB = 128; \
-  constexpr int64_t NB = 512; \
-  for (int64_t j0 = 0; j0 < n; j0 += NB) { \
-    const int64_t j1 = std::min(n, j0 + NB); \
-    for (int64_t k0 = 0; k0 < k; k0 += KB) { \
-      const int64_t k1 = std::min(k, k0 + KB); \
-      const int64_t m4 = m - m % 4; \
-      for (int64_t i = 0; i < m4; i += 4) { \
-        C* c0 = c + (i + 0) * n; \
-        C* c1 = c + (i + 1) * n; \
-        C* c2 = c + (i + 2) * n; \
-        C* c3 = c + (i + 3) * n; \
-        for (int64_t kk = k0; kk < k1; ++kk) { \
-          const C a0 = static_cast<C>(a[(i + 0) * k + kk]); \
-          const C a1 = static_cast<C>(a[(i + 1) * k + kk]); \
-          const C a2 = static_cast<C>(a[(i + 2) * k + kk]); \
-          const C a3 = static_cast<C>(a[(i + 3) * k + kk]); \
-          const B* brow = b + kk * n; \
-          for (int64_t j = j0; j < j1; ++j) { \
-            const C bv = static_cast<C>(brow[j]); \
-            c0[j] += a0 * bv; \
-            c1[j] += a1 * bv; \
-            c2[j] += a2 * bv; \
-            c3[j] += a3 * bv; \
-          } \
-        } \
-      } \
-      for (int64_t r = 0; r < m % 4; ++r) { \
-        const int64_t i = m4 + r; \
-        C* ci = c + i * n; \
-        for (int64_t kk = k0; kk < k1; ++kk) { \
-          const C av = static_cast<C>(a[i * k + kk]); \
-          const B* brow = b + kk * n; \
-          for (int64_t j = j0; j < j1; ++j) ci[j] += av * static_cast<C>(brow[j]); \
-        } \
-      } \
-    } \
-  } \
-}
-
 template <class C, class A, class B>
 inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __restrict b, int64_t m, int64_t k,
-                          int64_t n) PYPTO_MATMUL_KERNEL_BODY
+                          int64_t n) {
+  constexpr int64_t KB = 128;
+  constexpr int64_t NB = 512;
+  for (int64_t j0 = 0; j0 < n; j0 += NB) {
+    const int64_t j1 = std::min(n, j0 + NB);
+    for (int64_t k0 = 0; k0 < k; k0 += KB) {
+      const int64_t k1 = std::min(k, k0 + KB);
+      const int64_t m4 = m - m % 4;
+      for (int64_t i = 0; i < m4; i += 4) {
+        C* c0 = c + (i + 0) * n;
+        C* c1 = c + (i + 1) * n;
+        C* c2 = c + (i + 2) * n;
+        C* c3 = c + (i + 3) * n;
+        for (int64_t kk = k0; kk < k1; ++kk) {
+          const C a0 = static_cast<C>(a[(i + 0) * k + kk]);
+          const C a1 = static_cast<C>(a[(i + 1) * k + kk]);
+          const C a2 = static_cast<C>(a[(i + 2) * k + kk]);
+          const C a3 = static_cast<C>(a[(i + 3) * k + kk]);
+          const B* brow = b + kk * n;
+          for (int64_t j = j0; j < j1; ++j) {
+            const C bv = static_cast<C>(brow[j]);
+            c0[j] += a0 * bv;
+            c1[j] += a1 * bv;
+            c2[j] += a2 * bv;
+            c3[j] += a3 * bv;
+          }
+        }
+      }
+      for (int64_t r = 0; r < m % 4; ++r) {
+        const int64_t i = m4 + r;
+        C* ci = c + i * n;
+        for (int64_t kk = k0; kk < k1; ++kk) {
+          const C av = static_cast<C>(a[i * k + kk]);
+          const B* brow = b + kk * n;
+          for (int64_t j = j0; j < j1; ++j) ci[j] += av * static_cast<C>(brow[j]);
+        }
+      }
+    }
+  }
+}
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// The same kernel compiled for AVX2 + FMA, chosen at run time when the CPU has them (the build
-// itself targets baseline x86-64, so generated libraries stay portable).
+// An AVX2 + FMA kernel, chosen at run time when the CPU has them (the build itself targets
+// baseline x86-64, so generated libraries stay portable): 4 x 16 blocks of C held in eight
+// registers over the whole K loop (2 loads, 4 broadcasts, 8 FMAs per k); the edges fall back
+// to the generic loops compiled for the same target.
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* __restrict c, const float* __restrict a,
                                                                    const float* __restrict b, int64_t m, int64_t k,
                                                                    int64_t n) {
-  using C = float;
-  using B = float;
-  PYPTO_MATMUL_KERNEL_BODY
+  const int64_t m4 = m - m % 4, n16 = n - n % 16;
+  for (int64_t i0 = 0; i0 < m4; i0 += 4) {
+    const float* a0p = a + (i0 + 0) * k;
+    const float* a1p = a + (i0 + 1) * k;
+    const float* a2p = a + (i0 + 2) * k;
+    const float* a3p = a + (i0 + 3) * k;
+    for (int64_t j0 = 0; j0 < n16; j0 += 16) {
+      float* cp = c + i0 * n + j0;
+      __m256 c00 = _mm256_loadu_ps(cp), c01 = _mm256_loadu_ps(cp + 8);
+      __m256 c10 = _mm256_loadu_ps(cp + n), c11 = _mm256_loadu_ps(cp + n + 8);
+      __m256 c20 = _mm256_loadu_ps(cp + 2 * n), c21 = _mm256_loadu_ps(cp + 2 * n + 8);
+      __m256 c30 = _mm256_loadu_ps(cp + 3 * n), c31 = _mm256_loadu_ps(cp + 3 * n + 8);
+      const float* bp = b + j0;
+      for (int64_t kk = 0; kk < k; ++kk, bp += n) {
+        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
+        __m256 av = _mm256_broadcast_ss(a0p + kk);
+        c00 = _mm256_fmadd_ps(av, b0, c00);
+        c01 = _mm256_fmadd_ps(av, b1, c01);
+        av = _mm256_broadcast_ss(a1p + kk);
+        c10 = _mm256_fmadd_ps(av, b0, c10);
+        c11 = _mm256_fmadd_ps(av, b1, c11);
+        av = _mm256_broadcast_ss(a2p + kk);
+        c20 = _mm256_fmadd_ps(av, b0, c20);
+        c21 = _mm256_fmadd_ps(av, b1, c21);
+        av = _mm256_broadcast_ss(a3p + kk);
+        c30 = _mm256_fmadd_ps(av, b0, c30);
+        c31 = _mm256_fmadd_ps(av, b1, c31);
+      }
+      _mm256_storeu_ps(cp, c00);
+      _mm256_storeu_ps(cp + 8, c01);
+      _mm256_storeu_ps(cp + n, c10);
+      _mm256_storeu_ps(cp + n + 8, c11);
+      _mm256_storeu_ps(cp + 2 * n, c20);
+      _mm256_storeu_ps(cp + 2 * n + 8, c21);
+      _mm256_storeu_ps(cp + 3 * n, c30);
+      _mm256_storeu_ps(cp + 3 * n + 8, c31);
+    }
+    for (int64_t r = 0; r < 4; ++r) {  // columns n16..n of these rows
+      float* ci = c + (i0 + r) * n;
+      for (int64_t kk = 0; kk < k; ++kk) {
+        const float av = a[(i0 + r) * k + kk];
+        const float* brow = b + kk * n;
+        for (int64_t j = n16; j < n; ++j) ci[j] += av * brow[j];
+      }
+    }
+  }
+  for (int64_t r = 0; r < m % 4; ++r) {  // rows m4..m
+    const int64_t i = m4 + r;
+    float* ci = c + i * n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * k + kk];
+      const float* brow = b + kk * n;
+      for (int64_t j = 0; j < n; ++j) ci[j] += av * brow[j];
+    }
+  }
 }
 
 inline bool cpu_has_avx2_fma() {
