@@ -20,6 +20,7 @@
 //     pto2::L3Runtime l3(pto2::L3Options{}.chips(2));
 //     l3.register_kernel(0, "kernel_add", pto2::CoreType::AIV, &kernel_add);
 //     l3.register_target(0, "chip_orch", &chip_orch_entry);
+//     l3.register_target_kernel(1, 0, "kernel_mul", pto2::CoreType::AIV, &kernel_mul);  // target 1 only
 //     pto2::L3RunResult r = l3.run(&host_entry, args);
 //     if (!r.ok()) puts(r.message.c_str());
 //
@@ -101,8 +102,13 @@ class L3Runtime {
   L3Runtime(const L3Runtime&) = delete;
   L3Runtime& operator=(const L3Runtime&) = delete;
 
-  /// Registers kernel `id` on every chip runtime. Not during a run.
+  /// Registers kernel `id` for every target (on every chip runtime). Not during a run.
   L3Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
+  /// Registers kernel `id` for the runs of `target_id` only (each L2 orchestration numbers its
+  /// kernels from 0, so two targets may use the same id for different kernels). Such a target
+  /// runs on its own per-chip runtimes that see the shared kernels plus its own. Not during a run.
+  L3Runtime& register_target_kernel(int32_t target_id, int32_t id, const std::string& name, CoreType core,
+                                    PTO2KernelFn fn);
   /// Registers the L2 entry that next-level tasks of `target_id` run. Not during a run.
   L3Runtime& register_target(int32_t target_id, const std::string& name, L2Entry entry);
   /// Runs `entry(args)` on the calling thread; returns when every next-level task finished or

@@ -38,12 +38,24 @@ struct L3Task {
 
 std::atomic<uint64_t> g_next_run_id{1};
 
+struct L3KernelReg {
+  int32_t id;
+  std::string name;
+  CoreType core;
+  PTO2KernelFn fn;
+};
+
 }  // namespace
 
 struct L3Runtime::Impl {
   L3Options options;
-  std::vector<std::unique_ptr<Runtime>> chips;
+  std::vector<std::unique_ptr<Runtime>> chips;  // shared kernels only
   std::map<int32_t, std::pair<std::string, L2Entry>> targets;
+  std::vector<L3KernelReg> shared_kernels;
+  std::map<int32_t, std::vector<L3KernelReg>> target_kernels;
+  // (chip, target) -> runtime of a target with its own kernels; each chip's entries are only
+  // touched by that chip's dispatcher thread (and by the constructor/destructor).
+  std::vector<std::map<int32_t, std::unique_ptr<Runtime>>> target_chips;
 
   // -- state of the current run (guarded by mu) --
   std::mutex run_mu;  // one run at a time
@@ -78,6 +90,18 @@ struct L3Runtime::Impl {
     return std::all_of(tasks.begin(), tasks.end(), [](const L3Task& t) { return t.state == L3State::kDone; });
   }
 
+  Runtime& runtime_for(uint32_t chip, int32_t target) {
+    auto own = target_kernels.find(target);
+    if (own == target_kernels.end()) return *chips[chip];
+    auto& slot = target_chips[chip][target];
+    if (!slot) {
+      slot = std::make_unique<Runtime>(options.chip_options_);
+      for (const L3KernelReg& k : shared_kernels) slot->register_kernel(k.id, k.name, k.core, k.fn);
+      for (const L3KernelReg& k : own->second) slot->register_kernel(k.id, k.name, k.core, k.fn);
+    }
+    return *slot;
+  }
+
   double now_us() const {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -108,7 +132,7 @@ struct L3Runtime::Impl {
       L3TaskRecord rec{pick + 1, target, chip, now_us(), 0.0, RunResult{}};
       std::string error;
       try {
-        rec.result = chips[chip]->run(entry, args);
+        rec.result = runtime_for(chip, target).run(entry, args);
         if (!rec.result.ok()) error = rec.result.message;
       } catch (const std::exception& e) {
         error = e.what();
@@ -181,12 +205,27 @@ L3Runtime::L3Runtime(const L3Options& options) : impl_(new Impl) {
   if (impl_->options.chips_ == 0) impl_->options.chips_ = 1;
   for (uint32_t i = 0; i < impl_->options.chips_; ++i)
     impl_->chips.push_back(std::make_unique<Runtime>(impl_->options.chip_options_));
+  impl_->target_chips.resize(impl_->options.chips_);
 }
 
 L3Runtime::~L3Runtime() { delete impl_; }
 
 L3Runtime& L3Runtime::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  if (impl_->running) throw std::logic_error("register_kernel during a run");
   for (auto& chip : impl_->chips) chip->register_kernel(id, name, core, fn);
+  impl_->shared_kernels.push_back(L3KernelReg{id, name, core, fn});
+  for (auto& per_chip : impl_->target_chips) per_chip.clear();  // rebuilt with the new table
+  return *this;
+}
+
+L3Runtime& L3Runtime::register_target_kernel(int32_t target_id, int32_t id, const std::string& name, CoreType core,
+                                             PTO2KernelFn fn) {
+  if (fn == nullptr) throw std::invalid_argument("register_target_kernel: null function for kernel '" + name + "'");
+  std::lock_guard<std::mutex> lk(impl_->mu);
+  if (impl_->running) throw std::logic_error("register_target_kernel during a run");
+  impl_->target_kernels[target_id].push_back(L3KernelReg{id, name, core, fn});
+  for (auto& per_chip : impl_->target_chips) per_chip.erase(target_id);  // rebuilt with the new table
   return *this;
 }
 

@@ -268,6 +268,49 @@ TEST(L3Runtime, HostEntryExceptionIsReported) {
   EXPECT_NE(r.message.find("host orchestration entry threw: host bug"), std::string::npos) << r.message;
 }
 
+// Two L2 entries that both submit kernel id 0, meaning different kernels (each generated L2
+// file numbers its kernels from 0): per-target kernel tables keep them apart.
+void k_times3(PTO2KernelContext* ctx) {
+  for (int64_t i = 0; i < ctx->tensors[0].numel(); ++i) ctx->tensors[0].ptr<float>()[i] *= 3;
+}
+void k_plus1(PTO2KernelContext* ctx) {
+  for (int64_t i = 0; i < ctx->tensors[0].numel(); ++i) ctx->tensors[0].ptr<float>()[i] += 1;
+}
+void l2_kernel0(const ChipStorageTaskArgs& a) {
+  Arg p;
+  p.add_inout(from_tensor_arg(a.tensor(0)));
+  rt_submit_aiv_task(0, p);
+}
+void host_per_target_kernels(const ChipStorageTaskArgs& a) {
+  TaskHandle prev;  // x = (x + 1) * 3, three times: 0 -> 3 -> 12 -> 39
+  for (int k = 0; k < 3; ++k) {
+    TaskArgs p;
+    p.add_tensor(from_tensor_arg(a.tensor(0)));
+    p.add_dep_wait(prev);
+    TaskHandle h = submit_next_level(10, p);
+    TaskArgs t;
+    t.add_tensor(from_tensor_arg(a.tensor(0)));
+    t.add_dep_wait(h);
+    prev = submit_next_level(11, t);
+  }
+}
+
+TEST(L3Runtime, PerTargetKernelTables) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  l3.register_target(10, "plus1", &l2_kernel0);
+  l3.register_target(11, "times3", &l2_kernel0);
+  l3.register_target_kernel(10, 0, "k_plus1", pto2::CoreType::AIV, &k_plus1);
+  l3.register_target_kernel(11, 0, "k_times3", pto2::CoreType::AIV, &k_times3);
+  std::vector<float> x(8, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(x));
+  pto2::L3RunResult r = l3.run(&host_per_target_kernels, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.tasks_executed, 6u);
+  for (float v : x) EXPECT_EQ(v, 39.0f);
+}
+
 TEST(L3Runtime, SubmitOutsideARunThrows) {
   TaskArgs t;
   EXPECT_THROW(submit_next_level(0, t), std::logic_error);
