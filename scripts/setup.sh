@@ -20,3 +20,7 @@ import importlib, sys
 for m in ("nanobind", "scikit_build_core", "numpy", "pytest"):
     importlib.import_module(m)
 PYEOF
+# Optional: the CPU build of PyTorch, so the torch-tensor path of CompiledProgram is tested.
+# (This machine kind keeps that wheel on disk; where it cannot be had, the torch test skips.)
+$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0 2>/dev/null \
+  || echo "setup: torch not installed; the torch interop test will be skipped"
