@@ -8,9 +8,16 @@ included once per REPS ops.
 
     python benchmarks/kernel_bench.py            # full table
     python benchmarks/kernel_bench.py --quick    # fewer repetitions
+
+A kernel runs on one worker thread, so NumPy's BLAS is limited to one thread here too
+(OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS default to 1) for a per-core comparison.
 """
 import argparse
+import os
 import time
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 
 import numpy as np
 

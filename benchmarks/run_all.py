@@ -12,6 +12,8 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):   # before NumPy loads
+    os.environ.setdefault(_var, "1")
 
 
 def main():
@@ -21,8 +23,8 @@ def main():
     print("== kernel_bench: CPU tile kernels vs NumPy")
     import kernel_bench
     rows = kernel_bench.main(["--quick"] if quick else [])
-    ratios = [r[4] for r in rows]
-    geo = float(__import__("numpy").exp(__import__("numpy").mean(__import__("numpy").log(ratios))))
+    import numpy as np
+    geo = float(np.exp(np.mean(np.log([r[4] for r in rows]))))
     summary.append("kernel_bench: %d cases, geometric-mean time ratio pypto/NumPy %.2f (%.1f s)"
                    % (len(rows), geo, time.perf_counter() - t0))
     cg = os.path.join(HERE, "codegen_bench.py")
