@@ -237,3 +237,16 @@ def test_torch_tensors_if_available():
     y = torch.zeros(16, 8)
     prog(x, y, 2.0, 0)
     assert torch.allclose(y, 2 * x)
+
+
+def test_torch_bfloat16_tensors_if_available():
+    torch = pytest.importorskip("torch")
+    from e2e_util import kernel_program
+    prog = kernel_program([("a", [4, 8], "BF16"), ("b", [4, 8], "BF16")], [("c", [4, 8], "BF16", "pl.add(ta, tb)")])
+    a = torch.randn(4, 8).to(torch.bfloat16)
+    b = torch.randn(4, 8).to(torch.bfloat16)
+    c = torch.zeros(4, 8, dtype=torch.bfloat16)
+    prog(a, b, c)                                   # Out written in place through the shared memory
+    assert torch.equal(c, (a.float() + b.float()).to(torch.bfloat16))
+    with pytest.raises(ArgumentTypeError, match="argument 'a'"):
+        prog(a.float(), b, c)
