@@ -185,3 +185,39 @@ def test_host_program_runs_on_l3_runtime(host_binary, steps):
     np.testing.assert_allclose(got["tmp"], tmp_ref, rtol=1e-6)
     np.testing.assert_allclose(got["acc"], acc_ref, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(got["out"], 2.0 * acc_ref, rtol=1e-5, atol=1e-6)
+
+
+# -- the same program through pypto.host.compile_host (the library path) ----------------------
+@pytest.fixture(scope="module")
+def compiled_host():
+    return host.compile_host(TwoChips, chips=2)
+
+
+@pytest.mark.parametrize("steps", [0, 3])
+def test_compile_host_runs_with_numpy_arrays(compiled_host, steps):
+    rng = np.random.default_rng(10 + steps)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    acc = rng.standard_normal((16, 16)).astype(np.float32)
+    acc0 = acc.copy()
+    tmp = np.zeros_like(x)
+    out = np.zeros_like(x)
+    stats = compiled_host(x, acc, tmp, out, 0.25, steps)
+    assert stats["tasks_executed"] == steps + 2
+    assert stats["wait_edges"] == steps + 1      # every deps= entry (prev) is a real edge
+    ref = acc0 + steps * (0.25 * x)
+    np.testing.assert_allclose(tmp, 0.25 * x, rtol=1e-6)
+    np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, 2.0 * ref, rtol=1e-5, atol=1e-6)
+    assert set(compiled_host.files) >= {"host/host_main.cpp", "orchestration/chip_add.cpp",
+                                        "orchestration/chip_scale.cpp", "kernels/kernel_add.cpp", "host_runner.cpp"}
+
+
+def test_compile_host_checks_arguments(compiled_host):
+    from pypto.errors import PyptoError
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(PyptoError, match="takes 6 arguments"):
+        compiled_host(x, x)
+    with pytest.raises(PyptoError, match="has shape"):
+        compiled_host(x, np.zeros((8, 16), np.float32), x, x, 1.0, 1)
+    with pytest.raises(PyptoError, match="dtype"):
+        compiled_host(x, np.zeros((16, 16), np.float64), x, x, 1.0, 1)
