@@ -166,6 +166,18 @@ def _choose_entry(program, entry: Optional[str]) -> str:
                      help="pass entry=, e.g. pypto.compile(program, entry=%r)" % orch[0])
 
 
+def _host_entry(program, entry: Optional[str]) -> Optional[str]:
+    """The HOST-level Orchestration function to run, if that is what `entry` selects.
+
+    With no `entry`, a program with exactly one HOST-level orchestration runs that one (its
+    chip-level orchestrations are the next-level targets)."""
+    from pypto import host
+    hosts = host.host_functions(program)
+    if entry is not None:
+        return entry if entry in hosts else None
+    return hosts[0] if len(hosts) == 1 else None
+
+
 def _as_program(program):
     """Accepts an IR Program (what @pl.program returns)."""
     if hasattr(program, "functions") and hasattr(program, "get"):
@@ -202,7 +214,9 @@ def generate(program, entry: Optional[str] = None):
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
-    ``entry`` names the Orchestration function to run (default: the only one). ``output_dir``
+    ``entry`` names the Orchestration function to run (default: the only one, or the only
+    HOST-level one — a HOST entry returns a ``pypto.host.HostProgram`` that runs on the L3
+    runtime, its chip-level orchestrations being the next-level targets). ``output_dir``
     receives the generated sources and the built library (default: the cache directory,
     ``$PYPTO_CACHE_DIR`` or ``~/.cache/pypto/<hash>``). Raises ``PyptoError`` for a program
     the compiler rejects and ``pypto.runtime.build.BuildError`` if the C++ compiler fails.
@@ -210,6 +224,13 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         compiled = pypto.compile(MyProgram, output_dir="out")
         compiled(a, b, out)
     """
+    program = _as_program(program)
+    host_entry = _host_entry(program, entry)
+    if host_entry is not None:
+        # A distributed HOST-level entry runs on the L3 runtime (pypto.host): its pl.submit
+        # calls become next-level tasks that each run a chip-level orchestration.
+        from pypto import host
+        return host.compile_host(program, host_entry, output_dir=output_dir)
     entry, prepared, result, sources, entries = generate(program, entry)
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)

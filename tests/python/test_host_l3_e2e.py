@@ -1,6 +1,6 @@
 """Distributed HOST orchestration end to end on the CPU runtime.
 
-pypto.compile runs chip-level entries only, so this test assembles the HOST program by hand
+The first tests assemble the HOST program by hand
 from the library pieces: the generated host C++ (pypto.host), one generated L2 orchestration
 per chip-level target (pypto.codegen; each file's entry renamed with -D so several link
 together), the generated CPU kernels (pypto._core.kernel_cpu), and a small driver that
@@ -221,3 +221,28 @@ def test_compile_host_checks_arguments(compiled_host):
         compiled_host(x, np.zeros((8, 16), np.float32), x, x, 1.0, 1)
     with pytest.raises(PyptoError, match="dtype"):
         compiled_host(x, np.zeros((16, 16), np.float64), x, x, 1.0, 1)
+
+
+# -- pypto.compile picks the HOST entry and runs it on the L3 runtime ---------------------------
+def test_pypto_compile_runs_a_host_entry():
+    import pypto
+    compiled = pypto.compile(TwoChips)            # the single HOST-level orchestration is the entry
+    assert isinstance(compiled, host.HostProgram)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    acc = rng.standard_normal((16, 16)).astype(np.float32)
+    ref = acc + 2 * (0.5 * x)
+    tmp, out = np.zeros_like(x), np.zeros_like(x)
+    stats = compiled(x, acc, tmp, out, 0.5, 2)
+    assert stats["tasks_executed"] == 4
+    np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, 2.0 * ref, rtol=1e-5, atol=1e-6)
+
+
+def test_pypto_compile_chip_entry_of_a_host_program():
+    import pypto
+    chip = pypto.compile(TwoChips, entry="chip_add")   # a chip-level entry still runs on libpto2
+    a = np.ones((16, 16), np.float32)
+    c = np.zeros_like(a)
+    chip(a, a, c)
+    np.testing.assert_allclose(c, 2 * a)
