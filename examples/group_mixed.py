@@ -6,9 +6,11 @@
              └───────────────────────────┘
 
 The two kernels of a Group start together on one AIC and one AIV worker and see the same
-arguments; the task completes when both finish. On the CPU runtime they run concurrently, so
-within one Group they must not read what the other writes (here they touch disjoint tensors);
-the consumer `combine` depends on the whole Group task.
+arguments; the task completes when both finish. On the CPU runtime they run concurrently; where
+the Group body orders their tensor accesses (a kernel reads or writes what an earlier one of
+the other core type writes, or writes what it reads — here both declare c and d as Out), the
+generated kernels synchronise with the runtime's group flags (docs/kernels.md, "Groups").
+The consumer `combine` depends on the whole Group task.
 Run it: ``python examples/group_mixed.py``.
 """
 import numpy as np

@@ -307,6 +307,13 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.claimed[1].store(0, std::memory_order_relaxed);
   s.arrived.store(0, std::memory_order_relaxed);
   s.go.store(false, std::memory_order_relaxed);
+  if (kind == TaskKind::MIXED) {
+    if (s.gflags_cap < blocks) {
+      s.gflags.reset(new std::atomic<uint32_t>[blocks]);
+      s.gflags_cap = blocks;
+    }
+    for (uint32_t b = 0; b < blocks; ++b) s.gflags[b].store(0, std::memory_order_relaxed);
+  }
   s.fanin.store(1, std::memory_order_relaxed);
   s.free.store(false, std::memory_order_relaxed);
   s.done.store(false, std::memory_order_relaxed);

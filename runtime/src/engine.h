@@ -69,6 +69,23 @@ struct alignas(64) TaskSlot {
   std::atomic<uint32_t> arrived{0};
   std::atomic<bool> go{false};
   uint32_t need[2] = {0, 0};
+  // group flags of a mixed task, one word per block pair (see GroupFlagBits); reset at submit
+  std::unique_ptr<std::atomic<uint32_t>[]> gflags;
+  uint32_t gflags_cap = 0;
+};
+
+// Layout of a mixed task's group flag word: bit side*8+f = flag f signalled by side (0 AIC,
+// 1 AIV); bit kGroupDoneBit+side = that side's kernel returned.
+constexpr uint32_t kGroupFlags = 8;
+constexpr uint32_t kGroupDoneBit = 16;
+
+class Engine;
+// What PTO2KernelContext::internal_ points to while a kernel runs.
+struct KernelCtxInternal {
+  std::string* err;                  // first ctx->fail message
+  const Engine* engine;
+  std::atomic<uint32_t>* gflags;     // this block pair's group flags; null unless a mixed task
+  uint32_t side;                     // 0 AIC, 1 AIV
 };
 
 struct alignas(64) WorkerStats {

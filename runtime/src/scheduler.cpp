@@ -12,8 +12,52 @@
 #include "engine.h"
 
 void PTO2KernelContext::fail(const char* message) const {
-  auto* err = static_cast<std::string*>(internal_);
+  auto* in = static_cast<pto2::detail::KernelCtxInternal*>(internal_);
+  std::string* err = in ? in->err : nullptr;
   if (err && err->empty()) *err = (message && *message) ? message : "kernel reported failure";
+}
+
+// ---------------------------------------------------------------- group flags (mixed tasks)
+
+static const char* side_name(uint32_t side) { return side == 0 ? "AIC" : "AIV"; }
+
+void pto2_group_signal(const PTO2KernelContext* ctx, uint32_t flag) {
+  auto* in = ctx ? static_cast<pto2::detail::KernelCtxInternal*>(ctx->internal_) : nullptr;
+  if (!in || !in->gflags) return;
+  if (flag >= pto2::detail::kGroupFlags) {
+    ctx->fail(("pto2_group_signal: flag " + std::to_string(flag) + " is out of range 0..7").c_str());
+    return;
+  }
+  in->gflags->fetch_or(1u << (in->side * pto2::detail::kGroupFlags + flag), std::memory_order_acq_rel);
+}
+
+bool pto2_group_wait(const PTO2KernelContext* ctx, uint32_t flag) {
+  auto* in = ctx ? static_cast<pto2::detail::KernelCtxInternal*>(ctx->internal_) : nullptr;
+  if (!in || !in->gflags) return true;
+  if (flag >= pto2::detail::kGroupFlags) {
+    ctx->fail(("pto2_group_wait: flag " + std::to_string(flag) + " is out of range 0..7").c_str());
+    return false;
+  }
+  const uint32_t other = 1 - in->side;
+  const uint32_t want = 1u << (other * pto2::detail::kGroupFlags + flag);
+  const uint32_t gone = 1u << (pto2::detail::kGroupDoneBit + other);
+  for (uint32_t spins = 0;; ++spins) {
+    const uint32_t v = in->gflags->load(std::memory_order_acquire);
+    if (v & want) return true;
+    if (v & gone) {
+      ctx->fail((std::string("pto2_group_wait: the ") + side_name(other) + " kernel of this mixed task returned without signalling flag " +
+                 std::to_string(flag)).c_str());
+      return false;
+    }
+    if (in->engine->failed()) {
+      ctx->fail((std::string("pto2_group_wait: the run failed while waiting for flag ") + std::to_string(flag) + " of the " +
+                 side_name(other) + " kernel").c_str());
+      return false;
+    }
+    if (spins < 4000) pto2::detail::cpu_relax();
+    else if (spins < 20000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 namespace pto2::detail {
@@ -105,6 +149,14 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
 
 void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx) {
   const PTO2KernelFn fn = s.fn[kernel_type];
+  // Mixed task: this block pair's group flags; the done bit (set once the kernel's outcome is
+  // recorded) lets a sibling waiting for a flag this kernel never signals stop waiting.
+  std::atomic<uint32_t>* gflags = s.kind == TaskKind::MIXED && s.gflags ? &s.gflags[block] : nullptr;
+  struct DoneBit {
+    std::atomic<uint32_t>* f;
+    uint32_t side;
+    ~DoneBit() { if (f) f->fetch_or(1u << (kGroupDoneBit + side), std::memory_order_acq_rel); }
+  } done_bit{gflags, kernel_type};
   if (failed() || !fn) return;
   const bool timed = s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
@@ -116,7 +168,8 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   ctx.scalar_count = static_cast<uint32_t>(s.scalars.size());
   ctx.block_idx = block_idx;
   ctx.block_num = static_cast<int32_t>(s.block_num);
-  ctx.internal_ = &err;
+  KernelCtxInternal internal{&err, this, gflags, kernel_type};
+  ctx.internal_ = &internal;
   WorkerStats& ws = wstats_[worker];
   ws.busy.store(true, std::memory_order_relaxed);
   try {

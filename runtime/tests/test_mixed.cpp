@@ -60,3 +60,151 @@ TEST(Mixed, MixedWithOneKernelIsPlainTask) {
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(x[0], 6.f);
 }
+
+// ---- group flags: pto2_group_signal / pto2_group_wait between the two kernels of a mixed task
+// AIC (producer): after s1 ms writes t0[block] = s0, signals flag 0; then waits for flag 3 of
+// the AIV kernel and checks the AIV kernel's t1[block] == s0 + 1 (records a mismatch in t2).
+// AIV (consumer): waits for flag 0, writes t1[block] = t0[block] + 1, signals flag 3.
+static void k_grp_produce(PTO2KernelContext* ctx) {
+  const int32_t b = ctx->block_idx;
+  const int32_t v = static_cast<int32_t>(ctx->scalars[0]);
+  if (ctx->scalars[1]) sleep_ms(static_cast<int>(ctx->scalars[1]));
+  ctx->tensors[0].ptr<int32_t>()[b] = v;
+  pto2_group_signal(ctx, 0);
+  if (!pto2_group_wait(ctx, 3)) return;
+  if (ctx->tensors[1].ptr<int32_t>()[b] != v + 1) ctx->tensors[2].ptr<int32_t>()[b] += 1;
+}
+static void k_grp_consume(PTO2KernelContext* ctx) {
+  const int32_t b = ctx->block_idx;
+  if (!pto2_group_wait(ctx, 0)) return;
+  ctx->tensors[1].ptr<int32_t>()[b] = ctx->tensors[0].ptr<int32_t>()[b] + 1;
+  pto2_group_signal(ctx, 3);
+}
+
+TEST(Mixed, GroupFlagsOrderTheTwoKernels) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w));
+    register_std(rt);
+    rt.register_kernel(0, "grp_produce", pto2::CoreType::AIC, &k_grp_produce);
+    rt.register_kernel(1, "grp_consume", pto2::CoreType::AIV, &k_grp_consume);
+    const int n = scaled(40);
+    std::vector<int32_t> t0(w, -7), t1(w, -7), bad(w, 0);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 1; i <= n; ++i) {
+        MixedKernels m = {0, 1, INVALID_KERNEL_ID};
+        Arg p;
+        p.add_inout(ext1d(t0));  // one after another: the flags of each task start clear
+        p.add_inout(ext1d(t1));
+        p.add_inout(ext1d(bad));
+        p.add_scalar(static_cast<uint64_t>(i * 10));
+        p.add_scalar(i % 8 == 0 ? 2 : 0);  // sometimes the producer is slow
+        p.launch_spec.block_num = 1 + static_cast<uint32_t>(i) % w;  // block pairs 0..w-1
+        rt_submit_task(m, p);
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    // The last task covered blocks 0..(n % w); each block pair was consistent every time.
+    for (uint32_t b = 0; b < w; ++b) EXPECT_EQ(bad[b], 0) << "block " << b << " with " << w << " workers";
+    const uint32_t last_blocks = 1 + static_cast<uint32_t>(n) % w;
+    for (uint32_t b = 0; b < last_blocks; ++b) {
+      EXPECT_EQ(t0[b], n * 10);
+      EXPECT_EQ(t1[b], n * 10 + 1);
+    }
+  }
+}
+
+static void k_plain_sync(PTO2KernelContext* ctx) {  // alone: both calls are no-ops
+  pto2_group_signal(ctx, 0);
+  if (!pto2_group_wait(ctx, 0)) return;
+  ctx->tensors[0].ptr<int32_t>()[0] = 5;
+}
+
+TEST(Mixed, GroupFlagsAreNoOpsOutsideAMixedTask) {
+  Watchdog wd(30);
+  std::vector<int32_t> v(1, 0);
+  pto2::Runtime rt(workers(1));
+  register_std(rt);
+  rt.register_kernel(0, "plain_sync", pto2::CoreType::AIV, &k_plain_sync);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg p;
+    p.add_output(ext1d(v));
+    rt_submit_aiv_task(0, p);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(v[0], 5);
+}
+
+static void k_grp_fail(PTO2KernelContext* ctx) {
+  sleep_ms(static_cast<int>(ctx->scalars[0]));
+  ctx->fail("producer broke");
+}
+static void k_grp_silent(PTO2KernelContext* ctx) { sleep_ms(static_cast<int>(ctx->scalars[0])); }
+static void k_grp_waiter(PTO2KernelContext* ctx) {
+  if (!pto2_group_wait(ctx, 1)) return;
+  ctx->tensors[0].ptr<int32_t>()[0] = 1;
+}
+
+TEST(Mixed, GroupWaitReturnsWhenTheSiblingFails) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    for (int delay : {0, 5}) {
+      Watchdog wd(30);
+      std::vector<int32_t> v(1, 0);
+      pto2::Runtime rt(workers(w));
+      register_std(rt);
+      rt.register_kernel(0, "grp_fail", pto2::CoreType::AIC, &k_grp_fail);
+      rt.register_kernel(1, "grp_waiter", pto2::CoreType::AIV, &k_grp_waiter);
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        MixedKernels m = {0, 1, INVALID_KERNEL_ID};
+        Arg p;
+        p.add_inout(ext1d(v));
+        p.add_scalar(static_cast<uint64_t>(delay));
+        rt_submit_task(m, p);
+      });
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.message.find("producer broke"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("grp_fail"), std::string::npos) << r.message;
+      EXPECT_EQ(v[0], 0);
+    }
+  }
+}
+
+TEST(Mixed, GroupWaitReturnsWhenTheSiblingNeverSignals) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(30);
+    std::vector<int32_t> v(1, 0);
+    pto2::Runtime rt(workers(w));
+    register_std(rt);
+    rt.register_kernel(0, "grp_silent", pto2::CoreType::AIC, &k_grp_silent);
+    rt.register_kernel(1, "grp_waiter", pto2::CoreType::AIV, &k_grp_waiter);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      MixedKernels m = {0, 1, INVALID_KERNEL_ID};
+      Arg p;
+      p.add_inout(ext1d(v));
+      p.add_scalar(2);
+      rt_submit_task(m, p);
+    });
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.message.find("returned without signalling flag 1"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find("grp_waiter"), std::string::npos) << r.message;
+    EXPECT_EQ(v[0], 0);
+  }
+}
+
+static void k_grp_badflag(PTO2KernelContext* ctx) { pto2_group_signal(ctx, 8); }
+
+TEST(Mixed, GroupFlagOutOfRangeFails) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(1));
+  register_std(rt);
+  rt.register_kernel(0, "grp_badflag", pto2::CoreType::AIC, &k_grp_badflag);
+  rt.register_kernel(1, "grp_silent", pto2::CoreType::AIV, &k_grp_silent);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    MixedKernels m = {0, 1, INVALID_KERNEL_ID};
+    Arg p;
+    p.add_scalar(0);
+    rt_submit_task(m, p);
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("out of range 0..7"), std::string::npos) << r.message;
+}

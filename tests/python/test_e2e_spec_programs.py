@@ -2,9 +2,9 @@
 in) compiled, run on the CPU runtime and checked against NumPy references written here from
 the programs' meaning (FP32: rtol = atol = 1e-5; exp/sqrt rtol 1e-5).
 
-Programs whose result is not determined by their inputs are not checked numerically:
-mixed_kernel (its Group's AIC and AIV kernels start together and the AIV one reads what the
-AIC one writes: a race on the CPU runtime, where no intra-group synchronisation exists).
+mixed_kernel: its Group's AIC and AIV kernels start together and the AIV one reads what the
+AIC one writes; the generated kernels order that with the runtime's group flags (the AIC kernel
+signals, the AIV kernel waits), so it is checked numerically across worker counts, repeatedly.
 """
 import importlib.util
 import os
@@ -218,12 +218,28 @@ def test_spec_program_runs_and_matches_numpy(name):
     CASES[name](compiled, mod)
 
 
-def test_mixed_kernel_group_compiles_and_runs():
-    # Not checked numerically (see the module doc): both kernels of the Group run, once.
+def test_mixed_kernel_group_kernels_synchronise():
+    # The Group's data flow (mm writes c, act reads it) becomes flag 0: signal after mm, wait before act.
+    from pypto.compiler import generate
+    _mod, program = load("mixed_kernel")
+    _entry, _prepared, _result, sources, _entries = generate(program)
+    assert "pto2_group_signal(ctx, 0);" in sources["mm"] and "pto2_group_wait" not in sources["mm"]
+    assert "if (!pto2_group_wait(ctx, 0)) return;" in sources["act"] and "pto2_group_signal" not in sources["act"]
+    # The signal comes after mm's store of c; the wait before act's load of c.
+    assert sources["mm"].rindex("pto2_group_signal") > sources["mm"].rindex("store")
+    assert sources["act"].index("pto2_group_wait") < sources["act"].index("load")
+
+
+@pytest.mark.parametrize("workers", [1, 2, 4])
+def test_mixed_kernel_group_matches_numpy(workers):
+    # out = relu(a @ b): the AIV kernel reads the c the AIC kernel of the same Group wrote.
     _mod, program = load("mixed_kernel")
     compiled = pypto.compile(program)
-    a = RNG.standard_normal((16, 16)).astype(np.float16)
-    out = np.full((16, 16), -1.0, np.float32)
-    stats = compiled(a, a, out)
-    assert stats.tasks == 1 and stats.tasks_executed == 1
-    assert np.all(out >= 0)   # the AIV kernel wrote relu(...) over the whole output
+    for _ in range(8):
+        a = RNG.standard_normal((16, 16)).astype(np.float16)
+        b = RNG.standard_normal((16, 16)).astype(np.float16)
+        out = np.full((16, 16), -1.0, np.float32)
+        stats = compiled(a, b, out, aic_workers=workers, aiv_workers=workers)
+        assert stats.tasks == 1 and stats.tasks_executed == 1
+        expect = np.maximum(a.astype(np.float32) @ b.astype(np.float32), 0)
+        np.testing.assert_allclose(out, expect, rtol=1e-4, atol=1e-4)

@@ -28,3 +28,23 @@ struct PTO2KernelContext {
 };
 
 typedef void (*PTO2KernelFn)(PTO2KernelContext* ctx);
+
+// Group synchronisation between the two kernels of one mixed task (MixedKernels: an AIC and
+// an AIV kernel gang-started together) — the CPU equivalent of the on-chip cross-core flags:
+//
+//     // AIC kernel: produce c, then tell the AIV kernel
+//     ...store c...; pto2_group_signal(ctx, 0);
+//     // AIV kernel: wait until the AIC kernel produced c, then read it
+//     if (!pto2_group_wait(ctx, 0)) return;   ...load c...
+//
+// Each mixed-task instance (per block: AIC block i pairs with AIV block i) has flags 0..7 per
+// side, all clear when the task starts. pto2_group_signal sets flag `flag` of the calling
+// kernel's side (with release semantics: writes before it are visible to the waiter).
+// pto2_group_wait blocks (spins briefly, then yields, then sleeps) until the *sibling* kernel
+// of the same task signalled `flag`, and returns true (acquire). It returns false — after
+// reporting the failure through ctx->fail — when the sibling returned without signalling it,
+// or the run failed (e.g. the sibling failed); the kernel should then return. For a task that
+// is not a mixed task (a kernel submitted alone) both are no-ops and wait returns true.
+// A flag outside 0..7 fails the kernel.
+void pto2_group_signal(const PTO2KernelContext* ctx, uint32_t flag);
+bool pto2_group_wait(const PTO2KernelContext* ctx, uint32_t flag);

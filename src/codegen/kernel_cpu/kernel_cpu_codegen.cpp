@@ -12,6 +12,7 @@
 #include <cctype>
 
 #include "kernel_emitter.h"
+#include "kernel_group_sync.h"
 #include "pypto/ir/mutator.h"
 
 namespace pypto::codegen {
@@ -174,7 +175,7 @@ TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, 
 // slots and scalar params scalar slots in parameter order.
 // The Group param a value of a Group body stands for: a param itself, a rebinding of one, or
 // the result of a kernel call (which is the Out / InOut param that call returns, NormalizeReturnOrder).
-static const Var* ResolveGroupValue(const Program& program, const Function& group, const ExprPtr& e, int depth = 0) {
+const Var* ResolveGroupValue(const Program& program, const Function& group, const ExprPtr& e, int depth) {
   if (!e || depth > 64) return nullptr;
   const Var* v = as_var(e);
   int tuple_index = 0;
@@ -290,7 +291,12 @@ std::string KernelEmitter::Emit() {
   head << "extern \"C\" void " << KernelCpuSymbol(fn_.name) << "(PTO2KernelContext* ctx) {\n";
   Line("(void)ctx;");
   BindParams();
+  // Called from a Group: wait for / signal the group flags of its intra-group data flow
+  // (no-ops when the kernel runs as a plain task). See kernel_group_sync.h.
+  const GroupSync sync = GroupSyncOf(program_, fn_);
+  for (uint32_t f : sync.waits) Line("if (!pto2_group_wait(ctx, " + std::to_string(f) + ")) return;  // Group data flow");
   EmitStmt(fn_.body);
+  for (uint32_t f : sync.signals) Line("pto2_group_signal(ctx, " + std::to_string(f) + ");  // Group data flow");
   return head.str() + out_.str() + "}\n";
 }
 
