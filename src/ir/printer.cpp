@@ -12,8 +12,11 @@
 //   * Ops print with their DSL spelling (tile.add -> pl.add, tensor.create -> pl.create_tensor,
 //     tensor.read -> t[i, j], ...); op attrs print as keywords except the few the DSL spells
 //     positionally (pl.cast(t, pl.FP16), pl.array.create(4, pl.TASK_ID)).
-//   * Pass-produced facts that the DSL cannot say (arg directions other than NoDep, call
-//     attrs on function calls, function attrs) print as trailing `# ...` comments.
+//   * Pass-produced argument directions (DeriveCallDirections) on calls to program functions
+//     and on submits print as the keyword `arg_directions=[pl.In, pl.Scalar, pl.Out]`, which
+//     the parser reads back exactly; frontend-only directions (NoDep) stay `pl.no_dep(x)`.
+//     Function attrs print as `attrs={...}` in @pl.function, call attrs on function calls as
+//     `attrs={...}` on the call. Directions on op calls (no pass sets them) are a comment.
 //
 //   python_print(program)
 //   // import pypto.language as pl
@@ -25,6 +28,7 @@
 //   //         ...
 #include "pypto/ir/printer.h"
 
+#include <map>
 #include <set>
 #include <sstream>
 #include <string>
@@ -71,11 +75,13 @@ class Printer {
   std::string print_call(const Call& c);
   std::string print_submit(const Submit& s);
   std::string print_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs);
+  std::string print_func_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs);
   std::string print_list(const std::vector<ExprPtr>& v);
   std::string print_subscript_base(const ExprPtr& e) { return print_expr(e, kAtom); }
   std::string print_index_list(const ExprPtr& e);
   std::string print_predicate(const ExprPtr& e);
   std::string print_attr_value(const std::string& key, const AttrValue& v);
+  std::string print_attr_dict(const std::map<std::string, AttrValue>& attrs);
   std::string var_name(const Var* v) { return names_.name(v); }
   void note_directions(const std::vector<ArgDirection>& dirs);
 
@@ -170,6 +176,21 @@ void Printer::note_directions(const std::vector<ArgDirection>& dirs) {
   comments_.push_back(s);
 }
 
+// Directions carry information beyond what `pl.no_dep(x)` says (DeriveCallDirections ran).
+static bool derived_directions(const std::vector<ArgDirection>& dirs) {
+  for (auto d : dirs) {
+    if (d != ArgDirection::Unset && d != ArgDirection::NoDep) return true;
+  }
+  return false;
+}
+
+// `[pl.In, pl.Scalar, pl.Out]`: the spelling of the `arg_directions=` keyword.
+static std::string direction_list(const std::vector<ArgDirection>& dirs) {
+  std::string s = "[";
+  for (size_t i = 0; i < dirs.size(); ++i) s += (i ? ", pl." : "pl.") + std::string(to_string(dirs[i]));
+  return s + "]";
+}
+
 std::string Printer::print_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs) {
   std::string s;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -180,6 +201,27 @@ std::string Printer::print_args(const std::vector<ExprPtr>& args, const std::vec
   }
   note_directions(dirs);
   return s;
+}
+
+// Arguments of a call to a program function (or a submit): derived directions print as the
+// `arg_directions=[...]` keyword, which the parser reads back exactly; the list is then the
+// whole truth and the arguments print plain (a NoDep slot is `pl.NoDep` in the list).
+std::string Printer::print_func_args(const std::vector<ExprPtr>& args, const std::vector<ArgDirection>& dirs) {
+  if (!derived_directions(dirs)) return print_args(args, dirs);
+  std::string s;
+  for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + print_expr(args[i], 0);
+  return s + (args.empty() ? "" : ", ") + "arg_directions=" + direction_list(dirs);
+}
+
+// `{"key": value, ...}`: the `attrs=` keyword of pl.range, @pl.function and function calls.
+std::string Printer::print_attr_dict(const std::map<std::string, AttrValue>& attrs) {
+  std::string s = "{";
+  bool first = true;
+  for (auto& [k, v] : attrs) {
+    s += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
+    first = false;
+  }
+  return s + "}";
 }
 
 std::string Printer::print_attr_value(const std::string& key, const AttrValue& v) {
@@ -219,17 +261,9 @@ std::string Printer::print_predicate(const ExprPtr& e) {
 
 std::string Printer::print_call(const Call& c) {
   if (!c.is_op) {
-    std::string s = "self." + c.callee + "(" + print_args(c.args, c.arg_directions) + ")";
-    if (!c.attrs.empty()) {
-      std::string a = "attrs: {";
-      bool first = true;
-      for (auto& [k, v] : c.attrs) {
-        a += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
-        first = false;
-      }
-      comments_.push_back(a + "}");
-    }
-    return s;
+    std::string args = print_func_args(c.args, c.arg_directions);
+    if (!c.attrs.empty()) args += (args.empty() ? "" : ", ") + std::string("attrs=") + print_attr_dict(c.attrs);
+    return "self." + c.callee + "(" + args + ")";
   }
   // Subscript forms.
   if ((c.callee == "tensor.read" || c.callee == "array.get_element") && c.args.size() == 2 && c.attrs.empty()) {
@@ -274,7 +308,9 @@ std::string Printer::print_call(const Call& c) {
 std::string Printer::print_submit(const Submit& sb) {
   std::string s = sb.core_num ? "pl.spmd_submit(self." : "pl.submit(self.";
   s += sb.callee;
-  if (!sb.args.empty()) s += ", " + print_args(sb.args, sb.arg_directions);
+  if (!sb.args.empty() || derived_directions(sb.arg_directions)) {
+    s += ", " + print_func_args(sb.args, sb.arg_directions);
+  }
   if (sb.core_num) s += ", core_num=" + print_expr(sb.core_num, 0);
   if (sb.sync_start) s += ", sync_start=True";
   if (!sb.deps.empty()) s += ", deps=" + print_list(sb.deps);
@@ -368,15 +404,27 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
         size_t n = tt->elements.size();
         std::vector<const Var*> targets(n, nullptr);
         size_t m = 0;
+        bool in_order = true;
+        int64_t last = -1;
         while (i + 1 + m < stmts.size()) {
           auto* ak = stmts[i + 1 + m]->as<AssignStmt>();
           auto* g = ak ? ak->value->as<TupleGetItem>() : nullptr;
           if (!g || g->tuple.get() != v || g->index < 0 || static_cast<size_t>(g->index) >= n || targets[g->index]) break;
           targets[g->index] = ak->var.get();
+          in_order &= g->index > last;
+          last = g->index;
           ++m;
         }
         bool only_uses = census_.count(v) && census_[v] == static_cast<int>(m) + 1;
-        if (n > 0 && only_uses && (m > 0 || a->value->is<Submit>())) {
+        // Unpacking reads every element, in index order (a placeholder `_` target is a read
+        // too). Pass output that reads in another order (an outlined `with pl.at(...) as tid`
+        // reads the TaskId first) or skips elements prints as `t = ...` and `x = t[i]`
+        // instead, which parses back exactly. A submit can only be bound to one name when it
+        // carries arg_directions= (pass output after DeriveCallDirections); before that pass
+        // it still unpacks, with `_` for unread elements, and the read shape is lost.
+        auto* sub = a->value->as<Submit>();
+        bool keep_order = (!in_order || m != n) && (!sub || derived_directions(sub->arg_directions));
+        if (n > 0 && only_uses && !keep_order && (m > 0 || sub)) {
           std::string value = print_expr(a->value, 0);
           std::string lhs;
           for (size_t k = 0; k < n; ++k) lhs += (k ? ", " : "") + (targets[k] ? names_.define(targets[k]) : names_.fresh("_"));
@@ -452,15 +500,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
   if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
-  if (!f.attrs.empty()) {
-    range += ", attrs={";
-    bool first = true;
-    for (auto& [k, v] : f.attrs) {
-      range += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
-      first = false;
-    }
-    range += "}";
-  }
+  if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
   range += ")";
   std::string target = names_.define(f.loop_var.get());
   if (!f.iter_args.empty()) {
@@ -541,6 +581,7 @@ std::string Printer::function(const Function& f, int indent) {
   std::string deco = std::string("@pl.function(type=pl.FunctionType.") + to_string(f.type);
   if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
+  if (!f.attrs.empty()) deco += ", attrs=" + print_attr_dict(f.attrs);
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the
@@ -578,15 +619,6 @@ std::string Printer::function(const Function& f, int indent) {
     sig += param;
   }
   sig += tail;
-  if (!f.attrs.empty()) {
-    std::string a = "attrs: {";
-    bool first = true;
-    for (auto& [k, v] : f.attrs) {
-      a += (first ? "" : ", ") + quote(k) + ": " + print_attr_value(k, v);
-      first = false;
-    }
-    comments_.push_back(a + "}");
-  }
   line(indent, sig);
   print_body(f.body, indent + 1);
   return out_.str();

@@ -59,70 +59,31 @@ class ClusterOutliner : public IRMutator {
     ScopeCaptures c = AnalyzeScopeBody(program_, body);
     std::string name = FreshFunctionName(program_, *taken_, fn_.name + "_cluster");
     taken_->insert(name);
-    VarSubstituter sub;
-    std::vector<VarPtr> params;
-    std::vector<ParamDirection> pdirs;
-    std::vector<ExprPtr> args;
-    std::vector<size_t> written;
-    std::unordered_map<size_t, size_t> result_of;
-    for (size_t i = 0; i < c.captures.size(); ++i) {
-      const VarPtr& x = c.captures[i];
+    OutlinedSignature sig = MakeOutlinedSignature(c, nullptr, [](const VarPtr& x) {
       PYPTO_USER_CHECK(!is_task_id(x->type), x->span, "TaskId '" << x->name << "' is used inside pl.cluster()",
                        "a cluster is one task; TaskIds go to deps= of task submissions");
-      VarPtr p = Var::make(x->name, x->type, x->span);
-      sub.add(x, p);
-      params.push_back(p);
-      args.push_back(x);
-      ParamDirection d = ParamDirection::In;
-      if (x->type->is<TensorType>() && c.written[i]) {
-        d = c.read[i] ? ParamDirection::InOut : ParamDirection::Out;
-        result_of[i] = written.size();
-        written.push_back(params.size() - 1);
-      }
-      pdirs.push_back(d);
-    }
-    std::vector<StmtPtr> gbody = flatten_stmts(sub.mutate_stmt(body));
-    std::vector<TypePtr> rets;
-    std::vector<ExprPtr> ret_values;
-    for (size_t w : written) {
-      rets.push_back(params[w]->type);
-      ret_values.push_back(params[w]);
-    }
-    if (!ret_values.empty()) gbody.push_back(ReturnStmt::make(ret_values, op->span));
-    new_fns_->push_back(Function::make(name, FunctionType::Group, params, pdirs, rets, make_seq(gbody, op->span),
-                                       Level::None, Role::None, {}, op->span));
+    });
+    sig.sub.fresh_defs(body);
+    std::vector<StmtPtr> gbody = flatten_stmts(sig.sub.mutate_stmt(body));
+    if (!sig.return_values.empty()) gbody.push_back(ReturnStmt::make(sig.return_values, op->span));
+    new_fns_->push_back(Function::make(name, FunctionType::Group, sig.params, sig.param_directions, sig.return_types,
+                                       make_seq(gbody, op->span), Level::None, Role::None, {}, op->span));
 
-    std::vector<std::pair<VarPtr, size_t>> outs;
-    for (auto& v : body_ud.def_order) {
-      auto a = fn_uses_.uses.find(v.get());
-      auto b = body_ud.uses.find(v.get());
-      int total = a == fn_uses_.uses.end() ? 0 : a->second, inside = b == body_ud.uses.end() ? 0 : b->second;
-      if (total <= inside) continue;
-      auto ch = c.chain.find(v.get());
-      PYPTO_USER_CHECK(ch != c.chain.end() && result_of.count(ch->second), v->span,
+    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [](const VarPtr& v) {
+      PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside pl.cluster() and used after it; only tensors the "
                                          "cluster writes flow out of it",
                        "write the value into a tensor argument and read that tensor after the scope");
-      outs.emplace_back(v, result_of[ch->second]);
-    }
-    std::vector<StmtPtr> out;
+    });
     if (expand.core_num) {   // a nested pl.spmd: the cluster task launches on N blocks
-      auto sub = Submit::make(name, args, rets, {}, expand.core_num, expand.sync_start, false, -1, nullptr, {}, op->span);
+      auto sub = Submit::make(name, sig.args, sig.return_types, {}, expand.core_num, expand.sync_start, false, -1,
+                              nullptr, {}, op->span);
       VarPtr tmp = Var::make(name + "_task", sub->type, op->span);
-      out.push_back(AssignStmt::make(tmp, sub, op->span));
-      for (auto& [v, k] : outs) out.push_back(AssignStmt::make(v, TupleGetItem::make(tmp, static_cast<int>(k), v->span), v->span));
+      std::vector<StmtPtr> out{AssignStmt::make(tmp, sub, op->span)};
+      BindTupleResults(tmp, outs, &out);
       return make_seq(out, op->span);
     }
-    TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
-    auto call = Call::make_func(name, args, rt, {}, op->span);
-    if (rets.empty()) return EvalStmt::make(call, op->span);
-    VarPtr tmp = Var::make(name + "_out", rt, op->span);
-    out.push_back(AssignStmt::make(tmp, call, op->span));
-    for (auto& [v, k] : outs) {
-      ExprPtr val = rets.size() == 1 ? ExprPtr(tmp) : ExprPtr(TupleGetItem::make(tmp, static_cast<int>(k), v->span));
-      out.push_back(AssignStmt::make(v, val, v->span));
-    }
-    return make_seq(out, op->span);
+    return CallOutlined(name, sig, {}, outs, op->span);
   }
 
  private:
@@ -134,18 +95,10 @@ class ClusterOutliner : public IRMutator {
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
-  ProgramPtr out = program;
-  std::unordered_set<std::string> taken;
-  for (const FunctionPtr& fn : program->functions) {
-    if (fn->type != FunctionType::Orchestration && fn->type != FunctionType::Opaque) continue;
-    std::vector<FunctionPtr> new_fns;
-    ClusterOutliner o(*program, *fn, &new_fns, &taken);
-    FunctionPtr nf = o.mutate_function(fn);
-    if (nf == fn) continue;
-    for (auto& k : new_fns) out = out->with_function(k);
-    out = out->with_function(nf);
-  }
-  return out;
+  return OutlineInOrchestrationFunctions(program, [&](const FunctionPtr& fn, std::vector<FunctionPtr>* new_fns,
+                                                      std::unordered_set<std::string>* taken) {
+    return ClusterOutliner(*program, *fn, new_fns, taken).mutate_function(fn);
+  });
 }
 
 }  // namespace

@@ -74,14 +74,6 @@ class Outliner : public IRMutator {
   }
 
  private:
-  bool used_after(const Var* v, const UseDef& body_ud) const {
-    auto a = fn_uses_.uses.find(v);
-    auto b = body_ud.uses.find(v);
-    int total = a == fn_uses_.uses.end() ? 0 : a->second;
-    int inside = b == body_ud.uses.end() ? 0 : b->second;
-    return total > inside;
-  }
-
   std::vector<ArgDirection> directions(const std::vector<ExprPtr>& args, std::vector<ArgDirection> dirs,
                                        const std::vector<ExprPtr>& no_dep) const {
     if (dirs.size() != args.size()) dirs.assign(args.size(), ArgDirection::Unset);
@@ -174,76 +166,39 @@ class Outliner : public IRMutator {
     ScopeCaptures c = AnalyzeScopeBody(program_, body);
     std::string name = FreshFunctionName(program_, *taken_, fn_.name + (spmd ? "_spmd" : "_incore"));
     taken_->insert(name);
-    VarSubstituter sub;
-    std::vector<VarPtr> params;
-    std::vector<ParamDirection> pdirs;
-    std::vector<ExprPtr> args;
-    std::vector<size_t> written;   // capture indices, in return order
-    std::unordered_map<size_t, size_t> result_of;   // capture index -> return position
-    for (size_t i = 0; i < c.captures.size(); ++i) {
-      const VarPtr& x = c.captures[i];
-      if (op->block_var && x.get() == op->block_var.get()) continue;
+    OutlinedSignature sig = MakeOutlinedSignature(c, op->block_var.get(), [&](const VarPtr& x) {
       PYPTO_USER_CHECK(!is_task_id(x->type), x->span,
                        "TaskId '" << x->name << "' is used inside a " << (spmd ? "pl.spmd" : "pl.at")
                                   << " body, which becomes a kernel",
                        "pass TaskIds through deps= of the scope");
-      VarPtr p = Var::make(x->name, x->type, x->span);
-      sub.add(x, p);
-      params.push_back(p);
-      args.push_back(x);
-      ParamDirection d = ParamDirection::In;
-      if (x->type->is<TensorType>() && c.written[i]) {
-        d = c.read[i] ? ParamDirection::InOut : ParamDirection::Out;
-        result_of[i] = written.size();
-        written.push_back(params.size() - 1);
-      }
-      pdirs.push_back(d);
-    }
+    });
     std::vector<StmtPtr> kbody;
     if (op->block_var) {
       auto idx = Call::make_op("tile.get_block_idx", {}, {}, op->block_var->span);
       VarPtr bv = Var::make(op->block_var->name, idx->type, op->block_var->span);
-      sub.add(op->block_var, bv);
+      sig.sub.add(op->block_var, bv);
       kbody.push_back(AssignStmt::make(bv, idx, op->block_var->span));
     }
-    for (auto& s : flatten_stmts(sub.mutate_stmt(body))) kbody.push_back(s);
-    std::vector<TypePtr> rets;
-    std::vector<ExprPtr> ret_values;
-    for (size_t w : written) {
-      rets.push_back(params[w]->type);
-      ret_values.push_back(params[w]);
-    }
-    if (!ret_values.empty()) kbody.push_back(ReturnStmt::make(ret_values, op->span));
-    new_fns_->push_back(Function::make(name, FunctionType::InCore, params, pdirs, rets, make_seq(kbody, op->span),
-                                       Level::None, Role::None, {}, op->span));
+    sig.sub.fresh_defs(body);
+    for (auto& s : flatten_stmts(sig.sub.mutate_stmt(body))) kbody.push_back(s);
+    if (!sig.return_values.empty()) kbody.push_back(ReturnStmt::make(sig.return_values, op->span));
+    new_fns_->push_back(Function::make(name, FunctionType::InCore, sig.params, sig.param_directions, sig.return_types,
+                                       make_seq(kbody, op->span), Level::None, Role::None, {}, op->span));
 
     // Results used after the scope.
-    auto dirs = directions(args, {}, no_dep);
-    std::vector<std::pair<VarPtr, size_t>> outs;   // body Var -> return position
-    for (auto& v : body_ud.def_order) {
-      if (!used_after(v.get(), body_ud)) continue;
-      auto ch = c.chain.find(v.get());
-      PYPTO_USER_CHECK(ch != c.chain.end() && result_of.count(ch->second), v->span,
+    auto dirs = directions(sig.args, {}, no_dep);
+    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [&](const VarPtr& v) {
+      PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside the " << (spmd ? "pl.spmd" : "pl.at")
                            << " scope and used after it; only tensors the scope writes flow out of it",
                        "write the value into a tensor (pl.store into an Out tensor) and read that tensor after the scope");
-      outs.emplace_back(v, result_of[ch->second]);
-    }
+    });
     if (as_submit) {
-      VarPtr tmp = make_submit(name, args, rets, dirs);
-      for (auto& [v, k] : outs) out.push_back(AssignStmt::make(v, TupleGetItem::make(tmp, static_cast<int>(k), v->span), v->span));
+      VarPtr tmp = make_submit(name, sig.args, sig.return_types, dirs);
+      BindTupleResults(tmp, outs, &out);
       return make_seq(out, op->span);
     }
-    TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
-    auto call = Call::make_func(name, args, rt, dirs, op->span);
-    if (rets.empty()) return EvalStmt::make(call, op->span);
-    VarPtr tmp = Var::make(name + "_out", rt, op->span);
-    out.push_back(AssignStmt::make(tmp, call, op->span));
-    for (auto& [v, k] : outs) {
-      ExprPtr val = rets.size() == 1 ? ExprPtr(tmp) : ExprPtr(TupleGetItem::make(tmp, static_cast<int>(k), v->span));
-      out.push_back(AssignStmt::make(v, val, v->span));
-    }
-    return make_seq(out, op->span);
+    return CallOutlined(name, sig, dirs, outs, op->span);
   }
 
   const Program& program_;
@@ -254,18 +209,10 @@ class Outliner : public IRMutator {
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
-  ProgramPtr out = program;
-  std::unordered_set<std::string> taken;
-  for (const FunctionPtr& fn : program->functions) {
-    if (fn->type != FunctionType::Orchestration && fn->type != FunctionType::Opaque) continue;
-    std::vector<FunctionPtr> new_fns;
-    Outliner o(*program, *fn, &new_fns, &taken);
-    FunctionPtr nf = o.mutate_function(fn);
-    if (nf == fn) continue;
-    for (auto& k : new_fns) out = out->with_function(k);
-    out = out->with_function(nf);
-  }
-  return out;
+  return OutlineInOrchestrationFunctions(program, [&](const FunctionPtr& fn, std::vector<FunctionPtr>* new_fns,
+                                                      std::unordered_set<std::string>* taken) {
+    return Outliner(*program, *fn, new_fns, taken).mutate_function(fn);
+  });
 }
 
 }  // namespace

@@ -202,6 +202,98 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
   return c;
 }
 
+void VarSubstituter::fresh_defs(const StmtPtr& body) {
+  for (auto& v : CollectUseDef(body).def_order) {
+    if (v->is<IterArg>() || var_remap_.count(v.get())) continue;
+    add(v, Var::make(v->name, v->type, v->span));
+  }
+}
+
+OutlinedSignature MakeOutlinedSignature(const ScopeCaptures& c, const Var* skip,
+                                        const std::function<void(const VarPtr&)>& check) {
+  OutlinedSignature sig;
+  std::vector<size_t> written;   // parameter indices, in return order
+  for (size_t i = 0; i < c.captures.size(); ++i) {
+    const VarPtr& x = c.captures[i];
+    if (skip && x.get() == skip) continue;
+    check(x);
+    VarPtr p = Var::make(x->name, x->type, x->span);
+    sig.sub.add(x, p);
+    sig.params.push_back(p);
+    sig.args.push_back(x);
+    ParamDirection d = ParamDirection::In;
+    if (x->type->is<TensorType>() && c.written[i]) {
+      d = c.read[i] ? ParamDirection::InOut : ParamDirection::Out;
+      sig.result_of[i] = written.size();
+      written.push_back(sig.params.size() - 1);
+    }
+    sig.param_directions.push_back(d);
+  }
+  for (size_t w : written) {
+    sig.return_types.push_back(sig.params[w]->type);
+    sig.return_values.push_back(sig.params[w]);
+  }
+  return sig;
+}
+
+bool UsedAfterScope(const Var* v, const UseDef& fn_uses, const UseDef& body_ud) {
+  auto a = fn_uses.uses.find(v);
+  auto b = body_ud.uses.find(v);
+  int total = a == fn_uses.uses.end() ? 0 : a->second;
+  int inside = b == body_ud.uses.end() ? 0 : b->second;
+  return total > inside;
+}
+
+std::vector<std::pair<VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
+                                                    const ScopeCaptures& c, const OutlinedSignature& sig,
+                                                    const std::function<void(const VarPtr&)>& reject) {
+  std::vector<std::pair<VarPtr, size_t>> results;
+  for (auto& v : body_ud.def_order) {
+    if (!UsedAfterScope(v.get(), fn_uses, body_ud)) continue;
+    auto ch = c.chain.find(v.get());
+    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) reject(v);
+    results.emplace_back(v, sig.result_of.at(ch->second));
+  }
+  return results;
+}
+
+void BindTupleResults(const VarPtr& tuple, const std::vector<std::pair<VarPtr, size_t>>& results,
+                      std::vector<StmtPtr>* out) {
+  for (auto& [v, k] : results) {
+    out->push_back(AssignStmt::make(v, TupleGetItem::make(tuple, static_cast<int>(k), v->span), v->span));
+  }
+}
+
+StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig, const std::vector<ArgDirection>& dirs,
+                     const std::vector<std::pair<VarPtr, size_t>>& results, const Span& span) {
+  std::vector<StmtPtr> out;
+  const auto& rets = sig.return_types;
+  TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
+  auto call = Call::make_func(callee, sig.args, rt, dirs, span);
+  if (rets.empty()) return EvalStmt::make(call, span);
+  VarPtr tmp = Var::make(callee + "_out", rt, span);
+  out.push_back(AssignStmt::make(tmp, call, span));
+  for (auto& [v, k] : results) {
+    ExprPtr val = rets.size() == 1 ? ExprPtr(tmp) : ExprPtr(TupleGetItem::make(tmp, static_cast<int>(k), v->span));
+    out.push_back(AssignStmt::make(v, val, v->span));
+  }
+  return make_seq(out, span);
+}
+
+ProgramPtr OutlineInOrchestrationFunctions(const ProgramPtr& program, const FunctionOutliner& outline) {
+  ProgramPtr out = program;
+  std::unordered_set<std::string> taken;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration && fn->type != FunctionType::Opaque) continue;
+    std::vector<FunctionPtr> new_fns;
+    FunctionPtr nf = outline(fn, &new_fns, &taken);
+    if (nf == fn) continue;
+    for (auto& k : new_fns) out = out->with_function(k);
+    out = out->with_function(nf);
+  }
+  return out;
+}
+
 std::string FreshFunctionName(const Program& program, const std::unordered_set<std::string>& taken,
                               const std::string& base) {
   std::string name = base;

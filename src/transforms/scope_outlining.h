@@ -9,6 +9,8 @@
 //   c.read[i]             the body reads it (anything but being the written target)
 //   c.chain[v] == i       body Var v is capture i's storage after a write
 #pragma once
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -40,7 +42,53 @@ ScopeCaptures AnalyzeScopeBody(const ir::Program& program, const ir::StmtPtr& bo
 class VarSubstituter : public ir::IRMutator {
  public:
   void add(const ir::VarPtr& from, const ir::VarPtr& to) { var_remap_[from.get()] = {from, to}; }
+  // Gives every plain Var `body` defines a fresh copy, so the outlined function shares no Var
+  // with the function it came from (the caller keeps the originals for the results it binds;
+  // a Var defined in two functions does not survive print -> parse). IterArgs are left to the
+  // mutator (they never leave the body).
+  void fresh_defs(const ir::StmtPtr& body);
 };
+
+// The signature of a function outlined from a scope body: one parameter per capture (but
+// `skip`, e.g. a pl.spmd block index), a fresh Var substituted for it in the body; a tensor the
+// body writes is Out (InOut when it also reads it) and returned, in capture order.
+// `check(x)` runs on each capture first (it reports captures the scope may not take).
+struct OutlinedSignature {
+  VarSubstituter sub;
+  std::vector<ir::VarPtr> params;
+  std::vector<ir::ParamDirection> param_directions;
+  std::vector<ir::ExprPtr> args;                 // the captures, in parameter order
+  std::vector<ir::TypePtr> return_types;         // the written parameters, in return order
+  std::vector<ir::ExprPtr> return_values;
+  std::unordered_map<size_t, size_t> result_of;  // capture index -> return position
+};
+OutlinedSignature MakeOutlinedSignature(const ScopeCaptures& c, const ir::Var* skip,
+                                        const std::function<void(const ir::VarPtr&)>& check);
+
+// True when the enclosing function (`fn_uses`) uses `v` more often than the scope body does.
+bool UsedAfterScope(const ir::Var* v, const UseDef& fn_uses, const UseDef& body_ud);
+
+// The Vars the body defines that are used after the scope, each with the return position of
+// the written tensor it is the storage of; `reject(v)` reports (throws for) any other one.
+std::vector<std::pair<ir::VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
+                                                        const ScopeCaptures& c, const OutlinedSignature& sig,
+                                                        const std::function<void(const ir::VarPtr&)>& reject);
+
+// Appends `v = tuple[k]` for each (v, k) of `results` to `out`.
+void BindTupleResults(const ir::VarPtr& tuple, const std::vector<std::pair<ir::VarPtr, size_t>>& results,
+                      std::vector<ir::StmtPtr>* out);
+
+// The scope as a plain call `callee(args)` (an EvalStmt when nothing is returned), then
+// `v = result` / `v = result[k]` for each of `results`.
+ir::StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig,
+                         const std::vector<ir::ArgDirection>& dirs,
+                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span);
+
+// Runs `outline(fn, &new_functions, &taken_names)` (returning fn when nothing changed) on every Orchestration / Opaque function and
+// adds the new functions and the rewritten function (when it changed) to the program.
+using FunctionOutliner = std::function<ir::FunctionPtr(const ir::FunctionPtr&, std::vector<ir::FunctionPtr>*,
+                                                       std::unordered_set<std::string>*)>;
+ir::ProgramPtr OutlineInOrchestrationFunctions(const ir::ProgramPtr& program, const FunctionOutliner& outline);
 
 // A function name not yet used in `program` (and not in `taken`): base, base_1, base_2, ...
 std::string FreshFunctionName(const ir::Program& program, const std::unordered_set<std::string>& taken,

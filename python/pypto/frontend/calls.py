@@ -225,6 +225,46 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
     return args, (dirs if any_nodep else [])
 
 
+_DIRECTIONS = ("Unset", "In", "Out", "InOut", "NoDep", "Scalar")
+
+
+def parse_arg_directions(ctx, node: ast.AST, n_args: int, owner: str):
+    """`arg_directions=[pl.In, pl.Scalar, pl.Out]` -> [ir.ArgDirection]: the printed form of
+    directions a pass derived (DeriveCallDirections). One entry per argument, each `pl.<Name>`
+    with Name in Unset, In, Out, InOut, NoDep, Scalar."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise ctx.error(node, f"arg_directions= of {owner} must be a list literal, e.g. [pl.In, pl.Out]")
+    if len(node.elts) != n_args:
+        raise ctx.error(node, f"arg_directions= of {owner} has {len(node.elts)} entries but the call passes "
+                        f"{n_args} argument(s)", help="give one direction per argument, in argument order")
+    out = []
+    for el in node.elts:
+        ok = isinstance(el, ast.Attribute) and isinstance(el.value, ast.Name) and el.attr in _DIRECTIONS
+        if ok:
+            try:
+                ok = getattr(eval_py(ctx, el.value), "__name__", "") == "pypto.language"
+            except PyEvalFailure:
+                ok = False
+        if not ok:
+            hint = did_you_mean(ast.unparse(el), [f"pl.{d}" for d in _DIRECTIONS])
+            raise ctx.error(el, f"unknown argument direction '{ast.unparse(el)}'",
+                            help=hint or "directions: " + ", ".join(f"pl.{d}" for d in _DIRECTIONS))
+        out.append(getattr(ir.ArgDirection, el.attr))
+    return out
+
+
+def apply_arg_directions(ctx, node, arg_nodes, dirs, explicit):
+    """Merge explicit `arg_directions=` with the `pl.no_dep(x)` marks: explicit directions are
+    the whole truth, so an argument also wrapped in pl.no_dep must be listed as pl.NoDep."""
+    if explicit is None:
+        return dirs
+    for k, (a, d) in enumerate(zip(arg_nodes, dirs)):
+        if d == ir.ArgDirection.NoDep and explicit[k] != ir.ArgDirection.NoDep:
+            raise ctx.error(a, f"argument {k} is wrapped in pl.no_dep but arg_directions= says "
+                            f"pl.{explicit[k].name}", help="list it as pl.NoDep (or drop the pl.no_dep wrapper)")
+    return explicit
+
+
 def peek_builtin(ctx, func):
     try:
         return eval_py(ctx, func)
@@ -245,7 +285,15 @@ def _check_arg_kind(ctx, node, e, p, sig):
 def func_call(ctx, node: ast.Call):
     """self.kernel(args) -> Call.make_func(kernel, args, kernel's return type)."""
     sig = kernel_ref(ctx, node.func, "the callee")
+    dirs_node, attrs = None, {}
     for kw in node.keywords:
+        if kw.arg == "arg_directions":
+            dirs_node = kw.value
+            continue
+        if kw.arg == "attrs":          # call attrs a pass stamped (printed pass output)
+            from pypto.frontend.control_flow import attrs_dict
+            attrs = attrs_dict(ctx, kw.value)
+            continue
         if kw.arg == "deps":
             raise ctx.error(kw.value, f"deps= is not accepted on a plain call to '{sig.name}'",
                             help=f"use pl.submit(self.{sig.name}, ..., deps=[...]) to get a task id and "
@@ -253,7 +301,10 @@ def func_call(ctx, node: ast.Call):
         raise ctx.error(kw.value, f"keyword argument '{kw.arg}' is not supported in a call to '{sig.name}'",
                         help="pass arguments positionally, in parameter order")
     args, dirs = kernel_args(ctx, node, node.args, sig, allow_omitted_out=False)
-    return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), {})
+    if dirs_node is not None:
+        explicit = parse_arg_directions(ctx, dirs_node, len(args), f"the call to '{sig.name}'")
+        dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
+    return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
 
 
 def parse_call(ctx, node: ast.Call):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pypto._core import ir
 from pypto.frontend.diagnostics import Source, did_you_mean
@@ -30,6 +30,7 @@ class FunctionSig:
     directions: list                   # [ir.ParamDirection]
     return_types: list                 # [ir type]
     py_env: dict                       # closure values of the method
+    attrs: dict = field(default_factory=dict)   # @pl.function(attrs={...}): pass-stamped facts
 
     def call_result_type(self):
         if len(self.return_types) == 1:

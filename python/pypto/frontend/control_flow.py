@@ -79,16 +79,22 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
                 raise ctx.error(kw.value, "init_values= must be a tuple literal, e.g. init_values=(acc0,)")
             init = kw.value
         elif kw.arg == "attrs":
-            try:
-                attrs = eval_py(ctx, kw.value) if not isinstance(kw.value, ast.Dict) else _dict_lit(ctx, kw.value)
-            except PyEvalFailure:
-                attrs = None
-            if not isinstance(attrs, dict):
-                raise ctx.error(kw.value, "attrs= must be a dict literal of constants")
+            attrs = attrs_dict(ctx, kw.value)
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
     return init, attrs
+
+
+def attrs_dict(ctx, node: ast.AST) -> dict:
+    """`attrs={"key": constant, ...}` (pl.range, @pl.function, calls to program functions)."""
+    try:
+        attrs = eval_py(ctx, node) if not isinstance(node, ast.Dict) else _dict_lit(ctx, node)
+    except PyEvalFailure:
+        attrs = None
+    if not isinstance(attrs, dict):
+        raise ctx.error(node, "attrs= must be a dict literal of constants")
+    return attrs
 
 
 def _dict_lit(ctx, node: ast.Dict):

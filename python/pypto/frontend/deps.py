@@ -14,7 +14,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes
-from pypto.frontend.calls import kernel_args, kernel_ref
+from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
@@ -245,7 +245,7 @@ def check_producer(ctx, tensor, tnode, deps: DepList):
 
 
 # -- pl.submit / pl.spmd_submit -----------------------------------------------------------
-_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate")
+_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_directions")
 _SPMD_KW = _SUBMIT_KW + ("core_num", "sync_start")
 
 
@@ -256,7 +256,7 @@ def _check_host_submit(ctx, call, kind, kws, sig):
     if kind == "spmd_submit":
         raise ctx.error(call.func, "pl.spmd_submit is not available in a HOST-level orchestration", help=help_)
     for k, v in kws.items():
-        if k != "deps":
+        if k not in ("deps", "arg_directions"):   # arg_directions=: printed pass output
             raise ctx.error(v, f"{k}= is not supported by pl.submit in a HOST-level orchestration", help=help_)
     if len(call.args) - 1 < len(sig.params):
         raise ctx.error(call, f"pl.submit in a HOST-level orchestration must pass every argument of '{sig.name}' "
@@ -284,6 +284,10 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         raise ctx.error(call, "pl.spmd_submit needs core_num=: the number of blocks to launch",
                         help="e.g. pl.spmd_submit(self.k, x, out, core_num=4)")
     args, dirs = kernel_args(ctx, call, call.args[1:], sig, allow_omitted_out=True)
+    explicit = None
+    if "arg_directions" in kws:
+        explicit = parse_arg_directions(ctx, kws["arg_directions"], len(args), f"{pl} of '{sig.name}'")
+        dirs = apply_arg_directions(ctx, call, call.args[1:], dirs or [ir.ArgDirection.Unset] * len(args), explicit)
     deps = parse_deps(ctx, kws["deps"]) if "deps" in kws else None
     aer = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve") if "allow_early_resolve" in kws \
         else False
@@ -293,11 +297,18 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
     pred = None
     if "predicate" in kws:
         pred, ptensor, pnode = parse_predicate(ctx, kws["predicate"])
-        check_producer(ctx, ptensor, pnode, deps)
+        # Explicit arg_directions= mark pass output (printed after DeriveCallDirections), where
+        # outlining made visible producers the source hid in the check's blind spots (a
+        # pl.cluster body, an at-block); the check is about what the user wrote, so it runs
+        # on source programs only.
+        if explicit is None:
+            check_producer(ctx, ptensor, pnode, deps)
     sub = ir.Submit.make(sig.name, args, list(sig.return_types), deps.deps if deps else [], cn, ss, aer, slot,
                          pred, dirs, ctx.span(call))
     n = len(sig.return_types) + 1
-    if isinstance(targets, ast.Name) and kind == "spmd_submit":
+    # One name binds the whole tuple: pl.spmd_submit's single-target form, and printed pass
+    # output (arg_directions=) whose elements a pass reads out of index order (`t[1]`, `t[0]`).
+    if isinstance(targets, ast.Name) and (kind == "spmd_submit" or explicit is not None):
         v = ir.Var.make(targets.id, sub.type, ctx.span(targets))
         ctx.emit(ir.AssignStmt.make(v, sub, ctx.span(stmt)))
         ctx.bind(targets.id, v)

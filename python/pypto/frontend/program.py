@@ -58,10 +58,16 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
         if obj is not function:
             continue
         opts = {"type": T.FunctionType.Opaque, "level": None, "role": None}
+        attrs = {}
         for kw in (call.keywords if call else []):
+            if kw.arg == "attrs":
+                # Function attrs (facts a pass stamped on the function; printed pass output).
+                from pypto.frontend.control_flow import attrs_dict
+                attrs = attrs_dict(sctx, kw.value)
+                continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=")
+                                 help="options: type=, level=, role=, attrs=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -76,7 +82,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             raise sctx.error(call.args[0], "@pl.function takes keyword options only: type=, level=, role=")
         return (getattr(ir.FunctionType, opts["type"].name),
                 getattr(ir.Level, opts["level"].name) if opts["level"] else getattr(ir.Level, "None"),
-                getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"))
+                getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"), attrs)
     return None
 
 
@@ -105,7 +111,7 @@ def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionS
         params.append(ir.Var.make(arg.arg, t, sctx.span(arg)))
         dirs.append(d)
     rets = parse_return_types(sctx, fn.returns)
-    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env)
+    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3])
 
 
 def _parse_function(prog: ProgramCtx, sig: FunctionSig):
@@ -119,7 +125,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                         help="add `return <value>` at the end of the body")
     sp = ctx.span(sig.node)
     return ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
-                            sig.return_types, make_body(block, sp), sig.level, sig.role, {}, sp)
+                            sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp)
 
 
 def _wrap_stray(src: Source, node, fn):

@@ -116,8 +116,10 @@ TEST(PrintStmts, TupleUnpackingOfCallsAndSubmits) {
             "return\n");
 }
 
-TEST(PrintStmts, TupleReadsOutOfOrderOrPartialStillUnpack) {
-  // Outlined submits read the TaskId first, or only some elements.
+TEST(PrintStmts, TupleReadsOutOfOrderOrPartialKeepTheirShape) {
+  // Outlined submits read the TaskId first, or only some elements. Such reads of a call print
+  // `t = ...; t[i]` (the shape survives parsing); a submit without derived directions must
+  // unpack to parse, so it does.
   auto s = var("s", tensor({16}));
   TypePtr pair = TupleType::make({tensor({16}), tensor({16})});
   auto tup = var("tup", pair);
@@ -130,7 +132,9 @@ TEST(PrintStmts, TupleReadsOutOfOrderOrPartialStillUnpack) {
                    assign(a, TupleGetItem::make(tup, 0)), assign(st, sub), assign(tid, TupleGetItem::make(st, 1)),
                    ret({})});
   EXPECT_EQ(body_text({s}, body),
-            "a, b = self.k(s)\n"
+            "tup = self.k(s)\n"
+            "b: pl.Tensor[[16], pl.FP32] = tup[1]\n"
+            "a: pl.Tensor[[16], pl.FP32] = tup[0]\n"
             "_, tid = pl.submit(self.k2, s)\n"
             "return\n");
 }
@@ -333,14 +337,65 @@ TEST(PrintStmts, DependencySurfaceOps) {
             "return\n");
 }
 
-TEST(PrintStmts, PassProducedDirectionsAsComment) {
+TEST(PrintStmts, PassProducedDirectionsAsKeyword) {
+  // DeriveCallDirections output: arg_directions=[...] lists every slot (NoDep included, the
+  // argument then prints plain); frontend-only NoDep marks keep the pl.no_dep(x) form.
   auto a = var("a", tensor({16}));
   auto b = var("b", tensor({16}));
+  auto n = var("n", scalar(DataType::INDEX));
   auto r = var("r", tensor({16}));
-  auto call = Call::make_func("k", {a, b}, tensor({16}), {ArgDirection::In, ArgDirection::Out});
-  EXPECT_EQ(body_text({a, b}, seq({assign(r, call), ret({})})),
-            "r: pl.Tensor[[16], pl.FP32] = self.k(a, b)  # dirs: In, Out\n"
+  auto r2 = var("r2", tensor({16}));
+  auto r3 = var("r3", tensor({16}));
+  auto derived = Call::make_func("k", {a, b}, tensor({16}), {ArgDirection::In, ArgDirection::Out});
+  auto mixed = Call::make_func("k3", {a, n, b}, tensor({16}),
+                               {ArgDirection::NoDep, ArgDirection::Scalar, ArgDirection::InOut});
+  auto frontend = Call::make_func("k", {a, b}, tensor({16}), {ArgDirection::NoDep, ArgDirection::Unset});
+  EXPECT_EQ(body_text({a, b, n}, seq({assign(r, derived), assign(r2, mixed), assign(r3, frontend), ret({})})),
+            "r: pl.Tensor[[16], pl.FP32] = self.k(a, b, arg_directions=[pl.In, pl.Out])\n"
+            "r2: pl.Tensor[[16], pl.FP32] = self.k3(a, n, b, arg_directions=[pl.NoDep, pl.Scalar, pl.InOut])\n"
+            "r3: pl.Tensor[[16], pl.FP32] = self.k(pl.no_dep(a), b)\n"
             "return\n");
+}
+
+TEST(PrintStmts, SubmitDirectionsAndOutOfOrderReads) {
+  auto a = var("a", tensor({16}));
+  auto b = var("b", tensor({16}));
+  auto t0 = var("t0", task_id());
+  auto sub = Submit::make("k", {a, b}, {tensor({16})}, {t0}, nullptr, false, false, -1, nullptr,
+                          {ArgDirection::In, ArgDirection::Out});
+  auto st = var("st", sub->type);
+  auto out = var("out", tensor({16}));
+  auto tid = var("tid", task_id());
+  // In order: unpacked, the keyword after the arguments.
+  EXPECT_EQ(body_text({a, b, t0}, seq({assign(st, sub), assign(out, TupleGetItem::make(st, 0)),
+                                       assign(tid, TupleGetItem::make(st, 1)), ret({})})),
+            "out, tid = pl.submit(self.k, a, b, arg_directions=[pl.In, pl.Out], deps=[t0])\n"
+            "return\n");
+  // Only the TaskId read: one name, then the read.
+  EXPECT_EQ(body_text({a, b, t0}, seq({assign(st, sub), assign(tid, TupleGetItem::make(st, 1)), ret({})})),
+            "st = pl.submit(self.k, a, b, arg_directions=[pl.In, pl.Out], deps=[t0])\n"
+            "tid = st[1]\n"
+            "return\n");
+  // TaskId read first (an outlined `with pl.at(...) as tid`): one name, then the reads.
+  EXPECT_EQ(body_text({a, b, t0}, seq({assign(st, sub), assign(tid, TupleGetItem::make(st, 1)),
+                                       assign(out, TupleGetItem::make(st, 0)), ret({})})),
+            "st = pl.submit(self.k, a, b, arg_directions=[pl.In, pl.Out], deps=[t0])\n"
+            "tid = st[1]\n"
+            "out: pl.Tensor[[16], pl.FP32] = st[0]\n"
+            "return\n");
+}
+
+TEST(PrintFunction, FunctionAndCallAttrsAsKeywords) {
+  auto a = var("a", tensor({16}));
+  auto r = var("r", tensor({16}));
+  auto call = Call::make_func("k", {a}, tensor({16}), {}, {}, {{"inline", true}, {"tag", std::string("x")}});
+  auto f = Function::make("f", FunctionType::Orchestration, {a}, {ParamDirection::In}, {},
+                          seq({assign(r, call), ret({})}), Level::None, Role::None, {{"outlined_from", std::string("main")}});
+  EXPECT_EQ(python_print(f),
+            "@pl.function(type=pl.FunctionType.Orchestration, attrs={\"outlined_from\": \"main\"})\n"
+            "def f(self, a: pl.Tensor[[16], pl.FP32]):\n"
+            "    r: pl.Tensor[[16], pl.FP32] = self.k(a, attrs={\"inline\": True, \"tag\": \"x\"})\n"
+            "    return\n");
 }
 
 TEST(PrintFunction, EmptyBodyPrintsPass) {
