@@ -13,8 +13,10 @@
 //   }
 #include "pypto/codegen/host.h"
 
+#include <set>
 #include <sstream>
 
+#include "../common/entry_prologue.h"
 #include "host_emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
@@ -76,54 +78,43 @@ std::string HostEmitter::ref(const Var* v, const Span& span) {
                   "HOST orchestration code can use its parameters, loop variables and the results of pl.submit");
 }
 
+namespace {
+
+// Prologue names are fresh in the whole function; parameters are never reported unused.
+class HostEntryNaming : public common::EntryNaming {
+ public:
+  explicit HostEntryNaming(HostEmitter& e, std::set<const Var*>& used) : e_(e), used_(used) {}
+  std::string tensor_param(const Var* p) override { return bind(p, "ext_" + GetSSABaseName(p->name)); }
+  std::string dim_symbol(const Var* sym, int, int) override { return bind(sym, GetSSABaseName(sym->name)); }
+  std::string scalar_param(const Var* p) override {
+    used_.insert(p);
+    return bind(p, GetSSABaseName(p->name));
+  }
+  std::string temporary(const std::string& base) override { return e_.fresh(base); }
+
+ private:
+  std::string bind(const Var* v, const std::string& base) {
+    std::string name = e_.fresh(base);
+    e_.bind(v, name);
+    return name;
+  }
+  HostEmitter& e_;
+  std::set<const Var*>& used_;
+};
+
+}  // namespace
+
 std::string HostEmitter::Generate() {
   const Function& fn = *fn_;
-  std::ostringstream ext, scalars;
-  int tslot = 0, sslot = 0;
-  struct Dyn { const Var* sym; std::string name; int slot; size_t axis; };
-  std::vector<Dyn> dyns;
-  for (auto& p : fn.params) {
-    auto* tt = p->type->as<TensorType>();
-    if (!tt) continue;
-    std::string name = fresh("ext_" + GetSSABaseName(p->name));
-    bind(p.get(), name);
-    ext << "    Tensor " << name << " = from_tensor_arg(orch_args.tensor(" << tslot << "));\n";
-    for (size_t axis = 0; axis < tt->shape.size(); ++axis) {
-      const Var* sym = as_var(tt->shape[axis]);
-      if (!sym || bindings_.count(sym)) continue;
-      std::string sname = fresh(GetSSABaseName(sym->name));
-      bind(sym, sname);
-      dyns.push_back({sym, sname, tslot, axis});
-    }
-    ++tslot;
-  }
-  for (auto& p : fn.params) {
-    auto* st = p->type->as<ScalarType>();
-    if (!st) continue;
-    PYPTO_USER_CHECK(st->dtype != DataType::TASK_ID, p->span,
-                     "HOST orchestration parameter '" << p->name << "' cannot be a TaskId", "");
-    std::string name = fresh(GetSSABaseName(p->name));
-    bind(p.get(), name);
-    std::string slot = "orch_args.scalar(" + std::to_string(sslot++) + ")";
-    if (st->dtype == DataType::FP32 || st->dtype == DataType::FP16 || st->dtype == DataType::BF16) {
-      std::string conv = fresh(name + "_conv");
-      scalars << "    union { uint64_t u64; float val; } " << conv << ";\n";
-      scalars << "    " << conv << ".u64 = " << slot << ";\n";
-      scalars << "    float " << name << " = " << conv << ".val;\n";
-    } else {
-      std::string ct = ctype(st->dtype);
-      scalars << "    " << ct << " " << name << " = (" << ct << ")" << slot << ";\n";
-    }
-    used_.insert(p.get());  // parameters are never reported unused
-  }
+  HostEntryNaming naming(*this, used_);
+  common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "HOST orchestration");
 
   prescan(fn.body);
   emit_stmt(fn.body);
 
-  std::ostringstream dyn;
-  for (auto& d : dyns) {
-    if (!used_.count(d.sym)) continue;
-    dyn << "    int64_t " << d.name << " = (int64_t)orch_args.tensor(" << d.slot << ").ref().shapes[" << d.axis << "];\n";
+  std::vector<std::string> dim_lines;   // the dynamic-dim symbols the body mentions
+  for (auto& d : prologue.dims) {
+    if (used_.count(d.sym)) dim_lines.push_back(common::DynamicDimLine(d));
   }
 
   std::ostringstream os;
@@ -138,35 +129,11 @@ std::string HostEmitter::Generate() {
   }
   if (!any) os << " none";
   os << "\n#include <stddef.h>\n#include <stdint.h>\n#include \"pto_l3_api.h\"\n\n";
-  os << "extern \"C\" {\n\n";
-  os << "PTO2OrchestrationConfig host_orchestration_config(const ChipStorageTaskArgs& orch_args) {\n";
-  os << "    (void)orch_args;\n";
-  os << "    return PTO2OrchestrationConfig{ .expected_arg_count = " << fn.params.size() << " };\n";
-  os << "}\n\n";
-  os << "void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {\n";
-  if (fn.params.empty()) os << "    (void)orch_args;\n";
-  if (tslot > 0) os << "    // External tensors (from ChipStorageTaskArgs)\n" << ext.str();
-  if (!dyn.str().empty()) os << "    // Dynamic-dim symbols (extent of the declaring argument)\n" << dyn.str();
-  if (sslot > 0) os << "    // Scalar parameters (from ChipStorageTaskArgs scalar slots)\n" << scalars.str();
-  os << "\n" << body_.str();
-  os << "}\n\n}  // extern \"C\"\n";
+  common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body_.str(), {});
   return os.str();
 }
 
 }  // namespace host
-
-namespace {
-
-const char* direction_name(ParamDirection d) {
-  switch (d) {
-    case ParamDirection::In: return "In";
-    case ParamDirection::Out: return "Out";
-    case ParamDirection::InOut: return "InOut";
-  }
-  return "In";
-}
-
-}  // namespace
 
 HostResult GenerateHostOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateHostOrchestration: null program");
@@ -189,29 +156,7 @@ HostResult GenerateHostOrchestration(const ProgramPtr& program, const std::strin
   r.code = e.Generate();
   r.files["host/" + func_name + ".cpp"] = r.code;
   r.target_ids = e.target_ids();
-  int tslot = 0, sslot = 0;
-  for (size_t i = 0; i < fn->params.size(); ++i) {
-    const Var* p = fn->params[i].get();
-    ParamSignature s;
-    s.name = p->name;
-    if (auto* tt = p->type->as<TensorType>()) {
-      s.kind = "tensor";
-      s.dtype = to_string(tt->dtype);
-      for (auto& d : tt->shape) {
-        if (auto* c = d->as<ConstInt>()) s.shape.push_back(std::to_string(c->value));
-        else if (auto* v = as_var(d)) s.shape.push_back(v->name);
-        else s.shape.push_back("?");
-      }
-      s.direction = direction_name(fn->param_directions[i]);
-      s.slot = tslot++;
-    } else {
-      s.kind = "scalar";
-      s.dtype = to_string(p->type->as<ScalarType>()->dtype);
-      s.direction = "In";
-      s.slot = sslot++;
-    }
-    r.signature.push_back(std::move(s));
-  }
+  r.signature = common::EntrySignature(*fn);
   return r;
 }
 

@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "../common/cpp_scalar_expr.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"
 #include "pypto/ir/stmt.h"
 
 namespace pypto::codegen::host {
 
-class HostEmitter {
+class HostEmitter : public common::CppScalarExprPrinter {
  public:
   HostEmitter(ir::ProgramPtr program, ir::FunctionPtr fn);
   std::string Generate();
@@ -56,6 +57,11 @@ class HostEmitter {
   static std::string ctype(ir::DataType d);
 
  private:
+  // common::CppScalarExprPrinter (host_expr.cpp)
+  std::string var_text(const ir::Var* v, const ir::Span& span) override;
+  std::string scalar_type(ir::DataType d) const override { return ctype(d); }
+  [[noreturn]] void unsupported(const ir::ExprPtr& e) override;
+
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
   std::map<std::string, int> target_ids_;

@@ -1,8 +1,7 @@
 // Scalar expressions -> C++ (loop bounds, conditions, kernel scalar args, shapes, indices).
-// Python semantics are kept: `//` and `%` floor (exact C++ forms unless both operands are
-// provably non-negative), `/` is true division.
-#include <cmath>
-#include <cstdio>
+// The printing itself is common::CppScalarExprPrinter (src/codegen/common/cpp_scalar_expr.h,
+// shared with HOST codegen); this file supplies the L2 spelling: Var bindings, PTO2TaskId,
+// the sign facts that make `//` and `%` plain C++ operators, and the error messages.
 #include <functional>
 
 #include "emitter.h"
@@ -12,25 +11,7 @@ namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-std::string Emitter::ctype(DataType d) {
-  switch (d) {
-    case DataType::BOOL: return "bool";
-    case DataType::INT8: return "int8_t";
-    case DataType::INT16: return "int16_t";
-    case DataType::INT32: return "int32_t";
-    case DataType::INT64: return "int64_t";
-    case DataType::UINT8: return "uint8_t";
-    case DataType::UINT16: return "uint16_t";
-    case DataType::UINT32: return "uint32_t";
-    case DataType::UINT64: return "uint64_t";
-    case DataType::FP16:
-    case DataType::BF16:
-    case DataType::FP32: return "float";
-    case DataType::INDEX: return "int64_t";
-    case DataType::TASK_ID: return "PTO2TaskId";
-  }
-  return "int64_t";
-}
+std::string Emitter::ctype(DataType d) { return common::CppScalarType(d, "PTO2TaskId"); }
 
 std::string Emitter::runtime_dtype(DataType d, const Span& span) {
   switch (d) {
@@ -53,30 +34,8 @@ std::string Emitter::runtime_dtype(DataType d, const Span& span) {
                   "TaskIds live in pl.array.create(N, pl.TASK_ID), not in tensors");
 }
 
-namespace {
-
-DataType dtype_of(const ExprPtr& e) {
-  auto* s = e->type->as<ScalarType>();
-  return s ? s->dtype : DataType::INDEX;
-}
-
-bool atomic(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
-  }
-  return true;
-}
-
-std::string float_literal(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string s = buf;
-  if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
-}
-
-}  // namespace
+using common::IsAtomicCppText;
+using common::ScalarDtypeOf;
 
 bool Emitter::non_negative(const ExprPtr& e) const {
   if (auto* c = e->as<ConstInt>()) return c->value >= 0;
@@ -96,49 +55,11 @@ bool Emitter::non_negative(const ExprPtr& e) const {
   return false;
 }
 
-std::string Emitter::expr(const ExprPtr& e) {
-  if (auto* v = as_var(e)) return ref(v);
-  if (auto* c = e->as<ConstInt>()) {
-    if (dtype_of(e) == DataType::BOOL) return c->value ? "true" : "false";
-    return std::to_string(c->value);
-  }
-  if (auto* c = e->as<ConstFloat>()) return float_literal(c->value);
-  if (auto* c = e->as<ConstBool>()) return c->value ? "true" : "false";
-  if (auto* c = e->as<Cast>()) return "((" + ctype(dtype_of(e)) + ")(" + expr(c->value) + "))";
-  if (auto* u = e->as<UnaryExpr>()) {
-    std::string a = expr(u->a);
-    return u->op == UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
-  }
-  if (auto* b = e->as<BinaryExpr>()) {
-    std::string a = expr(b->a), c = expr(b->b);
-    bool fl = is_float(dtype_of(e)) || is_float(dtype_of(b->a)) || is_float(dtype_of(b->b));
-    switch (b->op) {
-      case BinaryOp::Add: return "(" + a + " + " + c + ")";
-      case BinaryOp::Sub: return "(" + a + " - " + c + ")";
-      case BinaryOp::Mul: return "(" + a + " * " + c + ")";
-      case BinaryOp::Div:
-        if (!is_float(dtype_of(b->a)) && !is_float(dtype_of(b->b))) return "((float)" + a + " / (float)" + c + ")";
-        return "(" + a + " / " + c + ")";
-      case BinaryOp::FloorDiv:
-        if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
-        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " / " + c + ")";
-        return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
-      case BinaryOp::Mod:
-        if (fl) throw UserError("'%' on floating-point scalars is not supported in orchestration code", e->span, "");
-        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " % " + c + ")";
-        return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
-      case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
-      case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
-      case BinaryOp::Eq: return "(" + a + " == " + c + ")";
-      case BinaryOp::Ne: return "(" + a + " != " + c + ")";
-      case BinaryOp::Lt: return "(" + a + " < " + c + ")";
-      case BinaryOp::Le: return "(" + a + " <= " + c + ")";
-      case BinaryOp::Gt: return "(" + a + " > " + c + ")";
-      case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
-      case BinaryOp::And: return "(" + a + " && " + c + ")";
-      case BinaryOp::Or: return "(" + a + " || " + c + ")";
-    }
-  }
+std::string Emitter::expr(const ExprPtr& e) { return print_scalar(e); }
+
+std::string Emitter::var_text(const Var* v, const Span&) { return ref(v); }
+
+void Emitter::unsupported(const ExprPtr& e) {
   if (auto* c = e->as<Call>()) {
     throw UserError(std::string("'") + c->callee + "' cannot be used inside an expression in orchestration code", e->span,
                     "assign it to a variable first");
@@ -168,7 +89,7 @@ Binding Emitter::capture(const ExprPtr& e) {
     }
   };
   walk(e);
-  if (!atomic(b.text)) b.text = "(" + b.text + ")";
+  if (!IsAtomicCppText(b.text)) b.text = "(" + b.text + ")";
   return b;
 }
 
@@ -191,19 +112,12 @@ std::string Emitter::u32(const ExprPtr& e) {
 std::string Emitter::i64(const ExprPtr& e) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
   std::string s = expr(e);
-  if (dtype_of(e) == DataType::INT64 || dtype_of(e) == DataType::INDEX) return s;
+  if (ScalarDtypeOf(e) == DataType::INT64 || ScalarDtypeOf(e) == DataType::INDEX) return s;
   return "(int64_t)(" + strip_parens(s) + ")";
 }
 
 std::string Emitter::scalar_slot(const ExprPtr& e, DataType param_dtype) {
-  DataType have = dtype_of(e);
-  std::string s = expr(e);
-  if (is_float(param_dtype)) {
-    if (!is_float(have)) s = "(float)(" + s + ")";
-    return "to_u64(" + s + ")";
-  }
-  if (is_float(have)) s = "(int64_t)(" + s + ")";
-  return atomic(s) || s[0] == '(' ? "(uint64_t)" + s : "(uint64_t)(" + s + ")";
+  return common::CppScalarSlot(expr(e), ScalarDtypeOf(e), param_dtype);
 }
 
 }  // namespace pypto::codegen::orchestration

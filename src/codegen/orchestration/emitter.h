@@ -20,6 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "../common/cpp_scalar_expr.h"
 #include "manual_dependencies.h"
 #include "var_lineage.h"
 #include "pypto/codegen/orchestration.h"
@@ -69,7 +70,7 @@ struct TupleRecord {
   std::string task_outs;   // "" for a plain Call
 };
 
-class Emitter {
+class Emitter : public common::CppScalarExprPrinter {
  public:
   Emitter(const ir::ProgramPtr& program, const ir::FunctionPtr& fn);
   std::string Generate();
@@ -99,7 +100,7 @@ class Emitter {
   std::string u32(const ir::ExprPtr& e);        // `16` or `(uint32_t)(expr)`
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
-  bool non_negative(const ir::ExprPtr& e) const;
+  bool non_negative(const ir::ExprPtr& e) const override;
   static std::string strip_parens(const std::string& text);   // "(a + b)" -> "a + b"
 
   // ---- statements ----
@@ -156,7 +157,10 @@ class Emitter {
   };
 
  private:
-  void emit_entry_params();
+  // common::CppScalarExprPrinter (emit_expr.cpp)
+  std::string var_text(const ir::Var* v, const ir::Span& span) override;
+  std::string scalar_type(ir::DataType d) const override { return ctype(d); }
+  [[noreturn]] void unsupported(const ir::ExprPtr& e) override;
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;

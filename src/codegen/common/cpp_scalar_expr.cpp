@@ -1,0 +1,113 @@
+// Scalar IR expressions -> C++ text (see cpp_scalar_expr.h).
+#include "cpp_scalar_expr.h"
+
+#include <cctype>
+#include <cstdio>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::codegen::common {
+
+using namespace ir;
+
+DataType ScalarDtypeOf(const ExprPtr& e) {
+  auto* s = e->type ? e->type->as<ScalarType>() : nullptr;
+  return s ? s->dtype : DataType::INDEX;
+}
+
+std::string CppScalarType(DataType d, const std::string& task_id_type) {
+  switch (d) {
+    case DataType::BOOL: return "bool";
+    case DataType::INT8: return "int8_t";
+    case DataType::INT16: return "int16_t";
+    case DataType::INT32: return "int32_t";
+    case DataType::INT64: return "int64_t";
+    case DataType::UINT8: return "uint8_t";
+    case DataType::UINT16: return "uint16_t";
+    case DataType::UINT32: return "uint32_t";
+    case DataType::UINT64: return "uint64_t";
+    case DataType::FP16:
+    case DataType::BF16:
+    case DataType::FP32: return "float";
+    case DataType::INDEX: return "int64_t";
+    case DataType::TASK_ID: return task_id_type;
+  }
+  return "int64_t";
+}
+
+std::string CppFloatLiteral(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.9g", v);
+  std::string s = buf;
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s + "f";
+}
+
+bool IsAtomicCppText(const std::string& text) {
+  if (text.empty()) return false;
+  for (char c : text) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.')) return false;
+  }
+  return true;
+}
+
+std::string CppScalarSlot(const std::string& text, DataType have, DataType want) {
+  std::string s = text;
+  if (is_float(want)) {
+    if (!is_float(have)) s = "(float)(" + s + ")";
+    return "to_u64(" + s + ")";
+  }
+  if (is_float(have)) s = "(int64_t)(" + s + ")";
+  return IsAtomicCppText(s) || s[0] == '(' ? "(uint64_t)" + s : "(uint64_t)(" + s + ")";
+}
+
+std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
+  if (auto* v = as_var(e)) return var_text(v, e->span);
+  if (auto* c = e->as<ConstInt>()) {
+    if (ScalarDtypeOf(e) == DataType::BOOL) return c->value ? "true" : "false";
+    return std::to_string(c->value);
+  }
+  if (auto* c = e->as<ConstFloat>()) return CppFloatLiteral(c->value);
+  if (auto* c = e->as<ConstBool>()) return c->value ? "true" : "false";
+  if (auto* c = e->as<Cast>()) return "((" + scalar_type(ScalarDtypeOf(e)) + ")(" + print_scalar(c->value) + "))";
+  if (auto* u = e->as<UnaryExpr>()) {
+    std::string a = print_scalar(u->a);
+    return u->op == UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
+  }
+  if (auto* b = e->as<BinaryExpr>()) {
+    std::string a = print_scalar(b->a), c = print_scalar(b->b);
+    const bool float_operand = is_float(ScalarDtypeOf(b->a)) || is_float(ScalarDtypeOf(b->b));
+    const bool fl = is_float(ScalarDtypeOf(e)) || float_operand;
+    switch (b->op) {
+      case BinaryOp::Add: return "(" + a + " + " + c + ")";
+      case BinaryOp::Sub: return "(" + a + " - " + c + ")";
+      case BinaryOp::Mul: return "(" + a + " * " + c + ")";
+      case BinaryOp::Div:
+        if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
+        return "(" + a + " / " + c + ")";
+      case BinaryOp::FloorDiv:
+        if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
+        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " / " + c + ")";
+        return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
+      case BinaryOp::Mod:
+        if (fl) throw UserError("'%' on floating-point scalars is not supported in orchestration code", e->span, "");
+        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " % " + c + ")";
+        return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
+      case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
+      case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
+      case BinaryOp::Eq: return "(" + a + " == " + c + ")";
+      case BinaryOp::Ne: return "(" + a + " != " + c + ")";
+      case BinaryOp::Lt: return "(" + a + " < " + c + ")";
+      case BinaryOp::Le: return "(" + a + " <= " + c + ")";
+      case BinaryOp::Gt: return "(" + a + " > " + c + ")";
+      case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
+      case BinaryOp::And: return "(" + a + " && " + c + ")";
+      case BinaryOp::Or: return "(" + a + " || " + c + ")";
+    }
+  }
+  unsupported(e);
+  throw InternalError("CppScalarExprPrinter::unsupported returned");   // it must throw
+}
+
+}  // namespace pypto::codegen::common
