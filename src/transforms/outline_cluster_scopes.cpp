@@ -45,11 +45,9 @@ class ExpandNestedSpmd : public IRMutator {
   bool sync_start = false;
 };
 
-class ClusterOutliner : public IRMutator {
+class ClusterOutliner : public ScopeOutliner {
  public:
-  ClusterOutliner(const Program& p, const Function& fn, std::vector<FunctionPtr>* new_fns,
-                  std::unordered_set<std::string>* taken)
-      : program_(p), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+  using ScopeOutliner::ScopeOutliner;
 
   StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
     if (op->scope_kind != ScopeKind::Cluster) return IRMutator::mutate_(op, self);
@@ -85,24 +83,10 @@ class ClusterOutliner : public IRMutator {
     }
     return CallOutlined(name, sig, {}, outs, op->span);
   }
-
- private:
-  const Program& program_;
-  const Function& fn_;
-  std::vector<FunctionPtr>* new_fns_;
-  std::unordered_set<std::string>* taken_;
-  UseDef fn_uses_;
 };
-
-ProgramPtr Run(const ProgramPtr& program) {
-  return OutlineInOrchestrationFunctions(program, [&](const FunctionPtr& fn, std::vector<FunctionPtr>* new_fns,
-                                                      std::unordered_set<std::string>* taken) {
-    return ClusterOutliner(*program, *fn, new_fns, taken).mutate_function(fn);
-  });
-}
 
 }  // namespace
 
-Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, Run}; }
+Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, OutlineScopesWith<ClusterOutliner>}; }
 
 }  // namespace pypto::transforms

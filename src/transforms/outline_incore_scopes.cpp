@@ -52,10 +52,9 @@ bool attr_bool(const Attrs& a, const std::string& k) {
   return v && *v;
 }
 
-class Outliner : public IRMutator {
+class Outliner : public ScopeOutliner {
  public:
-  Outliner(const Program& p, const Function& fn, std::vector<FunctionPtr>* new_fns, std::unordered_set<std::string>* taken)
-      : program_(p), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+  using ScopeOutliner::ScopeOutliner;
 
   StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
     PYPTO_CHECK(op->scope_kind != ScopeKind::Cluster, "OutlineIncoreScopes: pl.cluster left in '" << fn_.name
@@ -200,23 +199,10 @@ class Outliner : public IRMutator {
     }
     return CallOutlined(name, sig, dirs, outs, op->span);
   }
-
-  const Program& program_;
-  const Function& fn_;
-  std::vector<FunctionPtr>* new_fns_;
-  std::unordered_set<std::string>* taken_;
-  UseDef fn_uses_;
 };
-
-ProgramPtr Run(const ProgramPtr& program) {
-  return OutlineInOrchestrationFunctions(program, [&](const FunctionPtr& fn, std::vector<FunctionPtr>* new_fns,
-                                                      std::unordered_set<std::string>* taken) {
-    return Outliner(*program, *fn, new_fns, taken).mutate_function(fn);
-  });
-}
 
 }  // namespace
 
-Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, Run}; }
+Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, OutlineScopesWith<Outliner>}; }
 
 }  // namespace pypto::transforms

@@ -90,6 +90,32 @@ using FunctionOutliner = std::function<ir::FunctionPtr(const ir::FunctionPtr&, s
                                                        std::unordered_set<std::string>*)>;
 ir::ProgramPtr OutlineInOrchestrationFunctions(const ir::ProgramPtr& program, const FunctionOutliner& outline);
 
+// What every scope outliner (a mutator of one Orchestration / Opaque function) keeps: the
+// program, the function and its Var uses, where outlined functions go, the names taken.
+class ScopeOutliner : public ir::IRMutator {
+ public:
+  ScopeOutliner(const ir::Program& program, const ir::Function& fn, std::vector<ir::FunctionPtr>* new_fns,
+                std::unordered_set<std::string>* taken)
+      : program_(program), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+
+ protected:
+  const ir::Program& program_;
+  const ir::Function& fn_;
+  std::vector<ir::FunctionPtr>* new_fns_;
+  std::unordered_set<std::string>* taken_;
+  UseDef fn_uses_;
+};
+
+// A whole-program pass running the ScopeOutliner subclass `Outliner` on every Orchestration /
+// Opaque function:  Pass{"OutlineClusterScopes", {}, {}, OutlineScopesWith<ClusterOutliner>}
+template <class Outliner>
+ir::ProgramPtr OutlineScopesWith(const ir::ProgramPtr& program) {
+  return OutlineInOrchestrationFunctions(program, [&](const ir::FunctionPtr& fn, std::vector<ir::FunctionPtr>* new_fns,
+                                                      std::unordered_set<std::string>* taken) {
+    return Outliner(*program, *fn, new_fns, taken).mutate_function(fn);
+  });
+}
+
 // A function name not yet used in `program` (and not in `taken`): base, base_1, base_2, ...
 std::string FreshFunctionName(const ir::Program& program, const std::unordered_set<std::string>& taken,
                               const std::string& base);
