@@ -3,7 +3,8 @@
     python benchmarks/run_all.py [--quick]
 
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
-2. codegen_bench.py — code generation throughput, if present.
+2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
+3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
 """
 import os
 import subprocess
@@ -35,6 +36,13 @@ def main():
         summary.append("codegen_bench: exit %d (%.1f s)" % (rc, time.perf_counter() - t1))
     else:
         summary.append("codegen_bench: not present")
+    print("\n== manual_vs_auto: the same program with AUTO and MANUAL dependencies")
+    t2 = time.perf_counter()
+    import manual_vs_auto
+    auto, manual = manual_vs_auto.main(["--quick"] if quick else [])
+    summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
+                   % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
+                      time.perf_counter() - t2))
     print("\n== summary")
     for line in summary:
         print("  " + line)
