@@ -136,3 +136,33 @@ def test_parallel_carry_with_start_and_step_writes_slot_by_index(tmp_path):
     out = np.zeros(64, np.float32)
     c(x, out, aiv_workers=2)
     np.testing.assert_allclose(out, x + 1.0, rtol=1e-6)
+
+
+def test_runtime_allocated_output_read_after_its_manual_scope_is_an_error(tmp_path):
+    # `tmp` is allocated by the runtime (copy's Out argument left out) inside the manual scope;
+    # that storage is reclaimed when the scope ends, so reading it after the scope is refused
+    # with a located error (instead of C++ that names an out-of-scope TaskOutputTensors).
+    prog, src = program(tmp_path, """
+        with pl.manual_scope():
+            tmp, t = pl.submit(self.copy, x)
+        out = self.k(tmp, out)
+    """)
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(prog, "main")
+    msg = str(ei.value)
+    assert "'tmp' is used outside the runtime scope that produced it" in msg
+    assert f"(line {line_of(src, 'tmp, t = pl.submit')})" in msg
+    assert f"prog.py:{line_of(src, 'out = self.k(tmp, out)')}:" in msg
+    assert "help: create it before the scope with pl.create_tensor" in msg
+
+
+def test_runtime_allocated_output_read_inside_its_manual_scope_runs(tmp_path):
+    prog, _ = program(tmp_path, """
+        with pl.manual_scope():
+            tmp, t = pl.submit(self.copy, x)
+            out, _ = pl.submit(self.k, tmp, out, deps=[t])
+    """)
+    x = np.linspace(-1, 1, 64).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    pypto.compile(prog)(x, out)
+    np.testing.assert_allclose(out, np.exp(x), rtol=1e-5)

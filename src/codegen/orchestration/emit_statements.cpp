@@ -17,6 +17,7 @@ void Emitter::emit_block_body(const StmtPtr& body) {
 }
 
 void Emitter::emit_stmt(const StmtPtr& s) {
+  if (!s->is<SeqStmts>()) stmt_span_ = s->span;
   switch (s->kind) {
     case NodeKind::SeqStmts:
       for (auto& c : s->as<SeqStmts>()->stmts) emit_stmt(c);

@@ -180,6 +180,7 @@ class Emitter : public common::CppScalarExprPrinter {
   std::unique_ptr<DependencyEmitter> deps_;
   VarLineage lineage_;
   bool marking_ = true;
+  ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   bool at_block_start_ = true;   // no blank line right after `{`
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
 
