@@ -30,8 +30,17 @@ inline const char* pattern_name(Pattern p) {
   }
   return "?";
 }
+/// Every pattern, or those named in BENCH_PATTERNS (comma-separated, e.g. "trivial,chain").
 inline std::vector<Pattern> all_patterns() {
-  return {Pattern::TRIVIAL, Pattern::CHAIN, Pattern::STENCIL_1D, Pattern::NEAREST, Pattern::TREE, Pattern::FFT};
+  std::vector<Pattern> all = {Pattern::TRIVIAL, Pattern::CHAIN, Pattern::STENCIL_1D,
+                              Pattern::NEAREST, Pattern::TREE,  Pattern::FFT};
+  const char* only = std::getenv("BENCH_PATTERNS");
+  if (!only || !*only) return all;
+  std::vector<Pattern> picked;
+  const std::string list = std::string(",") + only + ",";
+  for (Pattern p : all)
+    if (list.find(std::string(",") + pattern_name(p) + ",") != std::string::npos) picked.push_back(p);
+  return picked;
 }
 
 /// Points of timestep t-1 that (t, i) depends on (t >= 1), at most 5.

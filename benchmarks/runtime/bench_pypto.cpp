@@ -1,6 +1,7 @@
 // bench_pypto — the Task-Bench patterns on libpto2, AUTO (dependencies found from overlapping
 // tensor regions) and MANUAL (explicit task ids in a MANUAL scope).
 #include <cstring>
+#include <string>
 
 #include "bench_common.h"
 #include "pto_orchestration_api.h"
@@ -74,9 +75,13 @@ int main(int argc, char** argv) {
   const bool metg = !(argc > 1 && std::strcmp(argv[1], "--no-metg") == 0);
   pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(static_cast<uint32_t>(c.cores)));
   rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
-  bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_auto(rt, p, w, s, g); }, "auto",
-                     "pypto", c, metg);
-  bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_manual(rt, p, w, s, g); }, "manual",
-                     "pypto", c, metg);
+  // BENCH_MODES=auto or manual runs one mode only (profiling).
+  const std::string modes = std::getenv("BENCH_MODES") ? std::getenv("BENCH_MODES") : "auto,manual";
+  if (modes.find("auto") != std::string::npos)
+    bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_auto(rt, p, w, s, g); }, "auto",
+                       "pypto", c, metg);
+  if (modes.find("manual") != std::string::npos)
+    bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_manual(rt, p, w, s, g); },
+                       "manual", "pypto", c, metg);
   return 0;
 }

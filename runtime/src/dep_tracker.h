@@ -23,6 +23,7 @@
 
 #include "pto2/task.h"
 #include "region.h"
+#include "tile_table.h"
 
 namespace pto2::detail {
 
@@ -79,7 +80,7 @@ class DepTracker {
     if (r.empty) return;
     Storage& st = storage(key);
     if (st.tiled) {
-      if (st.by_off.empty() && st.by_lo.empty()) st.sig = Signature::of(r);
+      if (st.tiles.size() == 0 && st.by_lo.empty()) st.sig = Signature::of(r);
       if (st.sig.valid && st.sig.matches(r)) {
         access_tile(st, r, read, write, self, deps, live);
         return;
@@ -135,10 +136,9 @@ class DepTracker {
     auto sit = map_.find(key);
     if (sit == map_.end()) return;
     Storage& st = sit->second;
-    for (const auto& kv : st.by_off) {
-      const Entry& e = kv.second;
-      if (e.writer && live(e.writer) && regions_overlap(e.region, r)) out.push_back(e.writer);
-    }
+    st.tiles.for_each([&](int64_t lo, const TileState& t) {
+      if (t.writer && live(t.writer) && regions_overlap(tile_region(st, lo), r)) out.push_back(t.writer);
+    });
     for (auto it = st.by_lo.lower_bound(r.lo - st.max_len); it != st.by_lo.end() && it->first < r.hi; ++it) {
       const Entry& e = it->second;
       if (e.writer && live(e.writer) && regions_overlap(e.region, r)) out.push_back(e.writer);
@@ -158,18 +158,17 @@ class DepTracker {
   size_t storages() const { return map_.size(); }
   size_t entries(const void* key) const {
     auto it = map_.find(key);
-    return it == map_.end() ? 0 : it->second.by_lo.size() + it->second.by_off.size();
+    return it == map_.end() ? 0 : it->second.by_lo.size() + it->second.tiles.size();
   }
 
  private:
   using Map = std::multimap<int64_t, Entry, std::less<int64_t>, PoolAllocator<std::pair<const int64_t, Entry>>>;
-  using Hash = std::unordered_map<int64_t, Entry, std::hash<int64_t>, std::equal_to<int64_t>,
-                                  PoolAllocator<std::pair<const int64_t, Entry>>>;
 
   // Tiling fast path: while every region of a storage has the same shape and layout and is
   // aligned to its own extent (a tile grid), two regions overlap iff they are the same tile,
   // so lookups are a hash on the first byte.
   struct Signature {
+    Region proto;  // the first tile seen: the others are this one at another offset
     bool valid = false;
     bool dense = false;
     int64_t len = 0;
@@ -187,12 +186,14 @@ class DepTracker {
     static Signature of(const Region& r) {
       Signature g;
       if (!aligned(r)) return g;
+      g.proto = r;
       g.valid = true;
       g.dense = r.dense;
       g.len = r.hi - r.lo;
       g.elem = r.elem;
       g.ndims = r.ndims;
       g.rem = r.rem;
+      if (r.dense) return g;
       for (uint32_t d = 0; d < r.ndims; ++d) {
         g.shapes[d] = r.shapes[d];
         g.strides[d] = r.strides[d];
@@ -211,7 +212,7 @@ class DepTracker {
   struct Storage {
     bool tiled = true;
     Signature sig;
-    Hash by_off;  // tiled mode: first byte -> entry
+    TileTable tiles;  // tiled mode: first byte -> state
     Map by_lo;
     Map::iterator finger = by_lo.end();  // where the previous access ended (end() = none)
     int64_t max_len = 0;
@@ -255,11 +256,9 @@ class DepTracker {
   template <class IsLive>
   void access_tile(Storage& st, const Region& r, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
                    IsLive& live) {
-    auto ins = st.by_off.try_emplace(r.lo);
-    Entry& e = ins.first->second;
-    if (ins.second) {
-      e.region = r;
-    } else {
+    bool inserted;
+    TileState& e = st.tiles.find_or_insert(r.lo, inserted);
+    if (!inserted) {
       // Only the writer's liveness is checked here: finished producers are filtered when the
       // edge is added, and the readers list is emptied by every write (pruned when it grows).
       if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
@@ -272,46 +271,41 @@ class DepTracker {
       e.writer = self;
       e.readers.clear();
     } else if (read && (e.readers.empty() || e.readers.back() != self)) {
-      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune_readers(e, live);
+      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune(e, 0, live);
       e.readers.push_back(self);
     }
-    if (st.by_off.size() >= st.sweep_at) {
-      for (auto it = st.by_off.begin(); it != st.by_off.end();) {
-        if (!refresh(it->second, 0, live)) it = st.by_off.erase(it);
-        else ++it;
-      }
-      st.sweep_at = std::max<size_t>(64, st.by_off.size() * 2);
+    if (st.tiles.size() >= st.sweep_at) {
+      st.tiles.retain([&](int64_t, TileState& t) { return prune(t, 0, live); });
+      st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
     }
+  }
+
+  // The region of the tile starting at byte `lo` (every tile has the signature's shape).
+  static Region tile_region(const Storage& st, int64_t lo) {
+    return st.sig.proto.at_offset(st.sig.proto.offset + (lo - st.sig.proto.lo) / st.sig.proto.elem);
   }
 
   static void untile(Storage& st) {
     st.tiled = false;
-    for (auto& kv : st.by_off) {
-      const int64_t len = kv.second.region.hi - kv.second.region.lo;
+    st.tiles.for_each([&](int64_t lo, const TileState& t) {
+      Entry e;
+      e.region = tile_region(st, lo);
+      e.writer = t.writer;
+      e.readers = t.readers;
+      const int64_t len = e.region.hi - e.region.lo;
       if (len > st.max_len) st.max_len = len;
-      st.by_lo.emplace(kv.first, std::move(kv.second));
-    }
-    st.by_off.clear();
+      st.by_lo.emplace(lo, std::move(e));
+    });
+    st.tiles.clear();
     st.finger = st.by_lo.end();
   }
 
-  template <class IsLive>
-  static void prune_readers(Entry& e, IsLive& live) {
-    for (uint32_t j = 0; j < e.readers.size();) {
-      if (!live(e.readers[j])) {
-        e.readers[j] = e.readers.back();
-        e.readers.pop_back();
-      } else {
-        ++j;
-      }
-    }
-  }
-
-  // Drops finished tasks from `e`; false if nothing live remains.
-  template <class IsLive>
-  static bool refresh(Entry& e, uint64_t self, IsLive& live) {
+  // Drops finished tasks (other than `self`) from a writer + readers record; false if nothing
+  // live remains.
+  template <class Rec, class IsLive>
+  static bool prune(Rec& e, uint64_t self, IsLive& live) {
     if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
-    for (size_t j = 0; j < e.readers.size();) {
+    for (uint32_t j = 0; j < e.readers.size();) {
       if (e.readers[j] != self && !live(e.readers[j])) {
         e.readers[j] = e.readers.back();
         e.readers.pop_back();
@@ -320,6 +314,10 @@ class DepTracker {
       }
     }
     return e.writer != 0 || !e.readers.empty();
+  }
+  template <class IsLive>
+  static bool refresh(Entry& e, uint64_t self, IsLive& live) {
+    return prune(e, self, live);
   }
 
   template <class IsLive>

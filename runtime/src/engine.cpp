@@ -71,7 +71,9 @@ void Engine::abort_orchestration(const std::string& msg) {
   throw RunAborted{};
 }
 
-std::string Engine::describe_slot(const TaskSlot& s, uint64_t raw) {
+std::string Engine::describe_slot(const TaskSlot& s, uint64_t raw) { return describe_task(s.kind, s.kernel, raw); }
+
+std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const {
   std::ostringstream os;
   os << "task #" << raw;
   auto kname = [&](int32_t k) -> std::string {
@@ -79,10 +81,10 @@ std::string Engine::describe_slot(const TaskSlot& s, uint64_t raw) {
       return "'" + kernels_[static_cast<size_t>(k)].name + "' (id " + std::to_string(k) + ")";
     return "id " + std::to_string(k);
   };
-  switch (s.kind) {
-    case TaskKind::AIC: os << " (AIC kernel " << kname(s.kernel[0]) << ")"; break;
-    case TaskKind::AIV: os << " (AIV kernel " << kname(s.kernel[1]) << ")"; break;
-    case TaskKind::MIXED: os << " (mixed kernels AIC " << kname(s.kernel[0]) << " + AIV " << kname(s.kernel[1]) << ")"; break;
+  switch (kind) {
+    case TaskKind::AIC: os << " (AIC kernel " << kname(kernel[0]) << ")"; break;
+    case TaskKind::AIV: os << " (AIV kernel " << kname(kernel[1]) << ")"; break;
+    case TaskKind::MIXED: os << " (mixed kernels AIC " << kname(kernel[0]) << " + AIV " << kname(kernel[1]) << ")"; break;
     case TaskKind::DUMMY: os << " (dummy)"; break;
   }
   return os.str();
@@ -280,18 +282,167 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
 
-  // Claim the slot (back-pressure when the ring is full).
+  const int type = kind == TaskKind::AIC ? 0 : 1;
+  const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
+  TaskOutputTensors out;
+  out.id_.raw = raw;
+  dep_scratch_.clear();
+  bool tracked = false, untracked_write = false;
+
+  // With plenty of work queued already, a single-block task that has nothing to wait for runs
+  // right here, undeferred, as OpenMP runtimes do past their task throttle: it never takes a
+  // slot, and it has finished before the next submission consults the tracker.
+  const bool may_run_undeferred =
+      opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
+      !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
+      ready_[type].size_hint() >= help_threshold_ &&
+      std::find(params.dirs().begin(), params.dirs().end(), PTO2ArgDir::OUTPUT_NEW) == params.dirs().end();
+  if (may_run_undeferred) {
+    untracked_write = track_tensors(params.tensors().data(), params.dirs().data(), params.tensor_count(), raw, manual_scope);
+    tracked = true;
+    if (!waits_for_live(dep_scratch_, edeps)) {
+      next_raw_++;
+      ++total_submitted_;
+      ++n_submitted_;
+      const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
+      run_undeferred(kind, kernel, params, raw, type);
+      return out;
+    }
+  }
+
+  // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
+  // guard) once the task's dependencies are known.
   TaskSlot& s = acquire_slot(raw);
   const uint32_t idx = slot_index(raw);
   next_raw_++;
-  ++total_submitted_;
   s.kind = kind;
   s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
   s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
   s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
   s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
   s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
-  s.sync_start = sync;
+  s.tensors.clear();
+  s.scalars.clear();
+  if (kind != TaskKind::DUMMY) {
+    s.tensors.assign(params.tensors().begin(), params.tensors().end());
+    s.scalars.assign(params.scalars().begin(), params.scalars().end());
+  }
+  Tensor* pred_element = nullptr;
+  if (!tracked) {
+    // (An abort here leaves the slot unpublished: the id is simply never used, and the
+    // tracker treats it as finished.)
+    for (uint32_t i = 0; i < s.tensors.size(); ++i) {
+      if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
+      Tensor& t = s.tensors[i];
+      PTO2Storage* st = alloc_storage(t.nbytes());
+      t.data = st->data;
+      t.storage = st;
+      scopes_.back().allocs.push_back(st);
+      out.tensors_.push_back(t);
+    }
+    untracked_write = track_tensors(s.tensors.data(), params.dirs().data(), s.tensors.size(), raw, manual_scope);
+    if (params.has_predicate() && params.predicate().operand.data) {
+      // The predicate reads one element at dispatch: in AUTO scopes, order the task after
+      // that element's writer like any other read (its storage is kept alive below).
+      pred_element = &pred_scratch_;
+      *pred_element = params.predicate().operand;
+      pred_element->offset = params.predicate().element;
+      for (uint32_t d = 0; d < pred_element->ndims; ++d) pred_element->shapes[d] = 1;
+      if (!manual_scope && !pred_element->manual_dep)
+        tracker_.access(pred_element->data, Region::of(*pred_element), true, false, raw, dep_scratch_,
+                        [this](uint64_t r) { return is_live(r); });
+    }
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+  }
+  publish(s, raw, params, gang, need, blocks);
+  s.untracked_write = untracked_write;
+  if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
+  for (const Tensor& t : s.tensors) keep_storage(s, t.storage);
+  if (pred_element) keep_storage(s, pred_element->storage);
+
+  // Edges: automatic ones (deduplicated), then explicit ones not already present. The guard
+  // on fanin covers every candidate, so a producer retiring meanwhile cannot make this task
+  // ready early; unused guard units are returned at the end.
+  const size_t n_auto = dep_scratch_.size();
+  const uint32_t candidates = static_cast<uint32_t>(n_auto + edeps.size());
+  uint32_t edges_added = 0;
+  if (candidates) {
+    s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
+    if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+  }
+  for (size_t i = 0; i < n_auto; ++i) {
+    if (add_edge(dep_scratch_[i], s, idx)) {
+      ++auto_edges_;
+      ++edges_added;
+      if (opt_.trace_) trace_edges_.emplace_back(dep_scratch_[i], raw);
+    }
+  }
+  for (const PTO2TaskId& d : edeps) {
+    if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
+    bool dup = false;
+    for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
+    if (dup) continue;
+    dep_scratch_.push_back(d.raw);
+    if (add_edge(d.raw, s, idx)) {
+      ++explicit_edges_;
+      ++edges_added;
+      if (opt_.trace_) trace_edges_.emplace_back(d.raw, raw);
+    }
+  }
+  ++n_submitted_;
+  if (kind == TaskKind::DUMMY) ++n_dummy_submitted_;
+  if (opt_.trace_) trace_tasks_.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+
+  // Release the guard: 1 + the candidate edges that were not added.
+  if (edges_added == 0) {  // no producer can touch fanin
+    s.fanin.store(0, std::memory_order_relaxed);
+    on_ready(idx, -1, nullptr, n_workers_);
+  } else {
+    const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
+    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
+  }
+  // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
+  // rather than let the queue grow while the workers cannot keep up.
+  if (opt_.orchestrator_helps_ && kind != TaskKind::DUMMY && ready_[type].size_hint() > help_threshold_) help_one();
+  return out;
+}
+
+// Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks
+// they must follow to dep_scratch_ (sorted, deduplicated). True if a write goes untracked.
+bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope) {
+  bool untracked_write = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const Tensor& t = ts[i];
+    const PTO2ArgDir d = dirs[i];
+    const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
+    const bool write = d != PTO2ArgDir::INPUT;
+    if (manual_scope || d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
+      untracked_write |= write;
+      continue;
+    }
+    tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+  }
+  if (dep_scratch_.size() > 1) {
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+  }
+  return untracked_write;
+}
+
+bool Engine::waits_for_live(const std::vector<uint64_t>& auto_deps, const pto2::SmallVec<PTO2TaskId, 8>& explicit_deps) {
+  for (uint64_t d : auto_deps)
+    if (is_live(d)) return true;
+  for (const PTO2TaskId& d : explicit_deps)
+    if (is_live(d.raw)) return true;
+  return false;
+}
+
+// Makes the claimed slot a live task: everything a worker reads once the task is ready, the
+// fan-in guard (1: released by submit once the edges are in), then the id (release).
+void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
+  ++total_submitted_;
+  s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
   s.need[0] = need[0];
   s.need[1] = need[1];
@@ -299,6 +450,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   if (s.has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
   s.untracked_write = false;
+  s.storages.clear();
   s.fanout.store(nullptr, std::memory_order_relaxed);
   s.in_edges.clear();
   s.next_block.store(0, std::memory_order_relaxed);
@@ -307,7 +459,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.claimed[1].store(0, std::memory_order_relaxed);
   s.arrived.store(0, std::memory_order_relaxed);
   s.go.store(false, std::memory_order_relaxed);
-  if (kind == TaskKind::MIXED) {
+  if (s.kind == TaskKind::MIXED) {
     if (s.gflags_cap < blocks) {
       s.gflags.reset(new std::atomic<uint32_t>[blocks]);
       s.gflags_cap = blocks;
@@ -318,124 +470,13 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.free.store(false, std::memory_order_relaxed);
   s.done.store(false, std::memory_order_relaxed);
   s.raw.store(raw, std::memory_order_release);
+}
 
-  TaskOutputTensors out;
-  out.id_.raw = raw;
-  uint32_t edges_added = 0, candidates = 0;
-  try {
-    s.tensors.clear();
-    s.scalars.clear();
-    s.storages.clear();
-    const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
-    bool untracked_write = false;
-    dep_scratch_.clear();
-    if (kind != TaskKind::DUMMY) {
-      s.tensors.assign(params.tensors().begin(), params.tensors().end());
-      s.scalars.assign(params.scalars().begin(), params.scalars().end());
-      const auto& dirs = params.dirs();
-      for (size_t i = 0; i < s.tensors.size(); ++i) {
-        Tensor& t = s.tensors[i];
-        const PTO2ArgDir d = dirs[i];
-        if (d == PTO2ArgDir::OUTPUT_NEW) {
-          PTO2Storage* st = alloc_storage(t.nbytes());
-          t.data = st->data;
-          t.storage = st;
-          scopes_.back().allocs.push_back(st);
-          out.tensors_.push_back(t);
-        }
-        if (t.storage && std::find(s.storages.begin(), s.storages.end(), t.storage) == s.storages.end()) {
-          MemoryPool::acquire(t.storage);
-          s.storages.push_back(t.storage);
-        }
-        const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
-        const bool write = d != PTO2ArgDir::INPUT;
-        if (manual_scope || d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
-          if (write) untracked_write = true;
-          continue;
-        }
-        tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_,
-                        [this](uint64_t r) { return is_live(r); });
-      }
-    }
-    if (s.has_pred && s.pred.operand.data) {
-      // The predicate reads one element at dispatch: keep its storage alive and, in AUTO
-      // scopes, order the task after that element's writer like any other read.
-      Tensor e = s.pred.operand;
-      e.offset = s.pred.element;
-      for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
-      if (e.storage && std::find(s.storages.begin(), s.storages.end(), e.storage) == s.storages.end()) {
-        MemoryPool::acquire(e.storage);
-        s.storages.push_back(e.storage);
-      }
-      if (!manual_scope && !e.manual_dep)
-        tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
-    }
-    s.untracked_write = untracked_write;
-    if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
-
-    // Edges: automatic ones (deduplicated), then explicit ones not already present. The
-    // guard on fanin covers every candidate, so a producer retiring meanwhile cannot make
-    // this task ready early; unused guard units are returned at the end.
-    std::sort(dep_scratch_.begin(), dep_scratch_.end());
-    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
-    const size_t n_auto = dep_scratch_.size();
-    candidates = static_cast<uint32_t>(n_auto + edeps.size());
-    if (candidates) {
-      s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
-      if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
-    }
-    for (size_t i = 0; i < n_auto; ++i) {
-      if (add_edge(dep_scratch_[i], s, idx)) {
-        ++auto_edges_;
-        ++edges_added;
-        if (opt_.trace_) trace_edges_.emplace_back(dep_scratch_[i], raw);
-      }
-    }
-    for (const PTO2TaskId& d : edeps) {
-      if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
-      bool dup = false;
-      for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
-      if (dup) continue;
-      dep_scratch_.push_back(d.raw);
-      if (add_edge(d.raw, s, idx)) {
-        ++explicit_edges_;
-        ++edges_added;
-        if (opt_.trace_) trace_edges_.emplace_back(d.raw, raw);
-      }
-    }
-    ++n_submitted_;
-    if (kind == TaskKind::DUMMY) ++n_dummy_submitted_;
-    if (opt_.trace_) trace_tasks_.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
-  } catch (RunAborted&) {
-    // The slot is claimed: retire it (cancelled) so the run can drain, then unwind.
-    // (Aborts happen before any edge is added: the guard is the plain 1.)
-    if (s.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) on_ready(idx, -1, nullptr, n_workers_);
-    throw;
-  }
-
-  // Release the guard: 1 + the candidate edges that were not added.
-  if (edges_added == 0) {  // no producer can touch fanin
-    s.fanin.store(0, std::memory_order_relaxed);
-    const int t = kind == TaskKind::AIC ? 0 : 1;
-    if (opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && s.block_num == 1 &&
-        ready_[t].size_hint() > help_threshold_ && inline_outcome(s) < 0) {
-      // Plenty of queued work already: run this one right here instead of queueing it
-      // (what OpenMP runtimes do past their task throttle).
-      execute(idx, t, static_cast<int>(n_workers_), nullptr);
-      return out;
-    }
-    on_ready(idx, -1, nullptr, n_workers_);
-  } else {
-    const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
-    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
-  }
-  // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
-  // rather than let the queue grow while the workers cannot keep up.
-  if (opt_.orchestrator_helps_ && kind != TaskKind::DUMMY) {
-    const int t = kind == TaskKind::AIC ? 0 : 1;
-    if (ready_[t].size_hint() > help_threshold_) help_one();
-  }
-  return out;
+// The task holds a reference on a runtime-allocated storage until it retires.
+void Engine::keep_storage(TaskSlot& s, PTO2Storage* storage) {
+  if (!storage || std::find(s.storages.begin(), s.storages.end(), storage) != s.storages.end()) return;
+  MemoryPool::acquire(storage);
+  s.storages.push_back(storage);
 }
 
 void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx) {
@@ -478,7 +519,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   }
   std::vector<uint64_t> base(n_workers_ + 1);
   for (uint32_t w = 0; w <= n_workers_; ++w) {
-    wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = 0;
+    wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = wstats_[w].undeferred = 0;
   }
   run_first_raw_ = next_raw_;
   untracked_live_.store(0);
@@ -548,6 +589,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   for (uint32_t w = 0; w <= n_workers_; ++w) {
     res.tasks_executed += wstats_[w].executed;
     res.tasks_skipped += wstats_[w].skipped;
+    res.tasks_undeferred += wstats_[w].undeferred;
   }
   res.peak_bytes = pool_.peak_bytes();
   res.pool_bytes = pool_.pool_bytes();

@@ -58,8 +58,8 @@ struct alignas(64) TaskSlot {
   bool untracked_write = false;
   int8_t timing_slot = -1;
   CoreTaskPredicate pred;
-  std::vector<Tensor> tensors;
-  std::vector<uint64_t> scalars;
+  pto2::SmallVec<Tensor, 4> tensors;
+  pto2::SmallVec<uint64_t, 8> scalars;
   std::vector<PTO2Storage*> storages;
 
   std::atomic<uint32_t> next_block{0};
@@ -90,7 +90,7 @@ struct KernelCtxInternal {
 
 struct alignas(64) WorkerStats {
   std::atomic<uint64_t> completed{0};
-  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
+  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0, undeferred = 0;
   std::atomic<bool> busy{false};
 };
 
@@ -141,6 +141,7 @@ class Engine {
   }
   std::string describe(uint64_t raw);
   std::string describe_slot(const TaskSlot& s, uint64_t raw);
+  std::string describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const;
 
   // submission helpers
   TaskSlot& acquire_slot(uint64_t raw);
@@ -149,6 +150,10 @@ class Engine {
   template <class Pred>
   void orchestrator_wait(Pred&& ready, const char* what);
   bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
+  bool track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope);
+  bool waits_for_live(const std::vector<uint64_t>& auto_deps, const pto2::SmallVec<PTO2TaskId, 8>& explicit_deps);
+  void publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks);
+  static void keep_storage(TaskSlot& s, PTO2Storage* storage);
 
   // scheduling (scheduler.cpp)
   enum Outcome : int { kRun = 0, kSkip = 1, kCancel = 2, kDummy = 3 };
@@ -158,6 +163,11 @@ class Engine {
   void on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats);
   void retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats);
   void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
+  std::string call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+                          uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
+                          uint32_t side) const;
+  std::string where(int worker) const;
+  void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker);
   void activate_gang();
   bool gang_wants(int type);
@@ -213,6 +223,7 @@ class Engine {
   MemoryPool pool_;
   std::vector<Scope> scopes_;
   std::vector<uint64_t> dep_scratch_;
+  Tensor pred_scratch_;  // the element a predicate reads (submission scratch)
   uint64_t n_submitted_ = 0, n_dummy_submitted_ = 0, auto_edges_ = 0, explicit_edges_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges_;
   std::vector<std::pair<uint64_t, int32_t>> trace_tasks_;  // raw -> kernel id for names

@@ -47,22 +47,43 @@ Region Region::of(const Tensor& t) {
   r.ndims = t.ndims;
   r.elem = static_cast<uint32_t>(dtype_size(t.dtype));
   r.offset = t.offset;
-  int64_t lo = t.offset, hi = t.offset;
-  int64_t n = 1;
-  for (uint32_t i = 0; i < t.ndims; ++i) {
-    r.shapes[i] = t.shapes[i];
-    r.strides[i] = t.strides[i];
-    n *= t.shapes[i];
-    if (t.shapes[i] == 0) continue;
-    const int64_t ext = (static_cast<int64_t>(t.shapes[i]) - 1) * t.strides[i];
+  // One pass, innermost axis first: extend the byte interval and check row-major contiguity
+  // (axes of extent 1 may have any stride) like Tensor::is_contiguous.
+  int64_t lo = t.offset, hi = t.offset, n = 1, dense_stride = 1;
+  bool dense = true;
+  for (uint32_t i = t.ndims; i-- > 0;) {
+    const uint32_t sh = t.shapes[i];
+    const int64_t st = t.strides[i];
+    n *= sh;
+    if (sh != 1 && st != dense_stride) dense = false;
+    dense_stride *= sh;
+    if (sh == 0) continue;
+    const int64_t ext = (static_cast<int64_t>(sh) - 1) * st;
     if (ext < 0) lo += ext; else hi += ext;
   }
   r.empty = (n == 0);
   r.lo = lo * r.elem;
   r.hi = (hi + 1) * r.elem;
-  r.dense = t.is_contiguous();
-  // A dense region is decided exactly by its byte interval against other dense regions, and
-  // conservatively (byte interval) against strided ones; only strided views need coordinates.
+  r.dense = dense;
+  // A dense region is decided exactly by its byte interval (against other dense regions) or
+  // conservatively by it (against strided ones): only strided views need their layout and
+  // coordinates, and only they carry them.
+  if (!dense) {
+    for (uint32_t i = 0; i < t.ndims; ++i) {
+      r.shapes[i] = t.shapes[i];
+      r.strides[i] = t.strides[i];
+    }
+    decompose(r);
+  }
+  return r;
+}
+
+Region Region::at_offset(int64_t new_offset) const {
+  Region r = *this;
+  const int64_t delta = (new_offset - offset) * elem;
+  r.offset = new_offset;
+  r.lo += delta;
+  r.hi += delta;
   if (!r.dense) decompose(r);
   return r;
 }
@@ -82,6 +103,7 @@ bool Region::same_layout(const Region& o) const {
 }
 
 bool Region::same_as(const Region& o) const {
+  if (dense || o.dense) return dense == o.dense && lo == o.lo && hi == o.hi;  // same bytes
   if (!same_layout(o) || offset != o.offset) return false;
   for (uint32_t i = 0; i < ndims; ++i)
     if (shapes[i] != o.shapes[i]) return false;

@@ -20,7 +20,8 @@ struct Region {
   bool dense = false;      // every byte of [lo, hi) belongs to the view
   bool box = false;        // coordinates below are valid
   int64_t rem = 0;         // residue below the smallest stride
-  // Only the first `ndims` entries are meaningful (left uninitialized: Region::of is hot).
+  // Only the first `ndims` entries are meaningful, and only in a region that is not dense
+  // (left uninitialized otherwise: Region::of is hot).
   uint32_t shapes[PTO2_MAX_DIMS];
   int64_t strides[PTO2_MAX_DIMS];
   int64_t start[PTO2_MAX_DIMS];  // per-axis start coordinate (box only)
@@ -28,7 +29,11 @@ struct Region {
   static Region of(const Tensor& t);
   /// Single element `idx` of `t`.
   static Region element(const Tensor& t, const int64_t* idx);
+  /// The same view moved to element offset `offset` (same shapes and strides).
+  Region at_offset(int64_t offset) const;
+  /// Same bytes: equal intervals for dense regions, equal layout, offset and shape otherwise.
   bool same_as(const Region& o) const;
+  /// Same rank, element size and strides (strided regions only).
   bool same_layout(const Region& o) const;
 };
 

@@ -64,7 +64,12 @@ namespace pto2::detail {
 
 namespace {
 constexpr uint32_t kNone = UINT32_MAX;
-__attribute__((tls_model("initial-exec"))) thread_local std::vector<std::pair<uint32_t, int>> tl_work;
+// A task retired without running (dummy, predicate false, cancelled) in the middle of a
+// release cascade: handled iteratively from a stack, never by recursion.
+struct Retiring {
+  uint32_t idx;
+  int outcome;
+};
 }  // namespace
 
 int Engine::inline_outcome(TaskSlot& s) {
@@ -110,11 +115,13 @@ void Engine::on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint3
 
 void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats) {
   WorkerStats& st = wstats_[stats];
-  const size_t base = tl_work.size();
-  tl_work.emplace_back(idx, outcome);
-  while (tl_work.size() > base) {
-    const auto [i, o] = tl_work.back();
-    tl_work.pop_back();
+  pto2::SmallVec<Retiring, 16> work;
+  work.push_back(Retiring{idx, outcome});
+  while (!work.empty()) {
+    const Retiring r = work.back();
+    work.pop_back();
+    const uint32_t i = r.idx;
+    const int o = r.outcome;
     TaskSlot& s = slots_[i];
     switch (o) {
       case kRun: ++st.executed; break;
@@ -131,7 +138,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       if (slots_[c].fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         const int co = inline_outcome(slots_[c]);
         if (co < 0) schedule(c, worker_type, local_next);
-        else tl_work.emplace_back(c, co);
+        else work.push_back(Retiring{c, co});
       }
       n = next;
     }
@@ -160,33 +167,15 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   if (failed() || !fn) return;
   const bool timed = s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
-  std::string err;
-  PTO2KernelContext ctx;
-  ctx.tensors = s.tensors.data();
-  ctx.tensor_count = static_cast<uint32_t>(s.tensors.size());
-  ctx.scalars = s.scalars.data();
-  ctx.scalar_count = static_cast<uint32_t>(s.scalars.size());
-  ctx.block_idx = block_idx;
-  ctx.block_num = static_cast<int32_t>(s.block_num);
-  KernelCtxInternal internal{&err, this, gflags, kernel_type};
-  ctx.internal_ = &internal;
   WorkerStats& ws = wstats_[worker];
   ws.busy.store(true, std::memory_order_relaxed);
-  try {
-    fn(&ctx);
-  } catch (std::exception& e) {
-    err = std::string("threw: ") + e.what();
-  } catch (...) {
-    err = "threw an unknown exception";
-  }
+  const std::string err = call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(),
+                                      block_idx, static_cast<int32_t>(s.block_num), gflags, kernel_type);
   ws.busy.store(false, std::memory_order_relaxed);
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
-  if (!err.empty()) {
+  if (!err.empty())
     fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
-         (static_cast<uint32_t>(worker) == n_workers_ ? std::string("the orchestrator thread (helping)")
-                                                      : std::string(worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker")) +
-         " failed: " + err);
-  }
+         where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();
     if (s.timing_slot >= 0) {
@@ -200,6 +189,51 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
     if (opt_.trace_)
       trace_[static_cast<size_t>(worker)].push_back(TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
   }
+}
+
+// Runs one block of a kernel; returns the failure message ("" = success).
+std::string Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+                                uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
+                                uint32_t side) const {
+  std::string err;
+  PTO2KernelContext ctx;
+  ctx.tensors = tensors;
+  ctx.tensor_count = n_tensors;
+  ctx.scalars = scalars;
+  ctx.scalar_count = n_scalars;
+  ctx.block_idx = block_idx;
+  ctx.block_num = block_num;
+  KernelCtxInternal internal{&err, this, gflags, side};
+  ctx.internal_ = &internal;
+  try {
+    fn(&ctx);
+  } catch (std::exception& e) {
+    err = std::string("threw: ") + e.what();
+  } catch (...) {
+    err = "threw an unknown exception";
+  }
+  return err;
+}
+
+std::string Engine::where(int worker) const {
+  if (static_cast<uint32_t>(worker) == n_workers_) return "the orchestrator thread (helping)";
+  return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
+}
+
+// A dependency-free single-block task run on the orchestrator thread at submission, reading
+// its arguments in place (it takes no slot; the id counts as submitted and finished).
+void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  WorkerStats& ws = wstats_[n_workers_];
+  const std::string err = call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(),
+                                      params.tensor_count(), params.scalars().data(), params.scalars().size(), 0, 1,
+                                      nullptr, static_cast<uint32_t>(type));
+  if (!err.empty()) {
+    const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
+    fail(describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + err);
+  }
+  ++ws.executed;
+  ++ws.undeferred;
+  ws.completed.store(ws.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 void Engine::finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker) {

@@ -80,3 +80,39 @@ TEST(DepTracker, DifferentStoragesAreIndependent) {
   t.access(b, Region::of(make_tensor_external(b, sh, 1, DataType::FLOAT32)), true, false, 2, deps, live);
   EXPECT_TRUE(deps.empty());
 }
+
+TEST(DepTracker, TileTableGrowthKeepsEveryTileState) {
+  // 256 live 4x4 tiles (the flat table rehashes several times), each with a writer and six
+  // readers (more than the inline reader capacity, so reader lists move between arrays).
+  Fixture f;
+  uint64_t id = 1;
+  for (uint32_t r = 0; r < 64; r += 4)
+    for (uint32_t c = 0; c < 64; c += 4) f.access(tile(r, c, 4), false, true, id++);
+  for (int k = 0; k < 6; ++k)
+    for (uint32_t r = 0; r < 64; r += 4)
+      for (uint32_t c = 0; c < 64; c += 4) f.access(tile(r, c, 4), true, false, id++);
+  EXPECT_EQ(f.t.entries(g_store), 256u);
+  for (uint32_t r = 0; r < 64; r += 4) {
+    for (uint32_t c = 0; c < 64; c += 4) {
+      const uint64_t writer = 1 + (r / 4) * 16 + c / 4;
+      V want{writer};
+      for (uint64_t k = 0; k < 6; ++k) want.push_back(writer + 256 * (k + 1));
+      EXPECT_EQ(f.access(tile(r, c, 4), false, true, id++), want) << "tile " << r << "," << c;
+    }
+  }
+}
+
+TEST(DepTracker, WritersOfAnElementInATileGrid) {
+  Fixture f;
+  f.access(tile(0, 0), false, true, 1);
+  f.access(tile(0, 16), false, true, 2);
+  f.access(tile(16, 16), false, true, 3);
+  int64_t idx[2] = {17, 20};
+  std::vector<uint64_t> out;
+  f.t.writers_of(g_store, Region::element(grid(), idx), out, [](uint64_t) { return true; });
+  EXPECT_EQ(out, V{3});
+  out.clear();
+  f.done.insert(3);
+  f.t.writers_of(g_store, Region::element(grid(), idx), out, [&](uint64_t x) { return !f.done.count(x); });
+  EXPECT_TRUE(out.empty());
+}

@@ -34,7 +34,9 @@ struct RuntimeOptions {
   uint32_t deadlock_timeout_ms_ = 3000;  ///< no progress for this long while blocked = deadlock
   uint32_t spin_us_ = 50;            ///< idle workers spin this long before parking
   /// The orchestrator thread runs ready single-block tasks itself while it is blocked
-  /// (ring/memory full, get_tensor_data) or when more than help_threshold tasks are queued.
+  /// (ring/memory full, get_tensor_data) or when more than help_threshold tasks are queued;
+  /// with at least help_threshold queued, a new single-block task with nothing to wait for runs
+  /// undeferred at submission (RunResult::tasks_undeferred).
   bool orchestrator_helps_ = true;
   uint32_t help_threshold_ = 0;      ///< 0 = 16 x workers
 
@@ -63,6 +65,9 @@ struct RunResult {
   std::string message;  ///< empty on success; else the first failure (names task and kernel)
   uint64_t tasks_submitted = 0;  ///< including dummy tasks
   uint64_t tasks_executed = 0;   ///< tasks whose kernel ran
+  /// Of those, tasks run undeferred: on the orchestrator thread at submission, because more
+  /// than help_threshold tasks were queued and they had nothing to wait for.
+  uint64_t tasks_undeferred = 0;
   uint64_t tasks_skipped = 0;    ///< tasks retired by a false predicate
   uint64_t tasks_dummy = 0;
   uint64_t auto_edges = 0;       ///< dependency edges found by automatic tracking (to live tasks)

@@ -22,6 +22,17 @@ class SmallVec {
     if (this != &o) assign(o.begin(), o.end());
     return *this;
   }
+  /// Moves steal a heap buffer (no copy of the elements); inline elements are copied.
+  SmallVec(SmallVec&& o) noexcept { take(o); }
+  SmallVec& operator=(SmallVec&& o) noexcept {
+    if (this != &o) {
+      if (data_ != inline_ptr()) delete[] data_;
+      data_ = inline_ptr();
+      cap_ = N;
+      take(o);
+    }
+    return *this;
+  }
   ~SmallVec() {
     if (data_ != inline_ptr()) delete[] data_;
   }
@@ -54,6 +65,18 @@ class SmallVec {
 
  private:
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
+  void take(SmallVec& o) {
+    if (o.data_ != o.inline_ptr()) {
+      data_ = o.data_;
+      cap_ = o.cap_;
+      o.data_ = o.inline_ptr();
+      o.cap_ = N;
+    } else if (o.size_) {
+      std::memcpy(static_cast<void*>(data_), o.data_, o.size_ * sizeof(T));
+    }
+    size_ = o.size_;
+    o.size_ = 0;
+  }
   void grow(uint32_t cap) {
     T* d = new T[cap];
     if (size_) std::memcpy(static_cast<void*>(d), data_, size_ * sizeof(T));

@@ -1,0 +1,119 @@
+// Undeferred execution: past the help threshold, a task with nothing to wait for runs on the
+// orchestrator thread at submission; a task with a live producer never does.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "test_util.h"
+
+namespace {
+void k_sleep(PTO2KernelContext* ctx) { sleep_ms(static_cast<int>(ctx->scalars[0])); }
+void k_throw(PTO2KernelContext*) { throw std::runtime_error("undeferred boom"); }
+
+
+// Keeps the only worker busy (the first sleeper, given 20 ms to start) and the queue at the
+// threshold, 2 (two more sleepers). Returns the last sleeper's id.
+PTO2TaskId occupy_worker(int ms = 40) {
+  PTO2TaskId last;
+  for (int i = 0; i < 3; ++i) {
+    Arg p;
+    p.add_scalar(static_cast<uint64_t>(ms));
+    last = rt_submit_aiv_task(50, p).task_id();
+    if (i == 0) sleep_ms(20);
+  }
+  return last;
+}
+}  // namespace
+
+TEST(Undeferred, IndependentTasksRunAtSubmissionAndCount) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
+  register_std(rt);
+  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  std::vector<float> cells(64, 0.f);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    occupy_worker();
+    uint32_t sh[1] = {1};
+    for (uint32_t i = 0; i < 64; ++i) {
+      uint32_t off[1] = {i};
+      submit_fill(ext1d(cells).view(sh, off), static_cast<float>(i + 1));
+    }
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  for (uint32_t i = 0; i < 64; ++i) EXPECT_EQ(cells[i], static_cast<float>(i + 1)) << i;
+  EXPECT_EQ(r.tasks_executed, 67u);
+  EXPECT_GE(r.tasks_undeferred, 32u);  // the sleepers hold the worker for 80+ ms
+  EXPECT_LE(r.tasks_undeferred, 64u);
+}
+
+TEST(Undeferred, TaskWithLiveProducerWaitsForIt) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
+  register_std(rt);
+  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  std::vector<float> a(4, 0.f), b(4, 0.f), c(4, 0.f);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    const PTO2TaskId last_sleeper = occupy_worker(150);
+    Arg fill;  // waits for the last sleeper: deferred, unfinished for 300+ ms
+    fill.add_output(ext1d(a));
+    fill.add_scalar(5);
+    fill.add_scalar(0);
+    fill.set_dependencies(&last_sleeper, 1);
+    rt_submit_aiv_task(0, fill);
+    submit_add(ext1d(a), ext1d(b), 1.f);  // RaW on a: must not run before the fill
+    submit_add(ext1d(b), ext1d(c), 1.f);  // RaW on b
+    submit_fill(ext1d(a), 9.f);           // WaR on a (the first add reads it)
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(b[0], 6.f);
+  EXPECT_EQ(c[0], 7.f);
+  EXPECT_EQ(a[0], 9.f);
+  EXPECT_EQ(r.tasks_undeferred, 0u);
+  EXPECT_EQ(r.auto_edges, 4u);  // fill->add, add->add, fill->fill (WaW), add->fill (WaR)
+  EXPECT_EQ(r.explicit_edges, 1u);
+}
+
+TEST(Undeferred, FinishedExplicitDependencyDoesNotBlockIt) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
+  register_std(rt);
+  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  std::vector<float> x(4, 0.f);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      Arg first;
+      first.add_scalar(0);
+      const PTO2TaskId done = rt_submit_aiv_task(50, first).task_id();
+      sleep_ms(20);  // `done` has finished by now
+      occupy_worker();
+      Arg p;
+      p.add_inout(ext1d(x));
+      p.set_dependencies(&done, 1);
+      rt_submit_aiv_task(2, p);
+    }
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(x[0], 1.f);
+  EXPECT_EQ(r.tasks_undeferred, 1u);
+}
+
+TEST(Undeferred, KernelFailureNamesTheTask) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
+  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  rt.register_kernel(51, "exploding", pto2::CoreType::AIV, &k_throw);
+  PTO2TaskId exploding;
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    occupy_worker(150);
+    Arg p;
+    exploding = rt_submit_aiv_task(51, p).task_id();
+    Arg q;  // never runs: the run failed
+    rt_submit_aiv_task(51, q);
+  });
+  EXPECT_FALSE(r.ok());
+  const std::string who = "task #" + std::to_string(exploding.value()) + " (AIV kernel 'exploding' (id 51))";
+  EXPECT_NE(r.message.find(who + " block 0/1 on the orchestrator thread (undeferred)"), std::string::npos)
+      << r.message;
+  EXPECT_NE(r.message.find("undeferred boom"), std::string::npos) << r.message;
+  EXPECT_GE(r.tasks_undeferred, 1u);
+}
