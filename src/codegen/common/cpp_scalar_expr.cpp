@@ -11,10 +11,12 @@ namespace pypto::codegen::common {
 
 using namespace ir;
 
-DataType ScalarDtypeOf(const ExprPtr& e) {
-  auto* s = e->type ? e->type->as<ScalarType>() : nullptr;
+DataType ScalarDtypeOf(const Expr& e) {
+  auto* s = e.type ? e.type->as<ScalarType>() : nullptr;
   return s ? s->dtype : DataType::INDEX;
 }
+
+DataType ScalarDtypeOf(const ExprPtr& e) { return ScalarDtypeOf(*e); }
 
 std::string CppScalarType(DataType d, const std::string& task_id_type) {
   switch (d) {
@@ -36,12 +38,34 @@ std::string CppScalarType(DataType d, const std::string& task_id_type) {
   return "int64_t";
 }
 
-std::string CppFloatLiteral(double v) {
+std::string CppDoubleLiteral(double v) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%.9g", v);
   std::string s = buf;
   if (s.find_first_of(".en") == std::string::npos) s += ".0";
-  return s + "f";
+  return s;
+}
+
+std::string CppFloatLiteral(double v) { return CppDoubleLiteral(v) + "f"; }
+
+std::string CppRuntimeDType(DataType d) {
+  switch (d) {
+    case DataType::FP32: return "DataType::FLOAT32";
+    case DataType::FP16: return "DataType::FLOAT16";
+    case DataType::BF16: return "DataType::BFLOAT16";
+    case DataType::INT8: return "DataType::INT8";
+    case DataType::INT16: return "DataType::INT16";
+    case DataType::INT32: return "DataType::INT32";
+    case DataType::INT64:
+    case DataType::INDEX: return "DataType::INT64";
+    case DataType::UINT8: return "DataType::UINT8";
+    case DataType::UINT16: return "DataType::UINT16";
+    case DataType::UINT32: return "DataType::UINT32";
+    case DataType::UINT64: return "DataType::UINT64";
+    case DataType::BOOL: return "DataType::BOOL";
+    case DataType::TASK_ID: break;
+  }
+  throw InternalError("CppRuntimeDType: " + std::string(to_string(d)) + " has no runtime DataType");
 }
 
 bool IsAtomicCppText(const std::string& text) {
@@ -64,38 +88,25 @@ std::string CppScalarSlot(const std::string& text, DataType have, DataType want)
 
 std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* v = as_var(e)) return var_text(v, e->span);
-  if (auto* c = e->as<ConstInt>()) {
-    if (ScalarDtypeOf(e) == DataType::BOOL) return c->value ? "true" : "false";
-    return std::to_string(c->value);
-  }
-  if (auto* c = e->as<ConstFloat>()) return CppFloatLiteral(c->value);
+  if (auto* c = e->as<ConstInt>()) return int_literal(c->value, ScalarDtypeOf(e));
+  if (auto* c = e->as<ConstFloat>()) return float_literal(c->value);
   if (auto* c = e->as<ConstBool>()) return c->value ? "true" : "false";
-  if (auto* c = e->as<Cast>()) return "((" + scalar_type(ScalarDtypeOf(e)) + ")(" + print_scalar(c->value) + "))";
+  if (auto* c = e->as<Cast>()) return cast_text(ScalarDtypeOf(e), print_scalar(c->value));
   if (auto* u = e->as<UnaryExpr>()) {
     std::string a = print_scalar(u->a);
     return u->op == UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
   }
   if (auto* b = e->as<BinaryExpr>()) {
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
-    const bool float_operand = is_float(ScalarDtypeOf(b->a)) || is_float(ScalarDtypeOf(b->b));
-    const bool fl = is_float(ScalarDtypeOf(e)) || float_operand;
     switch (b->op) {
       case BinaryOp::Add: return "(" + a + " + " + c + ")";
       case BinaryOp::Sub: return "(" + a + " - " + c + ")";
       case BinaryOp::Mul: return "(" + a + " * " + c + ")";
       case BinaryOp::Div:
-        if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
-        return "(" + a + " / " + c + ")";
       case BinaryOp::FloorDiv:
-        if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
-        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " / " + c + ")";
-        return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
       case BinaryOp::Mod:
-        if (fl) throw UserError("'%' on floating-point scalars is not supported in orchestration code", e->span, "");
-        if (non_negative(b->a) && non_negative(b->b)) return "(" + a + " % " + c + ")";
-        return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
-      case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
-      case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
+      case BinaryOp::Min:
+      case BinaryOp::Max: return python_op_text(*b, a, c);
       case BinaryOp::Eq: return "(" + a + " == " + c + ")";
       case BinaryOp::Ne: return "(" + a + " != " + c + ")";
       case BinaryOp::Lt: return "(" + a + " < " + c + ")";
@@ -106,8 +117,43 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
       case BinaryOp::Or: return "(" + a + " || " + c + ")";
     }
   }
+  return print_other(e);
+}
+
+std::string CppScalarExprPrinter::print_other(const ExprPtr& e) {
   unsupported(e);
   throw InternalError("CppScalarExprPrinter::unsupported returned");   // it must throw
+}
+
+std::string CppScalarExprPrinter::int_literal(int64_t v, DataType d) const {
+  if (d == DataType::BOOL) return v ? "true" : "false";
+  return std::to_string(v);
+}
+
+std::string CppScalarExprPrinter::cast_text(DataType to, const std::string& value) const {
+  return "((" + scalar_type(to) + ")(" + value + "))";
+}
+
+std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std::string& a, const std::string& c) {
+  const bool float_operand = is_float(ScalarDtypeOf(b.a)) || is_float(ScalarDtypeOf(b.b));
+  const bool fl = is_float(ScalarDtypeOf(b)) || float_operand;
+  switch (b.op) {
+    case BinaryOp::Div:
+      if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
+      return "(" + a + " / " + c + ")";
+    case BinaryOp::FloorDiv:
+      if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + c + ")";
+      return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
+    case BinaryOp::Mod:
+      if (fl) throw UserError("'%' on floating-point scalars is not supported in orchestration code", b.span, "");
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + c + ")";
+      return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
+    case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
+    case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
+    default: break;
+  }
+  throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }
 
 }  // namespace pypto::codegen::common

@@ -1,5 +1,6 @@
 // Scalar IR expressions -> C++ text, shared by the L2 (src/codegen/orchestration) and HOST
-// (src/codegen/host) orchestration emitters (private to src/codegen).
+// (src/codegen/host) orchestration emitters and the CPU kernel emitter (src/codegen/kernel_cpu);
+// private to src/codegen.
 //
 // Python semantics are kept: `/` is true division (integer operands are cast to float), `//`
 // and `%` floor (exact C++ forms unless the emitter proves both operands non-negative).
@@ -12,7 +13,13 @@
 //     [[noreturn]] void unsupported(const ir::ExprPtr& e) override { throw ir::UserError(...); }
 //   };
 //   print_scalar(i + 1)   ->  "(i + 1)"
+//
+// The walk and the infix operators (+ - * comparisons && || unary - !) are the same for every
+// emitter. The spelling hooks below default to the orchestration spellings; the kernel emitter
+// overrides them (overflow-safe literals, static_cast, pypto_kernel::floordiv / pymod helpers)
+// and prints the kernel-only scalar ops (block index, tensor.dim) through print_other.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "pypto/ir/expr.h"
@@ -21,12 +28,20 @@ namespace pypto::codegen::common {
 
 // The dtype of a scalar expression (INDEX when it has no scalar type).
 ir::DataType ScalarDtypeOf(const ir::ExprPtr& e);
+ir::DataType ScalarDtypeOf(const ir::Expr& e);
 
 // The C++ type of a scalar of dtype `d`; a TaskId is `task_id_type`. INT64 / INDEX -> int64_t.
 std::string CppScalarType(ir::DataType d, const std::string& task_id_type);
 
 // A float literal: 0.5 -> "0.5f", 2 -> "2.0f".
 std::string CppFloatLiteral(double v);
+
+// A double literal (9 significant digits): 0.5 -> "0.5", 2 -> "2.0", 1e+39 -> "1e+39".
+std::string CppDoubleLiteral(double v);
+
+// The runtime's DataType enumerator for a tensor element dtype: FP32 -> "DataType::FLOAT32",
+// INDEX -> "DataType::INT64". Not for TASK_ID (no tensor holds TaskIds; callers report it).
+std::string CppRuntimeDType(ir::DataType d);
 
 // True when `text` needs no parentheses to be an operand: an identifier, number or a.b member.
 bool IsAtomicCppText(const std::string& text);
@@ -52,6 +67,19 @@ class CppScalarExprPrinter {
   virtual bool non_negative(const ir::ExprPtr& e) const { return false; }
   // Reports an expression the printer does not handle (a Call, a tuple, ...).
   [[noreturn]] virtual void unsupported(const ir::ExprPtr& e) = 0;
+
+  // --- spelling hooks (defaults: the orchestration spellings) ---
+  // An integer literal of dtype `d`: "4", "-1" ("true" / "false" for BOOL).
+  virtual std::string int_literal(int64_t v, ir::DataType d) const;
+  // A float literal: CppFloatLiteral.
+  virtual std::string float_literal(double v) const { return CppFloatLiteral(v); }
+  // The C++ text `value` converted to dtype `to`: "((int32_t)(x))".
+  virtual std::string cast_text(ir::DataType to, const std::string& value) const;
+  // Div, FloorDiv, Mod, Min, Max: the binary ops without a C++ operator of Python's meaning,
+  // given the printed operands `a` and `c` of `b`.
+  virtual std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c);
+  // Any other expression (a Call, ...): unsupported by default.
+  virtual std::string print_other(const ir::ExprPtr& e);
 };
 
 }  // namespace pypto::codegen::common

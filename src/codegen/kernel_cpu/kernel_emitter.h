@@ -1,6 +1,7 @@
 // Internal to the CPU kernel backend: the emitter state shared by the statement translator
-// (kernel_cpu_codegen.cpp), the scalar expression translator (kernel_scalar_exprs.cpp) and the
-// tile op handlers (kernel_tile_ops.cpp).
+// (kernel_cpu_codegen.cpp), the kernel spellings of the shared scalar expression printer
+// (kernel_scalar_exprs.cpp, over common/cpp_scalar_expr.h) and the tile op handlers
+// (kernel_tile_ops.cpp).
 //
 // Values of a kernel body live in C++ as:
 //   tensors  — `ctx->tensors[i]` of the tensor param the value is (a store returns its tensor);
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "../common/cpp_scalar_expr.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 
@@ -37,7 +39,7 @@ std::string CType(ir::DataType t);         // compute type of a tile element / s
 std::string StorageKind(ir::DataType t);   // pypto_kernel::Storage::F32, ...
 std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
 
-class KernelEmitter {
+class KernelEmitter : public common::CppScalarExprPrinter {
  public:
   KernelEmitter(const ir::Program& program, const ir::Function& fn);
   std::string Emit();
@@ -45,8 +47,8 @@ class KernelEmitter {
   // --- used by the op handlers ---
   void Line(const std::string& s);
   std::string Fresh(const std::string& hint);
-  // The C++ expression of a scalar-typed IR expr (kernel_scalar_exprs.cpp).
-  std::string Scalar(const ir::ExprPtr& e);
+  // The C++ expression of a scalar-typed IR expr (the kernel spellings: kernel_scalar_exprs.cpp).
+  std::string Scalar(const ir::ExprPtr& e) { return print_scalar(e); }
   // The tile an expr denotes: a bound tile Var, or a nested tile op evaluated into a temp.
   TileRef Tile(const ir::ExprPtr& e);
   // `ctx->tensors[i]` of a tensor-valued expr (a tensor param or a store result).
@@ -70,6 +72,16 @@ class KernelEmitter {
   // Evaluates an op call whose value is a tensor (tile.store); returns the tensor index.
   int EmitTensorOp(const ir::Call* call);
   std::string Ident(const ir::Var* v);
+
+  // common::CppScalarExprPrinter: the kernel spellings (kernel_scalar_exprs.cpp).
+  std::string var_text(const ir::Var* v, const ir::Span& span) override;
+  std::string scalar_type(ir::DataType d) const override { return CType(d); }
+  [[noreturn]] void unsupported(const ir::ExprPtr& e) override;
+  std::string int_literal(int64_t v, ir::DataType d) const override;
+  std::string float_literal(double v) const override;
+  std::string cast_text(ir::DataType to, const std::string& value) const override;
+  std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c) override;
+  std::string print_other(const ir::ExprPtr& e) override;  // block index / count, tensor.dim
 
   // Storage behind a value that flows into a yield target (loop iter_arg / if return var).
   struct Slot {

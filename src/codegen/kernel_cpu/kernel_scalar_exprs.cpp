@@ -1,8 +1,11 @@
-// CPU kernel code generation: scalar expressions (constants, variables, arithmetic with Python
-// semantics for // and %, comparisons, logic, casts, block index / count, tensor.dim) and the
-// dtype spellings of generated code.
+// CPU kernel code generation: the kernel spellings of scalar expressions and the dtype spellings
+// of generated code. The walk and the infix operators are common::CppScalarExprPrinter's
+// (src/codegen/common/cpp_scalar_expr.h, shared with orchestration and HOST codegen); this file
+// supplies what a kernel prints differently: overflow-safe literals, static_cast, the prelude's
+// floordiv / pymod, std::min / max, Var bindings, block index / count, tensor.dim, the errors.
+#include <cctype>
 #include <cmath>
-#include <cstdio>
+#include <cstdint>
 
 #include "kernel_emitter.h"
 
@@ -11,23 +14,8 @@ namespace pypto::codegen::kernel_cpu {
 using namespace ir;
 
 std::string CType(DataType t) {
-  switch (t) {
-    case DataType::BOOL: return "bool";
-    case DataType::INT8: return "int8_t";
-    case DataType::INT16: return "int16_t";
-    case DataType::INT32: return "int32_t";
-    case DataType::INT64: return "int64_t";
-    case DataType::UINT8: return "uint8_t";
-    case DataType::UINT16: return "uint16_t";
-    case DataType::UINT32: return "uint32_t";
-    case DataType::UINT64: return "uint64_t";
-    case DataType::FP16:
-    case DataType::BF16:
-    case DataType::FP32: return "float";
-    case DataType::INDEX: return "int64_t";
-    case DataType::TASK_ID: break;
-  }
-  throw UserError("TASK_ID values cannot be used inside a kernel", Span{}, "");
+  if (t == DataType::TASK_ID) throw UserError("TASK_ID values cannot be used inside a kernel", Span{}, "");
+  return common::CppScalarType(t, /*task_id_type=*/"");
 }
 
 std::string StorageKind(DataType t) {
@@ -51,23 +39,8 @@ std::string StorageKind(DataType t) {
 }
 
 std::string RuntimeDType(DataType t) {
-  switch (t) {
-    case DataType::FP32: return "DataType::FLOAT32";
-    case DataType::FP16: return "DataType::FLOAT16";
-    case DataType::BF16: return "DataType::BFLOAT16";
-    case DataType::INT8: return "DataType::INT8";
-    case DataType::INT16: return "DataType::INT16";
-    case DataType::INT32: return "DataType::INT32";
-    case DataType::INT64:
-    case DataType::INDEX: return "DataType::INT64";
-    case DataType::UINT8: return "DataType::UINT8";
-    case DataType::UINT16: return "DataType::UINT16";
-    case DataType::UINT32: return "DataType::UINT32";
-    case DataType::UINT64: return "DataType::UINT64";
-    case DataType::BOOL: return "DataType::BOOL";
-    case DataType::TASK_ID: break;
-  }
-  throw UserError("TASK_ID tensors are not supported", Span{}, "");
+  if (t == DataType::TASK_ID) throw UserError("TASK_ID tensors are not supported", Span{}, "");
+  return common::CppRuntimeDType(t);
 }
 
 namespace {
@@ -93,112 +66,75 @@ std::string Product(const std::vector<std::string>& dims, size_t begin, size_t e
   return s + ")";
 }
 
-std::string FloatLiteral(double v) {
-  if (std::isnan(v)) return "std::numeric_limits<float>::quiet_NaN()";
-  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<float>::infinity()" : "(-std::numeric_limits<float>::infinity())";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  std::string s = buf;
-  if (s.find_first_of(".eE") == std::string::npos) s += ".0";
-  // Values beyond float range keep double precision (the cast at the use narrows them).
-  if (std::fabs(v) > 3.4e38) return "(" + s + ")";
-  return "(" + s + "f)";
-}
-
-std::string IntLiteral(int64_t v) {
-  if (v == INT64_MIN) return "INT64_MIN";
-  if (v >= INT32_MIN && v <= INT32_MAX) return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
-  return "INT64_C(" + std::to_string(v) + ")";
-}
-
-DataType ScalarDType(const ExprPtr& e) {
-  auto* st = e->type ? e->type->as<ScalarType>() : nullptr;
-  PYPTO_USER_CHECK(st != nullptr, e->span, "expected a scalar value", "");
-  return st->dtype;
-}
-
 }  // namespace
 
 std::string TileRef::numel() const { return Product(dims, 0, dims.size()); }
 std::string TileRef::rows() const { return dims.size() <= 1 ? "1" : Product(dims, 0, dims.size() - 1); }
 std::string TileRef::cols() const { return dims.back(); }
 
-std::string KernelEmitter::Scalar(const ExprPtr& e) {
-  switch (e->kind) {
-    case NodeKind::ConstInt: return IntLiteral(e->as<ConstInt>()->value);
-    case NodeKind::ConstFloat: return FloatLiteral(e->as<ConstFloat>()->value);
-    case NodeKind::ConstBool: return e->as<ConstBool>()->value ? "true" : "false";
-    case NodeKind::Var:
-    case NodeKind::IterArg: {
-      const Var* v = as_var(e);
-      auto it = names_.find(v);
-      if (it != names_.end()) return it->second;
-      if (tiles_.count(v) || tensors_.count(v)) {
-        throw UserError("'" + v->name + "' is a " + (tiles_.count(v) ? "tile" : "tensor") + ", not a scalar", e->span,
-                        "");
-      }
-      throw UserError("'" + v->name + "' has no value in kernel '" + fn_.name + "'", e->span,
-                      "a dynamic dimension used in a kernel must appear in the shape of one of its tensor parameters");
-    }
-    case NodeKind::BinaryExpr: {
-      auto* b = e->as<BinaryExpr>();
-      const std::string a = Scalar(b->a), c = Scalar(b->b);
-      const DataType rt = ScalarDType(e);
-      switch (b->op) {
-        case BinaryOp::Add: return "(" + a + " + " + c + ")";
-        case BinaryOp::Sub: return "(" + a + " - " + c + ")";
-        case BinaryOp::Mul: return "(" + a + " * " + c + ")";
-        case BinaryOp::Div: {
-          const std::string ct = CType(rt);
-          if (is_float(rt)) return "(static_cast<" + ct + ">(" + a + ") / static_cast<" + ct + ">(" + c + "))";
-          return "pypto_kernel::floordiv<" + ct + ">(" + a + ", " + c + ")";
-        }
-        case BinaryOp::FloorDiv: {
-          const std::string ct = CType(rt);
-          return "pypto_kernel::floordiv<" + ct + ">(static_cast<" + ct + ">(" + a + "), static_cast<" + ct + ">(" + c + "))";
-        }
-        case BinaryOp::Mod: {
-          const std::string ct = CType(rt);
-          return "pypto_kernel::pymod<" + ct + ">(static_cast<" + ct + ">(" + a + "), static_cast<" + ct + ">(" + c + "))";
-        }
-        case BinaryOp::Min:
-        case BinaryOp::Max: {
-          const std::string ct = CType(rt);
-          return std::string("std::") + (b->op == BinaryOp::Min ? "min" : "max") + "<" + ct + ">(static_cast<" + ct +
-                 ">(" + a + "), static_cast<" + ct + ">(" + c + "))";
-        }
-        case BinaryOp::Eq: return "(" + a + " == " + c + ")";
-        case BinaryOp::Ne: return "(" + a + " != " + c + ")";
-        case BinaryOp::Lt: return "(" + a + " < " + c + ")";
-        case BinaryOp::Le: return "(" + a + " <= " + c + ")";
-        case BinaryOp::Gt: return "(" + a + " > " + c + ")";
-        case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
-        case BinaryOp::And: return "(" + a + " && " + c + ")";
-        case BinaryOp::Or: return "(" + a + " || " + c + ")";
-      }
-      break;
-    }
-    case NodeKind::UnaryExpr: {
-      auto* u = e->as<UnaryExpr>();
-      return std::string(u->op == UnaryOp::Neg ? "(-" : "(!") + Scalar(u->a) + ")";
-    }
-    case NodeKind::Cast: {
-      auto* c = e->as<Cast>();
-      return "static_cast<" + CType(ScalarDType(e)) + ">(" + Scalar(c->value) + ")";
-    }
-    case NodeKind::Call: {
-      auto* call = e->as<Call>();
-      if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
-      if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
-      if (call->is_op && call->callee == "tensor.dim") {
-        PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
-        return "static_cast<int64_t>(" + Tensor(call->args[0]) + ".shapes[" + Scalar(call->args[1]) + "])";
-      }
-      throw UserError("'" + call->callee + "' cannot be used as a scalar inside a kernel", e->span,
-                      call->is_op ? "" : "calls to other functions are not supported inside a kernel");
-    }
+// Negative literals are parenthesized (so `a - -1` cannot arise), values beyond int32 are
+// INT64_C, and INT64_MIN, which has no literal, is the macro.
+std::string KernelEmitter::int_literal(int64_t v, DataType) const {
+  if (v == INT64_MIN) return "INT64_MIN";
+  if (v >= INT32_MIN && v <= INT32_MAX) return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
+  return "INT64_C(" + std::to_string(v) + ")";
+}
+
+std::string KernelEmitter::float_literal(double v) const {
+  if (std::isnan(v)) return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<float>::infinity()" : "(-std::numeric_limits<float>::infinity())";
+  // Values beyond float range keep double precision (the cast at the use narrows them).
+  if (std::fabs(v) > 3.4e38) return "(" + common::CppDoubleLiteral(v) + ")";
+  return "(" + common::CppFloatLiteral(v) + ")";
+}
+
+std::string KernelEmitter::cast_text(DataType to, const std::string& value) const {
+  return "static_cast<" + CType(to) + ">(" + value + ")";
+}
+
+std::string KernelEmitter::var_text(const Var* v, const Span& span) {
+  auto it = names_.find(v);
+  if (it != names_.end()) return it->second;
+  if (tiles_.count(v) || tensors_.count(v)) {
+    throw UserError("'" + v->name + "' is a " + (tiles_.count(v) ? "tile" : "tensor") + ", not a scalar", span, "");
+  }
+  throw UserError("'" + v->name + "' has no value in kernel '" + fn_.name + "'", span,
+                  "a dynamic dimension used in a kernel must appear in the shape of one of its tensor parameters");
+}
+
+// Python's // and % (floor, sign of the divisor) are the prelude's floordiv / pymod, computed
+// in the result's C++ type like min / max.
+std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string& a, const std::string& c) {
+  const DataType rt = common::ScalarDtypeOf(b);
+  const std::string ct = CType(rt);
+  const std::string args = "(static_cast<" + ct + ">(" + a + "), static_cast<" + ct + ">(" + c + "))";
+  switch (b.op) {
+    case BinaryOp::Div:
+      if (is_float(rt)) return "(static_cast<" + ct + ">(" + a + ") / static_cast<" + ct + ">(" + c + "))";
+      return "pypto_kernel::floordiv<" + ct + ">(" + a + ", " + c + ")";
+    case BinaryOp::FloorDiv: return "pypto_kernel::floordiv<" + ct + ">" + args;
+    case BinaryOp::Mod: return "pypto_kernel::pymod<" + ct + ">" + args;
+    case BinaryOp::Min: return "std::min<" + ct + ">" + args;
+    case BinaryOp::Max: return "std::max<" + ct + ">" + args;
     default: break;
   }
+  throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
+}
+
+std::string KernelEmitter::print_other(const ExprPtr& e) {
+  auto* call = e->as<Call>();
+  if (!call) return CppScalarExprPrinter::print_other(e);   // reports it unsupported
+  if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
+  if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
+  if (call->is_op && call->callee == "tensor.dim") {
+    PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
+    return "static_cast<int64_t>(" + Tensor(call->args[0]) + ".shapes[" + Scalar(call->args[1]) + "])";
+  }
+  throw UserError("'" + call->callee + "' cannot be used as a scalar inside a kernel", e->span,
+                  call->is_op ? "" : "calls to other functions are not supported inside a kernel");
+}
+
+void KernelEmitter::unsupported(const ExprPtr& e) {
   throw UserError(std::string("unsupported scalar expression (") + to_string(e->kind) + ") in a kernel", e->span, "");
 }
 

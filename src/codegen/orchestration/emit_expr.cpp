@@ -14,22 +14,7 @@ using namespace ir;
 std::string Emitter::ctype(DataType d) { return common::CppScalarType(d, "PTO2TaskId"); }
 
 std::string Emitter::runtime_dtype(DataType d, const Span& span) {
-  switch (d) {
-    case DataType::FP32: return "DataType::FLOAT32";
-    case DataType::FP16: return "DataType::FLOAT16";
-    case DataType::BF16: return "DataType::BFLOAT16";
-    case DataType::INT8: return "DataType::INT8";
-    case DataType::INT16: return "DataType::INT16";
-    case DataType::INT32: return "DataType::INT32";
-    case DataType::INT64:
-    case DataType::INDEX: return "DataType::INT64";
-    case DataType::UINT8: return "DataType::UINT8";
-    case DataType::UINT16: return "DataType::UINT16";
-    case DataType::UINT32: return "DataType::UINT32";
-    case DataType::UINT64: return "DataType::UINT64";
-    case DataType::BOOL: return "DataType::BOOL";
-    case DataType::TASK_ID: break;
-  }
+  if (d != DataType::TASK_ID) return common::CppRuntimeDType(d);
   throw UserError(std::string("a tensor of ") + to_string(d) + " elements cannot be created in orchestration code", span,
                   "TaskIds live in pl.array.create(N, pl.TASK_ID), not in tensors");
 }
