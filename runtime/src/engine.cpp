@@ -52,6 +52,14 @@ void Engine::register_kernel(int32_t id, const std::string& name, CoreType core,
   if (!fn) throw std::invalid_argument("register_kernel: null function for kernel '" + name + "'");
   if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
   kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
+  if (kernels_.size() > kernel_ns_size_) {
+    std::unique_ptr<std::atomic<int64_t>[]> grown(new std::atomic<int64_t>[kernels_.size()]);
+    for (size_t k = 0; k < kernels_.size(); ++k)
+      grown[k].store(k < kernel_ns_size_ ? kernel_ns_[k].load() : -1, std::memory_order_relaxed);
+    kernel_ns_ = std::move(grown);
+    kernel_ns_size_ = kernels_.size();
+  }
+  kernel_ns_[static_cast<size_t>(id)].store(-1, std::memory_order_relaxed);
 }
 
 // ---------------------------------------------------------------- failure
@@ -289,14 +297,15 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   dep_scratch_.clear();
   bool tracked = false, untracked_write = false;
 
-  // With plenty of work queued already, a single-block task that has nothing to wait for runs
-  // right here, undeferred, as OpenMP runtimes do past their task throttle: it never takes a
-  // slot, and it has finished before the next submission consults the tracker.
+  // A single-block task that has nothing to wait for runs right here, undeferred, when the
+  // workers have plenty queued already (as OpenMP runtimes do past their task throttle) or
+  // when its kernel is shorter than shipping it to a worker would take. It never takes a slot,
+  // and it has finished before the next submission consults the tracker.
+  const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
   const bool may_run_undeferred =
       opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
       !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      ready_[type].size_hint() >= help_threshold_ &&
-      std::find(params.dirs().begin(), params.dirs().end(), PTO2ArgDir::OUTPUT_NEW) == params.dirs().end();
+      !params.has_new_output() && (ready_[type].size_hint() >= help_threshold_ || is_tiny(kernel));
   if (may_run_undeferred) {
     untracked_write = track_tensors(params.tensors().data(), params.dirs().data(), params.tensor_count(), raw, manual_scope);
     tracked = true;
@@ -304,7 +313,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       next_raw_++;
       ++total_submitted_;
       ++n_submitted_;
-      const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
       run_undeferred(kind, kernel, params, raw, type);
       return out;
     }
@@ -412,12 +420,16 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 // they must follow to dep_scratch_ (sorted, deduplicated). True if a write goes untracked.
 bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope) {
   bool untracked_write = false;
+  if (manual_scope) {  // nothing is tracked in a MANUAL scope
+    for (uint32_t i = 0; i < n; ++i) untracked_write |= dirs[i] != PTO2ArgDir::INPUT;
+    return untracked_write;
+  }
   for (uint32_t i = 0; i < n; ++i) {
     const Tensor& t = ts[i];
     const PTO2ArgDir d = dirs[i];
     const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
     const bool write = d != PTO2ArgDir::INPUT;
-    if (manual_scope || d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
+    if (d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
       untracked_write |= write;
       continue;
     }

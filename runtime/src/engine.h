@@ -91,6 +91,7 @@ struct KernelCtxInternal {
 struct alignas(64) WorkerStats {
   std::atomic<uint64_t> completed{0};
   uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0, undeferred = 0;
+  uint32_t runs = 0;  // kernel executions on this thread (samples every 8th for its duration)
   std::atomic<bool> busy{false};
 };
 
@@ -178,6 +179,19 @@ class Engine {
 
   RuntimeOptions opt_;
   std::vector<KernelInfo> kernels_;
+  // Average run time (ns) of each kernel id from sampled executions, -1 = not measured yet.
+  // Written by any thread (benign races: the last sample wins), read at submission.
+  std::unique_ptr<std::atomic<int64_t>[]> kernel_ns_;
+  size_t kernel_ns_size_ = 0;
+  bool is_tiny(int32_t kernel) const {
+    const int64_t ns = kernel_ns_[static_cast<size_t>(kernel)].load(std::memory_order_relaxed);
+    return ns >= 0 && ns < static_cast<int64_t>(opt_.inline_below_ns_);
+  }
+  void record_kernel_ns(int32_t kernel, int64_t ns) {
+    std::atomic<int64_t>& avg = kernel_ns_[static_cast<size_t>(kernel)];
+    const int64_t old = avg.load(std::memory_order_relaxed);
+    avg.store(old < 0 ? ns : old + (ns - old) / 4, std::memory_order_relaxed);
+  }
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};
   uint32_t clusters_ = 0;

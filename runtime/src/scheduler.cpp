@@ -165,9 +165,10 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
     ~DoneBit() { if (f) f->fetch_or(1u << (kGroupDoneBit + side), std::memory_order_acq_rel); }
   } done_bit{gflags, kernel_type};
   if (failed() || !fn) return;
-  const bool timed = s.timing_slot >= 0 || opt_.trace_;
-  int64_t t0 = timed ? now_ns() : 0;
   WorkerStats& ws = wstats_[worker];
+  const bool sampled = (++ws.runs & 7) == 0;
+  const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
+  int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
   const std::string err = call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(),
                                       block_idx, static_cast<int32_t>(s.block_num), gflags, kernel_type);
@@ -178,6 +179,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
          where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();
+    if (sampled) record_kernel_ns(s.kernel[kernel_type], t1 - t0);
     if (s.timing_slot >= 0) {
       SlotTiming& tm = timing_[s.timing_slot];
       int64_t cur = tm.start.load(std::memory_order_relaxed);
@@ -224,9 +226,12 @@ std::string Engine::where(int worker) const {
 // its arguments in place (it takes no slot; the id counts as submitted and finished).
 void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
+  const bool sampled = (++ws.runs & 7) == 0;
+  const int64_t t0 = sampled ? now_ns() : 0;
   const std::string err = call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(),
                                       params.tensor_count(), params.scalars().data(), params.scalars().size(), 0, 1,
                                       nullptr, static_cast<uint32_t>(type));
+  if (sampled) record_kernel_ns(kernel, now_ns() - t0);
   if (!err.empty()) {
     const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
     fail(describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + err);

@@ -111,6 +111,7 @@ void Arg::add_output(const TensorCreateInfo& info) {
   t.dtype = info.dtype;
   t.manual_dep = info.manual_dep;
   add(t, PTO2ArgDir::OUTPUT_NEW);
+  has_new_output_ = true;
 }
 
 void Arg::reset() {
@@ -119,6 +120,7 @@ void Arg::reset() {
   scalars_.clear();
   deps_.clear();
   has_predicate_ = false;
+  has_new_output_ = false;
   allow_early_resolve_ = false;
   timing_slot_ = -1;
   launch_spec = LaunchSpec{};

@@ -39,6 +39,10 @@ struct RuntimeOptions {
   /// undeferred at submission (RunResult::tasks_undeferred).
   bool orchestrator_helps_ = true;
   uint32_t help_threshold_ = 0;      ///< 0 = 16 x workers
+  /// A kernel whose measured average run time is below this many ns runs undeferred (when it
+  /// has nothing to wait for): shipping it to a worker would cost more than running it.
+  /// 0 = never on that ground. Run times are sampled (1 execution in 8 per thread).
+  uint32_t inline_below_ns_ = 200;
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
@@ -50,6 +54,7 @@ struct RuntimeOptions {
   RuntimeOptions& spin_us(uint32_t us) { spin_us_ = us; return *this; }
   RuntimeOptions& orchestrator_helps(bool on) { orchestrator_helps_ = on; return *this; }
   RuntimeOptions& help_threshold(uint32_t n) { help_threshold_ = n; return *this; }
+  RuntimeOptions& inline_below_ns(uint32_t ns) { inline_below_ns_ = ns; return *this; }
 };
 
 struct TimingSlotSpan {
@@ -65,8 +70,9 @@ struct RunResult {
   std::string message;  ///< empty on success; else the first failure (names task and kernel)
   uint64_t tasks_submitted = 0;  ///< including dummy tasks
   uint64_t tasks_executed = 0;   ///< tasks whose kernel ran
-  /// Of those, tasks run undeferred: on the orchestrator thread at submission, because more
-  /// than help_threshold tasks were queued and they had nothing to wait for.
+  /// Of those, tasks run undeferred: on the orchestrator thread at submission, because they
+  /// had nothing to wait for and either help_threshold tasks were queued or their kernel is
+  /// shorter than inline_below_ns.
   uint64_t tasks_undeferred = 0;
   uint64_t tasks_skipped = 0;    ///< tasks retired by a false predicate
   uint64_t tasks_dummy = 0;

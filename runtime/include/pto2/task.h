@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -166,7 +167,10 @@ class Arg {
   void set_dependencies(const PTO2TaskId* ids, uint32_t count) { deps_.assign(ids, ids + count); }
   /// Adds one explicit dependency (same rules as set_dependencies).
   void add_dependency(PTO2TaskId id) { deps_.push_back(id); }
-  void set_predicate(const CoreTaskPredicate& p) { predicate_ = p; has_predicate_ = true; }
+  void set_predicate(const CoreTaskPredicate& p) {
+    new (predicate_) CoreTaskPredicate(p);
+    has_predicate_ = true;
+  }
   /// Accepted; see docs/runtime.md (consumers are always released as soon as this task retires).
   void set_allow_early_resolve(bool v) { allow_early_resolve_ = v; }
   /// Tasks sharing slot K (0..15) report one span: earliest dispatch .. latest finish.
@@ -182,7 +186,12 @@ class Arg {
   const pto2::SmallVec<uint64_t, 8>& scalars() const { return scalars_; }
   const pto2::SmallVec<PTO2TaskId, 8>& dependencies() const { return deps_; }
   bool has_predicate() const { return has_predicate_; }
-  const CoreTaskPredicate& predicate() const { return predicate_; }
+  /// Only meaningful when has_predicate().
+  const CoreTaskPredicate& predicate() const {
+    return *std::launder(reinterpret_cast<const CoreTaskPredicate*>(predicate_));
+  }
+  /// True if an add_output(TensorCreateInfo) slot is present.
+  bool has_new_output() const { return has_new_output_; }
   bool allow_early_resolve() const { return allow_early_resolve_; }
   int32_t timing_slot() const { return timing_slot_; }
 
@@ -195,8 +204,14 @@ class Arg {
   pto2::SmallVec<PTO2ArgDir, 8> dirs_;
   pto2::SmallVec<uint64_t, 8> scalars_;
   pto2::SmallVec<PTO2TaskId, 8> deps_;
-  CoreTaskPredicate predicate_;
+  static_assert(std::is_trivially_copyable<CoreTaskPredicate>::value &&
+                    std::is_trivially_destructible<CoreTaskPredicate>::value,
+                "Arg copies its predicate bytewise");
+  // Raw storage, written by set_predicate only: most tasks have no predicate, and a
+  // default-constructed one (a zeroed Tensor) would cost every Arg.
+  alignas(CoreTaskPredicate) unsigned char predicate_[sizeof(CoreTaskPredicate)];
   bool has_predicate_ = false;
+  bool has_new_output_ = false;
   bool allow_early_resolve_ = false;
   int32_t timing_slot_ = -1;
 };
