@@ -117,3 +117,36 @@ TEST(Undeferred, KernelFailureNamesTheTask) {
   EXPECT_NE(r.message.find("undeferred boom"), std::string::npos) << r.message;
   EXPECT_GE(r.tasks_undeferred, 1u);
 }
+
+TEST(Undeferred, MeasuredTinyKernelsRunInlineLongOnesNever) {
+  Watchdog wd(60);
+  for (uint32_t below : {0u, 200000u}) {  // 0: policy off; 200 us: the empty kernel is tiny
+    pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(2).help_threshold(100000).inline_below_ns(below));
+    register_std(rt);
+    rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+    std::vector<float> x(4, 0.f);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 32; ++i) {  // the workers run (and sample) these
+        Arg p;
+        rt_submit_aiv_task(3, p);
+      }
+      sleep_ms(20);
+      for (int i = 0; i < 200; ++i) {
+        Arg p;
+        rt_submit_aiv_task(3, p);  // empty: its sampled run time is far below 200 us
+      }
+      for (int i = 0; i < 20; ++i) {
+        Arg p;
+        p.add_scalar(1);  // 1 ms: never below the limit
+        rt_submit_aiv_task(50, p);
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.tasks_executed, 252u);
+    if (below == 0) {
+      EXPECT_EQ(r.tasks_undeferred, 0u);
+    } else {
+      EXPECT_EQ(r.tasks_undeferred, 200u);  // the sleepers went to the workers
+    }
+  }
+}
