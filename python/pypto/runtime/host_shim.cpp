@@ -48,6 +48,7 @@ struct pypto_run_stats {
   double wall_seconds;
   uint64_t peak_bytes;
   uint64_t pool_bytes;
+  uint64_t tasks_undeferred;
 };
 }
 
@@ -115,6 +116,7 @@ int pypto_rt_run(void* handle, const pypto_tensor_arg* tensors, uint32_t n_tenso
       stats->wall_seconds = r.wall_seconds;
       stats->peak_bytes = r.peak_bytes;
       stats->pool_bytes = r.pool_bytes;
+      stats->tasks_undeferred = r.tasks_undeferred;
     }
     if (!r.ok()) {
       set_error(err, errlen, r.message);

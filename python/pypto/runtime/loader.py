@@ -41,7 +41,7 @@ class _RunStatsC(ctypes.Structure):
                 ("tasks_skipped", ctypes.c_uint64), ("tasks_dummy", ctypes.c_uint64),
                 ("auto_edges", ctypes.c_uint64), ("explicit_edges", ctypes.c_uint64),
                 ("wall_seconds", ctypes.c_double), ("peak_bytes", ctypes.c_uint64),
-                ("pool_bytes", ctypes.c_uint64)]
+                ("pool_bytes", ctypes.c_uint64), ("tasks_undeferred", ctypes.c_uint64)]
 
 
 @dataclass
@@ -59,7 +59,9 @@ class RunStats:
 
     ``tasks`` is the number of submitted tasks (dummy tasks included); ``wall_seconds`` the
     runtime's wall time of the run; ``peak_bytes`` the peak of live runtime-allocated tensor
-    bytes (bounded for programs whose intermediates are reclaimed).
+    bytes (bounded for programs whose intermediates are reclaimed); ``tasks_undeferred`` how
+    many of the executed tasks ran on the orchestrator thread at submission (see
+    docs/runtime.md, "Undeferred execution").
     """
     tasks: int
     tasks_executed: int
@@ -70,6 +72,7 @@ class RunStats:
     wall_seconds: float
     peak_bytes: int
     pool_bytes: int
+    tasks_undeferred: int = 0
     trace_path: Optional[str] = None
 
     def __str__(self) -> str:
@@ -157,7 +160,8 @@ class Runtime:
         result = RunStats(tasks=stats.tasks_submitted, tasks_executed=stats.tasks_executed,
                           tasks_skipped=stats.tasks_skipped, tasks_dummy=stats.tasks_dummy,
                           auto_edges=stats.auto_edges, explicit_edges=stats.explicit_edges,
-                          wall_seconds=stats.wall_seconds, peak_bytes=stats.peak_bytes, pool_bytes=stats.pool_bytes)
+                          wall_seconds=stats.wall_seconds, peak_bytes=stats.peak_bytes, pool_bytes=stats.pool_bytes,
+                          tasks_undeferred=stats.tasks_undeferred)
         if not ok:
             raise RunError("the run failed: " + err.value.decode(errors="replace"))
         return result
