@@ -28,7 +28,13 @@ TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
 }
 
 TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params) {
-  return engine_for("rt_submit_task").submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task");
+  Engine& e = engine_for("rt_submit_task");
+  // A cluster here runs one AIC and one AIV kernel: a third kernel would be silently lost.
+  if (kernels.third_kernel_id != INVALID_KERNEL_ID)
+    e.abort_orchestration("rt_submit_task: MixedKernels.third_kernel_id is " + std::to_string(kernels.third_kernel_id) +
+                          "; the CPU runtime gang-starts one AIC and one AIV kernel per cluster, so a third kernel "
+                          "is not supported (pass INVALID_KERNEL_ID, or submit it as its own task)");
+  return e.submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task");
 }
 
 PTO2TaskId rt_submit_dummy_task(Arg& params) {

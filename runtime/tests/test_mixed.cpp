@@ -208,3 +208,21 @@ TEST(Mixed, GroupFlagOutOfRangeFails) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message.find("out of range 0..7"), std::string::npos) << r.message;
 }
+
+TEST(Mixed, ThirdKernelIsRejectedNotDropped) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(2));
+  register_std(rt);
+  std::vector<float> x(4, 0.f);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    MixedKernels m = {12, 2, 2};  // inc_c + inc, and a third inc that would be lost
+    Arg p;
+    p.add_inout(ext1d(x));
+    rt_submit_task(m, p);
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("third_kernel_id is 2"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("pass INVALID_KERNEL_ID"), std::string::npos) << r.message;
+  EXPECT_EQ(r.tasks_submitted, 0u);
+  EXPECT_EQ(x[0], 0.f);
+}

@@ -105,6 +105,8 @@ struct PTO2TaskId {
 constexpr int32_t INVALID_KERNEL_ID = -1;
 
 /// The kernels one cluster runs together (gang-started): `MixedKernels m = {0, 1, INVALID_KERNEL_ID};`
+/// The CPU runtime runs one AIC and one AIV kernel per cluster: `third_kernel_id` must be
+/// INVALID_KERNEL_ID (anything else fails the run with a message saying so).
 struct MixedKernels {
   int32_t aic_kernel_id;
   int32_t aiv_kernel_id;
