@@ -73,7 +73,11 @@ double run_manual(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int
 int main(int argc, char** argv) {
   bench::Config c = bench::config_from_env();
   const bool metg = !(argc > 1 && std::strcmp(argv[1], "--no-metg") == 0);
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(static_cast<uint32_t>(c.cores)));
+  pto2::RuntimeOptions opt = pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(static_cast<uint32_t>(c.cores));
+  // BENCH_INLINE_BELOW_NS=0 turns off running measured-tiny kernels undeferred (docs/runtime.md),
+  // to see the cost of the queued path with empty kernels.
+  if (const char* e = std::getenv("BENCH_INLINE_BELOW_NS")) opt.inline_below_ns(static_cast<uint32_t>(std::atoi(e)));
+  pto2::Runtime rt(opt);
   rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
   // BENCH_MODES=auto or manual runs one mode only (profiling).
   const std::string modes = std::getenv("BENCH_MODES") ? std::getenv("BENCH_MODES") : "auto,manual";
