@@ -23,13 +23,20 @@ PTO2TaskId occupy_worker(int ms = 40) {
   }
   return last;
 }
+// One AIV worker, help threshold 2, the standard kernels and "sleep" (id 50); a watchdog.
+struct OneWorker {
+  Watchdog wd{60};
+  pto2::Runtime rt{pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2)};
+  OneWorker() {
+    register_std(rt);
+    rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  }
+};
 }  // namespace
 
 TEST(Undeferred, IndependentTasksRunAtSubmissionAndCount) {
-  Watchdog wd(60);
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
-  register_std(rt);
-  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  OneWorker one;
+  pto2::Runtime& rt = one.rt;
   std::vector<float> cells(64, 0.f);
   pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
     occupy_worker();
@@ -47,10 +54,8 @@ TEST(Undeferred, IndependentTasksRunAtSubmissionAndCount) {
 }
 
 TEST(Undeferred, TaskWithLiveProducerWaitsForIt) {
-  Watchdog wd(60);
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
-  register_std(rt);
-  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  OneWorker one;
+  pto2::Runtime& rt = one.rt;
   std::vector<float> a(4, 0.f), b(4, 0.f), c(4, 0.f);
   pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
     const PTO2TaskId last_sleeper = occupy_worker(150);
@@ -74,10 +79,8 @@ TEST(Undeferred, TaskWithLiveProducerWaitsForIt) {
 }
 
 TEST(Undeferred, FinishedExplicitDependencyDoesNotBlockIt) {
-  Watchdog wd(60);
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(2));
-  register_std(rt);
-  rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+  OneWorker one;
+  pto2::Runtime& rt = one.rt;
   std::vector<float> x(4, 0.f);
   pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
     PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
