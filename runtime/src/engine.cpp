@@ -8,7 +8,6 @@
 namespace pto2::detail {
 
 namespace {
-__attribute__((tls_model("initial-exec"))) thread_local Engine* tl_engine = nullptr;
 constexpr uint32_t kNone = UINT32_MAX;
 const char* kind_api(TaskKind k) {
   switch (k) {
@@ -21,7 +20,7 @@ const char* kind_api(TaskKind k) {
 }
 }  // namespace
 
-Engine* Engine::current() { return tl_engine; }
+thread_local Engine* Engine::tl_current = nullptr;
 
 Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
   n_type_[0] = opt.aic_workers_;
@@ -307,7 +306,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
       !params.has_new_output() && (ready_[type].size_hint() >= help_threshold_ || is_tiny(kernel));
   if (may_run_undeferred) {
-    untracked_write = track_tensors(params.tensors().data(), params.dirs().data(), params.tensor_count(), raw, manual_scope);
+    if (params.tensor_count())
+      untracked_write = track_tensors(params.tensors().data(), params.dirs().data(), params.tensor_count(), raw, manual_scope);
     tracked = true;
     if (!waits_for_live(dep_scratch_, edeps)) {
       next_raw_++;
@@ -539,7 +539,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   run_start_ns_ = now_ns();
 
   std::thread orch([&] {
-    tl_engine = this;
+    tl_current = this;
     scopes_.push_back(Scope{PTO2ScopeMode::AUTO, {}});
     try {
       entry(args);
@@ -550,7 +550,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
       fail("orchestration entry threw an unknown exception");
     }
     while (!scopes_.empty()) scope_end();
-    tl_engine = nullptr;
+    tl_current = nullptr;
   });
   orch.join();
 

@@ -108,6 +108,9 @@ struct Scope {
 };
 
 class Engine {
+  // The engine whose orchestration entry runs on this thread (initial-exec: one load, no call).
+  __attribute__((tls_model("initial-exec"))) static thread_local Engine* tl_current;
+
  public:
   explicit Engine(const RuntimeOptions& opt);
   ~Engine();
@@ -130,7 +133,7 @@ class Engine {
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   [[noreturn]] void abort_orchestration(const std::string& msg);
 
-  static Engine* current();
+  static Engine* current() { return tl_current; }
 
  private:
   friend struct WorkerLoop;
