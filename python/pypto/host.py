@@ -8,7 +8,7 @@ level=pl.Level.HOST)``) submits chip-level orchestration functions as next-level
     r.code                 # C++ of host/host_main.cpp (entry: host_orchestration_entry)
     r.target_ids           # {"chip_add": 0}: register each L2 entry under its id
 
-    prog = host.compile_host(program, "host_main")   # build for the CPU L3 runtime
+    prog = host.compile_host(program, "host_main")   # build for the CPU L3 runtime (cached)
     prog(x, y, z, w)                                 # NumPy arrays; Out / InOut written in place
 
 See docs/manual_dependencies.md, section "Distributed HOST orchestration".
@@ -16,7 +16,6 @@ See docs/manual_dependencies.md, section "Distributed HOST orchestration".
 
 from __future__ import annotations
 
-import os
 from typing import Dict, List, Union
 
 from pypto._core import host as _host
@@ -92,15 +91,19 @@ class HostProgram:
     """A built HOST program: call it with NumPy arrays and Python scalars, in parameter order.
 
     Out / InOut arrays are written in place; the call returns a dict of run statistics
-    (``tasks_submitted``, ``tasks_executed``, ``wait_edges``, ``chain_edges``)."""
+    (``tasks_submitted``, ``tasks_executed``, ``wait_edges``, ``chain_edges``). ``library`` is
+    the built .so, ``output_dir`` where the sources are, ``cached`` True if no compiler ran."""
 
-    def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int):
+    def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
+                 output_dir: str = "", cached: bool = False):
         import ctypes
         self.library = library
         self.signature = list(signature)
         self.files = files
         self.target_ids = target_ids
         self.chips = chips
+        self.output_dir = output_dir
+        self.cached = cached
         self._lib = ctypes.CDLL(library)
         self._run = self._lib.pypto_host_run
         self._run.restype = ctypes.c_int
@@ -165,14 +168,12 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     Built: ``host/<func>.cpp``; one ``orchestration/<target>.cpp`` per chip-level target (its
     entry renamed to ``l2_entry_<target>`` with -D, so several link together); the kernels;
     and ``host_runner.cpp`` (registers each target with its own kernel table). Compiled with
-    the system C++ compiler into ``output_dir`` (default: a fresh temporary directory)."""
-    import subprocess
-    import tempfile
-
+    the system C++ compiler by ``pypto.runtime.build.build_sources``, the builder of
+    ``pypto.compile``: cached by content hash (a second compile of the same program runs no
+    compiler), sources and library copied to ``output_dir`` when given."""
     from pypto import codegen
     from pypto._core import kernel_cpu
-    from pypto.runtime import include_dir, kernel_include_dir, library_path
-    from pypto.runtime.build import BuildError, find_compiler
+    from pypto.runtime.build import build_sources
 
     if func is None:
         names = host_functions(program)
@@ -207,27 +208,6 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
                         % (tid, kid, kname, core, kname))
     files["host_runner.cpp"] = _SHIM % {"decls": "\n".join(decls), "regs": "\n    ".join(regs)}
 
-    out = output_dir or tempfile.mkdtemp(prefix="pypto-host-")
-    os.makedirs(os.path.join(out, "obj"), exist_ok=True)
-    cxx = find_compiler()
-    objs = []
-    for rel, code in files.items():
-        path = os.path.join(out, rel)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with open(path, "w") as f:
-            f.write(code)
-        obj = os.path.join(out, "obj", rel.replace("/", "__") + ".o")
-        opt = ["-O3", "-fno-trapping-math"] if rel.startswith("kernels/") else ["-O2"]
-        cmd = [cxx, "-std=c++17", "-fPIC", "-Wall", *opt, "-I", include_dir(), "-I", kernel_include_dir(),
-               *defines.get(rel, []), "-c", path, "-o", obj]
-        cp = subprocess.run(cmd, capture_output=True, text=True)
-        if cp.returncode != 0:
-            raise BuildError("compiling %s failed:\n%s" % (rel, cp.stdout + cp.stderr))
-        objs.append(obj)
-    lib = os.path.abspath(library_path())
-    so = os.path.join(out, "libhost_program.so")
-    cp = subprocess.run([cxx, "-shared", "-o", so, *objs, lib, "-Wl,-rpath," + os.path.dirname(lib), "-pthread"],
-                        capture_output=True, text=True)
-    if cp.returncode != 0:
-        raise BuildError("linking the HOST program failed:\n%s" % (cp.stdout + cp.stderr))
-    return HostProgram(so, h.signature, files, dict(h.target_ids), chips)
+    build = build_sources(files, output_dir=output_dir, file_flags=defines)
+    return HostProgram(build.library, h.signature, files, dict(h.target_ids), chips, output_dir=build.output_dir,
+                       cached=build.cached)

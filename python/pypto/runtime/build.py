@@ -14,8 +14,12 @@ What gets built: the orchestration file, one file per kernel, a generated ``prog
 ``host_shim.cpp`` (C entry points for the ctypes loader), each compiled with the system C++
 compiler (``$CXX``, else ``g++``/``c++``) and linked with libpto2 (rpath set).
 
-Caching: the key hashes every source, the compiler identity and flags, the runtime headers, the
-kernel prelude and libpto2 itself. The library lives in ``$PYPTO_CACHE_DIR`` (default
+The general form, ``build_sources(files, file_flags=..., support_files=...)``, builds any set of
+generated sources into one library the same way; ``pypto.host.compile_host`` builds HOST programs
+(host file, one orchestration per chip-level target, kernels, runner) through it.
+
+Caching: the key hashes every source (with its per-file flags), the compiler identity and flags,
+the runtime headers, the kernel prelude and libpto2 itself. The library lives in ``$PYPTO_CACHE_DIR`` (default
 ``~/.cache/pypto``) under ``<key>/``; a second build of the same program finds it there and
 runs no compiler. Builds go to a temporary directory renamed into place, so concurrent
 builds of the same program are safe.
@@ -39,10 +43,11 @@ from typing import Dict, List, Optional, Sequence
 from pypto.errors import PyptoError
 from pypto.runtime import include_dir, kernel_include_dir, library_path
 
-__all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "cache_root", "program_table_source",
+__all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "build_sources", "cache_root",
+           "program_table_source",
            "COMMON_FLAGS", "KERNEL_FLAGS", "HOST_FLAGS"]
 
-_BUILD_FORMAT = "pypto-build-2"
+_BUILD_FORMAT = "pypto-build-3"
 LIBRARY_NAME = "libprogram.so"
 COMMON_FLAGS = ["-std=c++17", "-fPIC", "-Wall"]
 KERNEL_FLAGS = ["-O3", "-fno-trapping-math"]   # vectorised tile loops (selects if-converted); portable (no -march)
@@ -181,17 +186,16 @@ def _tree_digest(root: str) -> str:
     return h.hexdigest()
 
 
-def _cache_key(files: Dict[str, str], cxx: str, flags: List[str], lib: str) -> str:
+def _cache_key(files: Dict[str, str], file_flags: Dict[str, List[str]], cxx: str, flags: List[str], lib: str) -> str:
     h = hashlib.sha256()
     for part in (_BUILD_FORMAT, _compiler_identity(cxx), " ".join(flags), _file_digest(lib),
-                 _tree_digest(include_dir()), _tree_digest(kernel_include_dir()), _file_digest(str(_SHIM))):
+                 _tree_digest(include_dir()), _tree_digest(kernel_include_dir())):
         h.update(part.encode())
         h.update(b"\0")
     for path in sorted(files):
-        h.update(path.encode())
-        h.update(b"\0")
-        h.update(files[path].encode())
-        h.update(b"\0")
+        for part in (path, " ".join(file_flags.get(path, [])), files[path]):
+            h.update(part.encode())
+            h.update(b"\0")
     return h.hexdigest()[:32]
 
 
@@ -207,14 +211,16 @@ def run_compiler(cmd: List[str], cwd: str) -> subprocess.CompletedProcess:
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 
-def _compile_commands(workdir: str, sources: List[str], cxx: str, lib: str) -> tuple:
+def _compile_commands(workdir: str, sources: List[str], file_flags: Dict[str, List[str]], cxx: str,
+                      lib: str) -> tuple:
     inc = ["-I" + include_dir(), "-I" + kernel_include_dir()]
     compiles = []
     objs = []
     for rel in sources:
         obj = "obj/" + rel.replace("/", "__").rsplit(".", 1)[0] + ".o"
         opt = KERNEL_FLAGS if rel.startswith("kernels/") else HOST_FLAGS
-        compiles.append((rel, [cxx] + COMMON_FLAGS + opt + _extra_flags() + inc + ["-c", rel, "-o", obj]))
+        compiles.append((rel, [cxx] + COMMON_FLAGS + opt + _extra_flags() + inc + list(file_flags.get(rel, [])) +
+                         ["-c", rel, "-o", obj]))
         objs.append(obj)
     libdir = os.path.dirname(os.path.abspath(lib))
     link = [cxx, "-shared", "-o", LIBRARY_NAME] + objs + [os.path.abspath(lib), "-Wl,-rpath," + libdir, "-pthread"]
@@ -259,10 +265,26 @@ def build_program(entry: str, orchestration_code: str, kernel_sources: Dict[str,
     files["program_table.cpp"] = program_table_source(entry, kernels)
     for rel, code in (extra_files or {}).items():
         files[rel] = code
+    return build_sources(files, output_dir=output_dir, support_files={"host_shim.cpp": _SHIM.read_text()})
+
+
+def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
+                  file_flags: Optional[Dict[str, List[str]]] = None,
+                  support_files: Optional[Dict[str, str]] = None) -> BuildResult:
+    """Compiles (or finds cached) every ``.cpp`` of ``files`` (relative path -> source) and links
+    them with libpto2 into one library, cached by content hash (see the module doc).
+
+    ``file_flags`` adds flags to one file's compile command (e.g. ``-D`` renames); they are part
+    of the key. ``support_files`` are built and keyed too but are not program sources: they are
+    not in ``BuildResult.files`` (the fixed ``host_shim.cpp``)."""
+    file_flags = dict(file_flags or {})
+    support_files = dict(support_files or {})
+    all_files = dict(files)
+    all_files.update(support_files)
     cxx = find_compiler()
     lib = library_path()
     flags = COMMON_FLAGS + KERNEL_FLAGS + HOST_FLAGS + _extra_flags()
-    key = _cache_key(files, cxx, flags, lib)
+    key = _cache_key(all_files, file_flags, cxx, flags, lib)
     root = cache_root()
     final = root / key
     cached = (final / LIBRARY_NAME).is_file()
@@ -270,12 +292,10 @@ def build_program(entry: str, orchestration_code: str, kernel_sources: Dict[str,
         root.mkdir(parents=True, exist_ok=True)
         work = tempfile.mkdtemp(prefix="tmp-%s-" % key[:8], dir=str(root))
         try:
-            all_files = dict(files)
-            all_files["host_shim.cpp"] = _SHIM.read_text()
             _write_files(work, all_files)
             os.makedirs(os.path.join(work, "obj"), exist_ok=True)
             sources = [p for p in all_files if p.endswith(".cpp")]
-            compiles, link = _compile_commands(work, sources, cxx, lib)
+            compiles, link = _compile_commands(work, sources, file_flags, cxx, lib)
             with open(os.path.join(work, "build.sh"), "w") as f:
                 f.write(_build_script(compiles, link))
             jobs = int(os.environ.get("PYPTO_BUILD_JOBS", "0")) or min(4, os.cpu_count() or 2)
@@ -297,7 +317,7 @@ def build_program(entry: str, orchestration_code: str, kernel_sources: Dict[str,
         out = os.path.abspath(output_dir)
         os.makedirs(out, exist_ok=True)
         _write_files(out, files)
-        for extra in ("host_shim.cpp", "build.sh", LIBRARY_NAME):
+        for extra in (*support_files, "build.sh", LIBRARY_NAME):
             src = final / extra
             if src.is_file():
                 shutil.copy2(str(src), os.path.join(out, extra))

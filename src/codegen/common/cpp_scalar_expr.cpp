@@ -2,7 +2,10 @@
 #include "cpp_scalar_expr.h"
 
 #include <cctype>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <limits>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
@@ -46,7 +49,44 @@ std::string CppDoubleLiteral(double v) {
   return s;
 }
 
-std::string CppFloatLiteral(double v) { return CppDoubleLiteral(v) + "f"; }
+std::string CppIntLiteral(int64_t v) {
+  if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
+    return "INT64_C(" + std::to_string(v) + ")";
+  }
+  return std::to_string(v);
+}
+
+namespace {
+
+// The float nearest `v` (round to nearest even) without converting an out-of-range double,
+// which is undefined behaviour: past FLT_MAX it stays FLT_MAX below the midpoint to the next
+// power of two, 2^128 - 2^103, and is infinity from there (the tie goes to infinity: FLT_MAX's
+// significand is odd).
+float NearestFloat(double v) {
+  const double flt_max = std::numeric_limits<float>::max();
+  if (std::isnan(v) || std::fabs(v) <= flt_max) return static_cast<float>(v);
+  const float big = std::fabs(v) >= std::ldexp(1.0, 128) - std::ldexp(1.0, 103) ? std::numeric_limits<float>::infinity()
+                                                                                 : std::numeric_limits<float>::max();
+  return std::signbit(v) ? -big : big;
+}
+
+}  // namespace
+
+std::string CppFloatLiteral(double v) {
+  const float f = NearestFloat(v);
+  if (std::isnan(f)) return "std::numeric_limits<float>::quiet_NaN()";
+  if (std::isinf(f)) return f > 0 ? "std::numeric_limits<float>::infinity()" : "(-std::numeric_limits<float>::infinity())";
+  // A literal that underflows to zero or exceeds FLT_MAX is a -Woverflow / -Wliteral-range error.
+  if (f == 0) return std::signbit(f) ? "-0.0f" : "0.0f";
+  std::string digits = CppDoubleLiteral(v);
+  if (std::fabs(v) > std::numeric_limits<float>::max() || std::strtof(digits.c_str(), nullptr) != f) {
+    digits = CppDoubleLiteral(f);   // 9 significant digits identify every float
+  }
+  return digits + "f";
+}
+
+bool CppFloatLiteralNeedsLimits(double v) { return !std::isfinite(NearestFloat(v)); }
 
 std::string CppRuntimeDType(DataType d) {
   switch (d) {
@@ -94,7 +134,8 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* c = e->as<Cast>()) return cast_text(ScalarDtypeOf(e), print_scalar(c->value));
   if (auto* u = e->as<UnaryExpr>()) {
     std::string a = print_scalar(u->a);
-    return u->op == UnaryOp::Neg ? "(-" + a + ")" : "(!" + a + ")";
+    if (u->op == UnaryOp::Not) return "(!" + a + ")";
+    return a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
   }
   if (auto* b = e->as<BinaryExpr>()) {
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
@@ -127,7 +168,12 @@ std::string CppScalarExprPrinter::print_other(const ExprPtr& e) {
 
 std::string CppScalarExprPrinter::int_literal(int64_t v, DataType d) const {
   if (d == DataType::BOOL) return v ? "true" : "false";
-  return std::to_string(v);
+  return CppIntLiteral(v);
+}
+
+std::string CppScalarExprPrinter::float_literal(double v) const {
+  if (CppFloatLiteralNeedsLimits(v)) needs_limits_header_ = true;
+  return CppFloatLiteral(v);
 }
 
 std::string CppScalarExprPrinter::cast_text(DataType to, const std::string& value) const {

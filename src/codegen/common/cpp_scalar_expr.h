@@ -33,8 +33,22 @@ ir::DataType ScalarDtypeOf(const ir::Expr& e);
 // The C++ type of a scalar of dtype `d`; a TaskId is `task_id_type`. INT64 / INDEX -> int64_t.
 std::string CppScalarType(ir::DataType d, const std::string& task_id_type);
 
-// A float literal: 0.5 -> "0.5f", 2 -> "2.0f".
+// An int64_t literal that is valid C++ for every value: "4", "-1"; beyond int32
+// "INT64_C(5000000000)" (int64_t on every data model); INT64_MIN as "INT64_MIN", since no literal
+// spells it (`-9223372036854775808` negates 9223372036854775808, which does not fit int64_t).
+// Both macros come from <stdint.h>, which generated files include.
+std::string CppIntLiteral(int64_t v);
+
+// The literal of the float nearest `v` (the value an FP32 constant holds: IEEE round to nearest),
+// exact and accepted by -Wall -Werror: 0.5 -> "0.5f", 2 -> "2.0f", -0.0 -> "-0.0f",
+// 1e-50 -> "0.0f" (underflow), 1e39 -> "std::numeric_limits<float>::infinity()" (overflow),
+// -inf -> "(-std::numeric_limits<float>::infinity())", NaN -> "std::numeric_limits<float>::quiet_NaN()".
+// Digits are those of `v` when they round to the same float ("0.1f"), else the float's own 9.
 std::string CppFloatLiteral(double v);
+
+// True when CppFloatLiteral(v) spells std::numeric_limits (NaN or an infinite float), so the
+// generated file needs <limits>.
+bool CppFloatLiteralNeedsLimits(double v);
 
 // A double literal (9 significant digits): 0.5 -> "0.5", 2 -> "2.0", 1e+39 -> "1e+39".
 std::string CppDoubleLiteral(double v);
@@ -58,6 +72,10 @@ class CppScalarExprPrinter {
   // The C++ text of the scalar expression `e`: literals, Vars, casts, unary and binary ops.
   std::string print_scalar(const ir::ExprPtr& e);
 
+  // True once the default float_literal printed a std::numeric_limits constant (NaN, infinity):
+  // the generated file must then include <limits>.
+  bool needs_limits_header() const { return needs_limits_header_; }
+
  protected:
   // The C++ text bound to `v` (reports a Var without a value).
   virtual std::string var_text(const ir::Var* v, const ir::Span& span) = 0;
@@ -69,10 +87,10 @@ class CppScalarExprPrinter {
   [[noreturn]] virtual void unsupported(const ir::ExprPtr& e) = 0;
 
   // --- spelling hooks (defaults: the orchestration spellings) ---
-  // An integer literal of dtype `d`: "4", "-1" ("true" / "false" for BOOL).
+  // An integer literal of dtype `d`: CppIntLiteral ("true" / "false" for BOOL).
   virtual std::string int_literal(int64_t v, ir::DataType d) const;
-  // A float literal: CppFloatLiteral.
-  virtual std::string float_literal(double v) const { return CppFloatLiteral(v); }
+  // A float literal: CppFloatLiteral (notes when it needs <limits>).
+  virtual std::string float_literal(double v) const;
   // The C++ text `value` converted to dtype `to`: "((int32_t)(x))".
   virtual std::string cast_text(ir::DataType to, const std::string& value) const;
   // Div, FloorDiv, Mod, Min, Max: the binary ops without a C++ operator of Python's meaning,
@@ -80,6 +98,9 @@ class CppScalarExprPrinter {
   virtual std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c);
   // Any other expression (a Call, ...): unsupported by default.
   virtual std::string print_other(const ir::ExprPtr& e);
+
+ private:
+  mutable bool needs_limits_header_ = false;   // set by the (const) float_literal
 };
 
 }  // namespace pypto::codegen::common

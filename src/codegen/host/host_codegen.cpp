@@ -128,7 +128,9 @@ std::string HostEmitter::Generate() {
     any = true;
   }
   if (!any) os << " none";
-  os << "\n#include <stddef.h>\n#include <stdint.h>\n#include \"pto_l3_api.h\"\n\n";
+  os << "\n#include <stddef.h>\n#include <stdint.h>\n";
+  if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
+  os << "#include \"pto_l3_api.h\"\n\n";
   common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body_.str(), {});
   return os.str();
 }

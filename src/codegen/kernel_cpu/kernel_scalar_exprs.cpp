@@ -72,20 +72,20 @@ std::string TileRef::numel() const { return Product(dims, 0, dims.size()); }
 std::string TileRef::rows() const { return dims.size() <= 1 ? "1" : Product(dims, 0, dims.size() - 1); }
 std::string TileRef::cols() const { return dims.back(); }
 
-// Negative literals are parenthesized (so `a - -1` cannot arise), values beyond int32 are
-// INT64_C, and INT64_MIN, which has no literal, is the macro.
+// The common literals (INT64_C beyond int32, INT64_MIN by its macro), negative ones in int32
+// range parenthesized (so `a - -1` cannot arise).
 std::string KernelEmitter::int_literal(int64_t v, DataType) const {
-  if (v == INT64_MIN) return "INT64_MIN";
-  if (v >= INT32_MIN && v <= INT32_MAX) return v < 0 ? "(" + std::to_string(v) + ")" : std::to_string(v);
-  return "INT64_C(" + std::to_string(v) + ")";
+  const std::string s = common::CppIntLiteral(v);
+  return v < 0 && v >= INT32_MIN ? "(" + s + ")" : s;
 }
 
+// The common float literals (exact; NaN / infinity through std::numeric_limits, which the
+// prelude includes), finite ones parenthesized.
 std::string KernelEmitter::float_literal(double v) const {
-  if (std::isnan(v)) return "std::numeric_limits<float>::quiet_NaN()";
-  if (std::isinf(v)) return v > 0 ? "std::numeric_limits<float>::infinity()" : "(-std::numeric_limits<float>::infinity())";
   // Values beyond float range keep double precision (the cast at the use narrows them).
-  if (std::fabs(v) > 3.4e38) return "(" + common::CppDoubleLiteral(v) + ")";
-  return "(" + common::CppFloatLiteral(v) + ")";
+  if (std::isfinite(v) && std::fabs(v) > 3.4e38) return "(" + common::CppDoubleLiteral(v) + ")";
+  const std::string s = common::CppFloatLiteral(v);
+  return std::isfinite(v) ? "(" + s + ")" : s;
 }
 
 std::string KernelEmitter::cast_text(DataType to, const std::string& value) const {

@@ -95,7 +95,7 @@ std::string Emitter::u32(const ExprPtr& e) {
 }
 
 std::string Emitter::i64(const ExprPtr& e) {
-  if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
+  if (auto* c = e->as<ConstInt>()) return common::CppIntLiteral(c->value);
   std::string s = expr(e);
   if (ScalarDtypeOf(e) == DataType::INT64 || ScalarDtypeOf(e) == DataType::INDEX) return s;
   return "(int64_t)(" + strip_parens(s) + ")";

@@ -146,7 +146,7 @@ void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::st
   std::string list;
   for (size_t i = 0; i < idx->elements.size(); ++i) list += (i ? ", " : "") + e.i64(idx->elements[i]);
   e.line(params + ".set_predicate(CoreTaskPredicate(" + e.ref(t) + ", {" + list + "}, " +
-         predicate_op(cmp->op, mirrored, s.predicate->span) + ", " + std::to_string(target) + "));");
+         predicate_op(cmp->op, mirrored, s.predicate->span) + ", " + common::CppIntLiteral(target) + "));");
 }
 
 void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Expr& task, const std::string& params) {

@@ -6,28 +6,18 @@
 #include "../../../src/codegen/common/cpp_scalar_expr.h"
 #include "../../../src/codegen/kernel_cpu/kernel_cpu_codegen.h"
 #include "../transforms/orch_test_util.h"
+#include "name_printer.h"
 
 using namespace pypto::orch_test;
+using pypto::codegen_test::has;
+using pypto::codegen_test::NamePrinter;
 using pypto::codegen::GenerateKernelCpu;
 using pypto::codegen::common::CppRuntimeDType;
-using pypto::codegen::common::CppScalarExprPrinter;
 using pypto::codegen::common::CppScalarType;
 
 namespace {
 
-// The default spellings: Vars by name, TaskIds as "Tid", nothing known to be non-negative.
-class NamePrinter : public CppScalarExprPrinter {
- protected:
-  std::string var_text(const Var* v, const Span&) override { return v->name; }
-  std::string scalar_type(DataType d) const override { return CppScalarType(d, "Tid"); }
-  [[noreturn]] void unsupported(const ExprPtr& e) override {
-    throw UserError(std::string("unsupported ") + to_string(e->kind), e->span, "");
-  }
-};
-
 ExprPtr Bin(BinaryOp op, ExprPtr a, ExprPtr b) { return BinaryExpr::make(op, std::move(a), std::move(b)); }
-
-bool has(const std::string& code, const std::string& needle) { return code.find(needle) != std::string::npos; }
 
 }  // namespace
 
