@@ -130,6 +130,33 @@ class DepTracker {
     if (st.by_lo.size() >= st.sweep_at) sweep(st, live);
   }
 
+  /// True if accessing `r` now would have to wait for a live task (a live writer of an
+  /// overlapping region; for a write also a live reader). Changes nothing. May answer true
+  /// when unsure (a region off the storage's tile grid): the caller then records the access.
+  template <class IsLive>
+  bool must_wait(const void* key, const Region& r, bool write, IsLive&& live) const {
+    if (r.empty) return false;
+    auto sit = map_.find(key);
+    if (sit == map_.end()) return false;
+    const Storage& st = sit->second;
+    auto busy = [&](const auto& e) {
+      if (e.writer && live(e.writer)) return true;
+      if (write)
+        for (uint64_t rd : e.readers)
+          if (live(rd)) return true;
+      return false;
+    };
+    if (st.tiled) {
+      if (st.tiles.size() == 0) return false;
+      if (!st.sig.valid || !st.sig.matches(r)) return true;
+      const TileState* t = st.tiles.find(r.lo);
+      return t && busy(*t);
+    }
+    for (auto it = st.by_lo.lower_bound(r.lo - st.max_len); it != st.by_lo.end() && it->first < r.hi; ++it)
+      if (it->second.region.hi > r.lo && regions_overlap(it->second.region, r) && busy(it->second)) return true;
+    return false;
+  }
+
   /// Live tasks that last wrote a region overlapping `r`.
   template <class IsLive>
   void writers_of(const void* key, const Region& r, std::vector<uint64_t>& out, IsLive&& live) {

@@ -294,7 +294,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   TaskOutputTensors out;
   out.id_.raw = raw;
   dep_scratch_.clear();
-  bool tracked = false, untracked_write = false;
+  bool untracked_write = false;
 
   // A single-block task that has nothing to wait for runs right here, undeferred, when the
   // workers have plenty queued already (as OpenMP runtimes do past their task throttle) or
@@ -305,17 +305,13 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
       !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
       !params.has_new_output() && (ready_[type].size_hint() >= help_threshold_ || is_tiny(kernel));
-  if (may_run_undeferred) {
-    if (params.tensor_count())
-      untracked_write = track_tensors(params.tensors().data(), params.dirs().data(), params.tensor_count(), raw, manual_scope);
-    tracked = true;
-    if (!waits_for_live(dep_scratch_, edeps)) {
-      next_raw_++;
-      ++total_submitted_;
-      ++n_submitted_;
-      run_undeferred(kind, kernel, params, raw, type);
-      return out;
-    }
+  if (may_run_undeferred && !tensors_must_wait(params, manual_scope) && !any_live(edeps)) {
+    // Nothing recorded in the tracker: the task has finished before anyone looks again.
+    next_raw_++;
+    ++total_submitted_;
+    ++n_submitted_;
+    run_undeferred(kind, kernel, params, raw, type);
+    return out;
   }
 
   // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
@@ -336,7 +332,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     s.scalars.assign(params.scalars().begin(), params.scalars().end());
   }
   Tensor* pred_element = nullptr;
-  if (!tracked) {
+  {
     // (An abort here leaves the slot unpublished: the id is simply never used, and the
     // tracker treats it as finished.)
     for (uint32_t i = 0; i < s.tensors.size(); ++i) {
@@ -442,10 +438,21 @@ bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
   return untracked_write;
 }
 
-bool Engine::waits_for_live(const std::vector<uint64_t>& auto_deps, const pto2::SmallVec<PTO2TaskId, 8>& explicit_deps) {
-  for (uint64_t d : auto_deps)
-    if (is_live(d)) return true;
-  for (const PTO2TaskId& d : explicit_deps)
+// True if a tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
+bool Engine::tensors_must_wait(const Arg& params, bool manual_scope) {
+  if (manual_scope) return false;
+  const auto live = [this](uint64_t r) { return is_live(r); };
+  for (uint32_t i = 0; i < params.tensor_count(); ++i) {
+    const Tensor& t = params.tensors()[i];
+    const PTO2ArgDir d = params.dirs()[i];
+    if (d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) continue;
+    if (tracker_.must_wait(t.data, Region::of(t), d != PTO2ArgDir::INPUT, live)) return true;
+  }
+  return false;
+}
+
+bool Engine::any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids) {
+  for (const PTO2TaskId& d : ids)
     if (is_live(d.raw)) return true;
   return false;
 }

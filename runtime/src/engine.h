@@ -155,7 +155,8 @@ class Engine {
   void orchestrator_wait(Pred&& ready, const char* what);
   bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
   bool track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope);
-  bool waits_for_live(const std::vector<uint64_t>& auto_deps, const pto2::SmallVec<PTO2TaskId, 8>& explicit_deps);
+  bool tensors_must_wait(const Arg& params, bool manual_scope);
+  bool any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids);
   void publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks);
   static void keep_storage(TaskSlot& s, PTO2Storage* storage);
 

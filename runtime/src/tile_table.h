@@ -46,6 +46,13 @@ class TileTable {
     return slots_[i].state;
   }
 
+  /// The state of `key`, or nullptr.
+  const TileState* find(int64_t key) const {
+    for (size_t i = home(key); slots_[i].used; i = (i + 1) & mask_)
+      if (slots_[i].key == key) return &slots_[i].state;
+    return nullptr;
+  }
+
   /// Keeps only the entries for which keep(key, state) is true (it may edit the state; it
   /// may be asked twice about one entry). In place: deleting shifts the rest of the probe
   /// run back, so no array is reallocated unless the table is far too large.

@@ -116,3 +116,26 @@ TEST(DepTracker, WritersOfAnElementInATileGrid) {
   f.t.writers_of(g_store, Region::element(grid(), idx), out, [&](uint64_t x) { return !f.done.count(x); });
   EXPECT_TRUE(out.empty());
 }
+
+TEST(DepTracker, MustWaitProbesWithoutRecording) {
+  Fixture f;
+  auto live = [&](uint64_t x) { return !f.done.count(x); };
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 0), true, live));  // nothing known yet
+  f.access(tile(0, 0), false, true, 1);                          // writer 1
+  f.access(tile(0, 16), true, false, 2);                         // reader 2
+  EXPECT_TRUE(f.t.must_wait(g_store, tile(0, 0), false, live));   // RaW on live 1
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 16), false, live)); // read after read
+  EXPECT_TRUE(f.t.must_wait(g_store, tile(0, 16), true, live));   // WaR on live 2
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(16, 16), true, live)); // untouched tile
+  EXPECT_TRUE(f.t.must_wait(g_store, tile(8, 8), false, live));   // off the grid: unsure
+  f.done.insert(1);
+  f.done.insert(2);
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 0), true, live));
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 16), true, live));
+  EXPECT_EQ(f.t.entries(g_store), 2u);  // probing recorded nothing
+  // General index (after an off-grid access): exact overlap, live writers and readers only.
+  f.access(tile(8, 8), true, false, 3);
+  EXPECT_TRUE(f.t.must_wait(g_store, tile(0, 0), true, live));    // WaR on live 3 (overlaps)
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 0), false, live));  // RaR
+  EXPECT_FALSE(f.t.must_wait(g_store, tile(32, 32), true, live)); // disjoint
+}
