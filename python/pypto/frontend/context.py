@@ -63,11 +63,8 @@ class ProgramCtx:
         Returns _MISSING when unknown."""
         if fn_env and name in fn_env:
             return fn_env[name]
-        if name in self.py_env:
-            return self.py_env[name]
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
-        return _MISSING
+        v = self.py_env.get(name, _MISSING)
+        return getattr(builtins, name, _MISSING) if v is _MISSING else v
 
 
 class Frame:
@@ -100,6 +97,7 @@ class FnCtx:
         self.prog = prog
         self.sig = sig
         self.src = prog.source
+        self.span = prog.source.span   # span(node) -> ir.Span (bound directly: called for every IR node)
         self.frames: list[Frame] = [Frame("function")]
         self.stmts: list[list] = [[]]
         self.scopes: list[ScopeInfo] = []
@@ -146,9 +144,6 @@ class FnCtx:
         return self.stmts.pop()
 
     # -- diagnostics ---------------------------------------------------------------------
-    def span(self, node: ast.AST):
-        return self.src.span(node)
-
     def error(self, node, message: str, help: str = ""):  # noqa: A002
         return self.src.error(node, message, help)
 

@@ -34,15 +34,46 @@ class Source:
         self.file = file
         self.lines = lines
         self.line_offset = line_offset
+        # line -> (text, is ASCII): every node of a line needs them (spans are built for
+        # every IR node, so this is on the parser's hot path).
+        self._line_info: dict[int, tuple[str, bool]] = {}
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].rstrip("\n") if 0 < line <= len(self.lines) else ""
 
+    def _info(self, line: int) -> tuple[str, bool]:
+        info = self._line_info.get(line)
+        if info is None:
+            text = self.line_text(line)
+            info = self._line_info[line] = (text, text.isascii())
+        return info
+
     def _col(self, line: int, byte_col: int) -> int:
-        text = self.line_text(line)
+        """1-based character column of the UTF-8 byte offset `byte_col` (what ast reports)."""
+        text, ascii_only = self._info(line)
+        if ascii_only and byte_col >= 0:
+            return min(byte_col, len(text)) + 1
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")) + 1
 
     def span(self, node: ast.AST) -> ir.Span:
+        # Fast path (spans are built for every IR node): a node on one ASCII line, where
+        # ast's byte offsets are character offsets.
+        try:
+            line, end_line = node.lineno, node.end_lineno
+            byte_col, end_byte_col = node.col_offset, node.end_col_offset
+        except AttributeError:
+            return self._span(node)
+        if line and end_line == line and end_byte_col is not None:
+            line += self.line_offset
+            info = self._line_info.get(line) or self._info(line)
+            if info[1] and byte_col >= 0 and end_byte_col >= 0:
+                text = info[0]
+                n = len(text)
+                return ir.Span(self.file, line, (byte_col if byte_col < n else n) + 1, line,
+                               (end_byte_col if end_byte_col < n else n) + 1, text)
+        return self._span(node)
+
+    def _span(self, node: ast.AST) -> ir.Span:
         line = getattr(node, "lineno", 0)
         if not line:
             return ir.Span(self.file)
@@ -51,7 +82,7 @@ class Source:
         col = self._col(line, node.col_offset)
         end_col = getattr(node, "end_col_offset", None)
         end_col = self._col(end_line, end_col) if end_col is not None else col + 1
-        return ir.Span(self.file, line, col, end_line, end_col, self.line_text(line))
+        return ir.Span(self.file, line, col, end_line, end_col, self._info(line)[0])
 
     def error(self, node: ast.AST | None, message: str, help: str = "") -> PyptoError:  # noqa: A002
         if node is None or not getattr(node, "lineno", 0):
