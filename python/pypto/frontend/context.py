@@ -39,6 +39,7 @@ class FunctionSig:
 
 
 _MISSING = object()
+_BUILTINS = vars(builtins)
 
 
 class ProgramCtx:
@@ -64,7 +65,14 @@ class ProgramCtx:
         if fn_env and name in fn_env:
             return fn_env[name]
         v = self.py_env.get(name, _MISSING)
-        return getattr(builtins, name, _MISSING) if v is _MISSING else v
+        if v is _MISSING:
+            # The builtins module's dict, not getattr: a failed getattr builds an AttributeError,
+            # and `self` of every `self.kernel(...)` call is looked up here. Only dunder names
+            # (__class__, ...) are module attributes outside that dict.
+            v = _BUILTINS.get(name, _MISSING)
+            if v is _MISSING and name.startswith("__"):
+                v = getattr(builtins, name, _MISSING)
+        return v
 
 
 class Frame:

@@ -29,6 +29,8 @@ class _Failure(tuple):
     """A failed resolution, returned (not raised) by _resolve: (node, reason, base, attr),
     the arguments of the PyEvalFailure it becomes. A tuple, so making one is cheap."""
 
+    __slots__ = ()
+
 
 def _resolve(ctx, node: ast.AST):
     """The Python value of `node`, or a _Failure saying why it has none."""
