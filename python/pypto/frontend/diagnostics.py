@@ -34,9 +34,9 @@ class Source:
         self.file = file
         self.lines = lines
         self.line_offset = line_offset
-        # line -> (text, is ASCII): every node of a line needs them (spans are built for
-        # every IR node, so this is on the parser's hot path).
-        self._line_info: dict[int, tuple[str, bool]] = {}
+        # A span is built for every IR node: nodes on one ASCII line are done in C++.
+        self._one_ascii_line_span = ir.AstSpans(file, lines, line_offset).of
+        self._line_info: dict[int, tuple[str, bool]] = {}   # line -> (text, is ASCII)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].rstrip("\n") if 0 < line <= len(self.lines) else ""
@@ -56,24 +56,11 @@ class Source:
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")) + 1
 
     def span(self, node: ast.AST) -> ir.Span:
-        # Fast path (spans are built for every IR node): a node on one ASCII line, where
-        # ast's byte offsets are character offsets.
-        try:
-            line, end_line = node.lineno, node.end_lineno
-            byte_col, end_byte_col = node.col_offset, node.end_col_offset
-        except AttributeError:
-            return self._span(node)
-        if line and end_line == line and end_byte_col is not None:
-            line += self.line_offset
-            info = self._line_info.get(line) or self._info(line)
-            if info[1] and byte_col >= 0 and end_byte_col >= 0:
-                text = info[0]
-                n = len(text)
-                return ir.Span(self.file, line, (byte_col if byte_col < n else n) + 1, line,
-                               (end_byte_col if end_byte_col < n else n) + 1, text)
-        return self._span(node)
+        s = self._one_ascii_line_span(node)
+        return self._span(node) if s is None else s
 
     def _span(self, node: ast.AST) -> ir.Span:
+        """The general case: ast columns are UTF-8 byte offsets, Span columns characters."""
         line = getattr(node, "lineno", 0)
         if not line:
             return ir.Span(self.file)
