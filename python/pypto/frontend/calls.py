@@ -187,6 +187,7 @@ def _min_max(ctx, node: ast.Call, fn):
 
 
 _PARAM_OUT, _ARG_UNSET, _ARG_NODEP = ir.ParamDirection.Out, ir.ArgDirection.Unset, ir.ArgDirection.NoDep
+_TASK_ID = ir.DataType.TASK_ID
 
 
 def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool):
@@ -207,7 +208,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
                             help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
     args, dirs, any_nodep = [], [], False
-    for a, p in zip(arg_nodes, params):
+    for a, p, pt in zip(arg_nodes, params, sig.param_types):
         d, inner = _ARG_UNSET, a
         if type(a) is ast.Call:
             callee = peek_builtin(ctx, a.func)
@@ -221,8 +222,10 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
         elif type(a) is ast.Starred:
             raise ctx.error(a, "*args are not supported in DSL calls")
         e = eval_expr(ctx, inner)
-        pt = p.type
-        if type(pt) is not type(e.type) or type(pt) is ir.ScalarType:   # else: the same kind of non-scalar
+        et = e.type
+        # The common case inline (IR types arrive as their most-derived class): the same kind, and
+        # no TaskId passed for another scalar. Otherwise _check_arg_kind raises the located error.
+        if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
             _check_arg_kind(ctx, inner, e, p, sig)
         args.append(e)
         dirs.append(d)

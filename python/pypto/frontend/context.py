@@ -31,6 +31,10 @@ class FunctionSig:
     return_types: list                 # [ir type]
     py_env: dict                       # closure values of the method
     attrs: dict = field(default_factory=dict)   # @pl.function(attrs={...}): pass-stamped facts
+    param_types: list = field(init=False)       # [p.type for p in params], read for every call argument
+
+    def __post_init__(self):
+        self.param_types = [p.type for p in self.params]
 
     def call_result_type(self):
         if len(self.return_types) == 1:
@@ -39,6 +43,7 @@ class FunctionSig:
 
 
 _MISSING = object()
+_UNRESOLVED = object()
 _BUILTINS = vars(builtins)
 
 
@@ -115,6 +120,7 @@ class FnCtx:
         # pl.system.task_dummy results -> their deps, so a barrier in deps= covers its inputs.
         self.barriers: dict = {}
         self.returned = False          # a top-level return was parsed (it must be last)
+        self._py_names: dict = {}      # resolve_py results
 
     # -- names ---------------------------------------------------------------------------
     def lookup(self, name: str):
@@ -136,7 +142,12 @@ class FnCtx:
         return sorted(names)
 
     def resolve_py(self, name: str):
-        return self.prog.resolve_py(name, self.sig.py_env)
+        # Memoized: the Python scope does not change while the program is parsed, and names
+        # like `self` and `pl` are resolved for nearly every statement.
+        v = self._py_names.get(name, _UNRESOLVED)
+        if v is _UNRESOLVED:
+            v = self._py_names[name] = self.prog.resolve_py(name, self.sig.py_env)
+        return v
 
     def new_var(self, name: str, type_, node: ast.AST):
         return ir.Var.make(name, type_, self.span(node))
