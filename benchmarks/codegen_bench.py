@@ -1,15 +1,19 @@
 """Code generation throughput: parse, passes and orchestration codegen on a generated DSL
 program with many task submissions (default 10,000).
 
-    python benchmarks/codegen_bench.py [--tasks N] [--quick]
+    python benchmarks/codegen_bench.py [--tasks N] [--quick] [--profile]
 
 The program has 4 kernels and one Orchestration function of N straight-line kernel calls over
-8 internal buffers, plus a loop; times are reported separately for each stage.
+8 internal buffers, plus a loop; times are reported separately for each stage. --profile
+also prints, per stage, the functions with the most own time (cProfile; its per-call overhead
+inflates call-heavy Python code, so read it for where to look, not for the numbers).
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
+import pstats
 import sys
 import time
 
@@ -44,17 +48,28 @@ def make_source(tasks: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def run(tasks: int) -> dict:
+def _stage(name: str, profile: bool, fn, *args, **kwargs):
+    """fn(*args, **kwargs); with profile, under cProfile, printing its top functions."""
+    if not profile:
+        return fn(*args, **kwargs)
+    prof = cProfile.Profile()
+    result = prof.runcall(fn, *args, **kwargs)
+    print("-- %s: top functions by own time" % name)
+    pstats.Stats(prof, stream=sys.stdout).sort_stats("tottime").print_stats(15)
+    return result
+
+
+def run(tasks: int, profile: bool = False) -> dict:
     import pypto.language as pl
     from pypto import codegen
 
     source = make_source(tasks)
     t0 = time.perf_counter()
-    program = pl.parse_program(source, "codegen_bench.py")
+    program = _stage("parse", profile, pl.parse_program, source, "codegen_bench.py")
     t1 = time.perf_counter()
-    prepared = codegen.run_pipeline(program)
+    prepared = _stage("passes", profile, codegen.run_pipeline, program)
     t2 = time.perf_counter()
-    result = codegen.generate_orchestration(prepared, "main", run_passes=False)
+    result = _stage("codegen", profile, codegen.generate_orchestration, prepared, "main", run_passes=False)
     t3 = time.perf_counter()
     submits = result.code.count("rt_submit_")
     assert submits == tasks, "expected %d submissions, generated %d" % (tasks, submits)
@@ -66,9 +81,11 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=10000)
     ap.add_argument("--quick", action="store_true", help="1,000 tasks")
+    ap.add_argument("--profile", action="store_true",
+                    help="profile each stage (cProfile) and print its top functions; times include the overhead")
     args = ap.parse_args(argv)
     tasks = 1000 if args.quick else args.tasks
-    r = run(tasks)
+    r = run(tasks, args.profile)
     print("codegen_bench: %d task submissions, %d lines of C++" % (r["tasks"], r["lines"]))
     for stage in ("parse", "passes", "codegen"):
         s = r[stage + "_s"]

@@ -428,6 +428,7 @@ void bind_ir(nb::module_& parent) {
   nb::module_ m = parent.def_submodule("ir", "The pypto IR (C++), see include/pypto/ir.");
   bind_enums(m);
   bind_span(m);
+  bind_ast_spans(m);
   bind_errors(m);
   bind_types(m);
   bind_exprs(m);

@@ -16,9 +16,10 @@ import types
 
 from pypto._core import ir
 from pypto.frontend import irtypes
+from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
 
@@ -118,7 +119,6 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
 
 
 def _cast(ctx, node: ast.Call, b: Builtin):
-    from pypto.frontend.annotations import ir_dtype
     if len(node.args) != 2 or node.keywords:
         raise ctx.error(node, "pl.cast takes a value and a dtype: pl.cast(x, pl.FP32)")
     x = eval_expr(ctx, node.args[0])
@@ -186,6 +186,10 @@ def _min_max(ctx, node: ast.Call, fn):
     return acc
 
 
+_PARAM_OUT, _ARG_UNSET, _ARG_NODEP = ir.ParamDirection.Out, ir.ArgDirection.Unset, ir.ArgDirection.NoDep
+_TASK_ID = ir.DataType.TASK_ID
+
+
 def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool):
     """Arguments of a call to program function `sig` -> (args, arg_directions).
 
@@ -200,26 +204,29 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
                         ("; use pl.submit to let the runtime allocate trailing pl.Out arguments"
                          if len(arg_nodes) < len(params) else ""))
     for p, d in zip(params[len(arg_nodes):], sig.directions[len(arg_nodes):]):
-        if d != ir.ParamDirection.Out:
+        if d != _PARAM_OUT:
             raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
                             help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
     args, dirs, any_nodep = [], [], False
-    for a, p in zip(arg_nodes, params):
-        if isinstance(a, ast.Starred):
-            raise ctx.error(a, "*args are not supported in DSL calls")
-        d = ir.ArgDirection.Unset
-        inner = a
-        if isinstance(a, ast.Call):
+    for a, p, pt in zip(arg_nodes, params, sig.param_types):
+        d, inner = _ARG_UNSET, a
+        if type(a) is ast.Call:
             callee = peek_builtin(ctx, a.func)
             if isinstance(callee, Builtin) and callee.kind == "no_dep":
                 if len(a.args) != 1 or a.keywords:
                     raise ctx.error(a, "pl.no_dep takes exactly one argument")
-                inner, d, any_nodep = a.args[0], ir.ArgDirection.NoDep, True
+                inner, d, any_nodep = a.args[0], _ARG_NODEP, True
                 if ctx.in_manual_scope():
                     ctx.src.warn(a, "pl.no_dep has no effect inside pl.manual_scope() (the scope already "
                                  "opts out of automatic dependency tracking)", NoDepInManualScopeWarning)
+        elif type(a) is ast.Starred:
+            raise ctx.error(a, "*args are not supported in DSL calls")
         e = eval_expr(ctx, inner)
-        _check_arg_kind(ctx, inner, e, p, sig)
+        et = e.type
+        # The common case inline (IR types arrive as their most-derived class): the same kind, and
+        # no TaskId passed for another scalar. Otherwise _check_arg_kind raises the located error.
+        if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
+            _check_arg_kind(ctx, inner, e, p, sig)
         args.append(e)
         dirs.append(d)
     return args, (dirs if any_nodep else [])
@@ -266,10 +273,7 @@ def apply_arg_directions(ctx, node, arg_nodes, dirs, explicit):
 
 
 def peek_builtin(ctx, func):
-    try:
-        return eval_py(ctx, func)
-    except PyEvalFailure:
-        return None
+    return try_eval_py(ctx, func, None)
 
 
 def _check_arg_kind(ctx, node, e, p, sig):

@@ -31,6 +31,10 @@ class FunctionSig:
     return_types: list                 # [ir type]
     py_env: dict                       # closure values of the method
     attrs: dict = field(default_factory=dict)   # @pl.function(attrs={...}): pass-stamped facts
+    param_types: list = field(init=False)       # [p.type for p in params], read for every call argument
+
+    def __post_init__(self):
+        self.param_types = [p.type for p in self.params]
 
     def call_result_type(self):
         if len(self.return_types) == 1:
@@ -39,6 +43,8 @@ class FunctionSig:
 
 
 _MISSING = object()
+_UNRESOLVED = object()
+_BUILTINS = vars(builtins)
 
 
 class ProgramCtx:
@@ -63,11 +69,15 @@ class ProgramCtx:
         Returns _MISSING when unknown."""
         if fn_env and name in fn_env:
             return fn_env[name]
-        if name in self.py_env:
-            return self.py_env[name]
-        if hasattr(builtins, name):
-            return getattr(builtins, name)
-        return _MISSING
+        v = self.py_env.get(name, _MISSING)
+        if v is _MISSING:
+            # The builtins module's dict, not getattr: a failed getattr builds an AttributeError,
+            # and `self` of every `self.kernel(...)` call is looked up here. Only dunder names
+            # (__class__, ...) are module attributes outside that dict.
+            v = _BUILTINS.get(name, _MISSING)
+            if v is _MISSING and name.startswith("__"):
+                v = getattr(builtins, name, _MISSING)
+        return v
 
 
 class Frame:
@@ -100,6 +110,7 @@ class FnCtx:
         self.prog = prog
         self.sig = sig
         self.src = prog.source
+        self.span = prog.source.span   # span(node) -> ir.Span (bound directly: called for every IR node)
         self.frames: list[Frame] = [Frame("function")]
         self.stmts: list[list] = [[]]
         self.scopes: list[ScopeInfo] = []
@@ -109,6 +120,7 @@ class FnCtx:
         # pl.system.task_dummy results -> their deps, so a barrier in deps= covers its inputs.
         self.barriers: dict = {}
         self.returned = False          # a top-level return was parsed (it must be last)
+        self._py_names: dict = {}      # resolve_py results
 
     # -- names ---------------------------------------------------------------------------
     def lookup(self, name: str):
@@ -130,7 +142,12 @@ class FnCtx:
         return sorted(names)
 
     def resolve_py(self, name: str):
-        return self.prog.resolve_py(name, self.sig.py_env)
+        # Memoized: the Python scope does not change while the program is parsed, and names
+        # like `self` and `pl` are resolved for nearly every statement.
+        v = self._py_names.get(name, _UNRESOLVED)
+        if v is _UNRESOLVED:
+            v = self._py_names[name] = self.prog.resolve_py(name, self.sig.py_env)
+        return v
 
     def new_var(self, name: str, type_, node: ast.AST):
         return ir.Var.make(name, type_, self.span(node))
@@ -146,9 +163,6 @@ class FnCtx:
         return self.stmts.pop()
 
     # -- diagnostics ---------------------------------------------------------------------
-    def span(self, node: ast.AST):
-        return self.src.span(node)
-
     def error(self, node, message: str, help: str = ""):  # noqa: A002
         return self.src.error(node, message, help)
 

@@ -14,7 +14,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes
-from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions
+from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
@@ -122,7 +122,6 @@ def _element_operand(ctx, node):
         idx = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
         return node.value, list(idx)
     if isinstance(node, ast.Call):
-        from pypto.frontend.calls import peek_builtin
         b = peek_builtin(ctx, node.func)
         kind = getattr(b, "kind", None)
         if kind == "cast" and len(node.args) == 2:

@@ -34,15 +34,33 @@ class Source:
         self.file = file
         self.lines = lines
         self.line_offset = line_offset
+        # A span is built for every IR node: nodes on one ASCII line are done in C++.
+        self._one_ascii_line_span = ir.AstSpans(file, lines, line_offset).of
+        self._line_info: dict[int, tuple[str, bool]] = {}   # line -> (text, is ASCII)
 
     def line_text(self, line: int) -> str:
         return self.lines[line - 1].rstrip("\n") if 0 < line <= len(self.lines) else ""
 
+    def _info(self, line: int) -> tuple[str, bool]:
+        info = self._line_info.get(line)
+        if info is None:
+            text = self.line_text(line)
+            info = self._line_info[line] = (text, text.isascii())
+        return info
+
     def _col(self, line: int, byte_col: int) -> int:
-        text = self.line_text(line)
+        """1-based character column of the UTF-8 byte offset `byte_col` (what ast reports)."""
+        text, ascii_only = self._info(line)
+        if ascii_only and byte_col >= 0:
+            return min(byte_col, len(text)) + 1
         return len(text.encode("utf-8")[:byte_col].decode("utf-8", errors="ignore")) + 1
 
     def span(self, node: ast.AST) -> ir.Span:
+        s = self._one_ascii_line_span(node)
+        return self._span(node) if s is None else s
+
+    def _span(self, node: ast.AST) -> ir.Span:
+        """The general case: ast columns are UTF-8 byte offsets, Span columns characters."""
         line = getattr(node, "lineno", 0)
         if not line:
             return ir.Span(self.file)
@@ -51,7 +69,7 @@ class Source:
         col = self._col(line, node.col_offset)
         end_col = getattr(node, "end_col_offset", None)
         end_col = self._col(end_line, end_col) if end_col is not None else col + 1
-        return ir.Span(self.file, line, col, end_line, end_col, self.line_text(line))
+        return ir.Span(self.file, line, col, end_line, end_col, self._info(line)[0])
 
     def error(self, node: ast.AST | None, message: str, help: str = "") -> PyptoError:  # noqa: A002
         if node is None or not getattr(node, "lineno", 0):

