@@ -88,7 +88,7 @@ struct Config {
   int cores = 2;
   int width = 8;
   int overhead_tasks = 40000;  // tasks for the per-task cost (empty kernels)
-  int metg_tasks = 4000;       // tasks per METG probe
+  int metg_tasks = 20000;      // tasks per METG probe (at most; ~40 ms of ideal work)
   int repeats = 5;             // best of
 };
 
@@ -139,9 +139,12 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c, double avail
     const int tasks_here = static_cast<int>(std::max<double>(c.width * 4, std::min<double>(c.metg_tasks, want)));
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
-    const double wall = best_of(run, p, c.width, steps_here, g_ns, 2);
+    const double wall = best_of(run, p, c.width, steps_here, g_ns, 3);
     const double ideal = total * g_us * 1e-6 / par / std::max(0.05, avail);
     const double eff = ideal / wall;
+    if (std::getenv("BENCH_VERBOSE"))
+      std::fprintf(stderr, "  %s grain %.1f us: %d tasks, %.0f ns/task, efficiency %.2f\n", pattern_name(p), g_us,
+                   static_cast<int>(total), wall * 1e9 / total, eff);
     if (eff >= 0.5) {
       if (prev_g == 0) return g_us;
       // interpolate log(g) linearly in efficiency between the probes

@@ -4,9 +4,10 @@
 # Writes benchmarks/results/runtime.json and prints a table with ratios (peer / pypto).
 #   benchmarks/runtime/run.sh            # full run (< 5 min on 2 cores)
 #   BENCH_QUICK=1 benchmarks/runtime/run.sh   # per-task cost only, no METG
-# Environment: BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (4000),
+# Environment: BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (20000),
 # BENCH_PATTERNS (e.g. "trivial,chain"; default all), BENCH_MODES (pypto: "auto", "manual"; default both),
-# BENCH_INLINE_BELOW_NS (pypto: 0 = never run measured-tiny kernels undeferred).
+# BENCH_INLINE_BELOW_NS (pypto: 0 = never run measured-tiny kernels undeferred), BENCH_VERBOSE=1
+# (each METG probe on stderr).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BENCH_BUILD_DIR:-$root/build-bench-runtime}"

@@ -538,3 +538,20 @@ def test_decorator_path_misspelt_enum_member():
     assert ei.value.help == "did you mean 'pl.Level.CORE_GROUP'?"
     assert ei.value.file == __file__ and ei.value.line > 0
     assert not hasattr(pl, "no_such_name") and getattr(pl.Level, "NOPE", None) is None
+
+
+def test_integer_literal_beyond_int64():
+    body_check("for i in pl.range(n + 9223372036854775808):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "integer 9223372036854775808 does not fit in 64 bits", "9223372036854775808",
+               help="between -2**63 and 2**63 - 1")
+
+
+def test_module_constant_beyond_int64():
+    check(program("for i in pl.range(BIG):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+                  prelude="BIG = -(2**63) - 1"),
+          "integer -9223372036854775809 does not fit in 64 bits", "BIG")
+
+
+def test_int64_min_literal_is_accepted():
+    pl.parse_program(program("for i in pl.range(n + -9223372036854775808):\n    d = self.kernel_add(a, b, d)\nreturn d"),
+                     "t.py")

@@ -32,6 +32,9 @@ def const_from_py(ctx, value, node):
     if isinstance(value, bool):
         return ir.ConstBool.make(value, span)
     if isinstance(value, int):
+        if not -(1 << 63) <= value < (1 << 63):
+            raise ctx.error(node, f"integer {value} does not fit in 64 bits",
+                            help="DSL integers are int64: use a value between -2**63 and 2**63 - 1")
         return ir.ConstInt.make(value, _INDEX, span)
     if isinstance(value, float):
         return ir.ConstFloat.make(value, _FP32, span)
