@@ -73,7 +73,13 @@ double run_manual(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int
 int main(int argc, char** argv) {
   bench::Config c = bench::config_from_env();
   const bool metg = !(argc > 1 && std::strcmp(argv[1], "--no-metg") == 0);
-  pto2::RuntimeOptions opt = pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(static_cast<uint32_t>(c.cores));
+  // cores - 1 workers plus the orchestrating thread, which executes tasks too (undeferred, when
+  // blocked, and at the tail of a run): `cores` threads, like OpenMP's team (the master thread
+  // creates the tasks) and TBB's arena (the main thread builds the graph). BENCH_PTO2_WORKERS
+  // overrides the worker count.
+  uint32_t workers = static_cast<uint32_t>(c.cores > 1 ? c.cores - 1 : 1);
+  if (const char* e = std::getenv("BENCH_PTO2_WORKERS")) workers = static_cast<uint32_t>(std::atoi(e));
+  pto2::RuntimeOptions opt = pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(workers);
   // BENCH_INLINE_BELOW_NS=0 turns off running measured-tiny kernels undeferred (docs/runtime.md),
   // to see the cost of the queued path with empty kernels.
   if (const char* e = std::getenv("BENCH_INLINE_BELOW_NS")) opt.inline_below_ns(static_cast<uint32_t>(std::atoi(e)));

@@ -6,7 +6,8 @@
 #   BENCH_QUICK=1 benchmarks/runtime/run.sh   # per-task cost only, no METG
 # Environment: BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (20000),
 # BENCH_PATTERNS (e.g. "trivial,chain"; default all), BENCH_MODES (pypto: "auto", "manual"; default both),
-# BENCH_INLINE_BELOW_NS (pypto: 0 = never run measured-tiny kernels undeferred), BENCH_VERBOSE=1
+# BENCH_INLINE_BELOW_NS (pypto: 0 = never run measured-tiny kernels undeferred), BENCH_PTO2_WORKERS
+# (pypto worker threads; default cores - 1, the orchestrating thread being the other), BENCH_VERBOSE=1
 # (each METG probe on stderr).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"

@@ -213,8 +213,20 @@ TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, ui
 
 TaskSlot& Engine::acquire_slot(uint64_t raw) {
   TaskSlot& s = slot_of(raw);
-  if (!s.free.load(std::memory_order_acquire))
-    orchestrator_wait([&] { return s.free.load(std::memory_order_acquire); }, "a free task slot (task ring full)");
+  if (s.free.load(std::memory_order_acquire)) return s;
+  // Ring full: wait until a batch of slots is free, so that the orchestrator and the workers
+  // do not take turns one task (and one futex wake) at a time. Only the retirement of this
+  // slot's or the batch's last slot's occupant wakes the orchestrator.
+  const uint64_t batch = std::min<uint64_t>(ring_size_ / 8, 64);
+  TaskSlot& last = slot_of(raw + batch - 1);
+  wake_on_[1].store(last.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  wake_on_[0].store(s.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  struct WakeOnAny {  // also when the wait throws (the run failed)
+    std::atomic<uint64_t>& a;
+    ~WakeOnAny() { a.store(0, std::memory_order_relaxed); }
+  } reset{wake_on_[0]};
+  orchestrator_wait([&] { return s.free.load(std::memory_order_acquire) && last.free.load(std::memory_order_acquire); },
+                    "a free task slot (task ring full)");
   return s;
 }
 
@@ -561,10 +573,12 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   });
   orch.join();
 
-  // Wait for the tail; detect lack of progress.
+  // Wait for the tail, running ready tasks meanwhile (as an OpenMP master thread does at a
+  // taskwait: the orchestrator's core is free now); detect lack of progress.
   uint64_t last = 0;
   int64_t last_t = now_ns();
   for (;;) {
+    if (inflight() != 0 && help_one()) continue;
     uint32_t key = progress_.prepare();
     if (inflight() == 0) {
       progress_.cancel();

@@ -227,6 +227,9 @@ class Engine {
   }
   std::atomic<int64_t> untracked_live_{0};
   WaitPoint progress_;
+  // While the orchestrator waits for task slots: the two task ids whose retirement may end
+  // the wait ([0] == 0: any retirement wakes a waiting orchestrator).
+  std::atomic<uint64_t> wake_on_[2] = {};
   std::atomic<bool> orchestration_done_{false};
 
   // workers

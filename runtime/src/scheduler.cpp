@@ -123,6 +123,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     const uint32_t i = r.idx;
     const int o = r.outcome;
     TaskSlot& s = slots_[i];
+    const uint64_t raw = s.raw.load(std::memory_order_relaxed);  // before the slot is freed
     switch (o) {
       case kRun: ++st.executed; break;
       case kSkip: ++st.skipped; break;
@@ -148,7 +149,10 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     s.free.store(true, std::memory_order_release);
     // Own counter (no shared cache line); release: waiters that see it see the retirement.
     st.completed.store(st.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    if (progress_.has_waiters()) progress_.notify_all();
+    if (progress_.has_waiters()) {
+      const uint64_t a = wake_on_[0].load(std::memory_order_relaxed);
+      if (a == 0 || raw == a || raw == wake_on_[1].load(std::memory_order_relaxed)) progress_.notify_all();
+    }
   }
 }
 
