@@ -1,8 +1,8 @@
 // bench_common.h — Task-Bench-style dependence patterns shared by every system under test.
 //
 // A graph has `width` points per timestep and `steps` timesteps; point (t, i) depends on the
-// points deps(t, i) of timestep t-1. Every system runs the same graphs, one orchestrating
-// thread submitting, `cores` threads executing.
+// points deps(t, i) of timestep t-1. Every system runs the same graphs on `cores` threads in
+// all, one of which creates the tasks (and executes some too).
 #pragma once
 
 #include <algorithm>
