@@ -199,6 +199,7 @@ class DepTracker {
     bool valid = false;
     bool dense = false;
     int64_t len = 0;
+    bool len_pow2 = false;  // alignment by mask instead of a division
     uint32_t elem = 0, ndims = 0;
     int64_t rem = 0;
     uint32_t shapes[PTO2_MAX_DIMS] = {};
@@ -217,6 +218,7 @@ class DepTracker {
       g.valid = true;
       g.dense = r.dense;
       g.len = r.hi - r.lo;
+      g.len_pow2 = (g.len & (g.len - 1)) == 0;
       g.elem = r.elem;
       g.ndims = r.ndims;
       g.rem = r.rem;
@@ -228,7 +230,7 @@ class DepTracker {
       return g;
     }
     bool matches(const Region& r) const {
-      if (dense) return r.dense && r.hi - r.lo == len && r.lo % len == 0;
+      if (dense) return r.dense && r.hi - r.lo == len && (len_pow2 ? (r.lo & (len - 1)) == 0 : r.lo % len == 0);
       if (r.dense || !r.box || r.ndims != ndims || r.elem != elem || r.rem != rem) return false;
       for (uint32_t d = 0; d < ndims; ++d)
         if (r.shapes[d] != shapes[d] || r.strides[d] != strides[d] || r.start[d] % shapes[d] != 0) return false;

@@ -170,6 +170,7 @@ PTO2Storage* Engine::alloc_storage(size_t bytes) {
     drain_released();
     s = pool_.try_alloc(bytes, opt_.memory_limit_);
   }
+  s->run_scoped = scopes_.size() == 1;
   return s;
 }
 
@@ -313,10 +314,12 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // when its kernel is shorter than shipping it to a worker would take. It never takes a slot,
   // and it has finished before the next submission consults the tracker.
   const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
+  // Read once per submission (the queue's head is written by the workers: a cache miss).
+  const size_t queued = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY ? ready_[type].size_hint() : 0;
   const bool may_run_undeferred =
       opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
       !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      !params.has_new_output() && (ready_[type].size_hint() >= help_threshold_ || is_tiny(kernel));
+      !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
   if (may_run_undeferred && !tensors_must_wait(params, manual_scope) && !any_live(edeps)) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
@@ -420,7 +423,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
-  if (opt_.orchestrator_helps_ && kind != TaskKind::DUMMY && ready_[type].size_hint() > help_threshold_) help_one();
+  if (queued > help_threshold_) help_one();
   return out;
 }
 
@@ -505,7 +508,7 @@ void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, co
 
 // The task holds a reference on a runtime-allocated storage until it retires.
 void Engine::keep_storage(TaskSlot& s, PTO2Storage* storage) {
-  if (!storage || std::find(s.storages.begin(), s.storages.end(), storage) != s.storages.end()) return;
+  if (!storage || storage->run_scoped || std::find(s.storages.begin(), s.storages.end(), storage) != s.storages.end()) return;
   MemoryPool::acquire(storage);
   s.storages.push_back(storage);
 }
@@ -568,7 +571,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     } catch (...) {
       fail("orchestration entry threw an unknown exception");
     }
-    while (!scopes_.empty()) scope_end();
+    while (scopes_.size() > 1) scope_end();
+    // The outermost scope's tensors are released once the run's tasks have all finished.
+    run_allocs_ = std::move(scopes_.back().allocs);
+    scopes_.clear();
     tl_current = nullptr;
   });
   orch.join();
@@ -610,6 +616,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
       }
       last_t = t;
     }
+  }
+  if (inflight() == 0) {  // (after a deadlock, stuck tasks may still reference them)
+    for (PTO2Storage* st : run_allocs_) pool_.scope_release(st);
+    run_allocs_.clear();
   }
   drain_released();
   tracker_.clear();

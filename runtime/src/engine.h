@@ -243,6 +243,7 @@ class Engine {
   DepTracker tracker_;
   MemoryPool pool_;
   std::vector<Scope> scopes_;
+  std::vector<PTO2Storage*> run_allocs_;  // the outermost scope's, released after the tail
   std::vector<uint64_t> dep_scratch_;
   Tensor pred_scratch_;  // the element a predicate reads (submission scratch)
   uint64_t n_submitted_ = 0, n_dummy_submitted_ = 0, auto_edges_ = 0, explicit_edges_ = 0;

@@ -24,6 +24,9 @@ struct PTO2Storage {
   uint32_t size_class = 0;
   PTO2Storage* next = nullptr;  // release stack / free list link
   uint64_t uses = 0;            // orchestrator only
+  // Allocated in a run's outermost scope: released after the run's last task, so tasks need
+  // no reference on it (orchestrator only).
+  bool run_scoped = false;
   alignas(64) std::atomic<int64_t> pending{kBias};
 };
 

@@ -82,10 +82,12 @@ int Engine::inline_outcome(TaskSlot& s) {
 void Engine::push_ready(uint32_t idx) {
   const int t = slots_[idx].kind == TaskKind::AIC ? 0 : 1;
   while (!ready_[t].push(idx)) cpu_relax();
-  // A spinning worker will find it; otherwise wake a parked one (Dekker pairing with the
-  // worker's spinning_ decrement + prepare() + re-check).
+  // Wake a parked worker unless a spinning one will find it (Dekker pairing with the
+  // worker's spinning_ decrement + prepare() + re-check). The parked count is read first: it
+  // changes only when a worker parks or wakes, so while every worker is awake this costs no
+  // cache miss (spinning_ changes with every task a worker picks up).
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
+  if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
 }
 
 void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
