@@ -134,11 +134,11 @@ class DepTracker {
   /// overlapping region; for a write also a live reader). Changes nothing. May answer true
   /// when unsure (a region off the storage's tile grid): the caller then records the access.
   template <class IsLive>
-  bool must_wait(const void* key, const Region& r, bool write, IsLive&& live) const {
+  bool must_wait(const void* key, const Region& r, bool write, IsLive&& live) {
     if (r.empty) return false;
-    auto sit = map_.find(key);
-    if (sit == map_.end()) return false;
-    const Storage& st = sit->second;
+    const Storage* known = find_storage(key);
+    if (!known) return false;
+    const Storage& st = *known;
     auto busy = [&](const auto& e) {
       if (e.writer && live(e.writer)) return true;
       if (write)
@@ -272,6 +272,16 @@ class DepTracker {
       }
     }
     return st.by_lo.lower_bound(key);
+  }
+
+  // The storage's state, or nullptr if it has none (no insertion).
+  Storage* find_storage(const void* key) {
+    if (key == last_key_) return last_;
+    auto it = map_.find(key);
+    if (it == map_.end()) return nullptr;
+    last_key_ = key;
+    last_ = &it->second;
+    return last_;
   }
 
   Storage& storage(const void* key) {

@@ -29,16 +29,9 @@ void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* str
   }
 }
 
-Tensor Tensor::view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
-  Tensor v = *this;
-  for (uint32_t i = 0; i < ndims; ++i) {
-    if (static_cast<uint64_t>(view_offsets[i]) + view_shapes[i] > shapes[i])
-      throw std::out_of_range("Tensor::view: axis " + std::to_string(i) + " offset " + std::to_string(view_offsets[i]) +
-                              " + shape " + std::to_string(view_shapes[i]) + " exceeds extent " + std::to_string(shapes[i]));
-    v.shapes[i] = view_shapes[i];
-    v.offset += static_cast<int64_t>(view_offsets[i]) * strides[i];
-  }
-  return v;
+void Tensor::view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const {
+  throw std::out_of_range("Tensor::view: axis " + std::to_string(axis) + " offset " + std::to_string(view_offset) +
+                          " + shape " + std::to_string(view_shape) + " exceeds extent " + std::to_string(shapes[axis]));
 }
 
 Tensor Tensor::transpose(uint32_t a, uint32_t b) const {

@@ -41,7 +41,16 @@ struct Tensor {
 
   /// Sub-box of the same rank: `shapes[i]` elements starting at `offsets[i]` on axis i.
   /// `Tensor tile = t.view(sh, off);`  Throws std::out_of_range if it leaves the source.
-  Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const;
+  Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
+    Tensor v = *this;
+    for (uint32_t i = 0; i < ndims; ++i) {
+      if (static_cast<uint64_t>(view_offsets[i]) + view_shapes[i] > shapes[i])
+        view_out_of_range(i, view_shapes[i], view_offsets[i]);
+      v.shapes[i] = view_shapes[i];
+      v.offset += static_cast<int64_t>(view_offsets[i]) * strides[i];
+    }
+    return v;
+  }
   /// Swap axes `a` and `b` (shapes and strides), zero copy.
   Tensor transpose(uint32_t a, uint32_t b) const;
   /// Pointer to the first element of the view (data + offset).
@@ -59,6 +68,9 @@ struct Tensor {
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
   bool is_contiguous() const;
+
+ private:
+  [[noreturn]] void view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const;
 };
 
 /// Contiguous row-major strides for `shapes` into `strides`.
