@@ -110,20 +110,22 @@ TEST(Memory, OversizedRuntimeOutputFailsWithoutHanging) {
 TEST(Memory, OutermostScopeTensorsOutliveTheEntryAndAreReusedByTheNextRun) {
   // Tensors of the run's outermost scope take no per-task references: they must stay valid
   // for tasks still running after the entry returned, and be free for the next run.
-  Watchdog wd(60);
-  pto2::Runtime rt(workers(2));
-  register_std(rt);
-  std::vector<float> out(256, 0.f);
-  for (int run = 0; run < 3; ++run) {
-    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
-      uint32_t sh[1] = {256};
-      TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
-      TaskOutputTensors t = alloc_tensors(ci);
-      submit_fill(t.get_ref(0), static_cast<float>(run + 1), 30);  // still running at return
-      submit_add(t.get_ref(0), ext1d(out), 10.f);
-    });
-    ASSERT_TRUE(r.ok()) << r.message;
-    EXPECT_EQ(out[255], static_cast<float>(run + 11));
-    EXPECT_EQ(r.pool_bytes, 1024u);  // one block, reused by every run
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w));
+    register_std(rt);
+    std::vector<float> out(256, 0.f);
+    for (int run = 0; run < 3; ++run) {
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        uint32_t sh[1] = {256};
+        TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+        TaskOutputTensors t = alloc_tensors(ci);
+        submit_fill(t.get_ref(0), static_cast<float>(run + 1), 30);  // still running at return
+        submit_add(t.get_ref(0), ext1d(out), 10.f);
+      });
+      ASSERT_TRUE(r.ok()) << r.message;
+      EXPECT_EQ(out[255], static_cast<float>(run + 11));
+      EXPECT_EQ(r.pool_bytes, 1024u);  // one block, reused by every run
+    }
   }
 }

@@ -122,31 +122,33 @@ TEST(Undeferred, KernelFailureNamesTheTask) {
 }
 
 TEST(Undeferred, MeasuredTinyKernelsRunInlineLongOnesNever) {
-  Watchdog wd(60);
-  for (uint32_t below : {0u, 200000u}) {  // 0: policy off; 200 us: the empty kernel is tiny
-    pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(2).help_threshold(100000).inline_below_ns(below));
-    register_std(rt);
-    rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
-    auto submit_n = [&](int n, int32_t kernel, uint64_t scalar) {
-      return rt.run([&](const ChipStorageTaskArgs&) {
-        for (int i = 0; i < n; ++i) {
-          Arg p;
-          p.add_scalar(scalar);
-          rt_submit_aiv_task(kernel, p);
-        }
-      });
-    };
-    // Run 1: unmeasured kernels go to the workers, which sample their run times (kept by the
-    // Runtime across runs).
-    pto2::RunResult warm = submit_n(64, 3, 0);
-    ASSERT_TRUE(warm.ok()) << warm.message;
-    EXPECT_LE(warm.tasks_undeferred, 64u - 8u);  // nothing is tiny before its first sample
-    pto2::RunResult slow = submit_n(20, 50, 1);  // 1 ms each: never below the limit
-    ASSERT_TRUE(slow.ok()) << slow.message;
-    EXPECT_EQ(slow.tasks_undeferred, 0u);
-    pto2::RunResult tiny = submit_n(200, 3, 0);  // empty: measured far below 200 us
-    ASSERT_TRUE(tiny.ok()) << tiny.message;
-    EXPECT_EQ(tiny.tasks_executed, 200u);
-    EXPECT_EQ(tiny.tasks_undeferred, below == 0 ? 0u : 200u);
+  Watchdog wd(120);
+  for (uint32_t w = 1; w <= 4; ++w) {
+    for (uint32_t below : {0u, 200000u}) {  // 0: policy off; 200 us: the empty kernel is tiny
+      pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(w).help_threshold(100000).inline_below_ns(below));
+      register_std(rt);
+      rt.register_kernel(50, "sleep", pto2::CoreType::AIV, &k_sleep);
+      auto submit_n = [&](int n, int32_t kernel, uint64_t scalar) {
+        return rt.run([&](const ChipStorageTaskArgs&) {
+          for (int i = 0; i < n; ++i) {
+            Arg p;
+            p.add_scalar(scalar);
+            rt_submit_aiv_task(kernel, p);
+          }
+        });
+      };
+      // Run 1: unmeasured kernels go to the workers, which sample their run times (kept by the
+      // Runtime across runs).
+      pto2::RunResult warm = submit_n(64, 3, 0);
+      ASSERT_TRUE(warm.ok()) << warm.message;
+      EXPECT_LE(warm.tasks_undeferred, 64u - 8u);  // nothing is tiny before its first sample
+      pto2::RunResult slow = submit_n(20, 50, 1);  // 1 ms each: never below the limit
+      ASSERT_TRUE(slow.ok()) << slow.message;
+      EXPECT_EQ(slow.tasks_undeferred, 0u);
+      pto2::RunResult tiny = submit_n(200, 3, 0);  // empty: measured far below 200 us
+      ASSERT_TRUE(tiny.ok()) << tiny.message;
+      EXPECT_EQ(tiny.tasks_executed, 200u);
+      EXPECT_EQ(tiny.tasks_undeferred, below == 0 ? 0u : 200u);
+    }
   }
 }
