@@ -58,6 +58,7 @@ for r in recs:
     if r["system"] != "pypto":
         m = dict(r); m["mode"] = "manual"; full.append(m)
 json.dump(full, open(sys.argv[2], "w"), indent=1)
+full = [dict(r) for r in full]
 def get(p, m, s, k):
     for r in full:
         if r["pattern"] == p and r["mode"] == m and r["system"] == s:
@@ -65,16 +66,21 @@ def get(p, m, s, k):
     return None
 systems = [s for s in ["pypto", "libgomp", "libomp", "tbb_flow"] if any(r["system"] == s for r in full)]
 patterns = list(dict.fromkeys(r["pattern"] for r in full))
-for key, unit in (("ns_per_task", "ns/task"), ("metg_us", "METG(50%) us")):
-    print(f"\n{unit}   (ratio = peer / pypto; > 1 means pypto is better)")
+for r in full:  # throughput, derived (not part of the JSON records)
+    r["mtasks_per_s"] = 1e3 / r["ns_per_task"] if r["ns_per_task"] else None
+for key, unit in (("ns_per_task", "ns/task"), ("mtasks_per_s", "throughput, M tasks/s"), ("metg_us", "METG(50%) us")):
+    higher_better = key == "mtasks_per_s"
+    print(f"\n{unit}   (ratio: > 1 means pypto is better)")
     print(f"{'pattern':<11} {'mode':<7}" + "".join(f"{s:>12}" for s in systems) + "".join(f"{'x ' + s:>12}" for s in systems[1:]))
     for p in patterns:
         for m in ("auto", "manual"):
             base = get(p, m, "pypto", key)
             vals = [get(p, m, s, key) for s in systems]
-            line = f"{p:<11} {m:<7}" + "".join(f"{(v if v is not None else float('nan')):>12.1f}" for v in vals)
+            line = f"{p:<11} {m:<7}" + "".join(f"{(v if v is not None else float('nan')):>12.2f}" for v in vals)
             for v in vals[1:]:
-                line += f"{(v / base if (v is not None and base) else float('nan')):>12.2f}"
+                ok = v is not None and base
+                ratio = (base / v if higher_better else v / base) if ok else float('nan')
+                line += f"{ratio:>12.2f}"
             print(line)
 print(f"\nwrote {sys.argv[2]}")
 PY
