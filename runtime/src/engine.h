@@ -168,9 +168,9 @@ class Engine {
   void on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats);
   void retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats);
   void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
-  std::string call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
-                          uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                          uint32_t side) const;
+  void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+                   uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
+                   uint32_t side, std::string& err) const;
   std::string where(int worker) const;
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker);

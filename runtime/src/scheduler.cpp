@@ -176,8 +176,9 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
-  const std::string err = call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(),
-                                      block_idx, static_cast<int32_t>(s.block_num), gflags, kernel_type);
+  std::string err;
+  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
+              static_cast<int32_t>(s.block_num), gflags, kernel_type, err);
   ws.busy.store(false, std::memory_order_relaxed);
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
   if (!err.empty())
@@ -199,11 +200,10 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   }
 }
 
-// Runs one block of a kernel; returns the failure message ("" = success).
-std::string Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+// Runs one block of a kernel; a failure message lands in `err` (left empty on success).
+inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                                 uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                                uint32_t side) const {
-  std::string err;
+                                uint32_t side, std::string& err) const {
   PTO2KernelContext ctx;
   ctx.tensors = tensors;
   ctx.tensor_count = n_tensors;
@@ -220,7 +220,6 @@ std::string Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
   } catch (...) {
     err = "threw an unknown exception";
   }
-  return err;
 }
 
 std::string Engine::where(int worker) const {
@@ -234,11 +233,11 @@ void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, ui
   WorkerStats& ws = wstats_[n_workers_];
   const bool sampled = (++ws.runs & 7) == 0;
   const int64_t t0 = sampled ? now_ns() : 0;
-  const std::string err = call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(),
-                                      params.tensor_count(), params.scalars().data(), params.scalars().size(), 0, 1,
-                                      nullptr, static_cast<uint32_t>(type));
+  std::string err;
+  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
   if (sampled) record_kernel_ns(kernel, now_ns() - t0);
-  if (!err.empty()) {
+  if (__builtin_expect(!err.empty(), 0)) {
     const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
     fail(describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + err);
   }
