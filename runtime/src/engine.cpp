@@ -320,7 +320,9 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
       !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
       !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
-  if (may_run_undeferred && !tensors_must_wait(params, manual_scope) && !any_live(edeps)) {
+  // With no task in flight at all there is nothing to wait for (the common case when every
+  // task runs undeferred): the tracker need not even be asked.
+  if (may_run_undeferred && (inflight() == 0 || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
     ++total_submitted_;
