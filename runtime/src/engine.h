@@ -88,10 +88,14 @@ struct KernelCtxInternal {
   uint32_t side;                     // 0 AIC, 1 AIV
 };
 
+// One kernel execution in kSampleEvery per thread is timed (two clock reads, which cost tens
+// of ns on some machines) to keep the per-kernel average run time current.
+constexpr uint32_t kSampleEvery = 32;
+
 struct alignas(64) WorkerStats {
   std::atomic<uint64_t> completed{0};
   uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0, undeferred = 0;
-  uint32_t runs = 0;  // kernel executions on this thread (samples every 8th for its duration)
+  uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
   std::atomic<bool> busy{false};
 };
 

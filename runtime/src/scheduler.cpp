@@ -172,7 +172,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   } done_bit{gflags, kernel_type};
   if (failed() || !fn) return;
   WorkerStats& ws = wstats_[worker];
-  const bool sampled = (++ws.runs & 7) == 0;
+  const bool sampled = ++ws.runs % kSampleEvery == 0;
   const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
@@ -231,7 +231,7 @@ std::string Engine::where(int worker) const {
 // its arguments in place (it takes no slot; the id counts as submitted and finished).
 void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
-  const bool sampled = (++ws.runs & 7) == 0;
+  const bool sampled = ++ws.runs % kSampleEvery == 0;
   const int64_t t0 = sampled ? now_ns() : 0;
   std::string err;
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),

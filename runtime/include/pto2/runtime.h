@@ -41,7 +41,7 @@ struct RuntimeOptions {
   uint32_t help_threshold_ = 0;      ///< 0 = 16 x workers
   /// A kernel whose measured average run time is below this many ns runs undeferred (when it
   /// has nothing to wait for): shipping it to a worker would cost more than running it.
-  /// 0 = never on that ground. Run times are sampled (1 execution in 8 per thread).
+  /// 0 = never on that ground. Run times are sampled (1 execution in 32 per thread).
   uint32_t inline_below_ns_ = 200;
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
