@@ -307,7 +307,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   TaskOutputTensors out;
   out.id_.raw = raw;
   dep_scratch_.clear();
-  bool untracked_write = false;
 
   // A single-block task that has nothing to wait for runs right here, undeferred, when the
   // workers have plenty queued already (as OpenMP runtimes do past their task throttle) or
@@ -348,34 +347,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     s.tensors.assign(params.tensors().begin(), params.tensors().end());
     s.scalars.assign(params.scalars().begin(), params.scalars().end());
   }
-  Tensor* pred_element = nullptr;
-  {
-    // (An abort here leaves the slot unpublished: the id is simply never used, and the
-    // tracker treats it as finished.)
-    for (uint32_t i = 0; i < s.tensors.size(); ++i) {
-      if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
-      Tensor& t = s.tensors[i];
-      PTO2Storage* st = alloc_storage(t.nbytes());
-      t.data = st->data;
-      t.storage = st;
-      scopes_.back().allocs.push_back(st);
-      out.tensors_.push_back(t);
-    }
-    untracked_write = track_tensors(s.tensors.data(), params.dirs().data(), s.tensors.size(), raw, manual_scope);
-    if (params.has_predicate() && params.predicate().operand.data) {
-      // The predicate reads one element at dispatch: in AUTO scopes, order the task after
-      // that element's writer like any other read (its storage is kept alive below).
-      pred_element = &pred_scratch_;
-      *pred_element = params.predicate().operand;
-      pred_element->offset = params.predicate().element;
-      for (uint32_t d = 0; d < pred_element->ndims; ++d) pred_element->shapes[d] = 1;
-      if (!manual_scope && !pred_element->manual_dep)
-        tracker_.access(pred_element->data, Region::of(*pred_element), true, false, raw, dep_scratch_,
-                        [this](uint64_t r) { return is_live(r); });
-    }
-    std::sort(dep_scratch_.begin(), dep_scratch_.end());
-    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
-  }
+  bool untracked_write = false;
+  const Tensor* pred_element = allocate_and_track(s, params, raw, manual_scope, out, untracked_write);
   publish(s, raw, params, gang, need, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
@@ -427,6 +400,37 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // rather than let the queue grow while the workers cannot keep up.
   if (queued > help_threshold_) help_one();
   return out;
+}
+
+// Deferred path, before publishing: allocates the runtime outputs (into `out`) and records
+// every access in the tracker, leaving the tasks to follow in dep_scratch_ (sorted, unique).
+// Returns the predicate's element (kept alive like a tensor), or nullptr. An abort here (out
+// of memory) leaves the slot unpublished: the id is simply never used.
+const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
+                                         TaskOutputTensors& out, bool& untracked_write) {
+  for (uint32_t i = 0; i < s.tensors.size(); ++i) {
+    if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
+    Tensor& t = s.tensors[i];
+    PTO2Storage* st = alloc_storage(t.nbytes());
+    t.data = st->data;
+    t.storage = st;
+    scopes_.back().allocs.push_back(st);
+    out.tensors_.push_back(t);
+  }
+  untracked_write = track_tensors(s.tensors.data(), params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+  // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
+  // element's writer like any other read.
+  Tensor& e = pred_scratch_;
+  e = params.predicate().operand;
+  e.offset = params.predicate().element;
+  for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
+  if (!manual_scope && !e.manual_dep) {
+    tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+  }
+  return &e;
 }
 
 // Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks

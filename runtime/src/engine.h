@@ -158,6 +158,8 @@ class Engine {
   template <class Pred>
   void orchestrator_wait(Pred&& ready, const char* what);
   bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
+  const Tensor* allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
+                                   TaskOutputTensors& out, bool& untracked_write);
   bool track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope);
   bool tensors_must_wait(const Arg& params, bool manual_scope);
   bool any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids);
