@@ -10,7 +10,6 @@ import pypto
 import pypto.language as pl
 from pypto.compiler import ArgumentTypeError, ArgumentValueError, RunError
 from pypto.errors import PyptoError
-from pypto.runtime import build as build_mod
 
 M = pl.dynamic("M")
 
@@ -193,16 +192,8 @@ def test_output_dir_holds_sources_and_library(tmp_path):
         assert (tmp_path / "out" / rel).is_file(), rel
 
 
-def test_second_compile_runs_no_compiler(tmp_path, monkeypatch):
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    calls = []
-    real = build_mod.run_compiler
-
-    def counting(cmd, cwd):
-        calls.append(cmd)
-        return real(cmd, cwd)
-
-    monkeypatch.setattr(build_mod, "run_compiler", counting)
+def test_second_compile_runs_no_compiler(compiler_calls):
+    calls = compiler_calls
     first = pypto.compile(pl.parse_program(SCALE_SRC))
     assert calls and not first.cached
     n = len(calls)

@@ -48,21 +48,6 @@ def _program(op):
     return pl.parse_program(HOST_SRC.replace("OP", op))
 
 
-@pytest.fixture
-def compiler_calls(tmp_path, monkeypatch):
-    """A fresh cache directory; returns the list of compiler commands run from now on."""
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    calls = []
-    real = build_mod.run_compiler
-
-    def counting(cmd, cwd):
-        calls.append(cmd)
-        return real(cmd, cwd)
-
-    monkeypatch.setattr(build_mod, "run_compiler", counting)
-    return calls
-
-
 def _run(prog):
     x = np.arange(64, dtype=np.float32)
     y = np.full(64, 0.5, np.float32)

@@ -1,0 +1,21 @@
+"""Fixtures shared by the Python tests."""
+
+import pytest
+
+from pypto.runtime import build as build_mod
+
+
+@pytest.fixture
+def compiler_calls(tmp_path, monkeypatch):
+    """A fresh build cache directory; returns the list of compiler commands run from now on
+    (so a test can assert that a cached compile runs none)."""
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    calls = []
+    real = build_mod.run_compiler
+
+    def counting(cmd, cwd):
+        calls.append(cmd)
+        return real(cmd, cwd)
+
+    monkeypatch.setattr(build_mod, "run_compiler", counting)
+    return calls
