@@ -10,6 +10,7 @@ import pypto
 import pypto.language as pl
 from pypto.compiler import ArgumentTypeError, ArgumentValueError, RunError
 from pypto.errors import PyptoError
+from pypto.runtime import build as build_mod
 
 M = pl.dynamic("M")
 
