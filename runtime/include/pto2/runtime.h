@@ -42,7 +42,7 @@ struct RuntimeOptions {
   /// A kernel whose measured average run time is below this many ns runs undeferred (when it
   /// has nothing to wait for): shipping it to a worker would cost more than running it.
   /// 0 = never on that ground. Run times are sampled (1 execution in 32 per thread).
-  uint32_t inline_below_ns_ = 200;
+  uint32_t inline_below_ns_ = 100;
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
