@@ -75,15 +75,22 @@ void host_chain(const ChipStorageTaskArgs& a) {
   }
 }
 
-TEST(L3Runtime, SameTargetTasksRunInSubmissionOrder) {
+// Runs `entry` on a fresh two-chip L3 runtime with setup()'s targets, the given float
+// tensors and scalars as its arguments (under a watchdog).
+pto2::L3RunResult run_two_chips(pto2::HostEntry entry, std::initializer_list<std::vector<float>*> tensors,
+                                std::initializer_list<uint64_t> scalars = {}) {
   Watchdog wd(60);
   pto2::L3Runtime l3(two_chips());
   setup(l3);
-  std::vector<float> x(8, 0.0f);
   ChipStorageTaskArgs a;
-  a.add_tensor(ext1d(x));
-  a.add_scalar(5);
-  pto2::L3RunResult r = l3.run(&host_chain, a);
+  for (std::vector<float>* t : tensors) a.add_tensor(ext1d(*t));
+  for (uint64_t v : scalars) a.add_scalar(v);
+  return l3.run(entry, a);
+}
+
+TEST(L3Runtime, SameTargetTasksRunInSubmissionOrder) {
+  std::vector<float> x(8, 0.0f);
+  pto2::L3RunResult r = run_two_chips(&host_chain, {&x}, {5});
   ASSERT_TRUE(r.ok()) << r.message;
   float want = 0;
   for (int k = 1; k <= 5; ++k) want = want * 2 + static_cast<float>(k);
@@ -111,14 +118,8 @@ void host_dep_wait(const ChipStorageTaskArgs& a) {
 }
 
 TEST(L3Runtime, DepWaitOrdersTasksOfDifferentTargets) {
-  Watchdog wd(60);
-  pto2::L3Runtime l3(two_chips());
-  setup(l3);
   std::vector<float> y(16, 0.0f), z(16, -1.0f);
-  ChipStorageTaskArgs a;
-  a.add_tensor(ext1d(y));
-  a.add_tensor(ext1d(z));
-  pto2::L3RunResult r = l3.run(&host_dep_wait, a);
+  pto2::L3RunResult r = run_two_chips(&host_dep_wait, {&y, &z});
   ASSERT_TRUE(r.ok()) << r.message;
   for (float v : z) EXPECT_EQ(v, 7.0f);
   EXPECT_EQ(r.wait_edges, 1u);
@@ -148,20 +149,15 @@ void host_two_targets(const ChipStorageTaskArgs& a) {
 }
 
 TEST(L3Runtime, DifferentTargetsWithoutDepsOverlap) {
-  Watchdog wd(60);
-  pto2::L3Runtime l3(two_chips());
-  setup(l3);
   std::vector<float> y(4, 0.0f);
-  ChipStorageTaskArgs a;
-  a.add_tensor(ext1d(y));
-  pto2::L3RunResult r = l3.run(&host_two_targets, a);
+  pto2::L3RunResult r = run_two_chips(&host_two_targets, {&y});
   ASSERT_TRUE(r.ok()) << r.message;
   for (float v : y) EXPECT_EQ(v, 3.0f);
   ASSERT_EQ(r.tasks.size(), 2u);
   EXPECT_LT(r.tasks[1].start_us, r.tasks[0].end_us) << "independent targets should run concurrently on 2 chips";
   EXPECT_NE(r.tasks[0].chip, r.tasks[1].chip);
 
-  pto2::L3RunResult r2 = l3.run(&host_independent);  // same target twice: chained, serial
+  pto2::L3RunResult r2 = run_two_chips(&host_independent, {});  // same target twice: chained, serial
   ASSERT_TRUE(r2.ok()) << r2.message;
   ASSERT_EQ(r2.tasks.size(), 2u);
   EXPECT_EQ(r2.chain_edges, 1u);
@@ -186,13 +182,8 @@ void host_failing(const ChipStorageTaskArgs& a) {
 }
 
 TEST(L3Runtime, FailingNextLevelTaskStopsTheRun) {
-  Watchdog wd(60);
-  pto2::L3Runtime l3(two_chips());
-  setup(l3);
   std::vector<float> y(4, 0.0f);
-  ChipStorageTaskArgs a;
-  a.add_tensor(ext1d(y));
-  pto2::L3RunResult r = l3.run(&host_failing, a);
+  pto2::L3RunResult r = run_two_chips(&host_failing, {&y});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message.find("next-level task 1 (target 4 'throws') failed"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("chip exploded"), std::string::npos) << r.message;
@@ -207,13 +198,8 @@ void host_bad_kernel(const ChipStorageTaskArgs& a) {
 }
 
 TEST(L3Runtime, FailedL2RunIsReported) {
-  Watchdog wd(60);
-  pto2::L3Runtime l3(two_chips());
-  setup(l3);
   std::vector<float> y(4, 0.0f);
-  ChipStorageTaskArgs a;
-  a.add_tensor(ext1d(y));
-  pto2::L3RunResult r = l3.run(&host_bad_kernel, a);
+  pto2::L3RunResult r = run_two_chips(&host_bad_kernel, {&y});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.message.find("(target 5 'bad_kernel') failed"), std::string::npos) << r.message;
 }
