@@ -20,11 +20,17 @@ Engine& engine_for(const char* api) {
 }  // namespace
 
 TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
-  return engine_for("rt_submit_aic_task").submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task");
+  Engine& e = engine_for("rt_submit_aic_task");
+  TaskOutputTensors out;
+  if (e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out)) return out;
+  return e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task");
 }
 
 TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
-  return engine_for("rt_submit_aiv_task").submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task");
+  Engine& e = engine_for("rt_submit_aiv_task");
+  TaskOutputTensors out;
+  if (e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out)) return out;
+  return e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task");
 }
 
 TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params) {

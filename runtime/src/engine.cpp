@@ -33,6 +33,7 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
   slots_.reset(new TaskSlot[ring_size_]);
   for (int t = 0; t < 2; ++t) ready_[t].reset(ring_size_);
   n_workers_ = n_type_[0] + n_type_[1];
+  undeferred_on_ = opt.orchestrator_helps_ && !opt.trace_;
   help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, n_workers_);
   wstats_.reset(new WorkerStats[n_workers_ + 1]);  // last: orchestrator thread
   trace_.resize(n_workers_ + 1);
@@ -52,13 +53,12 @@ void Engine::register_kernel(int32_t id, const std::string& name, CoreType core,
   if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
   kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
   if (kernels_.size() > kernel_ns_size_) {
-    std::unique_ptr<std::atomic<int64_t>[]> grown(new std::atomic<int64_t>[kernels_.size()]);
-    for (size_t k = 0; k < kernels_.size(); ++k)
-      grown[k].store(k < kernel_ns_size_ ? kernel_ns_[k].load() : -1, std::memory_order_relaxed);
+    std::unique_ptr<KernelTiming[]> grown(new KernelTiming[kernels_.size()]);
+    for (size_t k = 0; k < kernel_ns_size_; ++k) grown[k].copy_from(kernel_ns_[k]);
     kernel_ns_ = std::move(grown);
     kernel_ns_size_ = kernels_.size();
   }
-  kernel_ns_[static_cast<size_t>(id)].store(-1, std::memory_order_relaxed);
+  kernel_ns_[static_cast<size_t>(id)].reset();
 }
 
 // ---------------------------------------------------------------- failure
@@ -636,7 +636,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   res.auto_edges = auto_edges_;
   res.explicit_edges = explicit_edges_;
   for (uint32_t w = 0; w <= n_workers_; ++w) {
-    res.tasks_executed += wstats_[w].executed;
+    res.tasks_executed += wstats_[w].executed + wstats_[w].undeferred;  // undeferred ones ran too
     res.tasks_skipped += wstats_[w].skipped;
     res.tasks_undeferred += wstats_[w].undeferred;
   }

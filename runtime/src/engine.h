@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "dep_tracker.h"
+#include "kernel_timing.h"
 #include "memory_pool.h"
 #include "pto_orchestration_api.h"
 #include "util.h"
@@ -89,12 +90,14 @@ struct KernelCtxInternal {
 };
 
 // One kernel execution in kSampleEvery per thread is timed (two clock reads, which cost tens
-// of ns on some machines) to keep the per-kernel average run time current.
-constexpr uint32_t kSampleEvery = 32;
+// of ns on some machines) to keep the per-kernel average run time current; a kernel not yet
+// measured is timed on every run.
+constexpr uint32_t kSampleEvery = 64;
 
 struct alignas(64) WorkerStats {
   std::atomic<uint64_t> completed{0};
-  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0, undeferred = 0;
+  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
+  uint64_t undeferred = 0;  // kernel runs at submission (not counted in `executed`)
   uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
   std::atomic<bool> busy{false};
 };
@@ -127,6 +130,11 @@ class Engine {
 
   // orchestrator side (current run)
   TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api);
+  /// The common case of submit, on its own: a plain task (one block, no predicate, timing slot,
+  /// runtime-allocated output or explicit dependency) of a registered, measured-tiny kernel
+  /// with nothing in flight to wait for runs undeferred here and true is returned, its id in
+  /// `out`. False: nothing happened, call submit (which decides everything else, errors too).
+  bool try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out);
   TaskOutputTensors alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n);
   void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx);
   void scope_begin(PTO2ScopeMode mode);
@@ -179,6 +187,9 @@ class Engine {
                    uint32_t side, std::string& err) const;
   std::string where(int worker) const;
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
+  void run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
+  void run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
+  void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type);
   void finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker);
   void activate_gang();
   bool gang_wants(int type);
@@ -189,23 +200,22 @@ class Engine {
 
   RuntimeOptions opt_;
   std::vector<KernelInfo> kernels_;
-  // Average run time (ns) of each kernel id from sampled executions, -1 = not measured yet.
-  // Written by any thread (benign races: the last sample wins), read at submission.
-  std::unique_ptr<std::atomic<int64_t>[]> kernel_ns_;
+  // Run time of each kernel id from sampled executions (kernel_timing.h).
+  std::unique_ptr<KernelTiming[]> kernel_ns_;
   size_t kernel_ns_size_ = 0;
+  bool is_measured(int32_t kernel) const { return kernel_ns_[static_cast<size_t>(kernel)].measured(); }
   bool is_tiny(int32_t kernel) const {
-    const int64_t ns = kernel_ns_[static_cast<size_t>(kernel)].load(std::memory_order_relaxed);
-    return ns >= 0 && ns < static_cast<int64_t>(opt_.inline_below_ns_);
+    return kernel_ns_[static_cast<size_t>(kernel)].below(static_cast<int64_t>(opt_.inline_below_ns_));
   }
   void record_kernel_ns(int32_t kernel, int64_t ns) {
-    std::atomic<int64_t>& avg = kernel_ns_[static_cast<size_t>(kernel)];
-    const int64_t old = avg.load(std::memory_order_relaxed);
-    avg.store(old < 0 ? ns : old + (ns - old) / 4, std::memory_order_relaxed);
+    kernel_ns_[static_cast<size_t>(kernel)].record(ns, static_cast<int64_t>(opt_.inline_below_ns_));
   }
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};
   uint32_t clusters_ = 0;
   size_t help_threshold_ = 32;
+  bool undeferred_on_ = false;
+  std::string undeferred_err_;  // a failing undeferred kernel's message (orchestrator thread)  // orchestrator_helps and no trace (a traced task needs its slot)
 
   // ring
   std::unique_ptr<TaskSlot[]> slots_;

@@ -172,7 +172,8 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   } done_bit{gflags, kernel_type};
   if (failed() || !fn) return;
   WorkerStats& ws = wstats_[worker];
-  const bool sampled = ++ws.runs % kSampleEvery == 0;
+  // Timed: one run in kSampleEvery, and every run until the kernel has been measured once.
+  const bool sampled = ++ws.runs % kSampleEvery == 0 || !is_measured(s.kernel[kernel_type]);
   const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
@@ -229,21 +230,54 @@ std::string Engine::where(int worker) const {
 
 // A dependency-free single-block task run on the orchestrator thread at submission, reading
 // its arguments in place (it takes no slot; the id counts as submitted and finished).
-void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
-  const bool sampled = ++ws.runs % kSampleEvery == 0;
-  const int64_t t0 = sampled ? now_ns() : 0;
-  std::string err;
+  if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
+  std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
-  if (sampled) record_kernel_ns(kernel, now_ns() - t0);
-  if (__builtin_expect(!err.empty(), 0)) {
-    const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
-    fail(describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + err);
-  }
-  ++ws.executed;
+  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
   ++ws.undeferred;
   ws.completed.store(ws.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  run_undeferred_inline(kind, kernel, params, raw, type);
+}
+
+// The sampled run (one in kSampleEvery): timed, to keep the kernel's average current.
+void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  WorkerStats& ws = wstats_[n_workers_];
+  const int64_t t0 = now_ns();
+  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
+              undeferred_err_);
+  record_kernel_ns(kernel, now_ns() - t0);
+  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
+  ++ws.undeferred;
+  ws.completed.store(ws.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type) {
+  const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
+  const std::string msg =
+      describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
+  undeferred_err_.clear();
+  fail(msg);
+}
+
+bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
+  const int type = kind == TaskKind::AIC ? 0 : 1;
+  if (!undeferred_on_ || failed() || static_cast<size_t>(kernel) >= kernel_ns_size_ || n_type_[type] == 0 ||
+      !params.is_plain() || !is_tiny(kernel))
+    return false;
+  if (inflight() != 0 && tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL)) return false;
+  const uint64_t raw = next_raw_++;
+  ++total_submitted_;
+  ++n_submitted_;
+  out.id_.raw = raw;
+  run_undeferred_inline(kind, kernel, params, raw, type);
+  return true;
 }
 
 void Engine::finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker) {

@@ -27,7 +27,7 @@ class SmallVec {
   SmallVec(SmallVec&& o) noexcept { take(o); }
   SmallVec& operator=(SmallVec&& o) noexcept {
     if (this != &o) {
-      if (data_ != inline_ptr()) delete[] data_;
+      if (cap_ != N) delete[] data_;
       data_ = inline_ptr();
       cap_ = N;
       take(o);
@@ -35,7 +35,7 @@ class SmallVec {
     return *this;
   }
   ~SmallVec() {
-    if (data_ != inline_ptr()) delete[] data_;
+    if (cap_ != N) delete[] data_;  // a heap buffer always holds more than N
   }
   static_assert(std::is_trivially_copyable<T>::value, "SmallVec holds trivially copyable types");
   void push_back(const T& v) {
@@ -67,7 +67,7 @@ class SmallVec {
  private:
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
   void take(SmallVec& o) {
-    if (o.data_ != o.inline_ptr()) {
+    if (o.cap_ != N) {
       data_ = o.data_;
       cap_ = o.cap_;
       o.data_ = o.inline_ptr();
@@ -81,7 +81,7 @@ class SmallVec {
   void grow(uint32_t cap) {
     T* d = new T[cap];
     if (size_) std::memcpy(static_cast<void*>(d), data_, size_ * sizeof(T));
-    if (data_ != inline_ptr()) delete[] data_;
+    if (cap_ != N) delete[] data_;
     data_ = d;
     cap_ = cap;
   }
@@ -195,6 +195,10 @@ class Arg {
   /// True if an add_output(TensorCreateInfo) slot is present.
   bool has_new_output() const { return has_new_output_; }
   bool allow_early_resolve() const { return allow_early_resolve_; }
+  /// One block and no predicate, timing slot, runtime-allocated output or explicit dependency.
+  bool is_plain() const {
+    return launch_spec.block_num == 1 && !has_predicate_ && !has_new_output_ && timing_slot_ < 0 && deps_.empty();
+  }
   int32_t timing_slot() const { return timing_slot_; }
 
  private:
