@@ -21,16 +21,18 @@ Engine& engine_for(const char* api) {
 
 TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
   Engine& e = engine_for("rt_submit_aic_task");
-  TaskOutputTensors out;
-  if (e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out)) return out;
-  return e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task");
+  TaskOutputTensors out;  // returned in place (one return statement)
+  if (!e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out))
+    out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task");
+  return out;
 }
 
 TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
   Engine& e = engine_for("rt_submit_aiv_task");
-  TaskOutputTensors out;
-  if (e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out)) return out;
-  return e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task");
+  TaskOutputTensors out;  // returned in place (one return statement)
+  if (!e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out))
+    out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task");
+  return out;
 }
 
 TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params) {

@@ -324,7 +324,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   if (may_run_undeferred && (inflight() == 0 || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
-    ++total_submitted_;
     ++n_submitted_;
     run_undeferred(kind, kernel, params, raw, type);
     return out;

@@ -284,4 +284,54 @@ class Engine {
   std::thread::id orch_thread_id_;
 };
 
+// ---------------------------------------------------------------- inline paths
+
+// Runs one block of a kernel; a failure message lands in `err` (left empty on success).
+inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+                                uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
+                                uint32_t side, std::string& err) const {
+  PTO2KernelContext ctx;
+  ctx.tensors = tensors;
+  ctx.tensor_count = n_tensors;
+  ctx.scalars = scalars;
+  ctx.scalar_count = n_scalars;
+  ctx.block_idx = block_idx;
+  ctx.block_num = block_num;
+  KernelCtxInternal internal{&err, this, gflags, side};
+  ctx.internal_ = &internal;
+  try {
+    fn(&ctx);
+  } catch (std::exception& e) {
+    err = std::string("threw: ") + e.what();
+  } catch (...) {
+    err = "threw an unknown exception";
+  }
+}
+
+// A dependency-free single-block task run on the orchestrator thread at submission, reading
+// its arguments in place. It takes no slot and is neither in total_submitted_ nor in any
+// `completed` count: it is submitted and finished within the call, so it is never in flight.
+inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  WorkerStats& ws = wstats_[n_workers_];
+  if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
+  std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
+  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
+  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
+  ++ws.undeferred;
+}
+
+inline bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
+  const int type = kind == TaskKind::AIC ? 0 : 1;
+  if (!undeferred_on_ || failed() || static_cast<size_t>(kernel) >= kernel_ns_size_ || n_type_[type] == 0 ||
+      !params.is_plain() || !is_tiny(kernel))
+    return false;
+  if (inflight() != 0 && tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL)) return false;
+  const uint64_t raw = next_raw_++;
+  ++n_submitted_;
+  out.id_.raw = raw;
+  run_undeferred_inline(kind, kernel, params, raw, type);
+  return true;
+}
+
 }  // namespace pto2::detail

@@ -2,16 +2,18 @@
 // one decision it serves: is the kernel *tiny* (below a limit), so that running it in place
 // beats shipping it to a worker?
 //
-// A moving average (weight 1/4) of samples clipped at 4 x the limit. One run of 4 x the limit
-// or longer lifts any tiny average over the limit (a kernel that became slow stops running in
-// place at once: misjudging a long kernel as tiny would serialise it on the orchestrator);
-// the clipping bounds how far one run stretched by preemption can lift it, so a tiny kernel
-// is tiny again after a few samples instead of hundreds.
+// A moving average (weight 1/4) of samples clipped at 2 x the limit. A kernel that became
+// slow (runs of 2 x the limit or longer) stops being tiny after at most three samples, two
+// from any average above a quarter of the limit (misjudging a long kernel as tiny would
+// serialise it on the orchestrator). One run stretched by preemption does not end a typical
+// tiny kernel's (average at most half the limit) tininess, and after any streak of long runs
+// four tiny samples make it tiny again: without the clipping, one 2 ms outlier would ship
+// the next thousands of tasks to workers.
 //
 //     KernelTiming t;                 // not measured: t.average_ns() == -1
 //     t.record(40, 100);              // tiny
-//     t.record(2000000, 100);         // one 2 ms outlier: 40 + (400 - 40) / 4 = 130, not tiny
-//     t.record(40, 100); t.record(40, 100);   // 107, then 90: tiny again
+//     t.record(2000000, 100);         // a 2 ms outlier: 40 + (200 - 40) / 4 = 80, still tiny
+//     t.record(2000000, 100);         // a second one: 80 + (200 - 80) / 4 = 110, not tiny
 //
 // Written by any thread (relaxed: a lost update only drops one sample), read at submission.
 #pragma once
@@ -26,7 +28,7 @@ namespace detail {
 class KernelTiming {
  public:
   void record(int64_t ns, int64_t limit_ns) {
-    const int64_t sample = std::min(ns, 4 * limit_ns);
+    const int64_t sample = std::min(ns, 2 * limit_ns);
     const int64_t old = avg_.load(std::memory_order_relaxed);
     avg_.store(old < 0 ? sample : old + (sample - old) / 4, std::memory_order_relaxed);
   }

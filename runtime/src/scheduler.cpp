@@ -201,46 +201,13 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   }
 }
 
-// Runs one block of a kernel; a failure message lands in `err` (left empty on success).
-inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
-                                uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                                uint32_t side, std::string& err) const {
-  PTO2KernelContext ctx;
-  ctx.tensors = tensors;
-  ctx.tensor_count = n_tensors;
-  ctx.scalars = scalars;
-  ctx.scalar_count = n_scalars;
-  ctx.block_idx = block_idx;
-  ctx.block_num = block_num;
-  KernelCtxInternal internal{&err, this, gflags, side};
-  ctx.internal_ = &internal;
-  try {
-    fn(&ctx);
-  } catch (std::exception& e) {
-    err = std::string("threw: ") + e.what();
-  } catch (...) {
-    err = "threw an unknown exception";
-  }
-}
-
 std::string Engine::where(int worker) const {
   if (static_cast<uint32_t>(worker) == n_workers_) return "the orchestrator thread (helping)";
   return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
 }
 
-// A dependency-free single-block task run on the orchestrator thread at submission, reading
-// its arguments in place (it takes no slot; the id counts as submitted and finished).
-inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
-  WorkerStats& ws = wstats_[n_workers_];
-  if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
-  std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
-  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
-              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
-  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
-  ++ws.undeferred;
-  ws.completed.store(ws.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-}
-
+// Out of line for submit()'s undeferred path (the throttle, or a task with dependencies that
+// have all finished); try_submit_undeferred inlines it.
 void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   run_undeferred_inline(kind, kernel, params, raw, type);
 }
@@ -255,7 +222,6 @@ void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& para
   record_kernel_ns(kernel, now_ns() - t0);
   if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
   ++ws.undeferred;
-  ws.completed.store(ws.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
 void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type) {
@@ -264,20 +230,6 @@ void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int 
       describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
   undeferred_err_.clear();
   fail(msg);
-}
-
-bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
-  const int type = kind == TaskKind::AIC ? 0 : 1;
-  if (!undeferred_on_ || failed() || static_cast<size_t>(kernel) >= kernel_ns_size_ || n_type_[type] == 0 ||
-      !params.is_plain() || !is_tiny(kernel))
-    return false;
-  if (inflight() != 0 && tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL)) return false;
-  const uint64_t raw = next_raw_++;
-  ++total_submitted_;
-  ++n_submitted_;
-  out.id_.raw = raw;
-  run_undeferred_inline(kind, kernel, params, raw, type);
-  return true;
 }
 
 void Engine::finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker) {

@@ -29,15 +29,16 @@ constexpr uint32_t PTO2_MAX_DIMS = 8;
 struct PTO2Storage;
 
 /// A strided N-d view of storage. Trivially copyable; copying never copies data.
+/// 128 bytes, laid out without padding.
 struct Tensor {
-  void* data = nullptr;                  ///< storage base (identity for dependency tracking)
-  uint32_t ndims = 0;
   uint32_t shapes[PTO2_MAX_DIMS] = {};
-  int64_t strides[PTO2_MAX_DIMS] = {};   ///< in elements
+  void* data = nullptr;                  ///< storage base (identity for dependency tracking)
   int64_t offset = 0;                    ///< in elements, from `data`
+  PTO2Storage* storage = nullptr;        ///< internal: runtime allocation (lifetime), or nullptr
+  uint32_t ndims = 0;
   DataType dtype = DataType::FLOAT32;
   bool manual_dep = false;               ///< true: tasks touching it skip automatic tracking
-  PTO2Storage* storage = nullptr;        ///< internal: runtime allocation (lifetime), or nullptr
+  int64_t strides[PTO2_MAX_DIMS] = {};   ///< in elements
 
   /// Sub-box of the same rank: `shapes[i]` elements starting at `offsets[i]` on axis i.
   /// `Tensor tile = t.view(sh, off);`  Throws std::out_of_range if it leaves the source.
