@@ -33,7 +33,7 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
   slots_.reset(new TaskSlot[ring_size_]);
   for (int t = 0; t < 2; ++t) ready_[t].reset(ring_size_);
   n_workers_ = n_type_[0] + n_type_[1];
-  undeferred_on_ = opt.orchestrator_helps_ && !opt.trace_;
+  for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && n_type_[t] > 0;
   help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, n_workers_);
   wstats_.reset(new WorkerStats[n_workers_ + 1]);  // last: orchestrator thread
   trace_.resize(n_workers_ + 1);
@@ -321,7 +321,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
       !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
-  if (may_run_undeferred && (inflight() == 0 || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
+  if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
     ++n_submitted_;

@@ -130,10 +130,10 @@ class Engine {
 
   // orchestrator side (current run)
   TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api);
-  /// The common case of submit, on its own: a plain task (one block, no predicate, timing slot,
-  /// runtime-allocated output or explicit dependency) of a registered, measured-tiny kernel
-  /// with nothing in flight to wait for runs undeferred here and true is returned, its id in
-  /// `out`. False: nothing happened, call submit (which decides everything else, errors too).
+  /// The common case of submit, on its own: a plain task (one block, no predicate, timing slot
+  /// or runtime-allocated output) of a registered, measured-tiny kernel with nothing in flight
+  /// to wait for runs undeferred here and true is returned, its id in `out`. False: nothing
+  /// happened, call submit (which decides everything else, errors too).
   bool try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out);
   TaskOutputTensors alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n);
   void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx);
@@ -214,8 +214,10 @@ class Engine {
   uint32_t n_type_[2] = {0, 0};
   uint32_t clusters_ = 0;
   size_t help_threshold_ = 32;
-  bool undeferred_on_ = false;
-  std::string undeferred_err_;  // a failing undeferred kernel's message (orchestrator thread)  // orchestrator_helps and no trace (a traced task needs its slot)
+  // Per core type: orchestrator_helps, no trace (a traced task needs its slot), and workers
+  // of that type (a task for a type without workers must fail in submit).
+  bool undeferred_on_[2] = {false, false};
+  std::string undeferred_err_;  // a failing undeferred kernel's message (orchestrator thread)
 
   // ring
   std::unique_ptr<TaskSlot[]> slots_;
@@ -241,6 +243,14 @@ class Engine {
     for (uint32_t w = 0; w <= n_workers_; ++w) done += wstats_[w].completed.load(std::memory_order_acquire);
     return static_cast<int64_t>(total_submitted_ - done);
   }
+  /// inflight() == 0, remembered while nothing is submitted to the workers (orchestrator thread).
+  bool quiet() {
+    if (quiet_at_ == total_submitted_) return true;
+    if (inflight() != 0) return false;
+    quiet_at_ = total_submitted_;
+    return true;
+  }
+  uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
   std::atomic<int64_t> untracked_live_{0};
   WaitPoint progress_;
   // While the orchestrator waits for task slots: the two task ids whose retirement may end
@@ -311,7 +321,7 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
 // A dependency-free single-block task run on the orchestrator thread at submission, reading
 // its arguments in place. It takes no slot and is neither in total_submitted_ nor in any
 // `completed` count: it is submitted and finished within the call, so it is never in flight.
-inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+__attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
@@ -323,10 +333,15 @@ inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const A
 
 inline bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
   const int type = kind == TaskKind::AIC ? 0 : 1;
-  if (!undeferred_on_ || failed() || static_cast<size_t>(kernel) >= kernel_ns_size_ || n_type_[type] == 0 ||
-      !params.is_plain() || !is_tiny(kernel))
+  if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() ||
+      !is_tiny(kernel) || failed())
     return false;
-  if (inflight() != 0 && tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL)) return false;
+  const auto& deps = params.dependencies();
+  for (const PTO2TaskId& d : deps)
+    if (!d.is_valid() || d.raw >= next_raw_) return false;  // submit() reports it
+  // With nothing in flight, every producer and every explicit dependency has finished.
+  if (!quiet() && (tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL) || any_live(deps)))
+    return false;
   const uint64_t raw = next_raw_++;
   ++n_submitted_;
   out.id_.raw = raw;

@@ -157,8 +157,8 @@ TEST(Undeferred, MeasuredTinyKernelsRunInlineLongOnesNever) {
 }
 
 // A measured-tiny kernel takes the short submission path; it still waits for live producers
-// (RaW) and live readers (WaR) of what it touches, and only a task with nothing in flight to
-// wait for runs at submission.
+// (RaW), live readers (WaR) and live explicit dependencies, and only a task with nothing in
+// flight to wait for runs at submission.
 TEST(Undeferred, TinyKernelStillWaitsForLiveConflicts) {
   for (uint32_t w = 1; w <= 4; ++w) {
     Watchdog wd(60);
@@ -174,8 +174,19 @@ TEST(Undeferred, TinyKernelStillWaitsForLiveConflicts) {
       }
     });
     ASSERT_TRUE(warm.ok()) << warm.message;
-    std::vector<float> a(4, 0.f), b(4, 0.f), c(4, 0.f), d(4, -1.f), e(4, 0.f);
+    std::vector<float> a(4, 0.f), b(4, 0.f), c(4, 0.f), d(4, -1.f), e(4, 0.f), f(4, 0.f);
     pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {  // explicit edge only: the tiny task waits for it
+        Arg slow;
+        slow.add_output(ext1d(f));
+        slow.add_scalar(7);
+        slow.add_scalar(50);
+        const PTO2TaskId fill_f = rt_submit_aiv_task(0, slow).task_id();
+        Arg inc_f;
+        inc_f.add_inout(ext1d(f));
+        inc_f.set_dependencies(&fill_f, 1);
+        rt_submit_aiv_task(2, inc_f);
+      }
       submit_fill(ext1d(a), 7.f, 50);        // slow writer of a
       submit_add(ext1d(a), ext1d(b), 1.f);   // tiny reader of a: after the fill
       Arg slow_read;                         // slow reader of c (fill's kernel: "add" stays tiny)
@@ -197,8 +208,28 @@ TEST(Undeferred, TinyKernelStillWaitsForLiveConflicts) {
       EXPECT_EQ(d[i], 0.f) << "workers " << w;  // read c before the increment
       EXPECT_EQ(c[i], 1.f) << "workers " << w;
       EXPECT_EQ(e[i], 1.f) << "workers " << w;
+      EXPECT_EQ(f[i], 8.f) << "workers " << w;  // incremented after the fill
     }
     EXPECT_GE(r.tasks_undeferred, 1u) << "workers " << w;
-    EXPECT_EQ(r.tasks_executed, 5u);
+    EXPECT_EQ(r.tasks_executed, 7u);
+    // The short path leaves bad explicit ids to submit's checks.
+    pto2::RunResult bad = rt.run([&](const ChipStorageTaskArgs&) {
+      Arg p;
+      p.add_inout(ext1d(e));
+      const PTO2TaskId none = PTO2TaskId::invalid();
+      p.set_dependencies(&none, 1);
+      rt_submit_aiv_task(2, p);
+    });
+    EXPECT_FALSE(bad.ok());
+    EXPECT_NE(bad.message.find("PTO2TaskId::invalid()"), std::string::npos) << bad.message;
+    pto2::RunResult future = rt.run([&](const ChipStorageTaskArgs&) {
+      Arg p;
+      p.add_inout(ext1d(e));
+      const PTO2TaskId later{1u << 30};
+      p.set_dependencies(&later, 1);
+      rt_submit_aiv_task(2, p);
+    });
+    EXPECT_FALSE(future.ok());
+    EXPECT_NE(future.message.find("never submitted"), std::string::npos) << future.message;
   }
 }

@@ -195,9 +195,9 @@ class Arg {
   /// True if an add_output(TensorCreateInfo) slot is present.
   bool has_new_output() const { return has_new_output_; }
   bool allow_early_resolve() const { return allow_early_resolve_; }
-  /// One block and no predicate, timing slot, runtime-allocated output or explicit dependency.
+  /// One block and no predicate, timing slot or runtime-allocated output.
   bool is_plain() const {
-    return launch_spec.block_num == 1 && !has_predicate_ && !has_new_output_ && timing_slot_ < 0 && deps_.empty();
+    return launch_spec.block_num == 1 && !has_predicate_ && !has_new_output_ && timing_slot_ < 0;
   }
   int32_t timing_slot() const { return timing_slot_; }
 
