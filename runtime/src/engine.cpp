@@ -416,7 +416,10 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
     scopes_.back().allocs.push_back(st);
     out.tensors_.push_back(t);
   }
-  untracked_write = track_tensors(s.tensors.data(), params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  // The Arg's copy is hot in this core's cache; the slot's may still be on the core that ran
+  // the slot's previous task. Runtime-allocated outputs exist only in the slot.
+  const Tensor* ts = params.has_new_output() ? s.tensors.data() : params.tensors().data();
+  untracked_write = track_tensors(ts, params.dirs().data(), s.tensors.size(), raw, manual_scope);
   if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
   // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
   // element's writer like any other read.

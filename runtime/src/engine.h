@@ -333,9 +333,10 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
 
 inline bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
   const int type = kind == TaskKind::AIC ? 0 : 1;
-  if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() ||
-      !is_tiny(kernel) || failed())
+  if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() || failed())
     return false;
+  // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
+  if (!is_tiny(kernel) && (!is_measured(kernel) || ready_[type].size_hint() < help_threshold_)) return false;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)
     if (!d.is_valid() || d.raw >= next_raw_) return false;  // submit() reports it

@@ -4,16 +4,6 @@
 
 #include "pto_orchestration_api.h"
 
-size_t dtype_size(DataType dt) {
-  switch (dt) {
-    case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
-    case DataType::FLOAT16: case DataType::BFLOAT16: case DataType::INT16: case DataType::UINT16: return 2;
-    case DataType::INT8: case DataType::UINT8: case DataType::BOOL: return 1;
-    case DataType::INT64: case DataType::UINT64: return 8;
-  }
-  return 1;
-}
-
 const char* dtype_name(DataType dt) {
   static const char* names[] = {"float32", "float16", "bfloat16", "int8",   "int16",  "int32",
                                 "int64",   "uint8",   "uint16",   "uint32", "uint64", "bool"};

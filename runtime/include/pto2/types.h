@@ -19,7 +19,15 @@ enum class DataType : uint8_t {
 };
 
 /// Size in bytes of one element of `dt`.  `dtype_size(DataType::FLOAT16) == 2`.
-size_t dtype_size(DataType dt);
+inline size_t dtype_size(DataType dt) {
+  switch (dt) {
+    case DataType::FLOAT32: case DataType::INT32: case DataType::UINT32: return 4;
+    case DataType::FLOAT16: case DataType::BFLOAT16: case DataType::INT16: case DataType::UINT16: return 2;
+    case DataType::INT8: case DataType::UINT8: case DataType::BOOL: return 1;
+    case DataType::INT64: case DataType::UINT64: return 8;
+  }
+  return 1;
+}
 /// Printable name ("float32", ...).
 const char* dtype_name(DataType dt);
 
