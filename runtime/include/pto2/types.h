@@ -82,6 +82,8 @@ struct Tensor {
   [[noreturn]] void view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const;
 };
 
+static_assert(sizeof(void*) != 8 || sizeof(Tensor) == 128, "Tensor is 128 bytes without padding on 64-bit targets");
+
 /// Contiguous row-major strides for `shapes` into `strides`.
 void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* strides);
 
