@@ -22,16 +22,18 @@ Engine& engine_for(const char* api) {
 TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
   Engine& e = engine_for("rt_submit_aic_task");
   TaskOutputTensors out;  // returned in place (one return statement)
-  if (!e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out))
-    out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task");
+  const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out);
+  if (u != Engine::Undeferred::kRan)
+    out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task", u == Engine::Undeferred::kMustWait);
   return out;
 }
 
 TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
   Engine& e = engine_for("rt_submit_aiv_task");
   TaskOutputTensors out;  // returned in place (one return statement)
-  if (!e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out))
-    out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task");
+  const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out);
+  if (u != Engine::Undeferred::kRan)
+    out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task", u == Engine::Undeferred::kMustWait);
   return out;
 }
 

@@ -250,7 +250,8 @@ bool Engine::add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_i
   return true;
 }
 
-TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api) {
+TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
+                                 bool undeferred_checked) {
   if (failed()) throw RunAborted{};
   const uint64_t raw = next_raw_;
   auto who = [&] { return std::string(api) + " (task #" + std::to_string(raw) + ")"; };  // errors only
@@ -316,8 +317,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // Read once per submission (the queue's head is written by the workers: a cache miss).
   const size_t queued = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY ? ready_[type].size_hint() : 0;
   const bool may_run_undeferred =
-      opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && blocks == 1 &&
-      !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
+      !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
+      blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
       !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.

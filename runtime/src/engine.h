@@ -129,12 +129,16 @@ class Engine {
   const RuntimeOptions& options() const { return opt_; }
 
   // orchestrator side (current run)
-  TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api);
+  /// `undeferred_checked`: try_submit_undeferred found the task must wait (do not ask again).
+  TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
+                           bool undeferred_checked = false);
+  enum class Undeferred { kRan, kNotPlain, kMustWait };
   /// The common case of submit, on its own: a plain task (one block, no predicate, timing slot
-  /// or runtime-allocated output) of a registered, measured-tiny kernel with nothing in flight
-  /// to wait for runs undeferred here and true is returned, its id in `out`. False: nothing
-  /// happened, call submit (which decides everything else, errors too).
-  bool try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out);
+  /// or runtime-allocated output) of a registered kernel, measured tiny or with the workers
+  /// saturated, with nothing in flight to wait for runs undeferred here: kRan, its id in `out`.
+  /// Otherwise nothing happened: call submit (which decides everything else, errors too),
+  /// telling it when the answer was kMustWait.
+  Undeferred try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out);
   TaskOutputTensors alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n);
   void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx);
   void scope_begin(PTO2ScopeMode mode);
@@ -321,7 +325,8 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
 // A dependency-free single-block task run on the orchestrator thread at submission, reading
 // its arguments in place. It takes no slot and is neither in total_submitted_ nor in any
 // `completed` count: it is submitted and finished within the call, so it is never in flight.
-__attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+__attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel,
+                                                                         const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
@@ -331,23 +336,25 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
   ++ws.undeferred;
 }
 
-inline bool Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out) {
+inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params,
+                                                        TaskOutputTensors& out) {
   const int type = kind == TaskKind::AIC ? 0 : 1;
   if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() || failed())
-    return false;
+    return Undeferred::kNotPlain;
   // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
-  if (!is_tiny(kernel) && (!is_measured(kernel) || ready_[type].size_hint() < help_threshold_)) return false;
+  if (!is_tiny(kernel) && (!is_measured(kernel) || ready_[type].size_hint() < help_threshold_))
+    return Undeferred::kNotPlain;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)
-    if (!d.is_valid() || d.raw >= next_raw_) return false;  // submit() reports it
+    if (!d.is_valid() || d.raw >= next_raw_) return Undeferred::kNotPlain;  // submit() reports it
   // With nothing in flight, every producer and every explicit dependency has finished.
   if (!quiet() && (tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL) || any_live(deps)))
-    return false;
+    return Undeferred::kMustWait;
   const uint64_t raw = next_raw_++;
   ++n_submitted_;
   out.id_.raw = raw;
   run_undeferred_inline(kind, kernel, params, raw, type);
-  return true;
+  return Undeferred::kRan;
 }
 
 }  // namespace pto2::detail
