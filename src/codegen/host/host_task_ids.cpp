@@ -176,9 +176,7 @@ HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, 
     bind(ia, arr);
     fence_arrays_[ia] = n;
   }
-  for (size_t k = 0; k < f.return_vars.size(); ++k) {
-    if (k == i) fence_arrays_[f.return_vars[k].get()] = n;
-  }
+  if (i < f.return_vars.size()) fence_arrays_[f.return_vars[i].get()] = n;
   return YieldTarget{arr, n, f.for_kind == ForKind::Parallel ? &f : nullptr};
 }
 
