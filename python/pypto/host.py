@@ -53,12 +53,16 @@ _SHIM = r'''
 #include <cstdio>
 #include <exception>
 #include <string>
+#include <vector>
 #include "pto_l3_api.h"
 
 extern "C" void host_orchestration_entry(const ChipStorageTaskArgs&);
 %(decls)s
 
 struct pypto_host_tensor { void* data; int32_t dtype; uint32_t ndims; const uint32_t* shapes; };
+
+// The task records of the last run on this thread (read back by pypto_host_last_tasks).
+static thread_local std::vector<pto2::L3TaskRecord> last_tasks;
 
 extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uint64_t* s, uint32_t ns,
                               uint32_t chips, uint64_t* stats, char* err, size_t errlen) {
@@ -74,6 +78,9 @@ extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uin
     stats[1] = r.tasks_executed;
     stats[2] = r.wait_edges;
     stats[3] = r.chain_edges;
+    stats[4] = r.barriers;
+    stats[5] = r.tasks.size();
+    last_tasks = r.tasks;
     if (!r.ok()) {
       std::snprintf(err, errlen, "%%s", r.message.c_str());
       return 0;
@@ -84,6 +91,21 @@ extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uin
     return 0;
   }
 }
+
+// Copies up to `cap` records of the last run as (index, target_id, chip, start_us, end_us).
+extern "C" uint32_t pypto_host_last_tasks(double* out, uint32_t cap) {
+  uint32_t n = 0;
+  for (; n < cap && n < last_tasks.size(); ++n) {
+    const pto2::L3TaskRecord& t = last_tasks[n];
+    double* o = out + 5 * n;
+    o[0] = static_cast<double>(t.index);
+    o[1] = t.target_id;
+    o[2] = t.chip;
+    o[3] = t.start_us;
+    o[4] = t.end_us;
+  }
+  return n;
+}
 '''
 
 
@@ -91,7 +113,10 @@ class HostProgram:
     """A built HOST program: call it with NumPy arrays and Python scalars, in parameter order.
 
     Out / InOut arrays are written in place; the call returns a dict of run statistics
-    (``tasks_submitted``, ``tasks_executed``, ``wait_edges``, ``chain_edges``). ``library`` is
+    (``tasks_submitted``, ``tasks_executed``, ``barriers``, ``wait_edges``, ``chain_edges``)
+    and ``tasks``: one dict per executed next-level task, in submission order, with ``index``
+    (1-based; barriers take indices too), ``target`` (the chip-level function's name),
+    ``chip``, ``start_us`` and ``end_us`` (from the start of the run). ``library`` is
     the built .so, ``output_dir`` where the sources are, ``cached`` True if no compiler ran."""
 
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
@@ -107,6 +132,8 @@ class HostProgram:
         self._lib = ctypes.CDLL(library)
         self._run = self._lib.pypto_host_run
         self._run.restype = ctypes.c_int
+        self._last_tasks = self._lib.pypto_host_last_tasks
+        self._last_tasks.restype = ctypes.c_uint32
 
     def __call__(self, *args):
         import ctypes
@@ -144,15 +171,21 @@ class HostProgram:
                 scalars.append(int(value) & 0xFFFFFFFFFFFFFFFF)
         t = (TensorC * max(1, len(tensors)))(*tensors)
         s = (ctypes.c_uint64 * max(1, len(scalars)))(*scalars)
-        stats = (ctypes.c_uint64 * 4)()
+        stats = (ctypes.c_uint64 * 6)()
         err = ctypes.create_string_buffer(4096)
         ok = self._run(t, ctypes.c_uint32(len(tensors)), s, ctypes.c_uint32(len(scalars)), ctypes.c_uint32(self.chips),
                        stats, err, ctypes.c_size_t(len(err)))
         if not ok:
             from pypto.runtime.loader import RunError
             raise RunError(err.value.decode(errors="replace"))
-        return {"tasks_submitted": stats[0], "tasks_executed": stats[1], "wait_edges": stats[2],
-                "chain_edges": stats[3]}
+        records = (ctypes.c_double * (5 * max(1, stats[5])))()
+        n = self._last_tasks(records, ctypes.c_uint32(stats[5]))
+        names = {tid: name for name, tid in self.target_ids.items()}
+        tasks = [{"index": int(records[5 * i]), "target": names.get(int(records[5 * i + 1]), "?"),
+                  "chip": int(records[5 * i + 2]), "start_us": records[5 * i + 3], "end_us": records[5 * i + 4]}
+                 for i in range(n)]
+        return {"tasks_submitted": stats[0], "tasks_executed": stats[1], "barriers": stats[4],
+                "wait_edges": stats[2], "chain_edges": stats[3], "tasks": tasks}
 
 
 _BITS = {"FP32": 32, "FP16": 16, "BF16": 16, "INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64, "UINT8": 8,

@@ -14,6 +14,17 @@
 // target, in submission order — the per-target stand-in for the per-rank communication
 // chain). Invalid handles (TaskHandle{} / TaskHandle::invalid()) contribute no edge.
 //
+// A dependency-only barrier (what pl.system.task_dummy lowers to) is a fan-in point that runs
+// nothing: it finishes once every valid add_dep_wait handle finished, joins no per-target
+// chain, and its handle is waited on like any other:
+//
+//     TaskArgs args_b;
+//     args_b.add_dep_wait(t0);
+//     args_b.add_dep_wait(t1);
+//     TaskHandle both = submit_barrier(args_b);    // invalid if args_b waits on nothing
+//     TaskArgs args_c;
+//     args_c.add_dep_wait(both);                   // starts after t0 and t1
+//
 // Host side (on CPU, every target runs its L2 entry as a full libpto2 run on a pool of
 // "chip" runtimes, each with its own worker threads):
 //
@@ -62,6 +73,13 @@ struct TaskArgs {
 /// Unknown target ids and handles of another run fail the run.
 TaskHandle submit_next_level(int32_t target_id, TaskArgs& args);
 
+/// Submits a dependency-only barrier: it runs nothing on any chip, finishes once every valid
+/// add_dep_wait handle of `args` finished, and joins no per-target chain. With no valid wait
+/// there is nothing to wait for and it returns TaskHandle::invalid() (as a task_dummy without
+/// deps does at L2). `args` must carry no tensors or scalars (else the run fails: they would be
+/// silently dropped). Same thread rule and error handling as submit_next_level.
+TaskHandle submit_barrier(TaskArgs& args);
+
 namespace pto2 {
 
 /// An L2 orchestration entry (the generated `aicpu_orchestration_entry`).
@@ -77,7 +95,7 @@ struct L3Options {
 };
 
 struct L3TaskRecord {
-  uint64_t index;        ///< 1-based submission index
+  uint64_t index;        ///< 1-based submission index (barriers take indices too)
   int32_t target_id;
   uint32_t chip;         ///< which chip runtime ran it
   double start_us;       ///< from the start of the run
@@ -88,11 +106,12 @@ struct L3TaskRecord {
 struct L3RunResult {
   bool ok() const { return message.empty(); }
   std::string message;             ///< empty on success; else the first failure
-  uint64_t tasks_submitted = 0;
-  uint64_t tasks_executed = 0;
-  uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles)
+  uint64_t tasks_submitted = 0;    ///< submit_next_level calls (barriers excluded)
+  uint64_t tasks_executed = 0;     ///< next-level tasks that ran to completion (barriers excluded)
+  uint64_t barriers = 0;           ///< submit_barrier calls that returned a valid handle
+  uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles), barriers' included
   uint64_t chain_edges = 0;        ///< per-target ordering chain edges
-  std::vector<L3TaskRecord> tasks;  ///< every executed task, in submission order
+  std::vector<L3TaskRecord> tasks;  ///< every executed next-level task (no barriers), in submission order
 };
 
 class L3Runtime {

@@ -6,6 +6,9 @@
 // variable; a dispatcher picks the oldest pending task whose dependencies (dep-waits and the
 // per-target chain predecessor) all finished. Dependencies only point to earlier tasks, so a
 // pending task always becomes ready unless the run failed.
+//
+// Barriers (submit_barrier) share the task list and index space but never reach a chip: they
+// settle under the lock, at submission or when a task finishes, once their deps are done.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -34,6 +37,7 @@ struct L3Task {
   ChipStorageTaskArgs args;
   std::vector<uint64_t> deps;  // 1-based indices of earlier tasks
   L3State state = L3State::kPending;
+  bool barrier = false;        // runs nothing; done once its deps are
 };
 
 std::atomic<uint64_t> g_next_run_id{1};
@@ -86,6 +90,13 @@ struct L3Runtime::Impl {
     return true;
   }
 
+  // Marks done every pending barrier whose deps are done. Deps point to earlier tasks, so one
+  // pass in index order also settles barriers that wait on barriers.
+  void settle_barriers_locked() {
+    for (L3Task& t : tasks)
+      if (t.barrier && t.state == L3State::kPending && ready_locked(t)) t.state = L3State::kDone;
+  }
+
   bool all_finished_locked() const {
     return std::all_of(tasks.begin(), tasks.end(), [](const L3Task& t) { return t.state == L3State::kDone; });
   }
@@ -112,7 +123,7 @@ struct L3Runtime::Impl {
       if (!failure.empty()) return;
       size_t pick = tasks.size();
       for (size_t i = 0; i < tasks.size(); ++i) {
-        if (tasks[i].state == L3State::kPending && ready_locked(tasks[i])) {
+        if (!tasks[i].barrier && tasks[i].state == L3State::kPending && ready_locked(tasks[i])) {
           pick = i;
           break;
         }
@@ -143,6 +154,7 @@ struct L3Runtime::Impl {
 
       lk.lock();
       tasks[pick].state = L3State::kDone;
+      settle_barriers_locked();
       if (!error.empty()) {
         std::ostringstream os;
         os << "next-level task " << (pick + 1) << " (target " << target << " '" << target_name(target)
@@ -154,6 +166,43 @@ struct L3Runtime::Impl {
       }
       cv.notify_all();
     }
+  }
+
+  // The deps of a new task from its valid add_dep_wait handles (fails the run on a foreign one).
+  std::vector<uint64_t> wait_deps_locked(const TaskArgs& args, const char* api) {
+    std::vector<uint64_t> deps;
+    for (const TaskHandle& h : args.waits) {
+      if (!h.is_valid()) continue;
+      if (h.run_ != run_id || h.index_ == 0 || h.index_ > tasks.size()) {
+        fail_locked(std::string(api) +
+                    ": add_dep_wait: the TaskHandle was not returned by submit_next_level or submit_barrier in this run");
+        throw L3Abort{};
+      }
+      if (std::find(deps.begin(), deps.end(), h.index_) == deps.end()) deps.push_back(h.index_);
+    }
+    return deps;
+  }
+
+  TaskHandle submit_barrier(TaskArgs& args) {
+    std::lock_guard<std::mutex> lk(mu);
+    if (!failure.empty()) throw L3Abort{};
+    if (args.storage.tensor_count() != 0 || args.storage.scalar_count() != 0) {
+      std::ostringstream os;
+      os << "submit_barrier: a barrier runs nothing, so it takes only add_dep_wait handles (got "
+         << args.storage.tensor_count() << " tensors, " << args.storage.scalar_count() << " scalars)";
+      fail_locked(os.str());
+      throw L3Abort{};
+    }
+    L3Task task;
+    task.target_id = -1;
+    task.barrier = true;
+    task.deps = wait_deps_locked(args, "submit_barrier");
+    if (task.deps.empty()) return TaskHandle::invalid();  // nothing to wait for
+    result.wait_edges += task.deps.size();
+    ++result.barriers;
+    if (ready_locked(task)) task.state = L3State::kDone;
+    tasks.push_back(std::move(task));
+    return TaskHandle{run_id, tasks.size()};
   }
 
   TaskHandle submit(int32_t target_id, TaskArgs& args) {
@@ -170,17 +219,8 @@ struct L3Runtime::Impl {
     L3Task task;
     task.target_id = target_id;
     task.args = args.storage;
-    for (const TaskHandle& h : args.waits) {
-      if (!h.is_valid()) continue;
-      if (h.run_ != run_id || h.index_ == 0 || h.index_ > tasks.size()) {
-        fail_locked("add_dep_wait: the TaskHandle was not returned by submit_next_level in this run");
-        throw L3Abort{};
-      }
-      if (std::find(task.deps.begin(), task.deps.end(), h.index_) == task.deps.end()) {
-        task.deps.push_back(h.index_);
-        ++result.wait_edges;
-      }
-    }
+    task.deps = wait_deps_locked(args, "submit_next_level");
+    result.wait_edges += task.deps.size();
     auto chain = last_of_target.find(target_id);
     if (chain != last_of_target.end() &&
         std::find(task.deps.begin(), task.deps.end(), chain->second) == task.deps.end()) {
@@ -291,4 +331,10 @@ TaskHandle submit_next_level(int32_t target_id, TaskArgs& args) {
   if (pto2::t_current == nullptr)
     throw std::logic_error("submit_next_level called outside pto2::L3Runtime::run (or on another thread)");
   return pto2::t_current->submit(target_id, args);
+}
+
+TaskHandle submit_barrier(TaskArgs& args) {
+  if (pto2::t_current == nullptr)
+    throw std::logic_error("submit_barrier called outside pto2::L3Runtime::run (or on another thread)");
+  return pto2::t_current->submit_barrier(args);
 }

@@ -1,8 +1,10 @@
 // Tests of the L3 (distributed HOST) runtime: submit_next_level runs L2 orchestration entries
-// as nested libpto2 runs, ordered by add_dep_wait edges and the per-target chain.
+// as nested libpto2 runs, ordered by add_dep_wait edges and the per-target chain; submit_barrier
+// is a dependency-only fan-in point.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "pto_l3_api.h"
@@ -240,7 +242,7 @@ TEST(L3Runtime, HandleOfAnotherRunIsRejected) {
   EXPECT_TRUE(g_stale.is_valid());
   pto2::L3RunResult r = l3.run(&host_use_stale);
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.message.find("not returned by submit_next_level in this run"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("not returned by submit_next_level or submit_barrier in this run"), std::string::npos) << r.message;
 }
 
 void host_throws(const ChipStorageTaskArgs&) { throw std::runtime_error("host bug"); }
@@ -301,6 +303,209 @@ TEST(L3Runtime, SubmitOutsideARunThrows) {
   TaskArgs t;
   EXPECT_THROW(submit_next_level(0, t), std::logic_error);
   EXPECT_FALSE(TaskHandle{}.is_valid());
+}
+
+// ---- dependency-only barriers (submit_barrier) ------------------------------------------------
+
+// The record of the executed task of `target` (each test below runs each target at most once).
+const pto2::L3TaskRecord& record_of(const pto2::L3RunResult& r, int32_t target) {
+  for (const pto2::L3TaskRecord& t : r.tasks)
+    if (t.target_id == target) return t;
+  throw std::runtime_error("no task of target " + std::to_string(target) + " ran");
+}
+
+// Runs `entry` on L3 runtimes of 1..4 chips with setup()'s targets (each under a watchdog);
+// `make_args` builds fresh arguments per run, `check(result, chips)` checks each.
+template <class MakeArgs, class Check>
+void sweep_chips(pto2::HostEntry entry, MakeArgs&& make_args, Check&& check) {
+  for (uint32_t chips = 1; chips <= 4; ++chips) {
+    Watchdog wd(60);
+    pto2::L3Runtime l3(pto2::L3Options{}.chips(chips).chip_options(workers(1)));
+    setup(l3);
+    check(l3.run(entry, make_args()), chips);
+  }
+}
+
+TaskArgs fill_args(const ChipStorageTaskArgs& a, uint32_t slot, uint64_t value, uint64_t sleep) {
+  TaskArgs f;
+  f.add_tensor(from_tensor_arg(a.tensor(slot)));
+  f.add_scalar(value);
+  f.add_scalar(sleep);
+  return f;
+}
+
+// y := 5 (slow, target fill) and a slow sleeper (target sleep) meet in barrier b1; b2 waits on
+// b1 (and a None); z := y (target copy) waits on b2 only. Without the barriers waiting, the
+// copy (its own target: no chain) would start at once and read y's initial 0.
+void host_barrier_fan_in(const ChipStorageTaskArgs& a) {
+  TaskArgs f = fill_args(a, 0, 5, 40);
+  TaskHandle filled = submit_next_level(1, f);
+  TaskArgs s;
+  s.add_scalar(60);
+  TaskHandle slept = submit_next_level(3, s);
+  TaskArgs b1_args;
+  b1_args.add_dep_wait(filled);
+  b1_args.add_dep_wait(slept);
+  TaskHandle b1 = submit_barrier(b1_args);
+  TaskArgs b2_args;
+  b2_args.add_dep_wait(b1);
+  b2_args.add_dep_wait(TaskHandle::invalid());
+  TaskHandle b2 = submit_barrier(b2_args);
+  TaskArgs c;
+  c.add_tensor(from_tensor_arg(a.tensor(0)));
+  c.add_tensor(from_tensor_arg(a.tensor(1)));
+  c.add_dep_wait(b2);
+  submit_next_level(2, c);
+}
+
+TEST(L3Barrier, ConsumerWaitsForEveryProducer) {
+  std::vector<float> y, z;
+  sweep_chips(
+      &host_barrier_fan_in,
+      [&] {
+        y.assign(8, 0.0f);
+        z.assign(8, -1.0f);
+        ChipStorageTaskArgs a;
+        a.add_tensor(ext1d(y));
+        a.add_tensor(ext1d(z));
+        return a;
+      },
+      [&](const pto2::L3RunResult& r, uint32_t chips) {
+        ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
+        for (float v : z) EXPECT_EQ(v, 5.0f) << "chips " << chips;
+        EXPECT_EQ(r.tasks_submitted, 3u);
+        EXPECT_EQ(r.tasks_executed, 3u);
+        EXPECT_EQ(r.barriers, 2u);
+        EXPECT_EQ(r.wait_edges, 4u);  // b1: 2, b2: 1 (the None adds none), consumer: 1
+        EXPECT_EQ(r.chain_edges, 0u);
+        ASSERT_EQ(r.tasks.size(), 3u);  // barriers run nothing and leave no record
+        const pto2::L3TaskRecord& copy = record_of(r, 2);
+        EXPECT_EQ(copy.index, 5u) << "barriers take submission indices too";
+        EXPECT_GE(copy.start_us, record_of(r, 1).end_us) << "chips " << chips;
+        EXPECT_GE(copy.start_us, record_of(r, 3).end_us) << "chips " << chips;
+      });
+}
+
+TaskHandle g_empty_barrier, g_none_barrier;
+void host_barrier_without_waits(const ChipStorageTaskArgs& a) {
+  TaskArgs empty;
+  g_empty_barrier = submit_barrier(empty);
+  TaskArgs none;
+  none.add_dep_wait(TaskHandle::invalid());
+  none.add_dep_wait(TaskHandle{});
+  g_none_barrier = submit_barrier(none);
+  TaskArgs f = fill_args(a, 0, 3, 0);  // waiting on invalid barrier handles: no edge
+  f.add_dep_wait(g_empty_barrier);
+  f.add_dep_wait(g_none_barrier);
+  submit_next_level(1, f);
+}
+
+TEST(L3Barrier, InvalidHandlesAreIgnored) {
+  std::vector<float> y;
+  sweep_chips(
+      &host_barrier_without_waits,
+      [&] {
+        y.assign(4, 0.0f);
+        ChipStorageTaskArgs a;
+        a.add_tensor(ext1d(y));
+        return a;
+      },
+      [&](const pto2::L3RunResult& r, uint32_t chips) {
+        ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
+        EXPECT_FALSE(g_empty_barrier.is_valid());
+        EXPECT_FALSE(g_none_barrier.is_valid());
+        EXPECT_EQ(r.barriers, 0u);
+        EXPECT_EQ(r.wait_edges, 0u);
+        EXPECT_EQ(r.tasks_executed, 1u);
+        for (float v : y) EXPECT_EQ(v, 3.0f);
+      });
+}
+
+// A long sleeper on target sleep, then y := 2 (target fill) behind a barrier on an already
+// submitted fast fill: the barrier must not wait for the sleeper (no per-target chain).
+void host_barrier_off_chain(const ChipStorageTaskArgs& a) {
+  TaskArgs s;
+  s.add_scalar(300);
+  submit_next_level(3, s);
+  TaskArgs f = fill_args(a, 0, 1, 0);
+  TaskHandle first = submit_next_level(1, f);
+  TaskArgs b;
+  b.add_dep_wait(first);
+  TaskHandle after_first = submit_barrier(b);
+  TaskArgs c;  // copy y -> z after the barrier
+  c.add_tensor(from_tensor_arg(a.tensor(0)));
+  c.add_tensor(from_tensor_arg(a.tensor(1)));
+  c.add_dep_wait(after_first);
+  submit_next_level(2, c);
+}
+
+TEST(L3Barrier, JoinsNoTargetChain) {
+  std::vector<float> y, z;
+  sweep_chips(
+      &host_barrier_off_chain,
+      [&] {
+        y.assign(4, 0.0f);
+        z.assign(4, 0.0f);
+        ChipStorageTaskArgs a;
+        a.add_tensor(ext1d(y));
+        a.add_tensor(ext1d(z));
+        return a;
+      },
+      [&](const pto2::L3RunResult& r, uint32_t chips) {
+        ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
+        for (float v : z) EXPECT_EQ(v, 1.0f);
+        EXPECT_EQ(r.chain_edges, 0u);
+        EXPECT_GE(record_of(r, 2).start_us, record_of(r, 1).end_us);
+        if (chips >= 2) {
+          EXPECT_LT(record_of(r, 2).start_us, record_of(r, 3).end_us)
+              << "the copy waited for the sleeper, which the barrier does not depend on (chips " << chips << ")";
+        }
+      });
+}
+
+void host_barrier_on_failure(const ChipStorageTaskArgs& a) {
+  TaskArgs t;
+  TaskHandle bad = submit_next_level(4, t);
+  TaskArgs b;
+  b.add_dep_wait(bad);
+  TaskHandle after_bad = submit_barrier(b);
+  TaskArgs f = fill_args(a, 0, 9, 0);  // must never run
+  f.add_dep_wait(after_bad);
+  submit_next_level(1, f);
+}
+
+TEST(L3Barrier, FailingProducerStillFailsTheRun) {
+  std::vector<float> y;
+  sweep_chips(
+      &host_barrier_on_failure,
+      [&] {
+        y.assign(4, 0.0f);
+        ChipStorageTaskArgs a;
+        a.add_tensor(ext1d(y));
+        return a;
+      },
+      [&](const pto2::L3RunResult& r, uint32_t chips) {
+        ASSERT_FALSE(r.ok()) << "chips " << chips;
+        EXPECT_NE(r.message.find("next-level task 1 (target 4 'throws') failed"), std::string::npos) << r.message;
+        for (float v : y) EXPECT_EQ(v, 0.0f) << "the consumer behind the barrier ran (chips " << chips << ")";
+        EXPECT_EQ(r.tasks_executed, 0u);
+      });
+}
+
+void host_barrier_with_tensor(const ChipStorageTaskArgs& a) {
+  TaskArgs b;
+  b.add_tensor(from_tensor_arg(a.tensor(0)));
+  submit_barrier(b);
+  ADD_FAILURE() << "a barrier with a tensor must unwind the host entry";
+}
+
+TEST(L3Barrier, ArgumentsOtherThanWaitsFailTheRun) {
+  std::vector<float> y(4, 0.0f);
+  pto2::L3RunResult r = run_two_chips(&host_barrier_with_tensor, {&y});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("submit_barrier: a barrier runs nothing"), std::string::npos) << r.message;
+  TaskArgs t;
+  EXPECT_THROW(submit_barrier(t), std::logic_error);
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 """Distributed HOST orchestration: the checks of the HOST lowering (spec README "Distributed
 HOST orchestration"). Frontend rejections of pl.submit options other than deps= (each with
 its message and exact line:col) and codegen rejections of what L3 cannot express: submitting
-a kernel directly, ops other than submits / control flow, TaskId arrays, non-HOST functions.
+a kernel directly, ops other than submits / control flow / TaskId values, non-HOST functions
+(TaskId arrays and task_dummy barriers: test_host_l3_taskids.py).
 """
 
 import textwrap
@@ -112,12 +113,6 @@ def test_host_rejects_tensor_ops():
     check(host_src(f"tmp = pl.create_tensor([16], dtype=pl.FP32)  #!\n"
                    "d, t = pl.submit(self.chip_add, a, tmp, d)\nreturn d"),
           "is not supported in a HOST-level orchestration", "pl.create_tensor", codegen=True)
-
-
-def test_host_rejects_task_id_arrays():
-    check(host_src("tids = pl.array.create(2, pl.TASK_ID)  #!\n"
-                   "d, t = pl.submit(self.chip_add, a, b, d, deps=[tids])\nreturn d"),
-          "is not supported in a HOST-level orchestration", "pl.array", codegen=True)
 
 
 def test_generate_host_rejects_chip_function():

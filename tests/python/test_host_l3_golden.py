@@ -31,7 +31,7 @@ def _generate(case: str):
 
 
 def test_cases_exist():
-    assert {"host_basic", "host_control_flow"} <= set(CASES)
+    assert {"host_basic", "host_control_flow", "host_taskid_arrays"} <= set(CASES)
 
 
 @pytest.mark.parametrize("case", CASES)

@@ -2,10 +2,12 @@
 //
 // One HostEmitter generates one HOST-level Orchestration function against pto_l3_api.h.
 // Pieces: entry and prologue (host_codegen.cpp), statements and next-level submits
-// (host_statements.cpp), scalar expressions (host_expr.cpp).
+// (host_statements.cpp), TaskId values — deps=, task_dummy barriers, arrays, pl.parallel
+// fences (host_task_ids.cpp) — and scalar expressions (host_expr.cpp).
 //
 // Values are bound to C++ text by Var identity: tensors to the external tensor (or a Tensor
-// loop/if carry) they name, TaskIds to a `TaskHandle` variable, scalars to a C++ scalar. A
+// loop/if carry) they name, TaskIds to a `TaskHandle` variable, scalars to a C++ scalar,
+// arrays (and pl.parallel TaskId fences) to a C++ array. A
 // submit's tensor results alias the Out/InOut arguments passed for the callee's returned
 // parameters (L3 allocates nothing).
 #pragma once
@@ -51,6 +53,30 @@ class HostEmitter : public common::CppScalarExprPrinter {
   // Declares the C++ carries of loop iter_args / if return_vars; returns their names.
   std::string declare_carry(const ir::Var* v, const std::string& init_text, const ir::Span& span);
 
+  // Where a loop / branch yield writes one value: a scalar or array variable, or the slot of
+  // the current iteration in a pl.parallel TaskId fence (`fence_loop` set).
+  struct YieldTarget {
+    std::string text;
+    int64_t array_size = 0;
+    const ir::ForStmt* fence_loop = nullptr;
+  };
+  void emit_yield(const YieldTarget& target, const ir::ExprPtr& value);
+
+  // ---- TaskId values (host_task_ids.cpp) ----
+  // The add_dep_wait lines of TaskArgs `args` for the deps= entries `deps`.
+  void emit_dep_waits(const std::string& args, const std::vector<ir::ExprPtr>& deps);
+  void emit_task_dummy(const ir::Var* result, const ir::Call& call);   // pl.system.task_dummy
+  void emit_array_create(const ir::Var* result);                         // pl.array.create
+  void emit_array_get(const ir::Var* result, const ir::Call& call);      // v = arr[k]
+  void emit_array_update(const ir::Var* result, const ir::Call& call);   // arr[k] = v
+  // The N-slot TaskHandle array that carries TaskId iter_arg `i` of pl.parallel loop `f`
+  // (stamped iter_arg_array_size_<i> = N by ClassifyIterArgCarry).
+  YieldTarget declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
+  // N when `v` is bound to a C++ array of N TaskHandles, else 0.
+  int64_t handle_array_size(const ir::Var* v) const;
+  // Binds `to` to the value of `from` (text, array-ness, static validity).
+  void bind_alias(const ir::Var* to, const ir::Var* from, const ir::Span& span);
+
   // ---- expressions (host_expr.cpp) ----
   std::string expr(const ir::ExprPtr& e);
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);
@@ -75,7 +101,8 @@ class HostEmitter : public common::CppScalarExprPrinter {
   std::set<const ir::Var*> used_;              // Vars whose binding was referenced
   std::set<std::string> valid_handles_;        // handles straight from submit_next_level
   std::set<std::string> submitted_;            // callees actually submitted
-  std::vector<std::vector<std::string>> yield_targets_;
+  std::map<const ir::Var*, int64_t> fence_arrays_;  // scalar TaskId Vars bound to a fence array
+  std::vector<std::vector<YieldTarget>> yield_targets_;
   std::ostringstream body_;
   int indent_ = 1;
   int task_count_ = 0;

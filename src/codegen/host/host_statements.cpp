@@ -1,10 +1,12 @@
 // HOST orchestration codegen: statements. A pl.submit of a chip-level Orchestration function
 // becomes a TaskArgs + submit_next_level; deps= entries become add_dep_wait (ordering only);
-// loops and branches carry TaskHandles / Tensors / scalars through C++ variables. Runtime
-// scopes have no L3 meaning and are flattened (their bodies are emitted inline).
+// loops and branches carry TaskHandles / Tensors / scalars / arrays through C++ variables.
+// Runtime scopes have no L3 meaning and are flattened (their bodies are emitted inline).
+// TaskId-specific forms (deps=, task_dummy, arrays, pl.parallel fences): host_task_ids.cpp.
 #include <algorithm>
 
 #include "host_emitter.h"
+#include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
 
@@ -57,6 +59,10 @@ void HostEmitter::prescan(const StmtPtr& s) {
   } else if (auto* a = s->as<AssignStmt>()) {
     if (auto* sub = a->value->as<Submit>()) {
       for (auto& d : sub->deps) note_refs(d);
+    } else if (auto* c = a->value->as<Call>(); c && c->is_op) {
+      for (auto& x : c->args) note_refs(x);
+      if (auto* edges = attr_get<std::vector<ExprPtr>>(c->attrs, "manual_dep_edges"))
+        for (auto& d : *edges) note_refs(d);
     } else if (auto* g = a->value->as<TupleGetItem>()) {
       auto* tv = as_var(g->tuple);
       auto* tt = g->tuple->type ? g->tuple->type->as<TupleType>() : nullptr;
@@ -90,10 +96,7 @@ void HostEmitter::emit_stmt(const StmtPtr& s) {
     PYPTO_CHECK(!yield_targets_.empty(), "HOST codegen: yield outside a loop or branch");
     const auto& targets = yield_targets_.back();
     PYPTO_CHECK(targets.size() == y->values.size(), "HOST codegen: yield arity mismatch");
-    for (size_t k = 0; k < targets.size(); ++k) {
-      std::string text = expr(y->values[k]);
-      if (text != targets[k]) line(targets[k] + " = " + text + ";");
-    }
+    for (size_t k = 0; k < targets.size(); ++k) emit_yield(targets[k], y->values[k]);
   } else if (s->is<ReturnStmt>()) {
     // Results are the Out/InOut tensors, written in place by the next-level tasks.
   } else if (s->is<ScopeStmt>()) {
@@ -120,6 +123,10 @@ void HostEmitter::emit_assign(const AssignStmt& a) {
       bind(var, "TaskHandle::invalid()");
       return;
     }
+    if (c->callee == "system.task_dummy") return emit_task_dummy(var, *c);
+    if (c->callee == "array.create") return emit_array_create(var);
+    if (c->callee == "array.get_element") return emit_array_get(var, *c);
+    if (c->callee == "array.update_element") return emit_array_update(var, *c);
     throw UserError("'" + c->callee + "' is not supported in a HOST-level orchestration", v->span, kHostHelp);
   }
   if (auto* g = v->as<TupleGetItem>()) {
@@ -132,8 +139,7 @@ void HostEmitter::emit_assign(const AssignStmt& a) {
     return;
   }
   if (auto* src = as_var(v)) {
-    bind(var, ref(src, v->span));
-    if (valid_handles_.count(bindings_[var])) valid_handles_.insert(bindings_[var]);
+    bind_alias(var, src, v->span);
     return;
   }
   auto* st = var->type ? var->type->as<ScalarType>() : nullptr;
@@ -202,18 +208,7 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
                           "' has a type a next-level task cannot take", x->span, "pass tensors and scalars");
     }
   }
-  if (deps) {
-    for (auto& d : *deps) {
-      auto* dv = as_var(d);
-      PYPTO_USER_CHECK(dv && is_tid_scalar(d->type), d->span,
-                       "this deps= entry is not supported in a HOST-level orchestration",
-                       "use task ids from pl.submit, loop carries of them, or None (TaskId arrays are L2 only)");
-      std::string h = ref(dv, d->span);
-      if (h == "TaskHandle::invalid()") continue;  // a None seed: no edge
-      if (valid_handles_.count(h)) line(a + ".add_dep_wait(" + h + ");");
-      else line("if (" + h + ".is_valid()) " + a + ".add_dep_wait(" + h + ");");
-    }
-  }
+  if (deps) emit_dep_waits(a, *deps);
 
   // The callee's results alias the arguments passed for the parameters it returns.
   std::vector<std::string> results;
@@ -257,6 +252,15 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
 }
 
 std::string HostEmitter::declare_carry(const Var* v, const std::string& init_text, const Span& span) {
+  if (auto* at = v->type ? v->type->as<ArrayType>() : nullptr) {
+    // A loop-carried array is updated in place: the carry is the init's storage. An if result
+    // gets its own array, filled by each branch's yield.
+    if (!init_text.empty()) return init_text;
+    std::string name = fresh(GetSSABaseName(v->name));
+    line((at->dtype == DataType::TASK_ID ? std::string("TaskHandle") : ctype(at->dtype)) + " " + name + "[" +
+         std::to_string(at->size) + "] = {};");
+    return name;
+  }
   std::string name = fresh(GetSSABaseName(v->name));
   if (is_tid_scalar(v->type)) {
     line("TaskHandle " + name + " = " + init_text + ";");
@@ -273,12 +277,32 @@ std::string HostEmitter::declare_carry(const Var* v, const std::string& init_tex
   return name;
 }
 
+namespace {
+
+int64_t array_size_of(const TypePtr& t) {
+  auto* at = t ? t->as<ArrayType>() : nullptr;
+  return at ? at->size : 0;
+}
+
+}  // namespace
+
 void HostEmitter::emit_for(const ForStmt& f) {
-  std::vector<std::string> carries;
-  for (auto& ia : f.iter_args) {
-    std::string name = declare_carry(ia.get(), expr(ia->init), ia->span);
-    bind(ia.get(), name);
-    carries.push_back(name);
+  std::vector<YieldTarget> carries;
+  for (size_t i = 0; i < f.iter_args.size(); ++i) {
+    const IterArg* ia = f.iter_args[i].get();
+    const int64_t* fence = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
+    if (fence && *fence > 0 && is_tid_scalar(ia->type)) {
+      carries.push_back(declare_fence(f, i, *fence));
+      continue;
+    }
+    std::string init = expr(ia->init);
+    PYPTO_USER_CHECK(!(as_var(ia->init) && handle_array_size(as_var(ia->init)) > 0 && is_tid_scalar(ia->type)),
+                     ia->span,
+                     "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is a scalar but starts from an array of TaskIds",
+                     "carry the array itself, or read one slot: prev = tids[k]");
+    std::string name = declare_carry(ia, init, ia->span);
+    bind(ia, name);
+    carries.push_back(YieldTarget{name, array_size_of(ia->type), nullptr});
   }
   std::string i = fresh(GetSSABaseName(f.loop_var->name));
   bind(f.loop_var.get(), i);
@@ -291,17 +315,18 @@ void HostEmitter::emit_for(const ForStmt& f) {
   emit_stmt(f.body);
   yield_targets_.pop_back();
   close_block();
-  for (size_t k = 0; k < f.return_vars.size() && k < carries.size(); ++k) bind(f.return_vars[k].get(), carries[k]);
+  for (size_t k = 0; k < f.return_vars.size() && k < carries.size(); ++k) bind(f.return_vars[k].get(), carries[k].text);
 }
 
 void HostEmitter::emit_if(const IfStmt& s) {
-  std::vector<std::string> carries;
+  std::vector<YieldTarget> carries;
   for (auto& rv : s.return_vars) {
-    std::string init = is_tid_scalar(rv->type) ? "TaskHandle::invalid()"
-                       : rv->type && rv->type->is<TensorType>() ? "Tensor{}"
-                                                                 : "0";
+    std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
+                       : rv->type && rv->type->is<TensorType>()     ? "Tensor{}"
+                       : rv->type && rv->type->is<ArrayType>()      ? ""
+                                                                    : "0";
     std::string name = declare_carry(rv.get(), init, rv->span);
-    carries.push_back(name);
+    carries.push_back(YieldTarget{name, array_size_of(rv->type), nullptr});
   }
   yield_targets_.push_back(carries);
   open_block("if (" + expr(s.cond) + ")");
@@ -313,7 +338,7 @@ void HostEmitter::emit_if(const IfStmt& s) {
   }
   close_block();
   yield_targets_.pop_back();
-  for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k]);
+  for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k].text);
 }
 
 }  // namespace pypto::codegen::host

@@ -1,0 +1,215 @@
+// HOST orchestration codegen: TaskId values against the L3 runtime (pto_l3_api.h).
+//
+//   deps=[t, prev, tids]              args_t1.add_dep_wait(t);                   (fresh submit: valid)
+//                                     if (prev.is_valid()) args_t1.add_dep_wait(prev);
+//                                     for (int64_t k = 0; k < 4; ++k) {
+//                                         if (tids[k].is_valid()) args_t1.add_dep_wait(tids[k]);
+//                                     }
+//   b = pl.system.task_dummy(deps=[..])   TaskArgs args_t2;  <dep waits>
+//                                     TaskHandle b = submit_barrier(args_t2);  (invalid if no wait)
+//   tids = pl.array.create(4, pl.TASK_ID)   TaskHandle tids[4] = {};           (every slot invalid)
+//   tids[k] = t                       tids[k] = t;        (in place: the new SSA array shares it)
+//   prev = tids[k]                    TaskHandle prev = tids[k];   (a snapshot)
+//   pl.parallel(4) TaskId carry       TaskHandle prev_1[4];  for (k) prev_1[k] = prev;
+//                                     ... prev_1[i] = t;  (each iteration its slot; the body
+//                                     sees the value from before the loop; consumers wait on all)
+//
+// The same forms as L2 orchestration (src/codegen/orchestration/task_ids.cpp), with TaskHandle
+// for PTO2TaskId and submit_barrier for rt_submit_dummy_task.
+#include "host_emitter.h"
+#include "pypto/ir/attrs.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/type.h"
+
+namespace pypto::codegen::host {
+
+using namespace pypto::ir;
+
+namespace {
+
+const char* kDepsHelp =
+    "deps= takes task ids from pl.submit, pl.system.task_dummy results, loop carries of them, "
+    "TaskId array slots (tids[k]), TaskId arrays (pl.array.create(N, pl.TASK_ID)) or None";
+
+// "(i + 1)" -> "i + 1" (one pair around the whole text only, not "(a) + (b)").
+std::string strip_outer_parens(const std::string& text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth == 0) return text;
+  }
+  return text.substr(1, text.size() - 2);
+}
+
+}  // namespace
+
+int64_t HostEmitter::handle_array_size(const Var* v) const {
+  if (auto* at = v->type ? v->type->as<ArrayType>() : nullptr) return at->dtype == DataType::TASK_ID ? at->size : 0;
+  auto it = fence_arrays_.find(v);
+  return it == fence_arrays_.end() ? 0 : it->second;
+}
+
+void HostEmitter::bind_alias(const Var* to, const Var* from, const Span& span) {
+  bind(to, ref(from, span));
+  if (valid_handles_.count(bindings_[to])) valid_handles_.insert(bindings_[to]);
+  if (auto it = fence_arrays_.find(from); it != fence_arrays_.end()) fence_arrays_[to] = it->second;
+}
+
+void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<ExprPtr>& deps) {
+  for (auto& d : deps) {
+    auto* dv = as_var(d);
+    PYPTO_USER_CHECK(dv && is_task_id(d->type), d->span, "this deps= entry is not a TaskId", kDepsHelp);
+    std::string h = ref(dv, d->span);
+    if (const int64_t n = handle_array_size(dv); n > 0) {
+      std::string k = fresh("k");
+      open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(n) + "; ++" + k + ")");
+      const std::string slot = h + "[" + k + "]";
+      line("if (" + slot + ".is_valid()) " + args + ".add_dep_wait(" + slot + ");");
+      close_block();
+      continue;
+    }
+    if (h == "TaskHandle::invalid()") continue;  // a None seed: no edge
+    if (valid_handles_.count(h)) line(args + ".add_dep_wait(" + h + ");");
+    else line("if (" + h + ".is_valid()) " + args + ".add_dep_wait(" + h + ");");
+  }
+}
+
+void HostEmitter::emit_task_dummy(const Var* result, const Call& call) {
+  static const std::vector<ExprPtr> kNone;
+  const auto* deps = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges");
+  const int n = task_count_++;
+  if (!block_just_opened()) line("");
+  line("// Task " + std::to_string(n) + ": dependency-only barrier");
+  const std::string a = fresh("args_t" + std::to_string(n));
+  line("TaskArgs " + a + ";");
+  emit_dep_waits(a, deps ? *deps : kNone);
+  // A barrier behind a fresh submit always waits on something, so its handle is valid too.
+  bool valid = false;
+  for (auto& d : deps ? *deps : kNone) {
+    auto* dv = as_var(d);
+    valid = valid || (dv && handle_array_size(dv) == 0 && valid_handles_.count(ref(dv, d->span)));
+  }
+  std::string h = fresh(GetSSABaseName(result->name));
+  line("TaskHandle " + h + " = submit_barrier(" + a + ");");
+  if (!referenced_tids_.count(result)) line("(void)" + h + ";");
+  if (valid) valid_handles_.insert(h);
+  bind(result, h);
+}
+
+void HostEmitter::emit_array_create(const Var* result) {
+  auto* at = result->type->as<ArrayType>();
+  PYPTO_CHECK(at, "HOST codegen: array.create result is not an array");
+  std::string name = fresh(GetSSABaseName(result->name));
+  const std::string n = std::to_string(at->size);
+  if (at->dtype == DataType::TASK_ID) line("TaskHandle " + name + "[" + n + "] = {};   // every slot starts invalid");
+  else line(ctype(at->dtype) + " " + name + "[" + n + "] = {};");
+  bind(result, name);
+}
+
+namespace {
+
+const Var* array_operand(const Call& call) {
+  const Var* arr = as_var(call.args.at(0));
+  PYPTO_USER_CHECK(arr && arr->type && arr->type->is<ArrayType>(), call.span,
+                   call.callee << " needs an array variable",
+                   "name the array: tids = pl.array.create(N, pl.TASK_ID), then tids[k]");
+  return arr;
+}
+
+}  // namespace
+
+void HostEmitter::emit_array_get(const Var* result, const Call& call) {
+  const Var* arr = array_operand(call);
+  const std::string slot = ref(arr, call.span) + "[" + strip_outer_parens(expr(call.args.at(1))) + "]";
+  auto* st = result->type->as<ScalarType>();
+  PYPTO_CHECK(st, "HOST codegen: array.get_element result is not a scalar");
+  std::string name = fresh(GetSSABaseName(result->name));
+  line(ctype(st->dtype) + " " + name + " = " + slot + ";");
+  if (st->dtype != DataType::TASK_ID || !referenced_tids_.count(result)) line("(void)" + name + ";");
+  bind(result, name);
+}
+
+void HostEmitter::emit_array_update(const Var* result, const Call& call) {
+  const Var* arr = array_operand(call);
+  const std::string storage = ref(arr, call.span);
+  const ExprPtr& value = call.args.at(2);
+  std::string text;
+  if (auto* v = as_var(value); v && is_task_id(v->type)) {
+    PYPTO_USER_CHECK(handle_array_size(v) == 0, value->span,
+                     "a TaskId array slot holds one TaskId, but '" << GetSSABaseName(v->name) << "' is an array of them",
+                     "store one task id: tids[k] = tid");
+    text = ref(v, value->span);
+  } else {
+    text = expr(value);
+  }
+  line(storage + "[" + strip_outer_parens(expr(call.args.at(1))) + "] = " + text + ";");
+  bind(result, storage);
+}
+
+HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, int64_t n) {
+  const IterArg* ia = f.iter_args[i].get();
+  const Var* init_var = as_var(ia->init);
+  const int64_t init_n = init_var ? handle_array_size(init_var) : 0;
+  const std::string init = expr(ia->init);
+  std::string arr = fresh(GetSSABaseName(ia->name));
+  const std::string size = std::to_string(n);
+  if (init == "TaskHandle::invalid()") {
+    line("TaskHandle " + arr + "[" + size + "] = {};");
+  } else {
+    PYPTO_USER_CHECK(init_n == 0 || init_n == n, f.span,
+                     "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is an array of " << n
+                                             << " slots but starts from an array of " << init_n,
+                     "nested pl.parallel loops carrying one TaskId need the same trip count");
+    line("TaskHandle " + arr + "[" + size + "];");
+    std::string k = fresh("k");
+    open_block("for (int64_t " + k + " = 0; " + k + " < " + size + "; ++" + k + ")");
+    line(arr + "[" + k + "] = " + init + (init_n ? "[" + k + "]" : "") + ";");
+    close_block();
+  }
+  // Every pl.parallel iteration sees the value from before the loop; a sequential loop (one
+  // whose yield is such a fence's result) sees the current array.
+  if (f.for_kind == ForKind::Parallel) {
+    bind(ia, init);
+    if (init_n) fence_arrays_[ia] = init_n;
+  } else {
+    bind(ia, arr);
+    fence_arrays_[ia] = n;
+  }
+  if (i < f.return_vars.size()) fence_arrays_[f.return_vars[i].get()] = n;
+  return YieldTarget{arr, n, f.for_kind == ForKind::Parallel ? &f : nullptr};
+}
+
+void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
+  const Var* v = as_var(value);
+  const int64_t value_n = v ? handle_array_size(v) : 0;
+  const bool value_is_array = value_n > 0 || (v && v->type && v->type->is<ArrayType>());
+  std::string text = expr(value);
+  if (target.array_size == 0) {
+    PYPTO_USER_CHECK(!value_is_array, value->span,
+                     "this yields an array of TaskIds where one TaskId is carried",
+                     "carry the array itself, or read one slot: prev = tids[k]");
+    if (text != target.text) line(target.text + " = " + text + ";");
+    return;
+  }
+  if (value_is_array) {
+    if (text == target.text) return;  // updated in place
+    std::string k = fresh("k");
+    open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(target.array_size) + "; ++" + k + ")");
+    line(target.text + "[" + k + "] = " + text + "[" + k + "];");
+    close_block();
+    return;
+  }
+  PYPTO_USER_CHECK(target.fence_loop, value->span, "this yields one TaskId where an array of them is carried",
+                   "yield the array (after tids[k] = tid)");
+  // The slot of this pl.parallel iteration: (i - start) / step.
+  const ForStmt& f = *target.fence_loop;
+  std::string slot = ref(f.loop_var.get(), f.span);
+  auto* s0 = f.start->as<ConstInt>();
+  auto* st = f.step->as<ConstInt>();
+  if (!(s0 && s0->value == 0)) slot = "(" + slot + " - " + expr(f.start) + ")";
+  if (!(st && st->value == 1)) slot = slot + " / " + expr(f.step);
+  line(target.text + "[" + slot + "] = " + text + ";");
+}
+
+}  // namespace pypto::codegen::host
