@@ -116,6 +116,16 @@ bool IsAtomicCppText(const std::string& text) {
   return true;
 }
 
+std::string StripOuterParens(const std::string& text) {
+  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
+  int depth = 0;
+  for (size_t i = 0; i + 1 < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth == 0) return text;
+  }
+  return text.substr(1, text.size() - 2);
+}
+
 std::string CppScalarSlot(const std::string& text, DataType have, DataType want) {
   std::string s = text;
   if (is_float(want)) {

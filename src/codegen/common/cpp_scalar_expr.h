@@ -60,6 +60,10 @@ std::string CppRuntimeDType(ir::DataType d);
 // True when `text` needs no parentheses to be an operand: an identifier, number or a.b member.
 bool IsAtomicCppText(const std::string& text);
 
+// `text` without one pair of parentheses around all of it: "(i + 1)" -> "i + 1", while
+// "(a) + (b)" is returned unchanged.
+std::string StripOuterParens(const std::string& text);
+
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"

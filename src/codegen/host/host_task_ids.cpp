@@ -31,17 +31,6 @@ const char* kDepsHelp =
     "deps= takes task ids from pl.submit, pl.system.task_dummy results, loop carries of them, "
     "TaskId array slots (tids[k]), TaskId arrays (pl.array.create(N, pl.TASK_ID)) or None";
 
-// "(i + 1)" -> "i + 1" (one pair around the whole text only, not "(a) + (b)").
-std::string strip_outer_parens(const std::string& text) {
-  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
-  int depth = 0;
-  for (size_t i = 0; i + 1 < text.size(); ++i) {
-    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
-    if (depth == 0) return text;
-  }
-  return text.substr(1, text.size() - 2);
-}
-
 }  // namespace
 
 int64_t HostEmitter::handle_array_size(const Var* v) const {
@@ -121,7 +110,7 @@ const Var* array_operand(const Call& call) {
 
 void HostEmitter::emit_array_get(const Var* result, const Call& call) {
   const Var* arr = array_operand(call);
-  const std::string slot = ref(arr, call.span) + "[" + strip_outer_parens(expr(call.args.at(1))) + "]";
+  const std::string slot = ref(arr, call.span) + "[" + common::StripOuterParens(expr(call.args.at(1))) + "]";
   auto* st = result->type->as<ScalarType>();
   PYPTO_CHECK(st, "HOST codegen: array.get_element result is not a scalar");
   std::string name = fresh(GetSSABaseName(result->name));
@@ -143,7 +132,7 @@ void HostEmitter::emit_array_update(const Var* result, const Call& call) {
   } else {
     text = expr(value);
   }
-  line(storage + "[" + strip_outer_parens(expr(call.args.at(1))) + "] = " + text + ";");
+  line(storage + "[" + common::StripOuterParens(expr(call.args.at(1))) + "] = " + text + ";");
   bind(result, storage);
 }
 

@@ -78,16 +78,7 @@ Binding Emitter::capture(const ExprPtr& e) {
   return b;
 }
 
-// "(a + b)" -> "a + b" when the outer parentheses enclose the whole text.
-std::string Emitter::strip_parens(const std::string& text) {
-  if (text.size() < 2 || text.front() != '(' || text.back() != ')') return text;
-  int depth = 0;
-  for (size_t i = 0; i + 1 < text.size(); ++i) {
-    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
-    if (depth == 0) return text;
-  }
-  return text.substr(1, text.size() - 2);
-}
+std::string Emitter::strip_parens(const std::string& text) { return common::StripOuterParens(text); }
 
 std::string Emitter::u32(const ExprPtr& e) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
