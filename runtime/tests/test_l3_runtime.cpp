@@ -334,6 +334,23 @@ TaskArgs fill_args(const ChipStorageTaskArgs& a, uint32_t slot, uint64_t value, 
   return f;
 }
 
+// z := y (target copy), after `after`.
+TaskArgs copy_after(const ChipStorageTaskArgs& a, TaskHandle after) {
+  TaskArgs c;
+  c.add_tensor(from_tensor_arg(a.tensor(0)));
+  c.add_tensor(from_tensor_arg(a.tensor(1)));
+  c.add_dep_wait(after);
+  return c;
+}
+
+// The entry arguments of the barrier tests: y, and z when given.
+ChipStorageTaskArgs args_of(std::vector<float>& y, std::vector<float>* z = nullptr) {
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(y));
+  if (z) a.add_tensor(ext1d(*z));
+  return a;
+}
+
 // y := 5 (slow, target fill) and a slow sleeper (target sleep) meet in barrier b1; b2 waits on
 // b1 (and a None); z := y (target copy) waits on b2 only. Without the barriers waiting, the
 // copy (its own target: no chain) would start at once and read y's initial 0.
@@ -351,10 +368,7 @@ void host_barrier_fan_in(const ChipStorageTaskArgs& a) {
   b2_args.add_dep_wait(b1);
   b2_args.add_dep_wait(TaskHandle::invalid());
   TaskHandle b2 = submit_barrier(b2_args);
-  TaskArgs c;
-  c.add_tensor(from_tensor_arg(a.tensor(0)));
-  c.add_tensor(from_tensor_arg(a.tensor(1)));
-  c.add_dep_wait(b2);
+  TaskArgs c = copy_after(a, b2);
   submit_next_level(2, c);
 }
 
@@ -365,10 +379,7 @@ TEST(L3Barrier, ConsumerWaitsForEveryProducer) {
       [&] {
         y.assign(8, 0.0f);
         z.assign(8, -1.0f);
-        ChipStorageTaskArgs a;
-        a.add_tensor(ext1d(y));
-        a.add_tensor(ext1d(z));
-        return a;
+        return args_of(y, &z);
       },
       [&](const pto2::L3RunResult& r, uint32_t chips) {
         ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
@@ -406,9 +417,7 @@ TEST(L3Barrier, InvalidHandlesAreIgnored) {
       &host_barrier_without_waits,
       [&] {
         y.assign(4, 0.0f);
-        ChipStorageTaskArgs a;
-        a.add_tensor(ext1d(y));
-        return a;
+        return args_of(y);
       },
       [&](const pto2::L3RunResult& r, uint32_t chips) {
         ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
@@ -432,10 +441,7 @@ void host_barrier_off_chain(const ChipStorageTaskArgs& a) {
   TaskArgs b;
   b.add_dep_wait(first);
   TaskHandle after_first = submit_barrier(b);
-  TaskArgs c;  // copy y -> z after the barrier
-  c.add_tensor(from_tensor_arg(a.tensor(0)));
-  c.add_tensor(from_tensor_arg(a.tensor(1)));
-  c.add_dep_wait(after_first);
+  TaskArgs c = copy_after(a, after_first);
   submit_next_level(2, c);
 }
 
@@ -446,10 +452,7 @@ TEST(L3Barrier, JoinsNoTargetChain) {
       [&] {
         y.assign(4, 0.0f);
         z.assign(4, 0.0f);
-        ChipStorageTaskArgs a;
-        a.add_tensor(ext1d(y));
-        a.add_tensor(ext1d(z));
-        return a;
+        return args_of(y, &z);
       },
       [&](const pto2::L3RunResult& r, uint32_t chips) {
         ASSERT_TRUE(r.ok()) << r.message << " (chips " << chips << ")";
@@ -480,9 +483,7 @@ TEST(L3Barrier, FailingProducerStillFailsTheRun) {
       &host_barrier_on_failure,
       [&] {
         y.assign(4, 0.0f);
-        ChipStorageTaskArgs a;
-        a.add_tensor(ext1d(y));
-        return a;
+        return args_of(y);
       },
       [&](const pto2::L3RunResult& r, uint32_t chips) {
         ASSERT_FALSE(r.ok()) << "chips " << chips;
