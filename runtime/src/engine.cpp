@@ -31,6 +31,9 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt) {
   while (ring_size_ < std::max<uint32_t>(opt.task_ring_size_, 2)) ring_size_ <<= 1;
   ring_mask_ = ring_size_ - 1;
   slots_.reset(new TaskSlot[ring_size_]);
+  issued_raw_.reset(new uint64_t[ring_size_]());
+  retired_raw_.reset(new std::atomic<uint64_t>[ring_size_]);
+  for (uint64_t i = 0; i < ring_size_; ++i) retired_raw_[i].store(0, std::memory_order_relaxed);
   for (int t = 0; t < 2; ++t) ready_[t].reset(ring_size_);
   n_workers_ = n_type_[0] + n_type_[1];
   for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && n_type_[t] > 0;
@@ -512,6 +515,7 @@ void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, co
   s.fanin.store(1, std::memory_order_relaxed);
   s.free.store(false, std::memory_order_relaxed);
   s.done.store(false, std::memory_order_relaxed);
+  issued_raw_[(raw - 1) & ring_mask_] = raw;
   s.raw.store(raw, std::memory_order_release);
 }
 

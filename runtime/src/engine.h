@@ -155,9 +155,11 @@ class Engine {
   friend struct WorkerLoop;
   TaskSlot& slot_of(uint64_t raw) { return slots_[(raw - 1) & ring_mask_]; }
   uint32_t slot_index(uint64_t raw) const { return static_cast<uint32_t>((raw - 1) & ring_mask_); }
+  // Orchestrator thread. Reads two compact arrays, not the slot: its cache line is the
+  // retiring worker's, and the tracker asks about many finished tasks.
   bool is_live(uint64_t raw) {
-    const TaskSlot& s = slots_[(raw - 1) & ring_mask_];
-    return s.raw.load(std::memory_order_acquire) == raw && !s.done.load(std::memory_order_acquire);
+    const uint64_t i = (raw - 1) & ring_mask_;
+    return issued_raw_[i] == raw && retired_raw_[i].load(std::memory_order_acquire) != raw;
   }
   std::string describe(uint64_t raw);
   std::string describe_slot(const TaskSlot& s, uint64_t raw);
@@ -225,6 +227,8 @@ class Engine {
 
   // ring
   std::unique_ptr<TaskSlot[]> slots_;
+  std::unique_ptr<uint64_t[]> issued_raw_;                // per slot: its occupant (orchestrator only)
+  std::unique_ptr<std::atomic<uint64_t>[]> retired_raw_;  // per slot: the last occupant retired
   uint64_t ring_mask_ = 0;
   uint32_t ring_size_ = 0;
   uint64_t next_raw_ = 1;       // orchestrator: next id

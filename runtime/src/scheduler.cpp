@@ -133,6 +133,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       default: ++st.dummy; break;
     }
     s.done.store(true, std::memory_order_release);
+    retired_raw_[i].store(raw, std::memory_order_release);
     // Close the fan-out list and release every consumer on it. A node belongs to its
     // consumer: read it fully before the decrement that may let the consumer run and retire.
     for (EdgeNode* n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n;) {
