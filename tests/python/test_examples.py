@@ -1,4 +1,4 @@
-"""Every example of examples/ runs end to end and matches NumPy, across worker counts.
+"""Every example of examples/ runs end to end and matches NumPy, across worker (or chip) counts.
 
 Each example's ``run(aic_workers, aiv_workers)`` compiles its program (cached after the
 first time), runs it on the CPU runtime and asserts against a NumPy reference with the
@@ -34,8 +34,16 @@ def test_example_matches_numpy(name, workers):
     assert stats.wall_seconds >= 0
 
 
+@pytest.mark.parametrize("chips", [1, 2, 4])
+def test_host_example_matches_numpy(chips):
+    # A distributed HOST program (L3 runtime): the example checks values and task order itself.
+    stats = load_example("two_chips").run(chips=chips)
+    assert stats["tasks_executed"] == 5
+    assert stats["wait_edges"] == 5  # the barrier on 4 task ids, chip_combine on the barrier
+
+
 def test_examples_open_with_a_task_graph_drawing():
-    for name in EXAMPLES + ["demo"]:
+    for name in EXAMPLES + ["two_chips", "demo"]:
         with open(os.path.join(EXAMPLES_DIR, name + ".py")) as f:
             text = f.read()
         doc = text.split('"""')[1]
