@@ -444,27 +444,35 @@ class CompiledProgram:
         """Seeded random arguments of the declared shapes and dtypes (dynamic dims from ``dims``):
         floats uniform in [-1, 1), integers in [-8, 8) (unsigned [0, 16)), Out tensors zeroed,
         scalars 1 (floats 0.5). Used by ``pypto run``."""
-        rng = np.random.default_rng(seed)
-        dims = dict(dims or {})
-        out: List[Any] = []
-        for p in self.params:
-            if p.kind == "scalar":
-                out.append(0.5 if p.dtype in ("FP32", "FP16", "BF16") else (True if p.dtype == "BOOL" else 1))
-                continue
-            shape = []
-            for d in p.shape:
-                if isinstance(d, int):
-                    shape.append(d)
-                elif d in dims:
-                    shape.append(int(dims[d]))
-                else:
-                    raise ArgumentValueError("dynamic dimension %s of parameter '%s' needs a value" % (d, p.name),
-                                             help="give it with --dim %s=<extent> (or dims={'%s': n})" % (d, d))
-            if p.direction == "Out":
-                out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)))
+        return random_inputs(self.params, seed, dims)
+
+
+def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List[Any]:
+    """Seeded random arguments for parameters with ``kind``, ``name``, ``dtype``, ``direction``
+    and ``shape`` (entries: extents as int or digit strings, or dynamic dimension names looked
+    up in ``dims``); see ``CompiledProgram.random_inputs``. Also serves HOST programs
+    (``pypto.host.HostProgram.random_inputs``)."""
+    rng = np.random.default_rng(seed)
+    dims = dict(dims or {})
+    out: List[Any] = []
+    for p in params:
+        if p.kind == "scalar":
+            out.append(0.5 if p.dtype in ("FP32", "FP16", "BF16") else (True if p.dtype == "BOOL" else 1))
+            continue
+        shape = []
+        for d in p.shape:
+            if isinstance(d, int) or (isinstance(d, str) and d.isdigit()):
+                shape.append(int(d))
+            elif d in dims:
+                shape.append(int(dims[d]))
             else:
-                out.append(random_array(rng, p.dtype, shape))
-        return out
+                raise ArgumentValueError("dynamic dimension %s of parameter '%s' needs a value" % (d, p.name),
+                                         help="give it with --dim %s=<extent> (or dims={'%s': n})" % (d, d))
+        if p.direction == "Out":
+            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)))
+        else:
+            out.append(random_array(rng, p.dtype, shape))
+    return out
 
 
 def random_array(rng: np.random.Generator, dtype: str, shape) -> np.ndarray:

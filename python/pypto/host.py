@@ -16,7 +16,7 @@ See docs/manual_dependencies.md, section "Distributed HOST orchestration".
 
 from __future__ import annotations
 
-from typing import Dict, List, Union
+from typing import Dict, List, Optional, Union
 
 from pypto._core import host as _host
 
@@ -120,8 +120,9 @@ class HostProgram:
     the built .so, ``output_dir`` where the sources are, ``cached`` True if no compiler ran."""
 
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
-                 output_dir: str = "", cached: bool = False):
+                 output_dir: str = "", cached: bool = False, entry: str = ""):
         import ctypes
+        self.entry = entry  # the HOST function's name
         self.library = library
         self.signature = list(signature)
         self.files = files
@@ -134,6 +135,12 @@ class HostProgram:
         self._run.restype = ctypes.c_int
         self._last_tasks = self._lib.pypto_host_last_tasks
         self._last_tasks.restype = ctypes.c_uint32
+
+    def random_inputs(self, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List:
+        """Seeded random arguments in parameter order, as ``CompiledProgram.random_inputs``
+        (used by ``pypto run``): ``prog(*prog.random_inputs(seed=1))``."""
+        from pypto.compiler import random_inputs
+        return random_inputs(self.signature, seed, dims)
 
     def __call__(self, *args):
         import ctypes
@@ -242,5 +249,6 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     files["host_runner.cpp"] = _SHIM % {"decls": "\n".join(decls), "regs": "\n    ".join(regs)}
 
     build = build_sources(files, output_dir=output_dir, file_flags=defines)
-    return HostProgram(build.library, h.signature, files, dict(h.target_ids), chips, output_dir=build.output_dir,
+    return HostProgram(build.library, h.signature, files, dict(h.target_ids), chips, entry=name,
+                       output_dir=build.output_dir,
                        cached=build.cached)

@@ -40,6 +40,32 @@ def test_run_same_seed_same_checksum(capsys):
     assert re.findall(r"sha256=\w+", capsys.readouterr().out) == first
 
 
+def test_run_host_entry_on_the_l3_runtime(capsys):
+    # A distributed HOST-level entry: next-level tasks on --chips chips, same checksums for any
+    # chip count (the example's barrier orders the combine after every block).
+    prog = os.path.join(EXAMPLES, "two_chips.py")
+    assert cli.main(["run", prog, "--seed", "2", "--chips", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "TwoChips.host_main (HOST, 2 next-level targets)" in out
+    assert "ran 5 next-level tasks and 1 barrier in" in out and "on 1 chip\n" in out
+    m = re.search(r"Out\s+y\s+16x16 FP32\s+sum=(\S+) sha256=([0-9a-f]{16})", out)
+    assert m, out
+    # y is the sum of the four normalized blocks of x (random inputs: x in [-1, 1), scalars 0.5).
+    x = np.random.default_rng(2).uniform(-1.0, 1.0, size=(64, 16)).astype(np.float32)
+    expect = ((x - np.float32(0.5)) * np.float32(0.5)).reshape(4, 16, 16).sum(axis=0)
+    assert abs(float(m.group(1)) - float(expect.sum(dtype=np.float64))) <= 1e-3 * max(1.0, abs(expect.sum()))
+    assert cli.main(["run", prog, "--seed", "2", "--chips", "4"]) == 0
+    assert re.findall(r"sha256=\w+", capsys.readouterr().out) == re.findall(r"sha256=\w+", out)
+
+
+def test_run_host_entry_rejects_trace_and_bad_chips(tmp_path, capsys):
+    prog = os.path.join(EXAMPLES, "two_chips.py")
+    assert cli.main(["run", prog, "--trace", str(tmp_path / "t.json")]) == 2
+    assert "--trace is not available for a HOST-level entry ('host_main')" in capsys.readouterr().err
+    assert cli.main(["run", prog, "--chips", "0"]) == 2
+    assert "--chips must be at least 1" in capsys.readouterr().err
+
+
 def test_run_needs_dynamic_dims(capsys):
     assert cli.main(["run", os.path.join(EXAMPLES, "dynamic_shape.py")]) == 1
     assert "dynamic dimension M of parameter 'x' needs a value" in capsys.readouterr().err

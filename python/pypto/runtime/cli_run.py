@@ -2,6 +2,7 @@
 
     pypto run prog.py                         # compile, run the entry on seeded random inputs
     pypto run prog.py --entry main --dim M=128 --trace t.json --aiv-workers 4
+    pypto run two_chips.py --chips 4          # a distributed HOST-level entry (L3 runtime)
 
 Prints the task count, the wall time and a checksum of each output (Out / InOut tensor):
 the sum of its elements (as float64) and the first 16 hex digits of the SHA-256 of its bytes.
@@ -60,6 +61,8 @@ def add_run_parser(sub) -> None:
     p.add_argument("--aic-workers", type=int, default=1, help="AIC (cube) worker threads (default 1)")
     p.add_argument("--aiv-workers", type=int, default=2, help="AIV (vector) worker threads (default 2)")
     p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
+    p.add_argument("--chips", type=int, default=2,
+                   help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
     p.add_argument("-o", "--output", help="also write the generated sources and library here")
 
@@ -75,6 +78,9 @@ def cmd_run(args) -> int:
     except ValueError as e:
         raise CliError(str(e))
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry)
+    from pypto.host import HostProgram
+    if isinstance(compiled, HostProgram):
+        return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
@@ -82,10 +88,41 @@ def cmd_run(args) -> int:
                      trace=args.trace)
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  args.aic_workers, args.aiv_workers))
-    for p, arr in zip(compiled.params, inputs):
+    _print_outputs(compiled.params, inputs)
+    if args.trace:
+        print("trace: %s" % args.trace)
+    return 0
+
+
+def _print_outputs(params, inputs) -> None:
+    for p, arr in zip(params, inputs):
         if p.kind == "tensor" and p.direction in ("Out", "InOut"):
             print("  %-6s %-10s %-14s %s" % (p.direction, p.name, "x".join(str(s) for s in arr.shape) + " " + p.dtype,
                                            checksum(arr)))
+
+
+# A distributed HOST-level entry: its pl.submit calls are next-level tasks on the L3 runtime
+# (pypto.host), each running a chip-level orchestration on one of --chips chips.
+def _run_host(args, program, compiled, dims) -> int:
+    import time
+
+    from pypto.cli import CliError
+
     if args.trace:
-        print("trace: %s" % args.trace)
+        raise CliError("--trace is not available for a HOST-level entry ('%s'): trace one of its chip-level "
+                       "orchestrations with --entry" % compiled.entry)
+    if args.chips < 1:
+        raise CliError("--chips must be at least 1, got %d" % args.chips)
+    compiled.chips = args.chips
+    print("compiled %s.%s (HOST, %d next-level target%s) -> %s"
+          % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
+             compiled.output_dir))
+    inputs = compiled.random_inputs(seed=args.seed, dims=dims)
+    t0 = time.perf_counter()
+    stats = compiled(*inputs)
+    wall = time.perf_counter() - t0
+    n, b = stats["tasks_executed"], stats["barriers"]
+    print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s"
+          % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", wall * 1e3, args.chips, "" if args.chips == 1 else "s"))
+    _print_outputs(compiled.signature, inputs)
     return 0
