@@ -91,8 +91,13 @@ def cmd_compile(args) -> int:
     funcs = [args.func] if args.func else codegen.orchestration_functions(prepared)
     if not funcs:
         raise CliError("program %s has no Orchestration function" % program.name)
+    from pypto import host
+    host_level = set(host.host_functions(prepared))
     files: Dict[str, str] = {}
     for fn in funcs:
+        if fn in host_level:  # a distributed HOST-level orchestration: C++ against pto_l3_api.h
+            files["host/%s.cpp" % fn] = host.generate_host_orchestration(prepared, fn, run_passes=False).code
+            continue
         result = codegen.generate_orchestration(prepared, fn, run_passes=False)
         files.update(result.files)
         files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)

@@ -23,6 +23,20 @@ def test_compile_writes_orchestration_file(tmp_path, capsys):
     assert str(out) in capsys.readouterr().out
 
 
+def test_compile_host_program_writes_host_and_chip_files(tmp_path, capsys):
+    # A HOST-level orchestration is generated against pto_l3_api.h (host/), its chip-level
+    # targets as ordinary orchestrations; the HOST file is the golden one.
+    prog = os.path.join(GOLDEN_DIR, "host_taskid_arrays", "host_program.py")
+    assert cli.main(["compile", prog, "-o", str(tmp_path)]) == 0
+    host_file = tmp_path / "host" / "host_main.cpp"
+    with open(os.path.join(GOLDEN_DIR, "host_taskid_arrays", "expected_host.cpp")) as f:
+        assert significant_lines(host_file.read_text()) == significant_lines(f.read())
+    for target in ("chip_part", "chip_sum", "chip_add"):
+        assert (tmp_path / "orchestration" / (target + ".cpp")).is_file()
+    assert not (tmp_path / "orchestration" / "host_main.cpp").exists()
+    assert str(host_file) in capsys.readouterr().out
+
+
 def test_compile_several_programs_needs_program_flag(tmp_path, capsys):
     src = tmp_path / "two.py"
     with open(ORCH_BASIC) as f:
