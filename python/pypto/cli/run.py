@@ -1,4 +1,4 @@
-"""``pypto run`` and the kernel part of ``pypto compile`` (registered in pypto/cli.py).
+"""``pypto run`` (registered in pypto/cli/__init__.py).
 
     pypto run prog.py                         # compile, run the entry on seeded random inputs
     pypto run prog.py --entry main --dim M=128 --trace t.json --aiv-workers 4
@@ -17,13 +17,9 @@ from typing import Dict, List
 
 import numpy as np
 
-__all__ = ["add_run_parser", "cmd_run", "kernel_files", "parse_dims", "checksum"]
+__all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
-
-def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
-    """``{"kernels/<name>.cpp": source}`` for the kernels an orchestration uses."""
-    from pypto._core import kernel_cpu
-    return {"kernels/%s.cpp" % name: kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
+from pypto.cli.common import CliError, load_programs, select_program
 
 
 def parse_dims(items: List[str]) -> Dict[str, int]:
@@ -69,7 +65,6 @@ def add_run_parser(sub) -> None:
 
 def cmd_run(args) -> int:
     import pypto
-    from pypto.cli import CliError, load_programs, select_program
 
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
@@ -106,7 +101,6 @@ def _print_outputs(params, inputs) -> None:
 def _run_host(args, program, compiled, dims) -> int:
     import time
 
-    from pypto.cli import CliError
 
     if args.trace:
         raise CliError("--trace is not available for a HOST-level entry ('%s'): trace one of its chip-level "
