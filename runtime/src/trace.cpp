@@ -1,6 +1,6 @@
 // trace.cpp — Chrome/Perfetto trace JSON of the last run: a track per worker, a complete
 // event per task block (named after its kernel, args.task_id), flow arrows for dependency
-// edges, and one span per timing slot on its own track.
+// edges (the start event's args name both tasks: {"from": producer, "to": consumer}), and one span per timing slot on its own track.
 #include <cstdio>
 #include <fstream>
 #include <unordered_map>
@@ -70,9 +70,11 @@ bool Engine::write_trace(const std::string& path) const {
     if (p == spans.end() || c == spans.end()) continue;
     ++flow;
     std::snprintf(buf, sizeof buf,
-                  ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f}"
+                  ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f,"
+                  "\"args\":{\"from\":%llu,\"to\":%llu}}"
                   ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f}",
                   static_cast<unsigned long long>(flow), p->second.end_tid, us(p->second.end) - 0.001,
+                  static_cast<unsigned long long>(edge.first), static_cast<unsigned long long>(edge.second),
                   static_cast<unsigned long long>(flow), c->second.start_tid, us(c->second.start));
     f << buf;
   }

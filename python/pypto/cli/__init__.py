@@ -17,6 +17,7 @@ from pypto.errors import PyptoError
 from pypto.cli.common import CliError, load_programs, select_program
 from pypto.cli.compile import add_compile_parser, cmd_compile
 from pypto.cli.run import add_run_parser, cmd_run
+from pypto.cli.trace import add_trace_parser, cmd_trace
 
 __all__ = ["main", "load_programs", "select_program", "cmd_compile"]
 
@@ -24,6 +25,7 @@ __all__ = ["main", "load_programs", "select_program", "cmd_compile"]
 _SUBCOMMANDS: List[Tuple[str, Callable, Callable]] = [
     ("compile", add_compile_parser, cmd_compile),
     ("run", add_run_parser, cmd_run),                  # pypto/cli/run.py (e2e)
+    ("trace", add_trace_parser, cmd_trace),            # pypto/cli/trace.py
 ]
 
 
