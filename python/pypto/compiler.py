@@ -31,6 +31,7 @@ import numpy as np
 
 from pypto.errors import PyptoError
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
+from pypto.runtime.trace_path import resolve_trace_path
 from pypto.runtime.loader import DTYPE_CODES, ProgramLibrary, RunError, RunStats, TensorArg
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
@@ -401,12 +402,14 @@ class CompiledProgram:
                  task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None) -> RunStats:
         """Runs the entry on ``args`` (NumPy arrays / CPU torch tensors for tensors, Python numbers
         for scalars). Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
-        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run. ``task_ring_size``
+        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
+        when set; a path whose directory does not exist raises before running). ``task_ring_size``
         (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
         runtime's resources; the orchestration waits (back-pressure) when they are reached.
         Returns RunStats; raises ArgumentTypeError / ArgumentValueError before running,
         RunError if the run fails.
         """
+        trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
         tensors, scalars, keep, _dims = self.check_args(args)
         for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                           ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):

@@ -97,3 +97,33 @@ def test_cli_errors(tmp_path, capsys):
     bad.write_text("[1, 2")
     assert cli.main(["trace", "summary", str(bad)]) == 2
     assert "is not a pypto trace" in capsys.readouterr().err
+
+
+def _vector_add():
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import vector_add as ex
+    finally:
+        sys.path.pop(0)
+    import pypto
+    a = np.ones(ex.N, np.float32)
+    return pypto.compile(ex.VectorAdd), a
+
+
+def test_pypto_trace_env_turns_tracing_on(tmp_path, monkeypatch):
+    compiled, a = _vector_add()
+    path = tmp_path / "env_trace.json"
+    monkeypatch.setenv("PYPTO_TRACE", str(path))
+    stats = compiled(a, a, np.zeros_like(a))
+    assert stats.trace_path == str(path)
+    assert len(summarize(str(path)).tasks) == 16
+
+
+def test_trace_directory_missing_fails_before_running(tmp_path):
+    from pypto.runtime.trace_path import TracePathError
+    compiled, a = _vector_add()
+    c = np.zeros_like(a)
+    with pytest.raises(TracePathError, match="does not exist"):
+        compiled(a, a, c, trace=str(tmp_path / "no" / "such" / "dir" / "t.json"))
+    assert not c.any()          # nothing ran
+    assert isinstance(TracePathError("x"), ValueError)
