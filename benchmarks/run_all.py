@@ -5,6 +5,7 @@
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
+4. first_call_bench.py — import, warm compile, first and second call, each in a fresh process.
 """
 import os
 import subprocess
@@ -43,6 +44,12 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== first_call_bench: a fresh process, vector_add")
+    import first_call_bench
+    fc = first_call_bench.main(["--rounds", "3" if quick else "5"])
+    summary.append("first_call_bench: import %.1f ms, warm compile %.1f ms, 1st call %.2f ms, 2nd call %.2f ms, "
+                   "torch imported: %s" % (fc["import"], fc["compile"], fc["call1"], fc["call2"],
+                                           "yes" if fc["torch"] else "no"))
     print("\n== summary")
     for line in summary:
         print("  " + line)
