@@ -263,11 +263,13 @@ def _bind(params: List[ParamSpec], sig: str, args: Sequence[Any], kwargs: Mappin
         raise _located(ArgumentTypeError, None, "%s takes %d argument%s, got %d"
                        % (sig, len(params), "" if len(params) == 1 else "s", len(args)),
                        help="pass one argument per parameter, in order: " + listing)
-    by_name = [p for p in params if p.name not in kwargs]
     outs_named = any(p.direction == "Out" for p in params if p.name in kwargs)
-    skip_out = [p for p in by_name if p.direction != "Out"]
-    skipped = not outs_named and len(args) == len(skip_out) and len(args) < len(by_name)
-    order = skip_out if skipped else by_name
+    non_out = [p for p in params if p.direction != "Out"]
+    covered = {p.name for p in params[:len(args)]} | set(kwargs)
+    skipped = (not outs_named and len(args) < len(params) and any(p.name not in covered for p in non_out) and
+               {p.name for p in non_out[:len(args)]}.isdisjoint(kwargs) and
+               all(p.name in kwargs for p in non_out[len(args):]))
+    order = non_out if skipped else params
     bound: Dict[str, Any] = {}
     for p, v in zip(order, args):
         bound[p.name] = v
@@ -312,19 +314,23 @@ def bind_and_check(params: List[ParamSpec], entry: str, args: Sequence[Any],
     """
     sig = "%s(%s)" % (entry, ", ".join(p.name for p in params))
     bound, skipped = _bind(params, sig, args, kwargs or {})
-    try:
-        return _check(params, sig, bound)
-    except PyptoError as e:
-        if not skipped:
-            raise
-        # Too few arguments read as "the pl.Out parameters omitted" did not fit: report the count.
+    if skipped and not all(_kind_fits(p, bound[p.name]) for p in params if p.name in bound):
+        # Too few arguments, and reading them as "the pl.Out parameters omitted" does not fit
+        # their kinds either (an array for a scalar...): report the count.
         n = len(params)
         outs = [p.name for p in params if p.direction == "Out"]
         raise _located(ArgumentTypeError, None, "%s takes %d argument%s, got %d"
                        % (sig, n, "" if n == 1 else "s", len(args) + len(kwargs or {})),
                        help="pass one argument per parameter, or omit the pl.Out parameter%s %s (they are then "
-                            "returned); read that way: %s" % ("" if len(outs) == 1 else "s", ", ".join(outs),
-                                                              e.message)) from None
+                            "returned)" % ("" if len(outs) == 1 else "s", ", ".join(outs)))
+    return _check(params, sig, bound)
+
+
+def _kind_fits(p: ParamSpec, v) -> bool:
+    is_array = not isinstance(v, (int, float, bool, complex)) and (
+        isinstance(v, np.ndarray) and v.ndim > 0 or _is_torch(v) or hasattr(v, "__dlpack__") or
+        hasattr(v, "__array_interface__") or isinstance(v, memoryview))
+    return is_array == (p.kind == "tensor")
 
 
 def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCall:
