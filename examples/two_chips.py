@@ -82,7 +82,7 @@ def run(chips=2, seed=0):
     np.testing.assert_allclose(z, z_ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(y, z_ref.reshape(BLOCKS, B, B).sum(axis=0), rtol=1e-5, atol=1e-5)
     # The barrier, not the per-target chain, keeps chip_combine behind every block.
-    tasks = stats["tasks"]
+    tasks = stats.task_records
     assert [t["target"] for t in tasks] == ["chip_normalize"] * BLOCKS + ["chip_combine"]
     assert tasks[-1]["start_us"] >= max(t["end_us"] for t in tasks[:BLOCKS])
     assert stats["barriers"] == 1

@@ -112,12 +112,14 @@ extern "C" uint32_t pypto_host_last_tasks(double* out, uint32_t cap) {
 class HostProgram:
     """A built HOST program: call it with NumPy arrays and Python scalars, in parameter order.
 
-    Out / InOut arrays are written in place; the call returns a dict of run statistics
-    (``tasks_submitted``, ``tasks_executed``, ``barriers``, ``wait_edges``, ``chain_edges``)
-    and ``tasks``: one dict per executed next-level task, in submission order, with ``index``
+    Out / InOut arrays are written in place; the call returns ``RunStats`` (the type of an L2
+    run: ``tasks`` submitted, ``tasks_executed``, ``barriers``, ``wait_edges``, ``chain_edges``)
+    whose ``task_records`` hold one dict per executed next-level task, in submission order, with ``index``
     (1-based; barriers take indices too), ``target`` (the chip-level function's name),
     ``chip``, ``start_us`` and ``end_us`` (from the start of the run). ``library`` is
     the built .so, ``output_dir`` where the sources are, ``cached`` True if no compiler ran."""
+
+    last_stats = None  # RunStats of the latest call
 
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
                  output_dir: str = "", cached: bool = False, entry: str = ""):
@@ -139,43 +141,30 @@ class HostProgram:
     def random_inputs(self, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List:
         """Seeded random arguments in parameter order, as ``CompiledProgram.random_inputs``
         (used by ``pypto run``): ``prog(*prog.random_inputs(seed=1))``."""
-        from pypto.compiler import random_inputs
+        from pypto.runtime.args import random_inputs
         return random_inputs(self.signature, seed, dims)
 
-    def __call__(self, *args):
+    def __call__(self, *args, **kwargs):
+        """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the
+        same checks, omitted pl.Out parameters allocated and returned); returns RunStats (with
+        ``barriers``, ``wait_edges``, ``chain_edges`` and ``task_records``)."""
         import ctypes
-        import struct
 
-        import numpy as np
+        from pypto.runtime.args import bind_and_check, param_specs
+        from pypto.runtime.loader import RunError, RunStats
 
-        from pypto.errors import PyptoError
-        from pypto.runtime.loader import DTYPE_CODES
-
-        if len(args) != len(self.signature):
-            raise PyptoError("the HOST entry takes %d arguments, got %d" % (len(self.signature), len(args)))
+        call = bind_and_check(param_specs(self.signature), self.entry or "host", args, kwargs)
 
         class TensorC(ctypes.Structure):
             _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndims", ctypes.c_uint32),
                         ("shapes", ctypes.POINTER(ctypes.c_uint32))]
 
-        tensors, scalars, keep = [], [], []
-        for spec, value in zip(self.signature, args):
-            if spec.kind == "tensor":
-                if not isinstance(value, np.ndarray) or not value.flags["C_CONTIGUOUS"]:
-                    raise PyptoError("argument '%s' must be a C-contiguous NumPy array" % spec.name)
-                want = [int(d) if d.isdigit() else None for d in spec.shape]
-                if value.ndim != len(want) or any(w is not None and w != g for w, g in zip(want, value.shape)):
-                    raise PyptoError("argument '%s' has shape %s, expected [%s]"
-                                     % (spec.name, tuple(value.shape), ", ".join(spec.shape)))
-                if spec.dtype not in DTYPE_CODES or value.dtype.itemsize * 8 != _BITS[spec.dtype]:
-                    raise PyptoError("argument '%s' has dtype %s, expected %s" % (spec.name, value.dtype, spec.dtype))
-                shapes = (ctypes.c_uint32 * value.ndim)(*value.shape)
-                keep.append(shapes)
-                tensors.append(TensorC(value.ctypes.data, DTYPE_CODES[spec.dtype], value.ndim, shapes))
-            elif spec.dtype in ("FP32", "FP16", "BF16"):
-                scalars.append(struct.unpack("<I", struct.pack("<f", float(value)))[0])
-            else:
-                scalars.append(int(value) & 0xFFFFFFFFFFFFFFFF)
+        tensors, keep = [], []
+        for a in call.tensors:
+            shapes = (ctypes.c_uint32 * max(1, len(a.shape)))(*a.shape)
+            keep.append(shapes)
+            tensors.append(TensorC(a.data, a.dtype, len(a.shape), shapes))
+        scalars = call.scalars
         t = (TensorC * max(1, len(tensors)))(*tensors)
         s = (ctypes.c_uint64 * max(1, len(scalars)))(*scalars)
         stats = (ctypes.c_uint64 * 6)()
@@ -183,7 +172,6 @@ class HostProgram:
         ok = self._run(t, ctypes.c_uint32(len(tensors)), s, ctypes.c_uint32(len(scalars)), ctypes.c_uint32(self.chips),
                        stats, err, ctypes.c_size_t(len(err)))
         if not ok:
-            from pypto.runtime.loader import RunError
             raise RunError(err.value.decode(errors="replace"))
         records = (ctypes.c_double * (5 * max(1, stats[5])))()
         n = self._last_tasks(records, ctypes.c_uint32(stats[5]))
@@ -191,12 +179,13 @@ class HostProgram:
         tasks = [{"index": int(records[5 * i]), "target": names.get(int(records[5 * i + 1]), "?"),
                   "chip": int(records[5 * i + 2]), "start_us": records[5 * i + 3], "end_us": records[5 * i + 4]}
                  for i in range(n)]
-        return {"tasks_submitted": stats[0], "tasks_executed": stats[1], "barriers": stats[4],
-                "wait_edges": stats[2], "chain_edges": stats[3], "tasks": tasks}
-
-
-_BITS = {"FP32": 32, "FP16": 16, "BF16": 16, "INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64, "UINT8": 8,
-         "UINT16": 16, "UINT32": 32, "UINT64": 64, "BOOL": 8}
+        result = RunStats(tasks=stats[0], tasks_executed=stats[1], barriers=stats[4], wait_edges=stats[2],
+                          chain_edges=stats[3], task_records=tasks)
+        self.last_stats = result
+        del keep, call.keep
+        if call.outputs:
+            return call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)
+        return result
 
 
 def compile_host(program, func: Union[str, object, None] = None, output_dir: str = None, chips: int = 2) -> HostProgram:

@@ -192,7 +192,7 @@ def test_taskid_arrays_and_barrier_run_on_two_chips(taskid_program):
     assert stats["barriers"] == 1
     # barrier: 4 slots; chip_sum: barrier + tids[1]; 2 fence iterations: t_sum; last: 2 slots + tids[3]
     assert stats["wait_edges"] == 4 + 2 + 2 + 3
-    tasks = stats["tasks"]
+    tasks = stats.task_records
     assert [t["target"] for t in tasks] == ["chip_part"] * 4 + ["chip_sum"] + ["chip_add"] * 3
     assert tasks[4]["index"] == 6                          # the barrier took index 5
     parts_done = max(t["end_us"] for t in tasks[:4])

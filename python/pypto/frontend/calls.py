@@ -15,11 +15,11 @@ import enum
 import types
 
 from pypto._core import ir
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
 
@@ -152,7 +152,7 @@ def _dim(ctx, node: ast.Call, b: Builtin):
 
 
 def _task_dummy(ctx, node: ast.Call, b: Builtin):
-    from pypto.frontend.deps import parse_deps
+    parse_deps = registry.handler("deps")
     if node.args:
         raise ctx.error(node.args[0], "pl.system.task_dummy takes only deps=[...]")
     deps, aer_dummy = None, True
@@ -295,7 +295,6 @@ def func_call(ctx, node: ast.Call):
             dirs_node = kw.value
             continue
         if kw.arg == "attrs":          # call attrs a pass stamped (printed pass output)
-            from pypto.frontend.control_flow import attrs_dict
             attrs = attrs_dict(ctx, kw.value)
             continue
         if kw.arg == "deps":
@@ -311,6 +310,7 @@ def func_call(ctx, node: ast.Call):
     return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
 
 
+@registry.handles("call")
 def parse_call(ctx, node: ast.Call):
     """Any call in expression position."""
     f = node.func

@@ -23,10 +23,11 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py
+from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
 
@@ -86,41 +87,18 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
     return init, attrs
 
 
-def attrs_dict(ctx, node: ast.AST) -> dict:
-    """`attrs={"key": constant, ...}` (pl.range, @pl.function, calls to program functions)."""
-    try:
-        attrs = eval_py(ctx, node) if not isinstance(node, ast.Dict) else _dict_lit(ctx, node)
-    except PyEvalFailure:
-        attrs = None
-    if not isinstance(attrs, dict):
-        raise ctx.error(node, "attrs= must be a dict literal of constants")
-    return attrs
-
-
-def _dict_lit(ctx, node: ast.Dict):
-    out = {}
-    for k, v in zip(node.keys, node.values):
-        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
-            raise ctx.error(k or node, "attrs= keys must be strings")
-        val = eval_py(ctx, v)
-        if not isinstance(val, (bool, int, float, str)):
-            raise ctx.error(v, "attrs= values must be bool, int, float or str constants")
-        out[k.value] = val
-    return out
-
-
 def _check_same_kind(ctx, name, before, after, node, construct):
     if not (before == after):
         raise ctx.error(node, f"'{name}' changes type in the {construct}: {irtypes.type_str(before)} before, "
                         f"{irtypes.type_str(after)} after", help=f"use a new name for the {irtypes.kind_of(after)} value")
 
 
+@registry.handles("for")
 def parse_for(ctx, node: ast.For):
     if node.orelse:
         raise ctx.error(node.orelse[0], "for ... else is not supported")
     b = _loop_builtin(ctx, node)
     if b.kind == "spmd":
-        from pypto.frontend.scopes import parse_spmd_for
         parse_spmd_for(ctx, node)
         return
     call = node.iter
@@ -252,6 +230,7 @@ def _branch(ctx, stmts):
     return frame, block, yinfo
 
 
+@registry.handles("if")
 def parse_if(ctx, node: ast.If):
     cond = eval_expr(ctx, node.test)
     if not isinstance(cond.type, ir.ScalarType):

@@ -13,11 +13,12 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.stmts import is_placeholder, unpack_into
 
 DEPS_HELP = ("deps= takes task ids, not tensors: a tid bound by `out, tid = pl.submit(...)` or "
              "`with pl.at(...) as tid`, a pl.system.task_dummy result, a TaskId loop carry, tids[k], "
@@ -46,6 +47,7 @@ def _hoist(ctx, e, node, name):
     return v
 
 
+@registry.handles("deps")
 def parse_deps(ctx, node: ast.AST) -> DepList:
     """A deps=[...] list literal -> DepList."""
     if not isinstance(node, (ast.List, ast.Tuple)):
@@ -263,6 +265,7 @@ def _check_host_submit(ctx, call, kind, kws, sig):
                         help="the L3 runtime allocates no output tensors: pass the pl.Out arguments too")
 
 
+@registry.handles("submit")
 def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: ast.AST):
     """`result..., tid = pl.submit(self.k, *args, ...)` (or pl.spmd_submit): emits the Submit
     assignment and the unpacking, binds the names and records tensor producers."""
@@ -320,7 +323,6 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         raise ctx.error(targets, f"{pl} of '{sig.name}' gives {n} values ({n - 1} result(s) and the task id), "
                         f"but {len(targets.elts)} names are unpacked",
                         help=f"write {', '.join(['out'] * (n - 1) + ['tid'])} = {pl}(self.{sig.name}, ...)")
-    from pypto.frontend.stmts import is_placeholder, unpack_into
     bound = unpack_into(ctx, targets, sub, stmt)
     tid = DiscardedTid() if is_placeholder(targets.elts[-1].id) else bound[-1]
     for v, t in zip(bound[:-1], targets.elts[:-1]):

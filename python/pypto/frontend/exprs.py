@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
 from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 from pypto.language import _types as T
@@ -169,7 +169,7 @@ def _subscript(ctx, node: ast.Subscript):
 
 
 def _call(ctx, node: ast.Call):
-    return _calls.parse_call(ctx, node)
+    return registry.handler("call")(ctx, node)
 
 
 def _unsupported(ctx, node):
@@ -206,7 +206,3 @@ def eval_arg(ctx, node: ast.AST):
         return ir.MakeTuple.make([eval_expr(ctx, e) for e in node.elts], ctx.span(node))
     return eval_expr(ctx, node)
 
-
-# calls.py imports this module (eval_expr, eval_arg): bind it last, so that either module can
-# be imported first, and once, not on every call expression.
-from pypto.frontend import calls as _calls  # noqa: E402

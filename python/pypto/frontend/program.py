@@ -1,8 +1,12 @@
 """Program- and function-level driver: collect every ``@pl.function`` signature first (a call
 may name a function defined later), then parse each body in class order.
 
+    program(cls)                             # @pl.program (re-exported by pypto.language)
     parse_class(cls, captured_locals)        # @pl.program path (source via inspect)
     parse_program_text(text, "prog.py")      # pl.parse_program
+
+This is the top of the parser: it imports every statement/expression module, whose entry
+points then reach each other through ``pypto.frontend.registry``.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ from pypto.errors import PyptoError
 from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
-from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
-from pypto.language._decorators import FunctionMarker, function, program
+from pypto.language._decorators import FunctionMarker, function
+
+# Handler modules: importing them registers their entry points (pypto.frontend.registry).
+from pypto.frontend import calls, control_flow, deps, scopes  # noqa: E402,F401,I001
 
 
 class _SigCtx:
@@ -62,7 +69,6 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
         for kw in (call.keywords if call else []):
             if kw.arg == "attrs":
                 # Function attrs (facts a pass stamped on the function; printed pass output).
-                from pypto.frontend.control_flow import attrs_dict
                 attrs = attrs_dict(sctx, kw.value)
                 continue
             if kw.arg not in opts:
@@ -212,6 +218,25 @@ def parse_class(cls, captured_locals: dict):
     return parse_class_def(ProgramCtx(src, env), node, fn_envs)
 
 
+def program(cls):
+    """``@pl.program``: parse a class of ``@pl.function`` methods into an IR Program (returned
+    in its place). Names resolve in the class's defining scope (closure values, the caller's
+    locals, module globals).
+
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, ...): ...
+        # P is a pypto._core.ir.Program named "P"
+    """
+    caller = sys._getframe(1)
+    try:
+        captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
+    finally:
+        del caller
+    return parse_class(cls, captured)
+
+
 def _exec_module_prefix(src: Source, stmts: list, filename: str):
     """Run the module statements that precede the @pl.program class (imports, constants,
     pl.dynamic) to build the Python scope the class's names resolve in. Statements after the
@@ -256,8 +281,12 @@ def parse_program_text(text: str, filename: str = "<string>"):
 
 
 @_gc_paused
-def parse_function_text(text: str, filename: str = "<string>"):
-    """pl.parse_function: one @pl.function method (may be indented) -> IR Function."""
+def parse_function_text(text: str, filename: str, pl_namespace):
+    """pl.parse_function: one @pl.function method (may be indented) -> IR Function. Its names
+    resolve against ``pl_namespace`` (the ``pypto.language`` module) bound to ``pl``.
+
+        parse_function_text(text, "<string>", pypto.language)
+    """
     lines = text.splitlines(keepends=True)
     while lines and not lines[0].strip():
         lines = lines[1:]
@@ -270,9 +299,8 @@ def parse_function_text(text: str, filename: str = "<string>"):
         node = node.body[0]
     if not isinstance(node, ast.FunctionDef):
         raise PyptoError("pl.parse_function expects one @pl.function method", file=filename)
-    import pypto.language as pl
     src = Source(filename, lines, offset)
-    prog = ProgramCtx(src, {"pl": pl})
+    prog = ProgramCtx(src, {"pl": pl_namespace})
     sig = _wrap_stray(src, node, lambda: _signature(prog, node, {}))
     prog.sigs[sig.name] = sig
     return _wrap_stray(src, node, lambda: _parse_function(prog, sig))

@@ -80,3 +80,26 @@ def dotted(node: ast.AST) -> str:
         base = dotted(node.value)
         return f"{base}.{node.attr}" if base else ""
     return ""
+
+
+def attrs_dict(ctx, node: ast.AST) -> dict:
+    """`attrs={"key": constant, ...}` (pl.range, @pl.function, calls to program functions)."""
+    try:
+        attrs = eval_py(ctx, node) if not isinstance(node, ast.Dict) else _dict_lit(ctx, node)
+    except PyEvalFailure:
+        attrs = None
+    if not isinstance(attrs, dict):
+        raise ctx.error(node, "attrs= must be a dict literal of constants")
+    return attrs
+
+
+def _dict_lit(ctx, node: ast.Dict):
+    out = {}
+    for k, v in zip(node.keys, node.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise ctx.error(k or node, "attrs= keys must be strings")
+        val = eval_py(ctx, v)
+        if not isinstance(val, (bool, int, float, str)):
+            raise ctx.error(v, "attrs= values must be bool, int, float or str constants")
+        out[k.value] = val
+    return out

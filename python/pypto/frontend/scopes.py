@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
@@ -215,6 +215,7 @@ def parse_spmd_for(ctx, node: ast.For):
                                ctx.span(node)))
 
 
+@registry.handles("with")
 def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     """A with statement. Returns the YieldInfo of a trailing pl.yield_ inside a runtime scope
     (only with tail_yield, i.e. when the with statement ends a loop/branch body), else None."""

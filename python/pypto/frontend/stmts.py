@@ -16,7 +16,7 @@ import re
 
 from pypto._core import ir
 from pypto.errors import PyptoError
-from pypto.frontend import irtypes
+from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import parse_type
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import try_eval_py
@@ -171,8 +171,7 @@ def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
     if kind is _UNPEEKED:
         kind = _builtin_kind(ctx, st.value)
     if kind in ("submit", "spmd_submit"):
-        from pypto.frontend.deps import parse_submit
-        parse_submit(ctx, st.value, kind, target, st)
+        registry.handler("submit")(ctx, st.value, kind, target, st)
         return
     if isinstance(target, ast.Subscript):
         _assign_subscript(ctx, target, st.value, st)
@@ -258,18 +257,15 @@ def _pass(ctx, st):
 
 
 def _for(ctx, st):
-    from pypto.frontend.control_flow import parse_for
-    parse_for(ctx, st)
+    registry.handler("for")(ctx, st)
 
 
 def _if(ctx, st):
-    from pypto.frontend.control_flow import parse_if
-    parse_if(ctx, st)
+    registry.handler("if")(ctx, st)
 
 
 def _with(ctx, st, tail_yield=False):
-    from pypto.frontend.scopes import parse_with
-    return parse_with(ctx, st, tail_yield)
+    return registry.handler("with")(ctx, st, tail_yield)
 
 
 _UNSUPPORTED_HELP = {

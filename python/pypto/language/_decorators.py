@@ -1,20 +1,16 @@
-"""``@pl.program``, ``@pl.function`` and the text entry points ``pl.parse_program`` /
-``pl.parse_function``.
+"""``@pl.function``: the marker a method of a ``@pl.program`` class carries.
 
-``@pl.program`` parses the decorated class from its source (``inspect``), resolving names
-in the class's defining scope (closure values, the caller's locals, module globals), and
-returns the IR ``Program``::
+The parser (``pypto.frontend``) reads the options from the decorator's AST and recognises the
+marker by identity, so this module imports nothing of the parser; ``@pl.program`` and the text
+entry points live in ``pypto.language._parse``::
 
     @pl.program
     class P:
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, ...): ...
-    # P is a pypto._core.ir.Program named "P"
 """
 
 from __future__ import annotations
-
-import sys
 
 from pypto.language._types import FunctionType, Level, Role
 
@@ -39,32 +35,3 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level 
     def wrap(f):
         return FunctionMarker(f, type, level, role)
     return wrap(fn) if fn is not None else wrap
-
-
-def program(cls):
-    """Parse a class of ``@pl.function`` methods into an IR Program (returned in its place)."""
-    from pypto.frontend import parse_class
-    caller = sys._getframe(1)
-    try:
-        captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
-    finally:
-        del caller
-    return parse_class(cls, captured)
-
-
-def parse_program(text: str, filename: str = "<string>"):
-    """Parse DSL text (a module holding one ``@pl.program`` class, possibly with module-level
-    constants and ``M = pl.dynamic("M")`` above it) into an IR Program.
-
-        prog = pl.parse_program(pypto.ir.python_print(prog))
-    """
-    from pypto.frontend import parse_program_text
-    return parse_program_text(text, filename)
-
-
-def parse_function(text: str, filename: str = "<string>"):
-    """Parse the text of one ``@pl.function`` method (optionally indented) into an IR Function.
-    It may not call other functions of a program (there is none)."""
-    from pypto.frontend import parse_function_text
-    return parse_function_text(text, filename)
-

@@ -14,7 +14,7 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
@@ -22,9 +22,7 @@ from pypto.runtime import library_path
 
 __all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "DTYPE_CODES"]
 
-# pto2::DataType values (runtime/include/pto2/types.h; stable, passed as int32).
-DTYPE_CODES = {"FP32": 0, "FP16": 1, "BF16": 2, "INT8": 3, "INT16": 4, "INT32": 5, "INT64": 6,
-               "UINT8": 7, "UINT16": 8, "UINT32": 9, "UINT64": 10, "BOOL": 11}
+from pypto.runtime.args import DTYPE_CODES, TensorArg  # noqa: E402,F401 - the one dtype table
 
 
 class RunError(PyptoError):
@@ -45,17 +43,9 @@ class _RunStatsC(ctypes.Structure):
 
 
 @dataclass
-class TensorArg:
-    """One tensor slot: data pointer, dtype code, shape and (element) strides."""
-    data: int
-    dtype: int
-    shape: Tuple[int, ...]
-    strides: Optional[Tuple[int, ...]] = None
-
-
-@dataclass
 class RunStats:
-    """Statistics of one run (from pto2::RunResult).
+    """Statistics of one run (from pto2::RunResult), L2 or HOST (every field but ``tasks`` and
+    ``tasks_executed`` defaults to 0 for the kind of run that does not report it).
 
     ``tasks`` is the number of submitted tasks (dummy tasks included); ``wall_seconds`` the
     runtime's wall time of the run; ``peak_bytes`` the peak of live runtime-allocated tensor
@@ -65,15 +55,26 @@ class RunStats:
     """
     tasks: int
     tasks_executed: int
-    tasks_skipped: int
-    tasks_dummy: int
-    auto_edges: int
-    explicit_edges: int
-    wall_seconds: float
-    peak_bytes: int
-    pool_bytes: int
+    tasks_skipped: int = 0
+    tasks_dummy: int = 0
+    auto_edges: int = 0
+    explicit_edges: int = 0
+    wall_seconds: float = 0.0
+    peak_bytes: int = 0
+    pool_bytes: int = 0
     tasks_undeferred: int = 0
     trace_path: Optional[str] = None
+    # HOST (L3) runs: edges of the next-level task graph and one record per executed task.
+    barriers: int = 0
+    wait_edges: int = 0
+    chain_edges: int = 0
+    task_records: List[dict] = field(default_factory=list)
+
+    def __getitem__(self, name: str):
+        """Fields read by name too (``stats["tasks_executed"]``), as the HOST dict result was."""
+        if name in self.__dataclass_fields__:
+            return getattr(self, name)
+        raise KeyError(name)
 
     def __str__(self) -> str:
         return "%d tasks in %.3f ms (peak %d bytes of intermediates)" % (self.tasks, self.wall_seconds * 1e3,

@@ -1,0 +1,33 @@
+"""``@pl.program`` and the text entry points ``pl.parse_program`` / ``pl.parse_function``.
+
+``@pl.program`` parses the decorated class from its source (``inspect``), resolving names in
+the class's defining scope, and returns the IR ``Program``; see ``pypto.frontend.program``.
+
+    prog = pl.parse_program(pypto.ir.python_print(prog))
+"""
+
+from __future__ import annotations
+
+import sys
+
+from pypto.frontend.program import parse_function_text, parse_program_text, program  # noqa: F401
+
+
+def parse_program(text: str, filename: str = "<string>"):
+    """Parse DSL text (a module holding one ``@pl.program`` class, possibly with module-level
+    constants and ``M = pl.dynamic("M")`` above it) into an IR Program.
+
+        prog = pl.parse_program(pypto.ir.python_print(prog))
+    """
+    return parse_program_text(text, filename)
+
+
+def parse_function(text: str, filename: str = "<string>"):
+    """Parse the text of one ``@pl.function`` method (optionally indented) into an IR Function.
+    It may not call other functions of a program (there is none); ``pl`` names the DSL namespace.
+
+        fn = pl.parse_function(pypto.ir.python_print(fn))
+    """
+    # This module is only ever imported by pypto.language, so the namespace is loaded (a lookup,
+    # not an import: pypto.language imports this module).
+    return parse_function_text(text, filename, sys.modules["pypto.language"])

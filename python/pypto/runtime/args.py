@@ -1,0 +1,452 @@
+"""Call arguments of a compiled program: the one dtype table and the one argument checker that
+serve L2 runs (``pypto.compile``) and HOST runs (``pypto.host``).
+
+    specs = param_specs(result.signature)                 # ParamSpec per entry parameter
+    call = bind_and_check(specs, "main", (a,), {"b": b})  # raises before anything runs
+    call.tensors, call.scalars                            # runtime slots (TensorArg, uint64 bits)
+    call.outputs                                          # pl.Out arrays allocated for the caller
+
+Arrays: NumPy arrays, CPU torch tensors (recognised by type, torch is never imported here), and
+any object offering ``__dlpack__`` or the buffer protocol (viewed as NumPy without a copy).
+Keyword arguments bind by parameter name; omitted ``pl.Out`` parameters are allocated (NumPy
+arrays of the declared dtype and shape, torch tensors when the inputs are torch) and returned.
+"""
+
+from __future__ import annotations
+
+import struct
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+
+import numpy as np
+
+from pypto.errors import PyptoError
+
+__all__ = ["ArgumentTypeError", "ArgumentValueError", "DTYPE_CODES", "ParamSpec", "BoundCall", "param_specs",
+           "numpy_dtype", "bfloat16_dtype", "runtime_dtype_code", "bind_and_check", "random_inputs",
+           "random_array", "TensorArg"]
+
+
+class ArgumentTypeError(PyptoError, TypeError):
+    """A call argument has the wrong kind or dtype, or the argument count is wrong."""
+
+
+class ArgumentValueError(PyptoError, ValueError):
+    """A call argument has the wrong shape, layout or value."""
+
+
+# ---------------------------------------------------------------------------------------------
+# The dtype table: DSL dtype -> (pto2::DataType code, NumPy dtype name, torch dtype name).
+# Runtime codes are pto2::DataType (runtime/include/pto2/types.h; stable, passed as int32).
+
+_DTYPES: Dict[str, Tuple[int, str, str]] = {
+    "FP32": (0, "float32", "float32"), "FP16": (1, "float16", "float16"), "BF16": (2, "uint16", "bfloat16"),
+    "INT8": (3, "int8", "int8"), "INT16": (4, "int16", "int16"), "INT32": (5, "int32", "int32"),
+    "INT64": (6, "int64", "int64"), "UINT8": (7, "uint8", "uint8"), "UINT16": (8, "uint16", "uint16"),
+    "UINT32": (9, "uint32", "uint32"), "UINT64": (10, "uint64", "uint64"), "BOOL": (11, "bool", "bool"),
+    "INDEX": (6, "int64", "int64"),
+}
+
+DTYPE_CODES: Dict[str, int] = {k: v[0] for k, v in _DTYPES.items() if k != "INDEX"}
+
+
+def bfloat16_dtype() -> Optional[np.dtype]:
+    """``ml_dtypes.bfloat16`` when ml_dtypes is installed, else None (use uint16 bit patterns)."""
+    try:
+        import ml_dtypes  # type: ignore
+        return np.dtype(ml_dtypes.bfloat16)
+    except ImportError:
+        return None
+
+
+def numpy_dtype(dtype: str) -> np.dtype:
+    """The NumPy dtype of a DSL dtype: FP32 -> float32, BF16 -> ml_dtypes.bfloat16 if installed else
+    uint16 (raw bfloat16 bits), INDEX -> int64, ...
+
+        numpy_dtype("FP16")   # dtype('float16')
+    """
+    if dtype == "BF16":
+        return bfloat16_dtype() or np.dtype(np.uint16)
+    if dtype not in _DTYPES:
+        raise ArgumentTypeError("dtype %s has no NumPy equivalent" % dtype)
+    return np.dtype(_DTYPES[dtype][1])
+
+
+def runtime_dtype_code(dtype: str) -> int:
+    """The pto2::DataType code of a DSL dtype: ``runtime_dtype_code("INT32") == 5``."""
+    return _DTYPES[dtype][0]
+
+
+def _accepted_dtypes(dtype: str) -> List[np.dtype]:
+    if dtype == "BF16":
+        bf = bfloat16_dtype()
+        return ([bf] if bf is not None else []) + [np.dtype(np.uint16)]
+    return [numpy_dtype(dtype)]
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry signature
+
+@dataclass
+class ParamSpec:
+    """One parameter of the entry: ``kind`` "tensor" or "scalar"; ``shape`` ints and dynamic
+    symbol names; ``direction`` "In" / "Out" / "InOut"; ``slot`` its tensor or scalar slot."""
+    name: str
+    kind: str
+    dtype: str
+    shape: Tuple[Any, ...]
+    direction: str
+    slot: int
+    span: Any = None
+
+    def describe(self) -> str:
+        if self.kind == "scalar":
+            return "pl.Scalar[pl.%s]" % self.dtype
+        t = "pl.Tensor[[%s], pl.%s]" % (", ".join(str(d) for d in self.shape), self.dtype)
+        return t if self.direction == "In" else "pl.%s[%s]" % (self.direction, t)
+
+
+def _dim(d):
+    if isinstance(d, int):
+        return d
+    s = str(d)
+    return int(s) if s.lstrip("-").isdigit() else s
+
+
+def param_specs(signature) -> List[ParamSpec]:
+    """ParamSpecs of a code generator's signature (``OrchestrationResult.signature`` or a HOST
+    result's): ``param_specs(result.signature)[0].name``."""
+    return [ParamSpec(p.name, p.kind, p.dtype, tuple(_dim(d) for d in p.shape), p.direction, int(p.slot))
+            for p in signature]
+
+
+@dataclass
+class TensorArg:
+    """One tensor slot: data pointer, dtype code, shape and (element) strides."""
+    data: int
+    dtype: int
+    shape: Tuple[int, ...]
+    strides: Optional[Tuple[int, ...]] = None
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays of any library, without importing it
+
+def _is_torch(x) -> bool:
+    return type(x).__module__.split(".", 1)[0] == "torch"
+
+
+def _torch_to_numpy(x, err: Callable[..., PyptoError]):
+    torch = sys.modules["torch"]  # x is a torch tensor, so torch is loaded
+    if x.device.type != "cpu":
+        raise err(ArgumentValueError, "torch tensor on device '%s'; the CPU runtime needs CPU tensors" % x.device,
+                  "move it with .cpu() (and copy results back)")
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).numpy().view(np.uint16)
+    return x.numpy()
+
+
+def as_array(x, err: Callable[..., PyptoError]) -> Optional[np.ndarray]:
+    """A NumPy view of ``x`` (no copy): an ndarray, a CPU torch tensor, anything with
+    ``__dlpack__`` or the buffer protocol; None if ``x`` is none of them."""
+    if isinstance(x, np.ndarray):
+        return x
+    if _is_torch(x) and hasattr(x, "detach"):
+        return _torch_to_numpy(x, err)
+    if hasattr(x, "__dlpack__"):
+        try:
+            return np.from_dlpack(x)
+        except (TypeError, ValueError, BufferError, RuntimeError) as e:
+            raise err(ArgumentValueError, "the array passed (%s) cannot be shared through DLPack: %s"
+                      % (type(x).__name__, e), "pass a CPU array (NumPy, torch on CPU, ...)")
+    if isinstance(x, (str, bytes, int, float, bool)) or x is None:
+        return None
+    try:
+        memoryview(x)
+    except TypeError:
+        return None
+    return np.asarray(x)
+
+
+def _kind_name(x) -> str:
+    mod = type(x).__module__.split(".", 1)[0]
+    return "%s.%s" % (mod, type(x).__name__) if mod not in ("builtins",) else type(x).__name__
+
+
+def _dtype_hint(x, p: ParamSpec, accepted: List[np.dtype]) -> str:
+    if p.dtype == "BF16":
+        if _is_torch(x):
+            return "pass a torch.bfloat16 tensor"
+        return "pass bfloat16 bits as np.uint16 (or an ml_dtypes.bfloat16 array)"
+    if _is_torch(x):
+        return "convert it with .to(torch.%s)" % _DTYPES[p.dtype][2]
+    if isinstance(x, np.ndarray):
+        return "convert it with .astype(np.%s)" % accepted[0].name
+    return "convert it to %s (e.g. np.asarray(x, dtype=np.%s))" % (accepted[0].name, accepted[0].name)
+
+
+def _contiguity_hint(x, p: ParamSpec) -> str:
+    if _is_torch(x):
+        return "pass x.contiguous() and read the result from that tensor"
+    return "pass np.ascontiguousarray(x) and read the result from that array"
+
+
+# ---------------------------------------------------------------------------------------------
+# Scalars
+
+def _scalar_bits(p: ParamSpec, v, where: str) -> int:
+    if hasattr(v, "item") and not isinstance(v, (int, float, bool)):
+        try:
+            v = v.item()
+        except Exception:  # noqa: BLE001 - not a 0-d array: reported below by type
+            pass
+    if p.dtype in ("FP32", "FP16", "BF16"):
+        if not isinstance(v, (int, float)) or isinstance(v, bool):
+            raise ArgumentTypeError("%s expects a number (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__))
+        return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+    if p.dtype == "BOOL":
+        if not isinstance(v, (bool, int)):
+            raise ArgumentTypeError("%s expects a bool, got %s" % (where, type(v).__name__))
+        return 1 if v else 0
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise ArgumentTypeError("%s expects an integer (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__),
+                                help="pass a Python int" if isinstance(v, float) else "")
+    bits = {"INT8": 8, "INT16": 16, "INT32": 32, "UINT8": 8, "UINT16": 16, "UINT32": 32}.get(p.dtype, 64)
+    signed = not p.dtype.startswith("UINT")
+    lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    if not lo <= v <= hi:
+        raise ArgumentValueError("%s = %d does not fit pl.%s (range %d..%d)" % (where, v, p.dtype, lo, hi))
+    return v & 0xFFFFFFFFFFFFFFFF
+
+
+# ---------------------------------------------------------------------------------------------
+# Binding and checking
+
+@dataclass
+class BoundCall:
+    """A checked call: runtime slots, arrays to keep alive during the run, bound dynamic dims,
+    and the pl.Out values allocated for the caller (declaration order; empty if all were given)."""
+    tensors: List[TensorArg]
+    scalars: List[int]
+    keep: List[Any]
+    dims: Dict[str, int]
+    outputs: List[Any] = field(default_factory=list)
+
+
+def _located(cls, p: Optional[ParamSpec], message: str, help: str = "") -> PyptoError:  # noqa: A002
+    kw = {}
+    span = p.span if p is not None else None
+    if span is not None and getattr(span, "line", 0):
+        kw = dict(file=span.file, line=span.line, col=span.col, end_col=span.end_col, source_line=span.source_line)
+    return cls(message, help=help, **kw)
+
+
+def _did_you_mean(name: str, names: Sequence[str]) -> str:
+    import difflib
+    close = difflib.get_close_matches(name, names, n=1)
+    return "did you mean '%s'? " % close[0] if close else ""
+
+
+def _bind(params: List[ParamSpec], sig: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Tuple[Dict[str, Any], bool]:
+    """Parameter name -> value. Positional arguments fill the parameters in order, except that when
+    the pl.Out parameters are left out altogether they fill the others (``prog(x)`` for
+    ``prog(x, out)``). Omitted pl.Out parameters are absent from the result (allocated later)."""
+    names = [p.name for p in params]
+    listing = ", ".join("%s: %s" % (p.name, p.describe()) for p in params)
+    for k in kwargs:
+        if k not in names:
+            raise _located(ArgumentTypeError, None, "%s got an unknown argument '%s'" % (sig, k),
+                           help=_did_you_mean(k, names) + "parameters: " + listing)
+    if len(args) > len(params):
+        raise _located(ArgumentTypeError, None, "%s takes %d argument%s, got %d"
+                       % (sig, len(params), "" if len(params) == 1 else "s", len(args)),
+                       help="pass one argument per parameter, in order: " + listing)
+    outs_named = any(p.direction == "Out" for p in params if p.name in kwargs)
+    non_out = [p for p in params if p.direction != "Out"]
+    covered = {p.name for p in params[:len(args)]} | set(kwargs)
+    skipped = (not outs_named and len(args) < len(params) and any(p.name not in covered for p in non_out) and
+               {p.name for p in non_out[:len(args)]}.isdisjoint(kwargs) and
+               all(p.name in kwargs for p in non_out[len(args):]))
+    order = non_out if skipped else params
+    bound: Dict[str, Any] = {}
+    for p, v in zip(order, args):
+        bound[p.name] = v
+    for k, v in kwargs.items():
+        if k in bound:
+            raise _located(ArgumentTypeError, None, "%s got argument '%s' twice (by position and by name)" % (sig, k))
+        bound[k] = v
+    missing = [p for p in params if p.name not in bound and p.direction != "Out"]
+    if missing:
+        names_missing = ", ".join("'%s'" % p.name for p in missing)
+        n = len(params)
+        what = ("takes %d argument%s, got %d (missing %s)" % (n, "" if n == 1 else "s", len(args), names_missing)
+                if not kwargs else "is missing argument%s %s" % ("" if len(missing) == 1 else "s", names_missing))
+        raise _located(ArgumentTypeError, missing[0], "%s %s" % (sig, what),
+                       help="parameters: " + listing + " (pl.Out parameters may be omitted: they are returned)")
+    return bound, skipped
+
+
+def _allocate(p: ParamSpec, dims: Dict[str, int], torch_like: bool, sig: str):
+    shape = []
+    for d in p.shape:
+        if isinstance(d, int):
+            shape.append(d)
+        elif d in dims:
+            shape.append(dims[d])
+        else:
+            raise _located(ArgumentValueError, p, "%s: cannot allocate output '%s': its dimension %s is not set by "
+                           "any input" % (sig, p.name, d), help="pass '%s' yourself (%s)" % (p.name, p.describe()))
+    if torch_like:
+        torch = sys.modules["torch"]
+        return torch.zeros(shape, dtype=getattr(torch, _DTYPES[p.dtype][2]))
+    return np.zeros(shape, dtype=numpy_dtype(p.dtype))
+
+
+def bind_and_check(params: List[ParamSpec], entry: str, args: Sequence[Any],
+                   kwargs: Optional[Mapping[str, Any]] = None) -> BoundCall:
+    """Binds ``args`` / ``kwargs`` to ``params``, allocates omitted pl.Out tensors, and checks
+    every argument (kind, dtype, rank, shape, dynamic dims, layout, writability) before anything
+    runs. Raises ArgumentTypeError / ArgumentValueError located at the parameter.
+
+        call = bind_and_check(specs, "main", (a,), {"out": c})
+    """
+    sig = "%s(%s)" % (entry, ", ".join(p.name for p in params))
+    bound, skipped = _bind(params, sig, args, kwargs or {})
+    if skipped and not all(_kind_fits(p, bound[p.name]) for p in params if p.name in bound):
+        # Too few arguments, and reading them as "the pl.Out parameters omitted" does not fit
+        # their kinds either (an array for a scalar...): report the count.
+        n = len(params)
+        outs = [p.name for p in params if p.direction == "Out"]
+        raise _located(ArgumentTypeError, None, "%s takes %d argument%s, got %d"
+                       % (sig, n, "" if n == 1 else "s", len(args) + len(kwargs or {})),
+                       help="pass one argument per parameter, or omit the pl.Out parameter%s %s (they are then "
+                            "returned)" % ("" if len(outs) == 1 else "s", ", ".join(outs)))
+    return _check(params, sig, bound)
+
+
+def _kind_fits(p: ParamSpec, v) -> bool:
+    is_array = not isinstance(v, (int, float, bool, complex)) and (
+        isinstance(v, np.ndarray) and v.ndim > 0 or _is_torch(v) or hasattr(v, "__dlpack__") or
+        hasattr(v, "__array_interface__") or isinstance(v, memoryview))
+    return is_array == (p.kind == "tensor")
+
+
+def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCall:
+    tensors: Dict[int, TensorArg] = {}
+    scalars: Dict[int, int] = {}
+    keep: List[Any] = []
+    dims: Dict[str, Tuple[int, str]] = {}
+    torch_inputs = False
+    for p in params:
+        if p.name not in bound:
+            continue
+        v = bound[p.name]
+        where = "argument '%s' of %s" % (p.name, sig)
+
+        def err(cls, message, help="", _p=p):  # noqa: A002
+            return _located(cls, _p, message, help)
+        if p.kind == "scalar":
+            try:
+                scalars[p.slot] = _scalar_bits(p, v, where)
+            except PyptoError as e:
+                raise _located(type(e), p, e.message, e.help)
+            continue
+        arr = as_array(v, err)
+        if arr is None:
+            raise err(ArgumentTypeError, "%s must be a NumPy array (or an array with __dlpack__ or the buffer protocol) for %s, got %s" % (where, p.describe(), _kind_name(v)),
+                      "e.g. np.zeros(%s, dtype=np.%s)" % ([d if isinstance(d, int) else 1 for d in p.shape],
+                                                          numpy_dtype(p.dtype).name))
+        torch_inputs = torch_inputs or _is_torch(v)
+        accepted = _accepted_dtypes(p.dtype)
+        if arr.dtype not in accepted:
+            shown = str(v.dtype) if _is_torch(v) else str(arr.dtype)
+            raise err(ArgumentTypeError, "%s has dtype %s, expected pl.%s (%s)"
+                      % (where, shown, p.dtype, " or ".join(d.name for d in accepted)), _dtype_hint(v, p, accepted))
+        if arr.ndim != len(p.shape):
+            raise err(ArgumentValueError, "%s has shape %s, expected rank %d (%s)"
+                      % (where, tuple(arr.shape), len(p.shape), p.describe()))
+        for axis, (want, got) in enumerate(zip(p.shape, arr.shape)):
+            if isinstance(want, int):
+                if want != got:
+                    raise err(ArgumentValueError, "%s has shape %s, expected %s (axis %d is %d, not %d)"
+                              % (where, tuple(arr.shape), tuple(p.shape), axis, got, want))
+                continue
+            if want in dims and dims[want][0] != got:
+                raise err(ArgumentValueError, "%s: dynamic dimension %s is %d here but %d in argument '%s'"
+                          % (where, want, got, dims[want][0], dims[want][1]),
+                          "every parameter declaring %s must have the same extent on that axis" % want)
+            dims.setdefault(want, (got, p.name))
+            if got >= 1 << 32:
+                raise err(ArgumentValueError, "%s: extent %d of axis %d is too large" % (where, got, axis))
+        if not arr.flags.c_contiguous:
+            if p.direction != "In":
+                raise err(ArgumentValueError, "%s is not C-contiguous; pl.%s tensors are written in place"
+                          % (where, p.direction), _contiguity_hint(v, p))
+            arr = np.ascontiguousarray(arr)
+        if p.direction != "In" and not arr.flags.writeable:
+            raise err(ArgumentValueError, "%s is read-only but is written (pl.%s)" % (where, p.direction))
+        keep.append(arr)
+        tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
+    outputs: List[Any] = []
+    flat_dims = {k: v[0] for k, v in dims.items()}
+    for p in params:
+        if p.name in bound:
+            continue
+        out = _allocate(p, flat_dims, torch_inputs, sig)
+        outputs.append(out)
+        arr = as_array(out, lambda cls, m, h="": _located(cls, p, m, h))
+        keep.append(arr)
+        tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
+    return BoundCall([tensors[i] for i in sorted(tensors)], [scalars[i] for i in sorted(scalars)], keep,
+                     flat_dims, outputs)
+
+
+# ---------------------------------------------------------------------------------------------
+# Random inputs (pypto run)
+
+def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List[Any]:
+    """Seeded random arguments for parameters with ``kind``, ``name``, ``dtype``, ``direction``
+    and ``shape`` (extents as int or digit strings, or dynamic dimension names looked up in
+    ``dims``): floats uniform in [-1, 1), integers in [-8, 8) (unsigned [0, 16)), Out tensors
+    zeroed, scalars 1 (floats 0.5). Serves L2 and HOST programs.
+
+        x, y, out = random_inputs(compiled.params, seed=1)
+    """
+    rng = np.random.default_rng(seed)
+    dims = dict(dims or {})
+    out: List[Any] = []
+    for p in params:
+        if p.kind == "scalar":
+            out.append(0.5 if p.dtype in ("FP32", "FP16", "BF16") else (True if p.dtype == "BOOL" else 1))
+            continue
+        shape = []
+        for d in p.shape:
+            if isinstance(d, int) or (isinstance(d, str) and d.isdigit()):
+                shape.append(int(d))
+            elif d in dims:
+                shape.append(int(dims[d]))
+            else:
+                raise ArgumentValueError("dynamic dimension %s of parameter '%s' needs a value" % (d, p.name),
+                                         help="give it with --dim %s=<extent> (or dims={'%s': n})" % (d, d))
+        if p.direction == "Out":
+            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)))
+        else:
+            out.append(random_array(rng, p.dtype, shape))
+    return out
+
+
+def random_array(rng: np.random.Generator, dtype: str, shape) -> np.ndarray:
+    """A seeded random array of a DSL dtype (BF16 as uint16 bits unless ml_dtypes is present)."""
+    if dtype in ("FP32", "FP16"):
+        return rng.uniform(-1.0, 1.0, size=shape).astype(numpy_dtype(dtype))
+    if dtype == "BF16":
+        f = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
+        bf = bfloat16_dtype()
+        return f.astype(bf) if bf is not None else (f.view(np.uint32) >> 16).astype(np.uint16)
+    if dtype == "BOOL":
+        return rng.integers(0, 2, size=shape).astype(np.bool_)
+    if dtype.startswith("UINT"):
+        return rng.integers(0, 16, size=shape).astype(numpy_dtype(dtype))
+    return rng.integers(-8, 8, size=shape).astype(numpy_dtype(dtype))
