@@ -205,7 +205,7 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
                         % (tid, kid, kname, core, kname))
     files["host_runner.cpp"] = _SHIM % {"decls": "\n".join(decls), "regs": "\n    ".join(regs)}
 
-    build = build_sources(files, output_dir=output_dir, file_flags=defines)
+    build = build_sources(files, output_dir=output_dir, file_flags=defines, label=name)
     return HostProgram(build.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build.output_dir,
                        cached=build.cached)
