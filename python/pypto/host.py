@@ -55,16 +55,15 @@ _SHIM = r'''
 #include <string>
 #include <vector>
 #include "pto_l3_api.h"
+#include "pto2_c_api.h"  // declares pypto_host_run / pypto_host_last_tasks: the one C ABI
 
 extern "C" void host_orchestration_entry(const ChipStorageTaskArgs&);
 %(decls)s
 
-struct pypto_host_tensor { void* data; int32_t dtype; uint32_t ndims; const uint32_t* shapes; };
-
 // The task records of the last run on this thread (read back by pypto_host_last_tasks).
 static thread_local std::vector<pto2::L3TaskRecord> last_tasks;
 
-extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uint64_t* s, uint32_t ns,
+extern "C" int pypto_host_run(const pto2_tensor_arg* t, uint32_t nt, const uint64_t* s, uint32_t ns,
                               uint32_t chips, uint64_t* stats, char* err, size_t errlen) {
   try {
     pto2::L3Runtime l3(pto2::L3Options{}.chips(chips));
@@ -123,7 +122,7 @@ class HostProgram:
 
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
                  output_dir: str = "", cached: bool = False, entry: str = ""):
-        import ctypes
+        from pypto.runtime.loader import HostLibrary
         self.entry = entry  # the HOST function's name
         self.library = library
         self.signature = list(signature)
@@ -132,11 +131,7 @@ class HostProgram:
         self.chips = chips
         self.output_dir = output_dir
         self.cached = cached
-        self._lib = ctypes.CDLL(library)
-        self._run = self._lib.pypto_host_run
-        self._run.restype = ctypes.c_int
-        self._last_tasks = self._lib.pypto_host_last_tasks
-        self._last_tasks.restype = ctypes.c_uint32
+        self._lib = HostLibrary(library)
 
     def random_inputs(self, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List:
         """Seeded random arguments in parameter order, as ``CompiledProgram.random_inputs``
@@ -148,41 +143,14 @@ class HostProgram:
         """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the
         same checks, omitted pl.Out parameters allocated and returned); returns RunStats (with
         ``barriers``, ``wait_edges``, ``chain_edges`` and ``task_records``)."""
-        import ctypes
-
         from pypto.runtime.args import bind_and_check, param_specs
-        from pypto.runtime.loader import RunError, RunStats
 
         call = bind_and_check(param_specs(self.signature), self.entry or "host", args, kwargs)
-
-        class TensorC(ctypes.Structure):
-            _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndims", ctypes.c_uint32),
-                        ("shapes", ctypes.POINTER(ctypes.c_uint32))]
-
-        tensors, keep = [], []
-        for a in call.tensors:
-            shapes = (ctypes.c_uint32 * max(1, len(a.shape)))(*a.shape)
-            keep.append(shapes)
-            tensors.append(TensorC(a.data, a.dtype, len(a.shape), shapes))
-        scalars = call.scalars
-        t = (TensorC * max(1, len(tensors)))(*tensors)
-        s = (ctypes.c_uint64 * max(1, len(scalars)))(*scalars)
-        stats = (ctypes.c_uint64 * 6)()
-        err = ctypes.create_string_buffer(4096)
-        ok = self._run(t, ctypes.c_uint32(len(tensors)), s, ctypes.c_uint32(len(scalars)), ctypes.c_uint32(self.chips),
-                       stats, err, ctypes.c_size_t(len(err)))
-        if not ok:
-            raise RunError(err.value.decode(errors="replace"))
-        records = (ctypes.c_double * (5 * max(1, stats[5])))()
-        n = self._last_tasks(records, ctypes.c_uint32(stats[5]))
+        result, records = self._lib.run(call.tensors, call.scalars, self.chips)
         names = {tid: name for name, tid in self.target_ids.items()}
-        tasks = [{"index": int(records[5 * i]), "target": names.get(int(records[5 * i + 1]), "?"),
-                  "chip": int(records[5 * i + 2]), "start_us": records[5 * i + 3], "end_us": records[5 * i + 4]}
-                 for i in range(n)]
-        result = RunStats(tasks=stats[0], tasks_executed=stats[1], barriers=stats[4], wait_edges=stats[2],
-                          chain_edges=stats[3], task_records=tasks)
+        result.task_records = [{"index": int(i), "target": names.get(int(t), "?"), "chip": int(c), "start_us": s,
+                                "end_us": e} for i, t, c, s, e in records]
         self.last_stats = result
-        del keep, call.keep
         if call.outputs:
             return call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)
         return result
@@ -237,7 +205,7 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
                         % (tid, kid, kname, core, kname))
     files["host_runner.cpp"] = _SHIM % {"decls": "\n".join(decls), "regs": "\n    ".join(regs)}
 
-    build = build_sources(files, output_dir=output_dir, file_flags=defines)
+    build = build_sources(files, output_dir=output_dir, file_flags=defines, label=name)
     return HostProgram(build.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build.output_dir,
                        cached=build.cached)

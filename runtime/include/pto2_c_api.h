@@ -1,4 +1,13 @@
-/* pto2_c_api.h — a plain C API of libpto2 for ctypes (Python) and other FFIs.
+/* pto2_c_api.h — the one C ABI between libpto2 and its callers (pypto's Python binding
+ * `pypto._core.program_abi`, the libraries pypto.compile builds, other FFIs).
+ *
+ * Every struct and entry point crossing the boundary is declared here and nowhere else: the
+ * program libraries include this header (so a definition that disagrees with a declaration
+ * fails to compile), and the Python side calls through a nanobind binding that includes it too
+ * (no hand-written mirror of a struct anywhere). Changes are additive: new entry points and
+ * new trailing fields behind a new PTO2_ABI_VERSION; existing layouts do not change.
+ *
+ * One-shot run (creates the workers, runs, tears down):
  *
  *   pto2_kernel_desc k[1] = {{0, "kernel_add", 1, (void*)&kernel_add}};
  *   pto2_tensor_desc t[2] = {{a, 2, {16, 16}, 0}, {b, 2, {16, 16}, 0}};   // dtype 0 = FLOAT32
@@ -14,6 +23,7 @@
 #ifndef PTO2_C_API_H
 #define PTO2_C_API_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -56,8 +66,70 @@ int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels
 /* Size in bytes of one element of DataType `dtype` (0 if unknown). */
 uint32_t pto2_dtype_size(int32_t dtype);
 
-/* ABI version of this header (bumped on incompatible changes). */
+/* ABI version of this header (bumped when entry points or trailing fields are added). */
 int32_t pto2_abi_version(void);
+
+#define PTO2_ABI_VERSION 2
+
+/* ---------------------------------------------------------------------------------------------
+ * A runtime kept across runs (what pypto's CompiledProgram uses):
+ *
+ *   pto2_runtime_config c = {1, 2, 0, 0, 0, 0};         // workers; no trace; defaults
+ *   void* rt = pto2_runtime_create(&c, kernels, n_kernels, err, sizeof err);
+ *   pto2_tensor_arg t[1] = {{data, 2, 2, shapes, NULL}}; // dtype 2 = BFLOAT16, row-major
+ *   pto2_stats st; int ok = pto2_runtime_run(rt, entry_fn, t, 1, NULL, 0, &st, err, sizeof err);
+ *   pto2_runtime_write_trace(rt, "trace.json"); pto2_runtime_destroy(rt);
+ *
+ * A runtime handle is used by one thread at a time (runs serialise anyway). */
+
+typedef struct {
+  uint32_t aic_workers, aiv_workers, clusters; /* clusters 0 = min(aic, aiv) */
+  int32_t trace;                               /* nonzero: record a trace of each run */
+  uint32_t task_ring_size;                     /* 0 = runtime default */
+  uint64_t memory_limit;                       /* bytes of live intermediates; 0 = default */
+} pto2_runtime_config;
+
+typedef struct {
+  void* data;
+  int32_t dtype;           /* DataType value (see pto2_tensor_desc) */
+  uint32_t ndims;
+  const uint32_t* shapes;
+  const int64_t* strides;  /* in elements; NULL = row-major contiguous */
+} pto2_tensor_arg;
+
+typedef struct {
+  uint64_t tasks_submitted, tasks_executed, tasks_skipped, tasks_dummy, auto_edges, explicit_edges;
+  double wall_seconds;
+  uint64_t peak_bytes, pool_bytes, tasks_undeferred;
+} pto2_stats;
+
+/* NULL (message in err_buf) on failure. Registers `kernels` (fn: PTO2KernelFn). */
+void* pto2_runtime_create(const pto2_runtime_config* config, const pto2_kernel_desc* kernels, uint32_t n_kernels,
+                          char* err_buf, uint32_t err_len);
+void pto2_runtime_destroy(void* runtime);
+/* Runs entry_fn (see pto2_run) once. 1 on success; 0 with the message in err_buf on failure.
+ * stats_out (may be NULL) is filled in both cases. Releases nothing: the runtime stays usable. */
+int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor_arg* tensors, uint32_t n_tensors,
+                     const uint64_t* scalars, uint32_t n_scalars, pto2_stats* stats_out, char* err_buf,
+                     uint32_t err_len);
+/* Writes the trace of the last run (needs config.trace). 1 on success. */
+int pto2_runtime_write_trace(void* runtime, const char* path);
+
+/* ---------------------------------------------------------------------------------------------
+ * What a program library built by pypto.compile exports (defined in its program_table.cpp):
+ * the kernel table, the orchestration entry and the entry's name. */
+extern const pto2_kernel_desc pypto_kernel_table[];
+extern const uint32_t pypto_kernel_count;
+extern const pto2_entry_fn pypto_orchestration_entry;
+extern const char pypto_entry_name[];
+
+/* What a HOST program library (pypto.host) exports: one run on the L3 runtime with `chips`
+ * chips. stats_out[6]: submitted, executed, wait edges, chain edges, barriers, task records.
+ * 1 on success; 0 with the message in err_buf. */
+int pypto_host_run(const pto2_tensor_arg* tensors, uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars,
+                   uint32_t chips, uint64_t* stats_out, char* err_buf, size_t err_len);
+/* Copies up to `cap` records of the last run as (index, target_id, chip, start_us, end_us). */
+uint32_t pypto_host_last_tasks(double* out, uint32_t cap);
 
 #ifdef __cplusplus
 }

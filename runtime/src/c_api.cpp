@@ -2,6 +2,7 @@
 #include "pto2_c_api.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "pto_orchestration_api.h"
@@ -20,7 +21,7 @@ extern "C" uint32_t pto2_dtype_size(int32_t dtype) {
   return static_cast<uint32_t>(dtype_size(static_cast<DataType>(dtype)));
 }
 
-extern "C" int32_t pto2_abi_version(void) { return 1; }
+extern "C" int32_t pto2_abi_version(void) { return PTO2_ABI_VERSION; }
 
 extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
                         uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars, const pto2_run_options* opts,
@@ -85,5 +86,94 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
   } catch (...) {
     put_error(err_buf, err_len, "pto2_run: unknown exception");
     return 2;
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// A runtime kept across runs (pto2_runtime_*; see include/pto2_c_api.h).
+
+extern "C" void* pto2_runtime_create(const pto2_runtime_config* config, const pto2_kernel_desc* kernels,
+                                     uint32_t n_kernels, char* err_buf, uint32_t err_len) {
+  try {
+    pto2::RuntimeOptions o;
+    if (config) {
+      o.aic_workers(config->aic_workers).aiv_workers(config->aiv_workers).clusters(config->clusters);
+      o.trace(config->trace != 0);
+      if (config->task_ring_size != 0) o.task_ring_size(config->task_ring_size);
+      if (config->memory_limit != 0) o.memory_limit(static_cast<size_t>(config->memory_limit));
+    }
+    auto rt = std::make_unique<pto2::Runtime>(o);
+    for (uint32_t i = 0; i < n_kernels; ++i) {
+      const pto2_kernel_desc& k = kernels[i];
+      rt->register_kernel(k.id, k.name ? k.name : ("kernel_" + std::to_string(k.id)),
+                          k.core_type == 0 ? pto2::CoreType::AIC : pto2::CoreType::AIV,
+                          reinterpret_cast<PTO2KernelFn>(k.fn));
+    }
+    return rt.release();
+  } catch (const std::exception& e) {
+    put_error(err_buf, err_len, e.what());
+  } catch (...) {
+    put_error(err_buf, err_len, "unknown error while creating the runtime");
+  }
+  return nullptr;
+}
+
+extern "C" void pto2_runtime_destroy(void* runtime) { delete static_cast<pto2::Runtime*>(runtime); }
+
+extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor_arg* tensors, uint32_t n_tensors,
+                                const uint64_t* scalars, uint32_t n_scalars, pto2_stats* stats_out, char* err_buf,
+                                uint32_t err_len) {
+  try {
+    if (!runtime || !entry_fn) {
+      put_error(err_buf, err_len, "pto2_runtime_run: runtime or entry_fn is NULL");
+      return 0;
+    }
+    ChipStorageTaskArgs args;
+    for (uint32_t i = 0; i < n_tensors; ++i) {
+      const pto2_tensor_arg& a = tensors[i];
+      if (a.ndims > PTO2_MAX_DIMS || a.dtype < 0 || a.dtype > static_cast<int32_t>(DataType::BOOL)) {
+        put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has an invalid rank or dtype");
+        return 0;
+      }
+      Tensor t = make_tensor_external(a.data, a.shapes, a.ndims, static_cast<DataType>(a.dtype));
+      if (a.strides != nullptr) {
+        for (uint32_t d = 0; d < a.ndims; ++d) t.strides[d] = a.strides[d];
+      }
+      args.add_tensor(t);
+    }
+    for (uint32_t i = 0; i < n_scalars; ++i) args.add_scalar(scalars[i]);
+    using Entry = void (*)(const ChipStorageTaskArgs&);
+    Entry entry = reinterpret_cast<Entry>(entry_fn);
+    pto2::RunResult r = static_cast<pto2::Runtime*>(runtime)->run(entry, args);
+    if (stats_out) {
+      stats_out->tasks_submitted = r.tasks_submitted;
+      stats_out->tasks_executed = r.tasks_executed;
+      stats_out->tasks_skipped = r.tasks_skipped;
+      stats_out->tasks_dummy = r.tasks_dummy;
+      stats_out->auto_edges = r.auto_edges;
+      stats_out->explicit_edges = r.explicit_edges;
+      stats_out->wall_seconds = r.wall_seconds;
+      stats_out->peak_bytes = r.peak_bytes;
+      stats_out->pool_bytes = r.pool_bytes;
+      stats_out->tasks_undeferred = r.tasks_undeferred;
+    }
+    if (!r.ok()) {
+      put_error(err_buf, err_len, r.message);
+      return 0;
+    }
+    return 1;
+  } catch (const std::exception& e) {
+    put_error(err_buf, err_len, e.what());
+  } catch (...) {
+    put_error(err_buf, err_len, "unknown error during the run");
+  }
+  return 0;
+}
+
+extern "C" int pto2_runtime_write_trace(void* runtime, const char* path) {
+  try {
+    return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_trace(path) ? 1 : 0;
+  } catch (...) {
+    return 0;
   }
 }

@@ -9,4 +9,5 @@ void bind_ast_spans(nanobind::module_& ir);  // bind_ast_spans.cpp: ir.AstSpans,
 void bind_kernel(nanobind::module_& m);      // bind_kernel.cpp: CPU kernel backend (pypto._core.kernel_cpu)
 void bind_codegen(nanobind::module_& m);     // bind_codegen.cpp: pass pipeline, orchestration codegen (pypto._core.codegen)
 void bind_host(nanobind::module_& m);         // bind_host.cpp: distributed HOST orchestration codegen (pypto._core.host)
+void bind_program_abi(nanobind::module_& m);  // bind_program_abi.cpp: libpto2's C ABI (pypto._core.program_abi)
 }  // namespace pypto::bindings

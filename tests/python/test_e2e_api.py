@@ -188,7 +188,7 @@ def test_entry_selection():
 def test_output_dir_holds_sources_and_library(tmp_path):
     prog = pypto.compile(pl.parse_program(SCALE_SRC), output_dir=str(tmp_path / "out"))
     assert prog.output_dir == str(tmp_path / "out")
-    for rel in ("orchestration/main.cpp", "kernels/k.cpp", "program_table.cpp", "host_shim.cpp", "build.sh",
+    for rel in ("orchestration/main.cpp", "kernels/k.cpp", "program_table.cpp", "build.sh",
                 "libprogram.so"):
         assert (tmp_path / "out" / rel).is_file(), rel
 

@@ -1,45 +1,32 @@
-"""Load a built program library with ctypes and run it on the CPU runtime.
+"""Load a built program library and run it on the CPU runtime.
 
     lib = ProgramLibrary("/path/libprogram.so")
     rt = lib.create_runtime(aic_workers=1, aiv_workers=2)
     stats = rt.run([TensorArg(ptr, DT_FLOAT32, (16, 16))], scalars=[])
     rt.write_trace("trace.json")     # when created with trace=True
 
-libpto2 is loaded first with RTLD_GLOBAL so that the program library (and anything else built
-against it) binds to the one copy of the runtime. A run releases the GIL (ctypes does).
+Everything crosses the C ABI of ``pto2_c_api.h`` through the nanobind binding
+``pypto._core.program_abi`` (no ctypes mirror of a C struct here). libpto2 is loaded first with
+RTLD_GLOBAL so that the program library binds to the one copy of the runtime. A run releases
+the GIL.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
-import threading
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
 
-__all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "DTYPE_CODES"]
+__all__ = ["ProgramLibrary", "Runtime", "HostLibrary", "TensorArg", "RunStats", "RunError", "DTYPE_CODES"]
 
 from pypto.runtime.args import DTYPE_CODES, TensorArg  # noqa: E402,F401 - the one dtype table
 
 
 class RunError(PyptoError):
     """The runtime reported a failure (a kernel error, a deadlock, a bad argument...)."""
-
-
-class _TensorArgC(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndims", ctypes.c_uint32),
-                ("shapes", ctypes.POINTER(ctypes.c_uint32)), ("strides", ctypes.POINTER(ctypes.c_int64))]
-
-
-class _RunStatsC(ctypes.Structure):
-    _fields_ = [("tasks_submitted", ctypes.c_uint64), ("tasks_executed", ctypes.c_uint64),
-                ("tasks_skipped", ctypes.c_uint64), ("tasks_dummy", ctypes.c_uint64),
-                ("auto_edges", ctypes.c_uint64), ("explicit_edges", ctypes.c_uint64),
-                ("wall_seconds", ctypes.c_double), ("peak_bytes", ctypes.c_uint64),
-                ("pool_bytes", ctypes.c_uint64), ("tasks_undeferred", ctypes.c_uint64)]
 
 
 @dataclass
@@ -81,100 +68,76 @@ class RunStats:
                                                                           self.peak_bytes)
 
 
-_loaded_runtime: Dict[str, ctypes.CDLL] = {}
-_load_lock = threading.Lock()
+def _abi():
+    from pypto._core import program_abi
+    return program_abi
 
 
-def _load_libpto2() -> ctypes.CDLL:
-    path = library_path()
-    with _load_lock:
-        if path not in _loaded_runtime:
-            _loaded_runtime[path] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        return _loaded_runtime[path]
+def _tensor_tuples(tensors: Sequence[TensorArg]) -> list:
+    return [(t.data, t.dtype, list(t.shape), list(t.strides) if t.strides is not None else None) for t in tensors]
+
+
+def _run_stats(d: dict) -> RunStats:
+    return RunStats(tasks=d["tasks_submitted"], tasks_executed=d["tasks_executed"], tasks_skipped=d["tasks_skipped"],
+                    tasks_dummy=d["tasks_dummy"], auto_edges=d["auto_edges"], explicit_edges=d["explicit_edges"],
+                    wall_seconds=d["wall_seconds"], peak_bytes=d["peak_bytes"], pool_bytes=d["pool_bytes"],
+                    tasks_undeferred=d["tasks_undeferred"])
+
+
+def _load_error(path: str, e: Exception) -> RunError:
+    return RunError("cannot load %s: %s" % (path, e), help="rebuild it (delete the pypto cache directory)")
 
 
 class ProgramLibrary:
     """A loaded program library (see module doc)."""
 
     def __init__(self, path: str):
-        _load_libpto2()
         self.path = path
-        self._lib = ctypes.CDLL(os.path.abspath(path))
-        lib = self._lib
-        lib.pypto_rt_create.restype = ctypes.c_void_p
-        lib.pypto_rt_create.argtypes = [ctypes.c_uint32, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_int,
-                                        ctypes.c_uint32, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_size_t]
-        lib.pypto_rt_destroy.restype = None
-        lib.pypto_rt_destroy.argtypes = [ctypes.c_void_p]
-        lib.pypto_rt_run.restype = ctypes.c_int
-        lib.pypto_rt_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_TensorArgC), ctypes.c_uint32,
-                                     ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.POINTER(_RunStatsC),
-                                     ctypes.c_char_p, ctypes.c_size_t]
-        lib.pypto_rt_write_trace.restype = ctypes.c_int
-        lib.pypto_rt_write_trace.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        try:
+            self._lib = _abi().ProgramLibrary(library_path(), os.path.abspath(path))
+        except RuntimeError as e:
+            raise _load_error(path, e) from None
 
     def kernel_count(self) -> int:
-        return ctypes.c_uint32.in_dll(self._lib, "pypto_kernel_count").value
+        return self._lib.kernel_count()
 
     def entry_name(self) -> str:
-        return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self._lib, "pypto_entry_name"))).decode()
+        return self._lib.entry_name()
 
     def create_runtime(self, aic_workers: int = 1, aiv_workers: int = 2, clusters: int = 0,
                        trace: bool = False, task_ring_size: int = 0, memory_limit: int = 0) -> "Runtime":
         """A runtime with these worker counts (ring size / memory limit 0 = runtime defaults)."""
-        err = ctypes.create_string_buffer(4096)
-        h = self._lib.pypto_rt_create(aic_workers, aiv_workers, clusters, 1 if trace else 0, task_ring_size,
-                                      memory_limit, err, len(err))
-        if not h:
-            raise RunError("cannot create the runtime: " + err.value.decode(errors="replace"))
-        return Runtime(self, h, (aic_workers, aiv_workers, clusters, trace, task_ring_size, memory_limit))
+        config = (aic_workers, aiv_workers, clusters, trace, task_ring_size, memory_limit)
+        try:
+            handle = self._lib.create_runtime(aic_workers, aiv_workers, clusters, bool(trace), task_ring_size,
+                                              memory_limit)
+        except (RuntimeError, TypeError, OverflowError) as e:
+            raise RunError(str(e)) from None
+        return Runtime(self, handle, config)
 
 
 class Runtime:
     """A pto2::Runtime (worker threads parked while idle) with the program's kernels registered."""
 
-    def __init__(self, lib: ProgramLibrary, handle: int, config: tuple):
+    def __init__(self, lib: ProgramLibrary, handle, config: tuple):
         self._libobj = lib  # keeps the library loaded
-        self._lib = lib._lib
         self._h = handle
         self.config = config
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int]) -> RunStats:
-        n = len(tensors)
-        arr = (_TensorArgC * max(1, n))()
-        keep: List[object] = []
-        for i, t in enumerate(tensors):
-            shp = (ctypes.c_uint32 * max(1, len(t.shape)))(*t.shape)
-            keep.append(shp)
-            arr[i].data = t.data
-            arr[i].dtype = t.dtype
-            arr[i].ndims = len(t.shape)
-            arr[i].shapes = shp
-            if t.strides is not None:
-                st = (ctypes.c_int64 * max(1, len(t.strides)))(*t.strides)
-                keep.append(st)
-                arr[i].strides = st
-        sc = (ctypes.c_uint64 * max(1, len(scalars)))(*[int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
-        stats = _RunStatsC()
-        err = ctypes.create_string_buffer(8192)
-        ok = self._lib.pypto_rt_run(self._h, arr, n, sc, len(scalars), ctypes.byref(stats), err, len(err))
-        result = RunStats(tasks=stats.tasks_submitted, tasks_executed=stats.tasks_executed,
-                          tasks_skipped=stats.tasks_skipped, tasks_dummy=stats.tasks_dummy,
-                          auto_edges=stats.auto_edges, explicit_edges=stats.explicit_edges,
-                          wall_seconds=stats.wall_seconds, peak_bytes=stats.peak_bytes, pool_bytes=stats.pool_bytes,
-                          tasks_undeferred=stats.tasks_undeferred)
+        ok, message, stats = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
         if not ok:
-            raise RunError("the run failed: " + err.value.decode(errors="replace"))
-        return result
+            raise RunError("the run failed: " + message)
+        return _run_stats(stats)
 
     def write_trace(self, path: str) -> None:
-        if not self._lib.pypto_rt_write_trace(self._h, os.fsencode(path)):
+        if not self._h.write_trace(os.fsdecode(path)):
             raise RunError("could not write the trace to %s" % path,
                            help="check that the directory exists and is writable")
 
     def close(self) -> None:
-        if self._h:
-            self._lib.pypto_rt_destroy(self._h)
+        if self._h is not None:
+            self._h.close()
             self._h = None
 
     def __del__(self):
@@ -182,3 +145,22 @@ class Runtime:
             self.close()
         except Exception:
             pass
+
+
+class HostLibrary:
+    """A loaded HOST program library (``pypto.host``): ``run(tensors, scalars, chips)`` returns
+    ``(RunStats, records)``; records are ``(index, target_id, chip, start_us, end_us)``."""
+
+    def __init__(self, path: str):
+        self.path = path
+        try:
+            self._lib = _abi().HostLibrary(library_path(), os.path.abspath(path))
+        except RuntimeError as e:
+            raise _load_error(path, e) from None
+
+    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], chips: int):
+        ok, message, st, records = self._lib.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
+                                                 int(chips))
+        if not ok:
+            raise RunError(message)
+        return RunStats(tasks=st[0], tasks_executed=st[1], wait_edges=st[2], chain_edges=st[3], barriers=st[4]), records

@@ -1,0 +1,263 @@
+// pypto._core.program_abi: Python's one door to libpto2 and to the libraries pypto.compile
+// builds. Every struct and function crossing that boundary comes from runtime/include/
+// pto2_c_api.h, and the function pointers found with dlsym are typed by the header's own
+// declarations (decltype), so the Python side cannot drift from the C side: a change to the
+// header changes this file's compile, not a hand-kept ctypes mirror.
+//
+//     abi = pypto._core.program_abi
+//     lib = abi.ProgramLibrary("/.../libpto2.so", "/.../libprogram.so")
+//     rt = lib.create_runtime(1, 2, 0, False, 0, 0)
+//     ok, message, stats = rt.run([(ptr, 0, [16, 16], None)], [])   # stats: dict of pto2_stats
+//     rt.write_trace("trace.json"); rt.close()
+#include <dlfcn.h>
+
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "pto2_c_api.h"
+
+namespace nb = nanobind;
+
+namespace pypto::bindings {
+namespace {
+
+// (data pointer, pto2 dtype code, shape, element strides or None): one pto2_tensor_arg.
+using TensorTuple = std::tuple<uintptr_t, int32_t, std::vector<uint32_t>, std::optional<std::vector<int64_t>>>;
+
+void* open_library(const std::string& path, int mode) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | mode);
+  if (h == nullptr) {
+    const char* e = dlerror();
+    throw std::runtime_error("cannot load " + path + ": " + (e ? e : "unknown error"));
+  }
+  return h;
+}
+
+// The address of `name` in library `h`, as the type the header declares for it.
+template <typename T>
+T symbol(void* h, const char* name, const std::string& path) {
+  dlerror();
+  void* p = dlsym(h, name);
+  if (p == nullptr) {
+    throw std::runtime_error(path + " does not export " + name +
+                             " (built by another pypto version? delete the build cache and recompile)");
+  }
+  return reinterpret_cast<T>(p);
+}
+
+// libpto2's entry points. Loaded RTLD_GLOBAL so program libraries bind to this one copy.
+struct Pto2 {
+  decltype(&pto2_abi_version) abi_version;
+  decltype(&pto2_runtime_create) create;
+  decltype(&pto2_runtime_destroy) destroy;
+  decltype(&pto2_runtime_run) run;
+  decltype(&pto2_runtime_write_trace) write_trace;
+
+  explicit Pto2(const std::string& path) {
+    void* h = open_library(path, RTLD_GLOBAL);  // never closed: kernels may still refer to it
+    abi_version = symbol<decltype(abi_version)>(h, "pto2_abi_version", path);
+    if (abi_version() < PTO2_ABI_VERSION) {
+      throw std::runtime_error(path + " has C ABI version " + std::to_string(abi_version()) + ", pypto needs " +
+                               std::to_string(PTO2_ABI_VERSION) + " (reinstall pypto)");
+    }
+    create = symbol<decltype(create)>(h, "pto2_runtime_create", path);
+    destroy = symbol<decltype(destroy)>(h, "pto2_runtime_destroy", path);
+    run = symbol<decltype(run)>(h, "pto2_runtime_run", path);
+    write_trace = symbol<decltype(write_trace)>(h, "pto2_runtime_write_trace", path);
+  }
+};
+
+std::shared_ptr<Pto2> libpto2(const std::string& path) {
+  static std::shared_ptr<Pto2> loaded;
+  static std::string loaded_path;
+  if (!loaded || loaded_path != path) {
+    loaded = std::make_shared<Pto2>(path);
+    loaded_path = path;
+  }
+  return loaded;
+}
+
+// Views of the tuples as pto2_tensor_arg (the vectors stay owned by `tensors`).
+std::vector<pto2_tensor_arg> tensor_args(const std::vector<TensorTuple>& tensors) {
+  std::vector<pto2_tensor_arg> out;
+  out.reserve(tensors.size());
+  for (const auto& [data, dtype, shape, strides] : tensors) {
+    out.push_back(pto2_tensor_arg{reinterpret_cast<void*>(data), dtype, static_cast<uint32_t>(shape.size()),
+                                  shape.data(), strides ? strides->data() : nullptr});
+  }
+  return out;
+}
+
+nb::dict stats_dict(const pto2_stats& s) {
+  nb::dict d;
+  d["tasks_submitted"] = s.tasks_submitted;
+  d["tasks_executed"] = s.tasks_executed;
+  d["tasks_skipped"] = s.tasks_skipped;
+  d["tasks_dummy"] = s.tasks_dummy;
+  d["auto_edges"] = s.auto_edges;
+  d["explicit_edges"] = s.explicit_edges;
+  d["wall_seconds"] = s.wall_seconds;
+  d["peak_bytes"] = s.peak_bytes;
+  d["pool_bytes"] = s.pool_bytes;
+  d["tasks_undeferred"] = s.tasks_undeferred;
+  return d;
+}
+
+// A loaded program library: its kernel table and orchestration entry (program_table.cpp).
+class ProgramLibrary {
+ public:
+  ProgramLibrary(const std::string& libpto2_path, const std::string& path)
+      : pto2_(libpto2(libpto2_path)), path_(path), handle_(open_library(path, RTLD_LOCAL)) {
+    table_ = symbol<const pto2_kernel_desc*>(handle_, "pypto_kernel_table", path);
+    count_ = *symbol<const uint32_t*>(handle_, "pypto_kernel_count", path);
+    entry_ = *symbol<const pto2_entry_fn*>(handle_, "pypto_orchestration_entry", path);
+    entry_name_ = symbol<const char*>(handle_, "pypto_entry_name", path);
+  }
+  // Not dlclose'd: a runtime's worker threads may still be parked in its code at exit.
+
+  uint32_t kernel_count() const { return count_; }
+  std::string entry_name() const { return entry_name_; }
+  const Pto2& pto2() const { return *pto2_; }
+  const pto2_kernel_desc* table() const { return table_; }
+  void* entry() const { return reinterpret_cast<void*>(entry_); }
+
+ private:
+  std::shared_ptr<Pto2> pto2_;
+  std::string path_;
+  void* handle_;
+  const pto2_kernel_desc* table_ = nullptr;
+  uint32_t count_ = 0;
+  pto2_entry_fn entry_ = nullptr;
+  std::string entry_name_;
+};
+
+// A pto2 runtime with the program's kernels registered (worker threads parked while idle).
+class Runtime {
+ public:
+  Runtime(std::shared_ptr<ProgramLibrary> lib, const pto2_runtime_config& config) : lib_(std::move(lib)) {
+    char err[4096] = {0};
+    handle_ = lib_->pto2().create(&config, lib_->table(), lib_->kernel_count(), err, sizeof err);
+    if (handle_ == nullptr) throw std::runtime_error(std::string("cannot create the runtime: ") + err);
+  }
+  ~Runtime() { close(); }
+
+  // (ok, message, stats) of one run; the GIL is released while it runs.
+  std::tuple<bool, std::string, nb::dict> run(const std::vector<TensorTuple>& tensors,
+                                              const std::vector<uint64_t>& scalars) {
+    if (handle_ == nullptr) throw std::runtime_error("the runtime is closed");
+    std::vector<pto2_tensor_arg> args = tensor_args(tensors);
+    pto2_stats stats{};
+    std::string err(8192, '\0');
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = lib_->pto2().run(handle_, lib_->entry(), args.data(), static_cast<uint32_t>(args.size()), scalars.data(),
+                            static_cast<uint32_t>(scalars.size()), &stats, err.data(),
+                            static_cast<uint32_t>(err.size()));
+    }
+    err.resize(std::char_traits<char>::length(err.c_str()));
+    return {ok != 0, err, stats_dict(stats)};
+  }
+
+  bool write_trace(const std::string& path) {
+    return handle_ != nullptr && lib_->pto2().write_trace(handle_, path.c_str()) != 0;
+  }
+
+  void close() {
+    if (handle_ != nullptr) {
+      lib_->pto2().destroy(handle_);
+      handle_ = nullptr;
+    }
+  }
+
+ private:
+  std::shared_ptr<ProgramLibrary> lib_;
+  void* handle_ = nullptr;
+};
+
+// A HOST program library (pypto.host): pypto_host_run / pypto_host_last_tasks.
+class HostLibrary {
+ public:
+  HostLibrary(const std::string& libpto2_path, const std::string& path)
+      : pto2_(libpto2(libpto2_path)), handle_(open_library(path, RTLD_LOCAL)) {
+    run_ = symbol<decltype(&pypto_host_run)>(handle_, "pypto_host_run", path);
+    last_tasks_ = symbol<decltype(&pypto_host_last_tasks)>(handle_, "pypto_host_last_tasks", path);
+  }
+
+  // (ok, message, [submitted, executed, wait edges, chain edges, barriers, records],
+  //  [(index, target_id, chip, start_us, end_us)]).
+  std::tuple<bool, std::string, std::vector<uint64_t>, std::vector<std::tuple<int64_t, int32_t, int32_t, double, double>>>
+  run(const std::vector<TensorTuple>& tensors, const std::vector<uint64_t>& scalars, uint32_t chips) {
+    std::vector<pto2_tensor_arg> args = tensor_args(tensors);
+    std::vector<uint64_t> stats(6, 0);
+    std::string err(4096, '\0');
+    std::vector<std::tuple<int64_t, int32_t, int32_t, double, double>> records;
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = run_(args.data(), static_cast<uint32_t>(args.size()), scalars.data(), static_cast<uint32_t>(scalars.size()),
+                chips, stats.data(), err.data(), err.size());
+      if (ok) {
+        std::vector<double> raw(5 * std::max<uint64_t>(1, stats[5]));
+        uint32_t n = last_tasks_(raw.data(), static_cast<uint32_t>(stats[5]));
+        for (uint32_t i = 0; i < n; ++i) {
+          const double* r = raw.data() + 5 * i;
+          records.emplace_back(static_cast<int64_t>(r[0]), static_cast<int32_t>(r[1]), static_cast<int32_t>(r[2]),
+                               r[3], r[4]);
+        }
+      }
+    }
+    err.resize(std::char_traits<char>::length(err.c_str()));
+    return {ok != 0, err, stats, records};
+  }
+
+ private:
+  std::shared_ptr<Pto2> pto2_;
+  void* handle_;
+  decltype(&pypto_host_run) run_ = nullptr;
+  decltype(&pypto_host_last_tasks) last_tasks_ = nullptr;
+};
+
+}  // namespace
+
+void bind_program_abi(nb::module_& m) {
+  nb::module_ abi = m.def_submodule("program_abi", "libpto2's C ABI (pto2_c_api.h) seen from Python");
+  abi.attr("ABI_VERSION") = PTO2_ABI_VERSION;
+  nb::class_<ProgramLibrary>(abi, "ProgramLibrary")
+      .def(nb::new_([](const std::string& libpto2_path, const std::string& path) {
+             return std::make_shared<ProgramLibrary>(libpto2_path, path);
+           }),
+           nb::arg("libpto2_path"), nb::arg("path"))
+      .def("kernel_count", &ProgramLibrary::kernel_count)
+      .def("entry_name", &ProgramLibrary::entry_name)
+      .def(
+          "create_runtime",
+          [](std::shared_ptr<ProgramLibrary> self, uint32_t aic, uint32_t aiv, uint32_t clusters, bool trace,
+             uint32_t ring, uint64_t memory) {
+            pto2_runtime_config c{aic, aiv, clusters, trace ? 1 : 0, ring, memory};
+            return std::make_shared<Runtime>(std::move(self), c);
+          },
+          nb::arg("aic_workers"), nb::arg("aiv_workers"), nb::arg("clusters"), nb::arg("trace"),
+          nb::arg("task_ring_size"), nb::arg("memory_limit"));
+  nb::class_<Runtime>(abi, "Runtime")
+      .def("run", &Runtime::run, nb::arg("tensors"), nb::arg("scalars"))
+      .def("write_trace", &Runtime::write_trace, nb::arg("path"))
+      .def("close", &Runtime::close);
+  nb::class_<HostLibrary>(abi, "HostLibrary")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))
+      .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"));
+}
+
+}  // namespace pypto::bindings

@@ -1,0 +1,135 @@
+"""The build cache (docs/running.md, "The build cache"): objects per translation unit (an edited
+kernel recompiles only itself), the kernel prelude precompiled once, LRU eviction under
+PYPTO_CACHE_MAX_BYTES, and the progress line drawn only on a terminal."""
+import io
+import os
+import time
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto.runtime import build as build_mod
+from pypto.runtime.progress import Progress
+
+SRC = """
+import pypto.language as pl
+
+@pl.program
+class Two:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k1(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = pl.store(pl.mul(pl.load(x, [0, 0], [16, 8]), 2.0), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def k2(self, y: pl.Tensor[[16, 8], pl.FP32], z: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        z = pl.store(pl.add(pl.load(y, [0, 0], [16, 8]), pl.load(y, [0, 0], [16, 8])), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]],
+             z: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = self.k1(x, y)
+        z = self.k2(y, z)
+        return z
+"""
+
+
+def _compiled_files(calls):
+    return sorted(c[c.index("-c") + 1] for c in calls if "-c" in c)
+
+
+def test_an_edited_kernel_recompiles_only_itself(compiler_calls):
+    first = pypto.compile(pl.parse_program(SRC))
+    assert {"kernels/k1.cpp", "kernels/k2.cpp", "orchestration/main.cpp", "program_table.cpp"} <= \
+        set(_compiled_files(compiler_calls))
+    del compiler_calls[:]
+    edited = pypto.compile(pl.parse_program(SRC.replace("2.0), [0, 0], y)", "3.0), [0, 0], y)")))
+    assert _compiled_files(compiler_calls) == ["kernels/k1.cpp"]       # and the link
+    assert len(compiler_calls) == 2 and not edited.cached and edited.library != first.library
+    y, z = edited(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 3.0 and z[0, 0] == 6.0
+
+
+def test_the_kernel_prelude_is_precompiled_once(compiler_calls, monkeypatch):
+    pypto.compile(pl.parse_program(SRC))
+    pch = [c for c in compiler_calls if "c++-header" in c]
+    assert len(pch) == 1
+    kernels = [c for c in compiler_calls if "-c" in c and c[c.index("-c") + 1].startswith("kernels/")]
+    pch_dir = [a for a in kernels[0] if a.startswith("-I") and "/pch/" in a]
+    assert pch_dir and os.path.isfile(os.path.join(pch_dir[0][2:], "pypto_kernel_prelude.h.gch"))
+    del compiler_calls[:]
+    pypto.compile(pl.parse_program(SRC.replace("2.0", "5.0")))        # another program: no second PCH
+    assert not [c for c in compiler_calls if "c++-header" in c]
+    monkeypatch.setenv("PYPTO_PCH", "0")
+    del compiler_calls[:]
+    pypto.compile(pl.parse_program(SRC.replace("2.0", "7.0")))
+    assert not any("/pch/" in a for c in compiler_calls for a in c)
+
+
+def _entry(path, size, age):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"x" * size)
+    t = time.time() - age
+    os.utime(path, (t, t))
+
+
+def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
+    root = tmp_path / "cache"
+    _entry(root / "aaaa" / "libprogram.so", 1000, age=300)          # oldest program
+    _entry(root / "bbbb" / "libprogram.so", 1000, age=10)
+    _entry(root / "obj" / "cc" / "cccc.o", 500, age=200)
+    _entry(root / "obj" / "dd" / "dddd.o", 500, age=5)
+    freed = build_mod.evict(root, max_bytes=1600)
+    assert freed == 1500
+    assert not (root / "aaaa").exists() and not (root / "obj" / "cc" / "cccc.o").exists()
+    assert (root / "bbbb" / "libprogram.so").exists() and (root / "obj" / "dd" / "dddd.o").exists()
+    assert build_mod.evict(root, max_bytes=0) == 0                      # 0 = unbounded
+
+
+def test_cache_max_bytes_from_the_environment(monkeypatch):
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", "500M")
+    assert build_mod.cache_max_bytes() == 500 << 20
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", "12345")
+    assert build_mod.cache_max_bytes() == 12345
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", "lots")
+    with pytest.raises(build_mod.BuildError, match="PYPTO_CACHE_MAX_BYTES"):
+        build_mod.cache_max_bytes()
+
+
+def test_a_build_evicts_least_recently_used_programs(compiler_calls, monkeypatch, tmp_path):
+    old = pypto.compile(pl.parse_program(SRC.replace("2.0", "9.0")))
+    t = time.time() - 3600
+    os.utime(old.library, (t, t))
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", "1")                    # everything but the build in use
+    new = pypto.compile(pl.parse_program(SRC.replace("2.0", "8.0")))
+    assert not os.path.exists(old.library) and os.path.exists(new.library)
+    y, _z = new(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 8.0
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_progress_draws_one_line_on_a_terminal_only(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    tty = _Tty()
+    with Progress("compiling main", total=2, stream=tty) as p:
+        p.step("kernels/k.cpp")
+        p.step("linking")
+    out = tty.getvalue()
+    assert "pypto: compiling main [1/2] kernels/k.cpp" in out and "[2/2] linking" in out
+    assert "\n" not in out and out.endswith("\r")                       # one line, erased at the end
+    pipe = io.StringIO()
+    with Progress("compiling main", total=1, stream=pipe) as p:
+        p.step("x")
+    assert pipe.getvalue() == ""
+    monkeypatch.setenv("PYPTO_QUIET", "1")
+    quiet = _Tty()
+    with Progress("compiling main", total=1, stream=quiet) as p:
+        p.step("x")
+    assert quiet.getvalue() == ""

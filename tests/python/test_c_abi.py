@@ -1,0 +1,63 @@
+"""One C ABI between Python and libpto2 (runtime/include/pto2_c_api.h).
+
+The structs and entry points crossing the boundary are declared once, in the header. The
+program libraries include it (a disagreeing definition does not compile) and Python calls
+through the nanobind binding pypto._core.program_abi, which includes it too: no ctypes mirror
+of a C struct exists in the package.
+"""
+import os
+import re
+import subprocess
+
+import pypto
+import pytest
+from pypto.runtime import include_dir
+from pypto.runtime.build import find_compiler, program_table_source, KernelEntry
+
+
+def _package_sources():
+    root = os.path.dirname(pypto.__file__)
+    for d, _dirs, files in os.walk(root):
+        for f in files:
+            if f.endswith(".py"):
+                yield os.path.join(d, f)
+
+
+def test_no_ctypes_mirror_of_a_c_struct():
+    for path in _package_sources():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        assert "ctypes.Structure" not in text and not re.search(r"(?<!_)_fields_\s*=", text), path
+
+
+def test_binding_and_library_agree_on_the_abi_version():
+    from pypto._core import program_abi
+    with open(os.path.join(include_dir(), "pto2_c_api.h")) as f:
+        assert "#define PTO2_ABI_VERSION %d" % program_abi.ABI_VERSION in f.read()
+
+
+def _syntax_check(tmp_path, code):
+    src = tmp_path / "t.cpp"
+    src.write_text(code)
+    return subprocess.run([find_compiler(), "-std=c++17", "-fsyntax-only", "-I", include_dir(), str(src)],
+                          capture_output=True, text=True)
+
+
+def test_the_generated_program_table_compiles_against_the_header(tmp_path):
+    r = _syntax_check(tmp_path, program_table_source("main", [KernelEntry("kernel_add", 0, "AIV")]) +
+                      'extern "C" void aicpu_orchestration_entry(const ChipStorageTaskArgs&) {}\n'
+                      'extern "C" void pypto_kernel_kernel_add(PTO2KernelContext*) {}\n')
+    assert r.returncode == 0, r.stderr
+
+
+@pytest.mark.parametrize("drifted", [
+    # a HOST runner whose tensor struct drifted from pto2_tensor_arg
+    'struct my_tensor { void* data; };\n'
+    'extern "C" int pypto_host_run(const my_tensor*, uint32_t, const uint64_t*, uint32_t, uint32_t, uint64_t*,'
+    ' char*, size_t) { return 0; }\n',
+    # a kernel table of another layout
+    'struct my_desc { int id; };\nextern "C" const my_desc pypto_kernel_table[] = {{0}};\n',
+])
+def test_a_definition_that_drifts_from_the_header_does_not_compile(tmp_path, drifted):
+    r = _syntax_check(tmp_path, '#include <cstddef>\n#include <cstdint>\n#include "pto2_c_api.h"\n' + drifted)
+    assert r.returncode != 0 and "conflicting declaration" in r.stderr, r.stderr
