@@ -1,4 +1,5 @@
-/* pto2_c_api.h — a plain C API of libpto2 for ctypes (Python) and other FFIs.
+/* pto2_c_api.h — a plain C API of libpto2 for FFIs and C programs (pypto's Python layer calls
+ * a program library's own entry points instead, which create a pto2::Runtime per program).
  *
  *   pto2_kernel_desc k[1] = {{0, "kernel_add", 1, (void*)&kernel_add}};
  *   pto2_tensor_desc t[2] = {{a, 2, {16, 16}, 0}, {b, 2, {16, 16}, 0}};   // dtype 0 = FLOAT32
@@ -58,6 +59,18 @@ uint32_t pto2_dtype_size(int32_t dtype);
 
 /* ABI version of this header (bumped on incompatible changes). */
 int32_t pto2_abi_version(void);
+
+/* Cancels the run in progress on `runtime` (a pto2::Runtime*), if any; see Runtime::cancel.
+ * Thread-safe and async-signal-safe.   pto2_runtime_cancel(rt); */
+void pto2_runtime_cancel(void* runtime);
+
+/* Cancels every run in progress in the process (pto2_run's included). Async-signal-safe. */
+void pto2_cancel_all_runs(void);
+
+/* enable != 0: installs a SIGINT handler that cancels every run in progress, then calls the
+ * handler it replaced (Python's raises KeyboardInterrupt when the run returns); 0 restores
+ * that handler. Returns 0 on success.   pto2_cancel_runs_on_sigint(1); */
+int pto2_cancel_runs_on_sigint(int enable);
 
 #ifdef __cplusplus
 }
