@@ -117,6 +117,8 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
 
 std::string Engine::where(int worker) const {
   if (static_cast<uint32_t>(worker) == n_workers_) return "the orchestrator thread (helping)";
+  if (static_cast<uint32_t>(worker) > n_workers_)
+    return helper_type_[static_cast<size_t>(worker) - n_workers_ - 1] == 0 ? "AIC gang helper thread" : "AIV gang helper thread";
   return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
 }
 

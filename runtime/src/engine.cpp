@@ -23,16 +23,23 @@ void check_option(uint32_t value, uint32_t max, const char* name) {
 Engine::Engine(const RuntimeOptions& opt) : opt_(opt), ring_((check_option(opt.task_ring_size_, 1u << 24, "task_ring_size"), opt.task_ring_size_)) {
   check_option(opt.aic_workers_, 4096, "aic_workers");
   check_option(opt.aiv_workers_, 4096, "aiv_workers");
+  check_option(opt.aic_cores_, 4096, "aic_cores");
+  check_option(opt.aiv_cores_, 4096, "aiv_cores");
   n_type_[0] = opt.aic_workers_;
   n_type_[1] = opt.aiv_workers_;
+  n_cores_[0] = std::max(opt.aic_cores_, n_type_[0]);
+  n_cores_[1] = std::max(opt.aiv_cores_, n_type_[1]);
   const uint32_t min_pair = std::min(n_type_[0], n_type_[1]);
   clusters_ = opt.clusters_ == 0 ? min_pair : std::min(opt.clusters_, min_pair);
   for (int t = 0; t < 2; ++t) ready_[t].reset(ring_.size());
   n_workers_ = n_type_[0] + n_type_[1];
   for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && n_type_[t] > 0;
   help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, n_workers_);
-  wstats_.reset(new WorkerStats[n_workers_ + 1]);  // last: orchestrator thread
-  trace_.resize(n_workers_ + 1);
+  const uint32_t max_helpers = (n_cores_[0] - n_type_[0]) + (n_cores_[1] - n_type_[1]);
+  wstats_.reset(new WorkerStats[n_workers_ + 1 + max_helpers]);
+  n_stats_.store(n_workers_ + 1);
+  trace_.resize(n_workers_ + 1 + max_helpers);
+  helper_type_.assign(max_helpers, 0);  // written before each helper starts, never resized
   for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
   for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
 }
@@ -43,7 +50,9 @@ Engine::~Engine() {
   failed_.store(true, std::memory_order_seq_cst);
   shutdown_.store(true, std::memory_order_seq_cst);
   for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  gang_idle_.notify_all();
   for (auto& th : threads_) th.join();
+  for (auto& th : gang_helpers_) th.join();
 }
 
 void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
@@ -125,7 +134,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     ts.end.store(0, std::memory_order_relaxed);
     ts.tasks.store(0, std::memory_order_relaxed);
   }
-  for (uint32_t w = 0; w <= n_workers_; ++w) {
+  for (uint32_t w = 0; w < n_stats_.load(); ++w) {
     wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = wstats_[w].undeferred = 0;
   }
   untracked_live_.store(0);
@@ -166,7 +175,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   res.tasks_dummy = counters_.dummy;
   res.auto_edges = counters_.auto_edges;
   res.explicit_edges = counters_.explicit_edges;
-  for (uint32_t w = 0; w <= n_workers_; ++w) {
+  for (uint32_t w = 0; w < n_stats_.load(); ++w) {
     res.tasks_executed += wstats_[w].executed + wstats_[w].undeferred;  // undeferred ones ran too
     res.tasks_skipped += wstats_[w].skipped;
     res.tasks_undeferred += wstats_[w].undeferred;

@@ -177,6 +177,9 @@ class Engine {
   void activate_gang();
   bool gang_wants(int type);
   bool try_gang(int worker, int type, uint32_t* local_next);
+  /// Starts gang helper threads until `members` threads of core type `type` can join a gang.
+  void ensure_gang_threads(int type, uint32_t members);
+  void gang_helper_main(int stats_index, int type);
 
   // ---- completion and release (completion.cpp)
   enum Outcome : int { kRun = 0, kSkip = 1, kCancel = 2, kDummy = 3 };
@@ -225,6 +228,7 @@ class Engine {
   RuntimeOptions opt_;
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};  // workers per core type
+  uint32_t n_cores_[2] = {0, 0};  // modelled cores per type (>= n_type_): the widest sync_start gang
   uint32_t clusters_ = 0;
   size_t help_threshold_ = 32;
   // Per core type: orchestrator_helps, no trace (a traced task needs its slot), and workers
@@ -259,7 +263,13 @@ class Engine {
   GangQueue gangs_;
   std::vector<std::thread> threads_;
   std::vector<int> worker_type_;
-  std::unique_ptr<WorkerStats[]> wstats_;  // [n_workers_]: the orchestrator thread
+  // [0, n_workers_): workers; [n_workers_]: the orchestrator thread; then gang helpers.
+  std::unique_ptr<WorkerStats[]> wstats_;
+  std::atomic<uint32_t> n_stats_{0};        // entries of wstats_ in use
+  std::vector<std::thread> gang_helpers_;   // orchestrator thread only (and the destructor)
+  uint32_t n_helpers_[2] = {0, 0};
+  std::vector<int> helper_type_;            // core type, by stats index - n_workers_ - 1
+  WaitPoint gang_idle_;                     // parked gang helpers
   std::atomic<bool> shutdown_{false};
   std::vector<std::vector<TraceEvent>> trace_;  // per worker
 

@@ -45,10 +45,11 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
     if (sync && blocks > 1) {
       gang = true;
       need[t] = blocks;
-      if (blocks > n_type_[t])
+      if (blocks > n_cores_[t])
         abort_orchestration(who() + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
-                            std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " workers at once, the runtime has " +
-                            std::to_string(n_type_[t]));
+                            std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " cores at once, the modelled chip has " +
+                            std::to_string(n_cores_[t]) + " (RuntimeOptions::" + (t == 0 ? "aic_cores" : "aiv_cores") + ")");
+      ensure_gang_threads(t, blocks);
     }
   }
   for (const PTO2TaskId& d : params.dependencies()) {

@@ -6,7 +6,8 @@ namespace pto2::detail {
 
 uint64_t Engine::progress() const {
   uint64_t n = 0;
-  for (uint32_t w = 0; w <= n_workers_; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
+  const uint32_t n_stats = n_stats_.load(std::memory_order_acquire);
+  for (uint32_t w = 0; w < n_stats; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
   return n;
 }
 

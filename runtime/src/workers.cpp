@@ -124,6 +124,31 @@ bool Engine::help_one() {
 
 // ---------------------------------------------------------------- gangs
 
+// A sync_start gang wider than the workers of its type: host threads beyond the workers join
+// it (started once, parked between gangs, joined by the destructor). Orchestrator thread.
+void Engine::ensure_gang_threads(int type, uint32_t members) {
+  while (n_type_[type] + n_helpers_[type] < members) {
+    const uint32_t index = n_stats_.load(std::memory_order_relaxed);
+    helper_type_[index - n_workers_ - 1] = type;
+    n_stats_.store(index + 1, std::memory_order_release);
+    ++n_helpers_[type];
+    gang_helpers_.emplace_back([this, index, type] { gang_helper_main(static_cast<int>(index), type); });
+  }
+}
+
+void Engine::gang_helper_main(int stats_index, int type) {
+  for (;;) {
+    if (gang_wants(type) && try_gang(stats_index, type, nullptr)) continue;
+    if (shutdown_.load(std::memory_order_acquire)) return;
+    const uint32_t key = gang_idle_.prepare();
+    if (shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
+      gang_idle_.cancel();
+      continue;
+    }
+    gang_idle_.wait(key, 200000000);
+  }
+}
+
 void Engine::activate_gang() {
   int64_t none = -1;
   if (gangs_.active.load(std::memory_order_acquire) >= 0) return;
@@ -138,6 +163,7 @@ void Engine::activate_gang() {
   }
   for (int t = 0; t < 2; ++t)
     if (ring_.at(idx).need[t]) idle_[t].notify_all();
+  gang_idle_.notify_all();
 }
 
 bool Engine::gang_wants(int type) {

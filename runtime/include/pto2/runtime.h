@@ -27,8 +27,14 @@ namespace pto2 {
 enum class CoreType : int32_t { AIC = 0, AIV = 1 };
 
 struct RuntimeOptions {
-  uint32_t aic_workers_ = 1;
-  uint32_t aiv_workers_ = 2;
+  uint32_t aic_workers_ = 1;         ///< host threads running AIC tasks
+  uint32_t aiv_workers_ = 2;         ///< host threads running AIV tasks
+  /// The modelled chip's core counts (default: Ascend 910B, 24 AIC + 48 AIV). A sync_start
+  /// SPMD task may gang up to this many blocks of a type; blocks beyond the workers of that
+  /// type run on extra host threads started for gangs (multiplexed onto the host's cores by
+  /// the OS). 0 = the worker count (no multiplexing).
+  uint32_t aic_cores_ = 24;
+  uint32_t aiv_cores_ = 48;
   uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
   uint32_t task_ring_size_ = 512;    ///< in-flight task slots (back-pressure beyond)
   size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
@@ -50,6 +56,8 @@ struct RuntimeOptions {
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
   RuntimeOptions& clusters(uint32_t n) { clusters_ = n; return *this; }
+  RuntimeOptions& aic_cores(uint32_t n) { aic_cores_ = n; return *this; }
+  RuntimeOptions& aiv_cores(uint32_t n) { aiv_cores_ = n; return *this; }
   RuntimeOptions& task_ring_size(uint32_t n) { task_ring_size_ = n; return *this; }
   RuntimeOptions& memory_limit(size_t bytes) { memory_limit_ = bytes; return *this; }
   RuntimeOptions& trace(bool on) { trace_ = on; return *this; }
