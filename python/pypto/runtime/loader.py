@@ -89,6 +89,9 @@ def _load_libpto2() -> ctypes.CDLL:
     with _load_lock:
         if path not in _loaded_runtime:
             _loaded_runtime[path] = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            # Ctrl-C cancels the runs in progress, then Python's handler raises KeyboardInterrupt.
+            if threading.current_thread() is threading.main_thread():
+                _loaded_runtime[path].pto2_cancel_runs_on_sigint(1)
         return _loaded_runtime[path]
 
 
