@@ -249,7 +249,8 @@ class CompiledProgram:
         for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                           ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
             if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                    (val == 0 and name in ("aic_workers", "aiv_workers"))):
+                                    (val == 0 and name in ("aic_workers", "aiv_workers")) or
+                                    (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
                 raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
         config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)

@@ -131,6 +131,18 @@ int pypto_host_run(const pto2_tensor_arg* tensors, uint32_t n_tensors, const uin
 /* Copies up to `cap` records of the last run as (index, target_id, chip, start_us, end_us). */
 uint32_t pypto_host_last_tasks(double* out, uint32_t cap);
 
+/* Cancels the run in progress on `runtime` (a pto2::Runtime*), if any; see Runtime::cancel.
+ * Thread-safe and async-signal-safe.   pto2_runtime_cancel(rt); */
+void pto2_runtime_cancel(void* runtime);
+
+/* Cancels every run in progress in the process (pto2_run's included). Async-signal-safe. */
+void pto2_cancel_all_runs(void);
+
+/* enable != 0: installs a SIGINT handler that cancels every run in progress, then calls the
+ * handler it replaced (Python's raises KeyboardInterrupt when the run returns); 0 restores
+ * that handler. Returns 0 on success.   pto2_cancel_runs_on_sigint(1); */
+int pto2_cancel_runs_on_sigint(int enable);
+
 #ifdef __cplusplus
 }
 #endif

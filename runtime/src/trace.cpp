@@ -64,7 +64,7 @@ bool Engine::write_trace(const std::string& path) const {
     }
   }
   uint64_t flow = 0;
-  for (const auto& edge : trace_edges_) {
+  for (const auto& edge : counters_.trace_edges) {
     auto p = spans.find(edge.first);
     auto c = spans.find(edge.second);
     if (p == spans.end() || c == spans.end()) continue;
