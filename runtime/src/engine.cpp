@@ -1,6 +1,8 @@
 // engine.cpp — submission (orchestrator side) and run control of the PTO2 CPU runtime.
 #include "engine.h"
 
+#include "race_checker.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -174,6 +176,7 @@ PTO2Storage* Engine::alloc_storage(size_t bytes) {
     s = pool_.try_alloc(bytes, opt_.memory_limit_);
   }
   s->run_scoped = scopes_.size() == 1;
+  if (race_) race_->on_alloc(s->data);
   return s;
 }
 
@@ -569,6 +572,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = wstats_[w].undeferred = 0;
   }
   run_first_raw_ = next_raw_;
+  if (opt_.race_check_ == RaceCheck::Off) race_.reset();
+  else if (!race_) race_.reset(new RaceChecker);
+  if (race_) race_->begin_run(next_raw_, args);
   untracked_live_.store(0);
   pool_.reset_peak();
   run_start_ns_ = now_ns();
@@ -658,6 +664,11 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   {
     std::lock_guard<std::mutex> lk(fail_mu_);
     res.message = fail_msg_;
+  }
+  if (race_) {  // the run has finished: decide its races on the recorded graph
+    res.races = race_->finish(kernels_, res.race_report, &res.race_pairs);
+    if (res.races && opt_.race_check_ == RaceCheck::Error)
+      res.message = res.message.empty() ? res.race_report : res.message + "\n\n" + res.race_report;
   }
   if (!res.ok() && res.message.empty()) res.message = "unknown failure";
   (void)kind_api;

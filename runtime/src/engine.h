@@ -22,6 +22,8 @@
 
 namespace pto2::detail {
 
+class RaceChecker;  // race_checker.h
+
 /// Thrown on the orchestrator thread to unwind the entry once the run failed.
 struct RunAborted {};
 
@@ -150,6 +152,11 @@ class Engine {
   [[noreturn]] void abort_orchestration(const std::string& msg);
 
   static Engine* current() { return tl_current; }
+
+  // race checker (race_checker.h): null unless RuntimeOptions::race_check is on
+  RaceChecker* race() const { return race_.get(); }
+  bool in_manual_scope() const { return scopes_.back().mode == PTO2ScopeMode::MANUAL; }
+  void set_race_check(RaceCheck mode) { opt_.race_check_ = mode; }
 
  private:
   friend struct WorkerLoop;
@@ -299,6 +306,7 @@ class Engine {
   } timing_[16];
 
   std::mutex run_mu_;
+  std::unique_ptr<RaceChecker> race_;
   std::thread::id orch_thread_id_;
 };
 
