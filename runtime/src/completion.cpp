@@ -5,6 +5,7 @@
 #include <string>
 
 #include "engine.h"
+#include "race_checker.h"
 
 namespace pto2::detail {
 
@@ -43,7 +44,10 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     const uint64_t raw = s.raw.load(std::memory_order_relaxed);  // before the slot is freed
     switch (o) {
       case kRun: ++st.executed; break;
-      case kSkip: ++st.skipped; break;
+      case kSkip:
+        ++st.skipped;
+        if (race_) race_->on_skipped(raw);
+        break;
       case kCancel: ++st.cancelled; break;
       default: ++st.dummy; break;
     }

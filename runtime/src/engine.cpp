@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "interrupt.h"
+#include "race_checker.h"
 
 namespace pto2::detail {
 
@@ -138,6 +139,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = wstats_[w].undeferred = 0;
   }
   untracked_live_.store(0);
+  if (opt_.race_check_ == RaceCheck::Off) race_.reset();
+  else if (!race_) race_.reset(new RaceChecker);
+  if (race_) race_->begin_run(next_raw_, args);
   pool_.reset_peak();
   register_run(this);
   run_start_ns_ = now_ns();
@@ -193,6 +197,11 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     res.message = fail_msg_;
   }
   if (res.message.empty() && cancelled_.load()) res.message = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
+  if (race_) {  // the run has finished: decide its races on the recorded graph
+    res.races = race_->finish(kernels_, res.race_report, &res.race_pairs);
+    if (res.races && opt_.race_check_ == RaceCheck::Error)
+      res.message = res.message.empty() ? res.race_report : res.message + "\n\n" + res.race_report;
+  }
   if (!res.ok() && res.message.empty()) res.message = "unknown failure";
   return res;
 }

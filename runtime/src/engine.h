@@ -22,6 +22,7 @@
 
 #include <atomic>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -35,6 +36,8 @@
 #include "util.h"
 
 namespace pto2::detail {
+
+class RaceChecker;  // race_checker.h
 
 /// Thrown on the orchestrator thread to unwind the entry once the run failed.
 struct RunAborted {};
@@ -132,6 +135,11 @@ class Engine {
   [[noreturn]] void abort_orchestration(const std::string& msg);
 
   static Engine* current() { return tl_current; }
+
+  // ---- race checker (race_checker.h): null unless RuntimeOptions::race_check is on
+  RaceChecker* race() const { return race_.get(); }
+  bool in_manual_scope() const { return scopes_.back().mode == PTO2ScopeMode::MANUAL; }
+  void set_race_check(RaceCheck mode) { opt_.race_check_ = mode; }
 
  private:
   std::string describe(uint64_t raw) { return describe_slot(ring_.slot_of(raw), raw); }
@@ -296,6 +304,7 @@ class Engine {
   } timing_[16];
 
   std::mutex run_mu_;
+  std::unique_ptr<RaceChecker> race_;
 };
 
 // Runs one block of a kernel; a failure message lands in `err` (left empty on success).

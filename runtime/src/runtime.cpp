@@ -18,5 +18,6 @@ void Runtime::cancel() noexcept { engine_->cancel(); }
 bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
 
 const RuntimeOptions& Runtime::options() const { return engine_->options(); }
+void Runtime::set_race_check(RaceCheck mode) { engine_->set_race_check(mode); }
 
 }  // namespace pto2

@@ -1,6 +1,7 @@
 // scopes.cpp — scopes and runtime-allocated tensors: PTO2_SCOPE nesting, alloc_tensors and
 // the memory limit (allocation waits for released storage while tasks are in flight).
 #include "engine.h"
+#include "race_checker.h"
 #include "watchdog.h"
 
 namespace pto2::detail {
@@ -26,6 +27,7 @@ PTO2Storage* Engine::alloc_storage(size_t bytes) {
     s = pool_.try_alloc(bytes, opt_.memory_limit_);
   }
   s->run_scoped = scopes_.size() == 1;
+  if (race_) race_->on_alloc(s->data);
   return s;
 }
 

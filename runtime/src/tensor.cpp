@@ -106,6 +106,8 @@ void Arg::reset() {
   has_new_output_ = false;
   allow_early_resolve_ = false;
   timing_slot_ = -1;
+  source_file_ = nullptr;
+  source_line_ = 0;
   launch_spec = LaunchSpec{};
 }
 

@@ -17,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pto2/kernel.h"
@@ -25,6 +26,11 @@
 namespace pto2 {
 
 enum class CoreType : int32_t { AIC = 0, AIV = 1 };
+
+/// What a run does about missing dependencies (docs/manual_dependencies.md, "The race checker"):
+/// Off, or record every tensor access and report conflicting pairs that no dependency orders,
+/// as a failed run (Error) or in RunResult::race_report only (Warn).
+enum class RaceCheck : uint8_t { Off = 0, Warn = 1, Error = 2 };
 
 struct RuntimeOptions {
   uint32_t aic_workers_ = 1;         ///< host threads running AIC tasks
@@ -52,6 +58,8 @@ struct RuntimeOptions {
   /// 0 = never on that ground. Run times are sampled (1 execution in 64 per thread, and every
   /// execution until the kernel's first measurement).
   uint32_t inline_below_ns_ = 100;
+  /// Race checker: `RuntimeOptions{}.race_check(pto2::RaceCheck::Warn)`; `race_check(true)` = Error.
+  RaceCheck race_check_ = RaceCheck::Off;
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
@@ -66,6 +74,8 @@ struct RuntimeOptions {
   RuntimeOptions& orchestrator_helps(bool on) { orchestrator_helps_ = on; return *this; }
   RuntimeOptions& help_threshold(uint32_t n) { help_threshold_ = n; return *this; }
   RuntimeOptions& inline_below_ns(uint32_t ns) { inline_below_ns_ = ns; return *this; }
+  RuntimeOptions& race_check(RaceCheck mode) { race_check_ = mode; return *this; }
+  RuntimeOptions& race_check(bool on) { race_check_ = on ? RaceCheck::Error : RaceCheck::Off; return *this; }
 };
 
 struct TimingSlotSpan {
@@ -93,6 +103,11 @@ struct RunResult {
   size_t peak_bytes = 0;         ///< peak bytes of live runtime-allocated tensors
   size_t pool_bytes = 0;         ///< bytes the memory pool holds from the system
   std::vector<TimingSlotSpan> timing_slots;  ///< one per slot used
+  /// Race checker (RuntimeOptions::race_check): unordered conflicting task pairs found, and
+  /// their report (in Error mode also the run's `message`).
+  uint64_t races = 0;
+  std::string race_report;
+  std::vector<std::pair<uint64_t, uint64_t>> race_pairs;  ///< (earlier, later) task ids, one per pair
 };
 
 using OrchestrationEntry = std::function<void(const ChipStorageTaskArgs&)>;
@@ -124,6 +139,8 @@ class Runtime {
   /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON.
   bool write_trace(const std::string& path) const;
   const RuntimeOptions& options() const;
+  /// Changes RuntimeOptions::race_check for the following runs. Not during a run.
+  void set_race_check(RaceCheck mode);
 
  private:
   std::unique_ptr<detail::Engine> engine_;
