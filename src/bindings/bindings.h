@@ -9,4 +9,5 @@ void bind_ast_spans(nanobind::module_& ir);  // bind_ast_spans.cpp: ir.AstSpans,
 void bind_kernel(nanobind::module_& m);      // bind_kernel.cpp: CPU kernel backend (pypto._core.kernel_cpu)
 void bind_codegen(nanobind::module_& m);     // bind_codegen.cpp: pass pipeline, orchestration codegen (pypto._core.codegen)
 void bind_host(nanobind::module_& m);         // bind_host.cpp: distributed HOST orchestration codegen (pypto._core.host)
+void bind_passes(nanobind::module_& m);       // bind_passes.cpp: one callable per pass (pypto._core.passes)
 }  // namespace pypto::bindings

@@ -7,4 +7,5 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_kernel(m);
   pypto::bindings::bind_codegen(m);
   pypto::bindings::bind_host(m);
+  pypto::bindings::bind_passes(m);
 }
