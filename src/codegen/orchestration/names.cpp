@@ -118,16 +118,7 @@ void Emitter::mark_used(const Binding& b) {
 std::string Emitter::ref(const ir::Var* v) {
   auto it = bindings_.find(v);
   if (it == bindings_.end()) {
-    {
-      bool is_dyn = false;
-      for (auto& dd : program_->dynamic_dims) is_dyn = is_dyn || dd.get() == v;
-      PYPTO_USER_CHECK(!is_dyn, v->span,
-                       "dynamic dimension '" << v->name << "' is used in orchestration function '" << fn_->name
-                                             << "' but none of its tensor parameters declares it",
-                       "declare a parameter whose shape uses '" + v->name + "', e.g. pl.Tensor[[" + v->name +
-                           ", 16], pl.FP32]");
-      PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
-    }
+    PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
   }
   // A value whose C++ text names a local of a block that has closed (a runtime-allocated
   // output of a pl.submit inside pl.manual_scope(), read after the scope) has no storage any
