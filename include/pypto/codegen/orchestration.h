@@ -44,8 +44,8 @@ OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const s
 // Left / Right / Acc / Mat), "MIXED" for a Group function.
 std::string InferCoreType(const ir::Program& program, const ir::Function& fn);
 
-// Strips SSA / pass-pipeline suffixes from a Var name for C++ emission ("c__ssa_v3" -> "c",
-// "acc_1" -> "acc"). Never used for identity.
+// The C++ spelling of a Var name: the DSL name with characters C++ rejects replaced
+// ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);
 
 }  // namespace pypto::codegen

@@ -7,15 +7,9 @@
 namespace pypto::codegen {
 
 std::string GetSSABaseName(const std::string& name) {
+  // SSA versions of one DSL name share that name (identity is the Var pointer), so the user's
+  // spelling is kept: `x_2` stays `x_2`. Only characters C++ rejects are replaced.
   std::string s = name;
-  size_t dd = s.find("__", 1);
-  if (dd != std::string::npos) s = s.substr(0, dd);               // c__ssa_v3, out__rv_v2 -> c, out
-  size_t us = s.find_last_of('_');
-  if (us != std::string::npos && us > 0 && us + 1 < s.size()) {    // acc_1 -> acc
-    bool digits = true;
-    for (size_t i = us + 1; i < s.size(); ++i) digits = digits && std::isdigit(static_cast<unsigned char>(s[i]));
-    if (digits) s = s.substr(0, us);
-  }
   for (auto& ch : s) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
   }
