@@ -7,15 +7,9 @@
 namespace pypto::codegen {
 
 std::string GetSSABaseName(const std::string& name) {
+  // SSA versions of one DSL name share that name (identity is the Var pointer), so the user's
+  // spelling is kept: `x_2` stays `x_2`. Only characters C++ rejects are replaced.
   std::string s = name;
-  size_t dd = s.find("__", 1);
-  if (dd != std::string::npos) s = s.substr(0, dd);               // c__ssa_v3, out__rv_v2 -> c, out
-  size_t us = s.find_last_of('_');
-  if (us != std::string::npos && us > 0 && us + 1 < s.size()) {    // acc_1 -> acc
-    bool digits = true;
-    for (size_t i = us + 1; i < s.size(); ++i) digits = digits && std::isdigit(static_cast<unsigned char>(s[i]));
-    if (digits) s = s.substr(0, us);
-  }
   for (auto& ch : s) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
   }
@@ -118,16 +112,7 @@ void Emitter::mark_used(const Binding& b) {
 std::string Emitter::ref(const ir::Var* v) {
   auto it = bindings_.find(v);
   if (it == bindings_.end()) {
-    {
-      bool is_dyn = false;
-      for (auto& dd : program_->dynamic_dims) is_dyn = is_dyn || dd.get() == v;
-      PYPTO_USER_CHECK(!is_dyn, v->span,
-                       "dynamic dimension '" << v->name << "' is used in orchestration function '" << fn_->name
-                                             << "' but none of its tensor parameters declares it",
-                       "declare a parameter whose shape uses '" + v->name + "', e.g. pl.Tensor[[" + v->name +
-                           ", 16], pl.FP32]");
-      PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
-    }
+    PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
   }
   // A value whose C++ text names a local of a block that has closed (a runtime-allocated
   // output of a pl.submit inside pl.manual_scope(), read after the scope) has no storage any
