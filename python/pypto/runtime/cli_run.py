@@ -23,7 +23,8 @@ __all__ = ["add_run_parser", "cmd_run", "kernel_files", "parse_dims", "checksum"
 def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
     """``{"kernels/<name>.cpp": source}`` for the kernels an orchestration uses."""
     from pypto._core import kernel_cpu
-    return {"kernels/%s.cpp" % name: kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
+    from pypto.runtime.build import source_stem
+    return {"kernels/%s.cpp" % source_stem(name): kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
 
 
 def parse_dims(items: List[str]) -> Dict[str, int]:

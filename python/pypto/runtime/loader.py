@@ -113,7 +113,7 @@ class ProgramLibrary:
         lib.pypto_rt_write_trace.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 
     def kernel_count(self) -> int:
-        return ctypes.c_uint32.in_dll(self._lib, "pypto_kernel_count").value
+        return ctypes.c_uint32.in_dll(self._lib, "pypto_program_kernel_count").value
 
     def entry_name(self) -> str:
         return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self._lib, "pypto_entry_name"))).decode()
