@@ -118,8 +118,8 @@ int pto2_runtime_write_trace(void* runtime, const char* path);
 /* ---------------------------------------------------------------------------------------------
  * What a program library built by pypto.compile exports (defined in its program_table.cpp):
  * the kernel table, the orchestration entry and the entry's name. */
-extern const pto2_kernel_desc pypto_kernel_table[];
-extern const uint32_t pypto_kernel_count;
+extern const pto2_kernel_desc pypto_program_kernel_table[];
+extern const uint32_t pypto_program_kernel_count;
 extern const pto2_entry_fn pypto_orchestration_entry;
 extern const char pypto_entry_name[];
 

@@ -49,4 +49,9 @@ std::string InferCoreType(const ir::Program& program, const ir::Function& fn);
 // ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);
 
+// True for a name generated C++ may not declare: a C++ keyword, a macro or library name the
+// generated files see (NULL, errno, INT64_MIN, INFINITY, ...), or a runtime name they use.
+// The one table of every code generator: IsReservedCppName("thread_local") == true.
+bool IsReservedCppName(const std::string& name);
+
 }  // namespace pypto::codegen

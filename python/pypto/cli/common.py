@@ -63,4 +63,5 @@ def write_files(files: Dict[str, str], out_dir: str) -> List[str]:
 def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
     """``{"kernels/<name>.cpp": source}`` for the kernels an orchestration uses."""
     from pypto._core import kernel_cpu
-    return {"kernels/%s.cpp" % name: kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
+    from pypto.runtime.build import source_stem
+    return {"kernels/%s.cpp" % source_stem(name): kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}

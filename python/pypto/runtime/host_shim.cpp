@@ -18,7 +18,7 @@
 
 #include "pto_orchestration_api.h"
 
-struct pypto_kernel_desc {
+struct pypto_program_kernel_desc {
   int32_t id;
   const char* name;
   int32_t core_type;  // 0 = AIC, 1 = AIV (pto2::CoreType)
@@ -26,8 +26,8 @@ struct pypto_kernel_desc {
 };
 
 extern "C" {
-extern const pypto_kernel_desc pypto_kernel_table[];
-extern const uint32_t pypto_kernel_count;
+extern const pypto_program_kernel_desc pypto_program_kernel_table[];
+extern const uint32_t pypto_program_kernel_count;
 extern void (*const pypto_orchestration_entry)(const ChipStorageTaskArgs&);
 
 struct pypto_tensor_arg {
@@ -74,8 +74,8 @@ void* pypto_rt_create(uint32_t aic_workers, uint32_t aiv_workers, uint32_t clust
     if (task_ring_size != 0) opts.task_ring_size(task_ring_size);
     if (memory_limit != 0) opts.memory_limit(static_cast<size_t>(memory_limit));
     auto rt = std::make_unique<pto2::Runtime>(opts);
-    for (uint32_t i = 0; i < pypto_kernel_count; ++i) {
-      const pypto_kernel_desc& k = pypto_kernel_table[i];
+    for (uint32_t i = 0; i < pypto_program_kernel_count; ++i) {
+      const pypto_program_kernel_desc& k = pypto_program_kernel_table[i];
       rt->register_kernel(k.id, k.name, static_cast<pto2::CoreType>(k.core_type), k.fn);
     }
     return rt.release();

@@ -28,6 +28,17 @@ const std::set<std::string>& reserved() {
       "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
       "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
+      "and_eq", "bitand", "bitor", "compl", "not_eq", "or_eq", "xor_eq", "char8_t", "char16_t", "char32_t",
+      "wchar_t", "concept", "requires", "consteval", "constinit", "co_await", "co_return", "co_yield",
+      "decltype", "noexcept", "export", "thread_local", "static_assert", "static_cast", "dynamic_cast",
+      "reinterpret_cast", "const_cast", "typeid", "reflexpr", "import", "module", "final", "override",
+      // macros and library names the generated file sees (<cstdint>, <cmath>, <cerrno>, <cstdio>, ...)
+      "NULL", "errno", "assert", "offsetof", "EOF", "stdin", "stdout", "stderr", "std", "main", "INFINITY",
+      "NAN", "HUGE_VAL", "HUGE_VALF", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX",
+      "INT64_MIN", "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "INT_MIN", "INT_MAX",
+      "UINT_MAX", "LONG_MIN", "LONG_MAX", "SIZE_MAX", "CHAR_BIT", "FLT_MAX", "FLT_MIN", "DBL_MAX", "DBL_MIN",
+      "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "BUFSIZ", "M_PI", "M_E", "unix", "linux", "size_t",
+      "ptrdiff_t", "intptr_t", "uintptr_t", "va_list", "va_arg", "va_start", "va_end", "setjmp", "longjmp",
       // runtime / entry names generated code relies on
       "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
       "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
@@ -35,6 +46,12 @@ const std::set<std::string>& reserved() {
   return r;
 }
 }  // namespace
+
+}  // namespace orchestration
+
+bool IsReservedCppName(const std::string& name) { return orchestration::reserved().count(name) > 0; }
+
+namespace orchestration {
 
 void CppScopes::push() { blocks_.emplace_back(); }
 
