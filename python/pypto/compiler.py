@@ -22,6 +22,7 @@ runs, then runs the entry orchestration on the runtime's worker threads. See doc
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -193,6 +194,7 @@ class CompiledProgram:
         self._lib = ProgramLibrary(build.library)
         self._runtime = None
         self._lock = threading.Lock()
+        self._graph_recorded = False   # the runtime records the task graph (race checker on)
         self.last_stats: Optional[RunStats] = None  # RunStats of the latest call
 
     def __repr__(self) -> str:
@@ -226,12 +228,14 @@ class CompiledProgram:
 
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,
                  clusters: Optional[int] = None, trace: Optional[str] = None,
-                 task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None, **kwargs):
+                 task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None,
+                 graph: Optional[str] = None, **kwargs):
         """Runs the entry on ``args`` / ``kwargs`` (by parameter name): arrays for tensors (NumPy,
         CPU torch tensors, anything with ``__dlpack__`` or the buffer protocol), Python numbers
         for scalars. Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
-        when set; a path whose directory does not exist raises before running). ``task_ring_size``
+        when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
+        writes the run's task graph as Graphviz DOT (see ``task_graph``). ``task_ring_size``
         (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
         runtime's resources; the orchestration waits (back-pressure) when they are reached.
 
@@ -244,6 +248,8 @@ class CompiledProgram:
             stats = compiled(x=x, out=out)    # by name; out written in place
         """
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
+        if graph is not None and not os.path.isdir(os.path.dirname(os.path.abspath(graph))):
+            raise ArgumentValueError("cannot write the task graph to %s: its directory does not exist" % graph)
         call = self.bind(args, kwargs)
         tensors, scalars, keep = call.tensors, call.scalars, call.keep
         for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
@@ -256,10 +262,15 @@ class CompiledProgram:
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._get_runtime(config)
+            if graph is not None or self._graph_recorded:   # the graph is the race checker's record
+                rt.set_race_check(1 if graph is not None else 0)
+                self._graph_recorded = graph is not None
             stats = rt.run(tensors, scalars)
             if trace is not None:
                 rt.write_trace(str(trace))
                 stats.trace_path = str(trace)
+            if graph is not None:
+                rt.write_graph(str(graph))
             self.last_stats = stats
         del keep
         if call.outputs:
@@ -267,6 +278,27 @@ class CompiledProgram:
         return stats
 
     run = __call__
+
+    def task_graph(self, *args, path: Optional[str] = None, **kwargs) -> str:
+        """Runs the program once on ``args`` / ``kwargs`` (as a call) and returns its executed task
+        graph as Graphviz DOT text, also written to ``path`` when given. Nodes are tasks labelled
+        with kernel name, core type, task number and the DSL line that submitted them (barriers
+        as diamonds, predicate-skipped tasks dashed); edges are automatic (solid), explicit
+        ``deps=`` (bold blue) or through a ``get_tensor_data`` wait (dotted). Render it with
+        ``dot -Tsvg g.dot -o g.svg`` or ``pypto graph prog.py --svg``.
+
+            dot = compiled.task_graph(x, y, out)
+        """
+        import tempfile
+        if path is not None:
+            self(*args, graph=path, **kwargs)
+            with open(path) as f:
+                return f.read()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "graph.dot")
+            self(*args, graph=out, **kwargs)
+            with open(out) as f:
+                return f.read()
 
     def close(self) -> None:
         """Stops the runtime's worker threads (a later call starts new ones)."""

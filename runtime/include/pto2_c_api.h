@@ -69,7 +69,7 @@ uint32_t pto2_dtype_size(int32_t dtype);
 /* ABI version of this header (bumped when entry points or trailing fields are added). */
 int32_t pto2_abi_version(void);
 
-#define PTO2_ABI_VERSION 2
+#define PTO2_ABI_VERSION 3
 
 /* ---------------------------------------------------------------------------------------------
  * A runtime kept across runs (what pypto's CompiledProgram uses):
@@ -114,6 +114,11 @@ int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor_arg* tenso
                      uint32_t err_len);
 /* Writes the trace of the last run (needs config.trace). 1 on success. */
 int pto2_runtime_write_trace(void* runtime, const char* path);
+/* Race checker mode for the following runs: 0 off, 1 warn, 2 error (pto2::RaceCheck). */
+void pto2_runtime_set_race_check(void* runtime, int32_t mode);
+/* Writes the last run's task graph as Graphviz DOT (needs a race checker mode != 0 during
+ * that run; see Runtime::write_graph). 1 on success. */
+int pto2_runtime_write_graph(void* runtime, const char* path);
 
 /* ---------------------------------------------------------------------------------------------
  * What a program library built by pypto.compile exports (defined in its program_table.cpp):

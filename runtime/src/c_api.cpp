@@ -188,6 +188,19 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
   return 0;
 }
 
+extern "C" void pto2_runtime_set_race_check(void* runtime, int32_t mode) {
+  if (runtime && mode >= 0 && mode <= 2)
+    static_cast<pto2::Runtime*>(runtime)->set_race_check(static_cast<pto2::RaceCheck>(mode));
+}
+
+extern "C" int pto2_runtime_write_graph(void* runtime, const char* path) {
+  try {
+    return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_graph(path) ? 1 : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 extern "C" int pto2_runtime_write_trace(void* runtime, const char* path) {
   try {
     return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_trace(path) ? 1 : 0;

@@ -111,6 +111,8 @@ class Engine {
   /// Stops the current run as soon as possible (see Runtime::cancel). Async-signal-safe.
   void cancel() noexcept;
   bool write_trace(const std::string& path) const;
+  // The last run's task graph as DOT (task_graph.cpp); false when it was not recorded.
+  bool write_graph(const std::string& path) const;
   const RuntimeOptions& options() const { return opt_; }
 
   // ---- orchestrator side, current run

@@ -79,6 +79,7 @@ void RaceChecker::begin_run(uint64_t first_raw, const ChipStorageTaskArgs& args)
   first_raw_ = first_raw;
   nodes_.clear();
   preds_.clear();
+  pred_kind_.clear();
   node_by_raw_.clear();
   accesses_.clear();
   storages_.clear();
@@ -107,7 +108,7 @@ uint32_t RaceChecker::add_node(uint64_t raw) {
     if (node_by_raw_.size() <= i) node_by_raw_.resize(i + 1, kNoNode);
     node_by_raw_[i] = n;
   }
-  if (last_sync_ != kNoNode) add_pred(last_sync_);
+  if (last_sync_ != kNoNode) add_pred(last_sync_, kSyncEdge);
   return n;
 }
 
@@ -146,7 +147,7 @@ void RaceChecker::on_submit(uint64_t raw, int kind, const int32_t* kernels, cons
   node.line = params.source_line();
   for (const PTO2TaskId& d : params.dependencies()) {
     const uint32_t p = node_of_raw(d.raw);
-    if (p != kNoNode) add_pred(p);
+    if (p != kNoNode) add_pred(p, kExplicitEdge);
   }
   scratch_.clear();
   bool untracked_write = false;
@@ -199,9 +200,9 @@ void RaceChecker::on_sync(const Tensor& t, const int64_t* idx) {
   if (it != storage_by_data_.end()) {
     scratch_.clear();
     shadow_.writers_of(shadow_key(it->second), Region::element(t, idx), scratch_, always_live);
-    for (uint64_t w : scratch_) add_pred(static_cast<uint32_t>(w - 1));
+    for (uint64_t w : scratch_) add_pred(static_cast<uint32_t>(w - 1), kSyncEdge);
   }
-  for (uint32_t w : untracked_writers_) add_pred(w);
+  for (uint32_t w : untracked_writers_) add_pred(w, kSyncEdge);
   untracked_writers_.clear();
   nodes_[n].pred_end = static_cast<uint32_t>(preds_.size());
   last_sync_ = n;

@@ -71,6 +71,11 @@ class RaceChecker {
   /// report (empty when none).
   uint64_t finish(const std::vector<KernelInfo>& kernels, std::string& report,
                   std::vector<std::pair<uint64_t, uint64_t>>* pairs = nullptr);
+  /// The recorded task graph of the last run as Graphviz DOT (task_graph.cpp): one node per
+  /// task (kernel, core type, task number, DSL line; barriers and predicate-skipped tasks
+  /// drawn apart), edges styled by kind (automatic, explicit deps=, through a get_tensor_data
+  /// wait). Call after finish().
+  std::string dot(const std::vector<KernelInfo>& kernels) const;
 
  private:
   struct Node {
@@ -102,7 +107,13 @@ class RaceChecker {
   uint32_t storage_of(const Tensor& t);
   uint32_t node_of_raw(uint64_t raw) const;
   uint32_t add_node(uint64_t raw);
-  void add_pred(uint32_t pred) { preds_.push_back(pred); }
+  // Edge kinds, for the task graph (write_dot): automatic (the tracker), explicit (deps=),
+  // and orders through a get_tensor_data wait.
+  enum EdgeKind : uint8_t { kAutoEdge = 0, kExplicitEdge = 1, kSyncEdge = 2 };
+  void add_pred(uint32_t pred, uint8_t kind = kAutoEdge) {
+    preds_.push_back(pred);
+    pred_kind_.push_back(kind);
+  }
   std::string describe_node(uint32_t n, const std::vector<KernelInfo>& kernels) const;
   std::string describe_access(const Access& a) const;
   std::string site(uint32_t n) const;
@@ -110,6 +121,7 @@ class RaceChecker {
   uint64_t first_raw_ = 1;
   std::vector<Node> nodes_;
   std::vector<uint32_t> preds_;
+  std::vector<uint8_t> pred_kind_;     // EdgeKind of each preds_ entry
   std::vector<uint32_t> node_by_raw_;  // raw - first_raw_ -> node (UINT32_MAX: none)
   std::vector<Access> accesses_;
   std::vector<StorageInfo> storages_;

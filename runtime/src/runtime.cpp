@@ -16,6 +16,7 @@ RunResult Runtime::run(const OrchestrationEntry& entry, const ChipStorageTaskArg
 void Runtime::cancel() noexcept { engine_->cancel(); }
 
 bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
+bool Runtime::write_graph(const std::string& path) const { return engine_->write_graph(path); }
 
 const RuntimeOptions& Runtime::options() const { return engine_->options(); }
 void Runtime::set_race_check(RaceCheck mode) { engine_->set_race_check(mode); }

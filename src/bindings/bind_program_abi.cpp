@@ -64,6 +64,8 @@ struct Pto2 {
   decltype(&pto2_runtime_destroy) destroy;
   decltype(&pto2_runtime_run) run;
   decltype(&pto2_runtime_write_trace) write_trace;
+  decltype(&pto2_runtime_set_race_check) set_race_check;
+  decltype(&pto2_runtime_write_graph) write_graph;
 
   explicit Pto2(const std::string& path) {
     void* h = open_library(path, RTLD_GLOBAL);  // never closed: kernels may still refer to it
@@ -76,6 +78,8 @@ struct Pto2 {
     destroy = symbol<decltype(destroy)>(h, "pto2_runtime_destroy", path);
     run = symbol<decltype(run)>(h, "pto2_runtime_run", path);
     write_trace = symbol<decltype(write_trace)>(h, "pto2_runtime_write_trace", path);
+    set_race_check = symbol<decltype(set_race_check)>(h, "pto2_runtime_set_race_check", path);
+    write_graph = symbol<decltype(write_graph)>(h, "pto2_runtime_write_graph", path);
   }
 };
 
@@ -175,6 +179,14 @@ class Runtime {
     return handle_ != nullptr && lib_->pto2().write_trace(handle_, path.c_str()) != 0;
   }
 
+  void set_race_check(int32_t mode) {
+    if (handle_ != nullptr) lib_->pto2().set_race_check(handle_, mode);
+  }
+
+  bool write_graph(const std::string& path) {
+    return handle_ != nullptr && lib_->pto2().write_graph(handle_, path.c_str()) != 0;
+  }
+
   void close() {
     if (handle_ != nullptr) {
       lib_->pto2().destroy(handle_);
@@ -254,6 +266,8 @@ void bind_program_abi(nb::module_& m) {
   nb::class_<Runtime>(abi, "Runtime")
       .def("run", &Runtime::run, nb::arg("tensors"), nb::arg("scalars"))
       .def("write_trace", &Runtime::write_trace, nb::arg("path"))
+      .def("set_race_check", &Runtime::set_race_check, nb::arg("mode"))
+      .def("write_graph", &Runtime::write_graph, nb::arg("path"))
       .def("close", &Runtime::close);
   nb::class_<HostLibrary>(abi, "HostLibrary")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))

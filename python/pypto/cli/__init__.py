@@ -16,6 +16,7 @@ from typing import Callable, List, Optional, Tuple
 from pypto.errors import PyptoError
 from pypto.cli.common import CliError, load_programs, select_program
 from pypto.cli.compile import add_compile_parser, cmd_compile
+from pypto.cli.graph import add_graph_parser, cmd_graph
 from pypto.cli.run import add_run_parser, cmd_run
 from pypto.cli.trace import add_trace_parser, cmd_trace
 
@@ -26,6 +27,7 @@ _SUBCOMMANDS: List[Tuple[str, Callable, Callable]] = [
     ("compile", add_compile_parser, cmd_compile),
     ("run", add_run_parser, cmd_run),                  # pypto/cli/run.py (e2e)
     ("trace", add_trace_parser, cmd_trace),            # pypto/cli/trace.py
+    ("graph", add_graph_parser, cmd_graph),            # pypto/cli/graph.py
 ]
 
 

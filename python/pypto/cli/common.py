@@ -8,7 +8,7 @@ import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files"]
+__all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims"]
 
 
 class CliError(Exception):
@@ -65,3 +65,14 @@ def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
     from pypto._core import kernel_cpu
     from pypto.runtime.build import source_stem
     return {"kernels/%s.cpp" % source_stem(name): kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
+
+
+def parse_dims(items: List[str]) -> Dict[str, int]:
+    """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item."""
+    dims: Dict[str, int] = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
+            raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
+        dims[name.strip()] = int(value)
+    return dims

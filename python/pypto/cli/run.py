@@ -20,18 +20,7 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, load_inputs, save_outputs
-from pypto.cli.common import CliError, load_programs, select_program
-
-
-def parse_dims(items: List[str]) -> Dict[str, int]:
-    """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item."""
-    dims: Dict[str, int] = {}
-    for item in items or []:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
-            raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
-        dims[name.strip()] = int(value)
-    return dims
+from pypto.cli.common import CliError, load_programs, parse_dims, select_program
 
 
 def checksum(arr: np.ndarray) -> str:

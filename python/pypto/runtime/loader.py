@@ -156,6 +156,18 @@ class Runtime:
             raise RunError("could not write the trace to %s" % path,
                            help="check that the directory exists and is writable")
 
+    def set_race_check(self, mode: int) -> None:
+        """Race checker mode of the following runs: 0 off, 1 warn, 2 error."""
+        self._h.set_race_check(int(mode))
+
+    def write_graph(self, path: str) -> None:
+        """Writes the last run's task graph as Graphviz DOT (recorded when the run had a race
+        checker mode other than 0)."""
+        if not self._h.write_graph(os.fsdecode(path)):
+            raise RunError("could not write the task graph to %s" % path,
+                           help="run with the task graph recorded (CompiledProgram.task_graph) and check that "
+                                "the directory exists and is writable")
+
     def close(self) -> None:
         if self._h is not None:
             self._h.close()

@@ -141,6 +141,12 @@ class Runtime {
   const RuntimeOptions& options() const;
   /// Changes RuntimeOptions::race_check for the following runs. Not during a run.
   void set_race_check(RaceCheck mode);
+  /// Writes the task graph of the last run as Graphviz DOT (tasks with kernel, core type and
+  /// DSL line; automatic, explicit and get_tensor_data-wait edges styled apart; barriers and
+  /// predicate-skipped tasks marked). The graph is the race checker's record, so the run needs
+  /// race_check Warn or Error; false otherwise or when the file cannot be written.
+  ///     rt.set_race_check(pto2::RaceCheck::Warn); rt.run(entry, args); rt.write_graph("g.dot");
+  bool write_graph(const std::string& path) const;
 
  private:
   std::unique_ptr<detail::Engine> engine_;
