@@ -43,6 +43,12 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    fc = os.path.join(HERE, "runtime", "fixed_cost.py")
+    if os.path.isfile(fc):
+        print("\n== fixed cost of calling an empty program")
+        out = subprocess.run([sys.executable, fc], capture_output=True, text=True).stdout
+        print(out, end="")
+        summary += [l for l in out.splitlines() if l.startswith("fixed cost")]
     print("\n== summary")
     for line in summary:
         print("  " + line)
