@@ -32,16 +32,25 @@ TEST(Reliability, NegativeCoreNumIsRefused) {
   Watchdog wd(30);
   pto2::Runtime rt(workers(2));
   rt.register_kernel(0, "count", pto2::CoreType::AIV, &k_count);
-  for (int64_t core_num : {int64_t(-1), int64_t(-5), int64_t(1) << 31}) {
+  for (int64_t core_num : {int64_t(-1), int64_t(-5), int64_t(1) << 31, (int64_t(1) << 32) + 4}) {
     g_calls = 0;
     pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
       Arg a;
-      a.launch_spec.set_block_num(static_cast<uint32_t>(core_num));
+      a.launch_spec.set_block_num(core_num);  // checked at full width (2^32 + 4 is not 4)
       rt_submit_aiv_task(0, a);
     });
     EXPECT_FALSE(r.ok());
     EXPECT_NE(r.message.find("block_num"), std::string::npos) << r.message;
     EXPECT_EQ(g_calls.load(), 0u);
+    // As generated code passes it today, already converted to uint32: -1 is still refused.
+    if (core_num < 0) {
+      pto2::RunResult r2 = rt.run([&](const ChipStorageTaskArgs&) {
+        Arg a;
+        a.launch_spec.set_block_num(static_cast<uint32_t>(core_num));
+        rt_submit_aiv_task(0, a);
+      });
+      EXPECT_NE(r2.message.find("block_num"), std::string::npos) << r2.message;
+    }
   }
   pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) {
     Arg a;
