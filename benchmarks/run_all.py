@@ -50,6 +50,12 @@ def main():
     summary.append("first_call_bench: import %.1f ms, warm compile %.1f ms, 1st call %.2f ms, 2nd call %.2f ms, "
                    "torch imported: %s" % (fc["import"], fc["compile"], fc["call1"], fc["call2"],
                                            "yes" if fc["torch"] else "no"))
+    fc = os.path.join(HERE, "runtime", "fixed_cost.py")
+    if os.path.isfile(fc):
+        print("\n== fixed cost of calling an empty program")
+        out = subprocess.run([sys.executable, fc], capture_output=True, text=True).stdout
+        print(out, end="")
+        summary += [l for l in out.splitlines() if l.startswith("fixed cost")]
     print("\n== summary")
     for line in summary:
         print("  " + line)

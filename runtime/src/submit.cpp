@@ -27,10 +27,11 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
   }
   const uint32_t blocks = params.launch_spec.block_num;
   if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who() + ": launch_spec block_num must be >= 1");
-  // A kernel sees block_num as int32: a larger count is a negative or wrapped core_num.
+  // A kernel sees block_num as int32: a larger count is a negative or too large core_num
+  // (LaunchSpec::set_block_num stores those as UINT32_MAX).
   if (kind != TaskKind::DUMMY && blocks > static_cast<uint32_t>(INT32_MAX))
-    abort_orchestration(who() + ": launch_spec block_num " + std::to_string(blocks) +
-                        " is out of range 1..2147483647 (a negative core_num converted to unsigned?)");
+    abort_orchestration(who() + ": launch_spec block_num (core_num) is out of range 1..2147483647 "
+                        "(negative, or too large for the kernel's int32 block_num)");
   const bool sync = params.launch_spec.require_sync_start;
   if (kind == TaskKind::MIXED) {
     gang = true;

@@ -32,16 +32,25 @@ TEST(Reliability, NegativeCoreNumIsRefused) {
   Watchdog wd(30);
   pto2::Runtime rt(workers(2));
   rt.register_kernel(0, "count", pto2::CoreType::AIV, &k_count);
-  for (int64_t core_num : {int64_t(-1), int64_t(-5), int64_t(1) << 31}) {
+  for (int64_t core_num : {int64_t(-1), int64_t(-5), int64_t(1) << 31, (int64_t(1) << 32) + 4}) {
     g_calls = 0;
     pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
       Arg a;
-      a.launch_spec.set_block_num(static_cast<uint32_t>(core_num));
+      a.launch_spec.set_block_num(core_num);  // checked at full width (2^32 + 4 is not 4)
       rt_submit_aiv_task(0, a);
     });
     EXPECT_FALSE(r.ok());
     EXPECT_NE(r.message.find("block_num"), std::string::npos) << r.message;
     EXPECT_EQ(g_calls.load(), 0u);
+    // As generated code passes it today, already converted to uint32: -1 is still refused.
+    if (core_num < 0) {
+      pto2::RunResult r2 = rt.run([&](const ChipStorageTaskArgs&) {
+        Arg a;
+        a.launch_spec.set_block_num(static_cast<uint32_t>(core_num));
+        rt_submit_aiv_task(0, a);
+      });
+      EXPECT_NE(r2.message.find("block_num"), std::string::npos) << r2.message;
+    }
   }
   pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) {
     Arg a;
@@ -216,4 +225,34 @@ TEST(Reliability, MillionTaskLoopRunsInBoundedMemory) {
   EXPECT_EQ(r.tasks_submitted, static_cast<uint64_t>((n + 1) / 2 * 2));
   EXPECT_EQ(x[0], static_cast<float>((n + 1) / 2));
   EXPECT_LT(after - before, 64 * 1024) << "RSS grew from " << before << " KiB to " << after << " KiB";
+}
+
+// A kernel failing in one block of a task with two billion blocks: the run fails at once (the
+// unstarted blocks are cancelled together, not one by one) and the runtime stays usable.
+namespace {
+void k_fail_block_3(PTO2KernelContext* ctx) {
+  if (ctx->block_idx == 3) ctx->fail("block 3 is bad");
+}
+}  // namespace
+
+TEST(Reliability, FailedHugeSpmdTaskEndsQuicklyAndLeavesTheRuntimeUsable) {
+  Watchdog wd(60);
+  pto2::Runtime rt(workers(2));
+  rt.register_kernel(0, "fail_block_3", pto2::CoreType::AIV, &k_fail_block_3);
+  rt.register_kernel(1, "count", pto2::CoreType::AIV, &k_count);
+  const auto t0 = std::chrono::steady_clock::now();
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg a;
+    a.launch_spec.set_block_num(2000000000);
+    rt_submit_aiv_task(0, a);
+  });
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  EXPECT_NE(r.message.find("block 3 is bad"), std::string::npos) << r.message;
+  g_calls = 0;
+  pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg a;
+    rt_submit_aiv_task(1, a);
+  });
+  EXPECT_TRUE(ok.ok()) << ok.message;
+  EXPECT_EQ(g_calls.load(), 1u);
 }

@@ -132,7 +132,13 @@ struct CoreTaskPredicate {
 struct LaunchSpec {
   uint32_t block_num = 1;
   bool require_sync_start = false;
-  void set_block_num(uint32_t n) { block_num = n; }
+  /// Any integer type, checked at full width: a count outside 0..2^31-1 (a negative or too
+  /// large core_num) is stored as UINT32_MAX, which submission refuses with an error.
+  template <class T, std::enable_if_t<std::is_integral_v<T>, int> = 0>
+  void set_block_num(T n) {
+    // (a negative n converts to a huge unsigned value: one comparison covers both ends)
+    block_num = static_cast<uint64_t>(n) > 0x7fffffffULL ? 0xffffffffu : static_cast<uint32_t>(n);
+  }
   void set_require_sync_start(bool v) { require_sync_start = v; }
   uint32_t get_block_num() const { return block_num; }
   bool get_require_sync_start() const { return require_sync_start; }

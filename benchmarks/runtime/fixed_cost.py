@@ -1,0 +1,50 @@
+"""The fixed cost of calling a compiled program that submits no task (issue 17), in microseconds:
+through CompiledProgram.__call__ (argument checks + ctypes + Runtime::run) and through the
+loader's Runtime.run alone (ctypes + Runtime::run). Medians of 5000 calls.
+
+    python benchmarks/runtime/fixed_cost.py
+"""
+import statistics
+import time
+
+import numpy as np
+
+import pypto
+import pypto.language as pl
+
+LOOP_SRC = """
+import pypto.language as pl
+
+@pl.program
+class Loop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def inc(self, acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        acc = pl.store(pl.add(pl.load(acc, [0, 0], [16, 16]), pl.full([16, 16], pl.FP32, 1.0)), [0, 0], acc)
+        return acc
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+        for i in pl.range(n):
+            acc = self.inc(acc)
+        return acc
+"""
+
+
+def main():
+    prog = pypto.compile(pl.parse_program(LOOP_SRC))
+    acc = np.zeros((16, 16), np.float32)
+    prog(acc, 0)  # n = 0: no task
+    rt = prog._runtime
+    tensors, scalars, _keep, _ = prog.check_args((acc, 0))
+    for label, f in (("CompiledProgram.__call__", lambda: prog(acc, 0)),
+                     ("loader Runtime.run (ctypes + Runtime::run)", lambda: rt.run(tensors, scalars))):
+        ts = []
+        for _ in range(5000):
+            t0 = time.perf_counter_ns()
+            f()
+            ts.append(time.perf_counter_ns() - t0)
+        print("fixed cost of an empty program, %s: median %.1f us" % (label, statistics.median(ts) / 1e3))
+
+
+if __name__ == "__main__":
+    main()
