@@ -40,10 +40,6 @@ struct OrchestrationResult {
 
 OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const std::string& func_name);
 
-// "AIC" or "AIV" for a kernel (FunctionType AIC / AIV, or InCore: AIC when any tile lives in
-// Left / Right / Acc / Mat), "MIXED" for a Group function.
-std::string InferCoreType(const ir::Program& program, const ir::Function& fn);
-
 // Strips SSA / pass-pipeline suffixes from a Var name for C++ emission ("c__ssa_v3" -> "c",
 // "acc_1" -> "acc"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);

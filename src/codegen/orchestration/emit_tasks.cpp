@@ -13,6 +13,7 @@
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
 
 namespace pypto::codegen::orchestration {
@@ -45,7 +46,7 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
     PYPTO_USER_CHECK(k && k->is_kernel(), group.span,
                      "Group function '" << group.name << "' calls '" << name << "', which is not a kernel",
                      "a Group body calls one AIC kernel and one AIV kernel");
-    std::string ct = InferCoreType(program, *k);
+    std::string ct = to_string(transforms::StampedCoreType(*k));
     std::string& slot = ct == "AIC" ? g.aic : g.aiv;
     PYPTO_USER_CHECK(slot.empty() || slot == name, group.span,
                      "Group function '" << group.name << "' calls two " << ct << " kernels ('" << slot << "' and '"
@@ -127,7 +128,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   deps_->EmitTaskDependencies(*this, e, params);
 
   std::string submit;
-  core_types_[callee] = InferCoreType(*program_, *f);
+  core_types_[callee] = to_string(transforms::StampedCoreType(*f));
   if (f->type == FunctionType::Group) {
     GroupKernels g = group_kernels(*program_, *f);
     // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.
