@@ -132,15 +132,12 @@ def generate(program, entry: Optional[str] = None):
     prepared = codegen.run_pipeline(program)
     result = codegen.generate_orchestration(prepared, entry, run_passes=False)
     kernel_ids: Dict[str, int] = dict(result.kernel_ids)
-    core_types: Dict[str, str] = dict(getattr(result, "core_types", {}) or {})
     sources: Dict[str, str] = {}
     entries: List[KernelEntry] = []
     for name, kid in sorted(kernel_ids.items(), key=lambda kv: kv[1]):
         sources[name] = kernel_cpu.generate(prepared, name)
-        core = core_types.get(name)
-        if core not in ("AIC", "AIV"):
-            core = kernel_cpu.core_type(prepared, name)
-        entries.append(KernelEntry(name, int(kid), core))
+        # The core type is a pass result stamped on the kernel (InferKernelCoreTypes).
+        entries.append(KernelEntry(name, int(kid), kernel_cpu.core_type(prepared, name).name))
     return entry, prepared, result, sources, entries
 
 

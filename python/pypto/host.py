@@ -193,11 +193,8 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
                         "-Daicpu_orchestration_config=l2_config_%s" % target]
         decls.append('extern "C" void l2_entry_%s(const ChipStorageTaskArgs&);' % target)
         regs.append('l3.register_target(%d, "%s", &l2_entry_%s);' % (tid, target, target))
-        core_types = dict(l2.core_types)
         for kname, kid in sorted(l2.kernel_ids.items(), key=lambda kv: kv[1]):
-            core = core_types.get(kname)
-            if core not in ("AIC", "AIV"):
-                core = kernel_cpu.core_type(prepared, kname)
+            core = kernel_cpu.core_type(prepared, kname).name   # stamped by InferKernelCoreTypes
             if "kernels/%s.cpp" % kname not in files:
                 files["kernels/%s.cpp" % kname] = kernel_cpu.generate(prepared, kname)
                 decls.append('extern "C" void pypto_kernel_%s(PTO2KernelContext*);' % kname)

@@ -80,14 +80,6 @@ void bind_codegen(nb::module_& parent) {
         "Violations of the orchestration codegen preconditions (empty list = OK).");
   m.def("generate_orchestration", &GenerateOrchestration, "program"_a, "func_name"_a,
         "Generate orchestration C++ for a prepared program (run_pipeline first).");
-  m.def(
-      "infer_core_type",
-      [](const ir::ProgramPtr& p, const std::string& name) {
-        ir::FunctionPtr f = p->get(name);
-        if (!f) throw nb::key_error(name.c_str());
-        return InferCoreType(*p, *f);
-      },
-      "program"_a, "name"_a, "\"AIC\", \"AIV\" or \"MIXED\" for a kernel / Group function.");
   m.def("get_ssa_base_name", &GetSSABaseName, "name"_a);
 }
 

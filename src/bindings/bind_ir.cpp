@@ -102,6 +102,7 @@ void bind_enums(nb::module_& m) {
   nb::enum_<Level>(m, "Level")
       V(Level, None) V(Level, AIC) V(Level, AIV) V(Level, CORE_GROUP) V(Level, CHIP) V(Level, HOST) V(Level, CLUSTER);
   nb::enum_<Role>(m, "Role") V(Role, None) V(Role, Orchestrator) V(Role, Worker);
+  nb::enum_<CoreType>(m, "CoreType") V(CoreType, Unknown) V(CoreType, AIC) V(CoreType, AIV) V(CoreType, MIXED);
   nb::enum_<ParamDirection>(m, "ParamDirection") V(ParamDirection, In) V(ParamDirection, Out) V(ParamDirection, InOut);
   nb::enum_<ArgDirection>(m, "ArgDirection")
       V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
@@ -349,8 +350,18 @@ void bind_function_program(nb::module_& m) {
       .def_ro("body", &Function::body)
       .def_ro("attrs", &Function::attrs)
       .def_ro("span", &Function::span)
-      .def_static("make", &Function::make, "name"_a, "type"_a, "params"_a, "dirs"_a, "return_types"_a, "body"_a.none(),
-                  "level"_a = Level::None, "role"_a = Role::None, "attrs"_a = Attrs{}, "span"_a = Span{})
+      .def_ro("core_type", &Function::core_type, "Stamped by InferKernelCoreTypes (CoreType.Unknown before).")
+      .def("with_core_type", &Function::with_core_type, "core_type"_a)
+      .def_static(
+          "make",
+          [](std::string name, FunctionType type, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,
+             std::vector<TypePtr> rets, StmtPtr body, Level level, Role role, Attrs attrs, Span span, CoreType core_type) {
+            return Function::make(std::move(name), type, std::move(params), std::move(dirs), std::move(rets), std::move(body),
+                                  level, role, std::move(attrs), std::move(span))
+                ->with_core_type(core_type);
+          },
+          "name"_a, "type"_a, "params"_a, "dirs"_a, "return_types"_a, "body"_a.none(), "level"_a = Level::None,
+          "role"_a = Role::None, "attrs"_a = Attrs{}, "span"_a = Span{}, "core_type"_a = CoreType::Unknown)
       .def("call_result_type", &Function::call_result_type)
       .def("is_kernel", &Function::is_kernel)
       .def("__repr__", [](const Function& f) { return python_print(FunctionPtr(std::shared_ptr<const Function>{}, &f)); });

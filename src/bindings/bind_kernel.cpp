@@ -3,7 +3,7 @@
 //   from pypto._core import kernel_cpu
 //   kernel_cpu.generate(program, "kernel_add")      # C++ source of the kernel
 //   kernel_cpu.symbol("kernel_add")                 # "pypto_kernel_kernel_add"
-//   kernel_cpu.core_type(program, "kernel_add")     # "AIV" / "AIC"
+//   kernel_cpu.core_type(prepared, "kernel_add")    # ir.CoreType.AIV (the stamped pass result)
 //   kernel_cpu.signature(program, "main")           # [{"name": "a", "kind": "tensor", ...}, ...]
 //   kernel_cpu.functions(program)                   # [("kernel_add", "InCore"), ("main", "Orchestration")]
 //
@@ -16,10 +16,11 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "../codegen/kernel_cpu/kernel_cpu_codegen.h"
+#include "pypto/codegen/kernel_cpu.h"
 #include "bindings.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
+#include "pypto/transforms/passes.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -76,8 +77,15 @@ void bind_kernel(nb::module_& parent) {
   m.def("generate", &codegen::GenerateKernelCpu, "program"_a, "kernel_name"_a,
         "C++ source of an InCore / AIC / AIV function for the CPU runtime.");
   m.def("symbol", &codegen::KernelCpuSymbol, "kernel_name"_a, "Exported symbol of a kernel: pypto_kernel_<name>.");
-  m.def("core_type", &codegen::KernelCoreType, "program"_a, "kernel_name"_a,
-        "\"AIC\" or \"AIV\": the core type a kernel runs on.");
+  m.def(
+      "core_type",
+      [](const ir::ProgramPtr& program, const std::string& name) {
+        ir::FunctionPtr fn = program->get(name);
+        if (!fn) throw ir::UserError("no function '" + name + "' in program '" + program->name + "'", program->span, "");
+        return transforms::StampedCoreType(*fn);
+      },
+      "program"_a, "kernel_name"_a,
+      "The ir.CoreType stamped on a kernel / Group by InferKernelCoreTypes (run the pipeline first).");
   m.def("signature", &Signature, "program"_a, "name"_a, "Parameters of a function as plain Python values.");
   m.def("functions", &Functions, "program"_a, "(name, function type) of each function, in definition order.");
 }

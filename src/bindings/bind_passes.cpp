@@ -42,7 +42,8 @@ void bind_passes(nb::module_& parent) {
       .value("CallDirectionsDerived", IRProperty::CallDirectionsDerived)
       .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
-      .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly);
+      .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
+      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -66,6 +67,7 @@ void bind_passes(nb::module_& parent) {
   m.def("verify_well_formed", &VerifyWellFormed, "program"_a,
         "Violations of SSA, dominance, iter_arg/yield arity and spans (empty list = well formed).");
   m.def("default_pipeline", &DefaultPipeline, "The passes of the default pipeline, in order.");
+  m.def("kernel_pipeline", &KernelPipeline, "The kernel pipeline's passes, in order (part of the default one).");
 
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
   PYPTO_BIND_PASS(OutlineClusterScopes);
@@ -77,6 +79,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
+  PYPTO_BIND_PASS(InferKernelCoreTypes);
 #undef PYPTO_BIND_PASS
 }
 

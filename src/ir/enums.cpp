@@ -30,6 +30,7 @@ const char* const kMemorySpace[] = {"Vec", "Mat", "Left", "Right", "Acc"};
 const char* const kFunctionType[] = {"Opaque", "Orchestration", "InCore", "AIC", "AIV", "Group", "Spmd", "Inline"};
 const char* const kLevel[] = {"None", "AIC", "AIV", "CORE_GROUP", "CHIP", "HOST", "CLUSTER"};
 const char* const kRole[] = {"None", "Orchestrator", "Worker"};
+const char* const kCoreType[] = {"Unknown", "AIC", "AIV", "MIXED"};
 const char* const kParamDirection[] = {"In", "Out", "InOut"};
 const char* const kArgDirection[] = {"Unset", "In", "Out", "InOut", "NoDep", "Scalar"};
 const char* const kForKind[] = {"Sequential", "Parallel"};
@@ -47,6 +48,7 @@ const char* to_string(MemorySpace v) { return name_at(kMemorySpace, static_cast<
 const char* to_string(FunctionType v) { return name_at(kFunctionType, static_cast<size_t>(v)); }
 const char* to_string(Level v) { return name_at(kLevel, static_cast<size_t>(v)); }
 const char* to_string(Role v) { return name_at(kRole, static_cast<size_t>(v)); }
+const char* to_string(CoreType v) { return name_at(kCoreType, static_cast<size_t>(v)); }
 const char* to_string(ParamDirection v) { return name_at(kParamDirection, static_cast<size_t>(v)); }
 const char* to_string(ArgDirection v) { return name_at(kArgDirection, static_cast<size_t>(v)); }
 const char* to_string(ForKind v) { return name_at(kForKind, static_cast<size_t>(v)); }
@@ -60,6 +62,7 @@ bool parse_memory_space(const std::string& s, MemorySpace* out) { return parse_f
 bool parse_function_type(const std::string& s, FunctionType* out) { return parse_from(kFunctionType, s, out); }
 bool parse_level(const std::string& s, Level* out) { return parse_from(kLevel, s, out); }
 bool parse_role(const std::string& s, Role* out) { return parse_from(kRole, s, out); }
+bool parse_core_type(const std::string& s, CoreType* out) { return parse_from(kCoreType, s, out); }
 bool parse_layout(const std::string& s, Layout* out) { return parse_from(kLayout, s, out); }
 
 bool is_float(DataType t) { return t == DataType::FP16 || t == DataType::BF16 || t == DataType::FP32; }

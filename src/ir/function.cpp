@@ -8,6 +8,12 @@
 
 namespace pypto::ir {
 
+std::shared_ptr<const Function> Function::with_core_type(CoreType t) const {
+  auto f = std::make_shared<Function>(*this);
+  f->core_type = t;
+  return f;
+}
+
 std::shared_ptr<const Function> Function::make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                                std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
                                                StmtPtr body, Level level, Role role, Attrs attrs, Span span) {

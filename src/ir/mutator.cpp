@@ -14,7 +14,8 @@ ExprPtr IRMutator::mutate_expr(const ExprPtr& e) {
   case NodeKind::Name:        \
     return mutate_(static_cast<const Name*>(e.get()), e);
 #include "pypto/ir/node_kinds.def"
-    default:
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "IRMutator: no mutate for expr kind " << to_string(e->kind));
@@ -28,7 +29,8 @@ StmtPtr IRMutator::mutate_stmt(const StmtPtr& s) {
   case NodeKind::Name:        \
     return mutate_(static_cast<const Name*>(s.get()), s);
 #include "pypto/ir/node_kinds.def"
-    default:
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "IRMutator: no mutate for stmt kind " << to_string(s->kind));
@@ -112,7 +114,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   changed |= body != f->body;
   if (!changed) return f;
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
-                        f->role, std::move(attrs), f->span);
+                        f->role, std::move(attrs), f->span)
+      ->with_core_type(f->core_type);
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -370,7 +370,9 @@ std::string Printer::print_expr(const ExprPtr& e, int ctx) {
       auto* g = e->as<TupleGetItem>();
       return print_subscript_base(g->tuple) + "[" + std::to_string(g->index) + "]";
     }
-    default:
+    // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "python_print: no printer for expr kind " << to_string(e->kind));
@@ -472,7 +474,9 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       print_body(r->body, indent + 1);
       return 1;
     }
-    default:
+    // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "python_print: no printer for stmt kind " << to_string(s->kind));
@@ -581,6 +585,7 @@ std::string Printer::function(const Function& f, int indent) {
   std::string deco = std::string("@pl.function(type=pl.FunctionType.") + to_string(f.type);
   if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
+  if (f.core_type != CoreType::Unknown) deco += std::string(", core_type=pl.CoreType.") + to_string(f.core_type);
   if (!f.attrs.empty()) deco += ", attrs=" + print_attr_dict(f.attrs);
   line(indent, deco + ")");
 

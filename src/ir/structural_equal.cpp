@@ -55,6 +55,9 @@ class Equal {
     if (a.type != b.type) return fail(std::string("function type ") + to_string(a.type) + " vs " + to_string(b.type));
     if (a.level != b.level) return fail(std::string("level ") + to_string(a.level) + " vs " + to_string(b.level));
     if (a.role != b.role) return fail(std::string("role ") + to_string(a.role) + " vs " + to_string(b.role));
+    if (a.core_type != b.core_type) {
+      return fail(std::string("core_type ") + to_string(a.core_type) + " vs " + to_string(b.core_type));
+    }
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -161,7 +164,9 @@ class Equal {
         if (x->index != y->index) return fail("TupleGetItem.index " + std::to_string(x->index) + " vs " + std::to_string(y->index));
         return field("TupleGetItem.tuple", x->tuple, y->tuple);
       }
-      default:
+      // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
         break;
     }
     PYPTO_CHECK(false, "structural_equal: unhandled expr kind " << to_string(a->kind));
@@ -415,7 +420,9 @@ class Equal {
         Path p(this, "RuntimeScopeStmt.body");
         return stmt(x->body, y->body);
       }
-      default:
+      // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
         break;
     }
     PYPTO_CHECK(false, "structural_equal: unhandled stmt kind " << to_string(a->kind));
@@ -449,6 +456,7 @@ class Hasher {
     mix(static_cast<uint64_t>(f.type));
     mix(static_cast<uint64_t>(f.level));
     mix(static_cast<uint64_t>(f.role));
+    mix(static_cast<uint64_t>(f.core_type));
     mix(f.params.size());
     for (size_t i = 0; i < f.params.size(); ++i) {
       mix(static_cast<uint64_t>(f.param_directions[i]));
@@ -572,7 +580,9 @@ class Hasher {
       case NodeKind::TupleGetItem:
         mix(static_cast<uint64_t>(e->as<TupleGetItem>()->index));
         return expr(e->as<TupleGetItem>()->tuple);
-      default:
+      // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
         break;
     }
     PYPTO_CHECK(false, "structural_hash: unhandled expr kind " << to_string(e->kind));
@@ -662,7 +672,9 @@ class Hasher {
       case NodeKind::RuntimeScopeStmt:
         mix(static_cast<uint64_t>(s->as<RuntimeScopeStmt>()->mode));
         return stmt(s->as<RuntimeScopeStmt>()->body);
-      default:
+      // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
         break;
     }
     PYPTO_CHECK(false, "structural_hash: unhandled stmt kind " << to_string(s->kind));

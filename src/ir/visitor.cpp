@@ -28,7 +28,8 @@ void IRVisitor::visit_expr(const ExprPtr& e) {
   case NodeKind::Name:        \
     return visit_(static_cast<const Name*>(e.get()));
 #include "pypto/ir/node_kinds.def"
-    default:
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "IRVisitor: no visit for expr kind " << to_string(e->kind));
@@ -41,7 +42,8 @@ void IRVisitor::visit_stmt(const StmtPtr& s) {
   case NodeKind::Name:        \
     return visit_(static_cast<const Name*>(s.get()));
 #include "pypto/ir/node_kinds.def"
-    default:
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
       break;
   }
   PYPTO_CHECK(false, "IRVisitor: no visit for stmt kind " << to_string(s->kind));

@@ -20,6 +20,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
     case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
     case IRProperty::ManualDepsOnSubmitOnly: return "ManualDepsOnSubmitOnly";
+    case IRProperty::KernelCoreTypesInferred: return "KernelCoreTypesInferred";
   }
   return "?";
 }
@@ -143,6 +144,16 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       return c.out;
     }
     case IRProperty::ManualDepsOnSubmitOnly: return CheckManualDepsOnSubmitOnly(program);
+    case IRProperty::KernelCoreTypesInferred: {
+      for (auto& f : program->functions) {
+        CoreType want = KernelCoreTypeOf(*f);
+        if (want != CoreType::Unknown && f->core_type != want) {
+          out.push_back("function '" + f->name + "': core_type is " + to_string(f->core_type) + ", expected " +
+                        to_string(want));
+        }
+      }
+      return out;
+    }
   }
   return out;
 }

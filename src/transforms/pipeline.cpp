@@ -15,6 +15,14 @@ std::vector<Pass> DefaultPipeline() {
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
+      // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
+      InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+  };
+}
+
+std::vector<Pass> KernelPipeline() {
+  return {
+      InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
   };
 }
 

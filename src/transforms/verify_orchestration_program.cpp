@@ -20,6 +20,7 @@
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
 #include "pypto/transforms/verifier.h"
 #include "pypto/transforms/verify_program.h"
 #include "verify_scalar_exprs.h"
@@ -270,7 +271,7 @@ class OrchestrationVerifier {
       PYPTO_USER_CHECK(k && k->is_kernel(), g.span,
                        "Group function '" << g.name << "' calls '" << name << "', which is not a kernel",
                        "a Group body calls one AIC kernel and one AIV kernel");
-      std::string ct = codegen::InferCoreType(program_, *k);
+      std::string ct = to_string(k->core_type != CoreType::Unknown ? k->core_type : KernelCoreTypeOf(*k));
       std::string& slot = ct == "AIC" ? aic : aiv;
       PYPTO_USER_CHECK(slot.empty() || slot == name, g.span,
                        "Group function '" << g.name << "' calls two " << ct << " kernels ('" << slot << "' and '"

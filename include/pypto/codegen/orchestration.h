@@ -41,10 +41,6 @@ struct OrchestrationResult {
 
 OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const std::string& func_name);
 
-// "AIC" or "AIV" for a kernel (FunctionType AIC / AIV, or InCore: AIC when any tile lives in
-// Left / Right / Acc / Mat), "MIXED" for a Group function.
-std::string InferCoreType(const ir::Program& program, const ir::Function& fn);
-
 // The C++ spelling of a Var name: the DSL name with characters C++ rejects replaced
 // ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);

@@ -21,6 +21,9 @@ enum class FunctionType : uint8_t { Opaque, Orchestration, InCore, AIC, AIV, Gro
 // pl.Level.* (where a function / scope runs) and pl.Role.*
 enum class Level : uint8_t { None, AIC, AIV, CORE_GROUP, CHIP, HOST, CLUSTER };
 enum class Role : uint8_t { None, Orchestrator, Worker };
+// pl.CoreType.*: the cores a kernel runs on, stamped on each kernel / Group function by the
+// InferKernelCoreTypes pass (Function::core_type). Unknown until that pass runs.
+enum class CoreType : uint8_t { Unknown, AIC, AIV, MIXED };
 
 // Declared direction of a function parameter (pl.Tensor = In, pl.Out[...], pl.InOut[...]).
 enum class ParamDirection : uint8_t { In, Out, InOut };
@@ -45,6 +48,7 @@ const char* to_string(MemorySpace v);
 const char* to_string(FunctionType v);
 const char* to_string(Level v);
 const char* to_string(Role v);
+const char* to_string(CoreType v);   // "Unknown", "AIC", "AIV", "MIXED"
 const char* to_string(ParamDirection v);
 const char* to_string(ArgDirection v);
 const char* to_string(ForKind v);
@@ -58,6 +62,7 @@ bool parse_memory_space(const std::string& s, MemorySpace* out);
 bool parse_function_type(const std::string& s, FunctionType* out);
 bool parse_level(const std::string& s, Level* out);
 bool parse_role(const std::string& s, Role* out);
+bool parse_core_type(const std::string& s, CoreType* out);
 bool parse_layout(const std::string& s, Layout* out);
 
 bool is_float(DataType t);     // FP16, BF16, FP32

@@ -26,11 +26,15 @@ struct Function {
   StmtPtr body;
   Attrs attrs;
   Span span;
+  // Pass results (typed, printed as @pl.function options, compared by structural equality).
+  CoreType core_type = CoreType::Unknown;   // InferKernelCoreTypes; Unknown before it runs
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
                                               StmtPtr body, Level level = Level::None, Role role = Role::None,
                                               Attrs attrs = {}, Span span = {});
+  // A copy with core_type set: `fn->with_core_type(CoreType::AIV)`.
+  std::shared_ptr<const Function> with_core_type(CoreType t) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.
   TypePtr call_result_type() const;
   bool is_kernel() const { return type == FunctionType::InCore || type == FunctionType::AIC || type == FunctionType::AIV; }

@@ -13,6 +13,8 @@
 //                              `iter_arg_rebind_<i>` for each iter_arg (ClassifyIterArgCarry)
 //   ManualDepsOnSubmitOnly     only Submits and system.task_dummy carry user dependency edges
 //                              (VerifyManualDepsOnSubmitOnly)
+//   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
+//                              (AIC / AIV / MIXED) stamped (InferKernelCoreTypes)
 #pragma once
 #include <string>
 #include <vector>
@@ -27,6 +29,7 @@ enum class IRProperty {
   RuntimeScopesMaterialized,
   IterArgCarryClassified,
   ManualDepsOnSubmitOnly,
+  KernelCoreTypesInferred,
 };
 
 const char* to_string(IRProperty p);

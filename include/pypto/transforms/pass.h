@@ -71,8 +71,12 @@ class PassManager {
 //   ProgramPtr out = RunPass(NormalizeReturnOrder(), program);
 ir::ProgramPtr RunPass(const Pass& pass, const ir::ProgramPtr& program, const PassOptions& options = PassOptions::FromEnv());
 
-// The default orchestration pipeline, one flat list (see pipeline.cpp).
+// The default pipeline, one flat list (see pipeline.cpp): the orchestration passes, then the
+// kernel pipeline.
 std::vector<Pass> DefaultPipeline();
+// The kernel pipeline: the passes that analyse kernel (InCore / AIC / AIV) and Group
+// functions and stamp their typed results (Function::core_type, ...). Part of DefaultPipeline.
+std::vector<Pass> KernelPipeline();
 
 // Runs DefaultPipeline() with `options` (default: PassOptions::FromEnv()).
 ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program);

@@ -43,4 +43,15 @@ std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& progr
 // system.task_dummy barrier. Requires CallDirectionsDerived.
 Pass ExpandManualPhaseFence();
 
+// ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
+// Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
+// Produces KernelCoreTypesInferred.
+Pass InferKernelCoreTypes();
+// The core type InferKernelCoreTypes stamps on `fn` (Unknown for a non-kernel):
+//   KernelCoreTypeOf(*program->get("matmul")) == ir::CoreType::AIC
+ir::CoreType KernelCoreTypeOf(const ir::Function& fn);
+// The core type stamped on kernel / Group `fn` (what code generators read). InternalError
+// when it is Unknown: the pipeline (InferKernelCoreTypes) did not run on this program.
+ir::CoreType StampedCoreType(const ir::Function& fn);
+
 }  // namespace pypto::transforms

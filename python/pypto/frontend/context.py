@@ -31,6 +31,7 @@ class FunctionSig:
     return_types: list                 # [ir type]
     py_env: dict                       # closure values of the method
     attrs: dict = field(default_factory=dict)   # @pl.function(attrs={...}): pass-stamped facts
+    core_type: object = None                    # ir.CoreType (core_type=pl.CoreType.X: a pass result)
     param_types: list = field(init=False)       # [p.type for p in params], read for every call argument
 
     def __post_init__(self):

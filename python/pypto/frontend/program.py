@@ -64,7 +64,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             continue
         if obj is not function:
             continue
-        opts = {"type": T.FunctionType.Opaque, "level": None, "role": None}
+        opts = {"type": T.FunctionType.Opaque, "level": None, "role": None, "core_type": None}
         attrs = {}
         for kw in (call.keywords if call else []):
             if kw.arg == "attrs":
@@ -73,7 +73,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, attrs=")
+                                 help="options: type=, level=, role=, core_type=, attrs=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -88,12 +88,13 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             raise sctx.error(call.args[0], "@pl.function takes keyword options only: type=, level=, role=")
         return (getattr(ir.FunctionType, opts["type"].name),
                 getattr(ir.Level, opts["level"].name) if opts["level"] else getattr(ir.Level, "None"),
-                getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"), attrs)
+                getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"), attrs,
+                getattr(ir.CoreType, opts["core_type"].name) if opts["core_type"] else ir.CoreType.Unknown)
     return None
 
 
 def _enum_for(opt):
-    return {"type": T.FunctionType, "level": T.Level, "role": T.Role}[opt]
+    return {"type": T.FunctionType, "level": T.Level, "role": T.Role, "core_type": T.CoreType}[opt]
 
 
 def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionSig:
@@ -117,7 +118,7 @@ def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionS
         params.append(ir.Var.make(arg.arg, t, sctx.span(arg)))
         dirs.append(d)
     rets = parse_return_types(sctx, fn.returns)
-    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3])
+    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3], opts[4])
 
 
 def _parse_function(prog: ProgramCtx, sig: FunctionSig):
@@ -131,7 +132,8 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                         help="add `return <value>` at the end of the body")
     sp = ctx.span(sig.node)
     return ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
-                            sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp)
+                            sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp,
+                            sig.core_type)
 
 
 def _wrap_stray(src: Source, node, fn):

@@ -27,6 +27,7 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     ClassifyIterArgCarry,
     DeriveCallDirections,
     ExpandManualPhaseFence,
+    InferKernelCoreTypes,
     IRProperty,
     LowerTensorAssemble,
     MaterializeRuntimeScopes,
@@ -38,8 +39,8 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
 )
 
 __all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
-           "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "verify_property",
+           "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
+           "OutlineIncoreScopes", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
 
@@ -50,6 +51,16 @@ def default_pipeline() -> List[Pass]:
     ['OutlineClusterScopes', 'OutlineIncoreScopes']
     """
     return list(_passes.default_pipeline())
+
+
+def kernel_pipeline() -> List[Pass]:
+    """The kernel pipeline: passes that stamp typed results on kernel / Group functions
+    (``Function.core_type``, ...). It ends :func:`default_pipeline`.
+
+    >>> [p.name for p in kernel_pipeline()]
+    ['InferKernelCoreTypes']
+    """
+    return list(_passes.kernel_pipeline())
 
 
 def verify_property(prop: IRProperty, program) -> List[str]:

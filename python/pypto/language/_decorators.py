@@ -30,8 +30,10 @@ class FunctionMarker:
 
 
 def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level | None = None,  # noqa: A002
-             role: Role | None = None):
-    """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``."""
+             role: Role | None = None, core_type=None, attrs=None):
+    """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``.
+    ``core_type=`` and ``attrs=`` are pass results as printed IR spells them (the parser
+    reads them from the decorator's AST)."""
     def wrap(f):
         return FunctionMarker(f, type, level, role)
     return wrap(fn) if fn is not None else wrap

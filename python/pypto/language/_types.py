@@ -54,6 +54,14 @@ class Level(enum.Enum, metaclass=DSLEnumMeta):
     CLUSTER = "CLUSTER"
 
 
+class CoreType(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.CoreType.*``: the cores a kernel runs on. A pass result (InferKernelCoreTypes)
+    that printed IR shows as ``@pl.function(..., core_type=pl.CoreType.AIV)``."""
+    AIC = "AIC"
+    AIV = "AIV"
+    MIXED = "MIXED"
+
+
 class Role(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Role.*``."""
     Orchestrator = "Orchestrator"

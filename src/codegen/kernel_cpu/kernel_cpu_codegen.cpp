@@ -6,7 +6,7 @@
 // against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
 // loop-carried and branch-result values get a mutable slot declared before the loop / if, that
 // each YieldStmt assigns.
-#include "kernel_cpu_codegen.h"
+#include "pypto/codegen/kernel_cpu.h"
 
 #include <algorithm>
 #include <cctype>
@@ -37,60 +37,7 @@ FunctionPtr FindKernel(const ProgramPtr& program, const std::string& name) {
   return fn;
 }
 
-bool IsCubeSpace(MemorySpace m) { return m == MemorySpace::Left || m == MemorySpace::Right || m == MemorySpace::Acc || m == MemorySpace::Mat; }
-
-// Does any tile type reachable from the statement live in a cube memory space?
-bool UsesCubeMemory(const StmtPtr& s);
-
-bool TypeIsCube(const TypePtr& t) {
-  if (!t) return false;
-  if (auto* tt = t->as<TileType>()) return IsCubeSpace(tt->memory);
-  if (auto* tu = t->as<TupleType>()) {
-    for (auto& e : tu->elements) if (TypeIsCube(e)) return true;
-  }
-  return false;
-}
-
-bool ExprUsesCube(const ExprPtr& e) {
-  if (!e) return false;
-  if (TypeIsCube(e->type)) return true;
-  if (auto* c = e->as<Call>()) {
-    if (auto* mem = attr_get<std::string>(c->attrs, "target_memory")) {
-      MemorySpace m;
-      if (parse_memory_space(*mem, &m) && IsCubeSpace(m)) return true;
-    }
-    for (auto& a : c->args) if (ExprUsesCube(a)) return true;
-  }
-  return false;
-}
-
-bool UsesCubeMemory(const StmtPtr& s) {
-  if (!s) return false;
-  switch (s->kind) {
-    case NodeKind::AssignStmt: {
-      auto* a = s->as<AssignStmt>();
-      return TypeIsCube(a->var->type) || ExprUsesCube(a->value);
-    }
-    case NodeKind::EvalStmt: return ExprUsesCube(s->as<EvalStmt>()->expr);
-    case NodeKind::SeqStmts:
-      for (auto& c : s->as<SeqStmts>()->stmts) if (UsesCubeMemory(c)) return true;
-      return false;
-    case NodeKind::ForStmt: return UsesCubeMemory(s->as<ForStmt>()->body);
-    case NodeKind::IfStmt: return UsesCubeMemory(s->as<IfStmt>()->then_body) || UsesCubeMemory(s->as<IfStmt>()->else_body);
-    case NodeKind::RuntimeScopeStmt: return UsesCubeMemory(s->as<RuntimeScopeStmt>()->body);
-    case NodeKind::ScopeStmt: return UsesCubeMemory(s->as<ScopeStmt>()->body);
-    default: return false;
-  }
-}
-
 }  // namespace
-
-std::string KernelCoreType(const ProgramPtr& program, const std::string& kernel_name) {
-  FunctionPtr fn = FindKernel(program, kernel_name);
-  if (fn->type == FunctionType::AIC) return "AIC";
-  if (fn->type == FunctionType::AIV) return "AIV";
-  return UsesCubeMemory(fn->body) ? "AIC" : "AIV";
-}
 
 std::string GenerateKernelCpu(const ProgramPtr& program, const std::string& kernel_name) {
   FunctionPtr fn = FindKernel(program, kernel_name);
@@ -380,8 +327,12 @@ void KernelEmitter::EmitStmt(const StmtPtr& s) {
     case NodeKind::ScopeStmt:
       throw UserError("scopes (pl.at / pl.spmd / pl.cluster) cannot appear inside a kernel", s->span,
                       "use them in the orchestration function");
-    default: throw InternalError(std::string("kernel codegen: unexpected statement ") + to_string(s->kind));
+    // Expression kinds are not statements (no `default:`: -Wswitch flags a new statement kind).
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
+      break;
   }
+  throw InternalError(std::string("kernel codegen: unexpected statement ") + to_string(s->kind));
 }
 
 void KernelEmitter::EmitAssign(const VarPtr& var, const ExprPtr& value, const Span& span) {

@@ -5,9 +5,10 @@
 #include <sstream>
 #include <string>
 
-#include "kernel_cpu_codegen.h"
+#include "pypto/codegen/kernel_cpu.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
 
 namespace pypto::codegen::kernel_cpu {
 
@@ -20,12 +21,11 @@ constexpr uint32_t kMaxGroupFlags = 8;  // flags 0..7 per mixed task (pto2/kerne
 struct KernelCall {
   const Call* call;
   FunctionPtr callee;
-  std::string core;                // "AIC" / "AIV"
+  CoreType core;                   // stamped by InferKernelCoreTypes
   std::set<const Var*> reads, writes;  // Group params
 };
 
 // The kernel calls of a Group body in order, with the Group params each reads / writes.
-// (KernelCoreType takes a ProgramPtr: a non-owning alias of `program`.)
 std::vector<KernelCall> KernelCalls(const Program& program, const Function& group) {
   std::vector<KernelCall> calls;
   for (auto& st : flatten_stmts(group.body)) {
@@ -35,7 +35,7 @@ std::vector<KernelCall> KernelCalls(const Program& program, const Function& grou
     if (!call || call->is_op) continue;
     FunctionPtr callee = program.get(call->callee);
     if (!callee || !callee->is_kernel()) continue;
-    KernelCall kc{call, callee, KernelCoreType(ProgramPtr(ProgramPtr(), &program), callee->name), {}, {}};
+    KernelCall kc{call, callee, transforms::StampedCoreType(*callee), {}, {}};
     for (size_t k = 0; k < call->args.size() && k < callee->params.size(); ++k) {
       if (!callee->params[k]->type->is<TensorType>()) continue;
       const Var* v = ResolveGroupValue(program, group, call->args[k]);

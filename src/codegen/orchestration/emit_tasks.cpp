@@ -13,6 +13,7 @@
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
 
 namespace pypto::codegen::orchestration {
@@ -43,7 +44,7 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
   for (auto& name : order) {
     FunctionPtr k = program.get(name);
     PYPTO_CHECK(k && k->is_kernel(), "Group function '" << group.name << "' calls '" << name << "', not a kernel");
-    std::string ct = InferCoreType(program, *k);
+    std::string ct = to_string(transforms::StampedCoreType(*k));
     std::string& slot = ct == "AIC" ? g.aic : g.aiv;
     PYPTO_CHECK(slot.empty() || slot == name, "Group function '" << group.name << "' calls two " << ct << " kernels");
     slot = name;
@@ -117,7 +118,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   deps_->EmitTaskDependencies(*this, e, params);
 
   std::string submit;
-  core_types_[callee] = InferCoreType(*program_, *f);
+  core_types_[callee] = to_string(transforms::StampedCoreType(*f));
   if (f->type == FunctionType::Group) {
     GroupKernels g = group_kernels(*program_, *f);
     // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "../../../src/codegen/common/cpp_scalar_expr.h"
-#include "../../../src/codegen/kernel_cpu/kernel_cpu_codegen.h"
+#include "pypto/codegen/kernel_cpu.h"
 #include "../transforms/orch_test_util.h"
 #include "name_printer.h"
 

@@ -126,11 +126,4 @@ TEST(OrchestrationCodegen, SSABaseNames) {
   EXPECT_EQ(GetSSABaseName("3d"), "v3d");
 }
 
-TEST(OrchestrationCodegen, CoreTypes) {
-  auto p = Program::make("P", {kernel("vec", 1, 1), kernel("cube", 1, 1, false, FunctionType::InCore, MemorySpace::Left),
-                               kernel("aic", 1, 1, false, FunctionType::AIC), kernel("aiv", 1, 1, false, FunctionType::AIV)});
-  EXPECT_EQ(InferCoreType(*p, *p->get("vec")), "AIV");
-  EXPECT_EQ(InferCoreType(*p, *p->get("cube")), "AIC");
-  EXPECT_EQ(InferCoreType(*p, *p->get("aic")), "AIC");
-  EXPECT_EQ(InferCoreType(*p, *p->get("aiv")), "AIV");
-}
+// Core types are a pass result now: tests/cpp/transforms/test_infer_kernel_core_types.cpp.
