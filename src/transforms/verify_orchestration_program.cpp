@@ -11,8 +11,14 @@
 //   Groups      one AIC and/or one AIV kernel
 //   carries     loop carries and if results are tensors or scalars
 //   expressions scalar expressions only; dynamic dims declared by a tensor parameter
+//   lifetimes   a value is used only while the blocks its C++ text names are open (a runtime-
+//               allocated output dies with its scope); a TaskId named by deps=, a carry, a
+//               yield or an array op is still alive (OrchestrationScopeModel)
 #include <set>
 #include <sstream>
+#include <functional>
+#include <optional>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -22,6 +28,8 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/verifier.h"
+#include "orchestration_scope_model.h"
+#include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/verify_program.h"
 #include "verify_scalar_exprs.h"
 
@@ -67,14 +75,20 @@ class OrchestrationVerifier {
  public:
   OrchestrationVerifier(const Program& program, const Function& fn)
       : program_(program), fn_(fn), exprs_(kOrchestrationWording) {
-    exprs_.on_var = [this](const Var* v, const Span&) { check_dim_use(v); };
+    exprs_.on_var = [this](const Var* v, const Span&) { ref(v); };
   }
 
   void Run() {
+    m_.scan(fn_.body);
+    m_.push();   // the entry function's block: parameters and dynamic-dim symbols
     for (auto& p : fn_.params) {
+      m_.declare(p.get());
       if (auto* tt = p->type->as<TensorType>()) {
         for (auto& d : tt->shape) {
-          if (const Var* sym = as_var(d)) declared_dims_.insert(sym);
+          if (const Var* sym = as_var(d)) {
+            declared_dims_.insert(sym);
+            m_.declare(sym);
+          }
         }
       }
     }
@@ -83,10 +97,87 @@ class OrchestrationVerifier {
       PYPTO_USER_CHECK(!st || st->dtype != DataType::TASK_ID, p->span,
                        "orchestration parameter '" << p->name << "' cannot be a TaskId", "");
     }
-    stmt(fn_.body);
+    block_body(fn_.body);
   }
 
  private:
+  using TaskIdRef = OrchestrationScopeModel::TaskIdRef;
+
+  // A use of `v`'s C++ text (the generator's Emitter::ref).
+  void ref(const Var* v) const {
+    if (!m_.bound(v)) return check_dim_use(v);   // any other unbound Var is an internal error there
+    PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+                     "'" << v->name << "' is used outside the runtime scope that produced it (line " << v->span.line
+                         << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
+                     "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
+                     "or move this use into the scope");
+  }
+
+  static std::string line_of(const Span& s) {
+    if (!s.known()) return "an unknown line";
+    return (s.file.empty() ? std::string("line ") : s.file + ":") + std::to_string(s.line);
+  }
+
+  // deps= / manual_dep_edges entries: each user edge must name a live TaskId.
+  void user_edges(const std::vector<ExprPtr>& edges, const Span& where) const {
+    std::unordered_set<const Var*> seen;
+    for (auto& d : edges) {
+      const Var* v = as_var(d);
+      if (!v || !seen.insert(v).second) continue;
+      if (m_.resolve(v)) continue;
+      throw UserError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
+                          "), whose scope has already closed here",
+                      where,
+                      "a TaskId lives in the PTO2_SCOPE it is produced in (every pl.range / pl.parallel / if body is "
+                      "one): keep the consumer in the producer's scope, or carry the TaskId out through the loop");
+    }
+  }
+
+  // tensor.create results whose shape is known at the start of a block are declared there.
+  bool create_ready(const Call& c) const {
+    bool ready = true;
+    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
+      if (auto* v = as_var(e)) {
+        ready = ready && m_.bound(v);
+      } else if (auto* b = e->as<BinaryExpr>()) {
+        walk(b->a);
+        walk(b->b);
+      } else if (auto* u = e->as<UnaryExpr>()) {
+        walk(u->a);
+      } else if (auto* k = e->as<Cast>()) {
+        walk(k->value);
+      } else if (!e->is<ConstInt>()) {
+        ready = false;
+      }
+    };
+    if (auto* t = c.args.empty() ? nullptr : c.args[0]->as<MakeTuple>()) {
+      for (auto& d : t->elements) walk(d);
+    }
+    return ready;
+  }
+
+  static const Call* as_create(const StmtPtr& s) {
+    auto* a = s->as<AssignStmt>();
+    auto* c = a ? a->value->as<Call>() : nullptr;
+    return (c && c->is_op && c->callee == "tensor.create") ? c : nullptr;
+  }
+
+  // The generator's emit_block_body: ready allocations first (in `block`), then the statements.
+  void hoist_creates(const StmtPtr& body, int block) {
+    for (auto& st : flatten_stmts(body)) {
+      const Call* c = as_create(st);
+      const Var* v = c ? st->as<AssignStmt>()->var.get() : nullptr;
+      if (!c || batched_.count(v) || !create_ready(*c)) continue;
+      op(*c, *v);
+      m_.declare_in(v, block);
+      batched_.insert(v);
+    }
+  }
+
+  void block_body(const StmtPtr& body) {
+    hoist_creates(body, m_.current());
+    for (auto& st : flatten_stmts(body)) stmt(st);
+  }
   // A dynamic dimension the body names must come from a tensor parameter's shape.
   void check_dim_use(const Var* v) const {
     if (declared_dims_.count(v)) return;
@@ -108,6 +199,7 @@ class OrchestrationVerifier {
   static bool carry_type_ok(const TypePtr& t) { return t->is<TensorType>() || t->is<ScalarType>(); }
 
   void stmt(const StmtPtr& s) {
+    if (!s->is<SeqStmts>()) stmt_span_ = s->span;
     switch (s->kind) {
       case NodeKind::SeqStmts:
         for (auto& c : s->as<SeqStmts>()->stmts) stmt(c);
@@ -119,13 +211,13 @@ class OrchestrationVerifier {
         PYPTO_USER_CHECK(e->is<Submit>() || (c && !c->is_op), s->span,
                          "this expression statement has no effect in an orchestration function",
                          "assign the result of an op to a variable");
-        task(*e);
+        task(*e, nullptr);
         return;
       }
       case NodeKind::ForStmt: loop(*s->as<ForStmt>()); return;
       case NodeKind::IfStmt: branch(*s->as<IfStmt>()); return;
       case NodeKind::YieldStmt: yield(*s->as<YieldStmt>()); return;
-      case NodeKind::RuntimeScopeStmt: stmt(s->as<RuntimeScopeStmt>()->body); return;
+      case NodeKind::RuntimeScopeStmt: runtime_scope(*s->as<RuntimeScopeStmt>()); return;
       case NodeKind::ReturnStmt: return;
       case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes
       case NodeKind::Var:
@@ -143,18 +235,32 @@ class OrchestrationVerifier {
     }
   }
 
+  void runtime_scope(const RuntimeScopeStmt& s) {
+    // A MANUAL scope's allocations are declared before its block (the generator's hoisting).
+    if (s.mode == RuntimeScopeMode::Manual) hoist_creates(s.body, m_.current());
+    m_.push();
+    block_body(s.body);
+    m_.pop();
+    m_.exit_runtime_scope(s.body);
+  }
+
   void assign(const AssignStmt& a) {
     const ExprPtr& value = a.value;
+    const Var* var = a.var.get();
     if (auto* c = value->as<Call>()) {
-      if (!c->is_op) return task(*c);
+      if (!c->is_op) return task(*c, var);
+      if (c->callee == "tensor.create" && batched_.count(var)) return;
       PYPTO_USER_CHECK(SupportedOrchestrationOps().count(c->callee), value->span,
                        "operation '" << c->callee << "' is not supported in an orchestration function",
                        "tile operations belong in kernels (FunctionType.InCore / AIC / AIV); orchestration supports "
                        "tensor.create/read/slice/transpose/dim/assemble");
-      return op(*c, *a.var);
+      op(*c, *var);
+      if (!m_.bound(var)) m_.declare(var);
+      return;
     }
-    if (value->is<Submit>()) return task(*value);
-    if (value->is<TupleGetItem>() || as_var(value)) return;
+    if (value->is<Submit>()) return task(*value, var);
+    if (auto* g = value->as<TupleGetItem>()) return tuple_element(var, *g);
+    if (auto* src = as_var(value)) return m_.bind(var, m_.binding_of(src));
     if (value->is<MakeTuple>()) {
       throw UserError("tuple values are not supported in orchestration functions", value->span,
                       "unpack the results of a multi-output call directly: a, b = self.kernel(...)");
@@ -162,6 +268,16 @@ class OrchestrationVerifier {
     PYPTO_USER_CHECK(a.var->type->is<ScalarType>(), value->span, "unsupported assignment in an orchestration function",
                      "");
     exprs_.check(value);
+    m_.declare(var);
+  }
+
+  void tuple_element(const Var* target, const TupleGetItem& g) {
+    const Var* tv = as_var(g.tuple);
+    auto it = tv ? tuples_.find(tv) : tuples_.end();
+    if (it == tuples_.end()) return;   // an internal error in the generator
+    size_t i = static_cast<size_t>(g.index);
+    if (i < it->second.size()) return m_.bind(target, it->second[i]);
+    m_.declare(target);   // the TaskId of a pl.submit
   }
 
   void tensor_arg(const Call& c, size_t i) const {
@@ -184,24 +300,54 @@ class OrchestrationVerifier {
       if (auto* tt = result.type->as<TensorType>()) no_task_id_tensor(tt->dtype, c.span);
     } else if (name == "tensor.read") {
       tensor_arg(c, 0);
+      ref(as_var(c.args[0]));
       list_exprs(c, 1);
     } else if (name == "tensor.slice") {
       tensor_arg(c, 0);
+      ref(as_var(c.args[0]));
       list_exprs(c, 1);
       list_exprs(c, 2);
-    } else if (name == "tensor.transpose" || name == "tensor.dim") {
+    } else if (name == "tensor.transpose") {
+      tensor_arg(c, 0);
+      ref(as_var(c.args[0]));
+    } else if (name == "tensor.dim") {
       tensor_arg(c, 0);
     } else if (name == "tensor.assemble") {
       tensor_arg(c, 0);
       tensor_arg(c, 1);
-    } else if (name == "array.get_element" || name == "array.update_element") {
-      PYPTO_USER_CHECK(!c.args.empty() && as_var(c.args[0]), c.span, name << " needs an array variable", "");
-      if (name == "array.update_element" && c.args.size() > 2 && !is_task_id(c.args[2]->type)) exprs_.check(c.args[2]);
+      m_.bind(&result, m_.binding_of(as_var(c.args[0])));
+    } else if (name == "system.task_dummy") {
+      const auto* edges = attr_get<std::vector<ExprPtr>>(c.attrs, "manual_dep_edges");
+      if (edges) user_edges(*edges, c.span);
+      m_.declare(&result);
+      if (!edges || edges->empty()) m_.register_ref(&result, TaskIdRef{m_.binding_of(&result), 0});
+    } else if (name == "array.get_element") {
+      const Var* arr = c.args.empty() ? nullptr : as_var(c.args[0]);
+      PYPTO_USER_CHECK(arr, c.span, name << " needs an array variable", "");
+      if (is_task_id(arr->type)) {
+        PYPTO_USER_CHECK(m_.resolve(arr), c.span, "TaskId array '" << arr->name << "' is out of scope here", "");
+      }
       if (c.args.size() > 1) exprs_.check(c.args[1]);
+      ref(arr);
+    } else if (name == "array.update_element") {
+      const Var* arr = c.args.empty() ? nullptr : as_var(c.args[0]);
+      PYPTO_USER_CHECK(arr, c.span, name << " needs an array variable", "");
+      if (const Var* v = c.args.size() > 2 ? as_var(c.args[2]) : nullptr; v && is_task_id(v->type)) {
+        std::optional<TaskIdRef> r = m_.resolve(v);
+        PYPTO_USER_CHECK(r && r->array_size == 0, c.span, "TaskId '" << v->name << "' is out of scope here", "");
+      } else if (c.args.size() > 2) {
+        exprs_.check(c.args[2]);
+      }
+      if (c.args.size() > 1) exprs_.check(c.args[1]);
+      ref(arr);
+      m_.bind(&result, m_.binding_of(arr));
+      if (is_task_id(arr->type)) {
+        if (auto r = m_.resolve(arr)) m_.register_ref(&result, *r);
+      }
     }
   }
 
-  void task(const Expr& e) {
+  void task(const Expr& e, const Var* result) {
     const Call* call = e.as<Call>();
     const Submit* sub = e.as<Submit>();
     const std::string& callee = call ? call->callee : sub->callee;
@@ -212,6 +358,9 @@ class OrchestrationVerifier {
                      "orchestration function '" << fn_.name << "' calls '" << callee << "', a " << to_string(f->type)
                                                 << " function, which cannot be submitted as a task",
                      "call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an Orchestration function");
+    for (auto& a : args) {
+      if (a->type->is<TensorType>() && as_var(a)) ref(as_var(a));
+    }
     for (size_t i = 0; i < args.size() && i < f->params.size(); ++i) {
       if (args[i]->type->is<TensorType>()) continue;
       auto* pt = f->params[i]->type->as<ScalarType>();
@@ -227,8 +376,38 @@ class OrchestrationVerifier {
       }
     }
     if (sub && sub->core_num) exprs_.check(sub->core_num);
+    if (sub) user_edges(sub->deps, e.span);
     if (sub && sub->predicate) predicate(*sub->predicate);
     if (f->type == FunctionType::Group) group(*f);
+    // Results alias the arguments they write back; a runtime-allocated output lives in the
+    // block of the submission's TaskOutputTensors.
+    if (!result) return;
+    std::vector<int> rets = ExplicitReturnedParamIndices(*f);
+    std::vector<OrchestrationScopeModel::Blocks> elems;
+    for (size_t r = 0; r < f->return_types.size(); ++r) {
+      int p = r < rets.size() ? rets[r] : -1;
+      if (p < 0 && f->return_types.size() == 1) {
+        int sole = -1, count = 0;
+        for (size_t i = 0; i < f->params.size(); ++i) {
+          if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
+            sole = static_cast<int>(i);
+            ++count;
+          }
+        }
+        if (count == 1) p = sole;
+      }
+      if (p < 0) return;   // an internal error in the generator
+      if (static_cast<size_t>(p) >= args.size()) {
+        elems.push_back({m_.current()});
+      } else if (const Var* v = as_var(args[p])) {
+        elems.push_back(m_.binding_of(v));
+      }
+    }
+    if (result->type->is<TupleType>()) {
+      tuples_[result] = std::move(elems);
+    } else if (!elems.empty()) {
+      m_.bind(result, elems[0]);
+    }
   }
 
   void predicate(const Expr& p) const {
@@ -246,6 +425,7 @@ class OrchestrationVerifier {
     PYPTO_USER_CHECK(t && t->type->is<TensorType>(), read->span, "the predicate operand must be a named tensor",
                      kPredicateHelp);
     list_exprs(*read, 1);
+    ref(t);
     PYPTO_USER_CHECK(is_comparison(cmp->op), p.span, "predicate= must compare with one of == != > < >= <=",
                      kPredicateHelp);
   }
@@ -293,44 +473,128 @@ class OrchestrationVerifier {
       printed.push_back(*rebind);
       if (!*rebind) {
         exprs_.check(ia->init);
-      } else if (!is_task_id(ia->type)) {
+        m_.bind(ia, m_.capture(ia->init));
+      } else if (is_task_id(ia->type)) {
+        const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
+        task_id_carry(f, i, n ? *n : 0);
+      } else {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");
         exprs_.check(ia->init);
+        m_.declare(ia);
       }
     }
     exprs_.check(f.start);
     exprs_.check(f.stop);
     exprs_.check(f.step);
-    yields_.push_back(printed);
-    stmt(f.body);
+    m_.push();
+    m_.declare(f.loop_var.get());
+    yields_.push_back(Yields{printed, &f});
+    block_body(f.body);
     yields_.pop_back();
+    m_.pop();
+    for (size_t k = 0; k < f.return_vars.size() && k < f.iter_args.size(); ++k) {
+      m_.bind(f.return_vars[k].get(), m_.binding_of(f.iter_args[k].get()));
+    }
+  }
+
+  // The generator's DependencyEmitter::DeclareTaskIdCarry.
+  void task_id_carry(const ForStmt& loop, size_t i, int64_t array_size) {
+    const IterArg* ia = loop.iter_args[i].get();
+    const Var* init_var = as_var(ia->init);
+    std::optional<TaskIdRef> init = init_var ? m_.resolve(init_var) : std::nullopt;
+    if (init_var) {
+      PYPTO_USER_CHECK(init, ia->span,
+                       "loop-carried TaskId '" << ia->name << "' starts from '" << init_var->name
+                                               << "', whose scope has already closed here",
+                       "produce the initial TaskId in the scope that contains the loop");
+    } else {
+      exprs_.check(ia->init);
+    }
+    if (ia->type->is<ArrayType>()) {
+      if (!init) return;   // an internal error in the generator
+      m_.bind(ia, init->blocks);
+      m_.register_ref(ia, *init);
+      m_.set_array_carry(ia, *init);
+      return;
+    }
+    if (array_size == 0) {
+      PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
+                       "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
+                       "carry the array itself, or read one slot: prev = tids[k]");
+      m_.declare(ia);
+      m_.register_ref(ia, TaskIdRef{m_.binding_of(ia), 0});
+      return;
+    }
+    m_.declare(ia);
+    if (init && init->array_size > 0) {
+      PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
+                       "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
+                                               << " slots but starts from an array of " << init->array_size,
+                       "nested pl.parallel loops carrying one TaskId need the same trip count");
+    }
+    TaskIdRef backing{m_.binding_of(ia), array_size};
+    m_.set_array_carry(ia, backing);
+    if (loop.for_kind == ForKind::Parallel) {
+      m_.register_ref(ia, init ? *init : TaskIdRef{{}, 0});
+    } else {
+      m_.register_ref(ia, backing);
+    }
   }
 
   void branch(const IfStmt& s) {
     for (auto& rv : s.return_vars) {
       if (!carry_type_ok(rv->type)) throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
+      m_.declare(rv.get());
     }
     exprs_.check(s.cond);
-    yields_.push_back(std::vector<bool>(s.return_vars.size(), true));
-    stmt(s.then_body);
-    if (s.else_body) stmt(s.else_body);
+    yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr});
+    m_.push();
+    block_body(s.then_body);
+    m_.pop();
+    if (s.else_body) {
+      m_.push();
+      block_body(s.else_body);
+      m_.pop();
+    }
     yields_.pop_back();
   }
 
   void yield(const YieldStmt& y) {
     PYPTO_CHECK(!yields_.empty(), "yield outside a loop or if");
-    const std::vector<bool>& printed = yields_.back();
-    for (size_t i = 0; i < y.values.size() && i < printed.size(); ++i) {
-      if (printed[i]) exprs_.check(y.values[i]);
+    const Yields& t = yields_.back();
+    for (size_t i = 0; i < y.values.size() && i < t.printed.size(); ++i) {
+      if (!t.printed[i]) continue;
+      const Var* carry = t.loop ? t.loop->iter_args[i].get() : nullptr;
+      if (carry && m_.array_carry(carry)) {   // the generator's EmitCarryYield
+        const Var* v = as_var(y.values[i]);
+        if (!v) continue;   // an internal error in the generator
+        std::optional<TaskIdRef> r = m_.resolve(v);
+        PYPTO_USER_CHECK(r, y.values[i]->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
+        if (r->array_size > 0) continue;
+        PYPTO_USER_CHECK(t.loop->for_kind == ForKind::Parallel, y.values[i]->span,
+                         "loop-carried TaskId '" << carry->name << "' is an array here but its next value is one TaskId",
+                         "");
+        continue;
+      }
+      exprs_.check(y.values[i]);
     }
   }
+
+  struct Yields {
+    std::vector<bool> printed;
+    const ForStmt* loop;   // null for an if
+  };
 
   const Program& program_;
   const Function& fn_;
   ScalarExprChecker exprs_;
   std::unordered_set<const Var*> declared_dims_;
-  std::vector<std::vector<bool>> yields_;
+  std::vector<Yields> yields_;
+  OrchestrationScopeModel m_;
+  Span stmt_span_;
+  std::unordered_set<const Var*> batched_;
+  std::unordered_map<const Var*, std::vector<OrchestrationScopeModel::Blocks>> tuples_;
 };
 
 }  // namespace

@@ -97,11 +97,9 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
     std::optional<TaskIdRef> r = Resolve(e, v);
     if (!r) {
       if (!user_written) continue;   // compiler edges: best-effort, dropping them is safe
-      throw UserError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
-                          "), whose scope has already closed here",
-                      where,
-                      "a TaskId lives in the PTO2_SCOPE it is produced in (every pl.range / pl.parallel / if body is "
-                      "one): keep the consumer in the producer's scope, or carry the TaskId out through the loop");
+      throw InternalError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
+                          "), whose scope has closed at line " + std::to_string(where.line) +
+                          " (VerifyOrchestrationProgram refuses it)");
     }
     k += r->array_size > 0 ? r->array_size : 1;
     refs.push_back(std::move(*r));

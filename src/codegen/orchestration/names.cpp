@@ -135,11 +135,8 @@ std::string Emitter::ref(const ir::Var* v) {
   // output of a pl.submit inside pl.manual_scope(), read after the scope) has no storage any
   // more: the runtime reclaims it when its scope ends.
   for (auto& n : it->second.idents) {
-    PYPTO_USER_CHECK(scopes_.visible(n), stmt_span_.known() ? stmt_span_ : v->span,
-                     "'" << v->name << "' is used outside the runtime scope that produced it (line " << v->span.line
-                         << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
-                     "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
-                     "or move this use into the scope");
+    PYPTO_CHECK(scopes_.visible(n), "'" << v->name << "' is used outside the block that declares '" << n
+                                        << "' (VerifyOrchestrationProgram refuses it)");
   }
   mark_used(it->second);
   return it->second.text;

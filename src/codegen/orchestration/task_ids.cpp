@@ -84,10 +84,7 @@ void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size
   const Var* init_var = as_var(ia->init);
   std::optional<TaskIdRef> init = init_var ? Resolve(e, init_var) : std::nullopt;
   if (init_var) {
-    PYPTO_USER_CHECK(init, ia->span,
-                     "loop-carried TaskId '" << ia->name << "' starts from '" << init_var->name
-                                             << "', whose scope has already closed here",
-                     "produce the initial TaskId in the scope that contains the loop");
+    PYPTO_CHECK(init, "loop-carried TaskId '" << ia->name << "' starts from a dead TaskId");
   }
   if (auto* at = ia->type->as<ArrayType>()) {
     // A TaskId array threaded through a loop: slots are updated in place, so the carry is
@@ -103,9 +100,7 @@ void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size
     for (auto& id : init->idents) e.scopes().use(id);
   }
   if (array_size == 0) {
-    PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
-                     "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
-                     "carry the array itself, or read one slot: prev = tids[k]");
+    PYPTO_CHECK(!init || init->array_size == 0, "scalar TaskId carry '" << ia->name << "' starts from an array");
     std::string name = e.declare(ia);
     e.line("PTO2TaskId " + name + " = " + init_text + ";");
     refs_[ia] = TaskIdRef{name, {name}, 0, false};
@@ -118,10 +113,7 @@ void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size
   std::string k = e.scopes().declare("k", false);
   e.open_block("for (int64_t " + k + " = 0; " + k + " < " + n + "; ++" + k + ")");
   if (init && init->array_size > 0) {
-    PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
-                     "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
-                                             << " slots but starts from an array of " << init->array_size,
-                     "nested pl.parallel loops carrying one TaskId need the same trip count");
+    PYPTO_CHECK(init->array_size == array_size, "array carry '" << ia->name << "' starts from an array of another size");
     e.line(arr + "[" + k + "] = " + init->text + "[" + k + "];");
   } else {
     e.line(arr + "[" + k + "] = " + init_text + ";");
@@ -147,7 +139,7 @@ bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprP
   const Var* v = as_var(value);
   PYPTO_CHECK(v, "yield of TaskId array carry '" << carry->name << "' is not a variable");
   std::optional<TaskIdRef> r = Resolve(e, v);
-  PYPTO_USER_CHECK(r, value->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
+  PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is dead");
   for (auto& id : r->idents) e.scopes().use(id);
   for (auto& id : arr.idents) e.scopes().use(id);
   if (r->array_size > 0) {
@@ -164,9 +156,7 @@ bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprP
   auto it = carry_loop_.find(carry);
   PYPTO_CHECK(it != carry_loop_.end(), "array carry '" << carry->name << "' has no loop");
   const ForStmt& loop = *it->second.first;
-  PYPTO_USER_CHECK(loop.for_kind == ForKind::Parallel, value->span,
-                   "loop-carried TaskId '" << carry->name << "' is an array here but its next value is one TaskId",
-                   "");
+  PYPTO_CHECK(loop.for_kind == ForKind::Parallel, "array carry '" << carry->name << "' yielded one TaskId");
   std::string i = e.ref(loop.loop_var.get());
   auto* s0 = loop.start->as<ConstInt>();
   auto* st = loop.step->as<ConstInt>();
@@ -219,7 +209,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
   PYPTO_CHECK(arr, "array.get_element without an array variable");
   if (is_task_id(arr->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, arr);
-    PYPTO_USER_CHECK(r, call.span, "TaskId array '" << arr->name << "' is out of scope here", "");
+    PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is dead");
   }
   std::string slot = slot_of(e, arr, call.args[1]);
   auto* st = result->type->as<ScalarType>();
@@ -234,7 +224,7 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   std::string value;
   if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, v);
-    PYPTO_USER_CHECK(r && r->array_size == 0, call.span, "TaskId '" << v->name << "' is out of scope here", "");
+    PYPTO_CHECK(r && r->array_size == 0, "TaskId '" << v->name << "' is dead or an array");
     for (auto& id : r->idents) e.scopes().use(id);
     value = r->text;
   } else {
