@@ -5,6 +5,7 @@
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
+4. compile_bench.py — cold and warm compile times of every example, first-call overhead.
 """
 import os
 import subprocess
@@ -43,6 +44,15 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== compile_bench: cold and warm compile times of every example")
+    t3 = time.perf_counter()
+    import compile_bench
+    cres = compile_bench.main(["--quick"] if quick else [])
+    ok = [r for r in cres.values() if isinstance(r.get("cold"), float)]
+    if ok:
+        summary.append("compile_bench: %d programs, mean cold %.2f s (empty cache %.2f s), warm %.1f ms (%.1f s)"
+                       % (len(ok), sum(r["cold"] for r in ok) / len(ok), sum(r["cold_empty"] for r in ok) / len(ok),
+                          1e3 * sum(r["warm"] for r in ok) / len(ok), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)
