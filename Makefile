@@ -3,14 +3,23 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean
+
+# What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
+# pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
+setup-build:
+	@PY=$(PY) bash scripts/setup.sh build
 
 setup:
-	@PY=$(PY) bash scripts/setup.sh
+	@PY=$(PY) bash scripts/setup.sh test
+
+setup-bench:
+	@PY=$(PY) bash scripts/setup.sh bench
 
 # Build and install the Python package (C++ core + extension + libpto2). Incremental:
 # scikit-build-core keeps its build tree under build/.
-install: setup
+install: setup-build
+	@echo "building the pypto C++ core and libpto2 (pip install .; about 2-4 min on a fresh 2-core machine, seconds when up to date)"
 	$(PY) -m pip install -q --no-build-isolation .
 
 # Build the C++ libraries and C++ tests directly with CMake.
@@ -21,7 +30,7 @@ cpp: setup
 test-cpp: cpp
 	ctest --test-dir $(CPP_BUILD) --output-on-failure -j $(JOBS) --timeout 600
 
-test-python: install
+test-python: setup install
 	$(PY) -m pytest -q tests/python
 
 # Every test: C++ (GoogleTest via CTest) and Python (pytest).
@@ -35,7 +44,7 @@ test-tsan: setup
 demo: install
 	$(PY) examples/demo.py
 
-bench-runtime: setup
+bench-runtime: setup-bench
 	bash benchmarks/runtime/run.sh
 
 bench: install bench-runtime

@@ -5,7 +5,8 @@
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
-4. compile_bench.py — cold and warm compile times of every example, first-call overhead.
+4. first_call_bench.py — import, warm compile, first and second call, each in a fresh process.
+5. compile_bench.py — cold and warm compile times of every example, first-call overhead.
 """
 import os
 import subprocess
@@ -44,6 +45,12 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== first_call_bench: a fresh process, vector_add")
+    import first_call_bench
+    fc = first_call_bench.main(["--rounds", "3" if quick else "5"])
+    summary.append("first_call_bench: import %.1f ms, warm compile %.1f ms, 1st call %.2f ms, 2nd call %.2f ms, "
+                   "torch imported: %s" % (fc["import"], fc["compile"], fc["call1"], fc["call2"],
+                                           "yes" if fc["torch"] else "no"))
     print("\n== compile_bench: cold and warm compile times of every example")
     t3 = time.perf_counter()
     import compile_bench

@@ -1,26 +1,40 @@
 #!/usr/bin/env bash
-# One-time machine set-up for building and testing pypto: system packages (GoogleTest,
-# oneTBB and clang/libomp for the runtime benchmarks) and the Python build/test tools.
-# Idempotent and quick when everything is already there.
+# Machine set-up for pypto, by what you are about to do. Idempotent and quick when everything is
+# already there.
+#   scripts/setup.sh build   what `make demo` / `make install` need: a C++ compiler, CMake, Ninja,
+#                            and nanobind, scikit-build-core, numpy from PyPI (nothing else)
+#   scripts/setup.sh test    build + GoogleTest (C++ tests) and pytest
+#   scripts/setup.sh bench   test + oneTBB, clang/libomp (the runtime benchmarks' peers)
+# Torch is never installed here: the torch interop tests run where torch is present
+# (.ci/run installs the CPU build explicitly).
 set -euo pipefail
+level=${1:-test}
+case "$level" in build|test|bench) ;; *) echo "setup.sh: unknown level '$level' (build, test, bench)" >&2; exit 2 ;; esac
+PY=${PY:-python3}
+
 need_apt=()
-[ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev googletest)
-[ -f /usr/include/tbb/tbb.h ] || [ -f /usr/include/oneapi/tbb.h ] || need_apt+=(libtbb-dev)
-command -v clang++ >/dev/null || need_apt+=(clang)
-ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || need_apt+=(libomp-dev)
+command -v g++ >/dev/null || need_apt+=(g++)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
+if [ "$level" != build ]; then
+  [ -f /usr/include/gtest/gtest.h ] || need_apt+=(libgtest-dev googletest)
+fi
+if [ "$level" = bench ]; then
+  [ -f /usr/include/tbb/tbb.h ] || [ -f /usr/include/oneapi/tbb.h ] || need_apt+=(libtbb-dev)
+  command -v clang++ >/dev/null || need_apt+=(clang)
+  ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 \
+    || need_apt+=(libomp-dev)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]} (apt)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
-PY=${PY:-python3}
-$PY - <<'PYEOF' || $PY -m pip install -q "nanobind>=2.0" "scikit-build-core>=0.10" "numpy>=1.24" "pytest>=7" cmake ninja
-import importlib, sys
-for m in ("nanobind", "scikit_build_core", "numpy", "pytest"):
-    importlib.import_module(m)
-PYEOF
-# Optional: the CPU build of PyTorch, so the torch-tensor path of CompiledProgram is tested.
-# (This machine kind keeps that wheel on disk; where it cannot be had, the torch test skips.)
-$PY -c "import torch" 2>/dev/null || $PY -m pip install -q torch==2.13.0 2>/dev/null \
-  || echo "setup: torch not installed; the torch interop test will be skipped"
+
+py_need=("nanobind>=2.0" "scikit-build-core>=0.10" "numpy>=1.24" cmake ninja)
+py_mods="nanobind scikit_build_core numpy"
+if [ "$level" != build ]; then py_need+=("pytest>=7"); py_mods="$py_mods pytest"; fi
+if ! $PY -c "import importlib, sys; [importlib.import_module(m) for m in sys.argv[1:]]" $py_mods 2>/dev/null; then
+  echo "setup: installing ${py_need[*]} (pip)"
+  $PY -m pip install -q "${py_need[@]}"
+fi

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -125,12 +126,34 @@ inline double availability(int threads) {
   return std::min(1.0, static_cast<double>(work) / wall);
 }
 
+/// Set by a system's run function: the fraction of the last run's tasks that executed on the
+/// submitting thread (pypto: RunResult::tasks_undeferred / tasks). Systems that cannot tell
+/// leave it at 0.
+inline double& last_serial_fraction() {
+  static double f = 0;
+  return f;
+}
+
+/// A METG figure and how far it can be trusted.
+struct Metg {
+  double us = -1;           ///< -1: no probe up to 1 ms reached 50%
+  double avail_min = 1, avail_max = 1;  ///< CPU availability over the probes
+  int serial_probes = 0;    ///< probes not credited: (almost) every task ran on the submitting thread
+  /// Availability varied by more than 20% between probes: the machine's load changed meanwhile.
+  bool unreliable() const { return avail_max - avail_min > 0.2 * avail_max; }
+};
+
 /// METG(50%): the smallest grain (us) at which efficiency = ideal / actual >= 0.5, where
-/// ideal = tasks * grain / min(cores, width) / availability (measured before the system ran).
-/// Log-interpolated between probes; returns -1 if no probe up to 1 ms reached 50%.
-inline double metg_us(const RunFn& run, Pattern p, const Config& c, double avail) {
+/// ideal = tasks * grain / min(cores, width) / availability, availability being measured right
+/// before each probe (a loaded machine cannot fake efficiency, and load that comes and goes
+/// shows as an unreliable figure). A probe whose tasks ran serially on the submitting thread
+/// (>= 95% of them) is never credited as parallel efficiency. Log-interpolated between probes.
+inline Metg metg_us(const RunFn& run, Pattern p, const Config& c) {
   // Effective parallelism of the graph on `cores` threads.
   const double par = std::min<double>(c.cores, c.width);
+  Metg m;
+  m.avail_min = 1e9;
+  m.avail_max = 0;
   double prev_g = 0, prev_e = 0;
   for (double g_us : {0.1, 0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0, 64.0, 128.0, 256.0, 512.0, 1024.0}) {
     const int64_t g_ns = static_cast<int64_t>(g_us * 1000);
@@ -139,48 +162,102 @@ inline double metg_us(const RunFn& run, Pattern p, const Config& c, double avail
     const int tasks_here = static_cast<int>(std::max<double>(c.width * 4, std::min<double>(c.metg_tasks, want)));
     const int steps_here = std::max(4, tasks_here / c.width);
     const double total = static_cast<double>(steps_here) * c.width;
-    const double wall = best_of(run, p, c.width, steps_here, g_ns, 3);
+    const double avail = availability(static_cast<int>(par));
+    m.avail_min = std::min(m.avail_min, avail);
+    m.avail_max = std::max(m.avail_max, avail);
+    double wall = 1e30, serial = 0;
+    for (int r = 0; r < 3; ++r) {
+      last_serial_fraction() = 0;
+      const double w = run(p, c.width, steps_here, g_ns);
+      if (w < wall) {
+        wall = w;
+        serial = last_serial_fraction();
+      }
+    }
     const double ideal = total * g_us * 1e-6 / par / std::max(0.05, avail);
-    const double eff = ideal / wall;
+    const bool is_serial = serial >= 0.95;
+    const double eff = is_serial ? 0 : ideal / wall;
+    m.serial_probes += is_serial;
     if (std::getenv("BENCH_VERBOSE"))
-      std::fprintf(stderr, "  %s grain %.1f us: %d tasks, %.0f ns/task, efficiency %.2f\n", pattern_name(p), g_us,
-                   static_cast<int>(total), wall * 1e9 / total, eff);
+      std::fprintf(stderr, "  %s grain %.1f us: %d tasks, %.0f ns/task, availability %.2f, efficiency %.2f%s\n",
+                   pattern_name(p), g_us, static_cast<int>(total), wall * 1e9 / total, avail, ideal / wall,
+                   is_serial ? " (serial: not credited)" : "");
     if (eff >= 0.5) {
-      if (prev_g == 0) return g_us;
-      // interpolate log(g) linearly in efficiency between the probes
-      const double f = (0.5 - prev_e) / std::max(1e-9, eff - prev_e);
-      return std::exp(std::log(prev_g) + f * (std::log(g_us) - std::log(prev_g)));
+      if (prev_g == 0) {
+        m.us = g_us;
+      } else {  // interpolate log(g) linearly in efficiency between the probes
+        const double f = (0.5 - prev_e) / std::max(1e-9, eff - prev_e);
+        m.us = std::exp(std::log(prev_g) + f * (std::log(g_us) - std::log(prev_g)));
+      }
+      return m;
     }
     prev_g = g_us;
     prev_e = eff;
   }
-  return -1;
+  return m;
 }
 
 inline void emit(const char* pattern, const char* mode, const char* system, int64_t tasks, double ns_per_task,
-                 double metg) {
-  if (metg < 0)
-    std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, \"metg_us\": null}\n",
-                pattern, mode, system, static_cast<long long>(tasks), ns_per_task);
-  else
-    std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, \"metg_us\": %.2f}\n",
-                pattern, mode, system, static_cast<long long>(tasks), ns_per_task, metg);
+                 const Metg& metg) {
+  char metg_json[160] = "null";
+  if (metg.us >= 0) std::snprintf(metg_json, sizeof metg_json, "%.2f", metg.us);
+  std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, "
+              "\"metg_us\": %s, \"avail_min\": %.2f, \"avail_max\": %.2f, \"serial_probes\": %d, \"unreliable\": %s}\n",
+              pattern, mode, system, static_cast<long long>(tasks), ns_per_task, metg_json, metg.avail_min,
+              metg.avail_max, metg.serial_probes, metg.unreliable() ? "true" : "false");
   std::fflush(stdout);
 }
 
 /// Measures per-task cost and METG for every pattern and prints JSON records.
 inline void measure_all(const RunFn& run, const char* mode, const char* system, const Config& c, bool with_metg) {
-  // CPU availability, measured before this system ran anything (its threads cannot disturb it).
-  const double avail = with_metg ? availability(std::min(c.cores, c.width)) : 1.0;
-  std::fprintf(stderr, "%s %s: cpu availability %.2f\n", system, mode, avail);
   for (Pattern p : all_patterns()) {
     const int steps = std::max(1, c.overhead_tasks / c.width);
     const int64_t tasks = static_cast<int64_t>(steps) * c.width;
     run(p, c.width, std::max(1, steps / 10), 0);  // warm-up
     const double wall = best_of(run, p, c.width, steps, 0, c.repeats);
-    const double metg = with_metg ? metg_us(run, p, c, avail) : -1;
+    const Metg metg = with_metg ? metg_us(run, p, c) : Metg{};
     emit(pattern_name(p), mode, system, tasks, wall * 1e9 / static_cast<double>(tasks), metg);
   }
+}
+
+__attribute__((noinline)) inline void empty_call(int64_t* sink) { asm volatile("" : : "r"(sink) : "memory"); }
+
+/// The two floors every per-task cost is compared with, printed as JSON records:
+/// serial_call_ns — a serial loop calling an empty, non-inlined function (per call);
+/// handoff_ns — one cross-core handoff: a value passed to a thread spinning on another core
+/// and back, divided by two (best of 20 rounds of 5000 round trips: a shared machine
+/// deschedules the spinning partner now and then).
+inline void measure_floors() {
+  int64_t sink = 0;
+  const int n = 10000000;
+  double serial = 1e30;
+  for (int r = 0; r < 5; ++r) {
+    const int64_t t0 = now_ns();
+    for (int i = 0; i < n; ++i) empty_call(&sink);
+    serial = std::min(serial, static_cast<double>(now_ns() - t0) / n);
+  }
+  double handoff = 1e30;
+  for (int r = 0; r < 20; ++r) {
+    std::atomic<int64_t> ball{0};
+    const int trips = 5000;
+    std::thread other([&] {
+      for (int64_t i = 1; i <= trips; ++i) {
+        while (ball.load(std::memory_order_acquire) != 2 * i - 1) {
+        }
+        ball.store(2 * i, std::memory_order_release);
+      }
+    });
+    const int64_t t0 = now_ns();
+    for (int64_t i = 1; i <= trips; ++i) {
+      ball.store(2 * i - 1, std::memory_order_release);
+      while (ball.load(std::memory_order_acquire) != 2 * i) {
+      }
+    }
+    handoff = std::min(handoff, static_cast<double>(now_ns() - t0) / trips / 2);
+    other.join();
+  }
+  std::printf("{\"floor\": \"serial_call_ns\", \"ns\": %.2f}\n{\"floor\": \"handoff_ns\", \"ns\": %.1f}\n", serial, handoff);
+  std::fflush(stdout);
 }
 
 }  // namespace bench

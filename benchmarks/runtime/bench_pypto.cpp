@@ -1,5 +1,6 @@
 // bench_pypto — the Task-Bench patterns on libpto2, AUTO (dependencies found from overlapping
 // tensor regions) and MANUAL (explicit task ids in a MANUAL scope).
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -39,6 +40,7 @@ double run_auto(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64
     std::fprintf(stderr, "pypto auto failed: %s\n", r.message.c_str());
     std::exit(1);
   }
+  bench::last_serial_fraction() = static_cast<double>(r.tasks_undeferred) / static_cast<double>(r.tasks_submitted);
   return r.wall_seconds;
 }
 
@@ -65,7 +67,23 @@ double run_manual(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int
     std::fprintf(stderr, "pypto manual failed: %s\n", r.message.c_str());
     std::exit(1);
   }
+  bench::last_serial_fraction() = static_cast<double>(r.tasks_undeferred) / static_cast<double>(r.tasks_submitted);
   return r.wall_seconds;
+}
+
+// The fixed cost of a run: Runtime::run of an empty orchestration (median of 20000 runs, ns),
+// the workers kept alive between runs.
+void measure_empty_run(pto2::Runtime& rt) {
+  std::vector<int64_t> ns;
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t t0 = bench::now_ns();
+    pto2::RunResult r = rt.run([](const ChipStorageTaskArgs&) {});
+    ns.push_back(bench::now_ns() - t0);
+    if (!r.ok()) std::exit(1);
+  }
+  std::sort(ns.begin(), ns.end());
+  std::printf("{\"floor\": \"empty_run_ns\", \"ns\": %lld}\n", static_cast<long long>(ns[ns.size() / 2]));
+  std::fflush(stdout);
 }
 
 }  // namespace
@@ -85,13 +103,21 @@ int main(int argc, char** argv) {
   if (const char* e = std::getenv("BENCH_INLINE_BELOW_NS")) opt.inline_below_ns(static_cast<uint32_t>(std::atoi(e)));
   pto2::Runtime rt(opt);
   rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
+  // --floors: the two floors (bench_common.h) and the fixed cost of an empty run, nothing else.
+  if (argc > 1 && std::strcmp(argv[1], "--floors") == 0) {
+    bench::measure_floors();
+    measure_empty_run(rt);
+    return 0;
+  }
+  // BENCH_SYSTEM_NAME names the records (run.sh: "pypto_queued" for the short path off).
+  const char* system = std::getenv("BENCH_SYSTEM_NAME") ? std::getenv("BENCH_SYSTEM_NAME") : "pypto";
   // BENCH_MODES=auto or manual runs one mode only (profiling).
   const std::string modes = std::getenv("BENCH_MODES") ? std::getenv("BENCH_MODES") : "auto,manual";
   if (modes.find("auto") != std::string::npos)
     bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_auto(rt, p, w, s, g); }, "auto",
-                       "pypto", c, metg);
+                       system, c, metg);
   if (modes.find("manual") != std::string::npos)
     bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_manual(rt, p, w, s, g); },
-                       "manual", "pypto", c, metg);
+                       "manual", system, c, metg);
   return 0;
 }

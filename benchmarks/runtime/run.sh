@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds and runs the runtime benchmarks: Task-Bench patterns on libpto2 (auto and manual),
 # OpenMP tasks (libgomp via g++, libomp via clang++) and the oneTBB flow graph, in one run.
-# Writes benchmarks/results/runtime.json and prints a table with ratios (peer / pypto).
+# Writes benchmarks/results/runtime.json and prints a table with ratios (peer / pypto), then
+# pypto's own tables: the short path on (default) and the queued path (short path off), each
+# with best / median / spread of the rounds and as multiples of two floors measured in the same
+# run (a serial empty non-inlined call; one cross-core handoff), plus the fixed cost of an
+# empty run. METG marked * is unreliable (CPU availability varied between its probes).
 #   benchmarks/runtime/run.sh            # full run (3 interleaved rounds, best of; ~2 min on 2 cores)
 #   BENCH_QUICK=1 benchmarks/runtime/run.sh   # per-task cost only, no METG
 # Environment: BENCH_ROUNDS (3), BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (20000),
@@ -50,28 +54,54 @@ for ((round = 1; round <= rounds; round++)); do
   for s in "${systems[@]}"; do
     echo "round $round/$rounds: running $s ..." >&2
     OMP_NUM_THREADS="${BENCH_CORES:-2}" OMP_WAIT_POLICY=passive "$build/bench_$s" "${args[@]}" | tee -a "$out" >/dev/null
+    if [ "$s" = pypto ]; then
+      # The queued path: the short path off (every task goes through a worker's queue).
+      echo "round $round/$rounds: running pypto (queued path, BENCH_INLINE_BELOW_NS=0) ..." >&2
+      BENCH_INLINE_BELOW_NS=0 BENCH_SYSTEM_NAME=pypto_queued "$build/bench_pypto" "${args[@]}" | tee -a "$out" >/dev/null
+      "$build/bench_pypto" --floors | tee -a "$out" >/dev/null
+    fi
   done
 done
 
 python3 - "$out" "$root/benchmarks/results/runtime.json" <<'PY'
 import json, sys
-rounds = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-# Best round per (pattern, mode, system): lowest per-task cost and lowest METG.
-best = {}
+import statistics
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+rounds = [r for r in lines if "pattern" in r]
+# Floors (bench_common.h measure_floors, bench_pypto --floors): best of the rounds.
+floors = {}
+for r in lines:
+    if "floor" in r:
+        floors[r["floor"]] = min(floors.get(r["floor"], r["ns"]), r["ns"])
+# Best round per (pattern, mode, system): lowest per-task cost and lowest METG; also the
+# median and spread (max - min) of the rounds, and whether any round was unreliable.
+best, seen = {}, {}
 for r in rounds:
     k = (r["pattern"], r["mode"], r["system"])
+    s = seen.setdefault(k, {"ns": [], "metg": [], "unreliable": False})
+    s["ns"].append(r["ns_per_task"])
+    if r.get("metg_us") is not None:
+        s["metg"].append(r["metg_us"])
+    s["unreliable"] |= bool(r.get("unreliable"))
     b = best.setdefault(k, dict(r))
     b["ns_per_task"] = min(b["ns_per_task"], r["ns_per_task"])
     if r["metg_us"] is not None:
         b["metg_us"] = r["metg_us"] if b["metg_us"] is None else min(b["metg_us"], r["metg_us"])
+for k, b in best.items():
+    s = seen[k]
+    b["ns_per_task_median"] = statistics.median(s["ns"])
+    b["ns_per_task_spread"] = max(s["ns"]) - min(s["ns"])
+    b["metg_us_median"] = statistics.median(s["metg"]) if s["metg"] else None
+    b["metg_us_spread"] = (max(s["metg"]) - min(s["metg"])) if s["metg"] else None
+    b["unreliable"] = s["unreliable"]
 recs = list(best.values())
 # OpenMP and TBB have no auto/manual distinction: their graph serves both rows.
 full = []
 for r in recs:
     full.append(r)
-    if r["system"] != "pypto":
+    if not r["system"].startswith("pypto"):
         m = dict(r); m["mode"] = "manual"; full.append(m)
-json.dump(full, open(sys.argv[2], "w"), indent=1)
+json.dump(full + [{"floor": k, "ns": v} for k, v in floors.items()], open(sys.argv[2], "w"), indent=1)
 full = [dict(r) for r in full]
 def get(p, m, s, k):
     for r in full:
@@ -79,6 +109,7 @@ def get(p, m, s, k):
             return r[k]
     return None
 systems = [s for s in ["pypto", "libgomp", "libomp", "tbb_flow"] if any(r["system"] == s for r in full)]
+queued = any(r["system"] == "pypto_queued" for r in full)
 patterns = list(dict.fromkeys(r["pattern"] for r in full))
 for r in full:  # throughput, derived (not part of the JSON records)
     r["mtasks_per_s"] = 1e3 / r["ns_per_task"] if r["ns_per_task"] else None
@@ -96,5 +127,26 @@ for key, unit in (("ns_per_task", "ns/task"), ("mtasks_per_s", "throughput, M ta
                 ratio = (base / v if higher_better else v / base) if ok else float('nan')
                 line += f"{ratio:>12.2f}"
             print(line)
+if floors:
+    print("\nfloors (best of the rounds): serial empty non-inlined call %.2f ns/task; one cross-core handoff %.1f ns; "
+          "fixed cost of an empty run (Runtime::run, workers alive) %.0f ns" % (
+              floors.get("serial_call_ns", float("nan")), floors.get("handoff_ns", float("nan")),
+              floors.get("empty_run_ns", float("nan"))))
+call, hand = floors.get("serial_call_ns"), floors.get("handoff_ns")
+for sysname, title in (("pypto", "short path on (default)"), ("pypto_queued", "queued path (short path off, BENCH_INLINE_BELOW_NS=0)")):
+    if sysname == "pypto_queued" and not queued:
+        continue
+    print(f"\npypto, {title}: ns/task best / median / spread of rounds, as multiples of the floors; METG best / median (* = unreliable: availability varied)")
+    print(f"{'pattern':<11} {'mode':<7}{'best':>9}{'median':>9}{'spread':>9}{'x call':>9}{'x handoff':>10}{'METG us':>9}{'median':>9}")
+    for p in patterns:
+        for m in ("auto", "manual"):
+            r = next((x for x in full if x["pattern"] == p and x["mode"] == m and x["system"] == sysname), None)
+            if r is None:
+                continue
+            mt, mm = r.get("metg_us"), r.get("metg_us_median")
+            print(f"{p:<11} {m:<7}{r['ns_per_task']:>9.1f}{r['ns_per_task_median']:>9.1f}{r['ns_per_task_spread']:>9.1f}"
+                  f"{(r['ns_per_task'] / call if call else float('nan')):>9.1f}{(r['ns_per_task'] / hand if hand else float('nan')):>10.2f}"
+                  f"{(mt if mt is not None else float('nan')):>9.2f}{(mm if mm is not None else float('nan')):>9.2f}"
+                  + (" *" if r.get("unreliable") else ""))
 print(f"\nwrote {sys.argv[2]}")
 PY

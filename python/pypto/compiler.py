@@ -32,6 +32,7 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
 )
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats
+from pypto.runtime.trace_path import resolve_trace_path
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -229,7 +230,8 @@ class CompiledProgram:
         """Runs the entry on ``args`` / ``kwargs`` (by parameter name): arrays for tensors (NumPy,
         CPU torch tensors, anything with ``__dlpack__`` or the buffer protocol), Python numbers
         for scalars. Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
-        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run. ``task_ring_size``
+        ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
+        when set; a path whose directory does not exist raises before running). ``task_ring_size``
         (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
         runtime's resources; the orchestration waits (back-pressure) when they are reached.
 
@@ -241,12 +243,14 @@ class CompiledProgram:
             out = compiled(x)                 # pl.Out allocated and returned
             stats = compiled(x=x, out=out)    # by name; out written in place
         """
+        trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
         call = self.bind(args, kwargs)
         tensors, scalars, keep = call.tensors, call.scalars, call.keep
         for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                           ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
             if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                    (val == 0 and name in ("aic_workers", "aiv_workers"))):
+                                    (val == 0 and name in ("aic_workers", "aiv_workers")) or
+                                    (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
                 raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
         config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)

@@ -118,8 +118,8 @@ int pto2_runtime_write_trace(void* runtime, const char* path);
 /* ---------------------------------------------------------------------------------------------
  * What a program library built by pypto.compile exports (defined in its program_table.cpp):
  * the kernel table, the orchestration entry and the entry's name. */
-extern const pto2_kernel_desc pypto_kernel_table[];
-extern const uint32_t pypto_kernel_count;
+extern const pto2_kernel_desc pypto_program_kernel_table[];
+extern const uint32_t pypto_program_kernel_count;
 extern const pto2_entry_fn pypto_orchestration_entry;
 extern const char pypto_entry_name[];
 
@@ -130,6 +130,18 @@ int pypto_host_run(const pto2_tensor_arg* tensors, uint32_t n_tensors, const uin
                    uint32_t chips, uint64_t* stats_out, char* err_buf, size_t err_len);
 /* Copies up to `cap` records of the last run as (index, target_id, chip, start_us, end_us). */
 uint32_t pypto_host_last_tasks(double* out, uint32_t cap);
+
+/* Cancels the run in progress on `runtime` (a pto2::Runtime*), if any; see Runtime::cancel.
+ * Thread-safe and async-signal-safe.   pto2_runtime_cancel(rt); */
+void pto2_runtime_cancel(void* runtime);
+
+/* Cancels every run in progress in the process (pto2_run's included). Async-signal-safe. */
+void pto2_cancel_all_runs(void);
+
+/* enable != 0: installs a SIGINT handler that cancels every run in progress, then calls the
+ * handler it replaced (Python's raises KeyboardInterrupt when the run returns); 0 restores
+ * that handler. Returns 0 on success.   pto2_cancel_runs_on_sigint(1); */
+int pto2_cancel_runs_on_sigint(int enable);
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine.h"
+#include "race_checker.h"
 
 using pto2::detail::Engine;
 using pto2::detail::TaskKind;
@@ -17,6 +18,12 @@ Engine& engine_for(const char* api) {
                            "(on its orchestrator thread)");
   return *e;
 }
+// Race checker (race_checker.h): a submission that got its task id.
+void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& params, const TaskOutputTensors& out) {
+  const int32_t kernels[2] = {aic, aiv};
+  if (pto2::detail::RaceChecker* rc = e.race())
+    rc->on_submit(out.task_id().raw, static_cast<int>(kind), kernels, params, out, e.in_manual_scope());
+}
 }  // namespace
 
 TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
@@ -25,6 +32,7 @@ TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
     out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task", u == Engine::Undeferred::kMustWait);
+  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIC, kernel_id, -1, params, out);
   return out;
 }
 
@@ -34,6 +42,7 @@ TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
     out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task", u == Engine::Undeferred::kMustWait);
+  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIV, -1, kernel_id, params, out);
   return out;
 }
 
@@ -44,20 +53,30 @@ TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params) {
     e.abort_orchestration("rt_submit_task: MixedKernels.third_kernel_id is " + std::to_string(kernels.third_kernel_id) +
                           "; the CPU runtime gang-starts one AIC and one AIV kernel per cluster, so a third kernel "
                           "is not supported (pass INVALID_KERNEL_ID, or submit it as its own task)");
-  return e.submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task");
+  TaskOutputTensors out = e.submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task");
+  if (e.race()) note_submit(e, TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, out);
+  return out;
 }
 
 PTO2TaskId rt_submit_dummy_task(Arg& params) {
-  return engine_for("rt_submit_dummy_task").submit(TaskKind::DUMMY, -1, -1, params, "rt_submit_dummy_task").task_id();
+  Engine& e = engine_for("rt_submit_dummy_task");
+  TaskOutputTensors out = e.submit(TaskKind::DUMMY, -1, -1, params, "rt_submit_dummy_task");
+  if (e.race()) note_submit(e, TaskKind::DUMMY, -1, -1, params, out);
+  return out.task_id();
 }
 
 TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, uint32_t n) {
-  return engine_for("alloc_tensors").alloc_tensors(infos, n);
+  Engine& e = engine_for("alloc_tensors");
+  TaskOutputTensors out = e.alloc_tensors(infos, n);
+  if (e.race()) e.race()->on_alloc_tensors(out);
+  return out;
 }
 
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices) {
   Engine* e = Engine::current();
-  if (e) e->wait_for_element(t, ndims, indices);
+  if (!e) return;
+  e->wait_for_element(t, ndims, indices);
+  if (e->race()) e->race()->on_sync(t, indices);
 }
 
 PTO2ScopeGuard::PTO2ScopeGuard() : PTO2ScopeGuard(PTO2ScopeMode::AUTO) {}

@@ -5,6 +5,7 @@
 #include <memory>
 #include <string>
 
+#include "interrupt.h"
 #include "pto_orchestration_api.h"
 
 namespace {
@@ -22,6 +23,16 @@ extern "C" uint32_t pto2_dtype_size(int32_t dtype) {
 }
 
 extern "C" int32_t pto2_abi_version(void) { return PTO2_ABI_VERSION; }
+
+extern "C" void pto2_runtime_cancel(void* runtime) {
+  if (runtime) static_cast<pto2::Runtime*>(runtime)->cancel();
+}
+
+extern "C" void pto2_cancel_all_runs(void) { pto2::detail::cancel_all_runs(); }
+
+extern "C" int pto2_cancel_runs_on_sigint(int enable) {
+  return pto2::detail::cancel_runs_on_sigint(enable != 0) ? 0 : 1;
+}
 
 extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
                         uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars, const pto2_run_options* opts,
@@ -53,7 +64,14 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
         return 2;
       }
       uint32_t shapes[PTO2_MAX_DIMS];
-      for (uint32_t k = 0; k < d.ndims; ++k) shapes[k] = static_cast<uint32_t>(d.shapes[k]);
+      for (uint32_t k = 0; k < d.ndims; ++k) {
+        if (d.shapes[k] > UINT32_MAX) {
+          put_error(err_buf, err_len, "pto2_run: tensor " + std::to_string(i) + " dimension " + std::to_string(k) +
+                                          " is " + std::to_string(d.shapes[k]) + ", above the limit 4294967295");
+          return 2;
+        }
+        shapes[k] = static_cast<uint32_t>(d.shapes[k]);
+      }
       args.add_tensor(make_tensor_external(d.data, shapes, d.ndims, static_cast<DataType>(d.dtype)));
     }
     for (uint32_t i = 0; i < n_scalars; ++i) args.add_scalar(scalars[i]);

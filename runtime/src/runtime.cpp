@@ -13,8 +13,11 @@ Runtime& Runtime::register_kernel(int32_t id, const std::string& name, CoreType 
 
 RunResult Runtime::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) { return engine_->run(entry, args); }
 
+void Runtime::cancel() noexcept { engine_->cancel(); }
+
 bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
 
 const RuntimeOptions& Runtime::options() const { return engine_->options(); }
+void Runtime::set_race_check(RaceCheck mode) { engine_->set_race_check(mode); }
 
 }  // namespace pto2

@@ -106,6 +106,8 @@ void Arg::reset() {
   has_new_output_ = false;
   allow_early_resolve_ = false;
   timing_slot_ = -1;
+  source_file_ = nullptr;
+  source_line_ = 0;
   launch_spec = LaunchSpec{};
 }
 
@@ -121,6 +123,14 @@ CoreTaskPredicate::CoreTaskPredicate(const Tensor& operand_in, std::initializer_
   if (indices.size() != operand_in.ndims)
     throw std::invalid_argument("CoreTaskPredicate: " + std::to_string(indices.size()) + " indices for a tensor of rank " +
                                 std::to_string(operand_in.ndims));
+  // Range-checked like get_tensor_data: a far index would read outside the tensor.
+  uint32_t axis = 0;
+  for (int64_t i : indices) {
+    if (i < 0 || i >= static_cast<int64_t>(operand_in.shapes[axis]))
+      throw std::invalid_argument("CoreTaskPredicate: index " + std::to_string(i) + " out of range on axis " +
+                                  std::to_string(axis) + " (extent " + std::to_string(operand_in.shapes[axis]) + ")");
+    ++axis;
+  }
   element = operand_in.element_offset(indices.begin());
 }
 

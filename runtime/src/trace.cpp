@@ -1,6 +1,6 @@
 // trace.cpp — Chrome/Perfetto trace JSON of the last run: a track per worker, a complete
 // event per task block (named after its kernel, args.task_id), flow arrows for dependency
-// edges, and one span per timing slot on its own track.
+// edges (the start event's args name both tasks: {"from": producer, "to": consumer}), and one span per timing slot on its own track.
 #include <cstdio>
 #include <fstream>
 #include <unordered_map>
@@ -64,15 +64,17 @@ bool Engine::write_trace(const std::string& path) const {
     }
   }
   uint64_t flow = 0;
-  for (const auto& edge : trace_edges_) {
+  for (const auto& edge : counters_.trace_edges) {
     auto p = spans.find(edge.first);
     auto c = spans.find(edge.second);
     if (p == spans.end() || c == spans.end()) continue;
     ++flow;
     std::snprintf(buf, sizeof buf,
-                  ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f}"
+                  ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"s\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f,"
+                  "\"args\":{\"from\":%llu,\"to\":%llu}}"
                   ",\n{\"name\":\"dep\",\"cat\":\"dep\",\"ph\":\"f\",\"bp\":\"e\",\"id\":%llu,\"pid\":0,\"tid\":%u,\"ts\":%.3f}",
                   static_cast<unsigned long long>(flow), p->second.end_tid, us(p->second.end) - 0.001,
+                  static_cast<unsigned long long>(edge.first), static_cast<unsigned long long>(edge.second),
                   static_cast<unsigned long long>(flow), c->second.start_tid, us(c->second.start));
     f << buf;
   }

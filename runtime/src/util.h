@@ -1,4 +1,4 @@
-// util.h — small concurrency helpers: spin lock, cpu pause, clock, futex-based wait point.
+// util.h — small concurrency helpers: cpu pause, clock, futex-based wait point, bounded MPMC queue.
 #pragma once
 
 #include <atomic>
@@ -30,19 +30,6 @@ inline void cpu_relax() {
 inline int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-class SpinLock {
- public:
-  void lock() {
-    while (flag_.exchange(true, std::memory_order_acquire)) {
-      while (flag_.load(std::memory_order_relaxed)) cpu_relax();
-    }
-  }
-  void unlock() { flag_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> flag_{false};
-};
 
 inline void futex_wait(std::atomic<uint32_t>* addr, uint32_t expected, int64_t timeout_ns) {
   struct timespec ts;

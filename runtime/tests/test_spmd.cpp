@@ -79,17 +79,46 @@ TEST(Spmd, SyncStartSiblingsMaySpinWait) {
   }
 }
 
+// Wider than the modelled chip: refused at submission (instead of hanging).
 TEST(Spmd, SyncStartTooManyBlocksFails) {
   Watchdog wd(30);
-  pto2::Runtime rt(workers(2));
+  pto2::Runtime rt(workers(2).aiv_cores(3));
   register_std(rt);
   pto2::RunResult r = rt.run([](const ChipStorageTaskArgs&) {
     Arg p;
-    p.launch_spec.set_block_num(3);
+    p.launch_spec.set_block_num(4);
     p.launch_spec.set_require_sync_start(true);
     rt_submit_aiv_task(3, p);
   });
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message.find("sync_start"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("2"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("the modelled chip has 3"), std::string::npos) << r.message;
+}
+
+// Wider than the host workers but within the modelled chip: gang helper threads join, and the
+// blocks really start together (each spin-waits for all the others).
+TEST(Spmd, SyncStartWiderThanTheWorkersRunsOnModelledCores) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(1).aiv_workers(2));  // default chip: 48 AIV cores
+  register_std(rt);
+  rt.register_kernel(0, "barrier", pto2::CoreType::AIV, &k_barrier);
+  std::vector<int32_t> done(8, 0);
+  for (uint32_t blocks : {4u, 8u, 3u}) {
+    std::fill(done.begin(), done.end(), 0);
+    g_arrived = 0;
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 20; ++i) {
+        Arg e;
+        rt_submit_aiv_task(3, e);
+      }
+      Arg p;
+      p.add_no_dep(ext1d(done));
+      p.add_scalar(0);
+      p.launch_spec.set_block_num(blocks);
+      p.launch_spec.set_require_sync_start(true);
+      rt_submit_aiv_task(0, p);
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    for (uint32_t i = 0; i < blocks; ++i) EXPECT_EQ(done[i], 1) << "block " << i << " of " << blocks;
+  }
 }

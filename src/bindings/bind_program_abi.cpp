@@ -120,8 +120,8 @@ class ProgramLibrary {
  public:
   ProgramLibrary(const std::string& libpto2_path, const std::string& path)
       : pto2_(libpto2(libpto2_path)), path_(path), handle_(open_library(path, RTLD_LOCAL)) {
-    table_ = symbol<const pto2_kernel_desc*>(handle_, "pypto_kernel_table", path);
-    count_ = *symbol<const uint32_t*>(handle_, "pypto_kernel_count", path);
+    table_ = symbol<const pto2_kernel_desc*>(handle_, "pypto_program_kernel_table", path);
+    count_ = *symbol<const uint32_t*>(handle_, "pypto_program_kernel_count", path);
     entry_ = *symbol<const pto2_entry_fn*>(handle_, "pypto_orchestration_entry", path);
     entry_name_ = symbol<const char*>(handle_, "pypto_entry_name", path);
   }

@@ -207,7 +207,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass ClassifyIterArgCarry() {
-  return Pass{"ClassifyIterArgCarry", {IRProperty::ReturnParamsExplicit}, {IRProperty::IterArgCarryClassified}, Run};
+  return Pass{"ClassifyIterArgCarry", {IRProperty::ReturnParamsExplicit}, {IRProperty::IterArgCarryClassified}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

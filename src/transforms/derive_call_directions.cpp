@@ -84,7 +84,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass DeriveCallDirections() {
-  return Pass{"DeriveCallDirections", {}, {IRProperty::CallDirectionsDerived}, Run};
+  return Pass{"DeriveCallDirections", {}, {IRProperty::CallDirectionsDerived}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

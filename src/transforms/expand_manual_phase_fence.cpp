@@ -190,7 +190,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass ExpandManualPhaseFence() {
-  return Pass{"ExpandManualPhaseFence", {IRProperty::CallDirectionsDerived}, {}, Run};
+  return Pass{"ExpandManualPhaseFence", {IRProperty::CallDirectionsDerived}, {}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -6,6 +6,7 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
@@ -18,6 +19,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::CallDirectionsDerived: return "CallDirectionsDerived";
     case IRProperty::RuntimeScopesMaterialized: return "RuntimeScopesMaterialized";
     case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
+    case IRProperty::ManualDepsOnSubmitOnly: return "ManualDepsOnSubmitOnly";
   }
   return "?";
 }
@@ -140,6 +142,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::ManualDepsOnSubmitOnly: return CheckManualDepsOnSubmitOnly(program);
   }
   return out;
 }

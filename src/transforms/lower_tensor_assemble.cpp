@@ -57,7 +57,7 @@ class Lowering : public IRMutator {
       dims.push_back(k->value);
     }
     ExprPtr target = mutate_expr(c->args[0]), source = mutate_expr(c->args[1]), offsets = mutate_expr(c->args[2]);
-    FunctionPtr kernel = copy_kernel(st->dtype, dims);
+    FunctionPtr kernel = copy_kernel(st->dtype, dims, op->span);
     std::vector<ExprPtr> shape;
     for (int64_t d : dims) shape.push_back(ConstInt::make(d));
     auto slice = Call::make_op("tensor.slice", {target, MakeTuple::make(shape, op->span), offsets}, {}, op->span);
@@ -140,7 +140,9 @@ class Lowering : public IRMutator {
     return true;
   }
 
-  FunctionPtr copy_kernel(DataType dtype, const std::vector<int64_t>& dims) {
+  // The synthesized kernel carries the span of the first assemble that needs it (every
+  // statement needs one: diagnostics and the well-formedness verifier).
+  FunctionPtr copy_kernel(DataType dtype, const std::vector<int64_t>& dims, const Span& span) {
     std::string name = std::string("pypto_copy_") + to_string(dtype);
     for (auto& ch : name) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
     for (size_t i = 0; i < dims.size(); ++i) name += (i ? "x" : "_") + std::to_string(dims[i]);
@@ -153,13 +155,16 @@ class Lowering : public IRMutator {
       zeros.push_back(ConstInt::make(0));
     }
     auto tt = TensorType::make(shape, dtype);
-    auto src = Var::make("src", tt), dst = Var::make("dst", tt);
-    auto load = Call::make_op("tile.load", {src, MakeTuple::make(zeros), MakeTuple::make(shape)});
-    auto t = Var::make("t", load->type);
-    auto store = Call::make_op("tile.store", {t, MakeTuple::make(zeros), dst});
-    auto stored = Var::make("dst_1", store->type);
-    auto body = SeqStmts::make({AssignStmt::make(t, load), AssignStmt::make(stored, store), ReturnStmt::make({dst})});
-    auto fn = Function::make(name, FunctionType::InCore, {src, dst}, {ParamDirection::In, ParamDirection::Out}, {tt}, body);
+    auto src = Var::make("src", tt, span), dst = Var::make("dst", tt, span);
+    auto load = Call::make_op("tile.load", {src, MakeTuple::make(zeros, span), MakeTuple::make(shape, span)}, {}, span);
+    auto t = Var::make("t", load->type, span);
+    auto store = Call::make_op("tile.store", {t, MakeTuple::make(zeros, span), dst}, {}, span);
+    auto stored = Var::make("dst_1", store->type, span);
+    auto body = SeqStmts::make({AssignStmt::make(t, load, span), AssignStmt::make(stored, store, span),
+                                ReturnStmt::make({dst}, span)},
+                               span);
+    auto fn = Function::make(name, FunctionType::InCore, {src, dst}, {ParamDirection::In, ParamDirection::Out}, {tt}, body,
+                             Level::None, Role::None, {}, span);
     (*kernels_)[name] = fn;
     return fn;
   }
@@ -185,7 +190,8 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass LowerTensorAssemble() {
-  return Pass{"LowerTensorAssemble", {IRProperty::ReturnParamsExplicit}, {}, Run};
+  return Pass{"LowerTensorAssemble", {IRProperty::ReturnParamsExplicit}, {}, Run,
+              /*invalidated=*/{IRProperty::CallDirectionsDerived}};
 }
 
 }  // namespace pypto::transforms

@@ -99,7 +99,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass MaterializeRuntimeScopes() {
-  return Pass{"MaterializeRuntimeScopes", {}, {IRProperty::RuntimeScopesMaterialized}, Run};
+  return Pass{"MaterializeRuntimeScopes", {}, {IRProperty::RuntimeScopesMaterialized}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

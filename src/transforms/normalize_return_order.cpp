@@ -63,7 +63,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass NormalizeReturnOrder() {
-  return Pass{"NormalizeReturnOrder", {}, {IRProperty::ReturnParamsExplicit}, Run};
+  return Pass{"NormalizeReturnOrder", {}, {IRProperty::ReturnParamsExplicit}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -87,6 +87,7 @@ class ClusterOutliner : public ScopeOutliner {
 
 }  // namespace
 
-Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, OutlineScopesWith<ClusterOutliner>}; }
+Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, OutlineScopesWith<ClusterOutliner>,
+              /*invalidated=*/{IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived}}; }
 
 }  // namespace pypto::transforms

@@ -23,6 +23,7 @@
 // Errors: a value computed inside the scope (other than a tensor it writes) used after it.
 // Why: only a task can carry dependencies, a predicate or a launch spec; codegen and the
 //   runtime know tasks (Submits of kernels), not scopes.
+#include <algorithm>
 #include <unordered_set>
 
 #include "pypto/ir/error.h"
@@ -81,6 +82,10 @@ class Outliner : public ScopeOutliner {
         if (as_var(n) && as_var(n) == as_var(args[i])) dirs[i] = ArgDirection::NoDep;
       }
     }
+    // Nothing known yet: the parser's spelling of "not derived" (an empty list), so the
+    // outlined call prints and re-parses to an equal IR.
+    bool none = std::all_of(dirs.begin(), dirs.end(), [](ArgDirection d) { return d == ArgDirection::Unset; });
+    if (none) dirs.clear();
     return dirs;
   }
 
@@ -203,6 +208,7 @@ class Outliner : public ScopeOutliner {
 
 }  // namespace
 
-Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, OutlineScopesWith<Outliner>}; }
+Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, OutlineScopesWith<Outliner>,
+              /*invalidated=*/{IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived}}; }
 
 }  // namespace pypto::transforms

@@ -1,15 +1,19 @@
-// The pass manager (pass.h): runs a flat list of passes, checks their declared contracts,
-// verifies produced properties (verify mode) and dumps the printed IR after each pass.
+// The pass manager (pass.h): runs a flat list of passes, enforces their contracts (required /
+// produced / invalidated properties), verifies produced properties and well-formedness, and
+// dumps the printed IR after each pass.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/printer.h"
 #include "pypto/transforms/pass.h"
+#include "pypto/transforms/well_formed.h"
 
 namespace pypto::transforms {
 
@@ -18,6 +22,7 @@ using namespace ir;
 PassOptions PassOptions::FromEnv() {
   PassOptions o;
   if (const char* d = std::getenv("PYPTO_DUMP_IR")) o.dump_dir = d;
+  if (const char* v = std::getenv("PYPTO_VERIFY_PASSES")) o.verify_well_formed = *v && std::string(v) != "0";
   return o;
 }
 
@@ -36,33 +41,84 @@ void dump(const std::string& dir, int index, const std::string& name, const Prog
   f << python_print(p);
 }
 
+bool contains(const std::vector<IRProperty>& v, IRProperty p) { return std::find(v.begin(), v.end(), p) != v.end(); }
+
+// InternalError listing `problems` when non-empty.
+void expect_none(const std::vector<std::string>& problems, const std::string& what) {
+  if (problems.empty()) return;
+  std::ostringstream os;
+  for (auto& m : problems) os << "\n  " << m;
+  PYPTO_CHECK(false, what << ":" << os.str());
+}
+
+// A pass may not declare one property as both produced and invalidated.
+void check_contract(const Pass& pass) {
+  for (IRProperty p : pass.produced) {
+    PYPTO_CHECK(!contains(pass.invalidated, p),
+                "pass " << pass.name << " declares " << to_string(p) << " as both produced and invalidated");
+  }
+}
+
+// After `pass` ran: verify what it produces and (well-formed mode) what it claims to keep.
+void verify_after(const Pass& pass, const ProgramPtr& p, const std::set<IRProperty>& kept, const PassOptions& o) {
+  if (o.verify) {
+    for (IRProperty prod : pass.produced) {
+      expect_none(VerifyProperty(prod, p), "after pass " + pass.name + ", property " + to_string(prod) + " does not hold");
+    }
+  }
+  if (o.verify_well_formed) {
+    expect_none(VerifyWellFormed(p), "after pass " + pass.name + ", the IR is not well formed");
+    for (IRProperty k : kept) {
+      expect_none(VerifyProperty(k, p), "pass " + pass.name + " broke property " + std::string(to_string(k)) +
+                                            " without declaring it invalidated");
+    }
+  }
+}
+
 }  // namespace
 
 ProgramPtr PassManager::Run(const ProgramPtr& program) const {
   std::set<IRProperty> have = options_.assumed;
+  std::map<IRProperty, std::string> invalidated_by;
   ProgramPtr p = program;
   if (!options_.dump_dir.empty()) dump(options_.dump_dir, 0, "Input", p);
+  if (options_.verify_well_formed) expect_none(VerifyWellFormed(p), "the input program is not well formed");
   int index = 1;
   for (const Pass& pass : passes_) {
+    check_contract(pass);
     for (IRProperty r : pass.required) {
+      auto inv = invalidated_by.find(r);
       PYPTO_CHECK(have.count(r), "pass " << pass.name << " requires " << to_string(r)
-                                         << ", which no earlier pass produces");
+                                         << (inv != invalidated_by.end() ? ", which pass " + inv->second + " invalidated"
+                                                                         : std::string(", which no earlier pass produces")));
     }
     p = pass.run(p);
+    for (IRProperty i : pass.invalidated) {
+      if (have.erase(i)) invalidated_by[i] = pass.name;
+    }
+    std::set<IRProperty> kept;
+    for (IRProperty h : have) {
+      if (!contains(pass.produced, h)) kept.insert(h);
+    }
+    verify_after(pass, p, kept, options_);
     for (IRProperty prod : pass.produced) {
-      if (options_.verify) {
-        auto problems = VerifyProperty(prod, p);
-        if (!problems.empty()) {
-          std::ostringstream os;
-          for (auto& m : problems) os << "\n  " << m;
-          PYPTO_CHECK(false, "after pass " << pass.name << ", property " << to_string(prod) << " does not hold:" << os.str());
-        }
-      }
       have.insert(prod);
+      invalidated_by.erase(prod);
     }
     if (!options_.dump_dir.empty()) dump(options_.dump_dir, index, pass.name, p);
     ++index;
   }
+  return p;
+}
+
+ProgramPtr RunPass(const Pass& pass, const ProgramPtr& program, const PassOptions& options) {
+  check_contract(pass);
+  for (IRProperty r : pass.required) {
+    expect_none(VerifyProperty(r, program), "pass " + pass.name + " requires " + to_string(r) + ", which its input lacks");
+  }
+  if (options.verify_well_formed) expect_none(VerifyWellFormed(program), "the input program is not well formed");
+  ProgramPtr p = pass.run(program);
+  verify_after(pass, p, {}, options);
   return p;
 }
 

@@ -60,7 +60,7 @@ std::vector<std::string> CheckManualDepsOnSubmitOnly(const ProgramPtr& program) 
 }
 
 Pass VerifyManualDepsOnSubmitOnly() {
-  return Pass{"VerifyManualDepsOnSubmitOnly", {}, {}, [](const ProgramPtr& program) {
+  return Pass{"VerifyManualDepsOnSubmitOnly", {}, {IRProperty::ManualDepsOnSubmitOnly}, [](const ProgramPtr& program) {
                 auto problems = CheckManualDepsOnSubmitOnly(program);
                 if (!problems.empty()) {
                   std::ostringstream os;
@@ -68,7 +68,8 @@ Pass VerifyManualDepsOnSubmitOnly() {
                   PYPTO_CHECK(false, "ManualDepsOnSubmitOnly does not hold:" << os.str());
                 }
                 return program;
-              }};
+              },
+              /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -1,6 +1,12 @@
 """Fixtures shared by the Python tests."""
 
+import os
+
 import pytest
+
+# Every pass run in the test suite is followed by the well-formedness verifier and a re-check
+# of the IR properties the pass claims to keep (pypto/transforms/pass.h).
+os.environ.setdefault("PYPTO_VERIFY_PASSES", "1")
 
 from pypto.runtime import build as build_mod
 

@@ -5,7 +5,7 @@ import re
 import numpy as np
 
 from pypto import cli
-from pypto.runtime.cli_run import checksum, parse_dims
+from pypto.cli.run import checksum, parse_dims
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 

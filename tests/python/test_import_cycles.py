@@ -16,8 +16,8 @@ import os
 
 import pypto
 
-# Allowed while the CLI moves into one package (the `userday` change); the merge removes it.
-_ALLOWED = {frozenset({"pypto.cli", "pypto.runtime.cli_run"})}
+# No exceptions: the CLI is one package (pypto/cli/) whose command modules import only its helpers.
+_ALLOWED: set = set()
 
 
 def _modules(root: str) -> dict:

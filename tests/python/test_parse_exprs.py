@@ -114,7 +114,7 @@ def test_kernel_call_and_python_number_args():
 
 
 def test_multi_output_unpacking_and_tuple_index():
-    stmts = main_stmts("p, m = self.two(a, b, d)\npm = self.two(a, p, m)\nq = pm[1]")
+    stmts = main_stmts("p, m = self.two(a, d, d)\npm = self.two(a, p, m)\nq = pm[1]")
     tmp, p, m, pm, q = stmts
     assert isinstance(tmp.var.type, ir.TupleType)
     assert isinstance(p.value, ir.TupleGetItem) and p.value.index == 0 and p.value.tuple.same_as(tmp.var)

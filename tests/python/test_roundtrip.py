@@ -265,7 +265,7 @@ class Tiles:
     """),
     "predicate_forms": program("""
         rc = pl.create_tensor([2, 2], dtype=pl.INT32)
-        rc, t0 = pl.submit(self.kernel_add, a, b, rc)
+        rc, t0 = pl.submit(self.gate, rc)
         d, t1 = pl.submit(self.kernel_add, a, b, d, deps=[t0], predicate=(0 < rc[1, 0]))
         d, t2 = pl.spmd_submit(self.kernel_add, a, b, d, core_num=2, deps=[t0, t1], timing_slot=0,
                                predicate=(rc[0, 1] == -3))
@@ -273,7 +273,12 @@ class Tiles:
             ta = pl.load(a, [0, 0], [16, 16])
             d = pl.store(ta, [0, 0], d)
         return d
-    """),
+    """, extra="""
+    @pl.function(type=pl.FunctionType.InCore)
+    def gate(self, rc: pl.InOut[pl.Tensor[[2, 2], pl.INT32]]) -> pl.Tensor[[2, 2], pl.INT32]:
+        rc = pl.store(pl.load(rc, [0, 0], [2, 2]), [0, 0], rc)
+        return rc
+"""),
     "taskid_carries_in_parallel": program("""
         with pl.manual_scope():
             prev = None

@@ -1,15 +1,16 @@
 // Orchestration code generation: an Orchestration function of a prepared Program -> C++
 // against the PTO2 runtime API (runtime/include/pto_orchestration_api.h), following
-// orchestration_codegen.txt as a strict 1:1 translation.
+// orchestration_codegen.txt.
 //
 //   ProgramPtr prepared = pypto::transforms::RunDefaultPipeline(program);
 //   OrchestrationResult r = pypto::codegen::GenerateOrchestration(prepared, "orch_basic");
 //   r.files["orchestration/orch_basic.cpp"] == r.code;
 //   r.kernel_ids["kernel_add"] == 0;  r.core_types["kernel_add"] == "AIV";
 //
-// The input must satisfy VerifyCodegenPreconditions (transforms/verifier.h); otherwise this
-// throws InternalError. A program the generator cannot express (an unsupported op, a callee
-// that is not a kernel, ...) is a UserError with the offending statement's span.
+// It first runs transforms::VerifyOrchestrationProgram (transforms/verify_program.h): IR that
+// fails VerifyCodegenPreconditions is an InternalError; a program the generator cannot express
+// (an unsupported op, a callee that is not a kernel, ...) is a UserError with the offending
+// statement's span.
 #pragma once
 #include <map>
 #include <string>
@@ -44,8 +45,13 @@ OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const s
 // Left / Right / Acc / Mat), "MIXED" for a Group function.
 std::string InferCoreType(const ir::Program& program, const ir::Function& fn);
 
-// Strips SSA / pass-pipeline suffixes from a Var name for C++ emission ("c__ssa_v3" -> "c",
-// "acc_1" -> "acc"). Never used for identity.
+// The C++ spelling of a Var name: the DSL name with characters C++ rejects replaced
+// ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);
+
+// True for a name generated C++ may not declare: a C++ keyword, a macro or library name the
+// generated files see (NULL, errno, INT64_MIN, INFINITY, ...), or a runtime name they use.
+// The one table of every code generator: IsReservedCppName("thread_local") == true.
+bool IsReservedCppName(const std::string& name);
 
 }  // namespace pypto::codegen

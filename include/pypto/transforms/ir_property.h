@@ -11,6 +11,8 @@
 //                              RuntimeScopeStmt nodes (MaterializeRuntimeScopes)
 //   IterArgCarryClassified     every ForStmt of an Orchestration function has
 //                              `iter_arg_rebind_<i>` for each iter_arg (ClassifyIterArgCarry)
+//   ManualDepsOnSubmitOnly     only Submits and system.task_dummy carry user dependency edges
+//                              (VerifyManualDepsOnSubmitOnly)
 #pragma once
 #include <string>
 #include <vector>
@@ -19,7 +21,13 @@
 
 namespace pypto::transforms {
 
-enum class IRProperty { ReturnParamsExplicit, CallDirectionsDerived, RuntimeScopesMaterialized, IterArgCarryClassified };
+enum class IRProperty {
+  ReturnParamsExplicit,
+  CallDirectionsDerived,
+  RuntimeScopesMaterialized,
+  IterArgCarryClassified,
+  ManualDepsOnSubmitOnly,
+};
 
 const char* to_string(IRProperty p);
 

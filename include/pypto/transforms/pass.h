@@ -1,13 +1,25 @@
 // A pass and the pass manager.
 //
-// A Pass is a named Program -> Program rewrite with declared required / produced properties
-// (ir_property.h). The PassManager runs a flat list of passes in order; it refuses a pass
-// whose required properties are not established by the input or an earlier pass, can run the
-// verifier of each produced property after the pass (verify mode), and can write the printed
-// IR (pypto::ir::python_print) after each pass:
+// A Pass is a named Program -> Program rewrite with a contract over IR properties
+// (ir_property.h): the properties it requires, the ones it produces and the ones it
+// invalidates (may break). The PassManager runs a flat list of passes in order and enforces
+// the contracts:
+//   - a pass whose required property is not established by the input or an earlier pass (or
+//     was invalidated since) is refused;
+//   - a property a pass invalidates is dropped from the established set; a pass may not both
+//     produce and invalidate one property;
+//   - verify mode (default on) runs the verifier of each produced property after the pass;
+//   - verify_well_formed mode (PYPTO_VERIFY_PASSES=1; the test suites set it) also runs the
+//     well-formedness verifier (well_formed.h) after every pass and re-verifies every
+//     established property the pass did not declare invalidated, so an undeclared
+//     invalidation is caught at the pass that does it.
+// It can also write the printed IR (pypto::ir::python_print) after each pass:
 //
 //   PassManager pm(DefaultPipeline(), PassOptions::FromEnv());   // PYPTO_DUMP_IR=<dir>
 //   ProgramPtr out = pm.Run(program);    // writes <dir>/00_Input.py, <dir>/01_NormalizeReturnOrder.py, ...
+//
+// A single pass runs on its own with RunPass(pass, program), which checks the pass's
+// produced properties and well-formedness the same way (Python: pypto.ir.passes.<Name>()(program)).
 #pragma once
 #include <functional>
 #include <set>
@@ -24,13 +36,19 @@ struct Pass {
   std::vector<IRProperty> required;
   std::vector<IRProperty> produced;
   std::function<ir::ProgramPtr(const ir::ProgramPtr&)> run;
+  // Properties the pass may break (dropped by the manager after it runs). Last, so that a
+  // `Pass{name, required, produced, run}` that invalidates nothing stays valid.
+  std::vector<IRProperty> invalidated = {};
 };
 
 struct PassOptions {
   std::string dump_dir;            // non-empty: write the printed IR after each pass here
   bool verify = true;              // run the verifier of each produced property after its pass
   std::set<IRProperty> assumed;    // properties the input is known to have already
-  // dump_dir from the environment variable PYPTO_DUMP_IR (empty when unset).
+  // Run VerifyWellFormed after every pass and re-verify the properties it keeps.
+  bool verify_well_formed = false;
+  // dump_dir from PYPTO_DUMP_IR (empty when unset); verify_well_formed from
+  // PYPTO_VERIFY_PASSES (on when set to anything but "" or "0").
   static PassOptions FromEnv();
 };
 
@@ -46,6 +64,12 @@ class PassManager {
   std::vector<Pass> passes_;
   PassOptions options_;
 };
+
+// Runs one pass outside a pipeline: verifies that its required properties hold on the input
+// (InternalError listing the violations otherwise), runs it, and (as the manager does)
+// verifies its produced properties and, with options.verify_well_formed, well-formedness.
+//   ProgramPtr out = RunPass(NormalizeReturnOrder(), program);
+ir::ProgramPtr RunPass(const Pass& pass, const ir::ProgramPtr& program, const PassOptions& options = PassOptions::FromEnv());
 
 // The default orchestration pipeline, one flat list (see pipeline.cpp).
 std::vector<Pass> DefaultPipeline();

@@ -16,6 +16,8 @@ from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
 from pypto.language import _types as T
 
+_MAX_EXTENT = 1 << 63     # shape entries are INDEX (int64) values
+
 _FORMS = ("pl.Tensor[[d0, d1], pl.FP32]", "pl.Tile[[d0, d1], pl.FP32]", "pl.Scalar[pl.FP32]",
           "pl.Array[N, pl.TASK_ID]", "pl.Out[pl.Tensor[...]]", "pl.InOut[pl.Tensor[...]]")
 
@@ -74,6 +76,12 @@ def shape_expr(ctx, node: ast.AST):
                         help='declare a dynamic dimension with M = pl.dynamic("M") at module level')
     if isinstance(v, T.DynamicDim):
         return ctx.prog.dynamic_var(v.name, ctx.span(node))
+    if v < 0:
+        raise ctx.error(node, f"shape entry {v} is negative: an extent is at least 0",
+                        help="write the number of elements along this dimension")
+    if v >= _MAX_EXTENT:
+        raise ctx.error(node, f"shape entry {v} is too large: an extent must be below 2^63",
+                        help="shapes are INDEX (int64) values")
     return ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(node))
 
 

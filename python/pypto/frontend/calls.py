@@ -12,6 +12,7 @@ from __future__ import annotations
 import ast
 import builtins
 import enum
+import functools
 import types
 
 from pypto._core import ir
@@ -190,11 +191,13 @@ _PARAM_OUT, _ARG_UNSET, _ARG_NODEP = ir.ParamDirection.Out, ir.ArgDirection.Unse
 _TASK_ID = ir.DataType.TASK_ID
 
 
-def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool):
+def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool, deferred: list | None = None):
     """Arguments of a call to program function `sig` -> (args, arg_directions).
 
     `pl.no_dep(x)` marks its slot NoDep (others Unset); with no NoDep the list is empty.
     With allow_omitted_out (pl.submit), trailing pl.Out parameters may be left out.
+    With `deferred`, the tensor shape/dtype/direction checks are appended there (as thunks)
+    instead of run, so a caller can report its other errors first.
     """
     params = sig.params
     if len(arg_nodes) > len(params) or (len(arg_nodes) < len(params) and not allow_omitted_out):
@@ -208,7 +211,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
                             help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
     args, dirs, any_nodep = [], [], False
-    for a, p, pt in zip(arg_nodes, params, sig.param_types):
+    for a, p, pt, pd in zip(arg_nodes, params, sig.param_types, sig.directions):
         d, inner = _ARG_UNSET, a
         if type(a) is ast.Call:
             callee = peek_builtin(ctx, a.func)
@@ -227,6 +230,12 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
         # no TaskId passed for another scalar. Otherwise _check_arg_kind raises the located error.
         if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
             _check_arg_kind(ctx, inner, e, p, sig)
+        elif type(et) is ir.TensorType:
+            check = functools.partial(_check_tensor_call_arg, ctx, inner, e, p, sig, pd)
+            if deferred is None:
+                check()
+            else:
+                deferred.append(check)
         args.append(e)
         dirs.append(d)
     return args, (dirs if any_nodep else [])
@@ -284,6 +293,64 @@ def _check_arg_kind(ctx, node, e, p, sig):
     raise ctx.error(node, f"argument '{p.name}' of '{sig.name}' expects {expected}, got {irtypes.describe(e.type)}",
                     help={"tensor": "pass a tensor parameter or a tensor created with pl.create_tensor",
                           "scalar": "pass a scalar expression or a Python number"}.get(pk, ""))
+
+
+_WRITES = (ir.ParamDirection.Out, ir.ParamDirection.InOut)
+
+
+def _check_tensor_arg(ctx, node, e, p, sig):
+    """A tensor argument must have the parameter's dtype, rank and (where both are constants)
+    extents: a [32, N] view passed for a [16, N] parameter would otherwise run on half the data."""
+    at, ptype = e.type, p.type
+    if at.dtype != ptype.dtype:
+        raise ctx.error(node, f"argument '{p.name}' of '{sig.name}' expects dtype pl.{ptype.dtype.name}, got "
+                        f"{irtypes.type_str(at)}", help=f"pass a pl.{ptype.dtype.name} tensor (or convert it "
+                        "in a kernel with pl.cast)")
+    if len(at.shape) != len(ptype.shape):
+        raise ctx.error(node, f"argument '{p.name}' of '{sig.name}' expects a rank-{len(ptype.shape)} tensor "
+                        f"({irtypes.type_str(ptype)}), got rank {len(at.shape)} ({irtypes.type_str(at)})",
+                        help="pass a view of the parameter's shape, e.g. with pl.tensor.slice")
+    for k, (ad, pdim) in enumerate(zip(at.shape, ptype.shape)):
+        if isinstance(ad, ir.ConstInt) and isinstance(pdim, ir.ConstInt) and ad.value != pdim.value:
+            raise ctx.error(node, f"argument '{p.name}' of '{sig.name}' expects shape "
+                            f"{irtypes.type_str(ptype)}, got {irtypes.type_str(at)} (dimension {k}: "
+                            f"{ad.value} != {pdim.value})",
+                            help="pass a view of the parameter's shape, e.g. with pl.tensor.slice")
+
+
+def _check_tensor_call_arg(ctx, node, e, p, sig, pd):
+    _check_tensor_arg(ctx, node, e, p, sig)
+    if pd in _WRITES and ctx.is_orchestration:
+        _check_not_read_only(ctx, node, e, p, sig, pd)
+
+
+def view_root(ctx, e):
+    """The variable a tensor value is a view of: through assignments and pl.tensor.slice."""
+    seen = 0
+    while isinstance(e, ir.Var) and seen < 10000:
+        v = ctx.defs.get(e)
+        if isinstance(v, ir.Call) and v.callee == "tensor.slice" and v.args:
+            e = v.args[0]
+        elif isinstance(v, ir.Var):
+            e = v
+        else:
+            break
+        seen += 1
+    return e
+
+
+def _check_not_read_only(ctx, node, e, p, sig, pd):
+    """An orchestration's own pl.In tensor parameter (or a view of it) may not be passed where
+    the callee writes: the caller's input array would be modified (or a hidden copy written)."""
+    root = view_root(ctx, e)
+    for q, qd in zip(ctx.sig.params, ctx.sig.directions):
+        if q == root:        # identity of IR nodes
+            if qd == ir.ParamDirection.In:
+                raise ctx.error(node, f"'{q.name}' is an input (pl.In) parameter of '{ctx.sig.name}', but "
+                                f"'{sig.name}' writes its parameter '{p.name}' (pl.{pd.name})",
+                                help=f"declare it as {q.name}: pl.InOut[...] (or pl.Out[...]) if the entry may "
+                                     "modify it, or pass a tensor created with pl.create_tensor")
+            return
 
 
 def func_call(ctx, node: ast.Call):

@@ -119,6 +119,7 @@ class FnCtx:
         self.producers: dict = {}
         # pl.system.task_dummy results -> their deps, so a barrier in deps= covers its inputs.
         self.barriers: dict = {}
+        self.defs: dict = {}           # Var -> its assigned value (view roots for write checks)
         self.returned = False          # a top-level return was parsed (it must be last)
         self._py_names: dict = {}      # resolve_py results
 

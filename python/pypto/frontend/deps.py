@@ -285,7 +285,8 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
     if kind == "spmd_submit" and "core_num" not in kws:
         raise ctx.error(call, "pl.spmd_submit needs core_num=: the number of blocks to launch",
                         help="e.g. pl.spmd_submit(self.k, x, out, core_num=4)")
-    args, dirs = kernel_args(ctx, call, call.args[1:], sig, allow_omitted_out=True)
+    checks = []    # argument shape/dtype checks run after the other options are read
+    args, dirs = kernel_args(ctx, call, call.args[1:], sig, allow_omitted_out=True, deferred=checks)
     explicit = None
     if "arg_directions" in kws:
         explicit = parse_arg_directions(ctx, kws["arg_directions"], len(args), f"{pl} of '{sig.name}'")
@@ -305,6 +306,8 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         # on source programs only.
         if explicit is None:
             check_producer(ctx, ptensor, pnode, deps)
+    for check in checks:
+        check()
     sub = ir.Submit.make(sig.name, args, list(sig.return_types), deps.deps if deps else [], cn, ss, aer, slot,
                          pred, dirs, ctx.span(call))
     n = len(sig.return_types) + 1

@@ -118,6 +118,7 @@ def bind_new(ctx, name_node: ast.Name, value, stmt):
     v = ir.Var.make(name_node.id, value.type, ctx.span(name_node))
     ctx.emit(ir.AssignStmt.make(v, value, ctx.span(stmt)))
     ctx.bind(name_node.id, v)
+    ctx.defs[v] = value
     if isinstance(value, ir.Call) and value.callee == "system.task_dummy":
         ctx.barriers[v] = list(value.attrs.get("manual_dep_edges", []))
     return v

@@ -53,3 +53,6 @@ def structural_equal_explain(a, b) -> Tuple[bool, str]:
 def structural_hash(node) -> int:
     """A hash consistent with :func:`structural_equal`."""
     return _ir.structural_hash(node)
+
+
+from pypto.ir import passes  # noqa: E402,F401  (pypto.ir.passes.<PassName>()(program))

@@ -93,6 +93,21 @@ def kernel_symbol(name: str) -> str:
     return "pypto_kernel_" + name
 
 
+_MAX_STEM = 100
+
+
+def source_stem(name: str) -> str:
+    """The file name (without .cpp) of a function's generated source: its name, or for a name
+    too long for a file system (255 bytes), a prefix of it plus a hash of the whole name.
+
+        source_stem("kernel_add")   # "kernel_add"
+        source_stem("k" * 300)      # "kkk...k_3b1f0c2a9d4e" (100 + 13 characters)
+    """
+    if len(name.encode()) <= _MAX_STEM:
+        return name
+    return name[:_MAX_STEM] + "_" + hashlib.sha1(name.encode()).hexdigest()[:12]
+
+
 def program_table_source(entry: str, kernels: Sequence[KernelEntry]) -> str:
     """The generated ``program_table.cpp``: what a program library exports through the C ABI
     (``pto2_c_api.h``): the orchestration entry, its name, the kernel table and its size.
@@ -117,15 +132,15 @@ def program_table_source(entry: str, kernels: Sequence[KernelEntry]) -> str:
                  "reinterpret_cast<pto2_entry_fn>(&aicpu_orchestration_entry);")
     lines.append('extern "C" const char pypto_entry_name[] = "%s";' % entry)
     if kernels:
-        lines.append('extern "C" const pto2_kernel_desc pypto_kernel_table[] = {')
+        lines.append('extern "C" const pto2_kernel_desc pypto_program_kernel_table[] = {')
         for k in kernels:
             core = {"AIC": 0, "AIV": 1}[k.core_type]
             lines.append('    {%d, "%s", %d, reinterpret_cast<void*>(&%s)},' % (k.kernel_id, k.name, core,
                                                                               kernel_symbol(k.name)))
         lines.append("};")
     else:
-        lines.append('extern "C" const pto2_kernel_desc pypto_kernel_table[] = {{-1, "", 0, nullptr}};')
-    lines.append('extern "C" const uint32_t pypto_kernel_count = %d;' % len(kernels))
+        lines.append('extern "C" const pto2_kernel_desc pypto_program_kernel_table[] = {{-1, "", 0, nullptr}};')
+    lines.append('extern "C" const uint32_t pypto_program_kernel_count = %d;' % len(kernels))
     return "\n".join(lines) + "\n"
 
 
@@ -402,9 +417,9 @@ def build_program(entry: str, orchestration_code: str, kernel_sources: Dict[str,
                   kernels: Sequence[KernelEntry], output_dir: Optional[str] = None,
                   extra_files: Optional[Dict[str, str]] = None) -> BuildResult:
     """Writes, compiles (or finds cached) and links one program entry; see the module doc."""
-    files: Dict[str, str] = {"orchestration/%s.cpp" % entry: orchestration_code}
+    files: Dict[str, str] = {"orchestration/%s.cpp" % source_stem(entry): orchestration_code}
     for name, code in kernel_sources.items():
-        files["kernels/%s.cpp" % name] = code
+        files["kernels/%s.cpp" % source_stem(name)] = code
     files["program_table.cpp"] = program_table_source(entry, kernels)
     for rel, code in (extra_files or {}).items():
         files[rel] = code

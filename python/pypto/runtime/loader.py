@@ -13,7 +13,9 @@ the GIL.
 
 from __future__ import annotations
 
+import ctypes
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
@@ -84,6 +86,24 @@ def _run_stats(d: dict) -> RunStats:
                     tasks_undeferred=d["tasks_undeferred"])
 
 
+_sigint_lock = threading.Lock()
+_sigint_installed = False
+
+
+def _cancel_runs_on_sigint() -> None:
+    """Once per process, on the main thread: Ctrl-C cancels the runs in progress (libpto2's
+    SIGINT hook), then Python's own handler raises KeyboardInterrupt when the run returns."""
+    global _sigint_installed
+    if _sigint_installed or threading.current_thread() is not threading.main_thread():
+        return
+    with _sigint_lock:
+        if not _sigint_installed:
+            lib = ctypes.CDLL(library_path(), mode=ctypes.RTLD_GLOBAL)
+            lib.pto2_cancel_runs_on_sigint.argtypes = [ctypes.c_int]
+            lib.pto2_cancel_runs_on_sigint(1)
+            _sigint_installed = True
+
+
 def _load_error(path: str, e: Exception) -> RunError:
     return RunError("cannot load %s: %s" % (path, e), help="rebuild it (delete the pypto cache directory)")
 
@@ -97,6 +117,7 @@ class ProgramLibrary:
             self._lib = _abi().ProgramLibrary(library_path(), os.path.abspath(path))
         except RuntimeError as e:
             raise _load_error(path, e) from None
+        _cancel_runs_on_sigint()
 
     def kernel_count(self) -> int:
         return self._lib.kernel_count()
@@ -157,6 +178,7 @@ class HostLibrary:
             self._lib = _abi().HostLibrary(library_path(), os.path.abspath(path))
         except RuntimeError as e:
             raise _load_error(path, e) from None
+        _cancel_runs_on_sigint()
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], chips: int):
         ok, message, st, records = self._lib.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],

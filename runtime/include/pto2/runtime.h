@@ -6,8 +6,10 @@
 //     if (!r.ok()) puts(r.message.c_str());
 //     rt.write_trace("trace.json");
 //
-// A Runtime owns its worker threads (parked while idle). run() is not reentrant: one run at a
-// time per Runtime (calls from several threads are serialized).
+// A Runtime owns its worker threads: they live as long as the Runtime, spinning briefly and
+// then parking between tasks and between runs. run() executes the orchestration entry on the
+// calling thread; one run at a time per Runtime (calls from several threads are serialized).
+// cancel() stops a run from any thread or a signal handler.
 #pragma once
 
 #include <cstddef>
@@ -15,6 +17,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pto2/kernel.h"
@@ -24,9 +27,20 @@ namespace pto2 {
 
 enum class CoreType : int32_t { AIC = 0, AIV = 1 };
 
+/// What a run does about missing dependencies (docs/manual_dependencies.md, "The race checker"):
+/// Off, or record every tensor access and report conflicting pairs that no dependency orders,
+/// as a failed run (Error) or in RunResult::race_report only (Warn).
+enum class RaceCheck : uint8_t { Off = 0, Warn = 1, Error = 2 };
+
 struct RuntimeOptions {
-  uint32_t aic_workers_ = 1;
-  uint32_t aiv_workers_ = 2;
+  uint32_t aic_workers_ = 1;         ///< host threads running AIC tasks
+  uint32_t aiv_workers_ = 2;         ///< host threads running AIV tasks
+  /// The modelled chip's core counts (default: Ascend 910B, 24 AIC + 48 AIV). A sync_start
+  /// SPMD task may gang up to this many blocks of a type; blocks beyond the workers of that
+  /// type run on extra host threads started for gangs (multiplexed onto the host's cores by
+  /// the OS). 0 = the worker count (no multiplexing).
+  uint32_t aic_cores_ = 24;
+  uint32_t aiv_cores_ = 48;
   uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
   uint32_t task_ring_size_ = 512;    ///< in-flight task slots (back-pressure beyond)
   size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
@@ -41,12 +55,17 @@ struct RuntimeOptions {
   uint32_t help_threshold_ = 0;      ///< 0 = 16 x workers
   /// A kernel whose measured average run time is below this many ns runs undeferred (when it
   /// has nothing to wait for): shipping it to a worker would cost more than running it.
-  /// 0 = never on that ground. Run times are sampled (1 execution in 32 per thread).
+  /// 0 = never on that ground. Run times are sampled (1 execution in 64 per thread, and every
+  /// execution until the kernel's first measurement).
   uint32_t inline_below_ns_ = 100;
+  /// Race checker: `RuntimeOptions{}.race_check(pto2::RaceCheck::Warn)`; `race_check(true)` = Error.
+  RaceCheck race_check_ = RaceCheck::Off;
 
   RuntimeOptions& aic_workers(uint32_t n) { aic_workers_ = n; return *this; }
   RuntimeOptions& aiv_workers(uint32_t n) { aiv_workers_ = n; return *this; }
   RuntimeOptions& clusters(uint32_t n) { clusters_ = n; return *this; }
+  RuntimeOptions& aic_cores(uint32_t n) { aic_cores_ = n; return *this; }
+  RuntimeOptions& aiv_cores(uint32_t n) { aiv_cores_ = n; return *this; }
   RuntimeOptions& task_ring_size(uint32_t n) { task_ring_size_ = n; return *this; }
   RuntimeOptions& memory_limit(size_t bytes) { memory_limit_ = bytes; return *this; }
   RuntimeOptions& trace(bool on) { trace_ = on; return *this; }
@@ -55,6 +74,8 @@ struct RuntimeOptions {
   RuntimeOptions& orchestrator_helps(bool on) { orchestrator_helps_ = on; return *this; }
   RuntimeOptions& help_threshold(uint32_t n) { help_threshold_ = n; return *this; }
   RuntimeOptions& inline_below_ns(uint32_t ns) { inline_below_ns_ = ns; return *this; }
+  RuntimeOptions& race_check(RaceCheck mode) { race_check_ = mode; return *this; }
+  RuntimeOptions& race_check(bool on) { race_check_ = on ? RaceCheck::Error : RaceCheck::Off; return *this; }
 };
 
 struct TimingSlotSpan {
@@ -82,6 +103,11 @@ struct RunResult {
   size_t peak_bytes = 0;         ///< peak bytes of live runtime-allocated tensors
   size_t pool_bytes = 0;         ///< bytes the memory pool holds from the system
   std::vector<TimingSlotSpan> timing_slots;  ///< one per slot used
+  /// Race checker (RuntimeOptions::race_check): unordered conflicting task pairs found, and
+  /// their report (in Error mode also the run's `message`).
+  uint64_t races = 0;
+  std::string race_report;
+  std::vector<std::pair<uint64_t, uint64_t>> race_pairs;  ///< (earlier, later) task ids, one per pair
 };
 
 using OrchestrationEntry = std::function<void(const ChipStorageTaskArgs&)>;
@@ -99,12 +125,22 @@ class Runtime {
 
   /// Registers kernel `id` (ids are small non-negative integers). Not during a run.
   Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
-  /// Runs `entry(args)` on an orchestrator thread while the workers execute ready tasks;
-  /// returns when everything finished or the run failed (then remaining tasks are cancelled).
+  /// Runs `entry(args)` on the calling thread (the orchestrator thread of the run) while the
+  /// workers execute ready tasks; returns when everything finished or the run failed (then
+  /// remaining tasks are cancelled). Options out of range throw std::invalid_argument from
+  /// the constructor (aic_workers / aiv_workers above 4096, task_ring_size above 2^24).
   RunResult run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
+  /// Stops the run in progress, if any: tasks not yet started are cancelled, the next call of
+  /// the orchestration into the runtime unwinds it, and run() returns (within the time the
+  /// kernels running now take) with RunResult::message "cancelled: ...". The Runtime stays
+  /// usable. Thread-safe and async-signal-safe (atomics and futex wakes only):
+  ///     std::thread t([&] { rt.run(entry, args); });  rt.cancel();  t.join();
+  void cancel() noexcept;
   /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON.
   bool write_trace(const std::string& path) const;
   const RuntimeOptions& options() const;
+  /// Changes RuntimeOptions::race_check for the following runs. Not during a run.
+  void set_race_check(RaceCheck mode);
 
  private:
   std::unique_ptr<detail::Engine> engine_;

@@ -177,6 +177,13 @@ class Arg {
   void set_allow_early_resolve(bool v) { allow_early_resolve_ = v; }
   /// Tasks sharing slot K (0..15) report one span: earliest dispatch .. latest finish.
   void set_task_timing_slot(uint32_t slot) { timing_slot_ = static_cast<int32_t>(slot); }
+  /// The DSL line that submits this task (race reports, run-time errors): see PTO2_SOURCE_SITE.
+  void set_source_site(const char* file, int32_t line) {
+    source_file_ = file;
+    source_line_ = line;
+  }
+  const char* source_file() const { return source_file_; }
+  int32_t source_line() const { return source_line_; }
   void reset();
 
   LaunchSpec launch_spec;
@@ -220,7 +227,13 @@ class Arg {
   bool has_new_output_ = false;
   bool allow_early_resolve_ = false;
   int32_t timing_slot_ = -1;
+  const char* source_file_ = nullptr;  // a string literal of the generated code
+  int32_t source_line_ = 0;
 };
+
+/// `PTO2_SOURCE_SITE(params_t3, "prog.py", 42);` — generated code names the DSL line of a
+/// submission. Generated files define it as a no-op when the runtime header does not.
+#define PTO2_SOURCE_SITE(params, file, line) (params).set_source_site(file, line)
 
 /// Result of a submission or of alloc_tensors: the runtime-allocated tensors, in order, and
 /// the task id (invalid for alloc_tensors and for a dummy task that was elided).

@@ -202,12 +202,22 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + c + ")";
       return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
     case BinaryOp::Mod:
-      if (fl) throw UserError("'%' on floating-point scalars is not supported in orchestration code", b.span, "");
+      if (fl) throw InternalError("'%' on floating-point scalars (VerifyProgram refuses it)");
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + c + ")";
       return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
     case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
     case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
-    default: break;
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or: break;
   }
   throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }

@@ -30,8 +30,7 @@ EntryPrologue BuildEntryPrologue(const Function& fn, EntryNaming& naming, const 
   for (auto& param : fn.params) {
     auto* st = param->type->as<ScalarType>();
     if (!st) continue;
-    PYPTO_USER_CHECK(st->dtype != DataType::TASK_ID, param->span,
-                     who << " parameter '" << param->name << "' cannot be a TaskId", "");
+    PYPTO_CHECK(st->dtype != DataType::TASK_ID, who << " parameter '" << param->name << "' is a TaskId");
     std::string name = naming.scalar_param(param.get());
     std::string slot = "orch_args.scalar(" + std::to_string(p.scalar_count++) + ")";
     if (is_float(st->dtype)) {

@@ -20,7 +20,7 @@
 #include "host_emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
-#include "pypto/transforms/verifier.h"
+#include "pypto/transforms/verify_program.h"
 
 namespace pypto::codegen {
 
@@ -74,8 +74,8 @@ std::string HostEmitter::ref(const Var* v, const Span& span) {
     used_.insert(v);
     return it->second;
   }
-  throw UserError("'" + GetSSABaseName(v->name) + "' has no value in this HOST-level orchestration", span,
-                  "HOST orchestration code can use its parameters, loop variables and the results of pl.submit");
+  throw InternalError("HOST codegen: '" + v->name + "' at line " + std::to_string(span.line) +
+                      " has no value (VerifyHostProgram refuses it)");
 }
 
 namespace {
@@ -139,19 +139,8 @@ std::string HostEmitter::Generate() {
 
 HostResult GenerateHostOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateHostOrchestration: null program");
+  transforms::VerifyHostProgram(program, func_name);   // preconditions, then every user error
   FunctionPtr fn = program->get(func_name);
-  PYPTO_USER_CHECK(fn, program->span, "program '" << program->name << "' has no function named '" << func_name << "'",
-                   "pass the name of an @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST) method");
-  PYPTO_USER_CHECK(fn->type == FunctionType::Orchestration && fn->level == Level::HOST, fn->span,
-                   "function '" << func_name << "' is not a HOST-level Orchestration function",
-                   "declare it with @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST); "
-                   "chip-level orchestration goes through generate_orchestration");
-  auto problems = transforms::VerifyCodegenPreconditions(program, func_name);
-  if (!problems.empty()) {
-    std::ostringstream os;
-    for (auto& p : problems) os << "\n  " << p;
-    PYPTO_CHECK(false, "HOST codegen preconditions do not hold (run the default pipeline first):" << os.str());
-  }
   host::HostEmitter e(program, fn);
   HostResult r;
   r.func_name = func_name;

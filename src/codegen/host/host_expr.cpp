@@ -16,8 +16,8 @@ std::string HostEmitter::expr(const ExprPtr& e) { return print_scalar(e); }
 std::string HostEmitter::var_text(const Var* v, const Span& span) { return ref(v, span); }
 
 void HostEmitter::unsupported(const ExprPtr& e) {
-  throw UserError(std::string("this expression (") + to_string(e->kind) + ") is not supported in a HOST-level orchestration",
-                  e->span, "assign calls to a variable first; HOST code computes scalars only");
+  throw InternalError(std::string("HOST codegen: a ") + to_string(e->kind) +
+                      " in a scalar expression (VerifyHostProgram refuses it)");
 }
 
 std::string HostEmitter::scalar_slot(const ExprPtr& e, DataType param_dtype) {

@@ -16,10 +16,6 @@ using namespace pypto::ir;
 
 namespace {
 
-const char* kHostHelp =
-    "a HOST-level orchestration submits chip-level orchestration functions (pl.submit) and "
-    "loops / branches over them; everything else belongs in the chip-level function";
-
 bool is_tid_scalar(const TypePtr& t) {
   auto* s = t ? t->as<ScalarType>() : nullptr;
   return s && s->dtype == DataType::TASK_ID;
@@ -76,34 +72,43 @@ void HostEmitter::prescan(const StmtPtr& s) {
 
 void HostEmitter::emit_stmt(const StmtPtr& s) {
   if (!s) return;
-  if (auto* q = s->as<SeqStmts>()) {
-    for (auto& x : q->stmts) emit_stmt(x);
-  } else if (auto* r = s->as<RuntimeScopeStmt>()) {
-    emit_stmt(r->body);
-  } else if (auto* a = s->as<AssignStmt>()) {
-    emit_assign(*a);
-  } else if (auto* ev = s->as<EvalStmt>()) {
-    if (ev->expr->is<Submit>() || (ev->expr->is<Call>() && !ev->expr->as<Call>()->is_op)) {
-      emit_submit(*ev->expr, nullptr);
-    } else {
-      throw UserError("this statement is not supported in a HOST-level orchestration", s->span, kHostHelp);
+  switch (s->kind) {
+    case NodeKind::SeqStmts:
+      for (auto& x : s->as<SeqStmts>()->stmts) emit_stmt(x);
+      return;
+    case NodeKind::RuntimeScopeStmt: emit_stmt(s->as<RuntimeScopeStmt>()->body); return;
+    case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
+    case NodeKind::EvalStmt: {
+      const ExprPtr& e = s->as<EvalStmt>()->expr;
+      PYPTO_CHECK(e->is<Submit>() || (e->is<Call>() && !e->as<Call>()->is_op),
+                  "HOST codegen: an expression statement that is not a submit");
+      emit_submit(*e, nullptr);
+      return;
     }
-  } else if (auto* f = s->as<ForStmt>()) {
-    emit_for(*f);
-  } else if (auto* i = s->as<IfStmt>()) {
-    emit_if(*i);
-  } else if (auto* y = s->as<YieldStmt>()) {
-    PYPTO_CHECK(!yield_targets_.empty(), "HOST codegen: yield outside a loop or branch");
-    const auto& targets = yield_targets_.back();
-    PYPTO_CHECK(targets.size() == y->values.size(), "HOST codegen: yield arity mismatch");
-    for (size_t k = 0; k < targets.size(); ++k) emit_yield(targets[k], y->values[k]);
-  } else if (s->is<ReturnStmt>()) {
-    // Results are the Out/InOut tensors, written in place by the next-level tasks.
-  } else if (s->is<ScopeStmt>()) {
-    throw UserError("pl.at / pl.spmd / pl.cluster scopes are not supported in a HOST-level orchestration", s->span,
-                    kHostHelp);
-  } else {
-    throw UserError("this statement is not supported in a HOST-level orchestration", s->span, kHostHelp);
+    case NodeKind::ForStmt: emit_for(*s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: emit_if(*s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: {
+      auto* y = s->as<YieldStmt>();
+      PYPTO_CHECK(!yield_targets_.empty(), "HOST codegen: yield outside a loop or branch");
+      const auto& targets = yield_targets_.back();
+      PYPTO_CHECK(targets.size() == y->values.size(), "HOST codegen: yield arity mismatch");
+      for (size_t k = 0; k < targets.size(); ++k) emit_yield(targets[k], y->values[k]);
+      return;
+    }
+    case NodeKind::ReturnStmt: return;   // results are the Out/InOut tensors, written in place
+    case NodeKind::ScopeStmt:            // outlined by OutlineIncoreScopes / OutlineClusterScopes
+    case NodeKind::Var:
+    case NodeKind::IterArg:
+    case NodeKind::ConstInt:
+    case NodeKind::ConstFloat:
+    case NodeKind::ConstBool:
+    case NodeKind::BinaryExpr:
+    case NodeKind::UnaryExpr:
+    case NodeKind::Cast:
+    case NodeKind::Call:
+    case NodeKind::Submit:
+    case NodeKind::MakeTuple:
+    case NodeKind::TupleGetItem: PYPTO_CHECK(false, "HOST codegen: unexpected statement " << to_string(s->kind));
   }
 }
 
@@ -127,7 +132,7 @@ void HostEmitter::emit_assign(const AssignStmt& a) {
     if (c->callee == "array.create") return emit_array_create(var);
     if (c->callee == "array.get_element") return emit_array_get(var, *c);
     if (c->callee == "array.update_element") return emit_array_update(var, *c);
-    throw UserError("'" + c->callee + "' is not supported in a HOST-level orchestration", v->span, kHostHelp);
+    PYPTO_CHECK(false, "HOST codegen: no form for '" << c->callee << "' (VerifyHostProgram refuses it)");
   }
   if (auto* g = v->as<TupleGetItem>()) {
     auto* tv = as_var(g->tuple);
@@ -150,7 +155,7 @@ void HostEmitter::emit_assign(const AssignStmt& a) {
     bind(var, name);
     return;
   }
-  throw UserError("this assignment is not supported in a HOST-level orchestration", a.span, kHostHelp);
+  PYPTO_CHECK(false, "HOST codegen: unsupported assignment (VerifyHostProgram refuses it)");
 }
 
 void HostEmitter::emit_submit(const Expr& e, const Var* result) {
@@ -162,12 +167,8 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
     callee = sub->callee;
     args = &sub->args;
     deps = &sub->deps;
-    PYPTO_USER_CHECK(!sub->core_num && !sub->sync_start, e.span,
-                     "pl.spmd_submit is not available in a HOST-level orchestration",
-                     "a HOST-level orchestration submits to the L3 runtime, which supports only deps=");
-    PYPTO_USER_CHECK(!sub->allow_early_resolve && sub->timing_slot < 0 && !sub->predicate, e.span,
-                     "only deps= is supported by pl.submit in a HOST-level orchestration",
-                     "a HOST-level orchestration submits to the L3 runtime, which supports only deps=");
+    PYPTO_CHECK(!sub->core_num && !sub->sync_start && !sub->allow_early_resolve && sub->timing_slot < 0 && !sub->predicate,
+                "HOST codegen: a pl.submit with more than deps=");
   } else {
     auto* c = e.as<Call>();
     callee = c->callee;
@@ -175,15 +176,8 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
   }
   FunctionPtr fn = program_->get(callee);
   auto tid_it = target_ids_.find(callee);
-  PYPTO_USER_CHECK(fn && tid_it != target_ids_.end(), e.span,
-                   "a HOST-level orchestration can only submit chip-level Orchestration functions; '"
-                       << callee << "' is " << (fn ? to_string(fn->type) : std::string("unknown")),
-                   "wrap the kernel calls in an @pl.function(type=pl.FunctionType.Orchestration) function and "
-                   "submit that");
-  PYPTO_USER_CHECK(args->size() == fn->params.size(), e.span,
-                   "the HOST-level submit of '" << callee << "' must pass every argument (" << fn->params.size()
-                                                << "), got " << args->size(),
-                   "the L3 runtime allocates no output tensors: pass the pl.Out arguments too");
+  PYPTO_CHECK(fn && tid_it != target_ids_.end() && args->size() == fn->params.size(),
+              "HOST codegen: a submit of '" << callee << "' that is not a full chip-level submit");
   submitted_.insert(callee);
 
   const int n = task_count_++;
@@ -197,15 +191,13 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
     const ExprPtr& x = (*args)[i];
     if (fn->params[i]->type->is<TensorType>()) {
       auto* xv = as_var(x);
-      PYPTO_USER_CHECK(xv && x->type && x->type->is<TensorType>(), x->span,
-                       "argument " << i << " of '" << callee << "' must be a tensor", "");
+      PYPTO_CHECK(xv && x->type && x->type->is<TensorType>(), "argument " << i << " of '" << callee << "' is not a tensor");
       arg_text[i] = ref(xv, x->span);
       line(a + ".add_tensor(" + arg_text[i] + ");");
     } else if (auto* st = fn->params[i]->type->as<ScalarType>()) {
       line(a + ".add_scalar(" + scalar_slot(x, st->dtype) + ");");
     } else {
-      throw UserError("parameter '" + fn->params[i]->name + "' of '" + callee +
-                          "' has a type a next-level task cannot take", x->span, "pass tensors and scalars");
+      PYPTO_CHECK(false, "parameter '" << fn->params[i]->name << "' of '" << callee << "' is neither tensor nor scalar");
     }
   }
   if (deps) emit_dep_waits(a, *deps);
@@ -224,9 +216,7 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
         if (fn->params[i].get() == rv) idx = static_cast<long>(i);
     }
     if (idx < 0 && k < outs.size()) idx = static_cast<long>(outs[k]);
-    PYPTO_USER_CHECK(idx >= 0 && !arg_text[idx].empty(), e.span,
-                     "result " << k << " of '" << callee << "' is not one of its tensor parameters",
-                     "a chip-level orchestration submitted from HOST must return its pl.Out / pl.InOut parameters");
+    PYPTO_CHECK(idx >= 0 && !arg_text[idx].empty(), "result " << k << " of '" << callee << "' is not a tensor parameter");
     results.push_back(arg_text[idx]);
   }
 
@@ -270,9 +260,7 @@ std::string HostEmitter::declare_carry(const Var* v, const std::string& init_tex
     line(ctype(st->dtype) + " " + name + " = " + init_text + ";");
     line("(void)" + name + ";");
   } else {
-    throw UserError("loop / branch carry '" + GetSSABaseName(v->name) +
-                        "' has a type HOST-level orchestration code cannot carry", span,
-                    "carry task ids, tensors or scalars");
+    PYPTO_CHECK(false, "carry '" << v->name << "' at line " << span.line << " has a type HOST code cannot carry");
   }
   return name;
 }
@@ -296,10 +284,8 @@ void HostEmitter::emit_for(const ForStmt& f) {
       continue;
     }
     std::string init = expr(ia->init);
-    PYPTO_USER_CHECK(!(as_var(ia->init) && handle_array_size(as_var(ia->init)) > 0 && is_tid_scalar(ia->type)),
-                     ia->span,
-                     "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is a scalar but starts from an array of TaskIds",
-                     "carry the array itself, or read one slot: prev = tids[k]");
+    PYPTO_CHECK(!(as_var(ia->init) && handle_array_size(as_var(ia->init)) > 0 && is_tid_scalar(ia->type)),
+                "scalar TaskId carry '" << ia->name << "' starts from an array");
     std::string name = declare_carry(ia, init, ia->span);
     bind(ia, name);
     carries.push_back(YieldTarget{name, array_size_of(ia->type), nullptr});

@@ -25,14 +25,6 @@ namespace pypto::codegen::host {
 
 using namespace pypto::ir;
 
-namespace {
-
-const char* kDepsHelp =
-    "deps= takes task ids from pl.submit, pl.system.task_dummy results, loop carries of them, "
-    "TaskId array slots (tids[k]), TaskId arrays (pl.array.create(N, pl.TASK_ID)) or None";
-
-}  // namespace
-
 int64_t HostEmitter::handle_array_size(const Var* v) const {
   if (auto* at = v->type ? v->type->as<ArrayType>() : nullptr) return at->dtype == DataType::TASK_ID ? at->size : 0;
   auto it = fence_arrays_.find(v);
@@ -48,7 +40,7 @@ void HostEmitter::bind_alias(const Var* to, const Var* from, const Span& span) {
 void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<ExprPtr>& deps) {
   for (auto& d : deps) {
     auto* dv = as_var(d);
-    PYPTO_USER_CHECK(dv && is_task_id(d->type), d->span, "this deps= entry is not a TaskId", kDepsHelp);
+    PYPTO_CHECK(dv && is_task_id(d->type), "HOST codegen: a deps= entry that is not a TaskId");
     std::string h = ref(dv, d->span);
     if (const int64_t n = handle_array_size(dv); n > 0) {
       std::string k = fresh("k");
@@ -100,9 +92,7 @@ namespace {
 
 const Var* array_operand(const Call& call) {
   const Var* arr = as_var(call.args.at(0));
-  PYPTO_USER_CHECK(arr && arr->type && arr->type->is<ArrayType>(), call.span,
-                   call.callee << " needs an array variable",
-                   "name the array: tids = pl.array.create(N, pl.TASK_ID), then tids[k]");
+  PYPTO_CHECK(arr && arr->type && arr->type->is<ArrayType>(), call.callee << " without an array variable");
   return arr;
 }
 
@@ -125,9 +115,7 @@ void HostEmitter::emit_array_update(const Var* result, const Call& call) {
   const ExprPtr& value = call.args.at(2);
   std::string text;
   if (auto* v = as_var(value); v && is_task_id(v->type)) {
-    PYPTO_USER_CHECK(handle_array_size(v) == 0, value->span,
-                     "a TaskId array slot holds one TaskId, but '" << GetSSABaseName(v->name) << "' is an array of them",
-                     "store one task id: tids[k] = tid");
+    PYPTO_CHECK(handle_array_size(v) == 0, "TaskId array slot given the array '" << v->name << "'");
     text = ref(v, value->span);
   } else {
     text = expr(value);
@@ -146,10 +134,7 @@ HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, 
   if (init == "TaskHandle::invalid()") {
     line("TaskHandle " + arr + "[" + size + "] = {};");
   } else {
-    PYPTO_USER_CHECK(init_n == 0 || init_n == n, f.span,
-                     "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is an array of " << n
-                                             << " slots but starts from an array of " << init_n,
-                     "nested pl.parallel loops carrying one TaskId need the same trip count");
+    PYPTO_CHECK(init_n == 0 || init_n == n, "fence '" << ia->name << "' of " << n << " slots starts from " << init_n);
     line("TaskHandle " + arr + "[" + size + "];");
     std::string k = fresh("k");
     open_block("for (int64_t " + k + " = 0; " + k + " < " + size + "; ++" + k + ")");
@@ -175,9 +160,7 @@ void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
   const bool value_is_array = value_n > 0 || (v && v->type && v->type->is<ArrayType>());
   std::string text = expr(value);
   if (target.array_size == 0) {
-    PYPTO_USER_CHECK(!value_is_array, value->span,
-                     "this yields an array of TaskIds where one TaskId is carried",
-                     "carry the array itself, or read one slot: prev = tids[k]");
+    PYPTO_CHECK(!value_is_array, "HOST codegen: an array yielded to a scalar TaskId carry");
     if (text != target.text) line(target.text + " = " + text + ";");
     return;
   }
@@ -189,8 +172,7 @@ void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
     close_block();
     return;
   }
-  PYPTO_USER_CHECK(target.fence_loop, value->span, "this yields one TaskId where an array of them is carried",
-                   "yield the array (after tids[k] = tid)");
+  PYPTO_CHECK(target.fence_loop, "HOST codegen: one TaskId yielded to an array carry");
   // The slot of this pl.parallel iteration: (i - start) / step.
   const ForStmt& f = *target.fence_loop;
   std::string slot = ref(f.loop_var.get(), f.span);

@@ -12,6 +12,7 @@
 #include <cctype>
 
 #include "kernel_emitter.h"
+#include "pypto/codegen/orchestration.h"
 #include "kernel_group_sync.h"
 #include "pypto/ir/mutator.h"
 
@@ -130,7 +131,7 @@ void KernelEmitter::Line(const std::string& s) { out_ << std::string(indent_ * 2
 
 std::string KernelEmitter::Fresh(const std::string& hint) {
   std::string base = Sanitize(hint);
-  if (ReservedNames().count(base)) base += "_";
+  if (ReservedNames().count(base) || IsReservedCppName(base)) base += "_";
   std::string name = base;
   for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_names_.insert(name);

@@ -55,7 +55,7 @@ void Emitter::emit_for(const ForStmt& f) {
       continue;
     }
     std::string type = decl_type(ia->type);
-    PYPTO_USER_CHECK(!type.empty(), ia->span, "loop-carried value '" << ia->name << "' has an unsupported type", "");
+    PYPTO_CHECK(!type.empty(), "loop-carried value '" << ia->name << "' has an unsupported type");
     std::string init = strip_parens(expr(ia->init));
     std::string name = declare(ia);
     line(type + " " + name + " = " + init + ";");
@@ -87,7 +87,7 @@ void Emitter::emit_if(const IfStmt& s) {
     } else if (auto* sc = rv->type->as<ScalarType>()) {
       line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
     } else {
-      throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
+      PYPTO_CHECK(false, "if result '" << rv->name << "' has an unsupported type");
     }
     target.names.push_back(name);
   }

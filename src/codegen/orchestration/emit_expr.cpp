@@ -14,9 +14,8 @@ using namespace ir;
 std::string Emitter::ctype(DataType d) { return common::CppScalarType(d, "PTO2TaskId"); }
 
 std::string Emitter::runtime_dtype(DataType d, const Span& span) {
-  if (d != DataType::TASK_ID) return common::CppRuntimeDType(d);
-  throw UserError(std::string("a tensor of ") + to_string(d) + " elements cannot be created in orchestration code", span,
-                  "TaskIds live in pl.array.create(N, pl.TASK_ID), not in tensors");
+  PYPTO_CHECK(d != DataType::TASK_ID, "a tensor of TaskIds at line " << span.line << " (VerifyOrchestrationProgram refuses it)");
+  return common::CppRuntimeDType(d);
 }
 
 using common::IsAtomicCppText;
@@ -34,7 +33,16 @@ bool Emitter::non_negative(const ExprPtr& e) const {
       case BinaryOp::Mod:
       case BinaryOp::Min:
       case BinaryOp::Max: return non_negative(b->a) && non_negative(b->b);
-      default: return false;
+      case BinaryOp::Sub:
+      case BinaryOp::Div:
+      case BinaryOp::Eq:
+      case BinaryOp::Ne:
+      case BinaryOp::Lt:
+      case BinaryOp::Le:
+      case BinaryOp::Gt:
+      case BinaryOp::Ge:
+      case BinaryOp::And:
+      case BinaryOp::Or: return false;
     }
   }
   return false;
@@ -45,12 +53,8 @@ std::string Emitter::expr(const ExprPtr& e) { return print_scalar(e); }
 std::string Emitter::var_text(const Var* v, const Span&) { return ref(v); }
 
 void Emitter::unsupported(const ExprPtr& e) {
-  if (auto* c = e->as<Call>()) {
-    throw UserError(std::string("'") + c->callee + "' cannot be used inside an expression in orchestration code", e->span,
-                    "assign it to a variable first");
-  }
-  throw UserError(std::string("this expression (") + to_string(e->kind) + ") is not supported in orchestration code",
-                  e->span, "");
+  throw InternalError(std::string("orchestration codegen: a ") + to_string(e->kind) +
+                      " in a scalar expression (VerifyOrchestrationProgram refuses it)");
 }
 
 Binding Emitter::capture(const ExprPtr& e) {

@@ -26,9 +26,7 @@ void Emitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::EvalStmt: {
       const ExprPtr& e = s->as<EvalStmt>()->expr;
       auto* c = e->as<Call>();
-      PYPTO_USER_CHECK(e->is<Submit>() || (c && !c->is_op), s->span,
-                       "this expression statement has no effect in an orchestration function",
-                       "assign the result of an op to a variable");
+      PYPTO_CHECK(e->is<Submit>() || (c && !c->is_op), "orchestration codegen: an expression statement that is not a task");
       emit_task(*e, nullptr);
       return;
     }
@@ -37,10 +35,19 @@ void Emitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::YieldStmt: emit_yield(*s->as<YieldStmt>()); return;
     case NodeKind::RuntimeScopeStmt: emit_runtime_scope(*s->as<RuntimeScopeStmt>()); return;
     case NodeKind::ReturnStmt: return;   // the entry returns void; outputs are Out/InOut tensors
-    case NodeKind::ScopeStmt:
-      throw UserError("pl.at / pl.spmd / pl.cluster scopes are not supported by orchestration codegen yet", s->span,
-                      "call a kernel function (self.kernel(...)) or use pl.submit / pl.spmd_submit instead");
-    default: PYPTO_CHECK(false, "orchestration codegen: unexpected statement " << to_string(s->kind));
+    case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes
+    case NodeKind::Var:
+    case NodeKind::IterArg:
+    case NodeKind::ConstInt:
+    case NodeKind::ConstFloat:
+    case NodeKind::ConstBool:
+    case NodeKind::BinaryExpr:
+    case NodeKind::UnaryExpr:
+    case NodeKind::Cast:
+    case NodeKind::Call:
+    case NodeKind::Submit:
+    case NodeKind::MakeTuple:
+    case NodeKind::TupleGetItem: PYPTO_CHECK(false, "orchestration codegen: unexpected statement " << to_string(s->kind));
   }
 }
 
@@ -54,9 +61,7 @@ void Emitter::emit_assign(const AssignStmt& a) {
     }
     if (c->callee == "tensor.create" && is_batched(var)) return;
     const OrchestrationOpHandler* h = OrchestrationOpRegistry::Instance().Get(c->callee);
-    PYPTO_USER_CHECK(h, value->span, "operation '" << c->callee << "' is not supported in an orchestration function",
-                     "tile operations belong in kernels (FunctionType.InCore / AIC / AIV); orchestration supports "
-                     "tensor.create/read/slice/transpose/dim/assemble");
+    PYPTO_CHECK(h, "orchestration codegen: no handler for '" << c->callee << "' (VerifyOrchestrationProgram admits it)");
     (*h)(*this, var, *c);
     return;
   }
@@ -72,12 +77,8 @@ void Emitter::emit_assign(const AssignStmt& a) {
     bind(var, binding_of(src));
     return;
   }
-  if (value->is<MakeTuple>()) {
-    throw UserError("tuple values are not supported in orchestration functions", value->span,
-                    "unpack the results of a multi-output call directly: a, b = self.kernel(...)");
-  }
   auto* st = var->type->as<ScalarType>();
-  PYPTO_USER_CHECK(st, value->span, "unsupported assignment in an orchestration function", "");
+  PYPTO_CHECK(st && !value->is<MakeTuple>(), "orchestration codegen: unsupported assignment (VerifyOrchestrationProgram admits it)");
   std::string text = strip_parens(expr(value));
   std::string name = declare(var);
   line(ctype(st->dtype) + " " + name + " = " + text + ";");

@@ -42,20 +42,13 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
   walk(group.body);
   for (auto& name : order) {
     FunctionPtr k = program.get(name);
-    PYPTO_USER_CHECK(k && k->is_kernel(), group.span,
-                     "Group function '" << group.name << "' calls '" << name << "', which is not a kernel",
-                     "a Group body calls one AIC kernel and one AIV kernel");
+    PYPTO_CHECK(k && k->is_kernel(), "Group function '" << group.name << "' calls '" << name << "', not a kernel");
     std::string ct = InferCoreType(program, *k);
     std::string& slot = ct == "AIC" ? g.aic : g.aiv;
-    PYPTO_USER_CHECK(slot.empty() || slot == name, group.span,
-                     "Group function '" << group.name << "' calls two " << ct << " kernels ('" << slot << "' and '"
-                                        << name << "')",
-                     "a Group body calls exactly one AIC kernel and one AIV kernel");
+    PYPTO_CHECK(slot.empty() || slot == name, "Group function '" << group.name << "' calls two " << ct << " kernels");
     slot = name;
   }
-  PYPTO_USER_CHECK(!g.aic.empty() || !g.aiv.empty(), group.span,
-                   "Group function '" << group.name << "' must call an AIC kernel and/or an AIV kernel",
-                   "AIC: FunctionType.AIC or an InCore kernel using Left/Right/Acc/Mat tiles; AIV otherwise");
+  PYPTO_CHECK(!g.aic.empty() || !g.aiv.empty(), "Group function '" << group.name << "' calls no kernel");
   return g;
 }
 
@@ -69,10 +62,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   const auto& dirs = call ? call->arg_directions : sub->arg_directions;
   FunctionPtr f = program_->get(callee);
   PYPTO_CHECK(f, "call to unknown function '" << callee << "'");
-  PYPTO_USER_CHECK(f->is_kernel() || f->type == FunctionType::Group, e.span,
-                   "orchestration function '" << fn_->name << "' calls '" << callee << "', a "
-                                              << to_string(f->type) << " function, which cannot be submitted as a task",
-                   "call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an Orchestration function");
+  PYPTO_CHECK(f->is_kernel() || f->type == FunctionType::Group, "task of '" << callee << "', a " << to_string(f->type) << " function");
   PYPTO_CHECK(dirs.size() == args.size(), "call to '" << callee << "' has no derived arg directions");
 
   const int n = next_task();
@@ -88,7 +78,9 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
       case ArgDirection::Out: method = "add_output"; break;
       case ArgDirection::InOut: method = "add_inout"; break;
       case ArgDirection::NoDep: method = "add_no_dep"; break;
-      default: PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
+      case ArgDirection::Unset:
+      case ArgDirection::Scalar:
+        PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
     }
     auto* v = as_var(args[i]);
     PYPTO_CHECK(v, "tensor argument " << i << " of '" << callee << "' is not a variable");
@@ -97,9 +89,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i]->type->is<TensorType>()) continue;
     auto* pt = f->params[i]->type->as<ScalarType>();
-    PYPTO_USER_CHECK(pt && pt->dtype != DataType::TASK_ID, args[i]->span,
-                     "argument " << i << " of '" << callee << "' must be a tensor or a number",
-                     "pass TaskIds through deps=, not as kernel arguments");
+    PYPTO_CHECK(pt && pt->dtype != DataType::TASK_ID, "argument " << i << " of '" << callee << "' is not a number");
     line(params + ".add_scalar(" + scalar_slot(args[i], pt->dtype) + ");");
   }
   // pl.submit may leave out trailing Out arguments: the runtime allocates them (manual deps).

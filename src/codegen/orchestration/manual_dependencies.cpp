@@ -43,10 +43,19 @@ const char* predicate_op(BinaryOp op, bool mirrored, const Span& span) {
     case BinaryOp::Lt: return mirrored ? "PredicateOp::GT" : "PredicateOp::LT";
     case BinaryOp::Ge: return mirrored ? "PredicateOp::LE" : "PredicateOp::GE";
     case BinaryOp::Le: return mirrored ? "PredicateOp::GE" : "PredicateOp::LE";
-    default: break;
+    case BinaryOp::Add:
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Div:
+    case BinaryOp::FloorDiv:
+    case BinaryOp::Mod:
+    case BinaryOp::Min:
+    case BinaryOp::Max:
+    case BinaryOp::And:
+    case BinaryOp::Or: break;
   }
-  throw UserError("predicate= must compare with one of == != > < >= <=", span,
-                  "write predicate=(t[i, j] > 0): one tensor element compared with an integer literal");
+  throw InternalError("predicate= compares with " + std::string(to_string(op)) + " at line " + std::to_string(span.line) +
+                      " (VerifyOrchestrationProgram refuses it)");
 }
 
 // The tensor.read of a predicate operand (through an optional Cast), or null.
@@ -125,22 +134,19 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
 
 void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::string& params) {
   auto* cmp = s.predicate->as<BinaryExpr>();
-  const char* help = "write predicate=(t[i, j] > 0): one tensor element compared with an integer literal";
-  PYPTO_USER_CHECK(cmp, s.predicate->span, "predicate= must be a comparison", help);
+  PYPTO_CHECK(cmp, "predicate= is not a comparison");
   int64_t target = 0;
   const Call* read = predicate_read(cmp->a);
   bool mirrored = false;
   if (read) {
-    PYPTO_USER_CHECK(int_literal(cmp->b, &target), s.predicate->span, "predicate= must compare with an integer literal",
-                     help);
+    PYPTO_CHECK(int_literal(cmp->b, &target), "predicate= does not compare with an integer literal");
   } else {
     read = predicate_read(cmp->b);
     mirrored = true;
-    PYPTO_USER_CHECK(read && int_literal(cmp->a, &target), s.predicate->span,
-                     "predicate= must compare one tensor element with an integer literal", help);
+    PYPTO_CHECK(read && int_literal(cmp->a, &target), "predicate= does not compare a tensor element with a literal");
   }
   const Var* t = as_var(read->args[0]);
-  PYPTO_USER_CHECK(t && t->type->is<TensorType>(), read->span, "the predicate operand must be a named tensor", help);
+  PYPTO_CHECK(t && t->type->is<TensorType>(), "the predicate operand is not a named tensor");
   auto* idx = read->args.size() > 1 ? read->args[1]->as<MakeTuple>() : nullptr;
   PYPTO_CHECK(idx, "predicate tensor.read without an index list");
   std::string list;

@@ -7,15 +7,9 @@
 namespace pypto::codegen {
 
 std::string GetSSABaseName(const std::string& name) {
+  // SSA versions of one DSL name share that name (identity is the Var pointer), so the user's
+  // spelling is kept: `x_2` stays `x_2`. Only characters C++ rejects are replaced.
   std::string s = name;
-  size_t dd = s.find("__", 1);
-  if (dd != std::string::npos) s = s.substr(0, dd);               // c__ssa_v3, out__rv_v2 -> c, out
-  size_t us = s.find_last_of('_');
-  if (us != std::string::npos && us > 0 && us + 1 < s.size()) {    // acc_1 -> acc
-    bool digits = true;
-    for (size_t i = us + 1; i < s.size(); ++i) digits = digits && std::isdigit(static_cast<unsigned char>(s[i]));
-    if (digits) s = s.substr(0, us);
-  }
   for (auto& ch : s) {
     if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
   }
@@ -34,6 +28,17 @@ const std::set<std::string>& reserved() {
       "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
       "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
       "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
+      "and_eq", "bitand", "bitor", "compl", "not_eq", "or_eq", "xor_eq", "char8_t", "char16_t", "char32_t",
+      "wchar_t", "concept", "requires", "consteval", "constinit", "co_await", "co_return", "co_yield",
+      "decltype", "noexcept", "export", "thread_local", "static_assert", "static_cast", "dynamic_cast",
+      "reinterpret_cast", "const_cast", "typeid", "reflexpr", "import", "module", "final", "override",
+      // macros and library names the generated file sees (<cstdint>, <cmath>, <cerrno>, <cstdio>, ...)
+      "NULL", "errno", "assert", "offsetof", "EOF", "stdin", "stdout", "stderr", "std", "main", "INFINITY",
+      "NAN", "HUGE_VAL", "HUGE_VALF", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX",
+      "INT64_MIN", "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "INT_MIN", "INT_MAX",
+      "UINT_MAX", "LONG_MIN", "LONG_MAX", "SIZE_MAX", "CHAR_BIT", "FLT_MAX", "FLT_MIN", "DBL_MAX", "DBL_MIN",
+      "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "BUFSIZ", "M_PI", "M_E", "unix", "linux", "size_t",
+      "ptrdiff_t", "intptr_t", "uintptr_t", "va_list", "va_arg", "va_start", "va_end", "setjmp", "longjmp",
       // runtime / entry names generated code relies on
       "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
       "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
@@ -41,6 +46,12 @@ const std::set<std::string>& reserved() {
   return r;
 }
 }  // namespace
+
+}  // namespace orchestration
+
+bool IsReservedCppName(const std::string& name) { return orchestration::reserved().count(name) > 0; }
+
+namespace orchestration {
 
 void CppScopes::push() { blocks_.emplace_back(); }
 
@@ -118,16 +129,7 @@ void Emitter::mark_used(const Binding& b) {
 std::string Emitter::ref(const ir::Var* v) {
   auto it = bindings_.find(v);
   if (it == bindings_.end()) {
-    {
-      bool is_dyn = false;
-      for (auto& dd : program_->dynamic_dims) is_dyn = is_dyn || dd.get() == v;
-      PYPTO_USER_CHECK(!is_dyn, v->span,
-                       "dynamic dimension '" << v->name << "' is used in orchestration function '" << fn_->name
-                                             << "' but none of its tensor parameters declares it",
-                       "declare a parameter whose shape uses '" + v->name + "', e.g. pl.Tensor[[" + v->name +
-                           ", 16], pl.FP32]");
-      PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
-    }
+    PYPTO_CHECK(false, "orchestration codegen: variable '" << v->name << "' used before its definition");
   }
   // A value whose C++ text names a local of a block that has closed (a runtime-allocated
   // output of a pl.submit inside pl.manual_scope(), read after the scope) has no storage any

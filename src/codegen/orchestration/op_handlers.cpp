@@ -37,7 +37,7 @@ std::vector<ExprPtr> list_arg(const Call& c, size_t i) {
 
 const Var* tensor_arg(const Call& c, size_t i) {
   const Var* v = i < c.args.size() ? as_var(c.args[i]) : nullptr;
-  PYPTO_USER_CHECK(v, c.span, c.callee << ": argument " << i << " must be a tensor variable", "assign it to a variable first");
+  PYPTO_CHECK(v, c.callee << ": argument " << i << " is not a tensor variable");
   return v;
 }
 

@@ -12,7 +12,7 @@
 #include "../common/entry_prologue.h"
 #include "emitter.h"
 #include "pypto/ir/error.h"
-#include "pypto/transforms/verifier.h"
+#include "pypto/transforms/verify_program.h"
 
 namespace pypto::codegen {
 
@@ -123,18 +123,8 @@ std::string Emitter::Generate() {
 
 OrchestrationResult GenerateOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateOrchestration: null program");
+  transforms::VerifyOrchestrationProgram(program, func_name);   // preconditions, then every user error
   FunctionPtr fn = program->get(func_name);
-  PYPTO_USER_CHECK(fn, program->span, "program '" << program->name << "' has no function named '" << func_name << "'",
-                   "pass the name of an @pl.function(type=pl.FunctionType.Orchestration) method");
-  PYPTO_USER_CHECK(fn->type == FunctionType::Orchestration, fn->span,
-                   "function '" << func_name << "' is " << to_string(fn->type) << ", not Orchestration",
-                   "generate orchestration code for an @pl.function(type=pl.FunctionType.Orchestration) method");
-  auto problems = transforms::VerifyCodegenPreconditions(program, func_name);
-  if (!problems.empty()) {
-    std::ostringstream os;
-    for (auto& p : problems) os << "\n  " << p;
-    PYPTO_CHECK(false, "orchestration codegen preconditions do not hold (run the default pipeline first):" << os.str());
-  }
 
   orchestration::Emitter e(program, fn);
   OrchestrationResult r;

@@ -216,7 +216,7 @@ std::string slot_of(Emitter& e, const Var* arr, const ExprPtr& index) {
 // prev = tids[k]  ->  PTO2TaskId prev = tids[k];   (a snapshot: later slot writes don't change it)
 void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* arr = as_var(call.args[0]);
-  PYPTO_USER_CHECK(arr, call.span, "array.get_element needs an array variable", "");
+  PYPTO_CHECK(arr, "array.get_element without an array variable");
   if (is_task_id(arr->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, arr);
     PYPTO_USER_CHECK(r, call.span, "TaskId array '" << arr->name << "' is out of scope here", "");
@@ -230,7 +230,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
 // tids[k] = tid  ->  tids[k] = tid;   (the new SSA array value shares the storage)
 void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* arr = as_var(call.args[0]);
-  PYPTO_USER_CHECK(arr, call.span, "array.update_element needs an array variable", "");
+  PYPTO_CHECK(arr, "array.update_element without an array variable");
   std::string value;
   if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, v);

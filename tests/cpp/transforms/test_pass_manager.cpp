@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string>
 
 #include "orch_test_util.h"
 #include "pypto/transforms/pass.h"
@@ -73,4 +74,74 @@ TEST(PassManager, DumpsPrintedIrAfterEachPass) {
   std::string text((std::istreambuf_iterator<char>(last)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("pl.scope()"), std::string::npos) << text;
   fs::remove_all(dir);
+}
+
+// ---- contracts: invalidated properties, well-formedness ----
+
+namespace {
+
+PassOptions well_formed_mode() {
+  PassOptions o;
+  o.verify_well_formed = true;
+  return o;
+}
+
+}  // namespace
+
+TEST(PassManager, InvalidatedPropertyIsDroppedAndNamedInTheError) {
+  Pass breaker{"Breaker", {}, {}, [](const ProgramPtr& p) { return p; }, {IRProperty::CallDirectionsDerived}};
+  try {
+    PassManager({DeriveCallDirections(), breaker, ExpandManualPhaseFence()}).Run(orch_basic());
+    FAIL() << "expected InternalError";
+  } catch (const InternalError& e) {
+    EXPECT_NE(std::string(e.what()).find("which pass Breaker invalidated"), std::string::npos) << e.what();
+  }
+  // Produced again later: the requirement is met.
+  EXPECT_NO_THROW(PassManager({DeriveCallDirections(), breaker, DeriveCallDirections(), ExpandManualPhaseFence()})
+                      .Run(orch_basic()));
+}
+
+TEST(PassManager, ProducedAndInvalidatedAtOnceIsRefused) {
+  Pass both{"Both", {}, {IRProperty::CallDirectionsDerived}, [](const ProgramPtr& p) { return p; },
+            {IRProperty::CallDirectionsDerived}};
+  EXPECT_THROW(PassManager({both}).Run(orch_basic()), InternalError);
+  EXPECT_THROW(RunPass(both, orch_basic()), InternalError);
+}
+
+TEST(PassManager, UndeclaredInvalidationIsCaughtInWellFormedMode) {
+  // Drops every derived direction but declares nothing.
+  Pass sneaky{"Sneaky", {}, {}, [](const ProgramPtr&) { return orch_basic(); }, {}};
+  auto derived = PassManager({DeriveCallDirections()}).Run(orch_basic());
+  PassOptions o = well_formed_mode();
+  o.assumed = {IRProperty::CallDirectionsDerived};
+  EXPECT_THROW(PassManager({sneaky}, o).Run(derived), InternalError);
+  o.verify_well_formed = false;
+  EXPECT_NO_THROW(PassManager({sneaky}, o).Run(derived));
+}
+
+TEST(PassManager, EveryPipelinePassDeclaresAConsistentContract) {
+  for (const Pass& p : DefaultPipeline()) {
+    for (IRProperty prod : p.produced) {
+      EXPECT_EQ(std::count(p.invalidated.begin(), p.invalidated.end(), prod), 0) << p.name;
+    }
+  }
+  EXPECT_NO_THROW(RunDefaultPipeline(orch_basic(), well_formed_mode()));
+}
+
+TEST(PassManager, RunPassChecksRequirementsOnTheInput) {
+  EXPECT_THROW(RunPass(ExpandManualPhaseFence(), orch_basic()), InternalError);   // directions not derived
+  auto derived = RunPass(DeriveCallDirections(), orch_basic());
+  EXPECT_NO_THROW(RunPass(ExpandManualPhaseFence(), derived));
+}
+
+TEST(PassManager, VerifyPassesEnvironmentVariable) {
+  const char* before = std::getenv("PYPTO_VERIFY_PASSES");
+  std::string saved = before ? before : "";
+  setenv("PYPTO_VERIFY_PASSES", "1", 1);
+  EXPECT_TRUE(PassOptions::FromEnv().verify_well_formed);
+  setenv("PYPTO_VERIFY_PASSES", "0", 1);
+  EXPECT_FALSE(PassOptions::FromEnv().verify_well_formed);
+  unsetenv("PYPTO_VERIFY_PASSES");
+  EXPECT_FALSE(PassOptions::FromEnv().verify_well_formed);
+  if (before) setenv("PYPTO_VERIFY_PASSES", saved.c_str(), 1);
 }

@@ -6,7 +6,7 @@ import pypto.language as pl
 @pl.program
 class TensorAssemble:
     @pl.function(type=pl.FunctionType.InCore)
-    def relu(self, x: pl.Tensor[[16, 16], pl.FP32],
+    def relu(self, x: pl.Tensor[[32, 16], pl.FP32],
              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         y = pl.store(pl.relu(pl.load(x, [0, 0], [16, 16])), [0, 0], y)
         return y

@@ -1,4 +1,4 @@
-"""``pypto run`` and the kernel part of ``pypto compile`` (registered in pypto/cli.py).
+"""``pypto run`` (registered in pypto/cli/__init__.py).
 
     pypto run prog.py                         # compile, run the entry on seeded random inputs
     pypto run prog.py --entry main --dim M=128 --trace t.json --aiv-workers 4
@@ -17,13 +17,10 @@ from typing import Dict, List
 
 import numpy as np
 
-__all__ = ["add_run_parser", "cmd_run", "kernel_files", "parse_dims", "checksum"]
+__all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
-
-def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
-    """``{"kernels/<name>.cpp": source}`` for the kernels an orchestration uses."""
-    from pypto._core import kernel_cpu
-    return {"kernels/%s.cpp" % name: kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
+from pypto.cli.arrays import check_outputs, check_paths, load_inputs, save_outputs
+from pypto.cli.common import CliError, load_programs, select_program
 
 
 def parse_dims(items: List[str]) -> Dict[str, int]:
@@ -65,12 +62,20 @@ def add_run_parser(sub) -> None:
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
     p.add_argument("-o", "--output", help="also write the generated sources and library here")
+    p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (np.savez(path, x=...)); "
+                   "parameters not in the file get seeded random values")
+    p.add_argument("--save", metavar="FILE.npz", help="write the Out / InOut tensors to FILE.npz by parameter name")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run N times on the same inputs and print min / median wall time (default 1)")
+    p.add_argument("--check", metavar="REF.npz", help="compare the outputs with reference arrays (per-dtype "
+                   "tolerances: FP32 rtol 1e-5 atol 1e-6, FP16 1e-3/1e-4, BF16 1e-2/1e-3, integers exact); "
+                   "exit status 1 on a mismatch")
 
 
 def cmd_run(args) -> int:
     import pypto
-    from pypto.cli import CliError, load_programs, select_program
 
+    check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     try:
@@ -83,14 +88,42 @@ def cmd_run(args) -> int:
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
+    if args.repeat < 1:
+        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
-    stats = compiled(*inputs, aic_workers=args.aic_workers, aiv_workers=args.aiv_workers, clusters=args.clusters,
-                     trace=args.trace)
+    if args.inputs:
+        inputs = load_inputs(args.inputs, compiled.params, inputs)
+    pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
+    walls = []
+    for r in range(args.repeat):
+        if r:   # every run starts from the same inputs (InOut tensors are updated in place)
+            for a, b in zip(inputs, pristine):
+                if isinstance(a, np.ndarray):
+                    np.copyto(a, b)
+        stats = compiled(*inputs, aic_workers=args.aic_workers, aiv_workers=args.aiv_workers,
+                         clusters=args.clusters, trace=args.trace if r == args.repeat - 1 else None)
+        walls.append(stats.wall_seconds)
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  args.aic_workers, args.aiv_workers))
+    if args.repeat > 1:
+        print("%d runs: min %.3f ms, median %.3f ms" % (args.repeat, min(walls) * 1e3,
+                                                        float(np.median(walls)) * 1e3))
     _print_outputs(compiled.params, inputs)
     if args.trace:
         print("trace: %s" % args.trace)
+    return _save_and_check(args, compiled.params, inputs)
+
+
+def _save_and_check(args, params, inputs) -> int:
+    if args.save:
+        save_outputs(args.save, params, inputs)
+        print("saved: %s" % args.save)
+    if args.check:
+        lines = check_outputs(args.check, params, inputs)
+        print("check against %s:" % args.check)
+        print("\n".join(lines))
+        if any("MISMATCH" in line for line in lines):
+            return 1
     return 0
 
 
@@ -106,7 +139,6 @@ def _print_outputs(params, inputs) -> None:
 def _run_host(args, program, compiled, dims) -> int:
     import time
 
-    from pypto.cli import CliError
 
     if args.trace:
         raise CliError("--trace is not available for a HOST-level entry ('%s'): trace one of its chip-level "
@@ -118,6 +150,8 @@ def _run_host(args, program, compiled, dims) -> int:
           % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
              compiled.output_dir))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
+    if args.inputs:
+        inputs = load_inputs(args.inputs, compiled.signature, inputs)
     t0 = time.perf_counter()
     stats = compiled(*inputs)
     wall = time.perf_counter() - t0
@@ -125,4 +159,4 @@ def _run_host(args, program, compiled, dims) -> int:
     print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s"
           % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", wall * 1e3, args.chips, "" if args.chips == 1 else "s"))
     _print_outputs(compiled.signature, inputs)
-    return 0
+    return _save_and_check(args, compiled.signature, inputs)

@@ -1,0 +1,35 @@
+// VerifyProgram: every user-facing validity check of the orchestration (L2) and HOST code
+// generators, run on the prepared program before the backend prints anything. A program the
+// backend cannot express is refused here with a UserError at the offending node (the first
+// one in statement order), so the code generators only print and raise InternalError for a
+// broken precondition.
+//
+//   ProgramPtr prepared = pypto::transforms::RunDefaultPipeline(program);
+//   pypto::transforms::VerifyOrchestrationProgram(prepared, "orch_basic");   // throws UserError
+//   pypto::transforms::VerifyHostProgram(prepared, "host_main");
+//
+// GenerateOrchestration / GenerateHostOrchestration call these first, so users see the same
+// messages whichever entry point they use. Checks by topic:
+//   verify_orchestration_program.cpp  L2 entry, statements, ops, tasks, Groups, predicates, carries
+//   verify_host_program.cpp           HOST entry, statements, next-level submits, TaskId arrays
+//   verify_scalar_exprs.h             the scalar expressions both backends print
+#pragma once
+#include <string>
+
+#include "pypto/ir/function.h"
+
+namespace pypto::transforms {
+
+// Checks Orchestration function `func_name` of `program` (after RunDefaultPipeline) against
+// what the L2 orchestration code generator can express. Throws ir::UserError on the first
+// violation. Example: a tile op in an orchestration body ->
+//   "operation 'tile.add' is not supported in an orchestration function"
+void VerifyOrchestrationProgram(const ir::ProgramPtr& program, const std::string& func_name);
+
+// Checks HOST-level Orchestration function `func_name` of `program` (after RunDefaultPipeline)
+// against what the HOST code generator can express. Throws ir::UserError on the first
+// violation. Example: submitting a kernel from HOST ->
+//   "a HOST-level orchestration can only submit chip-level Orchestration functions; 'k' is InCore"
+void VerifyHostProgram(const ir::ProgramPtr& program, const std::string& func_name);
+
+}  // namespace pypto::transforms

@@ -1,0 +1,59 @@
+"""The ``pypto`` command line. One function per subcommand (``cmd_<name>``), registered in
+``_SUBCOMMANDS``; add a subcommand by writing ``add_<name>_parser`` + ``cmd_<name>`` (in a module of
+this package, importing only ``pypto.cli.common``) and listing them there.
+
+    pypto compile prog.py -o out/                  # writes out/orchestration/<func>.cpp, ...
+    pypto compile prog.py -o out/ --program Name   # when prog.py defines several programs
+    pypto compile prog.py -o out/ --func orch      # one Orchestration function only
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, List, Optional, Tuple
+
+from pypto.errors import PyptoError
+from pypto.cli.common import CliError, load_programs, select_program
+from pypto.cli.compile import add_compile_parser, cmd_compile
+from pypto.cli.run import add_run_parser, cmd_run
+from pypto.cli.trace import add_trace_parser, cmd_trace
+
+__all__ = ["main", "load_programs", "select_program", "cmd_compile"]
+
+
+_SUBCOMMANDS: List[Tuple[str, Callable, Callable]] = [
+    ("compile", add_compile_parser, cmd_compile),
+    ("run", add_run_parser, cmd_run),                  # pypto/cli/run.py (e2e)
+    ("trace", add_trace_parser, cmd_trace),            # pypto/cli/trace.py
+]
+
+
+def _version() -> str:
+    """The package version ``pypto --version`` prints."""
+    from pypto import __version__
+    return __version__
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``pypto`` console script; returns the exit status."""
+    parser = argparse.ArgumentParser(prog="pypto", description="pypto: Python DSL -> PTO2 orchestration C++")
+    parser.add_argument("--version", action="version", version="pypto " + _version())
+    sub = parser.add_subparsers(dest="command", required=True)
+    handlers = {}
+    for name, add_parser, handler in _SUBCOMMANDS:
+        add_parser(sub)
+        handlers[name] = handler
+    args = parser.parse_args(argv)
+    try:
+        return handlers[args.command](args)
+    except CliError as e:
+        print("pypto: error: %s" % e, file=sys.stderr)
+        return 2
+    except PyptoError as e:
+        print(str(e), file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Named arrays in and out of ``pypto run``: ``--inputs in.npz``, ``--save out.npz``, ``--check ref.npz``.
+
+An ``.npz`` file maps parameter names to arrays (``np.savez(path, x=..., out=...)``); a scalar
+parameter is a 0-d array. Comparison tolerances depend on the dtype (``TOLERANCES``): floats
+compare with ``|a - b| <= atol + rtol * |b|``, integers and booleans exactly.
+
+    pypto run prog.py --inputs in.npz --save out.npz
+    pypto run prog.py --inputs in.npz --check ref.npz     # exit status 1 on a mismatch
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Dict, List, Sequence, Tuple
+
+import numpy as np
+
+from pypto.cli.common import CliError
+
+__all__ = ["TOLERANCES", "check_paths", "load_inputs", "outputs_by_name", "save_outputs", "check_outputs"]
+
+# (rtol, atol) per DSL dtype; dtypes not listed compare exactly.
+TOLERANCES: Dict[str, Tuple[float, float]] = {
+    "FP32": (1e-5, 1e-6),
+    "FP16": (1e-3, 1e-4),
+    "BF16": (1e-2, 1e-3),
+}
+
+
+def check_paths(args) -> None:
+    """Usage errors for ``--inputs`` / ``--check`` files that do not exist and ``--save`` / ``--trace``
+    paths whose directory does not exist, raised before anything is compiled or run."""
+    for flag, path in (("--inputs", getattr(args, "inputs", None)), ("--check", getattr(args, "check", None))):
+        if path and not os.path.isfile(path):
+            raise CliError("%s: no such file: %s" % (flag, path))
+    for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            raise CliError("%s: directory %s does not exist" % (flag, os.path.dirname(os.path.abspath(path))))
+
+
+def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
+    if not os.path.isfile(path):
+        raise CliError("%s: no such file: %s" % (flag, path))
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            return {k: data[k] for k in data.files}
+    except (OSError, ValueError) as e:
+        raise CliError("%s: %s is not a NumPy .npz file (%s)" % (flag, path, e))
+
+
+def load_inputs(path: str, params, inputs: List) -> List:
+    """``inputs`` with each parameter named in the ``.npz`` at ``path`` replaced by its array (a
+    scalar by the 0-d array's value). Unknown names and wrong shapes are usage errors."""
+    arrays = _load_npz(path, "--inputs")
+    by_name = {p.name: i for i, p in enumerate(params)}
+    unknown = sorted(set(arrays) - set(by_name))
+    if unknown:
+        raise CliError("--inputs: %s has arrays for no parameter: %s (parameters: %s)"
+                       % (path, ", ".join(unknown), ", ".join(p.name for p in params)))
+    out = list(inputs)
+    for name, arr in arrays.items():
+        i = by_name[name]
+        p = params[i]
+        if p.kind == "scalar":
+            if arr.ndim != 0:
+                raise CliError("--inputs: '%s' is a scalar parameter; give a 0-d array, got shape %s"
+                               % (name, arr.shape))
+            out[i] = arr.item()
+            continue
+        expect = tuple(np.shape(inputs[i]))
+        if tuple(arr.shape) != expect:
+            raise CliError("--inputs: '%s' has shape %s, the parameter needs %s" % (name, tuple(arr.shape), expect))
+        out[i] = np.ascontiguousarray(arr.astype(np.asarray(inputs[i]).dtype, copy=False))
+    return out
+
+
+def outputs_by_name(params, inputs: Sequence) -> Dict[str, np.ndarray]:
+    """The Out / InOut tensor arguments by parameter name."""
+    return {p.name: np.asarray(a) for p, a in zip(params, inputs)
+            if p.kind == "tensor" and p.direction in ("Out", "InOut")}
+
+
+def save_outputs(path: str, params, inputs: Sequence) -> None:
+    """Writes the Out / InOut tensors to ``path`` (``.npz``, one array per parameter name)."""
+    d = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(d):
+        raise CliError("--save: directory %s does not exist" % d)
+    np.savez(path, **outputs_by_name(params, inputs))
+
+
+def check_outputs(path: str, params, inputs: Sequence) -> List[str]:
+    """Compares the outputs with the reference arrays in ``path``; returns one line per output
+    (``OK`` or ``MISMATCH`` with the worst element). A reference for a name that is not an output
+    is a usage error; an output without a reference is reported as not checked."""
+    refs = _load_npz(path, "--check")
+    outs = outputs_by_name(params, inputs)
+    dtypes = {p.name: p.dtype for p in params}
+    unknown = sorted(set(refs) - set(outs))
+    if unknown:
+        raise CliError("--check: %s has arrays for no output: %s (outputs: %s)"
+                       % (path, ", ".join(unknown), ", ".join(sorted(outs)) or "none"))
+    lines = []
+    for name, got in outs.items():
+        if name not in refs:
+            lines.append("  %-10s not checked (no reference in %s)" % (name, path))
+            continue
+        ref = refs[name]
+        if ref.shape != got.shape:
+            lines.append("  %-10s MISMATCH shape %s, reference %s" % (name, got.shape, ref.shape))
+            continue
+        rtol, atol = TOLERANCES.get(dtypes[name], (0.0, 0.0))
+        g = _as_float64(got, dtypes[name])
+        r = _as_float64(ref.astype(got.dtype, copy=False), dtypes[name])
+        bad = ~(np.abs(g - r) <= atol + rtol * np.abs(r)) if g.size else np.zeros(0, bool)
+        nbad = int(np.count_nonzero(bad))
+        if nbad == 0:
+            lines.append("  %-10s OK (rtol %g, atol %g)" % (name, rtol, atol))
+        else:
+            idx = np.unravel_index(int(np.argmax(np.where(bad, np.abs(g - r), -1))), g.shape)
+            lines.append("  %-10s MISMATCH %d of %d elements; worst at %s: %r, reference %r (rtol %g, atol %g)"
+                         % (name, nbad, g.size, tuple(int(i) for i in idx), g[idx].item(), r[idx].item(), rtol, atol))
+    return lines
+
+
+def _as_float64(a: np.ndarray, dtype: str) -> np.ndarray:
+    if dtype == "BF16" and a.dtype == np.uint16:   # BF16 carried as raw bits without ml_dtypes
+        return (a.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    return a.astype(np.float64)

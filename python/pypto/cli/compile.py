@@ -1,0 +1,43 @@
+"""``pypto compile prog.py -o out/``: write the generated orchestration (or HOST) C++ and CPU kernels."""
+
+from __future__ import annotations
+
+from typing import Dict
+
+from pypto.cli.common import CliError, kernel_files, load_programs, select_program, write_files
+
+__all__ = ["add_compile_parser", "cmd_compile"]
+
+
+def add_compile_parser(sub) -> None:
+    p = sub.add_parser("compile", help="generate orchestration C++ for a DSL program",
+                       description="Parse PROG.py, run the pass pipeline and write the generated files.")
+    p.add_argument("file", help="Python file defining a @pl.program class")
+    p.add_argument("-o", "--output", default="out", help="output directory (default: out)")
+    p.add_argument("--program", help="program to compile when the file defines several")
+    p.add_argument("--func", help="Orchestration function to generate (default: all)")
+    p.add_argument("--dump-ir", metavar="DIR", help="write the printed IR after each pass to DIR")
+
+
+def cmd_compile(args) -> int:
+    from pypto import codegen
+
+    programs = load_programs(args.file)
+    _, program = select_program(programs, args.program, args.file)
+    prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir)
+    funcs = [args.func] if args.func else codegen.orchestration_functions(prepared)
+    if not funcs:
+        raise CliError("program %s has no Orchestration function" % program.name)
+    from pypto import host
+    host_level = set(host.host_functions(prepared))
+    files: Dict[str, str] = {}
+    for fn in funcs:
+        if fn in host_level:  # a distributed HOST-level orchestration: C++ against pto_l3_api.h
+            files["host/%s.cpp" % fn] = host.generate_host_orchestration(prepared, fn, run_passes=False).code
+            continue
+        result = codegen.generate_orchestration(prepared, fn, run_passes=False)
+        files.update(result.files)
+        files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)
+    for path in write_files(files, args.output):
+        print(path)
+    return 0

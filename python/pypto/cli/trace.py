@@ -1,0 +1,30 @@
+"""``pypto trace summary trace.json``: the critical path, time per kernel and worker utilisation of
+a run's trace (``pypto.trace_summary``)."""
+
+from __future__ import annotations
+
+from pypto.cli.common import CliError
+
+__all__ = ["add_trace_parser", "cmd_trace"]
+
+
+def add_trace_parser(sub) -> None:
+    p = sub.add_parser("trace", help="inspect a trace written by --trace / trace= / PYPTO_TRACE",
+                       description="Inspect a Chrome/Perfetto trace of a run.")
+    tsub = p.add_subparsers(dest="trace_command", required=True)
+    s = tsub.add_parser("summary", help="critical path, time per kernel, worker utilisation")
+    s.add_argument("file", help="trace JSON written by a run")
+    s.add_argument("--top", type=int, default=20, help="critical-path tasks to list (default 20)")
+
+
+def cmd_trace(args) -> int:
+    from pypto.trace_summary import TraceFormatError, summarize
+
+    try:
+        summary = summarize(args.file)
+    except FileNotFoundError:
+        raise CliError("no such file: %s" % args.file)
+    except (TraceFormatError, KeyError, TypeError, ValueError) as e:
+        raise CliError("%s is not a pypto trace: %s" % (args.file, e))
+    print(summary.format(top=args.top))
+    return 0

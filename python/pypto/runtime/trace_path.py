@@ -1,0 +1,33 @@
+"""Where a run's trace goes: the ``trace=`` argument, else ``$PYPTO_TRACE``, checked before the run.
+
+    PYPTO_TRACE=trace.json python prog.py      # every run writes its trace there (last run wins)
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Optional
+
+from pypto.errors import PyptoError
+
+__all__ = ["TracePathError", "resolve_trace_path"]
+
+
+class TracePathError(PyptoError, ValueError):
+    """The trace cannot be written where asked (its directory does not exist)."""
+
+
+def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
+    """``trace`` if given, else ``$PYPTO_TRACE`` (unset or empty: no trace). Raises
+    ``TracePathError`` before anything runs when the file's directory does not exist, so a run's
+    results are never lost to a trace that cannot be written."""
+    if trace is None:
+        trace = os.environ.get("PYPTO_TRACE") or None
+    if trace is None:
+        return None
+    trace = os.fspath(trace)
+    directory = os.path.dirname(os.path.abspath(trace))
+    if not os.path.isdir(directory):
+        raise TracePathError("cannot write the trace to %s: directory %s does not exist" % (trace, directory),
+                             help="create the directory first, or give another path (trace= or PYPTO_TRACE)")
+    return trace

@@ -1,0 +1,157 @@
+// dependencies.cpp — dependency tracking: the tracker's record of tensor accesses (AUTO
+// scopes), the edges that link a new task into its producers' fan-out lists, and the waits
+// of get_tensor_data. All on the orchestrator thread, except the fan-out lists (lock-free,
+// closed by the retiring producer).
+#include <algorithm>
+
+#include "engine.h"
+#include "watchdog.h"
+
+namespace pto2::detail {
+
+// Links `consumer` into the producer's fan-out list. The caller has reserved in_edges and
+// holds a guard on the consumer's fanin covering every candidate edge. False: the producer
+// already retired (or its slot holds a later task) — no edge.
+bool Engine::add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index) {
+  TaskSlot& p = ring_.slot_of(producer);
+  if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
+  consumer.in_edges.push_back(EdgeNode{nullptr, consumer_index});
+  EdgeNode* n = &consumer.in_edges.back();
+  EdgeNode* head = p.fanout.load(std::memory_order_acquire);
+  do {
+    if (head == kClosed) {
+      consumer.in_edges.pop_back();
+      return false;
+    }
+    n->next = head;
+  } while (!p.fanout.compare_exchange_weak(head, n, std::memory_order_acq_rel, std::memory_order_acquire));
+  return true;
+}
+
+// Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
+uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
+                            uint32_t candidates) {
+  const size_t n_auto = dep_scratch_.size();
+  uint32_t edges_added = 0;
+  s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
+  if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+  for (size_t i = 0; i < n_auto; ++i) {
+    if (add_edge(dep_scratch_[i], s, idx)) {
+      ++counters_.auto_edges;
+      ++edges_added;
+      if (opt_.trace_) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
+    }
+  }
+  for (const PTO2TaskId& d : edeps) {
+    if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
+    bool dup = false;
+    for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
+    if (dup) continue;
+    dep_scratch_.push_back(d.raw);
+    if (add_edge(d.raw, s, idx)) {
+      ++counters_.explicit_edges;
+      ++edges_added;
+      if (opt_.trace_) counters_.trace_edges.emplace_back(d.raw, raw);
+    }
+  }
+  return edges_added;
+}
+
+// Deferred path, before publishing: allocates the runtime outputs (into `out`) and records
+// every access in the tracker, leaving the tasks to follow in dep_scratch_ (sorted, unique).
+// Returns the predicate's element (kept alive like a tensor), or nullptr. An abort here (out
+// of memory) leaves the slot unpublished: the id is simply never used.
+const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
+                                         TaskOutputTensors& out, bool& untracked_write) {
+  for (uint32_t i = 0; i < s.tensors.size(); ++i) {
+    if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
+    Tensor& t = s.tensors[i];
+    PTO2Storage* st = alloc_storage(t.nbytes());
+    t.data = st->data;
+    t.storage = st;
+    scopes_.back().allocs.push_back(st);
+    out.tensors_.push_back(t);
+  }
+  // The Arg's copy is hot in this core's cache; the slot's may still be on the core that ran
+  // the slot's previous task. Runtime-allocated outputs exist only in the slot.
+  const Tensor* ts = params.has_new_output() ? s.tensors.data() : params.tensors().data();
+  untracked_write = track_tensors(ts, params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+  // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
+  // element's writer like any other read.
+  Tensor& e = pred_scratch_;
+  e = params.predicate().operand;
+  e.offset = params.predicate().element;
+  for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
+  if (!manual_scope && !e.manual_dep) {
+    tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+  }
+  return &e;
+}
+
+// Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks
+// they must follow to dep_scratch_ (sorted, deduplicated). True if a write goes untracked.
+bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope) {
+  bool untracked_write = false;
+  if (manual_scope) {  // nothing is tracked in a MANUAL scope
+    for (uint32_t i = 0; i < n; ++i) untracked_write |= dirs[i] != PTO2ArgDir::INPUT;
+    return untracked_write;
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const Tensor& t = ts[i];
+    const PTO2ArgDir d = dirs[i];
+    const bool read = d == PTO2ArgDir::INPUT || d == PTO2ArgDir::INOUT;
+    const bool write = d != PTO2ArgDir::INPUT;
+    if (d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) {
+      untracked_write |= write;
+      continue;
+    }
+    tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+  }
+  if (dep_scratch_.size() > 1) {
+    std::sort(dep_scratch_.begin(), dep_scratch_.end());
+    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+  }
+  return untracked_write;
+}
+
+// True if a tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
+bool Engine::tensors_must_wait(const Arg& params, bool manual_scope) {
+  if (manual_scope) return false;
+  const auto live = [this](uint64_t r) { return is_live(r); };
+  for (uint32_t i = 0; i < params.tensor_count(); ++i) {
+    const Tensor& t = params.tensors()[i];
+    const PTO2ArgDir d = params.dirs()[i];
+    if (d == PTO2ArgDir::NO_DEP || t.manual_dep || t.data == nullptr) continue;
+    if (tracker_.must_wait(t.data, Region::of(t), d != PTO2ArgDir::INPUT, live)) return true;
+  }
+  return false;
+}
+
+bool Engine::any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids) {
+  for (const PTO2TaskId& d : ids)
+    if (is_live(d.raw)) return true;
+  return false;
+}
+
+void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx) {
+  if (failed()) throw RunAborted{};
+  if (t.data == nullptr) return;
+  if (ndims != t.ndims)
+    abort_orchestration("get_tensor_data: " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
+  for (uint32_t i = 0; i < ndims; ++i)
+    if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
+      abort_orchestration("get_tensor_data: index " + std::to_string(idx[i]) + " out of range on axis " +
+                          std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
+  std::vector<uint64_t> writers;
+  tracker_.writers_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
+  for (uint64_t w : writers)
+    orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
+  if (untracked_live_.load(std::memory_order_acquire) > 0)
+    orchestrator_wait([&] { return untracked_live_.load(std::memory_order_acquire) == 0; },
+                      "untracked (manual) writers before get_tensor_data");
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,57 @@
+// kernel_abi.cpp — the functions kernels call: PTO2KernelContext::fail and the group flags of a
+// mixed task (pto2_group_signal / pto2_group_wait), which let its AIC and AIV kernels sync.
+#include <chrono>
+#include <string>
+#include <thread>
+
+#include "engine.h"
+
+void PTO2KernelContext::fail(const char* message) const {
+  auto* in = static_cast<pto2::detail::KernelCtxInternal*>(internal_);
+  std::string* err = in ? in->err : nullptr;
+  if (err && err->empty()) *err = (message && *message) ? message : "kernel reported failure";
+}
+
+// ---------------------------------------------------------------- group flags (mixed tasks)
+
+static const char* side_name(uint32_t side) { return side == 0 ? "AIC" : "AIV"; }
+
+void pto2_group_signal(const PTO2KernelContext* ctx, uint32_t flag) {
+  auto* in = ctx ? static_cast<pto2::detail::KernelCtxInternal*>(ctx->internal_) : nullptr;
+  if (!in || !in->gflags) return;
+  if (flag >= pto2::detail::kGroupFlags) {
+    ctx->fail(("pto2_group_signal: flag " + std::to_string(flag) + " is out of range 0..7").c_str());
+    return;
+  }
+  in->gflags->fetch_or(1u << (in->side * pto2::detail::kGroupFlags + flag), std::memory_order_acq_rel);
+}
+
+bool pto2_group_wait(const PTO2KernelContext* ctx, uint32_t flag) {
+  auto* in = ctx ? static_cast<pto2::detail::KernelCtxInternal*>(ctx->internal_) : nullptr;
+  if (!in || !in->gflags) return true;
+  if (flag >= pto2::detail::kGroupFlags) {
+    ctx->fail(("pto2_group_wait: flag " + std::to_string(flag) + " is out of range 0..7").c_str());
+    return false;
+  }
+  const uint32_t other = 1 - in->side;
+  const uint32_t want = 1u << (other * pto2::detail::kGroupFlags + flag);
+  const uint32_t gone = 1u << (pto2::detail::kGroupDoneBit + other);
+  for (uint32_t spins = 0;; ++spins) {
+    const uint32_t v = in->gflags->load(std::memory_order_acquire);
+    if (v & want) return true;
+    if (v & gone) {
+      ctx->fail((std::string("pto2_group_wait: the ") + side_name(other) + " kernel of this mixed task returned without signalling flag " +
+                 std::to_string(flag)).c_str());
+      return false;
+    }
+    if (in->engine->failed()) {
+      ctx->fail((std::string("pto2_group_wait: the run failed while waiting for flag ") + std::to_string(flag) + " of the " +
+                 side_name(other) + " kernel").c_str());
+      return false;
+    }
+    if (spins < 4000) pto2::detail::cpu_relax();
+    else if (spins < 20000) std::this_thread::yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+

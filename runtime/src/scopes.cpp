@@ -1,0 +1,70 @@
+// scopes.cpp — scopes and runtime-allocated tensors: PTO2_SCOPE nesting, alloc_tensors and
+// the memory limit (allocation waits for released storage while tasks are in flight).
+#include "engine.h"
+#include "race_checker.h"
+#include "watchdog.h"
+
+namespace pto2::detail {
+
+void Engine::drain_released() {
+  pool_.drain([this](void* data) { tracker_.erase(data); });
+}
+
+PTO2Storage* Engine::alloc_storage(size_t bytes) {
+  drain_released();
+  if (bytes > opt_.memory_limit_)
+    abort_orchestration("allocation of " + std::to_string(bytes) + " bytes exceeds the memory limit of " +
+                        std::to_string(opt_.memory_limit_) + " bytes");
+  PTO2Storage* s = pool_.try_alloc(bytes, opt_.memory_limit_);
+  while (!s) {
+    if (inflight() == 0 && !pool_.has_released())
+      abort_orchestration("out of memory: " + std::to_string(pool_.live_bytes()) +
+                          " bytes of runtime tensors are held by open scopes; the limit is " +
+                          std::to_string(opt_.memory_limit_) + " bytes (allocating " + std::to_string(bytes) + ")");
+    orchestrator_wait([&] { return pool_.has_released() || inflight() == 0; },
+                      "memory (runtime tensors)");
+    drain_released();
+    s = pool_.try_alloc(bytes, opt_.memory_limit_);
+  }
+  s->run_scoped = scopes_.size() == 1;
+  if (race_) race_->on_alloc(s->data);
+  return s;
+}
+
+void Engine::scope_begin(PTO2ScopeMode mode) {
+  if (failed()) throw RunAborted{};
+  if (mode == PTO2ScopeMode::AUTO && !scopes_.empty() && scopes_.back().mode == PTO2ScopeMode::MANUAL)
+    abort_orchestration(
+        "misuse: PTO2_SCOPE() (AUTO) opened inside a PTO2_SCOPE(PTO2ScopeMode::MANUAL) scope; an AUTO scope cannot "
+        "nest in a MANUAL one (next task would be #" + std::to_string(next_raw_) + ")");
+  scopes_.push_back(Scope{mode, {}});
+}
+
+void Engine::scope_end() noexcept {
+  if (scopes_.empty()) return;
+  for (PTO2Storage* s : scopes_.back().allocs) pool_.scope_release(s);
+  scopes_.pop_back();
+}
+
+TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n) {
+  if (failed()) throw RunAborted{};
+  TaskOutputTensors out;
+  out.tensors_.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const TensorCreateInfo& ci = *infos[i];
+    Tensor t;
+    t.ndims = ci.ndims;
+    for (uint32_t d = 0; d < ci.ndims; ++d) t.shapes[d] = ci.shapes[d];
+    pto2_row_major_strides(t.shapes, t.ndims, t.strides);
+    t.dtype = ci.dtype;
+    t.manual_dep = ci.manual_dep;
+    PTO2Storage* s = alloc_storage(t.nbytes());
+    t.data = s->data;
+    t.storage = s;
+    scopes_.back().allocs.push_back(s);
+    out.tensors_.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace pto2::detail

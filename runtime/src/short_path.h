@@ -1,0 +1,43 @@
+// short_path.h — the short path of submission, inlined into the rt_submit_* functions: a
+// plain single-block task with nothing to wait for runs right away on the orchestrator
+// thread ("undeferred"), taking no slot. Included at the end of engine.h.
+#pragma once
+
+namespace pto2::detail {
+
+// A dependency-free single-block task run on the orchestrator thread at submission, reading
+// its arguments in place. It takes no slot and is neither in total_submitted_ nor in any
+// `completed` count: it is submitted and finished within the call, so it is never in flight.
+__attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel,
+                                                                         const Arg& params, uint64_t raw, int type) {
+  WorkerStats& ws = wstats_[n_workers_];
+  if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
+  std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
+  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
+  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
+  ++ws.undeferred;
+}
+
+inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params,
+                                                        TaskOutputTensors& out) {
+  const int type = kind == TaskKind::AIC ? 0 : 1;
+  if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() || failed())
+    return Undeferred::kNotPlain;
+  // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
+  if (!is_tiny(kernel) && (!is_measured(kernel) || ready_[type].size_hint() < help_threshold_))
+    return Undeferred::kNotPlain;
+  const auto& deps = params.dependencies();
+  for (const PTO2TaskId& d : deps)
+    if (!d.is_valid() || d.raw >= next_raw_) return Undeferred::kNotPlain;  // submit() reports it
+  // With nothing in flight, every producer and every explicit dependency has finished.
+  if (!quiet() && (tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL) || any_live(deps)))
+    return Undeferred::kMustWait;
+  const uint64_t raw = next_raw_++;
+  ++counters_.submitted;
+  out.id_.raw = raw;
+  run_undeferred_inline(kind, kernel, params, raw, type);
+  return Undeferred::kRan;
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,235 @@
+// submit.cpp — submission: validation, the short (undeferred) path, slot claiming and
+// publishing a task to the ring. Dependencies are found and linked in dependencies.cpp.
+#include <algorithm>
+
+#include "engine.h"
+#include "watchdog.h"
+
+namespace pto2::detail {
+
+void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
+                                 const char* api, uint64_t raw, bool& gang, uint32_t* need) {
+  auto who = [&] { return std::string(api) + " (task #" + std::to_string(raw) + ")"; };  // errors only
+  auto check_kernel = [&](int32_t id) {
+    if (id < 0 || static_cast<size_t>(id) >= kernels_.size() || !kernels_[static_cast<size_t>(id)].fn)
+      abort_orchestration(who() + ": unknown kernel id " + std::to_string(id) +
+                          " (register it with Runtime::register_kernel or pto2_kernel_desc)");
+  };
+  if (kind == TaskKind::AIC) check_kernel(aic_kernel);
+  if (kind == TaskKind::AIV) check_kernel(aiv_kernel);
+  if (kind == TaskKind::MIXED) {
+    if (aic_kernel != INVALID_KERNEL_ID) check_kernel(aic_kernel);
+    if (aiv_kernel != INVALID_KERNEL_ID) check_kernel(aiv_kernel);
+    if (aic_kernel == INVALID_KERNEL_ID && aiv_kernel == INVALID_KERNEL_ID)
+      abort_orchestration(who() + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)");
+    if (aic_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIV;
+    else if (aiv_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIC;
+  }
+  const uint32_t blocks = params.launch_spec.block_num;
+  if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who() + ": launch_spec block_num must be >= 1");
+  // A kernel sees block_num as int32: a larger count is a negative or wrapped core_num.
+  if (kind != TaskKind::DUMMY && blocks > static_cast<uint32_t>(INT32_MAX))
+    abort_orchestration(who() + ": launch_spec block_num " + std::to_string(blocks) +
+                        " is out of range 1..2147483647 (a negative core_num converted to unsigned?)");
+  const bool sync = params.launch_spec.require_sync_start;
+  if (kind == TaskKind::MIXED) {
+    gang = true;
+    need[0] = need[1] = blocks;
+    if (blocks > clusters_)
+      abort_orchestration(who() + ": mixed task with block_num " + std::to_string(blocks) + " needs " +
+                          std::to_string(blocks) + " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters_));
+  } else if (kind == TaskKind::AIC || kind == TaskKind::AIV) {
+    const int t = kind == TaskKind::AIC ? 0 : 1;
+    if (n_type_[t] == 0)
+      abort_orchestration(who() + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
+    if (sync && blocks > 1) {
+      gang = true;
+      need[t] = blocks;
+      if (blocks > n_cores_[t])
+        abort_orchestration(who() + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
+                            std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " cores at once, the modelled chip has " +
+                            std::to_string(n_cores_[t]) + " (RuntimeOptions::" + (t == 0 ? "aic_cores" : "aiv_cores") + ")");
+      ensure_gang_threads(t, blocks);
+    }
+  }
+  for (const PTO2TaskId& d : params.dependencies()) {
+    if (!d.is_valid())
+      abort_orchestration(who() + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()");
+    if (d.raw >= raw)
+      abort_orchestration(who() + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted");
+  }
+  if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
+}
+
+TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
+                                 bool undeferred_checked) {
+  if (failed()) throw RunAborted{};
+  const uint64_t raw = next_raw_;
+  bool gang = false;
+  uint32_t need[2] = {0, 0};
+  validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
+  const uint32_t blocks = params.launch_spec.block_num;
+  const auto& edeps = params.dependencies();
+
+  const int type = kind == TaskKind::AIC ? 0 : 1;
+  const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
+  TaskOutputTensors out;
+  out.id_.raw = raw;
+  dep_scratch_.clear();
+
+  // A single-block task that has nothing to wait for runs right here, undeferred, when the
+  // workers have plenty queued already (as OpenMP runtimes do past their task throttle) or
+  // when its kernel is shorter than shipping it to a worker would take. It never takes a slot,
+  // and it has finished before the next submission consults the tracker.
+  const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
+  // Read once per submission (the queue's head is written by the workers: a cache miss).
+  const size_t queued = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY ? ready_[type].size_hint() : 0;
+  const bool may_run_undeferred =
+      !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
+      blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
+      !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
+  // With no task in flight at all there is nothing to wait for (the common case when every
+  // task runs undeferred): the tracker need not even be asked.
+  if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
+    // Nothing recorded in the tracker: the task has finished before anyone looks again.
+    next_raw_++;
+    ++counters_.submitted;
+    run_undeferred(kind, kernel, params, raw, type);
+    return out;
+  }
+
+  // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
+  // guard) once the task's dependencies are known.
+  TaskSlot& s = acquire_slot(raw);
+  const uint32_t idx = ring_.index_of(raw);
+  next_raw_++;
+  s.kind = kind;
+  s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
+  s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
+  s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
+  s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
+  s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
+  s.tensors.clear();
+  s.scalars.clear();
+  if (kind != TaskKind::DUMMY) {
+    s.tensors.assign(params.tensors().begin(), params.tensors().end());
+    s.scalars.assign(params.scalars().begin(), params.scalars().end());
+  }
+  bool untracked_write = false;
+  const Tensor* pred_element = allocate_and_track(s, params, raw, manual_scope, out, untracked_write);
+  publish(s, raw, params, gang, need, blocks);
+  s.untracked_write = untracked_write;
+  if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
+  for (const Tensor& t : s.tensors) keep_storage(s, t.storage);
+  if (pred_element) keep_storage(s, pred_element->storage);
+
+  // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
+  // make this task ready early; unused guard units are returned at the end.
+  const uint32_t candidates = static_cast<uint32_t>(dep_scratch_.size() + edeps.size());
+  const uint32_t edges_added = candidates ? link_edges(s, idx, raw, edeps, candidates) : 0;
+  ++counters_.submitted;
+  if (kind == TaskKind::DUMMY) ++counters_.dummy;
+  if (opt_.trace_) counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+
+  // Release the guard: 1 + the candidate edges that were not added.
+  if (edges_added == 0) {  // no producer can touch fanin
+    s.fanin.store(0, std::memory_order_relaxed);
+    on_ready(idx, -1, nullptr, n_workers_);
+  } else {
+    const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
+    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
+  }
+  // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
+  // rather than let the queue grow while the workers cannot keep up.
+  if (queued > help_threshold_) help_one();
+  return out;
+}
+
+TaskSlot& Engine::acquire_slot(uint64_t raw) {
+  TaskSlot& s = ring_.slot_of(raw);
+  if (s.free.load(std::memory_order_acquire)) return s;
+  // Ring full: wait until a batch of slots is free, so that the orchestrator and the workers
+  // do not take turns one task (and one futex wake) at a time. Only the retirement of this
+  // slot's or the batch's last slot's occupant wakes the orchestrator.
+  const uint64_t batch = std::min<uint64_t>(ring_.size() / 8, 64);
+  TaskSlot& last = ring_.slot_of(raw + batch - 1);
+  wake_on_[1].store(last.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  wake_on_[0].store(s.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
+  struct WakeOnAny {  // also when the wait throws (the run failed)
+    std::atomic<uint64_t>& a;
+    ~WakeOnAny() { a.store(0, std::memory_order_relaxed); }
+  } reset{wake_on_[0]};
+  orchestrator_wait([&] { return s.free.load(std::memory_order_acquire) && last.free.load(std::memory_order_acquire); },
+                    "a free task slot (task ring full)");
+  return s;
+}
+
+// Makes the claimed slot a live task: everything a worker reads once the task is ready, the
+// fan-in guard (1: released by submit once the edges are in), then the id (release).
+void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
+  ++total_submitted_;
+  s.sync_start = params.launch_spec.require_sync_start;
+  s.gang = gang;
+  s.need[0] = need[0];
+  s.need[1] = need[1];
+  s.has_pred = params.has_predicate();
+  if (s.has_pred) s.pred = params.predicate();
+  s.timing_slot = static_cast<int8_t>(params.timing_slot());
+  s.untracked_write = false;
+  s.storages.clear();
+  s.fanout.store(nullptr, std::memory_order_relaxed);
+  s.in_edges.clear();
+  s.next_block.store(0, std::memory_order_relaxed);
+  s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
+  s.claimed[0].store(0, std::memory_order_relaxed);
+  s.claimed[1].store(0, std::memory_order_relaxed);
+  s.arrived.store(0, std::memory_order_relaxed);
+  s.go.store(false, std::memory_order_relaxed);
+  if (s.kind == TaskKind::MIXED) {
+    if (s.gflags_cap < blocks) {
+      s.gflags.reset(new std::atomic<uint32_t>[blocks]);
+      s.gflags_cap = blocks;
+    }
+    for (uint32_t b = 0; b < blocks; ++b) s.gflags[b].store(0, std::memory_order_relaxed);
+  }
+  s.fanin.store(1, std::memory_order_relaxed);
+  s.free.store(false, std::memory_order_relaxed);
+  s.done.store(false, std::memory_order_relaxed);
+  ring_.mark_issued(raw);
+  s.raw.store(raw, std::memory_order_release);
+}
+
+// The task holds a reference on a runtime-allocated storage until it retires.
+void Engine::keep_storage(TaskSlot& s, PTO2Storage* storage) {
+  if (!storage || storage->run_scoped || std::find(s.storages.begin(), s.storages.end(), storage) != s.storages.end()) return;
+  MemoryPool::acquire(storage);
+  s.storages.push_back(storage);
+}
+
+// Out of line for submit()'s undeferred path (the throttle, or a task with dependencies that
+// have all finished); try_submit_undeferred inlines it.
+void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  run_undeferred_inline(kind, kernel, params, raw, type);
+}
+
+// The sampled run (one in kSampleEvery): timed, to keep the kernel's average current.
+void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
+  WorkerStats& ws = wstats_[n_workers_];
+  const int64_t t0 = now_ns();
+  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
+              undeferred_err_);
+  record_kernel_ns(kernel, now_ns() - t0);
+  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
+  ++ws.undeferred;
+}
+
+void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type) {
+  const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
+  const std::string msg =
+      describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
+  undeferred_err_.clear();
+  fail(msg);
+}
+
+}  // namespace pto2::detail

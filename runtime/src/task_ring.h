@@ -1,0 +1,110 @@
+// task_ring.h — the task slots of a Runtime: a power-of-two ring indexed by task id.
+//
+// Task ids ("raw") count from 1 over the Runtime's life; task `raw` lives in slot
+// (raw - 1) & mask. A slot is claimed by the orchestrator (submission), filled, published
+// (raw id stored with release), executed by workers and freed at retirement.
+//
+//     TaskRing ring(512);
+//     TaskSlot& s = ring.slot_of(raw);              // the slot task `raw` occupies (or will)
+//     bool live = ring.is_live(raw);                // submitted and not yet retired (orchestrator)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "memory_pool.h"
+#include "pto_orchestration_api.h"
+#include "util.h"
+
+namespace pto2::detail {
+
+enum class TaskKind : uint8_t { AIC = 0, AIV = 1, MIXED = 2, DUMMY = 3 };
+
+/// A consumer's node in one producer's fan-out list (owned by the consumer's slot).
+struct EdgeNode {
+  EdgeNode* next;
+  uint32_t consumer;
+};
+/// Marks a fan-out list closed: its producer retired, nothing more may be linked.
+inline EdgeNode* const kClosed = reinterpret_cast<EdgeNode*>(uintptr_t{1});
+
+// Layout of a mixed task's group flag word: bit side*8+f = flag f signalled by side (0 AIC,
+// 1 AIV); bit kGroupDoneBit+side = that side's kernel returned.
+constexpr uint32_t kGroupFlags = 8;
+constexpr uint32_t kGroupDoneBit = 16;
+
+struct alignas(64) TaskSlot {
+  std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
+  std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
+  std::atomic<bool> free{true};      // slot may be reused
+  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
+  // Consumers waiting for this task: a lock-free list of nodes owned by the consumers,
+  // closed (kClosed) by the retiring thread, which then releases everyone on it.
+  std::atomic<EdgeNode*> fanout{nullptr};
+  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists
+
+  TaskKind kind = TaskKind::AIV;
+  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
+  PTO2KernelFn fn[2] = {nullptr, nullptr};
+  uint32_t block_num = 1;
+  bool sync_start = false;
+  bool gang = false;
+  bool has_pred = false;
+  bool untracked_write = false;
+  int8_t timing_slot = -1;
+  CoreTaskPredicate pred;
+  pto2::SmallVec<Tensor, 4> tensors;
+  pto2::SmallVec<uint64_t, 8> scalars;
+  std::vector<PTO2Storage*> storages;
+
+  std::atomic<uint32_t> next_block{0};
+  std::atomic<uint32_t> blocks_left{0};
+  // gang assembly
+  std::atomic<uint32_t> claimed[2];
+  std::atomic<uint32_t> arrived{0};
+  std::atomic<bool> go{false};
+  uint32_t need[2] = {0, 0};
+  // group flags of a mixed task, one word per block pair (see kGroupFlags); reset at submit
+  std::unique_ptr<std::atomic<uint32_t>[]> gflags;
+  uint32_t gflags_cap = 0;
+};
+
+class TaskRing {
+ public:
+  /// A ring of at least `min_size` slots (rounded up to a power of two, at least 8).
+  explicit TaskRing(uint32_t min_size) {
+    size_ = 8;
+    while (size_ < std::max<uint32_t>(min_size, 2)) size_ <<= 1;
+    mask_ = size_ - 1;
+    slots_.reset(new TaskSlot[size_]);
+    issued_raw_.reset(new uint64_t[size_]());
+    retired_raw_.reset(new std::atomic<uint64_t>[size_]);
+    for (uint64_t i = 0; i < size_; ++i) retired_raw_[i].store(0, std::memory_order_relaxed);
+  }
+  uint32_t size() const { return size_; }
+  TaskSlot& at(uint32_t idx) { return slots_[idx]; }
+  const TaskSlot& at(uint32_t idx) const { return slots_[idx]; }
+  TaskSlot& slot_of(uint64_t raw) { return slots_[(raw - 1) & mask_]; }
+  uint32_t index_of(uint64_t raw) const { return static_cast<uint32_t>((raw - 1) & mask_); }
+  /// Orchestrator thread. Reads two compact arrays, not the slot: its cache line is the
+  /// retiring worker's, and the tracker asks about many finished tasks.
+  bool is_live(uint64_t raw) const {
+    const uint64_t i = (raw - 1) & mask_;
+    return issued_raw_[i] == raw && retired_raw_[i].load(std::memory_order_acquire) != raw;
+  }
+  /// Orchestrator: task `raw` now occupies its slot.
+  void mark_issued(uint64_t raw) { issued_raw_[(raw - 1) & mask_] = raw; }
+  /// Retiring thread: the occupant of slot `idx`, `raw`, has retired.
+  void mark_retired(uint32_t idx, uint64_t raw) { retired_raw_[idx].store(raw, std::memory_order_release); }
+
+ private:
+  std::unique_ptr<TaskSlot[]> slots_;
+  std::unique_ptr<uint64_t[]> issued_raw_;                // per slot: its occupant (orchestrator only)
+  std::unique_ptr<std::atomic<uint64_t>[]> retired_raw_;  // per slot: the last occupant retired
+  uint64_t mask_ = 0;
+  uint32_t size_ = 0;
+};
+
+}  // namespace pto2::detail

@@ -1,0 +1,32 @@
+// watchdog.cpp — the wait for the tail of a run (every task retired), reporting the stuck
+// tasks when nothing can progress. The wait loop itself is in watchdog.h.
+#include "watchdog.h"
+
+namespace pto2::detail {
+
+uint64_t Engine::progress() const {
+  uint64_t n = 0;
+  const uint32_t n_stats = n_stats_.load(std::memory_order_acquire);
+  for (uint32_t w = 0; w < n_stats; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
+  return n;
+}
+
+// Waits for the tail, running ready tasks meanwhile (as an OpenMP master thread does at a
+// taskwait: the orchestrator's core is free now). A stall fails the run and poisons the
+// runtime (the stuck tasks keep their slots).
+void Engine::wait_for_tail() {
+  if (wait_for_progress([this] { return inflight() == 0; }, false, false, 20000000) != WaitEnd::kStalled) return;
+  std::string pending;
+  int listed = 0;
+  for (uint32_t i = 0; i < ring_.size() && listed < 8; ++i) {
+    const TaskSlot& s = ring_.at(i);
+    if (!s.free.load() && !s.done.load()) {
+      pending += (listed ? ", " : "") + describe_slot(s, s.raw.load()) + " fanin=" + std::to_string(s.fanin.load());
+      ++listed;
+    }
+  }
+  fail("deadlock: " + std::to_string(inflight()) + " task(s) can never run: " + pending);
+  poisoned_ = true;
+}
+
+}  // namespace pto2::detail

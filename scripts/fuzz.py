@@ -1,0 +1,502 @@
+"""The program fuzzer: mutate the example and spec programs at the Python AST level and run each
+mutant through parse, codegen, build and a run, classifying every outcome.
+
+    python scripts/fuzz.py --count 2000 --seed 1            # what `make fuzz` runs
+    python scripts/fuzz.py --seed 1 --only 137               # reproduce mutant 137 of seed 1
+    python scripts/fuzz.py --count 200 --run-every 10        # the test suite's smoke
+
+Outcomes: ran / located (a PyptoError with file:line) are fine; unlocated (a PyptoError without a
+line), internal (InternalCompilerError, "internal ... error", or any raw Python exception),
+crash (the worker process died), hang (no answer within --timeout), bad-cxx (the generated C++
+did not compile) and wrong (a semantics-preserving mutant computed something else than its
+original on the same inputs) are findings: the exit status is 1 when there is any.
+
+Mutants are made from a seeded random.Random(seed * 1_000_003 + index), so a mutant is
+reproducible from (seed, index) alone. Each finding is printed with its mutation and a minimal
+reproducer: the mutated program's text diffed against the original (changed lines only).
+
+Cost split: every mutant is parsed and code-generated (cheap; one worker process runs many);
+every --run-every-th mutant, and every semantics-preserving one, is also built and run on small
+seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import copy
+import difflib
+import json
+import os
+import random
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tests/python/spec_programs").glob("*.py"))
+FINE = ("ran", "located")
+OUTCOMES = ("ran", "located", "unlocated", "internal", "crash", "hang", "bad-cxx", "wrong")
+
+# -- the programs ------------------------------------------------------------------------------
+
+
+def program_text(path: Path) -> str | None:
+    """The part of a file pl.parse_program reads: everything up to the end of the @pl.program
+    class (module constants, imports, pl.dynamic symbols). None if the file has no program."""
+    text = path.read_text()
+    mod = ast.parse(text)
+    classes = [st for st in mod.body if isinstance(st, ast.ClassDef) and any(
+        "program" in ast.unparse(d) for d in st.decorator_list)]
+    if len(classes) != 1:
+        return None
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[:classes[0].end_lineno])
+
+
+def load_programs():
+    out = []
+    for p in SOURCES:
+        t = program_text(p)
+        if t is not None:
+            out.append((str(p.relative_to(ROOT)), t))
+    return out
+
+
+# -- mutations ---------------------------------------------------------------------------------
+
+DTYPES = ["FP32", "FP16", "BF16", "INT32", "INT64", "INT8", "UINT8", "BOOL", "INDEX", "TASK_ID", "FP64"]
+NAMES = ["thread_local", "constexpr", "decltype", "noexcept", "export", "mutable", "NULL", "errno",
+         "INT64_MIN", "INFINITY", "count", "table", "main", "std", "Tensor", "ctx", "orch_args", "EOF",
+         "k" * 300, "x_2", "__x", "_"]
+INTS = [0, 1, -1, 2, 3, 7, 16, 17, 255, 1 << 31, (1 << 32) + 1, (1 << 63), -(1 << 63), 10 ** 6]
+DIRECTIONS = ["Out", "InOut", "In"]
+
+
+def _class(tree):
+    return next(st for st in tree.body if isinstance(st, ast.ClassDef) and any(
+        "program" in ast.unparse(d) for d in st.decorator_list))
+
+
+def _nodes(cls, kind):
+    return [n for n in ast.walk(cls) if isinstance(n, kind)]
+
+
+def _parent_map(cls):
+    parents = {}
+    for n in ast.walk(cls):
+        for c in ast.iter_child_nodes(n):
+            parents[c] = n
+    return parents
+
+
+class Mutator:
+    """One random mutation of a program's class (an ast.Module): returns a description, or None
+    when the chosen operator does not apply. `preserving` operators keep the program's meaning."""
+
+    def __init__(self, rng: random.Random):
+        self.rng = rng
+
+    def int_constant(self, cls):
+        ns = [n for n in _nodes(cls, ast.Constant) if type(n.value) is int]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        old = n.value
+        n.value = self.rng.choice(INTS + [old * 2, old + 1, old - 1, -old])
+        return f"int constant {old} -> {n.value} (line {n.lineno})"
+
+    def dtype(self, cls):
+        ns = [n for n in _nodes(cls, ast.Attribute) if n.attr in DTYPES and isinstance(n.value, ast.Name)]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        old = n.attr
+        n.attr = self.rng.choice([d for d in DTYPES if d != old])
+        return f"dtype pl.{old} -> pl.{n.attr} (line {n.lineno})"
+
+    def direction(self, cls):
+        ns = [n for n in _nodes(cls, ast.Subscript) if isinstance(n.value, ast.Attribute)
+              and n.value.attr in ("Out", "InOut")]
+        plain = [a for a in _nodes(cls, ast.arg) if a.annotation is not None and isinstance(a.annotation, ast.Subscript)
+                 and isinstance(a.annotation.value, ast.Attribute) and a.annotation.value.attr == "Tensor"]
+        if ns and (not plain or self.rng.random() < 0.6):
+            n = self.rng.choice(ns)
+            old = n.value.attr
+            new = self.rng.choice([d for d in DIRECTIONS if d != old])
+            if new == "In":      # drop the wrapper: the parameter becomes an input
+                parents = _parent_map(cls)
+                p = parents.get(n)
+                if isinstance(p, ast.arg):
+                    p.annotation = n.slice
+                    return f"direction pl.{old}[...] -> input (line {n.lineno})"
+                return None
+            n.value.attr = new
+            return f"direction pl.{old} -> pl.{new} (line {n.lineno})"
+        if not plain:
+            return None
+        a = self.rng.choice(plain)
+        d = self.rng.choice(["Out", "InOut"])
+        a.annotation = ast.Subscript(ast.Attribute(ast.Name("pl", ast.Load()), d, ast.Load()), a.annotation, ast.Load())
+        return f"parameter '{a.arg}' -> pl.{d}[...] (line {a.lineno})"
+
+    def shape(self, cls):
+        ns = [n for n in _nodes(cls, ast.Subscript) if isinstance(n.value, ast.Attribute)
+              and n.value.attr in ("Tensor", "Tile") and isinstance(n.slice, ast.Tuple)
+              and isinstance(n.slice.elts[0], ast.List)]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        shape = n.slice.elts[0]
+        op = self.rng.randrange(3)
+        if op == 0 and shape.elts:
+            k = self.rng.randrange(len(shape.elts))
+            shape.elts[k] = ast.Constant(self.rng.choice([0, 1, -4, 8, 32, 1 << 40]))
+            return f"shape entry {k} changed (line {n.lineno})"
+        if op == 1 and len(shape.elts) > 1:
+            shape.elts.pop(self.rng.randrange(len(shape.elts)))
+            return f"shape rank reduced (line {n.lineno})"
+        shape.elts.append(ast.Constant(self.rng.choice([1, 2, 16])))
+        return f"shape rank increased (line {n.lineno})"
+
+    def range_step(self, cls):
+        ns = [n for n in _nodes(cls, ast.Call) if isinstance(n.func, ast.Attribute)
+              and n.func.attr in ("range", "parallel")]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        if len(n.args) == 1:
+            n.args = [ast.Constant(0), n.args[0]]
+        step = self.rng.choice([0, -1, 2, 3, -2, 1 << 32])
+        if len(n.args) >= 3:
+            n.args[2] = ast.Constant(step)
+        else:
+            n.args.append(ast.Constant(step))
+        return f"pl.{n.func.attr} step -> {step} (line {n.lineno})"
+
+    def rename(self, cls):
+        """Rename one function, parameter or local everywhere it appears (to a C++-hostile name)."""
+        fns = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        if not fns:
+            return None
+        new = self.rng.choice(NAMES)
+        if self.rng.random() < 0.4:
+            f = self.rng.choice(fns)
+            old = f.name
+            if any(g.name == new for g in fns):
+                return None
+            f.name = new
+            for n in _nodes(cls, ast.Attribute):
+                if isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr == old:
+                    n.attr = new
+            return f"function '{old}' renamed '{new[:40]}'"
+        f = self.rng.choice(fns)
+        names = sorted({a.arg for a in f.args.args[1:]} | {n.id for n in _nodes(f, ast.Name)
+                                                             if isinstance(n.ctx, ast.Store)})
+        if not names:
+            return None
+        old = self.rng.choice(names)
+        if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+            return None
+        for n in _nodes(f, ast.Name):
+            if n.id == old:
+                n.id = new
+        for a in f.args.args:
+            if a.arg == old:
+                a.arg = new
+        return f"name '{old}' in '{f.name}' renamed '{new[:40]}'"
+
+    def nesting(self, cls):
+        """Wrap a statement of a function body in a scope, loop or branch."""
+        bodies = [n.body for n in _nodes(cls, (ast.FunctionDef, ast.For, ast.With, ast.If)) if n.body]
+        bodies = [b for b in bodies if any(not isinstance(s, (ast.Return, ast.Expr)) for s in b)]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        idx = [i for i, s in enumerate(body) if not isinstance(s, (ast.Return, ast.Expr))]
+        i = self.rng.choice(idx)
+        wrapper = self.rng.choice(["with pl.scope():", "with pl.manual_scope():", "with pl.cluster():",
+                                   "for _fz in pl.range(2):", "for _fz in pl.parallel(3):", "if 1 > 0:",
+                                   "with pl.at(level=pl.Level.CORE_GROUP):"])
+        w = ast.parse(wrapper + "\n    pass").body[0]
+        w.body = [body[i]]
+        body[i] = w
+        return f"statement at line {getattr(w.body[0], 'lineno', '?')} wrapped in `{wrapper}`"
+
+    def call_args(self, cls):
+        ns = [n for n in _nodes(cls, ast.Call) if len(n.args) >= 2]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        op = self.rng.randrange(3)
+        if op == 0:
+            i, j = self.rng.sample(range(len(n.args)), 2)
+            n.args[i], n.args[j] = n.args[j], n.args[i]
+            return f"arguments {i} and {j} swapped (line {n.lineno})"
+        if op == 1:
+            n.args.pop(self.rng.randrange(len(n.args)))
+            return f"an argument dropped (line {n.lineno})"
+        n.args.insert(self.rng.randrange(len(n.args)), copy.deepcopy(self.rng.choice(n.args)))
+        return f"an argument duplicated (line {n.lineno})"
+
+    def deps(self, cls):
+        kws = [k for n in _nodes(cls, ast.Call) for k in n.keywords if k.arg == "deps"]
+        if not kws:
+            return None
+        k = self.rng.choice(kws)
+        if isinstance(k.value, ast.List) and k.value.elts and self.rng.random() < 0.5:
+            k.value.elts.pop(self.rng.randrange(len(k.value.elts)))
+            return f"a deps= entry dropped (line {k.value.lineno})"
+        extra = self.rng.choice([ast.Constant(None), ast.Constant(3), ast.Name("a", ast.Load())])
+        if isinstance(k.value, ast.List):
+            k.value.elts.append(extra)
+        else:
+            k.value = ast.List([k.value, extra], ast.Load())
+        return f"deps= entry {ast.unparse(extra)} added (line {k.value.lineno})"
+
+    def delete_stmt(self, cls):
+        bodies = [n.body for n in _nodes(cls, (ast.FunctionDef, ast.For, ast.With, ast.If)) if len(n.body) > 1]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        st = body.pop(self.rng.randrange(len(body)))
+        return f"statement at line {st.lineno} deleted"
+
+    # Semantics-preserving mutations: the result must equal the original's.
+    def rename_fresh(self, cls):
+        fns = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        f = self.rng.choice(fns)
+        names = sorted({n.id for n in _nodes(f, ast.Name) if isinstance(n.ctx, ast.Store)})
+        if not names:
+            return None
+        old = self.rng.choice(names)
+        new = self.rng.choice(["thread_local", "register", "NULL", "INFINITY", "fz_" + old, old + "_2"])
+        if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+            return None
+        for n in _nodes(f, ast.Name):
+            if n.id == old:
+                n.id = new
+        return f"[preserving] local '{old}' in '{f.name}' renamed '{new}'"
+
+    def wrap_scope(self, cls):
+        orch = [f for f in cls.body if isinstance(f, ast.FunctionDef) and "Orchestration" in ast.unparse(f.decorator_list)]
+        if not orch:
+            return None
+        f = self.rng.choice(orch)
+        body = f.body
+        idx = [i for i, s in enumerate(body) if isinstance(s, ast.For)]
+        if not idx:
+            return None
+        i = self.rng.choice(idx)
+        w = ast.parse("with pl.scope():\n    pass").body[0]
+        w.body = [body[i]]
+        body[i] = w
+        return f"[preserving] loop at line {w.body[0].lineno} wrapped in `with pl.scope():`"
+
+    MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
+                "deps", "delete_stmt")
+    PRESERVING = ("rename_fresh", "wrap_scope")
+
+
+def make_mutant(programs, seed: int, index: int):
+    """(source name, original text, mutated text, description, preserving) of mutant `index`."""
+    rng = random.Random(seed * 1_000_003 + index)
+    name, text = programs[rng.randrange(len(programs))]
+    m = Mutator(rng)
+    preserving = rng.random() < 0.1
+    for _ in range(20):
+        tree = ast.parse(text)
+        cls = _class(tree)
+        op = rng.choice(Mutator.PRESERVING if preserving else Mutator.MUTATING)
+        desc = getattr(m, op)(cls)
+        if desc is None:
+            continue
+        if not preserving and rng.random() < 0.25:      # sometimes a second mutation
+            op2 = rng.choice(Mutator.MUTATING)
+            d2 = getattr(m, op2)(cls)
+            if d2:
+                desc += "; " + d2
+        try:
+            return name, text, ast.unparse(tree) + "\n", desc, preserving
+        except Exception:  # noqa: BLE001 - an unprintable tree: try another mutation
+            continue
+    return name, text, text, "(no mutation applied)", False
+
+
+# -- the worker: runs in a subprocess, one JSON line in, one JSON line out ----------------------
+
+def _classify_exception(e) -> tuple[str, str]:
+    from pypto.errors import InternalCompilerError, PyptoError
+    msg = f"{type(e).__name__}: {getattr(e, 'message', None) or e}"
+    if isinstance(e, InternalCompilerError) or "internal" in msg.split("\n")[0].lower():
+        return "internal", msg
+    if type(e).__name__ == "BuildError":
+        return "bad-cxx", msg
+    if isinstance(e, PyptoError):
+        return ("located" if getattr(e, "line", 0) else "unlocated"), msg
+    return "internal", msg
+
+
+def _digest(arrays) -> list:
+    import numpy as np
+    return [np.asarray(a, dtype=np.float64).round(4).ravel().tolist()[:4096] if hasattr(a, "shape") else a
+            for a in arrays]
+
+
+def work_one(job) -> dict:
+    import warnings
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    from pypto import codegen
+    warnings.simplefilter("ignore")
+    try:
+        prog = pl.parse_program(job["text"], job["file"])
+        for fn in codegen.orchestration_functions(prog):
+            codegen.generate_orchestration(prog, fn)
+        if not job["run"]:
+            return {"outcome": "ran", "detail": "parse+codegen"}
+        c = pypto.compile(prog)
+        dims = {}
+        for p in c.params:
+            for d in getattr(p, "shape", None) or []:
+                if isinstance(d, str) and not d.isdigit():
+                    dims[d] = 16
+        args = c.random_inputs(seed=job["input_seed"], dims=dims)
+        c(*args, aic_workers=1, aiv_workers=2)
+        c.close() if hasattr(c, "close") else None
+        outs = [a for a, p in zip(args, c.params) if getattr(p, "direction", "In") in ("Out", "InOut")]
+        return {"outcome": "ran", "detail": "ran", "digest": _digest(outs)}
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 - every outcome is classified
+        if isinstance(e, RecursionError):
+            return {"outcome": "internal", "detail": "RecursionError"}
+        outcome, msg = _classify_exception(e)
+        return {"outcome": outcome, "detail": msg[:2000]}
+
+
+def worker_main():
+    os.environ.setdefault("PYPTO_FUZZ_WORKER", "1")
+    for line in sys.stdin:
+        job = json.loads(line)
+        res = work_one(job)
+        sys.stdout.write(json.dumps(res) + "\n")
+        sys.stdout.flush()
+
+
+class Worker:
+    """A subprocess running worker_main; restarted after a crash or a hang."""
+
+    def __init__(self, py: str):
+        self.py = py
+        self.proc = None
+
+    def _start(self):
+        self.proc = subprocess.Popen([self.py, "-u", __file__, "--worker"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
+
+    def run(self, job, timeout: float) -> dict:
+        if self.proc is None or self.proc.poll() is not None:
+            self._start()
+        try:
+            self.proc.stdin.write(json.dumps(job) + "\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            return self._died()
+        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+        if not ready:
+            self.stop()
+            return {"outcome": "hang", "detail": f"no result within {timeout:.0f} s"}
+        line = self.proc.stdout.readline()
+        if not line:
+            return self._died()
+        return json.loads(line)
+
+    def _died(self):
+        rc = self.proc.wait()
+        self.proc = None
+        return {"outcome": "crash", "detail": f"worker exited with status {rc}"}
+
+    def stop(self):
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait()
+            self.proc = None
+
+
+# -- the driver ---------------------------------------------------------------------------------
+
+def reproducer(original: str, mutated: str) -> str:
+    diff = difflib.unified_diff(ast.unparse(ast.parse(original)).splitlines(), mutated.splitlines(),
+                                "original", "mutant", n=1, lineterm="")
+    return "\n".join(list(diff)[2:])
+
+
+def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sys.executable, verbose=False,
+         out=sys.stdout) -> dict:
+    """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}"""
+    programs = load_programs()
+    worker = Worker(py)
+    counts = {o: 0 for o in OUTCOMES}
+    findings = []
+    indices = [only] if only is not None else range(count)
+    t0 = time.time()
+    try:
+        for i in indices:
+            name, text, mutated, desc, preserving = make_mutant(programs, seed, i)
+            run = preserving or (run_every > 0 and i % run_every == 0) or only is not None
+            job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i}
+            res = worker.run(job, timeout)
+            outcome = res["outcome"]
+            if preserving and outcome == "ran" and "digest" in res:
+                # Same inputs: the original is re-run with this mutant's input seed.
+                ref = worker.run({"text": text, "file": name, "run": True, "input_seed": i}, timeout)
+                if ref.get("outcome") == "ran" and ref.get("digest") != res["digest"]:
+                    outcome, res["detail"] = "wrong", "outputs differ from the original program's"
+            counts[outcome] += 1
+            if outcome not in FINE:
+                f = {"index": i, "seed": seed, "source": name, "mutation": desc, "outcome": outcome,
+                     "detail": res.get("detail", ""), "reproducer": reproducer(text, mutated)}
+                findings.append(f)
+                print(f"\n=== finding: {outcome} in mutant {i} of {name}: {desc}\n"
+                      f"    reproduce: python scripts/fuzz.py --seed {seed} --only {i}\n"
+                      f"    {f['detail'].splitlines()[0] if f['detail'] else ''}\n"
+                      + "\n".join("    " + ln for ln in f["reproducer"].splitlines()), file=out)
+            elif verbose:
+                print(f"{i}: {outcome}: {desc}: {res.get('detail', '')[:120]}", file=out)
+    finally:
+        worker.stop()
+    counts["findings"] = findings
+    counts["seconds"] = round(time.time() - t0, 1)
+    return counts
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--count", type=int, default=2000)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--run-every", type=int, default=10,
+                    help="build and run every N-th mutant (the others: parse + codegen); 0: never")
+    ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang")
+    ap.add_argument("--only", type=int, default=None, help="run only this mutant index (reproduce a finding)")
+    ap.add_argument("--show", action="store_true", help="with --only: print the mutant's full text")
+    ap.add_argument("--verbose", action="store_true")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    if a.worker:
+        worker_main()
+        return 0
+    if a.only is not None and a.show:
+        print(make_mutant(load_programs(), a.seed, a.only)[2])
+    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose)
+    summary = ", ".join(f"{o} {res[o]}" for o in OUTCOMES)
+    n = 1 if a.only is not None else a.count
+    print(f"\nfuzz: {n} mutants (seed {a.seed}) in {res['seconds']} s: {summary}")
+    return 1 if res["findings"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

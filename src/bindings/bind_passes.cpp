@@ -1,0 +1,83 @@
+// Python bindings of the passes: `pypto._core.passes` (user-facing: pypto.ir.passes).
+//
+//   from pypto.ir import passes
+//   p = passes.NormalizeReturnOrder()        # a Pass: name, required, produced, invalidated
+//   out = p(program)                         # RunPass: checks requirements, verifies results
+//   passes.verify_well_formed(program)       # [] when well formed
+//   passes.default_pipeline()                # the Pass list RunDefaultPipeline runs
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/function.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "bindings.h"
+#include "pypto/ir/function.h"
+#include "pypto/transforms/ir_property.h"
+#include "pypto/transforms/pass.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/well_formed.h"
+
+namespace nb = nanobind;
+using namespace nb::literals;
+
+namespace pypto::bindings {
+
+namespace {
+
+std::vector<std::string> names(const std::vector<transforms::IRProperty>& ps) {
+  std::vector<std::string> out;
+  for (auto p : ps) out.push_back(transforms::to_string(p));
+  return out;
+}
+
+}  // namespace
+
+void bind_passes(nb::module_& parent) {
+  using namespace pypto::transforms;
+  nb::module_ m = parent.def_submodule("passes", "The IR passes, one callable per pass (src/transforms).");
+
+  nb::enum_<IRProperty>(m, "IRProperty")
+      .value("ReturnParamsExplicit", IRProperty::ReturnParamsExplicit)
+      .value("CallDirectionsDerived", IRProperty::CallDirectionsDerived)
+      .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
+      .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
+      .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly);
+
+  nb::class_<Pass>(m, "Pass")
+      .def_ro("name", &Pass::name)
+      .def_prop_ro("required", [](const Pass& p) { return names(p.required); })
+      .def_prop_ro("produced", [](const Pass& p) { return names(p.produced); })
+      .def_prop_ro("invalidated", [](const Pass& p) { return names(p.invalidated); })
+      .def(
+          "__call__",
+          [](const Pass& p, const ir::ProgramPtr& program, bool verify_well_formed) {
+            PassOptions o = PassOptions::FromEnv();
+            o.verify_well_formed = o.verify_well_formed || verify_well_formed;
+            return RunPass(p, program, o);
+          },
+          "program"_a, "verify_well_formed"_a = false,
+          "Run the pass on a Program: InternalError if its required properties do not hold on the input, or its "
+          "produced ones (or, with verify_well_formed / $PYPTO_VERIFY_PASSES, well-formedness) do not hold after.")
+      .def("__repr__", [](const Pass& p) { return "<Pass " + p.name + ">"; });
+
+  m.def("verify_property", [](IRProperty p, const ir::ProgramPtr& program) { return VerifyProperty(p, program); },
+        "property"_a, "program"_a, "Violations of one IR property (empty list = holds).");
+  m.def("verify_well_formed", &VerifyWellFormed, "program"_a,
+        "Violations of SSA, dominance, iter_arg/yield arity and spans (empty list = well formed).");
+  m.def("default_pipeline", &DefaultPipeline, "The passes of the default pipeline, in order.");
+
+#define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
+  PYPTO_BIND_PASS(OutlineClusterScopes);
+  PYPTO_BIND_PASS(OutlineIncoreScopes);
+  PYPTO_BIND_PASS(NormalizeReturnOrder);
+  PYPTO_BIND_PASS(LowerTensorAssemble);
+  PYPTO_BIND_PASS(DeriveCallDirections);
+  PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
+  PYPTO_BIND_PASS(ExpandManualPhaseFence);
+  PYPTO_BIND_PASS(MaterializeRuntimeScopes);
+  PYPTO_BIND_PASS(ClassifyIterArgCarry);
+#undef PYPTO_BIND_PASS
+}
+
+}  // namespace pypto::bindings

@@ -1,0 +1,64 @@
+"""Diagnostics of call arguments against the callee's parameters (issue 15, silent wrong
+results) and of shape annotations. Conventions of test_diagnostics.py: `#!` marks the line
+the error must point at, `at=` the text the caret starts at."""
+
+from test_diagnostics import body_check, check, program
+
+T = "pl.Tensor[[16, 16], pl.FP32]"
+T32 = "pl.Tensor[[32, 16], pl.FP32]"
+
+
+def test_argument_extent_must_match_the_parameter():
+    # A [32, 16] view for a [16, 16] parameter used to run on half of it.
+    body_check("x = pl.create_tensor([32, 16], dtype=pl.FP32)\nd = self.kernel_add(x, b, d)  #!\nreturn d",
+               "argument 'a' of 'kernel_add' expects shape pl.Tensor[[16, 16], pl.FP32], got "
+               "pl.Tensor[[32, 16], pl.FP32] (dimension 0: 32 != 16)", "x, b, d)", help="pl.tensor.slice")
+
+
+def test_argument_rank_must_match_the_parameter():
+    body_check("x = pl.create_tensor([256], dtype=pl.FP32)\nd = self.kernel_add(a, x, d)  #!\nreturn d",
+               "argument 'b' of 'kernel_add' expects a rank-2 tensor", "x, d)")
+
+
+def test_argument_dtype_must_match_the_parameter():
+    body_check("d = self.kernel_add(a, b, rc)  #!\nreturn d",
+               "argument 'c' of 'kernel_add' expects dtype pl.FP32, got pl.Tensor[[16, 16], pl.INT32]", "rc)")
+
+
+def test_submit_argument_dtype_is_checked():
+    body_check("d, t = pl.submit(self.kernel_add, rc, b, d)  #!\nreturn d",
+               "argument 'a' of 'kernel_add' expects dtype pl.FP32", "rc, b")
+
+
+def test_matching_slice_is_accepted():
+    import pypto.language as pl
+    pl.parse_program(program("x = pl.tensor.slice(a, [16, 16], [0, 0])\nd = self.kernel_add(x, b, d)\nreturn d"))
+
+
+def test_entry_input_may_not_be_written_by_a_kernel():
+    body_check("b = self.kernel_add(a, a, b)  #!\nreturn d",
+               "'b' is an input (pl.In) parameter of 'main', but 'kernel_add' writes its parameter 'c' (pl.Out)",
+               "b)", help="pl.InOut")
+
+
+def test_view_of_an_entry_input_may_not_be_written():
+    body_check("v = pl.tensor.slice(a, [16, 16], [0, 0])\nw = v\nw = self.kernel_add(b, b, w)  #!\nreturn d",
+               "'a' is an input (pl.In) parameter of 'main'", "w)")
+
+
+def test_submit_into_an_entry_input_is_refused():
+    body_check("a, t = pl.submit(self.kernel_add, b, b, a)  #!\nreturn d",
+               "'a' is an input (pl.In) parameter of 'main'", "a)")
+
+
+def _with_param(ann):
+    return program("return d").replace("n: pl.Scalar[pl.INDEX]) ->", f"n: pl.Scalar[pl.INDEX],\n             e: {ann}  #!\n             ) ->")
+
+
+def test_negative_extent_is_a_parse_error():
+    check(_with_param("pl.Tensor[[-4, 16], pl.FP32]"), "shape entry -4 is negative", "-4")
+
+
+def test_extent_beyond_int64_is_a_parse_error():
+    check(_with_param("pl.Tensor[[9223372036854775808, 16], pl.FP32]"),
+          "shape entry 9223372036854775808 is too large: an extent must be below 2^63", "9223372036854775808")

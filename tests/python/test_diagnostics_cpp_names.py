@@ -1,0 +1,54 @@
+"""DSL names that the C++ side reserves (keywords, macros, library names, the program table's
+own symbols, names too long for a file) compile and compute the right result (issue 15)."""
+
+import numpy as np
+
+import pypto
+import pypto.language as pl
+
+T = "pl.Tensor[[16, 16], pl.FP32]"
+HOSTILE = ["thread_local", "constexpr", "decltype", "noexcept", "export", "mutable", "NULL", "errno",
+           "INT64_MIN", "INFINITY", "static_assert", "EOF", "stdout"]
+LONG = "k" * 300
+
+
+def _kernel(name: str, local: str) -> str:
+    return f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def {name}(self, a: {T}, b: {T}, c: pl.Out[{T}]) -> {T}:
+        {local} = pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16]))
+        c = pl.store({local}, [0, 0], c)
+        return c
+'''
+
+
+def _program() -> str:
+    kernels = ["count", "table", "desc", LONG]
+    src = "import pypto.language as pl\n\n@pl.program\nclass Names:"
+    for k, name in enumerate(kernels):
+        src += _kernel(name, HOSTILE[k % len(HOSTILE)])
+    body = []
+    prev = "a"
+    for k, name in enumerate(HOSTILE):       # every hostile name as an orchestration local
+        body.append(f"{name} = pl.tensor.slice({prev}, [16, 16], [0, 0])")
+        prev = name
+    body.append(f"d = self.count({prev}, b, d)")
+    for kernel in kernels[1:]:
+        body.append(f"d = self.{kernel}(d, b, d)")
+    body.append("for NULL_ in pl.range(1):\n            d = self.count(d, b, d)")
+    src += f"""
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {T}, b: {T}, d: pl.InOut[{T}]) -> {T}:
+        """ + "\n        ".join(body) + "\n        return d\n"
+    return src
+
+
+def test_reserved_and_colliding_names_build_and_run():
+    compiled = pypto.compile(pl.parse_program(_program(), "names.py"))
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)
+    d = np.zeros((16, 16), np.float32)
+    compiled(a, b, d)
+    np.testing.assert_allclose(d, a + 5 * b, rtol=1e-5, atol=1e-5)
+    assert all(len(p.rsplit("/", 1)[-1]) < 255 for p in compiled.files)

@@ -1,0 +1,122 @@
+"""ExpandManualPhaseFence: in a manual scope, Submits of a pl.parallel loop that all depend on
+one stable full TaskId array depend on a single task_dummy barrier instead, when that has
+fewer edges (DSL Before / Expected). The pass requires CallDirectionsDerived, so each Before
+is the DeriveCallDirections output of the program written here."""
+
+import pypto.language as pl
+from pypto.ir import passes
+
+from pass_test_util import assert_pass
+
+
+def test_phase_fence_of_an_array_carry_goes_through_one_barrier():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            with pl.manual_scope():
+                prev = None
+                for phase in pl.range(3):
+                    for b in pl.parallel(4):
+                        out, prev = pl.submit(self.k, b * 16, out, deps=[prev])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            with pl.manual_scope():
+                prev = pl.system.task_invalid()
+                for phase, (out_1, prev_1) in pl.range(0, 3, 1, init_values=(out, prev)):
+                    prev_fence = pl.system.task_dummy(deps=[prev_1])
+                    for b, (out_2, prev_2) in pl.parallel(0, 4, 1, init_values=(out_1, prev_1)):
+                        out_3, prev_3 = pl.submit(self.k, b * 16, out_2, arg_directions=[pl.Scalar, pl.InOut],
+                                                  deps=[prev_fence])
+                        out_4, prev_4 = pl.yield_(out_3, prev_3)
+                    out_5, prev_5 = pl.yield_(out_4, prev_4)
+            return out_5
+
+    assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(Before), Expected)
+
+
+def test_stable_task_id_array_dependency_goes_through_one_barrier():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            with pl.manual_scope():
+                tids = pl.array.create(4, pl.TASK_ID)
+                for i in pl.range(4):
+                    out, tid = pl.submit(self.k, i * 16, out)
+                    tids[i] = tid
+                for b in pl.parallel(4):
+                    out, _ = pl.submit(self.k, b * 16, out, deps=[tids])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            with pl.manual_scope():
+                tids = pl.array.create(4, pl.TASK_ID)
+                for i, (out_1, tids_1) in pl.range(0, 4, 1, init_values=(out, tids)):
+                    out_2, tid = pl.submit(self.k, i * 16, out_1, arg_directions=[pl.Scalar, pl.InOut])
+                    tids_2 = pl.array.update_element(tids_1, i, tid)
+                    out_3, tids_3 = pl.yield_(out_2, tids_2)
+                tids_fence = pl.system.task_dummy(deps=[tids_3])
+                for b, (out_4,) in pl.parallel(0, 4, 1, init_values=(out_3,)):
+                    out_5, _ = pl.submit(self.k, b * 16, out_4, arg_directions=[pl.Scalar, pl.InOut],
+                                         deps=[tids_fence])
+                    out_6 = pl.yield_(out_5)
+            return out_6
+
+    assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(Before), Expected)
+
+
+def test_unprofitable_fence_keeps_the_direct_dependencies():
+    # 4 producers, 1 consumer: 4 direct edges < 4 + 1 through a barrier.
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+            with pl.manual_scope():
+                tids = pl.array.create(4, pl.TASK_ID)
+                for i in pl.range(4):
+                    out, tid = pl.submit(self.k, i * 16, out)
+                    tids[i] = tid
+                for b in pl.parallel(1):
+                    out, _ = pl.submit(self.k, b * 16, out, deps=[tids])
+            return out
+
+    derived = passes.DeriveCallDirections()(Before)
+    assert_pass(passes.ExpandManualPhaseFence(), derived, derived)

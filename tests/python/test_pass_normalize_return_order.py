@@ -1,0 +1,106 @@
+"""NormalizeReturnOrder: a return value that writes back a tensor parameter becomes that
+parameter Var (DSL Before / Expected, compared with structural_equal)."""
+
+import pytest
+
+import pypto.language as pl
+from pypto.errors import InternalCompilerError
+from pypto.ir import passes
+
+from pass_test_util import assert_pass
+
+
+def test_kernel_returns_its_out_param_instead_of_the_store_result():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t = pl.load(a, [0, 0], [16, 16])
+            c2 = pl.store(t, [0, 0], c)
+            return c2
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t = pl.load(a, [0, 0], [16, 16])
+            c2 = pl.store(t, [0, 0], c)
+            return c
+
+    after = assert_pass(passes.NormalizeReturnOrder(), Before, Expected)
+    assert passes.verify_property(passes.IRProperty.ReturnParamsExplicit, after) == []
+    assert passes.verify_property(passes.IRProperty.ReturnParamsExplicit, Before) != []
+
+
+def test_orchestration_return_traced_through_a_kernel_call():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            r = self.k(a, d)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c_1 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            r = self.k(a, d)
+            return d
+
+    assert_pass(passes.NormalizeReturnOrder(), Before, Expected)
+
+
+def test_fresh_tensor_and_scalar_returns_are_kept():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, n: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INDEX]]:
+            t = pl.create_tensor([16, 16], dtype=pl.FP32)
+            m = n + 1
+            return t, m
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, n: pl.Scalar[pl.INDEX]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Scalar[pl.INDEX]]:
+            t = pl.create_tensor([16, 16], dtype=pl.FP32)
+            m = n + 1
+            return t, m
+
+    assert_pass(passes.NormalizeReturnOrder(), Before, Expected)
+
+
+def test_pass_object_declares_its_contract():
+    p = passes.NormalizeReturnOrder()
+    assert p.name == "NormalizeReturnOrder"
+    assert p.required == [] and p.produced == ["ReturnParamsExplicit"] and p.invalidated == []
+    assert [q.name for q in passes.default_pipeline()][:2] == ["OutlineClusterScopes", "OutlineIncoreScopes"]
+
+
+def test_a_pass_refuses_input_lacking_its_requirement():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c2
+
+    with pytest.raises(InternalCompilerError, match="requires ReturnParamsExplicit"):
+        passes.ClassifyIterArgCarry()(Before)

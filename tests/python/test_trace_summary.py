@@ -1,0 +1,129 @@
+"""`pypto trace summary` and pypto.trace_summary: critical path, time per kernel, utilisation."""
+import json
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from pypto import cli
+from pypto.trace_summary import TraceFormatError, summarize
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def _task(name, tid, task_id, ts, dur):
+    return {"name": name, "cat": "task", "ph": "X", "pid": 0, "tid": tid, "ts": ts, "dur": dur,
+            "args": {"task_id": task_id, "kernel_id": 0, "block_idx": 0}}
+
+
+def _edge(a, b, n):
+    return [{"name": "dep", "cat": "dep", "ph": "s", "id": n, "pid": 0, "tid": 0, "ts": 0, "args": {"from": a, "to": b}},
+            {"name": "dep", "cat": "dep", "ph": "f", "bp": "e", "id": n, "pid": 0, "tid": 0, "ts": 0}]
+
+
+def _write(tmp_path, events):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": events}))
+    return str(path)
+
+
+def test_critical_path_is_the_longest_weighted_chain(tmp_path):
+    # 1 -> 2 -> 4 (10 + 10 + 10) versus 1 -> 3 -> 4 (10 + 50 + 10): the path goes through 3, even
+    # though 2 has more tasks after it in id order.
+    ev = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "AIV0"}},
+          {"name": "thread_name", "ph": "M", "pid": 0, "tid": 1, "args": {"name": "AIV1"}},
+          _task("a", 0, 1, 0, 10), _task("b", 0, 2, 10, 10), _task("c", 1, 3, 10, 50), _task("a", 0, 4, 60, 10)]
+    ev += _edge(1, 2, 1) + _edge(1, 3, 2) + _edge(2, 4, 3) + _edge(3, 4, 4)
+    s = summarize(_write(tmp_path, ev))
+    assert [t.task_id for t in s.critical_path] == [1, 3, 4]
+    assert s.critical_path_us == pytest.approx(70.0)
+    assert s.span_us == pytest.approx(70.0) and s.edges == 4
+    by_kernel = {k.kernel: (k.tasks, k.total_us) for k in s.kernels}
+    assert by_kernel == {"a": (2, 20.0), "b": (1, 10.0), "c": (1, 50.0)}
+    assert s.kernels[0].kernel == "c"                      # sorted by total time
+    use = {w.name: w.utilisation for w in s.workers}
+    assert use["AIV0"] == pytest.approx(30.0 / 70.0) and use["AIV1"] == pytest.approx(50.0 / 70.0)
+    text = s.format()
+    assert "critical path: 3 tasks, 70.0 us" in text and "AIV1" in text
+
+
+def test_blocks_of_one_task_merge_into_one_span(tmp_path):
+    ev = [_task("k", 0, 5, 0, 10), _task("k", 1, 5, 5, 20)]
+    s = summarize(_write(tmp_path, ev))
+    assert len(s.tasks) == 1 and s.tasks[0].blocks == 2
+    assert (s.tasks[0].start_us, s.tasks[0].end_us) == (0.0, 25.0)
+    assert s.kernels[0].total_us == pytest.approx(30.0)    # busy time sums the blocks
+
+
+def test_not_a_trace(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text("{not json")
+    with pytest.raises(TraceFormatError):
+        summarize(str(p))
+    p.write_text('{"x": 1}')
+    with pytest.raises(TraceFormatError):
+        summarize(str(p))
+
+
+def test_summary_of_a_real_run_follows_the_dependency_chain(tmp_path, capsys):
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import online_softmax as ex
+    finally:
+        sys.path.pop(0)
+    import pypto
+    rng = np.random.default_rng(0)
+    q = rng.standard_normal((ex.SQ, ex.D)).astype(np.float32)
+    kt = rng.standard_normal((ex.D, ex.SK)).astype(np.float32)
+    v = rng.standard_normal((ex.SK, ex.D)).astype(np.float32)
+    out = np.zeros((ex.SQ, ex.D), np.float32)
+    trace = str(tmp_path / "trace.json")
+    pypto.compile(ex.OnlineSoftmax)(q, kt, v, float(1.0 / np.sqrt(ex.D)), out, trace=trace)
+    s = summarize(trace)
+    assert len(s.tasks) == 20
+    # each query block is one chain init -> step x 8 -> finalize: the critical path is one of them
+    names = [t.kernel for t in s.critical_path]
+    assert len(names) == 10 and names[0] == "init_state" and names[-1] == "finalize"
+    assert names[1:-1] == ["attn_step"] * 8
+    assert cli.main(["trace", "summary", trace]) == 0
+    assert "critical path: 10 tasks" in capsys.readouterr().out
+
+
+def test_cli_errors(tmp_path, capsys):
+    assert cli.main(["trace", "summary", str(tmp_path / "missing.json")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    bad = tmp_path / "bad.json"
+    bad.write_text("[1, 2")
+    assert cli.main(["trace", "summary", str(bad)]) == 2
+    assert "is not a pypto trace" in capsys.readouterr().err
+
+
+def _vector_add():
+    sys.path.insert(0, os.path.join(ROOT, "examples"))
+    try:
+        import vector_add as ex
+    finally:
+        sys.path.pop(0)
+    import pypto
+    a = np.ones(ex.N, np.float32)
+    return pypto.compile(ex.VectorAdd), a
+
+
+def test_pypto_trace_env_turns_tracing_on(tmp_path, monkeypatch):
+    compiled, a = _vector_add()
+    path = tmp_path / "env_trace.json"
+    monkeypatch.setenv("PYPTO_TRACE", str(path))
+    stats = compiled(a, a, np.zeros_like(a))
+    assert stats.trace_path == str(path)
+    assert len(summarize(str(path)).tasks) == 16
+
+
+def test_trace_directory_missing_fails_before_running(tmp_path):
+    from pypto.runtime.trace_path import TracePathError
+    compiled, a = _vector_add()
+    c = np.zeros_like(a)
+    with pytest.raises(TracePathError, match="does not exist"):
+        compiled(a, a, c, trace=str(tmp_path / "no" / "such" / "dir" / "t.json"))
+    assert not c.any()          # nothing ran
+    assert isinstance(TracePathError("x"), ValueError)
