@@ -6,6 +6,8 @@
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
 4. first_call_bench.py — import, warm compile, first and second call, each in a fresh process.
+5. compile_bench.py — cold and warm compile times of every example, first-call overhead.
+6. runtime/fixed_cost.py — the fixed cost of calling an empty program.
 """
 import os
 import subprocess
@@ -56,6 +58,15 @@ def main():
         out = subprocess.run([sys.executable, fc], capture_output=True, text=True).stdout
         print(out, end="")
         summary += [l for l in out.splitlines() if l.startswith("fixed cost")]
+    print("\n== compile_bench: cold and warm compile times of every example")
+    t3 = time.perf_counter()
+    import compile_bench
+    cres = compile_bench.main(["--quick"] if quick else [])
+    ok = [r for r in cres.values() if isinstance(r.get("cold"), float)]
+    if ok:
+        summary.append("compile_bench: %d programs, mean cold %.2f s (empty cache %.2f s), warm %.1f ms (%.1f s)"
+                       % (len(ok), sum(r["cold"] for r in ok) / len(ok), sum(r["cold_empty"] for r in ok) / len(ok),
+                          1e3 * sum(r["warm"] for r in ok) / len(ok), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

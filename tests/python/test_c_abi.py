@@ -56,7 +56,7 @@ def test_the_generated_program_table_compiles_against_the_header(tmp_path):
     'extern "C" int pypto_host_run(const my_tensor*, uint32_t, const uint64_t*, uint32_t, uint32_t, uint64_t*,'
     ' char*, size_t) { return 0; }\n',
     # a kernel table of another layout
-    'struct my_desc { int id; };\nextern "C" const my_desc pypto_kernel_table[] = {{0}};\n',
+    'struct my_desc { int id; };\nextern "C" const my_desc pypto_program_kernel_table[] = {{0}};\n',
 ])
 def test_a_definition_that_drifts_from_the_header_does_not_compile(tmp_path, drifted):
     r = _syntax_check(tmp_path, '#include <cstddef>\n#include <cstdint>\n#include "pto2_c_api.h"\n' + drifted)

@@ -246,3 +246,14 @@ def test_host_run_shares_the_checker_and_the_result_type():
     stats = prog.last_stats
     assert isinstance(stats, RunStats) and stats.tasks_executed == 4 and stats.wait_edges == 3
     assert [t["target"] for t in stats.task_records][0] == "chip_scale"
+
+
+def test_real_torch_tensors_in_and_out(split):
+    torch = pytest.importorskip("torch")
+    x = torch.arange(128, dtype=torch.float32).reshape(16, 8)
+    lo, hi = split(x, 0.5)
+    assert isinstance(lo, torch.Tensor) and lo.dtype == torch.float32 and tuple(lo.shape) == (16, 8)
+    assert torch.allclose(lo, x * 0.5) and torch.allclose(hi, x * 2)
+    with pytest.raises(ArgumentTypeError) as e:
+        split(x.double(), 0.5)
+    assert ".to(torch.float32)" in str(e.value) and "astype" not in str(e.value)
