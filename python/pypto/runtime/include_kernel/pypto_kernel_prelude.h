@@ -218,7 +218,9 @@ inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType wa
     return false;
   }
   for (int a = 0; a < rank; ++a) {
-    if (off[a] < 0 || shp[a] < 0 || off[a] + shp[a] > static_cast<int64_t>(t.shapes[a])) {
+    // Overflow-proof: never forms off + shp (an offset near 2^63 would wrap negative and pass).
+    const int64_t extent = static_cast<int64_t>(t.shapes[a]);
+    if (off[a] < 0 || shp[a] < 0 || shp[a] > extent || off[a] > extent - shp[a]) {
       std::snprintf(msg, sizeof msg,
                     "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %u", what,
                     name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]), t.shapes[a]);
@@ -405,8 +407,25 @@ inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
 // ---------------------------------------------------------------------------------------------
 // Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]).
 
+// The identity of a reduction, the value of an empty row or column: 0 for sums, 1 for
+// products, -inf / +inf (the type's lowest / highest for integers) for max / min.
+template <class C, class Op>
+constexpr C reduce_identity() {
+  if constexpr (std::is_same<Op, Add>::value) return C{0};
+  else if constexpr (std::is_same<Op, Mul>::value) return C{1};
+  else if constexpr (std::is_same<Op, Max>::value) {
+    return std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  } else {
+    return std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
+  }
+}
+
 template <Storage S, class C, class Op>
 inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+  if (n == 0) {  // a zero-size row reduces to the identity (never reads row[0])
+    for (int64_t i = 0; i < m; ++i) dst[i] = reduce_identity<C, Op>();
+    return;
+  }
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
@@ -610,3 +629,5 @@ inline void fill(C* dst, int64_t n, C v) {
 }
 
 }  // namespace pypto_kernel
+
+#include "pypto_kernel_ops.h"
