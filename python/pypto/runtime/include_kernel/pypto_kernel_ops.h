@@ -178,13 +178,32 @@ inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
 }
 
 // dst[i, j] = op(a[i, j], c[0, j]).
-template <Storage S, class C, class Op>
-inline void col_expand(C* dst, const C* a, const C* c, int64_t m, int64_t n, Op op) {
+template <class C, class Op>
+inline void col_expand_portable(C* dst, const C* a, const C* c, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C* src = a + i * n;
     C* out = dst + i * n;
     for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
   }
+}
+
+template <Storage S, class C, class Op>
+inline void col_expand(C* dst, const C* a, const C* c, int64_t m, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      col_expand_f32_avx512(dst, a, c, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      col_expand_f32_avx2(dst, a, c, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+  }
+#endif
+  col_expand_portable(dst, a, c, m, n, op);
   round_to<S>(dst, m * n);
 }
 

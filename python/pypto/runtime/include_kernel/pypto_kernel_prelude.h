@@ -404,8 +404,13 @@ inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
   round_to<S>(dst, n);
 }
 
+}  // namespace pypto_kernel
+#include "pypto_kernel_simd.h"   // AVX2 / AVX-512 builds of the row and column loops below
+namespace pypto_kernel {
+
 // ---------------------------------------------------------------------------------------------
-// Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]).
+// Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]). FP32 rows take the
+// SIMD builds of pypto_kernel_simd.h when the CPU has them.
 
 // The identity of a reduction, the value of an empty row or column: 0 for sums, 1 for
 // products, -inf / +inf (the type's lowest / highest for integers) for max / min.
@@ -420,24 +425,20 @@ constexpr C reduce_identity() {
   }
 }
 
-template <Storage S, class C, class Op>
-inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
-  if (n == 0) {  // a zero-size row reduces to the identity (never reads row[0])
-    for (int64_t i = 0; i < m; ++i) dst[i] = reduce_identity<C, Op>();
-    return;
-  }
+// The portable loops (n >= 1 for the reductions); the dispatchers below pick a SIMD build.
+template <class C, class Op>
+inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
     for (int64_t j = 1; j < n; ++j) acc = op(acc, row[j]);
     dst[i] = acc;
   }
-  round_to<S>(dst, m);
 }
 
-// Row sums accumulate in double for float tiles (8-way split keeps it vectorisable).
-template <Storage S, class C>
-inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
+// Row sums accumulate in double for float tiles.
+template <class C>
+inline void row_sum_portable(C* dst, const C* a, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     if constexpr (std::is_floating_point<C>::value) {
@@ -450,17 +451,80 @@ inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
       dst[i] = acc;
     }
   }
-  round_to<S>(dst, m);
 }
 
-template <Storage S, class C, class Op>
-inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
+template <class C, class Op>
+inline void row_expand_portable(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C ri = r[i];
     const C* src = a + i * n;
     C* out = dst + i * n;
     for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
   }
+}
+
+template <Storage S, class C, class Op>
+inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+  if (n == 0) {  // a zero-size row reduces to the identity (never reads row[0])
+    for (int64_t i = 0; i < m; ++i) dst[i] = reduce_identity<C, Op>();
+    return;
+  }
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value && (std::is_same<Op, Max>::value || std::is_same<Op, Min>::value)) {
+    constexpr bool kMax = std::is_same<Op, Max>::value;
+    if (cpu_has_avx512f()) {
+      row_minmax_f32_avx512<kMax>(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_minmax_f32_avx2<kMax>(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+  }
+#endif
+  row_reduce_portable(dst, a, m, n, op);
+  round_to<S>(dst, m);
+}
+
+template <Storage S, class C>
+inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      row_sum_f32_avx512(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_sum_f32_avx2(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+  }
+#endif
+  row_sum_portable(dst, a, m, n);
+  round_to<S>(dst, m);
+}
+
+template <Storage S, class C, class Op>
+inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      row_expand_f32_avx512(dst, a, r, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_expand_f32_avx2(dst, a, r, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+  }
+#endif
+  row_expand_portable(dst, a, r, m, n, op);
   round_to<S>(dst, m * n);
 }
 

@@ -1,0 +1,170 @@
+// pypto_kernel_simd.h — AVX2 and AVX-512 builds of the FP32 row reductions (row_sum, row_max,
+// row_min) and row / column broadcasts, chosen at run time by the helpers of
+// pypto_kernel_prelude.h like the exp loop (the generated libraries target baseline x86-64).
+// Included by the prelude after its element-wise functors.
+//
+// Agreement with the portable loops (tests/python/test_kernel_row_col_paths.py):
+//   row_max / row_min   bit-for-bit on NaN-free rows (MAXPS / MINPS are `a > b ? a : b` /
+//                       `a < b ? a : b`, the functors' own definitions; only the order of the
+//                       comparisons differs, which can change the sign of a zero result)
+//   row_sum             within 1 ulp of the float result: both sum in double, in a different
+//                       association (8 or 16 partial sums instead of one)
+//   broadcasts          bit-for-bit (the same single IEEE operation per element), except
+//                       expdif, which like exp is within 2 ulp (the SIMD builds fuse multiply-adds)
+#pragma once
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+// GCC 12 reports its own AVX-512 intrinsics' `_mm512_undefined_*` placeholders as
+// maybe-uninitialized under -Wall; the values are fully defined (mask -1 selects every lane).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace pypto_kernel {
+
+// ---- row reductions -------------------------------------------------------------------------
+
+__attribute__((target("avx2"))) inline double hsum_pd256(__m256d v) {
+  const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+  const __m128d s = _mm_add_pd(lo, hi);
+  return _mm_cvtsd_f64(s) + _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
+}
+
+__attribute__((target("avx2"))) inline void row_sum_f32_avx2(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(row + j)));
+      s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(row + j + 4)));
+    }
+    double acc = hsum_pd256(_mm256_add_pd(s0, s1));
+    for (; j < n; ++j) acc += static_cast<double>(row[j]);
+    dst[i] = static_cast<float>(acc);
+  }
+}
+
+__attribute__((target("avx512f"))) inline void row_sum_f32_avx512(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(row + j)));
+      s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(row + j + 8)));
+    }
+    double acc = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    for (; j < n; ++j) acc += static_cast<double>(row[j]);
+    dst[i] = static_cast<float>(acc);
+  }
+}
+
+// row max (kMax) / min over n >= 1 elements per row.
+template <bool kMax>
+__attribute__((target("avx2"))) inline void row_minmax_f32_avx2(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    float acc = row[0];
+    int64_t j = 1;
+    if (n >= 9) {
+      __m256 v = _mm256_loadu_ps(row + 1);
+      for (j = 9; j + 8 <= n; j += 8) {
+        const __m256 x = _mm256_loadu_ps(row + j);
+        v = kMax ? _mm256_max_ps(v, x) : _mm256_min_ps(v, x);
+      }
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, v);
+      for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
+    }
+    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    dst[i] = acc;
+  }
+}
+
+template <bool kMax>
+__attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    float acc = row[0];
+    int64_t j = 1;
+    if (n >= 17) {
+      __m512 v = _mm512_loadu_ps(row + 1);
+      for (j = 17; j + 16 <= n; j += 16) {
+        const __m512 x = _mm512_loadu_ps(row + j);
+        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+      }
+      alignas(64) float lanes[16];
+      _mm512_store_ps(lanes, v);
+      for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
+    }
+    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    dst[i] = acc;
+  }
+}
+
+// ---- row / column broadcasts: the portable loops compiled for wider vectors ----------------
+
+template <class Op>
+__attribute__((target("avx2,fma"))) inline void row_expand_f32_avx2(float* dst, const float* a, const float* r,
+                                                                    int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float ri = r[i];
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx512f,fma"))) inline void row_expand_f32_avx512(float* dst, const float* a, const float* r,
+                                                                         int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float ri = r[i];
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx2,fma"))) inline void col_expand_f32_avx2(float* dst, const float* a, const float* c,
+                                                                    int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx512f,fma"))) inline void col_expand_f32_avx512(float* dst, const float* a, const float* c,
+                                                                         int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
+  }
+}
+
+inline bool cpu_has_avx512f() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return has;
+}
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+}  // namespace pypto_kernel
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#define PYPTO_HAVE_ROW_SIMD 1
+#endif
