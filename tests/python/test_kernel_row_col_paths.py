@@ -1,10 +1,11 @@
-"""The SIMD builds of the FP32 row reductions and row / column broadcasts (AVX2 and AVX-512,
+"""The SIMD builds of the FP32 element-wise loops, row reductions and row / column broadcasts (AVX2 and AVX-512,
 chosen at run time; python/pypto/runtime/include_kernel/pypto_kernel_simd.h) against the
 portable loops of the prelude, on ragged widths that exercise the vector tails:
 
   row_max / row_min          bit-for-bit (NaN-free, non-zero data)
   row_sum                    within 1 ulp of the portable float result (both sum in double;
                              only the association differs)
+  element-wise loops         bit-for-bit (binary, tile x scalar both ways, neg / abs / relu)
   row / col broadcasts       bit-for-bit for add, sub, mul, div, max, min and the plain expand;
                              expdif within 2 ulp (as exp: the SIMD builds fuse multiply-adds)
 """
@@ -57,6 +58,32 @@ static void broadcasts(const char* name, Op op, int32_t tol, const std::vector<f
   if (avx2) { col_expand_f32_avx2(got.data(), a.data(), c.data(), m, n, op); expect(name, "col avx2", n, got, ref, tol); }
 }
 
+// The element-wise loops: each SIMD build against the plain loop (compiled for baseline x86-64).
+template <class Op>
+static void elementwise(const char* name, Op op, const std::vector<float>& a, const std::vector<float>& b,
+                        bool avx512, bool avx2) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  std::vector<float> ref(n), got(n);
+  for (int64_t i = 0; i < n; ++i) ref[i] = op(a[i], b[i]);
+  if (avx512) { binary_f32_avx512(got.data(), a.data(), b.data(), n, op); expect(name, "binary avx512", n, got, ref, 0); }
+  if (avx2) { binary_f32_avx2(got.data(), a.data(), b.data(), n, op); expect(name, "binary avx2", n, got, ref, 0); }
+  for (int64_t i = 0; i < n; ++i) ref[i] = op(a[i], b[0]);
+  if (avx512) { binary_scalar_f32_avx512(got.data(), a.data(), b[0], n, op, false); expect(name, "scalar avx512", n, got, ref, 0); }
+  if (avx2) { binary_scalar_f32_avx2(got.data(), a.data(), b[0], n, op, false); expect(name, "scalar avx2", n, got, ref, 0); }
+  for (int64_t i = 0; i < n; ++i) ref[i] = op(b[0], a[i]);
+  if (avx512) { binary_scalar_f32_avx512(got.data(), a.data(), b[0], n, op, true); expect(name, "scalar-left avx512", n, got, ref, 0); }
+  if (avx2) { binary_scalar_f32_avx2(got.data(), a.data(), b[0], n, op, true); expect(name, "scalar-left avx2", n, got, ref, 0); }
+}
+
+template <class Op>
+static void unary_paths(const char* name, Op op, const std::vector<float>& a, bool avx512, bool avx2) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  std::vector<float> ref(n), got(n);
+  for (int64_t i = 0; i < n; ++i) ref[i] = op(a[i]);
+  if (avx512) { unary_f32_avx512(got.data(), a.data(), n, op); expect(name, "unary avx512", n, got, ref, 0); }
+  if (avx2) { unary_f32_avx2(got.data(), a.data(), n, op); expect(name, "unary avx2", n, got, ref, 0); }
+}
+
 int main() {
   const bool avx512 = cpu_has_avx512f(), avx2 = cpu_has_avx2();
   std::mt19937 gen(7);
@@ -86,6 +113,16 @@ int main() {
       row_sum<Storage::F32>(got.data(), src->data(), m, n);
       expect("row_sum", "dispatch", n, got, ref, 1);
     }
+    elementwise("add", Add{}, a, pos, avx512, avx2);
+    elementwise("sub", Sub{}, a, pos, avx512, avx2);
+    elementwise("mul", Mul{}, a, pos, avx512, avx2);
+    elementwise("div", Div{}, a, pos, avx512, avx2);
+    elementwise("max", Max{}, a, pos, avx512, avx2);
+    elementwise("min", Min{}, a, pos, avx512, avx2);
+    elementwise("rem", Rem{}, a, pos, avx512, avx2);
+    unary_paths("neg", Neg{}, a, avx512, avx2);
+    unary_paths("abs", Abs{}, a, avx512, avx2);
+    unary_paths("relu", Relu{}, a, avx512, avx2);
     broadcasts("add", Add{}, 0, a, r, c, m, n, avx512, avx2);
     broadcasts("sub", Sub{}, 0, a, r, c, m, n, avx512, avx2);
     broadcasts("mul", Mul{}, 0, a, r, c, m, n, avx512, avx2);

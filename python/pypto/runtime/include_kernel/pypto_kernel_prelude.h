@@ -338,8 +338,27 @@ struct Neg { template <class T> T operator()(T a) const { return static_cast<T>(
 struct Abs { template <class T> T operator()(T a) const { return a < T{0} ? static_cast<T>(-a) : a; } };
 struct Relu { template <class T> T operator()(T a) const { return a > T{0} ? a : T{0}; } };
 
+}  // namespace pypto_kernel
+#include "pypto_kernel_simd.h"   // AVX2 / AVX-512 builds of the element-wise, row and column loops
+namespace pypto_kernel {
+
+// FP32 loops take the widest SIMD build the CPU has (pypto_kernel_simd.h); others the portable loop.
 template <Storage S, class C, class Op>
 inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      binary_f32_avx512(dst, a, b, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      binary_f32_avx2(dst, a, b, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
   round_to<S>(dst, n);
 }
@@ -347,6 +366,20 @@ inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
 // dst = op(a, s) (scalar on the right) or op(s, a) when `scalar_left`.
 template <Storage S, class C, class Op>
 inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar_left = false) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      binary_scalar_f32_avx512(dst, a, s, n, op, scalar_left);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      binary_scalar_f32_avx2(dst, a, s, n, op, scalar_left);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   if (scalar_left) {
     for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
   } else {
@@ -358,6 +391,20 @@ inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar
 // dst = op(a) computed in the tile's own type (neg, abs, relu).
 template <Storage S, class C, class Op>
 inline void unary(C* dst, const C* a, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      unary_f32_avx512(dst, a, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      unary_f32_avx2(dst, a, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
   round_to<S>(dst, n);
 }
@@ -403,10 +450,6 @@ inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
   for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<C>(op(static_cast<float>(a[i])));
   round_to<S>(dst, n);
 }
-
-}  // namespace pypto_kernel
-#include "pypto_kernel_simd.h"   // AVX2 / AVX-512 builds of the row and column loops below
-namespace pypto_kernel {
 
 // ---------------------------------------------------------------------------------------------
 // Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]). FP32 rows take the

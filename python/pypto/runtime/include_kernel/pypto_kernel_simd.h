@@ -151,6 +151,45 @@ __attribute__((target("avx512f,fma"))) inline void col_expand_f32_avx512(float* 
   }
 }
 
+// ---- element-wise loops (same-shape binary, tile x scalar, unary in the tile's own type) ------
+// One IEEE operation per element and no multiply-add to fuse: bit-identical to the portable loops.
+
+template <class Op>
+__attribute__((target("avx512f"))) inline void binary_f32_avx512(float* dst, const float* a, const float* b, int64_t n,
+                                                                  Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void binary_f32_avx2(float* dst, const float* a, const float* b, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+template <class Op>
+__attribute__((target("avx512f"))) inline void binary_scalar_f32_avx512(float* dst, const float* a, float s, int64_t n,
+                                                                         Op op, bool scalar_left) {
+  if (scalar_left) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], s);
+  }
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void binary_scalar_f32_avx2(float* dst, const float* a, float s, int64_t n, Op op,
+                                                                   bool scalar_left) {
+  if (scalar_left) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], s);
+  }
+}
+template <class Op>
+__attribute__((target("avx512f"))) inline void unary_f32_avx512(float* dst, const float* a, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void unary_f32_avx2(float* dst, const float* a, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
+}
+
 inline bool cpu_has_avx512f() {
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
   return has;
