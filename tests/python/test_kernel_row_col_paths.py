@@ -8,6 +8,7 @@ portable loops of the prelude, on ragged widths that exercise the vector tails:
   element-wise loops         bit-for-bit (binary, tile x scalar both ways, neg / abs / relu)
   row / col broadcasts       bit-for-bit for add, sub, mul, div, max, min and the plain expand;
                              expdif within 2 ulp (as exp: the SIMD builds fuse multiply-adds)
+  matmul                     the AVX-512 kernel bit-for-bit against the AVX2 one
 """
 import platform
 import subprocess
@@ -19,6 +20,7 @@ from pypto import runtime
 from codegen_test_util import RUNTIME_INCLUDE
 
 PROGRAM = r"""
+#include <array>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -136,6 +138,18 @@ int main() {
     for (auto& x : rs) x *= 0.05f;
     for (auto& x : cs) x *= 0.05f;
     broadcasts("expdif", ExpDif{}, 2, small, rs, cs, m, n, avx512, avx2);
+  }
+  // The matmul kernels: the AVX-512 one (4 x 32 blocks) against the AVX2 one (4 x 16 blocks);
+  // both accumulate each element over k in order with fused multiply-adds: identical bits.
+  if (avx512 && avx2) {
+    for (auto [mm, kk, nn] : {std::array<int64_t, 3>{4, 8, 32}, {7, 13, 45}, {64, 32, 64}, {17, 40, 100}}) {
+      std::vector<float> x(mm * kk), y(kk * nn), ref(mm * nn, 0.5f), got(mm * nn, 0.5f);
+      for (auto& v : x) v = neg(gen) ? -mag(gen) : mag(gen);
+      for (auto& v : y) v = neg(gen) ? -mag(gen) : mag(gen);
+      matmul_kernel_avx2(ref.data(), x.data(), y.data(), mm, kk, nn);
+      matmul_kernel_avx512(got.data(), x.data(), y.data(), mm, kk, nn);
+      expect("matmul", "avx512 vs avx2", nn, got, ref, 0);
+    }
   }
   std::printf("paths %d checks %d mismatches %d\n", int(avx512) + int(avx2), checks, bad);
   return bad != 0;

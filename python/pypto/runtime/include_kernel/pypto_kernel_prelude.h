@@ -701,6 +701,13 @@ inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int6
   }
 #ifdef PYPTO_HAVE_MATMUL_AVX2
   if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+    if (cpu_has_avx512f()) {  // pypto_kernel_simd.h: 4 x 32 blocks in zmm registers
+      matmul_kernel_avx512(dst, a, b, m, k, n);
+      round_to<S>(dst, m * n);
+      return;
+    }
+#endif
     if (cpu_has_avx2_fma()) {
       matmul_kernel_avx2(dst, a, b, m, k, n);
       round_to<S>(dst, m * n);
