@@ -130,10 +130,14 @@ std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> a
   for (auto& a : args) PYPTO_CHECK(a, "op call '" << op << "' has a null argument");
   const OpInfo* info = OpRegistry::global().get(op);
   PYPTO_USER_CHECK(info, span, "unknown op '" << op << "'", "see docs/dsl.md for the ops the DSL provides");
-  if (args.size() != info->arg_names.size()) {
+  const size_t min_args = std::min(info->min_args, info->arg_names.size());
+  if (args.size() < min_args || args.size() > info->arg_names.size()) {
     std::string names;
     for (size_t i = 0; i < info->arg_names.size(); ++i) names += (i ? ", " : "") + info->arg_names[i];
-    throw UserError("op '" + op + "' expects " + std::to_string(info->arg_names.size()) + " argument" +
+    const std::string count = min_args == info->arg_names.size()
+                                  ? std::to_string(min_args)
+                                  : std::to_string(min_args) + " to " + std::to_string(info->arg_names.size());
+    throw UserError("op '" + op + "' expects " + count + " argument" +
                         (info->arg_names.size() == 1 ? "" : "s") + " (" + names + "), got " + std::to_string(args.size()),
                     span, info->doc);
   }

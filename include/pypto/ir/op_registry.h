@@ -21,6 +21,10 @@ struct OpInfo {
   std::string name;
   // Names of the positional expr args, for diagnostics and printing (e.g. {"tensor", "offsets", "shapes"}).
   std::vector<std::string> arg_names;
+  // Trailing args from index `min_args` on are optional (scratch operands such as the
+  // reference's `tmp` tiles): a call passes between min_args and arg_names.size() args.
+  // SIZE_MAX: every arg is required.
+  size_t min_args = static_cast<size_t>(-1);
   // Names of the attrs the op accepts (e.g. {"dtype"}); others are rejected by make_op.
   std::vector<std::string> attr_names;
   std::function<TypePtr(const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span)> infer;
@@ -37,4 +41,16 @@ class OpRegistry {
   std::map<std::string, OpInfo> ops_;
 };
 
+namespace ops {
+
+// Verification of the op calls a CPU kernel body evaluates (src/ir/ops/kernel_op_check.cpp):
+// UserError at the call's span for a call to another function, or an op that has no kernel
+// meaning on the CPU (tensor.*, system.*, array.* ops; tile.store is the one tensor-valued op).
+//
+//   ops::check_kernel_tile_op(*call);     // call computes a tile
+//   ops::check_kernel_tensor_op(*call);   // call yields a tensor: must be tile.store
+void check_kernel_tile_op(const Call& call);
+void check_kernel_tensor_op(const Call& call);
+
+}  // namespace ops
 }  // namespace pypto::ir

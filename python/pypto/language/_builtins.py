@@ -136,3 +136,67 @@ array = Namespace("array", {
 })
 
 TOP_LEVEL_TILE_OPS = _tile_ops("")
+
+# -- reference tile ops (docs/kernels.md, spec/reference_ops.md) ---------------------------
+# IR names `tile.and` / `tile.or` / `tile.not` are spelled and_ / or_ / not_ in Python; every
+# other op keeps its IR name. `pl.tile.<name>` resolves any registered tile op by itself.
+_REF_TILE_TILE = ("rem", "xor", "part_add", "part_mul", "part_max", "part_min")
+_REF_TILE_SCALAR = ("adds", "subs", "muls", "divs", "maximums", "minimums", "rems", "ands", "ors", "xors",
+                    "shls", "shrs", "lrelu")
+
+
+def _reference_tile_ops(prefix: str) -> dict:
+    d = {
+        "and_": op(prefix + "and_", "tile.and", ("lhs", "rhs")),
+        "or_": op(prefix + "or_", "tile.or", ("lhs", "rhs")),
+        "not_": op(prefix + "not_", "tile.not", ("tile",)),
+        "shl": op(prefix + "shl", "tile.shl", ("lhs", "rhs")),
+        "shr": op(prefix + "shr", "tile.shr", ("lhs", "rhs")),
+        "addc": op(prefix + "addc", "tile.addc", ("lhs", "rhs", "rhs2")),
+        "subc": op(prefix + "subc", "tile.subc", ("lhs", "rhs", "rhs2")),
+        "addsc": op(prefix + "addsc", "tile.addsc", ("lhs", "rhs", "rhs2")),
+        "subsc": op(prefix + "subsc", "tile.subsc", ("lhs", "rhs", "rhs2")),
+        "prelu": op(prefix + "prelu", "tile.prelu", ("tile", "slope", "tmp")),
+        "expands": op(prefix + "expands", "tile.expands", ("target", "scalar")),
+        "cmp": op(prefix + "cmp", "tile.cmp", ("lhs", "rhs", "cmp_type"), ("cmp_type",)),
+        "cmps": op(prefix + "cmps", "tile.cmps", ("lhs", "rhs", "cmp_type"), ("cmp_type",)),
+        "sel": op(prefix + "sel", "tile.sel", ("mask", "lhs", "rhs", "tmp")),
+        "sels": op(prefix + "sels", "tile.sels", ("lhs", "rhs", "select_mode")),
+        "row_prod": op(prefix + "row_prod", "tile.row_prod", ("tile", "tmp_tile")),
+        "col_sum": op(prefix + "col_sum", "tile.col_sum", ("tile", "tmp_tile")),
+        "col_max": op(prefix + "col_max", "tile.col_max", ("tile",)),
+        "col_min": op(prefix + "col_min", "tile.col_min", ("tile",)),
+        "col_prod": op(prefix + "col_prod", "tile.col_prod", ("tile",)),
+        "sum": op(prefix + "sum", "tile.sum", ("tile", "axis", "keepdim"), ("axis", "keepdim")),
+        "max": op(prefix + "max", "tile.max", ("tile", "axis", "keepdim"), ("axis", "keepdim")),
+        "min": op(prefix + "min", "tile.min", ("tile", "axis", "keepdim"), ("axis", "keepdim")),
+        "concat": op(prefix + "concat", "tile.concat", ("src0", "src1")),
+        "fillpad": op(prefix + "fillpad", "tile.fillpad", ("tile", "pad_value"), ("pad_value",)),
+        "create_tile": op(prefix + "create_tile", "tile.create", ("shape", "dtype", "target_memory"),
+                          ("dtype", "target_memory")),
+        "matmul_bias": op(prefix + "matmul_bias", "tile.matmul_bias", ("lhs", "rhs", "bias")),
+        "gemv": op(prefix + "gemv", "tile.gemv", ("lhs", "rhs")),
+        "gemv_acc": op(prefix + "gemv_acc", "tile.gemv_acc", ("acc", "lhs", "rhs")),
+        "gemv_bias": op(prefix + "gemv_bias", "tile.gemv_bias", ("lhs", "rhs", "bias")),
+        "batch_matmul": op(prefix + "batch_matmul", "tile.batch_matmul", ("lhs", "rhs")),
+    }
+    for n in _REF_TILE_TILE:
+        d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rem", "xor") else ("lhs", "rhs"))
+    for n in _REF_TILE_SCALAR:
+        d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rems", "xors") else ("lhs", "rhs"))
+    for n in ("row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif"):
+        d[n] = op(prefix + n, "tile." + n, ("tile", "row_vec"))
+    for n in ("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+              "col_expand_max", "col_expand_min", "col_expand_expdif"):
+        d[n] = op(prefix + n, "tile." + n, ("tile", "col_vec"))
+    return d
+
+
+# The reference's optional scratch operand of the row reductions: pl.row_sum(t) or pl.row_sum(t, tmp).
+for _n in ("row_max", "row_sum", "row_min"):
+    _tile[_n] = op("tile." + _n, "tile." + _n, ("a", "tmp"))
+    TOP_LEVEL_TILE_OPS[_n] = op(_n, "tile." + _n, ("a", "tmp"))
+_tile.update(_reference_tile_ops("tile."))
+tile.__dict__.update(_reference_tile_ops("tile."))
+tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
+TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))

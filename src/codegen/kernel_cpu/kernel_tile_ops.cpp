@@ -13,30 +13,20 @@
 //   tile.full(shape, value)                    fill
 #include <map>
 
-#include "kernel_emitter.h"
+#include "kernel_ops_util.h"
+#include "pypto/ir/attrs.h"
+#include "pypto/ir/op_registry.h"
 
 namespace pypto::codegen::kernel_cpu {
 
 using namespace ir;
 
-namespace {
-
-void CheckArity(const Call& call, size_t n) {
-  PYPTO_USER_CHECK(call.args.size() == n, call.span,
-                   call.callee << " takes " << n << " arguments, got " << call.args.size(), "");
-}
-
 std::vector<ExprPtr> ListArg(const Call& call, size_t i) {
-  PYPTO_USER_CHECK(i < call.args.size(), call.span, call.callee << ": missing argument " << i, "");
+  PYPTO_CHECK(i < call.args.size(), call.callee << ": missing argument " << i);
   if (auto* t = call.args[i]->as<MakeTuple>()) return t->elements;
   return {call.args[i]};
 }
 
-bool IsTile(const ExprPtr& e) { return e->type && e->type->is<TileType>(); }
-
-std::string Tpl(const TileRef& dst) { return "<" + StorageKind(dst.dtype) + ">"; }
-
-// Emits `const int64_t name[n] = {...};` and returns name.
 std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vector<std::string>& values) {
   const std::string name = em.Fresh(hint);
   std::string s = "const int64_t " + name + "[" + std::to_string(values.size()) + "] = {";
@@ -45,23 +35,22 @@ std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vect
   return name;
 }
 
-void CheckSameShape(const Call& call, const TileRef& a, const TileRef& b) {
-  bool same = a.dims.size() == b.dims.size();
-  for (size_t i = 0; same && i < a.dims.size(); ++i) same = a.dims[i] == b.dims[i];
-  PYPTO_USER_CHECK(same || a.numel() == b.numel(), call.span,
-                   call.callee << ": operand tiles have different shapes", "use tiles of the same shape");
+int64_t IntAttr(const Call& call, const std::string& key, int64_t def) {
+  if (auto* v = attr_get<int64_t>(call.attrs, key)) return *v;
+  if (auto* b = attr_get<bool>(call.attrs, key)) return *b ? 1 : 0;
+  return def;
 }
+
+namespace {
 
 TileOpHandler Load() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, 3);
+    // tile.load's type inference checked the tensor, one offset and one size per tensor axis.
     auto offs = ListArg(call, 1);
     std::vector<std::string> off, shp;
     for (auto& o : offs) off.push_back(em.Scalar(o));
     for (auto& s : ListArg(call, 2)) shp.push_back(em.Scalar(s));
-    PYPTO_USER_CHECK(off.size() == shp.size(), call.span, "pl.load: " << off.size() << " offsets for " << shp.size() << " sizes", "");
     auto* tt = call.args[0]->type->as<TensorType>();
-    PYPTO_USER_CHECK(tt != nullptr, call.span, "pl.load: the first argument must be a tensor", "");
     const std::string o = IntArray(em, "off", off), s = IntArray(em, "shp", shp);
     em.Line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", " + em.Tensor(call.args[0]) + ", " +
             RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
@@ -71,20 +60,22 @@ TileOpHandler Load() {
 
 TileOpHandler Binary(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, 2);
     const std::string op = "pypto_kernel::" + functor + "{}";
     const std::string ct = CType(dst.dtype);
     if (IsTile(call.args[0]) && IsTile(call.args[1])) {
       TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]);
-      CheckSameShape(call, a, b);
-      em.Line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
-              ", " + op + ");");
+      if (a.dims == dst.dims && b.dims == dst.dims) {
+        em.Line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
+                ", " + op + ");");
+      } else {  // broadcast ([M, N] with [1, N], [M, 1], ...), checked by the op's type inference
+        em.Line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+                dst.rows() + ", " + dst.cols() + ", " + op + ");");
+      }
     } else if (IsTile(call.args[0])) {
       TileRef a = em.Tile(call.args[0]);
       em.Line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" + ct + ">(" +
               em.Scalar(call.args[1]) + "), " + dst.numel() + ", " + op + ");");
-    } else {
-      PYPTO_USER_CHECK(IsTile(call.args[1]), call.span, call.callee << ": at least one operand must be a tile", "");
+    } else {  // scalar op tile (IR built directly; the DSL puts the tile first)
       TileRef b = em.Tile(call.args[1]);
       em.Line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", static_cast<" + ct + ">(" +
               em.Scalar(call.args[0]) + "), " + dst.numel() + ", " + op + ", true);");
@@ -94,7 +85,6 @@ TileOpHandler Binary(const std::string& functor) {
 
 TileOpHandler Unary(const std::string& functor, bool via_float) {
   return [functor, via_float](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, 1);
     TileRef a = em.Tile(call.args[0]);
     em.Line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
             a.buf + ", " + dst.numel() + ", pypto_kernel::" + functor + "{});");
@@ -103,7 +93,6 @@ TileOpHandler Unary(const std::string& functor, bool via_float) {
 
 TileOpHandler RowReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, 1);
     TileRef a = em.Tile(call.args[0]);
     if (functor == "Sum") {
       em.Line("pypto_kernel::row_sum" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ");");
@@ -116,7 +105,6 @@ TileOpHandler RowReduce(const std::string& functor) {
 
 TileOpHandler RowExpand(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, 2);
     TileRef a = em.Tile(call.args[0]), r = em.Tile(call.args[1]);
     em.Line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() + ", " +
             a.cols() + ", pypto_kernel::" + functor + "{});");
@@ -125,10 +113,8 @@ TileOpHandler RowExpand(const std::string& functor) {
 
 TileOpHandler Matmul(bool acc) {
   return [acc](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    CheckArity(call, acc ? 3 : 2);
     const size_t ai = acc ? 1 : 0;
     TileRef a = em.Tile(call.args[ai]), b = em.Tile(call.args[ai + 1]);
-    PYPTO_USER_CHECK(a.dims.size() == 2 && b.dims.size() == 2, call.span, call.callee << " needs 2-D tiles", "");
     const std::string c_init = acc ? em.Tile(call.args[0]).buf : "nullptr";
     em.Line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +
             a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
@@ -138,7 +124,6 @@ TileOpHandler Matmul(bool acc) {
 // move and cast: a copy when the compute types agree, else a converting cast.
 TileOpHandler Convert() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    PYPTO_USER_CHECK(!call.args.empty(), call.span, call.callee << " needs a tile argument", "");
     TileRef a = em.Tile(call.args[0]);
     if (a.dtype == dst.dtype) {
       em.Line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
@@ -150,19 +135,14 @@ TileOpHandler Convert() {
 
 TileOpHandler Full() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    // The value is the last scalar argument (shape is a list; dtype is an attr).
-    ExprPtr value;
-    for (auto& a : call.args) {
-      if (!a->is<MakeTuple>() && a->type && a->type->is<ScalarType>()) value = a;
-    }
-    PYPTO_USER_CHECK(value != nullptr, call.span, "pl.full needs a fill value", "pl.full(shape, dtype, value)");
+    const ExprPtr& value = call.args[1];   // tile.full(shape, value), dtype an attr
     em.Line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", static_cast<" + CType(dst.dtype) +
             ">(" + em.Scalar(value) + "));");
   };
 }
 
 const std::map<std::string, TileOpHandler>& Registry() {
-  static const std::map<std::string, TileOpHandler> kOps = {
+  static std::map<std::string, TileOpHandler> kOps = {
       {"tile.load", Load()},
       {"tile.add", Binary("Add")},
       {"tile.sub", Binary("Sub")},
@@ -190,7 +170,11 @@ const std::map<std::string, TileOpHandler>& Registry() {
       {"tile.move", Convert()},
       {"tile.cast", Convert()},
       {"tile.full", Full()},
+      {"tile.gemv", Matmul(false)},
+      {"tile.gemv_acc", Matmul(true)},
   };
+  static const bool kWithReference = (AddReferenceTileOps(kOps), true);
+  (void)kWithReference;
   return kOps;
 }
 
@@ -202,19 +186,14 @@ const TileOpHandler* FindTileOp(const std::string& name) {
 }
 
 void KernelEmitter::EmitTileOp(const Call* call, const TileRef& dst) {
-  PYPTO_USER_CHECK(call->is_op, call->span, "calls to other functions ('" << call->callee << "') are not supported inside a kernel",
-                   "inline the callee's tile ops into the kernel");
+  ir::ops::check_kernel_tile_op(*call);   // a tile op of the CPU backend (UserError otherwise)
   const TileOpHandler* h = FindTileOp(call->callee);
-  PYPTO_USER_CHECK(h != nullptr, call->span, "op '" << call->callee << "' is not supported by the CPU kernel backend",
-                   "see docs/kernels.md for the tile ops kernels can use");
+  PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
   (*h)(*this, *call, dst);
 }
 
 int KernelEmitter::EmitTensorOp(const Call* call) {
-  PYPTO_USER_CHECK(call->is_op && call->callee == "tile.store", call->span,
-                   "op '" << call->callee << "' cannot be used inside a kernel on the CPU backend",
-                   "kernels write tensors with pl.store(tile, offsets, tensor)");
-  CheckArity(*call, 3);
+  ir::ops::check_kernel_tensor_op(*call);   // only tile.store yields a tensor in a kernel
   TileRef t = Tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;
@@ -222,13 +201,8 @@ int KernelEmitter::EmitTensorOp(const Call* call) {
   std::vector<std::string> shp = t.dims;
   // A tile of lower rank than the tensor stores into the trailing axes (leading sizes 1).
   while (shp.size() < off.size()) shp.insert(shp.begin(), "1");
-  PYPTO_USER_CHECK(shp.size() == off.size(), call->span,
-                   "pl.store: " << off.size() << " offsets for a tile of rank " << t.dims.size(), "");
+  // tile.store's type inference checked the tensor, the offsets' count, the dtype and the rank.
   auto* tt = call->args[2]->type->as<TensorType>();
-  PYPTO_USER_CHECK(tt != nullptr, call->span, "pl.store: the third argument must be a tensor", "");
-  PYPTO_USER_CHECK(tt->dtype == t.dtype || (tt->dtype == DataType::INDEX && t.dtype == DataType::INT64), call->span,
-                   "pl.store: tile dtype " << to_string(t.dtype) << " differs from tensor dtype " << to_string(tt->dtype),
-                   "pl.cast the tile to the tensor's dtype first");
   const int idx = TensorIndex(call->args[2]);
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
   Line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +

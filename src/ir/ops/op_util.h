@@ -16,6 +16,12 @@ void register_tensor_ops(OpRegistry& r);
 void register_tile_ops(OpRegistry& r);
 void register_system_ops(OpRegistry& r);
 void register_array_ops(OpRegistry& r);
+// The reference tile op families (tile_ops_*.cpp), called by register_tile_ops.
+void register_tile_elementwise_ops(OpRegistry& r);
+void register_tile_reduce_ops(OpRegistry& r);
+void register_tile_layout_ops(OpRegistry& r);
+void register_tile_matmul_ops(OpRegistry& r);
+void register_tile_accelerator_ops(OpRegistry& r);
 
 const TensorType* expect_tensor(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 const TileType* expect_tile(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);

@@ -14,6 +14,7 @@
 //   tile.get_block_idx(), tile.get_block_num() -> Scalar[INDEX]
 #include "../describe.h"
 #include "op_util.h"
+#include "tile_op_helpers.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::ir::ops {
@@ -49,10 +50,9 @@ void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::s
          [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_tile(op, "a", args[0], span);
            if (auto* b = args[1]->type->as<TileType>()) {
-             PYPTO_USER_CHECK(shape_equal(a->shape, b->shape), span,
-                              op << ": shape mismatch: " << describe(args[0]->type) << " vs " << describe(args[1]->type),
-                              "both tiles must have the same shape (or pass a scalar as b)");
              same_dtype(op, a, b, args[0], args[1], span);
+             auto shape = tile_helpers::broadcast_2d(op, args[0], args[1], span);   // NumPy-style, 2-D
+             if (!shape_equal(shape, a->shape)) return TileType::make(std::move(shape), a->dtype, a->memory);
            } else {
              PYPTO_USER_CHECK(args[1]->type->is<ScalarType>() && args[1]->type->as<ScalarType>()->dtype != DataType::TASK_ID,
                               span, op << ": argument 'b' must be a Tile or a scalar, got " << describe(args[1]->type), "");
@@ -71,9 +71,10 @@ void add_elementwise_unary(OpRegistry& r, const std::string& name, const std::st
 
 void add_row_reduce(OpRegistry& r, const std::string& name, const std::string& what) {
   std::string op = "tile." + name;
-  add_op(r, op, {"a"}, {}, "Row-wise " + what + " of a [M, N] tile, giving a [M, 1] tile.",
+  tile_helpers::add_op_opt(r, op, {"a", "tmp"}, 1, {}, "Row-wise " + what + " of a [M, N] tile, giving a [M, 1] tile.",
          [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_2d(op, "a", args[0], span);
+           tile_helpers::optional_tile(op, "tmp", args, 1, span);   // the reference's scratch tile
            return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, a->memory);
          });
 }
@@ -155,6 +156,8 @@ void register_tile_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(offsets.size() == t->shape.size(), span,
                             "tile.store: " << offsets.size() << " offsets for a tensor of shape " << describe_shape(t->shape),
                             "give one offset per tensor dimension");
+           PYPTO_USER_CHECK(tile->shape.size() <= offsets.size(), span,
+                            "pl.store: " << offsets.size() << " offsets for a tile of rank " << tile->shape.size(), "");
            PYPTO_USER_CHECK(tile->dtype == t->dtype, span,
                             "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
                             "convert the tile first with pl.cast(tile, dtype)");
@@ -232,6 +235,12 @@ void register_tile_ops(OpRegistry& r) {
            DataType d = attr_dtype("tile.full", attrs, span);
            return TileType::make(std::move(shape), d, MemorySpace::Vec);
          });
+
+  register_tile_elementwise_ops(r);
+  register_tile_reduce_ops(r);
+  register_tile_layout_ops(r);
+  register_tile_matmul_ops(r);
+  register_tile_accelerator_ops(r);
 
   add_op(r, "tile.get_block_idx", {}, {}, "Index of the current block within an SPMD launch.",
          [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });

@@ -218,7 +218,9 @@ inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType wa
     return false;
   }
   for (int a = 0; a < rank; ++a) {
-    if (off[a] < 0 || shp[a] < 0 || off[a] + shp[a] > static_cast<int64_t>(t.shapes[a])) {
+    // Overflow-proof: never forms off + shp (an offset near 2^63 would wrap negative and pass).
+    const int64_t extent = static_cast<int64_t>(t.shapes[a]);
+    if (off[a] < 0 || shp[a] < 0 || shp[a] > extent || off[a] > extent - shp[a]) {
       std::snprintf(msg, sizeof msg,
                     "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %u", what,
                     name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]), t.shapes[a]);
@@ -336,8 +338,27 @@ struct Neg { template <class T> T operator()(T a) const { return static_cast<T>(
 struct Abs { template <class T> T operator()(T a) const { return a < T{0} ? static_cast<T>(-a) : a; } };
 struct Relu { template <class T> T operator()(T a) const { return a > T{0} ? a : T{0}; } };
 
+}  // namespace pypto_kernel
+#include "pypto_kernel_simd.h"   // AVX2 / AVX-512 builds of the element-wise, row and column loops
+namespace pypto_kernel {
+
+// FP32 loops take the widest SIMD build the CPU has (pypto_kernel_simd.h); others the portable loop.
 template <Storage S, class C, class Op>
 inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      binary_f32_avx512(dst, a, b, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      binary_f32_avx2(dst, a, b, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
   round_to<S>(dst, n);
 }
@@ -345,6 +366,20 @@ inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
 // dst = op(a, s) (scalar on the right) or op(s, a) when `scalar_left`.
 template <Storage S, class C, class Op>
 inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar_left = false) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      binary_scalar_f32_avx512(dst, a, s, n, op, scalar_left);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      binary_scalar_f32_avx2(dst, a, s, n, op, scalar_left);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   if (scalar_left) {
     for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
   } else {
@@ -356,6 +391,20 @@ inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar
 // dst = op(a) computed in the tile's own type (neg, abs, relu).
 template <Storage S, class C, class Op>
 inline void unary(C* dst, const C* a, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      unary_f32_avx512(dst, a, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      unary_f32_avx2(dst, a, n, op);
+      round_to<S>(dst, n);
+      return;
+    }
+  }
+#endif
   for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
   round_to<S>(dst, n);
 }
@@ -403,22 +452,36 @@ inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]).
+// Row reductions ([M, N] -> [M, 1]) and row broadcasts ([M, N] op [M, 1]). FP32 rows take the
+// SIMD builds of pypto_kernel_simd.h when the CPU has them.
 
-template <Storage S, class C, class Op>
-inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+// The identity of a reduction, the value of an empty row or column: 0 for sums, 1 for
+// products, -inf / +inf (the type's lowest / highest for integers) for max / min.
+template <class C, class Op>
+constexpr C reduce_identity() {
+  if constexpr (std::is_same<Op, Add>::value) return C{0};
+  else if constexpr (std::is_same<Op, Mul>::value) return C{1};
+  else if constexpr (std::is_same<Op, Max>::value) {
+    return std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  } else {
+    return std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
+  }
+}
+
+// The portable loops (n >= 1 for the reductions); the dispatchers below pick a SIMD build.
+template <class C, class Op>
+inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
     for (int64_t j = 1; j < n; ++j) acc = op(acc, row[j]);
     dst[i] = acc;
   }
-  round_to<S>(dst, m);
 }
 
-// Row sums accumulate in double for float tiles (8-way split keeps it vectorisable).
-template <Storage S, class C>
-inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
+// Row sums accumulate in double for float tiles.
+template <class C>
+inline void row_sum_portable(C* dst, const C* a, int64_t m, int64_t n) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     if constexpr (std::is_floating_point<C>::value) {
@@ -431,17 +494,80 @@ inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
       dst[i] = acc;
     }
   }
-  round_to<S>(dst, m);
 }
 
-template <Storage S, class C, class Op>
-inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
+template <class C, class Op>
+inline void row_expand_portable(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C ri = r[i];
     const C* src = a + i * n;
     C* out = dst + i * n;
     for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
   }
+}
+
+template <Storage S, class C, class Op>
+inline void row_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+  if (n == 0) {  // a zero-size row reduces to the identity (never reads row[0])
+    for (int64_t i = 0; i < m; ++i) dst[i] = reduce_identity<C, Op>();
+    return;
+  }
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value && (std::is_same<Op, Max>::value || std::is_same<Op, Min>::value)) {
+    constexpr bool kMax = std::is_same<Op, Max>::value;
+    if (cpu_has_avx512f()) {
+      row_minmax_f32_avx512<kMax>(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_minmax_f32_avx2<kMax>(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+  }
+#endif
+  row_reduce_portable(dst, a, m, n, op);
+  round_to<S>(dst, m);
+}
+
+template <Storage S, class C>
+inline void row_sum(C* dst, const C* a, int64_t m, int64_t n) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      row_sum_f32_avx512(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_sum_f32_avx2(dst, a, m, n);
+      round_to<S>(dst, m);
+      return;
+    }
+  }
+#endif
+  row_sum_portable(dst, a, m, n);
+  round_to<S>(dst, m);
+}
+
+template <Storage S, class C, class Op>
+inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      row_expand_f32_avx512(dst, a, r, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      row_expand_f32_avx2(dst, a, r, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+  }
+#endif
+  row_expand_portable(dst, a, r, m, n, op);
   round_to<S>(dst, m * n);
 }
 
@@ -575,6 +701,13 @@ inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int6
   }
 #ifdef PYPTO_HAVE_MATMUL_AVX2
   if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+    if (cpu_has_avx512f()) {  // pypto_kernel_simd.h: 4 x 32 blocks in zmm registers
+      matmul_kernel_avx512(dst, a, b, m, k, n);
+      round_to<S>(dst, m * n);
+      return;
+    }
+#endif
     if (cpu_has_avx2_fma()) {
       matmul_kernel_avx2(dst, a, b, m, k, n);
       round_to<S>(dst, m * n);
@@ -610,3 +743,5 @@ inline void fill(C* dst, int64_t n, C v) {
 }
 
 }  // namespace pypto_kernel
+
+#include "pypto_kernel_ops.h"

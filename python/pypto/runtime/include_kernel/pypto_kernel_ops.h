@@ -1,0 +1,412 @@
+// pypto_kernel_ops.h — the reference tile ops beyond the core set (docs/kernels.md,
+// spec/reference_ops.md): broadcasting element-wise ops, bitwise / shift / floor-mod functors,
+// packed compare masks and select, column reductions and broadcasts, shape ops, gather /
+// scatter, and the matmul family. Included by pypto_kernel_prelude.h; same conventions
+// (tiles are row-major arrays of their compute type, 16-bit floats rounded after each op).
+//
+//     pypto_kernel::binary_bcast<Storage::F32>(dst, a, 16, 32, b, 1, 32, 16, 32, pypto_kernel::Add{});
+//     pypto_kernel::cmp_mask(mask, a, 16, 32, b, 16, 32, 16, 32, 32, /*LT*/ 2);
+#pragma once
+
+#include <vector>
+
+namespace pypto_kernel {
+
+// ---------------------------------------------------------------------------------------------
+// Functors of the reference element-wise ops.
+
+// Floor-mod (the sign of the divisor): Python's a % b; b = 0 gives NaN (floats) or 0 (ints).
+struct Rem { template <class T> T operator()(T a, T b) const { return pymod(a, b); } };
+struct And { template <class T> T operator()(T a, T b) const { return static_cast<T>(a & b); } };
+struct Or { template <class T> T operator()(T a, T b) const { return static_cast<T>(a | b); } };
+struct Xor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
+// Shifts: a count >= the bit width gives 0 (-1 for a negative signed value under >>), a negative
+// count shifts by 0.
+struct Shl {
+  template <class T> T operator()(T a, T c) const {
+    using U = typename std::make_unsigned<T>::type;
+    if (c < T{0}) return a;
+    if (static_cast<uint64_t>(c) >= sizeof(T) * 8) return T{0};
+    return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<int>(c)));
+  }
+};
+struct Shr {
+  template <class T> T operator()(T a, T c) const {
+    if (c < T{0}) return a;
+    if (static_cast<uint64_t>(c) >= sizeof(T) * 8) return (std::is_signed<T>::value && a < T{0}) ? static_cast<T>(-1) : T{0};
+    return static_cast<T>(a >> static_cast<int>(c));
+  }
+};
+// Leaky / parametric relu: x > 0 ? x : x * slope.
+struct LRelu { template <class T> T operator()(T a, T s) const { return a > T{0} ? a : static_cast<T>(a * s); } };
+// The broadcast operand itself (row_expand / col_expand without an op).
+struct Second { template <class T> T operator()(T, T b) const { return b; } };
+// exp(a - b), the softmax numerator step, computed in float.
+struct ExpDif {
+  template <class T> T operator()(T a, T b) const {
+    return static_cast<T>(fast_exp(static_cast<float>(a) - static_cast<float>(b)));
+  }
+};
+// sels: the whole of the first operand when `first`, else the second.
+struct Pick {
+  bool first;
+  template <class T> T operator()(T a, T b) const { return first ? a : b; }
+};
+struct Sin { float operator()(float a) const { return std::sin(a); } };
+struct Cos { float operator()(float a) const { return std::cos(a); } };
+struct Not { template <class T> T operator()(T a) const { return static_cast<T>(~a); } };
+
+// A private copy of `src` when the destination buffer is the same memory (ops whose output
+// element reads other input positions must not overwrite their input as they go).
+template <class C>
+struct Unaliased {
+  std::vector<C> copy;
+  const C* p;
+  Unaliased(const C* src, const void* dst, int64_t n) : p(src) {
+    if (static_cast<const void*>(src) == dst && n > 0) {
+      copy.assign(src, src + n);
+      p = copy.data();
+    }
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// Broadcasting element-wise ops over 2-D views: operand x is [xr, xc] with xr in {1, m} and xc
+// in {1, n}; dst is [m, n]. Equal shapes take the flat (vectorised) path.
+
+template <Storage S, class C, class Op>
+inline void binary_bcast(C* dst, const C* a, int64_t ar, int64_t ac, const C* b, int64_t br, int64_t bc, int64_t m,
+                         int64_t n, Op op) {
+  if (ar == m && ac == n && br == m && bc == n) {
+    binary<S>(dst, a, b, m * n, op);
+    return;
+  }
+  Unaliased<C> ua(a, dst, ar * ac), ub(b, dst, br * bc);
+  for (int64_t i = 0; i < m; ++i) {
+    const C* ra = ua.p + (ar == 1 ? 0 : i * ac);
+    const C* rb = ub.p + (br == 1 ? 0 : i * bc);
+    C* out = dst + i * n;
+    if (ac == n && bc == n) {
+      for (int64_t j = 0; j < n; ++j) out[j] = op(ra[j], rb[j]);
+    } else if (bc == 1 && ac == n) {
+      const C s = rb[0];
+      for (int64_t j = 0; j < n; ++j) out[j] = op(ra[j], s);
+    } else if (ac == 1 && bc == n) {
+      const C s = ra[0];
+      for (int64_t j = 0; j < n; ++j) out[j] = op(s, rb[j]);
+    } else {
+      for (int64_t j = 0; j < n; ++j) out[j] = op(ra[ac == 1 ? 0 : j], rb[bc == 1 ? 0 : j]);
+    }
+  }
+  round_to<S>(dst, m * n);
+}
+
+// dst = op1(op1(a, s), c) for addsc / subsc (s a scalar, c a broadcast tile).
+template <Storage S, class C, class Op>
+inline void binary_scalar_tile(C* dst, const C* a, int64_t ar, int64_t ac, C s, const C* c, int64_t cr, int64_t cc,
+                               int64_t m, int64_t n, Op op) {
+  Unaliased<C> uc(c, dst, cr * cc);
+  std::vector<C> t(static_cast<size_t>(ar * ac));
+  binary_scalar<S>(t.data(), a, s, ar * ac, op);
+  binary_bcast<S>(dst, t.data(), ar, ac, uc.p, cr, cc, m, n, op);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compare into a packed predicate mask and select with one. Mask row i holds the predicates of
+// row i: element j is bit j % 8 (least significant first) of byte j / 8; unused bits are 0;
+// a mask row is `mcols` bytes. Modes: EQ=0 NE=1 LT=2 LE=3 GT=4 GE=5.
+
+template <class C>
+inline bool cmp_pred(C a, C b, int mode) {
+  switch (mode) {
+    case 0: return a == b;
+    case 1: return a != b;
+    case 2: return a < b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    default: return a >= b;
+  }
+}
+
+template <class C>
+inline void cmp_mask(uint8_t* dst, const C* a, int64_t ar, int64_t ac, const C* b, int64_t br, int64_t bc, int64_t m,
+                     int64_t n, int64_t mcols, int mode) {
+  std::vector<uint8_t> out(static_cast<size_t>(m * mcols), 0);  // dst may alias a UINT8 operand
+  for (int64_t i = 0; i < m; ++i) {
+    const C* ra = a + (ar == 1 ? 0 : i * ac);
+    const C* rb = b + (br == 1 ? 0 : i * bc);
+    uint8_t* row = out.data() + i * mcols;
+    for (int64_t j = 0; j < n; ++j) {
+      if (cmp_pred(ra[ac == 1 ? 0 : j], rb[bc == 1 ? 0 : j], mode)) row[j >> 3] |= static_cast<uint8_t>(1u << (j & 7));
+    }
+  }
+  if (m * mcols > 0) std::memcpy(dst, out.data(), static_cast<size_t>(m * mcols));
+}
+
+template <Storage S, class C>
+inline void select_mask(C* dst, const uint8_t* mask, int64_t mcols, const C* a, int64_t ar, int64_t ac, const C* b,
+                        int64_t br, int64_t bc, int64_t m, int64_t n) {
+  Unaliased<C> ua(a, dst, ar * ac), ub(b, dst, br * bc);
+  for (int64_t i = 0; i < m; ++i) {
+    const C* ra = ua.p + (ar == 1 ? 0 : i * ac);
+    const C* rb = ub.p + (br == 1 ? 0 : i * bc);
+    const uint8_t* mrow = mask + i * mcols;
+    for (int64_t j = 0; j < n; ++j) {
+      const bool bit = (mrow[j >> 3] >> (j & 7)) & 1u;
+      dst[i * n + j] = bit ? ra[ac == 1 ? 0 : j] : rb[bc == 1 ? 0 : j];
+    }
+  }
+  round_to<S>(dst, m * n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reductions with an identity for empty rows / columns, and column broadcasts.
+
+// [m, n] -> [1, n], accumulating rows in order in the compute type.
+template <Storage S, class C, class Op>
+inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+  if (m == 0) {
+    for (int64_t j = 0; j < n; ++j) dst[j] = reduce_identity<C, Op>();
+    return;
+  }
+  if (dst != a) std::memmove(dst, a, static_cast<size_t>(n) * sizeof(C));
+  for (int64_t i = 1; i < m; ++i) {
+    const C* row = a + i * n;
+    for (int64_t j = 0; j < n; ++j) dst[j] = op(dst[j], row[j]);
+  }
+  round_to<S>(dst, n);
+}
+
+// dst[i, j] = op(a[i, j], c[0, j]).
+template <class C, class Op>
+inline void col_expand_portable(C* dst, const C* a, const C* c, int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const C* src = a + i * n;
+    C* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
+  }
+}
+
+template <Storage S, class C, class Op>
+inline void col_expand(C* dst, const C* a, const C* c, int64_t m, int64_t n, Op op) {
+#ifdef PYPTO_HAVE_ROW_SIMD
+  if constexpr (std::is_same<C, float>::value) {
+    if (cpu_has_avx512f()) {
+      col_expand_f32_avx512(dst, a, c, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+    if (cpu_has_avx2()) {
+      col_expand_f32_avx2(dst, a, c, m, n, op);
+      round_to<S>(dst, m * n);
+      return;
+    }
+  }
+#endif
+  col_expand_portable(dst, a, c, m, n, op);
+  round_to<S>(dst, m * n);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Shape ops.
+
+template <class C>
+inline void transpose(C* dst, const C* a, int64_t m, int64_t n) {
+  Unaliased<C> ua(a, dst, m * n);
+  constexpr int64_t B = 16;
+  for (int64_t i0 = 0; i0 < m; i0 += B) {
+    for (int64_t j0 = 0; j0 < n; j0 += B) {
+      const int64_t i1 = std::min(m, i0 + B), j1 = std::min(n, j0 + B);
+      for (int64_t i = i0; i < i1; ++i) {
+        for (int64_t j = j0; j < j1; ++j) dst[j * m + i] = ua.p[i * n + j];
+      }
+    }
+  }
+}
+
+// Copies the [h, w] block of src [sr, sc] at (r0, c0) into dst; false (with ctx->fail) when the
+// block is not inside src. Overflow-proof: r0 <= sr - h, not r0 + h <= sr.
+template <class C>
+inline bool extract_block(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t sr, int64_t sc, int64_t r0,
+                          int64_t c0, int64_t h, int64_t w, const char* what) {
+  if (r0 < 0 || c0 < 0 || h > sr || w > sc || r0 > sr - h || c0 > sc - w) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "%s: block [%lld, %lld) x [%lld, %lld) is outside the [%lld, %lld] tile", what,
+                  static_cast<long long>(r0), static_cast<long long>(r0) + h, static_cast<long long>(c0),
+                  static_cast<long long>(c0) + w, static_cast<long long>(sr), static_cast<long long>(sc));
+    ctx->fail(msg);
+    return false;
+  }
+  Unaliased<C> us(src, dst, sr * sc);
+  for (int64_t i = 0; i < h; ++i) std::memmove(dst + i * w, us.p + (r0 + i) * sc + c0, static_cast<size_t>(w) * sizeof(C));
+  return true;
+}
+
+// dst = target with source [h, w] written at (r0, c0).
+template <class C>
+inline bool assemble(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc, const C* source,
+                     int64_t h, int64_t w, int64_t r0, int64_t c0) {
+  if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "assemble: a [%lld, %lld] source at (%lld, %lld) does not fit in the [%lld, %lld] target",
+                  static_cast<long long>(h), static_cast<long long>(w), static_cast<long long>(r0),
+                  static_cast<long long>(c0), static_cast<long long>(tr), static_cast<long long>(tc));
+    ctx->fail(msg);
+    return false;
+  }
+  Unaliased<C> us(source, dst, h * w);
+  if (dst != target) std::memmove(dst, target, static_cast<size_t>(tr * tc) * sizeof(C));
+  for (int64_t i = 0; i < h; ++i) std::memmove(dst + (r0 + i) * tc + c0, us.p + i * w, static_cast<size_t>(w) * sizeof(C));
+  return true;
+}
+
+// [r, c0] | [r, c1] -> [r, c0 + c1].
+template <class C>
+inline void concat_cols(C* dst, const C* a, int64_t c0, const C* b, int64_t c1, int64_t r) {
+  const int64_t n = c0 + c1;
+  for (int64_t i = 0; i < r; ++i) {
+    std::memcpy(dst + i * n, a + i * c0, static_cast<size_t>(c0) * sizeof(C));
+    std::memcpy(dst + i * n + c0, b + i * c1, static_cast<size_t>(c1) * sizeof(C));
+  }
+}
+
+// out[0, k] = start + k (start - k when descending), wrapping in the tile's integer type.
+template <class C>
+inline void arange(C* dst, int64_t start, int64_t n, bool descending) {
+  for (int64_t k = 0; k < n; ++k) {
+    const uint64_t v = descending ? static_cast<uint64_t>(start) - static_cast<uint64_t>(k)
+                                  : static_cast<uint64_t>(start) + static_cast<uint64_t>(k);
+    dst[k] = static_cast<C>(v);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Gather / scatter. Indices are checked; an index outside the source fails the run.
+
+inline bool index_fail(const PTO2KernelContext* ctx, const char* what, int64_t idx, int64_t n) {
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "%s: index %lld is outside [0, %lld)", what, static_cast<long long>(idx),
+                static_cast<long long>(n));
+  ctx->fail(msg);
+  return false;
+}
+
+template <class C, class I>
+inline bool gather(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t src_n, const I* idx, int64_t n) {
+  Unaliased<C> us(src, dst, src_n);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = static_cast<int64_t>(idx[k]);
+    if (i < 0 || i >= src_n) return index_fail(ctx, "gather", i, src_n);
+    dst[k] = us.p[i];
+  }
+  return true;
+}
+
+// out = dst with out.flat[idx[k]] = src[k] in order (last write wins).
+template <class C, class I>
+inline bool scatter(const PTO2KernelContext* ctx, C* out, const C* dst, int64_t dst_n, const C* src, const I* idx,
+                    int64_t n) {
+  Unaliased<C> us(src, out, n);
+  std::vector<I> ucopy;
+  const I* ip = idx;
+  if (static_cast<const void*>(idx) == static_cast<const void*>(out)) {
+    ucopy.assign(idx, idx + n);
+    ip = ucopy.data();
+  }
+  if (out != dst) std::memmove(out, dst, static_cast<size_t>(dst_n) * sizeof(C));
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = static_cast<int64_t>(ip[k]);
+    if (i < 0 || i >= dst_n) return index_fail(ctx, "scatter", i, dst_n);
+    out[i] = us.p[k];
+  }
+  return true;
+}
+
+// Mask patterns of gather_mask / scatter_mask: 1/2 even/odd columns, 3..6 c % 4 == 0..3, 7 all.
+inline int64_t mask_stride(int pattern) { return pattern <= 2 ? 2 : pattern <= 6 ? 4 : 1; }
+inline int64_t mask_first(int pattern) { return pattern <= 2 ? pattern - 1 : pattern <= 6 ? pattern - 3 : 0; }
+
+// Reinterprets the stored bits of a value of storage SS as storage DS (same width).
+template <Storage SS, Storage DS, class CS, class CD>
+inline CD reinterpret_elem(CS v) {
+  if constexpr (SS == DS) {
+    return static_cast<CD>(v);
+  } else {
+    uint64_t bits = 0;
+    write_elem<SS, CS>(&bits, 0, v);
+    return read_elem<DS, CD>(&bits, 0);
+  }
+}
+
+template <Storage SS, Storage DS, class CS, class CD>
+inline void gather_mask(CD* dst, const CS* src, int64_t m, int64_t n, int pattern) {
+  const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
+  std::vector<CD> out(static_cast<size_t>(m * w));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t k = 0; k < w; ++k) out[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(src[i * n + first + k * stride]);
+  }
+  std::copy(out.begin(), out.end(), dst);
+}
+
+template <class C>
+inline void scatter_mask(C* out, const C* dst, const C* src, int64_t m, int64_t n, int pattern) {
+  const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
+  Unaliased<C> us(src, out, m * w);
+  if (out != dst) std::memmove(out, dst, static_cast<size_t>(m * n) * sizeof(C));
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t k = 0; k < w; ++k) out[i * n + first + k * stride] = us.p[i * w + k];
+  }
+}
+
+// out = input [rows, d] with out[idx.flat[k], :] = src[k, :] for k < nidx (last write wins).
+template <class C, class I>
+inline bool scatter_update(const PTO2KernelContext* ctx, C* out, const C* input, int64_t rows, int64_t d,
+                           const I* idx, int64_t nidx, const C* src) {
+  Unaliased<C> us(src, out, nidx * d);
+  if (out != input) std::memmove(out, input, static_cast<size_t>(rows * d) * sizeof(C));
+  for (int64_t k = 0; k < nidx; ++k) {
+    const int64_t r = static_cast<int64_t>(idx[k]);
+    if (r < 0 || r >= rows) return index_fail(ctx, "scatter_update", r, rows);
+    std::memmove(out + r * d, us.p + k * d, static_cast<size_t>(d) * sizeof(C));
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matmul family on top of matmul(): bias rows and batches.
+
+// dst = a @ b + bias[0, :] on every row (accumulated in the compute type, then rounded).
+template <Storage S, class C>
+inline void matmul_bias(C* dst, const C* a, const C* b, const C* bias, int64_t m, int64_t k, int64_t n) {
+  Unaliased<C> ua(a, dst, m * k), ub(b, dst, k * n), ubias(bias, dst, n);
+  matmul<Storage::F32, C, C, C>(dst, nullptr, ua.p, ub.p, m, k, n);   // no rounding before the bias
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) dst[i * n + j] += ubias.p[j];
+  }
+  round_to<S>(dst, m * n);
+}
+
+// dst[p] = (acc[p] +) a[p or 0] @ b[p or 0] for p < batch; an operand with one batch is shared.
+template <Storage S, class C, class A, class B>
+inline void batch_matmul(C* dst, const C* acc, const A* a, int64_t a_batch, const B* b, int64_t b_batch, int64_t batch,
+                         int64_t m, int64_t k, int64_t n) {
+  for (int64_t p = 0; p < batch; ++p) {
+    matmul<S, C, A, B>(dst + p * m * n, acc ? acc + p * m * n : nullptr, a + (a_batch == 1 ? 0 : p) * m * k,
+                       b + (b_batch == 1 ? 0 : p) * k * n, m, k, n);
+  }
+}
+
+}  // namespace pypto_kernel
+
+namespace pypto_kernel {
+
+// dst = op(op(a, b), c) with all three broadcast to [m, n] (addc / subc).
+template <Storage S, class C, class Op>
+inline void ternary_bcast(C* dst, const C* a, int64_t ar, int64_t ac, const C* b, int64_t br, int64_t bc, const C* c,
+                          int64_t cr, int64_t cc, int64_t m, int64_t n, Op op) {
+  Unaliased<C> uc(c, dst, cr * cc);
+  binary_bcast<S>(dst, a, ar, ac, b, br, bc, m, n, op);
+  binary_bcast<S>(dst, dst, m, n, uc.p, cr, cc, m, n, op);
+}
+
+}  // namespace pypto_kernel

@@ -1,0 +1,273 @@
+// pypto_kernel_simd.h — AVX2 and AVX-512 builds of the FP32 row reductions (row_sum, row_max,
+// row_min) and row / column broadcasts, chosen at run time by the helpers of
+// pypto_kernel_prelude.h like the exp loop (the generated libraries target baseline x86-64).
+// Included by the prelude after its element-wise functors.
+//
+// Agreement with the portable loops (tests/python/test_kernel_row_col_paths.py):
+//   row_max / row_min   bit-for-bit on NaN-free rows (MAXPS / MINPS are `a > b ? a : b` /
+//                       `a < b ? a : b`, the functors' own definitions; only the order of the
+//                       comparisons differs, which can change the sign of a zero result)
+//   row_sum             within 1 ulp of the float result: both sum in double, in a different
+//                       association (8 or 16 partial sums instead of one)
+//   broadcasts          bit-for-bit (the same single IEEE operation per element), except
+//                       expdif, which like exp is within 2 ulp (the SIMD builds fuse multiply-adds)
+#pragma once
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+// GCC 12 reports its own AVX-512 intrinsics' `_mm512_undefined_*` placeholders as
+// maybe-uninitialized under -Wall; the values are fully defined (mask -1 selects every lane).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
+
+namespace pypto_kernel {
+
+// ---- row reductions -------------------------------------------------------------------------
+
+__attribute__((target("avx2"))) inline double hsum_pd256(__m256d v) {
+  const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
+  const __m128d s = _mm_add_pd(lo, hi);
+  return _mm_cvtsd_f64(s) + _mm_cvtsd_f64(_mm_unpackhi_pd(s, s));
+}
+
+__attribute__((target("avx2"))) inline void row_sum_f32_avx2(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    __m256d s0 = _mm256_setzero_pd(), s1 = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) {
+      s0 = _mm256_add_pd(s0, _mm256_cvtps_pd(_mm_loadu_ps(row + j)));
+      s1 = _mm256_add_pd(s1, _mm256_cvtps_pd(_mm_loadu_ps(row + j + 4)));
+    }
+    double acc = hsum_pd256(_mm256_add_pd(s0, s1));
+    for (; j < n; ++j) acc += static_cast<double>(row[j]);
+    dst[i] = static_cast<float>(acc);
+  }
+}
+
+__attribute__((target("avx512f"))) inline void row_sum_f32_avx512(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+      s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(row + j)));
+      s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(row + j + 8)));
+    }
+    double acc = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    for (; j < n; ++j) acc += static_cast<double>(row[j]);
+    dst[i] = static_cast<float>(acc);
+  }
+}
+
+// row max (kMax) / min over n >= 1 elements per row.
+template <bool kMax>
+__attribute__((target("avx2"))) inline void row_minmax_f32_avx2(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    float acc = row[0];
+    int64_t j = 1;
+    if (n >= 9) {
+      __m256 v = _mm256_loadu_ps(row + 1);
+      for (j = 9; j + 8 <= n; j += 8) {
+        const __m256 x = _mm256_loadu_ps(row + j);
+        v = kMax ? _mm256_max_ps(v, x) : _mm256_min_ps(v, x);
+      }
+      alignas(32) float lanes[8];
+      _mm256_store_ps(lanes, v);
+      for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
+    }
+    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    dst[i] = acc;
+  }
+}
+
+template <bool kMax>
+__attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst, const float* a, int64_t m, int64_t n) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = a + i * n;
+    float acc = row[0];
+    int64_t j = 1;
+    if (n >= 17) {
+      __m512 v = _mm512_loadu_ps(row + 1);
+      for (j = 17; j + 16 <= n; j += 16) {
+        const __m512 x = _mm512_loadu_ps(row + j);
+        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+      }
+      alignas(64) float lanes[16];
+      _mm512_store_ps(lanes, v);
+      for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
+    }
+    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    dst[i] = acc;
+  }
+}
+
+// ---- row / column broadcasts: the portable loops compiled for wider vectors ----------------
+
+template <class Op>
+__attribute__((target("avx2,fma"))) inline void row_expand_f32_avx2(float* dst, const float* a, const float* r,
+                                                                    int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float ri = r[i];
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx512f,fma"))) inline void row_expand_f32_avx512(float* dst, const float* a, const float* r,
+                                                                         int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float ri = r[i];
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], ri);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx2,fma"))) inline void col_expand_f32_avx2(float* dst, const float* a, const float* c,
+                                                                    int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
+  }
+}
+
+template <class Op>
+__attribute__((target("avx512f,fma"))) inline void col_expand_f32_avx512(float* dst, const float* a, const float* c,
+                                                                         int64_t m, int64_t n, Op op) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* src = a + i * n;
+    float* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) out[j] = op(src[j], c[j]);
+  }
+}
+
+// ---- element-wise loops (same-shape binary, tile x scalar, unary in the tile's own type) ------
+// One IEEE operation per element and no multiply-add to fuse: bit-identical to the portable loops.
+
+template <class Op>
+__attribute__((target("avx512f"))) inline void binary_f32_avx512(float* dst, const float* a, const float* b, int64_t n,
+                                                                  Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void binary_f32_avx2(float* dst, const float* a, const float* b, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], b[i]);
+}
+template <class Op>
+__attribute__((target("avx512f"))) inline void binary_scalar_f32_avx512(float* dst, const float* a, float s, int64_t n,
+                                                                         Op op, bool scalar_left) {
+  if (scalar_left) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], s);
+  }
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void binary_scalar_f32_avx2(float* dst, const float* a, float s, int64_t n, Op op,
+                                                                   bool scalar_left) {
+  if (scalar_left) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(s, a[i]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i], s);
+  }
+}
+template <class Op>
+__attribute__((target("avx512f"))) inline void unary_f32_avx512(float* dst, const float* a, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
+}
+template <class Op>
+__attribute__((target("avx2"))) inline void unary_f32_avx2(float* dst, const float* a, int64_t n, Op op) {
+  for (int64_t i = 0; i < n; ++i) dst[i] = op(a[i]);
+}
+
+// ---- matmul: c[M, N] += a[M, K] @ b[K, N], 4 x 32 blocks of c in eight zmm registers over the
+// whole K loop (2 loads, 4 broadcasts, 8 FMAs per k); the edges use plain loops of the same
+// target. Chosen over the AVX2 kernel of the prelude when the CPU has AVX-512.
+__attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* __restrict c, const float* __restrict a,
+                                                                        const float* __restrict b, int64_t m, int64_t k,
+                                                                        int64_t n) {
+  const int64_t m4 = m - m % 4, n32 = n - n % 32;
+  // Column panels outermost: a K x 32 panel of b stays in L1 while every 4-row block of a
+  // streams past it.
+  for (int64_t j0 = 0; j0 < n32; j0 += 32) {
+    for (int64_t i0 = 0; i0 < m4; i0 += 4) {
+      const float* a0p = a + (i0 + 0) * k;
+      const float* a1p = a + (i0 + 1) * k;
+      const float* a2p = a + (i0 + 2) * k;
+      const float* a3p = a + (i0 + 3) * k;
+      float* cp = c + i0 * n + j0;
+      __m512 c00 = _mm512_loadu_ps(cp), c01 = _mm512_loadu_ps(cp + 16);
+      __m512 c10 = _mm512_loadu_ps(cp + n), c11 = _mm512_loadu_ps(cp + n + 16);
+      __m512 c20 = _mm512_loadu_ps(cp + 2 * n), c21 = _mm512_loadu_ps(cp + 2 * n + 16);
+      __m512 c30 = _mm512_loadu_ps(cp + 3 * n), c31 = _mm512_loadu_ps(cp + 3 * n + 16);
+      const float* bp = b + j0;
+      for (int64_t kk = 0; kk < k; ++kk, bp += n) {
+        const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+        __m512 av = _mm512_set1_ps(a0p[kk]);
+        c00 = _mm512_fmadd_ps(av, b0, c00);
+        c01 = _mm512_fmadd_ps(av, b1, c01);
+        av = _mm512_set1_ps(a1p[kk]);
+        c10 = _mm512_fmadd_ps(av, b0, c10);
+        c11 = _mm512_fmadd_ps(av, b1, c11);
+        av = _mm512_set1_ps(a2p[kk]);
+        c20 = _mm512_fmadd_ps(av, b0, c20);
+        c21 = _mm512_fmadd_ps(av, b1, c21);
+        av = _mm512_set1_ps(a3p[kk]);
+        c30 = _mm512_fmadd_ps(av, b0, c30);
+        c31 = _mm512_fmadd_ps(av, b1, c31);
+      }
+      _mm512_storeu_ps(cp, c00);
+      _mm512_storeu_ps(cp + 16, c01);
+      _mm512_storeu_ps(cp + n, c10);
+      _mm512_storeu_ps(cp + n + 16, c11);
+      _mm512_storeu_ps(cp + 2 * n, c20);
+      _mm512_storeu_ps(cp + 2 * n + 16, c21);
+      _mm512_storeu_ps(cp + 3 * n, c30);
+      _mm512_storeu_ps(cp + 3 * n + 16, c31);
+    }
+  }
+  for (int64_t i = 0; i < m4; ++i) {  // columns n32..n of rows 0..m4
+    float* ci = c + i * n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * k + kk];
+      const float* brow = b + kk * n;
+      for (int64_t j = n32; j < n; ++j) ci[j] += av * brow[j];
+    }
+  }
+  for (int64_t i = m4; i < m; ++i) {  // rows m4..m
+    float* ci = c + i * n;
+    for (int64_t kk = 0; kk < k; ++kk) {
+      const float av = a[i * k + kk];
+      const float* brow = b + kk * n;
+      for (int64_t j = 0; j < n; ++j) ci[j] += av * brow[j];
+    }
+  }
+}
+
+inline bool cpu_has_avx512f() {
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma");
+  return has;
+}
+inline bool cpu_has_avx2() {
+  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return has;
+}
+
+}  // namespace pypto_kernel
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+#define PYPTO_HAVE_ROW_SIMD 1
+#endif

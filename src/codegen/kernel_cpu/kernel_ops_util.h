@@ -1,0 +1,27 @@
+// Internal to the CPU kernel backend: small emission helpers shared by the tile op handler
+// files (kernel_tile_ops.cpp, kernel_ops_*.cpp).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernel_emitter.h"
+
+namespace pypto::codegen::kernel_cpu {
+
+inline bool IsTile(const ir::ExprPtr& e) { return e->type && e->type->is<ir::TileType>(); }
+// "<pypto_kernel::Storage::F32>": the storage template argument of a helper call.
+inline std::string Tpl(const TileRef& t) { return "<" + StorageKind(t.dtype) + ">"; }
+// The elements of a list argument (a MakeTuple), or the argument itself.
+std::vector<ir::ExprPtr> ListArg(const ir::Call& call, size_t i);
+// Emits `const int64_t name[n] = {...};` and returns name.
+std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vector<std::string>& values);
+// "a, ar, ac": a tile operand as pointer, rows and cols of its 2-D view.
+inline std::string View(const TileRef& t) { return t.buf + ", " + t.rows() + ", " + t.cols(); }
+// An integer attr of the call (`def` when absent; type inference has checked it).
+int64_t IntAttr(const ir::Call& call, const std::string& key, int64_t def);
+
+// Registers the handlers of the reference op families (kernel_ops_reference.cpp).
+void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops);
+
+}  // namespace pypto::codegen::kernel_cpu
