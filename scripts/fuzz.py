@@ -365,7 +365,7 @@ def work_one(job) -> dict:
                 if isinstance(d, str) and not d.isdigit():
                     dims[d] = 16
         args = c.random_inputs(seed=job["input_seed"], dims=dims)
-        c(*args, aic_workers=1, aiv_workers=2)
+        c(*args, aic_workers=2, aiv_workers=4)
         c.close() if hasattr(c, "close") else None
         outs = [a for a, p in zip(args, c.params) if getattr(p, "direction", "In") in ("Out", "InOut")]
         return {"outcome": "ran", "detail": "ran", "digest": _digest(outs)}

@@ -34,17 +34,28 @@ class FunctionMarker:
 
 
 def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level | None = None,  # noqa: A002
-             role: Role | None = None):
-    """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``."""
+             role: Role | None = None, attrs: dict | None = None):
+    """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``.
+    Misuse (an option passed positionally, the decorator applied twice) is reported by the
+    parser with its location, so this wrapper only records the function."""
     def wrap(f):
+        if isinstance(f, FunctionMarker):      # @pl.function twice: the parser reports it
+            f = f.fn
         return FunctionMarker(f, type, level, role)
+    if fn is not None and not callable(fn) or isinstance(fn, (FunctionType, Level, Role)):
+        return wrap                           # @pl.function(pl.FunctionType.X): located by the parser
     return wrap(fn) if fn is not None else wrap
 
 
-def program(cls):
-    """Parse a class of ``@pl.function`` methods into an IR Program (returned in its place)."""
+def program(cls=None):
+    """Parse a class of ``@pl.function`` methods into an IR Program (returned in its place).
+    ``@pl.program()`` is accepted as a spelling of ``@pl.program``."""
     from pypto.frontend import parse_class
     caller = sys._getframe(1)
+    if cls is None:
+        captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
+        del caller
+        return lambda c: parse_class(c, captured)
     try:
         captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
     finally:
