@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean
+.PHONY: setup install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs
 
 setup:
 	@PY=$(PY) bash scripts/setup.sh
@@ -43,3 +43,13 @@ bench: install bench-runtime
 
 clean:
 	rm -rf build
+
+# The fuzzer (docs/running.md "Fuzzing"): 2,000 mutated example/spec programs through parse,
+# codegen, build and run; fails on any outcome but "ran" or "located error". Sub-targets are
+# added to `fuzz`'s prerequisites. FUZZ_SEED / FUZZ_COUNT override the defaults.
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 2000
+fuzz-programs: install
+	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10
+
+fuzz: fuzz-programs

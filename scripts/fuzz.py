@@ -16,8 +16,8 @@ reproducible from (seed, index) alone. Each finding is printed with its mutation
 reproducer: the mutated program's text diffed against the original (changed lines only).
 
 Cost split: every mutant is parsed and code-generated (cheap; one worker process runs many);
-every --run-every-th mutant, and every semantics-preserving one, is also built and run on small
-seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
+every --run-every-th mutant, and every --compare-every-th semantics-preserving one (about 10% of
+the mutants are), is also built and run on small seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
 """
 
 from __future__ import annotations
@@ -436,7 +436,7 @@ def reproducer(original: str, mutated: str) -> str:
 
 
 def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sys.executable, verbose=False,
-         out=sys.stdout) -> dict:
+         out=sys.stdout, compare_every: int = 1) -> dict:
     """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}"""
     programs = load_programs()
     worker = Worker(py)
@@ -447,11 +447,12 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
     try:
         for i in indices:
             name, text, mutated, desc, preserving = make_mutant(programs, seed, i)
-            run = preserving or (run_every > 0 and i % run_every == 0) or only is not None
+            compare = preserving and compare_every > 0 and i % compare_every == 0
+            run = compare or (run_every > 0 and i % run_every == 0) or only is not None
             job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i}
             res = worker.run(job, timeout)
             outcome = res["outcome"]
-            if preserving and outcome == "ran" and "digest" in res:
+            if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:
                 # Same inputs: the original is re-run with this mutant's input seed.
                 ref = worker.run({"text": text, "file": name, "run": True, "input_seed": i}, timeout)
                 if ref.get("outcome") == "ran" and ref.get("digest") != res["digest"]:
@@ -480,6 +481,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--run-every", type=int, default=10,
                     help="build and run every N-th mutant (the others: parse + codegen); 0: never")
+    ap.add_argument("--compare-every", type=int, default=1,
+                    help="build, run and compare every N-th semantics-preserving mutant with its original")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang")
     ap.add_argument("--only", type=int, default=None, help="run only this mutant index (reproduce a finding)")
     ap.add_argument("--show", action="store_true", help="with --only: print the mutant's full text")
@@ -491,7 +494,7 @@ def main(argv=None):
         return 0
     if a.only is not None and a.show:
         print(make_mutant(load_programs(), a.seed, a.only)[2])
-    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose)
+    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose, compare_every=a.compare_every)
     summary = ", ".join(f"{o} {res[o]}" for o in OUTCOMES)
     n = 1 if a.only is not None else a.count
     print(f"\nfuzz: {n} mutants (seed {a.seed}) in {res['seconds']} s: {summary}")
