@@ -363,6 +363,9 @@ def _check_not_read_only(ctx, node, e, p, sig, pd):
 def func_call(ctx, node: ast.Call):
     """self.kernel(args) -> Call.make_func(kernel, args, kernel's return type)."""
     sig = kernel_ref(ctx, node.func, "the callee")
+    if sig.name == ctx.sig.name:
+        raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
+                        help="write the repetition as a pl.range loop")
     dirs_node, attrs = None, {}
     for kw in node.keywords:
         if kw.arg == "arg_directions":
