@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -52,3 +52,13 @@ bench: install bench-runtime
 
 clean:
 	rm -rf build
+
+# The fuzzer (docs/running.md "Fuzzing"): 2,000 mutated example/spec programs through parse,
+# codegen, build and run; fails on any outcome but "ran" or "located error". Sub-targets are
+# added to `fuzz`'s prerequisites. FUZZ_SEED / FUZZ_COUNT override the defaults.
+FUZZ_SEED ?= 1
+FUZZ_COUNT ?= 2000
+fuzz-programs: install
+	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10
+
+fuzz: fuzz-programs

@@ -16,8 +16,8 @@ reproducible from (seed, index) alone. Each finding is printed with its mutation
 reproducer: the mutated program's text diffed against the original (changed lines only).
 
 Cost split: every mutant is parsed and code-generated (cheap; one worker process runs many);
-every --run-every-th mutant, and every semantics-preserving one, is also built and run on small
-seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
+every --run-every-th mutant, and every --compare-every-th semantics-preserving one (about 10% of
+the mutants are), is also built and run on small seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
 """
 
 from __future__ import annotations
@@ -345,6 +345,13 @@ def _digest(arrays) -> list:
             for a in arrays]
 
 
+def _phase(name: str) -> None:
+    """Tell the driver which phase starts: a build gets the (long) build timeout, a run --timeout."""
+    if _RESULTS is not None:
+        _RESULTS.write(json.dumps({"phase": name}) + "\n")
+        _RESULTS.flush()
+
+
 def work_one(job) -> dict:
     import warnings
     import numpy as np
@@ -358,6 +365,7 @@ def work_one(job) -> dict:
             codegen.generate_orchestration(prog, fn)
         if not job["run"]:
             return {"outcome": "ran", "detail": "parse+codegen"}
+        _phase("build")
         c = pypto.compile(prog)
         dims = {}
         for p in c.params:
@@ -365,7 +373,8 @@ def work_one(job) -> dict:
                 if isinstance(d, str) and not d.isdigit():
                     dims[d] = 16
         args = c.random_inputs(seed=job["input_seed"], dims=dims)
-        c(*args, aic_workers=1, aiv_workers=2)
+        _phase("run")
+        c(*args, aic_workers=2, aiv_workers=4)
         c.close() if hasattr(c, "close") else None
         outs = [a for a, p in zip(args, c.params) if getattr(p, "direction", "In") in ("Out", "InOut")]
         return {"outcome": "ran", "detail": "ran", "digest": _digest(outs)}
@@ -378,23 +387,33 @@ def work_one(job) -> dict:
         return {"outcome": outcome, "detail": msg[:2000]}
 
 
+_RESULTS = None     # the worker's result channel (its original stdout)
+
+
 def worker_main():
-    os.environ.setdefault("PYPTO_FUZZ_WORKER", "1")
+    global _RESULTS
+    # Results go to the original stdout; anything else the program or the runtime prints
+    # (C-level output included) goes to stderr, so it cannot corrupt the result lines.
+    _RESULTS = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)
     for line in sys.stdin:
         job = json.loads(line)
         res = work_one(job)
-        sys.stdout.write(json.dumps(res) + "\n")
-        sys.stdout.flush()
+        _RESULTS.write(json.dumps(res) + "\n")
+        _RESULTS.flush()
 
 
 class Worker:
     """A subprocess running worker_main; restarted after a crash or a hang."""
 
-    def __init__(self, py: str):
+    def __init__(self, py: str, build_timeout: float = 900.0):
         self.py = py
+        self.build_timeout = build_timeout
         self.proc = None
+        self._buf = b""
 
     def _start(self):
+        self._buf = b""
         self.proc = subprocess.Popen([self.py, "-u", __file__, "--worker"], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
 
@@ -406,14 +425,37 @@ class Worker:
             self.proc.stdin.flush()
         except BrokenPipeError:
             return self._died()
-        ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
-        if not ready:
-            self.stop()
-            return {"outcome": "hang", "detail": f"no result within {timeout:.0f} s"}
-        line = self.proc.stdout.readline()
-        if not line:
-            return self._died()
-        return json.loads(line)
+        phase, limit = "parse", timeout
+        while True:
+            line = self._readline(limit)
+            if line == "":
+                self.stop()
+                return {"outcome": "hang", "detail": f"no result within {limit:.0f} s (phase: {phase})"}
+            if line is None:
+                return self._died()
+            msg = json.loads(line)
+            if "phase" not in msg:
+                return msg
+            # C++ builds on a loaded machine are slow but not hangs: they get their own limit.
+            phase = msg["phase"]
+            limit = self.build_timeout if phase == "build" else timeout
+
+    def _readline(self, limit: float):
+        """The worker's next output line; "" after `limit` seconds without one, None at EOF.
+        Reads the pipe unbuffered so that select() sees every line."""
+        fd = self.proc.stdout.fileno()
+        deadline = time.time() + limit
+        while b"\n" not in self._buf:
+            left = deadline - time.time()
+            ready, _, _ = select.select([fd], [], [], max(left, 0))
+            if not ready:
+                return ""
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line.decode()
 
     def _died(self):
         rc = self.proc.wait()
@@ -436,7 +478,7 @@ def reproducer(original: str, mutated: str) -> str:
 
 
 def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sys.executable, verbose=False,
-         out=sys.stdout) -> dict:
+         out=sys.stdout, compare_every: int = 1) -> dict:
     """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}"""
     programs = load_programs()
     worker = Worker(py)
@@ -447,11 +489,12 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
     try:
         for i in indices:
             name, text, mutated, desc, preserving = make_mutant(programs, seed, i)
-            run = preserving or (run_every > 0 and i % run_every == 0) or only is not None
+            compare = preserving and compare_every > 0 and i % compare_every == 0
+            run = compare or (run_every > 0 and i % run_every == 0) or only is not None
             job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i}
             res = worker.run(job, timeout)
             outcome = res["outcome"]
-            if preserving and outcome == "ran" and "digest" in res:
+            if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:
                 # Same inputs: the original is re-run with this mutant's input seed.
                 ref = worker.run({"text": text, "file": name, "run": True, "input_seed": i}, timeout)
                 if ref.get("outcome") == "ran" and ref.get("digest") != res["digest"]:
@@ -480,6 +523,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--run-every", type=int, default=10,
                     help="build and run every N-th mutant (the others: parse + codegen); 0: never")
+    ap.add_argument("--compare-every", type=int, default=1,
+                    help="build, run and compare every N-th semantics-preserving mutant with its original")
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang")
     ap.add_argument("--only", type=int, default=None, help="run only this mutant index (reproduce a finding)")
     ap.add_argument("--show", action="store_true", help="with --only: print the mutant's full text")
@@ -491,7 +536,7 @@ def main(argv=None):
         return 0
     if a.only is not None and a.show:
         print(make_mutant(load_programs(), a.seed, a.only)[2])
-    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose)
+    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose, compare_every=a.compare_every)
     summary = ", ".join(f"{o} {res[o]}" for o in OUTCOMES)
     n = 1 if a.only is not None else a.count
     print(f"\nfuzz: {n} mutants (seed {a.seed}) in {res['seconds']} s: {summary}")

@@ -67,12 +67,25 @@ def _func_name(func: Union[str, object]) -> str:
     raise TypeError("generate_orchestration: func must be a function name or an IR Function, got %r" % (func,))
 
 
+def _require_program(program, what: str) -> None:
+    """A located error (at the class) when `program` is not an IR Program, e.g. a class that
+    is not decorated with @pl.program."""
+    from pypto._core import ir
+    if not isinstance(program, ir.Program):
+        from pypto.errors import PyptoError, located_at
+        raise PyptoError("%s expects a program (a class decorated with @pl.program), got %s %r"
+                         % (what, "class" if isinstance(program, type) else type(program).__name__,
+                            getattr(program, "__name__", program)),
+                         help="decorate the class with @pl.program", **located_at(program))
+
+
 def generate_orchestration(program, func: Union[str, object], run_passes: bool = True) -> OrchestrationResult:
     """Generates ``orchestration/<func>.cpp`` for Orchestration function ``func`` of ``program``.
 
     ``func`` is the function's name or the Function object (``MyProgram.orch_basic``).
     ``run_passes=False`` skips the pipeline (the program must already be prepared).
     """
+    _require_program(program, "generate_orchestration")
     prepared = run_pipeline(program) if run_passes else program
     r = _cg.generate_orchestration(prepared, _func_name(func))
     return OrchestrationResult(func_name=r.func_name, code=r.code, files=dict(r.files),

@@ -26,7 +26,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, located_at
 from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names them here
     ArgumentTypeError, ArgumentValueError, BoundCall, ParamSpec, TensorArg, bfloat16_dtype, bind_and_check,
     numpy_dtype, param_specs, random_array, random_inputs,
@@ -93,7 +93,8 @@ def _choose_entry(program, entry: Optional[str]) -> str:
         return orch[0]
     if not orch:
         raise PyptoError("program '%s' has no Orchestration function to run" % program.name,
-                         help="mark the entry with @pl.function(type=pl.FunctionType.Orchestration)")
+                         help="mark the entry with @pl.function(type=pl.FunctionType.Orchestration)",
+                         **located_at(program))
     raise PyptoError("program '%s' has %d Orchestration functions (%s); which one is the entry?"
                      % (program.name, len(orch), ", ".join(orch)),
                      help="pass entry=, e.g. pypto.compile(program, entry=%r)" % orch[0])
@@ -116,7 +117,7 @@ def _as_program(program):
     if hasattr(program, "functions") and hasattr(program, "get"):
         return program
     raise PyptoError("pypto.compile expects a program (a class decorated with @pl.program), got %s"
-                     % type(program).__name__, help="decorate the class with @pl.program")
+                     % type(program).__name__, help="decorate the class with @pl.program", **located_at(program))
 
 
 def generate(program, entry: Optional[str] = None):

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["PyptoError", "InternalCompilerError", "render_diagnostic"]
+__all__ = ["PyptoError", "InternalCompilerError", "render_diagnostic", "located_at"]
 
 
 def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
@@ -119,3 +119,25 @@ class PyptoError(Exception):
 
 class InternalCompilerError(Exception):
     """A bug in the compiler (a broken internal invariant); please report it."""
+
+
+def located_at(obj) -> dict:
+    """PyptoError keyword arguments locating an IR node (its ``span``) or a Python class or
+    function (its source lines), for errors about a whole program; {} when unknown.
+
+        raise PyptoError("program 'P' has no Orchestration function", **located_at(program))
+    """
+    span = getattr(obj, "span", None)
+    if span is not None and getattr(span, "line", 0):
+        return dict(file=span.file, line=span.line, col=span.col, end_line=span.line,
+                    end_col=span.end_col if span.end_line == span.line else len(span.source_line) + 1,
+                    source_line=span.source_line)
+    try:
+        import inspect
+        lines, start = inspect.getsourcelines(obj)
+        text = lines[0].rstrip("\n")
+        col = len(text) - len(text.lstrip()) + 1
+        return dict(file=inspect.getsourcefile(obj), line=start, col=col, end_line=start, end_col=len(text) + 1,
+                    source_line=text)
+    except (OSError, TypeError):
+        return {}

@@ -62,3 +62,47 @@ def test_negative_extent_is_a_parse_error():
 def test_extent_beyond_int64_is_a_parse_error():
     check(_with_param("pl.Tensor[[9223372036854775808, 16], pl.FP32]"),
           "shape entry 9223372036854775808 is too large: an extent must be below 2^63", "9223372036854775808")
+
+
+def test_inline_slice_as_a_call_argument_runs():
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    src = program("d = self.kernel_add(pl.tensor.slice(a, [16, 16], [0, 0]), b, d)\nreturn d")
+    src = src.replace("def main(self, a: pl.Tensor[[16, 16], pl.FP32]", "def main(self, a: pl.Tensor[[32, 16], pl.FP32]")
+    compiled = pypto.compile(pl.parse_program(src))
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((32, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)
+    d = np.zeros((16, 16), np.float32)
+    rc = np.zeros((16, 16), np.int32)
+    compiled(a, b, d, rc, 1)
+    np.testing.assert_allclose(d, a[:16] + b, rtol=1e-6)
+
+
+def test_inline_slice_of_an_entry_input_is_not_writable():
+    body_check("d = self.kernel_add(b, b, pl.tensor.slice(a, [16, 16], [0, 0]))  #!\nreturn d",
+               "'a' is an input (pl.In) parameter of 'main'", "pl.tensor.slice(a")
+
+
+def test_recursive_kernel_is_refused():
+    T2 = f"tuple[{T}, {T}]"
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def rec(self, a: {T}, c: pl.Out[{T}], e: pl.Out[{T}]) -> {T2}:
+        c, e = self.rec(a, c, e)  #!
+        return c, e
+'''
+    check(program("d = self.kernel_add(a, b, d)\nreturn d", extra=extra), "'rec' calls itself", "self.rec")
+
+
+def test_task_id_carried_through_a_huge_parallel_loop_is_refused():
+    body_check("t = None\nfor i in pl.parallel(1000000):  #!\n    d, t = pl.submit(self.kernel_add, a, b, d)\n"
+               "d, t2 = pl.submit(self.kernel_add, a, b, d, deps=[t])\nreturn d",
+               "needs 1000000 slots, more than the limit of 65536", "pl.parallel(1000000)")
+
+
+def test_task_id_carried_through_a_parallel_loop_at_the_limit_is_accepted():
+    import pypto.language as pl
+    pl.parse_program(program("t = None\nfor i in pl.parallel(65536):\n    d, t = pl.submit(self.kernel_add, a, b, d)\n"
+                             "d, t2 = pl.submit(self.kernel_add, a, b, d, deps=[t])\nreturn d"))

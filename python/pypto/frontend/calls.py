@@ -226,6 +226,13 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(a, "*args are not supported in DSL calls")
         e = eval_expr(ctx, inner)
         et = e.type
+        if type(et) is ir.TensorType and not isinstance(e, ir.Var) and ctx.is_orchestration:
+            # An inline view (`self.k(pl.tensor.slice(a, ...), ...)`): bound to a fresh name
+            # first, as if the user had written `v = pl.tensor.slice(...)` on the line before.
+            tmp = ir.Var.make(f"{p.name}_arg", et, ctx.span(inner))
+            ctx.emit(ir.AssignStmt.make(tmp, e, ctx.span(inner)))
+            ctx.defs[tmp] = e
+            e = tmp
         # The common case inline (IR types arrive as their most-derived class): the same kind, and
         # no TaskId passed for another scalar. Otherwise _check_arg_kind raises the located error.
         if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
@@ -356,6 +363,9 @@ def _check_not_read_only(ctx, node, e, p, sig, pd):
 def func_call(ctx, node: ast.Call):
     """self.kernel(args) -> Call.make_func(kernel, args, kernel's return type)."""
     sig = kernel_ref(ctx, node.func, "the callee")
+    if sig.name == ctx.sig.name:
+        raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
+                        help="write the repetition as a pl.range loop")
     dirs_node, attrs = None, {}
     for kw in node.keywords:
         if kw.arg == "arg_directions":

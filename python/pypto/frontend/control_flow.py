@@ -162,12 +162,25 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
         ctx.bind(n, rv)
 
 
+# A TaskId carried through pl.parallel(N) is an array of N TaskId slots (and the consumer's
+# dependency list another) on the orchestration thread's stack: 65,536 slots are 1 MiB.
+MAX_PARALLEL_TASK_ID_SLOTS = 65536
+
+
 def _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args):
     """A TaskId carried through pl.parallel becomes an array of one slot per iteration (the
     manual-scope phase fence), so the trip count must be known when compiling."""
     if kind != ir.ForKind.Parallel:
         return
     if all(isinstance(e, ir.ConstInt) for e in (start, stop, step)):
+        trips = len(range(start.value, stop.value, step.value)) if step.value else 0
+        carried = [ia for ia in iter_args if irtypes.is_task_id_scalar(ia.type)]
+        if carried and trips > MAX_PARALLEL_TASK_ID_SLOTS:
+            raise ctx.error(node.iter, f"the TaskId '{carried[0].name}' carried through this pl.parallel loop needs "
+                            f"{trips} slots, more than the limit of {MAX_PARALLEL_TASK_ID_SLOTS} (the slots live on "
+                            "the orchestrator's stack)",
+                            help="split the loop (an outer pl.range over inner pl.parallel chunks), or join the "
+                                 "iterations with pl.system.task_dummy inside the loop")
         return
     for ia in iter_args:
         if irtypes.is_task_id_scalar(ia.type):

@@ -55,6 +55,11 @@ class _SigCtx:
 
 def _decorator_options(sctx, fn: ast.FunctionDef):
     """The @pl.function(...) decorator of a method -> (FunctionType, Level, Role), or None."""
+    marks = [d for d in fn.decorator_list
+             if try_eval_py(sctx, d.func if isinstance(d, ast.Call) else d, None) is function]
+    if len(marks) > 1:
+        raise sctx.error(marks[1], f"@pl.function is applied twice to '{fn.name}'",
+                         help="keep one @pl.function(type=pl.FunctionType.<kind>) decorator")
     for dec in fn.decorator_list:
         call = dec if isinstance(dec, ast.Call) else None
         head = call.func if call else dec
@@ -118,7 +123,20 @@ def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionS
         params.append(ir.Var.make(arg.arg, t, sctx.span(arg)))
         dirs.append(d)
     rets = parse_return_types(sctx, fn.returns)
+    _check_orchestration_params(sctx, fn, opts[0], params)
     return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3], opts[4])
+
+
+def _check_orchestration_params(sctx, sig_node: ast.FunctionDef, ftype, params):
+    """An orchestration function's parameters are tensors and scalars: the entry ABI has no
+    array slot (a pl.Array parameter used to crash the code generator)."""
+    if ftype != ir.FunctionType.Orchestration:
+        return
+    for arg, p in zip(sig_node.args.args[1:], params):
+        if isinstance(p.type, ir.ArrayType):
+            raise sctx.error(arg, f"parameter '{arg.arg}' of orchestration function '{sig_node.name}' is a "
+                             "pl.Array: orchestration parameters are tensors and scalars",
+                             help="create the array inside the function (arr = pl.array(...)) or pass a tensor")
 
 
 def _parse_function(prog: ProgramCtx, sig: FunctionSig):
@@ -136,13 +154,46 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                             sig.core_type)
 
 
+_DEEP_HELP = "split the expression into named intermediate values (x1 = ...; x2 = x1 + ...)"
+
+
 def _wrap_stray(src: Source, node, fn):
     try:
         return fn()
     except PyptoError:
         raise
+    except RecursionError:
+        raise src.error(node, "the function nests expressions or statements too deeply to compile",
+                        help=_DEEP_HELP) from None
     except Exception as e:  # noqa: BLE001 - every error leaving the parser is located
         raise src.error(node, f"internal parser error: {type(e).__name__}: {e}") from e
+
+
+_PARSE_RECURSION_LIMIT = 20000
+
+
+def _deepest_line(lines: list[str]) -> int:
+    """1-based line with the most brackets and operators: where a too-deep expression is."""
+    score = [sum(line.count(c) for c in "([{+-*/%<>&|") for line in lines]
+    return score.index(max(score)) + 1 if score else 1
+
+
+def _parse_python(text: str, filename: str, src: Source, line_offset: int = 0):
+    """ast.parse with its failures located: a syntax error at its line, an expression nested
+    beyond Python's own parser limits at the deepest line."""
+    try:
+        return ast.parse(text, filename)
+    except SyntaxError as e:
+        ln = (e.lineno or 0) + line_offset if e.lineno else 0
+        raise PyptoError(f"syntax error: {e.msg}", file=filename, line=ln, col=e.offset or 0,
+                         end_line=ln, end_col=(e.offset or 0) + 1, source_line=src.line_text(ln)) from None
+    except (RecursionError, MemoryError):
+        ln = _deepest_line(text.splitlines()) + line_offset
+        text_line = src.line_text(ln)
+        raise PyptoError("this expression is nested too deeply for the Python parser", file=filename, line=ln,
+                         col=len(text_line) - len(text_line.lstrip()) + 1, end_line=ln,
+                         end_col=len(text_line) + 1, source_line=text_line,
+                         help=_DEEP_HELP) from None
 
 
 def _gc_paused(entry_point):
@@ -153,13 +204,20 @@ def _gc_paused(entry_point):
     collected as usual once the parse returns."""
     @functools.wraps(entry_point)
     def run(*args, **kwargs):
-        if not gc.isenabled():
-            return entry_point(*args, **kwargs)
-        gc.disable()
+        limit = sys.getrecursionlimit()
+        # The parser recurses once or twice per nesting level of an expression: a deep but
+        # legal expression (1,000 levels) must not exhaust Python's default limit of 1,000.
+        sys.setrecursionlimit(max(limit, _PARSE_RECURSION_LIMIT))
         try:
-            return entry_point(*args, **kwargs)
+            if not gc.isenabled():
+                return entry_point(*args, **kwargs)
+            gc.disable()
+            try:
+                return entry_point(*args, **kwargs)
+            finally:
+                gc.enable()
         finally:
-            gc.enable()
+            sys.setrecursionlimit(limit)
     return run
 
 
@@ -203,11 +261,18 @@ def parse_class(cls, captured_locals: dict):
     except (OSError, TypeError) as e:
         raise PyptoError(f"cannot read the source of class '{cls.__name__}': {e}",
                          help="@pl.program needs the class's source file; use pl.parse_program(text) otherwise")
-    mod, offset = _snippet(lines, start)
+    file_lines = linecache.getlines(file) or lines
+    try:
+        mod, offset = _snippet(lines, start)
+    except (RecursionError, MemoryError):
+        ln = _deepest_line(lines) + start - 1
+        text_line = file_lines[ln - 1].rstrip("\n") if 0 < ln <= len(file_lines) else ""
+        raise PyptoError("this expression is nested too deeply for the Python parser", file=file, line=ln,
+                         col=len(text_line) - len(text_line.lstrip()) + 1,
+                         end_line=ln, end_col=len(text_line) + 1, source_line=text_line, help=_DEEP_HELP) from None
     node = mod.body[0]
     if isinstance(node, ast.If):
         node = node.body[0]
-    file_lines = linecache.getlines(file) or lines
     src = Source(file, file_lines, offset)
     module = sys.modules.get(cls.__module__)
     env = dict(vars(module)) if module else {}
@@ -220,10 +285,10 @@ def parse_class(cls, captured_locals: dict):
     return parse_class_def(ProgramCtx(src, env), node, fn_envs)
 
 
-def program(cls):
+def program(cls=None):
     """``@pl.program``: parse a class of ``@pl.function`` methods into an IR Program (returned
     in its place). Names resolve in the class's defining scope (closure values, the caller's
-    locals, module globals).
+    locals, module globals). ``@pl.program()`` is accepted as a spelling of ``@pl.program``.
 
         @pl.program
         class P:
@@ -236,6 +301,8 @@ def program(cls):
         captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
     finally:
         del caller
+    if cls is None:   # @pl.program(): the class comes in the next call
+        return lambda c: parse_class(c, captured)
     return parse_class(cls, captured)
 
 
@@ -255,7 +322,8 @@ def _exec_module_prefix(src: Source, stmts: list, filename: str):
 
 
 def _looks_like_program(cls: ast.ClassDef) -> bool:
-    return any(dotted(d).split(".")[-1] == "program" for d in cls.decorator_list)
+    return any(dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] == "program"
+               for d in cls.decorator_list)
 
 
 @_gc_paused
@@ -263,20 +331,26 @@ def parse_program_text(text: str, filename: str = "<string>"):
     """pl.parse_program: a module with one @pl.program class -> IR Program."""
     lines = text.splitlines(keepends=True)
     src = Source(filename, lines, 0)
-    try:
-        mod = ast.parse(text, filename)
-    except SyntaxError as e:
-        raise PyptoError(f"syntax error: {e.msg}", file=filename, line=e.lineno or 0, col=e.offset or 0,
-                         end_line=e.lineno or 0, end_col=(e.offset or 0) + 1,
-                         source_line=src.line_text(e.lineno or 0)) from None
+    mod = _parse_python(text, filename, src)
     idx = [i for i, st in enumerate(mod.body) if isinstance(st, ast.ClassDef) and _looks_like_program(st)]
-    if len(idx) != 1:
-        raise PyptoError(f"expected exactly one @pl.program class in {filename}, found {len(idx)}",
-                         file=filename, help="decorate the class with @pl.program")
+    if len(idx) > 1:
+        raise src.error(mod.body[idx[1]], f"expected exactly one @pl.program class in {filename}, found "
+                        f"{len(idx)} (the first is '{mod.body[idx[0]].name}' at line {mod.body[idx[0]].lineno})",
+                        help="put each program in its own file or text")
+    if not idx:
+        classes = [st for st in mod.body if isinstance(st, ast.ClassDef)]
+        where = classes[0] if classes else (mod.body[0] if mod.body else None)
+        if where is None:
+            raise PyptoError(f"expected exactly one @pl.program class in {filename}, found 0", file=filename,
+                             line=1, col=1, end_line=1, end_col=1, source_line=src.line_text(1),
+                             help="decorate the class with @pl.program")
+        raise src.error(where, f"expected exactly one @pl.program class in {filename}, found 0",
+                        help="decorate the class with @pl.program")
     cls = mod.body[idx[0]]
     env = _exec_module_prefix(src, mod.body[:idx[0]], filename)
     prog = ProgramCtx(src, env)
-    if not any(try_eval_py(_SigCtx(prog, {}), d, None) is program for d in cls.decorator_list):
+    if not any(try_eval_py(_SigCtx(prog, {}), d.func if isinstance(d, ast.Call) else d, None) is program
+               for d in cls.decorator_list):
         raise src.error(cls, f"class '{cls.name}' is not decorated with pl.program",
                         help="import pypto.language as pl and write @pl.program")
     return parse_class_def(prog, cls)

@@ -230,6 +230,10 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
         if item.optional_vars is not None:
             raise ctx.error(item.optional_vars, f"pl.{b.pl_name}() does not bind a value",
                             help="`as tid` is available on pl.at(...) and pl.spmd(...)")
+        if b.kind == "scope" and ctx.in_manual_scope():
+            raise ctx.error(call, "pl.scope() cannot be nested inside pl.manual_scope(): the runtime refuses an "
+                            "automatic scope opened in a manual one",
+                            help="close the pl.manual_scope() first, or drop the inner pl.scope()")
         kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
         body, _, yinfo = _body(ctx, node, ScopeInfo(kind), node.body, tail_yield and b.kind != "cluster")
         sp = ctx.span(node)

@@ -33,7 +33,12 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level 
              role: Role | None = None, core_type=None, attrs=None):
     """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``.
     ``core_type=`` and ``attrs=`` are pass results as printed IR spells them (the parser
-    reads them from the decorator's AST)."""
+    reads them from the decorator's AST). Misuse (an option passed positionally, the decorator
+    applied twice) is reported by the parser with its location."""
     def wrap(f):
+        if isinstance(f, FunctionMarker):      # @pl.function twice: the parser reports it
+            f = f.fn
         return FunctionMarker(f, type, level, role)
+    if fn is not None and not callable(fn) or isinstance(fn, (FunctionType, Level, Role)):
+        return wrap                           # @pl.function(pl.FunctionType.X): located by the parser
     return wrap(fn) if fn is not None else wrap
