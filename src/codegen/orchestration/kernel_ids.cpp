@@ -45,7 +45,10 @@ std::string InferCoreType(const Program& program, const Function& fn) {
       f.visit_function(fn);
       return f.cube ? "AIC" : "AIV";
     }
-    default: break;
+    case FunctionType::Opaque:
+    case FunctionType::Orchestration:
+    case FunctionType::Spmd:
+    case FunctionType::Inline: break;
   }
   PYPTO_CHECK(false, "InferCoreType: function '" << fn.name << "' of type " << to_string(fn.type) << " is not a kernel");
   return "";
