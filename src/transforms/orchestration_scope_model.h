@@ -12,6 +12,8 @@
 //   model.visible(v)        // every block its text names is still open
 //   model.resolve(tid)      // nullopt: the TaskId's scope has closed here
 #pragma once
+#include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -55,9 +57,29 @@ class OrchestrationScopeModel {
   // The block enclosing the current one (a MANUAL scope's hoisted allocations live there).
   int enclosing() const { return open_.size() > 1 ? open_[open_.size() - 2] : open_.back(); }
 
-  void declare(const ir::Var* v) { bindings_[v] = Blocks{current()}; }
-  void declare_in(const ir::Var* v, int block) { bindings_[v] = Blocks{block}; }
-  void bind(const ir::Var* v, Blocks b) { bindings_[v] = std::move(b); }
+  // A C++ text's identity: the Var whose declaration it names, or a runtime-allocated output
+  // (the submission, output index).
+  using Root = std::pair<const void*, int>;
+
+  void declare(const ir::Var* v) { declare_in(v, current()); }
+  void declare_in(const ir::Var* v, int block) {
+    bindings_[v] = Blocks{block};
+    roots_[v] = Root{v, -1};
+  }
+  // `v` names text of its own mentioning `b` (an expression, a runtime-allocated output).
+  void bind(const ir::Var* v, Blocks b, Root root = Root{nullptr, 0}) {
+    bindings_[v] = std::move(b);
+    roots_[v] = root.first ? root : Root{v, -1};
+  }
+  // `v` is bound to the same text as `src` (a Var copy, an in-place result, a loop result).
+  void alias(const ir::Var* v, const ir::Var* src) {
+    bindings_[v] = binding_of(src);
+    roots_[v] = root_of(src);
+  }
+  Root root_of(const ir::Var* v) const {
+    auto it = roots_.find(v);
+    return it == roots_.end() ? Root{v, -1} : it->second;
+  }
   bool bound(const ir::Var* v) const { return bindings_.count(v) > 0; }
   const Blocks& binding_of(const ir::Var* v) const {
     static const Blocks kNone;
@@ -159,6 +181,7 @@ class OrchestrationScopeModel {
   std::vector<int> open_;
   int next_block_ = 0;
   std::unordered_map<const ir::Var*, Blocks> bindings_;
+  std::unordered_map<const ir::Var*, Root> roots_;
   std::unordered_map<const ir::Var*, ir::ExprPtr> defs_;
   std::unordered_map<const ir::Var*, std::pair<const ir::ForStmt*, size_t>> for_return_;
   std::unordered_map<const ir::Var*, std::pair<const ir::ForStmt*, size_t>> carry_loop_;

@@ -127,18 +127,9 @@ class HostVerifier {
       }
       case NodeKind::ReturnStmt: return;
       case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes
-      case NodeKind::Var:
-      case NodeKind::IterArg:
-      case NodeKind::ConstInt:
-      case NodeKind::ConstFloat:
-      case NodeKind::ConstBool:
-      case NodeKind::BinaryExpr:
-      case NodeKind::UnaryExpr:
-      case NodeKind::Cast:
-      case NodeKind::Call:
-      case NodeKind::Submit:
-      case NodeKind::MakeTuple:
-      case NodeKind::TupleGetItem: PYPTO_CHECK(false, "VerifyHostProgram: unexpected statement " << to_string(s->kind));
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:   // no expression is a statement
+#include "pypto/ir/node_kinds.def"
+        PYPTO_CHECK(false, "VerifyHostProgram: unexpected statement " << to_string(s->kind));
     }
   }
 

@@ -17,6 +17,7 @@
 #include <set>
 #include <sstream>
 #include <functional>
+#include <map>
 #include <optional>
 #include <unordered_map>
 #include <unordered_set>
@@ -27,6 +28,7 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/transforms/verifier.h"
 #include "orchestration_scope_model.h"
 #include "pypto/transforms/return_lineage.h"
@@ -220,18 +222,9 @@ class OrchestrationVerifier {
       case NodeKind::RuntimeScopeStmt: runtime_scope(*s->as<RuntimeScopeStmt>()); return;
       case NodeKind::ReturnStmt: return;
       case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes
-      case NodeKind::Var:
-      case NodeKind::IterArg:
-      case NodeKind::ConstInt:
-      case NodeKind::ConstFloat:
-      case NodeKind::ConstBool:
-      case NodeKind::BinaryExpr:
-      case NodeKind::UnaryExpr:
-      case NodeKind::Cast:
-      case NodeKind::Call:
-      case NodeKind::Submit:
-      case NodeKind::MakeTuple:
-      case NodeKind::TupleGetItem: PYPTO_CHECK(false, "VerifyOrchestrationProgram: unexpected statement " << to_string(s->kind));
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:   // no expression is a statement
+#include "pypto/ir/node_kinds.def"
+        PYPTO_CHECK(false, "VerifyOrchestrationProgram: unexpected statement " << to_string(s->kind));
     }
   }
 
@@ -256,11 +249,14 @@ class OrchestrationVerifier {
                        "tensor.create/read/slice/transpose/dim/assemble");
       op(*c, *var);
       if (!m_.bound(var)) m_.declare(var);
+      if (c->callee == "tensor.slice" && c->args.size() > 2 && c->args[2]->is<MakeTuple>()) {
+        views_[m_.root_of(var)] = View{m_.root_of(as_var(c->args[0])), c->args[2]->as<MakeTuple>()->elements};
+      }
       return;
     }
     if (value->is<Submit>()) return task(*value, var);
     if (auto* g = value->as<TupleGetItem>()) return tuple_element(var, *g);
-    if (auto* src = as_var(value)) return m_.bind(var, m_.binding_of(src));
+    if (auto* src = as_var(value)) return m_.alias(var, src);
     if (value->is<MakeTuple>()) {
       throw UserError("tuple values are not supported in orchestration functions", value->span,
                       "unpack the results of a multi-output call directly: a, b = self.kernel(...)");
@@ -271,12 +267,33 @@ class OrchestrationVerifier {
     m_.declare(var);
   }
 
+  // tensor.assemble(target, source, offs): `source` must be `target`'s view at `offs`, written
+  // in place (orchestration code cannot copy tensor data).
+  void in_place_assemble(const Call& c) const {
+    const Var* target = as_var(c.args[0]);
+    const Var* source = as_var(c.args[1]);
+    auto* offs = c.args.size() > 2 ? c.args[2]->as<MakeTuple>() : nullptr;
+    if (!offs) return;   // an internal error in the generator
+    auto it = views_.find(m_.root_of(source));
+    bool in_place = it != views_.end() && it->second.base == m_.root_of(target) &&
+                    it->second.offsets.size() == offs->elements.size();
+    for (size_t i = 0; in_place && i < offs->elements.size(); ++i) {
+      in_place = structural_equal(it->second.offsets[i], offs->elements[i]);
+    }
+    PYPTO_USER_CHECK(in_place, c.span,
+                     "tensor.assemble: '" << source->name << "' is not a view of '" << target->name
+                                          << "' at these offsets, and orchestration code cannot copy tensor data",
+                     "write the block in place: v = pl.tensor.slice(" + target->name + ", shape, offsets); "
+                         "v = self.kernel(..., v); " + target->name + " = pl.tensor.assemble(" + target->name +
+                         ", v, offsets)");
+  }
+
   void tuple_element(const Var* target, const TupleGetItem& g) {
     const Var* tv = as_var(g.tuple);
     auto it = tv ? tuples_.find(tv) : tuples_.end();
     if (it == tuples_.end()) return;   // an internal error in the generator
     size_t i = static_cast<size_t>(g.index);
-    if (i < it->second.size()) return m_.bind(target, it->second[i]);
+    if (i < it->second.size()) return m_.bind(target, it->second[i].first, it->second[i].second);
     m_.declare(target);   // the TaskId of a pl.submit
   }
 
@@ -315,7 +332,8 @@ class OrchestrationVerifier {
     } else if (name == "tensor.assemble") {
       tensor_arg(c, 0);
       tensor_arg(c, 1);
-      m_.bind(&result, m_.binding_of(as_var(c.args[0])));
+      in_place_assemble(c);
+      m_.alias(&result, as_var(c.args[0]));
     } else if (name == "system.task_dummy") {
       const auto* edges = attr_get<std::vector<ExprPtr>>(c.attrs, "manual_dep_edges");
       if (edges) user_edges(*edges, c.span);
@@ -340,7 +358,7 @@ class OrchestrationVerifier {
       }
       if (c.args.size() > 1) exprs_.check(c.args[1]);
       ref(arr);
-      m_.bind(&result, m_.binding_of(arr));
+      m_.alias(&result, arr);
       if (is_task_id(arr->type)) {
         if (auto r = m_.resolve(arr)) m_.register_ref(&result, *r);
       }
@@ -383,7 +401,7 @@ class OrchestrationVerifier {
     // block of the submission's TaskOutputTensors.
     if (!result) return;
     std::vector<int> rets = ExplicitReturnedParamIndices(*f);
-    std::vector<OrchestrationScopeModel::Blocks> elems;
+    std::vector<TupleElement> elems;
     for (size_t r = 0; r < f->return_types.size(); ++r) {
       int p = r < rets.size() ? rets[r] : -1;
       if (p < 0 && f->return_types.size() == 1) {
@@ -398,15 +416,15 @@ class OrchestrationVerifier {
       }
       if (p < 0) return;   // an internal error in the generator
       if (static_cast<size_t>(p) >= args.size()) {
-        elems.push_back({m_.current()});
+        elems.push_back({{m_.current()}, {&e, p}});
       } else if (const Var* v = as_var(args[p])) {
-        elems.push_back(m_.binding_of(v));
+        elems.push_back({m_.binding_of(v), m_.root_of(v)});
       }
     }
     if (result->type->is<TupleType>()) {
       tuples_[result] = std::move(elems);
     } else if (!elems.empty()) {
-      m_.bind(result, elems[0]);
+      m_.bind(result, elems[0].first, elems[0].second);
     }
   }
 
@@ -473,7 +491,11 @@ class OrchestrationVerifier {
       printed.push_back(*rebind);
       if (!*rebind) {
         exprs_.check(ia->init);
-        m_.bind(ia, m_.capture(ia->init));
+        if (const Var* init = as_var(ia->init)) {
+          m_.alias(ia, init);
+        } else {
+          m_.bind(ia, m_.capture(ia->init));
+        }
       } else if (is_task_id(ia->type)) {
         const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
         task_id_carry(f, i, n ? *n : 0);
@@ -494,7 +516,7 @@ class OrchestrationVerifier {
     yields_.pop_back();
     m_.pop();
     for (size_t k = 0; k < f.return_vars.size() && k < f.iter_args.size(); ++k) {
-      m_.bind(f.return_vars[k].get(), m_.binding_of(f.iter_args[k].get()));
+      m_.alias(f.return_vars[k].get(), f.iter_args[k].get());
     }
   }
 
@@ -594,7 +616,13 @@ class OrchestrationVerifier {
   OrchestrationScopeModel m_;
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
-  std::unordered_map<const Var*, std::vector<OrchestrationScopeModel::Blocks>> tuples_;
+  using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;
+  std::unordered_map<const Var*, std::vector<TupleElement>> tuples_;
+  struct View {
+    OrchestrationScopeModel::Root base;
+    std::vector<ExprPtr> offsets;
+  };
+  std::map<OrchestrationScopeModel::Root, View> views_;   // tensor.slice results by C++ identity
 };
 
 }  // namespace

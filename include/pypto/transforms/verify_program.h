@@ -10,7 +10,9 @@
 //
 // GenerateOrchestration / GenerateHostOrchestration call these first, so users see the same
 // messages whichever entry point they use. Checks by topic:
-//   verify_orchestration_program.cpp  L2 entry, statements, ops, tasks, Groups, predicates, carries
+//   verify_orchestration_program.cpp  L2 entry, statements, ops, tasks, Groups, predicates, carries,
+//                                     lifetimes (TaskIds, runtime-allocated outputs, in-place assemble)
+//   orchestration_scope_model.h       the C++ block structure the lifetime checks reason about
 //   verify_host_program.cpp           HOST entry, statements, next-level submits, TaskId arrays
 //   verify_scalar_exprs.h             the scalar expressions both backends print
 #pragma once

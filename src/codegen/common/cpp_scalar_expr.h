@@ -10,7 +10,7 @@
 //   class MyEmitter : public common::CppScalarExprPrinter {
 //     std::string var_text(const ir::Var* v, const ir::Span& span) override { return names_.at(v); }
 //     std::string scalar_type(ir::DataType d) const override { return common::CppScalarType(d, "TaskHandle"); }
-//     [[noreturn]] void unsupported(const ir::ExprPtr& e) override { throw ir::UserError(...); }
+//     [[noreturn]] void unsupported(const ir::ExprPtr& e) override { throw ir::InternalError(...); }
 //   };
 //   print_scalar(i + 1)   ->  "(i + 1)"
 //

@@ -54,7 +54,7 @@ struct EntryPrologue {
 
 // Names every parameter and dynamic-dim symbol of `fn` through `naming` and spells its
 // definition. `who` names the code in errors ("orchestration", "HOST orchestration"):
-// a TaskId parameter is a UserError.
+// a TaskId parameter is refused by VerifyProgram before (an InternalError here).
 EntryPrologue BuildEntryPrologue(const ir::Function& fn, EntryNaming& naming, const std::string& who);
 
 // `int64_t N = (int64_t)orch_args.tensor(0).ref().shapes[0];`

@@ -97,18 +97,9 @@ void HostEmitter::emit_stmt(const StmtPtr& s) {
     }
     case NodeKind::ReturnStmt: return;   // results are the Out/InOut tensors, written in place
     case NodeKind::ScopeStmt:            // outlined by OutlineIncoreScopes / OutlineClusterScopes
-    case NodeKind::Var:
-    case NodeKind::IterArg:
-    case NodeKind::ConstInt:
-    case NodeKind::ConstFloat:
-    case NodeKind::ConstBool:
-    case NodeKind::BinaryExpr:
-    case NodeKind::UnaryExpr:
-    case NodeKind::Cast:
-    case NodeKind::Call:
-    case NodeKind::Submit:
-    case NodeKind::MakeTuple:
-    case NodeKind::TupleGetItem: PYPTO_CHECK(false, "HOST codegen: unexpected statement " << to_string(s->kind));
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:   // no expression is a statement
+#include "pypto/ir/node_kinds.def"
+      PYPTO_CHECK(false, "HOST codegen: unexpected statement " << to_string(s->kind));
   }
 }
 

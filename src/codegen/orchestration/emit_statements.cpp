@@ -36,18 +36,9 @@ void Emitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::RuntimeScopeStmt: emit_runtime_scope(*s->as<RuntimeScopeStmt>()); return;
     case NodeKind::ReturnStmt: return;   // the entry returns void; outputs are Out/InOut tensors
     case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes
-    case NodeKind::Var:
-    case NodeKind::IterArg:
-    case NodeKind::ConstInt:
-    case NodeKind::ConstFloat:
-    case NodeKind::ConstBool:
-    case NodeKind::BinaryExpr:
-    case NodeKind::UnaryExpr:
-    case NodeKind::Cast:
-    case NodeKind::Call:
-    case NodeKind::Submit:
-    case NodeKind::MakeTuple:
-    case NodeKind::TupleGetItem: PYPTO_CHECK(false, "orchestration codegen: unexpected statement " << to_string(s->kind));
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:   // no expression is a statement
+#include "pypto/ir/node_kinds.def"
+      PYPTO_CHECK(false, "orchestration codegen: unexpected statement " << to_string(s->kind));
   }
 }
 

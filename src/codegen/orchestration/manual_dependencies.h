@@ -14,7 +14,8 @@
 // `if (x.is_valid())`) or of a `PTO2TaskId arr[N]` array (N guarded slots). Bindings follow
 // C++ lexical scope: on leaving a PTO2_SCOPE block every TaskId defined inside it dies, except
 // arrays whose backing storage is still visible (the enclosing-storage array-carry exception).
-// A user edge naming a dead TaskId is a UserError naming the TaskId and the DSL line.
+// A user edge naming a dead TaskId is refused before printing (VerifyOrchestrationProgram runs
+// the same resolution on a model of the blocks); here it is an internal error.
 //
 // Array carries: a rebound TaskId iter_arg of a pl.parallel(N) loop (iter_arg_array_size_<i>
 // = N) is `PTO2TaskId arr[N]` (broadcast or slot-copied from its init); each iteration writes
@@ -75,7 +76,8 @@ class DependencyEmitter {
   };
   // Emits `PTO2TaskId <params>_deps[K]; ... ; <params>.set_dependencies(...)` for `edges`
   // (deduplicated by Var, first provenance wins). A user edge that does not resolve is a
-  // UserError at `where`; a compiler edge is skipped. Returns the count variable's name
+  // broken precondition (InternalError; VerifyOrchestrationProgram refuses it with the user's
+  // message at `where`); a compiler edge is skipped. Returns the count variable's name
   // ("" when no edge survives: no array, no set_dependencies).
   std::string EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
                            const ir::Span& where);

@@ -14,7 +14,7 @@
 //                     copy task, so the data must already be in place: the source must be a view
 //                     made by tensor.slice of the same target at the same offsets (then the kernels
 //                     that wrote the source wrote the target, tracked through the overlapping
-//                     view) — otherwise a UserError explains how to write it.
+//                     view) — VerifyOrchestrationProgram refuses anything else.
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
@@ -127,12 +127,8 @@ void TensorAssembleHandler(Emitter& e, const Var* result, const Call& call) {
   for (size_t i = 0; in_place && i < offsets.size(); ++i) {
     in_place = structural_equal(it->second.offsets[i], offsets[i]);
   }
-  PYPTO_USER_CHECK(in_place, call.span,
-                   "tensor.assemble: '" << source->name << "' is not a view of '" << target->name
-                                        << "' at these offsets, and orchestration code cannot copy tensor data",
-                   "write the block in place: v = pl.tensor.slice(" + target->name + ", shape, offsets); "
-                       "v = self.kernel(..., v); " + target->name + " = pl.tensor.assemble(" + target->name +
-                       ", v, offsets)");
+  PYPTO_CHECK(in_place, "tensor.assemble: '" << source->name << "' is not a view of '" << target->name
+                                                << "' (VerifyOrchestrationProgram refuses it)");
   e.mark_used(tb);
   e.line("// tensor.assemble: " + sb.text + " is the view of " + tb.text + " at these offsets (in place)");
   e.bind(result, tb);

@@ -114,3 +114,59 @@ TEST(VerifyHostProgram, ChipLevelFunctionIsNotAHostEntry) {
   ExpectUserError([] { VerifyHostProgram(prepared(host_program("chip_a")), "chip_a"); },
                   "is not a HOST-level Orchestration function");
 }
+
+namespace {
+
+// main(x, out: Out) whose body is `inner` in an AUTO PTO2_SCOPE, then `after` (no MANUAL scope).
+ProgramPtr scoped_main(std::vector<StmtPtr> inner, std::vector<StmtPtr> after, VarPtr x, VarPtr out) {
+  std::vector<StmtPtr> body{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, SeqStmts::make(inner))};
+  body.insert(body.end(), after.begin(), after.end());
+  auto main = Function::make("main", FunctionType::Orchestration, {x, out}, {ParamDirection::In, ParamDirection::Out},
+                             {}, SeqStmts::make(body));
+  return Program::make("P", {kernel("stage", 1, 1, true), main});
+}
+
+// `o, tid = pl.submit(self.stage, args..., deps=deps)`; returns the TaskId.
+VarPtr submit_stage(std::vector<StmtPtr>& body, std::vector<ExprPtr> args, std::vector<ExprPtr> deps = {}) {
+  auto s = Submit::make("stage", std::move(args), {T16()}, std::move(deps));
+  auto tup = V("r", s->type);
+  auto tid = V("tid", S(DataType::TASK_ID));
+  body.push_back(AssignStmt::make(tup, s));
+  body.push_back(AssignStmt::make(V("o", T16()), TupleGetItem::make(tup, 0)));
+  body.push_back(AssignStmt::make(tid, TupleGetItem::make(tup, 1)));
+  return tid;
+}
+
+}  // namespace
+
+TEST(VerifyOrchestrationProgram, UserEdgeToATaskIdWhoseScopeClosedIsRefused) {
+  auto x = V("x", T16()), out = V("out", T16());
+  std::vector<StmtPtr> inner, after;
+  VarPtr dead = submit_stage(inner, {x, out});
+  submit_stage(after, {x, out}, {dead});
+  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(scoped_main(inner, after, x, out)), "main"); },
+                  "deps= names TaskId 'tid' (produced at an unknown line), whose scope has already closed here");
+}
+
+TEST(VerifyOrchestrationProgram, UserEdgeInsideTheProducersScopeIsAccepted) {
+  auto x = V("x", T16()), out = V("out", T16());
+  std::vector<StmtPtr> inner;
+  VarPtr live = submit_stage(inner, {x, out});
+  submit_stage(inner, {x, out}, {live});
+  EXPECT_NO_THROW(VerifyOrchestrationProgram(prepared(scoped_main(inner, {}, x, out)), "main"));
+}
+
+TEST(VerifyOrchestrationProgram, RuntimeAllocatedOutputUsedAfterItsScopeIsRefused) {
+  // with pl.scope(): tmp, t = pl.submit(self.stage, x)   (the runtime allocates `tmp`)
+  // out = self.stage(tmp, out)                           (after the scope: storage reclaimed)
+  auto x = V("x", T16()), out = V("out", T16());
+  std::vector<StmtPtr> inner;
+  auto s = Submit::make("stage", {x}, {T16()}, {});
+  auto tup = V("r", s->type);
+  auto tmp = V("tmp", T16());
+  inner.push_back(AssignStmt::make(tup, s));
+  inner.push_back(AssignStmt::make(tmp, TupleGetItem::make(tup, 0)));
+  std::vector<StmtPtr> after{AssignStmt::make(V("out", T16()), Call::make_func("stage", {tmp, out}, T16()))};
+  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(scoped_main(inner, after, x, out)), "main"); },
+                  "'tmp' is used outside the runtime scope that produced it");
+}
