@@ -126,3 +126,27 @@ def test_slice_offset_beyond_uint32_is_a_compile_error():
 def test_negative_slice_offset_is_a_compile_error():
     check(_dyn_program("x = pl.tensor.slice(a, [16, 16], [-1, 0])  #!\nd = self.kernel_add(x, b, d)\nreturn d"),
           "pl.tensor.slice offset -1 is negative", "-1")
+
+
+def test_group_call_inside_a_branch_is_refused():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: {T}, b: {T}, c: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:
+        if n > 0:
+            c = self.kernel_add(a, b, c)  #!
+        return c
+'''
+    check(program("d = self.grp(a, b, d, n)\nreturn d", extra=extra),
+          "the call to 'kernel_add' in Group function 'grp' is inside a loop or branch", "self.kernel_add(a, b, c)")
+
+
+def test_group_call_inside_a_loop_is_refused():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: {T}, b: {T}, c: pl.Out[{T}]) -> {T}:
+        for i in pl.range(2):
+            c = self.kernel_add(a, b, c)  #!
+        return c
+'''
+    check(program("d = self.grp(a, b, d)\nreturn d", extra=extra),
+          "in Group function 'grp' is inside a loop or branch", "self.kernel_add(a, b, c)")

@@ -390,6 +390,13 @@ def func_call(ctx, node: ast.Call):
     if sig.name == ctx.sig.name:
         raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
                         help="write the repetition as a pl.range loop")
+    if ctx.sig.ftype == ir.FunctionType.Group and any(f.kind in ("loop", "branch") for f in ctx.frames):
+        # The Group's kernels are gang-started once each: a call under control flow would be
+        # dropped (the Group used to run without it).
+        raise ctx.error(node, f"the call to '{sig.name}' in Group function '{ctx.sig.name}' is inside a loop or "
+                        "branch: a Group body is a straight sequence of kernel calls",
+                        help="move the loop or condition into the kernel, or into the orchestration around the "
+                             "Group call")
     dirs_node, attrs = None, {}
     for kw in node.keywords:
         if kw.arg == "arg_directions":
