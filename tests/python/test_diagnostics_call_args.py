@@ -150,3 +150,8 @@ def test_group_call_inside_a_loop_is_refused():
 '''
     check(program("d = self.grp(a, b, d)\nreturn d", extra=extra),
           "in Group function 'grp' is inside a loop or branch", "self.kernel_add(a, b, c)")
+
+
+def test_dtype_mismatch_inside_a_cluster_is_located():
+    body_check("with pl.cluster():\n    d = self.kernel_add(a, b, rc)  #!\nreturn d",
+               "argument 'c' of 'kernel_add' expects dtype pl.FP32", "rc)")
