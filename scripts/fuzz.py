@@ -510,6 +510,10 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
                       + "\n".join("    " + ln for ln in f["reproducer"].splitlines()), file=out)
             elif verbose:
                 print(f"{i}: {outcome}: {desc}: {res.get('detail', '')[:120]}", file=out)
+            done = sum(counts.values())
+            if only is None and done % 100 == 0:
+                print(f"fuzz: {done}/{count} mutants, {time.time() - t0:.0f} s, {len(findings)} finding(s)",
+                      file=sys.stderr, flush=True)
     finally:
         worker.stop()
     counts["findings"] = findings

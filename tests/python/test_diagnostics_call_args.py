@@ -106,3 +106,52 @@ def test_task_id_carried_through_a_parallel_loop_at_the_limit_is_accepted():
     import pypto.language as pl
     pl.parse_program(program("t = None\nfor i in pl.parallel(65536):\n    d, t = pl.submit(self.kernel_add, a, b, d)\n"
                              "d, t2 = pl.submit(self.kernel_add, a, b, d, deps=[t])\nreturn d"))
+
+
+DYN = 'M = pl.dynamic("M")'
+TM = "pl.Tensor[[M, 16], pl.FP32]"
+
+
+def _dyn_program(body):
+    src = program(body, prelude=DYN)
+    return src.replace("def main(self, a: pl.Tensor[[16, 16], pl.FP32]", f"def main(self, a: {TM}")
+
+
+def test_slice_offset_beyond_uint32_is_a_compile_error():
+    # With a dynamic extent nothing else catches it: it used to fail the C++ build (-Wnarrowing).
+    check(_dyn_program("x = pl.tensor.slice(a, [16, 16], [4294967296, 0])  #!\nd = self.kernel_add(x, b, d)\nreturn d"),
+          "pl.tensor.slice offset 4294967296 does not fit the runtime's 32-bit view", "4294967296")
+
+
+def test_negative_slice_offset_is_a_compile_error():
+    check(_dyn_program("x = pl.tensor.slice(a, [16, 16], [-1, 0])  #!\nd = self.kernel_add(x, b, d)\nreturn d"),
+          "pl.tensor.slice offset -1 is negative", "-1")
+
+
+def test_group_call_inside_a_branch_is_refused():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: {T}, b: {T}, c: pl.Out[{T}], n: pl.Scalar[pl.INDEX]) -> {T}:
+        if n > 0:
+            c = self.kernel_add(a, b, c)  #!
+        return c
+'''
+    check(program("d = self.grp(a, b, d, n)\nreturn d", extra=extra),
+          "the call to 'kernel_add' in Group function 'grp' is inside a loop or branch", "self.kernel_add(a, b, c)")
+
+
+def test_group_call_inside_a_loop_is_refused():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.Group)
+    def grp(self, a: {T}, b: {T}, c: pl.Out[{T}]) -> {T}:
+        for i in pl.range(2):
+            c = self.kernel_add(a, b, c)  #!
+        return c
+'''
+    check(program("d = self.grp(a, b, d)\nreturn d", extra=extra),
+          "in Group function 'grp' is inside a loop or branch", "self.kernel_add(a, b, c)")
+
+
+def test_dtype_mismatch_inside_a_cluster_is_located():
+    body_check("with pl.cluster():\n    d = self.kernel_add(a, b, rc)  #!\nreturn d",
+               "argument 'c' of 'kernel_add' expects dtype pl.FP32", "rc)")

@@ -111,12 +111,36 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
             raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice")
         named.append((kw.arg, kw.value))
     named.sort(key=lambda pn: spec.params.index(pn[0]))
+    if spec.op == "tensor.slice":
+        _check_slice_literals(ctx, named)
     for pname, anode in named:
         if pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
         else:
             args.append(eval_arg(ctx, anode))
     return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+
+
+_SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
+
+
+def _check_slice_literals(ctx, named):
+    """Integer literals in pl.tensor.slice's shapes/offsets must fit the runtime's uint32 view
+    (an offset of 2^32 + k would select row k; a negative one does not compile)."""
+    for pname, anode in named:
+        if pname not in ("shapes", "offsets") or not isinstance(anode, (ast.List, ast.Tuple)):
+            continue
+        for el in anode.elts:
+            v = try_eval_py(ctx, el, None) if not isinstance(el, ast.Name) or ctx.lookup(el.id) is None else None
+            if isinstance(v, bool) or not isinstance(v, int):
+                continue
+            if v < 0:
+                raise ctx.error(el, f"pl.tensor.slice {pname[:-1]} {v} is negative",
+                                help="slice offsets and extents are at least 0")
+            if v >= _SLICE_LIMIT:
+                raise ctx.error(el, f"pl.tensor.slice {pname[:-1]} {v} does not fit the runtime's 32-bit view "
+                                f"(limit {_SLICE_LIMIT - 1})", help="tensor views address fewer than 2^32 "
+                                "elements per dimension")
 
 
 def _cast(ctx, node: ast.Call, b: Builtin):
@@ -366,6 +390,13 @@ def func_call(ctx, node: ast.Call):
     if sig.name == ctx.sig.name:
         raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
                         help="write the repetition as a pl.range loop")
+    if ctx.sig.ftype == ir.FunctionType.Group and any(f.kind in ("loop", "branch") for f in ctx.frames):
+        # The Group's kernels are gang-started once each: a call under control flow would be
+        # dropped (the Group used to run without it).
+        raise ctx.error(node, f"the call to '{sig.name}' in Group function '{ctx.sig.name}' is inside a loop or "
+                        "branch: a Group body is a straight sequence of kernel calls",
+                        help="move the loop or condition into the kernel, or into the orchestration around the "
+                             "Group call")
     dirs_node, attrs = None, {}
     for kw in node.keywords:
         if kw.arg == "arg_directions":
