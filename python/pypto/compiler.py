@@ -398,15 +398,21 @@ class CompiledProgram:
 
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,
                  clusters: Optional[int] = None, trace: Optional[str] = None,
-                 task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None) -> RunStats:
+                 task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None,
+                 race_check=None) -> RunStats:
         """Runs the entry on ``args`` (NumPy arrays / CPU torch tensors for tensors, Python numbers
         for scalars). Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run. ``task_ring_size``
         (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
         runtime's resources; the orchestration waits (back-pressure) when they are reached.
+        ``race_check=True`` (or ``"error"``, or ``$PYPTO_RACE_CHECK=1``) records every tensor access and
+        raises RaceError after the run if two tasks touch the same data with no dependency ordering
+        them; ``"warn"`` issues a RaceWarning instead (docs/manual_dependencies.md).
         Returns RunStats; raises ArgumentTypeError / ArgumentValueError before running,
         RunError if the run fails.
         """
+        from pypto.runtime.loader import race_check_mode
+        race_mode = race_check_mode(race_check)
         tensors, scalars, keep, _dims = self.check_args(args)
         for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                           ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
@@ -417,7 +423,7 @@ class CompiledProgram:
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._get_runtime(config)
-            stats = rt.run(tensors, scalars)
+            stats = rt.run(tensors, scalars, race_check=race_mode)
             if trace is not None:
                 rt.write_trace(str(trace))
                 stats.trace_path = str(trace)

@@ -89,6 +89,7 @@ struct KernelCtxInternal {
   const Engine* engine;
   std::atomic<uint32_t>* gflags;     // this block pair's group flags; null unless a mixed task
   uint32_t side;                     // 0 AIC, 1 AIV
+  uint64_t raw;                      // the task (race checker: pto2_note_access)
 };
 
 // One kernel execution in kSampleEvery per thread is timed (two clock reads, which cost tens
@@ -197,7 +198,7 @@ class Engine {
   void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
   void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                    uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                   uint32_t side, std::string& err) const;
+                   uint32_t side, std::string& err, uint64_t raw) const;
   std::string where(int worker) const;
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
@@ -315,7 +316,7 @@ class Engine {
 // Runs one block of a kernel; a failure message lands in `err` (left empty on success).
 inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                                 uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                                uint32_t side, std::string& err) const {
+                                uint32_t side, std::string& err, uint64_t raw) const {
   PTO2KernelContext ctx;
   ctx.tensors = tensors;
   ctx.tensor_count = n_tensors;
@@ -323,7 +324,7 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
   ctx.scalar_count = n_scalars;
   ctx.block_idx = block_idx;
   ctx.block_num = block_num;
-  KernelCtxInternal internal{&err, this, gflags, side};
+  KernelCtxInternal internal{&err, this, gflags, side, raw};
   ctx.internal_ = &internal;
   try {
     fn(&ctx);
@@ -343,7 +344,7 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
-              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err, raw);
   if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
   ++ws.undeferred;
 }

@@ -183,10 +183,10 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
   std::string err;
-  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
-              static_cast<int32_t>(s.block_num), gflags, kernel_type, err);
-  ws.busy.store(false, std::memory_order_relaxed);
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
+  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
+              static_cast<int32_t>(s.block_num), gflags, kernel_type, err, raw);
+  ws.busy.store(false, std::memory_order_relaxed);
   if (!err.empty())
     fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
          where(worker) + " failed: " + err);
@@ -223,7 +223,7 @@ void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& para
   const int64_t t0 = now_ns();
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
-              undeferred_err_);
+              undeferred_err_, raw);
   record_kernel_ns(kernel, now_ns() - t0);
   if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
   ++ws.undeferred;

@@ -194,6 +194,38 @@ TEST(RaceChecker, OffByDefault) {
   EXPECT_EQ(r.races, 0u);
 }
 
+namespace {
+// Writes 16 elements of its whole-tensor argument from offset s0, reporting the box it touched.
+void k_stripe(PTO2KernelContext* ctx) {
+  const Tensor& t = ctx->tensors[0];
+  const int64_t off[1] = {static_cast<int64_t>(ctx->scalars[0])}, shp[1] = {16};
+  if (pto2_race_checking()) pto2_note_access(ctx, t, 1, off, shp, true);
+  for (int64_t i = 0; i < 16; ++i) static_cast<float*>(t.data)[off[0] + i] = 1.0f;
+}
+}  // namespace
+
+TEST(RaceChecker, KernelReportedBoxesReplaceTheWholeArgument) {
+  checked_runtime().register_kernel(2, "k_stripe", pto2::CoreType::AIV, &k_stripe);
+  EXPECT_FALSE(pto2_race_checking());  // only during a checked run
+  std::vector<float> x(64, 0);
+  for (int overlap = 0; overlap < 2; ++overlap) {
+    pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        for (int k = 0; k < 2; ++k) {
+          Arg a;
+          a.add_output(ext1d(x));
+          a.add_scalar(static_cast<uint64_t>(k * (overlap ? 8 : 16)));
+          rt_submit_aiv_task(2, a);
+        }
+      }
+    });
+    EXPECT_EQ(r.races, overlap ? 1u : 0u) << r.message;
+    if (overlap) {
+      EXPECT_NE(r.message.find("overlap elements [8, 16)"), std::string::npos) << r.message;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- random MANUAL programs
 
 namespace {

@@ -64,6 +64,9 @@ def add_run_parser(sub) -> None:
     p.add_argument("--chips", type=int, default=2,
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
+    p.add_argument("--race-check", nargs="?", const="error", default=None, choices=["error", "warn", "off"],
+                   help="report tasks that access the same data unordered: fail the run (error, the default "
+                        "when given) or warn; default: $PYPTO_RACE_CHECK")
     p.add_argument("-o", "--output", help="also write the generated sources and library here")
 
 
@@ -85,7 +88,7 @@ def cmd_run(args) -> int:
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     stats = compiled(*inputs, aic_workers=args.aic_workers, aiv_workers=args.aiv_workers, clusters=args.clusters,
-                     trace=args.trace)
+                     trace=args.trace, race_check=args.race_check)
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  args.aic_workers, args.aiv_workers))
     _print_outputs(compiled.params, inputs)

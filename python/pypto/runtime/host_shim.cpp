@@ -49,6 +49,7 @@ struct pypto_run_stats {
   uint64_t peak_bytes;
   uint64_t pool_bytes;
   uint64_t tasks_undeferred;
+  uint64_t races;  // race checker: unordered conflicting task pairs
 };
 }
 
@@ -117,11 +118,13 @@ int pypto_rt_run(void* handle, const pypto_tensor_arg* tensors, uint32_t n_tenso
       stats->peak_bytes = r.peak_bytes;
       stats->pool_bytes = r.pool_bytes;
       stats->tasks_undeferred = r.tasks_undeferred;
+      stats->races = r.races;
     }
     if (!r.ok()) {
       set_error(err, errlen, r.message);
       return 0;
     }
+    set_error(err, errlen, r.race_report);  // race_check "warn": the report of a successful run
     return 1;
   } catch (const std::exception& e) {
     set_error(err, errlen, e.what());
@@ -129,6 +132,11 @@ int pypto_rt_run(void* handle, const pypto_tensor_arg* tensors, uint32_t n_tenso
     set_error(err, errlen, "unknown error during the run");
   }
   return 0;
+}
+
+// Race checker mode of the following runs: 0 off, 1 warn, 2 error (pto2::RaceCheck).
+void pypto_rt_set_race_check(void* handle, int mode) {
+  static_cast<pto2::Runtime*>(handle)->set_race_check(static_cast<pto2::RaceCheck>(mode < 0 || mode > 2 ? 0 : mode));
 }
 
 // Writes the trace of the last run (the runtime must have been created with trace != 0).

@@ -14,13 +14,15 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
 
-__all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "DTYPE_CODES"]
+__all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "RaceError", "RaceWarning",
+           "DTYPE_CODES", "RACE_CHECK_MODES", "race_check_mode"]
 
 # pto2::DataType values (runtime/include/pto2/types.h; stable, passed as int32).
 DTYPE_CODES = {"FP32": 0, "FP16": 1, "BF16": 2, "INT8": 3, "INT16": 4, "INT32": 5, "INT64": 6,
@@ -29,6 +31,35 @@ DTYPE_CODES = {"FP32": 0, "FP16": 1, "BF16": 2, "INT8": 3, "INT16": 4, "INT32": 
 
 class RunError(PyptoError):
     """The runtime reported a failure (a kernel error, a deadlock, a bad argument...)."""
+
+
+class RaceError(RunError):
+    """The race checker found tasks that access the same data with no dependency between them."""
+
+
+class RaceWarning(UserWarning):
+    """race_check="warn": the race checker's report of a run that completed."""
+
+
+# race_check= / PYPTO_RACE_CHECK / --race-check values -> pto2::RaceCheck codes.
+RACE_CHECK_MODES = {"off": 0, "0": 0, "false": 0, "": 0, "warn": 1, "error": 2, "1": 2, "true": 2, "on": 2}
+
+
+def race_check_mode(value) -> int:
+    """The pto2::RaceCheck code of a ``race_check=`` value: None = ``$PYPTO_RACE_CHECK`` (unset = off),
+    True / "error" / "1" = 2 (the run fails), "warn" = 1 (a RaceWarning), False / "off" / "0" = 0.
+
+        race_check_mode("warn")  # -> 1
+    """
+    if value is None:
+        value = os.environ.get("PYPTO_RACE_CHECK", "")
+    if isinstance(value, bool):
+        return 2 if value else 0
+    key = str(value).strip().lower()
+    if key not in RACE_CHECK_MODES:
+        raise RunError("race_check must be True, False, \"warn\" or \"error\", got %r" % (value,),
+                       help="e.g. prog(x, out, race_check=\"warn\") or PYPTO_RACE_CHECK=1")
+    return RACE_CHECK_MODES[key]
 
 
 class _TensorArgC(ctypes.Structure):
@@ -41,7 +72,8 @@ class _RunStatsC(ctypes.Structure):
                 ("tasks_skipped", ctypes.c_uint64), ("tasks_dummy", ctypes.c_uint64),
                 ("auto_edges", ctypes.c_uint64), ("explicit_edges", ctypes.c_uint64),
                 ("wall_seconds", ctypes.c_double), ("peak_bytes", ctypes.c_uint64),
-                ("pool_bytes", ctypes.c_uint64), ("tasks_undeferred", ctypes.c_uint64)]
+                ("pool_bytes", ctypes.c_uint64), ("tasks_undeferred", ctypes.c_uint64),
+                ("races", ctypes.c_uint64)]
 
 
 @dataclass
@@ -74,6 +106,8 @@ class RunStats:
     pool_bytes: int
     tasks_undeferred: int = 0
     trace_path: Optional[str] = None
+    races: int = 0         # race checker: unordered conflicting task pairs (race_check="warn")
+    race_report: str = ""
 
     def __str__(self) -> str:
         return "%d tasks in %.3f ms (peak %d bytes of intermediates)" % (self.tasks, self.wall_seconds * 1e3,
@@ -109,6 +143,8 @@ class ProgramLibrary:
         lib.pypto_rt_run.argtypes = [ctypes.c_void_p, ctypes.POINTER(_TensorArgC), ctypes.c_uint32,
                                      ctypes.POINTER(ctypes.c_uint64), ctypes.c_uint32, ctypes.POINTER(_RunStatsC),
                                      ctypes.c_char_p, ctypes.c_size_t]
+        lib.pypto_rt_set_race_check.restype = None
+        lib.pypto_rt_set_race_check.argtypes = [ctypes.c_void_p, ctypes.c_int]
         lib.pypto_rt_write_trace.restype = ctypes.c_int
         lib.pypto_rt_write_trace.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 
@@ -138,7 +174,9 @@ class Runtime:
         self._h = handle
         self.config = config
 
-    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int]) -> RunStats:
+    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0) -> RunStats:
+        """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error)."""
+        self._lib.pypto_rt_set_race_check(self._h, int(race_check))
         n = len(tensors)
         arr = (_TensorArgC * max(1, n))()
         keep: List[object] = []
@@ -155,15 +193,22 @@ class Runtime:
                 arr[i].strides = st
         sc = (ctypes.c_uint64 * max(1, len(scalars)))(*[int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
         stats = _RunStatsC()
-        err = ctypes.create_string_buffer(8192)
+        err = ctypes.create_string_buffer(65536)
         ok = self._lib.pypto_rt_run(self._h, arr, n, sc, len(scalars), ctypes.byref(stats), err, len(err))
         result = RunStats(tasks=stats.tasks_submitted, tasks_executed=stats.tasks_executed,
                           tasks_skipped=stats.tasks_skipped, tasks_dummy=stats.tasks_dummy,
                           auto_edges=stats.auto_edges, explicit_edges=stats.explicit_edges,
                           wall_seconds=stats.wall_seconds, peak_bytes=stats.peak_bytes, pool_bytes=stats.pool_bytes,
                           tasks_undeferred=stats.tasks_undeferred)
+        message = err.value.decode(errors="replace")
         if not ok:
-            raise RunError("the run failed: " + err.value.decode(errors="replace"))
+            if message.startswith("race check:"):
+                raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
+            raise RunError("the run failed: " + message)
+        if stats.races:
+            result.races = stats.races
+            result.race_report = message
+            warnings.warn(RaceWarning(message), stacklevel=3)
         return result
 
     def write_trace(self, path: str) -> None:
