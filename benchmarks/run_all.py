@@ -5,6 +5,7 @@
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
+4. race_overhead.py — the race checker's cost per task (race_check off versus on).
 """
 import os
 import subprocess
@@ -43,6 +44,13 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== race_overhead: the race checker's cost per task")
+    t3 = time.perf_counter()
+    import race_overhead
+    rrows = race_overhead.main(["--quick"] if quick else [])
+    big = max(rrows, key=lambda r: r["tasks"])
+    summary.append("race_overhead: race_check on/off wall time %.2f at %d tasks (%s), +%.2f us/task (%.1f s)"
+                   % (big["ratio"], big["tasks"], big["form"], big["extra_us"], time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

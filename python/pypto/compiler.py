@@ -423,7 +423,8 @@ class CompiledProgram:
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._get_runtime(config)
-            stats = rt.run(tensors, scalars, race_check=race_mode)
+            names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
+            stats = rt.run(tensors, scalars, race_check=race_mode, tensor_names=names)
             if trace is not None:
                 rt.write_trace(str(trace))
                 stats.trace_path = str(trace)

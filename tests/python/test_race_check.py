@@ -79,7 +79,7 @@ def test_missing_dep_is_an_error_naming_both_dsl_lines():
     with pytest.raises(RaceError) as info:
         compiled(*_args(), race_check=True)
     msg = str(info.value)
-    assert "read after write" in msg
+    assert "read after write" in msg and "on tensor 'y'" in msg
     assert "'produce'" in msg and "'consume'" in msg
     here = os.path.basename(__file__)
     assert "%s:%d" % (here, _line_of("y, t0 = pl.submit(self.produce, x, y)")) in msg, msg

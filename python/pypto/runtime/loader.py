@@ -174,8 +174,10 @@ class Runtime:
         self._h = handle
         self.config = config
 
-    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0) -> RunStats:
-        """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error)."""
+    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
+            tensor_names: Optional[Sequence[str]] = None) -> RunStats:
+        """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
+        ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports."""
         self._lib.pypto_rt_set_race_check(self._h, int(race_check))
         n = len(tensors)
         arr = (_TensorArgC * max(1, n))()
@@ -201,6 +203,8 @@ class Runtime:
                           wall_seconds=stats.wall_seconds, peak_bytes=stats.peak_bytes, pool_bytes=stats.pool_bytes,
                           tasks_undeferred=stats.tasks_undeferred)
         message = err.value.decode(errors="replace")
+        for i, name in enumerate(tensor_names or ()):
+            message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
