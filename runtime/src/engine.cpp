@@ -347,6 +347,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
   s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
   s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
+  s.site_file = params.source_file();
+  s.site_line = params.source_line();
   s.tensors.clear();
   s.scalars.clear();
   if (kind != TaskKind::DUMMY) {

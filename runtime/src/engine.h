@@ -60,6 +60,8 @@ struct alignas(64) TaskSlot {
   bool has_pred = false;
   bool untracked_write = false;
   int8_t timing_slot = -1;
+  const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
+  int32_t site_line = 0;
   CoreTaskPredicate pred;
   pto2::SmallVec<Tensor, 4> tensors;
   pto2::SmallVec<uint64_t, 8> scalars;
@@ -203,7 +205,7 @@ class Engine {
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
-  void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type);
+  void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params);
   void finish_block(uint32_t idx, int worker_type, uint32_t* local_next, int worker);
   void activate_gang();
   bool gang_wants(int type);
@@ -345,7 +347,7 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err, raw);
-  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
+  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }
 

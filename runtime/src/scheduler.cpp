@@ -65,6 +65,10 @@ namespace pto2::detail {
 
 namespace {
 constexpr uint32_t kNone = UINT32_MAX;
+// " submitted at prog.py:42" for a task whose submission named its DSL line, else "".
+std::string submitted_at(const char* file, int32_t line) {
+  return file && line > 0 ? std::string(" submitted at ") + file + ":" + std::to_string(line) : std::string();
+}
 // A task retired without running (dummy, predicate false, cancelled) in the middle of a
 // release cascade: handled iteratively from a stack, never by recursion.
 struct Retiring {
@@ -188,7 +192,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
               static_cast<int32_t>(s.block_num), gflags, kernel_type, err, raw);
   ws.busy.store(false, std::memory_order_relaxed);
   if (!err.empty())
-    fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
+    fail(describe_slot(s, raw) + submitted_at(s.site_file, s.site_line) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
          where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();
@@ -225,14 +229,14 @@ void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& para
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
               undeferred_err_, raw);
   record_kernel_ns(kernel, now_ns() - t0);
-  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
+  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }
 
-void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type) {
+void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params) {
   const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
-  const std::string msg =
-      describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
+  const std::string msg = describe_task(kind, ids, raw) + submitted_at(params.source_file(), params.source_line()) +
+                          " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
   undeferred_err_.clear();
   fail(msg);
 }

@@ -408,3 +408,21 @@ TEST(RaceChecker, RandomManualProgramsMissingOneRequiredEdgeAreAlwaysCaught) {
   EXPECT_GE(removed, cases / 2) << "the generator should produce required edges in most programs";
   std::printf("race checker fuzz: %d programs, %d with a required edge removed, %d caught\n", cases, removed, caught);
 }
+
+// The submission site (PTO2_SOURCE_SITE) also names a failed kernel's task, deferred or not.
+TEST(SourceSite, FailedKernelNamesTheSubmissionLine) {
+  for (int helps = 0; helps < 2; ++helps) {
+    pto2::Runtime rt(pto2::RuntimeOptions{}.aiv_workers(1).orchestrator_helps(helps != 0).inline_below_ns(1000000000));
+    rt.register_kernel(0, "k_boom", pto2::CoreType::AIV, [](PTO2KernelContext* ctx) { ctx->fail("boom"); });
+    for (int run = 0; run < 2; ++run) {  // the second run knows the kernel is tiny: undeferred when helping
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        Arg a;
+        a.add_scalar(0);
+        PTO2_SOURCE_SITE(a, "prog.py", 7);
+        rt_submit_aiv_task(0, a);
+      });
+      EXPECT_NE(r.message.find("'k_boom' (id 0)) submitted at prog.py:7"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("boom"), std::string::npos) << r.message;
+    }
+  }
+}

@@ -183,3 +183,32 @@ def test_golden_programs_run_clean(case):
     assert stats.races == expected, stats.race_report
     for site in sites:
         assert site in stats.race_report
+
+
+# ---- the submission site also names a failed kernel's task (run-time errors point at the DSL)
+
+
+@pl.program
+class Shifted:
+    @pl.function(type=pl.FunctionType.InCore)
+    def shift(self, x: pl.Tensor[[16, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.load(x, [row, 0], [16, 16]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = self.shift(x, row, y)  # the failing submission
+        return y
+
+
+def test_failed_kernel_names_the_dsl_line():
+    from pypto.runtime.loader import RunError
+    x, y = np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32)
+    compiled = pypto.compile(Shifted)
+    site = "submitted at %s:%d" % (os.path.basename(__file__), _line_of("# the failing submission"))
+    for _ in range(2):  # deferred, then (a measured tiny kernel) possibly undeferred: same message
+        with pytest.raises(RunError, match="out of bounds") as info:
+            compiled(x, 4, y)
+        assert site in str(info.value), str(info.value)
