@@ -2,7 +2,8 @@
 //
 // With RuntimeOptions::race_check on, the engine tells the checker about every submission
 // (its tensor accesses, explicit dependencies, scope mode and DSL source line), every runtime
-// allocation, every get_tensor_data wait and every task skipped by its predicate. At the end
+// allocation, every get_tensor_data wait, every task skipped by its predicate, and the boxes
+// kernels load and store (pto2_note_access: compared instead of the whole argument). At the end
 // of the run the checker reports each pair of accesses to overlapping regions of one storage,
 // at least one a write, whose tasks the dependency graph does not order.
 //
