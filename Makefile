@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs fuzz-race
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -49,6 +49,16 @@ bench-runtime: setup-bench
 
 bench: install bench-runtime
 	$(PY) benchmarks/run_all.py
+
+# Long randomized checks (not part of `make test`). fuzz-race: the race checker against random
+# MANUAL programs with one required edge removed (RACE_FUZZ_CASES programs from RACE_FUZZ_SEED).
+RACE_FUZZ_CASES ?= 50000
+RACE_FUZZ_SEED ?= 1000
+fuzz: fuzz-race
+
+fuzz-race: cpp
+	PTO2_RACE_FUZZ_CASES=$(RACE_FUZZ_CASES) PTO2_RACE_FUZZ_SEED=$(RACE_FUZZ_SEED) \
+	  $(CPP_BUILD)/runtime/pto2_tests --gtest_filter='RaceChecker.RandomManualPrograms*'
 
 clean:
 	rm -rf build

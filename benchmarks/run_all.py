@@ -8,6 +8,7 @@
 4. first_call_bench.py — import, warm compile, first and second call, each in a fresh process.
 5. compile_bench.py — cold and warm compile times of every example, first-call overhead.
 6. runtime/fixed_cost.py — the fixed cost of calling an empty program.
+7. race_overhead.py — the race checker's cost per task (race_check off versus on).
 """
 import os
 import subprocess
@@ -67,6 +68,13 @@ def main():
         summary.append("compile_bench: %d programs, mean cold %.2f s (empty cache %.2f s), warm %.1f ms (%.1f s)"
                        % (len(ok), sum(r["cold"] for r in ok) / len(ok), sum(r["cold_empty"] for r in ok) / len(ok),
                           1e3 * sum(r["warm"] for r in ok) / len(ok), time.perf_counter() - t3))
+    print("\n== race_overhead: the race checker's cost per task")
+    t3 = time.perf_counter()
+    import race_overhead
+    rrows = race_overhead.main(["--quick"] if quick else [])
+    big = max(rrows, key=lambda r: r["tasks"])
+    summary.append("race_overhead: race_check on/off wall time %.2f at %d tasks (%s), +%.2f us/task (%.1f s)"
+                   % (big["ratio"], big["tasks"], big["form"], big["extra_us"], time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

@@ -192,7 +192,6 @@ class CompiledProgram:
         self._lib = ProgramLibrary(build.library)
         self._runtime = None
         self._lock = threading.Lock()
-        self._graph_recorded = False   # the runtime records the task graph (race checker on)
         self.last_stats: Optional[RunStats] = None  # RunStats of the latest call
 
     def __repr__(self) -> str:
@@ -227,13 +226,16 @@ class CompiledProgram:
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,
                  clusters: Optional[int] = None, trace: Optional[str] = None,
                  task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None,
-                 graph: Optional[str] = None, **kwargs):
+                 graph: Optional[str] = None, race_check=None, **kwargs):
         """Runs the entry on ``args`` / ``kwargs`` (by parameter name): arrays for tensors (NumPy,
         CPU torch tensors, anything with ``__dlpack__`` or the buffer protocol), Python numbers
         for scalars. Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
         when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
-        writes the run's task graph as Graphviz DOT (see ``task_graph``). ``task_ring_size``
+        writes the run's task graph as Graphviz DOT (see ``task_graph``). ``race_check=True`` (or
+        ``"error"``, or ``$PYPTO_RACE_CHECK=1``) records every tensor access and raises RaceError
+        after the run if two tasks touch the same data with no dependency ordering them;
+        ``"warn"`` issues a RaceWarning instead (docs/manual_dependencies.md). ``task_ring_size``
         (in-flight tasks) and ``memory_limit`` (bytes of live intermediate tensors) bound the
         runtime's resources; the orchestration waits (back-pressure) when they are reached.
 
@@ -245,6 +247,8 @@ class CompiledProgram:
             out = compiled(x)                 # pl.Out allocated and returned
             stats = compiled(x=x, out=out)    # by name; out written in place
         """
+        from pypto.runtime.loader import race_check_mode
+        race_mode = race_check_mode(race_check)
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
         if graph is not None and not os.path.isdir(os.path.dirname(os.path.abspath(graph))):
             raise ArgumentValueError("cannot write the task graph to %s: its directory does not exist" % graph)
@@ -260,10 +264,10 @@ class CompiledProgram:
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._get_runtime(config)
-            if graph is not None or self._graph_recorded:   # the graph is the race checker's record
-                rt.set_race_check(1 if graph is not None else 0)
-                self._graph_recorded = graph is not None
-            stats = rt.run(tensors, scalars)
+            names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
+            # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
+            stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
+                           tensor_names=names, report_races=race_mode != 0)
             if trace is not None:
                 rt.write_trace(str(trace))
                 stats.trace_path = str(trace)

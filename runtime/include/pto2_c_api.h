@@ -101,6 +101,7 @@ typedef struct {
   uint64_t tasks_submitted, tasks_executed, tasks_skipped, tasks_dummy, auto_edges, explicit_edges;
   double wall_seconds;
   uint64_t peak_bytes, pool_bytes, tasks_undeferred;
+  uint64_t races;   /* race checker (ABI 3): unordered conflicting task pairs; their report is in err_buf */
 } pto2_stats;
 
 /* NULL (message in err_buf) on failure. Registers `kernels` (fn: PTO2KernelFn). */

@@ -174,11 +174,13 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
       stats_out->peak_bytes = r.peak_bytes;
       stats_out->pool_bytes = r.pool_bytes;
       stats_out->tasks_undeferred = r.tasks_undeferred;
+      stats_out->races = r.races;
     }
     if (!r.ok()) {
       put_error(err_buf, err_len, r.message);
       return 0;
     }
+    put_error(err_buf, err_len, r.race_report);  // race_check warn: the report of a completed run
     return 1;
   } catch (const std::exception& e) {
     put_error(err_buf, err_len, e.what());

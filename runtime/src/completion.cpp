@@ -96,12 +96,12 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
   std::string err;
-  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
-              static_cast<int32_t>(s.block_num), gflags, kernel_type, err);
-  ws.busy.store(false, std::memory_order_relaxed);
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
+  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
+              static_cast<int32_t>(s.block_num), gflags, kernel_type, err, raw);
+  ws.busy.store(false, std::memory_order_relaxed);
   if (!err.empty())
-    fail(describe_slot(s, raw) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
+    fail(describe_slot(s, raw) + submitted_at(s.site_file, s.site_line) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
          where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();

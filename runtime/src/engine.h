@@ -55,6 +55,7 @@ struct KernelCtxInternal {
   const Engine* engine;
   std::atomic<uint32_t>* gflags;     // this block pair's group flags; null unless a mixed task
   uint32_t side;                     // 0 AIC, 1 AIV
+  uint64_t raw;                      // the task (race checker: pto2_note_access)
 };
 
 // One kernel execution in kSampleEvery per thread is timed (two clock reads, which cost tens
@@ -159,7 +160,7 @@ class Engine {
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
-  void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type);
+  void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params);
 
   // ---- dependency tracking (dependencies.cpp)
   bool is_live(uint64_t raw) const { return ring_.is_live(raw); }
@@ -199,7 +200,7 @@ class Engine {
   void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
   void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                    uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                   uint32_t side, std::string& err) const;
+                   uint32_t side, std::string& err, uint64_t raw) const;
   void finish_blocks(uint32_t idx, uint32_t n, int worker_type, uint32_t* local_next, int worker);
   std::string where(int worker) const;
 
@@ -309,10 +310,15 @@ class Engine {
   std::unique_ptr<RaceChecker> race_;
 };
 
+// " submitted at prog.py:42" for a task whose submission named its DSL line, else "".
+inline std::string submitted_at(const char* file, int32_t line) {
+  return file && line > 0 ? std::string(" submitted at ") + file + ":" + std::to_string(line) : std::string();
+}
+
 // Runs one block of a kernel; a failure message lands in `err` (left empty on success).
 inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                                 uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                                uint32_t side, std::string& err) const {
+                                uint32_t side, std::string& err, uint64_t raw) const {
   PTO2KernelContext ctx;
   ctx.tensors = tensors;
   ctx.tensor_count = n_tensors;
@@ -320,7 +326,7 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
   ctx.scalar_count = n_scalars;
   ctx.block_idx = block_idx;
   ctx.block_num = block_num;
-  KernelCtxInternal internal{&err, this, gflags, side};
+  KernelCtxInternal internal{&err, this, gflags, side, raw};
   ctx.internal_ = &internal;
   try {
     fn(&ctx);

@@ -9,6 +9,10 @@
 
 #include "engine.h"
 
+namespace pto2 {
+std::atomic<int> race_checking_runs{0};
+}
+
 namespace pto2::detail {
 
 namespace {
@@ -91,6 +95,9 @@ void RaceChecker::begin_run(uint64_t first_raw, const ChipStorageTaskArgs& args)
   last_sync_ = kNoNode;
   std::lock_guard<std::mutex> lk(skipped_mu_);
   skipped_.clear();
+  notes_.clear();
+  if (!counted_) race_checking_runs.fetch_add(1, std::memory_order_relaxed);
+  counted_ = true;
 }
 
 uint32_t RaceChecker::node_of_raw(uint64_t raw) const {
@@ -155,7 +162,7 @@ void RaceChecker::on_submit(uint64_t raw, int kind, const int32_t* kernels, cons
     const Region r = Region::of(t);
     if (r.empty) return;
     const uint32_t st = storage_of(t);
-    accesses_.push_back(Access{n, st, arg, write, tracked, no_dep, r});
+    accesses_.push_back(Access{n, st, arg, write, tracked, no_dep, false, r});
     if (tracked) shadow_.access(shadow_key(st), r, read, write, n + 1, scratch_, always_live);
     else untracked_write |= write;
   };
@@ -213,6 +220,42 @@ void RaceChecker::on_skipped(uint64_t raw) {
   skipped_.push_back(raw);
 }
 
+void RaceChecker::on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write) {
+  if (r.empty) return;
+  std::lock_guard<std::mutex> lk(skipped_mu_);
+  notes_.push_back(KernelNote{raw, arg, write, r});
+}
+
+// The accesses to check, in task order: an argument whose kernel reported what it touched
+// contributes those boxes (deduplicated), any other argument its whole view.
+std::vector<RaceChecker::Access> RaceChecker::effective_accesses() {
+  std::sort(notes_.begin(), notes_.end(), [](const KernelNote& a, const KernelNote& b) {
+    if (a.raw != b.raw) return a.raw < b.raw;
+    if (a.arg != b.arg) return a.arg < b.arg;
+    if (a.write != b.write) return a.write < b.write;
+    return a.region.lo < b.region.lo;
+  });
+  std::vector<Access> out;
+  out.reserve(accesses_.size());
+  size_t k = 0;
+  for (const Access& a : accesses_) {
+    const uint64_t raw = nodes_[a.node].raw;
+    while (k < notes_.size() && (notes_[k].raw < raw || (notes_[k].raw == raw && notes_[k].arg < a.arg))) ++k;
+    if (a.arg == UINT32_MAX || k == notes_.size() || notes_[k].raw != raw || notes_[k].arg != a.arg) {
+      out.push_back(a);
+      continue;
+    }
+    const size_t first = out.size();
+    for (size_t j = k; j < notes_.size() && notes_[j].raw == raw && notes_[j].arg == a.arg; ++j) {
+      bool dup = false;
+      for (size_t q = first; q < out.size() && !dup; ++q)
+        dup = out[q].write == notes_[j].write && out[q].region.same_as(notes_[j].region);
+      if (!dup) out.push_back(Access{a.node, a.storage, a.arg, notes_[j].write, a.tracked, a.no_dep, true, notes_[j].region});
+    }
+  }
+  return out;
+}
+
 // ---------------------------------------------------------------- the check (after the run)
 
 namespace {
@@ -264,7 +307,7 @@ struct Seen {
   uint32_t node;
   uint32_t access;
   bool tracked;
-  bool no_dep;
+  bool no_dep;  // a whole pl.no_dep argument (the kernel reported nothing finer)
 };
 // The accesses of one exact region of a storage not yet retired by a later covering write.
 struct HistoryEntry {
@@ -277,6 +320,28 @@ struct History {
 };
 
 }  // namespace
+
+}  // namespace pto2::detail
+
+void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
+                      bool write) {
+  using namespace pto2::detail;
+  if (!ctx || !ctx->internal_) return;
+  const auto* in = static_cast<const KernelCtxInternal*>(ctx->internal_);
+  RaceChecker* rc = in->engine ? in->engine->race() : nullptr;
+  const Tensor* args = ctx->tensors;
+  if (!rc || !in->raw || !args || &t < args || &t >= args + ctx->tensor_count) return;  // not an argument
+  if (rank < 0 || static_cast<uint32_t>(rank) != t.ndims) return;
+  Tensor box = t;
+  for (int d = 0; d < rank; ++d) {
+    if (off[d] < 0 || shp[d] < 0 || off[d] + shp[d] > static_cast<int64_t>(t.shapes[d])) return;  // the op fails
+    box.shapes[d] = static_cast<uint32_t>(shp[d]);
+    box.offset += off[d] * t.strides[d];
+  }
+  rc->on_kernel_access(in->raw, static_cast<uint32_t>(&t - args), Region::of(box), write);
+}
+
+namespace pto2::detail {
 
 std::string RaceChecker::site(uint32_t n) const {
   const Node& d = nodes_[n];
@@ -314,12 +379,15 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
                              std::vector<std::pair<uint64_t, uint64_t>>* pairs_out) {
   report.clear();
   if (pairs_out) pairs_out->clear();
+  if (counted_) race_checking_runs.fetch_sub(1, std::memory_order_relaxed);
+  counted_ = false;
   {
-    std::lock_guard<std::mutex> lk(skipped_mu_);
+    std::lock_guard<std::mutex> lk(skipped_mu_);  // (the workers are idle: the run is over)
     for (uint64_t raw : skipped_) {
       const uint32_t n = node_of_raw(raw);
       if (n != kNoNode) nodes_[n].skipped = true;
     }
+    accesses_ = effective_accesses();
   }
   std::vector<uint32_t> begin(nodes_.size()), end(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) {
@@ -343,7 +411,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
       for (const Seen& s : v) {
         // Two pl.no_dep arguments of one tensor are taken at their word: the kernels touch
         // disjoint parts (the runtime sees only the whole argument, not the kernel's accesses).
-        if ((s.no_dep && x.no_dep) || ordered(s)) continue;
+        if ((s.no_dep && x.no_dep && !x.from_kernel) || ordered(s)) continue;
         const uint64_t key = (uint64_t{s.node} << 32) | x.node;
         if (pairs.insert(key).second) found.emplace_back(s.access, xi);
       }
@@ -379,7 +447,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
       same->region = x.region;
       h.max_len = std::max(h.max_len, x.region.hi - x.region.lo);
     }
-    (x.write ? same->writes : same->reads).push_back(Seen{x.node, xi, x.tracked, x.no_dep});
+    (x.write ? same->writes : same->reads).push_back(Seen{x.node, xi, x.tracked, x.no_dep && !x.from_kernel});
   }
 
   if (pairs_out)

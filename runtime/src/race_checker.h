@@ -2,7 +2,8 @@
 //
 // With RuntimeOptions::race_check on, the engine tells the checker about every submission
 // (its tensor accesses, explicit dependencies, scope mode and DSL source line), every runtime
-// allocation, every get_tensor_data wait and every task skipped by its predicate. At the end
+// allocation, every get_tensor_data wait, every task skipped by its predicate, and the boxes
+// kernels load and store (pto2_note_access: compared instead of the whole argument). At the end
 // of the run the checker reports each pair of accesses to overlapping regions of one storage,
 // at least one a write, whose tasks the dependency graph does not order.
 //
@@ -67,6 +68,9 @@ class RaceChecker {
   void on_sync(const Tensor& t, const int64_t* idx);
   /// Task `raw` was retired without running (predicate false). Any thread.
   void on_skipped(uint64_t raw);
+  /// The kernel of task `raw` touched region `r` of its argument `arg` (pto2_note_access).
+  /// Any thread.
+  void on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write);
   /// Checks the run; returns the number of unordered conflicting task pairs and writes their
   /// report (empty when none).
   uint64_t finish(const std::vector<KernelInfo>& kernels, std::string& report,
@@ -93,7 +97,14 @@ class RaceChecker {
     uint32_t arg;     // argument slot (UINT32_MAX: the predicate's element)
     bool write;
     bool tracked;     // automatically tracked (AUTO scope, not NO_DEP, not manual_dep)
-    bool no_dep;      // a NO_DEP argument (pl.no_dep): its kernel touches an unknown part of it
+    bool no_dep;      // a NO_DEP argument (pl.no_dep)
+    bool from_kernel; // the box the kernel reported (pto2_note_access), not the whole argument
+    Region region;
+  };
+  struct KernelNote {  // one pto2_note_access
+    uint64_t raw;
+    uint32_t arg;
+    bool write;
     Region region;
   };
   struct StorageInfo {
@@ -131,8 +142,11 @@ class RaceChecker {
   std::vector<uint64_t> scratch_;
   std::vector<uint32_t> untracked_writers_;  // since the last sync node
   uint32_t last_sync_ = UINT32_MAX;
-  std::mutex skipped_mu_;
+  std::mutex skipped_mu_;  // (also guards notes_)
   std::vector<uint64_t> skipped_;
+  std::vector<KernelNote> notes_;
+  bool counted_ = false;  // this run is in pto2::race_checking_runs
+  std::vector<Access> effective_accesses();
 };
 
 }  // namespace pto2::detail

@@ -14,8 +14,8 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
-              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err);
-  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type);
+              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err, raw);
+  if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }
 

@@ -110,6 +110,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
   s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
   s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
+  s.site_file = params.source_file();
+  s.site_line = params.source_line();
   s.tensors.clear();
   s.scalars.clear();
   if (kind != TaskKind::DUMMY) {
@@ -219,16 +221,16 @@ void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& para
   const int64_t t0 = now_ns();
   call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
-              undeferred_err_);
+              undeferred_err_, raw);
   record_kernel_ns(kernel, now_ns() - t0);
-  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type);
+  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }
 
-void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type) {
+void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params) {
   const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
-  const std::string msg =
-      describe_task(kind, ids, raw) + " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
+  const std::string msg = describe_task(kind, ids, raw) + submitted_at(params.source_file(), params.source_line()) +
+                          " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
   undeferred_err_.clear();
   fail(msg);
 }

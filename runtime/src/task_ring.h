@@ -54,6 +54,8 @@ struct alignas(64) TaskSlot {
   bool has_pred = false;
   bool untracked_write = false;
   int8_t timing_slot = -1;
+  const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
+  int32_t site_line = 0;
   CoreTaskPredicate pred;
   pto2::SmallVec<Tensor, 4> tensors;
   pto2::SmallVec<uint64_t, 8> scalars;

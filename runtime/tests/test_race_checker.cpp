@@ -194,6 +194,38 @@ TEST(RaceChecker, OffByDefault) {
   EXPECT_EQ(r.races, 0u);
 }
 
+namespace {
+// Writes 16 elements of its whole-tensor argument from offset s0, reporting the box it touched.
+void k_stripe(PTO2KernelContext* ctx) {
+  const Tensor& t = ctx->tensors[0];
+  const int64_t off[1] = {static_cast<int64_t>(ctx->scalars[0])}, shp[1] = {16};
+  if (pto2_race_checking()) pto2_note_access(ctx, t, 1, off, shp, true);
+  for (int64_t i = 0; i < 16; ++i) static_cast<float*>(t.data)[off[0] + i] = 1.0f;
+}
+}  // namespace
+
+TEST(RaceChecker, KernelReportedBoxesReplaceTheWholeArgument) {
+  checked_runtime().register_kernel(2, "k_stripe", pto2::CoreType::AIV, &k_stripe);
+  EXPECT_FALSE(pto2_race_checking());  // only during a checked run
+  std::vector<float> x(64, 0);
+  for (int overlap = 0; overlap < 2; ++overlap) {
+    pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        for (int k = 0; k < 2; ++k) {
+          Arg a;
+          a.add_output(ext1d(x));
+          a.add_scalar(static_cast<uint64_t>(k * (overlap ? 8 : 16)));
+          rt_submit_aiv_task(2, a);
+        }
+      }
+    });
+    EXPECT_EQ(r.races, overlap ? 1u : 0u) << r.message;
+    if (overlap) {
+      EXPECT_NE(r.message.find("overlap elements [8, 16)"), std::string::npos) << r.message;
+    }
+  }
+}
+
 // ---------------------------------------------------------------- random MANUAL programs
 
 namespace {
@@ -375,4 +407,22 @@ TEST(RaceChecker, RandomManualProgramsMissingOneRequiredEdgeAreAlwaysCaught) {
   EXPECT_EQ(caught, removed);
   EXPECT_GE(removed, cases / 2) << "the generator should produce required edges in most programs";
   std::printf("race checker fuzz: %d programs, %d with a required edge removed, %d caught\n", cases, removed, caught);
+}
+
+// The submission site (PTO2_SOURCE_SITE) also names a failed kernel's task, deferred or not.
+TEST(SourceSite, FailedKernelNamesTheSubmissionLine) {
+  for (int helps = 0; helps < 2; ++helps) {
+    pto2::Runtime rt(pto2::RuntimeOptions{}.aiv_workers(1).orchestrator_helps(helps != 0).inline_below_ns(1000000000));
+    rt.register_kernel(0, "k_boom", pto2::CoreType::AIV, [](PTO2KernelContext* ctx) { ctx->fail("boom"); });
+    for (int run = 0; run < 2; ++run) {  // the second run knows the kernel is tiny: undeferred when helping
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        Arg a;
+        a.add_scalar(0);
+        PTO2_SOURCE_SITE(a, "prog.py", 7);
+        rt_submit_aiv_task(0, a);
+      });
+      EXPECT_NE(r.message.find("'k_boom' (id 0)) submitted at prog.py:7"), std::string::npos) << r.message;
+      EXPECT_NE(r.message.find("boom"), std::string::npos) << r.message;
+    }
+  }
 }

@@ -116,6 +116,7 @@ nb::dict stats_dict(const pto2_stats& s) {
   d["peak_bytes"] = s.peak_bytes;
   d["pool_bytes"] = s.pool_bytes;
   d["tasks_undeferred"] = s.tasks_undeferred;
+  d["races"] = s.races;
   return d;
 }
 
@@ -163,7 +164,7 @@ class Runtime {
     if (handle_ == nullptr) throw std::runtime_error("the runtime is closed");
     std::vector<pto2_tensor_arg> args = tensor_args(tensors);
     pto2_stats stats{};
-    std::string err(8192, '\0');
+    std::string err(65536, '\0');
     int ok;
     {
       nb::gil_scoped_release release;

@@ -50,6 +50,9 @@ def add_run_parser(sub) -> None:
     p.add_argument("--chips", type=int, default=2,
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
+    p.add_argument("--race-check", nargs="?", const="error", default=None, choices=["error", "warn", "off"],
+                   help="report tasks that access the same data unordered: fail the run (error, the default "
+                        "when given) or warn; default: $PYPTO_RACE_CHECK")
     p.add_argument("-o", "--output", help="also write the generated sources and library here")
     p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (np.savez(path, x=...)); "
                    "parameters not in the file get seeded random values")
@@ -90,7 +93,8 @@ def cmd_run(args) -> int:
                 if isinstance(a, np.ndarray):
                     np.copyto(a, b)
         stats = compiled(*inputs, aic_workers=args.aic_workers, aiv_workers=args.aiv_workers,
-                         clusters=args.clusters, trace=args.trace if r == args.repeat - 1 else None)
+                         clusters=args.clusters, trace=args.trace if r == args.repeat - 1 else None,
+                         race_check=args.race_check)
         walls.append(stats.wall_seconds)
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  args.aic_workers, args.aiv_workers))

@@ -16,19 +16,50 @@ from __future__ import annotations
 import ctypes
 import os
 import threading
+import warnings
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
 
-__all__ = ["ProgramLibrary", "Runtime", "HostLibrary", "TensorArg", "RunStats", "RunError", "DTYPE_CODES"]
+__all__ = ["ProgramLibrary", "Runtime", "HostLibrary", "TensorArg", "RunStats", "RunError", "RaceError",
+           "RaceWarning", "DTYPE_CODES", "RACE_CHECK_MODES", "race_check_mode"]
 
 from pypto.runtime.args import DTYPE_CODES, TensorArg  # noqa: E402,F401 - the one dtype table
 
 
 class RunError(PyptoError):
     """The runtime reported a failure (a kernel error, a deadlock, a bad argument...)."""
+
+
+class RaceError(RunError):
+    """The race checker found tasks that access the same data with no dependency between them."""
+
+
+class RaceWarning(UserWarning):
+    """race_check="warn": the race checker's report of a run that completed."""
+
+
+# race_check= / PYPTO_RACE_CHECK / --race-check values -> pto2::RaceCheck codes.
+RACE_CHECK_MODES = {"off": 0, "0": 0, "false": 0, "": 0, "warn": 1, "error": 2, "1": 2, "true": 2, "on": 2}
+
+
+def race_check_mode(value) -> int:
+    """The pto2::RaceCheck code of a ``race_check=`` value: None = ``$PYPTO_RACE_CHECK`` (unset = off),
+    True / "error" / "1" = 2 (the run fails), "warn" = 1 (a RaceWarning), False / "off" / "0" = 0.
+
+        race_check_mode("warn")  # -> 1
+    """
+    if value is None:
+        value = os.environ.get("PYPTO_RACE_CHECK", "")
+    if isinstance(value, bool):
+        return 2 if value else 0
+    key = str(value).strip().lower()
+    if key not in RACE_CHECK_MODES:
+        raise RunError("race_check must be True, False, \"warn\" or \"error\", got %r" % (value,),
+                       help="e.g. prog(x, out, race_check=\"warn\") or PYPTO_RACE_CHECK=1")
+    return RACE_CHECK_MODES[key]
 
 
 @dataclass
@@ -53,6 +84,8 @@ class RunStats:
     pool_bytes: int = 0
     tasks_undeferred: int = 0
     trace_path: Optional[str] = None
+    races: int = 0         # race checker: unordered conflicting task pairs (race_check="warn")
+    race_report: str = ""
     # HOST (L3) runs: edges of the next-level task graph and one record per executed task.
     barriers: int = 0
     wait_edges: int = 0
@@ -83,7 +116,7 @@ def _run_stats(d: dict) -> RunStats:
     return RunStats(tasks=d["tasks_submitted"], tasks_executed=d["tasks_executed"], tasks_skipped=d["tasks_skipped"],
                     tasks_dummy=d["tasks_dummy"], auto_edges=d["auto_edges"], explicit_edges=d["explicit_edges"],
                     wall_seconds=d["wall_seconds"], peak_bytes=d["peak_bytes"], pool_bytes=d["pool_bytes"],
-                    tasks_undeferred=d["tasks_undeferred"])
+                    tasks_undeferred=d["tasks_undeferred"], races=d.get("races", 0))
 
 
 _sigint_lock = threading.Lock()
@@ -145,11 +178,25 @@ class Runtime:
         self._h = handle
         self.config = config
 
-    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int]) -> RunStats:
+    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
+            tensor_names: Optional[Sequence[str]] = None, report_races: bool = True) -> RunStats:
+        """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
+        ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
+        ``report_races=False`` records (for the task graph) without warning."""
+        self._h.set_race_check(int(race_check))
         ok, message, stats = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
+        for i, name in enumerate(tensor_names or ()):
+            message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
+            if message.startswith("race check:"):
+                raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
             raise RunError("the run failed: " + message)
-        return _run_stats(stats)
+        result = _run_stats(stats)
+        if result.races:
+            result.race_report = message
+            if report_races:
+                warnings.warn(RaceWarning(message), stacklevel=3)
+        return result
 
     def write_trace(self, path: str) -> None:
         if not self._h.write_trace(os.fsdecode(path)):

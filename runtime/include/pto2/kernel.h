@@ -10,6 +10,7 @@
 // naming the task and kernel.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "pto2/types.h"
@@ -28,6 +29,20 @@ struct PTO2KernelContext {
 };
 
 typedef void (*PTO2KernelFn)(PTO2KernelContext* ctx);
+
+// Race checker (RuntimeOptions::race_check): kernels report the boxes they load and store, so
+// that the checker compares what a kernel touched rather than its whole argument (a kernel
+// given a whole tensor and an offset writes one stripe). Generated kernels call it from
+// pypto_kernel::load / store; hand-written kernels may call it too (else their arguments count
+// as touched entirely). `t` must be one of ctx->tensors; the box is [off, off + shp) per axis.
+//
+//     if (pto2_race_checking()) pto2_note_access(ctx, ctx->tensors[1], 2, off, shp, true);
+namespace pto2 {
+extern std::atomic<int> race_checking_runs;  ///< runs with the race checker on, process-wide
+}
+inline bool pto2_race_checking() { return pto2::race_checking_runs.load(std::memory_order_relaxed) != 0; }
+void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
+                      bool write);
 
 // Group synchronisation between the two kernels of one mixed task (MixedKernels: an AIC and
 // an AIV kernel gang-started together) — the CPU equivalent of the on-chip cross-core flags:

@@ -53,6 +53,17 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
   return g;
 }
 
+// `PTO2_SOURCE_SITE(params_t3, "prog.py", 42);`: the runtime names this DSL line in race
+// reports (the generated file defines the macro as a no-op for runtimes without it).
+std::string source_site_line(const std::string& params, const Span& span) {
+  std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
+  for (char c : file) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+  }
+  return "PTO2_SOURCE_SITE(" + params + ", \"" + quoted + "\", " + std::to_string(span.line) + ");";
+}
+
 }  // namespace
 
 void Emitter::emit_task(const Expr& e, const Var* result) {
@@ -134,6 +145,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }
+  if (e.span.known()) line(source_site_line(params, e.span));
   std::string task_outs;
   if (sub) {
     task_outs = scopes_.declare("task_" + std::to_string(n) + "_outs");

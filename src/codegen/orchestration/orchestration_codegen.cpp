@@ -115,6 +115,9 @@ std::string Emitter::Generate() {
   os << "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n";
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
   os << "#include \"pto_orchestration_api.h\"\n\n";
+  if (body_.str().find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
+    os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
+          "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
   common::WriteOrchestrationEntry(os, "aicpu", fn, prologue, dim_lines, body_.str(), unused);
   return os.str();
 }

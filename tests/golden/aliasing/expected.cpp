@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -25,18 +29,21 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_a);
         params_t0.add_input(ext_b);
         params_t0.add_output(ext_output);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 35);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: kernel_use
         Arg params_t1;
         params_t1.add_input(ext_output);
         params_t1.add_output(ext_final);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 37);
         rt_submit_aiv_task(1, params_t1);
 
         // Task 2: kernel_use
         Arg params_t2;
         params_t2.add_input(ext_final);
         params_t2.add_output(ext_output);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 38);
         rt_submit_aiv_task(1, params_t2);
     }
 }

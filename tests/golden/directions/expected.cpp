@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -29,6 +33,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_x);
         params_t0.add_inout(ext_acc);
         params_t0.add_output(tmp);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 28);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: update
@@ -36,6 +41,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_input(tmp);
         params_t1.add_no_dep(ext_acc);
         params_t1.add_output(ext_y);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 29);
         rt_submit_aiv_task(0, params_t1);
     }
 }

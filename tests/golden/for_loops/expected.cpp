@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -32,6 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t0.add_input(ext_a);
                 params_t0.add_input(ext_acc);
                 params_t0.add_inout(ext_acc);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 26);
                 rt_submit_aiv_task(0, params_t0);
             }
         }
@@ -45,6 +50,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1.add_input(cur);
                 params_t1.add_output(buf);
                 params_t1.add_scalar((uint64_t)(off_1 + i));
+                PTO2_SOURCE_SITE(params_t1, "program.py", 31);
                 rt_submit_aiv_task(1, params_t1);
                 int64_t off_2 = off_1 + 16;
                 cur = buf;
@@ -57,6 +63,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t2.add_input(cur);
         params_t2.add_output(ext_out);
         params_t2.add_scalar((uint64_t)off_1);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 34);
         rt_submit_aiv_task(1, params_t2);
     }
 }

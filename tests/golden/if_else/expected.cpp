@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -31,6 +35,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t0.add_input(ext_a);
                 params_t0.add_input(ext_b);
                 params_t0.add_output(ext_c);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 31);
                 rt_submit_aiv_task(0, params_t0);
                 int64_t n_1 = 16;
                 c = ext_c;
@@ -43,6 +48,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1.add_input(ext_a);
                 params_t1.add_input(ext_b);
                 params_t1.add_output(ext_c);
+                PTO2_SOURCE_SITE(params_t1, "program.py", 34);
                 rt_submit_aiv_task(1, params_t1);
                 int64_t n_1 = condition * 2;
                 c = ext_c;
@@ -55,6 +61,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t2.add_input(c);
         params_t2.add_output(ext_d);
         params_t2.add_scalar((uint64_t)n);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 36);
         rt_submit_aiv_task(2, params_t2);
     }
 }

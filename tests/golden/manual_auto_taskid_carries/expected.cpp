@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -46,6 +50,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                             if (prev_tid_1[k].is_valid()) params_t0_deps[params_t0_deps_count++] = prev_tid_1[k];
                         }
                         params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
+                        PTO2_SOURCE_SITE(params_t0, "program.py", 22);
                         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                         PTO2TaskId prev_tid_3 = task_0_outs.task_id();
                         prev_tid_2[branch] = prev_tid_3;
@@ -71,6 +76,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                     if (prev_tid_1[k].is_valid()) params_t1_deps[params_t1_deps_count++] = prev_tid_1[k];
                 }
                 params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+                PTO2_SOURCE_SITE(params_t1, "program.py", 24);
                 TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
                 PTO2TaskId t_1 = task_1_outs.task_id();
                 out = ext_out;
@@ -96,6 +102,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             if (prev_tid_1[k].is_valid()) params_t2_deps[params_t2_deps_count++] = prev_tid_1[k];
         }
         params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 27);
         TaskOutputTensors task_2_outs = rt_submit_aiv_task(0, params_t2);
         PTO2TaskId _ = task_2_outs.task_id();
         (void)_;

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -52,6 +56,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                     uint32_t params_t1_deps_count = 0;
                     if (prev_tid_fence.is_valid()) params_t1_deps[params_t1_deps_count++] = prev_tid_fence;
                     params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+                    PTO2_SOURCE_SITE(params_t1, "case1_phase_fence.py", 29);
                     TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
                     PTO2TaskId prev_tid_3 = task_1_outs.task_id();
                     prev_tid_2[branch] = prev_tid_3;

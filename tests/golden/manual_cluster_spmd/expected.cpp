@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -24,6 +28,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_inout(ext_out);
         params_t0.launch_spec.set_block_num(2);
         MixedKernels mixed_0 = {INVALID_KERNEL_ID, 0, INVALID_KERNEL_ID};
+        PTO2_SOURCE_SITE(params_t0, "cluster_spmd.py", 20);
         TaskOutputTensors task_0_outs = rt_submit_task(mixed_0, params_t0);
 
         // Task 1: main_incore
@@ -31,6 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_input(ext_x);
         params_t1.add_output(ext_out);
         params_t1.set_predicate(CoreTaskPredicate(ext_out, {0, 0}, PredicateOp::NE, 0));
+        PTO2_SOURCE_SITE(params_t1, "cluster_spmd.py", 27);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
         PTO2TaskId t = task_1_outs.task_id();
         (void)task_0_outs;

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -24,6 +28,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         uint32_t params_t0_out0_ci_shapes[1] = {64};
         TensorCreateInfo params_t0_out0_ci(params_t0_out0_ci_shapes, 1, DataType::FLOAT32);
         params_t0.add_output(params_t0_out0_ci);
+        PTO2_SOURCE_SITE(params_t0, "mech2_explicit_edges.py", 25);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
         PTO2TaskId prep_tid = task_0_outs.task_id();
 
@@ -35,6 +40,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         uint32_t params_t1_deps_count = 0;
         params_t1_deps[params_t1_deps_count++] = prep_tid;
         params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+        PTO2_SOURCE_SITE(params_t1, "mech2_explicit_edges.py", 26);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
         PTO2TaskId _ = task_1_outs.task_id();
         (void)_;

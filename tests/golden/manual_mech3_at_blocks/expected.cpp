@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -23,6 +27,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t0;
         params_t0.add_input(ext_x);
         params_t0.add_output(ext_mid);
+        PTO2_SOURCE_SITE(params_t0, "mech3_at_blocks.py", 13);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
         PTO2TaskId tid_a = task_0_outs.task_id();
 
@@ -35,6 +40,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         uint32_t params_t1_deps_count = 0;
         params_t1_deps[params_t1_deps_count++] = tid_a;
         params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+        PTO2_SOURCE_SITE(params_t1, "mech3_at_blocks.py", 16);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
         PTO2TaskId tid_b = task_1_outs.task_id();
         (void)tid_b;

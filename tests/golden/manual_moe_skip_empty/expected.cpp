@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -31,6 +35,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_x);
         params_t0.add_output(row_count);
         params_t0.add_output(routed);
+        PTO2_SOURCE_SITE(params_t0, "moe_skip_empty.py", 32);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
         PTO2TaskId g_tid = task_0_outs.task_id();
         for (int64_t e = 0; e < 4; e += 1) {
@@ -45,6 +50,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1_deps[params_t1_deps_count++] = g_tid;
                 params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
                 params_t1.set_predicate(CoreTaskPredicate(row_count, {e}, PredicateOp::GT, 0));
+                PTO2_SOURCE_SITE(params_t1, "moe_skip_empty.py", 34);
                 TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
                 PTO2TaskId e_tid = task_1_outs.task_id();
                 (void)e_tid;

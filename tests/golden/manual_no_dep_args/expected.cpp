@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -23,6 +27,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_x);
         params_t0.add_no_dep(ext_cache);
         params_t0.add_scalar((uint64_t)0);
+        PTO2_SOURCE_SITE(params_t0, "no_dep_args.py", 18);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: write_rows
@@ -31,6 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_no_dep(ext_cache);
         params_t1.add_scalar((uint64_t)16);
         params_t1.set_allow_early_resolve(true);
+        PTO2_SOURCE_SITE(params_t1, "no_dep_args.py", 19);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
         PTO2TaskId t = task_1_outs.task_id();
         (void)t;

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -24,6 +28,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             Arg params_t0;
             params_t0.add_inout(ext_rc);
             params_t0.launch_spec.set_block_num(1);
+            PTO2_SOURCE_SITE(params_t0, "predicate_spmd_submit.py", 25);
             TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
             PTO2TaskId g_tid = task_0_outs.task_id();
 
@@ -37,6 +42,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             params_t1_deps[params_t1_deps_count++] = g_tid;
             params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
             params_t1.set_predicate(CoreTaskPredicate(ext_rc, {0, 0}, PredicateOp::GT, 0));
+            PTO2_SOURCE_SITE(params_t1, "predicate_spmd_submit.py", 26);
             TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
             PTO2TaskId _ = task_1_outs.task_id();
             (void)_;

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -23,6 +27,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t0;
         params_t0.add_inout(ext_rc);
         params_t0.launch_spec.set_block_num(1);
+        PTO2_SOURCE_SITE(params_t0, "spmd_scoped.py", 24);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
         PTO2TaskId g_tid = task_0_outs.task_id();
 
@@ -36,6 +41,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1_deps[params_t1_deps_count++] = g_tid;
         params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
         params_t1.set_predicate(CoreTaskPredicate(ext_rc, {0, 0}, PredicateOp::GT, 0));
+        PTO2_SOURCE_SITE(params_t1, "spmd_scoped.py", 27);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
         PTO2TaskId tid = task_1_outs.task_id();
 
@@ -50,6 +56,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         uint32_t params_t2_deps_count = 0;
         params_t2_deps[params_t2_deps_count++] = tid;
         params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
+        PTO2_SOURCE_SITE(params_t2, "spmd_scoped.py", 30);
         TaskOutputTensors task_2_outs = rt_submit_aiv_task(1, params_t2);
         (void)task_2_outs;
     }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -27,6 +31,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t0.add_input(ext_x);
                 params_t0.add_inout(ext_parts);
                 params_t0.add_scalar((uint64_t)k);
+                PTO2_SOURCE_SITE(params_t0, "task_dummy_barrier.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId tid = task_0_outs.task_id();
                 tids[k] = tid;
@@ -56,6 +61,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             if (barrier.is_valid()) params_t2_deps[params_t2_deps_count++] = barrier;
             if (tids_slot.is_valid()) params_t2_deps[params_t2_deps_count++] = tids_slot;
             params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
+            PTO2_SOURCE_SITE(params_t2, "task_dummy_barrier.py", 34);
             TaskOutputTensors task_2_outs = rt_submit_aiv_task(1, params_t2);
             PTO2TaskId _ = task_2_outs.task_id();
             (void)_;

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -32,6 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_inout(c);
         params_t0.add_output(ext_out);
         MixedKernels mixed_0 = {0, 1, INVALID_KERNEL_ID};
+        PTO2_SOURCE_SITE(params_t0, "program.py", 44);
         rt_submit_task(mixed_0, params_t0);
 
         // Task 1: cube_only
@@ -39,6 +44,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_input(ext_a);
         params_t1.add_input(ext_b);
         params_t1.add_output(ext_out2);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 45);
         rt_submit_aic_task(2, params_t1);
 
         // Task 2: mixed_kernel
@@ -48,6 +54,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t2.add_inout(c);
         params_t2.add_output(ext_out);
         MixedKernels mixed_2 = {0, 1, INVALID_KERNEL_ID};
+        PTO2_SOURCE_SITE(params_t2, "program.py", 46);
         rt_submit_task(mixed_2, params_t2);
     }
 }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -33,6 +37,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                         params_t0.add_inout(blk);
                         params_t0.add_scalar((uint64_t)row);
                         params_t0.add_scalar(to_u64(1.0f));
+                        PTO2_SOURCE_SITE(params_t0, "program.py", 26);
                         rt_submit_aiv_task(0, params_t0);
                     }
                 }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -31,6 +35,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_scalar(to_u64(alpha));
         params_t0.add_scalar((uint64_t)((count * 2) + 1));
         params_t0.add_scalar((uint64_t)enabled);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 29);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: scale
@@ -40,6 +45,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_scalar(to_u64(0.5f));
         params_t1.add_scalar((uint64_t)3);
         params_t1.add_scalar((uint64_t)true);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 30);
         rt_submit_aiv_task(0, params_t1);
     }
 }

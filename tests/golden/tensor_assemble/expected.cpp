@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -27,6 +31,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t0;
         params_t0.add_input(ext_x);
         params_t0.add_output(top);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 24);
         rt_submit_aiv_task(0, params_t0);
         // tensor.assemble: top is the view of ext_out at these offsets (in place)
         uint32_t bottom_shapes[2] = {16, 16};
@@ -37,6 +42,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t1;
         params_t1.add_input(ext_x);
         params_t1.add_output(bottom);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 27);
         rt_submit_aiv_task(0, params_t1);
         // tensor.assemble: bottom is the view of ext_out at these offsets (in place)
 
@@ -44,6 +50,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t2;
         params_t2.add_input(ext_out);
         params_t2.add_output(ext_res);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 29);
         rt_submit_aiv_task(1, params_t2);
     }
 }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -28,6 +32,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_x);
         params_t0.add_output(part);
         params_t0.add_scalar(to_u64(2.0f));
+        PTO2_SOURCE_SITE(params_t0, "program.py", 19);
         rt_submit_aiv_task(0, params_t0);
         uint32_t out_dst_shapes[2] = {16, 16};
         uint32_t out_dst_offsets[2] = {16, 0};
@@ -37,6 +42,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t1;
         params_t1.add_input(part);
         params_t1.add_output(out_dst);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 20);
         rt_submit_aiv_task(1, params_t1);
         // tensor.assemble: out_dst is the view of ext_out at these offsets (in place)
 
@@ -45,6 +51,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t2.add_input(ext_x);
         params_t2.add_output(part);
         params_t2.add_scalar(to_u64(3.0f));
+        PTO2_SOURCE_SITE(params_t2, "program.py", 21);
         rt_submit_aiv_task(0, params_t2);
         uint32_t out_dst_1_shapes[2] = {16, 16};
         uint32_t out_dst_1_offsets[2] = {0, 0};
@@ -54,6 +61,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t3;
         params_t3.add_input(part);
         params_t3.add_output(out_dst_1);
+        PTO2_SOURCE_SITE(params_t3, "program.py", 22);
         rt_submit_aiv_task(1, params_t3);
         // tensor.assemble: out_dst_1 is the view of ext_out at these offsets (in place)
     }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -31,12 +35,14 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         Arg params_t0;
         params_t0.add_input(ext_x);
         params_t0.add_output(a);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 19);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: fill
         Arg params_t1;
         params_t1.add_input(a);
         params_t1.add_output(b);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 21);
         rt_submit_aiv_task(0, params_t1);
         for (int64_t i = 0; i < 2; i += 1) {
             PTO2_SCOPE() {
@@ -52,12 +58,14 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 Arg params_t2;
                 params_t2.add_input(b);
                 params_t2.add_output(t);
+                PTO2_SOURCE_SITE(params_t2, "program.py", 25);
                 rt_submit_aiv_task(0, params_t2);
 
                 // Task 3: fill
                 Arg params_t3;
                 params_t3.add_input(t);
                 params_t3.add_output(ext_y);
+                PTO2_SOURCE_SITE(params_t3, "program.py", 26);
                 rt_submit_aiv_task(0, params_t3);
                 (void)h;
             }

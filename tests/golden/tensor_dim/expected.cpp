@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -29,6 +33,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t0.add_input(ext_x);
                 params_t0.add_inout(ext_y);
                 params_t0.add_scalar((uint64_t)r);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 22);
                 rt_submit_aiv_task(0, params_t0);
             }
         }

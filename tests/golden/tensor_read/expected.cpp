@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -27,6 +31,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_input(ext_x);
         params_t0.add_output(ext_y);
         params_t0.add_scalar(to_u64(v));
+        PTO2_SOURCE_SITE(params_t0, "program.py", 18);
         rt_submit_aiv_task(0, params_t0);
         int64_t k_idx[2] = {2, 1};
         int32_t k = get_tensor_data<int32_t>(ext_counts, 2, k_idx);
@@ -38,6 +43,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1.add_input(ext_y);
                 params_t1.add_output(ext_y);
                 params_t1.add_scalar(to_u64(2.0f));
+                PTO2_SOURCE_SITE(params_t1, "program.py", 21);
                 rt_submit_aiv_task(0, params_t1);
                 y = ext_y;
             }
@@ -54,6 +60,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t2.add_input(ext_x);
         params_t2.add_output(y);
         params_t2.add_scalar(to_u64(w));
+        PTO2_SOURCE_SITE(params_t2, "program.py", 23);
         rt_submit_aiv_task(0, params_t2);
     }
 }

@@ -5,6 +5,10 @@
 #include <stdio.h>
 #include "pto_orchestration_api.h"
 
+#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
+#define PTO2_SOURCE_SITE(params, file, line) ((void)0)
+#endif
+
 extern "C" {
 
 PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -32,6 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t0.add_inout(ext_mij);
         params_t0.add_inout(ext_lij);
         params_t0.add_scalar(to_u64(scale));
+        PTO2_SOURCE_SITE(params_t0, "program.py", 46);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: kernel_norm
@@ -39,6 +44,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         params_t1.add_input(ext_pij);
         params_t1.add_input(ext_lij);
         params_t1.add_output(ext_out);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 47);
         rt_submit_aiv_task(1, params_t1);
     }
 }

@@ -255,6 +255,7 @@ template <Storage S, class C>
 inline bool load(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataType want, int rank, const int64_t* off,
                  const int64_t* shp, const char* name) {
   if (!check_box(ctx, t, want, rank, off, shp, "load", name)) return false;
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, false);  // race checker
   const int64_t last_stride = t.strides[rank - 1];
   for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
     if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
@@ -272,6 +273,7 @@ template <Storage S, class C>
 inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
                   const int64_t* off, const int64_t* shp, const char* name) {
   if (!check_box(ctx, t, want, rank, off, shp, "store", name)) return false;
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
   const int64_t last_stride = t.strides[rank - 1];
   for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
     if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
