@@ -27,6 +27,7 @@ import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError, located_at
+from pypto.log import logger
 from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names them here
     ArgumentTypeError, ArgumentValueError, BoundCall, ParamSpec, TensorArg, bfloat16_dtype, bind_and_check,
     numpy_dtype, param_specs, random_array, random_inputs,
@@ -221,6 +222,9 @@ class CompiledProgram:
             self._runtime.close()
             self._runtime = None
         self._runtime = self._lib.create_runtime(*config)
+        logger.info("runtime created: %d AIC + %d AIV workers, clusters %s, trace %s, task ring %s, memory limit %s",
+                    config[0], config[1], config[2] or "min(aic, aiv)", "on" if config[3] else "off",
+                    config[4] or "default", config[5] or "default")
         return self._runtime
 
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,

@@ -40,6 +40,7 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt), ring_((check_option(opt.t
   wstats_.reset(new WorkerStats[n_workers_ + 1 + max_helpers]);
   n_stats_.store(n_workers_ + 1);
   trace_.resize(n_workers_ + 1 + max_helpers);
+  trace_skips_.resize(n_workers_ + 1 + max_helpers);
   helper_type_.assign(max_helpers, 0);  // written before each helper starts, never resized
   for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
   for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
@@ -128,8 +129,11 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   counters_.submitted = counters_.dummy = counters_.auto_edges = counters_.explicit_edges = 0;
   counters_.trace_edges.clear();
   counters_.trace_tasks.clear();
-  if (opt_.trace_)
+  counters_.trace_orch.clear();
+  if (opt_.trace_) {
     for (auto& v : trace_) v.clear();
+    for (auto& v : trace_skips_) v.clear();
+  }
   for (auto& ts : timing_) {
     ts.start.store(INT64_MAX, std::memory_order_relaxed);
     ts.end.store(0, std::memory_order_relaxed);

@@ -78,9 +78,27 @@ struct TraceEvent {
   int64_t start_ns, end_ns;
 };
 
+// A task retired without running because its predicate was false (trace only).
+struct SkipEvent {
+  uint64_t raw;
+  int32_t kernel;
+  int64_t ns;
+  int64_t element, target;  // the predicate: operand element (absolute offset) <op> target
+  PredicateOp op;
+};
+
+// A span on the orchestrator's track (trace only): one rt_submit_* call or one PTO2_SCOPE.
+struct OrchSpan {
+  enum Kind : uint8_t { kSubmit, kScope } kind;
+  uint8_t mode;     // kScope: PTO2ScopeMode
+  uint64_t raw;     // kSubmit: the task id
+  int64_t start_ns, end_ns;
+};
+
 struct Scope {
   PTO2ScopeMode mode;
   std::vector<PTO2Storage*> allocs;
+  int64_t start_ns = 0;  // trace only
 };
 
 /// Counters of the current run (orchestrator thread; read by run() at the end).
@@ -88,6 +106,7 @@ struct RunCounters {
   uint64_t submitted = 0, dummy = 0, auto_edges = 0, explicit_edges = 0;
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges;  // producer -> consumer (trace only)
   std::vector<std::pair<uint64_t, int32_t>> trace_tasks;   // raw -> kernel id for names (trace only)
+  std::vector<OrchSpan> trace_orch;                         // submissions and scopes (trace only)
 };
 
 /// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.
@@ -283,6 +302,7 @@ class Engine {
   WaitPoint gang_idle_;                     // parked gang helpers
   std::atomic<bool> shutdown_{false};
   std::vector<std::vector<TraceEvent>> trace_;  // per worker
+  std::vector<std::vector<SkipEvent>> trace_skips_;  // per worker, like trace_
 
   // ---- completion and waiting
   std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write

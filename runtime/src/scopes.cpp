@@ -37,12 +37,20 @@ void Engine::scope_begin(PTO2ScopeMode mode) {
     abort_orchestration(
         "misuse: PTO2_SCOPE() (AUTO) opened inside a PTO2_SCOPE(PTO2ScopeMode::MANUAL) scope; an AUTO scope cannot "
         "nest in a MANUAL one (next task would be #" + std::to_string(next_raw_) + ")");
-  scopes_.push_back(Scope{mode, {}});
+  scopes_.push_back(Scope{mode, {}, opt_.trace_ ? now_ns() : 0});
 }
 
 void Engine::scope_end() noexcept {
   if (scopes_.empty()) return;
   for (PTO2Storage* s : scopes_.back().allocs) pool_.scope_release(s);
+  // The run's outermost scope (scopes_[0]) is not a PTO2_SCOPE: no span.
+  if (opt_.trace_ && scopes_.size() > 1) {
+    try {
+      counters_.trace_orch.push_back(OrchSpan{OrchSpan::kScope, static_cast<uint8_t>(scopes_.back().mode), 0,
+                                              scopes_.back().start_ns, now_ns()});
+    } catch (...) {  // out of memory: the trace loses a span, the run goes on
+    }
+  }
   scopes_.pop_back();
 }
 

@@ -65,6 +65,7 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
 TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
                                  bool undeferred_checked) {
   if (failed()) throw RunAborted{};
+  const int64_t trace_t0 = opt_.trace_ ? now_ns() : 0;  // the submission's span on the orchestrator track
   const uint64_t raw = next_raw_;
   bool gang = false;
   uint32_t need[2] = {0, 0};
@@ -132,7 +133,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const uint32_t edges_added = candidates ? link_edges(s, idx, raw, edeps, candidates) : 0;
   ++counters_.submitted;
   if (kind == TaskKind::DUMMY) ++counters_.dummy;
-  if (opt_.trace_) counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
 
   // Release the guard: 1 + the candidate edges that were not added.
   if (edges_added == 0) {  // no producer can touch fanin
@@ -141,6 +141,10 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   } else {
     const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
     if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
+  }
+  if (opt_.trace_) {
+    counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+    counters_.trace_orch.push_back(OrchSpan{OrchSpan::kSubmit, 0, raw, trace_t0, now_ns()});
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.

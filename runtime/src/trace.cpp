@@ -1,6 +1,9 @@
 // trace.cpp — Chrome/Perfetto trace JSON of the last run: a track per worker, a complete
 // event per task block (named after its kernel, args.task_id), flow arrows for dependency
 // edges (the start event's args name both tasks: {"from": producer, "to": consumer}), and one span per timing slot on its own track.
+// The orchestrator's track also carries a span per submission (cat "submit", args.task_id) and per
+// PTO2_SCOPE (cat "scope", args.mode); a task whose predicate was false is an instant event
+// (ph "i", cat "skip") on the track of the thread that retired it, args naming the predicate.
 #include <cstdio>
 #include <fstream>
 #include <unordered_map>
@@ -26,6 +29,17 @@ std::string json_escape(const std::string& s) {
   }
   return o;
 }
+const char* predicate_op(PredicateOp op) {
+  switch (op) {
+    case PredicateOp::EQ: return "==";
+    case PredicateOp::NE: return "!=";
+    case PredicateOp::GT: return ">";
+    case PredicateOp::LT: return "<";
+    case PredicateOp::GE: return ">=";
+    case PredicateOp::LE: return "<=";
+  }
+  return "?";
+}
 }  // namespace
 
 bool Engine::write_trace(const std::string& path) const {
@@ -46,22 +60,66 @@ bool Engine::write_trace(const std::string& path) const {
   f << buf;
   std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"timing_slots\"}}", n_workers_ + 1);
   f << buf;
+  // Gang helper threads (started on demand for sync_start / mixed tasks) get tracks after the
+  // timing slots' when they ran or retired anything.
+  auto tid_of = [this](uint32_t w) { return w <= n_workers_ ? w : w + 1; };
+  for (uint32_t w = n_workers_ + 1; w < trace_.size(); ++w) {
+    if (trace_[w].empty() && trace_skips_[w].empty()) continue;
+    const bool is_aic = helper_type_[w - n_workers_ - 1] == 0;
+    std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s helper%u\"}}",
+                  tid_of(w), is_aic ? "AIC" : "AIV", w - n_workers_ - 1);
+    f << buf;
+  }
+  auto kernel_name = [this](int32_t k) -> std::string {
+    return k >= 0 && static_cast<size_t>(k) < kernels_.size() ? kernels_[static_cast<size_t>(k)].name : "task";
+  };
   // first block (start, tid) and last end per task for flow arrows
   struct Span { int64_t start = INT64_MAX, end = 0; uint32_t start_tid = 0, end_tid = 0; };
   std::unordered_map<uint64_t, Span> spans;
-  for (uint32_t w = 0; w <= n_workers_; ++w) {  // the last track: tasks the orchestrator ran
+  for (uint32_t w = 0; w < trace_.size(); ++w) {  // n_workers_: tasks the orchestrator ran; then helpers
     for (const TraceEvent& e : trace_[w]) {
-      std::string name = (e.kernel >= 0 && static_cast<size_t>(e.kernel) < kernels_.size()) ? kernels_[static_cast<size_t>(e.kernel)].name : "task";
+      const std::string name = kernel_name(e.kernel);
       std::snprintf(buf, sizeof buf,
                     ",\n{\"name\":\"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                     "\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"block_idx\":%u}}",
-                    json_escape(name).c_str(), w, us(e.start_ns), static_cast<double>(e.end_ns - e.start_ns) * 1e-3,
+                    json_escape(name).c_str(), tid_of(w), us(e.start_ns), static_cast<double>(e.end_ns - e.start_ns) * 1e-3,
                     static_cast<unsigned long long>(e.raw), e.kernel, e.block);
       f << buf;
       Span& sp = spans[e.raw];
-      if (e.start_ns < sp.start) { sp.start = e.start_ns; sp.start_tid = w; }
-      if (e.end_ns > sp.end) { sp.end = e.end_ns; sp.end_tid = w; }
+      if (e.start_ns < sp.start) { sp.start = e.start_ns; sp.start_tid = tid_of(w); }
+      if (e.end_ns > sp.end) { sp.end = e.end_ns; sp.end_tid = tid_of(w); }
     }
+    for (const SkipEvent& e : trace_skips_[w]) {
+      const char* op = predicate_op(e.op);
+      f << ",\n{\"name\":\"" << json_escape(kernel_name(e.kernel)) << "\",\"cat\":\"skip\",\"ph\":\"i\",\"s\":\"t\",\"pid\":0";
+      std::snprintf(buf, sizeof buf,
+                    ",\"tid\":%u,\"ts\":%.3f,\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"element\":%lld,\"op\":\"%s\","
+                    "\"target\":%lld,\"predicate\":\"element %lld %s %lld is false\"}}",
+                    tid_of(w), us(e.ns), static_cast<unsigned long long>(e.raw), e.kernel,
+                    static_cast<long long>(e.element), op, static_cast<long long>(e.target),
+                    static_cast<long long>(e.element), op, static_cast<long long>(e.target));
+      f << buf;
+    }
+  }
+  // The orchestrator's submissions and scopes (names of submitted tasks from trace_tasks).
+  std::unordered_map<uint64_t, int32_t> task_kernel(counters_.trace_tasks.begin(), counters_.trace_tasks.end());
+  for (const OrchSpan& o : counters_.trace_orch) {
+    if (o.kind == OrchSpan::kSubmit) {
+      auto k = task_kernel.find(o.raw);
+      const int32_t kernel = k == task_kernel.end() ? -1 : k->second;
+      f << ",\n{\"name\":\"submit " << json_escape(kernel >= 0 ? kernel_name(kernel) : "dummy") << "\",\"cat\":\"submit\"";
+      std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task_id\":%llu}}",
+                    n_workers_, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
+                    static_cast<unsigned long long>(o.raw));
+    } else {
+      const bool manual = o.mode == static_cast<uint8_t>(PTO2ScopeMode::MANUAL);
+      std::snprintf(buf, sizeof buf,
+                    ",\n{\"name\":\"PTO2_SCOPE %s\",\"cat\":\"scope\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
+                    "\"args\":{\"mode\":\"%s\"}}",
+                    manual ? "MANUAL" : "AUTO", n_workers_, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
+                    manual ? "MANUAL" : "AUTO");
+    }
+    f << buf;
   }
   uint64_t flow = 0;
   for (const auto& edge : counters_.trace_edges) {

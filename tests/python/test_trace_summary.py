@@ -56,6 +56,25 @@ def test_blocks_of_one_task_merge_into_one_span(tmp_path):
     assert s.kernels[0].total_us == pytest.approx(30.0)    # busy time sums the blocks
 
 
+def test_orchestrator_spans_and_skips_are_not_tasks(tmp_path):
+    # submissions, scopes (X on the orchestrator track) and skipped tasks (instant events) carry
+    # task ids too: they must not count as tasks, kernel time or worker busy time
+    ev = [{"name": "thread_name", "ph": "M", "pid": 0, "tid": 0, "args": {"name": "AIV0"}},
+          {"name": "thread_name", "ph": "M", "pid": 0, "tid": 1, "args": {"name": "orchestrator"}},
+          {"name": "PTO2_SCOPE AUTO", "cat": "scope", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 40,
+           "args": {"mode": "AUTO"}},
+          {"name": "submit a", "cat": "submit", "ph": "X", "pid": 0, "tid": 1, "ts": 0, "dur": 5, "args": {"task_id": 1}},
+          {"name": "submit b", "cat": "submit", "ph": "X", "pid": 0, "tid": 1, "ts": 5, "dur": 5, "args": {"task_id": 2}},
+          _task("a", 0, 1, 10, 10),
+          {"name": "b", "cat": "skip", "ph": "i", "s": "t", "pid": 0, "tid": 0, "ts": 20,
+           "args": {"task_id": 2, "kernel_id": 1, "element": 0, "op": ">", "target": 0}}]
+    ev += _edge(1, 2, 1)
+    s = summarize(_write(tmp_path, ev))
+    assert [t.task_id for t in s.tasks] == [1] and s.span_us == pytest.approx(10.0)
+    assert [t.task_id for t in s.critical_path] == [1]
+    assert [(k.kernel, k.tasks) for k in s.kernels] == [("a", 1)]
+    assert [w.name for w in s.workers] == ["AIV0"]
+
 def test_not_a_trace(tmp_path):
     p = tmp_path / "x.json"
     p.write_text("{not json")

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from pypto.errors import PyptoError
+from pypto.log import logger
 from pypto.runtime import include_dir, kernel_include_dir, library_path
 
 __all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "build_sources", "cache_root",
@@ -361,6 +362,7 @@ def _extra_flags() -> List[str]:
 
 def run_compiler(cmd: List[str], cwd: str) -> subprocess.CompletedProcess:
     """Runs one compiler command (a separate function so tests can count invocations)."""
+    logger.debug("running %s (in %s)", " ".join(cmd), cwd)
     return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True)
 
 
@@ -461,10 +463,13 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     compiled = 0
     used: List[Path] = [final]
     if cached:
+        logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
         root.mkdir(parents=True, exist_ok=True)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
+        logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
+                    label or "program", len(missing), len(sources), len(sources) - len(missing), root)
         with Progress("compiling %s" % (label or "program"), total=len(missing) + 1) as progress:
             pch = None
             kernel_flags = _file_flags("kernels/x.cpp", {})
