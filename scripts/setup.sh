@@ -9,6 +9,9 @@ need_apt=()
 command -v clang++ >/dev/null || need_apt+=(clang)
 ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 || need_apt+=(libomp-dev)
 command -v ninja >/dev/null || need_apt+=(ninja-build)
+# Open MPI: the L3 runtime's MPI transport (libpto2_mpi) and its tests (optional part of the build).
+command -v mpirun >/dev/null && [ -f /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h -o -f /usr/include/mpi.h ] \
+  || need_apt+=(openmpi-bin libopenmpi-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"
   $SUDO apt-get update -qq
