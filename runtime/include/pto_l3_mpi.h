@@ -62,4 +62,6 @@ void* pto2_l3_mpi_transport(double task_timeout_s);
 void pto2_l3_mpi_transport_free(void* transport);
 int pto2_l3_mpi_serve(void (*register_fn)(pto2::L3Runtime*), char* err, size_t errlen);
 void pto2_l3_mpi_close(int abort);
+/// Every rank waits here until all arrived (rank 0 builds a program before the others load it).
+void pto2_l3_mpi_barrier();
 }

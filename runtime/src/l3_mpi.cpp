@@ -556,4 +556,6 @@ int pto2_l3_mpi_serve(void (*register_fn)(pto2::L3Runtime*), char* err, size_t e
 
 void pto2_l3_mpi_close(int abort) { pto2::l3_mpi_close(abort != 0); }
 
+void pto2_l3_mpi_barrier() { MPI_Barrier(MPI_COMM_WORLD); }
+
 }  // extern "C"
