@@ -219,13 +219,14 @@ class HostProgram:
         self.cached = cached
         self.transport = transport
         self._mpi = mpi
+        self._transport_handle = None
         self._lib = ctypes.CDLL(library)
         self._run = self._lib.pypto_host_run
         self._run.restype = ctypes.c_int
         self._last_tasks = self._lib.pypto_host_last_tasks
         self._last_tasks.restype = ctypes.c_uint32
         if mpi is not None:
-            mpi.attach(self._lib)
+            self._transport_handle = mpi.load(library, self._lib)
 
     def random_inputs(self, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List:
         """Seeded random arguments in parameter order, as ``CompiledProgram.random_inputs``
@@ -276,7 +277,7 @@ class HostProgram:
         stats = (ctypes.c_uint64 * 8)()
         wall = ctypes.c_double(0.0)
         err = ctypes.create_string_buffer(8192)
-        transport = self._mpi.transport if self._mpi is not None else None
+        transport = self._transport_handle
         ok = self._run(t, ctypes.c_uint32(len(tensors)), s, ctypes.c_uint32(len(scalars)), ctypes.c_uint32(self.chips),
                        ctypes.c_void_p(transport), stats, ctypes.byref(wall), err, ctypes.c_size_t(len(err)))
         if not ok:
@@ -378,9 +379,10 @@ class _Mpi:
         if not self.lib.pto2_l3_mpi_init(ctypes.byref(rank), ctypes.byref(size), err, ctypes.c_size_t(len(err))):
             raise PyptoError("MPI initialisation failed: " + err.value.decode(errors="replace"))
         self.rank, self.size = rank.value, size.value
-        timeout = float(os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "120"))
-        self.transport = self.lib.pto2_l3_mpi_transport(ctypes.c_double(timeout)) if self.rank == 0 else None
+        self.timeout = float(os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "120"))
+        self.lib.pto2_l3_mpi_transport.argtypes = [ctypes.c_double, ctypes.c_uint32]
         self.programs: List = []
+        self.transports: List[int] = []
         self.closed = False
         atexit.register(self.close)
 
@@ -390,49 +392,42 @@ class _Mpi:
             cls._instance = _Mpi()
         return cls._instance
 
-    def barrier_after_build(self, build):
-        """Rank 0 builds first (the others then find it in the cache: 1 compiler, not N).
-        ``build()`` failing on rank 0 aborts the job with its message."""
-        import sys
-        import traceback
-        if self.rank == 0:
-            try:
-                result = build()
-            except BaseException:
-                traceback.print_exc()
-                sys.stderr.flush()
-                self.close(abort=True)
-                raise
-            self.lib.pto2_l3_mpi_barrier()
-            return result
-        self.lib.pto2_l3_mpi_barrier()
-        return build()
-
-    def attach(self, lib) -> None:
+    def load(self, library: str, lib) -> int:
+        """Rank 0: every serving rank loads the built program ``library`` (the path must be
+        readable there: one machine, or a shared file system); returns the transport."""
+        import ctypes
+        program = len(self.programs)
+        self.lib.pto2_l3_mpi_load(ctypes.c_uint32(program), library.encode())
         self.programs.append(lib)
+        transport = self.lib.pto2_l3_mpi_transport(ctypes.c_double(self.timeout), ctypes.c_uint32(program))
+        self.transports.append(transport)
+        return transport
 
-    def serve_forever(self, lib) -> None:
-        """A chip rank: serves next-level tasks until rank 0 closes, then exits the process
-        (the user's script after ``pypto.compile`` runs on rank 0 only)."""
+    def serve_forever(self) -> None:
+        """A chip rank: serves the next-level tasks of every program rank 0 compiles until rank 0
+        closes, then exits the process (the user's script after ``pypto.compile`` runs on rank 0
+        only)."""
         import ctypes
         import sys
         err = ctypes.create_string_buffer(4096)
-        ok = self.lib.pto2_l3_mpi_serve(ctypes.c_void_p(ctypes.cast(lib.pypto_host_register, ctypes.c_void_p).value),
-                                        err, ctypes.c_size_t(len(err)))
+        ok = self.lib.pto2_l3_mpi_serve(err, ctypes.c_size_t(len(err)))
         if not ok:
             sys.stderr.write("pypto: MPI rank %d stopped serving: %s\n" % (self.rank, err.value.decode(errors="replace")))
         self.closed = True
-        self.lib.pto2_l3_mpi_close(0)
+        self.lib.pto2_l3_mpi_close(0 if ok else 1)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0 if ok else 1)
 
     def close(self, abort: bool = False) -> None:
+        import ctypes
         if self.closed:
             return
         self.closed = True
         for lib in self.programs:
             lib.pypto_host_release()
+        for t in self.transports:
+            self.lib.pto2_l3_mpi_transport_free(ctypes.c_void_p(t))
         self.lib.pto2_l3_mpi_close(1 if abort else 0)
 
 
@@ -480,6 +475,9 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
             raise PyptoError("%d chips requested but the MPI job has %d ranks (%d chips: rank 0 is the host); launch "
                              "with mpirun -np %d" % (chips, world[1], world[1] - 1, chips + 1))
         chips = world[1] - 1
+        mpi = _Mpi.get()
+        if mpi.rank != 0:
+            mpi.serve_forever()  # never returns: serves what rank 0 builds and loads
     elif chips is None:
         chips = 2
     if func is None:
@@ -514,17 +512,8 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
                         % (tid, kid, kname, core, kname))
     files["host_runner.cpp"] = _SHIM % {"decls": "\n".join(decls), "regs": "\n  ".join(regs)}
 
-    def build():
-        return build_sources(files, output_dir=output_dir, file_flags=defines)
-
-    if distributed == "mpi":
-        mpi = _Mpi.get()
-        build_result = mpi.barrier_after_build(build)
-    else:
-        build_result = build()
+    build_result = build_sources(files, output_dir=output_dir, file_flags=defines)
     prog = HostProgram(build_result.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build_result.output_dir, cached=build_result.cached,
                        transport="mpi" if mpi is not None else "inprocess", mpi=mpi)
-    if mpi is not None and mpi.rank != 0:
-        mpi.serve_forever(prog._lib)  # never returns
     return prog

@@ -5,6 +5,7 @@
 // arrays) and watches each task's time. Serving ranks: a loop that receives a task, rebuilds
 // its tensors over cached copies of the buffers, runs it with L3Runtime::run_target, diffs
 // the buffers against their state before the run and sends the changes back.
+#include <dlfcn.h>
 #include <mpi.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,6 +15,8 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -29,6 +32,7 @@ namespace {
 constexpr int kTagTask = 301;
 constexpr int kTagDone = 302;
 constexpr int kTagStop = 303;
+constexpr int kTagLoad = 304;
 
 // ---- byte packing ----
 struct Writer {
@@ -111,7 +115,7 @@ struct Backoff {
   }
 };
 
-// PTO2_L3_MPI_FAULT="die:<rank>:<task>" / "drop:<rank>:<task>" (test hook; rank * = any).
+// PTO2_L3_MPI_FAULT="die:<rank>:<task>" / "drop:<rank>:<task>" (test hook; rank * = any); "fail:..." makes the task fail.
 struct Fault {
   std::string kind;
   int rank = -1;
@@ -146,7 +150,7 @@ void on_sigterm(int) {
 // ---- rank 0 ----
 class MpiTransport : public L3Transport {
  public:
-  explicit MpiTransport(const L3MpiOptions& o) : options_(o) {
+  explicit MpiTransport(const L3MpiOptions& o) : options_(o), program_(o.program) {
     if (const char* t = std::getenv("PTO2_L3_MPI_TIMEOUT_S")) options_.task_timeout_s = std::atof(t);
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -210,6 +214,7 @@ class MpiTransport : public L3Transport {
 
   void send_task(L3Executor& ex, const L3Dispatch& d, int rank) {
     Writer w;
+    w.put<uint32_t>(program_);
     w.put<uint64_t>(d.index);
     w.put<int32_t>(d.target_id);
     const ChipStorageTaskArgs& a = *d.args;
@@ -361,6 +366,7 @@ class MpiTransport : public L3Transport {
   }
 
   L3MpiOptions options_;
+  uint32_t program_ = 0;
   int ranks_ = 1;
   std::vector<bool> lost_;
   std::vector<Busy> busy_;
@@ -370,6 +376,7 @@ class MpiTransport : public L3Transport {
 
 // ---- serving ranks ----
 struct Served {
+  uint32_t program = 0;
   uint64_t index = 0;
   int32_t target = -1;
   ChipStorageTaskArgs args;
@@ -379,6 +386,7 @@ struct Served {
 Served unpack_task(const std::vector<char>& buf, std::unordered_map<uint64_t, std::vector<char>>& cache) {
   Reader r{buf.data(), buf.data() + buf.size()};
   Served s;
+  s.program = r.get<uint32_t>();
   s.index = r.get<uint64_t>();
   s.target = r.get<int32_t>();
   const uint32_t nt = r.get<uint32_t>();
@@ -445,7 +453,18 @@ std::shared_ptr<L3Transport> make_l3_mpi_transport(const L3MpiOptions& options) 
   return std::make_shared<MpiTransport>(options);
 }
 
+namespace {
+using RuntimeOf = std::function<L3Runtime*(uint32_t program)>;
+using Loader = std::function<void(uint32_t program, const std::string& library)>;
+std::string serve(const RuntimeOf& runtime_of, const Loader& load);
+}  // namespace
+
 std::string l3_mpi_serve(L3Runtime& l3) {
+  return serve([&l3](uint32_t program) { return program == 0 ? &l3 : nullptr; }, nullptr);
+}
+
+namespace {
+std::string serve(const RuntimeOf& runtime_of, const Loader& load) {
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   const Fault fault = parse_fault();
@@ -465,6 +484,14 @@ std::string l3_mpi_serve(L3Runtime& l3) {
       return "";
     }
     std::vector<char> buf = recv_bytes(0, st.MPI_TAG, &st);
+    if (st.MPI_TAG == kTagLoad) {
+      Reader r{buf.data(), buf.data() + buf.size()};
+      const uint32_t program = r.get<uint32_t>();
+      const std::string path = r.str();
+      if (!load) return "rank 0 asked to load a program library, but this server has no loader";
+      load(program, path);
+      continue;
+    }
     if (st.MPI_TAG != kTagTask) continue;
     Writer w;
     std::string error;
@@ -479,9 +506,12 @@ std::string l3_mpi_serve(L3Runtime& l3) {
       if ((fault.rank == rank || fault.rank == -2) && fault.task == index) {
         if (fault.kind == "die") raise(SIGKILL);
         if (fault.kind == "drop") continue;
+        if (fault.kind == "fail") throw std::runtime_error("injected failure (PTO2_L3_MPI_FAULT)");
       }
       for (uint64_t k : task.keys) before.emplace_back(k, cache[k]);
-      RunResult rr = l3.run_target(0, task.target, task.args);
+      L3Runtime* l3 = runtime_of(task.program);
+      if (l3 == nullptr) throw std::runtime_error("program " + std::to_string(task.program) + " is not loaded here");
+      RunResult rr = l3->run_target(0, task.target, task.args);
       executed = rr.tasks_executed;
       wall = rr.wall_seconds;
       if (!rr.ok()) error = rr.message;
@@ -498,6 +528,16 @@ std::string l3_mpi_serve(L3Runtime& l3) {
     for (auto& kv : before) diff_ranges(w, kv.first, kv.second, cache[kv.first]);
     send_bytes(w.buf, 0, kTagDone);
   }
+}
+}  // namespace
+
+void l3_mpi_load(uint32_t program, const std::string& library) {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  Writer w;
+  w.put<uint32_t>(program);
+  w.str(library);
+  for (int r = 1; r < size; ++r) send_bytes(w.buf, r, kTagLoad);
 }
 
 void l3_mpi_close(bool abort) {
@@ -528,9 +568,10 @@ int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen) {
   }
 }
 
-void* pto2_l3_mpi_transport(double task_timeout_s) {
+void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program) {
   pto2::L3MpiOptions o;
   o.task_timeout_s = task_timeout_s;
+  o.program = program;
   return new std::shared_ptr<pto2::L3Transport>(pto2::make_l3_mpi_transport(o));
 }
 
@@ -538,11 +579,24 @@ void pto2_l3_mpi_transport_free(void* transport) {
   delete static_cast<std::shared_ptr<pto2::L3Transport>*>(transport);
 }
 
-int pto2_l3_mpi_serve(void (*register_fn)(pto2::L3Runtime*), char* err, size_t errlen) {
+int pto2_l3_mpi_serve(char* err, size_t errlen) {
   try {
-    pto2::L3Runtime l3(pto2::L3Options{}.chips(1));
-    register_fn(&l3);
-    std::string why = pto2::l3_mpi_serve(l3);
+    std::map<uint32_t, std::unique_ptr<pto2::L3Runtime>> programs;
+    auto runtime_of = [&programs](uint32_t program) -> pto2::L3Runtime* {
+      auto it = programs.find(program);
+      return it == programs.end() ? nullptr : it->second.get();
+    };
+    auto load = [&programs](uint32_t program, const std::string& path) {
+      void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);  // kept loaded: the runtime calls into it
+      if (lib == nullptr) throw std::runtime_error("cannot load " + path + ": " + dlerror());
+      using RegisterFn = void (*)(pto2::L3Runtime*);
+      auto reg = reinterpret_cast<RegisterFn>(dlsym(lib, "pypto_host_register"));
+      if (reg == nullptr) throw std::runtime_error(path + " has no pypto_host_register");
+      auto l3 = std::make_unique<pto2::L3Runtime>(pto2::L3Options{}.chips(1));
+      reg(l3.get());
+      programs[program] = std::move(l3);
+    };
+    std::string why = pto2::serve(runtime_of, load);
     if (!why.empty()) {
       std::snprintf(err, errlen, "%s", why.c_str());
       return 0;
@@ -552,6 +606,11 @@ int pto2_l3_mpi_serve(void (*register_fn)(pto2::L3Runtime*), char* err, size_t e
     std::snprintf(err, errlen, "%s", e.what());
     return 0;
   }
+}
+
+int pto2_l3_mpi_load(uint32_t program, const char* library) {
+  pto2::l3_mpi_load(program, library);
+  return 1;
 }
 
 void pto2_l3_mpi_close(int abort) { pto2::l3_mpi_close(abort != 0); }

@@ -475,6 +475,14 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
     r.message = s.failure;
   }
   r.tasks_executed = s.executed.load();
+  if (!r.message.empty()) {
+    // Say what the output arrays hold: nothing is silently half-written.
+    std::ostringstream os;
+    os << " [the run stopped: " << r.tasks_executed << " of " << r.tasks_submitted
+       << " submitted next-level tasks completed and their writes are in the output arrays; a failed task's "
+          "partial writes are too on the in-process transport, and are dropped under MPI]";
+    r.message += os.str();
+  }
   r.peak_live_tasks = s.peak_live.load();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
   if (s.options.record_tasks_) {
