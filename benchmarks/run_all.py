@@ -5,6 +5,7 @@
 1. kernel_bench.py — CPU tile kernels vs NumPy (ratios).
 2. codegen_bench.py — code generation throughput (parse, passes, codegen), if present.
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
+4. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
 """
 import os
 import subprocess
@@ -43,6 +44,14 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== l3_dispatch: L3 (distributed HOST) runtime cost per next-level task and per run")
+    t3 = time.perf_counter()
+    import l3_dispatch
+    l3_rows = l3_dispatch.main(["--quick"] if quick else [])
+    sched = [r for r in l3_rows if r["mode"] == "scheduler"]
+    summary.append("l3_dispatch: scheduler %s us/task at %s tasks (reference 8 us/task) (%.1f s)"
+                   % ("/".join("%.2f" % r["us_per_task"] for r in sched),
+                      "/".join("%d" % r["tasks"] for r in sched), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

@@ -24,6 +24,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 #include <unordered_map>
 
 #include "l3_inprocess.h"
@@ -83,6 +84,8 @@ struct L3Runtime::Impl : L3Executor {
   std::condition_variable ready_cv;
   std::deque<uint64_t> ready;
   bool shutdown = false;
+  uint32_t ready_waiters = 0;  // threads blocked in next() (guarded by ready_mu): no wake-up
+                               // system call when nobody sleeps
 
   // -- run state --
   uint64_t run_id = 0;
@@ -95,6 +98,7 @@ struct L3Runtime::Impl : L3Executor {
   std::atomic<bool> failed{false};
   std::mutex state_mu;                              // failure message; wakes the host
   std::condition_variable state_cv;
+  std::atomic<bool> host_waiting{false};            // the host sleeps on state_cv
   std::string failure;
   L3RunResult result;                               // counters: host thread
   std::atomic<uint64_t> executed{0};
@@ -119,7 +123,7 @@ struct L3Runtime::Impl : L3Executor {
       if (failure.empty()) failure = msg;
       failed.store(true);
     }
-    state_cv.notify_all();
+    state_cv.notify_all();  // rare: always wake
     { std::lock_guard<std::mutex> lk(ready_mu); }
     ready_cv.notify_all();
   }
@@ -129,10 +133,20 @@ struct L3Runtime::Impl : L3Executor {
     {
       std::unique_lock<std::mutex> lk(ready_mu);
       auto have = [&] { return shutdown || (!ready.empty() && !failed.load()); };
-      if (timeout_us < 0) {
-        ready_cv.wait(lk, have);
-      } else if (!have()) {
-        ready_cv.wait_for(lk, std::chrono::microseconds(timeout_us), have);
+      if (!have()) {
+        // A short spin first: a chip that just finished usually finds its next task queued
+        // within a microsecond or two, and a sleep/wake pair costs tens.
+        for (int spin = 0; spin < 64 && !have(); ++spin) {
+          lk.unlock();
+          std::this_thread::yield();
+          lk.lock();
+        }
+      }
+      if (!have()) {
+        ++ready_waiters;
+        if (timeout_us < 0) ready_cv.wait(lk, have);
+        else ready_cv.wait_for(lk, std::chrono::microseconds(timeout_us), have);
+        --ready_waiters;
       }
       if (shutdown || ready.empty() || failed.load()) return false;
       index = ready.front();
@@ -182,8 +196,23 @@ struct L3Runtime::Impl : L3Executor {
 
   // ---- scheduling ----
   void wake_host() {
+    if (!host_waiting.load()) return;
     { std::lock_guard<std::mutex> lk(state_mu); }
     state_cv.notify_all();
+  }
+
+  // The host thread sleeps until `pred` holds (predicates read atomics that finish()/fail()
+  // update before calling wake_host, so no wake-up is lost).
+  template <class Pred>
+  void host_wait(Pred pred) {
+    for (int spin = 0; spin < 64; ++spin) {  // a full window frees a slot within microseconds
+      if (pred()) return;
+      std::this_thread::yield();
+    }
+    std::unique_lock<std::mutex> lk(state_mu);
+    host_waiting.store(true);
+    state_cv.wait(lk, pred);
+    host_waiting.store(false);
   }
 
   // Retires task `index` and releases its consumers; barriers that become ready finish here
@@ -213,11 +242,13 @@ struct L3Runtime::Impl : L3Executor {
   }
 
   void make_ready(uint64_t index) {
+    bool sleeping;
     {
       std::lock_guard<std::mutex> lk(ready_mu);
       ready.push_back(index);
+      sleeping = ready_waiters != 0;
     }
-    ready_cv.notify_one();
+    if (sleeping) ready_cv.notify_one();
   }
 
   // Adds the edge producer -> consumer unless the producer already finished. Returns whether
@@ -235,10 +266,7 @@ struct L3Runtime::Impl : L3Executor {
   // Waits until task `index`'s slot is free (back-pressure); throws L3Abort if the run failed.
   L3Slot& claim(uint64_t index) {
     L3Slot& s = slot_of(index);
-    if (s.index.load() != 0) {
-      std::unique_lock<std::mutex> lk(state_mu);
-      state_cv.wait(lk, [&] { return s.index.load() == 0 || failed.load(); });
-    }
+    if (s.index.load() != 0) host_wait([&] { return s.index.load() == 0 || failed.load(); });
     if (failed.load()) throw L3Abort{};
     return s;
   }
@@ -462,10 +490,7 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
   t_current = saved;
   if (!host_error.empty()) s.fail(host_error);
   s.host_done.store(true);
-  {
-    std::unique_lock<std::mutex> lk(s.state_mu);
-    s.state_cv.wait(lk, [&] { return s.run_over(); });
-  }
+  s.host_wait([&] { return s.run_over(); });
   s.transport->end();
   if (s.failed.load()) s.reset_window();
 
