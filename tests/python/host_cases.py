@@ -7,7 +7,8 @@
     mpirun -np 2 python host_cases.py mpi-chips N      # asks for N chips (bad-input test)
     mpirun -np 2 python host_cases.py mpi-badargs      # calls with a wrong dtype, then runs
 
-Cases: the three HOST golden programs (tests/golden/host_*) and examples/two_chips.py. Each
+Cases: the three HOST golden programs (tests/golden/host_*), examples/two_chips.py and
+examples/sharded_matmul.py. Each
 builds random inputs, runs, and compares every output with NumPy (FP32, rtol = atol = 1e-5).
 host_control_flow runs with steps = 0: its last submission is fire-and-forget (ordered only
 by the per-target chain), so with steps > 0 it races with the adds by design.
@@ -70,13 +71,22 @@ def case_host_taskid_arrays(compile_host, rng):
     return stats
 
 
-def case_two_chips(compile_host, rng):
+def _example(name):
     import importlib.util
-    spec = importlib.util.spec_from_file_location("two_chips", os.path.join(ROOT, "examples", "two_chips.py"))
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples", name + ".py"))
     mod = importlib.util.module_from_spec(spec)
-    sys.modules["two_chips"] = mod
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
-    return mod.run(chips=2, distributed=compile_host.distributed)
+    return mod
+
+
+def case_two_chips(compile_host, rng):
+    return _example("two_chips").run(chips=2, distributed=compile_host.distributed)
+
+
+def case_sharded_matmul(compile_host, rng):
+    # Four shards on four targets, then a reduction (the example checks C and S itself).
+    return _example("sharded_matmul").run(chips=4, distributed=compile_host.distributed)
 
 
 CASES = {name[5:]: fn for name, fn in sorted(globals().items()) if name.startswith("case_")}

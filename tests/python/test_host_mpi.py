@@ -1,5 +1,5 @@
 """The L3 runtime's MPI transport from Python (docs/distributed.md): every HOST golden program
-and examples/two_chips.py NumPy-checked under mpirun with 2, 3 and 5 ranks (oversubscribed)
+examples/two_chips.py and examples/sharded_matmul.py NumPy-checked under mpirun with 2, 3 and 5 ranks (oversubscribed)
 and over TCP loopback; `pypto run --mpi` and its trace; faults (a failing task, a rank killed
 mid-run, a completion that never arrives) and bad input end with a named error, in bounded
 time, leaving no process behind. The cases themselves live in host_cases.py."""
@@ -59,7 +59,7 @@ def _built():
 def test_host_programs_match_numpy_under_mpi(np_, mca):
     cp = _mpirun(np_, ["mpi"], mca=mca)
     assert cp.returncode == 0, cp.stdout + cp.stderr
-    for case in ("host_basic", "host_control_flow", "host_taskid_arrays", "two_chips"):
+    for case in ("host_basic", "host_control_flow", "host_taskid_arrays", "two_chips", "sharded_matmul"):
         assert "OK %s:" % case in cp.stdout and "on %d chips (mpi)" % (np_ - 1) in cp.stdout, cp.stdout + cp.stderr
     _no_leftovers()
 
@@ -84,6 +84,15 @@ def test_pypto_run_mpi_launches_mpirun_and_writes_a_merged_trace(tmp_path):
     assert all(names[e["pid"]].startswith("rank %d" % e["args"]["rank"]) for e in spans)
     flows = [e for e in events if e["ph"] in ("s", "f")]
     assert len(flows) == 2 * 3  # the per-target chain of the four chip_normalize tasks
+    _no_leftovers()
+
+
+def test_sharded_matmul_uses_four_ranks():
+    cp = subprocess.run(["mpirun", "-np", "5", "--oversubscribe", sys.executable,
+                         os.path.join(ROOT, "examples", "sharded_matmul.py"), "--mpi"],
+                        capture_output=True, text=True, timeout=120, env=_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "sharded_matmul: OK, 5 next-level tasks on 4 chips (mpi)" in cp.stdout, cp.stdout
     _no_leftovers()
 
 
