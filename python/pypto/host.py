@@ -65,6 +65,7 @@ class HostRunStats(RunStats):
     chips: int = 0
     transport: str = "inprocess"
     records: List["HostTaskRecord"] = field(default_factory=list)
+    barrier_deps: Dict[int, Tuple[int, ...]] = field(default_factory=dict)  # barrier index -> what it waited on
 
     def __getitem__(self, key: str):
         if key == "tasks":
@@ -168,7 +169,7 @@ class HostProgram:
                 scalars.append(int(value) & 0xFFFFFFFFFFFFFFFF)
         t = (TensorC * max(1, len(tensors)))(*tensors)
         s = (ctypes.c_uint64 * max(1, len(scalars)))(*scalars)
-        stats = (ctypes.c_uint64 * 8)()
+        stats = (ctypes.c_uint64 * 9)()
         wall = ctypes.c_double(0.0)
         err = ctypes.create_string_buffer(8192)
         transport = self._transport_handle
@@ -191,12 +192,21 @@ class HostProgram:
                                        chip + 1 if self.transport == "mpi" else 0, r[3], r[4],
                                        tuple(int(x) for x in deps[d:d + nd])))
             d += nd
+        nbw = int(stats[8])
+        bwords = (ctypes.c_uint64 * max(1, nbw))()
+        self._lib.pypto_host_last_barriers.restype = ctypes.c_uint64
+        self._lib.pypto_host_last_barriers(bwords, ctypes.c_uint64(nbw))
+        barrier_deps, i = {}, 0
+        while i + 1 < nbw:
+            cnt = int(bwords[i + 1])
+            barrier_deps[int(bwords[i])] = tuple(int(x) for x in bwords[i + 2:i + 2 + cnt])
+            i += 2 + cnt
         result = HostRunStats(tasks=int(stats[0]), tasks_executed=int(stats[1]), tasks_skipped=0,
                               tasks_dummy=int(stats[4]), auto_edges=0, explicit_edges=int(stats[2] + stats[3]),
                               wall_seconds=wall.value, peak_bytes=0, pool_bytes=0,
                               tasks_submitted=int(stats[0]), barriers=int(stats[4]), wait_edges=int(stats[2]),
                               chain_edges=int(stats[3]), peak_live_tasks=int(stats[6]), chips=self.chips,
-                              transport=self.transport, records=recs)
+                              transport=self.transport, records=recs, barrier_deps=barrier_deps)
         if trace is not None:
             write_host_trace(trace, result)
             result.trace_path = trace
@@ -205,8 +215,9 @@ class HostProgram:
 
 def write_host_trace(path: str, stats: "HostRunStats") -> None:
     """Writes a Chrome/Perfetto trace (JSON) of a HOST run: one track group (process) per
-    rank or chip, each next-level task a span named after its target, each dependency between
-    two executed tasks a flow arrow (barriers run nothing: an edge through one is not drawn).
+    rank or chip, each next-level task a span named after its target, each dependency a flow
+    arrow from producer to consumer (barriers run nothing and have no span: an edge through a
+    barrier is drawn from each task the barrier waited on, flow name "dep via barrier N").
 
         stats = prog(x, y, trace="host.json")     # or write_host_trace("host.json", stats)
     """
@@ -221,18 +232,34 @@ def write_host_trace(path: str, stats: "HostRunStats") -> None:
         events.append({"ph": "M", "name": "process_name", "pid": c + 1, "args": {"name": label}})
         events.append({"ph": "M", "name": "process_sort_index", "pid": c + 1, "args": {"sort_index": c + 1}})
     by_index = {r.index: r for r in stats.records}
+
+    def producers(dep, via=None, seen=None):
+        # The executed tasks behind `dep` (through barriers, which may wait on barriers).
+        if dep in by_index:
+            return [(dep, via)]
+        seen = seen if seen is not None else set()
+        if dep in seen or dep not in stats.barrier_deps:
+            return []
+        seen.add(dep)
+        out = []
+        for d in stats.barrier_deps[dep]:
+            out += producers(d, via if via is not None else dep, seen)
+        return out
+
     for r in stats.records:
         events.append({"ph": "X", "name": r.target, "cat": "next-level", "pid": r.chip + 1, "tid": 0,
                        "ts": r.start_us, "dur": max(0.001, r.end_us - r.start_us),
                        "args": {"task": r.index, "deps": list(r.deps), "chip": r.chip, "rank": r.rank}})
+        edges = []
         for dep in r.deps:
-            p = by_index.get(dep)
-            if p is None:
-                continue
+            edges += producers(dep)
+        for dep, via in dict.fromkeys(edges):
+            p = by_index[dep]
             fid = "%d-%d" % (dep, r.index)
-            events.append({"ph": "s", "id": fid, "name": "dep", "cat": "dep", "pid": p.chip + 1, "tid": 0,
+            name = "dep" if via is None else "dep via barrier %d" % via
+            events.append({"ph": "s", "id": fid, "name": name, "cat": "dep", "pid": p.chip + 1, "tid": 0,
                            "ts": p.end_us - 0.001})
-            events.append({"ph": "f", "bp": "e", "id": fid, "name": "dep", "cat": "dep", "pid": r.chip + 1,
+            events.append({"ph": "f", "bp": "e", "id": fid, "name": name, "cat": "dep", "pid": r.chip + 1,
                            "tid": 0, "ts": r.start_us + 0.001})
     with open(path, "w") as f:
         json.dump({"traceEvents": events, "displayTimeUnit": "ms",

@@ -43,6 +43,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pto_orchestration_api.h"
@@ -128,6 +129,9 @@ struct L3RunResult {
   uint64_t peak_live_tasks = 0;    ///< most next-level tasks alive at once (<= L3Options::window_)
   double wall_seconds = 0;
   std::vector<L3TaskRecord> tasks;  ///< every executed next-level task (no barriers), in submission order
+  /// Every barrier that returned a valid handle: (its index, the indices it waited on), in
+  /// submission order (with L3Options::record_tasks_; traces draw edges through them).
+  std::vector<std::pair<uint64_t, std::vector<uint64_t>>> barrier_deps;
 };
 
 /// One ready next-level task, handed by the scheduler to a transport. `args` stays valid until

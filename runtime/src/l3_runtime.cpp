@@ -324,6 +324,7 @@ struct L3Runtime::Impl : L3Executor {
     s.target_id = -1;
     s.barrier = true;
     s.args = ChipStorageTaskArgs{};
+    if (options.record_tasks_) result.barrier_deps.emplace_back(index, deps);
     publish(index, s, std::move(deps));
     return TaskHandle{run_id, index};
   }

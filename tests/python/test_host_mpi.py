@@ -83,7 +83,9 @@ def test_pypto_run_mpi_launches_mpirun_and_writes_a_merged_trace(tmp_path):
     assert sorted(e["name"] for e in spans) == ["chip_combine"] + ["chip_normalize"] * 4
     assert all(names[e["pid"]].startswith("rank %d" % e["args"]["rank"]) for e in spans)
     flows = [e for e in events if e["ph"] in ("s", "f")]
-    assert len(flows) == 2 * 3  # the per-target chain of the four chip_normalize tasks
+    # The per-target chain of the four chip_normalize tasks, and the four through the barrier.
+    assert len(flows) == 2 * (3 + 4)
+    assert sum(1 for e in flows if e["ph"] == "f" and e["name"] == "dep via barrier 5") == 4
     _no_leftovers()
 
 

@@ -47,9 +47,11 @@ std::unique_ptr<pto2::L3Runtime> l3_cached;  // kept between calls: a run starts
 uint32_t cached_chips = 0;
 void* cached_transport = nullptr;
 std::vector<pto2::L3TaskRecord> last_tasks;  // of the last run (read by pypto_host_last_tasks)
+std::vector<uint64_t> last_barriers;          // [index, n, dep x n]... of the last run's barriers
 }  // namespace
 
 // `transport`: nullptr = in-process with `chips` chips; else a std::shared_ptr<L3Transport>*.
+// `stats` has 9 slots (see pypto.host.HostProgram.__call__).
 extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uint64_t* s, uint32_t ns,
                               uint32_t chips, void* transport, uint64_t* stats, double* wall, char* err,
                               size_t errlen) {
@@ -79,6 +81,13 @@ extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uin
     uint64_t ndeps = 0;
     for (const auto& rec : r.tasks) ndeps += rec.deps.size();
     stats[7] = ndeps;
+    last_barriers.clear();
+    for (const auto& b : r.barrier_deps) {
+      last_barriers.push_back(b.first);
+      last_barriers.push_back(b.second.size());
+      last_barriers.insert(last_barriers.end(), b.second.begin(), b.second.end());
+    }
+    stats[8] = last_barriers.size();
     *wall = r.wall_seconds;
     last_tasks = std::move(r.tasks);
     if (!r.ok()) {
@@ -110,6 +119,14 @@ extern "C" uint32_t pypto_host_last_tasks(double* out, uint32_t cap, uint64_t* d
     for (uint64_t dep : t.deps)
       if (d < dcap) deps[d++] = dep;
   }
+  return n;
+}
+
+// Copies up to `cap` words of the last run's barriers: [index, n, dep x n] per barrier.
+extern "C" uint64_t pypto_host_last_barriers(uint64_t* out, uint64_t cap) {
+  std::lock_guard<std::mutex> lk(run_mu);
+  uint64_t n = 0;
+  for (; n < cap && n < last_barriers.size(); ++n) out[n] = last_barriers[n];
   return n;
 }
 
