@@ -133,7 +133,7 @@ struct L3Runtime::Impl : L3Executor {
     {
       std::unique_lock<std::mutex> lk(ready_mu);
       auto have = [&] { return shutdown || (!ready.empty() && !failed.load()); };
-      if (!have()) {
+      if (!have() && timeout_us != 0) {
         // A short spin first: a chip that just finished usually finds its next task queued
         // within a microsecond or two, and a sleep/wake pair costs tens.
         for (int spin = 0; spin < 64 && !have(); ++spin) {
@@ -142,7 +142,7 @@ struct L3Runtime::Impl : L3Executor {
           lk.lock();
         }
       }
-      if (!have()) {
+      if (!have() && timeout_us != 0) {
         ++ready_waiters;
         if (timeout_us < 0) ready_cv.wait(lk, have);
         else ready_cv.wait_for(lk, std::chrono::microseconds(timeout_us), have);
