@@ -121,6 +121,9 @@ def _run_host(args, program, compiled, dims) -> int:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
     if compiled.transport != "mpi":
         compiled.chips = args.chips
+    elif args.chips > compiled.chips:
+        raise CliError("--chips %d but the MPI job has %d chip ranks (launch with mpirun -np %d)"
+                       % (args.chips, compiled.chips, args.chips + 1))
     print("compiled %s.%s (HOST, %d next-level target%s) -> %s"
           % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
              compiled.output_dir))
@@ -158,7 +161,9 @@ def _launch_mpi(args) -> int:
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-    run = [sys.executable, "-m", "pypto.cli", "run", args.file, "--mpi", "--chips", str(args.chips),
+    # Not `-m pypto.cli`: that would load the CLI module twice (__main__ and pypto.cli).
+    run = [sys.executable, "-c", "import sys; from pypto.cli import main; sys.exit(main(sys.argv[1:]))",
+           "run", args.file, "--mpi", "--chips", str(args.chips),
            "--seed", str(args.seed)]
     for flag, value in (("--program", args.program), ("--entry", args.entry), ("--trace", args.trace),
                         ("-o", args.output)):
