@@ -9,6 +9,7 @@
 5. compile_bench.py — cold and warm compile times of every example, first-call overhead.
 6. runtime/fixed_cost.py — the fixed cost of calling an empty program.
 7. race_overhead.py — the race checker's cost per task (race_check off versus on).
+8. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
 """
 import os
 import subprocess
@@ -75,6 +76,14 @@ def main():
     big = max(rrows, key=lambda r: r["tasks"])
     summary.append("race_overhead: race_check on/off wall time %.2f at %d tasks (%s), +%.2f us/task (%.1f s)"
                    % (big["ratio"], big["tasks"], big["form"], big["extra_us"], time.perf_counter() - t3))
+    print("\n== l3_dispatch: L3 (distributed HOST) runtime cost per next-level task and per run")
+    t3 = time.perf_counter()
+    import l3_dispatch
+    l3_rows = l3_dispatch.main(["--quick"] if quick else [])
+    sched = [r for r in l3_rows if r["mode"] == "scheduler"]
+    summary.append("l3_dispatch: scheduler %s us/task at %s tasks (reference 8 us/task) (%.1f s)"
+                   % ("/".join("%.2f" % r["us_per_task"] for r in sched),
+                      "/".join("%d" % r["tasks"] for r in sched), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

@@ -12,8 +12,10 @@ their task ids in a TaskId array, and pl.system.task_dummy(deps=[tids]) joins th
 barrier that chip_combine (a different target, so not ordered by the per-target chain)
 waits on before it sums the four blocks: y = sum_k z[k].
 
-Run it: ``python examples/two_chips.py``. See docs/manual_dependencies.md ("Distributed HOST
-orchestration") for the lowering (TaskHandle arrays, submit_barrier).
+Run it: ``python examples/two_chips.py`` (in-process chips), or with its chips as MPI ranks:
+``mpirun -np 3 python examples/two_chips.py --mpi`` or ``pypto run examples/two_chips.py
+--chips 2 --mpi``. See docs/distributed.md, and docs/manual_dependencies.md ("Distributed
+HOST orchestration") for the lowering (TaskHandle arrays, submit_barrier).
 """
 import numpy as np
 
@@ -69,27 +71,31 @@ class TwoChips:
         return y
 
 
-def run(chips=2, seed=0):
-    """Compiles, runs on `chips` chip runtimes and checks against NumPy (FP32: rtol = atol =
-    1e-5). Returns the run statistics (a dict; see pypto.host.HostProgram)."""
+def run(chips=2, seed=0, distributed=None):
+    """Compiles, runs on `chips` chip runtimes (``distributed="mpi"``: on the MPI ranks, under
+    mpirun; other ranks serve and never return) and checks against NumPy (FP32: rtol = atol =
+    1e-5). Returns the run statistics (pypto.host.HostRunStats)."""
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((ROWS, B)).astype(np.float32)
     z = np.zeros_like(x)
     y = np.zeros((B, B), np.float32)
     shift, scale = 0.25, 2.0
-    stats = host.compile_host(TwoChips, "host_main", chips=chips)(x, z, y, shift, scale)
+    prog = host.compile_host(TwoChips, "host_main", chips=None if distributed == "mpi" else chips,
+                             distributed=distributed)
+    stats = prog(x, z, y, shift, scale)
     z_ref = (x - np.float32(shift)) * np.float32(scale)
     np.testing.assert_allclose(z, z_ref, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(y, z_ref.reshape(BLOCKS, B, B).sum(axis=0), rtol=1e-5, atol=1e-5)
     # The barrier, not the per-target chain, keeps chip_combine behind every block.
-    tasks = stats.task_records
-    assert [t["target"] for t in tasks] == ["chip_normalize"] * BLOCKS + ["chip_combine"]
-    assert tasks[-1]["start_us"] >= max(t["end_us"] for t in tasks[:BLOCKS])
-    assert stats["barriers"] == 1
+    tasks = stats.records
+    assert [t.target for t in tasks] == ["chip_normalize"] * BLOCKS + ["chip_combine"]
+    assert tasks[-1].start_us >= max(t.end_us for t in tasks[:BLOCKS])
+    assert stats.barriers == 1
     return stats
 
 
 if __name__ == "__main__":
-    s = run()
-    print("two_chips: OK, %d next-level tasks, %d barrier, %d wait edges"
-          % (s["tasks_executed"], s["barriers"], s["wait_edges"]))
+    import sys
+    s = run(distributed="mpi" if "--mpi" in sys.argv else None)
+    print("two_chips: OK, %d next-level tasks, %d barrier, %d wait edges (%s)"
+          % (s.tasks_executed, s.barriers, s.wait_edges, s.transport))

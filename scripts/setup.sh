@@ -24,6 +24,11 @@ if [ "$level" = bench ]; then
   ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 \
     || need_apt+=(libomp-dev)
 fi
+if [ "$level" != build ]; then
+  # Open MPI: the L3 runtime's MPI transport (libpto2_mpi) and its tests (an optional part of the build).
+  command -v mpirun >/dev/null && [ -f /usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h -o -f /usr/include/mpi.h ] \
+    || need_apt+=(openmpi-bin libopenmpi-dev)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (apt)"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO="sudo"

@@ -143,7 +143,8 @@ def generate(program, entry: Optional[str] = None):
     return entry, prepared, result, sources, entries
 
 
-def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None) -> "CompiledProgram":
+def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
+            distributed: Optional[str] = None) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
     ``entry`` names the Orchestration function to run (default: the only one, or the only
@@ -155,6 +156,9 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 
         compiled = pypto.compile(MyProgram, output_dir="out")
         compiled(a, b, out)
+
+    ``distributed="mpi"`` runs a HOST entry's next-level tasks on MPI ranks (under
+    ``mpirun -np N``; see docs/distributed.md); it is an error for a chip-level entry.
     """
     program = _as_program(program)
     host_entry = _host_entry(program, entry)
@@ -162,7 +166,11 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         # A distributed HOST-level entry runs on the L3 runtime (pypto.host): its pl.submit
         # calls become next-level tasks that each run a chip-level orchestration.
         from pypto import host
-        return host.compile_host(program, host_entry, output_dir=output_dir)
+        return host.compile_host(program, host_entry, output_dir=output_dir, distributed=distributed)
+    if distributed not in (None, "inprocess"):
+        from pypto.errors import PyptoError
+        raise PyptoError("distributed=%r applies to a HOST-level entry; this program's entry is chip-level"
+                         % (distributed,))
     entry, prepared, result, sources, entries = generate(program, entry)
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)

@@ -129,14 +129,6 @@ extern const uint32_t pypto_program_kernel_count;
 extern const pto2_entry_fn pypto_orchestration_entry;
 extern const char pypto_entry_name[];
 
-/* What a HOST program library (pypto.host) exports: one run on the L3 runtime with `chips`
- * chips. stats_out[6]: submitted, executed, wait edges, chain edges, barriers, task records.
- * 1 on success; 0 with the message in err_buf. */
-int pypto_host_run(const pto2_tensor_arg* tensors, uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars,
-                   uint32_t chips, uint64_t* stats_out, char* err_buf, size_t err_len);
-/* Copies up to `cap` records of the last run as (index, target_id, chip, start_us, end_us). */
-uint32_t pypto_host_last_tasks(double* out, uint32_t cap);
-
 /* Cancels the run in progress on `runtime` (a pto2::Runtime*), if any; see Runtime::cancel.
  * Thread-safe and async-signal-safe.   pto2_runtime_cancel(rt); */
 void pto2_runtime_cancel(void* runtime);

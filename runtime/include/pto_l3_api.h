@@ -41,7 +41,9 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pto_orchestration_api.h"
@@ -87,20 +89,33 @@ using L2Entry = void (*)(const ChipStorageTaskArgs&);
 /// A HOST orchestration entry (the generated `host_orchestration_entry`).
 using HostEntry = void (*)(const ChipStorageTaskArgs&);
 
+class L3Transport;
+
 struct L3Options {
-  uint32_t chips_ = 1;           ///< next-level tasks that may run at the same time
+  uint32_t chips_ = 1;           ///< next-level tasks that may run at the same time (in-process transport)
   RuntimeOptions chip_options_;  ///< options of each chip's libpto2 Runtime
+  /// Live next-level tasks (submitted, not yet retired) before submit blocks (back-pressure):
+  /// the bound on the runtime's memory, whatever the number of tasks a run submits.
+  uint32_t window_ = 1024;
+  /// Keep an L3TaskRecord per executed task in L3RunResult::tasks (memory grows with the run).
+  bool record_tasks_ = true;
+  /// Where next-level tasks run; nullptr = in-process (chips_ chip runtimes on threads).
+  std::shared_ptr<L3Transport> transport_;
   L3Options& chips(uint32_t n) { chips_ = n; return *this; }
   L3Options& chip_options(const RuntimeOptions& o) { chip_options_ = o; return *this; }
+  L3Options& window(uint32_t n) { window_ = n; return *this; }
+  L3Options& record_tasks(bool on) { record_tasks_ = on; return *this; }
+  L3Options& transport(std::shared_ptr<L3Transport> t) { transport_ = std::move(t); return *this; }
 };
 
 struct L3TaskRecord {
   uint64_t index;        ///< 1-based submission index (barriers take indices too)
   int32_t target_id;
-  uint32_t chip;         ///< which chip runtime ran it
-  double start_us;       ///< from the start of the run
-  double end_us;
+  uint32_t chip;         ///< which chip ran it (under MPI: chip c is rank c + 1)
+  double start_us;       ///< from the start of the run (dispatch, as seen by the host)
+  double end_us;         ///< completion, as seen by the host
   RunResult result;      ///< the nested libpto2 run
+  std::vector<uint64_t> deps;  ///< indices it waited on (dep-waits, chain edge), for traces
 };
 
 struct L3RunResult {
@@ -111,7 +126,72 @@ struct L3RunResult {
   uint64_t barriers = 0;           ///< submit_barrier calls that returned a valid handle
   uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles), barriers' included
   uint64_t chain_edges = 0;        ///< per-target ordering chain edges
+  uint64_t peak_live_tasks = 0;    ///< most next-level tasks alive at once (<= L3Options::window_)
+  double wall_seconds = 0;
   std::vector<L3TaskRecord> tasks;  ///< every executed next-level task (no barriers), in submission order
+  /// Every barrier that returned a valid handle: (its index, the indices it waited on), in
+  /// submission order (with L3Options::record_tasks_; traces draw edges through them).
+  std::vector<std::pair<uint64_t, std::vector<uint64_t>>> barrier_deps;
+};
+
+/// One ready next-level task, handed by the scheduler to a transport. `args` stays valid until
+/// the transport calls L3Executor::complete for `index`.
+struct L3Dispatch {
+  uint64_t index = 0;
+  int32_t target_id = -1;
+  const ChipStorageTaskArgs* args = nullptr;
+  std::vector<uint64_t> deps;
+};
+
+/// What a transport reports for a finished next-level task.
+struct L3Completion {
+  uint64_t index = 0;
+  uint32_t chip = 0;
+  double start_us = 0, end_us = 0;
+  RunResult result;
+  std::string error;  ///< empty = success; else why it failed (the scheduler adds task and target)
+};
+
+/// The scheduler side a transport talks to during a run (implemented by L3Runtime).
+class L3Executor {
+ public:
+  virtual ~L3Executor() = default;
+  /// Waits up to `timeout_us` (< 0: until the runtime shuts down) for a ready task. Returns
+  /// false when none came in time or on shutdown. After a failure no task is handed out.
+  virtual bool next(L3Dispatch& out, int64_t timeout_us) = 0;
+  /// Reports a finished task; callable from any thread, once per dispatched task.
+  virtual void complete(L3Completion&& done) = 0;
+  /// Fails the run with `message` (the first failure wins) without finishing a task.
+  virtual void fail(const std::string& message) = 0;
+  /// True once the host entry returned and every dispatched task completed, or the run failed
+  /// and no dispatched task is still running: the transport may stop serving this run.
+  virtual bool run_over() const = 0;
+  /// Dispatched tasks not yet completed.
+  virtual uint64_t in_flight() const = 0;
+  /// Runs target `target_id`'s L2 entry on this process's chip runtime `chip` (kernels as
+  /// registered). What the in-process transport does per task, and what an MPI rank serves.
+  virtual RunResult run_local(uint32_t chip, int32_t target_id, const ChipStorageTaskArgs& args) = 0;
+  /// "'name'" of a registered target, for messages.
+  virtual std::string target_name(int32_t target_id) const = 0;
+  /// Microseconds since the start of the current run.
+  virtual double now_us() const = 0;
+};
+
+/// Where next-level tasks run. The in-process transport is built in; MPI ranks come from
+/// libpto2_mpi (pto_l3_mpi.h). A transport pulls ready tasks with L3Executor::next and reports
+/// each with L3Executor::complete.
+class L3Transport {
+ public:
+  virtual ~L3Transport() = default;
+  /// Next-level tasks that may run at once (chips).
+  virtual uint32_t chips() const = 0;
+  /// Where chip `chip` is, for messages: "chip 1" or "rank 2".
+  virtual std::string where(uint32_t chip) const { return "chip " + std::to_string(chip); }
+  /// A run starts: serve `ex` until ex.run_over().
+  virtual void begin(L3Executor& ex) = 0;
+  /// The run is over (ex.run_over() is true): stop serving it; returns once nothing of the
+  /// transport touches the run any more.
+  virtual void end() = 0;
 };
 
 class L3Runtime {
@@ -133,6 +213,11 @@ class L3Runtime {
   /// Runs `entry(args)` on the calling thread; returns when every next-level task finished or
   /// the run failed. One run at a time.
   L3RunResult run(HostEntry entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
+  /// Runs one next-level task of `target_id` right here on chip runtime `chip` (what an MPI
+  /// rank does with a task it receives). `RunResult r = l3.run_target(0, 0, args);`
+  RunResult run_target(uint32_t chip, int32_t target_id, const ChipStorageTaskArgs& args);
+  /// Chip runtimes of this process (L3Options::chips_).
+  uint32_t local_chips() const;
 
   struct Impl;
 

@@ -200,49 +200,6 @@ class Runtime {
   void* handle_ = nullptr;
 };
 
-// A HOST program library (pypto.host): pypto_host_run / pypto_host_last_tasks.
-class HostLibrary {
- public:
-  HostLibrary(const std::string& libpto2_path, const std::string& path)
-      : pto2_(libpto2(libpto2_path)), handle_(open_library(path, RTLD_LOCAL)) {
-    run_ = symbol<decltype(&pypto_host_run)>(handle_, "pypto_host_run", path);
-    last_tasks_ = symbol<decltype(&pypto_host_last_tasks)>(handle_, "pypto_host_last_tasks", path);
-  }
-
-  // (ok, message, [submitted, executed, wait edges, chain edges, barriers, records],
-  //  [(index, target_id, chip, start_us, end_us)]).
-  std::tuple<bool, std::string, std::vector<uint64_t>, std::vector<std::tuple<int64_t, int32_t, int32_t, double, double>>>
-  run(const std::vector<TensorTuple>& tensors, const std::vector<uint64_t>& scalars, uint32_t chips) {
-    std::vector<pto2_tensor_arg> args = tensor_args(tensors);
-    std::vector<uint64_t> stats(6, 0);
-    std::string err(4096, '\0');
-    std::vector<std::tuple<int64_t, int32_t, int32_t, double, double>> records;
-    int ok;
-    {
-      nb::gil_scoped_release release;
-      ok = run_(args.data(), static_cast<uint32_t>(args.size()), scalars.data(), static_cast<uint32_t>(scalars.size()),
-                chips, stats.data(), err.data(), err.size());
-      if (ok) {
-        std::vector<double> raw(5 * std::max<uint64_t>(1, stats[5]));
-        uint32_t n = last_tasks_(raw.data(), static_cast<uint32_t>(stats[5]));
-        for (uint32_t i = 0; i < n; ++i) {
-          const double* r = raw.data() + 5 * i;
-          records.emplace_back(static_cast<int64_t>(r[0]), static_cast<int32_t>(r[1]), static_cast<int32_t>(r[2]),
-                               r[3], r[4]);
-        }
-      }
-    }
-    err.resize(std::char_traits<char>::length(err.c_str()));
-    return {ok != 0, err, stats, records};
-  }
-
- private:
-  std::shared_ptr<Pto2> pto2_;
-  void* handle_;
-  decltype(&pypto_host_run) run_ = nullptr;
-  decltype(&pypto_host_last_tasks) last_tasks_ = nullptr;
-};
-
 }  // namespace
 
 void bind_program_abi(nb::module_& m) {
@@ -270,9 +227,6 @@ void bind_program_abi(nb::module_& m) {
       .def("set_race_check", &Runtime::set_race_check, nb::arg("mode"))
       .def("write_graph", &Runtime::write_graph, nb::arg("path"))
       .def("close", &Runtime::close);
-  nb::class_<HostLibrary>(abi, "HostLibrary")
-      .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))
-      .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"));
 }
 
 }  // namespace pypto::bindings

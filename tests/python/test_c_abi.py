@@ -51,10 +51,10 @@ def test_the_generated_program_table_compiles_against_the_header(tmp_path):
 
 
 @pytest.mark.parametrize("drifted", [
-    # a HOST runner whose tensor struct drifted from pto2_tensor_arg
+    # an entry point whose tensor struct drifted from pto2_tensor_arg
     'struct my_tensor { void* data; };\n'
-    'extern "C" int pypto_host_run(const my_tensor*, uint32_t, const uint64_t*, uint32_t, uint32_t, uint64_t*,'
-    ' char*, size_t) { return 0; }\n',
+    'extern "C" int pto2_runtime_run(void*, void*, const my_tensor*, uint32_t, const uint64_t*, uint32_t,'
+    ' pto2_stats*, char*, uint32_t) { return 0; }\n',
     # a kernel table of another layout
     'struct my_desc { int id; };\nextern "C" const my_desc pypto_program_kernel_table[] = {{0}};\n',
 ])

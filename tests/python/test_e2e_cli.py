@@ -58,10 +58,12 @@ def test_run_host_entry_on_the_l3_runtime(capsys):
     assert re.findall(r"sha256=\w+", capsys.readouterr().out) == re.findall(r"sha256=\w+", out)
 
 
-def test_run_host_entry_rejects_trace_and_bad_chips(tmp_path, capsys):
+def test_run_host_entry_traces_and_rejects_bad_chips(tmp_path, capsys):
     prog = os.path.join(EXAMPLES, "two_chips.py")
-    assert cli.main(["run", prog, "--trace", str(tmp_path / "t.json")]) == 2
-    assert "--trace is not available for a HOST-level entry ('host_main')" in capsys.readouterr().err
+    # A HOST entry's trace: next-level tasks as spans, one track group per chip (docs/distributed.md).
+    assert cli.main(["run", prog, "--trace", str(tmp_path / "t.json")]) == 0
+    assert "trace: %s" % (tmp_path / "t.json") in capsys.readouterr().out
+    assert '"name": "chip_combine"' in (tmp_path / "t.json").read_text()
     assert cli.main(["run", prog, "--chips", "0"]) == 2
     assert "--chips must be at least 1" in capsys.readouterr().err
 

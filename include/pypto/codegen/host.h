@@ -37,4 +37,30 @@ HostResult GenerateHostOrchestration(const ir::ProgramPtr& program, const std::s
 // The next-level target ids of a program: its non-HOST Orchestration functions, in order.
 std::map<std::string, int> HostTargetIds(const ir::Program& program);
 
+// One kernel a next-level target registers: its id in the target's L2 orchestration and its
+// core type ("AIC" or "AIV").
+struct HostGlueKernel {
+  std::string name;
+  int id = 0;
+  std::string core;
+};
+
+// One next-level target: the chip-level Orchestration function, its target id, its kernels.
+struct HostGlueTarget {
+  std::string name;
+  int id = 0;
+  std::vector<HostGlueKernel> kernels;
+};
+
+// The C++ of a built HOST program's glue file (host_runner.cpp): declares each target's L2
+// entry (compiled with -Daicpu_orchestration_entry=l2_entry_<target>) and kernels, registers
+// them in `extern "C" void pypto_host_register(pto2::L3Runtime*)` (also what MPI chip ranks
+// call to serve), and exports pypto_host_run / pypto_host_last_tasks / pypto_host_release,
+// the C entry points pypto.host calls. Throws std::invalid_argument for a core type other than
+// AIC/AIV.
+//
+//   std::string glue = GenerateHostEntryGlue({{"chip_add", 0, {{"kernel_add", 0, "AIV"}}}});
+//   // ... l3.register_target(0, "chip_add", &l2_entry_chip_add); ...
+std::string GenerateHostEntryGlue(const std::vector<HostGlueTarget>& targets);
+
 }  // namespace pypto::codegen

@@ -3,6 +3,7 @@
     pypto run prog.py                         # compile, run the entry on seeded random inputs
     pypto run prog.py --entry main --dim M=128 --trace t.json --aiv-workers 4
     pypto run two_chips.py --chips 4          # a distributed HOST-level entry (L3 runtime)
+    pypto run two_chips.py --chips 4 --mpi    # ... its chips as MPI ranks (launches mpirun)
 
 Prints the task count, the wall time and a checksum of each output (Out / InOut tensor):
 the sum of its elements (as float64) and the first 16 hex digits of the SHA-256 of its bytes.
@@ -49,6 +50,11 @@ def add_run_parser(sub) -> None:
     p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
     p.add_argument("--chips", type=int, default=2,
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
+    p.add_argument("--mpi", action="store_true",
+                   help="run a HOST-level entry's chips as MPI ranks: launches mpirun -np CHIPS+1 (see "
+                        "docs/distributed.md)")
+    p.add_argument("--mpi-args", default="", metavar="ARGS",
+                   help="extra mpirun arguments with --mpi, e.g. --mpi-args='--mca btl tcp,self'")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
     p.add_argument("--race-check", nargs="?", const="error", default=None, choices=["error", "warn", "off"],
                    help="report tasks that access the same data unordered: fail the run (error, the default "
@@ -74,8 +80,11 @@ def cmd_run(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
-    compiled = pypto.compile(program, output_dir=args.output, entry=args.entry)
-    from pypto.host import HostProgram
+    from pypto.host import HostProgram, mpi_world
+    if getattr(args, "mpi", False) and mpi_world() is None:
+        return _launch_mpi(args)
+    compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
+                             distributed="mpi" if getattr(args, "mpi", False) else None)
     if isinstance(compiled, HostProgram):
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
@@ -133,12 +142,13 @@ def _run_host(args, program, compiled, dims) -> int:
     import time
 
 
-    if args.trace:
-        raise CliError("--trace is not available for a HOST-level entry ('%s'): trace one of its chip-level "
-                       "orchestrations with --entry" % compiled.entry)
     if args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
-    compiled.chips = args.chips
+    if compiled.transport != "mpi":
+        compiled.chips = args.chips
+    elif args.chips > compiled.chips:
+        raise CliError("--chips %d but the MPI job has %d chip ranks (launch with mpirun -np %d)"
+                       % (args.chips, compiled.chips, args.chips + 1))
     print("compiled %s.%s (HOST, %d next-level target%s) -> %s"
           % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
              compiled.output_dir))
@@ -146,10 +156,46 @@ def _run_host(args, program, compiled, dims) -> int:
     if args.inputs:
         inputs = load_inputs(args.inputs, compiled.signature, inputs)
     t0 = time.perf_counter()
-    stats = compiled(*inputs)
+    stats = compiled(*inputs, trace=args.trace)
     wall = time.perf_counter() - t0
-    n, b = stats["tasks_executed"], stats["barriers"]
-    print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s"
-          % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", wall * 1e3, args.chips, "" if args.chips == 1 else "s"))
+    n, b = stats.tasks_executed, stats.barriers
+    print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s%s"
+          % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", wall * 1e3, compiled.chips,
+             "" if compiled.chips == 1 else "s", " (MPI ranks)" if compiled.transport == "mpi" else ""))
     _print_outputs(compiled.signature, inputs)
+    if args.trace:
+        print("trace: %s" % args.trace)
     return _save_and_check(args, compiled.signature, inputs)
+
+
+def _launch_mpi(args) -> int:
+    """``pypto run ... --mpi`` outside mpirun: re-runs the same command under
+    ``mpirun -np CHIPS+1`` (oversubscribed, allowed as root) and returns its exit code."""
+    import os
+    import shlex
+    import shutil
+    import subprocess
+    import sys
+
+    mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
+    if mpirun is None:
+        raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
+    if args.chips < 1:
+        raise CliError("--chips must be at least 1, got %d" % args.chips)
+    cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + shlex.split(args.mpi_args)
+    env = dict(os.environ)
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        env.setdefault("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+    # Not `-m pypto.cli`: that would load the CLI module twice (__main__ and pypto.cli).
+    run = [sys.executable, "-c", "import sys; from pypto.cli import main; sys.exit(main(sys.argv[1:]))",
+           "run", args.file, "--mpi", "--chips", str(args.chips),
+           "--seed", str(args.seed)]
+    for flag, value in (("--program", args.program), ("--entry", args.entry), ("--trace", args.trace),
+                        ("-o", args.output), ("--inputs", args.inputs), ("--save", args.save),
+                        ("--check", args.check)):
+        if value:
+            run += [flag, value]
+    for d in args.dim:
+        run += ["--dim", d]
+    return subprocess.call(cmd + run, env=env)

@@ -23,7 +23,7 @@ from typing import List, Optional, Sequence
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
 
-__all__ = ["ProgramLibrary", "Runtime", "HostLibrary", "TensorArg", "RunStats", "RunError", "RaceError",
+__all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "RaceError",
            "RaceWarning", "DTYPE_CODES", "RACE_CHECK_MODES", "race_check_mode"]
 
 from pypto.runtime.args import DTYPE_CODES, TensorArg  # noqa: E402,F401 - the one dtype table
@@ -225,23 +225,3 @@ class Runtime:
             self.close()
         except Exception:
             pass
-
-
-class HostLibrary:
-    """A loaded HOST program library (``pypto.host``): ``run(tensors, scalars, chips)`` returns
-    ``(RunStats, records)``; records are ``(index, target_id, chip, start_us, end_us)``."""
-
-    def __init__(self, path: str):
-        self.path = path
-        try:
-            self._lib = _abi().HostLibrary(library_path(), os.path.abspath(path))
-        except RuntimeError as e:
-            raise _load_error(path, e) from None
-        _cancel_runs_on_sigint()
-
-    def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], chips: int):
-        ok, message, st, records = self._lib.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
-                                                 int(chips))
-        if not ok:
-            raise RunError(message)
-        return RunStats(tasks=st[0], tasks_executed=st[1], wait_edges=st[2], chain_edges=st[3], barriers=st[4]), records

@@ -1,0 +1,77 @@
+// pto_l3_mpi.h — the MPI transport of the L3 runtime (libpto2_mpi, an optional part of the
+// build: present when CMake finds MPI). Rank 0 runs the HOST entry; every other rank is a
+// chip that runs the next-level tasks it receives on its own libpto2 runtime.
+//
+//     int rank, size;
+//     pto2::l3_mpi_init(&rank, &size);
+//     pto2::L3Runtime l3(rank == 0 ? pto2::L3Options{}.transport(pto2::make_l3_mpi_transport({}))
+//                                  : pto2::L3Options{});
+//     register_everything(l3);                       // the same targets and kernels on every rank
+//     if (rank == 0) { pto2::L3RunResult r = l3.run(&host_entry, args); ... }
+//     else pto2::l3_mpi_serve(l3);                    // until rank 0 closes
+//     pto2::l3_mpi_close(false);
+//
+// Messages: a task (target id, scalars, tensor views, and the bytes of every buffer the rank
+// does not already hold in its current version), a completion (status, error, and the byte
+// ranges the task changed in each buffer: disjoint writes of concurrent tasks merge), and stop.
+// Rank 0 holds the caller's arrays; a buffer is sent to a rank only when its copy there is
+// stale, and a task's changes come back into the caller's arrays when it completes.
+//
+// Faults: a task with no completion within L3MpiOptions::task_timeout_s fails the run naming
+// the task, target and rank (the rank is then treated as lost and l3_mpi_close aborts the job
+// so nothing is left behind). Test hook: PTO2_L3_MPI_FAULT="die:<rank>:<task>" makes that rank
+// kill itself on receiving that task; "drop:<rank>:<task>" makes it never answer it (rank
+// "*": whichever rank receives it); "fail:<rank>:<task>" makes that task fail. Rank 0 reads PTO2_L3_MPI_TIMEOUT_S (seconds) if set.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "pto_l3_api.h"
+
+namespace pto2 {
+
+struct L3MpiOptions {
+  double task_timeout_s = 120.0;  ///< a next-level task not completed by then fails the run
+  uint32_t program = 0;           ///< which program's targets the serving ranks run (l3_mpi_load)
+};
+
+/// Initialises MPI (once; thread level SERIALIZED) and reports this process's rank and the
+/// world size. `int r, n; l3_mpi_init(&r, &n);`
+void l3_mpi_init(int* rank, int* size);
+
+/// The transport of rank 0: chip c is rank c + 1 (world size - 1 chips).
+/// `L3Options{}.transport(make_l3_mpi_transport(L3MpiOptions{}))`
+std::shared_ptr<L3Transport> make_l3_mpi_transport(const L3MpiOptions& options);
+
+/// Ranks other than 0: receives next-level tasks and runs them with `l3`'s registered targets
+/// (L3Runtime::run_target) until rank 0 calls l3_mpi_close. Returns "" or why it stopped.
+std::string l3_mpi_serve(L3Runtime& l3);
+
+/// Rank 0, outside a run: has every serving rank of a pto2_l3_mpi_serve loop load `library`
+/// (a built HOST program exporting `pypto_host_register`) as program `program`. The path must
+/// be readable on every rank's machine. `l3_mpi_load(1, "/cache/abc/libprogram.so");`
+void l3_mpi_load(uint32_t program, const std::string& library);
+
+/// Rank 0: stops the serving ranks (or aborts the whole job when `abort` is true or a rank was
+/// lost), then finalises MPI. Other ranks: finalises MPI. `l3_mpi_close(false);`
+void l3_mpi_close(bool abort);
+
+}  // namespace pto2
+
+extern "C" {
+/// C entry points for Python (ctypes): same meaning as the functions above. Return 1 on
+/// success, 0 with a message in `err` on failure.
+int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen);
+/// A new `std::shared_ptr<pto2::L3Transport>*` for program `program` (free with
+/// pto2_l3_mpi_transport_free).
+void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program);
+void pto2_l3_mpi_transport_free(void* transport);
+/// Serving ranks: serves every program rank 0 loads (pto2_l3_mpi_load) until rank 0 closes.
+int pto2_l3_mpi_serve(char* err, size_t errlen);
+/// Rank 0: see l3_mpi_load.
+int pto2_l3_mpi_load(uint32_t program, const char* library);
+void pto2_l3_mpi_close(int abort);
+/// Every rank waits here until all arrived (rank 0 builds a program before the others load it).
+void pto2_l3_mpi_barrier();
+}

@@ -1,0 +1,153 @@
+"""The L3 runtime's MPI transport from Python (docs/distributed.md): every HOST golden program
+examples/two_chips.py and examples/sharded_matmul.py NumPy-checked under mpirun with 2, 3 and 5 ranks (oversubscribed)
+and over TCP loopback; `pypto run --mpi` and its trace; faults (a failing task, a rank killed
+mid-run, a completion that never arrives) and bad input end with a named error, in bounded
+time, leaving no process behind. The cases themselves live in host_cases.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CASES = os.path.join(HERE, "host_cases.py")
+
+
+def _mpi_available() -> bool:
+    if shutil.which("mpirun") is None:
+        return False
+    from pypto.runtime import library_path
+    return os.path.isfile(os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so"))
+
+
+pytestmark = pytest.mark.skipif(not _mpi_available(), reason="Open MPI or libpto2_mpi not available")
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env.update(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")  # CI runs as root
+    env.update(extra)
+    return env
+
+
+def _mpirun(np_, args, timeout=120, mca=(), **env):
+    cmd = ["mpirun", "-np", str(np_), "--oversubscribe", *mca, sys.executable, CASES, *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=_env(**env))
+
+
+def _no_leftovers():
+    out = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert CASES not in out, "a rank of the MPI job is still running:\n" + out
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _built():
+    # Build every case once in-process (also NumPy-checks them there), so the MPI jobs below
+    # find the programs in the cache and stay short.
+    import host_cases
+    assert host_cases.main(["inprocess"]) == 0
+
+
+@pytest.mark.parametrize("np_,mca", [(2, ()), (3, ()), (5, ()), (3, ("--mca", "btl", "tcp,self"))],
+                         ids=["2ranks", "3ranks", "5ranks", "tcp-loopback"])
+def test_host_programs_match_numpy_under_mpi(np_, mca):
+    cp = _mpirun(np_, ["mpi"], mca=mca)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    for case in ("host_basic", "host_control_flow", "host_taskid_arrays", "two_chips", "sharded_matmul"):
+        assert "OK %s:" % case in cp.stdout and "on %d chips (mpi)" % (np_ - 1) in cp.stdout, cp.stdout + cp.stderr
+    _no_leftovers()
+
+
+def test_pypto_run_mpi_launches_mpirun_and_writes_a_merged_trace(tmp_path):
+    trace = tmp_path / "host.json"
+    cmd = [sys.executable, "-m", "pypto.cli", "run", os.path.join(ROOT, "examples", "two_chips.py"), "--chips", "3",
+           "--mpi", "--trace", str(trace)]
+    cp = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "ran 5 next-level tasks and 1 barrier" in cp.stdout and "(MPI ranks)" in cp.stdout, cp.stdout
+    # Same numbers as the in-process run.
+    local = subprocess.run([sys.executable, "-m", "pypto.cli", "run", os.path.join(ROOT, "examples", "two_chips.py"),
+                            "--chips", "3"], capture_output=True, text=True, timeout=120, env=_env())
+    assert [l for l in cp.stdout.splitlines() if "sha256" in l] == [l for l in local.stdout.splitlines()
+                                                                    if "sha256" in l]
+    events = json.loads(trace.read_text())["traceEvents"]
+    names = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and e["name"] == "process_name"}
+    assert names[0] == "rank 0 (HOST entry)"
+    spans = [e for e in events if e["ph"] == "X"]
+    assert sorted(e["name"] for e in spans) == ["chip_combine"] + ["chip_normalize"] * 4
+    assert all(names[e["pid"]].startswith("rank %d" % e["args"]["rank"]) for e in spans)
+    flows = [e for e in events if e["ph"] in ("s", "f")]
+    # The per-target chain of the four chip_normalize tasks, and the four through the barrier.
+    assert len(flows) == 2 * (3 + 4)
+    assert sum(1 for e in flows if e["ph"] == "f" and e["name"] == "dep via barrier 5") == 4
+    _no_leftovers()
+
+
+def test_sharded_matmul_uses_four_ranks():
+    cp = subprocess.run(["mpirun", "-np", "5", "--oversubscribe", sys.executable,
+                         os.path.join(ROOT, "examples", "sharded_matmul.py"), "--mpi"],
+                        capture_output=True, text=True, timeout=120, env=_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    assert "sharded_matmul: OK, 5 next-level tasks on 4 chips (mpi)" in cp.stdout, cp.stdout
+    _no_leftovers()
+
+
+def test_failing_task_names_task_target_and_rank():
+    cp = _mpirun(3, ["mpi-error", "host_basic"], PTO2_L3_MPI_FAULT="fail:*:2")
+    assert "ERROR host_basic:" in cp.stdout and "next-level task 2 (target 0 'chip_add') failed on rank" in cp.stdout, cp.stdout + cp.stderr
+    assert "injected failure" in cp.stdout and "the run stopped: 1 of" in cp.stdout, cp.stdout
+    assert cp.returncode == 0, cp.stderr  # the job itself ends cleanly
+    _no_leftovers()
+
+
+def test_lost_completion_times_out_with_a_named_error():
+    cp = _mpirun(3, ["mpi-error", "host_basic"], timeout=60, PTO2_L3_MPI_FAULT="drop:*:2",
+                 PYPTO_L3_TASK_TIMEOUT_S="1")
+    assert "ERROR host_basic:" in cp.stdout and "next-level task 2 (target 0 'chip_add') failed on rank" in cp.stdout, cp.stdout + cp.stderr
+    assert "no completion message within 1 s" in cp.stdout, cp.stdout
+    assert cp.returncode != 0  # the lost rank cannot be stopped politely: the job is aborted
+    _no_leftovers()
+
+
+def test_killed_rank_ends_the_job_saying_what_was_in_flight():
+    cp = _mpirun(3, ["mpi", "host_basic"], timeout=60, PTO2_L3_MPI_FAULT="die:*:3")
+    assert cp.returncode != 0
+    assert "in flight: next-level task 3 (target 0 'chip_add') on rank" in cp.stderr, cp.stdout + cp.stderr
+    assert "OK host_basic" not in cp.stdout
+    _no_leftovers()
+
+
+def test_more_chips_than_ranks_is_refused_before_running():
+    cp = _mpirun(2, ["mpi-chips", "4"], timeout=60)
+    assert "ERROR chips:" in cp.stdout and "4 chips requested but the MPI job has 2 ranks" in cp.stdout, (
+        cp.stdout + cp.stderr)
+    assert cp.returncode != 0
+    _no_leftovers()
+
+
+def test_wrong_argument_is_refused_on_rank_0_and_the_job_goes_on():
+    cp = _mpirun(2, ["mpi-badargs"], timeout=60)
+    assert "ERROR badargs:" in cp.stdout and "argument 'x' has dtype float64, expected FP32" in cp.stdout, (
+        cp.stdout + cp.stderr)
+    assert "OK after badargs" in cp.stdout, cp.stdout
+    assert cp.returncode == 0, cp.stderr
+    _no_leftovers()
+
+
+def test_distributed_mpi_outside_mpirun_is_refused():
+    from pypto import host
+    from pypto.errors import PyptoError
+    import host_cases
+    env_keys = [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_"))]
+    if env_keys:
+        pytest.skip("running under mpirun")
+    with pytest.raises(PyptoError, match="not started by mpirun"):
+        host.compile_host(host_cases._golden("host_basic"), distributed="mpi")
+    with pytest.raises(PyptoError, match="expected None, 'inprocess' or 'mpi'"):
+        host.compile_host(host_cases._golden("host_basic"), distributed="tcp")
