@@ -103,7 +103,6 @@ class HostProgram:
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
                  output_dir: str = "", cached: bool = False, entry: str = "", transport: str = "inprocess",
                  mpi: Optional["_Mpi"] = None):
-        import ctypes
         self.entry = entry  # the HOST function's name
         self.library = library
         self.signature = list(signature)
@@ -115,11 +114,10 @@ class HostProgram:
         self.transport = transport
         self._mpi = mpi
         self._transport_handle = None
-        self._lib = ctypes.CDLL(library)
-        self._run = self._lib.pypto_host_run
-        self._run.restype = ctypes.c_int
-        self._last_tasks = self._lib.pypto_host_last_tasks
-        self._last_tasks.restype = ctypes.c_uint32
+        from pypto._core import program_abi
+        from pypto.runtime import library_path
+        # The glue's entry points through the binding (pto2_c_api.h declares them).
+        self._lib = program_abi.HostLibrary(library_path(), os.path.abspath(library))
         if mpi is not None:
             self._transport_handle = mpi.load(library, self._lib)
 
@@ -135,8 +133,6 @@ class HostProgram:
         """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the
         same checks, omitted pl.Out parameters allocated and returned, else a ``HostRunStats``).
         ``trace="host.json"`` writes the HOST-level trace (``write_host_trace``)."""
-        import ctypes
-
         from pypto.errors import PyptoError
         from pypto.runtime.args import ArgumentValueError, bind_and_check, param_specs
 
@@ -146,11 +142,7 @@ class HostProgram:
                 raise PyptoError("trace path %r: directory %r does not exist" % (trace, tdir))
         call = bind_and_check(param_specs(self.signature), self.entry or "host", args, kwargs)
 
-        class TensorC(ctypes.Structure):   # the glue's pypto_host_tensor (codegen::GenerateHostEntryGlue)
-            _fields_ = [("data", ctypes.c_void_p), ("dtype", ctypes.c_int32), ("ndims", ctypes.c_uint32),
-                        ("shapes", ctypes.POINTER(ctypes.c_uint32))]
-
-        tensors, keep = [], []
+        tensors = []
         for i, ta in enumerate(call.tensors):
             if ta.strides is not None:
                 row_major, step = [], 1
@@ -161,39 +153,18 @@ class HostProgram:
                     raise ArgumentValueError("tensor argument %d of the HOST entry '%s' is not C-contiguous: HOST "
                                              "runs take row-major arrays" % (i, self.entry),
                                              help="pass np.ascontiguousarray(x) (and copy Out arrays back)")
-            shapes = (ctypes.c_uint32 * max(1, len(ta.shape)))(*[int(d) for d in ta.shape])
-            keep.append(shapes)
-            tensors.append(TensorC(ta.data, ta.dtype, len(ta.shape), shapes))
+            tensors.append((ta.data, ta.dtype, [int(d) for d in ta.shape], None))
         scalars = [int(v) & 0xFFFFFFFFFFFFFFFF for v in call.scalars]
-        t = (TensorC * max(1, len(tensors)))(*tensors)
-        s = (ctypes.c_uint64 * max(1, len(scalars)))(*scalars)
-        stats = (ctypes.c_uint64 * 9)()
-        wall = ctypes.c_double(0.0)
-        err = ctypes.create_string_buffer(8192)
-        transport = self._transport_handle
-        ok = self._run(t, ctypes.c_uint32(len(tensors)), s, ctypes.c_uint32(len(scalars)), ctypes.c_uint32(self.chips),
-                       ctypes.c_void_p(transport), stats, ctypes.byref(wall), err, ctypes.c_size_t(len(err)))
+        ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
+                                                                  int(self._transport_handle or 0))
         if not ok:
             from pypto.runtime.loader import RunError
-            raise RunError(err.value.decode(errors="replace"))
-        nrec, ndeps = int(stats[5]), int(stats[7])
-        records = (ctypes.c_double * (6 * max(1, nrec)))()
-        deps = (ctypes.c_uint64 * max(1, ndeps))()
-        n = self._last_tasks(records, ctypes.c_uint32(nrec), deps, ctypes.c_uint64(ndeps))
+            raise RunError(message)
         names = {tid: name for name, tid in self.target_ids.items()}
-        recs, d = [], 0
-        for i in range(n):
-            r = records[6 * i:6 * i + 6]
-            nd = int(r[5])
-            chip = int(r[2])
-            recs.append(HostTaskRecord(int(r[0]), names.get(int(r[1]), "?"), chip,
-                                       chip + 1 if self.transport == "mpi" else 0, r[3], r[4],
-                                       tuple(int(x) for x in deps[d:d + nd])))
-            d += nd
-        nbw = int(stats[8])
-        bwords = (ctypes.c_uint64 * max(1, nbw))()
-        self._lib.pypto_host_last_barriers.restype = ctypes.c_uint64
-        self._lib.pypto_host_last_barriers(bwords, ctypes.c_uint64(nbw))
+        recs = [HostTaskRecord(int(index), names.get(int(target), "?"), int(chip),
+                               int(chip) + 1 if self.transport == "mpi" else 0, start, end, tuple(int(x) for x in deps))
+                for index, target, chip, start, end, deps in records]
+        nbw = len(bwords)
         barrier_deps, i = {}, 0
         while i + 1 < nbw:
             cnt = int(bwords[i + 1])
@@ -201,14 +172,15 @@ class HostProgram:
             i += 2 + cnt
         result = HostRunStats(tasks=int(stats[0]), tasks_executed=int(stats[1]), tasks_skipped=0,
                               tasks_dummy=int(stats[4]), auto_edges=0, explicit_edges=int(stats[2] + stats[3]),
-                              wall_seconds=wall.value, peak_bytes=0, pool_bytes=0,
+                              wall_seconds=wall, peak_bytes=0, pool_bytes=0,
                               tasks_submitted=int(stats[0]), barriers=int(stats[4]), wait_edges=int(stats[2]),
                               chain_edges=int(stats[3]), peak_live_tasks=int(stats[6]), chips=self.chips,
                               transport=self.transport, records=recs, barrier_deps=barrier_deps)
+        result.task_records = [dict(index=r.index, target=r.target, chip=r.chip, rank=r.rank, start_us=r.start_us,
+                                    end_us=r.end_us, deps=list(r.deps)) for r in recs]   # RunStats' spelling
         if trace is not None:
             write_host_trace(trace, result)
             result.trace_path = trace
-        del keep
         self.last_stats = result
         if call.outputs:
             return call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)
@@ -348,7 +320,7 @@ class _Mpi:
             return
         self.closed = True
         for lib in self.programs:
-            lib.pypto_host_release()
+            lib.release()
         for t in self.transports:
             self.lib.pto2_l3_mpi_transport_free(ctypes.c_void_p(t))
         self.lib.pto2_l3_mpi_close(1 if abort else 0)

@@ -11,6 +11,7 @@
 //     rt.write_trace("trace.json"); rt.close()
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -200,6 +201,71 @@ class Runtime {
   void* handle_ = nullptr;
 };
 
+// A HOST program library (pypto.host): the glue's pypto_host_* entry points.
+class HostLibrary {
+ public:
+  HostLibrary(const std::string& libpto2_path, const std::string& path)
+      : pto2_(libpto2(libpto2_path)), handle_(open_library(path, RTLD_LOCAL)) {
+    run_ = symbol<decltype(&pypto_host_run)>(handle_, "pypto_host_run", path);
+    last_tasks_ = symbol<decltype(&pypto_host_last_tasks)>(handle_, "pypto_host_last_tasks", path);
+    last_barriers_ = symbol<decltype(&pypto_host_last_barriers)>(handle_, "pypto_host_last_barriers", path);
+    release_ = symbol<decltype(&pypto_host_release)>(handle_, "pypto_host_release", path);
+  }
+
+  using Record = std::tuple<int64_t, int32_t, int32_t, double, double, std::vector<uint64_t>>;
+  // (ok, message, stats[9], wall seconds, records, barrier words); see pto2_c_api.h.
+  std::tuple<bool, std::string, std::vector<uint64_t>, double, std::vector<Record>, std::vector<uint64_t>>
+  run(const std::vector<TensorTuple>& tensors, const std::vector<uint64_t>& scalars, uint32_t chips,
+      uintptr_t transport) {
+    std::vector<pypto_host_tensor> args;
+    args.reserve(tensors.size());
+    for (const auto& [data, dtype, shape, strides] : tensors) {
+      (void)strides;  // row-major: checked by the caller
+      args.push_back(pypto_host_tensor{reinterpret_cast<void*>(data), dtype, static_cast<uint32_t>(shape.size()),
+                                       shape.data()});
+    }
+    std::vector<uint64_t> stats(9, 0), barrier_words;
+    double wall = 0;
+    std::string err(8192, '\0');
+    std::vector<Record> records;
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = run_(args.data(), static_cast<uint32_t>(args.size()), scalars.data(), static_cast<uint32_t>(scalars.size()),
+                chips, reinterpret_cast<void*>(transport), stats.data(), &wall, err.data(), err.size());
+      if (ok) {
+        std::vector<double> raw(6 * std::max<uint64_t>(1, stats[5]));
+        std::vector<uint64_t> deps(std::max<uint64_t>(1, stats[7]));
+        const uint32_t n = last_tasks_(raw.data(), static_cast<uint32_t>(stats[5]), deps.data(), stats[7]);
+        uint64_t d = 0;
+        for (uint32_t i = 0; i < n; ++i) {
+          const double* r = raw.data() + 6 * i;
+          const uint64_t nd = static_cast<uint64_t>(r[5]);
+          std::vector<uint64_t> mine(deps.begin() + static_cast<std::ptrdiff_t>(std::min(d, stats[7])),
+                                     deps.begin() + static_cast<std::ptrdiff_t>(std::min(d + nd, stats[7])));
+          d += nd;
+          records.emplace_back(static_cast<int64_t>(r[0]), static_cast<int32_t>(r[1]), static_cast<int32_t>(r[2]),
+                               r[3], r[4], std::move(mine));
+        }
+        barrier_words.resize(stats[8]);
+        if (stats[8]) last_barriers_(barrier_words.data(), stats[8]);
+      }
+    }
+    err.resize(std::char_traits<char>::length(err.c_str()));
+    return {ok != 0, err, stats, wall, records, barrier_words};
+  }
+
+  void release() { release_(); }
+
+ private:
+  std::shared_ptr<Pto2> pto2_;
+  void* handle_;
+  decltype(&pypto_host_run) run_ = nullptr;
+  decltype(&pypto_host_last_tasks) last_tasks_ = nullptr;
+  decltype(&pypto_host_last_barriers) last_barriers_ = nullptr;
+  decltype(&pypto_host_release) release_ = nullptr;
+};
+
 }  // namespace
 
 void bind_program_abi(nb::module_& m) {
@@ -227,6 +293,10 @@ void bind_program_abi(nb::module_& m) {
       .def("set_race_check", &Runtime::set_race_check, nb::arg("mode"))
       .def("write_graph", &Runtime::write_graph, nb::arg("path"))
       .def("close", &Runtime::close);
+  nb::class_<HostLibrary>(abi, "HostLibrary")
+      .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))
+      .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"), nb::arg("transport"))
+      .def("release", &HostLibrary::release);
 }
 
 }  // namespace pypto::bindings
