@@ -333,6 +333,12 @@ def test_spmd_submit_core_num_not_positive():
                "core_num= must be positive, got 0", "0)")
 
 
+def test_spmd_submit_core_num_above_the_block_limit():
+    # found by the fuzzer: a literal the runtime refuses at run time is a located compile error
+    body_check("d, t = pl.spmd_submit(self.kernel_add, a, b, d, core_num=2147483648)  #!\nreturn d",
+               "core_num= is 2147483648, above the runtime's limit of 2147483647 blocks", "2147483648)")
+
+
 def test_submit_unknown_keyword():
     body_check("d, t = pl.submit(self.kernel_add, a, b, d, dep=[])  #!\nreturn d", "pl.submit has no keyword 'dep'",
                "[])", help="did you mean 'deps'?")

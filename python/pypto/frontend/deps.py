@@ -103,7 +103,13 @@ def core_num(ctx, node):
         raise ctx.error(node, f"core_num= must be a positive integer expression, got {irtypes.describe(e.type)}")
     if isinstance(e, ir.ConstInt) and e.value <= 0:
         raise ctx.error(node, f"core_num= must be positive, got {e.value}")
+    if isinstance(e, ir.ConstInt) and e.value > _MAX_BLOCKS:
+        raise ctx.error(node, f"core_num= is {e.value}, above the runtime's limit of {_MAX_BLOCKS} blocks",
+                        help="a task launches at most 2^31 - 1 blocks (the kernel's block_num is an int32)")
     return e
+
+
+_MAX_BLOCKS = 2**31 - 1   # LaunchSpec::set_block_num refuses more at run time
 
 
 # -- predicates ---------------------------------------------------------------------------
