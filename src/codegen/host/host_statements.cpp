@@ -306,9 +306,20 @@ void HostEmitter::emit_for(const ForStmt& f) {
 
 void HostEmitter::emit_if(const IfStmt& s) {
   std::vector<YieldTarget> carries;
+  // Tensor has no public default constructor: a Tensor result is filled into an optional
+  // (`std::optional<Tensor> tmp_slot;`) and named after the if (`Tensor tmp = *tmp_slot;`).
+  std::vector<std::pair<size_t, std::string>> tensor_results;   // {return index, name}
   for (auto& rv : s.return_vars) {
+    if (rv->type && rv->type->is<TensorType>()) {
+      std::string name = fresh(GetSSABaseName(rv->name));
+      std::string slot = fresh(name + "_slot");
+      line("std::optional<Tensor> " + slot + ";");
+      needs_optional_header_ = true;
+      tensor_results.emplace_back(carries.size(), name);
+      carries.push_back(YieldTarget{slot, 0, nullptr});
+      continue;
+    }
     std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
-                       : rv->type && rv->type->is<TensorType>()     ? "Tensor{}"
                        : rv->type && rv->type->is<ArrayType>()      ? ""
                                                                     : "0";
     std::string name = declare_carry(rv.get(), init, rv->span);
@@ -324,6 +335,10 @@ void HostEmitter::emit_if(const IfStmt& s) {
   }
   close_block();
   yield_targets_.pop_back();
+  for (auto& [k, name] : tensor_results) {
+    line("Tensor " + name + " = *" + carries[k].text + ";");
+    carries[k].text = name;
+  }
   for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k].text);
 }
 

@@ -3,16 +3,17 @@
 // Next-level targets (pto2::L3Runtime::register_target): 1 = chip_add, 0 = chip_scale
 #include <stddef.h>
 #include <stdint.h>
+#include <optional>
 #include "pto_l3_api.h"
 
 extern "C" {
 
-PTO2OrchestrationConfig host_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig host_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 6 };
 }
 
-void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_acc = from_tensor_arg(orch_args.tensor(1));
@@ -24,7 +25,7 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     int64_t steps = (int64_t)orch_args.scalar(1);
     bool scale_first = (bool)orch_args.scalar(2);
 
-    Tensor tmp = Tensor{};
+    std::optional<Tensor> tmp_slot;
     TaskHandle t = TaskHandle::invalid();
     if (scale_first) {
         // Task 0: chip_scale (target 0)
@@ -33,7 +34,7 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         args_t0.add_scalar(to_u64(alpha));
         args_t0.add_tensor(ext_tmp);
         TaskHandle t_1 = submit_next_level(0, args_t0);
-        tmp = ext_tmp;
+        tmp_slot = ext_tmp;
         t = t_1;
     } else {
         // Task 1: chip_scale (target 0)
@@ -42,9 +43,10 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         args_t1.add_scalar(to_u64(1.0f));
         args_t1.add_tensor(ext_tmp);
         TaskHandle t_2 = submit_next_level(0, args_t1);
-        tmp = ext_tmp;
+        tmp_slot = ext_tmp;
         t = t_2;
     }
+    Tensor tmp = *tmp_slot;
     Tensor acc = ext_acc;
     TaskHandle prev = t;
     for (int64_t k = 0; k < steps; k += 1) {

@@ -3,16 +3,17 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <optional>
 #include "pto_orchestration_api.h"
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 5 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_a = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_b = from_tensor_arg(orch_args.tensor(1));
@@ -22,7 +23,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     int64_t condition = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
-        Tensor c;
+        std::optional<Tensor> c_slot;
         int64_t n = 0;
         if (condition > 0) {
             PTO2_SCOPE() {
@@ -33,7 +34,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t0.add_output(ext_c);
                 rt_submit_aiv_task(0, params_t0);
                 int64_t n_1 = 16;
-                c = ext_c;
+                c_slot = ext_c;
                 n = n_1;
             }
         } else {
@@ -45,10 +46,11 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1.add_output(ext_c);
                 rt_submit_aiv_task(1, params_t1);
                 int64_t n_1 = condition * 2;
-                c = ext_c;
+                c_slot = ext_c;
                 n = n_1;
             }
         }
+        Tensor c = *c_slot;
 
         // Task 2: shift
         Arg params_t2;
