@@ -306,17 +306,16 @@ void HostEmitter::emit_for(const ForStmt& f) {
 
 void HostEmitter::emit_if(const IfStmt& s) {
   std::vector<YieldTarget> carries;
-  // Tensor has no public default constructor: a Tensor result is filled into an optional
-  // (`std::optional<Tensor> tmp_slot;`) and named after the if (`Tensor tmp = *tmp_slot;`).
-  std::vector<std::pair<size_t, std::string>> tensor_results;   // {return index, name}
+  // Tensor has no public default constructor: a Tensor result is an optional filled by the
+  // branches (`std::optional<Tensor> tmp;`), read after the if as `tmp.value()`.
+  std::vector<size_t> tensor_results;   // return indices
   for (auto& rv : s.return_vars) {
     if (rv->type && rv->type->is<TensorType>()) {
       std::string name = fresh(GetSSABaseName(rv->name));
-      std::string slot = fresh(name + "_slot");
-      line("std::optional<Tensor> " + slot + ";");
+      line("std::optional<Tensor> " + name + ";");
       needs_optional_header_ = true;
-      tensor_results.emplace_back(carries.size(), name);
-      carries.push_back(YieldTarget{slot, 0, nullptr});
+      tensor_results.push_back(carries.size());
+      carries.push_back(YieldTarget{name, 0, nullptr});
       continue;
     }
     std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
@@ -335,10 +334,7 @@ void HostEmitter::emit_if(const IfStmt& s) {
   }
   close_block();
   yield_targets_.pop_back();
-  for (auto& [k, name] : tensor_results) {
-    line("Tensor " + name + " = *" + carries[k].text + ";");
-    carries[k].text = name;
-  }
+  for (size_t k : tensor_results) carries[k].text += ".value()";
   for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k].text);
 }
 

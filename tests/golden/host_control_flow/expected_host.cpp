@@ -25,7 +25,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
     int64_t steps = (int64_t)orch_args.scalar(1);
     bool scale_first = (bool)orch_args.scalar(2);
 
-    std::optional<Tensor> tmp_slot;
+    std::optional<Tensor> tmp;
     TaskHandle t = TaskHandle::invalid();
     if (scale_first) {
         // Task 0: chip_scale (target 0)
@@ -34,7 +34,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         args_t0.add_scalar(to_u64(alpha));
         args_t0.add_tensor(ext_tmp);
         TaskHandle t_1 = submit_next_level(0, args_t0);
-        tmp_slot = ext_tmp;
+        tmp = ext_tmp;
         t = t_1;
     } else {
         // Task 1: chip_scale (target 0)
@@ -43,17 +43,16 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         args_t1.add_scalar(to_u64(1.0f));
         args_t1.add_tensor(ext_tmp);
         TaskHandle t_2 = submit_next_level(0, args_t1);
-        tmp_slot = ext_tmp;
+        tmp = ext_tmp;
         t = t_2;
     }
-    Tensor tmp = *tmp_slot;
     Tensor acc = ext_acc;
     TaskHandle prev = t;
     for (int64_t k = 0; k < steps; k += 1) {
         // Task 2: chip_add (target 1)
         TaskArgs args_t2;
         args_t2.add_tensor(acc);
-        args_t2.add_tensor(tmp);
+        args_t2.add_tensor(tmp.value());
         args_t2.add_tensor(acc);
         if (prev.is_valid()) args_t2.add_dep_wait(prev);
         TaskHandle prev_1 = submit_next_level(1, args_t2);
@@ -64,7 +63,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
     TaskArgs args_t3;
     args_t3.add_tensor(acc);
     args_t3.add_scalar(to_u64((alpha * 2.0f)));
-    args_t3.add_tensor(tmp);
+    args_t3.add_tensor(tmp.value());
     submit_next_level(0, args_t3);
 }
 
