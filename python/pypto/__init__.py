@@ -10,11 +10,11 @@
 
 import importlib as _importlib
 
-from pypto.errors import InternalCompilerError, PyptoError
+from pypto.errors import DependencyError, InternalCompilerError, PyptoError
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__", "PyptoError", "InternalCompilerError", "compile", "ir", "language"]
+__all__ = ["__version__", "PyptoError", "DependencyError", "InternalCompilerError", "compile", "ir", "language"]
 
 _LAZY_MODULES = {"ir": "pypto.ir", "language": "pypto.language", "codegen": "pypto.codegen",
                  "backend": "pypto.backend", "runtime": "pypto.runtime"}

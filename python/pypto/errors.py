@@ -1,4 +1,4 @@
-"""The two kinds of pypto error.
+"""The two kinds of pypto error (``DependencyError`` is a kind of ``PyptoError``).
 
 ``PyptoError`` — the user's program is wrong. Raised by the DSL frontend (Python) and by the
 C++ core (``pypto::ir::UserError``, translated by the extension module). Its ``str()`` is the
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Optional
 
-__all__ = ["PyptoError", "InternalCompilerError", "render_diagnostic", "located_at"]
+__all__ = ["PyptoError", "DependencyError", "InternalCompilerError", "render_diagnostic", "located_at"]
 
 
 def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
@@ -115,6 +115,19 @@ class PyptoError(Exception):
             return cls(message, file=file, help=help)
         return cls(message, file=file, line=lineno + line_offset, col=col, end_col=end_col,
                    source_line=text, help=help, end_line=end_lineno + line_offset)
+
+
+class DependencyError(PyptoError, ValueError):
+    """A user edge that cannot be resolved (``deps=`` names a TaskId whose scope has closed).
+
+    Also a ``ValueError``, as the spec raises ``pypto::ValueError`` for it; the message is
+    the located diagnostic of every PyptoError::
+
+        try:
+            codegen.generate_orchestration(prog, "main")
+        except ValueError as e:   # or PyptoError, or DependencyError
+            print(e)
+    """
 
 
 class InternalCompilerError(Exception):

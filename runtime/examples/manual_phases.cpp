@@ -32,7 +32,7 @@ static void orchestration(const ChipStorageTaskArgs& args) {
       }
       Arg fence;
       fence.set_dependencies(tids, 4);
-      barrier = rt_submit_dummy_task(fence);
+      barrier = rt_submit_dummy_task(fence).task_id();
     }
   }
 }

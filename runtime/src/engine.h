@@ -281,7 +281,7 @@ class Engine {
   // ---- dependency tracking, scopes and memory (orchestrator thread)
   DepTracker tracker_;
   std::vector<uint64_t> dep_scratch_;  // the producers of the task being submitted
-  Tensor pred_scratch_;                // the element a predicate reads
+  Tensor pred_scratch_ = pto2::TensorFactory::blank();  // the element a predicate reads
   MemoryPool pool_;
   std::vector<Scope> scopes_;
   std::vector<PTO2Storage*> run_allocs_;  // the outermost scope's, released after the tail

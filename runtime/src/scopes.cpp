@@ -60,7 +60,7 @@ TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, ui
   out.tensors_.reserve(n);
   for (uint32_t i = 0; i < n; ++i) {
     const TensorCreateInfo& ci = *infos[i];
-    Tensor t;
+    Tensor t = pto2::TensorFactory::blank();
     t.ndims = ci.ndims;
     for (uint32_t d = 0; d < ci.ndims; ++d) t.shapes[d] = ci.shapes[d];
     pto2_row_major_strides(t.shapes, t.ndims, t.strides);

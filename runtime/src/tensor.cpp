@@ -57,7 +57,7 @@ bool Tensor::is_contiguous() const {
 
 Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype) {
   if (ndims > PTO2_MAX_DIMS) throw std::invalid_argument("make_tensor_external: rank " + std::to_string(ndims) + " > PTO2_MAX_DIMS");
-  Tensor t;
+  Tensor t = pto2::TensorFactory::blank();
   t.data = data;
   t.ndims = ndims;
   for (uint32_t i = 0; i < ndims; ++i) t.shapes[i] = shapes[i];
@@ -87,7 +87,7 @@ TensorCreateInfo::TensorCreateInfo(const uint32_t* shapes_in, uint32_t ndims_in,
 }
 
 void Arg::add_output(const TensorCreateInfo& info) {
-  Tensor t;
+  Tensor t = pto2::TensorFactory::blank();
   t.ndims = info.ndims;
   for (uint32_t i = 0; i < info.ndims; ++i) t.shapes[i] = info.shapes[i];
   pto2_row_major_strides(t.shapes, t.ndims, t.strides);

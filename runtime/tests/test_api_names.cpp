@@ -1,10 +1,20 @@
 // Every name generated code uses compiles and links; the sample generated file runs.
 #include <gtest/gtest.h>
 
+#include <type_traits>
+#include <utility>
+
 #include "test_util.h"
 
 extern "C" void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args);
 extern "C" PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args);
+
+// The real PTO2 runtime's shapes, so one generated text compiles against both runtimes.
+static_assert(!std::is_default_constructible<Tensor>::value, "Tensor has no public default constructor");
+static_assert(std::is_trivially_copyable<Tensor>::value && std::is_copy_assignable<Tensor>::value,
+              "Tensor is a copyable value");
+static_assert(std::is_same<decltype(rt_submit_dummy_task(std::declval<Arg&>())), TaskOutputTensors>::value,
+              "rt_submit_dummy_task returns TaskOutputTensors (the id is .task_id())");
 
 TEST(ApiNames, DtypeSizes) {
   EXPECT_EQ(dtype_size(DataType::FLOAT32), 4u);

@@ -21,7 +21,7 @@ TEST(Dummy, FanInBarrier) {
       ids[1] = rt_submit_aiv_task(0, pb).task_id();
       Arg d;
       d.set_dependencies(ids, 2);
-      PTO2TaskId barrier = rt_submit_dummy_task(d);
+      PTO2TaskId barrier = rt_submit_dummy_task(d).task_id();
       EXPECT_TRUE(barrier.is_valid());
       Arg pc;
       pc.add_input(ext1d(b));
@@ -42,11 +42,11 @@ TEST(Dummy, FanInBarrier) {
 TEST(Dummy, NoDepsAndLongDummyChains) {
   sweep([&](const ChipStorageTaskArgs&) {
     Arg e;
-    PTO2TaskId prev = rt_submit_dummy_task(e);
+    PTO2TaskId prev = rt_submit_dummy_task(e).task_id();
     for (int i = 0; i < 50000; ++i) {
       Arg d;
       d.set_dependencies(&prev, 1);
-      prev = rt_submit_dummy_task(d);
+      prev = rt_submit_dummy_task(d).task_id();
     }
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;

@@ -127,7 +127,7 @@ TEST(RaceChecker, TransitiveOrderThroughAutomaticEdgesAndDummies) {
     {
       Arg d;
       d.set_dependencies(&m, 1);
-      barrier = rt_submit_dummy_task(d);
+      barrier = rt_submit_dummy_task(d).task_id();
     }
     PTO2_SCOPE(PTO2ScopeMode::MANUAL) { submit_nop({{ext1d(x), INOUT}}, {barrier}); }
   });

@@ -45,7 +45,7 @@ TEST(Stress, ManyIndependentTasksAndWideFanIn) {
       }
       Arg d;
       d.set_dependencies(ids.data() + ids.size() - 1000, 1000);
-      PTO2TaskId all = rt_submit_dummy_task(d);
+      PTO2TaskId all = rt_submit_dummy_task(d).task_id();
       Arg f;
       f.add_output(ext1d(acc));
       f.add_scalar(1);

@@ -64,7 +64,9 @@ void translate_errors(const std::exception_ptr& p, void*) {
     kw["end_col"] = s.end_col;
     kw["source_line"] = s.source_line;
     kw["help"] = e.help();
-    raise_python_error("PyptoError", nb::make_tuple(e.message()), kw, e.what());
+    // The error kind picks the PyptoError subclass (pypto.errors.DependencyError is also a ValueError).
+    const char* cls = dynamic_cast<const DependencyError*>(&e) ? "DependencyError" : "PyptoError";
+    raise_python_error(cls, nb::make_tuple(e.message()), kw, e.what());
   } catch (const InternalError& e) {
     raise_python_error("InternalCompilerError", nb::make_tuple(std::string(e.what())), nb::dict(), e.what());
   }

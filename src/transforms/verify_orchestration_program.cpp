@@ -127,11 +127,12 @@ class OrchestrationVerifier {
       const Var* v = as_var(d);
       if (!v || !seen.insert(v).second) continue;
       if (m_.resolve(v)) continue;
-      throw UserError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
-                          "), whose scope has already closed here",
-                      where,
-                      "a TaskId lives in the PTO2_SCOPE it is produced in (every pl.range / pl.parallel / if body is "
-                      "one): keep the consumer in the producer's scope, or carry the TaskId out through the loop");
+      throw DependencyError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
+                                "), whose scope has already closed here",
+                            where,
+                            "a TaskId lives in the PTO2_SCOPE it is produced in (every pl.range / pl.parallel / if "
+                            "body is one): keep the consumer in the producer's scope, or carry the TaskId out through "
+                            "the loop");
     }
   }
 

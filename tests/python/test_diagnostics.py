@@ -446,6 +446,20 @@ def test_spmd_allow_early_resolve_inside_cluster():
                "allow_early_resolve= is not allowed on a pl.spmd nested inside pl.cluster()", "True)")
 
 
+def test_spmd_deps_inside_cluster():
+    # The edge would never reach the C++ (the spmd is expanded into the Group function).
+    body_check("rc, g = pl.submit(self.gate, rc)\nwith pl.cluster():\n    with pl.spmd(2, deps=[g]):  #!\n"
+               "        pass\nreturn d",
+               "deps= is not allowed on a pl.spmd nested inside pl.cluster()", "[g])",
+               help="move the option to the cluster's caller")
+
+
+def test_spmd_for_deps_inside_cluster():
+    body_check("rc, g = pl.submit(self.gate, rc)\nwith pl.cluster():\n    for i in pl.spmd(2, deps=[g]):  #!\n"
+               "        pass\nreturn d",
+               "deps= is not allowed on a pl.spmd nested inside pl.cluster()", "[g])")
+
+
 def test_at_without_level():
     body_check("with pl.at(deps=[]):  #!\n    pass\nreturn d", "pl.at needs level=", "pl.at(")
 

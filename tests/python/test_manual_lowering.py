@@ -110,7 +110,7 @@ def test_case1_array_carry_and_fence():
     assert "prev_tid_2[k] = prev_tid_1[k];" in code                  # inner init: slot-by-slot copy
     assert "prev_tid_2[branch] = prev_tid_3;" in code                # slot yield
     assert "prev_tid_1[k] = prev_tid_2[k];" in code                  # outer yield copy
-    assert "if (params_t0_deps_count > 0) prev_tid_fence = rt_submit_dummy_task(params_t0);" in code
+    assert "if (params_t0_deps_count > 0) prev_tid_fence = rt_submit_dummy_task(params_t0).task_id();" in code
 
 
 def test_task_dummy_and_arrays():

@@ -71,6 +71,23 @@ def test_unresolvable_user_edge_names_the_task_id_and_line(tmp_path):
     assert f"produced at {tmp_path / 'prog.py'}:{line_of(src, 'out, t = pl.submit')}" in msg
 
 
+def test_unresolvable_user_edge_is_a_dependency_error_and_a_value_error(tmp_path):
+    import pypto
+    from pypto.errors import DependencyError
+
+    prog, src = program(tmp_path, """
+        with pl.manual_scope():
+            out, t = pl.submit(self.k, x, out)
+        out, _ = pl.submit(self.k, x, out, deps=[t])
+    """)
+    with pytest.raises(ValueError) as ei:        # the spec raises pypto::ValueError
+        codegen.generate_orchestration(prog, "main")
+    assert isinstance(ei.value, DependencyError) and isinstance(ei.value, PyptoError)
+    assert pypto.DependencyError is DependencyError
+    assert "deps= names TaskId 't'" in str(ei.value)          # the message is kept
+    assert f"prog.py:{line_of(src, 'deps=[t]')}:" in str(ei.value)
+
+
 def test_same_edge_inside_the_scope_is_fine(tmp_path):
     prog, _ = program(tmp_path, """
         with pl.manual_scope():

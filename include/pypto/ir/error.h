@@ -2,6 +2,9 @@
 //   UserError:     the program is wrong. Carries a span, a message and an optional help line.
 //                  Rendered as `error: <what> --> file:line:col`, the source line, a caret
 //                  underline, then `help: ...`. The Python binding maps it to pypto.PyptoError.
+//   DependencyError: a UserError for a user edge (`deps=`) that cannot be resolved; Python
+//                  pypto.DependencyError, both a PyptoError and a ValueError (the spec's
+//                  pypto::ValueError).
 //   InternalError: the compiler is wrong (a broken invariant). Raised by PYPTO_CHECK.
 #pragma once
 #include <sstream>
@@ -32,6 +35,12 @@ class UserError : public std::runtime_error {
   std::string message_;
   Span span_;
   std::string help_;
+};
+
+/// A user edge that cannot be resolved: `throw DependencyError("deps= names TaskId 't' ...", span, help);`
+class DependencyError : public UserError {
+ public:
+  using UserError::UserError;
 };
 
 class InternalError : public std::logic_error {

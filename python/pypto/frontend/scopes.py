@@ -181,7 +181,9 @@ def _spmd_attrs(ctx, call):
     if cn_node is None:
         raise ctx.error(call, "pl.spmd needs the number of blocks: pl.spmd(N, ...)")
     if any(s.kind == "cluster" for s in ctx.scopes):
-        for k in ("predicate", "allow_early_resolve"):
+        # deps= too: the spec says a scheduling pl.spmd cannot nest in pl.cluster(), and the
+        # edge would silently vanish (the spmd never becomes a Submit of its own).
+        for k in ("deps", "predicate", "allow_early_resolve"):
             if k in kws:
                 raise ctx.error(kws[k], f"{k}= is not allowed on a pl.spmd nested inside pl.cluster()",
                                 help="a pl.spmd inside pl.cluster() is expanded into the Group function and never "

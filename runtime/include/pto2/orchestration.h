@@ -18,8 +18,10 @@ TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params);
 /// Submits a cluster task: the AIC and AIV kernels start together (gang) on one AIC and one
 /// AIV worker per block, see the same tensors/scalars; the task completes when all finish.
 TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params);
-/// A task without kernel that only waits for its dependencies (a compact fan-in point).
-PTO2TaskId rt_submit_dummy_task(Arg& params);
+/// A task without kernel that only waits for its dependencies (a compact fan-in point). As in
+/// the real PTO2 runtime it returns TaskOutputTensors (no tensors); the id is `.task_id()`:
+/// `PTO2TaskId barrier = rt_submit_dummy_task(params).task_id();`
+TaskOutputTensors rt_submit_dummy_task(Arg& params);
 
 /// Allocates runtime-owned tensors in the current scope, in order. They live until the scope
 /// ended and every task using them finished; then the memory is reused.

@@ -27,7 +27,7 @@ class SmallVec {
   SmallVec(SmallVec&& o) noexcept { take(o); }
   SmallVec& operator=(SmallVec&& o) noexcept {
     if (this != &o) {
-      if (cap_ != N) delete[] data_;
+      if (cap_ != N) ::operator delete(data_);
       data_ = inline_ptr();
       cap_ = N;
       take(o);
@@ -35,9 +35,10 @@ class SmallVec {
     return *this;
   }
   ~SmallVec() {
-    if (cap_ != N) delete[] data_;  // a heap buffer always holds more than N
+    if (cap_ != N) ::operator delete(data_);  // a heap buffer always holds more than N
   }
   static_assert(std::is_trivially_copyable<T>::value, "SmallVec holds trivially copyable types");
+  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "heap buffers use plain operator new");
   void push_back(const T& v) {
     if (size_ == cap_) grow(cap_ * 2);
     std::memcpy(static_cast<void*>(data_ + size_), &v, sizeof(T));
@@ -79,9 +80,10 @@ class SmallVec {
     o.size_ = 0;
   }
   void grow(uint32_t cap) {
-    T* d = new T[cap];
+    // Raw storage, like inline_: T need not be default-constructible (Tensor is not).
+    T* d = static_cast<T*>(::operator new(cap * sizeof(T)));
     if (size_) std::memcpy(static_cast<void*>(d), data_, size_ * sizeof(T));
-    if (cap_ != N) delete[] data_;
+    if (cap_ != N) ::operator delete(data_);
     data_ = d;
     cap_ = cap;
   }

@@ -36,8 +36,15 @@ constexpr uint32_t PTO2_MAX_DIMS = 8;
 /// Runtime-owned allocation record (opaque). nullptr for external memory.
 struct PTO2Storage;
 
+namespace pto2 {
+struct TensorFactory;
+}
+struct CoreTaskPredicate;
+
 /// A strided N-d view of storage. Trivially copyable; copying never copies data.
-/// 128 bytes, laid out without padding.
+/// 128 bytes, laid out without padding. Like the real PTO2 runtime's Tensor it has no public
+/// default constructor: a Tensor always comes from an entry argument, a submission, an
+/// allocation or a view (`Tensor t = from_tensor_arg(orch_args.tensor(0));`).
 struct Tensor {
   uint32_t shapes[PTO2_MAX_DIMS] = {};
   void* data = nullptr;                  ///< storage base (identity for dependency tracking)
@@ -79,8 +86,19 @@ struct Tensor {
   bool is_contiguous() const;
 
  private:
+  friend struct pto2::TensorFactory;
+  friend struct CoreTaskPredicate;
+  Tensor() = default;
   [[noreturn]] void view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const;
 };
+
+namespace pto2 {
+/// Runtime-internal: the one place that makes an empty Tensor (rank 0, no data) to fill in.
+/// `Tensor t = pto2::TensorFactory::blank();`
+struct TensorFactory {
+  static Tensor blank() { return Tensor(); }
+};
+}  // namespace pto2
 
 static_assert(sizeof(void*) != 8 || sizeof(Tensor) == 128, "Tensor is 128 bytes without padding on 64-bit targets");
 

@@ -7,12 +7,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 3 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     Tensor ext_a = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_b = from_tensor_arg(orch_args.tensor(1));
     Tensor ext_d = from_tensor_arg(orch_args.tensor(2));
@@ -80,7 +80,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                     rt_submit_task(mixed_0, params_t3);
                     Arg params_t4;
                     params_t4.set_dependencies(arr, 2);
-                    PTO2TaskId barrier = rt_submit_dummy_task(params_t4);
+                    PTO2TaskId barrier = rt_submit_dummy_task(params_t4).task_id();
                     arr[2] = barrier;
                 }
             }

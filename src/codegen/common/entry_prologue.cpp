@@ -59,12 +59,13 @@ void WriteOrchestrationEntry(std::ostream& os, const std::string& prefix, const 
     os << "    // " << comment << "\n";
     for (auto& l : lines) os << "    " << l << "\n";
   };
+  // Exported with default visibility so a build with -fvisibility=hidden still finds them.
   os << "extern \"C\" {\n\n";
-  os << "PTO2OrchestrationConfig " << prefix << "_orchestration_config(const ChipStorageTaskArgs& orch_args) {\n";
+  os << "__attribute__((visibility(\"default\"))) PTO2OrchestrationConfig " << prefix << "_orchestration_config(const ChipStorageTaskArgs& orch_args) {\n";
   os << "    (void)orch_args;\n";
   os << "    return PTO2OrchestrationConfig{ .expected_arg_count = " << fn.params.size() << " };\n";
   os << "}\n\n";
-  os << "void " << prefix << "_orchestration_entry(const ChipStorageTaskArgs& orch_args) {\n";
+  os << "__attribute__((visibility(\"default\"))) void " << prefix << "_orchestration_entry(const ChipStorageTaskArgs& orch_args) {\n";
   if (fn.params.empty()) os << "    (void)orch_args;\n";
   block("External tensors (from ChipStorageTaskArgs)", prologue.tensor_lines);
   block("Dynamic-dim symbols (extent of the declaring argument)", dim_lines);

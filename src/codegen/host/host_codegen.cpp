@@ -130,6 +130,7 @@ std::string HostEmitter::Generate() {
   if (!any) os << " none";
   os << "\n#include <stddef.h>\n#include <stdint.h>\n";
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
+  if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
   os << "#include \"pto_l3_api.h\"\n\n";
   common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body_.str(), {});
   return os.str();

@@ -105,6 +105,7 @@ class HostEmitter : public common::CppScalarExprPrinter {
   std::vector<std::vector<YieldTarget>> yield_targets_;
   std::ostringstream body_;
   int indent_ = 1;
+  bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
 
   void prescan(const ir::StmtPtr& s);

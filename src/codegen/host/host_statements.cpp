@@ -297,9 +297,19 @@ void HostEmitter::emit_for(const ForStmt& f) {
 
 void HostEmitter::emit_if(const IfStmt& s) {
   std::vector<YieldTarget> carries;
+  // Tensor has no public default constructor: a Tensor result is an optional filled by the
+  // branches (`std::optional<Tensor> tmp;`), read after the if as `tmp.value()`.
+  std::vector<size_t> tensor_results;   // return indices
   for (auto& rv : s.return_vars) {
+    if (rv->type && rv->type->is<TensorType>()) {
+      std::string name = fresh(GetSSABaseName(rv->name));
+      line("std::optional<Tensor> " + name + ";");
+      needs_optional_header_ = true;
+      tensor_results.push_back(carries.size());
+      carries.push_back(YieldTarget{name, 0, nullptr});
+      continue;
+    }
     std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
-                       : rv->type && rv->type->is<TensorType>()     ? "Tensor{}"
                        : rv->type && rv->type->is<ArrayType>()      ? ""
                                                                     : "0";
     std::string name = declare_carry(rv.get(), init, rv->span);
@@ -315,6 +325,7 @@ void HostEmitter::emit_if(const IfStmt& s) {
   }
   close_block();
   yield_targets_.pop_back();
+  for (size_t k : tensor_results) carries[k].text += ".value()";
   for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k].text);
 }
 

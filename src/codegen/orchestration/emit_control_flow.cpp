@@ -2,7 +2,10 @@
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
 //   ForStmt          -> carries declared before the loop (iter_arg_rebind_<i> = true only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
-//   IfStmt           -> return vars declared before the if, assigned by each branch's yield
+//   IfStmt           -> return vars declared before the if, assigned by each branch's yield;
+//                       a Tensor result goes through `std::optional<Tensor> c_slot;` and
+//                       `Tensor c = *c_slot;` after the if (Tensor has no public default
+//                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -80,11 +83,18 @@ void Emitter::emit_for(const ForStmt& f) {
 
 void Emitter::emit_if(const IfStmt& s) {
   YieldTarget target;
+  std::vector<std::pair<std::string, std::string>> tensor_results;   // {name, optional slot}
   for (auto& rv : s.return_vars) {
     std::string name = declare(rv.get());
     if (rv->type->is<TensorType>()) {
-      line("Tensor " + name + ";");
-    } else if (auto* sc = rv->type->as<ScalarType>()) {
+      std::string slot = scopes_.declare(name + "_slot", false);
+      line("std::optional<Tensor> " + slot + ";");
+      needs_optional_header_ = true;
+      tensor_results.emplace_back(name, slot);
+      target.names.push_back(slot);
+      continue;
+    }
+    if (auto* sc = rv->type->as<ScalarType>()) {
       line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
     } else {
       PYPTO_CHECK(false, "if result '" << rv->name << "' has an unsupported type");
@@ -104,6 +114,7 @@ void Emitter::emit_if(const IfStmt& s) {
   }
   yield_targets_.pop_back();
   close_block();
+  for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
 }
 
 void Emitter::emit_yield(const YieldStmt& y) {

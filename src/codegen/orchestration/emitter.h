@@ -167,6 +167,7 @@ class Emitter : public common::CppScalarExprPrinter {
   std::ostringstream* out_ = nullptr;
   std::ostringstream body_;
   int indent_ = 0;
+  bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::Var*, TupleRecord> tuples_;

@@ -15,7 +15,7 @@
 //   barrier = pl.system.task_dummy(deps=[a, b])  ->
 //   Arg params_t2;  <dep array>
 //   PTO2TaskId barrier = PTO2TaskId::invalid();
-//   if (params_t2_deps_count > 0) barrier = rt_submit_dummy_task(params_t2);
+//   if (params_t2_deps_count > 0) barrier = rt_submit_dummy_task(params_t2).task_id();
 // (a statically empty task_dummy is submitted unconditionally.)
 #include <unordered_set>
 
@@ -228,12 +228,12 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   std::string name = e.declare(result);
   if (count.empty()) {
     // No predecessors: still a real, ready-immediately task whose id must join its consumers.
-    e.line("PTO2TaskId " + name + " = rt_submit_dummy_task(" + params + ");");
+    e.line("PTO2TaskId " + name + " = rt_submit_dummy_task(" + params + ").task_id();");
     e.deps().Register(result, TaskIdRef{name, {name}, 0, true});
     return;
   }
   e.line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
-  e.line("if (" + count + " > 0) " + name + " = rt_submit_dummy_task(" + params + ");");
+  e.line("if (" + count + " > 0) " + name + " = rt_submit_dummy_task(" + params + ").task_id();");
 }
 
 }  // namespace

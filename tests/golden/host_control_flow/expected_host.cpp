@@ -3,16 +3,17 @@
 // Next-level targets (pto2::L3Runtime::register_target): 1 = chip_add, 0 = chip_scale
 #include <stddef.h>
 #include <stdint.h>
+#include <optional>
 #include "pto_l3_api.h"
 
 extern "C" {
 
-PTO2OrchestrationConfig host_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig host_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 6 };
 }
 
-void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_acc = from_tensor_arg(orch_args.tensor(1));
@@ -24,7 +25,7 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     int64_t steps = (int64_t)orch_args.scalar(1);
     bool scale_first = (bool)orch_args.scalar(2);
 
-    Tensor tmp = Tensor{};
+    std::optional<Tensor> tmp;
     TaskHandle t = TaskHandle::invalid();
     if (scale_first) {
         // Task 0: chip_scale (target 0)
@@ -51,7 +52,7 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         // Task 2: chip_add (target 1)
         TaskArgs args_t2;
         args_t2.add_tensor(acc);
-        args_t2.add_tensor(tmp);
+        args_t2.add_tensor(tmp.value());
         args_t2.add_tensor(acc);
         if (prev.is_valid()) args_t2.add_dep_wait(prev);
         TaskHandle prev_1 = submit_next_level(1, args_t2);
@@ -62,7 +63,7 @@ void host_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     TaskArgs args_t3;
     args_t3.add_tensor(acc);
     args_t3.add_scalar(to_u64((alpha * 2.0f)));
-    args_t3.add_tensor(tmp);
+    args_t3.add_tensor(tmp.value());
     submit_next_level(0, args_t3);
 }
 

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <optional>
 #include "pto_orchestration_api.h"
 
 #ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
@@ -11,12 +12,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 5 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_a = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_b = from_tensor_arg(orch_args.tensor(1));
@@ -26,7 +27,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     int64_t condition = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
-        Tensor c;
+        std::optional<Tensor> c_slot;
         int64_t n = 0;
         if (condition > 0) {
             PTO2_SCOPE() {
@@ -38,7 +39,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 PTO2_SOURCE_SITE(params_t0, "program.py", 31);
                 rt_submit_aiv_task(0, params_t0);
                 int64_t n_1 = 16;
-                c = ext_c;
+                c_slot = ext_c;
                 n = n_1;
             }
         } else {
@@ -51,10 +52,11 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 PTO2_SOURCE_SITE(params_t1, "program.py", 34);
                 rt_submit_aiv_task(1, params_t1);
                 int64_t n_1 = condition * 2;
-                c = ext_c;
+                c_slot = ext_c;
                 n = n_1;
             }
         }
+        Tensor c = *c_slot;
 
         // Task 2: shift
         Arg params_t2;

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <optional>
 #include "pto_orchestration_api.h"
 
 #ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
@@ -11,12 +12,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 3 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_data = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_out = from_tensor_arg(orch_args.tensor(1));
@@ -61,7 +62,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 }
             }
         }
-        Tensor out;
+        std::optional<Tensor> out_slot;
         PTO2TaskId t;
         if (flag > 0) {
             PTO2_SCOPE() {
@@ -79,16 +80,17 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 PTO2_SOURCE_SITE(params_t1, "program.py", 24);
                 TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
                 PTO2TaskId t_1 = task_1_outs.task_id();
-                out = ext_out;
+                out_slot = ext_out;
                 t = t_1;
             }
         } else {
             PTO2_SCOPE() {
                 PTO2TaskId t_1 = PTO2TaskId::invalid();
-                out = ext_out;
+                out_slot = ext_out;
                 t = t_1;
             }
         }
+        Tensor out = *out_slot;
 
         // Task 2: stripe
         Arg params_t2;

@@ -11,12 +11,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 2 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_data = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_out = from_tensor_arg(orch_args.tensor(1));
@@ -38,7 +38,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 }
                 params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
                 PTO2TaskId prev_tid_fence = PTO2TaskId::invalid();
-                if (params_t0_deps_count > 0) prev_tid_fence = rt_submit_dummy_task(params_t0);
+                if (params_t0_deps_count > 0) prev_tid_fence = rt_submit_dummy_task(params_t0).task_id();
                 PTO2TaskId prev_tid_2[4];
                 for (int64_t k = 0; k < 4; ++k) {
                     prev_tid_2[k] = prev_tid_1[k];

@@ -11,12 +11,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 3 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_parts = from_tensor_arg(orch_args.tensor(1));
@@ -48,7 +48,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
             if (first.is_valid()) params_t1_deps[params_t1_deps_count++] = first;
             params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
             PTO2TaskId barrier = PTO2TaskId::invalid();
-            if (params_t1_deps_count > 0) barrier = rt_submit_dummy_task(params_t1);
+            if (params_t1_deps_count > 0) barrier = rt_submit_dummy_task(params_t1).task_id();
             PTO2TaskId tids_slot = tids[1];
 
             // Task 2: reduce

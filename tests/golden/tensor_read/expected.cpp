@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <optional>
 #include "pto_orchestration_api.h"
 
 #ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
@@ -11,12 +12,12 @@
 
 extern "C" {
 
-PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
     return PTO2OrchestrationConfig{ .expected_arg_count = 3 };
 }
 
-void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_counts = from_tensor_arg(orch_args.tensor(1));
@@ -35,7 +36,7 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
         rt_submit_aiv_task(0, params_t0);
         int64_t k_idx[2] = {2, 1};
         int32_t k = get_tensor_data<int32_t>(ext_counts, 2, k_idx);
-        Tensor y;
+        std::optional<Tensor> y_slot;
         if (k > 0) {
             PTO2_SCOPE() {
                 // Task 1: scale
@@ -45,13 +46,14 @@ void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
                 params_t1.add_scalar(to_u64(2.0f));
                 PTO2_SOURCE_SITE(params_t1, "program.py", 21);
                 rt_submit_aiv_task(0, params_t1);
-                y = ext_y;
+                y_slot = ext_y;
             }
         } else {
             PTO2_SCOPE() {
-                y = ext_y;
+                y_slot = ext_y;
             }
         }
+        Tensor y = *y_slot;
         int64_t w_idx[2] = {(int64_t)(k), 0};
         float w = get_tensor_data<float>(y, 2, w_idx);
 
