@@ -401,7 +401,7 @@ Served unpack_task(const std::vector<char>& buf, std::unordered_map<uint64_t, st
     const uint64_t key = r.get<uint64_t>();
     const uint64_t bytes = r.get<uint64_t>();
     const bool has_data = r.get<uint8_t>() != 0;
-    Tensor t;
+    Tensor t = pto2::TensorFactory::blank();
     std::memcpy(static_cast<void*>(&t), r.bytes(sizeof(Tensor)), sizeof(Tensor));
     std::vector<char>& local = cache[key];
     if (has_data) {
