@@ -182,7 +182,7 @@ TEST(TraceEvents, OneSubmitSpanPerSubmissionOnTheOrchestratorTrack) {
     c.launch_spec.set_block_num(2);
     ids.push_back(rt_submit_aic_task(13, c).task_id().raw);
     Arg d;
-    ids.push_back(rt_submit_dummy_task(d).raw);
+    ids.push_back(rt_submit_dummy_task(d).task_id().raw);
   });
   ASSERT_TRUE(r.ok()) << r.message;
   const std::vector<JValue> ev = trace_events(rt, "pto2_trace_events_submit.json");
