@@ -227,9 +227,11 @@ struct L3Runtime::Impl : L3Executor {
       {
         std::lock_guard<std::mutex> lk(s.mu);
         consumers.swap(s.fanout);
+        // Counted out before the slot is freed (the host may fill it at once: live <= window),
+        // under the slot's lock, so a publish into this slot waits for both.
+        live.fetch_sub(1);
         s.index.store(0);  // retired: handles of `i` now read as finished
       }
-      live.fetch_sub(1);
       for (uint64_t c : consumers) {
         if (slot_of(c).fanin.fetch_sub(1) == 1) {
           if (slot_of(c).barrier) todo.push_back(c);
