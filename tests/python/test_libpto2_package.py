@@ -33,7 +33,7 @@ def test_find_package_consumer_builds_and_runs(prefix, tmp_path):
     _run(["cmake", "-S", os.path.join(RUNTIME, "examples", "consumer"), "-B", str(build),
           "-DCMAKE_PREFIX_PATH=%s" % prefix])
     _run(["cmake", "--build", str(build)])
-    out = _run([str(build / "hello_add")]).stdout
+    out = _run([str(build / "hello_add")], cwd=str(tmp_path)).stdout   # it writes its trace in the cwd
     assert "d[0] = 5.0 (expected 5.0)" in out
 
 
@@ -61,4 +61,4 @@ def test_pkg_config_flags_build_a_program(prefix, tmp_path):
     exe = tmp_path / "hello_add"
     cxx = os.environ.get("CXX", "g++")
     _run([cxx, os.path.join(RUNTIME, "examples", "hello_add.cpp"), "-o", str(exe)] + _pc_flags(prefix))
-    assert "d[0] = 5.0 (expected 5.0)" in _run([str(exe)]).stdout
+    assert "d[0] = 5.0 (expected 5.0)" in _run([str(exe)], cwd=str(tmp_path)).stdout
