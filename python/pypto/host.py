@@ -133,13 +133,11 @@ class HostProgram:
         """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the
         same checks, omitted pl.Out parameters allocated and returned, else a ``HostRunStats``).
         ``trace="host.json"`` writes the HOST-level trace (``write_host_trace``)."""
-        from pypto.errors import PyptoError
         from pypto.runtime.args import ArgumentValueError, bind_and_check, param_specs
 
-        if trace is not None:
-            tdir = os.path.dirname(os.path.abspath(trace))
-            if not os.path.isdir(tdir):
-                raise PyptoError("trace path %r: directory %r does not exist" % (trace, tdir))
+        if trace is not None:   # the one trace-path check of L2 runs: a missing directory fails before running
+            from pypto.runtime.trace_path import resolve_trace_path
+            trace = resolve_trace_path(trace)
         call = bind_and_check(param_specs(self.signature), self.entry or "host", args, kwargs)
 
         tensors = []

@@ -246,3 +246,16 @@ def test_pypto_compile_chip_entry_of_a_host_program():
     c = np.zeros_like(a)
     chip(a, a, c)
     np.testing.assert_allclose(c, 2 * a)
+
+
+def test_host_trace_directory_missing_fails_before_running(tmp_path):
+    from host_cases import _golden
+    from pypto.runtime.trace_path import TracePathError
+    prog = host.compile_host(_golden("host_basic"))
+    x = np.ones(64, np.float32)
+    z, w = np.zeros(64, np.float32), np.zeros(64, np.float32)
+    with pytest.raises(TracePathError, match="does not exist"):
+        prog(x, x, z, w, trace=str(tmp_path / "no" / "dir" / "host.json"))
+    assert not z.any() and not w.any()      # nothing ran
+    stats = prog(x, x, z, w, trace=str(tmp_path / "host.json"))
+    assert stats.trace_path == str(tmp_path / "host.json") and os.path.isfile(stats.trace_path)
