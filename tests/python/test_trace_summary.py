@@ -116,6 +116,8 @@ def test_cli_errors(tmp_path, capsys):
     bad.write_text("[1, 2")
     assert cli.main(["trace", "summary", str(bad)]) == 2
     assert "is not a pypto trace" in capsys.readouterr().err
+    assert cli.main(["trace", "summary", str(bad), "--top", "-1"]) == 2
+    assert "--top must be 0 or more, got -1" in capsys.readouterr().err
 
 
 def _vector_add():

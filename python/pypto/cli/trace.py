@@ -20,6 +20,8 @@ def add_trace_parser(sub) -> None:
 def cmd_trace(args) -> int:
     from pypto.trace_summary import TraceFormatError, summarize
 
+    if args.top < 0:
+        raise CliError("--top must be 0 or more, got %d" % args.top)
     try:
         summary = summarize(args.file)
     except FileNotFoundError:
