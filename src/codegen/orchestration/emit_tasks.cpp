@@ -159,13 +159,16 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   if (!result) return;
   std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
   std::vector<Binding> elems;
+  std::vector<bool> runtime_allocated;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
     const int p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});
+      runtime_allocated.push_back(true);
       continue;
     }
+    runtime_allocated.push_back(false);
     auto* v = as_var(args[p]);
     PYPTO_CHECK(v, "aliased argument of '" << callee << "' is not a variable");
     elems.push_back(binding_of(v));
@@ -174,6 +177,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     TupleRecord rec;
     rec.key = "_tc_" + std::to_string(next_tuple());
     rec.elements = std::move(elems);
+    rec.runtime_allocated = std::move(runtime_allocated);
     rec.task_outs = task_outs;
     tuples_[result] = std::move(rec);
   } else if (!elems.empty()) {
@@ -187,6 +191,14 @@ void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
   TupleRecord& rec = tuples_[tv];
   size_t i = static_cast<size_t>(g.index);
   if (i < rec.elements.size()) {
+    if (i < rec.runtime_allocated.size() && rec.runtime_allocated[i]) {
+      // A runtime-allocated output keeps its binding: const Tensor& tmp = task_0_outs.get_ref(0);
+      mark_used(rec.elements[i]);
+      std::string name = declare(target);
+      line("const Tensor& " + name + " = " + rec.elements[i].text + ";");
+      rec.elements[i] = Binding{name, {name}};
+      rec.runtime_allocated[i] = false;
+    }
     bind(target, rec.elements[i]);
     return;
   }

@@ -66,6 +66,7 @@ struct Binding {
 struct TupleRecord {
   std::string key;
   std::vector<Binding> elements;
+  std::vector<bool> runtime_allocated;   // per element: `task_outs.get_ref(k)` (gets a const Tensor& name)
   std::string task_outs;   // "" for a plain Call
 };
 
