@@ -5,6 +5,7 @@
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -13,7 +14,10 @@ using namespace ir;
 void Emitter::emit_block_body(const StmtPtr& body) {
   std::vector<StmtPtr> stmts = flatten_stmts(body);
   emit_alloc_batch(batchable_creates(stmts));
+  const YieldStmt* outer_yield = block_yield_;
+  block_yield_ = transforms::TrailingYield(stmts);
   for (auto& s : stmts) emit_stmt(s);
+  block_yield_ = outer_yield;
 }
 
 void Emitter::emit_stmt(const StmtPtr& s) {

@@ -205,6 +205,10 @@ void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
   // The element after the kernel results of a Submit is its TaskId.
   PYPTO_CHECK(!rec.task_outs.empty() && i == rec.elements.size(), "tuple index " << i << " out of range (" << rec.key << ")");
   scopes_.use(rec.task_outs);
+  if (const std::string* hoisted = hoisted_task_id(target)) {   // declared before its PTO2_SCOPE
+    line(*hoisted + " = " + rec.task_outs + ".task_id();");
+    return;
+  }
   std::string name = declare(target);
   line("PTO2TaskId " + name + " = " + rec.task_outs + ".task_id();");
 }

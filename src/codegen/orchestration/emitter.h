@@ -126,6 +126,12 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_if(const ir::IfStmt& s);
   void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
+  // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
+  // carries out (transforms::TaskIdsCarriedOutOfScope), or null.
+  const std::string* hoisted_task_id(const ir::Var* v) const {
+    auto it = hoisted_task_ids_.find(v);
+    return it == hoisted_task_ids_.end() ? nullptr : &it->second;
+  }
 
   // ---- shared state ----
   const ir::ProgramPtr& program() const { return program_; }
@@ -178,6 +184,8 @@ class Emitter : public common::CppScalarExprPrinter {
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
+  const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
+  std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::unique_ptr<DependencyEmitter> deps_;
