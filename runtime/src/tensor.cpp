@@ -1,4 +1,6 @@
 // tensor.cpp — value operations on tensors, arguments and predicates (no runtime state).
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -206,5 +208,40 @@ uint16_t float_to_half(float f) {
   uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
   if (mant & 0x1000u) ++h;
   return static_cast<uint16_t>(sign | h);
+}
+
+namespace {
+// One element of `dt` holding `v`, as raw bytes (at most 8).
+void encode_element(DataType dt, double v, unsigned char* out) {
+  auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
+  switch (dt) {
+    case DataType::FLOAT32: put(static_cast<float>(v)); break;
+    case DataType::FLOAT16: put(float_to_half(static_cast<float>(v))); break;
+    case DataType::BFLOAT16: put(float_to_bfloat16(static_cast<float>(v))); break;
+    case DataType::INT8: put(static_cast<int8_t>(v)); break;
+    case DataType::INT16: put(static_cast<int16_t>(v)); break;
+    case DataType::INT32: put(static_cast<int32_t>(v)); break;
+    case DataType::INT64: put(static_cast<int64_t>(v)); break;
+    case DataType::UINT8: put(static_cast<uint8_t>(v)); break;
+    case DataType::UINT16: put(static_cast<uint16_t>(v)); break;
+    case DataType::UINT32: put(static_cast<uint32_t>(v)); break;
+    case DataType::UINT64: put(static_cast<uint64_t>(v)); break;
+    case DataType::BOOL: put(static_cast<uint8_t>(v != 0.0)); break;
+  }
+}
+}  // namespace
+
+void fill_elements(void* data, size_t numel, DataType dt, double v) {
+  const size_t size = dtype_size(dt);
+  if (v == 0.0) {   // +0 and -0 of every dtype but the float sign bit: all-zero bytes
+    if (!std::signbit(v)) {
+      std::memset(data, 0, numel * size);
+      return;
+    }
+  }
+  unsigned char elem[8];
+  encode_element(dt, v, elem);
+  auto* p = static_cast<unsigned char*>(data);
+  for (size_t i = 0; i < numel; ++i) std::memcpy(p + i * size, elem, size);
 }
 }  // namespace pto2

@@ -117,3 +117,46 @@ def test_empty_name_hint_is_unhinted():
     from test_diagnostics import program
     p = pl.parse_program(program(body))
     assert "name_hint" not in ir.python_print(p)
+
+
+# -- §2 pl.create_tensor(..., init_value=) ----------------------------------------------------
+def test_init_value_e2e():
+    compiled = pypto.compile(golden_program("anchor_init_value"))
+    rng = np.random.default_rng(2)
+    for _ in range(3):    # later runs reuse pool memory a previous run dirtied
+        x = rng.standard_normal((16, 16)).astype(np.float32)
+        xi = rng.integers(-50, 50, (16, 16)).astype(np.int32)
+        out = np.ones((16, 16), np.float32)
+        out_i = np.full((16, 16), 3, np.int32)
+        compiled(x, xi, out, out_i)
+        np.testing.assert_allclose(out, 1 + (x + 0.25), rtol=1e-6)
+        np.testing.assert_array_equal(out_i, 3 + (xi - 7))
+
+
+def test_init_value_prints_after_manual_dep_and_reparses():
+    p = golden_program("anchor_init_value")
+    text = ir.python_print(p)
+    assert "pl.create_tensor([16, 16], dtype=pl.FP32, manual_dep=True, init_value=1.0)" in text
+    assert "init_value=-7.0" in text
+    assert ir.structural_equal(pl.parse_program(text), p)
+
+
+@pytest.mark.parametrize("value,message", [
+    ("n", "init_value must be a compile-time constant, got 'n'"),
+    ("True", "init_value must be an int or float constant, got bool 'True'"),
+    ("INF", "init_value inf is not finite"),
+    ("BIG", "is beyond +-2^53"),
+])
+def test_init_value_parse_errors(value, message):
+    body_check(f"t = pl.create_tensor([16, 16], dtype=pl.FP32, init_value={value})  #!\nreturn d", message,
+               value + ")", help="init_value", prelude="BIG = 2 ** 60\nINF = float('inf')")
+
+
+@pytest.mark.parametrize("dtype,value,message", [
+    ("INT32", "0.5", "init_value 0.5 is not an integer, but the dtype is INT32"),
+    ("FP16", "1.0", "a non-zero init_value needs a 32-bit or integer dtype, got FP16"),
+    ("BF16", "-2", "a non-zero init_value needs a 32-bit or integer dtype, got BF16"),
+])
+def test_init_value_dtype_errors(dtype, value, message):
+    body_check(f"t = pl.create_tensor([16, 16], dtype=pl.{dtype}, init_value={value})  #!\nreturn d", message,
+               "pl.create_tensor")

@@ -20,6 +20,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
+from pypto.frontend.op_options import init_value
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
@@ -114,7 +115,9 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
     if spec.op == "tensor.slice":
         _check_slice_literals(ctx, named)
     for pname, anode in named:
-        if pname in spec.attrs:
+        if pname == "init_value" and spec.op == "tensor.create":
+            attrs[pname] = init_value(ctx, anode)
+        elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
         else:
             args.append(eval_arg(ctx, anode))

@@ -86,8 +86,8 @@ def _tile_ops(prefix: str) -> dict:
 
 def _tensor_ops(prefix: str) -> dict:
     return {
-        "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
-                     ("dtype", "manual_dep", "layout")),
+        "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
+                     ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
         "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
@@ -114,8 +114,8 @@ no_dep = Builtin("no_dep", "no_dep")
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")
 _tensor = _tensor_ops("tensor.")
-create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
-                   ("dtype", "manual_dep", "layout"))
+create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
+                   ("dtype", "manual_dep", "layout", "init_value"))
 read = _tensor_ops("")["read"]
 slice = _tensor_ops("")["slice"]             # noqa: A001
 transpose = _tensor_ops("")["transpose"]
