@@ -48,6 +48,26 @@ int64_t Tensor::numel() const {
   return n;
 }
 
+Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
+  if (new_ndims == 0 || new_ndims > PTO2_MAX_DIMS)
+    throw std::invalid_argument("Tensor::reshape: rank " + std::to_string(new_ndims) + " is not in 1.." +
+                                std::to_string(PTO2_MAX_DIMS));
+  if (!is_contiguous())
+    throw std::invalid_argument("Tensor::reshape: the source view is not contiguous (a slice or transpose of a "
+                                "larger tensor); reshape the whole tensor, or copy the view in a kernel first");
+  int64_t n = 1;
+  for (uint32_t i = 0; i < new_ndims; ++i) n *= new_shapes[i];
+  if (n != numel())
+    throw std::invalid_argument("Tensor::reshape: cannot reshape a tensor of " + std::to_string(numel()) +
+                                " elements into a shape of " + std::to_string(n) + " elements");
+  Tensor t = *this;
+  t.ndims = new_ndims;
+  for (uint32_t i = 0; i < PTO2_MAX_DIMS; ++i) t.shapes[i] = i < new_ndims ? new_shapes[i] : 0;
+  pto2_row_major_strides(t.shapes, new_ndims, t.strides);
+  for (uint32_t i = new_ndims; i < PTO2_MAX_DIMS; ++i) t.strides[i] = 0;
+  return t;
+}
+
 bool Tensor::is_contiguous() const {
   int64_t s = 1;
   for (uint32_t i = ndims; i-- > 0;) {

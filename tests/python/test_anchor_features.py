@@ -160,3 +160,83 @@ def test_init_value_parse_errors(value, message):
 def test_init_value_dtype_errors(dtype, value, message):
     body_check(f"t = pl.create_tensor([16, 16], dtype=pl.{dtype}, init_value={value})  #!\nreturn d", message,
                "pl.create_tensor")
+
+
+# -- §3 pl.reshape ------------------------------------------------------------------------------
+def test_reshape_e2e():
+    compiled = pypto.compile(golden_program("anchor_reshape"))
+    x = np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    z = np.zeros((16, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(z, 2 * x + 1, rtol=1e-6)
+
+
+def test_reshape_dispatches_on_operand_kind():
+    text = ir.python_print(golden_program("anchor_reshape"))
+    assert "pl.tensor.reshape(x, [8, 32])" in text and "pl.tensor.reshape(y, [8, 32])" in text
+    assert "pl.tile.reshape" in text or "pl.reshape(t, [16, 16])" in text
+    assert ir.structural_equal(pl.parse_program(text), golden_program("anchor_reshape"))
+
+
+RESHAPE_VIEW_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, a: pl.Tensor[[64], pl.FP32], c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = pl.store(pl.load(a, [0], [64]), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        v = pl.tensor.slice(x, [4, 16], [0, 0])
+        w = pl.tensor.transpose(v, 0, 1)
+        r = pl.reshape(w, [64])
+        y = self.copy(r, y)
+        return y
+'''
+
+
+def test_reshape_of_non_contiguous_view_fails_the_run():
+    compiled = pypto.compile(pl.parse_program(RESHAPE_VIEW_SRC))
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(PyptoError, match="Tensor::reshape: the source view is not contiguous"):
+        compiled(x, np.zeros(64, np.float32))
+
+
+def test_reshape_of_contiguous_slice_runs():
+    src = RESHAPE_VIEW_SRC.replace("        w = pl.tensor.transpose(v, 0, 1)\n", "").replace("(w, [64])", "(v, [64])")
+    compiled = pypto.compile(pl.parse_program(src))
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros(64, np.float32)
+    compiled(x, y)
+    np.testing.assert_array_equal(y, x[:4].reshape(64))
+
+
+def test_reshape_size_mismatch():
+    body_check("t = pl.reshape(a, [16, 8])  #!\nreturn d", "tensor.reshape: cannot reshape tensor of size 256 into "
+               "shape with size 128", "pl.reshape", help="must hold the same number of elements")
+
+
+def test_reshape_tile_size_mismatch():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def bad(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t = pl.reshape(pl.load(a, [0, 0], [16, 16]), [4, 4])  #!
+        c = pl.store(t, [0, 0], c)
+        return c
+'''
+    from test_diagnostics import check, program
+    check(program("return d", extra=extra), "cannot reshape tile of size 256 into shape with size 16", "pl.reshape")
+
+
+def test_reshape_needs_tensor_or_tile():
+    body_check("t = pl.reshape(n, [16, 8])  #!\nreturn d", "pl.reshape needs a tensor or a tile, got", "n, [16",
+               help="Tensor -> pl.tensor.reshape")
+
+
+def test_reshape_non_integer_shape():
+    body_check("t = pl.reshape(a, [16, 2.5])  #!\nreturn d", "element 1 of 'shape' must be an integer", "pl.reshape")

@@ -93,6 +93,7 @@ def _tensor_ops(prefix: str) -> dict:
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
         "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),
+        "reshape": op(prefix + "reshape", "tensor.reshape", ("tensor", "shape")),
     }
 
 
@@ -200,3 +201,7 @@ _tile.update(_reference_tile_ops("tile."))
 tile.__dict__.update(_reference_tile_ops("tile."))
 tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
 TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))
+
+# -- unified ops (spec anchor_features §3): dispatch on the first argument, Tensor or Tile ----
+reshape = Builtin("reshape", "unified", (OpSpec("tensor.reshape", ("tensor", "shape")),
+                                         OpSpec("tile.reshape", ("tile", "shape"))))

@@ -69,6 +69,11 @@ struct Tensor {
   }
   /// Swap axes `a` and `b` (shapes and strides), zero copy.
   Tensor transpose(uint32_t a, uint32_t b) const;
+  /// The same elements, row-major, under a new shape: a zero-copy view of the same storage
+  /// (so automatic tracking sees it overlapping its source). Throws std::invalid_argument when
+  /// the view is not contiguous or the element counts differ.
+  /// `uint32_t r_shapes[2] = {1, 256}; Tensor r = src.reshape(r_shapes, 2);`
+  Tensor reshape(const uint32_t* new_shapes, uint32_t new_ndims) const;
   /// Pointer to the first element of the view (data + offset).
   template <class T>
   T* ptr() const {

@@ -5,6 +5,7 @@
 //   tensor.slice(t, [8, 16], [8, 0])            -> Tensor[[8, 16], t.dtype]
 //   tensor.transpose(t, 0, 1)                   -> Tensor with dims 0 and 1 swapped
 //   tensor.dim(t, 0)                            -> Scalar[INDEX]
+//   tensor.reshape(t[4, 64], [1, 256])          -> Tensor[[1, 256], t.dtype] (row-major view)
 //   tensor.assemble(target, source, [0, 8])     -> type of target
 #include <cmath>
 
@@ -124,6 +125,34 @@ void register_tensor_ops(OpRegistry& r) {
            auto* t = expect_tensor("tensor.dim", "tensor", args[0], span);
            normalize_axis("tensor.dim", "axis", expect_const_int("tensor.dim", "axis", args[1], span), t->shape.size(), span);
            return ScalarType::make(DataType::INDEX);
+         });
+
+  add_op(r, "tensor.reshape", {"tensor", "shape"}, {},
+         "The same elements, row-major, under a new shape (a zero-copy view of a contiguous tensor).",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.reshape", "tensor", args[0], span);
+           auto shape = expect_int_list("tensor.reshape", "shape", args[1], span);
+           PYPTO_USER_CHECK(!shape.empty(), span, "tensor.reshape: shape must not be empty", "");
+           // Element counts must agree when both shapes are fully static.
+           auto count = [](const std::vector<ExprPtr>& dims) -> int64_t {
+             int64_t n = 1;
+             for (auto& d : dims) {
+               auto* c = d->as<ConstInt>();
+               if (!c) return -1;
+               n *= c->value;
+             }
+             return n;
+           };
+           for (auto& d : shape) {
+             auto* c = d->as<ConstInt>();
+             PYPTO_USER_CHECK(!c || c->value > 0, span, "tensor.reshape: dimension " << describe(d) << " must be positive", "");
+           }
+           int64_t from = count(t->shape), to = count(shape);
+           PYPTO_USER_CHECK(from < 0 || to < 0 || from == to, span,
+                            "tensor.reshape: cannot reshape tensor of size " << from << " into shape with size " << to,
+                            "the new shape " + describe_shape(shape) + " must hold the same number of elements as " +
+                                describe_shape(t->shape));
+           return TensorType::make(std::move(shape), t->dtype);
          });
 
   add_op(r, "tensor.assemble", {"target", "source", "offsets"}, {},
