@@ -24,7 +24,8 @@ namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-void LinkBuiltinOrchestrationOps() {}
+void LinkReferenceOrchestrationOps();   // op_reshape.cpp (anchor_features ops)
+void LinkBuiltinOrchestrationOps() { LinkReferenceOrchestrationOps(); }
 
 namespace {
 
