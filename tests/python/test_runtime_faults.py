@@ -134,6 +134,28 @@ def test_four_threads_calling_one_program(loop):
         assert (out == k * 10 + r + 2).all(), (k, r, out[0, 0])
 
 
+def test_separate_compiled_programs_run_in_threads():
+    """One CompiledProgram per thread (the second compile is a cache hit): separate runtimes."""
+    progs = [pypto.compile(pl.parse_program(LOOP_SRC, filename="loop.py")) for _ in range(2)]
+    outs = [np.zeros((16, 16), np.float32) for _ in progs]
+    errors = []
+
+    def worker(k):
+        try:
+            progs[k](np.full((16, 16), float(k), np.float32), outs[k], 2000)
+        except Exception as e:      # pragma: no cover - reported below
+            errors.append(e)
+    threads = [threading.Thread(target=worker, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    for p in progs:
+        p.close()
+    assert not errors, errors
+    assert (outs[0] == 2).all() and (outs[1] == 3).all()
+
+
 def test_failed_runs_leave_the_program_usable(loop):
     x = np.zeros((16, 16), np.float32)
     out = np.zeros_like(x)
@@ -141,6 +163,35 @@ def test_failed_runs_leave_the_program_usable(loop):
         with pytest.raises(RunError, match="memory limit"):
             loop(x, out, 3, memory_limit=100)      # one 1 KiB tensor exceeds the limit
     loop(x, out, 3, memory_limit=100000)
+    assert (out == 2).all()
+
+
+def test_a_deadlocked_runtime_is_replaced_not_reused(loop):
+    """A run that deadlocks leaves stuck tasks in its runtime's ring (the DSL cannot express a
+    deadlock, so a stand-in runtime reports one): the program drops that runtime, closing it, and
+    the next call runs on a fresh one."""
+    x = np.zeros((16, 16), np.float32)
+    out = np.zeros_like(x)
+    loop(x, out, 1)
+    real = loop._runtime
+
+    class Deadlocked:
+        config = real.config
+        closed = False
+
+        def run(self, *args, **kwargs):
+            raise RunError("the run failed: deadlock: 1 task(s) can never run: task #7")
+
+        def close(self):
+            self.closed = True
+    stuck = Deadlocked()
+    loop._runtime = stuck
+    with pytest.raises(RunError, match="deadlock"):
+        loop(x, out, 1)
+    assert stuck.closed and loop._runtime is None
+    real.close()
+    out[:] = 0
+    loop(x, out, 2)
     assert (out == 2).all()
 
 
