@@ -74,6 +74,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
+  PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);
   PYPTO_BIND_PASS(DeriveCallDirections);
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);

@@ -297,10 +297,15 @@ std::string Printer::print_call(const Call& c) {
     first = false;
     done.insert(key);
   }
+  // pl.create_tensor(..., manual_dep=..., init_value=...): init_value last, as the reference prints it.
+  if (c.callee == "tensor.create") done.insert("init_value");
   for (auto& [k, v] : c.attrs) {
     if (done.count(k)) continue;
     s += (first ? "" : ", ") + k + "=" + print_attr_value(k, v);
     first = false;
+  }
+  if (auto it = c.attrs.find("init_value"); c.callee == "tensor.create" && it != c.attrs.end()) {
+    s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
   return s + ")";
 }

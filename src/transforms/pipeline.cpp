@@ -10,6 +10,7 @@ std::vector<Pass> DefaultPipeline() {
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
+      UpgradeWrittenParamDirections(),   // written kernel params declared In -> Out / InOut
       DeriveCallDirections(),       // per-call-site arg directions from callee params
       StampStaticTripCounts(),      // ForStmt::trip_count of loops with literal bounds
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy

@@ -47,7 +47,7 @@ const std::set<std::string>& SupportedOrchestrationOps() {
   static const std::set<std::string> ops = {
       "tensor.create",      "tensor.read",  "tensor.slice",      "tensor.transpose",
       "tensor.dim",         "tensor.assemble", "system.task_dummy", "system.task_invalid",
-      "array.create",       "array.get_element", "array.update_element"};
+      "array.create",       "array.get_element", "array.update_element", "tensor.reshape"};
   return ops;
 }
 
@@ -347,6 +347,10 @@ class OrchestrationVerifier {
     } else if (name == "tensor.transpose") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));
+    } else if (name == "tensor.reshape") {
+      tensor_arg(c, 0);
+      ref(as_var(c.args[0]));
+      list_exprs(c, 1);
     } else if (name == "tensor.dim") {
       tensor_arg(c, 0);
     } else if (name == "tensor.assemble") {

@@ -18,6 +18,10 @@ Pass NormalizeReturnOrder();
 // synthesized InCore copy kernel writing that view. Requires ReturnParamsExplicit.
 Pass LowerTensorAssemble();
 
+// Kernel params declared In that the body writes -> Out / InOut; callers' In params passed
+// into such slots follow (an Orchestration's are refused). Runs before DeriveCallDirections.
+Pass UpgradeWrittenParamDirections();
+
 // Fills Call/Submit::arg_directions from the callee's ParamDirection (keeps NoDep).
 // Produces CallDirectionsDerived.
 Pass DeriveCallDirections();

@@ -36,12 +36,14 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     OutlineIncoreScopes,
     Pass,
     StampStaticTripCounts,
+    UpgradeWrittenParamDirections,
     VerifyManualDepsOnSubmitOnly,
 )
 
 __all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
            "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "StampStaticTripCounts", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
+           "OutlineIncoreScopes", "StampStaticTripCounts", "UpgradeWrittenParamDirections", "VerifyManualDepsOnSubmitOnly",
+           "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
 

@@ -45,6 +45,9 @@ TASK_ID = DTYPES["TASK_ID"]
 # Kernel tile ops at top level: pl.load, pl.store, pl.add, ... (also under pl.tile.*).
 globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 
+# Unified ops dispatching on Tensor / Tile (reference DSL, spec anchor_features §3).
+reshape = _builtins.reshape
+
 
 def __getattr__(name):
     """A misspelt ``pl.<name>`` is a located PyptoError (also an AttributeError)."""

@@ -109,6 +109,8 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
+  // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
+  static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
   void emit_tuple_element(const ir::Var* target, const ir::TupleGetItem& g);
 
