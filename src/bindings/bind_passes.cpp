@@ -43,7 +43,10 @@ void bind_passes(nb::module_& parent) {
       .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
-      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred);
+      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
+      .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
+      .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -80,6 +83,9 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
+  PYPTO_BIND_PASS(KernelGroupSync);
+  PYPTO_BIND_PASS(KernelInPlaceCarries);
+  PYPTO_BIND_PASS(VerifyKernelProgram);
 #undef PYPTO_BIND_PASS
 }
 

@@ -15,6 +15,12 @@
 //                              (VerifyManualDepsOnSubmitOnly)
 //   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
 //                              (AIC / AIV / MIXED) stamped (InferKernelCoreTypes)
+//   KernelGroupSyncResolved    every kernel a Group calls has its Function::group_sync (Group
+//                              slots, group flags) stamped (KernelGroupSync)
+//   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
+//                              (KernelInPlaceCarries)
+//   KernelProgramVerified      every kernel is one the CPU kernel backend can print
+//                              (VerifyKernelProgram)
 #pragma once
 #include <string>
 #include <vector>
@@ -30,6 +36,9 @@ enum class IRProperty {
   IterArgCarryClassified,
   ManualDepsOnSubmitOnly,
   KernelCoreTypesInferred,
+  KernelGroupSyncResolved,
+  InPlaceCarriesFound,
+  KernelProgramVerified,
 };
 
 const char* to_string(IRProperty p);

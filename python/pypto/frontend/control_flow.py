@@ -26,7 +26,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
@@ -81,10 +81,27 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             init = kw.value
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)
+        elif kw.arg == "inplace_carries":
+            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
     return init, attrs
+
+
+def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):
+    """`pl.range(..., inplace_carries=[0])` (a pass result as printed IR spells it) -> the loop
+    with ForStmt.inplace_carries set; each index names one of the loop's iter_args."""
+    for kw in call.keywords:
+        if kw.arg != "inplace_carries":
+            continue
+        carries = int_list(ctx, kw.value, "inplace_carries")
+        bad = [i for i in carries if i >= n_iter_args]
+        if bad:
+            raise ctx.error(kw.value, f"inplace_carries= names iter_arg {bad[0]}, but the loop has {n_iter_args}",
+                            help="each index names one of the loop's init_values")
+        return loop.with_inplace_carries(carries)
+    return loop
 
 
 def _check_same_kind(ctx, name, before, after, node, construct):
@@ -157,7 +174,8 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     for n, ia in zip(carried, iter_args):
         rv = ir.Var.make(n, ia.type, ctx.span(node))
         rvs.append(rv)
-    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    ctx.emit(_with_inplace_carries(ctx, node.iter, ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind,
+                                                                   attrs, ctx.span(node)), len(iter_args)))
     for n, rv in zip(carried, rvs):
         ctx.bind(n, rv)
 
@@ -227,7 +245,8 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
     rv_names = [x.id for x in yinfo.targets] if yinfo.targets else [ia.name for ia in iter_args]
     rv_nodes = yinfo.targets or [node] * len(iter_args)
     rvs = [ir.Var.make(n, ia.type, ctx.span(rn)) for n, ia, rn in zip(rv_names, iter_args, rv_nodes)]
-    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    ctx.emit(_with_inplace_carries(ctx, node.iter, ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind,
+                                                                   attrs, ctx.span(node)), len(iter_args)))
     if yinfo.targets:
         for n, rv in zip(rv_names, rvs):
             ctx.bind(n, rv)
