@@ -44,7 +44,10 @@ void bind_passes(nb::module_& parent) {
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
       .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
-      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped);
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
+      .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
+      .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -83,6 +86,9 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
+  PYPTO_BIND_PASS(KernelGroupSync);
+  PYPTO_BIND_PASS(KernelInPlaceCarries);
+  PYPTO_BIND_PASS(VerifyKernelProgram);
 #undef PYPTO_BIND_PASS
 }
 

@@ -19,12 +19,16 @@ std::vector<Pass> DefaultPipeline() {
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
 }
 
 std::vector<Pass> KernelPipeline() {
   return {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
 }
 

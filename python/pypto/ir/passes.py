@@ -29,6 +29,8 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     ExpandManualPhaseFence,
     InferKernelCoreTypes,
     IRProperty,
+    KernelGroupSync,
+    KernelInPlaceCarries,
     LowerTensorAssemble,
     MaterializeRuntimeScopes,
     NormalizeReturnOrder,
@@ -37,12 +39,14 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     Pass,
     StampStaticTripCounts,
     UpgradeWrittenParamDirections,
+    VerifyKernelProgram,
     VerifyManualDepsOnSubmitOnly,
 )
 
 __all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
-           "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "StampStaticTripCounts", "UpgradeWrittenParamDirections", "VerifyManualDepsOnSubmitOnly",
+           "InferKernelCoreTypes", "KernelGroupSync", "KernelInPlaceCarries", "LowerTensorAssemble", "MaterializeRuntimeScopes",
+           "NormalizeReturnOrder", "OutlineClusterScopes", "OutlineIncoreScopes", "StampStaticTripCounts",
+           "UpgradeWrittenParamDirections", "VerifyKernelProgram", "VerifyManualDepsOnSubmitOnly",
            "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
@@ -58,10 +62,11 @@ def default_pipeline() -> List[Pass]:
 
 def kernel_pipeline() -> List[Pass]:
     """The kernel pipeline: passes that stamp typed results on kernel / Group functions
-    (``Function.core_type``, ...). It ends :func:`default_pipeline`.
+    (``Function.core_type``, ``Function.group_sync``, ``ForStmt.inplace_carries``). It ends
+    :func:`default_pipeline`.
 
     >>> [p.name for p in kernel_pipeline()]
-    ['InferKernelCoreTypes']
+    ['InferKernelCoreTypes', 'KernelGroupSync', 'KernelInPlaceCarries']
     """
     return list(_passes.kernel_pipeline())
 
