@@ -1,11 +1,15 @@
 // The default orchestration pipeline: one flat list, in order (STYLE.md habit 5).
+#include <algorithm>
+
 #include "pypto/transforms/pass.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
 
-std::vector<Pass> DefaultPipeline() {
-  return {
+std::vector<Pass> DefaultPipeline() { return DefaultPipeline(false); }
+
+std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
+  std::vector<Pass> passes{
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       NormalizeReturnOrder(),       // return values that write back a param are the param
@@ -13,11 +17,18 @@ std::vector<Pass> DefaultPipeline() {
       DeriveCallDirections(),       // per-call-site arg directions from callee params
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
+      AutoDeriveTaskDependencies(), // (switch) compiler edges in AUTO regions; removed below when off
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
   };
+  if (!analyze_auto_scopes_for_deps) {
+    passes.erase(std::remove_if(passes.begin(), passes.end(),
+                                [](const Pass& p) { return p.name == "AutoDeriveTaskDependencies"; }),
+                 passes.end());
+  }
+  return passes;
 }
 
 std::vector<Pass> KernelPipeline() {
@@ -31,7 +42,7 @@ ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program) {
 }
 
 ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program, const PassOptions& options) {
-  PassManager pm(DefaultPipeline(), options);
+  PassManager pm(DefaultPipeline(options.analyze_auto_scopes_for_deps), options);
   return pm.Run(program);
 }
 

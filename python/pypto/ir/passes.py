@@ -31,6 +31,7 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     IRProperty,
     LowerTensorAssemble,
     MaterializeRuntimeScopes,
+    AutoDeriveTaskDependencies,
     NormalizeReturnOrder,
     OutlineClusterScopes,
     OutlineIncoreScopes,
@@ -38,7 +39,7 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     VerifyManualDepsOnSubmitOnly,
 )
 
-__all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
+__all__ = ["Pass", "IRProperty", "AutoDeriveTaskDependencies", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
            "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
            "OutlineIncoreScopes", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
