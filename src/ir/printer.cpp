@@ -270,6 +270,9 @@ std::string Printer::print_call(const Call& c) {
   if (!c.is_op) {
     std::string args = print_func_args(c.args, c.arg_directions);
     if (!c.attrs.empty()) args += (args.empty() ? "" : ", ") + std::string("attrs=") + print_attr_dict(c.attrs);
+    if (!c.compiler_manual_dep_edges.empty()) {
+      args += (args.empty() ? "" : ", ") + std::string("compiler_manual_dep_edges=") + print_list(c.compiler_manual_dep_edges);
+    }
     return "self." + c.callee + "(" + args + ")";
   }
   // Subscript forms.
@@ -326,6 +329,7 @@ std::string Printer::print_submit(const Submit& sb) {
   if (sb.core_num) s += ", core_num=" + print_expr(sb.core_num, 0);
   if (sb.sync_start) s += ", sync_start=True";
   if (!sb.deps.empty()) s += ", deps=" + print_list(sb.deps);
+  if (!sb.compiler_manual_dep_edges.empty()) s += ", compiler_manual_dep_edges=" + print_list(sb.compiler_manual_dep_edges);
   if (sb.allow_early_resolve) s += ", allow_early_resolve=True";
   if (sb.timing_slot >= 0) s += ", timing_slot=" + std::to_string(sb.timing_slot);
   if (sb.predicate) s += ", predicate=" + print_predicate(sb.predicate);

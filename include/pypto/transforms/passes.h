@@ -54,6 +54,11 @@ std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& progr
 // system.task_dummy barrier. Requires CallDirectionsDerived.
 Pass ExpandManualPhaseFence();
 
+// Compiler-derived task dependencies in AUTO regions (analyze_auto_scopes_for_deps): typed
+// compiler_manual_dep_edges, TaskId carries, MANUAL scope when fully covered, argument
+// demotion otherwise. Requires CallDirectionsDerived, ReturnParamsExplicit.
+Pass AutoDeriveTaskDependencies();
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.
