@@ -8,6 +8,7 @@ std::vector<Pass> DefaultPipeline() {
   return {
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
+      ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
       DeriveCallDirections(),       // per-call-site arg directions from callee params

@@ -25,6 +25,7 @@ from typing import List
 from pypto._core import passes as _passes
 from pypto._core.passes import (  # noqa: F401  (re-exported)
     ClassifyIterArgCarry,
+    ConvertTensorToTileOps,
     DeriveCallDirections,
     ExpandManualPhaseFence,
     InferKernelCoreTypes,
@@ -38,7 +39,7 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     VerifyManualDepsOnSubmitOnly,
 )
 
-__all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
+__all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "ConvertTensorToTileOps", "DeriveCallDirections", "ExpandManualPhaseFence",
            "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
            "OutlineIncoreScopes", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
