@@ -181,15 +181,51 @@ def _check_slice_literals(ctx, named):
                                 "elements per dimension")
 
 
+_CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+_FLOAT_DTYPES = ("FP16", "BF16", "FP32")
+
+def _cast_mode(ctx, kw):
+    """mode= of pl.cast: a mode name or its number 0..6 -> the name."""
+    try:
+        v = eval_py(ctx, kw.value)
+    except PyEvalFailure:
+        v = None
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(_CAST_MODES):
+        return _CAST_MODES[v]
+    if isinstance(v, str) and v in _CAST_MODES:
+        return v
+    raise ctx.error(kw.value, f"unknown cast mode {ast.unparse(kw.value)}",
+                    help="mode is one of " + ", ".join(f'"{m}"' for m in _CAST_MODES) + " (or 0..6)")
+
+
 def _cast(ctx, node: ast.Call, b: Builtin):
-    if len(node.args) != 2 or node.keywords:
+    extra = [kw for kw in node.keywords if kw.arg not in ("mode", "target_type")]
+    if extra:
+        raise ctx.error(extra[0].value, f"pl.cast has no parameter '{extra[0].arg}'",
+                        help='pl.cast(x, dtype, mode="round")')
+    dt_node = next((kw.value for kw in node.keywords if kw.arg == "target_type"), None)
+    if len(node.args) + (dt_node is not None) != 2:
         raise ctx.error(node, "pl.cast takes a value and a dtype: pl.cast(x, pl.FP32)")
+    mode_kw = next((kw for kw in node.keywords if kw.arg == "mode"), None)
+    mode = _cast_mode(ctx, mode_kw) if mode_kw is not None else None
     x = eval_expr(ctx, node.args[0])
-    dt = ir_dtype(ctx, node.args[1])
+    dt = ir_dtype(ctx, dt_node if dt_node is not None else node.args[1])
     if isinstance(x.type, ir.ScalarType) and b.pl_name == "cast":
+        if mode not in (None, "round"):
+            raise ctx.error(mode_kw.value, "a scalar pl.cast accepts only the default mode",
+                            help="cast a tile to use another rounding mode")
         return ir.Cast.make(x, dt, ctx.span(node))
     if isinstance(x.type, ir.TileType):
-        return ir.Call.make_op("tile.cast", [x], {"dtype": dt.name}, ctx.span(node))
+        attrs = {"dtype": dt.name}
+        if mode is not None:
+            attrs["mode"] = mode
+        elif (x.type.dtype.name in _FLOAT_DTYPES and dt.name not in _FLOAT_DTYPES + ("BOOL",)
+              and not getattr(ctx.prog, "warned_default_round", False)):
+            ctx.prog.warned_default_round = True   # once per program
+            ctx.src.warn(node, f"pl.cast of a float tile to {dt.name} rounds to nearest (ties away from zero) by default, "
+                     "as the reference compiler; it truncated before. Pass mode=\"trunc\" for the old result or "
+                     "mode=\"round\" to silence this warning")
+        return ir.Call.make_op("tile.cast", [x], attrs, ctx.span(node))
     if isinstance(x.type, ir.TensorType):      # spec anchor_features §9: kernels and CORE_GROUP bodies
         check_tensor_compute_site(ctx, node, "tensor.cast")
         return ir.Call.make_op("tensor.cast", [x], {"dtype": dt.name}, ctx.span(node))
