@@ -77,6 +77,7 @@ void bind_passes(nb::module_& parent) {
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
+  PYPTO_BIND_PASS(ConvertTensorToTileOps);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
   PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);

@@ -12,6 +12,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
   std::vector<Pass> passes{
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
+      ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
       UpgradeWrittenParamDirections(),   // written kernel params declared In -> Out / InOut

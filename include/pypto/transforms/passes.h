@@ -47,6 +47,9 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
+// tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
+Pass ConvertTensorToTileOps();
 // Checks that only Submits (and system.task_dummy) carry user dependency edges.
 Pass VerifyManualDepsOnSubmitOnly();
 std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& program);   // one message per violation
