@@ -43,7 +43,8 @@ void bind_passes(nb::module_& parent) {
       .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
-      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred);
+      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -81,6 +82,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
+  PYPTO_BIND_PASS(StampStaticTripCounts);
 #undef PYPTO_BIND_PASS
 }
 
