@@ -22,7 +22,7 @@ from pypto.language._builtins import (  # noqa: F401
 from pypto.language._decorators import function  # noqa: F401
 from pypto.language._parse import parse_function, parse_program, program  # noqa: F401
 from pypto.language._types import (  # noqa: F401
-    DTYPES, Array, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
+    DTYPES, Array, AtomicType, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
     Tensor, Tile, dynamic,
 )
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
