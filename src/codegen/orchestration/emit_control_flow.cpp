@@ -1,6 +1,6 @@
 // Control flow:
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
-//   ForStmt          -> carries declared before the loop (iter_arg_rebind_<i> = true only),
+//   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
 //                       (a run-time step: pto2_range_count gives Python's trip count, a zero
 //                       step fails the run; the body computes i from the iteration number)
@@ -45,17 +45,16 @@ void Emitter::emit_for(const ForStmt& f) {
   YieldTarget target;
   for (size_t i = 0; i < f.iter_args.size(); ++i) {
     const IterArg* ia = f.iter_args[i].get();
-    const bool* rebind = attr_get<bool>(f.attrs, "iter_arg_rebind_" + std::to_string(i));
-    PYPTO_CHECK(rebind, "ForStmt lacks iter_arg_rebind_" << i << " (ClassifyIterArgCarry did not run)");
+    PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
+    const LoopCarry& carry = f.carries[i];
     target.carries.push_back(ia);
-    if (!*rebind) {
+    if (!carry.rebind) {
       bind(ia, capture(ia->init));
       target.names.push_back("");
       continue;
     }
     if (is_task_id(ia->type)) {
-      const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
-      deps_->DeclareTaskIdCarry(*this, f, i, n ? *n : 0);
+      deps_->DeclareTaskIdCarry(*this, f, i, carry.slots);
       target.names.push_back(binding_of(ia).text);
       continue;
     }

@@ -187,17 +187,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
   std::vector<Binding> elems;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
-    int p = r < rets.size() ? rets[r] : -1;
-    if (p < 0 && f->return_types.size() == 1) {
-      int sole = -1, count = 0;
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
-          sole = static_cast<int>(i);
-          ++count;
-        }
-      }
-      if (count == 1) p = sole;
-    }
+    const int p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});

@@ -26,7 +26,8 @@ namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-void LinkBuiltinOrchestrationOps() {}
+void LinkReferenceOrchestrationOps();   // op_reshape.cpp (anchor_features ops)
+void LinkBuiltinOrchestrationOps() { LinkReferenceOrchestrationOps(); }
 
 namespace {
 
@@ -134,8 +135,8 @@ void TensorDimHandler(Emitter& e, const Var* result, const Call& call) {
   std::string value;
   if (auto* c = extent->as<ConstInt>()) {
     value = std::to_string(c->value);
-  } else if (const Var* p = e.lineage().param_of(t); p && e.tensor_slot(p) >= 0) {
-    value = "(int64_t)orch_args.tensor(" + std::to_string(e.tensor_slot(p)) + ").ref().shapes[" + std::to_string(axis) + "]";
+  } else if (const int slot = e.tensor_param_slot(t); slot >= 0) {
+    value = "(int64_t)orch_args.tensor(" + std::to_string(slot) + ").ref().shapes[" + std::to_string(axis) + "]";
   } else {
     value = "(int64_t)" + e.ref(t) + ".shapes[" + std::to_string(axis) + "]";
   }
