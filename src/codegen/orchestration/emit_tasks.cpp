@@ -140,7 +140,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     std::string base = params + "_out" + std::to_string(k);
     std::string shapes = scopes_.declare(base + "_ci_shapes", false), info = scopes_.declare(base + "_ci", false);
     std::string dims;
-    for (size_t d = 0; d < tt->shape.size(); ++d) dims += (d ? ", " : "") + u32(tt->shape[d]);
+    for (size_t d = 0; d < tt->shape.size(); ++d) dims += (d ? ", " : "") + u32(tt->shape[d], e.span);
     std::string r = std::to_string(tt->shape.size());
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
     line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, e.span) + ");");
@@ -148,7 +148,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     runtime_outs[i] = static_cast<int>(k);
   }
   if (sub) {
-    if (sub->core_num) line(params + ".launch_spec.set_block_num(" + u32(sub->core_num) + ");");
+    if (sub->core_num) line(params + ".launch_spec.set_block_num(" + i64(sub->core_num) + ");");   // range-checked at full width
     if (sub->sync_start) line(params + ".launch_spec.set_require_sync_start(true);");
     if (sub->allow_early_resolve) line(params + ".set_allow_early_resolve(true);");
     if (sub->timing_slot >= 0) line(params + ".set_task_timing_slot(" + std::to_string(sub->timing_slot) + ");");

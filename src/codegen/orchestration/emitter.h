@@ -97,7 +97,9 @@ class Emitter : public common::CppScalarExprPrinter {
   std::string expr(const ir::ExprPtr& e);
   static std::string ctype(ir::DataType d);
   static std::string runtime_dtype(ir::DataType d, const ir::Span& span);
-  std::string u32(const ir::ExprPtr& e);        // `16` or `(uint32_t)(expr)`
+  // `16`, `(uint32_t)(M)` for an argument's extent, else checked at full width naming the DSL
+  // line of `span`: `pto2_extent_u32(n, "prog.py", 12)`.
+  std::string u32(const ir::ExprPtr& e, const ir::Span& span = {});
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
   bool non_negative(const ir::ExprPtr& e) const override;
