@@ -43,7 +43,8 @@ void bind_passes(nb::module_& parent) {
       .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
-      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred);
+      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -73,6 +74,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
+  PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);
   PYPTO_BIND_PASS(DeriveCallDirections);
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
@@ -80,6 +82,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
+  PYPTO_BIND_PASS(StampStaticTripCounts);
 #undef PYPTO_BIND_PASS
 }
 

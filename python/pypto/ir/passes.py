@@ -35,12 +35,15 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     OutlineClusterScopes,
     OutlineIncoreScopes,
     Pass,
+    StampStaticTripCounts,
+    UpgradeWrittenParamDirections,
     VerifyManualDepsOnSubmitOnly,
 )
 
 __all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
            "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
+           "OutlineIncoreScopes", "StampStaticTripCounts", "UpgradeWrittenParamDirections", "VerifyManualDepsOnSubmitOnly",
+           "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
 
