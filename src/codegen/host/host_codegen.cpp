@@ -38,26 +38,8 @@ std::map<std::string, int> HostTargetIds(const Program& program) {
 namespace host {
 
 HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
-    : program_(std::move(program)), fn_(std::move(fn)), target_ids_(HostTargetIds(*program_)) {}
-
-void HostEmitter::line(const std::string& text) {
-  if (text.empty()) body_ << "\n";
-  else body_ << std::string(4 * indent_, ' ') << text << "\n";
-}
-
-void HostEmitter::open_block(const std::string& header) {
-  line(header + " {");
-  ++indent_;
-}
-
-void HostEmitter::close_block(const std::string& trailer) {
-  --indent_;
-  line(trailer);
-}
-
-bool HostEmitter::block_just_opened() const {
-  const std::string text = body_.str();
-  return text.empty() || (text.size() >= 2 && text.compare(text.size() - 2, 2, "{\n") == 0);
+    : program_(std::move(program)), fn_(std::move(fn)), target_ids_(HostTargetIds(*program_)) {
+  write_to(&body_, 1);
 }
 
 std::string HostEmitter::fresh(const std::string& base) {

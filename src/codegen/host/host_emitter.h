@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/cpp_writer.h"
 #include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"
@@ -40,17 +41,13 @@ class HostTaskIdWriter : public common::TaskIdWriter {
   HostEmitter& e_;
 };
 
-class HostEmitter : public common::CppScalarExprPrinter {
+class HostEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
  public:
   HostEmitter(ir::ProgramPtr program, ir::FunctionPtr fn);
   std::string Generate();
   const std::map<std::string, int>& target_ids() const { return target_ids_; }
 
-  // ---- output (host_codegen.cpp) ----
-  void line(const std::string& text);
-  void open_block(const std::string& header);
-  void close_block(const std::string& trailer = "}");
-  bool block_just_opened() const;  // the last line written opened a block
+  // ---- output: common::CppWriter (line, open_block, close_block, block_just_opened) ----
   // A fresh C++ identifier based on `base` (unique in the whole function).
   std::string fresh(const std::string& base);
 
@@ -120,7 +117,6 @@ class HostEmitter : public common::CppScalarExprPrinter {
   std::map<const ir::Var*, int64_t> fence_arrays_;  // scalar TaskId Vars bound to a fence array
   std::vector<std::vector<YieldTarget>> yield_targets_;
   std::ostringstream body_;
-  int indent_ = 1;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
   HostTaskIdWriter task_id_writer_{*this};

@@ -320,7 +320,7 @@ void HostEmitter::emit_if(const IfStmt& s) {
   emit_stmt(s.then_body);
   if (s.else_body) {
     close_block("} else {");
-    ++indent_;
+    reopen_block();
     emit_stmt(s.else_body);
   }
   close_block();

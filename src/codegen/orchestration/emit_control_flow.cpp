@@ -136,10 +136,8 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.push_back(target);
   emit_block_body(s.then_body);
   if (s.else_body) {
-    end_block();
-    line("} else {");
-    ++indent_;
-    scopes_.push();
+    close_block("} else {");
+    reopen_block();
     emit_block_body(s.else_body);
   }
   yield_targets_.pop_back();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/cpp_writer.h"
 #include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
@@ -88,17 +89,13 @@ class L2TaskIdWriter : public common::TaskIdWriter {
   Emitter& e_;
 };
 
-class Emitter : public common::CppScalarExprPrinter {
+class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
  public:
   Emitter(const ir::ProgramPtr& program, const ir::FunctionPtr& fn);
   std::string Generate();
 
-  // ---- output ----
-  void line(const std::string& text);
-  void blank();
-  void open_block(const std::string& header);   // "<header> {" ("{" for "") and a new C++ block
-  void close_block(const std::string& footer = "}");
-  void end_block();                             // close_block without printing the brace
+  // ---- output: common::CppWriter (line, blank, open_block, close_block, reopen_block);
+  // each block is a C++ name scope (on_open_block / on_close_block) ----
 
   // ---- names and bindings (names.cpp) ----
   CppScopes& scopes() { return scopes_; }
@@ -195,12 +192,13 @@ class Emitter : public common::CppScalarExprPrinter {
   std::string var_text(const ir::Var* v, const ir::Span& span) override;
   std::string scalar_type(ir::DataType d) const override { return ctype(d); }
   [[noreturn]] void unsupported(const ir::ExprPtr& e) override;
+  // common::CppWriter: a block is a C++ name scope; unused names get `(void)name;` at its end.
+  void on_open_block() override;
+  void on_close_block() override;
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
-  std::ostringstream* out_ = nullptr;
   std::ostringstream body_;
-  int indent_ = 0;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
@@ -219,7 +217,6 @@ class Emitter : public common::CppScalarExprPrinter {
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
-  bool at_block_start_ = true;   // no blank line right after `{`
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
   int calls_in_own_blocks_ = -1;   // not yet counted
 

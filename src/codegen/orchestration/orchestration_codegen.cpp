@@ -27,31 +27,10 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
   LinkBuiltinOrchestrationOps();
 }
 
-void Emitter::line(const std::string& text) {
-  for (int i = 0; i < indent_; ++i) *out_ << "    ";
-  *out_ << text << "\n";
-  at_block_start_ = !text.empty() && text.back() == '{';
-}
+void Emitter::on_open_block() { scopes_.push(); }
 
-void Emitter::blank() {
-  if (!at_block_start_) *out_ << "\n";
-  at_block_start_ = true;
-}
-
-void Emitter::open_block(const std::string& header) {
-  line(header.empty() ? "{" : header + " {");
-  ++indent_;
-  scopes_.push();
-}
-
-void Emitter::end_block() {
+void Emitter::on_close_block() {
   for (auto& name : scopes_.pop()) line("(void)" + name + ";");
-  --indent_;
-}
-
-void Emitter::close_block(const std::string& footer) {
-  end_block();
-  line(footer);
 }
 
 int Emitter::tensor_slot(const Var* param) const {
@@ -104,14 +83,12 @@ std::string Emitter::Generate() {
   EmitterEntryNaming naming(*this);
   common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "orchestration");
   std::ostringstream prologue_text;   // through line(): the body's first blank() sees it
-  out_ = &prologue_text;
-  indent_ = 1;
+  write_to(&prologue_text, 1);
   for (auto& l : prologue.tensor_lines) line(l);
   for (auto& l : prologue.scalar_lines) line(l);
 
   // Phases 5-8: the body.
-  out_ = &body_;
-  indent_ = 1;
+  write_to(&body_, 1);
   emit_block_body(fn.body);
   std::vector<std::string> dim_lines;   // Phase 4 (cont.): dynamic-dim symbols the body mentions
   for (auto& d : prologue.dims) {

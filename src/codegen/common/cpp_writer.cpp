@@ -1,0 +1,42 @@
+// CppWriter (cpp_writer.h).
+#include "cpp_writer.h"
+
+#include "pypto/ir/error.h"
+
+namespace pypto::codegen::common {
+
+void CppWriter::write_to(std::ostream* out, int indent) {
+  out_ = out;
+  indent_ = indent;
+}
+
+void CppWriter::line(const std::string& text) {
+  PYPTO_CHECK(out_, "CppWriter: no output stream");
+  if (!text.empty()) *out_ << std::string(static_cast<size_t>(4 * indent_), ' ') << text;
+  *out_ << "\n";
+  at_block_start_ = !text.empty() && text.back() == '{';
+}
+
+void CppWriter::blank() {
+  PYPTO_CHECK(out_, "CppWriter: no output stream");
+  if (!at_block_start_) *out_ << "\n";
+  at_block_start_ = true;
+}
+
+void CppWriter::open_block(const std::string& header) {
+  line(header.empty() ? "{" : header + " {");
+  reopen_block();
+}
+
+void CppWriter::reopen_block() {
+  ++indent_;
+  on_open_block();
+}
+
+void CppWriter::close_block(const std::string& footer) {
+  on_close_block();
+  --indent_;
+  line(footer);
+}
+
+}  // namespace pypto::codegen::common

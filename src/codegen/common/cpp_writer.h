@@ -1,0 +1,45 @@
+// The C++ emitter base of the orchestration and HOST code generators: lines, indentation and
+// blocks. A generator derives from CppWriter, points it at a stream, and gets
+//
+//   open_block("for (int64_t i = 0; i < 4; i += 1)");   // "for (...) {" ("{" for ""), one level deeper
+//   line("Arg params_t0;");                               // indented
+//   blank();                                              // an empty line (none right after `{`)
+//   close_block();                                        // "}"  (or close_block("} else {") + reopen())
+//
+// on_open_block / on_close_block let a generator keep its C++ name scopes in step with the
+// blocks (the orchestration emitter declares names per block and prints `(void)x;` for unused
+// ones before the closing brace).
+#pragma once
+#include <ostream>
+#include <string>
+
+namespace pypto::codegen::common {
+
+class CppWriter {
+ public:
+  virtual ~CppWriter() = default;
+  // `text` at the current indentation ("" = an empty line).
+  void line(const std::string& text);
+  // An empty line, except at the start of the output or right after an opening `{`.
+  void blank();
+  void open_block(const std::string& header);
+  // Leaves the innermost block (on_close_block first) and prints `footer`.
+  void close_block(const std::string& footer = "}");
+  // After close_block("} else {"): the else branch's block (on_open_block, one level deeper).
+  void reopen_block();
+  // The last line written opened a block (or nothing was written yet).
+  bool block_just_opened() const { return at_block_start_; }
+
+ protected:
+  // Where lines go from now on, and the indentation level they start at.
+  void write_to(std::ostream* out, int indent);
+  virtual void on_open_block() {}
+  virtual void on_close_block() {}
+  int indent_ = 0;
+
+ private:
+  std::ostream* out_ = nullptr;
+  bool at_block_start_ = true;
+};
+
+}  // namespace pypto::codegen::common
