@@ -27,3 +27,36 @@ def test_user_name_x_2_survives():
     assert "int64_t x_2 = x * 3;" in code
     assert "params_t0.add_scalar((uint64_t)x_2);" in code
     assert "int64_t x = n + 1;" in code
+
+
+@pl.program
+class HostReservedName:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_add(self, a: pl.Tensor[[64], pl.FP32], b: pl.Tensor[[64], pl.FP32],
+                   c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0], [64]), pl.load(b, [0], [64])), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: pl.Tensor[[64], pl.FP32], b: pl.Tensor[[64], pl.FP32],
+                 c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = self.kernel_add(a, b, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.Tensor[[64], pl.FP32], y: pl.Tensor[[64], pl.FP32],
+                  z: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        z, new = pl.submit(self.chip_add, x, y, z)
+        z, x_2 = pl.submit(self.chip_add, z, y, z, deps=[new])
+        return z
+
+
+def test_host_names_use_the_one_reserved_table():
+    """HOST code takes the L2 table: a user's `new` (a C++ keyword) is declared `new_1`; `x_2`
+    keeps its spelling."""
+    from pypto import host
+    code = host.generate_host_orchestration(HostReservedName, "host_main")
+    code = code.code if hasattr(code, "code") else code
+    assert "TaskHandle new_1 = " in code and "add_dep_wait(new_1)" in code
+    assert "TaskHandle new =" not in code
+    assert "TaskHandle x_2 = " in code

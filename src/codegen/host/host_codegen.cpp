@@ -45,7 +45,7 @@ HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
 std::string HostEmitter::fresh(const std::string& base) {
   std::string b = base.empty() ? std::string("v") : base;
   std::string name = b;
-  for (int k = 1; names_.count(name); ++k) name = b + "_" + std::to_string(k);
+  for (int k = 1; names_.count(name) || IsReservedCppName(name); ++k) name = b + "_" + std::to_string(k);
   names_.insert(name);
   return name;
 }

@@ -48,7 +48,7 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   const std::map<std::string, int>& target_ids() const { return target_ids_; }
 
   // ---- output: common::CppWriter (line, open_block, close_block, block_just_opened) ----
-  // A fresh C++ identifier based on `base` (unique in the whole function).
+  // A fresh C++ identifier based on `base` (unique in the whole function, never a reserved name).
   std::string fresh(const std::string& base);
 
   // ---- bindings ----

@@ -62,7 +62,7 @@ std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<St
     bool ready = true;
     std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
       if (auto* v = as_var(e)) {
-        ready = ready && (bound(v) || dynamic_dims().count(v));
+        ready = ready && (bound(v) || is_dynamic_dim(v));
       } else if (auto* b = e->as<BinaryExpr>()) {
         walk(b->a);
         walk(b->b);

@@ -162,24 +162,27 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   int next_alloc() { return alloc_counter_++; }
   int next_tuple() { return tuple_counter_++; }
   int kernel_id(const std::string& callee);
-  std::map<std::string, int>& kernel_ids() { return kernel_ids_; }
-  std::map<std::string, std::string>& core_types() { return core_types_; }
-  std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
+  const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
+  const std::map<std::string, std::string>& core_types() const { return core_types_; }
   DependencyEmitter& deps() { return *deps_; }
   common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
-  // Views made by tensor.slice: emitted name -> (base text, offsets).
+  // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
     std::vector<ir::ExprPtr> offsets;
   };
-  std::map<std::string, ViewRecord>& views() { return views_; }
+  void record_view(const std::string& name, ViewRecord v) { views_[name] = std::move(v); }
+  const ViewRecord* view_of(const std::string& name) const {
+    auto it = views_.find(name);
+    return it == views_.end() ? nullptr : &it->second;
+  }
   // Dynamic-dim symbols: Var -> (tensor slot, axis) of the first parameter declaring it.
-  std::map<const ir::Var*, std::pair<int, int>>& dynamic_dims() { return dyn_decl_; }
+  void declare_dynamic_dim(const ir::Var* sym, int slot, int axis) { dyn_decl_[sym] = {slot, axis}; }
+  bool is_dynamic_dim(const ir::Var* v) const { return dyn_decl_.count(v) > 0; }
   int tensor_slot(const ir::Var* param) const;   // -1 if not a tensor param
   // The slot of the tensor parameter `v` is bound to the same C++ text as (a Var copy, an
   // alias loop carry, an in-place result of it), or -1.
   int tensor_param_slot(const ir::Var* v) const;
-  std::set<const ir::Var*>& loop_vars_nonneg() { return nonneg_loop_vars_; }
 
  public:
   struct YieldTarget {
@@ -219,9 +222,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
   int calls_in_own_blocks_ = -1;   // not yet counted
-
- public:
-  std::vector<YieldTarget>& yield_targets() { return yield_targets_; }
 };
 
 }  // namespace pypto::codegen::orchestration

@@ -1,55 +1,11 @@
-// C++ names: per-block declarations without shadowing, Var bindings, and GetSSABaseName.
+// C++ names: per-block declarations without shadowing and Var bindings (the naming rule and
+// the reserved-word table are common: src/codegen/common/cpp_names.cpp).
 #include <cctype>
 
 #include "emitter.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::codegen {
-
-std::string GetSSABaseName(const std::string& name) {
-  // SSA versions of one DSL name share that name (identity is the Var pointer), so the user's
-  // spelling is kept: `x_2` stays `x_2`. Only characters C++ rejects are replaced.
-  std::string s = name;
-  for (auto& ch : s) {
-    if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_') ch = '_';
-  }
-  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
-  return s;
-}
-
-namespace orchestration {
-
-namespace {
-const std::set<std::string>& reserved() {
-  static const std::set<std::string> r = {
-      "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
-      "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "false",
-      "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not",
-      "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
-      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
-      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor",
-      "and_eq", "bitand", "bitor", "compl", "not_eq", "or_eq", "xor_eq", "char8_t", "char16_t", "char32_t",
-      "wchar_t", "concept", "requires", "consteval", "constinit", "co_await", "co_return", "co_yield",
-      "decltype", "noexcept", "export", "thread_local", "static_assert", "static_cast", "dynamic_cast",
-      "reinterpret_cast", "const_cast", "typeid", "reflexpr", "import", "module", "final", "override",
-      // macros and library names the generated file sees (<cstdint>, <cmath>, <cerrno>, <cstdio>, ...)
-      "NULL", "errno", "assert", "offsetof", "EOF", "stdin", "stdout", "stderr", "std", "main", "INFINITY",
-      "NAN", "HUGE_VAL", "HUGE_VALF", "INT8_MIN", "INT8_MAX", "INT16_MIN", "INT16_MAX", "INT32_MIN", "INT32_MAX",
-      "INT64_MIN", "INT64_MAX", "UINT8_MAX", "UINT16_MAX", "UINT32_MAX", "UINT64_MAX", "INT_MIN", "INT_MAX",
-      "UINT_MAX", "LONG_MIN", "LONG_MAX", "SIZE_MAX", "CHAR_BIT", "FLT_MAX", "FLT_MIN", "DBL_MAX", "DBL_MIN",
-      "EXIT_SUCCESS", "EXIT_FAILURE", "RAND_MAX", "BUFSIZ", "M_PI", "M_E", "unix", "linux", "size_t",
-      "ptrdiff_t", "intptr_t", "uintptr_t", "va_list", "va_arg", "va_start", "va_end", "setjmp", "longjmp",
-      // runtime / entry names generated code relies on
-      "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
-      "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
-      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t"};
-  return r;
-}
-}  // namespace
-
-}  // namespace orchestration
-
-bool IsReservedCppName(const std::string& name) { return orchestration::reserved().count(name) > 0; }
 
 namespace orchestration {
 
@@ -69,7 +25,7 @@ bool CppScopes::visible(const std::string& name) const {
   for (auto& b : blocks_) {
     if (b.decls.count(name)) return true;
   }
-  return reserved().count(name) > 0;
+  return IsReservedCppName(name);
 }
 
 std::string CppScopes::declare(const std::string& base, bool voidable) {

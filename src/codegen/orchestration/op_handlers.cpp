@@ -112,7 +112,7 @@ void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
     e.line("Tensor " + name + " = pto2_view_at(" + src + ", " + r + ", " + sh + ", " + off + ", \"" + result->name +
            "\", " + Emitter::source_site_args(call.span) + ");");
   }
-  e.views()[name] = Emitter::ViewRecord{src, offsets};
+  e.record_view(name, Emitter::ViewRecord{src, offsets});
 }
 
 void TensorTransposeHandler(Emitter& e, const Var* result, const Call& call) {
@@ -150,10 +150,10 @@ void TensorAssembleHandler(Emitter& e, const Var* result, const Call& call) {
   auto offsets = list_arg(call, 2);
   const Binding& tb = e.binding_of(target);
   const Binding& sb = e.binding_of(source);
-  auto it = e.views().find(sb.text);
-  bool in_place = it != e.views().end() && it->second.base == tb.text && it->second.offsets.size() == offsets.size();
+  const Emitter::ViewRecord* view = e.view_of(sb.text);
+  bool in_place = view && view->base == tb.text && view->offsets.size() == offsets.size();
   for (size_t i = 0; in_place && i < offsets.size(); ++i) {
-    in_place = structural_equal(it->second.offsets[i], offsets[i]);
+    in_place = structural_equal(view->offsets[i], offsets[i]);
   }
   PYPTO_CHECK(in_place, "tensor.assemble: '" << source->name << "' is not a view of '" << target->name
                                                 << "' (VerifyOrchestrationProgram refuses it)");

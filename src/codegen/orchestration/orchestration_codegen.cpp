@@ -61,7 +61,7 @@ class EmitterEntryNaming : public common::EntryNaming {
   explicit EmitterEntryNaming(Emitter& e) : e_(e) {}
   std::string tensor_param(const Var* p) override { return e_.declare(p, "ext_" + e_.base_name(p)); }
   std::string dim_symbol(const Var* sym, int slot, int axis) override {
-    e_.dynamic_dims()[sym] = {slot, axis};
+    e_.declare_dynamic_dim(sym, slot, axis);
     std::string name = e_.scopes().declare(GetSSABaseName(sym->name), false);
     e_.bind(sym, Binding{name, {name}});
     return name;
