@@ -278,8 +278,14 @@ class CompiledProgram:
             rt = self._get_runtime(config)
             names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
-            stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
-                           tensor_names=names, report_races=race_mode != 0)
+            try:
+                stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
+                               tensor_names=names, report_races=race_mode != 0)
+            except RunError as e:
+                if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
+                    self._runtime = None
+                    rt.close()
+                raise
             if trace is not None:
                 rt.write_trace(str(trace))
                 stats.trace_path = str(trace)

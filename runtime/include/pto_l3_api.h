@@ -127,6 +127,11 @@ struct L3RunResult {
   uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles), barriers' included
   uint64_t chain_edges = 0;        ///< per-target ordering chain edges
   uint64_t peak_live_tasks = 0;    ///< most next-level tasks alive at once (<= L3Options::window_)
+  /// Tensor bytes the transport moved (0 in-process, where memory is shared): from the host
+  /// (rank 0) to chips, from chips back into the caller's arrays, and chip to chip directly.
+  uint64_t bytes_to_chips = 0;
+  uint64_t bytes_from_chips = 0;
+  uint64_t bytes_between_chips = 0;
   double wall_seconds = 0;
   std::vector<L3TaskRecord> tasks;  ///< every executed next-level task (no barriers), in submission order
   /// Every barrier that returned a valid handle: (its index, the indices it waited on), in
@@ -175,6 +180,14 @@ class L3Executor {
   virtual std::string target_name(int32_t target_id) const = 0;
   /// Microseconds since the start of the current run.
   virtual double now_us() const = 0;
+  /// The arguments of the current run's host entry: the caller's arrays (what must hold the
+  /// outputs when the run ends).
+  virtual const ChipStorageTaskArgs& run_args() const = 0;
+  /// Adds tensor bytes moved (L3RunResult::bytes_*). Callable from the transport's threads.
+  virtual void count_bytes(uint64_t to_chips, uint64_t from_chips, uint64_t between_chips) = 0;
+  /// Appends `text` to the failure message of a failed run (what the transport knows about
+  /// the output arrays, e.g. writes held on a lost rank). Ignored when the run succeeded.
+  virtual void note(const std::string& text) = 0;
 };
 
 /// Where next-level tasks run. The in-process transport is built in; MPI ranks come from

@@ -103,6 +103,9 @@ struct L3Runtime::Impl : L3Executor {
   L3RunResult result;                               // counters: host thread
   std::atomic<uint64_t> executed{0};
   std::vector<std::vector<L3TaskRecord>> records;   // per chip (one serving thread each)
+  const ChipStorageTaskArgs* current_args = nullptr;  // the running host entry's arguments
+  std::atomic<uint64_t> bytes_to{0}, bytes_from{0}, bytes_between{0};
+  std::string notes;                                // guarded by state_mu
   std::chrono::steady_clock::time_point t0;
 
   Impl(const L3Options& o) : options(o), slots(o.window_ == 0 ? 1 : o.window_) {}
@@ -110,6 +113,19 @@ struct L3Runtime::Impl : L3Executor {
   // ---- L3Executor ----
   double now_us() const override {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  const ChipStorageTaskArgs& run_args() const override { return *current_args; }
+
+  void count_bytes(uint64_t to, uint64_t from, uint64_t between) override {
+    bytes_to.fetch_add(to, std::memory_order_relaxed);
+    bytes_from.fetch_add(from, std::memory_order_relaxed);
+    bytes_between.fetch_add(between, std::memory_order_relaxed);
+  }
+
+  void note(const std::string& text) override {
+    std::lock_guard<std::mutex> lk(state_mu);
+    notes += text;
   }
 
   std::string target_name(int32_t id) const override {
@@ -475,6 +491,14 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
   s.failure.clear();
   s.result = L3RunResult{};
   s.records.assign(s.transport->chips(), {});
+  s.current_args = &args;
+  s.bytes_to.store(0);
+  s.bytes_from.store(0);
+  s.bytes_between.store(0);
+  {
+    std::lock_guard<std::mutex> lk(s.state_mu);
+    s.notes.clear();
+  }
   s.t0 = std::chrono::steady_clock::now();
   s.transport->begin(s);
 
@@ -510,7 +534,12 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
        << " submitted next-level tasks completed and their writes are in the output arrays; a failed task's "
           "partial writes are too on the in-process transport, and are dropped under MPI]";
     r.message += os.str();
+    std::lock_guard<std::mutex> lk(s.state_mu);
+    r.message += s.notes;
   }
+  r.bytes_to_chips = s.bytes_to.load();
+  r.bytes_from_chips = s.bytes_from.load();
+  r.bytes_between_chips = s.bytes_between.load();
   r.peak_live_tasks = s.peak_live.load();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
   if (s.options.record_tasks_) {

@@ -297,6 +297,16 @@ void bind_stmts(nb::module_& m) {
   nb::class_<SeqStmts, Stmt>(m, "SeqStmts")
       .def_ro("stmts", &SeqStmts::stmts)
       .def_static("make", &SeqStmts::make, "stmts"_a, "span"_a = Span{});
+  nb::class_<LoopCarry>(m, "LoopCarry")
+      .def(nb::init<>())
+      .def_rw("rebind", &LoopCarry::rebind)
+      .def_rw("slots", &LoopCarry::slots)
+      .def_static("alias", &LoopCarry::alias)
+      .def_static("rebound", &LoopCarry::rebound, "slots"_a = 0)
+      .def("__eq__", [](const LoopCarry& a, const LoopCarry& b) { return a == b; })
+      .def("__repr__", [](const LoopCarry& c) {
+        return !c.rebind ? std::string("pl.alias") : c.slots ? "pl.slots(" + std::to_string(c.slots) + ")" : std::string("pl.rebind");
+      });
   nb::class_<ForStmt, Stmt>(m, "ForStmt")
       .def_ro("loop_var", &ForStmt::loop_var)
       .def_ro("start", &ForStmt::start)
@@ -309,6 +319,9 @@ void bind_stmts(nb::module_& m) {
       .def_ro("attrs", &ForStmt::attrs)
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
+      .def_ro("carries", &ForStmt::carries, "Stamped by ClassifyIterArgCarry (empty before).")
+      .def_ro("trip_count", &ForStmt::trip_count, "Stamped by StampStaticTripCounts (-1: unknown).")
+      .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")

@@ -46,7 +46,8 @@ void bind_passes(nb::module_& parent) {
       .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
-      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -76,6 +77,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
+  PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);
   PYPTO_BIND_PASS(DeriveCallDirections);
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
@@ -86,6 +88,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);
+  PYPTO_BIND_PASS(StampStaticTripCounts);
 #undef PYPTO_BIND_PASS
 }
 

@@ -276,7 +276,8 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   }
   if (!changed) return self;
   auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
-                            body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span);
+                            body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
+                  ->with_results(op->carries, op->trip_count);
   return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 

@@ -304,10 +304,15 @@ std::string Printer::print_call(const Call& c) {
     first = false;
     done.insert(key);
   }
+  // pl.create_tensor(..., manual_dep=..., init_value=...): init_value last, as the reference prints it.
+  if (c.callee == "tensor.create") done.insert("init_value");
   for (auto& [k, v] : c.attrs) {
     if (done.count(k)) continue;
     s += (first ? "" : ", ") + k + "=" + print_attr_value(k, v);
     first = false;
+  }
+  if (auto it = c.attrs.find("init_value"); c.callee == "tensor.create" && it != c.attrs.end()) {
+    s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
   return s + ")";
 }
@@ -511,8 +516,17 @@ void Printer::print_for(const ForStmt& f, int indent) {
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
   if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
-  if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
+  if (!f.carries.empty()) {
+    std::string cs;
+    for (size_t k = 0; k < f.carries.size(); ++k) {
+      const LoopCarry& c = f.carries[k];
+      cs += (k ? ", " : "") + (!c.rebind ? std::string("pl.alias") : c.slots ? "pl.slots(" + std::to_string(c.slots) + ")" : std::string("pl.rebind"));
+    }
+    range += ", carries=(" + cs + (f.carries.size() == 1 ? ",)" : ")");
+  }
+  if (f.trip_count >= 0) range += ", trip_count=" + std::to_string(f.trip_count);
+  if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   range += ")";
   std::string target = names_.define(f.loop_var.get());
   if (!f.iter_args.empty()) {

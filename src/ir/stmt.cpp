@@ -76,6 +76,15 @@ std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_results(std::vector<LoopCarry> c, int64_t trips) const {
+  PYPTO_CHECK(c.empty() || c.size() == iter_args.size(),
+              "ForStmt has " << iter_args.size() << " iter_args but " << c.size() << " carry classifications");
+  auto f = std::make_shared<ForStmt>(*this);
+  f->carries = std::move(c);
+  f->trip_count = trips;
+  return f;
+}
+
 std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
                                            std::vector<VarPtr> return_vars, Span span) {
   PYPTO_CHECK(cond, "IfStmt needs a condition");

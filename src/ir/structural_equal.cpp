@@ -372,6 +372,20 @@ class Equal {
           if (!attrs(x->attrs, y->attrs)) return false;
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->trip_count != y->trip_count) {
+          return fail("ForStmt.trip_count " + std::to_string(x->trip_count) + " vs " + std::to_string(y->trip_count));
+        }
+        if (x->carries.size() != y->carries.size()) {
+          return fail("ForStmt.carries count " + std::to_string(x->carries.size()) + " vs " + std::to_string(y->carries.size()));
+        }
+        for (size_t k = 0; k < x->carries.size(); ++k) {
+          if (x->carries[k] != y->carries[k]) {
+            auto text = [](const LoopCarry& c) {
+              return !c.rebind ? std::string("alias") : c.slots ? "slots(" + std::to_string(c.slots) + ")" : std::string("rebind");
+            };
+            return fail("ForStmt.carries[" + std::to_string(k) + "] " + text(x->carries[k]) + " vs " + text(y->carries[k]));
+          }
+        }
         {
           Path p(this, "ForStmt.body");
           if (!stmt(x->body, y->body)) return false;
@@ -650,6 +664,9 @@ class Hasher {
         attrs(x->attrs);
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
+        mix(static_cast<uint64_t>(x->trip_count));
+        mix(x->carries.size());
+        for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

@@ -25,6 +25,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
+    case IRProperty::StaticTripCountsStamped: return "StaticTripCountsStamped";
   }
   return "?";
 }
@@ -112,10 +113,21 @@ struct CarryChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
-    for (size_t i = 0; i < op->iter_args.size(); ++i) {
-      if (!attr_get<bool>(op->attrs, "iter_arg_rebind_" + std::to_string(i))) {
-        out.push_back("function '" + fn + "': for loop" + where(op->span) + " lacks iter_arg_rebind_" + std::to_string(i));
-      }
+    if (op->carries.size() != op->iter_args.size()) {
+      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has " + std::to_string(op->carries.size()) +
+                    " carry classifications for " + std::to_string(op->iter_args.size()) + " iter_args");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+struct TripCountChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void visit_(const ForStmt* op) override {
+    if (op->trip_count != StaticTripCount(*op)) {
+      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has trip_count " + std::to_string(op->trip_count) +
+                    ", expected " + std::to_string(StaticTripCount(*op)));
     }
     IRVisitor::visit_(op);
   }
@@ -151,6 +163,15 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
     }
     case IRProperty::IterArgCarryClassified: {
       CarryChecker c;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::StaticTripCountsStamped: {
+      TripCountChecker c;
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;
         c.fn = f->name;

@@ -52,7 +52,8 @@ class ScopeMaterializer : public IRMutator {
     StmtPtr body = wrap(f->body, f->span);
     if (body == f->body) return s;
     return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind,
-                         f->attrs, f->span);
+                         f->attrs, f->span)
+        ->with_results(f->carries, f->trip_count);
   }
 
   StmtPtr mutate_(const IfStmt* op, const StmtPtr& self) override {

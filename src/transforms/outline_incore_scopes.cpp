@@ -3,7 +3,8 @@
 // What: in Orchestration (and Opaque) functions, replaces every
 //   `with pl.at(level=pl.Level.CORE_GROUP, ...) [as tid]:` and `with pl.spmd(N, ...) [as tid]:` /
 //   `for i in pl.spmd(N, ...):` scope by a task:
-//     - the body becomes a new InCore function `<fn>_incore_<k>` / `<fn>_spmd_<k>`: the Vars
+//     - the body becomes a new InCore function `<fn>_incore_<k>` / `<fn>_spmd_<k>` (or the
+//       scope's `name_hint=`, minus a trailing `_spmd`; ScopeOutliner::OutlinedName): the Vars
 //       the body reads from outside become parameters (tensors written by tile.store /
 //       tensor.assemble -> Out, or InOut when also read; everything else In), it returns the
 //       written parameters; a `for i in pl.spmd` block index becomes `i = tile.get_block_idx()`;
@@ -168,8 +169,7 @@ class Outliner : public ScopeOutliner {
 
     // Outline the body into a new InCore function.
     ScopeCaptures c = AnalyzeScopeBody(program_, body);
-    std::string name = FreshFunctionName(program_, *taken_, fn_.name + (spmd ? "_spmd" : "_incore"));
-    taken_->insert(name);
+    std::string name = OutlinedName(op->attrs, spmd ? "_spmd" : "_incore", spmd);
     OutlinedSignature sig = MakeOutlinedSignature(c, op->block_var.get(), [&](const VarPtr& x) {
       PYPTO_USER_CHECK(!is_task_id(x->type), x->span,
                        "TaskId '" << x->name << "' is used inside a " << (spmd ? "pl.spmd" : "pl.at")

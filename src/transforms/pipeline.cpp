@@ -10,7 +10,9 @@ std::vector<Pass> DefaultPipeline() {
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
+      UpgradeWrittenParamDirections(),   // written kernel params declared In -> Out / InOut
       DeriveCallDirections(),       // per-call-site arg directions from callee params
+      StampStaticTripCounts(),      // ForStmt::trip_count of loops with literal bounds
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies

@@ -46,7 +46,7 @@ const std::set<std::string>& SupportedOrchestrationOps() {
   static const std::set<std::string> ops = {
       "tensor.create",      "tensor.read",  "tensor.slice",      "tensor.transpose",
       "tensor.dim",         "tensor.assemble", "system.task_dummy", "system.task_invalid",
-      "array.create",       "array.get_element", "array.update_element"};
+      "array.create",       "array.get_element", "array.update_element", "tensor.reshape"};
   return ops;
 }
 
@@ -328,6 +328,10 @@ class OrchestrationVerifier {
     } else if (name == "tensor.transpose") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));
+    } else if (name == "tensor.reshape") {
+      tensor_arg(c, 0);
+      ref(as_var(c.args[0]));
+      list_exprs(c, 1);
     } else if (name == "tensor.dim") {
       tensor_arg(c, 0);
     } else if (name == "tensor.assemble") {
@@ -404,17 +408,7 @@ class OrchestrationVerifier {
     std::vector<int> rets = ExplicitReturnedParamIndices(*f);
     std::vector<TupleElement> elems;
     for (size_t r = 0; r < f->return_types.size(); ++r) {
-      int p = r < rets.size() ? rets[r] : -1;
-      if (p < 0 && f->return_types.size() == 1) {
-        int sole = -1, count = 0;
-        for (size_t i = 0; i < f->params.size(); ++i) {
-          if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
-            sole = static_cast<int>(i);
-            ++count;
-          }
-        }
-        if (count == 1) p = sole;
-      }
+      const int p = r < rets.size() ? rets[r] : -1;
       if (p < 0) return;   // an internal error in the generator
       if (static_cast<size_t>(p) >= args.size()) {
         elems.push_back({{m_.current()}, {&e, p}});
@@ -487,10 +481,10 @@ class OrchestrationVerifier {
     std::vector<bool> printed;   // which yield values the generator prints
     for (size_t i = 0; i < f.iter_args.size(); ++i) {
       const IterArg* ia = f.iter_args[i].get();
-      const bool* rebind = attr_get<bool>(f.attrs, "iter_arg_rebind_" + std::to_string(i));
-      PYPTO_CHECK(rebind, "ForStmt lacks iter_arg_rebind_" << i << " (ClassifyIterArgCarry did not run)");
-      printed.push_back(*rebind);
-      if (!*rebind) {
+      PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
+      const LoopCarry& carry = f.carries[i];
+      printed.push_back(carry.rebind);
+      if (!carry.rebind) {
         exprs_.check(ia->init);
         if (const Var* init = as_var(ia->init)) {
           m_.alias(ia, init);
@@ -498,8 +492,7 @@ class OrchestrationVerifier {
           m_.bind(ia, m_.capture(ia->init));
         }
       } else if (is_task_id(ia->type)) {
-        const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
-        task_id_carry(f, i, n ? *n : 0);
+        task_id_carry(f, i, carry.slots);
       } else {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");

@@ -76,7 +76,7 @@ def test_run_pipeline_materializes_scopes_and_stamps_carries():
     assert "pl.scope()" in text
     assert "pl.scope()" not in ir.python_print(prog)
     loops = [s for s in _walk(prepared.get("main").body) if isinstance(s, ir.ForStmt)]
-    rebinds = [[dict(l.attrs)["iter_arg_rebind_%d" % i] for i in range(len(l.iter_args))] for l in loops]
+    rebinds = [[c.rebind for c in l.carries] for l in loops]
     assert rebinds[0] == [False]                     # acc: written in place
     assert False in rebinds[1] and True in rebinds[1]  # buf in place; cur and off rebound
     assert "NormalizeReturnOrder" in codegen.pass_names()

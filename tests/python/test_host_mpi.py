@@ -64,6 +64,26 @@ def test_host_programs_match_numpy_under_mpi(np_, mca):
     _no_leftovers()
 
 
+@pytest.mark.parametrize("np_,mca", [(3, ()), (5, ()), (3, ("--mca", "btl", "tcp,self"))],
+                         ids=["3ranks", "5ranks", "tcp-loopback"])
+def test_data_stays_where_it_was_produced(np_, mca):
+    # host_basic: x, y, z, w are 64 floats (256 bytes) each; its 5 tasks form one chain.
+    cp = _mpirun(np_, ["mpi-bytes"], mca=mca)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    runs = [dict(kv.split("=", 1) for kv in l.split()[2:5]) for l in cp.stdout.splitlines() if l.startswith("BYTES")]
+    ranks = [l.split("ranks=")[1] for l in cp.stdout.splitlines() if l.startswith("BYTES")]
+    assert len(runs) == 3, cp.stdout + cp.stderr
+    # Run 1: the four arrays go to the chain's rank once; z and the final w come back once
+    # (w is written four times: the old transport brought it back after each task).
+    assert runs[0] == {"to": "1024", "from": "512", "between": "0"}, cp.stdout
+    assert all(len(eval(r)) == 1 for r in ranks), cp.stdout  # the whole chain ran on one rank
+    # Run 2, same unchanged arrays: nothing is resent; z comes out equal (no change to return).
+    assert runs[1]["to"] == "0" and runs[1]["between"] == "0" and int(runs[1]["from"]) <= 512, cp.stdout
+    # Run 3: the caller changed x, so x (only) is sent again.
+    assert runs[2]["to"] == "256" and runs[2]["between"] == "0", cp.stdout
+    _no_leftovers()
+
+
 def test_pypto_run_mpi_launches_mpirun_and_writes_a_merged_trace(tmp_path):
     trace = tmp_path / "host.json"
     cmd = [sys.executable, "-m", "pypto.cli", "run", os.path.join(ROOT, "examples", "two_chips.py"), "--chips", "3",

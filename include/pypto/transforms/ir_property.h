@@ -9,8 +9,11 @@
 //                              per argument, none Unset (DeriveCallDirections)
 //   RuntimeScopesMaterialized  Orchestration bodies and their for/if bodies are wrapped in AUTO
 //                              RuntimeScopeStmt nodes (MaterializeRuntimeScopes)
-//   IterArgCarryClassified     every ForStmt of an Orchestration function has
-//                              `iter_arg_rebind_<i>` for each iter_arg (ClassifyIterArgCarry)
+//   IterArgCarryClassified     every ForStmt of an Orchestration function has one
+//                              ForStmt::carries entry per iter_arg (ClassifyIterArgCarry)
+//   StaticTripCountsStamped    every ForStmt of an Orchestration function has
+//                              ForStmt::trip_count = len(range(...)) of literal bounds, else -1
+//                              (StampStaticTripCounts)
 //   ManualDepsOnSubmitOnly     only Submits and system.task_dummy carry user dependency edges
 //                              (VerifyManualDepsOnSubmitOnly)
 //   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
@@ -39,6 +42,7 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
+  StaticTripCountsStamped,
 };
 
 const char* to_string(IRProperty p);

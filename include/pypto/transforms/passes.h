@@ -18,6 +18,10 @@ Pass NormalizeReturnOrder();
 // synthesized InCore copy kernel writing that view. Requires ReturnParamsExplicit.
 Pass LowerTensorAssemble();
 
+// Kernel params declared In that the body writes -> Out / InOut; callers' In params passed
+// into such slots follow (an Orchestration's are refused). Runs before DeriveCallDirections.
+Pass UpgradeWrittenParamDirections();
+
 // Fills Call/Submit::arg_directions from the callee's ParamDirection (keeps NoDep).
 // Produces CallDirectionsDerived.
 Pass DeriveCallDirections();
@@ -26,9 +30,16 @@ Pass DeriveCallDirections();
 // Produces RuntimeScopesMaterialized.
 Pass MaterializeRuntimeScopes();
 
-// Stamps iter_arg_rebind_<i> / iter_arg_array_size_<i> on Orchestration ForStmts.
-// Requires ReturnParamsExplicit; produces IterArgCarryClassified.
+// Stamps ForStmt::carries (alias / rebind / slots(N)) on Orchestration ForStmts.
+// Requires ReturnParamsExplicit and StaticTripCountsStamped; produces IterArgCarryClassified.
 Pass ClassifyIterArgCarry();
+
+// Stamps ForStmt::trip_count on Orchestration loops with literal bounds (-1 otherwise).
+// Produces StaticTripCountsStamped.
+Pass StampStaticTripCounts();
+// len(range(start, stop, step)) of a loop with literal bounds, else -1:
+//   StaticTripCount(*loop) == 4   // for i in pl.parallel(0, 8, 2)
+int64_t StaticTripCount(const ir::ForStmt& f);
 
 // ---- manual dependencies (issue 6) ----
 // pl.cluster() scopes -> Group functions + calls. Runs before OutlineIncoreScopes.

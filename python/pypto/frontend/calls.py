@@ -20,6 +20,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
+from pypto.frontend.op_options import init_value
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
@@ -87,8 +88,9 @@ def _check_op_exists(ctx, node, op_name: str):
         raise ctx.error(node, f"unknown op '{op_name}'", help=did_you_mean(op_name, ir.op_names()))
 
 
-def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
-    """pl.<op>(...) -> Call.make_op, splitting expression args from attrs per the OpSpec."""
+def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | None = None):
+    """pl.<op>(...) -> Call.make_op, splitting expression args from attrs per the OpSpec.
+    `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
@@ -114,11 +116,34 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str):
     if spec.op == "tensor.slice":
         _check_slice_literals(ctx, named)
     for pname, anode in named:
-        if pname in spec.attrs:
+        if pname == "init_value" and spec.op == "tensor.create":
+            attrs[pname] = init_value(ctx, anode)
+        elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
+        elif evaluated and anode in evaluated:
+            args.append(evaluated[anode])
         else:
             args.append(eval_arg(ctx, anode))
     return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+
+
+def unified_call(ctx, node: ast.Call, b: Builtin):
+    """A unified op (spec anchor_features §3 / §9): `pl.reshape(x, shape)` is `pl.tensor.reshape`
+    when x is a Tensor and `pl.tile.reshape` when it is a Tile (b.spec = (tensor spec, tile spec))."""
+    tensor_spec, tile_spec = b.spec
+    if not node.args:
+        raise ctx.error(node, f"pl.{b.pl_name} needs a tensor or tile as its first argument")
+    first = node.args[0]
+    x = eval_arg(ctx, first)
+    if isinstance(x.type, ir.TensorType):
+        spec, name = tensor_spec, tensor_spec.op
+    elif isinstance(x.type, ir.TileType):
+        spec, name = tile_spec, tile_spec.op
+    else:
+        raise ctx.error(first, f"pl.{b.pl_name} needs a tensor or a tile, got {irtypes.describe(x.type)}",
+                        help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
+                             f"Tile -> pl.tile.{b.pl_name}")
+    return op_call(ctx, node, spec, name, {first: x})
 
 
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
@@ -143,15 +168,51 @@ def _check_slice_literals(ctx, named):
                                 "elements per dimension")
 
 
+_CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
+_FLOAT_DTYPES = ("FP16", "BF16", "FP32")
+
+def _cast_mode(ctx, kw):
+    """mode= of pl.cast: a mode name or its number 0..6 -> the name."""
+    try:
+        v = eval_py(ctx, kw.value)
+    except PyEvalFailure:
+        v = None
+    if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(_CAST_MODES):
+        return _CAST_MODES[v]
+    if isinstance(v, str) and v in _CAST_MODES:
+        return v
+    raise ctx.error(kw.value, f"unknown cast mode {ast.unparse(kw.value)}",
+                    help="mode is one of " + ", ".join(f'"{m}"' for m in _CAST_MODES) + " (or 0..6)")
+
+
 def _cast(ctx, node: ast.Call, b: Builtin):
-    if len(node.args) != 2 or node.keywords:
+    extra = [kw for kw in node.keywords if kw.arg not in ("mode", "target_type")]
+    if extra:
+        raise ctx.error(extra[0].value, f"pl.cast has no parameter '{extra[0].arg}'",
+                        help='pl.cast(x, dtype, mode="round")')
+    dt_node = next((kw.value for kw in node.keywords if kw.arg == "target_type"), None)
+    if len(node.args) + (dt_node is not None) != 2:
         raise ctx.error(node, "pl.cast takes a value and a dtype: pl.cast(x, pl.FP32)")
+    mode_kw = next((kw for kw in node.keywords if kw.arg == "mode"), None)
+    mode = _cast_mode(ctx, mode_kw) if mode_kw is not None else None
     x = eval_expr(ctx, node.args[0])
-    dt = ir_dtype(ctx, node.args[1])
+    dt = ir_dtype(ctx, dt_node if dt_node is not None else node.args[1])
     if isinstance(x.type, ir.ScalarType) and b.pl_name == "cast":
+        if mode not in (None, "round"):
+            raise ctx.error(mode_kw.value, "a scalar pl.cast accepts only the default mode",
+                            help="cast a tile to use another rounding mode")
         return ir.Cast.make(x, dt, ctx.span(node))
     if isinstance(x.type, ir.TileType):
-        return ir.Call.make_op("tile.cast", [x], {"dtype": dt.name}, ctx.span(node))
+        attrs = {"dtype": dt.name}
+        if mode is not None:
+            attrs["mode"] = mode
+        elif (x.type.dtype.name in _FLOAT_DTYPES and dt.name not in _FLOAT_DTYPES + ("BOOL",)
+              and not getattr(ctx.prog, "warned_default_round", False)):
+            ctx.prog.warned_default_round = True   # once per program
+            ctx.src.warn(node, f"pl.cast of a float tile to {dt.name} rounds to nearest (ties away from zero) by default, "
+                     "as the reference compiler; it truncated before. Pass mode=\"trunc\" for the old result or "
+                     "mode=\"round\" to silence this warning")
+        return ir.Call.make_op("tile.cast", [x], attrs, ctx.span(node))
     raise ctx.error(node.args[0], f"pl.cast needs a scalar or a tile, got {irtypes.describe(x.type)}")
 
 
@@ -431,6 +492,8 @@ def parse_call(ctx, node: ast.Call):
         k = callee.kind
         if k == "op":
             return op_call(ctx, node, callee.spec, callee.pl_name)
+        if k == "unified":
+            return unified_call(ctx, node, callee)
         if k == "cast":
             return _cast(ctx, node, callee)
         if k == "dim":

@@ -73,7 +73,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
-    init, attrs = None, {}
+    init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
     for kw in call.keywords:
         if kw.arg == "init_values":
             if not isinstance(kw.value, (ast.Tuple, ast.List)):
@@ -82,11 +82,50 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)
         elif kw.arg == "inplace_carries":
-            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
+            pass   # KernelInPlaceCarries' result, as printed: read by _make_for (_with_inplace_carries)
+        elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
+            results[kw.arg] = _loop_result(ctx, kw)
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
-    return init, attrs
+    return init, (attrs, results)
+
+
+def _loop_result(ctx, kw):
+    """carries=(pl.alias, pl.rebind, pl.slots(4)) / trip_count=4: pass results a printed
+    program carries (ClassifyIterArgCarry, StampStaticTripCounts)."""
+    from pypto.language._types import LoopCarry, slots
+
+    def value(node):
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [value(e) for e in node.elts]
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            f, n = value(node.func), value(node.args[0])
+            return f(n) if f is slots and isinstance(n, int) else None
+        try:
+            return eval_py(ctx, node)
+        except PyEvalFailure:
+            return None
+
+    v = value(kw.value)
+    if kw.arg == "trip_count":
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ctx.error(kw.value, f"trip_count= must be a non-negative integer, got '{ast.unparse(kw.value)}'")
+        return v
+    if not isinstance(v, (tuple, list)) or not all(isinstance(c, LoopCarry) for c in v):
+        raise ctx.error(kw.value, f"carries= must be a tuple of pl.alias / pl.rebind / pl.slots(N), got "
+                        f"'{ast.unparse(kw.value)}'")
+    return [c.to_ir() for c in v]
+
+
+def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node):
+    attrs, results = attrs
+    if results["carries"] and len(results["carries"]) != len(iter_args):
+        raise ctx.error(node.iter, f"carries= has {len(results['carries'])} entries for {len(iter_args)} loop carries")
+    loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
+    if results["carries"] or results["trip_count"] >= 0:
+        loop = loop.with_results(results["carries"], results["trip_count"])
+    return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
 
 
 def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):
@@ -174,8 +213,7 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     for n, ia in zip(carried, iter_args):
         rv = ir.Var.make(n, ia.type, ctx.span(node))
         rvs.append(rv)
-    ctx.emit(_with_inplace_carries(ctx, node.iter, ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind,
-                                                                   attrs, ctx.span(node)), len(iter_args)))
+    ctx.emit(_make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node))
     for n, rv in zip(carried, rvs):
         ctx.bind(n, rv)
 
@@ -245,8 +283,7 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
     rv_names = [x.id for x in yinfo.targets] if yinfo.targets else [ia.name for ia in iter_args]
     rv_nodes = yinfo.targets or [node] * len(iter_args)
     rvs = [ir.Var.make(n, ia.type, ctx.span(rn)) for n, ia, rn in zip(rv_names, iter_args, rv_nodes)]
-    ctx.emit(_with_inplace_carries(ctx, node.iter, ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind,
-                                                                   attrs, ctx.span(node)), len(iter_args)))
+    ctx.emit(_make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node))
     if yinfo.targets:
         for n, rv in zip(rv_names, rvs):
             ctx.bind(n, rv)

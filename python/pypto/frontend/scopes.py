@@ -24,14 +24,16 @@ from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.scope_options import add_name_hint
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin
 
 _WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
 _KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
-_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args")
-_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint")
+_CLUSTER_KW = ("name_hint",)
 
 
 def _scope_builtin(ctx, expr):
@@ -153,6 +155,7 @@ def _at(ctx, node, item, call):
                         help="only a CORE_GROUP scope becomes a dispatched task that can carry a predicate")
     attrs = {"level": level}
     _common_dep_attrs(ctx, kws, attrs)
+    add_name_hint(ctx, kws, attrs)
     if "no_dep_args" in kws:
         lst = kws["no_dep_args"]
         if not isinstance(lst, (ast.List, ast.Tuple)):
@@ -195,6 +198,7 @@ def _spmd_attrs(ctx, call):
     if "sync_start" in kws:
         attrs["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
     _common_dep_attrs(ctx, kws, attrs)
+    add_name_hint(ctx, kws, attrs)
     return attrs
 
 
@@ -230,7 +234,10 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     call = item.context_expr
     b = _scope_builtin(ctx, call)
     if b.kind in ("manual_scope", "scope", "cluster"):
-        if call.args or call.keywords:
+        cluster_attrs = {}
+        if b.kind == "cluster" and not call.args:
+            add_name_hint(ctx, _kwargs(ctx, call, _CLUSTER_KW, "pl.cluster"), cluster_attrs)
+        elif call.args or call.keywords:
             raise ctx.error(call, f"pl.{b.pl_name}() takes no arguments")
         if item.optional_vars is not None:
             raise ctx.error(item.optional_vars, f"pl.{b.pl_name}() does not bind a value",
@@ -243,7 +250,7 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
         body, _, yinfo = _body(ctx, node, ScopeInfo(kind), node.body, tail_yield and b.kind != "cluster")
         sp = ctx.span(node)
         if b.kind == "cluster":
-            ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, {}, body, None, None, sp))
+            ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, cluster_attrs, body, None, None, sp))
         else:
             mode = ir.RuntimeScopeMode.Manual if b.kind == "manual_scope" else ir.RuntimeScopeMode.Auto
             ctx.emit(ir.RuntimeScopeStmt.make(mode, body, sp))

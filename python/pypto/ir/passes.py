@@ -37,13 +37,17 @@ from pypto._core.passes import (  # noqa: F401  (re-exported)
     OutlineClusterScopes,
     OutlineIncoreScopes,
     Pass,
+    StampStaticTripCounts,
+    UpgradeWrittenParamDirections,
     VerifyKernelProgram,
     VerifyManualDepsOnSubmitOnly,
 )
 
 __all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
-           "InferKernelCoreTypes", "KernelGroupSync", "KernelInPlaceCarries", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "VerifyKernelProgram", "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
+           "InferKernelCoreTypes", "KernelGroupSync", "KernelInPlaceCarries", "LowerTensorAssemble",
+           "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
+           "OutlineIncoreScopes", "StampStaticTripCounts", "UpgradeWrittenParamDirections", "VerifyKernelProgram",
+           "VerifyManualDepsOnSubmitOnly", "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
 

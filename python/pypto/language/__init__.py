@@ -25,6 +25,7 @@ from pypto.language._types import (  # noqa: F401
     DTYPES, Array, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
     Tensor, Tile, dynamic,
 )
+from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
 
 BOOL = DTYPES["BOOL"]
 INT8 = DTYPES["INT8"]
@@ -43,6 +44,9 @@ TASK_ID = DTYPES["TASK_ID"]
 
 # Kernel tile ops at top level: pl.load, pl.store, pl.add, ... (also under pl.tile.*).
 globals().update(_builtins.TOP_LEVEL_TILE_OPS)
+
+# Unified ops dispatching on Tensor / Tile (reference DSL, spec anchor_features §3).
+reshape = _builtins.reshape
 
 
 def __getattr__(name):

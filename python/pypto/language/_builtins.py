@@ -86,13 +86,14 @@ def _tile_ops(prefix: str) -> dict:
 
 def _tensor_ops(prefix: str) -> dict:
     return {
-        "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
-                     ("dtype", "manual_dep", "layout")),
+        "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
+                     ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
         "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
         "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),
+        "reshape": op(prefix + "reshape", "tensor.reshape", ("tensor", "shape")),
     }
 
 
@@ -114,8 +115,8 @@ no_dep = Builtin("no_dep", "no_dep")
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")
 _tensor = _tensor_ops("tensor.")
-create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout"),
-                   ("dtype", "manual_dep", "layout"))
+create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
+                   ("dtype", "manual_dep", "layout", "init_value"))
 read = _tensor_ops("")["read"]
 slice = _tensor_ops("")["slice"]             # noqa: A001
 transpose = _tensor_ops("")["transpose"]
@@ -200,3 +201,7 @@ _tile.update(_reference_tile_ops("tile."))
 tile.__dict__.update(_reference_tile_ops("tile."))
 tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
 TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))
+
+# -- unified ops (spec anchor_features §3): dispatch on the first argument, Tensor or Tile ----
+reshape = Builtin("reshape", "unified", (OpSpec("tensor.reshape", ("tensor", "shape")),
+                                         OpSpec("tile.reshape", ("tile", "shape"))))

@@ -149,3 +149,32 @@ class Out(_AnnotationMarker):
 class InOut(_AnnotationMarker):
     """``pl.InOut[pl.Tensor[...]]``: a parameter the function reads and writes."""
     kind = "InOut"
+
+
+class LoopCarry:
+    """How a loop carry is materialised: a pass result (ClassifyIterArgCarry) that printed IR
+    shows as ``pl.range(..., carries=(pl.alias, pl.rebind, pl.slots(4)))``.
+
+    ``pl.alias``: another name for the init's storage; ``pl.rebind``: a variable the yield
+    re-assigns; ``pl.slots(N)``: a TaskId carried as an array of N slots."""
+
+    def __init__(self, rebind: bool, slots: int = 0):
+        self.rebind, self.slots = rebind, slots
+
+    def to_ir(self):
+        from pypto._core import ir
+        c = ir.LoopCarry()
+        c.rebind, c.slots = self.rebind, self.slots
+        return c
+
+    def __repr__(self):
+        return "pl.alias" if not self.rebind else (f"pl.slots({self.slots})" if self.slots else "pl.rebind")
+
+
+alias = LoopCarry(False)
+rebind = LoopCarry(True)
+
+
+def slots(n: int) -> LoopCarry:
+    """``pl.slots(4)``: a TaskId loop carry held in 4 slots (one per pl.parallel iteration)."""
+    return LoopCarry(True, int(n))

@@ -70,7 +70,7 @@ class HostEmitter : public common::CppScalarExprPrinter {
   void emit_array_get(const ir::Var* result, const ir::Call& call);      // v = arr[k]
   void emit_array_update(const ir::Var* result, const ir::Call& call);   // arr[k] = v
   // The N-slot TaskHandle array that carries TaskId iter_arg `i` of pl.parallel loop `f`
-  // (stamped iter_arg_array_size_<i> = N by ClassifyIterArgCarry).
+  // (ForStmt::carries[i] = pl.slots(N), stamped by ClassifyIterArgCarry).
   YieldTarget declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
   // N when `v` is bound to a C++ array of N TaskHandles, else 0.
   int64_t handle_array_size(const ir::Var* v) const;

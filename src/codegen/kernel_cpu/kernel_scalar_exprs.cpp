@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernel_emitter.h"
+#include "kernel_ops_util.h"
 
 namespace pypto::codegen::kernel_cpu {
 
@@ -122,6 +123,7 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
 std::string KernelEmitter::print_other(const ExprPtr& e) {
   auto* call = e->as<Call>();
   if (!call) return CppScalarExprPrinter::print_other(e);   // reports it unsupported
+  if (std::string access; AccessScalarText(*this, *call, &access)) return access;
   if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
   if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
   if (call->is_op && call->callee == "tensor.dim") {

@@ -125,6 +125,13 @@ TileOpHandler Matmul(bool acc) {
 TileOpHandler Convert() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.Tile(call.args[0]);
+    if (call.callee == "tile.cast" && is_float(a.dtype) && is_integer(dst.dtype)) {   // float -> int: the mode
+      auto* m = attr_get<std::string>(call.attrs, "mode");
+      const int mode = m ? ir::ops::CastModeIndex(*m) : 2;   // the reference's default "round"
+      em.Line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ", " +
+              std::to_string(mode) + ");");
+      return;
+    }
     if (a.dtype == dst.dtype) {
       em.Line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
     } else {
@@ -173,7 +180,7 @@ const std::map<std::string, TileOpHandler>& Registry() {
       {"tile.gemv", Matmul(false)},
       {"tile.gemv_acc", Matmul(true)},
   };
-  static const bool kWithReference = (AddReferenceTileOps(kOps), true);
+  static const bool kWithReference = (AddReferenceTileOps(kOps), AddAccessTileOps(kOps), true);
   (void)kWithReference;
   return kOps;
 }

@@ -56,15 +56,35 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
 // `PTO2_SOURCE_SITE(params_t3, "prog.py", 42);`: the runtime names this DSL line in race
 // reports (the generated file defines the macro as a no-op for runtimes without it).
 std::string source_site_line(const std::string& params, const Span& span) {
+  return "PTO2_SOURCE_SITE(" + params + ", " + Emitter::source_site_args(span) + ");";
+}
+
+// `pto2_check_arg_extent(a, 0, 16, "k", "x", "prog.py", 16);` for each axis where the argument's
+// extent is dynamic and the parameter's is a constant (the frontend checks the static ones).
+std::vector<std::string> dynamic_extent_checks(const std::string& arg, const TensorType& at, const Var& param,
+                                               const std::string& callee, const Span& span) {
+  std::vector<std::string> out;
+  auto* pt = param.type->as<TensorType>();
+  if (!pt || pt->shape.size() != at.shape.size()) return out;
+  for (size_t d = 0; d < pt->shape.size(); ++d) {
+    auto* want = pt->shape[d]->as<ConstInt>();
+    if (!want || at.shape[d]->is<ConstInt>()) continue;
+    out.push_back("pto2_check_arg_extent(" + arg + ", " + std::to_string(d) + ", " + std::to_string(want->value) + ", \"" +
+                  callee + "\", \"" + param.name + "\", " + Emitter::source_site_args(span) + ");");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Emitter::source_site_args(const Span& span) {
   std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
   for (char c : file) {
     if (c == '"' || c == '\\') quoted += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
   }
-  return "PTO2_SOURCE_SITE(" + params + ", \"" + quoted + "\", " + std::to_string(span.line) + ");";
+  return "\"" + quoted + "\", " + std::to_string(span.line);
 }
-
-}  // namespace
 
 void Emitter::emit_task(const Expr& e, const Var* result) {
   const Call* call = e.as<Call>();
@@ -80,6 +100,13 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   const int n = next_task();
   blank();
   line("// Task " + std::to_string(n) + ": " + callee);
+  for (size_t i = 0; i < args.size() && i < f->params.size(); ++i) {   // dynamic extents, checked at run time
+    auto* at = args[i]->type->as<TensorType>();
+    auto* v = as_var(args[i]);
+    if (!at || !v) continue;
+    auto checks = dynamic_extent_checks(ref(v), *at, *f->params[i], callee, e.span);
+    for (auto& c : checks) line(c);
+  }
   std::string params = scopes_.declare("params_t" + std::to_string(n), false);
   line("Arg " + params + ";");
   for (size_t i = 0; i < args.size(); ++i) {
@@ -160,17 +187,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
   std::vector<Binding> elems;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
-    int p = r < rets.size() ? rets[r] : -1;
-    if (p < 0 && f->return_types.size() == 1) {
-      int sole = -1, count = 0;
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
-          sole = static_cast<int>(i);
-          ++count;
-        }
-      }
-      if (count == 1) p = sole;
-    }
+    const int p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});

@@ -4,7 +4,7 @@
 // construct: entry/phases (orchestration_codegen.cpp), names (names.cpp), expressions
 // (emit_expr.cpp), tasks (emit_tasks.cpp), buffers (emit_buffers.cpp), control flow
 // (emit_control_flow.cpp), tensor ops (op_handlers.cpp via op_registry.h), kernel ids and
-// core types (kernel_ids.cpp), lineage (var_lineage.cpp), and the dependency seam
+// core types (kernel_ids.cpp), and the dependency seam
 // (manual_dependencies.h).
 //
 // Identity is the Var pointer: `bindings_` maps each IR Var to the C++ text that names it.
@@ -22,7 +22,6 @@
 
 #include "../common/cpp_scalar_expr.h"
 #include "manual_dependencies.h"
-#include "var_lineage.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
 
@@ -109,6 +108,8 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
+  // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
+  static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
   void emit_tuple_element(const ir::Var* target, const ir::TupleGetItem& g);
 
@@ -138,7 +139,6 @@ class Emitter : public common::CppScalarExprPrinter {
   std::map<std::string, std::string>& core_types() { return core_types_; }
   std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
   DependencyEmitter& deps() { return *deps_; }
-  const VarLineage& lineage() const { return lineage_; }
   // Views made by tensor.slice: emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
@@ -148,6 +148,9 @@ class Emitter : public common::CppScalarExprPrinter {
   // Dynamic-dim symbols: Var -> (tensor slot, axis) of the first parameter declaring it.
   std::map<const ir::Var*, std::pair<int, int>>& dynamic_dims() { return dyn_decl_; }
   int tensor_slot(const ir::Var* param) const;   // -1 if not a tensor param
+  // The slot of the tensor parameter `v` is bound to the same C++ text as (a Var copy, an
+  // alias loop carry, an in-place result of it), or -1.
+  int tensor_param_slot(const ir::Var* v) const;
   std::set<const ir::Var*>& loop_vars_nonneg() { return nonneg_loop_vars_; }
 
  public:
@@ -179,7 +182,6 @@ class Emitter : public common::CppScalarExprPrinter {
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::unique_ptr<DependencyEmitter> deps_;
-  VarLineage lineage_;
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   bool at_block_start_ = true;   // no blank line right after `{`

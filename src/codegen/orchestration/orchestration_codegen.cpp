@@ -23,7 +23,7 @@ namespace orchestration {
 void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registrations linked
 
 Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
-    : program_(program), fn_(fn), deps_(MakeDependencyEmitter()), lineage_(VarLineageCollector::Collect(*fn)) {
+    : program_(program), fn_(fn), deps_(MakeDependencyEmitter()) {
   LinkBuiltinOrchestrationOps();
 }
 
@@ -60,6 +60,16 @@ int Emitter::tensor_slot(const Var* param) const {
     if (!p->type->is<TensorType>()) continue;
     if (p.get() == param) return slot;
     ++slot;
+  }
+  return -1;
+}
+
+int Emitter::tensor_param_slot(const Var* v) const {
+  auto it = bindings_.find(v);
+  if (it == bindings_.end()) return -1;
+  for (auto& p : fn_->params) {
+    auto pb = bindings_.find(p.get());
+    if (pb != bindings_.end() && pb->second.text == it->second.text && tensor_slot(p.get()) >= 0) return tensor_slot(p.get());
   }
   return -1;
 }

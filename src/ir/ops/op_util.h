@@ -22,6 +22,7 @@ void register_tile_reduce_ops(OpRegistry& r);
 void register_tile_layout_ops(OpRegistry& r);
 void register_tile_matmul_ops(OpRegistry& r);
 void register_tile_accelerator_ops(OpRegistry& r);
+void register_tile_access_ops(OpRegistry& r);   // tile_ops_access.cpp
 
 const TensorType* expect_tensor(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 const TileType* expect_tile(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);

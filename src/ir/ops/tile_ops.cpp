@@ -219,11 +219,19 @@ void register_tile_ops(OpRegistry& r) {
            return TileType::make(t->shape, t->dtype, mem);
          });
 
-  add_op(r, "tile.cast", {"tile"}, {"dtype"}, "Convert the elements of a tile to another dtype.",
+  add_op(r, "tile.cast", {"tile"}, {"dtype", "mode"},
+         "Convert the elements of a tile to another dtype; mode= rounds float -> int (none, rint, round, floor, "
+         "ceil, trunc, odd; default round).",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tile("tile.cast", "tile", args[0], span);
            DataType d = attr_dtype("tile.cast", attrs, span);
            PYPTO_USER_CHECK(d != DataType::TASK_ID, span, "tile.cast: cannot cast a tile to TASK_ID", "");
+           if (attrs.count("mode")) {
+             auto* m = attr_get<std::string>(attrs, "mode");
+             PYPTO_USER_CHECK(m && CastModeIndex(*m) >= 0, span,
+                              "tile.cast: unknown cast mode " << (m ? "'" + *m + "'" : std::string("(not a string)")),
+                              "mode is one of none, rint, round, floor, ceil, trunc, odd (or 0..6)");
+           }
            return TileType::make(t->shape, d, t->memory);
          });
 
@@ -241,6 +249,7 @@ void register_tile_ops(OpRegistry& r) {
   register_tile_layout_ops(r);
   register_tile_matmul_ops(r);
   register_tile_accelerator_ops(r);
+  register_tile_access_ops(r);
 
   add_op(r, "tile.get_block_idx", {}, {}, "Index of the current block within an SPMD launch.",
          [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });

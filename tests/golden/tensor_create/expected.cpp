@@ -64,7 +64,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 3: fill
                 Arg params_t3;
                 params_t3.add_input(t);
-                params_t3.add_output(ext_y);
+                params_t3.add_inout(ext_y);
                 PTO2_SOURCE_SITE(params_t3, "program.py", 26);
                 rt_submit_aiv_task(0, params_t3);
                 (void)h;

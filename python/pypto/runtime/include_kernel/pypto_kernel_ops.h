@@ -410,3 +410,71 @@ inline void ternary_bcast(C* dst, const C* a, int64_t ar, int64_t ac, const C* b
 }
 
 }  // namespace pypto_kernel
+
+namespace pypto_kernel {
+
+// ---------------------------------------------------------------------------------------------
+// tile.cast with a rounding mode (float -> integer): none/trunc toward zero, rint to nearest
+// even, round to nearest away from zero, floor, ceil, odd to nearest with ties to the odd
+// integer. Out-of-range values saturate, NaN gives 0. Other conversions ignore the mode.
+//
+//     pypto_kernel::cast_mode<Storage::I32>(dst, src, 512, /*round*/ 2);
+inline double round_mode(double v, int mode) {
+  switch (mode) {
+    case 1: return std::nearbyint(v);   // the default FE_TONEAREST: ties to even
+    case 2: return std::round(v);
+    case 3: return std::floor(v);
+    case 4: return std::ceil(v);
+    case 6: {
+      const double f = std::floor(v);
+      if (v - f != 0.5) return std::round(v);
+      return std::fmod(f, 2.0) != 0.0 ? f : f + 1.0;   // the odd neighbour
+    }
+    default: return std::trunc(v);      // 0 none, 5 trunc
+  }
+}
+
+template <Storage S, class D, class Src>
+inline void cast_mode(D* dst, const Src* src, int64_t n, int mode) {
+  if constexpr (std::is_floating_point<Src>::value && std::is_integral<D>::value) {
+    const double lo = static_cast<double>(std::numeric_limits<D>::lowest());
+    const double hi = static_cast<double>(std::numeric_limits<D>::max());
+    for (int64_t i = 0; i < n; ++i) {
+      const double v = static_cast<double>(src[i]);
+      if (v != v) {
+        dst[i] = D{0};
+        continue;
+      }
+      const double r = round_mode(v, mode);
+      dst[i] = r <= lo ? std::numeric_limits<D>::lowest() : r >= hi ? std::numeric_limits<D>::max() : static_cast<D>(r);
+    }
+    round_to<S>(dst, n);
+  } else {
+    (void)mode;
+    cast<S>(dst, src, n);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// tile.read / tile.write: one element at a flat (row-major) index, checked against the tile's
+// element count (an index outside fails the run; the read then gives 0, the write is dropped).
+//
+//     float v = pypto_kernel::tile_at(ctx, t, 512, i * 32 + j);
+template <class C>
+inline C tile_at(const PTO2KernelContext* ctx, const C* t, int64_t n, int64_t flat) {
+  if (flat < 0 || flat >= n) {
+    index_fail(ctx, "tile.read", flat, n);
+    return C{};
+  }
+  return t[flat];
+}
+
+template <Storage S, class C, class V>
+inline bool tile_set(const PTO2KernelContext* ctx, C* t, int64_t n, int64_t flat, V v) {
+  if (flat < 0 || flat >= n) return index_fail(ctx, "tile.write", flat, n);
+  t[flat] = static_cast<C>(v);
+  round_to<S>(t + flat, 1);
+  return true;
+}
+
+}  // namespace pypto_kernel

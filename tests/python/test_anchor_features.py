@@ -1,0 +1,242 @@
+"""Reference DSL features of spec/anchor_features.md §1-9: end-to-end runs checked with NumPy,
+the outlined / generated shape, and a located diagnostic for each misuse.
+
+Golden C++ for each feature: tests/golden/anchor_*/ (test_golden.py compares and compiles it).
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import ir
+from pypto.ir import passes
+from pypto.errors import PyptoError
+
+from codegen_test_util import GOLDEN_DIR, load_single_program
+from test_diagnostics import body_check
+
+sys.path.insert(0, os.path.dirname(__file__))
+
+
+def golden_program(case):
+    return load_single_program(os.path.join(GOLDEN_DIR, case, "program.py"))
+
+
+def function_names(program):
+    return [f.name for f in program.functions]
+
+
+# -- §1 name_hint= ----------------------------------------------------------------------------
+def run_pipeline(program):
+    for ps in passes.default_pipeline():
+        program = ps(program)
+    return program
+
+
+def test_name_hint_names_outlined_functions():
+    names = function_names(run_pipeline(golden_program("anchor_name_hint")))
+    for k in ("double_x", "double_x_0", "rows", "main_incore", "pair"):
+        assert k in names, names
+    compiled = pypto.compile(golden_program("anchor_name_hint"))
+    for k in ("double_x", "double_x_0", "rows", "main_incore"):
+        assert f"kernels/{k}.cpp" in compiled.files, sorted(compiled.files)
+    assert "// Task 4: pair" in compiled.files["orchestration/main.cpp"]
+
+
+def test_name_hint_e2e():
+    compiled = pypto.compile(golden_program("anchor_name_hint"))
+    x = np.random.default_rng(1).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    compiled(x, y)
+    # 2x, +x, *2, -x, +x (per block rows)
+    np.testing.assert_allclose(y, 6 * x, rtol=1e-5, atol=1e-5)
+
+
+def test_name_hint_prints_and_reparses():
+    p = golden_program("anchor_name_hint")
+    text = ir.python_print(p)
+    assert 'name_hint="double_x"' in text and 'pl.cluster(name_hint="pair")' in text
+    assert ir.structural_equal(pl.parse_program(text), p)
+
+
+def test_name_hint_clash_with_other_function_and_user_function():
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def used(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def first(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="copy"):
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="used"):
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def second(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="copy"):
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        return c
+'''
+    names = function_names(run_pipeline(pl.parse_program(src)))
+    assert "copy" in names and "second_copy" in names and "used_1" in names, names
+
+
+T = "pl.Tensor[[16, 16], pl.FP32]"
+
+
+@pytest.mark.parametrize("scope", ["pl.at(level=pl.Level.CORE_GROUP, name_hint={h})", "pl.spmd(2, name_hint={h})",
+                                   "pl.cluster(name_hint={h})"])
+def test_name_hint_not_a_string_literal(scope):
+    body_check(f"with {scope.format(h='n')}:  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "'name_hint' argument must be a string literal", "n)", help='name_hint="softmax"')
+
+
+@pytest.mark.parametrize("hint", ['"1abc"', '"for"', '"a-b"'])
+def test_name_hint_not_an_identifier(hint):
+    body_check(f"with pl.at(level=pl.Level.CORE_GROUP, name_hint={hint}):  #!\n    d = self.kernel_add(a, b, d)\n"
+               "return d", "must be a valid non-keyword identifier", hint)
+
+
+def test_cluster_rejects_other_keywords():
+    body_check("with pl.cluster(deps=[None]):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.cluster has no keyword 'deps'", "[None]", help="name_hint")
+
+
+def test_empty_name_hint_is_unhinted():
+    body = 'with pl.at(level=pl.Level.CORE_GROUP, name_hint=""):\n    d = self.kernel_add(a, b, d)\nreturn d'
+    from test_diagnostics import program
+    p = pl.parse_program(program(body))
+    assert "name_hint" not in ir.python_print(p)
+
+
+# -- §2 pl.create_tensor(..., init_value=) ----------------------------------------------------
+def test_init_value_e2e():
+    compiled = pypto.compile(golden_program("anchor_init_value"))
+    rng = np.random.default_rng(2)
+    for _ in range(3):    # later runs reuse pool memory a previous run dirtied
+        x = rng.standard_normal((16, 16)).astype(np.float32)
+        xi = rng.integers(-50, 50, (16, 16)).astype(np.int32)
+        out = np.ones((16, 16), np.float32)
+        out_i = np.full((16, 16), 3, np.int32)
+        compiled(x, xi, out, out_i)
+        np.testing.assert_allclose(out, 1 + (x + 0.25), rtol=1e-6)
+        np.testing.assert_array_equal(out_i, 3 + (xi - 7))
+
+
+def test_init_value_prints_after_manual_dep_and_reparses():
+    p = golden_program("anchor_init_value")
+    text = ir.python_print(p)
+    assert "pl.create_tensor([16, 16], dtype=pl.FP32, manual_dep=True, init_value=1.0)" in text
+    assert "init_value=-7.0" in text
+    assert ir.structural_equal(pl.parse_program(text), p)
+
+
+@pytest.mark.parametrize("value,message", [
+    ("n", "init_value must be a compile-time constant, got 'n'"),
+    ("True", "init_value must be an int or float constant, got bool 'True'"),
+    ("INF", "init_value inf is not finite"),
+    ("BIG", "is beyond +-2^53"),
+])
+def test_init_value_parse_errors(value, message):
+    body_check(f"t = pl.create_tensor([16, 16], dtype=pl.FP32, init_value={value})  #!\nreturn d", message,
+               value + ")", help="init_value", prelude="BIG = 2 ** 60\nINF = float('inf')")
+
+
+@pytest.mark.parametrize("dtype,value,message", [
+    ("INT32", "0.5", "init_value 0.5 is not an integer, but the dtype is INT32"),
+    ("FP16", "1.0", "a non-zero init_value needs a 32-bit or integer dtype, got FP16"),
+    ("BF16", "-2", "a non-zero init_value needs a 32-bit or integer dtype, got BF16"),
+])
+def test_init_value_dtype_errors(dtype, value, message):
+    body_check(f"t = pl.create_tensor([16, 16], dtype=pl.{dtype}, init_value={value})  #!\nreturn d", message,
+               "pl.create_tensor")
+
+
+# -- §3 pl.reshape ------------------------------------------------------------------------------
+def test_reshape_e2e():
+    compiled = pypto.compile(golden_program("anchor_reshape"))
+    x = np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    z = np.zeros((16, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, 2 * x, rtol=1e-6)
+    np.testing.assert_allclose(z, 2 * x + 1, rtol=1e-6)
+
+
+def test_reshape_dispatches_on_operand_kind():
+    text = ir.python_print(golden_program("anchor_reshape"))
+    assert "pl.tensor.reshape(x, [8, 32])" in text and "pl.tensor.reshape(y, [8, 32])" in text
+    assert "pl.tile.reshape" in text or "pl.reshape(t, [16, 16])" in text
+    assert ir.structural_equal(pl.parse_program(text), golden_program("anchor_reshape"))
+
+
+RESHAPE_VIEW_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, a: pl.Tensor[[64], pl.FP32], c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = pl.store(pl.load(a, [0], [64]), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        v = pl.tensor.slice(x, [4, 16], [0, 0])
+        w = pl.tensor.transpose(v, 0, 1)
+        r = pl.reshape(w, [64])
+        y = self.copy(r, y)
+        return y
+'''
+
+
+def test_reshape_of_non_contiguous_view_fails_the_run():
+    compiled = pypto.compile(pl.parse_program(RESHAPE_VIEW_SRC))
+    x = np.zeros((16, 16), np.float32)
+    with pytest.raises(PyptoError, match="Tensor::reshape: the source view is not contiguous"):
+        compiled(x, np.zeros(64, np.float32))
+
+
+def test_reshape_of_contiguous_slice_runs():
+    src = RESHAPE_VIEW_SRC.replace("        w = pl.tensor.transpose(v, 0, 1)\n", "").replace("(w, [64])", "(v, [64])")
+    compiled = pypto.compile(pl.parse_program(src))
+    x = np.arange(256, dtype=np.float32).reshape(16, 16)
+    y = np.zeros(64, np.float32)
+    compiled(x, y)
+    np.testing.assert_array_equal(y, x[:4].reshape(64))
+
+
+def test_reshape_size_mismatch():
+    body_check("t = pl.reshape(a, [16, 8])  #!\nreturn d", "tensor.reshape: cannot reshape tensor of size 256 into "
+               "shape with size 128", "pl.reshape", help="must hold the same number of elements")
+
+
+def test_reshape_tile_size_mismatch():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def bad(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t = pl.reshape(pl.load(a, [0, 0], [16, 16]), [4, 4])  #!
+        c = pl.store(t, [0, 0], c)
+        return c
+'''
+    from test_diagnostics import check, program
+    check(program("return d", extra=extra), "cannot reshape tile of size 256 into shape with size 16", "pl.reshape")
+
+
+def test_reshape_needs_tensor_or_tile():
+    body_check("t = pl.reshape(n, [16, 8])  #!\nreturn d", "pl.reshape needs a tensor or a tile, got", "n, [16",
+               help="Tensor -> pl.tensor.reshape")
+
+
+def test_reshape_non_integer_shape():
+    body_check("t = pl.reshape(a, [16, 2.5])  #!\nreturn d", "element 1 of 'shape' must be an integer", "pl.reshape")
