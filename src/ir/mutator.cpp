@@ -174,9 +174,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   bool changed = false;
   auto args = mutate_exprs(op->args, &changed);
   Attrs attrs = mutate_attrs(op->attrs, &changed);
+  auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
   if (!changed) return self;
   if (!op->is_op) {
-    return Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+    auto c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+    return edges.empty() ? c : with_compiler_dep_edges(c, std::move(edges));
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   if (op->arg_directions.empty()) return c;
@@ -187,14 +189,17 @@ ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
   bool changed = false;
   auto args = mutate_exprs(op->args, &changed);
   auto deps = mutate_exprs(op->deps, &changed);
+  auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
   ExprPtr core_num = op->core_num ? mutate_expr(op->core_num) : nullptr;
   ExprPtr pred = op->predicate ? mutate_expr(op->predicate) : nullptr;
   changed |= core_num != op->core_num || pred != op->predicate;
   if (!changed) return self;
   auto& els = op->type->as<TupleType>()->elements;
   std::vector<TypePtr> rets(els.begin(), els.end() - 1);
-  return Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num), op->sync_start,
-                      op->allow_early_resolve, op->timing_slot, std::move(pred), op->arg_directions, op->span);
+  ExprPtr sub = Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num),
+                             op->sync_start, op->allow_early_resolve, op->timing_slot, std::move(pred),
+                             op->arg_directions, op->span);
+  return edges.empty() ? sub : with_compiler_dep_edges(sub, std::move(edges));
 }
 
 ExprPtr IRMutator::mutate_(const MakeTuple* op, const ExprPtr& self) {

@@ -270,6 +270,9 @@ std::string Printer::print_call(const Call& c) {
   if (!c.is_op) {
     std::string args = print_func_args(c.args, c.arg_directions);
     if (!c.attrs.empty()) args += (args.empty() ? "" : ", ") + std::string("attrs=") + print_attr_dict(c.attrs);
+    if (!c.compiler_manual_dep_edges.empty()) {
+      args += (args.empty() ? "" : ", ") + std::string("compiler_manual_dep_edges=") + print_list(c.compiler_manual_dep_edges);
+    }
     return "self." + c.callee + "(" + args + ")";
   }
   // Subscript forms.
@@ -326,6 +329,7 @@ std::string Printer::print_submit(const Submit& sb) {
   if (sb.core_num) s += ", core_num=" + print_expr(sb.core_num, 0);
   if (sb.sync_start) s += ", sync_start=True";
   if (!sb.deps.empty()) s += ", deps=" + print_list(sb.deps);
+  if (!sb.compiler_manual_dep_edges.empty()) s += ", compiler_manual_dep_edges=" + print_list(sb.compiler_manual_dep_edges);
   if (sb.allow_early_resolve) s += ", allow_early_resolve=True";
   if (sb.timing_slot >= 0) s += ", timing_slot=" + std::to_string(sb.timing_slot);
   if (sb.predicate) s += ", predicate=" + print_predicate(sb.predicate);
@@ -516,6 +520,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
   if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
+  if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
   if (!f.carries.empty()) {
     std::string cs;
@@ -526,7 +531,6 @@ void Printer::print_for(const ForStmt& f, int indent) {
     range += ", carries=(" + cs + (f.carries.size() == 1 ? ",)" : ")");
   }
   if (f.trip_count >= 0) range += ", trip_count=" + std::to_string(f.trip_count);
-  if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   range += ")";
   std::string target = names_.define(f.loop_var.get());
   if (!f.iter_args.empty()) {

@@ -22,10 +22,10 @@ const char* to_string(IRProperty p) {
     case IRProperty::IterArgCarryClassified: return "IterArgCarryClassified";
     case IRProperty::ManualDepsOnSubmitOnly: return "ManualDepsOnSubmitOnly";
     case IRProperty::KernelCoreTypesInferred: return "KernelCoreTypesInferred";
+    case IRProperty::StaticTripCountsStamped: return "StaticTripCountsStamped";
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
-    case IRProperty::StaticTripCountsStamped: return "StaticTripCountsStamped";
   }
   return "?";
 }

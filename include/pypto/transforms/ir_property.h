@@ -39,10 +39,10 @@ enum class IRProperty {
   IterArgCarryClassified,
   ManualDepsOnSubmitOnly,
   KernelCoreTypesInferred,
+  StaticTripCountsStamped,
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
-  StaticTripCountsStamped,
 };
 
 const char* to_string(IRProperty p);

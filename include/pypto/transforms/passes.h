@@ -47,12 +47,20 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
+// tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
+Pass ConvertTensorToTileOps();
 // Checks that only Submits (and system.task_dummy) carry user dependency edges.
 Pass VerifyManualDepsOnSubmitOnly();
 std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& program);   // one message per violation
 // Rewrites a profitable stable full-array TaskId dependency in a manual scope through one
 // system.task_dummy barrier. Requires CallDirectionsDerived.
 Pass ExpandManualPhaseFence();
+
+// Compiler-derived task dependencies in AUTO regions (analyze_auto_scopes_for_deps): typed
+// compiler_manual_dep_edges, TaskId carries, MANUAL scope when fully covered, argument
+// demotion otherwise. Requires CallDirectionsDerived, ReturnParamsExplicit.
+Pass AutoDeriveTaskDependencies();
 
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.

@@ -81,10 +81,10 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             init = kw.value
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)
-        elif kw.arg == "inplace_carries":
-            pass   # KernelInPlaceCarries' result, as printed: read by _make_for (_with_inplace_carries)
         elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
             results[kw.arg] = _loop_result(ctx, kw)
+        elif kw.arg == "inplace_carries":
+            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
