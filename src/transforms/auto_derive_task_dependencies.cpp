@@ -94,6 +94,7 @@ class Analyzer {
   // ---- scan ----
   void scan(const StmtPtr& s, std::vector<Loop*>& loops);
   void scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops);
+  void collect_accesses(Task& t);
   void note_def(const Var* v, const std::vector<Loop*>& loops) {
     for (Loop* l : loops) l->defs.insert(v);
   }
@@ -303,6 +304,13 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
   t->loops = loops;
   PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
                                                                                                << "' without derived directions");
+  task_of_[s.get()] = t.get();
+  tasks_.push_back(std::move(t));
+}
+
+// After the scan (every definition known, including those after their first use in a loop).
+void Analyzer::collect_accesses(Task& t) {
+  const Call& c = *t.call;
   for (size_t i = 0; i < c.args.size(); ++i) {
     if (!c.args[i]->type->is<TensorType>()) continue;
     ArgDirection d = c.arg_directions[i];
@@ -318,10 +326,8 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
     a.read = d == ArgDirection::In || d == ArgDirection::InOut;
     a.write = d == ArgDirection::Out || d == ArgDirection::InOut;
     a.arg = i;
-    t->acc.push_back(std::move(a));
+    t.acc.push_back(std::move(a));
   }
-  task_of_[s.get()] = t.get();
-  tasks_.push_back(std::move(t));
 }
 
 std::optional<Poly> Analyzer::poly(const ExprPtr& e, int depth) {
@@ -759,8 +765,23 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       visible[T] = rv;
     }
     if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
-    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, make_seq(nb, f->body->span), rvs,
-                                f->for_kind, f->attrs, f->span));
+    StmtPtr body = make_seq(nb, f->body->span);
+    // Each iteration keeps its own (MANUAL) runtime scope, as MaterializeRuntimeScopes gives an
+    // AUTO body: buffers created in an iteration are released when it ends.
+    // Codegen declares a MANUAL block's buffers just before it (in the enclosing scope), so a
+    // body that creates tensors gets a second, outer per-iteration scope to own them.
+    if (manual_) {
+      body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+      bool creates = false;
+      for (auto& st2 : nb) {
+        auto* as2 = st2->as<AssignStmt>();
+        auto* c2 = as2 ? as2->value->as<Call>() : nullptr;
+        creates |= c2 && c2->is_op && c2->callee == "tensor.create";
+      }
+      if (creates) body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+    }
+    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
+                                f->span));
   }
 }
 
@@ -799,6 +820,9 @@ FunctionPtr Analyzer::Run() {
     return Function::make(fn_.name, fn_.type, fn_.params, fn_.param_directions, fn_.return_types, body, fn_.level,
                           fn_.role, attrs, fn_.span);
   };
+  for (auto& t : tasks_) {
+    if (fallback_.empty()) collect_accesses(*t);
+  }
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();
