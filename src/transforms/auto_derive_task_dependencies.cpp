@@ -52,6 +52,7 @@ struct Loop {
   std::set<const Var*> defs;       // loop var, iter_args and every Var defined in the body
   std::optional<int64_t> step, trip;
   bool parallel = false;
+  int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
 };
 
 // A view of storage: the roots it may be (tensor params / creates) and its box in the root.
@@ -134,7 +135,8 @@ class Analyzer {
   std::map<const Var*, Region> region_memo_;
   std::set<const Var*> in_progress_;
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
-  std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_;
+  // Accesses per root in program order: all of them, and the writes only.
+  std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_, writes_by_root_;
   std::map<std::pair<Task*, size_t>, int> chained_memo_;
   int pos_ = 0;
   int uncovered_ = 0, edges_ = 0;
@@ -241,8 +243,11 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         }
         loop_of_[f] = l.get();
         loops.push_back(l.get());
+        Loop* lp = l.get();
         loops_.push_back(std::move(l));
+        lp->first_pos = pos_;
         scan(f->body, loops);
+        lp->end_pos = pos_;
         loops.pop_back();
         break;
       }
@@ -508,8 +513,9 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
   if (!shared) return false;
   if (a.r.whole || b.r.whole || a.r.off.size() != b.r.off.size()) return true;
   std::map<const Var*, Poly> sub;
-  Poly::Bounds bounds = bounds_;
+  Poly::Bounds bounds;
   if (carried) {
+    bounds = bounds_;
     if (!carried->step || *carried->step <= 0) return true;
     std::set<const Var*> atoms;
     for (size_t d = 0; d < b.r.off.size(); ++d) {
@@ -532,6 +538,11 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
     }
   }
   for (size_t d = 0; d < a.r.off.size(); ++d) {
+    if (sub.empty()) {   // same iteration: compare as they are
+      if ((b.r.off[d] - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds_)) return false;
+      if ((a.r.off[d] - b.r.off[d] - b.r.ext[d]).is_provably_nonneg(bounds_)) return false;
+      continue;
+    }
     Poly ob = b.r.off[d].substitute(sub), eb = b.r.ext[d].substitute(sub);
     if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return false;
     if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return false;
@@ -606,38 +617,48 @@ size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
-      for (auto* r : t->acc[i].r.roots) by_root_[r].push_back({t.get(), i});
+      for (auto* r : t->acc[i].r.roots) {
+        by_root_[r].push_back({t.get(), i});
+        if (t->acc[i].write) writes_by_root_[r].push_back({t.get(), i});
+      }
     }
   }
+  using Entry = std::pair<Task*, size_t>;
+  auto first_at = [](const std::vector<Entry>& list, int pos) {
+    return std::lower_bound(list.begin(), list.end(), pos, [](const Entry& e, int p) { return e.first->pos < p; });
+  };
   for (auto& bp : tasks_) {
     Task* B = bp.get();
     for (auto& b : B->acc) {
-      std::set<std::pair<Task*, size_t>> seen;
-      // Same iteration: earlier accesses, newest first, up to a covering write in scope.
+      std::set<Entry> seen;
+      // Same iteration: earlier accesses (a read only needs writes), newest first, up to a
+      // covering write in scope (everything older reaches B through it).
       for (auto* root : b.r.roots) {
-        auto& list = by_root_[root];
-        bool stop = false;
-        for (auto it = list.rbegin(); it != list.rend() && !stop; ++it) {
+        auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+        auto it = first_at(list, B->pos);
+        while (it != list.begin()) {
+          --it;
           Task* A = it->first;
-          if (A->pos >= B->pos || !seen.insert(*it).second) continue;
+          if (!seen.insert(*it).second) continue;
           Access& a = A->acc[it->second];
           if (!(a.write || b.write)) continue;
           if (!overlap(a, b, nullptr, 0)) continue;
           size_t common = common_prefix(A->loops, B->loops);
           bool covered = fanin_ok(A, common);
           hazard(A, a, B, b, nullptr, covered);
-          if (a.write && covered && A->loops.size() == common && covers(a, b)) stop = true;
+          if (a.write && covered && A->loops.size() == common && covers(a, b)) break;
         }
       }
       // Loop-carried: accesses of tasks in an earlier iteration of each enclosing loop.
       for (size_t k = 0; k < B->loops.size(); ++k) {
         Loop* L = B->loops[k];
-        std::set<std::pair<Task*, size_t>> seen_c;
+        std::set<Entry> seen_c;
         for (auto* root : b.r.roots) {
-          for (auto& entry : by_root_[root]) {
-            Task* A = entry.first;
-            if (A->loops.size() <= k || A->loops[k] != L || !seen_c.insert(entry).second) continue;
-            Access& a = A->acc[entry.second];
+          auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+          for (auto it = first_at(list, L->first_pos); it != list.end() && it->first->pos < L->end_pos; ++it) {
+            Task* A = it->first;
+            if (!seen_c.insert(*it).second) continue;
+            Access& a = A->acc[it->second];
             if (!(a.write || b.write) || !overlap(a, b, L, 1)) continue;
             bool covered = !L->parallel && fanin_ok(A, k + 1) &&
                            (!overlap(a, b, L, 2) || self_chained(A, k) || self_chained(B, k));
@@ -672,6 +693,9 @@ void Analyzer::derive() {
 }
 
 // ---- rewrite ----
+
+// A pl.parallel fan-in of at least this many ids goes through a dummy barrier.
+constexpr int64_t kFenceMinTrip = 4;
 
 VarPtr tid_var(const std::string& base, const Span& span) { return Var::make(base, ScalarType::make(DataType::TASK_ID), span); }
 
@@ -713,7 +737,8 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
             out.push_back(AssignStmt::make(as->var, TupleGetItem::make(tv, 0, st->span), st->span));
           }
         }
-        VarPtr tid = tid_var(c.callee + "_tid", st->span);
+        // Distinct names: codegen declares each TaskId under its name (no renaming probes).
+        VarPtr tid = tid_var(c.callee + "_tid" + std::to_string(T->pos), st->span);
         out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, static_cast<int>(f->return_types.size()), st->span), st->span));
         visible[T] = tid;
       } else {
@@ -740,12 +765,12 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         init = v->second;
       } else {
         if (!seed) {
-          seed = tid_var(T->call->callee + "_seed", f->span);
+          seed = tid_var(T->call->callee + "_seed" + std::to_string(T->pos), f->span);
           out.push_back(AssignStmt::make(seed, Call::make_op("system.task_invalid", {}, {}, f->span), f->span));
         }
         init = seed;
       }
-      IterArgPtr ia = IterArg::make(T->call->callee + "_carry", ScalarType::make(DataType::TASK_ID), init, f->span);
+      IterArgPtr ia = IterArg::make(T->call->callee + "_carry" + std::to_string(T->pos), ScalarType::make(DataType::TASK_ID), init, f->span);
       iter_args.push_back(ia);
       inner[T] = ia;
       carry_ia_[{f, T}] = ia;
@@ -758,11 +783,22 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
     }
     std::vector<StmtPtr> nb;
     rebuild(make_seq(body_stmts, f->body->span), inner, nb);
+    std::vector<StmtPtr> barriers;
     for (Task* T : carried) {
       yields.push_back(inner.at(T));
-      VarPtr rv = tid_var(T->call->callee + "_last", f->span);
+      VarPtr rv = tid_var(T->call->callee + "_last" + std::to_string(T->pos), f->span);
       rvs.push_back(rv);
       visible[T] = rv;
+      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
+      // later consumer names 1 id instead of N (N + M edges instead of N * M).
+      auto* tc = f->stop->as<ConstInt>();
+      auto* t0 = f->start->as<ConstInt>();
+      if (f->for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
+        VarPtr fence = tid_var(T->call->callee + "_fence" + std::to_string(T->pos), f->span);
+        Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
+        barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f->span), f->span));
+        visible[T] = fence;
+      }
     }
     if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
     StmtPtr body = make_seq(nb, f->body->span);
@@ -782,6 +818,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
     }
     out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
                                 f->span));
+    out.insert(out.end(), barriers.begin(), barriers.end());
   }
 }
 
