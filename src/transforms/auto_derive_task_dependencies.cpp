@@ -512,41 +512,49 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
   }
   if (!shared) return false;
   if (a.r.whole || b.r.whole || a.r.off.size() != b.r.off.size()) return true;
-  std::map<const Var*, Poly> sub;
-  Poly::Bounds bounds;
-  if (carried) {
-    bounds = bounds_;
-    if (!carried->step || *carried->step <= 0) return true;
-    std::set<const Var*> atoms;
-    for (size_t d = 0; d < b.r.off.size(); ++d) {
-      auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
-      atoms.insert(x.begin(), x.end());
-      atoms.insert(y.begin(), y.end());
+  // Provably disjoint in some dimension once b's atoms are replaced per `sub`?
+  auto disjoint = [&](const std::map<const Var*, Poly>& sub, const Poly::Bounds& bounds) {
+    for (size_t d = 0; d < a.r.off.size(); ++d) {
+      Poly ob = sub.empty() ? b.r.off[d] : b.r.off[d].substitute(sub);
+      Poly eb = sub.empty() ? b.r.ext[d] : b.r.ext[d].substitute(sub);
+      if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return true;
+      if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return true;
     }
-    for (const Var* v : atoms) {
-      if (!carried->defs.count(v)) continue;
-      fresh_.push_back(Var::make(v->name + "'", v->type));
-      const Var* nv = fresh_.back().get();
-      if (auto b = bounds_.find(v); b != bounds_.end()) bounds[nv] = b->second;
-      if (v == carried->stmt->loop_var.get()) {
-        // j = i + step * (min_dist + delta), delta >= 0
-        bounds[nv] = Poly::Bound{0, std::nullopt};
-        sub[v] = Poly::atom(v) + Poly::constant(*carried->step) * (Poly::constant(min_dist) + Poly::atom(nv));
-      } else {
-        sub[v] = Poly::atom(nv);
-      }
+    return false;
+  };
+  if (!carried) return !disjoint({}, bounds_);
+  if (!carried->step || *carried->step <= 0) return true;
+  // b's iteration: atoms defined in the loop take other values. Two sound views of the loop
+  // variable j of b: j = i + step * (min_dist + delta) (delta >= 0), or (when the loop is
+  // bounded) any value of its range independently of i.
+  std::set<const Var*> atoms;
+  for (size_t d = 0; d < b.r.off.size(); ++d) {
+    auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
+    atoms.insert(x.begin(), x.end());
+    atoms.insert(y.begin(), y.end());
+  }
+  std::map<const Var*, Poly> after, anywhere;
+  Poly::Bounds bounds = bounds_;
+  bool bounded = false;
+  for (const Var* v : atoms) {
+    if (!carried->defs.count(v)) continue;
+    fresh_.push_back(Var::make(v->name + "'", v->type));
+    const Var* nv = fresh_.back().get();
+    auto known = bounds_.find(v);
+    if (known != bounds_.end()) bounds[nv] = known->second;
+    anywhere[v] = Poly::atom(nv);
+    if (v == carried->stmt->loop_var.get()) {
+      bounded = known != bounds_.end() && known->second.hi.has_value();
+      fresh_.push_back(Var::make(v->name + "_delta", v->type));
+      const Var* delta = fresh_.back().get();
+      bounds[delta] = Poly::Bound{0, std::nullopt};
+      after[v] = Poly::atom(v) + Poly::constant(*carried->step) * (Poly::constant(min_dist) + Poly::atom(delta));
+    } else {
+      after[v] = Poly::atom(nv);
     }
   }
-  for (size_t d = 0; d < a.r.off.size(); ++d) {
-    if (sub.empty()) {   // same iteration: compare as they are
-      if ((b.r.off[d] - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds_)) return false;
-      if ((a.r.off[d] - b.r.off[d] - b.r.ext[d]).is_provably_nonneg(bounds_)) return false;
-      continue;
-    }
-    Poly ob = b.r.off[d].substitute(sub), eb = b.r.ext[d].substitute(sub);
-    if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return false;
-    if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return false;
-  }
+  if (disjoint(after, bounds)) return false;
+  if (bounded && disjoint(anywhere, bounds)) return false;
   return true;
 }
 

@@ -57,7 +57,8 @@ class DirectionRewriter : public IRMutator {
     if (c->is_op) return e;
     auto dirs = derive(program_, c->callee, c->args, c->arg_directions, c->span);
     if (dirs == c->arg_directions) return e;
-    return Call::make_func(c->callee, c->args, c->type, std::move(dirs), c->span, c->attrs);
+    ExprPtr out = Call::make_func(c->callee, c->args, c->type, std::move(dirs), c->span, c->attrs);
+    return c->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, c->compiler_manual_dep_edges);
   }
 
   ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
@@ -68,8 +69,9 @@ class DirectionRewriter : public IRMutator {
     auto* tt = s->type->as<TupleType>();
     PYPTO_CHECK(tt && !tt->elements.empty(), "Submit to '" << s->callee << "' is not tuple-typed");
     std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
-    return Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start, s->allow_early_resolve,
-                        s->timing_slot, s->predicate, std::move(dirs), s->span);
+    ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
+                               s->allow_early_resolve, s->timing_slot, s->predicate, std::move(dirs), s->span);
+    return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
   }
 
  private:

@@ -101,12 +101,13 @@ def test_disjoint_parallel_tiles_fan_in_through_an_array_carry_and_a_loop_carrie
                         ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
                         ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
                         fill_last = pl.yield_(fill_tid)
+                fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
                 seed2 = pl.system.task_invalid()
                 for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
                     with pl.manual_scope():
                         tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
                         o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
-                                                compiler_manual_dep_edges=[fill_last, acc_carry])
+                                                compiler_manual_dep_edges=[fence, acc_carry])
                         o3, acc_last = pl.yield_(o2, acc_tid)
             return out
 
