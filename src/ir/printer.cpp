@@ -600,7 +600,13 @@ std::string Printer::function(const Function& f, int indent) {
   if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
   if (f.core_type != CoreType::Unknown) deco += std::string(", core_type=pl.CoreType.") + to_string(f.core_type);
-  if (!f.attrs.empty()) deco += ", attrs=" + print_attr_dict(f.attrs);
+  // auto_scope=False is a decorator keyword (spec anchor_features §4), never inside attrs=.
+  std::map<std::string, AttrValue> attrs = f.attrs;
+  const bool* auto_scope = attr_get<bool>(f.attrs, "auto_scope");
+  const bool no_auto_scope = auto_scope && !*auto_scope;
+  if (auto_scope) attrs.erase("auto_scope");
+  if (!attrs.empty()) deco += ", attrs=" + print_attr_dict(attrs);
+  if (no_auto_scope) deco += ", auto_scope=False";
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the

@@ -25,6 +25,7 @@ from pypto.language._types import (  # noqa: F401
     DTYPES, Array, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
     Tensor, Tile, dynamic,
 )
+from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
 
 BOOL = DTYPES["BOOL"]
