@@ -474,10 +474,13 @@ def func_call(ctx, node: ast.Call):
                         "branch: a Group body is a straight sequence of kernel calls",
                         help="move the loop or condition into the kernel, or into the orchestration around the "
                              "Group call")
-    dirs_node, attrs = None, {}
+    dirs_node, attrs, edges_node = None, {}, None
     for kw in node.keywords:
         if kw.arg == "arg_directions":
             dirs_node = kw.value
+            continue
+        if kw.arg == "compiler_manual_dep_edges":   # printed AutoDeriveTaskDependencies output
+            edges_node = kw.value
             continue
         if kw.arg == "attrs":          # call attrs a pass stamped (printed pass output)
             attrs = attrs_dict(ctx, kw.value)
@@ -492,7 +495,11 @@ def func_call(ctx, node: ast.Call):
     if dirs_node is not None:
         explicit = parse_arg_directions(ctx, dirs_node, len(args), f"the call to '{sig.name}'")
         dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
-    return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
+    call = ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
+    if edges_node is not None:
+        from pypto.frontend.deps import parse_deps
+        call = ir.with_compiler_dep_edges(call, parse_deps(ctx, edges_node).deps)
+    return call
 
 
 @registry.handles("call")

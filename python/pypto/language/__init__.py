@@ -22,7 +22,7 @@ from pypto.language._builtins import (  # noqa: F401
 from pypto.language._decorators import function  # noqa: F401
 from pypto.language._parse import parse_function, parse_program, program  # noqa: F401
 from pypto.language._types import (  # noqa: F401
-    DTYPES, Array, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
+    DTYPES, Array, AtomicType, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
     Tensor, Tile, dynamic,
 )
 from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)

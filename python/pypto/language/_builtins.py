@@ -67,7 +67,7 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "target_memory"), ("target_memory",)),
-        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor")),
+        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
         "move": op(prefix + "move", "tile.move", ("tile", "target_memory"), ("target_memory",)),
@@ -180,6 +180,7 @@ def _reference_tile_ops(prefix: str) -> dict:
         "gemv_acc": op(prefix + "gemv_acc", "tile.gemv_acc", ("acc", "lhs", "rhs")),
         "gemv_bias": op(prefix + "gemv_bias", "tile.gemv_bias", ("lhs", "rhs", "bias")),
         "batch_matmul": op(prefix + "batch_matmul", "tile.batch_matmul", ("lhs", "rhs")),
+        "mscatter": op(prefix + "mscatter", "tile.mscatter", ("src", "idx", "output_tensor")),
     }
     for n in _REF_TILE_TILE:
         d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rem", "xor") else ("lhs", "rhs"))
