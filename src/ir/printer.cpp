@@ -582,9 +582,20 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
       done.insert("level");
     }
   }
+  // split / slot_num (spec anchor_features §5) print as the DSL entry that set them.
+  std::string split_entry;
+  if (auto* split = attr_get<int64_t>(s.attrs, "split")) {
+    static const char* kModes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};
+    split_entry = std::string("pl.split(pl.SplitMode.") + (*split >= 0 && *split <= 2 ? kModes[*split] : "NONE");
+    if (auto* slots = attr_get<int64_t>(s.attrs, "slot_num")) split_entry += ", slot_num=" + std::to_string(*slots);
+    split_entry += ")";
+    done.insert("split");
+    done.insert("slot_num");
+  }
   for (auto& [k, v] : s.attrs) {
     if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
   }
+  if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
   std::string call = std::string(fn) + "(";
   for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
   call += ")";

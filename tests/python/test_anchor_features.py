@@ -405,3 +405,48 @@ def test_auto_scope_in_manual_scope_by_mode():
     body_check("with pl.manual_scope():\n    with pl.scope(mode=pl.ScopeMode.AUTO):  #!\n"
                "        d = self.kernel_add(a, b, d)\nreturn d",
                "pl.scope() cannot be nested inside pl.manual_scope()", "pl.scope(mode")
+
+
+# -- §5 pl.SplitMode / pl.split ------------------------------------------------------------------
+def test_split_is_a_cpu_no_op_e2e():
+    compiled = pypto.compile(golden_program("anchor_split"))
+    x = np.random.default_rng(7).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    compiled(x, y)
+    np.testing.assert_allclose(y, 4 * x - 1, rtol=1e-5, atol=1e-6)
+
+
+def test_split_attrs_move_to_the_outlined_kernel():
+    p = run_pipeline(golden_program("anchor_split"))
+    fns = {f.name: f for f in p.functions}
+    text = ir.python_print(p)
+    assert 'def halves' in text and 'attrs={"split": 1}' in text
+    assert 'attrs={"slot_num": 4, "split": 1}' in text and 'attrs={"split": 2}' in text
+    assert "main_incore" in fns and "main_spmd" in fns
+
+
+@pytest.mark.parametrize("opt,message,at", [
+    ("pl.split()", "pl.split takes one positional argument, the pl.SplitMode", "pl.split()"),
+    ("pl.split(1)", "pl.split needs a pl.SplitMode, got '1'", "1)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=0)", "slot_num= must be a positive int literal, got '0'", "0)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=True)", "slot_num= must be a positive int literal, got 'True'", "True"),
+    ("pl.split(pl.SplitMode.UP_DOWN, depth=2)", "pl.split has no keyword 'depth'", "2)"),
+    ("pl.split(pl.SplitMode.NONE), pl.split(pl.SplitMode.UP_DOWN)", "duplicate optimization 'pl.split'",
+     "pl.split(pl.SplitMode.UP"),
+    ("pl.unroll", "unknown optimization 'pl.unroll'", "pl.unroll"),
+    ("pl.auto_chunk", "optimizations=[pl.auto_chunk] is not supported by this compiler yet", "pl.auto_chunk"),
+])
+def test_split_diagnostics(opt, message, at):
+    body_check(f"with pl.at(level=pl.Level.CORE_GROUP, optimizations=[{opt}]):  #!\n"
+               "    d = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], d)\nreturn d", message, at)
+
+
+def test_split_needs_core_group():
+    body_check("with pl.at(level=pl.Level.CHIP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "pl.split needs level=pl.Level.CORE_GROUP, got "
+               "pl.Level.CHIP", "pl.split(")
+
+
+def test_optimizations_must_be_a_list():
+    body_check("with pl.spmd(2, optimizations=pl.split(pl.SplitMode.UP_DOWN)):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "optimizations= must be a list literal", "pl.split(")

@@ -24,15 +24,15 @@ from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
-from pypto.frontend.scope_options import add_name_hint, scope_mode
+from pypto.frontend.scope_options import add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin
 
 _WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
 _KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
-_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint")
-_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations")
 _CLUSTER_KW = ("name_hint",)
 
 
@@ -156,6 +156,8 @@ def _at(ctx, node, item, call):
     attrs = {"level": level}
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
+    if "optimizations" in kws:
+        attrs.update(optimizations(ctx, kws["optimizations"], "pl.at", level, Builtin, T.SplitMode))
     if "no_dep_args" in kws:
         lst = kws["no_dep_args"]
         if not isinstance(lst, (ast.List, ast.Tuple)):
@@ -199,6 +201,8 @@ def _spmd_attrs(ctx, call):
         attrs["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
+    if "optimizations" in kws:
+        attrs.update(optimizations(ctx, kws["optimizations"], "pl.spmd", "", Builtin, T.SplitMode))
     return attrs
 
 
