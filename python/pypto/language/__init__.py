@@ -47,6 +47,7 @@ globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 
 # Unified ops dispatching on Tensor / Tile (reference DSL, spec anchor_features §3).
 reshape = _builtins.reshape
+globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
 
 
 def __getattr__(name):

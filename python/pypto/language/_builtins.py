@@ -203,6 +203,23 @@ tile.__dict__.update(_reference_tile_ops("tile."))
 tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
 TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))
 
-# -- unified ops (spec anchor_features §3): dispatch on the first argument, Tensor or Tile ----
+# -- unified ops (spec anchor_features §3, §9): dispatch on the first argument, Tensor or Tile ----
+# spec = (tensor spec, tile spec[, "operands"]): with "operands" the other expression arguments
+# must be the same kind (or scalars, which pick the scalar variant tensor.adds & co.).
 reshape = Builtin("reshape", "unified", (OpSpec("tensor.reshape", ("tensor", "shape")),
                                          OpSpec("tile.reshape", ("tile", "shape"))))
+_UNIFIED = _BINARY + _UNARY + _ROW_EXPAND + ("matmul", "matmul_acc")
+
+
+def _unified(name: str) -> Builtin:
+    tile_spec = TOP_LEVEL_TILE_OPS[name].spec
+    return Builtin(name, "unified", (OpSpec("tensor." + name, tile_spec.params, tile_spec.attrs), tile_spec,
+                                     "operands"))
+
+
+UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
+# pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
+# (the printer spells tile.slice & co. this way too).
+for _n, _tile_params in (("slice", ("tile", "shape", "offset")), ("assemble", ("target", "source", "offset")),
+                         ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
+    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))

@@ -193,14 +193,15 @@ const TileOpHandler* FindTileOp(const std::string& name) {
 }
 
 void KernelEmitter::EmitTileOp(const Call* call, const TileRef& dst) {
-  ir::ops::check_kernel_tile_op(*call);   // a tile op of the CPU backend (UserError otherwise)
+  // VerifyKernelProgram checked it is a tile op of the CPU backend (ops::check_kernel_tile_op).
   const TileOpHandler* h = FindTileOp(call->callee);
   PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
   (*h)(*this, *call, dst);
 }
 
 int KernelEmitter::EmitTensorOp(const Call* call) {
-  ir::ops::check_kernel_tensor_op(*call);   // tile.store / tile.mscatter yield a tensor in a kernel
+  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter"),
+              "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
   if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
   TileRef t = Tile(call->args[0]);
   auto offs = ListArg(*call, 1);

@@ -13,6 +13,9 @@ namespace pypto::ir::ops {
 
 // Registration functions, one per op namespace; called once by OpRegistry::global().
 void register_tensor_ops(OpRegistry& r);
+void register_tensor_compute_ops(OpRegistry& r);   // tensor.<op> mirrors of tile ops (tensor_compute_ops.cpp)
+// The <op> names of those mirrors: {"add", "sub", ..., "matmul", "cast", "full"}.
+const std::vector<std::string>& tensor_compute_op_names();
 void register_tile_ops(OpRegistry& r);
 void register_system_ops(OpRegistry& r);
 void register_array_ops(OpRegistry& r);
