@@ -149,6 +149,9 @@ class Emitter : public common::CppScalarExprPrinter {
   int kernel_id(const std::string& callee);
   std::map<std::string, int>& kernel_ids() { return kernel_ids_; }
   std::map<std::string, std::string>& core_types() { return core_types_; }
+  // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
+  // order, recorded at its first submission (anchor §15).
+  std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
   std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
   DependencyEmitter& deps() { return *deps_; }
   // Views made by tensor.slice: emitted name -> (base text, offsets).
@@ -195,6 +198,7 @@ class Emitter : public common::CppScalarExprPrinter {
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
+  std::map<std::string, std::vector<std::string>> kernel_signatures_;
   std::unique_ptr<DependencyEmitter> deps_;
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
