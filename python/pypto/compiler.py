@@ -121,7 +121,7 @@ def _as_program(program):
                      % type(program).__name__, help="decorate the class with @pl.program", **located_at(program))
 
 
-def generate(program, entry: Optional[str] = None):
+def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False):
     """Runs the passes and both code generators without building.
 
     Returns ``(entry, orchestration_result, kernel_sources, kernel_entries)``.
@@ -131,7 +131,7 @@ def generate(program, entry: Optional[str] = None):
 
     program = _as_program(program)
     entry = _choose_entry(program, entry)
-    prepared = codegen.run_pipeline(program)
+    prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     result = codegen.generate_orchestration(prepared, entry, run_passes=False)
     kernel_ids: Dict[str, int] = dict(result.kernel_ids)
     sources: Dict[str, str] = {}
@@ -144,7 +144,7 @@ def generate(program, entry: Optional[str] = None):
 
 
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
-            distributed: Optional[str] = None) -> "CompiledProgram":
+            distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
     ``entry`` names the Orchestration function to run (default: the only one, or the only
@@ -159,6 +159,8 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 
     ``distributed="mpi"`` runs a HOST entry's next-level tasks on MPI ranks (under
     ``mpirun -np N``; see docs/distributed.md); it is an error for a chip-level entry.
+    ``analyze_auto_scopes_for_deps=True`` lets the compiler derive the task dependencies of
+    AUTO regions (AutoDeriveTaskDependencies; docs/auto_dependencies.md).
     """
     program = _as_program(program)
     host_entry = _host_entry(program, entry)
@@ -171,7 +173,7 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         from pypto.errors import PyptoError
         raise PyptoError("distributed=%r applies to a HOST-level entry; this program's entry is chip-level"
                          % (distributed,))
-    entry, prepared, result, sources, entries = generate(program, entry)
+    entry, prepared, result, sources, entries = generate(program, entry, analyze_auto_scopes_for_deps)
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
     return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)

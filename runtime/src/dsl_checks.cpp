@@ -47,6 +47,13 @@ void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, con
                               " (pass a view of the parameter's shape, e.g. with pl.tensor.slice)");
 }
 
+uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line) {
+  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
+    throw std::out_of_range(at(file, line) + "tensor extent " + std::to_string(v) +
+                            " is out of range 0..4294967295 (runtime tensor extents are 32-bit)");
+  return static_cast<uint32_t>(v);
+}
+
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line) {
   if (step == 0)
     throw std::invalid_argument(at(file, line) + "pl.range() step is 0 at run time (start " + std::to_string(start) +

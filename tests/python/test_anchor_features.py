@@ -240,3 +240,112 @@ def test_reshape_needs_tensor_or_tile():
 
 def test_reshape_non_integer_shape():
     body_check("t = pl.reshape(a, [16, 2.5])  #!\nreturn d", "element 1 of 'shape' must be an integer", "pl.reshape")
+
+
+# -- §9 tensor-level ops inside kernels and pl.at bodies ---------------------------------------
+def test_tensor_ops_in_kernels_e2e():
+    compiled = pypto.compile(golden_program("anchor_tensor_ops_in_kernels"))
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    d = np.zeros((16, 16), np.float32)
+    compiled(a, b, c, d)
+    ref_c = np.exp((a + b) * 0.5)
+    np.testing.assert_allclose(c, ref_c, rtol=1e-5)
+    ones = np.ones((8, 16), np.float32)
+    ones[:, 8:] = 2.0
+    top = ref_c[:8]
+    np.testing.assert_allclose(d[:8], top - top.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d[8:], np.maximum(ref_c[8:], ones), rtol=1e-5)
+
+
+def test_tensor_ops_lowered_to_tile_ops():
+    p = run_pipeline(golden_program("anchor_tensor_ops_in_kernels"))
+    text = ir.python_print(p)
+    assert "pl.tensor.add" not in text and "pl.tensor.exp" not in text and "pl.tensor.row_sum" not in text
+    assert "pl.tensor.add(a, b)" in ir.python_print(golden_program("anchor_tensor_ops_in_kernels"))
+    assert "pl.tensor.muls(s, 0.5)" in ir.python_print(golden_program("anchor_tensor_ops_in_kernels"))
+
+
+MATMUL_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 8], pl.FP32],
+           c: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        c = pl.assemble(c, pl.matmul(a, b), [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 8], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 8], pl.FP32]], d: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        c = self.mm(a, b, c)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.reshape(pl.cast(c, pl.FP32), [8, 16])
+            d = pl.assemble(d, pl.reshape(pl.neg(t), [16, 8]), [0, 0])
+        return d
+'''
+
+
+def test_tensor_matmul_cast_reshape_in_kernels_e2e():
+    compiled = pypto.compile(pl.parse_program(MATMUL_SRC))
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    d = np.zeros((16, 8), np.float32)
+    compiled(a, b, c, d)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(d, -(a @ b), rtol=1e-4, atol=1e-4)
+
+
+def test_tensor_compute_op_in_orchestration_body():
+    body_check("t = pl.add(a, b)  #!\nreturn d", "tensor.add computes on tensor data", "pl.add",
+               help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`")
+
+
+def test_tensor_compute_op_explicit_spelling_in_orchestration_body():
+    body_check("t = pl.tensor.exp(a)  #!\nreturn d", "tensor.exp computes on tensor data", "pl.tensor.exp",
+               help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`")
+
+
+def test_tensor_cast_in_orchestration_body():
+    body_check("t = pl.cast(a, pl.FP16)  #!\nreturn d", "tensor.cast computes on tensor data", "pl.cast")
+
+
+def test_tensor_compute_op_in_non_core_group_at():
+    body_check("with pl.at(level=pl.Level.CHIP):\n    t = pl.mul(a, 2.0)  #!\nreturn d",
+               "tensor.muls computes on tensor data", "pl.mul")
+
+
+def test_mixing_tensor_and_tile_arguments():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def bad(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t = pl.add(a, pl.load(a, [0, 0], [16, 16]))  #!
+        c = pl.store(t, [0, 0], c)
+        return c
+'''
+    from test_diagnostics import check, program
+    check(program("return d", extra=extra), "pl.add cannot mix Tensor and Tile arguments", "pl.load(a",
+          help="pl.load")
+
+
+def test_kernel_returning_tensor_op_value():
+    src = MATMUL_SRC.replace("c = pl.assemble(c, pl.matmul(a, b), [0, 0])\n        return c",
+                             "r = pl.matmul(a, b)\n        return r")
+    with pytest.raises(PyptoError, match="returns a value computed with tensor ops") as ei:
+        pypto.compile(pl.parse_program(src, "t.py"))
+    assert ei.value.line == src.splitlines().index("        return r") + 1
+
+
+def test_kernel_loop_carrying_tensor_op_value():
+    src = MATMUL_SRC.replace(
+        "c = pl.assemble(c, pl.matmul(a, b), [0, 0])",
+        "acc = pl.matmul(a, b)\n        for i in pl.range(2):\n            acc = pl.add(acc, acc)\n"
+        "        c = pl.assemble(c, acc, [0, 0])")
+    with pytest.raises(PyptoError, match="holds a value computed with tensor ops"):
+        pypto.compile(pl.parse_program(src, "t.py"))

@@ -145,3 +145,56 @@ def test_failed_kernel_names_its_submission_line(ranges):
         ranges(x, y, 70, 71, 1)       # row 70 of a 64-row tensor: the kernel's load fails
     msg = str(ei.value)
     assert "out of bounds" in msg and "ranges.py:%d" % (RANGE_LINE + 1) in msg, msg
+
+
+EXTENT_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class Extents:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: pl.Tensor[[16, 8], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [16, 8]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]],
+             n: pl.Scalar[pl.INDEX], cn: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 8], pl.FP32]:
+        t = pl.create_tensor([n, 8], dtype=pl.FP32)
+        u = pl.tensor.slice(t, [16, 8], [0, 0])
+        u = self.copy(x, u)
+        with pl.spmd(cn):
+            y = self.copy(u, y)
+        return y
+'''
+CREATE_LINE, SPMD_LINE = 15, 18
+
+
+@pytest.fixture(scope="module")
+def extents():
+    prog = pypto.compile(pl.parse_program(EXTENT_SRC, filename="extents.py"))
+    yield prog
+    prog.close()
+
+
+@pytest.mark.parametrize("n", [2 ** 32 + 16, -1])
+def test_create_tensor_extent_checked_before_narrowing(extents, n):
+    x = np.ones((16, 8), np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(RunError, match=r"extents.py:%d: tensor extent %d is out of range 0..4294967295" % (CREATE_LINE, n)):
+        extents(x, y, n, 1)     # 2^32 + 16 used to allocate 16 rows silently
+    assert (y == 0).all()
+    extents(x, y, 16, 1)
+    assert (y == 1).all()
+
+
+@pytest.mark.parametrize("cn", [2 ** 32 + 2, -1, 2 ** 40])
+def test_run_time_core_num_checked_at_full_width_naming_the_line(extents, cn):
+    x = np.ones((16, 8), np.float32)
+    y = np.zeros_like(x)
+    with pytest.raises(RunError) as ei:
+        extents(x, y, 16, cn)   # 2^32 + 2 used to launch 2 blocks silently
+    msg = str(ei.value)
+    assert "extents.py:%d: rt_submit_aiv_task" % SPMD_LINE in msg and "core_num" in msg, msg
+    assert (y == 0).all()

@@ -93,6 +93,16 @@ def attrs_dict(ctx, node: ast.AST) -> dict:
     return attrs
 
 
+def int_list(ctx, node: ast.AST, option: str) -> list:
+    """`[0, 2]`: a list literal of int constants (typed pass results such as
+    ``group_waits=[0]`` on @pl.function or ``inplace_carries=[0]`` on pl.range)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        vals = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in vals):
+            return vals
+    raise ctx.error(node, f"{option}= must be a list literal of non-negative ints, e.g. {option}=[0, 1]")
+
+
 def _dict_lit(ctx, node: ast.Dict):
     out = {}
     for k, v in zip(node.keys, node.values):

@@ -134,6 +134,9 @@ def _at(ctx, node, item, call):
     if "level" not in kws:
         raise ctx.error(call, "pl.at needs level=", help="e.g. with pl.at(level=pl.Level.CORE_GROUP):")
     level = _level(ctx, kws["level"])
+    if level == "CLUSTER":
+        raise ctx.error(kws["level"], "pl.at(level=pl.Level.CLUSTER) is not supported",
+                        help="group AIC and AIV kernels with `with pl.cluster():`")
     if level == "CORE_GROUP":
         fname = ctx.sig.ftype.name
         if fname in _KERNEL_TYPES:

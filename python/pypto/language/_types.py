@@ -77,6 +77,12 @@ class MemorySpace(enum.Enum, metaclass=DSLEnumMeta):
     Acc = "Acc"
 
 
+class AtomicType(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.AtomicType.*``: ``pl.store(..., atomic=pl.AtomicType.Add)`` adds into the tensor."""
+    None_ = "None_"
+    Add = "Add"
+
+
 class Layout(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Layout.*``: tensor layout (ND default, DN = column-major view)."""
     ND = "ND"

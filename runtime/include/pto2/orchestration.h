@@ -86,6 +86,9 @@ Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, co
 /// `expected`: `pto2_check_arg_extent(a, 0, 16, "kernel_add", "x", "prog.py", 20);`
 void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, const char* callee, const char* param,
                            const char* file, int32_t line);
+/// A runtime tensor extent computed at run time, checked before it narrows to the runtime's 32
+/// bits: `uint32_t sh[2] = {pto2_extent_u32(n, "prog.py", 7), 8};`
+uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
 /// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
 /// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);

@@ -90,7 +90,7 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     PYPTO_CHECK(tt, "tensor.create result is not a tensor");
     std::string name = scopes_.declare(base_name(a.var));
     std::string dims;
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i]);
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i], c.span);
     std::string shapes = scopes_.declare(name + "_ci_shapes", false);
     std::string info = scopes_.declare(name + "_ci", false);
     const bool* manual = attr_get<bool>(c.attrs, "manual_dep");

@@ -66,6 +66,7 @@ struct Binding {
 struct TupleRecord {
   std::string key;
   std::vector<Binding> elements;
+  std::vector<bool> runtime_allocated;   // per element: `task_outs.get_ref(k)` (gets a const Tensor& name)
   std::string task_outs;   // "" for a plain Call
 };
 
@@ -77,7 +78,7 @@ class Emitter : public common::CppScalarExprPrinter {
   // ---- output ----
   void line(const std::string& text);
   void blank();
-  void open_block(const std::string& header);   // "<header> {" and a new C++ block
+  void open_block(const std::string& header);   // "<header> {" ("{" for "") and a new C++ block
   void close_block(const std::string& footer = "}");
   void end_block();                             // close_block without printing the brace
 
@@ -96,7 +97,9 @@ class Emitter : public common::CppScalarExprPrinter {
   std::string expr(const ir::ExprPtr& e);
   static std::string ctype(ir::DataType d);
   static std::string runtime_dtype(ir::DataType d, const ir::Span& span);
-  std::string u32(const ir::ExprPtr& e);        // `16` or `(uint32_t)(expr)`
+  // `16`, `(uint32_t)(M)` for an argument's extent, else checked at full width naming the DSL
+  // line of `span`: `pto2_extent_u32(n, "prog.py", 12)`.
+  std::string u32(const ir::ExprPtr& e, const ir::Span& span = {});
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
   bool non_negative(const ir::ExprPtr& e) const override;
@@ -108,6 +111,9 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
+  // True when the function has 64 or more kernel calls (emit_statements.cpp): each Call then
+  // gets its own `{ }` block (one stack slot for all their Args) and long runs are chunked.
+  bool calls_in_own_blocks();
   // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
   static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
@@ -127,6 +133,12 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_if(const ir::IfStmt& s);
   void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
+  // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
+  // carries out (transforms::TaskIdsCarriedOutOfScope), or null.
+  const std::string* hoisted_task_id(const ir::Var* v) const {
+    auto it = hoisted_task_ids_.find(v);
+    return it == hoisted_task_ids_.end() ? nullptr : &it->second;
+  }
 
   // ---- shared state ----
   const ir::ProgramPtr& program() const { return program_; }
@@ -179,6 +191,8 @@ class Emitter : public common::CppScalarExprPrinter {
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
+  const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
+  std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::unique_ptr<DependencyEmitter> deps_;
@@ -186,6 +200,7 @@ class Emitter : public common::CppScalarExprPrinter {
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   bool at_block_start_ = true;   // no blank line right after `{`
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
+  int calls_in_own_blocks_ = -1;   // not yet counted
 
  public:
   std::vector<YieldTarget>& yield_targets() { return yield_targets_; }

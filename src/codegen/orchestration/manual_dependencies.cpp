@@ -159,11 +159,7 @@ void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Expr& task, const
   if (submit) {
     for (auto& d : submit->deps) edges.push_back(DepEdge{d, true});
   }
-  if (const Call* call = task.as<Call>()) {
-    if (auto* c = attr_get<std::vector<ExprPtr>>(call->attrs, "compiler_manual_dep_edges")) {
-      for (auto& d : *c) edges.push_back(DepEdge{d, false});
-    }
-  }
+  for (auto& d : compiler_dep_edges(task)) edges.push_back(DepEdge{d, false});   // AutoDeriveTaskDependencies
   EmitDepArray(e, params, edges, task.span);
   if (submit && submit->predicate) EmitPredicate(e, *submit, params);
 }

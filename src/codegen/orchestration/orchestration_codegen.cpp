@@ -39,7 +39,7 @@ void Emitter::blank() {
 }
 
 void Emitter::open_block(const std::string& header) {
-  line(header + " {");
+  line(header.empty() ? "{" : header + " {");
   ++indent_;
   scopes_.push();
 }
@@ -129,6 +129,12 @@ std::string Emitter::Generate() {
   if (body_.str().find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
           "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
+  if (body_.str().find("PYPTO_CALL_CHUNK") != std::string::npos)  // (emit_statements.cpp)
+    os << "// A chunk of a long run of calls: a function of its own, not optimised (an optimiser's cost\n"
+          "// grows faster than linearly with a function's size; the Arg methods it calls are optimised).\n"
+          "#if defined(__clang__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optnone))\n"
+          "#elif defined(__GNUC__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optimize(\"O0\")))\n"
+          "#else\n#define PYPTO_CALL_CHUNK\n#endif\n\n";
   common::WriteOrchestrationEntry(os, "aicpu", fn, prologue, dim_lines, body_.str(), unused);
   return os.str();
 }

@@ -99,16 +99,17 @@ void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size
   if (init) {
     for (auto& id : init->idents) e.scopes().use(id);
   }
+  const std::string* hoisted = e.hoisted_task_id(ia);   // declared before its PTO2_SCOPE
   if (array_size == 0) {
     PYPTO_CHECK(!init || init->array_size == 0, "scalar TaskId carry '" << ia->name << "' starts from an array");
-    std::string name = e.declare(ia);
-    e.line("PTO2TaskId " + name + " = " + init_text + ";");
+    std::string name = hoisted ? *hoisted : e.declare(ia);
+    e.line(hoisted ? name + " = " + init_text + ";" : "PTO2TaskId " + name + " = " + init_text + ";");
     refs_[ia] = TaskIdRef{name, {name}, 0, false};
     return;
   }
   const std::string n = std::to_string(array_size);
-  std::string arr = e.declare(ia);
-  e.line("PTO2TaskId " + arr + "[" + n + "];");
+  std::string arr = hoisted ? *hoisted : e.declare(ia);
+  if (!hoisted) e.line("PTO2TaskId " + arr + "[" + n + "];");
   e.scopes().push();
   std::string k = e.scopes().declare("k", false);
   e.open_block("for (int64_t " + k + " = 0; " + k + " < " + n + "; ++" + k + ")");
