@@ -164,6 +164,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   int kernel_id(const std::string& callee);
   const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
   const std::map<std::string, std::string>& core_types() const { return core_types_; }
+  // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
+  // order, recorded at its first submission (anchor §15).
+  std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
   DependencyEmitter& deps() { return *deps_; }
   common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
   // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
@@ -215,6 +218,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
+  std::map<std::string, std::vector<std::string>> kernel_signatures_;
   std::unique_ptr<DependencyEmitter> deps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
