@@ -154,8 +154,12 @@ class KernelChecker {
   }
 
   int TensorOp(const Call& call) {
-    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor)
+    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor) or tile.mscatter(src, idx, tensor)
     Tile(call.args[0]);
+    if (call.callee == "tile.mscatter") {
+      Tile(call.args[1]);
+      return TensorIndex(call.args[2]);
+    }
     if (auto* t = call.args[1]->as<MakeTuple>()) {
       for (auto& el : t->elements) Scalar(el);
     } else {
