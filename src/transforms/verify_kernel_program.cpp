@@ -13,6 +13,9 @@
 //                one tensor parameter; pl.range step is not 0
 //   statements   expression statements are op calls; a kernel returns its tensor parameters; no
 //                pl.at / pl.spmd / pl.cluster scope inside a kernel
+// When the backend learns a new construct (a scalar-valued op in kernel_ops_access.cpp, a
+// tensor-valued op in EmitTensorOp), this walk learns it too: tile ops need nothing here (their
+// operands are checked by type), other ops are refused until listed.
 #include <map>
 #include <string>
 #include <vector>
