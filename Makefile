@@ -19,8 +19,8 @@ setup-bench:
 # Build and install the Python package (C++ core + extension + libpto2). Incremental:
 # scikit-build-core keeps its build tree under build/.
 install: setup-build
-	@echo "building the pypto C++ core and libpto2 (pip install .; about 2-4 min on a fresh 2-core machine, seconds when up to date)"
-	$(PY) -m pip install -q --no-build-isolation .
+	@echo "building the pypto C++ core and libpto2 (pip install .; about 2-4 min on a fresh 2-core machine, seconds when up to date; progress on a terminal, PYPTO_QUIET=1 hides it)"
+	@$(PY) python/pypto/runtime/progress.py build -- $(PY) -m pip install -v --no-build-isolation .
 
 # Build the C++ libraries and C++ tests directly with CMake.
 cpp: setup

@@ -66,6 +66,11 @@ class HostRunStats(RunStats):
     transport: str = "inprocess"
     records: List["HostTaskRecord"] = field(default_factory=list)
     barrier_deps: Dict[int, Tuple[int, ...]] = field(default_factory=dict)  # barrier index -> what it waited on
+    # Tensor bytes the MPI transport moved (0 in-process, where memory is shared): rank 0 -> chips,
+    # chips -> the caller's arrays at the end of the run, and chip -> chip directly.
+    bytes_to_chips: int = 0
+    bytes_from_chips: int = 0
+    bytes_between_chips: int = 0
 
     def __getitem__(self, key: str):
         if key == "tasks":
@@ -153,8 +158,10 @@ class HostProgram:
                                              help="pass np.ascontiguousarray(x) (and copy Out arrays back)")
             tensors.append((ta.data, ta.dtype, [int(d) for d in ta.shape], None))
         scalars = [int(v) & 0xFFFFFFFFFFFFFFFF for v in call.scalars]
-        ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
-                                                                  int(self._transport_handle or 0))
+        from pypto.runtime.progress import RunIndicator
+        with RunIndicator("running %s on %d chips" % (self.entry or "host", self.chips)):  # a long run ticks
+            ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
+                                                                      int(self._transport_handle or 0))
         if not ok:
             from pypto.runtime.loader import RunError
             raise RunError(message)
@@ -174,6 +181,9 @@ class HostProgram:
                               tasks_submitted=int(stats[0]), barriers=int(stats[4]), wait_edges=int(stats[2]),
                               chain_edges=int(stats[3]), peak_live_tasks=int(stats[6]), chips=self.chips,
                               transport=self.transport, records=recs, barrier_deps=barrier_deps)
+        if self._mpi is not None:
+            moved = self._mpi.last_bytes(self._transport_handle)
+            result.bytes_to_chips, result.bytes_from_chips, result.bytes_between_chips = moved
         result.task_records = [dict(index=r.index, target=r.target, chip=r.chip, rank=r.rank, start_us=r.start_us,
                                     end_us=r.end_us, deps=list(r.deps)) for r in recs]   # RunStats' spelling
         if trace is not None:
@@ -295,6 +305,14 @@ class _Mpi:
         transport = self.lib.pto2_l3_mpi_transport(ctypes.c_double(self.timeout), ctypes.c_uint32(program))
         self.transports.append(transport)
         return transport
+
+    def last_bytes(self, transport: int) -> Tuple[int, int, int]:
+        """Rank 0: tensor bytes ``transport`` moved in its last run (to chips, from chips,
+        between chips)."""
+        import ctypes
+        out = (ctypes.c_uint64 * 3)()
+        self.lib.pto2_l3_mpi_last_bytes(ctypes.c_void_p(transport), out)
+        return int(out[0]), int(out[1]), int(out[2])
 
     def serve_forever(self) -> None:
         """A chip rank: serves the next-level tasks of every program rank 0 compiles until rank 0

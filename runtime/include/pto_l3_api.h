@@ -127,6 +127,11 @@ struct L3RunResult {
   uint64_t wait_edges = 0;         ///< add_dep_wait edges (valid handles), barriers' included
   uint64_t chain_edges = 0;        ///< per-target ordering chain edges
   uint64_t peak_live_tasks = 0;    ///< most next-level tasks alive at once (<= L3Options::window_)
+  /// Tensor bytes the transport moved (0 in-process, where memory is shared): from the host
+  /// (rank 0) to chips, from chips back into the caller's arrays, and chip to chip directly.
+  uint64_t bytes_to_chips = 0;
+  uint64_t bytes_from_chips = 0;
+  uint64_t bytes_between_chips = 0;
   double wall_seconds = 0;
   std::vector<L3TaskRecord> tasks;  ///< every executed next-level task (no barriers), in submission order
   /// Every barrier that returned a valid handle: (its index, the indices it waited on), in
@@ -141,6 +146,9 @@ struct L3Dispatch {
   int32_t target_id = -1;
   const ChipStorageTaskArgs* args = nullptr;
   std::vector<uint64_t> deps;
+  /// 0, or the task this one was queued behind on its chip (L3Executor::placed): it may be
+  /// handed out before that task finished, and must not run if that task failed.
+  uint64_t after = 0;
 };
 
 /// What a transport reports for a finished next-level task.
@@ -159,6 +167,15 @@ class L3Executor {
   /// Waits up to `timeout_us` (< 0: until the runtime shuts down) for a ready task. Returns
   /// false when none came in time or on shutdown. After a failure no task is handed out.
   virtual bool next(L3Dispatch& out, int64_t timeout_us) = 0;
+  /// The transport will run task `index` (just handed out) on chip `chip`, after everything
+  /// placed there before and in that order. Consumers whose only unfinished producer is
+  /// `index` are then queued behind it on that chip (next_early), so a chain of tasks flows
+  /// to one chip without a round trip per task. Optional: a transport that never calls it
+  /// gets every task through next(). Call from the one thread serving `chip`.
+  virtual void placed(uint64_t index, uint32_t chip) = 0;
+  /// Non-blocking: a task queued behind an earlier one on `chip` (see placed), if any. After
+  /// a failure no task is handed out. Same thread rule as placed.
+  virtual bool next_early(uint32_t chip, L3Dispatch& out) = 0;
   /// Reports a finished task; callable from any thread, once per dispatched task.
   virtual void complete(L3Completion&& done) = 0;
   /// Fails the run with `message` (the first failure wins) without finishing a task.
@@ -175,6 +192,14 @@ class L3Executor {
   virtual std::string target_name(int32_t target_id) const = 0;
   /// Microseconds since the start of the current run.
   virtual double now_us() const = 0;
+  /// The arguments of the current run's host entry: the caller's arrays (what must hold the
+  /// outputs when the run ends).
+  virtual const ChipStorageTaskArgs& run_args() const = 0;
+  /// Adds tensor bytes moved (L3RunResult::bytes_*). Callable from the transport's threads.
+  virtual void count_bytes(uint64_t to_chips, uint64_t from_chips, uint64_t between_chips) = 0;
+  /// Appends `text` to the failure message of a failed run (what the transport knows about
+  /// the output arrays, e.g. writes held on a lost rank). Ignored when the run succeeded.
+  virtual void note(const std::string& text) = 0;
 };
 
 /// Where next-level tasks run. The in-process transport is built in; MPI ranks come from

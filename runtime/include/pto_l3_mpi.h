@@ -11,11 +11,14 @@
 //     else pto2::l3_mpi_serve(l3);                    // until rank 0 closes
 //     pto2::l3_mpi_close(false);
 //
-// Messages: a task (target id, scalars, tensor views, and the bytes of every buffer the rank
-// does not already hold in its current version), a completion (status, error, and the byte
-// ranges the task changed in each buffer: disjoint writes of concurrent tasks merge), and stop.
-// Rank 0 holds the caller's arrays; a buffer is sent to a rank only when its copy there is
-// stale, and a task's changes come back into the caller's arrays when it completes.
+// Data: tensors live where they were produced. Rank 0 holds the caller's arrays and sends a
+// chip rank only the bytes its copy lacks (a copy still equal to the array from an earlier run
+// is reused: nothing is resent for an unchanged array); a task's writes stay on its rank, which
+// reports only which byte ranges changed; a task on another rank that needs them gets them
+// point-to-point from the rank that holds them; when the run ends, the changed ranges of the
+// caller's arrays come back into them (once, however many tasks wrote them). Memory that is
+// not inside a run argument never comes back. Placement prefers an idle rank, then the rank
+// holding most of a task's data; each rank queues up to PTO2_L3_MPI_DEPTH (default 16) tasks.
 //
 // Faults: a task with no completion within L3MpiOptions::task_timeout_s fails the run naming
 // the task, target and rank (the rank is then treated as lost and l3_mpi_close aborts the job
@@ -53,6 +56,11 @@ std::string l3_mpi_serve(L3Runtime& l3);
 /// be readable on every rank's machine. `l3_mpi_load(1, "/cache/abc/libprogram.so");`
 void l3_mpi_load(uint32_t program, const std::string& library);
 
+/// Rank 0: the tensor bytes `transport` (from make_l3_mpi_transport) moved in its last run:
+/// out[0] host -> chips, out[1] chips -> the caller's arrays, out[2] chip -> chip (also in
+/// L3RunResult::bytes_*). False for another kind of transport.
+bool l3_mpi_last_bytes(const std::shared_ptr<L3Transport>& transport, uint64_t out[3]);
+
 /// Rank 0: stops the serving ranks (or aborts the whole job when `abort` is true or a rank was
 /// lost), then finalises MPI. Other ranks: finalises MPI. `l3_mpi_close(false);`
 void l3_mpi_close(bool abort);
@@ -67,6 +75,8 @@ int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen);
 /// pto2_l3_mpi_transport_free).
 void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program);
 void pto2_l3_mpi_transport_free(void* transport);
+/// The bytes the transport moved in its last run (see l3_mpi_last_bytes): 3 words into `out`.
+int pto2_l3_mpi_last_bytes(void* transport, uint64_t* out);
 /// Serving ranks: serves every program rank 0 loads (pto2_l3_mpi_load) until rank 0 closes.
 int pto2_l3_mpi_serve(char* err, size_t errlen);
 /// Rank 0: see l3_mpi_load.

@@ -51,6 +51,8 @@ struct L3Slot {
   std::mutex mu;                     // guards index (writes), fanout
   std::atomic<uint64_t> index{0};    // the task it holds; 0 = free (retired)
   std::atomic<int64_t> fanin{0};     // unfinished producers + 1 while being submitted
+  std::atomic<int> queued{0};        // 1 once handed to the ready queue or a chip's early queue
+  uint64_t after = 0;                // the producer it was queued behind on a chip (placed)
   int32_t target_id = -1;
   bool barrier = false;
   ChipStorageTaskArgs args;
@@ -86,6 +88,12 @@ struct L3Runtime::Impl : L3Executor {
   bool shutdown = false;
   uint32_t ready_waiters = 0;  // threads blocked in next() (guarded by ready_mu): no wake-up
                                // system call when nobody sleeps
+  // Per chip: tasks queued behind a task placed on that chip (placed / next_early).
+  struct EarlyQueue {
+    std::mutex mu;
+    std::deque<uint64_t> q;
+  };
+  std::vector<std::unique_ptr<EarlyQueue>> early;
 
   // -- run state --
   uint64_t run_id = 0;
@@ -103,6 +111,9 @@ struct L3Runtime::Impl : L3Executor {
   L3RunResult result;                               // counters: host thread
   std::atomic<uint64_t> executed{0};
   std::vector<std::vector<L3TaskRecord>> records;   // per chip (one serving thread each)
+  const ChipStorageTaskArgs* current_args = nullptr;  // the running host entry's arguments
+  std::atomic<uint64_t> bytes_to{0}, bytes_from{0}, bytes_between{0};
+  std::string notes;                                // guarded by state_mu
   std::chrono::steady_clock::time_point t0;
 
   Impl(const L3Options& o) : options(o), slots(o.window_ == 0 ? 1 : o.window_) {}
@@ -110,6 +121,19 @@ struct L3Runtime::Impl : L3Executor {
   // ---- L3Executor ----
   double now_us() const override {
     return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  const ChipStorageTaskArgs& run_args() const override { return *current_args; }
+
+  void count_bytes(uint64_t to, uint64_t from, uint64_t between) override {
+    bytes_to.fetch_add(to, std::memory_order_relaxed);
+    bytes_from.fetch_add(from, std::memory_order_relaxed);
+    bytes_between.fetch_add(between, std::memory_order_relaxed);
+  }
+
+  void note(const std::string& text) override {
+    std::lock_guard<std::mutex> lk(state_mu);
+    notes += text;
   }
 
   std::string target_name(int32_t id) const override {
@@ -158,6 +182,50 @@ struct L3Runtime::Impl : L3Executor {
     out.target_id = s.target_id;
     out.args = &s.args;
     out.deps = s.deps;
+    out.after = 0;
+    return true;
+  }
+
+  void placed(uint64_t index, uint32_t chip) override {
+    if (chip >= early.size()) return;
+    L3Slot& p = slot_of(index);
+    std::vector<uint64_t> behind;
+    {
+      std::lock_guard<std::mutex> lk(p.mu);
+      if (p.index.load() != index) return;
+      for (uint64_t c : p.fanout) {
+        L3Slot& cs = slot_of(c);
+        // fanin 1: `index` is its only unfinished producer (and its submission is complete).
+        if (cs.barrier || cs.fanin.load() != 1) continue;
+        int expected = 0;
+        if (!cs.queued.compare_exchange_strong(expected, 1)) continue;
+        cs.after = index;
+        behind.push_back(c);
+      }
+    }
+    if (behind.empty()) return;
+    EarlyQueue& e = *early[chip];
+    std::lock_guard<std::mutex> lk(e.mu);
+    e.q.insert(e.q.end(), behind.begin(), behind.end());
+  }
+
+  bool next_early(uint32_t chip, L3Dispatch& out) override {
+    if (chip >= early.size() || failed.load()) return false;
+    uint64_t index;
+    {
+      EarlyQueue& e = *early[chip];
+      std::lock_guard<std::mutex> lk(e.mu);
+      if (e.q.empty()) return false;
+      index = e.q.front();
+      e.q.pop_front();
+    }
+    dispatched.fetch_add(1);
+    L3Slot& s = slot_of(index);
+    out.index = index;
+    out.target_id = s.target_id;
+    out.args = &s.args;
+    out.deps = s.deps;
+    out.after = s.after;
     return true;
   }
 
@@ -244,6 +312,8 @@ struct L3Runtime::Impl : L3Executor {
   }
 
   void make_ready(uint64_t index) {
+    int expected = 0;  // already queued behind its last producer on a chip (placed)
+    if (!slot_of(index).queued.compare_exchange_strong(expected, 1)) return;
     bool sleeping;
     {
       std::lock_guard<std::mutex> lk(ready_mu);
@@ -292,6 +362,8 @@ struct L3Runtime::Impl : L3Executor {
   // barrier) when they all finished already.
   void publish(uint64_t index, L3Slot& s, std::vector<uint64_t>&& deps) {
     s.fanin.store(1);  // held until every edge is linked
+    s.queued.store(0);
+    s.after = 0;
     {
       std::lock_guard<std::mutex> lk(s.mu);
       s.fanout.clear();
@@ -386,6 +458,10 @@ struct L3Runtime::Impl : L3Executor {
       s.fanout.clear();
       s.fanin.store(0);
     }
+    for (auto& e : early) {
+      std::lock_guard<std::mutex> lk(e->mu);
+      e->q.clear();
+    }
     std::lock_guard<std::mutex> lk(ready_mu);
     ready.clear();
   }
@@ -419,6 +495,7 @@ L3Runtime::L3Runtime(const L3Options& options) : impl_(new Impl(options)) {
   s.options.chips_ = local;
   s.chips.resize(local);
   s.target_chips.resize(local);
+  for (uint32_t c = 0; c < s.transport->chips(); ++c) s.early.push_back(std::make_unique<Impl::EarlyQueue>());
 }
 
 L3Runtime::~L3Runtime() {
@@ -475,6 +552,14 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
   s.failure.clear();
   s.result = L3RunResult{};
   s.records.assign(s.transport->chips(), {});
+  s.current_args = &args;
+  s.bytes_to.store(0);
+  s.bytes_from.store(0);
+  s.bytes_between.store(0);
+  {
+    std::lock_guard<std::mutex> lk(s.state_mu);
+    s.notes.clear();
+  }
   s.t0 = std::chrono::steady_clock::now();
   s.transport->begin(s);
 
@@ -510,7 +595,12 @@ L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
        << " submitted next-level tasks completed and their writes are in the output arrays; a failed task's "
           "partial writes are too on the in-process transport, and are dropped under MPI]";
     r.message += os.str();
+    std::lock_guard<std::mutex> lk(s.state_mu);
+    r.message += s.notes;
   }
+  r.bytes_to_chips = s.bytes_to.load();
+  r.bytes_from_chips = s.bytes_from.load();
+  r.bytes_between_chips = s.bytes_between.load();
   r.peak_live_tasks = s.peak_live.load();
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - s.t0).count();
   if (s.options.record_tasks_) {

@@ -70,6 +70,7 @@ TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, ui
     t.data = s->data;
     t.storage = s;
     scopes_.back().allocs.push_back(s);
+    if (ci.has_initial_value) pto2::fill_elements(t.data, static_cast<size_t>(t.numel()), t.dtype, ci.initial_value);
     out.tensors_.push_back(t);
   }
   return out;

@@ -9,7 +9,11 @@ namespace pto2::detail {
 
 void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
                                  const char* api, uint64_t raw, bool& gang, uint32_t* need) {
-  auto who = [&] { return std::string(api) + " (task #" + std::to_string(raw) + ")"; };  // errors only
+  auto who = [&] {  // errors only; the DSL line when generated code recorded it (PTO2_SOURCE_SITE)
+    const char* f = params.source_file();
+    const std::string site = f && params.source_line() > 0 ? std::string(f) + ":" + std::to_string(params.source_line()) + ": " : "";
+    return site + api + " (task #" + std::to_string(raw) + ")";
+  };
   auto check_kernel = [&](int32_t id) {
     if (id < 0 || static_cast<size_t>(id) >= kernels_.size() || !kernels_[static_cast<size_t>(id)].fn)
       abort_orchestration(who() + ": unknown kernel id " + std::to_string(id) +

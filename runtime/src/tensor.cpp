@@ -1,4 +1,6 @@
 // tensor.cpp — value operations on tensors, arguments and predicates (no runtime state).
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -44,6 +46,26 @@ int64_t Tensor::numel() const {
   int64_t n = 1;
   for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
   return n;
+}
+
+Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
+  if (new_ndims == 0 || new_ndims > PTO2_MAX_DIMS)
+    throw std::invalid_argument("Tensor::reshape: rank " + std::to_string(new_ndims) + " is not in 1.." +
+                                std::to_string(PTO2_MAX_DIMS));
+  if (!is_contiguous())
+    throw std::invalid_argument("Tensor::reshape: the source view is not contiguous (a slice or transpose of a "
+                                "larger tensor); reshape the whole tensor, or copy the view in a kernel first");
+  int64_t n = 1;
+  for (uint32_t i = 0; i < new_ndims; ++i) n *= new_shapes[i];
+  if (n != numel())
+    throw std::invalid_argument("Tensor::reshape: cannot reshape a tensor of " + std::to_string(numel()) +
+                                " elements into a shape of " + std::to_string(n) + " elements");
+  Tensor t = *this;
+  t.ndims = new_ndims;
+  for (uint32_t i = 0; i < PTO2_MAX_DIMS; ++i) t.shapes[i] = i < new_ndims ? new_shapes[i] : 0;
+  pto2_row_major_strides(t.shapes, new_ndims, t.strides);
+  for (uint32_t i = new_ndims; i < PTO2_MAX_DIMS; ++i) t.strides[i] = 0;
+  return t;
 }
 
 bool Tensor::is_contiguous() const {
@@ -206,5 +228,40 @@ uint16_t float_to_half(float f) {
   uint32_t h = (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
   if (mant & 0x1000u) ++h;
   return static_cast<uint16_t>(sign | h);
+}
+
+namespace {
+// One element of `dt` holding `v`, as raw bytes (at most 8).
+void encode_element(DataType dt, double v, unsigned char* out) {
+  auto put = [&](auto x) { std::memcpy(out, &x, sizeof x); };
+  switch (dt) {
+    case DataType::FLOAT32: put(static_cast<float>(v)); break;
+    case DataType::FLOAT16: put(float_to_half(static_cast<float>(v))); break;
+    case DataType::BFLOAT16: put(float_to_bfloat16(static_cast<float>(v))); break;
+    case DataType::INT8: put(static_cast<int8_t>(v)); break;
+    case DataType::INT16: put(static_cast<int16_t>(v)); break;
+    case DataType::INT32: put(static_cast<int32_t>(v)); break;
+    case DataType::INT64: put(static_cast<int64_t>(v)); break;
+    case DataType::UINT8: put(static_cast<uint8_t>(v)); break;
+    case DataType::UINT16: put(static_cast<uint16_t>(v)); break;
+    case DataType::UINT32: put(static_cast<uint32_t>(v)); break;
+    case DataType::UINT64: put(static_cast<uint64_t>(v)); break;
+    case DataType::BOOL: put(static_cast<uint8_t>(v != 0.0)); break;
+  }
+}
+}  // namespace
+
+void fill_elements(void* data, size_t numel, DataType dt, double v) {
+  const size_t size = dtype_size(dt);
+  if (v == 0.0) {   // +0 and -0 of every dtype but the float sign bit: all-zero bytes
+    if (!std::signbit(v)) {
+      std::memset(data, 0, numel * size);
+      return;
+    }
+  }
+  unsigned char elem[8];
+  encode_element(dt, v, elem);
+  auto* p = static_cast<unsigned char*>(data);
+  for (size_t i = 0; i < numel; ++i) std::memcpy(p + i * size, elem, size);
 }
 }  // namespace pto2

@@ -301,6 +301,16 @@ void bind_stmts(nb::module_& m) {
   nb::class_<SeqStmts, Stmt>(m, "SeqStmts")
       .def_ro("stmts", &SeqStmts::stmts)
       .def_static("make", &SeqStmts::make, "stmts"_a, "span"_a = Span{});
+  nb::class_<LoopCarry>(m, "LoopCarry")
+      .def(nb::init<>())
+      .def_rw("rebind", &LoopCarry::rebind)
+      .def_rw("slots", &LoopCarry::slots)
+      .def_static("alias", &LoopCarry::alias)
+      .def_static("rebound", &LoopCarry::rebound, "slots"_a = 0)
+      .def("__eq__", [](const LoopCarry& a, const LoopCarry& b) { return a == b; })
+      .def("__repr__", [](const LoopCarry& c) {
+        return !c.rebind ? std::string("pl.alias") : c.slots ? "pl.slots(" + std::to_string(c.slots) + ")" : std::string("pl.rebind");
+      });
   nb::class_<ForStmt, Stmt>(m, "ForStmt")
       .def_ro("loop_var", &ForStmt::loop_var)
       .def_ro("start", &ForStmt::start)
@@ -311,6 +321,11 @@ void bind_stmts(nb::module_& m) {
       .def_ro("return_vars", &ForStmt::return_vars)
       .def_ro("for_kind", &ForStmt::for_kind)
       .def_ro("attrs", &ForStmt::attrs)
+      .def_ro("carries", &ForStmt::carries, "Stamped by ClassifyIterArgCarry (empty before).")
+      .def_ro("trip_count", &ForStmt::trip_count, "Stamped by StampStaticTripCounts (-1: unknown).")
+      .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
+      .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
+      .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")
@@ -345,6 +360,12 @@ void bind_stmts(nb::module_& m) {
 }
 
 void bind_function_program(nb::module_& m) {
+  nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group binds to its mixed task (KernelGroupSync).")
+      .def_ro("slots", &GroupSync::slots)
+      .def_ro("waits", &GroupSync::waits)
+      .def_ro("signals", &GroupSync::signals)
+      .def("empty", &GroupSync::empty)
+      .def("__eq__", [](const GroupSync& a, const GroupSync& b) { return a == b; });
   nb::class_<Function>(m, "Function")
       .def_ro("name", &Function::name)
       .def_ro("type", &Function::type)
@@ -358,6 +379,13 @@ void bind_function_program(nb::module_& m) {
       .def_ro("span", &Function::span)
       .def_ro("core_type", &Function::core_type, "Stamped by InferKernelCoreTypes (CoreType.Unknown before).")
       .def("with_core_type", &Function::with_core_type, "core_type"_a)
+      .def_ro("group_sync", &Function::group_sync, "Stamped by KernelGroupSync (empty before).")
+      .def(
+          "with_group_sync",
+          [](const Function& f, std::vector<int64_t> slots, std::vector<int64_t> waits, std::vector<int64_t> signals) {
+            return f.with_group_sync(GroupSync{std::move(slots), std::move(waits), std::move(signals)});
+          },
+          "slots"_a = std::vector<int64_t>{}, "waits"_a = std::vector<int64_t>{}, "signals"_a = std::vector<int64_t>{})
       .def_static(
           "make",
           [](std::string name, FunctionType type, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,

@@ -43,7 +43,11 @@ void bind_passes(nb::module_& parent) {
       .value("RuntimeScopesMaterialized", IRProperty::RuntimeScopesMaterialized)
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
-      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred);
+      .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
+      .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
+      .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -73,7 +77,9 @@ void bind_passes(nb::module_& parent) {
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
+  PYPTO_BIND_PASS(ConvertTensorToTileOps);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
+  PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);
   PYPTO_BIND_PASS(DeriveCallDirections);
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
@@ -82,6 +88,10 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
+  PYPTO_BIND_PASS(StampStaticTripCounts);
+  PYPTO_BIND_PASS(KernelGroupSync);
+  PYPTO_BIND_PASS(KernelInPlaceCarries);
+  PYPTO_BIND_PASS(VerifyKernelProgram);
 #undef PYPTO_BIND_PASS
 }
 

@@ -115,7 +115,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   if (!changed) return f;
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
-      ->with_core_type(f->core_type);
+      ->with_core_type(f->core_type)
+      ->with_group_sync(f->group_sync);
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
@@ -279,8 +280,10 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
     changed |= rvs.back() != rv;
   }
   if (!changed) return self;
-  return ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
-                       body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span);
+  auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
+                            body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
+                  ->with_results(op->carries, op->trip_count);
+  return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 
 StmtPtr IRMutator::mutate_(const IfStmt* op, const StmtPtr& self) {

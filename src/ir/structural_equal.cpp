@@ -58,6 +58,7 @@ class Equal {
     if (a.core_type != b.core_type) {
       return fail(std::string("core_type ") + to_string(a.core_type) + " vs " + to_string(b.core_type));
     }
+    if (a.group_sync != b.group_sync) return fail("group_sync differs");
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -372,6 +373,21 @@ class Equal {
           Path p(this, "ForStmt.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
         }
+        if (x->trip_count != y->trip_count) {
+          return fail("ForStmt.trip_count " + std::to_string(x->trip_count) + " vs " + std::to_string(y->trip_count));
+        }
+        if (x->carries.size() != y->carries.size()) {
+          return fail("ForStmt.carries count " + std::to_string(x->carries.size()) + " vs " + std::to_string(y->carries.size()));
+        }
+        for (size_t k = 0; k < x->carries.size(); ++k) {
+          if (x->carries[k] != y->carries[k]) {
+            auto text = [](const LoopCarry& c) {
+              return !c.rebind ? std::string("alias") : c.slots ? "slots(" + std::to_string(c.slots) + ")" : std::string("rebind");
+            };
+            return fail("ForStmt.carries[" + std::to_string(k) + "] " + text(x->carries[k]) + " vs " + text(y->carries[k]));
+          }
+        }
+        if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
         {
           Path p(this, "ForStmt.body");
           if (!stmt(x->body, y->body)) return false;
@@ -459,6 +475,10 @@ class Hasher {
     mix(static_cast<uint64_t>(f.level));
     mix(static_cast<uint64_t>(f.role));
     mix(static_cast<uint64_t>(f.core_type));
+    for (const auto* v : {&f.group_sync.slots, &f.group_sync.waits, &f.group_sync.signals}) {
+      mix(v->size());
+      for (int64_t x : *v) mix(static_cast<uint64_t>(x));
+    }
     mix(f.params.size());
     for (size_t i = 0; i < f.params.size(); ++i) {
       mix(static_cast<uint64_t>(f.param_directions[i]));
@@ -646,6 +666,11 @@ class Hasher {
         mix(x->iter_args.size());
         for (auto& ia : x->iter_args) def(ia);
         attrs(x->attrs);
+        mix(static_cast<uint64_t>(x->trip_count));
+        mix(x->carries.size());
+        for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
+        mix(x->inplace_carries.size());
+        for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

@@ -1,19 +1,21 @@
 // ClassifyIterArgCarry
 //
-// What: stamps on every ForStmt of an Orchestration function, for each iter_arg i:
-//   - `iter_arg_rebind_<i>` (bool): true when the carry must be a materialised C++ variable
+// What: stamps ForStmt::carries on every ForStmt of an Orchestration function, for each
+//   iter_arg i a LoopCarry:
+//   - rebind (printed pl.rebind / pl.alias): true when the carry must be a materialised C++ variable
 //     re-assigned by the loop's yield; false when the yielded value is provably the carry
 //     itself — the same tensor storage, written in place through Out/InOut arguments
 //     (a call result aliasing the carry, a Var copy, tensor.assemble onto it, an inner loop
 //     carry or if result that is itself the carry). A non-rebound carry is just another name
 //     for its init value: no variable, no yield assignment.
-//         for i, (acc,) in pl.range(4, init_values=(x,)):     rebind_0 = false
+//         for i, (acc,) in pl.range(4, init_values=(x,)):     carries=(pl.alias,)
 //             acc2 = self.k(a, acc)       # k(a, c: InOut) returns c
 //             pl.yield_(acc2)
-//   - `iter_arg_array_size_<i>` (int), for a rebound TaskId carry of a pl.parallel loop with a
-//     literal trip count N (the carry becomes `PTO2TaskId arr[N]`, one slot per iteration),
+//   - slots N (printed pl.slots(N)), for a rebound TaskId carry of a pl.parallel loop with a
+//     literal trip count N (ForStmt::trip_count) (the carry becomes `PTO2TaskId arr[N]`, one slot per iteration),
 //     and for a sequential loop whose yielded TaskId is such an array carry's result (same N).
-// Input invariants: ReturnParamsExplicit (call-result aliasing reads the callee's ReturnStmt).
+// Input invariants: ReturnParamsExplicit (call-result aliasing reads the callee's ReturnStmt),
+//   StaticTripCountsStamped.
 // Output invariants: IterArgCarryClassified; nothing else changes.
 // Errors: a TaskId carry rebound inside pl.parallel whose trip count is not literal is a
 //   UserError ("statically-known trip count").
@@ -62,15 +64,11 @@ class Classifier {
       d.array_size.push_back(0);
       if (same || !is_task_id(ia->type) || !ia->type->is<ScalarType>()) continue;
       if (loop->for_kind == ForKind::Parallel) {
-        auto* a = loop->start->as<ConstInt>();
-        auto* b = loop->stop->as<ConstInt>();
-        auto* c = loop->step->as<ConstInt>();
-        PYPTO_USER_CHECK(a && b && c && c->value != 0, loop->span,
+        PYPTO_USER_CHECK(loop->trip_count >= 0, loop->span,
                          "pl.parallel loop carrying TaskId '" << ia->name
                              << "' needs a statically-known trip count (integer literal bounds)",
                          "write the pl.parallel bounds as integer literals or module-level constants");
-        int64_t n = c->value > 0 ? (b->value - a->value + c->value - 1) / c->value : (a->value - b->value - c->value - 1) / -c->value;
-        d.array_size.back() = n > 0 ? n : 0;
+        d.array_size.back() = loop->trip_count;
       } else if (auto* v = as_var(next)) {
         auto r = for_returns_.find(v);
         if (r != for_returns_.end()) d.array_size.back() = decide(r->second.first).array_size[r->second.second];
@@ -177,14 +175,10 @@ class Stamper : public IRMutator {
     const Decision& d = classifier_.decide(op);
     StmtPtr s = IRMutator::mutate_(op, self);
     auto* f = s->as<ForStmt>();
-    Attrs attrs = f->attrs;
-    for (size_t i = 0; i < d.rebind.size(); ++i) {
-      attrs["iter_arg_rebind_" + std::to_string(i)] = static_cast<bool>(d.rebind[i]);
-      if (d.array_size[i] > 0) attrs["iter_arg_array_size_" + std::to_string(i)] = d.array_size[i];
-    }
-    if (attrs == f->attrs) return s;
-    return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, f->body, f->return_vars, f->for_kind,
-                         std::move(attrs), f->span);
+    std::vector<LoopCarry> carries;
+    for (size_t i = 0; i < d.rebind.size(); ++i) carries.push_back(LoopCarry{d.rebind[i], d.array_size[i]});
+    if (carries == f->carries) return s;
+    return f->with_results(std::move(carries), f->trip_count);
   }
 
  private:
@@ -207,7 +201,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass ClassifyIterArgCarry() {
-  return Pass{"ClassifyIterArgCarry", {IRProperty::ReturnParamsExplicit}, {IRProperty::IterArgCarryClassified}, Run, /*invalidated=*/{}};
+  return Pass{"ClassifyIterArgCarry", {IRProperty::ReturnParamsExplicit, IRProperty::StaticTripCountsStamped}, {IRProperty::IterArgCarryClassified}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -4,16 +4,33 @@
 //   function from the callee's declared parameters: a tensor parameter declared In / Out /
 //   InOut gives ArgDirection In / Out / InOut, a scalar parameter gives Scalar. An entry the
 //   parser already set to NoDep (`pl.no_dep(x)`, `no_dep_args=`) is kept. Op calls are left
-//   alone.
+//   alone; a call whose directions are all set already is left alone (idempotent).
+//   Out -> InOut promotion (anchor §16 B), by buffer root (buffer_roots.h, views are roots):
+//     R-seq        the call sits in a sequential loop (`pl.range`) that does not contain the
+//                  root's definition (a parameter, or a buffer created before the loop);
+//     R-prior      an earlier writer unit of the same block (or of an enclosing block, before
+//                  this body) wrote the same root;
+//     R-enclosing  the root is a parameter of the enclosing function declared InOut.
+//   Writer units: each statement of a block; a for / if is one unit whose footprint is every
+//   root written through Out / InOut arguments inside it. A loop or branch body starts from a
+//   copy of the roots written before it; runtime scopes and remaining pl.at scopes are
+//   transparent.
+//       for i in pl.parallel(4): b = self.k(a, b)     # Out   (first writer of b)
+//       for i in pl.parallel(4): b = self.k(a, b)     # InOut (b written by the first loop)
 // Input invariants: callees exist and each call has one argument per callee parameter
 //   (the parser checks both).
 // Output invariants: CallDirectionsDerived — every function Call/Submit has exactly one
 //   direction per argument and none is Unset.
 // Why: the direction of an argument is a property of the call site (a no_dep override is
 //   per call), so codegen reads `add_input/add_output/add_inout/add_no_dep/add_scalar`
-//   straight off the call instead of looking the callee up.
+//   straight off the call instead of looking the callee up. The promotions make our C++ match
+//   the reference's; our runtime orders write-after-write either way.
+#include <map>
+
+#include "buffer_roots.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -47,40 +64,162 @@ std::vector<ArgDirection> derive(const Program& program, const std::string& call
   return dirs;
 }
 
+bool all_set(const std::vector<ArgDirection>& dirs, size_t n) {
+  if (dirs.size() != n) return false;
+  for (ArgDirection d : dirs) {
+    if (d == ArgDirection::Unset) return false;
+  }
+  return true;
+}
+
+using DirectionMap = std::map<const Node*, std::vector<ArgDirection>>;
+
+// Walks one function's blocks in order and decides each call's directions (with promotions).
+class PromotionWalker {
+ public:
+  PromotionWalker(const Program& program, const Function& fn)
+      : program_(program), fn_(fn), roots_(program, fn, /*views_are_roots=*/true) {
+    for (size_t i = 0; i < fn.params.size(); ++i) {
+      def_depth_[fn.params[i].get()] = 0;
+      if (fn.param_directions[i] == ParamDirection::InOut) inout_params_.insert(fn.params[i].get());
+    }
+  }
+
+  DirectionMap run() {
+    RootSet seen, footprint;
+    walk(fn_.body, seen, footprint);
+    return std::move(out_);
+  }
+
+ private:
+  // Statements of `s` in order, each a writer unit of the current block.
+  void walk(const StmtPtr& s, RootSet& seen, RootSet& footprint) {
+    if (!s) return;
+    if (auto* seq = s->as<SeqStmts>()) {
+      for (auto& c : seq->stmts) walk(c, seen, footprint);
+      return;
+    }
+    if (auto* rs = s->as<RuntimeScopeStmt>()) return walk(rs->body, seen, footprint);   // transparent
+    if (auto* sc = s->as<ScopeStmt>()) return walk(sc->body, seen, footprint);
+    RootSet unit;
+    if (auto* f = s->as<ForStmt>()) {
+      loops_.push_back(f->for_kind == ForKind::Sequential);
+      RootSet body_seen = seen;
+      walk(f->body, body_seen, unit);
+      loops_.pop_back();
+    } else if (auto* i = s->as<IfStmt>()) {
+      RootSet then_seen = seen, else_seen = seen;
+      walk(i->then_body, then_seen, unit);
+      walk(i->else_body, else_seen, unit);
+    } else {
+      if (auto* a = s->as<AssignStmt>()) def_depth_[a->var.get()] = loops_.size();
+      CallCollector calls;
+      calls.visit_stmt(s);
+      for (const Node* c : calls.calls) decide(c, seen, unit);
+    }
+    seen.insert(unit.begin(), unit.end());
+    footprint.insert(unit.begin(), unit.end());
+  }
+
+  struct CallCollector : IRVisitor {
+    std::vector<const Node*> calls;
+    void visit_(const Call* op) override {
+      IRVisitor::visit_(op);
+      if (!op->is_op) calls.push_back(op);
+    }
+    void visit_(const Submit* op) override {
+      IRVisitor::visit_(op);
+      calls.push_back(op);
+    }
+  };
+
+  bool promote(const RootSet& roots, const RootSet& seen) const {
+    for (const Var* r : roots) {
+      if (seen.count(r) || inout_params_.count(r)) return true;                // R-prior, R-enclosing
+      auto d = def_depth_.find(r);
+      size_t depth = d == def_depth_.end() ? 0 : d->second;
+      for (size_t k = depth; k < loops_.size(); ++k) {
+        if (loops_[k]) return true;                                               // R-seq
+      }
+    }
+    return false;
+  }
+
+  void decide(const Node* node, const RootSet& seen, RootSet& unit) {
+    const std::string* callee;
+    const std::vector<ExprPtr>* args;
+    const std::vector<ArgDirection>* current;
+    Span span;
+    if (auto* c = node->as<Call>()) {
+      callee = &c->callee, args = &c->args, current = &c->arg_directions, span = c->span;
+    } else {
+      auto* s = node->as<Submit>();
+      callee = &s->callee, args = &s->args, current = &s->arg_directions, span = s->span;
+    }
+    std::vector<ArgDirection> dirs =
+        all_set(*current, args->size()) ? *current : derive(program_, *callee, *args, *current, span);
+    for (size_t i = 0; i < dirs.size(); ++i) {
+      const RootSet& r = roots_.of((*args)[i]);
+      if (dirs[i] == ArgDirection::Out && !all_set(*current, args->size()) && promote(r, seen)) {
+        dirs[i] = ArgDirection::InOut;
+      }
+      if (dirs[i] == ArgDirection::Out || dirs[i] == ArgDirection::InOut) unit.insert(r.begin(), r.end());
+    }
+    out_[node] = std::move(dirs);
+  }
+
+  const Program& program_;
+  const Function& fn_;
+  BufferRoots roots_;
+  std::unordered_map<const Var*, size_t> def_depth_;   // number of enclosing loops at the definition
+  RootSet inout_params_;
+  std::vector<bool> loops_;                            // enclosing loops, outermost first: sequential?
+  DirectionMap out_;
+};
+
 class DirectionRewriter : public IRMutator {
  public:
-  explicit DirectionRewriter(const Program& p) : program_(p) {}
+  explicit DirectionRewriter(const DirectionMap& dirs) : dirs_(dirs) {}
 
   ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
     ExprPtr e = IRMutator::mutate_(op, self);
     auto* c = e->as<Call>();
     if (c->is_op) return e;
-    auto dirs = derive(program_, c->callee, c->args, c->arg_directions, c->span);
-    if (dirs == c->arg_directions) return e;
-    ExprPtr out = Call::make_func(c->callee, c->args, c->type, std::move(dirs), c->span, c->attrs);
+    auto it = dirs_.find(op);
+    PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
+    if (it->second == c->arg_directions) return e;
+    ExprPtr out = Call::make_func(c->callee, c->args, c->type, it->second, c->span, c->attrs);
     return c->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, c->compiler_manual_dep_edges);
   }
 
   ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
     ExprPtr e = IRMutator::mutate_(op, self);
     auto* s = e->as<Submit>();
-    auto dirs = derive(program_, s->callee, s->args, s->arg_directions, s->span);
-    if (dirs == s->arg_directions) return e;
+    auto it = dirs_.find(op);
+    PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: submit of '" << s->callee << "' was not analysed");
+    if (it->second == s->arg_directions) return e;
     auto* tt = s->type->as<TupleType>();
     PYPTO_CHECK(tt && !tt->elements.empty(), "Submit to '" << s->callee << "' is not tuple-typed");
     std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
     ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
-                               s->allow_early_resolve, s->timing_slot, s->predicate, std::move(dirs), s->span);
+                               s->allow_early_resolve, s->timing_slot, s->predicate, it->second, s->span);
     return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
   }
 
  private:
-  const Program& program_;
+  const DirectionMap& dirs_;
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
-  DirectionRewriter rw(*program);
-  return rw.mutate_program(program);
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    DirectionMap dirs = PromotionWalker(*program, *fn).run();
+    if (dirs.empty()) continue;
+    DirectionRewriter rw(dirs);
+    FunctionPtr nf = rw.mutate_function(fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  return out;
 }
 
 }  // namespace

@@ -39,12 +39,10 @@ const YieldStmt* trailing_yield(const StmtPtr& body) {
   return nullptr;
 }
 
+// Ascending loops only (a fence slot per iteration in order).
 int64_t trip_count(const ForStmt& f) {
-  auto* a = f.start->as<ConstInt>();
-  auto* b = f.stop->as<ConstInt>();
   auto* c = f.step->as<ConstInt>();
-  if (!a || !b || !c || c->value <= 0) return -1;
-  return b->value > a->value ? (b->value - a->value + c->value - 1) / c->value : 0;
+  return c && c->value > 0 ? StaticTripCount(f) : -1;
 }
 
 // Counts uses of `v` in a statement, and array.update_element calls.
@@ -168,7 +166,8 @@ class FenceExpander : public IRMutator {
       nb.push_back(AssignStmt::make(a->var, ns, a->span));
     }
     auto loop = ForStmt::make(f.loop_var, f.start, f.stop, f.step, f.iter_args, make_seq(nb, f.body->span), f.return_vars,
-                              f.for_kind, f.attrs, f.span);
+                              f.for_kind, f.attrs, f.span)
+                    ->with_results(f.carries, f.trip_count);
     return make_seq({barrier, loop}, sp);
   }
 

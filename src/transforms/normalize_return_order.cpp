@@ -5,6 +5,8 @@
 //   elements, loop carries and if results) is replaced by that parameter Var itself:
 //       t = pl.store(x, [0, 0], c)          t = pl.store(x, [0, 0], c)
 //       return t                    ==>     return c
+//   A kernel with one tensor return value that traces to no parameter returns its sole
+//   Out/InOut tensor parameter, when it has exactly one (the only storage a kernel writes).
 // Input invariants: none beyond a well-formed program (callees exist).
 // Output invariants: ReturnParamsExplicit — ExplicitReturnedParamIndices(f) equals
 //   ReturnedParamIndices(program, f) for every function f. Return types are unchanged (the
@@ -38,6 +40,18 @@ class ReturnRewriter : public IRMutator {
   std::vector<ExprPtr> values_;
 };
 
+// The index of the only Out/InOut tensor parameter of `fn`, or -1.
+int SoleWrittenTensorParam(const Function& fn) {
+  int sole = -1, count = 0;
+  for (size_t i = 0; i < fn.params.size(); ++i) {
+    if (fn.params[i]->type->is<TensorType>() && fn.param_directions[i] != ParamDirection::In) {
+      sole = static_cast<int>(i);
+      ++count;
+    }
+  }
+  return count == 1 ? sole : -1;
+}
+
 ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
@@ -46,6 +60,10 @@ ProgramPtr Run(const ProgramPtr& program) {
     std::vector<int> traced = ReturnedParamIndices(*program, *fn);
     std::vector<ExprPtr> values = ret->values;
     bool changed = false;
+    if ((fn->is_kernel() || fn->type == FunctionType::Group) && values.size() == 1 && traced.size() == 1 && traced[0] < 0 &&
+        values[0]->type->is<TensorType>()) {
+      traced[0] = SoleWrittenTensorParam(*fn);
+    }
     for (size_t i = 0; i < values.size() && i < traced.size(); ++i) {
       int p = traced[i];
       if (p < 0 || !fn->params[p]->type->is<TensorType>()) continue;

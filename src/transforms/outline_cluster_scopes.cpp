@@ -1,7 +1,7 @@
 // OutlineClusterScopes
 //
 // What: in Orchestration (and Opaque) functions, replaces every `with pl.cluster():` scope by
-//   a call to a new Group function `<fn>_cluster_<k>` whose body is the scope body (a pl.spmd
+//   a call to a new Group function `<fn>_cluster_<k>` (or its `name_hint=`) whose body is the scope body (a pl.spmd
 //   scope nested inside is expanded into it: a cluster is one gang-started task, launched with
 //   the nested scope's core_num / sync_start as a Submit). The Vars the
 //   body reads from outside become parameters; a tensor passed to an Out / InOut parameter of
@@ -55,8 +55,7 @@ class ClusterOutliner : public ScopeOutliner {
     StmtPtr body = expand.mutate_stmt(op->body);
     const UseDef body_ud = CollectUseDef(op->body);
     ScopeCaptures c = AnalyzeScopeBody(program_, body);
-    std::string name = FreshFunctionName(program_, *taken_, fn_.name + "_cluster");
-    taken_->insert(name);
+    std::string name = OutlinedName(op->attrs, "_cluster", false);
     OutlinedSignature sig = MakeOutlinedSignature(c, nullptr, [](const VarPtr& x) {
       PYPTO_USER_CHECK(!is_task_id(x->type), x->span, "TaskId '" << x->name << "' is used inside pl.cluster()",
                        "a cluster is one task; TaskIds go to deps= of task submissions");

@@ -3,7 +3,8 @@
 // What: in Orchestration (and Opaque) functions, replaces every
 //   `with pl.at(level=pl.Level.CORE_GROUP, ...) [as tid]:` and `with pl.spmd(N, ...) [as tid]:` /
 //   `for i in pl.spmd(N, ...):` scope by a task:
-//     - the body becomes a new InCore function `<fn>_incore_<k>` / `<fn>_spmd_<k>`: the Vars
+//     - the body becomes a new InCore function `<fn>_incore_<k>` / `<fn>_spmd_<k>` (or the
+//       scope's `name_hint=`, minus a trailing `_spmd`; ScopeOutliner::OutlinedName): the Vars
 //       the body reads from outside become parameters (tensors written by tile.store /
 //       tensor.assemble -> Out, or InOut when also read; everything else In), it returns the
 //       written parameters; a `for i in pl.spmd` block index becomes `i = tile.get_block_idx()`;
@@ -168,8 +169,7 @@ class Outliner : public ScopeOutliner {
 
     // Outline the body into a new InCore function.
     ScopeCaptures c = AnalyzeScopeBody(program_, body);
-    std::string name = FreshFunctionName(program_, *taken_, fn_.name + (spmd ? "_spmd" : "_incore"));
-    taken_->insert(name);
+    std::string name = OutlinedName(op->attrs, spmd ? "_spmd" : "_incore", spmd);
     OutlinedSignature sig = MakeOutlinedSignature(c, op->block_var.get(), [&](const VarPtr& x) {
       PYPTO_USER_CHECK(!is_task_id(x->type), x->span,
                        "TaskId '" << x->name << "' is used inside a " << (spmd ? "pl.spmd" : "pl.at")
@@ -186,8 +186,13 @@ class Outliner : public ScopeOutliner {
     sig.sub.fresh_defs(body);
     for (auto& s : flatten_stmts(sig.sub.mutate_stmt(body))) kbody.push_back(s);
     if (!sig.return_values.empty()) kbody.push_back(ReturnStmt::make(sig.return_values, op->span));
+    // split / slot_num (spec anchor_features §5) move to the kernel's attrs; a no-op on the CPU.
+    Attrs fattrs;
+    for (const char* k : {"split", "slot_num"}) {
+      if (auto it = op->attrs.find(k); it != op->attrs.end()) fattrs[k] = it->second;
+    }
     new_fns_->push_back(Function::make(name, FunctionType::InCore, sig.params, sig.param_directions, sig.return_types,
-                                       make_seq(kbody, op->span), Level::None, Role::None, {}, op->span));
+                                       make_seq(kbody, op->span), Level::None, Role::None, fattrs, op->span));
 
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);

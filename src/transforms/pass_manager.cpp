@@ -81,6 +81,7 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
   std::set<IRProperty> have = options_.assumed;
   std::map<IRProperty, std::string> invalidated_by;
   ProgramPtr p = program;
+  CheckNestingDepth(p);   // before anything recursive (the dump prints the IR)
   if (!options_.dump_dir.empty()) dump(options_.dump_dir, 0, "Input", p);
   if (options_.verify_well_formed) expect_none(VerifyWellFormed(p), "the input program is not well formed");
   int index = 1;

@@ -12,9 +12,12 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
   std::vector<Pass> passes{
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
+      ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
+      UpgradeWrittenParamDirections(),   // written kernel params declared In -> Out / InOut
       DeriveCallDirections(),       // per-call-site arg directions from callee params
+      StampStaticTripCounts(),      // ForStmt::trip_count of loops with literal bounds
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
       AutoDeriveTaskDependencies(), // (switch) compiler edges in AUTO regions; removed below when off
@@ -22,6 +25,8 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
   if (!analyze_auto_scopes_for_deps) {
     passes.erase(std::remove_if(passes.begin(), passes.end(),
@@ -34,6 +39,8 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
 std::vector<Pass> KernelPipeline() {
   return {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
 }
 

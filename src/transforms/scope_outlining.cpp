@@ -294,6 +294,30 @@ ProgramPtr OutlineInOrchestrationFunctions(const ProgramPtr& program, const Func
   return out;
 }
 
+std::string ScopeOutliner::OutlinedName(const Attrs& attrs, const std::string& unhinted_suffix, bool strip_spmd) {
+  const std::string* hint_attr = attr_get<std::string>(attrs, "name_hint");
+  std::string name;
+  if (!hint_attr || hint_attr->empty()) {
+    name = FreshFunctionName(program_, *taken_, fn_.name + unhinted_suffix);
+  } else {
+    std::string hint = *hint_attr;
+    const std::string kSpmd = "_spmd";
+    if (strip_spmd && hint.size() > kSpmd.size() && hint.compare(hint.size() - kSpmd.size(), kSpmd.size(), kSpmd) == 0) {
+      hint.resize(hint.size() - kSpmd.size());
+    }
+    auto it = hints_.find(hint);
+    if (it == hints_.end()) {
+      std::string base = taken_->count(hint) ? fn_.name + "_" + hint : hint;
+      it = hints_.emplace(hint, std::make_pair(base, 0)).first;
+    }
+    int uses = it->second.second++;
+    std::string want = uses == 0 ? it->second.first : it->second.first + "_" + std::to_string(uses - 1);
+    name = FreshFunctionName(program_, *taken_, want);
+  }
+  taken_->insert(name);
+  return name;
+}
+
 std::string FreshFunctionName(const Program& program, const std::unordered_set<std::string>& taken,
                               const std::string& base) {
   std::string name = base;

@@ -99,6 +99,15 @@ class ScopeOutliner : public ir::IRMutator {
       : program_(program), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
 
  protected:
+  // The name of the function a scope is outlined into, marked taken (spec anchor_features §1).
+  // Without a `name_hint` attr: FreshFunctionName(<fn>_<unhinted_suffix>). With one: the hint
+  // (minus a trailing "_spmd" when `strip_spmd`); a repeat of the hint in this function gets
+  // `_0`, `_1`, ...; a hint another function's outlining already took becomes `<fn>_<hint>`;
+  // any other clash (a user function) a numeric suffix.
+  //   OutlinedName(scope->attrs, "_incore", false)   // "softmax", then "softmax_0", ...
+  std::string OutlinedName(const ir::Attrs& attrs, const std::string& unhinted_suffix, bool strip_spmd);
+
+  std::unordered_map<std::string, std::pair<std::string, int>> hints_;   // hint -> (base name, uses)
   const ir::Program& program_;
   const ir::Function& fn_;
   std::vector<ir::FunctionPtr>* new_fns_;

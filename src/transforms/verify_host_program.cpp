@@ -280,9 +280,9 @@ class HostVerifier {
     for (size_t i = 0; i < f.iter_args.size(); ++i) {
       const IterArg* ia = f.iter_args[i].get();
       const Var* init_var = as_var(ia->init);
-      const int64_t* fence = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
-      if (fence && *fence > 0 && is_tid_scalar(ia->type)) {
-        const int64_t n = *fence;
+      const int64_t fence = i < f.carries.size() ? f.carries[i].slots : 0;
+      if (fence > 0 && is_tid_scalar(ia->type)) {
+        const int64_t n = fence;
         exprs_.check(ia->init);
         const int64_t init_n = init_var ? handles(init_var) : 0;
         PYPTO_USER_CHECK(init_n == 0 || init_n == n, f.span,

@@ -6,6 +6,7 @@
                                                        # of raising (fault tests)
     mpirun -np 2 python host_cases.py mpi-chips N      # asks for N chips (bad-input test)
     mpirun -np 2 python host_cases.py mpi-badargs      # calls with a wrong dtype, then runs
+    mpirun -np 3 python host_cases.py mpi-bytes        # prints the tensor bytes moved per run
 
 Cases: the three HOST golden programs (tests/golden/host_*), examples/two_chips.py and
 examples/sharded_matmul.py. Each
@@ -112,6 +113,23 @@ def main(argv):
             print("ERROR badargs: %s" % e, flush=True)
         case_host_basic(lambda p: prog, np.random.default_rng(1))
         print("OK after badargs", flush=True)
+        return 0
+    if mode == "mpi-bytes":
+        # host_basic is one per-target chain (z = x + y, w = z + y, w += y three times): it stays
+        # on one rank, and only the final z and w come back (w's intermediate values never do).
+        prog = host.compile_host(_golden("host_basic"), distributed="mpi")
+        rng = np.random.default_rng(3)
+        x, y = (rng.standard_normal(64).astype(np.float32) for _ in range(2))
+        z, w = np.zeros(64, np.float32), np.zeros(64, np.float32)
+        for run in range(3):
+            if run == 2:
+                x += 1  # the caller changed x: it is sent again, nothing else is
+            stats = prog(x, y, z, w)
+            _close(z, x + y)
+            _close(w, x + 5 * y)
+            print("BYTES run=%d to=%d from=%d between=%d ranks=%s" % (
+                run, stats.bytes_to_chips, stats.bytes_from_chips, stats.bytes_between_chips,
+                sorted({r.rank for r in stats.records})), flush=True)
         return 0
     if mode == "mpi-error":
         for name in names:

@@ -25,7 +25,8 @@ def test_generate_by_name_and_by_function(orch_basic):
     by_name = codegen.generate_orchestration(orch_basic, "orch_basic")
     by_fn = codegen.generate_orchestration(orch_basic, orch_basic.orch_basic)
     assert by_name.code == by_fn.code
-    assert by_name.files == {"orchestration/orch_basic.cpp": by_name.code}
+    assert by_name.files == {"orchestration/orch_basic.cpp": by_name.code,
+                             "kernel_config.py": by_name.files["kernel_config.py"]}
     assert by_name.func_name == "orch_basic"
 
 
@@ -76,7 +77,7 @@ def test_run_pipeline_materializes_scopes_and_stamps_carries():
     assert "pl.scope()" in text
     assert "pl.scope()" not in ir.python_print(prog)
     loops = [s for s in _walk(prepared.get("main").body) if isinstance(s, ir.ForStmt)]
-    rebinds = [[dict(l.attrs)["iter_arg_rebind_%d" % i] for i in range(len(l.iter_args))] for l in loops]
+    rebinds = [[c.rebind for c in l.carries] for l in loops]
     assert rebinds[0] == [False]                     # acc: written in place
     assert False in rebinds[1] and True in rebinds[1]  # buf in place; cur and off rebound
     assert "NormalizeReturnOrder" in codegen.pass_names()

@@ -199,7 +199,7 @@ def test_casts():
     outs = run_kernel_program(kernel_program(
         [("f", S, "FP32"), ("i", S, "INT32"), ("e", S, "INT8"), ("h", S, "FP16")],
         [("f2h", S, "FP16", "pl.cast(tf, pl.FP16)"), ("f2b", S, "BF16", "pl.cast(tf, pl.BF16)"),
-         ("f2i", S, "INT32", "pl.cast(tf, pl.INT32)"), ("i2f", S, "FP32", "pl.cast(ti, pl.FP32)"),
+         ("f2i", S, "INT32", 'pl.cast(tf, pl.INT32, mode="trunc")'), ("i2f", S, "FP32", "pl.cast(ti, pl.FP32)"),
          ("e2i", S, "INT32", "pl.cast(te, pl.INT32)"), ("h2f", S, "FP32", "pl.cast(th, pl.FP32)"),
          ("i2l", S, "INT64", "pl.cast(ti, pl.INT64)"), ("mv", S, "FP32", "pl.move(tf, target_memory=pl.MemorySpace.Vec)")]),
         {"f": f, "i": i, "e": i8, "h": h})

@@ -1,6 +1,7 @@
-"""ClassifyIterArgCarry: each iter_arg of an Orchestration loop is stamped as an alias of its
-init (`iter_arg_rebind_<i>` False) or a value rebound every iteration (True), and TaskId
-carries of a pl.parallel loop get their array size (DSL Before / Expected)."""
+"""ClassifyIterArgCarry: each iter_arg of an Orchestration loop is stamped (ForStmt.carries) as
+an alias of its init (`pl.alias`) or a value rebound every iteration (`pl.rebind`), and TaskId
+carries of a pl.parallel loop get their slots (`pl.slots(N)`) (DSL Before / Expected). The
+pass requires StampStaticTripCounts' result, so each Before runs that pass first."""
 
 import pypto.language as pl
 from pypto.ir import passes
@@ -36,12 +37,12 @@ def test_tensor_written_in_place_is_an_alias():
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
                  d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            for i, (acc,) in pl.range(4, init_values=(d,), attrs={"iter_arg_rebind_0": False}):
+            for i, (acc,) in pl.range(4, init_values=(d,), carries=(pl.alias,), trip_count=4):
                 acc2 = self.k(a, acc)
                 acc3 = pl.yield_(acc2)
             return d
 
-    after = assert_pass(passes.ClassifyIterArgCarry(), Before, Expected)
+    after = assert_pass(passes.ClassifyIterArgCarry(), passes.StampStaticTripCounts()(Before), Expected)
     assert passes.verify_property(passes.IRProperty.IterArgCarryClassified, after) == []
     assert passes.verify_property(passes.IRProperty.IterArgCarryClassified, Before) != []
 
@@ -76,14 +77,14 @@ def test_fresh_tensor_each_iteration_is_rebound():
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
                  d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            for i, (acc,) in pl.range(4, init_values=(a,), attrs={"iter_arg_rebind_0": True}):
+            for i, (acc,) in pl.range(4, init_values=(a,), carries=(pl.rebind,), trip_count=4):
                 t = pl.create_tensor([16, 16], dtype=pl.FP32)
                 t2 = self.k(acc, t)
                 acc2 = pl.yield_(t2)
             d2 = self.k(acc2, d)
             return d
 
-    assert_pass(passes.ClassifyIterArgCarry(), Before, Expected)
+    assert_pass(passes.ClassifyIterArgCarry(), passes.StampStaticTripCounts()(Before), Expected)
 
 
 def test_task_id_carry_through_a_parallel_loop_gets_an_array_size():
@@ -116,11 +117,10 @@ def test_task_id_carry_through_a_parallel_loop_gets_an_array_size():
             with pl.manual_scope():
                 prev = pl.system.task_invalid()
                 for b, (out_1, prev_1) in pl.parallel(0, 4, 1, init_values=(out, prev),
-                                                      attrs={"iter_arg_array_size_1": 4, "iter_arg_rebind_0": False,
-                                                             "iter_arg_rebind_1": True}):
+                                                      carries=(pl.alias, pl.slots(4)), trip_count=4):
                     out_2, prev_2 = pl.submit(self.k, b * 16, out_1, deps=[prev_1])
                     out_3, prev_3 = pl.yield_(out_2, prev_2)
             return out
 
     # The loop's result flows back to `out`: the requirement ReturnParamsExplicit comes first.
-    assert_pass(passes.ClassifyIterArgCarry(), passes.NormalizeReturnOrder()(Before), Expected)
+    assert_pass(passes.ClassifyIterArgCarry(), passes.StampStaticTripCounts()(passes.NormalizeReturnOrder()(Before)), Expected)

@@ -58,13 +58,14 @@ def test_pipeline_output_round_trips(path):
 @needs_pipeline
 def test_round_trip_covers_pass_produced_state():
     """The cases above exercise what passes stamp: derived directions on calls and submits,
-    outlined Group functions, task_dummy barriers and submits bound to one name."""
+    outlined Group functions, task_dummy barriers, submits bound to one name, and the typed
+    loop results (carries=, trip_count=)."""
     texts = [ir.python_print(codegen.run_pipeline(_load(p))) for p, _ in CASES]
     joined = "\n".join(texts)
     assert "# dirs:" not in joined
     for needle in ("arg_directions=[pl.In", "pl.Scalar", "pl.InOut", "pl.NoDep",
                    "pl.FunctionType.Group", "pl.system.task_dummy(deps=", "pl.submit(self.",
-                   "attrs={"):
+                   "carries=(pl.alias", "pl.slots(", "trip_count="):
         assert needle in joined, needle
 
 

@@ -5,7 +5,6 @@
 //   Call "dtype", "target_memory", "manual_dep", ...   op parameters that are not exprs (parser)
 //   ScopeStmt "level" (string), "deps" (expr list), "predicate" (expr), "allow_early_resolve"
 //             (bool), "no_dep_args" (expr list), "core_num" (expr), "sync_start" (bool) (parser)
-//   ForStmt "iter_arg_rebind_<i>" (bool), "iter_arg_array_size_<i>" (int) (ClassifyIterArgCarry)
 //   Call "dummy_task" (bool), "manual_dep_edges" (expr list) on system.task_dummy
 #pragma once
 #include <cstdint>

@@ -52,5 +52,10 @@ namespace ops {
 void check_kernel_tile_op(const Call& call);
 void check_kernel_tensor_op(const Call& call);
 
+// The reference's cast modes (tile.cast mode=): "none"=0, "rint"=1, "round"=2, "floor"=3,
+// "ceil"=4, "trunc"=5, "odd"=6; -1 for anything else. A digit string "0".."6" is accepted too.
+//   CastModeIndex("floor") == 3
+int CastModeIndex(const std::string& mode);
+
 }  // namespace ops
 }  // namespace pypto::ir

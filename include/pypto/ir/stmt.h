@@ -41,6 +41,21 @@ struct SeqStmts : Stmt {
   static std::shared_ptr<const SeqStmts> make(std::vector<StmtPtr> stmts, Span span = {});
 };
 
+// How one loop carry (iter_arg) is materialised in C++: the ClassifyIterArgCarry pass result,
+// printed as `carries=(pl.alias, pl.rebind, pl.slots(4))`.
+//   alias     (rebind = false)            no variable: another name for the init's storage
+//   rebind    (rebind = true, slots = 0)  a variable re-assigned by the loop's yield
+//   slots(N)  (rebind = true, slots = N)  a TaskId carried as `PTO2TaskId arr[N]`, one slot
+//                                         per pl.parallel iteration (or copied slot by slot)
+struct LoopCarry {
+  bool rebind = true;
+  int64_t slots = 0;
+  bool operator==(const LoopCarry& o) const { return rebind == o.rebind && slots == o.slots; }
+  bool operator!=(const LoopCarry& o) const { return !(*this == o); }
+  static LoopCarry alias() { return LoopCarry{false, 0}; }
+  static LoopCarry rebound(int64_t slots = 0) { return LoopCarry{true, slots}; }
+};
+
 // for loop_var in pl.range(start, stop, step, init_values=[iter_arg inits]) / pl.parallel(...)
 struct ForStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::ForStmt;
@@ -51,6 +66,12 @@ struct ForStmt : Stmt {
   std::vector<VarPtr> return_vars;   // one per iter_arg
   ForKind for_kind;
   Attrs attrs;
+  // Pass results (typed, printed as pl.range keywords, compared by structural equality):
+  std::vector<LoopCarry> carries;   // one per iter_arg (ClassifyIterArgCarry); empty before it runs
+  int64_t trip_count = -1;          // iterations when start/stop/step are literals (StampStaticTripCounts); -1 unknown
+  // Pass result (KernelInPlaceCarries; typed, printed as pl.range(..., inplace_carries=[0])):
+  // the iter_arg indices whose yielded tile the body computes straight into the carry's storage.
+  std::vector<int64_t> inplace_carries;
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
           ForKind k, Attrs at, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
@@ -58,6 +79,10 @@ struct ForStmt : Stmt {
   static std::shared_ptr<const ForStmt> make(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step,
                                              std::vector<IterArgPtr> iter_args, StmtPtr body, std::vector<VarPtr> return_vars,
                                              ForKind kind = ForKind::Sequential, Attrs attrs = {}, Span span = {});
+  // A copy with the pass results set: `loop->with_results(carries, 4)`.
+  std::shared_ptr<const ForStmt> with_results(std::vector<LoopCarry> carries, int64_t trip_count) const;
+  // A copy with inplace_carries set: `loop->with_inplace_carries({0})`.
+  std::shared_ptr<const ForStmt> with_inplace_carries(std::vector<int64_t> carries) const;
 };
 
 struct IfStmt : Stmt {

@@ -9,12 +9,21 @@
 //                              per argument, none Unset (DeriveCallDirections)
 //   RuntimeScopesMaterialized  Orchestration bodies and their for/if bodies are wrapped in AUTO
 //                              RuntimeScopeStmt nodes (MaterializeRuntimeScopes)
-//   IterArgCarryClassified     every ForStmt of an Orchestration function has
-//                              `iter_arg_rebind_<i>` for each iter_arg (ClassifyIterArgCarry)
+//   IterArgCarryClassified     every ForStmt of an Orchestration function has one
+//                              ForStmt::carries entry per iter_arg (ClassifyIterArgCarry)
+//   StaticTripCountsStamped    every ForStmt of an Orchestration function has
+//                              ForStmt::trip_count = len(range(...)) of literal bounds, else -1
+//                              (StampStaticTripCounts)
 //   ManualDepsOnSubmitOnly     only Submits and system.task_dummy carry user dependency edges
 //                              (VerifyManualDepsOnSubmitOnly)
 //   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
 //                              (AIC / AIV / MIXED) stamped (InferKernelCoreTypes)
+//   KernelGroupSyncResolved    every kernel a Group calls has its Function::group_sync (Group
+//                              slots, group flags) stamped (KernelGroupSync)
+//   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
+//                              (KernelInPlaceCarries)
+//   KernelProgramVerified      every kernel is one the CPU kernel backend can print
+//                              (VerifyKernelProgram)
 #pragma once
 #include <string>
 #include <vector>
@@ -30,6 +39,10 @@ enum class IRProperty {
   IterArgCarryClassified,
   ManualDepsOnSubmitOnly,
   KernelCoreTypesInferred,
+  StaticTripCountsStamped,
+  KernelGroupSyncResolved,
+  InPlaceCarriesFound,
+  KernelProgramVerified,
 };
 
 const char* to_string(IRProperty p);

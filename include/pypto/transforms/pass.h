@@ -88,4 +88,13 @@ std::vector<Pass> KernelPipeline();
 ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program);
 ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program, const PassOptions& options);
 
+// The deepest nesting the recursive passes and code generators accept (far beyond what the
+// DSL parser produces): statements (bodies of scopes, loops, branches, sequences) and
+// expressions. PassManager::Run checks it first (check_nesting_depth.cpp).
+constexpr int kMaxStmtDepth = 2000;
+constexpr int kMaxExprDepth = 10000;
+// Throws a UserError at the first statement / expression nested deeper than the limits above.
+//   CheckNestingDepth(program);
+void CheckNestingDepth(const ir::ProgramPtr& program);
+
 }  // namespace pypto::transforms

@@ -18,6 +18,10 @@ Pass NormalizeReturnOrder();
 // synthesized InCore copy kernel writing that view. Requires ReturnParamsExplicit.
 Pass LowerTensorAssemble();
 
+// Kernel params declared In that the body writes -> Out / InOut; callers' In params passed
+// into such slots follow (an Orchestration's are refused). Runs before DeriveCallDirections.
+Pass UpgradeWrittenParamDirections();
+
 // Fills Call/Submit::arg_directions from the callee's ParamDirection (keeps NoDep).
 // Produces CallDirectionsDerived.
 Pass DeriveCallDirections();
@@ -26,9 +30,16 @@ Pass DeriveCallDirections();
 // Produces RuntimeScopesMaterialized.
 Pass MaterializeRuntimeScopes();
 
-// Stamps iter_arg_rebind_<i> / iter_arg_array_size_<i> on Orchestration ForStmts.
-// Requires ReturnParamsExplicit; produces IterArgCarryClassified.
+// Stamps ForStmt::carries (alias / rebind / slots(N)) on Orchestration ForStmts.
+// Requires ReturnParamsExplicit and StaticTripCountsStamped; produces IterArgCarryClassified.
 Pass ClassifyIterArgCarry();
+
+// Stamps ForStmt::trip_count on Orchestration loops with literal bounds (-1 otherwise).
+// Produces StaticTripCountsStamped.
+Pass StampStaticTripCounts();
+// len(range(start, stop, step)) of a loop with literal bounds, else -1:
+//   StaticTripCount(*loop) == 4   // for i in pl.parallel(0, 8, 2)
+int64_t StaticTripCount(const ir::ForStmt& f);
 
 // ---- manual dependencies (issue 6) ----
 // pl.cluster() scopes -> Group functions + calls. Runs before OutlineIncoreScopes.
@@ -36,6 +47,9 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
+// tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
+Pass ConvertTensorToTileOps();
 // Checks that only Submits (and system.task_dummy) carry user dependency edges.
 Pass VerifyManualDepsOnSubmitOnly();
 std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& program);   // one message per violation
@@ -58,5 +72,28 @@ ir::CoreType KernelCoreTypeOf(const ir::Function& fn);
 // The core type stamped on kernel / Group `fn` (what code generators read). InternalError
 // when it is Unknown: the pipeline (InferKernelCoreTypes) did not run on this program.
 ir::CoreType StampedCoreType(const ir::Function& fn);
+
+// Stamps Function::group_sync (Group param slots, group flags to wait for / signal) on every
+// kernel a Group calls. Requires KernelCoreTypesInferred; produces KernelGroupSyncResolved.
+Pass KernelGroupSync();
+// What KernelGroupSync stamps on kernel `fn` (empty when no Group calls it); UserError on a
+// Group the CPU runtime cannot run:
+//   KernelGroupSyncOf(*program, *program->get("mm")).signals == std::vector<int64_t>{0}
+ir::GroupSync KernelGroupSyncOf(const ir::Program& program, const ir::Function& fn);
+// Whether a Group of `program` calls kernel `fn`:  CalledFromGroup(*program, *program->get("mm"))
+bool CalledFromGroup(const ir::Program& program, const ir::Function& fn);
+
+// Stamps ForStmt::inplace_carries on the loops of every kernel. Produces InPlaceCarriesFound.
+Pass KernelInPlaceCarries();
+// What KernelInPlaceCarries stamps on `loop`: the iter_arg indices whose yielded tile the
+// body computes straight into the carry's storage:  InPlaceCarriesOf(*loop) == {0}
+std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
+// pl.move between tiles of one dtype (a no-op on the CPU: the result shares the source's
+// storage):  IsPlainTileMove(*call)
+bool IsPlainTileMove(const ir::Call& call);
+
+// Checks every kernel against what the CPU kernel code generator can express (UserError at
+// the first violation; see VerifyKernelFunction in verify_program.h). Produces KernelProgramVerified.
+Pass VerifyKernelProgram();
 
 }  // namespace pypto::transforms

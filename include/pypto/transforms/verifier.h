@@ -16,7 +16,7 @@ namespace pypto::transforms {
 //   - every callee exists, ReturnParamsExplicit holds for it;
 //   - every Call/Submit to a function has its arg directions derived (none Unset);
 //   - tensor arguments of calls are Vars; the body is wrapped in a RuntimeScopeStmt;
-//   - every ForStmt carries iter_arg_rebind_<i> for each of its iter_args.
+//   - every ForStmt has one ForStmt::carries entry per iter_arg (ClassifyIterArgCarry).
 std::vector<std::string> VerifyCodegenPreconditions(const ir::ProgramPtr& program, const std::string& func_name);
 
 }  // namespace pypto::transforms

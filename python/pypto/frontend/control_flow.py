@@ -26,7 +26,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
@@ -73,7 +73,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
-    init, attrs = None, {}
+    init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
     for kw in call.keywords:
         if kw.arg == "init_values":
             if not isinstance(kw.value, (ast.Tuple, ast.List)):
@@ -81,10 +81,66 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             init = kw.value
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)
+        elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
+            results[kw.arg] = _loop_result(ctx, kw)
+        elif kw.arg == "inplace_carries":
+            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
-    return init, attrs
+    return init, (attrs, results)
+
+
+def _loop_result(ctx, kw):
+    """carries=(pl.alias, pl.rebind, pl.slots(4)) / trip_count=4: pass results a printed
+    program carries (ClassifyIterArgCarry, StampStaticTripCounts)."""
+    from pypto.language._types import LoopCarry, slots
+
+    def value(node):
+        if isinstance(node, (ast.Tuple, ast.List)):
+            return [value(e) for e in node.elts]
+        if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+            f, n = value(node.func), value(node.args[0])
+            return f(n) if f is slots and isinstance(n, int) else None
+        try:
+            return eval_py(ctx, node)
+        except PyEvalFailure:
+            return None
+
+    v = value(kw.value)
+    if kw.arg == "trip_count":
+        if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+            raise ctx.error(kw.value, f"trip_count= must be a non-negative integer, got '{ast.unparse(kw.value)}'")
+        return v
+    if not isinstance(v, (tuple, list)) or not all(isinstance(c, LoopCarry) for c in v):
+        raise ctx.error(kw.value, f"carries= must be a tuple of pl.alias / pl.rebind / pl.slots(N), got "
+                        f"'{ast.unparse(kw.value)}'")
+    return [c.to_ir() for c in v]
+
+
+def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node):
+    attrs, results = attrs
+    if results["carries"] and len(results["carries"]) != len(iter_args):
+        raise ctx.error(node.iter, f"carries= has {len(results['carries'])} entries for {len(iter_args)} loop carries")
+    loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
+    if results["carries"] or results["trip_count"] >= 0:
+        loop = loop.with_results(results["carries"], results["trip_count"])
+    return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
+
+
+def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):
+    """`pl.range(..., inplace_carries=[0])` (a pass result as printed IR spells it) -> the loop
+    with ForStmt.inplace_carries set; each index names one of the loop's iter_args."""
+    for kw in call.keywords:
+        if kw.arg != "inplace_carries":
+            continue
+        carries = int_list(ctx, kw.value, "inplace_carries")
+        bad = [i for i in carries if i >= n_iter_args]
+        if bad:
+            raise ctx.error(kw.value, f"inplace_carries= names iter_arg {bad[0]}, but the loop has {n_iter_args}",
+                            help="each index names one of the loop's init_values")
+        return loop.with_inplace_carries(carries)
+    return loop
 
 
 def _check_same_kind(ctx, name, before, after, node, construct):
@@ -157,7 +213,7 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     for n, ia in zip(carried, iter_args):
         rv = ir.Var.make(n, ia.type, ctx.span(node))
         rvs.append(rv)
-    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    ctx.emit(_make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node))
     for n, rv in zip(carried, rvs):
         ctx.bind(n, rv)
 
@@ -227,7 +283,7 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
     rv_names = [x.id for x in yinfo.targets] if yinfo.targets else [ia.name for ia in iter_args]
     rv_nodes = yinfo.targets or [node] * len(iter_args)
     rvs = [ir.Var.make(n, ia.type, ctx.span(rn)) for n, ia, rn in zip(rv_names, iter_args, rv_nodes)]
-    ctx.emit(ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node)))
+    ctx.emit(_make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, node))
     if yinfo.targets:
         for n, rv in zip(rv_names, rvs):
             ctx.bind(n, rv)

@@ -230,6 +230,14 @@ def _expr_stmt(ctx, st: ast.Expr):
     ctx.emit(ir.EvalStmt.make(e, ctx.span(st)))
 
 
+def _tensor_types_differ(a, b) -> bool:
+    """dtype, rank or a constant extent differs (dynamic extents are not compared)."""
+    if a.dtype != b.dtype or len(a.shape) != len(b.shape):
+        return True
+    return any(isinstance(x, ir.ConstInt) and isinstance(y, ir.ConstInt) and x.value != y.value
+               for x, y in zip(a.shape, b.shape))
+
+
 def _return(ctx, st: ast.Return):
     if len(ctx.frames) > 1 or ctx.scopes:
         raise ctx.error(st, "return is only allowed at the top level of a function body",
@@ -249,6 +257,9 @@ def _return(ctx, st: ast.Return):
         if irtypes.kind_of(v.type) != irtypes.kind_of(t):
             raise ctx.error(n, f"return value is {irtypes.describe(v.type)} but '{ctx.sig.name}' declares "
                             f"{irtypes.type_str(t)}")
+        if isinstance(t, ir.TensorType) and isinstance(v.type, ir.TensorType) and _tensor_types_differ(v.type, t):
+            raise ctx.error(n, f"return value is {irtypes.type_str(v.type)} but '{ctx.sig.name}' declares "
+                            f"{irtypes.type_str(t)}", help="make the -> annotation match the returned tensor")
     ctx.emit(ir.ReturnStmt.make(values, ctx.span(st)))
     ctx.returned = True
 

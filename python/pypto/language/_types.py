@@ -62,6 +62,21 @@ class CoreType(enum.Enum, metaclass=DSLEnumMeta):
     MIXED = "MIXED"
 
 
+class ScopeMode(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.ScopeMode.*``: the mode of ``with pl.scope(mode=...)`` (reference DSL, anchor_features §4);
+    MANUAL is ``pl.manual_scope()``."""
+    AUTO = 0
+    MANUAL = 1
+
+
+class SplitMode(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.SplitMode.*`` (reference DSL, anchor_features §5): how the reference cuts a mixed
+    cube/vector kernel for the two vector sub-cores. Kept in the IR; a no-op on the CPU."""
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
 class Role(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Role.*``."""
     Orchestrator = "Orchestrator"
@@ -75,6 +90,12 @@ class MemorySpace(enum.Enum, metaclass=DSLEnumMeta):
     Left = "Left"
     Right = "Right"
     Acc = "Acc"
+
+
+class AtomicType(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.AtomicType.*``: ``pl.store(..., atomic=pl.AtomicType.Add)`` adds into the tensor."""
+    None_ = "None_"
+    Add = "Add"
 
 
 class Layout(enum.Enum, metaclass=DSLEnumMeta):
@@ -149,3 +170,32 @@ class Out(_AnnotationMarker):
 class InOut(_AnnotationMarker):
     """``pl.InOut[pl.Tensor[...]]``: a parameter the function reads and writes."""
     kind = "InOut"
+
+
+class LoopCarry:
+    """How a loop carry is materialised: a pass result (ClassifyIterArgCarry) that printed IR
+    shows as ``pl.range(..., carries=(pl.alias, pl.rebind, pl.slots(4)))``.
+
+    ``pl.alias``: another name for the init's storage; ``pl.rebind``: a variable the yield
+    re-assigns; ``pl.slots(N)``: a TaskId carried as an array of N slots."""
+
+    def __init__(self, rebind: bool, slots: int = 0):
+        self.rebind, self.slots = rebind, slots
+
+    def to_ir(self):
+        from pypto._core import ir
+        c = ir.LoopCarry()
+        c.rebind, c.slots = self.rebind, self.slots
+        return c
+
+    def __repr__(self):
+        return "pl.alias" if not self.rebind else (f"pl.slots({self.slots})" if self.slots else "pl.rebind")
+
+
+alias = LoopCarry(False)
+rebind = LoopCarry(True)
+
+
+def slots(n: int) -> LoopCarry:
+    """``pl.slots(4)``: a TaskId loop carry held in 4 slots (one per pl.parallel iteration)."""
+    return LoopCarry(True, int(n))

@@ -338,6 +338,7 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
     scalars: Dict[int, int] = {}
     keep: List[Any] = []
     dims: Dict[str, Tuple[int, str]] = {}
+    passed: List[Tuple[ParamSpec, np.ndarray]] = []     # tensors as the runtime sees them
     torch_inputs = False
     for p in params:
         if p.name not in bound:
@@ -388,7 +389,9 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
         if p.direction != "In" and not arr.flags.writeable:
             raise err(ArgumentValueError, "%s is read-only but is written (pl.%s)" % (where, p.direction))
         keep.append(arr)
+        passed.append((p, arr))
         tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
+    _check_overlaps(passed, sig)
     outputs: List[Any] = []
     flat_dims = {k: v[0] for k, v in dims.items()}
     for p in params:
@@ -405,6 +408,31 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
 
 # ---------------------------------------------------------------------------------------------
 # Random inputs (pypto run)
+
+def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> None:
+    """Refuses two tensor arguments that are different views of overlapping memory when one is
+    written. The runtime orders tasks by tensor (its storage base), so a write through one view
+    would race with a read through the other (a wrong result now and then). The very same array
+    passed twice (same address, dtype and shape) is one tensor to the runtime and stays allowed.
+    Every array passed is C-contiguous here (In arrays that are not were copied), so its memory
+    is exactly [address, address + nbytes)."""
+    spans = sorted(((arr.ctypes.data, arr.ctypes.data + arr.nbytes, p, arr) for p, arr in passed if arr.nbytes),
+                   key=lambda t: t[0])
+    for i, (lo, hi, p, a) in enumerate(spans):
+        for lo2, hi2, q, b in spans[i + 1:]:
+            if lo2 >= hi:
+                break
+            if p.direction == "In" and q.direction == "In":
+                continue
+            if lo2 == lo and a.dtype == b.dtype and a.shape == b.shape:
+                continue
+            w = q if q.direction != "In" else p
+            other = p if w is q else q
+            raise _located(ArgumentValueError, w, "%s: arguments '%s' and '%s' are different views of overlapping "
+                           "memory, and '%s' is written (pl.%s): the runtime orders tasks by tensor and cannot see "
+                           "that they share memory" % (sig, other.name, w.name, w.name, w.direction),
+                           help="pass a copy of one of them (np.copy(x) / x.clone()), or the very same array for both")
+
 
 def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List[Any]:
     """Seeded random arguments for parameters with ``kind``, ``name``, ``dtype``, ``direction``

@@ -73,3 +73,22 @@ class PTO2ScopeGuard {
 using ScopeMode = PTO2ScopeMode;
 using TaskId = PTO2TaskId;
 #define SIMPLER_SCOPE(...) PTO2_SCOPE(__VA_ARGS__)
+
+// Run-time checks of the DSL the compiler cannot decide statically. Each throws (the run fails
+// with the message) naming `file:line`, the DSL line; generated code calls them.
+
+/// pl.tensor.slice with offsets / shapes checked at full width before they narrow to the view's
+/// 32-bit entries: `int64_t sh[2] = {n, 8}, off[2] = {i, 0};`
+/// `Tensor v = pto2_view_at(ext_x, 2, sh, off, "v", "prog.py", 12);`
+Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, const int64_t* offsets, const char* what,
+                    const char* file, int32_t line);
+/// A call argument whose extent on `axis` is dynamic, passed for a parameter that declares
+/// `expected`: `pto2_check_arg_extent(a, 0, 16, "kernel_add", "x", "prog.py", 20);`
+void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, const char* callee, const char* param,
+                           const char* file, int32_t line);
+/// A runtime tensor extent computed at run time, checked before it narrows to the runtime's 32
+/// bits: `uint32_t sh[2] = {pto2_extent_u32(n, "prog.py", 7), 8};`
+uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
+/// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
+/// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
+uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);

@@ -69,6 +69,11 @@ struct Tensor {
   }
   /// Swap axes `a` and `b` (shapes and strides), zero copy.
   Tensor transpose(uint32_t a, uint32_t b) const;
+  /// The same elements, row-major, under a new shape: a zero-copy view of the same storage
+  /// (so automatic tracking sees it overlapping its source). Throws std::invalid_argument when
+  /// the view is not contiguous or the element counts differ.
+  /// `uint32_t r_shapes[2] = {1, 256}; Tensor r = src.reshape(r_shapes, 2);`
+  Tensor reshape(const uint32_t* new_shapes, uint32_t new_ndims) const;
   /// Pointer to the first element of the view (data + offset).
   template <class T>
   T* ptr() const {
@@ -139,10 +144,20 @@ struct PTO2OrchestrationConfig {
 /// Description of a runtime-allocated tensor (shapes are copied).
 struct TensorCreateInfo {
   TensorCreateInfo(const uint32_t* shapes, uint32_t ndims, DataType dtype, bool manual_dep = false);
+  /// alloc_tensors fills the new tensor with `v` converted to `dtype` before any task can
+  /// touch it (`pl.create_tensor(..., init_value=v)`). Only alloc_tensors honours it; an
+  /// `Arg::add_output(info)` slot is never filled.  `c_ci.set_initial_value(static_cast<float>(0.25));`
+  template <class T>
+  void set_initial_value(T v) {
+    has_initial_value = true;
+    initial_value = static_cast<double>(v);
+  }
   uint32_t shapes[PTO2_MAX_DIMS] = {};
   uint32_t ndims = 0;
   DataType dtype = DataType::FLOAT32;
   bool manual_dep = false;
+  bool has_initial_value = false;
+  double initial_value = 0.0;
 };
 
 /// Bit-casts a scalar into a 64-bit scalar slot. A float lands in the low 32 bits.
@@ -166,6 +181,10 @@ float half_to_float(uint16_t h);
 float bfloat16_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 uint16_t float_to_bfloat16(float f);
+
+/// Fills the `numel` contiguous elements at `data` (of type `dt`) with `v` converted to `dt`
+/// (floats truncate toward zero for integer types).  `pto2::fill_elements(p, 256, DataType::INT32, 7.0);`
+void fill_elements(void* data, size_t numel, DataType dt, double v);
 
 /// Loads the element at `p` (of type `dt`) converted to T (floats truncate toward zero for integer T).
 template <class T>

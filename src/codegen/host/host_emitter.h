@@ -18,11 +18,27 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"
 #include "pypto/ir/stmt.h"
 
 namespace pypto::codegen::host {
+
+class HostEmitter;
+
+// The shared TaskId lowering's view of a HostEmitter (host_task_ids.cpp).
+class HostTaskIdWriter : public common::TaskIdWriter {
+ public:
+  explicit HostTaskIdWriter(HostEmitter& e) : e_(e) {}
+  void line(const std::string& text) override;
+  void open_block(const std::string& header) override;
+  void close_block() override;
+  std::string slot_index() override;
+
+ private:
+  HostEmitter& e_;
+};
 
 class HostEmitter : public common::CppScalarExprPrinter {
  public:
@@ -70,7 +86,7 @@ class HostEmitter : public common::CppScalarExprPrinter {
   void emit_array_get(const ir::Var* result, const ir::Call& call);      // v = arr[k]
   void emit_array_update(const ir::Var* result, const ir::Call& call);   // arr[k] = v
   // The N-slot TaskHandle array that carries TaskId iter_arg `i` of pl.parallel loop `f`
-  // (stamped iter_arg_array_size_<i> = N by ClassifyIterArgCarry).
+  // (ForStmt::carries[i] = pl.slots(N), stamped by ClassifyIterArgCarry).
   YieldTarget declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
   // N when `v` is bound to a C++ array of N TaskHandles, else 0.
   int64_t handle_array_size(const ir::Var* v) const;
@@ -107,6 +123,8 @@ class HostEmitter : public common::CppScalarExprPrinter {
   int indent_ = 1;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
+  HostTaskIdWriter task_id_writer_{*this};
+  common::TaskIdLowering task_ids_{task_id_writer_, common::HostTaskIds()};   // TaskHandle spelling
 
   void prescan(const ir::StmtPtr& s);
   void note_refs(const ir::ExprPtr& e);

@@ -269,9 +269,9 @@ void HostEmitter::emit_for(const ForStmt& f) {
   std::vector<YieldTarget> carries;
   for (size_t i = 0; i < f.iter_args.size(); ++i) {
     const IterArg* ia = f.iter_args[i].get();
-    const int64_t* fence = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
-    if (fence && *fence > 0 && is_tid_scalar(ia->type)) {
-      carries.push_back(declare_fence(f, i, *fence));
+    const int64_t fence = i < f.carries.size() ? f.carries[i].slots : 0;
+    if (fence > 0 && is_tid_scalar(ia->type)) {
+      carries.push_back(declare_fence(f, i, fence));
       continue;
     }
     std::string init = expr(ia->init);

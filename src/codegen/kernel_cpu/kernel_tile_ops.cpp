@@ -125,6 +125,13 @@ TileOpHandler Matmul(bool acc) {
 TileOpHandler Convert() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.Tile(call.args[0]);
+    if (call.callee == "tile.cast" && is_float(a.dtype) && is_integer(dst.dtype)) {   // float -> int: the mode
+      auto* m = attr_get<std::string>(call.attrs, "mode");
+      const int mode = m ? ir::ops::CastModeIndex(*m) : 2;   // the reference's default "round"
+      em.Line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ", " +
+              std::to_string(mode) + ");");
+      return;
+    }
     if (a.dtype == dst.dtype) {
       em.Line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
     } else {
@@ -173,7 +180,7 @@ const std::map<std::string, TileOpHandler>& Registry() {
       {"tile.gemv", Matmul(false)},
       {"tile.gemv_acc", Matmul(true)},
   };
-  static const bool kWithReference = (AddReferenceTileOps(kOps), true);
+  static const bool kWithReference = (AddReferenceTileOps(kOps), AddAccessTileOps(kOps), true);
   (void)kWithReference;
   return kOps;
 }
@@ -186,14 +193,16 @@ const TileOpHandler* FindTileOp(const std::string& name) {
 }
 
 void KernelEmitter::EmitTileOp(const Call* call, const TileRef& dst) {
-  ir::ops::check_kernel_tile_op(*call);   // a tile op of the CPU backend (UserError otherwise)
+  // VerifyKernelProgram checked it is a tile op of the CPU backend (ops::check_kernel_tile_op).
   const TileOpHandler* h = FindTileOp(call->callee);
   PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
   (*h)(*this, *call, dst);
 }
 
 int KernelEmitter::EmitTensorOp(const Call* call) {
-  ir::ops::check_kernel_tensor_op(*call);   // only tile.store yields a tensor in a kernel
+  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter"),
+              "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
+  if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
   TileRef t = Tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;
@@ -205,7 +214,9 @@ int KernelEmitter::EmitTensorOp(const Call* call) {
   auto* tt = call->args[2]->type->as<TensorType>();
   const int idx = TensorIndex(call->args[2]);
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
-  Line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
+  auto* atomic = attr_get<std::string>(call->attrs, "atomic");
+  const std::string helper = atomic && *atomic == "Add" ? "store_add" : "store";   // atomic=Add: adds into t
+  Line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
        tensor_param_names_.at(idx) + "\")) return;");
   return idx;

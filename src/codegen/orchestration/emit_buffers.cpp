@@ -8,6 +8,7 @@
 //
 // A create whose shape mentions a value defined later in the same block cannot move to the
 // block entry; it gets its own alloc_tensors call where it stands.
+#include <cstdio>
 #include <functional>
 
 #include "emitter.h"
@@ -31,6 +32,24 @@ std::vector<ExprPtr> shape_of(const Call& c) {
   auto* t = c.args.empty() ? nullptr : c.args[0]->as<MakeTuple>();
   PYPTO_CHECK(t, "tensor.create without a shape list");
   return t->elements;
+}
+
+// The argument of `set_initial_value` (spec anchor_features §2): `0` for zero of any dtype,
+// else the value typed as the tensor's element (`static_cast<float>(0.25)`,
+// `static_cast<int32_t>(7)`); floats keep round-trip precision. The op's type rule already
+// rejected non-finite, non-integral-for-integer and non-zero FP16 / BF16 values.
+std::string initial_value_literal(double v, DataType dtype) {
+  if (v == 0.0) return "0";
+  std::string text;
+  if (is_float(dtype)) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    text = buf;
+    if (text.find_first_of(".en") == std::string::npos) text += ".0";
+  } else {
+    text = std::to_string(static_cast<int64_t>(v));
+  }
+  return "static_cast<" + Emitter::ctype(dtype) + ">(" + text + ")";
 }
 
 }  // namespace
@@ -71,7 +90,7 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     PYPTO_CHECK(tt, "tensor.create result is not a tensor");
     std::string name = scopes_.declare(base_name(a.var));
     std::string dims;
-    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i]);
+    for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i], c.span);
     std::string shapes = scopes_.declare(name + "_ci_shapes", false);
     std::string info = scopes_.declare(name + "_ci", false);
     const bool* manual = attr_get<bool>(c.attrs, "manual_dep");
@@ -79,6 +98,9 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
     line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, c.span) +
          (manual && *manual ? ", true" : "") + ");");
+    if (const double* init = attr_get<double>(c.attrs, "init_value")) {
+      line(info + ".set_initial_value(" + initial_value_literal(*init, tt->dtype) + ");");
+    }
     names.push_back(name);
     infos.push_back(info);
     batched_.insert(a.var);

@@ -1,7 +1,9 @@
 // Control flow:
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
-//   ForStmt          -> carries declared before the loop (iter_arg_rebind_<i> = true only),
+//   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
+//                       (a run-time step: pto2_range_count gives Python's trip count, a zero
+//                       step fails the run; the body computes i from the iteration number)
 //   IfStmt           -> return vars declared before the if, assigned by each branch's yield;
 //                       a Tensor result goes through `std::optional<Tensor> c_slot;` and
 //                       `Tensor c = *c_slot;` after the if (Tensor has no public default
@@ -13,6 +15,7 @@
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -33,6 +36,16 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   // Allocation hoisting: a MANUAL scope is a scheduling region, not a storage scope; its
   // buffers are declared before the block so tasks after it can name them.
   if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
+  // Lexical-scope lifetime: a TaskId the following yield carries out of the block is declared
+  // before it (its value is assigned inside).
+  if (block_yield_) {
+    for (const transforms::ScopeCarriedTaskId& c : transforms::TaskIdsCarriedOutOfScope(s, *block_yield_)) {
+      std::string name = declare(c.var);
+      if (c.slots > 0) line("PTO2TaskId " + name + "[" + std::to_string(c.slots) + "];");
+      else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
+      hoisted_task_ids_[c.var] = name;
+    }
+  }
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
@@ -43,17 +56,16 @@ void Emitter::emit_for(const ForStmt& f) {
   YieldTarget target;
   for (size_t i = 0; i < f.iter_args.size(); ++i) {
     const IterArg* ia = f.iter_args[i].get();
-    const bool* rebind = attr_get<bool>(f.attrs, "iter_arg_rebind_" + std::to_string(i));
-    PYPTO_CHECK(rebind, "ForStmt lacks iter_arg_rebind_" << i << " (ClassifyIterArgCarry did not run)");
+    PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
+    const LoopCarry& carry = f.carries[i];
     target.carries.push_back(ia);
-    if (!*rebind) {
+    if (!carry.rebind) {
       bind(ia, capture(ia->init));
       target.names.push_back("");
       continue;
     }
     if (is_task_id(ia->type)) {
-      const int64_t* n = attr_get<int64_t>(f.attrs, "iter_arg_array_size_" + std::to_string(i));
-      deps_->DeclareTaskIdCarry(*this, f, i, n ? *n : 0);
+      deps_->DeclareTaskIdCarry(*this, f, i, carry.slots);
       target.names.push_back(binding_of(ia).text);
       continue;
     }
@@ -69,11 +81,29 @@ void Emitter::emit_for(const ForStmt& f) {
   auto* st = f.step->as<ConstInt>();
   if (s0 && st && s0->value >= 0 && st->value > 0) nonneg_loop_vars_.insert(f.loop_var.get());
   const char* cmp = (st && st->value < 0) ? " > " : " < ";
-  scopes_.push();
-  std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
-  bind(f.loop_var.get(), Binding{i, {i}});
-  line("for (int64_t " + i + " = " + start + "; " + i + cmp + stop + "; " + i + " += " + step + ") {");
-  ++indent_;
+  if (st) {
+    scopes_.push();
+    std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
+    bind(f.loop_var.get(), Binding{i, {i}});
+    line("for (int64_t " + i + " = " + start + "; " + i + cmp + stop + "; " + i + " += " + step + ") {");
+    ++indent_;
+  } else {
+    // A step known only at run time: Python's range (the sign decides the direction; the
+    // bounds and step are read once), a zero step is a run-time error naming the DSL line.
+    std::string base = base_name(f.loop_var.get());
+    std::string vs = scopes_.declare(base + "_start", false), vp = scopes_.declare(base + "_step", false);
+    std::string vn = scopes_.declare(base + "_count", false);
+    line("const int64_t " + vs + " = " + start + ";");
+    line("const int64_t " + vp + " = " + step + ";");
+    line("const uint64_t " + vn + " = pto2_range_count(" + vs + ", " + stop + ", " + vp + ", " + source_site_args(f.span) + ");");
+    scopes_.push();
+    std::string k = scopes_.declare(base + "_k", false);
+    std::string i = scopes_.declare(base, true);   // `(void)i;` when the body never reads it
+    bind(f.loop_var.get(), Binding{i, {i}});
+    line("for (uint64_t " + k + " = 0; " + k + " < " + vn + "; ++" + k + ") {");
+    ++indent_;
+    line("const int64_t " + i + " = (int64_t)((uint64_t)" + vs + " + " + k + " * (uint64_t)" + vp + ");");
+  }
   yield_targets_.push_back(target);
   emit_block_body(f.body);
   yield_targets_.pop_back();

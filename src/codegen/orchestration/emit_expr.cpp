@@ -84,9 +84,12 @@ Binding Emitter::capture(const ExprPtr& e) {
 
 std::string Emitter::strip_parens(const std::string& text) { return common::StripOuterParens(text); }
 
-std::string Emitter::u32(const ExprPtr& e) {
+std::string Emitter::u32(const ExprPtr& e, const Span& span) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
-  return "(uint32_t)(" + strip_parens(expr(e)) + ")";
+  // A dynamic-dim symbol is an argument's extent: below 2^32 (pypto.runtime.args checks it).
+  auto* v = e->as<Var>();
+  if ((v && dyn_decl_.count(v)) || !span.known()) return "(uint32_t)(" + strip_parens(expr(e)) + ")";
+  return "pto2_extent_u32(" + strip_parens(expr(e)) + ", " + source_site_args(span) + ")";
 }
 
 std::string Emitter::i64(const ExprPtr& e) {

@@ -6,8 +6,9 @@
 //   params_tN.add_scalar(to_u64(scale)); // then scalars: floats via to_u64, ints/bools (uint64_t)
 //   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
 //
-// and the call's results are bound to the arguments they alias (the callee's explicit return
-// -> param map): no alias declarations. Tuple-valued calls get a `_tc_N` record.
+// (a Call in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
+// alias (the callee's explicit return -> param map): no alias declarations. Tuple-valued
+// calls get a `_tc_N` record.
 #include <functional>
 
 #include "emitter.h"
@@ -56,15 +57,35 @@ GroupKernels group_kernels(const Program& program, const Function& group) {
 // `PTO2_SOURCE_SITE(params_t3, "prog.py", 42);`: the runtime names this DSL line in race
 // reports (the generated file defines the macro as a no-op for runtimes without it).
 std::string source_site_line(const std::string& params, const Span& span) {
+  return "PTO2_SOURCE_SITE(" + params + ", " + Emitter::source_site_args(span) + ");";
+}
+
+// `pto2_check_arg_extent(a, 0, 16, "k", "x", "prog.py", 16);` for each axis where the argument's
+// extent is dynamic and the parameter's is a constant (the frontend checks the static ones).
+std::vector<std::string> dynamic_extent_checks(const std::string& arg, const TensorType& at, const Var& param,
+                                               const std::string& callee, const Span& span) {
+  std::vector<std::string> out;
+  auto* pt = param.type->as<TensorType>();
+  if (!pt || pt->shape.size() != at.shape.size()) return out;
+  for (size_t d = 0; d < pt->shape.size(); ++d) {
+    auto* want = pt->shape[d]->as<ConstInt>();
+    if (!want || at.shape[d]->is<ConstInt>()) continue;
+    out.push_back("pto2_check_arg_extent(" + arg + ", " + std::to_string(d) + ", " + std::to_string(want->value) + ", \"" +
+                  callee + "\", \"" + param.name + "\", " + Emitter::source_site_args(span) + ");");
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Emitter::source_site_args(const Span& span) {
   std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
   for (char c : file) {
     if (c == '"' || c == '\\') quoted += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
   }
-  return "PTO2_SOURCE_SITE(" + params + ", \"" + quoted + "\", " + std::to_string(span.line) + ");";
+  return "\"" + quoted + "\", " + std::to_string(span.line);
 }
-
-}  // namespace
 
 void Emitter::emit_task(const Expr& e, const Var* result) {
   const Call* call = e.as<Call>();
@@ -80,16 +101,30 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   const int n = next_task();
   blank();
   line("// Task " + std::to_string(n) + ": " + callee);
+  // In a function of many calls, a Call's Arg (about 1.4 KB) and its helpers live in their
+  // own block: straight-line code then reuses one stack slot instead of growing the frame per
+  // call (thousands of calls would overflow the stack). A Submit's TaskOutputTensors is used
+  // later, so it stays in the enclosing block. Small functions keep the spec's plain form.
+  const bool own_block = call != nullptr && calls_in_own_blocks();
+  if (own_block) open_block("");
+  for (size_t i = 0; i < args.size() && i < f->params.size(); ++i) {   // dynamic extents, checked at run time
+    auto* at = args[i]->type->as<TensorType>();
+    auto* v = as_var(args[i]);
+    if (!at || !v) continue;
+    auto checks = dynamic_extent_checks(ref(v), *at, *f->params[i], callee, e.span);
+    for (auto& c : checks) line(c);
+  }
   std::string params = scopes_.declare("params_t" + std::to_string(n), false);
   line("Arg " + params + ";");
+  std::vector<std::string> signature;   // func_name_to_signature: NoDep counts as INOUT
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i]->type->is<TensorType>()) continue;
     const char* method = nullptr;
     switch (dirs[i]) {
-      case ArgDirection::In: method = "add_input"; break;
-      case ArgDirection::Out: method = "add_output"; break;
-      case ArgDirection::InOut: method = "add_inout"; break;
-      case ArgDirection::NoDep: method = "add_no_dep"; break;
+      case ArgDirection::In: method = "add_input"; signature.push_back("IN"); break;
+      case ArgDirection::Out: method = "add_output"; signature.push_back("OUT"); break;
+      case ArgDirection::InOut: method = "add_inout"; signature.push_back("INOUT"); break;
+      case ArgDirection::NoDep: method = "add_no_dep"; signature.push_back("INOUT"); break;
       case ArgDirection::Unset:
       case ArgDirection::Scalar:
         PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
@@ -113,15 +148,16 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     std::string base = params + "_out" + std::to_string(k);
     std::string shapes = scopes_.declare(base + "_ci_shapes", false), info = scopes_.declare(base + "_ci", false);
     std::string dims;
-    for (size_t d = 0; d < tt->shape.size(); ++d) dims += (d ? ", " : "") + u32(tt->shape[d]);
+    for (size_t d = 0; d < tt->shape.size(); ++d) dims += (d ? ", " : "") + u32(tt->shape[d], e.span);
     std::string r = std::to_string(tt->shape.size());
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
     line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, e.span) + ");");
     line(params + ".add_output(" + info + ");");
+    signature.push_back("OUT");
     runtime_outs[i] = static_cast<int>(k);
   }
   if (sub) {
-    if (sub->core_num) line(params + ".launch_spec.set_block_num(" + u32(sub->core_num) + ");");
+    if (sub->core_num) line(params + ".launch_spec.set_block_num(" + i64(sub->core_num) + ");");   // range-checked at full width
     if (sub->sync_start) line(params + ".launch_spec.set_require_sync_start(true);");
     if (sub->allow_early_resolve) line(params + ".set_allow_early_resolve(true);");
     if (sub->timing_slot >= 0) line(params + ".set_task_timing_slot(" + std::to_string(sub->timing_slot) + ");");
@@ -137,11 +173,15 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
     if (!g.aic.empty()) core_types_[g.aic] = "AIC";
     if (!g.aiv.empty()) core_types_[g.aiv] = "AIV";
+    for (const std::string& k : {g.aic, g.aiv}) {   // both kernels of a mixed task get the task's list
+      if (!k.empty()) kernel_signatures_.emplace(k, signature);
+    }
     std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
     line("MixedKernels " + mixed + " = {" + aic + ", " + aiv + ", INVALID_KERNEL_ID};");
     submit = "rt_submit_task(" + mixed + ", " + params + ")";
   } else {
     int id = kernel_id(callee);
+    kernel_signatures_.emplace(callee, signature);   // the first submission's
     submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }
@@ -154,28 +194,22 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     line(submit + ";");
   }
   deps_->AfterSubmit(*this, sub, task_outs);
+  if (own_block) close_block();
 
   // Results alias the Out/InOut arguments they write back (ReturnParamsExplicit).
   if (!result) return;
   std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
   std::vector<Binding> elems;
+  std::vector<bool> runtime_allocated;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
-    int p = r < rets.size() ? rets[r] : -1;
-    if (p < 0 && f->return_types.size() == 1) {
-      int sole = -1, count = 0;
-      for (size_t i = 0; i < f->params.size(); ++i) {
-        if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
-          sole = static_cast<int>(i);
-          ++count;
-        }
-      }
-      if (count == 1) p = sole;
-    }
+    const int p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});
+      runtime_allocated.push_back(true);
       continue;
     }
+    runtime_allocated.push_back(false);
     auto* v = as_var(args[p]);
     PYPTO_CHECK(v, "aliased argument of '" << callee << "' is not a variable");
     elems.push_back(binding_of(v));
@@ -184,6 +218,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     TupleRecord rec;
     rec.key = "_tc_" + std::to_string(next_tuple());
     rec.elements = std::move(elems);
+    rec.runtime_allocated = std::move(runtime_allocated);
     rec.task_outs = task_outs;
     tuples_[result] = std::move(rec);
   } else if (!elems.empty()) {
@@ -197,12 +232,24 @@ void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
   TupleRecord& rec = tuples_[tv];
   size_t i = static_cast<size_t>(g.index);
   if (i < rec.elements.size()) {
+    if (i < rec.runtime_allocated.size() && rec.runtime_allocated[i]) {
+      // A runtime-allocated output keeps its binding: const Tensor& tmp = task_0_outs.get_ref(0);
+      mark_used(rec.elements[i]);
+      std::string name = declare(target);
+      line("const Tensor& " + name + " = " + rec.elements[i].text + ";");
+      rec.elements[i] = Binding{name, {name}};
+      rec.runtime_allocated[i] = false;
+    }
     bind(target, rec.elements[i]);
     return;
   }
   // The element after the kernel results of a Submit is its TaskId.
   PYPTO_CHECK(!rec.task_outs.empty() && i == rec.elements.size(), "tuple index " << i << " out of range (" << rec.key << ")");
   scopes_.use(rec.task_outs);
+  if (const std::string* hoisted = hoisted_task_id(target)) {   // declared before its PTO2_SCOPE
+    line(*hoisted + " = " + rec.task_outs + ".task_id();");
+    return;
+  }
   std::string name = declare(target);
   line("PTO2TaskId " + name + " = " + rec.task_outs + ".task_id();");
 }

@@ -17,8 +17,8 @@
 // A user edge naming a dead TaskId is refused before printing (VerifyOrchestrationProgram runs
 // the same resolution on a model of the blocks); here it is an internal error.
 //
-// Array carries: a rebound TaskId iter_arg of a pl.parallel(N) loop (iter_arg_array_size_<i>
-// = N) is `PTO2TaskId arr[N]` (broadcast or slot-copied from its init); each iteration writes
+// Array carries: a rebound TaskId iter_arg of a pl.parallel(N) loop (ForStmt::carries[i] =
+// pl.slots(N)) is `PTO2TaskId arr[N]` (broadcast or slot-copied from its init); each iteration writes
 // `arr[i] = tid;`; reads of the iter_arg inside the loop body see the pre-loop value (the
 // init), reads after it see all N slots. A sequential loop whose yield is such an array
 // inherits N and copies slot by slot on its yield.
@@ -56,7 +56,7 @@ class DependencyEmitter {
   // After the submit line; `task_outs` names the TaskOutputTensors ("" for a plain Call).
   virtual void AfterSubmit(Emitter& e, const ir::Submit* submit, const std::string& task_outs);
   // Declares TaskId loop carry `i` of `loop` before the loop (rebound carries only);
-  // `array_size` is iter_arg_array_size_<i> (0 = scalar carry).
+  // `array_size` is ForStmt::carries[i].slots (0 = scalar carry).
   virtual void DeclareTaskIdCarry(Emitter& e, const ir::ForStmt& loop, size_t i, int64_t array_size);
   // The yield of loop carry `carry` to `value`. Returns true when it emitted the update
   // itself (TaskId array carries: slot write or slot-by-slot copy); false = plain `x = v;`.

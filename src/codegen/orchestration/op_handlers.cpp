@@ -5,8 +5,10 @@
 //                     its shape depends on a value computed in the same block
 //   tensor.read       int64_t v_idx[2] = {i, 0};  float v = get_tensor_data<float>(t, 2, v_idx);
 //                     (waits for the element's producers)
-//   tensor.slice      uint32_t v_shapes[2] = {8, 16};  uint32_t v_offsets[2] = {(uint32_t)(i * 8), 0};
+//   tensor.slice      uint32_t v_shapes[2] = {8, 16};  uint32_t v_offsets[2] = {8, 0};
 //                     Tensor v = t.view(v_shapes, v_offsets);   (overlaps its source for tracking)
+//                     non-literal or dynamic: int64_t arrays, checked at full width at run time:
+//                     Tensor v = pto2_view_at(t, 2, v_shapes, v_offsets, "v", "prog.py", 12);
 //   tensor.transpose  Tensor xt = ext_x.transpose(0, 1);
 //   tensor.dim        static: int64_t d = 16;  dynamic: int64_t d = (int64_t)orch_args.tensor(N).ref().shapes[axis];
 //                     (a non-parameter tensor: (int64_t)t.shapes[axis])
@@ -24,7 +26,8 @@ namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-void LinkBuiltinOrchestrationOps() {}
+void LinkReferenceOrchestrationOps();   // op_reshape.cpp (anchor_features ops)
+void LinkBuiltinOrchestrationOps() { LinkReferenceOrchestrationOps(); }
 
 namespace {
 
@@ -45,6 +48,22 @@ int64_t const_arg(const Call& c, size_t i) {
   auto* k = i < c.args.size() ? c.args[i]->as<ConstInt>() : nullptr;
   PYPTO_CHECK(k, c.callee << ": argument " << i << " must be an integer literal");
   return k->value;
+}
+
+// Literal offsets and shapes into a source of constant extents: the frontend and
+// VerifyOrchestrationProgram decided the view is in range. Anything else is checked at run time.
+bool static_slice(const Var& src, const std::vector<ExprPtr>& shapes, const std::vector<ExprPtr>& offsets) {
+  auto* tt = src.type->as<TensorType>();
+  if (!tt || tt->shape.size() != shapes.size() || offsets.size() != shapes.size()) return false;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto* ext = tt->shape[i]->as<ConstInt>();
+    auto* sh = shapes[i]->as<ConstInt>();
+    auto* off = offsets[i]->as<ConstInt>();
+    if (!ext || !sh || !off || sh->value < 0 || off->value < 0 || sh->value > ext->value ||
+        off->value > ext->value - sh->value)
+      return false;
+  }
+  return true;
 }
 
 void TensorCreateHandler(Emitter& e, const Var* result, const Call& call) {
@@ -79,11 +98,20 @@ void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
   std::string off = e.scopes().declare(name + "_offsets", false);
   std::string r = std::to_string(shapes.size());
   std::string sv, ov;
-  for (size_t i = 0; i < shapes.size(); ++i) sv += (i ? ", " : "") + e.u32(shapes[i]);
-  for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + e.u32(offsets[i]);
-  e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
-  e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
-  e.line("Tensor " + name + " = " + src + ".view(" + sh + ", " + off + ");");
+  if (static_slice(*t, shapes, offsets)) {   // checked at compile time: the plain view
+    for (size_t i = 0; i < shapes.size(); ++i) sv += (i ? ", " : "") + e.u32(shapes[i]);
+    for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + e.u32(offsets[i]);
+    e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
+    e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
+    e.line("Tensor " + name + " = " + src + ".view(" + sh + ", " + off + ");");
+  } else {   // checked at run time at full width, naming the DSL line
+    for (size_t i = 0; i < shapes.size(); ++i) sv += (i ? ", " : "") + Emitter::strip_parens(e.i64(shapes[i]));
+    for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + Emitter::strip_parens(e.i64(offsets[i]));
+    e.line("int64_t " + sh + "[" + r + "] = {" + sv + "};");
+    e.line("int64_t " + off + "[" + r + "] = {" + ov + "};");
+    e.line("Tensor " + name + " = pto2_view_at(" + src + ", " + r + ", " + sh + ", " + off + ", \"" + result->name +
+           "\", " + Emitter::source_site_args(call.span) + ");");
+  }
   e.views()[name] = Emitter::ViewRecord{src, offsets};
 }
 
@@ -107,8 +135,8 @@ void TensorDimHandler(Emitter& e, const Var* result, const Call& call) {
   std::string value;
   if (auto* c = extent->as<ConstInt>()) {
     value = std::to_string(c->value);
-  } else if (const Var* p = e.lineage().param_of(t); p && e.tensor_slot(p) >= 0) {
-    value = "(int64_t)orch_args.tensor(" + std::to_string(e.tensor_slot(p)) + ").ref().shapes[" + std::to_string(axis) + "]";
+  } else if (const int slot = e.tensor_param_slot(t); slot >= 0) {
+    value = "(int64_t)orch_args.tensor(" + std::to_string(slot) + ").ref().shapes[" + std::to_string(axis) + "]";
   } else {
     value = "(int64_t)" + e.ref(t) + ".shapes[" + std::to_string(axis) + "]";
   }

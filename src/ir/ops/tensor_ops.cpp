@@ -5,7 +5,10 @@
 //   tensor.slice(t, [8, 16], [8, 0])            -> Tensor[[8, 16], t.dtype]
 //   tensor.transpose(t, 0, 1)                   -> Tensor with dims 0 and 1 swapped
 //   tensor.dim(t, 0)                            -> Scalar[INDEX]
+//   tensor.reshape(t[4, 64], [1, 256])          -> Tensor[[1, 256], t.dtype] (row-major view)
 //   tensor.assemble(target, source, [0, 8])     -> type of target
+#include <cmath>
+
 #include "../describe.h"
 #include "op_util.h"
 #include "pypto/ir/error.h"
@@ -31,11 +34,34 @@ int64_t normalize_axis(const std::string& op, const std::string& arg, int64_t ax
   return axis < 0 ? axis + r : axis;
 }
 
+// `init_value` of tensor.create (spec anchor_features §2): a finite float64 attr, integral and
+// within +-2^53 for integer dtypes, zero for FP16 / BF16 (the reference's orchestration unit has
+// no half types, and generated code must compile there too).
+void check_init_value(const Attrs& attrs, DataType dtype, const Span& span) {
+  auto it = attrs.find("init_value");
+  if (it == attrs.end()) return;
+  const double* v = std::get_if<double>(&it->second);
+  PYPTO_USER_CHECK(v, span, "tensor.create: init_value must be a float constant", "e.g. init_value=0.0");
+  PYPTO_USER_CHECK(std::isfinite(*v), span, "tensor.create: init_value " << *v << " is not finite",
+                   "use a finite number");
+  if (is_integer(dtype) || dtype == DataType::BOOL) {
+    PYPTO_USER_CHECK(std::fabs(*v) <= 9007199254740992.0, span,
+                     "tensor.create: init_value " << *v << " is beyond +-2^53 and cannot be represented exactly", "");
+    PYPTO_USER_CHECK(std::floor(*v) == *v, span,
+                     "tensor.create: init_value " << *v << " is not an integer, but the dtype is " << to_string(dtype),
+                     "give an integral value, or create a float tensor");
+  }
+  PYPTO_USER_CHECK(!(dtype == DataType::FP16 || dtype == DataType::BF16) || *v == 0.0, span,
+                   "tensor.create: a non-zero init_value needs a 32-bit or integer dtype, got " << to_string(dtype),
+                   "use init_value=0 for FP16 / BF16 tensors, or fill it with a pl.full kernel");
+}
+
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
-  add_op(r, "tensor.create", {"shape"}, {"dtype", "manual_dep", "layout"},
-         "Allocate a tensor of the given shape and dtype (manual_dep=True: its accesses add no automatic deps).",
+  add_op(r, "tensor.create", {"shape"}, {"dtype", "manual_dep", "layout", "init_value"},
+         "Allocate a tensor of the given shape and dtype (manual_dep=True: its accesses add no automatic deps; "
+         "init_value=v: the runtime fills it with v).",
          [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto shape = expect_int_list("tensor.create", "shape", args[0], span);
            PYPTO_USER_CHECK(!shape.empty(), span, "tensor.create: shape must not be empty", "");
@@ -45,6 +71,7 @@ void register_tensor_ops(OpRegistry& r) {
            }
            DataType dtype = attr_dtype("tensor.create", attrs, span);
            expect_bool_attr("tensor.create", attrs, "manual_dep", span);
+           check_init_value(attrs, dtype, span);
            Layout layout = Layout::ND;
            if (auto it = attrs.find("layout"); it != attrs.end()) {
              auto* s = std::get_if<std::string>(&it->second);
@@ -98,6 +125,34 @@ void register_tensor_ops(OpRegistry& r) {
            auto* t = expect_tensor("tensor.dim", "tensor", args[0], span);
            normalize_axis("tensor.dim", "axis", expect_const_int("tensor.dim", "axis", args[1], span), t->shape.size(), span);
            return ScalarType::make(DataType::INDEX);
+         });
+
+  add_op(r, "tensor.reshape", {"tensor", "shape"}, {},
+         "The same elements, row-major, under a new shape (a zero-copy view of a contiguous tensor).",
+         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_tensor("tensor.reshape", "tensor", args[0], span);
+           auto shape = expect_int_list("tensor.reshape", "shape", args[1], span);
+           PYPTO_USER_CHECK(!shape.empty(), span, "tensor.reshape: shape must not be empty", "");
+           // Element counts must agree when both shapes are fully static.
+           auto count = [](const std::vector<ExprPtr>& dims) -> int64_t {
+             int64_t n = 1;
+             for (auto& d : dims) {
+               auto* c = d->as<ConstInt>();
+               if (!c) return -1;
+               n *= c->value;
+             }
+             return n;
+           };
+           for (auto& d : shape) {
+             auto* c = d->as<ConstInt>();
+             PYPTO_USER_CHECK(!c || c->value > 0, span, "tensor.reshape: dimension " << describe(d) << " must be positive", "");
+           }
+           int64_t from = count(t->shape), to = count(shape);
+           PYPTO_USER_CHECK(from < 0 || to < 0 || from == to, span,
+                            "tensor.reshape: cannot reshape tensor of size " << from << " into shape with size " << to,
+                            "the new shape " + describe_shape(shape) + " must hold the same number of elements as " +
+                                describe_shape(t->shape));
+           return TensorType::make(std::move(shape), t->dtype);
          });
 
   add_op(r, "tensor.assemble", {"target", "source", "offsets"}, {},

@@ -148,8 +148,9 @@ void register_tile_ops(OpRegistry& r) {
            return TileType::make(std::move(shapes), t->dtype, mem);
          });
 
-  add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {}, "Store a tile into a tensor at offsets; the result is the tensor.",
-         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+  add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {"atomic"},
+         "Store a tile into a tensor at offsets; the result is the tensor. atomic=\"Add\" adds into it instead.",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* tile = expect_tile("tile.store", "tile", args[0], span);
            auto offsets = expect_int_list("tile.store", "offsets", args[1], span);
            auto* t = expect_tensor("tile.store", "tensor", args[2], span);
@@ -162,6 +163,7 @@ void register_tile_ops(OpRegistry& r) {
                             "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
                             "convert the tile first with pl.cast(tile, dtype)");
            check_block_inside("tile.store", offsets, tile->shape, t, span);
+           check_store_atomic(attrs, t->dtype, span);
            return args[2]->type;
          });
 
@@ -219,11 +221,19 @@ void register_tile_ops(OpRegistry& r) {
            return TileType::make(t->shape, t->dtype, mem);
          });
 
-  add_op(r, "tile.cast", {"tile"}, {"dtype"}, "Convert the elements of a tile to another dtype.",
+  add_op(r, "tile.cast", {"tile"}, {"dtype", "mode"},
+         "Convert the elements of a tile to another dtype; mode= rounds float -> int (none, rint, round, floor, "
+         "ceil, trunc, odd; default round).",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tile("tile.cast", "tile", args[0], span);
            DataType d = attr_dtype("tile.cast", attrs, span);
            PYPTO_USER_CHECK(d != DataType::TASK_ID, span, "tile.cast: cannot cast a tile to TASK_ID", "");
+           if (attrs.count("mode")) {
+             auto* m = attr_get<std::string>(attrs, "mode");
+             PYPTO_USER_CHECK(m && CastModeIndex(*m) >= 0, span,
+                              "tile.cast: unknown cast mode " << (m ? "'" + *m + "'" : std::string("(not a string)")),
+                              "mode is one of none, rint, round, floor, ceil, trunc, odd (or 0..6)");
+           }
            return TileType::make(t->shape, d, t->memory);
          });
 
@@ -241,6 +251,7 @@ void register_tile_ops(OpRegistry& r) {
   register_tile_layout_ops(r);
   register_tile_matmul_ops(r);
   register_tile_accelerator_ops(r);
+  register_tile_access_ops(r);
 
   add_op(r, "tile.get_block_idx", {}, {}, "Index of the current block within an SPMD launch.",
          [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });

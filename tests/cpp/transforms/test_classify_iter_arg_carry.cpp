@@ -1,4 +1,4 @@
-// ClassifyIterArgCarry: rebind / array-size stamps on Orchestration ForStmts.
+// ClassifyIterArgCarry: ForStmt::carries (alias / rebind / slots(N)) on Orchestration ForStmts.
 #include "orch_test_util.h"
 #include "pypto/transforms/ir_property.h"
 #include "pypto/transforms/passes.h"
@@ -25,7 +25,7 @@ const ForStmt* loop_of(const ProgramPtr& p) { return first_loop(p->get("orch")->
 //       acc2 = self.k(a, acc)        # in place: k(x0, y0: InOut) returns y0
 //    or acc2 = self.k(acc, other)    # a different tensor
 //       pl.yield_(acc2)
-ProgramPtr carry_program(bool in_place, Attrs loop_attrs = {}) {
+ProgramPtr carry_program(bool in_place, std::vector<LoopCarry> carries = {}, int64_t trips = -1) {
   auto k = kernel("k", 1, 1, true, FunctionType::InCore, MemorySpace::Vec, {}, ParamDirection::InOut);
   auto a = V("a", T16()), acc0 = V("acc0", T16()), other = V("other", T16());
   auto i = V("i", S(DataType::INDEX));
@@ -34,7 +34,7 @@ ProgramPtr carry_program(bool in_place, Attrs loop_attrs = {}) {
   auto call = in_place ? Call::make_func("k", {a, acc}, T16()) : Call::make_func("k", {acc, other}, T16());
   auto body = SeqStmts::make({AssignStmt::make(acc2, call), YieldStmt::make({acc2})});
   auto out = V("acc_out", T16());
-  auto loop = ForStmt::make(i, I(0), I(4), I(1), {acc}, body, {out}, ForKind::Sequential, loop_attrs);
+  auto loop = ForStmt::make(i, I(0), I(4), I(1), {acc}, body, {out}, ForKind::Sequential)->with_results(carries, trips);
   auto orch = Function::make("orch", FunctionType::Orchestration, {a, acc0, other},
                              {ParamDirection::In, ParamDirection::InOut, ParamDirection::Out}, {},
                              SeqStmts::make({loop, ReturnStmt::make({})}));
@@ -64,18 +64,23 @@ ProgramPtr task_id_program(ForKind kind, ExprPtr stop) {
   return Program::make("P", {k, orch});
 }
 
+// The pass after its requirement StaticTripCountsStamped.
+ProgramPtr classify(const ProgramPtr& p) { return ClassifyIterArgCarry().run(StampStaticTripCounts().run(p)); }
+
 }  // namespace
 
 TEST(ClassifyIterArgCarry, InPlaceCarryIsNotRebound) {
-  auto got = ClassifyIterArgCarry().run(carry_program(true));
-  EXPECT_TRUE(StructEq(got, carry_program(true, Attrs{{"iter_arg_rebind_0", false}})));
+  auto got = classify(carry_program(true));
+  EXPECT_TRUE(StructEq(got, carry_program(true, {LoopCarry::alias()}, 4)));
   EXPECT_TRUE(VerifyProperty(IRProperty::IterArgCarryClassified, got).empty());
   EXPECT_FALSE(VerifyProperty(IRProperty::IterArgCarryClassified, carry_program(true)).empty());
+  EXPECT_TRUE(VerifyProperty(IRProperty::StaticTripCountsStamped, got).empty());
+  EXPECT_FALSE(VerifyProperty(IRProperty::StaticTripCountsStamped, carry_program(true)).empty());
 }
 
 TEST(ClassifyIterArgCarry, DifferentTensorIsRebound) {
-  auto got = ClassifyIterArgCarry().run(carry_program(false));
-  EXPECT_TRUE(StructEq(got, carry_program(false, Attrs{{"iter_arg_rebind_0", true}})));
+  auto got = classify(carry_program(false));
+  EXPECT_TRUE(StructEq(got, carry_program(false, {LoopCarry::rebound()}, 4)));
 }
 
 TEST(ClassifyIterArgCarry, ScalarCarries) {
@@ -87,31 +92,32 @@ TEST(ClassifyIterArgCarry, ScalarCarries) {
   auto body = SeqStmts::make({AssignStmt::make(s2, BinaryExpr::make(BinaryOp::Add, s, i)), YieldStmt::make({s2, t})});
   auto loop = ForStmt::make(i, I(0), I(4), I(1), {s, t}, body, {V("s_out", S(DataType::INDEX)), V("t_out", S(DataType::INDEX))});
   auto orch = Function::make("orch", FunctionType::Orchestration, {}, {}, {}, SeqStmts::make({loop, ReturnStmt::make({})}));
-  auto got = ClassifyIterArgCarry().run(Program::make("P", {orch}));
+  auto got = classify(Program::make("P", {orch}));
   auto* f = loop_of(got);
   ASSERT_TRUE(f);
-  EXPECT_TRUE(*attr_get<bool>(f->attrs, "iter_arg_rebind_0"));
-  EXPECT_FALSE(*attr_get<bool>(f->attrs, "iter_arg_rebind_1"));
+  ASSERT_EQ(f->carries.size(), 2u);
+  EXPECT_TRUE(f->carries[0].rebind);
+  EXPECT_FALSE(f->carries[1].rebind);
 }
 
 TEST(ClassifyIterArgCarry, ParallelTaskIdCarryGetsArraySize) {
-  auto got = ClassifyIterArgCarry().run(task_id_program(ForKind::Parallel, I(6)));
+  auto got = classify(task_id_program(ForKind::Parallel, I(6)));
   auto* f = loop_of(got);
   ASSERT_TRUE(f);
-  EXPECT_TRUE(*attr_get<bool>(f->attrs, "iter_arg_rebind_0"));
-  ASSERT_TRUE(attr_get<int64_t>(f->attrs, "iter_arg_array_size_0"));
-  EXPECT_EQ(*attr_get<int64_t>(f->attrs, "iter_arg_array_size_0"), 6);
+  ASSERT_EQ(f->carries.size(), 1u);
+  EXPECT_EQ(f->carries[0], LoopCarry::rebound(6));
+  EXPECT_EQ(f->trip_count, 6);
 }
 
 TEST(ClassifyIterArgCarry, SequentialTaskIdCarryIsScalar) {
-  auto got = ClassifyIterArgCarry().run(task_id_program(ForKind::Sequential, I(6)));
+  auto got = classify(task_id_program(ForKind::Sequential, I(6)));
   auto* f = loop_of(got);
-  EXPECT_TRUE(*attr_get<bool>(f->attrs, "iter_arg_rebind_0"));
-  EXPECT_EQ(attr_get<int64_t>(f->attrs, "iter_arg_array_size_0"), nullptr);
+  ASSERT_EQ(f->carries.size(), 1u);
+  EXPECT_EQ(f->carries[0], LoopCarry::rebound());
 }
 
 TEST(ClassifyIterArgCarry, DynamicParallelTripCountIsUserError) {
-  ExpectUserError([] { ClassifyIterArgCarry().run(task_id_program(ForKind::Parallel, nullptr)); },
+  ExpectUserError([] { classify(task_id_program(ForKind::Parallel, nullptr)); },
                   "statically-known trip count");
 }
 
@@ -133,10 +139,10 @@ TEST(ClassifyIterArgCarry, NestedInPlaceLoops) {
                              {V("acc_out", T16())});
   auto orch = Function::make("orch", FunctionType::Orchestration, {a, acc0}, {ParamDirection::In, ParamDirection::InOut}, {},
                              SeqStmts::make({outer, ReturnStmt::make({})}));
-  auto got = ClassifyIterArgCarry().run(Program::make("P", {k, orch}));
+  auto got = classify(Program::make("P", {k, orch}));
   auto* f = loop_of(got);
-  EXPECT_FALSE(*attr_get<bool>(f->attrs, "iter_arg_rebind_0"));
+  EXPECT_EQ(f->carries.at(0), LoopCarry::alias());
   auto* in = first_loop(f->body);
   ASSERT_TRUE(in);
-  EXPECT_FALSE(*attr_get<bool>(in->attrs, "iter_arg_rebind_0"));
+  EXPECT_EQ(in->carries.at(0), LoopCarry::alias());
 }

@@ -42,7 +42,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 2: kernel_use
         Arg params_t2;
         params_t2.add_input(ext_final);
-        params_t2.add_output(ext_output);
+        params_t2.add_inout(ext_output);
         PTO2_SOURCE_SITE(params_t2, "program.py", 38);
         rt_submit_aiv_task(1, params_t2);
     }

@@ -48,7 +48,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 1: step
                 Arg params_t1;
                 params_t1.add_input(cur);
-                params_t1.add_output(buf);
+                params_t1.add_inout(buf);
                 params_t1.add_scalar((uint64_t)(off_1 + i));
                 PTO2_SOURCE_SITE(params_t1, "program.py", 31);
                 rt_submit_aiv_task(1, params_t1);

@@ -1,5 +1,5 @@
 # For loops with carries (spec "ForStmt"): an in-place tensor carry needs no variable
-# (iter_arg_rebind = false), a carry that changes tensor is a `Tensor` variable re-assigned by
+# (carry pl.alias), a carry that changes tensor is a `Tensor` variable re-assigned by
 # the yield, a scalar carry is a C++ scalar; loop variables feed scalar args and expressions.
 import pypto.language as pl
 

@@ -34,7 +34,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 1: main_incore
         Arg params_t1;
         params_t1.add_input(ext_x);
-        params_t1.add_output(ext_out);
+        params_t1.add_inout(ext_out);
         params_t1.set_predicate(CoreTaskPredicate(ext_out, {0, 0}, PredicateOp::NE, 0));
         PTO2_SOURCE_SITE(params_t1, "cluster_spmd.py", 27);
         TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);

@@ -52,7 +52,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t2.add_input(ext_a);
         params_t2.add_input(ext_b);
         params_t2.add_inout(c);
-        params_t2.add_output(ext_out);
+        params_t2.add_inout(ext_out);
         MixedKernels mixed_2 = {0, 1, INVALID_KERNEL_ID};
         PTO2_SOURCE_SITE(params_t2, "program.py", 46);
         rt_submit_task(mixed_2, params_t2);

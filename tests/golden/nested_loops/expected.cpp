@@ -27,9 +27,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 for (int64_t branch = 0; branch < 4; branch += 1) {
                     PTO2_SCOPE() {
                         int64_t row = ((phase * 4) + branch) * 16;
-                        uint32_t blk_shapes[2] = {16, 16};
-                        uint32_t blk_offsets[2] = {(uint32_t)(row), 0};
-                        Tensor blk = ext_out.view(blk_shapes, blk_offsets);
+                        int64_t blk_shapes[2] = {16, 16};
+                        int64_t blk_offsets[2] = {row, 0};
+                        Tensor blk = pto2_view_at(ext_out, 2, blk_shapes, blk_offsets, "blk", "program.py", 25);
 
                         // Task 0: kernel_stripe
                         Arg params_t0;

@@ -41,7 +41,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 1: scale
         Arg params_t1;
         params_t1.add_input(ext_y);
-        params_t1.add_output(ext_y);
+        params_t1.add_inout(ext_y);
         params_t1.add_scalar(to_u64(0.5f));
         params_t1.add_scalar((uint64_t)3);
         params_t1.add_scalar((uint64_t)true);

@@ -49,7 +49,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 2: scale_rows
         Arg params_t2;
         params_t2.add_input(ext_x);
-        params_t2.add_output(part);
+        params_t2.add_inout(part);
         params_t2.add_scalar(to_u64(3.0f));
         PTO2_SOURCE_SITE(params_t2, "program.py", 21);
         rt_submit_aiv_task(0, params_t2);

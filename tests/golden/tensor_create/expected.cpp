@@ -64,7 +64,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 3: fill
                 Arg params_t3;
                 params_t3.add_input(t);
-                params_t3.add_output(ext_y);
+                params_t3.add_inout(ext_y);
                 PTO2_SOURCE_SITE(params_t3, "program.py", 26);
                 rt_submit_aiv_task(0, params_t3);
                 (void)h;
@@ -72,7 +72,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         }
         int64_t n_idx[1] = {0};
         int32_t n = get_tensor_data<int32_t>(ext_sizes, 1, n_idx);
-        uint32_t scratch_ci_shapes[2] = {(uint32_t)(n), 16};
+        uint32_t scratch_ci_shapes[2] = {pto2_extent_u32(n, "program.py", 28), 16};
         TensorCreateInfo scratch_ci(scratch_ci_shapes, 2, DataType::INT32);
         TaskOutputTensors alloc_2 = alloc_tensors(scratch_ci);
         const Tensor& scratch = alloc_2.get_ref(0);

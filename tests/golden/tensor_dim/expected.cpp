@@ -26,7 +26,11 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 
     PTO2_SCOPE() {
         int64_t d = 32;
-        for (int64_t r = 0; r < N; r += d) {
+        const int64_t r_start = 0;
+        const int64_t r_step = d;
+        const uint64_t r_count = pto2_range_count(r_start, N, r_step, "program.py", 21);
+        for (uint64_t r_k = 0; r_k < r_count; ++r_k) {
+            const int64_t r = (int64_t)((uint64_t)r_start + r_k * (uint64_t)r_step);
             PTO2_SCOPE() {
                 // Task 0: row
                 Arg params_t0;

@@ -42,7 +42,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 1: scale
                 Arg params_t1;
                 params_t1.add_input(ext_y);
-                params_t1.add_output(ext_y);
+                params_t1.add_inout(ext_y);
                 params_t1.add_scalar(to_u64(2.0f));
                 PTO2_SOURCE_SITE(params_t1, "program.py", 21);
                 rt_submit_aiv_task(0, params_t1);
@@ -60,7 +60,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 2: scale
         Arg params_t2;
         params_t2.add_input(ext_x);
-        params_t2.add_output(y);
+        params_t2.add_inout(y);
         params_t2.add_scalar(to_u64(w));
         PTO2_SOURCE_SITE(params_t2, "program.py", 23);
         rt_submit_aiv_task(0, params_t2);

@@ -24,12 +24,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     PTO2_SCOPE() {
         for (int64_t i = 0; i < 4; i += 1) {
             PTO2_SCOPE() {
-                uint32_t src_shapes[2] = {16, 16};
-                uint32_t src_offsets[2] = {(uint32_t)(i * 16), 0};
-                Tensor src = ext_x.view(src_shapes, src_offsets);
-                uint32_t dst_shapes[2] = {16, 16};
-                uint32_t dst_offsets[2] = {(uint32_t)(i * 16), 0};
-                Tensor dst = ext_out.view(dst_shapes, dst_offsets);
+                int64_t src_shapes[2] = {16, 16};
+                int64_t src_offsets[2] = {i * 16, 0};
+                Tensor src = pto2_view_at(ext_x, 2, src_shapes, src_offsets, "src", "program.py", 18);
+                int64_t dst_shapes[2] = {16, 16};
+                int64_t dst_offsets[2] = {i * 16, 0};
+                Tensor dst = pto2_view_at(ext_out, 2, dst_shapes, dst_offsets, "dst", "program.py", 19);
 
                 // Task 0: relu
                 Arg params_t0;

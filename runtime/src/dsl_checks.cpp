@@ -1,0 +1,67 @@
+// dsl_checks.cpp — run-time checks generated orchestration code calls where the compiler could
+// not decide statically (dynamic slice offsets and shapes, dynamic call-argument extents, a
+// loop step known only at run time). Each failure names the DSL line (docs/running.md,
+// "What is checked when"); the run then fails with RunError carrying the message.
+#include <stdexcept>
+#include <string>
+
+#include "pto_orchestration_api.h"
+
+namespace {
+
+std::string at(const char* file, int32_t line) {
+  if (!file || line <= 0) return std::string();
+  return std::string(file) + ":" + std::to_string(line) + ": ";
+}
+
+}  // namespace
+
+Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, const int64_t* offsets, const char* what,
+                    const char* file, int32_t line) {
+  const std::string who = at(file, line) + "pl.tensor.slice '" + (what ? what : "?") + "'";
+  if (ndims != src.ndims)
+    throw std::out_of_range(who + ": " + std::to_string(ndims) + " offsets/shapes for a tensor of rank " +
+                            std::to_string(src.ndims));
+  uint32_t sh[PTO2_MAX_DIMS], off[PTO2_MAX_DIMS];
+  for (uint32_t i = 0; i < ndims; ++i) {
+    // Checked at full width, before narrowing to the runtime view's 32-bit entries: an offset
+    // of 2^32 + k must not select row k. Written so that no sum can overflow.
+    const int64_t extent = src.shapes[i];
+    if (shapes[i] < 0 || offsets[i] < 0 || shapes[i] > extent || offsets[i] > extent - shapes[i])
+      throw std::out_of_range(who + ": offset " + std::to_string(offsets[i]) + " + shape " + std::to_string(shapes[i]) +
+                              " on axis " + std::to_string(i) + " leaves the source tensor (extent " +
+                              std::to_string(extent) + ")");
+    sh[i] = static_cast<uint32_t>(shapes[i]);
+    off[i] = static_cast<uint32_t>(offsets[i]);
+  }
+  return src.view(sh, off);
+}
+
+void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, const char* callee, const char* param,
+                           const char* file, int32_t line) {
+  if (axis < t.ndims && static_cast<int64_t>(t.shapes[axis]) == expected) return;
+  const std::string got = axis < t.ndims ? std::to_string(t.shapes[axis]) : std::string("(no such axis)");
+  throw std::invalid_argument(at(file, line) + "argument '" + (param ? param : "?") + "' of '" + (callee ? callee : "?") +
+                              "' has extent " + got + " on axis " + std::to_string(axis) +
+                              " at run time, but the parameter declares " + std::to_string(expected) +
+                              " (pass a view of the parameter's shape, e.g. with pl.tensor.slice)");
+}
+
+uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line) {
+  if (v < 0 || v > static_cast<int64_t>(UINT32_MAX))
+    throw std::out_of_range(at(file, line) + "tensor extent " + std::to_string(v) +
+                            " is out of range 0..4294967295 (runtime tensor extents are 32-bit)");
+  return static_cast<uint32_t>(v);
+}
+
+uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line) {
+  if (step == 0)
+    throw std::invalid_argument(at(file, line) + "pl.range() step is 0 at run time (start " + std::to_string(start) +
+                                ", stop " + std::to_string(stop) + "): a loop needs a non-zero step");
+  // Python's range: ceil((stop - start) / step) iterations, 0 when the range is empty. Unsigned
+  // arithmetic: the distance between two int64 values always fits in uint64.
+  const auto ustart = static_cast<uint64_t>(start), ustop = static_cast<uint64_t>(stop);
+  if (step > 0) return start < stop ? (ustop - ustart - 1) / static_cast<uint64_t>(step) + 1 : 0;
+  const uint64_t mag = 0 - static_cast<uint64_t>(step);
+  return start > stop ? (ustart - ustop - 1) / mag + 1 : 0;
+}

@@ -1,0 +1,89 @@
+// CPU kernel code generation for element access, the vector-lane index and barriers
+// (spec/reference_ops.md §10, §13):
+//
+//   tile.read(t, [i, j])        pypto_kernel::tile_at(ctx, t, n, (i) * cols + (j))       (a scalar)
+//   tile.write(t, [i, j], v)    tile_set<S>(ctx, t, n, flat, v) — in place on t; a bound result
+//                               is a copy of the updated t
+//   tile.get_subblock_idx()     0 (the CPU runs one vector lane)
+//   system.bar_v() ...          nothing (a CPU kernel runs in program order)
+//   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t")      (a tensor value)
+//   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, tr, "t")
+#include "kernel_ops_util.h"
+
+#include "pypto/ir/attrs.h"
+
+namespace pypto::codegen::kernel_cpu {
+
+using namespace ir;
+
+namespace {
+
+// Row-major flat index of `indices` (the call's list arg 1) in tile `t`.
+std::string FlatIndex(KernelEmitter& em, const Call& call, const TileRef& t) {
+  auto idx = ListArg(call, 1);
+  std::string flat;
+  for (size_t k = 0; k < idx.size(); ++k) {
+    const std::string i = "static_cast<int64_t>(" + em.Scalar(idx[k]) + ")";
+    flat = flat.empty() ? i : "(" + flat + ") * " + t.dim(k) + " + " + i;
+  }
+  return flat.empty() ? "0" : flat;
+}
+
+bool IsBarrier(const std::string& op) {
+  return op == "system.sync_src" || op == "system.sync_dst" || op == "system.bar_v" || op == "system.bar_m" ||
+         op == "system.bar_all";
+}
+
+}  // namespace
+
+bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
+  if (!call.is_op) return false;
+  if (call.callee == "tile.read") {
+    TileRef t = em.Tile(call.args[0]);
+    *out = "pypto_kernel::tile_at(ctx, " + t.buf + ", " + t.numel() + ", " + FlatIndex(em, call, t) + ")";
+    return true;
+  }
+  if (call.callee == "tile.get_subblock_idx") {
+    *out = "static_cast<int64_t>(0)";
+    return true;
+  }
+  if (IsBarrier(call.callee)) {
+    *out = "0 /* " + call.callee + ": no-op on the CPU */";
+    return true;
+  }
+  return false;
+}
+
+int EmitMscatter(KernelEmitter& em, const Call& call) {
+  TileRef src = em.Tile(call.args[0]), idx = em.Tile(call.args[1]);
+  auto* tt = call.args[2]->type->as<TensorType>();
+  const int t = em.TensorIndex(call.args[2]);
+  em.Line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
+          src.numel() + ", ctx->tensors[" + std::to_string(t) + "], " + RuntimeDType(tt->dtype) + ", \"" +
+          em.TensorName(call.args[2]) + "\")) return;");
+  return t;
+}
+
+void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops) {
+  ops["tile.gather_row"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef d = em.Tile(call.args[0]);
+    auto* tt = call.args[1]->type->as<TensorType>();
+    auto doff = ListArg(call, 2), soff = ListArg(call, 3), shp = ListArg(call, 4);
+    auto* tr = attr_get<bool>(call.attrs, "transpose");
+    auto i64 = [&em](const ExprPtr& e) { return "static_cast<int64_t>(" + em.Scalar(e) + ")"; };
+    em.Line("if (!pypto_kernel::gather_row" + Tpl(d) + "(ctx, " + dst.buf + ", " + d.buf + ", " + d.rows() + ", " +
+            d.cols() + ", " + em.Tensor(call.args[1]) + ", " + RuntimeDType(tt->dtype) + ", " + i64(doff[0]) + ", " +
+            i64(doff[1]) + ", " + i64(soff[0]) + ", " + i64(soff[1]) + ", " + i64(shp[0]) + ", " + i64(shp[1]) + ", " +
+            (tr && *tr ? "true" : "false") + ", \"" + em.TensorName(call.args[1]) + "\")) return;");
+  };
+  ops["tile.write"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef t = em.Tile(call.args[0]);
+    const std::string flat = em.Fresh("widx"), value = em.Scalar(call.args[2]);
+    em.Line("const int64_t " + flat + " = " + FlatIndex(em, call, t) + ";");
+    em.Line("if (!pypto_kernel::tile_set" + Tpl(t) + "(ctx, " + t.buf + ", " + t.numel() + ", " + flat + ", " + value +
+            ")) return;");
+    if (dst.buf != t.buf) em.Line("pypto_kernel::copy(" + dst.buf + ", " + t.buf + ", " + dst.numel() + ");");
+  };
+}
+
+}  // namespace pypto::codegen::kernel_cpu

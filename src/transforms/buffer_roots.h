@@ -1,0 +1,52 @@
+// Buffer roots: which buffers a tensor value of a function may be (anchor §16).
+//
+//   def main(self, a, b: pl.InOut[...]):
+//       t = pl.create_tensor([16, 16], dtype=pl.FP32)   # roots(t) == {t}
+//       c = self.k(a, t)                                 # k returns its Out param: roots(c) == {t}
+//       v = pl.slice(b, [8, 16], [0, 0])                 # roots(v) == {b} (views followed)
+//                                                        #          == {v} (views are roots)
+//
+// Roots are function parameters, `tensor.create` results, results no argument backs (a
+// runtime-allocated output) and, when `views_are_roots`, `tensor.slice` / `tensor.transpose` /
+// `tensor.reshape` results. Plain assignments, loop carries, if-results, writes (`tile.store`,
+// `tensor.assemble`, `tensor.write`, `tile.mscatter`) and a callee's Out/InOut results inherit
+// the roots of the value they copy. A carry or if-result can have several roots.
+#pragma once
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "pypto/ir/function.h"
+
+namespace pypto::transforms {
+
+using RootSet = std::set<const ir::Var*>;
+
+class BufferRoots {
+ public:
+  // Analyses every tensor Var defined in `fn` (callees are looked up in `program`).
+  BufferRoots(const ir::Program& program, const ir::Function& fn, bool views_are_roots);
+  // The roots of `e` (a Var or IterArg); empty for anything else.
+  const RootSet& of(const ir::ExprPtr& e) const;
+  const RootSet& of(const ir::Var* v) const;
+
+ private:
+  void walk(const ir::StmtPtr& s);
+  void assign(const ir::Var* v, const ir::ExprPtr& value);
+  std::vector<RootSet> value_roots(const ir::Var* self, const ir::ExprPtr& value);
+  bool merge(const ir::Var* v, const RootSet& roots);
+
+  const ir::Program& program_;
+  bool views_are_roots_;
+  bool changed_ = false;
+  std::unordered_map<const ir::Var*, RootSet> roots_;
+  std::unordered_map<const ir::Var*, std::vector<RootSet>> tuple_roots_;   // tuple-typed Vars, per element
+  std::unordered_map<std::string, std::vector<int>> lineage_;              // callee -> ReturnedParamIndices
+};
+
+// Index of the tensor argument an op writes in place (tile.store -> 2, tensor.assemble -> 0,
+// tensor.write -> 0, tile.mscatter -> 2), or -1 for an op that writes no tensor argument.
+int WrittenTensorArg(const std::string& op);
+
+}  // namespace pypto::transforms

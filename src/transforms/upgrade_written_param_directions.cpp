@@ -1,0 +1,166 @@
+// UpgradeWrittenParamDirections
+//
+// What: (1) in every kernel (InCore / AIC / AIV), a tensor parameter declared In that the body
+//   writes — the destination of `tile.store`, `tensor.assemble`, `tensor.write` or
+//   `tile.mscatter`, followed through assignments, loop carries, yields, if-results and views —
+//   becomes Out, or InOut when the body also reads it (any other use by an op: load, read,
+//   slice, ...). Declared Out / InOut never change.
+//       def k(self, a: pl.Tensor[...], c: pl.Tensor[...]):        def k(self, a, c: pl.Out[...]):
+//           c = pl.store(pl.load(a, ...), [0, 0], c)      ==>         (same body)
+//   (2) Then, to a fixed point over the other non-Orchestration functions (Group, Inline,
+//   Opaque), a parameter declared In that is passed (directly or through a view) into a
+//   callee's Out slot becomes Out, into an InOut slot InOut.
+//   (3) An Orchestration parameter declared In that reaches a callee's Out / InOut slot this
+//   way is refused (the caller's input array would be modified), as the parser refuses it for
+//   a declared Out / InOut slot.
+// Input invariants: callees exist; calls are not yet given directions (DeriveCallDirections
+//   runs after this pass and reads the upgraded ParamDirections).
+// Output invariants: no kernel writes a tensor parameter declared In (no IRProperty: the
+//   directions are part of the printed signature).
+// Why: a written parameter submitted with add_input is not ordered before later readers (a
+//   silent race) and an In entry argument would be modified (anchor §16 A).
+#include <map>
+
+#include "buffer_roots.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+// The parameters a kernel body writes and reads, by root.
+class KernelAccesses : public IRVisitor {
+ public:
+  explicit KernelAccesses(const BufferRoots& roots) : roots_(roots) {}
+  RootSet written, read;
+
+  void visit_(const Call* op) override {
+    if (op->is_op) {
+      int w = WrittenTensorArg(op->callee);
+      for (size_t i = 0; i < op->args.size(); ++i) {
+        if (!as_var(op->args[i]) || !op->args[i]->type->is<TensorType>()) continue;
+        const RootSet& r = roots_.of(op->args[i]);
+        (static_cast<int>(i) == w ? written : read).insert(r.begin(), r.end());
+      }
+    }
+    IRVisitor::visit_(op);
+  }
+
+ private:
+  const BufferRoots& roots_;
+};
+
+FunctionPtr with_directions(const FunctionPtr& f, std::vector<ParamDirection> dirs) {
+  auto nf = Function::make(f->name, f->type, f->params, std::move(dirs), f->return_types, f->body, f->level, f->role,
+                           f->attrs, f->span);
+  return f->core_type == CoreType::Unknown ? nf : nf->with_core_type(f->core_type);
+}
+
+FunctionPtr upgrade_kernel(const Program& program, const FunctionPtr& fn) {
+  BufferRoots roots(program, *fn, /*views_are_roots=*/false);
+  KernelAccesses acc(roots);
+  acc.visit_stmt(fn->body);
+  std::vector<ParamDirection> dirs = fn->param_directions;
+  bool changed = false;
+  for (size_t i = 0; i < fn->params.size(); ++i) {
+    const Var* p = fn->params[i].get();
+    if (dirs[i] != ParamDirection::In || !p->type->is<TensorType>() || !acc.written.count(p)) continue;
+    dirs[i] = acc.read.count(p) ? ParamDirection::InOut : ParamDirection::Out;
+    changed = true;
+  }
+  return changed ? with_directions(fn, std::move(dirs)) : fn;
+}
+
+const char* direction_name(ParamDirection d) {
+  return d == ParamDirection::Out ? "Out" : d == ParamDirection::InOut ? "InOut" : "In";
+}
+
+// Calls / submits of program functions in a body, with their callee, args and span.
+struct CallSite {
+  std::string callee;
+  const std::vector<ExprPtr>* args;
+  Span span;
+};
+class CallSites : public IRVisitor {
+ public:
+  std::vector<CallSite> sites;
+  void visit_(const Call* op) override {
+    if (!op->is_op) sites.push_back({op->callee, &op->args, op->span});
+    IRVisitor::visit_(op);
+  }
+  void visit_(const Submit* op) override {
+    sites.push_back({op->callee, &op->args, op->span});
+    IRVisitor::visit_(op);
+  }
+};
+
+// One caller step: upgrades (or, for an Orchestration, refuses) In params that reach a
+// callee's written slot. Returns the caller, possibly with new directions.
+FunctionPtr propagate_to_caller(const Program& program, const FunctionPtr& fn) {
+  BufferRoots roots(program, *fn, /*views_are_roots=*/false);
+  CallSites cs;
+  cs.visit_stmt(fn->body);
+  std::vector<ParamDirection> dirs = fn->param_directions;
+  bool changed = false;
+  for (const CallSite& site : cs.sites) {
+    FunctionPtr callee = program.get(site.callee);
+    if (!callee) continue;
+    for (size_t a = 0; a < site.args->size() && a < callee->params.size(); ++a) {
+      ParamDirection cd = callee->param_directions[a];
+      if (cd == ParamDirection::In) continue;
+      for (size_t i = 0; i < fn->params.size(); ++i) {
+        if (!roots.of((*site.args)[a]).count(fn->params[i].get()) || dirs[i] == ParamDirection::InOut) continue;
+        if (dirs[i] == cd) continue;
+        if (fn->type == FunctionType::Orchestration) {
+          if (dirs[i] != ParamDirection::In) continue;   // a declared Out passed to InOut: the parser's rule
+          throw UserError("'" + fn->params[i]->name + "' is an input (pl.In) parameter of '" + fn->name + "', but '" +
+                              callee->name + "' writes its parameter '" + callee->params[a]->name +
+                              "' (the kernel body stores to it, so it is pl." + direction_name(cd) + ")",
+                          site.span,
+                          "declare it as " + fn->params[i]->name +
+                              ": pl.InOut[...] (or pl.Out[...]) if the entry may modify it, or pass a tensor created "
+                              "with pl.create_tensor; declare '" + callee->params[a]->name + "' as pl." +
+                              direction_name(cd) + "[...] in '" + callee->name + "' to make the write visible");
+        }
+        dirs[i] = (dirs[i] == ParamDirection::In) ? cd : ParamDirection::InOut;
+        changed = true;
+      }
+    }
+  }
+  return changed ? with_directions(fn, std::move(dirs)) : fn;
+}
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (!fn->is_kernel()) continue;
+    FunctionPtr nf = upgrade_kernel(*out, fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  for (size_t round = 0; round <= program->functions.size(); ++round) {   // a fixed point within #functions rounds
+    bool changed = false;
+    const std::vector<FunctionPtr> functions = out->functions;   // `out` is replaced below
+    for (const FunctionPtr& fn : functions) {
+      if (fn->is_kernel()) continue;
+      FunctionPtr nf = propagate_to_caller(*out, fn);
+      if (nf != fn) {
+        out = out->with_function(nf);
+        changed = true;
+      }
+    }
+    if (!changed) break;
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass UpgradeWrittenParamDirections() {
+  return Pass{"UpgradeWrittenParamDirections", {}, {}, Run, /*invalidated=*/{}};
+}
+
+}  // namespace pypto::transforms
