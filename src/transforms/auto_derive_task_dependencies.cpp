@@ -678,13 +678,31 @@ void Analyzer::derive() {
       }
     }
   }
-  // Mark what the rewrite has to build.
+  // Drop implied edges, then mark what the rewrite has to build.
   for (auto& bp : tasks_) {
     Task* B = bp.get();
     std::set<std::pair<Task*, Loop*>> uniq;
-    std::vector<Edge> edges;
+    std::vector<Edge> unique;
+    std::set<Task*> same_iteration;
     for (auto& e : B->edges) {
       if (!uniq.insert({e.from, e.carried}).second) continue;
+      unique.push_back(e);
+      if (!e.carried) same_iteration.insert(e.from);
+    }
+    // A -> B is implied when B already follows a task C of its own block that follows A in the
+    // same iteration (C names the same TaskId of A that B would): the usual write-after-write
+    // behind a read.
+    std::set<Task*> implied;
+    for (auto& e : unique) {
+      Task* C = e.from;
+      if (e.carried || C->loops != B->loops) continue;
+      for (auto& ce : C->edges) {
+        if (!ce.carried && ce.from != C && same_iteration.count(ce.from)) implied.insert(ce.from);
+      }
+    }
+    std::vector<Edge> edges;
+    for (auto& e : unique) {
+      if (!e.carried && implied.count(e.from)) continue;
       edges.push_back(e);
       e.from->need_tid = true;
       size_t level = e.carried ? static_cast<size_t>(std::find(B->loops.begin(), B->loops.end(), e.carried) - B->loops.begin())
