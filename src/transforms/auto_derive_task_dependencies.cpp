@@ -145,7 +145,9 @@ class Analyzer {
   std::map<const ForStmt*, std::vector<Task*>> carries_;
   std::map<std::pair<const ForStmt*, Task*>, ExprPtr> carry_ia_;
   std::map<const Var*, std::pair<VarPtr, VarPtr>> remap_;
-  bool manual_ = false;
+  bool manual_ = false;     // everything covered: the whole body is one MANUAL scope
+  bool per_loop_ = false;   // everything covered, loops allocate: MANUAL per outermost iteration
+  int loop_depth_ = 0;
   int demoted_ = 0;
 };
 
@@ -676,13 +678,31 @@ void Analyzer::derive() {
       }
     }
   }
-  // Mark what the rewrite has to build.
+  // Drop implied edges, then mark what the rewrite has to build.
   for (auto& bp : tasks_) {
     Task* B = bp.get();
     std::set<std::pair<Task*, Loop*>> uniq;
-    std::vector<Edge> edges;
+    std::vector<Edge> unique;
+    std::set<Task*> same_iteration;
     for (auto& e : B->edges) {
       if (!uniq.insert({e.from, e.carried}).second) continue;
+      unique.push_back(e);
+      if (!e.carried) same_iteration.insert(e.from);
+    }
+    // A -> B is implied when B already follows a task C of its own block that follows A in the
+    // same iteration (C names the same TaskId of A that B would): the usual write-after-write
+    // behind a read.
+    std::set<Task*> implied;
+    for (auto& e : unique) {
+      Task* C = e.from;
+      if (e.carried || C->loops != B->loops) continue;
+      for (auto& ce : C->edges) {
+        if (!ce.carried && ce.from != C && same_iteration.count(ce.from)) implied.insert(ce.from);
+      }
+    }
+    std::vector<Edge> edges;
+    for (auto& e : unique) {
+      if (!e.carried && implied.count(e.from)) continue;
       edges.push_back(e);
       e.from->need_tid = true;
       size_t level = e.carried ? static_cast<size_t>(std::find(B->loops.begin(), B->loops.end(), e.carried) - B->loops.begin())
@@ -714,7 +734,9 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       Task* T = tit->second;
       const Call& c = *T->call;
       std::vector<ArgDirection> dirs = c.arg_directions;
-      if (!manual_) {
+      // Tasks the runtime still sees (AUTO code) skip tracking every argument whose hazards
+      // all have edges.
+      if (!manual_ && !(per_loop_ && loop_depth_ > 0)) {
         for (auto& a : T->acc) {
           if (a.uncovered) continue;
           if (dirs[a.arg] == ArgDirection::In) {
@@ -790,7 +812,9 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       body_stmts.pop_back();
     }
     std::vector<StmtPtr> nb;
+    ++loop_depth_;
     rebuild(make_seq(body_stmts, f->body->span), inner, nb);
+    --loop_depth_;
     std::vector<StmtPtr> barriers;
     for (Task* T : carried) {
       yields.push_back(inner.at(T));
@@ -810,22 +834,17 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
     }
     if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
     StmtPtr body = make_seq(nb, f->body->span);
-    // Each iteration keeps its own (MANUAL) runtime scope, as MaterializeRuntimeScopes gives an
-    // AUTO body: buffers created in an iteration are released when it ends.
-    // Codegen declares a MANUAL block's buffers just before it (in the enclosing scope), so a
-    // body that creates tensors gets a second, outer per-iteration scope to own them.
-    if (manual_) {
+    // Loops that allocate: each outermost iteration is PTO2_SCOPE() { <buffers>
+    // PTO2_SCOPE(MANUAL) { body } } (codegen declares a MANUAL block's buffers just before it),
+    // so an iteration's buffers are released when it ends, as with the AUTO body
+    // MaterializeRuntimeScopes would give it. MANUAL scopes do not nest.
+    if (per_loop_ && loop_depth_ == 0) {
       body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
-      bool creates = false;
-      for (auto& st2 : nb) {
-        auto* as2 = st2->as<AssignStmt>();
-        auto* c2 = as2 ? as2->value->as<Call>() : nullptr;
-        creates |= c2 && c2->is_op && c2->callee == "tensor.create";
-      }
-      if (creates) body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+      body = RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body, f->body->span);
     }
     out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
-                                f->span));
+                                f->span)
+                      ->with_results(f->carries, f->trip_count));   // keep StaticTripCountsStamped
     out.insert(out.end(), barriers.begin(), barriers.end());
   }
 }
@@ -871,11 +890,17 @@ FunctionPtr Analyzer::Run() {
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();
-  manual_ = uncovered_ == 0;
+  bool loop_allocates = false;
+  for (auto& [root, loop] : created_in_) loop_allocates |= loop != nullptr;
+  manual_ = uncovered_ == 0 && !loop_allocates;
+  per_loop_ = uncovered_ == 0 && loop_allocates;
   StmtPtr body = rewrite_body();
   std::ostringstream os;
   if (manual_) {
     os << "manual: " << tasks_.size() << " tasks, " << edges_ << " edges";
+  } else if (per_loop_) {
+    os << "manual per loop iteration (loops allocate; " << demoted_ << " top-level args demoted): " << tasks_.size()
+       << " tasks, " << edges_ << " edges";
   } else {
     os << "auto: " << uncovered_ << " hazards not representable (first: " << first_uncovered_ << "); " << edges_
        << " edges, " << demoted_ << " args demoted";

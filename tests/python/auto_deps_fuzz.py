@@ -125,7 +125,7 @@ class _Gen:
             if c < 0.45 or len(vars_) >= 2:
                 self.task(ind, vars_)
                 budget -= 1
-            elif c < 0.85:
+            elif c < 0.9:
                 v = self.name("i")
                 kind = r.choice(["range", "range", "parallel", "dynamic"])
                 if kind == "dynamic":

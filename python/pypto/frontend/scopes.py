@@ -56,7 +56,7 @@ def _body(ctx, node, info: ScopeInfo, stmts, tail_yield=False):
     ctx.scopes.append(info)
     ctx.push_block()
     yinfo = parse_body(ctx, stmts, allow_yield=tail_yield)
-    if yinfo is not None:
+    if yinfo is not None and not yinfo.emitted:   # a nested tail scope already emitted it
         ctx.emit(ir.YieldStmt.make(yinfo.values, ctx.span(yinfo.node)))
         yinfo.emitted = True
     block = ctx.pop_block()

@@ -34,23 +34,21 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 copy_carry0[k] = copy_seed0;
             }
             for (int64_t i = 0; i < 4; i += 1) {
-                PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-                    uint32_t xi_shapes[2] = {16, 16};
-                    uint32_t xi_offsets[2] = {(uint32_t)(i * 16), 0};
-                    Tensor xi = ext_x.view(xi_shapes, xi_offsets);
-                    uint32_t ti_shapes[2] = {16, 16};
-                    uint32_t ti_offsets[2] = {(uint32_t)(i * 16), 0};
-                    Tensor ti = t.view(ti_shapes, ti_offsets);
+                int64_t xi_shapes[2] = {16, 16};
+                int64_t xi_offsets[2] = {i * 16, 0};
+                Tensor xi = pto2_view_at(ext_x, 2, xi_shapes, xi_offsets, "xi", "program.py", 27);
+                int64_t ti_shapes[2] = {16, 16};
+                int64_t ti_offsets[2] = {i * 16, 0};
+                Tensor ti = pto2_view_at(t, 2, ti_shapes, ti_offsets, "ti", "program.py", 28);
 
-                    // Task 0: copy
-                    Arg params_t0;
-                    params_t0.add_input(xi);
-                    params_t0.add_output(ti);
-                    PTO2_SOURCE_SITE(params_t0, "program.py", 29);
-                    TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
-                    PTO2TaskId copy_tid0 = task_0_outs.task_id();
-                    copy_carry0[i] = copy_tid0;
-                }
+                // Task 0: copy
+                Arg params_t0;
+                params_t0.add_input(xi);
+                params_t0.add_output(ti);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 29);
+                TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
+                PTO2TaskId copy_tid0 = task_0_outs.task_id();
+                copy_carry0[i] = copy_tid0;
             }
 
             // Task 1: dummy barrier

@@ -27,41 +27,39 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             PTO2TaskId copy_carry0 = copy_seed0;
             PTO2TaskId acc_carry1 = copy_seed0;
             for (int64_t i = 0; i < 4; i += 1) {
-                PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-                    uint32_t src_shapes[2] = {16, 16};
-                    uint32_t src_offsets[2] = {(uint32_t)(i * 16), 0};
-                    Tensor src = ext_x.view(src_shapes, src_offsets);
-                    uint32_t dst_shapes[2] = {16, 16};
-                    uint32_t dst_offsets[2] = {(uint32_t)((i * 16) + 16), 0};
-                    Tensor dst = ext_x.view(dst_shapes, dst_offsets);
+                int64_t src_shapes[2] = {16, 16};
+                int64_t src_offsets[2] = {i * 16, 0};
+                Tensor src = pto2_view_at(ext_x, 2, src_shapes, src_offsets, "src", "program.py", 25);
+                int64_t dst_shapes[2] = {16, 16};
+                int64_t dst_offsets[2] = {(i * 16) + 16, 0};
+                Tensor dst = pto2_view_at(ext_x, 2, dst_shapes, dst_offsets, "dst", "program.py", 26);
 
-                    // Task 0: copy
-                    Arg params_t0;
-                    params_t0.add_input(src);
-                    params_t0.add_output(dst);
-                    PTO2TaskId params_t0_deps[1];
-                    uint32_t params_t0_deps_count = 0;
-                    if (copy_carry0.is_valid()) params_t0_deps[params_t0_deps_count++] = copy_carry0;
-                    params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
-                    PTO2_SOURCE_SITE(params_t0, "program.py", 27);
-                    TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
-                    PTO2TaskId copy_tid0 = task_0_outs.task_id();
+                // Task 0: copy
+                Arg params_t0;
+                params_t0.add_input(src);
+                params_t0.add_output(dst);
+                PTO2TaskId params_t0_deps[1];
+                uint32_t params_t0_deps_count = 0;
+                if (copy_carry0.is_valid()) params_t0_deps[params_t0_deps_count++] = copy_carry0;
+                params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 27);
+                TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
+                PTO2TaskId copy_tid0 = task_0_outs.task_id();
 
-                    // Task 1: acc
-                    Arg params_t1;
-                    params_t1.add_input(src);
-                    params_t1.add_inout(ext_out);
-                    PTO2TaskId params_t1_deps[2];
-                    uint32_t params_t1_deps_count = 0;
-                    if (copy_carry0.is_valid()) params_t1_deps[params_t1_deps_count++] = copy_carry0;
-                    if (acc_carry1.is_valid()) params_t1_deps[params_t1_deps_count++] = acc_carry1;
-                    params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
-                    PTO2_SOURCE_SITE(params_t1, "program.py", 28);
-                    TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
-                    PTO2TaskId acc_tid1 = task_1_outs.task_id();
-                    copy_carry0 = copy_tid0;
-                    acc_carry1 = acc_tid1;
-                }
+                // Task 1: acc
+                Arg params_t1;
+                params_t1.add_input(src);
+                params_t1.add_inout(ext_out);
+                PTO2TaskId params_t1_deps[2];
+                uint32_t params_t1_deps_count = 0;
+                if (copy_carry0.is_valid()) params_t1_deps[params_t1_deps_count++] = copy_carry0;
+                if (acc_carry1.is_valid()) params_t1_deps[params_t1_deps_count++] = acc_carry1;
+                params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+                PTO2_SOURCE_SITE(params_t1, "program.py", 28);
+                TaskOutputTensors task_1_outs = rt_submit_aiv_task(1, params_t1);
+                PTO2TaskId acc_tid1 = task_1_outs.task_id();
+                copy_carry0 = copy_tid0;
+                acc_carry1 = acc_tid1;
             }
         }
     }
