@@ -190,6 +190,8 @@ class KernelChecker {
       throw UserError(std::string("unsupported scalar expression (") + to_string(e->kind) + ") in a kernel", e->span, "");
     }
     if (call->is_op && (call->callee == "tile.get_block_idx" || call->callee == "tile.get_block_num")) return;
+    // Pipe buffers (spec anchor_features §8): a constant on the CPU.
+    if (call->is_op && (call->callee == "system.reserve_buffer" || call->callee == "system.import_peer_buffer")) return;
     if (call->is_op && call->callee == "tensor.dim") {
       PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
       TensorIndex(call->args[0]);

@@ -28,6 +28,9 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
 // The scalar text of tile.read / tile.get_subblock_idx / a system barrier into *out; false for
 // another call (kernel_ops_access.cpp).
 bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
+// system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
+// address, 0 for AUTO (kernel_pipe_buffers.cpp; spec anchor_features §8).
+bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 
