@@ -500,3 +500,32 @@ def test_pipe_buffer_outside_kernels():
     body_check('b = pl.reserve_buffer(name="r", size=64)  #!\nreturn d',
                "pl.reserve_buffer is only valid in a kernel function or a kernel scope body", "pl.reserve_buffer",
                help="InCore / AIC / AIV")
+
+
+ROW_BROADCAST_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+          c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.assemble(c, pl.sub(a, r), [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.k(a, r, c)
+        return c
+'''
+
+
+def test_tensor_binary_op_row_broadcast_e2e():
+    compiled = pypto.compile(pl.parse_program(ROW_BROADCAST_SRC))
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    r = rng.standard_normal((16, 1)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    compiled(a, r, c)
+    np.testing.assert_allclose(c, a - r, rtol=1e-6)
