@@ -15,6 +15,7 @@ OpRegistry& OpRegistry::global() {
     ops::register_tile_ops(*r);
     ops::register_tensor_compute_ops(*r);   // mirrors tile ops: after them
     ops::register_system_ops(*r);
+    ops::register_pipe_buffer_ops(*r);     // system.reserve_buffer / import_peer_buffer (§8)
     ops::register_array_ops(*r);
     return r;
   }();

@@ -215,6 +215,8 @@ class KernelChecker {
       }
       return;
     }
+    // Pipe buffers (spec anchor_features §8): a constant on the CPU.
+    if (call->is_op && (call->callee == "system.reserve_buffer" || call->callee == "system.import_peer_buffer")) return;
     if (call->is_op && call->callee == "tensor.dim") {
       PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
       TensorIndex(call->args[0]);

@@ -450,3 +450,82 @@ def test_split_needs_core_group():
 def test_optimizations_must_be_a_list():
     body_check("with pl.spmd(2, optimizations=pl.split(pl.SplitMode.UP_DOWN)):  #!\n"
                "    d = self.kernel_add(a, b, d)\nreturn d", "optimizations= must be a list literal", "pl.split(")
+
+
+# -- §8 pipe buffers: reserve_buffer / import_peer_buffer ---------------------------------------
+def test_pipe_buffers_bind_base_e2e():
+    compiled = pypto.compile(golden_program("anchor_pipe_buffers"))
+    x = np.random.default_rng(8).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    z = np.zeros((16, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, x + 256, rtol=1e-6)      # ring base 256 + spare AUTO (0)
+    np.testing.assert_allclose(z, x + 256, rtol=1e-6)      # the import takes the consumer's base
+    assert "reserve_buffer" not in compiled.files["orchestration/main.cpp"]
+
+
+def _pipe_src(line: str, ftype: str = "AIV") -> str:
+    return (f"import pypto.language as pl\n\n@pl.program\nclass P:\n"
+            f"    @pl.function(type=pl.FunctionType.AIV)\n"
+            f"    def consumer(self, x: {T}, y: pl.Out[{T}]) -> {T}:\n"
+            f"        ring = pl.reserve_buffer(name=\"ring\", size=64)\n"
+            f"        y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)\n        return y\n\n"
+            f"    @pl.function(type=pl.FunctionType.{ftype})\n"
+            f"    def k(self, x: {T}, y: pl.Out[{T}]) -> {T}:\n"
+            f"        {line}  #!\n"
+            f"        y = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)\n        return y\n")
+
+
+@pytest.mark.parametrize("line,message,at", [
+    ('b = pl.reserve_buffer(name="a b", size=64)', "name= must be a string literal naming an identifier", '"a b"'),
+    ('b = pl.reserve_buffer(name=n, size=64)', "name= must be a string literal naming an identifier", "n, size"),
+    ('b = pl.reserve_buffer(name="r", size=0)', "size= must be a positive int literal (bytes), got '0'", "0)"),
+    ('b = pl.reserve_buffer(name="r", size=True)', "size= must be a positive int literal", "True"),
+    ('b = pl.reserve_buffer(name="r", size=64, base=-5)', "base= must be an int literal >= 0 or pl.AUTO", "-5"),
+    ('b = pl.reserve_buffer(name="r")', "pl.reserve_buffer needs size=", "pl.reserve_buffer"),
+    ('b = pl.reserve_buffer("r", size=64)', "takes keyword arguments only", '"r"'),
+    ('b = pl.import_peer_buffer(name="ring", peer_func="nobody")', "peer_func='nobody' is not a function of this "
+     "program", '"nobody"'),
+    ('b = pl.import_peer_buffer(name="other", peer_func="consumer")', "peer_func='consumer' does not reserve a "
+     "buffer named 'other'", '"consumer"'),
+    ('b = pl.import_peer_buffer(name="ring", peer="consumer")', "pl.import_peer_buffer has no keyword 'peer'",
+     '"consumer"'),
+])
+def test_pipe_buffer_diagnostics(line, message, at):
+    from test_diagnostics import check
+    check(_pipe_src(line), message, at)
+
+
+def test_pipe_buffer_outside_kernels():
+    body_check('b = pl.reserve_buffer(name="r", size=64)  #!\nreturn d',
+               "pl.reserve_buffer is only valid in a kernel function or a kernel scope body", "pl.reserve_buffer",
+               help="InCore / AIC / AIV")
+
+
+ROW_BROADCAST_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+          c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.assemble(c, pl.sub(a, r), [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.k(a, r, c)
+        return c
+'''
+
+
+def test_tensor_binary_op_row_broadcast_e2e():
+    compiled = pypto.compile(pl.parse_program(ROW_BROADCAST_SRC))
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    r = rng.standard_normal((16, 1)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    compiled(a, r, c)
+    np.testing.assert_allclose(c, a - r, rtol=1e-6)

@@ -60,3 +60,74 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
                     "outside a kernel scope",
                     help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "
                          "move it into an InCore function")
+
+
+# -- pipe buffers (spec anchor_features §8) -----------------------------------------------------
+_PIPE_KW = {"reserve_buffer": ("name", "size", "base"), "import_peer_buffer": ("name", "peer_func")}
+
+
+def _identifier(ctx, node: ast.AST, what: str) -> str:
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value.isidentifier()):
+        raise ctx.error(node, f"{what}= must be a string literal naming an identifier, got '{ast.unparse(node)}'",
+                        help=f'e.g. {what}="ring"')
+    return node.value
+
+
+def _reserves(fn_node: ast.FunctionDef, name: str) -> bool:
+    """Does the body of `fn_node` call reserve_buffer(name=<name>, ...)?"""
+    for n in ast.walk(fn_node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if fname == "reserve_buffer" and any(kw.arg == "name" and isinstance(kw.value, ast.Constant)
+                                                 and kw.value.value == name for kw in n.keywords):
+                return True
+    return False
+
+
+def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
+    """``pl.reserve_buffer(name=, size=, base=pl.AUTO)`` / ``pl.import_peer_buffer(name=, peer_func=)`` ->
+    op ``system.<kind>`` with those attrs (Scalar[INT32]); every keyword checked here, located."""
+    from pypto._core import ir
+    allowed = _PIPE_KW[kind]
+    if node.args:
+        raise ctx.error(node.args[0], f"pl.{pl_name} takes keyword arguments only: {', '.join(allowed)}")
+    kws = {}
+    for kw in node.keywords:
+        if kw.arg not in allowed:
+            raise ctx.error(kw.value if kw.arg else node, f"pl.{pl_name} has no keyword '{kw.arg}'",
+                            help=f"keywords: {', '.join(allowed)}")
+        kws[kw.arg] = kw.value
+    for req in allowed[:2]:
+        if req not in kws:
+            raise ctx.error(node, f"pl.{pl_name} needs {req}=", help=f"keywords: {', '.join(allowed)}")
+    in_kernel_scope = any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes)
+    if ctx.sig.ftype.name not in _KERNEL_TYPES and not in_kernel_scope:
+        raise ctx.error(node, f"pl.{pl_name} is only valid in a kernel function or a kernel scope body",
+                        help="pipe buffers belong to the kernels of a cross-core pipe (InCore / AIC / AIV)")
+    attrs = {"name": _identifier(ctx, kws["name"], "name")}
+    if kind == "reserve_buffer":
+        size = kws["size"]
+        if not (isinstance(size, ast.Constant) and type(size.value) is int and size.value > 0):
+            raise ctx.error(size, f"size= must be a positive int literal (bytes), got '{ast.unparse(size)}'")
+        attrs["size"] = size.value
+        base = -1
+        if "base" in kws:
+            try:
+                base = eval_py(ctx, kws["base"])
+            except PyEvalFailure:
+                base = None
+            if type(base) is not int or base < -1:
+                raise ctx.error(kws["base"], f"base= must be an int literal >= 0 or pl.AUTO, got "
+                                f"'{ast.unparse(kws['base'])}'", help="pl.AUTO lets the allocator choose")
+        attrs["base"] = base
+    else:
+        peer = _identifier(ctx, kws["peer_func"], "peer_func")
+        sig = ctx.prog.sigs.get(peer)
+        if sig is None or not _reserves(sig.node, attrs["name"]):
+            raise ctx.error(kws["peer_func"], f"peer_func='{peer}' "
+                            + ("is not a function of this program" if sig is None else
+                               f"does not reserve a buffer named '{attrs['name']}'"),
+                            help=f"the peer kernel must call pl.reserve_buffer(name=\"{attrs['name']}\", size=...)")
+        attrs["peer_func"] = peer
+    return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))

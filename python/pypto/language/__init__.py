@@ -49,6 +49,7 @@ globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 # Unified ops dispatching on Tensor / Tile (reference DSL, spec anchor_features §3).
 reshape = _builtins.reshape
 split, auto_chunk, optimizations = _builtins.split, _builtins.auto_chunk, _builtins.optimizations
+reserve_buffer, import_peer_buffer, AUTO = _builtins.reserve_buffer, _builtins.import_peer_buffer, _builtins.AUTO
 globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
 
 

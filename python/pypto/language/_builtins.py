@@ -127,6 +127,8 @@ _tile["cast"] = Builtin("tile.cast", "cast")
 tensor = Namespace("tensor", _tensor)
 tile = Namespace("tile", _tile)
 system = Namespace("system", {
+    "reserve_buffer": Builtin("system.reserve_buffer", "pipe_buffer"),        # anchor_features §8
+    "import_peer_buffer": Builtin("system.import_peer_buffer", "pipe_buffer"),
     "task_dummy": Builtin("system.task_dummy", "task_dummy"),
     "task_invalid": op("system.task_invalid", "system.task_invalid"),
 })
@@ -229,3 +231,8 @@ for _n, _tile_params in (("slice", ("tile", "shape", "offset")), ("assemble", ("
 split = Builtin("split", "split")              # pl.split(pl.SplitMode.UP_DOWN, slot_num=4)
 auto_chunk = Builtin("auto_chunk", "auto_chunk")
 optimizations = Namespace("optimizations", {"split": split, "auto_chunk": auto_chunk})
+
+# -- pipe buffers (spec anchor_features §8): pl.reserve_buffer / pl.import_peer_buffer, base=pl.AUTO --
+reserve_buffer = Builtin("reserve_buffer", "pipe_buffer")
+import_peer_buffer = Builtin("import_peer_buffer", "pipe_buffer")
+AUTO = -1

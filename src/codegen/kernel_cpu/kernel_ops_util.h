@@ -30,6 +30,9 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
 // A new scalar-valued or tensor-valued op printed here must also be accepted by the kernel
 // verifier's walk (src/transforms/verify_kernel_program.cpp), which refuses unknown ones first.
 bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
+// system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
+// address, 0 for AUTO (kernel_pipe_buffers.cpp; spec anchor_features §8).
+bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 

@@ -18,6 +18,7 @@ void register_tensor_compute_ops(OpRegistry& r);   // tensor.<op> mirrors of til
 const std::vector<std::string>& tensor_compute_op_names();
 void register_tile_ops(OpRegistry& r);
 void register_system_ops(OpRegistry& r);
+void register_pipe_buffer_ops(OpRegistry& r);   // system_pipe_buffer_ops.cpp (anchor_features §8)
 void register_array_ops(OpRegistry& r);
 // The reference tile op families (tile_ops_*.cpp), called by register_tile_ops.
 void register_tile_elementwise_ops(OpRegistry& r);
