@@ -281,8 +281,10 @@ class CompiledProgram:
             names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
             try:
-                stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
-                               tensor_names=names, report_races=race_mode != 0)
+                from pypto.runtime.progress import RunIndicator
+                with RunIndicator("running %s" % self.entry):  # a one-line ticker once a run takes 1 s (TTY only)
+                    stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
+                                   tensor_names=names, report_races=race_mode != 0)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None
@@ -301,7 +303,8 @@ class CompiledProgram:
 
     run = __call__
 
-    def task_graph(self, *args, path: Optional[str] = None, **kwargs) -> str:
+    def task_graph(self, *args, path: Optional[str] = None, static: bool = False,
+                   dims: Optional[Dict[str, int]] = None, **kwargs) -> str:
         """Runs the program once on ``args`` / ``kwargs`` (as a call) and returns its executed task
         graph as Graphviz DOT text, also written to ``path`` when given. Nodes are tasks labelled
         with kernel name, core type, task number and the DSL line that submitted them (barriers
@@ -310,8 +313,23 @@ class CompiledProgram:
         ``dot -Tsvg g.dot -o g.svg`` or ``pypto graph prog.py --svg``.
 
             dot = compiled.task_graph(x, y, out)
+
+        ``static=True`` reads the graph from the IR without running anything (no arguments
+        needed; ``dims=`` gives dynamic dimensions, scalar parameters by keyword): only for
+        programs without data-dependent control flow, else ``StaticGraphError`` says why
+        (``pypto.static_graph``).
+
+            dot = compiled.task_graph(static=True, path="g.dot")
         """
         import tempfile
+        if static:
+            from pypto.static_graph import static_task_graph
+            text = static_task_graph(self.program, self.entry, dims=dims,
+                                     scalars={k: v for k, v in kwargs.items() if isinstance(v, (int, float))})
+            if path is not None:
+                with open(path, "w") as f:
+                    f.write(text)
+            return text
         if path is not None:
             self(*args, graph=path, **kwargs)
             with open(path) as f:
