@@ -154,9 +154,11 @@ class KernelChecker {
   }
 
   int TensorOp(const Call& call) {
-    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor)
+    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor) / tile.mscatter(src, idx, tensor)
     Tile(call.args[0]);
-    if (auto* t = call.args[1]->as<MakeTuple>()) {
+    if (call.callee == "tile.mscatter") {
+      Tile(call.args[1]);
+    } else if (auto* t = call.args[1]->as<MakeTuple>()) {
       for (auto& el : t->elements) Scalar(el);
     } else {
       Scalar(call.args[1]);
