@@ -13,6 +13,9 @@
 //                one tensor parameter; pl.range step is not 0
 //   statements   expression statements are op calls; a kernel returns its tensor parameters; no
 //                pl.at / pl.spmd / pl.cluster scope inside a kernel
+// When the backend learns a new construct (a scalar-valued op in kernel_ops_access.cpp, a
+// tensor-valued op in EmitTensorOp), this walk learns it too: tile ops need nothing here (their
+// operands are checked by type), other ops are refused until listed.
 #include <map>
 #include <string>
 #include <vector>
@@ -154,11 +157,13 @@ class KernelChecker {
   }
 
   int TensorOp(const Call& call) {
-    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor) / tile.mscatter(src, idx, tensor)
+    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor) or tile.mscatter(src, idx, tensor)
     Tile(call.args[0]);
     if (call.callee == "tile.mscatter") {
       Tile(call.args[1]);
-    } else if (auto* t = call.args[1]->as<MakeTuple>()) {
+      return TensorIndex(call.args[2]);
+    }
+    if (auto* t = call.args[1]->as<MakeTuple>()) {
       for (auto& el : t->elements) Scalar(el);
     } else {
       Scalar(call.args[1]);

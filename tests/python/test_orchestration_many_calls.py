@@ -100,3 +100,43 @@ def test_small_functions_keep_the_plain_form():
     assert code.count("rt_submit_aiv_task") == 40
     code = codegen.generate_orchestration(pl.parse_program(many_calls_source(200), "more.py"), "main").code
     assert code.count("[&]() PYPTO_CALL_CHUNK {") == 4   # 200 calls: chunks of 64, 64, 64, 8
+
+
+def submits_source(submits: int) -> str:
+    """``submits`` straight-line pl.submit calls, each depending on the previous one's TaskId:
+    out = out + submits."""
+    lines = [
+        "import pypto.language as pl",
+        "",
+        "",
+        "@pl.program",
+        "class ManySubmits:",
+        "    @pl.function(type=pl.FunctionType.InCore)",
+        "    def inc(self, z: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:",
+        "        z = pl.store(pl.add(pl.load(z, [0, 0], [8, 8]), 1.0), [0, 0], z)",
+        "        return z",
+        "",
+        "    @pl.function(type=pl.FunctionType.Orchestration)",
+        "    def main(self, out: pl.InOut[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:",
+        "        t = None",
+    ]
+    lines += ["        out, t = pl.submit(self.inc, out, deps=[t])"] * submits
+    lines.append("        return out")
+    return "\n".join(lines) + "\n"
+
+
+def test_many_submits_get_blocks_and_keep_their_task_ids(tmp_path):
+    """pl.submit in a function of 64+ tasks: the TaskOutputTensors is declared before the
+    task's block (later submits read its TaskId), the Arg lives in the block; it runs."""
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    from pypto import codegen
+    path = tmp_path / "many_submits.py"
+    path.write_text(submits_source(100))
+    program = pl.parse_program(path.read_text(), str(path))
+    code = codegen.generate_orchestration(program, "main").code
+    assert "TaskOutputTensors task_99_outs;\n" in code and "task_99_outs = rt_submit_aiv_task(" in code
+    out = np.zeros((8, 8), np.float32)
+    pypto.compile(program)(out)
+    np.testing.assert_array_equal(out, np.full((8, 8), 100.0, np.float32))

@@ -51,6 +51,32 @@ def test_branches_and_scalars_pass_unchanged():
     assert_pass(passes.VerifyKernelProgram(), Before, Before)
 
 
+def test_group_kernels_and_dynamic_dims_pass_unchanged():
+    M = pl.dynamic("M")
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.AIC)
+        def mm(self, x: pl.Tensor[[M, 16], pl.FP32], c: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+            n = pl.tensor.dim(x, 0)
+            c2 = pl.store(pl.load(x, [n - 16, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.AIV)
+        def act(self, c: pl.Tensor[[M, 16], pl.FP32], out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+            o2 = pl.store(pl.exp(pl.load(c, [0, 0], [16, 16])), [0, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Group)
+        def grp(self, x: pl.Tensor[[M, 16], pl.FP32], c: pl.InOut[pl.Tensor[[M, 16], pl.FP32]],
+                out: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+            c1 = self.mm(x, c)
+            o1 = self.act(c1, out)
+            return out
+
+    assert_pass(passes.VerifyKernelProgram(), Before, Before)
+
+
 KERNEL = '''
 import pypto.language as pl
 

@@ -27,6 +27,8 @@ void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops);
 void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
 // The scalar text of tile.read / tile.get_subblock_idx / a system barrier into *out; false for
 // another call (kernel_ops_access.cpp).
+// A new scalar-valued or tensor-valued op printed here must also be accepted by the kernel
+// verifier's walk (src/transforms/verify_kernel_program.cpp), which refuses unknown ones first.
 bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);

@@ -28,12 +28,18 @@ bool is_self_contained_task(const Stmt& s) {
   return c && !c->is_op;
 }
 
-// Calls, counted through loops, branches and scopes.
+bool is_submit(const Stmt& s) {
+  if (auto* ev = s.as<EvalStmt>()) return ev->expr->is<Submit>();
+  if (auto* a = s.as<AssignStmt>()) return a->value->is<Submit>();
+  return false;
+}
+
+// Calls and Submits, counted through loops, branches and scopes.
 size_t count_kernel_calls(const StmtPtr& s) {
   if (!s) return 0;
   size_t n = 0;
   for (auto& st : flatten_stmts(s)) {
-    if (is_self_contained_task(*st)) ++n;
+    if (is_self_contained_task(*st) || is_submit(*st)) ++n;
     if (auto* f = st->as<ForStmt>()) n += count_kernel_calls(f->body);
     if (auto* i = st->as<IfStmt>()) n += count_kernel_calls(i->then_body) + count_kernel_calls(i->else_body);
     if (auto* r = st->as<RuntimeScopeStmt>()) n += count_kernel_calls(r->body);

@@ -6,7 +6,7 @@
 //   params_tN.add_scalar(to_u64(scale)); // then scalars: floats via to_u64, ints/bools (uint64_t)
 //   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
 //
-// (a Call in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
+// (in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
 // alias (the callee's explicit return -> param map): no alias declarations. Tuple-valued
 // calls get a `_tc_N` record.
 #include <functional>
@@ -101,11 +101,16 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   const int n = next_task();
   blank();
   line("// Task " + std::to_string(n) + ": " + callee);
-  // In a function of many calls, a Call's Arg (about 1.4 KB) and its helpers live in their
+  // In a function of many calls, a task's Arg (about 1.4 KB) and its helpers live in their
   // own block: straight-line code then reuses one stack slot instead of growing the frame per
   // call (thousands of calls would overflow the stack). A Submit's TaskOutputTensors is used
-  // later, so it stays in the enclosing block. Small functions keep the spec's plain form.
-  const bool own_block = call != nullptr && calls_in_own_blocks();
+  // later: declared before the block, assigned in it. Small functions keep the spec's form.
+  const bool own_block = calls_in_own_blocks();
+  std::string task_outs;
+  if (sub && own_block) {
+    task_outs = scopes_.declare("task_" + std::to_string(n) + "_outs");
+    line("TaskOutputTensors " + task_outs + ";");
+  }
   if (own_block) open_block("");
   for (size_t i = 0; i < args.size() && i < f->params.size(); ++i) {   // dynamic extents, checked at run time
     auto* at = args[i]->type->as<TensorType>();
@@ -186,8 +191,9 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
              ", " + params + ")";
   }
   if (e.span.known()) line(source_site_line(params, e.span));
-  std::string task_outs;
-  if (sub) {
+  if (sub && own_block) {
+    line(task_outs + " = " + submit + ";");
+  } else if (sub) {
     task_outs = scopes_.declare("task_" + std::to_string(n) + "_outs");
     line("TaskOutputTensors " + task_outs + " = " + submit + ";");
   } else {

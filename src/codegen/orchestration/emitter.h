@@ -129,8 +129,9 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
-  // True when the function has 64 or more kernel calls (emit_statements.cpp): each Call then
-  // gets its own `{ }` block (one stack slot for all their Args) and long runs are chunked.
+  // True when the function has 64 or more kernel calls / submits (emit_statements.cpp): each
+  // then gets its own `{ }` block (one stack slot for all their Args) and long runs of Calls
+  // are chunked.
   bool calls_in_own_blocks();
   // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
   static std::string source_site_args(const ir::Span& span);
