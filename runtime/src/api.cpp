@@ -79,6 +79,13 @@ void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indic
   if (e->race()) e->race()->on_sync(t, indices);
 }
 
+void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices) {
+  Engine* e = Engine::current();
+  if (!e) return;
+  e->wait_for_element(t, ndims, indices, /*for_write=*/true);
+  if (e->race()) e->race()->on_sync(t, indices);
+}
+
 PTO2ScopeGuard::PTO2ScopeGuard() : PTO2ScopeGuard(PTO2ScopeMode::AUTO) {}
 
 PTO2ScopeGuard::PTO2ScopeGuard(PTO2ScopeMode mode) {

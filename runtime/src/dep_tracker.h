@@ -172,6 +172,24 @@ class DepTracker {
     }
   }
 
+  /// Live tasks that last wrote or read a region overlapping `r` (what a write of `r` waits for).
+  template <class IsLive>
+  void accessors_of(const void* key, const Region& r, std::vector<uint64_t>& out, IsLive&& live) {
+    auto sit = map_.find(key);
+    if (sit == map_.end()) return;
+    Storage& st = sit->second;
+    auto add = [&](const auto& e) {
+      if (e.writer && live(e.writer)) out.push_back(e.writer);
+      for (uint64_t rd : e.readers)
+        if (live(rd)) out.push_back(rd);
+    };
+    st.tiles.for_each([&](int64_t lo, const TileState& t) {
+      if (regions_overlap(tile_region(st, lo), r)) add(t);
+    });
+    for (auto it = st.by_lo.lower_bound(r.lo - st.max_len); it != st.by_lo.end() && it->first < r.hi; ++it)
+      if (regions_overlap(it->second.region, r)) add(it->second);
+  }
+
   void erase(const void* key) {
     map_.erase(key);
     last_key_ = nullptr;

@@ -136,7 +136,7 @@ bool Engine::any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids) {
   return false;
 }
 
-void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx) {
+void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write) {
   if (failed()) throw RunAborted{};
   if (t.data == nullptr) return;
   if (ndims != t.ndims)
@@ -145,8 +145,9 @@ void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* id
     if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
       abort_orchestration("get_tensor_data: index " + std::to_string(idx[i]) + " out of range on axis " +
                           std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
-  std::vector<uint64_t> writers;
-  tracker_.writers_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
+  std::vector<uint64_t> writers;   // set_tensor_data also waits for the element's readers
+  if (for_write) tracker_.accessors_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
+  else tracker_.writers_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
   for (uint64_t w : writers)
     orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
   if (untracked_live_.load(std::memory_order_acquire) > 0)

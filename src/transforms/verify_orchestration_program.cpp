@@ -47,7 +47,8 @@ const std::set<std::string>& SupportedOrchestrationOps() {
   static const std::set<std::string> ops = {
       "tensor.create",      "tensor.read",  "tensor.slice",      "tensor.transpose",
       "tensor.dim",         "tensor.assemble", "system.task_dummy", "system.task_invalid",
-      "array.create",       "array.get_element", "array.update_element", "tensor.reshape"};
+      "array.create",       "array.get_element", "array.update_element", "tensor.reshape",
+      "tensor.write"};
   return ops;
 }
 
@@ -335,10 +336,11 @@ class OrchestrationVerifier {
     if (name == "tensor.create") {
       list_exprs(c, 0);
       if (auto* tt = result.type->as<TensorType>()) no_task_id_tensor(tt->dtype, c.span);
-    } else if (name == "tensor.read") {
+    } else if (name == "tensor.read" || name == "tensor.write") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));
       list_exprs(c, 1);
+      if (name == "tensor.write" && c.args.size() > 2) exprs_.check(c.args[2]);   // the stored value
     } else if (name == "tensor.slice") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));

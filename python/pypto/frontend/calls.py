@@ -232,6 +232,22 @@ def _cast(ctx, node: ast.Call, b: Builtin):
     raise ctx.error(node.args[0], f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
 
 
+def _write(ctx, node: ast.Call):
+    """pl.write(dst, indices, value): tensor.write for a tensor, tile.write for a tile."""
+    if len(node.args) != 3 or node.keywords:
+        raise ctx.error(node, "pl.write takes a tensor or tile, indices and a value: pl.write(t, [i, j], v)")
+    dst = eval_expr(ctx, node.args[0])
+    if isinstance(dst.type, ir.TensorType):
+        op = "tensor.write"
+    elif isinstance(dst.type, ir.TileType):
+        op = "tile.write"
+    else:
+        raise ctx.error(node.args[0], f"pl.write needs a tensor or a tile, got {irtypes.describe(dst.type)}")
+    idx = eval_arg(ctx, node.args[1])
+    value = eval_expr(ctx, node.args[2])
+    return ir.Call.make_op(op, [dst, idx, value], {}, ctx.span(node))
+
+
 def _dim(ctx, node: ast.Call, b: Builtin):
     if len(node.args) != 2 or node.keywords:
         raise ctx.error(node, "pl.tensor.dim takes a tensor and an axis: pl.tensor.dim(x, 0)")
@@ -528,6 +544,8 @@ def parse_call(ctx, node: ast.Call):
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
         if k == "cast":
             return _cast(ctx, node, callee)
+        if k == "write":
+            return _write(ctx, node)
         if k == "dim":
             return _dim(ctx, node, callee)
         if k == "task_dummy":

@@ -227,6 +227,10 @@ def _expr_stmt(ctx, st: ast.Expr):
         raise ctx.error(st, f"expression statement '{ast.unparse(v)}' has no effect",
                         help="only calls may stand alone as statements")
     e = eval_expr(ctx, v)
+    if (ctx.is_orchestration and isinstance(e, ir.Call) and e.is_op and e.callee == "tensor.write"
+            and isinstance(v.args[0] if v.args else None, ast.Name)):
+        bind_new(ctx, v.args[0], e, st)            # t = pl.tensor.write(t, ...): the write stays in the IR
+        return
     ctx.emit(ir.EvalStmt.make(e, ctx.span(st)))
 
 

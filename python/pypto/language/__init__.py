@@ -17,7 +17,7 @@ See docs/dsl.md for the whole surface.
 from pypto.language import _builtins
 from pypto.language._builtins import (  # noqa: F401
     Builtin, array, assemble, at, cast, cluster, create_tensor, manual_scope, no_dep, parallel, range,
-    read, scope, slice, spmd, spmd_submit, submit, system, tensor, tile, transpose, yield_,
+    read, scope, slice, write, spmd, spmd_submit, submit, system, tensor, tile, transpose, yield_,
 )
 from pypto.language._decorators import function  # noqa: F401
 from pypto.language._parse import parse_function, parse_program, program  # noqa: F401

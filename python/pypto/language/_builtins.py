@@ -89,6 +89,7 @@ def _tensor_ops(prefix: str) -> dict:
         "create": op(prefix + "create", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
                      ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
+        "write": op(prefix + "write", "tensor.write", ("tensor", "indices", "value")),
         "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
@@ -118,6 +119,7 @@ _tensor = _tensor_ops("tensor.")
 create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
                    ("dtype", "manual_dep", "layout", "init_value"))
 read = _tensor_ops("")["read"]
+write = Builtin("write", "write")            # pl.write(t, [i, j], v): tensor.write or tile.write by t
 slice = _tensor_ops("")["slice"]             # noqa: A001
 transpose = _tensor_ops("")["transpose"]
 assemble = _tensor_ops("")["assemble"]

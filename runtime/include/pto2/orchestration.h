@@ -46,6 +46,34 @@ T get_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices) {
   return pto2::load_as<T>(static_cast<const char*>(t.data) + off * static_cast<int64_t>(dtype_size(t.dtype)), t.dtype);
 }
 
+/// Waits until every task submitted so far that reads or writes element `indices` of `t`
+/// finished. Outside a run it returns immediately.
+void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices);
+
+/// Waits for the element's earlier readers and writers, then stores `value` converted to the
+/// tensor's dtype: `set_tensor_data<float>(t, 2, idx, 0.5f);` (later tasks see the value).
+template <class T>
+void set_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices, T value) {
+  pto2_wait_for_element_write(t, ndims, indices);
+  if (t.data == nullptr) return;
+  char* p = static_cast<char*>(t.data) + t.element_offset(indices) * static_cast<int64_t>(dtype_size(t.dtype));
+  auto put = [p](auto v) { std::memcpy(p, &v, sizeof v); };
+  switch (t.dtype) {
+    case DataType::FLOAT32: put(static_cast<float>(value)); break;
+    case DataType::FLOAT16: put(pto2::float_to_half(static_cast<float>(value))); break;
+    case DataType::BFLOAT16: put(pto2::float_to_bfloat16(static_cast<float>(value))); break;
+    case DataType::INT8: put(static_cast<int8_t>(value)); break;
+    case DataType::INT16: put(static_cast<int16_t>(value)); break;
+    case DataType::INT32: put(static_cast<int32_t>(value)); break;
+    case DataType::INT64: put(static_cast<int64_t>(value)); break;
+    case DataType::UINT8: put(static_cast<uint8_t>(value)); break;
+    case DataType::UINT16: put(static_cast<uint16_t>(value)); break;
+    case DataType::UINT32: put(static_cast<uint32_t>(value)); break;
+    case DataType::UINT64: put(static_cast<uint64_t>(value)); break;
+    case DataType::BOOL: put(static_cast<uint8_t>(value != T{} ? 1 : 0)); break;
+  }
+}
+
 enum class PTO2ScopeMode { AUTO, MANUAL };
 
 /// RAII scope (use the PTO2_SCOPE macro). MANUAL: tasks skip automatic tracking.

@@ -88,6 +88,22 @@ void TensorReadHandler(Emitter& e, const Var* result, const Call& call) {
   e.line(ct + " " + name + " = get_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr + ");");
 }
 
+// tensor.write: `{ int64_t t_widx[2] = {i, 0}; set_tensor_data<float>(t, 2, t_widx, v); }`; the
+// result is the tensor itself.
+void TensorWriteHandler(Emitter& e, const Var* result, const Call& call) {
+  const Var* t = tensor_arg(call, 0);
+  auto idx = list_arg(call, 1);
+  auto* tt = t->type->as<TensorType>();
+  std::string src = e.ref(t);
+  std::string arr = e.scopes().declare(GetSSABaseName(t->name) + "_widx", false);
+  std::string vals;
+  for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
+  std::string r = std::to_string(idx.size()), ct = Emitter::ctype(tt->dtype);
+  e.line("{ int64_t " + arr + "[" + r + "] = {" + vals + "}; set_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr +
+         ", static_cast<" + ct + ">(" + e.expr(call.args[2]) + ")); }");
+  if (result) e.bind(result, e.binding_of(t));
+}
+
 void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* t = tensor_arg(call, 0);
   auto shapes = list_arg(call, 1);
@@ -166,6 +182,7 @@ void TensorAssembleHandler(Emitter& e, const Var* result, const Call& call) {
 
 REGISTER_ORCHESTRATION_OP("tensor.create", TensorCreateHandler);
 REGISTER_ORCHESTRATION_OP("tensor.read", TensorReadHandler);
+REGISTER_ORCHESTRATION_OP("tensor.write", TensorWriteHandler);
 REGISTER_ORCHESTRATION_OP("tensor.slice", TensorSliceHandler);
 REGISTER_ORCHESTRATION_OP("tensor.transpose", TensorTransposeHandler);
 REGISTER_ORCHESTRATION_OP("tensor.dim", TensorDimHandler);

@@ -27,6 +27,7 @@ void register_tile_layout_ops(OpRegistry& r);
 void register_tile_matmul_ops(OpRegistry& r);
 void register_tile_accelerator_ops(OpRegistry& r);
 void register_tile_access_ops(OpRegistry& r);   // tile_ops_access.cpp
+void register_tensor_write_op(OpRegistry& r);   // tensor_ops_write.cpp
 // tile.store's atomic= attr: absent, "None_" or "Add" (FP32/FP16/INT32/INT16/INT8 only).
 void check_store_atomic(const Attrs& attrs, DataType tensor_dtype, const Span& span);
 

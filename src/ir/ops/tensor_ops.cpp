@@ -59,6 +59,7 @@ void check_init_value(const Attrs& attrs, DataType dtype, const Span& span) {
 }  // namespace
 
 void register_tensor_ops(OpRegistry& r) {
+  register_tensor_write_op(r);
   add_op(r, "tensor.create", {"shape"}, {"dtype", "manual_dep", "layout", "init_value"},
          "Allocate a tensor of the given shape and dtype (manual_dep=True: its accesses add no automatic deps; "
          "init_value=v: the runtime fills it with v).",

@@ -101,8 +101,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 TEST(OrchestrationCodegen, SpecCompleteExample) {
   auto r = generate(orch_basic(), "orch_basic");
   EXPECT_EQ(significant(r.code), significant(kSpecOrchBasic)) << r.code;
-  EXPECT_EQ(r.files.size(), 1u);
+  EXPECT_EQ(r.files.size(), 2u);   // the orchestration and kernel_config.py
   EXPECT_EQ(r.files.at("orchestration/orch_basic.cpp"), r.code);
+  EXPECT_EQ(r.files.at("kernel_config.py"), KernelConfigPy(r));
+  EXPECT_EQ(r.func_name_to_signature.at("kernel_add"), (std::vector<std::string>{"IN", "IN", "OUT"}));
   EXPECT_EQ(r.kernel_ids, (std::map<std::string, int>{{"kernel_add", 0}}));
   EXPECT_EQ(r.core_types.at("kernel_add"), "AIV");
   ASSERT_EQ(r.signature.size(), 3u);
