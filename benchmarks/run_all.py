@@ -10,6 +10,7 @@
 6. runtime/fixed_cost.py — the fixed cost of calling an empty program.
 7. race_overhead.py — the race checker's cost per task (race_check off versus on).
 8. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
+9. orch_build_bench.py — build time and peak memory of a straight-line orchestration of N calls.
 """
 import os
 import subprocess
@@ -48,6 +49,13 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== auto_deps_bench: analyze_auto_scopes_for_deps off vs on (stencil, chain, tree, neighbour)")
+    t3 = time.perf_counter()
+    import auto_deps_bench
+    ad = auto_deps_bench.main(["--quick"] if quick else [])
+    st = [r for r in ad if r["program"] == "stencil"]
+    summary.append("auto_deps_bench: stencil per-task cost off/on %.2fx (%.1f s)"
+                   % (st[0]["us_per_task"] / st[1]["us_per_task"], time.perf_counter() - t3))
     print("\n== first_call_bench: a fresh process, vector_add")
     import first_call_bench
     fc = first_call_bench.main(["--rounds", "3" if quick else "5"])
@@ -84,6 +92,13 @@ def main():
     summary.append("l3_dispatch: scheduler %s us/task at %s tasks (reference 8 us/task) (%.1f s)"
                    % ("/".join("%.2f" % r["us_per_task"] for r in sched),
                       "/".join("%d" % r["tasks"] for r in sched), time.perf_counter() - t3))
+    print("\n== orch_build_bench: building a straight-line orchestration of N calls")
+    t3 = time.perf_counter()
+    import orch_build_bench
+    orows = orch_build_bench.main(["--quick"] if quick else [])
+    summary.append("orch_build_bench: %s (%.1f s)" % (", ".join(
+        "%d calls %.1f s cpu / %.0f MB" % (r["calls"], r["cpu_s"], r["peak_mb"]) for r in orows),
+        time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

@@ -4,9 +4,11 @@
     backend.set_backend_type(backend.BackendType.Ascend910B)
     backend.get_backend_type()      # BackendType.Ascend910B
 
-The orchestration C++ is the same for every backend (it targets the PTO2 runtime API, which
-libpto2 implements on CPU threads); the backend is recorded on code generation results
-(``result.backend``) for the build step that consumes them. The default is ``BackendType.CPU``.
+The backend type is a *label*: it does not change what code generation emits. The
+orchestration and kernel C++ are the same for every backend (they target the PTO2 runtime API,
+which libpto2 implements on CPU threads, and the CPU kernel prelude); the label is recorded on
+code generation results (``result.backend``) for a build step that consumes them. The default is
+``BackendType.CPU``, the only backend this project builds and runs.
 """
 
 from __future__ import annotations
@@ -28,7 +30,8 @@ _current = BackendType.CPU
 
 
 def set_backend_type(backend_type: BackendType) -> None:
-    """Selects the backend for subsequent code generation. Raises TypeError for a non-BackendType."""
+    """Sets the backend label recorded on subsequent code generation results (``result.backend``);
+    the generated code is the same for every label. Raises TypeError for a non-BackendType."""
     global _current
     if not isinstance(backend_type, BackendType):
         raise TypeError("set_backend_type expects a pypto.backend.BackendType, got %r" % (backend_type,))

@@ -36,20 +36,26 @@ class OrchestrationResult:
     kernel_ids: Dict[str, int]
     core_types: Dict[str, str]
     signature: List[object] = field(default_factory=list)   # pypto._core.codegen.ParamSignature
+    func_name_to_id: Dict[str, int] = field(default_factory=dict)              # = kernel_ids
+    func_name_to_core_type: Dict[str, str] = field(default_factory=dict)       # kernel -> "AIC" / "AIV"
+    func_name_to_signature: Dict[str, List[str]] = field(default_factory=dict)  # kernel -> ["IN", "OUT", ...]
     backend: _backend.BackendType = _backend.BackendType.CPU
 
 
-def run_pipeline(program, dump_dir: Optional[str] = None, verify: bool = True):
+def run_pipeline(program, dump_dir: Optional[str] = None, verify: bool = True,
+                 analyze_auto_scopes_for_deps: bool = False):
     """Runs the default pass pipeline and returns the transformed Program.
 
     ``dump_dir`` (default ``$PYPTO_DUMP_IR``) receives the printed IR after each pass.
+    ``analyze_auto_scopes_for_deps=True`` adds AutoDeriveTaskDependencies (compiler-derived
+    task edges in AUTO regions; docs/auto_dependencies.md).
     """
-    return _cg.run_pipeline(program, dump_dir, verify)
+    return _cg.run_pipeline(program, dump_dir, verify, analyze_auto_scopes_for_deps)
 
 
-def pass_names() -> List[str]:
+def pass_names(analyze_auto_scopes_for_deps: bool = False) -> List[str]:
     """The default pipeline's passes, in order."""
-    return list(_cg.pass_names())
+    return list(_cg.pass_names(analyze_auto_scopes_for_deps))
 
 
 def orchestration_functions(program) -> List[str]:
@@ -79,15 +85,21 @@ def _require_program(program, what: str) -> None:
                          help="decorate the class with @pl.program", **located_at(program))
 
 
-def generate_orchestration(program, func: Union[str, object], run_passes: bool = True) -> OrchestrationResult:
+def generate_orchestration(program, func: Union[str, object], run_passes: bool = True,
+                           analyze_auto_scopes_for_deps: bool = False) -> OrchestrationResult:
     """Generates ``orchestration/<func>.cpp`` for Orchestration function ``func`` of ``program``.
 
     ``func`` is the function's name or the Function object (``MyProgram.orch_basic``).
     ``run_passes=False`` skips the pipeline (the program must already be prepared).
+    ``analyze_auto_scopes_for_deps=True``: compiler-derived task edges (see ``run_pipeline``).
     """
     _require_program(program, "generate_orchestration")
-    prepared = run_pipeline(program) if run_passes else program
+    prepared = run_pipeline(program, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps) \
+        if run_passes else program
     r = _cg.generate_orchestration(prepared, _func_name(func))
     return OrchestrationResult(func_name=r.func_name, code=r.code, files=dict(r.files),
                                kernel_ids=dict(r.kernel_ids), core_types=dict(r.core_types),
-                               signature=list(r.signature), backend=_backend.get_backend_type())
+                               signature=list(r.signature), func_name_to_id=dict(r.func_name_to_id),
+                               func_name_to_core_type=dict(r.func_name_to_core_type),
+                               func_name_to_signature={k: list(v) for k, v in r.func_name_to_signature.items()},
+                               backend=_backend.get_backend_type())

@@ -121,7 +121,7 @@ def _as_program(program):
                      % type(program).__name__, help="decorate the class with @pl.program", **located_at(program))
 
 
-def generate(program, entry: Optional[str] = None):
+def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False):
     """Runs the passes and both code generators without building.
 
     Returns ``(entry, orchestration_result, kernel_sources, kernel_entries)``.
@@ -131,7 +131,7 @@ def generate(program, entry: Optional[str] = None):
 
     program = _as_program(program)
     entry = _choose_entry(program, entry)
-    prepared = codegen.run_pipeline(program)
+    prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     result = codegen.generate_orchestration(prepared, entry, run_passes=False)
     kernel_ids: Dict[str, int] = dict(result.kernel_ids)
     sources: Dict[str, str] = {}
@@ -144,7 +144,7 @@ def generate(program, entry: Optional[str] = None):
 
 
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
-            distributed: Optional[str] = None) -> "CompiledProgram":
+            distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
     ``entry`` names the Orchestration function to run (default: the only one, or the only
@@ -159,6 +159,8 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 
     ``distributed="mpi"`` runs a HOST entry's next-level tasks on MPI ranks (under
     ``mpirun -np N``; see docs/distributed.md); it is an error for a chip-level entry.
+    ``analyze_auto_scopes_for_deps=True`` lets the compiler derive the task dependencies of
+    AUTO regions (AutoDeriveTaskDependencies; docs/auto_dependencies.md).
     """
     program = _as_program(program)
     host_entry = _host_entry(program, entry)
@@ -171,7 +173,7 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         from pypto.errors import PyptoError
         raise PyptoError("distributed=%r applies to a HOST-level entry; this program's entry is chip-level"
                          % (distributed,))
-    entry, prepared, result, sources, entries = generate(program, entry)
+    entry, prepared, result, sources, entries = generate(program, entry, analyze_auto_scopes_for_deps)
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
     return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
@@ -279,8 +281,10 @@ class CompiledProgram:
             names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
             try:
-                stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
-                               tensor_names=names, report_races=race_mode != 0)
+                from pypto.runtime.progress import RunIndicator
+                with RunIndicator("running %s" % self.entry):  # a one-line ticker once a run takes 1 s (TTY only)
+                    stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
+                                   tensor_names=names, report_races=race_mode != 0)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None
@@ -299,7 +303,8 @@ class CompiledProgram:
 
     run = __call__
 
-    def task_graph(self, *args, path: Optional[str] = None, **kwargs) -> str:
+    def task_graph(self, *args, path: Optional[str] = None, static: bool = False,
+                   dims: Optional[Dict[str, int]] = None, **kwargs) -> str:
         """Runs the program once on ``args`` / ``kwargs`` (as a call) and returns its executed task
         graph as Graphviz DOT text, also written to ``path`` when given. Nodes are tasks labelled
         with kernel name, core type, task number and the DSL line that submitted them (barriers
@@ -308,8 +313,23 @@ class CompiledProgram:
         ``dot -Tsvg g.dot -o g.svg`` or ``pypto graph prog.py --svg``.
 
             dot = compiled.task_graph(x, y, out)
+
+        ``static=True`` reads the graph from the IR without running anything (no arguments
+        needed; ``dims=`` gives dynamic dimensions, scalar parameters by keyword): only for
+        programs without data-dependent control flow, else ``StaticGraphError`` says why
+        (``pypto.static_graph``).
+
+            dot = compiled.task_graph(static=True, path="g.dot")
         """
         import tempfile
+        if static:
+            from pypto.static_graph import static_task_graph
+            text = static_task_graph(self.program, self.entry, dims=dims,
+                                     scalars={k: v for k, v in kwargs.items() if isinstance(v, (int, float))})
+            if path is not None:
+                with open(path, "w") as f:
+                    f.write(text)
+            return text
         if path is not None:
             self(*args, graph=path, **kwargs)
             with open(path) as f:

@@ -158,8 +158,10 @@ class HostProgram:
                                              help="pass np.ascontiguousarray(x) (and copy Out arrays back)")
             tensors.append((ta.data, ta.dtype, [int(d) for d in ta.shape], None))
         scalars = [int(v) & 0xFFFFFFFFFFFFFFFF for v in call.scalars]
-        ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
-                                                                  int(self._transport_handle or 0))
+        from pypto.runtime.progress import RunIndicator
+        with RunIndicator("running %s on %d chips" % (self.entry or "host", self.chips)):  # a long run ticks
+            ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
+                                                                      int(self._transport_handle or 0))
         if not ok:
             from pypto.runtime.loader import RunError
             raise RunError(message)

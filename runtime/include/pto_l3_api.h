@@ -146,6 +146,9 @@ struct L3Dispatch {
   int32_t target_id = -1;
   const ChipStorageTaskArgs* args = nullptr;
   std::vector<uint64_t> deps;
+  /// 0, or the task this one was queued behind on its chip (L3Executor::placed): it may be
+  /// handed out before that task finished, and must not run if that task failed.
+  uint64_t after = 0;
 };
 
 /// What a transport reports for a finished next-level task.
@@ -164,6 +167,15 @@ class L3Executor {
   /// Waits up to `timeout_us` (< 0: until the runtime shuts down) for a ready task. Returns
   /// false when none came in time or on shutdown. After a failure no task is handed out.
   virtual bool next(L3Dispatch& out, int64_t timeout_us) = 0;
+  /// The transport will run task `index` (just handed out) on chip `chip`, after everything
+  /// placed there before and in that order. Consumers whose only unfinished producer is
+  /// `index` are then queued behind it on that chip (next_early), so a chain of tasks flows
+  /// to one chip without a round trip per task. Optional: a transport that never calls it
+  /// gets every task through next(). Call from the one thread serving `chip`.
+  virtual void placed(uint64_t index, uint32_t chip) = 0;
+  /// Non-blocking: a task queued behind an earlier one on `chip` (see placed), if any. After
+  /// a failure no task is handed out. Same thread rule as placed.
+  virtual bool next_early(uint32_t chip, L3Dispatch& out) = 0;
   /// Reports a finished task; callable from any thread, once per dispatched task.
   virtual void complete(L3Completion&& done) = 0;
   /// Fails the run with `message` (the first failure wins) without finishing a task.

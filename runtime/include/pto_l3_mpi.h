@@ -18,7 +18,7 @@
 // point-to-point from the rank that holds them; when the run ends, the changed ranges of the
 // caller's arrays come back into them (once, however many tasks wrote them). Memory that is
 // not inside a run argument never comes back. Placement prefers an idle rank, then the rank
-// holding most of a task's data; each rank queues up to PTO2_L3_MPI_DEPTH (default 4) tasks.
+// holding most of a task's data; each rank queues up to PTO2_L3_MPI_DEPTH (default 16) tasks.
 //
 // Faults: a task with no completion within L3MpiOptions::task_timeout_s fails the run naming
 // the task, target and rank (the rank is then treated as lost and l3_mpi_close aborts the job

@@ -23,7 +23,9 @@ void L3InProcessTransport::stop(L3Executor&) {
 
 void L3InProcessTransport::serve(L3Executor* ex, uint32_t chip) {
   L3Dispatch task;
-  while (ex->next(task, -1)) {
+  // A task queued behind the one this chip just ran comes first (a chain stays on its chip).
+  while (ex->next_early(chip, task) || ex->next(task, -1)) {
+    ex->placed(task.index, chip);
     L3Completion done;
     done.index = task.index;
     done.chip = chip;

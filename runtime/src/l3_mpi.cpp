@@ -118,6 +118,7 @@ class MpiTransport : public L3Transport {
       return;
     }
     for (RankState& r : rank_) r.queue.clear();
+    ++run_;
     thread_ = std::thread([this, &ex] { progress(ex); });
   }
 
@@ -226,22 +227,43 @@ class MpiTransport : public L3Transport {
     return false;
   }
 
-  void update_inflight(L3Executor& ex) {
-    int next = 1 - g_inflight_cur.load();
-    std::ostringstream os;
-    os << "pto2 L3 (MPI rank 0): terminated by mpirun (a rank exited or was killed); in flight:";
+  // The message rank 0 prints if mpirun kills it: every task dispatched and not reported
+  // complete (a rank reports completions in batches, so some may have run already). Rebuilt
+  // once per progress round that changed something (update_inflight marks it).
+  void update_inflight(L3Executor&) { inflight_dirty_ = true; }
+
+  void publish_inflight(L3Executor& ex) {
+    if (!inflight_dirty_) return;
+    inflight_dirty_ = false;
+    const int next = 1 - g_inflight_cur.load();
+    char* out = g_inflight_msg[next];
+    const size_t cap = sizeof g_inflight_msg[next] - 80;  // room for the tail
+    size_t n = static_cast<size_t>(std::snprintf(out, cap, "pto2 L3 (MPI rank 0): terminated by mpirun (a rank exited "
+                                                           "or was killed); in flight:"));
     bool any = false;
     for (int r = 1; r < ranks_; ++r)
       for (const InFlight& f : rank_[r].queue) {
-        os << " next-level task " << f.index << " (target " << f.target << " " << ex.target_name(f.target)
-           << ") on rank " << r << ";";
+        if (n >= cap) break;
         any = true;
+        n += static_cast<size_t>(std::snprintf(out + n, cap - n, " next-level task %llu (target %d %s) on rank %d;",
+                                               static_cast<unsigned long long>(f.index), f.target,
+                                               name_of(ex, f.target), r));
       }
-    if (!any) os << " none;";
-    os << " output arrays hold the writes of the tasks completed before\n";
-    std::string s = os.str();
-    std::snprintf(g_inflight_msg[next], sizeof g_inflight_msg[next], "%s", s.c_str());
+    n = std::min(n, cap);
+    std::snprintf(out + n, sizeof g_inflight_msg[next] - n, "%s output arrays hold the writes of the tasks completed "
+                  "before\n", any ? "" : " none;");
     g_inflight_cur.store(next);
+  }
+
+  const char* name_of(L3Executor& ex, int32_t target) {
+    auto it = names_.find(target);
+    if (it == names_.end()) it = names_.emplace(target, ex.target_name(target)).first;
+    return it->second.c_str();
+  }
+
+  void dispatch(L3Executor& ex, const L3Dispatch& d, int rank) {
+    ex.placed(d.index, static_cast<uint32_t>(rank - 1));
+    send_task(ex, d, rank);
   }
 
   void send_task(L3Executor& ex, const L3Dispatch& d, int rank) {
@@ -250,7 +272,9 @@ class MpiTransport : public L3Transport {
     Writer w;
     w.put<uint32_t>(program_);
     w.put<uint64_t>(ticket);
+    w.put<uint64_t>(run_);
     w.put<uint64_t>(d.index);
+    w.put<uint64_t>(d.after);
     w.put<int32_t>(d.target_id);
     w.put<uint32_t>(a.tensor_count());
     w.put<uint32_t>(a.scalar_count());
@@ -337,9 +361,14 @@ class MpiTransport : public L3Transport {
   void receive_done(L3Executor& ex, int rank) {
     MPI_Status st;
     std::vector<char> buf = recv_bytes(rank, kTagDone, &st);
-    RankState& rs = rank_[rank];
-    if (rs.lost || rs.queue.empty()) return;  // a late answer of a task already failed
     Reader r{buf.data(), buf.data() + buf.size()};
+    for (uint32_t n = r.get<uint32_t>(); n > 0; --n) receive_one(ex, rank, r);
+    update_inflight(ex);
+  }
+
+  // One completion of a batch.
+  void receive_one(L3Executor& ex, int rank, Reader& r) {
+    RankState& rs = rank_[rank];
     L3Completion done;
     done.index = r.get<uint64_t>();
     done.chip = static_cast<uint32_t>(rank - 1);
@@ -348,26 +377,27 @@ class MpiTransport : public L3Transport {
     done.result.tasks_executed = r.get<uint64_t>();
     done.result.wall_seconds = r.get<double>();
     const uint32_t nbuf = r.get<uint32_t>();
+    std::vector<std::pair<uint64_t, std::vector<Range>>> changed;
     for (uint32_t i = 0; i < nbuf; ++i) {
       const uint64_t key = r.get<uint64_t>();
       std::vector<Range> ranges = r.ranges();
-      if (ok && !ranges.empty()) state(key).pieces.push_back(BufState::Piece{rank, std::move(ranges)});
+      if (ok && !ranges.empty()) changed.emplace_back(key, std::move(ranges));
     }
+    if (rs.lost) return;  // a late answer of a task already failed
+    auto it = std::find_if(rs.queue.begin(), rs.queue.end(), [&](const InFlight& f) { return f.index == done.index; });
+    if (it == rs.queue.end()) return;  // not in flight (any more)
+    for (auto& kv : changed) state(kv.first).pieces.push_back(BufState::Piece{rank, std::move(kv.second)});
     if (ok && !done.error.empty()) done.error.clear();
     if (!ok && done.error.empty()) done.error = "failed (no message)";
     done.end_us = ex.now_us();
-    auto it = std::find_if(rs.queue.begin(), rs.queue.end(), [&](const InFlight& f) { return f.index == done.index; });
-    if (it == rs.queue.end()) return;  // not in flight (any more)
+    done.start_us = rs.head_start_us;
     if (it == rs.queue.begin()) {
-      done.start_us = rs.head_start_us;
       rs.queue.pop_front();
       rs.head_since = std::chrono::steady_clock::now();  // the next one starts now
       rs.head_start_us = done.end_us;
     } else {
-      done.start_us = rs.head_start_us;  // the head never answered: its timer keeps running
-      rs.queue.erase(it);
+      rs.queue.erase(it);  // the head never answered: its timer keeps running
     }
-    update_inflight(ex);
     ex.complete(std::move(done));
   }
 
@@ -404,11 +434,21 @@ class MpiTransport : public L3Transport {
     while (!ex.run_over()) {
       bool worked = false;
       progress_sends();
-      // Hand ready tasks to ranks with room.
+      publish_inflight(ex);
+      // Tasks queued behind one on a rank follow it there (a chain needs no round trip per
+      // task); then ready tasks go to ranks with room.
+      for (int r = 1; r < ranks_; ++r) {
+        L3Dispatch d;
+        while (!rank_[r].lost && rank_[r].queue.size() < static_cast<size_t>(depth_) &&
+               ex.next_early(static_cast<uint32_t>(r - 1), d)) {
+          dispatch(ex, d, r);
+          worked = true;
+        }
+      }
       while (has_room()) {
         L3Dispatch d;
         if (!ex.next(d, 0)) break;
-        send_task(ex, d, pick_rank(*d.args));
+        dispatch(ex, d, pick_rank(*d.args));
         worked = true;
       }
       // Completions.
@@ -453,7 +493,7 @@ class MpiTransport : public L3Transport {
         backoff.reset();
       } else if (!any_busy) {
         L3Dispatch d;  // nothing in flight: wait on the ready queue (briefly: run_over is polled)
-        if (has_room() && ex.next(d, 100)) send_task(ex, d, pick_rank(*d.args));
+        if (has_room() && ex.next(d, 100)) dispatch(ex, d, pick_rank(*d.args));
       } else {
         backoff.pause();
       }
@@ -585,7 +625,10 @@ class MpiTransport : public L3Transport {
   L3MpiOptions options_;
   uint32_t program_ = 0;
   int ranks_ = 1;
-  int depth_ = 4;
+  int depth_ = 16;
+  bool inflight_dirty_ = false;
+  std::map<int32_t, std::string> names_;  // target id -> "'name'" (for the in-flight message)
+  uint64_t run_ = 0;  // runs begun (chip ranks skip a task queued behind a failed one of the same run)
   std::vector<RankState> rank_;
   std::unordered_map<uint64_t, BufState> buffers_;
   uint64_t bytes_[3] = {0, 0, 0};

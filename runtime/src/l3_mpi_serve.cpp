@@ -14,6 +14,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 
 #include "l3_mpi_wire.h"
@@ -91,6 +92,9 @@ class Server {
       int flag = 0;
       MPI_Status st;
       MPI_Iprobe(0, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
+      // Completions travel in batches while tasks keep coming (one message per batch); a
+      // batch goes out as soon as no task is waiting, or at max_batch_.
+      if (done_count_ != 0 && (!flag || st.MPI_TAG != kTagTask || done_count_ >= max_batch_)) flush_done();
       if (!flag) {
         stash_data();
         backoff.pause();
@@ -157,8 +161,15 @@ class Server {
   void serve_task(Reader& r) {
     const uint32_t program = r.get<uint32_t>();
     const uint64_t ticket = r.get<uint64_t>();
+    const uint64_t run = r.get<uint64_t>();
     const uint64_t index = r.get<uint64_t>();
+    const uint64_t after = r.get<uint64_t>();
     const int32_t target = r.get<int32_t>();
+    if (program != failed_program_ || run != failed_run_) {
+      failed_.clear();
+      failed_program_ = program;
+      failed_run_ = run;
+    }
     const uint32_t nt = r.get<uint32_t>();
     const uint32_t ns = r.get<uint32_t>();
     ChipStorageTaskArgs args;
@@ -201,7 +212,10 @@ class Server {
     }
     std::map<int, std::pair<std::vector<char>, size_t>> incoming;  // owner -> (bytes, cursor)
     for (const PieceIn& p : pieces)
-      if (!incoming.count(p.owner)) incoming[p.owner] = {data_from(ticket, p.owner), 0};
+      if (!incoming.count(p.owner)) {
+        flush_done();
+        incoming[p.owner] = {data_from(ticket, p.owner), 0};
+      }
     for (const PieceIn& p : pieces) {
       auto& in = incoming[p.owner];
       for (const Range& rg : p.ranges) {
@@ -222,6 +236,8 @@ class Server {
       if (fault_.kind == "drop") return;
       if (fault_.kind == "fail") error = "injected failure (PTO2_L3_MPI_FAULT)";
     }
+    if (error.empty() && after != 0 && failed_.count(after) != 0)
+      error = "not run: next-level task " + std::to_string(after) + ", queued before it on this rank, failed";
     std::vector<std::vector<char>> before;
     std::vector<size_t> grains;
     uint64_t executed = 0;
@@ -248,8 +264,12 @@ class Server {
         error = e.what();
       }
     }
-    if (!error.empty()) error += " [on MPI rank " + std::to_string(rank_) + "]";
-    Writer w;
+    if (!error.empty()) {
+      failed_.insert(index);
+      error += " [on MPI rank " + std::to_string(rank_) + "]";
+    }
+    Writer& w = done_;
+    ++done_count_;
     w.put<uint64_t>(index);
     w.put<uint8_t>(error.empty() ? 1 : 0);
     w.str(error);
@@ -266,8 +286,18 @@ class Server {
         w.ranges({});
       }
     }
-    send_bytes(w.buf, 0, kTagDone);
   }
+
+  void flush_done() {
+    if (done_count_ == 0) return;
+    Writer w;
+    w.put<uint32_t>(done_count_);
+    w.bytes(done_.buf.data(), done_.buf.size());
+    send_bytes(w.buf, 0, kTagDone);
+    done_.buf.clear();
+    done_count_ = 0;
+  }
+
 
   void forward(Reader& r) {
     const uint32_t program = r.get<uint32_t>();
@@ -314,7 +344,15 @@ class Server {
   Loader load_;
   int rank_ = 0;
   Fault fault_ = parse_fault();
+  Writer done_;              // completions not sent yet
+  uint32_t done_count_ = 0;
+  // Completions per batch at most (PTO2_L3_MPI_BATCH, default 8: half of rank 0's default
+  // queue depth, so rank 0 refills a rank's queue before it runs dry).
+  uint32_t max_batch_ = std::getenv("PTO2_L3_MPI_BATCH") ? std::max(1, std::atoi(std::getenv("PTO2_L3_MPI_BATCH"))) : 8;
   std::map<uint32_t, Cache> caches_;                             // per program
+  std::set<uint64_t> failed_;  // tasks of run (failed_program_, failed_run_) that failed here
+  uint32_t failed_program_ = 0;
+  uint64_t failed_run_ = 0;
   std::map<std::pair<uint64_t, int>, std::vector<char>> stash_;  // (ticket, owner) -> bytes
   std::list<std::pair<MPI_Request, std::unique_ptr<Writer>>> sends_;  // forwards in flight
 };

@@ -51,6 +51,8 @@ struct L3Slot {
   std::mutex mu;                     // guards index (writes), fanout
   std::atomic<uint64_t> index{0};    // the task it holds; 0 = free (retired)
   std::atomic<int64_t> fanin{0};     // unfinished producers + 1 while being submitted
+  std::atomic<int> queued{0};        // 1 once handed to the ready queue or a chip's early queue
+  uint64_t after = 0;                // the producer it was queued behind on a chip (placed)
   int32_t target_id = -1;
   bool barrier = false;
   ChipStorageTaskArgs args;
@@ -86,6 +88,12 @@ struct L3Runtime::Impl : L3Executor {
   bool shutdown = false;
   uint32_t ready_waiters = 0;  // threads blocked in next() (guarded by ready_mu): no wake-up
                                // system call when nobody sleeps
+  // Per chip: tasks queued behind a task placed on that chip (placed / next_early).
+  struct EarlyQueue {
+    std::mutex mu;
+    std::deque<uint64_t> q;
+  };
+  std::vector<std::unique_ptr<EarlyQueue>> early;
 
   // -- run state --
   uint64_t run_id = 0;
@@ -174,6 +182,50 @@ struct L3Runtime::Impl : L3Executor {
     out.target_id = s.target_id;
     out.args = &s.args;
     out.deps = s.deps;
+    out.after = 0;
+    return true;
+  }
+
+  void placed(uint64_t index, uint32_t chip) override {
+    if (chip >= early.size()) return;
+    L3Slot& p = slot_of(index);
+    std::vector<uint64_t> behind;
+    {
+      std::lock_guard<std::mutex> lk(p.mu);
+      if (p.index.load() != index) return;
+      for (uint64_t c : p.fanout) {
+        L3Slot& cs = slot_of(c);
+        // fanin 1: `index` is its only unfinished producer (and its submission is complete).
+        if (cs.barrier || cs.fanin.load() != 1) continue;
+        int expected = 0;
+        if (!cs.queued.compare_exchange_strong(expected, 1)) continue;
+        cs.after = index;
+        behind.push_back(c);
+      }
+    }
+    if (behind.empty()) return;
+    EarlyQueue& e = *early[chip];
+    std::lock_guard<std::mutex> lk(e.mu);
+    e.q.insert(e.q.end(), behind.begin(), behind.end());
+  }
+
+  bool next_early(uint32_t chip, L3Dispatch& out) override {
+    if (chip >= early.size() || failed.load()) return false;
+    uint64_t index;
+    {
+      EarlyQueue& e = *early[chip];
+      std::lock_guard<std::mutex> lk(e.mu);
+      if (e.q.empty()) return false;
+      index = e.q.front();
+      e.q.pop_front();
+    }
+    dispatched.fetch_add(1);
+    L3Slot& s = slot_of(index);
+    out.index = index;
+    out.target_id = s.target_id;
+    out.args = &s.args;
+    out.deps = s.deps;
+    out.after = s.after;
     return true;
   }
 
@@ -260,6 +312,8 @@ struct L3Runtime::Impl : L3Executor {
   }
 
   void make_ready(uint64_t index) {
+    int expected = 0;  // already queued behind its last producer on a chip (placed)
+    if (!slot_of(index).queued.compare_exchange_strong(expected, 1)) return;
     bool sleeping;
     {
       std::lock_guard<std::mutex> lk(ready_mu);
@@ -308,6 +362,8 @@ struct L3Runtime::Impl : L3Executor {
   // barrier) when they all finished already.
   void publish(uint64_t index, L3Slot& s, std::vector<uint64_t>&& deps) {
     s.fanin.store(1);  // held until every edge is linked
+    s.queued.store(0);
+    s.after = 0;
     {
       std::lock_guard<std::mutex> lk(s.mu);
       s.fanout.clear();
@@ -402,6 +458,10 @@ struct L3Runtime::Impl : L3Executor {
       s.fanout.clear();
       s.fanin.store(0);
     }
+    for (auto& e : early) {
+      std::lock_guard<std::mutex> lk(e->mu);
+      e->q.clear();
+    }
     std::lock_guard<std::mutex> lk(ready_mu);
     ready.clear();
   }
@@ -435,6 +495,7 @@ L3Runtime::L3Runtime(const L3Options& options) : impl_(new Impl(options)) {
   s.options.chips_ = local;
   s.chips.resize(local);
   s.target_chips.resize(local);
+  for (uint32_t c = 0; c < s.transport->chips(); ++c) s.early.push_back(std::make_unique<Impl::EarlyQueue>());
 }
 
 L3Runtime::~L3Runtime() {

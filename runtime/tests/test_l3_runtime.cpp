@@ -105,6 +105,54 @@ TEST(L3Runtime, SameTargetTasksRunInSubmissionOrder) {
   for (size_t i = 1; i < r.tasks.size(); ++i) EXPECT_GE(r.tasks[i].start_us, r.tasks[i - 1].end_us);
 }
 
+// A chain's next task is queued behind the running one on the same chip (L3Executor::placed),
+// so the chain stays on one chip while an independent task uses the other.
+void host_chain_and_other(const ChipStorageTaskArgs& a) {
+  host_chain(a);
+  TaskArgs other;
+  other.add_tensor(from_tensor_arg(a.tensor(1)));
+  other.add_scalar(9);
+  other.add_scalar(0);
+  submit_next_level(1, other);
+}
+
+TEST(L3Runtime, ChainStaysOnItsChip) {
+  std::vector<float> x(8, 0.0f), y(8, 0.0f);
+  pto2::L3RunResult r = run_two_chips(&host_chain_and_other, {&x, &y}, {6});
+  ASSERT_TRUE(r.ok()) << r.message;
+  float want = 0;
+  for (int k = 1; k <= 6; ++k) want = want * 2 + static_cast<float>(k);
+  for (float v : x) EXPECT_EQ(v, want);
+  for (float v : y) EXPECT_EQ(v, 9.0f);
+  ASSERT_EQ(r.tasks.size(), 7u);
+  for (size_t i = 1; i < 6; ++i) {
+    EXPECT_EQ(r.tasks[i].chip, r.tasks[0].chip) << "chain task " << i + 1 << " left its chip";
+    EXPECT_GE(r.tasks[i].start_us, r.tasks[i - 1].end_us);
+  }
+  EXPECT_NE(r.tasks[6].chip, r.tasks[0].chip) << "the independent task waited for the chain's chip";
+}
+
+// A task queued behind a failing one on its chip never starts.
+void host_fail_then_chain(const ChipStorageTaskArgs& a) {
+  TaskArgs bad;
+  bad.add_tensor(from_tensor_arg(a.tensor(0)));
+  TaskHandle h = submit_next_level(4, bad);
+  TaskArgs next;
+  next.add_tensor(from_tensor_arg(a.tensor(0)));
+  next.add_scalar(5);
+  next.add_dep_wait(h);
+  submit_next_level(0, next);
+}
+
+TEST(L3Runtime, TaskBehindAFailedOneDoesNotRun) {
+  std::vector<float> x(4, 1.0f);
+  pto2::L3RunResult r = run_two_chips(&host_fail_then_chain, {&x});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("next-level task 1 (target 4 'throws') failed"), std::string::npos) << r.message;
+  EXPECT_EQ(r.tasks_executed, 0u);
+  for (float v : x) EXPECT_EQ(v, 1.0f);
+}
+
 void host_dep_wait(const ChipStorageTaskArgs& a) {
   TaskArgs f;  // slow producer on target 1
   f.add_tensor(from_tensor_arg(a.tensor(0)));

@@ -59,23 +59,35 @@ void bind_codegen(nb::module_& parent) {
       .def_prop_ro("files", [](const OrchestrationResult& r) { return to_dict(r.files); })
       .def_prop_ro("kernel_ids", [](const OrchestrationResult& r) { return to_dict(r.kernel_ids); })
       .def_prop_ro("core_types", [](const OrchestrationResult& r) { return to_dict(r.core_types); })
-      .def_ro("signature", &OrchestrationResult::signature);
+      .def_ro("signature", &OrchestrationResult::signature)
+      .def_prop_ro("func_name_to_id", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_id); })
+      .def_prop_ro("func_name_to_core_type", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_core_type); })
+      .def_prop_ro("func_name_to_signature", [](const OrchestrationResult& r) {
+        nb::dict d;
+        for (const auto& [k, v] : r.func_name_to_signature) {
+          nb::list l;
+          for (const auto& s : v) l.append(s);
+          d[k.c_str()] = l;
+        }
+        return d;
+      });
 
   m.def(
       "run_pipeline",
-      [](const ir::ProgramPtr& program, std::optional<std::string> dump_dir, bool verify) {
+      [](const ir::ProgramPtr& program, std::optional<std::string> dump_dir, bool verify, bool analyze) {
         transforms::PassOptions o = transforms::PassOptions::FromEnv();
         if (dump_dir) o.dump_dir = *dump_dir;
         o.verify = verify;
+        o.analyze_auto_scopes_for_deps = analyze;
         return transforms::RunDefaultPipeline(program, o);
       },
-      "program"_a, "dump_dir"_a = nb::none(), "verify"_a = true,
+      "program"_a, "dump_dir"_a = nb::none(), "verify"_a = true, "analyze_auto_scopes_for_deps"_a = false,
       "Run the default pass pipeline; dump_dir (or $PYPTO_DUMP_IR) receives <NN>_<Pass>.py after each pass.");
-  m.def("pass_names", [] {
+  m.def("pass_names", [](bool analyze) {
     std::vector<std::string> names;
-    for (auto& p : transforms::DefaultPipeline()) names.push_back(p.name);
+    for (auto& p : transforms::DefaultPipeline(analyze)) names.push_back(p.name);
     return names;
-  }, "Names of the default pipeline's passes, in order.");
+  }, "analyze_auto_scopes_for_deps"_a = false, "Names of the default pipeline's passes, in order.");
   m.def("verify_codegen_preconditions", &transforms::VerifyCodegenPreconditions, "program"_a, "func_name"_a,
         "Violations of the orchestration codegen preconditions (empty list = OK).");
   m.def("generate_orchestration", &GenerateOrchestration, "program"_a, "func_name"_a,

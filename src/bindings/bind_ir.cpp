@@ -257,6 +257,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("args", &Call::args)
       .def_ro("attrs", &Call::attrs)
       .def_ro("arg_directions", &Call::arg_directions)
+      .def_ro("compiler_manual_dep_edges", &Call::compiler_manual_dep_edges)
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -270,10 +271,13 @@ void bind_exprs(nb::module_& m) {
       .def_ro("allow_early_resolve", &Submit::allow_early_resolve)
       .def_ro("timing_slot", &Submit::timing_slot)
       .def_ro("predicate", &Submit::predicate)
+      .def_ro("compiler_manual_dep_edges", &Submit::compiler_manual_dep_edges)
       .def_static("make", &Submit::make, "callee"_a, "args"_a, "callee_returns"_a,
                   "deps"_a = std::vector<ExprPtr>{}, "core_num"_a.none() = nb::none(), "sync_start"_a = false,
                   "allow_early_resolve"_a = false, "timing_slot"_a = -1, "predicate"_a.none() = nb::none(),
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{});
+  m.def("with_compiler_dep_edges", &with_compiler_dep_edges, "task"_a, "edges"_a,
+        "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
   nb::class_<MakeTuple, Expr>(m, "MakeTuple")
       .def_ro("elements", &MakeTuple::elements)
       .def_static("make", &MakeTuple::make, "elements"_a, "span"_a = Span{});
@@ -320,6 +324,8 @@ void bind_stmts(nb::module_& m) {
       .def_ro("carries", &ForStmt::carries, "Stamped by ClassifyIterArgCarry (empty before).")
       .def_ro("trip_count", &ForStmt::trip_count, "Stamped by StampStaticTripCounts (-1: unknown).")
       .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
+      .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
+      .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")
@@ -354,6 +360,12 @@ void bind_stmts(nb::module_& m) {
 }
 
 void bind_function_program(nb::module_& m) {
+  nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group binds to its mixed task (KernelGroupSync).")
+      .def_ro("slots", &GroupSync::slots)
+      .def_ro("waits", &GroupSync::waits)
+      .def_ro("signals", &GroupSync::signals)
+      .def("empty", &GroupSync::empty)
+      .def("__eq__", [](const GroupSync& a, const GroupSync& b) { return a == b; });
   nb::class_<Function>(m, "Function")
       .def_ro("name", &Function::name)
       .def_ro("type", &Function::type)
@@ -367,6 +379,13 @@ void bind_function_program(nb::module_& m) {
       .def_ro("span", &Function::span)
       .def_ro("core_type", &Function::core_type, "Stamped by InferKernelCoreTypes (CoreType.Unknown before).")
       .def("with_core_type", &Function::with_core_type, "core_type"_a)
+      .def_ro("group_sync", &Function::group_sync, "Stamped by KernelGroupSync (empty before).")
+      .def(
+          "with_group_sync",
+          [](const Function& f, std::vector<int64_t> slots, std::vector<int64_t> waits, std::vector<int64_t> signals) {
+            return f.with_group_sync(GroupSync{std::move(slots), std::move(waits), std::move(signals)});
+          },
+          "slots"_a = std::vector<int64_t>{}, "waits"_a = std::vector<int64_t>{}, "signals"_a = std::vector<int64_t>{})
       .def_static(
           "make",
           [](std::string name, FunctionType type, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,

@@ -44,7 +44,10 @@ void bind_passes(nb::module_& parent) {
       .value("IterArgCarryClassified", IRProperty::IterArgCarryClassified)
       .value("ManualDepsOnSubmitOnly", IRProperty::ManualDepsOnSubmitOnly)
       .value("KernelCoreTypesInferred", IRProperty::KernelCoreTypesInferred)
-      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped);
+      .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
+      .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
+      .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -67,12 +70,14 @@ void bind_passes(nb::module_& parent) {
         "property"_a, "program"_a, "Violations of one IR property (empty list = holds).");
   m.def("verify_well_formed", &VerifyWellFormed, "program"_a,
         "Violations of SSA, dominance, iter_arg/yield arity and spans (empty list = well formed).");
-  m.def("default_pipeline", &DefaultPipeline, "The passes of the default pipeline, in order.");
+  m.def("default_pipeline", [](bool analyze) { return DefaultPipeline(analyze); }, "analyze_auto_scopes_for_deps"_a = false,
+        "The passes of the default pipeline, in order.");
   m.def("kernel_pipeline", &KernelPipeline, "The kernel pipeline's passes, in order (part of the default one).");
 
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
+  PYPTO_BIND_PASS(ConvertTensorToTileOps);
   PYPTO_BIND_PASS(NormalizeReturnOrder);
   PYPTO_BIND_PASS(UpgradeWrittenParamDirections);
   PYPTO_BIND_PASS(LowerTensorAssemble);
@@ -80,9 +85,13 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
+  PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
+  PYPTO_BIND_PASS(KernelGroupSync);
+  PYPTO_BIND_PASS(KernelInPlaceCarries);
+  PYPTO_BIND_PASS(VerifyKernelProgram);
 #undef PYPTO_BIND_PASS
 }
 

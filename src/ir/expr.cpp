@@ -167,6 +167,30 @@ std::shared_ptr<const Call> Call::make_func(std::string callee, std::vector<Expr
                                 std::move(result), std::move(span));
 }
 
+ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges) {
+  for (auto& d : edges) {
+    PYPTO_CHECK(d && is_task_id(d->type), "compiler_manual_dep_edges entries must be TaskIds");
+  }
+  if (auto* c = task->as<Call>()) {
+    PYPTO_CHECK(!c->is_op, "compiler_manual_dep_edges on op call '" << c->callee << "'");
+    auto n = std::make_shared<Call>(*c);
+    n->compiler_manual_dep_edges = std::move(edges);
+    return n;
+  }
+  auto* s = task->as<Submit>();
+  PYPTO_CHECK(s, "compiler_manual_dep_edges on a " << to_string(task->kind));
+  auto n = std::make_shared<Submit>(*s);
+  n->compiler_manual_dep_edges = std::move(edges);
+  return n;
+}
+
+const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task) {
+  static const std::vector<ExprPtr> kNone;
+  if (auto* c = task.as<Call>()) return c->compiler_manual_dep_edges;
+  if (auto* s = task.as<Submit>()) return s->compiler_manual_dep_edges;
+  return kNone;
+}
+
 std::shared_ptr<const Submit> Submit::make(std::string callee, std::vector<ExprPtr> args, std::vector<TypePtr> callee_returns,
                                            std::vector<ExprPtr> deps, ExprPtr core_num, bool sync_start,
                                            bool allow_early_resolve, int timing_slot, ExprPtr predicate,

@@ -14,6 +14,12 @@ std::shared_ptr<const Function> Function::with_core_type(CoreType t) const {
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_group_sync(GroupSync g) const {
+  auto f = std::make_shared<Function>(*this);
+  f->group_sync = std::move(g);
+  return f;
+}
+
 std::shared_ptr<const Function> Function::make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                                std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
                                                StmtPtr body, Level level, Role role, Attrs attrs, Span span) {

@@ -115,7 +115,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   if (!changed) return f;
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
-      ->with_core_type(f->core_type);
+      ->with_core_type(f->core_type)
+      ->with_group_sync(f->group_sync);
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
@@ -173,9 +174,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   bool changed = false;
   auto args = mutate_exprs(op->args, &changed);
   Attrs attrs = mutate_attrs(op->attrs, &changed);
+  auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
   if (!changed) return self;
   if (!op->is_op) {
-    return Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+    auto c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+    return edges.empty() ? c : with_compiler_dep_edges(c, std::move(edges));
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   if (op->arg_directions.empty()) return c;
@@ -186,14 +189,17 @@ ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
   bool changed = false;
   auto args = mutate_exprs(op->args, &changed);
   auto deps = mutate_exprs(op->deps, &changed);
+  auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
   ExprPtr core_num = op->core_num ? mutate_expr(op->core_num) : nullptr;
   ExprPtr pred = op->predicate ? mutate_expr(op->predicate) : nullptr;
   changed |= core_num != op->core_num || pred != op->predicate;
   if (!changed) return self;
   auto& els = op->type->as<TupleType>()->elements;
   std::vector<TypePtr> rets(els.begin(), els.end() - 1);
-  return Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num), op->sync_start,
-                      op->allow_early_resolve, op->timing_slot, std::move(pred), op->arg_directions, op->span);
+  ExprPtr sub = Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num),
+                             op->sync_start, op->allow_early_resolve, op->timing_slot, std::move(pred),
+                             op->arg_directions, op->span);
+  return edges.empty() ? sub : with_compiler_dep_edges(sub, std::move(edges));
 }
 
 ExprPtr IRMutator::mutate_(const MakeTuple* op, const ExprPtr& self) {
@@ -274,9 +280,10 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
     changed |= rvs.back() != rv;
   }
   if (!changed) return self;
-  return ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
-                       body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
-      ->with_results(op->carries, op->trip_count);
+  auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
+                            body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
+                  ->with_results(op->carries, op->trip_count);
+  return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 
 StmtPtr IRMutator::mutate_(const IfStmt* op, const StmtPtr& self) {

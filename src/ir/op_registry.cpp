@@ -13,6 +13,7 @@ OpRegistry& OpRegistry::global() {
     auto* r = new OpRegistry();
     ops::register_tensor_ops(*r);
     ops::register_tile_ops(*r);
+    ops::register_tensor_compute_ops(*r);   // mirrors tile ops: after them
     ops::register_system_ops(*r);
     ops::register_array_ops(*r);
     return r;

@@ -177,6 +177,13 @@ void Printer::note_directions(const std::vector<ArgDirection>& dirs) {
 }
 
 // Directions carry information beyond what `pl.no_dep(x)` says (DeriveCallDirections ran).
+// `[0, 2]`: the int lists of typed pass results (group_slots=, inplace_carries=, ...).
+static std::string print_int_list(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  return s + "]";
+}
+
 static bool derived_directions(const std::vector<ArgDirection>& dirs) {
   for (auto d : dirs) {
     if (d != ArgDirection::Unset && d != ArgDirection::NoDep) return true;
@@ -263,6 +270,9 @@ std::string Printer::print_call(const Call& c) {
   if (!c.is_op) {
     std::string args = print_func_args(c.args, c.arg_directions);
     if (!c.attrs.empty()) args += (args.empty() ? "" : ", ") + std::string("attrs=") + print_attr_dict(c.attrs);
+    if (!c.compiler_manual_dep_edges.empty()) {
+      args += (args.empty() ? "" : ", ") + std::string("compiler_manual_dep_edges=") + print_list(c.compiler_manual_dep_edges);
+    }
     return "self." + c.callee + "(" + args + ")";
   }
   // Subscript forms.
@@ -319,6 +329,7 @@ std::string Printer::print_submit(const Submit& sb) {
   if (sb.core_num) s += ", core_num=" + print_expr(sb.core_num, 0);
   if (sb.sync_start) s += ", sync_start=True";
   if (!sb.deps.empty()) s += ", deps=" + print_list(sb.deps);
+  if (!sb.compiler_manual_dep_edges.empty()) s += ", compiler_manual_dep_edges=" + print_list(sb.compiler_manual_dep_edges);
   if (sb.allow_early_resolve) s += ", allow_early_resolve=True";
   if (sb.timing_slot >= 0) s += ", timing_slot=" + std::to_string(sb.timing_slot);
   if (sb.predicate) s += ", predicate=" + print_predicate(sb.predicate);
@@ -509,6 +520,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
   if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
+  if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
   if (!f.carries.empty()) {
     std::string cs;
@@ -570,9 +582,20 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
       done.insert("level");
     }
   }
+  // split / slot_num (spec anchor_features §5) print as the DSL entry that set them.
+  std::string split_entry;
+  if (auto* split = attr_get<int64_t>(s.attrs, "split")) {
+    static const char* kModes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};
+    split_entry = std::string("pl.split(pl.SplitMode.") + (*split >= 0 && *split <= 2 ? kModes[*split] : "NONE");
+    if (auto* slots = attr_get<int64_t>(s.attrs, "slot_num")) split_entry += ", slot_num=" + std::to_string(*slots);
+    split_entry += ")";
+    done.insert("split");
+    done.insert("slot_num");
+  }
   for (auto& [k, v] : s.attrs) {
     if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
   }
+  if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
   std::string call = std::string(fn) + "(";
   for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
   call += ")";
@@ -600,7 +623,16 @@ std::string Printer::function(const Function& f, int indent) {
   if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
   if (f.core_type != CoreType::Unknown) deco += std::string(", core_type=pl.CoreType.") + to_string(f.core_type);
-  if (!f.attrs.empty()) deco += ", attrs=" + print_attr_dict(f.attrs);
+  if (!f.group_sync.slots.empty()) deco += ", group_slots=" + print_int_list(f.group_sync.slots);
+  if (!f.group_sync.waits.empty()) deco += ", group_waits=" + print_int_list(f.group_sync.waits);
+  if (!f.group_sync.signals.empty()) deco += ", group_signals=" + print_int_list(f.group_sync.signals);
+  // auto_scope=False is a decorator keyword (spec anchor_features §4), never inside attrs=.
+  std::map<std::string, AttrValue> attrs = f.attrs;
+  const bool* auto_scope = attr_get<bool>(f.attrs, "auto_scope");
+  const bool no_auto_scope = auto_scope && !*auto_scope;
+  if (auto_scope) attrs.erase("auto_scope");
+  if (!attrs.empty()) deco += ", attrs=" + print_attr_dict(attrs);
+  if (no_auto_scope) deco += ", auto_scope=False";
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the

@@ -75,6 +75,16 @@ std::shared_ptr<const ForStmt> ForStmt::with_results(std::vector<LoopCarry> c, i
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t> carries) const {
+  for (int64_t i : carries) {
+    PYPTO_CHECK(i >= 0 && i < static_cast<int64_t>(iter_args.size()),
+                "inplace_carries index " << i << " out of range for " << iter_args.size() << " iter_args");
+  }
+  auto f = std::make_shared<ForStmt>(*this);
+  f->inplace_carries = std::move(carries);
+  return f;
+}
+
 std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
                                            std::vector<VarPtr> return_vars, Span span) {
   PYPTO_CHECK(cond, "IfStmt needs a condition");

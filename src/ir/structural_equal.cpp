@@ -58,6 +58,7 @@ class Equal {
     if (a.core_type != b.core_type) {
       return fail(std::string("core_type ") + to_string(a.core_type) + " vs " + to_string(b.core_type));
     }
+    if (a.group_sync != b.group_sync) return fail("group_sync differs");
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -134,6 +135,7 @@ class Equal {
         if (x->callee != y->callee) return fail("Call.callee " + quote(x->callee) + " vs " + quote(y->callee));
         if (!exprs("Call.args", x->args, y->args)) return false;
         if (!arg_dirs("Call.arg_directions", x->arg_directions, y->arg_directions)) return false;
+        if (!exprs("Call.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -147,6 +149,7 @@ class Equal {
         if (!exprs("Submit.args", x->args, y->args)) return false;
         if (!arg_dirs("Submit.arg_directions", x->arg_directions, y->arg_directions)) return false;
         if (!exprs("Submit.deps", x->deps, y->deps)) return false;
+        if (!exprs("Submit.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
         if (!field("Submit.core_num", x->core_num, y->core_num)) return false;
         if (x->sync_start != y->sync_start) return fail("Submit.sync_start differs");
         if (x->allow_early_resolve != y->allow_early_resolve) return fail("Submit.allow_early_resolve differs");
@@ -384,6 +387,7 @@ class Equal {
             return fail("ForStmt.carries[" + std::to_string(k) + "] " + text(x->carries[k]) + " vs " + text(y->carries[k]));
           }
         }
+        if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
         {
           Path p(this, "ForStmt.body");
           if (!stmt(x->body, y->body)) return false;
@@ -471,6 +475,10 @@ class Hasher {
     mix(static_cast<uint64_t>(f.level));
     mix(static_cast<uint64_t>(f.role));
     mix(static_cast<uint64_t>(f.core_type));
+    for (const auto* v : {&f.group_sync.slots, &f.group_sync.waits, &f.group_sync.signals}) {
+      mix(v->size());
+      for (int64_t x : *v) mix(static_cast<uint64_t>(x));
+    }
     mix(f.params.size());
     for (size_t i = 0; i < f.params.size(); ++i) {
       mix(static_cast<uint64_t>(f.param_directions[i]));
@@ -573,6 +581,7 @@ class Hasher {
         mix(x->arg_directions.size());
         for (auto d : x->arg_directions) mix(static_cast<uint64_t>(d));
         attrs(x->attrs);
+        exprs(x->compiler_manual_dep_edges);
         return type(e->type);
       }
       case NodeKind::Submit: {
@@ -582,6 +591,7 @@ class Hasher {
         mix(x->arg_directions.size());
         for (auto d : x->arg_directions) mix(static_cast<uint64_t>(d));
         exprs(x->deps);
+        exprs(x->compiler_manual_dep_edges);
         expr(x->core_num);
         mix(x->sync_start);
         mix(x->allow_early_resolve);
@@ -659,6 +669,8 @@ class Hasher {
         mix(static_cast<uint64_t>(x->trip_count));
         mix(x->carries.size());
         for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
+        mix(x->inplace_carries.size());
+        for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

@@ -88,10 +88,12 @@ void IRVisitor::visit_(const Cast* op) { visit_expr(op->value); }
 void IRVisitor::visit_(const Call* op) {
   for (auto& a : op->args) visit_expr(a);
   visit_attrs(this, op->attrs);
+  for (auto& d : op->compiler_manual_dep_edges) visit_expr(d);
 }
 void IRVisitor::visit_(const Submit* op) {
   for (auto& a : op->args) visit_expr(a);
   for (auto& d : op->deps) visit_expr(d);
+  for (auto& d : op->compiler_manual_dep_edges) visit_expr(d);
   if (op->core_num) visit_expr(op->core_num);
   if (op->predicate) visit_expr(op->predicate);
 }

@@ -8,6 +8,7 @@
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
+#include "pypto/transforms/verify_program.h"
 
 namespace pypto::transforms {
 
@@ -22,6 +23,9 @@ const char* to_string(IRProperty p) {
     case IRProperty::ManualDepsOnSubmitOnly: return "ManualDepsOnSubmitOnly";
     case IRProperty::KernelCoreTypesInferred: return "KernelCoreTypesInferred";
     case IRProperty::StaticTripCountsStamped: return "StaticTripCountsStamped";
+    case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
+    case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
+    case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
   }
   return "?";
 }
@@ -94,6 +98,17 @@ struct ScopeChecker : IRVisitor {
   }
 };
 
+struct InPlaceChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void visit_(const ForStmt* op) override {
+    if (op->inplace_carries != InPlaceCarriesOf(*op)) {
+      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has stale inplace_carries");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
 struct CarryChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
@@ -136,6 +151,8 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       ScopeChecker c;
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;
+        // @pl.function(auto_scope=False): the author's scopes are the materialized ones (§4).
+        if (const bool* a = attr_get<bool>(f->attrs, "auto_scope"); a && !*a) continue;
         c.fn = f->name;
         auto stmts = flatten_stmts(f->body);
         if (!stmts.empty() && stmts.back()->is<ReturnStmt>()) stmts.pop_back();
@@ -175,6 +192,32 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return out;
     }
+    case IRProperty::KernelGroupSyncResolved:
+      for (auto& f : program->functions) {
+        if (f->is_kernel() && f->group_sync != KernelGroupSyncOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': group_sync is not the one KernelGroupSync computes");
+        }
+      }
+      return out;
+    case IRProperty::InPlaceCarriesFound: {
+      InPlaceChecker c;
+      for (auto& f : program->functions) {
+        if (!f->is_kernel()) continue;
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::KernelProgramVerified:
+      for (auto& f : program->functions) {
+        if (!f->is_kernel()) continue;
+        try {
+          VerifyKernelFunction(program, f->name);
+        } catch (const UserError& e) {
+          out.push_back("function '" + f->name + "': " + e.message());
+        }
+      }
+      return out;
   }
   return out;
 }

@@ -1,13 +1,18 @@
 // The default orchestration pipeline: one flat list, in order (STYLE.md habit 5).
+#include <algorithm>
+
 #include "pypto/transforms/pass.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
 
-std::vector<Pass> DefaultPipeline() {
-  return {
+std::vector<Pass> DefaultPipeline() { return DefaultPipeline(false); }
+
+std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
+  std::vector<Pass> passes{
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
+      ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view
       UpgradeWrittenParamDirections(),   // written kernel params declared In -> Out / InOut
@@ -15,16 +20,27 @@ std::vector<Pass> DefaultPipeline() {
       StampStaticTripCounts(),      // ForStmt::trip_count of loops with literal bounds
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
+      AutoDeriveTaskDependencies(), // (switch) compiler edges in AUTO regions; removed below when off
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
+  if (!analyze_auto_scopes_for_deps) {
+    passes.erase(std::remove_if(passes.begin(), passes.end(),
+                                [](const Pass& p) { return p.name == "AutoDeriveTaskDependencies"; }),
+                 passes.end());
+  }
+  return passes;
 }
 
 std::vector<Pass> KernelPipeline() {
   return {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
+      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
   };
 }
 
@@ -33,7 +49,7 @@ ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program) {
 }
 
 ir::ProgramPtr RunDefaultPipeline(const ir::ProgramPtr& program, const PassOptions& options) {
-  PassManager pm(DefaultPipeline(), options);
+  PassManager pm(DefaultPipeline(options.analyze_auto_scopes_for_deps), options);
   return pm.Run(program);
 }
 

@@ -32,6 +32,7 @@
 #include "pypto/transforms/verifier.h"
 #include "orchestration_scope_model.h"
 #include "pypto/transforms/return_lineage.h"
+#include "pypto/transforms/scope_carries.h"
 #include "pypto/transforms/verify_program.h"
 #include "verify_scalar_exprs.h"
 
@@ -108,6 +109,12 @@ class OrchestrationVerifier {
   // A use of `v`'s C++ text (the generator's Emitter::ref).
   void ref(const Var* v) const {
     if (!m_.bound(v)) return check_dim_use(v);   // any other unbound Var is an internal error there
+    PYPTO_USER_CHECK(!is_task_id(v->type) || m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+                     "TaskId '" << v->name << "' (produced at line " << v->span.line
+                                << ") is used outside the runtime scope that produced it: a TaskId lives in the "
+                                   "PTO2_SCOPE it is produced in",
+                     "keep the use in the producer's scope, or carry the TaskId out through a loop "
+                     "(pl.yield_ / a reassigned name in a pl.range body)");
     PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
                      "'" << v->name << "' is used outside the runtime scope that produced it (line " << v->span.line
                          << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
@@ -179,7 +186,11 @@ class OrchestrationVerifier {
 
   void block_body(const StmtPtr& body) {
     hoist_creates(body, m_.current());
-    for (auto& st : flatten_stmts(body)) stmt(st);
+    std::vector<StmtPtr> stmts = flatten_stmts(body);
+    const YieldStmt* outer_yield = block_yield_;
+    block_yield_ = TrailingYield(stmts);
+    for (auto& st : stmts) stmt(st);
+    block_yield_ = outer_yield;
   }
   // A dynamic dimension the body names must come from a tensor parameter's shape.
   void check_dim_use(const Var* v) const {
@@ -232,6 +243,14 @@ class OrchestrationVerifier {
   void runtime_scope(const RuntimeScopeStmt& s) {
     // A MANUAL scope's allocations are declared before its block (the generator's hoisting).
     if (s.mode == RuntimeScopeMode::Manual) hoist_creates(s.body, m_.current());
+    // TaskIds the following yield carries out are declared before the block (the generator's
+    // emit_runtime_scope).
+    if (block_yield_) {
+      for (const ScopeCarriedTaskId& c : TaskIdsCarriedOutOfScope(s, *block_yield_)) {
+        m_.declare(c.var);
+        hoisted_.insert(c.var);
+      }
+    }
     m_.push();
     block_body(s.body);
     m_.pop();
@@ -295,7 +314,7 @@ class OrchestrationVerifier {
     if (it == tuples_.end()) return;   // an internal error in the generator
     size_t i = static_cast<size_t>(g.index);
     if (i < it->second.size()) return m_.bind(target, it->second[i].first, it->second[i].second);
-    m_.declare(target);   // the TaskId of a pl.submit
+    if (!hoisted_.count(target)) m_.declare(target);   // the TaskId of a pl.submit
   }
 
   void tensor_arg(const Call& c, size_t i) const {
@@ -538,11 +557,11 @@ class OrchestrationVerifier {
       PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
                        "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
                        "carry the array itself, or read one slot: prev = tids[k]");
-      m_.declare(ia);
+      if (!hoisted_.count(ia)) m_.declare(ia);
       m_.register_ref(ia, TaskIdRef{m_.binding_of(ia), 0});
       return;
     }
-    m_.declare(ia);
+    if (!hoisted_.count(ia)) m_.declare(ia);
     if (init && init->array_size > 0) {
       PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
                        "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
@@ -610,6 +629,8 @@ class OrchestrationVerifier {
   OrchestrationScopeModel m_;
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
+  const YieldStmt* block_yield_ = nullptr;          // trailing yield of the block being checked
+  std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
   using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;
   std::unordered_map<const Var*, std::vector<TupleElement>> tuples_;
   struct View {

@@ -240,3 +240,213 @@ def test_reshape_needs_tensor_or_tile():
 
 def test_reshape_non_integer_shape():
     body_check("t = pl.reshape(a, [16, 2.5])  #!\nreturn d", "element 1 of 'shape' must be an integer", "pl.reshape")
+
+
+# -- §9 tensor-level ops inside kernels and pl.at bodies ---------------------------------------
+def test_tensor_ops_in_kernels_e2e():
+    compiled = pypto.compile(golden_program("anchor_tensor_ops_in_kernels"))
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)
+    c = np.zeros((16, 16), np.float32)
+    d = np.zeros((16, 16), np.float32)
+    compiled(a, b, c, d)
+    ref_c = np.exp((a + b) * 0.5)
+    np.testing.assert_allclose(c, ref_c, rtol=1e-5)
+    ones = np.ones((8, 16), np.float32)
+    ones[:, 8:] = 2.0
+    top = ref_c[:8]
+    np.testing.assert_allclose(d[:8], top - top.sum(axis=1, keepdims=True), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(d[8:], np.maximum(ref_c[8:], ones), rtol=1e-5)
+
+
+def test_tensor_ops_lowered_to_tile_ops():
+    p = run_pipeline(golden_program("anchor_tensor_ops_in_kernels"))
+    text = ir.python_print(p)
+    assert "pl.tensor.add" not in text and "pl.tensor.exp" not in text and "pl.tensor.row_sum" not in text
+    assert "pl.tensor.add(a, b)" in ir.python_print(golden_program("anchor_tensor_ops_in_kernels"))
+    assert "pl.tensor.muls(s, 0.5)" in ir.python_print(golden_program("anchor_tensor_ops_in_kernels"))
+
+
+MATMUL_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 8], pl.FP32],
+           c: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        c = pl.assemble(c, pl.matmul(a, b), [0, 0])
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 32], pl.FP32], b: pl.Tensor[[32, 8], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 8], pl.FP32]], d: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        c = self.mm(a, b, c)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            t = pl.reshape(pl.cast(c, pl.FP32), [8, 16])
+            d = pl.assemble(d, pl.reshape(pl.neg(t), [16, 8]), [0, 0])
+        return d
+'''
+
+
+def test_tensor_matmul_cast_reshape_in_kernels_e2e():
+    compiled = pypto.compile(pl.parse_program(MATMUL_SRC))
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    c = np.zeros((16, 8), np.float32)
+    d = np.zeros((16, 8), np.float32)
+    compiled(a, b, c, d)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(d, -(a @ b), rtol=1e-4, atol=1e-4)
+
+
+def test_tensor_compute_op_in_orchestration_body():
+    body_check("t = pl.add(a, b)  #!\nreturn d", "tensor.add computes on tensor data", "pl.add",
+               help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`")
+
+
+def test_tensor_compute_op_explicit_spelling_in_orchestration_body():
+    body_check("t = pl.tensor.exp(a)  #!\nreturn d", "tensor.exp computes on tensor data", "pl.tensor.exp",
+               help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`")
+
+
+def test_tensor_cast_in_orchestration_body():
+    body_check("t = pl.cast(a, pl.FP16)  #!\nreturn d", "tensor.cast computes on tensor data", "pl.cast")
+
+
+def test_tensor_compute_op_in_non_core_group_at():
+    body_check("with pl.at(level=pl.Level.CHIP):\n    t = pl.mul(a, 2.0)  #!\nreturn d",
+               "tensor.muls computes on tensor data", "pl.mul")
+
+
+def test_mixing_tensor_and_tile_arguments():
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def bad(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t = pl.add(a, pl.load(a, [0, 0], [16, 16]))  #!
+        c = pl.store(t, [0, 0], c)
+        return c
+'''
+    from test_diagnostics import check, program
+    check(program("return d", extra=extra), "pl.add cannot mix Tensor and Tile arguments", "pl.load(a",
+          help="pl.load")
+
+
+def test_kernel_returning_tensor_op_value():
+    src = MATMUL_SRC.replace("c = pl.assemble(c, pl.matmul(a, b), [0, 0])\n        return c",
+                             "r = pl.matmul(a, b)\n        return r")
+    with pytest.raises(PyptoError, match="returns a value computed with tensor ops") as ei:
+        pypto.compile(pl.parse_program(src, "t.py"))
+    assert ei.value.line == src.splitlines().index("        return r") + 1
+
+
+def test_kernel_loop_carrying_tensor_op_value():
+    src = MATMUL_SRC.replace(
+        "c = pl.assemble(c, pl.matmul(a, b), [0, 0])",
+        "acc = pl.matmul(a, b)\n        for i in pl.range(2):\n            acc = pl.add(acc, acc)\n"
+        "        c = pl.assemble(c, acc, [0, 0])")
+    with pytest.raises(PyptoError, match="holds a value computed with tensor ops"):
+        pypto.compile(pl.parse_program(src, "t.py"))
+
+
+# -- §4 @pl.function(auto_scope=...) -----------------------------------------------------------
+def test_auto_scope_false_e2e():
+    compiled = pypto.compile(golden_program("anchor_auto_scope"))
+    x = np.random.default_rng(6).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    z = np.zeros((16, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, x + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, x + 5, rtol=1e-6)
+
+
+def test_auto_scope_false_places_no_scopes_and_prints():
+    p = golden_program("anchor_auto_scope")
+    text = ir.python_print(p)
+    assert "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)" in text
+    assert "attrs=" not in text
+    assert ir.structural_equal(pl.parse_program(text), p)
+    after = ir.python_print(run_pipeline(p))
+    main = after[after.index("def main"):]
+    assert main.count("with pl.scope():") == 1 and main.count("with pl.manual_scope():") == 1
+
+
+def test_auto_scope_true_still_wraps():
+    src = ir.python_print(golden_program("anchor_auto_scope")).replace(", auto_scope=False", "")
+    after = ir.python_print(run_pipeline(pl.parse_program(src)))
+    main = after[after.index("def main"):]
+    assert main.count("with pl.scope():") >= 2     # the compiler wraps the function body too
+    code = pypto.compile(pl.parse_program(src)).files["orchestration/main.cpp"]
+    assert code.index("PTO2_SCOPE()") < code.index("alloc_tensors")
+
+
+def test_auto_scope_must_be_bool_literal():
+    src = ("import pypto.language as pl\n\n@pl.program\nclass P:\n"
+           "    @pl.function(type=pl.FunctionType.Orchestration, auto_scope=0)  #!\n"
+           "    def main(self, a: pl.Tensor[[16], pl.FP32]):\n        pass\n")
+    from test_diagnostics import check
+    check(src, "auto_scope= must be True or False, got '0'", "0)", help="auto_scope=False")
+
+
+def test_scope_mode_must_be_scope_mode():
+    body_check("with pl.scope(mode=1):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "mode= must be pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL, got '1'", "1)")
+
+
+def test_manual_scope_in_manual_scope():
+    body_check("with pl.manual_scope():\n    with pl.scope(mode=pl.ScopeMode.MANUAL):  #!\n"
+               "        d = self.kernel_add(a, b, d)\nreturn d",
+               "a manual scope cannot be nested inside another manual scope", "pl.scope(mode")
+
+
+def test_auto_scope_in_manual_scope_by_mode():
+    body_check("with pl.manual_scope():\n    with pl.scope(mode=pl.ScopeMode.AUTO):  #!\n"
+               "        d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.scope() cannot be nested inside pl.manual_scope()", "pl.scope(mode")
+
+
+# -- §5 pl.SplitMode / pl.split ------------------------------------------------------------------
+def test_split_is_a_cpu_no_op_e2e():
+    compiled = pypto.compile(golden_program("anchor_split"))
+    x = np.random.default_rng(7).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    compiled(x, y)
+    np.testing.assert_allclose(y, 4 * x - 1, rtol=1e-5, atol=1e-6)
+
+
+def test_split_attrs_move_to_the_outlined_kernel():
+    p = run_pipeline(golden_program("anchor_split"))
+    fns = {f.name: f for f in p.functions}
+    text = ir.python_print(p)
+    assert 'def halves' in text and 'attrs={"split": 1}' in text
+    assert 'attrs={"slot_num": 4, "split": 1}' in text and 'attrs={"split": 2}' in text
+    assert "main_incore" in fns and "main_spmd" in fns
+
+
+@pytest.mark.parametrize("opt,message,at", [
+    ("pl.split()", "pl.split takes one positional argument, the pl.SplitMode", "pl.split()"),
+    ("pl.split(1)", "pl.split needs a pl.SplitMode, got '1'", "1)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=0)", "slot_num= must be a positive int literal, got '0'", "0)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=True)", "slot_num= must be a positive int literal, got 'True'", "True"),
+    ("pl.split(pl.SplitMode.UP_DOWN, depth=2)", "pl.split has no keyword 'depth'", "2)"),
+    ("pl.split(pl.SplitMode.NONE), pl.split(pl.SplitMode.UP_DOWN)", "duplicate optimization 'pl.split'",
+     "pl.split(pl.SplitMode.UP"),
+    ("pl.unroll", "unknown optimization 'pl.unroll'", "pl.unroll"),
+    ("pl.auto_chunk", "optimizations=[pl.auto_chunk] is not supported by this compiler yet", "pl.auto_chunk"),
+])
+def test_split_diagnostics(opt, message, at):
+    body_check(f"with pl.at(level=pl.Level.CORE_GROUP, optimizations=[{opt}]):  #!\n"
+               "    d = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], d)\nreturn d", message, at)
+
+
+def test_split_needs_core_group():
+    body_check("with pl.at(level=pl.Level.CHIP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "pl.split needs level=pl.Level.CORE_GROUP, got "
+               "pl.Level.CHIP", "pl.split(")
+
+
+def test_optimizations_must_be_a_list():
+    body_check("with pl.spmd(2, optimizations=pl.split(pl.SplitMode.UP_DOWN)):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "optimizations= must be a list literal", "pl.split(")

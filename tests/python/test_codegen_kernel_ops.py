@@ -66,7 +66,7 @@ def test_every_registered_tile_op_is_exercised():
     exercised += " pl.row_expand_sub( pl.row_expand_mul( pl.row_expand_div( pl.matmul( pl.matmul_acc( pl.maximum("
     exercised += " pl.minimum( pl.div( pl.cast( pl.move( pl.full( pl.tile.full( pl.tile.create( pl.or_( pl.and_("
     import test_e2e_ops_access   # element access and the lane index (tests/python/test_e2e_ops_access.py)
-    exercised += " " + " ".join(test_e2e_ops_access.ACCESS_BODY)
+    exercised += " " + " ".join(test_e2e_ops_access.ACCESS_BODY) + test_e2e_ops_access.SCATTER_GATHER
     assert test_e2e_ops   # the core ops' end-to-end file
     missing = []
     for name in ir.op_names():

@@ -430,7 +430,7 @@ def test_at_core_group_inside_core_group():
                "cannot be nested inside another pl.at(level=pl.Level.CORE_GROUP)", "pl.at(")
 
 
-@pytest.mark.parametrize("ftype", ["Group", "Spmd", "InCore", "AIC", "AIV"])
+@pytest.mark.parametrize("ftype", ["Group", "InCore", "AIC", "AIV"])   # Spmd functions are refused (test_diagnostics_dead_ends.py)
 def test_at_core_group_in_kernel_family_function(ftype):
     body_check("with pl.at(level=pl.Level.CORE_GROUP):  #!\n    pass\nreturn d",
                f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in a {ftype} function", "pl.at(", main_type=ftype)

@@ -167,3 +167,145 @@ def test_misuse_is_located(expr, message, help):
     assert (e.file, e.line) == ("t.py", line), str(e)
     if help is not None:
         assert help in e.help, e.help
+
+
+# ---- mscatter, gather_row, store(atomic=Add) ----------------------------------------------------
+
+SCATTER_GATHER = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], o: pl.Out[pl.Tensor[[6, 8], pl.FP32]],
+          g: pl.Out[pl.Tensor[[8, 8], pl.FP32]], gt: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
+          ) -> tuple[pl.Tensor[[6, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        ta = pl.load(a, [0, 0], [4, 8])
+        ti = pl.load(idx, [0, 0], [4, 8])
+        o = pl.mscatter(ta, ti, o)
+        d = pl.tile.create([8, 8], dtype=pl.FP32)
+        d2 = pl.tile.gather_row(d, a, [1, 2], [1, 3], [2, 4])
+        e = pl.tile.create([8, 8], dtype=pl.FP32)
+        e2 = pl.tile.gather_row(e, a, [0, 5], [0, 1], [3, 2], transpose=True)
+        g = pl.store(d2, [0, 0], g)
+        gt = pl.store(e2, [0, 0], gt)
+        return o, g, gt
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], o: pl.Out[pl.Tensor[[6, 8], pl.FP32]],
+             g: pl.Out[pl.Tensor[[8, 8], pl.FP32]], gt: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
+             ) -> tuple[pl.Tensor[[6, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        o, g, gt = self.k(a, idx, o, g, gt)
+        return o, g, gt
+'''
+
+
+@pytest.mark.parametrize("race_check", [False, True])
+def test_mscatter_and_gather_row_against_numpy(race_check):
+    rng = np.random.default_rng(11)
+    a = rng.standard_normal((4, 8)).astype(np.float32)
+    idx = rng.integers(0, 48, (4, 8)).astype(np.int32)
+    idx[3, 7] = idx[0, 0]                    # a repeated index: the last write wins
+    o = np.zeros((6, 8), np.float32)
+    g = np.zeros((8, 8), np.float32)
+    gt = np.zeros((8, 8), np.float32)
+    pypto.compile(pl.parse_program(SCATTER_GATHER))(a, idx, o, g, gt, race_check=race_check)
+    want = np.zeros(48, np.float32)
+    for k in range(32):
+        want[idx.flat[k]] = a.flat[k]
+    np.testing.assert_array_equal(o, want.reshape(6, 8))
+    want_g = np.zeros((8, 8), np.float32)
+    want_g[1:3, 2:6] = a[1:3, 3:7]
+    np.testing.assert_array_equal(g, want_g)
+    want_gt = np.zeros((8, 8), np.float32)
+    want_gt[0:2, 5:8] = a[0:3, 1:3].T
+    np.testing.assert_array_equal(gt, want_gt)
+
+
+def test_mscatter_index_outside_the_tensor_fails_the_run():
+    a = np.ones((4, 8), np.float32)
+    idx = np.zeros((4, 8), np.int32)
+    idx[2, 2] = 48
+    with pytest.raises(Exception, match=r"tile.mscatter: index 48 is outside \[0, 48\)"):
+        pypto.compile(pl.parse_program(SCATTER_GATHER))(a, idx, np.zeros((6, 8), np.float32),
+                                                        np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))
+
+
+ATOMIC = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def part(self, a: pl.Tensor[[16, 8], pl.FP32], i: pl.Scalar[pl.INDEX],
+             acc: pl.InOut[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        acc = pl.store(pl.load(a, [i * 4, 0], [4, 8]), [0, 0], acc, atomic=pl.AtomicType.Add)
+        return acc
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 8], pl.FP32],
+             acc: pl.InOut[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        for i in pl.parallel(4):
+            acc = self.part(a, i, acc)
+        return acc
+'''
+
+
+@pytest.mark.parametrize("race_check", [False, True])
+def test_store_atomic_add_accumulates(race_check):
+    a = np.random.default_rng(5).standard_normal((16, 8)).astype(np.float32)
+    acc = np.full((4, 8), 1.0, np.float32)
+    pypto.compile(pl.parse_program(ATOMIC))(a, acc, race_check=race_check)
+    np.testing.assert_allclose(acc, 1.0 + a.reshape(4, 4, 8).sum(axis=0), rtol=1e-5, atol=1e-6)
+
+
+def test_store_atomic_prints_and_emits_store_add():
+    from pypto import ir
+    prog = pl.parse_program(ATOMIC)
+    text = ir.python_print(prog)
+    assert 'atomic="Add"' in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+    src = kernel_cpu.generate(codegen.run_pipeline(prog), "part")
+    assert "if (!pypto_kernel::store_add<pypto_kernel::Storage::F32>(ctx, " in src, src
+    src2 = kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(SCATTER_GATHER)), "k")
+    assert "if (!pypto_kernel::mscatter<pypto_kernel::Storage::F32>(ctx, ta, ti, 32, ctx->tensors[2]" in src2, src2
+    assert "pypto_kernel::gather_row<pypto_kernel::Storage::F32>(ctx, " in src2 and ", true, \"a\")) return;" in src2
+
+
+KERNEL_MISUSE = [
+    ("x = pl.store(pl.load(l, [0, 0], [4, 8]), [0, 0], l, atomic=pl.AtomicType.Add)",
+     "tile.store: atomic=Add supports FP32, FP16, INT32, INT16 and INT8, got INT64", "pl.cast"),
+    ("x = pl.mscatter(ta, ta, o)", "tile.mscatter: idx dtype must be one of INT32, got FP32", None),
+    ("x = pl.mscatter(ta, ti, l)", "tile.mscatter: output_tensor dtype INT64 differs from src dtype FP32", "pl.cast"),
+    ("x = pl.tile.gather_row(ta, a, [2, 0], [0, 0], [4, 8])", "tile.gather_row: block [2, 6) of dst dimension 0 is outside", None),
+    ("x = pl.tile.gather_row(ta, l, [0, 0], [0, 0], [4, 8])", "tile.gather_row: src dtype INT64 differs from dst dtype FP32", None),
+]
+
+
+@pytest.mark.parametrize("stmt,message,help", KERNEL_MISUSE, ids=[m[0] for m in KERNEL_MISUSE])
+def test_scatter_gather_atomic_misuse_is_located(stmt, message, help):
+    text = f'''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], i: pl.Tensor[[4, 8], pl.INT32], l: pl.Tensor[[4, 8], pl.INT64],
+          o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        ta = pl.load(a, [0, 0], [4, 8])
+        ti = pl.load(i, [0, 0], [4, 8])
+        {stmt}
+        o = pl.store(ta, [0, 0], o)
+        return o
+'''
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "t.py")
+    e = ei.value
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.strip().startswith("x = "))
+    assert message in e.message, f"\nwant: {message}\ngot:  {e.message}"
+    assert (e.file, e.line) == ("t.py", line), str(e)
+    if help is not None:
+        assert help in e.help, e.help

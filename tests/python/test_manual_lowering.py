@@ -71,7 +71,10 @@ def test_mech1_fresh_tid_unguarded_and_one_set_dependencies():
 def test_mech2_runtime_allocated_output():
     code = gen("mech2_explicit_edges")
     assert "params_t0.add_output(params_t0_out0_ci);" in code
-    assert "params_t1.add_input(task_0_outs.get_ref(0));" in code
+    # A runtime-allocated output keeps its binding (orchestration_codegen.txt "Excluded from remap").
+    assert "const Tensor& tmp = task_0_outs.get_ref(0);" in code
+    assert "params_t1.add_input(tmp);" in code
+    assert code.count("get_ref(0)") == 1
     assert "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" not in code   # auto tracking stays on
 
 

@@ -96,14 +96,14 @@ def test_annotations():
 
         @pl.program
         class P:
-            @pl.function(type=pl.FunctionType.InCore, level=pl.Level.AIV, role=pl.Role.Worker)
+            @pl.function(type=pl.FunctionType.InCore, level=pl.Level.AIV)
             def k(self, a: pl.Tensor[[M, 16], pl.FP16, pl.Layout.DN], b: pl.InOut[pl.Tensor[[8], pl.INT8]],
                   s: pl.Scalar[pl.INDEX], arr: pl.Array[4, pl.TASK_ID]) -> tuple[pl.Tensor[[8], pl.INT8], pl.Scalar[pl.INDEX]]:
                 t: pl.Tile[[16, 16], pl.FP16, pl.MemorySpace.Left] = pl.move(pl.load(a, [0, 0], [16, 16]), target_memory=pl.MemorySpace.Left)
                 return b, s
         """)
     k = p.functions[0]
-    assert k.level == ir.Level.AIV and k.role == ir.Role.Worker
+    assert k.level == ir.Level.AIV and k.role == getattr(ir.Role, "None")
     a, b, s, arr = (x.type for x in k.params)
     assert isinstance(a, ir.TensorType) and a.dtype == ir.DataType.FP16 and a.layout == ir.Layout.DN
     assert a.shape[0].same_as(p.dynamic_dims[0]) and a.shape[1].value == 16

@@ -133,5 +133,6 @@ def test_orchestration_is_not_stamped_and_unstamped_kernels_are_refused_by_reade
     assert after.get("main").core_type == ir.CoreType.Unknown
     with pytest.raises(InternalCompilerError, match="no stamped core type"):
         kernel_cpu.core_type(Before, "k")
-    assert [p.name for p in passes.kernel_pipeline()] == ["InferKernelCoreTypes"]
-    assert passes.default_pipeline()[-1].name == "InferKernelCoreTypes"
+    assert [p.name for p in passes.kernel_pipeline()] == ["InferKernelCoreTypes", "KernelGroupSync",
+                                                          "KernelInPlaceCarries"]
+    assert passes.default_pipeline()[-3].name == "InferKernelCoreTypes"

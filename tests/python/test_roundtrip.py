@@ -318,7 +318,7 @@ class Kinds:
         c = self.vec(a, c)
         return c
 
-    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP, role=pl.Role.Orchestrator)
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.CHIP)
     def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         c = self.both(a, c)
         return c
@@ -326,7 +326,7 @@ class Kinds:
     "scalar_kernel_params": HEADER + '''
 @pl.program
 class Scal:
-    @pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC, role=pl.Role.Worker)
+    @pl.function(type=pl.FunctionType.AIC, level=pl.Level.AIC)
     def scale(self, a: pl.Tensor[[16, 16], pl.FP32, pl.Layout.DN], f: pl.Scalar[pl.FP32],
               flag: pl.Scalar[pl.BOOL],
               c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:

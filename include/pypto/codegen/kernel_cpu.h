@@ -10,9 +10,10 @@
 // which includes libpto2's "pto2/kernel.h". Parameter binding: the i-th *tensor* param (in
 // param order) is ctx->tensors[i]; the j-th *scalar* param is ctx->scalars[j] (floats bit-cast
 // from the low 32 bits, as to_u64 stores them). Tiles are local arrays; see docs/kernels.md
-// for the semantics of each op on the CPU. Facts about a kernel (its core type, ...) are pass
-// results stamped on the IR (Function::core_type, InferKernelCoreTypes); the backend reads them.
-// Unsupported constructs raise pypto::ir::UserError with the node's span.
+// for the semantics of each op on the CPU. Facts about a kernel are pass results stamped on the
+// IR by the kernel pipeline (Function::core_type, Function::group_sync, ForStmt::inplace_carries);
+// the backend reads them. Unsupported constructs are refused first by
+// transforms::VerifyKernelFunction (a pypto::ir::UserError with the node's span).
 #pragma once
 #include <string>
 
@@ -21,7 +22,9 @@
 namespace pypto::codegen {
 
 // C++ source of the kernel `kernel_name` (a function of type InCore, AIC or AIV).
-// UserError if it is absent or not a kernel, or uses a construct the CPU backend lacks.
+// Runs transforms::VerifyKernelFunction first: UserError if it is absent or not a kernel, or
+// uses a construct the CPU backend lacks. InternalError for a kernel a Group calls whose
+// group_sync is not stamped (run the kernel pipeline first).
 std::string GenerateKernelCpu(const ir::ProgramPtr& program, const std::string& kernel_name);
 
 // The exported symbol of a kernel: "pypto_kernel_" + kernel_name.

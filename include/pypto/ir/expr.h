@@ -125,6 +125,9 @@ struct Call : Expr {
   std::vector<ExprPtr> args;
   Attrs attrs;
   std::vector<ArgDirection> arg_directions;
+  // TaskId Vars this task must follow, derived by AutoDeriveTaskDependencies (never written
+  // by the user: user edges are Submit::deps). Printed as `compiler_manual_dep_edges=[...]`.
+  std::vector<ExprPtr> compiler_manual_dep_edges;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
   // Op call: the result type comes from the op registry's type inference (UserError on misuse).
@@ -158,6 +161,8 @@ struct Submit : Expr {
   bool allow_early_resolve = false;
   int timing_slot = -1;
   ExprPtr predicate;
+  // Compiler-derived TaskId edges (AutoDeriveTaskDependencies), merged after `deps`.
+  std::vector<ExprPtr> compiler_manual_dep_edges;
   Submit(std::string c, std::vector<ExprPtr> a, std::vector<ArgDirection> d, std::vector<ExprPtr> deps_, ExprPtr cn,
          bool ss, bool aer, int ts, ExprPtr pred, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), arg_directions(std::move(d)),
@@ -170,6 +175,12 @@ struct Submit : Expr {
                                             std::vector<ArgDirection> dirs = {}, Span span = {});
 };
 using SubmitPtr = std::shared_ptr<const Submit>;
+
+// A copy of Call / Submit `task` with compiler_manual_dep_edges = `edges` (each a TaskId).
+//   ExprPtr c2 = with_compiler_dep_edges(call, {tid_a, tid_b});
+ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges);
+// The compiler edges of a Call or Submit (empty for any other node).
+const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task);
 
 struct MakeTuple : Expr {
   static constexpr NodeKind kKind = NodeKind::MakeTuple;

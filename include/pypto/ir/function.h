@@ -15,6 +15,19 @@
 
 namespace pypto::ir {
 
+// How a kernel called from a Group binds to the Group's mixed task (pass KernelGroupSync):
+// kernel param i reads the Group's tensor / scalar slot `slots[i]`; the kernel waits for the
+// group flags `waits` before its body and signals `signals` after it. Empty for a kernel no
+// Group calls. Printed as @pl.function options: group_slots=[0, 1], group_waits=[0], group_signals=[].
+struct GroupSync {
+  std::vector<int64_t> slots;
+  std::vector<int64_t> waits;
+  std::vector<int64_t> signals;
+  bool empty() const { return slots.empty() && waits.empty() && signals.empty(); }
+  bool operator==(const GroupSync& o) const { return slots == o.slots && waits == o.waits && signals == o.signals; }
+  bool operator!=(const GroupSync& o) const { return !(*this == o); }
+};
+
 struct Function {
   std::string name;
   FunctionType type = FunctionType::Opaque;
@@ -28,6 +41,7 @@ struct Function {
   Span span;
   // Pass results (typed, printed as @pl.function options, compared by structural equality).
   CoreType core_type = CoreType::Unknown;   // InferKernelCoreTypes; Unknown before it runs
+  GroupSync group_sync;                     // KernelGroupSync; empty before it runs
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -35,6 +49,8 @@ struct Function {
                                               Attrs attrs = {}, Span span = {});
   // A copy with core_type set: `fn->with_core_type(CoreType::AIV)`.
   std::shared_ptr<const Function> with_core_type(CoreType t) const;
+  // A copy with group_sync set: `fn->with_group_sync({{0, 1}, {}, {0}})`.
+  std::shared_ptr<const Function> with_group_sync(GroupSync g) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.
   TypePtr call_result_type() const;
   bool is_kernel() const { return type == FunctionType::InCore || type == FunctionType::AIC || type == FunctionType::AIV; }

@@ -69,6 +69,9 @@ struct ForStmt : Stmt {
   // Pass results (typed, printed as pl.range keywords, compared by structural equality):
   std::vector<LoopCarry> carries;   // one per iter_arg (ClassifyIterArgCarry); empty before it runs
   int64_t trip_count = -1;          // iterations when start/stop/step are literals (StampStaticTripCounts); -1 unknown
+  // Pass result (KernelInPlaceCarries; typed, printed as pl.range(..., inplace_carries=[0])):
+  // the iter_arg indices whose yielded tile the body computes straight into the carry's storage.
+  std::vector<int64_t> inplace_carries;
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
           ForKind k, Attrs at, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
@@ -78,6 +81,8 @@ struct ForStmt : Stmt {
                                              ForKind kind = ForKind::Sequential, Attrs attrs = {}, Span span = {});
   // A copy with the pass results set: `loop->with_results(carries, 4)`.
   std::shared_ptr<const ForStmt> with_results(std::vector<LoopCarry> carries, int64_t trip_count) const;
+  // A copy with inplace_carries set: `loop->with_inplace_carries({0})`.
+  std::shared_ptr<const ForStmt> with_inplace_carries(std::vector<int64_t> carries) const;
 };
 
 struct IfStmt : Stmt {

@@ -18,6 +18,12 @@
 //                              (VerifyManualDepsOnSubmitOnly)
 //   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
 //                              (AIC / AIV / MIXED) stamped (InferKernelCoreTypes)
+//   KernelGroupSyncResolved    every kernel a Group calls has its Function::group_sync (Group
+//                              slots, group flags) stamped (KernelGroupSync)
+//   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
+//                              (KernelInPlaceCarries)
+//   KernelProgramVerified      every kernel is one the CPU kernel backend can print
+//                              (VerifyKernelProgram)
 #pragma once
 #include <string>
 #include <vector>
@@ -34,6 +40,9 @@ enum class IRProperty {
   ManualDepsOnSubmitOnly,
   KernelCoreTypesInferred,
   StaticTripCountsStamped,
+  KernelGroupSyncResolved,
+  InPlaceCarriesFound,
+  KernelProgramVerified,
 };
 
 const char* to_string(IRProperty p);

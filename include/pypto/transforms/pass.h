@@ -47,6 +47,9 @@ struct PassOptions {
   std::set<IRProperty> assumed;    // properties the input is known to have already
   // Run VerifyWellFormed after every pass and re-verify the properties it keeps.
   bool verify_well_formed = false;
+  // Run AutoDeriveTaskDependencies (compile-time switch analyze_auto_scopes_for_deps; default
+  // off as the spec says): compiler-derived task edges in AUTO regions.
+  bool analyze_auto_scopes_for_deps = false;
   // dump_dir from PYPTO_DUMP_IR (empty when unset); verify_well_formed from
   // PYPTO_VERIFY_PASSES (on when set to anything but "" or "0").
   static PassOptions FromEnv();
@@ -74,6 +77,9 @@ ir::ProgramPtr RunPass(const Pass& pass, const ir::ProgramPtr& program, const Pa
 // The default pipeline, one flat list (see pipeline.cpp): the orchestration passes, then the
 // kernel pipeline.
 std::vector<Pass> DefaultPipeline();
+// The same with AutoDeriveTaskDependencies before MaterializeRuntimeScopes when
+// `analyze_auto_scopes_for_deps` (DefaultPipeline(false) == DefaultPipeline()).
+std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps);
 // The kernel pipeline: the passes that analyse kernel (InCore / AIC / AIV) and Group
 // functions and stamp their typed results (Function::core_type, ...). Part of DefaultPipeline.
 std::vector<Pass> KernelPipeline();

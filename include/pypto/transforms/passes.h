@@ -47,12 +47,20 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
+// tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
+Pass ConvertTensorToTileOps();
 // Checks that only Submits (and system.task_dummy) carry user dependency edges.
 Pass VerifyManualDepsOnSubmitOnly();
 std::vector<std::string> CheckManualDepsOnSubmitOnly(const ir::ProgramPtr& program);   // one message per violation
 // Rewrites a profitable stable full-array TaskId dependency in a manual scope through one
 // system.task_dummy barrier. Requires CallDirectionsDerived.
 Pass ExpandManualPhaseFence();
+
+// Compiler-derived task dependencies in AUTO regions (analyze_auto_scopes_for_deps): typed
+// compiler_manual_dep_edges, TaskId carries, MANUAL scope when fully covered, argument
+// demotion otherwise. Requires CallDirectionsDerived, ReturnParamsExplicit.
+Pass AutoDeriveTaskDependencies();
 
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
@@ -64,5 +72,28 @@ ir::CoreType KernelCoreTypeOf(const ir::Function& fn);
 // The core type stamped on kernel / Group `fn` (what code generators read). InternalError
 // when it is Unknown: the pipeline (InferKernelCoreTypes) did not run on this program.
 ir::CoreType StampedCoreType(const ir::Function& fn);
+
+// Stamps Function::group_sync (Group param slots, group flags to wait for / signal) on every
+// kernel a Group calls. Requires KernelCoreTypesInferred; produces KernelGroupSyncResolved.
+Pass KernelGroupSync();
+// What KernelGroupSync stamps on kernel `fn` (empty when no Group calls it); UserError on a
+// Group the CPU runtime cannot run:
+//   KernelGroupSyncOf(*program, *program->get("mm")).signals == std::vector<int64_t>{0}
+ir::GroupSync KernelGroupSyncOf(const ir::Program& program, const ir::Function& fn);
+// Whether a Group of `program` calls kernel `fn`:  CalledFromGroup(*program, *program->get("mm"))
+bool CalledFromGroup(const ir::Program& program, const ir::Function& fn);
+
+// Stamps ForStmt::inplace_carries on the loops of every kernel. Produces InPlaceCarriesFound.
+Pass KernelInPlaceCarries();
+// What KernelInPlaceCarries stamps on `loop`: the iter_arg indices whose yielded tile the
+// body computes straight into the carry's storage:  InPlaceCarriesOf(*loop) == {0}
+std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
+// pl.move between tiles of one dtype (a no-op on the CPU: the result shares the source's
+// storage):  IsPlainTileMove(*call)
+bool IsPlainTileMove(const ir::Call& call);
+
+// Checks every kernel against what the CPU kernel code generator can express (UserError at
+// the first violation; see VerifyKernelFunction in verify_program.h). Produces KernelProgramVerified.
+Pass VerifyKernelProgram();
 
 }  // namespace pypto::transforms

@@ -15,6 +15,7 @@
 //   orchestration_scope_model.h       the C++ block structure the lifetime checks reason about
 //   verify_host_program.cpp           HOST entry, statements, next-level submits, TaskId arrays
 //   verify_scalar_exprs.h             the scalar expressions both backends print
+//   verify_kernel_program.cpp         CPU kernels: parameters, tiles, tensors, scalars, carries
 #pragma once
 #include <string>
 
@@ -33,5 +34,11 @@ void VerifyOrchestrationProgram(const ir::ProgramPtr& program, const std::string
 // violation. Example: submitting a kernel from HOST ->
 //   "a HOST-level orchestration can only submit chip-level Orchestration functions; 'k' is InCore"
 void VerifyHostProgram(const ir::ProgramPtr& program, const std::string& func_name);
+
+// Checks kernel `kernel_name` (InCore / AIC / AIV) of `program` against what the CPU kernel
+// code generator can express (verify_kernel_program.cpp). Throws ir::UserError on the first
+// violation. GenerateKernelCpu calls it first. Example: a tile op over a scalar ->
+//   "'n' is not a tile value here"
+void VerifyKernelFunction(const ir::ProgramPtr& program, const std::string& kernel_name);
 
 }  // namespace pypto::transforms

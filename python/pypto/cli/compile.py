@@ -17,6 +17,8 @@ def add_compile_parser(sub) -> None:
     p.add_argument("--program", help="program to compile when the file defines several")
     p.add_argument("--func", help="Orchestration function to generate (default: all)")
     p.add_argument("--dump-ir", metavar="DIR", help="write the printed IR after each pass to DIR")
+    p.add_argument("--analyze-auto-scopes-for-deps", action="store_true",
+                   help="derive task dependencies of AUTO regions at compile time (docs/auto_dependencies.md)")
 
 
 def cmd_compile(args) -> int:
@@ -24,7 +26,8 @@ def cmd_compile(args) -> int:
 
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
-    prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir)
+    prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir,
+                                    analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
     funcs = [args.func] if args.func else codegen.orchestration_functions(prepared)
     if not funcs:
         raise CliError("program %s has no Orchestration function" % program.name)

@@ -1,7 +1,10 @@
-"""``pypto graph prog.py -o g.dot [--svg]``: run a program once on seeded random inputs (or
-``--inputs``) and write its executed task graph as Graphviz DOT (``CompiledProgram.task_graph``).
+"""``pypto graph prog.py -o g.dot [--svg] [--static]``: run a program once on seeded random
+inputs (or ``--inputs``) and write its executed task graph as Graphviz DOT
+(``CompiledProgram.task_graph``); with ``--static``, read the graph from the IR without
+running anything (programs without data-dependent control flow; ``pypto.static_graph``).
 
     pypto graph examples/online_softmax.py -o attn.dot --svg    # also attn.svg, when dot is installed
+    pypto graph examples/tiled_matmul.py --static -o mm.dot     # nothing runs
 """
 
 from __future__ import annotations
@@ -31,6 +34,11 @@ def add_graph_parser(sub) -> None:
                    help="extent of a pl.dynamic dimension (repeatable)")
     p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (see pypto run --inputs)")
     p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
+    p.add_argument("--static", action="store_true",
+                   help="read the graph from the IR without running (loops unrolled, conditions evaluated: only "
+                        "for programs without data-dependent control flow; scalar parameters as --scalar)")
+    p.add_argument("--scalar", action="append", default=[], metavar="NAME=V",
+                   help="with --static: value of a scalar parameter (repeatable)")
 
 
 def cmd_graph(args) -> int:
@@ -55,13 +63,24 @@ def cmd_graph(args) -> int:
     if not hasattr(compiled, "task_graph"):
         raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
                        "(pypto run --trace); choose a chip-level orchestration with --entry" % compiled.entry)
-    inputs = compiled.random_inputs(seed=args.seed, dims=dims)
-    if args.inputs:
-        inputs = load_inputs(args.inputs, compiled.params, inputs)
-    text = compiled.task_graph(*inputs, path=args.output)
+    if args.static:
+        from pypto.static_graph import StaticGraphError
+        try:
+            scalars = parse_dims(args.scalar)
+        except ValueError as e:
+            raise CliError(str(e).replace("--dim", "--scalar"))
+        try:
+            text = compiled.task_graph(static=True, dims=dims, path=args.output, **scalars)
+        except StaticGraphError as e:
+            raise CliError("no static task graph: %s" % e)
+    else:
+        inputs = compiled.random_inputs(seed=args.seed, dims=dims)
+        if args.inputs:
+            inputs = load_inputs(args.inputs, compiled.params, inputs)
+        text = compiled.task_graph(*inputs, path=args.output)
     tasks = text.count('kind="task"')
-    print("task graph of %s.%s: %d task%s -> %s" % (program.name, compiled.entry, tasks, "" if tasks == 1 else "s",
-                                                    args.output))
+    print("%stask graph of %s.%s: %d task%s -> %s" % ("static " if args.static else "", program.name,
+                                                      compiled.entry, tasks, "" if tasks == 1 else "s", args.output))
     if dot is not None:
         svg = os.path.splitext(args.output)[0] + ".svg"
         cp = subprocess.run([dot, "-Tsvg", args.output, "-o", svg], capture_output=True, text=True)

@@ -60,6 +60,8 @@ def add_run_parser(sub) -> None:
                    help="report tasks that access the same data unordered: fail the run (error, the default "
                         "when given) or warn; default: $PYPTO_RACE_CHECK")
     p.add_argument("-o", "--output", help="also write the generated sources and library here")
+    p.add_argument("--analyze-auto-scopes-for-deps", action="store_true",
+                   help="derive task dependencies of AUTO regions at compile time (docs/auto_dependencies.md)")
     p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (np.savez(path, x=...)); "
                    "parameters not in the file get seeded random values")
     p.add_argument("--save", metavar="FILE.npz", help="write the Out / InOut tensors to FILE.npz by parameter name")
@@ -84,7 +86,8 @@ def cmd_run(args) -> int:
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
-                             distributed="mpi" if getattr(args, "mpi", False) else None)
+                             distributed="mpi" if getattr(args, "mpi", False) else None,
+                             analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False))
     if isinstance(compiled, HostProgram):
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),

@@ -20,7 +20,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import init_value
+from pypto.frontend.op_options import SCALAR_VARIANTS, check_tensor_compute_site, init_value
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
@@ -92,6 +92,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     """pl.<op>(...) -> Call.make_op, splitting expression args from attrs per the OpSpec.
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
+    check_tensor_compute_site(ctx, node, spec.op)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
         spec = OpSpec(spec.op, list(info.arg_names) + list(info.attr_names), info.attr_names)
@@ -130,20 +131,32 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
 def unified_call(ctx, node: ast.Call, b: Builtin):
     """A unified op (spec anchor_features §3 / §9): `pl.reshape(x, shape)` is `pl.tensor.reshape`
     when x is a Tensor and `pl.tile.reshape` when it is a Tile (b.spec = (tensor spec, tile spec))."""
-    tensor_spec, tile_spec = b.spec
+    tensor_spec, tile_spec = b.spec[0], b.spec[1]
     if not node.args:
         raise ctx.error(node, f"pl.{b.pl_name} needs a tensor or tile as its first argument")
     first = node.args[0]
     x = eval_arg(ctx, first)
+    evaluated = {first: x}
     if isinstance(x.type, ir.TensorType):
-        spec, name = tensor_spec, tensor_spec.op
+        spec = tensor_spec
     elif isinstance(x.type, ir.TileType):
-        spec, name = tile_spec, tile_spec.op
+        spec = tile_spec
     else:
         raise ctx.error(first, f"pl.{b.pl_name} needs a tensor or a tile, got {irtypes.describe(x.type)}",
                         help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
                              f"Tile -> pl.tile.{b.pl_name}")
-    return op_call(ctx, node, spec, name, {first: x})
+    if len(b.spec) > 2:     # an op with operands beyond the first: same kind, or a scalar
+        for a in node.args[1:]:
+            if isinstance(a, (ast.List, ast.Tuple, ast.Starred)):
+                continue
+            e = evaluated[a] = eval_arg(ctx, a)
+            other = ir.TileType if spec is tensor_spec else ir.TensorType
+            if isinstance(e.type, other):
+                raise ctx.error(a, f"pl.{b.pl_name} cannot mix Tensor and Tile arguments",
+                                help="load the tensor with pl.load (kernel tiles), or keep every operand a tensor")
+            if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
+                spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
+    return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
 
 
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
@@ -213,7 +226,10 @@ def _cast(ctx, node: ast.Call, b: Builtin):
                      "as the reference compiler; it truncated before. Pass mode=\"trunc\" for the old result or "
                      "mode=\"round\" to silence this warning")
         return ir.Call.make_op("tile.cast", [x], attrs, ctx.span(node))
-    raise ctx.error(node.args[0], f"pl.cast needs a scalar or a tile, got {irtypes.describe(x.type)}")
+    if isinstance(x.type, ir.TensorType):      # spec anchor_features §9: kernels and CORE_GROUP bodies
+        check_tensor_compute_site(ctx, node, "tensor.cast")
+        return ir.Call.make_op("tensor.cast", [x], {"dtype": dt.name}, ctx.span(node))
+    raise ctx.error(node.args[0], f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
 
 
 def _dim(ctx, node: ast.Call, b: Builtin):
@@ -296,7 +312,9 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
                             help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
     args, dirs, any_nodep = [], [], False
-    for a, p, pt, pd in zip(arg_nodes, params, sig.param_types, sig.directions):
+    is_orch = ctx.is_orchestration
+    passed = sig.checked_tensor_args
+    for k, (a, p, pt, pd) in enumerate(zip(arg_nodes, params, sig.param_types, sig.directions)):
         d, inner = _ARG_UNSET, a
         if type(a) is ast.Call:
             callee = peek_builtin(ctx, a.func)
@@ -311,7 +329,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(a, "*args are not supported in DSL calls")
         e = eval_expr(ctx, inner)
         et = e.type
-        if type(et) is ir.TensorType and not isinstance(e, ir.Var) and ctx.is_orchestration:
+        if type(et) is ir.TensorType and not isinstance(e, ir.Var) and is_orch:
             # An inline view (`self.k(pl.tensor.slice(a, ...), ...)`): bound to a fresh name
             # first, as if the user had written `v = pl.tensor.slice(...)` on the line before.
             tmp = ir.Var.make(f"{p.name}_arg", et, ctx.span(inner))
@@ -323,11 +341,17 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
         if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
             _check_arg_kind(ctx, inner, e, p, sig)
         elif type(et) is ir.TensorType:
-            check = functools.partial(_check_tensor_call_arg, ctx, inner, e, p, sig, pd)
-            if deferred is None:
-                check()
+            if deferred is not None:
+                deferred.append(functools.partial(_check_tensor_call_arg, ctx, inner, e, p, sig, pd))
             else:
-                deferred.append(check)
+                # The dtype/shape check depends on the two types only: once per (slot, arg type
+                # object). Call results share their callee's return type object, so a chain
+                # of calls checks each slot a few times, not once per call.
+                if passed.get((k, id(et))) is not et:
+                    _check_tensor_arg(ctx, inner, e, p, sig)
+                    passed[(k, id(et))] = et   # (holds et: its id stays unique)
+                if pd in _WRITES and is_orch:
+                    _check_not_read_only(ctx, inner, e, p, sig, pd)
         args.append(e)
         dirs.append(d)
     return args, (dirs if any_nodep else [])
@@ -458,10 +482,13 @@ def func_call(ctx, node: ast.Call):
                         "branch: a Group body is a straight sequence of kernel calls",
                         help="move the loop or condition into the kernel, or into the orchestration around the "
                              "Group call")
-    dirs_node, attrs = None, {}
+    dirs_node, attrs, edges_node = None, {}, None
     for kw in node.keywords:
         if kw.arg == "arg_directions":
             dirs_node = kw.value
+            continue
+        if kw.arg == "compiler_manual_dep_edges":   # printed AutoDeriveTaskDependencies output
+            edges_node = kw.value
             continue
         if kw.arg == "attrs":          # call attrs a pass stamped (printed pass output)
             attrs = attrs_dict(ctx, kw.value)
@@ -476,7 +503,11 @@ def func_call(ctx, node: ast.Call):
     if dirs_node is not None:
         explicit = parse_arg_directions(ctx, dirs_node, len(args), f"the call to '{sig.name}'")
         dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
-    return ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
+    call = ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
+    if edges_node is not None:
+        from pypto.frontend.deps import parse_deps
+        call = ir.with_compiler_dep_edges(call, parse_deps(ctx, edges_node).deps)
+    return call
 
 
 @registry.handles("call")

@@ -26,7 +26,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
@@ -83,6 +83,8 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             attrs = attrs_dict(ctx, kw.value)
         elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
             results[kw.arg] = _loop_result(ctx, kw)
+        elif kw.arg == "inplace_carries":
+            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=")
@@ -123,6 +125,21 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
     loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
     if results["carries"] or results["trip_count"] >= 0:
         loop = loop.with_results(results["carries"], results["trip_count"])
+    return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
+
+
+def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):
+    """`pl.range(..., inplace_carries=[0])` (a pass result as printed IR spells it) -> the loop
+    with ForStmt.inplace_carries set; each index names one of the loop's iter_args."""
+    for kw in call.keywords:
+        if kw.arg != "inplace_carries":
+            continue
+        carries = int_list(ctx, kw.value, "inplace_carries")
+        bad = [i for i in carries if i >= n_iter_args]
+        if bad:
+            raise ctx.error(kw.value, f"inplace_carries= names iter_arg {bad[0]}, but the loop has {n_iter_args}",
+                            help="each index names one of the loop's init_values")
+        return loop.with_inplace_carries(carries)
     return loop
 
 

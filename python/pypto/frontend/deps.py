@@ -252,7 +252,7 @@ def check_producer(ctx, tensor, tnode, deps: DepList):
 
 
 # -- pl.submit / pl.spmd_submit -----------------------------------------------------------
-_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_directions")
+_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_directions", "compiler_manual_dep_edges")
 _SPMD_KW = _SUBMIT_KW + ("core_num", "sync_start")
 
 
@@ -263,7 +263,7 @@ def _check_host_submit(ctx, call, kind, kws, sig):
     if kind == "spmd_submit":
         raise ctx.error(call.func, "pl.spmd_submit is not available in a HOST-level orchestration", help=help_)
     for k, v in kws.items():
-        if k not in ("deps", "arg_directions"):   # arg_directions=: printed pass output
+        if k not in ("deps", "arg_directions", "compiler_manual_dep_edges"):   # printed pass output
             raise ctx.error(v, f"{k}= is not supported by pl.submit in a HOST-level orchestration", help=help_)
     if len(call.args) - 1 < len(sig.params):
         raise ctx.error(call, f"pl.submit in a HOST-level orchestration must pass every argument of '{sig.name}' "
@@ -316,6 +316,8 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         check()
     sub = ir.Submit.make(sig.name, args, list(sig.return_types), deps.deps if deps else [], cn, ss, aer, slot,
                          pred, dirs, ctx.span(call))
+    if "compiler_manual_dep_edges" in kws:    # printed AutoDeriveTaskDependencies output
+        sub = ir.with_compiler_dep_edges(sub, parse_deps(ctx, kws["compiler_manual_dep_edges"]).deps)
     n = len(sig.return_types) + 1
     # One name binds the whole tuple: pl.spmd_submit's single-target form, and printed pass
     # output (arg_directions=) whose elements a pass reads out of index order (`t[1]`, `t[0]`).

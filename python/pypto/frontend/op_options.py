@@ -35,3 +35,28 @@ def init_value(ctx, node: ast.AST) -> float:
         raise ctx.error(node, f"init_value {v} is beyond +-2^53 and cannot be represented exactly",
                         help="the fill value travels as a float64; an init_value must lie within +-2^53")
     return float(v)
+
+
+# The tensor.<op> mirrors of tile ops (src/ir/ops/tensor_compute_ops.cpp, spec anchor_features §9).
+TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
+    "add", "sub", "mul", "div", "maximum", "minimum", "adds", "subs", "muls", "divs", "maximums", "minimums",
+    "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "row_max", "row_sum", "row_min",
+    "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "matmul", "matmul_acc", "cast", "full"))
+# A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
+SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
+                   "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",
+                   "tensor.minimum": "tensor.minimums"}
+_KERNEL_TYPES = ("InCore", "AIC", "AIV")
+
+
+def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
+    """A tensor compute op (pl.add on tensors, pl.tensor.exp, ...) is valid in a kernel function
+    and in the body of a CORE_GROUP pl.at or a pl.spmd scope; an orchestration computes nothing."""
+    if op_name not in TENSOR_COMPUTE_OPS or ctx.sig.ftype.name in _KERNEL_TYPES:
+        return
+    if any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes):
+        return
+    raise ctx.error(node, f"{op_name} computes on tensor data, which a {ctx.sig.ftype.name} function cannot do "
+                    "outside a kernel scope",
+                    help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "
+                         "move it into an InCore function")

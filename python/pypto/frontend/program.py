@@ -23,7 +23,8 @@ from pypto.errors import PyptoError
 from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, int_list, try_eval_py
+from pypto.frontend.scope_options import auto_scope_option
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function
@@ -70,15 +71,23 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
         if obj is not function:
             continue
         opts = {"type": T.FunctionType.Opaque, "level": None, "role": None, "core_type": None}
-        attrs = {}
+        attrs, auto_scope = {}, True
+        group_sync = {}
         for kw in (call.keywords if call else []):
             if kw.arg == "attrs":
                 # Function attrs (facts a pass stamped on the function; printed pass output).
                 attrs = attrs_dict(sctx, kw.value)
                 continue
+            if kw.arg == "auto_scope":     # spec anchor_features §4: stored only when False
+                auto_scope = auto_scope_option(sctx, kw.value)
+                continue
+            if kw.arg in _GROUP_SYNC_OPTIONS:
+                # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
+                group_sync[_GROUP_SYNC_OPTIONS[kw.arg]] = int_list(sctx, kw.value, kw.arg)
+                continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=")
+                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -88,14 +97,42 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             enum_cls = _enum_for(kw.arg)
             if not isinstance(v, enum_cls):
                 raise sctx.error(kw.value, f"{kw.arg}= must be a pl.{enum_cls.__name__}, got '{ast.unparse(kw.value)}'")
+            _refuse_dead_option(sctx, kw, v)
             opts[kw.arg] = v
         if call and call.args:
             raise sctx.error(call.args[0], "@pl.function takes keyword options only: type=, level=, role=")
+        if not auto_scope:
+            attrs = dict(attrs, auto_scope=False)
         return (getattr(ir.FunctionType, opts["type"].name),
                 getattr(ir.Level, opts["level"].name) if opts["level"] else getattr(ir.Level, "None"),
                 getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"), attrs,
-                getattr(ir.CoreType, opts["core_type"].name) if opts["core_type"] else ir.CoreType.Unknown)
+                getattr(ir.CoreType, opts["core_type"].name) if opts["core_type"] else ir.CoreType.Unknown,
+                group_sync)
     return None
+
+
+# DSL spellings that parse but that no pass or code generator gives a meaning: refused where
+# they are written rather than silently ignored (docs/dsl.md, "Not supported").
+_DEAD_FUNCTION_TYPES = {
+    "Inline": "inline functions are not expanded by any pass: write the statements in the caller",
+    "Spmd": "write `with pl.spmd(n):` in an orchestration function (it outlines an InCore kernel) or "
+            "launch an InCore kernel with pl.spmd_submit",
+}
+
+
+def _refuse_dead_option(sctx, kw, v):
+    """@pl.function options that would parse and then do nothing."""
+    if kw.arg == "type" and v.name in _DEAD_FUNCTION_TYPES:
+        raise sctx.error(kw.value, f"pl.FunctionType.{v.name} is not supported", help=_DEAD_FUNCTION_TYPES[v.name])
+    if kw.arg == "role":
+        raise sctx.error(kw.value, f"role=pl.Role.{v.name} is not supported: no pass or code generator reads it",
+                         help="drop role=; the function type (Orchestration / InCore / AIC / AIV) decides what runs where")
+    if kw.arg == "level" and v.name == "CLUSTER":
+        raise sctx.error(kw.value, "level=pl.Level.CLUSTER is not supported on a function",
+                         help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
+
+
+_GROUP_SYNC_OPTIONS = {"group_slots": "slots", "group_waits": "waits", "group_signals": "signals"}
 
 
 def _enum_for(opt):
@@ -124,7 +161,7 @@ def _signature(prog: ProgramCtx, fn: ast.FunctionDef, fn_env: dict) -> FunctionS
         dirs.append(d)
     rets = parse_return_types(sctx, fn.returns)
     _check_orchestration_params(sctx, fn, opts[0], params)
-    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3], opts[4])
+    return FunctionSig(fn.name, fn, opts[0], opts[1], opts[2], params, dirs, rets, fn_env, opts[3], opts[4], opts[5])
 
 
 def _check_orchestration_params(sctx, sig_node: ast.FunctionDef, ftype, params):
@@ -149,9 +186,10 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
         raise ctx.error(sig.node, f"'{sig.name}' declares return type(s) but does not end with a return statement",
                         help="add `return <value>` at the end of the body")
     sp = ctx.span(sig.node)
-    return ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
-                            sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp,
-                            sig.core_type)
+    fn = ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
+                          sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp,
+                          sig.core_type)
+    return fn.with_group_sync(**sig.group_sync) if sig.group_sync else fn
 
 
 _DEEP_HELP = "split the expression into named intermediate values (x1 = ...; x2 = x1 + ...)"

@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from pypto.frontend.context import _MISSING
+from pypto.language._types import SplitMode
 
 
 class PyEvalFailure(Exception):
@@ -93,12 +94,26 @@ def attrs_dict(ctx, node: ast.AST) -> dict:
     return attrs
 
 
+def int_list(ctx, node: ast.AST, option: str) -> list:
+    """`[0, 2]`: a list literal of int constants (typed pass results such as
+    ``group_waits=[0]`` on @pl.function or ``inplace_carries=[0]`` on pl.range)."""
+    if isinstance(node, (ast.List, ast.Tuple)):
+        vals = [e.value if isinstance(e, ast.Constant) else None for e in node.elts]
+        if all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in vals):
+            return vals
+    raise ctx.error(node, f"{option}= must be a list literal of non-negative ints, e.g. {option}=[0, 1]")
+
+
 def _dict_lit(ctx, node: ast.Dict):
     out = {}
     for k, v in zip(node.keys, node.values):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             raise ctx.error(k or node, "attrs= keys must be strings")
         val = eval_py(ctx, v)
+        if k.value == "split" and isinstance(val, SplitMode):   # spec anchor_features §5: NONE dropped, else int
+            if val is SplitMode.NONE:
+                continue
+            val = val.value
         if not isinstance(val, (bool, int, float, str)):
             raise ctx.error(v, "attrs= values must be bool, int, float or str constants")
         out[k.value] = val

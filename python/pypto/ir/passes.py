@@ -23,27 +23,14 @@ from __future__ import annotations
 from typing import List
 
 from pypto._core import passes as _passes
-from pypto._core.passes import (  # noqa: F401  (re-exported)
-    ClassifyIterArgCarry,
-    DeriveCallDirections,
-    ExpandManualPhaseFence,
-    InferKernelCoreTypes,
-    IRProperty,
-    LowerTensorAssemble,
-    MaterializeRuntimeScopes,
-    NormalizeReturnOrder,
-    OutlineClusterScopes,
-    OutlineIncoreScopes,
-    Pass,
-    StampStaticTripCounts,
-    UpgradeWrittenParamDirections,
-    VerifyManualDepsOnSubmitOnly,
-)
+from pypto._core.passes import IRProperty, Pass  # noqa: F401  (re-exported)
 
-__all__ = ["Pass", "IRProperty", "ClassifyIterArgCarry", "DeriveCallDirections", "ExpandManualPhaseFence",
-           "InferKernelCoreTypes", "LowerTensorAssemble", "MaterializeRuntimeScopes", "NormalizeReturnOrder", "OutlineClusterScopes",
-           "OutlineIncoreScopes", "StampStaticTripCounts", "UpgradeWrittenParamDirections", "VerifyManualDepsOnSubmitOnly",
-           "default_pipeline", "kernel_pipeline", "verify_property",
+# Every pass factory of the C++ core, re-exported by name (one per pass in src/transforms), so a
+# new pass needs no edit here.
+_PASS_NAMES = sorted(n for n in dir(_passes) if n[:1].isupper() and n not in ("IRProperty", "Pass"))
+globals().update({n: getattr(_passes, n) for n in _PASS_NAMES})
+
+__all__ = ["Pass", "IRProperty", *_PASS_NAMES, "default_pipeline", "kernel_pipeline", "verify_property",
            "verify_well_formed"]
 
 
@@ -58,10 +45,11 @@ def default_pipeline() -> List[Pass]:
 
 def kernel_pipeline() -> List[Pass]:
     """The kernel pipeline: passes that stamp typed results on kernel / Group functions
-    (``Function.core_type``, ...). It ends :func:`default_pipeline`.
+    (``Function.core_type``, ``Function.group_sync``, ``ForStmt.inplace_carries``). It ends
+    :func:`default_pipeline`.
 
     >>> [p.name for p in kernel_pipeline()]
-    ['InferKernelCoreTypes']
+    ['InferKernelCoreTypes', 'KernelGroupSync', 'KernelInPlaceCarries']
     """
     return list(_passes.kernel_pipeline())
 

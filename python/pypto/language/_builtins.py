@@ -67,7 +67,7 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "target_memory"), ("target_memory",)),
-        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor")),
+        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
         "move": op(prefix + "move", "tile.move", ("tile", "target_memory"), ("target_memory",)),
@@ -180,6 +180,7 @@ def _reference_tile_ops(prefix: str) -> dict:
         "gemv_acc": op(prefix + "gemv_acc", "tile.gemv_acc", ("acc", "lhs", "rhs")),
         "gemv_bias": op(prefix + "gemv_bias", "tile.gemv_bias", ("lhs", "rhs", "bias")),
         "batch_matmul": op(prefix + "batch_matmul", "tile.batch_matmul", ("lhs", "rhs")),
+        "mscatter": op(prefix + "mscatter", "tile.mscatter", ("src", "idx", "output_tensor")),
     }
     for n in _REF_TILE_TILE:
         d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rem", "xor") else ("lhs", "rhs"))
@@ -202,6 +203,29 @@ tile.__dict__.update(_reference_tile_ops("tile."))
 tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
 TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))
 
-# -- unified ops (spec anchor_features §3): dispatch on the first argument, Tensor or Tile ----
+# -- unified ops (spec anchor_features §3, §9): dispatch on the first argument, Tensor or Tile ----
+# spec = (tensor spec, tile spec[, "operands"]): with "operands" the other expression arguments
+# must be the same kind (or scalars, which pick the scalar variant tensor.adds & co.).
 reshape = Builtin("reshape", "unified", (OpSpec("tensor.reshape", ("tensor", "shape")),
                                          OpSpec("tile.reshape", ("tile", "shape"))))
+_UNIFIED = _BINARY + _UNARY + _ROW_EXPAND + ("matmul", "matmul_acc")
+
+
+def _unified(name: str) -> Builtin:
+    tile_spec = TOP_LEVEL_TILE_OPS[name].spec
+    return Builtin(name, "unified", (OpSpec("tensor." + name, tile_spec.params, tile_spec.attrs), tile_spec,
+                                     "operands"))
+
+
+UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
+# pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
+# (the printer spells tile.slice & co. this way too).
+for _n, _tile_params in (("slice", ("tile", "shape", "offset")), ("assemble", ("target", "source", "offset")),
+                         ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
+    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))
+
+
+# -- scope optimizations (spec anchor_features §5, §7): entries of pl.at / pl.spmd optimizations=[...] --
+split = Builtin("split", "split")              # pl.split(pl.SplitMode.UP_DOWN, slot_num=4)
+auto_chunk = Builtin("auto_chunk", "auto_chunk")
+optimizations = Namespace("optimizations", {"split": split, "auto_chunk": auto_chunk})

@@ -2,7 +2,10 @@
 // the statements (assign, for with loop-carried values, if with results, yield, return).
 // Scalar expressions are in kernel_scalar_exprs.cpp, tile ops in kernel_tile_ops.cpp.
 //
-// Input: a kernel function (InCore / AIC / AIV) of a Program, in SSA form. Output: C++ text
+// Input: a kernel function (InCore / AIC / AIV) of a Program, in SSA form, after the kernel
+// pipeline (its Group slots / flags and in-place loop carries are stamped pass results, read
+// here) and VerifyKernelProgram (which refuses every program this file cannot print: what is
+// left here are InternalErrors for broken preconditions). Output: C++ text
 // against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
 // loop-carried and branch-result values get a mutable slot declared before the loop / if, that
 // each YieldStmt assigns.
@@ -13,8 +16,9 @@
 
 #include "kernel_emitter.h"
 #include "pypto/codegen/orchestration.h"
-#include "kernel_group_sync.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/verify_program.h"
 
 namespace pypto::codegen {
 
@@ -23,24 +27,13 @@ using kernel_cpu::KernelEmitter;
 
 std::string KernelCpuSymbol(const std::string& kernel_name) { return "pypto_kernel_" + kernel_name; }
 
-namespace {
-
-FunctionPtr FindKernel(const ProgramPtr& program, const std::string& name) {
-  PYPTO_CHECK(program != nullptr, "GenerateKernelCpu: null program");
-  FunctionPtr fn = program->get(name);
-  PYPTO_USER_CHECK(fn != nullptr, program->span, "no function '" << name << "' in program '" << program->name << "'",
-                   "kernel names are the names of the program's InCore / AIC / AIV functions");
-  PYPTO_USER_CHECK(fn->is_kernel(), fn->span,
-                   "function '" << name << "' is " << to_string(fn->type) << ", not a kernel (InCore, AIC or AIV)",
-                   fn->type == FunctionType::Group ? "a Group has no kernel of its own: its AIC and AIV callees are the kernels"
-                                                   : "");
-  return fn;
-}
-
-}  // namespace
-
 std::string GenerateKernelCpu(const ProgramPtr& program, const std::string& kernel_name) {
-  FunctionPtr fn = FindKernel(program, kernel_name);
+  transforms::VerifyKernelFunction(program, kernel_name);   // every user error, before printing
+  FunctionPtr fn = program->get(kernel_name);
+  // A kernel a Group calls reads the Group's slots: KernelGroupSync must have stamped them.
+  PYPTO_CHECK(fn->params.empty() || !fn->group_sync.slots.empty() || !transforms::CalledFromGroup(*program, *fn),
+              "kernel '" << kernel_name << "' is called from a Group but has no group_sync: run the kernel pipeline "
+                         "(KernelGroupSync) first");
   KernelEmitter em(*program, *fn);
   return em.Emit();
 }
@@ -94,7 +87,7 @@ TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, 
   int64_t n = 1;
   for (auto& d : tt.shape) {
     if (auto* c = d->as<ConstInt>()) {
-      PYPTO_USER_CHECK(c->value > 0, span, "tile dimension " << c->value << " must be positive", "");
+      PYPTO_CHECK(c->value > 0, "tile dimension " << c->value << " (VerifyKernelProgram refuses it)");
       ref.dims.push_back(std::to_string(c->value));
       n *= c->value;
     } else {
@@ -102,7 +95,8 @@ TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, 
       ref.dims.push_back("static_cast<int64_t>(" + Scalar(d) + ")");
     }
   }
-  PYPTO_USER_CHECK(!tt.shape.empty(), span, "a tile must have at least one dimension", "");
+  PYPTO_CHECK(!tt.shape.empty(), "a rank-0 tile (VerifyKernelProgram refuses it)");
+  (void)span;
   const std::string name = Fresh(hint);
   const std::string ct = CType(tt.dtype);
   // Small constant-shape tiles are stack arrays; big or dynamic ones live on the heap.
@@ -119,83 +113,21 @@ TileRef KernelEmitter::DeclareTile(const std::string& hint, const TileType& tt, 
 
 // Slots of a kernel's params. A kernel runs with the tensors / scalars of its task: for a
 // kernel called from a Group (a mixed task) those are the *Group's* arguments, so param i
-// takes the slot of the Group param it is called with; otherwise tensor params take tensor
-// slots and scalar params scalar slots in parameter order.
-// The Group param a value of a Group body stands for: a param itself, a rebinding of one, or
-// the result of a kernel call (which is the Out / InOut param that call returns, NormalizeReturnOrder).
-const Var* ResolveGroupValue(const Program& program, const Function& group, const ExprPtr& e, int depth) {
-  if (!e || depth > 64) return nullptr;
-  const Var* v = as_var(e);
-  int tuple_index = 0;
-  if (auto* tg = e->as<TupleGetItem>()) {
-    v = as_var(tg->tuple);
-    tuple_index = tg->index;
-  }
-  if (!v) return nullptr;
-  for (auto& gp : group.params) if (gp.get() == v && !e->is<TupleGetItem>()) return v;
-  for (auto& st : flatten_stmts(group.body)) {
-    auto* a = st->as<AssignStmt>();
-    if (!a || a->var.get() != v) continue;
-    if (as_var(a->value) || a->value->is<TupleGetItem>()) return ResolveGroupValue(program, group, a->value, depth + 1);
-    auto* call = a->value->as<Call>();
-    if (!call || call->is_op) return nullptr;
-    FunctionPtr callee = program.get(call->callee);
-    if (!callee) return nullptr;
-    for (auto& cs : flatten_stmts(callee->body)) {
-      auto* ret = cs->as<ReturnStmt>();
-      if (!ret || tuple_index >= static_cast<int>(ret->values.size())) continue;
-      const Var* rv = as_var(ret->values[tuple_index]);
-      for (size_t k = 0; k < callee->params.size() && k < call->args.size(); ++k) {
-        if (callee->params[k].get() == rv) return ResolveGroupValue(program, group, call->args[k], depth + 1);
-      }
-    }
-    return nullptr;
-  }
-  return nullptr;
-}
-
-static std::vector<int> ParamSlots(const Program& program, const Function& fn) {
+// takes the Group slot KernelGroupSync stamped; otherwise tensor params take tensor slots and
+// scalar params scalar slots in parameter order.
+static std::vector<int> ParamSlots(const Function& fn) {
   std::vector<int> slots(fn.params.size(), -1);
+  if (!fn.group_sync.slots.empty()) {
+    for (size_t i = 0; i < fn.params.size(); ++i) slots[i] = static_cast<int>(fn.group_sync.slots.at(i));
+    return slots;
+  }
   int ti = 0, si = 0;
   for (size_t i = 0; i < fn.params.size(); ++i) slots[i] = fn.params[i]->type->is<TensorType>() ? ti++ : si++;
-  const Function* group = nullptr;
-  for (auto& g : program.functions) {
-    if (g->type != FunctionType::Group) continue;
-    for (auto& st : flatten_stmts(g->body)) {
-      const Call* call = nullptr;
-      if (auto* a = st->as<AssignStmt>()) call = a->value->as<Call>();
-      else if (auto* e = st->as<EvalStmt>()) call = e->expr->as<Call>();
-      if (!call || call->is_op || call->callee != fn.name) continue;
-      PYPTO_USER_CHECK(call->args.size() == fn.params.size(), call->span,
-                       "call to '" << fn.name << "' passes " << call->args.size() << " arguments for "
-                                   << fn.params.size() << " parameters", "");
-      // Slots of the group's params.
-      std::map<const Var*, int> group_slot;
-      int gt = 0, gs = 0;
-      for (auto& gp : g->params) group_slot[gp.get()] = gp->type->is<TensorType>() ? gt++ : gs++;
-      std::vector<int> mapped(fn.params.size(), -1);
-      for (size_t i = 0; i < call->args.size(); ++i) {
-        const Var* v = ResolveGroupValue(program, *g, call->args[i]);
-        auto it = v ? group_slot.find(v) : group_slot.end();
-        PYPTO_USER_CHECK(it != group_slot.end(), call->span,
-                         "argument " << i << " of '" << fn.name << "' in Group '" << g->name
-                                     << "' must be a parameter of the Group",
-                         "a Group passes its own parameters to its AIC / AIV kernels");
-        mapped[i] = it->second;
-      }
-      PYPTO_USER_CHECK(group == nullptr || mapped == slots, call->span,
-                       "kernel '" << fn.name << "' is called with different arguments by Groups '" << group->name
-                                  << "' and '" << g->name << "'",
-                       "give each Group its own kernel");
-      group = g.get();
-      slots = mapped;
-    }
-  }
   return slots;
 }
 
 void KernelEmitter::BindParams() {
-  param_slots_ = ParamSlots(program_, fn_);
+  param_slots_ = ParamSlots(fn_);
   for (size_t i = 0; i < fn_.params.size(); ++i) {
     const VarPtr& p = fn_.params[i];
     const int slot_index = param_slots_[i];
@@ -212,8 +144,7 @@ void KernelEmitter::BindParams() {
       Line("[[maybe_unused]] const " + CType(st->dtype) + " " + name + " = " + value + ";");
       names_[p.get()] = name;
     } else {
-      throw UserError("kernel parameter '" + p->name + "' must be a tensor or a scalar", p->span,
-                      "pass tiles between kernels through tensors");
+      throw InternalError("kernel parameter '" + p->name + "' is neither a tensor nor a scalar (VerifyKernelProgram refuses it)");
     }
   }
   // Dynamic-dim symbols: the runtime extent of the first tensor param that declares each.
@@ -240,11 +171,10 @@ std::string KernelEmitter::Emit() {
   Line("(void)ctx;");
   BindParams();
   // Called from a Group: wait for / signal the group flags of its intra-group data flow
-  // (no-ops when the kernel runs as a plain task). See kernel_group_sync.h.
-  const GroupSync sync = GroupSyncOf(program_, fn_);
-  for (uint32_t f : sync.waits) Line("if (!pto2_group_wait(ctx, " + std::to_string(f) + ")) return;  // Group data flow");
+  // (no-ops when the kernel runs as a plain task). Stamped by KernelGroupSync.
+  for (int64_t f : fn_.group_sync.waits) Line("if (!pto2_group_wait(ctx, " + std::to_string(f) + ")) return;  // Group data flow");
   EmitStmt(fn_.body);
-  for (uint32_t f : sync.signals) Line("pto2_group_signal(ctx, " + std::to_string(f) + ");  // Group data flow");
+  for (int64_t f : fn_.group_sync.signals) Line("pto2_group_signal(ctx, " + std::to_string(f) + ");  // Group data flow");
   return head.str() + out_.str() + "}\n";
 }
 
@@ -254,14 +184,13 @@ std::string KernelEmitter::Emit() {
 TileRef KernelEmitter::Tile(const ExprPtr& e) {
   if (const Var* v = as_var(e)) {
     auto it = tiles_.find(v);
-    PYPTO_USER_CHECK(it != tiles_.end(), e->span, "'" << v->name << "' is not a tile value here",
-                     "tile ops take tiles (pl.load results and tile op values)");
+    PYPTO_CHECK(it != tiles_.end(), "'" << v->name << "' is not a tile value (VerifyKernelProgram refuses it)");
     return it->second;
   }
   auto* call = e->as<Call>();
   auto* tt = e->type ? e->type->as<TileType>() : nullptr;
-  PYPTO_USER_CHECK(call && tt, e->span, "expected a tile value", "");
-  if (IsPlainMove(*call)) return Tile(call->args[0]);
+  PYPTO_CHECK(call && tt, "a non-tile value where a tile is expected (VerifyKernelProgram refuses it)");
+  if (transforms::IsPlainTileMove(*call)) return Tile(call->args[0]);
   TileRef dst = DeclareTile("tmp", *tt, e->span);
   EmitTileOp(call, dst);
   return dst;
@@ -270,14 +199,14 @@ TileRef KernelEmitter::Tile(const ExprPtr& e) {
 int KernelEmitter::TensorIndex(const ExprPtr& e) {
   if (const Var* v = as_var(e)) {
     auto it = tensors_.find(v);
-    PYPTO_USER_CHECK(it != tensors_.end(), e->span, "'" << v->name << "' is not a tensor parameter of kernel '" << fn_.name << "'",
-                     "kernels load from and store to their tensor parameters");
+    PYPTO_CHECK(it != tensors_.end(), "'" << v->name << "' is not a tensor parameter of kernel '" << fn_.name
+                                          << "' (VerifyKernelProgram refuses it)");
     return it->second;
   }
   if (auto* call = e->as<Call>()) {
     if (call->is_op && e->type && e->type->is<TensorType>()) return EmitTensorOp(call);
   }
-  throw UserError("expected a tensor parameter of the kernel", e->span, "");
+  throw InternalError("a non-tensor value where a tensor parameter is expected (VerifyKernelProgram refuses it)");
 }
 
 std::string KernelEmitter::Tensor(const ExprPtr& e) { return "ctx->tensors[" + std::to_string(TensorIndex(e)) + "]"; }
@@ -301,7 +230,7 @@ void KernelEmitter::EmitStmt(const StmtPtr& s) {
     case NodeKind::EvalStmt: {
       auto* ev = s->as<EvalStmt>();
       auto* call = ev->expr->as<Call>();
-      PYPTO_USER_CHECK(call && call->is_op, ev->span, "only tile ops can be evaluated as statements in a kernel", "");
+      PYPTO_CHECK(call && call->is_op, "a non-op expression statement in a kernel (VerifyKernelProgram refuses it)");
       if (ev->expr->type->is<TensorType>()) {
         EmitTensorOp(call);
       } else if (auto* tt = ev->expr->type->as<TileType>()) {
@@ -317,16 +246,14 @@ void KernelEmitter::EmitStmt(const StmtPtr& s) {
     case NodeKind::ReturnStmt: {
       // Returned tensors are the Out / InOut params the stores already wrote.
       for (auto& v : s->as<ReturnStmt>()->values) {
-        PYPTO_USER_CHECK(v->type->is<TensorType>(), v->span, "a kernel can only return its tensor parameters",
-                         "store tiles into an Out parameter and return it");
+        PYPTO_CHECK(v->type->is<TensorType>(), "a kernel returning a non-tensor (VerifyKernelProgram refuses it)");
         TensorIndex(v);
       }
       return;
     }
     case NodeKind::RuntimeScopeStmt: EmitStmt(s->as<RuntimeScopeStmt>()->body); return;
     case NodeKind::ScopeStmt:
-      throw UserError("scopes (pl.at / pl.spmd / pl.cluster) cannot appear inside a kernel", s->span,
-                      "use them in the orchestration function");
+      throw InternalError("a scope inside a kernel (VerifyKernelProgram refuses it)");
     // Expression kinds are not statements (no `default:`: -Wswitch flags a new statement kind).
 #define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
 #include "pypto/ir/node_kinds.def"
@@ -344,9 +271,8 @@ void KernelEmitter::EmitAssign(const VarPtr& var, const ExprPtr& value, const Sp
       return;
     }
     auto* call = value->as<Call>();
-    PYPTO_USER_CHECK(call && call->is_op, span, "a tile must be computed by a tile op",
-                     "calls to other functions are not supported inside a kernel");
-    if (IsPlainMove(*call)) {  // memory spaces do not exist on the CPU: share the buffer
+    PYPTO_CHECK(call && call->is_op, "a tile not computed by a tile op (VerifyKernelProgram refuses it)");
+    if (transforms::IsPlainTileMove(*call)) {  // memory spaces do not exist on the CPU: share the buffer
       tiles_[var.get()] = Tile(call->args[0]);
       return;
     }
@@ -370,9 +296,7 @@ void KernelEmitter::EmitAssign(const VarPtr& var, const ExprPtr& value, const Sp
     names_[var.get()] = name;
     return;
   }
-  throw UserError("unsupported value of type " + std::string(var->type->is<TupleType>() ? "tuple" : "array") +
-                      " in a kernel",
-                  span, "kernels compute tiles and scalars");
+  throw InternalError("a tuple / array value in a kernel (VerifyKernelProgram refuses it)");
 }
 
 KernelEmitter::Slot KernelEmitter::DeclareSlot(const std::string& hint, const TypePtr& type, const Span& span) {
@@ -388,7 +312,7 @@ KernelEmitter::Slot KernelEmitter::DeclareSlot(const std::string& hint, const Ty
   } else if (type->is<TensorType>()) {
     slot.kind = Slot::kTensor;
   } else {
-    throw UserError("unsupported loop-carried / branch value in a kernel (only tiles, scalars and tensors)", span, "");
+    throw InternalError("a tuple / array carry in a kernel (VerifyKernelProgram refuses it)");
   }
   return slot;
 }
@@ -405,8 +329,8 @@ void KernelEmitter::AssignToSlot(const Slot& slot, const ExprPtr& value, const S
     case Slot::kScalar: Line(slot.scalar + " = static_cast<" + slot.ctype + ">(" + Scalar(value) + ");"); return;
     case Slot::kTensor: {
       int idx = TensorIndex(value);
-      PYPTO_USER_CHECK(slot.tensor < 0 || slot.tensor == idx, span,
-                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "");
+      PYPTO_CHECK(slot.tensor < 0 || slot.tensor == idx, "a carried tensor changes parameter (VerifyKernelProgram refuses it)");
+      (void)span;
       return;
     }
   }
@@ -429,12 +353,17 @@ void KernelEmitter::EmitFor(const ForStmt* op) {
     BindToSlot(ia.get(), slot);
     slots.push_back(slot);
   }
-  for (auto& [v, i] : InPlaceCarries(*op)) inplace_[v] = slots[i].tile;
+  // Tiles the body computes straight into their carry's slot (stamped by KernelInPlaceCarries).
+  if (!op->inplace_carries.empty()) {
+    auto* yield = flatten_stmts(op->body).back()->as<YieldStmt>();
+    PYPTO_CHECK(yield != nullptr, "inplace_carries on a loop whose body does not end in a yield");
+    for (int64_t i : op->inplace_carries) inplace_[as_var(yield->values.at(i))] = slots.at(i).tile;
+  }
   const std::string lv = Ident(op->loop_var.get());
   names_[op->loop_var.get()] = lv;
   const std::string start = Scalar(op->start), stop = Scalar(op->stop), step = Scalar(op->step);
   const auto* cstep = op->step->as<ConstInt>();
-  PYPTO_USER_CHECK(!cstep || cstep->value != 0, op->span, "pl.range step must not be 0", "");
+  PYPTO_CHECK(!cstep || cstep->value != 0, "a loop step of 0 (VerifyKernelProgram refuses it)");
   const std::string cmp = (cstep && cstep->value < 0) ? " > " : " < ";
   Line("for (int64_t " + lv + " = " + start + "; " + lv + cmp + "static_cast<int64_t>(" + stop + "); " + lv +
        " += " + step + ") {");
@@ -470,18 +399,17 @@ void KernelEmitter::EmitIf(const IfStmt* op) {
   Line("}");
   for (size_t i = 0; i < op->return_vars.size(); ++i) {
     if (final_slots[i].kind == Slot::kTensor) {
-      PYPTO_USER_CHECK(then_slots[i].tensor == final_slots[i].tensor, op->span,
-                       "both branches must yield the same tensor parameter in a kernel", "");
+      PYPTO_CHECK(then_slots[i].tensor == final_slots[i].tensor,
+                  "branches yield different tensors (VerifyKernelProgram refuses it)");
     }
     BindToSlot(op->return_vars[i].get(), final_slots[i]);
   }
 }
 
 void KernelEmitter::EmitYield(const YieldStmt* op) {
-  PYPTO_USER_CHECK(!yield_targets_.empty(), op->span, "pl.yield_ outside of a loop or branch", "");
+  PYPTO_CHECK(!yield_targets_.empty(), "a yield outside of a loop or branch (VerifyKernelProgram refuses it)");
   std::vector<Slot>& slots = yield_targets_.back();
-  PYPTO_USER_CHECK(slots.size() == op->values.size(), op->span,
-                   "pl.yield_ gives " << op->values.size() << " values for " << slots.size() << " targets", "");
+  PYPTO_CHECK(slots.size() == op->values.size(), "a yield arity mismatch (VerifyKernelProgram refuses it)");
   // A value that is itself a slot of this loop (e.g. swapped carries) is snapshotted first so
   // that assigning one slot cannot clobber a value another assignment still reads.
   std::vector<std::string> scalar_tmps(slots.size());
@@ -512,8 +440,7 @@ void KernelEmitter::EmitYield(const YieldStmt* op) {
       if (srcs[i].buf != s.tile.buf) Line("pypto_kernel::copy(" + s.tile.buf + ", " + srcs[i].buf + ", " + s.tile.numel() + ");");
     } else {
       int idx = TensorIndex(op->values[i]);
-      PYPTO_USER_CHECK(s.tensor < 0 || s.tensor == idx, op->span,
-                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "");
+      PYPTO_CHECK(s.tensor < 0 || s.tensor == idx, "a carried tensor changes parameter (VerifyKernelProgram refuses it)");
       s.tensor = idx;
     }
   }

@@ -110,13 +110,6 @@ class KernelEmitter : public common::CppScalarExprPrinter {
   int tmp_counter_ = 0;
 };
 
-// pl.move between tiles of one dtype: a no-op on the CPU (the result shares the source's buffer).
-bool IsPlainMove(const ir::Call& call);
-
-// Loop-carried tiles a loop body can compute in place: yielded var -> iter_arg index
-// (kernel_inplace_carries.cpp).
-std::map<const ir::Var*, size_t> InPlaceCarries(const ir::ForStmt& loop);
-
 // Tile op handlers, by op name ("tile.add", ...). Each writes the op's value into `dst`.
 using TileOpHandler = std::function<void(KernelEmitter& em, const ir::Call& call, const TileRef& dst)>;
 const TileOpHandler* FindTileOp(const std::string& name);

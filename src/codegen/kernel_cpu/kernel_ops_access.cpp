@@ -6,7 +6,11 @@
 //                               is a copy of the updated t
 //   tile.get_subblock_idx()     0 (the CPU runs one vector lane)
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
+//   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t")      (a tensor value)
+//   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, tr, "t")
 #include "kernel_ops_util.h"
+
+#include "pypto/ir/attrs.h"
 
 namespace pypto::codegen::kernel_cpu {
 
@@ -50,7 +54,28 @@ bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
   return false;
 }
 
+int EmitMscatter(KernelEmitter& em, const Call& call) {
+  TileRef src = em.Tile(call.args[0]), idx = em.Tile(call.args[1]);
+  auto* tt = call.args[2]->type->as<TensorType>();
+  const int t = em.TensorIndex(call.args[2]);
+  em.Line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
+          src.numel() + ", ctx->tensors[" + std::to_string(t) + "], " + RuntimeDType(tt->dtype) + ", \"" +
+          em.TensorName(call.args[2]) + "\")) return;");
+  return t;
+}
+
 void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops) {
+  ops["tile.gather_row"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef d = em.Tile(call.args[0]);
+    auto* tt = call.args[1]->type->as<TensorType>();
+    auto doff = ListArg(call, 2), soff = ListArg(call, 3), shp = ListArg(call, 4);
+    auto* tr = attr_get<bool>(call.attrs, "transpose");
+    auto i64 = [&em](const ExprPtr& e) { return "static_cast<int64_t>(" + em.Scalar(e) + ")"; };
+    em.Line("if (!pypto_kernel::gather_row" + Tpl(d) + "(ctx, " + dst.buf + ", " + d.buf + ", " + d.rows() + ", " +
+            d.cols() + ", " + em.Tensor(call.args[1]) + ", " + RuntimeDType(tt->dtype) + ", " + i64(doff[0]) + ", " +
+            i64(doff[1]) + ", " + i64(soff[0]) + ", " + i64(soff[1]) + ", " + i64(shp[0]) + ", " + i64(shp[1]) + ", " +
+            (tr && *tr ? "true" : "false") + ", \"" + em.TensorName(call.args[1]) + "\")) return;");
+  };
   ops["tile.write"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef t = em.Tile(call.args[0]);
     const std::string flat = em.Fresh("widx"), value = em.Scalar(call.args[2]);

@@ -28,5 +28,7 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
 // The scalar text of tile.read / tile.get_subblock_idx / a system barrier into *out; false for
 // another call (kernel_ops_access.cpp).
 bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
+// tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
+int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 
 }  // namespace pypto::codegen::kernel_cpu

@@ -2,7 +2,8 @@
 // of generated code. The walk and the infix operators are common::CppScalarExprPrinter's
 // (src/codegen/common/cpp_scalar_expr.h, shared with orchestration and HOST codegen); this file
 // supplies what a kernel prints differently: overflow-safe literals, static_cast, the prelude's
-// floordiv / pymod, std::min / max, Var bindings, block index / count, tensor.dim, the errors.
+// floordiv / pymod, std::min / max, Var bindings, block index / count, tensor.dim.
+// VerifyKernelProgram refuses what cannot be printed; the errors left here are InternalErrors.
 #include <cctype>
 #include <cmath>
 #include <cstdint>
@@ -15,7 +16,7 @@ namespace pypto::codegen::kernel_cpu {
 using namespace ir;
 
 std::string CType(DataType t) {
-  if (t == DataType::TASK_ID) throw UserError("TASK_ID values cannot be used inside a kernel", Span{}, "");
+  PYPTO_CHECK(t != DataType::TASK_ID, "a TASK_ID value in a kernel (VerifyKernelProgram refuses it)");
   return common::CppScalarType(t, /*task_id_type=*/"");
 }
 
@@ -36,11 +37,11 @@ std::string StorageKind(DataType t) {
     case DataType::BOOL: return "pypto_kernel::Storage::BOOL";
     case DataType::TASK_ID: break;
   }
-  throw UserError("TASK_ID tiles are not supported", Span{}, "");
+  throw InternalError("a TASK_ID tile in a kernel (VerifyKernelProgram refuses it)");
 }
 
 std::string RuntimeDType(DataType t) {
-  if (t == DataType::TASK_ID) throw UserError("TASK_ID tensors are not supported", Span{}, "");
+  PYPTO_CHECK(t != DataType::TASK_ID, "a TASK_ID tensor in a kernel (VerifyKernelProgram refuses it)");
   return common::CppRuntimeDType(t);
 }
 
@@ -96,11 +97,8 @@ std::string KernelEmitter::cast_text(DataType to, const std::string& value) cons
 std::string KernelEmitter::var_text(const Var* v, const Span& span) {
   auto it = names_.find(v);
   if (it != names_.end()) return it->second;
-  if (tiles_.count(v) || tensors_.count(v)) {
-    throw UserError("'" + v->name + "' is a " + (tiles_.count(v) ? "tile" : "tensor") + ", not a scalar", span, "");
-  }
-  throw UserError("'" + v->name + "' has no value in kernel '" + fn_.name + "'", span,
-                  "a dynamic dimension used in a kernel must appear in the shape of one of its tensor parameters");
+  (void)span;
+  throw InternalError("'" + v->name + "' has no scalar value in kernel '" + fn_.name + "' (VerifyKernelProgram refuses it)");
 }
 
 // Python's // and % (floor, sign of the divisor) are the prelude's floordiv / pymod, computed
@@ -129,15 +127,14 @@ std::string KernelEmitter::print_other(const ExprPtr& e) {
   if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
   if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
   if (call->is_op && call->callee == "tensor.dim") {
-    PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
+    PYPTO_CHECK(call->args.size() == 2, "tensor.dim with " << call->args.size() << " arguments (VerifyKernelProgram refuses it)");
     return "static_cast<int64_t>(" + Tensor(call->args[0]) + ".shapes[" + Scalar(call->args[1]) + "])";
   }
-  throw UserError("'" + call->callee + "' cannot be used as a scalar inside a kernel", e->span,
-                  call->is_op ? "" : "calls to other functions are not supported inside a kernel");
+  throw InternalError("'" + call->callee + "' as a kernel scalar (VerifyKernelProgram refuses it)");
 }
 
 void KernelEmitter::unsupported(const ExprPtr& e) {
-  throw UserError(std::string("unsupported scalar expression (") + to_string(e->kind) + ") in a kernel", e->span, "");
+  throw InternalError(std::string("a ") + to_string(e->kind) + " scalar in a kernel (VerifyKernelProgram refuses it)");
 }
 
 }  // namespace pypto::codegen::kernel_cpu

@@ -193,14 +193,16 @@ const TileOpHandler* FindTileOp(const std::string& name) {
 }
 
 void KernelEmitter::EmitTileOp(const Call* call, const TileRef& dst) {
-  ir::ops::check_kernel_tile_op(*call);   // a tile op of the CPU backend (UserError otherwise)
+  // VerifyKernelProgram checked it is a tile op of the CPU backend (ops::check_kernel_tile_op).
   const TileOpHandler* h = FindTileOp(call->callee);
   PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
   (*h)(*this, *call, dst);
 }
 
 int KernelEmitter::EmitTensorOp(const Call* call) {
-  ir::ops::check_kernel_tensor_op(*call);   // only tile.store yields a tensor in a kernel
+  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter"),
+              "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
+  if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
   TileRef t = Tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;
@@ -212,7 +214,9 @@ int KernelEmitter::EmitTensorOp(const Call* call) {
   auto* tt = call->args[2]->type->as<TensorType>();
   const int idx = TensorIndex(call->args[2]);
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
-  Line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
+  auto* atomic = attr_get<std::string>(call->attrs, "atomic");
+  const std::string helper = atomic && *atomic == "Add" ? "store_add" : "store";   // atomic=Add: adds into t
+  Line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
        tensor_param_names_.at(idx) + "\")) return;");
   return idx;

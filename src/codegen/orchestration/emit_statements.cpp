@@ -1,19 +1,82 @@
 // Statement dispatch and assignments. Each IR statement maps to at most a few C++ lines:
 // tasks (emit_tasks.cpp), tensor ops (op_handlers.cpp), control flow (emit_control_flow.cpp);
 // Var copies, tuple elements and in-place results only rebind names.
+#include <algorithm>
+
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
+namespace {
+
+// A kernel Call whose C++ is one self-contained `{ }` block (emit_tasks.cpp): nothing it
+// declares is used after it, so a run of them can move into a function of its own.
+bool is_self_contained_task(const Stmt& s) {
+  const Expr* e = nullptr;
+  if (auto* ev = s.as<EvalStmt>()) e = ev->expr.get();
+  if (auto* a = s.as<AssignStmt>()) {
+    if (a->var->type->is<TupleType>()) return false;
+    e = a->value.get();
+  }
+  auto* c = e ? e->as<Call>() : nullptr;
+  return c && !c->is_op;
+}
+
+// Calls, counted through loops, branches and scopes.
+size_t count_kernel_calls(const StmtPtr& s) {
+  if (!s) return 0;
+  size_t n = 0;
+  for (auto& st : flatten_stmts(s)) {
+    if (is_self_contained_task(*st)) ++n;
+    if (auto* f = st->as<ForStmt>()) n += count_kernel_calls(f->body);
+    if (auto* i = st->as<IfStmt>()) n += count_kernel_calls(i->then_body) + count_kernel_calls(i->else_body);
+    if (auto* r = st->as<RuntimeScopeStmt>()) n += count_kernel_calls(r->body);
+  }
+  return n;
+}
+
+// Runs of at least kChunkMin such calls are emitted in chunks of at most kChunkSize, each the
+// body of a lambda called in place (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not
+// optimised. g++ -O2 time and memory grow faster than linearly with one function's size (alias
+// walks, register allocation over thousands of inlined Arg methods: 1,000 calls took 40 s and
+// 500 MB); bounded, unoptimised chunks that call the optimised Arg methods build in linear
+// time (3,000 calls: about 2 s) for about 10% more orchestration time per task.
+constexpr size_t kChunkMin = 64;
+constexpr size_t kChunkSize = 64;
+
+}  // namespace
+
+bool Emitter::calls_in_own_blocks() {
+  if (calls_in_own_blocks_ < 0) calls_in_own_blocks_ = count_kernel_calls(fn_->body) >= kChunkMin ? 1 : 0;
+  return calls_in_own_blocks_ == 1;
+}
+
 void Emitter::emit_block_body(const StmtPtr& body) {
   std::vector<StmtPtr> stmts = flatten_stmts(body);
   emit_alloc_batch(batchable_creates(stmts));
-  for (auto& s : stmts) emit_stmt(s);
+  const YieldStmt* outer_yield = block_yield_;
+  block_yield_ = transforms::TrailingYield(stmts);
+  for (size_t i = 0; i < stmts.size();) {
+    size_t run = 0;
+    while (i + run < stmts.size() && is_self_contained_task(*stmts[i + run])) ++run;
+    if (run < kChunkMin || !calls_in_own_blocks()) {
+      for (size_t end = i + std::max<size_t>(run, 1); i < end; ++i) emit_stmt(stmts[i]);
+      continue;
+    }
+    for (size_t end = i + run; i < end;) {
+      blank();
+      open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
+      for (size_t chunk_end = std::min(end, i + kChunkSize); i < chunk_end; ++i) emit_stmt(stmts[i]);
+      close_block("}();");
+    }
+  }
+  block_yield_ = outer_yield;
 }
 
 void Emitter::emit_stmt(const StmtPtr& s) {

@@ -6,8 +6,9 @@
 //   params_tN.add_scalar(to_u64(scale)); // then scalars: floats via to_u64, ints/bools (uint64_t)
 //   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
 //
-// and the call's results are bound to the arguments they alias (the callee's explicit return
-// -> param map): no alias declarations. Tuple-valued calls get a `_tc_N` record.
+// (a Call in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
+// alias (the callee's explicit return -> param map): no alias declarations. Tuple-valued
+// calls get a `_tc_N` record.
 #include <functional>
 
 #include "emitter.h"
@@ -100,6 +101,12 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   const int n = next_task();
   blank();
   line("// Task " + std::to_string(n) + ": " + callee);
+  // In a function of many calls, a Call's Arg (about 1.4 KB) and its helpers live in their
+  // own block: straight-line code then reuses one stack slot instead of growing the frame per
+  // call (thousands of calls would overflow the stack). A Submit's TaskOutputTensors is used
+  // later, so it stays in the enclosing block. Small functions keep the spec's plain form.
+  const bool own_block = call != nullptr && calls_in_own_blocks();
+  if (own_block) open_block("");
   for (size_t i = 0; i < args.size() && i < f->params.size(); ++i) {   // dynamic extents, checked at run time
     auto* at = args[i]->type->as<TensorType>();
     auto* v = as_var(args[i]);
@@ -109,14 +116,15 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   }
   std::string params = scopes_.declare("params_t" + std::to_string(n), false);
   line("Arg " + params + ";");
+  std::vector<std::string> signature;   // func_name_to_signature: NoDep counts as INOUT
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i]->type->is<TensorType>()) continue;
     const char* method = nullptr;
     switch (dirs[i]) {
-      case ArgDirection::In: method = "add_input"; break;
-      case ArgDirection::Out: method = "add_output"; break;
-      case ArgDirection::InOut: method = "add_inout"; break;
-      case ArgDirection::NoDep: method = "add_no_dep"; break;
+      case ArgDirection::In: method = "add_input"; signature.push_back("IN"); break;
+      case ArgDirection::Out: method = "add_output"; signature.push_back("OUT"); break;
+      case ArgDirection::InOut: method = "add_inout"; signature.push_back("INOUT"); break;
+      case ArgDirection::NoDep: method = "add_no_dep"; signature.push_back("INOUT"); break;
       case ArgDirection::Unset:
       case ArgDirection::Scalar:
         PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
@@ -145,6 +153,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
     line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, e.span) + ");");
     line(params + ".add_output(" + info + ");");
+    signature.push_back("OUT");
     runtime_outs[i] = static_cast<int>(k);
   }
   if (sub) {
@@ -164,11 +173,15 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
     if (!g.aic.empty()) core_types_[g.aic] = "AIC";
     if (!g.aiv.empty()) core_types_[g.aiv] = "AIV";
+    for (const std::string& k : {g.aic, g.aiv}) {   // both kernels of a mixed task get the task's list
+      if (!k.empty()) kernel_signatures_.emplace(k, signature);
+    }
     std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
     line("MixedKernels " + mixed + " = {" + aic + ", " + aiv + ", INVALID_KERNEL_ID};");
     submit = "rt_submit_task(" + mixed + ", " + params + ")";
   } else {
     int id = kernel_id(callee);
+    kernel_signatures_.emplace(callee, signature);   // the first submission's
     submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }
@@ -181,18 +194,22 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     line(submit + ";");
   }
   deps_->AfterSubmit(*this, sub, task_outs);
+  if (own_block) close_block();
 
   // Results alias the Out/InOut arguments they write back (ReturnParamsExplicit).
   if (!result) return;
   std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
   std::vector<Binding> elems;
+  std::vector<bool> runtime_allocated;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
     const int p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});
+      runtime_allocated.push_back(true);
       continue;
     }
+    runtime_allocated.push_back(false);
     auto* v = as_var(args[p]);
     PYPTO_CHECK(v, "aliased argument of '" << callee << "' is not a variable");
     elems.push_back(binding_of(v));
@@ -201,6 +218,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     TupleRecord rec;
     rec.key = "_tc_" + std::to_string(next_tuple());
     rec.elements = std::move(elems);
+    rec.runtime_allocated = std::move(runtime_allocated);
     rec.task_outs = task_outs;
     tuples_[result] = std::move(rec);
   } else if (!elems.empty()) {
@@ -214,12 +232,24 @@ void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
   TupleRecord& rec = tuples_[tv];
   size_t i = static_cast<size_t>(g.index);
   if (i < rec.elements.size()) {
+    if (i < rec.runtime_allocated.size() && rec.runtime_allocated[i]) {
+      // A runtime-allocated output keeps its binding: const Tensor& tmp = task_0_outs.get_ref(0);
+      mark_used(rec.elements[i]);
+      std::string name = declare(target);
+      line("const Tensor& " + name + " = " + rec.elements[i].text + ";");
+      rec.elements[i] = Binding{name, {name}};
+      rec.runtime_allocated[i] = false;
+    }
     bind(target, rec.elements[i]);
     return;
   }
   // The element after the kernel results of a Submit is its TaskId.
   PYPTO_CHECK(!rec.task_outs.empty() && i == rec.elements.size(), "tuple index " << i << " out of range (" << rec.key << ")");
   scopes_.use(rec.task_outs);
+  if (const std::string* hoisted = hoisted_task_id(target)) {   // declared before its PTO2_SCOPE
+    line(*hoisted + " = " + rec.task_outs + ".task_id();");
+    return;
+  }
   std::string name = declare(target);
   line("PTO2TaskId " + name + " = " + rec.task_outs + ".task_id();");
 }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
@@ -66,7 +67,25 @@ struct Binding {
 struct TupleRecord {
   std::string key;
   std::vector<Binding> elements;
+  std::vector<bool> runtime_allocated;   // per element: `task_outs.get_ref(k)` (gets a const Tensor& name)
   std::string task_outs;   // "" for a plain Call
+};
+
+class Emitter;
+
+// The shared TaskId lowering's view of an Emitter (task_ids.cpp): slot-loop indices are
+// declared in a C++ block of their own.
+class L2TaskIdWriter : public common::TaskIdWriter {
+ public:
+  explicit L2TaskIdWriter(Emitter& e) : e_(e) {}
+  void line(const std::string& text) override;
+  void open_block(const std::string& header) override;
+  void close_block() override;
+  std::string slot_index() override;
+  void release_slot_index() override;
+
+ private:
+  Emitter& e_;
 };
 
 class Emitter : public common::CppScalarExprPrinter {
@@ -77,7 +96,7 @@ class Emitter : public common::CppScalarExprPrinter {
   // ---- output ----
   void line(const std::string& text);
   void blank();
-  void open_block(const std::string& header);   // "<header> {" and a new C++ block
+  void open_block(const std::string& header);   // "<header> {" ("{" for "") and a new C++ block
   void close_block(const std::string& footer = "}");
   void end_block();                             // close_block without printing the brace
 
@@ -110,6 +129,9 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
+  // True when the function has 64 or more kernel calls (emit_statements.cpp): each Call then
+  // gets its own `{ }` block (one stack slot for all their Args) and long runs are chunked.
+  bool calls_in_own_blocks();
   // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
   static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
@@ -129,6 +151,12 @@ class Emitter : public common::CppScalarExprPrinter {
   void emit_if(const ir::IfStmt& s);
   void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
+  // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
+  // carries out (transforms::TaskIdsCarriedOutOfScope), or null.
+  const std::string* hoisted_task_id(const ir::Var* v) const {
+    auto it = hoisted_task_ids_.find(v);
+    return it == hoisted_task_ids_.end() ? nullptr : &it->second;
+  }
 
   // ---- shared state ----
   const ir::ProgramPtr& program() const { return program_; }
@@ -139,8 +167,12 @@ class Emitter : public common::CppScalarExprPrinter {
   int kernel_id(const std::string& callee);
   std::map<std::string, int>& kernel_ids() { return kernel_ids_; }
   std::map<std::string, std::string>& core_types() { return core_types_; }
+  // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
+  // order, recorded at its first submission (anchor §15).
+  std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
   std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
   DependencyEmitter& deps() { return *deps_; }
+  common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
   // Views made by tensor.slice: emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
@@ -181,13 +213,19 @@ class Emitter : public common::CppScalarExprPrinter {
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
+  const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
+  std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
+  std::map<std::string, std::vector<std::string>> kernel_signatures_;
   std::unique_ptr<DependencyEmitter> deps_;
+  L2TaskIdWriter task_id_writer_{*this};
+  common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   bool at_block_start_ = true;   // no blank line right after `{`
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
+  int calls_in_own_blocks_ = -1;   // not yet counted
 
  public:
   std::vector<YieldTarget>& yield_targets() { return yield_targets_; }

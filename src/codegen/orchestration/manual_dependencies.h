@@ -50,7 +50,7 @@ class DependencyEmitter {
   virtual ~DependencyEmitter() = default;
   // Explicit dependencies and predicate of a task (a Submit or a plain Call), emitted after the
   // Arg's slots and before the submit line. `params` is the Arg's name (`params_t3`). Edges:
-  // the user's Submit::deps, then compiler-derived Call attrs["compiler_manual_dep_edges"],
+  // the user's Submit::deps, then the compiler-derived compiler_manual_dep_edges field,
   // deduplicated by Var.
   virtual void EmitTaskDependencies(Emitter& e, const ir::Expr& task, const std::string& params);
   // After the submit line; `task_outs` names the TaskOutputTensors ("" for a plain Call).

@@ -17,7 +17,7 @@ void check_kernel_tile_op(const Call& call) {
 }
 
 void check_kernel_tensor_op(const Call& call) {
-  PYPTO_USER_CHECK(call.is_op && call.callee == "tile.store", call.span,
+  PYPTO_USER_CHECK(call.is_op && (call.callee == "tile.store" || call.callee == "tile.mscatter"), call.span,
                    "op '" << call.callee << "' cannot be used inside a kernel on the CPU backend",
                    "kernels write tensors with pl.store(tile, offsets, tensor)");
 }

@@ -13,6 +13,9 @@ namespace pypto::ir::ops {
 
 // Registration functions, one per op namespace; called once by OpRegistry::global().
 void register_tensor_ops(OpRegistry& r);
+void register_tensor_compute_ops(OpRegistry& r);   // tensor.<op> mirrors of tile ops (tensor_compute_ops.cpp)
+// The <op> names of those mirrors: {"add", "sub", ..., "matmul", "cast", "full"}.
+const std::vector<std::string>& tensor_compute_op_names();
 void register_tile_ops(OpRegistry& r);
 void register_system_ops(OpRegistry& r);
 void register_array_ops(OpRegistry& r);
@@ -23,6 +26,8 @@ void register_tile_layout_ops(OpRegistry& r);
 void register_tile_matmul_ops(OpRegistry& r);
 void register_tile_accelerator_ops(OpRegistry& r);
 void register_tile_access_ops(OpRegistry& r);   // tile_ops_access.cpp
+// tile.store's atomic= attr: absent, "None_" or "Add" (FP32/FP16/INT32/INT16/INT8 only).
+void check_store_atomic(const Attrs& attrs, DataType tensor_dtype, const Span& span);
 
 const TensorType* expect_tensor(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 const TileType* expect_tile(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);

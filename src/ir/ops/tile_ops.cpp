@@ -148,8 +148,9 @@ void register_tile_ops(OpRegistry& r) {
            return TileType::make(std::move(shapes), t->dtype, mem);
          });
 
-  add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {}, "Store a tile into a tensor at offsets; the result is the tensor.",
-         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+  add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {"atomic"},
+         "Store a tile into a tensor at offsets; the result is the tensor. atomic=\"Add\" adds into it instead.",
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* tile = expect_tile("tile.store", "tile", args[0], span);
            auto offsets = expect_int_list("tile.store", "offsets", args[1], span);
            auto* t = expect_tensor("tile.store", "tensor", args[2], span);
@@ -162,6 +163,7 @@ void register_tile_ops(OpRegistry& r) {
                             "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
                             "convert the tile first with pl.cast(tile, dtype)");
            check_block_inside("tile.store", offsets, tile->shape, t, span);
+           check_store_atomic(attrs, t->dtype, span);
            return args[2]->type;
          });
 

@@ -5,6 +5,10 @@
 //   tile.write(t, [i, j], v)      -> type of t, t updated in place (v must have t's dtype)
 //   tile.get_subblock_idx()       -> Scalar[INDEX], 0 on the CPU (one vector lane)
 //   system.sync_src / sync_dst / bar_v / bar_m / bar_all  -> no value; no-ops on the CPU
+//   tile.mscatter(src, idx, out)  -> type of out: out.flat[idx[i, j]] = src[i, j] (last wins)
+//   tile.gather_row(dst, src, [do0, do1], [so0, so1], [r, c]) -> type of dst, dst updated in place
+//                                 with src[so0:so0+r, so1:so1+c] (transpose=True: placed as [c, r])
+//   tile.store(..., atomic="Add") -> adds into the tensor (checked here: check_store_atomic)
 #include "../describe.h"
 #include "op_util.h"
 #include "tile_op_helpers.h"
@@ -36,7 +40,35 @@ const TileType* check_indices(const std::string& op, const Args& args, const Spa
   return t;
 }
 
+void dtype_in(const std::string& op, const std::string& what, DataType d, std::initializer_list<DataType> ok,
+              const Span& span) {
+  std::string names;
+  for (DataType o : ok) {
+    if (o == d) return;
+    names += std::string(names.empty() ? "" : ", ") + to_string(o);
+  }
+  throw UserError(op + ": " + what + " dtype must be one of " + names + ", got " + to_string(d), span, "");
+}
+
+int64_t const_or(const ExprPtr& e, int64_t def) {
+  auto* c = e->as<ConstInt>();
+  return c ? c->value : def;
+}
+
 }  // namespace
+
+void check_store_atomic(const Attrs& attrs, DataType dtype, const Span& span) {
+  if (!attrs.count("atomic")) return;
+  auto* a = attr_get<std::string>(attrs, "atomic");
+  PYPTO_USER_CHECK(a && (*a == "None_" || *a == "Add"), span,
+                   "tile.store: atomic must be pl.AtomicType.None_ or pl.AtomicType.Add", "");
+  if (*a == "Add") {
+    const bool ok = dtype == DataType::FP32 || dtype == DataType::FP16 || dtype == DataType::INT32 ||
+                    dtype == DataType::INT16 || dtype == DataType::INT8;
+    PYPTO_USER_CHECK(ok, span, "tile.store: atomic=Add supports FP32, FP16, INT32, INT16 and INT8, got " << to_string(dtype),
+                     "store a tile of a supported dtype (pl.cast) or store without atomic=");
+  }
+}
 
 void register_tile_access_ops(OpRegistry& r) {
   add_op(r, "tile.read", {"tile", "indices"}, {}, "One element of a tile as a scalar: pl.tile.read(t, [i, j]).",
@@ -54,6 +86,51 @@ void register_tile_access_ops(OpRegistry& r) {
                             std::string("convert it first: pl.cast(v, pl.") + to_string(t->dtype) + ")");
            return args[0]->type;
          });
+  add_op(r, "tile.mscatter", {"src", "idx", "output_tensor"}, {},
+         "Scatter a tile into a tensor by flat row-major index: out.flat[idx[i, j]] = src[i, j]; the result is the tensor.",
+         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* s = expect_tile("tile.mscatter", "src", args[0], span);
+           auto* i = expect_tile("tile.mscatter", "idx", args[1], span);
+           auto* t = expect_tensor("tile.mscatter", "output_tensor", args[2], span);
+           dtype_in("tile.mscatter", "src", s->dtype,
+                                         {DataType::FP16, DataType::FP32, DataType::INT16, DataType::INT32}, span);
+           dtype_in("tile.mscatter", "idx", i->dtype, {DataType::INT32}, span);
+           PYPTO_USER_CHECK(shape_equal(i->shape, s->shape), span,
+                            "tile.mscatter: idx " << describe(args[1]->type) << " must have src's shape", "");
+           PYPTO_USER_CHECK(t->dtype == s->dtype, span,
+                            "tile.mscatter: output_tensor dtype " << to_string(t->dtype) << " differs from src dtype "
+                                                                 << to_string(s->dtype),
+                            "convert the tile with pl.cast(tile, dtype)");
+           return args[2]->type;
+         });
+  tile_helpers::add_op_opt(
+      r, "tile.gather_row", {"dst", "src", "dst_offset", "src_offset", "shapes"}, 5, {"transpose"},
+      "Copy src[so0:so0+r, so1:so1+c] of a tensor into tile dst at (do0, do1), in place ([c, r] with transpose=True).",
+      [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+        auto* d = tile_helpers::expect_2d("tile.gather_row", "dst", args[0], span);
+        auto* s = expect_tensor("tile.gather_row", "src", args[1], span);
+        PYPTO_USER_CHECK(s->shape.size() == 2, span, "tile.gather_row: src must be a 2-D tensor, got " << describe(args[1]->type), "");
+        PYPTO_USER_CHECK(s->dtype == d->dtype, span,
+                         "tile.gather_row: src dtype " << to_string(s->dtype) << " differs from dst dtype " << to_string(d->dtype), "");
+        auto doff = expect_int_list("tile.gather_row", "dst_offset", args[2], span);
+        auto soff = expect_int_list("tile.gather_row", "src_offset", args[3], span);
+        auto shp = tile_helpers::expect_const_shape("tile.gather_row", "shapes", args[4], span);
+        PYPTO_USER_CHECK(doff.size() == 2 && soff.size() == 2 && shp.size() == 2, span,
+                         "tile.gather_row: dst_offset, src_offset and shapes must have 2 entries each", "");
+        expect_bool_attr("tile.gather_row", attrs, "transpose", span);
+        auto* tr = attr_get<bool>(attrs, "transpose");
+        int64_t h = const_or(shp[0], -1), w = const_or(shp[1], -1);
+        if (tr && *tr) std::swap(h, w);
+        const int64_t extent[2] = {h, w};
+        for (int k = 0; k < 2; ++k) {
+          const int64_t o = const_or(doff[k], -1), n = const_or(d->shape[k], -1);
+          PYPTO_USER_CHECK(o < 0 || n < 0 || o + extent[k] <= n, span,
+                           "tile.gather_row: block [" << o << ", " << o + extent[k] << ") of dst dimension " << k
+                                                      << " is outside the tile's " << n,
+                           "");
+        }
+        return args[0]->type;
+      });
   add_op(r, "tile.get_subblock_idx", {}, {}, "Which vector lane runs a split kernel; always 0 on the CPU.",
          [](const Args&, const Attrs&, const Span&) -> TypePtr { return ScalarType::make(DataType::INDEX); });
   for (const char* name : {"system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m", "system.bar_all"}) {

@@ -215,7 +215,7 @@ TEST(ManualCodegen, DynamicParallelTripCountIsRejected) {
   }
 }
 
-// Compiler-derived edges (Call attrs["compiler_manual_dep_edges"]) are best-effort: one that no
+// Compiler-derived edges (the typed Call::compiler_manual_dep_edges) are best-effort: one that no
 // longer resolves is skipped silently; a live one is emitted like a user edge. Duplicates merge.
 TEST(ManualCodegen, CompilerEdgesAreSkippedWhenUnresolvableAndEdgesDeduplicate) {
   auto x = V("x", T16()), out = V("out", T16());
@@ -223,8 +223,8 @@ TEST(ManualCodegen, CompilerEdgesAreSkippedWhenUnresolvableAndEdgesDeduplicate) 
   auto dead = submit(inner, "stage", {x, out}, {}, {}, nullptr, "t_dead");
   std::vector<StmtPtr> body{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, SeqStmts::make(inner))};
   auto live = submit(body, "stage", {x, out}, {}, {}, nullptr, "t_live");
-  Attrs a{{"compiler_manual_dep_edges", std::vector<ExprPtr>{dead.tid, live.tid, live.tid}}};
-  body.push_back(AssignStmt::make(V("o", T16()), Call::make_func("stage", {x, out}, T16(), {}, {}, a)));
+  ExprPtr call = with_compiler_dep_edges(Call::make_func("stage", {x, out}, T16()), {dead.tid, live.tid, live.tid});
+  body.push_back(AssignStmt::make(V("o", T16()), call));
   submit(body, "stage", {x, out}, {live.tid, live.tid});
   auto code = generate(with_main(body, {x, out}, {ParamDirection::In, ParamDirection::Out}, false)).code;
   EXPECT_EQ(code.find("= t_dead;"), std::string::npos) << code;

@@ -25,7 +25,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         // Task 0: double_x
         Arg params_t0;
         params_t0.add_input(ext_x);
-        params_t0.add_output(ext_y);
+        params_t0.add_inout(ext_y);
         PTO2_SOURCE_SITE(params_t0, "program.py", 20);
         rt_submit_aiv_task(0, params_t0);
 

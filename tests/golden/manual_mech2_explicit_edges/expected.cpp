@@ -30,11 +30,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t0.add_output(params_t0_out0_ci);
         PTO2_SOURCE_SITE(params_t0, "mech2_explicit_edges.py", 25);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
+        const Tensor& tmp = task_0_outs.get_ref(0);
         PTO2TaskId prep_tid = task_0_outs.task_id();
 
         // Task 1: consume
         Arg params_t1;
-        params_t1.add_input(task_0_outs.get_ref(0));
+        params_t1.add_input(tmp);
         params_t1.add_output(ext_out);
         PTO2TaskId params_t1_deps[1];
         uint32_t params_t1_deps_count = 0;

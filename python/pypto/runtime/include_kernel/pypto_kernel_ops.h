@@ -478,3 +478,96 @@ inline bool tile_set(const PTO2KernelContext* ctx, C* t, int64_t n, int64_t flat
 }
 
 }  // namespace pypto_kernel
+
+namespace pypto_kernel {
+
+// ---------------------------------------------------------------------------------------------
+// store(atomic=Add): adds the tile into the tensor box element by element with a compare-and-
+// swap on the element's storage bits, so concurrent kernels adding into one tensor (split-K)
+// never lose an update.
+//
+//     if (!pypto_kernel::store_add<Storage::F32>(ctx, t, ctx->tensors[2], DataType::FLOAT32, 2, off, shp, "c")) return;
+template <Storage S, class C>
+inline void atomic_add_elem(void* base, int64_t i, C v) {
+  constexpr int kBytes = elem_bytes<S>();
+  using U = typename std::conditional<kBytes == 4, uint32_t,
+            typename std::conditional<kBytes == 2, uint16_t,
+            typename std::conditional<kBytes == 8, uint64_t, uint8_t>::type>::type>::type;
+  U* p = static_cast<U*>(base) + i;
+  U old = __atomic_load_n(p, __ATOMIC_RELAXED);
+  for (;;) {
+    U next = old;
+    write_elem<S, C>(&next, 0, static_cast<C>(read_elem<S, C>(&old, 0) + v));
+    if (__atomic_compare_exchange_n(p, &old, next, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) return;
+  }
+}
+
+template <Storage S, class C>
+inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
+                      const int64_t* off, const int64_t* shp, const char* name) {
+  if (!check_box(ctx, t, want, rank, off, shp, "store", name)) return false;
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
+  const int64_t last_stride = t.strides[rank - 1];
+  for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
+    for (int64_t j = 0; j < n; ++j) atomic_add_elem<S, C>(t.data, e + j * last_stride, tile[ti + j]);
+  });
+  return true;
+}
+
+// mscatter: out.flat[idx[k]] = src[k] for k in [0, n), flat row-major over the tensor's logical
+// shape, in order (the last write wins). An index outside the tensor fails the run.
+template <Storage S, class C, class I>
+inline bool mscatter(const PTO2KernelContext* ctx, const C* src, const I* idx, int64_t n, const Tensor& t,
+                     DataType want, const char* name) {
+  const int rank = static_cast<int>(t.ndims);
+  int64_t off[PTO2_MAX_DIMS] = {}, shp[PTO2_MAX_DIMS] = {};
+  int64_t total = 1;
+  for (int a = 0; a < rank; ++a) {
+    shp[a] = static_cast<int64_t>(t.shapes[a]);
+    total *= shp[a];
+  }
+  if (!check_box(ctx, t, want, rank, off, shp, "mscatter", name)) return false;
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t flat = static_cast<int64_t>(idx[k]);
+    if (flat < 0 || flat >= total) return index_fail(ctx, "tile.mscatter", flat, total);
+    int64_t e = t.offset;
+    for (int a = rank - 1; a >= 0; --a) {
+      e += (flat % shp[a]) * t.strides[a];
+      flat /= shp[a];
+    }
+    write_elem<S, C>(t.data, e, src[k]);
+  }
+  return true;
+}
+
+// gather_row: dst[do0 + i, do1 + j] = t[so0 + i, so1 + j] for the [r, c] block (transposed:
+// dst[do0 + j, do1 + i]), written into dst in place; out (if another buffer) gets a copy.
+template <Storage S, class C>
+inline bool gather_row(const PTO2KernelContext* ctx, C* out, C* dst, int64_t dr, int64_t dc, const Tensor& t,
+                       DataType want, int64_t do0, int64_t do1, int64_t so0, int64_t so1, int64_t r, int64_t c,
+                       bool transpose, const char* name) {
+  const int64_t off[2] = {so0, so1}, shp[2] = {r, c};
+  if (!check_box(ctx, t, want, 2, off, shp, "gather_row", name)) return false;
+  const int64_t pr = transpose ? c : r, pc = transpose ? r : c;
+  if (do0 < 0 || do1 < 0 || pr > dr - do0 || pc > dc - do1) {
+    char msg[200];
+    std::snprintf(msg, sizeof msg, "gather_row: block [%lld, %lld] at (%lld, %lld) is outside the [%lld, %lld] tile",
+                  static_cast<long long>(pr), static_cast<long long>(pc), static_cast<long long>(do0),
+                  static_cast<long long>(do1), static_cast<long long>(dr), static_cast<long long>(dc));
+    ctx->fail(msg);
+    return false;
+  }
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, 2, off, shp, false);  // race checker
+  for (int64_t i = 0; i < r; ++i) {
+    for (int64_t j = 0; j < c; ++j) {
+      const C v = read_elem<S, C>(t.data, t.offset + (so0 + i) * t.strides[0] + (so1 + j) * t.strides[1]);
+      if (transpose) dst[(do0 + j) * dc + do1 + i] = v;
+      else dst[(do0 + i) * dc + do1 + j] = v;
+    }
+  }
+  copy(out, dst, dr * dc);
+  return true;
+}
+
+}  // namespace pypto_kernel

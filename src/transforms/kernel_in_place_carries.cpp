@@ -1,19 +1,26 @@
-// CPU kernel code generation: which loop-carried tiles can be computed in place.
+// KernelInPlaceCarries (kernel pipeline)
 //
-// A loop body ending in `pl.yield_(v0, v1, ...)` copies each yielded tile into its carry slot.
-// When v_i is computed by a top-level tile op of the body, has the carry's type, is yielded only
-// at position i, and carry i is not read after that op (nor by the yield), the op can write
-// straight into carry i's slot and the copy disappears: `acc = pl.add(acc, x)` updates acc's
-// buffer in place. Element-wise helpers of the prelude allow the destination to be an operand;
-// matmul / matmul_acc must not have the carry as an `a` / `b` operand (acc is fine).
+// What: stamps ForStmt::inplace_carries on the loops of every kernel: the iter_arg indices
+//   whose yielded tile the body can compute straight into the carry's storage. A loop body
+//   ending in `pl.yield_(v0, v1, ...)` copies each yielded tile into its carry slot; when v_i
+//   is computed by a top-level tile op of the body, has the carry's type, is yielded only at
+//   position i, and carry i (or a rebinding of it) is not read after that op, the op can write
+//   carry i's storage directly and the copy disappears:
+//       for i, (acc,) in pl.range(0, 4, 1, init_values=(acc0,)):        pl.range(0, 4, 1, init_values=(acc0,),
+//           acc_next = pl.add(acc, x)                             ==>            inplace_carries=[0])
+//           acc_out = pl.yield_(acc_next)
+//   Element-wise helpers of the prelude allow the destination to be an operand; matmul /
+//   matmul_acc must not have the carry as an `a` / `b` operand (acc is fine).
+// Input invariants: none. Output: InPlaceCarriesFound.
+// Why: the CPU kernel backend writes those tiles in place; it decides nothing.
 #include <algorithm>
 
-#include "kernel_emitter.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
 
-namespace pypto::codegen::kernel_cpu {
+namespace pypto::transforms {
 
 using namespace ir;
 
@@ -44,17 +51,40 @@ bool ExprReads(const ExprPtr& e, const Var* v) {
   return r.found;
 }
 
+// Stamps every loop of a kernel body (inner loops first).
+struct Stamper : IRMutator {
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    auto* loop = s->as<ForStmt>();
+    std::vector<int64_t> carries = InPlaceCarriesOf(*loop);
+    if (carries == loop->inplace_carries) return s;
+    return std::static_pointer_cast<const ForStmt>(s)->with_inplace_carries(std::move(carries));
+  }
+  using IRMutator::mutate_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (!fn->is_kernel()) continue;
+    Stamper s;
+    FunctionPtr stamped = s.mutate_function(fn);
+    if (stamped != fn) out = out->with_function(stamped);
+  }
+  return out;
+}
+
 }  // namespace
 
-bool IsPlainMove(const Call& call) {
+bool IsPlainTileMove(const Call& call) {
   if (!call.is_op || call.callee != "tile.move" || call.args.empty()) return false;
   auto* src = call.args[0]->type ? call.args[0]->type->as<TileType>() : nullptr;
   auto* dst = call.type ? call.type->as<TileType>() : nullptr;
   return src && dst && src->dtype == dst->dtype;
 }
 
-std::map<const Var*, size_t> InPlaceCarries(const ForStmt& loop) {
-  std::map<const Var*, size_t> out;
+std::vector<int64_t> InPlaceCarriesOf(const ForStmt& loop) {
+  std::vector<int64_t> out;
   std::vector<StmtPtr> stmts = flatten_stmts(loop.body);
   if (stmts.empty()) return out;
   auto* yield = stmts.back()->as<YieldStmt>();
@@ -88,7 +118,7 @@ std::map<const Var*, size_t> InPlaceCarries(const ForStmt& loop) {
       auto* a = stmts[j]->as<AssignStmt>();
       const Var* src = a ? as_var(a->value) : nullptr;
       if (a && !src) {
-        if (auto* c = a->value->as<Call>(); c && IsPlainMove(*c)) src = as_var(c->args[0]);
+        if (auto* c = a->value->as<Call>(); c && IsPlainTileMove(*c)) src = as_var(c->args[0]);
       }
       if (src && std::find(aliases.begin(), aliases.end(), src) != aliases.end()) aliases.push_back(a->var.get());
     }
@@ -97,9 +127,13 @@ std::map<const Var*, size_t> InPlaceCarries(const ForStmt& loop) {
       for (const Var* al : aliases) read_later = read_later || StmtReads(stmts[j], al);
     }
     if (read_later) continue;
-    out[v] = i;
+    out.push_back(static_cast<int64_t>(i));
   }
   return out;
 }
 
-}  // namespace pypto::codegen::kernel_cpu
+Pass KernelInPlaceCarries() {
+  return Pass{"KernelInPlaceCarries", {}, {IRProperty::InPlaceCarriesFound}, Run, /*invalidated=*/{}};
+}
+
+}  // namespace pypto::transforms

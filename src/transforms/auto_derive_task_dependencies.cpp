@@ -1,0 +1,907 @@
+// AutoDeriveTaskDependencies
+//
+// What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
+//   hand-placed pl.scope() / pl.manual_scope(), no user pl.submit / task_dummy / TaskId
+//   arrays, no kernel call under an if), finds every pair of task accesses that conflict
+//   (read/write, write/read, write/write on regions of the same storage that may overlap) and
+//   orders each pair with a compiler edge (Call/Submit::compiler_manual_dep_edges):
+//     * same iteration: the consumer names the producer's TaskId (the producer call becomes a
+//       pl.submit so it has one);
+//     * loop-carried (producer in an earlier iteration of a pl.range): the consumer names a
+//       TaskId iter_arg of that loop, yielded by the producer (chains through the producer's or
+//       consumer's own carried edges cover older iterations);
+//     * fan-in from an inner loop: a TaskId carry through the loop, declared at the lowest
+//       common loop of producer and consumer (a pl.parallel(N) carry is an array of N ids).
+//   Regions are offsets / extents polynomial in loop variables and symbols (affine_region.h),
+//   so disjoint tiles (`i * 32` vs `(i + 1) * 32`) get no edge. When every hazard is ordered
+//   by an edge the body becomes a compiler-owned MANUAL runtime scope (nothing tracked at run
+//   time); otherwise it stays AUTO with the edges on top, and each tensor argument whose every
+//   hazard is covered is demoted (In -> NoDep, InOut -> Out) so the runtime skips tracking it.
+//       c = self.k(a, c)                        with pl.manual_scope():
+//       d = self.k(c, d)              ==>           c, k_task = pl.submit(self.k, a, c, ...)
+//                                                   d = self.k(c, d, ..., compiler_manual_dep_edges=[k_task])
+//   The verdict is stamped on the function: attrs["auto_deps"] = "manual: ..." | "auto: ..."
+//   | "fallback: <reason>" (visible in PYPTO_DUMP_IR).
+// Input invariants: CallDirectionsDerived, ReturnParamsExplicit. Runs before
+//   MaterializeRuntimeScopes (a MANUAL body gets no nested AUTO scopes) and ClassifyIterArgCarry
+//   (which classifies the TaskId carries it adds).
+// Output invariants: SSA; every compiler edge names a TaskId visible at its consumer.
+// Why: automatic tracking costs an OverlapMap lookup/insert per tensor per task at run time;
+//   what the compiler can prove it need not track. Parameters are assumed not to alias each
+//   other (the runtime's own contract for distinct arguments).
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "affine_region.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+struct Loop {
+  const ForStmt* stmt = nullptr;
+  std::set<const Var*> defs;       // loop var, iter_args and every Var defined in the body
+  std::optional<int64_t> step, trip;
+  bool parallel = false;
+  int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
+};
+
+// A view of storage: the roots it may be (tensor params / creates) and its box in the root.
+struct Region {
+  std::set<const Var*> roots;
+  bool whole = false;              // box unknown: the whole root
+  std::vector<Poly> off, ext;
+};
+
+struct Access {
+  Region r;
+  bool read = false, write = false;
+  size_t arg = 0;
+  bool uncovered = false;          // some hazard through this access has no edge
+};
+
+struct Task;
+struct Edge {
+  Task* from;
+  Loop* carried;                   // null: same iteration; else the loop whose carry names it
+};
+
+struct Task {
+  int pos = 0;
+  StmtPtr stmt;
+  const Call* call = nullptr;
+  std::vector<Loop*> loops;        // enclosing loops, outermost first
+  std::vector<Access> acc;
+  std::vector<Edge> edges;
+  bool need_tid = false;
+};
+
+class Analyzer {
+ public:
+  Analyzer(const Program& prog, const Function& fn) : prog_(prog), fn_(fn) {}
+
+  FunctionPtr Run();
+
+ private:
+  // ---- scan ----
+  void scan(const StmtPtr& s, std::vector<Loop*>& loops);
+  void scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops);
+  void collect_accesses(Task& t);
+  void note_def(const Var* v, const std::vector<Loop*>& loops) {
+    for (Loop* l : loops) l->defs.insert(v);
+  }
+  void fallback(const std::string& why) {
+    if (fallback_.empty()) fallback_ = why;
+  }
+  std::optional<Poly> poly(const ExprPtr& e, int depth = 0);
+  Region region_of(const Var* v);
+  Region region_of_type(const Var* root, const TypePtr& t);
+  const Var* alias_arg(const Call& c, size_t result);
+
+  // ---- derive ----
+  bool overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist);
+  bool covers(const Access& a, const Access& b);
+  bool fanin_ok(Task* t, size_t level);
+  bool self_chained(Task* t, size_t level);
+  void derive();
+  void hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
+
+  // ---- rewrite ----
+  StmtPtr rewrite_body();
+  void rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out);
+
+  const Program& prog_;
+  const Function& fn_;
+  std::string fallback_;
+  std::vector<std::unique_ptr<Loop>> loops_;
+  std::map<const ForStmt*, Loop*> loop_of_;
+  std::vector<std::unique_ptr<Task>> tasks_;
+  std::map<const Stmt*, Task*> task_of_;
+  std::map<const Var*, ExprPtr> def_;                            // AssignStmt values
+  std::map<const Var*, std::pair<const ForStmt*, size_t>> carry_site_;   // iter_arg / for rv
+  std::map<const Var*, std::pair<const IfStmt*, size_t>> if_site_;
+  std::map<const Var*, Loop*> created_in_;                       // tensor.create root -> loop (null: top)
+  std::set<const Var*> manual_roots_;
+  Poly::Bounds bounds_;                                          // atoms with a known range
+  std::map<const Var*, Region> region_memo_;
+  std::set<const Var*> in_progress_;
+  std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
+  // Accesses per root in program order: all of them, and the writes only.
+  std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_, writes_by_root_;
+  std::map<std::pair<Task*, size_t>, int> chained_memo_;
+  int pos_ = 0;
+  int uncovered_ = 0, edges_ = 0;
+  std::string first_uncovered_;
+  // rewrite state
+  std::map<const ForStmt*, std::vector<Task*>> carries_;
+  std::map<std::pair<const ForStmt*, Task*>, ExprPtr> carry_ia_;
+  std::map<const Var*, std::pair<VarPtr, VarPtr>> remap_;
+  bool manual_ = false;
+  int demoted_ = 0;
+};
+
+std::optional<int64_t> const_of(const ExprPtr& e) {
+  if (auto* c = e->as<ConstInt>()) return c->value;
+  return std::nullopt;
+}
+
+bool is_task_call(const Program& prog, const ExprPtr& e) {
+  auto* c = e ? e->as<Call>() : nullptr;
+  if (!c || c->is_op) return false;
+  FunctionPtr f = prog.get(c->callee);
+  return f && (f->is_kernel() || f->type == FunctionType::Group);
+}
+
+bool contains_task(const Program& prog, const StmtPtr& s) {
+  if (!s) return false;
+  for (auto& st : flatten_stmts(s)) {
+    if (auto* a = st->as<AssignStmt>(); a && (is_task_call(prog, a->value) || a->value->is<Submit>())) return true;
+    if (auto* e = st->as<EvalStmt>(); e && (is_task_call(prog, e->expr) || e->expr->is<Submit>())) return true;
+    if (auto* f = st->as<ForStmt>(); f && contains_task(prog, f->body)) return true;
+    if (auto* i = st->as<IfStmt>(); i && (contains_task(prog, i->then_body) || contains_task(prog, i->else_body))) return true;
+    if (auto* r = st->as<RuntimeScopeStmt>(); r && contains_task(prog, r->body)) return true;
+  }
+  return false;
+}
+
+// Ops an analysed region may contain: views, allocation, scalar reads (the orchestrator's
+// reads wait for untracked writers at run time).
+bool allowed_op(const std::string& op) {
+  return op == "tensor.create" || op == "tensor.slice" || op == "tensor.transpose" || op == "tensor.dim" ||
+         op == "tensor.read";
+}
+
+void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
+  for (const StmtPtr& st : flatten_stmts(s)) {
+    if (!fallback_.empty()) return;
+    switch (st->kind) {
+      case NodeKind::AssignStmt: {
+        auto* a = st->as<AssignStmt>();
+        note_def(a->var.get(), loops);
+        if (a->value->is<Submit>()) return fallback("a pl.submit in the region (user TaskIds)");
+        if (is_task_call(prog_, a->value)) {
+          def_[a->var.get()] = a->value;
+          scan_task(st, *a->value->as<Call>(), loops);
+          break;
+        }
+        if (auto* c = a->value->as<Call>()) {
+          if (!c->is_op) return fallback("a call to non-kernel function '" + c->callee + "'");
+          if (!allowed_op(c->callee)) return fallback("op " + c->callee + " in the region");
+          if (c->callee == "tensor.create") {
+            created_in_[a->var.get()] = loops.empty() ? nullptr : loops.back();
+            if (auto* m = attr_get<bool>(c->attrs, "manual_dep"); m && *m) manual_roots_.insert(a->var.get());
+          }
+          if (c->callee == "tensor.dim") bounds_[a->var.get()] = Poly::Bound{0, std::nullopt};
+        }
+        if (a->var->type->is<ScalarType>() && is_task_id(a->var->type)) return fallback("TaskId values in the region");
+        if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
+        def_[a->var.get()] = a->value;
+        break;
+      }
+      case NodeKind::EvalStmt: {
+        auto* e = st->as<EvalStmt>();
+        if (e->expr->is<Submit>()) return fallback("a pl.submit in the region (user TaskIds)");
+        if (is_task_call(prog_, e->expr)) {
+          scan_task(st, *e->expr->as<Call>(), loops);
+          break;
+        }
+        auto* c = e->expr->as<Call>();
+        if (!c || !c->is_op || !allowed_op(c->callee)) return fallback("a statement with effects the analysis does not model");
+        break;
+      }
+      case NodeKind::ForStmt: {
+        auto* f = st->as<ForStmt>();
+        auto l = std::make_unique<Loop>();
+        l->stmt = f;
+        l->parallel = f->for_kind == ForKind::Parallel;
+        l->step = const_of(f->step);
+        auto a = const_of(f->start), b = const_of(f->stop);
+        if (a && b && l->step && *l->step > 0) l->trip = std::max<int64_t>(0, (*b - *a + *l->step - 1) / *l->step);
+        l->defs.insert(f->loop_var.get());
+        note_def(f->loop_var.get(), loops);
+        if (a && l->trip && *l->trip > 0) {
+          bounds_[f->loop_var.get()] = Poly::Bound{*a, *a + *l->step * (*l->trip - 1)};
+        } else if (auto sp = poly(f->start); sp && sp->is_provably_nonneg(bounds_) && l->step && *l->step > 0) {
+          bounds_[f->loop_var.get()] = Poly::Bound{0, std::nullopt};
+        }
+        for (size_t i = 0; i < f->iter_args.size(); ++i) {
+          if (is_task_id(f->iter_args[i]->type)) return fallback("TaskId loop carries in the region");
+          l->defs.insert(f->iter_args[i].get());
+          note_def(f->iter_args[i].get(), loops);
+          carry_site_[f->iter_args[i].get()] = {f, i};
+          carry_site_[f->return_vars[i].get()] = {f, i};
+          note_def(f->return_vars[i].get(), loops);
+        }
+        loop_of_[f] = l.get();
+        loops.push_back(l.get());
+        Loop* lp = l.get();
+        loops_.push_back(std::move(l));
+        lp->first_pos = pos_;
+        scan(f->body, loops);
+        lp->end_pos = pos_;
+        loops.pop_back();
+        break;
+      }
+      case NodeKind::IfStmt: {
+        auto* i = st->as<IfStmt>();
+        if (contains_task(prog_, i->then_body) || contains_task(prog_, i->else_body)) {
+          return fallback("a kernel call under an if (branch-dependent TaskIds are not derived)");
+        }
+        for (size_t k = 0; k < i->return_vars.size(); ++k) {
+          if_site_[i->return_vars[k].get()] = {i, k};
+          note_def(i->return_vars[k].get(), loops);
+        }
+        scan(i->then_body, loops);
+        if (i->else_body) scan(i->else_body, loops);
+        break;
+      }
+      case NodeKind::RuntimeScopeStmt:
+        return fallback(st->as<RuntimeScopeStmt>()->mode == RuntimeScopeMode::Manual
+                            ? "a user pl.manual_scope() (never analysed)"
+                            : "a hand-placed pl.scope() (kept AUTO, no edges)");
+      case NodeKind::ScopeStmt:
+        return fallback("an un-outlined scope");
+      case NodeKind::SeqStmts:
+      case NodeKind::YieldStmt:
+      case NodeKind::ReturnStmt:
+        break;
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
+        break;
+    }
+  }
+}
+
+// Index of the parameter result `result` of a call aliases (ReturnParamsExplicit; the sole
+// Out/InOut parameter for a single unnamed return), as the task emitter binds it.
+const Var* Analyzer::alias_arg(const Call& c, size_t result) {
+  FunctionPtr f = prog_.get(c.callee);
+  std::vector<int> rets = ExplicitReturnedParamIndices(*f);
+  int p = result < rets.size() ? rets[result] : -1;
+  if (p < 0 && f->return_types.size() == 1) {
+    int sole = -1, count = 0;
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      if (f->params[i]->type->is<TensorType>() && f->param_directions[i] != ParamDirection::In) {
+        sole = static_cast<int>(i);
+        ++count;
+      }
+    }
+    if (count == 1) p = sole;
+  }
+  if (p < 0 || static_cast<size_t>(p) >= c.args.size()) return nullptr;
+  return as_var(c.args[p]);
+}
+
+void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops) {
+  auto t = std::make_unique<Task>();
+  t->pos = pos_++;
+  t->stmt = s;
+  t->call = &c;
+  t->loops = loops;
+  PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
+                                                                                               << "' without derived directions");
+  task_of_[s.get()] = t.get();
+  tasks_.push_back(std::move(t));
+}
+
+// After the scan (every definition known, including those after their first use in a loop).
+void Analyzer::collect_accesses(Task& t) {
+  const Call& c = *t.call;
+  for (size_t i = 0; i < c.args.size(); ++i) {
+    if (!c.args[i]->type->is<TensorType>()) continue;
+    ArgDirection d = c.arg_directions[i];
+    if (d == ArgDirection::NoDep || d == ArgDirection::Scalar) continue;   // user-asserted: no hazard
+    auto* v = as_var(c.args[i]);
+    if (!v) return fallback("a tensor argument that is not a variable");
+    Access a;
+    a.r = region_of(v);
+    if (!fallback_.empty()) return;
+    bool manual = false;
+    for (auto* r : a.r.roots) manual |= manual_roots_.count(r) > 0;
+    if (manual) continue;                                                   // manual_dep=True tensors
+    a.read = d == ArgDirection::In || d == ArgDirection::InOut;
+    a.write = d == ArgDirection::Out || d == ArgDirection::InOut;
+    a.arg = i;
+    t.acc.push_back(std::move(a));
+  }
+}
+
+std::optional<Poly> Analyzer::poly(const ExprPtr& e, int depth) {
+  if (auto c = const_of(e)) return Poly::constant(*c);
+  if (auto* v = as_var(e)) {
+    auto it = def_.find(v);
+    if (it != def_.end() && depth < 32 && it->second->type->is<ScalarType>()) {
+      if (auto p = poly(it->second, depth + 1)) return p;
+    }
+    return Poly::atom(v);
+  }
+  if (auto* b = e->as<BinaryExpr>()) {
+    if (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul) return std::nullopt;
+    auto x = poly(b->a, depth + 1), y = poly(b->b, depth + 1);
+    if (!x || !y) return std::nullopt;
+    return b->op == BinaryOp::Add ? *x + *y : b->op == BinaryOp::Sub ? *x - *y : *x * *y;
+  }
+  if (auto* u = e->as<UnaryExpr>(); u && u->op == UnaryOp::Neg) {
+    auto x = poly(u->a, depth + 1);
+    if (!x) return std::nullopt;
+    return Poly::constant(0) - *x;
+  }
+  if (auto* k = e->as<Cast>()) {
+    auto* st = k->type->as<ScalarType>();
+    if (st && is_integer(st->dtype)) return poly(k->value, depth + 1);
+  }
+  return std::nullopt;
+}
+
+Region Analyzer::region_of_type(const Var* root, const TypePtr& t) {
+  Region r;
+  r.roots = {root};
+  auto* tt = t->as<TensorType>();
+  if (!tt) {
+    r.whole = true;
+    return r;
+  }
+  for (auto& d : tt->shape) {
+    if (auto* dv = as_var(d)) bounds_[dv] = Poly::Bound{0, std::nullopt};
+    auto p = poly(d);
+    if (!p) r.whole = true;
+    r.off.push_back(Poly::constant(0));
+    r.ext.push_back(p ? *p : Poly::constant(0));
+  }
+  return r;
+}
+
+Region Analyzer::region_of(const Var* v) {
+  if (auto it = region_memo_.find(v); it != region_memo_.end()) return it->second;
+  auto site = carry_site_.find(v);
+  if (in_progress_.count(v)) {
+    // A loop carry read while its own yield is being resolved: the init's region for now.
+    const ForStmt* f = site->second.first;
+    return region_of(as_var(f->iter_args[site->second.second]->init));
+  }
+  Region r;
+  bool param = false;
+  for (auto& p : fn_.params) param |= p.get() == v;
+  if (param) {
+    r = region_of_type(v, v->type);
+  } else if (site != carry_site_.end()) {
+    const ForStmt* f = site->second.first;
+    const size_t i = site->second.second;
+    const Var* init = as_var(f->iter_args[i]->init);
+    if (!init) {
+      fallback("a tensor loop carry initialised from an expression");
+      return r;
+    }
+    in_progress_.insert(f->iter_args[i].get());
+    in_progress_.insert(f->return_vars[i].get());
+    Region a = region_of(init);
+    auto body = flatten_stmts(f->body);
+    auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
+    const Var* yv = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
+    Region b = yv ? region_of(yv) : a;
+    in_progress_.erase(f->iter_args[i].get());
+    in_progress_.erase(f->return_vars[i].get());
+    r = a;
+    bool same = a.roots == b.roots && a.whole == b.whole && a.off == b.off && a.ext == b.ext;
+    if (!same) {
+      r.roots.insert(b.roots.begin(), b.roots.end());
+      r.whole = true;
+    }
+  } else if (auto is = if_site_.find(v); is != if_site_.end()) {
+    const IfStmt* i = is->second.first;
+    r.whole = true;
+    for (const StmtPtr& br : {i->then_body, i->else_body}) {
+      if (!br) continue;
+      auto body = flatten_stmts(br);
+      auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
+      const Var* yv = y && is->second.second < y->values.size() ? as_var(y->values[is->second.second]) : nullptr;
+      if (!yv) {
+        fallback("a tensor branch result that is not a variable");
+        return r;
+      }
+      Region b = region_of(yv);
+      r.roots.insert(b.roots.begin(), b.roots.end());
+    }
+  } else if (auto d = def_.find(v); d != def_.end()) {
+    const ExprPtr& e = d->second;
+    if (auto* src = as_var(e)) {
+      r = region_of(src);
+    } else if (auto* g = e->as<TupleGetItem>()) {
+      auto* tv = as_var(g->tuple);
+      auto td = tv ? def_.find(tv) : def_.end();
+      const Call* c = td != def_.end() ? td->second->as<Call>() : nullptr;
+      const Var* a = c && is_task_call(prog_, td->second) ? alias_arg(*c, static_cast<size_t>(g->index)) : nullptr;
+      if (!a) {
+        fallback("a tuple element the analysis cannot trace to a tensor argument");
+        return r;
+      }
+      r = region_of(a);
+    } else if (auto* c = e->as<Call>()) {
+      if (!c->is_op) {
+        const Var* a = alias_arg(*c, 0);
+        if (!a) {
+          fallback("the result of '" + c->callee + "' does not alias a tensor argument");
+          return r;
+        }
+        r = region_of(a);
+      } else if (c->callee == "tensor.create") {
+        r = region_of_type(v, v->type);
+      } else if (c->callee == "tensor.slice") {
+        const Var* src = as_var(c->args[0]);
+        auto* shapes = c->args[1]->as<MakeTuple>();
+        auto* offs = c->args[2]->as<MakeTuple>();
+        if (!src || !shapes || !offs) {
+          fallback("a tensor.slice of an expression");
+          return r;
+        }
+        r = region_of(src);
+        if (!r.whole && r.off.size() == offs->elements.size()) {
+          for (size_t k = 0; k < offs->elements.size(); ++k) {
+            auto o = poly(offs->elements[k]);
+            auto s = poly(shapes->elements[k]);
+            if (!o || !s) {
+              r.whole = true;
+              break;
+            }
+            r.off[k] = r.off[k] + *o;
+            r.ext[k] = *s;
+          }
+        } else {
+          r.whole = true;
+        }
+      } else if (c->callee == "tensor.transpose") {
+        r = region_of(as_var(c->args[0]));
+        r.whole = true;
+      } else {
+        fallback("a tensor produced by " + c->callee);
+        return r;
+      }
+    } else {
+      fallback("a tensor value the analysis cannot trace");
+      return r;
+    }
+  } else {
+    fallback("tensor '" + v->name + "' of unknown origin");
+    return r;
+  }
+  region_memo_[v] = r;
+  return r;
+}
+
+// May `a` (iteration i) and `b` overlap? carried == null: the same iteration of every common
+// loop. Else b runs at least `min_dist` iterations of `carried` later (same outer iterations,
+// independent inner ones).
+bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist) {
+  bool shared = false;
+  for (auto* r : a.r.roots) {
+    if (!b.r.roots.count(r)) continue;
+    if (carried) {
+      // Storage created inside the loop is new storage every iteration.
+      if (created_in_.count(r) && carried->defs.count(r)) continue;
+    }
+    shared = true;
+  }
+  if (!shared) return false;
+  if (a.r.whole || b.r.whole || a.r.off.size() != b.r.off.size()) return true;
+  // Provably disjoint in some dimension once b's atoms are replaced per `sub`?
+  auto disjoint = [&](const std::map<const Var*, Poly>& sub, const Poly::Bounds& bounds) {
+    for (size_t d = 0; d < a.r.off.size(); ++d) {
+      Poly ob = sub.empty() ? b.r.off[d] : b.r.off[d].substitute(sub);
+      Poly eb = sub.empty() ? b.r.ext[d] : b.r.ext[d].substitute(sub);
+      if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return true;
+      if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return true;
+    }
+    return false;
+  };
+  if (!carried) return !disjoint({}, bounds_);
+  if (!carried->step || *carried->step <= 0) return true;
+  // b's iteration: atoms defined in the loop take other values. Two sound views of the loop
+  // variable j of b: j = i + step * (min_dist + delta) (delta >= 0), or (when the loop is
+  // bounded) any value of its range independently of i.
+  std::set<const Var*> atoms;
+  for (size_t d = 0; d < b.r.off.size(); ++d) {
+    auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
+    atoms.insert(x.begin(), x.end());
+    atoms.insert(y.begin(), y.end());
+  }
+  std::map<const Var*, Poly> after, anywhere;
+  Poly::Bounds bounds = bounds_;
+  bool bounded = false;
+  for (const Var* v : atoms) {
+    if (!carried->defs.count(v)) continue;
+    fresh_.push_back(Var::make(v->name + "'", v->type));
+    const Var* nv = fresh_.back().get();
+    auto known = bounds_.find(v);
+    if (known != bounds_.end()) bounds[nv] = known->second;
+    anywhere[v] = Poly::atom(nv);
+    if (v == carried->stmt->loop_var.get()) {
+      bounded = known != bounds_.end() && known->second.hi.has_value();
+      fresh_.push_back(Var::make(v->name + "_delta", v->type));
+      const Var* delta = fresh_.back().get();
+      bounds[delta] = Poly::Bound{0, std::nullopt};
+      after[v] = Poly::atom(v) + Poly::constant(*carried->step) * (Poly::constant(min_dist) + Poly::atom(delta));
+    } else {
+      after[v] = Poly::atom(nv);
+    }
+  }
+  if (disjoint(after, bounds)) return false;
+  if (bounded && disjoint(anywhere, bounds)) return false;
+  return true;
+}
+
+// Does `a`'s box contain `b`'s (same iteration)?
+bool Analyzer::covers(const Access& a, const Access& b) {
+  if (a.r.whole || b.r.whole || a.r.roots.size() != 1 || a.r.roots != b.r.roots) return false;
+  if (a.r.off.size() != b.r.off.size()) return false;
+  for (size_t d = 0; d < a.r.off.size(); ++d) {
+    if (!(b.r.off[d] - a.r.off[d]).is_provably_nonneg(bounds_)) return false;
+    if (!((a.r.off[d] + a.r.ext[d]) - (b.r.off[d] + b.r.ext[d])).is_provably_nonneg(bounds_)) return false;
+  }
+  return true;
+}
+
+// Can every instance of `t` inside the loops below level `level` be named after them? A
+// pl.parallel(N) (constant N, at most one) keeps all N ids; a pl.range keeps the last one,
+// which suffices when t's instances are chained by its own carried edges.
+bool Analyzer::fanin_ok(Task* t, size_t level) {
+  int parallel = 0;
+  for (size_t m = level; m < t->loops.size(); ++m) {
+    Loop* l = t->loops[m];
+    if (l->parallel) {
+      if (!l->trip || ++parallel > 1) return false;
+    } else if (!self_chained(t, m)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// Does `t` in iteration i+1 of t->loops[level] (a pl.range) get an edge from t in iteration i?
+bool Analyzer::self_chained(Task* t, size_t level) {
+  auto key = std::make_pair(t, level);
+  if (auto it = chained_memo_.find(key); it != chained_memo_.end()) return it->second == 1;
+  chained_memo_[key] = 0;
+  Loop* l = t->loops[level];
+  bool conflict = false;
+  for (auto& x : t->acc) {
+    for (auto& y : t->acc) {
+      if ((x.write || y.write) && overlap(x, y, l, 1)) conflict = true;
+    }
+  }
+  bool ok = conflict && !l->parallel && fanin_ok(t, level + 1);
+  chained_memo_[key] = ok ? 1 : 0;
+  return ok;
+}
+
+void Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, bool covered) {
+  if (covered) {
+    bt->edges.push_back(Edge{at, carried});
+    return;
+  }
+  a.uncovered = b.uncovered = true;
+  if (uncovered_++ == 0) {
+    std::ostringstream os;
+    os << "'" << at->call->callee << "' (line " << at->call->span.line << ") -> '" << bt->call->callee << "' (line "
+       << bt->call->span.line << ")" << (carried ? " across iterations of a loop" : "");
+    first_uncovered_ = os.str();
+  }
+}
+
+size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
+  size_t k = 0;
+  while (k < a.size() && k < b.size() && a[k] == b[k]) ++k;
+  return k;
+}
+
+void Analyzer::derive() {
+  for (auto& t : tasks_) {
+    for (size_t i = 0; i < t->acc.size(); ++i) {
+      for (auto* r : t->acc[i].r.roots) {
+        by_root_[r].push_back({t.get(), i});
+        if (t->acc[i].write) writes_by_root_[r].push_back({t.get(), i});
+      }
+    }
+  }
+  using Entry = std::pair<Task*, size_t>;
+  auto first_at = [](const std::vector<Entry>& list, int pos) {
+    return std::lower_bound(list.begin(), list.end(), pos, [](const Entry& e, int p) { return e.first->pos < p; });
+  };
+  for (auto& bp : tasks_) {
+    Task* B = bp.get();
+    for (auto& b : B->acc) {
+      std::set<Entry> seen;
+      // Same iteration: earlier accesses (a read only needs writes), newest first, up to a
+      // covering write in scope (everything older reaches B through it).
+      for (auto* root : b.r.roots) {
+        auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+        auto it = first_at(list, B->pos);
+        while (it != list.begin()) {
+          --it;
+          Task* A = it->first;
+          if (!seen.insert(*it).second) continue;
+          Access& a = A->acc[it->second];
+          if (!(a.write || b.write)) continue;
+          if (!overlap(a, b, nullptr, 0)) continue;
+          size_t common = common_prefix(A->loops, B->loops);
+          bool covered = fanin_ok(A, common);
+          hazard(A, a, B, b, nullptr, covered);
+          if (a.write && covered && A->loops.size() == common && covers(a, b)) break;
+        }
+      }
+      // Loop-carried: accesses of tasks in an earlier iteration of each enclosing loop.
+      for (size_t k = 0; k < B->loops.size(); ++k) {
+        Loop* L = B->loops[k];
+        std::set<Entry> seen_c;
+        for (auto* root : b.r.roots) {
+          auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+          for (auto it = first_at(list, L->first_pos); it != list.end() && it->first->pos < L->end_pos; ++it) {
+            Task* A = it->first;
+            if (!seen_c.insert(*it).second) continue;
+            Access& a = A->acc[it->second];
+            if (!(a.write || b.write) || !overlap(a, b, L, 1)) continue;
+            bool covered = !L->parallel && fanin_ok(A, k + 1) &&
+                           (!overlap(a, b, L, 2) || self_chained(A, k) || self_chained(B, k));
+            hazard(A, a, B, b, L, covered);
+          }
+        }
+      }
+    }
+  }
+  // Mark what the rewrite has to build.
+  for (auto& bp : tasks_) {
+    Task* B = bp.get();
+    std::set<std::pair<Task*, Loop*>> uniq;
+    std::vector<Edge> edges;
+    for (auto& e : B->edges) {
+      if (!uniq.insert({e.from, e.carried}).second) continue;
+      edges.push_back(e);
+      e.from->need_tid = true;
+      size_t level = e.carried ? static_cast<size_t>(std::find(B->loops.begin(), B->loops.end(), e.carried) - B->loops.begin())
+                               : common_prefix(e.from->loops, B->loops);
+      for (size_t m = level; m < e.from->loops.size(); ++m) {
+        auto& v = carries_[e.from->loops[m]->stmt];
+        if (std::find(v.begin(), v.end(), e.from) == v.end()) v.push_back(e.from);
+      }
+    }
+    B->edges = std::move(edges);
+    edges_ += static_cast<int>(B->edges.size());
+  }
+  for (auto& [loop, v] : carries_) {
+    std::sort(v.begin(), v.end(), [](Task* x, Task* y) { return x->pos < y->pos; });
+  }
+}
+
+// ---- rewrite ----
+
+// A pl.parallel fan-in of at least this many ids goes through a dummy barrier.
+constexpr int64_t kFenceMinTrip = 4;
+
+VarPtr tid_var(const std::string& base, const Span& span) { return Var::make(base, ScalarType::make(DataType::TASK_ID), span); }
+
+void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
+  for (const StmtPtr& st : flatten_stmts(s)) {
+    auto tit = task_of_.find(st.get());
+    if (tit != task_of_.end()) {
+      Task* T = tit->second;
+      const Call& c = *T->call;
+      std::vector<ArgDirection> dirs = c.arg_directions;
+      if (!manual_) {
+        for (auto& a : T->acc) {
+          if (a.uncovered) continue;
+          if (dirs[a.arg] == ArgDirection::In) {
+            dirs[a.arg] = ArgDirection::NoDep;
+            ++demoted_;
+          } else if (dirs[a.arg] == ArgDirection::InOut) {
+            dirs[a.arg] = ArgDirection::Out;
+            ++demoted_;
+          }
+        }
+      }
+      std::vector<ExprPtr> edges;
+      for (auto& e : T->edges) {
+        ExprPtr ref = e.carried ? carry_ia_.at({e.carried->stmt, e.from}) : visible.at(e.from);
+        if (std::find(edges.begin(), edges.end(), ref) == edges.end()) edges.push_back(ref);
+      }
+      auto* as = st->as<AssignStmt>();
+      if (T->need_tid) {
+        FunctionPtr f = prog_.get(c.callee);
+        ExprPtr sub = Submit::make(c.callee, c.args, f->return_types, {}, nullptr, false, false, -1, nullptr, dirs, c.span);
+        if (!edges.empty()) sub = with_compiler_dep_edges(sub, edges);
+        VarPtr tv = Var::make(c.callee + "_task", sub->type, st->span);
+        out.push_back(AssignStmt::make(tv, sub, st->span));
+        if (as) {
+          if (as->var->type->is<TupleType>()) {
+            remap_[as->var.get()] = {as->var, tv};
+          } else {
+            out.push_back(AssignStmt::make(as->var, TupleGetItem::make(tv, 0, st->span), st->span));
+          }
+        }
+        // Distinct names: codegen declares each TaskId under its name (no renaming probes).
+        VarPtr tid = tid_var(c.callee + "_tid" + std::to_string(T->pos), st->span);
+        out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, static_cast<int>(f->return_types.size()), st->span), st->span));
+        visible[T] = tid;
+      } else {
+        ExprPtr call = Call::make_func(c.callee, c.args, c.type, dirs, c.span, c.attrs);
+        if (!edges.empty()) call = with_compiler_dep_edges(call, edges);
+        out.push_back(as ? StmtPtr(AssignStmt::make(as->var, call, st->span)) : StmtPtr(EvalStmt::make(call, st->span)));
+      }
+      continue;
+    }
+    auto* f = st->as<ForStmt>();
+    if (!f) {
+      out.push_back(st);
+      continue;
+    }
+    std::vector<Task*> carried;
+    if (auto it = carries_.find(f); it != carries_.end()) carried = it->second;
+    std::vector<IterArgPtr> iter_args = f->iter_args;
+    std::vector<VarPtr> rvs = f->return_vars;
+    std::map<Task*, ExprPtr> inner = visible;
+    VarPtr seed;
+    for (Task* T : carried) {
+      ExprPtr init;
+      if (auto v = visible.find(T); v != visible.end()) {
+        init = v->second;
+      } else {
+        if (!seed) {
+          seed = tid_var(T->call->callee + "_seed" + std::to_string(T->pos), f->span);
+          out.push_back(AssignStmt::make(seed, Call::make_op("system.task_invalid", {}, {}, f->span), f->span));
+        }
+        init = seed;
+      }
+      IterArgPtr ia = IterArg::make(T->call->callee + "_carry" + std::to_string(T->pos), ScalarType::make(DataType::TASK_ID), init, f->span);
+      iter_args.push_back(ia);
+      inner[T] = ia;
+      carry_ia_[{f, T}] = ia;
+    }
+    std::vector<StmtPtr> body_stmts = flatten_stmts(f->body);
+    std::vector<ExprPtr> yields;
+    if (!body_stmts.empty() && body_stmts.back()->is<YieldStmt>()) {
+      yields = body_stmts.back()->as<YieldStmt>()->values;
+      body_stmts.pop_back();
+    }
+    std::vector<StmtPtr> nb;
+    rebuild(make_seq(body_stmts, f->body->span), inner, nb);
+    std::vector<StmtPtr> barriers;
+    for (Task* T : carried) {
+      yields.push_back(inner.at(T));
+      VarPtr rv = tid_var(T->call->callee + "_last" + std::to_string(T->pos), f->span);
+      rvs.push_back(rv);
+      visible[T] = rv;
+      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
+      // later consumer names 1 id instead of N (N + M edges instead of N * M).
+      auto* tc = f->stop->as<ConstInt>();
+      auto* t0 = f->start->as<ConstInt>();
+      if (f->for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
+        VarPtr fence = tid_var(T->call->callee + "_fence" + std::to_string(T->pos), f->span);
+        Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
+        barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f->span), f->span));
+        visible[T] = fence;
+      }
+    }
+    if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
+    StmtPtr body = make_seq(nb, f->body->span);
+    // Each iteration keeps its own (MANUAL) runtime scope, as MaterializeRuntimeScopes gives an
+    // AUTO body: buffers created in an iteration are released when it ends.
+    // Codegen declares a MANUAL block's buffers just before it (in the enclosing scope), so a
+    // body that creates tensors gets a second, outer per-iteration scope to own them.
+    if (manual_) {
+      body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+      bool creates = false;
+      for (auto& st2 : nb) {
+        auto* as2 = st2->as<AssignStmt>();
+        auto* c2 = as2 ? as2->value->as<Call>() : nullptr;
+        creates |= c2 && c2->is_op && c2->callee == "tensor.create";
+      }
+      if (creates) body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+    }
+    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
+                                f->span));
+    out.insert(out.end(), barriers.begin(), barriers.end());
+  }
+}
+
+StmtPtr Analyzer::rewrite_body() {
+  std::vector<StmtPtr> stmts = flatten_stmts(fn_.body);
+  StmtPtr ret;
+  if (!stmts.empty() && stmts.back()->is<ReturnStmt>()) {
+    ret = stmts.back();
+    stmts.pop_back();
+  }
+  std::map<Task*, ExprPtr> visible;
+  std::vector<StmtPtr> out;
+  rebuild(make_seq(stmts, fn_.span), visible, out);
+  std::vector<StmtPtr> body;
+  if (manual_) {
+    body.push_back(RuntimeScopeStmt::make(RuntimeScopeMode::Manual, make_seq(out, fn_.span), fn_.span));
+  } else {
+    body = std::move(out);
+  }
+  if (ret) body.push_back(ret);
+  return make_seq(body, fn_.span);
+}
+
+struct Remap : IRMutator {
+  explicit Remap(std::map<const Var*, std::pair<VarPtr, VarPtr>> m) {
+    for (auto& [k, v] : m) var_remap_[k] = v;
+  }
+};
+
+FunctionPtr Analyzer::Run() {
+  std::vector<Loop*> loops;
+  scan(fn_.body, loops);
+  Attrs attrs = fn_.attrs;
+  auto stamp = [&](const std::string& verdict, StmtPtr body) {
+    attrs["auto_deps"] = verdict;
+    return Function::make(fn_.name, fn_.type, fn_.params, fn_.param_directions, fn_.return_types, body, fn_.level,
+                          fn_.role, attrs, fn_.span);
+  };
+  for (auto& t : tasks_) {
+    if (fallback_.empty()) collect_accesses(*t);
+  }
+  if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
+  if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
+  derive();
+  manual_ = uncovered_ == 0;
+  StmtPtr body = rewrite_body();
+  std::ostringstream os;
+  if (manual_) {
+    os << "manual: " << tasks_.size() << " tasks, " << edges_ << " edges";
+  } else {
+    os << "auto: " << uncovered_ << " hazards not representable (first: " << first_uncovered_ << "); " << edges_
+       << " edges, " << demoted_ << " args demoted";
+  }
+  FunctionPtr f = stamp(os.str(), body);
+  if (!remap_.empty()) f = Remap(remap_).mutate_function(f);
+  return f;
+}
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration || fn->level == Level::HOST) continue;
+    Analyzer a(*program, *fn);
+    out = out->with_function(a.Run());
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass AutoDeriveTaskDependencies() {
+  return Pass{"AutoDeriveTaskDependencies",
+              {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit},
+              {},
+              Run};
+}
+
+}  // namespace pypto::transforms

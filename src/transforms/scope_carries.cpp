@@ -1,0 +1,45 @@
+// TaskIds carried out of a runtime scope (include/pypto/transforms/scope_carries.h).
+#include "pypto/transforms/scope_carries.h"
+
+#include <unordered_map>
+
+#include "pypto/ir/mutator.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+const YieldStmt* TrailingYield(const std::vector<StmtPtr>& stmts) {
+  return stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
+}
+
+std::vector<ScopeCarriedTaskId> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& scope, const YieldStmt& next_yield) {
+  // Top-level definitions of the scope body that a yield could carry out.
+  std::unordered_map<const Var*, ScopeCarriedTaskId> defs;
+  std::unordered_map<const Var*, const Submit*> submits;   // tuple Var -> its pl.submit
+  for (const StmtPtr& s : flatten_stmts(scope.body)) {
+    if (auto* a = s->as<AssignStmt>()) {
+      if (auto* sub = a->value->as<Submit>()) submits[a->var.get()] = sub;
+      auto* g = a->value->as<TupleGetItem>();
+      const Var* tv = g ? as_var(g->tuple) : nullptr;
+      auto* tt = g ? g->tuple->type->as<TupleType>() : nullptr;
+      if (tv && submits.count(tv) && tt && g->index + 1 == static_cast<int>(tt->elements.size())) {
+        defs[a->var.get()] = ScopeCarriedTaskId{a->var.get(), 0};
+      }
+    } else if (auto* f = s->as<ForStmt>()) {
+      for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
+        const LoopCarry& c = f->carries[i];
+        if (!c.rebind || !is_task_id(f->iter_args[i]->type) || f->iter_args[i]->type->is<ArrayType>()) continue;
+        defs[f->return_vars[i].get()] = ScopeCarriedTaskId{f->iter_args[i].get(), c.slots};
+      }
+    }
+  }
+  std::vector<ScopeCarriedTaskId> out;
+  for (const ExprPtr& v : next_yield.values) {
+    auto it = defs.find(as_var(v));
+    if (it != defs.end()) out.push_back(it->second);
+  }
+  return out;
+}
+
+}  // namespace pypto::transforms

@@ -1,0 +1,117 @@
+// The kernel pipeline's analyses and the kernel verify pass: KernelGroupSync
+// (Function::group_sync), KernelInPlaceCarries (ForStmt::inplace_carries) and
+// VerifyKernelFunction / VerifyKernelProgram; what the CPU kernel backend reads from them.
+#include "orch_test_util.h"
+#include "pypto/codegen/kernel_cpu.h"
+#include "pypto/ir/printer.h"
+#include "pypto/transforms/ir_property.h"
+#include "pypto/transforms/pass.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/verify_program.h"
+
+using namespace pypto::orch_test;
+using namespace pypto::transforms;
+
+namespace {
+
+// Group g(x, c: InOut, out: Out): c1 = mm(x, c) [AIC, writes c]; o1 = act(c1, out) [AIV, reads c].
+ProgramPtr group_program() {
+  auto mm = kernel("mm", 1, 1, true, FunctionType::AIC);     // mm(x0, y0: Out)
+  auto act = kernel("act", 1, 1, true, FunctionType::AIV);   // act(x0, y0: Out)
+  auto x = V("x", T16()), c = V("c", T16()), out = V("out", T16());
+  auto c1 = V("c1", T16()), o1 = V("o1", T16());
+  auto g = Function::make("g", FunctionType::Group, {x, c, out},
+                          {ParamDirection::In, ParamDirection::InOut, ParamDirection::Out}, {T16()},
+                          SeqStmts::make({AssignStmt::make(c1, Call::make_func("mm", {x, c}, T16())),
+                                          AssignStmt::make(o1, Call::make_func("act", {c1, out}, T16())),
+                                          ReturnStmt::make({out})}));
+  return RunPass(InferKernelCoreTypes(), Program::make("P", {mm, act, g}));
+}
+
+// kernel k(x, y: Out): t = load(x); for i, (acc,) in range(0, 4, 1, init=(t,)): n = add(acc, t);
+// yield n; store(acc_out, y).
+ProgramPtr loop_program() {
+  auto x = V("x", T16()), y = V("y", T16());
+  auto t = V("t", tile16()), n = V("n", tile16()), out = V("acc_out", tile16()), st = V("y_st", T16());
+  auto acc = IterArg::make("acc", tile16(), t);
+  auto body = SeqStmts::make({AssignStmt::make(n, Call::make_op("tile.add", {acc, t})), YieldStmt::make({n})});
+  auto loop = ForStmt::make(V("i", S(DataType::INDEX)), I(0), I(4), I(1), {acc}, body, {out});
+  auto k = Function::make(
+      "k", FunctionType::InCore, {x, y}, {ParamDirection::In, ParamDirection::Out}, {T16()},
+      SeqStmts::make({AssignStmt::make(t, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})), loop,
+                      AssignStmt::make(st, Call::make_op("tile.store", {out, ilist({0, 0}), y})), ReturnStmt::make({y})}));
+  return Program::make("P", {k});
+}
+
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+const ForStmt* first_loop(const ProgramPtr& p) {
+  for (auto& s : flatten_stmts(p->get("k")->body)) {
+    if (auto* f = s->as<ForStmt>()) return f;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(KernelGroupSync, StampsSlotsAndOneFlagPerCrossCoreConflict) {
+  auto before = group_program();
+  EXPECT_FALSE(VerifyProperty(IRProperty::KernelGroupSyncResolved, before).empty());
+  auto after = RunPass(KernelGroupSync(), before);
+  const GroupSync& mm = after->get("mm")->group_sync;
+  const GroupSync& act = after->get("act")->group_sync;
+  EXPECT_EQ(mm.slots, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(mm.signals, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(mm.waits.empty());
+  EXPECT_EQ(act.slots, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(act.waits, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(VerifyProperty(IRProperty::KernelGroupSyncResolved, after).empty());
+  EXPECT_FALSE(structural_equal(before, after));
+  EXPECT_NE(python_print(after).find("group_slots=[1, 2], group_waits=[0]"), std::string::npos);
+  // The backend prints what it reads.
+  EXPECT_NE(pypto::codegen::GenerateKernelCpu(after, "act").find("pto2_group_wait(ctx, 0)"), std::string::npos);
+  EXPECT_NE(pypto::codegen::GenerateKernelCpu(after, "mm").find("pto2_group_signal(ctx, 0)"), std::string::npos);
+}
+
+TEST(KernelGroupSync, BackendRefusesAGroupKernelWithoutTheStamp) {
+  EXPECT_THROW(pypto::codegen::GenerateKernelCpu(group_program(), "act"), InternalError);
+}
+
+TEST(KernelInPlaceCarries, StampsTheAccumulatorAndTheBackendDropsTheCopy) {
+  auto before = loop_program();
+  EXPECT_FALSE(VerifyProperty(IRProperty::InPlaceCarriesFound, before).empty());
+  const std::string copied = pypto::codegen::GenerateKernelCpu(before, "k");
+  auto after = RunPass(KernelInPlaceCarries(), before);
+  EXPECT_EQ(first_loop(after)->inplace_carries, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(VerifyProperty(IRProperty::InPlaceCarriesFound, after).empty());
+  EXPECT_NE(python_print(after).find("inplace_carries=[0]"), std::string::npos);
+  EXPECT_FALSE(structural_equal(before, after));
+  // Both copy the init into the carry; without the stamp the yield copies too, with it the
+  // add writes the carry directly.
+  EXPECT_EQ(count(copied, "pypto_kernel::copy("), 2u);
+  EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(after, "k"), "pypto_kernel::copy("), 1u);
+}
+
+TEST(VerifyKernelProgram, RefusesWhatTheBackendCannotPrintWithTheSpan) {
+  Span at{"k.py", 3, 11, 3, 12, "    def k(a"};
+  auto a = Var::make("a", ArrayType::make(4, DataType::INT32), at);
+  auto y = V("y", T16());
+  auto k = Function::make("k", FunctionType::InCore, {a, y}, {ParamDirection::In, ParamDirection::Out}, {T16()},
+                          SeqStmts::make({ReturnStmt::make({y})}));
+  auto p = Program::make("P", {k});
+  try {
+    VerifyKernelFunction(p, "k");
+    FAIL() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_EQ(e.message(), "kernel parameter 'a' must be a tensor or a scalar");
+    EXPECT_EQ(e.span().line, 3);
+  }
+  EXPECT_THROW(RunPass(VerifyKernelProgram(), p), UserError);
+  EXPECT_THROW(pypto::codegen::GenerateKernelCpu(p, "k"), UserError);
+  EXPECT_EQ(VerifyProperty(IRProperty::KernelProgramVerified, p).size(), 1u);
+  EXPECT_TRUE(VerifyProperty(IRProperty::KernelProgramVerified, loop_program()).empty());
+}

@@ -1,0 +1,233 @@
+"""AutoDeriveTaskDependencies (DSL Before / Expected): compiler edges on the tasks of an AUTO
+region, a compiler-owned MANUAL scope when every hazard is covered, demoted arguments when
+not, and a recorded fallback reason otherwise."""
+
+import pytest
+
+import pypto.language as pl
+from pypto import codegen, ir
+from pypto.ir import passes
+
+from pass_test_util import assert_equal, assert_pass
+
+
+def test_chain_becomes_a_manual_scope_with_one_edge():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = self.k(a, c, arg_directions=[pl.In, pl.Out])
+            d2 = self.k(c2, d, arg_directions=[pl.In, pl.Out])
+            return d
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, attrs={"auto_deps": "manual: 2 tasks, 1 edges"})
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                c2, k_tid = pl.submit(self.k, a, c, arg_directions=[pl.In, pl.Out])
+                d2 = self.k(c2, d, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[k_tid])
+            return d
+
+    assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
+
+
+def test_disjoint_parallel_tiles_fan_in_through_an_array_carry_and_a_loop_carried_chain():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
+            for i in pl.parallel(4):
+                xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                ti2 = self.fill(xi, ti, arg_directions=[pl.In, pl.Out])
+            for j, (o,) in pl.range(4, init_values=(out,)):
+                tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
+                o2 = self.acc(tj, o, arg_directions=[pl.In, pl.InOut])
+                o3 = pl.yield_(o2)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, attrs={"auto_deps": "manual: 2 tasks, 2 edges"})
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
+                seed = pl.system.task_invalid()
+                for i, (fill_carry,) in pl.parallel(4, init_values=(seed,)):
+                    with pl.manual_scope():   # per-iteration scope: buffers released each iteration
+                        xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                        ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                        ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
+                        fill_last = pl.yield_(fill_tid)
+                fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
+                seed2 = pl.system.task_invalid()
+                for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
+                    with pl.manual_scope():
+                        tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
+                        o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
+                                                compiler_manual_dep_edges=[fence, acc_carry])
+                        o3, acc_last = pl.yield_(o2, acc_tid)
+            return out
+
+    assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
+
+
+def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
+    # Every pl.parallel iteration updates the whole `out`: ordering them is not representable
+    # (a parallel iteration cannot name another's TaskId), so the region stays AUTO; `a` is
+    # only ever read, so its tracking is dropped (NoDep).
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i, (o,) in pl.parallel(4, init_values=(out,)):
+                o2 = self.acc(a, o, arg_directions=[pl.In, pl.InOut])
+                o3 = pl.yield_(o2)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i, (o,) in pl.parallel(4, init_values=(out,)):
+                o2 = self.acc(a, o, arg_directions=[pl.NoDep, pl.InOut])
+                o3 = pl.yield_(o2)
+            return out
+
+    after = passes.AutoDeriveTaskDependencies()(Before, verify_well_formed=True)
+    verdict = after.get("main").attrs["auto_deps"]
+    assert verdict.startswith("auto: 1 hazards not representable (first: 'acc' (line ") and \
+        verdict.endswith("across iterations of a loop); 0 edges, 1 args demoted"), verdict
+    # The rest of the function is exactly Expected (the verdict names source lines).
+    e = Expected.get("main")
+    e = ir.Function.make(e.name, e.type, list(e.params), list(e.param_directions), list(e.return_types), e.body,
+                         e.level, e.role, {"auto_deps": verdict}, e.span)
+    assert_equal(after, ir.Program.make("Expected", [Expected.get("acc"), e]))
+
+
+def test_hand_placed_scope_falls_back_unchanged_with_the_reason():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                c2 = self.k(a, c, arg_directions=[pl.In, pl.Out])
+            return c
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration,
+                     attrs={"auto_deps": "fallback: a hand-placed pl.scope() (kept AUTO, no edges)"})
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                c2 = self.k(a, c, arg_directions=[pl.In, pl.Out])
+            return c
+
+    assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
+
+
+def test_affine_tiles_phase_times_branch_are_disjoint_but_a_shifted_read_overlaps():
+    # Writes of rows (phase * 4 + branch) * 16 never overlap each other, in any phase (no
+    # edges, no carried edges), while each phase's read of rows [phase*64 + 8, phase*64 + 24)
+    # overlaps two of that phase's tiles: it names the array of the phase's fills.
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], t: pl.InOut[pl.Tensor[[128, 16], pl.FP32]],
+                 u: pl.InOut[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+            for phase in pl.range(2):
+                for branch in pl.parallel(4):
+                    ti = pl.tensor.slice(t, [16, 16], [(phase * 4 + branch) * 16, 0])
+                    t2 = self.fill(a, ti, arg_directions=[pl.In, pl.Out])
+                src = pl.tensor.slice(t, [16, 16], [phase * 64 + 8, 0])
+                ui = pl.tensor.slice(u, [16, 16], [phase * 16, 0])
+                u2 = self.fill(src, ui, arg_directions=[pl.In, pl.Out])
+            return u
+
+    after = passes.AutoDeriveTaskDependencies()(Before, verify_well_formed=True)
+    text = ir.python_print(after)
+    assert after.get("main").attrs["auto_deps"] == "manual: 2 tasks, 1 edges", text
+    lines = [ln for ln in text.splitlines() if "pl.submit(self.fill" in ln or "self.fill(" in ln]
+    assert len(lines) == 2 and "compiler_manual_dep_edges" not in lines[0], text
+    assert "compiler_manual_dep_edges=[" in lines[1], text
+
+
+def test_switch_is_off_by_default():
+    assert "AutoDeriveTaskDependencies" not in codegen.pass_names()
+    assert "AutoDeriveTaskDependencies" in codegen.pass_names(analyze_auto_scopes_for_deps=True)

@@ -1,0 +1,80 @@
+"""The one-line progress indicators of long steps (pypto.runtime.progress): a long run ticks
+(RunIndicator), building the C++ core shows Ninja's [i/n] steps (run_build, what `make install`
+runs); both draw only on a terminal and not with PYPTO_QUIET=1; a failed build prints its tail."""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+import time
+
+from pypto.runtime.progress import RunIndicator, run_build
+
+
+class _Tty(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_long_step_ticks_on_a_terminal_and_erases_itself(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    out = _Tty()
+    with RunIndicator("running main", delay=0.05, interval=0.02, stream=out):
+        time.sleep(0.3)
+    text = out.getvalue()
+    assert "pypto: running main (" in text and text.count("\r") >= 3, repr(text)
+    assert text.endswith("\r"), repr(text[-40:])  # the line is blanked at the end
+
+
+def test_short_step_quiet_mode_and_pipes_print_nothing(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    out = _Tty()
+    with RunIndicator("running main", delay=1.0, stream=out):
+        time.sleep(0.05)
+    assert out.getvalue() == ""
+    monkeypatch.setenv("PYPTO_QUIET", "1")
+    with RunIndicator("running main", delay=0.0, interval=0.01, stream=_Tty()) as r:
+        time.sleep(0.05)
+    assert not r.progress.enabled
+    pipe = io.StringIO()
+    monkeypatch.delenv("PYPTO_QUIET")
+    with RunIndicator("running main", delay=0.0, interval=0.01, stream=pipe):
+        time.sleep(0.05)
+    assert pipe.getvalue() == ""
+
+
+_FAKE_BUILD = ("import sys, time\n"
+               "for i in range(1, 4):\n"
+               "    print('[%d/3] Building CXX object src/CMakeFiles/x.dir/f%d.cpp.o' % (i, i), flush=True)\n"
+               "    time.sleep(0.01)\n"
+               "sys.exit(int(sys.argv[1]))\n")
+
+
+def test_build_shows_ninja_steps_on_a_terminal(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    out = _Tty()
+    assert run_build([sys.executable, "-c", _FAKE_BUILD, "0"], stream=out) == 0
+    text = out.getvalue()
+    assert "pypto: building the pypto C++ core [3/3] f3.cpp.o" in text, repr(text)
+    assert "building the pypto C++ core: done in" in text
+
+
+def test_build_is_silent_in_a_pipe_and_prints_its_tail_when_it_fails(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    pipe = io.StringIO()
+    assert run_build([sys.executable, "-c", _FAKE_BUILD, "0"], stream=pipe) == 0
+    assert pipe.getvalue() == ""
+    assert run_build([sys.executable, "-c", _FAKE_BUILD, "3"], stream=pipe) == 3
+    assert "[2/3] Building CXX object" in pipe.getvalue() and "failed (exit code 3)" in pipe.getvalue()
+
+
+def test_progress_module_runs_by_path_before_pypto_is_installed(tmp_path):
+    import subprocess
+    import pypto.runtime.progress as progress
+    env = dict(os.environ, PYTHONPATH="")  # the file alone, as `make install` runs it
+    cp = subprocess.run([sys.executable, "-S", progress.__file__, "build", "--", sys.executable, "-c",
+                         _FAKE_BUILD, "0"], capture_output=True, text=True, cwd=str(tmp_path), env=env, timeout=60)
+    assert cp.returncode == 0, cp.stderr
+    bad = subprocess.run([sys.executable, "-S", progress.__file__, "oops"], capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "usage" in bad.stderr
