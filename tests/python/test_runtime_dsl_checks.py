@@ -198,3 +198,55 @@ def test_run_time_core_num_checked_at_full_width_naming_the_line(extents, cn):
     msg = str(ei.value)
     assert "extents.py:%d: rt_submit_aiv_task" % SPMD_LINE in msg and "core_num" in msg, msg
     assert (y == 0).all()
+
+
+HOST_RANGE_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class HostRange:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_add(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                   c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.kernel_add(a, b, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.Tensor[[16, 16], pl.FP32], acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                  start: pl.Scalar[pl.INDEX], stop: pl.Scalar[pl.INDEX],
+                  step: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+        for k in pl.range(start, stop, step):
+            acc = self.chip_add(acc, x, acc)
+        return acc
+'''
+HOST_RANGE_LINE = 22
+
+
+@pytest.fixture(scope="module")
+def host_ranges():
+    prog = pypto.compile(pl.parse_program(HOST_RANGE_SRC, filename="host_range.py"))
+    yield prog
+    close = getattr(prog, "close", None)
+    if close:
+        close()
+
+
+@pytest.mark.parametrize("start,stop,step", [(0, 5, 1), (0, 5, 2), (5, 0, -1), (5, 0, -2), (0, 5, -1)])
+def test_host_range_with_run_time_step_follows_python(host_ranges, start, stop, step):
+    x = np.ones((16, 16), np.float32)
+    acc = np.zeros((16, 16), np.float32)
+    host_ranges(x, acc, start, stop, step)
+    assert (acc == len(range(start, stop, step))).all(), acc[0, 0]
+
+
+def test_host_range_zero_step_is_an_error(host_ranges):
+    x = np.ones((16, 16), np.float32)
+    acc = np.zeros((16, 16), np.float32)
+    with pytest.raises(RunError, match=r"host_range.py:%d: pl.range\(\) step is 0" % HOST_RANGE_LINE):
+        host_ranges(x, acc, 0, 5, 0)

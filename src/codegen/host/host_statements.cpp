@@ -284,10 +284,28 @@ void HostEmitter::emit_for(const ForStmt& f) {
   std::string i = fresh(GetSSABaseName(f.loop_var->name));
   bind(f.loop_var.get(), i);
   bool down = false;
-  if (auto* c = f.step->as<ConstInt>()) down = c->value < 0;
-  std::string step = expr(f.step);
-  open_block("for (int64_t " + i + " = " + expr(f.start) + "; " + i + (down ? " > " : " < ") + expr(f.stop) + "; " + i +
-             " += " + step + ")");
+  if (auto* c = f.step->as<ConstInt>()) {
+    down = c->value < 0;
+    std::string step = expr(f.step);
+    open_block("for (int64_t " + i + " = " + expr(f.start) + "; " + i + (down ? " > " : " < ") + expr(f.stop) + "; " + i +
+               " += " + step + ")");
+  } else {
+    // A step known only at run time: Python's range (pto2_range_count; a zero step fails the
+    // run naming the DSL line), the loop variable computed from the iteration number.
+    std::string vs = fresh(i + "_start"), vp = fresh(i + "_step"), vn = fresh(i + "_count"), k = fresh(i + "_k");
+    std::string file = f.span.file.substr(f.span.file.find_last_of("/\\") + 1), quoted;
+    for (char ch : file) {
+      if (ch == '"' || ch == '\\') quoted += '\\';
+      if (static_cast<unsigned char>(ch) >= 0x20) quoted += ch;
+    }
+    line("const int64_t " + vs + " = " + expr(f.start) + ";");
+    line("const int64_t " + vp + " = " + expr(f.step) + ";");
+    line("const uint64_t " + vn + " = pto2_range_count(" + vs + ", " + expr(f.stop) + ", " + vp + ", \"" + quoted +
+         "\", " + std::to_string(f.span.line) + ");");
+    open_block("for (uint64_t " + k + " = 0; " + k + " < " + vn + "; ++" + k + ")");
+    line("const int64_t " + i + " = (int64_t)((uint64_t)" + vs + " + " + k + " * (uint64_t)" + vp + ");");
+    line("(void)" + i + ";");
+  }
   yield_targets_.push_back(carries);
   emit_stmt(f.body);
   yield_targets_.pop_back();
