@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs fuzz-race
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -72,3 +72,11 @@ fuzz-programs: install
 	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10
 
 fuzz: fuzz-programs
+
+# AutoDeriveTaskDependencies differential fuzz (docs/auto_dependencies.md): AUTO_DEPS_FUZZ_COUNT
+# random AUTO programs compiled with analyze_auto_scopes_for_deps off and on, compared and race-checked.
+AUTO_DEPS_FUZZ_COUNT ?= 300
+fuzz-auto-deps: install
+	$(PY) scripts/fuzz_auto_deps.py --count $(AUTO_DEPS_FUZZ_COUNT)
+
+fuzz: fuzz-auto-deps

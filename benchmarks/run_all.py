@@ -49,6 +49,13 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
+    print("\n== auto_deps_bench: analyze_auto_scopes_for_deps off vs on (stencil, chain, tree, neighbour)")
+    t3 = time.perf_counter()
+    import auto_deps_bench
+    ad = auto_deps_bench.main(["--quick"] if quick else [])
+    st = [r for r in ad if r["program"] == "stencil"]
+    summary.append("auto_deps_bench: stencil per-task cost off/on %.2fx (%.1f s)"
+                   % (st[0]["us_per_task"] / st[1]["us_per_task"], time.perf_counter() - t3))
     print("\n== first_call_bench: a fresh process, vector_add")
     import first_call_bench
     fc = first_call_bench.main(["--rounds", "3" if quick else "5"])

@@ -268,7 +268,8 @@ class Mutator:
     def rename_fresh(self, cls):
         fns = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
         f = self.rng.choice(fns)
-        names = sorted({n.id for n in _nodes(f, ast.Name) if isinstance(n.ctx, ast.Store)})
+        params = {a.arg for a in f.args.args}   # a parameter reassigned in the body is not a local
+        names = sorted({n.id for n in _nodes(f, ast.Name) if isinstance(n.ctx, ast.Store)} - params)
         if not names:
             return None
         old = self.rng.choice(names)

@@ -36,6 +36,9 @@ class OrchestrationResult:
     kernel_ids: Dict[str, int]
     core_types: Dict[str, str]
     signature: List[object] = field(default_factory=list)   # pypto._core.codegen.ParamSignature
+    func_name_to_id: Dict[str, int] = field(default_factory=dict)              # = kernel_ids
+    func_name_to_core_type: Dict[str, str] = field(default_factory=dict)       # kernel -> "AIC" / "AIV"
+    func_name_to_signature: Dict[str, List[str]] = field(default_factory=dict)  # kernel -> ["IN", "OUT", ...]
     backend: _backend.BackendType = _backend.BackendType.CPU
 
 
@@ -96,4 +99,7 @@ def generate_orchestration(program, func: Union[str, object], run_passes: bool =
     r = _cg.generate_orchestration(prepared, _func_name(func))
     return OrchestrationResult(func_name=r.func_name, code=r.code, files=dict(r.files),
                                kernel_ids=dict(r.kernel_ids), core_types=dict(r.core_types),
-                               signature=list(r.signature), backend=_backend.get_backend_type())
+                               signature=list(r.signature), func_name_to_id=dict(r.func_name_to_id),
+                               func_name_to_core_type=dict(r.func_name_to_core_type),
+                               func_name_to_signature={k: list(v) for k, v in r.func_name_to_signature.items()},
+                               backend=_backend.get_backend_type())

@@ -59,7 +59,18 @@ void bind_codegen(nb::module_& parent) {
       .def_prop_ro("files", [](const OrchestrationResult& r) { return to_dict(r.files); })
       .def_prop_ro("kernel_ids", [](const OrchestrationResult& r) { return to_dict(r.kernel_ids); })
       .def_prop_ro("core_types", [](const OrchestrationResult& r) { return to_dict(r.core_types); })
-      .def_ro("signature", &OrchestrationResult::signature);
+      .def_ro("signature", &OrchestrationResult::signature)
+      .def_prop_ro("func_name_to_id", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_id); })
+      .def_prop_ro("func_name_to_core_type", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_core_type); })
+      .def_prop_ro("func_name_to_signature", [](const OrchestrationResult& r) {
+        nb::dict d;
+        for (const auto& [k, v] : r.func_name_to_signature) {
+          nb::list l;
+          for (const auto& s : v) l.append(s);
+          d[k.c_str()] = l;
+        }
+        return d;
+      });
 
   m.def(
       "run_pipeline",

@@ -582,9 +582,20 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
       done.insert("level");
     }
   }
+  // split / slot_num (spec anchor_features §5) print as the DSL entry that set them.
+  std::string split_entry;
+  if (auto* split = attr_get<int64_t>(s.attrs, "split")) {
+    static const char* kModes[] = {"NONE", "UP_DOWN", "LEFT_RIGHT"};
+    split_entry = std::string("pl.split(pl.SplitMode.") + (*split >= 0 && *split <= 2 ? kModes[*split] : "NONE");
+    if (auto* slots = attr_get<int64_t>(s.attrs, "slot_num")) split_entry += ", slot_num=" + std::to_string(*slots);
+    split_entry += ")";
+    done.insert("split");
+    done.insert("slot_num");
+  }
   for (auto& [k, v] : s.attrs) {
     if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
   }
+  if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
   std::string call = std::string(fn) + "(";
   for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
   call += ")";
@@ -615,7 +626,13 @@ std::string Printer::function(const Function& f, int indent) {
   if (!f.group_sync.slots.empty()) deco += ", group_slots=" + print_int_list(f.group_sync.slots);
   if (!f.group_sync.waits.empty()) deco += ", group_waits=" + print_int_list(f.group_sync.waits);
   if (!f.group_sync.signals.empty()) deco += ", group_signals=" + print_int_list(f.group_sync.signals);
-  if (!f.attrs.empty()) deco += ", attrs=" + print_attr_dict(f.attrs);
+  // auto_scope=False is a decorator keyword (spec anchor_features §4), never inside attrs=.
+  std::map<std::string, AttrValue> attrs = f.attrs;
+  const bool* auto_scope = attr_get<bool>(f.attrs, "auto_scope");
+  const bool no_auto_scope = auto_scope && !*auto_scope;
+  if (auto_scope) attrs.erase("auto_scope");
+  if (!attrs.empty()) deco += ", attrs=" + print_attr_dict(attrs);
+  if (no_auto_scope) deco += ", auto_scope=False";
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the

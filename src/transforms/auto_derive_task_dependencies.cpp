@@ -52,6 +52,7 @@ struct Loop {
   std::set<const Var*> defs;       // loop var, iter_args and every Var defined in the body
   std::optional<int64_t> step, trip;
   bool parallel = false;
+  int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
 };
 
 // A view of storage: the roots it may be (tensor params / creates) and its box in the root.
@@ -94,6 +95,7 @@ class Analyzer {
   // ---- scan ----
   void scan(const StmtPtr& s, std::vector<Loop*>& loops);
   void scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops);
+  void collect_accesses(Task& t);
   void note_def(const Var* v, const std::vector<Loop*>& loops) {
     for (Loop* l : loops) l->defs.insert(v);
   }
@@ -133,7 +135,8 @@ class Analyzer {
   std::map<const Var*, Region> region_memo_;
   std::set<const Var*> in_progress_;
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
-  std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_;
+  // Accesses per root in program order: all of them, and the writes only.
+  std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_, writes_by_root_;
   std::map<std::pair<Task*, size_t>, int> chained_memo_;
   int pos_ = 0;
   int uncovered_ = 0, edges_ = 0;
@@ -240,8 +243,11 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         }
         loop_of_[f] = l.get();
         loops.push_back(l.get());
+        Loop* lp = l.get();
         loops_.push_back(std::move(l));
+        lp->first_pos = pos_;
         scan(f->body, loops);
+        lp->end_pos = pos_;
         loops.pop_back();
         break;
       }
@@ -303,6 +309,13 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
   t->loops = loops;
   PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
                                                                                                << "' without derived directions");
+  task_of_[s.get()] = t.get();
+  tasks_.push_back(std::move(t));
+}
+
+// After the scan (every definition known, including those after their first use in a loop).
+void Analyzer::collect_accesses(Task& t) {
+  const Call& c = *t.call;
   for (size_t i = 0; i < c.args.size(); ++i) {
     if (!c.args[i]->type->is<TensorType>()) continue;
     ArgDirection d = c.arg_directions[i];
@@ -318,10 +331,8 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
     a.read = d == ArgDirection::In || d == ArgDirection::InOut;
     a.write = d == ArgDirection::Out || d == ArgDirection::InOut;
     a.arg = i;
-    t->acc.push_back(std::move(a));
+    t.acc.push_back(std::move(a));
   }
-  task_of_[s.get()] = t.get();
-  tasks_.push_back(std::move(t));
 }
 
 std::optional<Poly> Analyzer::poly(const ExprPtr& e, int depth) {
@@ -501,35 +512,49 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
   }
   if (!shared) return false;
   if (a.r.whole || b.r.whole || a.r.off.size() != b.r.off.size()) return true;
-  std::map<const Var*, Poly> sub;
+  // Provably disjoint in some dimension once b's atoms are replaced per `sub`?
+  auto disjoint = [&](const std::map<const Var*, Poly>& sub, const Poly::Bounds& bounds) {
+    for (size_t d = 0; d < a.r.off.size(); ++d) {
+      Poly ob = sub.empty() ? b.r.off[d] : b.r.off[d].substitute(sub);
+      Poly eb = sub.empty() ? b.r.ext[d] : b.r.ext[d].substitute(sub);
+      if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return true;
+      if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return true;
+    }
+    return false;
+  };
+  if (!carried) return !disjoint({}, bounds_);
+  if (!carried->step || *carried->step <= 0) return true;
+  // b's iteration: atoms defined in the loop take other values. Two sound views of the loop
+  // variable j of b: j = i + step * (min_dist + delta) (delta >= 0), or (when the loop is
+  // bounded) any value of its range independently of i.
+  std::set<const Var*> atoms;
+  for (size_t d = 0; d < b.r.off.size(); ++d) {
+    auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
+    atoms.insert(x.begin(), x.end());
+    atoms.insert(y.begin(), y.end());
+  }
+  std::map<const Var*, Poly> after, anywhere;
   Poly::Bounds bounds = bounds_;
-  if (carried) {
-    if (!carried->step || *carried->step <= 0) return true;
-    std::set<const Var*> atoms;
-    for (size_t d = 0; d < b.r.off.size(); ++d) {
-      auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
-      atoms.insert(x.begin(), x.end());
-      atoms.insert(y.begin(), y.end());
-    }
-    for (const Var* v : atoms) {
-      if (!carried->defs.count(v)) continue;
-      fresh_.push_back(Var::make(v->name + "'", v->type));
-      const Var* nv = fresh_.back().get();
-      if (auto b = bounds_.find(v); b != bounds_.end()) bounds[nv] = b->second;
-      if (v == carried->stmt->loop_var.get()) {
-        // j = i + step * (min_dist + delta), delta >= 0
-        bounds[nv] = Poly::Bound{0, std::nullopt};
-        sub[v] = Poly::atom(v) + Poly::constant(*carried->step) * (Poly::constant(min_dist) + Poly::atom(nv));
-      } else {
-        sub[v] = Poly::atom(nv);
-      }
+  bool bounded = false;
+  for (const Var* v : atoms) {
+    if (!carried->defs.count(v)) continue;
+    fresh_.push_back(Var::make(v->name + "'", v->type));
+    const Var* nv = fresh_.back().get();
+    auto known = bounds_.find(v);
+    if (known != bounds_.end()) bounds[nv] = known->second;
+    anywhere[v] = Poly::atom(nv);
+    if (v == carried->stmt->loop_var.get()) {
+      bounded = known != bounds_.end() && known->second.hi.has_value();
+      fresh_.push_back(Var::make(v->name + "_delta", v->type));
+      const Var* delta = fresh_.back().get();
+      bounds[delta] = Poly::Bound{0, std::nullopt};
+      after[v] = Poly::atom(v) + Poly::constant(*carried->step) * (Poly::constant(min_dist) + Poly::atom(delta));
+    } else {
+      after[v] = Poly::atom(nv);
     }
   }
-  for (size_t d = 0; d < a.r.off.size(); ++d) {
-    Poly ob = b.r.off[d].substitute(sub), eb = b.r.ext[d].substitute(sub);
-    if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return false;
-    if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return false;
-  }
+  if (disjoint(after, bounds)) return false;
+  if (bounded && disjoint(anywhere, bounds)) return false;
   return true;
 }
 
@@ -600,38 +625,48 @@ size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
-      for (auto* r : t->acc[i].r.roots) by_root_[r].push_back({t.get(), i});
+      for (auto* r : t->acc[i].r.roots) {
+        by_root_[r].push_back({t.get(), i});
+        if (t->acc[i].write) writes_by_root_[r].push_back({t.get(), i});
+      }
     }
   }
+  using Entry = std::pair<Task*, size_t>;
+  auto first_at = [](const std::vector<Entry>& list, int pos) {
+    return std::lower_bound(list.begin(), list.end(), pos, [](const Entry& e, int p) { return e.first->pos < p; });
+  };
   for (auto& bp : tasks_) {
     Task* B = bp.get();
     for (auto& b : B->acc) {
-      std::set<std::pair<Task*, size_t>> seen;
-      // Same iteration: earlier accesses, newest first, up to a covering write in scope.
+      std::set<Entry> seen;
+      // Same iteration: earlier accesses (a read only needs writes), newest first, up to a
+      // covering write in scope (everything older reaches B through it).
       for (auto* root : b.r.roots) {
-        auto& list = by_root_[root];
-        bool stop = false;
-        for (auto it = list.rbegin(); it != list.rend() && !stop; ++it) {
+        auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+        auto it = first_at(list, B->pos);
+        while (it != list.begin()) {
+          --it;
           Task* A = it->first;
-          if (A->pos >= B->pos || !seen.insert(*it).second) continue;
+          if (!seen.insert(*it).second) continue;
           Access& a = A->acc[it->second];
           if (!(a.write || b.write)) continue;
           if (!overlap(a, b, nullptr, 0)) continue;
           size_t common = common_prefix(A->loops, B->loops);
           bool covered = fanin_ok(A, common);
           hazard(A, a, B, b, nullptr, covered);
-          if (a.write && covered && A->loops.size() == common && covers(a, b)) stop = true;
+          if (a.write && covered && A->loops.size() == common && covers(a, b)) break;
         }
       }
       // Loop-carried: accesses of tasks in an earlier iteration of each enclosing loop.
       for (size_t k = 0; k < B->loops.size(); ++k) {
         Loop* L = B->loops[k];
-        std::set<std::pair<Task*, size_t>> seen_c;
+        std::set<Entry> seen_c;
         for (auto* root : b.r.roots) {
-          for (auto& entry : by_root_[root]) {
-            Task* A = entry.first;
-            if (A->loops.size() <= k || A->loops[k] != L || !seen_c.insert(entry).second) continue;
-            Access& a = A->acc[entry.second];
+          auto& list = b.write ? by_root_[root] : writes_by_root_[root];
+          for (auto it = first_at(list, L->first_pos); it != list.end() && it->first->pos < L->end_pos; ++it) {
+            Task* A = it->first;
+            if (!seen_c.insert(*it).second) continue;
+            Access& a = A->acc[it->second];
             if (!(a.write || b.write) || !overlap(a, b, L, 1)) continue;
             bool covered = !L->parallel && fanin_ok(A, k + 1) &&
                            (!overlap(a, b, L, 2) || self_chained(A, k) || self_chained(B, k));
@@ -666,6 +701,9 @@ void Analyzer::derive() {
 }
 
 // ---- rewrite ----
+
+// A pl.parallel fan-in of at least this many ids goes through a dummy barrier.
+constexpr int64_t kFenceMinTrip = 4;
 
 VarPtr tid_var(const std::string& base, const Span& span) { return Var::make(base, ScalarType::make(DataType::TASK_ID), span); }
 
@@ -707,7 +745,8 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
             out.push_back(AssignStmt::make(as->var, TupleGetItem::make(tv, 0, st->span), st->span));
           }
         }
-        VarPtr tid = tid_var(c.callee + "_tid", st->span);
+        // Distinct names: codegen declares each TaskId under its name (no renaming probes).
+        VarPtr tid = tid_var(c.callee + "_tid" + std::to_string(T->pos), st->span);
         out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, static_cast<int>(f->return_types.size()), st->span), st->span));
         visible[T] = tid;
       } else {
@@ -734,12 +773,12 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         init = v->second;
       } else {
         if (!seed) {
-          seed = tid_var(T->call->callee + "_seed", f->span);
+          seed = tid_var(T->call->callee + "_seed" + std::to_string(T->pos), f->span);
           out.push_back(AssignStmt::make(seed, Call::make_op("system.task_invalid", {}, {}, f->span), f->span));
         }
         init = seed;
       }
-      IterArgPtr ia = IterArg::make(T->call->callee + "_carry", ScalarType::make(DataType::TASK_ID), init, f->span);
+      IterArgPtr ia = IterArg::make(T->call->callee + "_carry" + std::to_string(T->pos), ScalarType::make(DataType::TASK_ID), init, f->span);
       iter_args.push_back(ia);
       inner[T] = ia;
       carry_ia_[{f, T}] = ia;
@@ -752,15 +791,42 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
     }
     std::vector<StmtPtr> nb;
     rebuild(make_seq(body_stmts, f->body->span), inner, nb);
+    std::vector<StmtPtr> barriers;
     for (Task* T : carried) {
       yields.push_back(inner.at(T));
-      VarPtr rv = tid_var(T->call->callee + "_last", f->span);
+      VarPtr rv = tid_var(T->call->callee + "_last" + std::to_string(T->pos), f->span);
       rvs.push_back(rv);
       visible[T] = rv;
+      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
+      // later consumer names 1 id instead of N (N + M edges instead of N * M).
+      auto* tc = f->stop->as<ConstInt>();
+      auto* t0 = f->start->as<ConstInt>();
+      if (f->for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
+        VarPtr fence = tid_var(T->call->callee + "_fence" + std::to_string(T->pos), f->span);
+        Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
+        barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f->span), f->span));
+        visible[T] = fence;
+      }
     }
     if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
-    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, make_seq(nb, f->body->span), rvs,
-                                f->for_kind, f->attrs, f->span));
+    StmtPtr body = make_seq(nb, f->body->span);
+    // Each iteration keeps its own (MANUAL) runtime scope, as MaterializeRuntimeScopes gives an
+    // AUTO body: buffers created in an iteration are released when it ends.
+    // Codegen declares a MANUAL block's buffers just before it (in the enclosing scope), so a
+    // body that creates tensors gets a second, outer per-iteration scope to own them.
+    if (manual_) {
+      body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+      bool creates = false;
+      for (auto& st2 : nb) {
+        auto* as2 = st2->as<AssignStmt>();
+        auto* c2 = as2 ? as2->value->as<Call>() : nullptr;
+        creates |= c2 && c2->is_op && c2->callee == "tensor.create";
+      }
+      if (creates) body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+    }
+    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
+                                f->span));
+    out.insert(out.end(), barriers.begin(), barriers.end());
   }
 }
 
@@ -799,6 +865,9 @@ FunctionPtr Analyzer::Run() {
     return Function::make(fn_.name, fn_.type, fn_.params, fn_.param_directions, fn_.return_types, body, fn_.level,
                           fn_.role, attrs, fn_.span);
   };
+  for (auto& t : tasks_) {
+    if (fallback_.empty()) collect_accesses(*t);
+  }
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();

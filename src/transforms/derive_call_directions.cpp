@@ -188,7 +188,8 @@ class DirectionRewriter : public IRMutator {
     auto it = dirs_.find(op);
     PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
     if (it->second == c->arg_directions) return e;
-    return Call::make_func(c->callee, c->args, c->type, it->second, c->span, c->attrs);
+    ExprPtr out = Call::make_func(c->callee, c->args, c->type, it->second, c->span, c->attrs);
+    return c->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, c->compiler_manual_dep_edges);
   }
 
   ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
@@ -200,8 +201,9 @@ class DirectionRewriter : public IRMutator {
     auto* tt = s->type->as<TupleType>();
     PYPTO_CHECK(tt && !tt->elements.empty(), "Submit to '" << s->callee << "' is not tuple-typed");
     std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
-    return Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start, s->allow_early_resolve,
-                        s->timing_slot, s->predicate, it->second, s->span);
+    ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
+                               s->allow_early_resolve, s->timing_slot, s->predicate, it->second, s->span);
+    return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
   }
 
  private:

@@ -8,6 +8,8 @@
 //       for i in pl.range(4):              for i in pl.range(4):
 //           c = self.k(a, c)       ==>         with pl.scope():
 //                                                  c = self.k(a, c)
+//   A function marked `@pl.function(auto_scope=False)` (attr auto_scope: False) is left alone:
+//   its only scopes are the author's `with pl.scope():` / `pl.manual_scope()` blocks.
 // Input invariants: none. Other function types are left alone.
 // Output invariants: RuntimeScopesMaterialized. SSA is unchanged (a RuntimeScopeStmt binds
 //   nothing; trailing YieldStmts move into the scope with the rest of their body, so every
@@ -91,6 +93,8 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
+    // @pl.function(auto_scope=False) (spec anchor_features §4): the author places the scopes.
+    if (const bool* auto_scope = attr_get<bool>(fn->attrs, "auto_scope"); auto_scope && !*auto_scope) continue;
     FunctionPtr nf = materialize(fn);
     if (nf != fn) out = out->with_function(nf);
   }

@@ -186,8 +186,13 @@ class Outliner : public ScopeOutliner {
     sig.sub.fresh_defs(body);
     for (auto& s : flatten_stmts(sig.sub.mutate_stmt(body))) kbody.push_back(s);
     if (!sig.return_values.empty()) kbody.push_back(ReturnStmt::make(sig.return_values, op->span));
+    // split / slot_num (spec anchor_features §5) move to the kernel's attrs; a no-op on the CPU.
+    Attrs fattrs;
+    for (const char* k : {"split", "slot_num"}) {
+      if (auto it = op->attrs.find(k); it != op->attrs.end()) fattrs[k] = it->second;
+    }
     new_fns_->push_back(Function::make(name, FunctionType::InCore, sig.params, sig.param_directions, sig.return_types,
-                                       make_seq(kbody, op->span), Level::None, Role::None, {}, op->span));
+                                       make_seq(kbody, op->span), Level::None, Role::None, fattrs, op->span));
 
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);

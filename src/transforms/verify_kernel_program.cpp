@@ -45,6 +45,12 @@ class KernelChecker {
     int tensor = -1;
   };
 
+  // System barriers: no-ops on the CPU, where a kernel runs in program order.
+  static bool IsBarrier(const std::string& op) {
+    return op == "system.sync_src" || op == "system.sync_dst" || op == "system.bar_v" || op == "system.bar_m" ||
+           op == "system.bar_all";
+  }
+
   // pypto_kernel's C++ spelling of a dtype exists for every dtype but TASK_ID.
   static void CheckDtype(DataType t, const Span& span, const char* what) {
     PYPTO_USER_CHECK(t != DataType::TASK_ID, span, what, "");
@@ -189,7 +195,19 @@ class KernelChecker {
     if (!call) {
       throw UserError(std::string("unsupported scalar expression (") + to_string(e->kind) + ") in a kernel", e->span, "");
     }
-    if (call->is_op && (call->callee == "tile.get_block_idx" || call->callee == "tile.get_block_num")) return;
+    if (call->is_op && (call->callee == "tile.get_block_idx" || call->callee == "tile.get_block_num" ||
+                        call->callee == "tile.get_subblock_idx" || IsBarrier(call->callee))) {
+      return;
+    }
+    if (call->is_op && call->callee == "tile.read") {   // tile.read(t, [i, j]): an element of a tile
+      Tile(call->args.at(0));
+      if (auto* t = call->args.at(1)->as<MakeTuple>()) {
+        for (auto& el : t->elements) Scalar(el);
+      } else {
+        Scalar(call->args[1]);
+      }
+      return;
+    }
     if (call->is_op && call->callee == "tensor.dim") {
       PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
       TensorIndex(call->args[0]);

@@ -349,3 +349,104 @@ def test_kernel_loop_carrying_tensor_op_value():
         "        c = pl.assemble(c, acc, [0, 0])")
     with pytest.raises(PyptoError, match="holds a value computed with tensor ops"):
         pypto.compile(pl.parse_program(src, "t.py"))
+
+
+# -- §4 @pl.function(auto_scope=...) -----------------------------------------------------------
+def test_auto_scope_false_e2e():
+    compiled = pypto.compile(golden_program("anchor_auto_scope"))
+    x = np.random.default_rng(6).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    z = np.zeros((16, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, x + 1, rtol=1e-6)
+    np.testing.assert_allclose(z, x + 5, rtol=1e-6)
+
+
+def test_auto_scope_false_places_no_scopes_and_prints():
+    p = golden_program("anchor_auto_scope")
+    text = ir.python_print(p)
+    assert "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)" in text
+    assert "attrs=" not in text
+    assert ir.structural_equal(pl.parse_program(text), p)
+    after = ir.python_print(run_pipeline(p))
+    main = after[after.index("def main"):]
+    assert main.count("with pl.scope():") == 1 and main.count("with pl.manual_scope():") == 1
+
+
+def test_auto_scope_true_still_wraps():
+    src = ir.python_print(golden_program("anchor_auto_scope")).replace(", auto_scope=False", "")
+    after = ir.python_print(run_pipeline(pl.parse_program(src)))
+    main = after[after.index("def main"):]
+    assert main.count("with pl.scope():") >= 2     # the compiler wraps the function body too
+    code = pypto.compile(pl.parse_program(src)).files["orchestration/main.cpp"]
+    assert code.index("PTO2_SCOPE()") < code.index("alloc_tensors")
+
+
+def test_auto_scope_must_be_bool_literal():
+    src = ("import pypto.language as pl\n\n@pl.program\nclass P:\n"
+           "    @pl.function(type=pl.FunctionType.Orchestration, auto_scope=0)  #!\n"
+           "    def main(self, a: pl.Tensor[[16], pl.FP32]):\n        pass\n")
+    from test_diagnostics import check
+    check(src, "auto_scope= must be True or False, got '0'", "0)", help="auto_scope=False")
+
+
+def test_scope_mode_must_be_scope_mode():
+    body_check("with pl.scope(mode=1):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "mode= must be pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL, got '1'", "1)")
+
+
+def test_manual_scope_in_manual_scope():
+    body_check("with pl.manual_scope():\n    with pl.scope(mode=pl.ScopeMode.MANUAL):  #!\n"
+               "        d = self.kernel_add(a, b, d)\nreturn d",
+               "a manual scope cannot be nested inside another manual scope", "pl.scope(mode")
+
+
+def test_auto_scope_in_manual_scope_by_mode():
+    body_check("with pl.manual_scope():\n    with pl.scope(mode=pl.ScopeMode.AUTO):  #!\n"
+               "        d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.scope() cannot be nested inside pl.manual_scope()", "pl.scope(mode")
+
+
+# -- §5 pl.SplitMode / pl.split ------------------------------------------------------------------
+def test_split_is_a_cpu_no_op_e2e():
+    compiled = pypto.compile(golden_program("anchor_split"))
+    x = np.random.default_rng(7).standard_normal((16, 16)).astype(np.float32)
+    y = np.zeros((16, 16), np.float32)
+    compiled(x, y)
+    np.testing.assert_allclose(y, 4 * x - 1, rtol=1e-5, atol=1e-6)
+
+
+def test_split_attrs_move_to_the_outlined_kernel():
+    p = run_pipeline(golden_program("anchor_split"))
+    fns = {f.name: f for f in p.functions}
+    text = ir.python_print(p)
+    assert 'def halves' in text and 'attrs={"split": 1}' in text
+    assert 'attrs={"slot_num": 4, "split": 1}' in text and 'attrs={"split": 2}' in text
+    assert "main_incore" in fns and "main_spmd" in fns
+
+
+@pytest.mark.parametrize("opt,message,at", [
+    ("pl.split()", "pl.split takes one positional argument, the pl.SplitMode", "pl.split()"),
+    ("pl.split(1)", "pl.split needs a pl.SplitMode, got '1'", "1)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=0)", "slot_num= must be a positive int literal, got '0'", "0)"),
+    ("pl.split(pl.SplitMode.UP_DOWN, slot_num=True)", "slot_num= must be a positive int literal, got 'True'", "True"),
+    ("pl.split(pl.SplitMode.UP_DOWN, depth=2)", "pl.split has no keyword 'depth'", "2)"),
+    ("pl.split(pl.SplitMode.NONE), pl.split(pl.SplitMode.UP_DOWN)", "duplicate optimization 'pl.split'",
+     "pl.split(pl.SplitMode.UP"),
+    ("pl.unroll", "unknown optimization 'pl.unroll'", "pl.unroll"),
+    ("pl.auto_chunk", "optimizations=[pl.auto_chunk] is not supported by this compiler yet", "pl.auto_chunk"),
+])
+def test_split_diagnostics(opt, message, at):
+    body_check(f"with pl.at(level=pl.Level.CORE_GROUP, optimizations=[{opt}]):  #!\n"
+               "    d = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], d)\nreturn d", message, at)
+
+
+def test_split_needs_core_group():
+    body_check("with pl.at(level=pl.Level.CHIP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "pl.split needs level=pl.Level.CORE_GROUP, got "
+               "pl.Level.CHIP", "pl.split(")
+
+
+def test_optimizations_must_be_a_list():
+    body_check("with pl.spmd(2, optimizations=pl.split(pl.SplitMode.UP_DOWN)):  #!\n"
+               "    d = self.kernel_add(a, b, d)\nreturn d", "optimizations= must be a list literal", "pl.split(")

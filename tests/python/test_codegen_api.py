@@ -25,7 +25,8 @@ def test_generate_by_name_and_by_function(orch_basic):
     by_name = codegen.generate_orchestration(orch_basic, "orch_basic")
     by_fn = codegen.generate_orchestration(orch_basic, orch_basic.orch_basic)
     assert by_name.code == by_fn.code
-    assert by_name.files == {"orchestration/orch_basic.cpp": by_name.code}
+    assert by_name.files == {"orchestration/orch_basic.cpp": by_name.code,
+                             "kernel_config.py": by_name.files["kernel_config.py"]}
     assert by_name.func_name == "orch_basic"
 
 

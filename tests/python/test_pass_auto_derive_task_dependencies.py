@@ -96,16 +96,19 @@ def test_disjoint_parallel_tiles_fan_in_through_an_array_carry_and_a_loop_carrie
                 tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
                 seed = pl.system.task_invalid()
                 for i, (fill_carry,) in pl.parallel(4, init_values=(seed,)):
-                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
-                    ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
-                    ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
-                    fill_last = pl.yield_(fill_tid)
+                    with pl.manual_scope():   # per-iteration scope: buffers released each iteration
+                        xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                        ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                        ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
+                        fill_last = pl.yield_(fill_tid)
+                fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
                 seed2 = pl.system.task_invalid()
                 for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
-                    tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
-                    o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
-                                            compiler_manual_dep_edges=[fill_last, acc_carry])
-                    o3, acc_last = pl.yield_(o2, acc_tid)
+                    with pl.manual_scope():
+                        tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
+                        o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
+                                                compiler_manual_dep_edges=[fence, acc_carry])
+                        o3, acc_last = pl.yield_(o2, acc_tid)
             return out
 
     assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)

@@ -37,7 +37,15 @@ struct OrchestrationResult {
   std::map<std::string, int> kernel_ids;         // kernel function name -> kernel id
   std::map<std::string, std::string> core_types; // callee name -> "AIC" / "AIV" / "MIXED"
   std::vector<ParamSignature> signature;
+  // Per-kernel metadata (the reference's codegen result; Group functions are not keys):
+  std::map<std::string, int> func_name_to_id;                        // = kernel_ids
+  std::map<std::string, std::string> func_name_to_core_type;         // "AIC" / "AIV"
+  std::map<std::string, std::vector<std::string>> func_name_to_signature;   // "IN" / "OUT" / "INOUT" per tensor arg
 };
+
+// The text of kernel_config.py for a result (metadata only; the CPU runtime ignores it):
+// RUNTIME_CONFIG, ORCHESTRATION and KERNELS (one dict per kernel, sorted by id).
+std::string KernelConfigPy(const OrchestrationResult& r);
 
 OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const std::string& func_name);
 

@@ -312,7 +312,9 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(call_node, f"missing argument '{p.name}' of '{sig.name}'",
                             help="only trailing pl.Out arguments may be omitted (the runtime allocates them)")
     args, dirs, any_nodep = [], [], False
-    for a, p, pt, pd in zip(arg_nodes, params, sig.param_types, sig.directions):
+    is_orch = ctx.is_orchestration
+    passed = sig.checked_tensor_args
+    for k, (a, p, pt, pd) in enumerate(zip(arg_nodes, params, sig.param_types, sig.directions)):
         d, inner = _ARG_UNSET, a
         if type(a) is ast.Call:
             callee = peek_builtin(ctx, a.func)
@@ -327,7 +329,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             raise ctx.error(a, "*args are not supported in DSL calls")
         e = eval_expr(ctx, inner)
         et = e.type
-        if type(et) is ir.TensorType and not isinstance(e, ir.Var) and ctx.is_orchestration:
+        if type(et) is ir.TensorType and not isinstance(e, ir.Var) and is_orch:
             # An inline view (`self.k(pl.tensor.slice(a, ...), ...)`): bound to a fresh name
             # first, as if the user had written `v = pl.tensor.slice(...)` on the line before.
             tmp = ir.Var.make(f"{p.name}_arg", et, ctx.span(inner))
@@ -339,11 +341,17 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
         if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):
             _check_arg_kind(ctx, inner, e, p, sig)
         elif type(et) is ir.TensorType:
-            check = functools.partial(_check_tensor_call_arg, ctx, inner, e, p, sig, pd)
-            if deferred is None:
-                check()
+            if deferred is not None:
+                deferred.append(functools.partial(_check_tensor_call_arg, ctx, inner, e, p, sig, pd))
             else:
-                deferred.append(check)
+                # The dtype/shape check depends on the two types only: once per (slot, arg type
+                # object). Call results share their callee's return type object, so a chain
+                # of calls checks each slot a few times, not once per call.
+                if passed.get((k, id(et))) is not et:
+                    _check_tensor_arg(ctx, inner, e, p, sig)
+                    passed[(k, id(et))] = et   # (holds et: its id stays unique)
+                if pd in _WRITES and is_orch:
+                    _check_not_read_only(ctx, inner, e, p, sig, pd)
         args.append(e)
         dirs.append(d)
     return args, (dirs if any_nodep else [])

@@ -34,9 +34,12 @@ class FunctionSig:
     core_type: object = None                    # ir.CoreType (core_type=pl.CoreType.X: a pass result)
     group_sync: dict = field(default_factory=dict)   # group_slots= / _waits= / _signals= (KernelGroupSync)
     param_types: list = field(init=False)       # [p.type for p in params], read for every call argument
+    # (param index, id(arg type)) -> arg type whose dtype/shape check against the param passed
+    checked_tensor_args: dict = field(init=False)
 
     def __post_init__(self):
         self.param_types = [p.type for p in self.params]
+        self.checked_tensor_args = {}
 
     def call_result_type(self):
         if len(self.return_types) == 1:

@@ -24,6 +24,7 @@ from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, int_list, try_eval_py
+from pypto.frontend.scope_options import auto_scope_option
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function
@@ -70,12 +71,15 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
         if obj is not function:
             continue
         opts = {"type": T.FunctionType.Opaque, "level": None, "role": None, "core_type": None}
-        attrs = {}
+        attrs, auto_scope = {}, True
         group_sync = {}
         for kw in (call.keywords if call else []):
             if kw.arg == "attrs":
                 # Function attrs (facts a pass stamped on the function; printed pass output).
                 attrs = attrs_dict(sctx, kw.value)
+                continue
+            if kw.arg == "auto_scope":     # spec anchor_features §4: stored only when False
+                auto_scope = auto_scope_option(sctx, kw.value)
                 continue
             if kw.arg in _GROUP_SYNC_OPTIONS:
                 # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
@@ -97,6 +101,8 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             opts[kw.arg] = v
         if call and call.args:
             raise sctx.error(call.args[0], "@pl.function takes keyword options only: type=, level=, role=")
+        if not auto_scope:
+            attrs = dict(attrs, auto_scope=False)
         return (getattr(ir.FunctionType, opts["type"].name),
                 getattr(ir.Level, opts["level"].name) if opts["level"] else getattr(ir.Level, "None"),
                 getattr(ir.Role, opts["role"].name) if opts["role"] else getattr(ir.Role, "None"), attrs,

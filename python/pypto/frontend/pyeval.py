@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from pypto.frontend.context import _MISSING
+from pypto.language._types import SplitMode
 
 
 class PyEvalFailure(Exception):
@@ -109,6 +110,10 @@ def _dict_lit(ctx, node: ast.Dict):
         if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
             raise ctx.error(k or node, "attrs= keys must be strings")
         val = eval_py(ctx, v)
+        if k.value == "split" and isinstance(val, SplitMode):   # spec anchor_features §5: NONE dropped, else int
+            if val is SplitMode.NONE:
+                continue
+            val = val.value
         if not isinstance(val, (bool, int, float, str)):
             raise ctx.error(v, "attrs= values must be bool, int, float or str constants")
         out[k.value] = val

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import keyword
 
+from pypto.frontend.pyeval import PyEvalFailure, eval_py
+
 
 def name_hint(ctx, node: ast.AST) -> str:
     """The value of ``name_hint=<node>``: a string literal that is empty or a non-keyword identifier.
@@ -36,3 +38,94 @@ def add_name_hint(ctx, kws: dict, attrs: dict) -> None:
         hint = name_hint(ctx, kws["name_hint"])
         if hint:
             attrs["name_hint"] = hint
+
+
+def auto_scope_option(ctx, node: ast.AST) -> bool:
+    """``@pl.function(auto_scope=<node>)`` (§4): a bool literal.
+
+        auto_scope_option(ctx, <ast of False>)  ->  False
+    """
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, bool)):
+        raise ctx.error(node, f"auto_scope= must be True or False, got '{ast.unparse(node)}'",
+                        help="auto_scope=False: the compiler places no AUTO runtime scopes; write them with "
+                             "`with pl.scope():`")
+    return node.value
+
+
+def scope_mode(ctx, call: ast.Call, scope_mode_enum) -> str:
+    """The mode of ``pl.scope(mode=pl.ScopeMode.X)`` (§4): "auto" (default) or "manual"."""
+    if call.args:
+        raise ctx.error(call.args[0], "pl.scope takes only mode=, e.g. pl.scope(mode=pl.ScopeMode.MANUAL)")
+    mode = "auto"
+    for kw in call.keywords:
+        if kw.arg != "mode":
+            raise ctx.error(kw.value if kw.arg else call, f"pl.scope has no keyword '{kw.arg}'", help="keywords: mode")
+        try:
+            v = eval_py(ctx, kw.value)
+        except PyEvalFailure:
+            v = None
+        if not isinstance(v, scope_mode_enum):
+            raise ctx.error(kw.value, f"mode= must be pl.ScopeMode.AUTO or pl.ScopeMode.MANUAL, got "
+                            f"'{ast.unparse(kw.value)}'")
+        mode = v.name.lower()
+    return mode
+
+
+_OPT_HELP = "optimizations= takes a list literal such as [pl.split(pl.SplitMode.UP_DOWN)]"
+
+
+def _split_entry(ctx, node: ast.Call, split_mode_enum) -> dict:
+    """pl.split(mode, *, slot_num=None) -> {"split": int(mode)[, "slot_num": n]}."""
+    if len(node.args) != 1:
+        raise ctx.error(node, "pl.split takes one positional argument, the pl.SplitMode",
+                        help="e.g. pl.split(pl.SplitMode.UP_DOWN, slot_num=4)")
+    try:
+        mode = eval_py(ctx, node.args[0])
+    except PyEvalFailure:
+        mode = None
+    if not isinstance(mode, split_mode_enum):
+        raise ctx.error(node.args[0], f"pl.split needs a pl.SplitMode, got '{ast.unparse(node.args[0])}'",
+                        help="pl.SplitMode.NONE, pl.SplitMode.UP_DOWN or pl.SplitMode.LEFT_RIGHT")
+    out = {"split": mode.value}
+    for kw in node.keywords:
+        if kw.arg != "slot_num":
+            raise ctx.error(kw.value if kw.arg else node, f"pl.split has no keyword '{kw.arg}'", help="keywords: slot_num")
+        v = kw.value
+        if not (isinstance(v, ast.Constant) and type(v.value) is int and v.value > 0):
+            raise ctx.error(v, f"slot_num= must be a positive int literal, got '{ast.unparse(v)}'",
+                            help="the depth of the cross-core pipe, e.g. slot_num=4")
+        out["slot_num"] = v.value
+    return out
+
+
+def optimizations(ctx, node: ast.AST, owner: str, level: str, builtin_cls, split_mode_enum) -> dict:
+    """``optimizations=[...]`` of pl.at / pl.spmd (§5, §7) -> scope attrs {"split", "slot_num"}.
+
+    pl.split is accepted on a CORE_GROUP pl.at and on pl.spmd (a no-op on the CPU: the whole
+    kernel runs on one worker); pl.auto_chunk is refused (not implemented)."""
+    if not isinstance(node, ast.List):
+        raise ctx.error(node, "optimizations= must be a list literal", help=_OPT_HELP)
+    attrs, seen = {}, set()
+    for el in node.elts:
+        head = el.func if isinstance(el, ast.Call) else el
+        try:
+            b = eval_py(ctx, head)
+        except PyEvalFailure:
+            b = None
+        kind = b.kind if isinstance(b, builtin_cls) and b.kind in ("split", "auto_chunk") else None
+        if kind is None:
+            raise ctx.error(el, f"unknown optimization '{ast.unparse(el)}'", help="entries: pl.split(...), pl.auto_chunk")
+        if kind in seen:
+            raise ctx.error(el, f"duplicate optimization '{ast.unparse(head)}'", help="give each entry once")
+        seen.add(kind)
+        if kind == "auto_chunk":
+            raise ctx.error(el, "optimizations=[pl.auto_chunk] is not supported by this compiler yet",
+                            help="split the loop into kernels by hand: one `with pl.at(level=pl.Level.CORE_GROUP):` "
+                                 "per chunk")
+        if not isinstance(el, ast.Call):
+            raise ctx.error(el, "pl.split must be called: pl.split(pl.SplitMode.UP_DOWN)")
+        if owner == "pl.at" and level != "CORE_GROUP":
+            raise ctx.error(el, f"pl.split needs level=pl.Level.CORE_GROUP, got pl.Level.{level}",
+                            help="only a CORE_GROUP scope becomes a kernel that can be split")
+        attrs.update(_split_entry(ctx, el, split_mode_enum))
+    return attrs

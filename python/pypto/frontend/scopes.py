@@ -24,15 +24,15 @@ from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
-from pypto.frontend.scope_options import add_name_hint
+from pypto.frontend.scope_options import add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin
 
 _WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
 _KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
-_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint")
-_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations")
 _CLUSTER_KW = ("name_hint",)
 
 
@@ -156,6 +156,8 @@ def _at(ctx, node, item, call):
     attrs = {"level": level}
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
+    if "optimizations" in kws:
+        attrs.update(optimizations(ctx, kws["optimizations"], "pl.at", level, Builtin, T.SplitMode))
     if "no_dep_args" in kws:
         lst = kws["no_dep_args"]
         if not isinstance(lst, (ast.List, ast.Tuple)):
@@ -199,6 +201,8 @@ def _spmd_attrs(ctx, call):
         attrs["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
+    if "optimizations" in kws:
+        attrs.update(optimizations(ctx, kws["optimizations"], "pl.spmd", "", Builtin, T.SplitMode))
     return attrs
 
 
@@ -235,24 +239,29 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     b = _scope_builtin(ctx, call)
     if b.kind in ("manual_scope", "scope", "cluster"):
         cluster_attrs = {}
+        kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
         if b.kind == "cluster" and not call.args:
             add_name_hint(ctx, _kwargs(ctx, call, _CLUSTER_KW, "pl.cluster"), cluster_attrs)
+        elif b.kind == "scope" and call.keywords:
+            kind = scope_mode(ctx, call, T.ScopeMode)     # pl.scope(mode=pl.ScopeMode.X)
         elif call.args or call.keywords:
             raise ctx.error(call, f"pl.{b.pl_name}() takes no arguments")
         if item.optional_vars is not None:
             raise ctx.error(item.optional_vars, f"pl.{b.pl_name}() does not bind a value",
                             help="`as tid` is available on pl.at(...) and pl.spmd(...)")
-        if b.kind == "scope" and ctx.in_manual_scope():
+        if kind == "auto" and ctx.in_manual_scope():
             raise ctx.error(call, "pl.scope() cannot be nested inside pl.manual_scope(): the runtime refuses an "
                             "automatic scope opened in a manual one",
                             help="close the pl.manual_scope() first, or drop the inner pl.scope()")
-        kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
+        if kind == "manual" and ctx.in_manual_scope():
+            raise ctx.error(call, "a manual scope cannot be nested inside another manual scope",
+                            help="drop the inner scope: its body is already outside automatic tracking")
         body, _, yinfo = _body(ctx, node, ScopeInfo(kind), node.body, tail_yield and b.kind != "cluster")
         sp = ctx.span(node)
         if b.kind == "cluster":
             ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, cluster_attrs, body, None, None, sp))
         else:
-            mode = ir.RuntimeScopeMode.Manual if b.kind == "manual_scope" else ir.RuntimeScopeMode.Auto
+            mode = ir.RuntimeScopeMode.Manual if kind == "manual" else ir.RuntimeScopeMode.Auto
             ctx.emit(ir.RuntimeScopeStmt.make(mode, body, sp))
         return yinfo
     if b.kind == "at":

@@ -25,6 +25,7 @@ from pypto.language._types import (  # noqa: F401
     DTYPES, Array, AtomicType, CoreType, DataType, DynamicDim, FunctionType, InOut, Layout, Level, MemorySpace, Out, Role, Scalar,
     Tensor, Tile, dynamic,
 )
+from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
 
 BOOL = DTYPES["BOOL"]
@@ -47,6 +48,7 @@ globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 
 # Unified ops dispatching on Tensor / Tile (reference DSL, spec anchor_features §3).
 reshape = _builtins.reshape
+split, auto_chunk, optimizations = _builtins.split, _builtins.auto_chunk, _builtins.optimizations
 globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
 
 

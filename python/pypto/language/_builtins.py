@@ -223,3 +223,9 @@ UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
 for _n, _tile_params in (("slice", ("tile", "shape", "offset")), ("assemble", ("target", "source", "offset")),
                          ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
     UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))
+
+
+# -- scope optimizations (spec anchor_features §5, §7): entries of pl.at / pl.spmd optimizations=[...] --
+split = Builtin("split", "split")              # pl.split(pl.SplitMode.UP_DOWN, slot_num=4)
+auto_chunk = Builtin("auto_chunk", "auto_chunk")
+optimizations = Namespace("optimizations", {"split": split, "auto_chunk": auto_chunk})

@@ -62,6 +62,21 @@ class CoreType(enum.Enum, metaclass=DSLEnumMeta):
     MIXED = "MIXED"
 
 
+class ScopeMode(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.ScopeMode.*``: the mode of ``with pl.scope(mode=...)`` (reference DSL, anchor_features §4);
+    MANUAL is ``pl.manual_scope()``."""
+    AUTO = 0
+    MANUAL = 1
+
+
+class SplitMode(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.SplitMode.*`` (reference DSL, anchor_features §5): how the reference cuts a mixed
+    cube/vector kernel for the two vector sub-cores. Kept in the IR; a no-op on the CPU."""
+    NONE = 0
+    UP_DOWN = 1
+    LEFT_RIGHT = 2
+
+
 class Role(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.Role.*``."""
     Orchestrator = "Orchestrator"

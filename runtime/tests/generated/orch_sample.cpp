@@ -53,6 +53,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                     Tensor v = ext_d.view(vs, vo);
                     Tensor vt = v.transpose(0, 1);
                     (void)vt;
+                    int64_t cs[2] = {16, 8}, co[2] = {0, k};   // the checked forms (dsl_checks.cpp)
+                    Tensor cv = pto2_view_at(ext_d, 2, cs, co, "cv", "sample.py", 12);
+                    pto2_check_arg_extent(cv, 0, 16, "kernel", "x", "sample.py", 13);
+                    uint32_t ce[1] = {pto2_extent_u32(k + 1, "sample.py", 14)};
+                    (void)ce;
+                    for (uint64_t n = 0, c = pto2_range_count(0, k, 2, "sample.py", 15); n < c; ++n) {}
                     Arg params_t2;
                     params_t2.add_no_dep(v);
                     uint32_t o_shapes[1] = {4};

@@ -18,11 +18,27 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"
 #include "pypto/ir/stmt.h"
 
 namespace pypto::codegen::host {
+
+class HostEmitter;
+
+// The shared TaskId lowering's view of a HostEmitter (host_task_ids.cpp).
+class HostTaskIdWriter : public common::TaskIdWriter {
+ public:
+  explicit HostTaskIdWriter(HostEmitter& e) : e_(e) {}
+  void line(const std::string& text) override;
+  void open_block(const std::string& header) override;
+  void close_block() override;
+  std::string slot_index() override;
+
+ private:
+  HostEmitter& e_;
+};
 
 class HostEmitter : public common::CppScalarExprPrinter {
  public:
@@ -107,6 +123,8 @@ class HostEmitter : public common::CppScalarExprPrinter {
   int indent_ = 1;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
+  HostTaskIdWriter task_id_writer_{*this};
+  common::TaskIdLowering task_ids_{task_id_writer_, common::HostTaskIds()};   // TaskHandle spelling
 
   void prescan(const ir::StmtPtr& s);
   void note_refs(const ir::ExprPtr& e);

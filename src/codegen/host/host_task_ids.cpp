@@ -14,8 +14,9 @@
 //                                     ... prev_1[i] = t;  (each iteration its slot; the body
 //                                     sees the value from before the loop; consumers wait on all)
 //
-// The same forms as L2 orchestration (src/codegen/orchestration/task_ids.cpp), with TaskHandle
-// for PTO2TaskId and submit_barrier for rt_submit_dummy_task.
+// The same forms as L2 orchestration, printed by the one shared TaskId lowering
+// (src/codegen/common/task_id_lowering.h) with TaskHandle for PTO2TaskId and submit_barrier
+// for rt_submit_dummy_task.
 #include "host_emitter.h"
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
@@ -42,17 +43,10 @@ void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<Expr
     auto* dv = as_var(d);
     PYPTO_CHECK(dv && is_task_id(d->type), "HOST codegen: a deps= entry that is not a TaskId");
     std::string h = ref(dv, d->span);
-    if (const int64_t n = handle_array_size(dv); n > 0) {
-      std::string k = fresh("k");
-      open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(n) + "; ++" + k + ")");
-      const std::string slot = h + "[" + k + "]";
-      line("if (" + slot + ".is_valid()) " + args + ".add_dep_wait(" + slot + ");");
-      close_block();
-      continue;
-    }
-    if (h == "TaskHandle::invalid()") continue;  // a None seed: no edge
-    if (valid_handles_.count(h)) line(args + ".add_dep_wait(" + h + ");");
-    else line("if (" + h + ".is_valid()) " + args + ".add_dep_wait(" + h + ");");
+    const int64_t n = handle_array_size(dv);
+    if (n == 0 && h == task_ids_.spelling().invalid) continue;  // a None seed: no edge
+    task_ids_.for_each_valid(h, n, valid_handles_.count(h) > 0,
+                             [&](const std::string& t) { return args + ".add_dep_wait(" + t + ");"; });
   }
 }
 
@@ -130,17 +124,8 @@ HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, 
   const int64_t init_n = init_var ? handle_array_size(init_var) : 0;
   const std::string init = expr(ia->init);
   std::string arr = fresh(GetSSABaseName(ia->name));
-  const std::string size = std::to_string(n);
-  if (init == "TaskHandle::invalid()") {
-    line("TaskHandle " + arr + "[" + size + "] = {};");
-  } else {
-    PYPTO_CHECK(init_n == 0 || init_n == n, "fence '" << ia->name << "' of " << n << " slots starts from " << init_n);
-    line("TaskHandle " + arr + "[" + size + "];");
-    std::string k = fresh("k");
-    open_block("for (int64_t " + k + " = 0; " + k + " < " + size + "; ++" + k + ")");
-    line(arr + "[" + k + "] = " + init + (init_n ? "[" + k + "]" : "") + ";");
-    close_block();
-  }
+  PYPTO_CHECK(init_n == 0 || init_n == n, "fence '" << ia->name << "' of " << n << " slots starts from " << init_n);
+  task_ids_.init_array(arr, n, init, init_n > 0, false);
   // Every pl.parallel iteration sees the value from before the loop; a sequential loop (one
   // whose yield is such a fence's result) sees the current array.
   if (f.for_kind == ForKind::Parallel) {
@@ -166,21 +151,19 @@ void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
   }
   if (value_is_array) {
     if (text == target.text) return;  // updated in place
-    std::string k = fresh("k");
-    open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(target.array_size) + "; ++" + k + ")");
-    line(target.text + "[" + k + "] = " + text + "[" + k + "];");
-    close_block();
+    task_ids_.copy_slots(target.text, text, target.array_size);
     return;
   }
   PYPTO_CHECK(target.fence_loop, "HOST codegen: one TaskId yielded to an array carry");
-  // The slot of this pl.parallel iteration: (i - start) / step.
   const ForStmt& f = *target.fence_loop;
-  std::string slot = ref(f.loop_var.get(), f.span);
-  auto* s0 = f.start->as<ConstInt>();
-  auto* st = f.step->as<ConstInt>();
-  if (!(s0 && s0->value == 0)) slot = "(" + slot + " - " + expr(f.start) + ")";
-  if (!(st && st->value == 1)) slot = slot + " / " + expr(f.step);
+  const std::string slot = common::TaskIdLowering::parallel_slot(ref(f.loop_var.get(), f.span), f,
+                                                                 [&](const ExprPtr& x) { return expr(x); });
   line(target.text + "[" + slot + "] = " + text + ";");
 }
+
+void HostTaskIdWriter::line(const std::string& text) { e_.line(text); }
+void HostTaskIdWriter::open_block(const std::string& header) { e_.open_block(header); }
+void HostTaskIdWriter::close_block() { e_.close_block(); }
+std::string HostTaskIdWriter::slot_index() { return e_.fresh("k"); }
 
 }  // namespace pypto::codegen::host

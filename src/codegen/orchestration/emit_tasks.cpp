@@ -116,14 +116,15 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   }
   std::string params = scopes_.declare("params_t" + std::to_string(n), false);
   line("Arg " + params + ";");
+  std::vector<std::string> signature;   // func_name_to_signature: NoDep counts as INOUT
   for (size_t i = 0; i < args.size(); ++i) {
     if (!args[i]->type->is<TensorType>()) continue;
     const char* method = nullptr;
     switch (dirs[i]) {
-      case ArgDirection::In: method = "add_input"; break;
-      case ArgDirection::Out: method = "add_output"; break;
-      case ArgDirection::InOut: method = "add_inout"; break;
-      case ArgDirection::NoDep: method = "add_no_dep"; break;
+      case ArgDirection::In: method = "add_input"; signature.push_back("IN"); break;
+      case ArgDirection::Out: method = "add_output"; signature.push_back("OUT"); break;
+      case ArgDirection::InOut: method = "add_inout"; signature.push_back("INOUT"); break;
+      case ArgDirection::NoDep: method = "add_no_dep"; signature.push_back("INOUT"); break;
       case ArgDirection::Unset:
       case ArgDirection::Scalar:
         PYPTO_CHECK(false, "tensor argument " << i << " of '" << callee << "' has direction " << to_string(dirs[i]));
@@ -152,6 +153,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
     line("TensorCreateInfo " + info + "(" + shapes + ", " + r + ", " + runtime_dtype(tt->dtype, e.span) + ");");
     line(params + ".add_output(" + info + ");");
+    signature.push_back("OUT");
     runtime_outs[i] = static_cast<int>(k);
   }
   if (sub) {
@@ -171,11 +173,15 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
     if (!g.aic.empty()) core_types_[g.aic] = "AIC";
     if (!g.aiv.empty()) core_types_[g.aiv] = "AIV";
+    for (const std::string& k : {g.aic, g.aiv}) {   // both kernels of a mixed task get the task's list
+      if (!k.empty()) kernel_signatures_.emplace(k, signature);
+    }
     std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
     line("MixedKernels " + mixed + " = {" + aic + ", " + aiv + ", INVALID_KERNEL_ID};");
     submit = "rt_submit_task(" + mixed + ", " + params + ")";
   } else {
     int id = kernel_id(callee);
+    kernel_signatures_.emplace(callee, signature);   // the first submission's
     submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
@@ -68,6 +69,23 @@ struct TupleRecord {
   std::vector<Binding> elements;
   std::vector<bool> runtime_allocated;   // per element: `task_outs.get_ref(k)` (gets a const Tensor& name)
   std::string task_outs;   // "" for a plain Call
+};
+
+class Emitter;
+
+// The shared TaskId lowering's view of an Emitter (task_ids.cpp): slot-loop indices are
+// declared in a C++ block of their own.
+class L2TaskIdWriter : public common::TaskIdWriter {
+ public:
+  explicit L2TaskIdWriter(Emitter& e) : e_(e) {}
+  void line(const std::string& text) override;
+  void open_block(const std::string& header) override;
+  void close_block() override;
+  std::string slot_index() override;
+  void release_slot_index() override;
+
+ private:
+  Emitter& e_;
 };
 
 class Emitter : public common::CppScalarExprPrinter {
@@ -149,8 +167,12 @@ class Emitter : public common::CppScalarExprPrinter {
   int kernel_id(const std::string& callee);
   std::map<std::string, int>& kernel_ids() { return kernel_ids_; }
   std::map<std::string, std::string>& core_types() { return core_types_; }
+  // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
+  // order, recorded at its first submission (anchor §15).
+  std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
   std::unordered_map<const ir::Var*, TupleRecord>& tuples() { return tuples_; }
   DependencyEmitter& deps() { return *deps_; }
+  common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
   // Views made by tensor.slice: emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
@@ -195,7 +217,10 @@ class Emitter : public common::CppScalarExprPrinter {
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
+  std::map<std::string, std::vector<std::string>> kernel_signatures_;
   std::unique_ptr<DependencyEmitter> deps_;
+  L2TaskIdWriter task_id_writer_{*this};
+  common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   bool at_block_start_ = true;   // no blank line right after `{`

@@ -112,19 +112,8 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
   const std::string slot = arr + "[" + count + "++]";
   for (const TaskIdRef& r : refs) {
     for (auto& id : r.idents) e.scopes().use(id);
-    if (r.array_size > 0) {
-      e.scopes().push();
-      std::string i = e.scopes().declare("k", false);
-      e.open_block("for (int64_t " + i + " = 0; " + i + " < " + std::to_string(r.array_size) + "; ++" + i + ")");
-      std::string elem = r.text + "[" + i + "]";
-      e.line("if (" + elem + ".is_valid()) " + slot + " = " + elem + ";");
-      e.close_block();
-      e.scopes().pop();
-    } else if (r.always_valid) {
-      e.line(slot + " = " + r.text + ";");
-    } else {
-      e.line("if (" + r.text + ".is_valid()) " + slot + " = " + r.text + ";");
-    }
+    e.task_ids().for_each_valid(r.text, r.array_size, r.always_valid,
+                                [&](const std::string& t) { return slot + " = " + t + ";"; });
   }
   e.line(params + ".set_dependencies(" + arr + ", " + count + ");");
   return count;

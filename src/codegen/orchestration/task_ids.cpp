@@ -107,20 +107,11 @@ void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size
     refs_[ia] = TaskIdRef{name, {name}, 0, false};
     return;
   }
-  const std::string n = std::to_string(array_size);
   std::string arr = hoisted ? *hoisted : e.declare(ia);
-  if (!hoisted) e.line("PTO2TaskId " + arr + "[" + n + "];");
-  e.scopes().push();
-  std::string k = e.scopes().declare("k", false);
-  e.open_block("for (int64_t " + k + " = 0; " + k + " < " + n + "; ++" + k + ")");
   if (init && init->array_size > 0) {
     PYPTO_CHECK(init->array_size == array_size, "array carry '" << ia->name << "' starts from an array of another size");
-    e.line(arr + "[" + k + "] = " + init->text + "[" + k + "];");
-  } else {
-    e.line(arr + "[" + k + "] = " + init_text + ";");
   }
-  e.close_block();
-  e.scopes().pop();
+  e.task_ids().init_array(arr, array_size, init ? init->text : init_text, init && init->array_size > 0, hoisted != nullptr);
   TaskIdRef backing{arr, {arr}, array_size, false};
   array_carry_[ia] = backing;
   // Inside a pl.parallel body every iteration sees the value from before the loop; a
@@ -146,27 +137,27 @@ bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprP
   if (r->array_size > 0) {
     if (r->text == arr.text) return true;   // updated in place
     PYPTO_CHECK(r->array_size == arr.array_size, "array carry size mismatch on yield of '" << carry->name << "'");
-    e.scopes().push();
-    std::string k = e.scopes().declare("k", false);
-    e.open_block("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(arr.array_size) + "; ++" + k + ")");
-    e.line(arr.text + "[" + k + "] = " + r->text + "[" + k + "];");
-    e.close_block();
-    e.scopes().pop();
+    e.task_ids().copy_slots(arr.text, r->text, arr.array_size);
     return true;
   }
   auto it = carry_loop_.find(carry);
   PYPTO_CHECK(it != carry_loop_.end(), "array carry '" << carry->name << "' has no loop");
   const ForStmt& loop = *it->second.first;
   PYPTO_CHECK(loop.for_kind == ForKind::Parallel, "array carry '" << carry->name << "' yielded one TaskId");
-  std::string i = e.ref(loop.loop_var.get());
-  auto* s0 = loop.start->as<ConstInt>();
-  auto* st = loop.step->as<ConstInt>();
-  std::string slot = i;
-  if (!(s0 && s0->value == 0)) slot = "(" + i + " - " + e.expr(loop.start) + ")";
-  if (!(st && st->value == 1)) slot = slot + " / " + e.expr(loop.step);   // slot is `i` or `(i - start)`
+  const std::string slot = common::TaskIdLowering::parallel_slot(e.ref(loop.loop_var.get()), loop,
+                                                                 [&](const ExprPtr& x) { return e.expr(x); });
   e.line(arr.text + "[" + slot + "] = " + r->text + ";");
   return true;
 }
+
+void L2TaskIdWriter::line(const std::string& text) { e_.line(text); }
+void L2TaskIdWriter::open_block(const std::string& header) { e_.open_block(header); }
+void L2TaskIdWriter::close_block() { e_.close_block(); }
+std::string L2TaskIdWriter::slot_index() {
+  e_.scopes().push();
+  return e_.scopes().declare("k", false);
+}
+void L2TaskIdWriter::release_slot_index() { e_.scopes().pop(); }
 
 namespace {
 

@@ -1,0 +1,73 @@
+// The run-time checks generated orchestration calls (dsl_checks.cpp): full-width slice ranges,
+// dynamic call-argument extents, run-time tensor extents and Python range trip counts, each
+// failure naming the DSL line.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pto_orchestration_api.h"
+
+namespace {
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(DslChecks, ViewAtCheckedAtFullWidth) {
+  std::vector<float> buf(64 * 8);
+  uint32_t sh[2] = {64, 8};
+  Tensor t = make_tensor_external(buf.data(), sh, 2, DataType::FLOAT32);
+  int64_t vs[2] = {16, 8}, vo[2] = {16, 0};
+  Tensor v = pto2_view_at(t, 2, vs, vo, "v", "prog.py", 12);
+  EXPECT_EQ(v.shapes[0], 16u);
+  EXPECT_EQ(v.offset, 16 * 8);
+  int64_t far[2] = {(int64_t{1} << 32) + 16, 0};   // would select row 16 once narrowed
+  std::string m = message_of([&] { pto2_view_at(t, 2, vs, far, "v", "prog.py", 12); });
+  EXPECT_NE(m.find("prog.py:12: pl.tensor.slice 'v': offset 4294967312 + shape 16 on axis 0"), std::string::npos) << m;
+  int64_t neg[2] = {-1, 0}, max[2] = {INT64_MAX, 0}, big[2] = {INT64_MAX, 8};
+  EXPECT_NE(message_of([&] { pto2_view_at(t, 2, vs, neg, "v", "prog.py", 12); }), "");
+  EXPECT_NE(message_of([&] { pto2_view_at(t, 2, vs, max, "v", "prog.py", 12); }), "");
+  EXPECT_NE(message_of([&] { pto2_view_at(t, 2, big, vo, "v", "prog.py", 12); }), "");
+  EXPECT_NE(message_of([&] { pto2_view_at(t, 1, vs, vo, "v", "prog.py", 12); }).find("rank 2"), std::string::npos);
+}
+
+TEST(DslChecks, ArgExtent) {
+  std::vector<float> buf(32 * 8);
+  uint32_t sh[2] = {32, 8};
+  Tensor t = make_tensor_external(buf.data(), sh, 2, DataType::FLOAT32);
+  pto2_check_arg_extent(t, 1, 8, "k", "x", "prog.py", 3);
+  std::string m = message_of([&] { pto2_check_arg_extent(t, 0, 16, "k", "x", "prog.py", 3); });
+  EXPECT_NE(m.find("prog.py:3: argument 'x' of 'k' has extent 32 on axis 0"), std::string::npos) << m;
+}
+
+TEST(DslChecks, ExtentU32) {
+  EXPECT_EQ(pto2_extent_u32(0, "p.py", 1), 0u);
+  EXPECT_EQ(pto2_extent_u32(UINT32_MAX, "p.py", 1), UINT32_MAX);
+  EXPECT_NE(message_of([] { pto2_extent_u32(int64_t{1} << 32, "p.py", 1); }).find("p.py:1: tensor extent"), std::string::npos);
+  EXPECT_NE(message_of([] { pto2_extent_u32(-1, "p.py", 1); }), "");
+}
+
+TEST(DslChecks, RangeCountFollowsPython) {
+  auto count = [](int64_t a, int64_t b, int64_t s) { return pto2_range_count(a, b, s, "p.py", 1); };
+  EXPECT_EQ(count(0, 10, 1), 10u);
+  EXPECT_EQ(count(0, 10, 3), 4u);
+  EXPECT_EQ(count(10, 0, -3), 4u);
+  EXPECT_EQ(count(0, 10, -1), 0u);
+  EXPECT_EQ(count(10, 0, 1), 0u);
+  EXPECT_EQ(count(5, 5, 2), 0u);
+  EXPECT_EQ(count(INT64_MIN, INT64_MAX, 1), UINT64_MAX);
+  EXPECT_EQ(count(INT64_MAX, INT64_MIN, INT64_MIN), 2u);
+  EXPECT_EQ(count(0, INT64_MAX, INT64_MAX), 1u);
+  EXPECT_NE(message_of([] { pto2_range_count(0, 10, 0, "p.py", 7); }).find("p.py:7: pl.range() step is 0"), std::string::npos);
+}

@@ -1,0 +1,197 @@
+"""Random AUTO orchestration programs for the AutoDeriveTaskDependencies differential test.
+
+    src = program_source(seed)                    # DSL text of one random program
+    check_program(seed, runs=4)                   # compile with the switch off and on, run both
+                                                  # on `runs` input sets, compare, race-check "on"
+
+Programs: tiles of 16 rows of three [128, 16] tensors (x In, y / z InOut) and one created
+temporary, accessed through pl.tensor.slice views with affine offsets (constants, loop
+variables, (outer * k + inner), shifted by one tile), inside pl.range / pl.parallel / dynamic
+pl.range(n) loops (nested up to two deep) and `if n > 3:` branches, by kernels that copy,
+accumulate (InOut), read a whole tensor, or write two outputs. The switch-off build is the
+reference: every output must be bit-identical with the switch on, and the race checker must
+report nothing. Used by tests/python/test_auto_deps_differential.py (small, seeded) and
+scripts/fuzz_auto_deps.py (`make fuzz`).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+TILES = 8
+ROWS = TILES * 16
+
+KERNELS = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def init(self, a: pl.Tensor[[{ROWS}, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[{ROWS}, 16], pl.FP32]]) -> pl.Tensor[[{ROWS}, 16], pl.FP32]:
+        c2 = pl.store(pl.load(a, [0, 0], [{ROWS}, 16]), [0, 0], c)
+        return c
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        c2 = pl.store(pl.add(t, t), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.add(pl.mul(pl.load(c, [0, 0], [16, 16]), 0.5), pl.load(a, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def whole(self, a: pl.Tensor[[{ROWS}, 16], pl.FP32],
+              c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        u = pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(a, [{ROWS - 16}, 0], [16, 16]))
+        c2 = pl.store(pl.add(pl.load(c, [0, 0], [16, 16]), u), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def split(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> tuple[pl.Tensor[[16, 16], pl.FP32], pl.Tensor[[16, 16], pl.FP32]]:
+        t = pl.load(a, [0, 0], [16, 16])
+        b2 = pl.store(pl.add(t, 1.0), [0, 0], b)
+        c2 = pl.store(pl.mul(t, 3.0), [0, 0], c)
+        return b, c
+'''
+
+
+class _Gen:
+    def __init__(self, seed: int):
+        self.r = random.Random(seed)
+        self.lines: list[str] = []
+        self.n = 0
+
+    def name(self, base):
+        self.n += 1
+        return "%s%d" % (base, self.n)
+
+    def tile(self, vars_):
+        """An affine tile index expression (string) valid for every value of the loop vars.
+        vars_: [(name, trip)] of the enclosing loops (trip None = dynamic, <= TILES)."""
+        r = self.r
+        forms = ["const"]
+        if vars_:
+            forms += ["var", "var_shift"]
+        if len(vars_) >= 2 and vars_[0][1] and vars_[1][1] and vars_[0][1] * vars_[1][1] <= TILES:
+            forms.append("outer_inner")
+        f = r.choice(forms)
+        if f == "const":
+            return str(r.randrange(TILES))
+        if f == "outer_inner":
+            (o, _), (i, ti) = vars_[0], vars_[1]
+            return "(%s * %d + %s)" % (o, ti, i)
+        v, trip = r.choice(vars_)
+        if f == "var_shift" and trip is not None and trip < TILES:
+            return "(%s + %d)" % (v, r.randrange(TILES - trip + 1))
+        return v
+
+    def task(self, ind, vars_):
+        r = self.r
+        kind = r.choice(["copy", "acc", "acc", "whole", "split"])
+        srcs = ["x", "y", "z", "tmp"]
+        dsts = ["y", "z", "tmp"]
+        pad = "    " * ind
+        def view(t, idx):
+            v = self.name("v")
+            self.lines.append("%s%s = pl.tensor.slice(%s, [16, 16], [%s * 16, 0])" % (pad, v, t, idx))
+            return v
+        if kind == "whole":
+            d = view(r.choice(dsts), self.tile(vars_))
+            self.lines.append("%s%s = self.whole(%s, %s)" % (pad, self.name("r"), r.choice(srcs), d))
+            return
+        a = view(r.choice(srcs), self.tile(vars_))
+        if kind == "split":
+            b = view(r.choice(dsts), self.tile(vars_))
+            c = view(r.choice(dsts), self.tile(vars_))
+            if b == c:
+                return
+            self.lines.append("%s%s, %s = self.split(%s, %s, %s)" % (pad, self.name("r"), self.name("r"), a, b, c))
+            return
+        d = view(r.choice(dsts), self.tile(vars_))
+        self.lines.append("%s%s = self.%s(%s, %s)" % (pad, self.name("r"), kind, a, d))
+
+    def block(self, ind, vars_, budget):
+        r = self.r
+        start = len(self.lines)
+        for _ in range(r.randint(1, 3)):
+            if budget <= 0:
+                break
+            c = r.random()
+            pad = "    " * ind
+            if c < 0.45 or len(vars_) >= 2:
+                self.task(ind, vars_)
+                budget -= 1
+            elif c < 0.85:
+                v = self.name("i")
+                kind = r.choice(["range", "range", "parallel", "dynamic"])
+                if kind == "dynamic":
+                    trip = None
+                    self.lines.append("%sfor %s in pl.range(n):" % (pad, v))
+                else:
+                    trip = r.randint(1, 4)
+                    self.lines.append("%sfor %s in pl.%s(%d):" % (pad, v, kind, trip))
+                self.block(ind + 1, vars_ + [(v, trip)], budget - 1)
+                budget -= 2
+            else:
+                self.lines.append("%sif n > 3:" % pad)
+                self.block(ind + 1, vars_, 1)
+                budget -= 1
+        if len(self.lines) == start:
+            self.task(ind, vars_)
+
+
+def program_source(seed: int) -> str:
+    g = _Gen(seed)
+    g.block(2, [], g.r.randint(2, 6))
+    body = "\n".join(g.lines)
+    return f'''import pypto.language as pl
+
+
+@pl.program
+class Fuzz{seed}:
+{KERNELS}
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[{ROWS}, 16], pl.FP32], y: pl.InOut[pl.Tensor[[{ROWS}, 16], pl.FP32]],
+             z: pl.InOut[pl.Tensor[[{ROWS}, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[{ROWS}, 16], pl.FP32]:
+        tmp = pl.create_tensor([{ROWS}, 16], dtype=pl.FP32)
+        t0 = self.init(x, tmp)
+{body}
+        return y
+'''
+
+
+def load(seed: int):
+    import pypto.language as pl
+    return pl.parse_program(program_source(seed))
+
+
+def inputs(seed: int, run: int):
+    rng = np.random.default_rng(seed * 1000 + run)
+    x = rng.standard_normal((ROWS, 16)).astype(np.float32)
+    y = rng.standard_normal((ROWS, 16)).astype(np.float32)
+    z = rng.standard_normal((ROWS, 16)).astype(np.float32)
+    n = int(rng.integers(0, TILES + 1))
+    return x, y, z, n
+
+
+def check_program(seed: int, runs: int = 1, workers: int = 2):
+    """Compiles program `seed` with the switch off and on and compares `runs` runs; the "on"
+    runs are race-checked (mode "error"). Returns the "on" program's auto_deps verdict."""
+    import pypto
+    from pypto import codegen
+    program = load(seed)
+    off = pypto.compile(program)
+    on = pypto.compile(program, analyze_auto_scopes_for_deps=True)
+    for run in range(runs):
+        x, y, z, n = inputs(seed, run)
+        y1, z1, y2, z2 = y.copy(), z.copy(), y.copy(), z.copy()
+        off(x, y1, z1, n, aiv_workers=workers)
+        on(x, y2, z2, n, aiv_workers=workers, race_check=True)
+        assert np.array_equal(y1, y2) and np.array_equal(z1, z2), \
+            "seed %d run %d: switch-on results differ\n%s" % (seed, run, program_source(seed))
+    prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=True)
+    return prepared.get("main").attrs.get("auto_deps", "")
