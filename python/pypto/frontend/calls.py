@@ -505,8 +505,7 @@ def func_call(ctx, node: ast.Call):
         dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
     call = ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
     if edges_node is not None:
-        from pypto.frontend.deps import parse_deps
-        call = ir.with_compiler_dep_edges(call, parse_deps(ctx, edges_node).deps)
+        call = ir.with_compiler_dep_edges(call, registry.handler("deps")(ctx, edges_node).deps)
     return call
 
 
