@@ -89,9 +89,16 @@ def main():
     import l3_dispatch
     l3_rows = l3_dispatch.main(["--quick"] if quick else [])
     sched = [r for r in l3_rows if r["mode"] == "scheduler"]
-    summary.append("l3_dispatch: scheduler %s us/task at %s tasks (reference 8 us/task) (%.1f s)"
+    inproc = [r for r in l3_rows if r["mode"] == "inprocess"]
+    mpi = [r for r in l3_rows if r["mode"] == "mpi"]
+    summary.append("l3_dispatch: scheduler %s us/task at %s tasks; in-process min %s us/task, CPU %s us/task; MPI min %s "
+                   "us/task (reference 8 us/task) (%.1f s)"
                    % ("/".join("%.2f" % r["us_per_task"] for r in sched),
-                      "/".join("%d" % r["tasks"] for r in sched), time.perf_counter() - t3))
+                      "/".join("%d" % r["tasks"] for r in sched),
+                      "/".join("%.2f" % r.get("min_us_per_task", r["us_per_task"]) for r in inproc),
+                      "/".join("%.2f" % r.get("cpu_us_per_task", 0.0) for r in inproc),
+                      "/".join("%.2f" % r.get("min_us_per_task", r["us_per_task"]) for r in mpi) or "-",
+                      time.perf_counter() - t3))
     print("\n== orch_build_bench: building a straight-line orchestration of N calls")
     t3 = time.perf_counter()
     import orch_build_bench

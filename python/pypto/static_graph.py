@@ -26,7 +26,7 @@ from typing import Dict, List, Optional, Tuple
 
 from pypto.errors import PyptoError
 
-__all__ = ["StaticGraphError", "static_task_graph"]
+__all__ = ["StaticGraphError", "static_task_graph", "program_task_graph"]
 
 
 class StaticGraphError(PyptoError, ValueError):
@@ -318,3 +318,23 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
             lines.append('  t%d -> t%d [kind="%s"];' % (p, t.number, t.deps[p]))
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def program_task_graph(program, entry: Optional[str] = None, dims: Optional[Dict[str, int]] = None,
+                       scalars: Optional[Dict[str, int]] = None) -> Tuple[str, str]:
+    """``(entry, DOT text)`` of a parsed program's orchestration ``entry`` (default: its only
+    chip-level orchestration), straight from the IR: runs the pass pipeline but builds and runs
+    nothing (what ``pypto graph --static`` uses).
+
+        entry, dot = program_task_graph(TiledMatmul)
+    """
+    from pypto import codegen
+    prepared = codegen.run_pipeline(program)
+    if entry is None:
+        names = [f.name for f in prepared.functions
+                 if f.type.name == "Orchestration" and f.level.name != "HOST"]
+        if len(names) != 1:
+            raise StaticGraphError("name the orchestration to draw: the program has %d chip-level ones (%s)"
+                                   % (len(names), ", ".join(names) or "none"))
+        entry = names[0]
+    return entry, static_task_graph(prepared, entry, dims=dims, scalars=scalars)

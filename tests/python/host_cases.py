@@ -7,6 +7,7 @@
     mpirun -np 2 python host_cases.py mpi-chips N      # asks for N chips (bad-input test)
     mpirun -np 2 python host_cases.py mpi-badargs      # calls with a wrong dtype, then runs
     mpirun -np 3 python host_cases.py mpi-bytes        # prints the tensor bytes moved per run
+    mpirun -np 5 python host_cases.py mpi-bytes-sharded  # the same for examples/sharded_matmul.py
 
 Cases: the three HOST golden programs (tests/golden/host_*), examples/two_chips.py and
 examples/sharded_matmul.py. Each
@@ -130,6 +131,12 @@ def main(argv):
             print("BYTES run=%d to=%d from=%d between=%d ranks=%s" % (
                 run, stats.bytes_to_chips, stats.bytes_from_chips, stats.bytes_between_chips,
                 sorted({r.rank for r in stats.records})), flush=True)
+        return 0
+    if mode == "mpi-bytes-sharded":
+        stats = _example("sharded_matmul").run(chips=4, distributed="mpi")  # NumPy-checked inside
+        print("BYTES to=%d from=%d between=%d ranks=%s" % (
+            stats.bytes_to_chips, stats.bytes_from_chips, stats.bytes_between_chips,
+            [r.rank for r in stats.records]), flush=True)
         return 0
     if mode == "mpi-error":
         for name in names:

@@ -65,8 +65,8 @@ def test_host_programs_match_numpy_under_mpi(np_, mca):
     _no_leftovers()
 
 
-@pytest.mark.parametrize("np_,mca", [(3, ()), (5, ()), (3, ("--mca", "btl", "tcp,self"))],
-                         ids=["3ranks", "5ranks", "tcp-loopback"])
+@pytest.mark.parametrize("np_,mca", [(2, ()), (3, ()), (5, ()), (3, ("--mca", "btl", "tcp,self"))],
+                         ids=["2ranks", "3ranks", "5ranks", "tcp-loopback"])
 def test_data_stays_where_it_was_produced(np_, mca):
     # host_basic: x, y, z, w are 64 floats (256 bytes) each; its 5 tasks form one chain.
     cp = _mpirun(np_, ["mpi-bytes"], mca=mca)
@@ -82,6 +82,23 @@ def test_data_stays_where_it_was_produced(np_, mca):
     assert runs[1]["to"] == "0" and runs[1]["between"] == "0" and int(runs[1]["from"]) <= 512, cp.stdout
     # Run 3: the caller changed x, so x (only) is sent again.
     assert runs[2]["to"] == "256" and runs[2]["between"] == "0", cp.stdout
+    _no_leftovers()
+
+
+def test_shards_meet_point_to_point():
+    # sharded_matmul on 4 chip ranks: each shard writes its 64 rows of C (16 KiB) on its rank;
+    # the reduction gets the three other shards' rows straight from their ranks (not through
+    # rank 0), and C and S come back into the caller's arrays once.
+    cp = _mpirun(5, ["mpi-bytes-sharded"])
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    line = next(l for l in cp.stdout.splitlines() if l.startswith("BYTES"))
+    moved = dict(kv.split("=", 1) for kv in line.split()[1:4])
+    ranks = eval(line.split("ranks=")[1])
+    assert sorted(ranks[:4]) == [1, 2, 3, 4], line              # one shard per rank
+    assert moved["between"] == str(3 * 64 * 64 * 4), line         # three shards' rows, chip to chip
+    assert moved["from"] == str(256 * 64 * 4 + 64 * 64 * 4), line  # C and S, once
+    # A, B and C to each shard's rank, then S to the reduction's rank: nothing else.
+    assert moved["to"] == str(4 * (256 * 64 + 64 * 64 + 256 * 64) * 4 + 64 * 64 * 4), line
     _no_leftovers()
 
 

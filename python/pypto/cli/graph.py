@@ -4,7 +4,7 @@ inputs (or ``--inputs``) and write its executed task graph as Graphviz DOT
 running anything (programs without data-dependent control flow; ``pypto.static_graph``).
 
     pypto graph examples/online_softmax.py -o attn.dot --svg    # also attn.svg, when dot is installed
-    pypto graph examples/tiled_matmul.py --static -o mm.dot     # nothing runs
+    pypto graph examples/tiled_matmul.py --static -o mm.dot     # nothing is built or run
 """
 
 from __future__ import annotations
@@ -59,28 +59,31 @@ def cmd_graph(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
-    compiled = pypto.compile(program, entry=args.entry)
-    if not hasattr(compiled, "task_graph"):
-        raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
-                       "(pypto run --trace); choose a chip-level orchestration with --entry" % compiled.entry)
-    if args.static:
-        from pypto.static_graph import StaticGraphError
+    if args.static:  # from the IR: nothing is built or run
+        from pypto.static_graph import StaticGraphError, program_task_graph
         try:
             scalars = parse_dims(args.scalar)
         except ValueError as e:
             raise CliError(str(e).replace("--dim", "--scalar"))
         try:
-            text = compiled.task_graph(static=True, dims=dims, path=args.output, **scalars)
+            entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars)
         except StaticGraphError as e:
             raise CliError("no static task graph: %s" % e)
+        with open(args.output, "w") as f:
+            f.write(text)
     else:
+        compiled = pypto.compile(program, entry=args.entry)
+        if not hasattr(compiled, "task_graph"):
+            raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
+                           "(pypto run --trace); choose a chip-level orchestration with --entry" % compiled.entry)
+        entry = compiled.entry
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)
         if args.inputs:
             inputs = load_inputs(args.inputs, compiled.params, inputs)
         text = compiled.task_graph(*inputs, path=args.output)
     tasks = text.count('kind="task"')
     print("%stask graph of %s.%s: %d task%s -> %s" % ("static " if args.static else "", program.name,
-                                                      compiled.entry, tasks, "" if tasks == 1 else "s", args.output))
+                                                      entry, tasks, "" if tasks == 1 else "s", args.output))
     if dot is not None:
         svg = os.path.splitext(args.output)[0] + ".svg"
         cp = subprocess.run([dot, "-Tsvg", args.output, "-o", svg], capture_output=True, text=True)
