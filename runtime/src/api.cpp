@@ -18,11 +18,17 @@ Engine& engine_for(const char* api) {
                            "(on its orchestrator thread)");
   return *e;
 }
-// Race checker (race_checker.h): a submission that got its task id.
-void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& params, const TaskOutputTensors& out) {
+// Race checker (race_checker.h): a submission that got its task id, and the producers the
+// runtime linked it after (none when it ran undeferred), which the checker verifies.
+void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& params, const TaskOutputTensors& out,
+                 bool ran_undeferred = false) {
   const int32_t kernels[2] = {aic, aiv};
-  if (pto2::detail::RaceChecker* rc = e.race())
-    rc->on_submit(out.task_id().raw, static_cast<int>(kind), kernels, params, out, e.in_manual_scope());
+  if (pto2::detail::RaceChecker* rc = e.race()) {
+    const uint64_t raw = out.task_id().raw;
+    rc->on_submit(raw, static_cast<int>(kind), kernels, params, out, e.in_manual_scope());
+    static const std::vector<uint64_t> kNone;
+    rc->on_runtime_edges(raw, ran_undeferred ? kNone : e.last_submit_deps(), [&e](uint64_t r) { return e.task_live(r); });
+  }
 }
 }  // namespace
 
@@ -32,7 +38,7 @@ TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
     out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task", u == Engine::Undeferred::kMustWait);
-  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIC, kernel_id, -1, params, out);
+  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIC, kernel_id, -1, params, out, u == Engine::Undeferred::kRan);
   return out;
 }
 
@@ -42,7 +48,7 @@ TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
     out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task", u == Engine::Undeferred::kMustWait);
-  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIV, -1, kernel_id, params, out);
+  if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIV, -1, kernel_id, params, out, u == Engine::Undeferred::kRan);
   return out;
 }
 

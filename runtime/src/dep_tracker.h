@@ -127,7 +127,7 @@ class DepTracker {
     if (write) e.writer = self;
     else e.readers.push_back(self);
     if (r.hi - r.lo > st.max_len) st.max_len = r.hi - r.lo;
-    if (st.by_lo.size() >= st.sweep_at) sweep(st, live);
+    if (st.by_lo.size() >= st.sweep_at) sweep(st, self, live);
   }
 
   /// True if accessing `r` now would have to wait for a live task (a live writer of an
@@ -328,11 +328,11 @@ class DepTracker {
       e.writer = self;
       e.readers.clear();
     } else if (read && (e.readers.empty() || e.readers.back() != self)) {
-      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune(e, 0, live);
+      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune(e, self, live);
       e.readers.push_back(self);
     }
     if (st.tiles.size() >= st.sweep_at) {
-      st.tiles.retain([&](int64_t, TileState& t) { return prune(t, 0, live); });
+      st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
       st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
     }
   }
@@ -358,7 +358,8 @@ class DepTracker {
   }
 
   // Drops finished tasks (other than `self`) from a writer + readers record; false if nothing
-  // live remains.
+  // live remains. `self` (the task whose access is being recorded) is never dropped: it is not
+  // published yet, so `live(self)` is false, but later tasks must still be ordered after it.
   template <class Rec, class IsLive>
   static bool prune(Rec& e, uint64_t self, IsLive& live) {
     if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
@@ -377,12 +378,14 @@ class DepTracker {
     return prune(e, self, live);
   }
 
+  // `self` is the task being recorded: it is not live yet (published after its accesses are
+  // tracked), so it must be kept explicitly or the sweep would drop its own fresh records.
   template <class IsLive>
-  static void sweep(Storage& st, IsLive& live) {
+  static void sweep(Storage& st, uint64_t self, IsLive& live) {
     int64_t max_len = 0;
     st.finger = st.by_lo.end();
     for (auto it = st.by_lo.begin(); it != st.by_lo.end();) {
-      if (!refresh(it->second, 0, live)) {
+      if (!refresh(it->second, self, live)) {
         it = st.by_lo.erase(it);
       } else {
         max_len = std::max(max_len, it->second.region.hi - it->second.region.lo);

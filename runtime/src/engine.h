@@ -162,6 +162,11 @@ class Engine {
   RaceChecker* race() const { return race_.get(); }
   bool in_manual_scope() const { return scopes_.back().mode == PTO2ScopeMode::MANUAL; }
   void set_race_check(RaceCheck mode) { opt_.race_check_ = mode; }
+  /// The producers the last submit() linked the task after (automatic, then explicit; empty
+  /// for a task run undeferred). The race checker verifies them (RaceChecker::on_runtime_edges).
+  const std::vector<uint64_t>& last_submit_deps() const { return dep_scratch_; }
+  /// Task `raw` was submitted and has not retired (orchestrator thread).
+  bool task_live(uint64_t raw) const { return is_live(raw); }
 
  private:
   std::string describe(uint64_t raw) { return describe_slot(ring_.slot_of(raw), raw); }

@@ -92,6 +92,7 @@ void RaceChecker::begin_run(uint64_t first_raw, const ChipStorageTaskArgs& args)
   for (uint32_t i = 0; i < args.tensor_count(); ++i) ext_data_.push_back(args.tensor(i).tensor.data);
   shadow_.clear();
   untracked_writers_.clear();
+  missed_.clear();
   last_sync_ = kNoNode;
   std::lock_guard<std::mutex> lk(skipped_mu_);
   skipped_.clear();
@@ -450,10 +451,31 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
     (x.write ? same->writes : same->reads).push_back(Seen{x.node, xi, x.tracked, x.no_dep && !x.from_kernel});
   }
 
-  if (pairs_out)
+  if (pairs_out) {
     for (const auto& f : found) pairs_out->emplace_back(nodes_[accesses_[f.first].node].raw, nodes_[accesses_[f.second].node].raw);
-  if (found.empty()) return 0;
+    for (const auto& m : missed_) pairs_out->emplace_back(nodes_[m.first].raw, nodes_[m.second].raw);
+  }
+  if (found.empty() && missed_.empty()) return 0;
   std::ostringstream os;
+  if (!missed_.empty()) {
+    // Both tasks were automatically tracked, so the pair check above took their order for
+    // granted: the run did not have it.
+    os << "race check: the runtime's automatic dependency tracking lost " << missed_.size()
+       << " edge(s) to a still-running producer (an internal runtime error; results of this run cannot be trusted)";
+    for (size_t i = 0; i < missed_.size() && i < kMaxDetailed; ++i) {
+      const std::string sa = site(missed_[i].first), sb = site(missed_[i].second);
+      os << "\n  " << describe_node(missed_[i].second, kernels) << (sb.empty() ? "" : " (submitted at " + sb + ")")
+         << " was not ordered after " << describe_node(missed_[i].first, kernels)
+         << (sa.empty() ? "" : " (submitted at " + sa + ")") << ", which accesses an overlapping region";
+    }
+    if (missed_.size() > kMaxDetailed) os << "\n  ... and " << missed_.size() - kMaxDetailed << " more";
+    os << "\n  help: report this bug; meanwhile compile with analyze_auto_scopes_for_deps=True or pass deps=[...]";
+    if (found.empty()) {
+      report = os.str();
+      return missed_.size();
+    }
+    os << "\n\n";
+  }
   os << "race check: " << found.size() << " pair(s) of tasks access overlapping tensor regions (at least one writes) "
      << "and no dependency orders them; results of this run cannot be trusted";
   uint32_t shown = 0;
@@ -484,7 +506,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
   }
   if (found.size() > shown) os << "\n\n... and " << found.size() - shown << " more pair(s)";
   report = os.str();
-  return found.size();
+  return found.size() + missed_.size();
 }
 
 }  // namespace pto2::detail

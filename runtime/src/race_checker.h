@@ -30,6 +30,7 @@
 // after). Memory: O(tasks + edges + accesses).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -63,6 +64,24 @@ class RaceChecker {
   /// TaskKind value; `kernels` = {AIC, AIV} ids (-1 none); `out` holds runtime-allocated outputs.
   void on_submit(uint64_t raw, int kind, const int32_t* kernels, const Arg& params, const TaskOutputTensors& out,
                  bool manual_scope);
+  /// After on_submit(raw, ...): `deps` are the producers the runtime linked task `raw` after
+  /// (its tracker's automatic ones plus explicit ones; empty if it ran undeferred). Every
+  /// automatic edge of the shadow tracker whose producer is still live (`live(raw)`) must be
+  /// among them, or the schedule-independent verdict above rests on an order the run does not
+  /// have: such an edge is recorded and finish() reports it as a race (the runtime's tracker
+  /// lost a dependency). A producer that already finished orders itself.
+  ///     rc.on_runtime_edges(raw, engine.last_submit_deps(), [&](uint64_t r) { return engine.task_live(r); });
+  template <class IsLive>
+  void on_runtime_edges(uint64_t raw, const std::vector<uint64_t>& deps, IsLive&& live) {
+    const uint32_t n = node_of_raw(raw);
+    if (n == UINT32_MAX) return;
+    for (uint32_t i = nodes_[n].pred_begin; i < nodes_[n].pred_end; ++i) {
+      if (pred_kind_[i] != kAutoEdge) continue;
+      const uint64_t p = nodes_[preds_[i]].raw;
+      if (p == 0 || std::find(deps.begin(), deps.end(), p) != deps.end() || !live(p)) continue;
+      missed_.emplace_back(preds_[i], n);
+    }
+  }
   /// get_tensor_data(t, idx) returned: the orchestrator waited for the element's writers and
   /// every untracked writer so far.
   void on_sync(const Tensor& t, const int64_t* idx);
@@ -145,6 +164,9 @@ class RaceChecker {
   std::mutex skipped_mu_;  // (also guards notes_)
   std::vector<uint64_t> skipped_;
   std::vector<KernelNote> notes_;
+  // Shadow edges (producer node, consumer node) the runtime did not link while the producer
+  // was live (on_runtime_edges): reported by finish().
+  std::vector<std::pair<uint32_t, uint32_t>> missed_;
   bool counted_ = false;  // this run is in pto2::race_checking_runs
   std::vector<Access> effective_accesses();
 };
