@@ -28,6 +28,12 @@ class Poly {
   Poly operator*(const Poly& o) const;
   bool operator==(const Poly& o) const { return terms_ == o.terms_; }
   bool is_constant() const { return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty()); }
+  // The value when constant (no atoms), e.g. Poly::constant(3).constant_value() == 3.
+  std::optional<int64_t> constant_value() const {
+    if (terms_.empty()) return 0;
+    if (terms_.size() == 1 && terms_.begin()->first.empty()) return terms_.begin()->second;
+    return std::nullopt;
+  }
   // Replaces each atom found in `sub` by its polynomial.
   Poly substitute(const std::map<const ir::Var*, Poly>& sub) const;
   // Known range of an atom: lo <= v (<= hi when bounded). Atoms without a Bound are unknown.

@@ -32,6 +32,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -62,8 +63,11 @@ struct Region {
   std::vector<Poly> off, ext;
 };
 
+// Shared, immutable: a view chain (x = k(..., x) 10,000 times) shares one Region.
+using RegionPtr = std::shared_ptr<const Region>;
+
 struct Access {
-  Region r;
+  RegionPtr r;
   bool read = false, write = false;
   size_t arg = 0;
   bool uncovered = false;          // some hazard through this access has no edge
@@ -103,9 +107,12 @@ class Analyzer {
     if (fallback_.empty()) fallback_ = why;
   }
   std::optional<Poly> poly(const ExprPtr& e, int depth = 0);
-  Region region_of(const Var* v);
+  RegionPtr region_of(const Var* v);
+  Region compute_region(const Var* v);
+  const Var* alias_source(const Var* v);
   Region region_of_type(const Var* root, const TypePtr& t);
   const Var* alias_arg(const Call& c, size_t result);
+  int alias_param(const std::string& callee, size_t result);
 
   // ---- derive ----
   bool overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist);
@@ -132,12 +139,13 @@ class Analyzer {
   std::map<const Var*, Loop*> created_in_;                       // tensor.create root -> loop (null: top)
   std::set<const Var*> manual_roots_;
   Poly::Bounds bounds_;                                          // atoms with a known range
-  std::map<const Var*, Region> region_memo_;
+  std::map<const Var*, RegionPtr> region_memo_;
   std::set<const Var*> in_progress_;
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
   // Accesses per root in program order: all of them, and the writes only.
   std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_, writes_by_root_;
   std::map<std::pair<Task*, size_t>, int> chained_memo_;
+  std::map<std::pair<std::string, size_t>, int> alias_param_memo_;   // (callee, result) -> param index
   int pos_ = 0;
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
@@ -286,7 +294,18 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
 // Index of the parameter result `result` of a call aliases (ReturnParamsExplicit; the sole
 // Out/InOut parameter for a single unnamed return), as the task emitter binds it.
 const Var* Analyzer::alias_arg(const Call& c, size_t result) {
-  FunctionPtr f = prog_.get(c.callee);
+  // Per callee, not per call: 10,000 calls of 4 kernels would otherwise re-find each return.
+  auto key = std::make_pair(c.callee, result);
+  auto memo = alias_param_memo_.find(key);
+  int p = memo != alias_param_memo_.end() ? memo->second : alias_param(c.callee, result);
+  if (memo == alias_param_memo_.end()) alias_param_memo_.emplace(std::move(key), p);
+  if (p < 0 || static_cast<size_t>(p) >= c.args.size()) return nullptr;
+  return as_var(c.args[p]);
+}
+
+// alias_arg's parameter index for `callee` (-1: none), e.g. 3 for k(a, b, s, c) returning c.
+int Analyzer::alias_param(const std::string& callee, size_t result) {
+  FunctionPtr f = prog_.get(callee);
   std::vector<int> rets = ExplicitReturnedParamIndices(*f);
   int p = result < rets.size() ? rets[result] : -1;
   if (p < 0 && f->return_types.size() == 1) {
@@ -299,8 +318,7 @@ const Var* Analyzer::alias_arg(const Call& c, size_t result) {
     }
     if (count == 1) p = sole;
   }
-  if (p < 0 || static_cast<size_t>(p) >= c.args.size()) return nullptr;
-  return as_var(c.args[p]);
+  return p;
 }
 
 void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops) {
@@ -328,7 +346,7 @@ void Analyzer::collect_accesses(Task& t) {
     a.r = region_of(v);
     if (!fallback_.empty()) return;
     bool manual = false;
-    for (auto* r : a.r.roots) manual |= manual_roots_.count(r) > 0;
+    for (auto* r : a.r->roots) manual |= manual_roots_.count(r) > 0;
     if (manual) continue;                                                   // manual_dep=True tensors
     a.read = d == ArgDirection::In || d == ArgDirection::InOut;
     a.write = d == ArgDirection::Out || d == ArgDirection::InOut;
@@ -382,14 +400,47 @@ Region Analyzer::region_of_type(const Var* root, const TypePtr& t) {
   return r;
 }
 
-Region Analyzer::region_of(const Var* v) {
+RegionPtr Analyzer::region_of(const Var* v) {
   if (auto it = region_memo_.find(v); it != region_memo_.end()) return it->second;
-  auto site = carry_site_.find(v);
   if (in_progress_.count(v)) {
     // A loop carry read while its own yield is being resolved: the init's region for now.
+    auto site = carry_site_.find(v);
     const ForStmt* f = site->second.first;
     return region_of(as_var(f->iter_args[site->second.second]->init));
   }
+  RegionPtr r;
+  if (const Var* src = alias_source(v)) {
+    r = region_of(src);                     // the same storage and box: share it
+  } else {
+    r = std::make_shared<const Region>(compute_region(v));
+  }
+  region_memo_[v] = r;
+  return r;
+}
+
+// The variable `v` is another name of (a plain copy, or a kernel call's / tuple element's
+// aliased argument), or null when `v` has a region of its own (compute_region).
+const Var* Analyzer::alias_source(const Var* v) {
+  for (auto& p : fn_.params) {
+    if (p.get() == v) return nullptr;
+  }
+  if (carry_site_.count(v) || if_site_.count(v)) return nullptr;
+  auto d = def_.find(v);
+  if (d == def_.end()) return nullptr;
+  const ExprPtr& e = d->second;
+  if (auto* src = as_var(e)) return src;
+  if (auto* g = e->as<TupleGetItem>()) {
+    auto* tv = as_var(g->tuple);
+    auto td = tv ? def_.find(tv) : def_.end();
+    const Call* c = td != def_.end() ? td->second->as<Call>() : nullptr;
+    return c && is_task_call(prog_, td->second) ? alias_arg(*c, static_cast<size_t>(g->index)) : nullptr;
+  }
+  if (auto* c = e->as<Call>(); c && !c->is_op) return alias_arg(*c, 0);
+  return nullptr;
+}
+
+Region Analyzer::compute_region(const Var* v) {
+  auto site = carry_site_.find(v);
   Region r;
   bool param = false;
   for (auto& p : fn_.params) param |= p.get() == v;
@@ -405,11 +456,11 @@ Region Analyzer::region_of(const Var* v) {
     }
     in_progress_.insert(f->iter_args[i].get());
     in_progress_.insert(f->return_vars[i].get());
-    Region a = region_of(init);
+    Region a = *region_of(init);
     auto body = flatten_stmts(f->body);
     auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
     const Var* yv = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
-    Region b = yv ? region_of(yv) : a;
+    Region b = yv ? *region_of(yv) : a;
     in_progress_.erase(f->iter_args[i].get());
     in_progress_.erase(f->return_vars[i].get());
     r = a;
@@ -430,13 +481,13 @@ Region Analyzer::region_of(const Var* v) {
         fallback("a tensor branch result that is not a variable");
         return r;
       }
-      Region b = region_of(yv);
+      Region b = *region_of(yv);
       r.roots.insert(b.roots.begin(), b.roots.end());
     }
   } else if (auto d = def_.find(v); d != def_.end()) {
     const ExprPtr& e = d->second;
     if (auto* src = as_var(e)) {
-      r = region_of(src);
+      r = *region_of(src);
     } else if (auto* g = e->as<TupleGetItem>()) {
       auto* tv = as_var(g->tuple);
       auto td = tv ? def_.find(tv) : def_.end();
@@ -446,7 +497,7 @@ Region Analyzer::region_of(const Var* v) {
         fallback("a tuple element the analysis cannot trace to a tensor argument");
         return r;
       }
-      r = region_of(a);
+      r = *region_of(a);
     } else if (auto* c = e->as<Call>()) {
       if (!c->is_op) {
         const Var* a = alias_arg(*c, 0);
@@ -454,7 +505,7 @@ Region Analyzer::region_of(const Var* v) {
           fallback("the result of '" + c->callee + "' does not alias a tensor argument");
           return r;
         }
-        r = region_of(a);
+        r = *region_of(a);
       } else if (c->callee == "tensor.create") {
         r = region_of_type(v, v->type);
       } else if (c->callee == "tensor.slice") {
@@ -465,7 +516,7 @@ Region Analyzer::region_of(const Var* v) {
           fallback("a tensor.slice of an expression");
           return r;
         }
-        r = region_of(src);
+        r = *region_of(src);
         if (!r.whole && r.off.size() == offs->elements.size()) {
           for (size_t k = 0; k < offs->elements.size(); ++k) {
             auto o = poly(offs->elements[k]);
@@ -481,7 +532,7 @@ Region Analyzer::region_of(const Var* v) {
           r.whole = true;
         }
       } else if (c->callee == "tensor.transpose") {
-        r = region_of(as_var(c->args[0]));
+        r = *region_of(as_var(c->args[0]));
         r.whole = true;
       } else {
         fallback("a tensor produced by " + c->callee);
@@ -495,7 +546,6 @@ Region Analyzer::region_of(const Var* v) {
     fallback("tensor '" + v->name + "' of unknown origin");
     return r;
   }
-  region_memo_[v] = r;
   return r;
 }
 
@@ -504,8 +554,8 @@ Region Analyzer::region_of(const Var* v) {
 // independent inner ones).
 bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist) {
   bool shared = false;
-  for (auto* r : a.r.roots) {
-    if (!b.r.roots.count(r)) continue;
+  for (auto* r : a.r->roots) {
+    if (!b.r->roots.count(r)) continue;
     if (carried) {
       // Storage created inside the loop is new storage every iteration.
       if (created_in_.count(r) && carried->defs.count(r)) continue;
@@ -513,14 +563,21 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
     shared = true;
   }
   if (!shared) return false;
-  if (a.r.whole || b.r.whole || a.r.off.size() != b.r.off.size()) return true;
+  if (a.r->whole || b.r->whole || a.r->off.size() != b.r->off.size()) return true;
   // Provably disjoint in some dimension once b's atoms are replaced per `sub`?
   auto disjoint = [&](const std::map<const Var*, Poly>& sub, const Poly::Bounds& bounds) {
-    for (size_t d = 0; d < a.r.off.size(); ++d) {
-      Poly ob = sub.empty() ? b.r.off[d] : b.r.off[d].substitute(sub);
-      Poly eb = sub.empty() ? b.r.ext[d] : b.r.ext[d].substitute(sub);
-      if ((ob - a.r.off[d] - a.r.ext[d]).is_provably_nonneg(bounds)) return true;
-      if ((a.r.off[d] - ob - eb).is_provably_nonneg(bounds)) return true;
+    for (size_t d = 0; d < a.r->off.size(); ++d) {
+      // Constant boxes (the common case) without building polynomials.
+      auto oa = a.r->off[d].constant_value(), ea = a.r->ext[d].constant_value();
+      auto obc = b.r->off[d].constant_value(), ebc = b.r->ext[d].constant_value();
+      if (oa && ea && obc && ebc) {
+        if (*obc - *oa - *ea >= 0 || *oa - *obc - *ebc >= 0) return true;
+        continue;
+      }
+      Poly ob = sub.empty() ? b.r->off[d] : b.r->off[d].substitute(sub);
+      Poly eb = sub.empty() ? b.r->ext[d] : b.r->ext[d].substitute(sub);
+      if ((ob - a.r->off[d] - a.r->ext[d]).is_provably_nonneg(bounds)) return true;
+      if ((a.r->off[d] - ob - eb).is_provably_nonneg(bounds)) return true;
     }
     return false;
   };
@@ -530,8 +587,8 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
   // variable j of b: j = i + step * (min_dist + delta) (delta >= 0), or (when the loop is
   // bounded) any value of its range independently of i.
   std::set<const Var*> atoms;
-  for (size_t d = 0; d < b.r.off.size(); ++d) {
-    auto x = b.r.off[d].atoms(), y = b.r.ext[d].atoms();
+  for (size_t d = 0; d < b.r->off.size(); ++d) {
+    auto x = b.r->off[d].atoms(), y = b.r->ext[d].atoms();
     atoms.insert(x.begin(), x.end());
     atoms.insert(y.begin(), y.end());
   }
@@ -562,11 +619,17 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
 
 // Does `a`'s box contain `b`'s (same iteration)?
 bool Analyzer::covers(const Access& a, const Access& b) {
-  if (a.r.whole || b.r.whole || a.r.roots.size() != 1 || a.r.roots != b.r.roots) return false;
-  if (a.r.off.size() != b.r.off.size()) return false;
-  for (size_t d = 0; d < a.r.off.size(); ++d) {
-    if (!(b.r.off[d] - a.r.off[d]).is_provably_nonneg(bounds_)) return false;
-    if (!((a.r.off[d] + a.r.ext[d]) - (b.r.off[d] + b.r.ext[d])).is_provably_nonneg(bounds_)) return false;
+  if (a.r->whole || b.r->whole || a.r->roots.size() != 1 || a.r->roots != b.r->roots) return false;
+  if (a.r->off.size() != b.r->off.size()) return false;
+  for (size_t d = 0; d < a.r->off.size(); ++d) {
+    auto oa = a.r->off[d].constant_value(), ea = a.r->ext[d].constant_value();
+    auto ob = b.r->off[d].constant_value(), eb = b.r->ext[d].constant_value();
+    if (oa && ea && ob && eb) {   // constant boxes without building polynomials
+      if (*ob - *oa < 0 || (*oa + *ea) - (*ob + *eb) < 0) return false;
+      continue;
+    }
+    if (!(b.r->off[d] - a.r->off[d]).is_provably_nonneg(bounds_)) return false;
+    if (!((a.r->off[d] + a.r->ext[d]) - (b.r->off[d] + b.r->ext[d])).is_provably_nonneg(bounds_)) return false;
   }
   return true;
 }
@@ -627,7 +690,7 @@ size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
-      for (auto* r : t->acc[i].r.roots) {
+      for (auto* r : t->acc[i].r->roots) {
         by_root_[r].push_back({t.get(), i});
         if (t->acc[i].write) writes_by_root_[r].push_back({t.get(), i});
       }
@@ -643,13 +706,13 @@ void Analyzer::derive() {
       std::set<Entry> seen;
       // Same iteration: earlier accesses (a read only needs writes), newest first, up to a
       // covering write in scope (everything older reaches B through it).
-      for (auto* root : b.r.roots) {
+      for (auto* root : b.r->roots) {
         auto& list = b.write ? by_root_[root] : writes_by_root_[root];
         auto it = first_at(list, B->pos);
         while (it != list.begin()) {
           --it;
           Task* A = it->first;
-          if (!seen.insert(*it).second) continue;
+          if (b.r->roots.size() > 1 && !seen.insert(*it).second) continue;   // reached via another root
           Access& a = A->acc[it->second];
           if (!(a.write || b.write)) continue;
           if (!overlap(a, b, nullptr, 0)) continue;
@@ -663,11 +726,11 @@ void Analyzer::derive() {
       for (size_t k = 0; k < B->loops.size(); ++k) {
         Loop* L = B->loops[k];
         std::set<Entry> seen_c;
-        for (auto* root : b.r.roots) {
+        for (auto* root : b.r->roots) {
           auto& list = b.write ? by_root_[root] : writes_by_root_[root];
           for (auto it = first_at(list, L->first_pos); it != list.end() && it->first->pos < L->end_pos; ++it) {
             Task* A = it->first;
-            if (!seen_c.insert(*it).second) continue;
+            if (b.r->roots.size() > 1 && !seen_c.insert(*it).second) continue;
             Access& a = A->acc[it->second];
             if (!(a.write || b.write) || !overlap(a, b, L, 1)) continue;
             bool covered = !L->parallel && fanin_ok(A, k + 1) &&
