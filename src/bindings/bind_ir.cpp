@@ -109,7 +109,7 @@ void bind_enums(nb::module_& m) {
   nb::enum_<ArgDirection>(m, "ArgDirection")
       V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
       V(ArgDirection, Scalar);
-  nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel);
+  nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel) V(ForKind, Unroll);
   nb::enum_<ScopeKind>(m, "ScopeKind") V(ScopeKind, At) V(ScopeKind, Spmd) V(ScopeKind, Cluster);
   nb::enum_<RuntimeScopeMode>(m, "RuntimeScopeMode") V(RuntimeScopeMode, Auto) V(RuntimeScopeMode, Manual);
   nb::enum_<BinaryOp>(m, "BinaryOp")

@@ -515,7 +515,9 @@ void Printer::print_yield(const YieldStmt& y, int indent) {
 }
 
 void Printer::print_for(const ForStmt& f, int indent) {
-  std::string range = f.for_kind == ForKind::Parallel ? "pl.parallel(" : "pl.range(";
+  std::string range = f.for_kind == ForKind::Parallel ? "pl.parallel("
+                      : f.for_kind == ForKind::Unroll ? "pl.unroll("
+                                                      : "pl.range(";
   range += print_expr(f.start, 0) + ", " + print_expr(f.stop, 0) + ", " + print_expr(f.step, 0);
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);

@@ -90,7 +90,9 @@ def test_pass_object_declares_its_contract():
     p = passes.NormalizeReturnOrder()
     assert p.name == "NormalizeReturnOrder"
     assert p.required == [] and p.produced == ["ReturnParamsExplicit"] and p.invalidated == []
-    assert [q.name for q in passes.default_pipeline()][:2] == ["OutlineClusterScopes", "OutlineIncoreScopes"]
+    # UnrollLoops (anchor_features §12) runs first, then the outlining passes
+    assert [q.name for q in passes.default_pipeline()][:3] == ["UnrollLoops", "OutlineClusterScopes",
+                                                               "OutlineIncoreScopes"]
 
 
 def test_a_pass_refuses_input_lacking_its_requirement():

@@ -32,7 +32,7 @@ enum class ParamDirection : uint8_t { In, Out, InOut };
 // NoDep, which the parser sets for `pl.no_dep(arg)` / `no_dep_args=` and the pass keeps.
 enum class ArgDirection : uint8_t { Unset, In, Out, InOut, NoDep, Scalar };
 
-enum class ForKind : uint8_t { Sequential, Parallel };                    // pl.range / pl.parallel
+enum class ForKind : uint8_t { Sequential, Parallel, Unroll };            // pl.range / pl.parallel / pl.unroll
 enum class ScopeKind : uint8_t { At, Spmd, Cluster };                     // pl.at / pl.spmd / pl.cluster
 enum class RuntimeScopeMode : uint8_t { Auto, Manual };                   // PTO2ScopeMode::AUTO / MANUAL
 

@@ -34,6 +34,12 @@ Pass MaterializeRuntimeScopes();
 // Requires ReturnParamsExplicit and StaticTripCountsStamped; produces IterArgCarryClassified.
 Pass ClassifyIterArgCarry();
 
+// Replaces every pl.unroll loop (ForKind::Unroll) by one copy of its body per iteration value,
+// the loop variable a constant and carries threaded copy to copy (anchor_features.md §12):
+//   for i in pl.unroll(2): y = self.k(x, i, y)   ==>   y_1 = self.k(x, 0, y); y_2 = self.k(x, 1, y_1)
+// Runs first; no later pass or code generator sees an Unroll loop.
+Pass UnrollLoops();
+
 // Stamps ForStmt::trip_count on Orchestration loops with literal bounds (-1 otherwise).
 // Produces StaticTripCountsStamped.
 Pass StampStaticTripCounts();

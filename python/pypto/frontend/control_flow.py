@@ -26,7 +26,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
@@ -41,7 +41,7 @@ def _loop_builtin(ctx, node: ast.For):
             b = eval_py(ctx, it.func)
         except PyEvalFailure:
             b = None
-        if isinstance(b, Builtin) and b.kind in ("range", "parallel", "spmd"):
+        if isinstance(b, Builtin) and b.kind in ("range", "parallel", "spmd", "unroll"):
             return b
         if b is range:
             raise ctx.error(it.func, "Python's range() is not supported in DSL loops", help="use pl.range(...)")
@@ -158,13 +158,49 @@ def parse_for(ctx, node: ast.For):
         parse_spmd_for(ctx, node)
         return
     call = node.iter
+    if b.kind == "unroll":
+        _check_unroll(ctx, call)
     start, stop, step = _range_bounds(ctx, call, b.pl_name)
+    if b.kind == "unroll":   # constants folded (a negated literal or module constant -> ConstInt)
+        start, stop, step = _unroll_bounds(ctx, call, start, stop, step)
     init_node, attrs = _loop_kwargs(ctx, call, b.pl_name)
-    kind = ir.ForKind.Parallel if b.kind == "parallel" else ir.ForKind.Sequential
+    kind = {"parallel": ir.ForKind.Parallel, "unroll": ir.ForKind.Unroll}.get(b.kind, ir.ForKind.Sequential)
     if init_node is not None:
         _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind)
     else:
         _implicit_for(ctx, node, start, stop, step, attrs, kind)
+
+
+_UNROLL_HELP = "pl.unroll(4), pl.unroll(0, 8, 2): integer literals, module constants or negated literals"
+
+
+def _check_unroll(ctx, call: ast.Call):
+    """pl.unroll (anchor_features.md §12): literal bounds, no init_values= (names rebound in the
+    body are carried implicitly), no chunk= (chunking belongs to pl.auto_chunk, not implemented)."""
+    for kw in call.keywords:
+        if kw.arg == "init_values":
+            raise ctx.error(kw.value, "pl.unroll cannot be combined with init_values",
+                            help="drop init_values= and just reassign the names in the body: they flow from "
+                                 "copy to copy")
+        if kw.arg in ("chunk", "chunk_policy"):
+            raise ctx.error(kw.value, f"pl.unroll({kw.arg}=...) is not implemented: chunked unrolling needs "
+                            "pl.auto_chunk, which this compiler does not implement",
+                            help="drop the keyword, or split the loop by hand (an outer pl.range over pl.unroll)")
+    for a in call.args:
+        v = try_eval_py(ctx, a)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ctx.error(a, f"pl.unroll requires compile-time constant integer bounds, got '{ast.unparse(a)}'",
+                            help=_UNROLL_HELP)
+
+
+def _unroll_bounds(ctx, call: ast.Call, start, stop, step):
+    vals = [try_eval_py(ctx, a) for a in call.args]
+    sp = ctx.span(call)
+    start_v, stop_v, step_v = {1: lambda: (0, vals[0], 1), 2: lambda: (vals[0], vals[1], 1),
+                               3: lambda: tuple(vals)}[len(vals)]()
+    if step_v == 0:
+        raise ctx.error(call.args[2], "pl.unroll step must not be 0", help=_UNROLL_HELP)
+    return [ir.ConstInt.make(v, ir.DataType.INDEX, sp) for v in (start_v, stop_v, step_v)]
 
 
 def _loop_var(ctx, target):

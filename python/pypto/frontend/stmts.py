@@ -18,6 +18,7 @@ from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import parse_type
+from pypto.frontend.annotation_check import reconcile_annotation
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import try_eval_py
 from pypto.language._builtins import Builtin
@@ -191,6 +192,7 @@ def types_match(a, b) -> bool:
 
 
 def _ann_assign(ctx, st: ast.AnnAssign):
+    """`x: T = e` with the annotation rules of anchor_features.md §14 (see annotation_check.py)."""
     if not isinstance(st.target, ast.Name):
         raise ctx.error(st.target, "annotated assignment needs a plain name target")
     if st.value is None:
@@ -198,8 +200,7 @@ def _ann_assign(ctx, st: ast.AnnAssign):
     ann, _ = parse_type(ctx, st.annotation)
     value = eval_expr(ctx, st.value)
     if not types_match(ann, value.type):
-        raise ctx.error(st.annotation, f"'{st.target.id}' is annotated {irtypes.type_str(ann)} but the value is "
-                        f"{irtypes.describe(value.type)}", help="fix the annotation or drop it (it is optional)")
+        value = reconcile_annotation(ctx, st, ann, value)
     bind_new(ctx, st.target, value, st)
 
 

@@ -101,6 +101,7 @@ def _tensor_ops(prefix: str) -> dict:
 # -- control flow and scopes -------------------------------------------------------------
 range = Builtin("range", "range")            # noqa: A001 - DSL spelling
 parallel = Builtin("parallel", "parallel")
+unroll = Builtin("unroll", "unroll")        # anchor_features §12: expanded by UnrollLoops
 yield_ = Builtin("yield_", "yield")
 manual_scope = Builtin("manual_scope", "manual_scope")
 scope = Builtin("scope", "scope")

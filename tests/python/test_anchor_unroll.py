@@ -1,0 +1,67 @@
+"""anchor_features.md §12, pl.unroll: the loop is ForKind.Unroll in parsed IR (printed pl.unroll) and
+UnrollLoops (first pass) copies its body per iteration value. Golden C++: tests/golden/anchor_unroll/."""
+import os
+
+import numpy as np
+
+import pypto
+import pypto.language as pl
+from pypto import ir
+from pypto.ir import passes
+
+from codegen_test_util import GOLDEN_DIR, load_single_program
+from test_diagnostics import body_check
+
+
+def golden():
+    return load_single_program(os.path.join(GOLDEN_DIR, "anchor_unroll", "program.py"))
+
+
+def test_unroll_e2e_numpy():
+    compiled = pypto.compile(golden())
+    x = np.random.default_rng(12).standard_normal((12, 16)).astype(np.float32)
+    y = np.full((4, 16), -9.0, np.float32)
+    compiled(x, y)
+    s = x[0:4] + x[4:8] + x[8:12]
+    np.testing.assert_allclose(y, np.maximum(s, 0), rtol=1e-6, atol=1e-6)
+
+
+def test_parsed_ir_keeps_the_unroll_loop_and_the_pass_removes_it():
+    p = golden()
+    text = ir.python_print(p)
+    assert "pl.unroll(1, 3, 1" in text and "pl.unroll(-4, 0, 1" in text and "pl.unroll(0, 0, 1" in text
+    assert passes.default_pipeline()[0].name == "UnrollLoops"
+    out = passes.UnrollLoops()(p)
+    after = ir.python_print(out)
+    assert "pl.unroll" not in after
+    assert after.count("self.row(") == 4 and "self.row(s_1, -4 + 4, y)" in after
+    assert "pl.load(x, [2 * 4, 0], [4, 16])" in after   # the second kernel copy, k = 2
+
+
+def test_unroll_orchestration_has_no_loop():
+    cpp = pypto.compile(golden()).files["orchestration/main.cpp"]
+    assert "for (" not in cpp and cpp.count("rt_submit_aiv_task(1,") == 4
+
+
+def test_unroll_with_init_values_is_refused():
+    body_check("for i in pl.unroll(2, init_values=(d,)):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.unroll cannot be combined with init_values", "(d,)")
+
+
+def test_unroll_with_runtime_bound_is_refused():
+    body_check("for i in pl.unroll(n):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.unroll requires compile-time constant integer bounds, got 'n'", "n)")
+
+
+def test_unroll_zero_step_is_refused():
+    body_check("for i in pl.unroll(0, 4, 0):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.unroll step must not be 0", "0):")
+
+
+def test_unroll_chunk_is_refused():
+    body_check("for i in pl.unroll(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "pl.unroll(chunk=...) is not implemented", "2):")
+
+
+def test_break_in_unroll_is_refused():
+    body_check("for i in pl.unroll(4):\n    break  #!\nreturn d", "break", "break")
