@@ -365,6 +365,14 @@ std::vector<StmtPtr> flatten_stmts(const StmtPtr& s) {
   return out;
 }
 
+const YieldStmt* trailing_yield(const StmtPtr& body) {
+  auto stmts = flatten_stmts(body);
+  if (stmts.empty()) return nullptr;
+  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
+  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
+  return nullptr;
+}
+
 StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span) {
   if (stmts.size() == 1) return stmts[0];
   return SeqStmts::make(std::move(stmts), std::move(span));

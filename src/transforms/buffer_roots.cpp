@@ -24,14 +24,6 @@ bool is_view_op(const std::string& op) {
   return op == "tensor.slice" || op == "tensor.transpose" || op == "tensor.reshape";
 }
 
-const YieldStmt* trailing_yield(const StmtPtr& body) {
-  auto stmts = flatten_stmts(body);
-  if (stmts.empty()) return nullptr;
-  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
-  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
-  return nullptr;
-}
-
 }  // namespace
 
 BufferRoots::BufferRoots(const Program& program, const Function& fn, bool views_are_roots)

@@ -39,14 +39,6 @@ struct Decision {
   std::vector<int64_t> array_size;   // 0 = none
 };
 
-const YieldStmt* trailing_yield(const StmtPtr& body) {
-  auto stmts = flatten_stmts(body);
-  if (stmts.empty()) return nullptr;
-  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
-  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
-  return nullptr;
-}
-
 class Classifier {
  public:
   Classifier(const Program& p, const Function& f) : program_(p) { collect(f.body); }

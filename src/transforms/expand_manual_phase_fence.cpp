@@ -31,14 +31,6 @@ using namespace ir;
 
 namespace {
 
-const YieldStmt* trailing_yield(const StmtPtr& body) {
-  auto stmts = flatten_stmts(body);
-  if (stmts.empty()) return nullptr;
-  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
-  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
-  return nullptr;
-}
-
 // Ascending loops only (a fence slot per iteration in order).
 int64_t trip_count(const ForStmt& f) {
   auto* c = f.step->as<ConstInt>();

@@ -52,14 +52,6 @@ struct Def {
   size_t index = 0;
 };
 
-// Values yielded at the end of a body (looking through RuntimeScopeStmt wrappers).
-const YieldStmt* trailing_yield(const StmtPtr& body) {
-  auto stmts = flatten_stmts(body);
-  if (stmts.empty()) return nullptr;
-  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
-  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
-  return nullptr;
-}
 
 class DefCollector {
  public:

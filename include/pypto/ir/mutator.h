@@ -49,6 +49,9 @@ class IRMutator {
 
 // Flatten a statement into a list (SeqStmts children inline; null -> empty).
 std::vector<StmtPtr> flatten_stmts(const StmtPtr& s);
+// The YieldStmt ending a loop or branch body, looking through RuntimeScopeStmt wrappers
+// (null when the body does not end with one): `trailing_yield(loop->body)->values`.
+const YieldStmt* trailing_yield(const StmtPtr& body);
 // Build a SeqStmts, or return the single statement when there is one.
 StmtPtr make_seq(std::vector<StmtPtr> stmts, Span span = {});
 

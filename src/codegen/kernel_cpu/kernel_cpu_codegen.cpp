@@ -42,18 +42,9 @@ namespace kernel_cpu {
 
 namespace {
 
-const std::set<std::string>& ReservedNames() {
-  static const std::set<std::string> kReserved = {
-      "ctx", "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class",
-      "const", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "export", "extern",
-      "false", "float", "for", "friend", "goto", "if", "inline", "int", "long", "namespace", "new", "not",
-      "nullptr", "operator", "or", "private", "protected", "public", "register", "return", "short", "signed",
-      "sizeof", "static", "struct", "switch", "template", "this", "throw", "true", "try", "typedef", "typename",
-      "union", "unsigned", "using", "virtual", "void", "volatile", "while", "xor", "std", "pypto_kernel",
-      "DataType", "Tensor", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t",
-      "uint64_t", "main", "errno", "assert"};
-  return kReserved;
-}
+// Names only the kernel file reserves; the C++ words and library names are cpp_names.cpp's
+// one table (IsReservedCppName).
+bool IsKernelOnlyName(const std::string& name) { return name == "ctx" || name == "pypto_kernel"; }
 
 std::string Sanitize(const std::string& hint) {
   std::string s;
@@ -71,7 +62,7 @@ void KernelEmitter::Line(const std::string& s) { out_ << std::string(indent_ * 2
 
 std::string KernelEmitter::Fresh(const std::string& hint) {
   std::string base = Sanitize(hint);
-  if (ReservedNames().count(base) || IsReservedCppName(base)) base += "_";
+  if (IsKernelOnlyName(base) || IsReservedCppName(base)) base += "_";
   std::string name = base;
   for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_names_.insert(name);
