@@ -124,6 +124,7 @@ void Arg::reset() {
   dirs_.clear();
   scalars_.clear();
   deps_.clear();
+  dump_slots_.clear();
   has_predicate_ = false;
   has_new_output_ = false;
   allow_early_resolve_ = false;

@@ -258,6 +258,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("attrs", &Call::attrs)
       .def_ro("arg_directions", &Call::arg_directions)
       .def_ro("compiler_manual_dep_edges", &Call::compiler_manual_dep_edges)
+      .def_ro("dump_vars", &Call::dump_vars)
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -272,12 +273,15 @@ void bind_exprs(nb::module_& m) {
       .def_ro("timing_slot", &Submit::timing_slot)
       .def_ro("predicate", &Submit::predicate)
       .def_ro("compiler_manual_dep_edges", &Submit::compiler_manual_dep_edges)
+      .def_ro("dump_vars", &Submit::dump_vars)
       .def_static("make", &Submit::make, "callee"_a, "args"_a, "callee_returns"_a,
                   "deps"_a = std::vector<ExprPtr>{}, "core_num"_a.none() = nb::none(), "sync_start"_a = false,
                   "allow_early_resolve"_a = false, "timing_slot"_a = -1, "predicate"_a.none() = nb::none(),
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{});
   m.def("with_compiler_dep_edges", &with_compiler_dep_edges, "task"_a, "edges"_a,
         "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
+  m.def("with_dump_vars", &with_dump_vars, "task"_a, "vars"_a,
+        "A copy of a Call / Submit with dump_vars = vars (tensor arguments; pl.dump_tag / dumps=).");
   nb::class_<MakeTuple, Expr>(m, "MakeTuple")
       .def_ro("elements", &MakeTuple::elements)
       .def_static("make", &MakeTuple::make, "elements"_a, "span"_a = Span{});

@@ -191,6 +191,45 @@ const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task) {
   return kNone;
 }
 
+ExprPtr with_dump_vars(const ExprPtr& task, const std::vector<ExprPtr>& vars) {
+  auto* c = task->as<Call>();
+  auto* s = task->as<Submit>();
+  PYPTO_CHECK(c || s, "dump_vars on a " << to_string(task->kind));
+  PYPTO_CHECK(!c || !c->is_op, "dump_vars on op call '" << c->callee << "'");
+  const auto& args = c ? c->args : s->args;
+  const std::string& callee = c ? c->callee : s->callee;
+  // Keep argument order and drop duplicates, so codegen's dump(...) lists each tensor once.
+  std::vector<ExprPtr> kept;
+  for (auto& v : vars) {
+    PYPTO_CHECK(v && v->type && v->type->as<TensorType>(), "dump_vars of '" << callee << "': only tensors can be dumped");
+    bool is_arg = false;
+    for (auto& a : args) is_arg |= a.get() == v.get();
+    PYPTO_CHECK(is_arg, "dump_vars of '" << callee << "': a dumped tensor must be an argument of the task");
+  }
+  for (auto& a : args) {
+    bool marked = false;
+    for (auto& v : vars) marked |= a.get() == v.get();
+    bool seen = false;
+    for (auto& k : kept) seen |= k.get() == a.get();
+    if (marked && !seen) kept.push_back(a);
+  }
+  if (c) {
+    auto n = std::make_shared<Call>(*c);
+    n->dump_vars = std::move(kept);
+    return n;
+  }
+  auto n = std::make_shared<Submit>(*s);
+  n->dump_vars = std::move(kept);
+  return n;
+}
+
+const std::vector<ExprPtr>& dump_vars(const Expr& task) {
+  static const std::vector<ExprPtr> kNone;
+  if (auto* c = task.as<Call>()) return c->dump_vars;
+  if (auto* s = task.as<Submit>()) return s->dump_vars;
+  return kNone;
+}
+
 std::shared_ptr<const Submit> Submit::make(std::string callee, std::vector<ExprPtr> args, std::vector<TypePtr> callee_returns,
                                            std::vector<ExprPtr> deps, ExprPtr core_num, bool sync_start,
                                            bool allow_early_resolve, int timing_slot, ExprPtr predicate,

@@ -170,15 +170,33 @@ ExprPtr IRMutator::mutate_(const Cast* op, const ExprPtr& self) {
   return Cast::make(std::move(v), op->type->as<ScalarType>()->dtype, op->span);
 }
 
+// Dump marks follow their argument position: a mark on old_args[i] becomes a mark on new_args[i]
+// (the mutated argument), so a substitution never detaches a mark from its argument.
+static std::vector<ExprPtr> remap_dump_vars(const std::vector<ExprPtr>& marks, const std::vector<ExprPtr>& old_args,
+                                            const std::vector<ExprPtr>& new_args) {
+  std::vector<ExprPtr> out;
+  for (auto& m : marks) {
+    for (size_t i = 0; i < old_args.size() && i < new_args.size(); ++i) {
+      if (old_args[i].get() == m.get()) {
+        out.push_back(new_args[i]);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
 ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   bool changed = false;
   auto args = mutate_exprs(op->args, &changed);
   Attrs attrs = mutate_attrs(op->attrs, &changed);
   auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
   if (!changed) return self;
+  auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
   if (!op->is_op) {
-    auto c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
-    return edges.empty() ? c : with_compiler_dep_edges(c, std::move(edges));
+    ExprPtr c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
+    if (!edges.empty()) c = with_compiler_dep_edges(c, std::move(edges));
+    return dumps.empty() ? c : with_dump_vars(c, dumps);
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   if (op->arg_directions.empty()) return c;
@@ -194,12 +212,14 @@ ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
   ExprPtr pred = op->predicate ? mutate_expr(op->predicate) : nullptr;
   changed |= core_num != op->core_num || pred != op->predicate;
   if (!changed) return self;
+  auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
   auto& els = op->type->as<TupleType>()->elements;
   std::vector<TypePtr> rets(els.begin(), els.end() - 1);
   ExprPtr sub = Submit::make(op->callee, std::move(args), std::move(rets), std::move(deps), std::move(core_num),
                              op->sync_start, op->allow_early_resolve, op->timing_slot, std::move(pred),
                              op->arg_directions, op->span);
-  return edges.empty() ? sub : with_compiler_dep_edges(sub, std::move(edges));
+  if (!edges.empty()) sub = with_compiler_dep_edges(sub, std::move(edges));
+  return dumps.empty() ? sub : with_dump_vars(sub, dumps);
 }
 
 ExprPtr IRMutator::mutate_(const MakeTuple* op, const ExprPtr& self) {

@@ -269,7 +269,14 @@ std::string Printer::print_predicate(const ExprPtr& e) {
 std::string Printer::print_call(const Call& c) {
   if (!c.is_op) {
     std::string args = print_func_args(c.args, c.arg_directions);
-    if (!c.attrs.empty()) args += (args.empty() ? "" : ", ") + std::string("attrs=") + print_attr_dict(c.attrs);
+    if (!c.attrs.empty() || !c.dump_vars.empty()) {
+      // dump_vars prints inside attrs (reference spelling, anchor §6), after the Call's own attrs.
+      std::string d = c.attrs.empty() ? "{}" : print_attr_dict(c.attrs);
+      if (!c.dump_vars.empty()) {
+        d = d.substr(0, d.size() - 1) + (c.attrs.empty() ? "" : ", ") + "\"dump_vars\": " + print_list(c.dump_vars) + "}";
+      }
+      args += (args.empty() ? "" : ", ") + std::string("attrs=") + d;
+    }
     if (!c.compiler_manual_dep_edges.empty()) {
       args += (args.empty() ? "" : ", ") + std::string("compiler_manual_dep_edges=") + print_list(c.compiler_manual_dep_edges);
     }
@@ -333,6 +340,7 @@ std::string Printer::print_submit(const Submit& sb) {
   if (sb.allow_early_resolve) s += ", allow_early_resolve=True";
   if (sb.timing_slot >= 0) s += ", timing_slot=" + std::to_string(sb.timing_slot);
   if (sb.predicate) s += ", predicate=" + print_predicate(sb.predicate);
+  if (!sb.dump_vars.empty()) s += ", dumps=" + print_list(sb.dump_vars);
   return s + ")";
 }
 

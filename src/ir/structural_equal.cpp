@@ -136,6 +136,7 @@ class Equal {
         if (!exprs("Call.args", x->args, y->args)) return false;
         if (!arg_dirs("Call.arg_directions", x->arg_directions, y->arg_directions)) return false;
         if (!exprs("Call.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
+        if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -150,6 +151,7 @@ class Equal {
         if (!arg_dirs("Submit.arg_directions", x->arg_directions, y->arg_directions)) return false;
         if (!exprs("Submit.deps", x->deps, y->deps)) return false;
         if (!exprs("Submit.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
+        if (!exprs("Submit.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!field("Submit.core_num", x->core_num, y->core_num)) return false;
         if (x->sync_start != y->sync_start) return fail("Submit.sync_start differs");
         if (x->allow_early_resolve != y->allow_early_resolve) return fail("Submit.allow_early_resolve differs");
@@ -582,6 +584,7 @@ class Hasher {
         for (auto d : x->arg_directions) mix(static_cast<uint64_t>(d));
         attrs(x->attrs);
         exprs(x->compiler_manual_dep_edges);
+        exprs(x->dump_vars);
         return type(e->type);
       }
       case NodeKind::Submit: {
@@ -592,6 +595,7 @@ class Hasher {
         for (auto d : x->arg_directions) mix(static_cast<uint64_t>(d));
         exprs(x->deps);
         exprs(x->compiler_manual_dep_edges);
+        exprs(x->dump_vars);
         expr(x->core_num);
         mix(x->sync_start);
         mix(x->allow_early_resolve);

@@ -89,11 +89,13 @@ void IRVisitor::visit_(const Call* op) {
   for (auto& a : op->args) visit_expr(a);
   visit_attrs(this, op->attrs);
   for (auto& d : op->compiler_manual_dep_edges) visit_expr(d);
+  for (auto& d : op->dump_vars) visit_expr(d);
 }
 void IRVisitor::visit_(const Submit* op) {
   for (auto& a : op->args) visit_expr(a);
   for (auto& d : op->deps) visit_expr(d);
   for (auto& d : op->compiler_manual_dep_edges) visit_expr(d);
+  for (auto& d : op->dump_vars) visit_expr(d);
   if (op->core_num) visit_expr(op->core_num);
   if (op->predicate) visit_expr(op->predicate);
 }

@@ -821,6 +821,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         FunctionPtr f = prog_.get(c.callee);
         ExprPtr sub = Submit::make(c.callee, c.args, f->return_types, {}, nullptr, false, false, -1, nullptr, dirs, c.span);
         if (!edges.empty()) sub = with_compiler_dep_edges(sub, edges);
+        if (!c.dump_vars.empty()) sub = with_dump_vars(sub, c.dump_vars);
         VarPtr tv = Var::make(c.callee + "_task", sub->type, st->span);
         out.push_back(AssignStmt::make(tv, sub, st->span));
         if (as) {
@@ -837,6 +838,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       } else {
         ExprPtr call = Call::make_func(c.callee, c.args, c.type, dirs, c.span, c.attrs);
         if (!edges.empty()) call = with_compiler_dep_edges(call, edges);
+        if (!c.dump_vars.empty()) call = with_dump_vars(call, c.dump_vars);
         out.push_back(as ? StmtPtr(AssignStmt::make(as->var, call, st->span)) : StmtPtr(EvalStmt::make(call, st->span)));
       }
       continue;

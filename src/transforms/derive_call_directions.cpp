@@ -189,6 +189,7 @@ class DirectionRewriter : public IRMutator {
     PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
     if (it->second == c->arg_directions) return e;
     ExprPtr out = Call::make_func(c->callee, c->args, c->type, it->second, c->span, c->attrs);
+    if (!c->dump_vars.empty()) out = with_dump_vars(out, c->dump_vars);
     return c->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, c->compiler_manual_dep_edges);
   }
 
@@ -203,6 +204,7 @@ class DirectionRewriter : public IRMutator {
     std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
     ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
                                s->allow_early_resolve, s->timing_slot, s->predicate, it->second, s->span);
+    if (!s->dump_vars.empty()) out = with_dump_vars(out, s->dump_vars);
     return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
   }
 

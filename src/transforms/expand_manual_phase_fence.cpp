@@ -153,8 +153,9 @@ class FenceExpander : public IRMutator {
       for (auto& d : sub->deps) deps.push_back(as_var(d) == carry ? ExprPtr(fence) : d);
       auto* tt = sub->type->as<TupleType>();
       std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);
-      auto ns = Submit::make(sub->callee, sub->args, rets, deps, sub->core_num, sub->sync_start, sub->allow_early_resolve,
-                             sub->timing_slot, sub->predicate, sub->arg_directions, sub->span);
+      ExprPtr ns = Submit::make(sub->callee, sub->args, rets, deps, sub->core_num, sub->sync_start,
+                                sub->allow_early_resolve, sub->timing_slot, sub->predicate, sub->arg_directions, sub->span);
+      if (!sub->dump_vars.empty()) ns = with_dump_vars(ns, sub->dump_vars);
       nb.push_back(AssignStmt::make(a->var, ns, a->span));
     }
     auto loop = ForStmt::make(f.loop_var, f.start, f.stop, f.step, f.iter_args, make_seq(nb, f.body->span), f.return_vars,

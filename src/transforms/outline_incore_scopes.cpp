@@ -148,7 +148,8 @@ class Outliner : public ScopeOutliner {
       FunctionPtr f = program_.get(call->callee);
       auto dirs = directions(call->args, call->arg_directions, no_dep);
       if (!as_submit) {
-        auto c = Call::make_func(call->callee, call->args, call->type, dirs, call->span, call->attrs);
+        ExprPtr c = Call::make_func(call->callee, call->args, call->type, dirs, call->span, call->attrs);
+        if (!call->dump_vars.empty()) c = with_dump_vars(c, call->dump_vars);
         auto stmts = flatten_stmts(body);
         if (auto* a = stmts[0]->as<AssignStmt>()) stmts[0] = AssignStmt::make(a->var, c, a->span);
         else stmts[0] = EvalStmt::make(c, stmts[0]->span);

@@ -128,6 +128,9 @@ struct Call : Expr {
   // TaskId Vars this task must follow, derived by AutoDeriveTaskDependencies (never written
   // by the user: user edges are Submit::deps). Printed as `compiler_manual_dep_edges=[...]`.
   std::vector<ExprPtr> compiler_manual_dep_edges;
+  // Tensor arguments marked for the runtime's partial dump (pl.dump_tag; anchor §6), each an
+  // expression that is also in `args`. Printed as `attrs={"dump_vars": [...]}`.
+  std::vector<ExprPtr> dump_vars;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
   // Op call: the result type comes from the op registry's type inference (UserError on misuse).
@@ -163,6 +166,8 @@ struct Submit : Expr {
   ExprPtr predicate;
   // Compiler-derived TaskId edges (AutoDeriveTaskDependencies), merged after `deps`.
   std::vector<ExprPtr> compiler_manual_dep_edges;
+  // Tensor arguments marked for the runtime's partial dump (`dumps=[...]` or pl.dump_tag).
+  std::vector<ExprPtr> dump_vars;
   Submit(std::string c, std::vector<ExprPtr> a, std::vector<ArgDirection> d, std::vector<ExprPtr> deps_, ExprPtr cn,
          bool ss, bool aer, int ts, ExprPtr pred, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), arg_directions(std::move(d)),
@@ -181,6 +186,12 @@ using SubmitPtr = std::shared_ptr<const Submit>;
 ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges);
 // The compiler edges of a Call or Submit (empty for any other node).
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task);
+// A copy of Call / Submit `task` with dump_vars = `vars` (tensor arguments of the task, deduplicated
+// in argument order; anchor §6). UserError for a scalar or a non-argument.
+//   ExprPtr s2 = with_dump_vars(submit, {x});   // printed: pl.submit(self.k, x, dumps=[x])
+ExprPtr with_dump_vars(const ExprPtr& task, const std::vector<ExprPtr>& vars);
+// The dump marks of a Call or Submit (empty for any other node).
+const std::vector<ExprPtr>& dump_vars(const Expr& task);
 
 struct MakeTuple : Expr {
   static constexpr NodeKind kKind = NodeKind::MakeTuple;

@@ -19,6 +19,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
+from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
 from pypto.frontend.op_options import SCALAR_VARIANTS, check_tensor_compute_site, init_value, pipe_buffer_call
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
@@ -35,6 +36,7 @@ _CONTEXT_ONLY = {
     "spmd": "pl.spmd(...) is only valid in a with statement or as the iterable of a for statement",
     "cluster": "pl.cluster() is only valid in a with statement",
     "no_dep": "pl.no_dep(x) is only valid as an argument of a kernel call or pl.submit",
+    "dump_tag": "pl.dump_tag(x) is a statement: write it on its own line",
 }
 
 
@@ -498,7 +500,7 @@ def func_call(ctx, node: ast.Call):
                         "branch: a Group body is a straight sequence of kernel calls",
                         help="move the loop or condition into the kernel, or into the orchestration around the "
                              "Group call")
-    dirs_node, attrs, edges_node = None, {}, None
+    dirs_node, attrs, edges_node, attrs_node = None, {}, None, None
     for kw in node.keywords:
         if kw.arg == "arg_directions":
             dirs_node = kw.value
@@ -507,8 +509,12 @@ def func_call(ctx, node: ast.Call):
             edges_node = kw.value
             continue
         if kw.arg == "attrs":          # call attrs a pass stamped (printed pass output)
-            attrs = attrs_dict(ctx, kw.value)
+            attrs_node = kw.value
             continue
+        if kw.arg == "dumps":
+            raise ctx.error(kw.value, f"dumps= is not accepted on a plain call to '{sig.name}'",
+                            help=f"tag the tensor before the call with pl.dump_tag(x), or use "
+                                 f"pl.submit(self.{sig.name}, ..., dumps=[x])")
         if kw.arg == "deps":
             raise ctx.error(kw.value, f"deps= is not accepted on a plain call to '{sig.name}'",
                             help=f"use pl.submit(self.{sig.name}, ..., deps=[...]) to get a task id and "
@@ -516,13 +522,18 @@ def func_call(ctx, node: ast.Call):
         raise ctx.error(kw.value, f"keyword argument '{kw.arg}' is not supported in a call to '{sig.name}'",
                         help="pass arguments positionally, in parameter order")
     args, dirs = kernel_args(ctx, node, node.args, sig, allow_omitted_out=False)
+    marks = []
+    if isinstance(attrs_node, ast.Dict):   # printed form: attrs={"dump_vars": [x]} (anchor §6)
+        attrs_node, marks = dump_vars_of_attrs(ctx, attrs_node, args, f"the call to '{sig.name}'")
+    if attrs_node is not None:
+        attrs = attrs_dict(ctx, attrs_node)
     if dirs_node is not None:
         explicit = parse_arg_directions(ctx, dirs_node, len(args), f"the call to '{sig.name}'")
         dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
     call = ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
     if edges_node is not None:
         call = ir.with_compiler_dep_edges(call, registry.handler("deps")(ctx, edges_node).deps)
-    return call
+    return with_tags(ctx, call, marks)
 
 
 @registry.handles("call")

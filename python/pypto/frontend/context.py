@@ -125,6 +125,7 @@ class FnCtx:
         # pl.system.task_dummy results -> their deps, so a barrier in deps= covers its inputs.
         self.barriers: dict = {}
         self.defs: dict = {}           # Var -> its assigned value (view roots for write checks)
+        self.dump_tags: list = []      # Vars tagged by pl.dump_tag (anchor_features §6)
         self.returned = False          # a top-level return was parsed (it must be last)
         self._py_names: dict = {}      # resolve_py results
 

@@ -16,6 +16,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin
 from pypto.frontend.diagnostics import did_you_mean
+from pypto.frontend.dumps import parse_dumps, with_tags
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 from pypto.frontend.stmts import is_placeholder, unpack_into
@@ -252,7 +253,8 @@ def check_producer(ctx, tensor, tnode, deps: DepList):
 
 
 # -- pl.submit / pl.spmd_submit -----------------------------------------------------------
-_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_directions", "compiler_manual_dep_edges")
+_SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_directions", "compiler_manual_dep_edges",
+              "dumps")
 _SPMD_KW = _SUBMIT_KW + ("core_num", "sync_start")
 
 
@@ -318,6 +320,8 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
                          pred, dirs, ctx.span(call))
     if "compiler_manual_dep_edges" in kws:    # printed AutoDeriveTaskDependencies output
         sub = ir.with_compiler_dep_edges(sub, parse_deps(ctx, kws["compiler_manual_dep_edges"]).deps)
+    marks = parse_dumps(ctx, kws["dumps"], args, f"{pl} of '{sig.name}'") if "dumps" in kws else []
+    sub = with_tags(ctx, sub, marks)    # dumps= plus pl.dump_tag'ed arguments (anchor §6)
     n = len(sig.return_types) + 1
     # One name binds the whole tuple: pl.spmd_submit's single-target form, and printed pass
     # output (arg_directions=) whose elements a pass reads out of index order (`t[1]`, `t[0]`).

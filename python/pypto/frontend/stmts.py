@@ -17,6 +17,7 @@ import re
 from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
+from pypto.frontend.dumps import parse_dump_tag
 from pypto.frontend.annotations import parse_type
 from pypto.frontend.annotation_check import reconcile_annotation
 from pypto.frontend.exprs import eval_expr
@@ -227,6 +228,10 @@ def _expr_stmt(ctx, st: ast.Expr):
     if not isinstance(v, ast.Call):
         raise ctx.error(st, f"expression statement '{ast.unparse(v)}' has no effect",
                         help="only calls may stand alone as statements")
+    b = try_eval_py(ctx, v.func, None)
+    if isinstance(b, Builtin) and b.kind == "dump_tag":
+        parse_dump_tag(ctx, v)                     # marks only: no IR
+        return
     e = eval_expr(ctx, v)
     if (ctx.is_orchestration and isinstance(e, ir.Call) and e.is_op and e.callee == "tensor.write"
             and isinstance(v.args[0] if v.args else None, ast.Name)):

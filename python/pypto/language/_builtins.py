@@ -113,6 +113,7 @@ cluster = Builtin("cluster", "cluster")
 submit = Builtin("submit", "submit")
 spmd_submit = Builtin("spmd_submit", "spmd_submit")
 no_dep = Builtin("no_dep", "no_dep")
+dump_tag = Builtin("dump_tag", "dump_tag")   # pl.dump_tag(x): selective tensor dump (anchor_features §6)
 
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")

@@ -190,6 +190,16 @@ class Arg {
     source_file_ = file;
     source_line_ = line;
   }
+  /// Marks tensor arguments already added for the device's partial dump (pl.dump_tag /
+  /// `dumps=`). The CPU runtime records which tensor slots are marked and writes nothing.
+  ///
+  ///     p.add_input(a); p.add_output(c); p.dump(a, c);   // dump_slots() == {0, 1}
+  template <class... Ts>
+  void dump(const Ts&... tensors) {
+    (mark_dump(tensors), ...);
+  }
+  /// Tensor slots marked by dump(), in mark order, each once.
+  const pto2::SmallVec<uint32_t, 8>& dump_slots() const { return dump_slots_; }
   const char* source_file() const { return source_file_; }
   int32_t source_line() const { return source_line_; }
   void reset();
@@ -225,6 +235,18 @@ class Arg {
   pto2::SmallVec<PTO2ArgDir, 8> dirs_;
   pto2::SmallVec<uint64_t, 8> scalars_;
   pto2::SmallVec<PTO2TaskId, 8> deps_;
+  pto2::SmallVec<uint32_t, 8> dump_slots_;
+  // The first slot viewing the same storage as `t`; an unknown tensor is ignored (nothing to dump).
+  void mark_dump(const Tensor& t) {
+    for (uint32_t i = 0; i < tensors_.size(); ++i) {
+      if (tensors_[i].data != t.data || tensors_[i].offset != t.offset) continue;
+      for (uint32_t k = 0; k < dump_slots_.size(); ++k) {
+        if (dump_slots_[k] == i) return;
+      }
+      dump_slots_.push_back(i);
+      return;
+    }
+  }
   static_assert(std::is_trivially_copyable<CoreTaskPredicate>::value &&
                     std::is_trivially_destructible<CoreTaskPredicate>::value,
                 "Arg copies its predicate bytewise");

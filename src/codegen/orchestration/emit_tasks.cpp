@@ -4,6 +4,7 @@
 //   params_tN.add_input(ext_a);          // tensors in argument order, by arg direction
 //   params_tN.add_output(c);
 //   params_tN.add_scalar(to_u64(scale)); // then scalars: floats via to_u64, ints/bools (uint64_t)
+//   params_tN.dump(ext_a);               // tensors marked by pl.dump_tag / dumps=, if any
 //   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
 //
 // (in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
@@ -160,6 +161,22 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     line(params + ".add_output(" + info + ");");
     signature.push_back("OUT");
     runtime_outs[i] = static_cast<int>(k);
+  }
+  // pl.dump_tag / dumps=: the marked tensor arguments, in argument order (anchor §6).
+  const auto& dumps = call ? call->dump_vars : sub->dump_vars;
+  if (!dumps.empty()) {
+    std::string list;
+    for (auto& a : args) {
+      bool marked = false;
+      for (auto& d : dumps) marked |= d.get() == a.get();
+      auto* v = as_var(a);
+      if (!marked || !v || !a->type->is<TensorType>()) continue;
+      std::string r = ref(v);
+      if ((", " + list + ", ").find(", " + r + ", ") == std::string::npos) {   // each tensor once
+        list += (list.empty() ? "" : ", ") + r;
+      }
+    }
+    if (!list.empty()) line(params + ".dump(" + list + ");");
   }
   if (sub) {
     if (sub->core_num) line(params + ".launch_spec.set_block_num(" + i64(sub->core_num) + ");");   // range-checked at full width

@@ -1,0 +1,80 @@
+"""Selective tensor dumps (spec anchor_features §6): the ``pl.dump_tag(t)`` statement and the
+``dumps=[...]`` keyword of pl.submit / pl.spmd_submit.
+
+    pl.dump_tag(x)                                  # every later task consuming this x dumps it
+    out, tid = pl.submit(self.k, x, out, dumps=[out])
+
+Marks land in the typed ``dump_vars`` field of the Call / Submit; codegen writes
+``params_tN.dump(...)`` and the CPU runtime records the marks (docs/dsl.md).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+
+_DUMP_TAG_FUNCS = (ir.FunctionType.Orchestration, ir.FunctionType.Inline)
+
+
+def parse_dump_tag(ctx, node: ast.Call) -> None:
+    """`pl.dump_tag(t)`: tags the SSA value bound to `t` (forward-sticky by value identity). No IR."""
+    if ctx.sig.ftype not in _DUMP_TAG_FUNCS:
+        raise ctx.error(node, f"pl.dump_tag is only allowed in Orchestration or Inline functions, not in "
+                        f"'{ctx.sig.name}' (a {ctx.sig.ftype.name} function)",
+                        help="tag the tensor in the orchestration that submits the kernel")
+    if node.keywords or len(node.args) != 1:
+        raise ctx.error(node, "pl.dump_tag takes exactly one positional argument: the name of a tensor",
+                        help="write pl.dump_tag(x)")
+    arg = node.args[0]
+    if not isinstance(arg, ast.Name):
+        raise ctx.error(arg, f"pl.dump_tag needs the bare name of a tensor, not '{ast.unparse(arg)}'",
+                        help="bind the value first: t = ...; pl.dump_tag(t)")
+    v = ctx.lookup(arg.id)
+    if v is None:
+        raise ctx.unknown_name_error(arg)
+    if not (isinstance(v, ir.Var) and isinstance(v.type, ir.TensorType)):
+        raise ctx.error(arg, f"pl.dump_tag needs a tensor, but '{arg.id}' is not one",
+                        help="only whole-tensor task arguments can be dumped")
+    ctx.dump_tags.append(v)
+
+
+def parse_dumps(ctx, node: ast.AST, args: list, what: str) -> list:
+    """`dumps=[x, ...]` of a submit: tensor Vars passed positionally to it (duplicates dropped)."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise ctx.error(node, f"dumps= of {what} must be a list of tensor names, e.g. dumps=[x]")
+    out = []
+    for e in node.elts:
+        if not isinstance(e, ast.Name):
+            raise ctx.error(e, f"dumps= entries must be tensor names, not '{ast.unparse(e)}'")
+        v = ctx.lookup(e.id)
+        if v is None:
+            raise ctx.unknown_name_error(e)
+        if not (isinstance(v, ir.Var) and isinstance(v.type, ir.TensorType)):
+            raise ctx.error(e, f"dumps= entry '{e.id}' is not a tensor", help="only tensor arguments can be dumped")
+        if not any(a.same_as(v) for a in args):
+            raise ctx.error(e, f"dumps= entry '{e.id}' is not an argument of {what}",
+                            help=f"pass '{e.id}' to the kernel, or drop it from dumps=")
+        if not any(o.same_as(v) for o in out):
+            out.append(v)
+    return out
+
+
+def with_tags(ctx, task, extra: list = ()):
+    """`task` (a Call or Submit) with dump_vars = `extra` plus its arguments tagged by pl.dump_tag."""
+    marks = list(extra) + [a for a in task.args if any(a.same_as(t) for t in ctx.dump_tags)]
+    if not marks:
+        return task
+    return ir.with_dump_vars(task, marks)
+
+
+def dump_vars_of_attrs(ctx, node: ast.Dict, args: list, what: str):
+    """Printed form `attrs={..., "dump_vars": [x]}` of a plain call: splits off the dump marks.
+    Returns (remaining attrs node or None, marks)."""
+    for i, k in enumerate(node.keys):
+        if isinstance(k, ast.Constant) and k.value == "dump_vars":
+            marks = parse_dumps(ctx, node.values[i], args, what)
+            rest = ast.Dict(keys=node.keys[:i] + node.keys[i + 1:], values=node.values[:i] + node.values[i + 1:])
+            ast.copy_location(rest, node)
+            return (rest if rest.keys else None), marks
+    return node, []
