@@ -441,6 +441,7 @@ class Equal {
         return stmt(x->body, y->body);
       }
       // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+      case NodeKind::SeqStmts:   // callers flatten SeqStmts before comparing single statements
 #define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
 #include "pypto/ir/node_kinds.def"
         break;
@@ -706,6 +707,7 @@ class Hasher {
         mix(static_cast<uint64_t>(s->as<RuntimeScopeStmt>()->mode));
         return stmt(s->as<RuntimeScopeStmt>()->body);
       // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
+      case NodeKind::SeqStmts:   // callers flatten SeqStmts before comparing single statements
 #define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
 #include "pypto/ir/node_kinds.def"
         break;
