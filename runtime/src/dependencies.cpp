@@ -35,11 +35,13 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
   uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
   if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+  // The trace records every dependency found, also one whose producer already retired (no
+  // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   for (size_t i = 0; i < n_auto; ++i) {
+    if (opt_.trace_) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
     if (add_edge(dep_scratch_[i], s, idx)) {
       ++counters_.auto_edges;
       ++edges_added;
-      if (opt_.trace_) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
     }
   }
   for (const PTO2TaskId& d : edeps) {
@@ -48,10 +50,10 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
     for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
     if (dup) continue;
     dep_scratch_.push_back(d.raw);
+    if (opt_.trace_) counters_.trace_edges.emplace_back(d.raw, raw);
     if (add_edge(d.raw, s, idx)) {
       ++counters_.explicit_edges;
       ++edges_added;
-      if (opt_.trace_) counters_.trace_edges.emplace_back(d.raw, raw);
     }
   }
   return edges_added;
