@@ -24,6 +24,9 @@
 //                              (KernelInPlaceCarries)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
+//   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
+//                              per TaskId it defines, and no compiler edge naming an
+//                              out-of-scope TaskId (ResolveTaskIds)
 #pragma once
 #include <string>
 #include <vector>
@@ -43,6 +46,7 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
+  TaskIdsResolved,
 };
 
 const char* to_string(IRProperty p);

@@ -29,6 +29,7 @@ from pypto.language._types import (  # noqa: F401
 )
 from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
+from pypto.language._types import TaskIdFacts, task_id  # noqa: F401  (printed ResolveTaskIds result)
 
 BOOL = DTYPES["BOOL"]
 INT8 = DTYPES["INT8"]
