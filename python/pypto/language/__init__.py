@@ -52,6 +52,7 @@ globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 reshape = _builtins.reshape
 split, auto_chunk, optimizations = _builtins.split, _builtins.auto_chunk, _builtins.optimizations
 reserve_buffer, import_peer_buffer, AUTO = _builtins.reserve_buffer, _builtins.import_peer_buffer, _builtins.AUTO
+aic_initialize_pipe, aiv_initialize_pipe = _builtins.aic_initialize_pipe, _builtins.aiv_initialize_pipe
 globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
 
 
