@@ -78,3 +78,30 @@ def test_progress_module_runs_by_path_before_pypto_is_installed(tmp_path):
     assert cp.returncode == 0, cp.stderr
     bad = subprocess.run([sys.executable, "-S", progress.__file__, "oops"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+def test_long_run_line_shows_the_task_count(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    out, state = _Tty(), {"n": 0}
+
+    def counts():
+        state["n"] += 1
+        return 50, min(state["n"], 50)   # (submitted, completed)
+    with RunIndicator("running main", delay=0.0, interval=0.01, stream=out, counts=counts):
+        time.sleep(0.1)
+    assert "pypto: running main " in out.getvalue() and "/50 tasks done (" in out.getvalue(), repr(out.getvalue())
+    from pypto.runtime.progress import task_counts_text
+    assert task_counts_text(lambda: (10, 12)) == "10/10 tasks done"      # never more done than submitted
+    assert task_counts_text(lambda: 1 / 0) == "" and task_counts_text(None) == ""
+
+
+def test_runtime_counts_submitted_and_completed_tasks():
+    """The runtime's counters (two atomic loads) after a run: every task submitted is done."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "examples"))
+    import pypto
+    from tiled_matmul import TiledMatmul
+    compiled = pypto.compile(TiledMatmul)
+    compiled(*compiled.random_inputs(seed=0))
+    submitted, completed = compiled._runtime.progress()
+    assert submitted == completed == compiled.last_stats.tasks == 8
