@@ -105,3 +105,32 @@ def test_runtime_counts_submitted_and_completed_tasks():
     compiled(*compiled.random_inputs(seed=0))
     submitted, completed = compiled._runtime.progress()
     assert submitted == completed == compiled.last_stats.tasks == 8
+
+
+def _backend():
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(
+        "pypto_build_backend", os.path.join(root, "scripts", "build_backend", "pypto_build_backend.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_build_backend_draws_on_the_users_terminal_only_when_pip_hides_the_log():
+    """`pip install .` without -v: the build backend's stdout is captured, so its progress goes to
+    /dev/tty; a visible log, no terminal, PYPTO_QUIET=1 or make install's own line: nothing."""
+    decide = _backend().progress_destination
+    assert decide({}, stdout_is_tty=False, tty_available=True) == "/dev/tty"
+    assert decide({}, stdout_is_tty=True, tty_available=True) is None
+    assert decide({}, stdout_is_tty=False, tty_available=False) is None
+    assert decide({"PYPTO_QUIET": "1"}, stdout_is_tty=False, tty_available=True) is None
+    assert decide({"PYPTO_QUIET": "0"}, stdout_is_tty=False, tty_available=True) == "/dev/tty"
+    assert decide({"PYPTO_BUILD_PROGRESS": "0"}, stdout_is_tty=False, tty_available=True) is None
+
+
+def test_build_backend_exposes_every_pep517_hook():
+    backend = _backend()
+    for hook in ("build_wheel", "build_sdist", "build_editable", "get_requires_for_build_wheel",
+                 "prepare_metadata_for_build_wheel"):
+        assert callable(getattr(backend, hook)), hook

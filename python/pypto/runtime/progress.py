@@ -143,7 +143,10 @@ def run_build(cmd: List[str], what: str = "building the pypto C++ core", stream:
     stream = stream or sys.stderr
     tail: List[str] = []
     with Progress(what, stream=stream) as p:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        # The build backend would draw the same line on /dev/tty: this function draws it here.
+        env = dict(os.environ, PYPTO_BUILD_PROGRESS="0")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                                env=env)
         assert proc.stdout is not None
         for line in proc.stdout:
             tail.append(line)
