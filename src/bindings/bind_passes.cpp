@@ -47,7 +47,8 @@ void bind_passes(nb::module_& parent) {
       .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
-      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
+      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -86,6 +87,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
+  PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);

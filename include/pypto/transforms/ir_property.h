@@ -24,6 +24,9 @@
 //                              (KernelInPlaceCarries)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
+//   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
+//                              names a TaskId Var visible at its consumer
+//                              (PrepareCrossScopeTaskIdHoists)
 #pragma once
 #include <string>
 #include <vector>
@@ -43,6 +46,7 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
+  CrossScopeTaskIdsHoisted,
 };
 
 const char* to_string(IRProperty p);
