@@ -48,7 +48,8 @@ void bind_passes(nb::module_& parent) {
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
-      .value("TaskIdsResolved", IRProperty::TaskIdsResolved);
+      .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
+      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -87,6 +88,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
+  PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(ResolveTaskIds);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
