@@ -63,8 +63,15 @@ def parse_body(ctx, body: list, allow_yield: bool = False):
                                 help="loops yield only with init_values=; branches yield in both if and else")
             yinfo = y
             continue
-        if allow_yield and i == last_i and isinstance(st, ast.With):
-            yinfo = run_stmt(ctx, st, tail_yield=True)
+        if isinstance(st, (ast.For, ast.If, ast.With)):
+            ctx.rest.append((body, i + 1))   # what follows, for names read after a loop (§17)
+            try:
+                if allow_yield and i == last_i and isinstance(st, ast.With):
+                    yinfo = run_stmt(ctx, st, tail_yield=True)
+                else:
+                    run_stmt(ctx, st, call_kind=kind)
+            finally:
+                ctx.rest.pop()
             continue
         run_stmt(ctx, st, call_kind=kind)
     return yinfo
