@@ -28,7 +28,7 @@ from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
 from pypto.frontend.scopes import parse_spmd_for
-from pypto.frontend.stmts import assigned_names, make_body, parse_body
+from pypto.frontend.stmts import YieldInfo, assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
 
 _RANGE_HELP = "pl.range(stop), pl.range(start, stop) or pl.range(start, stop, step), with integer scalars"
@@ -326,9 +326,8 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
         ctx.bind(n.id, ia)
     ctx.push_block()
     yinfo = parse_body(ctx, node.body, allow_yield=True)
-    if yinfo is None:
-        raise ctx.error(node, "a loop with init_values= must end with pl.yield_(...) of the next values",
-                        help="e.g. acc_out = pl.yield_(acc_next)")
+    if yinfo is None:   # §13: synthesized from the header names' last values; nothing is bound after the loop
+        yinfo = YieldInfo(node, None, [frame.vars[n.id] for n in names])
     if len(yinfo.values) != len(iter_args):
         raise ctx.error(yinfo.node, f"pl.yield_ gives {len(yinfo.values)} values for {len(iter_args)} iter_args")
     for ia, v, n in zip(iter_args, yinfo.values, names):
