@@ -68,7 +68,8 @@ def cmd_graph(args) -> int:
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars)
         except StaticGraphError as e:
-            raise CliError("no static task graph: %s" % e)
+            text = str(e)
+            raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)
         with open(args.output, "w") as f:
             f.write(text)
     else:
