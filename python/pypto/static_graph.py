@@ -60,19 +60,19 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
 
 def program_task_graph(program, entry: Optional[str] = None, dims: Optional[Dict[str, int]] = None,
                        scalars: Optional[Dict[str, object]] = None) -> Tuple[str, str]:
-    """``(entry, DOT text)`` of a parsed program's orchestration ``entry`` (default: its only
-    chip-level orchestration), straight from the IR: runs the pass pipeline but builds and runs
+    """``(entry, DOT text)`` of a parsed program's orchestration ``entry`` (default: its HOST
+    orchestration, else its only chip-level one), straight from the IR: runs the pass pipeline but builds and runs
     nothing (what ``pypto graph --static`` uses).
 
         entry, dot = program_task_graph(TiledMatmul)
     """
     from pypto import codegen
     prepared = codegen.run_pipeline(program)
-    if entry is None:
-        names = [f.name for f in prepared.functions
-                 if f.type.name == "Orchestration" and f.level.name != "HOST"]
+    if entry is None:   # the HOST entry of a HOST program, else the only chip-level orchestration
+        orchestrations = [f for f in prepared.functions if f.type.name == "Orchestration"]
+        names = [f.name for f in orchestrations if f.level.name == "HOST"] or [f.name for f in orchestrations]
         if len(names) != 1:
-            raise StaticGraphError("name the orchestration to draw: the program has %d chip-level ones (%s)"
+            raise StaticGraphError("name the orchestration to draw: the program has %d (%s)"
                                    % (len(names), ", ".join(names) or "none"))
         entry = names[0]
     return entry, static_task_graph(prepared, entry, dims=dims, scalars=scalars)

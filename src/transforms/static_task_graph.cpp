@@ -174,7 +174,11 @@ struct Value {
 
 // ---------------------------------------------------------------- the recorded graph
 
-enum EdgeKind : int { kWaitEdge = 0, kAutoEdge = 1, kExplicitEdge = 2 };   // ranked: explicit wins
+// Ranked: explicit wins over automatic, automatic over a wait. kChainEdge: HOST only (the L3
+// runtime orders the tasks of one target), ranked like an automatic edge.
+enum EdgeKind : int { kWaitEdge, kAutoEdge, kChainEdge, kExplicitEdge };
+
+int rank_of(int kind) { return kind == kExplicitEdge ? 2 : kind == kWaitEdge ? 0 : 1; }
 
 struct GraphNode {
   enum class Kind { Task, Barrier, Wait } kind = Kind::Task;
@@ -185,7 +189,7 @@ struct GraphNode {
 
   void add_pred(int p, int k) {
     auto it = preds.find(p);
-    if (it == preds.end() || k > it->second) preds[p] = k;
+    if (it == preds.end() || rank_of(k) > rank_of(it->second)) preds[p] = k;
   }
 };
 
@@ -267,7 +271,8 @@ std::string dot_escape(const std::string& s) {
 
 class Interpreter {
  public:
-  Interpreter(const Program& program, const StaticGraphInputs& inputs) : program_(program), inputs_(inputs) {
+  Interpreter(const Program& program, const StaticGraphInputs& inputs, bool host)
+      : program_(program), inputs_(inputs), host_(host) {
     for (auto& d : program.dynamic_dims) dim_vars_[d.get()] = d->name;
   }
 
@@ -333,6 +338,7 @@ class Interpreter {
       for (const auto& [p, k] : nodes_[n].preds) {
         os << "  " << id(p) << " -> " << id(static_cast<int>(n));
         if (k == kExplicitEdge) os << " [kind=\"explicit\", style=bold, color=\"#1f5fbf\"]";
+        else if (k == kChainEdge) os << " [kind=\"chain\", style=dashed]";
         else if (k == kWaitEdge) os << " [kind=\"wait\", style=dotted]";
         else os << " [kind=\"auto\"]";
         os << ";\n";
@@ -632,7 +638,8 @@ class Interpreter {
       for (auto& d : *edges)
         for (int p : lookup_value(d).all_ids()) preds.insert(p);
     Value id = Value::ids(1);
-    if (edges && !edges->empty() && preds.empty()) return id;   // every edge invalid: not submitted
+    // Every edge invalid: not submitted (HOST: submit_barrier of no dependency never is).
+    if ((host_ || (edges && !edges->empty())) && preds.empty()) return id;
     const int n = add_node(GraphNode::Kind::Barrier);
     for (int p : preds) nodes_[static_cast<size_t>(n)].add_pred(p, kExplicitEdge);
     id.slots[0].insert(n);
@@ -661,6 +668,7 @@ class Interpreter {
   Value task(const Expr& e, const std::string& callee, const std::vector<ExprPtr>& args,
              const std::vector<ArgDirection>& dirs, const Submit* sub) {
     FunctionPtr f = program_.get(callee);
+    if (host_) return next_level_task(e, f, callee, args, sub);
     if (!f || !(f->is_kernel() || f->type == FunctionType::Group))
       refuse("call of '" + callee + "': the static task graph follows kernel and Group calls only", e.span, kUseExecuted);
     const int n = add_node(GraphNode::Kind::Task);
@@ -726,6 +734,43 @@ class Interpreter {
       if (p < 0) results.push_back(Value::unknown("a kernel result that is not one of its parameters", kUseExecuted));
       else if (static_cast<size_t>(p) < arg_values.size()) results.push_back(arg_values[static_cast<size_t>(p)]);
       else results.push_back(runtime_outs[static_cast<size_t>(p)]);
+    }
+    if (sub) {
+      Value id = Value::ids(1);
+      id.slots[0].insert(n);
+      results.push_back(id);
+    } else if (results.size() == 1) {
+      return results[0];
+    }
+    Value t;
+    t.kind = Value::Kind::Tuple;
+    t.elems = std::move(results);
+    return t;
+  }
+
+  // HOST: a submission of a chip-level orchestration is a next-level task of the L3 runtime,
+  // after its deps= (add_dep_wait) and after the previous task of the same target (a chain
+  // edge); tensors add no order at this level.
+  Value next_level_task(const Expr& e, const FunctionPtr& f, const std::string& callee, const std::vector<ExprPtr>& args,
+                        const Submit* sub) {
+    if (!f || f->type != FunctionType::Orchestration || f->level == Level::HOST)
+      refuse("'" + callee + "' is not a chip-level orchestration: a HOST program submits those only", e.span, kUseExecuted);
+    const int n = add_node(GraphNode::Kind::Task);
+    GraphNode& g = nodes_[static_cast<size_t>(n)];
+    g.label = callee;
+    g.core = "CHIP";
+    g.where = site_of(e.span);
+    if (sub) add_explicit(n, sub->deps);
+    add_explicit(n, compiler_dep_edges(e));
+    auto last = last_of_target_.find(callee);
+    if (last != last_of_target_.end()) nodes_[static_cast<size_t>(n)].add_pred(last->second, kChainEdge);
+    last_of_target_[callee] = n;
+    std::vector<Value> results;
+    std::vector<int> rets = ExplicitReturnedParamIndices(*f);
+    for (size_t r = 0; r < f->return_types.size(); ++r) {
+      const int p = r < rets.size() ? rets[r] : -1;
+      if (p >= 0 && static_cast<size_t>(p) < args.size()) results.push_back(lookup_value(args[static_cast<size_t>(p)]));
+      else results.push_back(Value::unknown("a next-level task's result that is not one of its arguments", kUseExecuted));
     }
     if (sub) {
       Value id = Value::ids(1);
@@ -844,6 +889,8 @@ class Interpreter {
 
   const Program& program_;
   const StaticGraphInputs& inputs_;
+  const bool host_;                                      // a HOST orchestration (L3 runtime)
+  std::unordered_map<std::string, int> last_of_target_;  // HOST: the last task per target
   std::unordered_map<const Var*, std::string> dim_vars_;
   std::unordered_map<const Var*, Value> env_;
   std::vector<std::unique_ptr<Value>> scratch_;
@@ -863,10 +910,7 @@ std::string StaticTaskGraphDot(const Program& prepared, const std::string& entry
   if (!fn) throw UserError("no function '" + entry + "' in program '" + prepared.name + "'", prepared.span, "");
   if (fn->type != FunctionType::Orchestration)
     throw UserError("'" + entry + "' is not an orchestration function: it has no task graph", fn->span, "");
-  if (fn->level == Level::HOST)
-    throw UserError("no static task graph: '" + entry + "' is a HOST-level orchestration", fn->span,
-                    "its next-level task graph is in the HOST trace (pypto run --trace)");
-  Interpreter interp(prepared, inputs);
+  Interpreter interp(prepared, inputs, fn->level == Level::HOST);
   interp.run_entry(*fn);
   return interp.dot();
 }

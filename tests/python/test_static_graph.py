@@ -2,7 +2,8 @@
 `pypto graph --static`): read from the IR without running, it must describe the graph that
 runs: same tasks (labels: kernel, core type, number, source line) and the same ordering (equal
 reachability) as the executed graph of the same program, as valid DOT. Programs with
-data-dependent control flow get a located StaticGraphError."""
+data-dependent control flow get a located StaticGraphError. HOST programs: the L3 graph (next-level
+tasks, add_dep_wait and chain edges) compared with the run's records."""
 
 from __future__ import annotations
 
@@ -182,3 +183,46 @@ def test_cli_static_graph_runs_nothing(tmp_path):
                          "--static", "--dim", "M=64", "-o", str(tmp_path / "d.dot")], capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def _host_programs():
+    from codegen_test_util import GOLDEN_DIR
+    golden = sorted(os.path.join(GOLDEN_DIR, d, "host_program.py") for d in os.listdir(GOLDEN_DIR)
+                    if os.path.isfile(os.path.join(GOLDEN_DIR, d, "host_program.py")))
+    return golden + [os.path.join(EXAMPLES, "sharded_matmul.py"), os.path.join(EXAMPLES, "two_chips.py")]
+
+
+@pytest.mark.parametrize("path", _host_programs(), ids=lambda p: os.path.basename(os.path.dirname(p)) + "/" +
+                         os.path.basename(p))
+def test_static_graph_of_a_host_program_is_the_l3_graph_that_runs(path):
+    """HOST: the next-level tasks (target, index) and barriers of the run, each after exactly the
+    tasks it waited on in the L3 runtime (add_dep_wait edges and the per-target chain)."""
+    from pypto import host
+    from pypto.cli.common import load_programs
+    programs = load_programs(path)
+    program = next(iter(programs.values())) if isinstance(programs, dict) else programs[0]
+    compiled = host.compile_host(program)
+    args = compiled.random_inputs(seed=0)
+    fn = compiled.program.get(compiled.entry)
+    scalars = {p.name: a for p, a in zip(fn.params, args) if not hasattr(p.type, "shape")}
+    nodes, edges = _parse_dot(compiled.task_graph(static=True, **scalars))
+    stats = compiled(*args)
+    preds = {int(k[1:]): set() for k in nodes}
+    for a, b, attrs in edges:
+        preds[int(b[1:])].add(int(a[1:]))
+        assert re.search(r'kind="(explicit|chain)"', attrs), attrs
+    static_tasks = {i: (nodes["t%d" % i][0].split("\\n")[0], preds[i]) for i in preds
+                    if 'kind="task"' in nodes["t%d" % i][1]}
+    static_barriers = {i: preds[i] for i in preds if 'kind="barrier"' in nodes["t%d" % i][1]}
+    assert static_tasks == {r.index: (r.target, set(r.deps)) for r in stats.records}
+    assert static_barriers == {k: set(v) for k, v in stats.barrier_deps.items()}
+    assert all("\\nCHIP  #" in label for label, attrs in nodes.values() if 'kind="task"' in attrs)
+
+
+def test_cli_static_graph_of_a_host_program(tmp_path):
+    out = tmp_path / "h.dot"
+    cp = subprocess.run([sys.executable, "-m", "pypto.cli", "graph", os.path.join(EXAMPLES, "two_chips.py"),
+                         "--static", "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    nodes, edges = _parse_dot(out.read_text())
+    assert nodes and edges and "static task graph of" in cp.stdout

@@ -12,6 +12,11 @@
 // compared by their strided boxes, as region.cpp does) outside MANUAL scopes, explicit edges
 // from `deps=` and from the compiler's AutoDeriveTaskDependencies edges, and wait edges.
 //
+// A HOST orchestration's graph is the L3 runtime's: one node per next-level task (a submission
+// of a chip-level orchestration, labelled with it and core type CHIP), barriers, explicit
+// edges from deps= (add_dep_wait) and chain edges (kind "chain": the L3 runtime runs the tasks
+// of one target in submission order); tensors add no order at that level.
+//
 // Values that exist only at run time (a scalar parameter not given, a dynamic dimension not
 // given, a value read by `tensor.read`) may flow into kernel arguments freely; only when one
 // decides control flow (a loop bound, an `if` condition), a shape, a view offset or a slot
