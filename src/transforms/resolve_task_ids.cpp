@@ -55,6 +55,10 @@ class Resolver {
   explicit Resolver(const Function& fn) : host_(fn.level == Level::HOST) {
     open_.push_back(next_block_++);   // the entry block
     block(fn.body);
+    // Reverse program order: in `c = b; d = c`, b is read once d is (HOST copies print nothing,
+    // so an unrolled loop's `prev_4 = prev_3` must not keep prev_3 read on its own).
+    for (auto it = host_copies_.rbegin(); it != host_copies_.rend(); ++it)
+      if (read_.count(it->first)) read_.insert(it->second);
   }
 
   std::vector<TaskIdInfo> table() const {
@@ -169,7 +173,8 @@ class Resolver {
       return;
     }
     if (const Var* src = as_var(value)) {   // a copy names the source's storage
-      read(value);
+      if (host_ && is_task_id(src->type)) host_copies_.emplace_back(v.get(), src);
+      else read(value);
       if (const Fact* f = fact(src)) define(v, *f);
       return;
     }
@@ -238,6 +243,7 @@ class Resolver {
   std::unordered_map<const Var*, Fact> facts_;
   std::vector<VarPtr> order_;
   std::unordered_set<const Var*> read_;
+  std::vector<std::pair<const Var*, const Var*>> host_copies_;   // (copy, source) TaskIds, HOST only
   std::unordered_map<const Expr*, std::vector<ExprPtr>> pruned_;
 };
 
