@@ -27,6 +27,9 @@
 //   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
 //                              per TaskId it defines, and no compiler edge naming an
 //                              out-of-scope TaskId (ResolveTaskIds)
+//   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
+//                              names a TaskId Var visible at its consumer
+//                              (PrepareCrossScopeTaskIdHoists)
 #pragma once
 #include <string>
 #include <vector>
@@ -47,6 +50,7 @@ enum class IRProperty {
   InPlaceCarriesFound,
   KernelProgramVerified,
   TaskIdsResolved,
+  CrossScopeTaskIdsHoisted,
 };
 
 const char* to_string(IRProperty p);

@@ -78,6 +78,11 @@ Pass ExpandManualPhaseFence();
 // compiler_manual_dep_edges, TaskId carries, MANUAL scope when fully covered, argument
 // demotion otherwise. Requires CallDirectionsDerived, ReturnParamsExplicit.
 Pass AutoDeriveTaskDependencies();
+// Turns AutoDeriveTaskDependencies' system.task_ref placeholders into TaskIds the consumer can
+// name: TaskId carries declared at the lowest common scope of producer and consumer, a phase
+// fence behind a pl.parallel(N >= 4) fan-in. Requires CallDirectionsDerived; produces
+// CrossScopeTaskIdsHoisted.
+Pass PrepareCrossScopeTaskIdHoists();
 
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
