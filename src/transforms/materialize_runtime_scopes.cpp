@@ -42,6 +42,10 @@ StmtPtr wrap(const StmtPtr& body, const Span& span) {
 
 class ScopeMaterializer : public IRMutator {
  public:
+  // Only loop / branch bodies change: other statements (and their expressions) are kept, not walked.
+  StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
+
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     if (op->mode == RuntimeScopeMode::Manual) ++manual_depth_;
     StmtPtr out = IRMutator::mutate_(op, self);
