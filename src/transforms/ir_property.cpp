@@ -27,6 +27,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
+    case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
   }
   return "?";
@@ -268,6 +269,12 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::TaskIdsResolved:
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        for (auto& m : CheckTaskIdsResolved(*f)) out.push_back(m);
+      }
+      return out;
     case IRProperty::KernelProgramVerified:
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;

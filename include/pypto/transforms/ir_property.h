@@ -24,6 +24,9 @@
 //                              (KernelInPlaceCarries)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
+//   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
+//                              per TaskId it defines, and no compiler edge naming an
+//                              out-of-scope TaskId (ResolveTaskIds)
 //   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
 //                              names a TaskId Var visible at its consumer
 //                              (PrepareCrossScopeTaskIdHoists)
@@ -46,6 +49,7 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
+  TaskIdsResolved,
   CrossScopeTaskIdsHoisted,
 };
 
