@@ -606,7 +606,8 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
     done.insert("slot_num");
   }
   for (auto& [k, v] : s.attrs) {
-    if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
+    // dump_vars (spec anchor_features §6) prints as the DSL keyword that sets it.
+    if (!done.count(k)) parts.push_back((k == "dump_vars" ? std::string("dumps") : k) + "=" + print_attr_value(k, v));
   }
   if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
   std::string call = std::string(fn) + "(";

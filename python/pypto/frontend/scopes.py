@@ -24,6 +24,7 @@ from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.dumps import scope_dump_vars
 from pypto.frontend.scope_options import add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
@@ -31,8 +32,9 @@ from pypto.language._builtins import Builtin
 
 _WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
 _KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
-_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations")
-_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations", "dumps")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations",
+            "dumps")
 _CLUSTER_KW = ("name_hint",)
 
 
@@ -149,10 +151,11 @@ def _at(ctx, node, item, call):
                          "at": "another pl.at(level=pl.Level.CORE_GROUP)"}[s.kind]
                 raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot be nested inside {inner}",
                                 help="the CORE_GROUP scope must itself be the dispatched task; move it out")
-    elif "predicate" in kws:
-        raise ctx.error(kws["predicate"], f"predicate= on pl.at needs level=pl.Level.CORE_GROUP, got "
-                        f"pl.Level.{level}",
-                        help="only a CORE_GROUP scope becomes a dispatched task that can carry a predicate")
+    else:
+        for k in ("predicate", "dumps"):
+            if k in kws:
+                raise ctx.error(kws[k], f"{k}= on pl.at needs level=pl.Level.CORE_GROUP, got pl.Level.{level}",
+                                help=f"only a CORE_GROUP scope becomes a dispatched task that can carry {k}=")
     attrs = {"level": level}
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
@@ -174,6 +177,8 @@ def _at(ctx, node, item, call):
                                 help="no_dep_args= takes tensors; deps= takes task ids")
             vals.append(v)
         attrs["no_dep_args"] = vals
+    if level == "CORE_GROUP":
+        scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.at")
     tid_node = _tid_target(ctx, item)
     body, rebound, _ = _body(ctx, node, ScopeInfo("at", level), node.body)
     _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
@@ -203,6 +208,11 @@ def _spmd_attrs(ctx, call):
     add_name_hint(ctx, kws, attrs)
     if "optimizations" in kws:
         attrs.update(optimizations(ctx, kws["optimizations"], "pl.spmd", "", Builtin, T.SplitMode))
+    if not any(s.kind == "cluster" for s in ctx.scopes):   # inside pl.cluster() the body's calls carry the tags
+        scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.spmd")
+    elif "dumps" in kws:
+        raise ctx.error(kws["dumps"], "dumps= is not allowed on a pl.spmd nested inside pl.cluster()",
+                        help="tag the tensor with pl.dump_tag before the cluster's calls")
     return attrs
 
 
