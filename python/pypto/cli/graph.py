@@ -68,14 +68,17 @@ def cmd_graph(args) -> int:
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars)
         except StaticGraphError as e:
-            raise CliError("no static task graph: %s" % e)
+            text = str(e)
+            raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)
         with open(args.output, "w") as f:
             f.write(text)
     else:
         compiled = pypto.compile(program, entry=args.entry)
-        if not hasattr(compiled, "task_graph"):
+        from pypto.host import HostProgram
+        if isinstance(compiled, HostProgram):
             raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
-                           "(pypto run --trace); choose a chip-level orchestration with --entry" % compiled.entry)
+                           "(pypto run --trace), its static one in pypto graph --static; choose a chip-level "
+                           "orchestration with --entry" % compiled.entry)
         entry = compiled.entry
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)
         if args.inputs:
