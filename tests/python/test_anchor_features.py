@@ -470,7 +470,7 @@ def test_split_attrs_move_to_the_outlined_kernel():
     ("pl.split(pl.SplitMode.NONE), pl.split(pl.SplitMode.UP_DOWN)", "duplicate optimization 'pl.split'",
      "pl.split(pl.SplitMode.UP"),
     ("pl.unroll", "unknown optimization 'pl.unroll'", "pl.unroll"),
-    ("pl.auto_chunk", "optimizations=[pl.auto_chunk] is not supported by this compiler yet", "pl.auto_chunk"),
+    ("pl.auto_chunk, pl.auto_chunk", "duplicate optimization 'pl.auto_chunk'", "pl.auto_chunk]"),
 ])
 def test_split_diagnostics(opt, message, at):
     body_check(f"with pl.at(level=pl.Level.CORE_GROUP, optimizations=[{opt}]):  #!\n"

@@ -25,7 +25,7 @@ from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_de
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 from pypto.frontend.dumps import scope_dump_vars
-from pypto.frontend.scope_options import add_name_hint, optimizations, scope_mode
+from pypto.frontend.scope_options import AUTO_CHUNK_REFUSED, add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin
@@ -177,10 +177,20 @@ def _at(ctx, node, item, call):
                                 help="no_dep_args= takes tensors; deps= takes task ids")
             vals.append(v)
         attrs["no_dep_args"] = vals
+    auto_chunk = bool(attrs.get("auto_chunk"))
+    if auto_chunk:   # §7 Decision: the reference silently drops these; ours refuses them
+        for k in AUTO_CHUNK_REFUSED:
+            if k in kws:
+                raise ctx.error(kws[k], f"{k}= is not allowed on a pl.auto_chunk scope",
+                                help="the compiler splits the scope into several kernels; put the option on a "
+                                     "pl.at / pl.submit of its own outside the auto_chunk scope")
+        if item.optional_vars is not None:
+            raise ctx.error(item.optional_vars, "`as tid` is not allowed on a pl.auto_chunk scope",
+                            help="the scope becomes several tasks, not one; drop `as ...`")
     if level == "CORE_GROUP":
         scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.at")
     tid_node = _tid_target(ctx, item)
-    body, rebound, _ = _body(ctx, node, ScopeInfo("at", level), node.body)
+    body, rebound, _ = _body(ctx, node, ScopeInfo("at", level, auto_chunk), node.body)
     _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
 
 
