@@ -85,10 +85,11 @@ void BindTupleResults(const ir::VarPtr& tuple, const std::vector<std::pair<ir::V
                       std::vector<ir::StmtPtr>* out);
 
 // The scope as a plain call `callee(args)` (an EvalStmt when nothing is returned), then
-// `v = result` / `v = result[k]` for each of `results`.
+// `v = result` / `v = result[k]` for each of `results`; `dumps` are the call's dump marks.
 ir::StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig,
                          const std::vector<ir::ArgDirection>& dirs,
-                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span);
+                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span,
+                         const std::vector<ir::ExprPtr>& dumps = {});
 
 // Runs `outline(fn, &new_functions, &taken_names)` (returning fn when nothing changed) on every Orchestration / Opaque function and
 // adds the new functions and the rewritten function (when it changed) to the program.
