@@ -49,7 +49,9 @@ void bind_passes(nb::module_& parent) {
       .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
-      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
+      .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
+      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -88,7 +90,9 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
+  PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
+  PYPTO_BIND_PASS(ResolveTaskIds);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
   PYPTO_BIND_PASS(UnrollLoops);

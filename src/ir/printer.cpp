@@ -83,6 +83,7 @@ class Printer {
   std::string print_attr_value(const std::string& key, const AttrValue& v);
   std::string print_attr_dict(const std::map<std::string, AttrValue>& attrs);
   std::string var_name(const Var* v) { return names_.name(v); }
+  std::string print_task_ids(const std::vector<TaskIdInfo>& ids);
   void note_directions(const std::vector<ArgDirection>& dirs);
 
   // -- stmts
@@ -646,6 +647,8 @@ std::string Printer::function(const Function& f, int indent) {
   if (auto_scope) attrs.erase("auto_scope");
   if (!attrs.empty()) deco += ", attrs=" + print_attr_dict(attrs);
   if (no_auto_scope) deco += ", auto_scope=False";
+  // task_ids= names body Vars: spliced in here once the body has given them their names.
+  const size_t task_ids_at = out_.str().size() + static_cast<size_t>(indent) * 4 + deco.size();
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the
@@ -685,7 +688,27 @@ std::string Printer::function(const Function& f, int indent) {
   sig += tail;
   line(indent, sig);
   print_body(f.body, indent + 1);
+  if (!f.task_ids.empty()) {
+    std::string all = out_.str();
+    all.insert(task_ids_at, ", task_ids=" + print_task_ids(f.task_ids));
+    out_.str(all);
+    out_.seekp(0, std::ios::end);
+  }
   return out_.str();
+}
+
+// `{"t": pl.task_id(fresh=True, read=True), "prev_1": pl.task_id(slots=4)}` (ResolveTaskIds).
+std::string Printer::print_task_ids(const std::vector<TaskIdInfo>& ids) {
+  std::string out = "{";
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const TaskIdInfo& t = ids[k];
+    std::string facts;
+    if (t.slots) facts += "slots=" + std::to_string(t.slots);
+    if (t.fresh) facts += std::string(facts.empty() ? "" : ", ") + "fresh=True";
+    if (t.read) facts += std::string(facts.empty() ? "" : ", ") + "read=True";
+    out += (k ? ", " : "") + quote(var_name(t.var.get())) + ": pl.task_id(" + facts + ")";
+  }
+  return out + "}";
 }
 
 std::string Printer::program(const Program& p) {

@@ -21,7 +21,10 @@
 // Input invariants: the parser's scope checks hold (no CORE_GROUP pl.at / pl.spmd nested in
 //   pl.cluster / pl.spmd / another CORE_GROUP pl.at; OutlineClusterScopes ran first).
 // Output invariants: no At / Spmd ScopeStmt is left in Orchestration / Opaque functions.
-// Errors: a value computed inside the scope (other than a tensor it writes) used after it.
+//   A tensor the body computes and the function uses after the scope is returned as well
+//   (ConvertTensorToTileOps then applies rule 5 of spec anchor_features §9: a trailing Out
+//   parameter and a caller-side tensor.create).
+// Errors: a non-tensor value computed inside the scope used after it.
 // Why: only a task can carry dependencies, a predicate or a launch spec; codegen and the
 //   runtime know tasks (Submits of kernels), not scopes.
 #include <algorithm>
@@ -118,6 +121,17 @@ class Outliner : public ScopeOutliner {
     return call;
   }
 
+  // The tensor Vars `body` defines, not on a write chain of a capture, that the function uses
+  // after the scope, in definition order.
+  std::vector<VarPtr> ComputedTensorsUsedAfter(const UseDef& body_ud, const ScopeCaptures& c) const {
+    std::vector<VarPtr> out;
+    for (auto& v : body_ud.def_order) {
+      if (v->is<IterArg>() || !v->type->is<TensorType>() || c.chain.count(v.get())) continue;
+      if (UsedAfterScope(v.get(), fn_uses_, body_ud)) out.push_back(v);
+    }
+    return out;
+  }
+
   StmtPtr Outline(const ScopeStmt* op, const StmtPtr& body) {
     const bool spmd = op->scope_kind == ScopeKind::Spmd;
     std::vector<ExprPtr> deps = attr_list(op->attrs, "deps");
@@ -177,6 +191,10 @@ class Outliner : public ScopeOutliner {
                                   << " body, which becomes a kernel",
                        "pass TaskIds through deps= of the scope");
     });
+    // Tensors the body computes (not a write of a capture) and the function uses after the
+    // scope are returned too (spec anchor_features §9): ConvertTensorToTileOps gives each a
+    // trailing pl.Out parameter and this call a tensor.create for it (rule 5).
+    std::vector<VarPtr> computed = ComputedTensorsUsedAfter(body_ud, c);
     std::vector<StmtPtr> kbody;
     if (op->block_var) {
       auto idx = Call::make_op("tile.get_block_idx", {}, {}, op->block_var->span);
@@ -186,6 +204,10 @@ class Outliner : public ScopeOutliner {
     }
     sig.sub.fresh_defs(body);
     for (auto& s : flatten_stmts(sig.sub.mutate_stmt(body))) kbody.push_back(s);
+    for (auto& v : computed) {
+      sig.return_types.push_back(v->type);
+      sig.return_values.push_back(sig.sub.mapped(v.get()));
+    }
     if (!sig.return_values.empty()) kbody.push_back(ReturnStmt::make(sig.return_values, op->span));
     // split / slot_num (spec anchor_features §5) move to the kernel's attrs; a no-op on the CPU.
     Attrs fattrs;
@@ -197,11 +219,15 @@ class Outliner : public ScopeOutliner {
 
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);
+    const size_t written_returns = sig.return_types.size() - computed.size();
     auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [&](const VarPtr& v) {
+      auto at = std::find(computed.begin(), computed.end(), v);
+      if (at != computed.end()) return written_returns + static_cast<size_t>(at - computed.begin());
       PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside the " << (spmd ? "pl.spmd" : "pl.at")
                            << " scope and used after it; only tensors the scope writes flow out of it",
                        "write the value into a tensor (pl.store into an Out tensor) and read that tensor after the scope");
+      return size_t{0};
     });
     if (as_submit) {
       VarPtr tmp = make_submit(name, sig.args, sig.return_types, dirs);

@@ -246,12 +246,15 @@ bool UsedAfterScope(const Var* v, const UseDef& fn_uses, const UseDef& body_ud) 
 
 std::vector<std::pair<VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
                                                     const ScopeCaptures& c, const OutlinedSignature& sig,
-                                                    const std::function<void(const VarPtr&)>& reject) {
+                                                    const std::function<size_t(const VarPtr&)>& other) {
   std::vector<std::pair<VarPtr, size_t>> results;
   for (auto& v : body_ud.def_order) {
     if (!UsedAfterScope(v.get(), fn_uses, body_ud)) continue;
     auto ch = c.chain.find(v.get());
-    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) reject(v);
+    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) {
+      results.emplace_back(v, other(v));
+      continue;
+    }
     results.emplace_back(v, sig.result_of.at(ch->second));
   }
   return results;

@@ -23,12 +23,12 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes, registry
+from pypto.frontend import irtypes, loop_escapes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
 from pypto.frontend.scopes import parse_spmd_for
-from pypto.frontend.stmts import assigned_names, make_body, parse_body
+from pypto.frontend.stmts import YieldInfo, assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
 
 _RANGE_HELP = "pl.range(stop), pl.range(start, stop) or pl.range(start, stop, step), with integer scalars"
@@ -211,6 +211,18 @@ def _loop_var(ctx, target):
     return ir.Var.make(target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(target))
 
 
+def _escaping_names(ctx, frame, lv, outer):
+    """Names first bound in the loop body (frame) and read after the loop, whose type has a seed
+    (spec anchor_features §17): they become implicit carries."""
+    out = []
+    for n, v in frame.vars.items():
+        if n == lv.name or n in outer or not loop_escapes.read_after_loop(ctx, n):
+            continue
+        if isinstance(v.type, ir.ScalarType) or (isinstance(v.type, ir.TensorType) and ctx.is_orchestration):
+            out.append(n)
+    return out
+
+
 def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     lv = _loop_var(ctx, node.target)
     carried = [n for n in assigned_names(node.body) if n != lv.name and ctx.lookup(n) is not None]
@@ -234,10 +246,19 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
         v = frame.vars.get(n, ia)
         _check_same_kind(ctx, n, ia.type, v.type, node, "loop")
         yields.append(v)
-    if iter_args:
+    escaping = _escaping_names(ctx, frame, lv, outer)
+    yields += [frame.vars[n] for n in escaping]
+    if iter_args or escaping:
         ctx.emit(ir.YieldStmt.make(yields, ctx.span(node)))
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
+    for n in escaping:   # §17: seeded before the loop; the body never reads the carry
+        seed = loop_escapes.seed_for(ctx, n, frame.vars[n].type, node, loop_escapes.first_read_line(ctx, n))
+        sv = ir.Var.make(n, seed.type, ctx.span(node))
+        ctx.emit(ir.AssignStmt.make(sv, seed, ctx.span(node)))
+        iter_args.append(ir.IterArg.make(n, frame.vars[n].type, sv, ctx.span(node)))
+        carried.append(n)
+        outer[n] = sv
     for n in frame.vars:
         if n == lv.name:
             ctx.hidden[n] = Hidden("as the loop variable", node.lineno + ctx.src.line_offset,
@@ -305,9 +326,8 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
         ctx.bind(n.id, ia)
     ctx.push_block()
     yinfo = parse_body(ctx, node.body, allow_yield=True)
-    if yinfo is None:
-        raise ctx.error(node, "a loop with init_values= must end with pl.yield_(...) of the next values",
-                        help="e.g. acc_out = pl.yield_(acc_next)")
+    if yinfo is None:   # §13: synthesized from the header names' last values; nothing is bound after the loop
+        yinfo = YieldInfo(node, None, [frame.vars[n.id] for n in names])
     if len(yinfo.values) != len(iter_args):
         raise ctx.error(yinfo.node, f"pl.yield_ gives {len(yinfo.values)} values for {len(iter_args)} iter_args")
     for ia, v, n in zip(iter_args, yinfo.values, names):

@@ -231,6 +231,9 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
     line("TaskHandle " + h + " = " + call + ";");
     if (!referenced_tids_.count(tid)) line("(void)" + h + ";");
     valid_handles_.insert(h);
+    const TaskIdInfo* info = fn_->task_id_info(tid);
+    PYPTO_CHECK(info && info->fresh && info->read == (referenced_tids_.count(tid) > 0),
+                "ResolveTaskIds disagrees on '" << tid->name << "'");
     results.push_back(h);
   } else {
     line(call + ";");

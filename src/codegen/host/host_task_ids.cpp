@@ -44,6 +44,10 @@ void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<Expr
     PYPTO_CHECK(dv && is_task_id(d->type), "HOST codegen: a deps= entry that is not a TaskId");
     std::string h = ref(dv, d->span);
     const int64_t n = handle_array_size(dv);
+    const TaskIdInfo* info = fn_->task_id_info(dv);
+    PYPTO_CHECK(info && info->slots == n && info->fresh == (valid_handles_.count(h) > 0) &&
+                    info->read == (referenced_tids_.count(dv) > 0),
+                "ResolveTaskIds disagrees on '" << dv->name << "'");
     if (n == 0 && h == task_ids_.spelling().invalid) continue;  // a None seed: no edge
     task_ids_.for_each_valid(h, n, valid_handles_.count(h) > 0,
                              [&](const std::string& t) { return args + ".add_dep_wait(" + t + ");"; });
@@ -69,6 +73,9 @@ void HostEmitter::emit_task_dummy(const Var* result, const Call& call) {
   line("TaskHandle " + h + " = submit_barrier(" + a + ");");
   if (!referenced_tids_.count(result)) line("(void)" + h + ";");
   if (valid) valid_handles_.insert(h);
+  const TaskIdInfo* info = fn_->task_id_info(result);
+  PYPTO_CHECK(info && info->fresh == valid && info->read == (referenced_tids_.count(result) > 0),
+              "ResolveTaskIds disagrees on barrier '" << result->name << "'");
   bind(result, h);
 }
 

@@ -45,7 +45,15 @@ void DependencyEmitter::Scan(Emitter& e) {
 std::optional<TaskIdRef> DependencyEmitter::Resolve(Emitter& e, const Var* v) {
   Scan(e);
   if (dead_.count(v)) return std::nullopt;
-  return ResolveImpl(e, v, 0);
+  std::optional<TaskIdRef> r = ResolveImpl(e, v, 0);
+  if (r) {
+    const TaskIdInfo* info = e.function().task_id_info(v);
+    PYPTO_CHECK(info && info->slots == r->array_size && info->fresh == r->always_valid,
+                "ResolveTaskIds disagrees on '" << v->name << "': stamp " << (info ? info->slots : -1) << "/"
+                                                << (info ? info->fresh : -1) << ", codegen " << r->array_size << "/"
+                                                << r->always_valid);
+  }
+  return r;
 }
 
 std::optional<TaskIdRef> DependencyEmitter::ResolveImpl(Emitter& e, const Var* v, int depth) {
