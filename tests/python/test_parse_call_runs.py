@@ -102,6 +102,7 @@ def test_runs_are_masked_and_give_the_ast_result(monkeypatch):
     text = _program(_GOOD)
     masked, runs = call_runs.mask_call_runs(text.splitlines(keepends=True), 2)
     assert masked is not None and sum(len(r) for r in runs.values()) == 5
+    assert [t for r in runs.values() for t in r.targets] == ["t0", "t1", "t0", "t1", "out"]
     assert len(masked.splitlines()) == len(text.splitlines())
     assert _same(text, monkeypatch)[0] == "ok"
 
@@ -197,3 +198,18 @@ def test_bench_program(monkeypatch):
     cb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cb)
     assert _same(cb.make_source(300), monkeypatch)[0] == "ok"
+
+
+def test_the_fast_path_builds_nearly_every_statement(monkeypatch):
+    """Only the first call per (parameter slot, argument type) goes through the ast parser (its
+    tensor shape check has not passed yet); the rest are built in C++."""
+    fallbacks = []
+    original = call_runs.run_stmt
+    monkeypatch.setattr(call_runs, "run_stmt", lambda ctx, st: (fallbacks.append(st.lineno), original(ctx, st)))
+    lines = ["        t%d = self.k(t%d, %d, t%d)" % ((n + 1) % 2, n % 2, n, (n + 1) % 2) for n in range(200)]
+    body = "t0 = pl.create_tensor([16, 16], dtype=pl.FP32)\nt1 = pl.create_tensor([16, 16], dtype=pl.FP32)\n"
+    text = _program(body + "\n".join(s.strip() for s in lines) + "\nout = self.k(t0, 0, out)\nreturn out\n")
+    monkeypatch.setattr(call_runs, "MIN_RUN", 4)
+    prog = pl.parse_program(text, "runs.py")
+    assert len(prog.functions[-1].body.stmts) == 2 + 200 + 2
+    assert 0 < len(fallbacks) <= 4, fallbacks

@@ -350,8 +350,8 @@ def assigned_names(body: list) -> list:
             elif isinstance(s, (ast.AnnAssign, ast.AugAssign)):
                 targets(s.target)
             elif type(s) is ast.Pass and hasattr(s, "pypto_calls"):   # a masked run (call_runs.py)
-                for c in s.pypto_calls:
-                    add(c.target)
+                for name in s.pypto_calls.targets:
+                    add(name)
             elif isinstance(s, ast.For):
                 walk(s.body)
                 walk(s.orelse)
