@@ -133,6 +133,8 @@ class Engine {
   bool write_trace(const std::string& path) const;
   // The last run's task graph as DOT (task_graph.cpp); false when it was not recorded.
   bool write_graph(const std::string& path) const;
+  /// Tasks submitted / completed so far in the current run (Runtime::progress); any thread.
+  void run_progress(uint64_t* submitted, uint64_t* completed) const noexcept;
   const RuntimeOptions& options() const { return opt_; }
 
   // ---- orchestrator side, current run
@@ -279,6 +281,14 @@ class Engine {
   TaskRing ring_;
   uint64_t next_raw_ = 1;         // next task id
   uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
+  // Published for run_progress (relaxed stores by the orchestrator, one per submission):
+  // counters_.submitted of this run, and total_submitted_.
+  std::atomic<uint64_t> pub_submitted_{0};
+  std::atomic<uint64_t> pub_total_submitted_{0};
+  void publish_submitted() {
+    pub_submitted_.store(counters_.submitted, std::memory_order_relaxed);
+    pub_total_submitted_.store(total_submitted_, std::memory_order_relaxed);
+  }
   uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
   std::string undeferred_err_;    // a failing undeferred kernel's message
   RunCounters counters_;

@@ -100,6 +100,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
     ++counters_.submitted;
+    publish_submitted();
     run_undeferred(kind, kernel, params, raw, type);
     return out;
   }
@@ -136,6 +137,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const uint32_t candidates = static_cast<uint32_t>(dep_scratch_.size() + edeps.size());
   const uint32_t edges_added = candidates ? link_edges(s, idx, raw, edeps, candidates) : 0;
   ++counters_.submitted;
+  publish_submitted();
   if (kind == TaskKind::DUMMY) ++counters_.dummy;
 
   // Release the guard: 1 + the candidate edges that were not added.
@@ -179,6 +181,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
 void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
   ++total_submitted_;
+  publish_submitted();
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
   s.need[0] = need[0];

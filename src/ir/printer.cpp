@@ -529,7 +529,10 @@ void Printer::print_for(const ForStmt& f, int indent) {
   range += print_expr(f.start, 0) + ", " + print_expr(f.stop, 0) + ", " + print_expr(f.step, 0);
   std::string inits;
   for (size_t k = 0; k < f.iter_args.size(); ++k) inits += (k ? ", " : "") + print_expr(f.iter_args[k]->init, 0);
-  if (!f.iter_args.empty()) range += ", init_values=(" + inits + (f.iter_args.size() == 1 ? ",)" : ")");
+  // pl.unroll refuses init_values= (spec anchor_features §12): its carries, implicit in the source,
+  // print as implicit_carries= so the parsed (pre-UnrollLoops) IR re-parses.
+  const char* init_kw = f.for_kind == ForKind::Unroll ? ", implicit_carries=(" : ", init_values=(";
+  if (!f.iter_args.empty()) range += init_kw + inits + (f.iter_args.size() == 1 ? ",)" : ")");
   if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
   if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
   if (!f.carries.empty()) {

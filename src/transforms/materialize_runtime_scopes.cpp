@@ -9,7 +9,9 @@
 //           c = self.k(a, c)       ==>         with pl.scope():
 //                                                  c = self.k(a, c)
 //   A function marked `@pl.function(auto_scope=False)` (attr auto_scope: False) is left alone:
-//   its only scopes are the author's `with pl.scope():` / `pl.manual_scope()` blocks.
+//   its only scopes are the author's `with pl.scope():` / `pl.manual_scope()` blocks. Every
+//   function the pass wrapped is marked `auto_scope=False` (spec anchor_features §4), so the
+//   printed output re-parses with its scopes as the author's and a second run changes nothing.
 // Input invariants: none. Other function types are left alone.
 // Output invariants: RuntimeScopesMaterialized. SSA is unchanged (a RuntimeScopeStmt binds
 //   nothing; trailing YieldStmts move into the scope with the rest of their body, so every
@@ -81,12 +83,17 @@ FunctionPtr materialize(const FunctionPtr& fn) {
     ret = stmts.back();
     stmts.pop_back();
   }
-  StmtPtr rest = make_seq(stmts, f->span);
-  if (stmts.size() == 1 && is_auto_scope(stmts[0])) return f;
-  std::vector<StmtPtr> body{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, rest, f->span)};
-  if (ret) body.push_back(ret);
-  return Function::make(f->name, f->type, f->params, f->param_directions, f->return_types, make_seq(body, f->span),
-                        f->level, f->role, f->attrs, f->span);
+  StmtPtr body = f->body;
+  if (stmts.size() != 1 || !is_auto_scope(stmts[0])) {
+    std::vector<StmtPtr> seq{RuntimeScopeStmt::make(RuntimeScopeMode::Auto, make_seq(stmts, f->span), f->span)};
+    if (ret) seq.push_back(ret);
+    body = make_seq(seq, f->span);
+  }
+  // §4: the scopes are placed now, so the output says so; it re-parses as is and a second run is a no-op.
+  Attrs attrs = f->attrs;
+  attrs["auto_scope"] = false;
+  return Function::make(f->name, f->type, f->params, f->param_directions, f->return_types, body, f->level, f->role,
+                        attrs, f->span);
 }
 
 ProgramPtr Run(const ProgramPtr& program) {

@@ -490,6 +490,17 @@ def _pipe_src(line: str, ftype: str = "AIV") -> str:
      "buffer named 'other'", '"consumer"'),
     ('b = pl.import_peer_buffer(name="ring", peer="consumer")', "pl.import_peer_buffer has no keyword 'peer'",
      '"consumer"'),
+    # buf.base (§8): only a pipe buffer has one
+    ('b = x.base', "'x' has no attribute 'base'", "x.base"),
+    # initialize_pipe (§8): accepted as a no-op, its arguments checked
+    ('pl.aiv_initialize_pipe(0, 512)', "dir_mask= must be an int literal, 1 (cube to vector), 2 (vector to cube) "
+     "or 3 (both); got '0'", "0, 512"),
+    ('pl.aiv_initialize_pipe(dir_mask=1, slot_size=-4)', "slot_size= must be an int literal, a positive number",
+     "-4"),
+    ('pl.aic_initialize_pipe(dir_mask=1)', "pl.aic_initialize_pipe needs slot_size=", "pl.aic_initialize_pipe"),
+    ('pl.aic_initialize_pipe(1, 64, c2v=0)', "pl.aic_initialize_pipe has no keyword 'c2v'", "0)"),
+    ('pl.aic_initialize_pipe(1, 64, x)', "c2v_consumer_buf= must be an integer scalar", "x)"),
+    ('pl.aic_initialize_pipe(1, 64, 0, 0, 0)', "takes at most 4 arguments", "pl.aic_initialize_pipe"),
 ])
 def test_pipe_buffer_diagnostics(line, message, at):
     from test_diagnostics import check
@@ -500,6 +511,26 @@ def test_pipe_buffer_outside_kernels():
     body_check('b = pl.reserve_buffer(name="r", size=64)  #!\nreturn d',
                "pl.reserve_buffer is only valid in a kernel function or a kernel scope body", "pl.reserve_buffer",
                help="InCore / AIC / AIV")
+    body_check('pl.aiv_initialize_pipe(1, 64)  #!\nreturn d',
+               "pl.aiv_initialize_pipe is only valid in a kernel function or a kernel scope body",
+               "pl.aiv_initialize_pipe", help="InCore / AIC / AIV")
+
+
+def test_buffer_base_resolves_at_parse_time_and_initialize_pipe_reparses():
+    p = golden_program("anchor_pipe_buffers")
+    text = ir.python_print(p)
+    assert 'pl.system.reserve_buffer(base=256, name="mirror", size=64)' in text    # base=peer.base: the peer's 256
+    assert "mirror + 256 - peer" in text                                           # peer.base in an expression
+    assert "pl.system.aic_initialize_pipe(peer, 0, dir_mask=1, slot_size=512)" in text
+    assert ir.python_print(pl.parse_program(text)) == text
+    # the import's base is read from its peer's source, so it does not depend on the parse order
+    src = _pipe_src('b = pl.import_peer_buffer(name="ring", peer_func="consumer")\n'
+                    '        c = pl.reserve_buffer(name="c", size=8, base=b.base)').replace(
+        'name=\"ring\", size=64)', 'name=\"ring\", size=64, base=128)')
+    assert 'base=128, name="c"' in ir.python_print(pl.parse_program(src))
+    auto = _pipe_src('b = pl.reserve_buffer(name="q", size=8)\n        c = pl.reserve_buffer(name="c", size=8, '
+                     'base=b.base)')
+    assert 'reserve_buffer(base=-1, name="c"' in ir.python_print(pl.parse_program(auto))   # AUTO stays AUTO
 
 
 ROW_BROADCAST_SRC = '''

@@ -21,7 +21,8 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import SCALAR_VARIANTS, check_tensor_compute_site, init_value, pipe_buffer_call
+from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, init_value,
+                                        initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
@@ -553,6 +554,8 @@ def parse_call(ctx, node: ast.Call):
             return unified_call(ctx, node, callee)
         if k == "pipe_buffer":
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
+        if k == "initialize_pipe":
+            return initialize_pipe_call(ctx, node, callee.pl_name)
         if k == "cast":
             return _cast(ctx, node, callee)
         if k == "write":

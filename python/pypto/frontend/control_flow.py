@@ -75,9 +75,10 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
     init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
     for kw in call.keywords:
-        if kw.arg == "init_values":
+        if kw.arg == "init_values" or (kw.arg == "implicit_carries" and pl_name == "unroll"):
+            # implicit_carries=: how the printer spells an unroll loop's carries (pl.unroll refuses init_values=)
             if not isinstance(kw.value, (ast.Tuple, ast.List)):
-                raise ctx.error(kw.value, "init_values= must be a tuple literal, e.g. init_values=(acc0,)")
+                raise ctx.error(kw.value, f"{kw.arg}= must be a tuple literal, e.g. {kw.arg}=(acc0,)")
             init = kw.value
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)

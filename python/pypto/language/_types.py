@@ -147,6 +147,39 @@ class Tensor(_AnnotationMarker):
     kind = "Tensor"
 
 
+class TileView:
+    """``pl.TileView(valid_shape=[r, c], stride=[s0, s1], start_offset=k)``: a view annotation item of
+    ``pl.Tile[...]`` (anchor_features §14). The parser checks it from the source; on the CPU it is a
+    no-op (the tile's type is unchanged)."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class MemRef:
+    """``pl.MemRef(addr, size[, id])`` (or with a leading ``pl.Mem.<space>``): the on-chip address of a
+    tile, an annotation item of ``pl.Tile[...]`` that needs an explicit memory space (§14). CPU: no-op."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class TileLayoutMarker:
+    """``pl.NZ``: a fractal layout marker of the reference's user guide; its parser refuses it in
+    annotations, and so does ours (anchor_features §14)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+NZ = TileLayoutMarker("NZ")
+
+
 class Tile(_AnnotationMarker):
     """``pl.Tile[[d0, d1], dtype(, pl.MemorySpace.X)]``: an on-chip tile (kernel locals)."""
     kind = "Tile"

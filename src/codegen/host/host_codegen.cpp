@@ -92,6 +92,7 @@ std::string HostEmitter::Generate() {
   common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "HOST orchestration");
 
   prescan(fn.body);
+  resolve_tid_aliases();
   emit_stmt(fn.body);
 
   std::vector<std::string> dim_lines;   // the dynamic-dim symbols the body mentions

@@ -111,6 +111,9 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   std::map<const ir::Var*, std::vector<std::string>> tuple_elems_;
   std::set<std::string> names_;
   std::set<const ir::Var*> referenced_tids_;   // TaskId Vars used in deps / yields / copies
+  // `b = a` TaskId copies in program order; a copy emits no code, so `a` counts as referenced
+  // only when `b` is (an unrolled loop's result `prev_4 = prev_3` must not keep prev_3 "used").
+  std::vector<std::pair<const ir::Var*, const ir::Var*>> tid_aliases_;
   std::set<const ir::Var*> used_;              // Vars whose binding was referenced
   std::set<std::string> valid_handles_;        // handles straight from submit_next_level
   std::set<std::string> submitted_;            // callees actually submitted
@@ -123,6 +126,7 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   common::TaskIdLowering task_ids_{task_id_writer_, common::HostTaskIds()};   // TaskHandle spelling
 
   void prescan(const ir::StmtPtr& s);
+  void resolve_tid_aliases();
   void note_refs(const ir::ExprPtr& e);
 };
 

@@ -64,9 +64,18 @@ void HostEmitter::prescan(const StmtPtr& s) {
       auto* tt = g->tuple->type ? g->tuple->type->as<TupleType>() : nullptr;
       if (tv && tt && g->index + 1 == static_cast<int>(tt->elements.size()) && is_tid_scalar(tt->elements.back()))
         tid_of_tuple_[tv] = a->var.get();
+    } else if (auto* src = as_var(a->value); src && is_task_id(src->type)) {
+      tid_aliases_.emplace_back(a->var.get(), src);
     } else {
       note_refs(a->value);
     }
+  }
+}
+
+void HostEmitter::resolve_tid_aliases() {
+  // Reverse program order: a chain c = b; d = c marks b once d is known to be referenced.
+  for (auto it = tid_aliases_.rbegin(); it != tid_aliases_.rend(); ++it) {
+    if (referenced_tids_.count(it->first)) referenced_tids_.insert(it->second);
   }
 }
 

@@ -33,6 +33,9 @@ bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out)
 // system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
 // address, 0 for AUTO (kernel_pipe_buffers.cpp; spec anchor_features §8).
 bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std::string* out);
+// system.aic/aiv_initialize_pipe: a no-op that only evaluates its buffer arguments
+// (kernel_pipe_buffers.cpp; spec anchor_features §8).
+bool InitializePipeText(KernelEmitter& em, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 
