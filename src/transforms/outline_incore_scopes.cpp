@@ -197,7 +197,7 @@ class Outliner : public ScopeOutliner {
 
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);
-    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [&](const VarPtr& v) {
+    auto outs = ScopeResults(fn_uses(), body_ud, c, sig, [&](const VarPtr& v) {
       PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside the " << (spmd ? "pl.spmd" : "pl.at")
                            << " scope and used after it; only tensors the scope writes flow out of it",
