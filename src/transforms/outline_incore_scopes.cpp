@@ -130,7 +130,7 @@ class Outliner : public ScopeOutliner {
     std::vector<VarPtr> out;
     for (auto& v : body_ud.def_order) {
       if (v->is<IterArg>() || !v->type->is<TensorType>() || c.chain.count(v.get())) continue;
-      if (UsedAfterScope(v.get(), fn_uses_, body_ud)) out.push_back(v);
+      if (UsedAfterScope(v.get(), fn_uses(), body_ud)) out.push_back(v);
     }
     return out;
   }
@@ -239,7 +239,7 @@ class Outliner : public ScopeOutliner {
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);
     const size_t written_returns = sig.return_types.size() - computed.size();
-    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [&](const VarPtr& v) {
+    auto outs = ScopeResults(fn_uses(), body_ud, c, sig, [&](const VarPtr& v) {
       auto at = std::find(computed.begin(), computed.end(), v);
       if (at != computed.end()) return written_returns + static_cast<size_t>(at - computed.begin());
       PYPTO_USER_CHECK(false, v->span,
