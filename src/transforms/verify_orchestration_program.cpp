@@ -350,6 +350,7 @@ class OrchestrationVerifier {
       ref(as_var(c.args[0]));
       list_exprs(c, 1);
       list_exprs(c, 2);
+      if (c.args.size() > 3) list_exprs(c, 3);   // valid_shape (§10): metadata, not emitted
     } else if (name == "tensor.transpose") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));

@@ -40,7 +40,7 @@ def test_scalar_stores_reach_global_memory(compiled, race_check, i):
     stats = compiled(x, flags, y, z, i, race_check=race_check)
     assert stats.races == 0
     want_flags = np.full((4, 8), -1, np.float32)
-    want_flags[i, 1] = 2 * x[0, i]
+    want_flags[i, 1] = 2 * i
     want_y = x.copy()
     want_y[0, 7] = i
     np.testing.assert_array_equal(flags, want_flags)
