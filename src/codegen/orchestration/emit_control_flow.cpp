@@ -11,6 +11,7 @@
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
+#include <optional>
 
 #include "emitter.h"
 #include "pypto/ir/error.h"
@@ -52,7 +53,6 @@ void Emitter::emit_slot_copy(const std::string& dst, const std::string& src, int
 }
 
 void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
-  deps_->EnterScope(*this, s);
   // Allocation hoisting: a MANUAL scope is a scheduling region, not a storage scope; its
   // buffers are declared before the block so tasks after it can name them.
   if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
@@ -69,11 +69,12 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
-  deps_->ExitScope(*this, s);
 }
 
 void Emitter::emit_for(const ForStmt& f) {
   YieldTarget target;
+  target.loop = &f;
+  std::vector<std::optional<Binding>> results(f.iter_args.size());   // what each loop result names
   for (size_t i = 0; i < f.iter_args.size(); ++i) {
     const IterArg* ia = f.iter_args[i].get();
     PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
@@ -91,8 +92,8 @@ void Emitter::emit_for(const ForStmt& f) {
       continue;
     }
     if (is_task_id(ia->type)) {
-      deps_->DeclareTaskIdCarry(*this, f, i, carry.slots);
-      target.names.push_back(binding_of(ia).text);
+      results[i] = deps_.DeclareTaskIdCarry(*this, f, i);
+      target.names.push_back(results[i]->text);
       continue;
     }
     std::string type = decl_type(ia->type);
@@ -134,7 +135,9 @@ void Emitter::emit_for(const ForStmt& f) {
   emit_block_body(f.body);
   yield_targets_.pop_back();
   close_block();
-  for (size_t k = 0; k < f.return_vars.size(); ++k) bind(f.return_vars[k].get(), binding_of(f.iter_args[k].get()));
+  for (size_t k = 0; k < f.return_vars.size(); ++k) {
+    bind(f.return_vars[k].get(), results[k] ? *results[k] : binding_of(f.iter_args[k].get()));
+  }
 }
 
 void Emitter::emit_if(const IfStmt& s) {
@@ -197,7 +200,7 @@ void Emitter::emit_yield(const YieldStmt& y) {
   std::vector<Assign> assigns;
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (t.names[i].empty()) continue;
-    if (i < t.carries.size() && deps_->EmitCarryYield(*this, t.carries[i], y.values[i])) continue;   // TaskId arrays
+    if (t.loop && deps_.EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
     Binding b = capture(y.values[i]);
     mark_used(b);
     if (b.text == t.names[i]) continue;

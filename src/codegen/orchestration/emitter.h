@@ -169,8 +169,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
   // order, recorded at its first submission (anchor §15).
   std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
-  DependencyEmitter& deps() { return *deps_; }
+  DependencyEmitter& deps() { return deps_; }
   common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
+  const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
   // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
@@ -193,6 +194,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   struct YieldTarget {
     std::vector<std::string> names;          // "" = no assignment (non-rebound carry)
     std::vector<const ir::Var*> carries;     // the loop's iter_args (for the swap hazard)
+    const ir::ForStmt* loop = nullptr;       // null for an if
   };
 
  private:
@@ -225,7 +227,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
-  std::unique_ptr<DependencyEmitter> deps_;
+  DependencyEmitter deps_;
+  common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
   bool marking_ = true;
