@@ -165,6 +165,9 @@ class Classifier {
 class Stamper : public IRMutator {
  public:
   explicit Stamper(Classifier& c) : classifier_(c) {}
+  // Only loops change: other statements (and their expressions) are kept, not walked.
+  StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     const Decision& d = classifier_.decide(op);
     StmtPtr s = IRMutator::mutate_(op, self);

@@ -34,6 +34,7 @@
 #include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/scope_carries.h"
 #include "pypto/transforms/verify_program.h"
+#include "verify_array_versions.h"
 #include "verify_scalar_exprs.h"
 
 namespace pypto::transforms {
@@ -210,7 +211,12 @@ class OrchestrationVerifier {
                     "TaskIds live in pl.array.create(N, pl.TASK_ID), not in tensors");
   }
 
-  static bool carry_type_ok(const TypePtr& t) { return t->is<TensorType>() || t->is<ScalarType>(); }
+  static bool value_array(const TypePtr& t) {
+    auto* a = t->as<ArrayType>();
+    return a && a->dtype != DataType::TASK_ID;
+  }
+  // Tensors, scalars and (§13) arrays of numbers / bools.
+  static bool carry_type_ok(const TypePtr& t) { return t->is<TensorType>() || t->is<ScalarType>() || value_array(t); }
 
   void stmt(const StmtPtr& s) {
     if (!s->is<SeqStmts>()) stmt_span_ = s->span;
@@ -509,6 +515,8 @@ class OrchestrationVerifier {
         }
       } else if (is_task_id(ia->type)) {
         results[i] = task_id_carry(f, i, carry.slots);
+      } else if (const Var* init = value_array(ia->type) ? as_var(ia->init) : nullptr) {
+        m_.alias(ia, init);   // §13: the carry is its init's C array (updated in place)
       } else {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");
@@ -653,6 +661,7 @@ void VerifyOrchestrationProgram(const ProgramPtr& program, const std::string& fu
     for (auto& p : problems) os << "\n  " << p;
     PYPTO_CHECK(false, "orchestration codegen preconditions do not hold (run the default pipeline first):" << os.str());
   }
+  VerifyArrayVersions(*fn);   // anchor_features §13: no read of an array version an update replaced
   OrchestrationVerifier(*program, *fn).Run();
 }
 

@@ -26,6 +26,7 @@
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
+#include "pypto/transforms/array_backing.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -207,6 +208,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
+  // Where each value array lives (anchor_features §13 array carries / if-results); built on first use.
+  std::unique_ptr<transforms::ArrayBacking> array_backing_;
+  const transforms::ArrayBacking& array_backing();
+  void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
