@@ -120,6 +120,10 @@ void pto2_runtime_set_race_check(void* runtime, int32_t mode);
 /* Writes the last run's task graph as Graphviz DOT (needs a race checker mode != 0 during
  * that run; see Runtime::write_graph). 1 on success. */
 int pto2_runtime_write_graph(void* runtime, const char* path);
+/* Tasks submitted and completed so far in the run in progress on `runtime` (or its last run),
+ * for a progress indicator; callable from any thread during pto2_runtime_run (see
+ * Runtime::progress).   uint64_t sub, done; pto2_runtime_progress(rt, &sub, &done); */
+void pto2_runtime_progress(void* runtime, uint64_t* submitted, uint64_t* completed);
 
 /* ---------------------------------------------------------------------------------------------
  * What a program library built by pypto.compile exports (defined in its program_table.cpp):

@@ -203,6 +203,12 @@ extern "C" int pto2_runtime_write_graph(void* runtime, const char* path) {
   }
 }
 
+extern "C" void pto2_runtime_progress(void* runtime, uint64_t* submitted, uint64_t* completed) {
+  if (submitted) *submitted = 0;
+  if (completed) *completed = 0;
+  if (runtime) static_cast<pto2::Runtime*>(runtime)->progress(submitted, completed);
+}
+
 extern "C" int pto2_runtime_write_trace(void* runtime, const char* path) {
   try {
     return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_trace(path) ? 1 : 0;

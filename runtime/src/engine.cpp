@@ -127,8 +127,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   cancelled_.store(false);
   fail_msg_.clear();
   counters_.submitted = counters_.dummy = counters_.auto_edges = counters_.explicit_edges = 0;
+  publish_submitted();
   counters_.trace_edges.clear();
   counters_.trace_tasks.clear();
+  counters_.trace_sites.clear();
   counters_.trace_orch.clear();
   if (opt_.trace_) {
     for (auto& v : trace_) v.clear();

@@ -107,6 +107,9 @@ struct RunCounters {
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges;  // producer -> consumer (trace only)
   std::vector<std::pair<uint64_t, int32_t>> trace_tasks;   // raw -> kernel id for names (trace only)
   std::vector<OrchSpan> trace_orch;                         // submissions and scopes (trace only)
+  // raw -> the DSL line of its submission (PTO2_SOURCE_SITE; the file name is a literal of the
+  // generated orchestration), for the trace's "source" args (trace only)
+  std::vector<std::pair<uint64_t, std::pair<const char*, int32_t>>> trace_sites;
 };
 
 /// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.
@@ -133,6 +136,8 @@ class Engine {
   bool write_trace(const std::string& path) const;
   // The last run's task graph as DOT (task_graph.cpp); false when it was not recorded.
   bool write_graph(const std::string& path) const;
+  /// Tasks submitted / completed so far in the current run (Runtime::progress); any thread.
+  void run_progress(uint64_t* submitted, uint64_t* completed) const noexcept;
   const RuntimeOptions& options() const { return opt_; }
 
   // ---- orchestrator side, current run
@@ -279,6 +284,14 @@ class Engine {
   TaskRing ring_;
   uint64_t next_raw_ = 1;         // next task id
   uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
+  // Published for run_progress (relaxed stores by the orchestrator, one per submission):
+  // counters_.submitted of this run, and total_submitted_.
+  std::atomic<uint64_t> pub_submitted_{0};
+  std::atomic<uint64_t> pub_total_submitted_{0};
+  void publish_submitted() {
+    pub_submitted_.store(counters_.submitted, std::memory_order_relaxed);
+    pub_total_submitted_.store(total_submitted_, std::memory_order_relaxed);
+  }
   uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
   std::string undeferred_err_;    // a failing undeferred kernel's message
   RunCounters counters_;

@@ -17,6 +17,9 @@ void Runtime::cancel() noexcept { engine_->cancel(); }
 
 bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
 bool Runtime::write_graph(const std::string& path) const { return engine_->write_graph(path); }
+void Runtime::progress(uint64_t* submitted, uint64_t* completed) const noexcept {
+  engine_->run_progress(submitted, completed);
+}
 
 const RuntimeOptions& Runtime::options() const { return engine_->options(); }
 void Runtime::set_race_check(RaceCheck mode) { engine_->set_race_check(mode); }

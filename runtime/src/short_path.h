@@ -35,6 +35,7 @@ inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t k
     return Undeferred::kMustWait;
   const uint64_t raw = next_raw_++;
   ++counters_.submitted;
+  publish_submitted();
   out.id_.raw = raw;
   run_undeferred_inline(kind, kernel, params, raw, type);
   return Undeferred::kRan;

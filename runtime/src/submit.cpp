@@ -100,6 +100,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
     ++counters_.submitted;
+    publish_submitted();
     run_undeferred(kind, kernel, params, raw, type);
     return out;
   }
@@ -136,6 +137,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const uint32_t candidates = static_cast<uint32_t>(dep_scratch_.size() + edeps.size());
   const uint32_t edges_added = candidates ? link_edges(s, idx, raw, edeps, candidates) : 0;
   ++counters_.submitted;
+  publish_submitted();
   if (kind == TaskKind::DUMMY) ++counters_.dummy;
 
   // Release the guard: 1 + the candidate edges that were not added.
@@ -148,6 +150,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   if (opt_.trace_) {
     counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+    if (params.source_file() && params.source_line() > 0)
+      counters_.trace_sites.emplace_back(raw, std::make_pair(params.source_file(), params.source_line()));
     counters_.trace_orch.push_back(OrchSpan{OrchSpan::kSubmit, 0, raw, trace_t0, now_ns()});
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
@@ -179,6 +183,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
 void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
   ++total_submitted_;
+  publish_submitted();
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
   s.need[0] = need[0];

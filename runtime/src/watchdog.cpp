@@ -11,6 +11,17 @@ uint64_t Engine::progress() const {
   return n;
 }
 
+// Completed = submitted - in flight (undeferred tasks finish within their submission, so only
+// ring tasks are ever in flight); both read relaxed, clamped so a lagging read stays sensible.
+void Engine::run_progress(uint64_t* submitted, uint64_t* completed) const noexcept {
+  const uint64_t sub = pub_submitted_.load(std::memory_order_relaxed);
+  const uint64_t ring = pub_total_submitted_.load(std::memory_order_relaxed);
+  const uint64_t retired = progress();
+  const uint64_t inflight = ring > retired ? ring - retired : 0;
+  if (submitted) *submitted = sub;
+  if (completed) *completed = sub > inflight ? sub - inflight : 0;
+}
+
 // Waits for the tail, running ready tasks meanwhile (as an OpenMP master thread does at a
 // taskwait: the orchestrator's core is free now). A stall fails the run and poisons the
 // runtime (the stuck tasks keep their slots).

@@ -67,6 +67,7 @@ struct Pto2 {
   decltype(&pto2_runtime_write_trace) write_trace;
   decltype(&pto2_runtime_set_race_check) set_race_check;
   decltype(&pto2_runtime_write_graph) write_graph;
+  decltype(&pto2_runtime_progress) progress;
 
   explicit Pto2(const std::string& path) {
     void* h = open_library(path, RTLD_GLOBAL);  // never closed: kernels may still refer to it
@@ -81,6 +82,7 @@ struct Pto2 {
     write_trace = symbol<decltype(write_trace)>(h, "pto2_runtime_write_trace", path);
     set_race_check = symbol<decltype(set_race_check)>(h, "pto2_runtime_set_race_check", path);
     write_graph = symbol<decltype(write_graph)>(h, "pto2_runtime_write_graph", path);
+    progress = symbol<decltype(progress)>(h, "pto2_runtime_progress", path);
   }
 };
 
@@ -189,6 +191,14 @@ class Runtime {
     return handle_ != nullptr && lib_->pto2().write_graph(handle_, path.c_str()) != 0;
   }
 
+  // (submitted, completed) tasks of the run in progress; called by the progress ticker's
+  // thread while run() has the GIL released.
+  std::tuple<uint64_t, uint64_t> progress() {
+    uint64_t submitted = 0, completed = 0;
+    if (handle_ != nullptr) lib_->pto2().progress(handle_, &submitted, &completed);
+    return {submitted, completed};
+  }
+
   void close() {
     if (handle_ != nullptr) {
       lib_->pto2().destroy(handle_);
@@ -292,6 +302,7 @@ void bind_program_abi(nb::module_& m) {
       .def("write_trace", &Runtime::write_trace, nb::arg("path"))
       .def("set_race_check", &Runtime::set_race_check, nb::arg("mode"))
       .def("write_graph", &Runtime::write_graph, nb::arg("path"))
+      .def("progress", &Runtime::progress)
       .def("close", &Runtime::close);
   nb::class_<HostLibrary>(abi, "HostLibrary")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))

@@ -93,7 +93,9 @@ VarPtr IRMutator::mutate_def(const VarPtr& v) {
   ExprPtr r = mutate_expr(v);
   VarPtr nv = as_var_ptr(r);
   PYPTO_CHECK(nv, "IRMutator: definition of '" << v->name << "' was mutated to a non-Var " << to_string(r->kind));
-  var_remap_[v.get()] = {v, nv};
+  // Only renamings are remembered: an unchanged definition's uses map to themselves anyway,
+  // and a map entry per Var of a 100k-statement program costs more than the rest of most passes.
+  if (nv != v) var_remap_[v.get()] = {v, nv};
   return nv;
 }
 
@@ -116,7 +118,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
-      ->with_group_sync(f->group_sync);
+      ->with_group_sync(f->group_sync)
+      ->with_task_ids(f->task_ids);   // stale if the body's TaskIds change: re-run ResolveTaskIds
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -66,11 +66,12 @@ class ClusterOutliner : public ScopeOutliner {
     new_fns_->push_back(Function::make(name, FunctionType::Group, sig.params, sig.param_directions, sig.return_types,
                                        make_seq(gbody, op->span), Level::None, Role::None, {}, op->span));
 
-    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [](const VarPtr& v) {
+    auto outs = ScopeResults(fn_uses(), body_ud, c, sig, [](const VarPtr& v) {
       PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside pl.cluster() and used after it; only tensors the "
                                          "cluster writes flow out of it",
                        "write the value into a tensor argument and read that tensor after the scope");
+      return size_t{0};
     });
     if (expand.core_num) {   // a nested pl.spmd: the cluster task launches on N blocks
       auto sub = Submit::make(name, sig.args, sig.return_types, {}, expand.core_num, expand.sync_start, false, -1,

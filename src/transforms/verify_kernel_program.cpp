@@ -217,6 +217,10 @@ class KernelChecker {
     }
     // Pipe buffers (spec anchor_features §8): a constant on the CPU.
     if (call->is_op && (call->callee == "system.reserve_buffer" || call->callee == "system.import_peer_buffer")) return;
+    if (call->is_op && (call->callee == "system.aic_initialize_pipe" || call->callee == "system.aiv_initialize_pipe")) {
+      for (auto& a : call->args) Scalar(a);   // printed as (void)(buf): a no-op on the CPU
+      return;
+    }
     if (call->is_op && call->callee == "tensor.dim") {
       PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
       TensorIndex(call->args[0]);

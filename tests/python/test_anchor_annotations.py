@@ -77,3 +77,64 @@ def test_explicit_memory_space_on_a_computed_tile_is_located():
 '''
     check(program("return d", extra=extra), "its memory space is Vec, not Left", "pl.Tile",
           help="write t: pl.Tile[[16, 16], pl.FP32] = ...")
+
+
+# -- pl.TileView / pl.MemRef items and the pl.NZ refusal (§14) --------------------------------
+def _tile_ann_check(ann: str, message: str, at: str, help: str = ""):  # noqa: A002
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def bad(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t: {ann} = pl.load(a, [0, 0], [16, 16])  #!
+        c = pl.store(t, [0, 0], c)
+        return c
+'''
+    check(program("return d", extra=extra), message, at, help=help)
+
+
+def test_tile_view_and_memref_are_checked_no_ops():
+    mm = ir.python_print(_function(golden(), "mm"))
+    # the Mat space given by pl.Mem.Mat retargets the load; the view and the address leave the type alone
+    assert "ta: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Mat] = pl.load(a, [0, 0], [16, 16], " \
+           "target_memory=pl.MemorySpace.Mat)" in mm
+    # a MemRef may carry the space itself (the reference's older spelling)
+    extra = f'''
+    @pl.function(type=pl.FunctionType.InCore)
+    def ok(self, a: {T}, c: pl.Out[{T}]) -> {T}:
+        t: pl.Tile[[16, 16], pl.FP32, pl.MemRef(pl.MemorySpace.Mat, 0, 1024, 3)] = pl.load(a, [0, 0], [16, 16])
+        c = pl.store(pl.move(t, target_memory=pl.MemorySpace.Vec), [0, 0], c)
+        return c
+'''
+    ok = _function(pl.parse_program(program("return d", extra=extra), "t.py"), "ok")
+    assert "target_memory=pl.MemorySpace.Mat" in ir.python_print(ok)
+
+
+def test_tile_annotation_item_errors():
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.NZ]", "a tile annotation takes no layout marker ('pl.NZ')",
+                    "pl.NZ", help="drop it")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.MemRef(0, 64)]",
+                    "pl.MemRef needs an explicit memory space in the annotation", "pl.MemRef",
+                    help="pl.Mem.Vec")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(pl.Mem.Mat, 0, 64)]",
+                    "pl.MemRef names memory space Mat but the annotation names Vec", "pl.MemRef")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(-1, 64)]",
+                    "pl.MemRef addr must be an int literal >= 0, got '-1'", "-1")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.MemRef(0)]",
+                    "pl.MemRef takes ([memory space,] addr, size[, id]), got 1 arguments", "pl.MemRef")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.TileView(valid_shape=[8, 32])]",
+                    "valid_shape entry 32 exceeds the tile's dimension 1 (16)", "32])")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.TileView(valid_shape=[8])]",
+                    "valid_shape= must be a list of 2 entries (the tile's rank), got '[8]'", "[8]")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.TileView(stride=[16, 0])]",
+                    "a stride must be an int literal >= 1, got '0'", "0]")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.TileView(blayout=1)]",
+                    "pl.TileView has no keyword 'blayout' here", "1)", help="refused like pl.NZ")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.Mem.Mat]",
+                    "a tile annotation takes one memory space", "pl.Mem.Mat")
+    _tile_ann_check("pl.Tile[[16, 16], pl.FP32, pl.TileView(), pl.TileView()]",
+                    "a tile annotation takes one pl.TileView", "pl.TileView()]")
+
+
+def test_nz_on_a_tensor_is_located():
+    body_check("x: pl.Tensor[[16, 16], pl.FP32, pl.NZ] = a  #!\nreturn d",
+               "pl.NZ is a fractal tile layout, not a tensor layout", "pl.NZ",
+               help="pl.Layout.ND (default) and pl.Layout.DN")

@@ -3,6 +3,7 @@ UnrollLoops (first pass) copies its body per iteration value. Golden C++: tests/
 import os
 
 import numpy as np
+import pytest
 
 import pypto
 import pypto.language as pl
@@ -58,10 +59,71 @@ def test_unroll_zero_step_is_refused():
                "pl.unroll step must not be 0", "0):")
 
 
-def test_unroll_chunk_is_refused():
+def test_unroll_chunk_outside_auto_chunk_is_refused():
+    # chunk= belongs to a pl.auto_chunk scope (anchor_features §7; test_anchor_auto_chunk.py)
     body_check("for i in pl.unroll(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
-               "pl.unroll(chunk=...) is not implemented", "2):")
+               "chunk= on pl.unroll is only valid inside", "2):")
 
 
 def test_break_in_unroll_is_refused():
     body_check("for i in pl.unroll(4):\n    break  #!\nreturn d", "break", "break")
+
+
+# -- printed form round-trips (anchor_features.md §12: every attribute prints and re-parses) -----
+def test_unroll_with_carries_prints_implicit_carries_and_reparses():
+    p = golden()
+    text = ir.python_print(p)
+    # both the orchestration (y) and the kernel (acc) unroll loops carry values
+    assert text.count("implicit_carries=(") == 3 and "pl.unroll(1, 3, 1, init_values" not in text
+    reparsed = pl.parse_program(text)
+    ok, why = ir.structural_equal_explain(p, reparsed)
+    assert ok, why
+    assert ir.python_print(reparsed) == text
+    # the re-parsed program still unrolls and computes the same
+    compiled = pypto.compile(reparsed)
+    x = np.random.default_rng(5).standard_normal((12, 16)).astype(np.float32)
+    y = np.zeros((4, 16), np.float32)
+    compiled(x, y)
+    np.testing.assert_allclose(y, np.maximum(x[0:4] + x[4:8] + x[8:12], 0), rtol=1e-6, atol=1e-6)
+
+
+def test_implicit_carries_is_an_unroll_keyword_only():
+    body_check("for i, (e,) in pl.range(2, implicit_carries=(d,)):  #!\n    f = self.kernel_add(a, b, e)\n"
+               "    g = pl.yield_(f)\nreturn g", "pl.range has no keyword 'implicit_carries'", "(d,)")
+
+
+# -- pl.unroll in a HOST program (level=pl.Level.HOST); golden: tests/golden/host_unroll/ --------
+def host_golden():
+    return load_single_program(os.path.join(GOLDEN_DIR, "host_unroll", "host_program.py"))
+
+
+def test_unroll_in_host_program_e2e_numpy():
+    compiled = pypto.compile(host_golden())
+    rng = np.random.default_rng(17)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    acc = rng.standard_normal((16, 16)).astype(np.float32)
+    ref = acc + (1 + 2 + 3) * x
+    stats = compiled(x, acc)
+    assert stats["tasks_executed"] == 3
+    np.testing.assert_allclose(acc, ref, rtol=1e-5, atol=1e-5)
+
+
+def test_unroll_in_host_program_has_no_loop_and_chains_the_edges():
+    from pypto import host
+    p = host_golden()
+    assert "pl.unroll(1, 4, 1, implicit_carries=(" in ir.python_print(p)
+    code = host.generate_host_orchestration(p, "host_main").code
+    assert "for (" not in code and code.count("submit_next_level(0,") == 3
+    assert "args_t1.add_dep_wait(prev);" in code and "args_t2.add_dep_wait(prev_1);" in code
+    assert "(void)prev_2;" in code   # the last copy's TaskId is unused: no -Wunused-but-set-variable
+
+
+def test_unroll_in_host_program_refuses_runtime_bounds(tmp_path):
+    src = open(os.path.join(GOLDEN_DIR, "host_unroll", "host_program.py")).read()
+    bad = src.replace("pl.unroll(1, STEPS)", "pl.unroll(1, acc.shape[0])")
+    assert bad != src
+    path = tmp_path / "host_unroll_bad.py"
+    path.write_text(bad)
+    with pytest.raises(pypto.PyptoError, match=r"pl.unroll requires compile-time constant integer bounds, "
+                                                r"got 'acc.shape\[0\]'"):
+        load_single_program(str(path))

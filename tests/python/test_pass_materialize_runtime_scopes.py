@@ -17,7 +17,7 @@ def test_straight_line_body_is_wrapped_before_the_return():
 
     @pl.program
     class Expected:
-        @pl.function(type=pl.FunctionType.Orchestration)
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
         def main(self, n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.scope():
                 t = pl.create_tensor([16, 16], dtype=pl.FP32)
@@ -57,7 +57,7 @@ def test_loop_and_branch_bodies_get_their_own_scope():
             c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
             return c
 
-        @pl.function(type=pl.FunctionType.Orchestration)
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
                  n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.scope():
@@ -101,7 +101,7 @@ def test_manual_scope_contents_and_kernels_are_untouched():
             c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
             return c
 
-        @pl.function(type=pl.FunctionType.Orchestration)
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
                  d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.scope():
@@ -111,3 +111,25 @@ def test_manual_scope_contents_and_kernels_are_untouched():
             return d
 
     assert_pass(passes.MaterializeRuntimeScopes(), Before, Expected)
+
+
+def test_wrapped_function_is_marked_auto_scope_false_and_rerun_is_a_no_op():
+    """Spec anchor_features §4: the pass marks what it wrapped `auto_scope=False`, so its printed
+    output re-parses with the same scopes and a second run changes nothing."""
+    from pypto import ir
+    from pass_test_util import assert_equal
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t = pl.create_tensor([16, 16], dtype=pl.FP32)
+            return t
+
+    once = passes.MaterializeRuntimeScopes()(Before)
+    text = ir.python_print(once)
+    assert "@pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)" in text
+    reparsed = pl.parse_program(text)
+    assert_equal(reparsed, once, "re-parse")
+    assert_equal(passes.MaterializeRuntimeScopes()(once), once, "second run")
+    assert_equal(passes.MaterializeRuntimeScopes()(reparsed), once, "run on the re-parsed text")

@@ -78,3 +78,59 @@ def test_progress_module_runs_by_path_before_pypto_is_installed(tmp_path):
     assert cp.returncode == 0, cp.stderr
     bad = subprocess.run([sys.executable, "-S", progress.__file__, "oops"], capture_output=True, text=True, timeout=60)
     assert bad.returncode == 2 and "usage" in bad.stderr
+
+
+def test_long_run_line_shows_the_task_count(monkeypatch):
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+    out, state = _Tty(), {"n": 0}
+
+    def counts():
+        state["n"] += 1
+        return 50, min(state["n"], 50)   # (submitted, completed)
+    with RunIndicator("running main", delay=0.0, interval=0.01, stream=out, counts=counts):
+        time.sleep(0.1)
+    assert "pypto: running main " in out.getvalue() and "/50 tasks done (" in out.getvalue(), repr(out.getvalue())
+    from pypto.runtime.progress import task_counts_text
+    assert task_counts_text(lambda: (10, 12)) == "10/10 tasks done"      # never more done than submitted
+    assert task_counts_text(lambda: 1 / 0) == "" and task_counts_text(None) == ""
+
+
+def test_runtime_counts_submitted_and_completed_tasks():
+    """The runtime's counters (two atomic loads) after a run: every task submitted is done."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                                    "examples"))
+    import pypto
+    from tiled_matmul import TiledMatmul
+    compiled = pypto.compile(TiledMatmul)
+    compiled(*compiled.random_inputs(seed=0))
+    submitted, completed = compiled._runtime.progress()
+    assert submitted == completed == compiled.last_stats.tasks == 8
+
+
+def _backend():
+    import importlib.util
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    spec = importlib.util.spec_from_file_location(
+        "pypto_build_backend", os.path.join(root, "scripts", "build_backend", "pypto_build_backend.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_build_backend_draws_on_the_users_terminal_only_when_pip_hides_the_log():
+    """`pip install .` without -v: the build backend's stdout is captured, so its progress goes to
+    /dev/tty; a visible log, no terminal, PYPTO_QUIET=1 or make install's own line: nothing."""
+    decide = _backend().progress_destination
+    assert decide({}, stdout_is_tty=False, tty_available=True) == "/dev/tty"
+    assert decide({}, stdout_is_tty=True, tty_available=True) is None
+    assert decide({}, stdout_is_tty=False, tty_available=False) is None
+    assert decide({"PYPTO_QUIET": "1"}, stdout_is_tty=False, tty_available=True) is None
+    assert decide({"PYPTO_QUIET": "0"}, stdout_is_tty=False, tty_available=True) == "/dev/tty"
+    assert decide({"PYPTO_BUILD_PROGRESS": "0"}, stdout_is_tty=False, tty_available=True) is None
+
+
+def test_build_backend_exposes_every_pep517_hook():
+    backend = _backend()
+    for hook in ("build_wheel", "build_sdist", "build_editable", "get_requires_for_build_wheel",
+                 "prepare_metadata_for_build_wheel"):
+        assert callable(getattr(backend, hook)), hook

@@ -14,6 +14,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes
+from pypto.frontend.annotations import tile_annotation_space
 
 # Ops whose result memory space an annotation may choose (they take an optional target_memory=).
 _RETARGETABLE = ("tile.load", "tile.create")
@@ -35,7 +36,7 @@ def _dims_match(ann_shape, val_shape) -> bool:
 
 
 def _annotation_items(node: ast.AST) -> int:
-    """Number of items in `pl.Tile[...]` (3 when the memory space is given)."""
+    """Number of items in `pl.Tensor[...]` (3 when the layout is given)."""
     if not isinstance(node, ast.Subscript):
         return 0
     return len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
@@ -77,12 +78,11 @@ def reconcile_annotation(ctx, st: ast.AnnAssign, ann, value):
             raise _mismatch(ctx, st, ann, value, f"dtype {ann.dtype.name} differs from {vt.dtype.name}")
         if not _dims_match(ann.shape, vt.shape):
             raise _mismatch(ctx, st, ann, value, "the rank or a static dimension differs")
-        explicit_third = _annotation_items(st.annotation) == 3   # layout / memory space given
         if isinstance(ann, ir.TensorType):
-            if explicit_third and ann.layout != vt.layout:
+            if _annotation_items(st.annotation) == 3 and ann.layout != vt.layout:   # layout given
                 raise _mismatch(ctx, st, ann, value, f"layout {ann.layout.name} differs from {vt.layout.name}")
             return value
-        if explicit_third and ann.memory != vt.memory:
+        if tile_annotation_space(ctx, st.annotation) is not None and ann.memory != vt.memory:
             return _retarget(ctx, st, ann, value)
         return value   # omitted memory space: keeps the inferred one (e.g. Acc from pl.matmul)
     raise _mismatch(ctx, st, ann, value, "the types differ")

@@ -13,7 +13,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend.diagnostics import did_you_mean
-from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 
 _MAX_EXTENT = 1 << 63     # shape entries are INDEX (int64) values
@@ -120,17 +120,23 @@ def parse_type(ctx, node: ast.AST, allow_direction: bool = False, allow_tuple: b
         if not isinstance(inner, ir.TensorType):
             raise _malformed(ctx, node, f"pl.{head.kind} wraps a pl.Tensor")
         return inner, getattr(ir.ParamDirection, head.kind)
-    if head is T.Tensor or head is T.Tile:
+    if head is T.Tile:
+        if len(items) < 2:
+            raise _malformed(ctx, node, "pl.Tile takes [shape], dtype, and optionally a memory space, "
+                             "pl.TileView(...) and pl.MemRef(...)")
+        shape = _shape(ctx, items[0], node)
+        mem = tile_annotation_space(ctx, node, shape)
+        return ir.TileType.make(shape, ir_dtype(ctx, items[1]), mem or ir.MemorySpace.Vec), In
+    if head is T.Tensor:
         if len(items) not in (2, 3):
-            raise _malformed(ctx, node, f"pl.{head.kind} takes [shape], dtype"
-                             + (", and an optional layout" if head is T.Tensor else ", and an optional memory space"))
+            raise _malformed(ctx, node, "pl.Tensor takes [shape], dtype, and an optional layout")
         shape = _shape(ctx, items[0], node)
         dtype = ir_dtype(ctx, items[1])
-        if head is T.Tensor:
-            layout = _enum_arg(ctx, items[2], T.Layout, "layout") if len(items) == 3 else ir.Layout.ND
-            return ir.TensorType.make(shape, dtype, layout), In
-        mem = _enum_arg(ctx, items[2], T.MemorySpace, "memory space") if len(items) == 3 else ir.MemorySpace.Vec
-        return ir.TileType.make(shape, dtype, mem), In
+        if len(items) == 3 and isinstance(try_eval_py(ctx, items[2], None), T.TileLayoutMarker):
+            raise ctx.error(items[2], f"{ast.unparse(items[2])} is a fractal tile layout, not a tensor layout",
+                            help="tensor layouts are pl.Layout.ND (default) and pl.Layout.DN")
+        layout = _enum_arg(ctx, items[2], T.Layout, "layout") if len(items) == 3 else ir.Layout.ND
+        return ir.TensorType.make(shape, dtype, layout), In
     if head is T.Scalar:
         if len(items) != 1:
             raise _malformed(ctx, node, "pl.Scalar takes one dtype")
@@ -148,6 +154,103 @@ def parse_type(ctx, node: ast.AST, allow_direction: bool = False, allow_tuple: b
     if head is tuple and allow_tuple:
         return ir.TupleType.make([parse_type(ctx, e)[0] for e in items]), In
     raise _malformed(ctx, node)
+
+
+_TILE_ITEMS_HELP = ("pl.Tile[[16, 16], pl.FP32, pl.Mem.Vec, pl.TileView(valid_shape=[8, 16]), "
+                    "pl.MemRef(0, 1024)]")
+_VIEW_KEYWORDS = ("valid_shape", "stride", "start_offset")
+
+
+def _call_of(ctx, node: ast.AST, cls) -> bool:
+    return isinstance(node, ast.Call) and try_eval_py(ctx, node.func, None) is cls
+
+
+def _int_literal(ctx, node: ast.AST, what: str, minimum: int) -> int:
+    v = try_eval_py(ctx, node, None)
+    if type(v) is not int or v < minimum:
+        raise ctx.error(node, f"{what} must be an int literal >= {minimum}, got '{ast.unparse(node)}'")
+    return v
+
+
+def _tile_view(ctx, call: ast.Call, shape: list) -> None:
+    """Checks ``pl.TileView(valid_shape=[..], stride=[..], start_offset=k)`` against the tile's shape."""
+    if call.args:
+        raise ctx.error(call.args[0], "pl.TileView takes keyword arguments only: " + ", ".join(_VIEW_KEYWORDS))
+    for kw in call.keywords:
+        if kw.arg not in _VIEW_KEYWORDS:
+            raise ctx.error(kw.value if kw.arg else call, f"pl.TileView has no keyword '{kw.arg}' here",
+                            help="keywords: " + ", ".join(_VIEW_KEYWORDS) + "; fractal layout fields (blayout, "
+                                 "slayout, fractal, pad) are refused like pl.NZ: the CPU has no fractal layouts")
+        if kw.arg == "start_offset":
+            _int_literal(ctx, kw.value, "start_offset=", 0)
+            continue
+        if not isinstance(kw.value, (ast.List, ast.Tuple)) or len(kw.value.elts) != len(shape):
+            raise ctx.error(kw.value, f"{kw.arg}= must be a list of {len(shape)} entries (the tile's rank), got "
+                            f"'{ast.unparse(kw.value)}'")
+        for k, el in enumerate(kw.value.elts):
+            if kw.arg == "stride":
+                _int_literal(ctx, el, "a stride", 1)
+                continue
+            e = shape_expr(ctx, el)
+            dim = shape[k]
+            if isinstance(e, ir.ConstInt) and isinstance(dim, ir.ConstInt) and e.value > dim.value:
+                raise ctx.error(el, f"valid_shape entry {e.value} exceeds the tile's dimension {k} ({dim.value})",
+                                help="the valid region lies inside the tile")
+
+
+def _memref(ctx, call: ast.Call):
+    """Checks ``pl.MemRef([space,] addr, size[, id])``; returns the space it names, or None."""
+    if call.keywords:
+        raise ctx.error(call.keywords[0].value, "pl.MemRef takes positional arguments: ([memory space,] addr, "
+                        "size[, id])")
+    args, space = list(call.args), None
+    if args and isinstance(try_eval_py(ctx, args[0], None), T.MemorySpace):
+        space = _enum_arg(ctx, args.pop(0), T.MemorySpace, "memory space")
+    if len(args) not in (2, 3):
+        raise ctx.error(call, f"pl.MemRef takes ([memory space,] addr, size[, id]), got {len(call.args)} arguments",
+                        help="e.g. pl.MemRef(0, 1024) next to pl.Mem.Vec")
+    for what, el, lo in zip(("addr", "size", "id"), args, (0, 1, 0)):
+        _int_literal(ctx, el, f"pl.MemRef {what}", lo)
+    return space
+
+
+def tile_annotation_space(ctx, node: ast.Subscript, shape: list | None = None):
+    """The memory space a ``pl.Tile[...]`` annotation gives explicitly, or None; checks its items after
+    the dtype (anchor_features §14): at most one memory space (``pl.Mem.X`` / ``pl.MemorySpace.X``),
+    ``pl.TileView(...)`` and ``pl.MemRef(...)`` (which needs an explicit space); layout markers such as
+    ``pl.NZ`` are refused. Views and addresses are a no-op on the CPU.
+
+        tile_annotation_space(ctx, <pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat]>)  ->  ir.MemorySpace.Mat
+    """
+    items = _items(node)
+    mem, seen, memref = None, set(), None
+    for it in items[2:]:
+        kind = ("view" if _call_of(ctx, it, T.TileView) else "memref" if _call_of(ctx, it, T.MemRef) else "space")
+        if kind in seen:
+            raise ctx.error(it, f"a tile annotation takes one {'memory space' if kind == 'space' else ast.unparse(it.func)}",
+                            help="write " + _TILE_ITEMS_HELP)
+        seen.add(kind)
+        if kind == "view":
+            if shape is not None:
+                _tile_view(ctx, it, shape)
+        elif kind == "memref":
+            memref = (it, _memref(ctx, it))
+        else:
+            v = try_eval_py(ctx, it, None)
+            if isinstance(v, (T.TileLayoutMarker, T.Layout)):
+                raise ctx.error(it, f"a tile annotation takes no layout marker ('{ast.unparse(it)}')",
+                                help="tile layouts are not part of a tile's type (the reference's parser refuses "
+                                     "them too); drop it")
+            mem = _enum_arg(ctx, it, T.MemorySpace, "memory space")
+    if memref is not None:
+        it, space = memref
+        if space is not None and mem is not None and space != mem:
+            raise ctx.error(it, f"pl.MemRef names memory space {space.name} but the annotation names {mem.name}")
+        mem = mem or space
+        if mem is None:
+            raise ctx.error(it, "pl.MemRef needs an explicit memory space in the annotation",
+                            help="write " + _TILE_ITEMS_HELP)
+    return mem
 
 
 def parse_return_types(ctx, node: ast.AST | None) -> list:

@@ -21,7 +21,8 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import SCALAR_VARIANTS, check_tensor_compute_site, init_value, pipe_buffer_call
+from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, init_value,
+                                        initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin, Namespace, OpSpec
@@ -127,7 +128,24 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             args.append(evaluated[anode])
         else:
             args.append(eval_arg(ctx, anode))
-    return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    if spec.op == "tensor.slice":
+        _warn_slice_overhang(ctx, node, call)
+    return call
+
+
+def _warn_slice_overhang(ctx, node, call):
+    """A static slice that starts inside the tensor but runs past its end is clamped at run time
+    (spec anchor_features §18); one that starts at or past the end is a type error already."""
+    src, shapes, offsets = call.args[0], call.args[1], call.args[2]
+    if not isinstance(src.type, ir.TensorType) or not isinstance(shapes, ir.MakeTuple) \
+            or not isinstance(offsets, ir.MakeTuple):
+        return
+    for axis, (d, s, o) in enumerate(zip(src.type.shape, shapes.elements, offsets.elements)):
+        if all(isinstance(x, ir.ConstInt) for x in (d, s, o)) and o.value < d.value < o.value + s.value:
+            ctx.src.warn(node, f"pl.tensor.slice [{o.value}, {o.value + s.value}) of dimension {axis} runs past the "
+                     f"extent {d.value}: the view is clamped to {d.value - o.value} at run time and kernels see "
+                     f"the smaller tensor (their loads read 0 and their stores are dropped beyond it)")
 
 
 def unified_call(ctx, node: ast.Call, b: Builtin):
@@ -553,6 +571,8 @@ def parse_call(ctx, node: ast.Call):
             return unified_call(ctx, node, callee)
         if k == "pipe_buffer":
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
+        if k == "initialize_pipe":
+            return initialize_pipe_call(ctx, node, callee.pl_name)
         if k == "cast":
             return _cast(ctx, node, callee)
         if k == "write":

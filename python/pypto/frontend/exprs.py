@@ -72,6 +72,9 @@ def _attribute(ctx, node: ast.Attribute):
     except PyEvalFailure as f:
         if f.reason == "attr":
             raise ctx.error(node, f"'{ast.unparse(node.value)}' has no attribute '{f.attr}'") from None
+        if f.reason == "local" and node.attr == "base":
+            raise ctx.error(node, f"'{ast.unparse(node.value)}' has no attribute 'base'",
+                            help="only a pl.reserve_buffer / pl.import_peer_buffer result has .base") from None
         raise ctx.error(node, f"unsupported expression '{ast.unparse(node)}'",
                         help="attributes are only used for pl.* names and module constants") from None
     c = const_from_py(ctx, py, node)

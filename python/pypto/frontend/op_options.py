@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 
-from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 
 _INIT_HELP = "init_value takes an int or float constant, e.g. init_value=0 or init_value=-1.5"
 
@@ -73,16 +73,31 @@ def _identifier(ctx, node: ast.AST, what: str) -> str:
     return node.value
 
 
-def _reserves(fn_node: ast.FunctionDef, name: str) -> bool:
-    """Does the body of `fn_node` call reserve_buffer(name=<name>, ...)?"""
+def _reservation(fn_node: ast.FunctionDef, name: str):
+    """The reserve_buffer(name=<name>, ...) call in the body of `fn_node`, or None."""
     for n in ast.walk(fn_node):
         if isinstance(n, ast.Call):
             f = n.func
             fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
             if fname == "reserve_buffer" and any(kw.arg == "name" and isinstance(kw.value, ast.Constant)
                                                  and kw.value.value == name for kw in n.keywords):
-                return True
-    return False
+                return n
+    return None
+
+
+def _reserves(fn_node: ast.FunctionDef, name: str) -> bool:
+    return _reservation(fn_node, name) is not None
+
+
+def peer_reserve_base(ctx, peer: str, name: str) -> int:
+    """The literal base (-1 = pl.AUTO) of the buffer `name` that program function `peer` reserves
+    (the import was checked to have one), read from the peer's source, so parse order is irrelevant."""
+    call = _reservation(ctx.prog.sigs[peer].node, name)
+    for kw in call.keywords:
+        if kw.arg == "base":
+            base = try_eval_py(ctx, kw.value, None)
+            return base if type(base) is int else -1
+    return -1
 
 
 def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
@@ -131,3 +146,57 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                             help=f"the peer kernel must call pl.reserve_buffer(name=\"{attrs['name']}\", size=...)")
         attrs["peer_func"] = peer
     return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
+
+
+_INIT_PIPE_PARAMS = ("dir_mask", "slot_size", "c2v_consumer_buf", "v2c_consumer_buf")
+
+
+def initialize_pipe_call(ctx, node: ast.Call, pl_name: str):
+    """``pl.aic_initialize_pipe(dir_mask, slot_size, c2v_consumer_buf=0, v2c_consumer_buf=0)`` (and
+    ``aiv_``) -> op ``system.<name>(c2v, v2c)`` with attrs dir_mask, slot_size; a no-op on the CPU (§8).
+
+        pl.aiv_initialize_pipe(dir_mask=1, slot_size=512, c2v_consumer_buf=buf)
+    """
+    from pypto._core import ir
+    from pypto.frontend.exprs import eval_expr
+    op_name = "system." + pl_name.split(".")[-1]
+    sig = ", ".join(_INIT_PIPE_PARAMS)
+    if len(node.args) + len(node.keywords) > len(_INIT_PIPE_PARAMS):
+        raise ctx.error(node, f"pl.{pl_name} takes at most 4 arguments: {sig}")
+    given = {}
+    for kw in node.keywords:
+        if kw.arg not in _INIT_PIPE_PARAMS:
+            raise ctx.error(kw.value if kw.arg else node, f"pl.{pl_name} has no keyword '{kw.arg}'",
+                            help=f"parameters: {sig}")
+        given[kw.arg] = kw.value
+    # Positional arguments fill the parameters not given as keywords, in order: R's
+    # (1, 512, buf, 0) and the printed form (buf, 0, dir_mask=1, slot_size=512) both parse.
+    given.update(zip([p for p in _INIT_PIPE_PARAMS if p not in given], node.args))
+    for req in _INIT_PIPE_PARAMS[:2]:
+        if req not in given:
+            raise ctx.error(node, f"pl.{pl_name} needs {req}=", help=f"parameters: {sig}")
+    in_kernel_scope = any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes)
+    if ctx.sig.ftype.name not in _KERNEL_TYPES and not in_kernel_scope:
+        raise ctx.error(node, f"pl.{pl_name} is only valid in a kernel function or a kernel scope body",
+                        help="a cross-core pipe is set up by the kernels that use it (InCore / AIC / AIV)")
+    attrs = {}
+    for key, lo, hi, what in (("dir_mask", 1, 3, "1 (cube to vector), 2 (vector to cube) or 3 (both)"),
+                              ("slot_size", 1, None, "a positive number of bytes")):
+        v = try_eval_py(ctx, given[key], None)
+        if type(v) is not int or v < lo or (hi is not None and v > hi):
+            raise ctx.error(given[key], f"{key}= must be an int literal, {what}; got '{ast.unparse(given[key])}'")
+        attrs[key] = v
+    bufs = []
+    for key in _INIT_PIPE_PARAMS[2:]:
+        if key not in given:
+            bufs.append(ir.ConstInt.make(0, ir.DataType.INDEX, ctx.span(node)))   # as the literal 0 parses
+            continue
+        e = eval_expr(ctx, given[key])
+        if not (isinstance(e.type, ir.ScalarType) and ir.is_integer(e.type.dtype)):
+            raise ctx.error(given[key], f"{key}= must be an integer scalar (a pl.reserve_buffer / "
+                            f"pl.import_peer_buffer result or 0), got '{ast.unparse(given[key])}'")
+        if isinstance(e, ir.ConstInt) and e.type.dtype != ir.DataType.INT32:
+            # A literal reads as INT32, like the default 0, so the printed form re-parses equal.
+            e = ir.ConstInt.make(e.value, ir.DataType.INT32, e.span)
+        bufs.append(e)
+    return ir.Call.make_op(op_name, bufs, attrs, ctx.span(node))

@@ -30,7 +30,7 @@ from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function
 
 # Handler modules: importing them registers their entry points (pypto.frontend.registry).
-from pypto.frontend import calls, control_flow, deps, scopes  # noqa: E402,F401,I001
+from pypto.frontend import call_runs, calls, control_flow, deps, scopes  # noqa: E402,F401,I001
 
 
 class _SigCtx:
@@ -81,13 +81,18 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg == "auto_scope":     # spec anchor_features §4: stored only when False
                 auto_scope = auto_scope_option(sctx, kw.value)
                 continue
+            if kw.arg == "task_ids":
+                # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
+                group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
+                continue
             if kw.arg in _GROUP_SYNC_OPTIONS:
                 # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
                 group_sync[_GROUP_SYNC_OPTIONS[kw.arg]] = int_list(sctx, kw.value, kw.arg)
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=")
+                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
+                                      "task_ids=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -130,6 +135,27 @@ def _refuse_dead_option(sctx, kw, v):
     if kw.arg == "level" and v.name == "CLUSTER":
         raise sctx.error(kw.value, "level=pl.Level.CLUSTER is not supported on a function",
                          help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
+
+
+def _task_ids_option(sctx, node):
+    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read]), ...])."""
+    from pypto.language._types import TaskIdFacts
+    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B)}')
+    if not isinstance(node, ast.Dict):
+        raise bad
+    out = []
+    for k, v in zip(node.keys, node.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise bad
+        from pypto.language._types import task_id
+        if not (isinstance(v, ast.Call) and not v.args and try_eval_py(sctx, v.func, None) is task_id):
+            raise bad
+        kws = {kw.arg: try_eval_py(sctx, kw.value, None) for kw in v.keywords}
+        if not set(kws) <= {"slots", "fresh", "read"} or not all(isinstance(x, int) for x in kws.values()):
+            raise bad
+        facts = TaskIdFacts(**kws)
+        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read)]))
+    return node, out
 
 
 _GROUP_SYNC_OPTIONS = {"group_slots": "slots", "group_waits": "waits", "group_signals": "signals"}
@@ -189,7 +215,16 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     fn = ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
                           sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp,
                           sig.core_type)
-    return fn.with_group_sync(**sig.group_sync) if sig.group_sync else fn
+    sync = dict(sig.group_sync)
+    task_ids = sync.pop("task_ids", None)
+    fn = fn.with_group_sync(**sync) if sync else fn
+    if task_ids:
+        node, named = task_ids
+        try:
+            fn = fn.with_task_ids_named(named)
+        except ValueError as e:
+            raise ctx.error(node, f"task_ids=: {e}") from None
+    return fn
 
 
 _DEEP_HELP = "split the expression into named intermediate values (x1 = ...; x2 = x1 + ...)"
@@ -232,6 +267,22 @@ def _parse_python(text: str, filename: str, src: Source, line_offset: int = 0):
                          col=len(text_line) - len(text_line.lstrip()) + 1, end_line=ln,
                          end_col=len(text_line) + 1, source_line=text_line,
                          help=_DEEP_HELP) from None
+
+
+def _parse_masked(text: str, lines: list, filename: str, src: Source):
+    """_parse_python of `text` with its runs of simple kernel-call lines masked (call_runs.py:
+    they are parsed from their lines, much faster). Any trouble with the masked text (a syntax
+    error, a run that is not a statement of a function body) parses the text as it is, so
+    errors are those of the unmasked text."""
+    masked, runs = call_runs.mask_call_runs(lines)
+    if masked is not None:
+        try:
+            mod = ast.parse(masked, filename)
+        except (SyntaxError, RecursionError, MemoryError):
+            mod = None
+        if mod is not None and call_runs.attach_runs(mod, runs):
+            return mod
+    return _parse_python(text, filename, src)
 
 
 def _gc_paused(entry_point):
@@ -284,10 +335,17 @@ def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = 
 def _snippet(lines: list[str], start: int):
     """Parse source lines starting at 1-based file line `start`; indented snippets are wrapped
     in `if 1:` so columns stay those of the file. Returns (module ast, line offset)."""
-    text = "".join(lines)
-    if lines and lines[0][:1] in (" ", "\t"):
-        return ast.parse("if 1:\n" + text), start - 2
-    return ast.parse(text), start - 1
+    indented = bool(lines) and lines[0][:1] in (" ", "\t")
+    prefix, offset = ("if 1:\n", start - 2) if indented else ("", start - 1)
+    masked, runs = call_runs.mask_call_runs(lines, first_line=2 if indented else 1)
+    if masked is not None:       # runs of kernel-call lines masked (see _parse_masked)
+        try:
+            mod = ast.parse(prefix + masked)
+        except (SyntaxError, RecursionError, MemoryError):
+            mod = None
+        if mod is not None and call_runs.attach_runs(mod, runs):
+            return mod, offset
+    return ast.parse(prefix + "".join(lines)), offset
 
 
 @_gc_paused
@@ -369,7 +427,7 @@ def parse_program_text(text: str, filename: str = "<string>"):
     """pl.parse_program: a module with one @pl.program class -> IR Program."""
     lines = text.splitlines(keepends=True)
     src = Source(filename, lines, 0)
-    mod = _parse_python(text, filename, src)
+    mod = _parse_masked(text, lines, filename, src)
     idx = [i for i, st in enumerate(mod.body) if isinstance(st, ast.ClassDef) and _looks_like_program(st)]
     if len(idx) > 1:
         raise src.error(mod.body[idx[1]], f"expected exactly one @pl.program class in {filename}, found "

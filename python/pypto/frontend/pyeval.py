@@ -41,6 +41,8 @@ def _resolve(ctx, node: ast.AST):
         v = ctx.resolve_py(node.id)
         return _Failure((node, "unknown", None, "")) if v is _MISSING else v
     if isinstance(node, ast.Attribute):
+        if node.attr == "base" and isinstance(node.value, ast.Name) and ctx.lookup(node.value.id) is not None:
+            return _pipe_buffer_base(ctx, node)
         base = _resolve(ctx, node.value)
         if type(base) is _Failure:
             return base
@@ -57,6 +59,22 @@ def _resolve(ctx, node: ast.AST):
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return -v
     return _Failure((node, "form", None, ""))
+
+
+def _pipe_buffer_base(ctx, node: ast.Attribute):
+    """``buf.base`` of a ``pl.reserve_buffer`` / ``pl.import_peer_buffer`` result (anchor_features §8):
+    the literal base (-1 = pl.AUTO); an import takes the base its peer's reservation writes.
+
+        buf = pl.reserve_buffer(name="ring", size=4096, base=256);  buf.base  ->  256
+    """
+    from pypto.frontend.op_options import peer_reserve_base   # op_options imports this module
+    d = getattr(ctx, "defs", {}).get(ctx.lookup(node.value.id))
+    callee = getattr(d, "callee", "") if d is not None else ""
+    if callee == "system.reserve_buffer":
+        return d.attrs["base"]
+    if callee == "system.import_peer_buffer":
+        return peer_reserve_base(ctx, d.attrs["peer_func"], d.attrs["name"])
+    return _Failure((node, "local", None, ""))
 
 
 def eval_py(ctx, node: ast.AST):

@@ -28,7 +28,10 @@ from pypto.language._types import (  # noqa: F401
     Tensor, Tile, dynamic,
 )
 from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)
+from pypto.language._types import NZ, MemRef, TileView  # noqa: F401  (annotation items, anchor_features §14)
+from pypto.language._types import MemorySpace as Mem  # noqa: F401  (pl.Mem.Vec == pl.MemorySpace.Vec, §14)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
+from pypto.language._types import TaskIdFacts, task_id  # noqa: F401  (printed ResolveTaskIds result)
 
 BOOL = DTYPES["BOOL"]
 INT8 = DTYPES["INT8"]
@@ -52,6 +55,7 @@ globals().update(_builtins.TOP_LEVEL_TILE_OPS)
 reshape = _builtins.reshape
 split, auto_chunk, optimizations = _builtins.split, _builtins.auto_chunk, _builtins.optimizations
 reserve_buffer, import_peer_buffer, AUTO = _builtins.reserve_buffer, _builtins.import_peer_buffer, _builtins.AUTO
+aic_initialize_pipe, aiv_initialize_pipe = _builtins.aic_initialize_pipe, _builtins.aiv_initialize_pipe
 globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
 
 

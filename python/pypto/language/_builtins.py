@@ -133,6 +133,8 @@ tile = Namespace("tile", _tile)
 system = Namespace("system", {
     "reserve_buffer": Builtin("system.reserve_buffer", "pipe_buffer"),        # anchor_features §8
     "import_peer_buffer": Builtin("system.import_peer_buffer", "pipe_buffer"),
+    "aic_initialize_pipe": Builtin("system.aic_initialize_pipe", "initialize_pipe"),
+    "aiv_initialize_pipe": Builtin("system.aiv_initialize_pipe", "initialize_pipe"),
     "task_dummy": Builtin("system.task_dummy", "task_dummy"),
     "task_invalid": op("system.task_invalid", "system.task_invalid"),
 })
@@ -239,4 +241,6 @@ optimizations = Namespace("optimizations", {"split": split, "auto_chunk": auto_c
 # -- pipe buffers (spec anchor_features §8): pl.reserve_buffer / pl.import_peer_buffer, base=pl.AUTO --
 reserve_buffer = Builtin("reserve_buffer", "pipe_buffer")
 import_peer_buffer = Builtin("import_peer_buffer", "pipe_buffer")
+aic_initialize_pipe = Builtin("aic_initialize_pipe", "initialize_pipe")   # (dir_mask, slot_size, c2v_buf, v2c_buf)
+aiv_initialize_pipe = Builtin("aiv_initialize_pipe", "initialize_pipe")
 AUTO = -1

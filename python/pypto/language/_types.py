@@ -147,6 +147,39 @@ class Tensor(_AnnotationMarker):
     kind = "Tensor"
 
 
+class TileView:
+    """``pl.TileView(valid_shape=[r, c], stride=[s0, s1], start_offset=k)``: a view annotation item of
+    ``pl.Tile[...]`` (anchor_features §14). The parser checks it from the source; on the CPU it is a
+    no-op (the tile's type is unchanged)."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class MemRef:
+    """``pl.MemRef(addr, size[, id])`` (or with a leading ``pl.Mem.<space>``): the on-chip address of a
+    tile, an annotation item of ``pl.Tile[...]`` that needs an explicit memory space (§14). CPU: no-op."""
+
+    def __init__(self, *args, **kwargs):
+        self.args, self.kwargs = args, kwargs
+
+
+class TileLayoutMarker:
+    """``pl.NZ``: a fractal layout marker of the reference's user guide; its parser refuses it in
+    annotations, and so does ours (anchor_features §14)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"pl.{self.name}"
+
+
+NZ = TileLayoutMarker("NZ")
+
+
 class Tile(_AnnotationMarker):
     """``pl.Tile[[d0, d1], dtype(, pl.MemorySpace.X)]``: an on-chip tile (kernel locals)."""
     kind = "Tile"
@@ -199,3 +232,25 @@ rebind = LoopCarry(True)
 def slots(n: int) -> LoopCarry:
     """``pl.slots(4)``: a TaskId loop carry held in 4 slots (one per pl.parallel iteration)."""
     return LoopCarry(True, int(n))
+
+
+class TaskIdFacts:
+    """What ResolveTaskIds decided about one TaskId value: a pass result that printed IR shows
+    as the @pl.function option ``task_ids={"t": pl.task_id(fresh=True, read=True)}``.
+
+    ``slots``: 0 for one TaskId, N when the value names an array of N TaskId slots; ``fresh``:
+    always valid (no is_valid() guard); ``read``: a statement names it."""
+
+    def __init__(self, slots: int = 0, fresh: bool = False, read: bool = False):
+        self.slots, self.fresh, self.read = int(slots), bool(fresh), bool(read)
+
+    def __repr__(self):
+        facts = [f"slots={self.slots}"] if self.slots else []
+        facts += ["fresh=True"] if self.fresh else []
+        facts += ["read=True"] if self.read else []
+        return f"pl.task_id({', '.join(facts)})"
+
+
+def task_id(slots: int = 0, fresh: bool = False, read: bool = False) -> TaskIdFacts:
+    """``pl.task_id(slots=4)``: one entry of the printed ResolveTaskIds result (task_ids=)."""
+    return TaskIdFacts(slots, fresh, read)

@@ -18,7 +18,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
@@ -214,6 +214,12 @@ class Runtime:
             raise RunError("could not write the task graph to %s" % path,
                            help="run with the task graph recorded (CompiledProgram.task_graph) and check that "
                                 "the directory exists and is writable")
+
+    def progress(self) -> Tuple[int, int]:
+        """``(submitted, completed)`` tasks of the run in progress (or the last run); safe to
+        call from another thread while ``run`` executes (the progress ticker does)."""
+        h = self._h
+        return tuple(h.progress()) if h is not None else (0, 0)
 
     def close(self) -> None:
         if self._h is not None:

@@ -6,8 +6,8 @@
         p.step("kernels/k.cpp")       # "pypto: compiling main [1/4] kernels/k.cpp" on stderr
     # the line is erased at the end
 
-    with RunIndicator("running main"):  # after 1 s: "pypto: running main (3.2 s)", ticking
-        rt.run(...)
+    with RunIndicator("running main", counts=rt.progress):  # after 1 s, ticking:
+        rt.run(...)           # "pypto: running main 1200/5000 tasks done (3.2 s)"
 
     python python/pypto/runtime/progress.py build -- python -m pip install -v .
 
@@ -23,7 +23,7 @@ import subprocess
 import sys
 import threading
 import time
-from typing import List, Optional, TextIO
+from typing import Callable, List, Optional, TextIO, Tuple
 
 
 def progress_enabled(stream: Optional[TextIO] = None) -> bool:
@@ -73,17 +73,36 @@ class Progress:
             self.stream.flush()
 
 
+def task_counts_text(counts: Optional[Callable[[], Tuple[int, int]]]) -> str:
+    """``"1200/5000 tasks done"`` from ``counts()`` = (submitted, completed) so far; "" when
+    there is no counter or it fails (a progress line never breaks a run).
+
+        task_counts_text(lambda: (5000, 1200))   # -> "1200/5000 tasks done"
+    """
+    if counts is None:
+        return ""
+    try:
+        submitted, completed = counts()
+    except Exception:  # noqa: BLE001 - the indicator is best effort
+        return ""
+    return "%d/%d tasks done" % (min(int(completed), int(submitted)), int(submitted))
+
+
 class RunIndicator:
     """Draws ``pypto: <what> (t s)`` once a step has taken ``delay`` seconds, rewritten every
     ``interval`` seconds until the step ends (then erased): a long run shows it is alive, a
-    short one prints nothing. The step must release the GIL (runs do).
+    short one prints nothing. The step must release the GIL (runs do). ``counts`` (the
+    runtime's ``progress``: tasks submitted and completed so far, two atomic loads) adds the
+    task count: ``pypto: running main 1200/5000 tasks done (3.2 s)``.
 
-        with RunIndicator("running main"):
+        with RunIndicator("running main", counts=rt.progress):
             stats = rt.run(tensors, scalars)
     """
 
-    def __init__(self, what: str, delay: float = 1.0, interval: float = 0.25, stream: Optional[TextIO] = None):
+    def __init__(self, what: str, delay: float = 1.0, interval: float = 0.25, stream: Optional[TextIO] = None,
+                 counts: Optional[Callable[[], Tuple[int, int]]] = None):
         self.progress = Progress(what, stream=stream)
+        self.counts = counts
         self.delay, self.interval = delay, interval
         self._stop = threading.Event()
         self._thread: Optional[threading.Thread] = None
@@ -98,7 +117,8 @@ class RunIndicator:
         if self._stop.wait(self.delay):
             return
         while True:
-            self.progress._draw("")
+            text = task_counts_text(self.counts)
+            self.progress._draw(text)
             if self._stop.wait(self.interval):
                 return
 
@@ -123,7 +143,10 @@ def run_build(cmd: List[str], what: str = "building the pypto C++ core", stream:
     stream = stream or sys.stderr
     tail: List[str] = []
     with Progress(what, stream=stream) as p:
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+        # The build backend would draw the same line on /dev/tty: this function draws it here.
+        env = dict(os.environ, PYPTO_BUILD_PROGRESS="0")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace",
+                                env=env)
         assert proc.stdout is not None
         for line in proc.stdout:
             tail.append(line)

@@ -147,6 +147,11 @@ class Runtime {
   /// race_check Warn or Error; false otherwise or when the file cannot be written.
   ///     rt.set_race_check(pto2::RaceCheck::Warn); rt.run(entry, args); rt.write_graph("g.dot");
   bool write_graph(const std::string& path) const;
+  /// Tasks submitted and completed so far in the run in progress (or the last run), for a
+  /// progress indicator. Thread-safe, callable while run() executes on another thread; the
+  /// two counts are read apart, so completed <= submitted holds but they may lag a little.
+  ///     uint64_t sub = 0, done = 0;  rt.progress(&sub, &done);
+  void progress(uint64_t* submitted, uint64_t* completed) const noexcept;
 
  private:
   std::unique_ptr<detail::Engine> engine_;

@@ -18,6 +18,8 @@ std::vector<ir::ExprPtr> ListArg(const ir::Call& call, size_t i);
 std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vector<std::string>& values);
 // "a, ar, ac": a tile operand as pointer, rows and cols of its 2-D view.
 inline std::string View(const TileRef& t) { return t.buf + ", " + t.rows() + ", " + t.cols(); }
+// ", decl" (declared extents of a tensor operand, for load / store clipping, §18) or "".
+std::string DeclArg(KernelEmitter& em, const ir::TensorType* tt, int tensor_index);
 // An integer attr of the call (`def` when absent; type inference has checked it).
 int64_t IntAttr(const ir::Call& call, const std::string& key, int64_t def);
 
@@ -33,6 +35,9 @@ bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out)
 // system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
 // address, 0 for AUTO (kernel_pipe_buffers.cpp; spec anchor_features §8).
 bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std::string* out);
+// system.aic/aiv_initialize_pipe: a no-op that only evaluates its buffer arguments
+// (kernel_pipe_buffers.cpp; spec anchor_features §8).
+bool InitializePipeText(KernelEmitter& em, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 

@@ -4,6 +4,7 @@
 //   buf = pl.reserve_buffer(name="ring", size=4096, base=256)    ->  static_cast<int32_t>(256)
 //   buf = pl.reserve_buffer(name="ring", size=4096)              ->  static_cast<int32_t>(0)   (AUTO)
 //   p = pl.import_peer_buffer(name="ring", peer_func="consumer") ->  the consumer's base for "ring"
+//   pl.aiv_initialize_pipe(1, 512, buf, 0)                       ->  ((void)(buf), (void)(0), 0)
 #include "kernel_ops_util.h"
 
 #include "pypto/ir/attrs.h"
@@ -51,6 +52,16 @@ bool PipeBufferScalarText(const Program& program, const Call& call, std::string*
     return false;
   }
   *out = "static_cast<int32_t>(" + std::to_string(base) + ")";
+  return true;
+}
+
+bool InitializePipeText(KernelEmitter& em, const Call& call, std::string* out) {
+  if (!call.is_op || (call.callee != "system.aic_initialize_pipe" && call.callee != "system.aiv_initialize_pipe")) {
+    return false;
+  }
+  std::string text = "(";
+  for (const auto& a : call.args) text += "(void)(" + em.scalar(a) + "), ";
+  *out = text + "0 /* " + call.callee + ": no-op on the CPU */)";
   return true;
 }
 

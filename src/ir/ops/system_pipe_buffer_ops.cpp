@@ -5,6 +5,8 @@
 //
 //   system.reserve_buffer()     attrs name="ring", size=4096, base=-1 (AUTO) -> Scalar[INT32]
 //   system.import_peer_buffer() attrs name="ring", peer_func="consumer"      -> Scalar[INT32]
+//   system.aic_initialize_pipe(c2v_buf, v2c_buf) attrs dir_mask=1, slot_size=512 -> unit (no-op)
+//   system.aiv_initialize_pipe(c2v_buf, v2c_buf) likewise
 #include <cctype>
 
 #include "op_util.h"
@@ -49,6 +51,24 @@ void register_pipe_buffer_ops(OpRegistry& r) {
            string_attr("system.import_peer_buffer", attrs, "peer_func", span);
            return ScalarType::make(DataType::INT32);
          });
+  for (const char* name : {"system.aic_initialize_pipe", "system.aiv_initialize_pipe"}) {
+    add_op(r, name, {"c2v_consumer_buf", "v2c_consumer_buf"}, {"dir_mask", "slot_size"},
+           "Set up a cross-core pipe over the given consumer buffers (CPU: no-op).",
+           [name](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
+             const std::string op = name;
+             const int64_t mask = int_attr(op, attrs, "dir_mask", span);
+             PYPTO_USER_CHECK(mask >= 1 && mask <= 3, span, op << ": dir_mask=" << mask << " must be 1, 2 or 3",
+                              "1 = cube-to-vector, 2 = vector-to-cube, 3 = both");
+             PYPTO_USER_CHECK(int_attr(op, attrs, "slot_size", span) > 0, span, op << ": slot_size= must be positive",
+                              "the bytes of one pipe slot");
+             for (const auto& a : args) {
+               auto* st = a->type ? a->type->as<ScalarType>() : nullptr;
+               PYPTO_USER_CHECK(st && is_integer(st->dtype), a->span,
+                                op << ": a consumer buffer must be an integer scalar (a pl.reserve_buffer result)", "");
+             }
+             return TupleType::unit();
+           });
+  }
 }
 
 }  // namespace pypto::ir::ops

@@ -32,7 +32,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t0.add_input(ext_a);
         params_t0.add_input(ext_b);
         params_t0.add_output(ext_c);
-        PTO2_SOURCE_SITE(params_t0, "program.py", 31);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 32);
         rt_submit_aic_task(0, params_t0);
         int64_t rows = (int64_t)(N);
         for (int64_t r = 0; r < rows; r += 1) {
@@ -42,7 +42,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 params_t1.add_input(ext_x);
                 params_t1.add_inout(ext_y);
                 params_t1.add_scalar((uint64_t)r);
-                PTO2_SOURCE_SITE(params_t1, "program.py", 34);
+                PTO2_SOURCE_SITE(params_t1, "program.py", 35);
                 rt_submit_aiv_task(1, params_t1);
             }
         }

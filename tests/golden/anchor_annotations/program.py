@@ -1,5 +1,6 @@
 # Annotation strictness (anchor_features.md §14): INDEX <-> INT64 binds a cast; an Acc tile annotated
-# without a memory space stays Acc; an explicit memory space retargets a pl.load.
+# without a memory space stays Acc; an explicit memory space retargets a pl.load; pl.TileView /
+# pl.MemRef items are checked and are a no-op on the CPU.
 import pypto.language as pl
 
 N = pl.dynamic("N")
@@ -10,7 +11,7 @@ class AnchorAnnotations:
     @pl.function(type=pl.FunctionType.InCore)
     def mm(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
            c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        ta: pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Mat] = pl.load(a, [0, 0], [16, 16])
+        ta: pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat, pl.TileView(valid_shape=[16, 16]), pl.MemRef(0, 1024)] = pl.load(a, [0, 0], [16, 16])
         tl = pl.move(ta, target_memory=pl.MemorySpace.Left)
         tr = pl.move(pl.load(b, [0, 0], [16, 16]), target_memory=pl.MemorySpace.Right)
         acc: pl.Tile[[16, 16], pl.FP32] = pl.matmul(tl, tr)

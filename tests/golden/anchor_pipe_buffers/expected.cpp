@@ -27,14 +27,14 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t0;
         params_t0.add_input(ext_x);
         params_t0.add_output(ext_y);
-        PTO2_SOURCE_SITE(params_t0, "program.py", 29);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 34);
         rt_submit_aiv_task(0, params_t0);
 
         // Task 1: producer
         Arg params_t1;
         params_t1.add_input(ext_x);
         params_t1.add_output(ext_z);
-        PTO2_SOURCE_SITE(params_t1, "program.py", 30);
+        PTO2_SOURCE_SITE(params_t1, "program.py", 35);
         rt_submit_aic_task(1, params_t1);
     }
 }
