@@ -52,7 +52,17 @@ void bind_passes(nb::module_& parent) {
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
-      .value("ReturnedParamsStamped", IRProperty::ReturnedParamsStamped);
+      .value("ReturnedParamsStamped", IRProperty::ReturnedParamsStamped)
+      .value("LoopsUnrolled", IRProperty::LoopsUnrolled)
+      .value("ClusterScopesOutlined", IRProperty::ClusterScopesOutlined)
+      .value("IncoreScopesOutlined", IRProperty::IncoreScopesOutlined)
+      .value("KernelTensorOpsConverted", IRProperty::KernelTensorOpsConverted)
+      .value("TensorAssemblesInPlace", IRProperty::TensorAssemblesInPlace)
+      .value("WrittenParamDirectionsUpgraded", IRProperty::WrittenParamDirectionsUpgraded)
+      .value("PhaseFencesExpanded", IRProperty::PhaseFencesExpanded)
+      .value("AutoDepsAnalysed", IRProperty::AutoDepsAnalysed)
+      .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
+      .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)

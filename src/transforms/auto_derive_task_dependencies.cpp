@@ -949,7 +949,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 Pass AutoDeriveTaskDependencies() {
   return Pass{"AutoDeriveTaskDependencies",
               {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit},
-              {},
+              {IRProperty::AutoDepsAnalysed},
               Run};
 }
 

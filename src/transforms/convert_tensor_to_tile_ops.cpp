@@ -329,6 +329,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass ConvertTensorToTileOps() { return Pass{"ConvertTensorToTileOps", {}, {}, Run, /*invalidated=*/{}}; }
+Pass ConvertTensorToTileOps() { return Pass{"ConvertTensorToTileOps", {}, {IRProperty::KernelTensorOpsConverted}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms
