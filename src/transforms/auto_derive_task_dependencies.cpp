@@ -121,8 +121,9 @@ class Analyzer {
   // ---- derive ----
   bool overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist);
   bool covers(const Access& a, const Access& b);
-  bool fanin_ok(Task* t, size_t level);
+  bool fanin_ok(Task* t, size_t level, bool range_slots = false);
   bool self_chained(Task* t, size_t level);
+  bool every_iteration(Task* t, size_t level);
   void derive();
   void hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
 
@@ -636,20 +637,38 @@ bool Analyzer::covers(const Access& a, const Access& b) {
   return true;
 }
 
+// A pl.range whose every iteration's TaskId can be kept in an array of slots (indexed by the
+// loop variable): literal bounds from 0, step 1, at most this many iterations.
+constexpr int64_t kMaxRangeSlots = 256;
+
+bool range_slots_ok(const Loop& l) {
+  auto start = const_of(l.stmt->start);
+  return !l.parallel && l.trip && *l.trip <= kMaxRangeSlots && start && *start == 0 && l.step && *l.step == 1;
+}
+
 // Can every instance of `t` inside the loops below level `level` be named after them? A
-// pl.parallel(N) (constant N, at most one) keeps all N ids; a pl.range keeps the last one,
-// which suffices when t's instances are chained by its own carried edges.
-bool Analyzer::fanin_ok(Task* t, size_t level) {
-  int parallel = 0;
+// pl.parallel(N) (constant N) keeps all N ids; a pl.range keeps the last one, which suffices
+// when t's instances are chained by its own carried edges; with `range_slots` (a fan-in after
+// the loop, not a loop-carried edge) the outermost of those loops may instead be a pl.range of
+// independent instances whose N ids are kept in an array (PrepareCrossScopeTaskIdHoists). At
+// most one level keeps N ids.
+bool Analyzer::fanin_ok(Task* t, size_t level, bool range_slots) {
+  int arrays = 0;
   for (size_t m = level; m < t->loops.size(); ++m) {
     Loop* l = t->loops[m];
     if (l->parallel) {
-      if (!l->trip || ++parallel > 1) return false;
+      if (!l->trip || ++arrays > 1) return false;
     } else if (!self_chained(t, m)) {
-      return false;
+      if (!(range_slots && m == level && range_slots_ok(*l)) || ++arrays > 1) return false;
     }
   }
   return true;
+}
+
+// Does a fan-in edge from `t` at `level` name every iteration of t->loops[level], a pl.range
+// (fanin_ok with range_slots)?
+bool Analyzer::every_iteration(Task* t, size_t level) {
+  return level < t->loops.size() && !t->loops[level]->parallel && !self_chained(t, level);
 }
 
 // Does `t` in iteration i+1 of t->loops[level] (a pl.range) get an edge from t in iteration i?
@@ -719,7 +738,7 @@ void Analyzer::derive() {
           if (!(a.write || b.write)) continue;
           if (!overlap(a, b, nullptr, 0)) continue;
           size_t common = common_prefix(A->loops, B->loops);
-          bool covered = fanin_ok(A, common);
+          bool covered = fanin_ok(A, common, /*range_slots=*/true);
           hazard(A, a, B, b, nullptr, covered);
           if (a.write && covered && A->loops.size() == common && covers(a, b)) break;
         }
@@ -815,6 +834,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
           ref = visible.at(e.from);
         } else {
           Attrs ra{{"task", tid_name(*e.from)}};
+          if (!e.carried && every_iteration(e.from, common_prefix(e.from->loops, T->loops))) ra["every_iteration"] = true;
           std::vector<ExprPtr> ra_args;
           if (e.carried) ra_args.push_back(e.carried->stmt->loop_var);
           VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);

@@ -87,6 +87,7 @@ class Hoister {
   struct Ref {
     std::string task;
     const Var* loop_var = nullptr;       // set: the previous iteration of that loop
+    bool every = false;                  // every_iteration=True
     std::vector<const ForStmt*> loops;   // the consumer's enclosing loops
     Span span;
   };
@@ -96,8 +97,9 @@ class Hoister {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (const Call* r = task_ref_of(st)) {
-          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, loops, r->span};
+          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, loops, r->span};
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
+          if (auto* e = attr_get<bool>(r->attrs, "every_iteration")) ref.every = *e;
           refs_[a->var.get()] = std::move(ref);
         } else if (is_task_id(a->var->type) && a->var->type->is<ScalarType>()) {
           producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), loops});
@@ -131,6 +133,13 @@ class Hoister {
                                                                       << ref.loop_var->name << " containing both tasks");
       } else {
         while (level < pl.size() && level < ref.loops.size() && pl[level] == ref.loops[level]) ++level;
+      }
+      if (ref.every) {
+        PYPTO_CHECK(!ref.loop_var && level < pl.size() && pl[level]->for_kind != ForKind::Parallel &&
+                        pl[level]->trip_count > 0,
+                    "PrepareCrossScopeTaskIdHoists: every_iteration=True on task_ref('" << ref.task
+                                                                                       << "') without a pl.range of literal trip count below the common scope");
+        slots_loop_[ref.task] = pl[level];
       }
       for (size_t m = level; m < pl.size(); ++m) {
         auto& v = carries_[pl[m]];
@@ -237,6 +246,18 @@ class Hoister {
     }
   }
 
+  // The TaskId value loop `f` carries for producer `t`: an array of `slots` ids when `f` is, or
+  // encloses, the pl.range whose every iteration a consumer names; else one id (0).
+  int64_t slots_at(const ForStmt& f, const std::string& t) const {
+    auto it = slots_loop_.find(t);
+    if (it == slots_loop_.end()) return 0;
+    for (const ForStmt* l : producers_.at(t).loops) {
+      if (l == &f) return it->second->trip_count;   // f is the slot loop or encloses it
+      if (l == it->second) return 0;                // f is inside the slot loop
+    }
+    return 0;
+  }
+
   void rebuild_for(const ForStmt& f, std::map<std::string, ExprPtr>& visible, std::vector<StmtPtr>& out) {
     std::vector<std::string> carried;
     if (auto it = carries_.find(&f); it != carries_.end()) carried = it->second;
@@ -244,10 +265,19 @@ class Hoister {
     std::vector<VarPtr> rvs = f.return_vars;
     std::map<std::string, ExprPtr> inner = visible;
     VarPtr seed;
+    std::vector<std::string> slot_tasks;   // carried as arrays filled by this loop's iterations
     for (const std::string& t : carried) {
+      int64_t n = slots_at(f, t);
+      TypePtr type = n ? TypePtr(ArrayType::make(n, DataType::TASK_ID)) : TypePtr(ScalarType::make(DataType::TASK_ID));
       ExprPtr init;
       if (auto v = visible.find(t); v != visible.end()) {
         init = v->second;
+      } else if (n) {
+        // All slots invalid: an iteration that does not run the producer leaves its slot empty.
+        VarPtr slots = Var::make(derived_name(t, "slots"), type, f.span);
+        Attrs a{{"size", n}, {"dtype", std::string("TASK_ID")}};
+        out.push_back(AssignStmt::make(slots, Call::make_op("array.create", {}, a, f.span), f.span));
+        init = slots;
       } else {
         if (!seed) {
           seed = tid_var(derived_name(t, "seed"), f.span);
@@ -255,26 +285,50 @@ class Hoister {
         }
         init = seed;
       }
-      IterArgPtr ia = IterArg::make(derived_name(t, "carry"), ScalarType::make(DataType::TASK_ID), init, f.span);
+      IterArgPtr ia = IterArg::make(derived_name(t, "carry"), type, init, f.span);
       iter_args.push_back(ia);
       inner[t] = ia;
       carry_ia_[{&f, t}] = ia;
+      if (n && slots_loop_.at(t) == &f) {
+        slot_tasks.push_back(t);
+        if (producers_.at(t).loops.back() != &f) {
+          // The producer's loops inside the slot loop carry one id per iteration, from none.
+          VarPtr none = tid_var(derived_name(t, "none"), f.span);
+          out.push_back(AssignStmt::make(none, Call::make_op("system.task_invalid", {}, {}, f.span), f.span));
+          inner[t] = none;
+        }
+      }
     }
     std::vector<StmtPtr> nb;
     rebuild(f.body, inner, nb);
     StmtPtr body = make_seq(nb, f.body->span);
     std::vector<ExprPtr> yields;
-    std::vector<StmtPtr> barriers;
+    std::vector<StmtPtr> fills;
     for (const std::string& t : carried) {
-      yields.push_back(inner.at(t));
-      VarPtr rv = tid_var(derived_name(t, "last"), f.span);
+      ExprPtr last = inner.at(t);
+      if (std::find(slot_tasks.begin(), slot_tasks.end(), t) != slot_tasks.end()) {
+        // slot[i] = this iteration's id (the loop runs i = 0, 1, ..., N - 1: range_slots_ok).
+        const IterArgPtr& ia = std::static_pointer_cast<const IterArg>(carry_ia_.at({&f, t}));
+        VarPtr filled = Var::make(derived_name(t, "filled"), ia->type, f.span);
+        fills.push_back(AssignStmt::make(
+            filled, Call::make_op("array.update_element", {ia, f.loop_var, last}, {}, f.span), f.span));
+        last = filled;
+      }
+      yields.push_back(last);
+    }
+    if (!fills.empty()) body = append_stmts(body, fills);
+    std::vector<StmtPtr> barriers;
+    for (size_t k = 0; k < carried.size(); ++k) {
+      const std::string& t = carried[k];
+      VarPtr rv = Var::make(derived_name(t, "last"), carry_ia_.at({&f, t})->type, f.span);
       rvs.push_back(rv);
       visible[t] = rv;
-      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
-      // later consumer names 1 id instead of N (N + M edges instead of N * M).
+      // Phase fence: the N ids of a pl.parallel(N) fan-in (or a pl.range's slots) behind one
+      // dummy barrier, so each later consumer names 1 id instead of N (N + M edges, not N * M).
       auto* tc = f.stop->as<ConstInt>();
       auto* t0 = f.start->as<ConstInt>();
-      if (f.for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
+      bool many = f.for_kind == ForKind::Parallel || (slots_at(f, t) && slots_loop_.at(t) == &f);
+      if (many && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
         VarPtr fence = tid_var(derived_name(t, "fence"), f.span);
         Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
         barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
@@ -287,10 +341,24 @@ class Hoister {
     out.insert(out.end(), barriers.begin(), barriers.end());
   }
 
+  // Appends `extra` before the trailing yield of a loop body (inside its runtime scopes).
+  static StmtPtr append_stmts(const StmtPtr& body, const std::vector<StmtPtr>& extra) {
+    std::vector<StmtPtr> stmts = flatten_stmts(body);
+    if (stmts.size() == 1 && stmts[0]->is<RuntimeScopeStmt>()) {
+      auto* r = stmts[0]->as<RuntimeScopeStmt>();
+      return RuntimeScopeStmt::make(r->mode, append_stmts(r->body, extra), r->span);
+    }
+    auto at = stmts.end();
+    if (!stmts.empty() && stmts.back()->is<YieldStmt>()) --at;
+    stmts.insert(at, extra.begin(), extra.end());
+    return make_seq(stmts, body->span);
+  }
+
   const Function& fn_;
   std::map<std::string, Producer> producers_;
   std::map<const Var*, Ref> refs_;
   std::map<const ForStmt*, std::vector<std::string>> carries_;
+  std::map<std::string, const ForStmt*> slots_loop_;   // producer -> the pl.range whose every id is kept
   std::map<std::pair<const ForStmt*, std::string>, ExprPtr> carry_ia_;
   std::map<const Var*, ExprPtr> resolved_;
 };

@@ -2,7 +2,8 @@
 expected.cpp (same conventions as test_golden.py: blank and comment-only lines ignored; the
 code must compile with -Wall -Werror). Cases: a fully covered region lowered to a compiler-owned
 MANUAL scope (manual_chain), a partially covered one (partial), a fallback (fallback), a
-cross-scope hoist (cross_scope_hoist) and loop-carried edges (loop_carried). Each also runs
+cross-scope hoist (cross_scope_hoist), loop-carried edges (loop_carried) and a fan-in from a
+pl.range of independent instances through an array of TaskId slots (range_fan_in). Each also runs
 race-checked and equal to its switch-off build.
 
     PYPTO_UPDATE_GOLDEN=1 python -m pytest -q tests/python/test_golden_auto_deps.py
@@ -22,7 +23,7 @@ DIR = os.path.join(REPO, "tests", "golden_auto_deps")
 CASES = sorted(d for d in os.listdir(DIR) if os.path.isfile(os.path.join(DIR, d, "program.py")))
 UPDATE = os.environ.get("PYPTO_UPDATE_GOLDEN") == "1"
 VERDICT = {"manual_chain": "manual", "partial": "auto", "fallback": "fallback", "cross_scope_hoist": "manual",
-           "loop_carried": "manual"}
+           "loop_carried": "manual", "range_fan_in": "manual"}
 
 
 def _program(case):
