@@ -59,15 +59,17 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
 
 
 def program_task_graph(program, entry: Optional[str] = None, dims: Optional[Dict[str, int]] = None,
-                       scalars: Optional[Dict[str, object]] = None) -> Tuple[str, str]:
+                       scalars: Optional[Dict[str, object]] = None,
+                       analyze_auto_scopes_for_deps: bool = False) -> Tuple[str, str]:
     """``(entry, DOT text)`` of a parsed program's orchestration ``entry`` (default: its HOST
     orchestration, else its only chip-level one), straight from the IR: runs the pass pipeline but builds and runs
-    nothing (what ``pypto graph --static`` uses).
+    nothing (what ``pypto graph --static`` uses). ``analyze_auto_scopes_for_deps`` as for
+    ``pypto.compile``.
 
         entry, dot = program_task_graph(TiledMatmul)
     """
     from pypto import codegen
-    prepared = codegen.run_pipeline(program)
+    prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     if entry is None:   # the HOST entry of a HOST program, else the only chip-level orchestration
         orchestrations = [f for f in prepared.functions if f.type.name == "Orchestration"]
         names = [f.name for f in orchestrations if f.level.name == "HOST"] or [f.name for f in orchestrations]

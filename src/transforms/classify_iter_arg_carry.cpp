@@ -19,8 +19,10 @@
 // Output invariants: IterArgCarryClassified; nothing else changes.
 // Errors: a TaskId carry rebound inside pl.parallel whose trip count is not literal is a
 //   UserError ("statically-known trip count").
-// Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops);
-//   codegen is a 1:1 translation and only reads the stamps.
+// Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops).
+//   The L2 and HOST generators read the stamp instead: a carry becomes a C++ variable, an alias
+//   of its init's text, or a slot array exactly as stamped, so the generators never compare
+//   storage themselves.
 #include <unordered_map>
 
 #include "pypto/ir/error.h"
