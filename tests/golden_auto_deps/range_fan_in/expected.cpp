@@ -30,12 +30,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
             PTO2TaskId copy_slots0[3];   // every slot starts invalid
             for (int64_t i = 0; i < 3; i += 1) {
-                int64_t xi_shapes[2] = {16, 16};
-                int64_t xi_offsets[2] = {i * 16, 0};
-                Tensor xi = pto2_view_at(ext_x, 2, xi_shapes, xi_offsets, "xi", "program.py", 28);
-                int64_t ti_shapes[2] = {16, 16};
-                int64_t ti_offsets[2] = {i * 16, 0};
-                Tensor ti = pto2_view_at(t, 2, ti_shapes, ti_offsets, "ti", "program.py", 29);
+                uint32_t xi_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "xi", "program.py", 28), 0};
+                uint32_t xi_shapes[2] = {(xi_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - xi_offsets[0])), (xi_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - xi_offsets[1]))};
+                Tensor xi = ext_x.view(xi_shapes, xi_offsets);
+                uint32_t ti_offsets[2] = {pto2_slice_u32(i * 16, "offset", t, 0, "ti", "program.py", 29), 0};
+                uint32_t ti_shapes[2] = {(ti_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - ti_offsets[0])), (ti_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - ti_offsets[1]))};
+                Tensor ti = t.view(ti_shapes, ti_offsets);
 
                 // Task 0: copy
                 Arg params_t0;
