@@ -134,6 +134,7 @@ class Analyzer {
   bool fanin_ok(Task* t, size_t level, bool range_slots = false);
   bool self_chained(Task* t, size_t level);
   bool every_iteration(Task* t, size_t level);
+  std::vector<int64_t> overlapping_slots(Task* a, Task* b, size_t level);
   void derive();
   void hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
 
@@ -689,6 +690,46 @@ bool Analyzer::every_iteration(Task* t, size_t level) {
   return level < t->loops.size() && !t->loops[level]->parallel && !self_chained(t, level);
 }
 
+// A pl.parallel fan-in that provably needs only some of its N ids: `a` directly in
+// a->loops[level], a pl.parallel(N) from 0 step 1 with N <= kMaxRangeSlots, and outside any
+// branch `b` is not in. Returns the iterations k whose instance of `a` may conflict with `b`
+// (the loop variable replaced by k); empty when every slot is needed or the form does not apply.
+std::vector<int64_t> Analyzer::overlapping_slots(Task* a, Task* b, size_t level) {
+  if (level + 1 != a->loops.size()) return {};
+  Loop* l = a->loops[level];
+  auto start = const_of(l->stmt->start);
+  if (!l->parallel || !l->trip || *l->trip > kMaxRangeSlots || !start || *start != 0 || !l->step || *l->step != 1) {
+    return {};
+  }
+  std::vector<Scope> outer(a->scopes.begin(), a->scopes.end() - 1);
+  if (a->scopes.back().stmt != l->stmt || outer.size() > b->scopes.size() ||
+      !std::equal(outer.begin(), outer.end(), b->scopes.begin())) {
+    return {};
+  }
+  const Var* p = l->stmt->loop_var.get();
+  std::vector<int64_t> slots;
+  for (int64_t k = 0; k < *l->trip; ++k) {
+    bool hit = false;
+    for (auto& x : a->acc) {
+      for (auto& y : b->acc) {
+        if (hit || !(x.write || y.write)) continue;
+        Access xk = x;
+        if (!x.r->whole) {
+          Region r = *x.r;
+          std::map<const Var*, Poly> sub{{p, Poly::constant(k)}};
+          for (auto& o : r.off) o = o.substitute(sub);
+          for (auto& e : r.ext) e = e.substitute(sub);
+          xk.r = std::make_shared<const Region>(std::move(r));
+        }
+        hit = overlap(xk, y, nullptr, 0);
+      }
+    }
+    if (hit) slots.push_back(k);
+  }
+  if (slots.empty() || static_cast<int64_t>(slots.size()) >= *l->trip || slots.size() > 4) return {};
+  return slots;
+}
+
 // Does `t` in iteration i+1 of t->loops[level] (a pl.range) get an edge from t in iteration i?
 bool Analyzer::self_chained(Task* t, size_t level) {
   auto key = std::make_pair(t, level);
@@ -866,8 +907,22 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         // PrepareCrossScopeTaskIdHoists turns into TaskId carries.
         bool direct = !e.carried && encloses(*e.from, *T);
         ExprPtr ref;
+        std::vector<int64_t> slots;
+        if (!direct && !e.carried) slots = overlapping_slots(e.from, T, common_prefix(e.from->loops, T->loops));
         if (direct) {
           ref = visible.at(e.from);
+        } else if (!slots.empty()) {
+          // Only the slots of the pl.parallel whose instances overlap: one placeholder each.
+          for (size_t k = 0; k + 1 < slots.size(); ++k) {
+            VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+            Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots[k]}};
+            out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
+            edges.push_back(rv);
+          }
+          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+          Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots.back()}};
+          out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
+          ref = rv;
         } else {
           Attrs ra{{"task", tid_name(*e.from)}};
           if (!e.carried && every_iteration(e.from, common_prefix(e.from->loops, T->loops))) ra["every_iteration"] = true;

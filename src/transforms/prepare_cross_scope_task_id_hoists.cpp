@@ -94,6 +94,7 @@ class Hoister {
     std::string task;
     const Var* loop_var = nullptr;       // set: the previous iteration of that loop
     bool every = false;                  // every_iteration=True
+    int64_t slot = -1;                   // slot=k: iteration k of the pl.parallel below the common scope
     std::vector<Scope> scopes;           // the consumer's enclosing blocks
     Span span;
   };
@@ -103,9 +104,10 @@ class Hoister {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (const Call* r = task_ref_of(st)) {
-          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, scopes, r->span};
+          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, -1, scopes, r->span};
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
           if (auto* e = attr_get<bool>(r->attrs, "every_iteration")) ref.every = *e;
+          if (auto* k = attr_get<int64_t>(r->attrs, "slot")) ref.slot = *k;
           refs_[a->var.get()] = std::move(ref);
         } else if (is_task_id(a->var->type) && a->var->type->is<ScalarType>()) {
           producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), scopes});
@@ -142,6 +144,16 @@ class Hoister {
                                                                       << ref.loop_var->name << " containing both tasks");
       } else {
         while (level < ps.size() && level < ref.scopes.size() && ps[level] == ref.scopes[level]) ++level;
+      }
+      if (ref.slot < 0) named_whole_.insert(ref.task);
+      if (ref.slot >= 0) {
+        // The slots are kept as an explicit array (the ids of every iteration), read by index.
+        auto* par = level + 1 == ps.size() ? ps[level].stmt->as<ForStmt>() : nullptr;
+        PYPTO_CHECK(!ref.loop_var && par && par->for_kind == ForKind::Parallel && ref.slot < par->trip_count,
+                    "PrepareCrossScopeTaskIdHoists: slot=" << ref.slot << " on task_ref('" << ref.task
+                                                           << "') without its pl.parallel just below the common scope");
+        auto prev = slots_loop_.emplace(ref.task, par).first;
+        PYPTO_CHECK(prev->second == par, "PrepareCrossScopeTaskIdHoists: '" << ref.task << "' kept in two slot loops");
       }
       if (ref.every) {
         size_t m = level;
@@ -232,6 +244,15 @@ class Hoister {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (task_ref_of(st)) {
+          const Ref& ref = refs_.at(a->var.get());
+          if (ref.slot >= 0) {
+            // slot k of the array the pl.parallel filled (not its fence)
+            ExprPtr arr = slots_rv_.at(ref.task);
+            out.push_back(AssignStmt::make(
+                a->var, Call::make_op("array.get_element", {arr, ConstInt::make(ref.slot, DataType::INDEX)}, {}, st->span),
+                st->span));
+            continue;
+          }
           resolved_[a->var.get()] = resolve(a->var.get(), visible);
           continue;
         }
@@ -407,13 +428,15 @@ class Hoister {
       VarPtr rv = Var::make(derived_name(t, "last"), carry_ia_.at({&f, t})->type, f.span);
       rvs.push_back(rv);
       visible[t] = rv;
+      if (rv->type->is<ArrayType>()) slots_rv_[t] = rv;
       // Phase fence: the N ids of a pl.parallel(N) fan-in (or a pl.range's slots) behind one
       // dummy barrier, so each later consumer names 1 id instead of N (N + M edges, not N * M).
       auto* tc = f.stop->as<ConstInt>();
       auto* t0 = f.start->as<ConstInt>();
       bool slot_loop = slots_loop_.count(t) && slots_loop_.at(t) == &f;
       bool many = f.for_kind == ForKind::Parallel || slot_loop;
-      if ((many && tc && t0 && tc->value - t0->value >= kFenceMinTrip) || (many && leaves_through_if(t, &f))) {
+      bool whole = named_whole_.count(t) > 0;   // some consumer names all ids, not a slot
+      if (whole && ((many && tc && t0 && tc->value - t0->value >= kFenceMinTrip) || (many && leaves_through_if(t, &f)))) {
         VarPtr fence = tid_var(derived_name(t, "fence"), f.span);
         Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
         barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
@@ -443,7 +466,9 @@ class Hoister {
   std::map<std::string, Producer> producers_;
   std::map<const Var*, Ref> refs_;
   std::map<const Stmt*, std::vector<std::string>> carries_;
-  std::map<std::string, const ForStmt*> slots_loop_;   // producer -> the pl.range whose every id is kept
+  std::map<std::string, const ForStmt*> slots_loop_;
+  std::map<std::string, ExprPtr> slots_rv_;
+  std::set<std::string> named_whole_;                  // producers some placeholder names without slot=            // producer -> its slot loop's array (after it)   // producer -> the pl.range whose every id is kept
   std::map<std::pair<const Stmt*, std::string>, ExprPtr> carry_ia_;
   std::map<const Var*, ExprPtr> resolved_;
 };
