@@ -30,6 +30,8 @@
 //   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
 //                              names a TaskId Var visible at its consumer
 //                              (PrepareCrossScopeTaskIdHoists)
+//   ReturnedParamsStamped      every function with a return has the Function::returned_params
+//                              StampReturnedParams computes (StampReturnedParams)
 #pragma once
 #include <string>
 #include <vector>
@@ -51,6 +53,7 @@ enum class IRProperty {
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,
+  ReturnedParamsStamped,
 };
 
 const char* to_string(IRProperty p);
