@@ -529,6 +529,7 @@ void bind_ir(nb::module_& parent) {
   bind_enums(m);
   bind_span(m);
   bind_ast_spans(m);
+  bind_call_runs(m);
   bind_errors(m);
   bind_types(m);
   bind_exprs(m);

@@ -96,6 +96,8 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
   PYPTO_BIND_PASS(UnrollLoops);
+  PYPTO_BIND_PASS(SplitChunkedLoops);
+  PYPTO_BIND_PASS(InterchangeChunkLoops);
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);

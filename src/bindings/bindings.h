@@ -6,6 +6,7 @@
 namespace pypto::bindings {
 void bind_ir(nanobind::module_& m);          // bind_ir.cpp: IR nodes, types, printer, equality, errors
 void bind_ast_spans(nanobind::module_& ir);  // bind_ast_spans.cpp: ir.AstSpans, the DSL parser's span fast path
+void bind_call_runs(nanobind::module_& ir);  // bind_call_runs.cpp: ir.scan_call_runs / ir.CallRun, runs of kernel calls
 void bind_kernel(nanobind::module_& m);      // bind_kernel.cpp: CPU kernel backend (pypto._core.kernel_cpu)
 void bind_codegen(nanobind::module_& m);     // bind_codegen.cpp: pass pipeline, orchestration codegen (pypto._core.codegen)
 void bind_host(nanobind::module_& m);         // bind_host.cpp: distributed HOST orchestration codegen (pypto._core.host)

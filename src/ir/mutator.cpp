@@ -93,7 +93,9 @@ VarPtr IRMutator::mutate_def(const VarPtr& v) {
   ExprPtr r = mutate_expr(v);
   VarPtr nv = as_var_ptr(r);
   PYPTO_CHECK(nv, "IRMutator: definition of '" << v->name << "' was mutated to a non-Var " << to_string(r->kind));
-  var_remap_[v.get()] = {v, nv};
+  // Only renamings are remembered: an unchanged definition's uses map to themselves anyway,
+  // and a map entry per Var of a 100k-statement program costs more than the rest of most passes.
+  if (nv != v) var_remap_[v.get()] = {v, nv};
   return nv;
 }
 

@@ -535,7 +535,15 @@ void Printer::print_for(const ForStmt& f, int indent) {
   const char* init_kw = f.for_kind == ForKind::Unroll ? ", implicit_carries=(" : ", init_values=(";
   if (!f.iter_args.empty()) range += init_kw + inits + (f.iter_args.size() == 1 ? ",)" : ")");
   if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
-  if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
+  // chunk / chunk_policy (spec anchor_features §7) print as the DSL keywords that set them.
+  Attrs rest = f.attrs;
+  for (const char* k : {"chunk", "chunk_policy"}) {
+    if (auto it = rest.find(k); it != rest.end()) {
+      range += std::string(", ") + k + "=" + print_attr_value(k, it->second);
+      rest.erase(it);
+    }
+  }
+  if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;
     for (size_t k = 0; k < f.carries.size(); ++k) {
@@ -606,10 +614,15 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
     done.insert("split");
     done.insert("slot_num");
   }
+  done.insert("auto_chunk");
   for (auto& [k, v] : s.attrs) {
-    if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
+    // dump_vars (spec anchor_features §6) prints as the DSL keyword that sets it.
+    if (!done.count(k)) parts.push_back((k == "dump_vars" ? std::string("dumps") : k) + "=" + print_attr_value(k, v));
   }
-  if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
+  // auto_chunk (spec anchor_features §7) prints as its optimizations= entry, after a split.
+  std::string opts = split_entry;
+  if (auto* ac = attr_get<bool>(s.attrs, "auto_chunk"); ac && *ac) opts += (opts.empty() ? "" : ", ") + std::string("pl.auto_chunk");
+  if (!opts.empty()) parts.push_back("optimizations=[" + opts + "]");
   std::string call = std::string(fn) + "(";
   for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
   call += ")";

@@ -38,6 +38,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "affine_region.h"
 #include "pypto/ir/error.h"
@@ -135,14 +136,14 @@ class Analyzer {
   std::vector<std::unique_ptr<Loop>> loops_;
   std::map<const ForStmt*, Loop*> loop_of_;
   std::vector<std::unique_ptr<Task>> tasks_;
-  std::map<const Stmt*, Task*> task_of_;
-  std::map<const Var*, ExprPtr> def_;                            // AssignStmt values
+  std::unordered_map<const Stmt*, Task*> task_of_;
+  std::unordered_map<const Var*, ExprPtr> def_;                  // AssignStmt values
   std::map<const Var*, std::pair<const ForStmt*, size_t>> carry_site_;   // iter_arg / for rv
   std::map<const Var*, std::pair<const IfStmt*, size_t>> if_site_;
   std::map<const Var*, Loop*> created_in_;                       // tensor.create root -> loop (null: top)
   std::set<const Var*> manual_roots_;
   Poly::Bounds bounds_;                                          // atoms with a known range
-  std::map<const Var*, RegionPtr> region_memo_;
+  std::unordered_map<const Var*, RegionPtr> region_memo_;
   std::set<const Var*> in_progress_;
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
   // Accesses per root in program order: all of them, and the writes only.

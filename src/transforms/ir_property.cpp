@@ -1,8 +1,8 @@
 // Verifiers of the IR properties (ir_property.h). Each returns one message per violation.
 #include "pypto/transforms/ir_property.h"
 
-#include <set>
 #include <sstream>
+#include <unordered_set>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
@@ -137,10 +137,14 @@ struct TripCountChecker : IRVisitor {
 };
 
 // Compiler edges name TaskId Vars bound earlier in an enclosing block; no task_ref is left.
+// Only TaskId Vars are recorded (10,000 tasks: 10,000 entries, not every tensor and view).
 struct HoistChecker {
   std::vector<std::string> out;
   std::string fn;
-  std::vector<std::set<const Var*>> scopes;
+  std::vector<std::unordered_set<const Var*>> scopes;
+  void define(const Var* v) {
+    if (is_task_id(v->type)) scopes.back().insert(v);
+  }
   bool visible(const Var* v) const {
     for (auto& s : scopes) {
       if (s.count(v)) return true;
@@ -166,16 +170,15 @@ struct HoistChecker {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         check_task(a->value);
-        scopes.back().insert(a->var.get());
+        define(a->var.get());
       } else if (auto* e = st->as<EvalStmt>()) {
         check_task(e->expr);
       } else if (auto* f = st->as<ForStmt>()) {
         scopes.emplace_back();
-        scopes.back().insert(f->loop_var.get());
-        for (auto& ia : f->iter_args) scopes.back().insert(ia.get());
+        for (auto& ia : f->iter_args) define(ia.get());
         block(f->body);
         scopes.pop_back();
-        for (auto& rv : f->return_vars) scopes.back().insert(rv.get());
+        for (auto& rv : f->return_vars) define(rv.get());
       } else if (auto* i = st->as<IfStmt>()) {
         for (const StmtPtr& b : {i->then_body, i->else_body}) {
           if (!b) continue;
@@ -183,7 +186,7 @@ struct HoistChecker {
           block(b);
           scopes.pop_back();
         }
-        for (auto& rv : i->return_vars) scopes.back().insert(rv.get());
+        for (auto& rv : i->return_vars) define(rv.get());
       } else if (auto* r = st->as<RuntimeScopeStmt>()) {
         block(r->body);
       }
@@ -288,7 +291,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         if (f->type != FunctionType::Orchestration) continue;
         c.fn = f->name;
         c.scopes.assign(1, {});
-        for (auto& p : f->params) c.scopes.back().insert(p.get());
+        for (auto& p : f->params) c.define(p.get());
         c.block(f->body);
       }
       return c.out;

@@ -67,6 +67,9 @@ StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& r
 class ScopeMaterializer : public IRMutator {
  public:
   explicit ScopeMaterializer(const BufferRoots& roots) : roots_(roots) {}
+  // Only loop / branch bodies change: other statements (and their expressions) are kept, not walked.
+  StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
 
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     if (op->mode == RuntimeScopeMode::Manual) ++manual_depth_;

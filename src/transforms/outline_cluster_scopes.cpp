@@ -66,7 +66,7 @@ class ClusterOutliner : public ScopeOutliner {
     new_fns_->push_back(Function::make(name, FunctionType::Group, sig.params, sig.param_directions, sig.return_types,
                                        make_seq(gbody, op->span), Level::None, Role::None, {}, op->span));
 
-    auto outs = ScopeResults(fn_uses_, body_ud, c, sig, [](const VarPtr& v) {
+    auto outs = ScopeResults(fn_uses(), body_ud, c, sig, [](const VarPtr& v) {
       PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside pl.cluster() and used after it; only tensors the "
                                          "cluster writes flow out of it",

@@ -11,6 +11,8 @@ std::vector<Pass> DefaultPipeline() { return DefaultPipeline(false); }
 std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
   std::vector<Pass> passes{
       UnrollLoops(),                // pl.unroll loops -> one body copy per iteration value
+      SplitChunkedLoops(),          // chunk=C loops -> outer chunk loop + inner loop (anchor §7)
+      InterchangeChunkLoops(),      // pl.auto_chunk scope -> InCore scopes per chunk
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)

@@ -11,7 +11,8 @@
 //            fresh (each iteration reads the value from before the loop); a task_dummy barrier
 //            when the backend always submits it (L2: no edges; HOST: it waits on a fresh TaskId)
 //     read   a statement names it: deps=, a task_dummy's edges, a carry init, a yield, an array
-//            op's argument, a copy (HOST code prints `(void)h;` after a handle nothing reads)
+//            op's argument, or a copy that is itself read (HOST code prints `(void)h;` after a
+//            handle nothing reads)
 //   and drops the compiler edges (compiler_manual_dep_edges) that name a TaskId whose storage is
 //   out of scope at the task: a TaskId lives in the C++ block (PTO2_SCOPE, loop or branch body)
 //   that declares its storage — the producer's block, the block before a PTO2_SCOPE for a TaskId
@@ -58,10 +59,15 @@ class Resolver {
   }
 
   std::vector<TaskIdInfo> table() const {
+    // A copy reads its source when something reads the copy (reverse order: chains c = b; d = c).
+    std::unordered_set<const Var*> read = read_;
+    for (auto it = copies_.rbegin(); it != copies_.rend(); ++it) {
+      if (read.count(it->first)) read.insert(it->second);
+    }
     std::vector<TaskIdInfo> out;
     for (const VarPtr& v : order_) {
       const Fact& f = facts_.at(v.get());
-      out.push_back(TaskIdInfo{v, f.slots, f.fresh, read_.count(v.get()) > 0});
+      out.push_back(TaskIdInfo{v, f.slots, f.fresh, read.count(v.get()) > 0});
     }
     return out;
   }
@@ -169,7 +175,7 @@ class Resolver {
       return;
     }
     if (const Var* src = as_var(value)) {   // a copy names the source's storage
-      read(value);
+      if (is_task_id(src->type)) copies_.emplace_back(v.get(), src);
       if (const Fact* f = fact(src)) define(v, *f);
       return;
     }
@@ -238,6 +244,7 @@ class Resolver {
   std::unordered_map<const Var*, Fact> facts_;
   std::vector<VarPtr> order_;
   std::unordered_set<const Var*> read_;
+  std::vector<std::pair<const Var*, const Var*>> copies_;   // (copy, source), program order
   std::unordered_map<const Expr*, std::vector<ExprPtr>> pruned_;
 };
 

@@ -113,7 +113,8 @@ ProgramPtr ThreadReturnOutParams(const ProgramPtr& program, std::map<std::string
   for (int round = 0; !added.empty(); ++round) {
     PYPTO_CHECK(round <= static_cast<int>(program->functions.size()), "ThreadReturnOutParams: a call cycle");
     std::map<std::string, std::vector<TypePtr>> next;
-    for (const FunctionPtr& fn : out->functions) {
+    const ProgramPtr before = out;   // `out` is replaced while its functions are visited
+    for (const FunctionPtr& fn : before->functions) {
       CallerThreader t(*fn, added);
       FunctionPtr nf = t.mutate_function(fn);
       if (nf == fn) continue;

@@ -10,6 +10,7 @@
 //   c.chain[v] == i       body Var v is capture i's storage after a write
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -85,10 +86,11 @@ void BindTupleResults(const ir::VarPtr& tuple, const std::vector<std::pair<ir::V
                       std::vector<ir::StmtPtr>* out);
 
 // The scope as a plain call `callee(args)` (an EvalStmt when nothing is returned), then
-// `v = result` / `v = result[k]` for each of `results`.
+// `v = result` / `v = result[k]` for each of `results`; `dumps` are the call's dump marks.
 ir::StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig,
                          const std::vector<ir::ArgDirection>& dirs,
-                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span);
+                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span,
+                         const std::vector<ir::ExprPtr>& dumps = {});
 
 // Runs `outline(fn, &new_functions, &taken_names)` (returning fn when nothing changed) on every Orchestration / Opaque function and
 // adds the new functions and the rewritten function (when it changed) to the program.
@@ -102,7 +104,7 @@ class ScopeOutliner : public ir::IRMutator {
  public:
   ScopeOutliner(const ir::Program& program, const ir::Function& fn, std::vector<ir::FunctionPtr>* new_fns,
                 std::unordered_set<std::string>* taken)
-      : program_(program), fn_(fn), new_fns_(new_fns), taken_(taken), fn_uses_(CollectUseDef(fn.body)) {}
+      : program_(program), fn_(fn), new_fns_(new_fns), taken_(taken) {}
 
  protected:
   // The name of the function a scope is outlined into, marked taken (spec anchor_features §1).
@@ -118,7 +120,16 @@ class ScopeOutliner : public ir::IRMutator {
   const ir::Function& fn_;
   std::vector<ir::FunctionPtr>* new_fns_;
   std::unordered_set<std::string>* taken_;
-  UseDef fn_uses_;
+
+  // The function's Var uses and definitions, collected when the first scope is outlined: a
+  // function without scopes (a long straight-line orchestration) never walks its body twice.
+  const UseDef& fn_uses() {
+    if (!fn_uses_) fn_uses_ = CollectUseDef(fn_.body);
+    return *fn_uses_;
+  }
+
+ private:
+  std::optional<UseDef> fn_uses_;
 };
 
 // A whole-program pass running the ScopeOutliner subclass `Outliner` on every Orchestration /

@@ -50,6 +50,13 @@ std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 //   for i in pl.unroll(2): y = self.k(x, i, y)   ==>   y_1 = self.k(x, 0, y); y_2 = self.k(x, 1, y_1)
 // Runs first; no later pass or code generator sees an Unroll loop.
 Pass UnrollLoops();
+// Splits each loop with chunk=C (inside a pl.auto_chunk scope, anchor_features §7) into an outer
+// loop over chunks and an inner loop of C trips (guarded: body under `if i < stop`;
+// leading_full: full chunks plus a remainder loop). Runs after UnrollLoops.
+Pass SplitChunkedLoops();
+// Replaces each pl.auto_chunk scope by InCore (CORE_GROUP pl.at) scopes around its chunk loops
+// and other statements; runs after SplitChunkedLoops, before the outlining passes.
+Pass InterchangeChunkLoops();
 
 // Stamps ForStmt::trip_count on Orchestration loops with literal bounds (-1 otherwise).
 // Produces StaticTripCountsStamped.

@@ -98,6 +98,7 @@ class ScopeInfo:
     """An enclosing `with` construct, for nesting checks: kind is manual | auto | at | spmd | cluster."""
     kind: str
     level: str = ""
+    auto_chunk: bool = False      # a pl.at(..., optimizations=[pl.auto_chunk]) (anchor_features §7)
 
 
 @dataclass

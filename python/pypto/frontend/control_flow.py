@@ -27,6 +27,7 @@ from pypto.frontend import irtypes, loop_escapes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
+from pypto.frontend.scope_options import chunk_options
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import YieldInfo, assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
@@ -74,7 +75,10 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
     init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
+    chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
+        if kw.arg in chunk_kws:
+            continue
         if kw.arg == "init_values" or (kw.arg == "implicit_carries" and pl_name == "unroll"):
             # implicit_carries=: how the printer spells an unroll loop's carries (pl.unroll refuses init_values=)
             if not isinstance(kw.value, (ast.Tuple, ast.List)):
@@ -88,7 +92,8 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
-                            help="keywords: init_values=, attrs=")
+                            help="keywords: init_values=, attrs=, chunk=, chunk_policy=")
+    chunk_options(ctx, chunk_kws, pl_name, attrs)
     return init, (attrs, results)
 
 
@@ -177,16 +182,12 @@ _UNROLL_HELP = "pl.unroll(4), pl.unroll(0, 8, 2): integer literals, module const
 
 def _check_unroll(ctx, call: ast.Call):
     """pl.unroll (anchor_features.md §12): literal bounds, no init_values= (names rebound in the
-    body are carried implicitly), no chunk= (chunking belongs to pl.auto_chunk, not implemented)."""
+    body are carried implicitly); chunk= is checked like pl.range's (§7)."""
     for kw in call.keywords:
         if kw.arg == "init_values":
             raise ctx.error(kw.value, "pl.unroll cannot be combined with init_values",
                             help="drop init_values= and just reassign the names in the body: they flow from "
                                  "copy to copy")
-        if kw.arg in ("chunk", "chunk_policy"):
-            raise ctx.error(kw.value, f"pl.unroll({kw.arg}=...) is not implemented: chunked unrolling needs "
-                            "pl.auto_chunk, which this compiler does not implement",
-                            help="drop the keyword, or split the loop by hand (an outer pl.range over pl.unroll)")
     for a in call.args:
         v = try_eval_py(ctx, a)
         if isinstance(v, bool) or not isinstance(v, int):

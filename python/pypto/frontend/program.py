@@ -30,7 +30,7 @@ from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function
 
 # Handler modules: importing them registers their entry points (pypto.frontend.registry).
-from pypto.frontend import calls, control_flow, deps, scopes  # noqa: E402,F401,I001
+from pypto.frontend import call_runs, calls, control_flow, deps, scopes  # noqa: E402,F401,I001
 
 
 class _SigCtx:
@@ -269,6 +269,22 @@ def _parse_python(text: str, filename: str, src: Source, line_offset: int = 0):
                          help=_DEEP_HELP) from None
 
 
+def _parse_masked(text: str, lines: list, filename: str, src: Source):
+    """_parse_python of `text` with its runs of simple kernel-call lines masked (call_runs.py:
+    they are parsed from their lines, much faster). Any trouble with the masked text (a syntax
+    error, a run that is not a statement of a function body) parses the text as it is, so
+    errors are those of the unmasked text."""
+    masked, runs = call_runs.mask_call_runs(lines)
+    if masked is not None:
+        try:
+            mod = ast.parse(masked, filename)
+        except (SyntaxError, RecursionError, MemoryError):
+            mod = None
+        if mod is not None and call_runs.attach_runs(mod, runs):
+            return mod
+    return _parse_python(text, filename, src)
+
+
 def _gc_paused(entry_point):
     """Run a parser entry point with Python's cyclic garbage collector paused. Parsing
     allocates a few objects per source token (the whole ``ast``, IR wrappers, spans) that all
@@ -319,10 +335,17 @@ def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = 
 def _snippet(lines: list[str], start: int):
     """Parse source lines starting at 1-based file line `start`; indented snippets are wrapped
     in `if 1:` so columns stay those of the file. Returns (module ast, line offset)."""
-    text = "".join(lines)
-    if lines and lines[0][:1] in (" ", "\t"):
-        return ast.parse("if 1:\n" + text), start - 2
-    return ast.parse(text), start - 1
+    indented = bool(lines) and lines[0][:1] in (" ", "\t")
+    prefix, offset = ("if 1:\n", start - 2) if indented else ("", start - 1)
+    masked, runs = call_runs.mask_call_runs(lines, first_line=2 if indented else 1)
+    if masked is not None:       # runs of kernel-call lines masked (see _parse_masked)
+        try:
+            mod = ast.parse(prefix + masked)
+        except (SyntaxError, RecursionError, MemoryError):
+            mod = None
+        if mod is not None and call_runs.attach_runs(mod, runs):
+            return mod, offset
+    return ast.parse(prefix + "".join(lines)), offset
 
 
 @_gc_paused
@@ -404,7 +427,7 @@ def parse_program_text(text: str, filename: str = "<string>"):
     """pl.parse_program: a module with one @pl.program class -> IR Program."""
     lines = text.splitlines(keepends=True)
     src = Source(filename, lines, 0)
-    mod = _parse_python(text, filename, src)
+    mod = _parse_masked(text, lines, filename, src)
     idx = [i for i, st in enumerate(mod.body) if isinstance(st, ast.ClassDef) and _looks_like_program(st)]
     if len(idx) > 1:
         raise src.error(mod.body[idx[1]], f"expected exactly one @pl.program class in {filename}, found "

@@ -74,7 +74,10 @@ TEST(TensorOps, ReadSliceTransposeDimAssemble) {
 
   expect_type(op("tensor.slice", {t, list({8, 16}), list({8, 0})}), tensor({8, 16}));
   expect_user_error([&] { op("tensor.slice", {t, list({8}), list({8, 0})}); }, "shapes has 1 entries");
-  expect_user_error([&] { op("tensor.slice", {t, list({8, 16}), list({12, 0})}); }, "outside the tensor shape [16, 32]");
+  // anchor_features §18: a partial overhang is clamped at run time; an offset at or past the end is an error.
+  expect_type(op("tensor.slice", {t, list({8, 16}), list({12, 0})}), tensor({8, 16}));
+  expect_user_error([&] { op("tensor.slice", {t, list({8, 16}), list({16, 0})}); },
+                    "offset 16 of dimension 0 is at or past the end of the tensor shape [16, 32]");
 
   expect_type(op("tensor.transpose", {t, I(0), I(1)}), tensor({32, 16}));
   expect_user_error([&] { op("tensor.transpose", {t, I(0), I(2)}); }, "axis 2 out of range");
