@@ -75,7 +75,7 @@ fuzz: fuzz-programs
 
 # AutoDeriveTaskDependencies differential fuzz (docs/auto_dependencies.md): AUTO_DEPS_FUZZ_COUNT
 # random AUTO programs compiled with analyze_auto_scopes_for_deps off and on, compared and race-checked.
-AUTO_DEPS_FUZZ_COUNT ?= 300
+AUTO_DEPS_FUZZ_COUNT ?= 1000
 fuzz-auto-deps: install
 	$(PY) scripts/fuzz_auto_deps.py --count $(AUTO_DEPS_FUZZ_COUNT)
 

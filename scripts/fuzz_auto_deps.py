@@ -1,8 +1,10 @@
 """`make fuzz` part: many random AUTO programs through AutoDeriveTaskDependencies, each compiled
 with analyze_auto_scopes_for_deps off and on, run on a few input sets, compared bit for bit and
-race-checked (tests/python/auto_deps_fuzz.py).
+race-checked (tests/python/auto_deps_fuzz.py; batches of --batch programs share one library).
 
-    python scripts/fuzz_auto_deps.py [--count N] [--seed S] [--runs R]
+    python scripts/fuzz_auto_deps.py [--count N] [--seed S] [--runs R] [--batch B]
+
+The test suite checks programs 0..299; the default here starts at seed 1000.
 """
 import argparse
 import collections
@@ -20,15 +22,16 @@ def main(argv=None):
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--seed", type=int, default=1000)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--batch", type=int, default=50)
     args = ap.parse_args(argv)
     verdicts = collections.Counter()
     t0 = time.time()
-    for seed in range(args.seed, args.seed + args.count):
-        verdict = auto_deps_fuzz.check_program(seed, runs=args.runs)
-        verdicts[verdict.split(":")[0]] += 1
-        if (seed - args.seed + 1) % 25 == 0:
-            print("fuzz_auto_deps: %d programs, %s, %.0f s" % (seed - args.seed + 1, dict(verdicts), time.time() - t0),
-                  flush=True)
+    end = args.seed + args.count
+    for first in range(args.seed, end, args.batch):
+        batch = auto_deps_fuzz.check_batch(range(first, min(first + args.batch, end)), runs=args.runs)
+        verdicts.update(v.split(":")[0] for v in batch.values())
+        print("fuzz_auto_deps: %d programs, %s, %.0f s" % (min(first + args.batch, end) - args.seed, dict(verdicts),
+                                                           time.time() - t0), flush=True)
     print("fuzz_auto_deps: OK: %d programs x %d runs, verdicts %s" % (args.count, args.runs, dict(verdicts)))
     return 0
 

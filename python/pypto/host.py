@@ -109,6 +109,7 @@ class HostProgram:
                  output_dir: str = "", cached: bool = False, entry: str = "", transport: str = "inprocess",
                  mpi: Optional["_Mpi"] = None):
         self.entry = entry  # the HOST function's name
+        self.program = None  # the prepared program (compile_host sets it)
         self.library = library
         self.signature = list(signature)
         self.files = files
@@ -125,6 +126,28 @@ class HostProgram:
         self._lib = program_abi.HostLibrary(library_path(), os.path.abspath(library))
         if mpi is not None:
             self._transport_handle = mpi.load(library, self._lib)
+
+    def task_graph(self, path: Optional[str] = None, static: bool = True, dims: Optional[Dict[str, int]] = None,
+                   **scalars) -> str:
+        """The static next-level task graph of the HOST entry as Graphviz DOT (``pypto.static_graph``):
+        one node per submission of a chip-level orchestration (core type CHIP), barriers,
+        explicit ``deps=`` edges and the L3 runtime's chain edges (``kind="chain"``: the tasks of
+        one target run in submission order). Also written to ``path`` when given. The executed
+        graph of a HOST run is its trace (``trace=``, ``pypto run --trace``).
+
+            dot = host.compile_host(Prog).task_graph(static=True)
+        """
+        if not static:
+            from pypto.errors import PyptoError
+            raise PyptoError("a HOST program's executed next-level graph is its trace (call it with trace=path, or "
+                             "pypto run --trace); task_graph(static=True) draws the static one")
+        from pypto.static_graph import static_task_graph
+        text = static_task_graph(self.program, self.entry, dims=dims,
+                                 scalars={k: v for k, v in scalars.items() if isinstance(v, (int, float))})
+        if path is not None:
+            with open(path, "w") as f:
+                f.write(text)
+        return text
 
     def random_inputs(self, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List:
         """Seeded random arguments in parameter order, as ``CompiledProgram.random_inputs``
@@ -427,4 +450,5 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     prog = HostProgram(build_result.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build_result.output_dir, cached=build_result.cached,
                        transport="mpi" if mpi is not None else "inprocess", mpi=mpi)
+    prog.program = prepared   # for task_graph(static=True)
     return prog

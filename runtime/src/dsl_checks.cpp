@@ -37,9 +37,19 @@ Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, co
   return src.view(sh, off);
 }
 
+uint32_t pto2_slice_u32(int64_t v, const char* kind, const Tensor& src, uint32_t axis, const char* what,
+                        const char* file, int32_t line) {
+  if (v >= 0 && v <= static_cast<int64_t>(UINT32_MAX)) return static_cast<uint32_t>(v);
+  const std::string extent = axis < src.ndims ? std::to_string(src.shapes[axis]) : std::string("?");
+  throw std::out_of_range(at(file, line) + "pl.tensor.slice '" + (what ? what : "?") + "': " + (kind ? kind : "entry") +
+                          " " + std::to_string(v) + " on axis " + std::to_string(axis) +
+                          " is outside 0..4294967295 (source extent " + extent +
+                          "; views are 32-bit, a slice past the end is clamped to an empty view)");
+}
+
 void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, const char* callee, const char* param,
                            const char* file, int32_t line) {
-  if (axis < t.ndims && static_cast<int64_t>(t.shapes[axis]) == expected) return;
+  if (axis < t.ndims && static_cast<int64_t>(t.shapes[axis]) <= expected) return;   // smaller: clamped (§18)
   const std::string got = axis < t.ndims ? std::to_string(t.shapes[axis]) : std::string("(no such axis)");
   throw std::invalid_argument(at(file, line) + "argument '" + (param ? param : "?") + "' of '" + (callee ? callee : "?") +
                               "' has extent " + got + " on axis " + std::to_string(axis) +

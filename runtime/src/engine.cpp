@@ -130,6 +130,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   publish_submitted();
   counters_.trace_edges.clear();
   counters_.trace_tasks.clear();
+  counters_.trace_sites.clear();
   counters_.trace_orch.clear();
   if (opt_.trace_) {
     for (auto& v : trace_) v.clear();

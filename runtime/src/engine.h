@@ -107,6 +107,9 @@ struct RunCounters {
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges;  // producer -> consumer (trace only)
   std::vector<std::pair<uint64_t, int32_t>> trace_tasks;   // raw -> kernel id for names (trace only)
   std::vector<OrchSpan> trace_orch;                         // submissions and scopes (trace only)
+  // raw -> the DSL line of its submission (PTO2_SOURCE_SITE; the file name is a literal of the
+  // generated orchestration), for the trace's "source" args (trace only)
+  std::vector<std::pair<uint64_t, std::pair<const char*, int32_t>>> trace_sites;
 };
 
 /// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.

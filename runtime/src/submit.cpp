@@ -150,6 +150,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   if (opt_.trace_) {
     counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
+    if (params.source_file() && params.source_line() > 0)
+      counters_.trace_sites.emplace_back(raw, std::make_pair(params.source_file(), params.source_line()));
     counters_.trace_orch.push_back(OrchSpan{OrchSpan::kSubmit, 0, raw, trace_t0, now_ns()});
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here

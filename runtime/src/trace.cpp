@@ -1,6 +1,7 @@
 // trace.cpp — Chrome/Perfetto trace JSON of the last run: a track per worker, a complete
 // event per task block (named after its kernel, args.task_id), flow arrows for dependency
 // edges (the start event's args name both tasks: {"from": producer, "to": consumer}), and one span per timing slot on its own track.
+// Task and submission events name their DSL line in args.source ("prog.py:42") when known.
 // The orchestrator's track also carries a span per submission (cat "submit", args.task_id) and per
 // PTO2_SCOPE (cat "scope", args.mode); a task whose predicate was false is an instant event
 // (ph "i", cat "skip") on the track of the thread that retired it, args naming the predicate.
@@ -45,7 +46,7 @@ const char* predicate_op(PredicateOp op) {
 bool Engine::write_trace(const std::string& path) const {
   std::ofstream f(path);
   if (!f) return false;
-  char buf[512];
+  char buf[1024];  // an event; a source name is a file name, not a path
   auto us = [this](int64_t ns) { return static_cast<double>(ns - run_start_ns_) * 1e-3; };
   f << "{\"traceEvents\": [\n";
   f << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"pto2\"}}";
@@ -73,6 +74,14 @@ bool Engine::write_trace(const std::string& path) const {
   auto kernel_name = [this](int32_t k) -> std::string {
     return k >= 0 && static_cast<size_t>(k) < kernels_.size() ? kernels_[static_cast<size_t>(k)].name : "task";
   };
+  // `,"source":"prog.py:42"` for a task whose submission named its DSL line (pypto trace summary).
+  std::unordered_map<uint64_t, std::string> sources;
+  for (const auto& [raw, site] : counters_.trace_sites)
+    sources[raw] = ",\"source\":\"" + json_escape(std::string(site.first) + ":" + std::to_string(site.second)) + "\"";
+  auto source_of = [&sources](uint64_t raw) -> const char* {
+    auto it = sources.find(raw);
+    return it == sources.end() ? "" : it->second.c_str();
+  };
   // first block (start, tid) and last end per task for flow arrows
   struct Span { int64_t start = INT64_MAX, end = 0; uint32_t start_tid = 0, end_tid = 0; };
   std::unordered_map<uint64_t, Span> spans;
@@ -81,9 +90,9 @@ bool Engine::write_trace(const std::string& path) const {
       const std::string name = kernel_name(e.kernel);
       std::snprintf(buf, sizeof buf,
                     ",\n{\"name\":\"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
-                    "\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"block_idx\":%u}}",
+                    "\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"block_idx\":%u%s}}",
                     json_escape(name).c_str(), tid_of(w), us(e.start_ns), static_cast<double>(e.end_ns - e.start_ns) * 1e-3,
-                    static_cast<unsigned long long>(e.raw), e.kernel, e.block);
+                    static_cast<unsigned long long>(e.raw), e.kernel, e.block, source_of(e.raw));
       f << buf;
       Span& sp = spans[e.raw];
       if (e.start_ns < sp.start) { sp.start = e.start_ns; sp.start_tid = tid_of(w); }
@@ -108,9 +117,9 @@ bool Engine::write_trace(const std::string& path) const {
       auto k = task_kernel.find(o.raw);
       const int32_t kernel = k == task_kernel.end() ? -1 : k->second;
       f << ",\n{\"name\":\"submit " << json_escape(kernel >= 0 ? kernel_name(kernel) : "dummy") << "\",\"cat\":\"submit\"";
-      std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task_id\":%llu}}",
+      std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task_id\":%llu%s}}",
                     n_workers_, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
-                    static_cast<unsigned long long>(o.raw));
+                    static_cast<unsigned long long>(o.raw), source_of(o.raw));
     } else {
       const bool manual = o.mode == static_cast<uint8_t>(PTO2ScopeMode::MANUAL);
       std::snprintf(buf, sizeof buf,

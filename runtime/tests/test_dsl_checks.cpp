@@ -51,6 +51,38 @@ TEST(DslChecks, ArgExtent) {
   EXPECT_NE(m.find("prog.py:3: argument 'x' of 'k' has extent 32 on axis 0"), std::string::npos) << m;
 }
 
+TEST(DslChecks, ArgExtentAcceptsASmallerClampedView) {
+  std::vector<float> buf(32 * 8);
+  uint32_t sh[2] = {10, 8};
+  Tensor t = make_tensor_external(buf.data(), sh, 2, DataType::FLOAT32);
+  pto2_check_arg_extent(t, 0, 16, "k", "x", "prog.py", 3);   // the kernel clips (anchor_features §18)
+}
+
+TEST(DslChecks, SliceEntriesCheckedAtFullWidth) {
+  std::vector<float> buf(64 * 8);
+  uint32_t sh[2] = {64, 8};
+  Tensor t = make_tensor_external(buf.data(), sh, 2, DataType::FLOAT32);
+  EXPECT_EQ(pto2_slice_u32(49, "offset", t, 0, "v", "prog.py", 12), 49u);
+  EXPECT_EQ(pto2_slice_u32(UINT32_MAX, "shape", t, 0, "v", "prog.py", 12), UINT32_MAX);
+  std::string m = message_of([&] { pto2_slice_u32((int64_t{1} << 32) + 16, "offset", t, 0, "v", "prog.py", 12); });
+  EXPECT_NE(m.find("prog.py:12: pl.tensor.slice 'v': offset 4294967312 on axis 0"), std::string::npos) << m;
+  EXPECT_NE(m.find("extent 64"), std::string::npos) << m;
+  EXPECT_NE(message_of([&] { pto2_slice_u32(-1, "shape", t, 1, "v", "prog.py", 12) ; }).find("shape -1 on axis 1"),
+            std::string::npos);
+}
+
+TEST(DslChecks, ZeroExtentViewAnywhere) {
+  std::vector<float> buf(16 * 8);
+  uint32_t sh[2] = {16, 8};
+  Tensor t = make_tensor_external(buf.data(), sh, 2, DataType::FLOAT32);
+  uint32_t vs[2] = {0, 8}, vo[2] = {40, 0};
+  Tensor v = t.view(vs, vo);   // a clamped slice past the end: empty, address kept inside t
+  EXPECT_EQ(v.numel(), 0);
+  EXPECT_EQ(v.offset, 16 * 8);
+  uint32_t bad[2] = {1, 8};
+  EXPECT_NE(message_of([&] { t.view(bad, vo); }), "");   // a non-empty overhang still throws
+}
+
 TEST(DslChecks, ExtentU32) {
   EXPECT_EQ(pto2_extent_u32(0, "p.py", 1), 0u);
   EXPECT_EQ(pto2_extent_u32(UINT32_MAX, "p.py", 1), UINT32_MAX);

@@ -17,6 +17,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/ir/printer.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/ir/structural_equal.h"
 
 namespace nb = nanobind;
@@ -363,7 +365,53 @@ void bind_stmts(nb::module_& m) {
         "A SeqStmts, or the single statement when there is exactly one.");
 }
 
+namespace {
+
+// `fn` with task_ids given by printed name: {"t": (slots, fresh, read)} (the parser's reading of
+// the @pl.function option task_ids=). ValueError naming an entry that is no TaskId of the body.
+FunctionPtr WithTaskIdsNamed(const Function& fn, const std::vector<std::pair<std::string, std::vector<int64_t>>>& named) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void add(const VarPtr& v) {
+      if (v && is_task_id(v->type)) by_name.emplace(v->name, v);
+    }
+    void visit_(const AssignStmt* op) override {
+      add(op->var);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (auto& ia : op->iter_args) add(ia);
+      for (auto& rv : op->return_vars) add(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) add(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ScopeStmt* op) override {
+      add(op->task_id_var);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  if (fn.body) defs.visit_stmt(fn.body);
+  std::vector<TaskIdInfo> ids;
+  for (auto& [name, facts] : named) {
+    auto it = defs.by_name.find(name);
+    if (it == defs.by_name.end()) throw nb::value_error(("'" + name + "' is not a TaskId the function body defines").c_str());
+    PYPTO_CHECK(facts.size() == 3, "task_ids entry needs (slots, fresh, read)");
+    ids.push_back(TaskIdInfo{it->second, facts[0], facts[1] != 0, facts[2] != 0});
+  }
+  return fn.with_task_ids(std::move(ids));
+}
+
+}  // namespace
+
 void bind_function_program(nb::module_& m) {
+  nb::class_<TaskIdInfo>(m, "TaskIdInfo", "What ResolveTaskIds decided about one TaskId value (Function.task_ids).")
+      .def_ro("var", &TaskIdInfo::var)
+      .def_ro("slots", &TaskIdInfo::slots, "0: one TaskId; N: names an array of N TaskId slots")
+      .def_ro("fresh", &TaskIdInfo::fresh, "always valid (straight from a submission): no is_valid() guard")
+      .def_ro("read", &TaskIdInfo::read, "named by a statement (deps=, carry init, yield, array op, copy)");
   nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group binds to its mixed task (KernelGroupSync).")
       .def_ro("slots", &GroupSync::slots)
       .def_ro("waits", &GroupSync::waits)
@@ -384,6 +432,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("core_type", &Function::core_type, "Stamped by InferKernelCoreTypes (CoreType.Unknown before).")
       .def("with_core_type", &Function::with_core_type, "core_type"_a)
       .def_ro("group_sync", &Function::group_sync, "Stamped by KernelGroupSync (empty before).")
+      .def_ro("task_ids", &Function::task_ids, "Stamped by ResolveTaskIds (empty before).")
+      .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
+           "A copy with task_ids given by name: [(\"t\", [slots, fresh, read]), ...] (the parser's task_ids=).")
       .def(
           "with_group_sync",
           [](const Function& f, std::vector<int64_t> slots, std::vector<int64_t> waits, std::vector<int64_t> signals) {

@@ -7,6 +7,7 @@
 //   passes.default_pipeline()                # the Pass list RunDefaultPipeline runs
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/function.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -16,6 +17,7 @@
 #include "pypto/transforms/ir_property.h"
 #include "pypto/transforms/pass.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/static_task_graph.h"
 #include "pypto/transforms/well_formed.h"
 
 namespace nb = nanobind;
@@ -47,7 +49,9 @@ void bind_passes(nb::module_& parent) {
       .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
-      .value("KernelProgramVerified", IRProperty::KernelProgramVerified);
+      .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
+      .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
+      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -86,14 +90,29 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);
+  PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
+  PYPTO_BIND_PASS(ResolveTaskIds);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
   PYPTO_BIND_PASS(UnrollLoops);
+  PYPTO_BIND_PASS(SplitChunkedLoops);
+  PYPTO_BIND_PASS(InterchangeChunkLoops);
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);
 #undef PYPTO_BIND_PASS
+
+  // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.
+  m.def(
+      "static_task_graph",
+      [](const ir::ProgramPtr& program, const std::string& entry, const std::map<std::string, int64_t>& dims,
+         const std::map<std::string, int64_t>& int_scalars, const std::map<std::string, double>& float_scalars) {
+        return StaticTaskGraphDot(*program, entry, StaticGraphInputs{dims, int_scalars, float_scalars});
+      },
+      "program"_a, "entry"_a, "dims"_a, "int_scalars"_a, "float_scalars"_a,
+      "DOT text of the task graph orchestration `entry` of a prepared program runs, read from the IR "
+      "(static_task_graph(codegen.run_pipeline(P), 'main', {'M': 96}, {}, {})); PyptoError when there is none.");
 }
 
 }  // namespace pypto::bindings

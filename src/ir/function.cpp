@@ -20,6 +20,23 @@ std::shared_ptr<const Function> Function::with_group_sync(GroupSync g) const {
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_task_ids(std::vector<TaskIdInfo> ids) const {
+  for (auto& i : ids) {
+    PYPTO_CHECK(i.var && is_task_id(i.var->type), "function '" << name << "': task_ids entry is not a TaskId Var");
+    PYPTO_CHECK(i.slots >= 0, "function '" << name << "': task_ids entry '" << i.var->name << "' has negative slots");
+  }
+  auto f = std::make_shared<Function>(*this);
+  f->task_ids = std::move(ids);
+  return f;
+}
+
+const TaskIdInfo* Function::task_id_info(const Var* v) const {
+  for (auto& i : task_ids) {
+    if (i.var.get() == v) return &i;
+  }
+  return nullptr;
+}
+
 std::shared_ptr<const Function> Function::make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                                std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
                                                StmtPtr body, Level level, Role role, Attrs attrs, Span span) {

@@ -118,7 +118,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
-      ->with_group_sync(f->group_sync);
+      ->with_group_sync(f->group_sync)
+      ->with_task_ids(f->task_ids);   // stale if the body's TaskIds change: re-run ResolveTaskIds
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -83,6 +83,7 @@ class Printer {
   std::string print_attr_value(const std::string& key, const AttrValue& v);
   std::string print_attr_dict(const std::map<std::string, AttrValue>& attrs);
   std::string var_name(const Var* v) { return names_.name(v); }
+  std::string print_task_ids(const std::vector<TaskIdInfo>& ids);
   void note_directions(const std::vector<ArgDirection>& dirs);
 
   // -- stmts
@@ -534,7 +535,15 @@ void Printer::print_for(const ForStmt& f, int indent) {
   const char* init_kw = f.for_kind == ForKind::Unroll ? ", implicit_carries=(" : ", init_values=(";
   if (!f.iter_args.empty()) range += init_kw + inits + (f.iter_args.size() == 1 ? ",)" : ")");
   if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
-  if (!f.attrs.empty()) range += ", attrs=" + print_attr_dict(f.attrs);
+  // chunk / chunk_policy (spec anchor_features §7) print as the DSL keywords that set them.
+  Attrs rest = f.attrs;
+  for (const char* k : {"chunk", "chunk_policy"}) {
+    if (auto it = rest.find(k); it != rest.end()) {
+      range += std::string(", ") + k + "=" + print_attr_value(k, it->second);
+      rest.erase(it);
+    }
+  }
+  if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;
     for (size_t k = 0; k < f.carries.size(); ++k) {
@@ -605,10 +614,15 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
     done.insert("split");
     done.insert("slot_num");
   }
+  done.insert("auto_chunk");
   for (auto& [k, v] : s.attrs) {
-    if (!done.count(k)) parts.push_back(k + "=" + print_attr_value(k, v));
+    // dump_vars (spec anchor_features §6) prints as the DSL keyword that sets it.
+    if (!done.count(k)) parts.push_back((k == "dump_vars" ? std::string("dumps") : k) + "=" + print_attr_value(k, v));
   }
-  if (!split_entry.empty()) parts.push_back("optimizations=[" + split_entry + "]");
+  // auto_chunk (spec anchor_features §7) prints as its optimizations= entry, after a split.
+  std::string opts = split_entry;
+  if (auto* ac = attr_get<bool>(s.attrs, "auto_chunk"); ac && *ac) opts += (opts.empty() ? "" : ", ") + std::string("pl.auto_chunk");
+  if (!opts.empty()) parts.push_back("optimizations=[" + opts + "]");
   std::string call = std::string(fn) + "(";
   for (size_t k = 0; k < parts.size(); ++k) call += (k ? ", " : "") + parts[k];
   call += ")";
@@ -646,6 +660,8 @@ std::string Printer::function(const Function& f, int indent) {
   if (auto_scope) attrs.erase("auto_scope");
   if (!attrs.empty()) deco += ", attrs=" + print_attr_dict(attrs);
   if (no_auto_scope) deco += ", auto_scope=False";
+  // task_ids= names body Vars: spliced in here once the body has given them their names.
+  const size_t task_ids_at = out_.str().size() + static_cast<size_t>(indent) * 4 + deco.size();
   line(indent, deco + ")");
 
   // Parameters fill lines of at most kLineWidth columns; continuation lines align with the
@@ -685,7 +701,27 @@ std::string Printer::function(const Function& f, int indent) {
   sig += tail;
   line(indent, sig);
   print_body(f.body, indent + 1);
+  if (!f.task_ids.empty()) {
+    std::string all = out_.str();
+    all.insert(task_ids_at, ", task_ids=" + print_task_ids(f.task_ids));
+    out_.str(all);
+    out_.seekp(0, std::ios::end);
+  }
   return out_.str();
+}
+
+// `{"t": pl.task_id(fresh=True, read=True), "prev_1": pl.task_id(slots=4)}` (ResolveTaskIds).
+std::string Printer::print_task_ids(const std::vector<TaskIdInfo>& ids) {
+  std::string out = "{";
+  for (size_t k = 0; k < ids.size(); ++k) {
+    const TaskIdInfo& t = ids[k];
+    std::string facts;
+    if (t.slots) facts += "slots=" + std::to_string(t.slots);
+    if (t.fresh) facts += std::string(facts.empty() ? "" : ", ") + "fresh=True";
+    if (t.read) facts += std::string(facts.empty() ? "" : ", ") + "read=True";
+    out += (k ? ", " : "") + quote(var_name(t.var.get())) + ": pl.task_id(" + facts + ")";
+  }
+  return out + "}";
 }
 
 std::string Printer::program(const Program& p) {

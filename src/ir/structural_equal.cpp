@@ -77,8 +77,22 @@ class Equal {
       Path q(this, "attrs");
       if (!attrs(a.attrs, b.attrs)) return false;
     }
-    Path q(this, "body");
-    return stmt(a.body, b.body);
+    {
+      Path q(this, "body");
+      if (!stmt(a.body, b.body)) return false;
+    }
+    return task_ids(a.task_ids, b.task_ids);
+  }
+
+  // Function::task_ids (ResolveTaskIds), compared after the body has mapped its Vars.
+  bool task_ids(const std::vector<TaskIdInfo>& a, const std::vector<TaskIdInfo>& b) {
+    Path p(this, "task_ids");
+    if (a.size() != b.size()) return fail("count " + std::to_string(a.size()) + " vs " + std::to_string(b.size()));
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!use(a[i].var.get(), b[i].var.get())) return false;
+      if (!a[i].same_facts(b[i])) return fail("task_ids entry '" + a[i].var->name + "' has other facts");
+    }
+    return true;
   }
 
   // A statement position: both sides compare as flattened statement lists.
@@ -491,6 +505,12 @@ class Hasher {
     for (auto& t : f.return_types) type(t);
     attrs(f.attrs);
     stmt(f.body);
+    mix(f.task_ids.size());
+    for (auto& t : f.task_ids) {
+      auto it = index_.find(t.var.get());
+      mix(it == index_.end() ? 0xdead : it->second);
+      mix(static_cast<uint64_t>(t.slots) * 4 + (t.fresh ? 2 : 0) + (t.read ? 1 : 0));
+    }
   }
 
   void stmt(const StmtPtr& s) {

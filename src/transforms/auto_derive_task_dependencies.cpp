@@ -5,27 +5,30 @@
 //   arrays, no kernel call under an if), finds every pair of task accesses that conflict
 //   (read/write, write/read, write/write on regions of the same storage that may overlap) and
 //   orders each pair with a compiler edge (Call/Submit::compiler_manual_dep_edges):
-//     * same iteration: the consumer names the producer's TaskId (the producer call becomes a
-//       pl.submit so it has one);
-//     * loop-carried (producer in an earlier iteration of a pl.range): the consumer names a
-//       TaskId iter_arg of that loop, yielded by the producer (chains through the producer's or
-//       consumer's own carried edges cover older iterations);
-//     * fan-in from an inner loop: a TaskId carry through the loop, declared at the lowest
-//       common loop of producer and consumer (a pl.parallel(N) carry is an array of N ids).
+//     * same iteration, producer in the consumer's block or an enclosing one: the consumer
+//       names the producer's TaskId (the producer call becomes a pl.submit so it has one);
+//     * producer in an inner loop the consumer is not in (fan-in): a placeholder
+//       `r = pl.system.task_ref(task="k_tid3")` just before the consumer, named in its edges;
+//     * loop-carried (producer in an earlier iteration of a pl.range over i): the placeholder
+//       `pl.system.task_ref(i, task="k_tid3")` (chains through the producer's or consumer's own
+//       carried edges cover older iterations).
+//   PrepareCrossScopeTaskIdHoists (the next pass) turns the placeholders into TaskId carries
+//   declared at the lowest common scope of producer and consumer; this pass only decides edges.
 //   Regions are offsets / extents polynomial in loop variables and symbols (affine_region.h),
 //   so disjoint tiles (`i * 32` vs `(i + 1) * 32`) get no edge. When every hazard is ordered
 //   by an edge the body becomes a compiler-owned MANUAL runtime scope (nothing tracked at run
 //   time); otherwise it stays AUTO with the edges on top, and each tensor argument whose every
 //   hazard is covered is demoted (In -> NoDep, InOut -> Out) so the runtime skips tracking it.
 //       c = self.k(a, c)                        with pl.manual_scope():
-//       d = self.k(c, d)              ==>           c, k_task = pl.submit(self.k, a, c, ...)
-//                                                   d = self.k(c, d, ..., compiler_manual_dep_edges=[k_task])
+//       d = self.k(c, d)              ==>           c, k_tid0 = pl.submit(self.k, a, c, ...)
+//                                                   d = self.k(c, d, ..., compiler_manual_dep_edges=[k_tid0])
 //   The verdict is stamped on the function: attrs["auto_deps"] = "manual: ..." | "auto: ..."
 //   | "fallback: <reason>" (visible in PYPTO_DUMP_IR).
 // Input invariants: CallDirectionsDerived, ReturnParamsExplicit. Runs before
 //   MaterializeRuntimeScopes (a MANUAL body gets no nested AUTO scopes) and ClassifyIterArgCarry
 //   (which classifies the TaskId carries it adds).
-// Output invariants: SSA; every compiler edge names a TaskId visible at its consumer.
+// Output invariants: SSA; every compiler edge names a TaskId visible at its consumer or a
+//   system.task_ref placeholder (resolved by PrepareCrossScopeTaskIdHoists).
 // Why: automatic tracking costs an OverlapMap lookup/insert per tensor per task at run time;
 //   what the compiler can prove it need not track. Parameters are assumed not to alias each
 //   other (the runtime's own contract for distinct arguments).
@@ -35,6 +38,7 @@
 #include <memory>
 #include <set>
 #include <sstream>
+#include <unordered_map>
 
 #include "affine_region.h"
 #include "pypto/ir/error.h"
@@ -132,14 +136,14 @@ class Analyzer {
   std::vector<std::unique_ptr<Loop>> loops_;
   std::map<const ForStmt*, Loop*> loop_of_;
   std::vector<std::unique_ptr<Task>> tasks_;
-  std::map<const Stmt*, Task*> task_of_;
-  std::map<const Var*, ExprPtr> def_;                            // AssignStmt values
+  std::unordered_map<const Stmt*, Task*> task_of_;
+  std::unordered_map<const Var*, ExprPtr> def_;                  // AssignStmt values
   std::map<const Var*, std::pair<const ForStmt*, size_t>> carry_site_;   // iter_arg / for rv
   std::map<const Var*, std::pair<const IfStmt*, size_t>> if_site_;
   std::map<const Var*, Loop*> created_in_;                       // tensor.create root -> loop (null: top)
   std::set<const Var*> manual_roots_;
   Poly::Bounds bounds_;                                          // atoms with a known range
-  std::map<const Var*, RegionPtr> region_memo_;
+  std::unordered_map<const Var*, RegionPtr> region_memo_;
   std::set<const Var*> in_progress_;
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
   // Accesses per root in program order: all of them, and the writes only.
@@ -150,8 +154,6 @@ class Analyzer {
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
   // rewrite state
-  std::map<const ForStmt*, std::vector<Task*>> carries_;
-  std::map<std::pair<const ForStmt*, Task*>, ExprPtr> carry_ia_;
   std::map<const Var*, std::pair<VarPtr, VarPtr>> remap_;
   bool manual_ = false;     // everything covered: the whole body is one MANUAL scope
   bool per_loop_ = false;   // everything covered, loops allocate: MANUAL per outermost iteration
@@ -768,27 +770,18 @@ void Analyzer::derive() {
       if (!e.carried && implied.count(e.from)) continue;
       edges.push_back(e);
       e.from->need_tid = true;
-      size_t level = e.carried ? static_cast<size_t>(std::find(B->loops.begin(), B->loops.end(), e.carried) - B->loops.begin())
-                               : common_prefix(e.from->loops, B->loops);
-      for (size_t m = level; m < e.from->loops.size(); ++m) {
-        auto& v = carries_[e.from->loops[m]->stmt];
-        if (std::find(v.begin(), v.end(), e.from) == v.end()) v.push_back(e.from);
-      }
     }
     B->edges = std::move(edges);
     edges_ += static_cast<int>(B->edges.size());
-  }
-  for (auto& [loop, v] : carries_) {
-    std::sort(v.begin(), v.end(), [](Task* x, Task* y) { return x->pos < y->pos; });
   }
 }
 
 // ---- rewrite ----
 
-// A pl.parallel fan-in of at least this many ids goes through a dummy barrier.
-constexpr int64_t kFenceMinTrip = 4;
-
 VarPtr tid_var(const std::string& base, const Span& span) { return Var::make(base, ScalarType::make(DataType::TASK_ID), span); }
+
+// Distinct per task (codegen declares each TaskId under its name; system.task_ref names it).
+std::string tid_name(const Task& t) { return t.call->callee + "_tid" + std::to_string(t.pos); }
 
 void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
   for (const StmtPtr& st : flatten_stmts(s)) {
@@ -813,8 +806,22 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       }
       std::vector<ExprPtr> edges;
       for (auto& e : T->edges) {
-        ExprPtr ref = e.carried ? carry_ia_.at({e.carried->stmt, e.from}) : visible.at(e.from);
-        if (std::find(edges.begin(), edges.end(), ref) == edges.end()) edges.push_back(ref);
+        // A producer of an enclosing block of the same iteration is named directly; any other
+        // (an inner loop's, or an earlier iteration's) through a placeholder that
+        // PrepareCrossScopeTaskIdHoists turns into TaskId carries.
+        bool direct = !e.carried && common_prefix(e.from->loops, T->loops) == e.from->loops.size();
+        ExprPtr ref;
+        if (direct) {
+          ref = visible.at(e.from);
+        } else {
+          Attrs ra{{"task", tid_name(*e.from)}};
+          std::vector<ExprPtr> ra_args;
+          if (e.carried) ra_args.push_back(e.carried->stmt->loop_var);
+          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+          out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", ra_args, ra, st->span), st->span));
+          ref = rv;
+        }
+        edges.push_back(ref);
       }
       auto* as = st->as<AssignStmt>();
       if (T->need_tid) {
@@ -832,7 +839,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
           }
         }
         // Distinct names: codegen declares each TaskId under its name (no renaming probes).
-        VarPtr tid = tid_var(c.callee + "_tid" + std::to_string(T->pos), st->span);
+        VarPtr tid = tid_var(tid_name(*T), st->span);
         out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, static_cast<int>(f->return_types.size()), st->span), st->span));
         visible[T] = tid;
       } else {
@@ -848,56 +855,10 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       out.push_back(st);
       continue;
     }
-    std::vector<Task*> carried;
-    if (auto it = carries_.find(f); it != carries_.end()) carried = it->second;
-    std::vector<IterArgPtr> iter_args = f->iter_args;
-    std::vector<VarPtr> rvs = f->return_vars;
-    std::map<Task*, ExprPtr> inner = visible;
-    VarPtr seed;
-    for (Task* T : carried) {
-      ExprPtr init;
-      if (auto v = visible.find(T); v != visible.end()) {
-        init = v->second;
-      } else {
-        if (!seed) {
-          seed = tid_var(T->call->callee + "_seed" + std::to_string(T->pos), f->span);
-          out.push_back(AssignStmt::make(seed, Call::make_op("system.task_invalid", {}, {}, f->span), f->span));
-        }
-        init = seed;
-      }
-      IterArgPtr ia = IterArg::make(T->call->callee + "_carry" + std::to_string(T->pos), ScalarType::make(DataType::TASK_ID), init, f->span);
-      iter_args.push_back(ia);
-      inner[T] = ia;
-      carry_ia_[{f, T}] = ia;
-    }
-    std::vector<StmtPtr> body_stmts = flatten_stmts(f->body);
-    std::vector<ExprPtr> yields;
-    if (!body_stmts.empty() && body_stmts.back()->is<YieldStmt>()) {
-      yields = body_stmts.back()->as<YieldStmt>()->values;
-      body_stmts.pop_back();
-    }
     std::vector<StmtPtr> nb;
     ++loop_depth_;
-    rebuild(make_seq(body_stmts, f->body->span), inner, nb);
+    rebuild(f->body, visible, nb);
     --loop_depth_;
-    std::vector<StmtPtr> barriers;
-    for (Task* T : carried) {
-      yields.push_back(inner.at(T));
-      VarPtr rv = tid_var(T->call->callee + "_last" + std::to_string(T->pos), f->span);
-      rvs.push_back(rv);
-      visible[T] = rv;
-      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
-      // later consumer names 1 id instead of N (N + M edges instead of N * M).
-      auto* tc = f->stop->as<ConstInt>();
-      auto* t0 = f->start->as<ConstInt>();
-      if (f->for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
-        VarPtr fence = tid_var(T->call->callee + "_fence" + std::to_string(T->pos), f->span);
-        Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
-        barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f->span), f->span));
-        visible[T] = fence;
-      }
-    }
-    if (!yields.empty()) nb.push_back(YieldStmt::make(yields, f->span));
     StmtPtr body = make_seq(nb, f->body->span);
     // Loops that allocate: each outermost iteration is PTO2_SCOPE() { <buffers>
     // PTO2_SCOPE(MANUAL) { body } } (codegen declares a MANUAL block's buffers just before it),
@@ -907,13 +868,11 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
       body = RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body, f->body->span);
     }
-    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, iter_args, body, rvs, f->for_kind, f->attrs,
+    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind, f->attrs,
                                 f->span)
                       ->with_results(f->carries, f->trip_count));   // keep StaticTripCountsStamped
-    out.insert(out.end(), barriers.begin(), barriers.end());
   }
 }
-
 StmtPtr Analyzer::rewrite_body() {
   std::vector<StmtPtr> stmts = flatten_stmts(fn_.body);
   StmtPtr ret;

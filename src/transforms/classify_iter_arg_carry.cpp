@@ -19,8 +19,10 @@
 // Output invariants: IterArgCarryClassified; nothing else changes.
 // Errors: a TaskId carry rebound inside pl.parallel whose trip count is not literal is a
 //   UserError ("statically-known trip count").
-// Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops);
-//   codegen is a 1:1 translation and only reads the stamps.
+// Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops).
+//   The L2 and HOST generators read the stamp instead: a carry becomes a C++ variable, an alias
+//   of its init's text, or a slot array exactly as stamped, so the generators never compare
+//   storage themselves.
 #include <unordered_map>
 
 #include "pypto/ir/error.h"
@@ -163,6 +165,9 @@ class Classifier {
 class Stamper : public IRMutator {
  public:
   explicit Stamper(Classifier& c) : classifier_(c) {}
+  // Only loops change: other statements (and their expressions) are kept, not walked.
+  StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     const Decision& d = classifier_.decide(op);
     StmtPtr s = IRMutator::mutate_(op, self);

@@ -17,20 +17,29 @@
 //   A value whose type changes from Tensor to Tile gets a fresh Var (IRMutator), so later uses
 //   follow.
 //       c = pl.assemble(c, pl.add(a, b), [0, 0])   ==>   c = pl.store(pl.add(pl.load(a, ..), pl.load(b, ..)), [0, 0], c)
+//   A loop carry / if result whose value became a tile is a tile (a tensor init or the other
+//   branch's tensor is loaded whole). A returned value that became a tile (rule 5 of §9) gets a
+//   new trailing pl.Out parameter `ret<k>_out` of the declared return type and an exit store:
+//       r = pl.matmul(a, b); return r   ==>   ret0_out_1 = pl.store(r, [0, 0], ret0_out); return ret0_out_1
+//   and every caller passes a new tensor for it (ThreadReturnOutParams, return_out_params.cpp):
+//   an Orchestration / Opaque caller a `tensor.create` before the call, a wrapper (Group)
+//   function a new Out parameter of its own that it forwards.
 // Input invariants: outlining ran (OutlineIncoreScopes); the frontend admitted tensor compute
 //   ops only in kernels and CORE_GROUP / pl.spmd bodies.
-// Output invariants: no kernel calls a tensor.* op of the list above.
-// Errors (located): a kernel returning, or carrying through a loop / branch, a value that
-//   became a tile (write it into an Out parameter with pl.assemble instead).
+// Output invariants: no kernel calls a tensor.* op of the list above; no kernel returns a tile.
+// Errors (located): a returned tile whose declared return type is not a tensor.
 // Why: the reference DSL lets kernels and pl.at bodies be written on whole tensors; the CPU
 //   kernel backend, like the reference's, computes on tiles.
 #include <algorithm>
+#include <map>
+#include <set>
 #include <unordered_set>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/transforms/passes.h"
+#include "return_out_params.h"
 
 namespace pypto::ir::ops {
 const std::vector<std::string>& tensor_compute_op_names();
@@ -93,41 +102,224 @@ class Converter : public IRMutator {
     return changed ? ExprPtr(Call::make_op(op->callee, args, op->attrs, sp)) : self;
   }
 
+  // The kernel being converted (its declared return types name the rule-5 parameters).
+  explicit Converter(const Function& fn) : fn_(fn) {}
+
+  // Rule 5: a returned tile is stored into a new trailing Out parameter `ret<k>_out`.
   StmtPtr mutate_(const ReturnStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
-    for (auto& v : s->as<ReturnStmt>()->values) {
-      PYPTO_USER_CHECK(!is_tile(v), op->span,
-                       "this kernel returns a value computed with tensor ops; a kernel returns tensors it wrote",
-                       "write the value into a pl.Out parameter, e.g. out = pl.assemble(out, value, [0, 0]), and "
-                       "return that parameter");
+    std::vector<ExprPtr> values = s->as<ReturnStmt>()->values;
+    std::vector<StmtPtr> out;
+    for (size_t k = 0; k < values.size(); ++k) {
+      if (!is_tile(values[k])) continue;
+      const TypePtr declared = k < fn_.return_types.size() ? fn_.return_types[k] : nullptr;
+      PYPTO_USER_CHECK(declared && declared->is<TensorType>(), op->span,
+                       "kernel '" << fn_.name << "' returns a tile where its return type is not a tensor",
+                       "declare the return type as pl.Tensor[...]");
+      VarPtr& param = ret_params_[k];
+      if (!param) param = Var::make(FreshParamName("ret" + std::to_string(k) + "_out"), declared, op->span);
+      auto* tt = declared->as<TensorType>();
+      std::vector<ExprPtr> zeros(tt->shape.size(), ConstInt::make(0, DataType::INDEX, op->span));
+      ExprPtr store = Call::make_op("tile.store", {values[k], MakeTuple::make(zeros, op->span), param}, {}, op->span);
+      VarPtr stored = Var::make(param->name + "_1", store->type, op->span);
+      out.push_back(AssignStmt::make(stored, store, op->span));
+      values[k] = stored;
     }
-    return s;
+    if (out.empty()) return s;
+    out.push_back(ReturnStmt::make(values, op->span));
+    return make_seq(out, op->span);
   }
 
+  // A carry whose init or yielded value became a tile is a tile; the loop is converted again
+  // (from the same state) when the body turns a tensor carry into a tile.
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
-    StmtPtr s = IRMutator::mutate_(op, self);
-    auto* f = s->as<ForStmt>();
-    for (size_t i = 0; i < f->iter_args.size(); ++i) {
-      const auto& ia = f->iter_args[i];
-      PYPTO_USER_CHECK(!(is_tensor(ia) && is_tile(ia->init)), ia->span,
-                       "loop carry '" << ia->name << "' holds a value computed with tensor ops in a kernel; tensor "
-                                         "values computed in kernels cannot be loop-carried yet",
-                       "carry a tile instead (pl.load the tensor before the loop), or assemble into a pl.Out "
-                       "parameter in each iteration");
+    std::set<size_t> force;
+    for (;;) {
+      auto saved = var_remap_;
+      std::set<size_t> needs;
+      StmtPtr s = ConvertLoop(op, self, force, &needs);
+      if (std::includes(force.begin(), force.end(), needs.begin(), needs.end())) return s;
+      force.insert(needs.begin(), needs.end());
+      var_remap_ = saved;
     }
-    return s;
   }
+
+  // An if result is a tile when either branch yields a tile; the other branch's tensor is loaded.
+  StmtPtr mutate_(const IfStmt* op, const StmtPtr& self) override {
+    ExprPtr cond = mutate_expr(op->cond);
+    yields_.push_back({});
+    StmtPtr then_body = mutate_stmt(op->then_body);
+    StmtPtr else_body = op->else_body ? mutate_stmt(op->else_body) : nullptr;
+    yields_.pop_back();
+    const YieldStmt* ty = then_body ? trailing_yield(then_body) : nullptr;
+    const YieldStmt* ey = else_body ? trailing_yield(else_body) : nullptr;
+    std::vector<VarPtr> rvs;
+    bool changed = cond != op->cond || then_body != op->then_body || else_body != op->else_body;
+    std::set<size_t> tile_results;
+    for (size_t i = 0; i < op->return_vars.size(); ++i) {
+      const VarPtr& rv = op->return_vars[i];
+      ExprPtr tv = ty && i < ty->values.size() ? ty->values[i] : nullptr;
+      ExprPtr ev = ey && i < ey->values.size() ? ey->values[i] : nullptr;
+      ExprPtr tile = is_tile(tv) ? tv : is_tile(ev) ? ev : nullptr;
+      if (rv->type->is<TensorType>() && tile) {
+        VarPtr n = Var::make(rv->name, tile->type, rv->span);
+        var_remap_[rv.get()] = {rv, n};
+        rvs.push_back(n);
+        tile_results.insert(i);
+        changed = true;
+      } else {
+        rvs.push_back(mutate_def(rv));
+        changed |= rvs.back() != rv;
+      }
+    }
+    if (!tile_results.empty()) {
+      then_body = WithTileYields(then_body, tile_results);
+      if (else_body) else_body = WithTileYields(else_body, tile_results);
+    }
+    if (!changed) return self;
+    return IfStmt::make(cond, then_body ? then_body : make_seq({}, op->span), else_body, std::move(rvs), op->span);
+  }
+
+  // A loop's yield: a tensor yielded into a tile carry is loaded whole; a tile yielded into a
+  // tensor carry asks the loop to make that carry a tile.
+  StmtPtr mutate_(const YieldStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    if (yields_.empty() || !yields_.back().active) return s;
+    YieldCtx& y = yields_.back();
+    std::vector<ExprPtr> values = s->as<YieldStmt>()->values;
+    bool changed = false;
+    for (size_t i = 0; i < values.size() && i < y.tile.size(); ++i) {
+      if (y.tile[i] && is_tensor(values[i])) {
+        values[i] = load_whole(values[i], op->span);
+        changed = true;
+      } else if (!y.tile[i] && is_tile(values[i])) {
+        y.needs.insert(i);
+      }
+    }
+    return changed ? YieldStmt::make(values, op->span) : s;
+  }
+
+  // The rule-5 parameters added, in return order.
+  std::vector<VarPtr> ReturnParams() const {
+    std::vector<VarPtr> out;
+    for (auto& [k, p] : ret_params_) out.push_back(p);
+    return out;
+  }
+
+ private:
+  struct YieldCtx {
+    bool active = false;          // a loop's body (an if's yields are fixed up by the if)
+    std::vector<bool> tile;       // carry i is a tile
+    std::set<size_t> needs;       // tensor carries the body yields a tile into
+  };
+
+  std::string FreshParamName(const std::string& base) const {
+    std::string name = base;
+    auto taken = [&](const std::string& n) {
+      return std::any_of(fn_.params.begin(), fn_.params.end(), [&](const VarPtr& p) { return p->name == n; });
+    };
+    for (int k = 1; taken(name); ++k) name = base + "_" + std::to_string(k);
+    return name;
+  }
+
+  static StmtPtr WithTileYields(const StmtPtr& body, const std::set<size_t>& idx) {
+    auto stmts = flatten_stmts(body);
+    if (stmts.empty()) return body;
+    auto* y = stmts.back()->as<YieldStmt>();
+    if (!y) return body;
+    std::vector<ExprPtr> values = y->values;
+    bool changed = false;
+    for (size_t i : idx) {
+      if (i < values.size() && is_tensor(values[i])) {
+        values[i] = load_whole(values[i], y->span);
+        changed = true;
+      }
+    }
+    if (!changed) return body;
+    stmts.back() = YieldStmt::make(values, y->span);
+    return make_seq(stmts, body->span);
+  }
+
+  StmtPtr ConvertLoop(const ForStmt* op, const StmtPtr& self, const std::set<size_t>& force, std::set<size_t>* needs) {
+    ExprPtr start = mutate_expr(op->start), stop = mutate_expr(op->stop), step = mutate_expr(op->step);
+    bool changed = start != op->start || stop != op->stop || step != op->step;
+    VarPtr loop_var = mutate_def(op->loop_var);
+    changed |= loop_var != op->loop_var;
+    std::vector<IterArgPtr> iter_args;
+    YieldCtx y;
+    y.active = true;
+    for (size_t i = 0; i < op->iter_args.size(); ++i) {
+      const IterArgPtr& ia = op->iter_args[i];
+      ExprPtr init = mutate_expr(ia->init);
+      const bool tile = ia->type->is<TensorType>() && (is_tile(init) || force.count(i));
+      y.tile.push_back(tile);
+      VarPtr n;
+      if (tile) {
+        init = as_tile(init, ia->span);
+        n = IterArg::make(ia->name, init->type, init, ia->span);
+        var_remap_[ia.get()] = {ia, n};
+      } else {
+        n = mutate_def(ia);
+        if (n == ia && init != ia->init) {
+          n = IterArg::make(ia->name, ia->type, init, ia->span);
+          var_remap_[ia.get()] = {ia, n};
+        }
+      }
+      iter_args.push_back(std::static_pointer_cast<const IterArg>(n));
+      changed |= n != ia;
+    }
+    Attrs attrs = mutate_attrs(op->attrs, &changed);
+    yields_.push_back(y);
+    StmtPtr body = mutate_stmt(op->body);
+    *needs = yields_.back().needs;
+    yields_.pop_back();
+    changed |= body != op->body;
+    std::vector<VarPtr> rvs;
+    for (size_t i = 0; i < op->return_vars.size(); ++i) {
+      const VarPtr& rv = op->return_vars[i];
+      if (i < y.tile.size() && y.tile[i]) {
+        VarPtr n = Var::make(rv->name, iter_args[i]->type, rv->span);
+        var_remap_[rv.get()] = {rv, n};
+        rvs.push_back(n);
+      } else {
+        rvs.push_back(mutate_def(rv));
+      }
+      changed |= rvs.back() != rv;
+    }
+    if (!changed) return self;
+    auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
+                              std::move(iter_args), body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind,
+                              std::move(attrs), op->span)
+                    ->with_results(op->carries, op->trip_count);
+    return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
+  }
+
+  const Function& fn_;
+  std::map<size_t, VarPtr> ret_params_;
+  std::vector<YieldCtx> yields_;
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
+  std::map<std::string, std::vector<TypePtr>> added;   // kernel -> types of its rule-5 parameters
   for (const FunctionPtr& fn : program->functions) {
     if (!fn->is_kernel()) continue;
-    Converter conv;
+    Converter conv(*fn);
     FunctionPtr nf = conv.mutate_function(fn);
+    auto extra = conv.ReturnParams();
+    if (!extra.empty()) {
+      std::vector<VarPtr> params = nf->params;
+      std::vector<ParamDirection> dirs = nf->param_directions;
+      for (auto& p : extra) {
+        params.push_back(p);
+        dirs.push_back(ParamDirection::Out);
+        added[fn->name].push_back(p->type);
+      }
+      nf = WithParams(*nf, std::move(params), std::move(dirs));
+    }
     if (nf != fn) out = out->with_function(nf);
   }
-  return out;
+  return added.empty() ? out : ThreadReturnOutParams(out, added);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "pypto/transforms/ir_property.h"
 
 #include <sstream>
+#include <unordered_set>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
@@ -26,6 +27,8 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
+    case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
+    case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
   }
   return "?";
 }
@@ -133,6 +136,64 @@ struct TripCountChecker : IRVisitor {
   }
 };
 
+// Compiler edges name TaskId Vars bound earlier in an enclosing block; no task_ref is left.
+// Only TaskId Vars are recorded (10,000 tasks: 10,000 entries, not every tensor and view).
+struct HoistChecker {
+  std::vector<std::string> out;
+  std::string fn;
+  std::vector<std::unordered_set<const Var*>> scopes;
+  void define(const Var* v) {
+    if (is_task_id(v->type)) scopes.back().insert(v);
+  }
+  bool visible(const Var* v) const {
+    for (auto& s : scopes) {
+      if (s.count(v)) return true;
+    }
+    return false;
+  }
+  void check_task(const ExprPtr& e) {
+    if (!e) return;
+    if (auto* c = e->as<Call>(); c && c->is_op && c->callee == "system.task_ref") {
+      out.push_back("function '" + fn + "': system.task_ref placeholder left" + where(c->span));
+      return;
+    }
+    if (!e->is<Call>() && !e->is<Submit>()) return;
+    for (auto& d : compiler_dep_edges(*e)) {
+      const Var* v = as_var(d);
+      if (!v || !visible(v)) {
+        out.push_back("function '" + fn + "': compiler edge '" + (v ? v->name : std::string("?")) + "'" + where(e->span) +
+                      " names a TaskId not visible there");
+      }
+    }
+  }
+  void block(const StmtPtr& s) {
+    for (const StmtPtr& st : flatten_stmts(s)) {
+      if (auto* a = st->as<AssignStmt>()) {
+        check_task(a->value);
+        define(a->var.get());
+      } else if (auto* e = st->as<EvalStmt>()) {
+        check_task(e->expr);
+      } else if (auto* f = st->as<ForStmt>()) {
+        scopes.emplace_back();
+        for (auto& ia : f->iter_args) define(ia.get());
+        block(f->body);
+        scopes.pop_back();
+        for (auto& rv : f->return_vars) define(rv.get());
+      } else if (auto* i = st->as<IfStmt>()) {
+        for (const StmtPtr& b : {i->then_body, i->else_body}) {
+          if (!b) continue;
+          scopes.emplace_back();
+          block(b);
+          scopes.pop_back();
+        }
+        for (auto& rv : i->return_vars) define(rv.get());
+      } else if (auto* r = st->as<RuntimeScopeStmt>()) {
+        block(r->body);
+      }
+    }
+  }
+};
+
 }  // namespace
 
 std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program) {
@@ -208,6 +269,12 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::TaskIdsResolved:
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        for (auto& m : CheckTaskIdsResolved(*f)) out.push_back(m);
+      }
+      return out;
     case IRProperty::KernelProgramVerified:
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;
@@ -218,6 +285,17 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         }
       }
       return out;
+    case IRProperty::CrossScopeTaskIdsHoisted: {
+      HoistChecker c;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        c.fn = f->name;
+        c.scopes.assign(1, {});
+        for (auto& p : f->params) c.define(p.get());
+        c.block(f->body);
+      }
+      return c.out;
+    }
   }
   return out;
 }

@@ -12,12 +12,21 @@
 //   its only scopes are the author's `with pl.scope():` / `pl.manual_scope()` blocks. Every
 //   function the pass wrapped is marked `auto_scope=False` (spec anchor_features §4), so the
 //   printed output re-parses with its scopes as the author's and a second run changes nothing.
+//   Allocations that escape a for / if body (spec anchor_features §17): a `tensor.create` whose
+//   value the body yields (a carry, an if-result, a view of it or a kernel result in it) is
+//   placed before the body's AUTO scope, with the pure scalar statements its shape needs, so it
+//   lives in the enclosing runtime scope (escaping_allocations.h):
+//       for i, (acc,) in pl.range(n, init_values=(t0,)):     for i, (acc,) in ...:
+//           t = pl.create_tensor([16, 16], ...)       ==>        t = pl.create_tensor(...)
+//           t1 = self.k(x, t)                                    with pl.scope():
+//           acc2 = pl.yield_(t1)                                     t1 = ...; acc2 = pl.yield_(t1)
 // Input invariants: none. Other function types are left alone.
 // Output invariants: RuntimeScopesMaterialized. SSA is unchanged (a RuntimeScopeStmt binds
 //   nothing; trailing YieldStmts move into the scope with the rest of their body, so every
 //   value they name is declared in the same C++ block).
 // Why: codegen emits PTO2_SCOPE 1:1 from RuntimeScopeStmt nodes; where scopes go (and so
 //   when the runtime may release a loop iteration's buffers) is decided here, not in codegen.
+#include "escaping_allocations.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
@@ -40,8 +49,28 @@ StmtPtr wrap(const StmtPtr& body, const Span& span) {
   return RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body ? body : make_seq({}, span), body ? body->span : span);
 }
 
+// A for / if body wrapped in its AUTO scope, with the allocations that escape it placed before
+// that scope (§17); left unwrapped when one escapes from a nested body (see escaping_allocations.h).
+StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& roots, const char* what) {
+  if (!body) return wrap(body, span);
+  std::vector<StmtPtr> stmts = flatten_stmts(body);
+  bool hand_scope = is_auto_scope(body);   // a hand-written `with pl.scope():` body: lift out of it
+  if (hand_scope) stmts = flatten_stmts(flatten_stmts(body)[0]->as<RuntimeScopeStmt>()->body);
+  EscapeSplit split = SplitEscapingAllocations(stmts, roots, what);
+  if (!split.scope_ok) return body;
+  if (split.lifted.empty()) return wrap(body, span);
+  std::vector<StmtPtr> out = split.lifted;
+  out.push_back(RuntimeScopeStmt::make(RuntimeScopeMode::Auto, make_seq(split.rest, body->span), body->span));
+  return make_seq(out, body->span);
+}
+
 class ScopeMaterializer : public IRMutator {
  public:
+  explicit ScopeMaterializer(const BufferRoots& roots) : roots_(roots) {}
+  // Only loop / branch bodies change: other statements (and their expressions) are kept, not walked.
+  StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
+  StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
+
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     if (op->mode == RuntimeScopeMode::Manual) ++manual_depth_;
     StmtPtr out = IRMutator::mutate_(op, self);
@@ -53,7 +82,7 @@ class ScopeMaterializer : public IRMutator {
     StmtPtr s = IRMutator::mutate_(op, self);
     if (manual_depth_ > 0) return s;
     auto* f = s->as<ForStmt>();
-    StmtPtr body = wrap(f->body, f->span);
+    StmtPtr body = wrap_lifting(f->body, f->span, roots_, "loop");
     if (body == f->body) return s;
     return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind,
                          f->attrs, f->span)
@@ -64,18 +93,20 @@ class ScopeMaterializer : public IRMutator {
     StmtPtr s = IRMutator::mutate_(op, self);
     if (manual_depth_ > 0) return s;
     auto* i = s->as<IfStmt>();
-    StmtPtr then_body = wrap(i->then_body, i->span);
-    StmtPtr else_body = i->else_body ? wrap(i->else_body, i->span) : nullptr;
+    StmtPtr then_body = wrap_lifting(i->then_body, i->span, roots_, "branch");
+    StmtPtr else_body = i->else_body ? wrap_lifting(i->else_body, i->span, roots_, "branch") : nullptr;
     if (then_body == i->then_body && else_body == i->else_body) return s;
     return IfStmt::make(i->cond, then_body, else_body, i->return_vars, i->span);
   }
 
  private:
+  const BufferRoots& roots_;
   int manual_depth_ = 0;
 };
 
-FunctionPtr materialize(const FunctionPtr& fn) {
-  ScopeMaterializer m;
+FunctionPtr materialize(const ProgramPtr& program, const FunctionPtr& fn) {
+  BufferRoots roots(*program, *fn, /*views_are_roots=*/false);
+  ScopeMaterializer m(roots);
   FunctionPtr f = m.mutate_function(fn);
   std::vector<StmtPtr> stmts = flatten_stmts(f->body);
   StmtPtr ret;
@@ -102,7 +133,7 @@ ProgramPtr Run(const ProgramPtr& program) {
     if (fn->type != FunctionType::Orchestration) continue;
     // @pl.function(auto_scope=False) (spec anchor_features §4): the author places the scopes.
     if (const bool* auto_scope = attr_get<bool>(fn->attrs, "auto_scope"); auto_scope && !*auto_scope) continue;
-    FunctionPtr nf = materialize(fn);
+    FunctionPtr nf = materialize(program, fn);
     if (nf != fn) out = out->with_function(nf);
   }
   return out;

@@ -2,12 +2,11 @@
 // it, for VerifyOrchestrationProgram's lifetime checks. Private to src/transforms.
 //
 // Each value's C++ text names locals declared in some blocks (entry, PTO2_SCOPE, loop, branch);
-// a value is usable while all of those blocks are open. A TaskId additionally dies when the
-// PTO2_SCOPE it was defined in closes, unless its storage is still visible (an array carry
-// backed by enclosing storage). Resolve() follows the generator's TaskId resolution
-// (orchestration/task_ids.cpp): explicit registrations, loop results through their carries,
-// Var copies, the TaskId element of a pl.submit.
+// a value is usable while all of those blocks are open. A TaskId is bound like any value (the
+// generator binds a pl.parallel slot carry's iter_arg to its init and the loop's result to the
+// slot array); its array-ness is ResolveTaskIds' stamp (Function::task_ids).
 //
+//   OrchestrationScopeModel model(fn);
 //   model.push();  model.declare(v);  ...  model.pop();
 //   model.visible(v)        // every block its text names is still open
 //   model.resolve(tid)      // nullopt: the TaskId's scope has closed here
@@ -16,12 +15,11 @@
 #include <map>
 #include <optional>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/stmt.h"
-#include "pypto/ir/visitor.h"
+#include "pypto/ir/function.h"
 
 namespace pypto::transforms {
 
@@ -33,22 +31,8 @@ class OrchestrationScopeModel {
     int64_t array_size = 0;
   };
 
-  // Records the definitions Resolve() follows (AssignStmt values, loop results, carries).
-  void scan(const ir::StmtPtr& body) {
-    struct Scanner : ir::IRVisitor {
-      OrchestrationScopeModel* m;
-      void visit_(const ir::AssignStmt* op) override {
-        m->defs_[op->var.get()] = op->value;
-        IRVisitor::visit_(op);
-      }
-      void visit_(const ir::ForStmt* op) override {
-        for (size_t i = 0; i < op->return_vars.size(); ++i) m->for_return_[op->return_vars[i].get()] = {op, i};
-        for (size_t i = 0; i < op->iter_args.size(); ++i) m->carry_loop_[op->iter_args[i].get()] = {op, i};
-        IRVisitor::visit_(op);
-      }
-    } s;
-    s.m = this;
-    s.visit_stmt(body);
+  explicit OrchestrationScopeModel(const ir::Function& fn) {
+    for (const ir::TaskIdInfo& t : fn.task_ids) slots_[t.var.get()] = t.slots;
   }
 
   void push() { open_.push_back(next_block_++); }
@@ -115,66 +99,13 @@ class OrchestrationScopeModel {
   }
   bool visible(const ir::Var* v) const { return open(binding_of(v)); }
 
-  void register_ref(const ir::Var* v, TaskIdRef r) { refs_[v] = std::move(r); }
-  void set_array_carry(const ir::Var* ia, TaskIdRef r) { array_carry_[ia] = std::move(r); }
-  const TaskIdRef* array_carry(const ir::Var* ia) const {
-    auto it = array_carry_.find(ia);
-    return it == array_carry_.end() ? nullptr : &it->second;
-  }
-  const ir::ForStmt* loop_of_carry(const ir::Var* ia) const {
-    auto it = carry_loop_.find(ia);
-    return it == carry_loop_.end() ? nullptr : it->second.first;
-  }
-
-  std::optional<TaskIdRef> resolve(const ir::Var* v, int depth = 0) const {
-    PYPTO_CHECK(depth < 512, "TaskId resolution of '" << v->name << "' does not terminate");
-    if (dead_.count(v)) return std::nullopt;
-    if (auto it = refs_.find(v); it != refs_.end()) return it->second;
-    if (auto it = for_return_.find(v); it != for_return_.end()) {
-      const ir::Var* ia = it->second.first->iter_args[it->second.second].get();
-      if (auto a = array_carry_.find(ia); a != array_carry_.end()) return a->second;
-      if (!bound(v)) return resolve(ia, depth + 1);
-    }
-    if (auto it = defs_.find(v); it != defs_.end() && bound(v)) {
-      if (const ir::Var* src = ir::as_var(it->second)) return resolve(src, depth + 1);
-    }
-    if (!bound(v)) return std::nullopt;
-    TaskIdRef r{binding_of(v), 0};
-    if (auto* at = v->type->as<ir::ArrayType>()) r.array_size = at->size;
-    return r;
-  }
-
-  // Leaving PTO2_SCOPE `body` (its block already popped): TaskIds defined inside die unless
-  // their storage is still visible.
-  void exit_runtime_scope(const ir::StmtPtr& body) {
-    struct Defs : ir::IRVisitor {
-      std::vector<const ir::Var*> vars;
-      void add(const ir::Var* v) {
-        if (ir::is_task_id(v->type)) vars.push_back(v);
-      }
-      void visit_(const ir::AssignStmt* op) override {
-        add(op->var.get());
-        IRVisitor::visit_(op);
-      }
-      void visit_(const ir::ForStmt* op) override {
-        for (auto& ia : op->iter_args) add(ia.get());
-        for (auto& rv : op->return_vars) add(rv.get());
-        IRVisitor::visit_(op);
-      }
-      void visit_(const ir::IfStmt* op) override {
-        for (auto& rv : op->return_vars) add(rv.get());
-        IRVisitor::visit_(op);
-      }
-    } defs;
-    defs.visit_stmt(body);
-    for (const ir::Var* v : defs.vars) {
-      if (dead_.count(v)) continue;
-      std::optional<TaskIdRef> r = resolve(v);
-      if (!r || !open(r->blocks)) {
-        dead_.insert(v);
-        refs_.erase(v);
-      }
-    }
+  // The TaskId `v` names here: its blocks and slots (Function::task_ids), or nullopt when its
+  // text is out of scope.
+  std::optional<TaskIdRef> resolve(const ir::Var* v) const {
+    if (!bound(v) || !visible(v)) return std::nullopt;
+    auto it = slots_.find(v);
+    PYPTO_CHECK(it != slots_.end(), "TaskId '" << v->name << "' has no ResolveTaskIds stamp");
+    return TaskIdRef{binding_of(v), it->second};
   }
 
  private:
@@ -182,12 +113,7 @@ class OrchestrationScopeModel {
   int next_block_ = 0;
   std::unordered_map<const ir::Var*, Blocks> bindings_;
   std::unordered_map<const ir::Var*, Root> roots_;
-  std::unordered_map<const ir::Var*, ir::ExprPtr> defs_;
-  std::unordered_map<const ir::Var*, std::pair<const ir::ForStmt*, size_t>> for_return_;
-  std::unordered_map<const ir::Var*, std::pair<const ir::ForStmt*, size_t>> carry_loop_;
-  std::unordered_map<const ir::Var*, TaskIdRef> refs_;
-  std::unordered_map<const ir::Var*, TaskIdRef> array_carry_;
-  std::unordered_set<const ir::Var*> dead_;
+  std::unordered_map<const ir::Var*, int64_t> slots_;   // ResolveTaskIds
 };
 
 }  // namespace pypto::transforms

@@ -71,6 +71,7 @@ class ClusterOutliner : public ScopeOutliner {
                        "'" << v->name << "' is computed inside pl.cluster() and used after it; only tensors the "
                                          "cluster writes flow out of it",
                        "write the value into a tensor argument and read that tensor after the scope");
+      return size_t{0};
     });
     if (expand.core_num) {   // a nested pl.spmd: the cluster task launches on N blocks
       auto sub = Submit::make(name, sig.args, sig.return_types, {}, expand.core_num, expand.sync_start, false, -1,

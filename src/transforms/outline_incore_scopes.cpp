@@ -13,6 +13,9 @@
 //       its TaskId element, and every tensor the body wrote that is used after the scope binds
 //       to the matching result element. `no_dep_args=` entries become NoDep arg directions.
 //     - a pl.at scope with no deps / tid / predicate / early resolve becomes a plain Call.
+//     - the scope's `dump_vars` entries (dumps= plus pl.dump_tag tags at scope entry, spec
+//       anchor_features §6) that the task takes as arguments become its dump marks (by
+//       identity, in the scope's order, after the marks of a single call body); the rest drop.
 //     - a body that is exactly one call to a kernel (or Group) function is not outlined again:
 //       the Submit targets that kernel directly.
 //   `with pl.at(level=<other level>)` (a hierarchy scope, not a task) is replaced by its body.
@@ -21,7 +24,10 @@
 // Input invariants: the parser's scope checks hold (no CORE_GROUP pl.at / pl.spmd nested in
 //   pl.cluster / pl.spmd / another CORE_GROUP pl.at; OutlineClusterScopes ran first).
 // Output invariants: no At / Spmd ScopeStmt is left in Orchestration / Opaque functions.
-// Errors: a value computed inside the scope (other than a tensor it writes) used after it.
+//   A tensor the body computes and the function uses after the scope is returned as well
+//   (ConvertTensorToTileOps then applies rule 5 of spec anchor_features §9: a trailing Out
+//   parameter and a caller-side tensor.create).
+// Errors: a non-tensor value computed inside the scope used after it.
 // Why: only a task can carry dependencies, a predicate or a launch spec; codegen and the
 //   runtime know tasks (Submits of kernels), not scopes.
 #include <algorithm>
@@ -118,6 +124,17 @@ class Outliner : public ScopeOutliner {
     return call;
   }
 
+  // The tensor Vars `body` defines, not on a write chain of a capture, that the function uses
+  // after the scope, in definition order.
+  std::vector<VarPtr> ComputedTensorsUsedAfter(const UseDef& body_ud, const ScopeCaptures& c) const {
+    std::vector<VarPtr> out;
+    for (auto& v : body_ud.def_order) {
+      if (v->is<IterArg>() || !v->type->is<TensorType>() || c.chain.count(v.get())) continue;
+      if (UsedAfterScope(v.get(), fn_uses(), body_ud)) out.push_back(v);
+    }
+    return out;
+  }
+
   StmtPtr Outline(const ScopeStmt* op, const StmtPtr& body) {
     const bool spmd = op->scope_kind == ScopeKind::Spmd;
     std::vector<ExprPtr> deps = attr_list(op->attrs, "deps");
@@ -131,9 +148,25 @@ class Outliner : public ScopeOutliner {
     const UseDef body_ud = CollectUseDef(op->body);
     std::vector<StmtPtr> out;
 
+    // Dump marks (spec anchor_features §6): the scope's entries the task takes as arguments,
+    // after the marks the body's single call already has.
+    const std::vector<ExprPtr> scope_dumps = attr_list(op->attrs, "dump_vars");
+    auto dumps_for = [&](const std::vector<ExprPtr>& args, std::vector<ExprPtr> marks) {
+      for (auto& d : scope_dumps) {
+        bool is_arg = std::any_of(args.begin(), args.end(), [&](const ExprPtr& a) { return as_var(a) == as_var(d); });
+        bool seen = std::any_of(marks.begin(), marks.end(), [&](const ExprPtr& m) { return as_var(m) == as_var(d); });
+        if (is_arg && !seen) marks.push_back(d);
+      }
+      return marks;
+    };
+    auto with_dumps = [&](ExprPtr task, const std::vector<ExprPtr>& marks) {
+      return marks.empty() ? task : with_dump_vars(task, marks);
+    };
+
     auto make_submit = [&](const std::string& callee, const std::vector<ExprPtr>& args, const std::vector<TypePtr>& rets,
-                           std::vector<ArgDirection> dirs) {
-      auto sub = Submit::make(callee, args, rets, deps, core_num, sync, aer, -1, pred, std::move(dirs), op->span);
+                           std::vector<ArgDirection> dirs, const std::vector<ExprPtr>& marks) {
+      ExprPtr sub = with_dumps(Submit::make(callee, args, rets, deps, core_num, sync, aer, -1, pred, std::move(dirs),
+                                            op->span), marks);
       VarPtr tmp = Var::make(callee + "_task", sub->type, op->span);
       out.push_back(AssignStmt::make(tmp, sub, op->span));
       if (op->task_id_var) {
@@ -147,15 +180,15 @@ class Outliner : public ScopeOutliner {
     if (const Call* call = single_kernel_call(op, body, &call_result)) {
       FunctionPtr f = program_.get(call->callee);
       auto dirs = directions(call->args, call->arg_directions, no_dep);
+      const std::vector<ExprPtr> marks = dumps_for(call->args, call->dump_vars);
       if (!as_submit) {
-        ExprPtr c = Call::make_func(call->callee, call->args, call->type, dirs, call->span, call->attrs);
-        if (!call->dump_vars.empty()) c = with_dump_vars(c, call->dump_vars);
+        ExprPtr c = with_dumps(Call::make_func(call->callee, call->args, call->type, dirs, call->span, call->attrs), marks);
         auto stmts = flatten_stmts(body);
         if (auto* a = stmts[0]->as<AssignStmt>()) stmts[0] = AssignStmt::make(a->var, c, a->span);
         else stmts[0] = EvalStmt::make(c, stmts[0]->span);
         return make_seq(stmts, op->span);
       }
-      VarPtr tmp = make_submit(call->callee, call->args, f->return_types, dirs);
+      VarPtr tmp = make_submit(call->callee, call->args, f->return_types, dirs, marks);
       auto stmts = flatten_stmts(body);
       if (call_result && f->return_types.size() == 1) {
         out.push_back(AssignStmt::make(call_result, TupleGetItem::make(tmp, 0, op->span), op->span));
@@ -177,6 +210,10 @@ class Outliner : public ScopeOutliner {
                                   << " body, which becomes a kernel",
                        "pass TaskIds through deps= of the scope");
     });
+    // Tensors the body computes (not a write of a capture) and the function uses after the
+    // scope are returned too (spec anchor_features §9): ConvertTensorToTileOps gives each a
+    // trailing pl.Out parameter and this call a tensor.create for it (rule 5).
+    std::vector<VarPtr> computed = ComputedTensorsUsedAfter(body_ud, c);
     std::vector<StmtPtr> kbody;
     if (op->block_var) {
       auto idx = Call::make_op("tile.get_block_idx", {}, {}, op->block_var->span);
@@ -186,6 +223,10 @@ class Outliner : public ScopeOutliner {
     }
     sig.sub.fresh_defs(body);
     for (auto& s : flatten_stmts(sig.sub.mutate_stmt(body))) kbody.push_back(s);
+    for (auto& v : computed) {
+      sig.return_types.push_back(v->type);
+      sig.return_values.push_back(sig.sub.mapped(v.get()));
+    }
     if (!sig.return_values.empty()) kbody.push_back(ReturnStmt::make(sig.return_values, op->span));
     // split / slot_num (spec anchor_features §5) move to the kernel's attrs; a no-op on the CPU.
     Attrs fattrs;
@@ -197,18 +238,23 @@ class Outliner : public ScopeOutliner {
 
     // Results used after the scope.
     auto dirs = directions(sig.args, {}, no_dep);
+    const size_t written_returns = sig.return_types.size() - computed.size();
     auto outs = ScopeResults(fn_uses(), body_ud, c, sig, [&](const VarPtr& v) {
+      auto at = std::find(computed.begin(), computed.end(), v);
+      if (at != computed.end()) return written_returns + static_cast<size_t>(at - computed.begin());
       PYPTO_USER_CHECK(false, v->span,
                        "'" << v->name << "' is computed inside the " << (spmd ? "pl.spmd" : "pl.at")
                            << " scope and used after it; only tensors the scope writes flow out of it",
                        "write the value into a tensor (pl.store into an Out tensor) and read that tensor after the scope");
+      return size_t{0};
     });
+    const std::vector<ExprPtr> marks = dumps_for(sig.args, {});
     if (as_submit) {
-      VarPtr tmp = make_submit(name, sig.args, sig.return_types, dirs);
+      VarPtr tmp = make_submit(name, sig.args, sig.return_types, dirs, marks);
       BindTupleResults(tmp, outs, &out);
       return make_seq(out, op->span);
     }
-    return CallOutlined(name, sig, dirs, outs, op->span);
+    return CallOutlined(name, sig, dirs, outs, op->span, marks);
   }
 };
 

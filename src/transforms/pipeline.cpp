@@ -11,6 +11,8 @@ std::vector<Pass> DefaultPipeline() { return DefaultPipeline(false); }
 std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
   std::vector<Pass> passes{
       UnrollLoops(),                // pl.unroll loops -> one body copy per iteration value
+      SplitChunkedLoops(),          // chunk=C loops -> outer chunk loop + inner loop (anchor §7)
+      InterchangeChunkLoops(),      // pl.auto_chunk scope -> InCore scopes per chunk
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
@@ -22,8 +24,10 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       VerifyManualDepsOnSubmitOnly(),   // user dep edges only on Submits / task_dummy
       ExpandManualPhaseFence(),     // stable full-array TaskId deps -> one dummy barrier
       AutoDeriveTaskDependencies(), // (switch) compiler edges in AUTO regions; removed below when off
+      PrepareCrossScopeTaskIdHoists(),   // (switch) TaskId carries / fences for those edges
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
+      ResolveTaskIds(),             // Function::task_ids: how code names each TaskId
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
@@ -31,7 +35,10 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
   };
   if (!analyze_auto_scopes_for_deps) {
     passes.erase(std::remove_if(passes.begin(), passes.end(),
-                                [](const Pass& p) { return p.name == "AutoDeriveTaskDependencies"; }),
+                                [](const Pass& p) {
+                                  return p.name == "AutoDeriveTaskDependencies" ||
+                                         p.name == "PrepareCrossScopeTaskIdHoists";
+                                }),
                  passes.end());
   }
   return passes;

@@ -246,12 +246,15 @@ bool UsedAfterScope(const Var* v, const UseDef& fn_uses, const UseDef& body_ud) 
 
 std::vector<std::pair<VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
                                                     const ScopeCaptures& c, const OutlinedSignature& sig,
-                                                    const std::function<void(const VarPtr&)>& reject) {
+                                                    const std::function<size_t(const VarPtr&)>& other) {
   std::vector<std::pair<VarPtr, size_t>> results;
   for (auto& v : body_ud.def_order) {
     if (!UsedAfterScope(v.get(), fn_uses, body_ud)) continue;
     auto ch = c.chain.find(v.get());
-    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) reject(v);
+    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) {
+      results.emplace_back(v, other(v));
+      continue;
+    }
     results.emplace_back(v, sig.result_of.at(ch->second));
   }
   return results;
@@ -265,11 +268,13 @@ void BindTupleResults(const VarPtr& tuple, const std::vector<std::pair<VarPtr, s
 }
 
 StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig, const std::vector<ArgDirection>& dirs,
-                     const std::vector<std::pair<VarPtr, size_t>>& results, const Span& span) {
+                     const std::vector<std::pair<VarPtr, size_t>>& results, const Span& span,
+                     const std::vector<ExprPtr>& dumps) {
   std::vector<StmtPtr> out;
   const auto& rets = sig.return_types;
   TypePtr rt = rets.empty() ? TupleType::unit() : rets.size() == 1 ? rets[0] : TypePtr(TupleType::make(rets));
-  auto call = Call::make_func(callee, sig.args, rt, dirs, span);
+  ExprPtr call = Call::make_func(callee, sig.args, rt, dirs, span);
+  if (!dumps.empty()) call = with_dump_vars(call, dumps);
   if (rets.empty()) return EvalStmt::make(call, span);
   VarPtr tmp = Var::make(callee + "_out", rt, span);
   out.push_back(AssignStmt::make(tmp, call, span));

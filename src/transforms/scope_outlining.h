@@ -48,6 +48,11 @@ class VarSubstituter : public ir::IRMutator {
   // a Var defined in two functions does not survive print -> parse). IterArgs are left to the
   // mutator (they never leave the body).
   void fresh_defs(const ir::StmtPtr& body);
+  // The Var `v` is replaced by (null when it is not mapped): sub.mapped(body_var.get()).
+  ir::VarPtr mapped(const ir::Var* v) const {
+    auto it = var_remap_.find(v);
+    return it == var_remap_.end() ? nullptr : it->second.second;
+  }
 };
 
 // The signature of a function outlined from a scope body: one parameter per capture (but
@@ -70,20 +75,22 @@ OutlinedSignature MakeOutlinedSignature(const ScopeCaptures& c, const ir::Var* s
 bool UsedAfterScope(const ir::Var* v, const UseDef& fn_uses, const UseDef& body_ud);
 
 // The Vars the body defines that are used after the scope, each with the return position of
-// the written tensor it is the storage of; `reject(v)` reports (throws for) any other one.
+// the written tensor it is the storage of; `other(v)` gives the return position of any other
+// one, or reports (throws for) it.
 std::vector<std::pair<ir::VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
                                                         const ScopeCaptures& c, const OutlinedSignature& sig,
-                                                        const std::function<void(const ir::VarPtr&)>& reject);
+                                                        const std::function<size_t(const ir::VarPtr&)>& other);
 
 // Appends `v = tuple[k]` for each (v, k) of `results` to `out`.
 void BindTupleResults(const ir::VarPtr& tuple, const std::vector<std::pair<ir::VarPtr, size_t>>& results,
                       std::vector<ir::StmtPtr>* out);
 
 // The scope as a plain call `callee(args)` (an EvalStmt when nothing is returned), then
-// `v = result` / `v = result[k]` for each of `results`.
+// `v = result` / `v = result[k]` for each of `results`; `dumps` are the call's dump marks.
 ir::StmtPtr CallOutlined(const std::string& callee, const OutlinedSignature& sig,
                          const std::vector<ir::ArgDirection>& dirs,
-                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span);
+                         const std::vector<std::pair<ir::VarPtr, size_t>>& results, const ir::Span& span,
+                         const std::vector<ir::ExprPtr>& dumps = {});
 
 // Runs `outline(fn, &new_functions, &taken_names)` (returning fn when nothing changed) on every Orchestration / Opaque function and
 // adds the new functions and the rewritten function (when it changed) to the program.

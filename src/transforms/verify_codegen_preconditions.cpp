@@ -1,5 +1,9 @@
 // VerifyCodegenPreconditions (verifier.h): what orchestration codegen assumes of its input.
-// Codegen is a 1:1 translation; every decision it reads must already be stamped on the IR.
+// The generator decides nothing about program meaning: which carries are variables or slot
+// arrays (ForStmt::carries), which results write back which parameters (ReturnStmt order), how
+// each TaskId is named and which compiler edges survive (Function::task_ids) are pass results
+// read from the IR. What it still chooses itself is only presentation: C++ names, statement
+// order within a task, blocks and `(void)` lines. These checks confirm the stamps are present.
 #include <sstream>
 
 #include "pypto/ir/error.h"
@@ -47,7 +51,8 @@ std::vector<std::string> VerifyCodegenPreconditions(const ProgramPtr& program, c
   if (fn->type != FunctionType::Orchestration) return {"function '" + func_name + "' is not an Orchestration function"};
   // Properties the pipeline establishes, checked on a program holding just what codegen reads.
   for (IRProperty p : {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived,
-                       IRProperty::RuntimeScopesMaterialized, IRProperty::IterArgCarryClassified}) {
+                       IRProperty::RuntimeScopesMaterialized, IRProperty::IterArgCarryClassified,
+                       IRProperty::TaskIdsResolved}) {
     for (auto& m : VerifyProperty(p, program)) out.push_back(std::string(to_string(p)) + ": " + m);
   }
   ArgShapeChecker c;

@@ -34,6 +34,7 @@
 #include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/scope_carries.h"
 #include "pypto/transforms/verify_program.h"
+#include "verify_array_versions.h"
 #include "verify_scalar_exprs.h"
 
 namespace pypto::transforms {
@@ -78,12 +79,11 @@ bool is_comparison(BinaryOp op) {
 class OrchestrationVerifier {
  public:
   OrchestrationVerifier(const Program& program, const Function& fn)
-      : program_(program), fn_(fn), exprs_(kOrchestrationWording) {
+      : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn) {
     exprs_.on_var = [this](const Var* v, const Span&) { ref(v); };
   }
 
   void Run() {
-    m_.scan(fn_.body);
     m_.push();   // the entry function's block: parameters and dynamic-dim symbols
     for (auto& p : fn_.params) {
       m_.declare(p.get());
@@ -211,7 +211,12 @@ class OrchestrationVerifier {
                     "TaskIds live in pl.array.create(N, pl.TASK_ID), not in tensors");
   }
 
-  static bool carry_type_ok(const TypePtr& t) { return t->is<TensorType>() || t->is<ScalarType>(); }
+  static bool value_array(const TypePtr& t) {
+    auto* a = t->as<ArrayType>();
+    return a && a->dtype != DataType::TASK_ID;
+  }
+  // Tensors, scalars and (§13) arrays of numbers / bools.
+  static bool carry_type_ok(const TypePtr& t) { return t->is<TensorType>() || t->is<ScalarType>() || value_array(t); }
 
   void stmt(const StmtPtr& s) {
     if (!s->is<SeqStmts>()) stmt_span_ = s->span;
@@ -255,7 +260,6 @@ class OrchestrationVerifier {
     m_.push();
     block_body(s.body);
     m_.pop();
-    m_.exit_runtime_scope(s.body);
   }
 
   void assign(const AssignStmt& a) {
@@ -364,7 +368,6 @@ class OrchestrationVerifier {
       const auto* edges = attr_get<std::vector<ExprPtr>>(c.attrs, "manual_dep_edges");
       if (edges) user_edges(*edges, c.span);
       m_.declare(&result);
-      if (!edges || edges->empty()) m_.register_ref(&result, TaskIdRef{m_.binding_of(&result), 0});
     } else if (name == "array.get_element") {
       const Var* arr = c.args.empty() ? nullptr : as_var(c.args[0]);
       PYPTO_USER_CHECK(arr, c.span, name << " needs an array variable", "");
@@ -385,9 +388,6 @@ class OrchestrationVerifier {
       if (c.args.size() > 1) exprs_.check(c.args[1]);
       ref(arr);
       m_.alias(&result, arr);
-      if (is_task_id(arr->type)) {
-        if (auto r = m_.resolve(arr)) m_.register_ref(&result, *r);
-      }
     }
   }
 
@@ -500,6 +500,7 @@ class OrchestrationVerifier {
 
   void loop(const ForStmt& f) {
     std::vector<bool> printed;   // which yield values the generator prints
+    std::vector<std::optional<OrchestrationScopeModel::Blocks>> results(f.iter_args.size());   // slot arrays
     for (size_t i = 0; i < f.iter_args.size(); ++i) {
       const IterArg* ia = f.iter_args[i].get();
       PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
@@ -513,7 +514,9 @@ class OrchestrationVerifier {
           m_.bind(ia, m_.capture(ia->init));
         }
       } else if (is_task_id(ia->type)) {
-        task_id_carry(f, i, carry.slots);
+        results[i] = task_id_carry(f, i, carry.slots);
+      } else if (const Var* init = value_array(ia->type) ? as_var(ia->init) : nullptr) {
+        m_.alias(ia, init);   // §13: the carry is its init's C array (updated in place)
       } else {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");
@@ -531,12 +534,17 @@ class OrchestrationVerifier {
     yields_.pop_back();
     m_.pop();
     for (size_t k = 0; k < f.return_vars.size() && k < f.iter_args.size(); ++k) {
-      m_.alias(f.return_vars[k].get(), f.iter_args[k].get());
+      if (results[k]) {
+        m_.bind(f.return_vars[k].get(), *results[k]);
+      } else {
+        m_.alias(f.return_vars[k].get(), f.iter_args[k].get());
+      }
     }
   }
 
-  // The generator's DependencyEmitter::DeclareTaskIdCarry.
-  void task_id_carry(const ForStmt& loop, size_t i, int64_t array_size) {
+  // The generator's DependencyEmitter::DeclareTaskIdCarry; returns the blocks of a slot array
+  // the loop's result names (nullopt: the result names what the iter_arg names).
+  std::optional<OrchestrationScopeModel::Blocks> task_id_carry(const ForStmt& loop, size_t i, int64_t array_size) {
     const IterArg* ia = loop.iter_args[i].get();
     const Var* init_var = as_var(ia->init);
     std::optional<TaskIdRef> init = init_var ? m_.resolve(init_var) : std::nullopt;
@@ -549,19 +557,15 @@ class OrchestrationVerifier {
       exprs_.check(ia->init);
     }
     if (ia->type->is<ArrayType>()) {
-      if (!init) return;   // an internal error in the generator
-      m_.bind(ia, init->blocks);
-      m_.register_ref(ia, *init);
-      m_.set_array_carry(ia, *init);
-      return;
+      if (init) m_.bind(ia, init->blocks);   // updated in place: the init's storage
+      return std::nullopt;
     }
     if (array_size == 0) {
       PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
                        "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
                        "carry the array itself, or read one slot: prev = tids[k]");
       if (!hoisted_.count(ia)) m_.declare(ia);
-      m_.register_ref(ia, TaskIdRef{m_.binding_of(ia), 0});
-      return;
+      return std::nullopt;
     }
     if (!hoisted_.count(ia)) m_.declare(ia);
     if (init && init->array_size > 0) {
@@ -570,13 +574,10 @@ class OrchestrationVerifier {
                                                << " slots but starts from an array of " << init->array_size,
                        "nested pl.parallel loops carrying one TaskId need the same trip count");
     }
-    TaskIdRef backing{m_.binding_of(ia), array_size};
-    m_.set_array_carry(ia, backing);
-    if (loop.for_kind == ForKind::Parallel) {
-      m_.register_ref(ia, init ? *init : TaskIdRef{{}, 0});
-    } else {
-      m_.register_ref(ia, backing);
-    }
+    OrchestrationScopeModel::Blocks backing = m_.binding_of(ia);
+    // Each pl.parallel iteration reads the value from before the loop.
+    if (loop.for_kind == ForKind::Parallel) m_.bind(ia, init ? init->blocks : m_.capture(ia->init));
+    return backing;
   }
 
   void branch(const IfStmt& s) {
@@ -603,7 +604,9 @@ class OrchestrationVerifier {
     for (size_t i = 0; i < y.values.size() && i < t.printed.size(); ++i) {
       if (!t.printed[i]) continue;
       const Var* carry = t.loop ? t.loop->iter_args[i].get() : nullptr;
-      if (carry && m_.array_carry(carry)) {   // the generator's EmitCarryYield
+      const bool array_carry = carry && is_task_id(carry->type) &&
+                               (carry->type->is<ArrayType>() || t.loop->carries.at(i).slots > 0);
+      if (array_carry) {   // the generator's EmitCarryYield
         const Var* v = as_var(y.values[i]);
         if (!v) continue;   // an internal error in the generator
         std::optional<TaskIdRef> r = m_.resolve(v);
@@ -658,6 +661,7 @@ void VerifyOrchestrationProgram(const ProgramPtr& program, const std::string& fu
     for (auto& p : problems) os << "\n  " << p;
     PYPTO_CHECK(false, "orchestration codegen preconditions do not hold (run the default pipeline first):" << os.str());
   }
+  VerifyArrayVersions(*fn);   // anchor_features §13: no read of an array version an update replaced
   OrchestrationVerifier(*program, *fn).Run();
 }
 

@@ -12,6 +12,13 @@ accumulate (InOut), read a whole tensor, or write two outputs. The switch-off bu
 reference: every output must be bit-identical with the switch on, and the race checker must
 report nothing. Used by tests/python/test_auto_deps_differential.py (small, seeded) and
 scripts/fuzz_auto_deps.py (`make fuzz`).
+
+    check_batch(range(50), runs=2)                # 50 programs, both builds of each, in ONE library
+
+check_batch is the cheap form: every program starts with the same five kernel calls (so all
+share one kernel table), the 2 x N orchestration functions are renamed and concatenated into one
+translation unit behind a dispatcher entry that picks one by a second scalar, so a batch costs
+one compiler run instead of 2 x N, and runs go straight to the runtime (no per-program load).
 """
 
 from __future__ import annotations
@@ -159,6 +166,13 @@ class Fuzz{seed}:
              z: pl.InOut[pl.Tensor[[{ROWS}, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[{ROWS}, 16], pl.FP32]:
         tmp = pl.create_tensor([{ROWS}, 16], dtype=pl.FP32)
         t0 = self.init(x, tmp)
+        p0 = pl.tensor.slice(x, [16, 16], [0, 0])
+        p1 = pl.tensor.slice(tmp, [16, 16], [0, 0])
+        p2 = pl.tensor.slice(tmp, [16, 16], [16, 0])
+        p3 = self.copy(p0, p1)
+        p4 = self.acc(p0, p2)
+        p5 = self.whole(x, p1)
+        p6, p7 = self.split(p0, p1, p2)
 {body}
         return y
 '''
@@ -195,3 +209,79 @@ def check_program(seed: int, runs: int = 1, workers: int = 2):
             "seed %d run %d: switch-on results differ\n%s" % (seed, run, program_source(seed))
     prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=True)
     return prepared.get("main").attrs.get("auto_deps", "")
+
+
+def _batch_library(seeds):
+    """Builds the switch-off and switch-on orchestration of every program of `seeds` into one
+    library. Returns (library path, {seed: auto_deps verdict}); selector 2 * k (+1 for "on")
+    runs program seeds[k]."""
+    from pypto import compiler
+    from pypto.runtime.build import build_sources, program_table_source, source_stem
+
+    parts, dispatch, verdicts = [], [], {}
+    kernels, kernel_sources = None, None
+    for k, seed in enumerate(seeds):
+        program = load(seed)
+        for on in (False, True):
+            _, prepared, result, sources, entries = compiler.generate(program, analyze_auto_scopes_for_deps=on)
+            table = [(e.name, e.kernel_id, e.core_type) for e in entries]
+            if kernels is None:
+                kernels, kernel_sources = entries, sources
+            assert table == [(e.name, e.kernel_id, e.core_type) for e in kernels] and sources == kernel_sources, \
+                "seed %d: kernel table differs from the batch's" % seed
+            sel = 2 * k + int(on)
+            parts.append("#define aicpu_orchestration_entry fuzz_entry_%d\n"
+                         "#define aicpu_orchestration_config fuzz_config_%d\n%s\n"
+                         "#undef aicpu_orchestration_entry\n#undef aicpu_orchestration_config\n"
+                         % (sel, sel, result.code))
+            dispatch.append("        case %d: fuzz_entry_%d(orch_args); break;" % (sel, sel))
+            if on:
+                verdicts[seed] = prepared.get("main").attrs.get("auto_deps", "")
+    parts.append("""extern "C" {
+__attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
+    (void)orch_args;
+    return PTO2OrchestrationConfig{ .expected_arg_count = 5 };
+}
+__attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
+    switch ((int64_t)orch_args.scalar(1)) {
+%s
+        default: break;
+    }
+}
+}  // extern "C"
+""" % "\n".join(dispatch))
+    files = {"orchestration/fuzz_batch.cpp": "\n".join(parts),
+             "program_table.cpp": program_table_source("fuzz_batch", kernels)}
+    for name, code in kernel_sources.items():
+        files["kernels/%s.cpp" % source_stem(name)] = code
+    # -O0: the orchestration code only submits tasks; optimizing 2 x N functions costs most of the build.
+    flags = {"orchestration/fuzz_batch.cpp": ["-O0"]}
+    return build_sources(files, file_flags=flags, label="auto_deps fuzz batch of %d" % len(seeds)).library, verdicts
+
+
+def check_batch(seeds, runs: int = 1, workers: int = 2):
+    """check_program for many programs at once (see the module doc): both builds of every
+    program in one library; each "on" run race-checked (mode "error") and bit-identical to
+    the "off" run. Returns {seed: the "on" program's auto_deps verdict}."""
+    from pypto.runtime.args import TensorArg, runtime_dtype_code
+    from pypto.runtime.loader import ProgramLibrary
+
+    seeds = list(seeds)
+    path, verdicts = _batch_library(seeds)
+    rt = ProgramLibrary(path).create_runtime(1, workers)
+    fp32 = runtime_dtype_code("FP32")
+
+    def run(sel, x, y, z, n, race_check):
+        args = [TensorArg(a.ctypes.data, fp32, a.shape) for a in (x, y, z)]
+        stats = rt.run(args, [n, sel], race_check=race_check, tensor_names=["x", "y", "z"])
+        assert stats.tasks >= 5, "selector %d ran %d tasks (the dispatcher missed it)" % (sel, stats.tasks)
+
+    for k, seed in enumerate(seeds):
+        for r in range(runs):
+            x, y, z, n = inputs(seed, r)
+            y1, z1, y2, z2 = y.copy(), z.copy(), y.copy(), z.copy()
+            run(2 * k, x, y1, z1, n, 0)
+            run(2 * k + 1, x, y2, z2, n, 2)   # RaceError on any unordered conflicting pair
+            assert np.array_equal(y1, y2) and np.array_equal(z1, z2), \
+                "seed %d run %d: switch-on results differ\n%s" % (seed, r, program_source(seed))
+    return verdicts

@@ -23,6 +23,12 @@ def golden():
     return load_single_program(os.path.join(GOLDEN_DIR, "anchor_dump_tag", "program.py"))
 
 
+def run_pipeline(program):
+    for ps in passes.default_pipeline():
+        program = ps(program)
+    return program
+
+
 def tasks(program, name="main"):
     """The Calls / Submits of kernels in `name`, in order."""
     fn = next(f for f in program.functions if f.name == name)
@@ -130,3 +136,60 @@ class P:
     e = ei.value
     assert "pl.dump_tag is only allowed in Orchestration or Inline functions" in e.message
     assert (e.file, e.line, e.col) == ("t.py", 8, 9)
+
+
+# -- scope level: pl.at(..., dumps=[...]) and tags reaching outlined scopes -----------------------
+def scopes_golden():
+    return load_single_program(os.path.join(GOLDEN_DIR, "anchor_dump_scopes", "program.py"))
+
+
+def test_scope_dump_vars_print_and_reparse():
+    p = scopes_golden()
+    text = ir.python_print(p)
+    # dumps= entries first, then the tags live at scope entry; printed as dumps= on the scopes
+    assert "with pl.at(level=pl.Level.CORE_GROUP, dumps=[t, z, x]):" in text
+    assert "with pl.at(level=pl.Level.CORE_GROUP, dumps=[t_1, x]) as tid:" in text
+    assert "for b in pl.spmd(2, deps=[tid], dumps=[x]):" in text
+    assert ir.structural_equal(pl.parse_program(text, "p.py"), p)
+
+
+def test_outlining_maps_scope_marks_to_the_task():
+    main = ir.python_print(next(f for f in run_pipeline(scopes_golden()).functions if f.name == "main"))
+    # the outlined pl.at: x (tag) and t kept in argument order, z (not an argument) dropped
+    assert 'self.main_incore(x, t, arg_directions=[pl.In, pl.Out], attrs={"dump_vars": [x, t]})' in main
+    # a single-call body: the Submit of scale keeps t_1, x is not its argument
+    assert "pl.submit(self.scale, t_1, 2.0, y, arg_directions=[pl.In, pl.Scalar, pl.Out], dumps=[t_1])" in main
+    assert "core_num=2, deps=[tid], dumps=[x])" in main
+
+
+def test_scope_dumps_codegen_and_e2e():
+    compiled = pypto.compile(scopes_golden())
+    code = compiled.files["orchestration/main.cpp"]
+    assert "params_t0.dump(ext_x, t);" in code
+    assert "params_t1.dump(t);" in code
+    assert "params_t2.dump(ext_x);" in code
+    rng = np.random.default_rng(6)
+    x, z = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    y = np.zeros((16, 16), np.float32)
+    compiled(x, z, y)
+    np.testing.assert_allclose(y, (x + 1) * 2 + x, rtol=1e-5)
+
+
+_AT = "with pl.at(level=pl.Level.CORE_GROUP, {})"
+
+
+@pytest.mark.parametrize("opts,message,at", [
+    ("dumps=a", "dumps= of pl.at must be a list literal of tensor names", "a)"),
+    ("dumps=(a,)", "dumps= of pl.at must be a list literal of tensor names", "(a,)"),
+    ("dumps=[n]", "dumps= entry 'n' is not a tensor", "n]"),
+    ("dumps=[zz]", "unknown name 'zz'", "zz"),
+    ("dumps=[a[0:1, 0:1]]", "dumps= entries must be tensor names", "a[0:1"),
+    ("dumps=[a, b, a]", "dumps= entry 'a' is given twice", "a]"),
+])
+def test_scope_dumps_misuse(opts, message, at):
+    body_check(_AT.format(opts) + ":  #!\n    d = self.kernel_add(a, b, d)\nreturn d", message, at)
+
+
+def test_scope_dumps_needs_core_group_and_no_cluster():
+    body_check("with pl.at(level=pl.Level.HOST, dumps=[a]):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "dumps= on pl.at needs level=pl.Level.CORE_GROUP, got pl.Level.HOST", "[a]")

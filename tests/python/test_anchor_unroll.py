@@ -59,9 +59,10 @@ def test_unroll_zero_step_is_refused():
                "pl.unroll step must not be 0", "0):")
 
 
-def test_unroll_chunk_is_refused():
+def test_unroll_chunk_outside_auto_chunk_is_refused():
+    # chunk= belongs to a pl.auto_chunk scope (anchor_features §7; test_anchor_auto_chunk.py)
     body_check("for i in pl.unroll(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
-               "pl.unroll(chunk=...) is not implemented", "2):")
+               "chunk= on pl.unroll is only valid inside", "2):")
 
 
 def test_break_in_unroll_is_refused():

@@ -46,7 +46,7 @@ def test_chain_becomes_a_manual_scope_with_one_edge():
     assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
 
 
-def test_disjoint_parallel_tiles_fan_in_through_an_array_carry_and_a_loop_carried_chain():
+def test_disjoint_parallel_tiles_fan_in_and_a_loop_carried_chain_as_task_refs():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
@@ -92,21 +92,21 @@ def test_disjoint_parallel_tiles_fan_in_through_an_array_carry_and_a_loop_carrie
         @pl.function(type=pl.FunctionType.Orchestration, attrs={"auto_deps": "manual: 2 tasks, 2 edges"})
         def main(self, x: pl.Tensor[[64, 16], pl.FP32],
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            # The edges are decided here; where the TaskIds live (carries, the fence) is
+            # PrepareCrossScopeTaskIdHoists' job (test_pass_prepare_cross_scope_task_id_hoists.py).
             with pl.manual_scope():
                 tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
-                seed = pl.system.task_invalid()
-                for i, (fill_carry,) in pl.parallel(4, init_values=(seed,)):
+                for i in pl.parallel(4):
                     xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                     ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
-                    ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
-                    fill_last = pl.yield_(fill_tid)
-                fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
-                seed2 = pl.system.task_invalid()
-                for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
+                    ti2, fill_tid0 = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
+                for j, (o,) in pl.range(4, init_values=(out,)):
                     tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
-                    o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
-                                            compiler_manual_dep_edges=[fence, acc_carry])
-                    o3, acc_last = pl.yield_(o2, acc_tid)
+                    fill_ref = pl.system.task_ref(task="fill_tid0")    # all 4 fill tasks
+                    acc_ref = pl.system.task_ref(j, task="acc_tid1")   # acc of iteration j - 1
+                    o2, acc_tid1 = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
+                                             compiler_manual_dep_edges=[fill_ref, acc_ref])
+                    o3 = pl.yield_(o2)
             return out
 
     assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
@@ -229,3 +229,6 @@ def test_affine_tiles_phase_times_branch_are_disjoint_but_a_shifted_read_overlap
 def test_switch_is_off_by_default():
     assert "AutoDeriveTaskDependencies" not in codegen.pass_names()
     assert "AutoDeriveTaskDependencies" in codegen.pass_names(analyze_auto_scopes_for_deps=True)
+    names = codegen.pass_names(analyze_auto_scopes_for_deps=True)
+    assert names.index("PrepareCrossScopeTaskIdHoists") == names.index("AutoDeriveTaskDependencies") + 1
+    assert "PrepareCrossScopeTaskIdHoists" not in codegen.pass_names()

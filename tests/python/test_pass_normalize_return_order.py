@@ -90,8 +90,9 @@ def test_pass_object_declares_its_contract():
     p = passes.NormalizeReturnOrder()
     assert p.name == "NormalizeReturnOrder"
     assert p.required == [] and p.produced == ["ReturnParamsExplicit"] and p.invalidated == []
-    # UnrollLoops (anchor_features §12) runs first, then the outlining passes
-    assert [q.name for q in passes.default_pipeline()][:3] == ["UnrollLoops", "OutlineClusterScopes",
+    # UnrollLoops (anchor_features §12) runs first, then the auto_chunk passes (§7), then outlining
+    assert [q.name for q in passes.default_pipeline()][:5] == ["UnrollLoops", "SplitChunkedLoops",
+                                                               "InterchangeChunkLoops", "OutlineClusterScopes",
                                                                "OutlineIncoreScopes"]
 
 

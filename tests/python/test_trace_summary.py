@@ -105,8 +105,11 @@ def test_summary_of_a_real_run_follows_the_dependency_chain(tmp_path, capsys):
     names = [t.kernel for t in s.critical_path]
     assert len(names) == 10 and names[0] == "init_state" and names[-1] == "finalize"
     assert names[1:-1] == ["attn_step"] * 8
+    # the runtime's trace names each task's DSL line: the critical path shows where it was submitted
+    assert all(t.source and t.source.startswith("online_softmax.py:") for t in s.critical_path)
     assert cli.main(["trace", "summary", trace]) == 0
-    assert "critical path: 10 tasks" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "critical path: 10 tasks" in text and "online_softmax.py:" in text
 
 
 def test_cli_errors(tmp_path, capsys):

@@ -28,6 +28,22 @@ struct GroupSync {
   bool operator!=(const GroupSync& o) const { return !(*this == o); }
 };
 
+// What ResolveTaskIds decided about one TaskId value of an orchestration function: how the
+// generated code names it. Printed as the @pl.function option
+// `task_ids={"t": pl.task_id(fresh=True, read=True), "prev_1": pl.task_id(slots=4)}`.
+//   slots  0: one TaskId; N: the value names an array of N TaskId slots (a pl.Array[N, TASK_ID],
+//          or a pl.parallel TaskId carry held as pl.slots(N) and the results that share it)
+//   fresh  always valid (straight from a submission): a dependency on it needs no is_valid() guard
+//   read   a statement names it (deps=, a carry init, a yield, an array op, a copy): HOST code
+//          prints `(void)h;` after the declaration of a handle nothing reads
+struct TaskIdInfo {
+  VarPtr var;
+  int64_t slots = 0;
+  bool fresh = false;
+  bool read = false;
+  bool same_facts(const TaskIdInfo& o) const { return slots == o.slots && fresh == o.fresh && read == o.read; }
+};
+
 struct Function {
   std::string name;
   FunctionType type = FunctionType::Opaque;
@@ -42,6 +58,9 @@ struct Function {
   // Pass results (typed, printed as @pl.function options, compared by structural equality).
   CoreType core_type = CoreType::Unknown;   // InferKernelCoreTypes; Unknown before it runs
   GroupSync group_sync;                     // KernelGroupSync; empty before it runs
+  // ResolveTaskIds: one entry per TaskId Var the body defines, in definition order (empty before
+  // it runs, and for functions without TaskIds).
+  std::vector<TaskIdInfo> task_ids;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -51,6 +70,11 @@ struct Function {
   std::shared_ptr<const Function> with_core_type(CoreType t) const;
   // A copy with group_sync set: `fn->with_group_sync({{0, 1}, {}, {0}})`.
   std::shared_ptr<const Function> with_group_sync(GroupSync g) const;
+  // A copy with task_ids set (each entry's var a TaskId defined in the body):
+  // `fn->with_task_ids({{tid, 0, true, true}})`.
+  std::shared_ptr<const Function> with_task_ids(std::vector<TaskIdInfo> ids) const;
+  // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
+  const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.
   TypePtr call_result_type() const;
   bool is_kernel() const { return type == FunctionType::InCore || type == FunctionType::AIC || type == FunctionType::AIV; }

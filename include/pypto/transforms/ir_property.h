@@ -24,6 +24,12 @@
 //                              (KernelInPlaceCarries)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
+//   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
+//                              per TaskId it defines, and no compiler edge naming an
+//                              out-of-scope TaskId (ResolveTaskIds)
+//   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
+//                              names a TaskId Var visible at its consumer
+//                              (PrepareCrossScopeTaskIdHoists)
 #pragma once
 #include <string>
 #include <vector>
@@ -43,6 +49,8 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   KernelProgramVerified,
+  TaskIdsResolved,
+  CrossScopeTaskIdsHoisted,
 };
 
 const char* to_string(IRProperty p);

@@ -34,11 +34,29 @@ Pass MaterializeRuntimeScopes();
 // Requires ReturnParamsExplicit and StaticTripCountsStamped; produces IterArgCarryClassified.
 Pass ClassifyIterArgCarry();
 
+// Stamps Function::task_ids (how generated code names each TaskId: slots, fresh, read) on
+// Orchestration functions and drops compiler edges naming an out-of-scope TaskId. Requires
+// IterArgCarryClassified and RuntimeScopesMaterialized; produces TaskIdsResolved.
+Pass ResolveTaskIds();
+// What ResolveTaskIds stamps on `fn` (one entry per TaskId Var the body defines):
+//   ResolvedTaskIds(*program->get("orch"))[0].fresh == true   // `out, t = pl.submit(...)`
+std::vector<ir::TaskIdInfo> ResolvedTaskIds(const ir::Function& fn);
+// Why `fn`'s stamps are not what ResolveTaskIds computes (empty when they are), including
+// compiler edges it would drop.
+std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
+
 // Replaces every pl.unroll loop (ForKind::Unroll) by one copy of its body per iteration value,
 // the loop variable a constant and carries threaded copy to copy (anchor_features.md §12):
 //   for i in pl.unroll(2): y = self.k(x, i, y)   ==>   y_1 = self.k(x, 0, y); y_2 = self.k(x, 1, y_1)
 // Runs first; no later pass or code generator sees an Unroll loop.
 Pass UnrollLoops();
+// Splits each loop with chunk=C (inside a pl.auto_chunk scope, anchor_features §7) into an outer
+// loop over chunks and an inner loop of C trips (guarded: body under `if i < stop`;
+// leading_full: full chunks plus a remainder loop). Runs after UnrollLoops.
+Pass SplitChunkedLoops();
+// Replaces each pl.auto_chunk scope by InCore (CORE_GROUP pl.at) scopes around its chunk loops
+// and other statements; runs after SplitChunkedLoops, before the outlining passes.
+Pass InterchangeChunkLoops();
 
 // Stamps ForStmt::trip_count on Orchestration loops with literal bounds (-1 otherwise).
 // Produces StaticTripCountsStamped.
@@ -67,6 +85,11 @@ Pass ExpandManualPhaseFence();
 // compiler_manual_dep_edges, TaskId carries, MANUAL scope when fully covered, argument
 // demotion otherwise. Requires CallDirectionsDerived, ReturnParamsExplicit.
 Pass AutoDeriveTaskDependencies();
+// Turns AutoDeriveTaskDependencies' system.task_ref placeholders into TaskIds the consumer can
+// name: TaskId carries declared at the lowest common scope of producer and consumer, a phase
+// fence behind a pl.parallel(N >= 4) fan-in. Requires CallDirectionsDerived; produces
+// CrossScopeTaskIdsHoisted.
+Pass PrepareCrossScopeTaskIdHoists();
 
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.

@@ -10,6 +10,7 @@ this package, importing only ``pypto.cli.common``) and listing them there.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import Callable, List, Optional, Tuple
 
@@ -55,6 +56,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except PyptoError as e:
         print(str(e), file=sys.stderr)
         return 1
+    except BrokenPipeError:   # `pypto trace summary t.json | head`: the reader left, not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

@@ -37,6 +37,8 @@ def add_graph_parser(sub) -> None:
     p.add_argument("--static", action="store_true",
                    help="read the graph from the IR without running (loops unrolled, conditions evaluated: only "
                         "for programs without data-dependent control flow; scalar parameters as --scalar)")
+    p.add_argument("--analyze-auto-scopes-for-deps", action="store_true",
+                   help="compile with the compiler's derived task dependencies (drawn as explicit edges)")
     p.add_argument("--scalar", action="append", default=[], metavar="NAME=V",
                    help="with --static: value of a scalar parameter (repeatable)")
 
@@ -66,16 +68,21 @@ def cmd_graph(args) -> int:
         except ValueError as e:
             raise CliError(str(e).replace("--dim", "--scalar"))
         try:
-            entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars)
+            entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
+                                             analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         except StaticGraphError as e:
-            raise CliError("no static task graph: %s" % e)
+            text = str(e)
+            raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)
         with open(args.output, "w") as f:
             f.write(text)
     else:
-        compiled = pypto.compile(program, entry=args.entry)
-        if not hasattr(compiled, "task_graph"):
+        compiled = pypto.compile(program, entry=args.entry,
+                                 analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
+        from pypto.host import HostProgram
+        if isinstance(compiled, HostProgram):
             raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
-                           "(pypto run --trace); choose a chip-level orchestration with --entry" % compiled.entry)
+                           "(pypto run --trace), its static one in pypto graph --static; choose a chip-level "
+                           "orchestration with --entry" % compiled.entry)
         entry = compiled.entry
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)
         if args.inputs:

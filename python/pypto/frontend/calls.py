@@ -128,7 +128,24 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             args.append(evaluated[anode])
         else:
             args.append(eval_arg(ctx, anode))
-    return ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    if spec.op == "tensor.slice":
+        _warn_slice_overhang(ctx, node, call)
+    return call
+
+
+def _warn_slice_overhang(ctx, node, call):
+    """A static slice that starts inside the tensor but runs past its end is clamped at run time
+    (spec anchor_features §18); one that starts at or past the end is a type error already."""
+    src, shapes, offsets = call.args[0], call.args[1], call.args[2]
+    if not isinstance(src.type, ir.TensorType) or not isinstance(shapes, ir.MakeTuple) \
+            or not isinstance(offsets, ir.MakeTuple):
+        return
+    for axis, (d, s, o) in enumerate(zip(src.type.shape, shapes.elements, offsets.elements)):
+        if all(isinstance(x, ir.ConstInt) for x in (d, s, o)) and o.value < d.value < o.value + s.value:
+            ctx.src.warn(node, f"pl.tensor.slice [{o.value}, {o.value + s.value}) of dimension {axis} runs past the "
+                     f"extent {d.value}: the view is clamped to {d.value - o.value} at run time and kernels see "
+                     f"the smaller tensor (their loads read 0 and their stores are dropped beyond it)")
 
 
 def unified_call(ctx, node: ast.Call, b: Builtin):

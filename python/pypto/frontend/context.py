@@ -98,6 +98,7 @@ class ScopeInfo:
     """An enclosing `with` construct, for nesting checks: kind is manual | auto | at | spmd | cluster."""
     kind: str
     level: str = ""
+    auto_chunk: bool = False      # a pl.at(..., optimizations=[pl.auto_chunk]) (anchor_features §7)
 
 
 @dataclass
@@ -127,6 +128,7 @@ class FnCtx:
         self.defs: dict = {}           # Var -> its assigned value (view roots for write checks)
         self.dump_tags: list = []      # Vars tagged by pl.dump_tag (anchor_features §6)
         self.returned = False          # a top-level return was parsed (it must be last)
+        self.rest: list = []           # (body, start) of the statements after each enclosing compound one
         self._py_names: dict = {}      # resolve_py results
 
     # -- names ---------------------------------------------------------------------------

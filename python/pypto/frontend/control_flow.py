@@ -23,12 +23,13 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
-from pypto.frontend import irtypes, registry
+from pypto.frontend import irtypes, loop_escapes, registry
 from pypto.frontend.context import Frame, Hidden
 from pypto.frontend.exprs import eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
+from pypto.frontend.scope_options import chunk_options
 from pypto.frontend.scopes import parse_spmd_for
-from pypto.frontend.stmts import assigned_names, make_body, parse_body
+from pypto.frontend.stmts import YieldInfo, assigned_names, make_body, parse_body
 from pypto.language._builtins import Builtin
 
 _RANGE_HELP = "pl.range(stop), pl.range(start, stop) or pl.range(start, stop, step), with integer scalars"
@@ -74,7 +75,10 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
     init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
+    chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
+        if kw.arg in chunk_kws:
+            continue
         if kw.arg == "init_values" or (kw.arg == "implicit_carries" and pl_name == "unroll"):
             # implicit_carries=: how the printer spells an unroll loop's carries (pl.unroll refuses init_values=)
             if not isinstance(kw.value, (ast.Tuple, ast.List)):
@@ -88,7 +92,8 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
-                            help="keywords: init_values=, attrs=")
+                            help="keywords: init_values=, attrs=, chunk=, chunk_policy=")
+    chunk_options(ctx, chunk_kws, pl_name, attrs)
     return init, (attrs, results)
 
 
@@ -177,16 +182,12 @@ _UNROLL_HELP = "pl.unroll(4), pl.unroll(0, 8, 2): integer literals, module const
 
 def _check_unroll(ctx, call: ast.Call):
     """pl.unroll (anchor_features.md §12): literal bounds, no init_values= (names rebound in the
-    body are carried implicitly), no chunk= (chunking belongs to pl.auto_chunk, not implemented)."""
+    body are carried implicitly); chunk= is checked like pl.range's (§7)."""
     for kw in call.keywords:
         if kw.arg == "init_values":
             raise ctx.error(kw.value, "pl.unroll cannot be combined with init_values",
                             help="drop init_values= and just reassign the names in the body: they flow from "
                                  "copy to copy")
-        if kw.arg in ("chunk", "chunk_policy"):
-            raise ctx.error(kw.value, f"pl.unroll({kw.arg}=...) is not implemented: chunked unrolling needs "
-                            "pl.auto_chunk, which this compiler does not implement",
-                            help="drop the keyword, or split the loop by hand (an outer pl.range over pl.unroll)")
     for a in call.args:
         v = try_eval_py(ctx, a)
         if isinstance(v, bool) or not isinstance(v, int):
@@ -209,6 +210,18 @@ def _loop_var(ctx, target):
         raise ctx.error(target, "the loop variable must be a plain name",
                         help="with carried values write: for i, (a, b) in pl.range(..., init_values=(a0, b0))")
     return ir.Var.make(target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(target))
+
+
+def _escaping_names(ctx, frame, lv, outer):
+    """Names first bound in the loop body (frame) and read after the loop, whose type has a seed
+    (spec anchor_features §17): they become implicit carries."""
+    out = []
+    for n, v in frame.vars.items():
+        if n == lv.name or n in outer or not loop_escapes.read_after_loop(ctx, n):
+            continue
+        if isinstance(v.type, ir.ScalarType) or (isinstance(v.type, ir.TensorType) and ctx.is_orchestration):
+            out.append(n)
+    return out
 
 
 def _implicit_for(ctx, node, start, stop, step, attrs, kind):
@@ -234,10 +247,19 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
         v = frame.vars.get(n, ia)
         _check_same_kind(ctx, n, ia.type, v.type, node, "loop")
         yields.append(v)
-    if iter_args:
+    escaping = _escaping_names(ctx, frame, lv, outer)
+    yields += [frame.vars[n] for n in escaping]
+    if iter_args or escaping:
         ctx.emit(ir.YieldStmt.make(yields, ctx.span(node)))
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
+    for n in escaping:   # §17: seeded before the loop; the body never reads the carry
+        seed = loop_escapes.seed_for(ctx, n, frame.vars[n].type, node, loop_escapes.first_read_line(ctx, n))
+        sv = ir.Var.make(n, seed.type, ctx.span(node))
+        ctx.emit(ir.AssignStmt.make(sv, seed, ctx.span(node)))
+        iter_args.append(ir.IterArg.make(n, frame.vars[n].type, sv, ctx.span(node)))
+        carried.append(n)
+        outer[n] = sv
     for n in frame.vars:
         if n == lv.name:
             ctx.hidden[n] = Hidden("as the loop variable", node.lineno + ctx.src.line_offset,
@@ -305,9 +327,8 @@ def _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind):
         ctx.bind(n.id, ia)
     ctx.push_block()
     yinfo = parse_body(ctx, node.body, allow_yield=True)
-    if yinfo is None:
-        raise ctx.error(node, "a loop with init_values= must end with pl.yield_(...) of the next values",
-                        help="e.g. acc_out = pl.yield_(acc_next)")
+    if yinfo is None:   # §13: synthesized from the header names' last values; nothing is bound after the loop
+        yinfo = YieldInfo(node, None, [frame.vars[n.id] for n in names])
     if len(yinfo.values) != len(iter_args):
         raise ctx.error(yinfo.node, f"pl.yield_ gives {len(yinfo.values)} values for {len(iter_args)} iter_args")
     for ia, v, n in zip(iter_args, yinfo.values, names):

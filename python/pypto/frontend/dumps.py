@@ -1,8 +1,9 @@
 """Selective tensor dumps (spec anchor_features §6): the ``pl.dump_tag(t)`` statement and the
-``dumps=[...]`` keyword of pl.submit / pl.spmd_submit.
+``dumps=[...]`` keyword of pl.submit / pl.spmd_submit and of the scopes pl.at / pl.spmd.
 
     pl.dump_tag(x)                                  # every later task consuming this x dumps it
     out, tid = pl.submit(self.k, x, out, dumps=[out])
+    with pl.at(level=pl.Level.CORE_GROUP, dumps=[y]):   # scope attr dump_vars = [y, x (tagged)]
 
 Marks land in the typed ``dump_vars`` field of the Call / Submit; codegen writes
 ``params_tN.dump(...)`` and the CPU runtime records the marks (docs/dsl.md).
@@ -78,3 +79,34 @@ def dump_vars_of_attrs(ctx, node: ast.Dict, args: list, what: str):
             ast.copy_location(rest, node)
             return (rest if rest.keys else None), marks
     return node, []
+
+
+def scope_dump_vars(ctx, node, attrs: dict, what: str) -> None:
+    """Scope attr ``dump_vars`` of a CORE_GROUP pl.at / pl.spmd: its ``dumps=[...]`` entries (names
+    of visible tensors, no duplicates, not necessarily used by the body) and then the tensors
+    pl.dump_tag tagged before the scope that are still visible. OutlineIncoreScopes keeps the
+    entries the task takes as arguments.
+
+        with pl.at(level=pl.Level.CORE_GROUP, dumps=[y]):   ->  attrs["dump_vars"] = [y, <tagged x>]
+    """
+    marks = []
+    if node is not None:
+        if not isinstance(node, ast.List):
+            raise ctx.error(node, f"dumps= of {what} must be a list literal of tensor names, e.g. dumps=[x]")
+        for e in node.elts:
+            if not isinstance(e, ast.Name):
+                raise ctx.error(e, f"dumps= entries must be tensor names, not '{ast.unparse(e)}'")
+            v = ctx.lookup(e.id)
+            if v is None:
+                raise ctx.unknown_name_error(e)
+            if not (isinstance(v, ir.Var) and isinstance(v.type, ir.TensorType)):
+                raise ctx.error(e, f"dumps= entry '{e.id}' is not a tensor", help="only tensor arguments can be dumped")
+            if any(m.same_as(v) for m in marks):
+                raise ctx.error(e, f"dumps= entry '{e.id}' is given twice", help="list each tensor once")
+            marks.append(v)
+    for t in ctx.dump_tags:
+        visible = ctx.lookup(t.name)
+        if visible is not None and visible.same_as(t) and not any(m.same_as(t) for m in marks):
+            marks.append(t)
+    if marks:
+        attrs["dump_vars"] = marks

@@ -189,11 +189,14 @@ def initialize_pipe_call(ctx, node: ast.Call, pl_name: str):
     bufs = []
     for key in _INIT_PIPE_PARAMS[2:]:
         if key not in given:
-            bufs.append(ir.ConstInt.make(0, ir.DataType.INT32, ctx.span(node)))
+            bufs.append(ir.ConstInt.make(0, ir.DataType.INDEX, ctx.span(node)))   # as the literal 0 parses
             continue
         e = eval_expr(ctx, given[key])
         if not (isinstance(e.type, ir.ScalarType) and ir.is_integer(e.type.dtype)):
             raise ctx.error(given[key], f"{key}= must be an integer scalar (a pl.reserve_buffer / "
                             f"pl.import_peer_buffer result or 0), got '{ast.unparse(given[key])}'")
+        if isinstance(e, ir.ConstInt) and e.type.dtype != ir.DataType.INT32:
+            # A literal reads as INT32, like the default 0, so the printed form re-parses equal.
+            e = ir.ConstInt.make(e.value, ir.DataType.INT32, e.span)
         bufs.append(e)
     return ir.Call.make_op(op_name, bufs, attrs, ctx.span(node))

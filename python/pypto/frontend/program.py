@@ -81,13 +81,18 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg == "auto_scope":     # spec anchor_features §4: stored only when False
                 auto_scope = auto_scope_option(sctx, kw.value)
                 continue
+            if kw.arg == "task_ids":
+                # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
+                group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
+                continue
             if kw.arg in _GROUP_SYNC_OPTIONS:
                 # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
                 group_sync[_GROUP_SYNC_OPTIONS[kw.arg]] = int_list(sctx, kw.value, kw.arg)
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=")
+                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
+                                      "task_ids=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -130,6 +135,27 @@ def _refuse_dead_option(sctx, kw, v):
     if kw.arg == "level" and v.name == "CLUSTER":
         raise sctx.error(kw.value, "level=pl.Level.CLUSTER is not supported on a function",
                          help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
+
+
+def _task_ids_option(sctx, node):
+    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read]), ...])."""
+    from pypto.language._types import TaskIdFacts
+    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B)}')
+    if not isinstance(node, ast.Dict):
+        raise bad
+    out = []
+    for k, v in zip(node.keys, node.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str)):
+            raise bad
+        from pypto.language._types import task_id
+        if not (isinstance(v, ast.Call) and not v.args and try_eval_py(sctx, v.func, None) is task_id):
+            raise bad
+        kws = {kw.arg: try_eval_py(sctx, kw.value, None) for kw in v.keywords}
+        if not set(kws) <= {"slots", "fresh", "read"} or not all(isinstance(x, int) for x in kws.values()):
+            raise bad
+        facts = TaskIdFacts(**kws)
+        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read)]))
+    return node, out
 
 
 _GROUP_SYNC_OPTIONS = {"group_slots": "slots", "group_waits": "waits", "group_signals": "signals"}
@@ -189,7 +215,16 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     fn = ir.Function.make(sig.name, sig.ftype, sig.params, sig.directions,
                           sig.return_types, make_body(block, sp), sig.level, sig.role, sig.attrs, sp,
                           sig.core_type)
-    return fn.with_group_sync(**sig.group_sync) if sig.group_sync else fn
+    sync = dict(sig.group_sync)
+    task_ids = sync.pop("task_ids", None)
+    fn = fn.with_group_sync(**sync) if sync else fn
+    if task_ids:
+        node, named = task_ids
+        try:
+            fn = fn.with_task_ids_named(named)
+        except ValueError as e:
+            raise ctx.error(node, f"task_ids=: {e}") from None
+    return fn
 
 
 _DEEP_HELP = "split the expression into named intermediate values (x1 = ...; x2 = x1 + ...)"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import ast
 import keyword
 
-from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 
 
 def name_hint(ctx, node: ast.AST) -> str:
@@ -71,7 +71,44 @@ def scope_mode(ctx, call: ast.Call, scope_mode_enum) -> str:
     return mode
 
 
-_OPT_HELP = "optimizations= takes a list literal such as [pl.split(pl.SplitMode.UP_DOWN)]"
+_OPT_HELP = "optimizations= takes a list literal such as [pl.split(pl.SplitMode.UP_DOWN)] or [pl.auto_chunk]"
+
+# Scope options an auto_chunk scope refuses (spec anchor_features §7, Decision): the InCore scopes
+# it produces are rebuilt without them, so the reference silently drops them.
+AUTO_CHUNK_REFUSED = ("deps", "allow_early_resolve", "no_dep_args", "dumps", "predicate")
+
+
+def chunk_options(ctx, kws: dict, pl_name: str, attrs: dict) -> None:
+    """``chunk=C`` / ``chunk_policy="guarded" | "leading_full"`` of pl.range / pl.parallel / pl.unroll
+    (§7) -> ForStmt attrs {"chunk": C, "chunk_policy": policy}; only inside an auto_chunk scope.
+
+        for i in pl.parallel(0, N, 1, chunk=4):   ->  attrs {"chunk": 4, "chunk_policy": "guarded"}
+    """
+    if "chunk" not in kws and "chunk_policy" not in kws:
+        return
+    first = kws.get("chunk", kws.get("chunk_policy"))
+    if not any(s.kind == "at" and s.auto_chunk for s in ctx.scopes):
+        raise ctx.error(first, f"chunk= on pl.{pl_name} is only valid inside "
+                        "`with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):`",
+                        help="chunking is how pl.auto_chunk picks kernel boundaries; drop the keyword outside one")
+    if "chunk" not in kws:
+        raise ctx.error(first, "chunk_policy= needs chunk=C", help='e.g. chunk=4, chunk_policy="leading_full"')
+    c = kws["chunk"]
+    v = try_eval_py(ctx, c, None)
+    if type(v) is not int or v <= 0:
+        raise ctx.error(c, f"chunk= must be a positive int constant, got '{ast.unparse(c)}'",
+                        help="the number of iterations per chunk, e.g. chunk=4")
+    policy = "guarded"
+    if "chunk_policy" in kws:
+        p = kws["chunk_policy"]
+        if not (isinstance(p, ast.Constant) and isinstance(p.value, str)):
+            raise ctx.error(p, f"chunk_policy= must be a string literal, got '{ast.unparse(p)}'",
+                            help='"guarded" (default) or "leading_full"')
+        if p.value not in ("guarded", "leading_full"):
+            raise ctx.error(p, f"unknown chunk_policy {p.value!r}", help='"guarded" (default) or "leading_full"')
+        policy = p.value
+    attrs["chunk"] = v
+    attrs["chunk_policy"] = policy
 
 
 def _split_entry(ctx, node: ast.Call, split_mode_enum) -> dict:
@@ -99,10 +136,11 @@ def _split_entry(ctx, node: ast.Call, split_mode_enum) -> dict:
 
 
 def optimizations(ctx, node: ast.AST, owner: str, level: str, builtin_cls, split_mode_enum) -> dict:
-    """``optimizations=[...]`` of pl.at / pl.spmd (§5, §7) -> scope attrs {"split", "slot_num"}.
+    """``optimizations=[...]`` of pl.at / pl.spmd (§5, §7) -> scope attrs {"split", "slot_num", "auto_chunk"}.
 
     pl.split is accepted on a CORE_GROUP pl.at and on pl.spmd (a no-op on the CPU: the whole
-    kernel runs on one worker); pl.auto_chunk is refused (not implemented)."""
+    kernel runs on one worker); pl.auto_chunk on a CORE_GROUP pl.at only (the passes
+    SplitChunkedLoops and InterchangeChunkLoops pick the kernel boundaries)."""
     if not isinstance(node, ast.List):
         raise ctx.error(node, "optimizations= must be a list literal", help=_OPT_HELP)
     attrs, seen = {}, set()
@@ -119,9 +157,16 @@ def optimizations(ctx, node: ast.AST, owner: str, level: str, builtin_cls, split
             raise ctx.error(el, f"duplicate optimization '{ast.unparse(head)}'", help="give each entry once")
         seen.add(kind)
         if kind == "auto_chunk":
-            raise ctx.error(el, "optimizations=[pl.auto_chunk] is not supported by this compiler yet",
-                            help="split the loop into kernels by hand: one `with pl.at(level=pl.Level.CORE_GROUP):` "
-                                 "per chunk")
+            if isinstance(el, ast.Call):
+                raise ctx.error(el, "pl.auto_chunk is not called: write optimizations=[pl.auto_chunk]")
+            if owner != "pl.at":
+                raise ctx.error(el, f"pl.auto_chunk is not valid on {owner}",
+                                help="use it on with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk])")
+            if level != "CORE_GROUP":
+                raise ctx.error(el, f"pl.auto_chunk needs level=pl.Level.CORE_GROUP, got pl.Level.{level}",
+                                help="the compiler picks kernel boundaries inside a CORE_GROUP scope")
+            attrs["auto_chunk"] = True
+            continue
         if not isinstance(el, ast.Call):
             raise ctx.error(el, "pl.split must be called: pl.split(pl.SplitMode.UP_DOWN)")
         if owner == "pl.at" and level != "CORE_GROUP":

@@ -24,15 +24,17 @@ from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
-from pypto.frontend.scope_options import add_name_hint, optimizations, scope_mode
+from pypto.frontend.dumps import scope_dump_vars
+from pypto.frontend.scope_options import AUTO_CHUNK_REFUSED, add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._builtins import Builtin
 
 _WITH_HELP = "with statements take pl.manual_scope(), pl.scope(), pl.at(...), pl.spmd(...) or pl.cluster()"
 _KERNEL_TYPES = ("Group", "Spmd", "InCore", "AIC", "AIV")
-_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations")
-_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations")
+_AT_KW = ("level", "deps", "allow_early_resolve", "predicate", "no_dep_args", "name_hint", "optimizations", "dumps")
+_SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate", "name_hint", "optimizations",
+            "dumps")
 _CLUSTER_KW = ("name_hint",)
 
 
@@ -149,10 +151,11 @@ def _at(ctx, node, item, call):
                          "at": "another pl.at(level=pl.Level.CORE_GROUP)"}[s.kind]
                 raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot be nested inside {inner}",
                                 help="the CORE_GROUP scope must itself be the dispatched task; move it out")
-    elif "predicate" in kws:
-        raise ctx.error(kws["predicate"], f"predicate= on pl.at needs level=pl.Level.CORE_GROUP, got "
-                        f"pl.Level.{level}",
-                        help="only a CORE_GROUP scope becomes a dispatched task that can carry a predicate")
+    else:
+        for k in ("predicate", "dumps"):
+            if k in kws:
+                raise ctx.error(kws[k], f"{k}= on pl.at needs level=pl.Level.CORE_GROUP, got pl.Level.{level}",
+                                help=f"only a CORE_GROUP scope becomes a dispatched task that can carry {k}=")
     attrs = {"level": level}
     _common_dep_attrs(ctx, kws, attrs)
     add_name_hint(ctx, kws, attrs)
@@ -174,8 +177,20 @@ def _at(ctx, node, item, call):
                                 help="no_dep_args= takes tensors; deps= takes task ids")
             vals.append(v)
         attrs["no_dep_args"] = vals
+    auto_chunk = bool(attrs.get("auto_chunk"))
+    if auto_chunk:   # §7 Decision: the reference silently drops these; ours refuses them
+        for k in AUTO_CHUNK_REFUSED:
+            if k in kws:
+                raise ctx.error(kws[k], f"{k}= is not allowed on a pl.auto_chunk scope",
+                                help="the compiler splits the scope into several kernels; put the option on a "
+                                     "pl.at / pl.submit of its own outside the auto_chunk scope")
+        if item.optional_vars is not None:
+            raise ctx.error(item.optional_vars, "`as tid` is not allowed on a pl.auto_chunk scope",
+                            help="the scope becomes several tasks, not one; drop `as ...`")
+    if level == "CORE_GROUP":
+        scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.at")
     tid_node = _tid_target(ctx, item)
-    body, rebound, _ = _body(ctx, node, ScopeInfo("at", level), node.body)
+    body, rebound, _ = _body(ctx, node, ScopeInfo("at", level, auto_chunk), node.body)
     _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
 
 
@@ -203,6 +218,11 @@ def _spmd_attrs(ctx, call):
     add_name_hint(ctx, kws, attrs)
     if "optimizations" in kws:
         attrs.update(optimizations(ctx, kws["optimizations"], "pl.spmd", "", Builtin, T.SplitMode))
+    if not any(s.kind == "cluster" for s in ctx.scopes):   # inside pl.cluster() the body's calls carry the tags
+        scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.spmd")
+    elif "dumps" in kws:
+        raise ctx.error(kws["dumps"], "dumps= is not allowed on a pl.spmd nested inside pl.cluster()",
+                        help="tag the tensor with pl.dump_tag before the cluster's calls")
     return attrs
 
 

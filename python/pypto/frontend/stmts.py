@@ -52,7 +52,7 @@ def parse_body(ctx, body: list, allow_yield: bool = False):
     `with pl.manual_scope():` may itself end with the yield (the form MaterializeRuntimeScopes
     produces: the YieldStmt sits inside the runtime scope); its YieldInfo is returned too."""
     yinfo = None
-    last_i = len(body) - 1
+    last_i = _last_effective(body)
     for i, st in enumerate(body):
         if type(st) is ast.Pass and hasattr(st, "pypto_calls"):
             # A masked run of `x = self.k(...)` lines (call_runs.py): its statements come back
@@ -65,16 +65,55 @@ def parse_body(ctx, body: list, allow_yield: bool = False):
         kind = _builtin_kind(ctx, st.value) if isinstance(st, (ast.Expr, ast.Assign)) else None
         if kind == "yield":
             y = _yield_info(ctx, st)
-            if not allow_yield or i != last_i:
+            if not allow_yield and y.targets and len(ctx.frames) == 1 and not ctx.scopes:
+                _function_level_yield(ctx, st, y)
+                continue
+            if not allow_yield:
                 raise ctx.error(st, "pl.yield_(...) must be the last statement of a loop or if/else body",
                                 help="loops yield only with init_values=; branches yield in both if and else")
+            if i != last_i:
+                raise ctx.error(st, "pl.yield_(...) must be the last statement of a loop or if/else body: the "
+                                "statements after it would not be carried",
+                                help="move the pl.yield_ down, after the statements that compute the yielded values "
+                                     "(only pass, docstrings and ... may follow it)")
             yinfo = y
             continue
-        if allow_yield and i == last_i and isinstance(st, ast.With):
-            yinfo = run_stmt(ctx, st, tail_yield=True)
+        if isinstance(st, (ast.For, ast.If, ast.With)):
+            ctx.rest.append((body, i + 1))   # what follows, for names read after a loop (§17)
+            try:
+                if allow_yield and i == last_i and isinstance(st, ast.With):
+                    yinfo = run_stmt(ctx, st, tail_yield=True)
+                else:
+                    run_stmt(ctx, st, call_kind=kind)
+            finally:
+                ctx.rest.pop()
             continue
         run_stmt(ctx, st, call_kind=kind)
     return yinfo
+
+
+def _is_inert(st) -> bool:
+    """`pass`, a docstring or `...`: statements that do nothing (they may follow a pl.yield_)."""
+    return isinstance(st, ast.Pass) or (isinstance(st, ast.Expr) and isinstance(st.value, ast.Constant)
+                                        and (isinstance(st.value.value, str) or st.value.value is Ellipsis))
+
+
+def _last_effective(body: list) -> int:
+    """Index of the last statement of `body` that is not inert (spec anchor_features §13)."""
+    k = len(body) - 1
+    while k > 0 and _is_inert(body[k]):
+        k -= 1
+    return k
+
+
+def _function_level_yield(ctx, st, y) -> None:
+    """`x = pl.yield_(v)` outside every loop, branch and scope: read as `x = v` with a warning
+    (a deprecated seed spelling of the reference DSL; spec anchor_features §13)."""
+    names = ", ".join(t.id for t in y.targets)
+    ctx.src.warn(st, f"pl.yield_ outside a loop or branch is read as a plain assignment '{names} = ...' "
+                 "(deprecated seed spelling): write the assignment without pl.yield_")
+    for t, v in zip(y.targets, y.values):
+        bind_new(ctx, t, v, st)
 
 
 _UNPEEKED = object()

@@ -31,6 +31,7 @@ from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference
 from pypto.language._types import NZ, MemRef, TileView  # noqa: F401  (annotation items, anchor_features §14)
 from pypto.language._types import MemorySpace as Mem  # noqa: F401  (pl.Mem.Vec == pl.MemorySpace.Vec, §14)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
+from pypto.language._types import TaskIdFacts, task_id  # noqa: F401  (printed ResolveTaskIds result)
 
 BOOL = DTYPES["BOOL"]
 INT8 = DTYPES["INT8"]

@@ -232,3 +232,25 @@ rebind = LoopCarry(True)
 def slots(n: int) -> LoopCarry:
     """``pl.slots(4)``: a TaskId loop carry held in 4 slots (one per pl.parallel iteration)."""
     return LoopCarry(True, int(n))
+
+
+class TaskIdFacts:
+    """What ResolveTaskIds decided about one TaskId value: a pass result that printed IR shows
+    as the @pl.function option ``task_ids={"t": pl.task_id(fresh=True, read=True)}``.
+
+    ``slots``: 0 for one TaskId, N when the value names an array of N TaskId slots; ``fresh``:
+    always valid (no is_valid() guard); ``read``: a statement names it."""
+
+    def __init__(self, slots: int = 0, fresh: bool = False, read: bool = False):
+        self.slots, self.fresh, self.read = int(slots), bool(fresh), bool(read)
+
+    def __repr__(self):
+        facts = [f"slots={self.slots}"] if self.slots else []
+        facts += ["fresh=True"] if self.fresh else []
+        facts += ["read=True"] if self.read else []
+        return f"pl.task_id({', '.join(facts)})"
+
+
+def task_id(slots: int = 0, fresh: bool = False, read: bool = False) -> TaskIdFacts:
+    """``pl.task_id(slots=4)``: one entry of the printed ResolveTaskIds result (task_ids=)."""
+    return TaskIdFacts(slots, fresh, read)

@@ -110,8 +110,15 @@ using TaskId = PTO2TaskId;
 /// `Tensor v = pto2_view_at(ext_x, 2, sh, off, "v", "prog.py", 12);`
 Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, const int64_t* offsets, const char* what,
                     const char* file, int32_t line);
+/// A non-literal offset or shape entry of pl.tensor.slice (`kind` "offset" / "shape"), checked
+/// at full width before it narrows to the view's 32 bits; the generated code then clamps the
+/// shape to the source (spec anchor_features §18):
+/// `uint32_t v_offsets[2] = {pto2_slice_u32(r, "offset", ext_x, 0, "v", "prog.py", 12), 0};`
+uint32_t pto2_slice_u32(int64_t v, const char* kind, const Tensor& src, uint32_t axis, const char* what,
+                        const char* file, int32_t line);
 /// A call argument whose extent on `axis` is dynamic, passed for a parameter that declares
-/// `expected`: `pto2_check_arg_extent(a, 0, 16, "kernel_add", "x", "prog.py", 20);`
+/// `expected`: `pto2_check_arg_extent(a, 0, 16, "kernel_add", "x", "prog.py", 20);`. A smaller
+/// extent is accepted (a clamped slice; the kernel clips its accesses, §18), a larger one fails.
 void pto2_check_arg_extent(const Tensor& t, uint32_t axis, int64_t expected, const char* callee, const char* param,
                            const char* file, int32_t line);
 /// A runtime tensor extent computed at run time, checked before it narrows to the runtime's 32

@@ -56,14 +56,20 @@ struct Tensor {
   int64_t strides[PTO2_MAX_DIMS] = {};   ///< in elements
 
   /// Sub-box of the same rank: `shapes[i]` elements starting at `offsets[i]` on axis i.
-  /// `Tensor tile = t.view(sh, off);`  Throws std::out_of_range if it leaves the source.
+  /// `Tensor tile = t.view(sh, off);`  Throws std::out_of_range if it leaves the source. A zero
+  /// extent is accepted at any offset (a clamped slice past the end, spec anchor_features §18):
+  /// the view is empty, touches no element and adds no dependency.
   Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
     Tensor v = *this;
     for (uint32_t i = 0; i < ndims; ++i) {
-      if (static_cast<uint64_t>(view_offsets[i]) + view_shapes[i] > shapes[i])
-        view_out_of_range(i, view_shapes[i], view_offsets[i]);
+      uint32_t off = view_offsets[i];
+      if (view_shapes[i] == 0) {
+        if (off > shapes[i]) off = shapes[i];   // keep the empty view's address inside the source
+      } else if (static_cast<uint64_t>(off) + view_shapes[i] > shapes[i]) {
+        view_out_of_range(i, view_shapes[i], off);
+      }
       v.shapes[i] = view_shapes[i];
-      v.offset += static_cast<int64_t>(view_offsets[i]) * strides[i];
+      v.offset += static_cast<int64_t>(off) * strides[i];
     }
     return v;
   }

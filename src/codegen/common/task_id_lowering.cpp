@@ -1,9 +1,25 @@
 // The shared TaskId lowering (task_id_lowering.h).
 #include "task_id_lowering.h"
 
+#include "pypto/ir/error.h"
+
 namespace pypto::codegen::common {
 
 using namespace ir;
+
+TaskIdStamps::TaskIdStamps(const Function& fn) {
+  for (const TaskIdInfo& t : fn.task_ids) by_var_[t.var.get()] = &t;
+}
+
+const TaskIdInfo& TaskIdStamps::of(const Var* v) const {
+  auto it = by_var_.find(v);
+  PYPTO_CHECK(it != by_var_.end(), "TaskId '" << v->name << "' has no ResolveTaskIds stamp (run the default pipeline)");
+  return *it->second;
+}
+
+int64_t TaskIdStamps::slots(const Var* v) const {
+  return v && is_task_id(v->type) ? of(v).slots : 0;
+}
 
 void TaskIdLowering::for_each_slot(int64_t n, const std::function<void(const std::string& k)>& each) {
   const std::string k = w_.slot_index();

@@ -18,10 +18,25 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 
-#include "pypto/ir/stmt.h"
+#include "pypto/ir/function.h"
 
 namespace pypto::codegen::common {
+
+// The ResolveTaskIds stamps of one function (Function::task_ids), looked up by Var:
+//   TaskIdStamps stamps(*fn);  stamps.of(tid).fresh  ->  no is_valid() guard
+class TaskIdStamps {
+ public:
+  explicit TaskIdStamps(const ir::Function& fn);
+  // The stamp of TaskId `v`; InternalError when it has none (the pipeline did not run).
+  const ir::TaskIdInfo& of(const ir::Var* v) const;
+  // N when `v` names an array of N TaskId slots; 0 for one TaskId or a value of another type.
+  int64_t slots(const ir::Var* v) const;
+
+ private:
+  std::unordered_map<const ir::Var*, const ir::TaskIdInfo*> by_var_;
+};
 
 // Where the lowering writes: each code generator adapts its emitter.
 class TaskIdWriter {

@@ -38,7 +38,7 @@ std::map<std::string, int> HostTargetIds(const Program& program) {
 namespace host {
 
 HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
-    : program_(std::move(program)), fn_(std::move(fn)), target_ids_(HostTargetIds(*program_)) {
+    : program_(std::move(program)), fn_(std::move(fn)), target_ids_(HostTargetIds(*program_)), stamps_(*fn_) {
   write_to(&body_, 1);
 }
 
@@ -91,8 +91,6 @@ std::string HostEmitter::Generate() {
   HostEntryNaming naming(*this, used_);
   common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "HOST orchestration");
 
-  prescan(fn.body);
-  resolve_tid_aliases();
   emit_stmt(fn.body);
 
   std::vector<std::string> dim_lines;   // the dynamic-dim symbols the body mentions

@@ -85,10 +85,8 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   // The N-slot TaskHandle array that carries TaskId iter_arg `i` of pl.parallel loop `f`
   // (ForStmt::carries[i] = pl.slots(N), stamped by ClassifyIterArgCarry).
   YieldTarget declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
-  // N when `v` is bound to a C++ array of N TaskHandles, else 0.
-  int64_t handle_array_size(const ir::Var* v) const;
-  // Binds `to` to the value of `from` (text, array-ness, static validity).
-  void bind_alias(const ir::Var* to, const ir::Var* from, const ir::Span& span);
+  // N when `v` names a C++ array of N TaskHandles, else 0 (ResolveTaskIds' slots).
+  int64_t handle_array_size(const ir::Var* v) const { return stamps_.slots(v); }
 
   // ---- expressions (host_expr.cpp) ----
   std::string expr(const ir::ExprPtr& e);
@@ -105,29 +103,20 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   ir::FunctionPtr fn_;
   std::map<std::string, int> target_ids_;
   std::map<const ir::Var*, std::string> bindings_;
-  // tuple Var of a Submit -> the Var its TaskId element is unpacked into
-  std::map<const ir::Var*, const ir::Var*> tid_of_tuple_;
+  // The Var the next Submit's TaskId element is unpacked into (emit_stmt looks ahead), or null.
+  const ir::Var* next_submit_tid_ = nullptr;
   // the texts bound to each Submit result tuple's elements (tensor results)
   std::map<const ir::Var*, std::vector<std::string>> tuple_elems_;
   std::set<std::string> names_;
-  std::set<const ir::Var*> referenced_tids_;   // TaskId Vars used in deps / yields / copies
-  // `b = a` TaskId copies in program order; a copy emits no code, so `a` counts as referenced
-  // only when `b` is (an unrolled loop's result `prev_4 = prev_3` must not keep prev_3 "used").
-  std::vector<std::pair<const ir::Var*, const ir::Var*>> tid_aliases_;
   std::set<const ir::Var*> used_;              // Vars whose binding was referenced
-  std::set<std::string> valid_handles_;        // handles straight from submit_next_level
   std::set<std::string> submitted_;            // callees actually submitted
-  std::map<const ir::Var*, int64_t> fence_arrays_;  // scalar TaskId Vars bound to a fence array
   std::vector<std::vector<YieldTarget>> yield_targets_;
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
   HostTaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::HostTaskIds()};   // TaskHandle spelling
-
-  void prescan(const ir::StmtPtr& s);
-  void resolve_tid_aliases();
-  void note_refs(const ir::ExprPtr& e);
+  common::TaskIdStamps stamps_;   // ResolveTaskIds: slots, fresh (no is_valid() guard), read
 };
 
 }  // namespace pypto::codegen::host

@@ -30,61 +30,34 @@ const ReturnStmt* find_return(const StmtPtr& body) {
   return nullptr;
 }
 
+// When stmts[k] is `tup = pl.submit(...)`, the Var a later statement of the same list unpacks
+// its TaskId element into (`out, t = pl.submit(...)` -> t), else null.
+const Var* SubmitTaskIdElement(const std::vector<StmtPtr>& stmts, size_t k) {
+  auto* a = stmts[k]->as<AssignStmt>();
+  if (!a || !a->value->is<Submit>()) return nullptr;
+  auto* tt = a->var->type ? a->var->type->as<TupleType>() : nullptr;
+  if (!tt || tt->elements.empty() || !is_tid_scalar(tt->elements.back())) return nullptr;
+  for (size_t j = k + 1; j < stmts.size(); ++j) {
+    auto* u = stmts[j]->as<AssignStmt>();
+    auto* g = u ? u->value->as<TupleGetItem>() : nullptr;
+    if (g && as_var(g->tuple) == a->var.get() && g->index + 1 == static_cast<int>(tt->elements.size())) return u->var.get();
+  }
+  return nullptr;
+}
+
 }  // namespace
-
-void HostEmitter::note_refs(const ExprPtr& e) {
-  if (auto* v = as_var(e)) {
-    if (is_task_id(v->type)) referenced_tids_.insert(v);
-  }
-}
-
-void HostEmitter::prescan(const StmtPtr& s) {
-  if (!s) return;
-  if (auto* q = s->as<SeqStmts>()) {
-    for (auto& x : q->stmts) prescan(x);
-  } else if (auto* r = s->as<RuntimeScopeStmt>()) {
-    prescan(r->body);
-  } else if (auto* f = s->as<ForStmt>()) {
-    for (auto& ia : f->iter_args) note_refs(ia->init);
-    prescan(f->body);
-  } else if (auto* i = s->as<IfStmt>()) {
-    prescan(i->then_body);
-    prescan(i->else_body);
-  } else if (auto* y = s->as<YieldStmt>()) {
-    for (auto& v : y->values) note_refs(v);
-  } else if (auto* a = s->as<AssignStmt>()) {
-    if (auto* sub = a->value->as<Submit>()) {
-      for (auto& d : sub->deps) note_refs(d);
-    } else if (auto* c = a->value->as<Call>(); c && c->is_op) {
-      for (auto& x : c->args) note_refs(x);
-      if (auto* edges = attr_get<std::vector<ExprPtr>>(c->attrs, "manual_dep_edges"))
-        for (auto& d : *edges) note_refs(d);
-    } else if (auto* g = a->value->as<TupleGetItem>()) {
-      auto* tv = as_var(g->tuple);
-      auto* tt = g->tuple->type ? g->tuple->type->as<TupleType>() : nullptr;
-      if (tv && tt && g->index + 1 == static_cast<int>(tt->elements.size()) && is_tid_scalar(tt->elements.back()))
-        tid_of_tuple_[tv] = a->var.get();
-    } else if (auto* src = as_var(a->value); src && is_task_id(src->type)) {
-      tid_aliases_.emplace_back(a->var.get(), src);
-    } else {
-      note_refs(a->value);
-    }
-  }
-}
-
-void HostEmitter::resolve_tid_aliases() {
-  // Reverse program order: a chain c = b; d = c marks b once d is known to be referenced.
-  for (auto it = tid_aliases_.rbegin(); it != tid_aliases_.rend(); ++it) {
-    if (referenced_tids_.count(it->first)) referenced_tids_.insert(it->second);
-  }
-}
 
 void HostEmitter::emit_stmt(const StmtPtr& s) {
   if (!s) return;
   switch (s->kind) {
-    case NodeKind::SeqStmts:
-      for (auto& x : s->as<SeqStmts>()->stmts) emit_stmt(x);
+    case NodeKind::SeqStmts: {
+      const auto& stmts = s->as<SeqStmts>()->stmts;
+      for (size_t k = 0; k < stmts.size(); ++k) {
+        next_submit_tid_ = SubmitTaskIdElement(stmts, k);
+        emit_stmt(stmts[k]);
+      }
       return;
+    }
     case NodeKind::RuntimeScopeStmt: emit_stmt(s->as<RuntimeScopeStmt>()->body); return;
     case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
     case NodeKind::EvalStmt: {
@@ -144,7 +117,7 @@ void HostEmitter::emit_assign(const AssignStmt& a) {
     return;
   }
   if (auto* src = as_var(v)) {
-    bind_alias(var, src, v->span);
+    bind(var, ref(src, v->span));   // a copy names the same C++ value
     return;
   }
   auto* st = var->type ? var->type->as<ScalarType>() : nullptr;
@@ -221,16 +194,12 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
   }
 
   const std::string call = "submit_next_level(" + std::to_string(target) + ", " + a + ")";
-  const Var* tid = nullptr;
-  if (sub && result) {
-    auto it = tid_of_tuple_.find(result);
-    if (it != tid_of_tuple_.end()) tid = it->second;
-  }
+  const Var* tid = sub && result ? next_submit_tid_ : nullptr;
+  next_submit_tid_ = nullptr;
   if (tid) {
     std::string h = fresh(GetSSABaseName(tid->name));
     line("TaskHandle " + h + " = " + call + ";");
-    if (!referenced_tids_.count(tid)) line("(void)" + h + ";");
-    valid_handles_.insert(h);
+    if (!stamps_.of(tid).read) line("(void)" + h + ";");
     results.push_back(h);
   } else {
     line(call + ";");

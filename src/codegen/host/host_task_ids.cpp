@@ -26,26 +26,14 @@ namespace pypto::codegen::host {
 
 using namespace pypto::ir;
 
-int64_t HostEmitter::handle_array_size(const Var* v) const {
-  if (auto* at = v->type ? v->type->as<ArrayType>() : nullptr) return at->dtype == DataType::TASK_ID ? at->size : 0;
-  auto it = fence_arrays_.find(v);
-  return it == fence_arrays_.end() ? 0 : it->second;
-}
-
-void HostEmitter::bind_alias(const Var* to, const Var* from, const Span& span) {
-  bind(to, ref(from, span));
-  if (valid_handles_.count(bindings_[to])) valid_handles_.insert(bindings_[to]);
-  if (auto it = fence_arrays_.find(from); it != fence_arrays_.end()) fence_arrays_[to] = it->second;
-}
-
 void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<ExprPtr>& deps) {
   for (auto& d : deps) {
     auto* dv = as_var(d);
     PYPTO_CHECK(dv && is_task_id(d->type), "HOST codegen: a deps= entry that is not a TaskId");
     std::string h = ref(dv, d->span);
-    const int64_t n = handle_array_size(dv);
-    if (n == 0 && h == task_ids_.spelling().invalid) continue;  // a None seed: no edge
-    task_ids_.for_each_valid(h, n, valid_handles_.count(h) > 0,
+    const TaskIdInfo& stamp = stamps_.of(dv);
+    if (stamp.slots == 0 && h == task_ids_.spelling().invalid) continue;  // a None seed: no edge
+    task_ids_.for_each_valid(h, stamp.slots, stamp.fresh,
                              [&](const std::string& t) { return args + ".add_dep_wait(" + t + ");"; });
   }
 }
@@ -59,16 +47,9 @@ void HostEmitter::emit_task_dummy(const Var* result, const Call& call) {
   const std::string a = fresh("args_t" + std::to_string(n));
   line("TaskArgs " + a + ";");
   emit_dep_waits(a, deps ? *deps : kNone);
-  // A barrier behind a fresh submit always waits on something, so its handle is valid too.
-  bool valid = false;
-  for (auto& d : deps ? *deps : kNone) {
-    auto* dv = as_var(d);
-    valid = valid || (dv && handle_array_size(dv) == 0 && valid_handles_.count(ref(dv, d->span)));
-  }
   std::string h = fresh(GetSSABaseName(result->name));
   line("TaskHandle " + h + " = submit_barrier(" + a + ");");
-  if (!referenced_tids_.count(result)) line("(void)" + h + ";");
-  if (valid) valid_handles_.insert(h);
+  if (!stamps_.of(result).read) line("(void)" + h + ";");
   bind(result, h);
 }
 
@@ -99,7 +80,7 @@ void HostEmitter::emit_array_get(const Var* result, const Call& call) {
   PYPTO_CHECK(st, "HOST codegen: array.get_element result is not a scalar");
   std::string name = fresh(GetSSABaseName(result->name));
   line(ctype(st->dtype) + " " + name + " = " + slot + ";");
-  if (st->dtype != DataType::TASK_ID || !referenced_tids_.count(result)) line("(void)" + name + ";");
+  if (st->dtype != DataType::TASK_ID || !stamps_.of(result).read) line("(void)" + name + ";");
   bind(result, name);
 }
 
@@ -128,14 +109,8 @@ HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, 
   task_ids_.init_array(arr, n, init, init_n > 0, false);
   // Every pl.parallel iteration sees the value from before the loop; a sequential loop (one
   // whose yield is such a fence's result) sees the current array.
-  if (f.for_kind == ForKind::Parallel) {
-    bind(ia, init);
-    if (init_n) fence_arrays_[ia] = init_n;
-  } else {
-    bind(ia, arr);
-    fence_arrays_[ia] = n;
-  }
-  if (i < f.return_vars.size()) fence_arrays_[f.return_vars[i].get()] = n;
+  // (ResolveTaskIds stamps the iter_arg with the init's slots or N, the loop's result with N.)
+  bind(ia, f.for_kind == ForKind::Parallel ? init : arr);
   return YieldTarget{arr, n, f.for_kind == ForKind::Parallel ? &f : nullptr};
 }
 

@@ -18,6 +18,8 @@ std::vector<ir::ExprPtr> ListArg(const ir::Call& call, size_t i);
 std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vector<std::string>& values);
 // "a, ar, ac": a tile operand as pointer, rows and cols of its 2-D view.
 inline std::string View(const TileRef& t) { return t.buf + ", " + t.rows() + ", " + t.cols(); }
+// ", decl" (declared extents of a tensor operand, for load / store clipping, §18) or "".
+std::string DeclArg(KernelEmitter& em, const ir::TensorType* tt, int tensor_index);
 // An integer attr of the call (`def` when absent; type inference has checked it).
 int64_t IntAttr(const ir::Call& call, const std::string& key, int64_t def);
 

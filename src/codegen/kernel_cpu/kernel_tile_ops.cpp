@@ -11,6 +11,7 @@
 //   tile.matmul / tile.matmul_acc              matmul                  (blocked, vectorised)
 //   tile.move, tile.cast                       copy / cast
 //   tile.full(shape, value)                    fill
+#include <algorithm>
 #include <map>
 
 #include "kernel_ops_util.h"
@@ -41,6 +42,22 @@ int64_t IntAttr(const Call& call, const std::string& key, int64_t def) {
   return def;
 }
 
+// ", x_decl": the declared extents of a tensor operand as a trailing load / store argument, so
+// the helper checks the box against the parameter's shape and clips it to a smaller run-time
+// tensor (a clamped slice, spec anchor_features §18). Empty for a fully dynamic shape (the
+// run-time extents are the declared ones).
+std::string DeclArg(KernelEmitter& em, const TensorType* tt, int tensor_index) {
+  if (!tt || std::none_of(tt->shape.begin(), tt->shape.end(), [](const ExprPtr& d) { return d->is<ConstInt>(); }))
+    return "";
+  const std::string t = "ctx->tensors[" + std::to_string(tensor_index) + "]";
+  std::vector<std::string> dims;
+  for (size_t a = 0; a < tt->shape.size(); ++a) {
+    auto* c = tt->shape[a]->as<ConstInt>();
+    dims.push_back(c ? std::to_string(c->value) : t + ".shapes[" + std::to_string(a) + "]");
+  }
+  return ", " + IntArray(em, "decl", dims);
+}
+
 namespace {
 
 TileOpHandler Load() {
@@ -52,9 +69,11 @@ TileOpHandler Load() {
     for (auto& s : ListArg(call, 2)) shp.push_back(em.Scalar(s));
     auto* tt = call.args[0]->type->as<TensorType>();
     const std::string o = IntArray(em, "off", off), s = IntArray(em, "shp", shp);
-    em.Line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", " + em.Tensor(call.args[0]) + ", " +
+    const int ti = em.TensorIndex(call.args[0]);
+    const std::string decl = DeclArg(em, tt, ti);
+    em.Line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", ctx->tensors[" + std::to_string(ti) + "], " +
             RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
-            em.TensorName(call.args[0]) + "\")) return;");
+            em.TensorName(call.args[0]) + "\"" + decl + ")) return;");
   };
 }
 
@@ -214,11 +233,12 @@ int KernelEmitter::EmitTensorOp(const Call* call) {
   auto* tt = call->args[2]->type->as<TensorType>();
   const int idx = TensorIndex(call->args[2]);
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
+  const std::string decl = DeclArg(*this, tt, idx);
   auto* atomic = attr_get<std::string>(call->attrs, "atomic");
   const std::string helper = atomic && *atomic == "Add" ? "store_add" : "store";   // atomic=Add: adds into t
   Line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
-       tensor_param_names_.at(idx) + "\")) return;");
+       tensor_param_names_.at(idx) + "\"" + decl + ")) return;");
   return idx;
 }
 

@@ -11,6 +11,7 @@
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
+#include <optional>
 
 #include "emitter.h"
 #include "pypto/ir/error.h"
@@ -29,10 +30,29 @@ std::string decl_type(const TypePtr& t) {
   return "";
 }
 
+// A pl.Array of numbers or bools (TaskId arrays go through the DependencyEmitter).
+const ArrayType* value_array(const TypePtr& t) {
+  auto* a = t ? t->as<ArrayType>() : nullptr;
+  return a && a->dtype != DataType::TASK_ID ? a : nullptr;
+}
+
 }  // namespace
 
+const transforms::ArrayBacking& Emitter::array_backing() {
+  if (!array_backing_) array_backing_ = std::make_unique<transforms::ArrayBacking>(*fn_);
+  return *array_backing_;
+}
+
+// Arrays are updated in place; a yield of another array copies it slot by slot.
+void Emitter::emit_slot_copy(const std::string& dst, const std::string& src, int64_t n) {
+  scopes_.push();
+  std::string k = scopes_.declare("k", false);
+  line("for (int64_t " + k + " = 0; " + k + " < " + std::to_string(n) + "; ++" + k + ") " + dst + "[" + k +
+       "] = " + src + "[" + k + "];");
+  scopes_.pop();
+}
+
 void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
-  deps_->EnterScope(*this, s);
   // Allocation hoisting: a MANUAL scope is a scheduling region, not a storage scope; its
   // buffers are declared before the block so tasks after it can name them.
   if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
@@ -49,11 +69,12 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
-  deps_->ExitScope(*this, s);
 }
 
 void Emitter::emit_for(const ForStmt& f) {
   YieldTarget target;
+  target.loop = &f;
+  std::vector<std::optional<Binding>> results(f.iter_args.size());   // what each loop result names
   for (size_t i = 0; i < f.iter_args.size(); ++i) {
     const IterArg* ia = f.iter_args[i].get();
     PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
@@ -64,9 +85,15 @@ void Emitter::emit_for(const ForStmt& f) {
       target.names.push_back("");
       continue;
     }
+    if (value_array(ia->type)) {   // §13: updated in place, so the carry is its init's C array
+      Binding b = capture(ia->init);
+      bind(ia, b);
+      target.names.push_back(b.text);
+      continue;
+    }
     if (is_task_id(ia->type)) {
-      deps_->DeclareTaskIdCarry(*this, f, i, carry.slots);
-      target.names.push_back(binding_of(ia).text);
+      results[i] = deps_.DeclareTaskIdCarry(*this, f, i);
+      target.names.push_back(results[i]->text);
       continue;
     }
     std::string type = decl_type(ia->type);
@@ -108,13 +135,29 @@ void Emitter::emit_for(const ForStmt& f) {
   emit_block_body(f.body);
   yield_targets_.pop_back();
   close_block();
-  for (size_t k = 0; k < f.return_vars.size(); ++k) bind(f.return_vars[k].get(), binding_of(f.iter_args[k].get()));
+  for (size_t k = 0; k < f.return_vars.size(); ++k) {
+    bind(f.return_vars[k].get(), results[k] ? *results[k] : binding_of(f.iter_args[k].get()));
+  }
 }
 
 void Emitter::emit_if(const IfStmt& s) {
   YieldTarget target;
   std::vector<std::pair<std::string, std::string>> tensor_results;   // {name, optional slot}
-  for (auto& rv : s.return_vars) {
+  std::vector<const Var*> shared_arrays;   // array results that are the pre-if array (no code)
+  for (size_t k = 0; k < s.return_vars.size(); ++k) {
+    const VarPtr& rv = s.return_vars[k];
+    target.carries.push_back(rv.get());
+    if (auto* at = value_array(rv->type)) {   // §13: the pre-if array, or a phi array with slot copies
+      if (!array_backing().IfResultIsPhi(s, k)) {
+        shared_arrays.push_back(rv.get());
+        target.names.push_back("");
+        continue;
+      }
+      std::string name = declare(rv.get());
+      line(ctype(at->dtype) + " " + name + "[" + std::to_string(at->size) + "];");
+      target.names.push_back(name);
+      continue;
+    }
     std::string name = declare(rv.get());
     if (rv->type->is<TensorType>()) {
       std::string slot = scopes_.declare(name + "_slot", false);
@@ -143,6 +186,7 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.pop_back();
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
+  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_backing().Backing(rv)));
 }
 
 void Emitter::emit_yield(const YieldStmt& y) {
@@ -156,10 +200,14 @@ void Emitter::emit_yield(const YieldStmt& y) {
   std::vector<Assign> assigns;
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (t.names[i].empty()) continue;
-    if (i < t.carries.size() && deps_->EmitCarryYield(*this, t.carries[i], y.values[i])) continue;   // TaskId arrays
+    if (t.loop && deps_.EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
     Binding b = capture(y.values[i]);
     mark_used(b);
     if (b.text == t.names[i]) continue;
+    if (auto* at = i < t.carries.size() ? value_array(t.carries[i]->type) : nullptr) {
+      emit_slot_copy(t.names[i], b.text, at->size);   // another array: copy it in
+      continue;
+    }
     assigns.push_back(Assign{t.names[i], strip_parens(b.text), b.idents});
   }
   bool hazard = false;

@@ -26,6 +26,7 @@
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
+#include "pypto/transforms/array_backing.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -168,8 +169,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
   // order, recorded at its first submission (anchor §15).
   std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
-  DependencyEmitter& deps() { return *deps_; }
+  DependencyEmitter& deps() { return deps_; }
   common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
+  const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
   // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
   struct ViewRecord {
     std::string base;
@@ -192,6 +194,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   struct YieldTarget {
     std::vector<std::string> names;          // "" = no assignment (non-rebound carry)
     std::vector<const ir::Var*> carries;     // the loop's iter_args (for the swap hazard)
+    const ir::ForStmt* loop = nullptr;       // null for an if
   };
 
  private:
@@ -205,6 +208,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
+  // Where each value array lives (anchor_features §13 array carries / if-results); built on first use.
+  std::unique_ptr<transforms::ArrayBacking> array_backing_;
+  const transforms::ArrayBacking& array_backing();
+  void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
@@ -220,7 +227,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
-  std::unique_ptr<DependencyEmitter> deps_;
+  DependencyEmitter deps_;
+  common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};
   bool marking_ = true;

@@ -22,7 +22,6 @@
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
-#include "pypto/ir/visitor.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -90,16 +89,15 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
   std::unordered_set<const Var*> seen;
   int64_t k = 0;
   for (const DepEdge& edge : edges) {
-    const bool user_written = edge.user_written;
     const Var* v = as_var(edge.id);
     PYPTO_CHECK(v, "dep edge is not a variable");
     if (!seen.insert(v).second) continue;
     std::optional<TaskIdRef> r = Resolve(e, v);
     if (!r) {
-      if (!user_written) continue;   // compiler edges: best-effort, dropping them is safe
-      throw InternalError("deps= names TaskId '" + v->name + "' (produced at " + line_of(v->span) +
-                          "), whose scope has closed at line " + std::to_string(where.line) +
-                          " (VerifyOrchestrationProgram refuses it)");
+      throw InternalError(std::string(edge.user_written ? "deps=" : "a compiler edge") + " names TaskId '" + v->name +
+                          "' (produced at " + line_of(v->span) + "), whose scope has closed at line " +
+                          std::to_string(where.line) +
+                          (edge.user_written ? " (VerifyOrchestrationProgram refuses it)" : " (ResolveTaskIds drops it)"));
     }
     k += r->array_size > 0 ? r->array_size : 1;
     refs.push_back(std::move(*r));
@@ -153,47 +151,6 @@ void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Expr& task, const
   if (submit && submit->predicate) EmitPredicate(e, *submit, params);
 }
 
-void DependencyEmitter::AfterSubmit(Emitter&, const Submit*, const std::string&) {}
-
-void DependencyEmitter::ExitScope(Emitter& e, const RuntimeScopeStmt& scope) {
-  // Every TaskId defined inside the closed block dies unless all the identifiers its C++ text
-  // names are still visible (an array carry backed by enclosing-scope storage survives).
-  struct Defs : IRVisitor {
-    std::vector<const Var*> vars;
-    void add(const Var* v) {
-      if (is_task_id(v->type)) vars.push_back(v);
-    }
-    void visit_(const AssignStmt* op) override {
-      add(op->var.get());
-      IRVisitor::visit_(op);
-    }
-    void visit_(const ForStmt* op) override {
-      for (auto& ia : op->iter_args) add(ia.get());
-      for (auto& rv : op->return_vars) add(rv.get());
-      IRVisitor::visit_(op);
-    }
-    void visit_(const IfStmt* op) override {
-      for (auto& rv : op->return_vars) add(rv.get());
-      IRVisitor::visit_(op);
-    }
-  } defs;
-  defs.visit_stmt(scope.body);
-  for (const Var* v : defs.vars) {
-    if (dead_.count(v)) continue;
-    std::optional<TaskIdRef> r = ResolveImpl(e, v, 0);
-    bool alive = r.has_value();
-    if (alive) {
-      for (auto& id : r->idents) alive = alive && e.scopes().visible(id);
-    }
-    if (!alive) {
-      dead_.insert(v);
-      refs_.erase(v);
-    }
-  }
-}
-
-std::unique_ptr<DependencyEmitter> MakeDependencyEmitter() { return std::make_unique<DependencyEmitter>(); }
-
 namespace {
 
 // barrier = pl.system.task_dummy(deps=[...])
@@ -212,9 +169,9 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   std::string count = e.deps().EmitDepArray(e, params, edges, call.span);
   std::string name = e.declare(result);
   if (count.empty()) {
-    // No predecessors: still a real, ready-immediately task whose id must join its consumers.
+    // No predecessors: still a real, ready-immediately task whose id must join its consumers
+    // (ResolveTaskIds stamps it fresh).
     e.line("PTO2TaskId " + name + " = rt_submit_dummy_task(" + params + ").task_id();");
-    e.deps().Register(result, TaskIdRef{name, {name}, 0, true});
     return;
   }
   e.line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");

@@ -5,10 +5,11 @@
 //                     its shape depends on a value computed in the same block
 //   tensor.read       int64_t v_idx[2] = {i, 0};  float v = get_tensor_data<float>(t, 2, v_idx);
 //                     (waits for the element's producers)
-//   tensor.slice      uint32_t v_shapes[2] = {8, 16};  uint32_t v_offsets[2] = {8, 0};
+//   tensor.slice      uint32_t v_offsets[2] = {8, 0};
+//                     uint32_t v_shapes[2] = {(v_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(8,
+//                                              t.shapes[0] - v_offsets[0])), ...};   (clamped, §18)
 //                     Tensor v = t.view(v_shapes, v_offsets);   (overlaps its source for tracking)
-//                     non-literal or dynamic: int64_t arrays, checked at full width at run time:
-//                     Tensor v = pto2_view_at(t, 2, v_shapes, v_offsets, "v", "prog.py", 12);
+//                     a non-literal entry: pto2_slice_u32(i * 8, "offset", t, 0, "v", "prog.py", 12)
 //   tensor.transpose  Tensor xt = ext_x.transpose(0, 1);
 //   tensor.dim        static: int64_t d = 16;  dynamic: int64_t d = (int64_t)orch_args.tensor(N).ref().shapes[axis];
 //                     (a non-parameter tensor: (int64_t)t.shapes[axis])
@@ -50,22 +51,6 @@ int64_t const_arg(const Call& c, size_t i) {
   return k->value;
 }
 
-// Literal offsets and shapes into a source of constant extents: the frontend and
-// VerifyOrchestrationProgram decided the view is in range. Anything else is checked at run time.
-bool static_slice(const Var& src, const std::vector<ExprPtr>& shapes, const std::vector<ExprPtr>& offsets) {
-  auto* tt = src.type->as<TensorType>();
-  if (!tt || tt->shape.size() != shapes.size() || offsets.size() != shapes.size()) return false;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    auto* ext = tt->shape[i]->as<ConstInt>();
-    auto* sh = shapes[i]->as<ConstInt>();
-    auto* off = offsets[i]->as<ConstInt>();
-    if (!ext || !sh || !off || sh->value < 0 || off->value < 0 || sh->value > ext->value ||
-        off->value > ext->value - sh->value)
-      return false;
-  }
-  return true;
-}
-
 void TensorCreateHandler(Emitter& e, const Var* result, const Call& call) {
   // Only reached for a create that could not join its block's batch.
   PYPTO_CHECK(result, "tensor.create without a result");
@@ -104,30 +89,33 @@ void TensorWriteHandler(Emitter& e, const Var* result, const Call& call) {
   if (result) e.bind(result, e.binding_of(t));
 }
 
+// The reference form (spec anchor_features §18): offsets, then shapes clamped to the source's
+// run-time extent (an overhang is trimmed, an offset at or past the end gives an empty view),
+// then the view. Non-literal entries are checked at full width before they narrow to 32 bits.
 void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* t = tensor_arg(call, 0);
   auto shapes = list_arg(call, 1);
   auto offsets = list_arg(call, 2);
   std::string src = e.ref(t);
   std::string name = e.declare(result);
-  std::string sh = e.scopes().declare(name + "_shapes", false);
   std::string off = e.scopes().declare(name + "_offsets", false);
+  std::string sh = e.scopes().declare(name + "_shapes", false);
   std::string r = std::to_string(shapes.size());
+  auto u32 = [&](const ExprPtr& x, const char* kind, size_t axis) -> std::string {
+    if (auto* c = x->as<ConstInt>()) return std::to_string(c->value);   // the frontend checked 0..2^32-1
+    return "pto2_slice_u32(" + Emitter::strip_parens(e.i64(x)) + ", \"" + kind + "\", " + src + ", " +
+           std::to_string(axis) + ", \"" + result->name + "\", " + Emitter::source_site_args(call.span) + ")";
+  };
   std::string sv, ov;
-  if (static_slice(*t, shapes, offsets)) {   // checked at compile time: the plain view
-    for (size_t i = 0; i < shapes.size(); ++i) sv += (i ? ", " : "") + e.u32(shapes[i]);
-    for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + e.u32(offsets[i]);
-    e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
-    e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
-    e.line("Tensor " + name + " = " + src + ".view(" + sh + ", " + off + ");");
-  } else {   // checked at run time at full width, naming the DSL line
-    for (size_t i = 0; i < shapes.size(); ++i) sv += (i ? ", " : "") + Emitter::strip_parens(e.i64(shapes[i]));
-    for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + Emitter::strip_parens(e.i64(offsets[i]));
-    e.line("int64_t " + sh + "[" + r + "] = {" + sv + "};");
-    e.line("int64_t " + off + "[" + r + "] = {" + ov + "};");
-    e.line("Tensor " + name + " = pto2_view_at(" + src + ", " + r + ", " + sh + ", " + off + ", \"" + result->name +
-           "\", " + Emitter::source_site_args(call.span) + ");");
+  for (size_t i = 0; i < offsets.size(); ++i) ov += (i ? ", " : "") + u32(offsets[i], "offset", i);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    const std::string ext = src + ".shapes[" + std::to_string(i) + "]", o = off + "[" + std::to_string(i) + "]";
+    sv += (i ? ", " : "") + std::string("(") + o + " >= " + ext + " ? 0u : std::min<uint32_t>(" + u32(shapes[i], "shape", i) +
+          ", " + ext + " - " + o + "))";
   }
+  e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
+  e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
+  e.line("Tensor " + name + " = " + src + ".view(" + sh + ", " + off + ");");
   e.record_view(name, Emitter::ViewRecord{src, offsets});
 }
 

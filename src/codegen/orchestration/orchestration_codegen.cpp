@@ -24,7 +24,7 @@ namespace orchestration {
 void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registrations linked
 
 Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
-    : program_(program), fn_(fn), deps_(MakeDependencyEmitter()) {
+    : program_(program), fn_(fn), task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
 }
 

@@ -13,136 +13,81 @@
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
-#include "pypto/ir/visitor.h"
 
 namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-void DependencyEmitter::Scan(Emitter& e) {
-  if (scanned_) return;
-  scanned_ = true;
-  struct Scanner : IRVisitor {
-    std::unordered_map<const Var*, ExprPtr>* defs;
-    std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* rets;
-    std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>>* carries;
-    void visit_(const AssignStmt* op) override {
-      (*defs)[op->var.get()] = op->value;
-      IRVisitor::visit_(op);
-    }
-    void visit_(const ForStmt* op) override {
-      for (size_t i = 0; i < op->return_vars.size(); ++i) (*rets)[op->return_vars[i].get()] = {op, i};
-      for (size_t i = 0; i < op->iter_args.size(); ++i) (*carries)[op->iter_args[i].get()] = {op, i};
-      IRVisitor::visit_(op);
-    }
-  } s;
-  s.defs = &defs_;
-  s.rets = &for_return_;
-  s.carries = &carry_loop_;
-  s.visit_stmt(e.function().body);
-}
-
 std::optional<TaskIdRef> DependencyEmitter::Resolve(Emitter& e, const Var* v) {
-  Scan(e);
-  if (dead_.count(v)) return std::nullopt;
-  return ResolveImpl(e, v, 0);
-}
-
-std::optional<TaskIdRef> DependencyEmitter::ResolveImpl(Emitter& e, const Var* v, int depth) {
-  Scan(e);
-  PYPTO_CHECK(depth < 512, "TaskId resolution of '" << v->name << "' does not terminate");
-  if (dead_.count(v)) return std::nullopt;
-  if (auto it = refs_.find(v); it != refs_.end()) return it->second;
-  if (auto it = for_return_.find(v); it != for_return_.end()) {
-    const Var* ia = it->second.first->iter_args[it->second.second].get();
-    if (auto a = array_carry_.find(ia); a != array_carry_.end()) return a->second;
-    if (!e.bound(v)) return ResolveImpl(e, ia, depth + 1);
-  }
-  if (auto it = defs_.find(v); it != defs_.end() && e.bound(v)) {
-    const ExprPtr& d = it->second;
-    if (const Var* src = as_var(d)) return ResolveImpl(e, src, depth + 1);
-    if (auto* g = d->as<TupleGetItem>()) {
-      const Var* tv = as_var(g->tuple);
-      auto td = tv ? defs_.find(tv) : defs_.end();
-      auto* tt = g->tuple->type->as<TupleType>();
-      if (td != defs_.end() && td->second->is<Submit>() && tt && g->index + 1 == static_cast<int>(tt->elements.size())) {
-        const Binding& b = e.binding_of(v);
-        return TaskIdRef{b.text, b.idents, 0, true};
-      }
-    }
-  }
+  const TaskIdInfo& stamp = e.task_id_stamps().of(v);
   if (!e.bound(v)) return std::nullopt;
   const Binding& b = e.binding_of(v);
-  TaskIdRef r{b.text, b.idents, 0, false};
-  if (auto* at = v->type->as<ArrayType>()) r.array_size = at->size;
-  return r;
+  for (auto& id : b.idents) {
+    if (!e.scopes().visible(id)) return std::nullopt;
+  }
+  return TaskIdRef{b.text, b.idents, stamp.slots, stamp.fresh};
 }
 
-void DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size_t i, int64_t array_size) {
-  Scan(e);
+Binding DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size_t i) {
   const IterArg* ia = loop.iter_args[i].get();
+  const int64_t array_size = loop.carries.at(i).slots;
   const Var* init_var = as_var(ia->init);
   std::optional<TaskIdRef> init = init_var ? Resolve(e, init_var) : std::nullopt;
   if (init_var) {
-    PYPTO_CHECK(init, "loop-carried TaskId '" << ia->name << "' starts from a dead TaskId");
+    PYPTO_CHECK(init, "loop-carried TaskId '" << ia->name << "' starts from an out-of-scope TaskId");
   }
   if (auto* at = ia->type->as<ArrayType>()) {
     // A TaskId array threaded through a loop: slots are updated in place, so the carry is
     // the init's storage itself.
     PYPTO_CHECK(init && init->array_size == at->size, "array carry '" << ia->name << "' has no array init");
     e.bind(ia, Binding{init->text, init->idents});
-    refs_[ia] = *init;
-    array_carry_[ia] = *init;
-    return;
+    return e.binding_of(ia);
   }
   std::string init_text = init ? init->text : e.expr(ia->init);
   if (init) {
     for (auto& id : init->idents) e.scopes().use(id);
   }
-  const std::string* hoisted = e.hoisted_task_id(ia);   // declared before its PTO2_SCOPE
+  const std::string* hoisted = e.hoisted_task_id(ia);   // declared (and bound) before its PTO2_SCOPE
   if (array_size == 0) {
     PYPTO_CHECK(!init || init->array_size == 0, "scalar TaskId carry '" << ia->name << "' starts from an array");
     std::string name = hoisted ? *hoisted : e.declare(ia);
     e.line(hoisted ? name + " = " + init_text + ";" : "PTO2TaskId " + name + " = " + init_text + ";");
-    refs_[ia] = TaskIdRef{name, {name}, 0, false};
-    return;
+    return e.binding_of(ia);
   }
   std::string arr = hoisted ? *hoisted : e.declare(ia);
   if (init && init->array_size > 0) {
     PYPTO_CHECK(init->array_size == array_size, "array carry '" << ia->name << "' starts from an array of another size");
   }
   e.task_ids().init_array(arr, array_size, init ? init->text : init_text, init && init->array_size > 0, hoisted != nullptr);
-  TaskIdRef backing{arr, {arr}, array_size, false};
-  array_carry_[ia] = backing;
-  // Inside a pl.parallel body every iteration sees the value from before the loop; a
-  // sequential loop's body sees the current array.
+  // Inside a pl.parallel body every iteration reads the value from before the loop; a
+  // sequential loop's body reads the current array.
   if (loop.for_kind == ForKind::Parallel) {
-    refs_[ia] = init ? *init : TaskIdRef{init_text, {}, 0, false};
-  } else {
-    refs_[ia] = backing;
+    e.bind(ia, init ? Binding{init->text, init->idents} : Binding{init_text, {}});
   }
+  return Binding{arr, {arr}};
 }
 
-bool DependencyEmitter::EmitCarryYield(Emitter& e, const Var* carry, const ExprPtr& value) {
-  Scan(e);
-  auto a = array_carry_.find(carry);
-  if (a == array_carry_.end()) return false;
-  const TaskIdRef& arr = a->second;
+bool DependencyEmitter::EmitCarryYield(Emitter& e, const ForStmt& loop, size_t i, const std::string& target,
+                                       const ExprPtr& value) {
+  const IterArg* carry = loop.iter_args[i].get();
+  if (!is_task_id(carry->type)) return false;
+  auto* at = carry->type->as<ArrayType>();
+  const int64_t n = at ? at->size : loop.carries.at(i).slots;
+  if (n == 0) return false;
+  // The carry's storage: the init's array (a pl.Array carry) or the slot array declared before the loop.
+  const Binding arr = at ? e.binding_of(carry) : Binding{target, {target}};
   const Var* v = as_var(value);
   PYPTO_CHECK(v, "yield of TaskId array carry '" << carry->name << "' is not a variable");
   std::optional<TaskIdRef> r = Resolve(e, v);
-  PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is dead");
+  PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
   for (auto& id : r->idents) e.scopes().use(id);
   for (auto& id : arr.idents) e.scopes().use(id);
   if (r->array_size > 0) {
     if (r->text == arr.text) return true;   // updated in place
-    PYPTO_CHECK(r->array_size == arr.array_size, "array carry size mismatch on yield of '" << carry->name << "'");
-    e.task_ids().copy_slots(arr.text, r->text, arr.array_size);
+    PYPTO_CHECK(r->array_size == n, "array carry size mismatch on yield of '" << carry->name << "'");
+    e.task_ids().copy_slots(arr.text, r->text, n);
     return true;
   }
-  auto it = carry_loop_.find(carry);
-  PYPTO_CHECK(it != carry_loop_.end(), "array carry '" << carry->name << "' has no loop");
-  const ForStmt& loop = *it->second.first;
   PYPTO_CHECK(loop.for_kind == ForKind::Parallel, "array carry '" << carry->name << "' yielded one TaskId");
   const std::string slot = common::TaskIdLowering::parallel_slot(e.ref(loop.loop_var.get()), loop,
                                                                  [&](const ExprPtr& x) { return e.expr(x); });
@@ -201,7 +146,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
   PYPTO_CHECK(arr, "array.get_element without an array variable");
   if (is_task_id(arr->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, arr);
-    PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is dead");
+    PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is out of scope");
   }
   std::string slot = slot_of(e, arr, call.args[1]);
   auto* st = result->type->as<ScalarType>();
@@ -216,7 +161,7 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   std::string value;
   if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
     std::optional<TaskIdRef> r = e.deps().Resolve(e, v);
-    PYPTO_CHECK(r && r->array_size == 0, "TaskId '" << v->name << "' is dead or an array");
+    PYPTO_CHECK(r && r->array_size == 0, "TaskId '" << v->name << "' is out of scope or an array");
     for (auto& id : r->idents) e.scopes().use(id);
     value = r->text;
   } else {
@@ -225,9 +170,6 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   std::string slot = slot_of(e, arr, call.args[1]);
   e.line(slot + " = " + value + ";");
   e.bind(result, e.binding_of(arr));
-  if (is_task_id(arr->type)) {
-    if (auto r = e.deps().Resolve(e, arr)) e.deps().Register(result, *r);
-  }
 }
 
 }  // namespace

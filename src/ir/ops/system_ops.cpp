@@ -3,6 +3,10 @@
 //   system.task_invalid()                                   -> Scalar[TASK_ID]  (the `None` TaskId)
 //   system.task_dummy() manual_dep_edges=[t1, t2], dummy_task=True -> Scalar[TASK_ID]
 //                                                           (a barrier task depending on t1, t2)
+//   system.task_ref([loop_var]) task="k_tid3"               -> Scalar[TASK_ID]  (placeholder: the
+//       instances of the submit bound to k_tid3 that a later task must follow; with a loop
+//       variable, those of the previous iteration of that loop. Written by
+//       AutoDeriveTaskDependencies, replaced by TaskId carries in PrepareCrossScopeTaskIdHoists.)
 #include "../describe.h"
 #include "op_util.h"
 #include "pypto/ir/error.h"
@@ -33,6 +37,23 @@ void register_system_ops(OpRegistry& r) {
            expect_bool_attr("system.task_dummy", attrs, "dummy_task", span);
            return ScalarType::make(DataType::TASK_ID);
          });
+
+  OpInfo ref;
+  ref.name = "system.task_ref";
+  ref.arg_names = {"loop"};
+  ref.min_args = 0;
+  ref.attr_names = {"task"};
+  ref.doc = "A compiler edge not yet hoisted: the TaskId(s) of the submit bound to `task` (with a loop variable: of "
+            "the previous iteration of that loop); PrepareCrossScopeTaskIdHoists turns it into TaskId carries.";
+  ref.infer = [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
+    auto it = attrs.find("task");
+    PYPTO_USER_CHECK(it != attrs.end() && std::get_if<std::string>(&it->second), span,
+                     "system.task_ref needs task=\"<TaskId variable name>\"", "");
+    PYPTO_USER_CHECK(args.empty() || args[0]->type->is<ScalarType>(), span,
+                     "system.task_ref: the optional argument is a loop variable", "");
+    return ScalarType::make(DataType::TASK_ID);
+  };
+  r.add(std::move(ref));
 }
 
 }  // namespace pypto::ir::ops

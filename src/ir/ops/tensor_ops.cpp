@@ -99,11 +99,15 @@ void register_tensor_ops(OpRegistry& r) {
            for (size_t i = 0; i < shapes.size(); ++i) {
              auto *s = shapes[i]->as<ConstInt>(), *o = offsets[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
              PYPTO_USER_CHECK(!s || s->value > 0, span, "tensor.slice: slice size " << s->value << " must be positive", "");
-             if (s && o && d) {
-               PYPTO_USER_CHECK(o->value >= 0 && o->value + s->value <= d->value, span,
-                                "tensor.slice: slice [" << o->value << ", " << o->value + s->value << ") of dimension " << i
-                                                        << " is outside the tensor shape " << describe_shape(t->shape),
-                                "");
+             // An offset at or past the extent selects nothing: an error. A partial overhang is
+             // clamped at run time (spec anchor_features §18; the frontend warns about it).
+             if (o && d) {
+               PYPTO_USER_CHECK(o->value >= 0 && o->value < d->value, span,
+                                "tensor.slice: offset " << o->value << " of dimension " << i
+                                                        << " is at or past the end of the tensor shape "
+                                                        << describe_shape(t->shape),
+                                "offsets must be below the extent; a slice that runs past the end is clamped at run "
+                                "time, one that starts past it selects nothing");
              }
            }
            return TensorType::make(std::move(shapes), t->dtype, t->layout);

@@ -27,9 +27,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 for (int64_t branch = 0; branch < 4; branch += 1) {
                     PTO2_SCOPE() {
                         int64_t row = ((phase * 4) + branch) * 16;
-                        int64_t blk_shapes[2] = {16, 16};
-                        int64_t blk_offsets[2] = {row, 0};
-                        Tensor blk = pto2_view_at(ext_out, 2, blk_shapes, blk_offsets, "blk", "program.py", 25);
+                        uint32_t blk_offsets[2] = {pto2_slice_u32(row, "offset", ext_out, 0, "blk", "program.py", 25), 0};
+                        uint32_t blk_shapes[2] = {(blk_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - blk_offsets[0])), (blk_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - blk_offsets[1]))};
+                        Tensor blk = ext_out.view(blk_shapes, blk_offsets);
 
                         // Task 0: kernel_stripe
                         Arg params_t0;

@@ -23,8 +23,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     Tensor ext_res = from_tensor_arg(orch_args.tensor(2));
 
     PTO2_SCOPE() {
-        uint32_t top_shapes[2] = {16, 16};
         uint32_t top_offsets[2] = {0, 0};
+        uint32_t top_shapes[2] = {(top_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - top_offsets[0])), (top_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - top_offsets[1]))};
         Tensor top = ext_out.view(top_shapes, top_offsets);
 
         // Task 0: relu
@@ -34,8 +34,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2_SOURCE_SITE(params_t0, "program.py", 24);
         rt_submit_aiv_task(0, params_t0);
         // tensor.assemble: top is the view of ext_out at these offsets (in place)
-        uint32_t bottom_shapes[2] = {16, 16};
         uint32_t bottom_offsets[2] = {16, 0};
+        uint32_t bottom_shapes[2] = {(bottom_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - bottom_offsets[0])), (bottom_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - bottom_offsets[1]))};
         Tensor bottom = ext_out.view(bottom_shapes, bottom_offsets);
 
         // Task 1: relu

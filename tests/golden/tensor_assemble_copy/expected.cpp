@@ -34,8 +34,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t0.add_scalar(to_u64(2.0f));
         PTO2_SOURCE_SITE(params_t0, "program.py", 19);
         rt_submit_aiv_task(0, params_t0);
-        uint32_t out_dst_shapes[2] = {16, 16};
         uint32_t out_dst_offsets[2] = {16, 0};
+        uint32_t out_dst_shapes[2] = {(out_dst_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - out_dst_offsets[0])), (out_dst_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - out_dst_offsets[1]))};
         Tensor out_dst = ext_out.view(out_dst_shapes, out_dst_offsets);
 
         // Task 1: pypto_copy_fp32_16x16
@@ -53,8 +53,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t2.add_scalar(to_u64(3.0f));
         PTO2_SOURCE_SITE(params_t2, "program.py", 21);
         rt_submit_aiv_task(0, params_t2);
-        uint32_t out_dst_1_shapes[2] = {16, 16};
         uint32_t out_dst_1_offsets[2] = {0, 0};
+        uint32_t out_dst_1_shapes[2] = {(out_dst_1_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - out_dst_1_offsets[0])), (out_dst_1_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - out_dst_1_offsets[1]))};
         Tensor out_dst_1 = ext_out.view(out_dst_1_shapes, out_dst_1_offsets);
 
         // Task 3: pypto_copy_fp32_16x16

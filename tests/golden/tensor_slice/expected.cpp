@@ -24,12 +24,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     PTO2_SCOPE() {
         for (int64_t i = 0; i < 4; i += 1) {
             PTO2_SCOPE() {
-                int64_t src_shapes[2] = {16, 16};
-                int64_t src_offsets[2] = {i * 16, 0};
-                Tensor src = pto2_view_at(ext_x, 2, src_shapes, src_offsets, "src", "program.py", 18);
-                int64_t dst_shapes[2] = {16, 16};
-                int64_t dst_offsets[2] = {i * 16, 0};
-                Tensor dst = pto2_view_at(ext_out, 2, dst_shapes, dst_offsets, "dst", "program.py", 19);
+                uint32_t src_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "src", "program.py", 18), 0};
+                uint32_t src_shapes[2] = {(src_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - src_offsets[0])), (src_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - src_offsets[1]))};
+                Tensor src = ext_x.view(src_shapes, src_offsets);
+                uint32_t dst_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_out, 0, "dst", "program.py", 19), 0};
+                uint32_t dst_shapes[2] = {(dst_offsets[0] >= ext_out.shapes[0] ? 0u : std::min<uint32_t>(16, ext_out.shapes[0] - dst_offsets[0])), (dst_offsets[1] >= ext_out.shapes[1] ? 0u : std::min<uint32_t>(16, ext_out.shapes[1] - dst_offsets[1]))};
+                Tensor dst = ext_out.view(dst_shapes, dst_offsets);
 
                 // Task 0: relu
                 Arg params_t0;

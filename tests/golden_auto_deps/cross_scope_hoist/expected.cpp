@@ -34,12 +34,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 copy_carry0[k] = copy_seed0;
             }
             for (int64_t i = 0; i < 4; i += 1) {
-                int64_t xi_shapes[2] = {16, 16};
-                int64_t xi_offsets[2] = {i * 16, 0};
-                Tensor xi = pto2_view_at(ext_x, 2, xi_shapes, xi_offsets, "xi", "program.py", 27);
-                int64_t ti_shapes[2] = {16, 16};
-                int64_t ti_offsets[2] = {i * 16, 0};
-                Tensor ti = pto2_view_at(t, 2, ti_shapes, ti_offsets, "ti", "program.py", 28);
+                uint32_t xi_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "xi", "program.py", 27), 0};
+                uint32_t xi_shapes[2] = {(xi_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - xi_offsets[0])), (xi_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - xi_offsets[1]))};
+                Tensor xi = ext_x.view(xi_shapes, xi_offsets);
+                uint32_t ti_offsets[2] = {pto2_slice_u32(i * 16, "offset", t, 0, "ti", "program.py", 28), 0};
+                uint32_t ti_shapes[2] = {(ti_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - ti_offsets[0])), (ti_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - ti_offsets[1]))};
+                Tensor ti = t.view(ti_shapes, ti_offsets);
 
                 // Task 0: copy
                 Arg params_t0;
@@ -61,8 +61,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
             PTO2TaskId copy_fence0 = PTO2TaskId::invalid();
             if (params_t1_deps_count > 0) copy_fence0 = rt_submit_dummy_task(params_t1).task_id();
-            uint32_t whole_shapes[2] = {16, 16};
             uint32_t whole_offsets[2] = {16, 0};
+            uint32_t whole_shapes[2] = {(whole_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - whole_offsets[0])), (whole_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - whole_offsets[1]))};
             Tensor whole = t.view(whole_shapes, whole_offsets);
 
             // Task 2: acc

@@ -27,12 +27,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             PTO2TaskId copy_carry0 = copy_seed0;
             PTO2TaskId acc_carry1 = copy_seed0;
             for (int64_t i = 0; i < 4; i += 1) {
-                int64_t src_shapes[2] = {16, 16};
-                int64_t src_offsets[2] = {i * 16, 0};
-                Tensor src = pto2_view_at(ext_x, 2, src_shapes, src_offsets, "src", "program.py", 25);
-                int64_t dst_shapes[2] = {16, 16};
-                int64_t dst_offsets[2] = {(i * 16) + 16, 0};
-                Tensor dst = pto2_view_at(ext_x, 2, dst_shapes, dst_offsets, "dst", "program.py", 26);
+                uint32_t src_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "src", "program.py", 25), 0};
+                uint32_t src_shapes[2] = {(src_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - src_offsets[0])), (src_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - src_offsets[1]))};
+                Tensor src = ext_x.view(src_shapes, src_offsets);
+                uint32_t dst_offsets[2] = {pto2_slice_u32((i * 16) + 16, "offset", ext_x, 0, "dst", "program.py", 26), 0};
+                uint32_t dst_shapes[2] = {(dst_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - dst_offsets[0])), (dst_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - dst_offsets[1]))};
+                Tensor dst = ext_x.view(dst_shapes, dst_offsets);
 
                 // Task 0: copy
                 Arg params_t0;

@@ -504,11 +504,13 @@ inline void atomic_add_elem(void* base, int64_t i, C v) {
 
 template <Storage S, class C>
 inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
-                      const int64_t* off, const int64_t* shp, const char* name) {
-  if (!check_box(ctx, t, want, rank, off, shp, "store", name)) return false;
-  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
+                      const int64_t* off, const int64_t* shp, const char* name, const int64_t* decl = nullptr) {
+  if (!check_box(ctx, t, want, rank, off, shp, "store", name, decl)) return false;
+  int64_t vis[PTO2_MAX_DIMS];
+  if (!decl || !clip_box(t, rank, off, shp, vis)) std::copy(shp, shp + rank, vis);   // clipped: §18
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
   const int64_t last_stride = t.strides[rank - 1];
-  for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
+  for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t n) {
     for (int64_t j = 0; j < n; ++j) atomic_add_elem<S, C>(t.data, e + j * last_stride, tile[ti + j]);
   });
   return true;

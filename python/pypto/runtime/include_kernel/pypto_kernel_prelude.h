@@ -203,7 +203,7 @@ inline float scalar_f32(uint64_t slot) {
 
 
 inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType want, int rank, const int64_t* off,
-                      const int64_t* shp, const char* what, const char* name) {
+                      const int64_t* shp, const char* what, const char* name, const int64_t* decl = nullptr) {
   char msg[256];
   if (t.dtype != want) {
     std::snprintf(msg, sizeof msg, "%s of tensor '%s': dtype is %s, the kernel expects %s", what, name,
@@ -219,16 +219,32 @@ inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType wa
   }
   for (int a = 0; a < rank; ++a) {
     // Overflow-proof: never forms off + shp (an offset near 2^63 would wrap negative and pass).
-    const int64_t extent = static_cast<int64_t>(t.shapes[a]);
+    // With `decl` (the parameter's declared extents) the box may overhang a smaller run-time
+    // tensor; the caller clips it (clip_box).
+    const int64_t extent = decl ? decl[a] : static_cast<int64_t>(t.shapes[a]);
     if (off[a] < 0 || shp[a] < 0 || shp[a] > extent || off[a] > extent - shp[a]) {
       std::snprintf(msg, sizeof msg,
-                    "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %u", what,
-                    name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]), t.shapes[a]);
+                    "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %lld", what,
+                    name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]),
+                    static_cast<long long>(extent));
       ctx->fail(msg);
       return false;
     }
   }
   return true;
+}
+
+// The part of a checked box inside the tensor's run-time extent: vis[a] = min(shp[a], extent - off[a]),
+// at least 0. True when that is smaller than the box on some axis (a tensor argument smaller than
+// its declared parameter: a clamped slice, spec anchor_features §18).
+inline bool clip_box(const Tensor& t, int rank, const int64_t* off, const int64_t* shp, int64_t* vis) {
+  bool clipped = false;
+  for (int a = 0; a < rank; ++a) {
+    const int64_t extent = static_cast<int64_t>(t.shapes[a]);
+    vis[a] = off[a] >= extent ? 0 : std::min(shp[a], extent - off[a]);
+    clipped = clipped || vis[a] != shp[a];
+  }
+  return clipped;
 }
 
 // Iterates the outer (all but last) axes of a box and calls f(tensor_elem_index, tile_index, n)
@@ -251,10 +267,48 @@ inline void for_each_row(const Tensor& t, int rank, const int64_t* off, const in
   }
 }
 
+// for_each_row over the visible part `vis` of a box `shp`: the tile index keeps the box's
+// row-major layout, so the rows of a clipped box land where the full box would put them.
+template <class F>
+inline void for_each_visible_row(const Tensor& t, int rank, const int64_t* off, const int64_t* vis, const int64_t* shp,
+                                 F&& f) {
+  int64_t idx[PTO2_MAX_DIMS] = {};
+  const int64_t n = vis[rank - 1];
+  int64_t rows = 1;
+  for (int a = 0; a + 1 < rank; ++a) rows *= vis[a];
+  if (n == 0 || rows == 0) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t e = t.offset, ti = 0;
+    for (int a = 0; a < rank; ++a) {
+      e += (off[a] + idx[a]) * t.strides[a];
+      ti = ti * shp[a] + idx[a];
+    }
+    f(e, ti, n);
+    for (int a = rank - 2; a >= 0; --a) {  // odometer over outer axes
+      if (++idx[a] < vis[a]) break;
+      idx[a] = 0;
+    }
+  }
+}
+
+// load / store with `decl`, the kernel parameter's declared extents (generated code passes them):
+// the box is checked against decl, then clipped to the tensor's run-time extent — tile elements
+// outside it read 0, stores drop them; nothing outside the tensor is ever touched.
 template <Storage S, class C>
 inline bool load(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataType want, int rank, const int64_t* off,
-                 const int64_t* shp, const char* name) {
-  if (!check_box(ctx, t, want, rank, off, shp, "load", name)) return false;
+                 const int64_t* shp, const char* name, const int64_t* decl = nullptr) {
+  if (!check_box(ctx, t, want, rank, off, shp, "load", name, decl)) return false;
+  int64_t vis[PTO2_MAX_DIMS];
+  if (decl && clip_box(t, rank, off, shp, vis)) {
+    int64_t n = 1;
+    for (int a = 0; a < rank; ++a) n *= shp[a];
+    std::fill(tile, tile + n, C{});
+    if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, false);  // race checker
+    for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+      for (int64_t j = 0; j < m; ++j) tile[ti + j] = read_elem<S, C>(t.data, e + j * t.strides[rank - 1]);
+    });
+    return true;
+  }
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, false);  // race checker
   const int64_t last_stride = t.strides[rank - 1];
   for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
@@ -271,8 +325,16 @@ inline bool load(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataTyp
 
 template <Storage S, class C>
 inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
-                  const int64_t* off, const int64_t* shp, const char* name) {
-  if (!check_box(ctx, t, want, rank, off, shp, "store", name)) return false;
+                  const int64_t* off, const int64_t* shp, const char* name, const int64_t* decl = nullptr) {
+  if (!check_box(ctx, t, want, rank, off, shp, "store", name, decl)) return false;
+  int64_t vis[PTO2_MAX_DIMS];
+  if (decl && clip_box(t, rank, off, shp, vis)) {
+    if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+    for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+      for (int64_t j = 0; j < m; ++j) write_elem<S, C>(t.data, e + j * t.strides[rank - 1], tile[ti + j]);
+    });
+    return true;
+  }
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
   const int64_t last_stride = t.strides[rank - 1];
   for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {

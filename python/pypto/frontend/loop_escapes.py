@@ -1,0 +1,120 @@
+"""Names first bound in a loop body and read after the loop (spec anchor_features.md §17).
+
+Python keeps such a name alive after the loop; the frontend makes it an implicit loop carry,
+seeded before the loop for the zero-trip case:
+
+    for i in pl.range(n):                 t_seed = pl.create_tensor([16, 16], dtype=pl.FP32)
+        t = pl.create_tensor(...)   ==>   for i, (t_iter,) in pl.range(n, init_values=(t_seed,)):
+        t = self.k(x, t)                      t = pl.create_tensor(...); t = self.k(x, t)
+    out = self.k2(t, out)                     t_out = pl.yield_(t)
+
+Seeds: a tensor -> `tensor.create` of the same type (orchestration functions only); a TaskId ->
+invalid (`None`); a bool -> False; other scalars -> 0. MaterializeRuntimeScopes then keeps the
+body's allocation alive past the iteration's runtime scope (it lifts it before that scope).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from pypto._core import ir
+
+
+def _reads(node: ast.AST, name: str) -> bool:
+    return any(isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load) for n in ast.walk(node))
+
+
+def _binds(st: ast.stmt, name: str) -> bool:
+    """`name = ...` / `name: T = ...` / `a, name = ...` rebinds `name` unconditionally."""
+    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+    for t in targets:
+        for n in ([t] if isinstance(t, ast.Name) else getattr(t, "elts", [])):
+            if isinstance(n, ast.Name) and n.id == name:
+                return True
+    return False
+
+
+def _first_use(stmts: list, name: str):
+    """True: `name` is read before being rebound; False: rebound first; None: neither."""
+    for st in stmts:
+        if isinstance(st, ast.With):
+            if any(_reads(it.context_expr, name) for it in st.items):
+                return True
+            r = _first_use(st.body, name)
+            if r is not None:
+                return r
+        elif isinstance(st, (ast.Assign, ast.AnnAssign)):
+            if st.value is not None and _reads(st.value, name):
+                return True
+            if _binds(st, name):
+                return False
+            if _reads(st, name):            # a subscript target arr[name] = ...
+                return True
+        elif _reads(st, name):
+            return True
+    return None
+
+
+def read_after_loop(ctx, name: str) -> bool:
+    """Is `name` read after the loop being parsed (in its enclosing bodies, innermost first)?"""
+    for body, start in reversed(ctx.rest):
+        r = _first_use(body[start:], name)
+        if r is not None:
+            return r
+    return False
+
+
+def _vars_in(e, out: list) -> list:
+    if isinstance(e, ir.Var):
+        out.append(e)
+    for attr in ("a", "b", "value"):
+        sub = getattr(e, attr, None)
+        if isinstance(sub, ir.Expr):
+            _vars_in(sub, out)
+    return out
+
+
+def _visible_before_loop(ctx, v) -> bool:
+    """`v` (a Var in a shape) is bound outside the loop body: a parameter, a dynamic dim or an
+    enclosing name (ctx.frames no longer holds the loop frame)."""
+    if any(d.same_as(v) for d in ctx.prog.dyn_vars.values()):
+        return True
+    outer = ctx.lookup(v.name)
+    return outer is not None and outer.same_as(v)
+
+
+def seed_for(ctx, name: str, t, node: ast.For, use_line: int):
+    """The seed value of an escaping name of type `t`, or None when the type has no seed.
+    Raises a located error for a tensor whose shape is computed inside the loop body."""
+    sp = ctx.span(node)
+    if isinstance(t, ir.ScalarType):
+        if t.dtype == ir.DataType.TASK_ID:
+            return ir.Call.make_op("system.task_invalid", [], {}, sp)
+        if t.dtype == ir.DataType.BOOL:
+            return ir.ConstBool.make(False, sp)
+        if t.dtype in (ir.DataType.FP32, ir.DataType.FP16, ir.DataType.BF16):
+            return ir.ConstFloat.make(0.0, t.dtype, sp)
+        return ir.ConstInt.make(0, t.dtype, sp)
+    if isinstance(t, ir.TensorType) and ctx.is_orchestration:
+        for d in t.shape:
+            for v in _vars_in(d, []):
+                if not _visible_before_loop(ctx, v):
+                    raise ctx.error(node.iter, f"'{name}' is used after this loop (line {use_line}), but its shape "
+                                    f"depends on '{v.name}', which is computed inside the loop body",
+                                    help=f"compute the shape before the loop, or create '{name}' before the loop "
+                                         "with pl.create_tensor(...) and reassign it in the body")
+        attrs = {"dtype": t.dtype.name}
+        if t.layout != ir.Layout.ND:
+            attrs["layout"] = t.layout.name
+        return ir.Call.make_op("tensor.create", [ir.MakeTuple.make(list(t.shape), sp)], attrs, sp)
+    return None
+
+
+def first_read_line(ctx, name: str) -> int:
+    """The source line of the first read of `name` after the loop (for messages)."""
+    for body, start in reversed(ctx.rest):
+        for st in body[start:]:
+            for n in ast.walk(st):
+                if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Load):
+                    return n.lineno + ctx.src.line_offset
+    return 0

@@ -1,0 +1,309 @@
+// ResolveTaskIds
+//
+// What: decides, for every TaskId value of an Orchestration function (L2 and HOST), how the
+//   generated code names it, and stamps the result as Function::task_ids (ir::TaskIdInfo, one
+//   entry per TaskId Var the body defines, in definition order):
+//     slots  0: one TaskId; N: the value names an array of N TaskId slots — a
+//            pl.Array[N, TASK_ID], a pl.parallel carry held as pl.slots(N) (in a sequential
+//            loop and after the loop), or a name for such storage (a copy, an array update)
+//     fresh  always valid, so a dependency on it needs no is_valid() guard: a pl.submit's TaskId,
+//            a copy of a fresh value, the iter_arg of a pl.parallel slot carry whose init is
+//            fresh (each iteration reads the value from before the loop); a task_dummy barrier
+//            when the backend always submits it (L2: no edges; HOST: it waits on a fresh TaskId)
+//     read   a statement names it: deps=, a task_dummy's edges, a carry init, a yield, an array
+//            op's argument, or a copy that is itself read (HOST code prints `(void)h;` after a
+//            handle nothing reads)
+//   and drops the compiler edges (compiler_manual_dep_edges) that name a TaskId whose storage is
+//   out of scope at the task: a TaskId lives in the C++ block (PTO2_SCOPE, loop or branch body)
+//   that declares its storage — the producer's block, the block before a PTO2_SCOPE for a TaskId
+//   the following yield carries out (TaskIdsCarriedOutOfScope), the loop's block for a carry,
+//   the init's storage for an array carry. A compiler edge is best-effort ordering, so dropping
+//   an unresolvable one is safe; a user edge naming such a TaskId is VerifyOrchestrationProgram's
+//   located error ("whose scope has already closed here").
+//
+//     for i, (prev,) in pl.parallel(4, init_values=(seed,)):     task_ids={"seed": pl.task_id(read=True),
+//         out, t = pl.submit(self.k, x, deps=[prev])                       "prev": pl.task_id(read=True),
+//         pl.yield_(t)                                                      "t": pl.task_id(fresh=True, read=True),
+//     out2, u = pl.submit(self.k, x, deps=[prev_1])                         "prev_1": pl.task_id(slots=4, read=True), ...}
+//
+// Input invariants: IterArgCarryClassified (the slot decisions), RuntimeScopesMaterialized (the
+//   blocks that bound lifetimes).
+// Output invariants: TaskIdsResolved; only compiler edges out of scope are removed.
+// Why: the L2 and HOST generators print dependency lists, carries and yields from these facts
+//   instead of re-deriving lifetimes while they print.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pypto/ir/attrs.h"
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/transforms/passes.h"
+#include "pypto/transforms/scope_carries.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+int64_t array_slots(const TypePtr& t) {
+  auto* at = t ? t->as<ArrayType>() : nullptr;
+  return at && at->dtype == DataType::TASK_ID ? at->size : 0;
+}
+
+class Resolver {
+ public:
+  explicit Resolver(const Function& fn) : host_(fn.level == Level::HOST) {
+    open_.push_back(next_block_++);   // the entry block
+    block(fn.body);
+  }
+
+  std::vector<TaskIdInfo> table() const {
+    // A copy reads its source when something reads the copy (reverse order: chains c = b; d = c).
+    std::unordered_set<const Var*> read = read_;
+    for (auto it = copies_.rbegin(); it != copies_.rend(); ++it) {
+      if (read.count(it->first)) read.insert(it->second);
+    }
+    std::vector<TaskIdInfo> out;
+    for (const VarPtr& v : order_) {
+      const Fact& f = facts_.at(v.get());
+      out.push_back(TaskIdInfo{v, f.slots, f.fresh, read.count(v.get()) > 0});
+    }
+    return out;
+  }
+  // Tasks whose compiler edges name out-of-scope TaskIds -> the edges that stay.
+  const std::unordered_map<const Expr*, std::vector<ExprPtr>>& pruned() const { return pruned_; }
+
+ private:
+  struct Fact {
+    int block = 0;        // the C++ block declaring its storage
+    int64_t slots = 0;
+    bool fresh = false;
+  };
+
+  int current() const { return open_.back(); }
+  bool is_open(int b) const {
+    for (int o : open_) if (o == b) return true;
+    return false;
+  }
+  int decl_block(const Var* v) const {
+    auto it = hoisted_.find(v);
+    return it == hoisted_.end() ? current() : it->second;
+  }
+  void define(const VarPtr& v, Fact f) {
+    if (!v || !is_task_id(v->type)) return;
+    if (facts_.emplace(v.get(), f).second) order_.push_back(v);
+  }
+  const Fact* fact(const Var* v) const {
+    auto it = facts_.find(v);
+    return it == facts_.end() ? nullptr : &it->second;
+  }
+  void read(const ExprPtr& e) {
+    if (const Var* v = as_var(e); v && is_task_id(v->type)) read_.insert(v);
+  }
+  void read_all(const std::vector<ExprPtr>& es) {
+    for (auto& e : es) read(e);
+  }
+
+  void block(const StmtPtr& body) {
+    std::vector<StmtPtr> stmts = flatten_stmts(body);
+    const YieldStmt* saved = block_yield_;
+    block_yield_ = TrailingYield(stmts);
+    for (auto& s : stmts) stmt(s);
+    block_yield_ = saved;
+  }
+  void nested(const StmtPtr& body) {
+    open_.push_back(next_block_++);
+    block(body);
+    open_.pop_back();
+  }
+
+  void stmt(const StmtPtr& s) {
+    switch (s->kind) {
+      case NodeKind::SeqStmts: block(s); return;
+      case NodeKind::RuntimeScopeStmt: {
+        auto* r = s->as<RuntimeScopeStmt>();
+        if (block_yield_) {
+          for (const ScopeCarriedTaskId& c : TaskIdsCarriedOutOfScope(*r, *block_yield_)) hoisted_[c.var] = current();
+        }
+        nested(r->body);
+        return;
+      }
+      case NodeKind::AssignStmt: assign(*s->as<AssignStmt>()); return;
+      case NodeKind::EvalStmt: task(*s->as<EvalStmt>()->expr); return;
+      case NodeKind::ForStmt: loop(*s->as<ForStmt>()); return;
+      case NodeKind::IfStmt: {
+        auto* i = s->as<IfStmt>();
+        for (auto& rv : i->return_vars) define(rv, Fact{current(), array_slots(rv->type), false});
+        nested(i->then_body);
+        if (i->else_body) nested(i->else_body);
+        return;
+      }
+      case NodeKind::YieldStmt: read_all(s->as<YieldStmt>()->values); return;
+      case NodeKind::ScopeStmt: nested(s->as<ScopeStmt>()->body); return;   // outlined before codegen
+      case NodeKind::ReturnStmt: return;
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
+        return;
+    }
+  }
+
+  // The dependency edges of a task: user edges are read; compiler edges out of scope are dropped.
+  void task(const Expr& e) {
+    if (auto* sub = e.as<Submit>()) read_all(sub->deps);
+    const std::vector<ExprPtr>& edges = compiler_dep_edges(e);
+    std::vector<ExprPtr> live;
+    for (auto& d : edges) {
+      const Fact* f = fact(as_var(d));
+      if (f && is_open(f->block)) live.push_back(d);
+    }
+    if (live.size() != edges.size()) pruned_[&e] = std::move(live);
+  }
+
+  void assign(const AssignStmt& a) {
+    const VarPtr& v = a.var;
+    const ExprPtr& value = a.value;
+    if (auto* sub = value->as<Submit>()) {
+      task(*sub);
+      submit_tuples_.insert(v.get());
+      return;
+    }
+    if (auto* g = value->as<TupleGetItem>()) {
+      auto* tt = g->tuple->type->as<TupleType>();
+      const bool tid = submit_tuples_.count(as_var(g->tuple)) && tt && g->index + 1 == static_cast<int>(tt->elements.size());
+      define(v, Fact{decl_block(v.get()), 0, tid});
+      return;
+    }
+    if (const Var* src = as_var(value)) {   // a copy names the source's storage
+      if (is_task_id(src->type)) copies_.emplace_back(v.get(), src);
+      if (const Fact* f = fact(src)) define(v, *f);
+      return;
+    }
+    auto* c = value->as<Call>();
+    if (!c) return define(v, Fact{decl_block(v.get()), array_slots(v->type), false});
+    if (!c->is_op) return task(*c);
+    read_all(c->args);
+    if (c->callee == "system.task_dummy") {
+      static const std::vector<ExprPtr> kNone;
+      const auto* edges = attr_get<std::vector<ExprPtr>>(c->attrs, "manual_dep_edges");
+      read_all(edges ? *edges : kNone);
+      // L2 submits a barrier without edges unconditionally; HOST's submit_barrier returns a valid
+      // handle when it waits on a fresh TaskId.
+      bool fresh = !edges || edges->empty();
+      if (host_) {
+        fresh = false;
+        for (auto& d : edges ? *edges : kNone) {
+          const Fact* f = fact(as_var(d));
+          fresh = fresh || (f && f->slots == 0 && f->fresh);
+        }
+      }
+      return define(v, Fact{decl_block(v.get()), 0, fresh});
+    }
+    if (c->callee == "array.update_element") {   // the new array value shares the storage
+      if (const Fact* f = fact(as_var(c->args.at(0)))) return define(v, *f);
+    }
+    define(v, Fact{decl_block(v.get()), array_slots(v->type), false});
+  }
+
+  void loop(const ForStmt& f) {
+    std::vector<Fact> after(f.iter_args.size());   // what each return var names
+    for (size_t i = 0; i < f.iter_args.size(); ++i) {
+      const IterArgPtr& ia = f.iter_args[i];
+      read(ia->init);
+      if (!is_task_id(ia->type)) continue;
+      const Fact* init = fact(as_var(ia->init));
+      const LoopCarry carry = i < f.carries.size() ? f.carries[i] : LoopCarry::rebound();
+      const int home = hoisted_.count(ia.get()) ? hoisted_.at(ia.get()) : current();
+      Fact fa;
+      if (!carry.rebind) {                              // another name for the init's storage
+        fa = Fact{init ? init->block : current(), array_slots(ia->type), false};
+        after[i] = fa;
+      } else if (ia->type->is<ArrayType>()) {           // updated in place: the init's storage
+        fa = init ? *init : Fact{home, array_slots(ia->type), false};
+        after[i] = fa;
+      } else if (carry.slots == 0) {                    // a variable the yield re-assigns
+        fa = Fact{home, 0, false};
+        after[i] = fa;
+      } else {                                          // pl.slots(N): one slot per iteration
+        Fact backing{home, carry.slots, false};
+        fa = f.for_kind == ForKind::Parallel ? (init ? *init : Fact{current(), 0, false}) : backing;
+        after[i] = backing;
+      }
+      define(ia, fa);
+    }
+    nested(f.body);
+    for (size_t k = 0; k < f.return_vars.size() && k < after.size(); ++k) define(f.return_vars[k], after[k]);
+  }
+
+  const bool host_;
+  std::vector<int> open_;
+  int next_block_ = 0;
+  const YieldStmt* block_yield_ = nullptr;
+  std::unordered_map<const Var*, int> hoisted_;   // declared before its PTO2_SCOPE, in this block
+  std::unordered_set<const Var*> submit_tuples_;
+  std::unordered_map<const Var*, Fact> facts_;
+  std::vector<VarPtr> order_;
+  std::unordered_set<const Var*> read_;
+  std::vector<std::pair<const Var*, const Var*>> copies_;   // (copy, source), program order
+  std::unordered_map<const Expr*, std::vector<ExprPtr>> pruned_;
+};
+
+class DropOutOfScopeEdges : public IRMutator {
+ public:
+  explicit DropOutOfScopeEdges(const std::unordered_map<const Expr*, std::vector<ExprPtr>>& live) : live_(live) {}
+  ExprPtr mutate_(const Call* op, const ExprPtr& self) override { return keep(op, IRMutator::mutate_(op, self)); }
+  ExprPtr mutate_(const Submit* op, const ExprPtr& self) override { return keep(op, IRMutator::mutate_(op, self)); }
+
+ private:
+  ExprPtr keep(const Expr* op, const ExprPtr& e) {
+    auto it = live_.find(op);
+    return it == live_.end() ? e : with_compiler_dep_edges(e, it->second);
+  }
+  const std::unordered_map<const Expr*, std::vector<ExprPtr>>& live_;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration) continue;
+    FunctionPtr nf = fn;
+    Resolver first(*fn);
+    if (!first.pruned().empty()) nf = DropOutOfScopeEdges(first.pruned()).mutate_function(fn);
+    nf = nf->with_task_ids(Resolver(*nf).table());
+    out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<TaskIdInfo> ResolvedTaskIds(const Function& fn) { return Resolver(fn).table(); }
+
+std::vector<std::string> CheckTaskIdsResolved(const Function& fn) {
+  std::vector<std::string> out;
+  Resolver r(fn);
+  if (!r.pruned().empty()) out.push_back("function '" + fn.name + "': a compiler edge names an out-of-scope TaskId");
+  std::vector<TaskIdInfo> want = r.table();
+  if (want.size() != fn.task_ids.size()) {
+    out.push_back("function '" + fn.name + "': " + std::to_string(fn.task_ids.size()) + " task_ids entries, expected " +
+                  std::to_string(want.size()));
+    return out;
+  }
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (want[i].var != fn.task_ids[i].var || !want[i].same_facts(fn.task_ids[i])) {
+      out.push_back("function '" + fn.name + "': task_ids entry " + std::to_string(i) + " ('" + want[i].var->name +
+                    "') is not the one ResolveTaskIds computes");
+    }
+  }
+  return out;
+}
+
+Pass ResolveTaskIds() {
+  return Pass{"ResolveTaskIds",
+              {IRProperty::IterArgCarryClassified, IRProperty::RuntimeScopesMaterialized},
+              {IRProperty::TaskIdsResolved},
+              Run,
+              /*invalidated=*/{}};
+}
+
+}  // namespace pypto::transforms

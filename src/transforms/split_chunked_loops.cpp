@@ -1,0 +1,242 @@
+// SplitChunkedLoops
+//
+// What: every loop with a `chunk=C` attr (pl.range / pl.parallel inside a pl.auto_chunk scope,
+//   spec anchor_features §7) of T trips becomes an outer loop over chunks and an inner loop of
+//   C trips, both of the loop's kind (pl.unroll loops were expanded by UnrollLoops already). The
+//   loop variable is recomputed at the top of the inner body: i = start + (co * C + ci) * step.
+//     chunk_policy="guarded" (default): ceil(T / C) outer trips; the body runs under
+//       `if i < stop` (`>` for a negative step) and the carries pass through the if's results
+//       (no if when T is a constant multiple of C):
+//         for i in pl.parallel(0, 10, 1, chunk=4):    for co in pl.parallel(0, 3, 1):
+//             body                           ==>          for ci in pl.parallel(0, 4, 1):
+//                                                             i = 0 + (co * 4 + ci) * 1
+//                                                             if i < 10: body
+//     chunk_policy="leading_full": T // C full chunks, then a remainder loop of T % C trips
+//       running a fresh copy of the body (loops with a constant zero trip count are left out).
+//   The new loops carry the attr loop_origin = "chunk_outer" / "chunk_inner" / "chunk_remainder"
+//   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped.
+// Input invariants: the parser's (chunk > 0; a loop with carries ends its body with a yield).
+// Output invariants: no ForStmt has a `chunk` attr.
+// Errors (located): a chunked loop whose step is not a constant, or is 0.
+// Why: pl.auto_chunk lets the compiler pick kernel boundaries: one chunk of iterations per task.
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pypto/ir/error.h"
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+ExprPtr Int(int64_t v, const Span& sp) { return ConstInt::make(v, DataType::INDEX, sp); }
+
+// a <op> b, folded when both are constants.
+ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
+  auto* x = a->as<ConstInt>();
+  auto* y = b->as<ConstInt>();
+  if (x && y) {
+    auto floordiv = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
+    switch (op) {
+      case BinaryOp::Add: return Int(x->value + y->value, sp);
+      case BinaryOp::Sub: return Int(x->value - y->value, sp);
+      case BinaryOp::Mul: return Int(x->value * y->value, sp);
+      case BinaryOp::FloorDiv: return Int(floordiv(x->value, y->value), sp);
+      case BinaryOp::Mod: return Int(x->value - floordiv(x->value, y->value) * y->value, sp);
+      case BinaryOp::Max: return Int(std::max(x->value, y->value), sp);
+      default: break;
+    }
+  }
+  if (y && y->value == 0 && (op == BinaryOp::Add || op == BinaryOp::Sub)) return a;
+  if (x && x->value == 0 && op == BinaryOp::Add) return b;
+  if (y && y->value == 1 && (op == BinaryOp::Mul || op == BinaryOp::FloorDiv)) return a;
+  return BinaryExpr::make(op, a, b, sp);
+}
+
+int64_t ConstOr(const ExprPtr& e, int64_t dflt) {
+  auto* c = e->as<ConstInt>();
+  return c ? c->value : dflt;
+}
+
+// Every Var a statement defines.
+struct DefinedVars : IRVisitor {
+  std::unordered_set<const Var*> defs;
+  void visit_(const AssignStmt* op) override {
+    defs.insert(op->var.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const ForStmt* op) override {
+    defs.insert(op->loop_var.get());
+    for (auto& ia : op->iter_args) defs.insert(ia.get());
+    for (auto& rv : op->return_vars) defs.insert(rv.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const IfStmt* op) override {
+    for (auto& rv : op->return_vars) defs.insert(rv.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const ScopeStmt* op) override {
+    if (op->task_id_var) defs.insert(op->task_id_var.get());
+    if (op->block_var) defs.insert(op->block_var.get());
+    IRVisitor::visit_(op);
+  }
+};
+
+// A copy of a loop body: `subst` replaces Vars (loop var, iter_args); with `fresh`, every Var
+// the body defines gets a new Var (the remainder copy must share no Var with the main one).
+class BodyCopy : public IRMutator {
+ public:
+  BodyCopy(std::unordered_map<const Var*, ExprPtr> subst, const std::unordered_set<const Var*>* fresh)
+      : subst_(std::move(subst)), fresh_(fresh) {}
+  ExprPtr mutate_(const Var* op, const ExprPtr& self) override {
+    if (ExprPtr r = Replaced(op)) return r;
+    if (!fresh_ || !fresh_->count(op)) return self;
+    return Var::make(op->name, op->type, op->span);
+  }
+  ExprPtr mutate_(const IterArg* op, const ExprPtr& self) override {
+    if (ExprPtr r = Replaced(op)) return r;
+    if (!fresh_ || !fresh_->count(op)) return self;
+    return IterArg::make(op->name, op->type, mutate_expr(op->init), op->span);
+  }
+
+ private:
+  ExprPtr Replaced(const Var* op) const {
+    if (auto s = subst_.find(op); s != subst_.end()) return s->second;
+    if (auto r = var_remap_.find(op); r != var_remap_.end()) return r->second.second;
+    return nullptr;
+  }
+  std::unordered_map<const Var*, ExprPtr> subst_;
+  const std::unordered_set<const Var*>* fresh_;
+};
+
+Attrs OriginAttrs(const Attrs& loop_attrs, const char* origin) {
+  Attrs a = loop_attrs;
+  a.erase("chunk");
+  a.erase("chunk_policy");
+  a["loop_origin"] = std::string(origin);
+  return a;
+}
+
+class Splitter : public IRMutator {
+ public:
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);   // nested chunked loops first
+    auto* f = s->as<ForStmt>();
+    const int64_t* chunk = f ? attr_get<int64_t>(f->attrs, "chunk") : nullptr;
+    if (!chunk) return s;
+    const std::string* pol = attr_get<std::string>(f->attrs, "chunk_policy");
+    const bool guarded = !pol || *pol == "guarded";
+    const Span& sp = f->span;
+    const int64_t step = ConstOr(f->step, 0);
+    PYPTO_USER_CHECK(f->step->is<ConstInt>() && step != 0, f->span,
+                     "a chunked loop needs a constant, non-zero step", "write the step as an int literal");
+    const int64_t C = *chunk;
+    // T = max(ceil((stop - start) / step), 0)
+    ExprPtr span_len = step > 0 ? Bin(BinaryOp::Sub, f->stop, f->start, sp) : Bin(BinaryOp::Sub, f->start, f->stop, sp);
+    const int64_t astep = step > 0 ? step : -step;
+    ExprPtr T = Bin(BinaryOp::Max,
+                    Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Add, span_len, Int(astep - 1, sp), sp), Int(astep, sp), sp),
+                    Int(0, sp), sp);
+    const bool exact = T->is<ConstInt>() && ConstOr(T, 0) % C == 0;
+    if (guarded) {
+      ExprPtr n_outer = Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Add, T, Int(C - 1, sp), sp), Int(C, sp), sp);
+      return Chunked(*f, n_outer, /*guard=*/!exact, f->return_vars);
+    }
+    ExprPtr n_full = Bin(BinaryOp::FloorDiv, T, Int(C, sp), sp);
+    ExprPtr n_rem = Bin(BinaryOp::Mod, T, Int(C, sp), sp);
+    const bool no_rem = n_rem->is<ConstInt>() && ConstOr(n_rem, 0) == 0;
+    if (no_rem) return Chunked(*f, n_full, false, f->return_vars);
+    std::vector<VarPtr> mid;
+    for (auto& rv : f->return_vars) mid.push_back(Var::make(rv->name, rv->type, rv->span));
+    StmtPtr full = Chunked(*f, n_full, false, mid);
+    // The remainder: i = start + (n_full * C + r) * step, a fresh copy of the body.
+    VarPtr r = Var::make(f->loop_var->name + "_rem", f->loop_var->type, sp);
+    std::vector<IterArgPtr> ias;
+    std::unordered_map<const Var*, ExprPtr> subst;
+    for (size_t k = 0; k < f->iter_args.size(); ++k) {
+      ias.push_back(IterArg::make(f->iter_args[k]->name, f->iter_args[k]->type, mid[k], sp));
+      subst[f->iter_args[k].get()] = ias.back();
+    }
+    DefinedVars dv;
+    dv.visit_stmt(f->body);
+    VarPtr lv = Var::make(f->loop_var->name, f->loop_var->type, f->loop_var->span);
+    subst[f->loop_var.get()] = lv;
+    BodyCopy copy(std::move(subst), &dv.defs);
+    std::vector<StmtPtr> body{AssignStmt::make(lv, Index(*f, Bin(BinaryOp::Add, Bin(BinaryOp::Mul, n_full, Int(C, sp), sp), r, sp)), sp)};
+    for (auto& st : flatten_stmts(copy.mutate_stmt(f->body))) body.push_back(st);
+    StmtPtr rem = ForStmt::make(r, Int(0, sp), n_rem, Int(1, sp), ias, make_seq(body, sp), f->return_vars, f->for_kind,
+                                OriginAttrs(f->attrs, "chunk_remainder"), sp);
+    return make_seq({full, rem}, sp);
+  }
+
+ private:
+  // start + k * step
+  static ExprPtr Index(const ForStmt& f, const ExprPtr& k) {
+    return Bin(BinaryOp::Add, f.start, Bin(BinaryOp::Mul, k, f.step, f.span), f.span);
+  }
+
+  // for co in range(n_outer): for ci in range(C): i = start + (co*C + ci)*step; [if guard] body.
+  // The outer loop's results are `results`.
+  StmtPtr Chunked(const ForStmt& f, const ExprPtr& n_outer, bool guard, const std::vector<VarPtr>& results) {
+    const Span& sp = f.span;
+    const int64_t C = *attr_get<int64_t>(f.attrs, "chunk");
+    const bool carries = !f.iter_args.empty();
+    VarPtr co = Var::make(f.loop_var->name + "_chunk", f.loop_var->type, sp);
+    VarPtr ci = Var::make(f.loop_var->name + "_in", f.loop_var->type, sp);
+    std::vector<IterArgPtr> outer_ias, inner_ias;
+    std::unordered_map<const Var*, ExprPtr> subst;
+    for (auto& ia : f.iter_args) {
+      outer_ias.push_back(IterArg::make(ia->name, ia->type, ia->init, sp));
+      inner_ias.push_back(IterArg::make(ia->name, ia->type, outer_ias.back(), sp));
+      subst[ia.get()] = inner_ias.back();
+    }
+    BodyCopy copy(std::move(subst), nullptr);
+    std::vector<StmtPtr> body = flatten_stmts(copy.mutate_stmt(f.body));
+    ExprPtr idx = Index(f, Bin(BinaryOp::Add, Bin(BinaryOp::Mul, co, Int(C, sp), sp), ci, sp));
+    std::vector<StmtPtr> inner_body{AssignStmt::make(f.loop_var, idx, sp)};
+    std::vector<VarPtr> inner_rvs;
+    for (auto& ia : f.iter_args) inner_rvs.push_back(Var::make(ia->name, ia->type, sp));
+    if (guard) {
+      const bool up = ConstOr(f.step, 1) > 0;
+      ExprPtr cond = BinaryExpr::make(up ? BinaryOp::Lt : BinaryOp::Gt, f.loop_var, f.stop, sp);
+      std::vector<VarPtr> if_rvs;
+      std::vector<ExprPtr> pass, if_vals;
+      for (auto& ia : inner_ias) {
+        if_rvs.push_back(Var::make(ia->name, ia->type, sp));
+        pass.push_back(ia);
+        if_vals.push_back(if_rvs.back());
+      }
+      StmtPtr else_body = carries ? StmtPtr(YieldStmt::make(pass, sp)) : nullptr;
+      inner_body.push_back(IfStmt::make(cond, make_seq(body, sp), else_body, if_rvs, sp));
+      if (carries) inner_body.push_back(YieldStmt::make(if_vals, sp));
+    } else {
+      inner_body.insert(inner_body.end(), body.begin(), body.end());
+    }
+    StmtPtr inner = ForStmt::make(ci, Int(0, sp), Int(C, sp), Int(1, sp), inner_ias, make_seq(inner_body, sp), inner_rvs,
+                                  f.for_kind, OriginAttrs(f.attrs, "chunk_inner"), sp);
+    std::vector<StmtPtr> outer_body{inner};
+    if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
+    return ForStmt::make(co, Int(0, sp), n_outer, Int(1, sp), outer_ias, make_seq(outer_body, sp), results, f.for_kind,
+                         OriginAttrs(f.attrs, "chunk_outer"), sp);
+  }
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    Splitter s;
+    FunctionPtr nf = s.mutate_function(fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+Pass SplitChunkedLoops() { return Pass{"SplitChunkedLoops", {}, {}, Run, /*invalidated=*/{}}; }
+
+}  // namespace pypto::transforms

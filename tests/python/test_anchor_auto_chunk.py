@@ -1,0 +1,156 @@
+"""pl.auto_chunk (spec anchor_features.md §7): chunk= / chunk_policy= on pl.range / pl.parallel /
+pl.unroll inside `pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk])`; the passes
+SplitChunkedLoops and InterchangeChunkLoops; NumPy-checked runs and a located error per misuse.
+Golden C++: tests/golden/anchor_auto_chunk/."""
+import os
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import ir
+from pypto.ir import passes
+
+from codegen_test_util import GOLDEN_DIR, load_single_program
+from test_diagnostics import body_check
+
+
+def golden():
+    return load_single_program(os.path.join(GOLDEN_DIR, "anchor_auto_chunk", "program.py"))
+
+
+def run_until(program, last):
+    for ps in passes.default_pipeline():
+        program = ps(program)
+        if ps.name == last:
+            return program
+    return program
+
+
+def test_auto_chunk_e2e():
+    compiled = pypto.compile(golden())
+    x = np.random.default_rng(7).standard_normal((40, 16)).astype(np.float32)
+    y, z = np.zeros((40, 16), np.float32), np.zeros((40, 16), np.float32)
+    compiled(x, y, z)
+    np.testing.assert_allclose(y, np.exp(x), rtol=1e-5)
+    np.testing.assert_allclose(z, np.exp(x) * 2, rtol=1e-5)
+
+
+def test_prints_and_reparses():
+    p = golden()
+    text = ir.python_print(p)
+    assert 'optimizations=[pl.auto_chunk]' in text
+    assert 'chunk=4, chunk_policy="leading_full"' in text
+    assert ir.structural_equal(pl.parse_program(text, "p.py"), p)
+
+
+def test_split_chunked_loops_guarded_and_leading_full():
+    text = ir.python_print(run_until(golden(), "SplitChunkedLoops"))
+    # guarded: ceil(10 / 4) = 3 outer trips, the body under `if r < 10`, carries through the if
+    assert 'for r_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"})' in text
+    assert "r = r_chunk * 4 + r_in" in text
+    assert "if r < 10:" in text
+    # leading_full: 10 // 4 = 2 full chunks (no guard) and a remainder loop of 2 trips
+    assert 'pl.parallel(0, 2, 1, init_values=(z,), attrs={"loop_origin": "chunk_outer"})' in text
+    assert 'pl.parallel(0, 2, 1, init_values=(z_5,), attrs={"loop_origin": "chunk_remainder"})' in text
+    assert "r_2 = 8 + r_rem" in text
+    assert "chunk=" not in text
+
+
+def test_interchange_makes_one_task_per_outer_iteration():
+    p = run_until(golden(), "OutlineIncoreScopes")
+    main = ir.python_print(next(f for f in p.functions if f.name == "main"))
+    assert "auto_chunk" not in main
+    assert "rows_out: pl.Tensor[[40, 16], pl.FP32] = self.rows(y_1, r_chunk, x)" in main   # inside the chunk loop
+    assert "self.rows_1(z_3, y_3)" in main                                                # the remainder's task
+    names = [f.name for f in p.functions]
+    assert {"rows", "rows_0", "rows_1"} <= set(names)                                      # name_hint on each
+
+
+DYN_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 8], pl.FP32], n: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN), pl.auto_chunk]):
+            s = pl.mul(x, 3.0)
+            for i in pl.range(n, 1, -1, chunk=3):
+                y = pl.assemble(y, pl.add(pl.slice(s, [4, 8], [i * 4, 0]), 1.0), [i * 4, 0])
+            for k in pl.unroll(2, chunk=1):
+                y = pl.assemble(y, pl.slice(s, [4, 8], [k * 4, 0]), [60 - k * 4, 0])
+        return y
+'''
+
+
+@pytest.mark.parametrize("n", [15, 7, 1])
+def test_dynamic_bound_negative_step_sequential_and_unroll_e2e(n):
+    compiled = pypto.compile(pl.parse_program(DYN_SRC, "t.py"))
+    x = np.random.default_rng(n).standard_normal((64, 8)).astype(np.float32)
+    y = np.zeros((64, 8), np.float32)
+    compiled(x, n, y)
+    want = np.zeros((64, 8), np.float32)
+    for i in range(n, 1, -1):
+        want[i * 4:i * 4 + 4] = x[i * 4:i * 4 + 4] * 3 + 1
+    for k in range(2):
+        want[60 - k * 4:64 - k * 4] = x[k * 4:k * 4 + 4] * 3
+    np.testing.assert_allclose(y, want, rtol=1e-5)
+
+
+def test_sequential_chain_is_wrapped_whole_and_split_moves_to_each_scope():
+    p = run_until(pl.parse_program(DYN_SRC, "t.py"), "InterchangeChunkLoops")
+    text = ir.python_print(p)
+    assert "if i > 1:" in text                                                   # guard of a negative step
+    assert text.count("with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.split(pl.SplitMode.UP_DOWN)]):") == 3
+    # the sequential chain sits inside its scope: no chunk loop is left in the orchestration
+    main = text.split("with pl.at")[0]
+    assert "chunk_outer" not in main
+
+
+_AC = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]{}){}:  #!\n"
+
+
+@pytest.mark.parametrize("body,message,at", [
+    ("with pl.at(level=pl.Level.HOST, optimizations=[pl.auto_chunk]):  #!\n    d = self.kernel_add(a, b, d)\n",
+     "pl.auto_chunk needs level=pl.Level.CORE_GROUP, got pl.Level.HOST", "pl.auto_chunk"),
+    ("with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk, pl.optimizations.auto_chunk]):  #!\n"
+     "    d = self.kernel_add(a, b, d)\n", "duplicate optimization 'pl.optimizations.auto_chunk'",
+     "pl.optimizations.auto_chunk"),
+    ("with pl.spmd(2, optimizations=[pl.auto_chunk]):  #!\n    d = self.kernel_add(a, b, d)\n",
+     "pl.auto_chunk is not valid on pl.spmd", "pl.auto_chunk"),
+    ("with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk()]):  #!\n    d = self.kernel_add(a, b, d)\n",
+     "pl.auto_chunk is not called", "pl.auto_chunk()"),
+    (_AC.format(", deps=[None]", "") + "    d = self.kernel_add(a, b, d)\n",
+     "deps= is not allowed on a pl.auto_chunk scope", "[None]"),
+    (_AC.format(", allow_early_resolve=True", "") + "    d = self.kernel_add(a, b, d)\n",
+     "allow_early_resolve= is not allowed on a pl.auto_chunk scope", "True"),
+    (_AC.format(", no_dep_args=[a]", "") + "    d = self.kernel_add(a, b, d)\n",
+     "no_dep_args= is not allowed on a pl.auto_chunk scope", "[a]"),
+    (_AC.format(", dumps=[a]", "") + "    d = self.kernel_add(a, b, d)\n",
+     "dumps= is not allowed on a pl.auto_chunk scope", "[a]"),
+    (_AC.format("", " as tid") + "    d = self.kernel_add(a, b, d)\n",
+     "`as tid` is not allowed on a pl.auto_chunk scope", "tid"),
+    ("for i in pl.range(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\n",
+     "chunk= on pl.range is only valid inside", "2)"),
+    ("for i in pl.spmd(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\n",
+     "pl.spmd has no keyword 'chunk'", "2)"),
+])
+def test_misuse(body, message, at):
+    body_check(body + "return d", message, at)
+
+
+@pytest.mark.parametrize("opts,message,at", [
+    ("chunk=0", "chunk= must be a positive int constant, got '0'", "0)"),
+    ("chunk=n", "chunk= must be a positive int constant, got 'n'", "n)"),
+    ("chunk=2.5", "chunk= must be a positive int constant, got '2.5'", "2.5"),
+    ('chunk=2, chunk_policy="fast"', "unknown chunk_policy 'fast'", '"fast"'),
+    ("chunk=2, chunk_policy=p", "chunk_policy= must be a string literal, got 'p'", "p)"),
+    ('chunk_policy="guarded"', "chunk_policy= needs chunk=C", '"guarded"'),
+])
+def test_chunk_keyword_errors(opts, message, at):
+    body = (_AC.format("", "").replace("  #!", "") + f"    for i in pl.parallel(4, {opts}):  #!\n"
+            "        d = self.kernel_add(a, b, d)\nreturn d")
+    body_check(body, message, at)

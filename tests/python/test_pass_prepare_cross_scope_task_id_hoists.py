@@ -1,0 +1,184 @@
+"""PrepareCrossScopeTaskIdHoists (DSL Before / Expected): AutoDeriveTaskDependencies' task_ref
+placeholders become TaskId carries declared at the lowest common scope of producer and
+consumer, with the phase fence behind a pl.parallel(N >= 4) fan-in."""
+
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.ir import passes
+
+from pass_test_util import assert_equal, assert_pass
+
+
+@pl.program
+class FanInBefore:
+    """AutoDeriveTaskDependencies' output for a parallel fan-in followed by an accumulating loop."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+             out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.manual_scope():
+            tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
+            for i in pl.parallel(4):
+                xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                ti2, fill_tid0 = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
+            for j, (o,) in pl.range(4, init_values=(out,)):
+                tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
+                fill_ref = pl.system.task_ref(task="fill_tid0")
+                acc_ref = pl.system.task_ref(j, task="acc_tid1")
+                o2, acc_tid1 = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
+                                         compiler_manual_dep_edges=[fill_ref, acc_ref])
+                o3 = pl.yield_(o2)
+        return out
+
+
+def test_parallel_fan_in_gets_an_array_carry_and_a_fence_and_the_chain_a_loop_carry():
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
+                seed = pl.system.task_invalid()
+                for i, (fill_carry,) in pl.parallel(4, init_values=(seed,)):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                    ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
+                    fill_last = pl.yield_(fill_tid)
+                fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
+                seed2 = pl.system.task_invalid()
+                for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
+                    tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
+                    o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
+                                            compiler_manual_dep_edges=[fence, acc_carry])
+                    o3, acc_last = pl.yield_(o2, acc_tid)
+            return out
+
+    after = assert_pass(passes.PrepareCrossScopeTaskIdHoists(), FanInBefore, Expected)
+    assert "task_ref" not in ir.python_print(after)
+
+
+def test_a_range_fan_in_carries_the_last_id_and_one_consumer_names_it_once():
+    # A chain inside a pl.range(2) read twice after the loop: the carry holds the last id (the
+    # chain orders the earlier ones), both placeholders resolve to it, deduplicated.
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                 d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                for i in pl.range(2):
+                    r0 = pl.system.task_ref(i, task="acc_tid0")
+                    c2, acc_tid0 = pl.submit(self.acc, a, c, arg_directions=[pl.In, pl.InOut],
+                                             compiler_manual_dep_edges=[r0])
+                r1 = pl.system.task_ref(task="acc_tid0")
+                r2 = pl.system.task_ref(task="acc_tid0")
+                d2 = self.acc(c, d, arg_directions=[pl.In, pl.InOut], compiler_manual_dep_edges=[r1, r2])
+            return d
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                 d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                seed = pl.system.task_invalid()
+                for i, (acc_carry,) in pl.range(2, init_values=(seed,)):
+                    c2, acc_tid0 = pl.submit(self.acc, a, c, arg_directions=[pl.In, pl.InOut],
+                                             compiler_manual_dep_edges=[acc_carry])
+                    acc_last = pl.yield_(acc_tid0)
+                d2 = self.acc(c, d, arg_directions=[pl.In, pl.InOut], compiler_manual_dep_edges=[acc_last])
+            return d
+
+    assert_pass(passes.PrepareCrossScopeTaskIdHoists(), Before, Expected)
+
+
+def test_a_program_without_placeholders_is_unchanged():
+    plain = _plain()
+    after = passes.PrepareCrossScopeTaskIdHoists()(plain, verify_well_formed=True)
+    assert_equal(after, plain)
+
+
+def _plain():
+    @pl.program
+    class Plain:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                c2, k_tid = pl.submit(self.k, a, c, arg_directions=[pl.In, pl.Out])
+                d2 = self.k(c2, d, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[k_tid])
+            return d
+    return Plain
+
+
+def test_property_verifier_rejects_a_left_placeholder():
+    problems = passes.verify_property(passes.IRProperty.CrossScopeTaskIdsHoisted, FanInBefore)
+    assert any("system.task_ref placeholder left" in p for p in problems)
+    assert passes.verify_property(passes.IRProperty.CrossScopeTaskIdsHoisted, _plain()) == []
+
+
+def test_a_placeholder_naming_no_task_id_is_an_internal_error():
+    @pl.program
+    class Bad:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) \
+                -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                r = pl.system.task_ref(task="nobody_tid7")
+                c2 = self.k(a, c, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[r])
+            return c
+
+    with pytest.raises(Exception, match="nobody_tid7"):
+        passes.PrepareCrossScopeTaskIdHoists()(Bad)
