@@ -126,7 +126,7 @@ class Outliner : public ScopeOutliner {
 
   // The tensor Vars `body` defines, not on a write chain of a capture, that the function uses
   // after the scope, in definition order.
-  std::vector<VarPtr> ComputedTensorsUsedAfter(const UseDef& body_ud, const ScopeCaptures& c) const {
+  std::vector<VarPtr> ComputedTensorsUsedAfter(const UseDef& body_ud, const ScopeCaptures& c) {
     std::vector<VarPtr> out;
     for (auto& v : body_ud.def_order) {
       if (v->is<IterArg>() || !v->type->is<TensorType>() || c.chain.count(v.get())) continue;
