@@ -189,7 +189,7 @@ def initialize_pipe_call(ctx, node: ast.Call, pl_name: str):
     bufs = []
     for key in _INIT_PIPE_PARAMS[2:]:
         if key not in given:
-            bufs.append(ir.ConstInt.make(0, ir.DataType.INDEX, ctx.span(node)))   # as the literal 0 parses
+            bufs.append(ir.ConstInt.make(0, ir.DataType.INT32, ctx.span(node)))   # as a literal buffer reads
             continue
         e = eval_expr(ctx, given[key])
         if not (isinstance(e.type, ir.ScalarType) and ir.is_integer(e.type.dtype)):
