@@ -52,6 +52,7 @@ void bind_passes(nb::module_& parent) {
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
+      .value("ReturnedParamsStamped", IRProperty::ReturnedParamsStamped)
       .value("LoopsUnrolled", IRProperty::LoopsUnrolled)
       .value("ClusterScopesOutlined", IRProperty::ClusterScopesOutlined)
       .value("IncoreScopesOutlined", IRProperty::IncoreScopesOutlined)
@@ -103,6 +104,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(ResolveTaskIds);
+  PYPTO_BIND_PASS(StampReturnedParams);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
   PYPTO_BIND_PASS(UnrollLoops);

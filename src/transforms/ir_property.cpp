@@ -29,6 +29,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
+    case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -345,6 +346,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::ReturnedParamsStamped:
+      for (auto& f : program->functions) {
+        if (f->returned_params != ReturnedParamsOf(*f)) {
+          out.push_back("function '" + f->name + "': returned_params is not the one StampReturnedParams computes");
+        }
+      }
+      return out;
     case IRProperty::TaskIdsResolved:
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;

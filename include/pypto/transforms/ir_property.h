@@ -30,6 +30,8 @@
 //   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
 //                              names a TaskId Var visible at its consumer
 //                              (PrepareCrossScopeTaskIdHoists)
+//   ReturnedParamsStamped      every function with a return has the Function::returned_params
+//                              StampReturnedParams computes (StampReturnedParams)
 //   LoopsUnrolled              no ForStmt has ForKind::Unroll (UnrollLoops)
 //   ClusterScopesOutlined      no Cluster ScopeStmt in Orchestration / Opaque functions
 //                              (OutlineClusterScopes)
@@ -67,6 +69,7 @@ enum class IRProperty {
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,
+  ReturnedParamsStamped,
   LoopsUnrolled,
   ClusterScopesOutlined,
   IncoreScopesOutlined,

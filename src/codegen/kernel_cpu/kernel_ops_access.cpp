@@ -8,6 +8,8 @@
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
 //   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t")      (a tensor value)
 //   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, tr, "t")
+//   tensor.write(t, [i, j], v)  float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
+//                               (a scalar store to global memory, anchor_features §11; a tensor value)
 #include "kernel_ops_util.h"
 
 #include "pypto/ir/attrs.h"
@@ -61,6 +63,25 @@ int EmitMscatter(KernelEmitter& em, const Call& call) {
   em.line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
           src.numel() + ", ctx->tensors[" + std::to_string(t) + "], " + RuntimeDType(tt->dtype) + ", \"" +
           em.tensor_name(call.args[2]) + "\")) return;");
+  return t;
+}
+
+int EmitTensorWrite(KernelEmitter& em, const Call& call) {
+  // A one-element store: checked against the declared shape, clipped to a smaller run-time
+  // tensor (a clamped slice, §18), noted by the race checker as a write.
+  auto* tt = call.args[0]->type->as<TensorType>();
+  const int t = em.tensor_index(call.args[0]);
+  std::vector<std::string> idx, ones;
+  for (auto& i : ListArg(call, 1)) {
+    idx.push_back(em.scalar(i));
+    ones.push_back("1");
+  }
+  const std::string ct = CType(tt->dtype), v = em.fresh("wval");
+  em.line(ct + " " + v + "[1] = {static_cast<" + ct + ">(" + em.scalar(call.args[2]) + ")};");
+  const std::string o = IntArray(em, "widx", idx), s = IntArray(em, "wshp", ones), decl = DeclArg(em, tt, t);
+  em.line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + v + ", ctx->tensors[" + std::to_string(t) +
+          "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(idx.size()) + ", " + o + ", " + s + ", \"" +
+          em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
   return t;
 }
 

@@ -77,12 +77,24 @@ TileOpHandler Load() {
   };
 }
 
+// A tile operand of another dtype than the result (mixed-dtype add/sub/mul/div promote,
+// reference_ops.md §1.3), converted into a temporary of the result's dtype first.
+TileRef Promoted(KernelEmitter& em, const ExprPtr& operand, const TileRef& dst) {
+  TileRef t = em.tile(operand);
+  if (t.dtype == dst.dtype) return t;
+  auto* tt = operand->type->as<TileType>();
+  TypePtr pt = TileType::make(tt->shape, dst.dtype, tt->memory);
+  TileRef p = em.declare_tile("promoted", *pt->as<TileType>(), operand->span);
+  em.line("pypto_kernel::cast" + Tpl(p) + "(" + p.buf + ", " + t.buf + ", " + t.numel() + ");");
+  return p;
+}
+
 TileOpHandler Binary(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     const std::string op = "pypto_kernel::" + functor + "{}";
     const std::string ct = CType(dst.dtype);
     if (IsTile(call.args[0]) && IsTile(call.args[1])) {
-      TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]);
+      TileRef a = Promoted(em, call.args[0], dst), b = Promoted(em, call.args[1], dst);
       if (a.dims == dst.dims && b.dims == dst.dims) {
         em.line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
                 ", " + op + ");");
@@ -219,9 +231,11 @@ void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
 }
 
 int KernelEmitter::emit_tensor_op(const Call* call) {
-  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter"),
+  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter" ||
+                               call->callee == "tensor.write"),
               "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
   if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
+  if (call->callee == "tensor.write") return EmitTensorWrite(*this, *call);
   TileRef t = tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;

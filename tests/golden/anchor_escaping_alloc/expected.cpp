@@ -64,9 +64,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             const Tensor& w = alloc_2.get_ref(0);
 
             PTO2_SCOPE() {
-                int64_t v_2_shapes[2] = {16, 16};
-                int64_t v_2_offsets[2] = {16, 0};
-                Tensor v_2 = pto2_view_at(w, 2, v_2_shapes, v_2_offsets, "v", "program.py", 35);
+                uint32_t v_2_offsets[2] = {16, 0};
+                uint32_t v_2_shapes[2] = {(v_2_offsets[0] >= w.shapes[0] ? 0u : std::min<uint32_t>(16, w.shapes[0] - v_2_offsets[0])), (v_2_offsets[1] >= w.shapes[1] ? 0u : std::min<uint32_t>(16, w.shapes[1] - v_2_offsets[1]))};
+                Tensor v_2 = w.view(v_2_shapes, v_2_offsets);
 
                 // Task 1: add
                 Arg params_t1;
