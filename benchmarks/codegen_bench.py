@@ -2,6 +2,7 @@
 program with many task submissions (default 10,000).
 
     python benchmarks/codegen_bench.py [--tasks N] [--quick] [--profile] [--scaling 1000,10000,100000]
+    python benchmarks/codegen_bench.py --compare OTHER_SITE [--rounds 5]   # before/after, interleaved
 
 The program has 4 kernels and one Orchestration function of N straight-line kernel calls over
 8 internal buffers; times are reported separately for each stage, wall and CPU (CPU time is
@@ -9,13 +10,22 @@ the compiler's own cost on a busy machine), then the stages' CPU time at 1k / 10
 submissions (best of 3) to show they stay linear. --profile
 also prints, per stage, the functions with the most own time (cProfile; its per-call overhead
 inflates call-heavy Python code, so read it for where to look, not for the numbers).
+
+--compare OTHER_SITE measures another build of pypto (a directory holding its `pypto` package,
+e.g. `pip install --target OTHER_SITE .` of an older commit) against the installed one: each
+round runs every size once in a fresh process of each build, alternating, and the table gives
+the best CPU time per stage over the rounds with the load average before and after, so a
+busy shared machine slows both sides alike.
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import json
+import os
 import pstats
+import subprocess
 import sys
 import time
 
@@ -94,6 +104,43 @@ def scaling(sizes, rounds: int = 3) -> list:
     return rows
 
 
+_STAGES = ("parse", "passes", "codegen")
+
+
+def _child_run(site, sizes) -> dict:
+    """{tasks: {stage: cpu s}} of one run per size in a fresh process (pypto from `site` when
+    given, else the installed one)."""
+    env = dict(os.environ)
+    if site:
+        env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--json-run", ",".join(map(str, sizes))],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return {int(k): v for k, v in json.loads(out.splitlines()[-1]).items()}
+
+
+def compare(other_site: str, sizes, rounds: int) -> None:
+    """Print the before (other_site) / after (installed) table of the four stages, interleaved."""
+    best = {"before": {}, "after": {}}
+    load0 = os.getloadavg()[0]
+    for _ in range(rounds):
+        for side, site in (("before", other_site), ("after", None)):
+            for n, cells in _child_run(site, sizes).items():
+                b = best[side].setdefault(n, {})
+                for st in _STAGES:
+                    b[st] = min(b.get(st, float("inf")), cells[st])
+    load1 = os.getloadavg()[0]
+    print("codegen_bench --compare: best CPU seconds of %d interleaved rounds (load average %.1f -> %.1f, "
+          "%d cores); us per task in brackets" % (rounds, load0, load1, os.cpu_count() or 0))
+    print("  %8s %-7s %16s %16s %16s %16s" % ("tasks", "build", "parse", "passes", "codegen", "total"))
+    for n in sizes:
+        for side in ("before", "after"):
+            cells = [best[side][n][st] for st in _STAGES]
+            cells.append(sum(cells))
+            print("  %8d %-7s %s" % (n, side, " ".join("%8.3f (%5.1f)" % (c, 1e6 * c / n) for c in cells)))
+        ratio = sum(best["before"][n].values()) / max(sum(best["after"][n].values()), 1e-9)
+        print("  %8d %-7s total %.2fx faster" % (n, "", ratio))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=10000)
@@ -102,7 +149,21 @@ def main(argv=None) -> int:
                     help="profile each stage (cProfile) and print its top functions; times include the overhead")
     ap.add_argument("--scaling", default="1000,10000,100000",
                     help="sizes of the linearity table (best CPU time of 3 runs each); '' to skip")
+    ap.add_argument("--compare", metavar="OTHER_SITE", default="",
+                    help="before/after table against the pypto package in OTHER_SITE (interleaved rounds)")
+    ap.add_argument("--rounds", type=int, default=5, help="rounds of --compare (default 5)")
+    ap.add_argument("--json-run", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.json_run:       # one --compare measurement, in its own process
+        sizes = [int(x) for x in args.json_run.split(",")]
+        run(min(sizes))     # warm-up: imports, first-call caches
+        res = {n: run(n) for n in sizes}
+        print(json.dumps({n: {st: r[st + "_cpu_s"] for st in _STAGES} for n, r in res.items()}))
+        return 0
+    if args.compare:
+        sizes = [int(x) for x in (args.scaling or "1000,10000,100000").split(",")]
+        compare(args.compare, sizes, args.rounds)
+        return 0
     tasks = 1000 if args.quick else args.tasks
     r = run(tasks, args.profile)
     print("codegen_bench: %d task submissions, %d lines of C++" % (r["tasks"], r["lines"]))

@@ -432,12 +432,11 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
         files[rel] = l2.code
         defines[rel] = ["-Daicpu_orchestration_entry=l2_entry_%s" % target,
                         "-Daicpu_orchestration_config=l2_config_%s" % target]
-        core_types = dict(l2.core_types)
         kernels = []
         for kname, kid in sorted(l2.kernel_ids.items(), key=lambda kv: kv[1]):
-            core = core_types.get(kname)
-            if core not in ("AIC", "AIV"):
-                core = kernel_cpu.core_type(prepared, kname).name   # stamped by InferKernelCoreTypes
+            # The core type is a pass result stamped on the kernel (InferKernelCoreTypes), as
+            # in compiler.py; no second source, no guess.
+            core = kernel_cpu.core_type(prepared, kname).name
             if "kernels/%s.cpp" % source_stem(kname) not in files:
                 files["kernels/%s.cpp" % source_stem(kname)] = kernel_cpu.generate(prepared, kname)
             kernels.append((kname, int(kid), core))

@@ -433,6 +433,9 @@ void bind_function_program(nb::module_& m) {
       .def("with_core_type", &Function::with_core_type, "core_type"_a)
       .def_ro("group_sync", &Function::group_sync, "Stamped by KernelGroupSync (empty before).")
       .def_ro("task_ids", &Function::task_ids, "Stamped by ResolveTaskIds (empty before).")
+      .def_ro("returned_params", &Function::returned_params,
+              "Stamped by StampReturnedParams: per return value, the parameter it writes back (-1: none).")
+      .def("with_returned_params", &Function::with_returned_params, "params"_a)
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read]), ...] (the parser's task_ids=).")
       .def(

@@ -51,7 +51,18 @@ void bind_passes(nb::module_& parent) {
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
-      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted);
+      .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
+      .value("ReturnedParamsStamped", IRProperty::ReturnedParamsStamped)
+      .value("LoopsUnrolled", IRProperty::LoopsUnrolled)
+      .value("ClusterScopesOutlined", IRProperty::ClusterScopesOutlined)
+      .value("IncoreScopesOutlined", IRProperty::IncoreScopesOutlined)
+      .value("KernelTensorOpsConverted", IRProperty::KernelTensorOpsConverted)
+      .value("TensorAssemblesInPlace", IRProperty::TensorAssemblesInPlace)
+      .value("WrittenParamDirectionsUpgraded", IRProperty::WrittenParamDirectionsUpgraded)
+      .value("PhaseFencesExpanded", IRProperty::PhaseFencesExpanded)
+      .value("AutoDepsAnalysed", IRProperty::AutoDepsAnalysed)
+      .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
+      .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -93,6 +104,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(PrepareCrossScopeTaskIdHoists);
   PYPTO_BIND_PASS(ClassifyIterArgCarry);
   PYPTO_BIND_PASS(ResolveTaskIds);
+  PYPTO_BIND_PASS(StampReturnedParams);
   PYPTO_BIND_PASS(InferKernelCoreTypes);
   PYPTO_BIND_PASS(StampStaticTripCounts);
   PYPTO_BIND_PASS(UnrollLoops);

@@ -30,6 +30,16 @@ std::shared_ptr<const Function> Function::with_task_ids(std::vector<TaskIdInfo> 
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_returned_params(std::vector<int64_t> ps) const {
+  for (int64_t p : ps) {
+    PYPTO_CHECK(p >= -1 && p < static_cast<int64_t>(params.size()),
+                "function '" << name << "': returned_params entry " << p << " is not a parameter index");
+  }
+  auto f = std::make_shared<Function>(*this);
+  f->returned_params = std::move(ps);
+  return f;
+}
+
 const TaskIdInfo* Function::task_id_info(const Var* v) const {
   for (auto& i : task_ids) {
     if (i.var.get() == v) return &i;

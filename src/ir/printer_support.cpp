@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
+#include <set>
 
 namespace pypto::ir::printer_support {
 
@@ -110,7 +111,17 @@ std::string op_spelling(const std::string& op) {
   auto dot = op.find('.');
   if (dot == std::string::npos) return "pl." + op;
   std::string ns = op.substr(0, dot), name = op.substr(dot + 1);
-  if (ns == "tile") return "pl." + name;
+  if (ns == "tile") {
+    // Tile ops without a top-level pl.<name> that means them (pl.read is tensor.read) print
+    // through the namespace, so the text re-parses to the same op; Python keywords get a '_'.
+    static const std::set<std::string> kNamespaced = {
+        "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "gather", "gather_compare",
+        "gather_mask", "gather_row", "get_subblock_idx", "mrgsort_format1", "read", "scatter", "scatter_mask",
+        "scatter_update", "sin", "sort32", "tpop_from_aic", "tpop_from_aiv", "tpush_to_aic", "tpush_to_aiv",
+        "transpose_view"};
+    if (name == "and" || name == "or" || name == "not") return "pl.tile." + name + "_";
+    return (kNamespaced.count(name) ? "pl.tile." : "pl.") + name;
+  }
   return "pl." + op;   // pl.tensor.slice, pl.system.task_dummy, pl.array.create, ...
 }
 

@@ -59,6 +59,7 @@ class Equal {
       return fail(std::string("core_type ") + to_string(a.core_type) + " vs " + to_string(b.core_type));
     }
     if (a.group_sync != b.group_sync) return fail("group_sync differs");
+    if (a.returned_params != b.returned_params) return fail("returned_params differ");
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -496,6 +497,8 @@ class Hasher {
       mix(v->size());
       for (int64_t x : *v) mix(static_cast<uint64_t>(x));
     }
+    mix(f.returned_params.size());
+    for (int64_t p : f.returned_params) mix(static_cast<uint64_t>(p + 1));
     mix(f.params.size());
     for (size_t i = 0; i < f.params.size(); ++i) {
       mix(static_cast<uint64_t>(f.param_directions[i]));

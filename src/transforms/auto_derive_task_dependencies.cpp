@@ -2,8 +2,9 @@
 //
 // What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
 //   hand-placed pl.scope() / pl.manual_scope(), no user pl.submit / task_dummy / TaskId
-//   arrays, no kernel call under an if), finds every pair of task accesses that conflict
-//   (read/write, write/read, write/write on regions of the same storage that may overlap) and
+//   arrays), finds every pair of task accesses that conflict (read/write, write/read,
+//   write/write on regions of the same storage that may overlap; tasks under an if count as
+//   if their branch ran, two branches of one if never conflict) and
 //   orders each pair with a compiler edge (Call/Submit::compiler_manual_dep_edges):
 //     * same iteration, producer in the consumer's block or an enclosing one: the consumer
 //       names the producer's TaskId (the producer call becomes a pl.submit so it has one);
@@ -77,6 +78,14 @@ struct Access {
   bool uncovered = false;          // some hazard through this access has no edge
 };
 
+// A block a task is in: a loop body (side 0) or a branch of an if (side 1: then, 2: else).
+struct Scope {
+  const Stmt* stmt = nullptr;
+  int side = 0;
+  bool operator==(const Scope& o) const { return stmt == o.stmt && side == o.side; }
+  bool operator!=(const Scope& o) const { return !(*this == o); }
+};
+
 struct Task;
 struct Edge {
   Task* from;
@@ -88,6 +97,7 @@ struct Task {
   StmtPtr stmt;
   const Call* call = nullptr;
   std::vector<Loop*> loops;        // enclosing loops, outermost first
+  std::vector<Scope> scopes;       // enclosing loop bodies and branches, outermost first
   std::vector<Access> acc;
   std::vector<Edge> edges;
   bool need_tid = false;
@@ -121,8 +131,10 @@ class Analyzer {
   // ---- derive ----
   bool overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist);
   bool covers(const Access& a, const Access& b);
-  bool fanin_ok(Task* t, size_t level);
+  bool fanin_ok(Task* t, size_t level, bool range_slots = false);
   bool self_chained(Task* t, size_t level);
+  bool every_iteration(Task* t, size_t level);
+  std::vector<int64_t> overlapping_slots(Task* a, Task* b, size_t level);
   void derive();
   void hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
 
@@ -151,6 +163,7 @@ class Analyzer {
   std::map<std::pair<Task*, size_t>, int> chained_memo_;
   std::map<std::pair<std::string, size_t>, int> alias_param_memo_;   // (callee, result) -> param index
   int pos_ = 0;
+  std::vector<Scope> scopes_;                                    // scan: the blocks around
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
   // rewrite state
@@ -258,22 +271,28 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         Loop* lp = l.get();
         loops_.push_back(std::move(l));
         lp->first_pos = pos_;
+        scopes_.push_back(Scope{f, 0});
         scan(f->body, loops);
+        scopes_.pop_back();
         lp->end_pos = pos_;
         loops.pop_back();
         break;
       }
       case NodeKind::IfStmt: {
         auto* i = st->as<IfStmt>();
-        if (contains_task(prog_, i->then_body) || contains_task(prog_, i->else_body)) {
-          return fallback("a kernel call under an if (branch-dependent TaskIds are not derived)");
-        }
+        // Tasks under an if are analysed as if both branches ran (their hazards are a
+        // superset); a TaskId a later task names is merged as an if result
+        // (PrepareCrossScopeTaskIdHoists): the branch's id, or the one from before the if.
         for (size_t k = 0; k < i->return_vars.size(); ++k) {
+          if (is_task_id(i->return_vars[k]->type)) return fallback("TaskId branch results in the region");
           if_site_[i->return_vars[k].get()] = {i, k};
           note_def(i->return_vars[k].get(), loops);
         }
+        scopes_.push_back(Scope{i, 1});
         scan(i->then_body, loops);
+        scopes_.back().side = 2;
         if (i->else_body) scan(i->else_body, loops);
+        scopes_.pop_back();
         break;
       }
       case NodeKind::RuntimeScopeStmt:
@@ -329,6 +348,7 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
   t->stmt = s;
   t->call = &c;
   t->loops = loops;
+  t->scopes = scopes_;
   PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
                                                                                                << "' without derived directions");
   task_of_[s.get()] = t.get();
@@ -636,20 +656,78 @@ bool Analyzer::covers(const Access& a, const Access& b) {
   return true;
 }
 
+// A pl.range whose every iteration's TaskId can be kept in an array of slots (indexed by the
+// loop variable): literal bounds from 0, step 1, at most this many iterations.
+constexpr int64_t kMaxRangeSlots = 256;
+
+bool range_slots_ok(const Loop& l) {
+  auto start = const_of(l.stmt->start);
+  return !l.parallel && l.trip && *l.trip <= kMaxRangeSlots && start && *start == 0 && l.step && *l.step == 1;
+}
+
 // Can every instance of `t` inside the loops below level `level` be named after them? A
-// pl.parallel(N) (constant N, at most one) keeps all N ids; a pl.range keeps the last one,
-// which suffices when t's instances are chained by its own carried edges.
-bool Analyzer::fanin_ok(Task* t, size_t level) {
-  int parallel = 0;
+// pl.parallel(N) (constant N) keeps all N ids; a pl.range keeps the last one, which suffices
+// when t's instances are chained by its own carried edges; with `range_slots` (a fan-in after
+// the loop, not a loop-carried edge) the outermost of those loops may instead be a pl.range of
+// independent instances whose N ids are kept in an array (PrepareCrossScopeTaskIdHoists). At
+// most one level keeps N ids.
+bool Analyzer::fanin_ok(Task* t, size_t level, bool range_slots) {
+  int arrays = 0;
   for (size_t m = level; m < t->loops.size(); ++m) {
     Loop* l = t->loops[m];
     if (l->parallel) {
-      if (!l->trip || ++parallel > 1) return false;
+      if (!l->trip || ++arrays > 1) return false;
     } else if (!self_chained(t, m)) {
-      return false;
+      if (!(range_slots && m == level && range_slots_ok(*l)) || ++arrays > 1) return false;
     }
   }
   return true;
+}
+
+// Does a fan-in edge from `t` at `level` name every iteration of t->loops[level], a pl.range
+// (fanin_ok with range_slots)?
+bool Analyzer::every_iteration(Task* t, size_t level) {
+  return level < t->loops.size() && !t->loops[level]->parallel && !self_chained(t, level);
+}
+
+// A pl.parallel fan-in that provably needs only some of its N ids: `a` directly in
+// a->loops[level], a pl.parallel(N) from 0 step 1 with N <= kMaxRangeSlots, and outside any
+// branch `b` is not in. Returns the iterations k whose instance of `a` may conflict with `b`
+// (the loop variable replaced by k); empty when every slot is needed or the form does not apply.
+std::vector<int64_t> Analyzer::overlapping_slots(Task* a, Task* b, size_t level) {
+  if (level + 1 != a->loops.size()) return {};
+  Loop* l = a->loops[level];
+  auto start = const_of(l->stmt->start);
+  if (!l->parallel || !l->trip || *l->trip > kMaxRangeSlots || !start || *start != 0 || !l->step || *l->step != 1) {
+    return {};
+  }
+  std::vector<Scope> outer(a->scopes.begin(), a->scopes.end() - 1);
+  if (a->scopes.back().stmt != l->stmt || outer.size() > b->scopes.size() ||
+      !std::equal(outer.begin(), outer.end(), b->scopes.begin())) {
+    return {};
+  }
+  const Var* p = l->stmt->loop_var.get();
+  std::vector<int64_t> slots;
+  for (int64_t k = 0; k < *l->trip; ++k) {
+    bool hit = false;
+    for (auto& x : a->acc) {
+      for (auto& y : b->acc) {
+        if (hit || !(x.write || y.write)) continue;
+        Access xk = x;
+        if (!x.r->whole) {
+          Region r = *x.r;
+          std::map<const Var*, Poly> sub{{p, Poly::constant(k)}};
+          for (auto& o : r.off) o = o.substitute(sub);
+          for (auto& e : r.ext) e = e.substitute(sub);
+          xk.r = std::make_shared<const Region>(std::move(r));
+        }
+        hit = overlap(xk, y, nullptr, 0);
+      }
+    }
+    if (hit) slots.push_back(k);
+  }
+  if (slots.empty() || static_cast<int64_t>(slots.size()) >= *l->trip || slots.size() > 4) return {};
+  return slots;
 }
 
 // Does `t` in iteration i+1 of t->loops[level] (a pl.range) get an edge from t in iteration i?
@@ -689,6 +767,23 @@ size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
   return k;
 }
 
+// Does `a` run whenever `b` does, in the same iteration (its blocks enclose b's)?
+bool encloses(const Task& a, const Task& b) {
+  if (a.scopes.size() > b.scopes.size()) return false;
+  for (size_t k = 0; k < a.scopes.size(); ++k) {
+    if (a.scopes[k] != b.scopes[k]) return false;
+  }
+  return true;
+}
+
+// Are `a` and `b` in different branches of one if (never both in one iteration)?
+bool exclusive(const Task& a, const Task& b) {
+  for (size_t k = 0; k < a.scopes.size() && k < b.scopes.size(); ++k) {
+    if (a.scopes[k] != b.scopes[k]) return a.scopes[k].stmt == b.scopes[k].stmt;
+  }
+  return false;
+}
+
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
@@ -717,11 +812,12 @@ void Analyzer::derive() {
           if (b.r->roots.size() > 1 && !seen.insert(*it).second) continue;   // reached via another root
           Access& a = A->acc[it->second];
           if (!(a.write || b.write)) continue;
-          if (!overlap(a, b, nullptr, 0)) continue;
+          if (exclusive(*A, *B) || !overlap(a, b, nullptr, 0)) continue;
           size_t common = common_prefix(A->loops, B->loops);
-          bool covered = fanin_ok(A, common);
+          bool covered = fanin_ok(A, common, /*range_slots=*/true);
           hazard(A, a, B, b, nullptr, covered);
-          if (a.write && covered && A->loops.size() == common && covers(a, b)) break;
+          // A write that surely ran before B (not in a branch B is outside of) hides older ones.
+          if (a.write && covered && encloses(*A, *B) && covers(a, b)) break;
         }
       }
       // Loop-carried: accesses of tasks in an earlier iteration of each enclosing loop.
@@ -760,7 +856,7 @@ void Analyzer::derive() {
     std::set<Task*> implied;
     for (auto& e : unique) {
       Task* C = e.from;
-      if (e.carried || C->loops != B->loops) continue;
+      if (e.carried || C->scopes != B->scopes) continue;
       for (auto& ce : C->edges) {
         if (!ce.carried && ce.from != C && same_iteration.count(ce.from)) implied.insert(ce.from);
       }
@@ -809,12 +905,27 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         // A producer of an enclosing block of the same iteration is named directly; any other
         // (an inner loop's, or an earlier iteration's) through a placeholder that
         // PrepareCrossScopeTaskIdHoists turns into TaskId carries.
-        bool direct = !e.carried && common_prefix(e.from->loops, T->loops) == e.from->loops.size();
+        bool direct = !e.carried && encloses(*e.from, *T);
         ExprPtr ref;
+        std::vector<int64_t> slots;
+        if (!direct && !e.carried) slots = overlapping_slots(e.from, T, common_prefix(e.from->loops, T->loops));
         if (direct) {
           ref = visible.at(e.from);
+        } else if (!slots.empty()) {
+          // Only the slots of the pl.parallel whose instances overlap: one placeholder each.
+          for (size_t k = 0; k + 1 < slots.size(); ++k) {
+            VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+            Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots[k]}};
+            out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
+            edges.push_back(rv);
+          }
+          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+          Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots.back()}};
+          out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
+          ref = rv;
         } else {
           Attrs ra{{"task", tid_name(*e.from)}};
+          if (!e.carried && every_iteration(e.from, common_prefix(e.from->loops, T->loops))) ra["every_iteration"] = true;
           std::vector<ExprPtr> ra_args;
           if (e.carried) ra_args.push_back(e.carried->stmt->loop_var);
           VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
@@ -848,6 +959,17 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         if (!c.dump_vars.empty()) call = with_dump_vars(call, c.dump_vars);
         out.push_back(as ? StmtPtr(AssignStmt::make(as->var, call, st->span)) : StmtPtr(EvalStmt::make(call, st->span)));
       }
+      continue;
+    }
+    if (auto* i = st->as<IfStmt>()) {
+      std::vector<StmtPtr> then_out, else_out;
+      rebuild(i->then_body, visible, then_out);
+      StmtPtr else_body;
+      if (i->else_body) {
+        rebuild(i->else_body, visible, else_out);
+        else_body = make_seq(else_out, i->else_body->span);
+      }
+      out.push_back(IfStmt::make(i->cond, make_seq(then_out, i->then_body->span), else_body, i->return_vars, i->span));
       continue;
     }
     auto* f = st->as<ForStmt>();
@@ -949,7 +1071,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 Pass AutoDeriveTaskDependencies() {
   return Pass{"AutoDeriveTaskDependencies",
               {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit},
-              {},
+              {IRProperty::AutoDepsAnalysed},
               Run};
 }
 

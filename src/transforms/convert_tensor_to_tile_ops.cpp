@@ -78,6 +78,11 @@ class Converter : public IRMutator {
       for (auto& a : args) tiles.push_back(as_tile(a, sp));
       return Call::make_op("tile." + name, tiles, op->attrs, sp);
     }
+    // A kernel-side valid_shape needs 4-argument tile.load with valid extents (§10), not built yet.
+    PYPTO_USER_CHECK(name != "slice" || args.size() == 3, sp,
+                     "pl.tensor.slice(..., valid_shape=) is not supported inside a kernel yet",
+                     "slice the full shape and mask the edge with the offsets, or give valid_shape in the "
+                     "orchestration (there it is metadata)");
     if (name == "slice" && args.size() == 3) {
       if (is_tile(args[0])) return Call::make_op("tile.slice", {args[0], args[1], args[2]}, {}, sp);
       return Call::make_op("tile.load", {args[0], args[2], args[1]}, {}, sp);
@@ -324,6 +329,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass ConvertTensorToTileOps() { return Pass{"ConvertTensorToTileOps", {}, {}, Run, /*invalidated=*/{}}; }
+Pass ConvertTensorToTileOps() { return Pass{"ConvertTensorToTileOps", {}, {IRProperty::KernelTensorOpsConverted}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms

@@ -25,7 +25,7 @@
 //   per call), so codegen reads `add_input/add_output/add_inout/add_no_dep/add_scalar`
 //   straight off the call instead of looking the callee up. The promotions make our C++ match
 //   the reference's; our runtime orders write-after-write either way.
-#include <map>
+#include <unordered_map>
 
 #include "buffer_roots.h"
 #include "pypto/ir/error.h"
@@ -72,7 +72,7 @@ bool all_set(const std::vector<ArgDirection>& dirs, size_t n) {
   return true;
 }
 
-using DirectionMap = std::map<const Node*, std::vector<ArgDirection>>;
+using DirectionMap = std::unordered_map<const Node*, std::vector<ArgDirection>>;   // (looked up, never iterated)
 
 // Walks one function's blocks in order and decides each call's directions (with promotions).
 class PromotionWalker {
@@ -149,15 +149,15 @@ class PromotionWalker {
     const std::string* callee;
     const std::vector<ExprPtr>* args;
     const std::vector<ArgDirection>* current;
-    Span span;
+    const Span* span;   // (not a copy: a Span owns two strings)
     if (auto* c = node->as<Call>()) {
-      callee = &c->callee, args = &c->args, current = &c->arg_directions, span = c->span;
+      callee = &c->callee, args = &c->args, current = &c->arg_directions, span = &c->span;
     } else {
       auto* s = node->as<Submit>();
-      callee = &s->callee, args = &s->args, current = &s->arg_directions, span = s->span;
+      callee = &s->callee, args = &s->args, current = &s->arg_directions, span = &s->span;
     }
     std::vector<ArgDirection> dirs =
-        all_set(*current, args->size()) ? *current : derive(program_, *callee, *args, *current, span);
+        all_set(*current, args->size()) ? *current : derive(program_, *callee, *args, *current, *span);
     for (size_t i = 0; i < dirs.size(); ++i) {
       const RootSet& r = roots_.of((*args)[i]);
       if (dirs[i] == ArgDirection::Out && !all_set(*current, args->size()) && promote(r, seen)) {

@@ -182,7 +182,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass ExpandManualPhaseFence() {
-  return Pass{"ExpandManualPhaseFence", {IRProperty::CallDirectionsDerived}, {}, Run, /*invalidated=*/{}};
+  return Pass{"ExpandManualPhaseFence", {IRProperty::CallDirectionsDerived}, {IRProperty::PhaseFencesExpanded}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

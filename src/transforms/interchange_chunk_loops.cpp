@@ -118,6 +118,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass InterchangeChunkLoops() { return Pass{"InterchangeChunkLoops", {}, {}, Run, /*invalidated=*/{}}; }
+Pass InterchangeChunkLoops() { return Pass{"InterchangeChunkLoops", {}, {IRProperty::AutoChunkScopesInterchanged}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms

@@ -6,6 +6,7 @@
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
@@ -28,7 +29,18 @@ const char* to_string(IRProperty p) {
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
+    case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
+    case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
+    case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
+    case IRProperty::IncoreScopesOutlined: return "IncoreScopesOutlined";
+    case IRProperty::KernelTensorOpsConverted: return "KernelTensorOpsConverted";
+    case IRProperty::TensorAssemblesInPlace: return "TensorAssemblesInPlace";
+    case IRProperty::WrittenParamDirectionsUpgraded: return "WrittenParamDirectionsUpgraded";
+    case IRProperty::PhaseFencesExpanded: return "PhaseFencesExpanded";
+    case IRProperty::AutoDepsAnalysed: return "AutoDepsAnalysed";
+    case IRProperty::ChunkedLoopsSplit: return "ChunkedLoopsSplit";
+    case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
   }
   return "?";
 }
@@ -194,6 +206,71 @@ struct HoistChecker {
   }
 };
 
+struct UnrollChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void visit_(const ForStmt* op) override {
+    if (op->for_kind == ForKind::Unroll) out.push_back("function '" + fn + "': pl.unroll loop" + where(op->span) + " is left");
+    IRVisitor::visit_(op);
+  }
+};
+
+// Loops with a `chunk` attr and scopes with the `auto_chunk` attr (both gone after the
+// pl.auto_chunk passes).
+struct ChunkChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  bool loops = true;   // else scopes
+  void visit_(const ForStmt* op) override {
+    if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + where(op->span) + " is left");
+    IRVisitor::visit_(op);
+  }
+  void visit_(const ScopeStmt* op) override {
+    if (!loops && op->attrs.count("auto_chunk")) {
+      out.push_back("function '" + fn + "': pl.auto_chunk scope" + where(op->span) + " is left");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+// ScopeStmts of the kinds `outlined` claims are gone, in Orchestration / Opaque functions.
+std::vector<std::string> verify_scopes_outlined(const Program& p, std::vector<ScopeKind> outlined) {
+  struct Checker : IRVisitor {
+    std::vector<std::string> out;
+    std::string fn;
+    std::vector<ScopeKind> kinds;
+    void visit_(const ScopeStmt* op) override {
+      for (ScopeKind k : kinds) {
+        if (op->scope_kind != k) continue;
+        const char* name = k == ScopeKind::At ? "pl.at" : k == ScopeKind::Spmd ? "pl.spmd" : "pl.cluster";
+        out.push_back("function '" + fn + "': " + name + " scope" + where(op->span) + " is left");
+      }
+      IRVisitor::visit_(op);
+    }
+  } c;
+  c.kinds = std::move(outlined);
+  for (auto& f : p.functions) {
+    if (f->type != FunctionType::Orchestration && f->type != FunctionType::Opaque) continue;
+    c.fn = f->name;
+    c.visit_function(*f);
+  }
+  return c.out;
+}
+
+// The property of a rewrite that is at its fixed point once it ran: running `pass` again on
+// `program` must change nothing (the first difference is the violation).
+std::vector<std::string> verify_fixed_point(const Pass& pass, const ProgramPtr& program) {
+  ProgramPtr again;
+  try {
+    again = pass.run(program);
+  } catch (const std::exception& e) {
+    return {"running " + pass.name + " again fails: " + e.what()};
+  }
+  std::string why;
+  if (structural_equal_explain(program, again, &why)) return {};
+  return {"running " + pass.name + " again changes the program: " + why};
+}
+
 }  // namespace
 
 std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program) {
@@ -269,6 +346,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::ReturnedParamsStamped:
+      for (auto& f : program->functions) {
+        if (f->returned_params != ReturnedParamsOf(*f)) {
+          out.push_back("function '" + f->name + "': returned_params is not the one StampReturnedParams computes");
+        }
+      }
+      return out;
     case IRProperty::TaskIdsResolved:
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;
@@ -296,6 +380,38 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::LoopsUnrolled: {
+      UnrollChecker c;
+      for (auto& f : program->functions) {
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::ClusterScopesOutlined: return verify_scopes_outlined(*program, {ScopeKind::Cluster});
+    case IRProperty::IncoreScopesOutlined: return verify_scopes_outlined(*program, {ScopeKind::At, ScopeKind::Spmd});
+    case IRProperty::KernelTensorOpsConverted: return verify_fixed_point(ConvertTensorToTileOps(), program);
+    case IRProperty::TensorAssemblesInPlace: return verify_fixed_point(LowerTensorAssemble(), program);
+    case IRProperty::WrittenParamDirectionsUpgraded: return verify_fixed_point(UpgradeWrittenParamDirections(), program);
+    case IRProperty::PhaseFencesExpanded: return verify_fixed_point(ExpandManualPhaseFence(), program);
+    case IRProperty::ChunkedLoopsSplit:
+    case IRProperty::AutoChunkScopesInterchanged: {
+      ChunkChecker c;
+      c.loops = p == IRProperty::ChunkedLoopsSplit;
+      for (auto& f : program->functions) {
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::AutoDepsAnalysed:   // not a fixed point: its MANUAL scopes read as the user's on a re-run
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration || f->level == Level::HOST) continue;
+        if (!attr_get<std::string>(f->attrs, "auto_deps")) {
+          out.push_back("function '" + f->name + "' has no auto_deps verdict of AutoDeriveTaskDependencies");
+        }
+      }
+      return out;
   }
   return out;
 }

@@ -190,7 +190,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass LowerTensorAssemble() {
-  return Pass{"LowerTensorAssemble", {IRProperty::ReturnParamsExplicit}, {}, Run,
+  return Pass{"LowerTensorAssemble", {IRProperty::ReturnParamsExplicit}, {IRProperty::TensorAssemblesInPlace}, Run,
               /*invalidated=*/{IRProperty::CallDirectionsDerived}};
 }
 

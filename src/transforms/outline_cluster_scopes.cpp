@@ -87,7 +87,7 @@ class ClusterOutliner : public ScopeOutliner {
 
 }  // namespace
 
-Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {}, OutlineScopesWith<ClusterOutliner>,
+Pass OutlineClusterScopes() { return Pass{"OutlineClusterScopes", {}, {IRProperty::ClusterScopesOutlined}, OutlineScopesWith<ClusterOutliner>,
               /*invalidated=*/{IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived}}; }
 
 }  // namespace pypto::transforms

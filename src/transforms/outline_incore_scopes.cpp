@@ -260,7 +260,7 @@ class Outliner : public ScopeOutliner {
 
 }  // namespace
 
-Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {}, OutlineScopesWith<Outliner>,
+Pass OutlineIncoreScopes() { return Pass{"OutlineIncoreScopes", {}, {IRProperty::IncoreScopesOutlined}, OutlineScopesWith<Outliner>,
               /*invalidated=*/{IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived}}; }
 
 }  // namespace pypto::transforms

@@ -28,6 +28,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       ResolveTaskIds(),             // Function::task_ids: how code names each TaskId
+      StampReturnedParams(),        // Function::returned_params: the return -> parameter map
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelGroupSync(),            // Function::group_sync of each kernel a Group calls

@@ -69,8 +69,8 @@ class Hoister {
   explicit Hoister(const Function& fn) : fn_(fn) {}
 
   FunctionPtr Run() {
-    std::vector<const ForStmt*> loops;
-    scan(fn_.body, loops);
+    std::vector<Scope> scopes;
+    scan(fn_.body, scopes);
     plan();
     std::map<std::string, ExprPtr> visible;
     std::vector<StmtPtr> out;
@@ -80,67 +80,104 @@ class Hoister {
   }
 
  private:
+  // A block: a loop body (side 0) or a branch of an if (1 then, 2 else).
+  struct Scope {
+    const Stmt* stmt = nullptr;
+    int side = 0;
+    bool operator==(const Scope& o) const { return stmt == o.stmt && side == o.side; }
+  };
   struct Producer {
     int pos = 0;
-    std::vector<const ForStmt*> loops;   // enclosing loops, outermost first
+    std::vector<Scope> scopes;           // enclosing blocks, outermost first
   };
   struct Ref {
     std::string task;
     const Var* loop_var = nullptr;       // set: the previous iteration of that loop
-    std::vector<const ForStmt*> loops;   // the consumer's enclosing loops
+    bool every = false;                  // every_iteration=True
+    int64_t slot = -1;                   // slot=k: iteration k of the pl.parallel below the common scope
+    std::vector<Scope> scopes;           // the consumer's enclosing blocks
     Span span;
   };
 
   // Every TaskId Var bound in the function (by name) and every placeholder.
-  void scan(const StmtPtr& s, std::vector<const ForStmt*>& loops) {
+  void scan(const StmtPtr& s, std::vector<Scope>& scopes) {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (const Call* r = task_ref_of(st)) {
-          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, loops, r->span};
+          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, -1, scopes, r->span};
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
+          if (auto* e = attr_get<bool>(r->attrs, "every_iteration")) ref.every = *e;
+          if (auto* k = attr_get<int64_t>(r->attrs, "slot")) ref.slot = *k;
           refs_[a->var.get()] = std::move(ref);
         } else if (is_task_id(a->var->type) && a->var->type->is<ScalarType>()) {
-          producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), loops});
+          producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), scopes});
         }
       } else if (auto* f = st->as<ForStmt>()) {
-        loops.push_back(f);
-        scan(f->body, loops);
-        loops.pop_back();
+        scopes.push_back(Scope{f, 0});
+        scan(f->body, scopes);
+        scopes.pop_back();
       } else if (auto* r = st->as<RuntimeScopeStmt>()) {
-        scan(r->body, loops);
+        scan(r->body, scopes);
       } else if (auto* i = st->as<IfStmt>()) {
-        scan(i->then_body, loops);
-        if (i->else_body) scan(i->else_body, loops);
+        scopes.push_back(Scope{i, 1});
+        scan(i->then_body, scopes);
+        scopes.back().side = 2;
+        if (i->else_body) scan(i->else_body, scopes);
+        scopes.pop_back();
       }
     }
   }
 
-  // For each loop, the producers whose TaskId it carries (in program order).
+  // For each loop or if, the producers whose TaskId it carries out (in program order).
   void plan() {
     for (auto& [var, ref] : refs_) {
       auto p = producers_.find(ref.task);
       PYPTO_CHECK(p != producers_.end(), "PrepareCrossScopeTaskIdHoists: system.task_ref names '"
                                              << ref.task << "', which no TaskId of '" << fn_.name << "' is bound to");
-      const auto& pl = p->second.loops;
+      const auto& ps = p->second.scopes;
       size_t level = 0;
       if (ref.loop_var) {
-        while (level < ref.loops.size() && ref.loops[level]->loop_var.get() != ref.loop_var) ++level;
-        PYPTO_CHECK(level < ref.loops.size() && level < pl.size() && pl[level] == ref.loops[level],
+        while (level < ref.scopes.size() && !is_loop_over(ref.scopes[level], ref.loop_var)) ++level;
+        PYPTO_CHECK(level < ref.scopes.size() && level < ps.size() && ps[level] == ref.scopes[level],
                     "PrepareCrossScopeTaskIdHoists: system.task_ref(" << ref.loop_var->name << ", task='" << ref.task
                                                                       << "') outside a loop over "
                                                                       << ref.loop_var->name << " containing both tasks");
       } else {
-        while (level < pl.size() && level < ref.loops.size() && pl[level] == ref.loops[level]) ++level;
+        while (level < ps.size() && level < ref.scopes.size() && ps[level] == ref.scopes[level]) ++level;
       }
-      for (size_t m = level; m < pl.size(); ++m) {
-        auto& v = carries_[pl[m]];
+      if (ref.slot < 0) named_whole_.insert(ref.task);
+      if (ref.slot >= 0) {
+        // The slots are kept as an explicit array (the ids of every iteration), read by index.
+        auto* par = level + 1 == ps.size() ? ps[level].stmt->as<ForStmt>() : nullptr;
+        PYPTO_CHECK(!ref.loop_var && par && par->for_kind == ForKind::Parallel && ref.slot < par->trip_count,
+                    "PrepareCrossScopeTaskIdHoists: slot=" << ref.slot << " on task_ref('" << ref.task
+                                                           << "') without its pl.parallel just below the common scope");
+        auto prev = slots_loop_.emplace(ref.task, par).first;
+        PYPTO_CHECK(prev->second == par, "PrepareCrossScopeTaskIdHoists: '" << ref.task << "' kept in two slot loops");
+      }
+      if (ref.every) {
+        size_t m = level;
+        while (m < ps.size() && !ps[m].stmt->is<ForStmt>()) ++m;
+        auto* slot_loop = m < ps.size() ? ps[m].stmt->as<ForStmt>() : nullptr;
+        PYPTO_CHECK(!ref.loop_var && slot_loop && slot_loop->for_kind != ForKind::Parallel && slot_loop->trip_count > 0,
+                    "PrepareCrossScopeTaskIdHoists: every_iteration=True on task_ref('" << ref.task
+                                                                                       << "') without a pl.range of literal trip count below the common scope");
+        slots_loop_[ref.task] = slot_loop;
+      }
+      for (size_t m = level; m < ps.size(); ++m) {
+        auto& v = carries_[ps[m].stmt];
         if (std::find(v.begin(), v.end(), ref.task) == v.end()) v.push_back(ref.task);
       }
     }
-    for (auto& [loop, v] : carries_) {
+    for (auto& [scope, v] : carries_) {
       std::sort(v.begin(), v.end(),
                 [&](const std::string& x, const std::string& y) { return producers_.at(x).pos < producers_.at(y).pos; });
     }
+  }
+
+  static bool is_loop_over(const Scope& s, const Var* loop_var) {
+    auto* f = s.stmt->as<ForStmt>();
+    return f && f->loop_var.get() == loop_var;
   }
 
   // "k_tid3" -> "k_<what>3" (the names the golden code shows: k_carry3, k_last3, k_fence3).
@@ -153,9 +190,9 @@ class Hoister {
   ExprPtr resolve(const Var* ref_var, const std::map<std::string, ExprPtr>& visible) {
     const Ref& ref = refs_.at(ref_var);
     if (ref.loop_var) {
-      const ForStmt* loop = nullptr;
-      for (auto* l : ref.loops) {
-        if (l->loop_var.get() == ref.loop_var) loop = l;
+      const Stmt* loop = nullptr;
+      for (auto& sc : ref.scopes) {
+        if (is_loop_over(sc, ref.loop_var)) loop = sc.stmt;
       }
       return carry_ia_.at({loop, ref.task});
     }
@@ -207,6 +244,15 @@ class Hoister {
     for (const StmtPtr& st : flatten_stmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (task_ref_of(st)) {
+          const Ref& ref = refs_.at(a->var.get());
+          if (ref.slot >= 0) {
+            // slot k of the array the pl.parallel filled (not its fence)
+            ExprPtr arr = slots_rv_.at(ref.task);
+            out.push_back(AssignStmt::make(
+                a->var, Call::make_op("array.get_element", {arr, ConstInt::make(ref.slot, DataType::INDEX)}, {}, st->span),
+                st->span));
+            continue;
+          }
           resolved_[a->var.get()] = resolve(a->var.get(), visible);
           continue;
         }
@@ -233,8 +279,86 @@ class Hoister {
         rebuild_for(*f, visible, out);
         continue;
       }
-      out.push_back(st);   // an if holds no task here (AutoDeriveTaskDependencies falls back on one)
+      if (auto* i = st->as<IfStmt>()) {
+        rebuild_if(*i, visible, out);
+        continue;
+      }
+      out.push_back(st);
     }
+  }
+
+  // An if whose branches hold producers named after it: each such TaskId becomes an if result,
+  // the branch's latest id or, where the branch has none, the one from before the if (none:
+  // system.task_invalid).
+  void rebuild_if(const IfStmt& i, std::map<std::string, ExprPtr>& visible, std::vector<StmtPtr>& out) {
+    std::vector<std::string> carried;
+    if (auto it = carries_.find(&i); it != carries_.end()) carried = it->second;
+    VarPtr seed;
+    std::map<std::string, ExprPtr> before = visible;
+    for (const std::string& t : carried) {
+      if (before.count(t)) continue;
+      if (int64_t n = slots_at(i, t)) {
+        VarPtr slots = Var::make(derived_name(t, "slots"), ArrayType::make(n, DataType::TASK_ID), i.span);
+        Attrs a{{"size", n}, {"dtype", std::string("TASK_ID")}};
+        out.push_back(AssignStmt::make(slots, Call::make_op("array.create", {}, a, i.span), i.span));
+        before[t] = slots;
+        continue;
+      }
+      if (!seed) {
+        seed = tid_var(derived_name(t, "seed"), i.span);
+        out.push_back(AssignStmt::make(seed, Call::make_op("system.task_invalid", {}, {}, i.span), i.span));
+      }
+      before[t] = seed;
+    }
+    auto branch = [&](const StmtPtr& body, const Span& span) -> StmtPtr {
+      std::map<std::string, ExprPtr> inner = before;
+      std::vector<StmtPtr> nb;
+      if (body) rebuild(body, inner, nb);
+      StmtPtr b = make_seq(nb, body ? body->span : span);
+      if (carried.empty()) return body ? b : nullptr;
+      std::vector<ExprPtr> values;
+      for (const std::string& t : carried) values.push_back(inner.at(t));
+      return append_yield(b, values, span);
+    };
+    StmtPtr then_body = branch(i.then_body, i.span);
+    StmtPtr else_body = branch(i.else_body, i.span);
+    std::vector<VarPtr> rvs = i.return_vars;
+    for (const std::string& t : carried) {
+      VarPtr rv = Var::make(derived_name(t, "merged"), before.at(t)->type, i.span);
+      rvs.push_back(rv);
+      visible[t] = rv;
+    }
+    out.push_back(IfStmt::make(i.cond, then_body, else_body, rvs, i.span));
+  }
+
+  // The TaskId value loop (or if) `f` carries out for producer `t`: an array of `slots` ids when
+  // `f` is, or encloses, the pl.range whose every iteration a consumer names; else one id (0).
+  int64_t slots_at(const Stmt& f, const std::string& t) const {
+    auto it = slots_loop_.find(t);
+    if (it == slots_loop_.end()) return 0;
+    if (f.is<IfStmt>() || leaves_through_if(t)) return 0;   // an if merges the slots' fence
+    for (const Scope& sc : producers_.at(t).scopes) {
+      if (sc.stmt == &f) return it->second->trip_count;   // f is the slot loop or encloses it
+      if (sc.stmt == it->second) return 0;                // f is inside the slot loop
+    }
+    return 0;
+  }
+
+  // Does the value loop `loop` carries out for `t` (the slot loop's array, or a pl.parallel's N
+  // ids) leave through an if? An if result is one TaskId, not an array, so such a loop puts
+  // its ids behind a fence inside the branch.
+  bool leaves_through_if(const std::string& t, const Stmt* loop) const {
+    for (const Scope& sc : producers_.at(t).scopes) {
+      if (sc.stmt == loop) return false;
+      if (!sc.stmt->is<IfStmt>()) continue;
+      auto c = carries_.find(sc.stmt);
+      if (c != carries_.end() && std::find(c->second.begin(), c->second.end(), t) != c->second.end()) return true;
+    }
+    return false;
+  }
+  bool leaves_through_if(const std::string& t) const {
+    auto it = slots_loop_.find(t);
+    return it != slots_loop_.end() && leaves_through_if(t, it->second);
   }
 
   void rebuild_for(const ForStmt& f, std::map<std::string, ExprPtr>& visible, std::vector<StmtPtr>& out) {
@@ -244,10 +368,21 @@ class Hoister {
     std::vector<VarPtr> rvs = f.return_vars;
     std::map<std::string, ExprPtr> inner = visible;
     VarPtr seed;
+    std::vector<std::string> slot_tasks;   // carried as arrays filled by this loop's iterations
     for (const std::string& t : carried) {
+      int64_t n = slots_at(f, t);
+      if (!n && leaves_through_if(t) && slots_loop_.at(t) == &f) n = f.trip_count;   // the slot loop itself
+      TypePtr type = n ? TypePtr(ArrayType::make(n, DataType::TASK_ID)) : TypePtr(ScalarType::make(DataType::TASK_ID));
       ExprPtr init;
-      if (auto v = visible.find(t); v != visible.end()) {
+      auto v = visible.find(t);
+      if (v != visible.end() && (!n || v->second->type->is<ArrayType>())) {
         init = v->second;
+      } else if (n) {
+        // All slots invalid: an iteration that does not run the producer leaves its slot empty.
+        VarPtr slots = Var::make(derived_name(t, "slots"), type, f.span);
+        Attrs a{{"size", n}, {"dtype", std::string("TASK_ID")}};
+        out.push_back(AssignStmt::make(slots, Call::make_op("array.create", {}, a, f.span), f.span));
+        init = slots;
       } else {
         if (!seed) {
           seed = tid_var(derived_name(t, "seed"), f.span);
@@ -255,26 +390,53 @@ class Hoister {
         }
         init = seed;
       }
-      IterArgPtr ia = IterArg::make(derived_name(t, "carry"), ScalarType::make(DataType::TASK_ID), init, f.span);
+      IterArgPtr ia = IterArg::make(derived_name(t, "carry"), type, init, f.span);
       iter_args.push_back(ia);
       inner[t] = ia;
       carry_ia_[{&f, t}] = ia;
+      if (n && slots_loop_.at(t) == &f) {
+        slot_tasks.push_back(t);
+        if (producers_.at(t).scopes.back().stmt != &f) {
+          // The producer's loops inside the slot loop carry one id per iteration, from none.
+          VarPtr none = tid_var(derived_name(t, "none"), f.span);
+          out.push_back(AssignStmt::make(none, Call::make_op("system.task_invalid", {}, {}, f.span), f.span));
+          inner[t] = none;
+        }
+      }
     }
     std::vector<StmtPtr> nb;
     rebuild(f.body, inner, nb);
     StmtPtr body = make_seq(nb, f.body->span);
     std::vector<ExprPtr> yields;
-    std::vector<StmtPtr> barriers;
+    std::vector<StmtPtr> fills;
     for (const std::string& t : carried) {
-      yields.push_back(inner.at(t));
-      VarPtr rv = tid_var(derived_name(t, "last"), f.span);
+      ExprPtr last = inner.at(t);
+      if (std::find(slot_tasks.begin(), slot_tasks.end(), t) != slot_tasks.end()) {
+        // slot[i] = this iteration's id (the loop runs i = 0, 1, ..., N - 1: range_slots_ok).
+        const IterArgPtr& ia = std::static_pointer_cast<const IterArg>(carry_ia_.at({&f, t}));
+        VarPtr filled = Var::make(derived_name(t, "filled"), ia->type, f.span);
+        fills.push_back(AssignStmt::make(
+            filled, Call::make_op("array.update_element", {ia, f.loop_var, last}, {}, f.span), f.span));
+        last = filled;
+      }
+      yields.push_back(last);
+    }
+    if (!fills.empty()) body = append_stmts(body, fills);
+    std::vector<StmtPtr> barriers;
+    for (size_t k = 0; k < carried.size(); ++k) {
+      const std::string& t = carried[k];
+      VarPtr rv = Var::make(derived_name(t, "last"), carry_ia_.at({&f, t})->type, f.span);
       rvs.push_back(rv);
       visible[t] = rv;
-      // Phase fence: the N ids of a pl.parallel(N) fan-in behind one dummy barrier, so each
-      // later consumer names 1 id instead of N (N + M edges instead of N * M).
+      if (rv->type->is<ArrayType>()) slots_rv_[t] = rv;
+      // Phase fence: the N ids of a pl.parallel(N) fan-in (or a pl.range's slots) behind one
+      // dummy barrier, so each later consumer names 1 id instead of N (N + M edges, not N * M).
       auto* tc = f.stop->as<ConstInt>();
       auto* t0 = f.start->as<ConstInt>();
-      if (f.for_kind == ForKind::Parallel && tc && t0 && tc->value - t0->value >= kFenceMinTrip) {
+      bool slot_loop = slots_loop_.count(t) && slots_loop_.at(t) == &f;
+      bool many = f.for_kind == ForKind::Parallel || slot_loop;
+      bool whole = named_whole_.count(t) > 0;   // some consumer names all ids, not a slot
+      if (whole && ((many && tc && t0 && tc->value - t0->value >= kFenceMinTrip) || (many && leaves_through_if(t, &f)))) {
         VarPtr fence = tid_var(derived_name(t, "fence"), f.span);
         Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
         barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
@@ -287,11 +449,27 @@ class Hoister {
     out.insert(out.end(), barriers.begin(), barriers.end());
   }
 
+  // Appends `extra` before the trailing yield of a loop body (inside its runtime scopes).
+  static StmtPtr append_stmts(const StmtPtr& body, const std::vector<StmtPtr>& extra) {
+    std::vector<StmtPtr> stmts = flatten_stmts(body);
+    if (stmts.size() == 1 && stmts[0]->is<RuntimeScopeStmt>()) {
+      auto* r = stmts[0]->as<RuntimeScopeStmt>();
+      return RuntimeScopeStmt::make(r->mode, append_stmts(r->body, extra), r->span);
+    }
+    auto at = stmts.end();
+    if (!stmts.empty() && stmts.back()->is<YieldStmt>()) --at;
+    stmts.insert(at, extra.begin(), extra.end());
+    return make_seq(stmts, body->span);
+  }
+
   const Function& fn_;
   std::map<std::string, Producer> producers_;
   std::map<const Var*, Ref> refs_;
-  std::map<const ForStmt*, std::vector<std::string>> carries_;
-  std::map<std::pair<const ForStmt*, std::string>, ExprPtr> carry_ia_;
+  std::map<const Stmt*, std::vector<std::string>> carries_;
+  std::map<std::string, const ForStmt*> slots_loop_;
+  std::map<std::string, ExprPtr> slots_rv_;
+  std::set<std::string> named_whole_;                  // producers some placeholder names without slot=            // producer -> its slot loop's array (after it)   // producer -> the pl.range whose every id is kept
+  std::map<std::pair<const Stmt*, std::string>, ExprPtr> carry_ia_;
   std::map<const Var*, ExprPtr> resolved_;
 };
 

@@ -123,13 +123,13 @@ class ScopeOutliner : public ir::IRMutator {
 
   // The function's Var uses and definitions, collected when the first scope is outlined: a
   // function without scopes (a long straight-line orchestration) never walks its body twice.
-  const UseDef& fn_uses() {
+  const UseDef& fn_uses() const {
     if (!fn_uses_) fn_uses_ = CollectUseDef(fn_.body);
     return *fn_uses_;
   }
 
  private:
-  std::optional<UseDef> fn_uses_;
+  mutable std::optional<UseDef> fn_uses_;
 };
 
 // A whole-program pass running the ScopeOutliner subclass `Outliner` on every Orchestration /

@@ -237,6 +237,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass SplitChunkedLoops() { return Pass{"SplitChunkedLoops", {}, {}, Run, /*invalidated=*/{}}; }
+Pass SplitChunkedLoops() { return Pass{"SplitChunkedLoops", {}, {IRProperty::ChunkedLoopsSplit}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms

@@ -381,21 +381,20 @@ class Interpreter {
     return out;
   }
 
-  const View& view_arg(const ExprPtr& e, const std::string& op) {
-    const Value& v = lookup_value(e);
+  View view_arg(const ExprPtr& e, const std::string& op) {
+    Value v = lookup_value(e);
     if (v.kind != Value::Kind::View) refuse(op + ": the tensor argument is not a tensor this analysis knows", e->span,
                                             kUseExecuted);
     return v.view;
   }
 
-  // The value of a Var operand (kept by reference when possible).
-  const Value& lookup_value(const ExprPtr& e) {
+  // The value of an operand (a Var's binding, else the expression evaluated).
+  Value lookup_value(const ExprPtr& e) {
     if (const Var* v = as_var(e)) {
       auto it = env_.find(v);
       if (it != env_.end()) return it->second;
     }
-    scratch_.push_back(std::make_unique<Value>(eval(e)));
-    return *scratch_.back();
+    return eval(e);
   }
 
   // ---- expressions
@@ -521,7 +520,14 @@ class Interpreter {
                                                     : std::vector<int64_t>(shape.size(), 0);
       if (shape.size() != v.shape.size() || offs.size() != v.shape.size())
         refuse(op + " of another rank than its tensor", c.span, kUseExecuted);
-      for (size_t i = 0; i < offs.size(); ++i) v.offset += offs[i] * v.strides[i];
+      // Shapes clamped to the source's extent as the runtime does (anchor §18): an overhang is
+      // trimmed, an offset at or past the end gives an empty view.
+      for (size_t i = 0; i < offs.size(); ++i) {
+        if (offs[i] < 0 || shape[i] < 0) refuse(op + " with a negative offset or shape (the run fails here)", c.span,
+                                                "slice within the tensor");
+        shape[i] = offs[i] >= v.shape[i] ? 0 : std::min(shape[i], v.shape[i] - offs[i]);
+        v.offset += offs[i] * v.strides[i];
+      }
       v.shape = shape;
       Value x;
       x.kind = Value::Kind::View;
@@ -893,7 +899,6 @@ class Interpreter {
   std::unordered_map<std::string, int> last_of_target_;  // HOST: the last task per target
   std::unordered_map<const Var*, std::string> dim_vars_;
   std::unordered_map<const Var*, Value> env_;
-  std::vector<std::unique_ptr<Value>> scratch_;
   std::vector<bool> manual_;
   std::vector<GraphNode> nodes_;
   std::vector<int> untracked_writers_;

@@ -129,6 +129,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass UnrollLoops() { return Pass{"UnrollLoops", {}, {}, Run, /*invalidated=*/{}}; }
+Pass UnrollLoops() { return Pass{"UnrollLoops", {}, {IRProperty::LoopsUnrolled}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms

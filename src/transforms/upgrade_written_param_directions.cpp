@@ -160,7 +160,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass UpgradeWrittenParamDirections() {
-  return Pass{"UpgradeWrittenParamDirections", {}, {}, Run, /*invalidated=*/{}};
+  return Pass{"UpgradeWrittenParamDirections", {}, {IRProperty::WrittenParamDirectionsUpgraded}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -48,15 +48,6 @@ int64_t array_size_of(const TypePtr& t) {
   return at ? at->size : 0;
 }
 
-// The ReturnStmt that ends `body` (null if none).
-const ReturnStmt* find_return(const StmtPtr& body) {
-  if (!body) return nullptr;
-  if (auto* r = body->as<ReturnStmt>()) return r;
-  if (auto* s = body->as<SeqStmts>()) return s->stmts.empty() ? nullptr : find_return(s->stmts.back());
-  if (auto* r = body->as<RuntimeScopeStmt>()) return find_return(r->body);
-  return nullptr;
-}
-
 class HostVerifier {
  public:
   HostVerifier(const Program& program, const Function& fn)
@@ -245,20 +236,8 @@ class HostVerifier {
     }
     if (sub) dep_waits(sub->deps);
     // The callee's results alias the arguments passed for the parameters it returns.
-    const ReturnStmt* ret = find_return(fn->body);
-    std::vector<size_t> outs;
-    for (size_t i = 0; i < fn->params.size(); ++i) {
-      if (fn->param_directions[i] != ParamDirection::In) outs.push_back(i);
-    }
     for (size_t k = 0; k < fn->return_types.size(); ++k) {
-      long idx = -1;
-      if (ret && k < ret->values.size()) {
-        auto* rv = as_var(ret->values[k]);
-        for (size_t i = 0; rv && i < fn->params.size(); ++i) {
-          if (fn->params[i].get() == rv) idx = static_cast<long>(i);
-        }
-      }
-      if (idx < 0 && k < outs.size()) idx = static_cast<long>(outs[k]);
+      const int64_t idx = k < fn->returned_params.size() ? fn->returned_params[k] : -1;   // StampReturnedParams
       PYPTO_USER_CHECK(idx >= 0 && tensor_arg[idx], e.span,
                        "result " << k << " of '" << callee << "' is not one of its tensor parameters",
                        "a chip-level orchestration submitted from HOST must return its pl.Out / pl.InOut parameters");

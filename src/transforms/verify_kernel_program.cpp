@@ -157,7 +157,13 @@ class KernelChecker {
   }
 
   int TensorOp(const Call& call) {
-    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor) or tile.mscatter(src, idx, tensor)
+    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor), tile.mscatter(src, idx, tensor)
+    if (call.callee == "tensor.write") {  // tensor.write(t, indices, v): a scalar store (anchor_features §11)
+      for (auto& el : call.args[1]->as<MakeTuple>()->elements) Scalar(el);
+      Scalar(call.args[2]);
+      CheckDtype(call.args[0]->type->as<TensorType>()->dtype, call.span, "TASK_ID tensors are not supported");
+      return TensorIndex(call.args[0]);
+    }
     Tile(call.args[0]);
     if (call.callee == "tile.mscatter") {
       Tile(call.args[1]);

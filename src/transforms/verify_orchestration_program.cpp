@@ -350,6 +350,7 @@ class OrchestrationVerifier {
       ref(as_var(c.args[0]));
       list_exprs(c, 1);
       list_exprs(c, 2);
+      if (c.args.size() > 3) list_exprs(c, 3);   // valid_shape (§10): metadata, not emitted
     } else if (name == "tensor.transpose") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));
@@ -426,10 +427,10 @@ class OrchestrationVerifier {
     // Results alias the arguments they write back; a runtime-allocated output lives in the
     // block of the submission's TaskOutputTensors.
     if (!result) return;
-    std::vector<int> rets = ExplicitReturnedParamIndices(*f);
+    const std::vector<int64_t>& rets = f->returned_params;   // StampReturnedParams
     std::vector<TupleElement> elems;
     for (size_t r = 0; r < f->return_types.size(); ++r) {
-      const int p = r < rets.size() ? rets[r] : -1;
+      const int64_t p = r < rets.size() ? rets[r] : -1;
       if (p < 0) return;   // an internal error in the generator
       if (static_cast<size_t>(p) >= args.size()) {
         elems.push_back({{m_.current()}, {&e, p}});

@@ -38,7 +38,9 @@ def test_generator_covers_every_verdict():
             prepared = codegen.run_pipeline(auto_deps_fuzz.load(seed), analyze_auto_scopes_for_deps=True)
             _verdicts[seed] = prepared.get("main").attrs["auto_deps"]
     kinds = collections.Counter(v.split(":")[0] for v in _verdicts.values())
-    assert set(kinds) == {"manual", "auto", "fallback"}, kinds
+    # Every program is analysed (kernel calls under `if n > 3:` included); fallbacks are covered
+    # by tests/golden_auto_deps/fallback and the pass tests.
+    assert set(kinds) == {"manual", "auto"}, kinds
     assert len(set(auto_deps_fuzz.program_source(s) for s in range(BATCH))) == BATCH   # distinct programs
 
 

@@ -143,6 +143,19 @@ def test_printed_cast_mode_round_trips():
     assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
 
 
+
+def test_printed_tile_read_and_namespaced_tile_ops_round_trip():
+    # tile.read printed as pl.read(...) re-parsed as tensor.read; tile.create / gather_row /
+    # get_subblock_idx have no top-level spelling at all.
+    from pypto import ir
+    for prog in (pl.parse_program(_access_program()), pl.parse_program(SCATTER_GATHER)):
+        text = ir.python_print(prog)
+        assert "pl.read(" not in text and "pl.create(" not in text and "pl.gather_row(" not in text, text
+        ok, why = ir.structural_equal_explain(pl.parse_program(text), prog)
+        assert ok, why
+    assert "pl.tile.read(ta, [1, lane + 2])" in ir.python_print(pl.parse_program(_access_program()))
+
+
 MISUSE = [
     ('pl.cast(tf, pl.INT32, mode="banker")', "unknown cast mode 'banker'", '"round"'),
     ("pl.cast(tf, pl.INT32, mode=9)", "unknown cast mode 9", None),

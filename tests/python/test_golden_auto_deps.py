@@ -2,7 +2,9 @@
 expected.cpp (same conventions as test_golden.py: blank and comment-only lines ignored; the
 code must compile with -Wall -Werror). Cases: a fully covered region lowered to a compiler-owned
 MANUAL scope (manual_chain), a partially covered one (partial), a fallback (fallback), a
-cross-scope hoist (cross_scope_hoist) and loop-carried edges (loop_carried). Each also runs
+cross-scope hoist (cross_scope_hoist), loop-carried edges (loop_carried) and a fan-in from a
+pl.range of independent instances through an array of TaskId slots (range_fan_in), kernel calls
+under an if with TaskIds merged as if results (if_branches). Each also runs
 race-checked and equal to its switch-off build.
 
     PYPTO_UPDATE_GOLDEN=1 python -m pytest -q tests/python/test_golden_auto_deps.py
@@ -22,7 +24,7 @@ DIR = os.path.join(REPO, "tests", "golden_auto_deps")
 CASES = sorted(d for d in os.listdir(DIR) if os.path.isfile(os.path.join(DIR, d, "program.py")))
 UPDATE = os.environ.get("PYPTO_UPDATE_GOLDEN") == "1"
 VERDICT = {"manual_chain": "manual", "partial": "auto", "fallback": "fallback", "cross_scope_hoist": "manual",
-           "loop_carried": "manual"}
+           "loop_carried": "manual", "range_fan_in": "manual", "if_branches": "manual"}
 
 
 def _program(case):
@@ -83,3 +85,16 @@ def test_switch_on_pipeline_output_round_trips(path):
     ok, why = ir.structural_equal_explain(lowered, ir.Program.make(lowered.name, list(again.functions),
                                                                     list(again.dynamic_dims), again.span))
     assert ok, why + "\n" + text
+
+
+@pytest.mark.parametrize("n", [1, 5])
+def test_if_branches_both_ways_race_checked(n):
+    # Both branches of if_branches run (n > 2 and not), race-checked and equal to switch-off.
+    program = _program("if_branches")
+    off, on = pypto.compile(program), pypto.compile(program, analyze_auto_scopes_for_deps=True)
+    a = off.random_inputs(seed=5)
+    a[-1] = n
+    b = [x.copy() if isinstance(x, np.ndarray) else x for x in a]
+    off(*a, aiv_workers=2)
+    on(*b, aiv_workers=2, race_check=True)
+    assert all(np.array_equal(x, y) for x, y in zip(a, b) if isinstance(x, np.ndarray))

@@ -232,3 +232,62 @@ def test_switch_is_off_by_default():
     names = codegen.pass_names(analyze_auto_scopes_for_deps=True)
     assert names.index("PrepareCrossScopeTaskIdHoists") == names.index("AutoDeriveTaskDependencies") + 1
     assert "PrepareCrossScopeTaskIdHoists" not in codegen.pass_names()
+
+
+def test_a_range_fan_in_of_independent_instances_names_every_iteration():
+    # Each pl.range iteration writes its own tile (no iteration orders the next): the last id
+    # is not enough, so the placeholder asks for every iteration's id (every_iteration=True);
+    # formerly this stayed AUTO ("not representable").
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def total(self, a: pl.Tensor[[48, 16], pl.FP32],
+                  c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[48, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            t = pl.create_tensor([48, 16], dtype=pl.FP32)
+            for i in pl.range(3):
+                xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                ti_1 = self.copy(xi, ti, arg_directions=[pl.In, pl.Out])
+            out_1 = self.total(t, out, arg_directions=[pl.In, pl.InOut])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def total(self, a: pl.Tensor[[48, 16], pl.FP32],
+                  c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, attrs={"auto_deps": "manual: 2 tasks, 1 edges"})
+        def main(self, x: pl.Tensor[[48, 16], pl.FP32],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                t = pl.create_tensor([48, 16], dtype=pl.FP32)
+                for i in pl.range(3):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                    ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
+                r = pl.system.task_ref(every_iteration=True, task="copy_tid0")
+                out_1 = self.total(t, out, arg_directions=[pl.In, pl.InOut], compiler_manual_dep_edges=[r])
+            return out
+
+    assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)

@@ -182,3 +182,110 @@ def test_a_placeholder_naming_no_task_id_is_an_internal_error():
 
     with pytest.raises(Exception, match="nobody_tid7"):
         passes.PrepareCrossScopeTaskIdHoists()(Bad)
+
+
+def test_every_iteration_of_a_range_fills_an_array_of_slots():
+    # task_ref(every_iteration=True): slot i of an Array[3, TASK_ID] carried through the loop
+    # holds iteration i's id; the consumer names the array (all valid slots). With 4 or more
+    # iterations a fence would join them (as for pl.parallel).
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[48, 16], pl.FP32],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                t = pl.create_tensor([48, 16], dtype=pl.FP32)
+                for i in pl.range(0, 3, 1, trip_count=3):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                    ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
+                r = pl.system.task_ref(every_iteration=True, task="copy_tid0")
+                t0 = pl.tensor.slice(t, [16, 16], [0, 0])
+                out_1 = self.copy(t0, out, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[r])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[48, 16], pl.FP32],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                t = pl.create_tensor([48, 16], dtype=pl.FP32)
+                slots = pl.array.create(3, pl.TASK_ID)
+                for i, (carry,) in pl.range(0, 3, 1, init_values=(slots,), trip_count=3):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                    ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
+                    filled = pl.array.update_element(carry, i, copy_tid0)
+                    last = pl.yield_(filled)
+                t0 = pl.tensor.slice(t, [16, 16], [0, 0])
+                out_1 = self.copy(t0, out, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[last])
+            return out
+
+    assert_pass(passes.PrepareCrossScopeTaskIdHoists(), Before, Expected)
+
+
+def test_a_slot_placeholder_reads_one_slot_of_the_parallel_array():
+    # task_ref(slot=1): the consumer needs iteration 1's id only (AutoDeriveTaskDependencies
+    # proved the other tiles disjoint): the pl.parallel keeps its ids in an explicit array and
+    # the consumer names slot 1; no consumer names all ids, so no fence.
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                t = pl.create_tensor([64, 16], dtype=pl.FP32)
+                for i in pl.parallel(0, 4, 1, trip_count=4):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                    ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
+                t1 = pl.tensor.slice(t, [16, 16], [16, 0])
+                r = pl.system.task_ref(slot=1, task="copy_tid0")
+                out_1 = self.copy(t1, out, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[r])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[64, 16], pl.FP32],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                t = pl.create_tensor([64, 16], dtype=pl.FP32)
+                slots = pl.array.create(4, pl.TASK_ID)
+                for i, (carry,) in pl.parallel(0, 4, 1, init_values=(slots,), trip_count=4):
+                    xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+                    ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
+                    ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
+                    filled = pl.array.update_element(carry, i, copy_tid0)
+                    last = pl.yield_(filled)
+                t1 = pl.tensor.slice(t, [16, 16], [16, 0])
+                r = last[1]
+                out_1 = self.copy(t1, out, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[r])
+            return out
+
+    assert_pass(passes.PrepareCrossScopeTaskIdHoists(), Before, Expected)

@@ -95,7 +95,7 @@ STORE = "        y2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)"
      "pass tiles between kernels through tensors", 7, 50),
     ("", "        z = pl.tensor.create([16, 16], pl.FP32)\n" + STORE,
      "op 'tensor.create' cannot be used inside a kernel on the CPU backend",
-     "kernels write tensors with pl.store(tile, offsets, tensor)", 8, 13),
+     "kernels write tensors with pl.store(tile, offsets, tensor) or pl.tensor.write(t, indices, v)", 8, 13),
     ("", "        arr = pl.array.create(4, pl.INT32)\n" + STORE, "unsupported value of type array in a kernel",
      "kernels compute tiles and scalars", 8, 9),
     ("z: pl.Tensor[[16, 16], pl.FP32], ",

@@ -35,6 +35,23 @@ struct Node {
   template <class T> bool is() const { return kind == T::kKind; }
 };
 
+// Freeing a node frees its children without recursing (node_release.cpp): a node's destructor
+// hands its child pointers to release_children, and the outermost release on the thread frees
+// them from a loop. A tree of any depth (200,000 nested BinaryExprs built from Python) is freed
+// with a bounded stack; a child still owned elsewhere just loses one reference.
+//   ~BinaryExpr() override { release_children(a, b); }
+namespace detail {
+void DeferRelease(std::shared_ptr<const Node> node);
+template <class T>
+void DeferRelease(std::vector<std::shared_ptr<const T>>&& nodes) {
+  for (auto& n : nodes) DeferRelease(std::shared_ptr<const Node>(std::move(n)));
+}
+}  // namespace detail
+template <class... Children>
+void release_children(Children&... children) {
+  (detail::DeferRelease(std::move(children)), ...);
+}
+
 struct Expr : Node {
   TypePtr type;
   Expr(NodeKind k, TypePtr t, Span s) : Node(k, std::move(s)), type(std::move(t)) {}
@@ -55,6 +72,7 @@ struct IterArg : Var {
   static constexpr NodeKind kKind = NodeKind::IterArg;
   ExprPtr init;
   IterArg(std::string n, TypePtr t, ExprPtr i, Span s) : Var(std::move(n), std::move(t), std::move(s), kKind), init(std::move(i)) {}
+  ~IterArg() override { release_children(init); }
   static std::shared_ptr<const IterArg> make(std::string name, TypePtr type, ExprPtr init, Span span = {});
 };
 using IterArgPtr = std::shared_ptr<const IterArg>;
@@ -96,6 +114,7 @@ struct BinaryExpr : Expr {
   BinaryOp op;
   ExprPtr a, b;
   BinaryExpr(BinaryOp o, ExprPtr x, ExprPtr y, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)), b(std::move(y)) {}
+  ~BinaryExpr() override { release_children(a, b); }
   static std::shared_ptr<const BinaryExpr> make(BinaryOp op, ExprPtr a, ExprPtr b, Span span = {});
 };
 
@@ -104,6 +123,7 @@ struct UnaryExpr : Expr {
   UnaryOp op;
   ExprPtr a;
   UnaryExpr(UnaryOp o, ExprPtr x, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), op(o), a(std::move(x)) {}
+  ~UnaryExpr() override { release_children(a); }
   static std::shared_ptr<const UnaryExpr> make(UnaryOp op, ExprPtr a, Span span = {});
 };
 
@@ -112,6 +132,7 @@ struct Cast : Expr {
   static constexpr NodeKind kKind = NodeKind::Cast;
   ExprPtr value;
   Cast(ExprPtr v, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), value(std::move(v)) {}
+  ~Cast() override { release_children(value); }
   static std::shared_ptr<const Cast> make(ExprPtr value, DataType dtype, Span span = {});
 };
 
@@ -133,6 +154,7 @@ struct Call : Expr {
   std::vector<ExprPtr> dump_vars;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
+  ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars); }
   // Op call: the result type comes from the op registry's type inference (UserError on misuse).
   static std::shared_ptr<const Call> make_op(std::string op, std::vector<ExprPtr> args, Attrs attrs = {}, Span span = {});
   // Function call: the caller supplies the result type (the callee's return type: a single
@@ -173,6 +195,7 @@ struct Submit : Expr {
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), args(std::move(a)), arg_directions(std::move(d)),
         deps(std::move(deps_)), core_num(std::move(cn)), sync_start(ss), allow_early_resolve(aer), timing_slot(ts),
         predicate(std::move(pred)) {}
+  ~Submit() override { release_children(args, deps, core_num, predicate, compiler_manual_dep_edges, dump_vars); }
   // `callee_returns` are the callee's return types; the TaskId element is appended here.
   static std::shared_ptr<const Submit> make(std::string callee, std::vector<ExprPtr> args, std::vector<TypePtr> callee_returns,
                                             std::vector<ExprPtr> deps = {}, ExprPtr core_num = nullptr, bool sync_start = false,
@@ -197,6 +220,7 @@ struct MakeTuple : Expr {
   static constexpr NodeKind kKind = NodeKind::MakeTuple;
   std::vector<ExprPtr> elements;
   MakeTuple(std::vector<ExprPtr> e, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), elements(std::move(e)) {}
+  ~MakeTuple() override { release_children(elements); }
   static std::shared_ptr<const MakeTuple> make(std::vector<ExprPtr> elements, Span span = {});
 };
 
@@ -205,6 +229,7 @@ struct TupleGetItem : Expr {
   ExprPtr tuple;
   int index;
   TupleGetItem(ExprPtr tu, int i, TypePtr t, Span s) : Expr(kKind, std::move(t), std::move(s)), tuple(std::move(tu)), index(i) {}
+  ~TupleGetItem() override { release_children(tuple); }
   static std::shared_ptr<const TupleGetItem> make(ExprPtr tuple, int index, Span span = {});
 };
 

@@ -61,6 +61,10 @@ struct Function {
   // ResolveTaskIds: one entry per TaskId Var the body defines, in definition order (empty before
   // it runs, and for functions without TaskIds).
   std::vector<TaskIdInfo> task_ids;
+  // StampReturnedParams: for each return value, the index of the parameter it writes back (the
+  // caller's result aliases the argument passed there), or -1. Empty before it runs and for
+  // functions without a return. Printed as the @pl.function option `returned_params=[2]`.
+  std::vector<int64_t> returned_params;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -73,6 +77,8 @@ struct Function {
   // A copy with task_ids set (each entry's var a TaskId defined in the body):
   // `fn->with_task_ids({{tid, 0, true, true}})`.
   std::shared_ptr<const Function> with_task_ids(std::vector<TaskIdInfo> ids) const;
+  // A copy with returned_params set: `fn->with_returned_params({2})`.
+  std::shared_ptr<const Function> with_returned_params(std::vector<int64_t> params) const;
   // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
   const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.

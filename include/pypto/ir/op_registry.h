@@ -57,5 +57,11 @@ void check_kernel_tensor_op(const Call& call);
 //   CastModeIndex("floor") == 3
 int CastModeIndex(const std::string& mode);
 
+// The result dtype of tile.add/sub/mul/div on two tiles of different dtypes (spec
+// reference_ops.md §1.3): a float beats an integer, the wider wins, at equal width a signed
+// integer beats an unsigned one, otherwise the left operand's dtype.
+//   PromoteDataTypes(DataType::INT32, DataType::FP16) == DataType::FP16
+DataType PromoteDataTypes(DataType a, DataType b);
+
 }  // namespace ops
 }  // namespace pypto::ir

@@ -23,6 +23,7 @@ struct AssignStmt : Stmt {
   VarPtr var;
   ExprPtr value;
   AssignStmt(VarPtr v, ExprPtr e, Span s) : Stmt(kKind, std::move(s)), var(std::move(v)), value(std::move(e)) {}
+  ~AssignStmt() override { release_children(var, value); }
   static std::shared_ptr<const AssignStmt> make(VarPtr var, ExprPtr value, Span span = {});
 };
 
@@ -31,6 +32,7 @@ struct EvalStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::EvalStmt;
   ExprPtr expr;
   EvalStmt(ExprPtr e, Span s) : Stmt(kKind, std::move(s)), expr(std::move(e)) {}
+  ~EvalStmt() override { release_children(expr); }
   static std::shared_ptr<const EvalStmt> make(ExprPtr expr, Span span = {});
 };
 
@@ -38,6 +40,7 @@ struct SeqStmts : Stmt {
   static constexpr NodeKind kKind = NodeKind::SeqStmts;
   std::vector<StmtPtr> stmts;
   SeqStmts(std::vector<StmtPtr> v, Span s) : Stmt(kKind, std::move(s)), stmts(std::move(v)) {}
+  ~SeqStmts() override { release_children(stmts); }
   static std::shared_ptr<const SeqStmts> make(std::vector<StmtPtr> stmts, Span span = {});
 };
 
@@ -76,6 +79,7 @@ struct ForStmt : Stmt {
           ForKind k, Attrs at, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
         iter_args(std::move(ia)), body(std::move(bd)), return_vars(std::move(rv)), for_kind(k), attrs(std::move(at)) {}
+  ~ForStmt() override { release_children(loop_var, start, stop, step, iter_args, body, return_vars); }
   static std::shared_ptr<const ForStmt> make(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step,
                                              std::vector<IterArgPtr> iter_args, StmtPtr body, std::vector<VarPtr> return_vars,
                                              ForKind kind = ForKind::Sequential, Attrs attrs = {}, Span span = {});
@@ -93,6 +97,7 @@ struct IfStmt : Stmt {
   std::vector<VarPtr> return_vars;
   IfStmt(ExprPtr c, StmtPtr t, StmtPtr e, std::vector<VarPtr> rv, Span s)
       : Stmt(kKind, std::move(s)), cond(std::move(c)), then_body(std::move(t)), else_body(std::move(e)), return_vars(std::move(rv)) {}
+  ~IfStmt() override { release_children(cond, then_body, else_body, return_vars); }
   static std::shared_ptr<const IfStmt> make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
                                             std::vector<VarPtr> return_vars = {}, Span span = {});
 };
@@ -103,6 +108,7 @@ struct YieldStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::YieldStmt;
   std::vector<ExprPtr> values;
   YieldStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  ~YieldStmt() override { release_children(values); }
   static std::shared_ptr<const YieldStmt> make(std::vector<ExprPtr> values, Span span = {});
 };
 
@@ -110,6 +116,7 @@ struct ReturnStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::ReturnStmt;
   std::vector<ExprPtr> values;
   ReturnStmt(std::vector<ExprPtr> v, Span s) : Stmt(kKind, std::move(s)), values(std::move(v)) {}
+  ~ReturnStmt() override { release_children(values); }
   static std::shared_ptr<const ReturnStmt> make(std::vector<ExprPtr> values, Span span = {});
 };
 
@@ -126,6 +133,7 @@ struct ScopeStmt : Stmt {
   VarPtr block_var;     // `for i in pl.spmd(...)`; null otherwise
   ScopeStmt(ScopeKind k, Attrs a, StmtPtr b, VarPtr tid, VarPtr bv, Span s)
       : Stmt(kKind, std::move(s)), scope_kind(k), attrs(std::move(a)), body(std::move(b)), task_id_var(std::move(tid)), block_var(std::move(bv)) {}
+  ~ScopeStmt() override { release_children(body, task_id_var, block_var); }
   static std::shared_ptr<const ScopeStmt> make(ScopeKind kind, Attrs attrs, StmtPtr body, VarPtr task_id_var = nullptr,
                                                VarPtr block_var = nullptr, Span span = {});
 };
@@ -137,6 +145,7 @@ struct RuntimeScopeStmt : Stmt {
   RuntimeScopeMode mode;
   StmtPtr body;
   RuntimeScopeStmt(RuntimeScopeMode m, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), mode(m), body(std::move(b)) {}
+  ~RuntimeScopeStmt() override { release_children(body); }
   static std::shared_ptr<const RuntimeScopeStmt> make(RuntimeScopeMode mode, StmtPtr body, Span span = {});
 };
 

@@ -30,6 +30,24 @@
 //   CrossScopeTaskIdsHoisted   no system.task_ref placeholder is left and every compiler edge
 //                              names a TaskId Var visible at its consumer
 //                              (PrepareCrossScopeTaskIdHoists)
+//   ReturnedParamsStamped      every function with a return has the Function::returned_params
+//                              StampReturnedParams computes (StampReturnedParams)
+//   LoopsUnrolled              no ForStmt has ForKind::Unroll (UnrollLoops)
+//   ClusterScopesOutlined      no Cluster ScopeStmt in Orchestration / Opaque functions
+//                              (OutlineClusterScopes)
+//   IncoreScopesOutlined       no At / Spmd ScopeStmt in Orchestration / Opaque functions
+//                              (OutlineIncoreScopes)
+// The next ones are "the pass is at its fixed point": running the pass again changes nothing.
+//   KernelTensorOpsConverted   no kernel calls a tensor op ConvertTensorToTileOps lowers
+//   TensorAssemblesInPlace     every statically shaped tensor.assemble is in place (LowerTensorAssemble)
+//   WrittenParamDirectionsUpgraded  no kernel writes a tensor param declared In
+//                              (UpgradeWrittenParamDirections)
+//   PhaseFencesExpanded        every profitable manual phase fence has its barrier
+//                              (ExpandManualPhaseFence)
+//   AutoDepsAnalysed           every (non-HOST) Orchestration function has the verdict of
+//                              AutoDeriveTaskDependencies stamped (attrs["auto_deps"])
+//   ChunkedLoopsSplit          no ForStmt has a `chunk` attr (SplitChunkedLoops)
+//   AutoChunkScopesInterchanged  no ScopeStmt has the `auto_chunk` attr (InterchangeChunkLoops)
 #pragma once
 #include <string>
 #include <vector>
@@ -51,6 +69,17 @@ enum class IRProperty {
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,
+  ReturnedParamsStamped,
+  LoopsUnrolled,
+  ClusterScopesOutlined,
+  IncoreScopesOutlined,
+  KernelTensorOpsConverted,
+  TensorAssemblesInPlace,
+  WrittenParamDirectionsUpgraded,
+  PhaseFencesExpanded,
+  AutoDepsAnalysed,
+  ChunkedLoopsSplit,
+  AutoChunkScopesInterchanged,
 };
 
 const char* to_string(IRProperty p);

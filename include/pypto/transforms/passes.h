@@ -45,6 +45,12 @@ std::vector<ir::TaskIdInfo> ResolvedTaskIds(const ir::Function& fn);
 // compiler edges it would drop.
 std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 
+// Stamps Function::returned_params (per return value, the parameter it writes back; -1 none) on
+// every function with a return. Requires ReturnParamsExplicit; produces ReturnedParamsStamped.
+Pass StampReturnedParams();
+// What StampReturnedParams stamps on `fn`:  ReturnedParamsOf(*program->get("k")) == {2}
+std::vector<int64_t> ReturnedParamsOf(const ir::Function& fn);
+
 // Replaces every pl.unroll loop (ForKind::Unroll) by one copy of its body per iteration value,
 // the loop variable a constant and carries threaded copy to copy (anchor_features.md §12):
 //   for i in pl.unroll(2): y = self.k(x, i, y)   ==>   y_1 = self.k(x, 0, y); y_2 = self.k(x, 1, y_1)

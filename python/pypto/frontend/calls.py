@@ -138,6 +138,8 @@ def _warn_slice_overhang(ctx, node, call):
     """A static slice that starts inside the tensor but runs past its end is clamped at run time
     (spec anchor_features §18); one that starts at or past the end is a type error already."""
     src, shapes, offsets = call.args[0], call.args[1], call.args[2]
+    if len(call.args) > 3:
+        shapes = call.args[3]            # the static check uses the valid extents (§10)
     if not isinstance(src.type, ir.TensorType) or not isinstance(shapes, ir.MakeTuple) \
             or not isinstance(offsets, ir.MakeTuple):
         return

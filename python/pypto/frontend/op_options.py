@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 
-from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, reservation as _reservation, try_eval_py
 
 _INIT_HELP = "init_value takes an int or float constant, e.g. init_value=0 or init_value=-1.5"
 
@@ -73,31 +73,8 @@ def _identifier(ctx, node: ast.AST, what: str) -> str:
     return node.value
 
 
-def _reservation(fn_node: ast.FunctionDef, name: str):
-    """The reserve_buffer(name=<name>, ...) call in the body of `fn_node`, or None."""
-    for n in ast.walk(fn_node):
-        if isinstance(n, ast.Call):
-            f = n.func
-            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
-            if fname == "reserve_buffer" and any(kw.arg == "name" and isinstance(kw.value, ast.Constant)
-                                                 and kw.value.value == name for kw in n.keywords):
-                return n
-    return None
-
-
 def _reserves(fn_node: ast.FunctionDef, name: str) -> bool:
     return _reservation(fn_node, name) is not None
-
-
-def peer_reserve_base(ctx, peer: str, name: str) -> int:
-    """The literal base (-1 = pl.AUTO) of the buffer `name` that program function `peer` reserves
-    (the import was checked to have one), read from the peer's source, so parse order is irrelevant."""
-    call = _reservation(ctx.prog.sigs[peer].node, name)
-    for kw in call.keywords:
-        if kw.arg == "base":
-            base = try_eval_py(ctx, kw.value, None)
-            return base if type(base) is int else -1
-    return -1
 
 
 def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
@@ -189,7 +166,7 @@ def initialize_pipe_call(ctx, node: ast.Call, pl_name: str):
     bufs = []
     for key in _INIT_PIPE_PARAMS[2:]:
         if key not in given:
-            bufs.append(ir.ConstInt.make(0, ir.DataType.INDEX, ctx.span(node)))   # as the literal 0 parses
+            bufs.append(ir.ConstInt.make(0, ir.DataType.INT32, ctx.span(node)))   # as a literal buffer reads
             continue
         e = eval_expr(ctx, given[key])
         if not (isinstance(e.type, ir.ScalarType) and ir.is_integer(e.type.dtype)):

@@ -81,6 +81,10 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg == "auto_scope":     # spec anchor_features §4: stored only when False
                 auto_scope = auto_scope_option(sctx, kw.value)
                 continue
+            if kw.arg == "returned_params":
+                # StampReturnedParams' result, as printed: a list of parameter indices (-1: none).
+                group_sync["returned_params"] = _returned_params_option(sctx, kw.value)
+                continue
             if kw.arg == "task_ids":
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
@@ -92,7 +96,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
-                                      "task_ids=")
+                                      "task_ids=, returned_params=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -135,6 +139,15 @@ def _refuse_dead_option(sctx, kw, v):
     if kw.arg == "level" and v.name == "CLUSTER":
         raise sctx.error(kw.value, "level=pl.Level.CLUSTER is not supported on a function",
                          help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
+
+
+def _returned_params_option(sctx, node):
+    """`[2, -1]` -> [2, -1]: a list literal of ints >= -1."""
+    vals = [try_eval_py(sctx, e, None) for e in node.elts] if isinstance(node, (ast.List, ast.Tuple)) else None
+    if vals is None or not all(isinstance(v, int) and not isinstance(v, bool) and v >= -1 for v in vals):
+        raise sctx.error(node, "returned_params= must be a list literal of parameter indices (-1: none), "
+                         "e.g. returned_params=[2]")
+    return vals
 
 
 def _task_ids_option(sctx, node):
@@ -217,7 +230,10 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                           sig.core_type)
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
+    returned_params = sync.pop("returned_params", None)
     fn = fn.with_group_sync(**sync) if sync else fn
+    if returned_params:
+        fn = fn.with_returned_params(returned_params)
     if task_ids:
         node, named = task_ids
         try:

@@ -67,7 +67,6 @@ def _pipe_buffer_base(ctx, node: ast.Attribute):
 
         buf = pl.reserve_buffer(name="ring", size=4096, base=256);  buf.base  ->  256
     """
-    from pypto.frontend.op_options import peer_reserve_base   # op_options imports this module
     d = getattr(ctx, "defs", {}).get(ctx.lookup(node.value.id))
     callee = getattr(d, "callee", "") if d is not None else ""
     if callee == "system.reserve_buffer":
@@ -75,6 +74,29 @@ def _pipe_buffer_base(ctx, node: ast.Attribute):
     if callee == "system.import_peer_buffer":
         return peer_reserve_base(ctx, d.attrs["peer_func"], d.attrs["name"])
     return _Failure((node, "local", None, ""))
+
+
+def reservation(fn_node: ast.FunctionDef, name: str):
+    """The reserve_buffer(name=<name>, ...) call in the body of `fn_node`, or None."""
+    for n in ast.walk(fn_node):
+        if isinstance(n, ast.Call):
+            f = n.func
+            fname = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+            if fname == "reserve_buffer" and any(kw.arg == "name" and isinstance(kw.value, ast.Constant)
+                                                 and kw.value.value == name for kw in n.keywords):
+                return n
+    return None
+
+
+def peer_reserve_base(ctx, peer: str, name: str) -> int:
+    """The literal base (-1 = pl.AUTO) of the buffer `name` that program function `peer` reserves
+    (the import was checked to have one), read from the peer's source, so parse order is irrelevant."""
+    call = reservation(ctx.prog.sigs[peer].node, name)
+    for kw in call.keywords:
+        if kw.arg == "base":
+            base = try_eval_py(ctx, kw.value, None)
+            return base if type(base) is int else -1
+    return -1
 
 
 def eval_py(ctx, node: ast.AST):

@@ -90,7 +90,7 @@ def _tensor_ops(prefix: str) -> dict:
                      ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
         "write": op(prefix + "write", "tensor.write", ("tensor", "indices", "value")),
-        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets")),
+        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets", "valid_shape")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
         "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),

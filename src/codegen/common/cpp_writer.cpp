@@ -5,14 +5,15 @@
 
 namespace pypto::codegen::common {
 
-void CppWriter::write_to(std::ostream* out, int indent) {
+void CppWriter::write_to(std::ostream* out, int indent, int indent_width) {
   out_ = out;
   indent_ = indent;
+  indent_width_ = indent_width;
 }
 
 void CppWriter::line(const std::string& text) {
   PYPTO_CHECK(out_, "CppWriter: no output stream");
-  if (!text.empty()) *out_ << std::string(static_cast<size_t>(4 * indent_), ' ') << text;
+  if (!text.empty()) *out_ << std::string(static_cast<size_t>(indent_width_ * indent_), ' ') << text;
   *out_ << "\n";
   at_block_start_ = !text.empty() && text.back() == '{';
 }

@@ -1,5 +1,6 @@
-// The C++ emitter base of the orchestration and HOST code generators: lines, indentation and
-// blocks. A generator derives from CppWriter, points it at a stream, and gets
+// The C++ emitter base of the orchestration, HOST and CPU kernel code generators: lines,
+// indentation and blocks. A generator derives from CppWriter, points it at a stream
+// (write_to(&out, 1) — 4 spaces a level; the kernel files use write_to(&out, 0, 2)), and gets
 //
 //   open_block("for (int64_t i = 0; i < 4; i += 1)");   // "for (...) {" ("{" for ""), one level deeper
 //   line("Arg params_t0;");                               // indented
@@ -31,14 +32,15 @@ class CppWriter {
   bool block_just_opened() const { return at_block_start_; }
 
  protected:
-  // Where lines go from now on, and the indentation level they start at.
-  void write_to(std::ostream* out, int indent);
+  // Where lines go from now on, the indentation level they start at and the spaces per level.
+  void write_to(std::ostream* out, int indent, int indent_width = 4);
   virtual void on_open_block() {}
   virtual void on_close_block() {}
   int indent_ = 0;
 
  private:
   std::ostream* out_ = nullptr;
+  int indent_width_ = 4;
   bool at_block_start_ = true;
 };
 

@@ -21,15 +21,6 @@ bool is_tid_scalar(const TypePtr& t) {
   return s && s->dtype == DataType::TASK_ID;
 }
 
-// The ReturnStmt that ends `body` (null if none).
-const ReturnStmt* find_return(const StmtPtr& body) {
-  if (!body) return nullptr;
-  if (auto* r = body->as<ReturnStmt>()) return r;
-  if (auto* s = body->as<SeqStmts>()) return s->stmts.empty() ? nullptr : find_return(s->stmts.back());
-  if (auto* r = body->as<RuntimeScopeStmt>()) return find_return(r->body);
-  return nullptr;
-}
-
 // When stmts[k] is `tup = pl.submit(...)`, the Var a later statement of the same list unpacks
 // its TaskId element into (`out, t = pl.submit(...)` -> t), else null.
 const Var* SubmitTaskIdElement(const std::vector<StmtPtr>& stmts, size_t k) {
@@ -177,18 +168,8 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
 
   // The callee's results alias the arguments passed for the parameters it returns.
   std::vector<std::string> results;
-  const ReturnStmt* ret = find_return(fn->body);
-  std::vector<size_t> outs;
-  for (size_t i = 0; i < fn->params.size(); ++i)
-    if (fn->param_directions[i] != ParamDirection::In) outs.push_back(i);
   for (size_t k = 0; k < fn->return_types.size(); ++k) {
-    long idx = -1;
-    if (ret && k < ret->values.size()) {
-      auto* rv = as_var(ret->values[k]);
-      for (size_t i = 0; rv && i < fn->params.size(); ++i)
-        if (fn->params[i].get() == rv) idx = static_cast<long>(i);
-    }
-    if (idx < 0 && k < outs.size()) idx = static_cast<long>(outs[k]);
+    const int64_t idx = k < fn->returned_params.size() ? fn->returned_params[k] : -1;   // StampReturnedParams
     PYPTO_CHECK(idx >= 0 && !arg_text[idx].empty(), "result " << k << " of '" << callee << "' is not a tensor parameter");
     results.push_back(arg_text[idx]);
   }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
+#include "../common/cpp_writer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 
@@ -39,39 +40,43 @@ std::string CType(ir::DataType t);         // compute type of a tile element / s
 std::string StorageKind(ir::DataType t);   // pypto_kernel::Storage::F32, ...
 std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
 
-class KernelEmitter : public common::CppScalarExprPrinter {
+// The kernel file's printer: lines and blocks are common::CppWriter's (two spaces a level),
+// scalar expressions common::CppScalarExprPrinter's with the kernel spellings. Method names
+// follow the other emitters (snake_case; Generate() is the entry point).
+class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
  public:
   KernelEmitter(const ir::Program& program, const ir::Function& fn);
-  std::string Emit();
+  // The whole kernel file:  KernelEmitter(program, fn).Generate()
+  std::string Generate();
 
-  // --- used by the op handlers ---
-  void Line(const std::string& s);
-  std::string Fresh(const std::string& hint);
+  // --- used by the op handlers (output: common::CppWriter's line / open_block / close_block) ---
+  // A fresh C++ identifier from `hint` (unique in the kernel, never a reserved name).
+  std::string fresh(const std::string& hint);
   // The C++ expression of a scalar-typed IR expr (the kernel spellings: kernel_scalar_exprs.cpp).
-  std::string Scalar(const ir::ExprPtr& e) { return print_scalar(e); }
+  std::string scalar(const ir::ExprPtr& e) { return print_scalar(e); }
   // The tile an expr denotes: a bound tile Var, or a nested tile op evaluated into a temp.
-  TileRef Tile(const ir::ExprPtr& e);
+  TileRef tile(const ir::ExprPtr& e);
   // `ctx->tensors[i]` of a tensor-valued expr (a tensor param or a store result).
-  std::string Tensor(const ir::ExprPtr& e);
-  int TensorIndex(const ir::ExprPtr& e);
-  std::string TensorName(const ir::ExprPtr& e);   // the param's name, for messages
+  std::string tensor(const ir::ExprPtr& e);
+  int tensor_index(const ir::ExprPtr& e);
+  std::string tensor_name(const ir::ExprPtr& e);   // the param's name, for messages
   // Declares a new tile buffer for a value of type `tt`.
-  TileRef DeclareTile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
+  TileRef declare_tile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
   const ir::Function& fn() const { return fn_; }
 
  private:
   friend class StmtTranslator;
-  void BindParams();
-  void EmitStmt(const ir::StmtPtr& s);
-  void EmitAssign(const ir::VarPtr& var, const ir::ExprPtr& value, const ir::Span& span);
-  void EmitFor(const ir::ForStmt* op);
-  void EmitIf(const ir::IfStmt* op);
-  void EmitYield(const ir::YieldStmt* op);
+  void bind_params();
+  void emit_stmt(const ir::StmtPtr& s);
+  void emit_assign(const ir::VarPtr& var, const ir::ExprPtr& value, const ir::Span& span);
+  void emit_for(const ir::ForStmt* op);
+  void emit_if(const ir::IfStmt* op);
+  void emit_yield(const ir::YieldStmt* op);
   // Evaluates a tile-producing op call into `dst`.
-  void EmitTileOp(const ir::Call* call, const TileRef& dst);
+  void emit_tile_op(const ir::Call* call, const TileRef& dst);
   // Evaluates an op call whose value is a tensor (tile.store); returns the tensor index.
-  int EmitTensorOp(const ir::Call* call);
-  std::string Ident(const ir::Var* v);
+  int emit_tensor_op(const ir::Call* call);
+  std::string ident(const ir::Var* v);
 
   // common::CppScalarExprPrinter: the kernel spellings (kernel_scalar_exprs.cpp).
   std::string var_text(const ir::Var* v, const ir::Span& span) override;
@@ -91,14 +96,12 @@ class KernelEmitter : public common::CppScalarExprPrinter {
     std::string ctype;   // kScalar
     int tensor = -1;     // kTensor
   };
-  Slot DeclareSlot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
-  void AssignToSlot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
-  void BindToSlot(const ir::Var* v, const Slot& slot);
+  Slot declare_slot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
+  void assign_to_slot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
+  void bind_to_slot(const ir::Var* v, const Slot& slot);
 
   const ir::Program& program_;
   const ir::Function& fn_;
-  std::ostringstream out_;
-  int indent_ = 1;
   std::set<std::string> used_names_;
   std::map<const ir::Var*, std::string> names_;      // scalar vars -> C++ expression
   std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer

@@ -8,6 +8,8 @@
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
 //   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t")      (a tensor value)
 //   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, tr, "t")
+//   tensor.write(t, [i, j], v)  float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
+//                               (a scalar store to global memory, anchor_features §11; a tensor value)
 #include "kernel_ops_util.h"
 
 #include "pypto/ir/attrs.h"
@@ -23,7 +25,7 @@ std::string FlatIndex(KernelEmitter& em, const Call& call, const TileRef& t) {
   auto idx = ListArg(call, 1);
   std::string flat;
   for (size_t k = 0; k < idx.size(); ++k) {
-    const std::string i = "static_cast<int64_t>(" + em.Scalar(idx[k]) + ")";
+    const std::string i = "static_cast<int64_t>(" + em.scalar(idx[k]) + ")";
     flat = flat.empty() ? i : "(" + flat + ") * " + t.dim(k) + " + " + i;
   }
   return flat.empty() ? "0" : flat;
@@ -39,7 +41,7 @@ bool IsBarrier(const std::string& op) {
 bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
   if (!call.is_op) return false;
   if (call.callee == "tile.read") {
-    TileRef t = em.Tile(call.args[0]);
+    TileRef t = em.tile(call.args[0]);
     *out = "pypto_kernel::tile_at(ctx, " + t.buf + ", " + t.numel() + ", " + FlatIndex(em, call, t) + ")";
     return true;
   }
@@ -55,34 +57,53 @@ bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
 }
 
 int EmitMscatter(KernelEmitter& em, const Call& call) {
-  TileRef src = em.Tile(call.args[0]), idx = em.Tile(call.args[1]);
+  TileRef src = em.tile(call.args[0]), idx = em.tile(call.args[1]);
   auto* tt = call.args[2]->type->as<TensorType>();
-  const int t = em.TensorIndex(call.args[2]);
-  em.Line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
+  const int t = em.tensor_index(call.args[2]);
+  em.line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
           src.numel() + ", ctx->tensors[" + std::to_string(t) + "], " + RuntimeDType(tt->dtype) + ", \"" +
-          em.TensorName(call.args[2]) + "\")) return;");
+          em.tensor_name(call.args[2]) + "\")) return;");
+  return t;
+}
+
+int EmitTensorWrite(KernelEmitter& em, const Call& call) {
+  // A one-element store: checked against the declared shape, clipped to a smaller run-time
+  // tensor (a clamped slice, §18), noted by the race checker as a write.
+  auto* tt = call.args[0]->type->as<TensorType>();
+  const int t = em.tensor_index(call.args[0]);
+  std::vector<std::string> idx, ones;
+  for (auto& i : ListArg(call, 1)) {
+    idx.push_back(em.scalar(i));
+    ones.push_back("1");
+  }
+  const std::string ct = CType(tt->dtype), v = em.fresh("wval");
+  em.line(ct + " " + v + "[1] = {static_cast<" + ct + ">(" + em.scalar(call.args[2]) + ")};");
+  const std::string o = IntArray(em, "widx", idx), s = IntArray(em, "wshp", ones), decl = DeclArg(em, tt, t);
+  em.line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + v + ", ctx->tensors[" + std::to_string(t) +
+          "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(idx.size()) + ", " + o + ", " + s + ", \"" +
+          em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
   return t;
 }
 
 void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops) {
   ops["tile.gather_row"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef d = em.Tile(call.args[0]);
+    TileRef d = em.tile(call.args[0]);
     auto* tt = call.args[1]->type->as<TensorType>();
     auto doff = ListArg(call, 2), soff = ListArg(call, 3), shp = ListArg(call, 4);
     auto* tr = attr_get<bool>(call.attrs, "transpose");
-    auto i64 = [&em](const ExprPtr& e) { return "static_cast<int64_t>(" + em.Scalar(e) + ")"; };
-    em.Line("if (!pypto_kernel::gather_row" + Tpl(d) + "(ctx, " + dst.buf + ", " + d.buf + ", " + d.rows() + ", " +
-            d.cols() + ", " + em.Tensor(call.args[1]) + ", " + RuntimeDType(tt->dtype) + ", " + i64(doff[0]) + ", " +
+    auto i64 = [&em](const ExprPtr& e) { return "static_cast<int64_t>(" + em.scalar(e) + ")"; };
+    em.line("if (!pypto_kernel::gather_row" + Tpl(d) + "(ctx, " + dst.buf + ", " + d.buf + ", " + d.rows() + ", " +
+            d.cols() + ", " + em.tensor(call.args[1]) + ", " + RuntimeDType(tt->dtype) + ", " + i64(doff[0]) + ", " +
             i64(doff[1]) + ", " + i64(soff[0]) + ", " + i64(soff[1]) + ", " + i64(shp[0]) + ", " + i64(shp[1]) + ", " +
-            (tr && *tr ? "true" : "false") + ", \"" + em.TensorName(call.args[1]) + "\")) return;");
+            (tr && *tr ? "true" : "false") + ", \"" + em.tensor_name(call.args[1]) + "\")) return;");
   };
   ops["tile.write"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef t = em.Tile(call.args[0]);
-    const std::string flat = em.Fresh("widx"), value = em.Scalar(call.args[2]);
-    em.Line("const int64_t " + flat + " = " + FlatIndex(em, call, t) + ";");
-    em.Line("if (!pypto_kernel::tile_set" + Tpl(t) + "(ctx, " + t.buf + ", " + t.numel() + ", " + flat + ", " + value +
+    TileRef t = em.tile(call.args[0]);
+    const std::string flat = em.fresh("widx"), value = em.scalar(call.args[2]);
+    em.line("const int64_t " + flat + " = " + FlatIndex(em, call, t) + ";");
+    em.line("if (!pypto_kernel::tile_set" + Tpl(t) + "(ctx, " + t.buf + ", " + t.numel() + ", " + flat + ", " + value +
             ")) return;");
-    if (dst.buf != t.buf) em.Line("pypto_kernel::copy(" + dst.buf + ", " + t.buf + ", " + dst.numel() + ");");
+    if (dst.buf != t.buf) em.line("pypto_kernel::copy(" + dst.buf + ", " + t.buf + ", " + dst.numel() + ");");
   };
 }
 

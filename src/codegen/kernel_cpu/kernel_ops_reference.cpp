@@ -22,8 +22,8 @@ std::string Fn(const std::string& f) { return "pypto_kernel::" + f + "{}"; }
 // Tile x tile with 2-D broadcasting into dst.
 TileOpHandler TileTile(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]);
+    em.line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
             dst.rows() + ", " + dst.cols() + ", " + Fn(functor) + ");");
   };
 }
@@ -31,33 +31,33 @@ TileOpHandler TileTile(const std::string& functor) {
 // Tile x scalar (the scalar converted to the tile's compute type first).
 TileOpHandler TileScalar(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" +
-            CType(dst.dtype) + ">(" + em.Scalar(call.args[1]) + "), " + dst.numel() + ", " + Fn(functor) + ");");
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" +
+            CType(dst.dtype) + ">(" + em.scalar(call.args[1]) + "), " + dst.numel() + ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler Ternary(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]), c = em.Tile(call.args[2]);
-    em.Line("pypto_kernel::ternary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]), c = em.tile(call.args[2]);
+    em.line("pypto_kernel::ternary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
             View(c) + ", " + dst.rows() + ", " + dst.cols() + ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler ScalarTile(const std::string& functor) {   // addsc / subsc
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), c = em.Tile(call.args[2]);
-    em.Line("pypto_kernel::binary_scalar_tile" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", static_cast<" +
-            CType(dst.dtype) + ">(" + em.Scalar(call.args[1]) + "), " + View(c) + ", " + dst.rows() + ", " +
+    TileRef a = em.tile(call.args[0]), c = em.tile(call.args[2]);
+    em.line("pypto_kernel::binary_scalar_tile" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", static_cast<" +
+            CType(dst.dtype) + ">(" + em.scalar(call.args[1]) + "), " + View(c) + ", " + dst.rows() + ", " +
             dst.cols() + ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler UnaryOp(const std::string& functor, bool via_float) {
   return [functor, via_float](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
+    TileRef a = em.tile(call.args[0]);
+    em.line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
             a.buf + ", " + dst.numel() + ", " + Fn(functor) + ");");
   };
 }
@@ -65,68 +65,68 @@ TileOpHandler UnaryOp(const std::string& functor, bool via_float) {
 // cmp / cmps: a packed UINT8 mask of the broadcast operands.
 TileOpHandler Compare() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
+    TileRef a = em.tile(call.args[0]);
     const std::string ct = CType(a.dtype);
     std::string b_view;
     if (IsTile(call.args[1])) {
-      b_view = View(em.Tile(call.args[1]));
+      b_view = View(em.tile(call.args[1]));
     } else {
-      const std::string s = em.Fresh("cmp_rhs");
-      em.Line("const " + ct + " " + s + " = static_cast<" + ct + ">(" + em.Scalar(call.args[1]) + ");");
+      const std::string s = em.fresh("cmp_rhs");
+      em.line("const " + ct + " " + s + " = static_cast<" + ct + ">(" + em.scalar(call.args[1]) + ");");
       b_view = "&" + s + ", 1, 1";
     }
-    const std::string cols = em.Fresh("cmp_cols");
+    const std::string cols = em.fresh("cmp_cols");
     // The result's column count: the wider operand's (1 broadcasts).
-    em.Line("const int64_t " + cols + " = std::max<int64_t>(" + a.cols() + ", " +
-            (IsTile(call.args[1]) ? em.Tile(call.args[1]).cols() : std::string("1")) + ");");
-    em.Line("pypto_kernel::cmp_mask(" + dst.buf + ", " + View(a) + ", " + b_view + ", " + dst.rows() + ", " + cols +
+    em.line("const int64_t " + cols + " = std::max<int64_t>(" + a.cols() + ", " +
+            (IsTile(call.args[1]) ? em.tile(call.args[1]).cols() : std::string("1")) + ");");
+    em.line("pypto_kernel::cmp_mask(" + dst.buf + ", " + View(a) + ", " + b_view + ", " + dst.rows() + ", " + cols +
             ", " + dst.cols() + ", " + std::to_string(IntAttr(call, "cmp_type", 0)) + ");");
   };
 }
 
 TileOpHandler Select() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef m = em.Tile(call.args[0]), a = em.Tile(call.args[1]), b = em.Tile(call.args[2]);
-    em.Line("pypto_kernel::select_mask" + Tpl(dst) + "(" + dst.buf + ", " + m.buf + ", " + m.cols() + ", " + View(a) +
+    TileRef m = em.tile(call.args[0]), a = em.tile(call.args[1]), b = em.tile(call.args[2]);
+    em.line("pypto_kernel::select_mask" + Tpl(dst) + "(" + dst.buf + ", " + m.buf + ", " + m.cols() + ", " + View(a) +
             ", " + View(b) + ", " + dst.rows() + ", " + dst.cols() + ");");
   };
 }
 
 TileOpHandler SelectWhole() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
-            dst.rows() + ", " + dst.cols() + ", pypto_kernel::Pick{(" + em.Scalar(call.args[2]) + ") == 1});");
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]);
+    em.line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+            dst.rows() + ", " + dst.cols() + ", pypto_kernel::Pick{(" + em.scalar(call.args[2]) + ") == 1});");
   };
 }
 
 TileOpHandler Expands() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    em.Line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", static_cast<" + CType(dst.dtype) +
-            ">(" + em.Scalar(call.args[1]) + "));");
+    em.line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", static_cast<" + CType(dst.dtype) +
+            ">(" + em.scalar(call.args[1]) + "));");
   };
 }
 
 TileOpHandler RowReduceOp(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
             ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler RowExpandOp(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), r = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() +
+    TileRef a = em.tile(call.args[0]), r = em.tile(call.args[1]);
+    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() +
             ", " + a.cols() + ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler ColReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::col_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::col_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
             ", " + Fn(functor) + ");");
   };
 }
@@ -135,42 +135,42 @@ TileOpHandler ColReduce(const std::string& functor) {
 // column reduction.
 TileOpHandler AxisReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
+    TileRef a = em.tile(call.args[0]);
     const int64_t rank = static_cast<int64_t>(a.dims.size());
     const int64_t axis = (IntAttr(call, "axis", 0) + rank) % rank;
     const bool rows = axis == rank - 1;
     const std::string fn = rows && functor == "Add" ? "row_sum" : rows ? "row_reduce" : "col_reduce";
-    em.Line("pypto_kernel::" + fn + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
+    em.line("pypto_kernel::" + fn + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
             (fn == "row_sum" ? std::string("") : ", " + Fn(functor)) + ");");
   };
 }
 
 TileOpHandler ColExpand(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), c = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::col_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + c.buf + ", " + a.rows() +
+    TileRef a = em.tile(call.args[0]), c = em.tile(call.args[1]);
+    em.line("pypto_kernel::col_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + c.buf + ", " + a.rows() +
             ", " + a.cols() + ", " + Fn(functor) + ");");
   };
 }
 
 TileOpHandler Transpose() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::transpose(" + dst.buf + ", " + View(a) + ");");
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::transpose(" + dst.buf + ", " + View(a) + ");");
   };
 }
 
 TileOpHandler CopyOp() {   // reshape, fillpad: the same elements in row-major order
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
   };
 }
 
 TileOpHandler Concat() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::concat_cols(" + dst.buf + ", " + a.buf + ", " + a.cols() + ", " + b.buf + ", " + b.cols() +
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]);
+    em.line("pypto_kernel::concat_cols(" + dst.buf + ", " + a.buf + ", " + a.cols() + ", " + b.buf + ", " + b.cols() +
             ", " + a.rows() + ");");
   };
 }
@@ -178,17 +178,17 @@ TileOpHandler Concat() {
 // extract (src, r, c, shape) and slice (tile, shape, [r, c]): a bounds-checked block copy.
 TileOpHandler Block(bool is_slice) {
   return [is_slice](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
+    TileRef a = em.tile(call.args[0]);
     std::string r0, c0;
     if (is_slice) {
       auto off = ListArg(call, 2);
-      r0 = em.Scalar(off[0]);
-      c0 = em.Scalar(off[1]);
+      r0 = em.scalar(off[0]);
+      c0 = em.scalar(off[1]);
     } else {
-      r0 = em.Scalar(call.args[1]);
-      c0 = em.Scalar(call.args[2]);
+      r0 = em.scalar(call.args[1]);
+      c0 = em.scalar(call.args[2]);
     }
-    em.Line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
+    em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
             "), static_cast<int64_t>(" + c0 + "), " + dst.rows() + ", " + dst.cols() + ", \"" + call.callee +
             "\")) return;");
   };
@@ -196,46 +196,46 @@ TileOpHandler Block(bool is_slice) {
 
 TileOpHandler Assemble() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef t = em.Tile(call.args[0]), s = em.Tile(call.args[1]);
+    TileRef t = em.tile(call.args[0]), s = em.tile(call.args[1]);
     auto off = ListArg(call, 2);
-    em.Line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", static_cast<int64_t>(" +
-            em.Scalar(off[0]) + "), static_cast<int64_t>(" + em.Scalar(off[1]) + "))) return;");
+    em.line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", static_cast<int64_t>(" +
+            em.scalar(off[0]) + "), static_cast<int64_t>(" + em.scalar(off[1]) + "))) return;");
   };
 }
 
 TileOpHandler Create() {
   return [](KernelEmitter& em, const Call&, const TileRef& dst) {
-    em.Line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", " + CType(dst.dtype) + "{});");
+    em.line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", " + CType(dst.dtype) + "{});");
   };
 }
 
 TileOpHandler Arange() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    em.Line("pypto_kernel::arange(" + dst.buf + ", static_cast<int64_t>(" + em.Scalar(call.args[0]) + "), " +
+    em.line("pypto_kernel::arange(" + dst.buf + ", static_cast<int64_t>(" + em.scalar(call.args[0]) + "), " +
             dst.numel() + ", " + (IntAttr(call, "descending", 0) ? "true" : "false") + ");");
   };
 }
 
 TileOpHandler Gather() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef s = em.Tile(call.args[0]), i = em.Tile(call.args[1]);
-    em.Line("if (!pypto_kernel::gather(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf + ", " +
+    TileRef s = em.tile(call.args[0]), i = em.tile(call.args[1]);
+    em.line("if (!pypto_kernel::gather(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf + ", " +
             i.numel() + ")) return;");
   };
 }
 
 TileOpHandler Scatter() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef d = em.Tile(call.args[0]), s = em.Tile(call.args[1]), i = em.Tile(call.args[2]);
-    em.Line("if (!pypto_kernel::scatter(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf + ", " +
+    TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]), i = em.tile(call.args[2]);
+    em.line("if (!pypto_kernel::scatter(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf + ", " +
             i.buf + ", " + s.numel() + ")) return;");
   };
 }
 
 TileOpHandler GatherMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef s = em.Tile(call.args[0]);
-    em.Line("pypto_kernel::gather_mask<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " + CType(s.dtype) +
+    TileRef s = em.tile(call.args[0]);
+    em.line("pypto_kernel::gather_mask<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " + CType(s.dtype) +
             ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + View(s) + ", " +
             std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
   };
@@ -243,24 +243,24 @@ TileOpHandler GatherMask() {
 
 TileOpHandler ScatterMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef d = em.Tile(call.args[0]), s = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::scatter_mask(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " + d.cols() +
+    TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]);
+    em.line("pypto_kernel::scatter_mask(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " + d.cols() +
             ", " + std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
   };
 }
 
 TileOpHandler ScatterUpdate() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef in = em.Tile(call.args[0]), idx = em.Tile(call.args[1]), s = em.Tile(call.args[2]);
-    em.Line("if (!pypto_kernel::scatter_update(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " + idx.numel() +
+    TileRef in = em.tile(call.args[0]), idx = em.tile(call.args[1]), s = em.tile(call.args[2]);
+    em.line("if (!pypto_kernel::scatter_update(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " + idx.numel() +
             ", " + s.buf + ")) return;");
   };
 }
 
 TileOpHandler MatmulBias() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]), bias = em.Tile(call.args[2]);
-    em.Line("pypto_kernel::matmul_bias" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + bias.buf +
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]), bias = em.tile(call.args[2]);
+    em.line("pypto_kernel::matmul_bias" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + bias.buf +
             ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
   };
 }
@@ -275,10 +275,10 @@ std::string BatchCount(const TileRef& t) {
 TileOpHandler BatchMatmul(bool acc) {
   return [acc](KernelEmitter& em, const Call& call, const TileRef& dst) {
     const size_t ai = acc ? 1 : 0;
-    TileRef a = em.Tile(call.args[ai]), b = em.Tile(call.args[ai + 1]);
-    const std::string c_init = acc ? em.Tile(call.args[0]).buf : "nullptr";
+    TileRef a = em.tile(call.args[ai]), b = em.tile(call.args[ai + 1]);
+    const std::string c_init = acc ? em.tile(call.args[0]).buf : "nullptr";
     const size_t ra = a.dims.size(), rb = b.dims.size();
-    em.Line("pypto_kernel::batch_matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
+    em.line("pypto_kernel::batch_matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
             c_init + ", " + a.buf + ", " + BatchCount(a) + ", " + b.buf + ", " + BatchCount(b) + ", " +
             BatchCount(dst) + ", " + a.dims[ra - 2] + ", " + a.dims[ra - 1] + ", " + b.dims[rb - 1] + ");");
   };

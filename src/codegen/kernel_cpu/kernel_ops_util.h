@@ -40,5 +40,8 @@ bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std:
 bool InitializePipeText(KernelEmitter& em, const ir::Call& call, std::string* out);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
+// tensor.write(t, indices, v) in a kernel: emits the one-element store and returns t's index
+// (kernel_ops_access.cpp; spec anchor_features §11).
+int EmitTensorWrite(KernelEmitter& em, const ir::Call& call);
 
 }  // namespace pypto::codegen::kernel_cpu

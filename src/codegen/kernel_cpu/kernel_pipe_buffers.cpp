@@ -60,7 +60,7 @@ bool InitializePipeText(KernelEmitter& em, const Call& call, std::string* out) {
     return false;
   }
   std::string text = "(";
-  for (const auto& a : call.args) text += "(void)(" + em.Scalar(a) + "), ";
+  for (const auto& a : call.args) text += "(void)(" + em.scalar(a) + "), ";
   *out = text + "0 /* " + call.callee + ": no-op on the CPU */)";
   return true;
 }

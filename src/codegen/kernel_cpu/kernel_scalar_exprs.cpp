@@ -130,7 +130,7 @@ std::string KernelEmitter::print_other(const ExprPtr& e) {
   if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
   if (call->is_op && call->callee == "tensor.dim") {
     PYPTO_CHECK(call->args.size() == 2, "tensor.dim with " << call->args.size() << " arguments (VerifyKernelProgram refuses it)");
-    return "static_cast<int64_t>(" + Tensor(call->args[0]) + ".shapes[" + Scalar(call->args[1]) + "])";
+    return "static_cast<int64_t>(" + tensor(call->args[0]) + ".shapes[" + scalar(call->args[1]) + "])";
   }
   throw InternalError("'" + call->callee + "' as a kernel scalar (VerifyKernelProgram refuses it)");
 }

@@ -29,10 +29,10 @@ std::vector<ExprPtr> ListArg(const Call& call, size_t i) {
 }
 
 std::string IntArray(KernelEmitter& em, const std::string& hint, const std::vector<std::string>& values) {
-  const std::string name = em.Fresh(hint);
+  const std::string name = em.fresh(hint);
   std::string s = "const int64_t " + name + "[" + std::to_string(values.size()) + "] = {";
   for (size_t i = 0; i < values.size(); ++i) s += (i ? ", " : "") + std::string("static_cast<int64_t>(") + values[i] + ")";
-  em.Line(s + "};");
+  em.line(s + "};");
   return name;
 }
 
@@ -65,16 +65,28 @@ TileOpHandler Load() {
     // tile.load's type inference checked the tensor, one offset and one size per tensor axis.
     auto offs = ListArg(call, 1);
     std::vector<std::string> off, shp;
-    for (auto& o : offs) off.push_back(em.Scalar(o));
-    for (auto& s : ListArg(call, 2)) shp.push_back(em.Scalar(s));
+    for (auto& o : offs) off.push_back(em.scalar(o));
+    for (auto& s : ListArg(call, 2)) shp.push_back(em.scalar(s));
     auto* tt = call.args[0]->type->as<TensorType>();
     const std::string o = IntArray(em, "off", off), s = IntArray(em, "shp", shp);
-    const int ti = em.TensorIndex(call.args[0]);
+    const int ti = em.tensor_index(call.args[0]);
     const std::string decl = DeclArg(em, tt, ti);
-    em.Line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", ctx->tensors[" + std::to_string(ti) + "], " +
+    em.line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", ctx->tensors[" + std::to_string(ti) + "], " +
             RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
-            em.TensorName(call.args[0]) + "\"" + decl + ")) return;");
+            em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
   };
+}
+
+// A tile operand of another dtype than the result (mixed-dtype add/sub/mul/div promote,
+// reference_ops.md §1.3), converted into a temporary of the result's dtype first.
+TileRef Promoted(KernelEmitter& em, const ExprPtr& operand, const TileRef& dst) {
+  TileRef t = em.tile(operand);
+  if (t.dtype == dst.dtype) return t;
+  auto* tt = operand->type->as<TileType>();
+  TypePtr pt = TileType::make(tt->shape, dst.dtype, tt->memory);
+  TileRef p = em.declare_tile("promoted", *pt->as<TileType>(), operand->span);
+  em.line("pypto_kernel::cast" + Tpl(p) + "(" + p.buf + ", " + t.buf + ", " + t.numel() + ");");
+  return p;
 }
 
 TileOpHandler Binary(const std::string& functor) {
@@ -82,41 +94,41 @@ TileOpHandler Binary(const std::string& functor) {
     const std::string op = "pypto_kernel::" + functor + "{}";
     const std::string ct = CType(dst.dtype);
     if (IsTile(call.args[0]) && IsTile(call.args[1])) {
-      TileRef a = em.Tile(call.args[0]), b = em.Tile(call.args[1]);
+      TileRef a = Promoted(em, call.args[0], dst), b = Promoted(em, call.args[1], dst);
       if (a.dims == dst.dims && b.dims == dst.dims) {
-        em.Line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
+        em.line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
                 ", " + op + ");");
       } else {  // broadcast ([M, N] with [1, N], [M, 1], ...), checked by the op's type inference
-        em.Line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+        em.line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
                 dst.rows() + ", " + dst.cols() + ", " + op + ");");
       }
     } else if (IsTile(call.args[0])) {
-      TileRef a = em.Tile(call.args[0]);
-      em.Line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" + ct + ">(" +
-              em.Scalar(call.args[1]) + "), " + dst.numel() + ", " + op + ");");
+      TileRef a = em.tile(call.args[0]);
+      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" + ct + ">(" +
+              em.scalar(call.args[1]) + "), " + dst.numel() + ", " + op + ");");
     } else {  // scalar op tile (IR built directly; the DSL puts the tile first)
-      TileRef b = em.Tile(call.args[1]);
-      em.Line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", static_cast<" + ct + ">(" +
-              em.Scalar(call.args[0]) + "), " + dst.numel() + ", " + op + ", true);");
+      TileRef b = em.tile(call.args[1]);
+      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", static_cast<" + ct + ">(" +
+              em.scalar(call.args[0]) + "), " + dst.numel() + ", " + op + ", true);");
     }
   };
 }
 
 TileOpHandler Unary(const std::string& functor, bool via_float) {
   return [functor, via_float](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
-    em.Line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
+    TileRef a = em.tile(call.args[0]);
+    em.line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
             a.buf + ", " + dst.numel() + ", pypto_kernel::" + functor + "{});");
   };
 }
 
 TileOpHandler RowReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
+    TileRef a = em.tile(call.args[0]);
     if (functor == "Sum") {
-      em.Line("pypto_kernel::row_sum" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ");");
+      em.line("pypto_kernel::row_sum" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ");");
     } else {
-      em.Line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
+      em.line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
               ", pypto_kernel::" + functor + "{});");
     }
   };
@@ -124,8 +136,8 @@ TileOpHandler RowReduce(const std::string& functor) {
 
 TileOpHandler RowExpand(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]), r = em.Tile(call.args[1]);
-    em.Line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() + ", " +
+    TileRef a = em.tile(call.args[0]), r = em.tile(call.args[1]);
+    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() + ", " +
             a.cols() + ", pypto_kernel::" + functor + "{});");
   };
 }
@@ -133,9 +145,9 @@ TileOpHandler RowExpand(const std::string& functor) {
 TileOpHandler Matmul(bool acc) {
   return [acc](KernelEmitter& em, const Call& call, const TileRef& dst) {
     const size_t ai = acc ? 1 : 0;
-    TileRef a = em.Tile(call.args[ai]), b = em.Tile(call.args[ai + 1]);
-    const std::string c_init = acc ? em.Tile(call.args[0]).buf : "nullptr";
-    em.Line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +
+    TileRef a = em.tile(call.args[ai]), b = em.tile(call.args[ai + 1]);
+    const std::string c_init = acc ? em.tile(call.args[0]).buf : "nullptr";
+    em.line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +
             a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
   };
 }
@@ -143,18 +155,18 @@ TileOpHandler Matmul(bool acc) {
 // move and cast: a copy when the compute types agree, else a converting cast.
 TileOpHandler Convert() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
-    TileRef a = em.Tile(call.args[0]);
+    TileRef a = em.tile(call.args[0]);
     if (call.callee == "tile.cast" && is_float(a.dtype) && is_integer(dst.dtype)) {   // float -> int: the mode
       auto* m = attr_get<std::string>(call.attrs, "mode");
       const int mode = m ? ir::ops::CastModeIndex(*m) : 2;   // the reference's default "round"
-      em.Line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ", " +
+      em.line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ", " +
               std::to_string(mode) + ");");
       return;
     }
     if (a.dtype == dst.dtype) {
-      em.Line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
     } else {
-      em.Line("pypto_kernel::cast" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+      em.line("pypto_kernel::cast" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
     }
   };
 }
@@ -162,8 +174,8 @@ TileOpHandler Convert() {
 TileOpHandler Full() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     const ExprPtr& value = call.args[1];   // tile.full(shape, value), dtype an attr
-    em.Line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", static_cast<" + CType(dst.dtype) +
-            ">(" + em.Scalar(value) + "));");
+    em.line("pypto_kernel::fill" + Tpl(dst) + "(" + dst.buf + ", " + dst.numel() + ", static_cast<" + CType(dst.dtype) +
+            ">(" + em.scalar(value) + "));");
   };
 }
 
@@ -211,32 +223,34 @@ const TileOpHandler* FindTileOp(const std::string& name) {
   return it == Registry().end() ? nullptr : &it->second;
 }
 
-void KernelEmitter::EmitTileOp(const Call* call, const TileRef& dst) {
+void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
   // VerifyKernelProgram checked it is a tile op of the CPU backend (ops::check_kernel_tile_op).
   const TileOpHandler* h = FindTileOp(call->callee);
   PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
   (*h)(*this, *call, dst);
 }
 
-int KernelEmitter::EmitTensorOp(const Call* call) {
-  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter"),
+int KernelEmitter::emit_tensor_op(const Call* call) {
+  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter" ||
+                               call->callee == "tensor.write"),
               "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
   if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
-  TileRef t = Tile(call->args[0]);
+  if (call->callee == "tensor.write") return EmitTensorWrite(*this, *call);
+  TileRef t = tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;
-  for (auto& o : offs) off.push_back(Scalar(o));
+  for (auto& o : offs) off.push_back(scalar(o));
   std::vector<std::string> shp = t.dims;
   // A tile of lower rank than the tensor stores into the trailing axes (leading sizes 1).
   while (shp.size() < off.size()) shp.insert(shp.begin(), "1");
   // tile.store's type inference checked the tensor, the offsets' count, the dtype and the rank.
   auto* tt = call->args[2]->type->as<TensorType>();
-  const int idx = TensorIndex(call->args[2]);
+  const int idx = tensor_index(call->args[2]);
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
   const std::string decl = DeclArg(*this, tt, idx);
   auto* atomic = attr_get<std::string>(call->attrs, "atomic");
   const std::string helper = atomic && *atomic == "Add" ? "store_add" : "store";   // atomic=Add: adds into t
-  Line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
+  line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
        tensor_param_names_.at(idx) + "\"" + decl + ")) return;");
   return idx;

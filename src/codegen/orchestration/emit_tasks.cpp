@@ -218,13 +218,13 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   }
   if (own_block) close_block();
 
-  // Results alias the Out/InOut arguments they write back (ReturnParamsExplicit).
+  // Results alias the Out/InOut arguments they write back (Function::returned_params).
   if (!result) return;
-  std::vector<int> rets = transforms::ExplicitReturnedParamIndices(*f);
+  const std::vector<int64_t>& rets = f->returned_params;
   std::vector<Binding> elems;
   std::vector<bool> runtime_allocated;
   for (size_t r = 0; r < f->return_types.size(); ++r) {
-    const int p = r < rets.size() ? rets[r] : -1;
+    const int64_t p = r < rets.size() ? rets[r] : -1;
     PYPTO_CHECK(p >= 0, "result " << r << " of '" << callee << "' does not resolve to an Out/InOut parameter");
     if (static_cast<size_t>(p) >= args.size() && runtime_outs[p] >= 0) {   // runtime-allocated output
       elems.push_back(Binding{task_outs + ".get_ref(" + std::to_string(runtime_outs[p]) + ")", {task_outs}});

@@ -17,9 +17,10 @@ void check_kernel_tile_op(const Call& call) {
 }
 
 void check_kernel_tensor_op(const Call& call) {
-  PYPTO_USER_CHECK(call.is_op && (call.callee == "tile.store" || call.callee == "tile.mscatter"), call.span,
-                   "op '" << call.callee << "' cannot be used inside a kernel on the CPU backend",
-                   "kernels write tensors with pl.store(tile, offsets, tensor)");
+  PYPTO_USER_CHECK(call.is_op && (call.callee == "tile.store" || call.callee == "tile.mscatter" ||
+                                   call.callee == "tensor.write"),
+                   call.span, "op '" << call.callee << "' cannot be used inside a kernel on the CPU backend",
+                   "kernels write tensors with pl.store(tile, offsets, tensor) or pl.tensor.write(t, indices, v)");
 }
 
 }  // namespace pypto::ir::ops

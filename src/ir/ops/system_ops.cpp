@@ -5,7 +5,9 @@
 //                                                           (a barrier task depending on t1, t2)
 //   system.task_ref([loop_var]) task="k_tid3"               -> Scalar[TASK_ID]  (placeholder: the
 //       instances of the submit bound to k_tid3 that a later task must follow; with a loop
-//       variable, those of the previous iteration of that loop. Written by
+//       variable, those of the previous iteration of that loop; every_iteration=True: the ids of
+//       every iteration of the pl.range below the common scope, not its last; slot=k: only
+//       iteration k's id of the pl.parallel below the common scope. Written by
 //       AutoDeriveTaskDependencies, replaced by TaskId carries in PrepareCrossScopeTaskIdHoists.)
 #include "../describe.h"
 #include "op_util.h"
@@ -42,7 +44,7 @@ void register_system_ops(OpRegistry& r) {
   ref.name = "system.task_ref";
   ref.arg_names = {"loop"};
   ref.min_args = 0;
-  ref.attr_names = {"task"};
+  ref.attr_names = {"task", "every_iteration", "slot"};
   ref.doc = "A compiler edge not yet hoisted: the TaskId(s) of the submit bound to `task` (with a loop variable: of "
             "the previous iteration of that loop); PrepareCrossScopeTaskIdHoists turns it into TaskId carries.";
   ref.infer = [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {

@@ -3,6 +3,7 @@
 //   tensor.create([16, 16]) dtype="FP32"        -> Tensor[[16, 16], FP32]
 //   tensor.read(t, [i, j])                      -> Scalar[t.dtype]
 //   tensor.slice(t, [8, 16], [8, 0])            -> Tensor[[8, 16], t.dtype]
+//   tensor.slice(t, [8, 16], [r, 0], [n, 16])   -> the same; valid_shape [n, 16] is metadata (§10)
 //   tensor.transpose(t, 0, 1)                   -> Tensor with dims 0 and 1 swapped
 //   tensor.dim(t, 0)                            -> Scalar[INDEX]
 //   tensor.reshape(t[4, 64], [1, 256])          -> Tensor[[1, 256], t.dtype] (row-major view)
@@ -11,6 +12,7 @@
 
 #include "../describe.h"
 #include "op_util.h"
+#include "tile_op_helpers.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::ir::ops {
@@ -89,13 +91,29 @@ void register_tensor_ops(OpRegistry& r) {
            return ScalarType::make(t->dtype);
          });
 
-  add_op(r, "tensor.slice", {"tensor", "shapes", "offsets"}, {}, "A view of a sub-block of a tensor: slice(t, shapes, offsets).",
+  // The optional 4th argument valid_shape (anchor_features §10) is metadata in an orchestration:
+  // rank-checked, at most the shape when static, not emitted (the view uses shapes and offsets).
+  tile_helpers::add_op_opt(r, "tensor.slice", {"tensor", "shapes", "offsets", "valid_shape"}, 3, {},
+         "A view of a sub-block of a tensor: slice(t, shapes, offsets[, valid_shape]).",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
            auto* t = expect_tensor("tensor.slice", "tensor", args[0], span);
            auto shapes = expect_int_list("tensor.slice", "shapes", args[1], span);
            auto offsets = expect_int_list("tensor.slice", "offsets", args[2], span);
            expect_rank("tensor.slice", "shapes", shapes.size(), t->shape.size(), t, span);
            expect_rank("tensor.slice", "offsets", offsets.size(), t->shape.size(), t, span);
+           if (args.size() > 3) {
+             auto valid = expect_int_list("tensor.slice", "valid_shape", args[3], span);
+             expect_rank("tensor.slice", "valid_shape", valid.size(), t->shape.size(), t, span);
+             for (size_t i = 0; i < valid.size(); ++i) {
+               auto *v = valid[i]->as<ConstInt>(), *s = shapes[i]->as<ConstInt>();
+               PYPTO_USER_CHECK(!v || v->value >= 0, span,
+                                "tensor.slice: valid_shape " << v->value << " of dimension " << i << " is negative", "");
+               PYPTO_USER_CHECK(!v || !s || v->value <= s->value, span,
+                                "tensor.slice: valid_shape " << v->value << " of dimension " << i
+                                                             << " exceeds the slice shape " << s->value,
+                                "the valid region is at most the slice's shape");
+             }
+           }
            for (size_t i = 0; i < shapes.size(); ++i) {
              auto *s = shapes[i]->as<ConstInt>(), *o = offsets[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
              PYPTO_USER_CHECK(!s || s->value > 0, span, "tensor.slice: slice size " << s->value << " must be positive", "");

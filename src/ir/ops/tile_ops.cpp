@@ -44,15 +44,26 @@ void same_dtype(const std::string& op, const TileType* a, const TileType* b, con
                    "convert one side with pl.cast(tile, dtype)");
 }
 
-void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::string& what) {
+// add / sub / mul / div promote mixed operand dtypes (spec reference_ops.md §1.3, PromoteDataTypes);
+// maximum / minimum keep asking for equal dtypes.
+void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::string& what, bool promote = false) {
   std::string op = "tile." + name;
-  add_op(r, op, {"a", "b"}, {}, "Elementwise " + what + " of tile a with a tile of the same shape or a scalar.",
-         [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+  add_op(r, op, {"a", "b"}, {},
+         "Elementwise " + what + " of tile a with a tile of the same shape or a scalar" +
+             (promote ? " (mixed dtypes promote: float beats int, wider wins)." : "."),
+         [op, promote](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_tile(op, "a", args[0], span);
            if (auto* b = args[1]->type->as<TileType>()) {
-             same_dtype(op, a, b, args[0], args[1], span);
+             DataType dt = a->dtype;
+             if (promote && a->dtype != b->dtype) {
+               PYPTO_USER_CHECK(a->dtype != DataType::TASK_ID && b->dtype != DataType::TASK_ID, span,
+                                op << ": TASK_ID tiles have no arithmetic", "");
+               dt = PromoteDataTypes(a->dtype, b->dtype);
+             } else {
+               same_dtype(op, a, b, args[0], args[1], span);
+             }
              auto shape = tile_helpers::broadcast_2d(op, args[0], args[1], span);   // NumPy-style, 2-D
-             if (!shape_equal(shape, a->shape)) return TileType::make(std::move(shape), a->dtype, a->memory);
+             if (!shape_equal(shape, a->shape) || dt != a->dtype) return TileType::make(std::move(shape), dt, a->memory);
            } else {
              PYPTO_USER_CHECK(args[1]->type->is<ScalarType>() && args[1]->type->as<ScalarType>()->dtype != DataType::TASK_ID,
                               span, op << ": argument 'b' must be a Tile or a scalar, got " << describe(args[1]->type), "");
@@ -60,6 +71,21 @@ void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::s
            return args[0]->type;
          });
 }
+
+}  // namespace
+
+DataType PromoteDataTypes(DataType a, DataType b) {
+  if (a == b) return a;
+  const bool fa = is_float(a), fb = is_float(b), ia = is_integer(a), ib = is_integer(b);
+  if ((fa && ib) || (ia && fb)) return fa ? a : b;   // a float beats an integer
+  if ((fa && fb) || (ia && ib)) {
+    if (bit_width(a) != bit_width(b)) return bit_width(a) > bit_width(b) ? a : b;   // the wider wins
+    if (ia && is_signed(a) != is_signed(b)) return is_signed(a) ? a : b;            // signed beats unsigned
+  }
+  return a;   // anything else (FP16 vs BF16, BOOL): the left operand's dtype
+}
+
+namespace {
 
 void add_elementwise_unary(OpRegistry& r, const std::string& name, const std::string& doc) {
   std::string op = "tile." + name;
@@ -167,10 +193,10 @@ void register_tile_ops(OpRegistry& r) {
            return args[2]->type;
          });
 
-  add_elementwise_binary(r, "add", "sum");
-  add_elementwise_binary(r, "sub", "difference");
-  add_elementwise_binary(r, "mul", "product");
-  add_elementwise_binary(r, "div", "quotient");
+  add_elementwise_binary(r, "add", "sum", true);
+  add_elementwise_binary(r, "sub", "difference", true);
+  add_elementwise_binary(r, "mul", "product", true);
+  add_elementwise_binary(r, "div", "quotient", true);
   add_elementwise_binary(r, "maximum", "maximum");
   add_elementwise_binary(r, "minimum", "minimum");
 
@@ -228,6 +254,10 @@ void register_tile_ops(OpRegistry& r) {
            auto* t = expect_tile("tile.cast", "tile", args[0], span);
            DataType d = attr_dtype("tile.cast", attrs, span);
            PYPTO_USER_CHECK(d != DataType::TASK_ID, span, "tile.cast: cannot cast a tile to TASK_ID", "");
+           // The reference's rule (reference_ops.md §5): a cast to the tile's own dtype is an error.
+           PYPTO_USER_CHECK(d != t->dtype, span,
+                            "tile.cast: the tile is already " << to_string(d) << "; casting to the same dtype is an error",
+                            "remove the pl.cast (add/sub/mul/div promote mixed dtypes themselves)");
            if (attrs.count("mode")) {
              auto* m = attr_get<std::string>(attrs, "mode");
              PYPTO_USER_CHECK(m && CastModeIndex(*m) >= 0, span,

@@ -15,9 +15,9 @@ void expect_type(const ExprPtr& e, const TypePtr& want) {
 TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
   auto names = OpRegistry::global().names();
   // the reference ops (reference_ops.md) included, tile.read/write, barriers, tensor.write; + anchor_features:
-  // tensor.reshape, 31 tensor.<op> mirrors of tile ops (§9), 2 pipe-buffer ops (§8)
+  // tensor.reshape, 31 tensor.<op> mirrors of tile ops (§9), 2 pipe-buffer ops + 2 initialize_pipe (§8)
   // + system.task_ref (AutoDeriveTaskDependencies' placeholder, docs/auto_dependencies.md)
-  EXPECT_EQ(names.size(), 138u + 1u + 31u + 2u + 1u);
+  EXPECT_EQ(names.size(), 138u + 1u + 31u + 2u + 2u + 1u);
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   for (auto& n : names) {
     const OpInfo* info = OpRegistry::global().get(n);
@@ -131,7 +131,14 @@ TEST(TileOps, ElementwiseBinary) {
   }
   expect_user_error([&] { op("tile.add", {x, var("y", tile({16, 8}))}); },
                     "tile.add: requires compatible shapes, but got [16, 16] and [16, 8]");
-  expect_user_error([&] { op("tile.mul", {x, var("y", tile({16, 16}, DataType::FP16))}); }, "dtype mismatch");
+  // add/sub/mul/div promote mixed dtypes (reference_ops.md §1.3); maximum/minimum do not.
+  expect_type(op("tile.mul", {x, var("y", tile({16, 16}, DataType::FP16))}), tile({16, 16}, DataType::FP32));
+  expect_type(op("tile.add", {var("i", tile({16, 16}, DataType::INT32)), var("h", tile({16, 16}, DataType::FP16))}),
+              tile({16, 16}, DataType::FP16));
+  expect_user_error([&] { op("tile.maximum", {x, var("y", tile({16, 16}, DataType::FP16))}); }, "dtype mismatch");
+  EXPECT_EQ(ir::ops::PromoteDataTypes(DataType::UINT32, DataType::INT32), DataType::INT32);
+  EXPECT_EQ(ir::ops::PromoteDataTypes(DataType::BF16, DataType::FP16), DataType::BF16);
+  EXPECT_EQ(ir::ops::PromoteDataTypes(DataType::INT8, DataType::INDEX), DataType::INDEX);
   expect_user_error([&] { op("tile.add", {var("a", tensor({16, 16})), x}); }, "argument 'a' must be a Tile, got Tensor");
   expect_user_error([&] { op("tile.add", {x, var("a", tensor({16, 16}))}); }, "argument 'b' must be a Tile or a scalar");
   // A dynamic dim matches itself.
@@ -178,6 +185,8 @@ TEST(TileOps, MoveCastFullBlock) {
   expect_user_error([&] { op("tile.move", {x}); }, "tile.move: missing target_memory");
   expect_type(op("tile.cast", {x}, dt("FP32")), tile({16, 16}, DataType::FP32, MemorySpace::Mat));
   expect_user_error([&] { op("tile.cast", {x}); }, "missing dtype");
+  expect_user_error([&] { op("tile.cast", {x}, dt("FP16")); },
+                    "tile.cast: the tile is already FP16; casting to the same dtype is an error");
   expect_type(op("tile.full", {list({8, 8}), F(0.0)}, dt("FP32")), tile({8, 8}));
   expect_type(op("tile.full", {list({8}), I(1)}, dt("INT32")), tile({8}, DataType::INT32));
   expect_user_error([&] { op("tile.full", {list({8, 8}), x}, dt("FP32")); }, "argument 'value' must be a numeric scalar");

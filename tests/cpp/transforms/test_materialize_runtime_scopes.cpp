@@ -26,8 +26,10 @@ ProgramPtr build(bool materialized, bool manual) {
   StmtPtr loop = ForStmt::make(i, I(0), I(4), I(1), {}, wrap(iff), {});
   if (manual) loop = scope(loop, RuntimeScopeMode::Manual);
   StmtPtr body = materialized ? scope(loop) : loop;
+  // The pass marks what it wrapped auto_scope=False (spec anchor_features §4).
+  Attrs attrs = materialized ? Attrs{{"auto_scope", false}} : Attrs{};
   auto orch = Function::make("orch", FunctionType::Orchestration, {a, c}, {ParamDirection::In, ParamDirection::InOut}, {},
-                             SeqStmts::make({body, ReturnStmt::make({})}));
+                             SeqStmts::make({body, ReturnStmt::make({})}), Level::None, Role::None, attrs);
   return Program::make("P", {k, orch});
 }
 
@@ -49,6 +51,9 @@ TEST(MaterializeRuntimeScopes, NothingInsideManualScope) {
 TEST(MaterializeRuntimeScopes, Idempotent) {
   auto once = MaterializeRuntimeScopes().run(build(false, false));
   EXPECT_EQ(MaterializeRuntimeScopes().run(once), once);
+  const bool* auto_scope = attr_get<bool>(once->get("orch")->attrs, "auto_scope");
+  ASSERT_NE(auto_scope, nullptr);
+  EXPECT_FALSE(*auto_scope);
 }
 
 TEST(MaterializeRuntimeScopes, KernelsUntouched) {

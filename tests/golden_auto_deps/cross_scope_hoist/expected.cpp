@@ -28,16 +28,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         const Tensor& t = alloc_0.get_ref(0);
 
         PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-            PTO2TaskId copy_seed0 = PTO2TaskId::invalid();
-            PTO2TaskId copy_carry0[4];
-            for (int64_t k = 0; k < 4; ++k) {
-                copy_carry0[k] = copy_seed0;
-            }
+            PTO2TaskId copy_slots0[4];   // every slot starts invalid
             for (int64_t i = 0; i < 4; i += 1) {
-                uint32_t xi_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "xi", "program.py", 27), 0};
+                uint32_t xi_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_x, 0, "xi", "program.py", 28), 0};
                 uint32_t xi_shapes[2] = {(xi_offsets[0] >= ext_x.shapes[0] ? 0u : std::min<uint32_t>(16, ext_x.shapes[0] - xi_offsets[0])), (xi_offsets[1] >= ext_x.shapes[1] ? 0u : std::min<uint32_t>(16, ext_x.shapes[1] - xi_offsets[1]))};
                 Tensor xi = ext_x.view(xi_shapes, xi_offsets);
-                uint32_t ti_offsets[2] = {pto2_slice_u32(i * 16, "offset", t, 0, "ti", "program.py", 28), 0};
+                uint32_t ti_offsets[2] = {pto2_slice_u32(i * 16, "offset", t, 0, "ti", "program.py", 29), 0};
                 uint32_t ti_shapes[2] = {(ti_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - ti_offsets[0])), (ti_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - ti_offsets[1]))};
                 Tensor ti = t.view(ti_shapes, ti_offsets);
 
@@ -45,36 +41,26 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 Arg params_t0;
                 params_t0.add_input(xi);
                 params_t0.add_output(ti);
-                PTO2_SOURCE_SITE(params_t0, "program.py", 29);
+                PTO2_SOURCE_SITE(params_t0, "program.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId copy_tid0 = task_0_outs.task_id();
-                copy_carry0[i] = copy_tid0;
+                copy_slots0[i] = copy_tid0;
             }
-
-            // Task 1: dummy barrier
-            Arg params_t1;
-            PTO2TaskId params_t1_deps[4];
-            uint32_t params_t1_deps_count = 0;
-            for (int64_t k = 0; k < 4; ++k) {
-                if (copy_carry0[k].is_valid()) params_t1_deps[params_t1_deps_count++] = copy_carry0[k];
-            }
-            params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
-            PTO2TaskId copy_fence0 = PTO2TaskId::invalid();
-            if (params_t1_deps_count > 0) copy_fence0 = rt_submit_dummy_task(params_t1).task_id();
             uint32_t whole_offsets[2] = {16, 0};
             uint32_t whole_shapes[2] = {(whole_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - whole_offsets[0])), (whole_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - whole_offsets[1]))};
             Tensor whole = t.view(whole_shapes, whole_offsets);
+            PTO2TaskId copy_ref0 = copy_slots0[1];
 
-            // Task 2: acc
-            Arg params_t2;
-            params_t2.add_input(whole);
-            params_t2.add_inout(ext_out);
-            PTO2TaskId params_t2_deps[1];
-            uint32_t params_t2_deps_count = 0;
-            if (copy_fence0.is_valid()) params_t2_deps[params_t2_deps_count++] = copy_fence0;
-            params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
-            PTO2_SOURCE_SITE(params_t2, "program.py", 31);
-            rt_submit_aiv_task(1, params_t2);
+            // Task 1: acc
+            Arg params_t1;
+            params_t1.add_input(whole);
+            params_t1.add_inout(ext_out);
+            PTO2TaskId params_t1_deps[1];
+            uint32_t params_t1_deps_count = 0;
+            if (copy_ref0.is_valid()) params_t1_deps[params_t1_deps_count++] = copy_ref0;
+            params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+            PTO2_SOURCE_SITE(params_t1, "program.py", 32);
+            rt_submit_aiv_task(1, params_t1);
         }
     }
 }

@@ -1,7 +1,8 @@
 # Cross-scope hoist: tiles written in a pl.parallel loop are read after it. Each producer TaskId
 # lives in its iteration's block, so the compiler declares a TaskId carry at the lowest common
-# scope (before the loop: an array of 4, one slot per iteration) and puts the fan-in behind one
-# dummy barrier that the consumer names.
+# scope (before the loop: an array of 4, slot i = iteration i's id). The consumer reads tile 1
+# only, and only iteration 1 writes it (provable: the other slots are disjoint), so it names
+# slot 1 alone rather than all 4 ids or a barrier over them.
 import pypto.language as pl
 
 

@@ -3,7 +3,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <optional>
 #include "pto_orchestration_api.h"
 
 #ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites
@@ -25,30 +24,31 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     int64_t n = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
-        std::optional<Tensor> out_slot;
-        if (n > 0) {
-            PTO2_SCOPE() {
-                // Task 0: acc
-                Arg params_t0;
-                params_t0.add_input(ext_x);
-                params_t0.add_inout(ext_out);
-                PTO2_SOURCE_SITE(params_t0, "program.py", 24);
-                rt_submit_aiv_task(0, params_t0);
-                out_slot = ext_out;
-            }
-        } else {
-            PTO2_SCOPE() {
-                out_slot = ext_out;
+        PTO2_SCOPE() {
+            // Task 0: acc
+            Arg params_t0;
+            params_t0.add_input(ext_x);
+            params_t0.add_inout(ext_out);
+            PTO2_SOURCE_SITE(params_t0, "program.py", 25);
+            rt_submit_aiv_task(0, params_t0);
+            if (n > 0) {
+                PTO2_SCOPE() {
+                    // Task 1: acc
+                    Arg params_t1;
+                    params_t1.add_input(ext_x);
+                    params_t1.add_inout(ext_out);
+                    PTO2_SOURCE_SITE(params_t1, "program.py", 27);
+                    rt_submit_aiv_task(0, params_t1);
+                }
             }
         }
-        Tensor out = *out_slot;
 
-        // Task 1: acc
-        Arg params_t1;
-        params_t1.add_input(ext_x);
-        params_t1.add_inout(out);
-        PTO2_SOURCE_SITE(params_t1, "program.py", 25);
-        rt_submit_aiv_task(0, params_t1);
+        // Task 2: acc
+        Arg params_t2;
+        params_t2.add_input(ext_x);
+        params_t2.add_inout(ext_out);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 28);
+        rt_submit_aiv_task(0, params_t2);
     }
 }
 

@@ -1,5 +1,6 @@
-# Fallback: a kernel call under an if (branch-dependent TaskIds are not derived). The code is
-# exactly the switch-off code; the reason is in PYPTO_DUMP_IR (attrs["auto_deps"]).
+# Fallback: a hand-placed pl.scope() (it keeps manual=false and gets no compiler edges, as the
+# spec says). The code is exactly the switch-off code; the reason is in PYPTO_DUMP_IR
+# (attrs["auto_deps"]). (Until kernel calls under an if were analysed, this case was an if.)
 import pypto.language as pl
 
 
@@ -20,7 +21,9 @@ class Fallback:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
              n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
-        if n > 0:
-            out = self.acc(x, out)
-        out = self.acc(x, out)
+        with pl.scope():
+            r1 = self.acc(x, out)
+            if n > 0:
+                r2 = self.acc(x, out)
+        r3 = self.acc(x, out)
         return out
