@@ -13,7 +13,7 @@ from pypto import ir
 from pypto.ir import passes
 
 from codegen_test_util import GOLDEN_DIR, load_single_program
-from test_diagnostics import body_check
+from test_diagnostics import body_check, program
 
 
 def golden():
@@ -168,3 +168,11 @@ def test_chunk_runtime_step_refused(bounds):
     step = bounds.split(", ")[2]
     body_check(body, f"a chunked pl.parallel needs a constant step, got '{step}'", step + ", chunk",
                help="write the step as an int literal")
+
+
+def test_chunk_folded_constant_step():
+    """A step folded at compile time (-S, S a module constant) is a constant step: chunk= accepts it."""
+    body = (_AC.format("", "").replace("  #!", "") + "    for i in pl.parallel(8, 0, -S, chunk=3):\n"
+            "        d = self.kernel_add(a, b, d)\nreturn d")
+    p = run_until(pl.parse_program(program(body, prelude="S = 2"), "t.py"), "SplitChunkedLoops")
+    assert "if i > 0:" in ir.python_print(p)   # guard of a negative step: 4 trips in chunks of 3
