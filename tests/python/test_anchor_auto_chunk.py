@@ -13,7 +13,7 @@ from pypto import ir
 from pypto.ir import passes
 
 from codegen_test_util import GOLDEN_DIR, load_single_program
-from test_diagnostics import body_check
+from test_diagnostics import body_check, program
 
 
 def golden():
@@ -131,6 +131,10 @@ _AC = "with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]{}){}:
      "no_dep_args= is not allowed on a pl.auto_chunk scope", "[a]"),
     (_AC.format(", dumps=[a]", "") + "    d = self.kernel_add(a, b, d)\n",
      "dumps= is not allowed on a pl.auto_chunk scope", "[a]"),
+    # predicate= is not in the §7 Decision's list, but the reference rebuilds the InCore scopes
+    # without attributes, so it would be dropped just the same: refused like deps= (docs/dsl.md)
+    (_AC.format(", predicate=(rc[0, 0] > 0)", "") + "    d = self.kernel_add(a, b, d)\n",
+     "predicate= is not allowed on a pl.auto_chunk scope", "rc[0, 0] > 0)"),
     (_AC.format("", " as tid") + "    d = self.kernel_add(a, b, d)\n",
      "`as tid` is not allowed on a pl.auto_chunk scope", "tid"),
     ("for i in pl.range(4, chunk=2):  #!\n    d = self.kernel_add(a, b, d)\n",
@@ -154,3 +158,21 @@ def test_chunk_keyword_errors(opts, message, at):
     body = (_AC.format("", "").replace("  #!", "") + f"    for i in pl.parallel(4, {opts}):  #!\n"
             "        d = self.kernel_add(a, b, d)\nreturn d")
     body_check(body, message, at)
+
+
+@pytest.mark.parametrize("bounds", ["0, 8, n", "8, 0, -n"])
+def test_chunk_runtime_step_refused(bounds):
+    """A run-time step: the guard direction depends on its sign, so chunk= needs a constant one."""
+    body = (_AC.format("", "").replace("  #!", "") + f"    for i in pl.parallel({bounds}, chunk=2):  #!\n"
+            "        d = self.kernel_add(a, b, d)\nreturn d")
+    step = bounds.split(", ")[2]
+    body_check(body, f"a chunked pl.parallel needs a constant step, got '{step}'", step + ", chunk",
+               help="write the step as an int literal")
+
+
+def test_chunk_folded_constant_step():
+    """A step folded at compile time (-S, S a module constant) is a constant step: chunk= accepts it."""
+    body = (_AC.format("", "").replace("  #!", "") + "    for i in pl.parallel(8, 0, -S, chunk=3):\n"
+            "        d = self.kernel_add(a, b, d)\nreturn d")
+    p = run_until(pl.parse_program(program(body, prelude="S = 2"), "t.py"), "SplitChunkedLoops")
+    assert "if i > 0:" in ir.python_print(p)   # guard of a negative step: 4 trips in chunks of 3
