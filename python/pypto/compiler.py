@@ -282,7 +282,7 @@ class CompiledProgram:
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
             try:
                 from pypto.runtime.progress import RunIndicator
-                with RunIndicator("running %s" % self.entry, counts=rt.progress):  # a one-line ticker once a run takes 1 s (TTY only)
+                with RunIndicator("running %s" % self.entry, counts=getattr(rt, "progress", None)):  # a one-line ticker once a run takes 1 s (TTY only)
                     stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
                                    tensor_names=names, report_races=race_mode != 0)
             except RunError as e:

@@ -182,8 +182,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 // Makes the claimed slot a live task: everything a worker reads once the task is ready, the
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
 void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
-  ++total_submitted_;
-  publish_submitted();
+  ++total_submitted_;  // published with counters_.submitted by submit(), once the edges are linked
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
   s.need[0] = need[0];

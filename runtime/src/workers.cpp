@@ -99,6 +99,13 @@ void Engine::worker_main(int worker) {
 // of this task, and queues the entry for the next block before running its own.
 void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
   TaskSlot& s = ring_.at(idx);
+  // A single-block task (gangs never come here) is popped by exactly one thread: no block to
+  // claim and no count of blocks left to share, so two read-modify-writes per task are saved.
+  if (s.block_num == 1) {
+    if (!failed()) run_block(worker, s, 0, static_cast<uint32_t>(type), 0);
+    retire(idx, failed() ? kCancel : kRun, type, local_next, static_cast<uint32_t>(worker));
+    return;
+  }
   const uint32_t block = s.next_block.fetch_add(1, std::memory_order_acq_rel);
   if (failed()) {  // cancel this block and every unclaimed one at once (block_num may be huge)
     s.next_block.store(s.block_num, std::memory_order_relaxed);

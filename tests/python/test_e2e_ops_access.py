@@ -245,6 +245,63 @@ def test_mscatter_index_outside_the_tensor_fails_the_run():
                                                         np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))
 
 
+# §18: gather_row / mscatter on a tensor argument smaller than the declared [8, 8] parameter
+# (clamped slices): reads past the run-time extent give 0, writes there are dropped.
+CLIPPED_SCATTER_GATHER = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], o: pl.Out[pl.Tensor[[8, 8], pl.FP32]],
+          g: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> tuple[pl.Tensor[[8, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        ta = pl.load(a, [0, 0], [4, 8])
+        ti = pl.load(idx, [0, 0], [4, 8])
+        o = pl.mscatter(ta, ti, o)
+        d = pl.full([8, 8], pl.FP32, -1.0)
+        d2 = pl.tile.gather_row(d, a, [0, 0], [2, 0], [4, 8])
+        g = pl.store(d2, [0, 0], g)
+        return o, g
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[12, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+             out: pl.Out[pl.Tensor[[13, 8], pl.FP32]], g: pl.Out[pl.Tensor[[8, 8], pl.FP32]]
+             ) -> tuple[pl.Tensor[[13, 8], pl.FP32], pl.Tensor[[8, 8], pl.FP32]]:
+        a = pl.tensor.slice(x, [8, 8], [8, 0])
+        o = pl.tensor.slice(out, [8, 8], [8, 0])
+        o, g = self.k(a, idx, o, g)
+        return out, g
+'''
+
+
+@pytest.mark.parametrize("race_check", [False, True])
+def test_gather_row_and_mscatter_are_clipped_to_a_smaller_runtime_tensor(race_check):
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((12, 8)).astype(np.float32)
+    idx = rng.permutation(64)[:32].reshape(4, 8).astype(np.int32)
+    out = np.full((13, 8), 3.0, np.float32)
+    g = np.zeros((8, 8), np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PyptoWarning)        # the static overhang warning of the slices
+        prog = pypto.compile(pl.parse_program(CLIPPED_SCATTER_GATHER))
+    try:
+        prog(x, idx, out, g, race_check=race_check)
+    finally:
+        prog.close()
+    a = x[8:12]                                               # the 4 run-time rows of the [8, 8] view
+    want = np.full((13, 8), 3.0, np.float32)
+    for k in range(32):
+        r, c = divmod(int(idx.flat[k]), 8)
+        if r < 5:                                             # the output view is clamped to 5 rows
+            want[8 + r, c] = a.flat[k]
+    np.testing.assert_array_equal(out, want)
+    want_g = np.full((8, 8), -1.0, np.float32)
+    want_g[0:2] = a[2:4]
+    want_g[2:4] = 0.0                                         # rows 4, 5 of the view: past the extent
+    np.testing.assert_array_equal(g, want_g)
+
+
 ATOMIC = '''
 import pypto.language as pl
 

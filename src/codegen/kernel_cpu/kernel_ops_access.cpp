@@ -6,8 +6,8 @@
 //                               is a copy of the updated t
 //   tile.get_subblock_idx()     0 (the CPU runs one vector lane)
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
-//   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t")      (a tensor value)
-//   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, tr, "t")
+//   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t"[, decl, rank]) (a tensor value)
+//   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, decl, tr, "t")
 //   tensor.write(t, [i, j], v)  float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
 //                               (a scalar store to global memory, anchor_features §11; a tensor value)
 #include "kernel_ops_util.h"
@@ -56,13 +56,20 @@ bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
   return false;
 }
 
+// ", decl, rank" for mscatter: indices flat over the declared shape, clipped to a smaller
+// run-time tensor (§18); empty for a fully dynamic shape.
+static std::string MscatterDecl(KernelEmitter& em, const TensorType* tt, int t) {
+  const std::string decl = DeclArg(em, tt, t);
+  return decl.empty() ? decl : decl + ", " + std::to_string(tt->shape.size());
+}
+
 int EmitMscatter(KernelEmitter& em, const Call& call) {
   TileRef src = em.tile(call.args[0]), idx = em.tile(call.args[1]);
   auto* tt = call.args[2]->type->as<TensorType>();
   const int t = em.tensor_index(call.args[2]);
   em.line("if (!pypto_kernel::mscatter<" + StorageKind(tt->dtype) + ">(ctx, " + src.buf + ", " + idx.buf + ", " +
           src.numel() + ", ctx->tensors[" + std::to_string(t) + "], " + RuntimeDType(tt->dtype) + ", \"" +
-          em.tensor_name(call.args[2]) + "\")) return;");
+          em.tensor_name(call.args[2]) + "\"" + MscatterDecl(em, tt, t) + ")) return;");
   return t;
 }
 
@@ -92,10 +99,12 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops) {
     auto doff = ListArg(call, 2), soff = ListArg(call, 3), shp = ListArg(call, 4);
     auto* tr = attr_get<bool>(call.attrs, "transpose");
     auto i64 = [&em](const ExprPtr& e) { return "static_cast<int64_t>(" + em.scalar(e) + ")"; };
+    const std::string decl = DeclArg(em, tt, em.tensor_index(call.args[1]));   // §18 clipping
     em.line("if (!pypto_kernel::gather_row" + Tpl(d) + "(ctx, " + dst.buf + ", " + d.buf + ", " + d.rows() + ", " +
             d.cols() + ", " + em.tensor(call.args[1]) + ", " + RuntimeDType(tt->dtype) + ", " + i64(doff[0]) + ", " +
-            i64(doff[1]) + ", " + i64(soff[0]) + ", " + i64(soff[1]) + ", " + i64(shp[0]) + ", " + i64(shp[1]) + ", " +
-            (tr && *tr ? "true" : "false") + ", \"" + em.tensor_name(call.args[1]) + "\")) return;");
+            i64(doff[1]) + ", " + i64(soff[0]) + ", " + i64(soff[1]) + ", " + i64(shp[0]) + ", " + i64(shp[1]) +
+            (decl.empty() ? std::string(", nullptr") : decl) + ", " + (tr && *tr ? "true" : "false") + ", \"" +
+            em.tensor_name(call.args[1]) + "\")) return;");
   };
   ops["tile.write"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef t = em.tile(call.args[0]);

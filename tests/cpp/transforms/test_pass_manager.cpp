@@ -145,3 +145,11 @@ TEST(PassManager, VerifyPassesEnvironmentVariable) {
   EXPECT_FALSE(PassOptions::FromEnv().verify_well_formed);
   if (before) setenv("PYPTO_VERIFY_PASSES", saved.c_str(), 1);
 }
+
+// Issue 11: every pass declares what it produces (so the manager can check each one did its job).
+TEST(PassManager, EveryPassDeclaresWhatItProduces) {
+  std::vector<Pass> all = DefaultPipeline(/*analyze_auto_scopes_for_deps=*/true);
+  all.push_back(VerifyKernelProgram());
+  for (const Pass& p : all) EXPECT_FALSE(p.produced.empty()) << p.name << " declares no produced property";
+  EXPECT_NO_THROW(RunDefaultPipeline(orch_basic(), well_formed_mode()));
+}

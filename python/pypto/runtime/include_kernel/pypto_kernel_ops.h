@@ -517,40 +517,51 @@ inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor&
 }
 
 // mscatter: out.flat[idx[k]] = src[k] for k in [0, n), flat row-major over the tensor's logical
-// shape, in order (the last write wins). An index outside the tensor fails the run.
+// shape, in order (the last write wins). An index outside the tensor fails the run. With `decl`
+// (the parameter's declared extents) indices are flat over the declared shape and an element
+// outside a smaller run-time tensor is dropped (a clamped slice, spec anchor_features §18).
 template <Storage S, class C, class I>
 inline bool mscatter(const PTO2KernelContext* ctx, const C* src, const I* idx, int64_t n, const Tensor& t,
-                     DataType want, const char* name) {
-  const int rank = static_cast<int>(t.ndims);
-  int64_t off[PTO2_MAX_DIMS] = {}, shp[PTO2_MAX_DIMS] = {};
+                     DataType want, const char* name, const int64_t* decl = nullptr, int decl_rank = 0) {
+  const int rank = decl ? decl_rank : static_cast<int>(t.ndims);
+  int64_t off[PTO2_MAX_DIMS] = {}, shp[PTO2_MAX_DIMS] = {}, vis[PTO2_MAX_DIMS] = {};
   int64_t total = 1;
   for (int a = 0; a < rank; ++a) {
-    shp[a] = static_cast<int64_t>(t.shapes[a]);
+    shp[a] = decl ? decl[a] : static_cast<int64_t>(t.shapes[a]);
     total *= shp[a];
   }
-  if (!check_box(ctx, t, want, rank, off, shp, "mscatter", name)) return false;
-  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, true);  // race checker
+  if (!check_box(ctx, t, want, rank, off, shp, "mscatter", name, decl)) return false;
+  const bool clipped = decl && clip_box(t, rank, off, shp, vis);
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, clipped ? vis : shp, true);
   for (int64_t k = 0; k < n; ++k) {
     int64_t flat = static_cast<int64_t>(idx[k]);
     if (flat < 0 || flat >= total) return index_fail(ctx, "tile.mscatter", flat, total);
     int64_t e = t.offset;
+    bool inside = true;
     for (int a = rank - 1; a >= 0; --a) {
-      e += (flat % shp[a]) * t.strides[a];
+      const int64_t i = flat % shp[a];
+      inside = inside && (!clipped || i < vis[a]);
+      e += i * t.strides[a];
       flat /= shp[a];
     }
-    write_elem<S, C>(t.data, e, src[k]);
+    if (inside) write_elem<S, C>(t.data, e, src[k]);
   }
   return true;
 }
 
 // gather_row: dst[do0 + i, do1 + j] = t[so0 + i, so1 + j] for the [r, c] block (transposed:
 // dst[do0 + j, do1 + i]), written into dst in place; out (if another buffer) gets a copy.
+// `decl` (nullptr: none) is the parameter's declared shape; the block is checked against it and
+// clipped to a smaller run-time tensor.
 template <Storage S, class C>
 inline bool gather_row(const PTO2KernelContext* ctx, C* out, C* dst, int64_t dr, int64_t dc, const Tensor& t,
                        DataType want, int64_t do0, int64_t do1, int64_t so0, int64_t so1, int64_t r, int64_t c,
-                       bool transpose, const char* name) {
+                       const int64_t* decl, bool transpose, const char* name) {
   const int64_t off[2] = {so0, so1}, shp[2] = {r, c};
-  if (!check_box(ctx, t, want, 2, off, shp, "gather_row", name)) return false;
+  if (!check_box(ctx, t, want, 2, off, shp, "gather_row", name, decl)) return false;
+  // With `decl` the block may overhang a smaller run-time tensor: those elements read 0 (§18).
+  int64_t vis[2] = {r, c};
+  if (decl) clip_box(t, 2, off, shp, vis);
   const int64_t pr = transpose ? c : r, pc = transpose ? r : c;
   if (do0 < 0 || do1 < 0 || pr > dr - do0 || pc > dc - do1) {
     char msg[200];
@@ -560,10 +571,12 @@ inline bool gather_row(const PTO2KernelContext* ctx, C* out, C* dst, int64_t dr,
     ctx->fail(msg);
     return false;
   }
-  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, 2, off, shp, false);  // race checker
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, 2, off, vis, false);  // race checker
   for (int64_t i = 0; i < r; ++i) {
     for (int64_t j = 0; j < c; ++j) {
-      const C v = read_elem<S, C>(t.data, t.offset + (so0 + i) * t.strides[0] + (so1 + j) * t.strides[1]);
+      const C v = i < vis[0] && j < vis[1]
+                      ? read_elem<S, C>(t.data, t.offset + (so0 + i) * t.strides[0] + (so1 + j) * t.strides[1])
+                      : C{};
       if (transpose) dst[(do0 + j) * dc + do1 + i] = v;
       else dst[(do0 + i) * dc + do1 + j] = v;
     }
