@@ -3,6 +3,7 @@ program with many task submissions (default 10,000).
 
     python benchmarks/codegen_bench.py [--tasks N] [--quick] [--profile] [--scaling 1000,10000,100000]
     python benchmarks/codegen_bench.py --compare OTHER_SITE [--rounds 5]   # before/after, interleaved
+    python benchmarks/codegen_bench.py --switch-cost [--tasks N] [--rounds 5]   # auto-deps off vs on
 
 The program has 4 kernels and one Orchestration function of N straight-line kernel calls over
 8 internal buffers; times are reported separately for each stage, wall and CPU (CPU time is
@@ -71,7 +72,7 @@ def _stage(name: str, profile: bool, fn, *args, **kwargs):
     return result
 
 
-def run(tasks: int, profile: bool = False) -> dict:
+def run(tasks: int, profile: bool = False, auto_deps: bool = False) -> dict:
     import pypto.language as pl
     from pypto import codegen
 
@@ -79,7 +80,8 @@ def run(tasks: int, profile: bool = False) -> dict:
     c0, t0 = time.process_time(), time.perf_counter()
     program = _stage("parse", profile, pl.parse_program, source, "codegen_bench.py")
     c1, t1 = time.process_time(), time.perf_counter()
-    prepared = _stage("passes", profile, codegen.run_pipeline, program)
+    prepared = _stage("passes", profile, codegen.run_pipeline, program,
+                      analyze_auto_scopes_for_deps=auto_deps)
     c2, t2 = time.process_time(), time.perf_counter()
     result = _stage("codegen", profile, codegen.generate_orchestration, prepared, "main", run_passes=False)
     c3, t3 = time.process_time(), time.perf_counter()
@@ -141,6 +143,21 @@ def compare(other_site: str, sizes, rounds: int) -> None:
         print("  %8d %-7s total %.2fx faster" % (n, "", ratio))
 
 
+def switch_cost(tasks: int, rounds: int) -> None:
+    """Prints the stages' best CPU time with analyze_auto_scopes_for_deps off and on, interleaved."""
+    best = {False: {}, True: {}}
+    run(min(tasks, 1000))   # warm-up
+    for _ in range(rounds):
+        for on in (False, True):
+            r = run(tasks, auto_deps=on)
+            for st in _STAGES:
+                best[on][st] = min(best[on].get(st, float("inf")), r[st + "_cpu_s"])
+    print("analyze_auto_scopes_for_deps at %d tasks: best CPU seconds of %d interleaved rounds" % (tasks, rounds))
+    for on in (False, True):
+        cells = [best[on][st] for st in _STAGES]
+        print("  %-4s parse %.3f passes %.3f codegen %.3f total %.3f" % (("on" if on else "off"), *cells, sum(cells)))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=10000)
@@ -152,6 +169,8 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", metavar="OTHER_SITE", default="",
                     help="before/after table against the pypto package in OTHER_SITE (interleaved rounds)")
     ap.add_argument("--rounds", type=int, default=5, help="rounds of --compare (default 5)")
+    ap.add_argument("--switch-cost", action="store_true",
+                    help="stage times with analyze_auto_scopes_for_deps off vs on at --tasks (interleaved --rounds)")
     ap.add_argument("--json-run", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.json_run:       # one --compare measurement, in its own process
@@ -159,6 +178,9 @@ def main(argv=None) -> int:
         run(min(sizes))     # warm-up: imports, first-call caches
         res = {n: run(n) for n in sizes}
         print(json.dumps({n: {st: r[st + "_cpu_s"] for st in _STAGES} for n, r in res.items()}))
+        return 0
+    if args.switch_cost:
+        switch_cost(args.tasks, args.rounds)
         return 0
     if args.compare:
         sizes = [int(x) for x in (args.scaling or "1000,10000,100000").split(",")]
