@@ -52,6 +52,7 @@ bool PureScalarAssign(const Stmt& s) {
 
 class Interchanger : public IRMutator {
  public:
+  Interchanger() { statements_only_ = true; }   // rewrites scopes only
   StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
     auto* sc = s->as<ScopeStmt>();
