@@ -9,7 +9,8 @@
 //   tasks       callee is a kernel or Group; scalar arguments are numbers (not TaskIds);
 //               runtime-allocated outputs hold numbers; predicate= is `t[i, j] <cmp> literal`
 //   Groups      one AIC and/or one AIV kernel
-//   carries     loop carries and if results are tensors or scalars
+//   carries     loop carries and if results are tensors, scalars or arrays (a TaskId array
+//               if result is the pre-if array or a phi array, like any other array)
 //   expressions scalar expressions only; dynamic dims declared by a tensor parameter
 //   lifetimes   a value is used only while the blocks its C++ text names are open (a runtime-
 //               allocated output dies with its scope); a TaskId named by deps=, a carry, a
@@ -31,6 +32,7 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/transforms/verifier.h"
 #include "orchestration_scope_model.h"
+#include "pypto/transforms/array_backing.h"
 #include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/scope_carries.h"
 #include "pypto/transforms/verify_program.h"
@@ -79,7 +81,7 @@ bool is_comparison(BinaryOp op) {
 class OrchestrationVerifier {
  public:
   OrchestrationVerifier(const Program& program, const Function& fn)
-      : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn) {
+      : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn), arrays_(fn) {
     exprs_.on_var = [this](const Var* v, const Span&) { ref(v); };
   }
 
@@ -582,9 +584,17 @@ class OrchestrationVerifier {
   }
 
   void branch(const IfStmt& s) {
-    for (auto& rv : s.return_vars) {
-      if (!carry_type_ok(rv->type)) throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
-      m_.declare(rv.get());
+    std::vector<const Var*> shared_arrays;   // the pre-if array itself (the generator binds it after the if)
+    for (size_t k = 0; k < s.return_vars.size(); ++k) {
+      const Var* rv = s.return_vars[k].get();
+      if (!carry_type_ok(rv->type) && !rv->type->is<ArrayType>()) {
+        throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
+      }
+      if (rv->type->is<ArrayType>() && !arrays_.IfResultIsPhi(s, k)) {
+        shared_arrays.push_back(rv);
+      } else {
+        m_.declare(rv);   // a phi array of any dtype is declared before the if
+      }
     }
     exprs_.check(s.cond);
     yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr});
@@ -597,6 +607,7 @@ class OrchestrationVerifier {
       m_.pop();
     }
     yields_.pop_back();
+    for (const Var* rv : shared_arrays) m_.alias(rv, arrays_.Backing(rv));
   }
 
   void yield(const YieldStmt& y) {
@@ -633,6 +644,7 @@ class OrchestrationVerifier {
   std::unordered_set<const Var*> declared_dims_;
   std::vector<Yields> yields_;
   OrchestrationScopeModel m_;
+  ArrayBacking arrays_;   // which C array each pl.Array version lives in (the generator's)
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
   const YieldStmt* block_yield_ = nullptr;          // trailing yield of the block being checked

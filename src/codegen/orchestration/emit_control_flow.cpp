@@ -7,7 +7,9 @@
 //   IfStmt           -> return vars declared before the if, assigned by each branch's yield;
 //                       a Tensor result goes through `std::optional<Tensor> c_slot;` and
 //                       `Tensor c = *c_slot;` after the if (Tensor has no public default
-//                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile)
+//                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile);
+//                       an array result (any dtype, TaskIds too) is the pre-if array when both
+//                       branches yield it, else a phi `T r[N];` each branch copies into
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -147,7 +149,9 @@ void Emitter::emit_if(const IfStmt& s) {
   for (size_t k = 0; k < s.return_vars.size(); ++k) {
     const VarPtr& rv = s.return_vars[k];
     target.carries.push_back(rv.get());
-    if (auto* at = value_array(rv->type)) {   // §13: the pre-if array, or a phi array with slot copies
+    // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
+    // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
+    if (auto* at = rv->type->as<ArrayType>()) {
       if (!array_backing().IfResultIsPhi(s, k)) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
@@ -204,8 +208,9 @@ void Emitter::emit_yield(const YieldStmt& y) {
     Binding b = capture(y.values[i]);
     mark_used(b);
     if (b.text == t.names[i]) continue;
-    if (auto* at = i < t.carries.size() ? value_array(t.carries[i]->type) : nullptr) {
-      emit_slot_copy(t.names[i], b.text, at->size);   // another array: copy it in
+    // Another array: copy it in (a loop's TaskId array carries were handled above).
+    if (auto* at = i < t.carries.size() ? t.carries[i]->type->as<ArrayType>() : nullptr) {
+      emit_slot_copy(t.names[i], b.text, at->size);
       continue;
     }
     assigns.push_back(Assign{t.names[i], strip_parens(b.text), b.idents});
