@@ -128,3 +128,78 @@ out, u = pl.submit(self.k, 0, out, deps=[fin])  #!
     e = ei.value
     assert "deps= names TaskId 'fin" in e.message and "whose scope has already closed here" in e.message
     assert (e.file, e.line) == ("t.py", _marked_line(src))
+
+
+# VerifyArrayVersions covers TaskId arrays (issue 13): `tids[k] = t` overwrites the slot in
+# place, so a dependency on an older version would wait for the new task instead of the old one.
+
+@pytest.mark.parametrize("body", [
+    # deps= on the version from before the update
+    '''
+with pl.manual_scope():
+    tids = pl.array.create(2, pl.TASK_ID)
+    old = tids
+    out, t = pl.submit(self.k, 0, out)
+    tids[0] = t
+    out, u = pl.submit(self.k, 16, out, deps=[old])  #!
+''',
+    # a branch updated it in place: after the if the old version is gone on one path
+    '''
+with pl.manual_scope():
+    tids = pl.array.create(2, pl.TASK_ID)
+    old = tids
+    if n > 0:
+        out, t = pl.submit(self.k, 0, out)
+        tids[0] = t
+    out, u = pl.submit(self.k, 16, out, deps=[old])  #!
+''',
+    # a slot read of the old version after a loop that updates it
+    '''
+with pl.manual_scope():
+    tids = pl.array.create(4, pl.TASK_ID)
+    old = tids
+    for b in pl.parallel(4):
+        out, t = pl.submit(self.k, b * 16, out)
+        tids[b] = t
+    prev = old[1]  #!
+    out, u = pl.submit(self.k, 16, out, deps=[prev])
+''',
+    # a task_dummy's deps=
+    '''
+with pl.manual_scope():
+    tids = pl.array.create(2, pl.TASK_ID)
+    old = tids
+    out, t = pl.submit(self.k, 0, out)
+    tids[1] = t
+    bar = pl.system.task_dummy(deps=[old])  #!
+    out, u = pl.submit(self.k, 0, out, deps=[bar])
+''',
+])
+def test_reading_a_replaced_task_id_array_version_is_a_located_error(body):
+    src, p = _program(body)
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(p, "main")
+    e = ei.value
+    assert "TaskId array 'old' is read after an in-place update (line" in e.message
+    assert "this older version no longer exists" in e.message
+    assert "read the array's latest name" in e.help and "old[k]" in e.help
+    assert (e.file, e.line) == ("t.py", _marked_line(src))
+
+
+def test_a_slot_snapshot_before_the_update_and_the_latest_version_are_fine():
+    src, p = _program('''
+with pl.manual_scope():
+    tids = pl.array.create(2, pl.TASK_ID)
+    out, t = pl.submit(self.k, 0, out)
+    tids[0] = t
+    first = tids[0]                     # a scalar snapshot survives the next update
+    out, t2 = pl.submit(self.k, 0, out, deps=[tids])
+    tids[0] = t2
+    out, t3 = pl.submit(self.k, 16, out, deps=[first])
+    out, t4 = pl.submit(self.k, 0, out, deps=[tids])
+''')
+    code = codegen.generate_orchestration(p, "main").code
+    assert "PTO2TaskId first = tids[0];" in code
+    out = np.ones((64, 16), np.float32)
+    pypto.compile(p)(out, 0, race_check=True)
+    assert out[0, 0] == 8 and out[16, 0] == 2 and out[32, 0] == 1
