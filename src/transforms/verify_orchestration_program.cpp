@@ -259,9 +259,31 @@ class OrchestrationVerifier {
         hoisted_.insert(c.var);
       }
     }
+    // Loop carries read after the block get an exit slot declared before it (the generator's
+    // emit_runtime_scope); the loop result names that slot after the block.
+    std::vector<const Var*> exits;
+    for (const ScopeCarriedValue& c : scope_exits_.Of(s)) {
+      exit_carries_[c.loop->iter_args[c.index].get()] = m_.current();
+      exits.push_back(c.loop->return_vars[c.index].get());
+    }
     m_.push();
     block_body(s.body);
     m_.pop();
+    for (const Var* rv : exits) m_.declare(rv);
+  }
+
+  // A carry that leaves its runtime scope through an exit slot must not hold a tensor the runtime
+  // allocated inside that scope (reclaimed when the scope ends).
+  void exit_value(const Var* carry, const ExprPtr& value) const {
+    auto it = exit_carries_.find(carry);
+    const Var* v = as_var(value);
+    if (it == exit_carries_.end() || !v || !m_.bound(v) || m_.root_of(v).second < 0) return;
+    if (m_.outlives(m_.binding_of(v), it->second)) return;
+    throw UserError("loop-carried '" + carry->name + "' is read after the runtime scope around its loop, but the "
+                        "value it takes here is a tensor the runtime allocated inside that scope: it is reclaimed "
+                        "when the scope ends",
+                    value->span.known() ? value->span : stmt_span_,
+                    "create it before the scope with pl.create_tensor(...) and pass it as the Out argument");
   }
 
   void assign(const AssignStmt& a) {
@@ -524,6 +546,7 @@ class OrchestrationVerifier {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");
         exprs_.check(ia->init);
+        exit_value(ia, ia->init);
         m_.declare(ia);
       }
     }
@@ -630,6 +653,7 @@ class OrchestrationVerifier {
         continue;
       }
       exprs_.check(y.values[i]);
+      if (carry) exit_value(carry, y.values[i]);
     }
   }
 
@@ -649,6 +673,8 @@ class OrchestrationVerifier {
   std::unordered_set<const Var*> batched_;
   const YieldStmt* block_yield_ = nullptr;          // trailing yield of the block being checked
   std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
+  ValuesCarriedOutOfScopes scope_exits_{fn_};
+  std::unordered_map<const Var*, int> exit_carries_;   // iter_arg -> the block its exit slot is in
   using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;
   std::unordered_map<const Var*, std::vector<TupleElement>> tuples_;
   struct View {

@@ -1,5 +1,7 @@
 // Control flow:
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
+//                       (a loop carry read after the block: `std::optional<Tensor> x_exit;`
+//                       before it, `x_exit = x;` after the loop, `Tensor x_1 = *x_exit;` after)
 //   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
 //                       (a run-time step: pto2_range_count gives Python's trip count, a zero
@@ -68,9 +70,37 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       hoisted_task_ids_[c.var] = name;
     }
   }
+  // A tensor / number a loop in the block rebinds and code after the block reads: its exit
+  // slot is declared before the block (Tensor has no public default constructor, hence the
+  // std::optional), assigned after the loop (emit_for), read after the block.
+  if (!scope_exits_) scope_exits_ = std::make_unique<transforms::ValuesCarriedOutOfScopes>(*fn_);
+  std::vector<std::pair<const Var*, std::string>> exits;   // {loop result, slot}
+  for (const transforms::ScopeCarriedValue& c : scope_exits_->Of(s)) {
+    const Var* rv = c.loop->return_vars[c.index].get();
+    std::string slot;
+    if (rv->type->is<TensorType>()) {
+      slot = scopes_.declare(base_name(rv) + "_exit", false);
+      line("std::optional<Tensor> " + slot + ";");
+      needs_optional_header_ = true;
+    } else {
+      auto* st = rv->type->as<ScalarType>();
+      slot = scopes_.declare(base_name(rv) + "_exit", true);
+      line(ctype(st->dtype) + " " + slot + (st->dtype == DataType::BOOL ? " = false;" : " = 0;"));
+    }
+    exit_slots_[c.loop].emplace_back(c.index, slot);
+    exits.emplace_back(rv, slot);
+  }
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
+  for (auto& [rv, slot] : exits) {
+    if (rv->type->is<TensorType>()) {
+      std::string name = declare(rv);
+      line("Tensor " + name + " = *" + slot + ";");
+    } else {
+      bind(rv, Binding{slot, {slot}});
+    }
+  }
 }
 
 void Emitter::emit_for(const ForStmt& f) {
@@ -139,6 +169,9 @@ void Emitter::emit_for(const ForStmt& f) {
   close_block();
   for (size_t k = 0; k < f.return_vars.size(); ++k) {
     bind(f.return_vars[k].get(), results[k] ? *results[k] : binding_of(f.iter_args[k].get()));
+  }
+  if (auto it = exit_slots_.find(&f); it != exit_slots_.end()) {   // read after the enclosing scope
+    for (auto& [k, slot] : it->second) line(slot + " = " + strip_parens(ref(f.return_vars[k].get())) + ";");
   }
 }
 
