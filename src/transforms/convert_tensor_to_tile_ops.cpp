@@ -8,6 +8,7 @@
 //                                             still a global tensor is loaded whole:
 //                                             A = tile.load(a, [0, ..], a.shape)
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
+//     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
 //     tensor.assemble(g, v, offsets)       -> tile.store(V, offsets, g)          g global
 //     tensor.assemble(t, v, offsets)       -> tile.assemble(t, V, offsets)       t a tile
@@ -82,14 +83,16 @@ class Converter : public IRMutator {
       for (auto& a : args) tiles.push_back(as_tile(a, sp));
       return Call::make_op("tile." + name, tiles, op->attrs, sp);
     }
-    // A kernel-side valid_shape needs 4-argument tile.load with valid extents (§10), not built yet.
-    PYPTO_USER_CHECK(name != "slice" || args.size() == 3, sp,
-                     "pl.tensor.slice(..., valid_shape=) is not supported inside a kernel yet",
-                     "slice the full shape and mask the edge with the offsets, or give valid_shape in the "
-                     "orchestration (there it is metadata)");
-    if (name == "slice" && args.size() == 3) {
-      if (is_tile(args[0])) return Call::make_op("tile.slice", {args[0], args[1], args[2]}, {}, sp);
-      return Call::make_op("tile.load", {args[0], args[2], args[1]}, {}, sp);
+    // A valid_shape (4th argument) becomes the valid box of the load / window (§10).
+    if (name == "slice" && (args.size() == 3 || args.size() == 4)) {
+      if (is_tile(args[0])) {
+        std::vector<ExprPtr> a = {args[0], args[1], args[2]};
+        if (args.size() == 4) a.push_back(args[3]);
+        return Call::make_op("tile.slice", a, {}, sp);
+      }
+      std::vector<ExprPtr> a = {args[0], args[2], args[1]};
+      if (args.size() == 4) a.push_back(args[3]);
+      return Call::make_op("tile.load", a, {}, sp);
     }
     if (name == "assemble" && args.size() == 3) {
       ExprPtr value = as_tile(args[1], sp);
