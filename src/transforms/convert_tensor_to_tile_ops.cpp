@@ -14,6 +14,9 @@
 //     tensor.reshape(x, shape)             -> tile.reshape(X, shape)
 //     tensor.create(shape) [init_value=v]  -> tile.full(shape, v or 0)   (Refine: R leaves the
 //                                             contents unspecified; we fill, honouring init_value)
+//     tensor.read(t, idx)                  -> tile.read(t, idx)                  t a tile
+//     tensor.write(t, idx, v)              -> tile.write(t, idx, v)              t a tile
+//     tensor.transpose(t, a1, a2)          -> tile.transpose(t, a1, a2)          t a 2-D tile
 //   A value whose type changes from Tensor to Tile gets a fresh Var (IRMutator), so later uses
 //   follow.
 //       c = pl.assemble(c, pl.add(a, b), [0, 0])   ==>   c = pl.store(pl.add(pl.load(a, ..), pl.load(b, ..)), [0, 0], c)
@@ -27,7 +30,8 @@
 // Input invariants: outlining ran (OutlineIncoreScopes); the frontend admitted tensor compute
 //   ops only in kernels and CORE_GROUP / pl.spmd bodies.
 // Output invariants: no kernel calls a tensor.* op of the list above; no kernel returns a tile.
-// Errors (located): a returned tile whose declared return type is not a tensor.
+// Errors (located): a returned tile whose declared return type is not a tensor; a transpose of
+//   a kernel-local value that is not 2-D.
 // Why: the reference DSL lets kernels and pl.at bodies be written on whole tensors; the CPU
 //   kernel backend, like the reference's, computes on tiles.
 #include <algorithm>
@@ -94,6 +98,21 @@ class Converter : public IRMutator {
     }
     if (name == "reshape" && args.size() == 2) {
       return Call::make_op("tile.reshape", {as_tile(args[0], sp), args[1]}, {}, sp);
+    }
+    // Element access and transposition of a kernel-local value (already a tile); on a global
+    // tensor they keep their tensor form (a scalar load / store of that tensor).
+    if (name == "read" && args.size() == 2 && is_tile(args[0])) {
+      return Call::make_op("tile.read", {args[0], args[1]}, {}, sp);
+    }
+    if (name == "write" && args.size() == 3 && is_tile(args[0])) {
+      return Call::make_op("tile.write", {args[0], args[1], args[2]}, {}, sp);
+    }
+    if (name == "transpose" && args.size() == 3 && is_tile(args[0])) {
+      const size_t rank = args[0]->type->as<TileType>()->shape.size();
+      PYPTO_USER_CHECK(rank == 2, sp,
+                       "pl.tensor.transpose of a kernel-local value needs a 2-D value, got rank " << rank,
+                       "reshape it to 2-D first (pl.reshape), or transpose the global tensor in the orchestration");
+      return Call::make_op("tile.transpose", {args[0], args[1], args[2]}, {}, sp);
     }
     if (name == "create" && !args.empty()) {
       auto* tt = op->type->as<TensorType>();

@@ -2,23 +2,32 @@
 //
 // What: replaces every `pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk])` scope (attr
 //   auto_chunk) by its statements, with the kernel boundaries picked (spec anchor_features §7):
-//     - a chunk chain (a loop with loop_origin "chunk_outer" whose body is its "chunk_inner"
-//       loop): when the inner loop is parallel, the outer loop stays in the orchestration and the
-//       inner loop with the body becomes one InCore scope (one task per outer iteration); a
-//       chain with a sequential inner loop is wrapped whole;
+//     - a chunk chain: a loop with loop_origin "chunk_outer" whose body is its "chunk_inner"
+//       loop, whose body (after the loop variable's assignment and the guard) may again be the
+//       outer loop of a nested chunked loop, and so on. When every inner loop of the chain is
+//       parallel, all its outer loops move outward, in order, and stay in the orchestration;
+//       the inner loops with the body become one InCore scope (one task per combination of
+//       outer iterations). A chain with a sequential inner loop is wrapped whole. A nested
+//       level joins the chain only when its outer loop's bounds read nothing the inner loops
+//       around it define (a triangular nest keeps it inside) and it passes their carries
+//       straight through; a nested level with a remainder loop (leading_full) stays inside;
 //     - a remainder loop ("chunk_remainder") gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
 //       except yields, returns and pure scalar assignments, which stay in the orchestration.
 //   Each produced scope is `pl.at(level=CORE_GROUP)` with the auto_chunk scope's split /
 //   slot_num / name_hint; OutlineIncoreScopes then outlines them as usual.
-//       with pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk]):     for co in pl.parallel(0, 4, 1):
-//           for co in pl.parallel(0, 4, 1):                    ==>            with pl.at(level=CORE_GROUP):
-//               for ci in pl.parallel(0, 4, 1): body                              for ci in pl.parallel(0, 4, 1): body
+//       with pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk]):     for io in pl.parallel(0, 2, 1):
+//           for io in pl.parallel(0, 2, 1):                    ==>            for jo in pl.parallel(0, 3, 1):
+//               for ii in pl.parallel(0, 4, 1):                                    with pl.at(level=CORE_GROUP):
+//                   i = io * 4 + ii                                                    for ii in pl.parallel(0, 4, 1):
+//                   for jo in pl.parallel(0, 3, 1):                                        i = io * 4 + ii
+//                       for ji in pl.parallel(0, 2, 1): j = jo * 2 + ji; body                for ji in ...: body
 // Input invariants: SplitChunkedLoops ran.
 // Output invariants: no ScopeStmt has the auto_chunk attr.
 // Why: the reference's auto_chunk: the compiler, not the user, picks the kernel boundaries.
-//   (Ours wraps one chunk level per task: a chain of several chunked loops is not interchanged
-//   so that all outer loops come first; the nested chunk loops run inside the kernel.)
+#include <unordered_map>
+#include <unordered_set>
+
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
@@ -49,6 +58,120 @@ bool PureScalarAssign(const Stmt& s) {
   finder.visit_expr(a->value);
   return !finder.found;
 }
+
+// One level of a chunk chain: the outer loop over chunks and its inner loop of C trips.
+struct Level {
+  const ForStmt* outer;
+  const ForStmt* inner;
+  StmtPtr inner_self;
+};
+
+// `loop`'s body is `[stmt]` or `[stmt, yield]`: that stmt, else null.
+StmtPtr SoleStmt(const StmtPtr& body) {
+  auto stmts = flatten_stmts(body);
+  const bool ok = stmts.size() == 1 || (stmts.size() == 2 && stmts[1]->is<YieldStmt>());
+  return ok ? stmts[0] : nullptr;
+}
+
+// The next level's outer loop inside an inner chunk loop's body, as SplitChunkedLoops builds it:
+// `[i = ..., O]`, or guarded `[i = ..., if i < stop: O]` (each with its trailing yields); else null.
+const ForStmt* NestedOuter(const ForStmt& inner) {
+  auto stmts = flatten_stmts(inner.body);
+  if (stmts.empty() || !stmts[0]->is<AssignStmt>()) return nullptr;
+  stmts.erase(stmts.begin());
+  StmtPtr core = make_seq(stmts);
+  StmtPtr s = SoleStmt(core);
+  if (s && s->is<IfStmt>()) s = SoleStmt(s->as<IfStmt>()->then_body);
+  auto* f = s ? s->as<ForStmt>() : nullptr;
+  return f && Origin(*f) == "chunk_outer" ? f : nullptr;
+}
+
+// Every Var an expression reads.
+struct VarUses : IRVisitor {
+  std::unordered_set<const Var*> vars;
+  void visit_(const Var* op) override { vars.insert(op); }
+  void visit_(const IterArg* op) override { vars.insert(op); }
+};
+
+// Every Var a statement defines (loop vars, carries, assignments, if results).
+struct VarDefs : IRVisitor {
+  std::unordered_set<const Var*> vars;
+  void visit_(const AssignStmt* op) override {
+    vars.insert(op->var.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const ForStmt* op) override {
+    vars.insert(op->loop_var.get());
+    for (auto& ia : op->iter_args) vars.insert(ia.get());
+    for (auto& rv : op->return_vars) vars.insert(rv.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const IfStmt* op) override {
+    for (auto& rv : op->return_vars) vars.insert(rv.get());
+    IRVisitor::visit_(op);
+  }
+};
+
+// Level k+1 may move out of level k's inner loop: its outer loop's bounds read nothing the inner
+// loops around it define, and its carries are theirs, passed straight through.
+bool Movable(const std::vector<Level>& chain, const ForStmt& next) {
+  const Level& last = chain.back();
+  if (next.iter_args.size() != last.inner->iter_args.size()) return false;
+  for (size_t m = 0; m < next.iter_args.size(); ++m) {
+    if (next.iter_args[m]->init.get() != last.inner->iter_args[m].get()) return false;
+  }
+  VarUses uses;
+  for (const ExprPtr& e : {next.start, next.stop, next.step}) uses.visit_expr(e);
+  for (const Level& l : chain) {
+    VarDefs defs;
+    defs.vars.insert(l.inner->loop_var.get());
+    for (auto& ia : l.inner->iter_args) defs.vars.insert(ia.get());
+    auto stmts = flatten_stmts(l.inner->body);
+    if (!stmts.empty()) defs.visit_stmt(stmts[0]);   // the loop variable's assignment
+    for (const Var* v : uses.vars) {
+      if (defs.vars.count(v)) return false;
+    }
+  }
+  return true;
+}
+
+// Rebuilds the inner loops of a chain as one nest: level k's outer loop (now outside) is
+// replaced by level k's inner loop, its carries by the enclosing inner loop's.
+class InnerNest : public IRMutator {
+ public:
+  InnerNest(const std::vector<Level>& chain, const std::vector<IterArgPtr>& innermost_outer_carries) {
+    for (size_t k = 0; k < chain.size(); ++k) {
+      const ForStmt& o = *chain[k].outer;
+      if (k > 0) replace_[chain[k].outer] = chain[k].inner_self;
+      for (size_t m = 0; m < o.iter_args.size(); ++m) {
+        // The outermost inner loop starts from the last moved outer loop's carries; the others
+        // from the inner loop around them.
+        VarPtr to = k == 0 ? VarPtr(innermost_outer_carries[m]) : VarPtr(chain[k - 1].inner->iter_args[m]);
+        if (to != o.iter_args[m]) var_remap_[o.iter_args[m].get()] = {o.iter_args[m], to};
+        if (k > 0) var_remap_[o.return_vars[m].get()] = {o.return_vars[m], chain[k].inner->return_vars[m]};
+      }
+    }
+  }
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    if (auto it = replace_.find(op); it != replace_.end()) return mutate_stmt(it->second);
+    return IRMutator::mutate_(op, self);
+  }
+  // A remap target may itself be rebuilt (an inner loop's carry gets a new init): follow it.
+  ExprPtr mutate_(const Var* op, const ExprPtr& self) override { return Chase(op, self); }
+  ExprPtr mutate_(const IterArg* op, const ExprPtr& self) override { return Chase(op, self); }
+
+ private:
+  ExprPtr Chase(const Var* op, ExprPtr e) {
+    for (auto it = var_remap_.find(op); it != var_remap_.end(); it = var_remap_.find(op)) {
+      if (it->second.second.get() == op) break;
+      e = it->second.second;
+      op = it->second.second.get();
+    }
+    return e;
+  }
+
+  std::unordered_map<const ForStmt*, StmtPtr> replace_;
+};
 
 class Interchanger : public IRMutator {
  public:
@@ -90,19 +213,67 @@ class Interchanger : public IRMutator {
   }
 
  private:
-  // A chunk chain: the outer loop keeps the orchestration when its inner loop is parallel.
+  // A chunk chain O0 { I0 { O1 { I1 { ... body } } } } (each inner body: the loop variable's
+  // assignment, maybe a guard, then the next outer loop) becomes, when every inner loop is
+  // parallel, O0 { O1 { ... scope { I0 { I1 { ... body } } } } }: one task per combination of
+  // outer iterations. A chain with a sequential inner loop is wrapped whole.
   template <class Wrap>
   static StmtPtr Chain(const ForStmt& outer, const StmtPtr& self, const Wrap& wrap) {
-    auto body = flatten_stmts(outer.body);
-    auto* inner = body.empty() ? nullptr : body[0]->as<ForStmt>();
-    const bool tail_ok = body.size() == 1 || (body.size() == 2 && body[1]->is<YieldStmt>());
-    if (!inner || !tail_ok || Origin(*inner) != "chunk_inner" || inner->for_kind != ForKind::Parallel) {
-      return wrap({self}, outer.span);
+    std::vector<Level> chain;
+    const ForStmt* o = &outer;
+    while (o) {
+      StmtPtr i_self = SoleStmt(o->body);
+      auto* inner = i_self ? i_self->as<ForStmt>() : nullptr;
+      if (!inner || Origin(*inner) != "chunk_inner") break;
+      auto body = flatten_stmts(o->body);
+      const bool passes_carries = body.size() == 1
+                                      ? o->iter_args.empty()
+                                      : body[1]->as<YieldStmt>()->values.size() == inner->return_vars.size();
+      if (!passes_carries || inner->iter_args.size() != o->iter_args.size()) break;
+      for (size_t m = 0; m < inner->iter_args.size(); ++m) {
+        if (inner->iter_args[m]->init.get() != o->iter_args[m].get()) return wrap({self}, outer.span);
+      }
+      if (body.size() == 2) {
+        auto& ys = body[1]->as<YieldStmt>()->values;
+        for (size_t m = 0; m < ys.size(); ++m) {
+          if (ys[m].get() != inner->return_vars[m].get()) return wrap({self}, outer.span);
+        }
+      }
+      chain.push_back({o, inner, i_self});
+      const ForStmt* next = NestedOuter(*inner);
+      o = next && Movable(chain, *next) ? next : nullptr;
     }
-    std::vector<StmtPtr> nb{wrap({body[0]}, inner->span)};
-    if (body.size() == 2) nb.push_back(body[1]);
-    return ForStmt::make(outer.loop_var, outer.start, outer.stop, outer.step, outer.iter_args, make_seq(nb, outer.span),
-                         outer.return_vars, outer.for_kind, outer.attrs, outer.span);
+    if (chain.empty()) return wrap({self}, outer.span);
+    for (const Level& l : chain) {
+      if (l.inner->for_kind != ForKind::Parallel) return wrap({self}, outer.span);
+    }
+    // The outer loops, outermost first; each after the first carries the one before's values.
+    const size_t K = outer.iter_args.size();
+    std::vector<std::vector<IterArgPtr>> carries(chain.size());
+    std::vector<std::vector<VarPtr>> results(chain.size());
+    carries[0] = outer.iter_args;
+    results[0] = outer.return_vars;
+    for (size_t k = 1; k < chain.size(); ++k) {
+      const ForStmt& ok = *chain[k].outer;
+      for (size_t m = 0; m < K; ++m) {
+        carries[k].push_back(IterArg::make(ok.iter_args[m]->name, ok.iter_args[m]->type, carries[k - 1][m], ok.span));
+        results[k].push_back(Var::make(ok.return_vars[m]->name, ok.return_vars[m]->type, ok.span));
+      }
+    }
+    InnerNest nest(chain, carries.back());
+    StmtPtr inner_nest = nest.mutate_stmt(chain[0].inner_self);
+    const ForStmt& first_inner = *chain[0].inner;
+    std::vector<StmtPtr> body{wrap({inner_nest}, first_inner.span)};
+    std::vector<ExprPtr> yielded(first_inner.return_vars.begin(), first_inner.return_vars.end());
+    for (size_t k = chain.size(); k-- > 0;) {
+      const ForStmt& ok = *chain[k].outer;
+      if (K > 0) body.push_back(YieldStmt::make(yielded, ok.span));
+      StmtPtr loop = ForStmt::make(ok.loop_var, ok.start, ok.stop, ok.step, carries[k], make_seq(body, ok.span),
+                                   results[k], ok.for_kind, ok.attrs, ok.span);
+      body = {loop};
+      yielded.assign(results[k].begin(), results[k].end());
+    }
+    return body[0];
   }
 };
 

@@ -124,7 +124,7 @@ std::string KernelEmitter::print_other(const ExprPtr& e) {
   auto* call = e->as<Call>();
   if (!call) return CppScalarExprPrinter::print_other(e);   // reports it unsupported
   if (std::string access; AccessScalarText(*this, *call, &access)) return access;
-  if (std::string base; PipeBufferScalarText(program_, *call, &base)) return base;
+  if (std::string base; PipeBufferScalarText(*call, &base)) return base;
   if (std::string init; InitializePipeText(*this, *call, &init)) return init;
   if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
   if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";

@@ -52,10 +52,14 @@ class CppScopes {
   size_t depth() const { return blocks_.size(); }
 
  private:
+  // Hashed: a 10,000-task MANUAL block declares tens of thousands of names, each looked up
+  // along the block chain on every declare / use.
   struct Block {
-    std::map<std::string, std::shared_ptr<Decl>> decls;
-    std::vector<std::shared_ptr<Decl>> order;
+    std::unordered_map<std::string, size_t> index;   // name -> position in `order`
+    std::vector<Decl> order;
   };
+  Decl* find(const std::string& name);
+  void insert(std::string name, bool voidable);
   std::vector<Block> blocks_;
 };
 
