@@ -231,7 +231,9 @@ void bind_types(nb::module_& m) {
       .def_ro("shape", &TileType::shape)
       .def_ro("dtype", &TileType::dtype)
       .def_ro("memory", &TileType::memory)
-      .def_static("make", &TileType::make, "shape"_a, "dtype"_a, "memory"_a = MemorySpace::Vec);
+      .def_ro("valid_shape", &TileType::valid_shape)
+      .def_static("make", &TileType::make, "shape"_a, "dtype"_a, "memory"_a = MemorySpace::Vec,
+                  "valid_shape"_a = std::vector<ExprPtr>{});
   nb::class_<TupleType, Type>(m, "TupleType")
       .def_ro("elements", &TupleType::elements)
       .def_static("make", &TupleType::make, "elements"_a)

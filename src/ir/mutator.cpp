@@ -47,7 +47,8 @@ TypePtr IRMutator::mutate_type(const TypePtr& t) {
   }
   if (auto* tl = t->as<TileType>()) {
     auto shape = mutate_exprs(tl->shape, &changed);
-    return changed ? TileType::make(std::move(shape), tl->dtype, tl->memory) : t;
+    auto valid = mutate_exprs(tl->valid_shape, &changed);
+    return changed ? TileType::make(std::move(shape), tl->dtype, tl->memory, std::move(valid)) : t;
   }
   if (auto* tu = t->as<TupleType>()) {
     std::vector<TypePtr> els;

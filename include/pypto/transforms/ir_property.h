@@ -22,6 +22,8 @@
 //                              slots, group flags) stamped (KernelGroupSync)
 //   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
 //                              (KernelInPlaceCarries)
+//   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
+//                              reservation stamped (ResolvePeerBufferBases)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
 //   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
@@ -80,6 +82,7 @@ enum class IRProperty {
   AutoDepsAnalysed,
   ChunkedLoopsSplit,
   AutoChunkScopesInterchanged,
+  PeerBufferBasesResolved,
 };
 
 const char* to_string(IRProperty p);
