@@ -141,6 +141,19 @@ def compare(other_site: str, sizes, rounds: int) -> None:
             print("  %8d %-7s %s" % (n, side, " ".join("%8.3f (%5.1f)" % (c, 1e6 * c / n) for c in cells)))
         ratio = sum(best["before"][n].values()) / max(sum(best["after"][n].values()), 1e-9)
         print("  %8d %-7s total %.2fx faster" % (n, "", ratio))
+    if len(sizes) > 1:
+        for side in ("before", "after"):
+            print(side + ":" + growth_line([dict(best[side][n], tasks=n) for n in sizes])[1:])
+
+
+def growth_line(rows) -> str:
+    """How far each stage is from linear: its largest over its smallest us/task across the sizes
+    of `rows` ([{tasks, <stage>: cpu s}]); 1.00 = perfectly linear."""
+    cells = []
+    for st in _STAGES + ("total",):
+        per = [(sum(r[s] for s in _STAGES) if st == "total" else r[st]) / r["tasks"] for r in rows]
+        cells.append("%s %.2fx" % (st, max(per) / max(min(per), 1e-12)))
+    return "  growth of us/task, largest / smallest size: " + ", ".join(cells)
 
 
 def switch_cost(tasks: int, rounds: int) -> None:
@@ -200,11 +213,14 @@ def main(argv=None) -> int:
     if sizes:
         print("linearity (best CPU seconds of 3 runs; us per task in brackets):")
         print("  %8s %16s %16s %16s %16s" % ("tasks", "parse", "passes", "codegen", "total"))
-        for row in scaling(sizes):
+        scaling_rows = scaling(sizes)
+        for row in scaling_rows:
             n = row["tasks"]
             cells = [row[s + "_cpu_s"] for s in ("parse", "passes", "codegen")]
             cells.append(sum(cells))
             print("  %8d %s" % (n, " ".join("%8.3f (%5.1f)" % (c, 1e6 * c / n) for c in cells)))
+        if len(sizes) > 1:
+            print(growth_line([dict({st: row[st + "_cpu_s"] for st in _STAGES}, tasks=row["tasks"]) for row in scaling_rows]))
     return 0
 
 
