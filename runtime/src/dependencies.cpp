@@ -9,53 +9,52 @@
 
 namespace pto2::detail {
 
-// Links `consumer` into the producer's fan-out list. The caller has reserved in_edges and
-// holds a guard on the consumer's fanin covering every candidate edge. False: the producer
-// already retired (or its slot holds a later task) — no edge.
-bool Engine::add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index) {
+// Links node `n` (consumer's) into the producer's fan-out list. The caller holds a guard on
+// the consumer's fanin covering every candidate edge. False: the producer already retired (or
+// its slot holds a later task) — no edge, and the node stays unused.
+bool Engine::add_edge(uint64_t producer, EdgeNode* n) {
   TaskSlot& p = ring_.slot_of(producer);
   if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
-  consumer.in_edges.push_back(EdgeNode{nullptr, consumer_index});
-  EdgeNode* n = &consumer.in_edges.back();
   EdgeNode* head = p.fanout.load(std::memory_order_acquire);
   do {
-    if (head == kClosed) {
-      consumer.in_edges.pop_back();
-      return false;
-    }
+    if (head == kClosed) return false;
     n->next = head;
   } while (!p.fanout.compare_exchange_weak(head, n, std::memory_order_acq_rel, std::memory_order_acquire));
   return true;
 }
 
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
+// The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
+// previous occupant retired (so did all its producers, the only readers of its nodes).
 uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
                             uint32_t candidates) {
   const size_t n_auto = dep_scratch_.size();
   uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
-  if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+  if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
+  EdgeNode* nodes = s.in_edges.data();
+  const bool trace = opt_.trace_;
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   for (size_t i = 0; i < n_auto; ++i) {
-    if (opt_.trace_) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
-    if (add_edge(dep_scratch_[i], s, idx)) {
-      ++counters_.auto_edges;
-      ++edges_added;
-    }
+    if (trace) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
+    nodes[edges_added].consumer = idx;
+    if (add_edge(dep_scratch_[i], &nodes[edges_added])) ++edges_added;
   }
+  counters_.auto_edges += edges_added;
+  const uint32_t auto_added = edges_added;
   for (const PTO2TaskId& d : edeps) {
-    if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
+    if (n_auto && std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw))
+      continue;
     bool dup = false;
     for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
     if (dup) continue;
     dep_scratch_.push_back(d.raw);
-    if (opt_.trace_) counters_.trace_edges.emplace_back(d.raw, raw);
-    if (add_edge(d.raw, s, idx)) {
-      ++counters_.explicit_edges;
-      ++edges_added;
-    }
+    if (trace) counters_.trace_edges.emplace_back(d.raw, raw);
+    nodes[edges_added].consumer = idx;
+    if (add_edge(d.raw, &nodes[edges_added])) ++edges_added;
   }
+  counters_.explicit_edges += edges_added - auto_added;
   return edges_added;
 }
 
@@ -65,7 +64,7 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
 // of memory) leaves the slot unpublished: the id is simply never used.
 const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
                                          TaskOutputTensors& out, bool& untracked_write) {
-  for (uint32_t i = 0; i < s.tensors.size(); ++i) {
+  for (uint32_t i = 0; params.has_new_output() && i < s.tensors.size(); ++i) {
     if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
     Tensor& t = s.tensors[i];
     PTO2Storage* st = alloc_storage(t.nbytes());

@@ -193,7 +193,7 @@ class Engine {
 
   // ---- dependency tracking (dependencies.cpp)
   bool is_live(uint64_t raw) const { return ring_.is_live(raw); }
-  bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
+  bool add_edge(uint64_t producer, EdgeNode* n);
   /// Links the task in slot `idx` after dep_scratch_ (automatic) and `edeps` (explicit);
   /// returns the number of edges added. The caller holds the fan-in guard.
   uint32_t link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,

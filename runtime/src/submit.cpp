@@ -194,7 +194,6 @@ void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, co
     s.has_storages = false;
   }
   s.fanout.store(nullptr, std::memory_order_relaxed);
-  s.in_edges.clear();
   if (gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
     s.need[0] = need[0];
     s.need[1] = need[1];
