@@ -183,6 +183,11 @@ class Engine {
   /// naming one kernel to a single-kernel one. Aborts the orchestration on bad input.
   void validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
                            uint64_t raw, bool& gang, uint32_t* need);
+  /// validate_submission's verdict on the common case, inline (false: ask validate_submission).
+  bool plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
+                              uint64_t raw) const;
+  /// The slot of task `raw`, waiting until it is free (ring full). submit() checks the common
+  /// case, a free slot, inline.
   TaskSlot& acquire_slot(uint64_t raw);
   void publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks);
   static void keep_storage(TaskSlot& s, PTO2Storage* storage);

@@ -66,6 +66,22 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
   if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
 }
 
+// The common submission — a single-block task of a registered kernel on a core type that has
+// workers, with valid explicit dependencies and timing slot — checked inline; anything else
+// goes through validate_submission, which also reports the errors.
+inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
+                                           uint64_t raw) const {
+  if ((kind != TaskKind::AIC && kind != TaskKind::AIV) || params.launch_spec.block_num != 1 || params.timing_slot() >= 16)
+    return false;
+  const int t = kind == TaskKind::AIC ? 0 : 1;
+  const int32_t k = t == 0 ? aic_kernel : aiv_kernel;
+  if (k < 0 || static_cast<size_t>(k) >= kernels_.size() || !kernels_[static_cast<size_t>(k)].fn || n_type_[t] == 0)
+    return false;
+  for (const PTO2TaskId& d : params.dependencies())
+    if (!d.is_valid() || d.raw >= raw) return false;
+  return true;
+}
+
 TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
                                  bool undeferred_checked) {
   if (failed()) throw RunAborted{};
@@ -73,7 +89,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const uint64_t raw = next_raw_;
   bool gang = false;
   uint32_t need[2] = {0, 0};
-  validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
+  if (!plain_submission_valid(kind, aic_kernel, aiv_kernel, params, raw))
+    validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
   const uint32_t blocks = params.launch_spec.block_num;
   const auto& edeps = params.dependencies();
 
@@ -107,7 +124,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 
   // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
   // guard) once the task's dependencies are known.
-  TaskSlot& s = acquire_slot(raw);
+  TaskSlot& s = ring_.slot_of(raw).free.load(std::memory_order_acquire) ? ring_.slot_of(raw) : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
   next_raw_++;
   s.kind = kind;
@@ -129,7 +146,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   publish(s, raw, params, gang, need, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
-  for (const Tensor& t : s.tensors) keep_storage(s, t.storage);
+  for (const Tensor& t : s.tensors)
+    if (t.storage && !t.storage->run_scoped) keep_storage(s, t.storage);
   if (pred_element) keep_storage(s, pred_element->storage);
 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
@@ -181,7 +199,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 
 // Makes the claimed slot a live task: everything a worker reads once the task is ready, the
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
-void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
+inline void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
   ++total_submitted_;  // published with counters_.submitted by submit(), once the edges are linked
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
