@@ -300,6 +300,11 @@ class Engine {
     pub_total_submitted_.store(total_submitted_, std::memory_order_relaxed);
   }
   uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
+  // The head of each ready queue as last read by the orchestrator (MpmcQueue::size_at_least):
+  // the throttle asks about the queue's length on every submission.
+  size_t ready_head_seen_[2] = {0, 0};
+  /// At least `n` tasks are queued for core type `type` (orchestrator thread).
+  bool queued_at_least(int type, size_t n) { return ready_[type].size_at_least(n, ready_head_seen_[type]); }
   std::string undeferred_err_;    // a failing undeferred kernel's message
   RunCounters counters_;
 

@@ -105,12 +105,15 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // when its kernel is shorter than shipping it to a worker would take. It never takes a slot,
   // and it has finished before the next submission consults the tracker.
   const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
-  // Read once per submission (the queue's head is written by the workers: a cache miss).
-  const size_t queued = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY ? ready_[type].size_hint() : 0;
+  // Asked once per submission (the queue's head is written by the workers: reading it is a
+  // cache miss, which queued_at_least avoids while the queue is short).
+  const bool helps = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY;
+  const bool queue_full = helps && queued_at_least(type, help_threshold_);
+  const bool queue_over = queue_full && queued_at_least(type, help_threshold_ + 1);  // no second miss
   const bool may_run_undeferred =
       !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
       blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
+      !params.has_new_output() && (queue_full || is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
   if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
@@ -174,7 +177,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
-  if (queued > help_threshold_) help_one();
+  if (queue_over) help_one();
   return out;
 }
 
