@@ -212,3 +212,108 @@ def test_static_bounds_use_the_valid_extents():
     want = np.full((16, 16), -7.0, np.float32)
     want[:8] = x[32:]
     np.testing.assert_array_equal(out, want)
+
+
+# ---- pad_value= and fillpad ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("pad,fill", [("zero", 0.0), ("max", np.inf), ("min", -np.inf)])
+def test_fillpad_writes_the_pad_value_outside_the_valid_box(pad, fill):
+    x = np.random.default_rng(7).standard_normal((40, 16)).astype(np.float32)
+    src = _kernel_src(f"t = pl.load(x, [0, 0], [16, 16], [n, 5])\n        u = pl.tile.fillpad(t, pad_value=pl.PadValue.{pad})",
+                      "u", out_shape=(16, 16), scalars="n")
+    out = _run(src, x, (16, 16), (3,))
+    want = np.full((16, 16), fill, np.float32)
+    want[:3, :5] = x[:3, :5]
+    np.testing.assert_array_equal(out, want)       # fillpad's result is fully valid: stored whole
+
+
+def test_slice_pad_value_prints_and_round_trips():
+    src = _kernel_src("t = pl.tensor.slice(x, [16, 16], [0, 0], valid_shape=[8, 16], pad_value=pl.PadValue.max)\n"
+                      "        out = pl.assemble(out, pl.add(t, 1.0), [0, 0])", None, out_shape=(16, 16))
+    prog = pl.parse_program(src, "k.py")
+    text = ir.python_print(prog)
+    assert 'pad_value="max"' in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+
+
+def test_pad_value_without_valid_shape_warns():
+    from pypto.frontend.diagnostics import PyptoWarning
+    src = _kernel_src("t = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [0, 0], pad_value=pl.PadValue.zero)",
+                      "t", out_shape=(16, 16))
+    with pytest.warns(PyptoWarning, match="pad_value=zero without valid_shape= has no effect"):
+        pl.parse_program(src, "k.py")
+
+
+def test_bad_pad_value_is_located():
+    body = 't = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [0, 0], [4, 16], pad_value="edge")'
+    src = _kernel_src(body, "t", out_shape=(16, 16))
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "k.py")
+    assert "tile.slice: pad_value must be pl.PadValue.null, .zero, .max or .min" in ei.value.message
+    assert ei.value.line == next(n for n, t in enumerate(src.splitlines(), 1) if t.strip() == body)
+
+
+# ---- drop_dims= -------------------------------------------------------------------------------
+
+DROP_SRC = '''
+import pypto.language as pl
+
+
+@pl.program
+class D:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+          b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        t = pl.tensor.slice(x, [1, 32, 16], [b, 8, 0], valid_shape=[1, 20, 16], drop_dims=[0])
+        out = pl.assemble(out, pl.mul(t, 3.0), [0, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+             b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = self.k(x, out, b)
+        return out
+'''
+
+
+def test_drop_dims_loads_a_plane_of_a_3d_tensor():
+    x = np.random.default_rng(8).standard_normal((3, 40, 16)).astype(np.float32)
+    prog = pl.parse_program(DROP_SRC, "d.py")
+    text = ir.python_print(prog)
+    assert "drop_dims=[0]" in text and ir.structural_equal_explain(pl.parse_program(text), prog)[0], text
+    assert "pl.load(x, [b, 8, 0], [1, 32, 16], [1, 20, 16], drop_dims=[0])" in ir.python_print(codegen.run_pipeline(prog))
+    out = _run(DROP_SRC, x, (32, 16), (2,))
+    want = np.full((32, 16), -7.0, np.float32)
+    want[:20] = x[2, 8:28] * 3.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("drop_dims=[0]", "drop_dims=[1]", "tensor.slice: drop_dims axis 1 has extent 32, only an axis of constant extent 1"),
+    ("drop_dims=[0]", "drop_dims=[0, 0]", "tensor.slice: drop_dims names axis 0 twice"),
+    ("drop_dims=[0]", "drop_dims=[3]", "tensor.slice: drop_dims axis 3 is out of range for rank 3"),
+])
+def test_drop_dims_misuse_is_located(old, new, message):
+    src = DROP_SRC.replace(old, new)
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "d.py")
+    assert message in ei.value.message, ei.value.message
+    assert ei.value.line == next(n for n, t in enumerate(src.splitlines(), 1) if new in t)
+
+
+def test_drop_dims_in_an_orchestration_is_refused():
+    src = '''
+import pypto.language as pl
+
+
+@pl.program
+class O:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32]) -> pl.Tensor[[40, 16], pl.FP32]:
+        v = pl.tensor.slice(x, [1, 40, 16], [0, 0, 0], drop_dims=[0])
+        return v
+'''
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "o.py")
+    assert "drop_dims= of pl.tensor.slice is only supported inside kernels" in ei.value.message
+    assert ei.value.line == 9

@@ -75,6 +75,18 @@ inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tenso
   return true;
 }
 
+// fillpad: dst = a inside the valid box [0, vr) x [0, vc) of an [m, n] tile, the pad value outside
+// it. mode 0 zero, 1 max (+inf, the integer maximum), 2 min (-inf, the integer minimum).
+template <class C>
+inline void fillpad_valid(C* dst, const C* a, int64_t m, int64_t n, int64_t vr, int64_t vc, int mode) {
+  C pad = C{0};
+  if (mode == 1) pad = std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
+  if (mode == 2) pad = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) dst[i * n + j] = i < vr && j < vc ? a[i * n + j] : pad;
+  }
+}
+
 // Row reductions over the valid box: dst[i] = op over a[i, 0..vc) for i < vr (row stride `cols`).
 // An empty row (vc = 0) gives the identity.
 template <Storage S, class C, class Op>
