@@ -175,14 +175,36 @@ def test_slice_of_a_tile_sets_the_valid_region():
     np.testing.assert_allclose(out, want, rtol=1e-5)
 
 
-def test_a_dynamic_valid_extent_past_the_tile_fails_the_run():
+@pytest.mark.parametrize("n", [17, -1, 1 << 40])
+def test_a_dynamic_valid_extent_outside_the_tile_fails_the_run(n):
     src = _kernel_src("t = pl.load(x, [0, 0], [16, 16], [n, 16])", "t", out_shape=(16, 16), scalars="n")
     p = pypto.compile(pl.parse_program(src, "k.py"))
     try:
-        with pytest.raises(Exception, match=r"valid extent 17 of axis 0 is outside \[0, 16\]"):
-            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 17)
+        with pytest.raises(Exception, match=r"valid extent %d of axis 0 is outside \[0, 16\]" % n):
+            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), n, race_check=True)
     finally:
         p.close()
+
+
+def test_a_valid_box_past_the_declared_tensor_fails_the_run():
+    src = _kernel_src("t = pl.load(x, [r, 0], [16, 16], [n, 16])", "t", out_shape=(16, 16), scalars="r n")
+    p = pypto.compile(pl.parse_program(src, "k.py"))
+    try:
+        p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 30, 10)    # rows [30, 40): inside
+        with pytest.raises(Exception, match=r"load of tensor 'x' out of bounds on axis 0: offset 30 \+ size 11"):
+            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 30, 11)
+    finally:
+        p.close()
+
+
+def test_tile_type_valid_shape_api():
+    c = lambda v: ir.ConstInt.make(v, ir.DataType.INDEX)   # noqa: E731
+    full = ir.TileType.make([c(32), c(16)], ir.DataType.FP32, ir.MemorySpace.Vec, [c(32), c(16)])
+    assert list(full.valid_shape) == [] and full == ir.TileType.make([c(32), c(16)], ir.DataType.FP32)
+    part = ir.TileType.make([c(32), c(16)], ir.DataType.FP32, ir.MemorySpace.Vec, [c(8), c(16)])
+    assert [e.value for e in part.valid_shape] == [8, 16]
+    assert part != full and hash(part) != hash(full)
+    assert ir.python_print(part) == "pl.Tile[[32, 16], pl.FP32, pl.TileView(valid_shape=[8, 16])]"
 
 
 @pytest.mark.parametrize("body,message", [
@@ -317,3 +339,17 @@ class O:
         pl.parse_program(src, "o.py")
     assert "drop_dims= of pl.tensor.slice is only supported inside kernels" in ei.value.message
     assert ei.value.line == 9
+
+
+def test_an_inline_dynamic_valid_extent_round_trips_and_runs():
+    src = _kernel_src("t = pl.load(x, [r, 0], [16, 16], [min(40 - r, 16), 16])", "pl.exp(t)", out_shape=(16, 16),
+                      scalars="r")
+    prog = pl.parse_program(src, "k.py")
+    text = ir.python_print(prog)
+    assert "pl.TileView(valid_shape=[min(40 - r, 16), 16])" in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+    x = np.random.default_rng(9).standard_normal((40, 16)).astype(np.float32)
+    out = _run(src, x, (16, 16), (30,))
+    want = np.full((16, 16), -7.0, np.float32)
+    want[:10] = np.exp(x[30:])
+    np.testing.assert_allclose(out, want, rtol=1e-5)
