@@ -85,8 +85,16 @@ TileOpHandler Load() {
     std::string helper = "load", valid;
     if (dst.has_valid()) {   // only the valid box is read, the rest of the tile is 0
       helper = "load_valid";
-      valid = transpose ? IntArray(em, "vld", {dst.valid[1], dst.valid[0]}) : dst.valid_arr;
-      valid = ", " + valid;
+      // The box in tensor coordinates: transpose swapped back, dropped axes (extent 1) put back.
+      std::vector<std::string> v = dst.valid;
+      if (transpose) std::swap(v[v.size() - 1], v[v.size() - 2]);
+      std::vector<ExprPtr> drop;
+      if (auto* l = attr_get<std::vector<ExprPtr>>(call.attrs, "drop_dims")) drop = *l;
+      std::vector<int64_t> axes;
+      for (auto& d : drop) axes.push_back(d->as<ConstInt>()->value);   // checked by type inference
+      std::sort(axes.begin(), axes.end());
+      for (int64_t a : axes) v.insert(v.begin() + a, "1");
+      valid = ", " + (transpose || !axes.empty() ? IntArray(em, "vld", v) : dst.valid_arr);
     }
     em.line("if (!pypto_kernel::" + helper + Tpl(dst) + "(ctx, " + box.buf + ", ctx->tensors[" + std::to_string(ti) +
             "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + valid + ", \"" +
