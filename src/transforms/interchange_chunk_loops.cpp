@@ -10,7 +10,9 @@
 //       outer iterations). A chain with a sequential inner loop is wrapped whole. A nested
 //       level joins the chain only when its outer loop's bounds read nothing the inner loops
 //       around it define (a triangular nest keeps it inside) and it passes their carries
-//       straight through; a nested level with a remainder loop (leading_full) stays inside;
+//       straight through. A nested level with a leading_full remainder loop ends the chain:
+//       its remainder gets a scope of its own, after the level's outer loop, holding a fresh
+//       copy of the enclosing inner loops (their guards included) around the remainder;
 //     - a remainder loop ("chunk_remainder") gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
 //       except yields, returns and pure scalar assignments, which stay in the orchestration.
@@ -64,6 +66,7 @@ struct Level {
   const ForStmt* outer;
   const ForStmt* inner;
   StmtPtr inner_self;
+  const ForStmt* remainder = nullptr;   // a leading_full remainder loop after `outer` (last level only)
 };
 
 // `loop`'s body is `[stmt]` or `[stmt, yield]`: that stmt, else null.
@@ -73,17 +76,28 @@ StmtPtr SoleStmt(const StmtPtr& body) {
   return ok ? stmts[0] : nullptr;
 }
 
-// The next level's outer loop inside an inner chunk loop's body, as SplitChunkedLoops builds it:
-// `[i = ..., O]`, or guarded `[i = ..., if i < stop: O]` (each with its trailing yields); else null.
-const ForStmt* NestedOuter(const ForStmt& inner) {
+// The next level inside an inner chunk loop's body, as SplitChunkedLoops builds it: `[i = ..., O]`
+// or guarded `[i = ..., if i < stop: O]` (with their trailing yields), O maybe followed by its
+// leading_full remainder loop R (whose carries start from O's results); else {null, null}.
+struct Nested {
+  const ForStmt* outer = nullptr;
+  const ForStmt* remainder = nullptr;
+};
+Nested NestedOuter(const ForStmt& inner) {
   auto stmts = flatten_stmts(inner.body);
-  if (stmts.empty() || !stmts[0]->is<AssignStmt>()) return nullptr;
+  if (stmts.empty() || !stmts[0]->is<AssignStmt>()) return {};
   stmts.erase(stmts.begin());
-  StmtPtr core = make_seq(stmts);
-  StmtPtr s = SoleStmt(core);
-  if (s && s->is<IfStmt>()) s = SoleStmt(s->as<IfStmt>()->then_body);
-  auto* f = s ? s->as<ForStmt>() : nullptr;
-  return f && Origin(*f) == "chunk_outer" ? f : nullptr;
+  if (StmtPtr s = SoleStmt(make_seq(stmts)); s && s->is<IfStmt>()) stmts = flatten_stmts(s->as<IfStmt>()->then_body);
+  if (!stmts.empty() && stmts.back()->is<YieldStmt>()) stmts.pop_back();
+  auto* o = stmts.empty() ? nullptr : stmts[0]->as<ForStmt>();
+  if (!o || Origin(*o) != "chunk_outer" || stmts.size() > 2) return {};
+  if (stmts.size() == 1) return {o, nullptr};
+  auto* r = stmts[1]->as<ForStmt>();
+  if (!r || Origin(*r) != "chunk_remainder" || r->iter_args.size() != o->return_vars.size()) return {};
+  for (size_t m = 0; m < r->iter_args.size(); ++m) {
+    if (r->iter_args[m]->init.get() != o->return_vars[m].get()) return {};
+  }
+  return {o, r};
 }
 
 // Every Var an expression reads.
@@ -135,32 +149,56 @@ bool Movable(const std::vector<Level>& chain, const ForStmt& next) {
   return true;
 }
 
-// Rebuilds the inner loops of a chain as one nest: level k's outer loop (now outside) is
-// replaced by level k's inner loop, its carries by the enclosing inner loop's.
-class InnerNest : public IRMutator {
+// Rebuilds the inner loops of a chain as one nest: a nested level's outer loop (now outside) is
+// replaced by its inner loop, its carries by the enclosing inner loop's (`remap`). `drop` loops
+// are left out; with `fresh`, every Var the nest defines gets a new Var (a second copy of the
+// nest must share no Var with the first).
+class NestBuilder : public IRMutator {
  public:
-  InnerNest(const std::vector<Level>& chain, const std::vector<IterArgPtr>& innermost_outer_carries) {
-    for (size_t k = 0; k < chain.size(); ++k) {
-      const ForStmt& o = *chain[k].outer;
-      if (k > 0) replace_[chain[k].outer] = chain[k].inner_self;
-      for (size_t m = 0; m < o.iter_args.size(); ++m) {
-        // The outermost inner loop starts from the last moved outer loop's carries; the others
-        // from the inner loop around them.
-        VarPtr to = k == 0 ? VarPtr(innermost_outer_carries[m]) : VarPtr(chain[k - 1].inner->iter_args[m]);
-        if (to != o.iter_args[m]) var_remap_[o.iter_args[m].get()] = {o.iter_args[m], to};
-        if (k > 0) var_remap_[o.return_vars[m].get()] = {o.return_vars[m], chain[k].inner->return_vars[m]};
-      }
+  NestBuilder(std::unordered_map<const ForStmt*, StmtPtr> replace, std::unordered_set<const ForStmt*> drop,
+              const std::vector<std::pair<VarPtr, VarPtr>>& remap, const StmtPtr* fresh_defs_of)
+      : replace_(std::move(replace)), drop_(std::move(drop)) {
+    for (auto& [from, to] : remap) {
+      if (from != to) var_remap_[from.get()] = {from, to};
     }
+    if (fresh_defs_of) fresh_.visit_stmt(*fresh_defs_of);
+    fresh_on_ = fresh_defs_of != nullptr;
   }
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     if (auto it = replace_.find(op); it != replace_.end()) return mutate_stmt(it->second);
     return IRMutator::mutate_(op, self);
   }
-  // A remap target may itself be rebuilt (an inner loop's carry gets a new init): follow it.
-  ExprPtr mutate_(const Var* op, const ExprPtr& self) override { return Chase(op, self); }
-  ExprPtr mutate_(const IterArg* op, const ExprPtr& self) override { return Chase(op, self); }
+  StmtPtr mutate_(const SeqStmts* op, const StmtPtr& self) override {
+    std::vector<StmtPtr> out;
+    bool changed = false;
+    for (const StmtPtr& st : op->stmts) {
+      auto* f = st->as<ForStmt>();
+      if (f && drop_.count(f)) {
+        changed = true;
+        continue;
+      }
+      out.push_back(mutate_stmt(st));
+      changed |= out.back() != st;
+    }
+    return changed ? make_seq(std::move(out), op->span) : self;
+  }
+  ExprPtr mutate_(const Var* op, const ExprPtr& self) override {
+    ExprPtr e = Chase(op, self);
+    if (e != self || !fresh_on_ || !fresh_.vars.count(op)) return e;
+    VarPtr n = Var::make(op->name, op->type, op->span);
+    var_remap_[op] = {std::static_pointer_cast<const Var>(self), n};
+    return n;
+  }
+  ExprPtr mutate_(const IterArg* op, const ExprPtr& self) override {
+    ExprPtr e = Chase(op, self);
+    if (e != self || !fresh_on_ || !fresh_.vars.count(op)) return e;
+    IterArgPtr n = IterArg::make(op->name, op->type, mutate_expr(op->init), op->span);
+    var_remap_[op] = {std::static_pointer_cast<const Var>(self), n};
+    return n;
+  }
 
  private:
+  // A remap target may itself be rebuilt (an inner loop's carry gets a new init): follow it.
   ExprPtr Chase(const Var* op, ExprPtr e) {
     for (auto it = var_remap_.find(op); it != var_remap_.end(); it = var_remap_.find(op)) {
       if (it->second.second.get() == op) break;
@@ -171,6 +209,9 @@ class InnerNest : public IRMutator {
   }
 
   std::unordered_map<const ForStmt*, StmtPtr> replace_;
+  std::unordered_set<const ForStmt*> drop_;
+  VarDefs fresh_;
+  bool fresh_on_ = false;
 };
 
 class Interchanger : public IRMutator {
@@ -221,6 +262,7 @@ class Interchanger : public IRMutator {
   static StmtPtr Chain(const ForStmt& outer, const StmtPtr& self, const Wrap& wrap) {
     std::vector<Level> chain;
     const ForStmt* o = &outer;
+    const ForStmt* remainder = nullptr;
     while (o) {
       StmtPtr i_self = SoleStmt(o->body);
       auto* inner = i_self ? i_self->as<ForStmt>() : nullptr;
@@ -239,9 +281,11 @@ class Interchanger : public IRMutator {
           if (ys[m].get() != inner->return_vars[m].get()) return wrap({self}, outer.span);
         }
       }
-      chain.push_back({o, inner, i_self});
-      const ForStmt* next = NestedOuter(*inner);
-      o = next && Movable(chain, *next) ? next : nullptr;
+      chain.push_back({o, inner, i_self, remainder});
+      if (remainder) break;   // the level with a remainder ends the chain
+      Nested next = NestedOuter(*inner);
+      o = next.outer && Movable(chain, *next.outer) ? next.outer : nullptr;
+      remainder = o ? next.remainder : nullptr;
     }
     if (chain.empty()) return wrap({self}, outer.span);
     for (const Level& l : chain) {
@@ -260,8 +304,45 @@ class Interchanger : public IRMutator {
         results[k].push_back(Var::make(ok.return_vars[m]->name, ok.return_vars[m]->type, ok.span));
       }
     }
-    InnerNest nest(chain, carries.back());
+    // The main nest: each nested outer loop replaced by its inner loop; the last level's
+    // remainder (if any) left out, its results read from that level's inner loop instead.
+    const size_t last = chain.size() - 1;
+    const ForStmt* rem = chain[last].remainder;
+    std::unordered_map<const ForStmt*, StmtPtr> replace;
+    std::vector<std::pair<VarPtr, VarPtr>> remap;
+    for (size_t k = 0; k < chain.size(); ++k) {
+      const ForStmt& o = *chain[k].outer;
+      if (k > 0) replace[chain[k].outer] = chain[k].inner_self;
+      for (size_t m = 0; m < K; ++m) {
+        // The outermost inner loop starts from the innermost outer loop's carries; the others
+        // from the inner loop around them.
+        remap.emplace_back(o.iter_args[m], k == 0 ? VarPtr(carries.back()[m]) : VarPtr(chain[k - 1].inner->iter_args[m]));
+        if (k > 0) remap.emplace_back(o.return_vars[m], chain[k].inner->return_vars[m]);
+        if (k > 0 && rem && k == last) remap.emplace_back(rem->return_vars[m], chain[k].inner->return_vars[m]);
+      }
+    }
+    std::unordered_set<const ForStmt*> drop;
+    if (rem) drop.insert(rem);
+    NestBuilder nest(replace, drop, remap, nullptr);
     StmtPtr inner_nest = nest.mutate_stmt(chain[0].inner_self);
+    // The remainder's nest: a fresh copy of the inner loops down to the last level, whose outer
+    // loop is left out and whose remainder runs there, starting from the main part's results.
+    StmtPtr rem_nest;
+    if (rem) {
+      std::unordered_map<const ForStmt*, StmtPtr> rreplace;
+      std::vector<std::pair<VarPtr, VarPtr>> rremap;
+      for (size_t k = 0; k < last; ++k) {
+        const ForStmt& o = *chain[k].outer;
+        if (k > 0) rreplace[chain[k].outer] = chain[k].inner_self;
+        for (size_t m = 0; m < K; ++m) {
+          rremap.emplace_back(o.iter_args[m], k == 0 ? results[last][m] : VarPtr(chain[k - 1].inner->iter_args[m]));
+          if (k > 0) rremap.emplace_back(o.return_vars[m], chain[k].inner->return_vars[m]);
+        }
+      }
+      for (size_t m = 0; m < K; ++m) rremap.emplace_back(chain[last].outer->return_vars[m], chain[last - 1].inner->iter_args[m]);
+      NestBuilder copy(rreplace, {chain[last].outer}, rremap, &chain[0].inner_self);
+      rem_nest = copy.mutate_stmt(chain[0].inner_self);
+    }
     const ForStmt& first_inner = *chain[0].inner;
     std::vector<StmtPtr> body{wrap({inner_nest}, first_inner.span)};
     std::vector<ExprPtr> yielded(first_inner.return_vars.begin(), first_inner.return_vars.end());
@@ -272,6 +353,11 @@ class Interchanger : public IRMutator {
                                    results[k], ok.for_kind, ok.attrs, ok.span);
       body = {loop};
       yielded.assign(results[k].begin(), results[k].end());
+      if (k == last && rem_nest) {
+        body.push_back(wrap({rem_nest}, rem->span));
+        auto& rvs = rem_nest->as<ForStmt>()->return_vars;
+        yielded.assign(rvs.begin(), rvs.end());
+      }
     }
     return body[0];
   }

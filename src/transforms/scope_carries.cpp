@@ -65,9 +65,17 @@ bool exit_slot_type(const TypePtr& t) {
 std::vector<ScopeCarriedValue> ValuesCarriedOutOfScopes::Of(const RuntimeScopeStmt& scope) const {
   std::vector<ScopeCarriedValue> candidates;
   for (const StmtPtr& s : flatten_stmts(scope.body)) {
-    auto* f = s->as<ForStmt>();
-    for (size_t i = 0; f && i < f->return_vars.size() && i < f->carries.size(); ++i) {
-      if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back({f, i});
+    if (auto* f = s->as<ForStmt>()) {
+      for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
+        if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) {
+          candidates.push_back({f, i, f->return_vars[i].get(), f->iter_args[i].get()});
+        }
+      }
+    } else if (auto* br = s->as<IfStmt>()) {
+      for (size_t i = 0; i < br->return_vars.size(); ++i) {
+        const Var* rv = br->return_vars[i].get();
+        if (exit_slot_type(rv->type)) candidates.push_back({br, i, rv, rv});
+      }
     }
   }
   if (candidates.empty()) return candidates;
@@ -79,9 +87,8 @@ std::vector<ScopeCarriedValue> ValuesCarriedOutOfScopes::Of(const RuntimeScopeSt
   ReadCounter(inside).visit_stmt(scope.body);
   std::vector<ScopeCarriedValue> out;
   for (const ScopeCarriedValue& c : candidates) {
-    const Var* rv = c.loop->return_vars[c.index].get();
-    auto all = reads_.find(rv);
-    if (all != reads_.end() && all->second > inside[rv]) out.push_back(c);
+    auto all = reads_.find(c.result);
+    if (all != reads_.end() && all->second > inside[c.result]) out.push_back(c);
   }
   return out;
 }

@@ -263,8 +263,8 @@ class OrchestrationVerifier {
     // emit_runtime_scope); the loop result names that slot after the block.
     std::vector<const Var*> exits;
     for (const ScopeCarriedValue& c : scope_exits_.Of(s)) {
-      exit_carries_[c.loop->iter_args[c.index].get()] = m_.current();
-      exits.push_back(c.loop->return_vars[c.index].get());
+      exit_carries_[c.carry] = m_.current();
+      exits.push_back(c.result);
     }
     m_.push();
     block_body(s.body);
@@ -272,14 +272,16 @@ class OrchestrationVerifier {
     for (const Var* rv : exits) m_.declare(rv);
   }
 
-  // A carry that leaves its runtime scope through an exit slot must not hold a tensor the runtime
-  // allocated inside that scope (reclaimed when the scope ends).
+  // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
+  // tensor the runtime allocated inside that scope (reclaimed when the scope ends).
   void exit_value(const Var* carry, const ExprPtr& value) const {
     auto it = exit_carries_.find(carry);
     const Var* v = as_var(value);
     if (it == exit_carries_.end() || !v || !m_.bound(v) || m_.root_of(v).second < 0) return;
     if (m_.outlives(m_.binding_of(v), it->second)) return;
-    throw UserError("loop-carried '" + carry->name + "' is read after the runtime scope around its loop, but the "
+    throw UserError(std::string(carry->is<IterArg>() ? "loop-carried '" : "if result '") + carry->name +
+                        "' is read after the runtime scope around its " + (carry->is<IterArg>() ? "loop" : "if") +
+                        ", but the "
                         "value it takes here is a tensor the runtime allocated inside that scope: it is reclaimed "
                         "when the scope ends",
                     value->span.known() ? value->span : stmt_span_,
@@ -620,7 +622,7 @@ class OrchestrationVerifier {
       }
     }
     exprs_.check(s.cond);
-    yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr});
+    yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr, &s});
     m_.push();
     block_body(s.then_body);
     m_.pop();
@@ -654,12 +656,14 @@ class OrchestrationVerifier {
       }
       exprs_.check(y.values[i]);
       if (carry) exit_value(carry, y.values[i]);
+      if (t.branch) exit_value(t.branch->return_vars[i].get(), y.values[i]);
     }
   }
 
   struct Yields {
     std::vector<bool> printed;
-    const ForStmt* loop;   // null for an if
+    const ForStmt* loop;              // null for an if
+    const IfStmt* branch = nullptr;   // null for a loop
   };
 
   const Program& program_;

@@ -2,7 +2,8 @@
 moves every outer chunk loop of a chain outward when all its inner loops are parallel and wraps
 the inner loops plus the body in one InCore scope (one task per combination of outer
 iterations); a chain with a sequential inner loop is wrapped whole; a nested level whose bounds
-depend on an enclosing loop, or that has a remainder loop, stays inside. DSL Before / Expected,
+depend on an enclosing loop stays inside; a nested remainder loop gets its own scope, in a copy of
+the enclosing inner loops. DSL Before / Expected,
 NumPy-checked race-checked runs. Golden C++: tests/golden/anchor_auto_chunk_chain/."""
 import os
 
@@ -124,6 +125,80 @@ def test_chain_with_a_sequential_inner_loop_is_wrapped_whole():
     assert_pass(passes.InterchangeChunkLoops(), Before, Expected)
 
 
+def test_nested_remainder_gets_its_own_scope_in_a_copy_of_the_enclosing_inner_loops():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[40, 24], pl.FP32],
+                 y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
+            with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
+                for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
+                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                        i = i_chunk * 4 + i_in
+                        if i < 10:
+                            for j_chunk, (y_3,) in pl.parallel(0, 1, 1, init_values=(y_2,),
+                                                               attrs={"loop_origin": "chunk_outer"}):
+                                for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,),
+                                                                attrs={"loop_origin": "chunk_inner"}):
+                                    j = j_chunk * 4 + j_in
+                                    y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
+                                    y_6 = pl.yield_(y_5)
+                                y_7 = pl.yield_(y_6)
+                            for j_rem, (y_8,) in pl.parallel(0, 2, 1, init_values=(y_7,),
+                                                             attrs={"loop_origin": "chunk_remainder"}):
+                                j_1 = 4 + j_rem
+                                y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 4], [i * 4, j_1 * 4]), [i * 4, j_1 * 4])
+                                y_10 = pl.yield_(y_9)
+                            y_11 = pl.yield_(y_10)
+                        else:
+                            y_11 = pl.yield_(y_2)
+                        y_12 = pl.yield_(y_11)
+                    y_13 = pl.yield_(y_12)
+            return y_13
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[40, 24], pl.FP32],
+                 y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
+            for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
+                for j_chunk, (y_2,) in pl.parallel(0, 1, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_outer"}):
+                    with pl.at(level=pl.Level.CORE_GROUP):
+                        for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,),
+                                                        attrs={"loop_origin": "chunk_inner"}):
+                            i = i_chunk * 4 + i_in
+                            if i < 10:
+                                for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,),
+                                                                attrs={"loop_origin": "chunk_inner"}):
+                                    j = j_chunk * 4 + j_in
+                                    y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
+                                    y_6 = pl.yield_(y_5)
+                                y_7 = pl.yield_(y_6)
+                            else:
+                                y_7 = pl.yield_(y_3)
+                            y_8 = pl.yield_(y_7)
+                    y_9 = pl.yield_(y_8)
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    for i_in_1, (y_10,) in pl.parallel(0, 4, 1, init_values=(y_9,),
+                                                       attrs={"loop_origin": "chunk_inner"}):
+                        i_1 = i_chunk * 4 + i_in_1
+                        if i_1 < 10:
+                            for j_rem, (y_11,) in pl.parallel(0, 2, 1, init_values=(y_10,),
+                                                              attrs={"loop_origin": "chunk_remainder"}):
+                                j_1 = 4 + j_rem
+                                y_12 = pl.tensor.assemble(y_11, pl.tensor.slice(x, [4, 4], [i_1 * 4, j_1 * 4]),
+                                                          [i_1 * 4, j_1 * 4])
+                                y_13 = pl.yield_(y_12)
+                            y_14 = pl.yield_(y_13)
+                        else:
+                            y_14 = pl.yield_(y_10)
+                        y_15 = pl.yield_(y_14)
+                y_16 = pl.yield_(y_15)
+            return y_16
+
+    assert_pass(passes.InterchangeChunkLoops(), Before, Expected)
+
+
 def golden():
     return load_single_program(os.path.join(GOLDEN_DIR, "anchor_auto_chunk_chain", "program.py"))
 
@@ -166,9 +241,11 @@ CASES = {
                        lambda n: [(i, j) for i in range(n) for j in range(1, n - 4)], 2),
     "outer_leading_full": ('pl.parallel(10, chunk=4, chunk_policy="leading_full")', "pl.parallel(6, chunk=3)",
                            lambda n: [(i, j) for i in range(10) for j in range(6)], 2),
-    "inner_remainder_stays_inside": ("pl.parallel(10, chunk=4)",
-                                     'pl.parallel(6, chunk=4, chunk_policy="leading_full")',
-                                     lambda n: [(i, j) for i in range(10) for j in range(6)], 1),
+    "inner_remainder_own_scope": ("pl.parallel(10, chunk=4)", 'pl.parallel(6, chunk=4, chunk_policy="leading_full")',
+                                  lambda n: [(i, j) for i in range(10) for j in range(6)], 2),
+    "both_leading_full": ('pl.parallel(10, chunk=4, chunk_policy="leading_full")',
+                          'pl.parallel(n - 4, chunk=4, chunk_policy="leading_full")',
+                          lambda n: [(i, j) for i in range(10) for j in range(n - 4)], 2),
     "triangular_stays_inside": ("pl.parallel(6, chunk=4)", "pl.parallel(0, i + 1, chunk=2)",
                                 lambda n: [(i, j) for i in range(6) for j in range(i + 1)], 1),
     "sequential_inner_wrapped_whole": ("pl.parallel(10, chunk=4)", "pl.range(6, chunk=4)",

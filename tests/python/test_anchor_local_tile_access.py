@@ -1,8 +1,8 @@
 """pl.tensor.read / pl.tensor.write / pl.tensor.transpose of kernel-local values (spec
 anchor_features §9): ConvertTensorToTileOps turns them into tile.read / tile.write /
-tile.transpose when the operand is already a tile; NumPy-checked runs (race-checked) and a
-located error for a transpose the tile set cannot express. Golden C++:
-tests/golden/anchor_local_tile_access/."""
+tile.transpose when the operand is already a tile; a read of a kernel parameter loads the
+1-element box, a transpose of one loads it whole. NumPy-checked runs (race-checked) and located
+errors for what the tile set cannot express. Golden C++: tests/golden/anchor_local_tile_access/."""
 import os
 
 import numpy as np
@@ -137,6 +137,113 @@ class P:
     with pytest.raises(PyptoError) as ei:
         pypto.compile(pl.parse_program(src, "t.py"))
     e = ei.value
-    assert "pl.tensor.transpose of a kernel-local value needs a 2-D value, got rank 3" in e.message, e.message
+    assert "pl.tensor.transpose inside a kernel needs a 2-D value, got rank 3" in e.message, e.message
     assert "pl.reshape" in e.help
     assert e.file == "t.py" and e.line == 11, str(e)
+
+
+def test_read_and_transpose_of_a_parameter_load_it():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[8, 16], pl.FP32],
+              y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            v = pl.tensor.read(x, [1, 2])
+            y_1: pl.Tensor[[16, 8], pl.FP32] = pl.tensor.assemble(y, pl.tensor.muls(pl.tensor.transpose(x, 0, 1), v), [0, 0])
+            return y_1
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[8, 16], pl.FP32],
+                 y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            r = self.k(x, y)
+            return r
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[8, 16], pl.FP32],
+              y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            v = pl.tile.read(pl.load(x, [1, 2], [1, 1]), [0, 0])
+            y_1 = pl.store(pl.muls(pl.tile.transpose(pl.load(x, [0, 0], [8, 16]), 0, 1), v), [0, 0], y)
+            return y_1
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[8, 16], pl.FP32],
+                 y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+            r = self.k(x, y)
+            return r
+
+    assert_pass(passes.ConvertTensorToTileOps(), Before, Expected)
+
+
+PARAM_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 16], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        for b in pl.parallel(2):
+            with pl.at(level=pl.Level.CORE_GROUP):
+                s = x[b, 3]
+                y = pl.assemble(y, pl.slice(pl.mul(pl.transpose(x, 0, 1), s), [8, 8], [b * 8, 0]), [b * 8, 0])
+        return y
+'''
+
+
+def test_parameter_read_and_transpose_e2e_race_checked():
+    compiled = pypto.compile(pl.parse_program(PARAM_SRC, "t.py"))
+    x = np.random.default_rng(21).standard_normal((8, 16)).astype(np.float32)
+    y = np.zeros((16, 8), np.float32)
+    compiled(x, y, race_check=True)
+    want = np.concatenate([(x.T * x[b, 3])[b * 8:b * 8 + 8] for b in range(2)])
+    np.testing.assert_allclose(y, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("write,name", [
+    ("xt = pl.tensor.write(xt, [0, 0], 1.0)", "write"),
+    ("xt = pl.tensor.assemble(xt, pl.tensor.full([2, 2], 1.0, dtype=pl.FP32), [0, 0])", "assemble"),
+])
+def test_write_into_a_transposed_parameter_is_a_located_error(write, name):
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.InOut[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        xt = pl.tensor.transpose(x, 0, 1)
+        {write}
+        return x
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.InOut[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        r = self.k(x)
+        return r
+'''
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(src, "t.py"))
+    e = ei.value
+    assert f"pl.tensor.{name} into a transposed kernel parameter" in e.message, e.message
+    assert "transpose in the orchestration" in e.help
+    assert e.file == "t.py" and e.line == 9, str(e)
+
+
+def test_read_of_a_3d_parameter_is_a_located_error():
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[2, 4, 8], pl.FP32], y: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            s = x[1, 2, 3]
+            y = pl.tensor.write(y, [0, 0], s)
+        return y
+'''
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(src, "t.py"))
+    e = ei.value
+    assert "pl.tensor.read of a kernel parameter needs a 1-D or 2-D tensor, got rank 3" in e.message, e.message
+    assert e.file == "t.py" and e.line == 9, str(e)

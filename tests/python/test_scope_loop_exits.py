@@ -113,3 +113,49 @@ with pl.manual_scope():
     out = np.zeros_like(a)
     pypto.compile(p)(a, out, 3, race_check=True)
     np.testing.assert_allclose(out, a + 4)
+
+
+# If results at the top level of the block (golden manual_scope_if_exit/) leave it the same way.
+
+@pytest.mark.parametrize("scope", ["manual_scope", "scope"])
+@pytest.mark.parametrize("n", [0, 1])
+def test_if_results_read_after_the_scope_e2e_numpy(scope, n):
+    with open(os.path.join(GOLDEN_DIR, "manual_scope_if_exit", "program.py")) as f:
+        src = f.read().replace("pl.manual_scope()", f"pl.{scope}()")
+    compiled = pypto.compile(pl.parse_program(src, "program.py"))
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((16, 16)).astype(np.float32)
+    b = rng.standard_normal((16, 16)).astype(np.float32)
+    want = (a * 2 + 1) * 3.0 if n > 0 else a * 0.5
+    out = np.zeros_like(a)
+    compiled(a, b, out, n, race_check=True)
+    np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
+def test_if_result_exit_slots_in_cpp():
+    code = codegen.generate_orchestration(load_single_program(
+        os.path.join(GOLDEN_DIR, "manual_scope_if_exit", "program.py")), "main").code
+    before, rest = code.split("PTO2_SCOPE(PTO2ScopeMode::MANUAL) {", 1)
+    assert "std::optional<Tensor> res_exit;" in before and "float factor_exit = 0;" in before
+    assert "res_exit = res;" in rest and "Tensor res = *res_exit;" in rest and "to_u64(factor_exit)" in rest
+    assert "b_exit" not in code                       # b is not read after the block
+
+
+def test_a_runtime_allocated_if_result_leaving_the_scope_is_a_located_error():
+    src, p = _program('''
+done = pl.array.create(1, pl.TASK_ID)
+with pl.manual_scope():
+    if n > 0:
+        y, t = pl.submit(self.step, a)  #!
+    else:
+        y = a
+        t = None
+    done[0] = t
+out, _ = pl.submit(self.step, y, out, deps=[done])
+''')
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(p, "main")
+    e = ei.value
+    assert "if result 'y" in e.message and "is read after the runtime scope around its if" in e.message
+    assert "a tensor the runtime allocated inside that scope" in e.message
+    assert (e.file, e.line) == ("t.py", _marked_line(src))

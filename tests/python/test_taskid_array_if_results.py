@@ -203,3 +203,52 @@ with pl.manual_scope():
     out = np.ones((64, 16), np.float32)
     pypto.compile(p)(out, 0, race_check=True)
     assert out[0, 0] == 8 and out[16, 0] == 2 and out[32, 0] == 1
+
+
+# A pl.parallel TaskId carry (pl.slots(N)) as an if-result (golden manual_taskid_slots_if/):
+# before, the if-result was a scalar `PTO2TaskId prev_1;` assigned an array (C++ did not compile).
+
+def slots_golden():
+    return load_single_program(os.path.join(GOLDEN_DIR, "manual_taskid_slots_if", "program.py"))
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4])
+def test_slot_array_if_result_e2e_numpy(n):
+    compiled = pypto.compile(slots_golden())
+    out = np.random.default_rng(n).standard_normal((64, 16)).astype(np.float32)
+    want = out * 2 ** min(n, 3)        # one doubling per phase that ran
+    want[:16] *= 2                     # the consumer
+    compiled(out, n, race_check=True)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_slot_array_if_result_is_a_phi_array_in_cpp_and_orders_the_consumer():
+    code = codegen.generate_orchestration(slots_golden(), "main").code
+    phi = re.search(r"PTO2TaskId (prev_\d+)\[4\];\n\s*if \(r < n\)", code)
+    assert phi, code
+    assert re.search(r"\n(\s*)%s\[k\] = prev_\d+\[k\];" % phi.group(1), code)   # slot copies, both branches
+    compiled = pypto.compile(slots_golden())
+    tasks, succ = _graph(compiled, np.ones((64, 16), np.float32), 2)
+    assert len(tasks) == 9
+    last = tasks[-1]
+    assert [t for t in tasks if last in succ.get(t, ())] == tasks[4:8]   # every slot of phase 1
+    assert all(b in succ.get(a, ()) for a in tasks[0:4] for b in tasks[4:8])   # phase 1 waits for phase 0
+
+
+def test_slot_arrays_of_different_sizes_in_the_branches_are_a_located_error():
+    src, p = _program('''
+with pl.manual_scope():
+    prev = None
+    if n > 0:  #!
+        for b in pl.parallel(4):
+            out, prev = pl.submit(self.k, b * 16, out, deps=[prev])
+    else:
+        for b in pl.parallel(2):
+            out, prev = pl.submit(self.k, b * 16, out, deps=[prev])
+    out, last = pl.submit(self.k, 0, out, deps=[prev])
+''')
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(p, "main")
+    e = ei.value
+    assert "is an array of 4 TaskIds in one branch and of 2 in the other" in e.message
+    assert "same trip count" in e.help and (e.file, e.line) == ("t.py", _marked_line(src))

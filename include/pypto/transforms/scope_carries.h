@@ -32,30 +32,34 @@ struct ScopeCarriedTaskId {
 std::vector<ScopeCarriedTaskId> TaskIdsCarriedOutOfScope(const ir::RuntimeScopeStmt& scope,
                                                          const ir::YieldStmt& next_yield);
 
-// Loop carries that leave a runtime scope (issue 13): a tensor or number rebound by a loop at
-// the top level of a `pl.manual_scope()` / `pl.scope()` body and read after the block. The
-// carry's C++ variable is declared inside the block, so the generators give it an exit slot
-// declared before the block, assigned after the loop and read after the block:
+// Loop carries and if results that leave a runtime scope (issue 13): a tensor or number that a
+// loop at the top level of a `pl.manual_scope()` / `pl.scope()` body rebinds (or an if there
+// yields) and that code after the block reads. Its C++ variable is declared inside the block, so
+// the generators give it an exit slot declared before the block, assigned after the loop / if
+// and read after the block:
 //
-//   with pl.manual_scope():               std::optional<Tensor> src_1_exit;
+//   with pl.manual_scope():               std::optional<Tensor> src_exit;
 //       for i in pl.range(n):             PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-//           ...; src = dst; dst = tmp         Tensor src_1 = src; ...  for (...) { ... }
-//   out = self.k(src, out)                    src_1_exit = src_1;
+//           ...; src = dst; dst = tmp         Tensor src = ext_a; ...  for (...) { ... }
+//   out = self.k(src, out)                    src_exit = src;
 //                                         }
-//                                         Tensor src_2 = *src_1_exit;
+//                                         Tensor src_1 = *src_exit;
 //
 // One instance per function; Of() is called per scope (the function's reads are counted once,
 // lazily). A read is any use but a ReturnStmt's (orchestration code prints no return).
 struct ScopeCarriedValue {
-  const ir::ForStmt* loop;
-  size_t index;   // iter_arg / return var index
+  const ir::Stmt* stmt;     // the ForStmt or IfStmt at the top level of the scope body
+  size_t index;             // its return var (and, for a loop, iter_arg) index
+  const ir::Var* result;    // stmt's return var `index`
+  const ir::Var* carry;     // the loop's iter_arg `index`; the result itself for an if
 };
 class ValuesCarriedOutOfScopes {
  public:
   explicit ValuesCarriedOutOfScopes(const ir::Function& fn) : fn_(fn) {}
-  // The rebound tensor / scalar (not TaskId) carries of loops at the top level of
-  // `scope.body` whose loop result is read outside it, in statement then carry order:
-  //   exits.Of(*scope)  ->  {{loop, 0}}   (loop->return_vars[0] is read after the block)
+  // The rebound tensor / scalar (not TaskId) loop carries and the tensor / scalar if results of
+  // statements at the top level of `scope.body` that are read outside it, in statement then
+  // result order:
+  //   exits.Of(*scope)  ->  {{loop, 0, src_2, src_1}}   (src_2 is read after the block)
   std::vector<ScopeCarriedValue> Of(const ir::RuntimeScopeStmt& scope) const;
 
  private:

@@ -96,6 +96,22 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
     line(ct + "* " + name + " = " + name + "_storage.data();");
     ref.buf = name;
   }
+  if (tt.has_valid_shape()) {   // the valid extents, checked against the tile's dims (§10)
+    PYPTO_CHECK(tt.valid_shape.size() == tt.shape.size(), "valid shape rank (type inference checks it)");
+    std::vector<std::string> v;
+    for (auto& d : tt.valid_shape) v.push_back("static_cast<int64_t>(" + scalar(d) + ")");
+    ref.valid_arr = fresh(name + "_valid");
+    std::string s = "const int64_t " + ref.valid_arr + "[" + std::to_string(v.size()) + "] = {";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    line(s + "};");
+    const std::string dims_arr = fresh(name + "_dims");
+    s = "const int64_t " + dims_arr + "[" + std::to_string(v.size()) + "] = {";
+    for (size_t i = 0; i < ref.dims.size(); ++i) s += (i ? ", " : "") + ref.dims[i];
+    line(s + "};");
+    line("if (!pypto_kernel::check_valid(ctx, " + ref.valid_arr + ", " + std::to_string(v.size()) + ", " + dims_arr +
+         ", \"" + Sanitize(hint) + "\")) return;");
+    for (size_t i = 0; i < v.size(); ++i) ref.valid.push_back(ref.valid_arr + "[" + std::to_string(i) + "]");
+  }
   return ref;
 }
 

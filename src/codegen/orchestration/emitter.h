@@ -229,10 +229,11 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::vector<YieldTarget> yield_targets_;
   const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
-  // Loop carries read after their runtime scope (transforms::ValuesCarriedOutOfScopes): the
-  // exit slot declared before the block, per loop {carry index, slot}; assigned after the loop.
+  // Loop carries / if results read after their runtime scope (transforms::ValuesCarriedOutOfScopes):
+  // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
   std::unique_ptr<transforms::ValuesCarriedOutOfScopes> scope_exits_;
-  std::unordered_map<const ir::ForStmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
+  std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
+  void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
