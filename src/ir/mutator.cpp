@@ -8,6 +8,7 @@
 namespace pypto::ir {
 
 ExprPtr IRMutator::mutate_expr(const ExprPtr& e) {
+  if (statements_only_) return e;
   PYPTO_CHECK(e, "mutate_expr on a null expr");
   switch (e->kind) {
 #define PYPTO_EXPR_NODE(Name) \

@@ -90,6 +90,7 @@ struct DirectionChecker : IRVisitor {
 };
 
 struct ScopeChecker : IRVisitor {
+  ScopeChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   int manual = 0;
@@ -115,6 +116,7 @@ struct ScopeChecker : IRVisitor {
 };
 
 struct InPlaceChecker : IRVisitor {
+  InPlaceChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -126,6 +128,7 @@ struct InPlaceChecker : IRVisitor {
 };
 
 struct CarryChecker : IRVisitor {
+  CarryChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -138,6 +141,7 @@ struct CarryChecker : IRVisitor {
 };
 
 struct TripCountChecker : IRVisitor {
+  TripCountChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -208,6 +212,7 @@ struct HoistChecker {
 };
 
 struct UnrollChecker : IRVisitor {
+  UnrollChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -219,6 +224,7 @@ struct UnrollChecker : IRVisitor {
 // Loops with a `chunk` attr and scopes with the `auto_chunk` attr (both gone after the
 // pl.auto_chunk passes).
 struct ChunkChecker : IRVisitor {
+  ChunkChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   bool loops = true;   // else scopes
@@ -237,6 +243,7 @@ struct ChunkChecker : IRVisitor {
 // ScopeStmts of the kinds `outlined` claims are gone, in Orchestration / Opaque functions.
 std::vector<std::string> verify_scopes_outlined(const Program& p, std::vector<ScopeKind> outlined) {
   struct Checker : IRVisitor {
+    Checker() { statements_only_ = true; }   // checks statements only
     std::vector<std::string> out;
     std::string fn;
     std::vector<ScopeKind> kinds;
