@@ -60,12 +60,12 @@ class KernelChecker {
   }
 
   void Params() {
-    // A stamped (or hand-written) group_slots= names one Group slot per parameter.
-    const auto& slots = fn_.group_sync.slots;
+    // A stamped (or hand-written) param_slots= names one task slot per parameter.
+    const auto& slots = fn_.param_slots;
     PYPTO_USER_CHECK(slots.empty() || slots.size() == fn_.params.size(), fn_.span,
-                     "group_slots= of kernel '" << fn_.name << "' has " << slots.size() << " entries for "
+                     "param_slots= of kernel '" << fn_.name << "' has " << slots.size() << " entries for "
                                                 << fn_.params.size() << " parameters",
-                     "group_slots= is KernelGroupSync's result: drop it and let the pass compute it");
+                     "param_slots= is KernelParamSlots' result: drop it and let the pass compute it");
     int tensor_slot = 0;
     for (const VarPtr& p : fn_.params) {
       if (auto* tt = p->type->as<TensorType>()) {

@@ -45,8 +45,10 @@ std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
 // follow the other emitters (snake_case; Generate() is the entry point).
 class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
  public:
-  KernelEmitter(const ir::Program& program, const ir::Function& fn);
-  // The whole kernel file:  KernelEmitter(program, fn).Generate()
+  // Prints one kernel from its own IR and the results the kernel pipeline stamped on it (it
+  // reads no other function of the program).
+  explicit KernelEmitter(const ir::Function& fn);
+  // The whole kernel file:  KernelEmitter(*fn).Generate()
   std::string Generate();
 
   // --- used by the op handlers (output: common::CppWriter's line / open_block / close_block) ---
@@ -100,14 +102,12 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   void assign_to_slot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
   void bind_to_slot(const ir::Var* v, const Slot& slot);
 
-  const ir::Program& program_;
   const ir::Function& fn_;
   std::set<std::string> used_names_;
   std::map<const ir::Var*, std::string> names_;      // scalar vars -> C++ expression
   std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
-  std::vector<int> param_slots_;                     // param i -> its ctx tensor / scalar slot
   std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
   int tmp_counter_ = 0;
