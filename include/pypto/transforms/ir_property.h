@@ -94,3 +94,17 @@ const char* to_string(IRProperty p);
 std::vector<std::string> VerifyProperty(IRProperty p, const ir::ProgramPtr& program);
 
 }  // namespace pypto::transforms
+
+namespace pypto::transforms {
+
+// Proven properties: the pass manager records, for the program a pipeline returns, which
+// properties were verified after the pass that produced them (and kept by every later pass),
+// so a later check of the same immutable program object (VerifyCodegenPreconditions) need not
+// walk it again. Only the last few programs are remembered (weakly: a freed program is never
+// matched, even by a new one at the same address).
+//   RecordProvenProperties(prepared, {IRProperty::TaskIdsResolved});
+//   PropertyProven(IRProperty::TaskIdsResolved, prepared)   // true
+void RecordProvenProperties(const ir::ProgramPtr& program, const std::vector<IRProperty>& proven);
+bool PropertyProven(IRProperty p, const ir::ProgramPtr& program);
+
+}  // namespace pypto::transforms

@@ -73,6 +73,12 @@ std::string Product(const std::vector<std::string>& dims, size_t begin, size_t e
 std::string TileRef::numel() const { return Product(dims, 0, dims.size()); }
 std::string TileRef::rows() const { return dims.size() <= 1 ? "1" : Product(dims, 0, dims.size() - 1); }
 std::string TileRef::cols() const { return dims.back(); }
+std::string TileRef::valid_prefix() const {
+  if (valid.empty()) return numel();
+  std::vector<std::string> f = dims;
+  f[0] = valid[0];
+  return Product(f, 0, f.size());
+}
 
 // The common literals (INT64_C beyond int32, INT64_MIN by its macro), negative ones in int32
 // range parenthesized (so `a - -1` cannot arise).
