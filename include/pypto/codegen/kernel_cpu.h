@@ -16,9 +16,11 @@
 // looks at no other function of the program. Unsupported constructs are refused first by
 // transforms::VerifyKernelFunction (a pypto::ir::UserError with the node's span).
 #pragma once
+#include <map>
 #include <string>
 
 #include "pypto/ir/function.h"
+#include "pypto/ir/kernel_ops.h"
 
 namespace pypto::codegen {
 
@@ -27,6 +29,11 @@ namespace pypto::codegen {
 // uses a construct the CPU backend lacks. InternalError for a kernel whose param_slots are not
 // stamped (run the kernel pipeline first).
 std::string GenerateKernelCpu(const ir::ProgramPtr& program, const std::string& kernel_name);
+
+// The ops the backend prints, by the kind of value each gives (its tile / tensor / scalar handler
+// tables). It must equal ir::KernelOps(), the table VerifyKernelProgram accepts (tested):
+//   KernelCpuPrintedOps().at("tile.read") == ir::KernelOpKind::Scalar
+std::map<std::string, ir::KernelOpKind> KernelCpuPrintedOps();
 
 // The exported symbol of a kernel: "pypto_kernel_" + kernel_name.
 std::string KernelCpuSymbol(const std::string& kernel_name);

@@ -36,6 +36,14 @@ std::string GenerateKernelCpu(const ProgramPtr& program, const std::string& kern
   return KernelEmitter(*fn).Generate();
 }
 
+std::map<std::string, KernelOpKind> KernelCpuPrintedOps() {
+  std::map<std::string, KernelOpKind> out;
+  for (auto& kv : kernel_cpu::TileOps()) out[kv.first] = KernelOpKind::Tile;
+  for (auto& kv : kernel_cpu::TensorOps()) out[kv.first] = KernelOpKind::Tensor;
+  for (auto& kv : kernel_cpu::ScalarOps()) out[kv.first] = KernelOpKind::Scalar;
+  return out;
+}
+
 namespace kernel_cpu {
 
 namespace {

@@ -72,6 +72,8 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   std::string tensor(const ir::ExprPtr& e);
   int tensor_index(const ir::ExprPtr& e);
   std::string tensor_name(const ir::ExprPtr& e);   // the param's name, for messages
+  // tile.store(tile, offsets, tensor): emits the store; returns the tensor's index.
+  int store(const ir::Call& call);
   // Declares a new tile buffer for a value of type `tt`.
   TileRef declare_tile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
   const ir::Function& fn() const { return fn_; }
@@ -123,8 +125,19 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   int tmp_counter_ = 0;
 };
 
-// Tile op handlers, by op name ("tile.add", ...). Each writes the op's value into `dst`.
+// The backend's handler tables, one per kind of the kernel op table (pypto/ir/kernel_ops.h);
+// codegen::KernelCpuPrintedOps() lists their names, which must be exactly ir::KernelOps().
+// Tile op handlers ("tile.add", ...): each writes the op's value into `dst` (kernel_tile_ops.cpp).
 using TileOpHandler = std::function<void(KernelEmitter& em, const ir::Call& call, const TileRef& dst)>;
+const std::map<std::string, TileOpHandler>& TileOps();
 const TileOpHandler* FindTileOp(const std::string& name);
+// Tensor-valued op handlers ("tile.store", ...): each emits the write and returns the index of
+// the tensor parameter it writes (kernel_tile_ops.cpp).
+using TensorOpHandler = std::function<int(KernelEmitter& em, const ir::Call& call)>;
+const std::map<std::string, TensorOpHandler>& TensorOps();
+// Scalar-valued op printers ("tile.read", "tensor.dim", ...): each returns the C++ expression
+// (kernel_scalar_exprs.cpp).
+using ScalarOpPrinter = std::function<std::string(KernelEmitter& em, const ir::Call& call)>;
+const std::map<std::string, ScalarOpPrinter>& ScalarOps();
 
 }  // namespace pypto::codegen::kernel_cpu
