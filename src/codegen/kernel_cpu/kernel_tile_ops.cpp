@@ -261,9 +261,20 @@ const std::map<std::string, TileOpHandler>& Registry() {
 
 }  // namespace
 
+const std::map<std::string, TileOpHandler>& TileOps() { return Registry(); }
+
 const TileOpHandler* FindTileOp(const std::string& name) {
   auto it = Registry().find(name);
   return it == Registry().end() ? nullptr : &it->second;
+}
+
+const std::map<std::string, TensorOpHandler>& TensorOps() {
+  static const std::map<std::string, TensorOpHandler> kOps = {
+      {"tile.store", [](KernelEmitter& em, const Call& call) { return em.store(call); }},
+      {"tile.mscatter", EmitMscatter},
+      {"tensor.write", EmitTensorWrite},
+  };
+  return kOps;
 }
 
 void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
@@ -274,11 +285,13 @@ void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
 }
 
 int KernelEmitter::emit_tensor_op(const Call* call) {
-  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter" ||
-                               call->callee == "tensor.write"),
-              "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
-  if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
-  if (call->callee == "tensor.write") return EmitTensorWrite(*this, *call);
+  auto it = call->is_op ? TensorOps().find(call->callee) : TensorOps().end();
+  PYPTO_CHECK(it != TensorOps().end(), "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
+  return it->second(*this, *call);
+}
+
+int KernelEmitter::store(const Call& store_call) {
+  const Call* call = &store_call;
   TileRef t = tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;
