@@ -63,7 +63,7 @@ def resolve_callee(ctx, func: ast.AST):
             base = f.base
             if isinstance(base, (types.ModuleType, Namespace)):
                 raise ctx.error(func, f"unknown DSL function '{dotted(func)}'",
-                                help=did_you_mean(f.attr, [n for n in dir(base) if not n.startswith("_")]))
+                                help=_unknown_pl_function_help(func, base, f.attr))
             raise ctx.error(func, f"'{dotted(func.value)}' has no attribute '{f.attr}'") from None
         if f.reason == "unknown" and isinstance(func, ast.Name):
             raise ctx.unknown_name_error(func) from None
@@ -86,8 +86,33 @@ def attr_value(ctx, node: ast.AST, name: str):
     raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
 
 
+# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
+# as tile ops: the error points at the tile spelling instead of a look-alike name.
+_REFERENCE_TILE_ONLY = {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange", "sort32",
+                        "mrgsort"}
+# Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
+_REFERENCE_WRAPPERS = {
+    "tile.mrgsort": "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op (the hardware "
+                    "sort-list merge) and has no CPU implementation",
+}
+
+
+def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
+    """Help for an unknown `pl.<attr>`: the tile spelling of a reference tensor-only op, else did-you-mean.
+
+    `pl.sin(t)` -> "pypto has the tile op only: write pl.tile.sin(...) on a tile"."""
+    if attr in _REFERENCE_TILE_ONLY and getattr(base, "__name__", "") == "pypto.language":
+        pl_alias = dotted(func)[:-len(attr) - 1]
+        return (f"the reference's tensor-level {pl_alias}.{attr} is not implemented; pypto has the tile op only: "
+                f"write {pl_alias}.tile.{attr}(...) on a tile ({pl_alias}.load the tensor first)")
+    return did_you_mean(attr, [n for n in dir(base) if not n.startswith("_")])
+
+
 def _check_op_exists(ctx, node, op_name: str):
     if ir.op_info(op_name) is None:
+        if op_name in _REFERENCE_WRAPPERS:
+            raise ctx.error(node, _REFERENCE_WRAPPERS[op_name],
+                            help="see docs/kernels.md, 'Accelerator-only ops', for the CPU equivalents")
         raise ctx.error(node, f"unknown op '{op_name}'", help=did_you_mean(op_name, ir.op_names()))
 
 
