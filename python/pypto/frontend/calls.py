@@ -265,6 +265,43 @@ def _cast_mode(ctx, kw):
                     help="mode is one of " + ", ".join(f'"{m}"' for m in _CAST_MODES) + " (or 0..6)")
 
 
+_INT_RANGES = {"INT8": (-2**7, 2**7 - 1), "INT16": (-2**15, 2**15 - 1), "INT32": (-2**31, 2**31 - 1),
+               "INT64": (-2**63, 2**63 - 1), "UINT8": (0, 2**8 - 1), "UINT16": (0, 2**16 - 1),
+               "UINT32": (0, 2**32 - 1), "UINT64": (0, 2**63 - 1), "INDEX": (-2**63, 2**63 - 1)}
+
+
+def _const(ctx, node: ast.Call):
+    """`pl.const(value, dtype)`: a compile-time number typed as `dtype` (reference_ops.md §10).
+
+    `pl.tile.write(t, [0, 0], pl.const(1, pl.INT32))` writes an INT32 1 (a bare `1` is INDEX).
+    The IR form is the scalar cast of the literal, which prints as `pl.cast(1, pl.INT32)`."""
+    if len(node.args) != 2 or node.keywords:
+        raise ctx.error(node, "pl.const takes a number and a dtype: pl.const(1, pl.INT32)")
+    try:
+        v = eval_py(ctx, node.args[0])
+    except PyEvalFailure:
+        v = None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ctx.error(node.args[0], f"pl.const needs a compile-time number, got '{ast.unparse(node.args[0])}'",
+                        help="for a run-time value write pl.cast(x, dtype)")
+    dt = ir_dtype(ctx, node.args[1])
+    if dt.name in _INT_RANGES:
+        lo, hi = _INT_RANGES[dt.name]
+        if not isinstance(v, int):
+            raise ctx.error(node.args[0], f"pl.const: {v!r} is not an integer, but the dtype is {dt.name}",
+                            help="write an integer literal, or use a float dtype")
+        if not lo <= v <= hi:
+            raise ctx.error(node.args[0], f"pl.const: {v} does not fit in {dt.name} ({lo}..{hi})")
+        literal = ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(node.args[0]))
+    elif dt.name in _FLOAT_DTYPES:
+        literal = ir.ConstFloat.make(float(v), ir.DataType.FP32, ctx.span(node.args[0]))
+    else:
+        raise ctx.error(node.args[1], f"pl.const needs an integer or float dtype, got {dt.name}")
+    if literal.type.dtype == dt:
+        return literal
+    return ir.Cast.make(literal, dt, ctx.span(node))
+
+
 def _cast(ctx, node: ast.Call, b: Builtin):
     extra = [kw for kw in node.keywords if kw.arg not in ("mode", "target_type")]
     if extra:
@@ -622,6 +659,8 @@ def parse_call(ctx, node: ast.Call):
             return initialize_pipe_call(ctx, node, callee.pl_name)
         if k == "cast":
             return _cast(ctx, node, callee)
+        if k == "const":
+            return _const(ctx, node)
         if k == "write":
             return _write(ctx, node)
         if k == "dim":

@@ -118,6 +118,7 @@ dump_tag = Builtin("dump_tag", "dump_tag")   # pl.dump_tag(x): selective tensor 
 
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")
+const = Builtin("const", "const")       # pl.const(1, pl.INT32): a typed literal (reference_ops.md §10)
 _tensor = _tensor_ops("tensor.")
 create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
                    ("dtype", "manual_dep", "layout", "init_value"))
