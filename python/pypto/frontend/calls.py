@@ -151,6 +151,11 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             attrs[pname] = init_value(ctx, anode)
         elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
+            if pname in _LAYOUT_HINTS.get(spec.op, ()):
+                del attrs[pname]          # a layout hint: no effect on the CPU
+        elif pname in _SCRATCH_ONLY.get(spec.op, ()):
+            _check_scratch(ctx, anode, evaluated[anode] if evaluated and anode in evaluated else eval_arg(ctx, anode),
+                           args[0], pl_name, pname)
         elif evaluated and anode in evaluated:
             args.append(evaluated[anode])
         else:
@@ -164,6 +169,22 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape")
+# Reference arguments that only steer the accelerator (reference_ops.md §2): accepted, checked, dropped.
+_LAYOUT_HINTS = {"tile.move": ("blayout", "slayout")}
+_SCRATCH_ONLY = {"tile.rsqrt": ("tmp",), "tensor.rsqrt": ("tmp",)}
+
+
+def _check_scratch(ctx, node, value, first, pl_name: str, pname: str):
+    """A scratch operand the CPU ignores must still have the first operand's kind, shape and dtype.
+
+    `pl.rsqrt(t, tmp)` with tmp a tile like t -> fine; with a scalar -> located error."""
+    same = (type(value.type) is type(first.type) and hasattr(value.type, "shape")
+            and value.type.dtype == first.type.dtype
+            and len(value.type.shape) == len(first.type.shape)
+            and all(ir.structural_equal(a, b) for a, b in zip(value.type.shape, first.type.shape)))
+    if not same:
+        raise ctx.error(node, f"pl.{pl_name}: '{pname}' must have the operand's type {irtypes.describe(first.type)}, "
+                        f"got {irtypes.describe(value.type)}", help=f"'{pname}' is scratch space; it may be left out")
 
 
 def _same_extents(a, b) -> bool:
@@ -224,6 +245,39 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def _max_min(ctx, node: ast.Call, b: Builtin):
+    """`pl.max` / `pl.min` (reference_ops.md §2): with a compile-time second argument or `axis=` they are
+    the axis reduction; with two tiles (or two tensors) they stay element-wise (`pl.maximum`); with two
+    scalars they are the scalar max / min; a tile with a run-time scalar could be read either way and is a
+    located error naming both spellings.
+
+    `pl.max(t, axis=1)` -> tile.max; `pl.max(a, b)` with tiles a, b -> tile.maximum."""
+    if len(node.args) != 2 or node.keywords:
+        return op_call(ctx, node, b.spec, b.pl_name)
+    x = eval_arg(ctx, node.args[0])
+    if isinstance(x.type, ir.ScalarType):          # two scalars: the scalar max / min
+        return _min_max(ctx, node, builtins.max if b.spec.op == "tile.max" else builtins.min)
+    if try_eval_py(ctx, node.args[1], None) is not None:
+        return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x})
+    y = eval_arg(ctx, node.args[1])
+    elementwise = getattr(pl_module(), "maximum" if b.spec.op == "tile.max" else "minimum")
+    for kind, spec in ((ir.TileType, elementwise.spec[1]), (ir.TensorType, elementwise.spec[0])):
+        if isinstance(x.type, kind) and isinstance(y.type, kind):
+            return op_call(ctx, node, spec, elementwise.pl_name if kind is ir.TileType else spec.op,
+                           {node.args[0]: x, node.args[1]: y})
+    if isinstance(y.type, ir.ScalarType):
+        raise ctx.error(node.args[1], f"pl.{b.pl_name}(t, s) with a run-time scalar s is ambiguous",
+                        help=f"write pl.{elementwise.pl_name}s(t, s) for the element-wise {b.pl_name}, "
+                             f"or pl.{b.pl_name}(t, axis=<constant>) for the reduction")
+    return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x, node.args[1]: y})
+
+
+def pl_module():
+    """The `pypto.language` module (imported late: it imports the frontend)."""
+    import pypto.language
+    return pypto.language
 
 
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
@@ -649,6 +703,8 @@ def parse_call(ctx, node: ast.Call):
     callee = resolve_callee(ctx, f)
     if isinstance(callee, Builtin):
         k = callee.kind
+        if k == "op" and callee.spec.op in ("tile.max", "tile.min"):
+            return _max_min(ctx, node, callee)
         if k == "op":
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":

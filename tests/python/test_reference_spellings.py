@@ -1,0 +1,62 @@
+"""Reference spellings of reference_ops.md §2 that existing ops take: `pl.max` / `pl.min` with two tiles stay
+element-wise (the reduction needs a constant axis), `pl.rsqrt(t, tmp)` accepts the scratch tile, and
+`pl.move(..., blayout=, slayout=)` accepts the layout hints. All are NumPy-checked, and each misuse is located."""
+import numpy as np
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.errors import PyptoError
+
+from e2e_util import kernel_program, kernel_program_text, run_kernel_program
+
+S, ROW = [8, 16], [8, 1]
+IN = [("a", S, "FP32"), ("b", S, "FP32"), ("r", ROW, "FP32")]
+
+
+def test_reference_spellings_e2e_numpy():
+    outs = [("omax", S, "FP32", "pl.max(ta, tb)"), ("omin", S, "FP32", "pl.min(ta, tr)"),
+            ("ored", ROW, "FP32", "pl.max(ta, axis=1, keepdim=True)"),
+            ("orsq", S, "FP32", "pl.rsqrt(tb, tb)"),
+            ("omov", S, "FP32", "pl.move(ta, target_memory=pl.MemorySpace.Vec, blayout=1, slayout=2)")]
+    compiled = kernel_program(IN, outs)
+    rng = np.random.default_rng(7)
+    v = {"a": rng.standard_normal(S).astype(np.float32), "b": rng.uniform(0.5, 4, S).astype(np.float32),
+         "r": rng.standard_normal(ROW).astype(np.float32)}
+    got = run_kernel_program(compiled, v)
+    np.testing.assert_array_equal(got["omax"], np.maximum(v["a"], v["b"]))
+    np.testing.assert_array_equal(got["omin"], np.minimum(v["a"], v["r"]))
+    np.testing.assert_array_equal(got["ored"], v["a"].max(axis=1, keepdims=True))
+    np.testing.assert_allclose(got["orsq"], 1 / np.sqrt(v["b"]), rtol=1e-6)
+    np.testing.assert_array_equal(got["omov"], v["a"])
+
+
+@pytest.mark.parametrize("expr,printed", [
+    ("pl.max(ta, tb)", "pl.maximum(ta, tb)"),
+    ("pl.min(ta, pl.exp(tb))", "pl.minimum(ta, pl.exp(tb))"),
+    ("pl.max(ta, 1)", "pl.max(ta, axis=1)"),                  # a constant second argument is the axis
+    ("pl.rsqrt(ta, ta)", "pl.rsqrt(ta)"),
+    ("pl.move(ta, target_memory=pl.MemorySpace.Vec, blayout=1, slayout=2)",
+     "pl.move(ta, target_memory=pl.MemorySpace.Vec)"),
+])
+def test_spelling_prints_as_the_op_it_means_and_round_trips(expr, printed):
+    prog = pl.parse_program(kernel_program_text(IN, [("o", S, "FP32", "ta")], body=["x = " + expr]))
+    text = ir.python_print(prog)
+    assert f"= {printed}" in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+
+
+@pytest.mark.parametrize("expr,message,help", [
+    ("pl.max(ta, s)", "pl.max(t, s) with a run-time scalar s is ambiguous", "pl.maximums(t, s)"),
+    ("pl.rsqrt(ta, tr)", "pl.rsqrt: 'tmp' must have the operand's type", "scratch"),
+    ("pl.move(ta, target_memory=pl.MemorySpace.Vec, blayout=ta)", "'blayout=' must be a compile-time constant", None),
+])
+def test_misuse_is_located(expr, message, help):
+    text = kernel_program_text(IN, [("o", S, "FP32", "ta")], scalars=[("s", "FP32")], body=["x = " + expr])
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "t.py")
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.strip().startswith("x = "))
+    assert message in ei.value.message, ei.value.message
+    assert (ei.value.file, ei.value.line) == ("t.py", line)
+    if help:
+        assert help in ei.value.help, ei.value.help
