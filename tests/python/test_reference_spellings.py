@@ -60,3 +60,27 @@ def test_misuse_is_located(expr, message, help):
     assert (ei.value.file, ei.value.line) == ("t.py", line)
     if help:
         assert help in ei.value.help, ei.value.help
+
+
+def test_scatter_update_dim_first_form_e2e_numpy():
+    """`pl.tile.scatter_update(input, dim, index, src)`, the reference's other argument order (§12)."""
+    compiled = kernel_program([("a", S, "FP32"), ("idx", [1, 4], "INT32"), ("src", [4, 16], "FP32")],
+                              [("o1", S, "FP32", "pl.tile.scatter_update(ta, -2, tidx, tsrc)"),
+                               ("o2", S, "FP32", "pl.tile.scatter_update(ta, tidx, tsrc, dim=-2)")])
+    rng = np.random.default_rng(12)
+    v = {"a": rng.standard_normal(S).astype(np.float32), "idx": np.array([[5, 0, 7, 2]], np.int32),
+         "src": rng.standard_normal([4, 16]).astype(np.float32)}
+    got = run_kernel_program(compiled, v)
+    want = v["a"].copy()
+    want[v["idx"].ravel()] = v["src"]
+    np.testing.assert_array_equal(got["o1"], want)
+    np.testing.assert_array_equal(got["o2"], want)
+
+
+def test_scatter_update_dim_first_form_keeps_the_dim_check():
+    text = kernel_program_text([("a", S, "FP32"), ("idx", [1, 4], "INT32"), ("src", [4, 16], "FP32")],
+                               [("o", S, "FP32", "ta")], body=["x = pl.tile.scatter_update(ta, 1, tidx, tsrc)"])
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "t.py")
+    assert "tile.scatter_update: only dim=-2 is currently supported" in ei.value.message
+    assert ei.value.file == "t.py"

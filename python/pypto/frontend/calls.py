@@ -121,6 +121,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
+    if spec.op == "tile.scatter_update":
+        node = _scatter_update_dim_first(ctx, node)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
         spec = OpSpec(spec.op, list(info.arg_names) + list(info.attr_names), info.attr_names)
@@ -166,6 +168,17 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
     return call
+
+
+def _scatter_update_dim_first(ctx, node: ast.Call) -> ast.Call:
+    """The reference's other form `pl.tile.scatter_update(input, dim, index, src)` (reference_ops.md §12)
+    -> `(input, index, src, dim=dim)`: four positional arguments whose second is a constant int."""
+    if len(node.args) != 4 or isinstance(try_eval_py(ctx, node.args[1], None), bool) \
+            or not isinstance(try_eval_py(ctx, node.args[1], None), int):
+        return node
+    a = node.args
+    call = ast.Call(func=node.func, args=[a[0], a[2], a[3]], keywords=list(node.keywords) + [ast.keyword("dim", a[1])])
+    return ast.copy_location(call, node)
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape")
