@@ -84,3 +84,41 @@ def test_scatter_update_dim_first_form_keeps_the_dim_check():
         pl.parse_program(text, "t.py")
     assert "tile.scatter_update: only dim=-2 is currently supported" in ei.value.message
     assert ei.value.file == "t.py"
+
+
+def test_tile_subscript_sugar_e2e_numpy():
+    """`t[i, j]` reads an element and `t[a:b, :]` / `t[r:r + h, c:d]` slice a tile (reference_ops.md §9, §10)."""
+    compiled = kernel_program([("a", S, "FP32")],
+                              [("o1", S, "FP32", "pl.adds(ta, ta[1, 2])"),
+                               ("o2", [4, 16], "FP32", "ta[4:8, :]"),
+                               ("o3", [2, 8], "FP32", "ta[r:r + 2, 8:16]")],
+                              scalars=[("r", "INDEX")])
+    v = {"a": np.random.default_rng(3).standard_normal(S).astype(np.float32)}
+    got = run_kernel_program(compiled, v, scalars=[5])
+    np.testing.assert_array_equal(got["o1"], v["a"] + v["a"][1, 2])
+    np.testing.assert_array_equal(got["o2"], v["a"][4:8, :])
+    np.testing.assert_array_equal(got["o3"], v["a"][5:7, 8:16])
+
+
+@pytest.mark.parametrize("expr,printed", [("ta[1, 2]", "pl.tile.read(ta, [1, 2])"),
+                                          ("ta[0:4, :]", "pl.slice(ta, [4, 16], [0, 0])")])
+def test_tile_subscript_sugar_round_trips(expr, printed):
+    prog = pl.parse_program(kernel_program_text(IN, [("o", S, "FP32", "ta")], body=["x = " + expr]))
+    text = ir.python_print(prog)
+    assert printed in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+
+
+@pytest.mark.parametrize("expr,message", [
+    ("ta[1]", "tile.read: indices count (1) must match tile rank (2)"),
+    ("ta[0:4, 3]", "a tile slice needs one 'start:stop' per axis (2)"),
+    ("ta[0:4:2, :]", "a tile slice has no step"),
+    ("ta[s:8, :]", "the extent of slice 's:8' must be a positive constant"),
+])
+def test_tile_subscript_misuse_is_located(expr, message):
+    text = kernel_program_text(IN, [("o", S, "FP32", "ta")], scalars=[("s", "INDEX")], body=["x = " + expr])
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "t.py")
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.strip().startswith("x = "))
+    assert message in ei.value.message, ei.value.message
+    assert (ei.value.file, ei.value.line) == ("t.py", line)
