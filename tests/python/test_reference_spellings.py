@@ -122,3 +122,34 @@ def test_tile_subscript_misuse_is_located(expr, message):
     line = next(n for n, t in enumerate(text.splitlines(), 1) if t.strip().startswith("x = "))
     assert message in ei.value.message, ei.value.message
     assert (ei.value.file, ei.value.line) == ("t.py", line)
+
+
+def test_tile_subscript_assignment_e2e_numpy():
+    """`t[i, j] = v` writes the element in place; `t[a:b, c:d] = s` assembles s into t (reference sugar)."""
+    body = ["tb[1, 2] = pl.const(-3.5, pl.FP32)",
+            "tb[r, 0] = ta[0, 0]",
+            "tc = pl.tile.slice(ta, [2, 8], [0, 0])",
+            "tb[4:6, 8:16] = tc"]
+    compiled = kernel_program([("a", S, "FP32"), ("b", S, "FP32")], [("o", S, "FP32", "tb")],
+                              scalars=[("r", "INDEX")], body=body)
+    rng = np.random.default_rng(5)
+    v = {"a": rng.standard_normal(S).astype(np.float32), "b": rng.standard_normal(S).astype(np.float32)}
+    got = run_kernel_program(compiled, v, scalars=[6])
+    want = v["b"].copy()
+    want[1, 2], want[6, 0] = -3.5, v["a"][0, 0]
+    want[4:6, 8:16] = v["a"][0:2, 0:8]
+    np.testing.assert_array_equal(got["o"], want)
+
+
+@pytest.mark.parametrize("stmt,message", [
+    ("ta[0:4, 3] = ta", "a tile slice target needs one 'start:stop' per axis (2) and no step"),
+    ("ta[0:4, :] = s", "a tile slice is assigned a tile, got"),
+    ("ta[1, 2] = 1", "tile.write: value Scalar[INDEX] must have the tile's dtype FP32"),
+])
+def test_tile_subscript_assignment_misuse_is_located(stmt, message):
+    text = kernel_program_text(IN, [("o", S, "FP32", "ta")], scalars=[("s", "FP32")], body=[stmt + "  # here"])
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "t.py")
+    line = next(n for n, t in enumerate(text.splitlines(), 1) if t.endswith("# here"))
+    assert message in ei.value.message, ei.value.message
+    assert (ei.value.file, ei.value.line) == ("t.py", line)
