@@ -144,6 +144,7 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
       ->with_group_sync(f->group_sync)
+      ->with_param_slots(f->param_slots)
       ->with_task_ids(f->task_ids)
       ->with_returned_params(f->returned_params);   // stale if the body's TaskIds change: re-run ResolveTaskIds
 }

@@ -42,6 +42,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ChunkedLoopsSplit: return "ChunkedLoopsSplit";
     case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
     case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
+    case IRProperty::KernelParamSlotsResolved: return "KernelParamSlotsResolved";
   }
   return "?";
 }
@@ -342,6 +343,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->is_kernel() && f->group_sync != KernelGroupSyncOf(*program, *f)) {
           out.push_back("function '" + f->name + "': group_sync is not the one KernelGroupSync computes");
+        }
+      }
+      return out;
+    case IRProperty::KernelParamSlotsResolved:
+      for (auto& f : program->functions) {
+        if (f->param_slots != KernelParamSlotsOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': param_slots is not the one KernelParamSlots computes");
         }
       }
       return out;
