@@ -24,6 +24,8 @@ std::shared_ptr<const Function> Function::with_task_ids(std::vector<TaskIdInfo> 
   for (auto& i : ids) {
     PYPTO_CHECK(i.var && is_task_id(i.var->type), "function '" << name << "': task_ids entry is not a TaskId Var");
     PYPTO_CHECK(i.slots >= 0, "function '" << name << "': task_ids entry '" << i.var->name << "' has negative slots");
+    PYPTO_CHECK(!i.submit || i.submit->type->is<TupleType>(),
+                "function '" << name << "': task_ids entry '" << i.var->name << "' names a submit that is no tuple");
   }
   auto f = std::make_shared<Function>(*this);
   f->task_ids = std::move(ids);

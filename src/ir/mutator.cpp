@@ -195,8 +195,10 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   auto args = mutate_exprs(op->args, &changed);
   Attrs attrs = mutate_attrs(op->attrs, &changed);
   auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
+  auto user_edges = mutate_exprs(op->manual_dep_edges, &changed);
   if (!changed) return self;
   auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
+  if (!user_edges.empty()) attrs["manual_dep_edges"] = std::move(user_edges);   // make_op's parameter
   if (!op->is_op) {
     ExprPtr c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
     if (!edges.empty()) c = with_compiler_dep_edges(c, std::move(edges));
@@ -204,7 +206,9 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   if (op->arg_directions.empty()) return c;
-  return std::make_shared<Call>(c->callee, true, c->args, c->attrs, op->arg_directions, c->type, c->span);
+  auto d = std::make_shared<Call>(*c);
+  d->arg_directions = op->arg_directions;
+  return d;
 }
 
 ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
@@ -352,7 +356,14 @@ StmtPtr IRMutator::mutate_(const ScopeStmt* op, const StmtPtr& self) {
 StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
   StmtPtr body = mutate_stmt(op->body);
   if (body == op->body) return self;
-  return RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
+  // The carried TaskIds are defined in the body: follow their renamings.
+  std::vector<ScopeTaskIdCarry> carries = op->carried_task_ids;
+  for (ScopeTaskIdCarry& c : carries) {
+    auto it = var_remap_.find(c.var.get());
+    if (it != var_remap_.end()) c.var = it->second.second;
+  }
+  auto scope = RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
+  return carries.empty() ? scope : scope->with_carried_task_ids(std::move(carries));
 }
 
 std::vector<StmtPtr> flatten_stmts(const StmtPtr& s) {

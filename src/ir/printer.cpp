@@ -288,16 +288,14 @@ std::string Printer::print_call(const Call& c) {
     return print_subscript_base(c.args[0]) + "[" + print_index_list(c.args[1]) + "]";
   }
   if (c.callee == "system.task_dummy" && c.args.empty()) {
-    // pl.system.task_dummy(deps=[...]): the parser stores deps as "manual_dep_edges" and
+    // pl.system.task_dummy(deps=[...]): the parser stores deps as Call::manual_dep_edges and
     // marks the call "dummy_task"=True.
     std::string s = "pl.system.task_dummy(";
-    bool first = true;
     for (auto& [k, v] : c.attrs) {
       if (k == "dummy_task" && std::get_if<bool>(&v) && std::get<bool>(v)) continue;
-      s += (first ? "" : ", ") + (k == "manual_dep_edges" ? std::string("deps") : k) + "=" + print_attr_value(k, v);
-      first = false;
+      s += k + "=" + print_attr_value(k, v) + ", ";
     }
-    return s + ")";
+    return s + "deps=" + print_list(c.manual_dep_edges) + ")";
   }
   if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
     // pl.full(shape, dtype, value)
@@ -495,8 +493,22 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       // MaterializeRuntimeScopes wraps whole loop/branch bodies, yield included: a yield
       // inside still targets the enclosing for/if (the parser accepts that shape).
       auto* r = s->as<RuntimeScopeStmt>();
-      line(indent, r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
+      const std::string open = r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope(" : "with pl.scope(";
+      // carried_task_ids= names body Vars: spliced in once the body has given them their names.
+      const size_t carries_at = static_cast<size_t>(out_.tellp()) + static_cast<size_t>(indent) * 4 + open.size();
+      line(indent, open + "):");
       print_body(r->body, indent + 1);
+      if (!r->carried_task_ids.empty()) {
+        std::string text = "carried_task_ids={";
+        for (size_t k = 0; k < r->carried_task_ids.size(); ++k) {
+          const ScopeTaskIdCarry& c = r->carried_task_ids[k];
+          text += (k ? ", " : "") + quote(var_name(c.var.get())) + ": " + std::to_string(c.slots);
+        }
+        std::string all = out_.str();
+        all.insert(carries_at, text + "}");
+        out_.str(all);
+        out_.seekp(0, std::ios::end);
+      }
       return 1;
     }
     // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
@@ -720,6 +732,7 @@ std::string Printer::print_task_ids(const std::vector<TaskIdInfo>& ids) {
     if (t.slots) facts += "slots=" + std::to_string(t.slots);
     if (t.fresh) facts += std::string(facts.empty() ? "" : ", ") + "fresh=True";
     if (t.read) facts += std::string(facts.empty() ? "" : ", ") + "read=True";
+    if (t.submit) facts += std::string(facts.empty() ? "" : ", ") + "at_submit=True";
     out += (k ? ", " : "") + quote(var_name(t.var.get())) + ": pl.task_id(" + facts + ")";
   }
   return out + "}";

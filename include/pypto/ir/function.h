@@ -36,12 +36,19 @@ struct GroupSync {
 //   fresh  always valid (straight from a submission): a dependency on it needs no is_valid() guard
 //   read   a statement names it (deps=, a carry init, a yield, an array op, a copy): HOST code
 //          prints `(void)h;` after the declaration of a handle nothing reads
+//   submit the result tuple of the pl.submit whose TaskId this Var unpacks (`out, t = pl.submit(...)`:
+//          the first unpacking of its last element in the submission's statement list), else null:
+//          HOST declares the handle at the submission (`TaskHandle t = submit_next_level(...);`).
+//          Printed `at_submit=True`; the parser finds the tuple from the Var's definition.
 struct TaskIdInfo {
   VarPtr var;
   int64_t slots = 0;
   bool fresh = false;
   bool read = false;
-  bool same_facts(const TaskIdInfo& o) const { return slots == o.slots && fresh == o.fresh && read == o.read; }
+  VarPtr submit;
+  bool same_facts(const TaskIdInfo& o) const {
+    return slots == o.slots && fresh == o.fresh && read == o.read && (submit == nullptr) == (o.submit == nullptr);
+  }
 };
 
 struct Function {

@@ -151,9 +151,9 @@ def _returned_params_option(sctx, node):
 
 
 def _task_ids_option(sctx, node):
-    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read]), ...])."""
+    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read, at_submit]), ...])."""
     from pypto.language._types import TaskIdFacts
-    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B)}')
+    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B, at_submit=B)}')
     if not isinstance(node, ast.Dict):
         raise bad
     out = []
@@ -164,10 +164,10 @@ def _task_ids_option(sctx, node):
         if not (isinstance(v, ast.Call) and not v.args and try_eval_py(sctx, v.func, None) is task_id):
             raise bad
         kws = {kw.arg: try_eval_py(sctx, kw.value, None) for kw in v.keywords}
-        if not set(kws) <= {"slots", "fresh", "read"} or not all(isinstance(x, int) for x in kws.values()):
+        if not set(kws) <= {"slots", "fresh", "read", "at_submit"} or not all(isinstance(x, int) for x in kws.values()):
             raise bad
         facts = TaskIdFacts(**kws)
-        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read)]))
+        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read), int(facts.at_submit)]))
     return node, out
 
 

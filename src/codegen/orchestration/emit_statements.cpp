@@ -7,7 +7,6 @@
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
-#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -66,8 +65,6 @@ bool Emitter::calls_in_own_blocks() {
 void Emitter::emit_block_body(const StmtPtr& body) {
   std::vector<StmtPtr> stmts = flatten_stmts(body);
   emit_alloc_batch(batchable_creates(stmts));
-  const YieldStmt* outer_yield = block_yield_;
-  block_yield_ = transforms::TrailingYield(stmts);
   for (size_t i = 0; i < stmts.size();) {
     size_t run = 0;
     while (i + run < stmts.size() && is_self_contained_task(*stmts[i + run])) ++run;
@@ -82,7 +79,6 @@ void Emitter::emit_block_body(const StmtPtr& body) {
       close_block("}();");
     }
   }
-  block_yield_ = outer_yield;
 }
 
 void Emitter::emit_stmt(const StmtPtr& s) {

@@ -151,7 +151,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
   // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
-  // carries out (transforms::TaskIdsCarriedOutOfScope), or null.
+  // carries out (RuntimeScopeStmt::carried_task_ids), or null.
   const std::string* hoisted_task_id(const ir::Var* v) const {
     auto it = hoisted_task_ids_.find(v);
     return it == hoisted_task_ids_.end() ? nullptr : &it->second;
@@ -222,7 +222,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
-  const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
