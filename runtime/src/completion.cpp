@@ -68,8 +68,11 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       }
       n = next;
     }
-    for (PTO2Storage* p : s.storages) pool_.task_release(p);
-    s.storages.clear();
+    if (s.has_storages) {  // its line is the orchestrator's: not even read when empty
+      for (PTO2Storage* p : s.storages) pool_.task_release(p);
+      s.storages.clear();
+      s.has_storages = false;
+    }
     if (s.untracked_write) untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
     s.free.store(true, std::memory_order_release);
     // Own counter (no shared cache line); release: waiters that see it see the retirement.

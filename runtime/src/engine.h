@@ -280,9 +280,11 @@ class Engine {
   std::unique_ptr<KernelTiming[]> kernel_ns_;
   size_t kernel_ns_size_ = 0;
 
-  // ---- submission (orchestrator thread)
-  TaskRing ring_;
-  uint64_t next_raw_ = 1;         // next task id
+  TaskRing ring_;  // read by every thread on every task: never on a line written per submission
+
+  // ---- submission (orchestrator thread). Written on every submission: these start a new
+  // cache line, so the workers' reads of the fields above (ring_, kernel_ns_) never miss.
+  alignas(64) uint64_t next_raw_ = 1;  // next task id
   uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
   // Published for run_progress (relaxed stores by the orchestrator, one per submission):
   // counters_.submitted of this run, and total_submitted_.
@@ -304,11 +306,12 @@ class Engine {
   std::vector<Scope> scopes_;
   std::vector<PTO2Storage*> run_allocs_;  // the outermost scope's, released after the tail
 
-  // ---- ready queues and workers
+  // ---- ready queues and workers. Each group below has its own cache line: spinning_ changes
+  // whenever a worker runs dry, idle_ is read by every push, gangs_ by every worker loop.
   MpmcQueue<uint32_t> ready_[2];  // by core type
-  WaitPoint idle_[2];             // parked workers by core type
-  std::atomic<int32_t> spinning_[2] = {};
-  GangQueue gangs_;
+  alignas(64) WaitPoint idle_[2];  // parked workers by core type
+  alignas(64) std::atomic<int32_t> spinning_[2] = {};
+  alignas(64) GangQueue gangs_;
   std::vector<std::thread> threads_;
   std::vector<int> worker_type_;
   // [0, n_workers_): workers; [n_workers_]: the orchestrator thread; then gang helpers.
@@ -322,15 +325,15 @@ class Engine {
   std::vector<std::vector<TraceEvent>> trace_;  // per worker
   std::vector<std::vector<SkipEvent>> trace_skips_;  // per worker, like trace_
 
-  // ---- completion and waiting
-  std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write
-  WaitPoint progress_;                      // the orchestrator waits here for retirements
+  // ---- completion and waiting (own lines: read or written at every retirement)
+  alignas(64) std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write
+  alignas(64) WaitPoint progress_;                      // the orchestrator waits here for retirements
   // While the orchestrator waits for task slots: the two task ids whose retirement may end
   // the wait ([0] == 0: any retirement wakes a waiting orchestrator).
   std::atomic<uint64_t> wake_on_[2] = {};
 
-  // ---- failure and cancellation
-  std::atomic<bool> failed_{false};
+  // ---- failure and cancellation (read by every thread per task, written once: own line)
+  alignas(64) std::atomic<bool> failed_{false};
   std::atomic<bool> cancelled_{false};
   std::mutex fail_mu_;
   std::string fail_msg_;
@@ -338,7 +341,7 @@ class Engine {
 
   // ---- timing
   int64_t run_start_ns_ = 0;
-  struct SlotTiming {
+  struct alignas(64) SlotTiming {
     std::atomic<int64_t> start{INT64_MAX};
     std::atomic<int64_t> end{0};
     std::atomic<uint64_t> tasks{0};

@@ -185,21 +185,26 @@ void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, co
   ++total_submitted_;  // published with counters_.submitted by submit(), once the edges are linked
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
-  s.need[0] = need[0];
-  s.need[1] = need[1];
   s.has_pred = params.has_predicate();
   if (s.has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
   s.untracked_write = false;
-  s.storages.clear();
+  if (s.has_storages) {  // retire empties it: only a slot never retired can hold some
+    s.storages.clear();
+    s.has_storages = false;
+  }
   s.fanout.store(nullptr, std::memory_order_relaxed);
   s.in_edges.clear();
-  s.next_block.store(0, std::memory_order_relaxed);
-  s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
-  s.claimed[0].store(0, std::memory_order_relaxed);
-  s.claimed[1].store(0, std::memory_order_relaxed);
-  s.arrived.store(0, std::memory_order_relaxed);
-  s.go.store(false, std::memory_order_relaxed);
+  if (gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
+    s.need[0] = need[0];
+    s.need[1] = need[1];
+    s.next_block.store(0, std::memory_order_relaxed);
+    s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
+    s.claimed[0].store(0, std::memory_order_relaxed);
+    s.claimed[1].store(0, std::memory_order_relaxed);
+    s.arrived.store(0, std::memory_order_relaxed);
+    s.go.store(false, std::memory_order_relaxed);
+  }
   if (s.kind == TaskKind::MIXED) {
     if (s.gflags_cap < blocks) {
       s.gflags.reset(new std::atomic<uint32_t>[blocks]);
@@ -219,6 +224,7 @@ void Engine::keep_storage(TaskSlot& s, PTO2Storage* storage) {
   if (!storage || storage->run_scoped || std::find(s.storages.begin(), s.storages.end(), storage) != s.storages.end()) return;
   MemoryPool::acquire(storage);
   s.storages.push_back(storage);
+  s.has_storages = true;
 }
 
 // Out of line for submit()'s undeferred path (the throttle, or a task with dependencies that

@@ -35,39 +35,54 @@ inline EdgeNode* const kClosed = reinterpret_cast<EdgeNode*>(uintptr_t{1});
 constexpr uint32_t kGroupFlags = 8;
 constexpr uint32_t kGroupDoneBit = 16;
 
+// The fields are grouped by cache line (the slot is 64-byte aligned) so that a single-block
+// task touches few lines, and none it does not need:
+//   line 0      the cross-thread state and everything a worker reads to run the task
+//   line 1      scalars (inline)
+//   line 2      the scalars' header, and orchestrator-only bookkeeping (in_edges, storages)
+//   lines 3-10  tensors (inline, 64-byte aligned: two lines per Tensor, not three)
+//   line 11     the tensors' header, the submission site, multi-block and gang state
+//   then        the predicate and the group flags (only tasks that have them touch these)
+// Fields of multi-block, gang and predicated tasks are written only for such tasks.
 struct alignas(64) TaskSlot {
+  // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
-  std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
-  std::atomic<bool> free{true};      // slot may be reused
-  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
   // Consumers waiting for this task: a lock-free list of nodes owned by the consumers,
   // closed (kClosed) by the retiring thread, which then releases everyone on it.
   std::atomic<EdgeNode*> fanout{nullptr};
-  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists
-
+  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
+  std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
+  std::atomic<bool> free{true};      // slot may be reused
   TaskKind kind = TaskKind::AIV;
-  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
-  PTO2KernelFn fn[2] = {nullptr, nullptr};
-  uint32_t block_num = 1;
   bool sync_start = false;
   bool gang = false;
   bool has_pred = false;
   bool untracked_write = false;
+  bool has_storages = false;         // storages is not empty (retire skips it otherwise)
   int8_t timing_slot = -1;
-  const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
-  int32_t site_line = 0;
-  CoreTaskPredicate pred;
-  pto2::SmallVec<Tensor, 4> tensors;
+  uint32_t block_num = 1;
+  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
+  PTO2KernelFn fn[2] = {nullptr, nullptr};
+
+  // ---- lines 1-2
   pto2::SmallVec<uint64_t, 8> scalars;
+  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists
   std::vector<PTO2Storage*> storages;
 
+  // ---- lines 3-11
+  alignas(64) pto2::SmallVec<Tensor, 4> tensors;
+  const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
+  int32_t site_line = 0;
+  // multi-block tasks and gang assembly (set by publish only for such tasks)
   std::atomic<uint32_t> next_block{0};
   std::atomic<uint32_t> blocks_left{0};
-  // gang assembly
   std::atomic<uint32_t> claimed[2];
   std::atomic<uint32_t> arrived{0};
   std::atomic<bool> go{false};
   uint32_t need[2] = {0, 0};
+
+  // ---- cold
+  CoreTaskPredicate pred;            // valid while has_pred
   // group flags of a mixed task, one word per block pair (see kGroupFlags); reset at submit
   std::unique_ptr<std::atomic<uint32_t>[]> gflags;
   uint32_t gflags_cap = 0;

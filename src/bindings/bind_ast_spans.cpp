@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <climits>
 #include <string>
+#include <vector>
 
 #include "bindings.h"
 #include "pypto/ir/span.h"
@@ -24,6 +25,7 @@ using namespace nb::literals;
 namespace pypto::bindings {
 namespace {
 
+using pypto::ir::SharedText;
 using pypto::ir::Span;
 
 // An int attribute of `obj` (false when missing or not an int: the caller falls back).
@@ -64,7 +66,7 @@ class AstSpans {
     }
     long file_line = line + line_offset_;
     if (file_line < INT_MIN || file_line > INT_MAX) return nb::none();
-    std::string text;
+    SharedText text;
     if (!line_text(file_line, &text)) return nb::none();
     long n_chars = static_cast<long>(text.size());
     int col = static_cast<int>(std::min(byte_col, n_chars)) + 1;
@@ -75,21 +77,35 @@ class AstSpans {
 
  private:
   // The text of 1-based file line `line` without its trailing newlines ("" past the end), like
-  // Source.line_text; false when it is not ASCII (or not a str).
-  bool line_text(long line, std::string* out) const {
-    if (line <= 0 || line > static_cast<long>(PyList_GET_SIZE(lines_.ptr()))) return true;
+  // Source.line_text; false when it is not ASCII (or not a str). All the nodes of one line
+  // share one SharedText (made on the line's first use).
+  bool line_text(long line, SharedText* out) const {
+    long n_lines = static_cast<long>(PyList_GET_SIZE(lines_.ptr()));
+    if (line <= 0 || line > n_lines) return true;
+    if (line_cache_.size() != static_cast<size_t>(n_lines)) line_cache_.assign(static_cast<size_t>(n_lines), {});
     PyObject* s = PyList_GET_ITEM(lines_.ptr(), line - 1);
     if (!PyUnicode_CheckExact(s) || !PyUnicode_IS_ASCII(s)) return false;
-    const char* data = static_cast<const char*>(PyUnicode_DATA(s));
-    Py_ssize_t len = PyUnicode_GET_LENGTH(s);
-    while (len > 0 && data[len - 1] == '\n') --len;
-    out->assign(data, static_cast<size_t>(len));
+    CachedLine& c = line_cache_[static_cast<size_t>(line - 1)];
+    if (c.str.ptr() != s) {   // first use (or the caller replaced the list item)
+      const char* data = static_cast<const char*>(PyUnicode_DATA(s));
+      Py_ssize_t len = PyUnicode_GET_LENGTH(s);
+      while (len > 0 && data[len - 1] == '\n') --len;
+      c.text = SharedText(std::string(data, static_cast<size_t>(len)));
+      c.str = nb::borrow(s);
+    }
+    *out = c.text;
     return true;
   }
 
-  std::string file_;
+  struct CachedLine {
+    nb::object str;   // the list item `text` was made from
+    SharedText text;
+  };
+
+  SharedText file_;
   nb::list lines_;
   int line_offset_;
+  mutable std::vector<CachedLine> line_cache_;
 };
 
 }  // namespace

@@ -200,8 +200,9 @@ class CallRun {
       if (to_expr(pt[0], &e)) params.emplace_back(e.get(), nb::cast<bool>(pt[1]));
     }
     size_t i = start;
+    SharedText file_text(file);   // shared by every span of the run
     for (; i < calls.size(); ++i) {
-      if (!build_one(calls[i], file, lines, line_offset, frames, block, hidden, defs, sigs, fn_name, is_orch, tags,
+      if (!build_one(calls[i], file_text, lines, line_offset, frames, block, hidden, defs, sigs, fn_name, is_orch, tags,
                      params))
         break;
     }
@@ -233,17 +234,19 @@ class CallRun {
     return false;
   }
 
-  static Span span(const std::string& file, const nb::list& lines, int file_line, int col, int end) {
-    std::string text;
-    if (file_line > 0 && file_line <= static_cast<int>(PyList_GET_SIZE(lines.ptr()))) {
-      std::string_view s = str_view(PyList_GET_ITEM(lines.ptr(), file_line - 1));
-      while (!s.empty() && s.back() == '\n') s.remove_suffix(1);
-      text.assign(s);
-    }
-    return Span{file, file_line, col + 1, file_line, end + 1, std::move(text)};
+  // The text of 1-based `file_line` without trailing newlines ("" past the end).
+  static SharedText line_text(const nb::list& lines, int file_line) {
+    if (file_line <= 0 || file_line > static_cast<int>(PyList_GET_SIZE(lines.ptr()))) return {};
+    std::string_view s = str_view(PyList_GET_ITEM(lines.ptr(), file_line - 1));
+    while (!s.empty() && s.back() == '\n') s.remove_suffix(1);
+    return SharedText(std::string(s));
   }
 
-  bool build_one(const CallLine& c, const std::string& file, const nb::list& lines, int line_offset,
+  static Span span(const SharedText& file, const SharedText& text, int file_line, int col, int end) {
+    return Span{file, file_line, col + 1, file_line, end + 1, text};
+  }
+
+  bool build_one(const CallLine& c, const SharedText& file, const nb::list& lines, int line_offset,
                  const nb::list& frames, nb::list block, nb::dict hidden, nb::dict defs,
                  const nb::dict& sigs, const std::string& fn_name, bool is_orch, const std::vector<const Expr*>& tags,
                  const std::vector<std::pair<const Expr*, bool>>& params) const {
@@ -259,6 +262,7 @@ class CallRun {
       nb::dict checked = nb::borrow<nb::dict>(sig[3]);
       if (result_obj.is_none() || nb::len(ptypes) != c.args.size()) return false;
       int file_line = c.line + line_offset;
+      SharedText text = line_text(lines, file_line);   // shared by the statement's spans
       std::vector<ExprPtr> args;
       args.reserve(c.args.size());
       for (size_t k = 0; k < c.args.size(); ++k) {
@@ -269,7 +273,7 @@ class CallRun {
           PyObject* v = lookup(frames, key.ptr());
           if (!v || v == Py_None || !to_expr(v, &e)) return false;
         } else {
-          e = ConstInt::make(a.value, DataType::INDEX, span(file, lines, file_line, a.col, a.end));
+          e = ConstInt::make(a.value, DataType::INDEX, span(file, text, file_line, a.col, a.end));
         }
         TypePtr pt = nb::cast<TypePtr>(ptypes[k]);
         const TypePtr& et = e->type;
@@ -293,7 +297,7 @@ class CallRun {
       }
       int call_col = c.indent + static_cast<int>(c.target.size()) + 3;
       ExprPtr call = Call::make_func(c.callee, args, nb::cast<TypePtr>(result_obj), {},
-                                     span(file, lines, file_line, call_col, c.end), {});
+                                     span(file, text, file_line, call_col, c.end), {});
       if (!tags.empty()) {
         std::vector<ExprPtr> marks;
         for (const auto& a : args)
@@ -305,8 +309,8 @@ class CallRun {
         if (!marks.empty()) call = with_dump_vars(call, marks);
       }
       VarPtr v = Var::make(c.target, call->type,
-                           span(file, lines, file_line, c.indent, c.indent + static_cast<int>(c.target.size())));
-      StmtPtr stmt = AssignStmt::make(v, call, span(file, lines, file_line, c.indent, c.end));
+                           span(file, text, file_line, c.indent, c.indent + static_cast<int>(c.target.size())));
+      StmtPtr stmt = AssignStmt::make(v, call, span(file, text, file_line, c.indent, c.end));
       nb::object v_obj = nb::cast(v);
       block.append(nb::cast(stmt));
       nb::str name(c.target.c_str(), c.target.size());

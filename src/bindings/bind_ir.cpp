@@ -59,12 +59,12 @@ void translate_errors(const std::exception_ptr& p, void*) {
   } catch (const UserError& e) {
     const Span& s = e.span();
     nb::dict kw;
-    kw["file"] = s.file.empty() ? nb::none() : nb::cast(s.file);
+    kw["file"] = s.file.empty() ? nb::none() : nb::cast(s.file.str());
     kw["line"] = s.line;
     kw["col"] = s.col;
     kw["end_line"] = s.end_line;
     kw["end_col"] = s.end_col;
-    kw["source_line"] = s.source_line;
+    kw["source_line"] = s.source_line.str();
     kw["help"] = e.help();
     // The error kind picks the PyptoError subclass (pypto.errors.DependencyError is also a ValueError).
     const char* cls = dynamic_cast<const DependencyError*>(&e) ? "DependencyError" : "PyptoError";
@@ -146,25 +146,52 @@ void bind_errors(nb::module_& m) {
       "message"_a, "span"_a, "help"_a = "", "Throw a C++ UserError (for tests of the error translation).");
 }
 
+// The SharedText of Python str `text` for Span field `slot` (0 = file, 1 = source line). The
+// frontend builds one Span per IR node, mostly with the file and line text of the node before:
+// each slot keeps the last Python str it saw with its SharedText, so those nodes share one
+// text (no copy) and equal text is shared even from a different str object.
+SharedText shared_span_text(nb::handle text, int slot) {
+  struct Last {
+    PyObject* str = nullptr;   // a strong reference, deliberately never released at exit
+    SharedText text;
+  };
+  static Last last[2];   // guarded by the GIL
+  if (!PyUnicode_Check(text.ptr())) throw nb::type_error("Span: file and source_line must be str");
+  Last& l = last[slot];
+  if (l.str && (l.str == text.ptr() || PyUnicode_Compare(l.str, text.ptr()) == 0)) return l.text;
+  Py_ssize_t n = 0;
+  const char* data = PyUnicode_AsUTF8AndSize(text.ptr(), &n);
+  if (!data) throw nb::python_error();
+  l.text = SharedText(std::string(data, static_cast<size_t>(n)));
+  Py_XDECREF(l.str);
+  l.str = text.ptr();
+  Py_INCREF(l.str);
+  return l.text;
+}
+
 void bind_span(nb::module_& m) {
   nb::class_<Span>(m, "Span", "A source location: file, 1-based line/col, exclusive end_col, the line's text.")
       .def(nb::init<>())
       .def(
           "__init__",
-          [](Span* s, std::string file, int line, int col, int end_line, int end_col, std::string source_line) {
-            new (s) Span{std::move(file), line, col, end_line, end_col, std::move(source_line)};
+          [](Span* s, nb::handle file, int line, int col, int end_line, int end_col, nb::handle source_line) {
+            new (s) Span{shared_span_text(file, 0), line, col, end_line, end_col, shared_span_text(source_line, 1)};
           },
           "file"_a, "line"_a = 0, "col"_a = 0, "end_line"_a = 0, "end_col"_a = 0, "source_line"_a = "")
-      .def_rw("file", &Span::file)
+      .def_prop_rw(
+          "file", [](const Span& s) { return s.file.str(); },
+          [](Span& s, nb::handle file) { s.file = shared_span_text(file, 0); })
       .def_rw("line", &Span::line)
       .def_rw("col", &Span::col)
       .def_rw("end_line", &Span::end_line)
       .def_rw("end_col", &Span::end_col)
-      .def_rw("source_line", &Span::source_line)
+      .def_prop_rw(
+          "source_line", [](const Span& s) { return s.source_line.str(); },
+          [](Span& s, nb::handle text) { s.source_line = shared_span_text(text, 1); })
       .def("known", &Span::known)
       .def_static("unknown", &Span::unknown)
       .def("__repr__", [](const Span& s) {
-        return "Span(" + (s.file.empty() ? std::string("<unknown>") : s.file) + ":" + std::to_string(s.line) + ":" +
+        return "Span(" + (s.file.empty() ? std::string("<unknown>") : s.file.str()) + ":" + std::to_string(s.line) + ":" +
                std::to_string(s.col) + "-" + std::to_string(s.end_line) + ":" + std::to_string(s.end_col) + ")";
       });
 }
@@ -204,7 +231,9 @@ void bind_types(nb::module_& m) {
       .def_ro("shape", &TileType::shape)
       .def_ro("dtype", &TileType::dtype)
       .def_ro("memory", &TileType::memory)
-      .def_static("make", &TileType::make, "shape"_a, "dtype"_a, "memory"_a = MemorySpace::Vec);
+      .def_ro("valid_shape", &TileType::valid_shape)
+      .def_static("make", &TileType::make, "shape"_a, "dtype"_a, "memory"_a = MemorySpace::Vec,
+                  "valid_shape"_a = std::vector<ExprPtr>{});
   nb::class_<TupleType, Type>(m, "TupleType")
       .def_ro("elements", &TupleType::elements)
       .def_static("make", &TupleType::make, "elements"_a)

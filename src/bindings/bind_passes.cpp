@@ -62,7 +62,8 @@ void bind_passes(nb::module_& parent) {
       .value("PhaseFencesExpanded", IRProperty::PhaseFencesExpanded)
       .value("AutoDepsAnalysed", IRProperty::AutoDepsAnalysed)
       .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
-      .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged);
+      .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged)
+      .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -113,6 +114,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);
+  PYPTO_BIND_PASS(ResolvePeerBufferBases);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

@@ -32,6 +32,7 @@ std::string describe(const TypePtr& t) {
       auto* tt = t->as<TileType>();
       os << "Tile[" << describe_shape(tt->shape) << ", " << to_string(tt->dtype);
       if (tt->memory != MemorySpace::Vec) os << ", " << to_string(tt->memory);
+      if (tt->has_valid_shape()) os << ", valid " << describe_shape(tt->valid_shape);
       os << "]";
       break;
     }

@@ -46,7 +46,8 @@ TypePtr IRMutator::mutate_type(const TypePtr& t) {
   }
   if (auto* tl = t->as<TileType>()) {
     auto shape = mutate_exprs(tl->shape, &changed);
-    return changed ? TileType::make(std::move(shape), tl->dtype, tl->memory) : t;
+    auto valid = mutate_exprs(tl->valid_shape, &changed);
+    return changed ? TileType::make(std::move(shape), tl->dtype, tl->memory, std::move(valid)) : t;
   }
   if (auto* tu = t->as<TupleType>()) {
     std::vector<TypePtr> els;
@@ -62,15 +63,38 @@ TypePtr IRMutator::mutate_type(const TypePtr& t) {
 
 std::vector<ExprPtr> IRMutator::mutate_exprs(const std::vector<ExprPtr>& v, bool* changed) {
   std::vector<ExprPtr> out;
-  out.reserve(v.size());
-  for (auto& e : v) {
-    out.push_back(mutate_expr(e));
-    if (out.back() != e) *changed = true;
+  if (mutate_exprs_if_changed(v, &out)) {
+    *changed = true;
+    return out;
   }
-  return out;
+  return v;
+}
+
+// Most lists come back unchanged: `out` is only built (a copy of v up to the first change,
+// then the mutated rest) once an element changes, so an unchanged list costs no allocation.
+bool IRMutator::mutate_exprs_if_changed(const std::vector<ExprPtr>& v, std::vector<ExprPtr>* out) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    ExprPtr n = mutate_expr(v[i]);
+    if (n == v[i]) continue;
+    out->reserve(v.size());
+    out->assign(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i));
+    out->push_back(std::move(n));
+    for (++i; i < v.size(); ++i) out->push_back(mutate_expr(v[i]));
+    return true;
+  }
+  return false;
+}
+
+// True when attribute map `a` holds an expression (only those are mutated).
+static bool has_expr_attrs(const Attrs& a) {
+  for (const auto& kv : a) {
+    if (std::holds_alternative<ExprPtr>(kv.second) || std::holds_alternative<std::vector<ExprPtr>>(kv.second)) return true;
+  }
+  return false;
 }
 
 Attrs IRMutator::mutate_attrs(const Attrs& a, bool* changed) {
+  if (!has_expr_attrs(a)) return a;
   Attrs out;
   for (const auto& kv : a) {
     if (auto* e = std::get_if<ExprPtr>(&kv.second)) {
@@ -191,12 +215,19 @@ static std::vector<ExprPtr> remap_dump_vars(const std::vector<ExprPtr>& marks, c
 }
 
 ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
-  bool changed = false;
-  auto args = mutate_exprs(op->args, &changed);
-  Attrs attrs = mutate_attrs(op->attrs, &changed);
-  auto edges = mutate_exprs(op->compiler_manual_dep_edges, &changed);
-  auto user_edges = mutate_exprs(op->manual_dep_edges, &changed);
-  if (!changed) return self;
+  // Nothing is copied unless something below changed (this runs for every call in every pass).
+  std::vector<ExprPtr> args, edges, user_edges;
+  bool changed = mutate_exprs_if_changed(op->args, &args);
+  bool attrs_changed = false;
+  Attrs attrs_out;
+  if (has_expr_attrs(op->attrs)) attrs_out = mutate_attrs(op->attrs, &attrs_changed);
+  bool edges_changed = mutate_exprs_if_changed(op->compiler_manual_dep_edges, &edges);
+  bool user_edges_changed = mutate_exprs_if_changed(op->manual_dep_edges, &user_edges);
+  if (!changed && !attrs_changed && !edges_changed && !user_edges_changed) return self;
+  if (!changed) args = op->args;
+  if (!edges_changed) edges = op->compiler_manual_dep_edges;
+  if (!user_edges_changed) user_edges = op->manual_dep_edges;
+  Attrs attrs = attrs_changed ? std::move(attrs_out) : op->attrs;
   auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
   if (!user_edges.empty()) attrs["manual_dep_edges"] = std::move(user_edges);   // make_op's parameter
   if (!op->is_op) {
@@ -261,14 +292,19 @@ StmtPtr IRMutator::mutate_(const EvalStmt* op, const StmtPtr& self) {
 }
 
 StmtPtr IRMutator::mutate_(const SeqStmts* op, const StmtPtr& self) {
+  // `out` is only built from the first changed statement on (most passes change none).
   bool changed = false;
   std::vector<StmtPtr> out;
-  out.reserve(op->stmts.size());
-  for (auto& s : op->stmts) {
+  for (size_t i = 0; i < op->stmts.size(); ++i) {
+    const StmtPtr& s = op->stmts[i];
     StmtPtr n = mutate_stmt(s);
     if (n == s) {
-      out.push_back(s);
+      if (changed) out.push_back(s);
       continue;
+    }
+    if (!changed) {
+      out.reserve(op->stmts.size());
+      out.assign(op->stmts.begin(), op->stmts.begin() + static_cast<std::ptrdiff_t>(i));
     }
     changed = true;
     if (!n) continue;
@@ -366,25 +402,39 @@ StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
   return carries.empty() ? scope : scope->with_carried_task_ids(std::move(carries));
 }
 
+// Appends the statements of `s` to `out`, SeqStmts children inline (no list per statement).
+static void append_flat(const StmtPtr& s, std::vector<StmtPtr>* out) {
+  if (!s) return;
+  if (auto* seq = s->as<SeqStmts>()) {
+    for (auto& c : seq->stmts) append_flat(c, out);
+  } else {
+    out->push_back(s);
+  }
+}
+
 std::vector<StmtPtr> flatten_stmts(const StmtPtr& s) {
   std::vector<StmtPtr> out;
-  if (!s) return out;
-  if (auto* seq = s->as<SeqStmts>()) {
-    for (auto& c : seq->stmts) {
-      auto sub = flatten_stmts(c);
-      out.insert(out.end(), sub.begin(), sub.end());
-    }
-  } else {
-    out.push_back(s);
-  }
+  if (auto* seq = s ? s->as<SeqStmts>() : nullptr) out.reserve(seq->stmts.size());
+  append_flat(s, &out);
   return out;
 }
 
+// The last statement of flatten_stmts(s) (null when none), found without flattening.
+static const Stmt* last_flat(const StmtPtr& s) {
+  if (!s) return nullptr;
+  auto* seq = s->as<SeqStmts>();
+  if (!seq) return s.get();
+  for (auto it = seq->stmts.rbegin(); it != seq->stmts.rend(); ++it) {
+    if (const Stmt* last = last_flat(*it)) return last;
+  }
+  return nullptr;
+}
+
 const YieldStmt* trailing_yield(const StmtPtr& body) {
-  auto stmts = flatten_stmts(body);
-  if (stmts.empty()) return nullptr;
-  if (auto* y = stmts.back()->as<YieldStmt>()) return y;
-  if (auto* rs = stmts.back()->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
+  const Stmt* last = last_flat(body);
+  if (!last) return nullptr;
+  if (auto* y = last->as<YieldStmt>()) return y;
+  if (auto* rs = last->as<RuntimeScopeStmt>()) return trailing_yield(rs->body);
   return nullptr;
 }
 

@@ -132,6 +132,7 @@ std::string Printer::print_type(const TypePtr& t) {
       auto* tt = t->as<TileType>();
       std::string s = "pl.Tile[" + print_shape(tt->shape) + ", " + dtype(tt->dtype);
       if (tt->memory != MemorySpace::Vec) s += std::string(", pl.MemorySpace.") + to_string(tt->memory);
+      if (tt->has_valid_shape()) s += ", pl.TileView(valid_shape=" + print_shape(tt->valid_shape) + ")";
       return s + "]";
     }
     case TypeKind::Tuple: {

@@ -274,7 +274,8 @@ class Equal {
       }
       case TypeKind::Tile: {
         auto *x = a->as<TileType>(), *y = b->as<TileType>();
-        return x->dtype == y->dtype && x->memory == y->memory && shape(x->shape, y->shape);
+        return x->dtype == y->dtype && x->memory == y->memory && shape(x->shape, y->shape) &&
+               shape(x->valid_shape, y->valid_shape);
       }
       case TypeKind::Tuple: {
         auto *x = a->as<TupleType>(), *y = b->as<TupleType>();
@@ -566,6 +567,8 @@ class Hasher {
         mix(static_cast<uint64_t>(x->memory));
         mix(x->shape.size());
         for (auto& d : x->shape) expr(d);
+        mix(x->valid_shape.size());
+        for (auto& d : x->valid_shape) expr(d);
         return;
       }
       case TypeKind::Tuple: {

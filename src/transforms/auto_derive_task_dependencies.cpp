@@ -140,7 +140,15 @@ class Analyzer {
 
   // ---- rewrite ----
   StmtPtr rewrite_body();
-  void rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out);
+  void rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out);
+  // The callee of a task call and the type of a pl.submit of it (built once per kernel).
+  struct SubmitOf {
+    FunctionPtr fn;
+    TypePtr type;
+  };
+  const SubmitOf& submit_of(const std::string& callee);
+  std::unordered_map<std::string, SubmitOf> submit_of_;
+  TypePtr tid_type_ = ScalarType::make(DataType::TASK_ID);
 
   const Program& prog_;
   const Function& fn_;
@@ -749,6 +757,7 @@ bool Analyzer::self_chained(Task* t, size_t level) {
 
 void Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, bool covered) {
   if (covered) {
+    if (bt->edges.empty()) bt->edges.reserve(4);
     bt->edges.push_back(Edge{at, carried});
     return;
   }
@@ -839,47 +848,66 @@ void Analyzer::derive() {
       }
     }
   }
-  // Drop implied edges, then mark what the rewrite has to build.
+  // Drop implied edges, then mark what the rewrite has to build. A task has a handful of
+  // edges: linear scans over small vectors (no per-task std::set: 10,000 tasks).
+  std::vector<Edge> unique;
+  std::vector<Task*> same_iteration, implied;
   for (auto& bp : tasks_) {
     Task* B = bp.get();
-    std::set<std::pair<Task*, Loop*>> uniq;
-    std::vector<Edge> unique;
-    std::set<Task*> same_iteration;
+    unique.clear();
+    same_iteration.clear();
+    implied.clear();
+    std::set<std::pair<Task*, Loop*>> uniq_big;   // only for long edge lists
+    const bool big = B->edges.size() > 32;
     for (auto& e : B->edges) {
-      if (!uniq.insert({e.from, e.carried}).second) continue;
+      bool dup = big ? !uniq_big.insert({e.from, e.carried}).second
+                     : std::any_of(unique.begin(), unique.end(),
+                                   [&](const Edge& u) { return u.from == e.from && u.carried == e.carried; });
+      if (dup) continue;
       unique.push_back(e);
-      if (!e.carried) same_iteration.insert(e.from);
+      if (!e.carried) same_iteration.push_back(e.from);
     }
+    std::sort(same_iteration.begin(), same_iteration.end());
     // A -> B is implied when B already follows a task C of its own block that follows A in the
     // same iteration (C names the same TaskId of A that B would): the usual write-after-write
     // behind a read.
-    std::set<Task*> implied;
     for (auto& e : unique) {
       Task* C = e.from;
       if (e.carried || C->scopes != B->scopes) continue;
       for (auto& ce : C->edges) {
-        if (!ce.carried && ce.from != C && same_iteration.count(ce.from)) implied.insert(ce.from);
+        if (!ce.carried && ce.from != C && std::binary_search(same_iteration.begin(), same_iteration.end(), ce.from)) {
+          implied.push_back(ce.from);
+        }
       }
     }
-    std::vector<Edge> edges;
+    std::sort(implied.begin(), implied.end());
+    B->edges.clear();
     for (auto& e : unique) {
-      if (!e.carried && implied.count(e.from)) continue;
-      edges.push_back(e);
+      if (!e.carried && std::binary_search(implied.begin(), implied.end(), e.from)) continue;
+      B->edges.push_back(e);
       e.from->need_tid = true;
     }
-    B->edges = std::move(edges);
     edges_ += static_cast<int>(B->edges.size());
   }
 }
 
 // ---- rewrite ----
 
-VarPtr tid_var(const std::string& base, const Span& span) { return Var::make(base, ScalarType::make(DataType::TASK_ID), span); }
+VarPtr tid_var(const std::string& base, const TypePtr& tid_type, const Span& span) { return Var::make(base, tid_type, span); }
 
 // Distinct per task (codegen declares each TaskId under its name; system.task_ref names it).
 std::string tid_name(const Task& t) { return t.call->callee + "_tid" + std::to_string(t.pos); }
 
-void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
+const Analyzer::SubmitOf& Analyzer::submit_of(const std::string& callee) {
+  auto it = submit_of_.find(callee);
+  if (it != submit_of_.end()) return it->second;
+  FunctionPtr f = prog_.get(callee);
+  std::vector<TypePtr> elems = f->return_types;
+  elems.push_back(tid_type_);
+  return submit_of_.emplace(callee, SubmitOf{f, TupleType::make(std::move(elems))}).first->second;
+}
+
+void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
   for (const StmtPtr& st : flatten_stmts(s)) {
     auto tit = task_of_.find(st.get());
     if (tit != task_of_.end()) {
@@ -914,12 +942,12 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
         } else if (!slots.empty()) {
           // Only the slots of the pl.parallel whose instances overlap: one placeholder each.
           for (size_t k = 0; k + 1 < slots.size(); ++k) {
-            VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+            VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
             Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots[k]}};
             out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
             edges.push_back(rv);
           }
-          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
           Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots.back()}};
           out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
           ref = rv;
@@ -928,7 +956,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
           if (!e.carried && every_iteration(e.from, common_prefix(e.from->loops, T->loops))) ra["every_iteration"] = true;
           std::vector<ExprPtr> ra_args;
           if (e.carried) ra_args.push_back(e.carried->stmt->loop_var);
-          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), st->span);
+          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
           out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", ra_args, ra, st->span), st->span));
           ref = rv;
         }
@@ -936,9 +964,14 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
       }
       auto* as = st->as<AssignStmt>();
       if (T->need_tid) {
-        FunctionPtr f = prog_.get(c.callee);
-        ExprPtr sub = Submit::make(c.callee, c.args, f->return_types, {}, nullptr, false, false, -1, nullptr, dirs, c.span);
-        if (!edges.empty()) sub = with_compiler_dep_edges(sub, edges);
+        const SubmitOf& so = submit_of(c.callee);
+        const FunctionPtr& f = so.fn;
+        // Built once with its edges (what Submit::make + with_compiler_dep_edges give, without
+        // the intermediate copy and a tuple type per task): a plain submit, TaskId edges.
+        auto fresh = std::make_shared<Submit>(c.callee, c.args, std::move(dirs), std::vector<ExprPtr>{}, nullptr, false, false, -1,
+                                              nullptr, so.type, c.span);
+        fresh->compiler_manual_dep_edges = std::move(edges);
+        ExprPtr sub = std::move(fresh);
         if (!c.dump_vars.empty()) sub = with_dump_vars(sub, c.dump_vars);
         VarPtr tv = Var::make(c.callee + "_task", sub->type, st->span);
         out.push_back(AssignStmt::make(tv, sub, st->span));
@@ -950,7 +983,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::map<Task*, ExprPtr>& visible, std:
           }
         }
         // Distinct names: codegen declares each TaskId under its name (no renaming probes).
-        VarPtr tid = tid_var(tid_name(*T), st->span);
+        VarPtr tid = tid_var(tid_name(*T), tid_type_, st->span);
         out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, static_cast<int>(f->return_types.size()), st->span), st->span));
         visible[T] = tid;
       } else {
@@ -1002,7 +1035,7 @@ StmtPtr Analyzer::rewrite_body() {
     ret = stmts.back();
     stmts.pop_back();
   }
-  std::map<Task*, ExprPtr> visible;
+  std::unordered_map<Task*, ExprPtr> visible;
   std::vector<StmtPtr> out;
   rebuild(make_seq(stmts, fn_.span), visible, out);
   std::vector<StmtPtr> body;

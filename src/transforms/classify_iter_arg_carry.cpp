@@ -13,7 +13,8 @@
 //             pl.yield_(acc2)
 //   - slots N (printed pl.slots(N)), for a rebound TaskId carry of a pl.parallel loop with a
 //     literal trip count N (ForStmt::trip_count) (the carry becomes `PTO2TaskId arr[N]`, one slot per iteration),
-//     and for a sequential loop whose yielded TaskId is such an array carry's result (same N).
+//     and for a sequential loop whose yielded TaskId is such an array carry's result (same N),
+//     directly or through an if result (a phi array of N, see slots_of).
 // Input invariants: ReturnParamsExplicit (call-result aliasing reads the callee's ReturnStmt),
 //   StaticTripCountsStamped.
 // Output invariants: IterArgCarryClassified; nothing else changes.
@@ -64,14 +65,39 @@ class Classifier {
                          "write the pl.parallel bounds as integer literals or module-level constants");
         d.array_size.back() = loop->trip_count;
       } else if (auto* v = as_var(next)) {
-        auto r = for_returns_.find(v);
-        if (r != for_returns_.end()) d.array_size.back() = decide(r->second.first).array_size[r->second.second];
+        d.array_size.back() = slots_of(v, 0);
       }
     }
     return decisions_[loop] = d;
   }
 
   std::vector<const ForStmt*> loops;   // in pre-order
+
+  // N when TaskId `v` names an array of N slots: the result of a loop carrying it as pl.slots(N),
+  // or an if result one of whose branches yields such an array (the if result is then a phi
+  // array of N; a scalar branch is broadcast into it). 0 for one TaskId.
+  int64_t slots_of(const Var* v, int depth) {
+    if (!v || depth > 256) return 0;
+    if (auto r = for_returns_.find(v); r != for_returns_.end()) {
+      return decide(r->second.first).array_size[r->second.second];
+    }
+    if (auto a = assigns_.find(v); a != assigns_.end()) return slots_of(as_var(a->second), depth + 1);   // a copy
+    auto i = if_returns_.find(v);
+    if (i == if_returns_.end()) return 0;
+    const IfStmt* br = i->second.first;
+    const size_t k = i->second.second;
+    int64_t n = 0;
+    for (const StmtPtr& body : {br->then_body, br->else_body}) {
+      const YieldStmt* y = body ? trailing_yield(body) : nullptr;
+      const int64_t m = y && k < y->values.size() ? slots_of(as_var(y->values[k]), depth + 1) : 0;
+      PYPTO_USER_CHECK(m == 0 || n == 0 || m == n, br->span,
+                       "if result '" << v->name << "' is an array of " << n << " TaskIds in one branch and of " << m
+                                     << " in the other",
+                       "carry the TaskIds of pl.parallel loops with the same trip count through one name");
+      if (m > 0) n = m;
+    }
+    return n;
+  }
 
  private:
   void collect(const StmtPtr& s) {

@@ -8,12 +8,17 @@
 //                                             still a global tensor is loaded whole:
 //                                             A = tile.load(a, [0, ..], a.shape)
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
+//     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
 //     tensor.assemble(g, v, offsets)       -> tile.store(V, offsets, g)          g global
 //     tensor.assemble(t, v, offsets)       -> tile.assemble(t, V, offsets)       t a tile
 //     tensor.reshape(x, shape)             -> tile.reshape(X, shape)
 //     tensor.create(shape) [init_value=v]  -> tile.full(shape, v or 0)   (Refine: R leaves the
 //                                             contents unspecified; we fill, honouring init_value)
+//     tensor.read(t, idx)                  -> tile.read(t, idx)                  t a tile
+//     tensor.read(g, idx)                  -> tile.read(tile.load(g, idx, [1, ..]), [0, ..])   g global
+//     tensor.write(t, idx, v)              -> tile.write(t, idx, v)              t a tile (g: kept, §11)
+//     tensor.transpose(t, a1, a2)          -> tile.transpose(T, a1, a2)          a 2-D value (g loaded whole)
 //   A value whose type changes from Tensor to Tile gets a fresh Var (IRMutator), so later uses
 //   follow.
 //       c = pl.assemble(c, pl.add(a, b), [0, 0])   ==>   c = pl.store(pl.add(pl.load(a, ..), pl.load(b, ..)), [0, 0], c)
@@ -27,7 +32,9 @@
 // Input invariants: outlining ran (OutlineIncoreScopes); the frontend admitted tensor compute
 //   ops only in kernels and CORE_GROUP / pl.spmd bodies.
 // Output invariants: no kernel calls a tensor.* op of the list above; no kernel returns a tile.
-// Errors (located): a returned tile whose declared return type is not a tensor.
+// Errors (located): a returned tile whose declared return type is not a tensor; a transpose of
+//   a value that is not 2-D; a read of a parameter of rank above 2; a write or assemble into a
+//   transposed parameter (the kernel's transpose is a local copy).
 // Why: the reference DSL lets kernels and pl.at bodies be written on whole tensors; the CPU
 //   kernel backend, like the reference's, computes on tiles.
 #include <algorithm>
@@ -72,20 +79,27 @@ class Converter : public IRMutator {
     std::vector<ExprPtr> args = mutate_exprs(op->args, &changed);
     const std::string name = op->callee.substr(7);
     const Span& sp = op->span;
+    if ((name == "write" || name == "assemble") && !args.empty() && transposed_globals_.count(args[0].get())) {
+      throw UserError("pl.tensor." + name + " into a transposed kernel parameter: inside a kernel the transpose is a "
+                      "local copy, so the write would not reach the tensor",
+                      sp, "write into the parameter itself at transposed offsets, or transpose in the orchestration");
+    }
     const auto& compute = ops::tensor_compute_op_names();
     if (std::find(compute.begin(), compute.end(), name) != compute.end()) {
       std::vector<ExprPtr> tiles;
       for (auto& a : args) tiles.push_back(as_tile(a, sp));
       return Call::make_op("tile." + name, tiles, op->attrs, sp);
     }
-    // A kernel-side valid_shape needs 4-argument tile.load with valid extents (§10), not built yet.
-    PYPTO_USER_CHECK(name != "slice" || args.size() == 3, sp,
-                     "pl.tensor.slice(..., valid_shape=) is not supported inside a kernel yet",
-                     "slice the full shape and mask the edge with the offsets, or give valid_shape in the "
-                     "orchestration (there it is metadata)");
-    if (name == "slice" && args.size() == 3) {
-      if (is_tile(args[0])) return Call::make_op("tile.slice", {args[0], args[1], args[2]}, {}, sp);
-      return Call::make_op("tile.load", {args[0], args[2], args[1]}, {}, sp);
+    // A valid_shape (4th argument) becomes the valid box of the load / window (§10).
+    if (name == "slice" && (args.size() == 3 || args.size() == 4)) {
+      if (is_tile(args[0])) {
+        std::vector<ExprPtr> a = {args[0], args[1], args[2]};
+        if (args.size() == 4) a.push_back(args[3]);
+        return Call::make_op("tile.slice", a, {}, sp);
+      }
+      std::vector<ExprPtr> a = {args[0], args[2], args[1]};
+      if (args.size() == 4) a.push_back(args[3]);
+      return Call::make_op("tile.load", a, {}, sp);
     }
     if (name == "assemble" && args.size() == 3) {
       ExprPtr value = as_tile(args[1], sp);
@@ -94,6 +108,35 @@ class Converter : public IRMutator {
     }
     if (name == "reshape" && args.size() == 2) {
       return Call::make_op("tile.reshape", {as_tile(args[0], sp), args[1]}, {}, sp);
+    }
+    // Element access and transposition of a kernel-local value (already a tile). A write into a
+    // global tensor keeps its tensor form (the kernel's checked scalar store, §11); a read of one
+    // loads the 1-element box at the index; a transpose of one loads it whole.
+    if (name == "read" && args.size() == 2) {
+      if (is_tile(args[0])) return Call::make_op("tile.read", {args[0], args[1]}, {}, sp);
+      auto* idx = args[1]->as<MakeTuple>();
+      const size_t rank = args[0]->type->as<TensorType>()->shape.size();
+      PYPTO_USER_CHECK(rank >= 1 && rank <= 2 && idx, sp,
+                       "pl.tensor.read of a kernel parameter needs a 1-D or 2-D tensor, got rank " << rank,
+                       "read the element in the orchestration and pass it as a pl.Scalar argument");
+      std::vector<ExprPtr> ones(rank, ConstInt::make(1, DataType::INDEX, sp));
+      std::vector<ExprPtr> zeros(rank, ConstInt::make(0, DataType::INDEX, sp));
+      ExprPtr box = Call::make_op("tile.load", {args[0], args[1], MakeTuple::make(ones, sp)}, {}, sp);
+      return Call::make_op("tile.read", {box, MakeTuple::make(zeros, sp)}, {}, sp);
+    }
+    if (name == "write" && args.size() == 3 && is_tile(args[0])) {
+      return Call::make_op("tile.write", {args[0], args[1], args[2]}, {}, sp);
+    }
+    if (name == "transpose" && args.size() == 3) {
+      const bool global = is_tensor(args[0]);
+      ExprPtr value = as_tile(args[0], sp);
+      const size_t rank = value->type->as<TileType>()->shape.size();
+      PYPTO_USER_CHECK(rank == 2, sp,
+                       "pl.tensor.transpose inside a kernel needs a 2-D value, got rank " << rank,
+                       "reshape it to 2-D first (pl.reshape), or transpose the global tensor in the orchestration");
+      ExprPtr t = Call::make_op("tile.transpose", {value, args[1], args[2]}, {}, sp);
+      if (global) transposed_globals_.insert(t.get());
+      return t;
     }
     if (name == "create" && !args.empty()) {
       auto* tt = op->type->as<TensorType>();
@@ -105,6 +148,14 @@ class Converter : public IRMutator {
       return Call::make_op("tile.full", {args[0], value}, attrs, sp);
     }
     return changed ? ExprPtr(Call::make_op(op->callee, args, op->attrs, sp)) : self;
+  }
+
+  // A transposed kernel parameter bound to a name stays marked: writing into it is refused.
+  StmtPtr mutate_(const AssignStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    auto* a = s->as<AssignStmt>();
+    if (a && transposed_globals_.count(a->value.get())) transposed_globals_.insert(a->var.get());
+    return s;
   }
 
   // The kernel being converted (its declared return types name the rule-5 parameters).
@@ -300,6 +351,7 @@ class Converter : public IRMutator {
   }
 
   const Function& fn_;
+  std::unordered_set<const Expr*> transposed_globals_;   // tile.transpose of a loaded parameter, and its names
   std::map<size_t, VarPtr> ret_params_;
   std::vector<YieldCtx> yields_;
 };

@@ -41,6 +41,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::AutoDepsAnalysed: return "AutoDepsAnalysed";
     case IRProperty::ChunkedLoopsSplit: return "ChunkedLoopsSplit";
     case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
+    case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
   }
   return "?";
 }
@@ -404,6 +405,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       }
       return c.out;
     }
+    case IRProperty::PeerBufferBasesResolved: return CheckPeerBufferBases(*program);
     case IRProperty::AutoDepsAnalysed:   // not a fixed point: its MANUAL scopes read as the user's on a re-run
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration || f->level == Level::HOST) continue;

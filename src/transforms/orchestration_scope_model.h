@@ -98,6 +98,18 @@ class OrchestrationScopeModel {
     return true;
   }
   bool visible(const ir::Var* v) const { return open(binding_of(v)); }
+  // True when every block `b` names is `block` or encloses it (the text outlives `block`'s end
+  // no sooner than `block` itself).
+  bool outlives(const Blocks& b, int block) const {
+    size_t depth = 0;
+    while (depth < open_.size() && open_[depth] != block) ++depth;
+    for (int id : b) {
+      bool found = false;
+      for (size_t d = 0; d <= depth && d < open_.size(); ++d) found = found || open_[d] == id;
+      if (!found) return false;
+    }
+    return true;
+  }
 
   // The TaskId `v` names here: its blocks and slots (Function::task_ids), or nullopt when its
   // text is out of scope.

@@ -80,6 +80,7 @@ void verify_after(const Pass& pass, const ProgramPtr& p, const std::set<IRProper
 ProgramPtr PassManager::Run(const ProgramPtr& program) const {
   std::set<IRProperty> have = options_.assumed;
   std::map<IRProperty, std::string> invalidated_by;
+  std::set<IRProperty> proven;   // verified after the pass that produced it, not invalidated since
   ProgramPtr p = program;
   CheckNestingDepth(p);   // before anything recursive (the dump prints the IR)
   if (!options_.dump_dir.empty()) dump(options_.dump_dir, 0, "Input", p);
@@ -96,6 +97,7 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
     p = pass.run(p);
     for (IRProperty i : pass.invalidated) {
       if (have.erase(i)) invalidated_by[i] = pass.name;
+      proven.erase(i);
     }
     std::set<IRProperty> kept;
     for (IRProperty h : have) {
@@ -105,10 +107,12 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
     for (IRProperty prod : pass.produced) {
       have.insert(prod);
       invalidated_by.erase(prod);
+      if (options_.verify) proven.insert(prod);
     }
     if (!options_.dump_dir.empty()) dump(options_.dump_dir, index, pass.name, p);
     ++index;
   }
+  RecordProvenProperties(p, std::vector<IRProperty>(proven.begin(), proven.end()));   // codegen skips these checks
   return p;
 }
 

@@ -33,6 +33,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
+      ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
   if (!analyze_auto_scopes_for_deps) {
     passes.erase(std::remove_if(passes.begin(), passes.end(),
@@ -50,6 +51,7 @@ std::vector<Pass> KernelPipeline() {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
+      ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
 }
 

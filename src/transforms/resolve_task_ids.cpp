@@ -5,7 +5,8 @@
 //   entry per TaskId Var the body defines, in definition order):
 //     slots  0: one TaskId; N: the value names an array of N TaskId slots — a
 //            pl.Array[N, TASK_ID], a pl.parallel carry held as pl.slots(N) (in a sequential
-//            loop and after the loop), or a name for such storage (a copy, an array update)
+//            loop and after the loop), or a name for such storage (a copy, an array update);
+//            an if result one of whose branches yields such an array (a phi array of N)
 //     fresh  always valid, so a dependency on it needs no is_valid() guard: a pl.submit's TaskId,
 //            a copy of a fresh value, the iter_arg of a pl.parallel slot carry whose init is
 //            fresh (each iteration reads the value from before the loop); a task_dummy barrier
@@ -36,6 +37,7 @@
 //   blocks that bound lifetimes).
 // Output invariants: TaskIdsResolved; only compiler edges out of scope are removed (and the
 //   scope stamps added).
+// Errors: a TaskId if result whose branches yield slot arrays of different sizes (UserError at the if).
 // Why: the L2 and HOST generators print dependency lists, carries and yields from these facts
 //   instead of re-deriving lifetimes while they print.
 #include <unordered_map>
@@ -162,6 +164,7 @@ class Resolver {
         for (auto& rv : i->return_vars) define(rv, Fact{current(), array_slots(rv->type), false});
         nested(i->then_body);
         if (i->else_body) nested(i->else_body);
+        phi_slots(*i);
         return;
       }
       case NodeKind::YieldStmt: read_all(s->as<YieldStmt>()->values); return;
@@ -234,6 +237,25 @@ class Resolver {
       if (const Fact* f = fact(as_var(c->args.at(0)))) return define(v, *f);
     }
     define(v, Fact{decl_block(v.get()), array_slots(v->type), false});
+  }
+
+  // A TaskId if result one of whose branches yields an array of N slots (a pl.parallel carry's
+  // result) is a phi array of N: `PTO2TaskId r[N];`, a scalar branch broadcast into it.
+  void phi_slots(const IfStmt& s) {
+    for (size_t k = 0; k < s.return_vars.size(); ++k) {
+      auto it = facts_.find(s.return_vars[k].get());
+      if (it == facts_.end() || it->second.slots > 0) continue;
+      for (const StmtPtr& body : {s.then_body, s.else_body}) {
+        const YieldStmt* y = body ? trailing_yield(body) : nullptr;
+        const Fact* f = y && k < y->values.size() ? fact(as_var(y->values[k])) : nullptr;
+        if (!f || f->slots == 0) continue;
+        PYPTO_USER_CHECK(it->second.slots == 0 || it->second.slots == f->slots, s.span,
+                         "if result '" << s.return_vars[k]->name << "' is an array of " << it->second.slots
+                                       << " TaskIds in one branch and of " << f->slots << " in the other",
+                         "carry the TaskIds of pl.parallel loops with the same trip count through one name");
+        it->second.slots = f->slots;
+      }
+    }
   }
 
   void loop(const ForStmt& f) {

@@ -13,11 +13,17 @@
 //                                                             if i < 10: body
 //     chunk_policy="leading_full": T // C full chunks, then a remainder loop of T % C trips
 //       running a fresh copy of the body (loops with a constant zero trip count are left out).
+//   A step s known only at run time (sign unknown): the outer loop walks the chunks' first
+//   indices, `for co in range(start, stop, s * C)` (a zero step fails the run there, naming the
+//   DSL line, as any run-time-step loop does), the inner loop sets i = co + ci * s and always
+//   guards the body with `(s > 0 and i < stop) or (s < 0 and i > stop)`; leading_full's full
+//   chunks are `range(start, stop - (C - 1) * s, s * C)` and its remainder the last T % C
+//   iterations (T from a floor division by s, which is never 0 there).
 //   The new loops carry the attr loop_origin = "chunk_outer" / "chunk_inner" / "chunk_remainder"
 //   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped.
 // Input invariants: the parser's (chunk > 0; a loop with carries ends its body with a yield).
 // Output invariants: no ForStmt has a `chunk` attr.
-// Errors (located): a chunked loop whose step is not a constant, or is 0.
+// Errors (located): a chunked loop whose constant step is 0.
 // Why: pl.auto_chunk lets the compiler pick kernel boundaries: one chunk of iterations per task.
 #include <unordered_map>
 #include <unordered_set>
@@ -54,6 +60,7 @@ ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
   if (y && y->value == 0 && (op == BinaryOp::Add || op == BinaryOp::Sub)) return a;
   if (x && x->value == 0 && op == BinaryOp::Add) return b;
   if (y && y->value == 1 && (op == BinaryOp::Mul || op == BinaryOp::FloorDiv)) return a;
+  if (x && x->value == 1 && op == BinaryOp::Mul) return b;
   return BinaryExpr::make(op, a, b, sp);
 }
 
@@ -121,6 +128,12 @@ Attrs OriginAttrs(const Attrs& loop_attrs, const char* origin) {
   return a;
 }
 
+// The bounds of a new outer chunk loop, and how the inner loop recomputes the loop variable.
+struct ChunkPlan {
+  ExprPtr start, stop, step;   // outer loop: `for co in range(start, stop, step)`
+  bool base_index = false;     // co is the first index of its chunk (run-time step), else its number
+};
+
 class Splitter : public IRMutator {
  public:
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
@@ -131,10 +144,10 @@ class Splitter : public IRMutator {
     const std::string* pol = attr_get<std::string>(f->attrs, "chunk_policy");
     const bool guarded = !pol || *pol == "guarded";
     const Span& sp = f->span;
-    const int64_t step = ConstOr(f->step, 0);
-    PYPTO_USER_CHECK(f->step->is<ConstInt>() && step != 0, f->span,
-                     "a chunked loop needs a constant, non-zero step", "write the step as an int literal");
     const int64_t C = *chunk;
+    if (!f->step->is<ConstInt>()) return RuntimeStep(*f, C, guarded);
+    const int64_t step = ConstOr(f->step, 0);
+    PYPTO_USER_CHECK(step != 0, f->span, "a chunked loop needs a non-zero step", "write a non-zero step");
     // T = max(ceil((stop - start) / step), 0)
     ExprPtr span_len = step > 0 ? Bin(BinaryOp::Sub, f->stop, f->start, sp) : Bin(BinaryOp::Sub, f->start, f->stop, sp);
     const int64_t astep = step > 0 ? step : -step;
@@ -144,44 +157,97 @@ class Splitter : public IRMutator {
     const bool exact = T->is<ConstInt>() && ConstOr(T, 0) % C == 0;
     if (guarded) {
       ExprPtr n_outer = Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Add, T, Int(C - 1, sp), sp), Int(C, sp), sp);
-      return Chunked(*f, n_outer, /*guard=*/!exact, f->return_vars);
+      return Chunked(*f, {Int(0, sp), n_outer, Int(1, sp)}, /*guard=*/!exact, f->return_vars);
     }
     ExprPtr n_full = Bin(BinaryOp::FloorDiv, T, Int(C, sp), sp);
     ExprPtr n_rem = Bin(BinaryOp::Mod, T, Int(C, sp), sp);
     const bool no_rem = n_rem->is<ConstInt>() && ConstOr(n_rem, 0) == 0;
-    if (no_rem) return Chunked(*f, n_full, false, f->return_vars);
-    std::vector<VarPtr> mid;
-    for (auto& rv : f->return_vars) mid.push_back(Var::make(rv->name, rv->type, rv->span));
-    StmtPtr full = Chunked(*f, n_full, false, mid);
-    // The remainder: i = start + (n_full * C + r) * step, a fresh copy of the body.
-    VarPtr r = Var::make(f->loop_var->name + "_rem", f->loop_var->type, sp);
-    std::vector<IterArgPtr> ias;
-    std::unordered_map<const Var*, ExprPtr> subst;
-    for (size_t k = 0; k < f->iter_args.size(); ++k) {
-      ias.push_back(IterArg::make(f->iter_args[k]->name, f->iter_args[k]->type, mid[k], sp));
-      subst[f->iter_args[k].get()] = ias.back();
-    }
-    DefinedVars dv;
-    dv.visit_stmt(f->body);
-    VarPtr lv = Var::make(f->loop_var->name, f->loop_var->type, f->loop_var->span);
-    subst[f->loop_var.get()] = lv;
-    BodyCopy copy(std::move(subst), &dv.defs);
-    std::vector<StmtPtr> body{AssignStmt::make(lv, Index(*f, Bin(BinaryOp::Add, Bin(BinaryOp::Mul, n_full, Int(C, sp), sp), r, sp)), sp)};
-    for (auto& st : flatten_stmts(copy.mutate_stmt(f->body))) body.push_back(st);
-    StmtPtr rem = ForStmt::make(r, Int(0, sp), n_rem, Int(1, sp), ias, make_seq(body, sp), f->return_vars, f->for_kind,
-                                OriginAttrs(f->attrs, "chunk_remainder"), sp);
-    return make_seq({full, rem}, sp);
+    if (no_rem) return Chunked(*f, {Int(0, sp), n_full, Int(1, sp)}, false, f->return_vars);
+    std::vector<VarPtr> mid = FreshLike(f->return_vars);
+    StmtPtr full = Chunked(*f, {Int(0, sp), n_full, Int(1, sp)}, false, mid);
+    // The remainder: i = start + (n_full * C + r) * step.
+    return make_seq({full, Remainder(*f, Bin(BinaryOp::Mul, n_full, Int(C, sp), sp), n_rem, mid)}, sp);
   }
 
  private:
+  static std::vector<VarPtr> FreshLike(const std::vector<VarPtr>& vars) {
+    std::vector<VarPtr> out;
+    for (auto& v : vars) out.push_back(Var::make(v->name, v->type, v->span));
+    return out;
+  }
+
   // start + k * step
   static ExprPtr Index(const ForStmt& f, const ExprPtr& k) {
     return Bin(BinaryOp::Add, f.start, Bin(BinaryOp::Mul, k, f.step, f.span), f.span);
   }
 
-  // for co in range(n_outer): for ci in range(C): i = start + (co*C + ci)*step; [if guard] body.
+  static ExprPtr Cmp(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
+    return BinaryExpr::make(op, a, b, sp);
+  }
+
+  // `i` is inside the loop's range: i < stop (i > stop for a negative step); for a run-time step
+  // both, picked by its sign: (step > 0 and i < stop) or (step < 0 and i > stop).
+  static ExprPtr InRange(const ForStmt& f, const ExprPtr& i) {
+    const Span& sp = f.span;
+    if (auto* c = f.step->as<ConstInt>()) return Cmp(c->value > 0 ? BinaryOp::Lt : BinaryOp::Gt, i, f.stop, sp);
+    ExprPtr up = Cmp(BinaryOp::And, Cmp(BinaryOp::Gt, f.step, Int(0, sp), sp), Cmp(BinaryOp::Lt, i, f.stop, sp), sp);
+    ExprPtr down = Cmp(BinaryOp::And, Cmp(BinaryOp::Lt, f.step, Int(0, sp), sp), Cmp(BinaryOp::Gt, i, f.stop, sp), sp);
+    return Cmp(BinaryOp::Or, up, down, sp);
+  }
+
+  // A run-time step s, sign unknown: the outer loop walks the chunks' first indices,
+  // `for co in range(start, stop, s * C)`, so a zero step fails the run there (the loop's
+  // run-time step check, naming the DSL line) before any division by s; the inner loop
+  // recomputes i = co + ci * s and always guards the body with InRange. leading_full: the full
+  // chunks are `range(start, stop - (C - 1) * s, s * C)` (a chunk is full when its last index is
+  // in range), the remainder the last T % C iterations, T = max(-((start - stop) // s), 0)
+  // (Python's trip count for either sign), 0 trips when s is 0.
+  StmtPtr RuntimeStep(const ForStmt& f, int64_t C, bool guarded) {
+    const Span& sp = f.span;
+    ExprPtr chunk_step = Bin(BinaryOp::Mul, f.step, Int(C, sp), sp);
+    if (guarded) return Chunked(f, {f.start, f.stop, chunk_step, true}, true, f.return_vars);
+    ExprPtr full_stop = Bin(BinaryOp::Sub, f.stop, Bin(BinaryOp::Mul, Int(C - 1, sp), f.step, sp), sp);
+    std::vector<VarPtr> mid = FreshLike(f.return_vars);
+    StmtPtr full = Chunked(f, {f.start, full_stop, chunk_step, true}, false, mid);
+    ExprPtr nonzero = Cast::make(Cmp(BinaryOp::Ne, f.step, Int(0, sp), sp), DataType::INDEX, sp);
+    ExprPtr zero = Cast::make(Cmp(BinaryOp::Eq, f.step, Int(0, sp), sp), DataType::INDEX, sp);
+    ExprPtr safe_step = Bin(BinaryOp::Add, f.step, zero, sp);
+    VarPtr T = Var::make(f.loop_var->name + "_trips", f.loop_var->type, sp);
+    ExprPtr trips = Bin(BinaryOp::Max,
+                        BinaryExpr::make(BinaryOp::Sub, Int(0, sp),
+                                         Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Sub, f.start, f.stop, sp), safe_step, sp), sp),
+                        Int(0, sp), sp);
+    ExprPtr n_rem = Bin(BinaryOp::Mul, Bin(BinaryOp::Mod, T, Int(C, sp), sp), nonzero, sp);
+    ExprPtr done = Bin(BinaryOp::Sub, T, Bin(BinaryOp::Mod, T, Int(C, sp), sp), sp);
+    return make_seq({AssignStmt::make(T, trips, sp), full, Remainder(f, done, n_rem, mid)}, sp);
+  }
+
+  // for r in range(n_rem): i = start + (done + r) * step; a fresh copy of the body (it must share
+  // no Var with the main copy). `mid` are the full chunks' results, its carries' inits.
+  StmtPtr Remainder(const ForStmt& f, const ExprPtr& done, const ExprPtr& n_rem, const std::vector<VarPtr>& mid) {
+    const Span& sp = f.span;
+    VarPtr r = Var::make(f.loop_var->name + "_rem", f.loop_var->type, sp);
+    std::vector<IterArgPtr> ias;
+    std::unordered_map<const Var*, ExprPtr> subst;
+    for (size_t k = 0; k < f.iter_args.size(); ++k) {
+      ias.push_back(IterArg::make(f.iter_args[k]->name, f.iter_args[k]->type, mid[k], sp));
+      subst[f.iter_args[k].get()] = ias.back();
+    }
+    DefinedVars dv;
+    dv.visit_stmt(f.body);
+    VarPtr lv = Var::make(f.loop_var->name, f.loop_var->type, f.loop_var->span);
+    subst[f.loop_var.get()] = lv;
+    BodyCopy copy(std::move(subst), &dv.defs);
+    std::vector<StmtPtr> body{AssignStmt::make(lv, Index(f, Bin(BinaryOp::Add, done, r, sp)), sp)};
+    for (auto& st : flatten_stmts(copy.mutate_stmt(f.body))) body.push_back(st);
+    return ForStmt::make(r, Int(0, sp), n_rem, Int(1, sp), ias, make_seq(body, sp), f.return_vars, f.for_kind,
+                         OriginAttrs(f.attrs, "chunk_remainder"), sp);
+  }
+
+  // for co in range(plan): for ci in range(C): i = <index>; [if InRange(i)] body.
+  // The index is start + (co * C + ci) * step, or co + ci * step when co is a chunk's first index.
   // The outer loop's results are `results`.
-  StmtPtr Chunked(const ForStmt& f, const ExprPtr& n_outer, bool guard, const std::vector<VarPtr>& results) {
+  StmtPtr Chunked(const ForStmt& f, const ChunkPlan& plan, bool guard, const std::vector<VarPtr>& results) {
     const Span& sp = f.span;
     const int64_t C = *attr_get<int64_t>(f.attrs, "chunk");
     const bool carries = !f.iter_args.empty();
@@ -196,13 +262,12 @@ class Splitter : public IRMutator {
     }
     BodyCopy copy(std::move(subst), nullptr);
     std::vector<StmtPtr> body = flatten_stmts(copy.mutate_stmt(f.body));
-    ExprPtr idx = Index(f, Bin(BinaryOp::Add, Bin(BinaryOp::Mul, co, Int(C, sp), sp), ci, sp));
+    ExprPtr idx = plan.base_index ? Bin(BinaryOp::Add, co, Bin(BinaryOp::Mul, ci, f.step, sp), sp)
+                                  : Index(f, Bin(BinaryOp::Add, Bin(BinaryOp::Mul, co, Int(C, sp), sp), ci, sp));
     std::vector<StmtPtr> inner_body{AssignStmt::make(f.loop_var, idx, sp)};
     std::vector<VarPtr> inner_rvs;
     for (auto& ia : f.iter_args) inner_rvs.push_back(Var::make(ia->name, ia->type, sp));
     if (guard) {
-      const bool up = ConstOr(f.step, 1) > 0;
-      ExprPtr cond = BinaryExpr::make(up ? BinaryOp::Lt : BinaryOp::Gt, f.loop_var, f.stop, sp);
       std::vector<VarPtr> if_rvs;
       std::vector<ExprPtr> pass, if_vals;
       for (auto& ia : inner_ias) {
@@ -211,7 +276,7 @@ class Splitter : public IRMutator {
         if_vals.push_back(if_rvs.back());
       }
       StmtPtr else_body = carries ? StmtPtr(YieldStmt::make(pass, sp)) : nullptr;
-      inner_body.push_back(IfStmt::make(cond, make_seq(body, sp), else_body, if_rvs, sp));
+      inner_body.push_back(IfStmt::make(InRange(f, f.loop_var), make_seq(body, sp), else_body, if_rvs, sp));
       if (carries) inner_body.push_back(YieldStmt::make(if_vals, sp));
     } else {
       inner_body.insert(inner_body.end(), body.begin(), body.end());
@@ -220,7 +285,7 @@ class Splitter : public IRMutator {
                                   f.for_kind, OriginAttrs(f.attrs, "chunk_inner"), sp);
     std::vector<StmtPtr> outer_body{inner};
     if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
-    return ForStmt::make(co, Int(0, sp), n_outer, Int(1, sp), outer_ias, make_seq(outer_body, sp), results, f.for_kind,
+    return ForStmt::make(co, plan.start, plan.stop, plan.step, outer_ias, make_seq(outer_body, sp), results, f.for_kind,
                          OriginAttrs(f.attrs, "chunk_outer"), sp);
   }
 };

@@ -15,9 +15,12 @@ using namespace ir;
 
 namespace {
 
-bool value_array(const Var* v) {
+// Arrays of every dtype: numbers, bools and TaskIds are all updated in place.
+bool value_array(const Var* v) { return v && v->type && v->type->is<ArrayType>(); }
+
+bool task_id_array(const Var* v) {
   auto* a = v && v->type ? v->type->as<ArrayType>() : nullptr;
-  return a && a->dtype != DataType::TASK_ID;
+  return a && a->dtype == DataType::TASK_ID;
 }
 
 // Backings a statement writes: update_element targets, and carries / if-results a yield fills
@@ -43,6 +46,9 @@ struct WriteScan : IRVisitor {
   }
 };
 
+// The array versions an expression reads: operands, deps= (a Submit's, a task_dummy's
+// manual_dep_edges attr), predicates. Compiler-derived edges are not the user's reads (they are
+// best-effort ordering that ResolveTaskIds may drop), so they are not checked.
 struct ReadScan : IRVisitor {
   std::vector<const Var*> vars;
   void visit_(const Var* op) override {
@@ -50,6 +56,21 @@ struct ReadScan : IRVisitor {
   }
   void visit_(const IterArg* op) override {
     if (value_array(op)) vars.push_back(op);
+  }
+  void visit_(const Call* op) override {
+    for (auto& a : op->args) visit_expr(a);
+    for (const auto& kv : op->attrs) {   // a task_dummy's deps=: the manual_dep_edges attr
+      if (auto* e = std::get_if<ExprPtr>(&kv.second); e && *e) visit_expr(*e);
+      if (auto* l = std::get_if<std::vector<ExprPtr>>(&kv.second)) {
+        for (auto& x : *l) if (x) visit_expr(x);
+      }
+    }
+  }
+  void visit_(const Submit* op) override {
+    for (auto& a : op->args) visit_expr(a);
+    for (auto& d : op->deps) visit_expr(d);
+    if (op->core_num) visit_expr(op->core_num);
+    if (op->predicate) visit_expr(op->predicate);
   }
 };
 
@@ -149,7 +170,8 @@ class Checker {
       if (it == live_.end() || it->second.count(v)) continue;
       auto s = superseded_.find(v);
       const int line = s != superseded_.end() ? s->second.line : 0;
-      throw UserError("array '" + v->name + "' is read after an in-place update (line " + std::to_string(line) +
+      throw UserError(std::string(task_id_array(v) ? "TaskId array '" : "array '") + v->name +
+                          "' is read after an in-place update (line " + std::to_string(line) +
                           ") replaced its contents: arrays are updated in place, so this older version no longer "
                           "exists",
                       where,

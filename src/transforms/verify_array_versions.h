@@ -6,7 +6,10 @@
 //   w[0] = 1.0                  # w_1 = update_element(w, 0, 1.0): w's storage now holds w_1
 //   x = old_w[0]                # a read of the pre-update version -> located UserError
 //
-// Only arrays of numbers / bools (TaskId arrays follow the manual-dependency rules).
+// Arrays of every dtype. For a TaskId array the read may be a dependency: deps=[old] after
+// `tids[0] = t` would wait for t instead of the slot's old task, so it is refused too
+// ("TaskId array 'old' is read after an in-place update ..."). Compiler-derived edges are not
+// checked (best effort; ResolveTaskIds drops the ones it cannot honour).
 #pragma once
 #include "pypto/ir/function.h"
 

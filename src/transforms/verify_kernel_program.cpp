@@ -103,6 +103,9 @@ class KernelChecker {
       }
     }
     PYPTO_USER_CHECK(!tt.shape.empty(), span, "a tile must have at least one dimension", "");
+    for (auto& d : tt.valid_shape) {   // valid extents are kernel scalars (§10)
+      if (!d->is<ConstInt>()) Scalar(d);
+    }
     CheckDtype(tt.dtype, span, "TASK_ID values cannot be used inside a kernel");
   }
 

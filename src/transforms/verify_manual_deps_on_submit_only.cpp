@@ -27,7 +27,7 @@ struct Checker : IRVisitor {
   std::string fn;
   std::vector<std::string> out;
   std::string where(const Span& s) const {
-    return s.known() ? " at " + (s.file.empty() ? std::string("<unknown>") : s.file) + ":" + std::to_string(s.line) : "";
+    return s.known() ? " at " + (s.file.empty() ? std::string("<unknown>") : s.file.str()) + ":" + std::to_string(s.line) : "";
   }
   void visit_(const Call* op) override {
     // A function call's attrs are free-form: a "manual_dep_edges" key there is a misplaced edge list.

@@ -9,7 +9,8 @@
 //   tasks       callee is a kernel or Group; scalar arguments are numbers (not TaskIds);
 //               runtime-allocated outputs hold numbers; predicate= is `t[i, j] <cmp> literal`
 //   Groups      one AIC and/or one AIV kernel
-//   carries     loop carries and if results are tensors or scalars
+//   carries     loop carries and if results are tensors, scalars or arrays (a TaskId array
+//               if result is the pre-if array or a phi array, like any other array)
 //   expressions scalar expressions only; dynamic dims declared by a tensor parameter
 //   lifetimes   a value is used only while the blocks its C++ text names are open (a runtime-
 //               allocated output dies with its scope); a TaskId named by deps=, a carry, a
@@ -31,7 +32,9 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/transforms/verifier.h"
 #include "orchestration_scope_model.h"
+#include "pypto/transforms/array_backing.h"
 #include "pypto/transforms/return_lineage.h"
+#include "pypto/transforms/scope_carries.h"
 #include "pypto/transforms/verify_program.h"
 #include "verify_array_versions.h"
 #include "verify_scalar_exprs.h"
@@ -78,7 +81,7 @@ bool is_comparison(BinaryOp op) {
 class OrchestrationVerifier {
  public:
   OrchestrationVerifier(const Program& program, const Function& fn)
-      : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn) {
+      : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn), arrays_(fn) {
     exprs_.on_var = [this](const Var* v, const Span&) { ref(v); };
   }
 
@@ -250,9 +253,33 @@ class OrchestrationVerifier {
       m_.declare(c.var.get());
       hoisted_.insert(c.var.get());
     }
+    // Loop carries read after the block get an exit slot declared before it (the generator's
+    // emit_runtime_scope); the loop result names that slot after the block.
+    std::vector<const Var*> exits;
+    for (const ScopeCarriedValue& c : scope_exits_.Of(s)) {
+      exit_carries_[c.carry] = m_.current();
+      exits.push_back(c.result);
+    }
     m_.push();
     block_body(s.body);
     m_.pop();
+    for (const Var* rv : exits) m_.declare(rv);
+  }
+
+  // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
+  // tensor the runtime allocated inside that scope (reclaimed when the scope ends).
+  void exit_value(const Var* carry, const ExprPtr& value) const {
+    auto it = exit_carries_.find(carry);
+    const Var* v = as_var(value);
+    if (it == exit_carries_.end() || !v || !m_.bound(v) || m_.root_of(v).second < 0) return;
+    if (m_.outlives(m_.binding_of(v), it->second)) return;
+    throw UserError(std::string(carry->is<IterArg>() ? "loop-carried '" : "if result '") + carry->name +
+                        "' is read after the runtime scope around its " + (carry->is<IterArg>() ? "loop" : "if") +
+                        ", but the "
+                        "value it takes here is a tensor the runtime allocated inside that scope: it is reclaimed "
+                        "when the scope ends",
+                    value->span.known() ? value->span : stmt_span_,
+                    "create it before the scope with pl.create_tensor(...) and pass it as the Out argument");
   }
 
   void assign(const AssignStmt& a) {
@@ -514,6 +541,7 @@ class OrchestrationVerifier {
         PYPTO_USER_CHECK(carry_type_ok(ia->type), ia->span,
                          "loop-carried value '" << ia->name << "' has an unsupported type", "");
         exprs_.check(ia->init);
+        exit_value(ia, ia->init);
         m_.declare(ia);
       }
     }
@@ -574,12 +602,20 @@ class OrchestrationVerifier {
   }
 
   void branch(const IfStmt& s) {
-    for (auto& rv : s.return_vars) {
-      if (!carry_type_ok(rv->type)) throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
-      m_.declare(rv.get());
+    std::vector<const Var*> shared_arrays;   // the pre-if array itself (the generator binds it after the if)
+    for (size_t k = 0; k < s.return_vars.size(); ++k) {
+      const Var* rv = s.return_vars[k].get();
+      if (!carry_type_ok(rv->type) && !rv->type->is<ArrayType>()) {
+        throw UserError("if result '" + rv->name + "' has an unsupported type", rv->span, "");
+      }
+      if (rv->type->is<ArrayType>() && !arrays_.IfResultIsPhi(s, k)) {
+        shared_arrays.push_back(rv);
+      } else {
+        m_.declare(rv);   // a phi array of any dtype is declared before the if
+      }
     }
     exprs_.check(s.cond);
-    yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr});
+    yields_.push_back(Yields{std::vector<bool>(s.return_vars.size(), true), nullptr, &s});
     m_.push();
     block_body(s.then_body);
     m_.pop();
@@ -589,6 +625,7 @@ class OrchestrationVerifier {
       m_.pop();
     }
     yields_.pop_back();
+    for (const Var* rv : shared_arrays) m_.alias(rv, arrays_.Backing(rv));
   }
 
   void yield(const YieldStmt& y) {
@@ -611,12 +648,15 @@ class OrchestrationVerifier {
         continue;
       }
       exprs_.check(y.values[i]);
+      if (carry) exit_value(carry, y.values[i]);
+      if (t.branch) exit_value(t.branch->return_vars[i].get(), y.values[i]);
     }
   }
 
   struct Yields {
     std::vector<bool> printed;
-    const ForStmt* loop;   // null for an if
+    const ForStmt* loop;              // null for an if
+    const IfStmt* branch = nullptr;   // null for a loop
   };
 
   const Program& program_;
@@ -625,9 +665,12 @@ class OrchestrationVerifier {
   std::unordered_set<const Var*> declared_dims_;
   std::vector<Yields> yields_;
   OrchestrationScopeModel m_;
+  ArrayBacking arrays_;   // which C array each pl.Array version lives in (the generator's)
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
   std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
+  ValuesCarriedOutOfScopes scope_exits_{fn_};
+  std::unordered_map<const Var*, int> exit_carries_;   // iter_arg -> the block its exit slot is in
   using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;
   std::unordered_map<const Var*, std::vector<TupleElement>> tuples_;
   struct View {

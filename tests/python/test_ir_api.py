@@ -125,7 +125,7 @@ def test_op_registry_queries():
     for op in ("tensor.create", "tensor.read", "tile.add", "tile.load", "system.task_dummy", "array.create"):
         assert op in names
     info = ir.op_info("tile.load")
-    assert info.name == "tile.load" and list(info.arg_names) == ["tensor", "offsets", "shapes"]
+    assert info.name == "tile.load" and list(info.arg_names) == ["tensor", "offsets", "shapes", "valid_shapes"]
     assert "target_memory" in info.attr_names and info.doc
     assert ir.op_info("tile.nope") is None
 

@@ -134,5 +134,5 @@ def test_orchestration_is_not_stamped_and_unstamped_kernels_are_refused_by_reade
     with pytest.raises(InternalCompilerError, match="no stamped core type"):
         kernel_cpu.core_type(Before, "k")
     assert [p.name for p in passes.kernel_pipeline()] == ["InferKernelCoreTypes", "KernelGroupSync",
-                                                          "KernelInPlaceCarries"]
-    assert passes.default_pipeline()[-3].name == "InferKernelCoreTypes"
+                                                          "KernelInPlaceCarries", "ResolvePeerBufferBases"]
+    assert passes.default_pipeline()[-len(passes.kernel_pipeline())].name == "InferKernelCoreTypes"

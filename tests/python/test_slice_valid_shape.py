@@ -1,7 +1,7 @@
 """tensor.slice valid_shape (spec anchor_features §10) on orchestration slices: rank-checked, at
 most the slice shape when static, printed and re-parsed, used by the static overhang check, and
-otherwise metadata (the view is the clamped box of §18). A kernel-side valid_shape is refused
-with a located error until 4-argument tile.load exists. The C++ is tests/golden/tensor_slice_valid_shape."""
+otherwise metadata (the view is the clamped box of §18). A kernel-side valid_shape is the valid
+box of a 4-argument tile.load (tests/python/test_kernel_valid_shape.py). The C++ is tests/golden/tensor_slice_valid_shape."""
 import os
 import warnings
 
@@ -83,7 +83,7 @@ def test_misuse_is_located(valid, message):
     assert (e.file, e.line) == ("v.py", line), str(e)
 
 
-def test_kernel_side_valid_shape_is_refused_with_a_located_error():
+def test_kernel_side_valid_shape_is_a_valid_load():
     text = '''
 import pypto.language as pl
 
@@ -102,8 +102,13 @@ class K:
         y = self.k(x, y)
         return y
 '''
-    with pytest.raises(PyptoError) as ei:
-        pypto.compile(pl.parse_program(text, "k.py"))
-    e = ei.value
-    assert "valid_shape=) is not supported inside a kernel yet" in e.message, e.message
-    assert e.file == "k.py" and e.line == 9, str(e)
+    x = np.random.default_rng(6).standard_normal((32, 16)).astype(np.float32)
+    y = np.full((16, 16), -7.0, np.float32)
+    p = pypto.compile(pl.parse_program(text, "k.py"))
+    try:
+        p(x, y)
+    finally:
+        p.close()
+    want = np.full((16, 16), -7.0, np.float32)
+    want[:8] = x[:8] + 1.0         # only the valid box [8, 16] is loaded, computed and stored
+    np.testing.assert_allclose(y, want, rtol=1e-6)

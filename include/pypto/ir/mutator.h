@@ -41,6 +41,9 @@ class IRMutator {
   // Helpers for subclasses: mutate a list, reporting whether anything changed.
   std::vector<ExprPtr> mutate_exprs(const std::vector<ExprPtr>& v, bool* changed);
   Attrs mutate_attrs(const Attrs& a, bool* changed);
+  // Mutates every element of `v`; when one changed, fills `out` with the new list and returns
+  // true, else leaves `out` untouched and returns false (no copy of an unchanged list).
+  bool mutate_exprs_if_changed(const std::vector<ExprPtr>& v, std::vector<ExprPtr>* out);
   // Mutate a var at its definition site and remember old -> new for the uses that follow.
   VarPtr mutate_def(const VarPtr& v);
   // old Var -> (old, new); the old pointer is kept alive so the key cannot be reused.

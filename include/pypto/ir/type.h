@@ -5,6 +5,7 @@
 //   TensorType  pl.Tensor[[M, 16], pl.FP32]  (shape = integer exprs: ConstInt or a dynamic
 //               symbol Var such as `M = pl.dynamic("M")`; layout ND by default)
 //   TileType    pl.Tile[[16, 16], pl.FP32]   (on-chip tile; memory space Vec by default)
+//               pl.Tile[[32, 16], pl.FP32, pl.TileView(valid_shape=[n, 16])]  (valid region, §10)
 //   TupleType   tuple[...]; the empty tuple is the unit type (a call returning nothing)
 //   ArrayType   pl.Array[N, pl.TASK_ID]      (fixed-size array of scalars)
 #pragma once
@@ -53,11 +54,22 @@ struct TileType : Type {
   std::vector<ExprPtr> shape;
   DataType dtype;
   MemorySpace memory;
-  TileType(std::vector<ExprPtr> s, DataType d, MemorySpace m) : Type(kKind), shape(std::move(s)), dtype(d), memory(m) {}
-  static std::shared_ptr<const TileType> make(std::vector<ExprPtr> shape, DataType d, MemorySpace m = MemorySpace::Vec) {
-    return std::make_shared<TileType>(std::move(shape), d, m);
-  }
+  // The valid region [0, valid_shape) an op computes (spec anchor_features §10): integer exprs,
+  // possibly dynamic (`min(M - r, 32)`), one per axis. Empty = the whole tile. make() stores it
+  // empty when it equals `shape`, so a full-valid tile compares equal to a plain one.
+  std::vector<ExprPtr> valid_shape;
+  TileType(std::vector<ExprPtr> s, DataType d, MemorySpace m, std::vector<ExprPtr> v = {})
+      : Type(kKind), shape(std::move(s)), dtype(d), memory(m), valid_shape(std::move(v)) {}
+  //   TileType::make({c32, c16}, DataType::FP32, MemorySpace::Vec, {n, c16})
+  static std::shared_ptr<const TileType> make(std::vector<ExprPtr> shape, DataType d, MemorySpace m = MemorySpace::Vec,
+                                              std::vector<ExprPtr> valid = {});
+  bool has_valid_shape() const { return !valid_shape.empty(); }
+  // valid_shape, or shape when the whole tile is valid.
+  const std::vector<ExprPtr>& valid_or_shape() const { return valid_shape.empty() ? shape : valid_shape; }
 };
+// A tile type like `t` with another valid shape (empty = the whole tile); keeps shape, dtype, memory.
+//   WithValidShape(*t, {n, c16})
+std::shared_ptr<const TileType> WithValidShape(const TileType& t, std::vector<ExprPtr> valid);
 
 struct TupleType : Type {
   static constexpr TypeKind kKind = TypeKind::Tuple;

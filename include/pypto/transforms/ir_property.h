@@ -22,6 +22,8 @@
 //                              slots, group flags) stamped (KernelGroupSync)
 //   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
 //                              (KernelInPlaceCarries)
+//   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
+//                              reservation stamped (ResolvePeerBufferBases)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
 //   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
@@ -80,11 +82,26 @@ enum class IRProperty {
   AutoDepsAnalysed,
   ChunkedLoopsSplit,
   AutoChunkScopesInterchanged,
+  PeerBufferBasesResolved,
 };
 
 const char* to_string(IRProperty p);
 
 // Checks that `p` holds on `program`; returns one message per violation (empty = holds).
 std::vector<std::string> VerifyProperty(IRProperty p, const ir::ProgramPtr& program);
+
+}  // namespace pypto::transforms
+
+namespace pypto::transforms {
+
+// Proven properties: the pass manager records, for the program a pipeline returns, which
+// properties were verified after the pass that produced them (and kept by every later pass),
+// so a later check of the same immutable program object (VerifyCodegenPreconditions) need not
+// walk it again. Only the last few programs are remembered (weakly: a freed program is never
+// matched, even by a new one at the same address).
+//   RecordProvenProperties(prepared, {IRProperty::TaskIdsResolved});
+//   PropertyProven(IRProperty::TaskIdsResolved, prepared)   // true
+void RecordProvenProperties(const ir::ProgramPtr& program, const std::vector<IRProperty>& proven);
+bool PropertyProven(IRProperty p, const ir::ProgramPtr& program);
 
 }  // namespace pypto::transforms

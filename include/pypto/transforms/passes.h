@@ -127,6 +127,16 @@ std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
 // storage):  IsPlainTileMove(*call)
 bool IsPlainTileMove(const ir::Call& call);
 
+// Stamps attr `base` on every system.import_peer_buffer: the base of the peer function's
+// reserve_buffer of that name (-1 for pl.AUTO). Produces PeerBufferBasesResolved.
+Pass ResolvePeerBufferBases();
+// The base ResolvePeerBufferBases stamps on `import` (a system.import_peer_buffer call);
+// UserError when its peer_func is unknown or reserves no buffer of that name:
+//   PeerBufferBaseOf(*program, *import_call) == 256
+int64_t PeerBufferBaseOf(const ir::Program& program, const ir::Call& import);
+// One message per import_peer_buffer whose `base` is not the one ResolvePeerBufferBases stamps.
+std::vector<std::string> CheckPeerBufferBases(const ir::Program& program);
+
 // Checks every kernel against what the CPU kernel code generator can express (UserError at
 // the first violation; see VerifyKernelFunction in verify_program.h). Produces KernelProgramVerified.
 Pass VerifyKernelProgram();

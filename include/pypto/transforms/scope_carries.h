@@ -12,6 +12,7 @@
 // generator and VerifyOrchestrationProgram declare their C++ variables in the block enclosing
 // the PTO2_SCOPE, so the yield after the block can still name them.
 #pragma once
+#include <unordered_map>
 #include <vector>
 
 #include "pypto/ir/function.h"
@@ -25,6 +26,42 @@ namespace pypto::transforms {
 //   TaskIdsCarriedOutOfScope(*scope, *yield)  ->  {{prev_2, 0}}
 std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScopeStmt& scope,
                                                            const ir::YieldStmt& next_yield);
+
+// Loop carries and if results that leave a runtime scope (issue 13): a tensor or number that a
+// loop at the top level of a `pl.manual_scope()` / `pl.scope()` body rebinds (or an if there
+// yields) and that code after the block reads. Its C++ variable is declared inside the block, so
+// the generators give it an exit slot declared before the block, assigned after the loop / if
+// and read after the block:
+//
+//   with pl.manual_scope():               std::optional<Tensor> src_exit;
+//       for i in pl.range(n):             PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+//           ...; src = dst; dst = tmp         Tensor src = ext_a; ...  for (...) { ... }
+//   out = self.k(src, out)                    src_exit = src;
+//                                         }
+//                                         Tensor src_1 = *src_exit;
+//
+// One instance per function; Of() is called per scope (the function's reads are counted once,
+// lazily). A read is any use but a ReturnStmt's (orchestration code prints no return).
+struct ScopeCarriedValue {
+  const ir::Stmt* stmt;     // the ForStmt or IfStmt at the top level of the scope body
+  size_t index;             // its return var (and, for a loop, iter_arg) index
+  const ir::Var* result;    // stmt's return var `index`
+  const ir::Var* carry;     // the loop's iter_arg `index`; the result itself for an if
+};
+class ValuesCarriedOutOfScopes {
+ public:
+  explicit ValuesCarriedOutOfScopes(const ir::Function& fn) : fn_(fn) {}
+  // The rebound tensor / scalar (not TaskId) loop carries and the tensor / scalar if results of
+  // statements at the top level of `scope.body` that are read outside it, in statement then
+  // result order:
+  //   exits.Of(*scope)  ->  {{loop, 0, src_2, src_1}}   (src_2 is read after the block)
+  std::vector<ScopeCarriedValue> Of(const ir::RuntimeScopeStmt& scope) const;
+
+ private:
+  const ir::Function& fn_;
+  mutable std::unordered_map<const ir::Var*, int> reads_;   // every read in fn_
+  mutable bool counted_ = false;
+};
 
 // The trailing YieldStmt of a block's statements (null when the block does not end with one).
 const ir::YieldStmt* TrailingYield(const std::vector<ir::StmtPtr>& stmts);

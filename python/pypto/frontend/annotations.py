@@ -126,7 +126,8 @@ def parse_type(ctx, node: ast.AST, allow_direction: bool = False, allow_tuple: b
                              "pl.TileView(...) and pl.MemRef(...)")
         shape = _shape(ctx, items[0], node)
         mem = tile_annotation_space(ctx, node, shape)
-        return ir.TileType.make(shape, ir_dtype(ctx, items[1]), mem or ir.MemorySpace.Vec), In
+        valid = next((_tile_view(ctx, it, shape) for it in items[2:] if _call_of(ctx, it, T.TileView)), None)
+        return ir.TileType.make(shape, ir_dtype(ctx, items[1]), mem or ir.MemorySpace.Vec, valid or []), In
     if head is T.Tensor:
         if len(items) not in (2, 3):
             raise _malformed(ctx, node, "pl.Tensor takes [shape], dtype, and an optional layout")
@@ -172,8 +173,22 @@ def _int_literal(ctx, node: ast.AST, what: str, minimum: int) -> int:
     return v
 
 
-def _tile_view(ctx, call: ast.Call, shape: list) -> None:
-    """Checks ``pl.TileView(valid_shape=[..], stride=[..], start_offset=k)`` against the tile's shape."""
+def _valid_entry(ctx, el: ast.AST):
+    """One valid_shape entry: a shape entry, or an integer scalar expression (``min(M - r, 32)``, as the
+    printer writes a dynamic valid extent)."""
+    if isinstance(el, (ast.Name, ast.Constant, ast.Attribute)):
+        return shape_expr(ctx, el)
+    from pypto.frontend.exprs import eval_expr   # the expression translator imports this module
+    e = eval_expr(ctx, el)
+    if not (isinstance(e.type, ir.ScalarType) and ir.is_integer(e.type.dtype)):
+        raise ctx.error(el, f"valid_shape entries must be integer scalars, got '{ast.unparse(el)}'")
+    return e
+
+
+def _tile_view(ctx, call: ast.Call, shape: list):
+    """Checks ``pl.TileView(valid_shape=[..], stride=[..], start_offset=k)`` against the tile's shape;
+    returns the valid_shape exprs (None when not given). Stride and start_offset are a CPU no-op."""
+    valid = None
     if call.args:
         raise ctx.error(call.args[0], "pl.TileView takes keyword arguments only: " + ", ".join(_VIEW_KEYWORDS))
     for kw in call.keywords:
@@ -187,15 +202,19 @@ def _tile_view(ctx, call: ast.Call, shape: list) -> None:
         if not isinstance(kw.value, (ast.List, ast.Tuple)) or len(kw.value.elts) != len(shape):
             raise ctx.error(kw.value, f"{kw.arg}= must be a list of {len(shape)} entries (the tile's rank), got "
                             f"'{ast.unparse(kw.value)}'")
+        if kw.arg == "valid_shape":
+            valid = []
         for k, el in enumerate(kw.value.elts):
             if kw.arg == "stride":
                 _int_literal(ctx, el, "a stride", 1)
                 continue
-            e = shape_expr(ctx, el)
+            e = _valid_entry(ctx, el)
             dim = shape[k]
             if isinstance(e, ir.ConstInt) and isinstance(dim, ir.ConstInt) and e.value > dim.value:
                 raise ctx.error(el, f"valid_shape entry {e.value} exceeds the tile's dimension {k} ({dim.value})",
                                 help="the valid region lies inside the tile")
+            valid.append(e)
+    return valid
 
 
 def _memref(ctx, call: ast.Call):

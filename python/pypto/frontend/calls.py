@@ -117,6 +117,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice")
         named.append((kw.arg, kw.value))
     named.sort(key=lambda pn: spec.params.index(pn[0]))
+    # An optional trailing argument written as None is left out (valid_shapes=None: the default).
+    named = [(p, a) for p, a in named if not (p in _OPTIONAL_NONE and isinstance(a, ast.Constant) and a.value is None)]
     if spec.op == "tensor.slice":
         _check_slice_literals(ctx, named)
     for pname, anode in named:
@@ -128,10 +130,28 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             args.append(evaluated[anode])
         else:
             args.append(eval_arg(ctx, anode))
+    if spec.op == "tile.load" and len(args) == 4 and _same_extents(args[2], args[3]):
+        args = args[:3]    # valid_shapes equal to shapes is the default (the printer leaves it out)
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
     return call
+
+
+_OPTIONAL_NONE = ("valid_shapes", "valid_shape")
+
+
+def _same_extents(a, b) -> bool:
+    """Two extent lists (MakeTuples) with equal constants or the same values per entry."""
+    if not isinstance(a, ir.MakeTuple) or not isinstance(b, ir.MakeTuple) or len(a.elements) != len(b.elements):
+        return False
+    for x, y in zip(a.elements, b.elements):
+        if isinstance(x, ir.ConstInt) and isinstance(y, ir.ConstInt):
+            if x.value != y.value:
+                return False
+        elif not ir.structural_equal(x, y):
+            return False
+    return True
 
 
 def _warn_slice_overhang(ctx, node, call):

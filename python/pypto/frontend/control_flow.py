@@ -171,15 +171,11 @@ def parse_for(ctx, node: ast.For):
         start, stop, step = _unroll_bounds(ctx, call, start, stop, step)
     init_node, attrs = _loop_kwargs(ctx, call, b.pl_name)
     if "chunk" in attrs[0] and not isinstance(step, ir.ConstInt):
-        # SplitChunkedLoops needs the step's sign to pick the guard (`<` or `>`) and the trip count;
-        # a compile-time value such as -S (S a module constant) is folded first
+        # SplitChunkedLoops emits a simpler split for a step whose sign it knows; a compile-time
+        # value such as -S (S a module constant) is folded first (a run-time step is split too)
         v = try_eval_py(ctx, call.args[2], None)
         if type(v) is int and v != 0:
             step = ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(call.args[2]))
-    if "chunk" in attrs[0] and not isinstance(step, ir.ConstInt):
-        raise ctx.error(call.args[2], f"a chunked pl.{b.pl_name} needs a constant step, got "
-                        f"'{ast.unparse(call.args[2])}'",
-                        help="write the step as an int literal, or drop chunk= from this loop")
     kind = {"parallel": ir.ForKind.Parallel, "unroll": ir.ForKind.Unroll}.get(b.kind, ir.ForKind.Sequential)
     if init_node is not None:
         _explicit_for(ctx, node, start, stop, step, init_node, attrs, kind)

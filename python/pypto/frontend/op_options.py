@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import math
 
-from pypto.frontend.pyeval import PyEvalFailure, eval_py, reservation as _reservation, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, peer_reserve_base, reservation as _reservation, try_eval_py
 
 _INIT_HELP = "init_value takes an int or float constant, e.g. init_value=0 or init_value=-1.5"
 
@@ -63,7 +63,8 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
 
 
 # -- pipe buffers (spec anchor_features §8) -----------------------------------------------------
-_PIPE_KW = {"reserve_buffer": ("name", "size", "base"), "import_peer_buffer": ("name", "peer_func")}
+# import_peer_buffer's base= is ResolvePeerBufferBases' stamp (the peer's base), accepted so printed IR re-parses.
+_PIPE_KW = {"reserve_buffer": ("name", "size", "base"), "import_peer_buffer": ("name", "peer_func", "base")}
 
 
 def _identifier(ctx, node: ast.AST, what: str) -> str:
@@ -122,6 +123,14 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                                f"does not reserve a buffer named '{attrs['name']}'"),
                             help=f"the peer kernel must call pl.reserve_buffer(name=\"{attrs['name']}\", size=...)")
         attrs["peer_func"] = peer
+        if "base" in kws:
+            want = peer_reserve_base(ctx, peer, attrs["name"])
+            got = try_eval_py(ctx, kws["base"], None)
+            if type(got) is not int or got != want:
+                raise ctx.error(kws["base"], f"base= of pl.import_peer_buffer must be the base of '{peer}'s "
+                                f"reservation '{attrs['name']}' ({want}), got '{ast.unparse(kws['base'])}'",
+                                help="drop base=: the compiler stamps the peer's base (ResolvePeerBufferBases)")
+            attrs["base"] = want
     return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
 
 

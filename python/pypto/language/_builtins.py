@@ -66,7 +66,8 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 
 def _tile_ops(prefix: str) -> dict:
     d = {
-        "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "target_memory"), ("target_memory",)),
+        "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
+                                                  "transpose"), ("target_memory", "transpose")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
@@ -228,7 +229,7 @@ def _unified(name: str) -> Builtin:
 UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
-for _n, _tile_params in (("slice", ("tile", "shape", "offset")), ("assemble", ("target", "source", "offset")),
+for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape")), ("assemble", ("target", "source", "offset")),
                          ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
     UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))
 

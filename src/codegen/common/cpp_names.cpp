@@ -3,7 +3,7 @@
 // orchestration and HOST emitters declare no name this table holds; kernel_cpu consults it
 // next to its own kernel-local names.
 #include <cctype>
-#include <set>
+#include <unordered_set>
 #include <string>
 
 #include "pypto/codegen/orchestration.h"
@@ -23,8 +23,8 @@ std::string GetSSABaseName(const std::string& name) {
 
 namespace {
 
-const std::set<std::string>& reserved() {
-  static const std::set<std::string> r = {
+const std::unordered_set<std::string>& reserved() {
+  static const std::unordered_set<std::string> r = {
       "alignas", "alignof", "and", "asm", "auto", "bool", "break", "case", "catch", "char", "class", "const",
       "constexpr", "continue", "default", "delete", "do", "double", "else", "enum", "explicit", "extern", "false",
       "float", "for", "friend", "goto", "if", "inline", "int", "long", "mutable", "namespace", "new", "not",

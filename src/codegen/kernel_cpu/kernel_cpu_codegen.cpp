@@ -96,6 +96,22 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
     line(ct + "* " + name + " = " + name + "_storage.data();");
     ref.buf = name;
   }
+  if (tt.has_valid_shape()) {   // the valid extents, checked against the tile's dims (§10)
+    PYPTO_CHECK(tt.valid_shape.size() == tt.shape.size(), "valid shape rank (type inference checks it)");
+    std::vector<std::string> v;
+    for (auto& d : tt.valid_shape) v.push_back("static_cast<int64_t>(" + scalar(d) + ")");
+    ref.valid_arr = fresh(name + "_valid");
+    std::string s = "const int64_t " + ref.valid_arr + "[" + std::to_string(v.size()) + "] = {";
+    for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + v[i];
+    line(s + "};");
+    const std::string dims_arr = fresh(name + "_dims");
+    s = "const int64_t " + dims_arr + "[" + std::to_string(v.size()) + "] = {";
+    for (size_t i = 0; i < ref.dims.size(); ++i) s += (i ? ", " : "") + ref.dims[i];
+    line(s + "};");
+    line("if (!pypto_kernel::check_valid(ctx, " + ref.valid_arr + ", " + std::to_string(v.size()) + ", " + dims_arr +
+         ", \"" + Sanitize(hint) + "\")) return;");
+    for (size_t i = 0; i < v.size(); ++i) ref.valid.push_back(ref.valid_arr + "[" + std::to_string(i) + "]");
+  }
   return ref;
 }
 
@@ -356,8 +372,25 @@ void KernelEmitter::emit_for(const ForStmt* op) {
   const auto* cstep = op->step->as<ConstInt>();
   PYPTO_CHECK(!cstep || cstep->value != 0, "a loop step of 0 (VerifyKernelProgram refuses it)");
   const std::string cmp = (cstep && cstep->value < 0) ? " > " : " < ";
-  open_block("for (int64_t " + lv + " = " + start + "; " + lv + cmp + "static_cast<int64_t>(" + stop + "); " + lv +
-             " += " + step + ")");
+  if (cstep) {
+    open_block("for (int64_t " + lv + " = " + start + "; " + lv + cmp + "static_cast<int64_t>(" + stop + "); " + lv +
+               " += " + step + ")");
+  } else {
+    // A step known only at run time: Python's range (the sign picks the direction); a zero step
+    // fails the run naming the DSL line instead of looping forever.
+    const std::string vs = fresh(op->loop_var->name + "_step");
+    const std::string file = op->span.file.substr(op->span.file.find_last_of("/\\") + 1);
+    std::string where;
+    for (char c : file + ":" + std::to_string(op->span.line)) {
+      if (c == '"' || c == '\\') where += '\\';
+      if (static_cast<unsigned char>(c) >= 0x20) where += c;
+    }
+    line("const int64_t " + vs + " = static_cast<int64_t>(" + step + ");");
+    line("if (" + vs + " == 0) { ctx->fail(\"" + where +
+         ": pl.range() step is 0 at run time: a loop needs a non-zero step\"); return; }");
+    open_block("for (int64_t " + lv + " = " + start + "; " + vs + " > 0 ? " + lv + " < static_cast<int64_t>(" + stop +
+               ") : " + lv + " > static_cast<int64_t>(" + stop + "); " + lv + " += " + vs + ")");
+  }
   yield_targets_.push_back(slots);
   emit_stmt(op->body);
   yield_targets_.pop_back();

@@ -33,6 +33,16 @@ struct TileRef {
   // Rows / cols of a 2-D view: rank 1 [N] is 1 x N; rank > 2 folds leading axes into rows.
   std::string rows() const;
   std::string cols() const;
+  // The valid region (spec anchor_features §10): `valid_arr` names a checked `int64_t[rank]` of
+  // run-time extents (0 <= v <= dim), `valid` its entries; both empty for a fully valid tile.
+  std::string valid_arr;
+  std::vector<std::string> valid;
+  bool has_valid() const { return !valid.empty(); }
+  std::string valid_rows() const { return valid.empty() ? rows() : valid.size() == 1 ? "1" : valid[0]; }
+  std::string valid_cols() const { return valid.empty() ? cols() : valid.back(); }
+  // Elements an element-wise op computes: the whole tile, or the rows [0, valid[0]) of it (a
+  // contiguous prefix; the padding columns of those rows are computed too, keeping rows vectorised).
+  std::string valid_prefix() const;
 };
 
 // Spellings of a dtype in generated code.

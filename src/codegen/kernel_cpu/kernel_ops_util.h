@@ -33,8 +33,9 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
 // verifier's walk (src/transforms/verify_kernel_program.cpp), which refuses unknown ones first.
 bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
 // system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
-// address, 0 for AUTO (kernel_pipe_buffers.cpp; spec anchor_features §8).
-bool PipeBufferScalarText(const ir::Program& program, const ir::Call& call, std::string* out);
+// address (an import's stamped by ResolvePeerBufferBases), 0 for AUTO (kernel_pipe_buffers.cpp;
+// spec anchor_features §8).
+bool PipeBufferScalarText(const ir::Call& call, std::string* out);
 // system.aic/aiv_initialize_pipe: a no-op that only evaluates its buffer arguments
 // (kernel_pipe_buffers.cpp; spec anchor_features §8).
 bool InitializePipeText(KernelEmitter& em, const ir::Call& call, std::string* out);

@@ -73,6 +73,12 @@ std::string Product(const std::vector<std::string>& dims, size_t begin, size_t e
 std::string TileRef::numel() const { return Product(dims, 0, dims.size()); }
 std::string TileRef::rows() const { return dims.size() <= 1 ? "1" : Product(dims, 0, dims.size() - 1); }
 std::string TileRef::cols() const { return dims.back(); }
+std::string TileRef::valid_prefix() const {
+  if (valid.empty()) return numel();
+  std::vector<std::string> f = dims;
+  f[0] = valid[0];
+  return Product(f, 0, f.size());
+}
 
 // The common literals (INT64_C beyond int32, INT64_MIN by its macro), negative ones in int32
 // range parenthesized (so `a - -1` cannot arise).
@@ -124,7 +130,7 @@ std::string KernelEmitter::print_other(const ExprPtr& e) {
   auto* call = e->as<Call>();
   if (!call) return CppScalarExprPrinter::print_other(e);   // reports it unsupported
   if (std::string access; AccessScalarText(*this, *call, &access)) return access;
-  if (std::string base; PipeBufferScalarText(program_, *call, &base)) return base;
+  if (std::string base; PipeBufferScalarText(*call, &base)) return base;
   if (std::string init; InitializePipeText(*this, *call, &init)) return init;
   if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
   if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";

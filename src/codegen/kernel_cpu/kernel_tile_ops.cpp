@@ -2,6 +2,10 @@
 // helper of pypto_kernel_prelude.h that writes the op's value into the destination tile.
 //
 //   tile.load(tensor, [offsets], [shapes])     load<S>(ctx, dst, tensor, dtype, rank, off, shp, name)
+//   tile.load(..., [valid]) / transpose=True   load_valid<S>(..., valid, ...) / then transpose
+//
+// A tile whose type has a valid shape (spec anchor_features §10; pypto_kernel_valid.h): element-wise
+// ops compute its valid rows, reductions and matmul read only its valid box, stores write only it.
 //   tile.store(tile, [offsets], tensor)        store<S>(...)           (value: the tensor)
 //   tile.add/sub/mul/div/maximum/minimum       binary / binary_scalar  (tile–tile, tile–scalar)
 //   tile.exp/log/sqrt/rsqrt/recip              unary_float             (computed in float)
@@ -71,9 +75,23 @@ TileOpHandler Load() {
     const std::string o = IntArray(em, "off", off), s = IntArray(em, "shp", shp);
     const int ti = em.tensor_index(call.args[0]);
     const std::string decl = DeclArg(em, tt, ti);
-    em.line("if (!pypto_kernel::load" + Tpl(dst) + "(ctx, " + dst.buf + ", ctx->tensors[" + std::to_string(ti) + "], " +
-            RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
+    const bool transpose = IntAttr(call, "transpose", 0) != 0;
+    // transpose=True (§10): load the block in tensor coordinates, then transpose it into dst.
+    TileRef box = dst;
+    if (transpose) {
+      auto* dt = call.type->as<TileType>();
+      box = em.declare_tile("block", *TileType::make(ListArg(call, 2), dt->dtype, dt->memory), call.span);
+    }
+    std::string helper = "load", valid;
+    if (dst.has_valid()) {   // only the valid box is read, the rest of the tile is 0
+      helper = "load_valid";
+      valid = transpose ? IntArray(em, "vld", {dst.valid[1], dst.valid[0]}) : dst.valid_arr;
+      valid = ", " + valid;
+    }
+    em.line("if (!pypto_kernel::" + helper + Tpl(dst) + "(ctx, " + box.buf + ", ctx->tensors[" + std::to_string(ti) +
+            "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + valid + ", \"" +
             em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
+    if (transpose) em.line("pypto_kernel::transpose(" + dst.buf + ", " + box.buf + ", " + box.rows() + ", " + box.cols() + ");");
   };
 }
 
@@ -96,8 +114,8 @@ TileOpHandler Binary(const std::string& functor) {
     if (IsTile(call.args[0]) && IsTile(call.args[1])) {
       TileRef a = Promoted(em, call.args[0], dst), b = Promoted(em, call.args[1], dst);
       if (a.dims == dst.dims && b.dims == dst.dims) {
-        em.line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " + dst.numel() +
-                ", " + op + ");");
+        em.line("pypto_kernel::binary" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + b.buf + ", " +
+                dst.valid_prefix() + ", " + op + ");");
       } else {  // broadcast ([M, N] with [1, N], [M, 1], ...), checked by the op's type inference
         em.line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
                 dst.rows() + ", " + dst.cols() + ", " + op + ");");
@@ -105,11 +123,11 @@ TileOpHandler Binary(const std::string& functor) {
     } else if (IsTile(call.args[0])) {
       TileRef a = em.tile(call.args[0]);
       em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" + ct + ">(" +
-              em.scalar(call.args[1]) + "), " + dst.numel() + ", " + op + ");");
+              em.scalar(call.args[1]) + "), " + dst.valid_prefix() + ", " + op + ");");
     } else {  // scalar op tile (IR built directly; the DSL puts the tile first)
       TileRef b = em.tile(call.args[1]);
       em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", static_cast<" + ct + ">(" +
-              em.scalar(call.args[0]) + "), " + dst.numel() + ", " + op + ", true);");
+              em.scalar(call.args[0]) + "), " + dst.valid_prefix() + ", " + op + ", true);");
     }
   };
 }
@@ -118,13 +136,23 @@ TileOpHandler Unary(const std::string& functor, bool via_float) {
   return [functor, via_float](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
     em.line(std::string("pypto_kernel::") + (via_float ? "unary_float" : "unary") + Tpl(dst) + "(" + dst.buf + ", " +
-            a.buf + ", " + dst.numel() + ", pypto_kernel::" + functor + "{});");
+            a.buf + ", " + dst.valid_prefix() + ", pypto_kernel::" + functor + "{});");
   };
 }
 
 TileOpHandler RowReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
+    if (a.has_valid()) {   // only the valid box: [valid_rows, 1] (§10)
+      const std::string v = a.valid_rows() + ", " + a.valid_cols() + ", " + a.cols();
+      if (functor == "Sum") {
+        em.line("pypto_kernel::row_sum_valid" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + v + ");");
+      } else {
+        em.line("pypto_kernel::row_reduce_valid" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + v +
+                ", pypto_kernel::" + functor + "{});");
+      }
+      return;
+    }
     if (functor == "Sum") {
       em.line("pypto_kernel::row_sum" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ");");
     } else {
@@ -137,8 +165,8 @@ TileOpHandler RowReduce(const std::string& functor) {
 TileOpHandler RowExpand(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]), r = em.tile(call.args[1]);
-    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() + ", " +
-            a.cols() + ", pypto_kernel::" + functor + "{});");
+    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " +
+            (dst.has_valid() ? dst.valid_rows() : a.rows()) + ", " + a.cols() + ", pypto_kernel::" + functor + "{});");
   };
 }
 
@@ -147,6 +175,13 @@ TileOpHandler Matmul(bool acc) {
     const size_t ai = acc ? 1 : 0;
     TileRef a = em.tile(call.args[ai]), b = em.tile(call.args[ai + 1]);
     const std::string c_init = acc ? em.tile(call.args[0]).buf : "nullptr";
+    if (a.has_valid() || b.has_valid() || dst.has_valid()) {   // reads only the valid elements (§10)
+      em.line("pypto_kernel::matmul_valid<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
+              c_init + ", " + a.buf + ", " + b.buf + ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ", " +
+              a.valid_rows() + ", std::min<int64_t>(" + a.valid_cols() + ", " + b.valid_rows() + "), " +
+              b.valid_cols() + ");");
+      return;
+    }
     em.line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +
             a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
   };
@@ -159,14 +194,14 @@ TileOpHandler Convert() {
     if (call.callee == "tile.cast" && is_float(a.dtype) && is_integer(dst.dtype)) {   // float -> int: the mode
       auto* m = attr_get<std::string>(call.attrs, "mode");
       const int mode = m ? ir::ops::CastModeIndex(*m) : 2;   // the reference's default "round"
-      em.line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ", " +
+      em.line("pypto_kernel::cast_mode" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.valid_prefix() + ", " +
               std::to_string(mode) + ");");
       return;
     }
     if (a.dtype == dst.dtype) {
-      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.valid_prefix() + ");");
     } else {
-      em.line("pypto_kernel::cast" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+      em.line("pypto_kernel::cast" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + dst.valid_prefix() + ");");
     }
   };
 }
@@ -249,7 +284,18 @@ int KernelEmitter::emit_tensor_op(const Call* call) {
   const std::string o = IntArray(*this, "off", off), s = IntArray(*this, "shp", shp);
   const std::string decl = DeclArg(*this, tt, idx);
   auto* atomic = attr_get<std::string>(call->attrs, "atomic");
-  const std::string helper = atomic && *atomic == "Add" ? "store_add" : "store";   // atomic=Add: adds into t
+  const bool add = atomic && *atomic == "Add";
+  if (t.has_valid()) {   // only the valid box is written (§10)
+    std::vector<std::string> v = t.valid;
+    while (v.size() < off.size()) v.insert(v.begin(), "1");
+    const std::string va = v.size() == t.valid.size() ? t.valid_arr : IntArray(*this, "vld", v);
+    line("if (!pypto_kernel::store_valid<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" +
+         std::to_string(idx) + "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s +
+         ", " + va + ", \"" + tensor_param_names_.at(idx) + "\"" + (decl.empty() ? ", nullptr" : decl) +
+         (add ? ", true" : "") + ")) return;");
+    return idx;
+  }
+  const std::string helper = add ? "store_add" : "store";   // atomic=Add: adds into t
   line("if (!pypto_kernel::" + helper + "<" + StorageKind(tt->dtype) + ">(ctx, " + t.buf + ", ctx->tensors[" + std::to_string(idx) +
        "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + ", \"" +
        tensor_param_names_.at(idx) + "\"" + decl + ")) return;");

@@ -1,5 +1,8 @@
 // Control flow:
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
+//                       (a loop carry / if result read after the block: `std::optional<Tensor>
+//                       x_exit;` before it, `x_exit = x;` after the loop / if, `Tensor x_1 =
+//                       *x_exit;` after the block)
 //   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
 //                       (a run-time step: pto2_range_count gives Python's trip count, a zero
@@ -7,7 +10,9 @@
 //   IfStmt           -> return vars declared before the if, assigned by each branch's yield;
 //                       a Tensor result goes through `std::optional<Tensor> c_slot;` and
 //                       `Tensor c = *c_slot;` after the if (Tensor has no public default
-//                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile)
+//                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile);
+//                       an array result (any dtype, TaskIds too) is the pre-if array when both
+//                       branches yield it, else a phi `T r[N];` each branch copies into
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -63,9 +68,37 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
     else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
     hoisted_task_ids_[c.var.get()] = name;
   }
+  // A tensor / number a loop in the block rebinds and code after the block reads: its exit
+  // slot is declared before the block (Tensor has no public default constructor, hence the
+  // std::optional), assigned after the loop (emit_for), read after the block.
+  if (!scope_exits_) scope_exits_ = std::make_unique<transforms::ValuesCarriedOutOfScopes>(*fn_);
+  std::vector<std::pair<const Var*, std::string>> exits;   // {loop result, slot}
+  for (const transforms::ScopeCarriedValue& c : scope_exits_->Of(s)) {
+    const Var* rv = c.result;
+    std::string slot;
+    if (rv->type->is<TensorType>()) {
+      slot = scopes_.declare(base_name(rv) + "_exit", false);
+      line("std::optional<Tensor> " + slot + ";");
+      needs_optional_header_ = true;
+    } else {
+      auto* st = rv->type->as<ScalarType>();
+      slot = scopes_.declare(base_name(rv) + "_exit", true);
+      line(ctype(st->dtype) + " " + slot + (st->dtype == DataType::BOOL ? " = false;" : " = 0;"));
+    }
+    exit_slots_[c.stmt].emplace_back(c.index, slot);
+    exits.emplace_back(rv, slot);
+  }
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
+  for (auto& [rv, slot] : exits) {
+    if (rv->type->is<TensorType>()) {
+      std::string name = declare(rv);
+      line("Tensor " + name + " = *" + slot + ";");
+    } else {
+      bind(rv, Binding{slot, {slot}});
+    }
+  }
 }
 
 void Emitter::emit_for(const ForStmt& f) {
@@ -135,6 +168,14 @@ void Emitter::emit_for(const ForStmt& f) {
   for (size_t k = 0; k < f.return_vars.size(); ++k) {
     bind(f.return_vars[k].get(), results[k] ? *results[k] : binding_of(f.iter_args[k].get()));
   }
+  assign_exit_slots(f, f.return_vars);
+}
+
+// Results read after the enclosing runtime scope: `x_exit = x;` (declared before the block).
+void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& results) {
+  auto it = exit_slots_.find(&s);
+  if (it == exit_slots_.end()) return;
+  for (auto& [k, slot] : it->second) line(slot + " = " + strip_parens(ref(results[k].get())) + ";");
 }
 
 void Emitter::emit_if(const IfStmt& s) {
@@ -144,7 +185,9 @@ void Emitter::emit_if(const IfStmt& s) {
   for (size_t k = 0; k < s.return_vars.size(); ++k) {
     const VarPtr& rv = s.return_vars[k];
     target.carries.push_back(rv.get());
-    if (auto* at = value_array(rv->type)) {   // §13: the pre-if array, or a phi array with slot copies
+    // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
+    // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
+    if (auto* at = rv->type->as<ArrayType>()) {
       if (!array_backing().IfResultIsPhi(s, k)) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
@@ -164,7 +207,10 @@ void Emitter::emit_if(const IfStmt& s) {
       target.names.push_back(slot);
       continue;
     }
-    if (auto* sc = rv->type->as<ScalarType>()) {
+    const int64_t slots = task_id_stamps().slots(rv.get());   // a TaskId phi array (ResolveTaskIds)
+    if (slots > 0) {
+      line("PTO2TaskId " + name + "[" + std::to_string(slots) + "];");
+    } else if (auto* sc = rv->type->as<ScalarType>()) {
       line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
     } else {
       PYPTO_CHECK(false, "if result '" << rv->name << "' has an unsupported type");
@@ -184,6 +230,7 @@ void Emitter::emit_if(const IfStmt& s) {
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
   for (const Var* rv : shared_arrays) bind(rv, binding_of(array_backing().Backing(rv)));
+  assign_exit_slots(s, s.return_vars);
 }
 
 void Emitter::emit_yield(const YieldStmt& y) {
@@ -198,11 +245,28 @@ void Emitter::emit_yield(const YieldStmt& y) {
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (t.names[i].empty()) continue;
     if (t.loop && deps_.EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
+    if (!t.loop && i < t.carries.size() && is_task_id(t.carries[i]->type) && !t.carries[i]->type->is<ArrayType>()) {
+      if (const int64_t n = task_id_stamps().slots(t.carries[i]); n > 0) {   // a TaskId phi array
+        const Var* v = as_var(y.values[i]);
+        PYPTO_CHECK(v, "yield of TaskId phi array '" << t.carries[i]->name << "' is not a variable");
+        std::optional<TaskIdRef> r = deps_.Resolve(*this, v);
+        PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
+        for (auto& id : r->idents) scopes_.use(id);
+        if (r->array_size > 0) {
+          PYPTO_CHECK(r->array_size == n, "TaskId phi array '" << t.carries[i]->name << "' gets an array of another size");
+          task_ids().copy_slots(t.names[i], r->text, n);
+        } else {
+          task_ids().init_array(t.names[i], n, r->text, false, /*declared=*/true);   // broadcast one TaskId
+        }
+        continue;
+      }
+    }
     Binding b = capture(y.values[i]);
     mark_used(b);
     if (b.text == t.names[i]) continue;
-    if (auto* at = i < t.carries.size() ? value_array(t.carries[i]->type) : nullptr) {
-      emit_slot_copy(t.names[i], b.text, at->size);   // another array: copy it in
+    // Another array: copy it in (a loop's TaskId array carries were handled above).
+    if (auto* at = i < t.carries.size() ? t.carries[i]->type->as<ArrayType>() : nullptr) {
+      emit_slot_copy(t.names[i], b.text, at->size);
       continue;
     }
     assigns.push_back(Assign{t.names[i], strip_parens(b.text), b.idents});

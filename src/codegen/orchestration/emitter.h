@@ -27,6 +27,7 @@
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
 #include "pypto/transforms/array_backing.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -51,10 +52,14 @@ class CppScopes {
   size_t depth() const { return blocks_.size(); }
 
  private:
+  // Hashed: a 10,000-task MANUAL block declares tens of thousands of names, each looked up
+  // along the block chain on every declare / use.
   struct Block {
-    std::map<std::string, std::shared_ptr<Decl>> decls;
-    std::vector<std::shared_ptr<Decl>> order;
+    std::unordered_map<std::string, size_t> index;   // name -> position in `order`
+    std::vector<Decl> order;
   };
+  Decl* find(const std::string& name);
+  void insert(std::string name, bool voidable);
   std::vector<Block> blocks_;
 };
 
@@ -223,6 +228,11 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
+  // Loop carries / if results read after their runtime scope (transforms::ValuesCarriedOutOfScopes):
+  // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
+  std::unique_ptr<transforms::ValuesCarriedOutOfScopes> scope_exits_;
+  std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
+  void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;

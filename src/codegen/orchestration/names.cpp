@@ -15,50 +15,57 @@ std::vector<std::string> CppScopes::pop() {
   PYPTO_CHECK(!blocks_.empty(), "CppScopes::pop on an empty stack");
   std::vector<std::string> unused;
   for (auto& d : blocks_.back().order) {
-    if (d->voidable && !d->used) unused.push_back(d->name);
+    if (d.voidable && !d.used) unused.push_back(d.name);
   }
   blocks_.pop_back();
   return unused;
 }
 
+CppScopes::Decl* CppScopes::find(const std::string& name) {
+  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
+    auto d = it->index.find(name);
+    if (d != it->index.end()) return &it->order[d->second];
+  }
+  return nullptr;
+}
+
+void CppScopes::insert(std::string name, bool voidable) {
+  Block& b = blocks_.back();
+  b.index.emplace(name, b.order.size());
+  b.order.push_back(Decl{std::move(name), false, voidable});
+}
+
 bool CppScopes::visible(const std::string& name) const {
   for (auto& b : blocks_) {
-    if (b.decls.count(name)) return true;
+    if (b.index.count(name)) return true;
   }
   return IsReservedCppName(name);
 }
 
 std::string CppScopes::declare(const std::string& base, bool voidable) {
+  PYPTO_CHECK(!blocks_.empty(), "CppScopes::declare outside a block");
   std::string name = base;
   for (int k = 1; visible(name); ++k) name = base + "_" + std::to_string(k);
-  declare_exact(name, voidable);
+  insert(name, voidable);   // fresh along the chain: no re-check
   return name;
 }
 
 void CppScopes::declare_exact(const std::string& name, bool voidable) {
   PYPTO_CHECK(!blocks_.empty(), "CppScopes::declare outside a block");
-  PYPTO_CHECK(!visible(name) || !blocks_.back().decls.count(name), "C++ name '" << name << "' declared twice");
-  auto d = std::make_shared<Decl>(Decl{name, false, voidable});
-  blocks_.back().decls[name] = d;
-  blocks_.back().order.push_back(d);
+  PYPTO_CHECK(!visible(name) || !blocks_.back().index.count(name), "C++ name '" << name << "' declared twice");
+  insert(name, voidable);
 }
 
 bool CppScopes::is_used(const std::string& name) const {
   for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-    auto d = it->decls.find(name);
-    if (d != it->decls.end()) return d->second->used;
+    auto d = it->index.find(name);
+    if (d != it->index.end()) return it->order[d->second].used;
   }
   return false;
 }
 
 void CppScopes::use(const std::string& name) {
-  for (auto it = blocks_.rbegin(); it != blocks_.rend(); ++it) {
-    auto d = it->decls.find(name);
-    if (d != it->decls.end()) {
-      d->second->used = true;
-      return;
-    }
-  }
+  if (Decl* d = find(name)) d->used = true;
 }
 
 std::string Emitter::base_name(const ir::Var* v) const { return GetSSABaseName(v->name); }

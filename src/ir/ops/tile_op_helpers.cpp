@@ -16,6 +16,20 @@ const TileType* expect_2d(const std::string& op, const std::string& arg, const E
   return t;
 }
 
+std::vector<ExprPtr> broadcast_valid(const TileType* a, const TileType* b, const std::vector<ExprPtr>& shape) {
+  if (!a->has_valid_shape() && !b->has_valid_shape()) return {};
+  std::vector<ExprPtr> valid;
+  const size_t r = shape.size();
+  for (size_t k = 0; k < r; ++k) {
+    const size_t ka = k + a->shape.size() - r, kb = k + b->shape.size() - r;   // right-aligned axes
+    const bool a_has = k + a->shape.size() >= r, b_has = k + b->shape.size() >= r;
+    if (a_has && dim_equal(a->shape[ka], shape[k])) valid.push_back(a->valid_or_shape()[ka]);
+    else if (b_has) valid.push_back(b->valid_or_shape()[kb]);
+    else valid.push_back(shape[k]);
+  }
+  return valid;
+}
+
 void same_dtype(const std::string& op, const ExprPtr& a, const ExprPtr& b, const Span& span) {
   auto *ta = a->type->as<TileType>(), *tb = b->type->as<TileType>();
   PYPTO_USER_CHECK(ta->dtype == tb->dtype, span,

@@ -23,6 +23,11 @@ void same_dtype(const std::string& op, const ExprPtr& a, const ExprPtr& b, const
 std::vector<ExprPtr> broadcast_2d(const std::string& op, const ExprPtr& a, const ExprPtr& b, const Span& span);
 std::vector<ExprPtr> broadcast_2d(const std::string& op, const std::vector<ExprPtr>& a, const std::vector<ExprPtr>& b,
                                   const Span& span);
+// The valid shape of a broadcast result (spec anchor_features §10): per axis the left operand's
+// valid extent, or the right one's where the left operand is broadcast (its dim is not the
+// result's). Empty when neither operand has a valid shape.
+//   a [16, 1] valid [n, 1] with b [16, 32] -> [n, 32]
+std::vector<ExprPtr> broadcast_valid(const TileType* a, const TileType* b, const std::vector<ExprPtr>& shape);
 // "tile.shl: requires integer tile dtype, but got FP32".
 void expect_int_dtype(const std::string& op, const std::string& what, DataType d, const Span& span);
 // A scalar operand that is an integer ("requires shift/bitwise scalar to be an integer type").

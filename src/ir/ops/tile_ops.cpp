@@ -1,6 +1,7 @@
 // tile.* ops: what InCore / AIC / AIV kernels compute with.
 //
 //   tile.load(a, [0, 0], [16, 16])          -> Tile[[16, 16], a.dtype, Vec]   (target_memory= optional)
+//   tile.load(a, [r, 0], [32, 16], [n, 16]) -> Tile[[32, 16], a.dtype, Vec, valid [n, 16]]  (transpose= optional)
 //   tile.store(t, [0, 0], c)                -> type of c
 //   tile.add(x, y) / tile.add(x, 2.0)       -> type of x         (also sub, mul, div, maximum, minimum)
 //   tile.exp(x)                             -> type of x         (also log, sqrt, rsqrt, recip, neg, abs, relu)
@@ -63,7 +64,10 @@ void add_elementwise_binary(OpRegistry& r, const std::string& name, const std::s
                same_dtype(op, a, b, args[0], args[1], span);
              }
              auto shape = tile_helpers::broadcast_2d(op, args[0], args[1], span);   // NumPy-style, 2-D
-             if (!shape_equal(shape, a->shape) || dt != a->dtype) return TileType::make(std::move(shape), dt, a->memory);
+             if (!shape_equal(shape, a->shape) || dt != a->dtype) {
+               auto valid = tile_helpers::broadcast_valid(a, b, shape);
+               return TileType::make(std::move(shape), dt, a->memory, std::move(valid));
+             }
            } else {
              PYPTO_USER_CHECK(args[1]->type->is<ScalarType>() && args[1]->type->as<ScalarType>()->dtype != DataType::TASK_ID,
                               span, op << ": argument 'b' must be a Tile or a scalar, got " << describe(args[1]->type), "");
@@ -101,7 +105,10 @@ void add_row_reduce(OpRegistry& r, const std::string& name, const std::string& w
          [op](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_2d(op, "a", args[0], span);
            tile_helpers::optional_tile(op, "tmp", args, 1, span);   // the reference's scratch tile
-           return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, a->memory);
+           // [valid_rows, 1] (spec anchor_features §10)
+           std::vector<ExprPtr> valid;
+           if (a->has_valid_shape()) valid = {a->valid_shape[0], ConstInt::make(1)};
+           return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, a->memory, std::move(valid));
          });
 }
 
@@ -150,12 +157,17 @@ std::vector<ExprPtr> matmul_shape(const std::string& op, const TileType* a, cons
 }  // namespace
 
 void register_tile_ops(OpRegistry& r) {
-  add_op(r, "tile.load", {"tensor", "offsets", "shapes"}, {"target_memory"},
-         "Load a 1-D or 2-D block of a tensor at offsets into a tile.",
+  // The 4th argument is the valid box (spec anchor_features §10); it defaults to `shapes` and the
+  // frontend leaves it out then. transpose=True (Mat only) swaps the tile's last two dims.
+  tile_helpers::add_op_opt(r, "tile.load", {"tensor", "offsets", "shapes", "valid_shapes"}, 3,
+         {"target_memory", "transpose"},
+         "Load a 1-D or 2-D block of a tensor at offsets into a tile; only the valid box is read.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tensor("tile.load", "tensor", args[0], span);
            auto offsets = expect_int_list("tile.load", "offsets", args[1], span);
            auto shapes = expect_int_list("tile.load", "shapes", args[2], span);
+           PYPTO_USER_CHECK(!shapes.empty(), span, "tile.load: shapes is empty",
+                            "give one tile size per tensor dimension, e.g. [32, 16]");
            check_tile_rank("tile.load", "the tile", shapes.size(), span);
            PYPTO_USER_CHECK(offsets.size() == t->shape.size(), span,
                             "tile.load: " << offsets.size() << " offsets for a tensor of shape " << describe_shape(t->shape),
@@ -168,10 +180,40 @@ void register_tile_ops(OpRegistry& r) {
              auto* c = s->as<ConstInt>();
              PYPTO_USER_CHECK(!c || c->value > 0, span, "tile.load: tile dimension " << c->value << " must be positive", "");
            }
-           check_block_inside("tile.load", offsets, shapes, t, span);
+           std::vector<ExprPtr> valid = shapes;
+           if (args.size() > 3) {
+             valid = expect_int_list("tile.load", "valid_shapes", args[3], span);
+             PYPTO_USER_CHECK(valid.size() == shapes.size(), span,
+                              "tile.load: valid_shapes " << describe_shape(valid) << " has " << valid.size()
+                                                         << " entries, shapes " << describe_shape(shapes) << " has "
+                                                         << shapes.size(),
+                              "give one valid extent per tile dimension");
+             for (size_t i = 0; i < valid.size(); ++i) {
+               auto *v = valid[i]->as<ConstInt>(), *s = shapes[i]->as<ConstInt>();
+               PYPTO_USER_CHECK(!v || v->value >= 0, span,
+                                "tile.load: valid extent " << v->value << " of dimension " << i << " is negative", "");
+               PYPTO_USER_CHECK(!v || !s || v->value <= s->value, span,
+                                "tile.load: valid extent " << v->value << " of dimension " << i
+                                                           << " exceeds the tile shape " << s->value,
+                                "the valid box lies inside the tile: valid_shapes <= shapes");
+             }
+           }
+           check_block_inside("tile.load", offsets, valid, t, span);   // only the valid box is read
            MemorySpace mem = MemorySpace::Vec;
            attr_memory("tile.load", attrs, span, &mem);
-           return TileType::make(std::move(shapes), t->dtype, mem);
+           expect_bool_attr("tile.load", attrs, "transpose", span);
+           auto* tr = attr_get<bool>(attrs, "transpose");
+           if (tr && *tr) {
+             PYPTO_USER_CHECK(mem == MemorySpace::Mat, span,
+                              "tile.load: transpose=True needs target_memory=pl.MemorySpace.Mat, got "
+                                  << to_string(mem),
+                              "write pl.load(..., target_memory=pl.MemorySpace.Mat, transpose=True)");
+             PYPTO_USER_CHECK(shapes.size() >= 2, span,
+                              "tile.load: transpose=True needs a tile of rank >= 2, got rank " << shapes.size(), "");
+             std::swap(shapes[shapes.size() - 1], shapes[shapes.size() - 2]);
+             std::swap(valid[valid.size() - 1], valid[valid.size() - 2]);
+           }
+           return TileType::make(std::move(shapes), t->dtype, mem, std::move(valid));
          });
 
   add_op(r, "tile.store", {"tile", "offsets", "tensor"}, {"atomic"},
@@ -188,7 +230,7 @@ void register_tile_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(tile->dtype == t->dtype, span,
                             "tile.store: dtype mismatch: tile " << describe(args[0]->type) << " vs tensor " << describe(args[2]->type),
                             "convert the tile first with pl.cast(tile, dtype)");
-           check_block_inside("tile.store", offsets, tile->shape, t, span);
+           check_block_inside("tile.store", offsets, tile->valid_or_shape(), t, span);   // the valid box
            check_store_atomic(attrs, t->dtype, span);
            return args[2]->type;
          });
@@ -222,7 +264,10 @@ void register_tile_ops(OpRegistry& r) {
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_2d("tile.matmul", "a", args[0], span);
            auto* b = expect_2d("tile.matmul", "b", args[1], span);
-           return TileType::make(matmul_shape("tile.matmul", a, b, span), DataType::FP32, MemorySpace::Acc);
+           auto mn = matmul_shape("tile.matmul", a, b, span);
+           std::vector<ExprPtr> valid;   // [valid rows of a, valid cols of b]
+           if (a->has_valid_shape() || b->has_valid_shape()) valid = {a->valid_or_shape()[0], b->valid_or_shape()[1]};
+           return TileType::make(std::move(mn), DataType::FP32, MemorySpace::Acc, std::move(valid));
          });
 
   add_op(r, "tile.matmul_acc", {"acc", "a", "b"}, {}, "acc + a @ b, for acc [M, N], a [M, K], b [K, N].",
@@ -244,7 +289,7 @@ void register_tile_ops(OpRegistry& r) {
            MemorySpace mem;
            PYPTO_USER_CHECK(attr_memory("tile.move", attrs, span, &mem), span, "tile.move: missing target_memory",
                             "e.g. pl.move(t, target_memory=pl.MemorySpace.Left)");
-           return TileType::make(t->shape, t->dtype, mem);
+           return TileType::make(t->shape, t->dtype, mem, t->valid_shape);
          });
 
   add_op(r, "tile.cast", {"tile"}, {"dtype", "mode"},
@@ -264,7 +309,7 @@ void register_tile_ops(OpRegistry& r) {
                               "tile.cast: unknown cast mode " << (m ? "'" + *m + "'" : std::string("(not a string)")),
                               "mode is one of none, rint, round, floor, ceil, trunc, odd (or 0..6)");
            }
-           return TileType::make(t->shape, d, t->memory);
+           return TileType::make(t->shape, d, t->memory, t->valid_shape);
          });
 
   add_op(r, "tile.full", {"shape", "value"}, {"dtype"}, "A new Vec tile of the given shape and dtype, every element = value.",

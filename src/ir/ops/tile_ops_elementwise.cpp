@@ -20,9 +20,12 @@ using detail::describe;
 
 namespace {
 
-TypePtr result_tile(const ExprPtr& like, std::vector<ExprPtr> shape) {
+// The result takes the first operand's valid shape (spec anchor_features §10; on broadcast axes
+// the other operand's).
+TypePtr result_tile(const ExprPtr& like, const ExprPtr& other, std::vector<ExprPtr> shape) {
   auto* t = like->type->as<TileType>();
-  return TileType::make(std::move(shape), t->dtype, MemorySpace::Vec);
+  auto valid = broadcast_valid(t, other->type->as<TileType>(), shape);
+  return TileType::make(std::move(shape), t->dtype, MemorySpace::Vec, std::move(valid));
 }
 
 // (lhs, rhs[, tmp]) tile x tile, broadcast, same dtype.
@@ -40,7 +43,7 @@ void add_tile_tile(OpRegistry& r, const std::string& name, const std::string& do
       expect_int_dtype(op, "tile", b->dtype, span);
     }
     if (!lhs_dtype_only) same_dtype(op, args[0], args[1], span);
-    return result_tile(args[0], broadcast_2d(op, args[0], args[1], span));
+    return result_tile(args[0], args[1], broadcast_2d(op, args[0], args[1], span));
   });
 }
 
@@ -66,7 +69,7 @@ void add_tile_scalar(OpRegistry& r, const std::string& name, const std::string& 
       PYPTO_USER_CHECK(!c || c->value >= 0, span, op << ": shift count " << c->value << " is negative",
                        "shift counts must be >= 0");
     }
-    return TileType::make(a->shape, a->dtype, MemorySpace::Vec);
+    return TileType::make(a->shape, a->dtype, MemorySpace::Vec, a->valid_shape);
   });
 }
 
@@ -80,7 +83,7 @@ void add_unary(OpRegistry& r, const std::string& name, const std::string& doc, b
     PYPTO_USER_CHECK(!int16_only || a->dtype == DataType::INT16 || a->dtype == DataType::UINT16, span,
                      op << ": requires int16 or uint16 tile dtype, but got " << to_string(a->dtype),
                      "pl.cast the tile to pl.INT16 or pl.UINT16 first");
-    return TileType::make(a->shape, a->dtype, MemorySpace::Vec);
+    return TileType::make(a->shape, a->dtype, MemorySpace::Vec, a->valid_shape);
   });
 }
 
@@ -141,7 +144,7 @@ void register_tile_elementwise_ops(OpRegistry& r) {
              same_dtype(op, args[0], args[1], span);
              same_dtype(op, args[0], args[2], span);
              auto s = broadcast_2d(op, args[0], args[1], span);
-             return result_tile(args[0], broadcast_2d(op, s, args[2]->type->as<TileType>()->shape, span));
+             return result_tile(args[0], args[1], broadcast_2d(op, s, args[2]->type->as<TileType>()->shape, span));
            });
   }
   for (const char* n : {"addsc", "subsc"}) {
@@ -152,7 +155,7 @@ void register_tile_elementwise_ops(OpRegistry& r) {
              expect_numeric_scalar(op, "rhs", args[1], span);
              expect_tile(op, "rhs2", args[2], span);
              same_dtype(op, args[0], args[2], span);
-             return result_tile(args[0], broadcast_2d(op, args[0], args[2], span));
+             return result_tile(args[0], args[2], broadcast_2d(op, args[0], args[2], span));
            });
   }
   add_op_opt(r, "tile.prelu", {"tile", "slope", "tmp"}, 2, {}, "x > 0 ? x : x * slope (slope a tile, broadcast).",
@@ -161,7 +164,7 @@ void register_tile_elementwise_ops(OpRegistry& r) {
                expect_tile("tile.prelu", "slope", args[1], span);
                optional_tile("tile.prelu", "tmp", args, 2, span);
                same_dtype("tile.prelu", args[0], args[1], span);
-               return result_tile(args[0], broadcast_2d("tile.prelu", args[0], args[1], span));
+               return result_tile(args[0], args[1], broadcast_2d("tile.prelu", args[0], args[1], span));
              });
 
   add_unary(r, "sin", "Element-wise sine (radians), FP32 tiles.", true, false);
@@ -208,7 +211,7 @@ void register_tile_elementwise_ops(OpRegistry& r) {
                                 "compute the mask with pl.cmp on tiles of the same shape");
                PYPTO_USER_CHECK(dim_equal(m->shape[0], s[0]), span,
                                 "tile.sel: mask has a different row count than the operands", "");
-               return result_tile(args[1], s);
+               return result_tile(args[1], args[2], s);
              });
   add_op(r, "tile.sels", {"lhs", "rhs", "select_mode"}, {}, "The whole lhs if select_mode == 1, else rhs.",
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
@@ -216,7 +219,7 @@ void register_tile_elementwise_ops(OpRegistry& r) {
            expect_tile("tile.sels", "rhs", args[1], span);
            expect_int_scalar("tile.sels", "select_mode", args[2], span);
            same_dtype("tile.sels", args[0], args[1], span);
-           return result_tile(args[0], broadcast_2d("tile.sels", args[0], args[1], span));
+           return result_tile(args[0], args[1], broadcast_2d("tile.sels", args[0], args[1], span));
          });
 }
 

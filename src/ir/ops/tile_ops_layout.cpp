@@ -114,7 +114,9 @@ void register_tile_layout_ops(OpRegistry& r) {
            attr_memory("tile.extract", attrs, span, &mem);
            return TileType::make(std::move(shape), t->dtype, mem);
          });
-  add_op(r, "tile.slice", {"tile", "shape", "offset"}, {}, "A window of a 2-D tile: out[i, j] = in[o0 + i, o1 + j].",
+  // The optional valid_shape is the window's valid region (spec anchor_features §10).
+  tile_helpers::add_op_opt(r, "tile.slice", {"tile", "shape", "offset", "valid_shape"}, 3, {},
+         "A window of a 2-D tile: out[i, j] = in[o0 + i, o1 + j]; valid_shape, if given, its valid region.",
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* t = expect_2d("tile.slice", "tile", args[0], span);
            auto shape = expect_const_shape("tile.slice", "shape", args[1], span);
@@ -129,7 +131,21 @@ void register_tile_layout_ops(OpRegistry& r) {
                                                      << ") of dimension " << i << " is outside the tile shape "
                                                      << describe_shape(t->shape), "");
            }
-           return TileType::make(std::move(shape), t->dtype, t->memory);
+           std::vector<ExprPtr> valid;
+           if (args.size() > 3) {
+             valid = expect_int_list("tile.slice", "valid_shape", args[3], span);
+             PYPTO_USER_CHECK(valid.size() == shape.size(), span,
+                              "tile.slice: valid_shape " << describe_shape(valid) << " has " << valid.size()
+                                                         << " entries for a window of rank " << shape.size(), "");
+             for (size_t i = 0; i < valid.size(); ++i) {
+               auto* v = valid[i]->as<ConstInt>();
+               PYPTO_USER_CHECK(!v || (v->value >= 0 && v->value <= const_dim(shape[i])), span,
+                                "tile.slice: valid extent " << v->value << " of dimension " << i
+                                                            << " is outside [0, " << const_dim(shape[i]) << "]",
+                                "the valid region lies inside the window");
+             }
+           }
+           return TileType::make(std::move(shape), t->dtype, t->memory, std::move(valid));
          });
   add_op(r, "tile.assemble", {"target", "source", "offset"}, {},
          "A copy of target with source written at offset (2-D).",

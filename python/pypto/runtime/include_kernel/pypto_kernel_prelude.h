@@ -809,3 +809,4 @@ inline void fill(C* dst, int64_t n, C v) {
 }  // namespace pypto_kernel
 
 #include "pypto_kernel_ops.h"
+#include "pypto_kernel_valid.h"

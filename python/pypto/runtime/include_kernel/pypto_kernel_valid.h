@@ -1,0 +1,130 @@
+// pypto_kernel_valid.h — valid regions of tiles (spec anchor_features §10): a tile [R, C] whose
+// type has a valid shape [vr, vc] is computed, reduced, multiplied and stored only over its box
+// [0, vr) x [0, vc). Included by pypto_kernel_prelude.h; same conventions (row-major tiles of the
+// compute type, 16-bit floats rounded after each op); it uses pypto_kernel_ops.h's atomic_add_elem.
+//
+//     int64_t x_valid[2] = {std::min<int64_t>(M - r, 32), 16};
+//     if (!pypto_kernel::check_valid(ctx, x_valid, 2, x_dims, "x")) return;
+//     if (!pypto_kernel::load_valid<Storage::F32>(ctx, x, ctx->tensors[0], DataType::FLOAT32, 2, off, shp,
+//                                                  x_valid, "a")) return;
+//     pypto_kernel::row_sum_valid<Storage::F32>(s, x, x_valid[0], x_valid[1], 16);
+//     if (!pypto_kernel::store_valid<Storage::F32>(ctx, s, ctx->tensors[1], DataType::FLOAT32, 2, off2, shp2,
+//                                                   s_valid, "out")) return;
+//
+// Valid extents are run-time values: check_valid fails the kernel (ctx->fail) when one is
+// negative or larger than the tile, so no helper here indexes outside a tile buffer; the loads
+// and stores check and clip their box like load / store do, so none touches outside a tensor.
+#pragma once
+
+#include <cstdio>
+
+namespace pypto_kernel {
+
+// 0 <= valid[a] <= dims[a] on every axis, else ctx->fail naming the tile; true when it holds.
+inline bool check_valid(const PTO2KernelContext* ctx, const int64_t* valid, int rank, const int64_t* dims,
+                        const char* name) {
+  for (int a = 0; a < rank; ++a) {
+    if (valid[a] < 0 || valid[a] > dims[a]) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "tile '%s': valid extent %lld of axis %d is outside [0, %lld]", name,
+                    static_cast<long long>(valid[a]), a, static_cast<long long>(dims[a]));
+      ctx->fail(msg);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Loads the valid box [off, off + valid) of a tile of shape `shp` (tensor coordinates): the box is
+// checked against the declared extents `decl` (or the tensor's) and clipped to the run-time extent;
+// every other tile element is 0.
+template <Storage S, class C>
+inline bool load_valid(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataType want, int rank,
+                       const int64_t* off, const int64_t* shp, const int64_t* valid, const char* name,
+                       const int64_t* decl = nullptr) {
+  if (!check_box(ctx, t, want, rank, off, valid, "load", name, decl)) return false;
+  int64_t n = 1;
+  for (int a = 0; a < rank; ++a) n *= shp[a];
+  std::fill(tile, tile + n, C{});
+  int64_t vis[PTO2_MAX_DIMS];
+  clip_box(t, rank, off, valid, vis);
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, false);  // race checker
+  for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+    for (int64_t j = 0; j < m; ++j) tile[ti + j] = read_elem<S, C>(t.data, e + j * t.strides[rank - 1]);
+  });
+  return true;
+}
+
+// Stores the valid box of a tile of shape `shp` at `off` (checked and clipped like store).
+// `atomic_add`: adds into the tensor element by element, atomically (tile.store atomic=Add).
+template <Storage S, class C>
+inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
+                        const int64_t* off, const int64_t* shp, const int64_t* valid, const char* name,
+                        const int64_t* decl = nullptr, bool atomic_add = false) {
+  if (!check_box(ctx, t, want, rank, off, valid, "store", name, decl)) return false;
+  int64_t vis[PTO2_MAX_DIMS];
+  clip_box(t, rank, off, valid, vis);
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+  for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+    for (int64_t j = 0; j < m; ++j) {
+      const int64_t ei = e + j * t.strides[rank - 1];
+      if (atomic_add) atomic_add_elem<S, C>(t.data, ei, tile[ti + j]);
+      else write_elem<S, C>(t.data, ei, tile[ti + j]);
+    }
+  });
+  return true;
+}
+
+// Row reductions over the valid box: dst[i] = op over a[i, 0..vc) for i < vr (row stride `cols`).
+// An empty row (vc = 0) gives the identity.
+template <Storage S, class C, class Op>
+inline void row_reduce_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t cols, Op op) {
+  for (int64_t i = 0; i < vr; ++i) {
+    const C* row = a + i * cols;
+    C acc = reduce_identity<C, Op>();
+    for (int64_t j = 0; j < vc; ++j) acc = op(acc, row[j]);
+    dst[i] = acc;
+  }
+  round_to<S>(dst, vr);
+}
+
+// Row sums over the valid box (float tiles accumulate in double, like row_sum).
+template <Storage S, class C>
+inline void row_sum_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t cols) {
+  for (int64_t i = 0; i < vr; ++i) {
+    const C* row = a + i * cols;
+    if constexpr (std::is_floating_point<C>::value) {
+      double acc = 0.0;
+      for (int64_t j = 0; j < vc; ++j) acc += static_cast<double>(row[j]);
+      dst[i] = static_cast<C>(acc);
+    } else {
+      C acc = 0;
+      for (int64_t j = 0; j < vc; ++j) acc = static_cast<C>(acc + row[j]);
+      dst[i] = acc;
+    }
+  }
+  round_to<S>(dst, vr);
+}
+
+// dst[M, N] = (acc +) a[M, K] @ b[K, N] over the valid box: dst[i, j] for i < vm, j < vn sums
+// k < vk only; the other elements of dst are 0 (or acc's). `dst` may alias `acc`.
+template <Storage S, class C, class A, class B>
+inline void matmul_valid(C* dst, const C* acc, const A* a, const B* b, int64_t m, int64_t k, int64_t n, int64_t vm,
+                         int64_t vk, int64_t vn) {
+  if (acc == nullptr) {
+    std::fill(dst, dst + m * n, C{0});
+  } else if (acc != dst) {
+    std::copy(acc, acc + m * n, dst);
+  }
+  for (int64_t i = 0; i < vm; ++i) {
+    C* out = dst + i * n;
+    for (int64_t p = 0; p < vk; ++p) {
+      const C ap = static_cast<C>(a[i * k + p]);
+      const B* brow = b + p * n;
+      for (int64_t j = 0; j < vn; ++j) out[j] += ap * static_cast<C>(brow[j]);
+    }
+  }
+  round_to<S>(dst, m * n);
+}
+
+}  // namespace pypto_kernel
