@@ -512,6 +512,16 @@ void bind_function_program(nb::module_& m) {
       .def_ro("returned_params", &Function::returned_params,
               "Stamped by StampReturnedParams: per return value, the parameter it writes back (-1: none).")
       .def("with_returned_params", &Function::with_returned_params, "params"_a)
+      .def_prop_ro("group_aic", [](const Function& f) { return f.group_kernels.aic; }, "Stamped by StampGroupKernels.")
+      .def_prop_ro("group_aiv", [](const Function& f) { return f.group_kernels.aiv; }, "Stamped by StampGroupKernels.")
+      .def(
+          "with_group_kernels",
+          [](const Function& f, std::string aic, std::string aiv) {
+            return f.with_group_kernels(GroupKernels{std::move(aic), std::move(aiv)});
+          },
+          "aic"_a = std::string(), "aiv"_a = std::string())
+      .def_ro("task_statements", &Function::task_statements, "Stamped by CountTaskStatements (0 before).")
+      .def("with_task_statements", &Function::with_task_statements, "n"_a)
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

@@ -42,6 +42,19 @@ std::shared_ptr<const Function> Function::with_returned_params(std::vector<int64
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_group_kernels(GroupKernels kernels) const {
+  auto f = std::make_shared<Function>(*this);
+  f->group_kernels = std::move(kernels);
+  return f;
+}
+
+std::shared_ptr<const Function> Function::with_task_statements(int64_t n) const {
+  PYPTO_CHECK(n >= 0, "function '" << name << "': negative task_statements " << n);
+  auto f = std::make_shared<Function>(*this);
+  f->task_statements = n;
+  return f;
+}
+
 const TaskIdInfo* Function::task_id_info(const Var* v) const {
   for (auto& i : task_ids) {
     if (i.var.get() == v) return &i;

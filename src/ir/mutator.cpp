@@ -144,7 +144,9 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_core_type(f->core_type)
       ->with_group_sync(f->group_sync)
       ->with_task_ids(f->task_ids)
-      ->with_returned_params(f->returned_params);   // stale if the body's TaskIds change: re-run ResolveTaskIds
+      ->with_returned_params(f->returned_params)   // stale if the body's TaskIds change: re-run ResolveTaskIds
+      ->with_group_kernels(f->group_kernels)
+      ->with_task_statements(f->task_statements);
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

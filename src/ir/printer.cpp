@@ -667,6 +667,9 @@ std::string Printer::function(const Function& f, int indent) {
   if (!f.group_sync.waits.empty()) deco += ", group_waits=" + print_int_list(f.group_sync.waits);
   if (!f.group_sync.signals.empty()) deco += ", group_signals=" + print_int_list(f.group_sync.signals);
   if (!f.returned_params.empty()) deco += ", returned_params=" + print_int_list(f.returned_params);
+  if (!f.group_kernels.aic.empty()) deco += ", group_aic=" + quote(f.group_kernels.aic);
+  if (!f.group_kernels.aiv.empty()) deco += ", group_aiv=" + quote(f.group_kernels.aiv);
+  if (f.task_statements != 0) deco += ", task_statements=" + std::to_string(f.task_statements);
   // auto_scope=False is a decorator keyword (spec anchor_features §4), never inside attrs=.
   std::map<std::string, AttrValue> attrs = f.attrs;
   const bool* auto_scope = attr_get<bool>(f.attrs, "auto_scope");

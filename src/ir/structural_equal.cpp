@@ -63,6 +63,10 @@ class Equal {
     }
     if (a.group_sync != b.group_sync) return fail("group_sync differs");
     if (a.returned_params != b.returned_params) return fail("returned_params differ");
+    if (a.group_kernels != b.group_kernels) return fail("group_kernels differ");
+    if (a.task_statements != b.task_statements) {
+      return fail("task_statements " + std::to_string(a.task_statements) + " vs " + std::to_string(b.task_statements));
+    }
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -528,6 +532,9 @@ class Hasher {
     for (auto& t : f.return_types) type(t);
     attrs(f.attrs);
     stmt(f.body);
+    mix_str(f.group_kernels.aic);
+    mix_str(f.group_kernels.aiv);
+    mix(static_cast<uint64_t>(f.task_statements));
     mix(f.task_ids.size());
     for (auto& t : f.task_ids) {
       auto it = index_.find(t.var.get());

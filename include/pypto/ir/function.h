@@ -28,6 +28,17 @@ struct GroupSync {
   bool operator!=(const GroupSync& o) const { return !(*this == o); }
 };
 
+// The two kernels a Group runs as one mixed task (pass StampGroupKernels): the AIC one and the
+// AIV one by stamped core type, "" for a core it leaves idle. Empty for every other function.
+// Printed as @pl.function options group_aic="mm", group_aiv="act".
+struct GroupKernels {
+  std::string aic;
+  std::string aiv;
+  bool empty() const { return aic.empty() && aiv.empty(); }
+  bool operator==(const GroupKernels& o) const { return aic == o.aic && aiv == o.aiv; }
+  bool operator!=(const GroupKernels& o) const { return !(*this == o); }
+};
+
 // What ResolveTaskIds decided about one TaskId value of an orchestration function: how the
 // generated code names it. Printed as the @pl.function option
 // `task_ids={"t": pl.task_id(fresh=True, read=True), "prev_1": pl.task_id(slots=4)}`.
@@ -72,6 +83,12 @@ struct Function {
   // caller's result aliases the argument passed there), or -1. Empty before it runs and for
   // functions without a return. Printed as the @pl.function option `returned_params=[2]`.
   std::vector<int64_t> returned_params;
+  // StampGroupKernels: a Group's AIC and AIV kernels (empty for other functions).
+  GroupKernels group_kernels;
+  // CountTaskStatements: an Orchestration function's task statements (kernel / Group calls with a
+  // non-tuple result and pl.submits, each once, through loops, branches and scopes); 0 for other
+  // functions. Printed as the @pl.function option `task_statements=3` (when non-zero).
+  int64_t task_statements = 0;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -86,6 +103,10 @@ struct Function {
   std::shared_ptr<const Function> with_task_ids(std::vector<TaskIdInfo> ids) const;
   // A copy with returned_params set: `fn->with_returned_params({2})`.
   std::shared_ptr<const Function> with_returned_params(std::vector<int64_t> params) const;
+  // A copy with group_kernels set: `fn->with_group_kernels({"mm", "act"})`.
+  std::shared_ptr<const Function> with_group_kernels(GroupKernels kernels) const;
+  // A copy with task_statements set: `fn->with_task_statements(3)`.
+  std::shared_ptr<const Function> with_task_statements(int64_t n) const;
   // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
   const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.

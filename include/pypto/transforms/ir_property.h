@@ -50,6 +50,10 @@
 //                              AutoDeriveTaskDependencies stamped (attrs["auto_deps"])
 //   ChunkedLoopsSplit          no ForStmt has a `chunk` attr (SplitChunkedLoops)
 //   AutoChunkScopesInterchanged  no ScopeStmt has the `auto_chunk` attr (InterchangeChunkLoops)
+//   TaskStatementsCounted      every function has the Function::task_statements
+//                              CountTaskStatements computes (CountTaskStatements)
+//   GroupKernelsStamped        every function has the Function::group_kernels StampGroupKernels
+//                              computes (StampGroupKernels)
 #pragma once
 #include <string>
 #include <vector>
@@ -83,6 +87,8 @@ enum class IRProperty {
   ChunkedLoopsSplit,
   AutoChunkScopesInterchanged,
   PeerBufferBasesResolved,
+  TaskStatementsCounted,
+  GroupKernelsStamped,
 };
 
 const char* to_string(IRProperty p);

@@ -85,6 +85,10 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampReturnedParams' result, as printed: a list of parameter indices (-1: none).
                 group_sync["returned_params"] = _returned_params_option(sctx, kw.value)
                 continue
+            if kw.arg in ("group_aic", "group_aiv", "task_statements"):
+                # StampGroupKernels' / CountTaskStatements' results, as printed.
+                group_sync[kw.arg] = _stamp_constant(sctx, kw.value, kw.arg)
+                continue
             if kw.arg == "task_ids":
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
@@ -96,7 +100,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -139,6 +143,16 @@ def _refuse_dead_option(sctx, kw, v):
     if kw.arg == "level" and v.name == "CLUSTER":
         raise sctx.error(kw.value, "level=pl.Level.CLUSTER is not supported on a function",
                          help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
+
+
+def _stamp_constant(sctx, node, opt):
+    """group_aic="mm" / group_aiv="act" (kernel names) or task_statements=3 (an int >= 0)."""
+    want = int if opt == "task_statements" else str
+    v = node.value if isinstance(node, ast.Constant) else None
+    if type(v) is not want or (want is int and v < 0):
+        raise sctx.error(node, f"{opt}= must be " + ("a non-negative int literal, e.g. task_statements=3" if want is int
+                                                     else f'a kernel name string, e.g. {opt}="mm"'))
+    return v
 
 
 def _returned_params_option(sctx, node):
@@ -231,7 +245,13 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
     returned_params = sync.pop("returned_params", None)
+    group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
+    task_statements = sync.pop("task_statements", 0)
     fn = fn.with_group_sync(**sync) if sync else fn
+    if any(group_kernels):
+        fn = fn.with_group_kernels(*group_kernels)
+    if task_statements:
+        fn = fn.with_task_statements(task_statements)
     if returned_params:
         fn = fn.with_returned_params(returned_params)
     if task_ids:

@@ -132,10 +132,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
-  // True when the function has 64 or more kernel calls / submits (emit_statements.cpp): each
-  // then gets its own `{ }` block (one stack slot for all their Args) and long runs of Calls
-  // are chunked.
-  bool calls_in_own_blocks();
+  // True when the function has 64 or more task statements (Function::task_statements, stamped
+  // by CountTaskStatements; emit_statements.cpp): each task then gets its own `{ }` block (one
+  // stack slot for all their Args) and long runs of Calls are chunked.
+  bool calls_in_own_blocks() const;
   // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
   static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
@@ -243,7 +243,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
-  int calls_in_own_blocks_ = -1;   // not yet counted
 };
 
 }  // namespace pypto::codegen::orchestration
