@@ -481,6 +481,26 @@ FunctionPtr WithTaskIdsNamed(const Function& fn, const std::vector<std::pair<std
 
 }  // namespace
 
+// `fn` with batched_creates given by printed name (the parser's batched_creates=). ValueError
+// naming an entry that is no Var the body assigns.
+FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::string>& names) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void visit_(const AssignStmt* op) override {
+      by_name.emplace(op->var->name, op->var);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  if (fn.body) defs.visit_stmt(fn.body);
+  std::vector<VarPtr> vars;
+  for (const std::string& n : names) {
+    auto it = defs.by_name.find(n);
+    if (it == defs.by_name.end()) throw nb::value_error(("'" + n + "' is not a Var the function body assigns").c_str());
+    vars.push_back(it->second);
+  }
+  return fn.with_batched_creates(std::move(vars));
+}
+
 void bind_function_program(nb::module_& m) {
   nb::class_<TaskIdInfo>(m, "TaskIdInfo", "What ResolveTaskIds decided about one TaskId value (Function.task_ids).")
       .def_ro("var", &TaskIdInfo::var)
@@ -522,6 +542,9 @@ void bind_function_program(nb::module_& m) {
           "aic"_a = std::string(), "aiv"_a = std::string())
       .def_ro("task_statements", &Function::task_statements, "Stamped by CountTaskStatements (0 before).")
       .def("with_task_statements", &Function::with_task_statements, "n"_a)
+      .def_ro("batched_creates", &Function::batched_creates, "Stamped by StampAllocationBatches (empty before).")
+      .def("with_batched_creates_named", &WithBatchedCreatesNamed, "names"_a,
+           "A copy with batched_creates given by name (the parser's batched_creates=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

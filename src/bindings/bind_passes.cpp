@@ -65,7 +65,8 @@ void bind_passes(nb::module_& parent) {
       .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged)
       .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved)
       .value("TaskStatementsCounted", IRProperty::TaskStatementsCounted)
-      .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped);
+      .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
+      .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -119,6 +120,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(CountTaskStatements);
   PYPTO_BIND_PASS(StampGroupKernels);
+  PYPTO_BIND_PASS(StampAllocationBatches);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

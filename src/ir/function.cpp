@@ -55,6 +55,13 @@ std::shared_ptr<const Function> Function::with_task_statements(int64_t n) const 
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_batched_creates(std::vector<VarPtr> vars) const {
+  for (auto& v : vars) PYPTO_CHECK(v, "function '" << name << "': null batched_creates entry");
+  auto f = std::make_shared<Function>(*this);
+  f->batched_creates = std::move(vars);
+  return f;
+}
+
 const TaskIdInfo* Function::task_id_info(const Var* v) const {
   for (auto& i : task_ids) {
     if (i.var.get() == v) return &i;

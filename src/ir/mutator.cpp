@@ -139,6 +139,11 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   StmtPtr body = f->body ? mutate_stmt(f->body) : nullptr;
   changed |= body != f->body;
   if (!changed) return f;
+  std::vector<VarPtr> batched = f->batched_creates;   // defined in the body: follow renamings
+  for (VarPtr& v : batched) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) v = it->second.second;
+  }
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
@@ -146,7 +151,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_task_ids(f->task_ids)
       ->with_returned_params(f->returned_params)   // stale if the body's TaskIds change: re-run ResolveTaskIds
       ->with_group_kernels(f->group_kernels)
-      ->with_task_statements(f->task_statements);
+      ->with_task_statements(f->task_statements)
+      ->with_batched_creates(std::move(batched));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -718,9 +718,18 @@ std::string Printer::function(const Function& f, int indent) {
   sig += tail;
   line(indent, sig);
   print_body(f.body, indent + 1);
-  if (!f.task_ids.empty()) {
+  std::string body_options;
+  if (!f.task_ids.empty()) body_options += ", task_ids=" + print_task_ids(f.task_ids);
+  if (!f.batched_creates.empty()) {
+    body_options += ", batched_creates=[";
+    for (size_t k = 0; k < f.batched_creates.size(); ++k) {
+      body_options += (k ? ", " : "") + quote(var_name(f.batched_creates[k].get()));
+    }
+    body_options += "]";
+  }
+  if (!body_options.empty()) {
     std::string all = out_.str();
-    all.insert(task_ids_at, ", task_ids=" + print_task_ids(f.task_ids));
+    all.insert(task_ids_at, body_options);
     out_.str(all);
     out_.seekp(0, std::ios::end);
   }

@@ -89,7 +89,15 @@ class Equal {
       Path q(this, "body");
       if (!stmt(a.body, b.body)) return false;
     }
-    return task_ids(a.task_ids, b.task_ids);
+    if (!task_ids(a.task_ids, b.task_ids)) return false;
+    Path q(this, "batched_creates");
+    if (a.batched_creates.size() != b.batched_creates.size()) {
+      return fail("count " + std::to_string(a.batched_creates.size()) + " vs " + std::to_string(b.batched_creates.size()));
+    }
+    for (size_t i = 0; i < a.batched_creates.size(); ++i) {
+      if (!use(a.batched_creates[i].get(), b.batched_creates[i].get())) return false;
+    }
+    return true;
   }
 
   // Function::task_ids (ResolveTaskIds), compared after the body has mapped its Vars.
@@ -544,6 +552,11 @@ class Hasher {
         auto st = index_.find(t.submit.get());
         mix(st == index_.end() ? 0xbeef : st->second);
       }
+    }
+    mix(f.batched_creates.size());
+    for (auto& v : f.batched_creates) {
+      auto it = index_.find(v.get());
+      mix(it == index_.end() ? 0xdead : it->second);
     }
   }
 

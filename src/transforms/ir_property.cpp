@@ -44,6 +44,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
     case IRProperty::TaskStatementsCounted: return "TaskStatementsCounted";
     case IRProperty::GroupKernelsStamped: return "GroupKernelsStamped";
+    case IRProperty::AllocationBatchesStamped: return "AllocationBatchesStamped";
   }
   return "?";
 }
@@ -413,6 +414,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         if (f->task_statements != TaskStatementsOf(*f)) {
           out.push_back("function '" + f->name + "': task_statements " + std::to_string(f->task_statements) +
                         " is not the " + std::to_string(TaskStatementsOf(*f)) + " CountTaskStatements computes");
+        }
+      }
+      return out;
+    case IRProperty::AllocationBatchesStamped:
+      for (auto& f : program->functions) {
+        if (f->batched_creates != BatchedCreatesOf(*f)) {
+          out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
         }
       }
       return out;

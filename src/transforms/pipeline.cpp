@@ -31,6 +31,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       StampReturnedParams(),        // Function::returned_params: the return -> parameter map
       StampGroupKernels(),          // Function::group_kernels: a Group's AIC and AIV kernels
       CountTaskStatements(),        // Function::task_statements: the L2 one-block-per-task choice
+      StampAllocationBatches(),     // Function::batched_creates: creates allocated at block entry
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelGroupSync(),            // Function::group_sync of each kernel a Group calls

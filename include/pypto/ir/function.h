@@ -89,6 +89,10 @@ struct Function {
   // non-tuple result and pl.submits, each once, through loops, branches and scopes); 0 for other
   // functions. Printed as the @pl.function option `task_statements=3` (when non-zero).
   int64_t task_statements = 0;
+  // StampAllocationBatches: the tensor.create results of an Orchestration function the L2
+  // generator allocates in one alloc_tensors call at their block's entry, in program order.
+  // Printed as the @pl.function option `batched_creates=["c", "d"]` (when non-empty).
+  std::vector<VarPtr> batched_creates;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -107,6 +111,8 @@ struct Function {
   std::shared_ptr<const Function> with_group_kernels(GroupKernels kernels) const;
   // A copy with task_statements set: `fn->with_task_statements(3)`.
   std::shared_ptr<const Function> with_task_statements(int64_t n) const;
+  // A copy with batched_creates set (each a Var the body assigns): `fn->with_batched_creates({c})`.
+  std::shared_ptr<const Function> with_batched_creates(std::vector<VarPtr> vars) const;
   // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
   const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.

@@ -54,6 +54,8 @@
 //                              CountTaskStatements computes (CountTaskStatements)
 //   GroupKernelsStamped        every function has the Function::group_kernels StampGroupKernels
 //                              computes (StampGroupKernels)
+//   AllocationBatchesStamped   every function has the Function::batched_creates
+//                              StampAllocationBatches computes (StampAllocationBatches)
 #pragma once
 #include <string>
 #include <vector>
@@ -89,6 +91,7 @@ enum class IRProperty {
   PeerBufferBasesResolved,
   TaskStatementsCounted,
   GroupKernelsStamped,
+  AllocationBatchesStamped,
 };
 
 const char* to_string(IRProperty p);

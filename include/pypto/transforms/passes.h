@@ -111,6 +111,13 @@ Pass StampGroupKernels();
 // kernels of one core type or a non-kernel):  GroupKernelsOf(*program, *program->get("grp")).aic == "mm"
 ir::GroupKernels GroupKernelsOf(const ir::Program& program, const ir::Function& fn);
 
+// Stamps Function::batched_creates on every Orchestration function (the creates the L2 generator
+// allocates at their block's entry). Produces AllocationBatchesStamped.
+Pass StampAllocationBatches();
+// What StampAllocationBatches stamps on `fn` (empty for a non-Orchestration function):
+//   BatchedCreatesOf(*program->get("main")) == {c}
+std::vector<ir::VarPtr> BatchedCreatesOf(const ir::Function& fn);
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.

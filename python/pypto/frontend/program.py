@@ -89,6 +89,10 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampGroupKernels' / CountTaskStatements' results, as printed.
                 group_sync[kw.arg] = _stamp_constant(sctx, kw.value, kw.arg)
                 continue
+            if kw.arg == "batched_creates":
+                # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
+                group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
+                continue
             if kw.arg == "task_ids":
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
@@ -100,7 +104,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -153,6 +157,14 @@ def _stamp_constant(sctx, node, opt):
         raise sctx.error(node, f"{opt}= must be " + ("a non-negative int literal, e.g. task_statements=3" if want is int
                                                      else f'a kernel name string, e.g. {opt}="mm"'))
     return v
+
+
+def _batched_creates_option(sctx, node):
+    """`["c", "d"]` -> (node, ["c", "d"]): a list literal of Var names."""
+    if not (isinstance(node, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)):
+        raise sctx.error(node, 'batched_creates= must be a list literal of names, e.g. batched_creates=["c"]')
+    return node, [e.value for e in node.elts]
 
 
 def _returned_params_option(sctx, node):
@@ -244,6 +256,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                           sig.core_type)
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
+    batched = sync.pop("batched_creates", None)
     returned_params = sync.pop("returned_params", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
     task_statements = sync.pop("task_statements", 0)
@@ -260,6 +273,12 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
             fn = fn.with_task_ids_named(named)
         except ValueError as e:
             raise ctx.error(node, f"task_ids=: {e}") from None
+    if batched:
+        node, names = batched
+        try:
+            fn = fn.with_batched_creates_named(names)
+        except ValueError as e:
+            raise ctx.error(node, f"batched_creates=: {e}") from None
     return fn
 
 

@@ -222,7 +222,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::Var*, TupleRecord> tuples_;
-  std::unordered_set<const ir::Var*> batched_;
+  std::unordered_set<const ir::Var*> batched_;        // creates allocated so far
+  std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
   std::map<std::string, ViewRecord> views_;
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
