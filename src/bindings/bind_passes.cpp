@@ -64,6 +64,7 @@ void bind_passes(nb::module_& parent) {
       .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
       .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged)
       .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved)
+      .value("KernelParamSlotsResolved", IRProperty::KernelParamSlotsResolved)
       .value("TaskStatementsCounted", IRProperty::TaskStatementsCounted)
       .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
       .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped);
@@ -118,6 +119,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
+  PYPTO_BIND_PASS(KernelParamSlots);
   PYPTO_BIND_PASS(CountTaskStatements);
   PYPTO_BIND_PASS(StampGroupKernels);
   PYPTO_BIND_PASS(StampAllocationBatches);

@@ -42,6 +42,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ChunkedLoopsSplit: return "ChunkedLoopsSplit";
     case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
     case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
+    case IRProperty::KernelParamSlotsResolved: return "KernelParamSlotsResolved";
     case IRProperty::TaskStatementsCounted: return "TaskStatementsCounted";
     case IRProperty::GroupKernelsStamped: return "GroupKernelsStamped";
     case IRProperty::AllocationBatchesStamped: return "AllocationBatchesStamped";
@@ -93,6 +94,7 @@ struct DirectionChecker : IRVisitor {
 };
 
 struct ScopeChecker : IRVisitor {
+  ScopeChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   int manual = 0;
@@ -118,6 +120,7 @@ struct ScopeChecker : IRVisitor {
 };
 
 struct InPlaceChecker : IRVisitor {
+  InPlaceChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -129,6 +132,7 @@ struct InPlaceChecker : IRVisitor {
 };
 
 struct CarryChecker : IRVisitor {
+  CarryChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -141,6 +145,7 @@ struct CarryChecker : IRVisitor {
 };
 
 struct TripCountChecker : IRVisitor {
+  TripCountChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -211,6 +216,7 @@ struct HoistChecker {
 };
 
 struct UnrollChecker : IRVisitor {
+  UnrollChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -222,6 +228,7 @@ struct UnrollChecker : IRVisitor {
 // Loops with a `chunk` attr and scopes with the `auto_chunk` attr (both gone after the
 // pl.auto_chunk passes).
 struct ChunkChecker : IRVisitor {
+  ChunkChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   bool loops = true;   // else scopes
@@ -240,6 +247,7 @@ struct ChunkChecker : IRVisitor {
 // ScopeStmts of the kinds `outlined` claims are gone, in Orchestration / Opaque functions.
 std::vector<std::string> verify_scopes_outlined(const Program& p, std::vector<ScopeKind> outlined) {
   struct Checker : IRVisitor {
+    Checker() { statements_only_ = true; }   // checks statements only
     std::vector<std::string> out;
     std::string fn;
     std::vector<ScopeKind> kinds;
@@ -338,6 +346,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->is_kernel() && f->group_sync != KernelGroupSyncOf(*program, *f)) {
           out.push_back("function '" + f->name + "': group_sync is not the one KernelGroupSync computes");
+        }
+      }
+      return out;
+    case IRProperty::KernelParamSlotsResolved:
+      for (auto& f : program->functions) {
+        if (f->param_slots != KernelParamSlotsOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': param_slots is not the one KernelParamSlots computes");
         }
       }
       return out;

@@ -97,13 +97,17 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
                 continue
+            if kw.arg == "param_slots":
+                # KernelParamSlots' result, as printed: the task slot each parameter reads.
+                group_sync["param_slots"] = int_list(sctx, kw.value, kw.arg)
+                continue
             if kw.arg in _GROUP_SYNC_OPTIONS:
-                # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
+                # group_waits= / group_signals=: KernelGroupSync's result, as printed.
                 group_sync[_GROUP_SYNC_OPTIONS[kw.arg]] = int_list(sctx, kw.value, kw.arg)
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
+                                 help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
                                       "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=")
             try:
                 v = eval_py(sctx, kw.value)
@@ -197,7 +201,7 @@ def _task_ids_option(sctx, node):
     return node, out
 
 
-_GROUP_SYNC_OPTIONS = {"group_slots": "slots", "group_waits": "waits", "group_signals": "signals"}
+_GROUP_SYNC_OPTIONS = {"group_waits": "waits", "group_signals": "signals"}
 
 
 def _enum_for(opt):
@@ -258,9 +262,12 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     task_ids = sync.pop("task_ids", None)
     batched = sync.pop("batched_creates", None)
     returned_params = sync.pop("returned_params", None)
+    param_slots = sync.pop("param_slots", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
     task_statements = sync.pop("task_statements", 0)
     fn = fn.with_group_sync(**sync) if sync else fn
+    if param_slots:
+        fn = fn.with_param_slots(param_slots)
     if any(group_kernels):
         fn = fn.with_group_kernels(*group_kernels)
     if task_statements:

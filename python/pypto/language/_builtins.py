@@ -67,19 +67,21 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
-                                                  "transpose"), ("target_memory", "transpose")),
+                                                  "transpose", "drop_dims"), ("target_memory", "transpose", "drop_dims")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
-        "move": op(prefix + "move", "tile.move", ("tile", "target_memory"), ("target_memory",)),
+        # blayout= / slayout=: the reference's fractal-layout hints, checked and dropped (reference_ops.md §2)
+        "move": op(prefix + "move", "tile.move", ("tile", "target_memory", "blayout", "slayout"),
+                   ("target_memory", "blayout", "slayout")),
         "full": op(prefix + "full", "tile.full", ("shape", "dtype", "value"), ("dtype",)),
         "get_block_idx": op(prefix + "get_block_idx", "tile.get_block_idx"),
         "get_block_num": op(prefix + "get_block_num", "tile.get_block_num"),
     }
     for n in _BINARY:
         d[n] = op(prefix + n, "tile." + n, ("a", "b"))
-    for n in _UNARY:
-        d[n] = op(prefix + n, "tile." + n, ("a",))
+    for n in _UNARY:   # rsqrt's optional tmp selects a hardware sequence; checked and dropped (reference_ops.md §2)
+        d[n] = op(prefix + n, "tile." + n, ("a", "tmp") if n == "rsqrt" else ("a",))
     for n in _ROW_EXPAND:
         d[n] = op(prefix + n, "tile." + n, ("a", "row"))
     return d
@@ -91,7 +93,8 @@ def _tensor_ops(prefix: str) -> dict:
                      ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
         "write": op(prefix + "write", "tensor.write", ("tensor", "indices", "value")),
-        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets", "valid_shape")),
+        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets", "valid_shape", "drop_dims",
+                                                       "pad_value"), ("drop_dims", "pad_value")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
         "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),
@@ -118,6 +121,7 @@ dump_tag = Builtin("dump_tag", "dump_tag")   # pl.dump_tag(x): selective tensor 
 
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")
+const = Builtin("const", "const")       # pl.const(1, pl.INT32): a typed literal (reference_ops.md §10)
 _tensor = _tensor_ops("tensor.")
 create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
                    ("dtype", "manual_dep", "layout", "init_value"))
@@ -229,9 +233,11 @@ def _unified(name: str) -> Builtin:
 UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
-for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape")), ("assemble", ("target", "source", "offset")),
+for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")), ("assemble", ("target", "source", "offset")),
                          ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
-    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))
+    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec,
+                                             OpSpec("tile." + _n, _tile_params,
+                                                    ("drop_dims", "pad_value") if _n == "slice" else ())))
 
 
 # -- scope optimizations (spec anchor_features §5, §7): entries of pl.at / pl.spmd optimizations=[...] --
