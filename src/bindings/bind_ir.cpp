@@ -290,6 +290,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("arg_directions", &Call::arg_directions)
       .def_ro("compiler_manual_dep_edges", &Call::compiler_manual_dep_edges)
       .def_ro("dump_vars", &Call::dump_vars)
+      .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -320,6 +321,58 @@ void bind_exprs(nb::module_& m) {
       .def_ro("tuple", &TupleGetItem::tuple)
       .def_ro("index", &TupleGetItem::index)
       .def_static("make", &TupleGetItem::make, "tuple"_a, "index"_a, "span"_a = Span{});
+}
+
+// The TaskId Vars `body` defines, by printed name (how the parser resolves the names a printed
+// pass result mentions: task_ids=, carried_task_ids=). `tuples` (optional) receives, for a Var
+// defined as a tuple's element (`t = tup[k]`), that tuple Var.
+std::map<std::string, VarPtr> TaskIdDefsByName(const StmtPtr& body, std::map<const Var*, VarPtr>* tuples = nullptr) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    std::map<const Var*, VarPtr>* tuples = nullptr;
+    void add(const VarPtr& v) {
+      if (v && is_task_id(v->type)) by_name.emplace(v->name, v);
+    }
+    void visit_(const AssignStmt* op) override {
+      add(op->var);
+      auto* g = op->value->as<TupleGetItem>();
+      if (tuples && g && is_task_id(op->var->type)) {
+        if (VarPtr t = as_var_ptr(g->tuple)) tuples->emplace(op->var.get(), t);
+      }
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (auto& ia : op->iter_args) add(ia);
+      for (auto& rv : op->return_vars) add(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) add(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ScopeStmt* op) override {
+      add(op->task_id_var);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  defs.tuples = tuples;
+  if (body) defs.visit_stmt(body);
+  return std::move(defs.by_name);
+}
+
+// `scope` with carried_task_ids given by printed name: [("prev_2", 0), ...] (the parser's
+// reading of the scope option carried_task_ids=). ValueError naming an entry the body does not define.
+std::shared_ptr<const RuntimeScopeStmt> WithCarriedTaskIdsNamed(const RuntimeScopeStmt& scope,
+                                                               const std::vector<std::pair<std::string, int64_t>>& named) {
+  const std::map<std::string, VarPtr> by_name = TaskIdDefsByName(scope.body);
+  std::vector<ScopeTaskIdCarry> carries;
+  for (auto& [name, slots] : named) {
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw nb::value_error(("'" + name + "' is not a TaskId the scope body defines").c_str());
+    if (slots < 0) throw nb::value_error(("'" + name + "': slots must be >= 0").c_str());
+    carries.push_back(ScopeTaskIdCarry{it->second, slots});
+  }
+  return scope.with_carried_task_ids(std::move(carries));
 }
 
 void bind_stmts(nb::module_& m) {
@@ -384,9 +437,16 @@ void bind_stmts(nb::module_& m) {
       .def_ro("block_var", &ScopeStmt::block_var)
       .def_static("make", &ScopeStmt::make, "kind"_a, "attrs"_a, "body"_a, "task_id_var"_a.none() = nb::none(),
                   "block_var"_a.none() = nb::none(), "span"_a = Span{});
+  nb::class_<ScopeTaskIdCarry>(m, "ScopeTaskIdCarry", "A TaskId declared before its runtime scope (ResolveTaskIds).")
+      .def_ro("var", &ScopeTaskIdCarry::var)
+      .def_ro("slots", &ScopeTaskIdCarry::slots, "0: one TaskId; N: a pl.slots(N) array carry");
   nb::class_<RuntimeScopeStmt, Stmt>(m, "RuntimeScopeStmt")
       .def_ro("mode", &RuntimeScopeStmt::mode)
       .def_ro("body", &RuntimeScopeStmt::body)
+      .def_ro("carried_task_ids", &RuntimeScopeStmt::carried_task_ids,
+              "Stamped by ResolveTaskIds: the TaskIds the following yield carries out (empty before).")
+      .def("with_carried_task_ids_named", &WithCarriedTaskIdsNamed, "named"_a,
+           "A copy with carried_task_ids given by name: [(\"prev_2\", slots), ...] (the parser's carried_task_ids=).")
       .def_static("make", &RuntimeScopeStmt::make, "mode"_a, "body"_a, "span"_a = Span{});
 
   m.def("flatten_stmts", &flatten_stmts, "s"_a.none(), "Flatten a statement into a list (SeqStmts inlined).");
@@ -399,48 +459,55 @@ namespace {
 // `fn` with task_ids given by printed name: {"t": (slots, fresh, read)} (the parser's reading of
 // the @pl.function option task_ids=). ValueError naming an entry that is no TaskId of the body.
 FunctionPtr WithTaskIdsNamed(const Function& fn, const std::vector<std::pair<std::string, std::vector<int64_t>>>& named) {
-  struct Defs : IRVisitor {
-    std::map<std::string, VarPtr> by_name;
-    void add(const VarPtr& v) {
-      if (v && is_task_id(v->type)) by_name.emplace(v->name, v);
-    }
-    void visit_(const AssignStmt* op) override {
-      add(op->var);
-      IRVisitor::visit_(op);
-    }
-    void visit_(const ForStmt* op) override {
-      for (auto& ia : op->iter_args) add(ia);
-      for (auto& rv : op->return_vars) add(rv);
-      IRVisitor::visit_(op);
-    }
-    void visit_(const IfStmt* op) override {
-      for (auto& rv : op->return_vars) add(rv);
-      IRVisitor::visit_(op);
-    }
-    void visit_(const ScopeStmt* op) override {
-      add(op->task_id_var);
-      IRVisitor::visit_(op);
-    }
-  } defs;
-  if (fn.body) defs.visit_stmt(fn.body);
+  std::map<const Var*, VarPtr> tuples;
+  const std::map<std::string, VarPtr> by_name = TaskIdDefsByName(fn.body, &tuples);
   std::vector<TaskIdInfo> ids;
   for (auto& [name, facts] : named) {
-    auto it = defs.by_name.find(name);
-    if (it == defs.by_name.end()) throw nb::value_error(("'" + name + "' is not a TaskId the function body defines").c_str());
-    PYPTO_CHECK(facts.size() == 3, "task_ids entry needs (slots, fresh, read)");
-    ids.push_back(TaskIdInfo{it->second, facts[0], facts[1] != 0, facts[2] != 0});
+    auto it = by_name.find(name);
+    if (it == by_name.end()) throw nb::value_error(("'" + name + "' is not a TaskId the function body defines").c_str());
+    PYPTO_CHECK(facts.size() == 4, "task_ids entry needs (slots, fresh, read, at_submit)");
+    VarPtr submit;
+    if (facts[3] != 0) {
+      auto t = tuples.find(it->second.get());
+      if (t == tuples.end() || !t->second->type->is<TupleType>()) {
+        throw nb::value_error(("'" + name + "': at_submit=True needs a TaskId unpacked from a pl.submit").c_str());
+      }
+      submit = t->second;
+    }
+    ids.push_back(TaskIdInfo{it->second, facts[0], facts[1] != 0, facts[2] != 0, submit});
   }
   return fn.with_task_ids(std::move(ids));
 }
 
 }  // namespace
 
+// `fn` with batched_creates given by printed name (the parser's batched_creates=). ValueError
+// naming an entry that is no Var the body assigns.
+FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::string>& names) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void visit_(const AssignStmt* op) override {
+      by_name.emplace(op->var->name, op->var);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  if (fn.body) defs.visit_stmt(fn.body);
+  std::vector<VarPtr> vars;
+  for (const std::string& n : names) {
+    auto it = defs.by_name.find(n);
+    if (it == defs.by_name.end()) throw nb::value_error(("'" + n + "' is not a Var the function body assigns").c_str());
+    vars.push_back(it->second);
+  }
+  return fn.with_batched_creates(std::move(vars));
+}
+
 void bind_function_program(nb::module_& m) {
   nb::class_<TaskIdInfo>(m, "TaskIdInfo", "What ResolveTaskIds decided about one TaskId value (Function.task_ids).")
       .def_ro("var", &TaskIdInfo::var)
       .def_ro("slots", &TaskIdInfo::slots, "0: one TaskId; N: names an array of N TaskId slots")
       .def_ro("fresh", &TaskIdInfo::fresh, "always valid (straight from a submission): no is_valid() guard")
-      .def_ro("read", &TaskIdInfo::read, "named by a statement (deps=, carry init, yield, array op, copy)");
+      .def_ro("read", &TaskIdInfo::read, "named by a statement (deps=, carry init, yield, array op, copy)")
+      .def_ro("submit", &TaskIdInfo::submit, "the pl.submit result tuple this TaskId unpacks (HOST declares it there), or None");
   nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group synchronises in its mixed task (KernelGroupSync).")
       .def_ro("waits", &GroupSync::waits)
       .def_ro("signals", &GroupSync::signals)
@@ -467,8 +534,21 @@ void bind_function_program(nb::module_& m) {
       .def_ro("returned_params", &Function::returned_params,
               "Stamped by StampReturnedParams: per return value, the parameter it writes back (-1: none).")
       .def("with_returned_params", &Function::with_returned_params, "params"_a)
+      .def_prop_ro("group_aic", [](const Function& f) { return f.group_kernels.aic; }, "Stamped by StampGroupKernels.")
+      .def_prop_ro("group_aiv", [](const Function& f) { return f.group_kernels.aiv; }, "Stamped by StampGroupKernels.")
+      .def(
+          "with_group_kernels",
+          [](const Function& f, std::string aic, std::string aiv) {
+            return f.with_group_kernels(GroupKernels{std::move(aic), std::move(aiv)});
+          },
+          "aic"_a = std::string(), "aiv"_a = std::string())
+      .def_ro("task_statements", &Function::task_statements, "Stamped by CountTaskStatements (0 before).")
+      .def("with_task_statements", &Function::with_task_statements, "n"_a)
+      .def_ro("batched_creates", &Function::batched_creates, "Stamped by StampAllocationBatches (empty before).")
+      .def("with_batched_creates_named", &WithBatchedCreatesNamed, "names"_a,
+           "A copy with batched_creates given by name (the parser's batched_creates=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
-           "A copy with task_ids given by name: [(\"t\", [slots, fresh, read]), ...] (the parser's task_ids=).")
+           "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(
           "with_group_sync",
           [](const Function& f, std::vector<int64_t> waits, std::vector<int64_t> signals) {

@@ -64,7 +64,10 @@ void bind_passes(nb::module_& parent) {
       .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
       .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged)
       .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved)
-      .value("KernelParamSlotsResolved", IRProperty::KernelParamSlotsResolved);
+      .value("KernelParamSlotsResolved", IRProperty::KernelParamSlotsResolved)
+      .value("TaskStatementsCounted", IRProperty::TaskStatementsCounted)
+      .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
+      .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -117,6 +120,9 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(KernelParamSlots);
+  PYPTO_BIND_PASS(CountTaskStatements);
+  PYPTO_BIND_PASS(StampGroupKernels);
+  PYPTO_BIND_PASS(StampAllocationBatches);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

@@ -152,8 +152,16 @@ std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> a
   }
   TypePtr t = info->infer(args, attrs, span);
   PYPTO_CHECK(t, "type inference of op '" << op << "' returned no type");
-  return std::make_shared<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
-                                std::move(t), std::move(span));
+  // A barrier's edges (checked by type inference) are a typed field, not an attr.
+  std::vector<ExprPtr> edges;
+  if (auto it = attrs.find("manual_dep_edges"); op == "system.task_dummy" && it != attrs.end()) {
+    edges = std::get<std::vector<ExprPtr>>(it->second);
+    attrs.erase(it);
+  }
+  auto c = std::make_shared<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
+                                  std::move(t), std::move(span));
+  c->manual_dep_edges = std::move(edges);
+  return c;
 }
 
 std::shared_ptr<const Call> Call::make_func(std::string callee, std::vector<ExprPtr> args, TypePtr result,

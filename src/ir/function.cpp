@@ -30,6 +30,8 @@ std::shared_ptr<const Function> Function::with_task_ids(std::vector<TaskIdInfo> 
   for (auto& i : ids) {
     PYPTO_CHECK(i.var && is_task_id(i.var->type), "function '" << name << "': task_ids entry is not a TaskId Var");
     PYPTO_CHECK(i.slots >= 0, "function '" << name << "': task_ids entry '" << i.var->name << "' has negative slots");
+    PYPTO_CHECK(!i.submit || i.submit->type->is<TupleType>(),
+                "function '" << name << "': task_ids entry '" << i.var->name << "' names a submit that is no tuple");
   }
   auto f = std::make_shared<Function>(*this);
   f->task_ids = std::move(ids);
@@ -43,6 +45,26 @@ std::shared_ptr<const Function> Function::with_returned_params(std::vector<int64
   }
   auto f = std::make_shared<Function>(*this);
   f->returned_params = std::move(ps);
+  return f;
+}
+
+std::shared_ptr<const Function> Function::with_group_kernels(GroupKernels kernels) const {
+  auto f = std::make_shared<Function>(*this);
+  f->group_kernels = std::move(kernels);
+  return f;
+}
+
+std::shared_ptr<const Function> Function::with_task_statements(int64_t n) const {
+  PYPTO_CHECK(n >= 0, "function '" << name << "': negative task_statements " << n);
+  auto f = std::make_shared<Function>(*this);
+  f->task_statements = n;
+  return f;
+}
+
+std::shared_ptr<const Function> Function::with_batched_creates(std::vector<VarPtr> vars) const {
+  for (auto& v : vars) PYPTO_CHECK(v, "function '" << name << "': null batched_creates entry");
+  auto f = std::make_shared<Function>(*this);
+  f->batched_creates = std::move(vars);
   return f;
 }
 

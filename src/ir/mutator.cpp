@@ -140,13 +140,21 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   StmtPtr body = f->body ? mutate_stmt(f->body) : nullptr;
   changed |= body != f->body;
   if (!changed) return f;
+  std::vector<VarPtr> batched = f->batched_creates;   // defined in the body: follow renamings
+  for (VarPtr& v : batched) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) v = it->second.second;
+  }
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
       ->with_group_sync(f->group_sync)
       ->with_param_slots(f->param_slots)
       ->with_task_ids(f->task_ids)
-      ->with_returned_params(f->returned_params);   // stale if the body's TaskIds change: re-run ResolveTaskIds
+      ->with_returned_params(f->returned_params)   // stale if the body's TaskIds change: re-run ResolveTaskIds
+      ->with_group_kernels(f->group_kernels)
+      ->with_task_statements(f->task_statements)
+      ->with_batched_creates(std::move(batched));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
@@ -218,17 +226,20 @@ static std::vector<ExprPtr> remap_dump_vars(const std::vector<ExprPtr>& marks, c
 
 ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   // Nothing is copied unless something below changed (this runs for every call in every pass).
-  std::vector<ExprPtr> args, edges;
+  std::vector<ExprPtr> args, edges, user_edges;
   bool changed = mutate_exprs_if_changed(op->args, &args);
   bool attrs_changed = false;
   Attrs attrs_out;
   if (has_expr_attrs(op->attrs)) attrs_out = mutate_attrs(op->attrs, &attrs_changed);
   bool edges_changed = mutate_exprs_if_changed(op->compiler_manual_dep_edges, &edges);
-  if (!changed && !attrs_changed && !edges_changed) return self;
+  bool user_edges_changed = mutate_exprs_if_changed(op->manual_dep_edges, &user_edges);
+  if (!changed && !attrs_changed && !edges_changed && !user_edges_changed) return self;
   if (!changed) args = op->args;
   if (!edges_changed) edges = op->compiler_manual_dep_edges;
+  if (!user_edges_changed) user_edges = op->manual_dep_edges;
   Attrs attrs = attrs_changed ? std::move(attrs_out) : op->attrs;
   auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
+  if (!user_edges.empty()) attrs["manual_dep_edges"] = std::move(user_edges);   // make_op's parameter
   if (!op->is_op) {
     ExprPtr c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
     if (!edges.empty()) c = with_compiler_dep_edges(c, std::move(edges));
@@ -236,7 +247,9 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   if (op->arg_directions.empty()) return c;
-  return std::make_shared<Call>(c->callee, true, c->args, c->attrs, op->arg_directions, c->type, c->span);
+  auto d = std::make_shared<Call>(*c);
+  d->arg_directions = op->arg_directions;
+  return d;
 }
 
 ExprPtr IRMutator::mutate_(const Submit* op, const ExprPtr& self) {
@@ -389,7 +402,14 @@ StmtPtr IRMutator::mutate_(const ScopeStmt* op, const StmtPtr& self) {
 StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
   StmtPtr body = mutate_stmt(op->body);
   if (body == op->body) return self;
-  return RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
+  // The carried TaskIds are defined in the body: follow their renamings.
+  std::vector<ScopeTaskIdCarry> carries = op->carried_task_ids;
+  for (ScopeTaskIdCarry& c : carries) {
+    auto it = var_remap_.find(c.var.get());
+    if (it != var_remap_.end()) c.var = it->second.second;
+  }
+  auto scope = RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
+  return carries.empty() ? scope : scope->with_carried_task_ids(std::move(carries));
 }
 
 // Appends the statements of `s` to `out`, SeqStmts children inline (no list per statement).

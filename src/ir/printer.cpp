@@ -289,16 +289,14 @@ std::string Printer::print_call(const Call& c) {
     return print_subscript_base(c.args[0]) + "[" + print_index_list(c.args[1]) + "]";
   }
   if (c.callee == "system.task_dummy" && c.args.empty()) {
-    // pl.system.task_dummy(deps=[...]): the parser stores deps as "manual_dep_edges" and
+    // pl.system.task_dummy(deps=[...]): the parser stores deps as Call::manual_dep_edges and
     // marks the call "dummy_task"=True.
     std::string s = "pl.system.task_dummy(";
-    bool first = true;
     for (auto& [k, v] : c.attrs) {
       if (k == "dummy_task" && std::get_if<bool>(&v) && std::get<bool>(v)) continue;
-      s += (first ? "" : ", ") + (k == "manual_dep_edges" ? std::string("deps") : k) + "=" + print_attr_value(k, v);
-      first = false;
+      s += k + "=" + print_attr_value(k, v) + ", ";
     }
-    return s + ")";
+    return s + "deps=" + print_list(c.manual_dep_edges) + ")";
   }
   if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
     // pl.full(shape, dtype, value)
@@ -496,8 +494,22 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       // MaterializeRuntimeScopes wraps whole loop/branch bodies, yield included: a yield
       // inside still targets the enclosing for/if (the parser accepts that shape).
       auto* r = s->as<RuntimeScopeStmt>();
-      line(indent, r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope():" : "with pl.scope():");
+      const std::string open = r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope(" : "with pl.scope(";
+      // carried_task_ids= names body Vars: spliced in once the body has given them their names.
+      const size_t carries_at = static_cast<size_t>(out_.tellp()) + static_cast<size_t>(indent) * 4 + open.size();
+      line(indent, open + "):");
       print_body(r->body, indent + 1);
+      if (!r->carried_task_ids.empty()) {
+        std::string text = "carried_task_ids={";
+        for (size_t k = 0; k < r->carried_task_ids.size(); ++k) {
+          const ScopeTaskIdCarry& c = r->carried_task_ids[k];
+          text += (k ? ", " : "") + quote(var_name(c.var.get())) + ": " + std::to_string(c.slots);
+        }
+        std::string all = out_.str();
+        all.insert(carries_at, text + "}");
+        out_.str(all);
+        out_.seekp(0, std::ios::end);
+      }
       return 1;
     }
     // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
@@ -655,6 +667,9 @@ std::string Printer::function(const Function& f, int indent) {
   if (!f.group_sync.waits.empty()) deco += ", group_waits=" + print_int_list(f.group_sync.waits);
   if (!f.group_sync.signals.empty()) deco += ", group_signals=" + print_int_list(f.group_sync.signals);
   if (!f.returned_params.empty()) deco += ", returned_params=" + print_int_list(f.returned_params);
+  if (!f.group_kernels.aic.empty()) deco += ", group_aic=" + quote(f.group_kernels.aic);
+  if (!f.group_kernels.aiv.empty()) deco += ", group_aiv=" + quote(f.group_kernels.aiv);
+  if (f.task_statements != 0) deco += ", task_statements=" + std::to_string(f.task_statements);
   // auto_scope=False is a decorator keyword (spec anchor_features §4), never inside attrs=.
   std::map<std::string, AttrValue> attrs = f.attrs;
   const bool* auto_scope = attr_get<bool>(f.attrs, "auto_scope");
@@ -703,9 +718,18 @@ std::string Printer::function(const Function& f, int indent) {
   sig += tail;
   line(indent, sig);
   print_body(f.body, indent + 1);
-  if (!f.task_ids.empty()) {
+  std::string body_options;
+  if (!f.task_ids.empty()) body_options += ", task_ids=" + print_task_ids(f.task_ids);
+  if (!f.batched_creates.empty()) {
+    body_options += ", batched_creates=[";
+    for (size_t k = 0; k < f.batched_creates.size(); ++k) {
+      body_options += (k ? ", " : "") + quote(var_name(f.batched_creates[k].get()));
+    }
+    body_options += "]";
+  }
+  if (!body_options.empty()) {
     std::string all = out_.str();
-    all.insert(task_ids_at, ", task_ids=" + print_task_ids(f.task_ids));
+    all.insert(task_ids_at, body_options);
     out_.str(all);
     out_.seekp(0, std::ios::end);
   }
@@ -721,6 +745,7 @@ std::string Printer::print_task_ids(const std::vector<TaskIdInfo>& ids) {
     if (t.slots) facts += "slots=" + std::to_string(t.slots);
     if (t.fresh) facts += std::string(facts.empty() ? "" : ", ") + "fresh=True";
     if (t.read) facts += std::string(facts.empty() ? "" : ", ") + "read=True";
+    if (t.submit) facts += std::string(facts.empty() ? "" : ", ") + "at_submit=True";
     out += (k ? ", " : "") + quote(var_name(t.var.get())) + ": pl.task_id(" + facts + ")";
   }
   return out + "}";

@@ -139,4 +139,14 @@ std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::make(RuntimeScopeMode 
   return std::make_shared<RuntimeScopeStmt>(mode, std::move(body), std::move(span));
 }
 
+std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_carried_task_ids(std::vector<ScopeTaskIdCarry> carries) const {
+  for (const ScopeTaskIdCarry& c : carries) {
+    PYPTO_CHECK(c.var && is_task_id(c.var->type), "carried_task_ids entry is not a TaskId Var");
+    PYPTO_CHECK(c.slots >= 0, "carried_task_ids entry '" << c.var->name << "' has negative slots");
+  }
+  auto r = std::make_shared<RuntimeScopeStmt>(*this);
+  r->carried_task_ids = std::move(carries);
+  return r;
+}
+
 }  // namespace pypto::ir

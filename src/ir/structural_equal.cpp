@@ -64,6 +64,10 @@ class Equal {
     if (a.group_sync != b.group_sync) return fail("group_sync differs");
     if (a.param_slots != b.param_slots) return fail("param_slots differ");
     if (a.returned_params != b.returned_params) return fail("returned_params differ");
+    if (a.group_kernels != b.group_kernels) return fail("group_kernels differ");
+    if (a.task_statements != b.task_statements) {
+      return fail("task_statements " + std::to_string(a.task_statements) + " vs " + std::to_string(b.task_statements));
+    }
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
     }
@@ -86,7 +90,15 @@ class Equal {
       Path q(this, "body");
       if (!stmt(a.body, b.body)) return false;
     }
-    return task_ids(a.task_ids, b.task_ids);
+    if (!task_ids(a.task_ids, b.task_ids)) return false;
+    Path q(this, "batched_creates");
+    if (a.batched_creates.size() != b.batched_creates.size()) {
+      return fail("count " + std::to_string(a.batched_creates.size()) + " vs " + std::to_string(b.batched_creates.size()));
+    }
+    for (size_t i = 0; i < a.batched_creates.size(); ++i) {
+      if (!use(a.batched_creates[i].get(), b.batched_creates[i].get())) return false;
+    }
+    return true;
   }
 
   // Function::task_ids (ResolveTaskIds), compared after the body has mapped its Vars.
@@ -96,6 +108,7 @@ class Equal {
     for (size_t i = 0; i < a.size(); ++i) {
       if (!use(a[i].var.get(), b[i].var.get())) return false;
       if (!a[i].same_facts(b[i])) return fail("task_ids entry '" + a[i].var->name + "' has other facts");
+      if (a[i].submit && !use(a[i].submit.get(), b[i].submit.get())) return false;
     }
     return true;
   }
@@ -156,6 +169,7 @@ class Equal {
         if (!arg_dirs("Call.arg_directions", x->arg_directions, y->arg_directions)) return false;
         if (!exprs("Call.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
+        if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -457,8 +471,22 @@ class Equal {
       case NodeKind::RuntimeScopeStmt: {
         auto *x = a->as<RuntimeScopeStmt>(), *y = b->as<RuntimeScopeStmt>();
         if (x->mode != y->mode) return fail(std::string("RuntimeScopeStmt.mode ") + to_string(x->mode) + " vs " + to_string(y->mode));
-        Path p(this, "RuntimeScopeStmt.body");
-        return stmt(x->body, y->body);
+        {
+          Path p(this, "RuntimeScopeStmt.body");
+          if (!stmt(x->body, y->body)) return false;
+        }
+        // carried_task_ids (ResolveTaskIds) name body Vars: compared once the body mapped them.
+        Path p(this, "RuntimeScopeStmt.carried_task_ids");
+        if (x->carried_task_ids.size() != y->carried_task_ids.size()) {
+          return fail("count " + std::to_string(x->carried_task_ids.size()) + " vs " +
+                      std::to_string(y->carried_task_ids.size()));
+        }
+        for (size_t i = 0; i < x->carried_task_ids.size(); ++i) {
+          const ScopeTaskIdCarry &cx = x->carried_task_ids[i], &cy = y->carried_task_ids[i];
+          if (!use(cx.var.get(), cy.var.get())) return false;
+          if (cx.slots != cy.slots) return fail("entry '" + cx.var->name + "' has other slots");
+        }
+        return true;
       }
       // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
       case NodeKind::SeqStmts:   // callers flatten SeqStmts before comparing single statements
@@ -513,11 +541,23 @@ class Hasher {
     for (auto& t : f.return_types) type(t);
     attrs(f.attrs);
     stmt(f.body);
+    mix_str(f.group_kernels.aic);
+    mix_str(f.group_kernels.aiv);
+    mix(static_cast<uint64_t>(f.task_statements));
     mix(f.task_ids.size());
     for (auto& t : f.task_ids) {
       auto it = index_.find(t.var.get());
       mix(it == index_.end() ? 0xdead : it->second);
       mix(static_cast<uint64_t>(t.slots) * 4 + (t.fresh ? 2 : 0) + (t.read ? 1 : 0));
+      if (t.submit) {
+        auto st = index_.find(t.submit.get());
+        mix(st == index_.end() ? 0xbeef : st->second);
+      }
+    }
+    mix(f.batched_creates.size());
+    for (auto& v : f.batched_creates) {
+      auto it = index_.find(v.get());
+      mix(it == index_.end() ? 0xdead : it->second);
     }
   }
 
@@ -616,6 +656,7 @@ class Hasher {
         attrs(x->attrs);
         exprs(x->compiler_manual_dep_edges);
         exprs(x->dump_vars);
+        exprs(x->manual_dep_edges);
         return type(e->type);
       }
       case NodeKind::Submit: {
@@ -733,9 +774,18 @@ class Hasher {
         stmt(x->body);
         return def(x->task_id_var);
       }
-      case NodeKind::RuntimeScopeStmt:
-        mix(static_cast<uint64_t>(s->as<RuntimeScopeStmt>()->mode));
-        return stmt(s->as<RuntimeScopeStmt>()->body);
+      case NodeKind::RuntimeScopeStmt: {
+        auto* r = s->as<RuntimeScopeStmt>();
+        mix(static_cast<uint64_t>(r->mode));
+        stmt(r->body);
+        mix(r->carried_task_ids.size());
+        for (const ScopeTaskIdCarry& c : r->carried_task_ids) {
+          auto it = index_.find(c.var.get());
+          mix(it == index_.end() ? 0xdead : it->second);
+          mix(static_cast<uint64_t>(c.slots));
+        }
+        return;
+      }
       // The other node category (no `default:`: -Wswitch flags an unhandled new kind).
       case NodeKind::SeqStmts:   // callers flatten SeqStmts before comparing single statements
 #define PYPTO_EXPR_NODE(Name) case NodeKind::Name:

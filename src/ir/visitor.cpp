@@ -91,6 +91,7 @@ void IRVisitor::visit_(const Call* op) {
   visit_attrs(this, op->attrs);
   for (auto& d : op->compiler_manual_dep_edges) visit_expr(d);
   for (auto& d : op->dump_vars) visit_expr(d);
+  for (auto& d : op->manual_dep_edges) visit_expr(d);
 }
 void IRVisitor::visit_(const Submit* op) {
   for (auto& a : op->args) visit_expr(a);

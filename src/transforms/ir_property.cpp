@@ -43,6 +43,9 @@ const char* to_string(IRProperty p) {
     case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
     case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
     case IRProperty::KernelParamSlotsResolved: return "KernelParamSlotsResolved";
+    case IRProperty::TaskStatementsCounted: return "TaskStatementsCounted";
+    case IRProperty::GroupKernelsStamped: return "GroupKernelsStamped";
+    case IRProperty::AllocationBatchesStamped: return "AllocationBatchesStamped";
   }
   return "?";
 }
@@ -421,6 +424,28 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       return c.out;
     }
     case IRProperty::PeerBufferBasesResolved: return CheckPeerBufferBases(*program);
+    case IRProperty::TaskStatementsCounted:
+      for (auto& f : program->functions) {
+        if (f->task_statements != TaskStatementsOf(*f)) {
+          out.push_back("function '" + f->name + "': task_statements " + std::to_string(f->task_statements) +
+                        " is not the " + std::to_string(TaskStatementsOf(*f)) + " CountTaskStatements computes");
+        }
+      }
+      return out;
+    case IRProperty::AllocationBatchesStamped:
+      for (auto& f : program->functions) {
+        if (f->batched_creates != BatchedCreatesOf(*f)) {
+          out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
+        }
+      }
+      return out;
+    case IRProperty::GroupKernelsStamped:
+      for (auto& f : program->functions) {
+        if (f->group_kernels != GroupKernelsOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': group_kernels is not the one StampGroupKernels computes");
+        }
+      }
+      return out;
     case IRProperty::AutoDepsAnalysed:   // not a fixed point: its MANUAL scopes read as the user's on a re-run
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration || f->level == Level::HOST) continue;

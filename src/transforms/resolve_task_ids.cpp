@@ -14,6 +14,12 @@
 //     read   a statement names it: deps=, a task_dummy's edges, a carry init, a yield, an array
 //            op's argument, or a copy that is itself read (HOST code prints `(void)h;` after a
 //            handle nothing reads)
+//     submit (printed at_submit=True) the pl.submit result tuple whose TaskId element the Var
+//            unpacks, for the first unpacking in the submission's own statement list (HOST
+//            declares the handle there: `TaskHandle t = submit_next_level(...);`)
+//   stamps RuntimeScopeStmt::carried_task_ids on every runtime scope: the TaskIds the yield right
+//   after it carries out of it (TaskIdsCarriedOutOfScope), whose storage the generator declares
+//   before the PTO2_SCOPE;
 //   and drops the compiler edges (compiler_manual_dep_edges) that name a TaskId whose storage is
 //   out of scope at the task: a TaskId lives in the C++ block (PTO2_SCOPE, loop or branch body)
 //   that declares its storage — the producer's block, the block before a PTO2_SCOPE for a TaskId
@@ -24,12 +30,13 @@
 //
 //     for i, (prev,) in pl.parallel(4, init_values=(seed,)):     task_ids={"seed": pl.task_id(read=True),
 //         out, t = pl.submit(self.k, x, deps=[prev])                       "prev": pl.task_id(read=True),
-//         pl.yield_(t)                                                      "t": pl.task_id(fresh=True, read=True),
+//         pl.yield_(t)                                                      "t": pl.task_id(fresh=True, read=True, at_submit=True),
 //     out2, u = pl.submit(self.k, x, deps=[prev_1])                         "prev_1": pl.task_id(slots=4, read=True), ...}
 //
 // Input invariants: IterArgCarryClassified (the slot decisions), RuntimeScopesMaterialized (the
 //   blocks that bound lifetimes).
-// Output invariants: TaskIdsResolved; only compiler edges out of scope are removed.
+// Output invariants: TaskIdsResolved; only compiler edges out of scope are removed (and the
+//   scope stamps added).
 // Errors: a TaskId if result whose branches yield slot arrays of different sizes (UserError at the if).
 // Why: the L2 and HOST generators print dependency lists, carries and yields from these facts
 //   instead of re-deriving lifetimes while they print.
@@ -48,6 +55,14 @@ namespace pypto::transforms {
 using namespace ir;
 
 namespace {
+
+bool same_carries(const std::vector<ScopeTaskIdCarry>& a, const std::vector<ScopeTaskIdCarry>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].var != b[i].var || a[i].slots != b[i].slots) return false;
+  }
+  return true;
+}
 
 int64_t array_slots(const TypePtr& t) {
   auto* at = t ? t->as<ArrayType>() : nullptr;
@@ -70,12 +85,17 @@ class Resolver {
     std::vector<TaskIdInfo> out;
     for (const VarPtr& v : order_) {
       const Fact& f = facts_.at(v.get());
-      out.push_back(TaskIdInfo{v, f.slots, f.fresh, read.count(v.get()) > 0});
+      auto s = submit_of_.find(v.get());
+      out.push_back(TaskIdInfo{v, f.slots, f.fresh, read.count(v.get()) > 0, s == submit_of_.end() ? nullptr : s->second});
     }
     return out;
   }
   // Tasks whose compiler edges name out-of-scope TaskIds -> the edges that stay.
   const std::unordered_map<const Expr*, std::vector<ExprPtr>>& pruned() const { return pruned_; }
+  // Runtime scopes whose carried_task_ids stamp is missing or stale -> the right one.
+  const std::unordered_map<const RuntimeScopeStmt*, std::vector<ScopeTaskIdCarry>>& scope_carries() const {
+    return scope_carries_;
+  }
 
  private:
   struct Fact {
@@ -93,9 +113,10 @@ class Resolver {
     auto it = hoisted_.find(v);
     return it == hoisted_.end() ? current() : it->second;
   }
-  void define(const VarPtr& v, Fact f) {
+  void define(const VarPtr& v, Fact f, VarPtr submit = nullptr) {
     if (!v || !is_task_id(v->type)) return;
     if (facts_.emplace(v.get(), f).second) order_.push_back(v);
+    if (submit) submit_of_[v.get()] = std::move(submit);
   }
   const Fact* fact(const Var* v) const {
     auto it = facts_.find(v);
@@ -111,9 +132,12 @@ class Resolver {
   void block(const StmtPtr& body) {
     std::vector<StmtPtr> stmts = flatten_stmts(body);
     const YieldStmt* saved = block_yield_;
+    const int saved_list = list_;
     block_yield_ = TrailingYield(stmts);
+    list_ = ++lists_;
     for (auto& s : stmts) stmt(s);
     block_yield_ = saved;
+    list_ = saved_list;
   }
   void nested(const StmtPtr& body) {
     open_.push_back(next_block_++);
@@ -126,9 +150,10 @@ class Resolver {
       case NodeKind::SeqStmts: block(s); return;
       case NodeKind::RuntimeScopeStmt: {
         auto* r = s->as<RuntimeScopeStmt>();
-        if (block_yield_) {
-          for (const ScopeCarriedTaskId& c : TaskIdsCarriedOutOfScope(*r, *block_yield_)) hoisted_[c.var] = current();
-        }
+        std::vector<ScopeTaskIdCarry> carried;
+        if (block_yield_) carried = TaskIdsCarriedOutOfScope(*r, *block_yield_);
+        for (const ScopeTaskIdCarry& c : carried) hoisted_[c.var.get()] = current();
+        if (!same_carries(carried, r->carried_task_ids)) scope_carries_[r] = std::move(carried);
         nested(r->body);
         return;
       }
@@ -173,13 +198,20 @@ class Resolver {
     const ExprPtr& value = a.value;
     if (auto* sub = value->as<Submit>()) {
       task(*sub);
-      submit_tuples_.insert(v.get());
+      submit_tuples_.emplace(v.get(), SubmitTuple{list_, false});
       return;
     }
     if (auto* g = value->as<TupleGetItem>()) {
       auto* tt = g->tuple->type->as<TupleType>();
-      const bool tid = submit_tuples_.count(as_var(g->tuple)) && tt && g->index + 1 == static_cast<int>(tt->elements.size());
-      define(v, Fact{decl_block(v.get()), 0, tid});
+      auto st = submit_tuples_.find(as_var(g->tuple));
+      const bool tid = st != submit_tuples_.end() && tt && g->index + 1 == static_cast<int>(tt->elements.size());
+      // The first unpacking of the TaskId in the submission's own statement list names it there.
+      VarPtr at_submit;
+      if (tid && st->second.list == list_ && !st->second.unpacked) {
+        st->second.unpacked = true;
+        at_submit = as_var_ptr(g->tuple);
+      }
+      define(v, Fact{decl_block(v.get()), 0, tid}, at_submit);
       return;
     }
     if (const Var* src = as_var(value)) {   // a copy names the source's storage
@@ -192,15 +224,14 @@ class Resolver {
     if (!c->is_op) return task(*c);
     read_all(c->args);
     if (c->callee == "system.task_dummy") {
-      static const std::vector<ExprPtr> kNone;
-      const auto* edges = attr_get<std::vector<ExprPtr>>(c->attrs, "manual_dep_edges");
-      read_all(edges ? *edges : kNone);
+      const std::vector<ExprPtr>& edges = c->manual_dep_edges;
+      read_all(edges);
       // L2 submits a barrier without edges unconditionally; HOST's submit_barrier returns a valid
       // handle when it waits on a fresh TaskId.
-      bool fresh = !edges || edges->empty();
+      bool fresh = edges.empty();
       if (host_) {
         fresh = false;
-        for (auto& d : edges ? *edges : kNone) {
+        for (auto& d : edges) {
           const Fact* f = fact(as_var(d));
           fresh = fresh || (f && f->slots == 0 && f->fresh);
         }
@@ -267,12 +298,33 @@ class Resolver {
   int next_block_ = 0;
   const YieldStmt* block_yield_ = nullptr;
   std::unordered_map<const Var*, int> hoisted_;   // declared before its PTO2_SCOPE, in this block
-  std::unordered_set<const Var*> submit_tuples_;
+  struct SubmitTuple {
+    int list;        // the statement list of the submission
+    bool unpacked;   // its TaskId element was unpacked in that list
+  };
+  std::unordered_map<const Var*, SubmitTuple> submit_tuples_;
+  std::unordered_map<const Var*, VarPtr> submit_of_;   // TaskId Var -> the submit tuple it unpacks there
+  int list_ = 0, lists_ = 0;
   std::unordered_map<const Var*, Fact> facts_;
   std::vector<VarPtr> order_;
   std::unordered_set<const Var*> read_;
   std::vector<std::pair<const Var*, const Var*>> copies_;   // (copy, source), program order
   std::unordered_map<const Expr*, std::vector<ExprPtr>> pruned_;
+  std::unordered_map<const RuntimeScopeStmt*, std::vector<ScopeTaskIdCarry>> scope_carries_;
+};
+
+class StampScopeCarries : public IRMutator {
+ public:
+  explicit StampScopeCarries(const std::unordered_map<const RuntimeScopeStmt*, std::vector<ScopeTaskIdCarry>>& want)
+      : want_(want) {}
+  StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    auto it = want_.find(op);
+    return it == want_.end() ? s : s->as<RuntimeScopeStmt>()->with_carried_task_ids(it->second);
+  }
+
+ private:
+  const std::unordered_map<const RuntimeScopeStmt*, std::vector<ScopeTaskIdCarry>>& want_;
 };
 
 class DropOutOfScopeEdges : public IRMutator {
@@ -296,7 +348,10 @@ ProgramPtr Run(const ProgramPtr& program) {
     FunctionPtr nf = fn;
     Resolver first(*fn);
     if (!first.pruned().empty()) nf = DropOutOfScopeEdges(first.pruned()).mutate_function(fn);
-    nf = nf->with_task_ids(Resolver(*nf).table());
+    Resolver second(*nf);
+    // Stamping the scopes keeps every Var, so the table stays valid for the stamped body.
+    if (!second.scope_carries().empty()) nf = StampScopeCarries(second.scope_carries()).mutate_function(nf);
+    nf = nf->with_task_ids(second.table());
     out = out->with_function(nf);
   }
   return out;
@@ -310,6 +365,11 @@ std::vector<std::string> CheckTaskIdsResolved(const Function& fn) {
   std::vector<std::string> out;
   Resolver r(fn);
   if (!r.pruned().empty()) out.push_back("function '" + fn.name + "': a compiler edge names an out-of-scope TaskId");
+  for (const auto& [scope, want] : r.scope_carries()) {
+    out.push_back("function '" + fn.name + "': a runtime scope's carried_task_ids (" +
+                  std::to_string(scope->carried_task_ids.size()) + " entries) is not the one ResolveTaskIds computes (" +
+                  std::to_string(want.size()) + " entries)");
+  }
   std::vector<TaskIdInfo> want = r.table();
   if (want.size() != fn.task_ids.size()) {
     out.push_back("function '" + fn.name + "': " + std::to_string(fn.task_ids.size()) + " task_ids entries, expected " +

@@ -14,9 +14,9 @@ const YieldStmt* TrailingYield(const std::vector<StmtPtr>& stmts) {
   return stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
 }
 
-std::vector<ScopeCarriedTaskId> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& scope, const YieldStmt& next_yield) {
+std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& scope, const YieldStmt& next_yield) {
   // Top-level definitions of the scope body that a yield could carry out.
-  std::unordered_map<const Var*, ScopeCarriedTaskId> defs;
+  std::unordered_map<const Var*, ScopeTaskIdCarry> defs;
   std::unordered_map<const Var*, const Submit*> submits;   // tuple Var -> its pl.submit
   for (const StmtPtr& s : flatten_stmts(scope.body)) {
     if (auto* a = s->as<AssignStmt>()) {
@@ -25,17 +25,17 @@ std::vector<ScopeCarriedTaskId> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt&
       const Var* tv = g ? as_var(g->tuple) : nullptr;
       auto* tt = g ? g->tuple->type->as<TupleType>() : nullptr;
       if (tv && submits.count(tv) && tt && g->index + 1 == static_cast<int>(tt->elements.size())) {
-        defs[a->var.get()] = ScopeCarriedTaskId{a->var.get(), 0};
+        defs[a->var.get()] = ScopeTaskIdCarry{a->var, 0};
       }
     } else if (auto* f = s->as<ForStmt>()) {
       for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
         const LoopCarry& c = f->carries[i];
         if (!c.rebind || !is_task_id(f->iter_args[i]->type) || f->iter_args[i]->type->is<ArrayType>()) continue;
-        defs[f->return_vars[i].get()] = ScopeCarriedTaskId{f->iter_args[i].get(), c.slots};
+        defs[f->return_vars[i].get()] = ScopeTaskIdCarry{f->iter_args[i], c.slots};
       }
     }
   }
-  std::vector<ScopeCarriedTaskId> out;
+  std::vector<ScopeTaskIdCarry> out;
   for (const ExprPtr& v : next_yield.values) {
     auto it = defs.find(as_var(v));
     if (it != defs.end()) out.push_back(it->second);

@@ -638,14 +638,13 @@ class Interpreter {
   }
 
   Value barrier(const Call& c) {
-    const auto* edges = attr_get<std::vector<ExprPtr>>(c.attrs, "manual_dep_edges");
+    const std::vector<ExprPtr>& edges = c.manual_dep_edges;
     std::set<int> preds;
-    if (edges)
-      for (auto& d : *edges)
-        for (int p : lookup_value(d).all_ids()) preds.insert(p);
+    for (auto& d : edges)
+      for (int p : lookup_value(d).all_ids()) preds.insert(p);
     Value id = Value::ids(1);
     // Every edge invalid: not submitted (HOST: submit_barrier of no dependency never is).
-    if ((host_ || (edges && !edges->empty())) && preds.empty()) return id;
+    if ((host_ || !edges.empty()) && preds.empty()) return id;
     const int n = add_node(GraphNode::Kind::Barrier);
     for (int p : preds) nodes_[static_cast<size_t>(n)].add_pred(p, kExplicitEdge);
     id.slots[0].insert(n);

@@ -135,7 +135,7 @@ class HostVerifier {
         return;
       }
       if (c->callee == "system.task_dummy") {
-        if (auto* deps = attr_get<std::vector<ExprPtr>>(c->attrs, "manual_dep_edges")) dep_waits(*deps);
+        dep_waits(c->manual_dep_edges);
         has_value_.insert(var);
         return;
       }

@@ -1,9 +1,10 @@
 // VerifyManualDepsOnSubmitOnly
 //
 // What: checks the ManualDepsOnSubmitOnly invariant: user-written dependency edges live only
-//   in Submit::deps. No Call to a program function carries attrs["manual_dep_edges"]; among op
-//   calls only system.task_dummy (the barrier, whose fan-in contract is that attr) may carry
-//   it; and no scope is left that still holds deps= in its attrs (outlining moved them).
+//   in Submit::deps. No Call to a program function carries attrs["manual_dep_edges"] or
+//   Call::manual_dep_edges; among op calls only system.task_dummy (the barrier, whose fan-in
+//   contract is Call::manual_dep_edges) may carry them; and no scope is left that still holds
+//   deps= in its attrs (outlining moved them).
 //       Call("kernel", attrs={"manual_dep_edges": [t]})   -> violation
 //       Call op "system.task_dummy" manual_dep_edges=[t]  -> fine
 // Input invariants: none. Output: the program, unchanged. A violation is a compiler bug
@@ -29,7 +30,8 @@ struct Checker : IRVisitor {
     return s.known() ? " at " + (s.file.empty() ? std::string("<unknown>") : s.file.str()) + ":" + std::to_string(s.line) : "";
   }
   void visit_(const Call* op) override {
-    if (op->attrs.count("manual_dep_edges")) {
+    // A function call's attrs are free-form: a "manual_dep_edges" key there is a misplaced edge list.
+    if (op->attrs.count("manual_dep_edges") || !op->manual_dep_edges.empty()) {
       if (!op->is_op) {
         out.push_back("function '" + fn + "': call to '" + op->callee + "'" + where(op->span) +
                       " carries manual_dep_edges (only Submit::deps may hold user edges)");

@@ -130,7 +130,7 @@ class OrchestrationVerifier {
     return (s.file.empty() ? std::string("line ") : s.file + ":") + std::to_string(s.line);
   }
 
-  // deps= / manual_dep_edges entries: each user edge must name a live TaskId.
+  // deps= / a barrier's manual_dep_edges: each user edge must name a live TaskId.
   void user_edges(const std::vector<ExprPtr>& edges, const Span& where) const {
     std::unordered_set<const Var*> seen;
     for (auto& d : edges) {
@@ -189,11 +189,7 @@ class OrchestrationVerifier {
 
   void block_body(const StmtPtr& body) {
     hoist_creates(body, m_.current());
-    std::vector<StmtPtr> stmts = flatten_stmts(body);
-    const YieldStmt* outer_yield = block_yield_;
-    block_yield_ = TrailingYield(stmts);
-    for (auto& st : stmts) stmt(st);
-    block_yield_ = outer_yield;
+    for (auto& st : flatten_stmts(body)) stmt(st);
   }
   // A dynamic dimension the body names must come from a tensor parameter's shape.
   void check_dim_use(const Var* v) const {
@@ -251,13 +247,11 @@ class OrchestrationVerifier {
   void runtime_scope(const RuntimeScopeStmt& s) {
     // A MANUAL scope's allocations are declared before its block (the generator's hoisting).
     if (s.mode == RuntimeScopeMode::Manual) hoist_creates(s.body, m_.current());
-    // TaskIds the following yield carries out are declared before the block (the generator's
-    // emit_runtime_scope).
-    if (block_yield_) {
-      for (const ScopeCarriedTaskId& c : TaskIdsCarriedOutOfScope(s, *block_yield_)) {
-        m_.declare(c.var);
-        hoisted_.insert(c.var);
-      }
+    // TaskIds the following yield carries out are declared before the block (ResolveTaskIds'
+    // stamp, as the generator's emit_runtime_scope prints them).
+    for (const ScopeTaskIdCarry& c : s.carried_task_ids) {
+      m_.declare(c.var.get());
+      hoisted_.insert(c.var.get());
     }
     // Loop carries read after the block get an exit slot declared before it (the generator's
     // emit_runtime_scope); the loop result names that slot after the block.
@@ -392,8 +386,7 @@ class OrchestrationVerifier {
       in_place_assemble(c);
       m_.alias(&result, as_var(c.args[0]));
     } else if (name == "system.task_dummy") {
-      const auto* edges = attr_get<std::vector<ExprPtr>>(c.attrs, "manual_dep_edges");
-      if (edges) user_edges(*edges, c.span);
+      user_edges(c.manual_dep_edges, c.span);
       m_.declare(&result);
     } else if (name == "array.get_element") {
       const Var* arr = c.args.empty() ? nullptr : as_var(c.args[0]);
@@ -675,7 +668,6 @@ class OrchestrationVerifier {
   ArrayBacking arrays_;   // which C array each pl.Array version lives in (the generator's)
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
-  const YieldStmt* block_yield_ = nullptr;          // trailing yield of the block being checked
   std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
   ValuesCarriedOutOfScopes scope_exits_{fn_};
   std::unordered_map<const Var*, int> exit_carries_;   // iter_arg -> the block its exit slot is in

@@ -104,8 +104,9 @@ def test_attrs_dict_conversion():
     assert call.is_op and call.callee == "tensor.create" and isinstance(call.args[0], ir.MakeTuple)
     tid = ir.Var.make("t", ir.ScalarType.make(ir.DataType.TASK_ID))
     dummy = ir.Call.make_op("system.task_dummy", [], {"manual_dep_edges": [tid], "dummy_task": True})
-    edges = dummy.attrs["manual_dep_edges"]
-    assert isinstance(edges, list) and edges[0] == tid
+    # The barrier's edges are the typed Call.manual_dep_edges (issue 11: no string-keyed protocol).
+    edges = dummy.manual_dep_edges
+    assert isinstance(edges, list) and edges[0] == tid and "manual_dep_edges" not in dummy.attrs
     i = ir.Var.make("i", ir.ScalarType.make(ir.DataType.INDEX))
     loop = ir.ForStmt.make(i, ir.ConstInt.make(0), ir.ConstInt.make(4), ir.ConstInt.make(1), [],
                            ir.YieldStmt.make([]), [], attrs={"n": 3, "x": 1.5, "s": "text", "e": i})
@@ -227,3 +228,40 @@ def test_float_literals_print_like_python_repr():
     values += [10.0 ** rng.randint(-30, 30) * rng.random() for _ in range(200)]
     for v in values:
         assert ir.python_print(ir.ConstFloat.make(v)) == repr(v)
+
+
+def test_barrier_edges_are_a_typed_field_compared_hashed_and_printed():
+    # Call.manual_dep_edges (issue 11: no string-keyed attr between layers): the barrier's edges
+    # take part in structural equality and hashing, print as deps= and parse back.
+    import pypto.language as pl
+    src = '''import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+          c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+             d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        with pl.manual_scope():
+            d, t1 = pl.submit(self.k, a, d)
+            d, t2 = pl.submit(self.k, a, d)
+            b = pl.system.task_dummy(deps=[EDGES])
+            d, t3 = pl.submit(self.k, a, d, deps=[b])
+        return d
+'''
+    both, one = pl.parse_program(src.replace("EDGES", "t1, t2")), pl.parse_program(src.replace("EDGES", "t1"))
+    assert not ir.structural_equal(both, one)
+    assert ir.structural_hash(both) != ir.structural_hash(one)
+    text = ir.python_print(both)
+    assert "pl.system.task_dummy(deps=[t1, t2])" in text
+    back = pl.parse_program(text)
+    assert ir.structural_equal(both, back) and ir.structural_hash(both) == ir.structural_hash(back)
+    barrier = [s.value for s in ir.flatten_stmts(back.get("main").body.stmts[0].body)
+               if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.Call) and s.value.callee == "system.task_dummy"]
+    assert [e.name for e in barrier[0].manual_dep_edges] == ["t1", "t2"] and "manual_dep_edges" not in barrier[0].attrs

@@ -108,7 +108,7 @@ def test_deps_entries():
     assert sub.deps[1].same_as(create[1].var)
     dummy = [s for s in stmts if isinstance(s, ir.AssignStmt) and s.var.name == "b"][0].value
     assert dummy.callee == "system.task_dummy" and dummy.attrs["dummy_task"] is True
-    assert [e.name for e in dummy.attrs["manual_dep_edges"]] == ["t1", "tids"]
+    assert [e.name for e in dummy.manual_dep_edges] == ["t1", "tids"]
     slot = [s for s in stmts if isinstance(s, ir.AssignStmt) and s.var.name == "tids_slot"][0]
     assert slot.value.callee == "array.get_element"
 

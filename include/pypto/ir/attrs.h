@@ -5,7 +5,8 @@
 //   Call "dtype", "target_memory", "manual_dep", ...   op parameters that are not exprs (parser)
 //   ScopeStmt "level" (string), "deps" (expr list), "predicate" (expr), "allow_early_resolve"
 //             (bool), "no_dep_args" (expr list), "core_num" (expr), "sync_start" (bool) (parser)
-//   Call "dummy_task" (bool), "manual_dep_edges" (expr list) on system.task_dummy
+//   Call "dummy_task" (bool) on system.task_dummy (its edges are the typed Call::manual_dep_edges;
+//        make_op takes them as the op's "manual_dep_edges" parameter)
 #pragma once
 #include <cstdint>
 #include <map>

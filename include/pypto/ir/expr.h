@@ -152,9 +152,13 @@ struct Call : Expr {
   // Tensor arguments marked for the runtime's partial dump (pl.dump_tag; anchor §6), each an
   // expression that is also in `args`. Printed as `attrs={"dump_vars": [...]}`.
   std::vector<ExprPtr> dump_vars;
+  // The user's TaskId edges of a system.task_dummy barrier (`pl.system.task_dummy(deps=[t1, t2])`);
+  // empty on every other call. make_op takes them as the op's "manual_dep_edges" parameter and
+  // stores them here, not in attrs.
+  std::vector<ExprPtr> manual_dep_edges;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
-  ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars); }
+  ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars, manual_dep_edges); }
   // Op call: the result type comes from the op registry's type inference (UserError on misuse).
   static std::shared_ptr<const Call> make_op(std::string op, std::vector<ExprPtr> args, Attrs attrs = {}, Span span = {});
   // Function call: the caller supplies the result type (the callee's return type: a single

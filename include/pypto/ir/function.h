@@ -27,6 +27,17 @@ struct GroupSync {
   bool operator!=(const GroupSync& o) const { return !(*this == o); }
 };
 
+// The two kernels a Group runs as one mixed task (pass StampGroupKernels): the AIC one and the
+// AIV one by stamped core type, "" for a core it leaves idle. Empty for every other function.
+// Printed as @pl.function options group_aic="mm", group_aiv="act".
+struct GroupKernels {
+  std::string aic;
+  std::string aiv;
+  bool empty() const { return aic.empty() && aiv.empty(); }
+  bool operator==(const GroupKernels& o) const { return aic == o.aic && aiv == o.aiv; }
+  bool operator!=(const GroupKernels& o) const { return !(*this == o); }
+};
+
 // What ResolveTaskIds decided about one TaskId value of an orchestration function: how the
 // generated code names it. Printed as the @pl.function option
 // `task_ids={"t": pl.task_id(fresh=True, read=True), "prev_1": pl.task_id(slots=4)}`.
@@ -35,12 +46,19 @@ struct GroupSync {
 //   fresh  always valid (straight from a submission): a dependency on it needs no is_valid() guard
 //   read   a statement names it (deps=, a carry init, a yield, an array op, a copy): HOST code
 //          prints `(void)h;` after the declaration of a handle nothing reads
+//   submit the result tuple of the pl.submit whose TaskId this Var unpacks (`out, t = pl.submit(...)`:
+//          the first unpacking of its last element in the submission's statement list), else null:
+//          HOST declares the handle at the submission (`TaskHandle t = submit_next_level(...);`).
+//          Printed `at_submit=True`; the parser finds the tuple from the Var's definition.
 struct TaskIdInfo {
   VarPtr var;
   int64_t slots = 0;
   bool fresh = false;
   bool read = false;
-  bool same_facts(const TaskIdInfo& o) const { return slots == o.slots && fresh == o.fresh && read == o.read; }
+  VarPtr submit;
+  bool same_facts(const TaskIdInfo& o) const {
+    return slots == o.slots && fresh == o.fresh && read == o.read && (submit == nullptr) == (o.submit == nullptr);
+  }
 };
 
 struct Function {
@@ -69,6 +87,16 @@ struct Function {
   // caller's result aliases the argument passed there), or -1. Empty before it runs and for
   // functions without a return. Printed as the @pl.function option `returned_params=[2]`.
   std::vector<int64_t> returned_params;
+  // StampGroupKernels: a Group's AIC and AIV kernels (empty for other functions).
+  GroupKernels group_kernels;
+  // CountTaskStatements: an Orchestration function's task statements (kernel / Group calls with a
+  // non-tuple result and pl.submits, each once, through loops, branches and scopes); 0 for other
+  // functions. Printed as the @pl.function option `task_statements=3` (when non-zero).
+  int64_t task_statements = 0;
+  // StampAllocationBatches: the tensor.create results of an Orchestration function the L2
+  // generator allocates in one alloc_tensors call at their block's entry, in program order.
+  // Printed as the @pl.function option `batched_creates=["c", "d"]` (when non-empty).
+  std::vector<VarPtr> batched_creates;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -85,6 +113,12 @@ struct Function {
   std::shared_ptr<const Function> with_task_ids(std::vector<TaskIdInfo> ids) const;
   // A copy with returned_params set: `fn->with_returned_params({2})`.
   std::shared_ptr<const Function> with_returned_params(std::vector<int64_t> params) const;
+  // A copy with group_kernels set: `fn->with_group_kernels({"mm", "act"})`.
+  std::shared_ptr<const Function> with_group_kernels(GroupKernels kernels) const;
+  // A copy with task_statements set: `fn->with_task_statements(3)`.
+  std::shared_ptr<const Function> with_task_statements(int64_t n) const;
+  // A copy with batched_creates set (each a Var the body assigns): `fn->with_batched_creates({c})`.
+  std::shared_ptr<const Function> with_batched_creates(std::vector<VarPtr> vars) const;
   // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
   const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.

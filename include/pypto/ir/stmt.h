@@ -138,15 +138,29 @@ struct ScopeStmt : Stmt {
                                                VarPtr block_var = nullptr, Span span = {});
 };
 
+// A TaskId the yield after a runtime scope carries out of it (pass ResolveTaskIds): its storage
+// is declared in the enclosing block, before the scope, so the yield can still name it. `var` is
+// the yielded pl.submit TaskId element, or the iter_arg of a loop in the scope whose TaskId result
+// is yielded (its C++ variable names the result); `slots` > 0 for a pl.slots(N) array carry.
+struct ScopeTaskIdCarry {
+  VarPtr var;
+  int64_t slots = 0;
+};
+
 // A runtime scope: PTO2_SCOPE() (AUTO) or PTO2_SCOPE(PTO2ScopeMode::MANUAL). The parser makes
 // MANUAL ones from `with pl.manual_scope():`; MaterializeRuntimeScopes adds the AUTO ones.
+// `carried_task_ids` (ResolveTaskIds; empty before it) prints as the scope option
+// `with pl.manual_scope(carried_task_ids={"prev_2": 0, "prev_1": 4}):`.
 struct RuntimeScopeStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::RuntimeScopeStmt;
   RuntimeScopeMode mode;
   StmtPtr body;
+  std::vector<ScopeTaskIdCarry> carried_task_ids;   // in the order of the following yield
   RuntimeScopeStmt(RuntimeScopeMode m, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), mode(m), body(std::move(b)) {}
   ~RuntimeScopeStmt() override { release_children(body); }
   static std::shared_ptr<const RuntimeScopeStmt> make(RuntimeScopeMode mode, StmtPtr body, Span span = {});
+  // A copy with carried_task_ids set (each var a TaskId): `scope->with_carried_task_ids({{t, 0}})`.
+  std::shared_ptr<const RuntimeScopeStmt> with_carried_task_ids(std::vector<ScopeTaskIdCarry> carries) const;
 };
 
 }  // namespace pypto::ir

@@ -52,6 +52,12 @@
 //                              AutoDeriveTaskDependencies stamped (attrs["auto_deps"])
 //   ChunkedLoopsSplit          no ForStmt has a `chunk` attr (SplitChunkedLoops)
 //   AutoChunkScopesInterchanged  no ScopeStmt has the `auto_chunk` attr (InterchangeChunkLoops)
+//   TaskStatementsCounted      every function has the Function::task_statements
+//                              CountTaskStatements computes (CountTaskStatements)
+//   GroupKernelsStamped        every function has the Function::group_kernels StampGroupKernels
+//                              computes (StampGroupKernels)
+//   AllocationBatchesStamped   every function has the Function::batched_creates
+//                              StampAllocationBatches computes (StampAllocationBatches)
 #pragma once
 #include <string>
 #include <vector>
@@ -86,6 +92,9 @@ enum class IRProperty {
   AutoChunkScopesInterchanged,
   PeerBufferBasesResolved,
   KernelParamSlotsResolved,
+  TaskStatementsCounted,
+  GroupKernelsStamped,
+  AllocationBatchesStamped,
 };
 
 const char* to_string(IRProperty p);

@@ -97,6 +97,27 @@ Pass AutoDeriveTaskDependencies();
 // CrossScopeTaskIdsHoisted.
 Pass PrepareCrossScopeTaskIdHoists();
 
+// Stamps Function::task_statements on every Orchestration function (the L2 generator's
+// one-block-per-task / chunking choice reads it). Produces TaskStatementsCounted.
+Pass CountTaskStatements();
+// What CountTaskStatements stamps on `fn` (0 for a non-Orchestration function):
+//   TaskStatementsOf(*program->get("main")) == 3
+int64_t TaskStatementsOf(const ir::Function& fn);
+
+// Stamps Function::group_kernels (its AIC and AIV kernels, by stamped or else inferred core
+// type) on every Group function. Produces GroupKernelsStamped.
+Pass StampGroupKernels();
+// What StampGroupKernels stamps on `fn` (empty for a non-Group function, or a Group calling two
+// kernels of one core type or a non-kernel):  GroupKernelsOf(*program, *program->get("grp")).aic == "mm"
+ir::GroupKernels GroupKernelsOf(const ir::Program& program, const ir::Function& fn);
+
+// Stamps Function::batched_creates on every Orchestration function (the creates the L2 generator
+// allocates at their block's entry). Produces AllocationBatchesStamped.
+Pass StampAllocationBatches();
+// What StampAllocationBatches stamps on `fn` (empty for a non-Orchestration function):
+//   BatchedCreatesOf(*program->get("main")) == {c}
+std::vector<ir::VarPtr> BatchedCreatesOf(const ir::Function& fn);
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.

@@ -8,8 +8,9 @@
 //       (yield prev)                           }
 //                                              prev_1 = prev_2;
 //
-// Both the code generator and VerifyOrchestrationProgram declare these TaskIds' C++ variables
-// in the block enclosing the PTO2_SCOPE, so the yield after the block can still name them.
+// ResolveTaskIds stamps these on the scope (RuntimeScopeStmt::carried_task_ids); the code
+// generator and VerifyOrchestrationProgram declare their C++ variables in the block enclosing
+// the PTO2_SCOPE, so the yield after the block can still name them.
 #pragma once
 #include <unordered_map>
 #include <vector>
@@ -18,19 +19,13 @@
 
 namespace pypto::transforms {
 
-// One TaskId whose storage is declared before the scope: `var` is the yielded Var (a pl.submit
-// TaskId element) or, for the result of a loop inside the scope, that loop's iter_arg (whose
-// C++ variable the result names); `slots` > 0 for a pl.slots(N) array carry.
-struct ScopeCarriedTaskId {
-  const ir::Var* var;
-  int64_t slots;
-};
-
 // The TaskIds among `next_yield.values` defined at the top level of `scope.body` (a pl.submit's
-// TaskId element, or the TaskId result of a loop there), in yield order:
+// TaskId element, or the TaskId result of a loop there), in yield order: the yielded Var, or for
+// a loop result that loop's iter_arg (whose C++ variable the result names), with the pl.slots(N)
+// size of an array carry:
 //   TaskIdsCarriedOutOfScope(*scope, *yield)  ->  {{prev_2, 0}}
-std::vector<ScopeCarriedTaskId> TaskIdsCarriedOutOfScope(const ir::RuntimeScopeStmt& scope,
-                                                         const ir::YieldStmt& next_yield);
+std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScopeStmt& scope,
+                                                           const ir::YieldStmt& next_yield);
 
 // Loop carries and if results that leave a runtime scope (issue 13): a tensor or number that a
 // loop at the top level of a `pl.manual_scope()` / `pl.scope()` body rebinds (or an if there

@@ -85,6 +85,14 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampReturnedParams' result, as printed: a list of parameter indices (-1: none).
                 group_sync["returned_params"] = _returned_params_option(sctx, kw.value)
                 continue
+            if kw.arg in ("group_aic", "group_aiv", "task_statements"):
+                # StampGroupKernels' / CountTaskStatements' results, as printed.
+                group_sync[kw.arg] = _stamp_constant(sctx, kw.value, kw.arg)
+                continue
+            if kw.arg == "batched_creates":
+                # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
+                group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
+                continue
             if kw.arg == "task_ids":
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
@@ -100,7 +108,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -145,6 +153,24 @@ def _refuse_dead_option(sctx, kw, v):
                          help="group AIC and AIV kernels with `with pl.cluster():` in an orchestration function")
 
 
+def _stamp_constant(sctx, node, opt):
+    """group_aic="mm" / group_aiv="act" (kernel names) or task_statements=3 (an int >= 0)."""
+    want = int if opt == "task_statements" else str
+    v = node.value if isinstance(node, ast.Constant) else None
+    if type(v) is not want or (want is int and v < 0):
+        raise sctx.error(node, f"{opt}= must be " + ("a non-negative int literal, e.g. task_statements=3" if want is int
+                                                     else f'a kernel name string, e.g. {opt}="mm"'))
+    return v
+
+
+def _batched_creates_option(sctx, node):
+    """`["c", "d"]` -> (node, ["c", "d"]): a list literal of Var names."""
+    if not (isinstance(node, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)):
+        raise sctx.error(node, 'batched_creates= must be a list literal of names, e.g. batched_creates=["c"]')
+    return node, [e.value for e in node.elts]
+
+
 def _returned_params_option(sctx, node):
     """`[2, -1]` -> [2, -1]: a list literal of ints >= -1."""
     vals = [try_eval_py(sctx, e, None) for e in node.elts] if isinstance(node, (ast.List, ast.Tuple)) else None
@@ -155,9 +181,9 @@ def _returned_params_option(sctx, node):
 
 
 def _task_ids_option(sctx, node):
-    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read]), ...])."""
+    """`{"t": pl.task_id(fresh=True), ...}` -> (node, [(name, [slots, fresh, read, at_submit]), ...])."""
     from pypto.language._types import TaskIdFacts
-    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B)}')
+    bad = sctx.error(node, 'task_ids= must be a dict literal {"name": pl.task_id(slots=N, fresh=B, read=B, at_submit=B)}')
     if not isinstance(node, ast.Dict):
         raise bad
     out = []
@@ -168,10 +194,10 @@ def _task_ids_option(sctx, node):
         if not (isinstance(v, ast.Call) and not v.args and try_eval_py(sctx, v.func, None) is task_id):
             raise bad
         kws = {kw.arg: try_eval_py(sctx, kw.value, None) for kw in v.keywords}
-        if not set(kws) <= {"slots", "fresh", "read"} or not all(isinstance(x, int) for x in kws.values()):
+        if not set(kws) <= {"slots", "fresh", "read", "at_submit"} or not all(isinstance(x, int) for x in kws.values()):
             raise bad
         facts = TaskIdFacts(**kws)
-        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read)]))
+        out.append((k.value, [facts.slots, int(facts.fresh), int(facts.read), int(facts.at_submit)]))
     return node, out
 
 
@@ -234,11 +260,18 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
                           sig.core_type)
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
+    batched = sync.pop("batched_creates", None)
     returned_params = sync.pop("returned_params", None)
     param_slots = sync.pop("param_slots", None)
+    group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
+    task_statements = sync.pop("task_statements", 0)
     fn = fn.with_group_sync(**sync) if sync else fn
     if param_slots:
         fn = fn.with_param_slots(param_slots)
+    if any(group_kernels):
+        fn = fn.with_group_kernels(*group_kernels)
+    if task_statements:
+        fn = fn.with_task_statements(task_statements)
     if returned_params:
         fn = fn.with_returned_params(returned_params)
     if task_ids:
@@ -247,6 +280,12 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
             fn = fn.with_task_ids_named(named)
         except ValueError as e:
             raise ctx.error(node, f"task_ids=: {e}") from None
+    if batched:
+        node, names = batched
+        try:
+            fn = fn.with_batched_creates_named(names)
+        except ValueError as e:
+            raise ctx.error(node, f"batched_creates=: {e}") from None
     return fn
 
 

@@ -17,6 +17,7 @@ producer check.
 from __future__ import annotations
 
 import ast
+import copy
 
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
@@ -248,6 +249,29 @@ def parse_spmd_for(ctx, node: ast.For):
                                ctx.span(node)))
 
 
+def _carried_task_ids(ctx, call: ast.Call):
+    """The printed ResolveTaskIds result ``carried_task_ids={"prev_2": 0, "prev_1": 4}`` of a runtime
+    scope (TaskIds declared before the scope; value: pl.slots(N) array size or 0), removed from
+    a copy of ``call`` without it, so the scope's own keyword checks see the rest. Returns
+    ((node, [(name, slots), ...]) or None, call)."""
+    kw = next((k for k in call.keywords if k.arg == "carried_task_ids"), None)
+    if kw is None:
+        return None, call
+    call = copy.copy(call)
+    call.keywords = [k for k in call.keywords if k is not kw]
+    node = kw.value
+    bad = ctx.error(node, 'carried_task_ids= must be a dict literal {"name": slots}, e.g. {"prev_2": 0}')
+    if not isinstance(node, ast.Dict):
+        raise bad
+    named = []
+    for k, v in zip(node.keys, node.values):
+        if not (isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Constant)
+                and type(v.value) is int and v.value >= 0):
+            raise bad
+        named.append((k.value, v.value))
+    return (node, named), call
+
+
 @registry.handles("with")
 def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     """A with statement. Returns the YieldInfo of a trailing pl.yield_ inside a runtime scope
@@ -258,6 +282,7 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     call = item.context_expr
     b = _scope_builtin(ctx, call)
     if b.kind in ("manual_scope", "scope", "cluster"):
+        carried, call = _carried_task_ids(ctx, call) if b.kind != "cluster" else (None, call)
         cluster_attrs = {}
         kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
         if b.kind == "cluster" and not call.args:
@@ -282,7 +307,14 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
             ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Cluster, cluster_attrs, body, None, None, sp))
         else:
             mode = ir.RuntimeScopeMode.Manual if kind == "manual" else ir.RuntimeScopeMode.Auto
-            ctx.emit(ir.RuntimeScopeStmt.make(mode, body, sp))
+            scope = ir.RuntimeScopeStmt.make(mode, body, sp)
+            if carried:
+                node, named = carried
+                try:
+                    scope = scope.with_carried_task_ids_named(named)
+                except ValueError as e:
+                    raise ctx.error(node, f"carried_task_ids=: {e}") from None
+            ctx.emit(scope)
         return yinfo
     if b.kind == "at":
         _at(ctx, node, item, call)

@@ -168,7 +168,7 @@ def bind_new(ctx, name_node: ast.Name, value, stmt):
     ctx.bind(name_node.id, v)
     ctx.defs[v] = value
     if isinstance(value, ir.Call) and value.callee == "system.task_dummy":
-        ctx.barriers[v] = list(value.attrs.get("manual_dep_edges", []))
+        ctx.barriers[v] = list(value.manual_dep_edges)
     return v
 
 

@@ -249,18 +249,21 @@ class TaskIdFacts:
     as the @pl.function option ``task_ids={"t": pl.task_id(fresh=True, read=True)}``.
 
     ``slots``: 0 for one TaskId, N when the value names an array of N TaskId slots; ``fresh``:
-    always valid (no is_valid() guard); ``read``: a statement names it."""
+    always valid (no is_valid() guard); ``read``: a statement names it; ``at_submit``: the
+    TaskId a ``pl.submit`` returns, unpacked right there (``out, t = pl.submit(...)``), so HOST
+    code declares its handle at the submission."""
 
-    def __init__(self, slots: int = 0, fresh: bool = False, read: bool = False):
-        self.slots, self.fresh, self.read = int(slots), bool(fresh), bool(read)
+    def __init__(self, slots: int = 0, fresh: bool = False, read: bool = False, at_submit: bool = False):
+        self.slots, self.fresh, self.read, self.at_submit = int(slots), bool(fresh), bool(read), bool(at_submit)
 
     def __repr__(self):
         facts = [f"slots={self.slots}"] if self.slots else []
         facts += ["fresh=True"] if self.fresh else []
         facts += ["read=True"] if self.read else []
+        facts += ["at_submit=True"] if self.at_submit else []
         return f"pl.task_id({', '.join(facts)})"
 
 
-def task_id(slots: int = 0, fresh: bool = False, read: bool = False) -> TaskIdFacts:
+def task_id(slots: int = 0, fresh: bool = False, read: bool = False, at_submit: bool = False) -> TaskIdFacts:
     """``pl.task_id(slots=4)``: one entry of the printed ResolveTaskIds result (task_ids=)."""
-    return TaskIdFacts(slots, fresh, read)
+    return TaskIdFacts(slots, fresh, read, at_submit)

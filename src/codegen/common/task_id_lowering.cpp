@@ -8,7 +8,15 @@ namespace pypto::codegen::common {
 using namespace ir;
 
 TaskIdStamps::TaskIdStamps(const Function& fn) {
-  for (const TaskIdInfo& t : fn.task_ids) by_var_[t.var.get()] = &t;
+  for (const TaskIdInfo& t : fn.task_ids) {
+    by_var_[t.var.get()] = &t;
+    if (t.submit) by_submit_[t.submit.get()] = t.var.get();
+  }
+}
+
+const Var* TaskIdStamps::unpacked_at_submit(const Var* tuple) const {
+  auto it = by_submit_.find(tuple);
+  return it == by_submit_.end() ? nullptr : it->second;
 }
 
 const TaskIdInfo& TaskIdStamps::of(const Var* v) const {

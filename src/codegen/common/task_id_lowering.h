@@ -33,9 +33,13 @@ class TaskIdStamps {
   const ir::TaskIdInfo& of(const ir::Var* v) const;
   // N when `v` names an array of N TaskId slots; 0 for one TaskId or a value of another type.
   int64_t slots(const ir::Var* v) const;
+  // The TaskId Var the pl.submit result tuple `tuple` is unpacked into where it is submitted
+  // (TaskIdInfo::submit), or null: `stamps.unpacked_at_submit(tup)` -> t for `out, t = pl.submit(...)`.
+  const ir::Var* unpacked_at_submit(const ir::Var* tuple) const;
 
  private:
   std::unordered_map<const ir::Var*, const ir::TaskIdInfo*> by_var_;
+  std::unordered_map<const ir::Var*, const ir::Var*> by_submit_;
 };
 
 // Where the lowering writes: each code generator adapts its emitter.

@@ -103,8 +103,6 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   ir::FunctionPtr fn_;
   std::map<std::string, int> target_ids_;
   std::map<const ir::Var*, std::string> bindings_;
-  // The Var the next Submit's TaskId element is unpacked into (emit_stmt looks ahead), or null.
-  const ir::Var* next_submit_tid_ = nullptr;
   // the texts bound to each Submit result tuple's elements (tensor results)
   std::map<const ir::Var*, std::vector<std::string>> tuple_elems_;
   std::set<std::string> names_;

@@ -21,34 +21,14 @@ bool is_tid_scalar(const TypePtr& t) {
   return s && s->dtype == DataType::TASK_ID;
 }
 
-// When stmts[k] is `tup = pl.submit(...)`, the Var a later statement of the same list unpacks
-// its TaskId element into (`out, t = pl.submit(...)` -> t), else null.
-const Var* SubmitTaskIdElement(const std::vector<StmtPtr>& stmts, size_t k) {
-  auto* a = stmts[k]->as<AssignStmt>();
-  if (!a || !a->value->is<Submit>()) return nullptr;
-  auto* tt = a->var->type ? a->var->type->as<TupleType>() : nullptr;
-  if (!tt || tt->elements.empty() || !is_tid_scalar(tt->elements.back())) return nullptr;
-  for (size_t j = k + 1; j < stmts.size(); ++j) {
-    auto* u = stmts[j]->as<AssignStmt>();
-    auto* g = u ? u->value->as<TupleGetItem>() : nullptr;
-    if (g && as_var(g->tuple) == a->var.get() && g->index + 1 == static_cast<int>(tt->elements.size())) return u->var.get();
-  }
-  return nullptr;
-}
-
 }  // namespace
 
 void HostEmitter::emit_stmt(const StmtPtr& s) {
   if (!s) return;
   switch (s->kind) {
-    case NodeKind::SeqStmts: {
-      const auto& stmts = s->as<SeqStmts>()->stmts;
-      for (size_t k = 0; k < stmts.size(); ++k) {
-        next_submit_tid_ = SubmitTaskIdElement(stmts, k);
-        emit_stmt(stmts[k]);
-      }
+    case NodeKind::SeqStmts:
+      for (const StmtPtr& c : s->as<SeqStmts>()->stmts) emit_stmt(c);
       return;
-    }
     case NodeKind::RuntimeScopeStmt: emit_stmt(s->as<RuntimeScopeStmt>()->body); return;
     case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
     case NodeKind::EvalStmt: {
@@ -175,8 +155,8 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
   }
 
   const std::string call = "submit_next_level(" + std::to_string(target) + ", " + a + ")";
-  const Var* tid = sub && result ? next_submit_tid_ : nullptr;
-  next_submit_tid_ = nullptr;
+  // The Var the submit's TaskId is unpacked into names the handle (ResolveTaskIds' at_submit stamp).
+  const Var* tid = sub && result ? stamps_.unpacked_at_submit(result) : nullptr;
   if (tid) {
     std::string h = fresh(GetSSABaseName(tid->name));
     line("TaskHandle " + h + " = " + call + ";");

@@ -39,14 +39,12 @@ void HostEmitter::emit_dep_waits(const std::string& args, const std::vector<Expr
 }
 
 void HostEmitter::emit_task_dummy(const Var* result, const Call& call) {
-  static const std::vector<ExprPtr> kNone;
-  const auto* deps = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges");
   const int n = task_count_++;
   if (!block_just_opened()) line("");
   line("// Task " + std::to_string(n) + ": dependency-only barrier");
   const std::string a = fresh("args_t" + std::to_string(n));
   line("TaskArgs " + a + ";");
-  emit_dep_waits(a, deps ? *deps : kNone);
+  emit_dep_waits(a, call.manual_dep_edges);
   std::string h = fresh(GetSSABaseName(result->name));
   line("TaskHandle " + h + " = submit_barrier(" + a + ");");
   if (!stamps_.of(result).read) line("(void)" + h + ";");

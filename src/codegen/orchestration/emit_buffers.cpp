@@ -7,9 +7,9 @@
 //   const Tensor& c = alloc_0.get_ref(0);
 //
 // A create whose shape mentions a value defined later in the same block cannot move to the
-// block entry; it gets its own alloc_tensors call where it stands.
+// block entry; it gets its own alloc_tensors call where it stands. Which creates are batched is
+// StampAllocationBatches' decision (Function::batched_creates).
 #include <cstdio>
-#include <functional>
 
 #include "emitter.h"
 #include "pypto/ir/error.h"
@@ -54,28 +54,16 @@ std::string initial_value_literal(double v, DataType dtype) {
 
 }  // namespace
 
+// The creates at the top level of `stmts` (one block) that StampAllocationBatches puts in the
+// block's entry batch (Function::batched_creates) and that are not allocated yet: a MANUAL
+// scope's are allocated before its PTO2_SCOPE, then skipped at its body's entry.
 std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<StmtPtr>& stmts) {
   std::vector<CreateSite> out;
   for (auto& s : stmts) {
     const Call* c = as_create(s);
-    if (!c || is_batched(s->as<AssignStmt>()->var.get())) continue;   // already hoisted
-    bool ready = true;
-    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
-      if (auto* v = as_var(e)) {
-        ready = ready && (bound(v) || is_dynamic_dim(v));
-      } else if (auto* b = e->as<BinaryExpr>()) {
-        walk(b->a);
-        walk(b->b);
-      } else if (auto* u = e->as<UnaryExpr>()) {
-        walk(u->a);
-      } else if (auto* k = e->as<Cast>()) {
-        walk(k->value);
-      } else if (!e->is<ConstInt>()) {
-        ready = false;
-      }
-    };
-    for (auto& d : shape_of(*c)) walk(d);
-    if (ready) out.push_back(CreateSite{s->as<AssignStmt>()->var.get(), c});
+    const Var* v = c ? s->as<AssignStmt>()->var.get() : nullptr;
+    if (!c || is_batched(v) || !batch_stamps_.count(v)) continue;
+    out.push_back(CreateSite{v, c});
   }
   return out;
 }

@@ -21,7 +21,6 @@
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
-#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -62,14 +61,12 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   // buffers are declared before the block so tasks after it can name them.
   if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
   // Lexical-scope lifetime: a TaskId the following yield carries out of the block is declared
-  // before it (its value is assigned inside).
-  if (block_yield_) {
-    for (const transforms::ScopeCarriedTaskId& c : transforms::TaskIdsCarriedOutOfScope(s, *block_yield_)) {
-      std::string name = declare(c.var);
-      if (c.slots > 0) line("PTO2TaskId " + name + "[" + std::to_string(c.slots) + "];");
-      else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
-      hoisted_task_ids_[c.var] = name;
-    }
+  // before it (its value is assigned inside); ResolveTaskIds stamped which.
+  for (const ScopeTaskIdCarry& c : s.carried_task_ids) {
+    std::string name = declare(c.var.get());
+    if (c.slots > 0) line("PTO2TaskId " + name + "[" + std::to_string(c.slots) + "];");
+    else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
+    hoisted_task_ids_[c.var.get()] = name;
   }
   // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
   // block reads: its exit slot is declared before the block (Tensor has no public default

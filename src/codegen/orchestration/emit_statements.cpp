@@ -7,7 +7,6 @@
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
-#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -28,25 +27,6 @@ bool is_self_contained_task(const Stmt& s) {
   return c && !c->is_op;
 }
 
-bool is_submit(const Stmt& s) {
-  if (auto* ev = s.as<EvalStmt>()) return ev->expr->is<Submit>();
-  if (auto* a = s.as<AssignStmt>()) return a->value->is<Submit>();
-  return false;
-}
-
-// Calls and Submits, counted through loops, branches and scopes.
-size_t count_kernel_calls(const StmtPtr& s) {
-  if (!s) return 0;
-  size_t n = 0;
-  for (auto& st : flatten_stmts(s)) {
-    if (is_self_contained_task(*st) || is_submit(*st)) ++n;
-    if (auto* f = st->as<ForStmt>()) n += count_kernel_calls(f->body);
-    if (auto* i = st->as<IfStmt>()) n += count_kernel_calls(i->then_body) + count_kernel_calls(i->else_body);
-    if (auto* r = st->as<RuntimeScopeStmt>()) n += count_kernel_calls(r->body);
-  }
-  return n;
-}
-
 // Runs of at least kChunkMin such calls are emitted in chunks of at most kChunkSize, each the
 // body of a lambda called in place (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not
 // optimised. g++ -O2 time and memory grow faster than linearly with one function's size (alias
@@ -58,16 +38,13 @@ constexpr size_t kChunkSize = 64;
 
 }  // namespace
 
-bool Emitter::calls_in_own_blocks() {
-  if (calls_in_own_blocks_ < 0) calls_in_own_blocks_ = count_kernel_calls(fn_->body) >= kChunkMin ? 1 : 0;
-  return calls_in_own_blocks_ == 1;
+bool Emitter::calls_in_own_blocks() const {
+  return fn_->task_statements >= static_cast<int64_t>(kChunkMin);   // CountTaskStatements
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {
   std::vector<StmtPtr> stmts = flatten_stmts(body);
   emit_alloc_batch(batchable_creates(stmts));
-  const YieldStmt* outer_yield = block_yield_;
-  block_yield_ = transforms::TrailingYield(stmts);
   for (size_t i = 0; i < stmts.size();) {
     size_t run = 0;
     while (i + run < stmts.size() && is_self_contained_task(*stmts[i + run])) ++run;
@@ -82,7 +59,6 @@ void Emitter::emit_block_body(const StmtPtr& body) {
       close_block("}();");
     }
   }
-  block_yield_ = outer_yield;
 }
 
 void Emitter::emit_stmt(const StmtPtr& s) {

@@ -7,7 +7,7 @@
 //   params_tN.dump(ext_a);               // tensors marked by pl.dump_tag / dumps=, if any
 //   rt_submit_aiv_task(<kernel id>, params_tN);      // or rt_submit_aic_task / MixedKernels
 //
-// (in its own `{ }` block in a function of 64 calls or more) and the call's results are bound to the arguments they
+// (in its own `{ }` block in a function of 64 task statements or more, Function::task_statements) and the call's results are bound to the arguments they
 // alias (the callee's explicit return -> param map): no alias declarations. Tuple-valued
 // calls get a `_tc_N` record.
 #include <functional>
@@ -23,37 +23,6 @@ namespace pypto::codegen::orchestration {
 using namespace ir;
 
 namespace {
-
-struct GroupKernels {
-  std::string aic, aiv;
-};
-
-GroupKernels group_kernels(const Program& program, const Function& group) {
-  GroupKernels g;
-  std::vector<std::string> order;
-  std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
-    for (auto& st : flatten_stmts(s)) {
-      const Expr* e = nullptr;
-      if (auto* a = st->as<AssignStmt>()) e = a->value.get();
-      if (auto* ev = st->as<EvalStmt>()) e = ev->expr.get();
-      if (auto* c = e ? e->as<Call>() : nullptr) {
-        if (!c->is_op) order.push_back(c->callee);
-      }
-      if (auto* rs = st->as<RuntimeScopeStmt>()) walk(rs->body);
-    }
-  };
-  walk(group.body);
-  for (auto& name : order) {
-    FunctionPtr k = program.get(name);
-    PYPTO_CHECK(k && k->is_kernel(), "Group function '" << group.name << "' calls '" << name << "', not a kernel");
-    std::string ct = to_string(transforms::StampedCoreType(*k));
-    std::string& slot = ct == "AIC" ? g.aic : g.aiv;
-    PYPTO_CHECK(slot.empty() || slot == name, "Group function '" << group.name << "' calls two " << ct << " kernels");
-    slot = name;
-  }
-  PYPTO_CHECK(!g.aic.empty() || !g.aiv.empty(), "Group function '" << group.name << "' calls no kernel");
-  return g;
-}
 
 // `PTO2_SOURCE_SITE(params_t3, "prog.py", 42);`: the runtime names this DSL line in race
 // reports (the generated file defines the macro as a no-op for runtimes without it).
@@ -189,7 +158,9 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   std::string submit;
   core_types_[callee] = to_string(transforms::StampedCoreType(*f));
   if (f->type == FunctionType::Group) {
-    GroupKernels g = group_kernels(*program_, *f);
+    const GroupKernels& g = f->group_kernels;   // StampGroupKernels
+    PYPTO_CHECK(!g.empty(), "Group function '" << f->name << "' has no stamped kernels (StampGroupKernels; "
+                                                   "VerifyOrchestrationProgram refuses an invalid Group)");
     // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.
     std::string aic = g.aic.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aic));
     std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));

@@ -132,10 +132,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
-  // True when the function has 64 or more kernel calls / submits (emit_statements.cpp): each
-  // then gets its own `{ }` block (one stack slot for all their Args) and long runs of Calls
-  // are chunked.
-  bool calls_in_own_blocks();
+  // True when the function has 64 or more task statements (Function::task_statements, stamped
+  // by CountTaskStatements; emit_statements.cpp): each task then gets its own `{ }` block (one
+  // stack slot for all their Args) and long runs of Calls are chunked.
+  bool calls_in_own_blocks() const;
   // `"prog.py", 42` for the run-time checks and PTO2_SOURCE_SITE that name a DSL line.
   static std::string source_site_args(const ir::Span& span);
   void emit_task(const ir::Expr& call_or_submit, const ir::Var* result);
@@ -156,7 +156,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
   // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
-  // carries out (transforms::TaskIdsCarriedOutOfScope), or null.
+  // carries out (RuntimeScopeStmt::carried_task_ids), or null.
   const std::string* hoisted_task_id(const ir::Var* v) const {
     auto it = hoisted_task_ids_.find(v);
     return it == hoisted_task_ids_.end() ? nullptr : &it->second;
@@ -222,12 +222,12 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   std::unordered_map<const ir::Var*, TupleRecord> tuples_;
-  std::unordered_set<const ir::Var*> batched_;
+  std::unordered_set<const ir::Var*> batched_;        // creates allocated so far
+  std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
   std::map<std::string, ViewRecord> views_;
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
-  const ir::YieldStmt* block_yield_ = nullptr;   // trailing yield of the block being emitted
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   // Loop carries / if results read after their runtime scope (transforms::ValuesCarriedOutOfScopes):
   // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
@@ -244,7 +244,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   bool marking_ = true;
   ir::Span stmt_span_;           // the statement being emitted (where a use is reported)
   int task_counter_ = 0, alloc_counter_ = 0, tuple_counter_ = 0;
-  int calls_in_own_blocks_ = -1;   // not yet counted
 };
 
 }  // namespace pypto::codegen::orchestration

@@ -161,11 +161,9 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   e.line("// Task " + std::to_string(n) + ": dummy barrier");
   std::string params = e.scopes().declare("params_t" + std::to_string(n), false);
   e.line("Arg " + params + ";");
-  // Every manual_dep_edges carrier is enforced (dummy_task is not an authorship marker).
+  // Every barrier edge is enforced (dummy_task is not an authorship marker).
   std::vector<DependencyEmitter::DepEdge> edges;
-  if (auto* v = attr_get<std::vector<ExprPtr>>(call.attrs, "manual_dep_edges")) {
-    for (auto& d : *v) edges.push_back(DependencyEmitter::DepEdge{d, true});
-  }
+  for (auto& d : call.manual_dep_edges) edges.push_back(DependencyEmitter::DepEdge{d, true});
   std::string count = e.deps().EmitDepArray(e, params, edges, call.span);
   std::string name = e.declare(result);
   if (count.empty()) {

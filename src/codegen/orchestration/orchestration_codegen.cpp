@@ -26,6 +26,7 @@ void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registration
 Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
     : program_(program), fn_(fn), task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
+  for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
 }
 
 void Emitter::on_open_block() { scopes_.push(); }

@@ -2,7 +2,8 @@
 //
 //   system.task_invalid()                                   -> Scalar[TASK_ID]  (the `None` TaskId)
 //   system.task_dummy() manual_dep_edges=[t1, t2], dummy_task=True -> Scalar[TASK_ID]
-//                                                           (a barrier task depending on t1, t2)
+//                                                           (a barrier task depending on t1, t2;
+//                                                           make_op stores the edges in Call::manual_dep_edges)
 //   system.task_ref([loop_var]) task="k_tid3"               -> Scalar[TASK_ID]  (placeholder: the
 //       instances of the submit bound to k_tid3 that a later task must follow; with a loop
 //       variable, those of the previous iteration of that loop; every_iteration=True: the ids of

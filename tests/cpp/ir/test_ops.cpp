@@ -203,6 +203,10 @@ TEST(SystemOps, TaskInvalidAndDummy) {
   auto arr = var("tids", ArrayType::make(4, DataType::TASK_ID));
   auto d = op("system.task_dummy", {}, {{"manual_dep_edges", std::vector<ExprPtr>{t1, arr}}, {"dummy_task", true}});
   expect_type(d, scalar(DataType::TASK_ID));
+  // The edges are the typed Call::manual_dep_edges, not an attr.
+  ASSERT_EQ(d->as<Call>()->manual_dep_edges.size(), 2u);
+  EXPECT_EQ(d->as<Call>()->manual_dep_edges[1], arr);
+  EXPECT_EQ(d->as<Call>()->attrs.count("manual_dep_edges"), 0u);
   expect_user_error([&] { op("system.task_dummy", {}, {{"manual_dep_edges", std::vector<ExprPtr>{var("a", tensor({4}))}}}); },
                     "deps= entries must be TaskIds");
   expect_user_error([&] { op("system.task_dummy", {}, {{"manual_dep_edges", int64_t{3}}}); }, "must be a list of TaskIds");
