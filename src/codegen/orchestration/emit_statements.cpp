@@ -7,6 +7,7 @@
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
@@ -38,7 +39,7 @@ bool is_submit(const Stmt& s) {
 size_t count_kernel_calls(const StmtPtr& s) {
   if (!s) return 0;
   size_t n = 0;
-  for (auto& st : flatten_stmts(s)) {
+  for (auto& st : transforms::FlatStmts(s)) {
     if (is_self_contained_task(*st) || is_submit(*st)) ++n;
     if (auto* f = st->as<ForStmt>()) n += count_kernel_calls(f->body);
     if (auto* i = st->as<IfStmt>()) n += count_kernel_calls(i->then_body) + count_kernel_calls(i->else_body);
@@ -64,7 +65,8 @@ bool Emitter::calls_in_own_blocks() {
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {
-  std::vector<StmtPtr> stmts = flatten_stmts(body);
+  transforms::FlatStmts flat(body);   // in place: no copy of a 40,000-statement body
+  const std::vector<StmtPtr>& stmts = flat.stmts();
   emit_alloc_batch(batchable_creates(stmts));
   const YieldStmt* outer_yield = block_yield_;
   block_yield_ = transforms::TrailingYield(stmts);
