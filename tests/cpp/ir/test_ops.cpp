@@ -32,7 +32,7 @@ TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
                         "array.update_element"}) {
     EXPECT_TRUE(OpRegistry::global().get(n)) << n;
   }
-  EXPECT_EQ(OpRegistry::global().get("tile.load")->arg_names, (std::vector<std::string>{"tensor", "offsets", "shapes"}));
+  EXPECT_EQ(OpRegistry::global().get("tile.load")->arg_names, (std::vector<std::string>{"tensor", "offsets", "shapes", "valid_shapes"}));
   EXPECT_EQ(OpRegistry::global().get("nope"), nullptr);
 }
 
