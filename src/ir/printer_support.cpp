@@ -116,9 +116,9 @@ std::string op_spelling(const std::string& op) {
     // through the namespace, so the text re-parses to the same op; Python keywords get a '_'.
     static const std::set<std::string> kNamespaced = {
         "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "gather", "gather_compare",
-        "gather_mask", "gather_row", "get_subblock_idx", "mrgsort_format1", "read", "scatter", "scatter_mask",
-        "scatter_update", "sin", "sort32", "tpop_from_aic", "tpop_from_aiv", "tpush_to_aic", "tpush_to_aiv",
-        "transpose_view"};
+        "gather_mask", "gather_row", "get_subblock_idx", "mrgsort_format1", "mrgsort_format2", "read", "scatter",
+        "scatter_mask", "scatter_update", "sin", "sort32", "tpop_from_aic", "tpop_from_aiv", "tpush_to_aic",
+        "tpush_to_aiv", "transpose_view"};
     if (name == "and" || name == "or" || name == "not") return "pl.tile." + name + "_";
     return (kNamespaced.count(name) ? "pl.tile." : "pl.") + name;
   }

@@ -63,7 +63,7 @@ def resolve_callee(ctx, func: ast.AST):
             base = f.base
             if isinstance(base, (types.ModuleType, Namespace)):
                 raise ctx.error(func, f"unknown DSL function '{dotted(func)}'",
-                                help=did_you_mean(f.attr, [n for n in dir(base) if not n.startswith("_")]))
+                                help=_unknown_pl_function_help(func, base, f.attr))
             raise ctx.error(func, f"'{dotted(func.value)}' has no attribute '{f.attr}'") from None
         if f.reason == "unknown" and isinstance(func, ast.Name):
             raise ctx.unknown_name_error(func) from None
@@ -86,8 +86,33 @@ def attr_value(ctx, node: ast.AST, name: str):
     raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
 
 
+# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
+# as tile ops: the error points at the tile spelling instead of a look-alike name.
+_REFERENCE_TILE_ONLY = {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange", "sort32",
+                        "mrgsort"}
+# Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
+_REFERENCE_WRAPPERS = {
+    "tile.mrgsort": "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op (the hardware "
+                    "sort-list merge) and has no CPU implementation",
+}
+
+
+def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
+    """Help for an unknown `pl.<attr>`: the tile spelling of a reference tensor-only op, else did-you-mean.
+
+    `pl.sin(t)` -> "pypto has the tile op only: write pl.tile.sin(...) on a tile"."""
+    if attr in _REFERENCE_TILE_ONLY and getattr(base, "__name__", "") == "pypto.language":
+        pl_alias = dotted(func)[:-len(attr) - 1]
+        return (f"the reference's tensor-level {pl_alias}.{attr} is not implemented; pypto has the tile op only: "
+                f"write {pl_alias}.tile.{attr}(...) on a tile ({pl_alias}.load the tensor first)")
+    return did_you_mean(attr, [n for n in dir(base) if not n.startswith("_")])
+
+
 def _check_op_exists(ctx, node, op_name: str):
     if ir.op_info(op_name) is None:
+        if op_name in _REFERENCE_WRAPPERS:
+            raise ctx.error(node, _REFERENCE_WRAPPERS[op_name],
+                            help="see docs/kernels.md, 'Accelerator-only ops', for the CPU equivalents")
         raise ctx.error(node, f"unknown op '{op_name}'", help=did_you_mean(op_name, ir.op_names()))
 
 
@@ -96,6 +121,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
+    if spec.op == "tile.scatter_update":
+        node = _scatter_update_dim_first(ctx, node)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
         spec = OpSpec(spec.op, list(info.arg_names) + list(info.attr_names), info.attr_names)
@@ -128,6 +155,11 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             attrs[pname] = _drop_dims(ctx, node, anode, spec.op)
         elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
+            if pname in _LAYOUT_HINTS.get(spec.op, ()):
+                del attrs[pname]          # a layout hint: no effect on the CPU
+        elif pname in _SCRATCH_ONLY.get(spec.op, ()):
+            _check_scratch(ctx, anode, evaluated[anode] if evaluated and anode in evaluated else eval_arg(ctx, anode),
+                           args[0], pl_name, pname)
         elif evaluated and anode in evaluated:
             args.append(evaluated[anode])
         else:
@@ -163,6 +195,35 @@ def _drop_dims(ctx, call_node, node, op_name: str) -> list:
                         "becomes a load); an orchestration view keeps its rank",
                         help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis")
     return out
+
+
+def _scatter_update_dim_first(ctx, node: ast.Call) -> ast.Call:
+    """The reference's other form `pl.tile.scatter_update(input, dim, index, src)` (reference_ops.md §12)
+    -> `(input, index, src, dim=dim)`: four positional arguments whose second is a constant int."""
+    if len(node.args) != 4 or isinstance(try_eval_py(ctx, node.args[1], None), bool) \
+            or not isinstance(try_eval_py(ctx, node.args[1], None), int):
+        return node
+    a = node.args
+    call = ast.Call(func=node.func, args=[a[0], a[2], a[3]], keywords=list(node.keywords) + [ast.keyword("dim", a[1])])
+    return ast.copy_location(call, node)
+
+
+# Reference arguments that only steer the accelerator (reference_ops.md §2): accepted, checked, dropped.
+_LAYOUT_HINTS = {"tile.move": ("blayout", "slayout")}
+_SCRATCH_ONLY = {"tile.rsqrt": ("tmp",), "tensor.rsqrt": ("tmp",)}
+
+
+def _check_scratch(ctx, node, value, first, pl_name: str, pname: str):
+    """A scratch operand the CPU ignores must still have the first operand's kind, shape and dtype.
+
+    `pl.rsqrt(t, tmp)` with tmp a tile like t -> fine; with a scalar -> located error."""
+    same = (type(value.type) is type(first.type) and hasattr(value.type, "shape")
+            and value.type.dtype == first.type.dtype
+            and len(value.type.shape) == len(first.type.shape)
+            and all(ir.structural_equal(a, b) for a, b in zip(value.type.shape, first.type.shape)))
+    if not same:
+        raise ctx.error(node, f"pl.{pl_name}: '{pname}' must have the operand's type {irtypes.describe(first.type)}, "
+                        f"got {irtypes.describe(value.type)}", help=f"'{pname}' is scratch space; it may be left out")
 
 
 def _same_extents(a, b) -> bool:
@@ -225,6 +286,39 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
 
 
+def _max_min(ctx, node: ast.Call, b: Builtin):
+    """`pl.max` / `pl.min` (reference_ops.md §2): with a compile-time second argument or `axis=` they are
+    the axis reduction; with two tiles (or two tensors) they stay element-wise (`pl.maximum`); with two
+    scalars they are the scalar max / min; a tile with a run-time scalar could be read either way and is a
+    located error naming both spellings.
+
+    `pl.max(t, axis=1)` -> tile.max; `pl.max(a, b)` with tiles a, b -> tile.maximum."""
+    if len(node.args) != 2 or node.keywords:
+        return op_call(ctx, node, b.spec, b.pl_name)
+    x = eval_arg(ctx, node.args[0])
+    if isinstance(x.type, ir.ScalarType):          # two scalars: the scalar max / min
+        return _min_max(ctx, node, builtins.max if b.spec.op == "tile.max" else builtins.min)
+    if try_eval_py(ctx, node.args[1], None) is not None:
+        return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x})
+    y = eval_arg(ctx, node.args[1])
+    elementwise = getattr(pl_module(), "maximum" if b.spec.op == "tile.max" else "minimum")
+    for kind, spec in ((ir.TileType, elementwise.spec[1]), (ir.TensorType, elementwise.spec[0])):
+        if isinstance(x.type, kind) and isinstance(y.type, kind):
+            return op_call(ctx, node, spec, elementwise.pl_name if kind is ir.TileType else spec.op,
+                           {node.args[0]: x, node.args[1]: y})
+    if isinstance(y.type, ir.ScalarType):
+        raise ctx.error(node.args[1], f"pl.{b.pl_name}(t, s) with a run-time scalar s is ambiguous",
+                        help=f"write pl.{elementwise.pl_name}s(t, s) for the element-wise {b.pl_name}, "
+                             f"or pl.{b.pl_name}(t, axis=<constant>) for the reduction")
+    return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x, node.args[1]: y})
+
+
+def pl_module():
+    """The `pypto.language` module (imported late: it imports the frontend)."""
+    import pypto.language
+    return pypto.language
+
+
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
 
 
@@ -262,6 +356,43 @@ def _cast_mode(ctx, kw):
         return v
     raise ctx.error(kw.value, f"unknown cast mode {ast.unparse(kw.value)}",
                     help="mode is one of " + ", ".join(f'"{m}"' for m in _CAST_MODES) + " (or 0..6)")
+
+
+_INT_RANGES = {"INT8": (-2**7, 2**7 - 1), "INT16": (-2**15, 2**15 - 1), "INT32": (-2**31, 2**31 - 1),
+               "INT64": (-2**63, 2**63 - 1), "UINT8": (0, 2**8 - 1), "UINT16": (0, 2**16 - 1),
+               "UINT32": (0, 2**32 - 1), "UINT64": (0, 2**63 - 1), "INDEX": (-2**63, 2**63 - 1)}
+
+
+def _const(ctx, node: ast.Call):
+    """`pl.const(value, dtype)`: a compile-time number typed as `dtype` (reference_ops.md §10).
+
+    `pl.tile.write(t, [0, 0], pl.const(1, pl.INT32))` writes an INT32 1 (a bare `1` is INDEX).
+    The IR form is the scalar cast of the literal, which prints as `pl.cast(1, pl.INT32)`."""
+    if len(node.args) != 2 or node.keywords:
+        raise ctx.error(node, "pl.const takes a number and a dtype: pl.const(1, pl.INT32)")
+    try:
+        v = eval_py(ctx, node.args[0])
+    except PyEvalFailure:
+        v = None
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ctx.error(node.args[0], f"pl.const needs a compile-time number, got '{ast.unparse(node.args[0])}'",
+                        help="for a run-time value write pl.cast(x, dtype)")
+    dt = ir_dtype(ctx, node.args[1])
+    if dt.name in _INT_RANGES:
+        lo, hi = _INT_RANGES[dt.name]
+        if not isinstance(v, int):
+            raise ctx.error(node.args[0], f"pl.const: {v!r} is not an integer, but the dtype is {dt.name}",
+                            help="write an integer literal, or use a float dtype")
+        if not lo <= v <= hi:
+            raise ctx.error(node.args[0], f"pl.const: {v} does not fit in {dt.name} ({lo}..{hi})")
+        literal = ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(node.args[0]))
+    elif dt.name in _FLOAT_DTYPES:
+        literal = ir.ConstFloat.make(float(v), ir.DataType.FP32, ctx.span(node.args[0]))
+    else:
+        raise ctx.error(node.args[1], f"pl.const needs an integer or float dtype, got {dt.name}")
+    if literal.type.dtype == dt:
+        return literal
+    return ir.Cast.make(literal, dt, ctx.span(node))
 
 
 def _cast(ctx, node: ast.Call, b: Builtin):
@@ -611,6 +742,8 @@ def parse_call(ctx, node: ast.Call):
     callee = resolve_callee(ctx, f)
     if isinstance(callee, Builtin):
         k = callee.kind
+        if k == "op" and callee.spec.op in ("tile.max", "tile.min"):
+            return _max_min(ctx, node, callee)
         if k == "op":
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":
@@ -621,6 +754,8 @@ def parse_call(ctx, node: ast.Call):
             return initialize_pipe_call(ctx, node, callee.pl_name)
         if k == "cast":
             return _cast(ctx, node, callee)
+        if k == "const":
+            return _const(ctx, node)
         if k == "write":
             return _write(ctx, node)
         if k == "dim":

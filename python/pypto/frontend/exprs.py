@@ -167,8 +167,56 @@ def _subscript(ctx, node: ast.Subscript):
             raise ctx.error(node.slice, "an array takes one index")
         idx = index_exprs(ctx, node)[0]
         return ir.Call.make_op("array.get_element", [base, idx], {}, span)
+    if isinstance(t, ir.TileType):
+        return _tile_subscript(ctx, node, base, t, span)
     raise ctx.error(node, f"cannot index {irtypes.describe(t)}",
-                    help="subscripts apply to tensors (element read), tuples and arrays")
+                    help="subscripts apply to tensors (element read), tiles, tuples and arrays")
+
+
+def _tile_subscript(ctx, node: ast.Subscript, base, t, span):
+    """The reference's tile sugar (reference_ops.md §9, §10): `t[i, j]` is `pl.tile.read(t, [i, j])`;
+    `t[0:16, :]` / `t[r:r + 8, 0:32]` is `pl.tile.slice(t, [16, N], [0, 0])`, each extent a constant."""
+    items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    if not any(isinstance(it, ast.Slice) for it in items):
+        return ir.Call.make_op("tile.read", [base, ir.MakeTuple.make(index_exprs(ctx, node), span)], {}, span)
+    if len(items) != len(t.shape) or not all(isinstance(it, ast.Slice) for it in items):
+        raise ctx.error(node.slice, f"a tile slice needs one 'start:stop' per axis ({len(t.shape)})",
+                        help="e.g. t[0:16, :]; write pl.tile.slice(t, shape, offset) for other forms")
+    shape, offset = [], []
+    for axis, it in enumerate(items):
+        if it.step is not None:
+            raise ctx.error(it.step, "a tile slice has no step")
+        start = ir.ConstInt.make(0, ir.DataType.INDEX, span) if it.lower is None else \
+            require_scalar(ctx, eval_expr(ctx, it.lower), it.lower, "a slice start")
+        extent = _static_extent(ctx, it, t.shape[axis])
+        if extent is None or extent <= 0:
+            raise ctx.error(it, f"the extent of slice '{ast.unparse(it)}' must be a positive constant",
+                            help="write start:start + <constant>, or use constant bounds")
+        shape.append(ir.ConstInt.make(extent, ir.DataType.INDEX, span))
+        offset.append(start)
+    return ir.Call.make_op("tile.slice", [base, ir.MakeTuple.make(shape, span), ir.MakeTuple.make(offset, span)],
+                           {}, span)
+
+
+def _static_extent(ctx, it: ast.Slice, dim):
+    """stop - start of a tile slice when it is a compile-time constant (`a:b`, `:`, `i:i + 8`), else None."""
+    lo = 0 if it.lower is None else _const_int(ctx, it.lower)
+    hi = (dim.value if isinstance(dim, ir.ConstInt) else None) if it.upper is None else _const_int(ctx, it.upper)
+    if lo is not None and hi is not None:
+        return hi - lo
+    up = it.upper
+    if isinstance(up, ast.BinOp) and isinstance(up.op, ast.Add) and it.lower is not None \
+            and ast.dump(up.left) == ast.dump(it.lower):
+        return _const_int(ctx, up.right)
+    return None
+
+
+def _const_int(ctx, node: ast.AST):
+    """The compile-time int `node` denotes (a literal or module constant, not a DSL value), else None."""
+    if isinstance(node, ast.Name) and ctx.lookup(node.id) is not None:
+        return None
+    v = try_eval_py(ctx, node, None)
+    return v if isinstance(v, int) and not isinstance(v, bool) else None
 
 
 def _call(ctx, node: ast.Call):

@@ -20,7 +20,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.dumps import parse_dump_tag
 from pypto.frontend.annotations import parse_type
 from pypto.frontend.annotation_check import reconcile_annotation
-from pypto.frontend.exprs import eval_expr
+from pypto.frontend.exprs import eval_expr, index_exprs, require_scalar
 from pypto.frontend.pyeval import try_eval_py
 from pypto.language._builtins import Builtin
 
@@ -201,6 +201,9 @@ def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
     arr = ctx.lookup(target.value.id)
     if arr is None:
         raise ctx.unknown_name_error(target.value)
+    if isinstance(arr.type, ir.TileType):
+        _assign_tile_subscript(ctx, target, arr, value_node, stmt)
+        return
     if not isinstance(arr.type, ir.ArrayType):
         raise ctx.error(target, f"cannot assign to an element of {irtypes.describe(arr.type)}",
                         help="tensors are written by kernels (pl.store) or pl.tensor.assemble; "
@@ -210,6 +213,28 @@ def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
     k = eval_expr(ctx, target.slice)
     v = eval_expr(ctx, value_node)
     upd = ir.Call.make_op("array.update_element", [arr, k, v], {}, ctx.span(stmt))
+    bind_new(ctx, target.value, upd, stmt)
+
+
+def _assign_tile_subscript(ctx, target: ast.Subscript, tile, value_node, stmt):
+    """The reference's tile sugar (reference_ops.md §9, §10): `t[i, j] = v` is the in-place
+    `pl.tile.write(t, [i, j], v)`; `t[r:r + h, c:c + w] = s` is `t = pl.tile.assemble(t, s, [r, c])`."""
+    items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+    span = ctx.span(stmt)
+    if not any(isinstance(it, ast.Slice) for it in items):
+        idx = ir.MakeTuple.make(index_exprs(ctx, target), ctx.span(target.slice))
+        v = eval_expr(ctx, value_node)
+        ctx.emit(ir.EvalStmt.make(ir.Call.make_op("tile.write", [tile, idx, v], {}, span), span))
+        return
+    if len(items) != len(tile.type.shape) or not all(isinstance(it, ast.Slice) and it.step is None for it in items):
+        raise ctx.error(target.slice, f"a tile slice target needs one 'start:stop' per axis "
+                        f"({len(tile.type.shape)}) and no step", help="e.g. t[0:8, :] = s")
+    offset = [ir.ConstInt.make(0, ir.DataType.INDEX, span) if it.lower is None
+              else require_scalar(ctx, eval_expr(ctx, it.lower), it.lower, "a slice start") for it in items]
+    src = eval_expr(ctx, value_node)
+    if not isinstance(src.type, ir.TileType):
+        raise ctx.error(value_node, f"a tile slice is assigned a tile, got {irtypes.describe(src.type)}")
+    upd = ir.Call.make_op("tile.assemble", [tile, src, ir.MakeTuple.make(offset, span)], {}, span)
     bind_new(ctx, target.value, upd, stmt)
 
 

@@ -21,6 +21,7 @@ from pypto.language._builtins import (  # noqa: F401
 )
 from pypto.language._builtins import unroll  # noqa: F401  (reference DSL, anchor_features §12)
 from pypto.language._builtins import dump_tag  # noqa: F401  (anchor_features §6)
+from pypto.language._builtins import const  # noqa: F401  (reference_ops.md §10: pl.const(1, pl.INT32))
 from pypto.language._decorators import function  # noqa: F401
 from pypto.language._parse import parse_function, parse_program, program  # noqa: F401
 from pypto.language._types import (  # noqa: F401

@@ -71,15 +71,17 @@ def _tile_ops(prefix: str) -> dict:
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
-        "move": op(prefix + "move", "tile.move", ("tile", "target_memory"), ("target_memory",)),
+        # blayout= / slayout=: the reference's fractal-layout hints, checked and dropped (reference_ops.md §2)
+        "move": op(prefix + "move", "tile.move", ("tile", "target_memory", "blayout", "slayout"),
+                   ("target_memory", "blayout", "slayout")),
         "full": op(prefix + "full", "tile.full", ("shape", "dtype", "value"), ("dtype",)),
         "get_block_idx": op(prefix + "get_block_idx", "tile.get_block_idx"),
         "get_block_num": op(prefix + "get_block_num", "tile.get_block_num"),
     }
     for n in _BINARY:
         d[n] = op(prefix + n, "tile." + n, ("a", "b"))
-    for n in _UNARY:
-        d[n] = op(prefix + n, "tile." + n, ("a",))
+    for n in _UNARY:   # rsqrt's optional tmp selects a hardware sequence; checked and dropped (reference_ops.md §2)
+        d[n] = op(prefix + n, "tile." + n, ("a", "tmp") if n == "rsqrt" else ("a",))
     for n in _ROW_EXPAND:
         d[n] = op(prefix + n, "tile." + n, ("a", "row"))
     return d
@@ -119,6 +121,7 @@ dump_tag = Builtin("dump_tag", "dump_tag")   # pl.dump_tag(x): selective tensor 
 
 # -- ops -----------------------------------------------------------------------------------
 cast = Builtin("cast", "cast")
+const = Builtin("const", "const")       # pl.const(1, pl.INT32): a typed literal (reference_ops.md §10)
 _tensor = _tensor_ops("tensor.")
 create_tensor = op("create_tensor", "tensor.create", ("shape", "dtype", "manual_dep", "layout", "init_value"),
                    ("dtype", "manual_dep", "layout", "init_value"))

@@ -138,6 +138,7 @@ const std::vector<Refused>& AcceleratorOnlyOps() {
       {"tile.alloc", "an on-chip allocation token of the reference's memory passes"},
       {"tile.sort32", "the hardware 32-element sort format"},
       {"tile.mrgsort_format1", "the hardware sort-list merge"},
+      {"tile.mrgsort_format2", "the hardware sort-list merge"},
       {"tile.gather_compare", "the compare form of the hardware gather"},
   };
   return refused;
