@@ -4,6 +4,7 @@ program with many task submissions (default 10,000).
     python benchmarks/codegen_bench.py [--tasks N] [--quick] [--profile] [--scaling 1000,10000,100000]
     python benchmarks/codegen_bench.py --compare OTHER_SITE [--rounds 5]   # before/after, interleaved
     python benchmarks/codegen_bench.py --switch-cost [--tasks N] [--rounds 5]   # auto-deps off vs on
+    python benchmarks/codegen_bench.py --switch-cost --compare OTHER_SITE [--rounds 5]   # ... before/after
 
 The program has 4 kernels and one Orchestration function of N straight-line kernel calls over
 8 internal buffers; times are reported separately for each stage, wall and CPU (CPU time is
@@ -16,7 +17,8 @@ inflates call-heavy Python code, so read it for where to look, not for the numbe
 e.g. `pip install --target OTHER_SITE .` of an older commit) against the installed one: each
 round runs every size once in a fresh process of each build, alternating, and the table gives
 the best CPU time per stage over the rounds with the load average before and after, so a
-busy shared machine slows both sides alike.
+busy shared machine slows both sides alike. With --switch-cost it compares what the
+analyze_auto_scopes_for_deps switch adds in each build (both switch states per process).
 """
 
 from __future__ import annotations
@@ -156,6 +158,41 @@ def growth_line(rows) -> str:
     return "  growth of us/task, largest / smallest size: " + ", ".join(cells)
 
 
+def _child_switch(site, tasks: int) -> dict:
+    """{"off": {stage: cpu s}, "on": {...}} of one run each way at `tasks`, in a fresh process
+    (pypto from `site` when given, else the installed one)."""
+    env = dict(os.environ)
+    if site:
+        env["PYTHONPATH"] = site + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--json-switch-run", str(tasks)],
+                         env=env, check=True, capture_output=True, text=True).stdout
+    return json.loads(out.splitlines()[-1])
+
+
+def switch_cost_compare(other_site: str, tasks: int, rounds: int) -> None:
+    """Prints the switch's cost for another build (other_site, "before") and the installed one
+    ("after"): each round runs both switch states in a fresh process of each build, alternating;
+    best CPU seconds per stage over the rounds."""
+    best = {side: {"off": {}, "on": {}} for side in ("before", "after")}
+    load0 = os.getloadavg()[0]
+    for _ in range(rounds):
+        for side, site in (("before", other_site), ("after", None)):
+            for mode, cells in _child_switch(site, tasks).items():
+                b = best[side][mode]
+                for st in _STAGES:
+                    b[st] = min(b.get(st, float("inf")), cells[st])
+    load1 = os.getloadavg()[0]
+    print("analyze_auto_scopes_for_deps at %d tasks, before (%s) vs after (installed): best CPU seconds of %d "
+          "interleaved rounds (load average %.1f -> %.1f)" % (tasks, other_site, rounds, load0, load1))
+    for side in ("before", "after"):
+        totals = {}
+        for mode in ("off", "on"):
+            cells = [best[side][mode][st] for st in _STAGES]
+            totals[mode] = sum(cells)
+            print("  %-6s %-4s parse %.3f passes %.3f codegen %.3f total %.3f" % (side, mode, *cells, totals[mode]))
+        print("  %-6s the switch adds %.3f s" % (side, totals["on"] - totals["off"]))
+
+
 def switch_cost(tasks: int, rounds: int) -> None:
     """Prints the stages' best CPU time with analyze_auto_scopes_for_deps off and on, interleaved."""
     best = {False: {}, True: {}}
@@ -185,7 +222,14 @@ def main(argv=None) -> int:
     ap.add_argument("--switch-cost", action="store_true",
                     help="stage times with analyze_auto_scopes_for_deps off vs on at --tasks (interleaved --rounds)")
     ap.add_argument("--json-run", default="", help=argparse.SUPPRESS)
+    ap.add_argument("--json-switch-run", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.json_switch_run:   # one --switch-cost --compare measurement, in its own process
+        n = args.json_switch_run
+        run(min(n, 1000))      # warm-up: imports, first-call caches
+        res = {("on" if on else "off"): run(n, auto_deps=on) for on in (False, True)}
+        print(json.dumps({mode: {st: r[st + "_cpu_s"] for st in _STAGES} for mode, r in res.items()}))
+        return 0
     if args.json_run:       # one --compare measurement, in its own process
         sizes = [int(x) for x in args.json_run.split(",")]
         run(min(sizes))     # warm-up: imports, first-call caches
@@ -193,7 +237,10 @@ def main(argv=None) -> int:
         print(json.dumps({n: {st: r[st + "_cpu_s"] for st in _STAGES} for n, r in res.items()}))
         return 0
     if args.switch_cost:
-        switch_cost(args.tasks, args.rounds)
+        if args.compare:
+            switch_cost_compare(args.compare, args.tasks, args.rounds)
+        else:
+            switch_cost(args.tasks, args.rounds)
         return 0
     if args.compare:
         sizes = [int(x) for x in (args.scaling or "1000,10000,100000").split(",")]

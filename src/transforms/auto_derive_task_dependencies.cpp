@@ -44,6 +44,7 @@
 #include "affine_region.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
 
@@ -196,7 +197,7 @@ bool is_task_call(const Program& prog, const ExprPtr& e) {
 
 bool contains_task(const Program& prog, const StmtPtr& s) {
   if (!s) return false;
-  for (auto& st : flatten_stmts(s)) {
+  for (auto& st : FlatStmts(s)) {
     if (auto* a = st->as<AssignStmt>(); a && (is_task_call(prog, a->value) || a->value->is<Submit>())) return true;
     if (auto* e = st->as<EvalStmt>(); e && (is_task_call(prog, e->expr) || e->expr->is<Submit>())) return true;
     if (auto* f = st->as<ForStmt>(); f && contains_task(prog, f->body)) return true;
@@ -214,7 +215,7 @@ bool allowed_op(const std::string& op) {
 }
 
 void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
-  for (const StmtPtr& st : flatten_stmts(s)) {
+  for (const StmtPtr& st : FlatStmts(s)) {
     if (!fallback_.empty()) return;
     switch (st->kind) {
       case NodeKind::AssignStmt: {
@@ -908,7 +909,7 @@ const Analyzer::SubmitOf& Analyzer::submit_of(const std::string& callee) {
 }
 
 void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
-  for (const StmtPtr& st : flatten_stmts(s)) {
+  for (const StmtPtr& st : FlatStmts(s)) {
     auto tit = task_of_.find(st.get());
     if (tit != task_of_.end()) {
       Task* T = tit->second;

@@ -28,6 +28,7 @@
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -49,7 +50,7 @@ const Call* task_ref_of(const StmtPtr& s) {
 // them so, and the frontend hoists a deps= entry into one): a statement walk finds them without
 // visiting every expression (the 10,000-task codegen benchmark has none).
 bool has_task_ref(const StmtPtr& s) {
-  for (const StmtPtr& st : flatten_stmts(s)) {
+  for (const StmtPtr& st : FlatStmts(s)) {
     if (task_ref_of(st)) return true;
     if (auto* f = st->as<ForStmt>(); f && has_task_ref(f->body)) return true;
     if (auto* r = st->as<RuntimeScopeStmt>(); r && has_task_ref(r->body)) return true;
@@ -101,7 +102,7 @@ class Hoister {
 
   // Every TaskId Var bound in the function (by name) and every placeholder.
   void scan(const StmtPtr& s, std::vector<Scope>& scopes) {
-    for (const StmtPtr& st : flatten_stmts(s)) {
+    for (const StmtPtr& st : FlatStmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (const Call* r = task_ref_of(st)) {
           Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, -1, scopes, r->span};
@@ -241,7 +242,7 @@ class Hoister {
   }
 
   void rebuild(const StmtPtr& s, std::map<std::string, ExprPtr>& visible, std::vector<StmtPtr>& out) {
-    for (const StmtPtr& st : flatten_stmts(s)) {
+    for (const StmtPtr& st : FlatStmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (task_ref_of(st)) {
           const Ref& ref = refs_.at(a->var.get());

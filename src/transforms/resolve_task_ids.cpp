@@ -47,6 +47,7 @@
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/scope_carries.h"
 
@@ -130,10 +131,10 @@ class Resolver {
   }
 
   void block(const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = flatten_stmts(body);
+    FlatStmts stmts(body);   // in place: no copy of a 40,000-statement body
     const YieldStmt* saved = block_yield_;
     const int saved_list = list_;
-    block_yield_ = TrailingYield(stmts);
+    block_yield_ = TrailingYield(stmts.stmts());
     list_ = ++lists_;
     for (auto& s : stmts) stmt(s);
     block_yield_ = saved;

@@ -21,6 +21,8 @@
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -59,7 +61,7 @@ void Emitter::emit_slot_copy(const std::string& dst, const std::string& src, int
 void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   // Allocation hoisting: a MANUAL scope is a scheduling region, not a storage scope; its
   // buffers are declared before the block so tasks after it can name them.
-  if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(flatten_stmts(s.body)));
+  if (s.mode == RuntimeScopeMode::Manual) emit_alloc_batch(batchable_creates(transforms::FlatStmts(s.body).stmts()));
   // Lexical-scope lifetime: a TaskId the following yield carries out of the block is declared
   // before it (its value is assigned inside); ResolveTaskIds stamped which.
   for (const ScopeTaskIdCarry& c : s.carried_task_ids) {

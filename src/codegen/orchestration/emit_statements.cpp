@@ -7,6 +7,7 @@
 #include "op_registry.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -43,7 +44,8 @@ bool Emitter::calls_in_own_blocks() const {
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {
-  std::vector<StmtPtr> stmts = flatten_stmts(body);
+  transforms::FlatStmts flat(body);   // in place: no copy of a 40,000-statement body
+  const std::vector<StmtPtr>& stmts = flat.stmts();
   emit_alloc_batch(batchable_creates(stmts));
   for (size_t i = 0; i < stmts.size();) {
     size_t run = 0;

@@ -1,0 +1,41 @@
+// FlatStmts: the statements of a body in order, as ir::flatten_stmts lists them, read in place
+// when the body is already flat.
+#pragma once
+#include <algorithm>
+#include <vector>
+
+#include "pypto/ir/mutator.h"
+
+namespace pypto::transforms {
+
+// The statements of `body` in order (what ir::flatten_stmts returns). A SeqStmts without nested
+// SeqStmts or null children (the usual function body) is read in place: walking a
+// 40,000-statement body copies no shared_ptr (each copy writes the node's count, a cache miss)
+// and allocates no vector. `body` must outlive the FlatStmts.
+//   for (const StmtPtr& st : FlatStmts(fn.body)) visit(st);
+class FlatStmts {
+ public:
+  explicit FlatStmts(const ir::StmtPtr& body) {
+    auto* seq = body ? body->as<ir::SeqStmts>() : nullptr;
+    if (seq && std::none_of(seq->stmts.begin(), seq->stmts.end(),
+                            [](const ir::StmtPtr& c) { return !c || c->is<ir::SeqStmts>(); })) {
+      view_ = &seq->stmts;
+    } else {
+      own_ = ir::flatten_stmts(body);
+    }
+  }
+  FlatStmts(const FlatStmts&) = delete;
+  FlatStmts& operator=(const FlatStmts&) = delete;
+
+  const std::vector<ir::StmtPtr>& stmts() const { return view_ ? *view_ : own_; }
+  std::vector<ir::StmtPtr>::const_iterator begin() const { return stmts().begin(); }
+  std::vector<ir::StmtPtr>::const_iterator end() const { return stmts().end(); }
+  bool empty() const { return stmts().empty(); }
+  const ir::StmtPtr& back() const { return stmts().back(); }
+
+ private:
+  const std::vector<ir::StmtPtr>* view_ = nullptr;
+  std::vector<ir::StmtPtr> own_;
+};
+
+}  // namespace pypto::transforms
