@@ -101,6 +101,11 @@ int main(int argc, char** argv) {
   // BENCH_INLINE_BELOW_NS=0 turns off running measured-tiny kernels undeferred (docs/runtime.md),
   // to see the cost of the queued path with empty kernels.
   if (const char* e = std::getenv("BENCH_INLINE_BELOW_NS")) opt.inline_below_ns(static_cast<uint32_t>(std::atoi(e)));
+  // Profiling knobs (callgrind A/B of the orchestrator path): BENCH_RING_SIZE larger than the
+  // task count and a large BENCH_HELP_THRESHOLD keep the submitting thread from running tasks,
+  // so its instruction count is the submission cost alone.
+  if (const char* e = std::getenv("BENCH_RING_SIZE")) opt.task_ring_size(static_cast<uint32_t>(std::atoi(e)));
+  if (const char* e = std::getenv("BENCH_HELP_THRESHOLD")) opt.help_threshold(static_cast<uint32_t>(std::atoi(e)));
   pto2::Runtime rt(opt);
   rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
   // --floors: the two floors (bench_common.h) and the fixed cost of an empty run, nothing else.

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Interleaved before/after comparison of two bench_pypto binaries (per-task cost, no METG).
 
-    benchmarks/runtime/compare_builds.py OLD/bench_pypto NEW/bench_pypto [rounds]
+    benchmarks/runtime/compare_builds.py OLD/bench_pypto NEW/bench_pypto [rounds] [--queued-only]
 
 Runs the binaries alternately (old, new, old, new, ...) so that a busy spell of a shared
 machine hits both, once with the short path on (default) and once off
-(BENCH_INLINE_BELOW_NS=0, the queued path), and prints the median ns/task of each pattern.
+(BENCH_INLINE_BELOW_NS=0, the queued path), and prints the best and the median ns/task of
+each pattern. --queued-only skips the short-path table. The BENCH_* environment (e.g.
+BENCH_PATTERNS, BENCH_MODES, BENCH_TASKS) is passed through to both binaries.
 """
 import json
 import os
@@ -21,20 +23,27 @@ def run(binary, env_extra):
 
 
 def main():
-    old, new = sys.argv[1], sys.argv[2]
-    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 7
-    for label, extra in (("short path on (default)", {}), ("queued path (BENCH_INLINE_BELOW_NS=0)",
-                                                           {"BENCH_INLINE_BELOW_NS": "0"})):
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    queued_only = "--queued-only" in sys.argv[1:]
+    old, new = args[0], args[1]
+    rounds = int(args[2]) if len(args) > 2 else 7
+    tables = [("short path on (default)", {}), ("queued path (BENCH_INLINE_BELOW_NS=0)", {"BENCH_INLINE_BELOW_NS": "0"})]
+    if queued_only:
+        tables = tables[1:]
+    for label, extra in tables:
         res = {}
         for _ in range(rounds):
             for name, b in (("before", old), ("after", new)):
                 for r in run(b, extra):
                     res.setdefault((r["mode"], r["pattern"]), {}).setdefault(name, []).append(r["ns_per_task"])
-        print("%s: median ns/task of %d interleaved rounds" % (label, rounds))
-        print("  %-8s %-11s %8s %8s %7s" % ("mode", "pattern", "before", "after", "ratio"))
+        print("%s: ns/task over %d interleaved rounds, best and median" % (label, rounds))
+        print("  %-8s %-11s %8s %8s %8s %8s %7s" % ("mode", "pattern", "best b", "best a", "median b", "median a",
+                                                   "ratio"))
         for (mode, pat), d in res.items():
             b, a = statistics.median(d["before"]), statistics.median(d["after"])
-            print("  %-8s %-11s %8.1f %8.1f %7.2f" % (mode, pat, b, a, a / b))
+            print("  %-8s %-11s %8.1f %8.1f %8.1f %8.1f %7.2f" % (mode, pat, min(d["before"]), min(d["after"]), b, a,
+                                                                  a / b))
+        sys.stdout.flush()
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@
 # BENCH_PATTERNS (e.g. "trivial,chain"; default all), BENCH_MODES (pypto: "auto", "manual"; default both),
 # BENCH_INLINE_BELOW_NS (pypto: 0 = never run measured-tiny kernels undeferred), BENCH_PTO2_WORKERS
 # (pypto worker threads; default cores - 1, the orchestrating thread being the other), BENCH_VERBOSE=1
-# (each METG probe on stderr).
+# (each METG probe on stderr), BENCH_RING_SIZE and BENCH_HELP_THRESHOLD (pypto RuntimeOptions; profiling).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 build="${BENCH_BUILD_DIR:-$root/build-bench-runtime}"

@@ -9,55 +9,74 @@
 
 namespace pto2::detail {
 
-// Links `consumer` into the producer's fan-out list. The caller has reserved in_edges and
-// holds a guard on the consumer's fanin covering every candidate edge. False: the producer
-// already retired (or its slot holds a later task) — no edge.
-bool Engine::add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index) {
+// Links node `n` (consumer's) into the producer's fan-out list. The caller holds a guard on
+// the consumer's fanin covering every candidate edge. False: the producer already retired (or
+// its slot holds a later task) — no edge, and the node stays unused.
+bool Engine::add_edge(uint64_t producer, EdgeNode* n) {
   TaskSlot& p = ring_.slot_of(producer);
   if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
-  consumer.in_edges.push_back(EdgeNode{nullptr, consumer_index});
-  EdgeNode* n = &consumer.in_edges.back();
   EdgeNode* head = p.fanout.load(std::memory_order_acquire);
   do {
-    if (head == kClosed) {
-      consumer.in_edges.pop_back();
-      return false;
-    }
+    if (head == kClosed) return false;
     n->next = head;
   } while (!p.fanout.compare_exchange_weak(head, n, std::memory_order_acq_rel, std::memory_order_acquire));
   return true;
 }
 
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
+// The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
+// previous occupant retired (so did all its producers, the only readers of its nodes).
 uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
                             uint32_t candidates) {
   const size_t n_auto = dep_scratch_.size();
   uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
-  if (s.in_edges.capacity() < candidates) s.in_edges.reserve(candidates);  // nodes never move
+  if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
+  EdgeNode* nodes = s.in_edges.data();
+  const bool trace = opt_.trace_;
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   for (size_t i = 0; i < n_auto; ++i) {
-    if (opt_.trace_) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
-    if (add_edge(dep_scratch_[i], s, idx)) {
-      ++counters_.auto_edges;
-      ++edges_added;
-    }
+    if (trace) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
+    nodes[edges_added].consumer = idx;
+    if (add_edge(dep_scratch_[i], &nodes[edges_added])) ++edges_added;
   }
+  counters_.auto_edges += edges_added;
+  const uint32_t auto_added = edges_added;
   for (const PTO2TaskId& d : edeps) {
-    if (std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw)) continue;
+    if (n_auto && std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d.raw))
+      continue;
     bool dup = false;
     for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
     if (dup) continue;
     dep_scratch_.push_back(d.raw);
-    if (opt_.trace_) counters_.trace_edges.emplace_back(d.raw, raw);
-    if (add_edge(d.raw, s, idx)) {
-      ++counters_.explicit_edges;
-      ++edges_added;
-    }
+    if (trace) counters_.trace_edges.emplace_back(d.raw, raw);
+    nodes[edges_added].consumer = idx;
+    if (add_edge(d.raw, &nodes[edges_added])) ++edges_added;
   }
+  counters_.explicit_edges += edges_added - auto_added;
   return edges_added;
 }
+
+namespace {
+// Sorts and deduplicates a task's producers: usually a handful, where an insertion sort is
+// several times cheaper than std::sort.
+void sort_unique(std::vector<uint64_t>& v) {
+  const size_t n = v.size();
+  if (n > 16) {
+    std::sort(v.begin(), v.end());
+  } else {
+    uint64_t* a = v.data();
+    for (size_t i = 1; i < n; ++i) {
+      const uint64_t x = a[i];
+      size_t j = i;
+      for (; j > 0 && a[j - 1] > x; --j) a[j] = a[j - 1];
+      a[j] = x;
+    }
+  }
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+}  // namespace
 
 // Deferred path, before publishing: allocates the runtime outputs (into `out`) and records
 // every access in the tracker, leaving the tasks to follow in dep_scratch_ (sorted, unique).
@@ -65,7 +84,7 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
 // of memory) leaves the slot unpublished: the id is simply never used.
 const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
                                          TaskOutputTensors& out, bool& untracked_write) {
-  for (uint32_t i = 0; i < s.tensors.size(); ++i) {
+  for (uint32_t i = 0; params.has_new_output() && i < s.tensors.size(); ++i) {
     if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
     Tensor& t = s.tensors[i];
     PTO2Storage* st = alloc_storage(t.nbytes());
@@ -87,8 +106,7 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
   if (!manual_scope && !e.manual_dep) {
     tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
-    std::sort(dep_scratch_.begin(), dep_scratch_.end());
-    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
+    sort_unique(dep_scratch_);
   }
   return &e;
 }
@@ -112,10 +130,7 @@ bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
     }
     tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
   }
-  if (dep_scratch_.size() > 1) {
-    std::sort(dep_scratch_.begin(), dep_scratch_.end());
-    dep_scratch_.erase(std::unique(dep_scratch_.begin(), dep_scratch_.end()), dep_scratch_.end());
-  }
+  if (dep_scratch_.size() > 1) sort_unique(dep_scratch_);
   return untracked_write;
 }
 

@@ -183,6 +183,11 @@ class Engine {
   /// naming one kernel to a single-kernel one. Aborts the orchestration on bad input.
   void validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
                            uint64_t raw, bool& gang, uint32_t* need);
+  /// validate_submission's verdict on the common case, inline (false: ask validate_submission).
+  bool plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
+                              uint64_t raw) const;
+  /// The slot of task `raw`, waiting until it is free (ring full). submit() checks the common
+  /// case, a free slot, inline.
   TaskSlot& acquire_slot(uint64_t raw);
   void publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks);
   static void keep_storage(TaskSlot& s, PTO2Storage* storage);
@@ -193,7 +198,7 @@ class Engine {
 
   // ---- dependency tracking (dependencies.cpp)
   bool is_live(uint64_t raw) const { return ring_.is_live(raw); }
-  bool add_edge(uint64_t producer, TaskSlot& consumer, uint32_t consumer_index);
+  bool add_edge(uint64_t producer, EdgeNode* n);
   /// Links the task in slot `idx` after dep_scratch_ (automatic) and `edeps` (explicit);
   /// returns the number of edges added. The caller holds the fan-in guard.
   uint32_t link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
@@ -295,6 +300,11 @@ class Engine {
     pub_total_submitted_.store(total_submitted_, std::memory_order_relaxed);
   }
   uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
+  // The head of each ready queue as last read by the orchestrator (MpmcQueue::size_at_least):
+  // the throttle asks about the queue's length on every submission.
+  size_t ready_head_seen_[2] = {0, 0};
+  /// At least `n` tasks are queued for core type `type` (orchestrator thread).
+  bool queued_at_least(int type, size_t n) { return ready_[type].size_at_least(n, ready_head_seen_[type]); }
   std::string undeferred_err_;    // a failing undeferred kernel's message
   RunCounters counters_;
 

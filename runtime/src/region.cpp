@@ -5,10 +5,8 @@
 
 namespace pto2::detail {
 
-namespace {
-
 // Decompose the offset into per-axis coordinates, axes ordered by stride (largest first).
-void decompose(Region& r) {
+void decompose_region(Region& r) {
   r.box = false;
   if (r.ndims == 0 || r.ndims > PTO2_MAX_DIMS) return;
   uint32_t order[PTO2_MAX_DIMS] = {};
@@ -40,51 +38,13 @@ void decompose(Region& r) {
   r.box = true;
 }
 
-}  // namespace
-
-Region Region::of(const Tensor& t) {
-  Region r;
-  r.ndims = t.ndims;
-  r.elem = static_cast<uint32_t>(dtype_size(t.dtype));
-  r.offset = t.offset;
-  // One pass, innermost axis first: extend the byte interval and check row-major contiguity
-  // (axes of extent 1 may have any stride) like Tensor::is_contiguous.
-  int64_t lo = t.offset, hi = t.offset, n = 1, dense_stride = 1;
-  bool dense = true;
-  for (uint32_t i = t.ndims; i-- > 0;) {
-    const uint32_t sh = t.shapes[i];
-    const int64_t st = t.strides[i];
-    n *= sh;
-    if (sh != 1 && st != dense_stride) dense = false;
-    dense_stride *= sh;
-    if (sh == 0) continue;
-    const int64_t ext = (static_cast<int64_t>(sh) - 1) * st;
-    if (ext < 0) lo += ext; else hi += ext;
-  }
-  r.empty = (n == 0);
-  r.lo = lo * r.elem;
-  r.hi = (hi + 1) * r.elem;
-  r.dense = dense;
-  // A dense region is decided exactly by its byte interval (against other dense regions) or
-  // conservatively by it (against strided ones): only strided views need their layout and
-  // coordinates, and only they carry them.
-  if (!dense) {
-    for (uint32_t i = 0; i < t.ndims; ++i) {
-      r.shapes[i] = t.shapes[i];
-      r.strides[i] = t.strides[i];
-    }
-    decompose(r);
-  }
-  return r;
-}
-
 Region Region::at_offset(int64_t new_offset) const {
   Region r = *this;
   const int64_t delta = (new_offset - offset) * elem;
   r.offset = new_offset;
   r.lo += delta;
   r.hi += delta;
-  if (!r.dense) decompose(r);
+  if (!r.dense) decompose_region(r);
   return r;
 }
 

@@ -26,7 +26,8 @@ struct Region {
   int64_t strides[PTO2_MAX_DIMS];
   int64_t start[PTO2_MAX_DIMS];  // per-axis start coordinate (box only)
 
-  static Region of(const Tensor& t);
+  /// The region `t` views. Inline: the tracker computes one per tracked tensor per task.
+  static inline Region of(const Tensor& t);
   /// Single element `idx` of `t`.
   static Region element(const Tensor& t, const int64_t* idx);
   /// The same view moved to element offset `offset` (same shapes and strides).
@@ -36,6 +37,45 @@ struct Region {
   /// Same rank, element size and strides (strided regions only).
   bool same_layout(const Region& o) const;
 };
+
+/// Fills the per-axis start coordinates and `box` of a strided region (region.cpp).
+void decompose_region(Region& r);
+
+inline Region Region::of(const Tensor& t) {
+  Region r;
+  r.ndims = t.ndims;
+  r.elem = static_cast<uint32_t>(dtype_size(t.dtype));
+  r.offset = t.offset;
+  // One pass, innermost axis first: extend the byte interval and check row-major contiguity
+  // (axes of extent 1 may have any stride) like Tensor::is_contiguous.
+  int64_t lo = t.offset, hi = t.offset, n = 1, dense_stride = 1;
+  bool dense = true;
+  for (uint32_t i = t.ndims; i-- > 0;) {
+    const uint32_t sh = t.shapes[i];
+    const int64_t st = t.strides[i];
+    n *= sh;
+    if (sh != 1 && st != dense_stride) dense = false;
+    dense_stride *= sh;
+    if (sh == 0) continue;
+    const int64_t ext = (static_cast<int64_t>(sh) - 1) * st;
+    if (ext < 0) lo += ext; else hi += ext;
+  }
+  r.empty = (n == 0);
+  r.lo = lo * r.elem;
+  r.hi = (hi + 1) * r.elem;
+  r.dense = dense;
+  // A dense region is decided exactly by its byte interval (against other dense regions) or
+  // conservatively by it (against strided ones): only strided views need their layout and
+  // coordinates, and only they carry them.
+  if (!dense) {
+    for (uint32_t i = 0; i < t.ndims; ++i) {
+      r.shapes[i] = t.shapes[i];
+      r.strides[i] = t.strides[i];
+    }
+    decompose_region(r);
+  }
+  return r;
+}
 
 bool regions_overlap(const Region& a, const Region& b);
 /// True if every byte of `inner` is in `outer` (may answer false when unsure).

@@ -66,6 +66,22 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
   if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
 }
 
+// The common submission — a single-block task of a registered kernel on a core type that has
+// workers, with valid explicit dependencies and timing slot — checked inline; anything else
+// goes through validate_submission, which also reports the errors.
+inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
+                                           uint64_t raw) const {
+  if ((kind != TaskKind::AIC && kind != TaskKind::AIV) || params.launch_spec.block_num != 1 || params.timing_slot() >= 16)
+    return false;
+  const int t = kind == TaskKind::AIC ? 0 : 1;
+  const int32_t k = t == 0 ? aic_kernel : aiv_kernel;
+  if (k < 0 || static_cast<size_t>(k) >= kernels_.size() || !kernels_[static_cast<size_t>(k)].fn || n_type_[t] == 0)
+    return false;
+  for (const PTO2TaskId& d : params.dependencies())
+    if (!d.is_valid() || d.raw >= raw) return false;
+  return true;
+}
+
 TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
                                  bool undeferred_checked) {
   if (failed()) throw RunAborted{};
@@ -73,7 +89,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   const uint64_t raw = next_raw_;
   bool gang = false;
   uint32_t need[2] = {0, 0};
-  validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
+  if (!plain_submission_valid(kind, aic_kernel, aiv_kernel, params, raw))
+    validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
   const uint32_t blocks = params.launch_spec.block_num;
   const auto& edeps = params.dependencies();
 
@@ -88,12 +105,15 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // when its kernel is shorter than shipping it to a worker would take. It never takes a slot,
   // and it has finished before the next submission consults the tracker.
   const int32_t kernel = type == 0 ? aic_kernel : aiv_kernel;
-  // Read once per submission (the queue's head is written by the workers: a cache miss).
-  const size_t queued = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY ? ready_[type].size_hint() : 0;
+  // Asked once per submission (the queue's head is written by the workers: reading it is a
+  // cache miss, which queued_at_least avoids while the queue is short).
+  const bool helps = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY;
+  const bool queue_full = helps && queued_at_least(type, help_threshold_);
+  const bool queue_over = queue_full && queued_at_least(type, help_threshold_ + 1);  // no second miss
   const bool may_run_undeferred =
       !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
       blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      !params.has_new_output() && (queued >= help_threshold_ || is_tiny(kernel));
+      !params.has_new_output() && (queue_full || is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
   if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
@@ -107,7 +127,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 
   // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
   // guard) once the task's dependencies are known.
-  TaskSlot& s = acquire_slot(raw);
+  TaskSlot& s = ring_.slot_of(raw).free.load(std::memory_order_acquire) ? ring_.slot_of(raw) : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
   next_raw_++;
   s.kind = kind;
@@ -129,7 +149,8 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   publish(s, raw, params, gang, need, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
-  for (const Tensor& t : s.tensors) keep_storage(s, t.storage);
+  for (const Tensor& t : s.tensors)
+    if (t.storage && !t.storage->run_scoped) keep_storage(s, t.storage);
   if (pred_element) keep_storage(s, pred_element->storage);
 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
@@ -156,7 +177,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   }
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
-  if (queued > help_threshold_) help_one();
+  if (queue_over) help_one();
   return out;
 }
 
@@ -181,7 +202,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 
 // Makes the claimed slot a live task: everything a worker reads once the task is ready, the
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
-void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
+inline void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
   ++total_submitted_;  // published with counters_.submitted by submit(), once the edges are linked
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
@@ -194,7 +215,6 @@ void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, co
     s.has_storages = false;
   }
   s.fanout.store(nullptr, std::memory_order_relaxed);
-  s.in_edges.clear();
   if (gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
     s.need[0] = need[0];
     s.need[1] = need[1];

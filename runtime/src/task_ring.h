@@ -66,7 +66,7 @@ struct alignas(64) TaskSlot {
 
   // ---- lines 1-2
   pto2::SmallVec<uint64_t, 8> scalars;
-  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists
+  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists (only grows)
   std::vector<PTO2Storage*> storages;
 
   // ---- lines 3-11

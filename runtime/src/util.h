@@ -130,6 +130,18 @@ class MpmcQueue {
     const size_t t = tail_.load(std::memory_order_relaxed), h = head_.load(std::memory_order_relaxed);
     return t > h ? t - h : 0;
   }
+  /// size_hint() >= n, reading head_ (the consumers' cache line, written by every pop) only
+  /// when `head_seen` — the caller's last read of it; heads only grow — leaves the question
+  /// open. A producer asking about a short queue thus costs no cache miss on the consumers.
+  ///
+  ///     size_t seen = 0;
+  ///     if (q.size_at_least(32, seen)) help();   // same answer as q.size_hint() >= 32
+  bool size_at_least(size_t n, size_t& head_seen) const {
+    const size_t t = tail_.load(std::memory_order_relaxed);
+    if (t < head_seen + n) return false;  // t - head <= t - head_seen < n
+    head_seen = head_.load(std::memory_order_relaxed);
+    return t > head_seen && t - head_seen >= n;
+  }
   bool empty_hint() const {
     return head_.load(std::memory_order_relaxed) >= tail_.load(std::memory_order_relaxed);
   }

@@ -441,8 +441,7 @@ void bind_function_program(nb::module_& m) {
       .def_ro("slots", &TaskIdInfo::slots, "0: one TaskId; N: names an array of N TaskId slots")
       .def_ro("fresh", &TaskIdInfo::fresh, "always valid (straight from a submission): no is_valid() guard")
       .def_ro("read", &TaskIdInfo::read, "named by a statement (deps=, carry init, yield, array op, copy)");
-  nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group binds to its mixed task (KernelGroupSync).")
-      .def_ro("slots", &GroupSync::slots)
+  nb::class_<GroupSync>(m, "GroupSync", "How a kernel called from a Group synchronises in its mixed task (KernelGroupSync).")
       .def_ro("waits", &GroupSync::waits)
       .def_ro("signals", &GroupSync::signals)
       .def("empty", &GroupSync::empty)
@@ -461,6 +460,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("core_type", &Function::core_type, "Stamped by InferKernelCoreTypes (CoreType.Unknown before).")
       .def("with_core_type", &Function::with_core_type, "core_type"_a)
       .def_ro("group_sync", &Function::group_sync, "Stamped by KernelGroupSync (empty before).")
+      .def_ro("param_slots", &Function::param_slots,
+              "Stamped by KernelParamSlots: the task tensor / scalar slot each kernel param reads (empty before).")
+      .def("with_param_slots", &Function::with_param_slots, "slots"_a)
       .def_ro("task_ids", &Function::task_ids, "Stamped by ResolveTaskIds (empty before).")
       .def_ro("returned_params", &Function::returned_params,
               "Stamped by StampReturnedParams: per return value, the parameter it writes back (-1: none).")
@@ -469,10 +471,10 @@ void bind_function_program(nb::module_& m) {
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read]), ...] (the parser's task_ids=).")
       .def(
           "with_group_sync",
-          [](const Function& f, std::vector<int64_t> slots, std::vector<int64_t> waits, std::vector<int64_t> signals) {
-            return f.with_group_sync(GroupSync{std::move(slots), std::move(waits), std::move(signals)});
+          [](const Function& f, std::vector<int64_t> waits, std::vector<int64_t> signals) {
+            return f.with_group_sync(GroupSync{std::move(waits), std::move(signals)});
           },
-          "slots"_a = std::vector<int64_t>{}, "waits"_a = std::vector<int64_t>{}, "signals"_a = std::vector<int64_t>{})
+          "waits"_a = std::vector<int64_t>{}, "signals"_a = std::vector<int64_t>{})
       .def_static(
           "make",
           [](std::string name, FunctionType type, std::vector<VarPtr> params, std::vector<ParamDirection> dirs,

@@ -11,6 +11,7 @@
 // needs to check and marshal call arguments): kind "tensor" or "scalar", dtype spelling
 // ("FP32"), shape as a list of ints and dynamic-dim names, direction "In" / "Out" / "InOut".
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
@@ -88,6 +89,16 @@ void bind_kernel(nb::module_& parent) {
       "The ir.CoreType stamped on a kernel / Group by InferKernelCoreTypes (run the pipeline first).");
   m.def("signature", &Signature, "program"_a, "name"_a, "Parameters of a function as plain Python values.");
   m.def("functions", &Functions, "program"_a, "(name, function type) of each function, in definition order.");
+  // The kernel op table and the backend's handler tables, as {op name: "Tile" / "Tensor" / "Scalar"}.
+  auto kinds = [](const std::map<std::string, ir::KernelOpKind>& ops) {
+    std::map<std::string, std::string> out;
+    for (auto& kv : ops) out[kv.first] = ir::to_string(kv.second);
+    return out;
+  };
+  m.def("accepted_ops", [kinds] { return kinds(ir::KernelOps()); },
+        "The kernel op table VerifyKernelProgram accepts (pypto/ir/kernel_ops.h): {op: kind}.");
+  m.def("printed_ops", [kinds] { return kinds(codegen::KernelCpuPrintedOps()); },
+        "The ops the CPU kernel backend prints (its handler tables): {op: kind}.");
 }
 
 }  // namespace pypto::bindings

@@ -63,7 +63,8 @@ void bind_passes(nb::module_& parent) {
       .value("AutoDepsAnalysed", IRProperty::AutoDepsAnalysed)
       .value("ChunkedLoopsSplit", IRProperty::ChunkedLoopsSplit)
       .value("AutoChunkScopesInterchanged", IRProperty::AutoChunkScopesInterchanged)
-      .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved);
+      .value("PeerBufferBasesResolved", IRProperty::PeerBufferBasesResolved)
+      .value("KernelParamSlotsResolved", IRProperty::KernelParamSlotsResolved);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -115,6 +116,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
+  PYPTO_BIND_PASS(KernelParamSlots);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

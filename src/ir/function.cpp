@@ -20,6 +20,12 @@ std::shared_ptr<const Function> Function::with_group_sync(GroupSync g) const {
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_param_slots(std::vector<int64_t> slots) const {
+  auto f = std::make_shared<Function>(*this);
+  f->param_slots = std::move(slots);
+  return f;
+}
+
 std::shared_ptr<const Function> Function::with_task_ids(std::vector<TaskIdInfo> ids) const {
   for (auto& i : ids) {
     PYPTO_CHECK(i.var && is_task_id(i.var->type), "function '" << name << "': task_ids entry is not a TaskId Var");

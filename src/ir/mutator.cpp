@@ -8,6 +8,7 @@
 namespace pypto::ir {
 
 ExprPtr IRMutator::mutate_expr(const ExprPtr& e) {
+  if (statements_only_) return e;
   PYPTO_CHECK(e, "mutate_expr on a null expr");
   switch (e->kind) {
 #define PYPTO_EXPR_NODE(Name) \
@@ -143,6 +144,7 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
       ->with_group_sync(f->group_sync)
+      ->with_param_slots(f->param_slots)
       ->with_task_ids(f->task_ids)
       ->with_returned_params(f->returned_params);   // stale if the body's TaskIds change: re-run ResolveTaskIds
 }

@@ -179,7 +179,7 @@ void Printer::note_directions(const std::vector<ArgDirection>& dirs) {
 }
 
 // Directions carry information beyond what `pl.no_dep(x)` says (DeriveCallDirections ran).
-// `[0, 2]`: the int lists of typed pass results (group_slots=, inplace_carries=, ...).
+// `[0, 2]`: the int lists of typed pass results (param_slots=, inplace_carries=, ...).
 static std::string print_int_list(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
@@ -651,7 +651,7 @@ std::string Printer::function(const Function& f, int indent) {
   if (f.level != Level::None) deco += std::string(", level=pl.Level.") + to_string(f.level);
   if (f.role != Role::None) deco += std::string(", role=pl.Role.") + to_string(f.role);
   if (f.core_type != CoreType::Unknown) deco += std::string(", core_type=pl.CoreType.") + to_string(f.core_type);
-  if (!f.group_sync.slots.empty()) deco += ", group_slots=" + print_int_list(f.group_sync.slots);
+  if (!f.param_slots.empty()) deco += ", param_slots=" + print_int_list(f.param_slots);
   if (!f.group_sync.waits.empty()) deco += ", group_waits=" + print_int_list(f.group_sync.waits);
   if (!f.group_sync.signals.empty()) deco += ", group_signals=" + print_int_list(f.group_sync.signals);
   if (!f.returned_params.empty()) deco += ", returned_params=" + print_int_list(f.returned_params);

@@ -62,6 +62,7 @@ class Equal {
       return fail(std::string("core_type ") + to_string(a.core_type) + " vs " + to_string(b.core_type));
     }
     if (a.group_sync != b.group_sync) return fail("group_sync differs");
+    if (a.param_slots != b.param_slots) return fail("param_slots differ");
     if (a.returned_params != b.returned_params) return fail("returned_params differ");
     if (a.params.size() != b.params.size()) {
       return fail("param count " + std::to_string(a.params.size()) + " vs " + std::to_string(b.params.size()));
@@ -497,7 +498,7 @@ class Hasher {
     mix(static_cast<uint64_t>(f.level));
     mix(static_cast<uint64_t>(f.role));
     mix(static_cast<uint64_t>(f.core_type));
-    for (const auto* v : {&f.group_sync.slots, &f.group_sync.waits, &f.group_sync.signals}) {
+    for (const auto* v : {&f.param_slots, &f.group_sync.waits, &f.group_sync.signals}) {
       mix(v->size());
       for (int64_t x : *v) mix(static_cast<uint64_t>(x));
     }

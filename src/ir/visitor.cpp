@@ -22,6 +22,7 @@ void visit_attrs(IRVisitor* v, const Attrs& attrs) {
 }  // namespace
 
 void IRVisitor::visit_expr(const ExprPtr& e) {
+  if (statements_only_) return;
   PYPTO_CHECK(e, "visit_expr on a null expr");
   switch (e->kind) {
 #define PYPTO_EXPR_NODE(Name) \

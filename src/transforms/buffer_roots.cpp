@@ -31,8 +31,11 @@ BufferRoots::BufferRoots(const Program& program, const Function& fn, bool views_
   for (auto& p : fn.params) roots_[p.get()] = {p.get()};
   for (int round = 0; round < 64; ++round) {   // each round can only grow a set; carries converge fast
     changed_ = false;
+    saw_loop_ = false;
     walk(fn.body);
-    if (!changed_) break;
+    // Without a loop nothing feeds back (every use follows its definition): one round is the
+    // fixed point, and a second would only confirm it.
+    if (!changed_ || !saw_loop_) break;
   }
 }
 
@@ -78,12 +81,7 @@ std::vector<RootSet> BufferRoots::value_roots(const Var* self, const ExprPtr& va
     return {{self}};
   }
   // A call: result k is the argument its callee writes back, else a runtime-allocated buffer.
-  auto cached = lineage_.find(callee);
-  if (cached == lineage_.end()) {
-    FunctionPtr f = program_.get(callee);
-    cached = lineage_.emplace(callee, f ? ReturnedParamIndices(program_, *f) : std::vector<int>{}).first;
-  }
-  const std::vector<int>& lineage = cached->second;
+  const std::vector<int>& lineage = callee_lineage(callee);
   size_t n = std::max<size_t>(lineage.size(), 1);
   std::vector<RootSet> out(n);
   for (size_t k = 0; k < n; ++k) {
@@ -97,6 +95,16 @@ std::vector<RootSet> BufferRoots::value_roots(const Var* self, const ExprPtr& va
 }
 
 void BufferRoots::assign(const Var* v, const ExprPtr& value) {
+  if (!v->type->is<TupleType>()) {   // the common case, without copying a root set
+    if (const RootSet* single = single_value_roots(v, value)) {
+      merge(v, *single);
+      return;
+    }
+    if (!value->is<TupleGetItem>() && !value->is<Submit>() && !(value->is<Call>() && !value->as<Call>()->is_op)) {
+      merge_self(v);   // a new buffer: value_roots gives {{v}}
+      return;
+    }
+  }
   auto rs = value_roots(v, value);
   if (v->type->is<TupleType>()) {
     auto& slots = tuple_roots_[v];
@@ -111,6 +119,40 @@ void BufferRoots::assign(const Var* v, const ExprPtr& value) {
   merge(v, rs.empty() ? RootSet{} : rs[0]);
 }
 
+// The root set value_roots(self, value)[0] when it is an existing set (a Var, a written or
+// viewed argument, a callee's first written-back argument); null otherwise.
+const RootSet* BufferRoots::single_value_roots(const Var* self, const ExprPtr& value) {
+  if (as_var(value)) return &of(value);
+  auto* c = value->as<Call>();
+  if (!c) return nullptr;
+  if (c->is_op) {
+    int w = WrittenTensorArg(c->callee);
+    if (w >= 0 && static_cast<size_t>(w) < c->args.size()) return &of(c->args[w]);
+    if (is_view_op(c->callee) && !c->args.empty() && !views_are_roots_) return &of(c->args[0]);
+    return nullptr;
+  }
+  const std::vector<int>& lineage = callee_lineage(c->callee);
+  (void)self;
+  if (!lineage.empty() && lineage[0] >= 0 && static_cast<size_t>(lineage[0]) < c->args.size()) {
+    return &of(c->args[lineage[0]]);
+  }
+  return nullptr;
+}
+
+// merge(v, {v}) without building the set.
+void BufferRoots::merge_self(const Var* v) {
+  if (roots_[v].insert(v).second) changed_ = true;
+}
+
+const std::vector<int>& BufferRoots::callee_lineage(const std::string& callee) {
+  auto cached = lineage_.find(callee);
+  if (cached == lineage_.end()) {
+    FunctionPtr f = program_.get(callee);
+    cached = lineage_.emplace(callee, f ? ReturnedParamIndices(program_, *f) : std::vector<int>{}).first;
+  }
+  return cached->second;
+}
+
 void BufferRoots::walk(const StmtPtr& s) {
   if (!s) return;
   if (auto* seq = s->as<SeqStmts>()) {
@@ -118,6 +160,7 @@ void BufferRoots::walk(const StmtPtr& s) {
   } else if (auto* a = s->as<AssignStmt>()) {
     assign(a->var.get(), a->value);
   } else if (auto* f = s->as<ForStmt>()) {
+    saw_loop_ = true;
     for (auto& ia : f->iter_args) merge(ia.get(), of(ia->init));
     walk(f->body);
     const YieldStmt* y = trailing_yield(f->body);

@@ -36,10 +36,14 @@ class BufferRoots {
   void assign(const ir::Var* v, const ir::ExprPtr& value);
   std::vector<RootSet> value_roots(const ir::Var* self, const ir::ExprPtr& value);
   bool merge(const ir::Var* v, const RootSet& roots);
+  const RootSet* single_value_roots(const ir::Var* self, const ir::ExprPtr& value);
+  void merge_self(const ir::Var* v);
+  const std::vector<int>& callee_lineage(const std::string& callee);
 
   const ir::Program& program_;
   bool views_are_roots_;
   bool changed_ = false;
+  bool saw_loop_ = false;   // this round walked a ForStmt (its carries may need another round)
   std::unordered_map<const ir::Var*, RootSet> roots_;
   std::unordered_map<const ir::Var*, std::vector<RootSet>> tuple_roots_;   // tuple-typed Vars, per element
   std::unordered_map<std::string, std::vector<int>> lineage_;              // callee -> ReturnedParamIndices

@@ -93,13 +93,20 @@ class Converter : public IRMutator {
     // A valid_shape (4th argument) becomes the valid box of the load / window (§10).
     if (name == "slice" && (args.size() == 3 || args.size() == 4)) {
       if (is_tile(args[0])) {
+        PYPTO_USER_CHECK(!op->attrs.count("drop_dims"), sp,
+                         "pl.tensor.slice(..., drop_dims=) of a kernel-local value is not supported",
+                         "slice it without drop_dims (kernel tiles are 2-D), or slice the kernel's tensor parameter");
         std::vector<ExprPtr> a = {args[0], args[1], args[2]};
         if (args.size() == 4) a.push_back(args[3]);
-        return Call::make_op("tile.slice", a, {}, sp);
+        Attrs slice_attrs;   // keeps pad_value (a kernel tile window is 2-D: drop_dims was checked, nothing to drop)
+        if (op->attrs.count("pad_value")) slice_attrs["pad_value"] = op->attrs.at("pad_value");
+        return Call::make_op("tile.slice", a, slice_attrs, sp);
       }
       std::vector<ExprPtr> a = {args[0], args[2], args[1]};
       if (args.size() == 4) a.push_back(args[3]);
-      return Call::make_op("tile.load", a, {}, sp);
+      Attrs load_attrs;   // drop_dims carries over; pad_value is only recorded on the slice
+      if (op->attrs.count("drop_dims")) load_attrs["drop_dims"] = op->attrs.at("drop_dims");
+      return Call::make_op("tile.load", a, load_attrs, sp);
     }
     if (name == "assemble" && args.size() == 3) {
       ExprPtr value = as_tile(args[1], sp);

@@ -52,6 +52,7 @@ struct UseCounter : IRVisitor {
 
 class FenceExpander : public IRMutator {
  public:
+  FenceExpander() { statements_only_ = true; }   // rewrites loops only
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     manual_ += op->mode == RuntimeScopeMode::Manual;
     StmtPtr s = IRMutator::mutate_(op, self);

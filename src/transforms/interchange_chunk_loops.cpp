@@ -216,6 +216,7 @@ class NestBuilder : public IRMutator {
 
 class Interchanger : public IRMutator {
  public:
+  Interchanger() { statements_only_ = true; }   // rewrites scopes only
   StmtPtr mutate_(const ScopeStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
     auto* sc = s->as<ScopeStmt>();

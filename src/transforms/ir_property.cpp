@@ -42,6 +42,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ChunkedLoopsSplit: return "ChunkedLoopsSplit";
     case IRProperty::AutoChunkScopesInterchanged: return "AutoChunkScopesInterchanged";
     case IRProperty::PeerBufferBasesResolved: return "PeerBufferBasesResolved";
+    case IRProperty::KernelParamSlotsResolved: return "KernelParamSlotsResolved";
   }
   return "?";
 }
@@ -90,6 +91,7 @@ struct DirectionChecker : IRVisitor {
 };
 
 struct ScopeChecker : IRVisitor {
+  ScopeChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   int manual = 0;
@@ -115,6 +117,7 @@ struct ScopeChecker : IRVisitor {
 };
 
 struct InPlaceChecker : IRVisitor {
+  InPlaceChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -126,6 +129,7 @@ struct InPlaceChecker : IRVisitor {
 };
 
 struct CarryChecker : IRVisitor {
+  CarryChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -138,6 +142,7 @@ struct CarryChecker : IRVisitor {
 };
 
 struct TripCountChecker : IRVisitor {
+  TripCountChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -208,6 +213,7 @@ struct HoistChecker {
 };
 
 struct UnrollChecker : IRVisitor {
+  UnrollChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
@@ -219,6 +225,7 @@ struct UnrollChecker : IRVisitor {
 // Loops with a `chunk` attr and scopes with the `auto_chunk` attr (both gone after the
 // pl.auto_chunk passes).
 struct ChunkChecker : IRVisitor {
+  ChunkChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
   std::string fn;
   bool loops = true;   // else scopes
@@ -237,6 +244,7 @@ struct ChunkChecker : IRVisitor {
 // ScopeStmts of the kinds `outlined` claims are gone, in Orchestration / Opaque functions.
 std::vector<std::string> verify_scopes_outlined(const Program& p, std::vector<ScopeKind> outlined) {
   struct Checker : IRVisitor {
+    Checker() { statements_only_ = true; }   // checks statements only
     std::vector<std::string> out;
     std::string fn;
     std::vector<ScopeKind> kinds;
@@ -335,6 +343,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->is_kernel() && f->group_sync != KernelGroupSyncOf(*program, *f)) {
           out.push_back("function '" + f->name + "': group_sync is not the one KernelGroupSync computes");
+        }
+      }
+      return out;
+    case IRProperty::KernelParamSlotsResolved:
+      for (auto& f : program->functions) {
+        if (f->param_slots != KernelParamSlotsOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': param_slots is not the one KernelParamSlots computes");
         }
       }
       return out;

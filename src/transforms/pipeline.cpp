@@ -31,7 +31,8 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       StampReturnedParams(),        // Function::returned_params: the return -> parameter map
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
-      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)
+      KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
@@ -49,7 +50,8 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
 std::vector<Pass> KernelPipeline() {
   return {
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
-      KernelGroupSync(),            // Function::group_sync of each kernel a Group calls
+      KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)
+      KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };

@@ -33,6 +33,7 @@
 // Errors: a TaskId if result whose branches yield slot arrays of different sizes (UserError at the if).
 // Why: the L2 and HOST generators print dependency lists, carries and yields from these facts
 //   instead of re-deriving lifetimes while they print.
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -155,12 +156,16 @@ class Resolver {
   void task(const Expr& e) {
     if (auto* sub = e.as<Submit>()) read_all(sub->deps);
     const std::vector<ExprPtr>& edges = compiler_dep_edges(e);
-    std::vector<ExprPtr> live;
-    for (auto& d : edges) {
+    auto live = [&](const ExprPtr& d) {
       const Fact* f = fact(as_var(d));
-      if (f && is_open(f->block)) live.push_back(d);
+      return f && is_open(f->block);
+    };
+    if (std::all_of(edges.begin(), edges.end(), live)) return;   // the common case: no vector per task
+    std::vector<ExprPtr> kept;
+    for (auto& d : edges) {
+      if (live(d)) kept.push_back(d);
     }
-    if (live.size() != edges.size()) pruned_[&e] = std::move(live);
+    pruned_[&e] = std::move(kept);
   }
 
   void assign(const AssignStmt& a) {

@@ -136,6 +136,7 @@ struct ChunkPlan {
 
 class Splitter : public IRMutator {
  public:
+  Splitter() { statements_only_ = true; }   // rewrites loops only (BodyCopy substitutes)
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);   // nested chunked loops first
     auto* f = s->as<ForStmt>();

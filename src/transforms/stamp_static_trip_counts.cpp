@@ -29,6 +29,7 @@ namespace {
 
 class Stamper : public IRMutator {
  public:
+  Stamper() { statements_only_ = true; }   // stamps loops only
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
     auto* f = s->as<ForStmt>();

@@ -84,6 +84,7 @@ class BodyCopy : public IRMutator {
 
 class Unroller : public IRMutator {
  public:
+  Unroller() { statements_only_ = true; }   // rewrites loops only (BodyCopy substitutes)
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);   // nested unroll loops first
     auto* f = s->as<ForStmt>();

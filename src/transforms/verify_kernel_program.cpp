@@ -13,14 +13,15 @@
 //                one tensor parameter; pl.range step is not 0
 //   statements   expression statements are op calls; a kernel returns its tensor parameters; no
 //                pl.at / pl.spmd / pl.cluster scope inside a kernel
-// When the backend learns a new construct (a scalar-valued op in kernel_ops_access.cpp, a
-// tensor-valued op in EmitTensorOp), this walk learns it too: tile ops need nothing here (their
-// operands are checked by type), other ops are refused until listed.
+// Which ops a kernel may evaluate, and as what, is the one kernel op table (pypto/ir/kernel_ops.h)
+// that the backend's handler tables match (test_kernel_op_table): this walk checks an op's
+// operands by their types, so a new op needs no edit here.
 #include <map>
 #include <string>
 #include <vector>
 
 #include "pypto/ir/error.h"
+#include "pypto/ir/kernel_ops.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/transforms/passes.h"
@@ -48,24 +49,18 @@ class KernelChecker {
     int tensor = -1;
   };
 
-  // System barriers: no-ops on the CPU, where a kernel runs in program order.
-  static bool IsBarrier(const std::string& op) {
-    return op == "system.sync_src" || op == "system.sync_dst" || op == "system.bar_v" || op == "system.bar_m" ||
-           op == "system.bar_all";
-  }
-
   // pypto_kernel's C++ spelling of a dtype exists for every dtype but TASK_ID.
   static void CheckDtype(DataType t, const Span& span, const char* what) {
     PYPTO_USER_CHECK(t != DataType::TASK_ID, span, what, "");
   }
 
   void Params() {
-    // A stamped (or hand-written) group_slots= names one Group slot per parameter.
-    const auto& slots = fn_.group_sync.slots;
+    // A stamped (or hand-written) param_slots= names one task slot per parameter.
+    const auto& slots = fn_.param_slots;
     PYPTO_USER_CHECK(slots.empty() || slots.size() == fn_.params.size(), fn_.span,
-                     "group_slots= of kernel '" << fn_.name << "' has " << slots.size() << " entries for "
+                     "param_slots= of kernel '" << fn_.name << "' has " << slots.size() << " entries for "
                                                 << fn_.params.size() << " parameters",
-                     "group_slots= is KernelGroupSync's result: drop it and let the pass compute it");
+                     "param_slots= is KernelParamSlots' result: drop it and let the pass compute it");
     int tensor_slot = 0;
     for (const VarPtr& p : fn_.params) {
       if (auto* tt = p->type->as<TensorType>()) {
@@ -159,27 +154,21 @@ class KernelChecker {
     Operands(call);
   }
 
+  // A tensor-valued op (tile.store(tile, offsets, tensor), tile.mscatter(src, idx, tensor),
+  // tensor.write(tensor, indices, v)): its value is the one tensor parameter it writes.
   int TensorOp(const Call& call) {
-    ops::check_kernel_tensor_op(call);   // tile.store(tile, offsets, tensor), tile.mscatter(src, idx, tensor)
-    if (call.callee == "tensor.write") {  // tensor.write(t, indices, v): a scalar store (anchor_features §11)
-      for (auto& el : call.args[1]->as<MakeTuple>()->elements) Scalar(el);
-      Scalar(call.args[2]);
-      CheckDtype(call.args[0]->type->as<TensorType>()->dtype, call.span, "TASK_ID tensors are not supported");
-      return TensorIndex(call.args[0]);
+    ops::check_kernel_tensor_op(call);
+    const Expr* written = nullptr;
+    for (auto& a : call.args) {
+      if (a->type && a->type->is<TensorType>()) written = a.get();
     }
-    Tile(call.args[0]);
-    if (call.callee == "tile.mscatter") {
-      Tile(call.args[1]);
-      return TensorIndex(call.args[2]);
+    PYPTO_CHECK(written != nullptr, "tensor-valued kernel op '" << call.callee << "' has no tensor operand");
+    CheckDtype(written->type->as<TensorType>()->dtype, call.span, "TASK_ID tensors are not supported");
+    Operands(call);
+    for (auto& a : call.args) {
+      if (a.get() == written) return TensorIndex(a);
     }
-    if (auto* t = call.args[1]->as<MakeTuple>()) {
-      for (auto& el : t->elements) Scalar(el);
-    } else {
-      Scalar(call.args[1]);
-    }
-    auto* tt = call.args[2]->type->as<TensorType>();
-    CheckDtype(tt->dtype, call.span, "TASK_ID tensors are not supported");
-    return TensorIndex(call.args[2]);
+    return -1;
   }
 
   // A scalar expression, walked as the kernel's scalar printer walks it.
@@ -211,29 +200,10 @@ class KernelChecker {
     if (!call) {
       throw UserError(std::string("unsupported scalar expression (") + to_string(e->kind) + ") in a kernel", e->span, "");
     }
-    if (call->is_op && (call->callee == "tile.get_block_idx" || call->callee == "tile.get_block_num" ||
-                        call->callee == "tile.get_subblock_idx" || IsBarrier(call->callee))) {
-      return;
-    }
-    if (call->is_op && call->callee == "tile.read") {   // tile.read(t, [i, j]): an element of a tile
-      Tile(call->args.at(0));
-      if (auto* t = call->args.at(1)->as<MakeTuple>()) {
-        for (auto& el : t->elements) Scalar(el);
-      } else {
-        Scalar(call->args[1]);
-      }
-      return;
-    }
-    // Pipe buffers (spec anchor_features §8): a constant on the CPU.
-    if (call->is_op && (call->callee == "system.reserve_buffer" || call->callee == "system.import_peer_buffer")) return;
-    if (call->is_op && (call->callee == "system.aic_initialize_pipe" || call->callee == "system.aiv_initialize_pipe")) {
-      for (auto& a : call->args) Scalar(a);   // printed as (void)(buf): a no-op on the CPU
-      return;
-    }
-    if (call->is_op && call->callee == "tensor.dim") {
-      PYPTO_USER_CHECK(call->args.size() == 2, e->span, "tensor.dim takes (tensor, axis)", "");
-      TensorIndex(call->args[0]);
-      Scalar(call->args[1]);
+    // A scalar-valued kernel op (tile.read, tensor.dim, block indices, barriers, pipe buffers):
+    // its operands are tiles, tensor parameters and scalars, checked by their types.
+    if (call->is_op && KernelOpKindOf(call->callee) == KernelOpKind::Scalar) {
+      Operands(*call);
       return;
     }
     throw UserError("'" + call->callee + "' cannot be used as a scalar inside a kernel", e->span,

@@ -175,14 +175,36 @@ def test_slice_of_a_tile_sets_the_valid_region():
     np.testing.assert_allclose(out, want, rtol=1e-5)
 
 
-def test_a_dynamic_valid_extent_past_the_tile_fails_the_run():
+@pytest.mark.parametrize("n", [17, -1, 1 << 40])
+def test_a_dynamic_valid_extent_outside_the_tile_fails_the_run(n):
     src = _kernel_src("t = pl.load(x, [0, 0], [16, 16], [n, 16])", "t", out_shape=(16, 16), scalars="n")
     p = pypto.compile(pl.parse_program(src, "k.py"))
     try:
-        with pytest.raises(Exception, match=r"valid extent 17 of axis 0 is outside \[0, 16\]"):
-            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 17)
+        with pytest.raises(Exception, match=r"valid extent %d of axis 0 is outside \[0, 16\]" % n):
+            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), n, race_check=True)
     finally:
         p.close()
+
+
+def test_a_valid_box_past_the_declared_tensor_fails_the_run():
+    src = _kernel_src("t = pl.load(x, [r, 0], [16, 16], [n, 16])", "t", out_shape=(16, 16), scalars="r n")
+    p = pypto.compile(pl.parse_program(src, "k.py"))
+    try:
+        p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 30, 10)    # rows [30, 40): inside
+        with pytest.raises(Exception, match=r"load of tensor 'x' out of bounds on axis 0: offset 30 \+ size 11"):
+            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), 30, 11)
+    finally:
+        p.close()
+
+
+def test_tile_type_valid_shape_api():
+    c = lambda v: ir.ConstInt.make(v, ir.DataType.INDEX)   # noqa: E731
+    full = ir.TileType.make([c(32), c(16)], ir.DataType.FP32, ir.MemorySpace.Vec, [c(32), c(16)])
+    assert list(full.valid_shape) == [] and full == ir.TileType.make([c(32), c(16)], ir.DataType.FP32)
+    part = ir.TileType.make([c(32), c(16)], ir.DataType.FP32, ir.MemorySpace.Vec, [c(8), c(16)])
+    assert [e.value for e in part.valid_shape] == [8, 16]
+    assert part != full and hash(part) != hash(full)
+    assert ir.python_print(part) == "pl.Tile[[32, 16], pl.FP32, pl.TileView(valid_shape=[8, 16])]"
 
 
 @pytest.mark.parametrize("body,message", [
@@ -212,3 +234,122 @@ def test_static_bounds_use_the_valid_extents():
     want = np.full((16, 16), -7.0, np.float32)
     want[:8] = x[32:]
     np.testing.assert_array_equal(out, want)
+
+
+# ---- pad_value= and fillpad ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("pad,fill", [("zero", 0.0), ("max", np.inf), ("min", -np.inf)])
+def test_fillpad_writes_the_pad_value_outside_the_valid_box(pad, fill):
+    x = np.random.default_rng(7).standard_normal((40, 16)).astype(np.float32)
+    src = _kernel_src(f"t = pl.load(x, [0, 0], [16, 16], [n, 5])\n        u = pl.tile.fillpad(t, pad_value=pl.PadValue.{pad})",
+                      "u", out_shape=(16, 16), scalars="n")
+    out = _run(src, x, (16, 16), (3,))
+    want = np.full((16, 16), fill, np.float32)
+    want[:3, :5] = x[:3, :5]
+    np.testing.assert_array_equal(out, want)       # fillpad's result is fully valid: stored whole
+
+
+def test_slice_pad_value_prints_and_round_trips():
+    src = _kernel_src("t = pl.tensor.slice(x, [16, 16], [0, 0], valid_shape=[8, 16], pad_value=pl.PadValue.max)\n"
+                      "        out = pl.assemble(out, pl.add(t, 1.0), [0, 0])", None, out_shape=(16, 16))
+    prog = pl.parse_program(src, "k.py")
+    text = ir.python_print(prog)
+    assert 'pad_value="max"' in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+
+
+def test_pad_value_without_valid_shape_warns():
+    from pypto.frontend.diagnostics import PyptoWarning
+    src = _kernel_src("t = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [0, 0], pad_value=pl.PadValue.zero)",
+                      "t", out_shape=(16, 16))
+    with pytest.warns(PyptoWarning, match="pad_value=zero without valid_shape= has no effect"):
+        pl.parse_program(src, "k.py")
+
+
+def test_bad_pad_value_is_located():
+    body = 't = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [0, 0], [4, 16], pad_value="edge")'
+    src = _kernel_src(body, "t", out_shape=(16, 16))
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "k.py")
+    assert "tile.slice: pad_value must be pl.PadValue.null, .zero, .max or .min" in ei.value.message
+    assert ei.value.line == next(n for n, t in enumerate(src.splitlines(), 1) if t.strip() == body)
+
+
+# ---- drop_dims= -------------------------------------------------------------------------------
+
+DROP_SRC = '''
+import pypto.language as pl
+
+
+@pl.program
+class D:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+          b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        t = pl.tensor.slice(x, [1, 32, 16], [b, 8, 0], valid_shape=[1, 20, 16], drop_dims=[0])
+        out = pl.assemble(out, pl.mul(t, 3.0), [0, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[32, 16], pl.FP32]],
+             b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[32, 16], pl.FP32]:
+        out = self.k(x, out, b)
+        return out
+'''
+
+
+def test_drop_dims_loads_a_plane_of_a_3d_tensor():
+    x = np.random.default_rng(8).standard_normal((3, 40, 16)).astype(np.float32)
+    prog = pl.parse_program(DROP_SRC, "d.py")
+    text = ir.python_print(prog)
+    assert "drop_dims=[0]" in text and ir.structural_equal_explain(pl.parse_program(text), prog)[0], text
+    assert "pl.load(x, [b, 8, 0], [1, 32, 16], [1, 20, 16], drop_dims=[0])" in ir.python_print(codegen.run_pipeline(prog))
+    out = _run(DROP_SRC, x, (32, 16), (2,))
+    want = np.full((32, 16), -7.0, np.float32)
+    want[:20] = x[2, 8:28] * 3.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ("drop_dims=[0]", "drop_dims=[1]", "tensor.slice: drop_dims axis 1 has extent 32, only an axis of constant extent 1"),
+    ("drop_dims=[0]", "drop_dims=[0, 0]", "tensor.slice: drop_dims names axis 0 twice"),
+    ("drop_dims=[0]", "drop_dims=[3]", "tensor.slice: drop_dims axis 3 is out of range for rank 3"),
+])
+def test_drop_dims_misuse_is_located(old, new, message):
+    src = DROP_SRC.replace(old, new)
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "d.py")
+    assert message in ei.value.message, ei.value.message
+    assert ei.value.line == next(n for n, t in enumerate(src.splitlines(), 1) if new in t)
+
+
+def test_drop_dims_in_an_orchestration_is_refused():
+    src = '''
+import pypto.language as pl
+
+
+@pl.program
+class O:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32]) -> pl.Tensor[[40, 16], pl.FP32]:
+        v = pl.tensor.slice(x, [1, 40, 16], [0, 0, 0], drop_dims=[0])
+        return v
+'''
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "o.py")
+    assert "drop_dims= of pl.tensor.slice is only supported inside kernels" in ei.value.message
+    assert ei.value.line == 9
+
+
+def test_an_inline_dynamic_valid_extent_round_trips_and_runs():
+    src = _kernel_src("t = pl.load(x, [r, 0], [16, 16], [min(40 - r, 16), 16])", "pl.exp(t)", out_shape=(16, 16),
+                      scalars="r")
+    prog = pl.parse_program(src, "k.py")
+    text = ir.python_print(prog)
+    assert "pl.TileView(valid_shape=[min(40 - r, 16), 16])" in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), prog)[0]
+    x = np.random.default_rng(9).standard_normal((40, 16)).astype(np.float32)
+    out = _run(src, x, (16, 16), (30,))
+    want = np.full((16, 16), -7.0, np.float32)
+    want[:10] = np.exp(x[30:])
+    np.testing.assert_allclose(out, want, rtol=1e-5)

@@ -1,20 +1,13 @@
 """KernelGroupSync (the kernel pipeline): each kernel a Group calls gets its typed
-``Function.group_sync`` (the Group slots its params read, the group flags it waits for and
-signals), printed as ``group_slots=`` / ``group_waits=`` / ``group_signals=`` (DSL Before / Expected)."""
-
-import pytest
+``Function.group_sync`` (the group flags it waits for and signals), printed as ``group_waits=`` /
+``group_signals=`` (DSL Before / Expected). The Group slots its params read are
+``Function.param_slots`` (KernelParamSlots, test_pass_kernel_param_slots.py)."""
 
 import pypto.language as pl
 from pypto import ir
-from pypto.errors import PyptoError
 from pypto.ir import passes
 
 from pass_test_util import assert_pass
-
-
-def _run(before):
-    """The pass needs the core types: stamp them first (as the kernel pipeline does)."""
-    return passes.InferKernelCoreTypes()(before)
 
 
 def test_aic_writes_what_aiv_reads_one_flag():
@@ -38,12 +31,12 @@ def test_aic_writes_what_aiv_reads_one_flag():
 
     @pl.program
     class Expected:
-        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_slots=[0, 1], group_signals=[0])
+        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_signals=[0])
         def mm(self, x: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             c2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], c)
             return c
 
-        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV, group_slots=[1, 2], group_waits=[0])
+        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV, group_waits=[0])
         def act(self, c: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             o2 = pl.store(pl.exp(pl.load(c, [0, 0], [16, 16])), [0, 0], out)
             return out
@@ -60,11 +53,11 @@ def test_aic_writes_what_aiv_reads_one_flag():
     assert passes.verify_property(passes.IRProperty.KernelGroupSyncResolved, after) == []
     # The stamp is printed and parsed back.
     text = ir.python_print(after)
-    assert "group_slots=[1, 2], group_waits=[0]" in text
+    assert "core_type=pl.CoreType.AIV, group_waits=[0]" in text
     assert ir.structural_equal(pl.parse_program(text), after)
 
 
-def test_independent_kernels_get_slots_but_no_flags_and_plain_kernels_nothing():
+def test_independent_kernels_get_no_flags_and_plain_kernels_nothing():
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC)
@@ -90,12 +83,12 @@ def test_independent_kernels_get_slots_but_no_flags_and_plain_kernels_nothing():
 
     @pl.program
     class Expected:
-        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_slots=[0, 0, 1])
+        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC)
         def mm(self, x: pl.Tensor[[16, 16], pl.FP32], s: pl.Scalar[pl.INT32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             c2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], c)
             return c
 
-        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV, group_slots=[0, 2])
+        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV)
         def act(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             o2 = pl.store(pl.exp(pl.load(x, [0, 0], [16, 16])), [0, 0], out)
             return out
@@ -136,12 +129,12 @@ def test_write_after_read_across_cores_and_pipeline_stamp():
 
     @pl.program
     class Expected:
-        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV, group_slots=[0, 1], group_signals=[0])
+        @pl.function(type=pl.FunctionType.AIV, core_type=pl.CoreType.AIV, group_signals=[0])
         def rd(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             o2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
             return out
 
-        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_slots=[0], group_waits=[0])
+        @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_waits=[0])
         def wr(self, x: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             x2 = pl.store(pl.full([16, 16], pl.FP32, 0.0), [0, 0], x)
             return x
@@ -153,33 +146,3 @@ def test_write_after_read_across_cores_and_pipeline_stamp():
             return out
 
     assert_pass(passes.KernelGroupSync(), Before, Expected)
-
-
-def test_group_passing_a_non_parameter_is_a_located_error():
-    src = '''
-import pypto.language as pl
-
-@pl.program
-class P:
-    @pl.function(type=pl.FunctionType.AIV)
-    def act(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        o2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.AIC)
-    def mm(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        o2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
-        return out
-
-    @pl.function(type=pl.FunctionType.Group)
-    def grp(self, x: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        t = pl.create_tensor([16, 16], pl.FP32)
-        o1 = self.act(t, out)
-        return out
-'''
-    prog = pl.parse_program(src, "g.py")
-    with pytest.raises(PyptoError) as ei:
-        passes.KernelGroupSync()(_run(prog))
-    assert "argument 0 of 'act' in Group 'grp' must be a parameter of the Group" in ei.value.message
-    assert (ei.value.file, ei.value.line) == ("g.py", 19)   # the call
-    assert "passes its own parameters" in ei.value.help

@@ -15,16 +15,15 @@
 
 namespace pypto::ir {
 
-// How a kernel called from a Group binds to the Group's mixed task (pass KernelGroupSync):
-// kernel param i reads the Group's tensor / scalar slot `slots[i]`; the kernel waits for the
-// group flags `waits` before its body and signals `signals` after it. Empty for a kernel no
-// Group calls. Printed as @pl.function options: group_slots=[0, 1], group_waits=[0], group_signals=[].
+// How a kernel called from a Group synchronises inside the Group's mixed task (pass
+// KernelGroupSync): the kernel waits for the group flags `waits` before its body and signals
+// `signals` after it. Empty for a kernel no Group calls (its parameter slots are
+// Function::param_slots). Printed as @pl.function options: group_waits=[0], group_signals=[1].
 struct GroupSync {
-  std::vector<int64_t> slots;
   std::vector<int64_t> waits;
   std::vector<int64_t> signals;
-  bool empty() const { return slots.empty() && waits.empty() && signals.empty(); }
-  bool operator==(const GroupSync& o) const { return slots == o.slots && waits == o.waits && signals == o.signals; }
+  bool empty() const { return waits.empty() && signals.empty(); }
+  bool operator==(const GroupSync& o) const { return waits == o.waits && signals == o.signals; }
   bool operator!=(const GroupSync& o) const { return !(*this == o); }
 };
 
@@ -58,6 +57,11 @@ struct Function {
   // Pass results (typed, printed as @pl.function options, compared by structural equality).
   CoreType core_type = CoreType::Unknown;   // InferKernelCoreTypes; Unknown before it runs
   GroupSync group_sync;                     // KernelGroupSync; empty before it runs
+  // KernelParamSlots: kernel param i reads the task's tensor slot (a tensor param) or scalar slot
+  // (a scalar param) `param_slots[i]`: the Group's slot of the argument for a kernel a Group
+  // calls, else tensors and scalars counted apart in parameter order. Empty before it runs and
+  // for non-kernels. Printed as the @pl.function option `param_slots=[0, 1, 0]`.
+  std::vector<int64_t> param_slots;
   // ResolveTaskIds: one entry per TaskId Var the body defines, in definition order (empty before
   // it runs, and for functions without TaskIds).
   std::vector<TaskIdInfo> task_ids;
@@ -72,8 +76,10 @@ struct Function {
                                               Attrs attrs = {}, Span span = {});
   // A copy with core_type set: `fn->with_core_type(CoreType::AIV)`.
   std::shared_ptr<const Function> with_core_type(CoreType t) const;
-  // A copy with group_sync set: `fn->with_group_sync({{0, 1}, {}, {0}})`.
+  // A copy with group_sync set: `fn->with_group_sync({{}, {0}})`.
   std::shared_ptr<const Function> with_group_sync(GroupSync g) const;
+  // A copy with param_slots set: `fn->with_param_slots({0, 1, 0})`.
+  std::shared_ptr<const Function> with_param_slots(std::vector<int64_t> slots) const;
   // A copy with task_ids set (each entry's var a TaskId defined in the body):
   // `fn->with_task_ids({{tid, 0, true, true}})`.
   std::shared_ptr<const Function> with_task_ids(std::vector<TaskIdInfo> ids) const;

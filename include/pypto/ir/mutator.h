@@ -48,6 +48,11 @@ class IRMutator {
   VarPtr mutate_def(const VarPtr& v);
   // old Var -> (old, new); the old pointer is kept alive so the key cannot be reused.
   std::unordered_map<const Var*, std::pair<VarPtr, VarPtr>> var_remap_;
+  // A mutator that only rewrites statements (loops, scopes, branches) sets this: mutate_expr
+  // then returns its argument untouched, so a pass reads statement nodes only (no expression
+  // holds a statement), and no definition is renamed.
+  //   class Stamper : public IRMutator { public: Stamper() { statements_only_ = true; } ... };
+  bool statements_only_ = false;
 };
 
 // Flatten a statement into a list (SeqStmts children inline; null -> empty).

@@ -22,6 +22,14 @@ class IRVisitor {
 #define PYPTO_EXPR_NODE(Name) virtual void visit_(const Name* op);
 #define PYPTO_STMT_NODE(Name) virtual void visit_(const Name* op);
 #include "pypto/ir/node_kinds.def"
+
+ protected:
+  // A visitor that only looks at statements (loops, branches, scopes) sets this: visit_expr
+  // then returns without touching the expression, so a walk reads statement nodes only (no
+  // expression holds a statement). A full walk of a 100k-call body reads every call, argument
+  // and type; a statement walk reads 100k AssignStmts.
+  //   struct LoopCounter : IRVisitor { LoopCounter() { statements_only_ = true; } ... };
+  bool statements_only_ = false;
 };
 
 }  // namespace pypto::ir

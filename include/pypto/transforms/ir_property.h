@@ -18,8 +18,10 @@
 //                              (VerifyManualDepsOnSubmitOnly)
 //   KernelCoreTypesInferred    every kernel and Group function has its Function::core_type
 //                              (AIC / AIV / MIXED) stamped (InferKernelCoreTypes)
-//   KernelGroupSyncResolved    every kernel a Group calls has its Function::group_sync (Group
-//                              slots, group flags) stamped (KernelGroupSync)
+//   KernelParamSlotsResolved   every kernel has the Function::param_slots KernelParamSlots
+//                              computes (KernelParamSlots)
+//   KernelGroupSyncResolved    every kernel a Group calls has its Function::group_sync (group
+//                              flags) stamped (KernelGroupSync)
 //   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
 //                              (KernelInPlaceCarries)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
@@ -83,6 +85,7 @@ enum class IRProperty {
   ChunkedLoopsSplit,
   AutoChunkScopesInterchanged,
   PeerBufferBasesResolved,
+  KernelParamSlotsResolved,
 };
 
 const char* to_string(IRProperty p);

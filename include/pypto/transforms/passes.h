@@ -108,15 +108,21 @@ ir::CoreType KernelCoreTypeOf(const ir::Function& fn);
 // when it is Unknown: the pipeline (InferKernelCoreTypes) did not run on this program.
 ir::CoreType StampedCoreType(const ir::Function& fn);
 
-// Stamps Function::group_sync (Group param slots, group flags to wait for / signal) on every
-// kernel a Group calls. Requires KernelCoreTypesInferred; produces KernelGroupSyncResolved.
+// Stamps Function::param_slots on every kernel: the task tensor / scalar slot each parameter
+// reads (the Group's slots for a kernel a Group calls). Produces KernelParamSlotsResolved.
+Pass KernelParamSlots();
+// What KernelParamSlots stamps on `fn` (empty for a non-kernel); UserError when a Group passes
+// the kernel something other than its own params:
+//   KernelParamSlotsOf(*program, *program->get("k")) == std::vector<int64_t>{0, 0, 1}
+std::vector<int64_t> KernelParamSlotsOf(const ir::Program& program, const ir::Function& fn);
+
+// Stamps Function::group_sync (group flags to wait for / signal) on every kernel a Group
+// calls. Requires KernelCoreTypesInferred; produces KernelGroupSyncResolved.
 Pass KernelGroupSync();
 // What KernelGroupSync stamps on kernel `fn` (empty when no Group calls it); UserError on a
 // Group the CPU runtime cannot run:
 //   KernelGroupSyncOf(*program, *program->get("mm")).signals == std::vector<int64_t>{0}
 ir::GroupSync KernelGroupSyncOf(const ir::Program& program, const ir::Function& fn);
-// Whether a Group of `program` calls kernel `fn`:  CalledFromGroup(*program, *program->get("mm"))
-bool CalledFromGroup(const ir::Program& program, const ir::Function& fn);
 
 // Stamps ForStmt::inplace_carries on the loops of every kernel. Produces InPlaceCarriesFound.
 Pass KernelInPlaceCarries();

@@ -21,7 +21,7 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, init_value,
+from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, in_kernel_site, init_value,
                                         initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
@@ -151,6 +151,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     for pname, anode in named:
         if pname == "init_value" and spec.op == "tensor.create":
             attrs[pname] = init_value(ctx, anode)
+        elif pname == "drop_dims":
+            attrs[pname] = _drop_dims(ctx, node, anode, spec.op)
         elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
             if pname in _LAYOUT_HINTS.get(spec.op, ()):
@@ -167,7 +169,32 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
+    if spec.op in ("tensor.slice", "tile.slice") and attrs.get("pad_value", "null") != "null" and len(args) < 4:
+        ctx.src.warn(node, f"pad_value={attrs['pad_value']} without valid_shape= has no effect: every element of the "
+                     "slice is valid")
     return call
+
+
+_OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
+
+
+def _drop_dims(ctx, call_node, node, op_name: str) -> list:
+    """``drop_dims=[0, ..]``: a list of int literals -> ConstInt attr entries. Orchestration views keep
+    their rank, so a tensor slice drops axes only where it becomes a kernel load (anchor_features §10)."""
+    if not isinstance(node, (ast.List, ast.Tuple)):
+        raise ctx.error(node, f"drop_dims= must be a list of axis numbers, got '{ast.unparse(node)}'",
+                        help="e.g. drop_dims=[0]")
+    out = []
+    for el in node.elts:
+        v = try_eval_py(ctx, el, None)
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ctx.error(el, f"drop_dims entries must be int literals, got '{ast.unparse(el)}'")
+        out.append(ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(el)))
+    if op_name == "tensor.slice" and not in_kernel_site(ctx):
+        raise ctx.error(node, "drop_dims= of pl.tensor.slice is only supported inside kernels (where the slice "
+                        "becomes a load); an orchestration view keeps its rank",
+                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis")
+    return out
 
 
 def _scatter_update_dim_first(ctx, node: ast.Call) -> ast.Call:
@@ -181,7 +208,6 @@ def _scatter_update_dim_first(ctx, node: ast.Call) -> ast.Call:
     return ast.copy_location(call, node)
 
 
-_OPTIONAL_NONE = ("valid_shapes", "valid_shape")
 # Reference arguments that only steer the accelerator (reference_ops.md §2): accepted, checked, dropped.
 _LAYOUT_HINTS = {"tile.move": ("blayout", "slayout")}
 _SCRATCH_ONLY = {"tile.rsqrt": ("tmp",), "tensor.rsqrt": ("tmp",)}

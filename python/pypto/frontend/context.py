@@ -32,7 +32,7 @@ class FunctionSig:
     py_env: dict                       # closure values of the method
     attrs: dict = field(default_factory=dict)   # @pl.function(attrs={...}): pass-stamped facts
     core_type: object = None                    # ir.CoreType (core_type=pl.CoreType.X: a pass result)
-    group_sync: dict = field(default_factory=dict)   # group_slots= / _waits= / _signals= (KernelGroupSync)
+    group_sync: dict = field(default_factory=dict)   # param_slots= (KernelParamSlots), group_waits= / _signals= (KernelGroupSync), ...
     param_types: list = field(init=False)       # [p.type for p in params], read for every call argument
     # (param index, id(arg type)) -> arg type whose dtype/shape check against the param passed
     checked_tensor_args: dict = field(init=False)

@@ -49,6 +49,12 @@ SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "te
 _KERNEL_TYPES = ("InCore", "AIC", "AIV")
 
 
+def in_kernel_site(ctx) -> bool:
+    """True in a kernel function and in the body of a CORE_GROUP pl.at or a pl.spmd scope."""
+    return ctx.sig.ftype.name in _KERNEL_TYPES or \
+        any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes)
+
+
 def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
     """A tensor compute op (pl.add on tensors, pl.tensor.exp, ...) is valid in a kernel function
     and in the body of a CORE_GROUP pl.at or a pl.spmd scope; an orchestration computes nothing."""

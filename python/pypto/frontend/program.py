@@ -89,13 +89,17 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
                 continue
+            if kw.arg == "param_slots":
+                # KernelParamSlots' result, as printed: the task slot each parameter reads.
+                group_sync["param_slots"] = int_list(sctx, kw.value, kw.arg)
+                continue
             if kw.arg in _GROUP_SYNC_OPTIONS:
-                # group_slots= / group_waits= / group_signals=: KernelGroupSync's result, as printed.
+                # group_waits= / group_signals=: KernelGroupSync's result, as printed.
                 group_sync[_GROUP_SYNC_OPTIONS[kw.arg]] = int_list(sctx, kw.value, kw.arg)
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=, group_slots=, group_waits=, group_signals=, "
+                                 help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
                                       "task_ids=, returned_params=")
             try:
                 v = eval_py(sctx, kw.value)
@@ -171,7 +175,7 @@ def _task_ids_option(sctx, node):
     return node, out
 
 
-_GROUP_SYNC_OPTIONS = {"group_slots": "slots", "group_waits": "waits", "group_signals": "signals"}
+_GROUP_SYNC_OPTIONS = {"group_waits": "waits", "group_signals": "signals"}
 
 
 def _enum_for(opt):
@@ -231,7 +235,10 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
     returned_params = sync.pop("returned_params", None)
+    param_slots = sync.pop("param_slots", None)
     fn = fn.with_group_sync(**sync) if sync else fn
+    if param_slots:
+        fn = fn.with_param_slots(param_slots)
     if returned_params:
         fn = fn.with_returned_params(returned_params)
     if task_ids:

@@ -45,11 +45,13 @@ def default_pipeline() -> List[Pass]:
 
 def kernel_pipeline() -> List[Pass]:
     """The kernel pipeline: passes that stamp typed results on kernel / Group functions
-    (``Function.core_type``, ``Function.group_sync``, ``ForStmt.inplace_carries``, the ``base`` of
-    each ``system.import_peer_buffer``). It ends :func:`default_pipeline`.
+    (``Function.core_type``, ``Function.param_slots``, ``Function.group_sync``,
+    ``ForStmt.inplace_carries``, the ``base`` of each ``system.import_peer_buffer``). It ends
+    :func:`default_pipeline`.
 
     >>> [p.name for p in kernel_pipeline()]
-    ['InferKernelCoreTypes', 'KernelGroupSync', 'KernelInPlaceCarries', 'ResolvePeerBufferBases']
+    ['InferKernelCoreTypes', 'KernelParamSlots', 'KernelGroupSync', 'KernelInPlaceCarries',
+     'ResolvePeerBufferBases']
     """
     return list(_passes.kernel_pipeline())
 

@@ -67,7 +67,7 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
-                                                  "transpose"), ("target_memory", "transpose")),
+                                                  "transpose", "drop_dims"), ("target_memory", "transpose", "drop_dims")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
@@ -93,7 +93,8 @@ def _tensor_ops(prefix: str) -> dict:
                      ("dtype", "manual_dep", "layout", "init_value")),
         "read": op(prefix + "read", "tensor.read", ("tensor", "indices")),
         "write": op(prefix + "write", "tensor.write", ("tensor", "indices", "value")),
-        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets", "valid_shape")),
+        "slice": op(prefix + "slice", "tensor.slice", ("tensor", "shapes", "offsets", "valid_shape", "drop_dims",
+                                                       "pad_value"), ("drop_dims", "pad_value")),
         "transpose": op(prefix + "transpose", "tensor.transpose", ("tensor", "axis1", "axis2")),
         "dim": Builtin(prefix + "dim", "dim", OpSpec("tensor.dim", ("tensor", "axis"))),
         "assemble": op(prefix + "assemble", "tensor.assemble", ("target", "source", "offsets")),
@@ -232,9 +233,11 @@ def _unified(name: str) -> Builtin:
 UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
-for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape")), ("assemble", ("target", "source", "offset")),
+for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")), ("assemble", ("target", "source", "offset")),
                          ("transpose", ("tile", "axis1", "axis2", "tmp_tile"))):
-    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec, OpSpec("tile." + _n, _tile_params)))
+    UNIFIED_OPS[_n] = Builtin(_n, "unified", (_tensor_ops("")[_n].spec,
+                                             OpSpec("tile." + _n, _tile_params,
+                                                    ("drop_dims", "pad_value") if _n == "slice" else ())))
 
 
 # -- scope optimizations (spec anchor_features §5, §7): entries of pl.at / pl.spmd optimizations=[...] --

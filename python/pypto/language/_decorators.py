@@ -30,10 +30,10 @@ class FunctionMarker:
 
 
 def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level | None = None,  # noqa: A002
-             role: Role | None = None, core_type=None, attrs=None, group_slots=None, group_waits=None,
+             role: Role | None = None, core_type=None, attrs=None, param_slots=None, group_waits=None,
              group_signals=None, auto_scope: bool = True, task_ids=None, returned_params=None):
     """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``.
-    ``core_type=``, ``attrs=``, ``group_slots=`` / ``group_waits=`` / ``group_signals=`` and
+    ``core_type=``, ``attrs=``, ``param_slots=``, ``group_waits=`` / ``group_signals=`` and
     ``task_ids=`` / ``returned_params=`` are pass results as printed IR spells them (the parser reads them from the decorator's AST).
     ``auto_scope=False`` leaves runtime scope placement to the author's ``with pl.scope():``
     blocks (spec anchor_features §4). Misuse (an option passed positionally, the decorator

@@ -92,6 +92,16 @@ class MemorySpace(enum.Enum, metaclass=DSLEnumMeta):
     Acc = "Acc"
 
 
+class PadValue(enum.Enum, metaclass=DSLEnumMeta):
+    """``pl.PadValue.*`` (anchor_features §10): the pad mode of a slice's elements outside its valid
+    shape (``pad_value=`` of ``slice``, recorded), and the value ``pl.tile.fillpad`` writes there:
+    zero -> 0, max -> +inf (the integer maximum), min -> -inf (the integer minimum)."""
+    null = "null"
+    zero = "zero"
+    max = "max"
+    min = "min"
+
+
 class AtomicType(enum.Enum, metaclass=DSLEnumMeta):
     """``pl.AtomicType.*``: ``pl.store(..., atomic=pl.AtomicType.Add)`` adds into the tensor."""
     None_ = "None_"

@@ -1,6 +1,9 @@
 // CppWriter (cpp_writer.h).
 #include "cpp_writer.h"
 
+#include <algorithm>
+#include <string>
+
 #include "pypto/ir/error.h"
 
 namespace pypto::codegen::common {
@@ -13,8 +16,18 @@ void CppWriter::write_to(std::ostream* out, int indent, int indent_width) {
 
 void CppWriter::line(const std::string& text) {
   PYPTO_CHECK(out_, "CppWriter: no output stream");
-  if (!text.empty()) *out_ << std::string(static_cast<size_t>(indent_width_ * indent_), ' ') << text;
-  *out_ << "\n";
+  if (!text.empty()) {
+    // Indentation written from a constant run of spaces: no string per line (170,000 lines
+    // at 10,000 tasks).
+    static const std::string kSpaces(256, ' ');
+    for (size_t n = static_cast<size_t>(indent_width_ * indent_); n > 0;) {
+      const size_t k = std::min(n, kSpaces.size());
+      out_->write(kSpaces.data(), static_cast<std::streamsize>(k));
+      n -= k;
+    }
+    out_->write(text.data(), static_cast<std::streamsize>(text.size()));
+  }
+  out_->put('\n');
   at_block_start_ = !text.empty() && text.back() == '{';
 }
 

@@ -3,8 +3,8 @@
 // Scalar expressions are in kernel_scalar_exprs.cpp, tile ops in kernel_tile_ops.cpp.
 //
 // Input: a kernel function (InCore / AIC / AIV) of a Program, in SSA form, after the kernel
-// pipeline (its Group slots / flags and in-place loop carries are stamped pass results, read
-// here) and VerifyKernelProgram (which refuses every program this file cannot print: what is
+// pipeline (its parameter slots, Group flags, in-place loop carries and pipe-buffer bases are
+// stamped pass results, read here; no other function of the program is looked at) and VerifyKernelProgram (which refuses every program this file cannot print: what is
 // left here are InternalErrors for broken preconditions). Output: C++ text
 // against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
 // loop-carried and branch-result values get a mutable slot declared before the loop / if, that
@@ -30,11 +30,18 @@ std::string KernelCpuSymbol(const std::string& kernel_name) { return "pypto_kern
 std::string GenerateKernelCpu(const ProgramPtr& program, const std::string& kernel_name) {
   transforms::VerifyKernelFunction(program, kernel_name);   // every user error, before printing
   FunctionPtr fn = program->get(kernel_name);
-  // A kernel a Group calls reads the Group's slots: KernelGroupSync must have stamped them.
-  PYPTO_CHECK(fn->params.empty() || !fn->group_sync.slots.empty() || !transforms::CalledFromGroup(*program, *fn),
-              "kernel '" << kernel_name << "' is called from a Group but has no group_sync: run the kernel pipeline "
-                         "(KernelGroupSync) first");
-  return KernelEmitter(*program, *fn).Generate();
+  // Each parameter reads the task slot KernelParamSlots stamped (the Group's, when a Group calls it).
+  PYPTO_CHECK(fn->param_slots.size() == fn->params.size(),
+              "kernel '" << kernel_name << "' has no param_slots: run the kernel pipeline (KernelParamSlots) first");
+  return KernelEmitter(*fn).Generate();
+}
+
+std::map<std::string, KernelOpKind> KernelCpuPrintedOps() {
+  std::map<std::string, KernelOpKind> out;
+  for (auto& kv : kernel_cpu::TileOps()) out[kv.first] = KernelOpKind::Tile;
+  for (auto& kv : kernel_cpu::TensorOps()) out[kv.first] = KernelOpKind::Tensor;
+  for (auto& kv : kernel_cpu::ScalarOps()) out[kv.first] = KernelOpKind::Scalar;
+  return out;
 }
 
 namespace kernel_cpu {
@@ -55,7 +62,7 @@ std::string Sanitize(const std::string& hint) {
 
 }  // namespace
 
-KernelEmitter::KernelEmitter(const Program& program, const Function& fn) : program_(program), fn_(fn) {}
+KernelEmitter::KernelEmitter(const Function& fn) : fn_(fn) {}
 
 std::string KernelEmitter::fresh(const std::string& hint) {
   std::string base = Sanitize(hint);
@@ -115,26 +122,12 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
   return ref;
 }
 
-// Slots of a kernel's params. A kernel runs with the tensors / scalars of its task: for a
-// kernel called from a Group (a mixed task) those are the *Group's* arguments, so param i
-// takes the Group slot KernelGroupSync stamped; otherwise tensor params take tensor slots and
-// scalar params scalar slots in parameter order.
-static std::vector<int> ParamSlots(const Function& fn) {
-  std::vector<int> slots(fn.params.size(), -1);
-  if (!fn.group_sync.slots.empty()) {
-    for (size_t i = 0; i < fn.params.size(); ++i) slots[i] = static_cast<int>(fn.group_sync.slots.at(i));
-    return slots;
-  }
-  int ti = 0, si = 0;
-  for (size_t i = 0; i < fn.params.size(); ++i) slots[i] = fn.params[i]->type->is<TensorType>() ? ti++ : si++;
-  return slots;
-}
-
+// A kernel runs with the tensors / scalars of its task: param i reads the slot KernelParamSlots
+// stamped (for a kernel a Group calls, the *Group's* slot of its argument).
 void KernelEmitter::bind_params() {
-  param_slots_ = ParamSlots(fn_);
   for (size_t i = 0; i < fn_.params.size(); ++i) {
     const VarPtr& p = fn_.params[i];
-    const int slot_index = param_slots_[i];
+    const int slot_index = static_cast<int>(fn_.param_slots.at(i));
     if (p->type->is<TensorType>()) {
       tensors_[p.get()] = slot_index;
       tensor_param_names_[slot_index] = p->name;

@@ -55,8 +55,10 @@ std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
 // follow the other emitters (snake_case; Generate() is the entry point).
 class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
  public:
-  KernelEmitter(const ir::Program& program, const ir::Function& fn);
-  // The whole kernel file:  KernelEmitter(program, fn).Generate()
+  // Prints one kernel from its own IR and the results the kernel pipeline stamped on it (it
+  // reads no other function of the program).
+  explicit KernelEmitter(const ir::Function& fn);
+  // The whole kernel file:  KernelEmitter(*fn).Generate()
   std::string Generate();
 
   // --- used by the op handlers (output: common::CppWriter's line / open_block / close_block) ---
@@ -70,6 +72,8 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   std::string tensor(const ir::ExprPtr& e);
   int tensor_index(const ir::ExprPtr& e);
   std::string tensor_name(const ir::ExprPtr& e);   // the param's name, for messages
+  // tile.store(tile, offsets, tensor): emits the store; returns the tensor's index.
+  int store(const ir::Call& call);
   // Declares a new tile buffer for a value of type `tt`.
   TileRef declare_tile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
   const ir::Function& fn() const { return fn_; }
@@ -110,21 +114,30 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   void assign_to_slot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
   void bind_to_slot(const ir::Var* v, const Slot& slot);
 
-  const ir::Program& program_;
   const ir::Function& fn_;
   std::set<std::string> used_names_;
   std::map<const ir::Var*, std::string> names_;      // scalar vars -> C++ expression
   std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
-  std::vector<int> param_slots_;                     // param i -> its ctx tensor / scalar slot
   std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
   int tmp_counter_ = 0;
 };
 
-// Tile op handlers, by op name ("tile.add", ...). Each writes the op's value into `dst`.
+// The backend's handler tables, one per kind of the kernel op table (pypto/ir/kernel_ops.h);
+// codegen::KernelCpuPrintedOps() lists their names, which must be exactly ir::KernelOps().
+// Tile op handlers ("tile.add", ...): each writes the op's value into `dst` (kernel_tile_ops.cpp).
 using TileOpHandler = std::function<void(KernelEmitter& em, const ir::Call& call, const TileRef& dst)>;
+const std::map<std::string, TileOpHandler>& TileOps();
 const TileOpHandler* FindTileOp(const std::string& name);
+// Tensor-valued op handlers ("tile.store", ...): each emits the write and returns the index of
+// the tensor parameter it writes (kernel_tile_ops.cpp).
+using TensorOpHandler = std::function<int(KernelEmitter& em, const ir::Call& call)>;
+const std::map<std::string, TensorOpHandler>& TensorOps();
+// Scalar-valued op printers ("tile.read", "tensor.dim", ...): each returns the C++ expression
+// (kernel_scalar_exprs.cpp).
+using ScalarOpPrinter = std::function<std::string(KernelEmitter& em, const ir::Call& call)>;
+const std::map<std::string, ScalarOpPrinter>& ScalarOps();
 
 }  // namespace pypto::codegen::kernel_cpu

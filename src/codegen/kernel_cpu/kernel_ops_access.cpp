@@ -31,29 +31,17 @@ std::string FlatIndex(KernelEmitter& em, const Call& call, const TileRef& t) {
   return flat.empty() ? "0" : flat;
 }
 
-bool IsBarrier(const std::string& op) {
-  return op == "system.sync_src" || op == "system.sync_dst" || op == "system.bar_v" || op == "system.bar_m" ||
-         op == "system.bar_all";
-}
-
 }  // namespace
 
-bool AccessScalarText(KernelEmitter& em, const Call& call, std::string* out) {
-  if (!call.is_op) return false;
-  if (call.callee == "tile.read") {
+void AddAccessScalarOps(std::map<std::string, ScalarOpPrinter>& ops) {
+  ops["tile.read"] = [](KernelEmitter& em, const Call& call) {
     TileRef t = em.tile(call.args[0]);
-    *out = "pypto_kernel::tile_at(ctx, " + t.buf + ", " + t.numel() + ", " + FlatIndex(em, call, t) + ")";
-    return true;
+    return "pypto_kernel::tile_at(ctx, " + t.buf + ", " + t.numel() + ", " + FlatIndex(em, call, t) + ")";
+  };
+  ops["tile.get_subblock_idx"] = [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(0)"); };
+  for (const char* barrier : {"system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m", "system.bar_all"}) {
+    ops[barrier] = [](KernelEmitter&, const Call& call) { return "0 /* " + call.callee + ": no-op on the CPU */"; };
   }
-  if (call.callee == "tile.get_subblock_idx") {
-    *out = "static_cast<int64_t>(0)";
-    return true;
-  }
-  if (IsBarrier(call.callee)) {
-    *out = "0 /* " + call.callee + ": no-op on the CPU */";
-    return true;
-  }
-  return false;
 }
 
 // ", decl, rank" for mscatter: indices flat over the declared shape, clipped to a smaller

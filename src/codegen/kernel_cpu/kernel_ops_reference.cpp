@@ -160,10 +160,25 @@ TileOpHandler Transpose() {
   };
 }
 
-TileOpHandler CopyOp() {   // reshape, fillpad: the same elements in row-major order
+TileOpHandler CopyOp() {   // reshape: the same elements in row-major order
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
     em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+  };
+}
+
+// fillpad (§10): the valid box of the operand, the pad value outside it; a copy for a fully valid tile.
+TileOpHandler FillPad() {
+  return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef a = em.tile(call.args[0]);
+    if (!a.has_valid()) {
+      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+      return;
+    }
+    auto* pad = attr_get<std::string>(call.attrs, "pad_value");
+    const int mode = !pad || *pad == "zero" ? 0 : *pad == "max" ? 1 : 2;
+    em.line("pypto_kernel::fillpad_valid(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ", " +
+            a.valid_rows() + ", " + a.valid_cols() + ", " + std::to_string(mode) + ");");
   };
 }
 
@@ -331,7 +346,7 @@ void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops) {
   ops["tile.transpose"] = Transpose();
   ops["tile.transpose_view"] = Transpose();
   ops["tile.reshape"] = CopyOp();
-  ops["tile.fillpad"] = CopyOp();
+  ops["tile.fillpad"] = FillPad();
   ops["tile.concat"] = Concat();
   ops["tile.extract"] = Block(false);
   ops["tile.slice"] = Block(true);

@@ -27,18 +27,16 @@ int64_t IntAttr(const ir::Call& call, const std::string& key, int64_t def);
 void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops);
 // tile.write (kernel_ops_access.cpp).
 void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops);
-// The scalar text of tile.read / tile.get_subblock_idx / a system barrier into *out; false for
-// another call (kernel_ops_access.cpp).
-// A new scalar-valued or tensor-valued op printed here must also be accepted by the kernel
-// verifier's walk (src/transforms/verify_kernel_program.cpp), which refuses unknown ones first.
-bool AccessScalarText(KernelEmitter& em, const ir::Call& call, std::string* out);
-// system.reserve_buffer / system.import_peer_buffer as a kernel scalar: the buffer's base
-// address (an import's stamped by ResolvePeerBufferBases), 0 for AUTO (kernel_pipe_buffers.cpp;
-// spec anchor_features §8).
-bool PipeBufferScalarText(const ir::Call& call, std::string* out);
-// system.aic/aiv_initialize_pipe: a no-op that only evaluates its buffer arguments
+// Registers the printers of tile.read, tile.get_subblock_idx and the system barriers
+// (kernel_ops_access.cpp). A new scalar- or tensor-valued op gets its handler here and its kind
+// in the kernel op table (pypto/ir/kernel_ops.h), which the verifier reads; test_kernel_op_table
+// fails when the two differ.
+void AddAccessScalarOps(std::map<std::string, ScalarOpPrinter>& ops);
+// Registers the printers of system.reserve_buffer / system.import_peer_buffer (the buffer's
+// base address, an import's stamped by ResolvePeerBufferBases, 0 for AUTO) and
+// system.aic/aiv_initialize_pipe (a no-op that only evaluates its buffer arguments)
 // (kernel_pipe_buffers.cpp; spec anchor_features §8).
-bool InitializePipeText(KernelEmitter& em, const ir::Call& call, std::string* out);
+void AddPipeBufferScalarOps(std::map<std::string, ScalarOpPrinter>& ops);
 // tile.mscatter(src, idx, tensor): emits the scatter and returns the tensor's index.
 int EmitMscatter(KernelEmitter& em, const ir::Call& call);
 // tensor.write(t, indices, v) in a kernel: emits the one-element store and returns t's index

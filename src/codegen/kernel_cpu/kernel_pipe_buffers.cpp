@@ -24,24 +24,19 @@ std::string BaseText(const Call& call) {
   return "static_cast<int32_t>(" + std::to_string(*base >= 0 ? *base : 0) + ")";
 }
 
-}  // namespace
-
-bool PipeBufferScalarText(const Call& call, std::string* out) {
-  if (!call.is_op || (call.callee != "system.reserve_buffer" && call.callee != "system.import_peer_buffer")) {
-    return false;
-  }
-  *out = BaseText(call);
-  return true;
-}
-
-bool InitializePipeText(KernelEmitter& em, const Call& call, std::string* out) {
-  if (!call.is_op || (call.callee != "system.aic_initialize_pipe" && call.callee != "system.aiv_initialize_pipe")) {
-    return false;
-  }
+std::string InitializePipeText(KernelEmitter& em, const Call& call) {
   std::string text = "(";
   for (const auto& a : call.args) text += "(void)(" + em.scalar(a) + "), ";
-  *out = text + "0 /* " + call.callee + ": no-op on the CPU */)";
-  return true;
+  return text + "0 /* " + call.callee + ": no-op on the CPU */)";
+}
+
+}  // namespace
+
+void AddPipeBufferScalarOps(std::map<std::string, ScalarOpPrinter>& ops) {
+  for (const char* op : {"system.reserve_buffer", "system.import_peer_buffer"}) {
+    ops[op] = [](KernelEmitter&, const Call& call) { return BaseText(call); };
+  }
+  for (const char* op : {"system.aic_initialize_pipe", "system.aiv_initialize_pipe"}) ops[op] = InitializePipeText;
 }
 
 }  // namespace pypto::codegen::kernel_cpu

@@ -126,18 +126,29 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
   throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }
 
+const std::map<std::string, ScalarOpPrinter>& ScalarOps() {
+  static const std::map<std::string, ScalarOpPrinter> kOps = [] {
+    std::map<std::string, ScalarOpPrinter> ops = {
+        {"tile.get_block_idx", [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(ctx->block_idx)"); }},
+        {"tile.get_block_num", [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(ctx->block_num)"); }},
+        {"tensor.dim",
+         [](KernelEmitter& em, const Call& call) {
+           PYPTO_CHECK(call.args.size() == 2, "tensor.dim with " << call.args.size() << " arguments (VerifyKernelProgram refuses it)");
+           return "static_cast<int64_t>(" + em.tensor(call.args[0]) + ".shapes[" + em.scalar(call.args[1]) + "])";
+         }},
+    };
+    AddAccessScalarOps(ops);
+    AddPipeBufferScalarOps(ops);
+    return ops;
+  }();
+  return kOps;
+}
+
 std::string KernelEmitter::print_other(const ExprPtr& e) {
   auto* call = e->as<Call>();
   if (!call) return CppScalarExprPrinter::print_other(e);   // reports it unsupported
-  if (std::string access; AccessScalarText(*this, *call, &access)) return access;
-  if (std::string base; PipeBufferScalarText(*call, &base)) return base;
-  if (std::string init; InitializePipeText(*this, *call, &init)) return init;
-  if (call->is_op && call->callee == "tile.get_block_idx") return "static_cast<int64_t>(ctx->block_idx)";
-  if (call->is_op && call->callee == "tile.get_block_num") return "static_cast<int64_t>(ctx->block_num)";
-  if (call->is_op && call->callee == "tensor.dim") {
-    PYPTO_CHECK(call->args.size() == 2, "tensor.dim with " << call->args.size() << " arguments (VerifyKernelProgram refuses it)");
-    return "static_cast<int64_t>(" + tensor(call->args[0]) + ".shapes[" + scalar(call->args[1]) + "])";
-  }
+  auto it = call->is_op ? ScalarOps().find(call->callee) : ScalarOps().end();
+  if (it != ScalarOps().end()) return it->second(*this, *call);
   throw InternalError("'" + call->callee + "' as a kernel scalar (VerifyKernelProgram refuses it)");
 }
 

@@ -85,8 +85,16 @@ TileOpHandler Load() {
     std::string helper = "load", valid;
     if (dst.has_valid()) {   // only the valid box is read, the rest of the tile is 0
       helper = "load_valid";
-      valid = transpose ? IntArray(em, "vld", {dst.valid[1], dst.valid[0]}) : dst.valid_arr;
-      valid = ", " + valid;
+      // The box in tensor coordinates: transpose swapped back, dropped axes (extent 1) put back.
+      std::vector<std::string> v = dst.valid;
+      if (transpose) std::swap(v[v.size() - 1], v[v.size() - 2]);
+      std::vector<ExprPtr> drop;
+      if (auto* l = attr_get<std::vector<ExprPtr>>(call.attrs, "drop_dims")) drop = *l;
+      std::vector<int64_t> axes;
+      for (auto& d : drop) axes.push_back(d->as<ConstInt>()->value);   // checked by type inference
+      std::sort(axes.begin(), axes.end());
+      for (int64_t a : axes) v.insert(v.begin() + a, "1");
+      valid = ", " + (transpose || !axes.empty() ? IntArray(em, "vld", v) : dst.valid_arr);
     }
     em.line("if (!pypto_kernel::" + helper + Tpl(dst) + "(ctx, " + box.buf + ", ctx->tensors[" + std::to_string(ti) +
             "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + valid + ", \"" +
@@ -253,9 +261,20 @@ const std::map<std::string, TileOpHandler>& Registry() {
 
 }  // namespace
 
+const std::map<std::string, TileOpHandler>& TileOps() { return Registry(); }
+
 const TileOpHandler* FindTileOp(const std::string& name) {
   auto it = Registry().find(name);
   return it == Registry().end() ? nullptr : &it->second;
+}
+
+const std::map<std::string, TensorOpHandler>& TensorOps() {
+  static const std::map<std::string, TensorOpHandler> kOps = {
+      {"tile.store", [](KernelEmitter& em, const Call& call) { return em.store(call); }},
+      {"tile.mscatter", EmitMscatter},
+      {"tensor.write", EmitTensorWrite},
+  };
+  return kOps;
 }
 
 void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
@@ -266,11 +285,13 @@ void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
 }
 
 int KernelEmitter::emit_tensor_op(const Call* call) {
-  PYPTO_CHECK(call->is_op && (call->callee == "tile.store" || call->callee == "tile.mscatter" ||
-                               call->callee == "tensor.write"),
-              "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
-  if (call->callee == "tile.mscatter") return EmitMscatter(*this, *call);
-  if (call->callee == "tensor.write") return EmitTensorWrite(*this, *call);
+  auto it = call->is_op ? TensorOps().find(call->callee) : TensorOps().end();
+  PYPTO_CHECK(it != TensorOps().end(), "'" << call->callee << "' as a kernel tensor value (VerifyKernelProgram refuses it)");
+  return it->second(*this, *call);
+}
+
+int KernelEmitter::store(const Call& store_call) {
+  const Call* call = &store_call;
   TileRef t = tile(call->args[0]);
   auto offs = ListArg(*call, 1);
   std::vector<std::string> off;

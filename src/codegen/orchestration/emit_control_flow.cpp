@@ -71,11 +71,11 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       hoisted_task_ids_[c.var] = name;
     }
   }
-  // A tensor / number a loop in the block rebinds and code after the block reads: its exit
-  // slot is declared before the block (Tensor has no public default constructor, hence the
-  // std::optional), assigned after the loop (emit_for), read after the block.
+  // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
+  // block reads: its exit slot is declared before the block (Tensor has no public default
+  // constructor, hence the std::optional), assigned after the loop / if, read after the block.
   if (!scope_exits_) scope_exits_ = std::make_unique<transforms::ValuesCarriedOutOfScopes>(*fn_);
-  std::vector<std::pair<const Var*, std::string>> exits;   // {loop result, slot}
+  std::vector<std::pair<const Var*, std::string>> exits;   // {loop / if result, slot}
   for (const transforms::ScopeCarriedValue& c : scope_exits_->Of(s)) {
     const Var* rv = c.result;
     std::string slot;

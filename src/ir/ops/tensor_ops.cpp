@@ -93,10 +93,13 @@ void register_tensor_ops(OpRegistry& r) {
 
   // The optional 4th argument valid_shape (anchor_features §10) is metadata in an orchestration:
   // rank-checked, at most the shape when static, not emitted (the view uses shapes and offsets).
-  tile_helpers::add_op_opt(r, "tensor.slice", {"tensor", "shapes", "offsets", "valid_shape"}, 3, {},
+  // pad_value= (pl.PadValue.*) records the pad mode of the elements outside valid_shape (no effect
+  // on the view; pl.tile.fillpad writes a pad value).
+  tile_helpers::add_op_opt(r, "tensor.slice", {"tensor", "shapes", "offsets", "valid_shape"}, 3, {"pad_value", "drop_dims"},
          "A view of a sub-block of a tensor: slice(t, shapes, offsets[, valid_shape]).",
-         [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
+         [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tensor("tensor.slice", "tensor", args[0], span);
+           tile_helpers::check_pad_value("tensor.slice", attrs, span);
            auto shapes = expect_int_list("tensor.slice", "shapes", args[1], span);
            auto offsets = expect_int_list("tensor.slice", "offsets", args[2], span);
            expect_rank("tensor.slice", "shapes", shapes.size(), t->shape.size(), t, span);
@@ -128,7 +131,11 @@ void register_tensor_ops(OpRegistry& r) {
                                 "time, one that starts past it selects nothing");
              }
            }
-           return TensorType::make(std::move(shapes), t->dtype, t->layout);
+           // drop_dims (§10, kernels): the result has no such axes; the load a kernel-side slice
+           // becomes reads the full-rank block.
+           auto drop = tile_helpers::check_drop_dims("tensor.slice", attrs, shapes, span);
+           PYPTO_USER_CHECK(drop.size() < shapes.size(), span, "tensor.slice: drop_dims drops every axis", "keep at least one axis");
+           return TensorType::make(tile_helpers::without_axes(shapes, drop), t->dtype, t->layout);
          });
 
   add_op(r, "tensor.transpose", {"tensor", "axis1", "axis2"}, {}, "Swap two dimensions of a tensor (a view).",

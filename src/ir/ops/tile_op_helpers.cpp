@@ -1,6 +1,8 @@
 // Shared type-inference helpers of the tile op families (see tile_op_helpers.h).
 #include "tile_op_helpers.h"
 
+#include <algorithm>
+
 #include "../describe.h"
 #include "pypto/ir/error.h"
 
@@ -28,6 +30,47 @@ std::vector<ExprPtr> broadcast_valid(const TileType* a, const TileType* b, const
     else valid.push_back(shape[k]);
   }
   return valid;
+}
+
+std::vector<int64_t> check_drop_dims(const std::string& op, const Attrs& attrs, const std::vector<ExprPtr>& shapes,
+                                     const Span& span) {
+  auto it = attrs.find("drop_dims");
+  if (it == attrs.end()) return {};
+  auto* l = std::get_if<std::vector<ExprPtr>>(&it->second);
+  PYPTO_USER_CHECK(l, span, op << ": drop_dims must be a list of axis numbers", "e.g. drop_dims=[0]");
+  std::vector<int64_t> axes;
+  for (auto& e : *l) {
+    auto* c = e->as<ConstInt>();
+    PYPTO_USER_CHECK(c, span, op << ": drop_dims entries must be integer constants", "e.g. drop_dims=[0]");
+    PYPTO_USER_CHECK(c->value >= 0 && c->value < static_cast<int64_t>(shapes.size()), span,
+                     op << ": drop_dims axis " << c->value << " is out of range for rank " << shapes.size(), "");
+    PYPTO_USER_CHECK(std::find(axes.begin(), axes.end(), c->value) == axes.end(), span,
+                     op << ": drop_dims names axis " << c->value << " twice", "");
+    auto* s = shapes[static_cast<size_t>(c->value)]->as<ConstInt>();
+    PYPTO_USER_CHECK(s && s->value == 1, span,
+                     op << ": drop_dims axis " << c->value << " has extent " << describe(shapes[static_cast<size_t>(c->value)])
+                        << ", only an axis of constant extent 1 can be dropped",
+                     "slice that axis with extent 1");
+    axes.push_back(c->value);
+  }
+  std::sort(axes.begin(), axes.end());
+  return axes;
+}
+
+std::vector<ExprPtr> without_axes(const std::vector<ExprPtr>& v, const std::vector<int64_t>& drop) {
+  std::vector<ExprPtr> out;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (std::find(drop.begin(), drop.end(), static_cast<int64_t>(i)) == drop.end()) out.push_back(v[i]);
+  }
+  return out;
+}
+
+void check_pad_value(const std::string& op, const Attrs& attrs, const Span& span) {
+  auto it = attrs.find("pad_value");
+  if (it == attrs.end()) return;
+  auto* s = std::get_if<std::string>(&it->second);
+  PYPTO_USER_CHECK(s && (*s == "null" || *s == "zero" || *s == "max" || *s == "min"), span,
+                   op << ": pad_value must be pl.PadValue.null, .zero, .max or .min", "e.g. pad_value=pl.PadValue.zero");
 }
 
 void same_dtype(const std::string& op, const ExprPtr& a, const ExprPtr& b, const Span& span) {

@@ -28,6 +28,16 @@ std::vector<ExprPtr> broadcast_2d(const std::string& op, const std::vector<ExprP
 // result's). Empty when neither operand has a valid shape.
 //   a [16, 1] valid [n, 1] with b [16, 32] -> [n, 32]
 std::vector<ExprPtr> broadcast_valid(const TileType* a, const TileType* b, const std::vector<ExprPtr>& shape);
+// The optional drop_dims attr of slice / load (anchor_features §10): distinct axes in [0, rank),
+// each with the constant extent 1 in `shapes`; returns them ascending (empty when absent).
+//   drop_dims=[0] with shapes [1, 32, 16] -> {0}
+std::vector<int64_t> check_drop_dims(const std::string& op, const Attrs& attrs, const std::vector<ExprPtr>& shapes,
+                                     const Span& span);
+// `v` without the axes `drop` (ascending).
+std::vector<ExprPtr> without_axes(const std::vector<ExprPtr>& v, const std::vector<int64_t>& drop);
+// The optional pad_value attr of slice (anchor_features §10): "null", "zero", "max" or "min"
+// (pl.PadValue.*); a UserError naming `op` otherwise.
+void check_pad_value(const std::string& op, const Attrs& attrs, const Span& span);
 // "tile.shl: requires integer tile dtype, but got FP32".
 void expect_int_dtype(const std::string& op, const std::string& what, DataType d, const Span& span);
 // A scalar operand that is an integer ("requires shift/bitwise scalar to be an integer type").

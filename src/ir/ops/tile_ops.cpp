@@ -160,7 +160,7 @@ void register_tile_ops(OpRegistry& r) {
   // The 4th argument is the valid box (spec anchor_features §10); it defaults to `shapes` and the
   // frontend leaves it out then. transpose=True (Mat only) swaps the tile's last two dims.
   tile_helpers::add_op_opt(r, "tile.load", {"tensor", "offsets", "shapes", "valid_shapes"}, 3,
-         {"target_memory", "transpose"},
+         {"target_memory", "transpose", "drop_dims"},
          "Load a 1-D or 2-D block of a tensor at offsets into a tile; only the valid box is read.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tensor("tile.load", "tensor", args[0], span);
@@ -168,7 +168,9 @@ void register_tile_ops(OpRegistry& r) {
            auto shapes = expect_int_list("tile.load", "shapes", args[2], span);
            PYPTO_USER_CHECK(!shapes.empty(), span, "tile.load: shapes is empty",
                             "give one tile size per tensor dimension, e.g. [32, 16]");
-           check_tile_rank("tile.load", "the tile", shapes.size(), span);
+           // drop_dims (§10): size-1 axes of the block that the tile does not have ([1, 32, 16] -> [32, 16]).
+           auto drop = tile_helpers::check_drop_dims("tile.load", attrs, shapes, span);
+           check_tile_rank("tile.load", "the tile", shapes.size() - drop.size(), span);
            PYPTO_USER_CHECK(offsets.size() == t->shape.size(), span,
                             "tile.load: " << offsets.size() << " offsets for a tensor of shape " << describe_shape(t->shape),
                             "give one offset per tensor dimension");
@@ -199,6 +201,8 @@ void register_tile_ops(OpRegistry& r) {
              }
            }
            check_block_inside("tile.load", offsets, valid, t, span);   // only the valid box is read
+           shapes = tile_helpers::without_axes(shapes, drop);
+           valid = tile_helpers::without_axes(valid, drop);
            MemorySpace mem = MemorySpace::Vec;
            attr_memory("tile.load", attrs, span, &mem);
            expect_bool_attr("tile.load", attrs, "transpose", span);

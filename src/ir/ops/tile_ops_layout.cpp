@@ -115,10 +115,13 @@ void register_tile_layout_ops(OpRegistry& r) {
            return TileType::make(std::move(shape), t->dtype, mem);
          });
   // The optional valid_shape is the window's valid region (spec anchor_features §10).
-  tile_helpers::add_op_opt(r, "tile.slice", {"tile", "shape", "offset", "valid_shape"}, 3, {},
+  // drop_dims is checked; a 2-D window keeps its rank (a result below rank 2 gets leading 1s).
+  tile_helpers::add_op_opt(r, "tile.slice", {"tile", "shape", "offset", "valid_shape"}, 3, {"pad_value", "drop_dims"},
          "A window of a 2-D tile: out[i, j] = in[o0 + i, o1 + j]; valid_shape, if given, its valid region.",
-         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_2d("tile.slice", "tile", args[0], span);
+           check_pad_value("tile.slice", attrs, span);
+           check_drop_dims("tile.slice", attrs, expect_int_list("tile.slice", "shape", args[1], span), span);
            auto shape = expect_const_shape("tile.slice", "shape", args[1], span);
            auto off = expect_int_list("tile.slice", "offset", args[2], span);
            PYPTO_USER_CHECK(shape.size() == 2 && off.size() == 2, span,
@@ -166,7 +169,7 @@ void register_tile_layout_ops(OpRegistry& r) {
            return args[0]->type;
          });
   add_op(r, "tile.fillpad", {"tile"}, {"pad_value"},
-         "Same tile with the padding outside the valid region set (tiles are fully valid on the CPU: a copy).",
+         "Same tile, fully valid, with the elements outside the operand's valid region set to the pad value.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tile("tile.fillpad", "tile", args[0], span);
            auto it = attrs.find("pad_value");

@@ -6,6 +6,7 @@
 //   tile.batch_matmul_acc(acc[B, M, N], a, b)      -> type of acc
 #include "../describe.h"
 #include "pypto/ir/error.h"
+#include "pypto/ir/kernel_ops.h"
 #include "tile_op_helpers.h"
 
 namespace pypto::ir::ops {
@@ -123,11 +124,13 @@ void register_tile_matmul_ops(OpRegistry& r) {
          });
 }
 
+namespace {
+
 // Accelerator-only ops of the reference (spec/reference_ops.md §13) that the CPU refuses: they
 // are registered so that a program using them gets a located error saying why.
-void register_tile_accelerator_ops(OpRegistry& r) {
-  struct Refused { const char* name; const char* why; };
-  const std::vector<Refused> refused = {
+struct Refused { const char* name; const char* why; };
+const std::vector<Refused>& AcceleratorOnlyOps() {
+  static const std::vector<Refused> refused = {
       {"tile.tpush_to_aiv", "a cross-core pipe FIFO between cube and vector cores"},
       {"tile.tpush_to_aic", "a cross-core pipe FIFO between vector and cube cores"},
       {"tile.tpop_from_aic", "a cross-core pipe FIFO between cube and vector cores"},
@@ -138,7 +141,13 @@ void register_tile_accelerator_ops(OpRegistry& r) {
       {"tile.mrgsort_format2", "the hardware sort-list merge"},
       {"tile.gather_compare", "the compare form of the hardware gather"},
   };
-  for (const auto& f : refused) {
+  return refused;
+}
+
+}  // namespace
+
+void register_tile_accelerator_ops(OpRegistry& r) {
+  for (const Refused& f : AcceleratorOnlyOps()) {
     const std::string name = f.name, why = f.why;
     add_op_opt(r, name, {"arg0", "arg1", "arg2", "arg3", "arg4"}, 0,
                {"split", "id", "block_len", "exhausted", "cmp_mode", "offset", "out_cols", "count_dtype"}, std::string("Accelerator-only (") + f.why + "): refused by the CPU backend.",
@@ -150,3 +159,12 @@ void register_tile_accelerator_ops(OpRegistry& r) {
 }
 
 }  // namespace pypto::ir::ops
+
+namespace pypto::ir {
+
+bool IsAcceleratorOnlyOp(const std::string& op) {
+  for (const ops::Refused& f : ops::AcceleratorOnlyOps()) if (op == f.name) return true;
+  return false;
+}
+
+}  // namespace pypto::ir

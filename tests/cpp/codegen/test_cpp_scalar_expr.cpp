@@ -5,6 +5,8 @@
 
 #include "../../../src/codegen/common/cpp_scalar_expr.h"
 #include "pypto/codegen/kernel_cpu.h"
+#include "pypto/transforms/pass.h"
+#include "pypto/transforms/passes.h"
 #include "../transforms/orch_test_util.h"
 #include "name_printer.h"
 
@@ -67,7 +69,7 @@ TEST(CppScalarExpr, KernelEmitterPrintsTheKernelSpellings) {
   body.push_back(ReturnStmt::make({st}));
   auto k = Function::make("k", FunctionType::InCore, {x, y, n},
                           {ParamDirection::In, ParamDirection::Out, ParamDirection::In}, {T16()}, SeqStmts::make(body));
-  std::string code = GenerateKernelCpu(Program::make("P", {k}), "k");
+  std::string code = GenerateKernelCpu(pypto::transforms::RunPass(pypto::transforms::KernelParamSlots(), Program::make("P", {k})), "k");
   for (const char* want : {
            "pypto_kernel::floordiv<int64_t>(static_cast<int64_t>(n), static_cast<int64_t>(4))",   // n // 4
            "pypto_kernel::pymod<int64_t>(static_cast<int64_t>(n), static_cast<int64_t>(4))",      // n % 4

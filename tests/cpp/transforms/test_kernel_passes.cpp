@@ -1,5 +1,6 @@
-// The kernel pipeline's analyses and the kernel verify pass: KernelGroupSync
-// (Function::group_sync), KernelInPlaceCarries (ForStmt::inplace_carries) and
+// The kernel pipeline's analyses and the kernel verify pass: KernelParamSlots
+// (Function::param_slots), KernelGroupSync (Function::group_sync), KernelInPlaceCarries
+// (ForStmt::inplace_carries) and
 // VerifyKernelFunction / VerifyKernelProgram; what the CPU kernel backend reads from them.
 #include "orch_test_util.h"
 #include "pypto/codegen/kernel_cpu.h"
@@ -61,17 +62,20 @@ const ForStmt* first_loop(const ProgramPtr& p) {
 TEST(KernelGroupSync, StampsSlotsAndOneFlagPerCrossCoreConflict) {
   auto before = group_program();
   EXPECT_FALSE(VerifyProperty(IRProperty::KernelGroupSyncResolved, before).empty());
-  auto after = RunPass(KernelGroupSync(), before);
+  EXPECT_FALSE(VerifyProperty(IRProperty::KernelParamSlotsResolved, before).empty());
+  auto after = RunPass(KernelGroupSync(), RunPass(KernelParamSlots(), before));
   const GroupSync& mm = after->get("mm")->group_sync;
   const GroupSync& act = after->get("act")->group_sync;
-  EXPECT_EQ(mm.slots, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(after->get("mm")->param_slots, (std::vector<int64_t>{0, 1}));
   EXPECT_EQ(mm.signals, (std::vector<int64_t>{0}));
   EXPECT_TRUE(mm.waits.empty());
-  EXPECT_EQ(act.slots, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(after->get("act")->param_slots, (std::vector<int64_t>{1, 2}));
   EXPECT_EQ(act.waits, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(after->get("g")->param_slots.empty());   // not a kernel
   EXPECT_TRUE(VerifyProperty(IRProperty::KernelGroupSyncResolved, after).empty());
+  EXPECT_TRUE(VerifyProperty(IRProperty::KernelParamSlotsResolved, after).empty());
   EXPECT_FALSE(structural_equal(before, after));
-  EXPECT_NE(python_print(after).find("group_slots=[1, 2], group_waits=[0]"), std::string::npos);
+  EXPECT_NE(python_print(after).find("param_slots=[1, 2], group_waits=[0]"), std::string::npos);
   // The backend prints what it reads.
   EXPECT_NE(pypto::codegen::GenerateKernelCpu(after, "act").find("pto2_group_wait(ctx, 0)"), std::string::npos);
   EXPECT_NE(pypto::codegen::GenerateKernelCpu(after, "mm").find("pto2_group_signal(ctx, 0)"), std::string::npos);
@@ -81,8 +85,26 @@ TEST(KernelGroupSync, BackendRefusesAGroupKernelWithoutTheStamp) {
   EXPECT_THROW(pypto::codegen::GenerateKernelCpu(group_program(), "act"), InternalError);
 }
 
+TEST(KernelParamSlots, PlainKernelsCountTensorsAndScalarsApart) {
+  auto x = V("x", T16()), y = V("y", T16());
+  auto n = V("n", S(DataType::INT32)), f = V("f", S(DataType::FP32));
+  auto st = V("y_st", T16()), t = V("t", tile16());
+  auto k = Function::make(
+      "k", FunctionType::InCore, {x, n, y, f},
+      {ParamDirection::In, ParamDirection::In, ParamDirection::Out, ParamDirection::In}, {T16()},
+      SeqStmts::make({AssignStmt::make(t, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})),
+                      AssignStmt::make(st, Call::make_op("tile.store", {t, ilist({0, 0}), y})), ReturnStmt::make({st})}));
+  auto after = RunPass(KernelParamSlots(), Program::make("P", {k}));
+  EXPECT_EQ(after->get("k")->param_slots, (std::vector<int64_t>{0, 0, 1, 1}));
+  EXPECT_NE(python_print(after).find("param_slots=[0, 0, 1, 1]"), std::string::npos);
+  const std::string code = pypto::codegen::GenerateKernelCpu(after, "k");
+  EXPECT_NE(code.find("ctx->scalars[1]"), std::string::npos) << code;   // f
+  EXPECT_NE(code.find("ctx->tensors[1]"), std::string::npos) << code;   // y
+  EXPECT_THROW(pypto::codegen::GenerateKernelCpu(Program::make("P", {k}), "k"), InternalError);   // not stamped
+}
+
 TEST(KernelInPlaceCarries, StampsTheAccumulatorAndTheBackendDropsTheCopy) {
-  auto before = loop_program();
+  auto before = RunPass(KernelParamSlots(), loop_program());
   EXPECT_FALSE(VerifyProperty(IRProperty::InPlaceCarriesFound, before).empty());
   const std::string copied = pypto::codegen::GenerateKernelCpu(before, "k");
   auto after = RunPass(KernelInPlaceCarries(), before);

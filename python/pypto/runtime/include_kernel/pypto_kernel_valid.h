@@ -49,8 +49,15 @@ inline bool load_valid(const PTO2KernelContext* ctx, C* tile, const Tensor& t, D
   int64_t vis[PTO2_MAX_DIMS];
   clip_box(t, rank, off, valid, vis);
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, false);  // race checker
+  const int64_t last_stride = t.strides[rank - 1];
   for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
-    for (int64_t j = 0; j < m; ++j) tile[ti + j] = read_elem<S, C>(t.data, e + j * t.strides[rank - 1]);
+    if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
+      if (last_stride == 1) {   // contiguous FP32 rows: one copy per row, like load
+        std::memcpy(tile + ti, static_cast<const float*>(t.data) + e, static_cast<size_t>(m) * sizeof(float));
+        return;
+      }
+    }
+    for (int64_t j = 0; j < m; ++j) tile[ti + j] = read_elem<S, C>(t.data, e + j * last_stride);
   });
   return true;
 }
@@ -75,10 +82,26 @@ inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tenso
   return true;
 }
 
+// fillpad: dst = a inside the valid box [0, vr) x [0, vc) of an [m, n] tile, the pad value outside
+// it. mode 0 zero, 1 max (+inf, the integer maximum), 2 min (-inf, the integer minimum).
+template <class C>
+inline void fillpad_valid(C* dst, const C* a, int64_t m, int64_t n, int64_t vr, int64_t vc, int mode) {
+  C pad = C{0};
+  if (mode == 1) pad = std::numeric_limits<C>::has_infinity ? std::numeric_limits<C>::infinity() : std::numeric_limits<C>::max();
+  if (mode == 2) pad = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) dst[i * n + j] = i < vr && j < vc ? a[i * n + j] : pad;
+  }
+}
+
 // Row reductions over the valid box: dst[i] = op over a[i, 0..vc) for i < vr (row stride `cols`).
 // An empty row (vc = 0) gives the identity.
 template <Storage S, class C, class Op>
 inline void row_reduce_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t cols, Op op) {
+  if (vc == cols) {   // whole rows: the vectorised reduction over the valid rows
+    row_reduce<S>(dst, a, vr, cols, op);
+    return;
+  }
   for (int64_t i = 0; i < vr; ++i) {
     const C* row = a + i * cols;
     C acc = reduce_identity<C, Op>();
@@ -91,6 +114,10 @@ inline void row_reduce_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t
 // Row sums over the valid box (float tiles accumulate in double, like row_sum).
 template <Storage S, class C>
 inline void row_sum_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t cols) {
+  if (vc == cols) {   // whole rows: the vectorised sum over the valid rows
+    row_sum<S>(dst, a, vr, cols);
+    return;
+  }
   for (int64_t i = 0; i < vr; ++i) {
     const C* row = a + i * cols;
     if constexpr (std::is_floating_point<C>::value) {
