@@ -91,16 +91,19 @@ def test_tile_subscript_sugar_e2e_numpy():
     compiled = kernel_program([("a", S, "FP32")],
                               [("o1", S, "FP32", "pl.adds(ta, ta[1, 2])"),
                                ("o2", [4, 16], "FP32", "ta[4:8, :]"),
-                               ("o3", [2, 8], "FP32", "ta[r:r + 2, 8:16]")],
+                               ("o3", [2, 8], "FP32", "ta[r:r + 2, 8:16]"),
+                               ("o4", S, "FP32", "pl.muls(ta, pl.read(ta, [r, 3]))")],
                               scalars=[("r", "INDEX")])
     v = {"a": np.random.default_rng(3).standard_normal(S).astype(np.float32)}
     got = run_kernel_program(compiled, v, scalars=[5])
     np.testing.assert_array_equal(got["o1"], v["a"] + v["a"][1, 2])
     np.testing.assert_array_equal(got["o2"], v["a"][4:8, :])
     np.testing.assert_array_equal(got["o3"], v["a"][5:7, 8:16])
+    np.testing.assert_array_equal(got["o4"], v["a"] * v["a"][5, 3])     # pl.read dispatches to tile.read
 
 
 @pytest.mark.parametrize("expr,printed", [("ta[1, 2]", "pl.tile.read(ta, [1, 2])"),
+                                          ("pl.read(ta, [1, 2])", "pl.tile.read(ta, [1, 2])"),
                                           ("ta[0:4, :]", "pl.slice(ta, [4, 16], [0, 0])")])
 def test_tile_subscript_sugar_round_trips(expr, printed):
     prog = pl.parse_program(kernel_program_text(IN, [("o", S, "FP32", "ta")], body=["x = " + expr]))

@@ -313,6 +313,15 @@ def _max_min(ctx, node: ast.Call, b: Builtin):
     return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x, node.args[1]: y})
 
 
+def _read(ctx, node: ast.Call, b: Builtin):
+    """`pl.read(x, indices)` dispatches on x (reference_ops.md §1.1): Tensor -> tensor.read, Tile -> tile.read.
+
+    `pl.read(t, [i, j])` with t a tile -> `pl.tile.read(t, [i, j])`."""
+    x = eval_arg(ctx, node.args[0])
+    spec = OpSpec("tile.read", ("tile", "indices")) if isinstance(x.type, ir.TileType) else b.spec
+    return op_call(ctx, node, spec, b.pl_name, {node.args[0]: x})
+
+
 def pl_module():
     """The `pypto.language` module (imported late: it imports the frontend)."""
     import pypto.language
@@ -744,6 +753,8 @@ def parse_call(ctx, node: ast.Call):
         k = callee.kind
         if k == "op" and callee.spec.op in ("tile.max", "tile.min"):
             return _max_min(ctx, node, callee)
+        if k == "op" and callee.pl_name == "read" and node.args:
+            return _read(ctx, node, callee)
         if k == "op":
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":
