@@ -46,8 +46,8 @@ struct WriteScan : IRVisitor {
   }
 };
 
-// The array versions an expression reads: operands, deps= (a Submit's, a task_dummy's
-// manual_dep_edges attr), predicates. Compiler-derived edges are not the user's reads (they are
+// The array versions an expression reads: operands, deps= (a Submit's deps, a task_dummy's
+// Call::manual_dep_edges), predicates. Compiler-derived edges are not the user's reads (they are
 // best-effort ordering that ResolveTaskIds may drop), so they are not checked.
 struct ReadScan : IRVisitor {
   std::vector<const Var*> vars;
@@ -59,7 +59,8 @@ struct ReadScan : IRVisitor {
   }
   void visit_(const Call* op) override {
     for (auto& a : op->args) visit_expr(a);
-    for (const auto& kv : op->attrs) {   // a task_dummy's deps=: the manual_dep_edges attr
+    for (auto& d : op->manual_dep_edges) if (d) visit_expr(d);   // a task_dummy's deps=
+    for (const auto& kv : op->attrs) {
       if (auto* e = std::get_if<ExprPtr>(&kv.second); e && *e) visit_expr(*e);
       if (auto* l = std::get_if<std::vector<ExprPtr>>(&kv.second)) {
         for (auto& x : *l) if (x) visit_expr(x);

@@ -25,7 +25,7 @@ from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_sit
                                         initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
-from pypto.language._builtins import Builtin, Namespace, OpSpec
+from pypto.language._builtins import UNIFIED_OPS, Builtin, Namespace, OpSpec
 
 _CONTEXT_ONLY = {
     "range": "pl.range(...) is only valid as the iterable of a for statement",
@@ -301,7 +301,7 @@ def _max_min(ctx, node: ast.Call, b: Builtin):
     if try_eval_py(ctx, node.args[1], None) is not None:
         return op_call(ctx, node, b.spec, b.pl_name, {node.args[0]: x})
     y = eval_arg(ctx, node.args[1])
-    elementwise = getattr(pl_module(), "maximum" if b.spec.op == "tile.max" else "minimum")
+    elementwise = UNIFIED_OPS["maximum" if b.spec.op == "tile.max" else "minimum"]
     for kind, spec in ((ir.TileType, elementwise.spec[1]), (ir.TensorType, elementwise.spec[0])):
         if isinstance(x.type, kind) and isinstance(y.type, kind):
             return op_call(ctx, node, spec, elementwise.pl_name if kind is ir.TileType else spec.op,
@@ -320,12 +320,6 @@ def _read(ctx, node: ast.Call, b: Builtin):
     x = eval_arg(ctx, node.args[0])
     spec = OpSpec("tile.read", ("tile", "indices")) if isinstance(x.type, ir.TileType) else b.spec
     return op_call(ctx, node, spec, b.pl_name, {node.args[0]: x})
-
-
-def pl_module():
-    """The `pypto.language` module (imported late: it imports the frontend)."""
-    import pypto.language
-    return pypto.language
 
 
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
