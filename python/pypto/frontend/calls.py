@@ -177,7 +177,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
-_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace")
+_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace", "tensor.fillpad")
 _FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
 
 
@@ -301,8 +301,9 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                         help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
                              f"Tile -> pl.tile.{b.pl_name}")
     if len(b.spec) > 2:     # an op with operands beyond the first: same kind, or a scalar
-        for a in node.args[1:]:
-            if isinstance(a, (ast.List, ast.Tuple, ast.Starred)):
+        for k, a in enumerate(node.args[1:], 1):
+            if isinstance(a, (ast.List, ast.Tuple, ast.Starred)) or \
+                    (k < len(spec.params) and spec.params[k] in spec.attrs):   # fillpad's pad_value
                 continue
             e = evaluated[a] = eval_arg(ctx, a)
             other = ir.TileType if spec is tensor_spec else ir.TensorType
