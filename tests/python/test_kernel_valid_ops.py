@@ -280,3 +280,54 @@ def test_scatter_writes_only_the_valid_box_of_src():
         for j in range(3):
             want[idx[i, j]] = x[i, j] * 10.0
     np.testing.assert_allclose(out, want.reshape(4, 8), rtol=1e-6)
+
+
+# ---- pad_value= on a slice takes effect ------------------------------------------------------------
+
+@pytest.mark.parametrize("pad,fill", [("max", np.inf), ("min", -np.inf), ("zero", 0.0)])
+def test_load_pad_value_fills_outside_the_valid_box(pad, fill):
+    x = _x(14, (40, 16))
+    body = (f"t = pl.load(x, [r, 0], [16, 16], [40 - r, 5], pad_value=pl.PadValue.{pad})\n"
+            f"        w = pl.set_validshape(t, 16, 16)")
+    out = _run(_src(body, "w", x_shape=(40, 16), scalars="r"), [x], (16, 16), (32,))
+    want = np.full((16, 16), fill, np.float32)
+    want[:8, :5] = x[32:, :5]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_kernel_tensor_slice_pad_value_reaches_the_load():
+    x = _x(14, (40, 16))
+    body = "t = pl.tensor.slice(x, [16, 16], [r, 0], valid_shape=[40 - r, 5], pad_value=pl.PadValue.max)"
+    src = _src(body + "\n        out = pl.assemble(out, pl.mul(t, 2.0), [0, 0])", None, x_shape=(40, 16), scalars="r")
+    lowered = codegen.run_pipeline(pl.parse_program(src, "k.py"))
+    text = ir.python_print(lowered)
+    assert 'pl.load(x, [r, 0], [16, 16], [40 - r, 5], pad_value="max")' in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), lowered)[0]
+    out = _run(src, [x], (16, 16), (32,))
+    want = np.full((16, 16), -7.0, np.float32)
+    want[:8, :5] = x[32:, :5] * 2.0
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("pad,fill", [("max", np.inf), ("min", -np.inf), ("zero", 0.0)])
+def test_tile_slice_pad_value_fills_outside_the_valid_box(pad, fill):
+    x = _x(15)
+    body = (f"t = pl.slice(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [8, 16], [4, 0], valid_shape=[3, 6], "
+            f"pad_value=pl.PadValue.{pad})\n"
+            f"        w = pl.set_validshape(t, 8, 16)")
+    out = _run(_src(body, "w", out_shape=(8, 16)), [x], (8, 16))
+    want = np.full((8, 16), fill, np.float32)
+    want[:3, :6] = x[4:7, :6] + 1.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_pad_value_null_leaves_the_window_as_is():
+    x = _x(16)
+    body = ("t = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [4, 0], valid_shape=[3, 6], pad_value=pl.PadValue.null)\n"
+            "        w = pl.set_validshape(t, 8, 16)")
+    np.testing.assert_array_equal(_run(_src(body, "w", out_shape=(8, 16)), [x], (8, 16)), x[4:12])
+
+
+def test_bad_load_pad_value_is_located():
+    body = 't = pl.load(x, [0, 0], [16, 16], [4, 16], pad_value="edge")'
+    _located(_src(body, "t"), body, "tile.load: pad_value must be pl.PadValue.null, .zero, .max or .min")

@@ -171,7 +171,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
-    if spec.op in ("tensor.slice", "tile.slice") and attrs.get("pad_value", "null") != "null" and len(args) < 4:
+    if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \
+            and len(args) < 4:
         ctx.src.warn(node, f"pad_value={attrs['pad_value']} without valid_shape= has no effect: every element of the "
                      "slice is valid")
     return call
