@@ -331,3 +331,44 @@ def test_pad_value_null_leaves_the_window_as_is():
 def test_bad_load_pad_value_is_located():
     body = 't = pl.load(x, [0, 0], [16, 16], [4, 16], pad_value="edge")'
     _located(_src(body, "t"), body, "tile.load: pad_value must be pl.PadValue.null, .zero, .max or .min")
+
+
+# ---- drop_dims= in an orchestration: refused (docs/dsl.md, decision), the reshape route works ----------
+
+ORCH_DROP = '''
+import pypto.language as pl
+
+
+@pl.program
+class O:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, v: pl.Tensor[[40, 16], pl.FP32], out: pl.Out[pl.Tensor[[40, 16], pl.FP32]]) -> pl.Tensor[[40, 16], pl.FP32]:
+        out = pl.store(pl.mul(pl.load(v, [0, 0], [40, 16]), 2.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[40, 16], pl.FP32]],
+             b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 16], pl.FP32]:
+        VIEW
+        out = self.k(v, out)
+        return out
+'''
+
+
+def test_orchestration_drop_dims_refusal_says_why():
+    line = "v = pl.tensor.slice(x, [1, 40, 16], [b, 0, 0], drop_dims=[0])"
+    e = _located(ORCH_DROP.replace("VIEW", line), line, "the runtime's Tensor::view cannot drop an axis")
+    assert "pl.reshape(view, shape)" in e.help
+
+
+def test_orchestration_plane_through_reshape_runs():
+    src = ORCH_DROP.replace("VIEW", "p = pl.tensor.slice(x, [1, 40, 16], [b, 0, 0])\n"
+                                    "        v = pl.reshape(p, [40, 16])")
+    x = _x(17, (3, 40, 16))
+    p = pypto.compile(pl.parse_program(src, "o.py"))
+    try:
+        out = np.zeros((40, 16), np.float32)
+        p(x, out, 2, race_check=True)
+    finally:
+        p.close()
+    np.testing.assert_allclose(out, x[2] * 2.0, rtol=1e-6)
