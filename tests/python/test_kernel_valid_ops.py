@@ -372,3 +372,56 @@ def test_orchestration_plane_through_reshape_runs():
     finally:
         p.close()
     np.testing.assert_allclose(out, x[2] * 2.0, rtol=1e-6)
+
+
+# ---- the kernel C++ golden (tests/golden/kernel_valid_ops/kernel_k.cpp) -------------------------------
+# One kernel using every valid-region path above; regenerate after an intended change with
+#   PYPTO_UPDATE_GOLDEN=1 python -m pytest -q tests/python/test_kernel_valid_ops.py -k golden
+
+GOLDEN_BODY = """t = pl.load(x, [0, 0], [16, 16], [n, 5], pad_value=pl.PadValue.min)
+        u = pl.set_validshape(pl.load(x, [0, 0], [16, 16]), 6, n)
+        p = pl.part_max(t, u)
+        c = pl.col_sum(t)
+        r = pl.row_prod(u)
+        e = pl.col_expand_mul(t, c)
+        s = pl.tile.slice(u, [8, 16], [2, 0], valid_shape=[3, 4], pad_value=pl.PadValue.max)
+        f = pl.tile.fillpad_inplace(t, 0.0)
+        i = pl.load(y, [0, 0], [16, 16], [n, 3])
+        g = pl.tile.gather(f, i)
+        q = pl.tile.scatter(f, p, i)
+        w = pl.add(pl.add(pl.add(p, e), pl.add(g, q)), pl.tile.sum(u, axis=0, keepdim=True))
+        o = pl.row_expand_add(pl.add(w, pl.fillpad(pl.col_expand(w, c), math.inf)), r)
+        z = pl.tile.assemble(o, s, [8, 0])"""
+
+
+def _golden_src():
+    return _src(GOLDEN_BODY, "z", y="[16, 16], pl.INT32", scalars="n")
+
+
+def test_kernel_cpp_golden():
+    import os
+    from pypto._core import kernel_cpu
+    from codegen_test_util import GOLDEN_DIR, significant_lines
+    code = kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(_golden_src(), "k.py")), "k")
+    path = os.path.join(GOLDEN_DIR, "kernel_valid_ops", "kernel_k.cpp")
+    if os.environ.get("PYPTO_UPDATE_GOLDEN") == "1":
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(code)
+    with open(path) as f:
+        assert significant_lines(code) == significant_lines(f.read()), code
+
+
+def test_kernel_cpp_compiles_warning_free(tmp_path):
+    import shutil
+    import subprocess
+    from pypto._core import kernel_cpu
+    from pypto.runtime import include_dir, kernel_include_dir
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    path = tmp_path / "k.cpp"
+    path.write_text(kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(_golden_src(), "k.py")), "k"))
+    r = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + include_dir(),
+                        "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
