@@ -115,7 +115,7 @@ std::string op_spelling(const std::string& op) {
     // Tile ops without a top-level pl.<name> that means them (pl.read is tensor.read) print
     // through the namespace, so the text re-parses to the same op; Python keywords get a '_'.
     static const std::set<std::string> kNamespaced = {
-        "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "gather", "gather_compare",
+        "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "fillpad_inplace", "gather", "gather_compare",
         "gather_mask", "gather_row", "get_subblock_idx", "mrgsort_format1", "mrgsort_format2", "read", "scatter",
         "scatter_mask", "scatter_update", "sin", "sort32", "tpop_from_aic", "tpop_from_aiv", "tpush_to_aic",
         "tpush_to_aiv", "transpose_view"};

@@ -153,6 +153,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             attrs[pname] = init_value(ctx, anode)
         elif pname == "drop_dims":
             attrs[pname] = _drop_dims(ctx, node, anode, spec.op)
+        elif pname == "pad_value" and spec.op in _FILLPAD_OPS:
+            attrs[pname] = _fillpad_pad_value(ctx, anode, pl_name)
         elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
             if pname in _LAYOUT_HINTS.get(spec.op, ()):
@@ -176,6 +178,33 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
+_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace")
+_FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
+
+
+def _fillpad_pad_value(ctx, node, pl_name: str) -> str:
+    """``pad_value=`` of fillpad (reference_ops.md §9): a ``pl.PadValue`` or a shorthand -> "zero" / "max" / "min".
+
+    ``0`` and ``0.0`` -> "zero", ``math.inf`` -> "max", ``-math.inf`` -> "min"; the printed IR form
+    ("zero", ...) re-parses. ``PadValue.null``, other numbers, NaN and bools are located errors."""
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure:
+        raise ctx.error(node, f"pl.{pl_name}: pad_value must be a compile-time constant, got '{ast.unparse(node)}'",
+                        help=_FILLPAD_HINT) from None
+    if isinstance(v, T.PadValue) and v is not T.PadValue.null:
+        return v.name
+    if isinstance(v, str) and v in ("zero", "max", "min"):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if v == 0:
+            return "zero"
+        if v == float("inf"):
+            return "max"
+        if v == float("-inf"):
+            return "min"
+    what = "PadValue.null (no pad value)" if v is T.PadValue.null else ast.unparse(node)
+    raise ctx.error(node, f"pl.{pl_name}: pad_value {what} is not a fill value", help=_FILLPAD_HINT)
 
 
 def _drop_dims(ctx, call_node, node, op_name: str) -> list:

@@ -186,6 +186,7 @@ def _reference_tile_ops(prefix: str) -> dict:
         "min": op(prefix + "min", "tile.min", ("tile", "axis", "keepdim"), ("axis", "keepdim")),
         "concat": op(prefix + "concat", "tile.concat", ("src0", "src1")),
         "fillpad": op(prefix + "fillpad", "tile.fillpad", ("tile", "pad_value"), ("pad_value",)),
+        "set_validshape": op(prefix + "set_validshape", "tile.set_validshape", ("tile", "valid_rows", "valid_cols")),
         "create_tile": op(prefix + "create_tile", "tile.create", ("shape", "dtype", "target_memory"),
                           ("dtype", "target_memory")),
         "matmul_bias": op(prefix + "matmul_bias", "tile.matmul_bias", ("lhs", "rhs", "bias")),
@@ -195,6 +196,9 @@ def _reference_tile_ops(prefix: str) -> dict:
         "batch_matmul": op(prefix + "batch_matmul", "tile.batch_matmul", ("lhs", "rhs")),
         "mscatter": op(prefix + "mscatter", "tile.mscatter", ("src", "idx", "output_tensor")),
     }
+    if prefix == "tile.":   # pl.tile.fillpad_inplace only (reference_ops.md §9)
+        d["fillpad_inplace"] = op(prefix + "fillpad_inplace", "tile.fillpad_inplace", ("tile", "pad_value"),
+                                  ("pad_value",))
     for n in _REF_TILE_TILE:
         d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rem", "xor") else ("lhs", "rhs"))
     for n in _REF_TILE_SCALAR:
