@@ -119,8 +119,9 @@ class Converter : public IRMutator {
       }
       std::vector<ExprPtr> a = {args[0], args[2], args[1]};
       if (args.size() == 4) a.push_back(args[3]);
-      Attrs load_attrs;   // drop_dims carries over; pad_value is only recorded on the slice
+      Attrs load_attrs;   // drop_dims and pad_value (the value outside the valid box) carry over
       if (op->attrs.count("drop_dims")) load_attrs["drop_dims"] = op->attrs.at("drop_dims");
+      if (op->attrs.count("pad_value")) load_attrs["pad_value"] = op->attrs.at("pad_value");
       return Call::make_op("tile.load", a, load_attrs, sp);
     }
     if (name == "assemble" && args.size() == 3) {

@@ -170,7 +170,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
-    if spec.op in ("tensor.slice", "tile.slice") and attrs.get("pad_value", "null") != "null" and len(args) < 4:
+    if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \
+            and len(args) < 4:
         ctx.src.warn(node, f"pad_value={attrs['pad_value']} without valid_shape= has no effect: every element of the "
                      "slice is valid")
     return call
@@ -219,9 +220,15 @@ def _drop_dims(ctx, call_node, node, op_name: str) -> list:
             raise ctx.error(el, f"drop_dims entries must be int literals, got '{ast.unparse(el)}'")
         out.append(ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(el)))
     if op_name == "tensor.slice" and not in_kernel_site(ctx):
+        # Decision (docs/dsl.md, drop_dims=): anchor_features §10 gives an orchestration slice only its
+        # shape and offsets, and the runtime's Tensor::view keeps the rank (reshape needs a contiguous
+        # view), so the generated C++ cannot drop an axis and still compile against the real runtime.
         raise ctx.error(node, "drop_dims= of pl.tensor.slice is only supported inside kernels (where the slice "
-                        "becomes a load); an orchestration view keeps its rank",
-                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis")
+                        "becomes a load); an orchestration view keeps its rank: the runtime's Tensor::view cannot "
+                        "drop an axis",
+                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis "
+                             "(or drop it there: a kernel-side pl.tensor.slice(..., drop_dims=) is a load); for a "
+                             "contiguous slice, pl.reshape(view, shape) removes the axis")
     return out
 
 

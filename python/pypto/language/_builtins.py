@@ -67,7 +67,8 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
-                                                  "transpose", "drop_dims"), ("target_memory", "transpose", "drop_dims")),
+                                                  "transpose", "drop_dims", "pad_value"),
+                   ("target_memory", "transpose", "drop_dims", "pad_value")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
