@@ -326,10 +326,13 @@ def test_orchestration_refuses_with_the_pl_at_help(stmt, op):
     assert "wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`" in text, text
 
 
-def test_sort32_and_mrgsort_keep_the_tile_spelling_help():
+@pytest.mark.parametrize("name", ["sort32", "mrgsort"])
+def test_sort32_and_mrgsort_say_they_are_accelerator_only(name):
     with pytest.raises(PyptoError) as e:
-        pl.parse_program(ORCH.format(stmt="x = pl.sort32(a, idx)"))
-    assert "write pl.tile.sort32(...)" in str(e.value), str(e.value)
+        pl.parse_program(ORCH.format(stmt=f"x = pl.{name}(a, idx)"))
+    text = str(e.value)
+    assert f"unknown DSL function 'pl.{name}'" in text and "<string>:10:" in text, text
+    assert f"the reference's pl.{name} is the hardware sort (tile.{name}), an accelerator-only op" in text, text
 
 
 # ---- the reference's dispatching names on tensors (reference_ops.md §1.1) ------------------------
@@ -452,3 +455,33 @@ def test_dispatching_name_in_orchestration_body_is_refused():
     with pytest.raises(PyptoError) as e:
         pl.parse_program(ORCH.format(stmt="x = pl.col_sum(a)"))
     assert "tensor.col_sum computes on tensor data" in str(e.value), str(e.value)
+
+
+# ---- pl.full where a tensor is needed (the reference's pl.full is tensor-only) ---------------------
+
+FULL = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            two = pl.full([4, 8], pl.FP32, 2.0)
+            o = pl.assemble(o, pl.sub(pl.full([4, 8], pl.FP32, 1.0), pl.maximum(a, two)), [0, 0])
+        return o
+'''
+
+
+def test_full_is_a_tensor_operand_of_tensor_ops():
+    a = np.random.default_rng(9).uniform(0, 4, (4, 8)).astype(np.float32)
+    o = np.zeros((4, 8), np.float32)
+    prog = pypto.compile(pl.parse_program(FULL))
+    try:
+        prog(a, o, race_check=True)
+    finally:
+        prog.close()
+    np.testing.assert_array_equal(o, 1.0 - np.maximum(a, 2.0))
+    text = ir.python_print(pl.parse_program(FULL))
+    assert "pl.tensor.sub(pl.tensor.full([4, 8], 1.0, dtype=pl.FP32), pl.tensor.maximum(a, pl.tensor.full(" in text, text
