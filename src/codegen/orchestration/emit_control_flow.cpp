@@ -49,6 +49,11 @@ const transforms::ArrayBacking& Emitter::array_backing() {
   return *array_backing_;
 }
 
+const Var* Emitter::array_storage(const Var* v) const {
+  auto it = array_backings_.find(v);
+  return it == array_backings_.end() ? v : it->second;
+}
+
 // Arrays are updated in place; a yield of another array copies it slot by slot.
 void Emitter::emit_slot_copy(const std::string& dst, const std::string& src, int64_t n) {
   scopes_.push();
@@ -190,7 +195,9 @@ void Emitter::emit_if(const IfStmt& s) {
     // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
     // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
     if (auto* at = rv->type->as<ArrayType>()) {
-      if (!array_backing().IfResultIsPhi(s, k)) {
+      const bool phi = array_storage(rv.get()) == rv.get();
+      PYPTO_CHECK(phi == array_backing().IfResultIsPhi(s, k), "SIDE-BY-SIDE: phi stamp disagrees for " << rv->name);
+      if (!phi) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
         continue;
@@ -231,7 +238,10 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.pop_back();
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
-  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_backing().Backing(rv)));
+  for (const Var* rv : shared_arrays) {
+    PYPTO_CHECK(array_storage(rv) == array_backing().Backing(rv), "SIDE-BY-SIDE: backing stamp disagrees for " << rv->name);
+    bind(rv, binding_of(array_storage(rv)));
+  }
   assign_exit_slots(s, s.return_vars);
 }
 
