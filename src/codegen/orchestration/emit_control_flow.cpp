@@ -13,6 +13,7 @@
 //                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile);
 //                       an array result (any dtype, TaskIds too) is the pre-if array when both
 //                       branches yield it, else a phi `T r[N];` each branch copies into
+//                       (Function::array_backings, stamped by StampArrayBackings)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -43,11 +44,6 @@ const ArrayType* value_array(const TypePtr& t) {
 }
 
 }  // namespace
-
-const transforms::ArrayBacking& Emitter::array_backing() {
-  if (!array_backing_) array_backing_ = std::make_unique<transforms::ArrayBacking>(*fn_);
-  return *array_backing_;
-}
 
 const Var* Emitter::array_storage(const Var* v) const {
   auto it = array_backings_.find(v);
@@ -192,11 +188,10 @@ void Emitter::emit_if(const IfStmt& s) {
   for (size_t k = 0; k < s.return_vars.size(); ++k) {
     const VarPtr& rv = s.return_vars[k];
     target.carries.push_back(rv.get());
-    // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
+    // §13: the pre-if array (its array_backings entry), or a phi array (none) with slot copies (numbers, bools and TaskIds alike:
     // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
     if (auto* at = rv->type->as<ArrayType>()) {
       const bool phi = array_storage(rv.get()) == rv.get();
-      PYPTO_CHECK(phi == array_backing().IfResultIsPhi(s, k), "SIDE-BY-SIDE: phi stamp disagrees for " << rv->name);
       if (!phi) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
@@ -238,10 +233,7 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.pop_back();
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
-  for (const Var* rv : shared_arrays) {
-    PYPTO_CHECK(array_storage(rv) == array_backing().Backing(rv), "SIDE-BY-SIDE: backing stamp disagrees for " << rv->name);
-    bind(rv, binding_of(array_storage(rv)));
-  }
+  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_storage(rv)));
   assign_exit_slots(s, s.return_vars);
 }
 
