@@ -58,6 +58,8 @@
 //                              computes (StampGroupKernels)
 //   AllocationBatchesStamped   every function has the Function::batched_creates
 //                              StampAllocationBatches computes (StampAllocationBatches)
+//   ScopeExitsStamped          every runtime scope of an Orchestration function has the
+//                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
 #include <string>
 #include <vector>
@@ -95,6 +97,7 @@ enum class IRProperty {
   TaskStatementsCounted,
   GroupKernelsStamped,
   AllocationBatchesStamped,
+  ScopeExitsStamped,
 };
 
 const char* to_string(IRProperty p);
