@@ -425,3 +425,17 @@ def test_kernel_cpp_compiles_warning_free(tmp_path):
                         "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_assemble_writes_only_the_source_valid_region_and_is_fully_valid():
+    x = _x(18)
+    body = ("t = pl.load(x, [0, 0], [16, 16], [n, 16])\n"
+            "        s = pl.mul(pl.load(x, [0, 0], [4, 8], [2, 3]), 10.0)\n"
+            "        z = pl.tile.assemble(t, s, [5, 6])")
+    src = _src(body, "z", scalars="n")
+    out = _run(src, [x], (16, 16), (9,))
+    want = np.zeros((16, 16), np.float32)       # t's rows past n read as the load's zero fill
+    want[:9] = x[:9]
+    want[5:7, 6:9] = x[:2, :3] * 10.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert "z: pl.Tile[[16, 16], pl.FP32] = pl.assemble(t, s, [5, 6])" in ir.python_print(pl.parse_program(src, "k.py"))

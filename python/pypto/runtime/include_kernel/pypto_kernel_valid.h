@@ -181,6 +181,22 @@ inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr,
   round_to<S>(dst, m * n);
 }
 
+// assemble of a source with a valid region: dst = target with the box [0, vr) x [0, vc) of the
+// [h, w] source written at (r0, c0); the whole [h, w] block must fit (checked as in assemble).
+template <class C>
+inline bool assemble_valid(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc,
+                           const C* source, int64_t h, int64_t w, int64_t vr, int64_t vc, int64_t r0, int64_t c0) {
+  if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
+    return assemble(ctx, dst, target, tr, tc, source, h, w, r0, c0);   // fails the run with its message
+  }
+  Unaliased<C> us(source, dst, h * w);
+  if (dst != target) std::memmove(dst, target, static_cast<size_t>(tr * tc) * sizeof(C));
+  for (int64_t i = 0; i < vr; ++i) {
+    std::memmove(dst + (r0 + i) * tc + c0, us.p + i * w, static_cast<size_t>(vc) * sizeof(C));
+  }
+  return true;
+}
+
 // gather over the valid box [0, vr) x [0, vc) of the [m, n] indices: dst[i, j] = src.flat[idx[i, j]]
 // there (an index outside src fails the run), 0 elsewhere; indices outside the box are not read.
 template <class C, class I>
