@@ -72,7 +72,14 @@ inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tenso
   int64_t vis[PTO2_MAX_DIMS];
   clip_box(t, rank, off, valid, vis);
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+  const int64_t last_stride = t.strides[rank - 1];
   for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+    if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
+      if (last_stride == 1 && !atomic_add) {   // contiguous FP32 rows: one copy per row, like store
+        std::memcpy(static_cast<float*>(t.data) + e, tile + ti, static_cast<size_t>(m) * sizeof(float));
+        return;
+      }
+    }
     for (int64_t j = 0; j < m; ++j) {
       const int64_t ei = e + j * t.strides[rank - 1];
       if (atomic_add) atomic_add_elem<S, C>(t.data, ei, tile[ti + j]);
