@@ -88,8 +88,7 @@ def attr_value(ctx, node: ast.AST, name: str):
 
 # The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
 # as tile ops: the error points at the tile spelling instead of a look-alike name.
-_REFERENCE_TILE_ONLY = {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange", "sort32",
-                        "mrgsort"}
+_REFERENCE_TILE_ONLY = {"sort32", "mrgsort"}
 # Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
 _REFERENCE_WRAPPERS = {
     "tile.mrgsort": "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op (the hardware "
@@ -121,7 +120,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
-    if spec.op == "tile.scatter_update":
+    if spec.op in ("tile.scatter_update", "tensor.scatter_update"):
         node = _scatter_update_dim_first(ctx, node)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
@@ -320,6 +319,23 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def tensor_only_call(ctx, node: ast.Call, b: Builtin):
+    """The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` on a tensor is
+    `pl.tensor.sin(x)`, with the tile op's parameters; on a tile it is refused, naming the tile spelling.
+
+    `pl.gather(src, idx)` with tensors -> tensor.gather; `pl.sin(t)` with t a tile -> "write pl.tile.sin(t)"."""
+    evaluated = {}
+    if b.pl_name != "arange" and node.args and not isinstance(node.args[0], ast.Starred):
+        first = node.args[0]
+        x = evaluated[first] = eval_arg(ctx, first)
+        if isinstance(x.type, ir.TileType):
+            raise ctx.error(first, f"pl.{b.pl_name} is a tensor op (as in the reference DSL), got "
+                            f"{irtypes.describe(x.type)}", help=f"on tiles write pl.tile.{b.pl_name}(...)")
+        if not isinstance(x.type, ir.TensorType):
+            raise ctx.error(first, f"pl.{b.pl_name} needs a tensor, got {irtypes.describe(x.type)}")
+    return op_call(ctx, node, b.spec, b.pl_name, evaluated)
 
 
 def _max_min(ctx, node: ast.Call, b: Builtin):
@@ -789,6 +805,8 @@ def parse_call(ctx, node: ast.Call):
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":
             return unified_call(ctx, node, callee)
+        if k == "tensor_only":
+            return tensor_only_call(ctx, node, callee)
         if k == "pipe_buffer":
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
         if k == "initialize_pipe":
