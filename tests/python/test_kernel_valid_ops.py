@@ -177,6 +177,19 @@ def test_part_ops_combine_valid_regions(op, fn):
     assert "pl.TileView(valid_shape=[6, n])" in ir.python_print(pl.parse_program(src, "k.py"))   # src0's region
 
 
+def test_part_op_with_a_broadcast_operand():
+    x, y = _x(19), _x(20)
+    body = ("a = pl.load(x, [0, 0], [16, 16], [6, n])\n"
+            "        b = pl.load(y, [0, 0], [1, 16], [1, 4])\n"
+            "        w = pl.set_validshape(pl.part_add(a, b), 16, 16)")
+    out = _run(_src(body, "w", y="[16, 16], pl.FP32", scalars="n"), [x, y], (16, 16), (10,))
+    want = np.zeros((16, 16), np.float32)
+    want[:, :4] = y[0, :4]                        # b (one row, broadcast) is valid in columns < 4
+    want[:6, :10] = x[:6, :10]
+    want[:6, :4] = x[:6, :4] + y[0, :4]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
 def test_part_ops_on_full_tiles_are_the_plain_ops():
     x, y = _x(6), _x(7)
     src = _src("r = pl.part_max(pl.load(x, [0, 0], [16, 16]), pl.load(y, [0, 0], [16, 16]))", "r",

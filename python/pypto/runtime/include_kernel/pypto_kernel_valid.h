@@ -173,6 +173,21 @@ inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr,
     binary_bcast<S>(dst, a, ar, ac, b, br, bc, m, n, op);
     return;
   }
+  if (ar == m && ac == n && br == m && bc == n) {   // equal shapes: per row, three runs of columns
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t ea = i < avr ? avc : 0, eb = i < bvr ? bvc : 0;   // valid columns of this row
+      const int64_t lo = std::min(ea, eb), hi = std::max(ea, eb);
+      const C* ra = a + i * n;
+      const C* rb = b + i * n;
+      const C* rl = ea > eb ? ra : rb;   // the longer valid run
+      C* out = dst + i * n;
+      for (int64_t j = 0; j < lo; ++j) out[j] = op(ra[j], rb[j]);   // both valid (vectorised)
+      for (int64_t j = lo; j < hi; ++j) out[j] = rl[j];
+      for (int64_t j = hi; j < n; ++j) out[j] = C{0};
+    }
+    round_to<S>(dst, m * n);
+    return;
+  }
   Unaliased<C> ua(a, dst, ar * ac), ub(b, dst, br * bc);
   for (int64_t i = 0; i < m; ++i) {
     const int64_t ia = ar == 1 ? 0 : i, ib = br == 1 ? 0 : i;
