@@ -70,7 +70,7 @@ class DepTracker {
   struct Entry {
     Region region;
     uint64_t writer = 0;  // task raw id, 0 = none
-    pto2::SmallVec<uint64_t, 4> readers;
+    pto2::SmallVec<uint64_t, 6> readers;  // as TileState::readers
   };
 
   /// Records an access of task `self` and appends the tasks it must follow to `deps`.
