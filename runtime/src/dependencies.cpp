@@ -105,7 +105,7 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   e.offset = params.predicate().element;
   for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
   if (!manual_scope && !e.manual_dep) {
-    tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    tracker_.access(e, true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
     sort_unique(dep_scratch_);
   }
   return &e;
@@ -128,7 +128,7 @@ bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
       untracked_write |= write;
       continue;
     }
-    tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    tracker_.access(t, read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
   }
   if (dep_scratch_.size() > 1) sort_unique(dep_scratch_);
   return untracked_write;
