@@ -369,8 +369,10 @@ class DepTracker {
 
 
   template <class IsLive>
-  void access_tile(Storage& st, int64_t lo, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
-                   IsLive& live) {
+  // Inlined into every access: the common case is one hash lookup and a few stores; the
+  // rare work (pruning a long readers list, sweeping the table) is out of line.
+  __attribute__((always_inline)) void access_tile(Storage& st, int64_t lo, bool read, bool write, uint64_t self,
+                                                  std::vector<uint64_t>& deps, IsLive& live) {
     bool inserted;
     TileState& e = st.tiles.find_or_insert(lo, inserted);
     if (!inserted) {
@@ -386,13 +388,21 @@ class DepTracker {
       e.writer = self;
       e.readers.clear();
     } else if (read && (e.readers.empty() || e.readers.back() != self)) {
-      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune(e, self, live);
+      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune_cold(e, self, live);
       e.readers.push_back(self);
     }
-    if (st.tiles.size() >= st.sweep_at) {
-      st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
-      st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
-    }
+    if (st.tiles.size() >= st.sweep_at) sweep_tiles(st, self, live);
+  }
+
+  // Drops finished tasks from every tile; the next sweep when the table has doubled again.
+  template <class IsLive>
+  __attribute__((noinline)) static void sweep_tiles(Storage& st, uint64_t self, IsLive& live) {
+    st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
+    st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
+  }
+  template <class IsLive>
+  __attribute__((noinline)) static void prune_cold(TileState& e, uint64_t self, IsLive& live) {
+    prune(e, self, live);
   }
 
   // The region of the tile starting at byte `lo` (every tile has the signature's shape).
