@@ -58,6 +58,8 @@
 //                              computes (StampGroupKernels)
 //   AllocationBatchesStamped   every function has the Function::batched_creates
 //                              StampAllocationBatches computes (StampAllocationBatches)
+//   ArrayBackingsStamped       every function has the Function::array_backings
+//                              StampArrayBackings computes (StampArrayBackings)
 #pragma once
 #include <string>
 #include <vector>
@@ -95,6 +97,7 @@ enum class IRProperty {
   TaskStatementsCounted,
   GroupKernelsStamped,
   AllocationBatchesStamped,
+  ArrayBackingsStamped,
 };
 
 const char* to_string(IRProperty p);
