@@ -106,6 +106,9 @@ def _golden_programs():
 # Golden programs whose control flow or shapes depend on data a task wrote (read by
 # tensor.read while the orchestration runs): they have no static graph.
 DATA_DEPENDENT = {"tensor_read", "tensor_create"}
+# Golden programs whose index inputs must lie inside the tensors (random inputs in [-8, 8) fail the run
+# by design); their graph is checked in their own tests.
+INDEX_INPUTS = {"anchor_tensor_reference_ops"}
 CHIP_EXAMPLES = ["dynamic_shape", "group_mixed", "long_loop", "online_softmax", "row_softmax", "spmd_block_idx",
                  "tiled_matmul", "vector_add"]
 
@@ -115,7 +118,7 @@ def test_static_graph_of_every_example_is_the_graph_that_runs(example):
     _assert_same_graph(pypto.compile(_program(os.path.join(EXAMPLES, example + ".py"))))
 
 
-@pytest.mark.parametrize("golden", [g for g in _golden_programs() if g not in DATA_DEPENDENT])
+@pytest.mark.parametrize("golden", [g for g in _golden_programs() if g not in DATA_DEPENDENT | INDEX_INPUTS])
 def test_static_graph_of_every_golden_program_is_the_graph_that_runs(golden):
     """MANUAL scopes with deps= (explicit edges), barriers, SPMD / cluster submissions,
     predicates, pl.parallel TaskId slots, assembled and transposed views, tensor.write waits."""
