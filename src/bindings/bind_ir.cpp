@@ -375,6 +375,36 @@ std::shared_ptr<const RuntimeScopeStmt> WithCarriedTaskIdsNamed(const RuntimeSco
   return scope.with_carried_task_ids(std::move(carries));
 }
 
+// `scope` with exit_values given by printed name: ["src_2", ...] (the parser's reading of the
+// scope option exit_values=). The names are loop / if results the body defines (at any depth).
+// ValueError naming an entry the body does not define.
+std::shared_ptr<const RuntimeScopeStmt> WithExitValuesNamed(const RuntimeScopeStmt& scope,
+                                                           const std::vector<std::string>& named) {
+  struct Results : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void visit_(const ForStmt* op) override {
+      for (auto& rv : op->return_vars) by_name.emplace(rv->name, rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) by_name.emplace(rv->name, rv);
+      IRVisitor::visit_(op);
+    }
+  } results;
+  results.visit_stmt(scope.body);
+  std::vector<VarPtr> values;
+  for (const std::string& name : named) {
+    auto it = results.by_name.find(name);
+    if (it == results.by_name.end())
+      throw nb::value_error(("'" + name + "' is not a loop or if result the scope body defines").c_str());
+    auto* st = it->second->type->as<ScalarType>();
+    if (!it->second->type->is<TensorType>() && !(st && st->dtype != DataType::TASK_ID))
+      throw nb::value_error(("'" + name + "' is not a tensor or a number").c_str());
+    values.push_back(it->second);
+  }
+  return scope.with_exit_values(std::move(values));
+}
+
 void bind_stmts(nb::module_& m) {
   nb::class_<Stmt, Node>(m, "Stmt")
       .def("__repr__", [](const Stmt& s) { return python_print(StmtPtr(std::shared_ptr<const Stmt>{}, &s)); });
@@ -447,6 +477,10 @@ void bind_stmts(nb::module_& m) {
               "Stamped by ResolveTaskIds: the TaskIds the following yield carries out (empty before).")
       .def("with_carried_task_ids_named", &WithCarriedTaskIdsNamed, "named"_a,
            "A copy with carried_task_ids given by name: [(\"prev_2\", slots), ...] (the parser's carried_task_ids=).")
+      .def_ro("exit_values", &RuntimeScopeStmt::exit_values,
+              "Stamped by StampScopeExits: the loop / if results read after the block (empty before).")
+      .def("with_exit_values_named", &WithExitValuesNamed, "named"_a,
+           "A copy with exit_values given by name: [\"src_2\", ...] (the parser's exit_values=).")
       .def_static("make", &RuntimeScopeStmt::make, "mode"_a, "body"_a, "span"_a = Span{});
 
   m.def("flatten_stmts", &flatten_stmts, "s"_a.none(), "Flatten a statement into a list (SeqStmts inlined).");

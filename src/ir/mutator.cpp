@@ -416,8 +416,15 @@ StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
     auto it = var_remap_.find(c.var.get());
     if (it != var_remap_.end()) c.var = it->second.second;
   }
+  // So are the exit values (StampScopeExits).
+  std::vector<VarPtr> exits = op->exit_values;
+  for (VarPtr& v : exits) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) v = it->second.second;
+  }
   auto scope = RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
-  return carries.empty() ? scope : scope->with_carried_task_ids(std::move(carries));
+  if (!carries.empty()) scope = scope->with_carried_task_ids(std::move(carries));
+  return exits.empty() ? scope : scope->with_exit_values(std::move(exits));
 }
 
 // Appends the statements of `s` to `out`, SeqStmts children inline (no list per statement).

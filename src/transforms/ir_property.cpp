@@ -30,6 +30,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
+    case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -377,6 +378,12 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;
         for (auto& m : CheckTaskIdsResolved(*f)) out.push_back(m);
+      }
+      return out;
+    case IRProperty::ScopeExitsStamped:
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        for (auto& m : CheckScopeExitsStamped(*f)) out.push_back(m);
       }
       return out;
     case IRProperty::KernelProgramVerified:

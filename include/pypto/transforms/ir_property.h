@@ -60,6 +60,8 @@
 //                              StampAllocationBatches computes (StampAllocationBatches)
 //   ArrayBackingsStamped       every function has the Function::array_backings
 //                              StampArrayBackings computes (StampArrayBackings)
+//   ScopeExitsStamped          every runtime scope of an Orchestration function has the
+//                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
 #include <string>
 #include <vector>
@@ -98,6 +100,7 @@ enum class IRProperty {
   GroupKernelsStamped,
   AllocationBatchesStamped,
   ArrayBackingsStamped,
+  ScopeExitsStamped,
 };
 
 const char* to_string(IRProperty p);

@@ -74,9 +74,10 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
   // block reads: its exit slot is declared before the block (Tensor has no public default
   // constructor, hence the std::optional), assigned after the loop / if, read after the block.
-  if (!scope_exits_) scope_exits_ = std::make_unique<transforms::ValuesCarriedOutOfScopes>(*fn_);
+  // StampScopeExits stamped which.
   std::vector<std::pair<const Var*, std::string>> exits;   // {loop / if result, slot}
-  for (const transforms::ScopeCarriedValue& c : scope_exits_->Of(s)) {
+  for (const VarPtr& value : s.exit_values) {
+    const transforms::ScopeCarriedValue c = transforms::LocateScopeExit(s, *value);
     const Var* rv = c.result;
     std::string slot;
     if (rv->type->is<TensorType>()) {

@@ -229,9 +229,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
-  // Loop carries / if results read after their runtime scope (transforms::ValuesCarriedOutOfScopes):
+  // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):
   // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
-  std::unique_ptr<transforms::ValuesCarriedOutOfScopes> scope_exits_;
   std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;
