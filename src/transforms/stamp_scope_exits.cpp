@@ -3,7 +3,8 @@
 // What: stamps RuntimeScopeStmt::exit_values on every runtime scope of an Orchestration
 //   function: the tensor / number (not TaskId) results of the loops and ifs at the top level of
 //   the scope body that code outside the block reads — a loop carry the loop rebinds
-//   (ForStmt::carries rebind), or an if result. The generator declares an exit slot for each
+//   (ForStmt::carries rebind), or an if result — and the exit values of the scopes nested at the
+//   top level of the body that code outside this block reads too. The generator declares an exit slot for each
 //   before the block (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it
 //   after the loop / if and names it after the block (scope_carries.h).
 //
@@ -12,6 +13,11 @@
 //             src_2 = pl.yield_(dst)                          src_2 = pl.yield_(dst)
 //     out = self.k(src_2, out)                        out = self.k(src_2, out)
 //
+//   A value from a nested block leaves both (issue 13):
+//     with pl.scope(exit_values=["src_3"]):
+//         with pl.manual_scope(exit_values=["src_3"]):
+//             for ...: src_3 = pl.yield_(...)
+//     out = self.k(src_3, out)
 //   A read is any use but a ReturnStmt's (orchestration code prints no return).
 // Input invariants: IterArgCarryClassified (which carries rebind), RuntimeScopesMaterialized
 //   (the blocks).
@@ -79,6 +85,10 @@ class Stamper : public IRMutator {
       } else if (auto* br = s->as<IfStmt>()) {
         for (const VarPtr& rv : br->return_vars)
           if (exit_slot_type(rv->type)) candidates.push_back(rv);
+      } else if (auto* inner = s->as<RuntimeScopeStmt>()) {
+        // A nested block's exit values (stamped first: the walk is bottom-up) are declared after
+        // that block, inside this one: they leave this block the same way.
+        candidates.insert(candidates.end(), inner->exit_values.begin(), inner->exit_values.end());
       }
     }
     if (candidates.empty()) return candidates;

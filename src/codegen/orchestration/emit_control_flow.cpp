@@ -2,7 +2,8 @@
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
 //                       (a loop carry / if result read after the block: `std::optional<Tensor>
 //                       x_exit;` before it, `x_exit = x;` after the loop / if, `Tensor x_1 =
-//                       *x_exit;` after the block)
+//                       *x_exit;` after the block; a value leaving a nested block too goes on
+//                       into the outer block's slot right after the nested block)
 //   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
 //                       (a run-time step: pto2_range_count gives Python's trip count, a zero
@@ -102,6 +103,8 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       bind(rv, Binding{slot, {slot}});
     }
   }
+  // Values that leave the enclosing block too (a nested scope's exits): into its slots.
+  assign_exit_slots(s, s.exit_values);
 }
 
 void Emitter::emit_for(const ForStmt& f) {
