@@ -535,7 +535,45 @@ FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::s
   return fn.with_batched_creates(std::move(vars));
 }
 
+// `fn` with array_backings given by printed name: [("w_1", "w"), ...] (the parser's
+// array_backings=). A name resolves to a parameter or a Var the body defines (an assignment, a
+// loop's iter_arg or result, an if result). ValueError naming an unknown or non-array entry.
+FunctionPtr WithArrayBackingsNamed(const Function& fn, const std::vector<std::pair<std::string, std::string>>& named) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void def(const VarPtr& v) { by_name.emplace(v->name, v); }
+    void visit_(const AssignStmt* op) override {
+      def(op->var);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (auto& ia : op->iter_args) def(ia);
+      for (auto& rv : op->return_vars) def(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) def(rv);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  for (auto& p : fn.params) defs.def(p);
+  if (fn.body) defs.visit_stmt(fn.body);
+  auto array_var = [&](const std::string& n) {
+    auto it = defs.by_name.find(n);
+    if (it == defs.by_name.end() || !it->second->type->is<ArrayType>()) {
+      throw nb::value_error(("'" + n + "' is not a pl.Array the function defines").c_str());
+    }
+    return it->second;
+  };
+  std::vector<ArrayBackingEntry> entries;
+  for (auto& [version, backing] : named) entries.push_back(ArrayBackingEntry{array_var(version), array_var(backing)});
+  return fn.with_array_backings(std::move(entries));
+}
+
 void bind_function_program(nb::module_& m) {
+  nb::class_<ArrayBackingEntry>(m, "ArrayBackingEntry", "Where one pl.Array version lives (Function.array_backings).")
+      .def_ro("version", &ArrayBackingEntry::version)
+      .def_ro("backing", &ArrayBackingEntry::backing);
   nb::class_<TaskIdInfo>(m, "TaskIdInfo", "What ResolveTaskIds decided about one TaskId value (Function.task_ids).")
       .def_ro("var", &TaskIdInfo::var)
       .def_ro("slots", &TaskIdInfo::slots, "0: one TaskId; N: names an array of N TaskId slots")
@@ -581,6 +619,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("batched_creates", &Function::batched_creates, "Stamped by StampAllocationBatches (empty before).")
       .def("with_batched_creates_named", &WithBatchedCreatesNamed, "names"_a,
            "A copy with batched_creates given by name (the parser's batched_creates=).")
+      .def_ro("array_backings", &Function::array_backings, "Stamped by StampArrayBackings (empty before).")
+      .def("with_array_backings_named", &WithArrayBackingsNamed, "named"_a,
+           "A copy with array_backings given by name: [(\"w_1\", \"w\"), ...] (the parser's array_backings=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

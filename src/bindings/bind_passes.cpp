@@ -68,6 +68,7 @@ void bind_passes(nb::module_& parent) {
       .value("TaskStatementsCounted", IRProperty::TaskStatementsCounted)
       .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
       .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped)
+      .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
       .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped);
 
   nb::class_<Pass>(m, "Pass")
@@ -124,6 +125,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(CountTaskStatements);
   PYPTO_BIND_PASS(StampGroupKernels);
   PYPTO_BIND_PASS(StampAllocationBatches);
+  PYPTO_BIND_PASS(StampArrayBackings);
   PYPTO_BIND_PASS(StampScopeExits);
 #undef PYPTO_BIND_PASS
 

@@ -737,6 +737,14 @@ std::string Printer::function(const Function& f, int indent) {
     }
     body_options += "]";
   }
+  if (!f.array_backings.empty()) {
+    body_options += ", array_backings={";
+    for (size_t k = 0; k < f.array_backings.size(); ++k) {
+      const ArrayBackingEntry& e = f.array_backings[k];
+      body_options += (k ? ", " : "") + quote(var_name(e.version.get())) + ": " + quote(var_name(e.backing.get()));
+    }
+    body_options += "}";
+  }
   if (!body_options.empty()) {
     std::string all = out_.str();
     all.insert(task_ids_at, body_options);

@@ -98,6 +98,14 @@ class Equal {
     for (size_t i = 0; i < a.batched_creates.size(); ++i) {
       if (!use(a.batched_creates[i].get(), b.batched_creates[i].get())) return false;
     }
+    Path r(this, "array_backings");
+    if (a.array_backings.size() != b.array_backings.size()) {
+      return fail("count " + std::to_string(a.array_backings.size()) + " vs " + std::to_string(b.array_backings.size()));
+    }
+    for (size_t i = 0; i < a.array_backings.size(); ++i) {
+      if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
+      if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
+    }
     return true;
   }
 
@@ -568,6 +576,13 @@ class Hasher {
     for (auto& v : f.batched_creates) {
       auto it = index_.find(v.get());
       mix(it == index_.end() ? 0xdead : it->second);
+    }
+    mix(f.array_backings.size());
+    for (auto& e : f.array_backings) {
+      for (const Var* v : {e.version.get(), e.backing.get()}) {
+        auto it = index_.find(v);
+        mix(it == index_.end() ? 0xdead : it->second);
+      }
     }
   }
 

@@ -47,6 +47,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::TaskStatementsCounted: return "TaskStatementsCounted";
     case IRProperty::GroupKernelsStamped: return "GroupKernelsStamped";
     case IRProperty::AllocationBatchesStamped: return "AllocationBatchesStamped";
+    case IRProperty::ArrayBackingsStamped: return "ArrayBackingsStamped";
   }
   return "?";
 }
@@ -443,6 +444,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->batched_creates != BatchedCreatesOf(*f)) {
           out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
+        }
+      }
+      return out;
+    case IRProperty::ArrayBackingsStamped:
+      for (auto& f : program->functions) {
+        if (!SameArrayBackings(f->array_backings, ArrayBackingsOf(*f))) {
+          out.push_back("function '" + f->name + "': array_backings is not the one StampArrayBackings computes");
         }
       }
       return out;

@@ -33,6 +33,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       StampGroupKernels(),          // Function::group_kernels: a Group's AIC and AIV kernels
       CountTaskStatements(),        // Function::task_statements: the L2 one-block-per-task choice
       StampAllocationBatches(),     // Function::batched_creates: creates allocated at block entry
+      StampArrayBackings(),         // Function::array_backings: which C array each pl.Array version uses
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)

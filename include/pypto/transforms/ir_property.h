@@ -58,6 +58,8 @@
 //                              computes (StampGroupKernels)
 //   AllocationBatchesStamped   every function has the Function::batched_creates
 //                              StampAllocationBatches computes (StampAllocationBatches)
+//   ArrayBackingsStamped       every function has the Function::array_backings
+//                              StampArrayBackings computes (StampArrayBackings)
 //   ScopeExitsStamped          every runtime scope of an Orchestration function has the
 //                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
@@ -97,6 +99,7 @@ enum class IRProperty {
   TaskStatementsCounted,
   GroupKernelsStamped,
   AllocationBatchesStamped,
+  ArrayBackingsStamped,
   ScopeExitsStamped,
 };
 

@@ -126,6 +126,15 @@ Pass StampAllocationBatches();
 //   BatchedCreatesOf(*program->get("main")) == {c}
 std::vector<ir::VarPtr> BatchedCreatesOf(const ir::Function& fn);
 
+// Stamps Function::array_backings on every Orchestration function (which C array each pl.Array
+// version lives in; transforms::ArrayBacking decides). Produces ArrayBackingsStamped.
+Pass StampArrayBackings();
+// What StampArrayBackings stamps on `fn` (empty for a non-Orchestration function), in program
+// order:  ArrayBackingsOf(*program->get("main"))[0].backing == w   (for w_1 = update_element(w, ...))
+std::vector<ir::ArrayBackingEntry> ArrayBackingsOf(const ir::Function& fn);
+// True when both lists name the same Vars in the same order.
+bool SameArrayBackings(const std::vector<ir::ArrayBackingEntry>& a, const std::vector<ir::ArrayBackingEntry>& b);
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.

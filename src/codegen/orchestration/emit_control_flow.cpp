@@ -14,6 +14,7 @@
 //                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile);
 //                       an array result (any dtype, TaskIds too) is the pre-if array when both
 //                       branches yield it, else a phi `T r[N];` each branch copies into
+//                       (Function::array_backings, stamped by StampArrayBackings)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -45,9 +46,9 @@ const ArrayType* value_array(const TypePtr& t) {
 
 }  // namespace
 
-const transforms::ArrayBacking& Emitter::array_backing() {
-  if (!array_backing_) array_backing_ = std::make_unique<transforms::ArrayBacking>(*fn_);
-  return *array_backing_;
+const Var* Emitter::array_storage(const Var* v) const {
+  auto it = array_backings_.find(v);
+  return it == array_backings_.end() ? v : it->second;
 }
 
 // Arrays are updated in place; a yield of another array copies it slot by slot.
@@ -198,10 +199,11 @@ void Emitter::emit_if(const IfStmt& s) {
   for (size_t k = 0; k < s.return_vars.size(); ++k) {
     const VarPtr& rv = s.return_vars[k];
     target.carries.push_back(rv.get());
-    // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
+    // §13: the pre-if array (its array_backings entry), or a phi array (none) with slot copies (numbers, bools and TaskIds alike:
     // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
     if (auto* at = rv->type->as<ArrayType>()) {
-      if (!array_backing().IfResultIsPhi(s, k)) {
+      const bool phi = array_storage(rv.get()) == rv.get();
+      if (!phi) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
         continue;
@@ -242,7 +244,7 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.pop_back();
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
-  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_backing().Backing(rv)));
+  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_storage(rv)));
   assign_exit_slots(s, s.return_vars);
 }
 
