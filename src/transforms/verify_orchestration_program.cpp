@@ -276,7 +276,10 @@ class OrchestrationVerifier {
     m_.push();
     block_body(s.body);
     m_.pop();
-    for (const Var* rv : exits) m_.declare(rv);
+    for (const Var* rv : exits) {
+      m_.declare(rv);
+      if (rv->type->is<ArrayType>()) m_.declare(arrays_.Backing(rv));   // later versions: in the exit slot
+    }
   }
 
   // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a

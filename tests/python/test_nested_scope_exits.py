@@ -112,3 +112,26 @@ m = k + 1  #!
     assert "its C++ variable is declared inside that PTO2_SCOPE block" in e.message
     assert "the runtime allocated" not in e.message
     assert (e.file, e.line) == ("t.py", _line(src))
+
+
+# pl.Array if results read after their block (golden tests/golden/scope_array_if_exit/): refused
+# before ("'z' is used outside the runtime scope that produced it ...").
+
+@pytest.mark.parametrize("n", [0, 4, 5])
+def test_array_if_results_read_after_the_block_e2e_numpy(n):
+    with open(os.path.join(GOLDEN_DIR, "scope_array_if_exit", "program.py")) as f:
+        compiled = pypto.compile(pl.parse_program(f.read(), "program.py"))
+    x = np.random.default_rng(n).standard_normal((16, 16)).astype(np.float32)
+    z1 = n if n > 3 else 7
+    w1 = 5 if n > 4 else 0
+    out = np.zeros_like(x)
+    compiled(x, out, n, race_check=True)
+    np.testing.assert_allclose(out, x + (z1 + 2 + w1), rtol=1e-6)
+
+
+def test_array_exit_slots_are_c_arrays_copied_slot_by_slot():
+    with open(os.path.join(GOLDEN_DIR, "scope_array_if_exit", "program.py")) as f:
+        code = codegen.generate_orchestration(pl.parse_program(f.read(), "program.py"), "main").code
+    assert "int32_t z_exit[2];" in code and "int32_t w_exit[2];" in code
+    assert "z_exit[k] = z_exit_1[k];" in code          # on into the outer block's slot
+    assert "w_exit[0] = 2;" in code                     # later in-place versions live in the slot

@@ -85,6 +85,9 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       slot = scopes_.declare(base_name(rv) + "_exit", false);
       line("std::optional<Tensor> " + slot + ";");
       needs_optional_header_ = true;
+    } else if (auto* at = rv->type->as<ArrayType>()) {   // copied slot by slot after the if
+      slot = scopes_.declare(base_name(rv) + "_exit", false);
+      line(ctype(at->dtype) + " " + slot + "[" + std::to_string(at->size) + "];");
     } else {
       auto* st = rv->type->as<ScalarType>();
       slot = scopes_.declare(base_name(rv) + "_exit", true);
@@ -102,6 +105,8 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       line("Tensor " + name + " = *" + slot + ";");
     } else {
       bind(rv, Binding{slot, {slot}});
+      // An array's versions after the block (updated in place) live in the slot now.
+      if (rv->type->is<ArrayType>()) bind(array_storage(rv), Binding{slot, {slot}});
     }
   }
   // Values that leave the enclosing block too (a nested scope's exits): into its slots.
@@ -189,7 +194,11 @@ void Emitter::emit_for(const ForStmt& f) {
 void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& results) {
   auto it = exit_slots_.find(&s);
   if (it == exit_slots_.end()) return;
-  for (auto& [k, slot] : it->second) line(slot + " = " + strip_parens(ref(results[k].get())) + ";");
+  for (auto& [k, slot] : it->second) {
+    const Var* rv = results[k].get();
+    if (auto* at = rv->type->as<ArrayType>()) emit_slot_copy(slot, binding_of(array_storage(rv)).text, at->size);
+    else line(slot + " = " + strip_parens(ref(rv)) + ";");
+  }
 }
 
 void Emitter::emit_if(const IfStmt& s) {
