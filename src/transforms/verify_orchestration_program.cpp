@@ -118,11 +118,20 @@ class OrchestrationVerifier {
                                    "PTO2_SCOPE it is produced in",
                      "keep the use in the producer's scope, or carry the TaskId out through a loop "
                      "(pl.yield_ / a reassigned name in a pl.range body)");
-    PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+    const bool runtime_allocated = v->type->is<TensorType>() && m_.root_of(v).second >= 0;
+    PYPTO_USER_CHECK(m_.visible(v) || !runtime_allocated, stmt_span_.known() ? stmt_span_ : v->span,
                      "'" << v->name << "' is used outside the runtime scope that produced it (line " << v->span.line
                          << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
                      "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
                      "or move this use into the scope");
+    // Any other value: its C++ variable is declared inside the block (only loop carries and if
+    // results at the top level of a block, or of a block nested there, get an exit slot).
+    PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+                     "'" << v->name << "' (defined at line " << v->span.line
+                         << ") is used outside the runtime scope that defines it: its C++ variable is declared "
+                            "inside that PTO2_SCOPE block",
+                     "move this use into the scope, or define the value before the scope and rebind it in a loop "
+                     "or an if at the top level of the scope (such a value leaves the block through an exit slot)");
   }
 
   static std::string line_of(const Span& s) {
@@ -236,14 +245,20 @@ class OrchestrationVerifier {
     // emit_runtime_scope); the loop result names that slot after the block.
     std::vector<const Var*> exits;
     for (const VarPtr& value : s.exit_values) {
-      const ScopeCarriedValue c = LocateScopeExit(s, *value);
-      exit_carries_[c.carry] = m_.current();
+      // The loop / if the value comes from, through nested scopes; its value must outlive the
+      // outermost block it leaves (visited first, so an inner block does not override it).
+      ScopeCarriedValue c = LocateScopeExit(s, *value);
+      while (auto* inner = c.stmt->as<RuntimeScopeStmt>()) c = LocateScopeExit(*inner, *value);
+      exit_carries_.emplace(c.carry, m_.current());
       exits.push_back(c.result);
     }
     m_.push();
     block_body(s.body);
     m_.pop();
-    for (const Var* rv : exits) m_.declare(rv);
+    for (const Var* rv : exits) {
+      m_.declare(rv);
+      if (rv->type->is<ArrayType>()) m_.declare(arrays_.Backing(rv));   // later versions: in the exit slot
+    }
   }
 
   // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a

@@ -48,7 +48,7 @@ std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 
 // Stamps RuntimeScopeStmt::exit_values (the tensor / number loop and if results at the top of a
 // scope body that code after the block reads) on Orchestration functions. Requires
-// IterArgCarryClassified and RuntimeScopesMaterialized; produces ScopeExitsStamped.
+// IterArgCarryClassified, RuntimeScopesMaterialized and ArrayBackingsStamped; produces ScopeExitsStamped.
 Pass StampScopeExits();
 // Why `fn`'s scope stamps are not what StampScopeExits computes (empty when they are).
 //   CheckScopeExitsStamped(*program->get("main")) == {}   // after StampScopeExits
