@@ -70,64 +70,31 @@ class DepTracker {
   struct Entry {
     Region region;
     uint64_t writer = 0;  // task raw id, 0 = none
-    pto2::SmallVec<uint64_t, 4> readers;
+    pto2::SmallVec<uint64_t, 6> readers;  // as TileState::readers
   };
+
+  /// access() of tensor `t`'s region under key `t.data`, without building the region when `t`
+  /// is the storage's tile prototype moved to another offset on the grid (the common case: a
+  /// program walking the tiles of a tensor): one comparison of shapes and strides, then the
+  /// tile's hash lookup. `tracker.access(t, true, false, raw, deps, live);`
+  template <class IsLive>
+  void access(const Tensor& t, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps, IsLive&& live) {
+    Storage& st = storage(t.data);
+    if (st.tiled && st.sig.form.same_view(t)) {
+      const int64_t lo = st.sig.form.lo + (t.offset - st.sig.form.offset) * st.sig.form.elem;
+      if (st.sig.lo_on_grid(lo)) {
+        access_tile(st, lo, read, write, self, deps, live);
+        return;
+      }
+    }
+    record(st, Region::of(t), &t, read, write, self, deps, live);
+  }
 
   /// Records an access of task `self` and appends the tasks it must follow to `deps`.
   template <class IsLive>
   void access(const void* key, const Region& r, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
               IsLive&& live) {
-    if (r.empty) return;
-    Storage& st = storage(key);
-    if (st.tiled) {
-      if (st.tiles.size() == 0 && st.by_lo.empty()) st.sig = Signature::of(r);
-      if (st.sig.valid && st.sig.matches(r)) {
-        access_tile(st, r, read, write, self, deps, live);
-        return;
-      }
-      untile(st);  // a region of another shape or alignment: general index from now on
-    }
-    Entry* same = nullptr;
-    auto it = seek(st, r.lo - st.max_len);
-    while (it != st.by_lo.end() && it->first < r.hi) {
-      Entry& e = it->second;
-      if (!refresh(e, self, live)) {
-        it = erase(st, it);
-        continue;
-      }
-      if (e.region.hi > r.lo && regions_overlap(e.region, r)) {
-        if (e.writer && e.writer != self) deps.push_back(e.writer);
-        const bool is_same = e.region.same_as(r);
-        if (write) {
-          for (uint64_t rd : e.readers)
-            if (rd != self) deps.push_back(rd);
-          if (!is_same && region_contains(r, e.region)) {
-            it = erase(st, it);
-            continue;
-          }
-        }
-        if (is_same && !same) same = &e;
-      }
-      ++it;
-    }
-    st.finger = it;  // accesses in program order are near each other: start there next time
-    if (same) {
-      if (write) {
-        same->writer = self;
-        same->readers.clear();
-      } else if (read && (same->readers.empty() || same->readers.back() != self)) {
-        same->readers.push_back(self);
-      }
-      return;
-    }
-    auto ins = st.by_lo.emplace_hint(it, r.lo, Entry{});
-    st.finger = ins;
-    Entry& e = ins->second;
-    e.region = r;
-    if (write) e.writer = self;
-    else e.readers.push_back(self);
-    if (r.hi - r.lo > st.max_len) st.max_len = r.hi - r.lo;
-    if (st.by_lo.size() >= st.sweep_at) sweep(st, self, live);
+    record(storage(key), r, nullptr, read, write, self, deps, live);
   }
 
   /// True if accessing `r` now would have to wait for a live task (a live writer of an
@@ -212,8 +179,38 @@ class DepTracker {
   // Tiling fast path: while every region of a storage has the same shape and layout and is
   // aligned to its own extent (a tile grid), two regions overlap iff they are the same tile,
   // so lookups are a hash on the first byte.
+  // A dense tile as the tensor that viewed it: any tensor of the same rank, dtype, shapes and
+  // strides views the same bytes moved by its offset, so its region need not be built.
+  struct TensorForm {
+    bool valid = false;
+    uint32_t ndims = 0, elem = 0;
+    DataType dtype = DataType::FLOAT32;
+    int64_t offset = 0, lo = 0;
+    uint32_t shapes[PTO2_MAX_DIMS] = {};
+    int64_t strides[PTO2_MAX_DIMS] = {};
+    void set(const Tensor& t, int64_t region_lo) {
+      valid = true;
+      ndims = t.ndims;
+      elem = elem_bytes(t.dtype);
+      dtype = t.dtype;
+      offset = t.offset;
+      lo = region_lo;
+      for (uint32_t d = 0; d < ndims; ++d) {
+        shapes[d] = t.shapes[d];
+        strides[d] = t.strides[d];
+      }
+    }
+    bool same_view(const Tensor& t) const {
+      if (!valid || t.ndims != ndims || t.dtype != dtype) return false;
+      for (uint32_t d = 0; d < ndims; ++d)
+        if (t.shapes[d] != shapes[d] || t.strides[d] != strides[d]) return false;
+      return true;
+    }
+  };
+
   struct Signature {
     Region proto;  // the first tile seen: the others are this one at another offset
+    TensorForm form;  // dense tiles: the tensor form of one of them (access(const Tensor&))
     bool valid = false;
     bool dense = false;
     int64_t len = 0;
@@ -247,6 +244,8 @@ class DepTracker {
       }
       return g;
     }
+    // A dense region of the signature's length starting at byte `lo` is a tile of the grid.
+    bool lo_on_grid(int64_t lo) const { return len_pow2 ? (lo & (len - 1)) == 0 : lo % len == 0; }
     bool matches(const Region& r) const {
       if (dense) return r.dense && r.hi - r.lo == len && (len_pow2 ? (r.lo & (len - 1)) == 0 : r.lo % len == 0);
       if (r.dense || !r.box || r.ndims != ndims || r.elem != elem || r.rem != rem) return false;
@@ -310,11 +309,72 @@ class DepTracker {
     return *last_;
   }
 
+  // access() on the storage's state; `t`, when known, is the tensor whose region `r` is.
   template <class IsLive>
-  void access_tile(Storage& st, const Region& r, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps,
-                   IsLive& live) {
+  void record(Storage& st, const Region& r, const Tensor* t, bool read, bool write, uint64_t self,
+              std::vector<uint64_t>& deps, IsLive& live) {
+    if (r.empty) return;
+    if (st.tiled) {
+      if (st.tiles.size() == 0 && st.by_lo.empty()) st.sig = Signature::of(r);
+      if (st.sig.valid && st.sig.matches(r)) {
+        if (t && st.sig.dense && !st.sig.form.valid) st.sig.form.set(*t, r.lo);
+        access_tile(st, r.lo, read, write, self, deps, live);
+        return;
+      }
+      untile(st);  // a region of another shape or alignment: general index from now on
+    }
+    Entry* same = nullptr;
+    auto it = seek(st, r.lo - st.max_len);
+    while (it != st.by_lo.end() && it->first < r.hi) {
+      Entry& e = it->second;
+      if (!refresh(e, self, live)) {
+        it = erase(st, it);
+        continue;
+      }
+      if (e.region.hi > r.lo && regions_overlap(e.region, r)) {
+        if (e.writer && e.writer != self) deps.push_back(e.writer);
+        const bool is_same = e.region.same_as(r);
+        if (write) {
+          for (uint64_t rd : e.readers)
+            if (rd != self) deps.push_back(rd);
+          if (!is_same && region_contains(r, e.region)) {
+            it = erase(st, it);
+            continue;
+          }
+        }
+        if (is_same && !same) same = &e;
+      }
+      ++it;
+    }
+    st.finger = it;  // accesses in program order are near each other: start there next time
+    if (same) {
+      if (write) {
+        same->writer = self;
+        same->readers.clear();
+      } else if (read && (same->readers.empty() || same->readers.back() != self)) {
+        same->readers.push_back(self);
+      }
+      return;
+    }
+    auto ins = st.by_lo.emplace_hint(it, r.lo, Entry{});
+    st.finger = ins;
+    Entry& e = ins->second;
+    e.region = r;
+    if (write) e.writer = self;
+    else e.readers.push_back(self);
+    if (r.hi - r.lo > st.max_len) st.max_len = r.hi - r.lo;
+    if (st.by_lo.size() >= st.sweep_at) sweep(st, self, live);
+  }
+
+
+
+  template <class IsLive>
+  // Inlined into every access: the common case is one hash lookup and a few stores; the
+  // rare work (pruning a long readers list, sweeping the table) is out of line.
+  __attribute__((always_inline)) void access_tile(Storage& st, int64_t lo, bool read, bool write, uint64_t self,
+                                                  std::vector<uint64_t>& deps, IsLive& live) {
     bool inserted;
-    TileState& e = st.tiles.find_or_insert(r.lo, inserted);
+    TileState& e = st.tiles.find_or_insert(lo, inserted);
     if (!inserted) {
       // Only the writer's liveness is checked here: finished producers are filtered when the
       // edge is added, and the readers list is emptied by every write (pruned when it grows).
@@ -328,13 +388,21 @@ class DepTracker {
       e.writer = self;
       e.readers.clear();
     } else if (read && (e.readers.empty() || e.readers.back() != self)) {
-      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune(e, self, live);
+      if (e.readers.size() >= 16 && (e.readers.size() & (e.readers.size() - 1)) == 0) prune_cold(e, self, live);
       e.readers.push_back(self);
     }
-    if (st.tiles.size() >= st.sweep_at) {
-      st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
-      st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
-    }
+    if (st.tiles.size() >= st.sweep_at) sweep_tiles(st, self, live);
+  }
+
+  // Drops finished tasks from every tile; the next sweep when the table has doubled again.
+  template <class IsLive>
+  __attribute__((noinline)) static void sweep_tiles(Storage& st, uint64_t self, IsLive& live) {
+    st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
+    st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
+  }
+  template <class IsLive>
+  __attribute__((noinline)) static void prune_cold(TileState& e, uint64_t self, IsLive& live) {
+    prune(e, self, live);
   }
 
   // The region of the tile starting at byte `lo` (every tile has the signature's shape).

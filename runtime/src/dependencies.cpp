@@ -25,6 +25,38 @@ bool Engine::add_edge(uint64_t producer, EdgeNode* n) {
   return true;
 }
 
+namespace {
+// Up to this many producers are deduplicated in place, in the order found (a task has a
+// handful: comparing each with those kept is cheaper than sorting); more are sorted.
+constexpr size_t kSmallDeps = 8;
+
+// Deduplicates a task's producers (sorted when there are more than kSmallDeps).
+void dedup_producers(std::vector<uint64_t>& v) {
+  const size_t n = v.size();
+  if (n <= 1) return;
+  if (n > kSmallDeps) {
+    std::sort(v.begin(), v.end());
+    v.erase(std::unique(v.begin(), v.end()), v.end());
+    return;
+  }
+  uint64_t* a = v.data();
+  size_t kept = 1;
+  for (size_t i = 1; i < n; ++i) {
+    const uint64_t x = a[i];
+    size_t j = 0;
+    while (j < kept && a[j] != x) ++j;
+    if (j == kept) a[kept++] = x;
+  }
+  v.resize(kept);
+}
+
+// True if `x` is among the producers v[0..n) that dedup_producers left.
+bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
+  const auto end = v.begin() + static_cast<std::ptrdiff_t>(n);
+  return n > kSmallDeps ? std::binary_search(v.begin(), end, x) : std::find(v.begin(), end, x) != end;
+}
+}  // namespace
+
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
 // The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
 // previous occupant retired (so did all its producers, the only readers of its nodes).
@@ -50,8 +82,7 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
   const PTO2TaskId* ex = edeps.data();
   for (uint32_t k = 0, n_ex = edeps.size(); k < n_ex; ++k) {
     const uint64_t d = ex[k].raw;
-    if (n_auto && std::binary_search(dep_scratch_.begin(), dep_scratch_.begin() + static_cast<std::ptrdiff_t>(n_auto), d))
-      continue;
+    if (n_auto && has_producer(dep_scratch_, n_auto, d)) continue;
     bool dup = false;
     for (uint32_t j = 0; j < k; ++j) dup |= ex[j].raw == d;
     if (dup) continue;
@@ -64,28 +95,9 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
   return edges_added;
 }
 
-namespace {
-// Sorts and deduplicates a task's producers: usually a handful, where an insertion sort is
-// several times cheaper than std::sort.
-void sort_unique(std::vector<uint64_t>& v) {
-  const size_t n = v.size();
-  if (n > 16) {
-    std::sort(v.begin(), v.end());
-  } else {
-    uint64_t* a = v.data();
-    for (size_t i = 1; i < n; ++i) {
-      const uint64_t x = a[i];
-      size_t j = i;
-      for (; j > 0 && a[j - 1] > x; --j) a[j] = a[j - 1];
-      a[j] = x;
-    }
-  }
-  v.erase(std::unique(v.begin(), v.end()), v.end());
-}
-}  // namespace
 
 // Deferred path, before publishing: allocates the runtime outputs (into `out`) and records
-// every access in the tracker, leaving the tasks to follow in dep_scratch_ (sorted, unique).
+// every access in the tracker, leaving the tasks to follow in dep_scratch_ (unique).
 // Returns the predicate's element (kept alive like a tensor), or nullptr. An abort here (out
 // of memory) leaves the slot unpublished: the id is simply never used.
 const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
@@ -111,14 +123,14 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   e.offset = params.predicate().element;
   for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
   if (!manual_scope && !e.manual_dep) {
-    tracker_.access(e.data, Region::of(e), true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
-    sort_unique(dep_scratch_);
+    tracker_.access(e, true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    dedup_producers(dep_scratch_);
   }
   return &e;
 }
 
 // Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks
-// they must follow to dep_scratch_ (sorted, deduplicated). True if a write goes untracked.
+// they must follow to dep_scratch_ (deduplicated). True if a write goes untracked.
 bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope) {
   bool untracked_write = false;
   if (manual_scope) {  // nothing is tracked in a MANUAL scope
@@ -134,9 +146,9 @@ bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
       untracked_write |= write;
       continue;
     }
-    tracker_.access(t.data, Region::of(t), read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    tracker_.access(t, read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
   }
-  if (dep_scratch_.size() > 1) sort_unique(dep_scratch_);
+  dedup_producers(dep_scratch_);
   return untracked_write;
 }
 

@@ -41,10 +41,17 @@ struct Region {
 /// Fills the per-axis start coordinates and `box` of a strided region (region.cpp).
 void decompose_region(Region& r);
 
+/// Bytes per element of `dt`, by table (dtype_size's switch is a chain of branches on the
+/// tracker's hot path). `elem_bytes(DataType::FLOAT16) == 2`.
+inline uint32_t elem_bytes(DataType dt) {
+  static constexpr uint8_t kBytes[16] = {4, 2, 2, 1, 2, 4, 8, 1, 2, 4, 8, 1, 1, 1, 1, 1};
+  return kBytes[static_cast<uint8_t>(dt) & 15];
+}
+
 inline Region Region::of(const Tensor& t) {
   Region r;
   r.ndims = t.ndims;
-  r.elem = static_cast<uint32_t>(dtype_size(t.dtype));
+  r.elem = elem_bytes(t.dtype);
   r.offset = t.offset;
   // One pass, innermost axis first: extend the byte interval and check row-major contiguity
   // (axes of extent 1 may have any stride) like Tensor::is_contiguous.

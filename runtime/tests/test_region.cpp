@@ -88,3 +88,10 @@ TEST(TensorOps, ViewTransposeNumel) {
   uint32_t bad_sh[2] = {7, 1}, off[2] = {0, 0};
   EXPECT_THROW(t.view(bad_sh, off), std::out_of_range);
 }
+
+TEST(Region, ElemBytesMatchesDtypeSize) {
+  for (DataType dt : {DataType::FLOAT32, DataType::FLOAT16, DataType::BFLOAT16, DataType::INT8, DataType::INT16,
+                      DataType::INT32, DataType::INT64, DataType::UINT8, DataType::UINT16, DataType::UINT32,
+                      DataType::UINT64, DataType::BOOL})
+    EXPECT_EQ(pto2::detail::elem_bytes(dt), dtype_size(dt)) << dtype_name(dt);
+}

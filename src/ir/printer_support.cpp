@@ -7,17 +7,31 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
+
+#include "pypto/ir/printer.h"
 
 namespace pypto::ir::printer_support {
 
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> kReserved = {
-      // Python keywords that would break parsing.
+namespace {
+
+// Python's hard keywords: `None` / `True` / `False` are constants there, the others syntax.
+const std::set<std::string, std::less<>>& python_keywords() {
+  static const std::set<std::string, std::less<>> kKeywords = {
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
       "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-      // Names the printed text itself refers to.
-      "pl", "self", "tuple", "min", "max", "float"};
+      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+  return kKeywords;
+}
+
+}  // namespace
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> kReserved = [] {
+    std::set<std::string> r(python_keywords().begin(), python_keywords().end());   // would break parsing
+    for (const char* n : {"pl", "self", "tuple", "min", "max", "float"}) r.insert(n);   // the printed text's own names
+    return r;
+  }();
   return kReserved;
 }
 
@@ -155,3 +169,9 @@ bool is_op_call(const ExprPtr& e, const char* name) {
 }
 
 }  // namespace pypto::ir::printer_support
+
+namespace pypto::ir {
+
+bool IsPythonKeyword(std::string_view name) { return printer_support::python_keywords().count(name) > 0; }
+
+}  // namespace pypto::ir

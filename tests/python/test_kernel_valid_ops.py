@@ -177,6 +177,19 @@ def test_part_ops_combine_valid_regions(op, fn):
     assert "pl.TileView(valid_shape=[6, n])" in ir.python_print(pl.parse_program(src, "k.py"))   # src0's region
 
 
+def test_part_op_with_a_broadcast_operand():
+    x, y = _x(19), _x(20)
+    body = ("a = pl.load(x, [0, 0], [16, 16], [6, n])\n"
+            "        b = pl.load(y, [0, 0], [1, 16], [1, 4])\n"
+            "        w = pl.set_validshape(pl.part_add(a, b), 16, 16)")
+    out = _run(_src(body, "w", y="[16, 16], pl.FP32", scalars="n"), [x, y], (16, 16), (10,))
+    want = np.zeros((16, 16), np.float32)
+    want[:, :4] = y[0, :4]                        # b (one row, broadcast) is valid in columns < 4
+    want[:6, :10] = x[:6, :10]
+    want[:6, :4] = x[:6, :4] + y[0, :4]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
 def test_part_ops_on_full_tiles_are_the_plain_ops():
     x, y = _x(6), _x(7)
     src = _src("r = pl.part_max(pl.load(x, [0, 0], [16, 16]), pl.load(y, [0, 0], [16, 16]))", "r",
@@ -280,3 +293,162 @@ def test_scatter_writes_only_the_valid_box_of_src():
         for j in range(3):
             want[idx[i, j]] = x[i, j] * 10.0
     np.testing.assert_allclose(out, want.reshape(4, 8), rtol=1e-6)
+
+
+# ---- pad_value= on a slice takes effect ------------------------------------------------------------
+
+@pytest.mark.parametrize("pad,fill", [("max", np.inf), ("min", -np.inf), ("zero", 0.0)])
+def test_load_pad_value_fills_outside_the_valid_box(pad, fill):
+    x = _x(14, (40, 16))
+    body = (f"t = pl.load(x, [r, 0], [16, 16], [40 - r, 5], pad_value=pl.PadValue.{pad})\n"
+            f"        w = pl.set_validshape(t, 16, 16)")
+    out = _run(_src(body, "w", x_shape=(40, 16), scalars="r"), [x], (16, 16), (32,))
+    want = np.full((16, 16), fill, np.float32)
+    want[:8, :5] = x[32:, :5]
+    np.testing.assert_array_equal(out, want)
+
+
+def test_kernel_tensor_slice_pad_value_reaches_the_load():
+    x = _x(14, (40, 16))
+    body = "t = pl.tensor.slice(x, [16, 16], [r, 0], valid_shape=[40 - r, 5], pad_value=pl.PadValue.max)"
+    src = _src(body + "\n        out = pl.assemble(out, pl.mul(t, 2.0), [0, 0])", None, x_shape=(40, 16), scalars="r")
+    lowered = codegen.run_pipeline(pl.parse_program(src, "k.py"))
+    text = ir.python_print(lowered)
+    assert 'pl.load(x, [r, 0], [16, 16], [40 - r, 5], pad_value="max")' in text, text
+    assert ir.structural_equal_explain(pl.parse_program(text), lowered)[0]
+    out = _run(src, [x], (16, 16), (32,))
+    want = np.full((16, 16), -7.0, np.float32)
+    want[:8, :5] = x[32:, :5] * 2.0
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("pad,fill", [("max", np.inf), ("min", -np.inf), ("zero", 0.0)])
+def test_tile_slice_pad_value_fills_outside_the_valid_box(pad, fill):
+    x = _x(15)
+    body = (f"t = pl.slice(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [8, 16], [4, 0], valid_shape=[3, 6], "
+            f"pad_value=pl.PadValue.{pad})\n"
+            f"        w = pl.set_validshape(t, 8, 16)")
+    out = _run(_src(body, "w", out_shape=(8, 16)), [x], (8, 16))
+    want = np.full((8, 16), fill, np.float32)
+    want[:3, :6] = x[4:7, :6] + 1.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_pad_value_null_leaves_the_window_as_is():
+    x = _x(16)
+    body = ("t = pl.slice(pl.load(x, [0, 0], [16, 16]), [8, 16], [4, 0], valid_shape=[3, 6], pad_value=pl.PadValue.null)\n"
+            "        w = pl.set_validshape(t, 8, 16)")
+    np.testing.assert_array_equal(_run(_src(body, "w", out_shape=(8, 16)), [x], (8, 16)), x[4:12])
+
+
+def test_bad_load_pad_value_is_located():
+    body = 't = pl.load(x, [0, 0], [16, 16], [4, 16], pad_value="edge")'
+    _located(_src(body, "t"), body, "tile.load: pad_value must be pl.PadValue.null, .zero, .max or .min")
+
+
+# ---- drop_dims= in an orchestration: refused (docs/dsl.md, decision), the reshape route works ----------
+
+ORCH_DROP = '''
+import pypto.language as pl
+
+
+@pl.program
+class O:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, v: pl.Tensor[[40, 16], pl.FP32], out: pl.Out[pl.Tensor[[40, 16], pl.FP32]]) -> pl.Tensor[[40, 16], pl.FP32]:
+        out = pl.store(pl.mul(pl.load(v, [0, 0], [40, 16]), 2.0), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[3, 40, 16], pl.FP32], out: pl.Out[pl.Tensor[[40, 16], pl.FP32]],
+             b: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 16], pl.FP32]:
+        VIEW
+        out = self.k(v, out)
+        return out
+'''
+
+
+def test_orchestration_drop_dims_refusal_says_why():
+    line = "v = pl.tensor.slice(x, [1, 40, 16], [b, 0, 0], drop_dims=[0])"
+    e = _located(ORCH_DROP.replace("VIEW", line), line, "the runtime's Tensor::view cannot drop an axis")
+    assert "pl.reshape(view, shape)" in e.help
+
+
+def test_orchestration_plane_through_reshape_runs():
+    src = ORCH_DROP.replace("VIEW", "p = pl.tensor.slice(x, [1, 40, 16], [b, 0, 0])\n"
+                                    "        v = pl.reshape(p, [40, 16])")
+    x = _x(17, (3, 40, 16))
+    p = pypto.compile(pl.parse_program(src, "o.py"))
+    try:
+        out = np.zeros((40, 16), np.float32)
+        p(x, out, 2, race_check=True)
+    finally:
+        p.close()
+    np.testing.assert_allclose(out, x[2] * 2.0, rtol=1e-6)
+
+
+# ---- the kernel C++ golden (tests/golden/kernel_valid_ops/kernel_k.cpp) -------------------------------
+# One kernel using every valid-region path above; regenerate after an intended change with
+#   PYPTO_UPDATE_GOLDEN=1 python -m pytest -q tests/python/test_kernel_valid_ops.py -k golden
+
+GOLDEN_BODY = """t = pl.load(x, [0, 0], [16, 16], [n, 5], pad_value=pl.PadValue.min)
+        u = pl.set_validshape(pl.load(x, [0, 0], [16, 16]), 6, n)
+        p = pl.part_max(t, u)
+        c = pl.col_sum(t)
+        r = pl.row_prod(u)
+        e = pl.col_expand_mul(t, c)
+        s = pl.tile.slice(u, [8, 16], [2, 0], valid_shape=[3, 4], pad_value=pl.PadValue.max)
+        f = pl.tile.fillpad_inplace(t, 0.0)
+        i = pl.load(y, [0, 0], [16, 16], [n, 3])
+        g = pl.tile.gather(f, i)
+        q = pl.tile.scatter(f, p, i)
+        w = pl.add(pl.add(pl.add(p, e), pl.add(g, q)), pl.tile.sum(u, axis=0, keepdim=True))
+        o = pl.row_expand_add(pl.add(w, pl.fillpad(pl.col_expand(w, c), math.inf)), r)
+        z = pl.tile.assemble(o, s, [8, 0])"""
+
+
+def _golden_src():
+    return _src(GOLDEN_BODY, "z", y="[16, 16], pl.INT32", scalars="n")
+
+
+def test_kernel_cpp_golden():
+    import os
+    from pypto._core import kernel_cpu
+    from codegen_test_util import GOLDEN_DIR, significant_lines
+    code = kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(_golden_src(), "k.py")), "k")
+    path = os.path.join(GOLDEN_DIR, "kernel_valid_ops", "kernel_k.cpp")
+    if os.environ.get("PYPTO_UPDATE_GOLDEN") == "1":
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(code)
+    with open(path) as f:
+        assert significant_lines(code) == significant_lines(f.read()), code
+
+
+def test_kernel_cpp_compiles_warning_free(tmp_path):
+    import shutil
+    import subprocess
+    from pypto._core import kernel_cpu
+    from pypto.runtime import include_dir, kernel_include_dir
+    if shutil.which("g++") is None:
+        pytest.skip("needs g++")
+    path = tmp_path / "k.cpp"
+    path.write_text(kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(_golden_src(), "k.py")), "k"))
+    r = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + include_dir(),
+                        "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / "k.o")],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+
+
+def test_assemble_writes_only_the_source_valid_region_and_is_fully_valid():
+    x = _x(18)
+    body = ("t = pl.load(x, [0, 0], [16, 16], [n, 16])\n"
+            "        s = pl.mul(pl.load(x, [0, 0], [4, 8], [2, 3]), 10.0)\n"
+            "        z = pl.tile.assemble(t, s, [5, 6])")
+    src = _src(body, "z", scalars="n")
+    out = _run(src, [x], (16, 16), (9,))
+    want = np.zeros((16, 16), np.float32)       # t's rows past n read as the load's zero fill
+    want[:9] = x[:9]
+    want[5:7, 6:9] = x[:2, :3] * 10.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert "z: pl.Tile[[16, 16], pl.FP32] = pl.assemble(t, s, [5, 6])" in ir.python_print(pl.parse_program(src, "k.py"))

@@ -86,10 +86,9 @@ def attr_value(ctx, node: ast.AST, name: str):
     raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
 
 
-# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
-# as tile ops: the error points at the tile spelling instead of a look-alike name.
-_REFERENCE_TILE_ONLY = {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange", "sort32",
-                        "mrgsort"}
+# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) with no CPU meaning (the
+# hardware sort, §13): the error says so instead of suggesting a look-alike name.
+_REFERENCE_TILE_ONLY = {"sort32", "mrgsort"}
 # Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
 _REFERENCE_WRAPPERS = {
     "tile.mrgsort": "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op (the hardware "
@@ -102,9 +101,8 @@ def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
 
     `pl.sin(t)` -> "pypto has the tile op only: write pl.tile.sin(...) on a tile"."""
     if attr in _REFERENCE_TILE_ONLY and getattr(base, "__name__", "") == "pypto.language":
-        pl_alias = dotted(func)[:-len(attr) - 1]
-        return (f"the reference's tensor-level {pl_alias}.{attr} is not implemented; pypto has the tile op only: "
-                f"write {pl_alias}.tile.{attr}(...) on a tile ({pl_alias}.load the tensor first)")
+        return (f"the reference's {dotted(func)} is the hardware sort (tile.{attr}), an accelerator-only op with no "
+                "CPU implementation: see docs/kernels.md, 'Accelerator-only ops'")
     return did_you_mean(attr, [n for n in dir(base) if not n.startswith("_")])
 
 
@@ -121,7 +119,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
-    if spec.op == "tile.scatter_update":
+    if spec.op in ("tile.scatter_update", "tensor.scatter_update"):
         node = _scatter_update_dim_first(ctx, node)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
@@ -171,14 +169,15 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
-    if spec.op in ("tensor.slice", "tile.slice") and attrs.get("pad_value", "null") != "null" and len(args) < 4:
+    if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \
+            and len(args) < 4:
         ctx.src.warn(node, f"pad_value={attrs['pad_value']} without valid_shape= has no effect: every element of the "
                      "slice is valid")
     return call
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
-_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace")
+_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace", "tensor.fillpad")
 _FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
 
 
@@ -220,9 +219,15 @@ def _drop_dims(ctx, call_node, node, op_name: str) -> list:
             raise ctx.error(el, f"drop_dims entries must be int literals, got '{ast.unparse(el)}'")
         out.append(ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(el)))
     if op_name == "tensor.slice" and not in_kernel_site(ctx):
+        # Decision (docs/dsl.md, drop_dims=): anchor_features §10 gives an orchestration slice only its
+        # shape and offsets, and the runtime's Tensor::view keeps the rank (reshape needs a contiguous
+        # view), so the generated C++ cannot drop an axis and still compile against the real runtime.
         raise ctx.error(node, "drop_dims= of pl.tensor.slice is only supported inside kernels (where the slice "
-                        "becomes a load); an orchestration view keeps its rank",
-                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis")
+                        "becomes a load); an orchestration view keeps its rank: the runtime's Tensor::view cannot "
+                        "drop an axis",
+                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis "
+                             "(or drop it there: a kernel-side pl.tensor.slice(..., drop_dims=) is a load); for a "
+                             "contiguous slice, pl.reshape(view, shape) removes the axis")
     return out
 
 
@@ -302,17 +307,54 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                         help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
                              f"Tile -> pl.tile.{b.pl_name}")
     if len(b.spec) > 2:     # an op with operands beyond the first: same kind, or a scalar
-        for a in node.args[1:]:
-            if isinstance(a, (ast.List, ast.Tuple, ast.Starred)):
-                continue
-            e = evaluated[a] = eval_arg(ctx, a)
+        operands = [a for k, a in enumerate(node.args[1:], 1)
+                    if not isinstance(a, (ast.List, ast.Tuple, ast.Starred))
+                    and not (k < len(spec.params) and spec.params[k] in spec.attrs)]   # fillpad's pad_value
+        for a in operands:
+            evaluated[a] = eval_arg(ctx, a)
+        if spec is tile_spec and _full_as_tensor(ctx, x) is not None and \
+                any(isinstance(evaluated[a].type, ir.TensorType) for a in operands):
+            spec, x = tensor_spec, _full_as_tensor(ctx, x)      # pl.add(pl.full(...), tensor)
+            evaluated[first] = x
+        for a in operands:
+            e = evaluated[a]
             other = ir.TileType if spec is tensor_spec else ir.TensorType
+            if isinstance(e.type, other) and spec is tensor_spec and _full_as_tensor(ctx, e) is not None:
+                e = evaluated[a] = _full_as_tensor(ctx, e)
             if isinstance(e.type, other):
                 raise ctx.error(a, f"pl.{b.pl_name} cannot mix Tensor and Tile arguments",
                                 help="load the tensor with pl.load (kernel tiles), or keep every operand a tensor")
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def _full_as_tensor(ctx, e):
+    """`pl.full(shape, dtype, value)` (tile.full) where a tensor operand is needed -> the same fill as
+    tensor.full. The reference's pl.full is a tensor op (reference_ops.md §1.1), so `pl.add(a, pl.full(...))`
+    on a tensor `a` is valid there; here pl.full stays the tile op elsewhere (its printed form). None when
+    `e` is not a fill (or a name bound to one)."""
+    value = ctx.defs.get(e, e) if isinstance(e, ir.Var) else e
+    if isinstance(value, ir.Call) and value.is_op and value.callee == "tile.full":
+        return ir.Call.make_op("tensor.full", list(value.args), dict(value.attrs), value.span)
+    return None
+
+
+def tensor_only_call(ctx, node: ast.Call, b: Builtin):
+    """The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` on a tensor is
+    `pl.tensor.sin(x)`, with the tile op's parameters; on a tile it is refused, naming the tile spelling.
+
+    `pl.gather(src, idx)` with tensors -> tensor.gather; `pl.sin(t)` with t a tile -> "write pl.tile.sin(t)"."""
+    evaluated = {}
+    if b.pl_name != "arange" and node.args and not isinstance(node.args[0], ast.Starred):
+        first = node.args[0]
+        x = evaluated[first] = eval_arg(ctx, first)
+        if isinstance(x.type, ir.TileType):
+            raise ctx.error(first, f"pl.{b.pl_name} is a tensor op (as in the reference DSL), got "
+                            f"{irtypes.describe(x.type)}", help=f"on tiles write pl.tile.{b.pl_name}(...)")
+        if not isinstance(x.type, ir.TensorType):
+            raise ctx.error(first, f"pl.{b.pl_name} needs a tensor, got {irtypes.describe(x.type)}")
+    return op_call(ctx, node, b.spec, b.pl_name, evaluated)
 
 
 def _max_min(ctx, node: ast.Call, b: Builtin):
@@ -782,6 +824,8 @@ def parse_call(ctx, node: ast.Call):
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":
             return unified_call(ctx, node, callee)
+        if k == "tensor_only":
+            return tensor_only_call(ctx, node, callee)
         if k == "pipe_buffer":
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
         if k == "initialize_pipe":

@@ -67,7 +67,8 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
-                                                  "transpose", "drop_dims"), ("target_memory", "transpose", "drop_dims")),
+                                                  "transpose", "drop_dims", "pad_value"),
+                   ("target_memory", "transpose", "drop_dims", "pad_value")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
@@ -234,7 +235,16 @@ def _unified(name: str) -> Builtin:
                                      "operands"))
 
 
-UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
+# The reference's other dispatching names (reference_ops.md §1.1) whose tile op exists here.
+_UNIFIED_REFERENCE = ("cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
+                      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand",
+                      "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max",
+                      "col_expand_min", "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min")
+UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED + _UNIFIED_REFERENCE}
+# The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` is `pl.tensor.sin(x)`, with the
+# tile op's parameters; a tile operand is refused (the tile spelling is pl.tile.sin).
+TENSOR_ONLY_NAMES = ("sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange")
+TENSOR_ONLY_OPS = {n: Builtin(n, "tensor_only", OpSpec("tensor." + n)) for n in TENSOR_ONLY_NAMES}
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
 for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")), ("assemble", ("target", "source", "offset")),

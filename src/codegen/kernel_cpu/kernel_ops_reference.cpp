@@ -201,6 +201,18 @@ TileOpHandler CopyOp() {   // reshape: the same elements in row-major order
   };
 }
 
+}  // namespace
+
+void EmitPadOutsideValid(KernelEmitter& em, const Call& call, const TileRef& t, bool zero_filled) {
+  auto* pad = attr_get<std::string>(call.attrs, "pad_value");
+  if (!t.has_valid() || !pad || *pad == "null" || (zero_filled && *pad == "zero")) return;
+  const int mode = *pad == "zero" ? 0 : *pad == "max" ? 1 : 2;
+  em.line("pypto_kernel::fillpad_valid(" + t.buf + ", " + t.buf + ", " + t.rows() + ", " + t.cols() + ", " +
+          t.valid_rows() + ", " + t.valid_cols() + ", " + std::to_string(mode) + ");");
+}
+
+namespace {
+
 // fillpad (§10): the valid box of the operand, the pad value outside it; a copy for a fully valid
 // tile. fillpad_inplace pads the operand's own buffer, then the result is a copy of it.
 TileOpHandler FillPad(bool inplace) {
@@ -251,6 +263,7 @@ TileOpHandler Block(bool is_slice) {
     em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
             "), static_cast<int64_t>(" + c0 + "), " + dst.rows() + ", " + dst.cols() + ", \"" + call.callee +
             "\")) return;");
+    if (is_slice) EmitPadOutsideValid(em, call, dst, /*zero_filled=*/false);
   };
 }
 
@@ -258,8 +271,14 @@ TileOpHandler Assemble() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef t = em.tile(call.args[0]), s = em.tile(call.args[1]);
     auto off = ListArg(call, 2);
-    em.line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", static_cast<int64_t>(" +
-            em.scalar(off[0]) + "), static_cast<int64_t>(" + em.scalar(off[1]) + "))) return;");
+    const std::string at = ", static_cast<int64_t>(" + em.scalar(off[0]) + "), static_cast<int64_t>(" +
+                           em.scalar(off[1]) + ")";
+    if (s.has_valid()) {   // only the source's valid region is written (§9)
+      em.line("if (!pypto_kernel::assemble_valid(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", " +
+              s.valid_rows() + ", " + s.valid_cols() + at + ")) return;");
+      return;
+    }
+    em.line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + at + ")) return;");
   };
 }
 

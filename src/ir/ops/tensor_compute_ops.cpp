@@ -8,22 +8,78 @@
 //   tensor.muls(a[16, 16], 2.0)          -> Tensor[[16, 16], FP32]
 //   tensor.matmul(a[16, 32], b[32, 8])   -> Tensor[[16, 8], FP32]
 //   tensor.full([16, 16], 0.0) dtype=FP32 -> Tensor[[16, 16], FP32]
+//   tensor.gather(src[4, 8], idx[2, 8])  -> Tensor[[2, 8], FP32]     (indices' shape, src's dtype)
+//   tensor.arange(3, [1, 32]) dtype=INT32 -> Tensor[[1, 32], INT32]
+//   tensor.col_sum(a[16, 16])            -> Tensor[[1, 16], FP32]
+// The reference's other names (reference_ops.md §1.1): the tensor-only sin, cos, gather, scatter,
+// scatter_update, gather_row, arange and the dispatching cmp, concat, fillpad, expands, row_prod,
+// col_*, row_expand*, col_expand*, part_* are mirrored the same way. gather_row reads its `src`
+// from a tensor, so that operand stays a tensor (tensor_op_keeps_tensor).
+#include <algorithm>
+
 #include "op_util.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir::ops {
 
-const std::vector<std::string>& tensor_compute_op_names() {
+namespace {
+
+// The reference names beyond §9's list (reference_ops.md §1.1): the tensor-only names, and the
+// dispatching names whose tile op exists here. Their tile rule's errors are reworded for the
+// tensor form (the §9 mirrors keep their historical wording).
+const std::vector<std::string>& reference_mirror_names() {
   static const std::vector<std::string> names = {
-      "add",  "sub",  "mul",  "div",  "maximum", "minimum", "adds", "subs",    "muls",    "divs",
-      "maximums", "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu",
-      "row_max", "row_sum", "row_min", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
-      "matmul", "matmul_acc", "cast", "full"};
+      // tensor-only names
+      "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange",
+      // dispatching names (Tensor or Tile)
+      "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
+      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
+      "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
+      "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"};
   return names;
 }
 
+bool is_reference_mirror(const std::string& op) {
+  const auto& names = reference_mirror_names();
+  return std::find(names.begin(), names.end(), op) != names.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& tensor_compute_op_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {
+        "add",  "sub",  "mul",  "div",  "maximum", "minimum", "adds", "subs",    "muls",    "divs",
+        "maximums", "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu",
+        "row_max", "row_sum", "row_min", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+        "matmul", "matmul_acc", "cast", "full"};
+    const auto& ref = reference_mirror_names();
+    n.insert(n.end(), ref.begin(), ref.end());
+    return n;
+  }();
+  return names;
+}
+
+bool tensor_op_keeps_tensor(const std::string& name, size_t index) { return name == "gather_row" && index == 1; }
+
 namespace {
+
+// "tile.gather: argument 'src' must be a 2-D tile, got Tile[[2, 4, 8], FP32]" ->
+// "tensor.gather: argument 'src' must be a 2-D tensor, got Tensor[[2, 4, 8], FP32]".
+std::string as_tensor_wording(std::string text, const std::string& op) {
+  auto replace_all = [&text](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  };
+  replace_all("tile." + op, "tensor." + op);
+  replace_all("Tile[", "Tensor[");
+  replace_all("-D tile", "-D tensor");
+  replace_all("pl.cast(tile,", "pl.cast(x,");
+  replace_all("the tile", "the tensor");
+  return text;
+}
 
 // `e` seen as a Vec tile when it is a tensor (a placeholder Var of the tile type), else as is.
 ExprPtr as_tile_operand(const ExprPtr& e) {
@@ -46,12 +102,20 @@ void register_tensor_compute_ops(OpRegistry& r) {
     info.infer = [tile_infer, name](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
       std::vector<ExprPtr> tiles;
       tiles.reserve(args.size());
-      for (auto& a : args) {
+      const std::string op = name.substr(7);
+      for (size_t k = 0; k < args.size(); ++k) {
+        const ExprPtr& a = args[k];
         PYPTO_USER_CHECK(!a->type->is<TileType>(), span, name << ": cannot mix Tensor and Tile arguments",
                          "load the tensor with pl.load, or use the tile form of the op");
-        tiles.push_back(as_tile_operand(a));
+        tiles.push_back(tensor_op_keeps_tensor(op, k) ? a : as_tile_operand(a));
       }
-      TypePtr t = tile_infer(tiles, attrs, span);
+      TypePtr t;
+      try {
+        t = tile_infer(tiles, attrs, span);
+      } catch (const UserError& e) {
+        if (!is_reference_mirror(op)) throw;
+        throw UserError(as_tensor_wording(e.message(), op), e.span(), as_tensor_wording(e.help(), op));
+      }
       auto* tt = t->as<TileType>();
       PYPTO_CHECK(tt, name << ": the tile rule returned a non-tile type");
       return TensorType::make(tt->shape, tt->dtype);
