@@ -365,10 +365,6 @@ class _Mpi:
         self.lib.pto2_l3_mpi_close(1 if abort else 0)
 
 
-_BITS = {"FP32": 32, "FP16": 16, "BF16": 16, "INT8": 8, "INT16": 16, "INT32": 32, "INT64": 64, "UINT8": 8,
-         "UINT16": 16, "UINT32": 32, "UINT64": 64, "BOOL": 8}
-
-
 def compile_host(program, func: Union[str, object, None] = None, output_dir: str = None, chips: Optional[int] = None,
                  distributed: Optional[str] = None) -> HostProgram:
     """Generates and builds a HOST program for the L3 runtime and loads it.

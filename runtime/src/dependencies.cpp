@@ -13,8 +13,10 @@ namespace pto2::detail {
 // the consumer's fanin covering every candidate edge. False: the producer already retired (or
 // its slot holds a later task) — no edge, and the node stays unused.
 bool Engine::add_edge(uint64_t producer, EdgeNode* n) {
+  // Retired (or finished long ago): asked of the ring's compact arrays, not the producer's
+  // slot, whose line the retiring worker has just written (a cross-core miss per edge).
+  if (!ring_.is_live(producer)) return false;
   TaskSlot& p = ring_.slot_of(producer);
-  if (p.raw.load(std::memory_order_relaxed) != producer) return false;  // finished long ago
   EdgeNode* head = p.fanout.load(std::memory_order_acquire);
   do {
     if (head == kClosed) return false;
@@ -75,15 +77,19 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
   }
   counters_.auto_edges += edges_added;
   const uint32_t auto_added = edges_added;
-  for (const PTO2TaskId& d : edeps) {
-    if (n_auto && has_producer(dep_scratch_, n_auto, d.raw)) continue;
+  // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place
+  // (an earlier one that was automatic makes this one automatic too).
+  const PTO2TaskId* ex = edeps.data();
+  for (uint32_t k = 0, n_ex = edeps.size(); k < n_ex; ++k) {
+    const uint64_t d = ex[k].raw;
+    if (n_auto && has_producer(dep_scratch_, n_auto, d)) continue;
     bool dup = false;
-    for (size_t j = n_auto; j < dep_scratch_.size(); ++j) dup |= dep_scratch_[j] == d.raw;
+    for (uint32_t j = 0; j < k; ++j) dup |= ex[j].raw == d;
     if (dup) continue;
-    dep_scratch_.push_back(d.raw);
-    if (trace) counters_.trace_edges.emplace_back(d.raw, raw);
+    dep_scratch_.push_back(d);
+    if (trace) counters_.trace_edges.emplace_back(d, raw);
     nodes[edges_added].consumer = idx;
-    if (add_edge(d.raw, &nodes[edges_added])) ++edges_added;
+    if (add_edge(d, &nodes[edges_added])) ++edges_added;
   }
   counters_.explicit_edges += edges_added - auto_added;
   return edges_added;

@@ -75,3 +75,11 @@ uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char*
   const uint64_t mag = 0 - static_cast<uint64_t>(step);
   return start > stop ? (ustart - ustop - 1) / mag + 1 : 0;
 }
+
+int64_t pto2_chunk_stride(int64_t step, int64_t chunk, const char* file, int32_t line) {
+  int64_t stride = 0;
+  if (__builtin_mul_overflow(step, chunk, &stride))
+    throw std::overflow_error(at(file, line) + "pl.auto_chunk: step * chunk = " + std::to_string(step) + " * " +
+                              std::to_string(chunk) + " overflows int64 at run time: use a smaller step or chunk");
+  return stride;
+}

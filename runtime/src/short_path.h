@@ -25,7 +25,8 @@ inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t k
   if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() || failed())
     return Undeferred::kNotPlain;
   // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
-  if (!is_tiny(kernel) && (!is_measured(kernel) || ready_[type].size_hint() < help_threshold_))
+  // queued_at_least, not size_hint: the queue's head is the workers' line, a miss per read.
+  if (!is_tiny(kernel) && (!is_measured(kernel) || !queued_at_least(type, help_threshold_)))
     return Undeferred::kNotPlain;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)

@@ -145,7 +145,10 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     s.scalars.assign(params.scalars().begin(), params.scalars().end());
   }
   bool untracked_write = false;
-  const Tensor* pred_element = allocate_and_track(s, params, raw, manual_scope, out, untracked_write);
+  // A task without tensors or predicate (MANUAL chains of task ids) has nothing to allocate or track.
+  const Tensor* pred_element = params.tensor_count() || params.has_predicate()
+                                   ? allocate_and_track(s, params, raw, manual_scope, out, untracked_write)
+                                   : nullptr;
   publish(s, raw, params, gang, need, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);

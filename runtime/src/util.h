@@ -96,7 +96,9 @@ class MpmcQueue {
       size_t seq = cell->seq.load(std::memory_order_acquire);
       intptr_t dif = static_cast<intptr_t>(seq) - static_cast<intptr_t>(pos);
       if (dif == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) break;
+        // seq_cst: a full barrier (x86: the same lock cmpxchg), so a pusher's check for parked
+        // consumers after push() needs no fence of its own (see empty_now).
+        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_seq_cst, std::memory_order_relaxed)) break;
       } else if (dif < 0) {
         return false;
       } else {
@@ -144,6 +146,13 @@ class MpmcQueue {
   }
   bool empty_hint() const {
     return head_.load(std::memory_order_relaxed) >= tail_.load(std::memory_order_relaxed);
+  }
+  /// No element pushed and not yet popped, sequentially consistent with push()'s claim of its
+  /// cell: a consumer about to park announces itself (seq_cst), then asks empty_now(); a pusher
+  /// checks for parked consumers after push(). One of the two sees the other (Dekker), even
+  /// while the pushed cell is still being written (pop() then fails, but empty_now() does not).
+  bool empty_now() const {
+    return head_.load(std::memory_order_seq_cst) >= tail_.load(std::memory_order_seq_cst);
   }
 
  private:

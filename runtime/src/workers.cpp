@@ -18,10 +18,10 @@ void Engine::push_ready(uint32_t idx) {
   const int t = ring_.at(idx).kind == TaskKind::AIC ? 0 : 1;
   while (!ready_[t].push(idx)) cpu_relax();
   // Wake a parked worker unless a spinning one will find it (Dekker pairing with the
-  // worker's spinning_ decrement + prepare() + re-check). The parked count is read first: it
-  // changes only when a worker parks or wakes, so while every worker is awake this costs no
-  // cache miss (spinning_ changes with every task a worker picks up).
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // worker's spinning_ decrement + prepare() + empty_now()). push() claimed its cell with a
+  // seq_cst read-modify-write, a full barrier: no fence here (an mfence per task). The parked
+  // count is read first: it changes only when a worker parks or wakes, so while every worker
+  // is awake this costs no cache miss (spinning_ changes with every task a worker picks up).
   if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
 }
 
@@ -82,7 +82,8 @@ void Engine::worker_main(int worker) {
         const uint32_t key = idle_[type].prepare();
         if (q.pop(idx)) {
           idle_[type].cancel();
-        } else if (shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
+        } else if (!q.empty_now() || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
+          // (not empty: a push is still writing its cell: look again)
           idle_[type].cancel();
           continue;
         } else {

@@ -20,12 +20,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 #include "bindings.h"
 #include "ir_casters.h"
 #include "pypto/ir/expr.h"
+#include "pypto/ir/printer.h"
 #include "pypto/ir/stmt.h"
 
 namespace nb = nanobind;
@@ -51,16 +51,6 @@ struct CallLine {
 bool is_ident_start(char c) { return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_'; }
 bool is_ident_char(char c) { return is_ident_start(c) || (c >= '0' && c <= '9'); }
 
-// Python's hard keywords: `None` / `True` / `False` are constants there, the others syntax.
-bool is_keyword(std::string_view s) {
-  static const std::unordered_set<std::string_view> kw = {
-      "False", "None",   "True",  "and",    "as",       "assert", "async",  "await",    "break",
-      "class", "continue", "def", "del",    "elif",     "else",   "except", "finally",  "for",
-      "from",  "global", "if",    "import", "in",       "is",     "lambda", "nonlocal", "not",
-      "or",    "pass",   "raise", "return", "try",      "while",  "with",   "yield"};
-  return kw.count(s) > 0;
-}
-
 // An identifier at s[*i] (advances *i), or "" when there is none.
 std::string_view ident(std::string_view s, size_t* i) {
   size_t b = *i;
@@ -82,12 +72,12 @@ bool parse_call_line(std::string_view s, int line, CallLine* out) {
   c.line = line;
   c.indent = static_cast<int>(i);
   std::string_view target = ident(s, &i);
-  if (target.empty() || is_keyword(target) || target == "self") return false;
+  if (target.empty() || IsPythonKeyword(target) || target == "self") return false;
   static constexpr std::string_view kMid = " = self.";
   if (s.substr(i, kMid.size()) != kMid) return false;
   i += kMid.size();
   std::string_view callee = ident(s, &i);
-  if (callee.empty() || is_keyword(callee) || i >= s.size() || s[i] != '(' || s.back() != ')') return false;
+  if (callee.empty() || IsPythonKeyword(callee) || i >= s.size() || s[i] != '(' || s.back() != ')') return false;
   size_t inner_b = i + 1, inner_e = s.size() - 1;
   std::string_view inner = s.substr(inner_b, inner_e - inner_b);
   for (char ch : inner)
@@ -102,7 +92,7 @@ bool parse_call_line(std::string_view s, int line, CallLine* out) {
       a.col = static_cast<int>(p);
       if (p < inner_e && is_ident_start(s[p])) {
         std::string_view name = ident(s, &p);
-        if (is_keyword(name)) return false;
+        if (IsPythonKeyword(name)) return false;
         a.name.assign(name);
       } else if (p < inner_e && s[p] >= '0' && s[p] <= '9') {
         size_t b = p;

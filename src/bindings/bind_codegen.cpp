@@ -9,12 +9,15 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/shared_ptr.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <optional>
+#include <tuple>
 
 #include "bindings.h"
 #include "pypto/codegen/orchestration.h"
+#include "pypto/codegen/program_table.h"
 #include "pypto/ir/function.h"
 #include "pypto/transforms/pass.h"
 #include "pypto/transforms/verifier.h"
@@ -93,6 +96,16 @@ void bind_codegen(nb::module_& parent) {
   m.def("generate_orchestration", &GenerateOrchestration, "program"_a, "func_name"_a,
         "Generate orchestration C++ for a prepared program (run_pipeline first).");
   m.def("get_ssa_base_name", &GetSSABaseName, "name"_a);
+  m.def(
+      "generate_program_table",
+      [](const std::string& entry, const std::vector<std::tuple<std::string, int, std::string>>& kernels) {
+        std::vector<ProgramTableKernel> ks;
+        for (const auto& [name, id, core] : kernels) ks.push_back(ProgramTableKernel{name, id, core});
+        return GenerateProgramTable(entry, ks);
+      },
+      "entry"_a, "kernels"_a,
+      "C++ of a program library's program_table.cpp from its entry and [(kernel, id, core), ...] (ValueError for "
+      "a core type other than AIC / AIV):  _cg.generate_program_table('main', [('kernel_add', 0, 'AIV')])");
 }
 
 }  // namespace pypto::bindings

@@ -7,17 +7,31 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <string_view>
+
+#include "pypto/ir/printer.h"
 
 namespace pypto::ir::printer_support {
 
-const std::set<std::string>& reserved_names() {
-  static const std::set<std::string> kReserved = {
-      // Python keywords that would break parsing.
+namespace {
+
+// Python's hard keywords: `None` / `True` / `False` are constants there, the others syntax.
+const std::set<std::string, std::less<>>& python_keywords() {
+  static const std::set<std::string, std::less<>> kKeywords = {
       "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
       "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
-      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
-      // Names the printed text itself refers to.
-      "pl", "self", "tuple", "min", "max", "float"};
+      "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
+  return kKeywords;
+}
+
+}  // namespace
+
+const std::set<std::string>& reserved_names() {
+  static const std::set<std::string> kReserved = [] {
+    std::set<std::string> r(python_keywords().begin(), python_keywords().end());   // would break parsing
+    for (const char* n : {"pl", "self", "tuple", "min", "max", "float"}) r.insert(n);   // the printed text's own names
+    return r;
+  }();
   return kReserved;
 }
 
@@ -115,7 +129,7 @@ std::string op_spelling(const std::string& op) {
     // Tile ops without a top-level pl.<name> that means them (pl.read is tensor.read) print
     // through the namespace, so the text re-parses to the same op; Python keywords get a '_'.
     static const std::set<std::string> kNamespaced = {
-        "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "gather", "gather_compare",
+        "alloc", "arange", "batch_matmul_acc", "ci", "cos", "create", "extract", "fillpad_inplace", "gather", "gather_compare",
         "gather_mask", "gather_row", "get_subblock_idx", "mrgsort_format1", "mrgsort_format2", "read", "scatter",
         "scatter_mask", "scatter_update", "sin", "sort32", "tpop_from_aic", "tpop_from_aiv", "tpush_to_aic",
         "tpush_to_aiv", "transpose_view"};
@@ -155,3 +169,9 @@ bool is_op_call(const ExprPtr& e, const char* name) {
 }
 
 }  // namespace pypto::ir::printer_support
+
+namespace pypto::ir {
+
+bool IsPythonKeyword(std::string_view name) { return printer_support::python_keywords().count(name) > 0; }
+
+}  // namespace pypto::ir

@@ -7,6 +7,9 @@
 //                                             (tensor_compute_ops.cpp); a tensor operand that is
 //                                             still a global tensor is loaded whole:
 //                                             A = tile.load(a, [0, ..], a.shape)
+//                                             (so tensor.scatter(g, ..) scatters into a loaded
+//                                             copy: assemble or return the result to store it)
+//     tensor.gather_row(d, g, ..)          -> tile.gather_row(D, g, ..)   src g stays a tensor
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
 //     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
@@ -50,6 +53,7 @@
 
 namespace pypto::ir::ops {
 const std::vector<std::string>& tensor_compute_op_names();
+bool tensor_op_keeps_tensor(const std::string& name, size_t index);
 }
 
 namespace pypto::transforms {
@@ -87,7 +91,18 @@ class Converter : public IRMutator {
     const auto& compute = ops::tensor_compute_op_names();
     if (std::find(compute.begin(), compute.end(), name) != compute.end()) {
       std::vector<ExprPtr> tiles;
-      for (auto& a : args) tiles.push_back(as_tile(a, sp));
+      for (size_t k = 0; k < args.size(); ++k) {
+        if (ops::tensor_op_keeps_tensor(name, k)) {
+          PYPTO_USER_CHECK(is_tensor(args[k]), sp,
+                           "pl.tensor." << name << " reads its operand " << k
+                                        << " from a tensor, but inside the kernel it is a computed (tile) value",
+                           "pass a tensor parameter of the kernel (or a pl.slice of one), or copy the block with "
+                           "pl.slice and pl.assemble");
+          tiles.push_back(args[k]);
+        } else {
+          tiles.push_back(as_tile(args[k], sp));
+        }
+      }
       return Call::make_op("tile." + name, tiles, op->attrs, sp);
     }
     // A valid_shape (4th argument) becomes the valid box of the load / window (§10).
@@ -104,8 +119,9 @@ class Converter : public IRMutator {
       }
       std::vector<ExprPtr> a = {args[0], args[2], args[1]};
       if (args.size() == 4) a.push_back(args[3]);
-      Attrs load_attrs;   // drop_dims carries over; pad_value is only recorded on the slice
+      Attrs load_attrs;   // drop_dims and pad_value (the value outside the valid box) carry over
       if (op->attrs.count("drop_dims")) load_attrs["drop_dims"] = op->attrs.at("drop_dims");
+      if (op->attrs.count("pad_value")) load_attrs["pad_value"] = op->attrs.at("pad_value");
       return Call::make_op("tile.load", a, load_attrs, sp);
     }
     if (name == "assemble" && args.size() == 3) {

@@ -6,6 +6,7 @@
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/scope_carries.h"
 
 namespace pypto::transforms {
@@ -52,9 +53,55 @@ struct DefScan : IRVisitor {
   void visit_expr(const ExprPtr&) override {}
 };
 
+// The submit a statement runs when it is `tup = pl.submit(self.k, ...)` leaving out trailing Out
+// arguments (the runtime allocates them in the innermost scope), else null.
+const Submit* runtime_allocating_submit(const Stmt& s, const Program& program) {
+  auto* a = s.as<AssignStmt>();
+  auto* sub = a ? a->value->as<Submit>() : nullptr;
+  if (!sub) return nullptr;
+  FunctionPtr f = program.get(sub->callee);
+  return f && sub->args.size() < f->params.size() ? sub : nullptr;
+}
+
+// `stmt` (a runtime_allocating_submit) with each omitted Out argument passed explicitly as a
+// `pl.create_tensor` of the parameter's type, appended to `creates`; null when a parameter's
+// shape is not made of literals (the kernel's own symbols mean nothing in the caller).
+//   t = pl.submit(self.k, x)   ==>   y_out = pl.create_tensor([64, 64], dtype=pl.FP32)   (creates)
+//                                    t = pl.submit(self.k, x, y_out)
+StmtPtr pass_runtime_outputs_explicitly(const AssignStmt& stmt, const Program& program,
+                                        std::vector<StmtPtr>* creates) {
+  auto* sub = stmt.value->as<Submit>();
+  FunctionPtr f = program.get(sub->callee);
+  std::vector<ExprPtr> args = sub->args;
+  std::vector<ArgDirection> dirs = sub->arg_directions;
+  std::vector<StmtPtr> made;
+  for (size_t i = args.size(); i < f->params.size(); ++i) {
+    auto* tt = f->params[i]->type->as<TensorType>();
+    if (!tt || f->param_directions[i] != ParamDirection::Out) return nullptr;
+    for (auto& d : tt->shape)
+      if (!d->is<ConstInt>()) return nullptr;
+    Attrs attrs{{"dtype", std::string(to_string(tt->dtype))}};
+    if (tt->layout != Layout::ND) attrs["layout"] = std::string(to_string(tt->layout));
+    ExprPtr create = Call::make_op("tensor.create", {MakeTuple::make(tt->shape, stmt.span)}, attrs, stmt.span);
+    VarPtr v = Var::make(f->params[i]->name + "_out", create->type, stmt.span);
+    made.push_back(AssignStmt::make(v, create, stmt.span));
+    args.push_back(v);
+    if (!dirs.empty()) dirs.push_back(ArgDirection::Out);
+  }
+  auto* tt = sub->type->as<TupleType>();
+  std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // minus the TaskId
+  ExprPtr out = Submit::make(sub->callee, args, rets, sub->deps, sub->core_num, sub->sync_start,
+                             sub->allow_early_resolve, sub->timing_slot, sub->predicate, dirs, sub->span);
+  if (!compiler_dep_edges(*sub).empty()) out = with_compiler_dep_edges(out, compiler_dep_edges(*sub));
+  if (!dump_vars(*sub).empty()) out = with_dump_vars(out, dump_vars(*sub));
+  creates->insert(creates->end(), made.begin(), made.end());
+  return AssignStmt::make(stmt.var, out, stmt.span);
+}
+
 }  // namespace
 
-EscapeSplit SplitEscapingAllocations(const std::vector<StmtPtr>& stmts, const BufferRoots& roots, const char* what) {
+EscapeSplit SplitEscapingAllocations(const std::vector<StmtPtr>& stmts, const BufferRoots& roots,
+                                     const Program& program, const char* what) {
   EscapeSplit out;
   const YieldStmt* y = TrailingYield(stmts);
   std::map<const Var*, size_t> top;   // Var -> index of the top-level AssignStmt defining it
@@ -67,12 +114,15 @@ EscapeSplit SplitEscapingAllocations(const std::vector<StmtPtr>& stmts, const Bu
   }
 
   std::vector<bool> lift(stmts.size(), false);
+  std::vector<bool> explicit_outs(stmts.size(), false);   // runtime-allocating submits whose output escapes
   if (y) {
     for (auto& v : y->values) {
       for (const Var* r : roots.of(v)) {
         auto it = top.find(r);
         if (it != top.end() && is_create(*stmts[it->second])) {
           lift[it->second] = true;
+        } else if (it != top.end() && runtime_allocating_submit(*stmts[it->second], program)) {
+          explicit_outs[it->second] = true;
         } else if (it == top.end() && nested.defs.count(r)) {
           out.scope_ok = false;   // created in a nested body: no scope here, the enclosing one keeps it
         }
@@ -116,7 +166,24 @@ EscapeSplit SplitEscapingAllocations(const std::vector<StmtPtr>& stmts, const Bu
       work.push_back(it->second);
     }
   }
-  for (size_t k = 0; k < stmts.size(); ++k) (lift[k] ? out.lifted : out.rest).push_back(stmts[k]);
+  // A runtime-allocated output that escapes would be reclaimed at the end of the body's scope
+  // while the carry / if result still names it: allocate it before the scope like a create.
+  std::vector<StmtPtr> creates;
+  std::vector<StmtPtr> rewritten(stmts.size());
+  for (size_t k = 0; k < stmts.size(); ++k) {
+    if (!explicit_outs[k]) continue;
+    rewritten[k] = pass_runtime_outputs_explicitly(*stmts[k]->as<AssignStmt>(), program, &creates);
+    if (!rewritten[k]) {   // no literal shape to allocate it with: the enclosing scope keeps the body's tensors
+      out.scope_ok = false;
+      out.rest = stmts;
+      return out;
+    }
+  }
+  for (size_t k = 0; k < stmts.size(); ++k) {
+    if (lift[k]) out.lifted.push_back(stmts[k]);
+    else out.rest.push_back(rewritten[k] ? rewritten[k] : stmts[k]);
+  }
+  out.lifted.insert(out.lifted.end(), creates.begin(), creates.end());
   return out;
 }
 

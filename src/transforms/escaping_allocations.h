@@ -24,12 +24,20 @@ struct EscapeSplit {
   bool scope_ok = true;
 };
 
+// A `pl.submit` output the runtime allocates (a trailing Out argument left out) escapes the same
+// way: the runtime would reclaim it when the body's scope ends while the carry still names it.
+// It is passed explicitly, as a `pl.create_tensor` of the parameter's type placed before the scope:
+//       acc2, t = pl.submit(self.k, acc)      ==>     y_out = pl.create_tensor([64, 64], dtype=pl.FP32)
+//       acc3 = pl.yield_(acc2)                        with pl.scope():
+//                                                         acc2, t = pl.submit(self.k, acc, y_out); ...
+// (a parameter shape that is not literal leaves the body without its AUTO scope instead).
+//
 // Splits a for / if body's statements (`stmts`, flattened, ending with its YieldStmt if any).
 // `what` names the construct for messages ("loop", "if branch"). Throws a located UserError
 // when an escaping allocation's shape depends on a value computed by a task in the body.
-// Example: SplitEscapingAllocations({t = create, t1 = k(t), yield t1}, roots, "loop")
+// Example: SplitEscapingAllocations({t = create, t1 = k(t), yield t1}, roots, program, "loop")
 //          == {lifted: {t = create}, rest: {t1 = k(t), yield t1}, scope_ok: true}
 EscapeSplit SplitEscapingAllocations(const std::vector<ir::StmtPtr>& stmts, const BufferRoots& roots,
-                                     const char* what);
+                                     const ir::Program& program, const char* what);
 
 }  // namespace pypto::transforms

@@ -12,7 +12,8 @@
 //       around it define (a triangular nest keeps it inside) and it passes their carries
 //       straight through. A nested level with a leading_full remainder loop ends the chain:
 //       its remainder gets a scope of its own, after the level's outer loop, holding a fresh
-//       copy of the enclosing inner loops (their guards included) around the remainder;
+//       copy of the enclosing inner loops (their guards included) around the remainder (with a
+//       run-time step, the trip count SplitChunkedLoops computes before the level goes with it);
 //     - a remainder loop ("chunk_remainder") gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
 //       except yields, returns and pure scalar assignments, which stay in the orchestration.
@@ -67,6 +68,7 @@ struct Level {
   const ForStmt* inner;
   StmtPtr inner_self;
   const ForStmt* remainder = nullptr;   // a leading_full remainder loop after `outer` (last level only)
+  const Stmt* trips = nullptr;          // its run-time trip count `i_trips = ...` before `outer`
 };
 
 // `loop`'s body is `[stmt]` or `[stmt, yield]`: that stmt, else null.
@@ -78,10 +80,12 @@ StmtPtr SoleStmt(const StmtPtr& body) {
 
 // The next level inside an inner chunk loop's body, as SplitChunkedLoops builds it: `[i = ..., O]`
 // or guarded `[i = ..., if i < stop: O]` (with their trailing yields), O maybe followed by its
-// leading_full remainder loop R (whose carries start from O's results); else {null, null}.
+// leading_full remainder loop R (whose carries start from O's results) and, for a run-time
+// step, preceded by the trip count R reads (`[T = ..., O, R]`); else {null, null, null}.
 struct Nested {
   const ForStmt* outer = nullptr;
   const ForStmt* remainder = nullptr;
+  const AssignStmt* trips = nullptr;
 };
 Nested NestedOuter(const ForStmt& inner) {
   auto stmts = flatten_stmts(inner.body);
@@ -89,15 +93,17 @@ Nested NestedOuter(const ForStmt& inner) {
   stmts.erase(stmts.begin());
   if (StmtPtr s = SoleStmt(make_seq(stmts)); s && s->is<IfStmt>()) stmts = flatten_stmts(s->as<IfStmt>()->then_body);
   if (!stmts.empty() && stmts.back()->is<YieldStmt>()) stmts.pop_back();
+  const AssignStmt* trips = stmts.size() == 3 ? stmts[0]->as<AssignStmt>() : nullptr;
+  if (trips) stmts.erase(stmts.begin());
   auto* o = stmts.empty() ? nullptr : stmts[0]->as<ForStmt>();
   if (!o || Origin(*o) != "chunk_outer" || stmts.size() > 2) return {};
-  if (stmts.size() == 1) return {o, nullptr};
+  if (stmts.size() == 1) return {o, nullptr, nullptr};
   auto* r = stmts[1]->as<ForStmt>();
   if (!r || Origin(*r) != "chunk_remainder" || r->iter_args.size() != o->return_vars.size()) return {};
   for (size_t m = 0; m < r->iter_args.size(); ++m) {
     if (r->iter_args[m]->init.get() != o->return_vars[m].get()) return {};
   }
-  return {o, r};
+  return {o, r, trips};
 }
 
 // Every Var an expression reads.
@@ -126,9 +132,10 @@ struct VarDefs : IRVisitor {
   }
 };
 
-// Level k+1 may move out of level k's inner loop: its outer loop's bounds read nothing the inner
-// loops around it define, and its carries are theirs, passed straight through.
-bool Movable(const std::vector<Level>& chain, const ForStmt& next) {
+// Level k+1 may move out of level k's inner loop: its outer loop's bounds (and its run-time trip
+// count, when it has one) read nothing the inner loops around it define, and its carries are
+// theirs, passed straight through.
+bool Movable(const std::vector<Level>& chain, const ForStmt& next, const AssignStmt* trips) {
   const Level& last = chain.back();
   if (next.iter_args.size() != last.inner->iter_args.size()) return false;
   for (size_t m = 0; m < next.iter_args.size(); ++m) {
@@ -136,6 +143,7 @@ bool Movable(const std::vector<Level>& chain, const ForStmt& next) {
   }
   VarUses uses;
   for (const ExprPtr& e : {next.start, next.stop, next.step}) uses.visit_expr(e);
+  if (trips) uses.visit_expr(trips->value);
   for (const Level& l : chain) {
     VarDefs defs;
     defs.vars.insert(l.inner->loop_var.get());
@@ -155,7 +163,7 @@ bool Movable(const std::vector<Level>& chain, const ForStmt& next) {
 // nest must share no Var with the first).
 class NestBuilder : public IRMutator {
  public:
-  NestBuilder(std::unordered_map<const ForStmt*, StmtPtr> replace, std::unordered_set<const ForStmt*> drop,
+  NestBuilder(std::unordered_map<const ForStmt*, StmtPtr> replace, std::unordered_set<const Stmt*> drop,
               const std::vector<std::pair<VarPtr, VarPtr>>& remap, const StmtPtr* fresh_defs_of)
       : replace_(std::move(replace)), drop_(std::move(drop)) {
     for (auto& [from, to] : remap) {
@@ -172,8 +180,7 @@ class NestBuilder : public IRMutator {
     std::vector<StmtPtr> out;
     bool changed = false;
     for (const StmtPtr& st : op->stmts) {
-      auto* f = st->as<ForStmt>();
-      if (f && drop_.count(f)) {
+      if (drop_.count(st.get())) {
         changed = true;
         continue;
       }
@@ -209,7 +216,7 @@ class NestBuilder : public IRMutator {
   }
 
   std::unordered_map<const ForStmt*, StmtPtr> replace_;
-  std::unordered_set<const ForStmt*> drop_;
+  std::unordered_set<const Stmt*> drop_;
   VarDefs fresh_;
   bool fresh_on_ = false;
 };
@@ -264,6 +271,7 @@ class Interchanger : public IRMutator {
     std::vector<Level> chain;
     const ForStmt* o = &outer;
     const ForStmt* remainder = nullptr;
+    const Stmt* trips = nullptr;
     while (o) {
       StmtPtr i_self = SoleStmt(o->body);
       auto* inner = i_self ? i_self->as<ForStmt>() : nullptr;
@@ -282,11 +290,12 @@ class Interchanger : public IRMutator {
           if (ys[m].get() != inner->return_vars[m].get()) return wrap({self}, outer.span);
         }
       }
-      chain.push_back({o, inner, i_self, remainder});
+      chain.push_back({o, inner, i_self, remainder, trips});
       if (remainder) break;   // the level with a remainder ends the chain
       Nested next = NestedOuter(*inner);
-      o = next.outer && Movable(chain, *next.outer) ? next.outer : nullptr;
+      o = next.outer && Movable(chain, *next.outer, next.trips) ? next.outer : nullptr;
       remainder = o ? next.remainder : nullptr;
+      trips = o ? next.trips : nullptr;
     }
     if (chain.empty()) return wrap({self}, outer.span);
     for (const Level& l : chain) {
@@ -322,8 +331,10 @@ class Interchanger : public IRMutator {
         if (k > 0 && rem && k == last) remap.emplace_back(rem->return_vars[m], chain[k].inner->return_vars[m]);
       }
     }
-    std::unordered_set<const ForStmt*> drop;
+    // (A run-time step's trip count is read by the remainder only: it goes with the remainder.)
+    std::unordered_set<const Stmt*> drop;
     if (rem) drop.insert(rem);
+    if (chain[last].trips) drop.insert(chain[last].trips);
     NestBuilder nest(replace, drop, remap, nullptr);
     StmtPtr inner_nest = nest.mutate_stmt(chain[0].inner_self);
     // The remainder's nest: a fresh copy of the inner loops down to the last level, whose outer

@@ -20,6 +20,9 @@
 //           t = pl.create_tensor([16, 16], ...)       ==>        t = pl.create_tensor(...)
 //           t1 = self.k(x, t)                                    with pl.scope():
 //           acc2 = pl.yield_(t1)                                     t1 = ...; acc2 = pl.yield_(t1)
+//   A `pl.submit` output the runtime allocates (a trailing Out left out) that escapes is passed
+//   explicitly instead, as such a lifted `tensor.create` (the runtime would reclaim it with the
+//   body's scope while the carry still names it).
 // Input invariants: none. Other function types are left alone.
 // Output invariants: RuntimeScopesMaterialized. SSA is unchanged (a RuntimeScopeStmt binds
 //   nothing; trailing YieldStmts move into the scope with the rest of their body, so every
@@ -51,12 +54,13 @@ StmtPtr wrap(const StmtPtr& body, const Span& span) {
 
 // A for / if body wrapped in its AUTO scope, with the allocations that escape it placed before
 // that scope (§17); left unwrapped when one escapes from a nested body (see escaping_allocations.h).
-StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& roots, const char* what) {
+StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& roots, const Program& program,
+                     const char* what) {
   if (!body) return wrap(body, span);
   std::vector<StmtPtr> stmts = flatten_stmts(body);
   bool hand_scope = is_auto_scope(body);   // a hand-written `with pl.scope():` body: lift out of it
   if (hand_scope) stmts = flatten_stmts(flatten_stmts(body)[0]->as<RuntimeScopeStmt>()->body);
-  EscapeSplit split = SplitEscapingAllocations(stmts, roots, what);
+  EscapeSplit split = SplitEscapingAllocations(stmts, roots, program, what);
   if (!split.scope_ok) return body;
   if (split.lifted.empty()) return wrap(body, span);
   std::vector<StmtPtr> out = split.lifted;
@@ -66,7 +70,7 @@ StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& r
 
 class ScopeMaterializer : public IRMutator {
  public:
-  explicit ScopeMaterializer(const BufferRoots& roots) : roots_(roots) {}
+  ScopeMaterializer(const BufferRoots& roots, const Program& program) : roots_(roots), program_(program) {}
   // Only loop / branch bodies change: other statements (and their expressions) are kept, not walked.
   StmtPtr mutate_(const AssignStmt*, const StmtPtr& self) override { return self; }
   StmtPtr mutate_(const EvalStmt*, const StmtPtr& self) override { return self; }
@@ -82,7 +86,7 @@ class ScopeMaterializer : public IRMutator {
     StmtPtr s = IRMutator::mutate_(op, self);
     if (manual_depth_ > 0) return s;
     auto* f = s->as<ForStmt>();
-    StmtPtr body = wrap_lifting(f->body, f->span, roots_, "loop");
+    StmtPtr body = wrap_lifting(f->body, f->span, roots_, program_, "loop");
     if (body == f->body) return s;
     return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind,
                          f->attrs, f->span)
@@ -93,20 +97,21 @@ class ScopeMaterializer : public IRMutator {
     StmtPtr s = IRMutator::mutate_(op, self);
     if (manual_depth_ > 0) return s;
     auto* i = s->as<IfStmt>();
-    StmtPtr then_body = wrap_lifting(i->then_body, i->span, roots_, "branch");
-    StmtPtr else_body = i->else_body ? wrap_lifting(i->else_body, i->span, roots_, "branch") : nullptr;
+    StmtPtr then_body = wrap_lifting(i->then_body, i->span, roots_, program_, "branch");
+    StmtPtr else_body = i->else_body ? wrap_lifting(i->else_body, i->span, roots_, program_, "branch") : nullptr;
     if (then_body == i->then_body && else_body == i->else_body) return s;
     return IfStmt::make(i->cond, then_body, else_body, i->return_vars, i->span);
   }
 
  private:
   const BufferRoots& roots_;
+  const Program& program_;
   int manual_depth_ = 0;
 };
 
 FunctionPtr materialize(const ProgramPtr& program, const FunctionPtr& fn) {
   BufferRoots roots(*program, *fn, /*views_are_roots=*/false);
-  ScopeMaterializer m(roots);
+  ScopeMaterializer m(roots, *program);
   FunctionPtr f = m.mutate_function(fn);
   std::vector<StmtPtr> stmts = flatten_stmts(f->body);
   StmtPtr ret;

@@ -20,10 +20,14 @@
 //   chunks are `range(start, stop - (C - 1) * s, s * C)` and its remainder the last T % C
 //   iterations (T from a floor division by s, which is never 0 there).
 //   The new loops carry the attr loop_origin = "chunk_outer" / "chunk_inner" / "chunk_remainder"
-//   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped.
+//   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped. A run-time step's outer
+//   loop (step `s * C`, C > 1) also carries chunk_stride = C: the code generators compute that
+//   stride checked (pto2_chunk_stride / pypto_kernel::chunk_stride), so an overflowing
+//   `s * C` fails the run naming the DSL line instead of wrapping.
 // Input invariants: the parser's (chunk > 0; a loop with carries ends its body with a yield).
 // Output invariants: no ForStmt has a `chunk` attr.
-// Errors (located): a chunked loop whose constant step is 0.
+// Errors (located): a chunked loop whose constant step is 0; a constant step * chunk, or chunk
+//   arithmetic on constant bounds, that overflows int64.
 // Why: pl.auto_chunk lets the compiler pick kernel boundaries: one chunk of iterations per task.
 #include <unordered_map>
 #include <unordered_set>
@@ -41,6 +45,20 @@ namespace {
 
 ExprPtr Int(int64_t v, const Span& sp) { return ConstInt::make(v, DataType::INDEX, sp); }
 
+// x <op> y for constants, or a located error when the result leaves int64 (the bounds of a
+// chunked loop whose constants are near the int64 limits).
+int64_t Checked(BinaryOp op, int64_t x, int64_t y, const Span& sp) {
+  int64_t r = 0;
+  const bool overflow = op == BinaryOp::Add   ? __builtin_add_overflow(x, y, &r)
+                        : op == BinaryOp::Sub ? __builtin_sub_overflow(x, y, &r)
+                                              : __builtin_mul_overflow(x, y, &r);
+  PYPTO_USER_CHECK(!overflow, sp,
+                   "the bounds of this chunked loop overflow int64 (" << x << (op == BinaryOp::Add ? " + " : op == BinaryOp::Sub ? " - " : " * ")
+                                                                      << y << ")",
+                   "use start / stop / step values whose chunk arithmetic stays within int64");
+  return r;
+}
+
 // a <op> b, folded when both are constants.
 ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
   auto* x = a->as<ConstInt>();
@@ -48,13 +66,22 @@ ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
   if (x && y) {
     auto floordiv = [](int64_t p, int64_t q) { return p / q - ((p % q != 0) && ((p < 0) != (q < 0))); };
     switch (op) {
-      case BinaryOp::Add: return Int(x->value + y->value, sp);
-      case BinaryOp::Sub: return Int(x->value - y->value, sp);
-      case BinaryOp::Mul: return Int(x->value * y->value, sp);
+      case BinaryOp::Add:
+      case BinaryOp::Sub:
+      case BinaryOp::Mul: return Int(Checked(op, x->value, y->value, sp), sp);
       case BinaryOp::FloorDiv: return Int(floordiv(x->value, y->value), sp);
       case BinaryOp::Mod: return Int(x->value - floordiv(x->value, y->value) * y->value, sp);
       case BinaryOp::Max: return Int(std::max(x->value, y->value), sp);
-      default: break;
+      case BinaryOp::Div:   // the pass builds none of these (no `default:`: -Wswitch flags a new op)
+      case BinaryOp::Min:
+      case BinaryOp::Eq:
+      case BinaryOp::Ne:
+      case BinaryOp::Lt:
+      case BinaryOp::Le:
+      case BinaryOp::Gt:
+      case BinaryOp::Ge:
+      case BinaryOp::And:
+      case BinaryOp::Or: break;
     }
   }
   if (y && y->value == 0 && (op == BinaryOp::Add || op == BinaryOp::Sub)) return a;
@@ -132,6 +159,7 @@ Attrs OriginAttrs(const Attrs& loop_attrs, const char* origin) {
 struct ChunkPlan {
   ExprPtr start, stop, step;   // outer loop: `for co in range(start, stop, step)`
   bool base_index = false;     // co is the first index of its chunk (run-time step), else its number
+  int64_t checked_stride = 0;  // C when `step` is `s * C` for a run-time s: attr chunk_stride = C
 };
 
 class Splitter : public IRMutator {
@@ -149,6 +177,10 @@ class Splitter : public IRMutator {
     if (!f->step->is<ConstInt>()) return RuntimeStep(*f, C, guarded);
     const int64_t step = ConstOr(f->step, 0);
     PYPTO_USER_CHECK(step != 0, f->span, "a chunked loop needs a non-zero step", "write a non-zero step");
+    int64_t stride = 0;
+    PYPTO_USER_CHECK(!__builtin_mul_overflow(step, C, &stride), f->span,
+                     "step * chunk = " << step << " * " << C << " overflows int64 (a chunk's stride)",
+                     "use a smaller step or chunk");
     // T = max(ceil((stop - start) / step), 0)
     ExprPtr span_len = step > 0 ? Bin(BinaryOp::Sub, f->stop, f->start, sp) : Bin(BinaryOp::Sub, f->start, f->stop, sp);
     const int64_t astep = step > 0 ? step : -step;
@@ -206,10 +238,10 @@ class Splitter : public IRMutator {
   StmtPtr RuntimeStep(const ForStmt& f, int64_t C, bool guarded) {
     const Span& sp = f.span;
     ExprPtr chunk_step = Bin(BinaryOp::Mul, f.step, Int(C, sp), sp);
-    if (guarded) return Chunked(f, {f.start, f.stop, chunk_step, true}, true, f.return_vars);
+    if (guarded) return Chunked(f, {f.start, f.stop, chunk_step, true, C}, true, f.return_vars);
     ExprPtr full_stop = Bin(BinaryOp::Sub, f.stop, Bin(BinaryOp::Mul, Int(C - 1, sp), f.step, sp), sp);
     std::vector<VarPtr> mid = FreshLike(f.return_vars);
-    StmtPtr full = Chunked(f, {f.start, full_stop, chunk_step, true}, false, mid);
+    StmtPtr full = Chunked(f, {f.start, full_stop, chunk_step, true, C}, false, mid);
     ExprPtr nonzero = Cast::make(Cmp(BinaryOp::Ne, f.step, Int(0, sp), sp), DataType::INDEX, sp);
     ExprPtr zero = Cast::make(Cmp(BinaryOp::Eq, f.step, Int(0, sp), sp), DataType::INDEX, sp);
     ExprPtr safe_step = Bin(BinaryOp::Add, f.step, zero, sp);
@@ -286,8 +318,10 @@ class Splitter : public IRMutator {
                                   f.for_kind, OriginAttrs(f.attrs, "chunk_inner"), sp);
     std::vector<StmtPtr> outer_body{inner};
     if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
+    Attrs outer_attrs = OriginAttrs(f.attrs, "chunk_outer");
+    if (plan.checked_stride > 1) outer_attrs["chunk_stride"] = plan.checked_stride;
     return ForStmt::make(co, plan.start, plan.stop, plan.step, outer_ias, make_seq(outer_body, sp), results, f.for_kind,
-                         OriginAttrs(f.attrs, "chunk_outer"), sp);
+                         outer_attrs, sp);
   }
 };
 

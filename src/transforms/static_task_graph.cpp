@@ -440,7 +440,10 @@ class Interpreter {
         auto* s = static_cast<const Submit*>(e.get());
         return task(*e, s->callee, s->args, s->arg_directions, s);
       }
-      default: break;
+      // Statements are not values (no `default:`: -Wswitch flags a new expression kind).
+#define PYPTO_STMT_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
+        break;
     }
     refuse(std::string("the static task graph does not model ") + to_string(e->kind), e->span, kUseExecuted);
   }
@@ -845,7 +848,12 @@ class Interpreter {
           if (out) return out;
           break;
         }
-        default:
+        // flatten_stmts leaves no SeqStmts; pl.at scopes are outlined before the graph is read
+        // (no `default:`: -Wswitch flags a new statement kind).
+        case NodeKind::SeqStmts:
+        case NodeKind::ScopeStmt:
+#define PYPTO_EXPR_NODE(Name) case NodeKind::Name:
+#include "pypto/ir/node_kinds.def"
           refuse(std::string("the static task graph does not model ") + to_string(s->kind), s->span, kUseExecuted);
       }
     }

@@ -75,6 +75,7 @@ class HostVerifier {
   struct Target {
     int64_t array_size = 0;
     bool fence = false;   // a pl.parallel fence: one TaskId per iteration fills its slot
+    bool phi = false;     // a TaskId phi array of an if: one TaskId fills every slot
   };
 
   void use(const Var* v, const Span& span) const {
@@ -301,6 +302,13 @@ class HostVerifier {
     std::vector<Target> carries;
     for (auto& rv : s.return_vars) {
       carry_type(rv.get(), rv->span);
+      // A TaskId phi array: ResolveTaskIds stamps N slots when a branch yields a fence.
+      const TaskIdInfo* info = is_tid_scalar(rv->type) ? fn_.task_id_info(rv.get()) : nullptr;
+      if (info && info->slots > 0) {
+        fences_[rv.get()] = info->slots;
+        carries.push_back(Target{info->slots, false, true});
+        continue;
+      }
       carries.push_back(Target{array_size_of(rv->type), false});
     }
     targets_stack_.push_back(carries);
@@ -321,7 +329,7 @@ class HostVerifier {
       return;
     }
     if (value_is_array) return;
-    PYPTO_USER_CHECK(target.fence, value->span, "this yields one TaskId where an array of them is carried",
+    PYPTO_USER_CHECK(target.fence || target.phi, value->span, "this yields one TaskId where an array of them is carried",
                      "yield the array (after tids[k] = tid)");
   }
 

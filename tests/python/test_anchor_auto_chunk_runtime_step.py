@@ -40,7 +40,7 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
         def main(self, x: pl.Tensor[[64, 8], pl.FP32], n: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.INDEX],
                  y: pl.Out[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-                for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
+                for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), attrs={"loop_origin": "chunk_outer", "chunk_stride": 4}):
                     for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
                         i = i_chunk + i_in * s
                         if s > 0 and i < n or s < 0 and i > n:
@@ -51,7 +51,8 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
                         y_5 = pl.yield_(y_4)
                     y_6 = pl.yield_(y_5)
                 k_trips = max(0 - n // (s + pl.cast(s == 0, pl.INDEX)), 0)
-                for k_chunk, (y_7,) in pl.range(n, 0 - s, s * 2, init_values=(y_6,), attrs={"loop_origin": "chunk_outer"}):
+                for k_chunk, (y_7,) in pl.range(n, 0 - s, s * 2, init_values=(y_6,),
+                                                       attrs={"loop_origin": "chunk_outer", "chunk_stride": 2}):
                     for k_in, (y_8,) in pl.range(0, 2, 1, init_values=(y_7,), attrs={"loop_origin": "chunk_inner"}):
                         k = k_chunk + k_in * s
                         y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 8], [k * 4, 0]), [k * 4, 0])

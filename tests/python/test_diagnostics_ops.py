@@ -56,9 +56,10 @@ CASES = [
     ("pl.tile.mrgsort_format2(ta, ta, ta)", "tile.mrgsort_format2 is an accelerator-only op", "Accelerator-only"),
     ("pl.tile.mrgsort(ta, ta, ta)", "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op",
      "Accelerator-only"),
-    # the reference's tensor-only names point at the tile spelling, not at a look-alike (pl.sin -> 'min')
-    ("pl.sin(ta)", "unknown DSL function 'pl.sin'", "write pl.tile.sin(...) on a tile"),
-    ("pl.gather(ta, ti)", "unknown DSL function 'pl.gather'", "write pl.tile.gather(...) on a tile"),
+    # the reference's tensor-only names are tensor ops; on a tile they point at the tile spelling
+    ("pl.sin(ta)", "pl.sin is a tensor op (as in the reference DSL), got a tile", "on tiles write pl.tile.sin(...)"),
+    ("pl.gather(ta, ti)", "pl.gather is a tensor op (as in the reference DSL), got a tile",
+     "on tiles write pl.tile.gather(...)"),
 ]
 
 

@@ -90,6 +90,11 @@ FLOAT_OPS = {
     "assemble": ("pl.tile.assemble(ta, tr, [0, 5])", S,
                  lambda v: np.concatenate([v["a"][:, :5], v["r"], v["a"][:, 6:]], axis=1)),
     "fillpad": ("pl.fillpad(ta)", S, lambda v: v["a"]),
+    # valid regions (reference_ops.md §1.5, §9; more in test_kernel_valid_ops.py)
+    "set_validshape": ("pl.fillpad(pl.set_validshape(ta, 5, 7), 0)", S,
+                       lambda v: np.pad(v["a"][:5, :7], ((0, S[0] - 5), (0, S[1] - 7)))),
+    "fillpad_inplace": ("pl.tile.fillpad_inplace(pl.tile.slice(ta, [4, 8], [i, 2], [2, 3]), pl.PadValue.min)", [4, 8],
+                        lambda v: np.pad(v["a"][3:5, 2:5], ((0, 2), (0, 5)), constant_values=-np.inf)),
     "create": ("pl.create_tile([16, 32], dtype=pl.FP32)", S, lambda v: np.zeros(S)),
     "matmul_bias": ("pl.matmul_bias(tm, tw, tbias)", [M, N], lambda v: v["m"] @ v["w"] + v["bias"]),
     "gemv_bias": ("pl.gemv_bias(tm, tw, tbias)", [M, N], lambda v: v["m"] @ v["w"] + v["bias"]),

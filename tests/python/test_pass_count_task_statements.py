@@ -101,3 +101,52 @@ class P:
     assert small.get("main").task_statements == 63 and big.get("main").task_statements == 64
     assert "PYPTO_CALL_CHUNK {" not in codegen.generate_orchestration(small, "main", run_passes=False).code
     assert "PYPTO_CALL_CHUNK {" in codegen.generate_orchestration(big, "main", run_passes=False).code
+
+
+def test_ops_are_no_tasks_tasks_in_scopes_count_and_a_stale_stamp_is_recomputed():
+    # tensor.create / tensor.read are ops, not tasks; the submits inside the MANUAL scope and the
+    # call in the nested loop count; a stamp written by hand (task_statements=9) is replaced.
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, task_statements=9)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], counts: pl.Tensor[[4], pl.INDEX],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            tmp = pl.create_tensor([16, 16], dtype=pl.FP32)
+            m = pl.tensor.read(counts, [0])
+            with pl.manual_scope():
+                tmp2, t1 = pl.submit(self.k, a, tmp)
+                d2, t2 = pl.submit(self.k, tmp2, d, deps=[t1])
+            for i in pl.range(2):
+                for j in pl.range(m):
+                    d = self.k(a, d)
+            return d
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, task_statements=3)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], counts: pl.Tensor[[4], pl.INDEX],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            tmp = pl.create_tensor([16, 16], dtype=pl.FP32)
+            m = pl.tensor.read(counts, [0])
+            with pl.manual_scope():
+                tmp2, t1 = pl.submit(self.k, a, tmp)
+                d2, t2 = pl.submit(self.k, tmp2, d, deps=[t1])
+            for i in pl.range(2):
+                for j in pl.range(m):
+                    d = self.k(a, d)
+            return d
+
+    after = assert_pass(passes.CountTaskStatements(), Before, Expected)
+    assert after.get("main").task_statements == 3

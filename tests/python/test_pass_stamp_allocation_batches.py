@@ -123,3 +123,48 @@ def test_the_stamp_prints_parses_back_and_drives_the_batches():
     code = codegen.generate_orchestration(out, "main", run_passes=False).code
     assert "alloc_tensors(c_ci, e_ci)" in code, code
     assert code.count("alloc_tensors(") == 2
+
+
+def test_dynamic_dims_of_parameters_count_and_a_manual_scope_batches_before_it_opens():
+    # M is read from a's shape at entry: ready everywhere. In the MANUAL scope, w (shape [M, 16])
+    # is allocated before the scope opens; e's shape reads m, assigned inside it: not batched.
+    M = pl.dynamic("M")
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[M, 16], pl.FP32], counts: pl.Tensor[[4], pl.INDEX],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                w = pl.create_tensor([M, 16], dtype=pl.FP32)
+                m = pl.tensor.read(counts, [0])
+                e = pl.create_tensor([m, 16], dtype=pl.FP32)
+                out2, t = pl.submit(self.k, a, out)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[M, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, batched_creates=["w"])
+        def main(self, a: pl.Tensor[[M, 16], pl.FP32], counts: pl.Tensor[[4], pl.INDEX],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                w = pl.create_tensor([M, 16], dtype=pl.FP32)
+                m = pl.tensor.read(counts, [0])
+                e = pl.create_tensor([m, 16], dtype=pl.FP32)
+                out2, t = pl.submit(self.k, a, out)
+            return out
+
+    after = assert_pass(passes.StampAllocationBatches(), Before, Expected)
+    assert after.get("k").batched_creates == []   # kernels get no stamp

@@ -138,3 +138,61 @@ def test_an_entry_in_param_passed_to_an_upgraded_slot_is_refused():
     assert "'y' is an input (pl.In) parameter of 'main', but 'produce' writes its parameter 'y'" in msg, msg
     assert "test_pass_upgrade_written_param_directions.py:" in msg and "# the line" in msg, msg
     assert "pl.InOut[...]" in msg
+
+
+def test_before_expected_a_loop_carried_write_then_read_is_inout_and_declared_directions_stay():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Tensor[[16, 16], pl.FP32],
+              d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i, (acc,) in pl.range(2, init_values=(c,)):
+                acc2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], acc)
+                acc3 = pl.yield_(acc2)
+            t = pl.load(acc3, [0, 0], [16, 16])
+            d2 = pl.store(t, [0, 0], d)
+            return d2
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+              d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i, (acc,) in pl.range(2, init_values=(c,)):
+                acc2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], acc)
+                acc3 = pl.yield_(acc2)
+            t = pl.load(acc3, [0, 0], [16, 16])
+            d2 = pl.store(t, [0, 0], d)
+            return d2
+
+    assert_pass(passes.UpgradeWrittenParamDirections(), Before, Expected)
+
+
+def test_before_expected_a_group_and_its_kernel_follow_the_write():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.AIV)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Group)
+        def g(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = self.k(a, c)
+            return c
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.AIV)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Group)
+        def g(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = self.k(a, c)
+            return c
+
+    assert_pass(passes.UpgradeWrittenParamDirections(), Before, Expected)

@@ -88,8 +88,7 @@ def attr_value(ctx, node: ast.AST, name: str):
 
 # The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
 # as tile ops: the error points at the tile spelling instead of a look-alike name.
-_REFERENCE_TILE_ONLY = {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange", "sort32",
-                        "mrgsort"}
+_REFERENCE_TILE_ONLY = {"sort32", "mrgsort"}
 # Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
 _REFERENCE_WRAPPERS = {
     "tile.mrgsort": "tile.mrgsort (tile.mrgsort_format1 / _format2) is an accelerator-only op (the hardware "
@@ -121,7 +120,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
-    if spec.op == "tile.scatter_update":
+    if spec.op in ("tile.scatter_update", "tensor.scatter_update"):
         node = _scatter_update_dim_first(ctx, node)
     if not spec.params:
         info = ir.op_info(spec.op)     # an op without a listed signature: use the registry's
@@ -153,6 +152,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             attrs[pname] = init_value(ctx, anode)
         elif pname == "drop_dims":
             attrs[pname] = _drop_dims(ctx, node, anode, spec.op)
+        elif pname == "pad_value" and spec.op in _FILLPAD_OPS:
+            attrs[pname] = _fillpad_pad_value(ctx, anode, pl_name)
         elif pname in spec.attrs:
             attrs[pname] = attr_value(ctx, anode, pname)
             if pname in _LAYOUT_HINTS.get(spec.op, ()):
@@ -169,13 +170,41 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
-    if spec.op in ("tensor.slice", "tile.slice") and attrs.get("pad_value", "null") != "null" and len(args) < 4:
+    if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \
+            and len(args) < 4:
         ctx.src.warn(node, f"pad_value={attrs['pad_value']} without valid_shape= has no effect: every element of the "
                      "slice is valid")
     return call
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
+_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace")
+_FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
+
+
+def _fillpad_pad_value(ctx, node, pl_name: str) -> str:
+    """``pad_value=`` of fillpad (reference_ops.md §9): a ``pl.PadValue`` or a shorthand -> "zero" / "max" / "min".
+
+    ``0`` and ``0.0`` -> "zero", ``math.inf`` -> "max", ``-math.inf`` -> "min"; the printed IR form
+    ("zero", ...) re-parses. ``PadValue.null``, other numbers, NaN and bools are located errors."""
+    try:
+        v = eval_py(ctx, node)
+    except PyEvalFailure:
+        raise ctx.error(node, f"pl.{pl_name}: pad_value must be a compile-time constant, got '{ast.unparse(node)}'",
+                        help=_FILLPAD_HINT) from None
+    if isinstance(v, T.PadValue) and v is not T.PadValue.null:
+        return v.name
+    if isinstance(v, str) and v in ("zero", "max", "min"):
+        return v
+    if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if v == 0:
+            return "zero"
+        if v == float("inf"):
+            return "max"
+        if v == float("-inf"):
+            return "min"
+    what = "PadValue.null (no pad value)" if v is T.PadValue.null else ast.unparse(node)
+    raise ctx.error(node, f"pl.{pl_name}: pad_value {what} is not a fill value", help=_FILLPAD_HINT)
 
 
 def _drop_dims(ctx, call_node, node, op_name: str) -> list:
@@ -191,9 +220,15 @@ def _drop_dims(ctx, call_node, node, op_name: str) -> list:
             raise ctx.error(el, f"drop_dims entries must be int literals, got '{ast.unparse(el)}'")
         out.append(ir.ConstInt.make(v, ir.DataType.INDEX, ctx.span(el)))
     if op_name == "tensor.slice" and not in_kernel_site(ctx):
+        # Decision (docs/dsl.md, drop_dims=): anchor_features §10 gives an orchestration slice only its
+        # shape and offsets, and the runtime's Tensor::view keeps the rank (reshape needs a contiguous
+        # view), so the generated C++ cannot drop an axis and still compile against the real runtime.
         raise ctx.error(node, "drop_dims= of pl.tensor.slice is only supported inside kernels (where the slice "
-                        "becomes a load); an orchestration view keeps its rank",
-                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis")
+                        "becomes a load); an orchestration view keeps its rank: the runtime's Tensor::view cannot "
+                        "drop an axis",
+                        help="slice without drop_dims and pass the view to a kernel whose parameter keeps the axis "
+                             "(or drop it there: a kernel-side pl.tensor.slice(..., drop_dims=) is a load); for a "
+                             "contiguous slice, pl.reshape(view, shape) removes the axis")
     return out
 
 
@@ -284,6 +319,23 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def tensor_only_call(ctx, node: ast.Call, b: Builtin):
+    """The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` on a tensor is
+    `pl.tensor.sin(x)`, with the tile op's parameters; on a tile it is refused, naming the tile spelling.
+
+    `pl.gather(src, idx)` with tensors -> tensor.gather; `pl.sin(t)` with t a tile -> "write pl.tile.sin(t)"."""
+    evaluated = {}
+    if b.pl_name != "arange" and node.args and not isinstance(node.args[0], ast.Starred):
+        first = node.args[0]
+        x = evaluated[first] = eval_arg(ctx, first)
+        if isinstance(x.type, ir.TileType):
+            raise ctx.error(first, f"pl.{b.pl_name} is a tensor op (as in the reference DSL), got "
+                            f"{irtypes.describe(x.type)}", help=f"on tiles write pl.tile.{b.pl_name}(...)")
+        if not isinstance(x.type, ir.TensorType):
+            raise ctx.error(first, f"pl.{b.pl_name} needs a tensor, got {irtypes.describe(x.type)}")
+    return op_call(ctx, node, b.spec, b.pl_name, evaluated)
 
 
 def _max_min(ctx, node: ast.Call, b: Builtin):
@@ -753,6 +805,8 @@ def parse_call(ctx, node: ast.Call):
             return op_call(ctx, node, callee.spec, callee.pl_name)
         if k == "unified":
             return unified_call(ctx, node, callee)
+        if k == "tensor_only":
+            return tensor_only_call(ctx, node, callee)
         if k == "pipe_buffer":
             return pipe_buffer_call(ctx, node, callee.pl_name.split(".")[-1], callee.pl_name)
         if k == "initialize_pipe":

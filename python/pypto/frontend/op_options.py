@@ -41,7 +41,9 @@ def init_value(ctx, node: ast.AST) -> float:
 TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
     "add", "sub", "mul", "div", "maximum", "minimum", "adds", "subs", "muls", "divs", "maximums", "minimums",
     "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "row_max", "row_sum", "row_min",
-    "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "matmul", "matmul_acc", "cast", "full"))
+    "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "matmul", "matmul_acc", "cast", "full",
+    # the reference's tensor-only names (reference_ops.md §1.1)
+    "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"))
 # A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
 SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
                    "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",

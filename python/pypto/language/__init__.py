@@ -59,6 +59,7 @@ split, auto_chunk, optimizations = _builtins.split, _builtins.auto_chunk, _built
 reserve_buffer, import_peer_buffer, AUTO = _builtins.reserve_buffer, _builtins.import_peer_buffer, _builtins.AUTO
 aic_initialize_pipe, aiv_initialize_pipe = _builtins.aic_initialize_pipe, _builtins.aiv_initialize_pipe
 globals().update(_builtins.UNIFIED_OPS)     # pl.add, pl.slice & co. on tensors and tiles (anchor_features §9)
+globals().update(_builtins.TENSOR_ONLY_OPS)  # pl.sin, pl.gather & co. on tensors (reference_ops.md §1.1)
 
 
 def __getattr__(name):

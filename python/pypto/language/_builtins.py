@@ -67,7 +67,8 @@ _ROW_EXPAND = ("row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand
 def _tile_ops(prefix: str) -> dict:
     d = {
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
-                                                  "transpose", "drop_dims"), ("target_memory", "transpose", "drop_dims")),
+                                                  "transpose", "drop_dims", "pad_value"),
+                   ("target_memory", "transpose", "drop_dims", "pad_value")),
         "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
@@ -186,6 +187,7 @@ def _reference_tile_ops(prefix: str) -> dict:
         "min": op(prefix + "min", "tile.min", ("tile", "axis", "keepdim"), ("axis", "keepdim")),
         "concat": op(prefix + "concat", "tile.concat", ("src0", "src1")),
         "fillpad": op(prefix + "fillpad", "tile.fillpad", ("tile", "pad_value"), ("pad_value",)),
+        "set_validshape": op(prefix + "set_validshape", "tile.set_validshape", ("tile", "valid_rows", "valid_cols")),
         "create_tile": op(prefix + "create_tile", "tile.create", ("shape", "dtype", "target_memory"),
                           ("dtype", "target_memory")),
         "matmul_bias": op(prefix + "matmul_bias", "tile.matmul_bias", ("lhs", "rhs", "bias")),
@@ -195,6 +197,9 @@ def _reference_tile_ops(prefix: str) -> dict:
         "batch_matmul": op(prefix + "batch_matmul", "tile.batch_matmul", ("lhs", "rhs")),
         "mscatter": op(prefix + "mscatter", "tile.mscatter", ("src", "idx", "output_tensor")),
     }
+    if prefix == "tile.":   # pl.tile.fillpad_inplace only (reference_ops.md §9)
+        d["fillpad_inplace"] = op(prefix + "fillpad_inplace", "tile.fillpad_inplace", ("tile", "pad_value"),
+                                  ("pad_value",))
     for n in _REF_TILE_TILE:
         d[n] = op(prefix + n, "tile." + n, ("lhs", "rhs", "tmp") if n in ("rem", "xor") else ("lhs", "rhs"))
     for n in _REF_TILE_SCALAR:
@@ -231,6 +236,10 @@ def _unified(name: str) -> Builtin:
 
 
 UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED}
+# The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` is `pl.tensor.sin(x)`, with the
+# tile op's parameters; a tile operand is refused (the tile spelling is pl.tile.sin).
+TENSOR_ONLY_NAMES = ("sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange")
+TENSOR_ONLY_OPS = {n: Builtin(n, "tensor_only", OpSpec("tensor." + n)) for n in TENSOR_ONLY_NAMES}
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
 for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")), ("assemble", ("target", "source", "offset")),

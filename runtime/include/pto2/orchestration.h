@@ -127,3 +127,6 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
 /// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
 /// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);
+/// The stride `step * chunk` of a pl.auto_chunk loop whose step is known only at run time; an
+/// int64 overflow throws naming the DSL line. `const int64_t s4 = pto2_chunk_stride(s, 4, "prog.py", 9);`
+int64_t pto2_chunk_stride(int64_t step, int64_t chunk, const char* file, int32_t line);

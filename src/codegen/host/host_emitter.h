@@ -66,12 +66,15 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   // Declares the C++ carries of loop iter_args / if return_vars; returns their names.
   std::string declare_carry(const ir::Var* v, const std::string& init_text, const ir::Span& span);
 
-  // Where a loop / branch yield writes one value: a scalar or array variable, or the slot of
-  // the current iteration in a pl.parallel TaskId fence (`fence_loop` set).
+  // Where a loop / branch yield writes one value: a scalar or array variable, the slot of
+  // the current iteration in a pl.parallel TaskId fence (`fence_loop` set), or a TaskId phi
+  // array of an if (`phi` set: a branch's array is copied slot by slot, one TaskId is
+  // broadcast into every slot).
   struct YieldTarget {
     std::string text;
     int64_t array_size = 0;
     const ir::ForStmt* fence_loop = nullptr;
+    bool phi = false;
   };
   void emit_yield(const YieldTarget& target, const ir::ExprPtr& value);
 

@@ -266,6 +266,13 @@ void HostEmitter::emit_if(const IfStmt& s) {
       carries.push_back(YieldTarget{name, 0, nullptr});
       continue;
     }
+    if (const int64_t n = is_tid_scalar(rv->type) ? handle_array_size(rv.get()) : 0; n > 0) {
+      // A TaskId phi array (ResolveTaskIds stamps N slots: a branch yields a pl.parallel fence).
+      std::string name = fresh(GetSSABaseName(rv->name));
+      line("TaskHandle " + name + "[" + std::to_string(n) + "];");
+      carries.push_back(YieldTarget{name, n, nullptr, true});
+      continue;
+    }
     std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
                        : rv->type && rv->type->is<ArrayType>()      ? ""
                                                                     : "0";

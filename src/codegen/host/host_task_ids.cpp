@@ -13,6 +13,8 @@
 //   pl.parallel(4) TaskId carry       TaskHandle prev_1[4];  for (k) prev_1[k] = prev;
 //                                     ... prev_1[i] = t;  (each iteration its slot; the body
 //                                     sees the value from before the loop; consumers wait on all)
+//   if-result of such a fence         TaskHandle prev_5[4];  if (c) { for (k) prev_5[k] = prev_4[k]; }
+//                                     else { for (k) prev_5[k] = prev_1; }  (one TaskId: broadcast)
 //
 // The same forms as L2 orchestration, printed by the one shared TaskId lowering
 // (src/codegen/common/task_id_lowering.h) with TaskHandle for PTO2TaskId and submit_barrier
@@ -125,6 +127,10 @@ void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
   if (value_is_array) {
     if (text == target.text) return;  // updated in place
     task_ids_.copy_slots(target.text, text, target.array_size);
+    return;
+  }
+  if (target.phi) {   // one TaskId into a TaskId phi array: every slot waits on it
+    task_ids_.init_array(target.text, target.array_size, text, false, /*declared=*/true);
     return;
   }
   PYPTO_CHECK(target.fence_loop, "HOST codegen: one TaskId yielded to an array carry");

@@ -7,6 +7,7 @@
 //   tile.cmp(a, b) cmp_type   cmp_mask(dst, a, ar, ac, b, br, bc, m, n, mask_cols, mode)
 //   tile.col_sum(a)           col_reduce<S>(dst, a, m, n, Add{})
 //   tile.gather(src, idx)     if (!gather(ctx, dst, src, src_n, idx, n)) return;
+//   tile.part_add(a, b)       part_binary<S>(dst, a, ar, ac, avr, avc, b, ..., m, n, Add{})  (valid operands)
 #include "kernel_ops_util.h"
 
 #include "pypto/ir/attrs.h"
@@ -34,6 +35,21 @@ TileOpHandler TileScalar(const std::string& functor) {
     TileRef a = em.tile(call.args[0]);
     em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" +
             CType(dst.dtype) + ">(" + em.scalar(call.args[1]) + "), " + dst.numel() + ", " + Fn(functor) + ");");
+  };
+}
+
+// part_* (§3): op where both operands are valid, the valid one's value where just one is, 0 where
+// neither is. Operands without a valid shape are plain broadcast ops.
+TileOpHandler PartOp(const std::string& functor) {
+  return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef a = em.tile(call.args[0]), b = em.tile(call.args[1]);
+    if (!a.has_valid() && !b.has_valid()) {
+      TileTile(functor)(em, call, dst);
+      return;
+    }
+    em.line("pypto_kernel::part_binary" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + a.valid_rows() + ", " +
+            a.valid_cols() + ", " + View(b) + ", " + b.valid_rows() + ", " + b.valid_cols() + ", " + dst.rows() + ", " +
+            dst.cols() + ", " + Fn(functor) + ");");
   };
 }
 
@@ -107,9 +123,15 @@ TileOpHandler Expands() {
   };
 }
 
+// Row reductions read the valid box only (§1.5, §6).
 TileOpHandler RowReduceOp(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
+    if (a.has_valid()) {
+      em.line("pypto_kernel::row_reduce_valid" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.valid_rows() + ", " +
+              a.valid_cols() + ", " + a.cols() + ", " + Fn(functor) + ");");
+      return;
+    }
     em.line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
             ", " + Fn(functor) + ");");
   };
@@ -118,16 +140,18 @@ TileOpHandler RowReduceOp(const std::string& functor) {
 TileOpHandler RowExpandOp(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]), r = em.tile(call.args[1]);
-    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " + a.rows() +
-            ", " + a.cols() + ", " + Fn(functor) + ");");
+    em.line("pypto_kernel::row_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + r.buf + ", " +
+            dst.valid_rows() + ", " + a.cols() + ", " + Fn(functor) + ");");   // the valid rows (§1.5)
   };
 }
 
 TileOpHandler ColReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
-    em.line("pypto_kernel::col_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
-            ", " + Fn(functor) + ");");
+    // Only the valid rows are reduced (§1.5); whole rows keep the loop vectorisable, and the
+    // columns past the valid ones land outside the result's valid box.
+    em.line("pypto_kernel::col_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.valid_rows() + ", " +
+            a.cols() + ", " + Fn(functor) + ");");
   };
 }
 
@@ -139,17 +163,27 @@ TileOpHandler AxisReduce(const std::string& functor) {
     const int64_t rank = static_cast<int64_t>(a.dims.size());
     const int64_t axis = (IntAttr(call, "axis", 0) + rank) % rank;
     const bool rows = axis == rank - 1;
-    const std::string fn = rows && functor == "Add" ? "row_sum" : rows ? "row_reduce" : "col_reduce";
-    em.line("pypto_kernel::" + fn + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
-            (fn == "row_sum" ? std::string("") : ", " + Fn(functor)) + ");");
+    if (!rows) {   // the valid rows only (§1.5)
+      em.line("pypto_kernel::col_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.valid_rows() + ", " +
+              a.cols() + ", " + Fn(functor) + ");");
+      return;
+    }
+    std::string fn = functor == "Add" ? "row_sum" : "row_reduce";
+    std::string extents = a.rows() + ", " + a.cols();
+    if (a.has_valid()) {   // the valid box only (§1.5)
+      fn += "_valid";
+      extents = a.valid_rows() + ", " + a.valid_cols() + ", " + a.cols();
+    }
+    em.line("pypto_kernel::" + fn + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + extents +
+            (functor == "Add" ? std::string("") : ", " + Fn(functor)) + ");");
   };
 }
 
 TileOpHandler ColExpand(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]), c = em.tile(call.args[1]);
-    em.line("pypto_kernel::col_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + c.buf + ", " + a.rows() +
-            ", " + a.cols() + ", " + Fn(functor) + ");");
+    em.line("pypto_kernel::col_expand" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + c.buf + ", " +
+            dst.valid_rows() + ", " + a.cols() + ", " + Fn(functor) + ");");   // the valid rows (§1.5)
   };
 }
 
@@ -167,18 +201,41 @@ TileOpHandler CopyOp() {   // reshape: the same elements in row-major order
   };
 }
 
-// fillpad (§10): the valid box of the operand, the pad value outside it; a copy for a fully valid tile.
-TileOpHandler FillPad() {
+}  // namespace
+
+void EmitPadOutsideValid(KernelEmitter& em, const Call& call, const TileRef& t, bool zero_filled) {
+  auto* pad = attr_get<std::string>(call.attrs, "pad_value");
+  if (!t.has_valid() || !pad || *pad == "null" || (zero_filled && *pad == "zero")) return;
+  const int mode = *pad == "zero" ? 0 : *pad == "max" ? 1 : 2;
+  em.line("pypto_kernel::fillpad_valid(" + t.buf + ", " + t.buf + ", " + t.rows() + ", " + t.cols() + ", " +
+          t.valid_rows() + ", " + t.valid_cols() + ", " + std::to_string(mode) + ");");
+}
+
+namespace {
+
+// fillpad (§10): the valid box of the operand, the pad value outside it; a copy for a fully valid
+// tile. fillpad_inplace pads the operand's own buffer, then the result is a copy of it.
+TileOpHandler FillPad(bool inplace) {
+  return [inplace](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef a = em.tile(call.args[0]);
+    const std::string into = inplace ? a.buf : dst.buf;
+    if (a.has_valid()) {
+      auto* pad = attr_get<std::string>(call.attrs, "pad_value");
+      const int mode = !pad || *pad == "zero" ? 0 : *pad == "max" ? 1 : 2;
+      em.line("pypto_kernel::fillpad_valid(" + into + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ", " +
+              a.valid_rows() + ", " + a.valid_cols() + ", " + std::to_string(mode) + ");");
+    }
+    if ((inplace || !a.has_valid()) && dst.buf != a.buf) {
+      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
+    }
+  };
+}
+
+// set_validshape (§9): metadata only; the result's declaration checked the new extents.
+TileOpHandler SetValidShape() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
-    if (!a.has_valid()) {
-      em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
-      return;
-    }
-    auto* pad = attr_get<std::string>(call.attrs, "pad_value");
-    const int mode = !pad || *pad == "zero" ? 0 : *pad == "max" ? 1 : 2;
-    em.line("pypto_kernel::fillpad_valid(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() + ", " +
-            a.valid_rows() + ", " + a.valid_cols() + ", " + std::to_string(mode) + ");");
+    if (dst.buf != a.buf) em.line("pypto_kernel::copy(" + dst.buf + ", " + a.buf + ", " + dst.numel() + ");");
   };
 }
 
@@ -206,6 +263,7 @@ TileOpHandler Block(bool is_slice) {
     em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
             "), static_cast<int64_t>(" + c0 + "), " + dst.rows() + ", " + dst.cols() + ", \"" + call.callee +
             "\")) return;");
+    if (is_slice) EmitPadOutsideValid(em, call, dst, /*zero_filled=*/false);
   };
 }
 
@@ -234,6 +292,11 @@ TileOpHandler Arange() {
 TileOpHandler Gather() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef s = em.tile(call.args[0]), i = em.tile(call.args[1]);
+    if (i.has_valid()) {   // only the indices' valid box is read (§1.5)
+      em.line("if (!pypto_kernel::gather_valid(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf +
+              ", " + i.rows() + ", " + i.cols() + ", " + i.valid_rows() + ", " + i.valid_cols() + ")) return;");
+      return;
+    }
     em.line("if (!pypto_kernel::gather(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf + ", " +
             i.numel() + ")) return;");
   };
@@ -242,6 +305,12 @@ TileOpHandler Gather() {
 TileOpHandler Scatter() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]), i = em.tile(call.args[2]);
+    if (s.has_valid() || i.has_valid()) {   // only the valid box of src and indexes is scattered (§1.5)
+      em.line("if (!pypto_kernel::scatter_valid(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf +
+              ", " + i.buf + ", " + s.rows() + ", " + s.cols() + ", std::min<int64_t>(" + s.valid_rows() + ", " +
+              i.valid_rows() + "), std::min<int64_t>(" + s.valid_cols() + ", " + i.valid_cols() + "))) return;");
+      return;
+    }
     em.line("if (!pypto_kernel::scatter(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf + ", " +
             i.buf + ", " + s.numel() + ")) return;");
   };
@@ -304,8 +373,12 @@ TileOpHandler BatchMatmul(bool acc) {
 void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops) {
   for (auto [op, fn] : std::vector<std::pair<const char*, const char*>>{
            {"rem", "Rem"}, {"and", "And"}, {"or", "Or"}, {"xor", "Xor"}, {"shl", "Shl"}, {"shr", "Shr"},
-           {"part_add", "Add"}, {"part_mul", "Mul"}, {"part_max", "Max"}, {"part_min", "Min"}, {"prelu", "LRelu"}}) {
+           {"prelu", "LRelu"}}) {
     ops[std::string("tile.") + op] = TileTile(fn);
+  }
+  for (auto [op, fn] : std::vector<std::pair<const char*, const char*>>{
+           {"part_add", "Add"}, {"part_mul", "Mul"}, {"part_max", "Max"}, {"part_min", "Min"}}) {
+    ops[std::string("tile.") + op] = PartOp(fn);
   }
   for (auto [op, fn] : std::vector<std::pair<const char*, const char*>>{
            {"adds", "Add"}, {"subs", "Sub"}, {"muls", "Mul"}, {"divs", "Div"}, {"maximums", "Max"},
@@ -346,7 +419,9 @@ void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops) {
   ops["tile.transpose"] = Transpose();
   ops["tile.transpose_view"] = Transpose();
   ops["tile.reshape"] = CopyOp();
-  ops["tile.fillpad"] = FillPad();
+  ops["tile.fillpad"] = FillPad(false);
+  ops["tile.fillpad_inplace"] = FillPad(true);
+  ops["tile.set_validshape"] = SetValidShape();
   ops["tile.concat"] = Concat();
   ops["tile.extract"] = Block(false);
   ops["tile.slice"] = Block(true);

@@ -22,6 +22,11 @@ inline std::string View(const TileRef& t) { return t.buf + ", " + t.rows() + ", 
 std::string DeclArg(KernelEmitter& em, const ir::TensorType* tt, int tensor_index);
 // An integer attr of the call (`def` when absent; type inference has checked it).
 int64_t IntAttr(const ir::Call& call, const std::string& key, int64_t def);
+// The pad_value attr of a slice / load (spec reference_ops.md §9): writes the pad value into the
+// elements of `t` outside its valid box; nothing for a fully valid tile, for "null" / no attr,
+// and for "zero" when the op already zero-filled (`zero_filled`).
+//   tile.slice(x, [8, 16], [0, 0], [3, 16]) pad_value="max"  ->  fillpad_valid(t, t, 8, 16, 3, 16, 1);
+void EmitPadOutsideValid(KernelEmitter& em, const ir::Call& call, const TileRef& t, bool zero_filled);
 
 // Registers the handlers of the reference op families (kernel_ops_reference.cpp).
 void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops);

@@ -121,7 +121,17 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
     case BinaryOp::Mod: return "pypto_kernel::pymod<" + ct + ">" + args;
     case BinaryOp::Min: return "std::min<" + ct + ">" + args;
     case BinaryOp::Max: return "std::max<" + ct + ">" + args;
-    default: break;
+    case BinaryOp::Add:   // the others have a C++ operator (no `default:`: -Wswitch flags a new op)
+    case BinaryOp::Sub:
+    case BinaryOp::Mul:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or: break;
   }
   throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }

@@ -100,6 +100,7 @@ TileOpHandler Load() {
             "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(off.size()) + ", " + o + ", " + s + valid + ", \"" +
             em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
     if (transpose) em.line("pypto_kernel::transpose(" + dst.buf + ", " + box.buf + ", " + box.rows() + ", " + box.cols() + ");");
+    EmitPadOutsideValid(em, call, dst, /*zero_filled=*/true);
   };
 }
 

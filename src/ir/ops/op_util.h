@@ -16,6 +16,8 @@ void register_tensor_ops(OpRegistry& r);
 void register_tensor_compute_ops(OpRegistry& r);   // tensor.<op> mirrors of tile ops (tensor_compute_ops.cpp)
 // The <op> names of those mirrors: {"add", "sub", ..., "matmul", "cast", "full"}.
 const std::vector<std::string>& tensor_compute_op_names();
+// Whether operand `index` of mirror tensor.<name> stays a tensor in the tile op (gather_row's src).
+bool tensor_op_keeps_tensor(const std::string& name, size_t index);
 void register_tile_ops(OpRegistry& r);
 void register_system_ops(OpRegistry& r);
 void register_pipe_buffer_ops(OpRegistry& r);   // system_pipe_buffer_ops.cpp (anchor_features §8)

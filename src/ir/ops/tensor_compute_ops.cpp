@@ -8,6 +8,11 @@
 //   tensor.muls(a[16, 16], 2.0)          -> Tensor[[16, 16], FP32]
 //   tensor.matmul(a[16, 32], b[32, 8])   -> Tensor[[16, 8], FP32]
 //   tensor.full([16, 16], 0.0) dtype=FP32 -> Tensor[[16, 16], FP32]
+//   tensor.gather(src[4, 8], idx[2, 8])  -> Tensor[[2, 8], FP32]     (indices' shape, src's dtype)
+//   tensor.arange(3, [1, 32]) dtype=INT32 -> Tensor[[1, 32], INT32]
+// The reference's tensor-only names (reference_ops.md §1.1: sin, cos, gather, scatter,
+// scatter_update, gather_row, arange) are mirrored the same way. gather_row reads its `src`
+// from a tensor, so that operand stays a tensor (tensor_op_keeps_tensor).
 #include "op_util.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/op_registry.h"
@@ -19,11 +24,39 @@ const std::vector<std::string>& tensor_compute_op_names() {
       "add",  "sub",  "mul",  "div",  "maximum", "minimum", "adds", "subs",    "muls",    "divs",
       "maximums", "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu",
       "row_max", "row_sum", "row_min", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
-      "matmul", "matmul_acc", "cast", "full"};
+      "matmul", "matmul_acc", "cast", "full",
+      // reference tensor-only names (reference_ops.md §1.1)
+      "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"};
   return names;
 }
 
+bool tensor_op_keeps_tensor(const std::string& name, size_t index) { return name == "gather_row" && index == 1; }
+
 namespace {
+
+// The reference's tensor-only names: their tile rule's errors are reworded for the tensor form.
+bool is_reference_tensor_only(const std::string& op) {
+  for (const char* n : {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"}) {
+    if (op == n) return true;
+  }
+  return false;
+}
+
+// "tile.gather: argument 'src' must be a 2-D tile, got Tile[[2, 4, 8], FP32]" ->
+// "tensor.gather: argument 'src' must be a 2-D tensor, got Tensor[[2, 4, 8], FP32]".
+std::string as_tensor_wording(std::string text, const std::string& op) {
+  auto replace_all = [&text](const std::string& from, const std::string& to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+  };
+  replace_all("tile." + op, "tensor." + op);
+  replace_all("Tile[", "Tensor[");
+  replace_all("-D tile", "-D tensor");
+  replace_all("pl.cast(tile,", "pl.cast(x,");
+  replace_all("the tile", "the tensor");
+  return text;
+}
 
 // `e` seen as a Vec tile when it is a tensor (a placeholder Var of the tile type), else as is.
 ExprPtr as_tile_operand(const ExprPtr& e) {
@@ -46,12 +79,20 @@ void register_tensor_compute_ops(OpRegistry& r) {
     info.infer = [tile_infer, name](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
       std::vector<ExprPtr> tiles;
       tiles.reserve(args.size());
-      for (auto& a : args) {
+      const std::string op = name.substr(7);
+      for (size_t k = 0; k < args.size(); ++k) {
+        const ExprPtr& a = args[k];
         PYPTO_USER_CHECK(!a->type->is<TileType>(), span, name << ": cannot mix Tensor and Tile arguments",
                          "load the tensor with pl.load, or use the tile form of the op");
-        tiles.push_back(as_tile_operand(a));
+        tiles.push_back(tensor_op_keeps_tensor(op, k) ? a : as_tile_operand(a));
       }
-      TypePtr t = tile_infer(tiles, attrs, span);
+      TypePtr t;
+      try {
+        t = tile_infer(tiles, attrs, span);
+      } catch (const UserError& e) {
+        if (!is_reference_tensor_only(op)) throw;
+        throw UserError(as_tensor_wording(e.message(), op), e.span(), as_tensor_wording(e.help(), op));
+      }
       auto* tt = t->as<TileType>();
       PYPTO_CHECK(tt, name << ": the tile rule returned a non-tile type");
       return TensorType::make(tt->shape, tt->dtype);

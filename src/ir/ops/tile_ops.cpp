@@ -159,11 +159,14 @@ std::vector<ExprPtr> matmul_shape(const std::string& op, const TileType* a, cons
 void register_tile_ops(OpRegistry& r) {
   // The 4th argument is the valid box (spec anchor_features §10); it defaults to `shapes` and the
   // frontend leaves it out then. transpose=True (Mat only) swaps the tile's last two dims.
+  // pad_value (a kernel-side tensor.slice's, pl.PadValue.*) is what the elements outside the
+  // valid box read as ("zero", the default, "max", "min").
   tile_helpers::add_op_opt(r, "tile.load", {"tensor", "offsets", "shapes", "valid_shapes"}, 3,
-         {"target_memory", "transpose", "drop_dims"},
+         {"target_memory", "transpose", "drop_dims", "pad_value"},
          "Load a 1-D or 2-D block of a tensor at offsets into a tile; only the valid box is read.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_tensor("tile.load", "tensor", args[0], span);
+           tile_helpers::check_pad_value("tile.load", attrs, span);
            auto offsets = expect_int_list("tile.load", "offsets", args[1], span);
            auto shapes = expect_int_list("tile.load", "shapes", args[2], span);
            PYPTO_USER_CHECK(!shapes.empty(), span, "tile.load: shapes is empty",

@@ -129,6 +129,16 @@ void register_tile_access_ops(OpRegistry& r) {
                                                       << " is outside the tile's " << n,
                            "");
         }
+        // The src block [so, so + shapes) against the tensor's declared extents (a smaller run-time
+        // view is clipped; one past the declared shape always fails the run).
+        for (int k = 0; k < 2; ++k) {
+          auto* c = soff[k]->as<ConstInt>();
+          const int64_t o = c ? c->value : 0, r = const_or(shp[k], -1), n = const_or(s->shape[k], -1);
+          PYPTO_USER_CHECK(o >= 0 && (!c || r < 0 || n < 0 || o + r <= n), span,
+                           "tile.gather_row: block [" << o << ", " << o + r << ") of src dimension " << k
+                                                      << " is outside the tensor's " << n,
+                           "src_offset + shapes must stay within the src tensor's shape");
+        }
         return args[0]->type;
       });
   add_op(r, "tile.get_subblock_idx", {}, {}, "Which vector lane runs a split kernel; always 0 on the CPU.",

@@ -168,18 +168,42 @@ void register_tile_layout_ops(OpRegistry& r) {
            }
            return args[0]->type;
          });
-  add_op(r, "tile.fillpad", {"tile"}, {"pad_value"},
-         "Same tile, fully valid, with the elements outside the operand's valid region set to the pad value.",
-         [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
-           auto* t = expect_tile("tile.fillpad", "tile", args[0], span);
-           auto it = attrs.find("pad_value");
-           if (it != attrs.end()) {
-             auto* s = std::get_if<std::string>(&it->second);
-             PYPTO_USER_CHECK(s && (*s == "zero" || *s == "max" || *s == "min"), span,
-                              "tile.fillpad: pad_value must be PadValue.zero, .max or .min",
-                              "e.g. pad_value=\"zero\"");
+  // fillpad / fillpad_inplace (§9): fully valid results; the frontend maps the shorthands 0, 0.0,
+  // math.inf and -math.inf to "zero", "max" and "min". fillpad_inplace writes its input's buffer.
+  for (const char* name : {"tile.fillpad", "tile.fillpad_inplace"}) {
+    const std::string op = name;
+    add_op(r, op, {"tile"}, {"pad_value"},
+           op == "tile.fillpad"
+               ? "Same tile, fully valid, with the elements outside the operand's valid region set to the pad value."
+               : "fillpad in place: the operand's own buffer gets the pad value outside its valid region.",
+           [op](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
+             auto* t = expect_tile(op, "tile", args[0], span);
+             auto it = attrs.find("pad_value");
+             if (it != attrs.end()) {
+               auto* s = std::get_if<std::string>(&it->second);
+               PYPTO_USER_CHECK(s && (*s == "zero" || *s == "max" || *s == "min"), span,
+                                op << ": pad_value must be PadValue.zero, .max or .min",
+                                "e.g. pad_value=pl.PadValue.zero, or the shorthands 0, 0.0, math.inf, -math.inf");
+             }
+             return TileType::make(t->shape, t->dtype, t->memory);
+           });
+  }
+  // set_validshape (§9): metadata only, the tile with a new valid region [valid_rows, valid_cols].
+  add_op(r, "tile.set_validshape", {"tile", "valid_rows", "valid_cols"}, {},
+         "The same 2-D tile with the valid region [valid_rows, valid_cols] (0 <= valid <= dim).",
+         [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
+           auto* t = expect_2d("tile.set_validshape", "tile", args[0], span);
+           expect_int_scalar("tile.set_validshape", "valid_rows", args[1], span);
+           expect_int_scalar("tile.set_validshape", "valid_cols", args[2], span);
+           for (int i = 0; i < 2; ++i) {
+             auto* v = args[1 + i]->as<ConstInt>();
+             const int64_t dim = const_dim(t->shape[i]);
+             PYPTO_USER_CHECK(!v || (v->value >= 0 && (dim < 0 || v->value <= dim)), span,
+                              "tile.set_validshape: " << (i ? "valid_cols " : "valid_rows ") << v->value
+                                                      << " is outside [0, " << describe(t->shape[i]) << "]",
+                              "the valid region lies inside the tile " + describe_shape(t->shape));
            }
-           return TileType::make(t->shape, t->dtype, t->memory);
+           return TileType::make(t->shape, t->dtype, t->memory, {args[1], args[2]});
          });
   add_op(r, "tile.create", {"shape"}, {"dtype", "target_memory", "transpose"},
          "A new zero-filled tile of a static positive shape.",
@@ -216,7 +240,7 @@ void register_tile_layout_ops(OpRegistry& r) {
                expect_dtype_in("tile.gather", "src", s->dtype,
                                {DataType::FP16, DataType::FP32, DataType::INT16, DataType::INT32}, span);
                expect_dtype_in("tile.gather", "indices", i->dtype, {DataType::INT32}, span);
-               return TileType::make(i->shape, s->dtype, MemorySpace::Vec);
+               return TileType::make(i->shape, s->dtype, MemorySpace::Vec, i->valid_shape);   // indices' valid box
              });
   add_op(r, "tile.scatter", {"dst", "src", "indexes"}, {},
          "dst.flat[indexes[i, j]] = src[i, j] in row-major order (last write wins); the result is the updated dst.",

@@ -27,7 +27,10 @@ void add_col_reduce(OpRegistry& r, const std::string& name, const std::string& w
                  PYPTO_USER_CHECK(t->dtype == a->dtype, span, op << ": requires tmp_tile dtype to match the input's",
                                   "");
                }
-               return TileType::make({ConstInt::make(1), a->shape[1]}, a->dtype, MemorySpace::Vec);
+               // The rows are reduced; the valid columns stay valid (spec reference_ops.md §1.5).
+               std::vector<ExprPtr> valid;
+               if (a->has_valid_shape()) valid = {ConstInt::make(1), a->valid_shape[1]};
+               return TileType::make({ConstInt::make(1), a->shape[1]}, a->dtype, MemorySpace::Vec, std::move(valid));
              });
 }
 
@@ -49,7 +52,8 @@ void add_expand(OpRegistry& r, const std::string& name, const std::string& what,
                             row ? "compute the row operand with pl.row_max / pl.row_sum / pl.row_min"
                                 : "compute the column operand with pl.col_max / pl.col_sum / pl.col_min");
            same_dtype(op, args[0], args[1], span);
-           return TileType::make(a->shape, a->dtype, MemorySpace::Vec);
+           // The tile's valid region (the vector's where the tile has none: §1.5, broadcast rule).
+           return TileType::make(a->shape, a->dtype, MemorySpace::Vec, broadcast_valid(a, v, a->shape));
          });
 }
 
@@ -70,13 +74,15 @@ void register_tile_reduce_ops(OpRegistry& r) {
              PYPTO_USER_CHECK(axis >= -rank && axis < rank && rank <= 2, span,
                               op << ": axis " << axis << " is out of range for a tile of rank " << rank, "");
              axis = (axis + rank) % rank;
-             std::vector<ExprPtr> shape = t->shape;
+             std::vector<ExprPtr> shape = t->shape, valid = t->valid_shape;   // valid: §1.5, as the shape
              if (keep) shape[static_cast<size_t>(axis)] = ConstInt::make(1);
              else shape.erase(shape.begin() + axis);
+             if (!valid.empty() && keep) valid[static_cast<size_t>(axis)] = ConstInt::make(1);
+             else if (!valid.empty()) valid.erase(valid.begin() + axis);
              PYPTO_USER_CHECK(!shape.empty(), span,
                               op << ": reducing a 1-D tile to a scalar is not supported in CPU kernels",
                               "pass keepdim=True to get a [1] tile");
-             return TileType::make(std::move(shape), t->dtype, MemorySpace::Vec);
+             return TileType::make(std::move(shape), t->dtype, MemorySpace::Vec, std::move(valid));
            });
   }
 
@@ -84,7 +90,9 @@ void register_tile_reduce_ops(OpRegistry& r) {
              [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
                auto* a = expect_2d("tile.row_prod", "tile", args[0], span);
                optional_tile("tile.row_prod", "tmp_tile", args, 1, span);
-               return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, MemorySpace::Vec);
+               std::vector<ExprPtr> valid;   // [valid_rows, 1] (§1.5)
+               if (a->has_valid_shape()) valid = {a->valid_shape[0], ConstInt::make(1)};
+               return TileType::make({a->shape[0], ConstInt::make(1)}, a->dtype, MemorySpace::Vec, std::move(valid));
              });
   add_col_reduce(r, "col_sum", "sum", true);
   add_col_reduce(r, "col_max", "maximum", false);

@@ -27,7 +27,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     PTO2_SCOPE() {
         int64_t up = (int64_t)((s > 0));
         const int64_t i_chunk_start = n * (1 - up);
-        const int64_t i_chunk_step = s * 4;
+        const int64_t i_chunk_step = pto2_chunk_stride(s, 4, "program.py", 16);
         const uint64_t i_chunk_count = pto2_range_count(i_chunk_start, (n * up) - (1 - up), i_chunk_step, "program.py", 16);
         for (uint64_t i_chunk_k = 0; i_chunk_k < i_chunk_count; ++i_chunk_k) {
             const int64_t i_chunk = (int64_t)((uint64_t)i_chunk_start + i_chunk_k * (uint64_t)i_chunk_step);

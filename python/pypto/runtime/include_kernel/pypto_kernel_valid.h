@@ -154,4 +154,81 @@ inline void matmul_valid(C* dst, const C* acc, const A* a, const B* b, int64_t m
   round_to<S>(dst, m * n);
 }
 
+// part_add / part_mul / part_max / part_min (reference_ops.md §3, ISA TPARTADD): over the [m, n]
+// result, op(a, b) where both operands are valid, a copy of the only valid one where just one is,
+// 0 where neither is. Operand x is [xr, xc] (xr in {1, m}, xc in {1, n}, broadcast as in
+// binary_bcast) with the valid box [0, xvr) x [0, xvc). Equal, fully valid operands take the
+// vectorised binary path.
+template <Storage S, class C, class Op>
+inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr, int64_t avc, const C* b, int64_t br,
+                        int64_t bc, int64_t bvr, int64_t bvc, int64_t m, int64_t n, Op op) {
+  if (avr == ar && avc == ac && bvr == br && bvc == bc) {
+    binary_bcast<S>(dst, a, ar, ac, b, br, bc, m, n, op);
+    return;
+  }
+  Unaliased<C> ua(a, dst, ar * ac), ub(b, dst, br * bc);
+  for (int64_t i = 0; i < m; ++i) {
+    const int64_t ia = ar == 1 ? 0 : i, ib = br == 1 ? 0 : i;
+    const C* ra = ua.p + ia * ac;
+    const C* rb = ub.p + ib * bc;
+    C* out = dst + i * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t ja = ac == 1 ? 0 : j, jb = bc == 1 ? 0 : j;
+      const bool va = ia < avr && ja < avc, vb = ib < bvr && jb < bvc;
+      out[j] = va && vb ? op(ra[ja], rb[jb]) : va ? ra[ja] : vb ? rb[jb] : C{0};
+    }
+  }
+  round_to<S>(dst, m * n);
+}
+
+// gather over the valid box [0, vr) x [0, vc) of the [m, n] indices: dst[i, j] = src.flat[idx[i, j]]
+// there (an index outside src fails the run), 0 elsewhere; indices outside the box are not read.
+template <class C, class I>
+inline bool gather_valid(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t src_n, const I* idx, int64_t m,
+                         int64_t n, int64_t vr, int64_t vc) {
+  Unaliased<C> us(src, dst, src_n);
+  std::vector<I> ucopy;
+  const I* ip = idx;
+  if (static_cast<const void*>(idx) == static_cast<const void*>(dst)) {
+    ucopy.assign(idx, idx + m * n);
+    ip = ucopy.data();
+  }
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < n; ++j) {
+      if (i >= vr || j >= vc) {
+        dst[i * n + j] = C{0};
+        continue;
+      }
+      const int64_t k = static_cast<int64_t>(ip[i * n + j]);
+      if (k < 0 || k >= src_n) return index_fail(ctx, "gather", k, src_n);
+      dst[i * n + j] = us.p[k];
+    }
+  }
+  return true;
+}
+
+// scatter over the valid box [0, vr) x [0, vc) of the [m, n] src (and indexes): out = dst with
+// out.flat[idx[i, j]] = src[i, j] in row-major order (last write wins); src elements outside the
+// box are not written and their indices not read.
+template <class C, class I>
+inline bool scatter_valid(const PTO2KernelContext* ctx, C* out, const C* dst, int64_t dst_n, const C* src,
+                          const I* idx, int64_t m, int64_t n, int64_t vr, int64_t vc) {
+  Unaliased<C> us(src, out, m * n);
+  std::vector<I> ucopy;
+  const I* ip = idx;
+  if (static_cast<const void*>(idx) == static_cast<const void*>(out)) {
+    ucopy.assign(idx, idx + m * n);
+    ip = ucopy.data();
+  }
+  if (out != dst) std::memmove(out, dst, static_cast<size_t>(dst_n) * sizeof(C));
+  for (int64_t i = 0; i < vr; ++i) {
+    for (int64_t j = 0; j < vc; ++j) {
+      const int64_t k = static_cast<int64_t>(ip[i * n + j]);
+      if (k < 0 || k >= dst_n) return index_fail(ctx, "scatter", k, dst_n);
+      out[k] = us.p[i * n + j];
+    }
+  }
+  return true;
+}
+
 }  // namespace pypto_kernel

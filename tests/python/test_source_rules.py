@@ -1,0 +1,63 @@
+"""Rules of issue 11 checked on the C++ sources (skipped outside a source checkout):
+- node and op switches in the code generators and passes have no `default:` label, so -Wswitch
+  names every switch a new node kind / op must be added to;
+- the code generators raise no user error (VerifyProgram / VerifyKernelProgram, passes in
+  src/transforms, refuse a program before any backend prints it; a backend only raises
+  InternalError for a broken precondition);
+- no string-keyed attr is a protocol between passes and code generators for what is now a typed
+  field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`)."""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+SRC = os.path.join(ROOT, "src")
+
+pytestmark = pytest.mark.skipif(not os.path.isdir(os.path.join(SRC, "codegen")), reason="no source checkout")
+
+
+def _sources(*dirs):
+    for d in dirs:
+        for base, _subdirs, files in os.walk(os.path.join(SRC, d)):
+            for f in sorted(files):
+                if f.endswith((".cpp", ".h")):
+                    path = os.path.join(base, f)
+                    with open(path, encoding="utf-8") as fh:
+                        yield os.path.relpath(path, ROOT), fh.read().splitlines()
+
+
+def _code(line: str) -> str:
+    """The line without its // comment and string literals."""
+    line = re.sub(r'"(\\.|[^"\\])*"', '""', line)
+    return line.split("//", 1)[0]
+
+
+def _hits(pattern: str, *dirs, raw: bool = False):
+    rx = re.compile(pattern)
+    return ["%s:%d: %s" % (path, i + 1, line.strip())
+            for path, lines in _sources(*dirs) for i, line in enumerate(lines)
+            if rx.search(line if raw else _code(line))]
+
+
+def test_no_default_label_in_codegen_and_transforms_switches():
+    assert _hits(r"^\s*default\s*:", "codegen", "transforms") == []
+
+
+def test_no_user_error_site_in_the_code_generators():
+    assert _hits(r"\bPYPTO_USER_CHECK\b|\bUserError\b|\braise_user_error\b|\bRenderUserError\b", "codegen") == []
+
+
+def test_no_string_keyed_attr_for_typed_pass_results():
+    assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges|manual_dep_edges)', "codegen", raw=True) == []
+    assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges)', "transforms", raw=True) == []
+
+
+def test_the_checks_see_the_sources():
+    # The scan reads the tree it checks (a moved directory would make every rule pass vacuously).
+    files = [p for p, _ in _sources("codegen", "transforms")]
+    assert len(files) > 50 and "src/transforms/static_task_graph.cpp" in files
+    assert _hits(r"\bPYPTO_USER_CHECK\b", "transforms") != []
