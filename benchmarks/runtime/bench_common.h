@@ -106,12 +106,6 @@ inline Config config_from_env() {
 /// run(pattern, width, steps, grain_ns) -> wall seconds for the whole graph.
 using RunFn = std::function<double(Pattern, int, int, int64_t)>;
 
-inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t grain, int repeats) {
-  double best = 1e30;
-  for (int r = 0; r < repeats; ++r) best = std::min(best, run(p, width, steps, grain));
-  return best;
-}
-
 /// Fraction of `threads` cores this process gets right now (1 = dedicated): each of `threads`
 /// plain threads busy-waits 10 ms once; availability = 10 ms / wall. On a shared machine
 /// this scales the ideal so that load from other processes cancels out of the efficiency.
@@ -132,6 +126,21 @@ inline double availability(int threads) {
 inline double& last_serial_fraction() {
   static double f = 0;
   return f;
+}
+
+/// The best of `repeats` runs; `serial` (if given) gets that run's last_serial_fraction().
+inline double best_of(const RunFn& run, Pattern p, int width, int steps, int64_t grain, int repeats,
+                      double* serial = nullptr) {
+  double best = 1e30;
+  for (int r = 0; r < repeats; ++r) {
+    last_serial_fraction() = 0;
+    const double w = run(p, width, steps, grain);
+    if (w < best) {
+      best = w;
+      if (serial) *serial = last_serial_fraction();
+    }
+  }
+  return best;
 }
 
 /// A METG figure and how far it can be trusted.
@@ -197,14 +206,16 @@ inline Metg metg_us(const RunFn& run, Pattern p, const Config& c) {
   return m;
 }
 
+// `serial`: the fraction of the per-task run's tasks that ran on the submitting thread (pypto:
+// undeferred, e.g. by the throttle once the ready queue is long; 0 for the peers).
 inline void emit(const char* pattern, const char* mode, const char* system, int64_t tasks, double ns_per_task,
-                 const Metg& metg) {
+                 const Metg& metg, double serial) {
   char metg_json[160] = "null";
   if (metg.us >= 0) std::snprintf(metg_json, sizeof metg_json, "%.2f", metg.us);
   std::printf("{\"pattern\": \"%s\", \"mode\": \"%s\", \"system\": \"%s\", \"tasks\": %lld, \"ns_per_task\": %.1f, "
-              "\"metg_us\": %s, \"avail_min\": %.2f, \"avail_max\": %.2f, \"serial_probes\": %d, \"unreliable\": %s}\n",
+              "\"metg_us\": %s, \"avail_min\": %.2f, \"avail_max\": %.2f, \"serial_probes\": %d, \"unreliable\": %s, \"serial_fraction\": %.3f}\n",
               pattern, mode, system, static_cast<long long>(tasks), ns_per_task, metg_json, metg.avail_min,
-              metg.avail_max, metg.serial_probes, metg.unreliable() ? "true" : "false");
+              metg.avail_max, metg.serial_probes, metg.unreliable() ? "true" : "false", serial);
   std::fflush(stdout);
 }
 
@@ -214,9 +225,10 @@ inline void measure_all(const RunFn& run, const char* mode, const char* system, 
     const int steps = std::max(1, c.overhead_tasks / c.width);
     const int64_t tasks = static_cast<int64_t>(steps) * c.width;
     run(p, c.width, std::max(1, steps / 10), 0);  // warm-up
-    const double wall = best_of(run, p, c.width, steps, 0, c.repeats);
+    double serial = 0;
+    const double wall = best_of(run, p, c.width, steps, 0, c.repeats, &serial);
     const Metg metg = with_metg ? metg_us(run, p, c) : Metg{};
-    emit(pattern_name(p), mode, system, tasks, wall * 1e9 / static_cast<double>(tasks), metg);
+    emit(pattern_name(p), mode, system, tasks, wall * 1e9 / static_cast<double>(tasks), metg, serial);
   }
 }
 

@@ -36,13 +36,15 @@ def main():
             for name, b in (("before", old), ("after", new)):
                 for r in run(b, extra):
                     res.setdefault((r["mode"], r["pattern"]), {}).setdefault(name, []).append(r["ns_per_task"])
+                    res[(r["mode"], r["pattern"])].setdefault(name + " serial", []).append(r.get("serial_fraction", 0))
         print("%s: ns/task over %d interleaved rounds, best and median" % (label, rounds))
-        print("  %-8s %-11s %8s %8s %8s %8s %7s" % ("mode", "pattern", "best b", "best a", "median b", "median a",
-                                                   "ratio"))
+        print("  (serial b/a: the largest fraction of a run's tasks executed on the submitting thread)")
+        print("  %-8s %-11s %8s %8s %8s %8s %7s %9s" % ("mode", "pattern", "best b", "best a", "median b", "median a",
+                                                        "ratio", "serial b/a"))
         for (mode, pat), d in res.items():
             b, a = statistics.median(d["before"]), statistics.median(d["after"])
-            print("  %-8s %-11s %8.1f %8.1f %8.1f %8.1f %7.2f" % (mode, pat, min(d["before"]), min(d["after"]), b, a,
-                                                                  a / b))
+            print("  %-8s %-11s %8.1f %8.1f %8.1f %8.1f %7.2f %4.2f/%4.2f" % (
+                mode, pat, min(d["before"]), min(d["after"]), b, a, a / b, max(d["before serial"]), max(d["after serial"])))
         sys.stdout.flush()
 
 

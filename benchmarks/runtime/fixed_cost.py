@@ -1,6 +1,6 @@
 """The fixed cost of calling a compiled program that submits no task (issue 17), in microseconds:
-through CompiledProgram.__call__ (argument checks + ctypes + Runtime::run) and through the
-loader's Runtime.run alone (ctypes + Runtime::run). Medians of 5000 calls.
+through CompiledProgram.__call__ (argument checks + the program_abi binding + Runtime::run) and through the
+loader's Runtime.run alone (the program_abi binding + Runtime::run). Medians of 5000 calls.
 
     python benchmarks/runtime/fixed_cost.py
 """
@@ -37,7 +37,7 @@ def main():
     rt = prog._runtime
     tensors, scalars, _keep, _ = prog.check_args((acc, 0))
     for label, f in (("CompiledProgram.__call__", lambda: prog(acc, 0)),
-                     ("loader Runtime.run (ctypes + Runtime::run)", lambda: rt.run(tensors, scalars))):
+                     ("loader Runtime.run (binding + Runtime::run)", lambda: rt.run(tensors, scalars))):
         ts = []
         for _ in range(5000):
             t0 = time.perf_counter_ns()

@@ -84,6 +84,8 @@ for r in rounds:
         s["metg"].append(r["metg_us"])
     s["unreliable"] |= bool(r.get("unreliable"))
     b = best.setdefault(k, dict(r))
+    if r["ns_per_task"] < b["ns_per_task"]:  # the serial fraction of the best round's run
+        b["serial_fraction"] = r.get("serial_fraction")
     b["ns_per_task"] = min(b["ns_per_task"], r["ns_per_task"])
     if r["metg_us"] is not None:
         b["metg_us"] = r["metg_us"] if b["metg_us"] is None else min(b["metg_us"], r["metg_us"])
@@ -137,7 +139,8 @@ for sysname, title in (("pypto", "short path on (default)"), ("pypto_queued", "q
     if sysname == "pypto_queued" and not queued:
         continue
     print(f"\npypto, {title}: ns/task best / median / spread of rounds, as multiples of the floors; METG best / median (* = unreliable: availability varied)")
-    print(f"{'pattern':<11} {'mode':<7}{'best':>9}{'median':>9}{'spread':>9}{'x call':>9}{'x handoff':>10}{'METG us':>9}{'median':>9}")
+    print("  (serial: fraction of the best run's tasks executed on the submitting thread, e.g. by the throttle)")
+    print(f"{'pattern':<11} {'mode':<7}{'best':>9}{'median':>9}{'spread':>9}{'x call':>9}{'x handoff':>10}{'METG us':>9}{'median':>9}{'serial':>8}")
     for p in patterns:
         for m in ("auto", "manual"):
             r = next((x for x in full if x["pattern"] == p and x["mode"] == m and x["system"] == sysname), None)
@@ -147,6 +150,7 @@ for sysname, title in (("pypto", "short path on (default)"), ("pypto_queued", "q
             print(f"{p:<11} {m:<7}{r['ns_per_task']:>9.1f}{r['ns_per_task_median']:>9.1f}{r['ns_per_task_spread']:>9.1f}"
                   f"{(r['ns_per_task'] / call if call else float('nan')):>9.1f}{(r['ns_per_task'] / hand if hand else float('nan')):>10.2f}"
                   f"{(mt if mt is not None else float('nan')):>9.2f}{(mm if mm is not None else float('nan')):>9.2f}"
+                  f"{(r.get('serial_fraction') if r.get('serial_fraction') is not None else float('nan')):>8.2f}"
                   + (" *" if r.get("unreliable") else ""))
 print(f"\nwrote {sys.argv[2]}")
 PY

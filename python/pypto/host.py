@@ -284,29 +284,25 @@ def mpi_world() -> Optional[Tuple[int, int]]:
 
 
 class _Mpi:
-    """libpto2_mpi, loaded and initialised once per process."""
+    """libpto2_mpi, loaded and initialised once per process (through ``pypto._core.program_abi``,
+    typed by pto_l3_mpi.h: no ctypes mirror of its entry points)."""
     _instance: Optional["_Mpi"] = None
 
     def __init__(self):
         import atexit
-        import ctypes
 
+        from pypto._core import program_abi
         from pypto.errors import PyptoError
         from pypto.runtime import library_path
         path = os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so")
         if not os.path.isfile(path):
             raise PyptoError("distributed='mpi' needs libpto2_mpi.so, which this build of pypto lacks (%s): install "
                              "Open MPI (apt-get install openmpi-bin libopenmpi-dev) and reinstall pypto" % path)
-        # libmpi's plugins need its symbols global.
-        self.lib = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-        self.lib.pto2_l3_mpi_transport.restype = ctypes.c_void_p
-        rank, size = ctypes.c_int(0), ctypes.c_int(0)
-        err = ctypes.create_string_buffer(1024)
-        if not self.lib.pto2_l3_mpi_init(ctypes.byref(rank), ctypes.byref(size), err, ctypes.c_size_t(len(err))):
-            raise PyptoError("MPI initialisation failed: " + err.value.decode(errors="replace"))
-        self.rank, self.size = rank.value, size.value
+        self.lib = program_abi.MpiLibrary(path)
+        ok, self.rank, self.size, message = self.lib.init()
+        if not ok:
+            raise PyptoError("MPI initialisation failed: " + message)
         self.timeout = float(os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "120"))
-        self.lib.pto2_l3_mpi_transport.argtypes = [ctypes.c_double, ctypes.c_uint32]
         self.programs: List = []
         self.transports: List[int] = []
         self.closed = False
@@ -321,48 +317,41 @@ class _Mpi:
     def load(self, library: str, lib) -> int:
         """Rank 0: every serving rank loads the built program ``library`` (the path must be
         readable there: one machine, or a shared file system); returns the transport."""
-        import ctypes
         program = len(self.programs)
-        self.lib.pto2_l3_mpi_load(ctypes.c_uint32(program), library.encode())
+        self.lib.load(program, library)
         self.programs.append(lib)
-        transport = self.lib.pto2_l3_mpi_transport(ctypes.c_double(self.timeout), ctypes.c_uint32(program))
+        transport = self.lib.transport(self.timeout, program)
         self.transports.append(transport)
         return transport
 
     def last_bytes(self, transport: int) -> Tuple[int, int, int]:
         """Rank 0: tensor bytes ``transport`` moved in its last run (to chips, from chips,
         between chips)."""
-        import ctypes
-        out = (ctypes.c_uint64 * 3)()
-        self.lib.pto2_l3_mpi_last_bytes(ctypes.c_void_p(transport), out)
-        return int(out[0]), int(out[1]), int(out[2])
+        return tuple(int(b) for b in self.lib.last_bytes(transport))
 
     def serve_forever(self) -> None:
         """A chip rank: serves the next-level tasks of every program rank 0 compiles until rank 0
         closes, then exits the process (the user's script after ``pypto.compile`` runs on rank 0
         only)."""
-        import ctypes
         import sys
-        err = ctypes.create_string_buffer(4096)
-        ok = self.lib.pto2_l3_mpi_serve(err, ctypes.c_size_t(len(err)))
+        ok, message = self.lib.serve()
         if not ok:
-            sys.stderr.write("pypto: MPI rank %d stopped serving: %s\n" % (self.rank, err.value.decode(errors="replace")))
+            sys.stderr.write("pypto: MPI rank %d stopped serving: %s\n" % (self.rank, message))
         self.closed = True
-        self.lib.pto2_l3_mpi_close(0 if ok else 1)
+        self.lib.close(not ok)
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0 if ok else 1)
 
     def close(self, abort: bool = False) -> None:
-        import ctypes
         if self.closed:
             return
         self.closed = True
         for lib in self.programs:
             lib.release()
         for t in self.transports:
-            self.lib.pto2_l3_mpi_transport_free(ctypes.c_void_p(t))
-        self.lib.pto2_l3_mpi_close(1 if abort else 0)
+            self.lib.transport_free(t)
+        self.lib.close(abort)
 
 
 def compile_host(program, func: Union[str, object, None] = None, output_dir: str = None, chips: Optional[int] = None,

@@ -68,8 +68,8 @@ void l3_mpi_close(bool abort);
 }  // namespace pto2
 
 extern "C" {
-/// C entry points for Python (ctypes): same meaning as the functions above. Return 1 on
-/// success, 0 with a message in `err` on failure.
+/// C entry points for Python (pypto._core.program_abi.MpiLibrary, typed by these declarations):
+/// same meaning as the functions above. Return 1 on success, 0 with a message in `err` on failure.
 int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen);
 /// A new `std::shared_ptr<pto2::L3Transport>*` for program `program` (free with
 /// pto2_l3_mpi_transport_free).

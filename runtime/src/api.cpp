@@ -37,7 +37,7 @@ TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
   TaskOutputTensors out;  // returned in place (one return statement)
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIC, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
-    out = e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task", u == Engine::Undeferred::kMustWait);
+    e.submit(TaskKind::AIC, kernel_id, -1, params, "rt_submit_aic_task", out, u == Engine::Undeferred::kMustWait);
   if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIC, kernel_id, -1, params, out, u == Engine::Undeferred::kRan);
   return out;
 }
@@ -47,7 +47,7 @@ TaskOutputTensors rt_submit_aiv_task(int32_t kernel_id, Arg& params) {
   TaskOutputTensors out;  // returned in place (one return statement)
   const Engine::Undeferred u = e.try_submit_undeferred(TaskKind::AIV, kernel_id, params, out);
   if (u != Engine::Undeferred::kRan)
-    out = e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task", u == Engine::Undeferred::kMustWait);
+    e.submit(TaskKind::AIV, -1, kernel_id, params, "rt_submit_aiv_task", out, u == Engine::Undeferred::kMustWait);
   if (__builtin_expect(e.race() != nullptr, 0)) note_submit(e, TaskKind::AIV, -1, kernel_id, params, out, u == Engine::Undeferred::kRan);
   return out;
 }
@@ -59,14 +59,16 @@ TaskOutputTensors rt_submit_task(const MixedKernels& kernels, Arg& params) {
     e.abort_orchestration("rt_submit_task: MixedKernels.third_kernel_id is " + std::to_string(kernels.third_kernel_id) +
                           "; the CPU runtime gang-starts one AIC and one AIV kernel per cluster, so a third kernel "
                           "is not supported (pass INVALID_KERNEL_ID, or submit it as its own task)");
-  TaskOutputTensors out = e.submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task");
+  TaskOutputTensors out;
+  e.submit(TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, "rt_submit_task", out);
   if (e.race()) note_submit(e, TaskKind::MIXED, kernels.aic_kernel_id, kernels.aiv_kernel_id, params, out);
   return out;
 }
 
 TaskOutputTensors rt_submit_dummy_task(Arg& params) {
   Engine& e = engine_for("rt_submit_dummy_task");
-  TaskOutputTensors out = e.submit(TaskKind::DUMMY, -1, -1, params, "rt_submit_dummy_task");
+  TaskOutputTensors out;
+  e.submit(TaskKind::DUMMY, -1, -1, params, "rt_submit_dummy_task", out);
   if (e.race()) note_submit(e, TaskKind::DUMMY, -1, -1, params, out);
   return out;
 }

@@ -142,8 +142,10 @@ class Engine {
 
   // ---- orchestrator side, current run
   /// `undeferred_checked`: try_submit_undeferred found the task must wait (do not ask again).
-  TaskOutputTensors submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
-                           bool undeferred_checked = false);
+  /// The task's id and runtime-allocated outputs land in `out` (a fresh TaskOutputTensors):
+  /// filled in place, not returned, so no vector is moved and destroyed per submission.
+  void submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api, TaskOutputTensors& out,
+              bool undeferred_checked = false);
   enum class Undeferred { kRan, kNotPlain, kMustWait };
   /// The common case of submit, on its own: a plain task (one block, no predicate, timing slot
   /// or runtime-allocated output) of a registered kernel, measured tiny or with the workers
@@ -215,6 +217,8 @@ class Engine {
 
   // ---- ready queues and workers (workers.cpp)
   void push_ready(uint32_t idx);
+  /// push_ready of a task of core type `t` (inline: submit() queues most tasks through it).
+  void push_ready_to(int t, uint32_t idx);
   void schedule(uint32_t idx, int worker_type, uint32_t* local_next);
   void worker_main(int worker);
   void execute(uint32_t idx, int type, int worker, uint32_t* local_next);
@@ -386,6 +390,16 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
   } catch (...) {
     err = "threw an unknown exception";
   }
+}
+
+inline void Engine::push_ready_to(int t, uint32_t idx) {
+  while (!ready_[t].push(idx)) cpu_relax();
+  // Wake a parked worker unless a spinning one will find it (Dekker pairing with the
+  // worker's spinning_ decrement + prepare() + empty_now()). push() claimed its cell with a
+  // seq_cst read-modify-write, a full barrier: no fence here (an mfence per task). The parked
+  // count is read first: it changes only when a worker parks or wakes, so while every worker
+  // is awake this costs no cache miss (spinning_ changes with every task a worker picks up).
+  if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
 }
 
 }  // namespace pto2::detail

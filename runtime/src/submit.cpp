@@ -82,8 +82,8 @@ inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, in
   return true;
 }
 
-TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
-                                 bool undeferred_checked) {
+void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
+                    TaskOutputTensors& out, bool undeferred_checked) {
   if (failed()) throw RunAborted{};
   const int64_t trace_t0 = opt_.trace_ ? now_ns() : 0;  // the submission's span on the orchestrator track
   const uint64_t raw = next_raw_;
@@ -96,7 +96,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
 
   const int type = kind == TaskKind::AIC ? 0 : 1;
   const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
-  TaskOutputTensors out;
   out.id_.raw = raw;
   dep_scratch_.clear();
 
@@ -122,7 +121,7 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
     ++counters_.submitted;
     publish_submitted();
     run_undeferred(kind, kernel, params, raw, type);
-    return out;
+    return;
   }
 
   // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
@@ -164,13 +163,19 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   publish_submitted();
   if (kind == TaskKind::DUMMY) ++counters_.dummy;
 
-  // Release the guard: 1 + the candidate edges that were not added.
+  // Release the guard: 1 + the candidate edges that were not added. A plain task (no gang,
+  // predicate or dummy) that is ready now goes straight to its queue: what on_ready ->
+  // schedule -> push_ready decide for it, inline.
+  const auto ready = [&] {
+    if ((kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && !s.has_pred && !failed()) push_ready_to(type, idx);
+    else on_ready(idx, -1, nullptr, n_workers_);
+  };
   if (edges_added == 0) {  // no producer can touch fanin
     s.fanin.store(0, std::memory_order_relaxed);
-    on_ready(idx, -1, nullptr, n_workers_);
+    ready();
   } else {
     const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
-    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) on_ready(idx, -1, nullptr, n_workers_);
+    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) ready();
   }
   if (opt_.trace_) {
     counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
@@ -181,7 +186,6 @@ TaskOutputTensors Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
   if (queue_over) help_one();
-  return out;
 }
 
 TaskSlot& Engine::acquire_slot(uint64_t raw) {

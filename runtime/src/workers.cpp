@@ -14,16 +14,7 @@ namespace {
 constexpr uint32_t kNone = UINT32_MAX;
 }  // namespace
 
-void Engine::push_ready(uint32_t idx) {
-  const int t = ring_.at(idx).kind == TaskKind::AIC ? 0 : 1;
-  while (!ready_[t].push(idx)) cpu_relax();
-  // Wake a parked worker unless a spinning one will find it (Dekker pairing with the
-  // worker's spinning_ decrement + prepare() + empty_now()). push() claimed its cell with a
-  // seq_cst read-modify-write, a full barrier: no fence here (an mfence per task). The parked
-  // count is read first: it changes only when a worker parks or wakes, so while every worker
-  // is awake this costs no cache miss (spinning_ changes with every task a worker picks up).
-  if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
-}
+void Engine::push_ready(uint32_t idx) { push_ready_to(ring_.at(idx).kind == TaskKind::AIC ? 0 : 1, idx); }
 
 void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
   TaskSlot& s = ring_.at(idx);

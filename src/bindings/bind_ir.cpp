@@ -375,6 +375,36 @@ std::shared_ptr<const RuntimeScopeStmt> WithCarriedTaskIdsNamed(const RuntimeSco
   return scope.with_carried_task_ids(std::move(carries));
 }
 
+// `scope` with exit_values given by printed name: ["src_2", ...] (the parser's reading of the
+// scope option exit_values=). The names are loop / if results the body defines (at any depth).
+// ValueError naming an entry the body does not define.
+std::shared_ptr<const RuntimeScopeStmt> WithExitValuesNamed(const RuntimeScopeStmt& scope,
+                                                           const std::vector<std::string>& named) {
+  struct Results : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void visit_(const ForStmt* op) override {
+      for (auto& rv : op->return_vars) by_name.emplace(rv->name, rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) by_name.emplace(rv->name, rv);
+      IRVisitor::visit_(op);
+    }
+  } results;
+  results.visit_stmt(scope.body);
+  std::vector<VarPtr> values;
+  for (const std::string& name : named) {
+    auto it = results.by_name.find(name);
+    if (it == results.by_name.end())
+      throw nb::value_error(("'" + name + "' is not a loop or if result the scope body defines").c_str());
+    auto* st = it->second->type->as<ScalarType>();
+    if (!it->second->type->is<TensorType>() && !(st && st->dtype != DataType::TASK_ID))
+      throw nb::value_error(("'" + name + "' is not a tensor or a number").c_str());
+    values.push_back(it->second);
+  }
+  return scope.with_exit_values(std::move(values));
+}
+
 void bind_stmts(nb::module_& m) {
   nb::class_<Stmt, Node>(m, "Stmt")
       .def("__repr__", [](const Stmt& s) { return python_print(StmtPtr(std::shared_ptr<const Stmt>{}, &s)); });
@@ -447,6 +477,10 @@ void bind_stmts(nb::module_& m) {
               "Stamped by ResolveTaskIds: the TaskIds the following yield carries out (empty before).")
       .def("with_carried_task_ids_named", &WithCarriedTaskIdsNamed, "named"_a,
            "A copy with carried_task_ids given by name: [(\"prev_2\", slots), ...] (the parser's carried_task_ids=).")
+      .def_ro("exit_values", &RuntimeScopeStmt::exit_values,
+              "Stamped by StampScopeExits: the loop / if results read after the block (empty before).")
+      .def("with_exit_values_named", &WithExitValuesNamed, "named"_a,
+           "A copy with exit_values given by name: [\"src_2\", ...] (the parser's exit_values=).")
       .def_static("make", &RuntimeScopeStmt::make, "mode"_a, "body"_a, "span"_a = Span{});
 
   m.def("flatten_stmts", &flatten_stmts, "s"_a.none(), "Flatten a statement into a list (SeqStmts inlined).");
@@ -501,7 +535,45 @@ FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::s
   return fn.with_batched_creates(std::move(vars));
 }
 
+// `fn` with array_backings given by printed name: [("w_1", "w"), ...] (the parser's
+// array_backings=). A name resolves to a parameter or a Var the body defines (an assignment, a
+// loop's iter_arg or result, an if result). ValueError naming an unknown or non-array entry.
+FunctionPtr WithArrayBackingsNamed(const Function& fn, const std::vector<std::pair<std::string, std::string>>& named) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void def(const VarPtr& v) { by_name.emplace(v->name, v); }
+    void visit_(const AssignStmt* op) override {
+      def(op->var);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const ForStmt* op) override {
+      for (auto& ia : op->iter_args) def(ia);
+      for (auto& rv : op->return_vars) def(rv);
+      IRVisitor::visit_(op);
+    }
+    void visit_(const IfStmt* op) override {
+      for (auto& rv : op->return_vars) def(rv);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  for (auto& p : fn.params) defs.def(p);
+  if (fn.body) defs.visit_stmt(fn.body);
+  auto array_var = [&](const std::string& n) {
+    auto it = defs.by_name.find(n);
+    if (it == defs.by_name.end() || !it->second->type->is<ArrayType>()) {
+      throw nb::value_error(("'" + n + "' is not a pl.Array the function defines").c_str());
+    }
+    return it->second;
+  };
+  std::vector<ArrayBackingEntry> entries;
+  for (auto& [version, backing] : named) entries.push_back(ArrayBackingEntry{array_var(version), array_var(backing)});
+  return fn.with_array_backings(std::move(entries));
+}
+
 void bind_function_program(nb::module_& m) {
+  nb::class_<ArrayBackingEntry>(m, "ArrayBackingEntry", "Where one pl.Array version lives (Function.array_backings).")
+      .def_ro("version", &ArrayBackingEntry::version)
+      .def_ro("backing", &ArrayBackingEntry::backing);
   nb::class_<TaskIdInfo>(m, "TaskIdInfo", "What ResolveTaskIds decided about one TaskId value (Function.task_ids).")
       .def_ro("var", &TaskIdInfo::var)
       .def_ro("slots", &TaskIdInfo::slots, "0: one TaskId; N: names an array of N TaskId slots")
@@ -547,6 +619,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("batched_creates", &Function::batched_creates, "Stamped by StampAllocationBatches (empty before).")
       .def("with_batched_creates_named", &WithBatchedCreatesNamed, "names"_a,
            "A copy with batched_creates given by name (the parser's batched_creates=).")
+      .def_ro("array_backings", &Function::array_backings, "Stamped by StampArrayBackings (empty before).")
+      .def("with_array_backings_named", &WithArrayBackingsNamed, "named"_a,
+           "A copy with array_backings given by name: [(\"w_1\", \"w\"), ...] (the parser's array_backings=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

@@ -67,7 +67,9 @@ void bind_passes(nb::module_& parent) {
       .value("KernelParamSlotsResolved", IRProperty::KernelParamSlotsResolved)
       .value("TaskStatementsCounted", IRProperty::TaskStatementsCounted)
       .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
-      .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped);
+      .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped)
+      .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
+      .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -123,6 +125,8 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(CountTaskStatements);
   PYPTO_BIND_PASS(StampGroupKernels);
   PYPTO_BIND_PASS(StampAllocationBatches);
+  PYPTO_BIND_PASS(StampArrayBackings);
+  PYPTO_BIND_PASS(StampScopeExits);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

@@ -9,6 +9,8 @@
 //     rt = lib.create_runtime(1, 2, 0, False, 0, 0)
 //     ok, message, stats = rt.run([(ptr, 0, [16, 16], None)], [])   # stats: dict of pto2_stats
 //     rt.write_trace("trace.json"); rt.close()
+//     mpi = abi.MpiLibrary("/.../libpto2_mpi.so")                   # pto_l3_mpi.h
+//     ok, rank, size, message = mpi.init()
 #include <dlfcn.h>
 
 #include <algorithm>
@@ -28,6 +30,7 @@
 
 #include "bindings.h"
 #include "pto2_c_api.h"
+#include "pto_l3_mpi.h"
 
 namespace nb = nanobind;
 
@@ -68,6 +71,7 @@ struct Pto2 {
   decltype(&pto2_runtime_set_race_check) set_race_check;
   decltype(&pto2_runtime_write_graph) write_graph;
   decltype(&pto2_runtime_progress) progress;
+  decltype(&pto2_cancel_runs_on_sigint) cancel_runs_on_sigint;
 
   explicit Pto2(const std::string& path) {
     void* h = open_library(path, RTLD_GLOBAL);  // never closed: kernels may still refer to it
@@ -83,6 +87,7 @@ struct Pto2 {
     set_race_check = symbol<decltype(set_race_check)>(h, "pto2_runtime_set_race_check", path);
     write_graph = symbol<decltype(write_graph)>(h, "pto2_runtime_write_graph", path);
     progress = symbol<decltype(progress)>(h, "pto2_runtime_progress", path);
+    cancel_runs_on_sigint = symbol<decltype(cancel_runs_on_sigint)>(h, "pto2_cancel_runs_on_sigint", path);
   }
 };
 
@@ -276,6 +281,75 @@ class HostLibrary {
   decltype(&pypto_host_release) release_ = nullptr;
 };
 
+// libpto2_mpi (pto_l3_mpi.h), the optional MPI transport of HOST programs (pypto.host): its C
+// entry points typed by the header's declarations, like libpto2's. Loaded RTLD_GLOBAL (libmpi's
+// plugins need its symbols global) and never closed.
+class MpiLibrary {
+ public:
+  explicit MpiLibrary(const std::string& path) : handle_(open_library(path, RTLD_GLOBAL)) {
+    init_ = symbol<decltype(init_)>(handle_, "pto2_l3_mpi_init", path);
+    transport_ = symbol<decltype(transport_)>(handle_, "pto2_l3_mpi_transport", path);
+    transport_free_ = symbol<decltype(transport_free_)>(handle_, "pto2_l3_mpi_transport_free", path);
+    last_bytes_ = symbol<decltype(last_bytes_)>(handle_, "pto2_l3_mpi_last_bytes", path);
+    serve_ = symbol<decltype(serve_)>(handle_, "pto2_l3_mpi_serve", path);
+    load_ = symbol<decltype(load_)>(handle_, "pto2_l3_mpi_load", path);
+    close_ = symbol<decltype(close_)>(handle_, "pto2_l3_mpi_close", path);
+  }
+
+  // (ok, rank, world size, message when not ok)
+  std::tuple<bool, int, int, std::string> init() {
+    int rank = 0, size = 0;
+    std::string err(1024, '\0');
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = init_(&rank, &size, err.data(), err.size());
+    }
+    err.resize(std::char_traits<char>::length(err.c_str()));
+    return {ok != 0, rank, size, err};
+  }
+  // A transport handle for HostLibrary::run (a std::shared_ptr<pto2::L3Transport>*).
+  uintptr_t transport(double task_timeout_s, uint32_t program) {
+    return reinterpret_cast<uintptr_t>(transport_(task_timeout_s, program));
+  }
+  void transport_free(uintptr_t t) { transport_free_(reinterpret_cast<void*>(t)); }
+  // Tensor bytes the transport moved in its last run: (to chips, from chips, between chips).
+  std::tuple<uint64_t, uint64_t, uint64_t> last_bytes(uintptr_t t) {
+    uint64_t out[3] = {0, 0, 0};
+    last_bytes_(reinterpret_cast<void*>(t), out);
+    return {out[0], out[1], out[2]};
+  }
+  // Serving ranks: (ok, why it stopped) once rank 0 closes.
+  std::tuple<bool, std::string> serve() {
+    std::string err(4096, '\0');
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = serve_(err.data(), err.size());
+    }
+    err.resize(std::char_traits<char>::length(err.c_str()));
+    return {ok != 0, err};
+  }
+  int load(uint32_t program, const std::string& library) {
+    nb::gil_scoped_release release;
+    return load_(program, library.c_str());
+  }
+  void close(bool abort) {
+    nb::gil_scoped_release release;
+    close_(abort ? 1 : 0);
+  }
+
+ private:
+  void* handle_;
+  decltype(&pto2_l3_mpi_init) init_ = nullptr;
+  decltype(&pto2_l3_mpi_transport) transport_ = nullptr;
+  decltype(&pto2_l3_mpi_transport_free) transport_free_ = nullptr;
+  decltype(&pto2_l3_mpi_last_bytes) last_bytes_ = nullptr;
+  decltype(&pto2_l3_mpi_serve) serve_ = nullptr;
+  decltype(&pto2_l3_mpi_load) load_ = nullptr;
+  decltype(&pto2_l3_mpi_close) close_ = nullptr;
+};
+
 }  // namespace
 
 void bind_program_abi(nb::module_& m) {
@@ -308,6 +382,20 @@ void bind_program_abi(nb::module_& m) {
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))
       .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"), nb::arg("transport"))
       .def("release", &HostLibrary::release);
+  abi.def(
+      "cancel_runs_on_sigint",
+      [](const std::string& libpto2_path, bool enable) { return libpto2(libpto2_path)->cancel_runs_on_sigint(enable ? 1 : 0); },
+      nb::arg("libpto2_path"), nb::arg("enable"),
+      "libpto2's SIGINT hook (pto2_cancel_runs_on_sigint): Ctrl-C cancels the runs in progress; 0 on success.");
+  nb::class_<MpiLibrary>(abi, "MpiLibrary")
+      .def(nb::init<const std::string&>(), nb::arg("path"))
+      .def("init", &MpiLibrary::init)
+      .def("transport", &MpiLibrary::transport, nb::arg("task_timeout_s"), nb::arg("program"))
+      .def("transport_free", &MpiLibrary::transport_free, nb::arg("transport"))
+      .def("last_bytes", &MpiLibrary::last_bytes, nb::arg("transport"))
+      .def("serve", &MpiLibrary::serve)
+      .def("load", &MpiLibrary::load, nb::arg("program"), nb::arg("library"))
+      .def("close", &MpiLibrary::close, nb::arg("abort"));
 }
 
 }  // namespace pypto::bindings

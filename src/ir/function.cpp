@@ -68,6 +68,23 @@ std::shared_ptr<const Function> Function::with_batched_creates(std::vector<VarPt
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_array_backings(std::vector<ArrayBackingEntry> entries) const {
+  for (auto& e : entries) {
+    PYPTO_CHECK(e.version && e.backing && e.version->type->is<ArrayType>() && e.backing->type->is<ArrayType>(),
+                "function '" << name << "': array_backings entry is not a pair of pl.Array Vars");
+  }
+  auto f = std::make_shared<Function>(*this);
+  f->array_backings = std::move(entries);
+  return f;
+}
+
+const Var* Function::array_backing_of(const Var* v) const {
+  for (auto& e : array_backings) {
+    if (e.version.get() == v) return e.backing.get();
+  }
+  return v;
+}
+
 const TaskIdInfo* Function::task_id_info(const Var* v) const {
   for (auto& i : task_ids) {
     if (i.var.get() == v) return &i;

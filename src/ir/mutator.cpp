@@ -145,6 +145,13 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
     auto it = var_remap_.find(v.get());
     if (it != var_remap_.end()) v = it->second.second;
   }
+  std::vector<ArrayBackingEntry> backings = f->array_backings;   // body Vars / params: follow renamings
+  for (ArrayBackingEntry& e : backings) {
+    for (VarPtr* v : {&e.version, &e.backing}) {
+      auto it = var_remap_.find(v->get());
+      if (it != var_remap_.end()) *v = it->second.second;
+    }
+  }
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
@@ -154,7 +161,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_returned_params(f->returned_params)   // stale if the body's TaskIds change: re-run ResolveTaskIds
       ->with_group_kernels(f->group_kernels)
       ->with_task_statements(f->task_statements)
-      ->with_batched_creates(std::move(batched));
+      ->with_batched_creates(std::move(batched))
+      ->with_array_backings(std::move(backings));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
@@ -408,8 +416,15 @@ StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
     auto it = var_remap_.find(c.var.get());
     if (it != var_remap_.end()) c.var = it->second.second;
   }
+  // So are the exit values (StampScopeExits).
+  std::vector<VarPtr> exits = op->exit_values;
+  for (VarPtr& v : exits) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) v = it->second.second;
+  }
   auto scope = RuntimeScopeStmt::make(op->mode, body ? body : make_seq({}, op->span), op->span);
-  return carries.empty() ? scope : scope->with_carried_task_ids(std::move(carries));
+  if (!carries.empty()) scope = scope->with_carried_task_ids(std::move(carries));
+  return exits.empty() ? scope : scope->with_exit_values(std::move(exits));
 }
 
 // Appends the statements of `s` to `out`, SeqStmts children inline (no list per statement).

@@ -495,18 +495,28 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       // inside still targets the enclosing for/if (the parser accepts that shape).
       auto* r = s->as<RuntimeScopeStmt>();
       const std::string open = r->mode == RuntimeScopeMode::Manual ? "with pl.manual_scope(" : "with pl.scope(";
-      // carried_task_ids= names body Vars: spliced in once the body has given them their names.
+      // carried_task_ids= / exit_values= name body Vars: spliced in once the body has given them their names.
       const size_t carries_at = static_cast<size_t>(out_.tellp()) + static_cast<size_t>(indent) * 4 + open.size();
       line(indent, open + "):");
       print_body(r->body, indent + 1);
-      if (!r->carried_task_ids.empty()) {
-        std::string text = "carried_task_ids={";
-        for (size_t k = 0; k < r->carried_task_ids.size(); ++k) {
-          const ScopeTaskIdCarry& c = r->carried_task_ids[k];
-          text += (k ? ", " : "") + quote(var_name(c.var.get())) + ": " + std::to_string(c.slots);
+      if (!r->carried_task_ids.empty() || !r->exit_values.empty()) {
+        std::string text;
+        if (!r->carried_task_ids.empty()) {
+          text = "carried_task_ids={";
+          for (size_t k = 0; k < r->carried_task_ids.size(); ++k) {
+            const ScopeTaskIdCarry& c = r->carried_task_ids[k];
+            text += (k ? ", " : "") + quote(var_name(c.var.get())) + ": " + std::to_string(c.slots);
+          }
+          text += "}";
+        }
+        if (!r->exit_values.empty()) {
+          text += std::string(text.empty() ? "" : ", ") + "exit_values=[";
+          for (size_t k = 0; k < r->exit_values.size(); ++k)
+            text += (k ? ", " : "") + quote(var_name(r->exit_values[k].get()));
+          text += "]";
         }
         std::string all = out_.str();
-        all.insert(carries_at, text + "}");
+        all.insert(carries_at, text);
         out_.str(all);
         out_.seekp(0, std::ios::end);
       }
@@ -726,6 +736,14 @@ std::string Printer::function(const Function& f, int indent) {
       body_options += (k ? ", " : "") + quote(var_name(f.batched_creates[k].get()));
     }
     body_options += "]";
+  }
+  if (!f.array_backings.empty()) {
+    body_options += ", array_backings={";
+    for (size_t k = 0; k < f.array_backings.size(); ++k) {
+      const ArrayBackingEntry& e = f.array_backings[k];
+      body_options += (k ? ", " : "") + quote(var_name(e.version.get())) + ": " + quote(var_name(e.backing.get()));
+    }
+    body_options += "}";
   }
   if (!body_options.empty()) {
     std::string all = out_.str();

@@ -149,4 +149,16 @@ std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_carried_task_ids(
   return r;
 }
 
+std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_exit_values(std::vector<VarPtr> values) const {
+  for (const VarPtr& v : values) {
+    PYPTO_CHECK(v, "exit_values entry is null");
+    auto* s = v->type->as<ScalarType>();
+    PYPTO_CHECK(v->type->is<TensorType>() || (s && s->dtype != DataType::TASK_ID),
+                "exit_values entry '" << v->name << "' is not a tensor or a number");
+  }
+  auto r = std::make_shared<RuntimeScopeStmt>(*this);
+  r->exit_values = std::move(values);
+  return r;
+}
+
 }  // namespace pypto::ir

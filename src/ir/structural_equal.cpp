@@ -98,6 +98,14 @@ class Equal {
     for (size_t i = 0; i < a.batched_creates.size(); ++i) {
       if (!use(a.batched_creates[i].get(), b.batched_creates[i].get())) return false;
     }
+    Path r(this, "array_backings");
+    if (a.array_backings.size() != b.array_backings.size()) {
+      return fail("count " + std::to_string(a.array_backings.size()) + " vs " + std::to_string(b.array_backings.size()));
+    }
+    for (size_t i = 0; i < a.array_backings.size(); ++i) {
+      if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
+      if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
+    }
     return true;
   }
 
@@ -476,15 +484,25 @@ class Equal {
           if (!stmt(x->body, y->body)) return false;
         }
         // carried_task_ids (ResolveTaskIds) name body Vars: compared once the body mapped them.
-        Path p(this, "RuntimeScopeStmt.carried_task_ids");
-        if (x->carried_task_ids.size() != y->carried_task_ids.size()) {
-          return fail("count " + std::to_string(x->carried_task_ids.size()) + " vs " +
-                      std::to_string(y->carried_task_ids.size()));
+        {
+          Path p(this, "RuntimeScopeStmt.carried_task_ids");
+          if (x->carried_task_ids.size() != y->carried_task_ids.size()) {
+            return fail("count " + std::to_string(x->carried_task_ids.size()) + " vs " +
+                        std::to_string(y->carried_task_ids.size()));
+          }
+          for (size_t i = 0; i < x->carried_task_ids.size(); ++i) {
+            const ScopeTaskIdCarry &cx = x->carried_task_ids[i], &cy = y->carried_task_ids[i];
+            if (!use(cx.var.get(), cy.var.get())) return false;
+            if (cx.slots != cy.slots) return fail("entry '" + cx.var->name + "' has other slots");
+          }
         }
-        for (size_t i = 0; i < x->carried_task_ids.size(); ++i) {
-          const ScopeTaskIdCarry &cx = x->carried_task_ids[i], &cy = y->carried_task_ids[i];
-          if (!use(cx.var.get(), cy.var.get())) return false;
-          if (cx.slots != cy.slots) return fail("entry '" + cx.var->name + "' has other slots");
+        // exit_values (StampScopeExits) name body Vars too.
+        Path p(this, "RuntimeScopeStmt.exit_values");
+        if (x->exit_values.size() != y->exit_values.size()) {
+          return fail("count " + std::to_string(x->exit_values.size()) + " vs " + std::to_string(y->exit_values.size()));
+        }
+        for (size_t i = 0; i < x->exit_values.size(); ++i) {
+          if (!use(x->exit_values[i].get(), y->exit_values[i].get())) return false;
         }
         return true;
       }
@@ -558,6 +576,13 @@ class Hasher {
     for (auto& v : f.batched_creates) {
       auto it = index_.find(v.get());
       mix(it == index_.end() ? 0xdead : it->second);
+    }
+    mix(f.array_backings.size());
+    for (auto& e : f.array_backings) {
+      for (const Var* v : {e.version.get(), e.backing.get()}) {
+        auto it = index_.find(v);
+        mix(it == index_.end() ? 0xdead : it->second);
+      }
     }
   }
 
@@ -783,6 +808,11 @@ class Hasher {
           auto it = index_.find(c.var.get());
           mix(it == index_.end() ? 0xdead : it->second);
           mix(static_cast<uint64_t>(c.slots));
+        }
+        mix(r->exit_values.size());
+        for (const VarPtr& v : r->exit_values) {
+          auto it = index_.find(v.get());
+          mix(it == index_.end() ? 0xdead : it->second);
         }
         return;
       }

@@ -6,8 +6,8 @@
 //   parser already set to NoDep (`pl.no_dep(x)`, `no_dep_args=`) is kept. Op calls are left
 //   alone; a call whose directions are all set already is left alone (idempotent).
 //   Out -> InOut promotion (anchor §16 B), by buffer root (buffer_roots.h, views are roots):
-//     R-seq        the call sits in a sequential loop (`pl.range`) that does not contain the
-//                  root's definition (a parameter, or a buffer created before the loop);
+//     R-seq        the call sits in a sequential loop (`pl.range`), whatever the root (as the
+//                  spec words it: a buffer created inside the loop body is promoted too);
 //     R-prior      an earlier writer unit of the same block (or of an enclosing block, before
 //                  this body) wrote the same root;
 //     R-enclosing  the root is a parameter of the enclosing function declared InOut.
@@ -80,7 +80,6 @@ class PromotionWalker {
   PromotionWalker(const Program& program, const Function& fn)
       : program_(program), fn_(fn), roots_(program, fn, /*views_are_roots=*/true) {
     for (size_t i = 0; i < fn.params.size(); ++i) {
-      def_depth_[fn.params[i].get()] = 0;
       if (fn.param_directions[i] == ParamDirection::InOut) inout_params_.insert(fn.params[i].get());
     }
   }
@@ -112,7 +111,6 @@ class PromotionWalker {
       walk(i->then_body, then_seen, unit);
       walk(i->else_body, else_seen, unit);
     } else {
-      if (auto* a = s->as<AssignStmt>()) def_depth_[a->var.get()] = loops_.size();
       CallCollector calls;
       calls.visit_stmt(s);
       for (const Node* c : calls.calls) decide(c, seen, unit);
@@ -134,13 +132,11 @@ class PromotionWalker {
   };
 
   bool promote(const RootSet& roots, const RootSet& seen) const {
+    for (bool sequential : loops_) {
+      if (sequential) return true;                                                // R-seq
+    }
     for (const Var* r : roots) {
       if (seen.count(r) || inout_params_.count(r)) return true;                // R-prior, R-enclosing
-      auto d = def_depth_.find(r);
-      size_t depth = d == def_depth_.end() ? 0 : d->second;
-      for (size_t k = depth; k < loops_.size(); ++k) {
-        if (loops_[k]) return true;                                               // R-seq
-      }
     }
     return false;
   }
@@ -171,7 +167,6 @@ class PromotionWalker {
   const Program& program_;
   const Function& fn_;
   BufferRoots roots_;
-  std::unordered_map<const Var*, size_t> def_depth_;   // number of enclosing loops at the definition
   RootSet inout_params_;
   std::vector<bool> loops_;                            // enclosing loops, outermost first: sequential?
   DirectionMap out_;

@@ -30,6 +30,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
+    case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -46,6 +47,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::TaskStatementsCounted: return "TaskStatementsCounted";
     case IRProperty::GroupKernelsStamped: return "GroupKernelsStamped";
     case IRProperty::AllocationBatchesStamped: return "AllocationBatchesStamped";
+    case IRProperty::ArrayBackingsStamped: return "ArrayBackingsStamped";
   }
   return "?";
 }
@@ -378,6 +380,12 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         for (auto& m : CheckTaskIdsResolved(*f)) out.push_back(m);
       }
       return out;
+    case IRProperty::ScopeExitsStamped:
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration) continue;
+        for (auto& m : CheckScopeExitsStamped(*f)) out.push_back(m);
+      }
+      return out;
     case IRProperty::KernelProgramVerified:
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;
@@ -436,6 +444,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->batched_creates != BatchedCreatesOf(*f)) {
           out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
+        }
+      }
+      return out;
+    case IRProperty::ArrayBackingsStamped:
+      for (auto& f : program->functions) {
+        if (!SameArrayBackings(f->array_backings, ArrayBackingsOf(*f))) {
+          out.push_back("function '" + f->name + "': array_backings is not the one StampArrayBackings computes");
         }
       }
       return out;

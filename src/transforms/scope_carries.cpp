@@ -3,8 +3,8 @@
 
 #include <unordered_map>
 
+#include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
-#include "pypto/ir/visitor.h"
 
 namespace pypto::transforms {
 
@@ -43,54 +43,20 @@ std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& s
   return out;
 }
 
-namespace {
-
-// Counts each Var read (definitions count too, consistently inside and outside a scope).
-struct ReadCounter : IRVisitor {
-  std::unordered_map<const Var*, int>& reads;
-  explicit ReadCounter(std::unordered_map<const Var*, int>& r) : reads(r) {}
-  void visit_(const Var* op) override { ++reads[op]; }
-  void visit_(const IterArg* op) override { ++reads[op]; }
-  void visit_(const ReturnStmt*) override {}
-};
-
-bool exit_slot_type(const TypePtr& t) {
-  if (t->is<TensorType>()) return true;
-  auto* s = t->as<ScalarType>();
-  return s && s->dtype != DataType::TASK_ID;
-}
-
-}  // namespace
-
-std::vector<ScopeCarriedValue> ValuesCarriedOutOfScopes::Of(const RuntimeScopeStmt& scope) const {
-  std::vector<ScopeCarriedValue> candidates;
+ScopeCarriedValue LocateScopeExit(const RuntimeScopeStmt& scope, const Var& value) {
   for (const StmtPtr& s : flatten_stmts(scope.body)) {
     if (auto* f = s->as<ForStmt>()) {
-      for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
-        if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) {
-          candidates.push_back({f, i, f->return_vars[i].get(), f->iter_args[i].get()});
-        }
+      for (size_t i = 0; i < f->return_vars.size() && i < f->iter_args.size(); ++i) {
+        if (f->return_vars[i].get() == &value) return {f, i, &value, f->iter_args[i].get()};
       }
     } else if (auto* br = s->as<IfStmt>()) {
       for (size_t i = 0; i < br->return_vars.size(); ++i) {
-        const Var* rv = br->return_vars[i].get();
-        if (exit_slot_type(rv->type)) candidates.push_back({br, i, rv, rv});
+        if (br->return_vars[i].get() == &value) return {br, i, &value, &value};
       }
     }
   }
-  if (candidates.empty()) return candidates;
-  if (!counted_) {
-    ReadCounter(reads_).visit_stmt(fn_.body);
-    counted_ = true;
-  }
-  std::unordered_map<const Var*, int> inside;
-  ReadCounter(inside).visit_stmt(scope.body);
-  std::vector<ScopeCarriedValue> out;
-  for (const ScopeCarriedValue& c : candidates) {
-    auto all = reads_.find(c.result);
-    if (all != reads_.end() && all->second > inside[c.result]) out.push_back(c);
-  }
-  return out;
+  PYPTO_CHECK(false, "exit value '" << value.name << "' is no result of a loop / if at the top level of its scope");
+  return {};
 }
 
 }  // namespace pypto::transforms

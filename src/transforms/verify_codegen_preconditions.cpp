@@ -53,7 +53,9 @@ std::vector<std::string> VerifyCodegenPreconditions(const ProgramPtr& program, c
   for (IRProperty p : {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived,
                        IRProperty::RuntimeScopesMaterialized, IRProperty::IterArgCarryClassified,
                        IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
-                       IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped}) {
+                       IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped,
+                       IRProperty::ArrayBackingsStamped,
+                       IRProperty::ScopeExitsStamped}) {
     if (PropertyProven(p, program)) continue;   // the pipeline verified it on this very program
     for (auto& m : VerifyProperty(p, program)) out.push_back(std::string(to_string(p)) + ": " + m);
   }

@@ -256,7 +256,8 @@ class OrchestrationVerifier {
     // Loop carries read after the block get an exit slot declared before it (the generator's
     // emit_runtime_scope); the loop result names that slot after the block.
     std::vector<const Var*> exits;
-    for (const ScopeCarriedValue& c : scope_exits_.Of(s)) {
+    for (const VarPtr& value : s.exit_values) {
+      const ScopeCarriedValue c = LocateScopeExit(s, *value);
       exit_carries_[c.carry] = m_.current();
       exits.push_back(c.result);
     }
@@ -669,7 +670,6 @@ class OrchestrationVerifier {
   Span stmt_span_;
   std::unordered_set<const Var*> batched_;
   std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
-  ValuesCarriedOutOfScopes scope_exits_{fn_};
   std::unordered_map<const Var*, int> exit_carries_;   // iter_arg -> the block its exit slot is in
   using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;
   std::unordered_map<const Var*, std::vector<TupleElement>> tuples_;

@@ -116,3 +116,66 @@ def test_runtime_step_times_chunk_overflow_fails_the_run_naming_the_line(kind, w
     y = np.zeros((64, 8), np.float32)       # the largest step that does not overflow still runs
     compiled(x, 0, 8, (2 ** 63 - 1) // 3, y)
     np.testing.assert_allclose(y[0:4], x[0:4] + 1)
+
+
+# -- InterchangeChunkLoops on a nested run-time leading_full level (DSL Before / Expected) ----
+from pass_test_util import assert_pass  # noqa: E402
+from pypto.ir import passes  # noqa: E402
+
+_HEAD = "import pypto.language as pl\n\n\n@pl.program\nclass P:\n"
+_BEFORE = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[40, 24], pl.FP32], s: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
+            for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
+                for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                    i = i_chunk * 4 + i_in
+                    j_trips = max(0 - -6 // (s + pl.cast(s == 0, pl.INDEX)), 0)
+                    for j_chunk, (y_3,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_2,), attrs={"chunk_stride": 4, "loop_origin": "chunk_outer"}):
+                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                            j = j_chunk + j_in * s
+                            y_5: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
+                            y_6 = pl.yield_(y_5)
+                        y_7 = pl.yield_(y_6)
+                    for j_rem, (y_8,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_7,), attrs={"loop_origin": "chunk_remainder"}):
+                        j_1 = (j_trips - j_trips % 4 + j_rem) * s
+                        y_9: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 4], [i * 4, j_1 * 4]), [i * 4, j_1 * 4])
+                        y_10 = pl.yield_(y_9)
+                    y_11 = pl.yield_(y_10)
+                y_12 = pl.yield_(y_11)
+        return y_12
+"""
+_EXPECTED = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[40, 24], pl.FP32], s: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
+        for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
+            for j_chunk, (y_2,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_1,), attrs={"chunk_stride": 4, "loop_origin": "chunk_outer"}):
+                with pl.at(level=pl.Level.CORE_GROUP):
+                    for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,), attrs={"loop_origin": "chunk_inner"}):
+                        i = i_chunk * 4 + i_in
+                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                            j = j_chunk + j_in * s
+                            y_5: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
+                            y_6 = pl.yield_(y_5)
+                        y_7 = pl.yield_(y_6)
+                y_8 = pl.yield_(y_7)
+            with pl.at(level=pl.Level.CORE_GROUP):
+                for i_in_1, (y_9,) in pl.parallel(0, 4, 1, init_values=(y_8,), attrs={"loop_origin": "chunk_inner"}):
+                    i_1 = i_chunk * 4 + i_in_1
+                    j_trips = max(0 - -6 // (s + pl.cast(s == 0, pl.INDEX)), 0)
+                    for j_rem, (y_10,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_9,), attrs={"loop_origin": "chunk_remainder"}):
+                        j_1 = (j_trips - j_trips % 4 + j_rem) * s
+                        y_11: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_10, pl.tensor.slice(x, [4, 4], [i_1 * 4, j_1 * 4]), [i_1 * 4, j_1 * 4])
+                        y_12 = pl.yield_(y_11)
+                    y_13 = pl.yield_(y_12)
+            y_14 = pl.yield_(y_13)
+        return y_14
+"""
+
+
+def test_interchange_moves_a_runtime_step_leading_full_level_out_with_its_trip_count_in_the_remainder():
+    """Before: SplitChunkedLoops' form of `for i in pl.parallel(8, chunk=4): for j in
+    pl.parallel(0, 6, s, chunk=4, chunk_policy="leading_full")`; `j_trips` sits between the inner
+    loop's index and the level's full chunks. After: both outer loops in the orchestration, one
+    scope for the full chunks, and the remainder's scope computing j_trips itself."""
+    assert_pass(passes.InterchangeChunkLoops(), pl.parse_program(_BEFORE), pl.parse_program(_EXPECTED))

@@ -61,3 +61,25 @@ def test_the_generated_program_table_compiles_against_the_header(tmp_path):
 def test_a_definition_that_drifts_from_the_header_does_not_compile(tmp_path, drifted):
     r = _syntax_check(tmp_path, '#include <cstddef>\n#include <cstdint>\n#include "pto2_c_api.h"\n' + drifted)
     assert r.returncode != 0 and "conflicting declaration" in r.stderr, r.stderr
+
+
+def test_no_module_of_the_package_uses_ctypes():
+    # libpto2, program libraries and libpto2_mpi are all reached through pypto._core.program_abi,
+    # whose function pointers are typed by the headers' declarations (decltype): nothing to drift.
+    for path in _package_sources():
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        assert not re.search(r"^\s*(import ctypes|from ctypes\b)", text, re.M), path
+        assert "ctypes.CDLL" not in text, path
+
+
+def test_the_sigint_hook_and_the_mpi_library_go_through_program_abi():
+    from pypto._core import program_abi
+    from pypto.runtime import library_path
+    assert program_abi.cancel_runs_on_sigint(library_path(), True) == 0
+    mpi = os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so")
+    if os.path.isfile(mpi):
+        lib = program_abi.MpiLibrary(mpi)   # every entry point of pto_l3_mpi.h found and typed
+        assert {"init", "transport", "transport_free", "last_bytes", "serve", "load", "close"} <= set(dir(lib))
+    with pytest.raises(RuntimeError, match="cannot load"):
+        program_abi.MpiLibrary("/nonexistent/libpto2_mpi.so")

@@ -177,6 +177,19 @@ def test_part_ops_combine_valid_regions(op, fn):
     assert "pl.TileView(valid_shape=[6, n])" in ir.python_print(pl.parse_program(src, "k.py"))   # src0's region
 
 
+def test_part_op_with_a_broadcast_operand():
+    x, y = _x(19), _x(20)
+    body = ("a = pl.load(x, [0, 0], [16, 16], [6, n])\n"
+            "        b = pl.load(y, [0, 0], [1, 16], [1, 4])\n"
+            "        w = pl.set_validshape(pl.part_add(a, b), 16, 16)")
+    out = _run(_src(body, "w", y="[16, 16], pl.FP32", scalars="n"), [x, y], (16, 16), (10,))
+    want = np.zeros((16, 16), np.float32)
+    want[:, :4] = y[0, :4]                        # b (one row, broadcast) is valid in columns < 4
+    want[:6, :10] = x[:6, :10]
+    want[:6, :4] = x[:6, :4] + y[0, :4]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
 def test_part_ops_on_full_tiles_are_the_plain_ops():
     x, y = _x(6), _x(7)
     src = _src("r = pl.part_max(pl.load(x, [0, 0], [16, 16]), pl.load(y, [0, 0], [16, 16]))", "r",
@@ -425,3 +438,17 @@ def test_kernel_cpp_compiles_warning_free(tmp_path):
                         "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+def test_assemble_writes_only_the_source_valid_region_and_is_fully_valid():
+    x = _x(18)
+    body = ("t = pl.load(x, [0, 0], [16, 16], [n, 16])\n"
+            "        s = pl.mul(pl.load(x, [0, 0], [4, 8], [2, 3]), 10.0)\n"
+            "        z = pl.tile.assemble(t, s, [5, 6])")
+    src = _src(body, "z", scalars="n")
+    out = _run(src, [x], (16, 16), (9,))
+    want = np.zeros((16, 16), np.float32)       # t's rows past n read as the load's zero fill
+    want[:9] = x[:9]
+    want[5:7, 6:9] = x[:2, :3] * 10.0
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    assert "z: pl.Tile[[16, 16], pl.FP32] = pl.assemble(t, s, [5, 6])" in ir.python_print(pl.parse_program(src, "k.py"))

@@ -326,7 +326,162 @@ def test_orchestration_refuses_with_the_pl_at_help(stmt, op):
     assert "wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`" in text, text
 
 
-def test_sort32_and_mrgsort_keep_the_tile_spelling_help():
+@pytest.mark.parametrize("name", ["sort32", "mrgsort"])
+def test_sort32_and_mrgsort_say_they_are_accelerator_only(name):
     with pytest.raises(PyptoError) as e:
-        pl.parse_program(ORCH.format(stmt="x = pl.sort32(a, idx)"))
-    assert "write pl.tile.sort32(...)" in str(e.value), str(e.value)
+        pl.parse_program(ORCH.format(stmt=f"x = pl.{name}(a, idx)"))
+    text = str(e.value)
+    assert f"unknown DSL function 'pl.{name}'" in text and "<string>:10:" in text, text
+    assert f"the reference's pl.{name} is the hardware sort (tile.{name}), an accelerator-only op" in text, text
+
+
+# ---- the reference's dispatching names on tensors (reference_ops.md §1.1) ------------------------
+# pl.cmp / concat / fillpad / expands / row_prod / col_* / row_expand* / col_expand* / part_* on
+# tensors are tensor.<op> mirrors, lowered like the rest; on tiles they stay the tile ops.
+
+DM, DN = 8, 16
+DMASK = ((DN + 7) // 8 + 31) // 32 * 32
+_S, _ROW, _COL = [DM, DN], [DM, 1], [1, DN]
+
+
+def _pack_mask(pred):
+    out = np.zeros((pred.shape[0], DMASK), np.uint8)
+    for j in range(pred.shape[1]):
+        out[:, j // 8] |= (pred[:, j].astype(np.uint8) << (j % 8))
+    return out
+
+
+DISPATCH = {
+    # name: (expression on tensors a, b, r, c, q, out shape, out dtype, NumPy reference over float64)
+    "cmp": ("pl.cmp(a, b, cmp_type=4)", [DM, DMASK], "UINT8", lambda v: _pack_mask(v["a"] > v["b"])),
+    "cmp_scalar": ("pl.cmp(a, 0.0)", [DM, DMASK], "UINT8", lambda v: _pack_mask(v["a"] == 0)),
+    "concat": ("pl.concat(a, r)", [DM, DN + 1], "FP32", lambda v: np.concatenate([v["a"], v["r"]], axis=1)),
+    "fillpad": ("pl.fillpad(a, pad_value=0)", _S, "FP32", lambda v: v["a"]),
+    "fillpad_pos": ("pl.fillpad(a, pl.PadValue.max)", _S, "FP32", lambda v: v["a"]),   # every element is valid
+    "expands": ("pl.expands(a, 0.75)", _S, "FP32", lambda v: np.full(_S, 0.75)),
+    "row_prod": ("pl.row_prod(q)", _ROW, "FP32", lambda v: v["q"].prod(axis=1, keepdims=True)),
+    "col_sum": ("pl.col_sum(a)", _COL, "FP32", lambda v: v["a"].sum(axis=0, keepdims=True)),
+    "col_sum_tmp": ("pl.col_sum(a, b)", _COL, "FP32", lambda v: v["a"].sum(axis=0, keepdims=True)),
+    "col_max": ("pl.col_max(a)", _COL, "FP32", lambda v: v["a"].max(axis=0, keepdims=True)),
+    "col_min": ("pl.col_min(a)", _COL, "FP32", lambda v: v["a"].min(axis=0, keepdims=True)),
+    "col_prod": ("pl.col_prod(q)", _COL, "FP32", lambda v: v["q"].prod(axis=0, keepdims=True)),
+    "row_expand": ("pl.row_expand(a, r)", _S, "FP32", lambda v: np.broadcast_to(v["r"], _S)),
+    "row_expand_max": ("pl.row_expand_max(a, r)", _S, "FP32", lambda v: np.maximum(v["a"], v["r"])),
+    "row_expand_min": ("pl.row_expand_min(a, r)", _S, "FP32", lambda v: np.minimum(v["a"], v["r"])),
+    "row_expand_expdif": ("pl.row_expand_expdif(a, r)", _S, "FP32", lambda v: np.exp(v["a"] - v["r"])),
+    "col_expand": ("pl.col_expand(a, c)", _S, "FP32", lambda v: np.broadcast_to(v["c"], _S)),
+    "col_expand_add": ("pl.col_expand_add(a, c)", _S, "FP32", lambda v: v["a"] + v["c"]),
+    "col_expand_sub": ("pl.col_expand_sub(a, c)", _S, "FP32", lambda v: v["a"] - v["c"]),
+    "col_expand_mul": ("pl.col_expand_mul(a, c)", _S, "FP32", lambda v: v["a"] * v["c"]),
+    "col_expand_div": ("pl.col_expand_div(a, c)", _S, "FP32", lambda v: v["a"] / v["c"]),
+    "col_expand_max": ("pl.col_expand_max(a, c)", _S, "FP32", lambda v: np.maximum(v["a"], v["c"])),
+    "col_expand_min": ("pl.col_expand_min(a, c)", _S, "FP32", lambda v: np.minimum(v["a"], v["c"])),
+    "col_expand_expdif": ("pl.col_expand_expdif(a, c)", _S, "FP32", lambda v: np.exp(v["a"] - v["c"])),
+    "part_add": ("pl.part_add(a, b)", _S, "FP32", lambda v: v["a"] + v["b"]),
+    "part_mul": ("pl.part_mul(a, b)", _S, "FP32", lambda v: v["a"] * v["b"]),
+    "part_max": ("pl.part_max(a, b)", _S, "FP32", lambda v: np.maximum(v["a"], v["b"])),
+    "part_min": ("pl.tensor.part_min(a, b)", _S, "FP32", lambda v: np.minimum(v["a"], v["b"])),
+}
+_DIN = {"a": _S, "b": _S, "r": _ROW, "c": _COL, "q": _S}
+
+
+def _dispatch_program():
+    T = lambda shape, dt="FP32": "pl.Tensor[[%s], pl.%s]" % (", ".join(map(str, shape)), dt)   # noqa: E731
+    ins = ", ".join("%s: %s" % (n, T(s)) for n, s in _DIN.items())
+    outs = ", ".join("o_%s: pl.Out[%s]" % (n, T(s, dt)) for n, (_e, s, dt, _f) in DISPATCH.items())
+    ret = "tuple[%s]" % ", ".join(T(s, dt) for _e, s, dt, _f in DISPATCH.values())
+    body = "\n".join("            o_%s = pl.assemble(o_%s, %s, [0, 0])" % (n, n, e) for n, (e, *_r) in DISPATCH.items())
+    names = ", ".join("o_" + n for n in DISPATCH)
+    return f'''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, {ins}, {outs}) -> {ret}:
+        with pl.at(level=pl.Level.CORE_GROUP, name_hint="ref_ops"):
+{body}
+        return {names}
+'''
+
+
+@pytest.mark.parametrize("race_check", [False, True])
+def test_dispatching_names_on_tensors_match_numpy(race_check):
+    rng = np.random.default_rng(17)
+    vals = {"a": rng.integers(-3, 4, _S).astype(np.float32), "b": rng.integers(-3, 4, _S).astype(np.float32),
+            "r": rng.standard_normal(_ROW).astype(np.float32), "c": rng.uniform(0.5, 2, _COL).astype(np.float32),
+            "q": rng.uniform(0.5, 1.5, _S).astype(np.float32)}
+    vals["a"][0, :4] = 0.0
+    outs = {n: np.zeros(s, np.uint8 if dt == "UINT8" else np.float32) for n, (_e, s, dt, _f) in DISPATCH.items()}
+    prog = pypto.compile(pl.parse_program(_dispatch_program()))
+    try:
+        prog(*vals.values(), *outs.values(), race_check=race_check)
+    finally:
+        prog.close()
+    v64 = {k: x.astype(np.float64) for k, x in vals.items()}
+    for n, (_e, _s, dt, f) in DISPATCH.items():
+        if dt == "UINT8":
+            np.testing.assert_array_equal(outs[n], f(v64), err_msg=n)
+        else:
+            np.testing.assert_allclose(outs[n], f(v64), rtol=1e-5, atol=1e-5, err_msg=n)
+
+
+def test_dispatching_names_keep_the_tile_op_on_tiles():
+    prog = pl.parse_program(_dispatch_program())
+    text = ir.python_print(prog)
+    assert "pl.tensor.col_sum(a)" in text and "pl.tensor.cmp(a, b, cmp_type=4)" in text, text
+    lowered = ir.python_print(codegen.run_pipeline(prog))
+    assert "pl.tensor.col_sum" not in lowered and "pl.tensor.part_min" not in lowered, lowered
+    again = pl.parse_program(text)
+    assert ir.structural_equal_explain(again, prog)[0], text
+
+
+@pytest.mark.parametrize("stmt, message", [
+    ("x = pl.col_expand(a, f)", "tensor.col_expand: shape mismatch"),
+    ("x = pl.concat(a, ai)", "tensor.concat: dtype mismatch: Tensor[[4, 8], FP32] vs Tensor[[4, 8], INT32]"),
+    ("x = pl.part_add(a, pl.load(a, [0, 0], [4, 8]))", "pl.part_add cannot mix Tensor and Tile arguments"),
+    ("x = pl.col_sum(a3)", "tensor.col_sum"),
+    ("x = pl.cmp(a, f, cmp_type=9)", "tensor.cmp"),
+])
+def test_dispatching_names_misuse_is_located(stmt, message):
+    with pytest.raises(PyptoError) as e:
+        pl.parse_program(MISUSE.format(stmt=stmt))
+    text = str(e.value)
+    assert message in text and "<string>:11:" in text, text
+
+
+def test_dispatching_name_in_orchestration_body_is_refused():
+    with pytest.raises(PyptoError) as e:
+        pl.parse_program(ORCH.format(stmt="x = pl.col_sum(a)"))
+    assert "tensor.col_sum computes on tensor data" in str(e.value), str(e.value)
+
+
+# ---- pl.full where a tensor is needed (the reference's pl.full is tensor-only) ---------------------
+
+FULL = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            two = pl.full([4, 8], pl.FP32, 2.0)
+            o = pl.assemble(o, pl.sub(pl.full([4, 8], pl.FP32, 1.0), pl.maximum(a, two)), [0, 0])
+        return o
+'''
+
+
+def test_full_is_a_tensor_operand_of_tensor_ops():
+    a = np.random.default_rng(9).uniform(0, 4, (4, 8)).astype(np.float32)
+    o = np.zeros((4, 8), np.float32)
+    prog = pypto.compile(pl.parse_program(FULL))
+    try:
+        prog(a, o, race_check=True)
+    finally:
+        prog.close()
+    np.testing.assert_array_equal(o, 1.0 - np.maximum(a, 2.0))
+    text = ir.python_print(pl.parse_program(FULL))
+    assert "pl.tensor.sub(pl.tensor.full([4, 8], 1.0, dtype=pl.FP32), pl.tensor.maximum(a, pl.tensor.full(" in text, text

@@ -50,6 +50,15 @@ struct GroupKernels {
 //          the first unpacking of its last element in the submission's statement list), else null:
 //          HOST declares the handle at the submission (`TaskHandle t = submit_next_level(...);`).
 //          Printed `at_submit=True`; the parser finds the tuple from the Var's definition.
+// Where one pl.Array SSA version lives (pass StampArrayBackings, spec anchor_features §13):
+// arrays are updated in place, so `version` is stored in the C array of `backing` (an
+// array.create result, a phi if-result or a parameter). Printed as the @pl.function option
+// `array_backings={"w_1": "w", "r": "w"}`.
+struct ArrayBackingEntry {
+  VarPtr version;
+  VarPtr backing;
+};
+
 struct TaskIdInfo {
   VarPtr var;
   int64_t slots = 0;
@@ -97,6 +106,11 @@ struct Function {
   // generator allocates in one alloc_tensors call at their block's entry, in program order.
   // Printed as the @pl.function option `batched_creates=["c", "d"]` (when non-empty).
   std::vector<VarPtr> batched_creates;
+  // StampArrayBackings: for each pl.Array version of an Orchestration function stored in another
+  // Var's C array, that Var, in program order (a version absent here is its own storage: an
+  // array.create result, a phi if-result). Printed as the @pl.function option
+  // `array_backings={"w_1": "w"}` (when non-empty).
+  std::vector<ArrayBackingEntry> array_backings;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -119,6 +133,11 @@ struct Function {
   std::shared_ptr<const Function> with_task_statements(int64_t n) const;
   // A copy with batched_creates set (each a Var the body assigns): `fn->with_batched_creates({c})`.
   std::shared_ptr<const Function> with_batched_creates(std::vector<VarPtr> vars) const;
+  // A copy with array_backings set (each pair two array Vars): `fn->with_array_backings({{w_1, w}})`.
+  std::shared_ptr<const Function> with_array_backings(std::vector<ArrayBackingEntry> entries) const;
+  // The Var whose C array the pl.Array version `v` lives in: its array_backings entry, else `v`
+  // itself (`fn.array_backing_of(w_1) == w`).
+  const Var* array_backing_of(const Var* v) const;
   // The entry of TaskId `v` (null when ResolveTaskIds did not stamp it): `fn.task_id_info(tid)->fresh`.
   const TaskIdInfo* task_id_info(const Var* v) const;
   // Type of a call to this function: the single return type, a TupleType of several, or unit.

@@ -151,16 +151,23 @@ struct ScopeTaskIdCarry {
 // MANUAL ones from `with pl.manual_scope():`; MaterializeRuntimeScopes adds the AUTO ones.
 // `carried_task_ids` (ResolveTaskIds; empty before it) prints as the scope option
 // `with pl.manual_scope(carried_task_ids={"prev_2": 0, "prev_1": 4}):`.
+// `exit_values` (StampScopeExits; empty before it): the tensor / number loop or if results of
+// the body's top-level statements (and of its top-level nested scopes' exit values) that code
+// after the block reads; the generator gives each an exit slot declared before the block.
+// Printed `with pl.manual_scope(exit_values=["src_2", "steps_2"]):`.
 struct RuntimeScopeStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::RuntimeScopeStmt;
   RuntimeScopeMode mode;
   StmtPtr body;
   std::vector<ScopeTaskIdCarry> carried_task_ids;   // in the order of the following yield
+  std::vector<VarPtr> exit_values;                  // in statement, then result order
   RuntimeScopeStmt(RuntimeScopeMode m, StmtPtr b, Span s) : Stmt(kKind, std::move(s)), mode(m), body(std::move(b)) {}
   ~RuntimeScopeStmt() override { release_children(body); }
   static std::shared_ptr<const RuntimeScopeStmt> make(RuntimeScopeMode mode, StmtPtr body, Span span = {});
   // A copy with carried_task_ids set (each var a TaskId): `scope->with_carried_task_ids({{t, 0}})`.
   std::shared_ptr<const RuntimeScopeStmt> with_carried_task_ids(std::vector<ScopeTaskIdCarry> carries) const;
+  // A copy with exit_values set (each a tensor or non-TaskId scalar Var): `scope->with_exit_values({src_2})`.
+  std::shared_ptr<const RuntimeScopeStmt> with_exit_values(std::vector<VarPtr> values) const;
 };
 
 }  // namespace pypto::ir

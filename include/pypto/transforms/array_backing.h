@@ -7,8 +7,9 @@
 //   if c: r = pl.yield_(w_1)  else: r = pl.yield_(z)    backing(r) == r   (branches differ: a phi
 //                                                          array `float r[4];` with slot copies)
 //
-// Used by the orchestration code generator (where a carry or if-result lives) and by
-// VerifyOrchestrationProgram (no read of an older version after an in-place update).
+// Used by StampArrayBackings (Function::array_backings, which the orchestration code generator
+// prints) and by VerifyOrchestrationProgram / VerifyArrayVersions (no read of an older version
+// after an in-place update).
 #pragma once
 #include <map>
 #include <unordered_map>

@@ -58,6 +58,10 @@
 //                              computes (StampGroupKernels)
 //   AllocationBatchesStamped   every function has the Function::batched_creates
 //                              StampAllocationBatches computes (StampAllocationBatches)
+//   ArrayBackingsStamped       every function has the Function::array_backings
+//                              StampArrayBackings computes (StampArrayBackings)
+//   ScopeExitsStamped          every runtime scope of an Orchestration function has the
+//                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
 #include <string>
 #include <vector>
@@ -95,6 +99,8 @@ enum class IRProperty {
   TaskStatementsCounted,
   GroupKernelsStamped,
   AllocationBatchesStamped,
+  ArrayBackingsStamped,
+  ScopeExitsStamped,
 };
 
 const char* to_string(IRProperty p);

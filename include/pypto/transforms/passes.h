@@ -45,6 +45,14 @@ std::vector<ir::TaskIdInfo> ResolvedTaskIds(const ir::Function& fn);
 // compiler edges it would drop.
 std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 
+// Stamps RuntimeScopeStmt::exit_values (the tensor / number loop and if results at the top of a
+// scope body that code after the block reads) on Orchestration functions. Requires
+// IterArgCarryClassified and RuntimeScopesMaterialized; produces ScopeExitsStamped.
+Pass StampScopeExits();
+// Why `fn`'s scope stamps are not what StampScopeExits computes (empty when they are).
+//   CheckScopeExitsStamped(*program->get("main")) == {}   // after StampScopeExits
+std::vector<std::string> CheckScopeExitsStamped(const ir::Function& fn);
+
 // Stamps Function::returned_params (per return value, the parameter it writes back; -1 none) on
 // every function with a return. Requires ReturnParamsExplicit; produces ReturnedParamsStamped.
 Pass StampReturnedParams();
@@ -117,6 +125,15 @@ Pass StampAllocationBatches();
 // What StampAllocationBatches stamps on `fn` (empty for a non-Orchestration function):
 //   BatchedCreatesOf(*program->get("main")) == {c}
 std::vector<ir::VarPtr> BatchedCreatesOf(const ir::Function& fn);
+
+// Stamps Function::array_backings on every Orchestration function (which C array each pl.Array
+// version lives in; transforms::ArrayBacking decides). Produces ArrayBackingsStamped.
+Pass StampArrayBackings();
+// What StampArrayBackings stamps on `fn` (empty for a non-Orchestration function), in program
+// order:  ArrayBackingsOf(*program->get("main"))[0].backing == w   (for w_1 = update_element(w, ...))
+std::vector<ir::ArrayBackingEntry> ArrayBackingsOf(const ir::Function& fn);
+// True when both lists name the same Vars in the same order.
+bool SameArrayBackings(const std::vector<ir::ArrayBackingEntry>& a, const std::vector<ir::ArrayBackingEntry>& b);
 
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.

@@ -12,7 +12,6 @@
 // generator and VerifyOrchestrationProgram declare their C++ variables in the block enclosing
 // the PTO2_SCOPE, so the yield after the block can still name them.
 #pragma once
-#include <unordered_map>
 #include <vector>
 
 #include "pypto/ir/function.h"
@@ -40,28 +39,19 @@ std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScop
 //                                         }
 //                                         Tensor src_1 = *src_exit;
 //
-// One instance per function; Of() is called per scope (the function's reads are counted once,
-// lazily). A read is any use but a ReturnStmt's (orchestration code prints no return).
+// Which results leave is the pass StampScopeExits' stamp RuntimeScopeStmt::exit_values; this is
+// where one of them comes from in the scope body.
 struct ScopeCarriedValue {
   const ir::Stmt* stmt;     // the ForStmt or IfStmt at the top level of the scope body
   size_t index;             // its return var (and, for a loop, iter_arg) index
   const ir::Var* result;    // stmt's return var `index`
   const ir::Var* carry;     // the loop's iter_arg `index`; the result itself for an if
 };
-class ValuesCarriedOutOfScopes {
- public:
-  explicit ValuesCarriedOutOfScopes(const ir::Function& fn) : fn_(fn) {}
-  // The rebound tensor / scalar (not TaskId) loop carries and the tensor / scalar if results of
-  // statements at the top level of `scope.body` that are read outside it, in statement then
-  // result order:
-  //   exits.Of(*scope)  ->  {{loop, 0, src_2, src_1}}   (src_2 is read after the block)
-  std::vector<ScopeCarriedValue> Of(const ir::RuntimeScopeStmt& scope) const;
 
- private:
-  const ir::Function& fn_;
-  mutable std::unordered_map<const ir::Var*, int> reads_;   // every read in fn_
-  mutable bool counted_ = false;
-};
+// The top-level statement of `scope.body` whose result `value` is (an entry of the scope's
+// exit_values); InternalError when no top-level loop / if defines it:
+//   LocateScopeExit(*scope, *src_2)  ->  {loop, 0, src_2, src_1}
+ScopeCarriedValue LocateScopeExit(const ir::RuntimeScopeStmt& scope, const ir::Var& value);
 
 // The trailing YieldStmt of a block's statements (null when the block does not end with one).
 const ir::YieldStmt* TrailingYield(const std::vector<ir::StmtPtr>& stmts);

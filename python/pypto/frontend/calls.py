@@ -86,8 +86,8 @@ def attr_value(ctx, node: ast.AST, name: str):
     raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
 
 
-# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) that exist here only
-# as tile ops: the error points at the tile spelling instead of a look-alike name.
+# The reference's tensor-only `pl.<name>` ops (spec reference_ops.md §1.1) with no CPU meaning (the
+# hardware sort, §13): the error says so instead of suggesting a look-alike name.
 _REFERENCE_TILE_ONLY = {"sort32", "mrgsort"}
 # Reference DSL wrappers with no op of their own here (spec reference_ops.md §13).
 _REFERENCE_WRAPPERS = {
@@ -101,9 +101,8 @@ def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
 
     `pl.sin(t)` -> "pypto has the tile op only: write pl.tile.sin(...) on a tile"."""
     if attr in _REFERENCE_TILE_ONLY and getattr(base, "__name__", "") == "pypto.language":
-        pl_alias = dotted(func)[:-len(attr) - 1]
-        return (f"the reference's tensor-level {pl_alias}.{attr} is not implemented; pypto has the tile op only: "
-                f"write {pl_alias}.tile.{attr}(...) on a tile ({pl_alias}.load the tensor first)")
+        return (f"the reference's {dotted(func)} is the hardware sort (tile.{attr}), an accelerator-only op with no "
+                "CPU implementation: see docs/kernels.md, 'Accelerator-only ops'")
     return did_you_mean(attr, [n for n in dir(base) if not n.startswith("_")])
 
 
@@ -178,7 +177,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
 
 
 _OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
-_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace")
+_FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace", "tensor.fillpad")
 _FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
 
 
@@ -308,17 +307,37 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                         help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
                              f"Tile -> pl.tile.{b.pl_name}")
     if len(b.spec) > 2:     # an op with operands beyond the first: same kind, or a scalar
-        for a in node.args[1:]:
-            if isinstance(a, (ast.List, ast.Tuple, ast.Starred)):
-                continue
-            e = evaluated[a] = eval_arg(ctx, a)
+        operands = [a for k, a in enumerate(node.args[1:], 1)
+                    if not isinstance(a, (ast.List, ast.Tuple, ast.Starred))
+                    and not (k < len(spec.params) and spec.params[k] in spec.attrs)]   # fillpad's pad_value
+        for a in operands:
+            evaluated[a] = eval_arg(ctx, a)
+        if spec is tile_spec and _full_as_tensor(ctx, x) is not None and \
+                any(isinstance(evaluated[a].type, ir.TensorType) for a in operands):
+            spec, x = tensor_spec, _full_as_tensor(ctx, x)      # pl.add(pl.full(...), tensor)
+            evaluated[first] = x
+        for a in operands:
+            e = evaluated[a]
             other = ir.TileType if spec is tensor_spec else ir.TensorType
+            if isinstance(e.type, other) and spec is tensor_spec and _full_as_tensor(ctx, e) is not None:
+                e = evaluated[a] = _full_as_tensor(ctx, e)
             if isinstance(e.type, other):
                 raise ctx.error(a, f"pl.{b.pl_name} cannot mix Tensor and Tile arguments",
                                 help="load the tensor with pl.load (kernel tiles), or keep every operand a tensor")
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def _full_as_tensor(ctx, e):
+    """`pl.full(shape, dtype, value)` (tile.full) where a tensor operand is needed -> the same fill as
+    tensor.full. The reference's pl.full is a tensor op (reference_ops.md §1.1), so `pl.add(a, pl.full(...))`
+    on a tensor `a` is valid there; here pl.full stays the tile op elsewhere (its printed form). None when
+    `e` is not a fill (or a name bound to one)."""
+    value = ctx.defs.get(e, e) if isinstance(e, ir.Var) else e
+    if isinstance(value, ir.Call) and value.is_op and value.callee == "tile.full":
+        return ir.Call.make_op("tensor.full", list(value.args), dict(value.attrs), value.span)
+    return None
 
 
 def tensor_only_call(ctx, node: ast.Call, b: Builtin):

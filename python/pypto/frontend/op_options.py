@@ -42,8 +42,12 @@ TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
     "add", "sub", "mul", "div", "maximum", "minimum", "adds", "subs", "muls", "divs", "maximums", "minimums",
     "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu", "row_max", "row_sum", "row_min",
     "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div", "matmul", "matmul_acc", "cast", "full",
-    # the reference's tensor-only names (reference_ops.md §1.1)
-    "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"))
+    # the reference's tensor-only names and the dispatching names of reference_ops.md §1.1
+    "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange",
+    "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
+    "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
+    "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
+    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"))
 # A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
 SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
                    "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",

@@ -93,6 +93,10 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
                 group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
                 continue
+            if kw.arg == "array_backings":
+                # StampArrayBackings' result, as printed: names resolved once the body is parsed.
+                group_sync["array_backings"] = _array_backings_option(sctx, kw.value)
+                continue
             if kw.arg == "task_ids":
                 # ResolveTaskIds' result, as printed: names resolved once the body is parsed.
                 group_sync["task_ids"] = _task_ids_option(sctx, kw.value)
@@ -108,7 +112,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -169,6 +173,14 @@ def _batched_creates_option(sctx, node):
             and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)):
         raise sctx.error(node, 'batched_creates= must be a list literal of names, e.g. batched_creates=["c"]')
     return node, [e.value for e in node.elts]
+
+
+def _array_backings_option(sctx, node):
+    """`{"w_1": "w"}` -> (node, [("w_1", "w")]): a dict literal of Var names."""
+    if not (isinstance(node, ast.Dict) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                               for e in list(node.keys) + list(node.values))):
+        raise sctx.error(node, 'array_backings= must be a dict literal of names, e.g. array_backings={"w_1": "w"}')
+    return node, [(k.value, v.value) for k, v in zip(node.keys, node.values)]
 
 
 def _returned_params_option(sctx, node):
@@ -261,6 +273,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     sync = dict(sig.group_sync)
     task_ids = sync.pop("task_ids", None)
     batched = sync.pop("batched_creates", None)
+    backings = sync.pop("array_backings", None)
     returned_params = sync.pop("returned_params", None)
     param_slots = sync.pop("param_slots", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
@@ -286,6 +299,12 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
             fn = fn.with_batched_creates_named(names)
         except ValueError as e:
             raise ctx.error(node, f"batched_creates=: {e}") from None
+    if backings:
+        node, named = backings
+        try:
+            fn = fn.with_array_backings_named(named)
+        except ValueError as e:
+            raise ctx.error(node, f"array_backings=: {e}") from None
     return fn
 
 

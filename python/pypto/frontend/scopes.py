@@ -272,6 +272,22 @@ def _carried_task_ids(ctx, call: ast.Call):
     return (node, named), call
 
 
+def _exit_values(ctx, call: ast.Call):
+    """The printed StampScopeExits result ``exit_values=["src_2", "steps_2"]`` of a runtime scope
+    (loop / if results read after the block), removed from a copy of ``call`` like
+    ``_carried_task_ids``. Returns ((node, [name, ...]) or None, call)."""
+    kw = next((k for k in call.keywords if k.arg == "exit_values"), None)
+    if kw is None:
+        return None, call
+    call = copy.copy(call)
+    call.keywords = [k for k in call.keywords if k is not kw]
+    node = kw.value
+    if not (isinstance(node, ast.List) and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                               for e in node.elts)):
+        raise ctx.error(node, 'exit_values= must be a list literal of names, e.g. ["src_2"]')
+    return (node, [e.value for e in node.elts]), call
+
+
 @registry.handles("with")
 def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     """A with statement. Returns the YieldInfo of a trailing pl.yield_ inside a runtime scope
@@ -283,6 +299,7 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     b = _scope_builtin(ctx, call)
     if b.kind in ("manual_scope", "scope", "cluster"):
         carried, call = _carried_task_ids(ctx, call) if b.kind != "cluster" else (None, call)
+        exit_values, call = _exit_values(ctx, call) if b.kind != "cluster" else (None, call)
         cluster_attrs = {}
         kind = {"manual_scope": "manual", "scope": "auto", "cluster": "cluster"}[b.kind]
         if b.kind == "cluster" and not call.args:
@@ -314,6 +331,12 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
                     scope = scope.with_carried_task_ids_named(named)
                 except ValueError as e:
                     raise ctx.error(node, f"carried_task_ids=: {e}") from None
+            if exit_values:
+                node, named = exit_values
+                try:
+                    scope = scope.with_exit_values_named(named)
+                except ValueError as e:
+                    raise ctx.error(node, f"exit_values=: {e}") from None
             ctx.emit(scope)
         return yinfo
     if b.kind == "at":

@@ -6,14 +6,13 @@
     rt.write_trace("trace.json")     # when created with trace=True
 
 Everything crosses the C ABI of ``pto2_c_api.h`` through the nanobind binding
-``pypto._core.program_abi`` (no ctypes mirror of a C struct here). libpto2 is loaded first with
-RTLD_GLOBAL so that the program library binds to the one copy of the runtime. A run releases
-the GIL.
+``pypto._core.program_abi`` (no ctypes: no mirror of a C struct or function). libpto2 is loaded
+first with RTLD_GLOBAL so that the program library binds to the one copy of the runtime. A run
+releases the GIL.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import threading
 import warnings
@@ -131,9 +130,7 @@ def _cancel_runs_on_sigint() -> None:
         return
     with _sigint_lock:
         if not _sigint_installed:
-            lib = ctypes.CDLL(library_path(), mode=ctypes.RTLD_GLOBAL)
-            lib.pto2_cancel_runs_on_sigint.argtypes = [ctypes.c_int]
-            lib.pto2_cancel_runs_on_sigint(1)
+            _abi().cancel_runs_on_sigint(library_path(), True)
             _sigint_installed = True
 
 

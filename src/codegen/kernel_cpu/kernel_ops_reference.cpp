@@ -271,8 +271,14 @@ TileOpHandler Assemble() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef t = em.tile(call.args[0]), s = em.tile(call.args[1]);
     auto off = ListArg(call, 2);
-    em.line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", static_cast<int64_t>(" +
-            em.scalar(off[0]) + "), static_cast<int64_t>(" + em.scalar(off[1]) + "))) return;");
+    const std::string at = ", static_cast<int64_t>(" + em.scalar(off[0]) + "), static_cast<int64_t>(" +
+                           em.scalar(off[1]) + ")";
+    if (s.has_valid()) {   // only the source's valid region is written (§9)
+      em.line("if (!pypto_kernel::assemble_valid(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", " +
+              s.valid_rows() + ", " + s.valid_cols() + at + ")) return;");
+      return;
+    }
+    em.line("if (!pypto_kernel::assemble(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + at + ")) return;");
   };
 }
 

@@ -13,6 +13,7 @@
 //                       constructor in the real PTO2 runtime, so `Tensor c;` does not compile);
 //                       an array result (any dtype, TaskIds too) is the pre-if array when both
 //                       branches yield it, else a phi `T r[N];` each branch copies into
+//                       (Function::array_backings, stamped by StampArrayBackings)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
 #include <functional>
@@ -44,9 +45,9 @@ const ArrayType* value_array(const TypePtr& t) {
 
 }  // namespace
 
-const transforms::ArrayBacking& Emitter::array_backing() {
-  if (!array_backing_) array_backing_ = std::make_unique<transforms::ArrayBacking>(*fn_);
-  return *array_backing_;
+const Var* Emitter::array_storage(const Var* v) const {
+  auto it = array_backings_.find(v);
+  return it == array_backings_.end() ? v : it->second;
 }
 
 // Arrays are updated in place; a yield of another array copies it slot by slot.
@@ -73,9 +74,10 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
   // block reads: its exit slot is declared before the block (Tensor has no public default
   // constructor, hence the std::optional), assigned after the loop / if, read after the block.
-  if (!scope_exits_) scope_exits_ = std::make_unique<transforms::ValuesCarriedOutOfScopes>(*fn_);
+  // StampScopeExits stamped which.
   std::vector<std::pair<const Var*, std::string>> exits;   // {loop / if result, slot}
-  for (const transforms::ScopeCarriedValue& c : scope_exits_->Of(s)) {
+  for (const VarPtr& value : s.exit_values) {
+    const transforms::ScopeCarriedValue c = transforms::LocateScopeExit(s, *value);
     const Var* rv = c.result;
     std::string slot;
     if (rv->type->is<TensorType>()) {
@@ -194,10 +196,11 @@ void Emitter::emit_if(const IfStmt& s) {
   for (size_t k = 0; k < s.return_vars.size(); ++k) {
     const VarPtr& rv = s.return_vars[k];
     target.carries.push_back(rv.get());
-    // §13: the pre-if array, or a phi array with slot copies (numbers, bools and TaskIds alike:
+    // §13: the pre-if array (its array_backings entry), or a phi array (none) with slot copies (numbers, bools and TaskIds alike:
     // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
     if (auto* at = rv->type->as<ArrayType>()) {
-      if (!array_backing().IfResultIsPhi(s, k)) {
+      const bool phi = array_storage(rv.get()) == rv.get();
+      if (!phi) {
         shared_arrays.push_back(rv.get());
         target.names.push_back("");
         continue;
@@ -238,7 +241,7 @@ void Emitter::emit_if(const IfStmt& s) {
   yield_targets_.pop_back();
   close_block();
   for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
-  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_backing().Backing(rv)));
+  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_storage(rv)));
   assign_exit_slots(s, s.return_vars);
 }
 

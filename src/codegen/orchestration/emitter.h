@@ -26,7 +26,6 @@
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/function.h"
-#include "pypto/transforms/array_backing.h"
 #include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
@@ -213,9 +212,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
-  // Where each value array lives (anchor_features §13 array carries / if-results); built on first use.
-  std::unique_ptr<transforms::ArrayBacking> array_backing_;
-  const transforms::ArrayBacking& array_backing();
+  // The Var whose C array the pl.Array version `v` lives in (Function::array_backings, stamped by
+  // StampArrayBackings), `v` itself when it is its own storage (a create, a phi if-result).
+  const ir::Var* array_storage(const ir::Var* v) const;
+  std::unordered_map<const ir::Var*, const ir::Var*> array_backings_;
   void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
@@ -229,9 +229,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::set<const ir::Var*> nonneg_loop_vars_;
   std::vector<YieldTarget> yield_targets_;
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
-  // Loop carries / if results read after their runtime scope (transforms::ValuesCarriedOutOfScopes):
+  // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):
   // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
-  std::unique_ptr<transforms::ValuesCarriedOutOfScopes> scope_exits_;
   std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;

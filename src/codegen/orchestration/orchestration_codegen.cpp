@@ -27,6 +27,7 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
     : program_(program), fn_(fn), task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
   for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
+  for (const ArrayBackingEntry& e : fn->array_backings) array_backings_.emplace(e.version.get(), e.backing.get());
 }
 
 void Emitter::on_open_block() { scopes_.push(); }

@@ -10,37 +10,60 @@
 //   tensor.full([16, 16], 0.0) dtype=FP32 -> Tensor[[16, 16], FP32]
 //   tensor.gather(src[4, 8], idx[2, 8])  -> Tensor[[2, 8], FP32]     (indices' shape, src's dtype)
 //   tensor.arange(3, [1, 32]) dtype=INT32 -> Tensor[[1, 32], INT32]
-// The reference's tensor-only names (reference_ops.md §1.1: sin, cos, gather, scatter,
-// scatter_update, gather_row, arange) are mirrored the same way. gather_row reads its `src`
+//   tensor.col_sum(a[16, 16])            -> Tensor[[1, 16], FP32]
+// The reference's other names (reference_ops.md §1.1): the tensor-only sin, cos, gather, scatter,
+// scatter_update, gather_row, arange and the dispatching cmp, concat, fillpad, expands, row_prod,
+// col_*, row_expand*, col_expand*, part_* are mirrored the same way. gather_row reads its `src`
 // from a tensor, so that operand stays a tensor (tensor_op_keeps_tensor).
+#include <algorithm>
+
 #include "op_util.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir::ops {
 
-const std::vector<std::string>& tensor_compute_op_names() {
+namespace {
+
+// The reference names beyond §9's list (reference_ops.md §1.1): the tensor-only names, and the
+// dispatching names whose tile op exists here. Their tile rule's errors are reworded for the
+// tensor form (the §9 mirrors keep their historical wording).
+const std::vector<std::string>& reference_mirror_names() {
   static const std::vector<std::string> names = {
-      "add",  "sub",  "mul",  "div",  "maximum", "minimum", "adds", "subs",    "muls",    "divs",
-      "maximums", "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu",
-      "row_max", "row_sum", "row_min", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
-      "matmul", "matmul_acc", "cast", "full",
-      // reference tensor-only names (reference_ops.md §1.1)
-      "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"};
+      // tensor-only names
+      "sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange",
+      // dispatching names (Tensor or Tile)
+      "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
+      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
+      "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
+      "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"};
+  return names;
+}
+
+bool is_reference_mirror(const std::string& op) {
+  const auto& names = reference_mirror_names();
+  return std::find(names.begin(), names.end(), op) != names.end();
+}
+
+}  // namespace
+
+const std::vector<std::string>& tensor_compute_op_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> n = {
+        "add",  "sub",  "mul",  "div",  "maximum", "minimum", "adds", "subs",    "muls",    "divs",
+        "maximums", "minimums", "exp", "log", "sqrt", "rsqrt", "recip", "neg", "abs", "relu",
+        "row_max", "row_sum", "row_min", "row_expand_add", "row_expand_sub", "row_expand_mul", "row_expand_div",
+        "matmul", "matmul_acc", "cast", "full"};
+    const auto& ref = reference_mirror_names();
+    n.insert(n.end(), ref.begin(), ref.end());
+    return n;
+  }();
   return names;
 }
 
 bool tensor_op_keeps_tensor(const std::string& name, size_t index) { return name == "gather_row" && index == 1; }
 
 namespace {
-
-// The reference's tensor-only names: their tile rule's errors are reworded for the tensor form.
-bool is_reference_tensor_only(const std::string& op) {
-  for (const char* n : {"sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange"}) {
-    if (op == n) return true;
-  }
-  return false;
-}
 
 // "tile.gather: argument 'src' must be a 2-D tile, got Tile[[2, 4, 8], FP32]" ->
 // "tensor.gather: argument 'src' must be a 2-D tensor, got Tensor[[2, 4, 8], FP32]".
@@ -90,7 +113,7 @@ void register_tensor_compute_ops(OpRegistry& r) {
       try {
         t = tile_infer(tiles, attrs, span);
       } catch (const UserError& e) {
-        if (!is_reference_tensor_only(op)) throw;
+        if (!is_reference_mirror(op)) throw;
         throw UserError(as_tensor_wording(e.message(), op), e.span(), as_tensor_wording(e.help(), op));
       }
       auto* tt = t->as<TileType>();

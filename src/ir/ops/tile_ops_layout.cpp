@@ -151,7 +151,7 @@ void register_tile_layout_ops(OpRegistry& r) {
            return TileType::make(std::move(shape), t->dtype, t->memory, std::move(valid));
          });
   add_op(r, "tile.assemble", {"target", "source", "offset"}, {},
-         "A copy of target with source written at offset (2-D).",
+         "A copy of target with source's valid region written at offset (2-D); the result is fully valid.",
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* t = expect_2d("tile.assemble", "target", args[0], span);
            auto* s = expect_2d("tile.assemble", "source", args[1], span);
@@ -166,7 +166,7 @@ void register_tile_layout_ops(OpRegistry& r) {
                                                        << " of dimension " << i << " does not fit in "
                                                        << describe_shape(t->shape), "");
            }
-           return args[0]->type;
+           return TileType::make(t->shape, t->dtype, t->memory);   // fully valid (reference_ops.md §1.5)
          });
   // fillpad / fillpad_inplace (§9): fully valid results; the frontend maps the shorthands 0, 0.0,
   // math.inf and -math.inf to "zero", "max" and "min". fillpad_inplace writes its input's buffer.

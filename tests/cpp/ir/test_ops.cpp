@@ -16,10 +16,11 @@ TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
   auto names = OpRegistry::global().names();
   // the reference ops (reference_ops.md) included, tile.read/write, barriers, tensor.write; + anchor_features:
   // tensor.reshape, 31 tensor.<op> mirrors of tile ops (§9) + 7 of the reference's tensor-only names
-  // (sin, cos, gather, scatter, scatter_update, gather_row, arange), 2 pipe-buffer ops + 2 initialize_pipe (§8)
+  // (sin, cos, gather, scatter, scatter_update, gather_row, arange) + 25 of its dispatching names (cmp, concat,
+  // fillpad, expands, row_prod, col_*, row_expand*, col_expand*, part_*), 2 pipe-buffer ops + 2 initialize_pipe (§8)
   // + system.task_ref (AutoDeriveTaskDependencies' placeholder, docs/auto_dependencies.md)
   // + tile.mrgsort_format2 (registered so it gets the accelerator-only refusal, reference_ops.md §13)
-  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 2u + 2u + 1u + 1u + 2u);   // + set_validshape, fillpad_inplace
+  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 25u + 2u + 2u + 1u + 1u + 2u);   // + set_validshape, fillpad_inplace
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   for (auto& n : names) {
     const OpInfo* info = OpRegistry::global().get(n);

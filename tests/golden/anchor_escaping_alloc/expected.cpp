@@ -48,7 +48,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 Arg params_t0;
                 params_t0.add_input(ext_x);
                 params_t0.add_input(ext_x);
-                params_t0.add_output(t_2);
+                params_t0.add_inout(t_2);
                 PTO2_SOURCE_SITE(params_t0, "program.py", 29);
                 rt_submit_aiv_task(0, params_t0);
                 t_1 = t_2;
@@ -72,7 +72,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 Arg params_t1;
                 params_t1.add_input(t_1);
                 params_t1.add_input(ext_x);
-                params_t1.add_output(v_2);
+                params_t1.add_inout(v_2);
                 PTO2_SOURCE_SITE(params_t1, "program.py", 36);
                 rt_submit_aiv_task(0, params_t1);
                 v_1 = v_2;

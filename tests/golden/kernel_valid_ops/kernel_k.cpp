@@ -111,12 +111,9 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   pypto_kernel::binary<pypto_kernel::Storage::F32>(tmp_5, w, tmp_6, (tmp_5_valid[0] * 16), pypto_kernel::Add{});
   pypto_kernel::row_expand<pypto_kernel::Storage::F32>(o, tmp_5, r, o_valid[0], 16, pypto_kernel::Add{});
   alignas(64) float z[256];
-  const int64_t z_valid[2] = {static_cast<int64_t>(n), static_cast<int64_t>(5)};
-  const int64_t z_dims[2] = {16, 16};
-  if (!pypto_kernel::check_valid(ctx, z_valid, 2, z_dims, "z")) return;
-  if (!pypto_kernel::assemble(ctx, z, o, 16, 16, s, 8, 16, static_cast<int64_t>(8), static_cast<int64_t>(0))) return;
+  if (!pypto_kernel::assemble_valid(ctx, z, o, 16, 16, s, 8, 16, s_valid[0], s_valid[1], static_cast<int64_t>(8), static_cast<int64_t>(0))) return;
   const int64_t off_3[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_3[2] = {static_cast<int64_t>(16), static_cast<int64_t>(16)};
   const int64_t decl_3[2] = {static_cast<int64_t>(16), static_cast<int64_t>(16)};
-  if (!pypto_kernel::store_valid<pypto_kernel::Storage::F32>(ctx, z, ctx->tensors[2], DataType::FLOAT32, 2, off_3, shp_3, z_valid, "out", decl_3)) return;
+  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, z, ctx->tensors[2], DataType::FLOAT32, 2, off_3, shp_3, "out", decl_3)) return;
 }

@@ -57,7 +57,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 2: fill
                 Arg params_t2;
                 params_t2.add_input(b);
-                params_t2.add_output(t);
+                params_t2.add_inout(t);
                 PTO2_SOURCE_SITE(params_t2, "program.py", 25);
                 rt_submit_aiv_task(0, params_t2);
 

@@ -35,7 +35,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 0: add_one
                 Arg params_t0;
                 params_t0.add_input(src);
-                params_t0.add_output(dst);
+                params_t0.add_inout(dst);
                 PTO2_SOURCE_SITE(params_t0, "program.py", 29);
                 rt_submit_aiv_task(0, params_t0);
                 uint32_t sd_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_sums, 0, "sd", "program.py", 30), 0};
@@ -45,7 +45,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 1: row_sums
                 Arg params_t1;
                 params_t1.add_input(src);
-                params_t1.add_output(sd);
+                params_t1.add_inout(sd);
                 PTO2_SOURCE_SITE(params_t1, "program.py", 31);
                 rt_submit_aiv_task(1, params_t1);
             }

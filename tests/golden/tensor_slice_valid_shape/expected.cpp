@@ -36,7 +36,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 0: add_one
                 Arg params_t0;
                 params_t0.add_input(src);
-                params_t0.add_output(dst);
+                params_t0.add_inout(dst);
                 PTO2_SOURCE_SITE(params_t0, "program.py", 21);
                 rt_submit_aiv_task(0, params_t0);
             }

@@ -72,7 +72,14 @@ inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tenso
   int64_t vis[PTO2_MAX_DIMS];
   clip_box(t, rank, off, valid, vis);
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+  const int64_t last_stride = t.strides[rank - 1];
   for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
+    if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
+      if (last_stride == 1 && !atomic_add) {   // contiguous FP32 rows: one copy per row, like store
+        std::memcpy(static_cast<float*>(t.data) + e, tile + ti, static_cast<size_t>(m) * sizeof(float));
+        return;
+      }
+    }
     for (int64_t j = 0; j < m; ++j) {
       const int64_t ei = e + j * t.strides[rank - 1];
       if (atomic_add) atomic_add_elem<S, C>(t.data, ei, tile[ti + j]);
@@ -166,6 +173,21 @@ inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr,
     binary_bcast<S>(dst, a, ar, ac, b, br, bc, m, n, op);
     return;
   }
+  if (ar == m && ac == n && br == m && bc == n) {   // equal shapes: per row, three runs of columns
+    for (int64_t i = 0; i < m; ++i) {
+      const int64_t ea = i < avr ? avc : 0, eb = i < bvr ? bvc : 0;   // valid columns of this row
+      const int64_t lo = std::min(ea, eb), hi = std::max(ea, eb);
+      const C* ra = a + i * n;
+      const C* rb = b + i * n;
+      const C* rl = ea > eb ? ra : rb;   // the longer valid run
+      C* out = dst + i * n;
+      for (int64_t j = 0; j < lo; ++j) out[j] = op(ra[j], rb[j]);   // both valid (vectorised)
+      for (int64_t j = lo; j < hi; ++j) out[j] = rl[j];
+      for (int64_t j = hi; j < n; ++j) out[j] = C{0};
+    }
+    round_to<S>(dst, m * n);
+    return;
+  }
   Unaliased<C> ua(a, dst, ar * ac), ub(b, dst, br * bc);
   for (int64_t i = 0; i < m; ++i) {
     const int64_t ia = ar == 1 ? 0 : i, ib = br == 1 ? 0 : i;
@@ -179,6 +201,22 @@ inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr,
     }
   }
   round_to<S>(dst, m * n);
+}
+
+// assemble of a source with a valid region: dst = target with the box [0, vr) x [0, vc) of the
+// [h, w] source written at (r0, c0); the whole [h, w] block must fit (checked as in assemble).
+template <class C>
+inline bool assemble_valid(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc,
+                           const C* source, int64_t h, int64_t w, int64_t vr, int64_t vc, int64_t r0, int64_t c0) {
+  if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
+    return assemble(ctx, dst, target, tr, tc, source, h, w, r0, c0);   // fails the run with its message
+  }
+  Unaliased<C> us(source, dst, h * w);
+  if (dst != target) std::memmove(dst, target, static_cast<size_t>(tr * tc) * sizeof(C));
+  for (int64_t i = 0; i < vr; ++i) {
+    std::memmove(dst + (r0 + i) * tc + c0, us.p + i * w, static_cast<size_t>(vc) * sizeof(C));
+  }
+  return true;
 }
 
 // gather over the valid box [0, vr) x [0, vc) of the [m, n] indices: dst[i, j] = src.flat[idx[i, j]]

@@ -1,0 +1,134 @@
+// StampScopeExits
+//
+// What: stamps RuntimeScopeStmt::exit_values on every runtime scope of an Orchestration
+//   function: the tensor / number (not TaskId) results of the loops and ifs at the top level of
+//   the scope body that code outside the block reads — a loop carry the loop rebinds
+//   (ForStmt::carries rebind), or an if result. The generator declares an exit slot for each
+//   before the block (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it
+//   after the loop / if and names it after the block (scope_carries.h).
+//
+//     with pl.manual_scope():                         with pl.manual_scope(exit_values=["src_2"]):
+//         for i, (src_1,) in pl.range(n, ...):  ==>       for i, (src_1,) in pl.range(n, ...):
+//             src_2 = pl.yield_(dst)                          src_2 = pl.yield_(dst)
+//     out = self.k(src_2, out)                        out = self.k(src_2, out)
+//
+//   A read is any use but a ReturnStmt's (orchestration code prints no return).
+// Input invariants: IterArgCarryClassified (which carries rebind), RuntimeScopesMaterialized
+//   (the blocks).
+// Output invariants: ScopeExitsStamped; nothing but the scope stamps changes.
+// Why: the generator and VerifyOrchestrationProgram read which values leave a block from this
+//   typed stamp instead of counting reads while they print.
+#include <unordered_map>
+
+#include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
+
+namespace pypto::transforms {
+
+using namespace ir;
+
+namespace {
+
+// Counts each Var read (definitions count too, consistently inside and outside a scope).
+struct ReadCounter : IRVisitor {
+  std::unordered_map<const Var*, int>& reads;
+  explicit ReadCounter(std::unordered_map<const Var*, int>& r) : reads(r) {}
+  void visit_(const Var* op) override { ++reads[op]; }
+  void visit_(const IterArg* op) override { ++reads[op]; }
+  void visit_(const ReturnStmt*) override {}
+};
+
+bool exit_slot_type(const TypePtr& t) {
+  if (t->is<TensorType>()) return true;
+  auto* s = t->as<ScalarType>();
+  return s && s->dtype != DataType::TASK_ID;
+}
+
+// The exit values of each scope of one function, stamped bottom-up.
+class Stamper : public IRMutator {
+ public:
+  explicit Stamper(const Function& fn) : fn_(fn) {}
+
+  StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
+    StmtPtr s = IRMutator::mutate_(op, self);
+    auto* r = s->as<RuntimeScopeStmt>();
+    std::vector<VarPtr> want = ExitsOf(*r);
+    if (same(want, r->exit_values)) return s;
+    ++restamped_;
+    return r->with_exit_values(std::move(want));
+  }
+
+  int restamped() const { return restamped_; }
+
+ private:
+  static bool same(const std::vector<VarPtr>& a, const std::vector<VarPtr>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (a[i] != b[i]) return false;
+    return true;
+  }
+
+  std::vector<VarPtr> ExitsOf(const RuntimeScopeStmt& scope) {
+    std::vector<VarPtr> candidates;
+    for (const StmtPtr& s : flatten_stmts(scope.body)) {
+      if (auto* f = s->as<ForStmt>()) {
+        for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
+          if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back(f->return_vars[i]);
+        }
+      } else if (auto* br = s->as<IfStmt>()) {
+        for (const VarPtr& rv : br->return_vars)
+          if (exit_slot_type(rv->type)) candidates.push_back(rv);
+      }
+    }
+    if (candidates.empty()) return candidates;
+    if (!counted_) {
+      ReadCounter(reads_).visit_stmt(fn_.body);
+      counted_ = true;
+    }
+    std::unordered_map<const Var*, int> inside;
+    ReadCounter(inside).visit_stmt(scope.body);
+    std::vector<VarPtr> out;
+    for (const VarPtr& c : candidates) {
+      auto all = reads_.find(c.get());
+      if (all != reads_.end() && all->second > inside[c.get()]) out.push_back(c);
+    }
+    return out;
+  }
+
+  const Function& fn_;
+  std::unordered_map<const Var*, int> reads_;   // every read in fn_ (Vars keep their identity)
+  bool counted_ = false;
+  int restamped_ = 0;
+};
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (fn->type != FunctionType::Orchestration) continue;
+    Stamper st(*fn);
+    FunctionPtr nf = st.mutate_function(fn);
+    if (nf != fn) out = out->with_function(nf);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> CheckScopeExitsStamped(const Function& fn) {
+  Stamper st(fn);
+  st.mutate_function(FunctionPtr(std::shared_ptr<const Function>{}, &fn));
+  if (st.restamped() == 0) return {};
+  return {"function '" + fn.name + "': " + std::to_string(st.restamped()) +
+          " runtime scope(s) lack the exit_values StampScopeExits computes"};
+}
+
+Pass StampScopeExits() {
+  return Pass{"StampScopeExits",
+              {IRProperty::IterArgCarryClassified, IRProperty::RuntimeScopesMaterialized},
+              {IRProperty::ScopeExitsStamped},
+              Run,
+              /*invalidated=*/{}};
+}
+
+}  // namespace pypto::transforms
