@@ -37,7 +37,8 @@
 // Output invariants: no kernel calls a tensor.* op of the list above; no kernel returns a tile.
 // Errors (located): a returned tile whose declared return type is not a tensor; a transpose of
 //   a value that is not 2-D; a read of a parameter of rank above 2; a write or assemble into a
-//   transposed parameter (the kernel's transpose is a local copy).
+//   transposed parameter (the kernel's transpose is a local copy); a gather_row whose src is a
+//   value computed in the kernel (the tile op reads src from a tensor).
 // Why: the reference DSL lets kernels and pl.at bodies be written on whole tensors; the CPU
 //   kernel backend, like the reference's, computes on tiles.
 #include <algorithm>

@@ -485,3 +485,11 @@ def test_full_is_a_tensor_operand_of_tensor_ops():
     np.testing.assert_array_equal(o, 1.0 - np.maximum(a, 2.0))
     text = ir.python_print(pl.parse_program(FULL))
     assert "pl.tensor.sub(pl.tensor.full([4, 8], 1.0, dtype=pl.FP32), pl.tensor.maximum(a, pl.tensor.full(" in text, text
+
+
+@pytest.mark.parametrize("name", ["tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv"])
+def test_pipe_fifo_names_are_refused_as_accelerator_only(name):
+    with pytest.raises(PyptoError) as e:
+        pl.parse_program(MISUSE.format(stmt=f"x = pl.{name}(pl.load(a, [0, 0], [4, 8]), split=0)"))
+    text = str(e.value)
+    assert f"tile.{name} is an accelerator-only op" in text and "<string>:11:" in text, text

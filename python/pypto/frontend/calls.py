@@ -97,9 +97,10 @@ _REFERENCE_WRAPPERS = {
 
 
 def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
-    """Help for an unknown `pl.<attr>`: the tile spelling of a reference tensor-only op, else did-you-mean.
+    """Help for an unknown `pl.<attr>`: the reference's hardware sort names say they are accelerator-only,
+    anything else gets did-you-mean.
 
-    `pl.sin(t)` -> "pypto has the tile op only: write pl.tile.sin(...) on a tile"."""
+    `pl.sort32(t, idx)` -> "the reference's pl.sort32 is the hardware sort (tile.sort32), ..."."""
     if attr in _REFERENCE_TILE_ONLY and getattr(base, "__name__", "") == "pypto.language":
         return (f"the reference's {dotted(func)} is the hardware sort (tile.{attr}), an accelerator-only op with no "
                 "CPU implementation: see docs/kernels.md, 'Accelerator-only ops'")

@@ -98,7 +98,11 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
     if node.args:
         raise ctx.error(node.args[0], f"pl.{pl_name} takes keyword arguments only: {', '.join(allowed)}")
     kws = {}
+    cpu_base = None   # ResolvePeerBufferBases' stamp, as printed: checked below
     for kw in node.keywords:
+        if kw.arg == "cpu_base":
+            cpu_base = kw.value
+            continue
         if kw.arg not in allowed:
             raise ctx.error(kw.value if kw.arg else node, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help=f"keywords: {', '.join(allowed)}")
@@ -143,6 +147,15 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                                 f"reservation '{attrs['name']}' ({want}), got '{ast.unparse(kws['base'])}'",
                                 help="drop base=: the compiler stamps the peer's base (ResolvePeerBufferBases)")
             attrs["base"] = want
+    if cpu_base is not None:
+        base = attrs["base"] if "base" in attrs else peer_reserve_base(ctx, attrs["peer_func"], attrs["name"])
+        want = base if base >= 0 else 0
+        got = try_eval_py(ctx, cpu_base, None)
+        if type(got) is not int or got != want:
+            raise ctx.error(cpu_base, f"cpu_base= of pl.{pl_name} must be the address the buffer binds on the CPU "
+                            f"({want}: its base, 0 for pl.AUTO), got '{ast.unparse(cpu_base)}'",
+                            help="drop cpu_base=: the compiler stamps it (ResolvePeerBufferBases)")
+        attrs["cpu_base"] = want
     return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
 
 

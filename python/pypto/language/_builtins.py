@@ -220,6 +220,10 @@ _tile.update(_reference_tile_ops("tile."))
 tile.__dict__.update(_reference_tile_ops("tile."))
 tile.__dict__.update({n: _tile[n] for n in ("row_max", "row_sum", "row_min")})
 TOP_LEVEL_TILE_OPS.update(_reference_tile_ops(""))
+# The cross-core pipe FIFOs, spelt `pl.tpush_to_aiv(tile, *, split, id=None)` & co. in the reference
+# (reference_ops.md §13): accelerator-only, so the op's type rule refuses them with a located error.
+for _n in ("tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv"):
+    TOP_LEVEL_TILE_OPS[_n] = op(_n, "tile." + _n)
 
 # -- unified ops (spec anchor_features §3, §9): dispatch on the first argument, Tensor or Tile ----
 # spec = (tensor spec, tile spec[, "operands"]): with "operands" the other expression arguments
