@@ -61,10 +61,17 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     for (EdgeNode* n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n;) {
       EdgeNode* next = n->next;
       const uint32_t c = n->consumer;
-      if (ring_.at(c).fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        const int co = inline_outcome(ring_.at(c));
-        if (co < 0) schedule(c, worker_type, local_next);
-        else work.push_back(Retiring{c, co});
+      TaskSlot& cs = ring_.at(c);
+      if (cs.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const int co = inline_outcome(cs);
+        if (co >= 0) {
+          work.push_back(Retiring{c, co});
+        } else if (local_next && *local_next == UINT32_MAX && !cs.gang && cs.block_num == 1 &&
+                   (cs.kind == TaskKind::AIC ? 0 : 1) == worker_type) {
+          *local_next = c;  // schedule()'s common case, inline: this worker runs it next
+        } else {
+          schedule(c, worker_type, local_next);
+        }
       }
       n = next;
     }

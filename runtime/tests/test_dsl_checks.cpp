@@ -103,3 +103,13 @@ TEST(DslChecks, RangeCountFollowsPython) {
   EXPECT_EQ(count(0, INT64_MAX, INT64_MAX), 1u);
   EXPECT_NE(message_of([] { pto2_range_count(0, 10, 0, "p.py", 7); }).find("p.py:7: pl.range() step is 0"), std::string::npos);
 }
+
+TEST(DslChecks, ChunkStrideIsCheckedForInt64Overflow) {
+  EXPECT_EQ(pto2_chunk_stride(3, 4, "p.py", 1), 12);
+  EXPECT_EQ(pto2_chunk_stride(-3, 4, "p.py", 1), -12);
+  EXPECT_EQ(pto2_chunk_stride(INT64_MIN / 2, 2, "p.py", 1), INT64_MIN);   // the edge still fits
+  EXPECT_EQ(pto2_chunk_stride(INT64_MAX / 3, 3, "p.py", 1), INT64_MAX / 3 * 3);
+  const std::string m = message_of([] { pto2_chunk_stride(INT64_C(1) << 62, 4, "p.py", 9); });
+  EXPECT_NE(m.find("p.py:9: pl.auto_chunk: step * chunk = 4611686018427387904 * 4 overflows int64"), std::string::npos) << m;
+  EXPECT_FALSE(message_of([] { pto2_chunk_stride(-(INT64_C(1) << 62) - 1, 2, "p.py", 9); }).empty());
+}

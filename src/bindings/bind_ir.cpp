@@ -398,8 +398,10 @@ std::shared_ptr<const RuntimeScopeStmt> WithExitValuesNamed(const RuntimeScopeSt
     if (it == results.by_name.end())
       throw nb::value_error(("'" + name + "' is not a loop or if result the scope body defines").c_str());
     auto* st = it->second->type->as<ScalarType>();
-    if (!it->second->type->is<TensorType>() && !(st && st->dtype != DataType::TASK_ID))
-      throw nb::value_error(("'" + name + "' is not a tensor or a number").c_str());
+    auto* at = it->second->type->as<ArrayType>();
+    if (!it->second->type->is<TensorType>() && !(st && st->dtype != DataType::TASK_ID) &&
+        !(at && at->dtype != DataType::TASK_ID))
+      throw nb::value_error(("'" + name + "' is not a tensor, a number or an array of numbers").c_str());
     values.push_back(it->second);
   }
   return scope.with_exit_values(std::move(values));

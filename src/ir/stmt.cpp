@@ -153,8 +153,9 @@ std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_exit_values(std::
   for (const VarPtr& v : values) {
     PYPTO_CHECK(v, "exit_values entry is null");
     auto* s = v->type->as<ScalarType>();
-    PYPTO_CHECK(v->type->is<TensorType>() || (s && s->dtype != DataType::TASK_ID),
-                "exit_values entry '" << v->name << "' is not a tensor or a number");
+    auto* a = v->type->as<ArrayType>();
+    PYPTO_CHECK(v->type->is<TensorType>() || (s && s->dtype != DataType::TASK_ID) || (a && a->dtype != DataType::TASK_ID),
+                "exit_values entry '" << v->name << "' is not a tensor, a number or an array of numbers");
   }
   auto r = std::make_shared<RuntimeScopeStmt>(*this);
   r->exit_values = std::move(values);

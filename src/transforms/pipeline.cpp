@@ -28,12 +28,12 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       MaterializeRuntimeScopes(),   // AUTO runtime scopes around bodies / loop / branch bodies
       ClassifyIterArgCarry(),       // carry variable vs alias, TaskId array sizes
       ResolveTaskIds(),             // Function::task_ids: how code names each TaskId
-      StampScopeExits(),            // RuntimeScopeStmt::exit_values: loop / if results read after their block
       StampReturnedParams(),        // Function::returned_params: the return -> parameter map
       StampGroupKernels(),          // Function::group_kernels: a Group's AIC and AIV kernels
       CountTaskStatements(),        // Function::task_statements: the L2 one-block-per-task choice
       StampAllocationBatches(),     // Function::batched_creates: creates allocated at block entry
       StampArrayBackings(),         // Function::array_backings: which C array each pl.Array version uses
+      StampScopeExits(),            // RuntimeScopeStmt::exit_values: loop / if results read after their block
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group
       KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)

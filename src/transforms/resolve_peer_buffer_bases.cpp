@@ -3,14 +3,19 @@
 // What: stamps attr `base` on every `system.import_peer_buffer` call: the base of the
 //   `system.reserve_buffer` with the same `name` in the peer function `peer_func` (its first
 //   such reservation; -1 when that reservation is pl.AUTO), so the import carries the value it
-//   binds (spec anchor_features §8):
+//   binds (spec anchor_features §8); and attr `cpu_base` on every reservation and import: the
+//   address the buffer binds on the CPU (its base, 0 for pl.AUTO: the CPU reserves no memory):
 //       consumer:  ring = pl.reserve_buffer(name="ring", size=4096, base=256)
+//                  ==>  ring = pl.system.reserve_buffer(base=256, cpu_base=256, name="ring", size=4096)
 //       producer:  p = pl.import_peer_buffer(name="ring", peer_func="consumer")
-//                  ==>  p = pl.system.import_peer_buffer(base=256, name="ring", peer_func="consumer")
+//                  ==>  p = pl.system.import_peer_buffer(base=256, cpu_base=256, name="ring", peer_func="consumer")
+//       AUTO:      b = pl.reserve_buffer(name="b", size=64)
+//                  ==>  b = pl.system.reserve_buffer(base=-1, cpu_base=0, name="b", size=64)
 // Input invariants: none. Output: PeerBufferBasesResolved.
 // UserError (at the import) when `peer_func` is no function of the program or reserves no
 //   buffer of that name (the DSL frontend already refuses both at parse time).
-// Why: the CPU kernel backend prints the import's base; it does not walk the peer function.
+// Why: the CPU kernel backend prints the stamped `cpu_base`; it neither walks the peer function
+//   nor decides what AUTO binds.
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
@@ -42,18 +47,32 @@ const Call* FindReservation(const Function& fn, const std::string& name) {
 }
 
 bool IsImport(const Call& call) { return call.is_op && call.callee == kImport; }
+bool IsReserve(const Call& call) { return call.is_op && call.callee == "system.reserve_buffer"; }
 
-// Stamps `base` on the imports of one function.
+// The address a pipe buffer of base `base` binds on the CPU: `base`, 0 for pl.AUTO (-1).
+int64_t CpuBase(int64_t base) { return base >= 0 ? base : 0; }
+
+// The base a reservation / an import binds (a reservation's own, an import's peer's).
+int64_t BaseOf(const Program& program, const Call& call) {
+  if (IsImport(call)) return PeerBufferBaseOf(program, call);
+  const int64_t* base = attr_get<int64_t>(call.attrs, "base");
+  return base ? *base : -1;
+}
+
+// Stamps `base` on the imports and `cpu_base` on the reservations and imports of one function.
 struct Stamper : IRMutator {
   const Program* program = nullptr;
   ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
     ExprPtr e = IRMutator::mutate_(op, self);
     auto* call = e->as<Call>();
-    if (!IsImport(*call)) return e;
-    const int64_t base = PeerBufferBaseOf(*program, *call);
-    if (const int64_t* have = attr_get<int64_t>(call->attrs, "base"); have && *have == base) return e;
+    if (!IsImport(*call) && !IsReserve(*call)) return e;
+    const int64_t base = BaseOf(*program, *call);
+    const int64_t* have = attr_get<int64_t>(call->attrs, "base");
+    const int64_t* have_cpu = attr_get<int64_t>(call->attrs, "cpu_base");
+    if (have && *have == base && have_cpu && *have_cpu == CpuBase(base)) return e;
     Attrs attrs = call->attrs;
     attrs["base"] = base;
+    attrs["cpu_base"] = CpuBase(base);
     return Call::make_op(call->callee, call->args, std::move(attrs), call->span);
   }
   using IRMutator::mutate_;
@@ -95,19 +114,25 @@ std::vector<std::string> CheckPeerBufferBases(const Program& program) {
     std::vector<std::string> out;
     void visit_(const Call* op) override {
       IRVisitor::visit_(op);
-      if (!IsImport(*op)) return;
+      if (!IsImport(*op) && !IsReserve(*op)) return;
       const int64_t* have = attr_get<int64_t>(op->attrs, "base");
+      const int64_t* have_cpu = attr_get<int64_t>(op->attrs, "cpu_base");
       int64_t want = 0;
       try {
-        want = PeerBufferBaseOf(*program, *op);
+        want = BaseOf(*program, *op);
       } catch (const UserError& e) {
         out.push_back("function '" + fn + "': " + e.message());
         return;
       }
-      if (!have || *have != want) {
-        out.push_back("function '" + fn + "': import_peer_buffer '" + *attr_get<std::string>(op->attrs, "name") +
-                      "' has " + (have ? "base=" + std::to_string(*have) : std::string("no base")) +
+      const std::string what = "function '" + fn + "': " + op->callee.substr(7) + " '" +
+                               *attr_get<std::string>(op->attrs, "name") + "' has ";
+      if (IsImport(*op) && (!have || *have != want)) {
+        out.push_back(what + (have ? "base=" + std::to_string(*have) : std::string("no base")) +
                       ", ResolvePeerBufferBases stamps base=" + std::to_string(want));
+      }
+      if (!have_cpu || *have_cpu != CpuBase(want)) {
+        out.push_back(what + (have_cpu ? "cpu_base=" + std::to_string(*have_cpu) : std::string("no cpu_base")) +
+                      ", ResolvePeerBufferBases stamps cpu_base=" + std::to_string(CpuBase(want)));
       }
     }
   } c;

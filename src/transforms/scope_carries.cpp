@@ -18,7 +18,16 @@ std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& s
   // Top-level definitions of the scope body that a yield could carry out.
   std::unordered_map<const Var*, ScopeTaskIdCarry> defs;
   std::unordered_map<const Var*, const Submit*> submits;   // tuple Var -> its pl.submit
-  for (const StmtPtr& s : flatten_stmts(scope.body)) {
+  // The statements at the top level of the body and of the scopes nested there (their C++
+  // blocks are inside this one, so a TaskId they define leaves them through this block's yield).
+  std::vector<StmtPtr> stmts = flatten_stmts(scope.body);
+  for (size_t k = 0; k < stmts.size(); ++k) {
+    if (auto* inner = stmts[k]->as<RuntimeScopeStmt>()) {
+      std::vector<StmtPtr> more = flatten_stmts(inner->body);
+      stmts.insert(stmts.end(), more.begin(), more.end());
+    }
+  }
+  for (const StmtPtr& s : stmts) {
     if (auto* a = s->as<AssignStmt>()) {
       if (auto* sub = a->value->as<Submit>()) submits[a->var.get()] = sub;
       auto* g = a->value->as<TupleGetItem>();
@@ -53,9 +62,14 @@ ScopeCarriedValue LocateScopeExit(const RuntimeScopeStmt& scope, const Var& valu
       for (size_t i = 0; i < br->return_vars.size(); ++i) {
         if (br->return_vars[i].get() == &value) return {br, i, &value, &value};
       }
+    } else if (auto* inner = s->as<RuntimeScopeStmt>()) {
+      for (size_t i = 0; i < inner->exit_values.size(); ++i) {
+        if (inner->exit_values[i].get() == &value) return {inner, i, &value, &value};
+      }
     }
   }
-  PYPTO_CHECK(false, "exit value '" << value.name << "' is no result of a loop / if at the top level of its scope");
+  PYPTO_CHECK(false, "exit value '" << value.name << "' is no result of a loop / if / nested scope at the top level "
+                                       "of its scope");
   return {};
 }
 

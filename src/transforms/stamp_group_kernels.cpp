@@ -9,7 +9,8 @@
 //         out = self.act(c, out)        # AIV
 //
 //   A Group that calls two kernels of one core type, a non-kernel or none at all keeps an empty
-//   stamp: VerifyOrchestrationProgram reports it where the Group is submitted. A kernel's core
+//   stamp: VerifyOrchestrationProgram reports it where the Group is submitted, with the problem
+//   this pass found (GroupKernelsProblemOf). A kernel's core
 //   type is its stamped one, else the one InferKernelCoreTypes will stamp (KernelCoreTypeOf), so
 //   the pass runs before the kernel pipeline, which ends the default pipeline.
 // Input invariants: none. Output invariants: GroupKernelsStamped; nothing else changes.
@@ -48,20 +49,37 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-GroupKernels GroupKernelsOf(const Program& program, const Function& fn) {
+// The one decision (the pass and VerifyOrchestrationProgram both ask it): the Group's kernels by
+// core type, or the first problem in call order.
+GroupKernels GroupKernelsOf(const Program& program, const Function& fn, std::optional<GroupKernelsProblem>* problem) {
   if (fn.type != FunctionType::Group) return {};
   std::vector<std::string> order;
   callees(fn.body, order);
   GroupKernels g;
+  auto refuse = [&](GroupKernelsProblem p) {
+    if (problem) *problem = std::move(p);
+    return GroupKernels{};
+  };
   for (const std::string& name : order) {
     FunctionPtr k = program.get(name);
-    if (!k || !k->is_kernel()) return {};
+    if (!k || !k->is_kernel()) return refuse({GroupKernelsProblem::Kind::NotAKernel, name, "", CoreType::Unknown});
     const CoreType ct = k->core_type != CoreType::Unknown ? k->core_type : KernelCoreTypeOf(*k);
     std::string& slot = ct == CoreType::AIC ? g.aic : g.aiv;
-    if (!slot.empty() && slot != name) return {};   // two kernels on one core
+    if (!slot.empty() && slot != name) {   // two kernels on one core
+      return refuse({GroupKernelsProblem::Kind::TwoOnOneCore, name, slot, ct});
+    }
     slot = name;
   }
+  if (g.empty()) return refuse({GroupKernelsProblem::Kind::NoKernel, "", "", CoreType::Unknown});
   return g;
+}
+
+GroupKernels GroupKernelsOf(const Program& program, const Function& fn) { return GroupKernelsOf(program, fn, nullptr); }
+
+std::optional<GroupKernelsProblem> GroupKernelsProblemOf(const Program& program, const Function& fn) {
+  std::optional<GroupKernelsProblem> problem;
+  GroupKernelsOf(program, fn, &problem);
+  return problem;
 }
 
 Pass StampGroupKernels() {

@@ -3,22 +3,32 @@
 // What: stamps RuntimeScopeStmt::exit_values on every runtime scope of an Orchestration
 //   function: the tensor / number (not TaskId) results of the loops and ifs at the top level of
 //   the scope body that code outside the block reads — a loop carry the loop rebinds
-//   (ForStmt::carries rebind), or an if result. The generator declares an exit slot for each
+//   (ForStmt::carries rebind), or an if result — and the exit values of the scopes nested at the
+//   top level of the body that code outside this block reads too. The generator declares an exit slot for each
 //   before the block (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it
-//   after the loop / if and names it after the block (scope_carries.h).
+//   after the loop / if and names it after the block (scope_carries.h). A `pl.Array` (numbers /
+//   bools) if result leaves too when its C array is the block's own (a phi array, or a pre-if
+//   array created in the block; StampArrayBackings): its exit slot is a C array, copied slot
+//   by slot.
 //
 //     with pl.manual_scope():                         with pl.manual_scope(exit_values=["src_2"]):
 //         for i, (src_1,) in pl.range(n, ...):  ==>       for i, (src_1,) in pl.range(n, ...):
 //             src_2 = pl.yield_(dst)                          src_2 = pl.yield_(dst)
 //     out = self.k(src_2, out)                        out = self.k(src_2, out)
 //
+//   A value from a nested block leaves both (issue 13):
+//     with pl.scope(exit_values=["src_3"]):
+//         with pl.manual_scope(exit_values=["src_3"]):
+//             for ...: src_3 = pl.yield_(...)
+//     out = self.k(src_3, out)
 //   A read is any use but a ReturnStmt's (orchestration code prints no return).
 // Input invariants: IterArgCarryClassified (which carries rebind), RuntimeScopesMaterialized
-//   (the blocks).
+//   (the blocks), ArrayBackingsStamped (where an array result lives).
 // Output invariants: ScopeExitsStamped; nothing but the scope stamps changes.
 // Why: the generator and VerifyOrchestrationProgram read which values leave a block from this
 //   typed stamp instead of counting reads while they print.
 #include <unordered_map>
+#include <unordered_set>
 
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
@@ -44,6 +54,29 @@ bool exit_slot_type(const TypePtr& t) {
   auto* s = t->as<ScalarType>();
   return s && s->dtype != DataType::TASK_ID;
 }
+
+// A pl.Array of numbers or bools (TaskIds keep their lexical-scope lifetime).
+bool value_array(const TypePtr& t) {
+  auto* a = t->as<ArrayType>();
+  return a && a->dtype != DataType::TASK_ID;
+}
+
+// Every Var a statement list defines (assignments, loop / if results), nested ones included.
+struct Defs : IRVisitor {
+  std::unordered_set<const Var*> vars;
+  void visit_(const AssignStmt* op) override {
+    vars.insert(op->var.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const ForStmt* op) override {
+    for (auto& v : op->return_vars) vars.insert(v.get());
+    IRVisitor::visit_(op);
+  }
+  void visit_(const IfStmt* op) override {
+    for (auto& v : op->return_vars) vars.insert(v.get());
+    IRVisitor::visit_(op);
+  }
+};
 
 // The exit values of each scope of one function, stamped bottom-up.
 class Stamper : public IRMutator {
@@ -77,8 +110,16 @@ class Stamper : public IRMutator {
           if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back(f->return_vars[i]);
         }
       } else if (auto* br = s->as<IfStmt>()) {
-        for (const VarPtr& rv : br->return_vars)
+        for (const VarPtr& rv : br->return_vars) {
           if (exit_slot_type(rv->type)) candidates.push_back(rv);
+          // A pl.Array result lives in a C array: a phi array declared before the if, or the
+          // pre-if array (StampArrayBackings). It leaves only when that array is the block's own.
+          if (value_array(rv->type) && defined_in(scope, fn_.array_backing_of(rv.get()))) candidates.push_back(rv);
+        }
+      } else if (auto* inner = s->as<RuntimeScopeStmt>()) {
+        // A nested block's exit values (stamped first: the walk is bottom-up) are declared after
+        // that block, inside this one: they leave this block the same way.
+        candidates.insert(candidates.end(), inner->exit_values.begin(), inner->exit_values.end());
       }
     }
     if (candidates.empty()) return candidates;
@@ -96,7 +137,18 @@ class Stamper : public IRMutator {
     return out;
   }
 
+  bool defined_in(const RuntimeScopeStmt& scope, const Var* v) {
+    auto it = defs_.find(&scope);
+    if (it == defs_.end()) {
+      Defs d;
+      d.visit_stmt(scope.body);
+      it = defs_.emplace(&scope, std::move(d.vars)).first;
+    }
+    return it->second.count(v) > 0;
+  }
+
   const Function& fn_;
+  std::unordered_map<const RuntimeScopeStmt*, std::unordered_set<const Var*>> defs_;
   std::unordered_map<const Var*, int> reads_;   // every read in fn_ (Vars keep their identity)
   bool counted_ = false;
   int restamped_ = 0;
@@ -125,7 +177,8 @@ std::vector<std::string> CheckScopeExitsStamped(const Function& fn) {
 
 Pass StampScopeExits() {
   return Pass{"StampScopeExits",
-              {IRProperty::IterArgCarryClassified, IRProperty::RuntimeScopesMaterialized},
+              {IRProperty::IterArgCarryClassified, IRProperty::RuntimeScopesMaterialized,
+               IRProperty::ArrayBackingsStamped},
               {IRProperty::ScopeExitsStamped},
               Run,
               /*invalidated=*/{}};

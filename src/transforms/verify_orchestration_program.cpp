@@ -17,7 +17,6 @@
 //               yield or an array op is still alive (OrchestrationScopeModel)
 #include <set>
 #include <sstream>
-#include <functional>
 #include <map>
 #include <optional>
 #include <unordered_map>
@@ -83,6 +82,7 @@ class OrchestrationVerifier {
   OrchestrationVerifier(const Program& program, const Function& fn)
       : program_(program), fn_(fn), exprs_(kOrchestrationWording), m_(fn), arrays_(fn) {
     exprs_.on_var = [this](const Var* v, const Span&) { ref(v); };
+    for (const VarPtr& v : fn.batched_creates) batch_stamps_.insert(v.get());
   }
 
   void Run() {
@@ -118,11 +118,20 @@ class OrchestrationVerifier {
                                    "PTO2_SCOPE it is produced in",
                      "keep the use in the producer's scope, or carry the TaskId out through a loop "
                      "(pl.yield_ / a reassigned name in a pl.range body)");
-    PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+    const bool runtime_allocated = v->type->is<TensorType>() && m_.root_of(v).second >= 0;
+    PYPTO_USER_CHECK(m_.visible(v) || !runtime_allocated, stmt_span_.known() ? stmt_span_ : v->span,
                      "'" << v->name << "' is used outside the runtime scope that produced it (line " << v->span.line
                          << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
                      "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
                      "or move this use into the scope");
+    // Any other value: its C++ variable is declared inside the block (only loop carries and if
+    // results at the top level of a block, or of a block nested there, get an exit slot).
+    PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
+                     "'" << v->name << "' (defined at line " << v->span.line
+                         << ") is used outside the runtime scope that defines it: its C++ variable is declared "
+                            "inside that PTO2_SCOPE block",
+                     "move this use into the scope, or define the value before the scope and rebind it in a loop "
+                     "or an if at the top level of the scope (such a value leaves the block through an exit slot)");
   }
 
   static std::string line_of(const Span& s) {
@@ -147,40 +156,19 @@ class OrchestrationVerifier {
   }
 
   // tensor.create results whose shape is known at the start of a block are declared there.
-  bool create_ready(const Call& c) const {
-    bool ready = true;
-    std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& e) {
-      if (auto* v = as_var(e)) {
-        ready = ready && m_.bound(v);
-      } else if (auto* b = e->as<BinaryExpr>()) {
-        walk(b->a);
-        walk(b->b);
-      } else if (auto* u = e->as<UnaryExpr>()) {
-        walk(u->a);
-      } else if (auto* k = e->as<Cast>()) {
-        walk(k->value);
-      } else if (!e->is<ConstInt>()) {
-        ready = false;
-      }
-    };
-    if (auto* t = c.args.empty() ? nullptr : c.args[0]->as<MakeTuple>()) {
-      for (auto& d : t->elements) walk(d);
-    }
-    return ready;
-  }
-
   static const Call* as_create(const StmtPtr& s) {
     auto* a = s->as<AssignStmt>();
     auto* c = a ? a->value->as<Call>() : nullptr;
     return (c && c->is_op && c->callee == "tensor.create") ? c : nullptr;
   }
 
-  // The generator's emit_block_body: ready allocations first (in `block`), then the statements.
+  // The generator's emit_block_body: the block's stamped allocations first (Function::
+  // batched_creates, StampAllocationBatches decided which), in `block`, then the statements.
   void hoist_creates(const StmtPtr& body, int block) {
     for (auto& st : flatten_stmts(body)) {
       const Call* c = as_create(st);
       const Var* v = c ? st->as<AssignStmt>()->var.get() : nullptr;
-      if (!c || batched_.count(v) || !create_ready(*c)) continue;
+      if (!c || batched_.count(v) || !batch_stamps_.count(v)) continue;
       op(*c, *v);
       m_.declare_in(v, block);
       batched_.insert(v);
@@ -257,14 +245,20 @@ class OrchestrationVerifier {
     // emit_runtime_scope); the loop result names that slot after the block.
     std::vector<const Var*> exits;
     for (const VarPtr& value : s.exit_values) {
-      const ScopeCarriedValue c = LocateScopeExit(s, *value);
-      exit_carries_[c.carry] = m_.current();
+      // The loop / if the value comes from, through nested scopes; its value must outlive the
+      // outermost block it leaves (visited first, so an inner block does not override it).
+      ScopeCarriedValue c = LocateScopeExit(s, *value);
+      while (auto* inner = c.stmt->as<RuntimeScopeStmt>()) c = LocateScopeExit(*inner, *value);
+      exit_carries_.emplace(c.carry, m_.current());
       exits.push_back(c.result);
     }
     m_.push();
     block_body(s.body);
     m_.pop();
-    for (const Var* rv : exits) m_.declare(rv);
+    for (const Var* rv : exits) {
+      m_.declare(rv);
+      if (rv->type->is<ArrayType>()) m_.declare(arrays_.Backing(rv));   // later versions: in the exit slot
+    }
   }
 
   // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
@@ -485,38 +479,26 @@ class OrchestrationVerifier {
                      kPredicateHelp);
   }
 
-  // A Group body calls one AIC kernel and/or one AIV kernel (MixedKernels).
+  // A Group body calls one AIC kernel and/or one AIV kernel (MixedKernels): StampGroupKernels
+  // decides (GroupKernelsProblemOf says why a Group has no stamped kernels); this reports it.
   void group(const Function& g) const {
-    std::vector<std::string> order;
-    std::function<void(const StmtPtr&)> walk = [&](const StmtPtr& s) {
-      for (auto& st : flatten_stmts(s)) {
-        const Expr* e = nullptr;
-        if (auto* a = st->as<AssignStmt>()) e = a->value.get();
-        if (auto* ev = st->as<EvalStmt>()) e = ev->expr.get();
-        if (auto* c = e ? e->as<Call>() : nullptr) {
-          if (!c->is_op) order.push_back(c->callee);
-        }
-        if (auto* rs = st->as<RuntimeScopeStmt>()) walk(rs->body);
+    if (!g.group_kernels.empty()) return;
+    const std::optional<GroupKernelsProblem> p = GroupKernelsProblemOf(program_, g);
+    if (!p) return;
+    switch (p->kind) {
+      case GroupKernelsProblem::Kind::NotAKernel:
+        throw UserError("Group function '" + g.name + "' calls '" + p->callee + "', which is not a kernel", g.span,
+                        "a Group body calls one AIC kernel and one AIV kernel");
+      case GroupKernelsProblem::Kind::TwoOnOneCore: {
+        const std::string ct = to_string(p->core);
+        throw UserError("Group function '" + g.name + "' calls two " + ct + " kernels ('" + p->other + "' and '" +
+                            p->callee + "')",
+                        g.span, "a Group body calls exactly one AIC kernel and one AIV kernel");
       }
-    };
-    walk(g.body);
-    std::string aic, aiv;
-    for (auto& name : order) {
-      FunctionPtr k = program_.get(name);
-      PYPTO_USER_CHECK(k && k->is_kernel(), g.span,
-                       "Group function '" << g.name << "' calls '" << name << "', which is not a kernel",
-                       "a Group body calls one AIC kernel and one AIV kernel");
-      std::string ct = to_string(k->core_type != CoreType::Unknown ? k->core_type : KernelCoreTypeOf(*k));
-      std::string& slot = ct == "AIC" ? aic : aiv;
-      PYPTO_USER_CHECK(slot.empty() || slot == name, g.span,
-                       "Group function '" << g.name << "' calls two " << ct << " kernels ('" << slot << "' and '"
-                                          << name << "')",
-                       "a Group body calls exactly one AIC kernel and one AIV kernel");
-      slot = name;
+      case GroupKernelsProblem::Kind::NoKernel:
+        throw UserError("Group function '" + g.name + "' must call an AIC kernel and/or an AIV kernel", g.span,
+                        "AIC: FunctionType.AIC or an InCore kernel using Left/Right/Acc/Mat tiles; AIV otherwise");
     }
-    PYPTO_USER_CHECK(!aic.empty() || !aiv.empty(), g.span,
-                     "Group function '" << g.name << "' must call an AIC kernel and/or an AIV kernel",
-                     "AIC: FunctionType.AIC or an InCore kernel using Left/Right/Acc/Mat tiles; AIV otherwise");
   }
 
   void loop(const ForStmt& f) {
@@ -668,7 +650,8 @@ class OrchestrationVerifier {
   OrchestrationScopeModel m_;
   ArrayBacking arrays_;   // which C array each pl.Array version lives in (the generator's)
   Span stmt_span_;
-  std::unordered_set<const Var*> batched_;
+  std::unordered_set<const Var*> batched_;        // creates hoisted so far
+  std::unordered_set<const Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
   std::unordered_set<const Var*> hoisted_;          // TaskIds declared before their PTO2_SCOPE
   std::unordered_map<const Var*, int> exit_carries_;   // iter_arg -> the block its exit slot is in
   using TupleElement = std::pair<OrchestrationScopeModel::Blocks, OrchestrationScopeModel::Root>;

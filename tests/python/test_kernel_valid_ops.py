@@ -452,3 +452,13 @@ def test_assemble_writes_only_the_source_valid_region_and_is_fully_valid():
     want[5:7, 6:9] = x[:2, :3] * 10.0
     np.testing.assert_allclose(out, want, rtol=1e-6)
     assert "z: pl.Tile[[16, 16], pl.FP32] = pl.assemble(t, s, [5, 6])" in ir.python_print(pl.parse_program(src, "k.py"))
+
+
+def test_tensor_fillpad_takes_the_shorthands_too():
+    x = _x(21, (40, 16))
+    body = ("t = pl.tensor.slice(x, [16, 16], [r, 0], valid_shape=[40 - r, 5])\n"
+            "        out = pl.assemble(out, pl.fillpad(t, -math.inf), [0, 0])")
+    out = _run(_src(body, None, x_shape=(40, 16), scalars="r"), [x], (16, 16), (32,))
+    want = np.full((16, 16), -np.inf, np.float32)
+    want[:8, :5] = x[32:, :5]
+    np.testing.assert_array_equal(out, want)

@@ -173,3 +173,11 @@ def _scopes(stmt):
         elif isinstance(s, ir.IfStmt):
             out += _scopes(s.then_body) + (_scopes(s.else_body) if s.else_body else [])
     return out
+
+
+def test_a_nested_blocks_exit_values_are_stamped_on_the_outer_block_too():
+    printed = ir.python_print(codegen.run_pipeline(pl.parse_program(open(_golden("nested_scope_exit")).read(),
+                                                                    "program.py")))
+    outer = printed.index('with pl.scope(exit_values=["src_3", "steps_3"]):')
+    inner = printed.index('with pl.manual_scope(exit_values=["src_3", "steps_3"]):')
+    assert outer < inner

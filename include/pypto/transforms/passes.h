@@ -3,6 +3,7 @@
 // `NormalizeReturnOrder().run(program)` or through a PassManager. See each file's header
 // comment for what it does, its input / output invariants and why it exists.
 #pragma once
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,7 @@ std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 
 // Stamps RuntimeScopeStmt::exit_values (the tensor / number loop and if results at the top of a
 // scope body that code after the block reads) on Orchestration functions. Requires
-// IterArgCarryClassified and RuntimeScopesMaterialized; produces ScopeExitsStamped.
+// IterArgCarryClassified, RuntimeScopesMaterialized and ArrayBackingsStamped; produces ScopeExitsStamped.
 Pass StampScopeExits();
 // Why `fn`'s scope stamps are not what StampScopeExits computes (empty when they are).
 //   CheckScopeExitsStamped(*program->get("main")) == {}   // after StampScopeExits
@@ -118,6 +119,17 @@ Pass StampGroupKernels();
 // What StampGroupKernels stamps on `fn` (empty for a non-Group function, or a Group calling two
 // kernels of one core type or a non-kernel):  GroupKernelsOf(*program, *program->get("grp")).aic == "mm"
 ir::GroupKernels GroupKernelsOf(const ir::Program& program, const ir::Function& fn);
+// Why GroupKernelsOf is empty for a Group function (nullopt for a valid Group or a non-Group):
+// the first problem in call order. VerifyOrchestrationProgram reports it; the decision is the
+// pass's.  GroupKernelsProblemOf(*program, *program->get("grp"))->kind == Kind::TwoOnOneCore
+struct GroupKernelsProblem {
+  enum class Kind { NotAKernel, TwoOnOneCore, NoKernel };
+  Kind kind;
+  std::string callee;   // NotAKernel / TwoOnOneCore: the callee refused
+  std::string other;    // TwoOnOneCore: the kernel already on that core
+  ir::CoreType core;    // TwoOnOneCore: the core both run on
+};
+std::optional<GroupKernelsProblem> GroupKernelsProblemOf(const ir::Program& program, const ir::Function& fn);
 
 // Stamps Function::batched_creates on every Orchestration function (the creates the L2 generator
 // allocates at their block's entry). Produces AllocationBatchesStamped.

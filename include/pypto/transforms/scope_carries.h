@@ -18,8 +18,9 @@
 
 namespace pypto::transforms {
 
-// The TaskIds among `next_yield.values` defined at the top level of `scope.body` (a pl.submit's
-// TaskId element, or the TaskId result of a loop there), in yield order: the yielded Var, or for
+// The TaskIds among `next_yield.values` defined at the top level of `scope.body` or of a scope
+// nested there, at any depth (a pl.submit's TaskId element, or the TaskId result of a loop
+// there), in yield order: the yielded Var, or for
 // a loop result that loop's iter_arg (whose C++ variable the result names), with the pl.slots(N)
 // size of an array carry:
 //   TaskIdsCarriedOutOfScope(*scope, *yield)  ->  {{prev_2, 0}}
@@ -41,11 +42,13 @@ std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScop
 //
 // Which results leave is the pass StampScopeExits' stamp RuntimeScopeStmt::exit_values; this is
 // where one of them comes from in the scope body.
+// A value from a scope nested at the top level of the body leaves through that scope's exit
+// (declared after the nested block, inside this one) and then this scope's.
 struct ScopeCarriedValue {
-  const ir::Stmt* stmt;     // the ForStmt or IfStmt at the top level of the scope body
-  size_t index;             // its return var (and, for a loop, iter_arg) index
-  const ir::Var* result;    // stmt's return var `index`
-  const ir::Var* carry;     // the loop's iter_arg `index`; the result itself for an if
+  const ir::Stmt* stmt;     // the ForStmt, IfStmt or nested RuntimeScopeStmt at the top level of the scope body
+  size_t index;             // its return var (for a loop, iter_arg too) index; a nested scope's exit_values index
+  const ir::Var* result;    // the value
+  const ir::Var* carry;     // the loop's iter_arg `index`; the value itself for an if or a nested scope
 };
 
 // The top-level statement of `scope.body` whose result `value` is (an entry of the scope's

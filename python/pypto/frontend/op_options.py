@@ -47,7 +47,7 @@ TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
     "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
     "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
     "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
-    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"))
+    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min", "set_validshape"))
 # A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
 SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
                    "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",
@@ -68,6 +68,12 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
         return
     if any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes):
         return
+    if op_name == "tensor.set_validshape":   # a tile's valid region; an orchestration view has none (§10)
+        raise ctx.error(node, f"tensor.set_validshape sets a kernel tile's valid region, which a "
+                        f"{ctx.sig.ftype.name} function does not have outside a kernel scope",
+                        help="call it inside the kernel that reads the tensor (an InCore function or a "
+                             "`with pl.at(level=pl.Level.CORE_GROUP):` body); an orchestration view takes "
+                             "pl.slice(t, shape, offset, valid_shape=[rows, cols]) instead")
     raise ctx.error(node, f"{op_name} computes on tensor data, which a {ctx.sig.ftype.name} function cannot do "
                     "outside a kernel scope",
                     help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "
@@ -98,7 +104,11 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
     if node.args:
         raise ctx.error(node.args[0], f"pl.{pl_name} takes keyword arguments only: {', '.join(allowed)}")
     kws = {}
+    cpu_base = None   # ResolvePeerBufferBases' stamp, as printed: checked below
     for kw in node.keywords:
+        if kw.arg == "cpu_base":
+            cpu_base = kw.value
+            continue
         if kw.arg not in allowed:
             raise ctx.error(kw.value if kw.arg else node, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help=f"keywords: {', '.join(allowed)}")
@@ -143,6 +153,15 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                                 f"reservation '{attrs['name']}' ({want}), got '{ast.unparse(kws['base'])}'",
                                 help="drop base=: the compiler stamps the peer's base (ResolvePeerBufferBases)")
             attrs["base"] = want
+    if cpu_base is not None:
+        base = attrs["base"] if "base" in attrs else peer_reserve_base(ctx, attrs["peer_func"], attrs["name"])
+        want = base if base >= 0 else 0
+        got = try_eval_py(ctx, cpu_base, None)
+        if type(got) is not int or got != want:
+            raise ctx.error(cpu_base, f"cpu_base= of pl.{pl_name} must be the address the buffer binds on the CPU "
+                            f"({want}: its base, 0 for pl.AUTO), got '{ast.unparse(cpu_base)}'",
+                            help="drop cpu_base=: the compiler stamps it (ResolvePeerBufferBases)")
+        attrs["cpu_base"] = want
     return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
 
 

@@ -1,10 +1,10 @@
 // CPU kernel code generation of the pipe-buffer ops (spec anchor_features §8, Accept / no-op):
-// no on-chip memory is reserved; the value is the buffer's base address.
+// no on-chip memory is reserved; the value is the address the buffer binds on the CPU, the
+// `cpu_base` attr ResolvePeerBufferBases stamps (its base, or its peer's; 0 for pl.AUTO).
 //
 //   buf = pl.reserve_buffer(name="ring", size=4096, base=256)    ->  static_cast<int32_t>(256)
 //   buf = pl.reserve_buffer(name="ring", size=4096)              ->  static_cast<int32_t>(0)   (AUTO)
-//   p = pl.import_peer_buffer(name="ring", peer_func="consumer") ->  its `base` attr: the consumer's base
-//                                                                    for "ring" (ResolvePeerBufferBases)
+//   p = pl.import_peer_buffer(name="ring", peer_func="consumer") ->  the consumer's base for "ring"
 //   pl.aiv_initialize_pipe(1, 512, buf, 0)                       ->  ((void)(buf), (void)(0), 0)
 #include "kernel_ops_util.h"
 
@@ -16,12 +16,12 @@ using namespace ir;
 
 namespace {
 
-// The base address a pipe buffer binds on the CPU: its (stamped) base, 0 for pl.AUTO (-1).
+// The address a pipe buffer binds on the CPU: its stamped cpu_base.
 std::string BaseText(const Call& call) {
-  auto* base = attr_get<int64_t>(call.attrs, "base");
-  PYPTO_CHECK(base != nullptr, call.callee << " without base= (an import's is stamped by ResolvePeerBufferBases: "
-                                              "run the kernel pipeline first)");
-  return "static_cast<int32_t>(" + std::to_string(*base >= 0 ? *base : 0) + ")";
+  auto* cpu_base = attr_get<int64_t>(call.attrs, "cpu_base");
+  PYPTO_CHECK(cpu_base != nullptr, call.callee << " without cpu_base= (stamped by ResolvePeerBufferBases: "
+                                                  "run the kernel pipeline first)");
+  return "static_cast<int32_t>(" + std::to_string(*cpu_base) + ")";
 }
 
 std::string InitializePipeText(KernelEmitter& em, const Call& call) {

@@ -2,7 +2,8 @@
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
 //                       (a loop carry / if result read after the block: `std::optional<Tensor>
 //                       x_exit;` before it, `x_exit = x;` after the loop / if, `Tensor x_1 =
-//                       *x_exit;` after the block)
+//                       *x_exit;` after the block; a value leaving a nested block too goes on
+//                       into the outer block's slot right after the nested block)
 //   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
 //                       for (int64_t i = start; i < stop; i += step) { ... yields ... }
 //                       (a run-time step: pto2_range_count gives Python's trip count, a zero
@@ -84,6 +85,9 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       slot = scopes_.declare(base_name(rv) + "_exit", false);
       line("std::optional<Tensor> " + slot + ";");
       needs_optional_header_ = true;
+    } else if (auto* at = rv->type->as<ArrayType>()) {   // copied slot by slot after the if
+      slot = scopes_.declare(base_name(rv) + "_exit", false);
+      line(ctype(at->dtype) + " " + slot + "[" + std::to_string(at->size) + "];");
     } else {
       auto* st = rv->type->as<ScalarType>();
       slot = scopes_.declare(base_name(rv) + "_exit", true);
@@ -101,8 +105,12 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       line("Tensor " + name + " = *" + slot + ";");
     } else {
       bind(rv, Binding{slot, {slot}});
+      // An array's versions after the block (updated in place) live in the slot now.
+      if (rv->type->is<ArrayType>()) bind(array_storage(rv), Binding{slot, {slot}});
     }
   }
+  // Values that leave the enclosing block too (a nested scope's exits): into its slots.
+  assign_exit_slots(s, s.exit_values);
 }
 
 void Emitter::emit_for(const ForStmt& f) {
@@ -126,7 +134,7 @@ void Emitter::emit_for(const ForStmt& f) {
       continue;
     }
     if (is_task_id(ia->type)) {
-      results[i] = deps_.DeclareTaskIdCarry(*this, f, i);
+      results[i] = DependencyEmitter::DeclareTaskIdCarry(*this, f, i);
       target.names.push_back(results[i]->text);
       continue;
     }
@@ -186,7 +194,11 @@ void Emitter::emit_for(const ForStmt& f) {
 void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& results) {
   auto it = exit_slots_.find(&s);
   if (it == exit_slots_.end()) return;
-  for (auto& [k, slot] : it->second) line(slot + " = " + strip_parens(ref(results[k].get())) + ";");
+  for (auto& [k, slot] : it->second) {
+    const Var* rv = results[k].get();
+    if (auto* at = rv->type->as<ArrayType>()) emit_slot_copy(slot, binding_of(array_storage(rv)).text, at->size);
+    else line(slot + " = " + strip_parens(ref(rv)) + ";");
+  }
 }
 
 void Emitter::emit_if(const IfStmt& s) {
@@ -256,12 +268,12 @@ void Emitter::emit_yield(const YieldStmt& y) {
   std::vector<Assign> assigns;
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (t.names[i].empty()) continue;
-    if (t.loop && deps_.EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
+    if (t.loop && DependencyEmitter::EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
     if (!t.loop && i < t.carries.size() && is_task_id(t.carries[i]->type) && !t.carries[i]->type->is<ArrayType>()) {
       if (const int64_t n = task_id_stamps().slots(t.carries[i]); n > 0) {   // a TaskId phi array
         const Var* v = as_var(y.values[i]);
         PYPTO_CHECK(v, "yield of TaskId phi array '" << t.carries[i]->name << "' is not a variable");
-        std::optional<TaskIdRef> r = deps_.Resolve(*this, v);
+        std::optional<TaskIdRef> r = DependencyEmitter::Resolve(*this, v);
         PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
         for (auto& id : r->idents) scopes_.use(id);
         if (r->array_size > 0) {

@@ -103,6 +103,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   // each block is a C++ name scope (on_open_block / on_close_block) ----
 
   // ---- names and bindings (names.cpp) ----
+  // The C++ name scopes of the blocks being printed: printer state (which identifiers the
+  // generated text declares and uses), not a fact about the program; every construct file
+  // declares its temporaries here so names stay unique along the block chain.
   CppScopes& scopes() { return scopes_; }
   std::string declare(const ir::Var* v, const std::string& base = "", bool voidable = true);
   void bind(const ir::Var* v, Binding b);
@@ -171,10 +174,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
   const std::map<std::string, std::string>& core_types() const { return core_types_; }
   // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
-  // order, recorded at its first submission (anchor §15).
-  std::map<std::string, std::vector<std::string>>& kernel_signatures() { return kernel_signatures_; }
-  DependencyEmitter& deps() { return deps_; }
-  common::TaskIdLowering& task_ids() { return task_ids_; }   // PTO2TaskId spelling
+  // order, as printed at its first submission (emit_tasks.cpp records it; anchor §15).
+  const std::map<std::string, std::vector<std::string>>& kernel_signatures() const { return kernel_signatures_; }
+  // The shared PTO2TaskId spelling (common/task_id_lowering.h): printer state, it writes lines.
+  common::TaskIdLowering& task_ids() { return task_ids_; }
   const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
   // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
   struct ViewRecord {
@@ -236,7 +239,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::map<std::string, int> kernel_ids_;
   std::map<std::string, std::string> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
-  DependencyEmitter deps_;
   common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};

@@ -164,7 +164,7 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   // Every barrier edge is enforced (dummy_task is not an authorship marker).
   std::vector<DependencyEmitter::DepEdge> edges;
   for (auto& d : call.manual_dep_edges) edges.push_back(DependencyEmitter::DepEdge{d, true});
-  std::string count = e.deps().EmitDepArray(e, params, edges, call.span);
+  std::string count = DependencyEmitter::EmitDepArray(e, params, edges, call.span);
   std::string name = e.declare(result);
   if (count.empty()) {
     // No predecessors: still a real, ready-immediately task whose id must join its consumers

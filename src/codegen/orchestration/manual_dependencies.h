@@ -5,7 +5,7 @@
 //
 // Call order for one submission (emit_tasks.cpp):
 //   Arg params_tN;  add_input/...  add_scalar/...  launch spec / timing slot / early resolve
-//   deps.EmitTaskDependencies(...)    <- PTO2TaskId params_tN_deps[K]; ... set_dependencies; set_predicate
+//   DependencyEmitter::EmitTaskDependencies(...)    <- PTO2TaskId params_tN_deps[K]; ... set_dependencies; set_predicate
 //   [TaskOutputTensors task_N_outs = ] rt_submit_*(...);
 //
 // TaskId values. ResolveTaskIds decided how each TaskId is named (Function::task_ids: slots,
@@ -41,24 +41,26 @@ struct TaskIdRef {
   bool always_valid = false;        // a fresh pl.submit TaskId: no is_valid() guard
 };
 
+// Stateless: every fact comes from the IR stamps and the Emitter's bindings, so each entry point
+// is static (`DependencyEmitter::Resolve(e, v)`), and the Emitter holds no dependency state.
 class DependencyEmitter {
  public:
   // Explicit dependencies and predicate of a task (a Submit or a plain Call), emitted after the
   // Arg's slots and before the submit line. `params` is the Arg's name (`params_t3`). Edges:
   // the user's Submit::deps, then the compiler-derived compiler_manual_dep_edges field,
   // deduplicated by Var.
-  void EmitTaskDependencies(Emitter& e, const ir::Expr& task, const std::string& params);
+  static void EmitTaskDependencies(Emitter& e, const ir::Expr& task, const std::string& params);
   // Declares TaskId loop carry `i` of `loop` before the loop (rebound carries only) and binds
   // its iter_arg; returns what the loop's result names after the loop (the carry's storage).
-  Binding DeclareTaskIdCarry(Emitter& e, const ir::ForStmt& loop, size_t i);
+  static Binding DeclareTaskIdCarry(Emitter& e, const ir::ForStmt& loop, size_t i);
   // The yield of TaskId loop carry `i` of `loop` (storage `target`) to `value`. Returns true when
   // it emitted the update itself (array carries: slot write or slot-by-slot copy); false = plain
   // `x = v;`.
-  bool EmitCarryYield(Emitter& e, const ir::ForStmt& loop, size_t i, const std::string& target,
+  static bool EmitCarryYield(Emitter& e, const ir::ForStmt& loop, size_t i, const std::string& target,
                       const ir::ExprPtr& value);
 
   // The TaskId `v` names here (its binding and stamp), or nullopt when its text is out of scope.
-  std::optional<TaskIdRef> Resolve(Emitter& e, const ir::Var* v);
+  static std::optional<TaskIdRef> Resolve(Emitter& e, const ir::Var* v);
   // One dependency edge and its provenance (DepEdge::user_written of the spec).
   struct DepEdge {
     ir::ExprPtr id;
@@ -68,11 +70,11 @@ class DependencyEmitter {
   // (deduplicated by Var, first provenance wins). An edge that does not resolve is a broken
   // precondition (InternalError). Returns the count variable's name ("" when there is no edge:
   // no array, no set_dependencies).
-  std::string EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
-                           const ir::Span& where);
+  static std::string EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
+                                  const ir::Span& where);
 
  private:
-  void EmitPredicate(Emitter& e, const ir::Submit& submit, const std::string& params);
+  static void EmitPredicate(Emitter& e, const ir::Submit& submit, const std::string& params);
 };
 
 }  // namespace pypto::codegen::orchestration

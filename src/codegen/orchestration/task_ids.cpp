@@ -145,7 +145,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* arr = as_var(call.args[0]);
   PYPTO_CHECK(arr, "array.get_element without an array variable");
   if (is_task_id(arr->type)) {
-    std::optional<TaskIdRef> r = e.deps().Resolve(e, arr);
+    std::optional<TaskIdRef> r = DependencyEmitter::Resolve(e, arr);
     PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is out of scope");
   }
   std::string slot = slot_of(e, arr, call.args[1]);
@@ -160,7 +160,7 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   PYPTO_CHECK(arr, "array.update_element without an array variable");
   std::string value;
   if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
-    std::optional<TaskIdRef> r = e.deps().Resolve(e, v);
+    std::optional<TaskIdRef> r = DependencyEmitter::Resolve(e, v);
     PYPTO_CHECK(r && r->array_size == 0, "TaskId '" << v->name << "' is out of scope or an array");
     for (auto& id : r->idents) e.scopes().use(id);
     value = r->text;

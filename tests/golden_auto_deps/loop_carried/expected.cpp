@@ -37,7 +37,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 0: copy
                 Arg params_t0;
                 params_t0.add_input(src);
-                params_t0.add_output(dst);
+                params_t0.add_inout(dst);
                 PTO2TaskId params_t0_deps[1];
                 uint32_t params_t0_deps_count = 0;
                 if (copy_carry0.is_valid()) params_t0_deps[params_t0_deps_count++] = copy_carry0;

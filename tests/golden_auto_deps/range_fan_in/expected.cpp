@@ -40,7 +40,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 // Task 0: copy
                 Arg params_t0;
                 params_t0.add_input(xi);
-                params_t0.add_output(ti);
+                params_t0.add_inout(ti);
                 PTO2_SOURCE_SITE(params_t0, "program.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId copy_tid0 = task_0_outs.task_id();
