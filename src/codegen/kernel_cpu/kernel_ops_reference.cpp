@@ -325,6 +325,12 @@ TileOpHandler Scatter() {
 TileOpHandler GatherMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef s = em.tile(call.args[0]);
+    if (s.has_valid()) {   // only src's valid box is read; dst is zero outside its valid box (§1.5)
+      em.line("pypto_kernel::gather_mask_valid<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " +
+              CType(s.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + View(s) + ", " + s.valid_rows() +
+              ", " + s.valid_cols() + ", " + std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
+      return;
+    }
     em.line("pypto_kernel::gather_mask<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " + CType(s.dtype) +
             ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + View(s) + ", " +
             std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
@@ -334,6 +340,12 @@ TileOpHandler GatherMask() {
 TileOpHandler ScatterMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]);
+    if (s.has_valid()) {   // only src's valid box is scattered (§1.5)
+      em.line("pypto_kernel::scatter_mask_valid(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " +
+              d.cols() + ", " + s.valid_rows() + ", " + s.valid_cols() + ", " +
+              std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
+      return;
+    }
     em.line("pypto_kernel::scatter_mask(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " + d.cols() +
             ", " + std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
   };
@@ -342,6 +354,12 @@ TileOpHandler ScatterMask() {
 TileOpHandler ScatterUpdate() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef in = em.tile(call.args[0]), idx = em.tile(call.args[1]), s = em.tile(call.args[2]);
+    if (idx.has_valid() || s.has_valid()) {   // only the valid boxes of index and src are read (§1.5)
+      em.line("if (!pypto_kernel::scatter_update_valid(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " +
+              idx.cols() + ", " + idx.valid_rows() + ", " + idx.valid_cols() + ", " + s.buf + ", " + s.rows() + ", " +
+              s.valid_rows() + ", " + s.valid_cols() + ")) return;");
+      return;
+    }
     em.line("if (!pypto_kernel::scatter_update(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " + idx.numel() +
             ", " + s.buf + ")) return;");
   };
