@@ -251,17 +251,21 @@ TileOpHandler Concat() {
 TileOpHandler Block(bool is_slice) {
   return [is_slice](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
-    std::string r0, c0;
+    std::string r0, c0, rows = dst.rows(), cols = dst.cols();
     if (is_slice) {
-      auto off = ListArg(call, 2);
+      auto off = ListArg(call, 2), win = ListArg(call, 1);
       r0 = em.scalar(off[0]);
       c0 = em.scalar(off[1]);
+      // The window before drop_dims: a dropped [8, 1] column is copied as such into its [1, 8] tile
+      // (same row-major order).
+      rows = em.scalar(win[0]);
+      cols = em.scalar(win[1]);
     } else {
       r0 = em.scalar(call.args[1]);
       c0 = em.scalar(call.args[2]);
     }
     em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
-            "), static_cast<int64_t>(" + c0 + "), " + dst.rows() + ", " + dst.cols() + ", \"" + call.callee +
+            "), static_cast<int64_t>(" + c0 + "), " + rows + ", " + cols + ", \"" + call.callee +
             "\")) return;");
     if (is_slice) EmitPadOutsideValid(em, call, dst, /*zero_filled=*/false);
   };

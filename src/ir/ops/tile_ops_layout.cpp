@@ -132,7 +132,7 @@ void register_tile_layout_ops(OpRegistry& r) {
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_2d("tile.slice", "tile", args[0], span);
            check_pad_value("tile.slice", attrs, span);
-           check_drop_dims("tile.slice", attrs, expect_int_list("tile.slice", "shape", args[1], span), span);
+           auto drop = check_drop_dims("tile.slice", attrs, expect_int_list("tile.slice", "shape", args[1], span), span);
            auto shape = expect_const_shape("tile.slice", "shape", args[1], span);
            auto off = expect_int_list("tile.slice", "offset", args[2], span);
            PYPTO_USER_CHECK(shape.size() == 2 && off.size() == 2, span,
@@ -157,6 +157,14 @@ void register_tile_layout_ops(OpRegistry& r) {
                                 "tile.slice: valid extent " << v->value << " of dimension " << i
                                                             << " is outside [0, " << const_dim(shape[i]) << "]",
                                 "the valid region lies inside the window");
+             }
+           }
+           if (!drop.empty()) {   // §9: the dropped axes go, a result below rank 2 gets leading 1s
+             shape = without_axes(shape, drop);
+             if (!valid.empty()) valid = without_axes(valid, drop);
+             while (shape.size() < 2) {
+               shape.insert(shape.begin(), ConstInt::make(1));
+               if (!valid.empty()) valid.insert(valid.begin(), ConstInt::make(1));
              }
            }
            return TileType::make(std::move(shape), t->dtype, t->memory, std::move(valid));
