@@ -394,11 +394,27 @@ class DepTracker {
     if (st.tiles.size() >= st.sweep_at) sweep_tiles(st, self, live);
   }
 
-  // Drops finished tasks from every tile; the next sweep when the table has doubled again.
+  // Drops the tiles whose tasks have all finished; the next sweep when the table has doubled
+  // again. First by the finished floor alone (a tile whose newest task is at or below it is
+  // dead: one comparison, no liveness lookups); only when that frees less than a quarter (a
+  // long task holds the floor back) task by task, as prune does.
   template <class IsLive>
-  __attribute__((noinline)) static void sweep_tiles(Storage& st, uint64_t self, IsLive& live) {
-    st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
+  __attribute__((noinline)) void sweep_tiles(Storage& st, uint64_t self, IsLive& live) {
+    advance_floor(self, live);
+    const size_t before = st.tiles.size();
+    const uint64_t floor = floor_;
+    st.tiles.retain([floor](int64_t, TileState& t) { return newest(t) > floor; });
+    if (st.tiles.size() * 4 > before * 3) st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
     st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
+  }
+  // The newest task a tile's state names (0: none). Readers are recorded in submission order
+  // after the writer, and prune keeps their order: the last reader, else the writer.
+  static uint64_t newest(const TileState& t) { return t.readers.empty() ? t.writer : t.readers[t.readers.size() - 1]; }
+  // Moves floor_ up past the tasks that have finished. Only tasks before `self` (the one being
+  // recorded, not yet live) are asked; each id is passed once in the tracker's life.
+  template <class IsLive>
+  void advance_floor(uint64_t self, IsLive& live) {
+    while (floor_ + 1 < self && !live(floor_ + 1)) ++floor_;
   }
   template <class IsLive>
   __attribute__((noinline)) static void prune_cold(TileState& e, uint64_t self, IsLive& live) {
@@ -428,17 +444,14 @@ class DepTracker {
   // Drops finished tasks (other than `self`) from a writer + readers record; false if nothing
   // live remains. `self` (the task whose access is being recorded) is never dropped: it is not
   // published yet, so `live(self)` is false, but later tasks must still be ordered after it.
+  // The readers keep their (submission) order.
   template <class Rec, class IsLive>
   static bool prune(Rec& e, uint64_t self, IsLive& live) {
     if (e.writer && e.writer != self && !live(e.writer)) e.writer = 0;
-    for (uint32_t j = 0; j < e.readers.size();) {
-      if (e.readers[j] != self && !live(e.readers[j])) {
-        e.readers[j] = e.readers.back();
-        e.readers.pop_back();
-      } else {
-        ++j;
-      }
-    }
+    uint32_t kept = 0;
+    for (uint32_t j = 0; j < e.readers.size(); ++j)
+      if (e.readers[j] == self || live(e.readers[j])) e.readers[kept++] = e.readers[j];
+    while (e.readers.size() > kept) e.readers.pop_back();
     return e.writer != 0 || !e.readers.empty();
   }
   template <class IsLive>
@@ -467,6 +480,9 @@ class DepTracker {
   std::unordered_map<const void*, Storage> map_;
   const void* last_key_ = nullptr;
   Storage* last_ = nullptr;
+  // Every task id <= floor_ has finished. Task ids only grow over the tracker's life (the
+  // engine never reuses one, across runs too), so a finished id stays finished: clear() keeps it.
+  uint64_t floor_ = 0;
 };
 
 }  // namespace pto2::detail

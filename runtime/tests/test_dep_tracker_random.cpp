@@ -123,15 +123,20 @@ Tensor random_view(std::mt19937_64& rng, int storage) {
   }
 }
 
-// A 4x4 tile of the grid (aligned): the tracker's hashed fast path.
-Tensor random_tile(std::mt19937_64& rng, int storage) {
-  uint32_t sh[2] = {4, 4}, off[2] = {4 * pick(rng, 0, kRows / 4 - 1), 4 * pick(rng, 0, kCols / 4 - 1)};
+// A tile of the grid (aligned): the tracker's hashed fast path. Tile shapes: 4x4 (strided),
+// 1x4, 1x1 and 4x16 (dense); small tiles make the table large enough to be swept.
+Tensor random_tile(std::mt19937_64& rng, int storage, int kind) {
+  static const uint32_t kShapes[4][2] = {{4, 4}, {1, 4}, {1, 1}, {4, kCols}};
+  const uint32_t* t = kShapes[kind];
+  uint32_t sh[2] = {t[0], t[1]};
+  uint32_t off[2] = {t[0] * pick(rng, 0, kRows / t[0] - 1), t[1] * pick(rng, 0, kCols / t[1] - 1)};
   return base(storage).view(sh, off);
 }
 
 struct Program {
   std::mt19937_64 rng;
   bool tiles_only;
+  int tile_kind = 0;
   DepTracker tracker;
   std::vector<std::vector<Access>> acc{1};      // by task (1-based)
   std::vector<std::vector<uint64_t>> preds{1};  // recorded edges into each task
@@ -139,7 +144,7 @@ struct Program {
   // Tile-grid reference: (storage, first byte) -> last writer and readers since.
   std::map<std::pair<int, int64_t>, std::pair<uint64_t, std::set<uint64_t>>> tiles;
 
-  Program(uint64_t seed, bool tiles) : rng(seed), tiles_only(tiles) {}
+  Program(uint64_t seed, bool tiles) : rng(seed), tiles_only(tiles), tile_kind(static_cast<int>(seed % 4)) {}
   bool live(uint64_t x) const { return x < done.size() && !done[x]; }
 
   std::string where(uint64_t seed, uint64_t k) const {
@@ -153,7 +158,7 @@ struct Program {
     for (uint32_t i = 0; i < n; ++i) {
       Access a;
       a.storage = static_cast<int>(rng() % 4 == 0);
-      a.view = tiles_only ? random_tile(rng, a.storage) : random_view(rng, a.storage);
+      a.view = tiles_only ? random_tile(rng, a.storage, tile_kind) : random_view(rng, a.storage);
       const int dir = static_cast<int>(rng() % 3);  // INPUT, OUTPUT, INOUT
       a.read = dir != 1;
       a.write = dir != 0;
@@ -250,7 +255,7 @@ void run_cases(uint64_t first_seed, int cases, int tasks) {
     const uint64_t seed = first_seed + static_cast<uint64_t>(c);
     for (bool tiles : {false, true}) {
       Program p(seed, tiles);
-      for (int k = 0; k < tasks; ++k) {
+      for (int k = 0; k < (tiles ? 3 * tasks : tasks); ++k) {  // tile tables large enough to sweep
         p.submit_one(seed);
         if (::testing::Test::HasFailure()) return;
         p.finish_some();

@@ -100,7 +100,9 @@ void bind_codegen(nb::module_& parent) {
       "generate_program_table",
       [](const std::string& entry, const std::vector<std::tuple<std::string, int, std::string>>& kernels) {
         std::vector<ProgramTableKernel> ks;
-        for (const auto& [name, id, core] : kernels) ks.push_back(ProgramTableKernel{name, id, core});
+        for (const auto& [name, id, core] : kernels) {
+          ks.push_back(ProgramTableKernel{name, id, KernelCoreTypeNamed(core, "GenerateProgramTable: kernel '" + name + "'")});
+        }
         return GenerateProgramTable(entry, ks);
       },
       "entry"_a, "kernels"_a,

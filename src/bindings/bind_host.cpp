@@ -13,6 +13,7 @@
 
 #include "bindings.h"
 #include "pypto/codegen/host.h"
+#include "pypto/codegen/program_table.h"
 
 namespace nb = nanobind;
 using namespace nb::literals;
@@ -49,7 +50,10 @@ void bind_host(nb::module_& parent) {
     std::vector<HostGlueTarget> ts;
     for (const auto& [name, id, kernels] : targets) {
       HostGlueTarget t{name, id, {}};
-      for (const auto& [kname, kid, core] : kernels) t.kernels.push_back(HostGlueKernel{kname, kid, core});
+      for (const auto& [kname, kid, core] : kernels) {
+        const std::string what = "GenerateHostEntryGlue: kernel '" + kname + "' of target '" + name + "'";
+        t.kernels.push_back(HostGlueKernel{kname, kid, KernelCoreTypeNamed(core, what)});
+      }
       ts.push_back(std::move(t));
     }
     return GenerateHostEntryGlue(ts);

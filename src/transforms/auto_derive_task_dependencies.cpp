@@ -34,6 +34,7 @@
 //   what the compiler can prove it need not track. Parameters are assumed not to alias each
 //   other (the runtime's own contract for distinct arguments).
 #include <algorithm>
+#include <climits>
 #include <functional>
 #include <map>
 #include <memory>
@@ -116,8 +117,12 @@ class Analyzer {
   void scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops);
   void collect_accesses(Task& t);
   void note_def(const Var* v, const std::vector<Loop*>& loops) {
+    def_order_.emplace(v, static_cast<int>(def_order_.size()));
     for (Loop* l : loops) l->defs.insert(v);
   }
+  // `roots` in definition order (params first), not by address: the order edges are found in
+  // is the order of the dependency lines, e.g. {u_then, u_else} of an if result.
+  std::vector<const Var*> in_def_order(const std::set<const Var*>& roots);
   void fallback(const std::string& why) {
     if (fallback_.empty()) fallback_ = why;
   }
@@ -163,6 +168,7 @@ class Analyzer {
   std::map<const Var*, std::pair<const IfStmt*, size_t>> if_site_;
   std::map<const Var*, Loop*> created_in_;                       // tensor.create root -> loop (null: top)
   std::set<const Var*> manual_roots_;
+  std::map<const Var*, int> def_order_;                          // params, then definitions in program order
   Poly::Bounds bounds_;                                          // atoms with a known range
   std::unordered_map<const Var*, RegionPtr> region_memo_;
   std::set<const Var*> in_progress_;
@@ -794,6 +800,18 @@ bool exclusive(const Task& a, const Task& b) {
   return false;
 }
 
+std::vector<const Var*> Analyzer::in_def_order(const std::set<const Var*>& roots) {
+  std::vector<const Var*> out(roots.begin(), roots.end());
+  if (out.size() < 2) return out;
+  // Every root is a param or defined in the body (numbered); anything else goes last.
+  auto rank = [&](const Var* v) {
+    auto it = def_order_.find(v);
+    return it == def_order_.end() ? INT_MAX : it->second;
+  };
+  std::stable_sort(out.begin(), out.end(), [&](const Var* a, const Var* b) { return rank(a) < rank(b); });
+  return out;
+}
+
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
@@ -813,7 +831,8 @@ void Analyzer::derive() {
       std::set<Entry> seen;
       // Same iteration: earlier accesses (a read only needs writes), newest first, up to a
       // covering write in scope (everything older reaches B through it).
-      for (auto* root : b.r->roots) {
+      const std::vector<const Var*> roots = in_def_order(b.r->roots);
+      for (auto* root : roots) {
         auto& list = b.write ? by_root_[root] : writes_by_root_[root];
         auto it = first_at(list, B->pos);
         while (it != list.begin()) {
@@ -834,7 +853,7 @@ void Analyzer::derive() {
       for (size_t k = 0; k < B->loops.size(); ++k) {
         Loop* L = B->loops[k];
         std::set<Entry> seen_c;
-        for (auto* root : b.r->roots) {
+        for (auto* root : roots) {
           auto& list = b.write ? by_root_[root] : writes_by_root_[root];
           for (auto it = first_at(list, L->first_pos); it != list.end() && it->first->pos < L->end_pos; ++it) {
             Task* A = it->first;
@@ -1057,6 +1076,7 @@ struct Remap : IRMutator {
 
 FunctionPtr Analyzer::Run() {
   std::vector<Loop*> loops;
+  for (auto& p : fn_.params) note_def(p.get(), loops);
   scan(fn_.body, loops);
   Attrs attrs = fn_.attrs;
   auto stamp = [&](const std::string& verdict, StmtPtr body) {

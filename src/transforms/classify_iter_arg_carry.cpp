@@ -44,7 +44,7 @@ struct Decision {
 
 class Classifier {
  public:
-  Classifier(const Program& p, const Function& f) : program_(p) { collect(f.body); }
+  Classifier(const Program& p, const Function& f) : program_(p), defs_(CollectVarDefs(f.body)) {}
 
   const Decision& decide(const ForStmt* loop) {
     auto it = decisions_.find(loop);
@@ -71,21 +71,19 @@ class Classifier {
     return decisions_[loop] = d;
   }
 
-  std::vector<const ForStmt*> loops;   // in pre-order
+  const std::vector<const ForStmt*>& loops() const { return defs_.loops; }   // in pre-order
 
   // N when TaskId `v` names an array of N slots: the result of a loop carrying it as pl.slots(N),
   // or an if result one of whose branches yields such an array (the if result is then a phi
   // array of N; a scalar branch is broadcast into it). 0 for one TaskId.
   int64_t slots_of(const Var* v, int depth) {
     if (!v || depth > 256) return 0;
-    if (auto r = for_returns_.find(v); r != for_returns_.end()) {
-      return decide(r->second.first).array_size[r->second.second];
-    }
-    if (auto a = assigns_.find(v); a != assigns_.end()) return slots_of(as_var(a->second), depth + 1);   // a copy
-    auto i = if_returns_.find(v);
-    if (i == if_returns_.end()) return 0;
-    const IfStmt* br = i->second.first;
-    const size_t k = i->second.second;
+    const VarDef* def = defs_.find(v);
+    if (def && def->kind == VarDef::ForReturn) return decide(def->loop).array_size[def->index];
+    if (def && def->kind == VarDef::Assign) return slots_of(as_var(def->assign->value), depth + 1);   // a copy
+    if (!def || def->kind != VarDef::IfReturn) return 0;
+    const IfStmt* br = def->branch;
+    const size_t k = def->index;
     int64_t n = 0;
     for (const StmtPtr& body : {br->then_body, br->else_body}) {
       const YieldStmt* y = body ? trailing_yield(body) : nullptr;
@@ -100,27 +98,6 @@ class Classifier {
   }
 
  private:
-  void collect(const StmtPtr& s) {
-    if (!s) return;
-    if (auto* seq = s->as<SeqStmts>()) {
-      for (auto& c : seq->stmts) collect(c);
-    } else if (auto* a = s->as<AssignStmt>()) {
-      assigns_[a->var.get()] = a->value;
-    } else if (auto* f = s->as<ForStmt>()) {
-      loops.push_back(f);
-      for (size_t i = 0; i < f->return_vars.size(); ++i) for_returns_[f->return_vars[i].get()] = {f, i};
-      collect(f->body);
-    } else if (auto* i = s->as<IfStmt>()) {
-      for (size_t k = 0; k < i->return_vars.size(); ++k) if_returns_[i->return_vars[k].get()] = {i, k};
-      collect(i->then_body);
-      collect(i->else_body);
-    } else if (auto* sc = s->as<ScopeStmt>()) {
-      collect(sc->body);
-    } else if (auto* rs = s->as<RuntimeScopeStmt>()) {
-      collect(rs->body);
-    }
-  }
-
   // The argument a function call's result position `pos` aliases (its Out/InOut write-back).
   ExprPtr aliased_arg(const std::string& callee, const std::vector<ExprPtr>& args, size_t pos) {
     FunctionPtr f = program_.get(callee);
@@ -146,8 +123,9 @@ class Classifier {
     if (auto* g = value->as<TupleGetItem>()) {
       if (pos != 0) return false;
       if (auto* tv = as_var(g->tuple)) {
-        auto it = assigns_.find(tv);
-        return it != assigns_.end() && value_same(it->second, target, static_cast<size_t>(g->index), depth + 1);
+        const VarDef* def = defs_.find(tv);
+        return def && def->kind == VarDef::Assign &&
+               value_same(def->assign->value, target, static_cast<size_t>(g->index), depth + 1);
       }
       return value_same(g->tuple, target, static_cast<size_t>(g->index), depth + 1);
     }
@@ -160,19 +138,18 @@ class Classifier {
     const Var* v = as_var(e);
     if (!v) return false;
     if (v == target) return true;
-    auto a = assigns_.find(v);
-    if (a != assigns_.end()) return value_same(a->second, target, 0, depth);
-    auto r = for_returns_.find(v);
-    if (r != for_returns_.end()) {
-      const ForStmt* inner = r->second.first;
-      size_t k = r->second.second;
+    const VarDef* def = defs_.find(v);
+    if (!def) return false;
+    if (def->kind == VarDef::Assign) return value_same(def->assign->value, target, 0, depth);
+    if (def->kind == VarDef::ForReturn) {
+      const ForStmt* inner = def->loop;
+      size_t k = def->index;
       if (decide(inner).rebind[k]) return false;
       return same_storage(inner->iter_args[k]->init, target, depth + 1);
     }
-    auto i = if_returns_.find(v);
-    if (i != if_returns_.end()) {
-      const IfStmt* br = i->second.first;
-      size_t k = i->second.second;
+    if (def->kind == VarDef::IfReturn) {
+      const IfStmt* br = def->branch;
+      size_t k = def->index;
       const YieldStmt* ya = trailing_yield(br->then_body);
       const YieldStmt* yb = br->else_body ? trailing_yield(br->else_body) : nullptr;
       return ya && yb && k < ya->values.size() && k < yb->values.size() && same_storage(ya->values[k], target, depth + 1) &&
@@ -182,9 +159,7 @@ class Classifier {
   }
 
   const Program& program_;
-  std::unordered_map<const Var*, ExprPtr> assigns_;
-  std::unordered_map<const Var*, std::pair<const ForStmt*, size_t>> for_returns_;
-  std::unordered_map<const Var*, std::pair<const IfStmt*, size_t>> if_returns_;
+  const VarDefs defs_;
   std::unordered_map<const ForStmt*, Decision> decisions_;
 };
 
@@ -213,7 +188,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
     Classifier c(*program, *fn);
-    for (auto* loop : c.loops) c.decide(loop);   // errors surface in source order
+    for (auto* loop : c.loops()) c.decide(loop);   // errors surface in source order
     Stamper st(c);
     FunctionPtr nf = st.mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);

@@ -1,13 +1,13 @@
 // Verifiers of the IR properties (ir_property.h). Each returns one message per violation.
 #include "pypto/transforms/ir_property.h"
 
-#include <sstream>
 #include <unordered_set>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/at_location.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/verify_program.h"
@@ -55,13 +55,6 @@ const char* to_string(IRProperty p) {
 
 namespace {
 
-std::string where(const Span& s) {
-  if (!s.known()) return "";
-  std::ostringstream os;
-  os << " at " << (s.file.empty() ? "<unknown>" : s.file) << ":" << s.line << ":" << s.col;
-  return os.str();
-}
-
 std::vector<std::string> verify_return_params(const Program& p) {
   std::vector<std::string> out;
   for (auto& fn : p.functions) {
@@ -84,7 +77,7 @@ struct DirectionChecker : IRVisitor {
   void check(const std::string& callee, size_t nargs, const std::vector<ArgDirection>& dirs, const Span& span) {
     bool ok = dirs.size() == nargs;
     for (auto d : dirs) ok = ok && d != ArgDirection::Unset;
-    if (!ok) out.push_back("function '" + fn + "': call to '" + callee + "'" + where(span) + " has no derived arg directions");
+    if (!ok) out.push_back("function '" + fn + "': call to '" + callee + "'" + AtLocation(span) + " has no derived arg directions");
   }
   void visit_(const Call* op) override {
     if (!op->is_op) check(op->callee, op->args.size(), op->arg_directions, op->span);
@@ -111,12 +104,12 @@ struct ScopeChecker : IRVisitor {
     manual -= op->mode == RuntimeScopeMode::Manual;
   }
   void visit_(const ForStmt* op) override {
-    if (!manual && !wrapped(op->body)) out.push_back("function '" + fn + "': for loop" + where(op->span) + " body has no runtime scope");
+    if (!manual && !wrapped(op->body)) out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " body has no runtime scope");
     IRVisitor::visit_(op);
   }
   void visit_(const IfStmt* op) override {
     if (!manual && (!wrapped(op->then_body) || (op->else_body && !wrapped(op->else_body)))) {
-      out.push_back("function '" + fn + "': if" + where(op->span) + " branch has no runtime scope");
+      out.push_back("function '" + fn + "': if" + AtLocation(op->span) + " branch has no runtime scope");
     }
     IRVisitor::visit_(op);
   }
@@ -128,7 +121,7 @@ struct InPlaceChecker : IRVisitor {
   std::string fn;
   void visit_(const ForStmt* op) override {
     if (op->inplace_carries != InPlaceCarriesOf(*op)) {
-      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has stale inplace_carries");
+      out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has stale inplace_carries");
     }
     IRVisitor::visit_(op);
   }
@@ -151,7 +144,7 @@ struct CarryChecker : IRVisitor {
   std::string fn;
   void visit_(const ForStmt* op) override {
     if (op->carries.size() != op->iter_args.size()) {
-      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has " + std::to_string(op->carries.size()) +
+      out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has " + std::to_string(op->carries.size()) +
                     " carry classifications for " + std::to_string(op->iter_args.size()) + " iter_args");
     }
     IRVisitor::visit_(op);
@@ -164,7 +157,7 @@ struct TripCountChecker : IRVisitor {
   std::string fn;
   void visit_(const ForStmt* op) override {
     if (op->trip_count != StaticTripCount(*op)) {
-      out.push_back("function '" + fn + "': for loop" + where(op->span) + " has trip_count " + std::to_string(op->trip_count) +
+      out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has trip_count " + std::to_string(op->trip_count) +
                     ", expected " + std::to_string(StaticTripCount(*op)));
     }
     IRVisitor::visit_(op);
@@ -189,14 +182,14 @@ struct HoistChecker {
   void check_task(const ExprPtr& e) {
     if (!e) return;
     if (auto* c = e->as<Call>(); c && c->is_op && c->callee == "system.task_ref") {
-      out.push_back("function '" + fn + "': system.task_ref placeholder left" + where(c->span));
+      out.push_back("function '" + fn + "': system.task_ref placeholder left" + AtLocation(c->span));
       return;
     }
     if (!e->is<Call>() && !e->is<Submit>()) return;
     for (auto& d : compiler_dep_edges(*e)) {
       const Var* v = as_var(d);
       if (!v || !visible(v)) {
-        out.push_back("function '" + fn + "': compiler edge '" + (v ? v->name : std::string("?")) + "'" + where(e->span) +
+        out.push_back("function '" + fn + "': compiler edge '" + (v ? v->name : std::string("?")) + "'" + AtLocation(e->span) +
                       " names a TaskId not visible there");
       }
     }
@@ -234,7 +227,7 @@ struct UnrollChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
   void visit_(const ForStmt* op) override {
-    if (op->for_kind == ForKind::Unroll) out.push_back("function '" + fn + "': pl.unroll loop" + where(op->span) + " is left");
+    if (op->for_kind == ForKind::Unroll) out.push_back("function '" + fn + "': pl.unroll loop" + AtLocation(op->span) + " is left");
     IRVisitor::visit_(op);
   }
 };
@@ -247,12 +240,12 @@ struct ChunkChecker : IRVisitor {
   std::string fn;
   bool loops = true;   // else scopes
   void visit_(const ForStmt* op) override {
-    if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + where(op->span) + " is left");
+    if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + AtLocation(op->span) + " is left");
     IRVisitor::visit_(op);
   }
   void visit_(const ScopeStmt* op) override {
     if (!loops && op->attrs.count("auto_chunk")) {
-      out.push_back("function '" + fn + "': pl.auto_chunk scope" + where(op->span) + " is left");
+      out.push_back("function '" + fn + "': pl.auto_chunk scope" + AtLocation(op->span) + " is left");
     }
     IRVisitor::visit_(op);
   }
@@ -269,7 +262,7 @@ std::vector<std::string> verify_scopes_outlined(const Program& p, std::vector<Sc
       for (ScopeKind k : kinds) {
         if (op->scope_kind != k) continue;
         const char* name = k == ScopeKind::At ? "pl.at" : k == ScopeKind::Spmd ? "pl.spmd" : "pl.cluster";
-        out.push_back("function '" + fn + "': " + name + " scope" + where(op->span) + " is left");
+        out.push_back("function '" + fn + "': " + name + " scope" + AtLocation(op->span) + " is left");
       }
       IRVisitor::visit_(op);
     }

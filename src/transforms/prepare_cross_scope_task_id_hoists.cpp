@@ -6,7 +6,8 @@
 //     * `task_ref(task="k_tid3")` after a loop containing the submit bound to k_tid3: a TaskId
 //       carry through each loop between the common scope and the producer (seeded with the
 //       producer's id visible outside, else system.task_invalid), named after the loop by its
-//       return var; a pl.parallel(N) with constant N >= 4 puts its N ids behind one
+//       return var; a pl.parallel(N) with a static trip count N >= 4 (ForStmt::trip_count, so
+//       pl.parallel(0, 8, 2) counts 4 and pl.parallel(8, 0, -1) counts 8) puts its N ids behind one
 //       system.task_dummy barrier (the phase fence), so consumers name 1 id instead of N;
 //     * `task_ref(i, task="k_tid3")`: the carry of loop `i` (the producer's id of the previous
 //       iteration), plus carries through the producer's inner loops as above.
@@ -15,8 +16,9 @@
 //           x, k_tid0 = pl.submit(self.k, x,   ==>      x, k_tid0 = pl.submit(self.k, x, compiler_manual_dep_edges=[k_carry0])
 //               compiler_manual_dep_edges=[r])          k_last0 = pl.yield_(k_tid0)
 //   Each consumer's edges are then deduplicated by the Var they resolve to.
-// Input invariants: CallDirectionsDerived; each task_ref names a TaskId Var bound in the same
-//   function by a submit (AutoDeriveTaskDependencies names them `<callee>_tid<N>`, distinct).
+// Input invariants: CallDirectionsDerived, StaticTripCountsStamped (the fence and slot checks
+//   read ForStmt::trip_count); each task_ref names a TaskId Var bound in the same function by a
+//   submit (AutoDeriveTaskDependencies names them `<callee>_tid<N>`, distinct).
 // Output invariants: CrossScopeTaskIdsHoisted (no task_ref left; every compiler edge names a
 //   TaskId Var visible at its consumer). A function without task_ref is returned unchanged.
 // Why: AutoDeriveTaskDependencies decides which task must follow which; where the producer's
@@ -432,12 +434,10 @@ class Hoister {
       if (rv->type->is<ArrayType>()) slots_rv_[t] = rv;
       // Phase fence: the N ids of a pl.parallel(N) fan-in (or a pl.range's slots) behind one
       // dummy barrier, so each later consumer names 1 id instead of N (N + M edges, not N * M).
-      auto* tc = f.stop->as<ConstInt>();
-      auto* t0 = f.start->as<ConstInt>();
       bool slot_loop = slots_loop_.count(t) && slots_loop_.at(t) == &f;
       bool many = f.for_kind == ForKind::Parallel || slot_loop;
       bool whole = named_whole_.count(t) > 0;   // some consumer names all ids, not a slot
-      if (whole && ((many && tc && t0 && tc->value - t0->value >= kFenceMinTrip) || (many && leaves_through_if(t, &f)))) {
+      if (whole && ((many && f.trip_count >= kFenceMinTrip) || (many && leaves_through_if(t, &f)))) {
         VarPtr fence = tid_var(derived_name(t, "fence"), f.span);
         Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
         barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
@@ -488,7 +488,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 Pass PrepareCrossScopeTaskIdHoists() {
   return Pass{"PrepareCrossScopeTaskIdHoists",
-              {IRProperty::CallDirectionsDerived},
+              {IRProperty::CallDirectionsDerived, IRProperty::StaticTripCountsStamped},
               {IRProperty::CrossScopeTaskIdsHoisted},
               Run};
 }

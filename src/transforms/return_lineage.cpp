@@ -43,42 +43,29 @@ std::vector<int> ExplicitReturnedParamIndices(const Function& fn) {
 
 namespace {
 
-// Where a Var gets its value.
-struct Def {
-  enum Kind { Assign, ForIter, ForReturn, IfReturn } kind;
-  const AssignStmt* assign = nullptr;
-  const ForStmt* loop = nullptr;
-  const IfStmt* branch = nullptr;
-  size_t index = 0;
-};
-
-
-class DefCollector {
- public:
-  std::unordered_map<const Var*, Def> defs;
-  void collect(const StmtPtr& s) {
-    if (!s) return;
-    if (auto* seq = s->as<SeqStmts>()) {
-      for (auto& c : seq->stmts) collect(c);
-    } else if (auto* a = s->as<AssignStmt>()) {
-      defs[a->var.get()] = Def{Def::Assign, a};
-    } else if (auto* f = s->as<ForStmt>()) {
-      for (size_t i = 0; i < f->iter_args.size(); ++i) {
-        defs[f->iter_args[i].get()] = Def{Def::ForIter, nullptr, f, nullptr, i};
-        defs[f->return_vars[i].get()] = Def{Def::ForReturn, nullptr, f, nullptr, i};
-      }
-      collect(f->body);
-    } else if (auto* i = s->as<IfStmt>()) {
-      for (size_t k = 0; k < i->return_vars.size(); ++k) defs[i->return_vars[k].get()] = Def{Def::IfReturn, nullptr, nullptr, i, k};
-      collect(i->then_body);
-      collect(i->else_body);
-    } else if (auto* sc = s->as<ScopeStmt>()) {
-      collect(sc->body);
-    } else if (auto* rs = s->as<RuntimeScopeStmt>()) {
-      collect(rs->body);
+void collect_defs(const StmtPtr& s, VarDefs& out) {
+  if (!s) return;
+  if (auto* seq = s->as<SeqStmts>()) {
+    for (auto& c : seq->stmts) collect_defs(c, out);
+  } else if (auto* a = s->as<AssignStmt>()) {
+    out.defs[a->var.get()] = VarDef{VarDef::Assign, a};
+  } else if (auto* f = s->as<ForStmt>()) {
+    out.loops.push_back(f);
+    for (size_t i = 0; i < f->iter_args.size(); ++i) out.defs[f->iter_args[i].get()] = VarDef{VarDef::ForIter, nullptr, f, nullptr, i};
+    for (size_t i = 0; i < f->return_vars.size(); ++i) {
+      out.defs[f->return_vars[i].get()] = VarDef{VarDef::ForReturn, nullptr, f, nullptr, i};
     }
+    collect_defs(f->body, out);
+  } else if (auto* i = s->as<IfStmt>()) {
+    for (size_t k = 0; k < i->return_vars.size(); ++k) out.defs[i->return_vars[k].get()] = VarDef{VarDef::IfReturn, nullptr, nullptr, i, k};
+    collect_defs(i->then_body, out);
+    collect_defs(i->else_body, out);
+  } else if (auto* sc = s->as<ScopeStmt>()) {
+    collect_defs(sc->body, out);
+  } else if (auto* rs = s->as<RuntimeScopeStmt>()) {
+    collect_defs(rs->body, out);
   }
-};
+}
 
 class Tracer {
  public:
@@ -90,7 +77,7 @@ class Tracer {
     fn_memo_[&fn] = {};   // recursion guard: a recursive callee traces to nothing
     FnState st;
     st.fn = &fn;
-    st.defs.collect(fn.body);
+    st.defs = CollectVarDefs(fn.body);
     for (size_t i = 0; i < fn.params.size(); ++i) st.params[fn.params[i].get()] = static_cast<int>(i);
     std::vector<int> out;
     if (const ReturnStmt* ret = FindReturn(fn)) {
@@ -103,7 +90,7 @@ class Tracer {
  private:
   struct FnState {
     const Function* fn = nullptr;
-    DefCollector defs;
+    VarDefs defs;
     std::unordered_map<const Var*, int> params;
     std::unordered_map<const Var*, int> memo;   // kInProgress while being traced
   };
@@ -136,9 +123,9 @@ class Tracer {
     if (auto* g = value->as<TupleGetItem>()) {
       if (tuple_pos != 0) return -1;
       if (auto* tv = as_var(g->tuple)) {
-        auto it = st.defs.defs.find(tv);
-        if (it != st.defs.defs.end() && it->second.kind == Def::Assign) {
-          return trace_value(st, it->second.assign->value, static_cast<size_t>(g->index));
+        const VarDef* d = st.defs.find(tv);
+        if (d && d->kind == VarDef::Assign) {
+          return trace_value(st, d->assign->value, static_cast<size_t>(g->index));
         }
         return -1;
       }
@@ -154,17 +141,17 @@ class Tracer {
     if (p != st.params.end()) return p->second;
     auto m = st.memo.find(v);
     if (m != st.memo.end()) return m->second;
-    auto d = st.defs.defs.find(v);
-    if (d == st.defs.defs.end()) return -1;
-    const Def& def = d->second;
+    const VarDef* d = st.defs.find(v);
+    if (!d) return -1;
+    const VarDef& def = *d;
     int result = -1;
     switch (def.kind) {
-      case Def::Assign:
+      case VarDef::Assign:
         st.memo[v] = -1;
         result = trace_value(st, def.assign->value, 0);
         break;
-      case Def::ForIter:
-      case Def::ForReturn: {
+      case VarDef::ForIter:
+      case VarDef::ForReturn: {
         const IterArg* ia = def.loop->iter_args[def.index].get();
         auto im = st.memo.find(ia);
         if (im != st.memo.end()) {
@@ -183,7 +170,7 @@ class Tracer {
         result = init;
         break;
       }
-      case Def::IfReturn: {
+      case VarDef::IfReturn: {
         st.memo[v] = -1;
         const YieldStmt* a = trailing_yield(def.branch->then_body);
         const YieldStmt* b = def.branch->else_body ? trailing_yield(def.branch->else_body) : nullptr;
@@ -204,6 +191,12 @@ class Tracer {
 };
 
 }  // namespace
+
+VarDefs CollectVarDefs(const StmtPtr& body) {
+  VarDefs out;
+  collect_defs(body, out);
+  return out;
+}
 
 std::vector<int> ReturnedParamIndices(const Program& program, const Function& fn) {
   Tracer t(program);

@@ -14,6 +14,8 @@
 // Output invariants: no ForStmt has ForKind::Unroll.
 // Why: anchor_features.md §12 — R unrolls before SSA; running first means no later pass and no
 //   code generator ever sees an Unroll loop, and an orchestration gets N submissions, no C++ loop.
+#include <algorithm>
+#include <cstdint>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -82,6 +84,10 @@ class BodyCopy : public IRMutator {
   const std::unordered_set<const Var*>& defs_;
 };
 
+// Unrolling copies the body once per iteration: past this many statements the program is
+// almost certainly a pl.range written as pl.unroll, and expanding it would exhaust memory.
+constexpr int64_t kMaxUnrolledStatements = int64_t(1) << 20;
+
 class Unroller : public IRMutator {
  public:
   Unroller() { statements_only_ = true; }   // rewrites loops only (BodyCopy substitutes)
@@ -99,8 +105,19 @@ class Unroller : public IRMutator {
     std::vector<ExprPtr> cur;
     for (auto& ia : f->iter_args) cur.push_back(ia->init);
     std::vector<StmtPtr> out;
-    auto more = [&](int64_t v) { return c->value > 0 ? v < b->value : v > b->value; };
-    for (int64_t v = a->value; more(v); v += c->value) {
+    // Trip count in 128 bits: start, stop and step may be any int64 (v += step could overflow).
+    const __int128 step = c->value;
+    const __int128 span = step > 0 ? __int128(b->value) - a->value : __int128(a->value) - b->value;
+    const __int128 mag = step > 0 ? step : -step;
+    const __int128 trips = span <= 0 ? 0 : (span + mag - 1) / mag;
+    const __int128 body = std::max<size_t>(1, flatten_stmts(f->body).size());
+    PYPTO_USER_CHECK(trips * body <= kMaxUnrolledStatements, f->span,
+                     "pl.unroll would copy its body (" << static_cast<uint64_t>(body) << " statements) "
+                         << static_cast<uint64_t>(trips) << " times, more than the limit of "
+                         << kMaxUnrolledStatements << " statements per unrolled loop",
+                     "pl.unroll is for short loops: use pl.range (or pl.parallel) for long ones");
+    for (int64_t k = 0; k < static_cast<int64_t>(trips); ++k) {
+      const int64_t v = static_cast<int64_t>(a->value + k * step);
       std::unordered_map<const Var*, ExprPtr> subst{{f->loop_var.get(), ConstInt::make(v, DataType::INDEX, f->loop_var->span)}};
       for (size_t k = 0; k < f->iter_args.size(); ++k) subst[f->iter_args[k].get()] = cur[k];
       BodyCopy copy(std::move(subst), dv.defs);

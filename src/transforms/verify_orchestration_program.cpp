@@ -546,7 +546,7 @@ class OrchestrationVerifier {
     }
   }
 
-  // The generator's DependencyEmitter::DeclareTaskIdCarry; returns the blocks of a slot array
+  // The generator's DependencyEmitter::declare_task_id_carry; returns the blocks of a slot array
   // the loop's result names (nullopt: the result names what the iter_arg names).
   std::optional<OrchestrationScopeModel::Blocks> task_id_carry(const ForStmt& loop, size_t i, int64_t array_size) {
     const IterArg* ia = loop.iter_args[i].get();
@@ -619,7 +619,7 @@ class OrchestrationVerifier {
       const Var* carry = t.loop ? t.loop->iter_args[i].get() : nullptr;
       const bool array_carry = carry && is_task_id(carry->type) &&
                                (carry->type->is<ArrayType>() || t.loop->carries.at(i).slots > 0);
-      if (array_carry) {   // the generator's EmitCarryYield
+      if (array_carry) {   // the generator's emit_carry_yield
         const Var* v = as_var(y.values[i]);
         if (!v) continue;   // an internal error in the generator
         std::optional<TaskIdRef> r = m_.resolve(v);

@@ -2,11 +2,11 @@
 // iter_arg / yield arity and spans. A scoped walk: each block opens a scope of visible Vars;
 // definitions go into the innermost scope, uses must find their Var in some open scope.
 #include <set>
-#include <sstream>
 #include <unordered_set>
 #include <vector>
 
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/at_location.h"
 #include "pypto/transforms/well_formed.h"
 
 namespace pypto::transforms {
@@ -14,13 +14,6 @@ namespace pypto::transforms {
 using namespace ir;
 
 namespace {
-
-std::string where(const Span& s) {
-  if (!s.known()) return "";
-  std::ostringstream os;
-  os << " at " << (s.file.empty() ? "<unknown>" : s.file) << ":" << s.line << ":" << s.col;
-  return os.str();
-}
 
 class WellFormedChecker : public IRVisitor {
  public:
@@ -58,7 +51,7 @@ class WellFormedChecker : public IRVisitor {
   void visit_(const SeqStmts* op) override {
     for (size_t i = 0; i < op->stmts.size(); ++i) {
       if (op->stmts[i]->is<YieldStmt>() && i + 1 != op->stmts.size()) {
-        report("yield" + where(op->stmts[i]->span) + " is not the last statement of its body");
+        report("yield" + AtLocation(op->stmts[i]->span) + " is not the last statement of its body");
       }
       visit_stmt(op->stmts[i]);
     }
@@ -69,7 +62,7 @@ class WellFormedChecker : public IRVisitor {
     visit_expr(op->step);
     for (auto& ia : op->iter_args) visit_expr(ia->init);
     if (op->return_vars.size() != op->iter_args.size()) {
-      report("for loop" + where(op->span) + " has " + std::to_string(op->iter_args.size()) + " iter_args but " +
+      report("for loop" + AtLocation(op->span) + " has " + std::to_string(op->iter_args.size()) + " iter_args but " +
              std::to_string(op->return_vars.size()) + " return vars");
     }
     if (!op->iter_args.empty()) check_yield(op->body, op->iter_args.size(), "for loop", op->span);
@@ -84,7 +77,7 @@ class WellFormedChecker : public IRVisitor {
   void visit_(const IfStmt* op) override {
     visit_expr(op->cond);
     if (!op->return_vars.empty()) {
-      if (!op->else_body) report("if" + where(op->span) + " has return vars but no else branch");
+      if (!op->else_body) report("if" + AtLocation(op->span) + " has return vars but no else branch");
       check_yield(op->then_body, op->return_vars.size(), "if", op->span);
       if (op->else_body) check_yield(op->else_body, op->return_vars.size(), "if", op->span);
     }
@@ -107,7 +100,7 @@ class WellFormedChecker : public IRVisitor {
 
   void define(const Var* v, const Span& span) {
     if (!defined_.insert(v).second) {
-      report("'" + v->name + "'" + where(v->span.known() ? v->span : span) + " is defined more than once");
+      report("'" + v->name + "'" + AtLocation(v->span.known() ? v->span : span) + " is defined more than once");
     }
     scopes_.back().insert(v);
     visit_type(v->type);
@@ -118,7 +111,7 @@ class WellFormedChecker : public IRVisitor {
     for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
       if (it->count(v)) return;
     }
-    report("use of '" + v->name + "'" + where(v->span) + " is not dominated by its definition");
+    report("use of '" + v->name + "'" + AtLocation(v->span) + " is not dominated by its definition");
   }
 
   void in_scope(const StmtPtr& body) {
@@ -151,9 +144,9 @@ class WellFormedChecker : public IRVisitor {
     }
     auto* y = last ? last->as<YieldStmt>() : nullptr;
     if (!y) {
-      report(std::string(what) + where(span) + " body does not end in a yield of " + std::to_string(n) + " values");
+      report(std::string(what) + AtLocation(span) + " body does not end in a yield of " + std::to_string(n) + " values");
     } else if (y->values.size() != n) {
-      report(std::string(what) + where(span) + " yields " + std::to_string(y->values.size()) + " values, expected " +
+      report(std::string(what) + AtLocation(span) + " yields " + std::to_string(y->values.size()) + " values, expected " +
              std::to_string(n));
     }
   }

@@ -22,17 +22,29 @@ def significant_lines(code: str):
     return out
 
 
-def compile_cpp(code: str, tag: str = "orch"):
+def compile_cpp(code: str, tag: str = "orch", exported=()):
     """Compiles `code` with g++ -std=c++17 -Wall -Werror -c against the runtime header.
 
-    Returns (ok, compiler output)."""
+    With `exported` (symbol names) the object is built as for a shared object with hidden visibility
+    (-fPIC -fvisibility=hidden) and each name must be a GLOBAL symbol of DEFAULT visibility in it
+    (readelf), i.e. one a `-fvisibility=hidden` .so still exports; a miss fails like a compile error.
+    Returns (ok, compiler output).
+      compile_cpp(code, "if_else", exported=("aicpu_orchestration_entry",))"""
     with tempfile.TemporaryDirectory() as d:
-        src = os.path.join(d, tag + ".cpp")
+        src, obj = os.path.join(d, tag + ".cpp"), os.path.join(d, tag + ".o")
         with open(src, "w") as f:
             f.write(code)
-        cp = subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", "-c", "-I", RUNTIME_INCLUDE, src,
-                             "-o", os.path.join(d, tag + ".o")], capture_output=True, text=True)
-        return cp.returncode == 0, cp.stdout + cp.stderr
+        hidden = ["-fPIC", "-fvisibility=hidden"] if exported else []
+        cp = subprocess.run(["g++", "-std=c++17", "-Wall", "-Werror", *hidden, "-c", "-I", RUNTIME_INCLUDE, src,
+                             "-o", obj], capture_output=True, text=True)
+        if cp.returncode != 0 or not exported:
+            return cp.returncode == 0, cp.stdout + cp.stderr
+        syms = subprocess.run(["readelf", "-sW", obj], capture_output=True, text=True).stdout
+        # readelf -s columns: Num: Value Size Type Bind Vis Ndx Name
+        default = {f[7] for f in (line.split() for line in syms.splitlines())
+                   if len(f) >= 8 and f[4] == "GLOBAL" and f[5] == "DEFAULT" and f[6] != "UND"}
+        missing = [s for s in exported if s not in default]
+        return not missing, ("not exported under -fvisibility=hidden: %s\n%s" % (missing, syms)) if missing else ""
 
 
 def load_single_program(path: str):

@@ -127,3 +127,22 @@ def test_unroll_in_host_program_refuses_runtime_bounds(tmp_path):
     with pytest.raises(pypto.PyptoError, match=r"pl.unroll requires compile-time constant integer bounds, "
                                                 r"got 'acc.shape\[0\]'"):
         load_single_program(str(path))
+
+
+@pytest.mark.parametrize("bounds", ["1000000000000", "-9223372036854775808, 9223372036854775807", "9223372036854775807, -9223372036854775808, -1"])
+def test_unroll_too_long_is_a_located_error_not_an_endless_expansion(bounds):
+    from pypto.errors import PyptoError
+    from test_diagnostics import program
+    src = program(f"for i in pl.unroll({bounds}):  #!\n    d = self.kernel_add(a, b, d)\nreturn d")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(src, "t.py"))
+    e = ei.value
+    assert "pl.unroll would copy its body" in e.message and "more than the limit of 1048576" in e.message, e
+    assert e.file == "t.py" and "pl.range" in e.help, e
+
+
+def test_unroll_near_int64_limits_with_few_trips_compiles():
+    from test_diagnostics import program
+    src = program("for i in pl.unroll(9223372036854775804, 9223372036854775807, 4611686018427387904):  #!\n    d = self.kernel_add(a, b, d)\nreturn d")
+    cpp = pypto.compile(pl.parse_program(src, "t.py")).files["orchestration/main.cpp"]
+    assert cpp.count("rt_submit_aiv_task(") == 1

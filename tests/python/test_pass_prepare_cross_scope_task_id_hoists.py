@@ -32,11 +32,11 @@ class FanInBefore:
              out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         with pl.manual_scope():
             tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
-            for i in pl.parallel(4):
+            for i in pl.parallel(4, trip_count=4):
                 xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                 ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
                 ti2, fill_tid0 = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
-            for j, (o,) in pl.range(4, init_values=(out,)):
+            for j, (o,) in pl.range(4, init_values=(out,), trip_count=4):
                 tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
                 fill_ref = pl.system.task_ref(task="fill_tid0")
                 acc_ref = pl.system.task_ref(j, task="acc_tid1")
@@ -67,14 +67,14 @@ def test_parallel_fan_in_gets_an_array_carry_and_a_fence_and_the_chain_a_loop_ca
             with pl.manual_scope():
                 tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
                 seed = pl.system.task_invalid()
-                for i, (fill_carry,) in pl.parallel(4, init_values=(seed,)):
+                for i, (fill_carry,) in pl.parallel(4, init_values=(seed,), trip_count=4):
                     xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                     ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
                     ti2, fill_tid = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
                     fill_last = pl.yield_(fill_tid)
                 fence = pl.system.task_dummy(deps=[fill_last])   # phase fence: 4 ids -> 1
                 seed2 = pl.system.task_invalid()
-                for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2)):
+                for j, (o, acc_carry) in pl.range(4, init_values=(out, seed2), trip_count=4):
                     tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
                     o2, acc_tid = pl.submit(self.acc, tj, o, arg_directions=[pl.In, pl.InOut],
                                             compiler_manual_dep_edges=[fence, acc_carry])
@@ -100,7 +100,7 @@ def test_a_range_fan_in_carries_the_last_id_and_one_consumer_names_it_once():
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
                  d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.manual_scope():
-                for i in pl.range(2):
+                for i in pl.range(2, trip_count=2):
                     r0 = pl.system.task_ref(i, task="acc_tid0")
                     c2, acc_tid0 = pl.submit(self.acc, a, c, arg_directions=[pl.In, pl.InOut],
                                              compiler_manual_dep_edges=[r0])
@@ -122,7 +122,7 @@ def test_a_range_fan_in_carries_the_last_id_and_one_consumer_names_it_once():
                  d: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.manual_scope():
                 seed = pl.system.task_invalid()
-                for i, (acc_carry,) in pl.range(2, init_values=(seed,)):
+                for i, (acc_carry,) in pl.range(2, init_values=(seed,), trip_count=2):
                     c2, acc_tid0 = pl.submit(self.acc, a, c, arg_directions=[pl.In, pl.InOut],
                                              compiler_manual_dep_edges=[acc_carry])
                     acc_last = pl.yield_(acc_tid0)
@@ -289,3 +289,47 @@ def test_a_slot_placeholder_reads_one_slot_of_the_parallel_array():
             return out
 
     assert_pass(passes.PrepareCrossScopeTaskIdHoists(), Before, Expected)
+
+
+def _fan_in(start, stop, step):
+    """A pl.parallel(start, stop, step) fan-in of `fill` tasks read whole by one consumer, as
+    AutoDeriveTaskDependencies leaves it (trip counts not stamped yet)."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def fill(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.manual_scope():
+                tmp = pl.create_tensor([128, 16], dtype=pl.FP32)
+                for i in pl.parallel(start, stop, step):
+                    ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
+                    ti2, fill_tid0 = pl.submit(self.fill, x, ti, arg_directions=[pl.In, pl.Out])
+                r = pl.system.task_ref(task="fill_tid0")
+                t0 = pl.tensor.slice(tmp, [16, 16], [0, 0])
+                out_1 = self.fill(t0, out, arg_directions=[pl.In, pl.Out], compiler_manual_dep_edges=[r])
+            return out
+    return Before
+
+
+def _fence_count(program):
+    stamped = passes.StampStaticTripCounts()(program)
+    return ir.python_print(passes.PrepareCrossScopeTaskIdHoists()(stamped, verify_well_formed=True)).count("task_dummy")
+
+
+def test_the_fence_counts_iterations_not_the_distance_from_start_to_stop():
+    # pl.parallel(0, 6, 2) runs 3 tasks (stop - start is 6): below the fence threshold of 4.
+    # pl.parallel(7, -1, -2) runs 4 tasks (stop - start is -8): fenced.
+    assert _fence_count(_fan_in(0, 6, 2)) == 0
+    assert _fence_count(_fan_in(7, -1, -2)) == 1
+    assert _fence_count(_fan_in(0, 4, 1)) == 1
+
+
+def test_a_program_whose_trip_counts_are_not_stamped_is_refused():
+    with pytest.raises(Exception, match="requires StaticTripCountsStamped"):
+        passes.PrepareCrossScopeTaskIdHoists()(_fan_in(0, 4, 1))

@@ -114,9 +114,10 @@ def test_tile_subscript_sugar_round_trips(expr, printed):
 
 @pytest.mark.parametrize("expr,message", [
     ("ta[1]", "tile.read: indices count (1) must match tile rank (2)"),
-    ("ta[0:4, 3]", "a tile slice needs one 'start:stop' per axis (2)"),
+    ("ta[0:4, 3, 1]", "a tile slice needs one 'start:stop' or index per axis (2)"),   # ta[0:4, 3] drops axis 1
     ("ta[0:4:2, :]", "a tile slice has no step"),
-    ("ta[s:8, :]", "the extent of slice 's:8' must be a positive constant"),
+    ("ta[s:8, :]", "the extent of slice 's:8' is a run-time value, which needs a constant start"),
+    ("ta[2:1, :]", "the extent of slice '2:1' must be positive"),
 ])
 def test_tile_subscript_misuse_is_located(expr, message):
     text = kernel_program_text(IN, [("o", S, "FP32", "ta")], scalars=[("s", "INDEX")], body=["x = " + expr])

@@ -74,7 +74,7 @@ CODEGEN_ATTR_KEYS = {
     "atomic", "axis", "cmp_type", "descending", "drop_dims", "init_value", "manual_dep", "mask_pattern", "mode",
     "pad_value", "transpose",
     # pass results still stamped as attrs (gaps): ResolvePeerBufferBases, SplitChunkedLoops
-    "base", "chunk_stride",
+    "cpu_base", "chunk_stride",
 }
 
 

@@ -42,7 +42,7 @@ std::map<std::string, int> HostTargetIds(const ir::Program& program);
 struct HostGlueKernel {
   std::string name;
   int id = 0;
-  std::string core;
+  ir::CoreType core = ir::CoreType::Unknown;   // AIC or AIV (printed as pto2::CoreType::AIC / AIV)
 };
 
 // One next-level target: the chip-level Orchestration function, its target id, its kernels.

@@ -4,7 +4,7 @@
 // every other C++ file of a program; pypto.runtime.build writes it next to the orchestration
 // and the kernels.
 //
-//   std::string text = pypto::codegen::GenerateProgramTable("main", {{"kernel_add", 0, "AIV"}});
+//   std::string text = pypto::codegen::GenerateProgramTable("main", {{"kernel_add", 0, ir::CoreType::AIV}});
 //   // ... extern "C" const pto2_kernel_desc pypto_program_kernel_table[] = {
 //   //     {0, "kernel_add", 1, reinterpret_cast<void*>(&pypto_kernel_kernel_add)},
 //   // };
@@ -12,15 +12,24 @@
 #include <string>
 #include <vector>
 
+#include "pypto/ir/enums.h"
+
 namespace pypto::codegen {
 
 // One kernel of the table: function pypto_kernel_<name>, its id in the orchestration code and
-// its core type ("AIC" or "AIV", the stamped Function::core_type's name).
+// its core type (AIC or AIV, the stamped Function::core_type).
 struct ProgramTableKernel {
   std::string name;
   int id = 0;
-  std::string core;
+  ir::CoreType core = ir::CoreType::Unknown;
 };
+
+// The core type a kernel table row or HOST glue entry names by its printed spelling
+// (ir::to_string: "AIC", "AIV", "MIXED", "Unknown"), as the Python layer passes it; any other
+// text is a std::invalid_argument naming `what`:
+//   KernelCoreTypeNamed("AIV", "kernel 'k'") == ir::CoreType::AIV
+//   KernelCoreTypeNamed("GPU", "kernel 'k'")    // throws "kernel 'k' has core type 'GPU' (expected AIC or AIV)"
+ir::CoreType KernelCoreTypeNamed(const std::string& spelling, const std::string& what);
 
 // The C++ of program_table.cpp for orchestration entry `entry` (the C name the runtime reports)
 // and `kernels`, in table order. Throws std::invalid_argument for a core type other than AIC /

@@ -10,6 +10,7 @@
 // functions, tuple elements, loop carries and if results). ExplicitReturnedParamIndices is
 // the O(#returns) lookup codegen uses once the property holds: no SSA walk, no recursion.
 #pragma once
+#include <unordered_map>
 #include <vector>
 
 #include "pypto/ir/function.h"
@@ -26,5 +27,29 @@ std::vector<int> ReturnedParamIndices(const ir::Program& program, const ir::Func
 
 // The final ReturnStmt of `fn` (looking through SeqStmts and RuntimeScopeStmt), or null.
 const ir::ReturnStmt* FindReturn(const ir::Function& fn);
+
+// Where a Var of a function body gets its value: an AssignStmt, iter_arg / result `index` of
+// a loop, or result `index` of an if.
+struct VarDef {
+  enum Kind { Assign, ForIter, ForReturn, IfReturn } kind;
+  const ir::AssignStmt* assign = nullptr;
+  const ir::ForStmt* loop = nullptr;
+  const ir::IfStmt* branch = nullptr;
+  size_t index = 0;
+};
+
+// The definitions of one statement tree (through SeqStmts, loops, ifs and scopes), for the
+// passes that follow values back to their definitions by Var pointer:
+//   VarDefs d = CollectVarDefs(fn.body);
+//   if (const VarDef* def = d.find(v); def && def->kind == VarDef::Assign) ... def->assign->value
+struct VarDefs {
+  std::unordered_map<const ir::Var*, VarDef> defs;
+  std::vector<const ir::ForStmt*> loops;   // every ForStmt, in pre-order
+  const VarDef* find(const ir::Var* v) const {
+    auto it = defs.find(v);
+    return it == defs.end() ? nullptr : &it->second;
+  }
+};
+VarDefs CollectVarDefs(const ir::StmtPtr& body);
 
 }  // namespace pypto::transforms

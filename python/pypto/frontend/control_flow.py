@@ -288,13 +288,21 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
 MAX_PARALLEL_TASK_ID_SLOTS = 65536
 
 
+def _trip_count(start, stop, step):
+    """Iterations of range(start, stop, step) for any int64 bounds (len(range()) overflows ssize_t)."""
+    if step == 0:
+        return 0
+    span = stop - start if step > 0 else start - stop
+    return max(0, (span + abs(step) - 1) // abs(step))
+
+
 def _check_parallel_task_id_carry(ctx, node, kind, start, stop, step, iter_args):
     """A TaskId carried through pl.parallel becomes an array of one slot per iteration (the
     manual-scope phase fence), so the trip count must be known when compiling."""
     if kind != ir.ForKind.Parallel:
         return
     if all(isinstance(e, ir.ConstInt) for e in (start, stop, step)):
-        trips = len(range(start.value, stop.value, step.value)) if step.value else 0
+        trips = _trip_count(start.value, stop.value, step.value)
         carried = [ia for ia in iter_args if irtypes.is_task_id_scalar(ia.type)]
         if carried and trips > MAX_PARALLEL_TASK_ID_SLOTS:
             raise ctx.error(node.iter, f"the TaskId '{carried[0].name}' carried through this pl.parallel loop needs "

@@ -175,27 +175,59 @@ def _subscript(ctx, node: ast.Subscript):
 
 def _tile_subscript(ctx, node: ast.Subscript, base, t, span):
     """The reference's tile sugar (reference_ops.md §9, §10): `t[i, j]` is `pl.tile.read(t, [i, j])`;
-    `t[0:16, :]` / `t[r:r + 8, 0:32]` is `pl.tile.slice(t, [16, N], [0, 0])`, each extent a constant."""
+    `t[0:16, :]` / `t[r:r + 8, 0:32]` is `pl.tile.slice(t, [16, N], [0, 0])`; an integer index among
+    slices drops its axis (`t[0:8, 3]` is `pl.tile.slice(t, [8, 1], [0, 3], drop_dims=[1])`, a [1, 8]
+    tile); a run-time extent from a constant start (`t[0:n, :]`) windows the rest of the axis with
+    valid extent `n - start` (`pl.tile.slice(t, [16, N], [0, 0], [n, N])`)."""
     items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
     if not any(isinstance(it, ast.Slice) for it in items):
         return ir.Call.make_op("tile.read", [base, ir.MakeTuple.make(index_exprs(ctx, node), span)], {}, span)
-    if len(items) != len(t.shape) or not all(isinstance(it, ast.Slice) for it in items):
-        raise ctx.error(node.slice, f"a tile slice needs one 'start:stop' per axis ({len(t.shape)})",
-                        help="e.g. t[0:16, :]; write pl.tile.slice(t, shape, offset) for other forms")
-    shape, offset = [], []
+    if len(items) != len(t.shape):
+        raise ctx.error(node.slice, f"a tile slice needs one 'start:stop' or index per axis ({len(t.shape)})",
+                        help="e.g. t[0:16, :] or t[0:8, 3]; write pl.tile.slice(t, shape, offset) for other forms")
+    shape, offset, valid, drop = [], [], [], []
     for axis, it in enumerate(items):
+        if not isinstance(it, ast.Slice):   # an index: a window of extent 1 whose axis is dropped
+            offset.append(require_scalar(ctx, eval_expr(ctx, it), it, "an index"))
+            shape.append(ir.ConstInt.make(1, ir.DataType.INDEX, span))
+            valid.append(shape[-1])
+            drop.append(ir.ConstInt.make(axis, ir.DataType.INDEX, span))
+            continue
         if it.step is not None:
             raise ctx.error(it.step, "a tile slice has no step")
         start = ir.ConstInt.make(0, ir.DataType.INDEX, span) if it.lower is None else \
             require_scalar(ctx, eval_expr(ctx, it.lower), it.lower, "a slice start")
         extent = _static_extent(ctx, it, t.shape[axis])
-        if extent is None or extent <= 0:
-            raise ctx.error(it, f"the extent of slice '{ast.unparse(it)}' must be a positive constant",
+        if extent is None:
+            extent, v = _run_time_extent(ctx, it, start, t.shape[axis])
+            valid.append(v)
+        else:
+            valid.append(ir.ConstInt.make(extent, ir.DataType.INDEX, span))
+        if extent <= 0:
+            raise ctx.error(it, f"the extent of slice '{ast.unparse(it)}' must be positive",
                             help="write start:start + <constant>, or use constant bounds")
         shape.append(ir.ConstInt.make(extent, ir.DataType.INDEX, span))
         offset.append(start)
-    return ir.Call.make_op("tile.slice", [base, ir.MakeTuple.make(shape, span), ir.MakeTuple.make(offset, span)],
-                           {}, span)
+    args = [base, ir.MakeTuple.make(shape, span), ir.MakeTuple.make(offset, span)]
+    if any(not (isinstance(v, ir.ConstInt) and isinstance(s, ir.ConstInt) and v.value == s.value)
+           for v, s in zip(valid, shape)):
+        args.append(ir.MakeTuple.make(valid, span))
+    return ir.Call.make_op("tile.slice", args, {"drop_dims": drop} if drop else {}, span)
+
+
+def _run_time_extent(ctx, it: ast.Slice, start, dim):
+    """(window extent, valid extent expr) of a tile slice `a:b` whose extent is not a constant: the window
+    runs from the constant start `a` to the end of the axis, and `b - a` elements of it are valid."""
+    lo = 0 if it.lower is None else _const_int(ctx, it.lower)
+    if lo is None or it.upper is None or not isinstance(dim, ir.ConstInt):
+        raise ctx.error(it, f"the extent of slice '{ast.unparse(it)}' is a run-time value, which needs a "
+                        "constant start and a tile of constant extent",
+                        help="write start:start + <constant>, or slice from a constant start: t[0:n, :] "
+                             "(a window to the end of the axis with n valid rows)")
+    stop = require_scalar(ctx, eval_expr(ctx, it.upper), it.upper, "a slice stop")
+    sp = ctx.span(it)
+    v = stop if lo == 0 else ir.BinaryExpr.make(ir.BinaryOp.Sub, stop, start, sp)
+    return dim.value - lo, v
 
 
 def _static_extent(ctx, it: ast.Slice, dim):

@@ -47,7 +47,7 @@ TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
     "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
     "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
     "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
-    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"))
+    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min", "set_validshape"))
 # A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
 SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
                    "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",
@@ -68,6 +68,12 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
         return
     if any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes):
         return
+    if op_name == "tensor.set_validshape":   # a tile's valid region; an orchestration view has none (§10)
+        raise ctx.error(node, f"tensor.set_validshape sets a kernel tile's valid region, which a "
+                        f"{ctx.sig.ftype.name} function does not have outside a kernel scope",
+                        help="call it inside the kernel that reads the tensor (an InCore function or a "
+                             "`with pl.at(level=pl.Level.CORE_GROUP):` body); an orchestration view takes "
+                             "pl.slice(t, shape, offset, valid_shape=[rows, cols]) instead")
     raise ctx.error(node, f"{op_name} computes on tensor data, which a {ctx.sig.ftype.name} function cannot do "
                     "outside a kernel scope",
                     help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "

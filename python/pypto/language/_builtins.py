@@ -243,7 +243,8 @@ def _unified(name: str) -> Builtin:
 _UNIFIED_REFERENCE = ("cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
                       "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand",
                       "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max",
-                      "col_expand_min", "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min")
+                      "col_expand_min", "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min",
+                      "set_validshape")
 UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED + _UNIFIED_REFERENCE}
 # The reference's tensor-only names (reference_ops.md §1.1): `pl.sin(x)` is `pl.tensor.sin(x)`, with the
 # tile op's parameters; a tile operand is refused (the tile spelling is pl.tile.sin).

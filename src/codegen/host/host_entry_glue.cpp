@@ -147,13 +147,13 @@ std::string GenerateHostEntryGlue(const std::vector<HostGlueTarget>& targets) {
     decls << "extern \"C\" void l2_entry_" << t.name << "(const ChipStorageTaskArgs&);\n";
     regs << "  l3.register_target(" << t.id << ", \"" << t.name << "\", &l2_entry_" << t.name << ");\n";
     for (const HostGlueKernel& k : t.kernels) {
-      if (k.core != "AIC" && k.core != "AIV")
+      if (k.core != ir::CoreType::AIC && k.core != ir::CoreType::AIV)
         throw std::invalid_argument("GenerateHostEntryGlue: kernel '" + k.name + "' of target '" + t.name +
-                                    "' has core type '" + k.core + "' (expected AIC or AIV)");
+                                    "' has core type '" + ir::to_string(k.core) + "' (expected AIC or AIV)");
       if (declared_kernels.insert(k.name).second)
         decls << "extern \"C\" void pypto_kernel_" << k.name << "(PTO2KernelContext*);\n";
       regs << "  l3.register_target_kernel(" << t.id << ", " << k.id << ", \"" << k.name << "\", pto2::CoreType::"
-           << k.core << ", &pypto_kernel_" << k.name << ");\n";
+           << ir::to_string(k.core) << ", &pypto_kernel_" << k.name << ");\n";
     }
   }
   return std::string(kGlueHead) + decls.str() + kGlueMiddle + regs.str() + kGlueTail;

@@ -251,17 +251,21 @@ TileOpHandler Concat() {
 TileOpHandler Block(bool is_slice) {
   return [is_slice](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
-    std::string r0, c0;
+    std::string r0, c0, rows = dst.rows(), cols = dst.cols();
     if (is_slice) {
-      auto off = ListArg(call, 2);
+      auto off = ListArg(call, 2), win = ListArg(call, 1);
       r0 = em.scalar(off[0]);
       c0 = em.scalar(off[1]);
+      // The window before drop_dims: a dropped [8, 1] column is copied as such into its [1, 8] tile
+      // (same row-major order).
+      rows = em.scalar(win[0]);
+      cols = em.scalar(win[1]);
     } else {
       r0 = em.scalar(call.args[1]);
       c0 = em.scalar(call.args[2]);
     }
     em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
-            "), static_cast<int64_t>(" + c0 + "), " + dst.rows() + ", " + dst.cols() + ", \"" + call.callee +
+            "), static_cast<int64_t>(" + c0 + "), " + rows + ", " + cols + ", \"" + call.callee +
             "\")) return;");
     if (is_slice) EmitPadOutsideValid(em, call, dst, /*zero_filled=*/false);
   };
@@ -325,6 +329,12 @@ TileOpHandler Scatter() {
 TileOpHandler GatherMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef s = em.tile(call.args[0]);
+    if (s.has_valid()) {   // only src's valid box is read; dst is zero outside its valid box (§1.5)
+      em.line("pypto_kernel::gather_mask_valid<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " +
+              CType(s.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + View(s) + ", " + s.valid_rows() +
+              ", " + s.valid_cols() + ", " + std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
+      return;
+    }
     em.line("pypto_kernel::gather_mask<" + StorageKind(s.dtype) + ", " + StorageKind(dst.dtype) + ", " + CType(s.dtype) +
             ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + View(s) + ", " +
             std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
@@ -334,6 +344,12 @@ TileOpHandler GatherMask() {
 TileOpHandler ScatterMask() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]);
+    if (s.has_valid()) {   // only src's valid box is scattered (§1.5)
+      em.line("pypto_kernel::scatter_mask_valid(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " +
+              d.cols() + ", " + s.valid_rows() + ", " + s.valid_cols() + ", " +
+              std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
+      return;
+    }
     em.line("pypto_kernel::scatter_mask(" + dst.buf + ", " + d.buf + ", " + s.buf + ", " + d.rows() + ", " + d.cols() +
             ", " + std::to_string(IntAttr(call, "mask_pattern", 7)) + ");");
   };
@@ -342,6 +358,12 @@ TileOpHandler ScatterMask() {
 TileOpHandler ScatterUpdate() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef in = em.tile(call.args[0]), idx = em.tile(call.args[1]), s = em.tile(call.args[2]);
+    if (idx.has_valid() || s.has_valid()) {   // only the valid boxes of index and src are read (§1.5)
+      em.line("if (!pypto_kernel::scatter_update_valid(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " +
+              idx.cols() + ", " + idx.valid_rows() + ", " + idx.valid_cols() + ", " + s.buf + ", " + s.rows() + ", " +
+              s.valid_rows() + ", " + s.valid_cols() + ")) return;");
+      return;
+    }
     em.line("if (!pypto_kernel::scatter_update(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " + idx.numel() +
             ", " + s.buf + ")) return;");
   };

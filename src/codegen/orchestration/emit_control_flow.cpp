@@ -134,7 +134,7 @@ void Emitter::emit_for(const ForStmt& f) {
       continue;
     }
     if (is_task_id(ia->type)) {
-      results[i] = DependencyEmitter::DeclareTaskIdCarry(*this, f, i);
+      results[i] = DependencyEmitter::declare_task_id_carry(*this, f, i);
       target.names.push_back(results[i]->text);
       continue;
     }
@@ -268,12 +268,12 @@ void Emitter::emit_yield(const YieldStmt& y) {
   std::vector<Assign> assigns;
   for (size_t i = 0; i < y.values.size(); ++i) {
     if (t.names[i].empty()) continue;
-    if (t.loop && DependencyEmitter::EmitCarryYield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
+    if (t.loop && DependencyEmitter::emit_carry_yield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
     if (!t.loop && i < t.carries.size() && is_task_id(t.carries[i]->type) && !t.carries[i]->type->is<ArrayType>()) {
       if (const int64_t n = task_id_stamps().slots(t.carries[i]); n > 0) {   // a TaskId phi array
         const Var* v = as_var(y.values[i]);
         PYPTO_CHECK(v, "yield of TaskId phi array '" << t.carries[i]->name << "' is not a variable");
-        std::optional<TaskIdRef> r = DependencyEmitter::Resolve(*this, v);
+        std::optional<TaskIdRef> r = DependencyEmitter::resolve(*this, v);
         PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
         for (auto& id : r->idents) scopes_.use(id);
         if (r->array_size > 0) {

@@ -153,7 +153,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     if (sub->allow_early_resolve) line(params + ".set_allow_early_resolve(true);");
     if (sub->timing_slot >= 0) line(params + ".set_task_timing_slot(" + std::to_string(sub->timing_slot) + ");");
   }
-  DependencyEmitter::EmitTaskDependencies(*this, e, params);
+  DependencyEmitter::emit_task_dependencies(*this, e, params);
 
   std::string submit;
   core_types_[callee] = to_string(transforms::StampedCoreType(*f));

@@ -83,7 +83,7 @@ bool int_literal(const ExprPtr& e, int64_t* out) {
 
 }  // namespace
 
-std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
+std::string DependencyEmitter::emit_dep_array(Emitter& e, const std::string& params, const std::vector<DepEdge>& edges,
                                             const Span& where) {
   std::vector<TaskIdRef> refs;
   std::unordered_set<const Var*> seen;
@@ -92,7 +92,7 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
     const Var* v = as_var(edge.id);
     PYPTO_CHECK(v, "dep edge is not a variable");
     if (!seen.insert(v).second) continue;
-    std::optional<TaskIdRef> r = Resolve(e, v);
+    std::optional<TaskIdRef> r = resolve(e, v);
     if (!r) {
       throw InternalError(std::string(edge.user_written ? "deps=" : "a compiler edge") + " names TaskId '" + v->name +
                           "' (produced at " + line_of(v->span) + "), whose scope has closed at line " +
@@ -117,7 +117,7 @@ std::string DependencyEmitter::EmitDepArray(Emitter& e, const std::string& param
   return count;
 }
 
-void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::string& params) {
+void DependencyEmitter::emit_predicate(Emitter& e, const Submit& s, const std::string& params) {
   auto* cmp = s.predicate->as<BinaryExpr>();
   PYPTO_CHECK(cmp, "predicate= is not a comparison");
   int64_t target = 0;
@@ -140,15 +140,15 @@ void DependencyEmitter::EmitPredicate(Emitter& e, const Submit& s, const std::st
          predicate_op(cmp->op, mirrored, s.predicate->span) + ", " + common::CppIntLiteral(target) + "));");
 }
 
-void DependencyEmitter::EmitTaskDependencies(Emitter& e, const Expr& task, const std::string& params) {
+void DependencyEmitter::emit_task_dependencies(Emitter& e, const Expr& task, const std::string& params) {
   std::vector<DepEdge> edges;
   const Submit* submit = task.as<Submit>();
   if (submit) {
     for (auto& d : submit->deps) edges.push_back(DepEdge{d, true});
   }
   for (auto& d : compiler_dep_edges(task)) edges.push_back(DepEdge{d, false});   // AutoDeriveTaskDependencies
-  EmitDepArray(e, params, edges, task.span);
-  if (submit && submit->predicate) EmitPredicate(e, *submit, params);
+  emit_dep_array(e, params, edges, task.span);
+  if (submit && submit->predicate) emit_predicate(e, *submit, params);
 }
 
 namespace {
@@ -164,7 +164,7 @@ void SystemTaskDummyHandler(Emitter& e, const Var* result, const Call& call) {
   // Every barrier edge is enforced (dummy_task is not an authorship marker).
   std::vector<DependencyEmitter::DepEdge> edges;
   for (auto& d : call.manual_dep_edges) edges.push_back(DependencyEmitter::DepEdge{d, true});
-  std::string count = DependencyEmitter::EmitDepArray(e, params, edges, call.span);
+  std::string count = DependencyEmitter::emit_dep_array(e, params, edges, call.span);
   std::string name = e.declare(result);
   if (count.empty()) {
     // No predecessors: still a real, ready-immediately task whose id must join its consumers

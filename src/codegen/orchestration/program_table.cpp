@@ -10,15 +10,27 @@ namespace pypto::codegen {
 namespace {
 
 int DescCoreType(const ProgramTableKernel& k) {
-  if (k.core == "AIC") return 0;
-  if (k.core == "AIV") return 1;
-  throw std::invalid_argument("GenerateProgramTable: kernel '" + k.name + "' has core type '" + k.core +
+  switch (k.core) {
+    case ir::CoreType::AIC: return 0;
+    case ir::CoreType::AIV: return 1;
+    case ir::CoreType::MIXED:
+    case ir::CoreType::Unknown: break;
+  }
+  throw std::invalid_argument("GenerateProgramTable: kernel '" + k.name + "' has core type '" + ir::to_string(k.core) +
                               "' (expected AIC or AIV)");
 }
 
 std::string KernelSymbol(const std::string& name) { return "pypto_kernel_" + name; }
 
 }  // namespace
+
+ir::CoreType KernelCoreTypeNamed(const std::string& spelling, const std::string& what) {
+  ir::CoreType core = ir::CoreType::Unknown;
+  if (!ir::parse_core_type(spelling, &core)) {
+    throw std::invalid_argument(what + " has core type '" + spelling + "' (expected AIC or AIV)");
+  }
+  return core;
+}
 
 std::string GenerateProgramTable(const std::string& entry, const std::vector<ProgramTableKernel>& kernels) {
   std::string out =

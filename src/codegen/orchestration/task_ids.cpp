@@ -18,7 +18,7 @@ namespace pypto::codegen::orchestration {
 
 using namespace ir;
 
-std::optional<TaskIdRef> DependencyEmitter::Resolve(Emitter& e, const Var* v) {
+std::optional<TaskIdRef> DependencyEmitter::resolve(Emitter& e, const Var* v) {
   const TaskIdInfo& stamp = e.task_id_stamps().of(v);
   if (!e.bound(v)) return std::nullopt;
   const Binding& b = e.binding_of(v);
@@ -28,11 +28,11 @@ std::optional<TaskIdRef> DependencyEmitter::Resolve(Emitter& e, const Var* v) {
   return TaskIdRef{b.text, b.idents, stamp.slots, stamp.fresh};
 }
 
-Binding DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, size_t i) {
+Binding DependencyEmitter::declare_task_id_carry(Emitter& e, const ForStmt& loop, size_t i) {
   const IterArg* ia = loop.iter_args[i].get();
   const int64_t array_size = loop.carries.at(i).slots;
   const Var* init_var = as_var(ia->init);
-  std::optional<TaskIdRef> init = init_var ? Resolve(e, init_var) : std::nullopt;
+  std::optional<TaskIdRef> init = init_var ? resolve(e, init_var) : std::nullopt;
   if (init_var) {
     PYPTO_CHECK(init, "loop-carried TaskId '" << ia->name << "' starts from an out-of-scope TaskId");
   }
@@ -67,7 +67,7 @@ Binding DependencyEmitter::DeclareTaskIdCarry(Emitter& e, const ForStmt& loop, s
   return Binding{arr, {arr}};
 }
 
-bool DependencyEmitter::EmitCarryYield(Emitter& e, const ForStmt& loop, size_t i, const std::string& target,
+bool DependencyEmitter::emit_carry_yield(Emitter& e, const ForStmt& loop, size_t i, const std::string& target,
                                        const ExprPtr& value) {
   const IterArg* carry = loop.iter_args[i].get();
   if (!is_task_id(carry->type)) return false;
@@ -78,7 +78,7 @@ bool DependencyEmitter::EmitCarryYield(Emitter& e, const ForStmt& loop, size_t i
   const Binding arr = at ? e.binding_of(carry) : Binding{target, {target}};
   const Var* v = as_var(value);
   PYPTO_CHECK(v, "yield of TaskId array carry '" << carry->name << "' is not a variable");
-  std::optional<TaskIdRef> r = Resolve(e, v);
+  std::optional<TaskIdRef> r = resolve(e, v);
   PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
   for (auto& id : r->idents) e.scopes().use(id);
   for (auto& id : arr.idents) e.scopes().use(id);
@@ -145,7 +145,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* arr = as_var(call.args[0]);
   PYPTO_CHECK(arr, "array.get_element without an array variable");
   if (is_task_id(arr->type)) {
-    std::optional<TaskIdRef> r = DependencyEmitter::Resolve(e, arr);
+    std::optional<TaskIdRef> r = DependencyEmitter::resolve(e, arr);
     PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is out of scope");
   }
   std::string slot = slot_of(e, arr, call.args[1]);
@@ -160,7 +160,7 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   PYPTO_CHECK(arr, "array.update_element without an array variable");
   std::string value;
   if (const Var* v = as_var(call.args[2]); v && is_task_id(v->type)) {
-    std::optional<TaskIdRef> r = DependencyEmitter::Resolve(e, v);
+    std::optional<TaskIdRef> r = DependencyEmitter::resolve(e, v);
     PYPTO_CHECK(r && r->array_size == 0, "TaskId '" << v->name << "' is out of scope or an array");
     for (auto& id : r->idents) e.scopes().use(id);
     value = r->text;

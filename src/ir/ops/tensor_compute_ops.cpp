@@ -36,7 +36,9 @@ const std::vector<std::string>& reference_mirror_names() {
       "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
       "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
       "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
-      "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min"};
+      "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min",
+      // set_validshape (reference_ops.md §9): the tile's valid region, set on the kernel's loaded tile
+      "set_validshape"};
   return names;
 }
 

@@ -33,6 +33,17 @@ int64_t mask_stride(const std::string& op, int64_t pattern, const Span& span) {
   return pattern <= 2 ? 2 : pattern <= 6 ? 4 : 1;
 }
 
+// gather_mask's valid columns (spec reference_ops.md §1.5, §12): how many of the src columns
+// [0, vc) the pattern selects, (vc + stride - 1 - first) / stride, folded when vc is constant.
+//   vc = 5, pattern 2 (odd columns: 1, 3)  ->  2;   vc = n, pattern 1  ->  (n + 1) // 2
+ExprPtr masked_valid_cols(const ExprPtr& vc, int64_t pattern, int64_t stride) {
+  const int64_t first = pattern <= 2 ? pattern - 1 : pattern <= 6 ? pattern - 3 : 0, bias = stride - 1 - first;
+  if (auto* c = vc->as<ConstInt>()) return ConstInt::make((c->value + bias) / stride);
+  if (stride == 1) return vc;
+  ExprPtr n = bias ? ExprPtr(BinaryExpr::make(BinaryOp::Add, vc, ConstInt::make(bias))) : vc;
+  return BinaryExpr::make(BinaryOp::FloorDiv, n, ConstInt::make(stride));
+}
+
 void expect_dtype_in(const std::string& op, const std::string& what, DataType d, std::initializer_list<DataType> ok,
                      const Span& span) {
   for (DataType o : ok) {
@@ -121,7 +132,7 @@ void register_tile_layout_ops(OpRegistry& r) {
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* t = expect_2d("tile.slice", "tile", args[0], span);
            check_pad_value("tile.slice", attrs, span);
-           check_drop_dims("tile.slice", attrs, expect_int_list("tile.slice", "shape", args[1], span), span);
+           auto drop = check_drop_dims("tile.slice", attrs, expect_int_list("tile.slice", "shape", args[1], span), span);
            auto shape = expect_const_shape("tile.slice", "shape", args[1], span);
            auto off = expect_int_list("tile.slice", "offset", args[2], span);
            PYPTO_USER_CHECK(shape.size() == 2 && off.size() == 2, span,
@@ -146,6 +157,14 @@ void register_tile_layout_ops(OpRegistry& r) {
                                 "tile.slice: valid extent " << v->value << " of dimension " << i
                                                             << " is outside [0, " << const_dim(shape[i]) << "]",
                                 "the valid region lies inside the window");
+             }
+           }
+           if (!drop.empty()) {   // §9: the dropped axes go, a result below rank 2 gets leading 1s
+             shape = without_axes(shape, drop);
+             if (!valid.empty()) valid = without_axes(valid, drop);
+             while (shape.size() < 2) {
+               shape.insert(shape.begin(), ConstInt::make(1));
+               if (!valid.empty()) valid.insert(valid.begin(), ConstInt::make(1));
              }
            }
            return TileType::make(std::move(shape), t->dtype, t->memory, std::move(valid));
@@ -266,7 +285,8 @@ void register_tile_layout_ops(OpRegistry& r) {
            auto* s = expect_2d("tile.gather_mask", "src", args[0], span);
            expect_dtype_in("tile.gather_mask", "src", s->dtype,
                            {DataType::FP16, DataType::FP32, DataType::INT16, DataType::INT32}, span);
-           int64_t stride = mask_stride("tile.gather_mask", attr_int("tile.gather_mask", attrs, "mask_pattern", 0, span), span);
+           const int64_t pattern = attr_int("tile.gather_mask", attrs, "mask_pattern", 0, span);
+           int64_t stride = mask_stride("tile.gather_mask", pattern, span);
            int64_t cols = const_dim(s->shape[1]);
            PYPTO_USER_CHECK(cols > 0 && cols % stride == 0, span,
                             "tile.gather_mask: the column count must be a constant divisible by " << stride, "");
@@ -277,7 +297,10 @@ void register_tile_layout_ops(OpRegistry& r) {
              PYPTO_USER_CHECK(bit_width(out) == bit_width(s->dtype), span,
                               "tile.gather_mask: output_dtype must have src's bit width", "");
            }
-           return TileType::make({s->shape[0], ConstInt::make(cols / stride)}, out, MemorySpace::Vec);
+           // The selected columns of src's valid box stay valid, packed left like the values.
+           std::vector<ExprPtr> valid;
+           if (s->has_valid_shape()) valid = {s->valid_shape[0], masked_valid_cols(s->valid_shape[1], pattern, stride)};
+           return TileType::make({s->shape[0], ConstInt::make(cols / stride)}, out, MemorySpace::Vec, std::move(valid));
          });
   add_op(r, "tile.scatter_mask", {"dst", "src"}, {"mask_pattern"},
          "The inverse of gather_mask: src's k-th element of a row goes to the k-th selected dst column.",

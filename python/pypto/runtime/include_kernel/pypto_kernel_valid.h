@@ -269,4 +269,61 @@ inline bool scatter_valid(const PTO2KernelContext* ctx, C* out, const C* dst, in
   return true;
 }
 
+// gather_mask over the valid box [0, vr) x [0, vc) of the [m, n] src: the selected columns below
+// vc of the rows below vr, packed left into dst [m, n / stride]; the rest of dst is 0 (§1.5).
+//   src valid [2, 5], pattern 1 (even columns)  ->  dst[i, 0..2] = src[i, 0], src[i, 2], src[i, 4] for i < 2
+template <Storage SS, Storage DS, class CS, class CD>
+inline void gather_mask_valid(CD* dst, const CS* src, int64_t m, int64_t n, int64_t vr, int64_t vc, int pattern) {
+  const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
+  std::vector<CD> out(static_cast<size_t>(m * w), CD{0});
+  for (int64_t i = 0; i < vr; ++i) {
+    for (int64_t k = 0, c = first; k < w && c < vc; ++k, c += stride) {
+      out[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(src[i * n + c]);
+    }
+  }
+  std::copy(out.begin(), out.end(), dst);
+}
+
+// scatter_mask over the valid box [0, vr) x [0, vc) of the [m, n / stride] src: out = dst [m, n]
+// with the k-th element of src row i (i < vr, k < vc) in the k-th selected column; the rest of
+// dst is unchanged (§1.5).
+template <class C>
+inline void scatter_mask_valid(C* out, const C* dst, const C* src, int64_t m, int64_t n, int64_t vr, int64_t vc,
+                               int pattern) {
+  const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
+  Unaliased<C> us(src, out, m * w);
+  if (out != dst) std::memmove(out, dst, static_cast<size_t>(m * n) * sizeof(C));
+  for (int64_t i = 0; i < vr; ++i) {
+    for (int64_t k = 0; k < vc && k < w; ++k) out[i * n + first + k * stride] = us.p[i * w + k];
+  }
+}
+
+// scatter_update over valid boxes: out = input [rows, d] with out[idx[i, j], 0:svc] = src[k, 0:svc]
+// for the index entries (i, j) of idx's valid box [0, ivr) x [0, ivc) (idx is [im, in]), where
+// k = i * in + j is the src row, taken only while k < svr (src's valid rows); last write wins.
+//   idx [2, 2] valid [1, 2], src valid [4, 3]  ->  rows idx[0, 0] and idx[0, 1] get src rows 0, 1, columns 0..2
+template <class C, class I>
+inline bool scatter_update_valid(const PTO2KernelContext* ctx, C* out, const C* input, int64_t rows, int64_t d,
+                                 const I* idx, int64_t in, int64_t ivr, int64_t ivc, const C* src, int64_t src_rows,
+                                 int64_t svr, int64_t svc) {
+  Unaliased<C> us(src, out, src_rows * d);
+  std::vector<I> ucopy;
+  const I* ip = idx;
+  if (static_cast<const void*>(idx) == static_cast<const void*>(out)) {
+    ucopy.assign(idx, idx + ivr * in);
+    ip = ucopy.data();
+  }
+  if (out != input) std::memmove(out, input, static_cast<size_t>(rows * d) * sizeof(C));
+  for (int64_t i = 0; i < ivr; ++i) {
+    for (int64_t j = 0; j < ivc; ++j) {
+      const int64_t k = i * in + j;
+      if (k >= svr) return true;   // row-major order: every later k is past src's valid rows too
+      const int64_t r = static_cast<int64_t>(ip[k]);
+      if (r < 0 || r >= rows) return index_fail(ctx, "scatter_update", r, rows);
+      std::memmove(out + r * d, us.p + k * d, static_cast<size_t>(svc) * sizeof(C));
+    }
+  }
+  return true;
+}
+
 }  // namespace pypto_kernel
