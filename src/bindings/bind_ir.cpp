@@ -291,6 +291,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("compiler_manual_dep_edges", &Call::compiler_manual_dep_edges)
       .def_ro("dump_vars", &Call::dump_vars)
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
+      .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -312,6 +313,8 @@ void bind_exprs(nb::module_& m) {
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{});
   m.def("with_compiler_dep_edges", &with_compiler_dep_edges, "task"_a, "edges"_a,
         "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
+  m.def("with_shares_source_tile", &with_shares_source_tile, "call"_a, "shares"_a,
+        "A copy of a tile.move Call with shares_source_tile = shares (KernelShareTileMoves).");
   m.def("with_dump_vars", &with_dump_vars, "task"_a, "vars"_a,
         "A copy of a Call / Submit with dump_vars = vars (tensor arguments; pl.dump_tag / dumps=).");
   nb::class_<MakeTuple, Expr>(m, "MakeTuple")

@@ -49,6 +49,7 @@ void bind_passes(nb::module_& parent) {
       .value("StaticTripCountsStamped", IRProperty::StaticTripCountsStamped)
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
+      .value("TileMoveSharingStamped", IRProperty::TileMoveSharingStamped)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
@@ -119,6 +120,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(InterchangeChunkLoops);
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
+  PYPTO_BIND_PASS(KernelShareTileMoves);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(KernelParamSlots);

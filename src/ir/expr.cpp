@@ -192,6 +192,16 @@ ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges)
   return n;
 }
 
+ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && c->callee == "tile.move", "shares_source_tile on a " << to_string(call->kind)
+                                                             << " that is not a tile.move call");
+  if (c->shares_source_tile == shares) return call;
+  auto n = std::make_shared<Call>(*c);
+  n->shares_source_tile = shares;
+  return n;
+}
+
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task) {
   static const std::vector<ExprPtr> kNone;
   if (auto* c = task.as<Call>()) return c->compiler_manual_dep_edges;

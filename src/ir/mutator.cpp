@@ -254,9 +254,10 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
     return dumps.empty() ? c : with_dump_vars(c, dumps);
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
-  if (op->arg_directions.empty()) return c;
+  if (op->arg_directions.empty() && !op->shares_source_tile) return c;
   auto d = std::make_shared<Call>(*c);
   d->arg_directions = op->arg_directions;
+  d->shares_source_tile = op->shares_source_tile;   // a KernelShareTileMoves stamp survives a rewrite
   return d;
 }
 

@@ -324,6 +324,7 @@ std::string Printer::print_call(const Call& c) {
   if (auto it = c.attrs.find("init_value"); c.callee == "tensor.create" && it != c.attrs.end()) {
     s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
+  if (c.shares_source_tile) s += (first ? "" : ", ") + std::string("shares_source_tile=True");   // KernelShareTileMoves
   return s + ")";
 }
 

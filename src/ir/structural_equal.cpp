@@ -178,6 +178,7 @@ class Equal {
         if (!exprs("Call.compiler_manual_dep_edges", x->compiler_manual_dep_edges, y->compiler_manual_dep_edges)) return false;
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
+        if (x->shares_source_tile != y->shares_source_tile) return fail("Call.shares_source_tile differ");
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -682,6 +683,7 @@ class Hasher {
         exprs(x->compiler_manual_dep_edges);
         exprs(x->dump_vars);
         exprs(x->manual_dep_edges);
+        if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
         return type(e->type);
       }
       case NodeKind::Submit: {

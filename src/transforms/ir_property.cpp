@@ -27,6 +27,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::StaticTripCountsStamped: return "StaticTripCountsStamped";
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
+    case IRProperty::TileMoveSharingStamped: return "TileMoveSharingStamped";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
@@ -121,6 +122,17 @@ struct InPlaceChecker : IRVisitor {
   void visit_(const ForStmt* op) override {
     if (op->inplace_carries != InPlaceCarriesOf(*op)) {
       out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has stale inplace_carries");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+struct TileMoveChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  void visit_(const Call* op) override {
+    if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
+      out.push_back("function '" + fn + "': tile.move" + where(op->span) + " has a stale shares_source_tile");
     }
     IRVisitor::visit_(op);
   }
@@ -351,6 +363,15 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         }
       }
       return out;
+    case IRProperty::TileMoveSharingStamped: {
+      TileMoveChecker c;
+      for (auto& f : program->functions) {
+        if (!f->is_kernel()) continue;
+        c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
     case IRProperty::InPlaceCarriesFound: {
       InPlaceChecker c;
       for (auto& f : program->functions) {

@@ -39,6 +39,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)
       KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
+      KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
   if (!analyze_auto_scopes_for_deps) {
@@ -58,6 +59,7 @@ std::vector<Pass> KernelPipeline() {
       KernelParamSlots(),           // Function::param_slots of each kernel (Group slots when a Group calls it)
       KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
+      KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
 }

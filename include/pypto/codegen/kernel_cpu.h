@@ -12,7 +12,8 @@
 // bit-cast from the low 32 bits, as to_u64 stores them). Tiles are local arrays; see
 // docs/kernels.md for the semantics of each op on the CPU. Facts about a kernel are pass results
 // stamped on the IR by the kernel pipeline (Function::param_slots, Function::group_sync,
-// ForStmt::inplace_carries, the `base` of system.import_peer_buffer); the backend reads them and
+// ForStmt::inplace_carries, Call::shares_source_tile of tile.move, the `base` of
+// system.import_peer_buffer); the backend reads them and
 // looks at no other function of the program. Unsupported constructs are refused first by
 // transforms::VerifyKernelFunction (a pypto::ir::UserError with the node's span).
 #pragma once

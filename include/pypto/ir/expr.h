@@ -156,6 +156,9 @@ struct Call : Expr {
   // empty on every other call. make_op takes them as the op's "manual_dep_edges" parameter and
   // stores them here, not in attrs.
   std::vector<ExprPtr> manual_dep_edges;
+  // Pass result (KernelShareTileMoves; typed, printed as `pl.move(t, ..., shares_source_tile=True)`):
+  // this tile.move is a no-op on the CPU and its result shares the source tile's storage.
+  bool shares_source_tile = false;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
   ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars, manual_dep_edges); }
@@ -211,6 +214,9 @@ using SubmitPtr = std::shared_ptr<const Submit>;
 // A copy of Call / Submit `task` with compiler_manual_dep_edges = `edges` (each a TaskId).
 //   ExprPtr c2 = with_compiler_dep_edges(call, {tid_a, tid_b});
 ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges);
+// A copy of op call `call` (a tile.move) with shares_source_tile = `shares` (KernelShareTileMoves).
+//   ExprPtr m2 = with_shares_source_tile(move, true);   // printed: pl.move(t, ..., shares_source_tile=True)
+ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares);
 // The compiler edges of a Call or Submit (empty for any other node).
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task);
 // A copy of Call / Submit `task` with dump_vars = `vars` (tensor arguments of the task, deduplicated

@@ -24,6 +24,8 @@
 //                              flags) stamped (KernelGroupSync)
 //   InPlaceCarriesFound        every kernel loop has its ForStmt::inplace_carries stamped
 //                              (KernelInPlaceCarries)
+//   TileMoveSharingStamped     every tile.move in a kernel has the Call::shares_source_tile
+//                              KernelShareTileMoves computes (KernelShareTileMoves)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
 //                              reservation stamped, and every import and reservation its
 //                              `cpu_base` (ResolvePeerBufferBases)
@@ -81,6 +83,7 @@ enum class IRProperty {
   StaticTripCountsStamped,
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
+  TileMoveSharingStamped,
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,

@@ -182,6 +182,9 @@ std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
 // pl.move between tiles of one dtype (a no-op on the CPU: the result shares the source's
 // storage):  IsPlainTileMove(*call)
 bool IsPlainTileMove(const ir::Call& call);
+// Stamps Call::shares_source_tile on every tile.move of every kernel (IsPlainTileMove decides).
+// Produces TileMoveSharingStamped:  pl.move(t, target_memory=...) ==> pl.move(t, ..., shares_source_tile=True)
+Pass KernelShareTileMoves();
 
 // Stamps attr `base` on every system.import_peer_buffer: the base of the peer function's
 // reserve_buffer of that name (-1 for pl.AUTO). Produces PeerBufferBasesResolved.

@@ -133,7 +133,14 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                         f"({', '.join(spec.params)}), got {len(node.args)}")
     args, attrs = [], {}
     named = list(zip(spec.params, node.args))
+    shares_source_tile = False
     for kw in node.keywords:
+        if kw.arg == "shares_source_tile" and spec.op == "tile.move":   # printed KernelShareTileMoves output
+            if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
+                raise ctx.error(kw.value, "shares_source_tile= takes True or False",
+                                help="it is the KernelShareTileMoves result as printed IR spells it")
+            shares_source_tile = kw.value.value
+            continue
         if kw.arg is None:
             raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
         if kw.arg not in spec.params:
@@ -168,6 +175,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     if spec.op == "tile.load" and len(args) == 4 and _same_extents(args[2], args[3]):
         args = args[:3]    # valid_shapes equal to shapes is the default (the printer leaves it out)
     call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    if shares_source_tile:
+        call = ir.with_shares_source_tile(call, True)
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
     if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \

@@ -190,7 +190,7 @@ TileRef KernelEmitter::tile(const ExprPtr& e) {
   auto* call = e->as<Call>();
   auto* tt = e->type ? e->type->as<TileType>() : nullptr;
   PYPTO_CHECK(call && tt, "a non-tile value where a tile is expected (VerifyKernelProgram refuses it)");
-  if (transforms::IsPlainTileMove(*call)) return tile(call->args[0]);
+  if (call->shares_source_tile) return tile(call->args[0]);   // stamped by KernelShareTileMoves
   TileRef dst = declare_tile("tmp", *tt, e->span);
   emit_tile_op(call, dst);
   return dst;
@@ -272,7 +272,7 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
     }
     auto* call = value->as<Call>();
     PYPTO_CHECK(call && call->is_op, "a tile not computed by a tile op (VerifyKernelProgram refuses it)");
-    if (transforms::IsPlainTileMove(*call)) {  // memory spaces do not exist on the CPU: share the buffer
+    if (call->shares_source_tile) {  // KernelShareTileMoves: memory spaces do not exist on the CPU, share the buffer
       tiles_[var.get()] = tile(call->args[0]);
       return;
     }
