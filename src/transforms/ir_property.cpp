@@ -132,7 +132,7 @@ struct TileMoveChecker : IRVisitor {
   std::string fn;
   void visit_(const Call* op) override {
     if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
-      out.push_back("function '" + fn + "': tile.move" + where(op->span) + " has a stale shares_source_tile");
+      out.push_back("function '" + fn + "': tile.move" + AtLocation(op->span) + " has a stale shares_source_tile");
     }
     IRVisitor::visit_(op);
   }
