@@ -65,10 +65,24 @@ Poly Poly::substitute(const std::map<const Var*, Poly>& sub) const {
   return r;
 }
 
+namespace {
+
+// a * b, clamped to +-2^62: once a product is that large it stays so whatever the factor order
+// (factors are integers; 0 makes it 0 in every order), so the limit checks below do not depend
+// on the order of Var pointers in a monomial.
+int64_t saturating_mul(int64_t a, int64_t b) {
+  constexpr __int128 kSat = __int128{1} << 62;
+  __int128 p = static_cast<__int128>(a) * b;
+  return static_cast<int64_t>(p > kSat ? kSat : p < -kSat ? -kSat : p);
+}
+
+}  // namespace
+
 bool Poly::is_provably_nonneg(const Bounds& bounds) const {
-  // Sum of per-monomial minima; saturates to "unknown" on overflow-prone magnitudes.
+  // Sum of per-monomial minima; "unknown" on overflow-prone magnitudes. Each check looks at a
+  // whole term or the whole sum, never a partial one, so term order (by address) cannot matter.
   constexpr int64_t kLimit = int64_t{1} << 40;
-  int64_t total = 0;
+  __int128 total = 0;
   for (auto& [m, c] : terms_) {
     if (m.empty()) {
       total += c;
@@ -82,24 +96,21 @@ bool Poly::is_provably_nonneg(const Bounds& bounds) const {
       if (it == bounds.end()) return false;
       const Bound& b = it->second;
       if (b.lo < 0) all_nonneg = false;
-      lo *= b.lo;
+      lo = saturating_mul(lo, b.lo);
       if (hi && b.hi) {
-        hi = *hi * *b.hi;
+        hi = saturating_mul(*hi, *b.hi);
       } else {
         hi.reset();
       }
-      if (lo > kLimit || lo < -kLimit || (hi && (*hi > kLimit || *hi < -kLimit))) return false;
     }
+    if (lo > kLimit || lo < -kLimit || (hi && (*hi > kLimit || *hi < -kLimit))) return false;
     if (!all_nonneg && m.size() != 1) return false;
-    if (c > 0) {
-      total += c * lo;
-    } else {
-      if (!hi) return false;
-      total += c * *hi;
-    }
-    if (total > kLimit || total < -kLimit) return false;
+    __int128 term = c > 0 ? static_cast<__int128>(c) * lo : hi ? static_cast<__int128>(c) * *hi : 0;
+    if (c <= 0 && !hi) return false;
+    if (term > kLimit || term < -kLimit) return false;
+    total += term;
   }
-  return total >= 0;
+  return total >= 0 && total <= kLimit;
 }
 
 std::set<const Var*> Poly::atoms() const {

@@ -25,7 +25,8 @@
 //                                                   d = self.k(c, d, ..., compiler_manual_dep_edges=[k_tid0])
 //   The verdict is stamped on the function: attrs["auto_deps"] = "manual: ..." | "auto: ..."
 //   | "fallback: <reason>" (visible in PYPTO_DUMP_IR).
-// Input invariants: CallDirectionsDerived, ReturnParamsExplicit. Runs before
+// Input invariants: CallDirectionsDerived, ReturnParamsExplicit, StaticTripCountsStamped (trip counts
+//   of rising loops are read from ForStmt::trip_count). Runs before
 //   MaterializeRuntimeScopes (a MANUAL body gets no nested AUTO scopes) and ClassifyIterArgCarry
 //   (which classifies the TaskId carries it adds).
 // Output invariants: SSA; every compiler edge names a TaskId visible at its consumer or a
@@ -264,8 +265,10 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         l->stmt = f;
         l->parallel = f->for_kind == ForKind::Parallel;
         l->step = const_of(f->step);
-        auto a = const_of(f->start), b = const_of(f->stop);
-        if (a && b && l->step && *l->step > 0) l->trip = std::max<int64_t>(0, (*b - *a + *l->step - 1) / *l->step);
+        auto a = const_of(f->start);
+        // The stamp (StampStaticTripCounts), for rising loops only: the bounds below assume the
+        // loop var grows from `start`, so a counting-down loop stays unmodelled (no trip).
+        if (l->step && *l->step > 0 && f->trip_count >= 0) l->trip = f->trip_count;
         l->defs.insert(f->loop_var.get());
         note_def(f->loop_var.get(), loops);
         if (a && l->trip && *l->trip > 0) {
@@ -1124,7 +1127,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 Pass AutoDeriveTaskDependencies() {
   return Pass{"AutoDeriveTaskDependencies",
-              {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit},
+              {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit, IRProperty::StaticTripCountsStamped},
               {IRProperty::AutoDepsAnalysed},
               Run};
 }

@@ -111,7 +111,7 @@ class Hoister {
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
           if (auto* e = attr_get<bool>(r->attrs, "every_iteration")) ref.every = *e;
           if (auto* k = attr_get<int64_t>(r->attrs, "slot")) ref.slot = *k;
-          refs_[a->var.get()] = std::move(ref);
+          if (refs_.emplace(a->var.get(), std::move(ref)).second) ref_order_.push_back(a->var.get());
         } else if (is_task_id(a->var->type) && a->var->type->is<ScalarType>()) {
           producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), scopes});
         }
@@ -133,7 +133,8 @@ class Hoister {
 
   // For each loop or if, the producers whose TaskId it carries out (in program order).
   void plan() {
-    for (auto& [var, ref] : refs_) {
+    for (const Var* var : ref_order_) {   // program order, not by address: first error, last slot loop
+      const Ref& ref = refs_.at(var);
       auto p = producers_.find(ref.task);
       PYPTO_CHECK(p != producers_.end(), "PrepareCrossScopeTaskIdHoists: system.task_ref names '"
                                              << ref.task << "', which no TaskId of '" << fn_.name << "' is bound to");
@@ -466,6 +467,7 @@ class Hoister {
   const Function& fn_;
   std::map<std::string, Producer> producers_;
   std::map<const Var*, Ref> refs_;
+  std::vector<const Var*> ref_order_;                  // refs_ keys in program order
   std::map<const Stmt*, std::vector<std::string>> carries_;
   std::map<std::string, const ForStmt*> slots_loop_;
   std::map<std::string, ExprPtr> slots_rv_;

@@ -366,11 +366,14 @@ std::vector<std::string> CheckTaskIdsResolved(const Function& fn) {
   std::vector<std::string> out;
   Resolver r(fn);
   if (!r.pruned().empty()) out.push_back("function '" + fn.name + "': a compiler edge names an out-of-scope TaskId");
+  std::vector<std::string> carries;   // sorted: scope_carries() is hashed by address
   for (const auto& [scope, want] : r.scope_carries()) {
-    out.push_back("function '" + fn.name + "': a runtime scope's carried_task_ids (" +
-                  std::to_string(scope->carried_task_ids.size()) + " entries) is not the one ResolveTaskIds computes (" +
-                  std::to_string(want.size()) + " entries)");
+    carries.push_back("function '" + fn.name + "': a runtime scope's carried_task_ids (" +
+                      std::to_string(scope->carried_task_ids.size()) + " entries) is not the one ResolveTaskIds computes (" +
+                      std::to_string(want.size()) + " entries)");
   }
+  std::sort(carries.begin(), carries.end());
+  out.insert(out.end(), carries.begin(), carries.end());
   std::vector<TaskIdInfo> want = r.table();
   if (want.size() != fn.task_ids.size()) {
     out.push_back("function '" + fn.name + "': " + std::to_string(fn.task_ids.size()) + " task_ids entries, expected " +

@@ -65,11 +65,11 @@ def test_disjoint_parallel_tiles_fan_in_and_a_loop_carried_chain_as_task_refs():
         def main(self, x: pl.Tensor[[64, 16], pl.FP32],
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
-            for i in pl.parallel(4):
+            for i in pl.parallel(4, trip_count=4):
                 xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                 ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
                 ti2 = self.fill(xi, ti, arg_directions=[pl.In, pl.Out])
-            for j, (o,) in pl.range(4, init_values=(out,)):
+            for j, (o,) in pl.range(4, init_values=(out,), trip_count=4):
                 tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
                 o2 = self.acc(tj, o, arg_directions=[pl.In, pl.InOut])
                 o3 = pl.yield_(o2)
@@ -96,11 +96,11 @@ def test_disjoint_parallel_tiles_fan_in_and_a_loop_carried_chain_as_task_refs():
             # PrepareCrossScopeTaskIdHoists' job (test_pass_prepare_cross_scope_task_id_hoists.py).
             with pl.manual_scope():
                 tmp = pl.create_tensor([64, 16], dtype=pl.FP32)
-                for i in pl.parallel(4):
+                for i in pl.parallel(4, trip_count=4):
                     xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                     ti = pl.tensor.slice(tmp, [16, 16], [i * 16, 0])
                     ti2, fill_tid0 = pl.submit(self.fill, xi, ti, arg_directions=[pl.In, pl.Out])
-                for j, (o,) in pl.range(4, init_values=(out,)):
+                for j, (o,) in pl.range(4, init_values=(out,), trip_count=4):
                     tj = pl.tensor.slice(tmp, [16, 16], [j * 16, 0])
                     fill_ref = pl.system.task_ref(task="fill_tid0")    # all 4 fill tasks
                     acc_ref = pl.system.task_ref(j, task="acc_tid1")   # acc of iteration j - 1
@@ -127,7 +127,7 @@ def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            for i, (o,) in pl.parallel(4, init_values=(out,)):
+            for i, (o,) in pl.parallel(4, init_values=(out,), trip_count=4):
                 o2 = self.acc(a, o, arg_directions=[pl.In, pl.InOut])
                 o3 = pl.yield_(o2)
             return out
@@ -143,7 +143,7 @@ def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            for i, (o,) in pl.parallel(4, init_values=(out,)):
+            for i, (o,) in pl.parallel(4, init_values=(out,), trip_count=4):
                 o2 = self.acc(a, o, arg_directions=[pl.NoDep, pl.InOut])
                 o3 = pl.yield_(o2)
             return out
@@ -209,8 +209,8 @@ def test_affine_tiles_phase_times_branch_are_disjoint_but_a_shifted_read_overlap
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32], t: pl.InOut[pl.Tensor[[128, 16], pl.FP32]],
                  u: pl.InOut[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
-            for phase in pl.range(2):
-                for branch in pl.parallel(4):
+            for phase in pl.range(2, trip_count=2):
+                for branch in pl.parallel(4, trip_count=4):
                     ti = pl.tensor.slice(t, [16, 16], [(phase * 4 + branch) * 16, 0])
                     t2 = self.fill(a, ti, arg_directions=[pl.In, pl.Out])
                 src = pl.tensor.slice(t, [16, 16], [phase * 64 + 8, 0])
@@ -256,7 +256,7 @@ def test_a_range_fan_in_of_independent_instances_names_every_iteration():
         def main(self, x: pl.Tensor[[48, 16], pl.FP32],
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             t = pl.create_tensor([48, 16], dtype=pl.FP32)
-            for i in pl.range(3):
+            for i in pl.range(3, trip_count=3):
                 xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                 ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
                 ti_1 = self.copy(xi, ti, arg_directions=[pl.In, pl.Out])
@@ -282,7 +282,7 @@ def test_a_range_fan_in_of_independent_instances_names_every_iteration():
                  out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.manual_scope():
                 t = pl.create_tensor([48, 16], dtype=pl.FP32)
-                for i in pl.range(3):
+                for i in pl.range(3, trip_count=3):
                     xi = pl.tensor.slice(x, [16, 16], [i * 16, 0])
                     ti = pl.tensor.slice(t, [16, 16], [i * 16, 0])
                     ti_1, copy_tid0 = pl.submit(self.copy, xi, ti, arg_directions=[pl.In, pl.Out])
@@ -291,3 +291,24 @@ def test_a_range_fan_in_of_independent_instances_names_every_iteration():
             return out
 
     assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
+
+
+def test_a_program_whose_trip_counts_are_not_stamped_is_refused():
+    # The pass reads ForStmt::trip_count (StampStaticTripCounts) instead of recomputing it.
+    @pl.program
+    class Unstamped:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i in pl.range(2):
+                c2 = self.k(a, c, arg_directions=[pl.In, pl.InOut])
+            return c
+
+    with pytest.raises(Exception, match="requires StaticTripCountsStamped"):
+        passes.AutoDeriveTaskDependencies()(Unstamped)
