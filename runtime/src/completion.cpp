@@ -104,7 +104,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   if (failed() || !fn) return;
   WorkerStats& ws = wstats_[worker];
   // Timed: one run in kSampleEvery, and every run until the kernel has been measured once.
-  const bool sampled = ++ws.runs % kSampleEvery == 0 || !is_measured(s.kernel[kernel_type]);
+  const bool sampled = ++ws.runs % kSampleEvery == 0 || !kernels_.is_measured(s.kernel[kernel_type]);
   const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
   int64_t t0 = timed ? now_ns() : 0;
   ws.busy.store(true, std::memory_order_relaxed);
@@ -118,7 +118,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
          where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();
-    if (sampled) record_kernel_ns(s.kernel[kernel_type], t1 - t0);
+    if (sampled) kernels_.record_ns(s.kernel[kernel_type], t1 - t0);
     if (s.timing_slot >= 0) {
       SlotTiming& tm = timing_[s.timing_slot];
       int64_t cur = tm.start.load(std::memory_order_relaxed);

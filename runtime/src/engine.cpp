@@ -21,7 +21,8 @@ void check_option(uint32_t value, uint32_t max, const char* name) {
 }
 }  // namespace
 
-Engine::Engine(const RuntimeOptions& opt) : opt_(opt), ring_((check_option(opt.task_ring_size_, 1u << 24, "task_ring_size"), opt.task_ring_size_)) {
+Engine::Engine(const RuntimeOptions& opt)
+    : opt_(opt), kernels_(static_cast<int64_t>(opt.inline_below_ns_)), ring_((check_option(opt.task_ring_size_, 1u << 24, "task_ring_size"), opt.task_ring_size_)) {
   check_option(opt.aic_workers_, 4096, "aic_workers");
   check_option(opt.aiv_workers_, 4096, "aiv_workers");
   check_option(opt.aic_cores_, 4096, "aic_cores");
@@ -49,7 +50,7 @@ Engine::Engine(const RuntimeOptions& opt) : opt_(opt), ring_((check_option(opt.t
 Engine::~Engine() {
   // Queued work (a deadlocked run's) is cancelled rather than run: destruction never waits
   // for more than the kernels running now.
-  failed_.store(true, std::memory_order_seq_cst);
+  failure_.stop();
   shutdown_.store(true, std::memory_order_seq_cst);
   for (int t = 0; t < 2; ++t) idle_[t].notify_all();
   gang_idle_.notify_all();
@@ -58,27 +59,32 @@ Engine::~Engine() {
 }
 
 void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  kernels_.add(id, name, core, fn);
+}
+
+void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
   if (id < 0 || id > 1000000) throw std::invalid_argument("register_kernel: kernel id out of range: " + std::to_string(id));
   if (!fn) throw std::invalid_argument("register_kernel: null function for kernel '" + name + "'");
   if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
   kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
-  if (kernels_.size() > kernel_ns_size_) {
+  if (kernels_.size() > timed_size_) {
     std::unique_ptr<KernelTiming[]> grown(new KernelTiming[kernels_.size()]);
-    for (size_t k = 0; k < kernel_ns_size_; ++k) grown[k].copy_from(kernel_ns_[k]);
-    kernel_ns_ = std::move(grown);
-    kernel_ns_size_ = kernels_.size();
+    for (size_t k = 0; k < timed_size_; ++k) grown[k].copy_from(timing_[k]);
+    timing_ = std::move(grown);
+    timed_size_ = kernels_.size();
   }
-  kernel_ns_[static_cast<size_t>(id)].reset();
+  timing_[static_cast<size_t>(id)].reset();
+}
+
+std::string KernelTable::describe(int32_t k) const {
+  if (registered(k)) return "'" + kernels_[static_cast<size_t>(k)].name + "' (id " + std::to_string(k) + ")";
+  return "id " + std::to_string(k);
 }
 
 // ---------------------------------------------------------------- failure and cancellation
 
 void Engine::fail(const std::string& msg) {
-  {
-    std::lock_guard<std::mutex> lk(fail_mu_);
-    if (fail_msg_.empty()) fail_msg_ = msg;
-  }
-  failed_.store(true, std::memory_order_seq_cst);
+  failure_.record(msg);
   progress_.notify_all();
   for (int t = 0; t < 2; ++t) idle_[t].notify_all();
 }
@@ -86,8 +92,7 @@ void Engine::fail(const std::string& msg) {
 // Atomics and futex wakes only (no lock, no allocation): callable from a signal handler.
 // run() turns the flag into the run's message.
 void Engine::cancel() noexcept {
-  cancelled_.store(true, std::memory_order_seq_cst);
-  failed_.store(true, std::memory_order_seq_cst);
+  failure_.cancel();
   progress_.notify_all();
   for (int t = 0; t < 2; ++t) idle_[t].notify_all();
 }
@@ -100,11 +105,7 @@ void Engine::abort_orchestration(const std::string& msg) {
 std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const {
   std::ostringstream os;
   os << "task #" << raw;
-  auto kname = [&](int32_t k) -> std::string {
-    if (k >= 0 && static_cast<size_t>(k) < kernels_.size() && kernels_[static_cast<size_t>(k)].fn)
-      return "'" + kernels_[static_cast<size_t>(k)].name + "' (id " + std::to_string(k) + ")";
-    return "id " + std::to_string(k);
-  };
+  auto kname = [&](int32_t k) { return kernels_.describe(k); };
   switch (kind) {
     case TaskKind::AIC: os << " (AIC kernel " << kname(kernel[0]) << ")"; break;
     case TaskKind::AIV: os << " (AIV kernel " << kname(kernel[1]) << ")"; break;
@@ -119,13 +120,11 @@ std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t
 RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) {
   std::lock_guard<std::mutex> run_lock(run_mu_);
   RunResult res;
-  if (poisoned_) {
+  if (failure_.poisoned()) {
     res.message = "runtime unusable: a previous run deadlocked";
     return res;
   }
-  failed_.store(false);
-  cancelled_.store(false);
-  fail_msg_.clear();
+  failure_.reset();
   counters_.submitted = counters_.dummy = counters_.auto_edges = counters_.explicit_edges = 0;
   publish_submitted();
   counters_.trace_edges.clear();
@@ -198,13 +197,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
                                               static_cast<double>(timing_[k].start.load() - run_start_ns_) * 1e-3,
                                               static_cast<double>(timing_[k].end.load() - run_start_ns_) * 1e-3});
   }
-  {
-    std::lock_guard<std::mutex> lk(fail_mu_);
-    res.message = fail_msg_;
-  }
-  if (res.message.empty() && cancelled_.load()) res.message = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
+  res.message = failure_.message();
+  if (res.message.empty() && failure_.cancelled()) res.message = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
   if (race_) {  // the run has finished: decide its races on the recorded graph
-    res.races = race_->finish(kernels_, res.race_report, &res.race_pairs);
+    res.races = race_->finish(kernels_.infos(), res.race_report, &res.race_pairs);
     if (res.races && opt_.race_check_ == RaceCheck::Error)
       res.message = res.message.empty() ? res.race_report : res.message + "\n\n" + res.race_report;
   }

@@ -29,7 +29,8 @@
 #include <vector>
 
 #include "dep_tracker.h"
-#include "kernel_timing.h"
+#include "failure.h"
+#include "kernel_table.h"
 #include "memory_pool.h"
 #include "pto_orchestration_api.h"
 #include "task_ring.h"
@@ -42,12 +43,6 @@ class RaceChecker;  // race_checker.h
 /// Thrown on the orchestrator thread to unwind the entry once the run failed.
 struct RunAborted {};
 
-struct KernelInfo {
-  std::string name;
-  CoreType core = CoreType::AIV;
-  PTO2KernelFn fn = nullptr;
-};
-
 class Engine;
 // What PTO2KernelContext::internal_ points to while a kernel runs.
 struct KernelCtxInternal {
@@ -57,11 +52,6 @@ struct KernelCtxInternal {
   uint32_t side;                     // 0 AIC, 1 AIV
   uint64_t raw;                      // the task (race checker: pto2_note_access)
 };
-
-// One kernel execution in kSampleEvery per thread is timed (two clock reads, which cost tens
-// of ns on some machines) to keep the per-kernel average run time current; a kernel not yet
-// measured is timed on every run.
-constexpr uint32_t kSampleEvery = 64;
 
 struct alignas(64) WorkerStats {
   std::atomic<uint64_t> completed{0};
@@ -160,7 +150,7 @@ class Engine {
 
   // ---- failure (engine.cpp)
   void fail(const std::string& msg);
-  bool failed() const { return failed_.load(std::memory_order_acquire); }
+  bool failed() const { return failure_.failed(); }
   [[noreturn]] void abort_orchestration(const std::string& msg);
 
   static Engine* current() { return tl_current; }
@@ -254,15 +244,6 @@ class Engine {
   void wait_for_tail();
   uint64_t progress() const;  // tasks retired so far (all threads)
 
-  // ---- kernels (engine.cpp)
-  bool is_measured(int32_t kernel) const { return kernel_ns_[static_cast<size_t>(kernel)].measured(); }
-  bool is_tiny(int32_t kernel) const {
-    return kernel_ns_[static_cast<size_t>(kernel)].below(static_cast<int64_t>(opt_.inline_below_ns_));
-  }
-  void record_kernel_ns(int32_t kernel, int64_t ns) {
-    kernel_ns_[static_cast<size_t>(kernel)].record(ns, static_cast<int64_t>(opt_.inline_below_ns_));
-  }
-
   /// Tasks submitted and not yet retired (orchestrator thread).
   int64_t inflight() const { return static_cast<int64_t>(total_submitted_ - progress()); }
   /// inflight() == 0, remembered while nothing is submitted to the workers (orchestrator thread).
@@ -284,15 +265,12 @@ class Engine {
   // of that type (a task for a type without workers must fail in submit).
   bool undeferred_on_[2] = {false, false};
 
-  // ---- kernels: registered functions and their run time from sampled executions
-  std::vector<KernelInfo> kernels_;
-  std::unique_ptr<KernelTiming[]> kernel_ns_;
-  size_t kernel_ns_size_ = 0;
+  KernelTable kernels_;  // registered functions and their run time from sampled executions
 
   TaskRing ring_;  // read by every thread on every task: never on a line written per submission
 
   // ---- submission (orchestrator thread). Written on every submission: these start a new
-  // cache line, so the workers' reads of the fields above (ring_, kernel_ns_) never miss.
+  // cache line, so the workers' reads of the fields above (ring_, kernels_) never miss.
   alignas(64) uint64_t next_raw_ = 1;  // next task id
   uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
   // Published for run_progress (relaxed stores by the orchestrator, one per submission):
@@ -346,12 +324,7 @@ class Engine {
   // the wait ([0] == 0: any retirement wakes a waiting orchestrator).
   std::atomic<uint64_t> wake_on_[2] = {};
 
-  // ---- failure and cancellation (read by every thread per task, written once: own line)
-  alignas(64) std::atomic<bool> failed_{false};
-  std::atomic<bool> cancelled_{false};
-  std::mutex fail_mu_;
-  std::string fail_msg_;
-  bool poisoned_ = false;  // a deadlock left tasks stuck in the ring
+  FailureState failure_;  // read by every thread per task, written once: its own line
 
   // ---- timing
   int64_t run_start_ns_ = 0;

@@ -1,10 +1,13 @@
-// kernel_abi.cpp — the functions kernels call: PTO2KernelContext::fail and the group flags of a
-// mixed task (pto2_group_signal / pto2_group_wait), which let its AIC and AIV kernels sync.
+// kernel_abi.cpp — the functions kernels call (pto2/kernel.h): PTO2KernelContext::fail, the
+// group flags of a mixed task (pto2_group_signal / pto2_group_wait), which let its AIC and AIV
+// kernels sync, and pto2_note_access, a kernel's report of a sub-region access to the race
+// checker.
 #include <chrono>
 #include <string>
 #include <thread>
 
 #include "engine.h"
+#include "race_checker.h"
 
 void PTO2KernelContext::fail(const char* message) const {
   auto* in = static_cast<pto2::detail::KernelCtxInternal*>(internal_);
@@ -55,3 +58,22 @@ bool pto2_group_wait(const PTO2KernelContext* ctx, uint32_t flag) {
   }
 }
 
+// ---------------------------------------------------------------- race checker
+
+void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
+                      bool write) {
+  using namespace pto2::detail;
+  if (!ctx || !ctx->internal_) return;
+  const auto* in = static_cast<const KernelCtxInternal*>(ctx->internal_);
+  RaceChecker* rc = in->engine ? in->engine->race() : nullptr;
+  const Tensor* args = ctx->tensors;
+  if (!rc || !in->raw || !args || &t < args || &t >= args + ctx->tensor_count) return;  // not an argument
+  if (rank < 0 || static_cast<uint32_t>(rank) != t.ndims) return;
+  Tensor box = t;
+  for (int d = 0; d < rank; ++d) {
+    if (off[d] < 0 || shp[d] < 0 || off[d] + shp[d] > static_cast<int64_t>(t.shapes[d])) return;  // the op fails
+    box.shapes[d] = static_cast<uint32_t>(shp[d]);
+    box.offset += off[d] * t.strides[d];
+  }
+  rc->on_kernel_access(in->raw, static_cast<uint32_t>(&t - args), Region::of(box), write);
+}

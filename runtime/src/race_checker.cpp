@@ -322,28 +322,6 @@ struct History {
 
 }  // namespace
 
-}  // namespace pto2::detail
-
-void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
-                      bool write) {
-  using namespace pto2::detail;
-  if (!ctx || !ctx->internal_) return;
-  const auto* in = static_cast<const KernelCtxInternal*>(ctx->internal_);
-  RaceChecker* rc = in->engine ? in->engine->race() : nullptr;
-  const Tensor* args = ctx->tensors;
-  if (!rc || !in->raw || !args || &t < args || &t >= args + ctx->tensor_count) return;  // not an argument
-  if (rank < 0 || static_cast<uint32_t>(rank) != t.ndims) return;
-  Tensor box = t;
-  for (int d = 0; d < rank; ++d) {
-    if (off[d] < 0 || shp[d] < 0 || off[d] + shp[d] > static_cast<int64_t>(t.shapes[d])) return;  // the op fails
-    box.shapes[d] = static_cast<uint32_t>(shp[d]);
-    box.offset += off[d] * t.strides[d];
-  }
-  rc->on_kernel_access(in->raw, static_cast<uint32_t>(&t - args), Region::of(box), write);
-}
-
-namespace pto2::detail {
-
 std::string RaceChecker::site(uint32_t n) const {
   const Node& d = nodes_[n];
   if (!d.file || d.line <= 0) return "";

@@ -13,7 +13,7 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
   WorkerStats& ws = wstats_[n_workers_];
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
-  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+  call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err, raw);
   if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
@@ -22,11 +22,11 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
 inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params,
                                                         TaskOutputTensors& out) {
   const int type = kind == TaskKind::AIC ? 0 : 1;
-  if (!undeferred_on_[type] || static_cast<size_t>(kernel) >= kernel_ns_size_ || !params.is_plain() || failed())
+  if (!undeferred_on_[type] || !kernels_.timed(kernel) || !params.is_plain() || failed())
     return Undeferred::kNotPlain;
   // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
   // queued_at_least, not size_hint: the queue's head is the workers' line, a miss per read.
-  if (!is_tiny(kernel) && (!is_measured(kernel) || !queued_at_least(type, help_threshold_)))
+  if (!kernels_.is_tiny(kernel) && (!kernels_.is_measured(kernel) || !queued_at_least(type, help_threshold_)))
     return Undeferred::kNotPlain;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)

@@ -15,7 +15,7 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
     return site + api + " (task #" + std::to_string(raw) + ")";
   };
   auto check_kernel = [&](int32_t id) {
-    if (id < 0 || static_cast<size_t>(id) >= kernels_.size() || !kernels_[static_cast<size_t>(id)].fn)
+    if (!kernels_.registered(id))
       abort_orchestration(who() + ": unknown kernel id " + std::to_string(id) +
                           " (register it with Runtime::register_kernel or pto2_kernel_desc)");
   };
@@ -75,7 +75,7 @@ inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, in
     return false;
   const int t = kind == TaskKind::AIC ? 0 : 1;
   const int32_t k = t == 0 ? aic_kernel : aiv_kernel;
-  if (k < 0 || static_cast<size_t>(k) >= kernels_.size() || !kernels_[static_cast<size_t>(k)].fn || n_type_[t] == 0)
+  if (!kernels_.registered(k) || n_type_[t] == 0)
     return false;
   for (const PTO2TaskId& d : params.dependencies())
     if (!d.is_valid() || d.raw >= raw) return false;
@@ -112,7 +112,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   const bool may_run_undeferred =
       !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
       blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      !params.has_new_output() && (queue_full || is_tiny(kernel));
+      !params.has_new_output() && (queue_full || kernels_.is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
   if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
@@ -132,8 +132,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   s.kind = kind;
   s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
   s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
-  s.fn[0] = s.kernel[0] >= 0 ? kernels_[static_cast<size_t>(s.kernel[0])].fn : nullptr;
-  s.fn[1] = s.kernel[1] >= 0 ? kernels_[static_cast<size_t>(s.kernel[1])].fn : nullptr;
+  s.fn[0] = s.kernel[0] >= 0 ? kernels_.fn(s.kernel[0]) : nullptr;
+  s.fn[1] = s.kernel[1] >= 0 ? kernels_.fn(s.kernel[1]) : nullptr;
   s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
   s.site_file = params.source_file();
   s.site_line = params.source_line();
@@ -264,10 +264,10 @@ void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, ui
 void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = wstats_[n_workers_];
   const int64_t t0 = now_ns();
-  call_kernel(kernels_[static_cast<size_t>(kernel)].fn, params.tensors().data(), params.tensor_count(),
+  call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
               undeferred_err_, raw);
-  record_kernel_ns(kernel, now_ns() - t0);
+  kernels_.record_ns(kernel, now_ns() - t0);
   if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }

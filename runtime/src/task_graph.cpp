@@ -100,7 +100,7 @@ bool Engine::write_graph(const std::string& path) const {
   if (!race_) return false;  // nothing recorded: the last run had the race checker off
   std::ofstream f(path);
   if (!f) return false;
-  f << race_->dot(kernels_);
+  f << race_->dot(kernels_.infos());
   return static_cast<bool>(f);
 }
 

@@ -72,7 +72,7 @@ bool Engine::write_trace(const std::string& path) const {
     f << buf;
   }
   auto kernel_name = [this](int32_t k) -> std::string {
-    return k >= 0 && static_cast<size_t>(k) < kernels_.size() ? kernels_[static_cast<size_t>(k)].name : "task";
+    return k >= 0 && static_cast<size_t>(k) < kernels_.infos().size() ? kernels_.infos()[static_cast<size_t>(k)].name : "task";
   };
   // `,"source":"prog.py:42"` for a task whose submission named its DSL line (pypto trace summary).
   std::unordered_map<uint64_t, std::string> sources;

@@ -37,7 +37,7 @@ void Engine::wait_for_tail() {
     }
   }
   fail("deadlock: " + std::to_string(inflight()) + " task(s) can never run: " + pending);
-  poisoned_ = true;
+  failure_.poison();
 }
 
 }  // namespace pto2::detail

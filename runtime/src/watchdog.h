@@ -69,7 +69,7 @@ void Engine::orchestrator_wait(Pred&& ready, const char* what) {
     case WaitEnd::kReady: return;
     case WaitEnd::kFailed: throw RunAborted{};
     case WaitEnd::kStalled:
-      poisoned_ = true;
+      failure_.poison();
       abort_orchestration(std::string("deadlock: the orchestrator waits for ") + what +
                           " but no task made progress for " + std::to_string(opt_.deadlock_timeout_ms_) + " ms");
   }
