@@ -32,7 +32,7 @@ void Engine::on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint3
 }
 
 void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats) {
-  WorkerStats& st = wstats_[stats];
+  WorkerStats& st = workers_.stats(stats);
   pto2::SmallVec<Retiring, 16> work;
   work.push_back(Retiring{idx, outcome});
   while (!work.empty()) {
@@ -102,7 +102,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
     ~DoneBit() { if (f) f->fetch_or(1u << (kGroupDoneBit + side), std::memory_order_acq_rel); }
   } done_bit{gflags, kernel_type};
   if (failed() || !fn) return;
-  WorkerStats& ws = wstats_[worker];
+  WorkerStats& ws = workers_.stats(static_cast<uint32_t>(worker));
   // Timed: one run in kSampleEvery, and every run until the kernel has been measured once.
   const bool sampled = ++ws.runs % kSampleEvery == 0 || !kernels_.is_measured(s.kernel[kernel_type]);
   const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
@@ -115,7 +115,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   ws.busy.store(false, std::memory_order_relaxed);
   if (!err.empty())
     fail(describe_slot(s, raw) + submitted_at(s.site_file, s.site_line) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
-         where(worker) + " failed: " + err);
+         workers_.where(worker) + " failed: " + err);
   if (timed) {
     const int64_t t1 = now_ns();
     if (sampled) kernels_.record_ns(s.kernel[kernel_type], t1 - t0);
@@ -130,13 +130,6 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
     if (opt_.trace_)
       trace_[static_cast<size_t>(worker)].push_back(TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
   }
-}
-
-std::string Engine::where(int worker) const {
-  if (static_cast<uint32_t>(worker) == n_workers_) return "the orchestrator thread (helping)";
-  if (static_cast<uint32_t>(worker) > n_workers_)
-    return helper_type_[static_cast<size_t>(worker) - n_workers_ - 1] == 0 ? "AIC gang helper thread" : "AIV gang helper thread";
-  return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
 }
 
 // `n` blocks of the task in slot `idx` are over (run or cancelled); the last one retires it.

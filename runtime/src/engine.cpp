@@ -19,43 +19,44 @@ void check_option(uint32_t value, uint32_t max, const char* name) {
     throw std::invalid_argument(std::string("RuntimeOptions: ") + name + " " + std::to_string(value) +
                                 " is out of range 0.." + std::to_string(max));
 }
-}  // namespace
-
-Engine::Engine(const RuntimeOptions& opt)
-    : opt_(opt), kernels_(static_cast<int64_t>(opt.inline_below_ns_)), ring_((check_option(opt.task_ring_size_, 1u << 24, "task_ring_size"), opt.task_ring_size_)) {
+// `opt`, once its sizes are known to be in range (before anything is allocated).
+const RuntimeOptions& checked(const RuntimeOptions& opt) {
+  check_option(opt.task_ring_size_, 1u << 24, "task_ring_size");
   check_option(opt.aic_workers_, 4096, "aic_workers");
   check_option(opt.aiv_workers_, 4096, "aiv_workers");
   check_option(opt.aic_cores_, 4096, "aic_cores");
   check_option(opt.aiv_cores_, 4096, "aiv_cores");
-  n_type_[0] = opt.aic_workers_;
-  n_type_[1] = opt.aiv_workers_;
-  n_cores_[0] = std::max(opt.aic_cores_, n_type_[0]);
-  n_cores_[1] = std::max(opt.aiv_cores_, n_type_[1]);
-  const uint32_t min_pair = std::min(n_type_[0], n_type_[1]);
+  return opt;
+}
+// Gang helper threads the widest sync_start gangs may need (modelled cores beyond the workers).
+uint32_t max_gang_helpers(const RuntimeOptions& opt) {
+  return (std::max(opt.aic_cores_, opt.aic_workers_) - opt.aic_workers_) +
+         (std::max(opt.aiv_cores_, opt.aiv_workers_) - opt.aiv_workers_);
+}
+}  // namespace
+
+Engine::Engine(const RuntimeOptions& opt)
+    : opt_(checked(opt)),
+      kernels_(static_cast<int64_t>(opt.inline_below_ns_)),
+      ring_(opt.task_ring_size_),
+      workers_(opt.aic_workers_, opt.aiv_workers_, max_gang_helpers(opt), ring_.size()) {
+  n_cores_[0] = std::max(opt.aic_cores_, workers_.of_type(0));
+  n_cores_[1] = std::max(opt.aiv_cores_, workers_.of_type(1));
+  const uint32_t min_pair = std::min(workers_.of_type(0), workers_.of_type(1));
   clusters_ = opt.clusters_ == 0 ? min_pair : std::min(opt.clusters_, min_pair);
-  for (int t = 0; t < 2; ++t) ready_[t].reset(ring_.size());
-  n_workers_ = n_type_[0] + n_type_[1];
-  for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && n_type_[t] > 0;
-  help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, n_workers_);
-  const uint32_t max_helpers = (n_cores_[0] - n_type_[0]) + (n_cores_[1] - n_type_[1]);
-  wstats_.reset(new WorkerStats[n_workers_ + 1 + max_helpers]);
-  n_stats_.store(n_workers_ + 1);
-  trace_.resize(n_workers_ + 1 + max_helpers);
-  trace_skips_.resize(n_workers_ + 1 + max_helpers);
-  helper_type_.assign(max_helpers, 0);  // written before each helper starts, never resized
-  for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
-  for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([this, w] { worker_main(static_cast<int>(w)); });
+  for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && workers_.of_type(t) > 0;
+  help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, workers_.workers());
+  const uint32_t threads = workers_.workers() + 1 + max_gang_helpers(opt);
+  trace_.resize(threads);
+  trace_skips_.resize(threads);
+  workers_.start([this](int w) { worker_main(w); });
 }
 
 Engine::~Engine() {
   // Queued work (a deadlocked run's) is cancelled rather than run: destruction never waits
   // for more than the kernels running now.
   failure_.stop();
-  shutdown_.store(true, std::memory_order_seq_cst);
-  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
-  gang_idle_.notify_all();
-  for (auto& th : threads_) th.join();
-  for (auto& th : gang_helpers_) th.join();
+  workers_.shutdown();
 }
 
 void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
@@ -86,7 +87,7 @@ std::string KernelTable::describe(int32_t k) const {
 void Engine::fail(const std::string& msg) {
   failure_.record(msg);
   progress_.notify_all();
-  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  workers_.wake_all();
 }
 
 // Atomics and futex wakes only (no lock, no allocation): callable from a signal handler.
@@ -94,7 +95,7 @@ void Engine::fail(const std::string& msg) {
 void Engine::cancel() noexcept {
   failure_.cancel();
   progress_.notify_all();
-  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  workers_.wake_all();
 }
 
 void Engine::abort_orchestration(const std::string& msg) {
@@ -140,8 +141,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     ts.end.store(0, std::memory_order_relaxed);
     ts.tasks.store(0, std::memory_order_relaxed);
   }
-  for (uint32_t w = 0; w < n_stats_.load(); ++w) {
-    wstats_[w].executed = wstats_[w].skipped = wstats_[w].cancelled = wstats_[w].dummy = wstats_[w].undeferred = 0;
+  for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
+    WorkerStats& ws = workers_.stats(w);
+    ws.executed = ws.skipped = ws.cancelled = ws.dummy = ws.undeferred = 0;
   }
   untracked_live_.store(0);
   if (opt_.race_check_ == RaceCheck::Off) race_.reset();
@@ -184,10 +186,11 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   res.tasks_dummy = counters_.dummy;
   res.auto_edges = counters_.auto_edges;
   res.explicit_edges = counters_.explicit_edges;
-  for (uint32_t w = 0; w < n_stats_.load(); ++w) {
-    res.tasks_executed += wstats_[w].executed + wstats_[w].undeferred;  // undeferred ones ran too
-    res.tasks_skipped += wstats_[w].skipped;
-    res.tasks_undeferred += wstats_[w].undeferred;
+  for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
+    const WorkerStats& ws = workers_.stats(w);
+    res.tasks_executed += ws.executed + ws.undeferred;  // undeferred ones ran too
+    res.tasks_skipped += ws.skipped;
+    res.tasks_undeferred += ws.undeferred;
   }
   res.peak_bytes = pool_.peak_bytes();
   res.pool_bytes = pool_.pool_bytes();

@@ -35,6 +35,7 @@
 #include "pto_orchestration_api.h"
 #include "task_ring.h"
 #include "util.h"
+#include "worker_pool.h"
 
 namespace pto2::detail {
 
@@ -51,14 +52,6 @@ struct KernelCtxInternal {
   std::atomic<uint32_t>* gflags;     // this block pair's group flags; null unless a mixed task
   uint32_t side;                     // 0 AIC, 1 AIV
   uint64_t raw;                      // the task (race checker: pto2_note_access)
-};
-
-struct alignas(64) WorkerStats {
-  std::atomic<uint64_t> completed{0};
-  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
-  uint64_t undeferred = 0;  // kernel runs at submission (not counted in `executed`)
-  uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
-  std::atomic<bool> busy{false};
 };
 
 struct TraceEvent {
@@ -100,14 +93,6 @@ struct RunCounters {
   // raw -> the DSL line of its submission (PTO2_SOURCE_SITE; the file name is a literal of the
   // generated orchestration), for the trace's "source" args (trace only)
   std::vector<std::pair<uint64_t, std::pair<const char*, int32_t>>> trace_sites;
-};
-
-/// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.
-struct GangQueue {
-  std::mutex mu;
-  std::deque<uint32_t> queue;            // slot indices, under mu
-  std::atomic<int64_t> active{-1};       // the slot being assembled, or -1
-  std::atomic<uint32_t> pending{0};      // queue.size(), readable without the lock
 };
 
 class Engine {
@@ -207,14 +192,11 @@ class Engine {
 
   // ---- ready queues and workers (workers.cpp)
   void push_ready(uint32_t idx);
-  /// push_ready of a task of core type `t` (inline: submit() queues most tasks through it).
-  void push_ready_to(int t, uint32_t idx);
   void schedule(uint32_t idx, int worker_type, uint32_t* local_next);
   void worker_main(int worker);
   void execute(uint32_t idx, int type, int worker, uint32_t* local_next);
   bool help_one();  // orchestrator: run one ready task inline
-  void activate_gang();
-  bool gang_wants(int type);
+  /// Joins the active gang (WorkerPool::join_gang) and runs this member's block.
   bool try_gang(int worker, int type, uint32_t* local_next);
   /// Starts gang helper threads until `members` threads of core type `type` can join a gang.
   void ensure_gang_threads(int type, uint32_t members);
@@ -230,7 +212,6 @@ class Engine {
                    uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
                    uint32_t side, std::string& err, uint64_t raw) const;
   void finish_blocks(uint32_t idx, uint32_t n, int worker_type, uint32_t* local_next, int worker);
-  std::string where(int worker) const;
 
   // ---- watchdog (watchdog.cpp)
   enum class WaitEnd { kReady, kFailed, kStalled };
@@ -242,7 +223,7 @@ class Engine {
   template <class Pred>
   void orchestrator_wait(Pred&& ready, const char* what);
   void wait_for_tail();
-  uint64_t progress() const;  // tasks retired so far (all threads)
+  uint64_t progress() const { return workers_.retired(); }  // tasks retired so far (all threads)
 
   /// Tasks submitted and not yet retired (orchestrator thread).
   int64_t inflight() const { return static_cast<int64_t>(total_submitted_ - progress()); }
@@ -256,8 +237,6 @@ class Engine {
 
   // ---- configuration
   RuntimeOptions opt_;
-  uint32_t n_workers_ = 0;
-  uint32_t n_type_[2] = {0, 0};  // workers per core type
   uint32_t n_cores_[2] = {0, 0};  // modelled cores per type (>= n_type_): the widest sync_start gang
   uint32_t clusters_ = 0;
   size_t help_threshold_ = 32;
@@ -286,7 +265,7 @@ class Engine {
   // the throttle asks about the queue's length on every submission.
   size_t ready_head_seen_[2] = {0, 0};
   /// At least `n` tasks are queued for core type `type` (orchestrator thread).
-  bool queued_at_least(int type, size_t n) { return ready_[type].size_at_least(n, ready_head_seen_[type]); }
+  bool queued_at_least(int type, size_t n) { return workers_.queued_at_least(type, n, ready_head_seen_[type]); }
   std::string undeferred_err_;    // a failing undeferred kernel's message
   RunCounters counters_;
 
@@ -298,22 +277,7 @@ class Engine {
   std::vector<Scope> scopes_;
   std::vector<PTO2Storage*> run_allocs_;  // the outermost scope's, released after the tail
 
-  // ---- ready queues and workers. Each group below has its own cache line: spinning_ changes
-  // whenever a worker runs dry, idle_ is read by every push, gangs_ by every worker loop.
-  MpmcQueue<uint32_t> ready_[2];  // by core type
-  alignas(64) WaitPoint idle_[2];  // parked workers by core type
-  alignas(64) std::atomic<int32_t> spinning_[2] = {};
-  alignas(64) GangQueue gangs_;
-  std::vector<std::thread> threads_;
-  std::vector<int> worker_type_;
-  // [0, n_workers_): workers; [n_workers_]: the orchestrator thread; then gang helpers.
-  std::unique_ptr<WorkerStats[]> wstats_;
-  std::atomic<uint32_t> n_stats_{0};        // entries of wstats_ in use
-  std::vector<std::thread> gang_helpers_;   // orchestrator thread only (and the destructor)
-  uint32_t n_helpers_[2] = {0, 0};
-  std::vector<int> helper_type_;            // core type, by stats index - n_workers_ - 1
-  WaitPoint gang_idle_;                     // parked gang helpers
-  std::atomic<bool> shutdown_{false};
+  WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)
   std::vector<std::vector<TraceEvent>> trace_;  // per worker
   std::vector<std::vector<SkipEvent>> trace_skips_;  // per worker, like trace_
 
@@ -363,16 +327,6 @@ inline void Engine::call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t
   } catch (...) {
     err = "threw an unknown exception";
   }
-}
-
-inline void Engine::push_ready_to(int t, uint32_t idx) {
-  while (!ready_[t].push(idx)) cpu_relax();
-  // Wake a parked worker unless a spinning one will find it (Dekker pairing with the
-  // worker's spinning_ decrement + prepare() + empty_now()). push() claimed its cell with a
-  // seq_cst read-modify-write, a full barrier: no fence here (an mfence per task). The parked
-  // count is read first: it changes only when a worker parks or wakes, so while every worker
-  // is awake this costs no cache miss (spinning_ changes with every task a worker picks up).
-  if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
 }
 
 }  // namespace pto2::detail

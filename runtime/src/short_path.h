@@ -10,7 +10,7 @@ namespace pto2::detail {
 // `completed` count: it is submitted and finished within the call, so it is never in flight.
 __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel,
                                                                          const Arg& params, uint64_t raw, int type) {
-  WorkerStats& ws = wstats_[n_workers_];
+  WorkerStats& ws = workers_.orchestrator_stats();
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
   std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
   call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),

@@ -45,7 +45,7 @@ void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv
                           std::to_string(blocks) + " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters_));
   } else if (kind == TaskKind::AIC || kind == TaskKind::AIV) {
     const int t = kind == TaskKind::AIC ? 0 : 1;
-    if (n_type_[t] == 0)
+    if (workers_.of_type(t) == 0)
       abort_orchestration(who() + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
     if (sync && blocks > 1) {
       gang = true;
@@ -75,7 +75,7 @@ inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, in
     return false;
   const int t = kind == TaskKind::AIC ? 0 : 1;
   const int32_t k = t == 0 ? aic_kernel : aiv_kernel;
-  if (!kernels_.registered(k) || n_type_[t] == 0)
+  if (!kernels_.registered(k) || workers_.of_type(t) == 0)
     return false;
   for (const PTO2TaskId& d : params.dependencies())
     if (!d.is_valid() || d.raw >= raw) return false;
@@ -167,8 +167,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   // predicate or dummy) that is ready now goes straight to its queue: what on_ready ->
   // schedule -> push_ready decide for it, inline.
   const auto ready = [&] {
-    if ((kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && !s.has_pred && !failed()) push_ready_to(type, idx);
-    else on_ready(idx, -1, nullptr, n_workers_);
+    if ((kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && !s.has_pred && !failed()) workers_.push(type, idx);
+    else on_ready(idx, -1, nullptr, workers_.workers());
   };
   if (edges_added == 0) {  // no producer can touch fanin
     s.fanin.store(0, std::memory_order_relaxed);
@@ -262,7 +262,7 @@ void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, ui
 
 // The sampled run (one in kSampleEvery): timed, to keep the kernel's average current.
 void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
-  WorkerStats& ws = wstats_[n_workers_];
+  WorkerStats& ws = workers_.orchestrator_stats();
   const int64_t t0 = now_ns();
   call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),

@@ -51,24 +51,25 @@ bool Engine::write_trace(const std::string& path) const {
   f << "{\"traceEvents\": [\n";
   f << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"pto2\"}}";
   uint32_t aic = 0, aiv = 0;
-  for (uint32_t w = 0; w < n_workers_; ++w) {
-    const bool is_aic = worker_type_[w] == 0;
+  const uint32_t n_workers = workers_.workers();
+  for (uint32_t w = 0; w < n_workers; ++w) {
+    const bool is_aic = workers_.type_of(w) == 0;
     std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s%u\"}}", w,
                   is_aic ? "AIC" : "AIV", is_aic ? aic++ : aiv++);
     f << buf;
   }
-  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"orchestrator\"}}", n_workers_);
+  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"orchestrator\"}}", n_workers);
   f << buf;
-  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"timing_slots\"}}", n_workers_ + 1);
+  std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"timing_slots\"}}", n_workers + 1);
   f << buf;
   // Gang helper threads (started on demand for sync_start / mixed tasks) get tracks after the
   // timing slots' when they ran or retired anything.
-  auto tid_of = [this](uint32_t w) { return w <= n_workers_ ? w : w + 1; };
-  for (uint32_t w = n_workers_ + 1; w < trace_.size(); ++w) {
+  auto tid_of = [n_workers](uint32_t w) { return w <= n_workers ? w : w + 1; };
+  for (uint32_t w = n_workers + 1; w < trace_.size(); ++w) {
     if (trace_[w].empty() && trace_skips_[w].empty()) continue;
-    const bool is_aic = helper_type_[w - n_workers_ - 1] == 0;
+    const bool is_aic = workers_.type_of(w) == 0;
     std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s helper%u\"}}",
-                  tid_of(w), is_aic ? "AIC" : "AIV", w - n_workers_ - 1);
+                  tid_of(w), is_aic ? "AIC" : "AIV", w - n_workers - 1);
     f << buf;
   }
   auto kernel_name = [this](int32_t k) -> std::string {
@@ -85,7 +86,7 @@ bool Engine::write_trace(const std::string& path) const {
   // first block (start, tid) and last end per task for flow arrows
   struct Span { int64_t start = INT64_MAX, end = 0; uint32_t start_tid = 0, end_tid = 0; };
   std::unordered_map<uint64_t, Span> spans;
-  for (uint32_t w = 0; w < trace_.size(); ++w) {  // n_workers_: tasks the orchestrator ran; then helpers
+  for (uint32_t w = 0; w < trace_.size(); ++w) {  // n_workers: tasks the orchestrator ran; then helpers
     for (const TraceEvent& e : trace_[w]) {
       const std::string name = kernel_name(e.kernel);
       std::snprintf(buf, sizeof buf,
@@ -118,14 +119,14 @@ bool Engine::write_trace(const std::string& path) const {
       const int32_t kernel = k == task_kernel.end() ? -1 : k->second;
       f << ",\n{\"name\":\"submit " << json_escape(kernel >= 0 ? kernel_name(kernel) : "dummy") << "\",\"cat\":\"submit\"";
       std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task_id\":%llu%s}}",
-                    n_workers_, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
+                    n_workers, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
                     static_cast<unsigned long long>(o.raw), source_of(o.raw));
     } else {
       const bool manual = o.mode == static_cast<uint8_t>(PTO2ScopeMode::MANUAL);
       std::snprintf(buf, sizeof buf,
                     ",\n{\"name\":\"PTO2_SCOPE %s\",\"cat\":\"scope\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                     "\"args\":{\"mode\":\"%s\"}}",
-                    manual ? "MANUAL" : "AUTO", n_workers_, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
+                    manual ? "MANUAL" : "AUTO", n_workers, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
                     manual ? "MANUAL" : "AUTO");
     }
     f << buf;
@@ -151,7 +152,7 @@ bool Engine::write_trace(const std::string& path) const {
     std::snprintf(buf, sizeof buf,
                   ",\n{\"name\":\"timing_slot_%u\",\"cat\":\"timing_slot\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                   "\"args\":{\"slot\":%u,\"tasks\":%llu}}",
-                  k, n_workers_ + 1, us(s), static_cast<double>(e - s) * 1e-3, k,
+                  k, n_workers + 1, us(s), static_cast<double>(e - s) * 1e-3, k,
                   static_cast<unsigned long long>(timing_[k].tasks.load()));
     f << buf;
   }

@@ -4,13 +4,6 @@
 
 namespace pto2::detail {
 
-uint64_t Engine::progress() const {
-  uint64_t n = 0;
-  const uint32_t n_stats = n_stats_.load(std::memory_order_acquire);
-  for (uint32_t w = 0; w < n_stats; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
-  return n;
-}
-
 // Completed = submitted - in flight (undeferred tasks finish within their submission, so only
 // ring tasks are ever in flight); both read relaxed, clamped so a lagging read stays sensible.
 void Engine::run_progress(uint64_t* submitted, uint64_t* completed) const noexcept {

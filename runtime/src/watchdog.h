@@ -54,9 +54,7 @@ Engine::WaitEnd Engine::wait_for_progress(Pred&& ready, bool spin, bool stop_on_
     }
     progress_.wait(key, poll_ns);
     if (clock.stalled(progress(), timeout_ns)) {
-      bool busy = false;
-      for (uint32_t w = 0; w < n_stats_.load(); ++w) busy |= wstats_[w].busy.load();
-      if (!busy && !ready()) return WaitEnd::kStalled;
+      if (!workers_.any_busy() && !ready()) return WaitEnd::kStalled;
       clock.restart();
     }
   }

@@ -1,5 +1,5 @@
-// workers.cpp — ready queues and workers: queueing a ready task, the worker loop (spin
-// briefly, then park), the orchestrator helping, and gang assembly.
+// workers.cpp — what the threads of the WorkerPool (worker_pool.h) do: queueing a ready task,
+// the worker loop, the orchestrator helping, a gang member running its block.
 //
 // A task whose producers all finished is *ready*. It goes to the ready queue of its core type
 // — or, when the completing worker can run it, into that worker's private "next" slot (no
@@ -10,25 +10,16 @@
 
 namespace pto2::detail {
 
-namespace {
-constexpr uint32_t kNone = UINT32_MAX;
-}  // namespace
-
-void Engine::push_ready(uint32_t idx) { push_ready_to(ring_.at(idx).kind == TaskKind::AIC ? 0 : 1, idx); }
+void Engine::push_ready(uint32_t idx) { workers_.push(ring_.at(idx).kind == TaskKind::AIC ? 0 : 1, idx); }
 
 void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
   TaskSlot& s = ring_.at(idx);
   if (s.gang) {
-    {
-      std::lock_guard<std::mutex> lk(gangs_.mu);
-      gangs_.queue.push_back(idx);
-      gangs_.pending.fetch_add(1, std::memory_order_seq_cst);
-    }
-    activate_gang();
+    workers_.enqueue_gang(idx, ring_);
     return;
   }
   const int t = s.kind == TaskKind::AIC ? 0 : 1;
-  if (local_next && *local_next == kNone && t == worker_type && s.block_num == 1) {
+  if (local_next && *local_next == kNoTask && t == worker_type && s.block_num == 1) {
     *local_next = idx;
     return;
   }
@@ -36,52 +27,18 @@ void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
 }
 
 void Engine::worker_main(int worker) {
-  const int type = worker_type_[static_cast<size_t>(worker)];
-  uint32_t local = kNone;
-  MpmcQueue<uint32_t>& q = ready_[type];
+  const int type = workers_.type_of(static_cast<uint32_t>(worker));
+  uint32_t local = kNoTask;
   for (;;) {
-    if (gang_wants(type) && try_gang(worker, type, &local)) continue;
-    uint32_t idx = kNone;
-    if (local != kNone) {
+    if (workers_.gang_wants(type, ring_) && try_gang(worker, type, &local)) continue;
+    uint32_t idx = kNoTask;
+    if (local != kNoTask) {
       idx = local;
-      local = kNone;
-    } else if (!q.pop(idx)) {
-      // Spin briefly (yielding, so an oversubscribed orchestrator keeps its core), then park.
-      spinning_[type].fetch_add(1, std::memory_order_seq_cst);
-      const int64_t deadline = now_ns() + int64_t(opt_.spin_us_) * 1000;
-      bool got = false;
-      for (uint32_t it = 0;; ++it) {
-        if (q.pop(idx)) {
-          got = true;
-          break;
-        }
-        if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type)) break;
-        if ((it & 15) == 15) {
-          if (now_ns() > deadline) break;
-          std::this_thread::yield();
-        } else {
-          for (int i = 0; i < 8; ++i) cpu_relax();
-        }
-      }
-      const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
-      if (got) {
-        // Keep one worker looking for more work while this one runs the task.
-        if (last_spinner && !q.empty_hint()) idle_[type].notify_one();
-      } else {
-        if (shutdown_.load(std::memory_order_acquire)) return;
-        if (gang_wants(type)) continue;
-        const uint32_t key = idle_[type].prepare();
-        if (q.pop(idx)) {
-          idle_[type].cancel();
-        } else if (!q.empty_now() || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
-          // (not empty: a push is still writing its cell: look again)
-          idle_[type].cancel();
-          continue;
-        } else {
-          idle_[type].wait(key, 200000000);
-          continue;
-        }
-      }
+      local = kNoTask;
+    } else {
+      const WorkerPool::Next next = workers_.next(type, idx, ring_, opt_.spin_us_);
+      if (next == WorkerPool::Next::kShutdown) return;
+      if (next == WorkerPool::Next::kAgain) continue;
     }
     execute(idx, type, worker, &local);
   }
@@ -113,8 +70,8 @@ bool Engine::help_one() {
   if (!opt_.orchestrator_helps_) return false;
   uint32_t idx;
   for (int t = 1; t >= 0; --t) {
-    if (ready_[t].pop(idx)) {
-      execute(idx, t, static_cast<int>(n_workers_), nullptr);
+    if (workers_.pop(t, idx)) {
+      execute(idx, t, static_cast<int>(workers_.workers()), nullptr);
       return true;
     }
   }
@@ -126,79 +83,24 @@ bool Engine::help_one() {
 // A sync_start gang wider than the workers of its type: host threads beyond the workers join
 // it (started once, parked between gangs, joined by the destructor). Orchestrator thread.
 void Engine::ensure_gang_threads(int type, uint32_t members) {
-  while (n_type_[type] + n_helpers_[type] < members) {
-    const uint32_t index = n_stats_.load(std::memory_order_relaxed);
-    helper_type_[index - n_workers_ - 1] = type;
-    n_stats_.store(index + 1, std::memory_order_release);
-    ++n_helpers_[type];
-    gang_helpers_.emplace_back([this, index, type] { gang_helper_main(static_cast<int>(index), type); });
-  }
+  workers_.ensure_helpers(type, members, [this](int index, int t) { gang_helper_main(index, t); });
 }
 
 void Engine::gang_helper_main(int stats_index, int type) {
   for (;;) {
-    if (gang_wants(type) && try_gang(stats_index, type, nullptr)) continue;
-    if (shutdown_.load(std::memory_order_acquire)) return;
-    const uint32_t key = gang_idle_.prepare();
-    if (shutdown_.load(std::memory_order_seq_cst) || gang_wants(type)) {
-      gang_idle_.cancel();
-      continue;
-    }
-    gang_idle_.wait(key, 200000000);
+    if (workers_.gang_wants(type, ring_) && try_gang(stats_index, type, nullptr)) continue;
+    if (!workers_.park_helper(type, ring_)) return;
   }
-}
-
-void Engine::activate_gang() {
-  int64_t none = -1;
-  if (gangs_.active.load(std::memory_order_acquire) >= 0) return;
-  uint32_t idx;
-  {
-    std::lock_guard<std::mutex> lk(gangs_.mu);
-    if (gangs_.queue.empty() || gangs_.active.load(std::memory_order_acquire) >= 0) return;
-    idx = gangs_.queue.front();
-    gangs_.queue.pop_front();
-    gangs_.pending.fetch_sub(1, std::memory_order_seq_cst);
-    gangs_.active.compare_exchange_strong(none, static_cast<int64_t>(idx), std::memory_order_seq_cst);
-  }
-  for (int t = 0; t < 2; ++t)
-    if (ring_.at(idx).need[t]) idle_[t].notify_all();
-  gang_idle_.notify_all();
-}
-
-bool Engine::gang_wants(int type) {
-  const int64_t g = gangs_.active.load(std::memory_order_acquire);
-  if (g < 0) return gangs_.pending.load(std::memory_order_acquire) > 0;
-  TaskSlot& s = ring_.at(static_cast<uint32_t>(g));
-  return s.claimed[type].load(std::memory_order_relaxed) < s.need[type];
 }
 
 bool Engine::try_gang(int worker, int type, uint32_t* local_next) {
-  int64_t g = gangs_.active.load(std::memory_order_acquire);
-  if (g < 0) {
-    activate_gang();
-    g = gangs_.active.load(std::memory_order_acquire);
-    if (g < 0) return false;
-  }
-  TaskSlot& s = ring_.at(static_cast<uint32_t>(g));
-  if (s.claimed[type].load(std::memory_order_relaxed) >= s.need[type]) return false;
-  const uint32_t member = s.claimed[type].fetch_add(1, std::memory_order_acq_rel);
-  if (member >= s.need[type]) return false;
-  const uint32_t total = s.need[0] + s.need[1];
-  if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
-    gangs_.active.store(-1, std::memory_order_seq_cst);
-    s.go.store(true, std::memory_order_release);
-    activate_gang();
-  } else {
-    uint32_t spins = 0;
-    while (!s.go.load(std::memory_order_acquire)) {
-      if (++spins < 4000) cpu_relax();
-      else std::this_thread::yield();
-    }
-  }
+  uint32_t g, member;
+  if (!workers_.join_gang(type, ring_, g, member)) return false;
+  TaskSlot& s = ring_.at(g);
   // Mixed: block i of the AIC kernel and block i of the AIV kernel; SPMD: block `member`.
   const uint32_t ktype = s.kind == TaskKind::MIXED ? static_cast<uint32_t>(type) : (s.kind == TaskKind::AIC ? 0u : 1u);
   run_block(worker, s, member, ktype, static_cast<int32_t>(member));
-  finish_blocks(static_cast<uint32_t>(g), 1, type, local_next, worker);
+  finish_blocks(g, 1, type, local_next, worker);
   return true;
 }
 

@@ -1,0 +1,156 @@
+// worker_pool.cpp — WorkerPool (worker_pool.h): parking and waking workers, gang assembly,
+// the per-thread counters.
+#include "worker_pool.h"
+
+namespace pto2::detail {
+
+WorkerPool::WorkerPool(uint32_t aic, uint32_t aiv, uint32_t max_helpers, uint32_t capacity) {
+  n_type_[0] = aic;
+  n_type_[1] = aiv;
+  n_workers_ = aic + aiv;
+  for (int t = 0; t < 2; ++t) ready_[t].reset(capacity);
+  wstats_.reset(new WorkerStats[n_workers_ + 1 + max_helpers]);
+  n_stats_.store(n_workers_ + 1);
+  helper_type_.assign(max_helpers, 0);  // written before each helper starts, never resized
+  for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
+}
+
+void WorkerPool::shutdown() {
+  shutdown_.store(true, std::memory_order_seq_cst);
+  for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  gang_idle_.notify_all();
+  for (auto& th : threads_) th.join();
+  for (auto& th : gang_helpers_) th.join();
+  threads_.clear();
+  gang_helpers_.clear();
+}
+
+std::string WorkerPool::where(int worker) const {
+  if (static_cast<uint32_t>(worker) == n_workers_) return "the orchestrator thread (helping)";
+  if (static_cast<uint32_t>(worker) > n_workers_)
+    return helper_type_[static_cast<size_t>(worker) - n_workers_ - 1] == 0 ? "AIC gang helper thread" : "AIV gang helper thread";
+  return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
+}
+
+uint64_t WorkerPool::retired() const {
+  uint64_t n = 0;
+  const uint32_t n_stats = n_stats_.load(std::memory_order_acquire);
+  for (uint32_t w = 0; w < n_stats; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
+  return n;
+}
+
+bool WorkerPool::any_busy() const {
+  bool busy = false;
+  for (uint32_t w = 0; w < n_stats_.load(); ++w) busy |= wstats_[w].busy.load();
+  return busy;
+}
+
+// The queue was empty: spin briefly (yielding, so an oversubscribed orchestrator keeps its
+// core), then park.
+WorkerPool::Next WorkerPool::wait_for_task(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us) {
+  MpmcQueue<uint32_t>& q = ready_[type];
+  spinning_[type].fetch_add(1, std::memory_order_seq_cst);
+  const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
+  bool got = false;
+  for (uint32_t it = 0;; ++it) {
+    if (q.pop(idx)) {
+      got = true;
+      break;
+    }
+    if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type, ring)) break;
+    if ((it & 15) == 15) {
+      if (now_ns() > deadline) break;
+      std::this_thread::yield();
+    } else {
+      for (int i = 0; i < 8; ++i) cpu_relax();
+    }
+  }
+  const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
+  if (got) {
+    // Keep one worker looking for more work while this one runs the task.
+    if (last_spinner && !q.empty_hint()) idle_[type].notify_one();
+    return Next::kTask;
+  }
+  if (shutdown_.load(std::memory_order_acquire)) return Next::kShutdown;
+  if (gang_wants(type, ring)) return Next::kAgain;
+  const uint32_t key = idle_[type].prepare();
+  if (q.pop(idx)) {
+    idle_[type].cancel();
+    return Next::kTask;
+  }
+  if (!q.empty_now() || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
+    // (not empty: a push is still writing its cell: look again)
+    idle_[type].cancel();
+    return Next::kAgain;
+  }
+  idle_[type].wait(key, 200000000);
+  return Next::kAgain;
+}
+
+// ---------------------------------------------------------------- gangs
+
+void WorkerPool::enqueue_gang(uint32_t idx, const TaskRing& ring) {
+  {
+    std::lock_guard<std::mutex> lk(gangs_.mu);
+    gangs_.queue.push_back(idx);
+    gangs_.pending.fetch_add(1, std::memory_order_seq_cst);
+  }
+  activate_gang(ring);
+}
+
+bool WorkerPool::park_helper(int type, const TaskRing& ring) {
+  if (shutdown_.load(std::memory_order_acquire)) return false;
+  const uint32_t key = gang_idle_.prepare();
+  if (shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
+    gang_idle_.cancel();
+    return true;
+  }
+  gang_idle_.wait(key, 200000000);
+  return true;
+}
+
+void WorkerPool::activate_gang(const TaskRing& ring) {
+  int64_t none = -1;
+  if (gangs_.active.load(std::memory_order_acquire) >= 0) return;
+  uint32_t idx;
+  {
+    std::lock_guard<std::mutex> lk(gangs_.mu);
+    if (gangs_.queue.empty() || gangs_.active.load(std::memory_order_acquire) >= 0) return;
+    idx = gangs_.queue.front();
+    gangs_.queue.pop_front();
+    gangs_.pending.fetch_sub(1, std::memory_order_seq_cst);
+    gangs_.active.compare_exchange_strong(none, static_cast<int64_t>(idx), std::memory_order_seq_cst);
+  }
+  for (int t = 0; t < 2; ++t)
+    if (ring.at(idx).need[t]) idle_[t].notify_all();
+  gang_idle_.notify_all();
+}
+
+bool WorkerPool::join_gang(int type, TaskRing& ring, uint32_t& idx, uint32_t& member) {
+  int64_t g = gangs_.active.load(std::memory_order_acquire);
+  if (g < 0) {
+    activate_gang(ring);
+    g = gangs_.active.load(std::memory_order_acquire);
+    if (g < 0) return false;
+  }
+  TaskSlot& s = ring.at(static_cast<uint32_t>(g));
+  if (s.claimed[type].load(std::memory_order_relaxed) >= s.need[type]) return false;
+  member = s.claimed[type].fetch_add(1, std::memory_order_acq_rel);
+  if (member >= s.need[type]) return false;
+  const uint32_t total = s.need[0] + s.need[1];
+  if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
+    gangs_.active.store(-1, std::memory_order_seq_cst);
+    s.go.store(true, std::memory_order_release);
+    activate_gang(ring);
+  } else {
+    uint32_t spins = 0;
+    while (!s.go.load(std::memory_order_acquire)) {
+      if (++spins < 4000) cpu_relax();
+      else std::this_thread::yield();
+    }
+  }
+  idx = static_cast<uint32_t>(g);
+  return true;
+}
+
+}  // namespace pto2::detail

@@ -1,0 +1,167 @@
+// worker_pool.h — the threads that run tasks and the queues that feed them: a ready queue per
+// core type, the workers (spin briefly, then park, between tasks), gang assembly (mixed and
+// sync_start tasks start all their blocks at once) with the helper threads a gang wider than
+// the workers needs, and the per-thread counters.
+//
+//     WorkerPool pool(1, 2, 0, ring.size());            // 1 AIC, 2 AIV workers
+//     pool.start([&](int w) { /* the owner's worker loop: pool.next(...), run, retire */ });
+//     pool.push(1, idx);                                  // slot idx is ready for an AIV worker
+//     pool.shutdown();                                    // joins every thread
+//
+// What a task is and how it runs is the owner's (Engine: workers.cpp, completion.cpp); the pool
+// only moves slot indices. Gang state lives in the task's slot: the gang methods read the ring.
+//
+// Layout: the queues, the parked-worker counts, the spinning counts and the gang queue each
+// have their own cache line: spinning_ changes whenever a worker runs dry, idle_ is read by
+// every push, gangs_ by every worker loop.
+#pragma once
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "task_ring.h"
+#include "util.h"
+
+namespace pto2::detail {
+
+/// No task (a worker's empty "next" slot).
+constexpr uint32_t kNoTask = UINT32_MAX;
+
+/// Counters of one thread (a worker, the orchestrator, or a gang helper); its own line.
+struct alignas(64) WorkerStats {
+  std::atomic<uint64_t> completed{0};
+  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
+  uint64_t undeferred = 0;  // kernel runs at submission (not counted in `executed`)
+  uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
+  std::atomic<bool> busy{false};
+};
+
+/// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.
+struct GangQueue {
+  std::mutex mu;
+  std::deque<uint32_t> queue;            // slot indices, under mu
+  std::atomic<int64_t> active{-1};       // the slot being assembled, or -1
+  std::atomic<uint32_t> pending{0};      // queue.size(), readable without the lock
+};
+
+class WorkerPool {
+ public:
+  /// `aic` + `aiv` workers, room for `max_helpers` gang helpers, queues of `capacity` entries.
+  /// No thread runs before start().
+  WorkerPool(uint32_t aic, uint32_t aiv, uint32_t max_helpers, uint32_t capacity);
+  /// Starts the workers: worker w runs body(w) until it returns (after shutdown()).
+  template <class F>
+  void start(F body) {
+    for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([body, w] { body(static_cast<int>(w)); });
+  }
+  /// Wakes and joins every thread (the owner has raised its failure flag: queued work is
+  /// cancelled, not run).
+  void shutdown();
+  ~WorkerPool() { shutdown(); }
+
+  // ---- threads. Stats indices: [0, workers()) workers, workers() the orchestrator thread,
+  // then gang helpers.
+  uint32_t workers() const { return n_workers_; }
+  /// Workers of core type `t` (0 AIC, 1 AIV).
+  uint32_t of_type(int t) const { return n_type_[t]; }
+  /// The core type of thread `worker` (a worker or a gang helper).
+  int type_of(uint32_t worker) const {
+    return worker < n_workers_ ? worker_type_[worker] : helper_type_[worker - n_workers_ - 1];
+  }
+  /// The thread `worker` in words ("AIV worker", "the orchestrator thread (helping)", ...).
+  std::string where(int worker) const;
+  /// Stats entries in use (workers, orchestrator, helpers started so far); any thread.
+  uint32_t n_stats() const { return n_stats_.load(std::memory_order_acquire); }
+  WorkerStats& stats(uint32_t i) { return wstats_[i]; }
+  /// The orchestrator thread's counters (undeferred runs, tasks it ran while helping).
+  WorkerStats& orchestrator_stats() { return wstats_[n_workers_]; }
+  const WorkerStats& stats(uint32_t i) const { return wstats_[i]; }
+  /// Tasks retired so far by all threads (the sum of `completed`).
+  uint64_t retired() const;
+  /// Some thread is running a kernel now.
+  bool any_busy() const;
+
+  // ---- ready queues
+  /// Queues slot `idx` for core type `t` and wakes a parked worker unless a spinning one will
+  /// find it.
+  void push(int t, uint32_t idx) {
+    while (!ready_[t].push(idx)) cpu_relax();
+    // Dekker pairing with the worker's spinning_ decrement + prepare() + empty_now(). push()
+    // claimed its cell with a seq_cst read-modify-write, a full barrier: no fence here (an
+    // mfence per task). The parked count is read first: it changes only when a worker parks or
+    // wakes, so while every worker is awake this costs no cache miss (spinning_ changes with
+    // every task a worker picks up).
+    if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
+  }
+  bool pop(int t, uint32_t& idx) { return ready_[t].pop(idx); }
+  /// At least `n` tasks are queued for type `t`; `head_seen` is the caller's cache of the
+  /// queue's head (MpmcQueue::size_at_least).
+  bool queued_at_least(int t, size_t n, size_t& head_seen) const { return ready_[t].size_at_least(n, head_seen); }
+  enum class Next { kTask, kAgain, kShutdown };
+  /// A worker of type `type` asks for its next task: kTask (in `idx`), kAgain (a gang wants
+  /// it, or it was woken: ask again), kShutdown. Spins up to `spin_us`, then parks.
+  Next next(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us) {
+    if (ready_[type].pop(idx)) return Next::kTask;
+    return wait_for_task(type, idx, ring, spin_us);
+  }
+  /// Wakes every parked worker (a failure: they cancel what is queued).
+  void wake_all() {
+    for (int t = 0; t < 2; ++t) idle_[t].notify_all();
+  }
+
+  // ---- gangs
+  /// Queues the gang task in slot `idx` and activates it if no gang is being assembled.
+  void enqueue_gang(uint32_t idx, const TaskRing& ring);
+  /// A gang is waiting for members of type `type` (or waits to be activated).
+  bool gang_wants(int type, const TaskRing& ring) const {
+    const int64_t g = gangs_.active.load(std::memory_order_acquire);
+    if (g < 0) return gangs_.pending.load(std::memory_order_acquire) > 0;
+    const TaskSlot& s = ring.at(static_cast<uint32_t>(g));
+    return s.claimed[type].load(std::memory_order_relaxed) < s.need[type];
+  }
+  /// Joins the active gang as a member of type `type` and waits until all members are there:
+  /// true with the gang's slot in `idx` and this member's number in `member` (the caller runs
+  /// its block); false if the gang needs no more members of this type.
+  bool join_gang(int type, TaskRing& ring, uint32_t& idx, uint32_t& member);
+  /// Starts gang helper threads until `members` threads of type `type` can join a gang; helper
+  /// `i` (its stats index) runs body(i, type). Orchestrator thread.
+  template <class F>
+  void ensure_helpers(int type, uint32_t members, F body) {
+    while (n_type_[type] + n_helpers_[type] < members) {
+      const uint32_t index = n_stats_.load(std::memory_order_relaxed);
+      helper_type_[index - n_workers_ - 1] = type;
+      n_stats_.store(index + 1, std::memory_order_release);
+      ++n_helpers_[type];
+      gang_helpers_.emplace_back([body, index, type] { body(static_cast<int>(index), type); });
+    }
+  }
+  /// A gang helper with nothing to join parks until a gang wants its type; false at shutdown.
+  bool park_helper(int type, const TaskRing& ring);
+
+ private:
+  Next wait_for_task(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
+  void activate_gang(const TaskRing& ring);
+
+  uint32_t n_workers_ = 0;
+  uint32_t n_type_[2] = {0, 0};
+  MpmcQueue<uint32_t> ready_[2];  // by core type
+  alignas(64) WaitPoint idle_[2];  // parked workers by core type
+  alignas(64) std::atomic<int32_t> spinning_[2] = {};
+  alignas(64) GangQueue gangs_;
+  std::vector<std::thread> threads_;
+  std::vector<int> worker_type_;
+  std::unique_ptr<WorkerStats[]> wstats_;
+  std::atomic<uint32_t> n_stats_{0};        // entries of wstats_ in use
+  std::vector<std::thread> gang_helpers_;   // orchestrator thread only (and shutdown)
+  uint32_t n_helpers_[2] = {0, 0};
+  std::vector<int> helper_type_;            // core type, by stats index - n_workers_ - 1
+  WaitPoint gang_idle_;                     // parked gang helpers
+  std::atomic<bool> shutdown_{false};
+};
+
+}  // namespace pto2::detail
