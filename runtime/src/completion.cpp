@@ -76,7 +76,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
       n = next;
     }
     if (s.has_storages) {  // its line is the orchestrator's: not even read when empty
-      for (PTO2Storage* p : s.storages) pool_.task_release(p);
+      for (PTO2Storage* p : s.storages) scopes_.pool().task_release(p);
       s.storages.clear();
       s.has_storages = false;
     }

@@ -1,7 +1,8 @@
-// dependencies.cpp — dependency tracking: the tracker's record of tensor accesses (AUTO
-// scopes), the edges that link a new task into its producers' fan-out lists, and the waits
-// of get_tensor_data. All on the orchestrator thread, except the fan-out lists (lock-free,
-// closed by the retiring producer).
+// dependencies.cpp — dependency tracking (DependencyLinker, dependency_linker.h): the
+// tracker's record of tensor accesses (AUTO scopes), the edges that link a new task into its
+// producers' fan-out lists; and the Engine's use of it at submission (allocate_and_track) and
+// in the waits of get_tensor_data. All on the orchestrator thread, except the fan-out lists
+// (lock-free, closed by the retiring producer).
 #include <algorithm>
 
 #include "engine.h"
@@ -12,11 +13,11 @@ namespace pto2::detail {
 // Links node `n` (consumer's) into the producer's fan-out list. The caller holds a guard on
 // the consumer's fanin covering every candidate edge. False: the producer already retired (or
 // its slot holds a later task) — no edge, and the node stays unused.
-bool Engine::add_edge(uint64_t producer, EdgeNode* n) {
+bool DependencyLinker::add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n) {
   // Retired (or finished long ago): asked of the ring's compact arrays, not the producer's
   // slot, whose line the retiring worker has just written (a cross-core miss per edge).
-  if (!ring_.is_live(producer)) return false;
-  TaskSlot& p = ring_.slot_of(producer);
+  if (!ring.is_live(producer)) return false;
+  TaskSlot& p = ring.slot_of(producer);
   EdgeNode* head = p.fanout.load(std::memory_order_acquire);
   do {
     if (head == kClosed) return false;
@@ -60,22 +61,21 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
 // The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
 // previous occupant retired (so did all its producers, the only readers of its nodes).
-uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
-                            uint32_t candidates) {
+uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
+                                      const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace) {
   const size_t n_auto = dep_scratch_.size();
   uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
   if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
   EdgeNode* nodes = s.in_edges.data();
-  const bool trace = opt_.trace_;
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   for (size_t i = 0; i < n_auto; ++i) {
-    if (trace) counters_.trace_edges.emplace_back(dep_scratch_[i], raw);
+    if (trace) trace_edges_.emplace_back(dep_scratch_[i], raw);
     nodes[edges_added].consumer = idx;
-    if (add_edge(dep_scratch_[i], &nodes[edges_added])) ++edges_added;
+    if (add_edge(ring, dep_scratch_[i], &nodes[edges_added])) ++edges_added;
   }
-  counters_.auto_edges += edges_added;
+  auto_edges_ += edges_added;
   const uint32_t auto_added = edges_added;
   // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place
   // (an earlier one that was automatic makes this one automatic too).
@@ -87,17 +87,17 @@ uint32_t Engine::link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2:
     for (uint32_t j = 0; j < k; ++j) dup |= ex[j].raw == d;
     if (dup) continue;
     dep_scratch_.push_back(d);
-    if (trace) counters_.trace_edges.emplace_back(d, raw);
+    if (trace) trace_edges_.emplace_back(d, raw);
     nodes[edges_added].consumer = idx;
-    if (add_edge(d, &nodes[edges_added])) ++edges_added;
+    if (add_edge(ring, d, &nodes[edges_added])) ++edges_added;
   }
-  counters_.explicit_edges += edges_added - auto_added;
+  explicit_edges_ += edges_added - auto_added;
   return edges_added;
 }
 
 
 // Deferred path, before publishing: allocates the runtime outputs (into `out`) and records
-// every access in the tracker, leaving the tasks to follow in dep_scratch_ (unique).
+// every access in the tracker, leaving the tasks to follow in linker_.producers() (unique).
 // Returns the predicate's element (kept alive like a tensor), or nullptr. An abort here (out
 // of memory) leaves the slot unpublished: the id is simply never used.
 const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
@@ -108,13 +108,18 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
     PTO2Storage* st = alloc_storage(t.nbytes());
     t.data = st->data;
     t.storage = st;
-    scopes_.back().allocs.push_back(st);
+    scopes_.adopt(st);
     out.tensors_.push_back(t);
   }
   // The Arg's copy is hot in this core's cache; the slot's may still be on the core that ran
   // the slot's previous task. Runtime-allocated outputs exist only in the slot.
   const Tensor* ts = params.has_new_output() ? s.tensors.data() : params.tensors().data();
-  untracked_write = track_tensors(ts, params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  untracked_write = linker_.track_tensors(ring_, ts, params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  return linker_.track_predicate(ring_, params, raw, manual_scope);
+}
+
+const Tensor* DependencyLinker::track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw,
+                                                bool manual_scope) {
   if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
   // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
   // element's writer like any other read.
@@ -123,7 +128,7 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   e.offset = params.predicate().element;
   for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
   if (!manual_scope && !e.manual_dep) {
-    tracker_.access(e, true, false, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    tracker_.access(e, true, false, raw, dep_scratch_, [&ring](uint64_t r) { return ring.is_live(r); });
     dedup_producers(dep_scratch_);
   }
   return &e;
@@ -131,7 +136,8 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
 
 // Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks
 // they must follow to dep_scratch_ (deduplicated). True if a write goes untracked.
-bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope) {
+bool DependencyLinker::track_tensors(const TaskRing& ring, const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
+                                     uint64_t raw, bool manual_scope) {
   bool untracked_write = false;
   if (manual_scope) {  // nothing is tracked in a MANUAL scope
     for (uint32_t i = 0; i < n; ++i) untracked_write |= dirs[i] != PTO2ArgDir::INPUT;
@@ -146,16 +152,16 @@ bool Engine::track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n,
       untracked_write |= write;
       continue;
     }
-    tracker_.access(t, read, write, raw, dep_scratch_, [this](uint64_t r) { return is_live(r); });
+    tracker_.access(t, read, write, raw, dep_scratch_, [&ring](uint64_t r) { return ring.is_live(r); });
   }
   dedup_producers(dep_scratch_);
   return untracked_write;
 }
 
 // True if a tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
-bool Engine::tensors_must_wait(const Arg& params, bool manual_scope) {
+bool DependencyLinker::tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope) {
   if (manual_scope) return false;
-  const auto live = [this](uint64_t r) { return is_live(r); };
+  const auto live = [&ring](uint64_t r) { return ring.is_live(r); };
   for (uint32_t i = 0; i < params.tensor_count(); ++i) {
     const Tensor& t = params.tensors()[i];
     const PTO2ArgDir d = params.dirs()[i];
@@ -165,10 +171,17 @@ bool Engine::tensors_must_wait(const Arg& params, bool manual_scope) {
   return false;
 }
 
-bool Engine::any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids) {
+bool DependencyLinker::any_live(const TaskRing& ring, const pto2::SmallVec<PTO2TaskId, 8>& ids) {
   for (const PTO2TaskId& d : ids)
-    if (is_live(d.raw)) return true;
+    if (ring.is_live(d.raw)) return true;
   return false;
+}
+
+void DependencyLinker::element_producers(const TaskRing& ring, const Tensor& t, const int64_t* idx, bool for_write,
+                                         std::vector<uint64_t>& out) {
+  const auto live = [&ring](uint64_t r) { return ring.is_live(r); };
+  if (for_write) tracker_.accessors_of(t.data, Region::element(t, idx), out, live);
+  else tracker_.writers_of(t.data, Region::element(t, idx), out, live);
 }
 
 void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write) {
@@ -181,8 +194,7 @@ void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* id
       abort_orchestration("get_tensor_data: index " + std::to_string(idx[i]) + " out of range on axis " +
                           std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
   std::vector<uint64_t> writers;   // set_tensor_data also waits for the element's readers
-  if (for_write) tracker_.accessors_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
-  else tracker_.writers_of(t.data, Region::element(t, idx), writers, [this](uint64_t r) { return is_live(r); });
+  linker_.element_producers(ring_, t, idx, for_write, writers);
   for (uint64_t w : writers)
     orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
   if (untracked_live_.load(std::memory_order_acquire) > 0)

@@ -126,9 +126,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     return res;
   }
   failure_.reset();
-  counters_.submitted = counters_.dummy = counters_.auto_edges = counters_.explicit_edges = 0;
+  counters_.submitted = counters_.dummy = 0;
+  linker_.begin_run();
   publish_submitted();
-  counters_.trace_edges.clear();
   counters_.trace_tasks.clear();
   counters_.trace_sites.clear();
   counters_.trace_orch.clear();
@@ -149,7 +149,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   if (opt_.race_check_ == RaceCheck::Off) race_.reset();
   else if (!race_) race_.reset(new RaceChecker);
   if (race_) race_->begin_run(next_raw_, args);
-  pool_.reset_peak();
+  scopes_.pool().reset_peak();
   register_run(this);
   run_start_ns_ = now_ns();
 
@@ -157,7 +157,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   // orchestrator thread for the run's duration.
   Engine* const outer = tl_current;  // a run started from another runtime's orchestration
   tl_current = this;
-  scopes_.push_back(Scope{PTO2ScopeMode::AUTO, {}});
+  scopes_.open_run();
   try {
     entry(args);
   } catch (RunAborted&) {
@@ -166,34 +166,30 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   } catch (...) {
     fail("orchestration entry threw an unknown exception");
   }
-  while (scopes_.size() > 1) scope_end();
+  while (scopes_.depth() > 1) scope_end();
   // The outermost scope's tensors are released once the run's tasks have all finished.
-  run_allocs_ = std::move(scopes_.back().allocs);
-  scopes_.clear();
+  scopes_.close_run();
 
   wait_for_tail();
   tl_current = outer;
   unregister_run(this);
-  if (inflight() == 0) {  // (after a deadlock, stuck tasks may still reference them)
-    for (PTO2Storage* st : run_allocs_) pool_.scope_release(st);
-    run_allocs_.clear();
-  }
+  if (inflight() == 0) scopes_.release_run_allocs();  // (after a deadlock, stuck tasks may still reference them)
   drain_released();
-  tracker_.clear();
+  linker_.end_run();
 
   res.wall_seconds = static_cast<double>(now_ns() - run_start_ns_) * 1e-9;
   res.tasks_submitted = counters_.submitted;
   res.tasks_dummy = counters_.dummy;
-  res.auto_edges = counters_.auto_edges;
-  res.explicit_edges = counters_.explicit_edges;
+  res.auto_edges = linker_.auto_edges();
+  res.explicit_edges = linker_.explicit_edges();
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
     const WorkerStats& ws = workers_.stats(w);
     res.tasks_executed += ws.executed + ws.undeferred;  // undeferred ones ran too
     res.tasks_skipped += ws.skipped;
     res.tasks_undeferred += ws.undeferred;
   }
-  res.peak_bytes = pool_.peak_bytes();
-  res.pool_bytes = pool_.pool_bytes();
+  res.peak_bytes = scopes_.pool().peak_bytes();
+  res.pool_bytes = scopes_.pool().pool_bytes();
   for (uint32_t k = 0; k < 16; ++k) {
     if (timing_[k].tasks.load() == 0) continue;
     res.timing_slots.push_back(TimingSlotSpan{k, timing_[k].tasks.load(),

@@ -28,10 +28,10 @@
 #include <thread>
 #include <vector>
 
-#include "dep_tracker.h"
+#include "dependency_linker.h"
 #include "failure.h"
 #include "kernel_table.h"
-#include "memory_pool.h"
+#include "scope_stack.h"
 #include "pto_orchestration_api.h"
 #include "task_ring.h"
 #include "util.h"
@@ -78,16 +78,9 @@ struct OrchSpan {
   int64_t start_ns, end_ns;
 };
 
-struct Scope {
-  PTO2ScopeMode mode;
-  std::vector<PTO2Storage*> allocs;
-  int64_t start_ns = 0;  // trace only
-};
-
 /// Counters of the current run (orchestrator thread; read by run() at the end).
 struct RunCounters {
-  uint64_t submitted = 0, dummy = 0, auto_edges = 0, explicit_edges = 0;
-  std::vector<std::pair<uint64_t, uint64_t>> trace_edges;  // producer -> consumer (trace only)
+  uint64_t submitted = 0, dummy = 0;
   std::vector<std::pair<uint64_t, int32_t>> trace_tasks;   // raw -> kernel id for names (trace only)
   std::vector<OrchSpan> trace_orch;                         // submissions and scopes (trace only)
   // raw -> the DSL line of its submission (PTO2_SOURCE_SITE; the file name is a literal of the
@@ -142,13 +135,13 @@ class Engine {
 
   // ---- race checker (race_checker.h): null unless RuntimeOptions::race_check is on
   RaceChecker* race() const { return race_.get(); }
-  bool in_manual_scope() const { return scopes_.back().mode == PTO2ScopeMode::MANUAL; }
+  bool in_manual_scope() const { return scopes_.in_manual(); }
   void set_race_check(RaceCheck mode) { opt_.race_check_ = mode; }
   /// The producers the last submit() linked the task after (automatic, then explicit; empty
   /// for a task run undeferred). The race checker verifies them (RaceChecker::on_runtime_edges).
-  const std::vector<uint64_t>& last_submit_deps() const { return dep_scratch_; }
+  const std::vector<uint64_t>& last_submit_deps() const { return linker_.producers(); }
   /// Task `raw` was submitted and has not retired (orchestrator thread).
-  bool task_live(uint64_t raw) const { return is_live(raw); }
+  bool task_live(uint64_t raw) const { return ring_.is_live(raw); }
 
  private:
   std::string describe(uint64_t raw) { return describe_slot(ring_.slot_of(raw), raw); }
@@ -173,18 +166,12 @@ class Engine {
   void run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params);
 
-  // ---- dependency tracking (dependencies.cpp)
+  // ---- dependency tracking (dependencies.cpp; the linker is dependency_linker.h)
   bool is_live(uint64_t raw) const { return ring_.is_live(raw); }
-  bool add_edge(uint64_t producer, EdgeNode* n);
-  /// Links the task in slot `idx` after dep_scratch_ (automatic) and `edeps` (explicit);
-  /// returns the number of edges added. The caller holds the fan-in guard.
-  uint32_t link_edges(TaskSlot& s, uint32_t idx, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
-                      uint32_t candidates);
+  /// Allocates the task's runtime outputs (into `out`) and records its accesses in the
+  /// linker; returns the predicate's element (kept alive like a tensor), or nullptr.
   const Tensor* allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
                                    TaskOutputTensors& out, bool& untracked_write);
-  bool track_tensors(const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw, bool manual_scope);
-  bool tensors_must_wait(const Arg& params, bool manual_scope);
-  bool any_live(const pto2::SmallVec<PTO2TaskId, 8>& ids);
 
   // ---- scopes and memory (scopes.cpp)
   PTO2Storage* alloc_storage(size_t bytes);
@@ -270,12 +257,8 @@ class Engine {
   RunCounters counters_;
 
   // ---- dependency tracking, scopes and memory (orchestrator thread)
-  DepTracker tracker_;
-  std::vector<uint64_t> dep_scratch_;  // the producers of the task being submitted
-  Tensor pred_scratch_ = pto2::TensorFactory::blank();  // the element a predicate reads
-  MemoryPool pool_;
-  std::vector<Scope> scopes_;
-  std::vector<PTO2Storage*> run_allocs_;  // the outermost scope's, released after the tail
+  DependencyLinker linker_;  // tracker, the producers of the task being submitted, edges
+  ScopeStack scopes_;        // PTO2_SCOPE nesting, runtime tensors and their memory pool
 
   WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)
   std::vector<std::vector<TraceEvent>> trace_;  // per worker

@@ -1,5 +1,6 @@
-// scopes.cpp — scopes and runtime-allocated tensors: PTO2_SCOPE nesting, alloc_tensors and
-// the memory limit (allocation waits for released storage while tasks are in flight).
+// scopes.cpp — the Engine's use of its ScopeStack (scope_stack.h): PTO2_SCOPE nesting,
+// alloc_tensors and the memory limit (allocation waits for released storage while tasks are
+// in flight).
 #include "engine.h"
 #include "race_checker.h"
 #include "watchdog.h"
@@ -7,7 +8,7 @@
 namespace pto2::detail {
 
 void Engine::drain_released() {
-  pool_.drain([this](void* data) { tracker_.erase(data); });
+  scopes_.pool().drain([this](void* data) { linker_.forget(data); });
 }
 
 PTO2Storage* Engine::alloc_storage(size_t bytes) {
@@ -15,43 +16,43 @@ PTO2Storage* Engine::alloc_storage(size_t bytes) {
   if (bytes > opt_.memory_limit_)
     abort_orchestration("allocation of " + std::to_string(bytes) + " bytes exceeds the memory limit of " +
                         std::to_string(opt_.memory_limit_) + " bytes");
-  PTO2Storage* s = pool_.try_alloc(bytes, opt_.memory_limit_);
+  MemoryPool& pool = scopes_.pool();
+  PTO2Storage* s = pool.try_alloc(bytes, opt_.memory_limit_);
   while (!s) {
-    if (inflight() == 0 && !pool_.has_released())
-      abort_orchestration("out of memory: " + std::to_string(pool_.live_bytes()) +
+    if (inflight() == 0 && !pool.has_released())
+      abort_orchestration("out of memory: " + std::to_string(pool.live_bytes()) +
                           " bytes of runtime tensors are held by open scopes; the limit is " +
                           std::to_string(opt_.memory_limit_) + " bytes (allocating " + std::to_string(bytes) + ")");
-    orchestrator_wait([&] { return pool_.has_released() || inflight() == 0; },
+    orchestrator_wait([&] { return pool.has_released() || inflight() == 0; },
                       "memory (runtime tensors)");
     drain_released();
-    s = pool_.try_alloc(bytes, opt_.memory_limit_);
+    s = pool.try_alloc(bytes, opt_.memory_limit_);
   }
-  s->run_scoped = scopes_.size() == 1;
+  s->run_scoped = scopes_.at_run_level();
   if (race_) race_->on_alloc(s->data);
   return s;
 }
 
 void Engine::scope_begin(PTO2ScopeMode mode) {
   if (failed()) throw RunAborted{};
-  if (mode == PTO2ScopeMode::AUTO && !scopes_.empty() && scopes_.back().mode == PTO2ScopeMode::MANUAL)
+  if (mode == PTO2ScopeMode::AUTO && scopes_.depth() > 0 && scopes_.in_manual())
     abort_orchestration(
         "misuse: PTO2_SCOPE() (AUTO) opened inside a PTO2_SCOPE(PTO2ScopeMode::MANUAL) scope; an AUTO scope cannot "
         "nest in a MANUAL one (next task would be #" + std::to_string(next_raw_) + ")");
-  scopes_.push_back(Scope{mode, {}, opt_.trace_ ? now_ns() : 0});
+  scopes_.begin(mode, opt_.trace_ ? now_ns() : 0);
 }
 
 void Engine::scope_end() noexcept {
-  if (scopes_.empty()) return;
-  for (PTO2Storage* s : scopes_.back().allocs) pool_.scope_release(s);
-  // The run's outermost scope (scopes_[0]) is not a PTO2_SCOPE: no span.
-  if (opt_.trace_ && scopes_.size() > 1) {
+  if (scopes_.depth() == 0) return;
+  // The run's outermost scope is not a PTO2_SCOPE: no span.
+  if (opt_.trace_ && scopes_.depth() > 1) {
     try {
-      counters_.trace_orch.push_back(OrchSpan{OrchSpan::kScope, static_cast<uint8_t>(scopes_.back().mode), 0,
-                                              scopes_.back().start_ns, now_ns()});
+      counters_.trace_orch.push_back(OrchSpan{OrchSpan::kScope, static_cast<uint8_t>(scopes_.innermost().mode), 0,
+                                              scopes_.innermost().start_ns, now_ns()});
     } catch (...) {  // out of memory: the trace loses a span, the run goes on
     }
   }
-  scopes_.pop_back();
+  scopes_.end();
 }
 
 TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n) {
@@ -69,7 +70,7 @@ TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, ui
     PTO2Storage* s = alloc_storage(t.nbytes());
     t.data = s->data;
     t.storage = s;
-    scopes_.back().allocs.push_back(s);
+    scopes_.adopt(s);
     if (ci.has_initial_value) pto2::fill_elements(t.data, static_cast<size_t>(t.numel()), t.dtype, ci.initial_value);
     out.tensors_.push_back(t);
   }

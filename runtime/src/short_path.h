@@ -32,7 +32,7 @@ inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t k
   for (const PTO2TaskId& d : deps)
     if (!d.is_valid() || d.raw >= next_raw_) return Undeferred::kNotPlain;  // submit() reports it
   // With nothing in flight, every producer and every explicit dependency has finished.
-  if (!quiet() && (tensors_must_wait(params, scopes_.back().mode == PTO2ScopeMode::MANUAL) || any_live(deps)))
+  if (!quiet() && (linker_.tensors_must_wait(ring_, params, scopes_.in_manual()) || DependencyLinker::any_live(ring_, deps)))
     return Undeferred::kMustWait;
   const uint64_t raw = next_raw_++;
   ++counters_.submitted;

@@ -95,9 +95,9 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   const auto& edeps = params.dependencies();
 
   const int type = kind == TaskKind::AIC ? 0 : 1;
-  const bool manual_scope = scopes_.back().mode == PTO2ScopeMode::MANUAL;
+  const bool manual_scope = scopes_.in_manual();
   out.id_.raw = raw;
-  dep_scratch_.clear();
+  linker_.begin_task();
 
   // A single-block task that has nothing to wait for runs right here, undeferred, when the
   // workers have plenty queued already (as OpenMP runtimes do past their task throttle) or
@@ -115,7 +115,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
       !params.has_new_output() && (queue_full || kernels_.is_tiny(kernel));
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
-  if (may_run_undeferred && (quiet() || (!tensors_must_wait(params, manual_scope) && !any_live(edeps)))) {
+  if (may_run_undeferred && (quiet() || (!linker_.tensors_must_wait(ring_, params, manual_scope) && !DependencyLinker::any_live(ring_, edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     next_raw_++;
     ++counters_.submitted;
@@ -157,8 +157,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
   // make this task ready early; unused guard units are returned at the end.
-  const uint32_t candidates = static_cast<uint32_t>(dep_scratch_.size() + edeps.size());
-  const uint32_t edges_added = candidates ? link_edges(s, idx, raw, edeps, candidates) : 0;
+  const uint32_t candidates = static_cast<uint32_t>(linker_.producers().size() + edeps.size());
+  const uint32_t edges_added = candidates ? linker_.link_edges(ring_, s, idx, raw, edeps, candidates, opt_.trace_) : 0;
   ++counters_.submitted;
   publish_submitted();
   if (kind == TaskKind::DUMMY) ++counters_.dummy;

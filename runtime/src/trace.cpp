@@ -132,7 +132,7 @@ bool Engine::write_trace(const std::string& path) const {
     f << buf;
   }
   uint64_t flow = 0;
-  for (const auto& edge : counters_.trace_edges) {
+  for (const auto& edge : linker_.trace_edges()) {
     auto p = spans.find(edge.first);
     auto c = spans.find(edge.second);
     if (p == spans.end() || c == spans.end()) continue;
