@@ -84,10 +84,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
     s.free.store(true, std::memory_order_release);
     // Own counter (no shared cache line); release: waiters that see it see the retirement.
     st.completed.store(st.completed.load(std::memory_order_relaxed) + 1, std::memory_order_release);
-    if (progress_.has_waiters()) {
-      const uint64_t a = wake_on_[0].load(std::memory_order_relaxed);
-      if (a == 0 || raw == a || raw == wake_on_[1].load(std::memory_order_relaxed)) progress_.notify_all();
-    }
+    watchdog_.on_retired(raw);
   }
 }
 

@@ -6,7 +6,6 @@
 #include <algorithm>
 
 #include "engine.h"
-#include "watchdog.h"
 
 namespace pto2::detail {
 

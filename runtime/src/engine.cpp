@@ -39,7 +39,8 @@ Engine::Engine(const RuntimeOptions& opt)
     : opt_(checked(opt)),
       kernels_(static_cast<int64_t>(opt.inline_below_ns_)),
       ring_(opt.task_ring_size_),
-      workers_(opt.aic_workers_, opt.aiv_workers_, max_gang_helpers(opt), ring_.size()) {
+      workers_(opt.aic_workers_, opt.aiv_workers_, max_gang_helpers(opt), ring_.size()),
+      watchdog_(opt.deadlock_timeout_ms_) {
   n_cores_[0] = std::max(opt.aic_cores_, workers_.of_type(0));
   n_cores_[1] = std::max(opt.aiv_cores_, workers_.of_type(1));
   const uint32_t min_pair = std::min(workers_.of_type(0), workers_.of_type(1));
@@ -86,7 +87,7 @@ std::string KernelTable::describe(int32_t k) const {
 
 void Engine::fail(const std::string& msg) {
   failure_.record(msg);
-  progress_.notify_all();
+  watchdog_.wake();
   workers_.wake_all();
 }
 
@@ -94,7 +95,7 @@ void Engine::fail(const std::string& msg) {
 // run() turns the flag into the run's message.
 void Engine::cancel() noexcept {
   failure_.cancel();
-  progress_.notify_all();
+  watchdog_.wake();
   workers_.wake_all();
 }
 

@@ -35,6 +35,7 @@
 #include "pto_orchestration_api.h"
 #include "task_ring.h"
 #include "util.h"
+#include "watchdog.h"
 #include "worker_pool.h"
 
 namespace pto2::detail {
@@ -200,15 +201,27 @@ class Engine {
                    uint32_t side, std::string& err, uint64_t raw) const;
   void finish_blocks(uint32_t idx, uint32_t n, int worker_type, uint32_t* local_next, int worker);
 
-  // ---- watchdog (watchdog.cpp)
-  enum class WaitEnd { kReady, kFailed, kStalled };
-  /// Waits until ready() holds, running ready tasks meanwhile (spinning first when `spin`).
-  /// kFailed: the run failed (only when `stop_on_failure`); kStalled: no task made progress for
-  /// deadlock_timeout_ms while no worker was busy and ready() still did not hold.
+  // ---- waiting (the loop is the Watchdog's, watchdog.h; what a stall means, watchdog.cpp)
+  /// What the watchdog asks of the engine while the orchestrator waits.
+  struct WaitHooks {
+    Engine& e;
+    bool help_one() { return e.help_one(); }
+    uint64_t progress() const { return e.progress(); }
+    bool failed() const { return e.failed(); }
+    bool any_busy() const { return e.workers_.any_busy(); }
+  };
+  /// The orchestrator waits (inside submission, allocation or get_tensor_data) for `what`:
+  /// throws RunAborted if the run fails meanwhile; a stall is a deadlock (fails the run).
   template <class Pred>
-  WaitEnd wait_for_progress(Pred&& ready, bool spin, bool stop_on_failure, int64_t poll_ns);
-  template <class Pred>
-  void orchestrator_wait(Pred&& ready, const char* what);
+  void orchestrator_wait(Pred&& ready, const char* what) {
+    switch (watchdog_.wait(WaitHooks{*this}, ready, true, true, 2000000)) {
+      case Watchdog::WaitEnd::kReady: return;
+      case Watchdog::WaitEnd::kFailed: throw RunAborted{};
+      case Watchdog::WaitEnd::kStalled: orchestrator_stalled(what);
+    }
+  }
+  [[noreturn]] void orchestrator_stalled(const char* what);
+  /// Waits for every task of the run to retire; a stall fails the run and poisons the runtime.
   void wait_for_tail();
   uint64_t progress() const { return workers_.retired(); }  // tasks retired so far (all threads)
 
@@ -266,10 +279,7 @@ class Engine {
 
   // ---- completion and waiting (own lines: read or written at every retirement)
   alignas(64) std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write
-  alignas(64) WaitPoint progress_;                      // the orchestrator waits here for retirements
-  // While the orchestrator waits for task slots: the two task ids whose retirement may end
-  // the wait ([0] == 0: any retirement wakes a waiting orchestrator).
-  std::atomic<uint64_t> wake_on_[2] = {};
+  Watchdog watchdog_;  // the orchestrator's waits and their wake-ups; deadlock detection
 
   FailureState failure_;  // read by every thread per task, written once: its own line
 

@@ -3,7 +3,6 @@
 // in flight).
 #include "engine.h"
 #include "race_checker.h"
-#include "watchdog.h"
 
 namespace pto2::detail {
 

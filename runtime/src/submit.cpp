@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "engine.h"
-#include "watchdog.h"
 
 namespace pto2::detail {
 
@@ -196,12 +195,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
   // slot's or the batch's last slot's occupant wakes the orchestrator.
   const uint64_t batch = std::min<uint64_t>(ring_.size() / 8, 64);
   TaskSlot& last = ring_.slot_of(raw + batch - 1);
-  wake_on_[1].store(last.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  wake_on_[0].store(s.raw.load(std::memory_order_relaxed), std::memory_order_relaxed);
-  struct WakeOnAny {  // also when the wait throws (the run failed)
-    std::atomic<uint64_t>& a;
-    ~WakeOnAny() { a.store(0, std::memory_order_relaxed); }
-  } reset{wake_on_[0]};
+  Watchdog::WakeOnlyOn wake_on(watchdog_, s.raw.load(std::memory_order_relaxed), last.raw.load(std::memory_order_relaxed));
   orchestrator_wait([&] { return s.free.load(std::memory_order_acquire) && last.free.load(std::memory_order_acquire); },
                     "a free task slot (task ring full)");
   return s;
