@@ -48,7 +48,7 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
         ++st.skipped;
         if (race_) race_->on_skipped(raw);
         if (opt_.trace_)
-          trace_skips_[stats].push_back(SkipEvent{raw, s.kernel[1] >= 0 ? s.kernel[1] : s.kernel[0], now_ns(),
+          record_.skip(stats, SkipEvent{raw, s.kernel[1] >= 0 ? s.kernel[1] : s.kernel[0], now_ns(),
                                                   s.pred.element, s.pred.target, s.pred.op});
         break;
       case kCancel: ++st.cancelled; break;
@@ -116,16 +116,9 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   if (timed) {
     const int64_t t1 = now_ns();
     if (sampled) kernels_.record_ns(s.kernel[kernel_type], t1 - t0);
-    if (s.timing_slot >= 0) {
-      SlotTiming& tm = timing_[s.timing_slot];
-      int64_t cur = tm.start.load(std::memory_order_relaxed);
-      while (t0 < cur && !tm.start.compare_exchange_weak(cur, t0)) {}
-      cur = tm.end.load(std::memory_order_relaxed);
-      while (t1 > cur && !tm.end.compare_exchange_weak(cur, t1)) {}
-      if (block == 0) tm.tasks.fetch_add(1, std::memory_order_relaxed);
-    }
+    if (s.timing_slot >= 0) record_.time_slot(s.timing_slot, t0, t1, block == 0);
     if (opt_.trace_)
-      trace_[static_cast<size_t>(worker)].push_back(TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
+      record_.block(static_cast<uint32_t>(worker), TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
   }
 }
 

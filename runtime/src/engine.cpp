@@ -48,8 +48,7 @@ Engine::Engine(const RuntimeOptions& opt)
   for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && workers_.of_type(t) > 0;
   help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, workers_.workers());
   const uint32_t threads = workers_.workers() + 1 + max_gang_helpers(opt);
-  trace_.resize(threads);
-  trace_skips_.resize(threads);
+  record_.init(threads);
   workers_.start([this](int w) { worker_main(w); });
 }
 
@@ -99,6 +98,10 @@ void Engine::cancel() noexcept {
   workers_.wake_all();
 }
 
+void Engine::run_progress(uint64_t* submitted, uint64_t* completed) const noexcept {
+  sub_.progress([this] { return progress(); }, submitted, completed);
+}
+
 void Engine::abort_orchestration(const std::string& msg) {
   fail(msg);
   throw RunAborted{};
@@ -127,21 +130,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     return res;
   }
   failure_.reset();
-  counters_.submitted = counters_.dummy = 0;
+  sub_.begin_run();
   linker_.begin_run();
-  publish_submitted();
-  counters_.trace_tasks.clear();
-  counters_.trace_sites.clear();
-  counters_.trace_orch.clear();
-  if (opt_.trace_) {
-    for (auto& v : trace_) v.clear();
-    for (auto& v : trace_skips_) v.clear();
-  }
-  for (auto& ts : timing_) {
-    ts.start.store(INT64_MAX, std::memory_order_relaxed);
-    ts.end.store(0, std::memory_order_relaxed);
-    ts.tasks.store(0, std::memory_order_relaxed);
-  }
+  record_.begin_run(opt_.trace_);
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
     WorkerStats& ws = workers_.stats(w);
     ws.executed = ws.skipped = ws.cancelled = ws.dummy = ws.undeferred = 0;
@@ -149,10 +140,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   untracked_live_.store(0);
   if (opt_.race_check_ == RaceCheck::Off) race_.reset();
   else if (!race_) race_.reset(new RaceChecker);
-  if (race_) race_->begin_run(next_raw_, args);
+  if (race_) race_->begin_run(sub_.next_id(), args);
   scopes_.pool().reset_peak();
   register_run(this);
-  run_start_ns_ = now_ns();
+  record_.start(now_ns());
 
   // The entry runs on the calling thread (no thread is started per run): it is the
   // orchestrator thread for the run's duration.
@@ -178,9 +169,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   drain_released();
   linker_.end_run();
 
-  res.wall_seconds = static_cast<double>(now_ns() - run_start_ns_) * 1e-9;
-  res.tasks_submitted = counters_.submitted;
-  res.tasks_dummy = counters_.dummy;
+  res.wall_seconds = static_cast<double>(now_ns() - record_.start_ns()) * 1e-9;
+  res.tasks_submitted = sub_.submitted();
+  res.tasks_dummy = sub_.dummy();
   res.auto_edges = linker_.auto_edges();
   res.explicit_edges = linker_.explicit_edges();
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
@@ -191,12 +182,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   }
   res.peak_bytes = scopes_.pool().peak_bytes();
   res.pool_bytes = scopes_.pool().pool_bytes();
-  for (uint32_t k = 0; k < 16; ++k) {
-    if (timing_[k].tasks.load() == 0) continue;
-    res.timing_slots.push_back(TimingSlotSpan{k, timing_[k].tasks.load(),
-                                              static_cast<double>(timing_[k].start.load() - run_start_ns_) * 1e-3,
-                                              static_cast<double>(timing_[k].end.load() - run_start_ns_) * 1e-3});
-  }
+  res.timing_slots = record_.slot_spans();
   res.message = failure_.message();
   if (res.message.empty() && failure_.cancelled()) res.message = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
   if (race_) {  // the run has finished: decide its races on the recorded graph

@@ -32,7 +32,9 @@
 #include "failure.h"
 #include "kernel_table.h"
 #include "scope_stack.h"
+#include "submit_state.h"
 #include "pto_orchestration_api.h"
+#include "run_record.h"
 #include "task_ring.h"
 #include "util.h"
 #include "watchdog.h"
@@ -55,39 +57,6 @@ struct KernelCtxInternal {
   uint64_t raw;                      // the task (race checker: pto2_note_access)
 };
 
-struct TraceEvent {
-  uint64_t raw;
-  int32_t kernel;
-  uint32_t block;
-  int64_t start_ns, end_ns;
-};
-
-// A task retired without running because its predicate was false (trace only).
-struct SkipEvent {
-  uint64_t raw;
-  int32_t kernel;
-  int64_t ns;
-  int64_t element, target;  // the predicate: operand element (absolute offset) <op> target
-  PredicateOp op;
-};
-
-// A span on the orchestrator's track (trace only): one rt_submit_* call or one PTO2_SCOPE.
-struct OrchSpan {
-  enum Kind : uint8_t { kSubmit, kScope } kind;
-  uint8_t mode;     // kScope: PTO2ScopeMode
-  uint64_t raw;     // kSubmit: the task id
-  int64_t start_ns, end_ns;
-};
-
-/// Counters of the current run (orchestrator thread; read by run() at the end).
-struct RunCounters {
-  uint64_t submitted = 0, dummy = 0;
-  std::vector<std::pair<uint64_t, int32_t>> trace_tasks;   // raw -> kernel id for names (trace only)
-  std::vector<OrchSpan> trace_orch;                         // submissions and scopes (trace only)
-  // raw -> the DSL line of its submission (PTO2_SOURCE_SITE; the file name is a literal of the
-  // generated orchestration), for the trace's "source" args (trace only)
-  std::vector<std::pair<uint64_t, std::pair<const char*, int32_t>>> trace_sites;
-};
 
 class Engine {
   // The engine whose orchestration entry runs on this thread (initial-exec: one load, no call).
@@ -226,14 +195,13 @@ class Engine {
   uint64_t progress() const { return workers_.retired(); }  // tasks retired so far (all threads)
 
   /// Tasks submitted and not yet retired (orchestrator thread).
-  int64_t inflight() const { return static_cast<int64_t>(total_submitted_ - progress()); }
+  int64_t inflight() const { return sub_.inflight(progress()); }
   /// inflight() == 0, remembered while nothing is submitted to the workers (orchestrator thread).
   bool quiet() {
-    if (quiet_at_ == total_submitted_) return true;
-    if (inflight() != 0) return false;
-    quiet_at_ = total_submitted_;
-    return true;
+    return sub_.quiet([this] { return progress(); });
   }
+  /// At least `n` tasks are queued for core type `type` (orchestrator thread).
+  bool queued_at_least(int type, size_t n) { return workers_.queued_at_least(type, n, sub_.head_seen(type)); }
 
   // ---- configuration
   RuntimeOptions opt_;
@@ -248,34 +216,15 @@ class Engine {
 
   TaskRing ring_;  // read by every thread on every task: never on a line written per submission
 
-  // ---- submission (orchestrator thread). Written on every submission: these start a new
-  // cache line, so the workers' reads of the fields above (ring_, kernels_) never miss.
-  alignas(64) uint64_t next_raw_ = 1;  // next task id
-  uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
-  // Published for run_progress (relaxed stores by the orchestrator, one per submission):
-  // counters_.submitted of this run, and total_submitted_.
-  std::atomic<uint64_t> pub_submitted_{0};
-  std::atomic<uint64_t> pub_total_submitted_{0};
-  void publish_submitted() {
-    pub_submitted_.store(counters_.submitted, std::memory_order_relaxed);
-    pub_total_submitted_.store(total_submitted_, std::memory_order_relaxed);
-  }
-  uint64_t quiet_at_ = ~uint64_t(0);  // total_submitted_ when inflight() was last seen 0
-  // The head of each ready queue as last read by the orchestrator (MpmcQueue::size_at_least):
-  // the throttle asks about the queue's length on every submission.
-  size_t ready_head_seen_[2] = {0, 0};
-  /// At least `n` tasks are queued for core type `type` (orchestrator thread).
-  bool queued_at_least(int type, size_t n) { return workers_.queued_at_least(type, n, ready_head_seen_[type]); }
-  std::string undeferred_err_;    // a failing undeferred kernel's message
-  RunCounters counters_;
+  // Written on every submission: a new cache line (alignas), so the workers' reads of the
+  // fields above (ring_, kernels_) never miss.
+  SubmitState sub_;
 
   // ---- dependency tracking, scopes and memory (orchestrator thread)
   DependencyLinker linker_;  // tracker, the producers of the task being submitted, edges
   ScopeStack scopes_;        // PTO2_SCOPE nesting, runtime tensors and their memory pool
 
   WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)
-  std::vector<std::vector<TraceEvent>> trace_;  // per worker
-  std::vector<std::vector<SkipEvent>> trace_skips_;  // per worker, like trace_
 
   // ---- completion and waiting (own lines: read or written at every retirement)
   alignas(64) std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write
@@ -283,13 +232,7 @@ class Engine {
 
   FailureState failure_;  // read by every thread per task, written once: its own line
 
-  // ---- timing
-  int64_t run_start_ns_ = 0;
-  struct alignas(64) SlotTiming {
-    std::atomic<int64_t> start{INT64_MAX};
-    std::atomic<int64_t> end{0};
-    std::atomic<uint64_t> tasks{0};
-  } timing_[16];
+  RunRecord record_;  // trace events, orchestrator spans, timing slots of the last run
 
   std::mutex run_mu_;
   std::unique_ptr<RaceChecker> race_;

@@ -37,7 +37,7 @@ void Engine::scope_begin(PTO2ScopeMode mode) {
   if (mode == PTO2ScopeMode::AUTO && scopes_.depth() > 0 && scopes_.in_manual())
     abort_orchestration(
         "misuse: PTO2_SCOPE() (AUTO) opened inside a PTO2_SCOPE(PTO2ScopeMode::MANUAL) scope; an AUTO scope cannot "
-        "nest in a MANUAL one (next task would be #" + std::to_string(next_raw_) + ")");
+        "nest in a MANUAL one (next task would be #" + std::to_string(sub_.next_id()) + ")");
   scopes_.begin(mode, opt_.trace_ ? now_ns() : 0);
 }
 
@@ -46,8 +46,7 @@ void Engine::scope_end() noexcept {
   // The run's outermost scope is not a PTO2_SCOPE: no span.
   if (opt_.trace_ && scopes_.depth() > 1) {
     try {
-      counters_.trace_orch.push_back(OrchSpan{OrchSpan::kScope, static_cast<uint8_t>(scopes_.innermost().mode), 0,
-                                              scopes_.innermost().start_ns, now_ns()});
+      record_.scope(scopes_.innermost().mode, scopes_.innermost().start_ns, now_ns());
     } catch (...) {  // out of memory: the trace loses a span, the run goes on
     }
   }

@@ -6,13 +6,13 @@
 namespace pto2::detail {
 
 // A dependency-free single-block task run on the orchestrator thread at submission, reading
-// its arguments in place. It takes no slot and is neither in total_submitted_ nor in any
+// its arguments in place. It takes no slot and is neither in the ring's count nor in any
 // `completed` count: it is submitted and finished within the call, so it is never in flight.
 __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKind kind, int32_t kernel,
                                                                          const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = workers_.orchestrator_stats();
   if (__builtin_expect(++ws.runs % kSampleEvery == 0, 0)) return run_undeferred_timed(kind, kernel, params, raw, type);
-  std::string& err = undeferred_err_;  // empty; reused, so no string is made per task
+  std::string& err = sub_.undeferred_err();  // empty; reused, so no string is made per task
   call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), err, raw);
   if (__builtin_expect(!err.empty(), 0)) undeferred_failed(kind, kernel, raw, type, params);
@@ -30,13 +30,12 @@ inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t k
     return Undeferred::kNotPlain;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)
-    if (!d.is_valid() || d.raw >= next_raw_) return Undeferred::kNotPlain;  // submit() reports it
+    if (!d.is_valid() || d.raw >= sub_.next_id()) return Undeferred::kNotPlain;  // submit() reports it
   // With nothing in flight, every producer and every explicit dependency has finished.
   if (!quiet() && (linker_.tensors_must_wait(ring_, params, scopes_.in_manual()) || DependencyLinker::any_live(ring_, deps)))
     return Undeferred::kMustWait;
-  const uint64_t raw = next_raw_++;
-  ++counters_.submitted;
-  publish_submitted();
+  const uint64_t raw = sub_.take_id();
+  sub_.count_submitted();
   out.id_.raw = raw;
   run_undeferred_inline(kind, kernel, params, raw, type);
   return Undeferred::kRan;

@@ -85,7 +85,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                     TaskOutputTensors& out, bool undeferred_checked) {
   if (failed()) throw RunAborted{};
   const int64_t trace_t0 = opt_.trace_ ? now_ns() : 0;  // the submission's span on the orchestrator track
-  const uint64_t raw = next_raw_;
+  const uint64_t raw = sub_.next_id();
   bool gang = false;
   uint32_t need[2] = {0, 0};
   if (!plain_submission_valid(kind, aic_kernel, aiv_kernel, params, raw))
@@ -116,9 +116,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   // task runs undeferred): the tracker need not even be asked.
   if (may_run_undeferred && (quiet() || (!linker_.tensors_must_wait(ring_, params, manual_scope) && !DependencyLinker::any_live(ring_, edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
-    next_raw_++;
-    ++counters_.submitted;
-    publish_submitted();
+    sub_.take_id();
+    sub_.count_submitted();
     run_undeferred(kind, kernel, params, raw, type);
     return;
   }
@@ -127,7 +126,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   // guard) once the task's dependencies are known.
   TaskSlot& s = ring_.slot_of(raw).free.load(std::memory_order_acquire) ? ring_.slot_of(raw) : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
-  next_raw_++;
+  sub_.take_id();
   s.kind = kind;
   s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
   s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
@@ -158,9 +157,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   // make this task ready early; unused guard units are returned at the end.
   const uint32_t candidates = static_cast<uint32_t>(linker_.producers().size() + edeps.size());
   const uint32_t edges_added = candidates ? linker_.link_edges(ring_, s, idx, raw, edeps, candidates, opt_.trace_) : 0;
-  ++counters_.submitted;
-  publish_submitted();
-  if (kind == TaskKind::DUMMY) ++counters_.dummy;
+  sub_.count_submitted();
+  if (kind == TaskKind::DUMMY) sub_.count_dummy();
 
   // Release the guard: 1 + the candidate edges that were not added. A plain task (no gang,
   // predicate or dummy) that is ready now goes straight to its queue: what on_ready ->
@@ -176,12 +174,9 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
     const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
     if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) ready();
   }
-  if (opt_.trace_) {
-    counters_.trace_tasks.emplace_back(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1]);
-    if (params.source_file() && params.source_line() > 0)
-      counters_.trace_sites.emplace_back(raw, std::make_pair(params.source_file(), params.source_line()));
-    counters_.trace_orch.push_back(OrchSpan{OrchSpan::kSubmit, 0, raw, trace_t0, now_ns()});
-  }
+  if (opt_.trace_)
+    record_.submission(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1], params.source_file(),
+                       params.source_line(), trace_t0, now_ns());
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
   if (queue_over) help_one();
@@ -204,7 +199,7 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
 // Makes the claimed slot a live task: everything a worker reads once the task is ready, the
 // fan-in guard (1: released by submit once the edges are in), then the id (release).
 inline void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
-  ++total_submitted_;  // published with counters_.submitted by submit(), once the edges are linked
+  sub_.count_in_ring();  // published with the run's count by submit(), once the edges are linked
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = gang;
   s.has_pred = params.has_predicate();
@@ -260,17 +255,17 @@ void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& para
   const int64_t t0 = now_ns();
   call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
               params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
-              undeferred_err_, raw);
+              sub_.undeferred_err(), raw);
   kernels_.record_ns(kernel, now_ns() - t0);
-  if (!undeferred_err_.empty()) undeferred_failed(kind, kernel, raw, type, params);
+  if (!sub_.undeferred_err().empty()) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;
 }
 
 void Engine::undeferred_failed(TaskKind kind, int32_t kernel, uint64_t raw, int type, const Arg& params) {
   const int32_t ids[2] = {type == 0 ? kernel : -1, type == 1 ? kernel : -1};
   const std::string msg = describe_task(kind, ids, raw) + submitted_at(params.source_file(), params.source_line()) +
-                          " block 0/1 on the orchestrator thread (undeferred) failed: " + undeferred_err_;
-  undeferred_err_.clear();
+                          " block 0/1 on the orchestrator thread (undeferred) failed: " + sub_.undeferred_err();
+  sub_.undeferred_err().clear();
   fail(msg);
 }
 

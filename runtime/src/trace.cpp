@@ -47,7 +47,8 @@ bool Engine::write_trace(const std::string& path) const {
   std::ofstream f(path);
   if (!f) return false;
   char buf[1024];  // an event; a source name is a file name, not a path
-  auto us = [this](int64_t ns) { return static_cast<double>(ns - run_start_ns_) * 1e-3; };
+  const int64_t start_ns = record_.start_ns();
+  auto us = [start_ns](int64_t ns) { return static_cast<double>(ns - start_ns) * 1e-3; };
   f << "{\"traceEvents\": [\n";
   f << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,\"tid\":0,\"args\":{\"name\":\"pto2\"}}";
   uint32_t aic = 0, aiv = 0;
@@ -65,8 +66,8 @@ bool Engine::write_trace(const std::string& path) const {
   // Gang helper threads (started on demand for sync_start / mixed tasks) get tracks after the
   // timing slots' when they ran or retired anything.
   auto tid_of = [n_workers](uint32_t w) { return w <= n_workers ? w : w + 1; };
-  for (uint32_t w = n_workers + 1; w < trace_.size(); ++w) {
-    if (trace_[w].empty() && trace_skips_[w].empty()) continue;
+  for (uint32_t w = n_workers + 1; w < record_.blocks().size(); ++w) {
+    if (record_.blocks()[w].empty() && record_.skips()[w].empty()) continue;
     const bool is_aic = workers_.type_of(w) == 0;
     std::snprintf(buf, sizeof buf, ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":0,\"tid\":%u,\"args\":{\"name\":\"%s helper%u\"}}",
                   tid_of(w), is_aic ? "AIC" : "AIV", w - n_workers - 1);
@@ -77,7 +78,7 @@ bool Engine::write_trace(const std::string& path) const {
   };
   // `,"source":"prog.py:42"` for a task whose submission named its DSL line (pypto trace summary).
   std::unordered_map<uint64_t, std::string> sources;
-  for (const auto& [raw, site] : counters_.trace_sites)
+  for (const auto& [raw, site] : record_.sites())
     sources[raw] = ",\"source\":\"" + json_escape(std::string(site.first) + ":" + std::to_string(site.second)) + "\"";
   auto source_of = [&sources](uint64_t raw) -> const char* {
     auto it = sources.find(raw);
@@ -86,8 +87,8 @@ bool Engine::write_trace(const std::string& path) const {
   // first block (start, tid) and last end per task for flow arrows
   struct Span { int64_t start = INT64_MAX, end = 0; uint32_t start_tid = 0, end_tid = 0; };
   std::unordered_map<uint64_t, Span> spans;
-  for (uint32_t w = 0; w < trace_.size(); ++w) {  // n_workers: tasks the orchestrator ran; then helpers
-    for (const TraceEvent& e : trace_[w]) {
+  for (uint32_t w = 0; w < record_.blocks().size(); ++w) {  // n_workers: tasks the orchestrator ran; then helpers
+    for (const TraceEvent& e : record_.blocks()[w]) {
       const std::string name = kernel_name(e.kernel);
       std::snprintf(buf, sizeof buf,
                     ",\n{\"name\":\"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
@@ -99,7 +100,7 @@ bool Engine::write_trace(const std::string& path) const {
       if (e.start_ns < sp.start) { sp.start = e.start_ns; sp.start_tid = tid_of(w); }
       if (e.end_ns > sp.end) { sp.end = e.end_ns; sp.end_tid = tid_of(w); }
     }
-    for (const SkipEvent& e : trace_skips_[w]) {
+    for (const SkipEvent& e : record_.skips()[w]) {
       const char* op = predicate_op(e.op);
       f << ",\n{\"name\":\"" << json_escape(kernel_name(e.kernel)) << "\",\"cat\":\"skip\",\"ph\":\"i\",\"s\":\"t\",\"pid\":0";
       std::snprintf(buf, sizeof buf,
@@ -112,8 +113,8 @@ bool Engine::write_trace(const std::string& path) const {
     }
   }
   // The orchestrator's submissions and scopes (names of submitted tasks from trace_tasks).
-  std::unordered_map<uint64_t, int32_t> task_kernel(counters_.trace_tasks.begin(), counters_.trace_tasks.end());
-  for (const OrchSpan& o : counters_.trace_orch) {
+  std::unordered_map<uint64_t, int32_t> task_kernel(record_.tasks().begin(), record_.tasks().end());
+  for (const OrchSpan& o : record_.orchestrator()) {
     if (o.kind == OrchSpan::kSubmit) {
       auto k = task_kernel.find(o.raw);
       const int32_t kernel = k == task_kernel.end() ? -1 : k->second;
@@ -147,13 +148,13 @@ bool Engine::write_trace(const std::string& path) const {
     f << buf;
   }
   for (uint32_t k = 0; k < 16; ++k) {
-    if (timing_[k].tasks.load() == 0) continue;
-    const int64_t s = timing_[k].start.load(), e = timing_[k].end.load();
+    if (record_.slot(k).tasks.load() == 0) continue;
+    const int64_t s = record_.slot(k).start.load(), e = record_.slot(k).end.load();
     std::snprintf(buf, sizeof buf,
                   ",\n{\"name\":\"timing_slot_%u\",\"cat\":\"timing_slot\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                   "\"args\":{\"slot\":%u,\"tasks\":%llu}}",
                   k, n_workers + 1, us(s), static_cast<double>(e - s) * 1e-3, k,
-                  static_cast<unsigned long long>(timing_[k].tasks.load()));
+                  static_cast<unsigned long long>(record_.slot(k).tasks.load()));
     f << buf;
   }
   f << "\n]}\n";

@@ -4,17 +4,6 @@
 
 namespace pto2::detail {
 
-// Completed = submitted - in flight (undeferred tasks finish within their submission, so only
-// ring tasks are ever in flight); both read relaxed, clamped so a lagging read stays sensible.
-void Engine::run_progress(uint64_t* submitted, uint64_t* completed) const noexcept {
-  const uint64_t sub = pub_submitted_.load(std::memory_order_relaxed);
-  const uint64_t ring = pub_total_submitted_.load(std::memory_order_relaxed);
-  const uint64_t retired = progress();
-  const uint64_t inflight = ring > retired ? ring - retired : 0;
-  if (submitted) *submitted = sub;
-  if (completed) *completed = sub > inflight ? sub - inflight : 0;
-}
-
 // The orchestrator's wait for `what` stalled: the run deadlocked, and the stuck tasks keep
 // their slots (the runtime is poisoned).
 void Engine::orchestrator_stalled(const char* what) {
