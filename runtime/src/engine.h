@@ -1,31 +1,44 @@
-// engine.h — the state of a Runtime, and the map of the files that implement it.
+// engine.h — a Runtime's engine: the parts it is made of, and the map of the files that
+// implement them.
 //
-// Threads: the caller of run() is the orchestrator thread for that run (submit, scopes,
-// tracker, memory pool — all single-threaded state lives there; it also waits for the tail
-// and watches for deadlock), and N worker threads, alive as long as the Runtime (dispatch,
-// execute, complete; they spin briefly, then park, between tasks and between runs).
-// Cross-thread state is per-task atomics, the lock-free ready queues, the memory pool's
-// release stack, and a few counters.
+// Threads: the caller of run() is the orchestrator thread for that run (submission, scopes,
+// dependency tracking, the memory pool's allocations — all single-threaded state lives there;
+// it also waits for the tail and watches for deadlock), and N worker threads, alive as long as
+// the Runtime (dispatch, execute, complete; they spin briefly, then park, between tasks and
+// between runs). Cross-thread state is per-task atomics (the ring), the lock-free ready
+// queues, the memory pool's release stack, and a few counters.
 //
-// The parts, one file each:
-//   submit.cpp        submission: validation, the short (undeferred) path, slot claiming, publishing
+// The parts. Each is a plain member of Engine with its own state and header (no virtual
+// calls, no pointer to reach it: the per-task path pays nothing for the split); a part that
+// needs another's state gets it as an argument. Engine wires them together: the operations
+// that span parts (submit, retire, the worker loop, run) are its own, by file below.
+//   KernelTable       kernel_table.h       registered kernels and their sampled run times
+//   TaskRing          task_ring.h          task slots (TaskSlot), live/retired ids
+//   SubmitState       submit_state.h       next task id, run counts, progress publication
+//   DependencyLinker  dependency_linker.h  the tracker (AUTO), a task's producers, edge linking
+//   ScopeStack        scope_stack.h        PTO2_SCOPE nesting, runtime tensors, the memory pool
+//   WorkerPool        worker_pool.h/.cpp   ready queues, workers (spin, park), gangs, stats
+//   Watchdog          watchdog.h           the one wait-for-progress loop, deadlock detection
+//   FailureState      failure.h            the failure flag, first message, cancellation
+//   RunRecord         run_record.h         trace events, orchestrator spans, timing slots
+//
+// Engine's operations, one file each:
+//   submit.cpp        submission: validation, slot claiming, publishing, the undeferred path
 //   short_path.h      the inlined short path (try_submit_undeferred)
-//   dependencies.cpp  dependency tracking: tracker accesses, edge linking, get_tensor_data waits
-//   scopes.cpp        scopes and runtime-allocated tensors (memory back-pressure)
-//   workers.cpp       ready queues, the worker loop, gang (sync_start / mixed) assembly
-//   completion.cpp    running a block, completion and release of consumers (retire)
-//   watchdog.cpp      waiting for progress and deadlock detection (orchestrator waits, the tail)
-//   kernel_abi.cpp    the functions kernels call (ctx->fail, group flags)
-//   engine.cpp        construction, kernels, failure and cancellation, run()
-//   trace.cpp         the Chrome trace of the last run
+//   dependencies.cpp  DependencyLinker, allocate_and_track, get_tensor_data waits
+//   scopes.cpp        PTO2_SCOPE, alloc_tensors, the memory limit (allocation back-pressure)
+//   workers.cpp       what a thread does with a task: the worker loop, helping, gang members
+//   completion.cpp    running a block, retirement and release of consumers
+//   watchdog.cpp      what a stall means (deadlock in the orchestration, or at the tail)
+//   kernel_abi.cpp    the functions kernels call (ctx->fail, group flags, pto2_note_access)
+//   engine.cpp        construction, KernelTable, failure and cancellation, run()
+//   trace.cpp         the Chrome trace of the last run; task_graph.cpp its DOT graph
 #pragma once
 
 #include <atomic>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "dependency_linker.h"
@@ -114,7 +127,6 @@ class Engine {
   bool task_live(uint64_t raw) const { return ring_.is_live(raw); }
 
  private:
-  std::string describe(uint64_t raw) { return describe_slot(ring_.slot_of(raw), raw); }
   std::string describe_slot(const TaskSlot& s, uint64_t raw) const { return describe_task(s.kind, s.kernel, raw); }
   std::string describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const;
 
@@ -205,7 +217,7 @@ class Engine {
 
   // ---- configuration
   RuntimeOptions opt_;
-  uint32_t n_cores_[2] = {0, 0};  // modelled cores per type (>= n_type_): the widest sync_start gang
+  uint32_t n_cores_[2] = {0, 0};  // modelled cores per type (>= its workers): the widest sync_start gang
   uint32_t clusters_ = 0;
   size_t help_threshold_ = 32;
   // Per core type: orchestrator_helps, no trace (a traced task needs its slot), and workers
@@ -237,6 +249,11 @@ class Engine {
   std::mutex run_mu_;
   std::unique_ptr<RaceChecker> race_;
 };
+
+// The layout rules above, kept by the parts' own alignment: each starts a cache line.
+static_assert(alignof(SubmitState) >= 64 && alignof(WorkerPool) >= 64 && alignof(Watchdog) >= 64 &&
+                  alignof(FailureState) >= 64,
+              "a part written per submission or per task must not share a line with the ring or kernel table");
 
 // " submitted at prog.py:42" for a task whose submission named its DSL line, else "".
 inline std::string submitted_at(const char* file, int32_t line) {
