@@ -48,8 +48,8 @@ void Engine::retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_
         ++st.skipped;
         if (race_) race_->on_skipped(raw);
         if (opt_.trace_)
-          record_.skip(stats, SkipEvent{raw, s.kernel[1] >= 0 ? s.kernel[1] : s.kernel[0], now_ns(),
-                                                  s.pred.element, s.pred.target, s.pred.op});
+          record_.skip(stats, SkipEvent{raw, s.kernel[1] >= 0 ? s.kernel[1] : s.kernel[0], now_ns(), s.pred.element,
+                                        s.pred.target, s.pred.op});
         break;
       case kCancel: ++st.cancelled; break;
       default: ++st.dummy; break;
