@@ -1,0 +1,40 @@
+// The structured control-flow printer's loop headers and source sites (control_flow_printer.h;
+// the printer itself is a template there).
+#include "control_flow_printer.h"
+
+#include <string>
+
+namespace pypto::codegen::common {
+
+std::string CppSourceSiteArgs(const ir::Span& span) {
+  std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
+  for (char c : file) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+  }
+  return "\"" + quoted + "\", " + std::to_string(span.line);
+}
+
+std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
+                      const std::string& step, bool descending) {
+  return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + stop + "; " + var +
+         " += " + step + ")";
+}
+
+void RangeLoopPrologue(CppWriter& w, const RangeLoopNames& n, const std::string& start, const std::string& step,
+                       const std::string& stop, const ir::Span& span) {
+  w.line("const int64_t " + n.start + " = " + start + ";");
+  w.line("const int64_t " + n.step + " = " + step + ";");
+  w.line("const uint64_t " + n.count + " = pto2_range_count(" + n.start + ", " + stop + ", " + n.step + ", " +
+         CppSourceSiteArgs(span) + ");");
+}
+
+std::string RangeLoopHeader(const RangeLoopNames& n) {
+  return "for (uint64_t " + n.k + " = 0; " + n.k + " < " + n.count + "; ++" + n.k + ")";
+}
+
+std::string RangeLoopVarLine(const RangeLoopNames& n) {
+  return "const int64_t " + n.var + " = (int64_t)((uint64_t)" + n.start + " + " + n.k + " * (uint64_t)" + n.step + ");";
+}
+
+}  // namespace pypto::codegen::common
