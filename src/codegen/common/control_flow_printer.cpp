@@ -2,9 +2,27 @@
 // the printer itself is a template there).
 #include "control_flow_printer.h"
 
+#include <cctype>
 #include <string>
 
 namespace pypto::codegen::common {
+
+std::vector<std::string> CppIdentifiers(const std::string& text) {
+  auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    if (!ident_char(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && ident_char(text[j])) ++j;
+    const bool member = i > 0 && (text[i - 1] == '.' || text[i - 1] == ':' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
+    if (!member && !std::isdigit(static_cast<unsigned char>(text[i]))) out.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
 
 std::string CppSourceSiteArgs(const ir::Span& span) {
   std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;

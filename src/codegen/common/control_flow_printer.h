@@ -31,6 +31,7 @@
 //   a = a_next;
 //   b = b_next;
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,9 +53,15 @@ struct CarryMove {
   std::string temp_type = "auto";
   std::string temp_base;
   bool always_temp = false;   // snapshot even without a hazard (the kernel's scalar carries)
-  // A statement printed instead of `target = value;` (a tile copy); never takes a temporary.
-  std::string statement;
+  // Prints the write itself instead of `target = value;`, at the move's place among the
+  // assignments (a tile copy, an array copied slot by slot); never takes a temporary.
+  std::function<void()> print;
 };
+
+// The identifiers C++ text reads, for CarryMove::reads: "a_1 + n * (int64_t)b" -> {a_1, n,
+// int64_t, b}; a member or qualified name (`t.value()`, `TaskHandle::invalid()`) counts by its
+// first part only.
+std::vector<std::string> CppIdentifiers(const std::string& text);
 
 // `"prog.py", 12`: the DSL file (base name, quoted for a C++ string) and line of `span`, the
 // arguments of the run-time checks that name a DSL line (pto2_range_count, PTO2_SOURCE_SITE).
@@ -110,8 +117,9 @@ class ControlFlowPrinter : public CppWriter {
   virtual void bind_branch_results(const ir::IfStmt& s, const std::vector<Target>& results) = 0;
   // ---- bodies and yields ----
   virtual void print_body(const ir::StmtPtr& body) = 0;
-  // Yielded value `value` into target `i` of `frame`: prints what is not a plain assignment
-  // (an array copy, an in-place tile, a TaskId fence slot) and returns nullopt, else the move.
+  // Yielded value `value` into target `i` of `frame`: the move that writes it, or nullopt
+  // when nothing is left to print (the value is the carry, or the hook printed the write
+  // itself, before the moves: an array copy, a TaskId phi array, a tile snapshot).
   virtual std::optional<CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) = 0;
   // A fresh C++ identifier from `base` (a move's temporary).
   virtual std::string fresh_name(const std::string& base) = 0;
@@ -164,7 +172,7 @@ void ControlFlowPrinter<Target>::print_yield(const ir::YieldStmt& y) {
   std::vector<CarryMove> moves;
   for (size_t i = 0; i < y.values.size(); ++i) {
     std::optional<CarryMove> m = yield_value(frame, i, y.values[i]);
-    if (!m || (m->statement.empty() && m->value == m->target)) continue;   // already in place
+    if (!m || (!m->print && m->value == m->target)) continue;   // already in place
     if (m->always_temp) take_temp(*m);   // in yield order, between the forms yield_value prints
     moves.push_back(std::move(*m));
   }
@@ -183,10 +191,13 @@ void ControlFlowPrinter<Target>::print_moves(std::vector<CarryMove>& moves) {
   }
   if (hazard) {
     for (CarryMove& m : moves) {
-      if (m.statement.empty() && !m.always_temp) take_temp(m);
+      if (!m.print && !m.always_temp) take_temp(m);
     }
   }
-  for (const CarryMove& m : moves) line(m.statement.empty() ? m.target + " = " + m.value + ";" : m.statement);
+  for (const CarryMove& m : moves) {
+    if (m.print) m.print();
+    else line(m.target + " = " + m.value + ";");
+  }
 }
 
 template <class Target>

@@ -435,7 +435,7 @@ std::optional<common::CarryMove> KernelEmitter::yield_value(Frame& frame, size_t
       common::CarryMove m;
       m.target = s.tile.buf;
       m.value = src.buf;
-      m.statement = "pypto_kernel::copy(" + s.tile.buf + ", " + src.buf + ", " + s.tile.numel() + ");";
+      m.print = [this, copy = "pypto_kernel::copy(" + s.tile.buf + ", " + src.buf + ", " + s.tile.numel() + ");"] { line(copy); };
       return m;
     }
     case CarrySlot::kTensor: {
