@@ -122,6 +122,26 @@ def test_generate_host_rejects_chip_function():
     assert "is not a HOST-level Orchestration function" in ei.value.message
 
 
+def test_host_loop_swapping_carries_goes_through_temporaries():
+    """A yield that swaps two carries is one simultaneous assignment (the shared control-flow
+    printer): before, HOST printed `t_1 = u_1; u_1 = t_1;`, losing t_1."""
+    prog = pl.parse_program(host_src("""
+        d, t = pl.submit(self.chip_add, a, b, d)
+        e, u = pl.submit(self.chip_inc, e)
+        for k in pl.range(3):
+            e, w = pl.submit(self.chip_inc, e, deps=[t])
+            x = t
+            t = u
+            u = x
+        return d
+    """), "t.py")
+    code = host.generate_host_orchestration(prog, "main").code
+    body = code[code.index("for (int64_t k"):]
+    lines = [ln.strip() for ln in body.splitlines()]
+    i = lines.index("auto t_1_next = u_1;")
+    assert lines[i:i + 4] == ["auto t_1_next = u_1;", "auto u_1_next = t_1;", "t_1 = t_1_next;", "u_1 = u_1_next;"], body
+
+
 def test_host_deps_lower_to_dep_waits():
     prog = pl.parse_program(host_src("""
         d, t = pl.submit(self.chip_add, a, b, d)

@@ -42,6 +42,11 @@ void CppWriter::open_block(const std::string& header) {
   reopen_block();
 }
 
+void CppWriter::enter_block(const std::string& header) {
+  line(header + " {");
+  ++indent_;
+}
+
 void CppWriter::reopen_block() {
   ++indent_;
   on_open_block();

@@ -28,6 +28,9 @@ class CppWriter {
   void close_block(const std::string& footer = "}");
   // After close_block("} else {"): the else branch's block (on_open_block, one level deeper).
   void reopen_block();
+  // `header {` and one level deeper without on_open_block: for a generator that opened the
+  // block's name scope itself (the orchestration emitter declares a loop's variable in it).
+  void enter_block(const std::string& header);
   // The last line written opened a block (or nothing was written yet).
   bool block_just_opened() const { return at_block_start_; }
 

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "../common/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"
@@ -41,13 +41,25 @@ class HostTaskIdWriter : public common::TaskIdWriter {
   HostEmitter& e_;
 };
 
-class HostEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
+// Where a loop / branch yield writes one value (the HOST target of the shared control-flow
+// printer): a scalar, Tensor or array variable, the slot of the current iteration in a
+// pl.parallel TaskId fence (`fence_loop` set), or a TaskId phi array of an if (`phi` set: a
+// branch's array is copied slot by slot, one TaskId is broadcast into every slot).
+struct HostCarry {
+  std::string text;
+  int64_t array_size = 0;
+  const ir::ForStmt* fence_loop = nullptr;
+  bool phi = false;
+};
+
+class HostEmitter : public common::CppScalarExprPrinter, public common::ControlFlowPrinter<HostCarry> {
  public:
   HostEmitter(ir::ProgramPtr program, ir::FunctionPtr fn);
   std::string Generate();
   const std::map<std::string, int>& target_ids() const { return target_ids_; }
 
-  // ---- output: common::CppWriter (line, open_block, close_block, block_just_opened) ----
+  // ---- output: common::CppWriter (line, open_block, close_block, block_just_opened);
+  // loops and branches: common::ControlFlowPrinter (print_for, print_if, print_yield) ----
   // A fresh C++ identifier based on `base` (unique in the whole function, never a reserved name).
   std::string fresh(const std::string& base);
 
@@ -61,22 +73,9 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   // A next-level submit (Submit, or a plain Call of a chip-level Orchestration function);
   // `result` is the assigned Var (null for an EvalStmt).
   void emit_submit(const ir::Expr& call_expr, const ir::Var* result);
-  void emit_for(const ir::ForStmt& f);
-  void emit_if(const ir::IfStmt& s);
   // Declares the C++ carries of loop iter_args / if return_vars; returns their names.
   std::string declare_carry(const ir::Var* v, const std::string& init_text, const ir::Span& span);
 
-  // Where a loop / branch yield writes one value: a scalar or array variable, the slot of
-  // the current iteration in a pl.parallel TaskId fence (`fence_loop` set), or a TaskId phi
-  // array of an if (`phi` set: a branch's array is copied slot by slot, one TaskId is
-  // broadcast into every slot).
-  struct YieldTarget {
-    std::string text;
-    int64_t array_size = 0;
-    const ir::ForStmt* fence_loop = nullptr;
-    bool phi = false;
-  };
-  void emit_yield(const YieldTarget& target, const ir::ExprPtr& value);
 
   // ---- TaskId values (host_task_ids.cpp) ----
   // The add_dep_wait lines of TaskArgs `args` for the deps= entries `deps`.
@@ -87,7 +86,7 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   void emit_array_update(const ir::Var* result, const ir::Call& call);   // arr[k] = v
   // The N-slot TaskHandle array that carries TaskId iter_arg `i` of pl.parallel loop `f`
   // (ForStmt::carries[i] = pl.slots(N), stamped by ClassifyIterArgCarry).
-  YieldTarget declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
+  HostCarry declare_fence(const ir::ForStmt& f, size_t i, int64_t n);
   // N when `v` names a C++ array of N TaskHandles, else 0 (ResolveTaskIds' slots).
   int64_t handle_array_size(const ir::Var* v) const { return stamps_.slots(v); }
 
@@ -101,6 +100,16 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   std::string var_text(const ir::Var* v, const ir::Span& span) override;
   std::string scalar_type(ir::DataType d) const override { return ctype(d); }
   [[noreturn]] void unsupported(const ir::ExprPtr& e) override;
+  // common::ControlFlowPrinter (host_statements.cpp; yields of TaskIds: host_task_ids.cpp)
+  HostCarry loop_carry(const ir::ForStmt& f, size_t i) override;
+  void open_loop(const ir::ForStmt& f, const std::vector<HostCarry>& carries) override;
+  void bind_loop_results(const ir::ForStmt& f, const std::vector<HostCarry>& carries) override;
+  HostCarry branch_result(const ir::IfStmt& s, size_t k) override;
+  std::string condition(const ir::ExprPtr& cond) override { return expr(cond); }
+  void bind_branch_results(const ir::IfStmt& s, const std::vector<HostCarry>& results) override;
+  void print_body(const ir::StmtPtr& body) override { emit_stmt(body); }
+  std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
+  std::string fresh_name(const std::string& base) override { return fresh(base); }
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
@@ -111,7 +120,6 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::CppWrite
   std::set<std::string> names_;
   std::set<const ir::Var*> used_;              // Vars whose binding was referenced
   std::set<std::string> submitted_;            // callees actually submitted
-  std::vector<std::vector<YieldTarget>> yield_targets_;
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;

@@ -38,16 +38,9 @@ void HostEmitter::emit_stmt(const StmtPtr& s) {
       emit_submit(*e, nullptr);
       return;
     }
-    case NodeKind::ForStmt: emit_for(*s->as<ForStmt>()); return;
-    case NodeKind::IfStmt: emit_if(*s->as<IfStmt>()); return;
-    case NodeKind::YieldStmt: {
-      auto* y = s->as<YieldStmt>();
-      PYPTO_CHECK(!yield_targets_.empty(), "HOST codegen: yield outside a loop or branch");
-      const auto& targets = yield_targets_.back();
-      PYPTO_CHECK(targets.size() == y->values.size(), "HOST codegen: yield arity mismatch");
-      for (size_t k = 0; k < targets.size(); ++k) emit_yield(targets[k], y->values[k]);
-      return;
-    }
+    case NodeKind::ForStmt: print_for(*s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: print_if(*s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: print_yield(*s->as<YieldStmt>()); return;
     case NodeKind::ReturnStmt: return;   // results are the Out/InOut tensors, written in place
     case NodeKind::ScopeStmt:            // outlined by OutlineIncoreScopes / OutlineClusterScopes
 #define PYPTO_EXPR_NODE(Name) case NodeKind::Name:   // no expression is a statement
@@ -204,93 +197,67 @@ int64_t array_size_of(const TypePtr& t) {
 
 }  // namespace
 
-void HostEmitter::emit_for(const ForStmt& f) {
-  std::vector<YieldTarget> carries;
-  for (size_t i = 0; i < f.iter_args.size(); ++i) {
-    const IterArg* ia = f.iter_args[i].get();
-    const int64_t fence = i < f.carries.size() ? f.carries[i].slots : 0;
-    if (fence > 0 && is_tid_scalar(ia->type)) {
-      carries.push_back(declare_fence(f, i, fence));
-      continue;
-    }
-    std::string init = expr(ia->init);
-    PYPTO_CHECK(!(as_var(ia->init) && handle_array_size(as_var(ia->init)) > 0 && is_tid_scalar(ia->type)),
-                "scalar TaskId carry '" << ia->name << "' starts from an array");
-    std::string name = declare_carry(ia, init, ia->span);
-    bind(ia, name);
-    carries.push_back(YieldTarget{name, array_size_of(ia->type), nullptr});
-  }
+HostCarry HostEmitter::loop_carry(const ForStmt& f, size_t i) {
+  const IterArg* ia = f.iter_args[i].get();
+  const int64_t fence = i < f.carries.size() ? f.carries[i].slots : 0;
+  if (fence > 0 && is_tid_scalar(ia->type)) return declare_fence(f, i, fence);
+  std::string init = expr(ia->init);
+  PYPTO_CHECK(!(as_var(ia->init) && handle_array_size(as_var(ia->init)) > 0 && is_tid_scalar(ia->type)),
+              "scalar TaskId carry '" << ia->name << "' starts from an array");
+  std::string name = declare_carry(ia, init, ia->span);
+  bind(ia, name);
+  return HostCarry{name, array_size_of(ia->type), nullptr};
+}
+
+void HostEmitter::open_loop(const ForStmt& f, const std::vector<HostCarry>&) {
   std::string i = fresh(GetSSABaseName(f.loop_var->name));
   bind(f.loop_var.get(), i);
-  bool down = false;
   if (auto* c = f.step->as<ConstInt>()) {
-    down = c->value < 0;
     std::string step = expr(f.step);
-    open_block("for (int64_t " + i + " = " + expr(f.start) + "; " + i + (down ? " > " : " < ") + expr(f.stop) + "; " + i +
-               " += " + step + ")");
-  } else {
-    // A step known only at run time: Python's range (pto2_range_count; a zero step fails the
-    // run naming the DSL line), the loop variable computed from the iteration number.
-    std::string vs = fresh(i + "_start"), vp = fresh(i + "_step"), vn = fresh(i + "_count"), k = fresh(i + "_k");
-    std::string file = f.span.file.substr(f.span.file.find_last_of("/\\") + 1), quoted;
-    for (char ch : file) {
-      if (ch == '"' || ch == '\\') quoted += '\\';
-      if (static_cast<unsigned char>(ch) >= 0x20) quoted += ch;
-    }
-    line("const int64_t " + vs + " = " + expr(f.start) + ";");
-    line("const int64_t " + vp + " = " + expr(f.step) + ";");
-    line("const uint64_t " + vn + " = pto2_range_count(" + vs + ", " + expr(f.stop) + ", " + vp + ", \"" + quoted +
-         "\", " + std::to_string(f.span.line) + ");");
-    open_block("for (uint64_t " + k + " = 0; " + k + " < " + vn + "; ++" + k + ")");
-    line("const int64_t " + i + " = (int64_t)((uint64_t)" + vs + " + " + k + " * (uint64_t)" + vp + ");");
-    line("(void)" + i + ";");
+    open_block(common::ForHeader(i, expr(f.start), expr(f.stop), step, c->value < 0));
+    return;
   }
-  yield_targets_.push_back(carries);
-  emit_stmt(f.body);
-  yield_targets_.pop_back();
-  close_block();
+  // A step known only at run time: Python's range (pto2_range_count; a zero step fails the
+  // run naming the DSL line), the loop variable computed from the iteration number.
+  common::RangeLoopNames n{i, fresh(i + "_start"), fresh(i + "_step"), fresh(i + "_count"), fresh(i + "_k")};
+  common::RangeLoopPrologue(*this, n, expr(f.start), expr(f.step), expr(f.stop), f.span);
+  open_block(common::RangeLoopHeader(n));
+  line(common::RangeLoopVarLine(n));
+  line("(void)" + i + ";");
+}
+
+void HostEmitter::bind_loop_results(const ForStmt& f, const std::vector<HostCarry>& carries) {
   for (size_t k = 0; k < f.return_vars.size() && k < carries.size(); ++k) bind(f.return_vars[k].get(), carries[k].text);
 }
 
-void HostEmitter::emit_if(const IfStmt& s) {
-  std::vector<YieldTarget> carries;
-  // Tensor has no public default constructor: a Tensor result is an optional filled by the
-  // branches (`std::optional<Tensor> tmp;`), read after the if as `tmp.value()`.
-  std::vector<size_t> tensor_results;   // return indices
-  for (auto& rv : s.return_vars) {
-    if (rv->type && rv->type->is<TensorType>()) {
-      std::string name = fresh(GetSSABaseName(rv->name));
-      line("std::optional<Tensor> " + name + ";");
-      needs_optional_header_ = true;
-      tensor_results.push_back(carries.size());
-      carries.push_back(YieldTarget{name, 0, nullptr});
-      continue;
-    }
-    if (const int64_t n = is_tid_scalar(rv->type) ? handle_array_size(rv.get()) : 0; n > 0) {
-      // A TaskId phi array (ResolveTaskIds stamps N slots: a branch yields a pl.parallel fence).
-      std::string name = fresh(GetSSABaseName(rv->name));
-      line("TaskHandle " + name + "[" + std::to_string(n) + "];");
-      carries.push_back(YieldTarget{name, n, nullptr, true});
-      continue;
-    }
-    std::string init = is_tid_scalar(rv->type)                      ? "TaskHandle::invalid()"
-                       : rv->type && rv->type->is<ArrayType>()      ? ""
-                                                                    : "0";
-    std::string name = declare_carry(rv.get(), init, rv->span);
-    carries.push_back(YieldTarget{name, array_size_of(rv->type), nullptr});
+// Tensor has no public default constructor: a Tensor result is an optional filled by the
+// branches (`std::optional<Tensor> tmp;`), read after the if as `tmp.value()`.
+HostCarry HostEmitter::branch_result(const IfStmt& s, size_t k) {
+  const VarPtr& rv = s.return_vars[k];
+  if (rv->type && rv->type->is<TensorType>()) {
+    std::string name = fresh(GetSSABaseName(rv->name));
+    line("std::optional<Tensor> " + name + ";");
+    needs_optional_header_ = true;
+    return HostCarry{name, 0, nullptr};
   }
-  yield_targets_.push_back(carries);
-  open_block("if (" + expr(s.cond) + ")");
-  emit_stmt(s.then_body);
-  if (s.else_body) {
-    close_block("} else {");
-    reopen_block();
-    emit_stmt(s.else_body);
+  if (const int64_t n = is_tid_scalar(rv->type) ? handle_array_size(rv.get()) : 0; n > 0) {
+    // A TaskId phi array (ResolveTaskIds stamps N slots: a branch yields a pl.parallel fence).
+    std::string name = fresh(GetSSABaseName(rv->name));
+    line("TaskHandle " + name + "[" + std::to_string(n) + "];");
+    return HostCarry{name, n, nullptr, true};
   }
-  close_block();
-  yield_targets_.pop_back();
-  for (size_t k : tensor_results) carries[k].text += ".value()";
-  for (size_t k = 0; k < s.return_vars.size(); ++k) bind(s.return_vars[k].get(), carries[k].text);
+  std::string init = is_tid_scalar(rv->type)                 ? "TaskHandle::invalid()"
+                     : rv->type && rv->type->is<ArrayType>() ? ""
+                                                             : "0";
+  std::string name = declare_carry(rv.get(), init, rv->span);
+  return HostCarry{name, array_size_of(rv->type), nullptr};
+}
+
+void HostEmitter::bind_branch_results(const IfStmt& s, const std::vector<HostCarry>& results) {
+  for (size_t k = 0; k < s.return_vars.size(); ++k) {
+    const VarPtr& rv = s.return_vars[k];
+    bind(rv.get(), rv->type && rv->type->is<TensorType>() ? results[k].text + ".value()" : results[k].text);
+  }
 }
 
 }  // namespace pypto::codegen::host

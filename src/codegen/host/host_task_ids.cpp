@@ -99,7 +99,7 @@ void HostEmitter::emit_array_update(const Var* result, const Call& call) {
   bind(result, storage);
 }
 
-HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, int64_t n) {
+HostCarry HostEmitter::declare_fence(const ForStmt& f, size_t i, int64_t n) {
   const IterArg* ia = f.iter_args[i].get();
   const Var* init_var = as_var(ia->init);
   const int64_t init_n = init_var ? handle_array_size(init_var) : 0;
@@ -111,33 +111,42 @@ HostEmitter::YieldTarget HostEmitter::declare_fence(const ForStmt& f, size_t i, 
   // whose yield is such a fence's result) sees the current array.
   // (ResolveTaskIds stamps the iter_arg with the init's slots or N, the loop's result with N.)
   bind(ia, f.for_kind == ForKind::Parallel ? init : arr);
-  return YieldTarget{arr, n, f.for_kind == ForKind::Parallel ? &f : nullptr};
+  return HostCarry{arr, n, f.for_kind == ForKind::Parallel ? &f : nullptr};
 }
 
-void HostEmitter::emit_yield(const YieldTarget& target, const ExprPtr& value) {
+// Every value is a move of the yield, printed in yield order (common::ControlFlowPrinter; a
+// value that reads a carry the same yield reassigns first goes through a temporary): a scalar,
+// Tensor or TaskId as `carry = value;`, an array slot by slot, one TaskId into a fence slot.
+std::optional<common::CarryMove> HostEmitter::yield_value(Frame& frame, size_t i, const ExprPtr& value) {
+  const HostCarry& target = frame.targets[i];
   const Var* v = as_var(value);
   const int64_t value_n = v ? handle_array_size(v) : 0;
   const bool value_is_array = value_n > 0 || (v && v->type && v->type->is<ArrayType>());
-  std::string text = expr(value);
+  common::CarryMove m;
+  m.target = target.text;
+  m.value = expr(value);
   if (target.array_size == 0) {
     PYPTO_CHECK(!value_is_array, "HOST codegen: an array yielded to a scalar TaskId carry");
-    if (text != target.text) line(target.text + " = " + text + ";");
-    return;
+    m.reads = common::CppIdentifiers(m.value);
+    return m;
   }
   if (value_is_array) {
-    if (text == target.text) return;  // updated in place
-    task_ids_.copy_slots(target.text, text, target.array_size);
-    return;
+    if (m.value == target.text) return std::nullopt;  // updated in place
+    m.print = [this, dst = target.text, src = m.value, n = target.array_size] { task_ids_.copy_slots(dst, src, n); };
+    return m;
   }
   if (target.phi) {   // one TaskId into a TaskId phi array: every slot waits on it
-    task_ids_.init_array(target.text, target.array_size, text, false, /*declared=*/true);
-    return;
+    m.print = [this, dst = target.text, src = m.value, n = target.array_size] {
+      task_ids_.init_array(dst, n, src, false, /*declared=*/true);
+    };
+    return m;
   }
   PYPTO_CHECK(target.fence_loop, "HOST codegen: one TaskId yielded to an array carry");
   const ForStmt& f = *target.fence_loop;
   const std::string slot = common::TaskIdLowering::parallel_slot(ref(f.loop_var.get(), f.span), f,
                                                                  [&](const ExprPtr& x) { return expr(x); });
-  line(target.text + "[" + slot + "] = " + text + ";");
+  m.print = [this, write = target.text + "[" + slot + "] = " + m.value + ";"] { line(write); };
+  return m;
 }
 
 void HostTaskIdWriter::line(const std::string& text) { e_.line(text); }

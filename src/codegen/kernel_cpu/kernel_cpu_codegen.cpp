@@ -240,9 +240,9 @@ void KernelEmitter::emit_stmt(const StmtPtr& s) {
       }
       return;
     }
-    case NodeKind::ForStmt: emit_for(s->as<ForStmt>()); return;
-    case NodeKind::IfStmt: emit_if(s->as<IfStmt>()); return;
-    case NodeKind::YieldStmt: emit_yield(s->as<YieldStmt>()); return;
+    case NodeKind::ForStmt: print_for(*s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: print_if(*s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: print_yield(*s->as<YieldStmt>()); return;
     case NodeKind::ReturnStmt: {
       // Returned tensors are the Out / InOut params the stores already wrote.
       for (auto& v : s->as<ReturnStmt>()->values) {
@@ -299,60 +299,58 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
   throw InternalError("a tuple / array value in a kernel (VerifyKernelProgram refuses it)");
 }
 
-KernelEmitter::Slot KernelEmitter::declare_slot(const std::string& hint, const TypePtr& type, const Span& span) {
-  Slot slot{};
+CarrySlot KernelEmitter::declare_slot(const std::string& hint, const TypePtr& type, const Span& span) {
+  CarrySlot slot{};
   if (auto* tt = type->as<TileType>()) {
-    slot.kind = Slot::kTile;
+    slot.kind = CarrySlot::kTile;
     slot.tile = declare_tile(hint, *tt, span);
   } else if (auto* st = type->as<ScalarType>()) {
-    slot.kind = Slot::kScalar;
+    slot.kind = CarrySlot::kScalar;
     slot.ctype = CType(st->dtype);
     slot.scalar = fresh(hint);
     line(slot.ctype + " " + slot.scalar + "{};");
   } else if (type->is<TensorType>()) {
-    slot.kind = Slot::kTensor;
+    slot.kind = CarrySlot::kTensor;
   } else {
     throw InternalError("a tuple / array carry in a kernel (VerifyKernelProgram refuses it)");
   }
   return slot;
 }
 
-void KernelEmitter::assign_to_slot(const Slot& slot, const ExprPtr& value, const Span& span) {
+// A loop carry's initial value (a tensor carry names its parameter: nothing to copy).
+void KernelEmitter::assign_to_slot(const CarrySlot& slot, const ExprPtr& value) {
   switch (slot.kind) {
-    case Slot::kTile: {
+    case CarrySlot::kTile: {
       TileRef src = tile(value);
       if (src.buf != slot.tile.buf) {
         line("pypto_kernel::copy(" + slot.tile.buf + ", " + src.buf + ", " + slot.tile.numel() + ");");
       }
       return;
     }
-    case Slot::kScalar: line(slot.scalar + " = static_cast<" + slot.ctype + ">(" + scalar(value) + ");"); return;
-    case Slot::kTensor: {
-      int idx = tensor_index(value);
-      PYPTO_CHECK(slot.tensor < 0 || slot.tensor == idx, "a carried tensor changes parameter (VerifyKernelProgram refuses it)");
-      (void)span;
-      return;
-    }
+    case CarrySlot::kScalar: line(slot.scalar + " = static_cast<" + slot.ctype + ">(" + scalar(value) + ");"); return;
+    case CarrySlot::kTensor: return;
   }
 }
 
-void KernelEmitter::bind_to_slot(const Var* v, const Slot& slot) {
+void KernelEmitter::bind_to_slot(const Var* v, const CarrySlot& slot) {
   switch (slot.kind) {
-    case Slot::kTile: tiles_[v] = slot.tile; return;
-    case Slot::kScalar: names_[v] = slot.scalar; return;
-    case Slot::kTensor: tensors_[v] = slot.tensor; return;
+    case CarrySlot::kTile: tiles_[v] = slot.tile; return;
+    case CarrySlot::kScalar: names_[v] = slot.scalar; return;
+    case CarrySlot::kTensor: tensors_[v] = slot.tensor; return;
   }
 }
 
-void KernelEmitter::emit_for(const ForStmt* op) {
-  std::vector<Slot> slots;
-  for (auto& ia : op->iter_args) {
-    Slot slot = declare_slot(ia->name, ia->type, op->span);
-    if (slot.kind == Slot::kTensor) slot.tensor = tensor_index(ia->init);
-    else assign_to_slot(slot, ia->init, op->span);
-    bind_to_slot(ia.get(), slot);
-    slots.push_back(slot);
-  }
+CarrySlot KernelEmitter::loop_carry(const ForStmt& f, size_t i) {
+  const IterArgPtr& ia = f.iter_args[i];
+  CarrySlot slot = declare_slot(ia->name, ia->type, f.span);
+  if (slot.kind == CarrySlot::kTensor) slot.tensor = tensor_index(ia->init);
+  else assign_to_slot(slot, ia->init);
+  bind_to_slot(ia.get(), slot);
+  return slot;
+}
+
+void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& slots) {
+  const ForStmt* op = &f;
   // Tiles the body computes straight into their carry's slot (stamped by KernelInPlaceCarries).
   if (!op->inplace_carries.empty()) {
     auto* yield = flatten_stmts(op->body).back()->as<YieldStmt>();
@@ -364,10 +362,8 @@ void KernelEmitter::emit_for(const ForStmt* op) {
   const std::string start = scalar(op->start), stop = scalar(op->stop), step = scalar(op->step);
   const auto* cstep = op->step->as<ConstInt>();
   PYPTO_CHECK(!cstep || cstep->value != 0, "a loop step of 0 (VerifyKernelProgram refuses it)");
-  const std::string cmp = (cstep && cstep->value < 0) ? " > " : " < ";
   if (cstep) {
-    open_block("for (int64_t " + lv + " = " + start + "; " + lv + cmp + "static_cast<int64_t>(" + stop + "); " + lv +
-               " += " + step + ")");
+    open_block(common::ForHeader(lv, start, "static_cast<int64_t>(" + stop + ")", step, cstep->value < 0));
   } else {
     // A step known only at run time: Python's range (the sign picks the direction); a zero step
     // fails the run naming the DSL line instead of looping forever.
@@ -394,78 +390,62 @@ void KernelEmitter::emit_for(const ForStmt* op) {
     open_block("for (int64_t " + lv + " = " + start + "; " + vs + " > 0 ? " + lv + " < static_cast<int64_t>(" + stop +
                ") : " + lv + " > static_cast<int64_t>(" + stop + "); " + lv + " += " + vs + ")");
   }
-  yield_targets_.push_back(slots);
-  emit_stmt(op->body);
-  yield_targets_.pop_back();
-  close_block();
-  for (size_t i = 0; i < op->return_vars.size() && i < slots.size(); ++i) bind_to_slot(op->return_vars[i].get(), slots[i]);
 }
 
-void KernelEmitter::emit_if(const IfStmt* op) {
-  std::vector<Slot> slots;
-  for (auto& rv : op->return_vars) {
-    Slot slot = declare_slot(rv->name, rv->type, op->span);
-    slots.push_back(slot);
-  }
-  open_block("if (" + scalar(op->cond) + ")");
-  yield_targets_.push_back(slots);
-  emit_stmt(op->then_body);
-  std::vector<Slot> then_slots = yield_targets_.back();
-  if (op->else_body) {
-    close_block("} else {");
-    reopen_block();
-    emit_stmt(op->else_body);
-  }
-  std::vector<Slot> final_slots = yield_targets_.back();
-  yield_targets_.pop_back();
-  close_block();
-  for (size_t i = 0; i < op->return_vars.size(); ++i) {
-    if (final_slots[i].kind == Slot::kTensor) {
-      PYPTO_CHECK(then_slots[i].tensor == final_slots[i].tensor,
-                  "branches yield different tensors (VerifyKernelProgram refuses it)");
+void KernelEmitter::bind_loop_results(const ForStmt& f, const std::vector<CarrySlot>& slots) {
+  for (size_t i = 0; i < f.return_vars.size() && i < slots.size(); ++i) bind_to_slot(f.return_vars[i].get(), slots[i]);
+}
+
+CarrySlot KernelEmitter::branch_result(const IfStmt& s, size_t k) {
+  return declare_slot(s.return_vars[k]->name, s.return_vars[k]->type, s.span);
+}
+
+// (Both branches yield the same tensor parameter: yield_value checks each against the first.)
+void KernelEmitter::bind_branch_results(const IfStmt& s, const std::vector<CarrySlot>& slots) {
+  for (size_t i = 0; i < s.return_vars.size(); ++i) bind_to_slot(s.return_vars[i].get(), slots[i]);
+}
+
+// A scalar goes through a `const T yield_tmp` first and a tile that is another slot of this
+// yield (e.g. swapped carries) is snapshotted, so that assigning one slot cannot clobber a
+// value another assignment still reads; a tensor carry only names its parameter.
+std::optional<common::CarryMove> KernelEmitter::yield_value(Frame& frame, size_t i, const ExprPtr& value) {
+  CarrySlot& s = frame.targets[i];
+  switch (s.kind) {
+    case CarrySlot::kScalar: {
+      common::CarryMove m;
+      m.target = s.scalar;
+      m.value = "static_cast<" + s.ctype + ">(" + scalar(value) + ")";
+      m.temp_type = "const " + s.ctype;
+      m.temp_base = "yield_tmp";
+      m.always_temp = true;
+      return m;
     }
-    bind_to_slot(op->return_vars[i].get(), final_slots[i]);
-  }
-}
-
-void KernelEmitter::emit_yield(const YieldStmt* op) {
-  PYPTO_CHECK(!yield_targets_.empty(), "a yield outside of a loop or branch (VerifyKernelProgram refuses it)");
-  std::vector<Slot>& slots = yield_targets_.back();
-  PYPTO_CHECK(slots.size() == op->values.size(), "a yield arity mismatch (VerifyKernelProgram refuses it)");
-  // A value that is itself a slot of this loop (e.g. swapped carries) is snapshotted first so
-  // that assigning one slot cannot clobber a value another assignment still reads.
-  std::vector<std::string> scalar_tmps(slots.size());
-  std::vector<TileRef> srcs(slots.size());
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (slots[i].kind == Slot::kScalar) {
-      scalar_tmps[i] = fresh("yield_tmp");
-      line("const " + slots[i].ctype + " " + scalar_tmps[i] + " = static_cast<" + slots[i].ctype + ">(" +
-           scalar(op->values[i]) + ");");
-    } else if (slots[i].kind == Slot::kTile) {
-      srcs[i] = tile(op->values[i]);
-      for (size_t j = 0; j < slots.size(); ++j) {
-        if (j != i && slots[j].kind == Slot::kTile && slots[j].tile.buf == srcs[i].buf) {
-          auto* tt = op->values[i]->type->as<TileType>();
-          TileRef snap = declare_tile("yield_tmp", *tt, op->span);
-          line("pypto_kernel::copy(" + snap.buf + ", " + srcs[i].buf + ", " + srcs[i].numel() + ");");
-          srcs[i] = snap;
+    case CarrySlot::kTile: {
+      TileRef src = tile(value);
+      for (size_t j = 0; j < frame.targets.size(); ++j) {
+        const CarrySlot& other = frame.targets[j];
+        if (j != i && other.kind == CarrySlot::kTile && other.tile.buf == src.buf) {
+          TileRef snap = declare_tile("yield_tmp", *value->type->as<TileType>(), value->span);
+          line("pypto_kernel::copy(" + snap.buf + ", " + src.buf + ", " + src.numel() + ");");
+          src = snap;
           break;
         }
       }
+      if (src.buf == s.tile.buf) return std::nullopt;
+      common::CarryMove m;
+      m.target = s.tile.buf;
+      m.value = src.buf;
+      m.print = [this, copy = "pypto_kernel::copy(" + s.tile.buf + ", " + src.buf + ", " + s.tile.numel() + ");"] { line(copy); };
+      return m;
     }
-  }
-  for (size_t i = 0; i < slots.size(); ++i) {
-    Slot& s = slots[i];
-    if (s.kind == Slot::kScalar) {
-      line(s.scalar + " = " + scalar_tmps[i] + ";");
-    } else if (s.kind == Slot::kTile) {
-      if (srcs[i].buf != s.tile.buf) line("pypto_kernel::copy(" + s.tile.buf + ", " + srcs[i].buf + ", " + s.tile.numel() + ");");
-    } else {
-      int idx = tensor_index(op->values[i]);
+    case CarrySlot::kTensor: {
+      int idx = tensor_index(value);
       PYPTO_CHECK(s.tensor < 0 || s.tensor == idx, "a carried tensor changes parameter (VerifyKernelProgram refuses it)");
       s.tensor = idx;
+      return std::nullopt;
     }
   }
+  return std::nullopt;
 }
 
 }  // namespace kernel_cpu

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "../common/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 
@@ -50,10 +50,21 @@ std::string CType(ir::DataType t);         // compute type of a tile element / s
 std::string StorageKind(ir::DataType t);   // pypto_kernel::Storage::F32, ...
 std::string RuntimeDType(ir::DataType t);  // DataType::FLOAT32, ...
 
+// Storage behind a value that flows into a yield target (loop iter_arg / if return var): the
+// kernel's target of the shared control-flow printer.
+struct CarrySlot {
+  enum Kind { kTile, kScalar, kTensor } kind;
+  TileRef tile;        // kTile
+  std::string scalar;  // kScalar: a mutable C++ local
+  std::string ctype;   // kScalar
+  int tensor = -1;     // kTensor
+};
+
 // The kernel file's printer: lines and blocks are common::CppWriter's (two spaces a level),
-// scalar expressions common::CppScalarExprPrinter's with the kernel spellings. Method names
-// follow the other emitters (snake_case; Generate() is the entry point).
-class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWriter {
+// loops and branches common::ControlFlowPrinter's, scalar expressions
+// common::CppScalarExprPrinter's with the kernel spellings. Method names follow the other
+// emitters (snake_case; Generate() is the entry point).
+class KernelEmitter : public common::CppScalarExprPrinter, public common::ControlFlowPrinter<CarrySlot> {
  public:
   // Prints one kernel from its own IR and the results the kernel pipeline stamped on it (it
   // reads no other function of the program).
@@ -83,9 +94,6 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   void bind_params();
   void emit_stmt(const ir::StmtPtr& s);
   void emit_assign(const ir::VarPtr& var, const ir::ExprPtr& value, const ir::Span& span);
-  void emit_for(const ir::ForStmt* op);
-  void emit_if(const ir::IfStmt* op);
-  void emit_yield(const ir::YieldStmt* op);
   // Evaluates a tile-producing op call into `dst`.
   void emit_tile_op(const ir::Call* call, const TileRef& dst);
   // Evaluates an op call whose value is a tensor (tile.store); returns the tensor index.
@@ -102,17 +110,19 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c) override;
   std::string print_other(const ir::ExprPtr& e) override;  // block index / count, tensor.dim
 
-  // Storage behind a value that flows into a yield target (loop iter_arg / if return var).
-  struct Slot {
-    enum Kind { kTile, kScalar, kTensor } kind;
-    TileRef tile;        // kTile
-    std::string scalar;  // kScalar: a mutable C++ local
-    std::string ctype;   // kScalar
-    int tensor = -1;     // kTensor
-  };
-  Slot declare_slot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
-  void assign_to_slot(const Slot& slot, const ir::ExprPtr& value, const ir::Span& span);
-  void bind_to_slot(const ir::Var* v, const Slot& slot);
+  // common::ControlFlowPrinter: a carry is a CarrySlot declared before the loop / if.
+  CarrySlot loop_carry(const ir::ForStmt& f, size_t i) override;
+  void open_loop(const ir::ForStmt& f, const std::vector<CarrySlot>& carries) override;
+  void bind_loop_results(const ir::ForStmt& f, const std::vector<CarrySlot>& carries) override;
+  CarrySlot branch_result(const ir::IfStmt& s, size_t k) override;
+  std::string condition(const ir::ExprPtr& cond) override { return scalar(cond); }
+  void bind_branch_results(const ir::IfStmt& s, const std::vector<CarrySlot>& results) override;
+  void print_body(const ir::StmtPtr& body) override { emit_stmt(body); }
+  std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
+  std::string fresh_name(const std::string& base) override { return fresh(base); }
+  CarrySlot declare_slot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
+  void assign_to_slot(const CarrySlot& slot, const ir::ExprPtr& value);
+  void bind_to_slot(const ir::Var* v, const CarrySlot& slot);
 
   const ir::Function& fn_;
   std::set<std::string> used_names_;
@@ -120,7 +130,6 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::CppWri
   std::map<const ir::Var*, TileRef> tiles_;          // tile vars -> buffer
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
-  std::vector<std::vector<Slot>> yield_targets_;     // innermost For/If last
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
   int tmp_counter_ = 0;
 };

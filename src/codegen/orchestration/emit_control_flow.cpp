@@ -17,7 +17,6 @@
 //                       (Function::array_backings, stamped by StampArrayBackings)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
-#include <functional>
 #include <optional>
 
 #include "emitter.h"
@@ -113,79 +112,72 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   assign_exit_slots(s, s.exit_values);
 }
 
-void Emitter::emit_for(const ForStmt& f) {
-  YieldTarget target;
-  target.loop = &f;
-  std::vector<std::optional<Binding>> results(f.iter_args.size());   // what each loop result names
-  for (size_t i = 0; i < f.iter_args.size(); ++i) {
-    const IterArg* ia = f.iter_args[i].get();
-    PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
-    const LoopCarry& carry = f.carries[i];
-    target.carries.push_back(ia);
-    if (!carry.rebind) {
-      bind(ia, capture(ia->init));
-      target.names.push_back("");
-      continue;
-    }
-    if (value_array(ia->type)) {   // §13: updated in place, so the carry is its init's C array
-      Binding b = capture(ia->init);
-      bind(ia, b);
-      target.names.push_back(b.text);
-      continue;
-    }
-    if (is_task_id(ia->type)) {
-      results[i] = DependencyEmitter::declare_task_id_carry(*this, f, i);
-      target.names.push_back(results[i]->text);
-      continue;
-    }
-    std::string type = decl_type(ia->type);
-    PYPTO_CHECK(!type.empty(), "loop-carried value '" << ia->name << "' has an unsupported type");
-    std::string init = strip_parens(expr(ia->init));
-    std::string name = declare(ia);
-    line(type + " " + name + " = " + init + ";");
-    target.names.push_back(name);
+CarryTarget Emitter::loop_carry(const ForStmt& f, size_t i) {
+  const IterArg* ia = f.iter_args[i].get();
+  PYPTO_CHECK(i < f.carries.size(), "ForStmt lacks carry " << i << " (ClassifyIterArgCarry did not run)");
+  const LoopCarry& carry = f.carries[i];
+  CarryTarget target{"", ia, std::nullopt, ""};
+  if (!carry.rebind) {
+    bind(ia, capture(ia->init));
+    return target;
   }
+  if (value_array(ia->type)) {   // §13: updated in place, so the carry is its init's C array
+    Binding b = capture(ia->init);
+    bind(ia, b);
+    target.name = b.text;
+    return target;
+  }
+  if (is_task_id(ia->type)) {
+    target.result = DependencyEmitter::declare_task_id_carry(*this, f, i);
+    target.name = target.result->text;
+    return target;
+  }
+  std::string type = decl_type(ia->type);
+  PYPTO_CHECK(!type.empty(), "loop-carried value '" << ia->name << "' has an unsupported type");
+  std::string init = strip_parens(expr(ia->init));
+  target.name = declare(ia);
+  line(type + " " + target.name + " = " + init + ";");
+  return target;
+}
+
+// The loop variable is declared in the loop block's name scope, opened before the header names it.
+void Emitter::open_loop(const ForStmt& f, const std::vector<CarryTarget>&) {
   std::string start = strip_parens(expr(f.start)), stop = strip_parens(expr(f.stop)), step = strip_parens(expr(f.step));
   auto* s0 = f.start->as<ConstInt>();
   auto* st = f.step->as<ConstInt>();
   if (s0 && st && s0->value >= 0 && st->value > 0) nonneg_loop_vars_.insert(f.loop_var.get());
-  const char* cmp = (st && st->value < 0) ? " > " : " < ";
   if (st) {
     scopes_.push();
     std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
     bind(f.loop_var.get(), Binding{i, {i}});
-    line("for (int64_t " + i + " = " + start + "; " + i + cmp + stop + "; " + i + " += " + step + ") {");
-    ++indent_;
-  } else {
-    // A step known only at run time: Python's range (the sign decides the direction; the
-    // bounds and step are read once), a zero step is a run-time error naming the DSL line.
-    std::string base = base_name(f.loop_var.get());
-    std::string vs = scopes_.declare(base + "_start", false), vp = scopes_.declare(base + "_step", false);
-    std::string vn = scopes_.declare(base + "_count", false);
-    line("const int64_t " + vs + " = " + start + ";");
-    if (const int64_t* c = attr_get<int64_t>(f.attrs, "chunk_stride")) {
-      // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
-      auto* m = f.step->as<BinaryExpr>();
-      auto* mc = m ? m->b->as<ConstInt>() : nullptr;
-      PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == *c, "chunk_stride on a loop whose step is not s * " << *c);
-      step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(*c) + ", " + source_site_args(f.span) + ")";
-    }
-    line("const int64_t " + vp + " = " + step + ";");
-    line("const uint64_t " + vn + " = pto2_range_count(" + vs + ", " + stop + ", " + vp + ", " + source_site_args(f.span) + ");");
-    scopes_.push();
-    std::string k = scopes_.declare(base + "_k", false);
-    std::string i = scopes_.declare(base, true);   // `(void)i;` when the body never reads it
-    bind(f.loop_var.get(), Binding{i, {i}});
-    line("for (uint64_t " + k + " = 0; " + k + " < " + vn + "; ++" + k + ") {");
-    ++indent_;
-    line("const int64_t " + i + " = (int64_t)((uint64_t)" + vs + " + " + k + " * (uint64_t)" + vp + ");");
+    enter_block(common::ForHeader(i, start, stop, step, st->value < 0));
+    return;
   }
-  yield_targets_.push_back(target);
-  emit_block_body(f.body);
-  yield_targets_.pop_back();
-  close_block();
+  // A step known only at run time: Python's range (the sign decides the direction; the
+  // bounds and step are read once), a zero step is a run-time error naming the DSL line.
+  std::string base = base_name(f.loop_var.get());
+  common::RangeLoopNames n;
+  n.start = scopes_.declare(base + "_start", false), n.step = scopes_.declare(base + "_step", false);
+  n.count = scopes_.declare(base + "_count", false);
+  if (const int64_t* c = attr_get<int64_t>(f.attrs, "chunk_stride")) {
+    // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
+    auto* m = f.step->as<BinaryExpr>();
+    auto* mc = m ? m->b->as<ConstInt>() : nullptr;
+    PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == *c, "chunk_stride on a loop whose step is not s * " << *c);
+    step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(*c) + ", " + source_site_args(f.span) + ")";
+  }
+  common::RangeLoopPrologue(*this, n, start, step, stop, f.span);
+  scopes_.push();
+  n.k = scopes_.declare(base + "_k", false);
+  n.var = scopes_.declare(base, true);   // `(void)i;` when the body never reads it
+  bind(f.loop_var.get(), Binding{n.var, {n.var}});
+  enter_block(common::RangeLoopHeader(n));
+  line(common::RangeLoopVarLine(n));
+}
+
+void Emitter::bind_loop_results(const ForStmt& f, const std::vector<CarryTarget>& carries) {
   for (size_t k = 0; k < f.return_vars.size(); ++k) {
-    bind(f.return_vars[k].get(), results[k] ? *results[k] : binding_of(f.iter_args[k].get()));
+    bind(f.return_vars[k].get(), carries[k].result ? *carries[k].result : binding_of(f.iter_args[k].get()));
   }
   assign_exit_slots(f, f.return_vars);
 }
@@ -201,122 +193,84 @@ void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& result
   }
 }
 
-void Emitter::emit_if(const IfStmt& s) {
-  YieldTarget target;
-  std::vector<std::pair<std::string, std::string>> tensor_results;   // {name, optional slot}
-  std::vector<const Var*> shared_arrays;   // array results that are the pre-if array (no code)
-  for (size_t k = 0; k < s.return_vars.size(); ++k) {
-    const VarPtr& rv = s.return_vars[k];
-    target.carries.push_back(rv.get());
-    // §13: the pre-if array (its array_backings entry), or a phi array (none) with slot copies (numbers, bools and TaskIds alike:
-    // a dependency on a TaskId phi array fans out over its slots like any TaskId array).
-    if (auto* at = rv->type->as<ArrayType>()) {
-      const bool phi = array_storage(rv.get()) == rv.get();
-      if (!phi) {
-        shared_arrays.push_back(rv.get());
-        target.names.push_back("");
-        continue;
-      }
-      std::string name = declare(rv.get());
-      line(ctype(at->dtype) + " " + name + "[" + std::to_string(at->size) + "];");
-      target.names.push_back(name);
-      continue;
-    }
-    std::string name = declare(rv.get());
-    if (rv->type->is<TensorType>()) {
-      std::string slot = scopes_.declare(name + "_slot", false);
-      line("std::optional<Tensor> " + slot + ";");
-      needs_optional_header_ = true;
-      tensor_results.emplace_back(name, slot);
-      target.names.push_back(slot);
-      continue;
-    }
-    const int64_t slots = task_id_stamps().slots(rv.get());   // a TaskId phi array (ResolveTaskIds)
-    if (slots > 0) {
-      line("PTO2TaskId " + name + "[" + std::to_string(slots) + "];");
-    } else if (auto* sc = rv->type->as<ScalarType>()) {
-      line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
-    } else {
-      PYPTO_CHECK(false, "if result '" << rv->name << "' has an unsupported type");
-    }
-    target.names.push_back(name);
+CarryTarget Emitter::branch_result(const IfStmt& s, size_t k) {
+  const VarPtr& rv = s.return_vars[k];
+  CarryTarget target{"", rv.get(), std::nullopt, ""};
+  // §13: the pre-if array (its array_backings entry: no code), or a phi array (none) with slot
+  // copies (numbers, bools and TaskIds alike: a dependency on a TaskId phi array fans out over
+  // its slots like any TaskId array).
+  if (auto* at = rv->type->as<ArrayType>()) {
+    if (array_storage(rv.get()) != rv.get()) return target;
+    target.name = declare(rv.get());
+    line(ctype(at->dtype) + " " + target.name + "[" + std::to_string(at->size) + "];");
+    return target;
   }
-  std::string cond = strip_parens(expr(s.cond));
-  open_block("if (" + cond + ")");
-  yield_targets_.push_back(target);
-  emit_block_body(s.then_body);
-  if (s.else_body) {
-    close_block("} else {");
-    reopen_block();
-    emit_block_body(s.else_body);
+  std::string name = declare(rv.get());
+  if (rv->type->is<TensorType>()) {
+    target.tensor = name;
+    target.name = scopes_.declare(name + "_slot", false);
+    line("std::optional<Tensor> " + target.name + ";");
+    needs_optional_header_ = true;
+    return target;
   }
-  yield_targets_.pop_back();
-  close_block();
-  for (auto& [name, slot] : tensor_results) line("Tensor " + name + " = *" + slot + ";");
-  for (const Var* rv : shared_arrays) bind(rv, binding_of(array_storage(rv)));
+  const int64_t slots = task_id_stamps().slots(rv.get());   // a TaskId phi array (ResolveTaskIds)
+  if (slots > 0) {
+    line("PTO2TaskId " + name + "[" + std::to_string(slots) + "];");
+  } else if (auto* sc = rv->type->as<ScalarType>()) {
+    line(ctype(sc->dtype) + " " + name + (sc->dtype == DataType::TASK_ID ? ";" : sc->dtype == DataType::BOOL ? " = false;" : " = 0;"));
+  } else {
+    PYPTO_CHECK(false, "if result '" << rv->name << "' has an unsupported type");
+  }
+  target.name = name;
+  return target;
+}
+
+void Emitter::bind_branch_results(const IfStmt& s, const std::vector<CarryTarget>& results) {
+  for (const CarryTarget& r : results) {
+    if (!r.tensor.empty()) line("Tensor " + r.tensor + " = *" + r.name + ";");
+  }
+  for (const CarryTarget& r : results) {
+    if (r.name.empty()) bind(r.var, binding_of(array_storage(r.var)));   // the pre-if array
+  }
   assign_exit_slots(s, s.return_vars);
 }
 
-void Emitter::emit_yield(const YieldStmt& y) {
-  PYPTO_CHECK(!yield_targets_.empty(), "yield outside a loop or if");
-  YieldTarget t = yield_targets_.back();
-  PYPTO_CHECK(t.names.size() == y.values.size(), "yield has " << y.values.size() << " values for " << t.names.size() << " targets");
-  struct Assign {
-    std::string target, value;
-    std::vector<std::string> reads;
-  };
-  std::vector<Assign> assigns;
-  for (size_t i = 0; i < y.values.size(); ++i) {
-    if (t.names[i].empty()) continue;
-    if (t.loop && DependencyEmitter::emit_carry_yield(*this, *t.loop, i, t.names[i], y.values[i])) continue;   // TaskId arrays
-    if (!t.loop && i < t.carries.size() && is_task_id(t.carries[i]->type) && !t.carries[i]->type->is<ArrayType>()) {
-      if (const int64_t n = task_id_stamps().slots(t.carries[i]); n > 0) {   // a TaskId phi array
-        const Var* v = as_var(y.values[i]);
-        PYPTO_CHECK(v, "yield of TaskId phi array '" << t.carries[i]->name << "' is not a variable");
-        std::optional<TaskIdRef> r = DependencyEmitter::resolve(*this, v);
-        PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
-        for (auto& id : r->idents) scopes_.use(id);
-        if (r->array_size > 0) {
-          PYPTO_CHECK(r->array_size == n, "TaskId phi array '" << t.carries[i]->name << "' gets an array of another size");
-          task_ids().copy_slots(t.names[i], r->text, n);
-        } else {
-          task_ids().init_array(t.names[i], n, r->text, false, /*declared=*/true);   // broadcast one TaskId
-        }
-        continue;
+// A number, bool, Tensor or TaskId is a move of the yield (common::ControlFlowPrinter prints
+// the moves as one simultaneous assignment); arrays and TaskId phi arrays are copied here.
+std::optional<common::CarryMove> Emitter::yield_value(Frame& frame, size_t i, const ExprPtr& value) {
+  const CarryTarget& t = frame.targets[i];
+  if (t.name.empty()) return std::nullopt;
+  if (frame.loop && DependencyEmitter::emit_carry_yield(*this, *frame.loop, i, t.name, value)) return std::nullopt;   // TaskId arrays
+  if (!frame.loop && is_task_id(t.var->type) && !t.var->type->is<ArrayType>()) {
+    if (const int64_t n = task_id_stamps().slots(t.var); n > 0) {   // a TaskId phi array
+      const Var* v = as_var(value);
+      PYPTO_CHECK(v, "yield of TaskId phi array '" << t.var->name << "' is not a variable");
+      std::optional<TaskIdRef> r = DependencyEmitter::resolve(*this, v);
+      PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
+      for (auto& id : r->idents) scopes_.use(id);
+      if (r->array_size > 0) {
+        PYPTO_CHECK(r->array_size == n, "TaskId phi array '" << t.var->name << "' gets an array of another size");
+        task_ids().copy_slots(t.name, r->text, n);
+      } else {
+        task_ids().init_array(t.name, n, r->text, false, /*declared=*/true);   // broadcast one TaskId
       }
-    }
-    Binding b = capture(y.values[i]);
-    mark_used(b);
-    if (b.text == t.names[i]) continue;
-    // Another array: copy it in (a loop's TaskId array carries were handled above).
-    if (auto* at = i < t.carries.size() ? t.carries[i]->type->as<ArrayType>() : nullptr) {
-      emit_slot_copy(t.names[i], b.text, at->size);
-      continue;
-    }
-    assigns.push_back(Assign{t.names[i], strip_parens(b.text), b.idents});
-  }
-  bool hazard = false;
-  for (size_t j = 0; j < assigns.size(); ++j) {
-    for (size_t k = 0; k < j; ++k) {
-      for (auto& r : assigns[j].reads) hazard = hazard || r == assigns[k].target;
+      return std::nullopt;
     }
   }
-  if (!hazard) {
-    for (auto& a : assigns) line(a.target + " = " + a.value + ";");
-    return;
+  Binding b = capture(value);
+  mark_used(b);
+  if (b.text == t.name) return std::nullopt;
+  // Another array: copy it in (a loop's TaskId array carries were handled above).
+  if (auto* at = t.var->type->as<ArrayType>()) {
+    emit_slot_copy(t.name, b.text, at->size);
+    return std::nullopt;
   }
-  std::vector<std::string> temps;
-  for (size_t j = 0; j < assigns.size(); ++j) {
-    const Var* carry = nullptr;
-    for (size_t i = 0; i < t.names.size(); ++i) {
-      if (t.names[i] == assigns[j].target && i < t.carries.size()) carry = t.carries[i];
-    }
-    std::string type = carry ? decl_type(carry->type) : "";
-    if (type.empty()) type = "auto";
-    temps.push_back(scopes_.declare(assigns[j].target + "_next", false));
-    line(type + " " + temps.back() + " = " + assigns[j].value + ";");
-  }
-  for (size_t j = 0; j < assigns.size(); ++j) line(assigns[j].target + " = " + temps[j] + ";");
+  common::CarryMove m;
+  m.target = t.name;
+  m.value = strip_parens(b.text);
+  m.reads = b.idents;
+  if (std::string type = decl_type(t.var->type); !type.empty()) m.temp_type = type;
+  return m;
 }
 
 }  // namespace pypto::codegen::orchestration

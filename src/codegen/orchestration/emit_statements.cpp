@@ -77,9 +77,9 @@ void Emitter::emit_stmt(const StmtPtr& s) {
       emit_task(*e, nullptr);
       return;
     }
-    case NodeKind::ForStmt: emit_for(*s->as<ForStmt>()); return;
-    case NodeKind::IfStmt: emit_if(*s->as<IfStmt>()); return;
-    case NodeKind::YieldStmt: emit_yield(*s->as<YieldStmt>()); return;
+    case NodeKind::ForStmt: print_for(*s->as<ForStmt>()); return;
+    case NodeKind::IfStmt: print_if(*s->as<IfStmt>()); return;
+    case NodeKind::YieldStmt: print_yield(*s->as<YieldStmt>()); return;
     case NodeKind::RuntimeScopeStmt: emit_runtime_scope(*s->as<RuntimeScopeStmt>()); return;
     case NodeKind::ReturnStmt: return;   // the entry returns void; outputs are Out/InOut tensors
     case NodeKind::ScopeStmt:   // outlined by OutlineIncoreScopes / OutlineClusterScopes

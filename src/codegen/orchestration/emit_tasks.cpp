@@ -48,14 +48,7 @@ std::vector<std::string> dynamic_extent_checks(const std::string& arg, const Ten
 
 }  // namespace
 
-std::string Emitter::source_site_args(const Span& span) {
-  std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
-  for (char c : file) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
-  }
-  return "\"" + quoted + "\", " + std::to_string(span.line);
-}
+std::string Emitter::source_site_args(const Span& span) { return common::CppSourceSiteArgs(span); }
 
 void Emitter::emit_task(const Expr& e, const Var* result) {
   const Call* call = e.as<Call>();

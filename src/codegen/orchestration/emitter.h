@@ -13,6 +13,7 @@
 #pragma once
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -21,7 +22,7 @@
 #include <vector>
 
 #include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "../common/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
@@ -94,13 +95,24 @@ class L2TaskIdWriter : public common::TaskIdWriter {
   Emitter& e_;
 };
 
-class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
+// Where a loop / branch yield writes one value (the orchestration target of the shared
+// control-flow printer): the C++ variable `name` ("" = no assignment: a non-rebound carry, an
+// if's array result that is the pre-if array) of the iter_arg / if result `var`.
+struct CarryTarget {
+  std::string name;
+  const ir::Var* var = nullptr;
+  std::optional<Binding> result;   // what the loop result names, when not the iter_arg's binding
+  std::string tensor;              // a Tensor if result: the Tensor read out of `name` (an optional) after the if
+};
+
+class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowPrinter<CarryTarget> {
  public:
   Emitter(const ir::ProgramPtr& program, const ir::FunctionPtr& fn);
   std::string Generate();
 
   // ---- output: common::CppWriter (line, blank, open_block, close_block, reopen_block);
-  // each block is a C++ name scope (on_open_block / on_close_block) ----
+  // each block is a C++ name scope (on_open_block / on_close_block); loops and branches:
+  // common::ControlFlowPrinter (print_for, print_if, print_yield) ----
 
   // ---- names and bindings (names.cpp) ----
   // The C++ name scopes of the blocks being printed: printer state (which identifiers the
@@ -153,9 +165,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   bool is_batched(const ir::Var* v) const { return batched_.count(v) > 0; }
 
   // ---- control flow (emit_control_flow.cpp) ----
-  void emit_for(const ir::ForStmt& s);
-  void emit_if(const ir::IfStmt& s);
-  void emit_yield(const ir::YieldStmt& s);
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
   // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
   // carries out (RuntimeScopeStmt::carried_task_ids), or null.
@@ -197,14 +206,17 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   // alias loop carry, an in-place result of it), or -1.
   int tensor_param_slot(const ir::Var* v) const;
 
- public:
-  struct YieldTarget {
-    std::vector<std::string> names;          // "" = no assignment (non-rebound carry)
-    std::vector<const ir::Var*> carries;     // the loop's iter_args (for the swap hazard)
-    const ir::ForStmt* loop = nullptr;       // null for an if
-  };
-
  private:
+  // common::ControlFlowPrinter (emit_control_flow.cpp)
+  CarryTarget loop_carry(const ir::ForStmt& f, size_t i) override;
+  void open_loop(const ir::ForStmt& f, const std::vector<CarryTarget>& carries) override;
+  void bind_loop_results(const ir::ForStmt& f, const std::vector<CarryTarget>& carries) override;
+  CarryTarget branch_result(const ir::IfStmt& s, size_t k) override;
+  std::string condition(const ir::ExprPtr& cond) override { return strip_parens(expr(cond)); }
+  void bind_branch_results(const ir::IfStmt& s, const std::vector<CarryTarget>& results) override;
+  void print_body(const ir::StmtPtr& body) override { emit_block_body(body); }
+  std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
+  std::string fresh_name(const std::string& base) override { return scopes_.declare(base, false); }
   // common::CppScalarExprPrinter (emit_expr.cpp)
   std::string var_text(const ir::Var* v, const ir::Span& span) override;
   std::string scalar_type(ir::DataType d) const override { return ctype(d); }
@@ -230,7 +242,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::map<std::string, ViewRecord> views_;
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::set<const ir::Var*> nonneg_loop_vars_;
-  std::vector<YieldTarget> yield_targets_;
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):
   // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.

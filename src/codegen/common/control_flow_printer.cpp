@@ -1,0 +1,58 @@
+// The structured control-flow printer's loop headers and source sites (control_flow_printer.h;
+// the printer itself is a template there).
+#include "control_flow_printer.h"
+
+#include <cctype>
+#include <string>
+
+namespace pypto::codegen::common {
+
+std::vector<std::string> CppIdentifiers(const std::string& text) {
+  auto ident_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::vector<std::string> out;
+  for (size_t i = 0; i < text.size();) {
+    if (!ident_char(text[i])) {
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && ident_char(text[j])) ++j;
+    const bool member = i > 0 && (text[i - 1] == '.' || text[i - 1] == ':' || (i > 1 && text.compare(i - 2, 2, "->") == 0));
+    if (!member && !std::isdigit(static_cast<unsigned char>(text[i]))) out.push_back(text.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
+std::string CppSourceSiteArgs(const ir::Span& span) {
+  std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
+  for (char c : file) {
+    if (c == '"' || c == '\\') quoted += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+  }
+  return "\"" + quoted + "\", " + std::to_string(span.line);
+}
+
+std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
+                      const std::string& step, bool descending) {
+  return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + stop + "; " + var +
+         " += " + step + ")";
+}
+
+void RangeLoopPrologue(CppWriter& w, const RangeLoopNames& n, const std::string& start, const std::string& step,
+                       const std::string& stop, const ir::Span& span) {
+  w.line("const int64_t " + n.start + " = " + start + ";");
+  w.line("const int64_t " + n.step + " = " + step + ";");
+  w.line("const uint64_t " + n.count + " = pto2_range_count(" + n.start + ", " + stop + ", " + n.step + ", " +
+         CppSourceSiteArgs(span) + ");");
+}
+
+std::string RangeLoopHeader(const RangeLoopNames& n) {
+  return "for (uint64_t " + n.k + " = 0; " + n.k + " < " + n.count + "; ++" + n.k + ")";
+}
+
+std::string RangeLoopVarLine(const RangeLoopNames& n) {
+  return "const int64_t " + n.var + " = (int64_t)((uint64_t)" + n.start + " + " + n.k + " * (uint64_t)" + n.step + ");";
+}
+
+}  // namespace pypto::codegen::common
