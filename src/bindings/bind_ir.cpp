@@ -449,6 +449,8 @@ void bind_stmts(nb::module_& m) {
       .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
+      .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
+      .def("with_chunk_stride", &ForStmt::with_chunk_stride, "stride"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")

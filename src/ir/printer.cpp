@@ -567,6 +567,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
       rest.erase(it);
     }
   }
+  if (f.chunk_stride) range += ", chunk_stride=" + std::to_string(f.chunk_stride);   // SplitChunkedLoops
   if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;

@@ -433,6 +433,9 @@ class Equal {
           }
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->chunk_stride != y->chunk_stride) {
+          return fail("ForStmt.chunk_stride " + std::to_string(x->chunk_stride) + " vs " + std::to_string(y->chunk_stride));
+        }
         {
           Path p(this, "ForStmt.body");
           if (!stmt(x->body, y->body)) return false;
@@ -774,6 +777,7 @@ class Hasher {
         for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
+        if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

@@ -163,12 +163,12 @@ void Emitter::emit_for(const ForStmt& f) {
     std::string vs = scopes_.declare(base + "_start", false), vp = scopes_.declare(base + "_step", false);
     std::string vn = scopes_.declare(base + "_count", false);
     line("const int64_t " + vs + " = " + start + ";");
-    if (const int64_t* c = attr_get<int64_t>(f.attrs, "chunk_stride")) {
+    if (const int64_t c = f.chunk_stride) {
       // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
       auto* m = f.step->as<BinaryExpr>();
       auto* mc = m ? m->b->as<ConstInt>() : nullptr;
-      PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == *c, "chunk_stride on a loop whose step is not s * " << *c);
-      step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(*c) + ", " + source_site_args(f.span) + ")";
+      PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == c, "chunk_stride on a loop whose step is not s * " << c);
+      step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(c) + ", " + source_site_args(f.span) + ")";
     }
     line("const int64_t " + vp + " = " + step + ";");
     line("const uint64_t " + vn + " = pto2_range_count(" + vs + ", " + stop + ", " + vp + ", " + source_site_args(f.span) + ");");
