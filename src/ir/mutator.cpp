@@ -254,10 +254,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
     return dumps.empty() ? c : with_dump_vars(c, dumps);
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
-  if (op->arg_directions.empty() && !op->shares_source_tile) return c;
+  if (op->arg_directions.empty() && !op->shares_source_tile && op->cpu_base < 0) return c;
   auto d = std::make_shared<Call>(*c);
   d->arg_directions = op->arg_directions;
   d->shares_source_tile = op->shares_source_tile;   // a KernelShareTileMoves stamp survives a rewrite
+  d->cpu_base = op->cpu_base;                       // so does a ResolvePeerBufferBases one
   return d;
 }
 

@@ -325,6 +325,7 @@ std::string Printer::print_call(const Call& c) {
     s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
   if (c.shares_source_tile) s += (first ? "" : ", ") + std::string("shares_source_tile=True");   // KernelShareTileMoves
+  if (c.cpu_base >= 0) s += (first ? "" : ", ") + std::string("cpu_base=") + std::to_string(c.cpu_base);   // ResolvePeerBufferBases
   return s + ")";
 }
 

@@ -179,6 +179,7 @@ class Equal {
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
         if (x->shares_source_tile != y->shares_source_tile) return fail("Call.shares_source_tile differ");
+        if (x->cpu_base != y->cpu_base) return fail("Call.cpu_base " + std::to_string(x->cpu_base) + " vs " + std::to_string(y->cpu_base));
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -687,6 +688,7 @@ class Hasher {
         exprs(x->dump_vars);
         exprs(x->manual_dep_edges);
         if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
+        if (x->cpu_base >= 0) mix(static_cast<uint64_t>(x->cpu_base) + 2);
         return type(e->type);
       }
       case NodeKind::Submit: {

@@ -66,15 +66,13 @@ def test_the_checks_see_the_sources():
 
 
 # The attr keys the code generators read: options the user writes on an op (kept as the op's
-# attrs by the parser and the passes), and a pass result still passed as an attr (issue 11 gap,
-# /work/notes/s8_audit11.md: it should become a typed field). A new key here is a new
-# protocol between layers: make it a typed field instead, or add it with its reason.
+# attrs by the parser and the passes). Pass results are typed fields (issue 11), never attrs: a
+# new key here is a new protocol between layers: make it a typed field instead, or add it with
+# its reason.
 CODEGEN_ATTR_KEYS = {
     # op options written in the DSL
     "atomic", "axis", "cmp_type", "descending", "drop_dims", "init_value", "manual_dep", "mask_pattern", "mode",
     "pad_value", "transpose",
-    # a pass result still stamped as an attr (gap): ResolvePeerBufferBases
-    "cpu_base",
 }
 
 

@@ -28,7 +28,7 @@
 //                              KernelShareTileMoves computes (KernelShareTileMoves)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
 //                              reservation stamped, and every import and reservation its
-//                              `cpu_base` (ResolvePeerBufferBases)
+//                              Call::cpu_base (ResolvePeerBufferBases)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
 //   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
