@@ -292,6 +292,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("dump_vars", &Call::dump_vars)
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
+      .def_ro("cpu_base", &Call::cpu_base, "Stamped by ResolvePeerBufferBases on pipe buffers (-1 before).")
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -315,6 +316,8 @@ void bind_exprs(nb::module_& m) {
         "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
   m.def("with_shares_source_tile", &with_shares_source_tile, "call"_a, "shares"_a,
         "A copy of a tile.move Call with shares_source_tile = shares (KernelShareTileMoves).");
+  m.def("with_cpu_base", &with_cpu_base, "call"_a, "cpu_base"_a,
+        "A copy of a pipe-buffer Call with cpu_base = cpu_base (ResolvePeerBufferBases).");
   m.def("with_dump_vars", &with_dump_vars, "task"_a, "vars"_a,
         "A copy of a Call / Submit with dump_vars = vars (tensor arguments; pl.dump_tag / dumps=).");
   nb::class_<MakeTuple, Expr>(m, "MakeTuple")
@@ -449,6 +452,8 @@ void bind_stmts(nb::module_& m) {
       .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
+      .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
+      .def("with_chunk_stride", &ForStmt::with_chunk_stride, "stride"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")

@@ -202,6 +202,17 @@ ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares) {
   return n;
 }
 
+ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && (c->callee == "system.reserve_buffer" || c->callee == "system.import_peer_buffer"),
+              "cpu_base on a " << to_string(call->kind) << " that is not a system.reserve_buffer / import_peer_buffer call");
+  PYPTO_CHECK(cpu_base >= -1, "cpu_base " << cpu_base << " is no address (>= 0, or -1: unstamped)");
+  if (c->cpu_base == cpu_base) return call;
+  auto n = std::make_shared<Call>(*c);
+  n->cpu_base = cpu_base;
+  return n;
+}
+
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task) {
   static const std::vector<ExprPtr> kNone;
   if (auto* c = task.as<Call>()) return c->compiler_manual_dep_edges;

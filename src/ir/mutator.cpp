@@ -254,10 +254,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
     return dumps.empty() ? c : with_dump_vars(c, dumps);
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
-  if (op->arg_directions.empty() && !op->shares_source_tile) return c;
+  if (op->arg_directions.empty() && !op->shares_source_tile && op->cpu_base < 0) return c;
   auto d = std::make_shared<Call>(*c);
   d->arg_directions = op->arg_directions;
   d->shares_source_tile = op->shares_source_tile;   // a KernelShareTileMoves stamp survives a rewrite
+  d->cpu_base = op->cpu_base;                       // so does a ResolvePeerBufferBases one
   return d;
 }
 
@@ -366,6 +367,7 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
                             body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
                   ->with_results(op->carries, op->trip_count);
+  if (op->chunk_stride) loop = loop->with_chunk_stride(op->chunk_stride);   // a SplitChunkedLoops stamp survives a rewrite
   return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 

@@ -325,6 +325,7 @@ std::string Printer::print_call(const Call& c) {
     s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
   if (c.shares_source_tile) s += (first ? "" : ", ") + std::string("shares_source_tile=True");   // KernelShareTileMoves
+  if (c.cpu_base >= 0) s += (first ? "" : ", ") + std::string("cpu_base=") + std::to_string(c.cpu_base);   // ResolvePeerBufferBases
   return s + ")";
 }
 
@@ -567,6 +568,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
       rest.erase(it);
     }
   }
+  if (f.chunk_stride) range += ", chunk_stride=" + std::to_string(f.chunk_stride);   // SplitChunkedLoops
   if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;

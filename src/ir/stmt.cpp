@@ -85,6 +85,17 @@ std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_chunk_stride(int64_t stride) const {
+  if (stride != 0) {
+    auto* m = step->as<BinaryExpr>();
+    auto* c = m && m->op == BinaryOp::Mul ? m->b->as<ConstInt>() : nullptr;
+    PYPTO_CHECK(stride > 1 && c && c->value == stride, "chunk_stride " << stride << " on a loop whose step is not s * " << stride);
+  }
+  auto f = std::make_shared<ForStmt>(*this);
+  f->chunk_stride = stride;
+  return f;
+}
+
 std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
                                            std::vector<VarPtr> return_vars, Span span) {
   PYPTO_CHECK(cond, "IfStmt needs a condition");

@@ -179,6 +179,7 @@ class Equal {
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
         if (x->shares_source_tile != y->shares_source_tile) return fail("Call.shares_source_tile differ");
+        if (x->cpu_base != y->cpu_base) return fail("Call.cpu_base " + std::to_string(x->cpu_base) + " vs " + std::to_string(y->cpu_base));
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -433,6 +434,9 @@ class Equal {
           }
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->chunk_stride != y->chunk_stride) {
+          return fail("ForStmt.chunk_stride " + std::to_string(x->chunk_stride) + " vs " + std::to_string(y->chunk_stride));
+        }
         {
           Path p(this, "ForStmt.body");
           if (!stmt(x->body, y->body)) return false;
@@ -684,6 +688,7 @@ class Hasher {
         exprs(x->dump_vars);
         exprs(x->manual_dep_edges);
         if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
+        if (x->cpu_base >= 0) mix(static_cast<uint64_t>(x->cpu_base) + 2);
         return type(e->type);
       }
       case NodeKind::Submit: {
@@ -774,6 +779,7 @@ class Hasher {
         for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
+        if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

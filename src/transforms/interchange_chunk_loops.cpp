@@ -362,7 +362,8 @@ class Interchanger : public IRMutator {
       const ForStmt& ok = *chain[k].outer;
       if (K > 0) body.push_back(YieldStmt::make(yielded, ok.span));
       StmtPtr loop = ForStmt::make(ok.loop_var, ok.start, ok.stop, ok.step, carries[k], make_seq(body, ok.span),
-                                   results[k], ok.for_kind, ok.attrs, ok.span);
+                                   results[k], ok.for_kind, ok.attrs, ok.span)
+                         ->with_chunk_stride(ok.chunk_stride);
       body = {loop};
       yielded.assign(results[k].begin(), results[k].end());
       if (k == last && rem_nest) {

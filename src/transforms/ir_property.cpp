@@ -233,7 +233,7 @@ struct UnrollChecker : IRVisitor {
 };
 
 // Loops with a `chunk` attr and scopes with the `auto_chunk` attr (both gone after the
-// pl.auto_chunk passes).
+// pl.auto_chunk passes); a ForStmt::chunk_stride only on the outer loop of a chunked loop.
 struct ChunkChecker : IRVisitor {
   ChunkChecker() { statements_only_ = true; }   // checks statements only
   std::vector<std::string> out;
@@ -241,6 +241,11 @@ struct ChunkChecker : IRVisitor {
   bool loops = true;   // else scopes
   void visit_(const ForStmt* op) override {
     if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + AtLocation(op->span) + " is left");
+    const std::string* origin = attr_get<std::string>(op->attrs, "loop_origin");
+    if (loops && op->chunk_stride && !(origin && *origin == "chunk_outer")) {
+      out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has chunk_stride " +
+                    std::to_string(op->chunk_stride) + " but is not the outer loop of a chunked loop");
+    }
     IRVisitor::visit_(op);
   }
   void visit_(const ScopeStmt* op) override {

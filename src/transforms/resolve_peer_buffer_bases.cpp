@@ -3,14 +3,14 @@
 // What: stamps attr `base` on every `system.import_peer_buffer` call: the base of the
 //   `system.reserve_buffer` with the same `name` in the peer function `peer_func` (its first
 //   such reservation; -1 when that reservation is pl.AUTO), so the import carries the value it
-//   binds (spec anchor_features §8); and attr `cpu_base` on every reservation and import: the
-//   address the buffer binds on the CPU (its base, 0 for pl.AUTO: the CPU reserves no memory):
+//   binds (spec anchor_features §8); and the typed Call::cpu_base on every reservation and import:
+//   the address the buffer binds on the CPU (its base, 0 for pl.AUTO: the CPU reserves no memory):
 //       consumer:  ring = pl.reserve_buffer(name="ring", size=4096, base=256)
-//                  ==>  ring = pl.system.reserve_buffer(base=256, cpu_base=256, name="ring", size=4096)
+//                  ==>  ring = pl.system.reserve_buffer(base=256, name="ring", size=4096, cpu_base=256)
 //       producer:  p = pl.import_peer_buffer(name="ring", peer_func="consumer")
-//                  ==>  p = pl.system.import_peer_buffer(base=256, cpu_base=256, name="ring", peer_func="consumer")
+//                  ==>  p = pl.system.import_peer_buffer(base=256, name="ring", peer_func="consumer", cpu_base=256)
 //       AUTO:      b = pl.reserve_buffer(name="b", size=64)
-//                  ==>  b = pl.system.reserve_buffer(base=-1, cpu_base=0, name="b", size=64)
+//                  ==>  b = pl.system.reserve_buffer(base=-1, name="b", size=64, cpu_base=0)
 // Input invariants: none. Output: PeerBufferBasesResolved.
 // UserError (at the import) when `peer_func` is no function of the program or reserves no
 //   buffer of that name (the DSL frontend already refuses both at parse time).
@@ -59,7 +59,7 @@ int64_t BaseOf(const Program& program, const Call& call) {
   return base ? *base : -1;
 }
 
-// Stamps `base` on the imports and `cpu_base` on the reservations and imports of one function.
+// Stamps `base` on the imports and Call::cpu_base on the reservations and imports of one function.
 struct Stamper : IRMutator {
   const Program* program = nullptr;
   ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
@@ -68,12 +68,12 @@ struct Stamper : IRMutator {
     if (!IsImport(*call) && !IsReserve(*call)) return e;
     const int64_t base = BaseOf(*program, *call);
     const int64_t* have = attr_get<int64_t>(call->attrs, "base");
-    const int64_t* have_cpu = attr_get<int64_t>(call->attrs, "cpu_base");
-    if (have && *have == base && have_cpu && *have_cpu == CpuBase(base)) return e;
-    Attrs attrs = call->attrs;
-    attrs["base"] = base;
-    attrs["cpu_base"] = CpuBase(base);
-    return Call::make_op(call->callee, call->args, std::move(attrs), call->span);
+    if (!have || *have != base) {
+      Attrs attrs = call->attrs;
+      attrs["base"] = base;
+      e = Call::make_op(call->callee, call->args, std::move(attrs), call->span);
+    }
+    return with_cpu_base(e, CpuBase(base));
   }
   using IRMutator::mutate_;
 };
@@ -116,7 +116,6 @@ std::vector<std::string> CheckPeerBufferBases(const Program& program) {
       IRVisitor::visit_(op);
       if (!IsImport(*op) && !IsReserve(*op)) return;
       const int64_t* have = attr_get<int64_t>(op->attrs, "base");
-      const int64_t* have_cpu = attr_get<int64_t>(op->attrs, "cpu_base");
       int64_t want = 0;
       try {
         want = BaseOf(*program, *op);
@@ -130,8 +129,8 @@ std::vector<std::string> CheckPeerBufferBases(const Program& program) {
         out.push_back(what + (have ? "base=" + std::to_string(*have) : std::string("no base")) +
                       ", ResolvePeerBufferBases stamps base=" + std::to_string(want));
       }
-      if (!have_cpu || *have_cpu != CpuBase(want)) {
-        out.push_back(what + (have_cpu ? "cpu_base=" + std::to_string(*have_cpu) : std::string("no cpu_base")) +
+      if (op->cpu_base != CpuBase(want)) {
+        out.push_back(what + (op->cpu_base >= 0 ? "cpu_base=" + std::to_string(op->cpu_base) : std::string("no cpu_base")) +
                       ", ResolvePeerBufferBases stamps cpu_base=" + std::to_string(CpuBase(want)));
       }
     }

@@ -21,7 +21,7 @@
 //   iterations (T from a floor division by s, which is never 0 there).
 //   The new loops carry the attr loop_origin = "chunk_outer" / "chunk_inner" / "chunk_remainder"
 //   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped. A run-time step's outer
-//   loop (step `s * C`, C > 1) also carries chunk_stride = C: the code generators compute that
+//   loop (step `s * C`, C > 1) also gets ForStmt::chunk_stride = C: the code generators compute that
 //   stride checked (pto2_chunk_stride / pypto_kernel::chunk_stride), so an overflowing
 //   `s * C` fails the run naming the DSL line instead of wrapping.
 // Input invariants: the parser's (chunk > 0; a loop with carries ends its body with a yield).
@@ -159,7 +159,7 @@ Attrs OriginAttrs(const Attrs& loop_attrs, const char* origin) {
 struct ChunkPlan {
   ExprPtr start, stop, step;   // outer loop: `for co in range(start, stop, step)`
   bool base_index = false;     // co is the first index of its chunk (run-time step), else its number
-  int64_t checked_stride = 0;  // C when `step` is `s * C` for a run-time s: attr chunk_stride = C
+  int64_t checked_stride = 0;  // C when `step` is `s * C` for a run-time s: ForStmt::chunk_stride = C
 };
 
 class Splitter : public IRMutator {
@@ -318,10 +318,9 @@ class Splitter : public IRMutator {
                                   f.for_kind, OriginAttrs(f.attrs, "chunk_inner"), sp);
     std::vector<StmtPtr> outer_body{inner};
     if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
-    Attrs outer_attrs = OriginAttrs(f.attrs, "chunk_outer");
-    if (plan.checked_stride > 1) outer_attrs["chunk_stride"] = plan.checked_stride;
     return ForStmt::make(co, plan.start, plan.stop, plan.step, outer_ias, make_seq(outer_body, sp), results, f.for_kind,
-                         outer_attrs, sp);
+                         OriginAttrs(f.attrs, "chunk_outer"), sp)
+        ->with_chunk_stride(plan.checked_stride > 1 ? plan.checked_stride : 0);
   }
 };
 

@@ -13,6 +13,7 @@ import pytest
 import pypto
 import pypto.language as pl
 from pypto import ir
+from pypto.errors import PyptoError
 from pypto.ir import passes
 from pypto.runtime.loader import RunError
 
@@ -40,7 +41,8 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
         def main(self, x: pl.Tensor[[64, 8], pl.FP32], n: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.INDEX],
                  y: pl.Out[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-                for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), attrs={"loop_origin": "chunk_outer", "chunk_stride": 4}):
+                for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), chunk_stride=4,
+                                                   attrs={"loop_origin": "chunk_outer"}):
                     for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
                         i = i_chunk + i_in * s
                         if s > 0 and i < n or s < 0 and i > n:
@@ -52,7 +54,7 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
                     y_6 = pl.yield_(y_5)
                 k_trips = max(0 - n // (s + pl.cast(s == 0, pl.INDEX)), 0)
                 for k_chunk, (y_7,) in pl.range(n, 0 - s, s * 2, init_values=(y_6,),
-                                                       attrs={"loop_origin": "chunk_outer", "chunk_stride": 2}):
+                                                       chunk_stride=2, attrs={"loop_origin": "chunk_outer"}):
                     for k_in, (y_8,) in pl.range(0, 2, 1, init_values=(y_7,), attrs={"loop_origin": "chunk_inner"}):
                         k = k_chunk + k_in * s
                         y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 8], [k * 4, 0]), [k * 4, 0])
@@ -201,3 +203,75 @@ def test_constant_zero_step_with_chunk_is_a_located_error():
     body = ("with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):\n"
             "    for i in pl.parallel(0, 8, 0, chunk=2):  #!\n        d = self.kernel_add(a, b, d)\nreturn d")
     body_check(body, "step must not be 0", "0, chunk")
+
+
+# -- ForStmt.chunk_stride: SplitChunkedLoops' typed result (printed chunk_stride=C) ------------
+_STRIDE_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 8], pl.FP32], n: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.INDEX],
+             y: pl.Out[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:
+        for i, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), STRIDE):
+            y_2 = pl.tensor.assemble(y_1, pl.tensor.slice(x, [4, 8], [i * 4, 0]), [i * 4, 0])
+            y_3 = pl.yield_(y_2)
+        return y_3
+'''
+
+
+def _stmts(s):
+    return list(s.stmts) if isinstance(s, ir.SeqStmts) else [s]
+
+
+def _first_loop(program):
+    return next(s for s in _stmts(program.functions[0].body) if isinstance(s, ir.ForStmt))
+
+
+def test_chunk_stride_is_a_typed_loop_field_printed_and_compared():
+    after = passes.SplitChunkedLoops()(_split_runtime_step())
+    outer = _stmts(_stmts(after.functions[0].body)[0].body)[0]   # in the auto_chunk scope
+    assert outer.chunk_stride == 4 and "chunk_stride" not in outer.attrs
+    inner = _stmts(outer.body)[0]
+    assert isinstance(inner, ir.ForStmt) and inner.chunk_stride == 0
+    text = ir.python_print(after)
+    assert "chunk_stride=4, attrs=" in text and '"chunk_stride"' not in text
+    assert ir.structural_equal(pl.parse_program(text), after)
+    # structural equality and the hash see the field: the same loop without it differs
+    stamped = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'chunk_stride=4, attrs={"loop_origin": "chunk_outer"}'))
+    plain = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'attrs={"loop_origin": "chunk_outer"}'))
+    assert _first_loop(stamped).chunk_stride == 4 and _first_loop(plain).chunk_stride == 0
+    ok, why = ir.structural_equal_explain(stamped, plain)
+    assert not ok and "chunk_stride 4 vs 0" in why
+    assert ir.structural_hash(stamped) != ir.structural_hash(plain)
+
+
+def _split_runtime_step():
+    text = _STRIDE_SRC.replace(
+        "        for i, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), STRIDE):\n"
+        "            y_2 = pl.tensor.assemble(y_1, pl.tensor.slice(x, [4, 8], [i * 4, 0]), [i * 4, 0])\n"
+        "            y_3 = pl.yield_(y_2)\n"
+        "        return y_3\n",
+        "        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):\n"
+        "            for i in pl.parallel(0, n, s, chunk=4):\n"
+        "                y = pl.assemble(y, pl.tensor.slice(x, [4, 8], [i * 4, 0]), [i * 4, 0])\n"
+        "        return y\n")
+    return pl.parse_program(text)
+
+
+@pytest.mark.parametrize("stride, step", [("chunk_stride=3", "s * 4"), ("chunk_stride=1", "s * 1"),
+                                          ("chunk_stride=4", "s"), ('chunk_stride="4"', "s * 4")])
+def test_a_chunk_stride_that_is_not_the_steps_factor_is_a_located_error(stride, step):
+    src = _STRIDE_SRC.replace("STRIDE", stride).replace("s * 4, init_values", step + ", init_values")
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "c.py")
+    assert "chunk_stride= must be an int C > 1 on a loop whose step is `s * C`" in ei.value.message
+    assert ei.value.line == 9
+
+
+def test_chunked_loops_split_verifier_refuses_a_chunk_stride_off_an_outer_chunk_loop():
+    stray = pl.parse_program(_STRIDE_SRC.replace("STRIDE", "chunk_stride=4"))
+    issues = passes.verify_property(passes.IRProperty.ChunkedLoopsSplit, stray)
+    assert len(issues) == 1 and "has chunk_stride 4 but is not the outer loop of a chunked loop" in issues[0], issues
+    assert passes.verify_property(passes.IRProperty.ChunkedLoopsSplit, passes.SplitChunkedLoops()(_split_runtime_step())) == []

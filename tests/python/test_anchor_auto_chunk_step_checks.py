@@ -133,7 +133,7 @@ _BEFORE = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
                 for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
                     i = i_chunk * 4 + i_in
                     j_trips = max(0 - -6 // (s + pl.cast(s == 0, pl.INDEX)), 0)
-                    for j_chunk, (y_3,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_2,), attrs={"chunk_stride": 4, "loop_origin": "chunk_outer"}):
+                    for j_chunk, (y_3,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_2,), chunk_stride=4, attrs={"loop_origin": "chunk_outer"}):
                         for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
                             j = j_chunk + j_in * s
                             y_5: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
@@ -151,7 +151,7 @@ _EXPECTED = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[40, 24], pl.FP32], s: pl.Scalar[pl.INDEX],
              y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
         for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-            for j_chunk, (y_2,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_1,), attrs={"chunk_stride": 4, "loop_origin": "chunk_outer"}):
+            for j_chunk, (y_2,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_1,), chunk_stride=4, attrs={"loop_origin": "chunk_outer"}):
                 with pl.at(level=pl.Level.CORE_GROUP):
                     for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,), attrs={"loop_origin": "chunk_inner"}):
                         i = i_chunk * 4 + i_in

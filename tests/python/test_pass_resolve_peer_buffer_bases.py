@@ -1,7 +1,8 @@
 """ResolvePeerBufferBases (the kernel pipeline): every ``system.import_peer_buffer`` gets attr
 ``base``, the base of its peer's ``reserve_buffer`` of that name (-1 for pl.AUTO), printed as
-``pl.system.import_peer_buffer(base=256, ...)``; every import and reservation gets attr
-``cpu_base``, the address it binds on the CPU (the base, 0 for pl.AUTO) (DSL Before / Expected).
+``pl.system.import_peer_buffer(base=256, ...)``; every import and reservation gets
+``Call.cpu_base`` (a typed field, printed ``cpu_base=``), the address it binds on the CPU (the base,
+0 for pl.AUTO) (DSL Before / Expected).
 The CPU kernel backend prints ``cpu_base`` instead of walking the peer function or deciding what
 AUTO binds (spec anchor_features §8)."""
 
@@ -15,15 +16,12 @@ from pypto.ir import passes
 from pass_test_util import assert_pass
 
 def _imports(prog, fn):
-    found = []
+    return _calls(prog, fn, "system.import_peer_buffer")
 
-    def walk(e):
-        if isinstance(e, ir.Call) and e.callee == "system.import_peer_buffer":
-            found.append(e)
-    for s in ir.flatten_stmts(prog.get(fn).body):
-        if isinstance(s, ir.AssignStmt):
-            walk(s.value)
-    return found
+
+def _calls(prog, fn, op):
+    return [s.value for s in ir.flatten_stmts(prog.get(fn).body)
+            if isinstance(s, ir.AssignStmt) and isinstance(s.value, ir.Call) and s.value.callee == op]
 
 
 def test_import_takes_the_peer_reservations_base():
@@ -60,7 +58,7 @@ def test_import_takes_the_peer_reservations_base():
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, Before) != []
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, after) == []
     text = ir.python_print(after)
-    assert 'pl.system.import_peer_buffer(base=256, cpu_base=256, name="ring", peer_func="consumer")' in text
+    assert 'pl.system.import_peer_buffer(base=256, name="ring", peer_func="consumer", cpu_base=256)' in text
     assert ir.structural_equal(pl.parse_program(text), after)
 
 
@@ -111,7 +109,8 @@ def test_auto_reservation_and_two_imports_of_different_peers():
 
     after = assert_pass(passes.ResolvePeerBufferBases(), Before, Expected)
     assert [c.attrs["base"] for c in _imports(after, "user")] == [-1, 512]
-    assert [c.attrs["cpu_base"] for c in _imports(after, "user")] == [0, 512]
+    assert [c.cpu_base for c in _imports(after, "user")] == [0, 512]
+    assert all("cpu_base" not in c.attrs for c in _imports(after, "user"))   # a typed field, not an attr
 
 
 def test_already_stamped_program_is_unchanged_and_a_program_without_imports_too():
@@ -196,3 +195,23 @@ def test_the_backend_prints_the_stamped_auto_cpu_base_and_the_property_names_a_m
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, P) == [
         "function 'consumer': reserve_buffer 'ring' has no cpu_base, ResolvePeerBufferBases stamps cpu_base=0"]
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, prepared) == []
+
+
+def test_cpu_base_is_a_typed_call_field_compared_and_hashed():
+    src = ("import pypto.language as pl\n\n@pl.program\nclass P:\n"
+           "    @pl.function(type=pl.FunctionType.AIV)\n"
+           "    def consumer(self, x: pl.Tensor[[16, 16], pl.FP32]) -> pl.Tensor[[16, 16], pl.FP32]:\n"
+           "        ring = pl.reserve_buffer(name=\"ring\", size=64, base=256CPU)\n        return x\n")
+    stamped = pl.parse_program(src.replace("CPU", ", cpu_base=256"))
+    plain = pl.parse_program(src.replace("CPU", ""))
+    (ring,) = _calls(stamped, "consumer", "system.reserve_buffer")
+    assert ring.cpu_base == 256 and "cpu_base" not in ring.attrs
+    assert _calls(plain, "consumer", "system.reserve_buffer")[0].cpu_base == -1
+    ok, why = ir.structural_equal_explain(stamped, plain)
+    assert not ok and "cpu_base 256 vs -1" in why
+    assert ir.structural_hash(stamped) != ir.structural_hash(plain)
+    text = ir.python_print(stamped)
+    assert 'pl.system.reserve_buffer(base=256, name="ring", size=64, cpu_base=256)' in text
+    assert ir.structural_equal(pl.parse_program(text), stamped)
+    # the pass stamps the same field
+    assert ir.structural_equal(passes.ResolvePeerBufferBases()(plain), stamped)

@@ -66,15 +66,13 @@ def test_the_checks_see_the_sources():
 
 
 # The attr keys the code generators read: options the user writes on an op (kept as the op's
-# attrs by the parser and the passes), and two pass results still passed as attrs (issue 11
-# gaps, /work/notes/s8_audit11.md: they should become typed fields). A new key here is a new
-# protocol between layers: make it a typed field instead, or add it with its reason.
+# attrs by the parser and the passes). Pass results are typed fields (issue 11), never attrs: a
+# new key here is a new protocol between layers: make it a typed field instead, or add it with
+# its reason.
 CODEGEN_ATTR_KEYS = {
     # op options written in the DSL
     "atomic", "axis", "cmp_type", "descending", "drop_dims", "init_value", "manual_dep", "mask_pattern", "mode",
     "pad_value", "transpose",
-    # pass results still stamped as attrs (gaps): ResolvePeerBufferBases, SplitChunkedLoops
-    "cpu_base", "chunk_stride",
 }
 
 
@@ -85,6 +83,6 @@ def test_the_code_generators_read_only_known_attr_keys():
         for i, line in enumerate(lines):
             for m in rx.finditer(line.split("//", 1)[0]):
                 read.setdefault(m.group(1) or m.group(2), "%s:%d" % (path, i + 1))
-    assert "drop_dims" in read and "chunk_stride" in read   # the scan sees what it should
+    assert "drop_dims" in read and "transpose" in read   # the scan sees what it should
     unknown = {k: where for k, where in read.items() if k not in CODEGEN_ATTR_KEYS}
     assert unknown == {}, "attr keys read by src/codegen that are no known op option: %s" % unknown

@@ -159,6 +159,10 @@ struct Call : Expr {
   // Pass result (KernelShareTileMoves; typed, printed as `pl.move(t, ..., shares_source_tile=True)`):
   // this tile.move is a no-op on the CPU and its result shares the source tile's storage.
   bool shares_source_tile = false;
+  // Pass result (ResolvePeerBufferBases; typed, printed as `pl.system.reserve_buffer(..., cpu_base=256)`):
+  // the address a system.reserve_buffer / system.import_peer_buffer binds on the CPU (its base, or
+  // its peer's; 0 for pl.AUTO). -1 before the pass and on every other call.
+  int64_t cpu_base = -1;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
   ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars, manual_dep_edges); }
@@ -217,6 +221,10 @@ ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges)
 // A copy of op call `call` (a tile.move) with shares_source_tile = `shares` (KernelShareTileMoves).
 //   ExprPtr m2 = with_shares_source_tile(move, true);   // printed: pl.move(t, ..., shares_source_tile=True)
 ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares);
+// A copy of op call `call` (a system.reserve_buffer / system.import_peer_buffer) with
+// cpu_base = `cpu_base` (>= 0, or -1 for unstamped) (ResolvePeerBufferBases).
+//   ExprPtr r2 = with_cpu_base(reserve, 256);   // printed: pl.system.reserve_buffer(..., cpu_base=256)
+ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base);
 // The compiler edges of a Call or Submit (empty for any other node).
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task);
 // A copy of Call / Submit `task` with dump_vars = `vars` (tensor arguments of the task, deduplicated

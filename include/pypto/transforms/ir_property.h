@@ -28,7 +28,7 @@
 //                              KernelShareTileMoves computes (KernelShareTileMoves)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
 //                              reservation stamped, and every import and reservation its
-//                              `cpu_base` (ResolvePeerBufferBases)
+//                              Call::cpu_base (ResolvePeerBufferBases)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
 //                              (VerifyKernelProgram)
 //   TaskIdsResolved            every Orchestration function has Function::task_ids, one entry
@@ -53,7 +53,8 @@
 //                              (ExpandManualPhaseFence)
 //   AutoDepsAnalysed           every (non-HOST) Orchestration function has the verdict of
 //                              AutoDeriveTaskDependencies stamped (attrs["auto_deps"])
-//   ChunkedLoopsSplit          no ForStmt has a `chunk` attr (SplitChunkedLoops)
+//   ChunkedLoopsSplit          no ForStmt has a `chunk` attr; ForStmt::chunk_stride only on the
+//                              outer loop of a chunked loop (SplitChunkedLoops)
 //   AutoChunkScopesInterchanged  no ScopeStmt has the `auto_chunk` attr (InterchangeChunkLoops)
 //   TaskStatementsCounted      every function has the Function::task_statements
 //                              CountTaskStatements computes (CountTaskStatements)

@@ -74,7 +74,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
-    init, attrs, results = None, {}, {"carries": [], "trip_count": -1}
+    init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None}
     chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
         if kw.arg in chunk_kws:
@@ -90,6 +90,8 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             results[kw.arg] = _loop_result(ctx, kw)
         elif kw.arg == "inplace_carries":
             pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
+        elif kw.arg == "chunk_stride":   # SplitChunkedLoops' result, as printed: checked by _with_chunk_stride
+            results[kw.arg] = kw
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=, chunk=, chunk_policy=")
@@ -131,7 +133,22 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
     loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
     if results["carries"] or results["trip_count"] >= 0:
         loop = loop.with_results(results["carries"], results["trip_count"])
+    if results["chunk_stride"] is not None:
+        loop = _with_chunk_stride(ctx, results["chunk_stride"], loop)
     return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
+
+
+def _with_chunk_stride(ctx, kw: ast.keyword, loop):
+    """`pl.range(0, n, s * 4, chunk_stride=4)` (SplitChunkedLoops' result as printed IR spells it)
+    -> the loop with ForStmt.chunk_stride set: C > 1 on a loop whose step is `s * C`."""
+    v = kw.value.value if isinstance(kw.value, ast.Constant) else None
+    step = loop.step
+    c = step.b if isinstance(step, ir.BinaryExpr) and step.op == ir.BinaryOp.Mul else None
+    if type(v) is not int or v < 2 or not isinstance(c, ir.ConstInt) or c.value != v:
+        raise ctx.error(kw.value, f"chunk_stride= must be an int C > 1 on a loop whose step is `s * C`, got "
+                        f"'{ast.unparse(kw.value)}'",
+                        help="chunk_stride= is SplitChunkedLoops' result: it names the chunk of a run-time step")
+    return loop.with_chunk_stride(v)
 
 
 def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):

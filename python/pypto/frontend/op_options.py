@@ -161,8 +161,8 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
             raise ctx.error(cpu_base, f"cpu_base= of pl.{pl_name} must be the address the buffer binds on the CPU "
                             f"({want}: its base, 0 for pl.AUTO), got '{ast.unparse(cpu_base)}'",
                             help="drop cpu_base=: the compiler stamps it (ResolvePeerBufferBases)")
-        attrs["cpu_base"] = want
-    return ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
+    call = ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
+    return call if cpu_base is None else ir.with_cpu_base(call, want)
 
 
 _INIT_PIPE_PARAMS = ("dir_mask", "slot_size", "c2v_consumer_buf", "v2c_consumer_buf")

@@ -374,13 +374,13 @@ void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& sl
       if (c == '"' || c == '\\') where += '\\';
       if (static_cast<unsigned char>(c) >= 0x20) where += c;
     }
-    const int64_t* chunk = attr_get<int64_t>(op->attrs, "chunk_stride");
+    const int64_t chunk = op->chunk_stride;   // SplitChunkedLoops: the step is `s * chunk`
     auto* m = op->step->as<BinaryExpr>();
     if (chunk && m && m->op == BinaryOp::Mul && m->b->is<ConstInt>()) {
       // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
       line("int64_t " + vs + " = 0;");
-      line("if (__builtin_mul_overflow(static_cast<int64_t>(" + scalar(m->a) + "), INT64_C(" + std::to_string(*chunk) +
-           "), &" + vs + ")) { ctx->fail(\"" + where + ": pl.auto_chunk: step * chunk (chunk=" + std::to_string(*chunk) +
+      line("if (__builtin_mul_overflow(static_cast<int64_t>(" + scalar(m->a) + "), INT64_C(" + std::to_string(chunk) +
+           "), &" + vs + ")) { ctx->fail(\"" + where + ": pl.auto_chunk: step * chunk (chunk=" + std::to_string(chunk) +
            ") overflows int64 at run time: use a smaller step or chunk\"); return; }");
     } else {
       line("const int64_t " + vs + " = static_cast<int64_t>(" + step + ");");

@@ -1,6 +1,6 @@
 // CPU kernel code generation of the pipe-buffer ops (spec anchor_features §8, Accept / no-op):
 // no on-chip memory is reserved; the value is the address the buffer binds on the CPU, the
-// `cpu_base` attr ResolvePeerBufferBases stamps (its base, or its peer's; 0 for pl.AUTO).
+// Call::cpu_base ResolvePeerBufferBases stamps (its base, or its peer's; 0 for pl.AUTO).
 //
 //   buf = pl.reserve_buffer(name="ring", size=4096, base=256)    ->  static_cast<int32_t>(256)
 //   buf = pl.reserve_buffer(name="ring", size=4096)              ->  static_cast<int32_t>(0)   (AUTO)
@@ -18,10 +18,9 @@ namespace {
 
 // The address a pipe buffer binds on the CPU: its stamped cpu_base.
 std::string BaseText(const Call& call) {
-  auto* cpu_base = attr_get<int64_t>(call.attrs, "cpu_base");
-  PYPTO_CHECK(cpu_base != nullptr, call.callee << " without cpu_base= (stamped by ResolvePeerBufferBases: "
-                                                  "run the kernel pipeline first)");
-  return "static_cast<int32_t>(" + std::to_string(*cpu_base) + ")";
+  PYPTO_CHECK(call.cpu_base >= 0, call.callee << " without cpu_base= (stamped by ResolvePeerBufferBases: "
+                                                 "run the kernel pipeline first)");
+  return "static_cast<int32_t>(" + std::to_string(call.cpu_base) + ")";
 }
 
 std::string InitializePipeText(KernelEmitter& em, const Call& call) {

@@ -159,12 +159,12 @@ void Emitter::open_loop(const ForStmt& f, const std::vector<CarryTarget>&) {
   common::RangeLoopNames n;
   n.start = scopes_.declare(base + "_start", false), n.step = scopes_.declare(base + "_step", false);
   n.count = scopes_.declare(base + "_count", false);
-  if (const int64_t* c = attr_get<int64_t>(f.attrs, "chunk_stride")) {
+  if (const int64_t c = f.chunk_stride) {
     // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
     auto* m = f.step->as<BinaryExpr>();
     auto* mc = m ? m->b->as<ConstInt>() : nullptr;
-    PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == *c, "chunk_stride on a loop whose step is not s * " << *c);
-    step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(*c) + ", " + source_site_args(f.span) + ")";
+    PYPTO_CHECK(m && m->op == BinaryOp::Mul && mc && mc->value == c, "chunk_stride on a loop whose step is not s * " << c);
+    step = "pto2_chunk_stride(" + strip_parens(expr(m->a)) + ", " + std::to_string(c) + ", " + source_site_args(f.span) + ")";
   }
   common::RangeLoopPrologue(*this, n, start, step, stop, f.span);
   scopes_.push();

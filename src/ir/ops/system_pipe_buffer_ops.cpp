@@ -6,8 +6,7 @@
 //   system.reserve_buffer()     attrs name="ring", size=4096, base=-1 (AUTO) -> Scalar[INT32]
 //   system.import_peer_buffer() attrs name="ring", peer_func="consumer"      -> Scalar[INT32]
 //                               [, base=256: the peer's base, stamped by ResolvePeerBufferBases]
-//   both                        [, cpu_base=256: the address bound on the CPU (0 for AUTO), stamped
-//                               by ResolvePeerBufferBases; the CPU kernel backend prints it]
+//   (the address either binds on the CPU is Call::cpu_base, stamped by ResolvePeerBufferBases)
 //   system.aic_initialize_pipe(c2v_buf, v2c_buf) attrs dir_mask=1, slot_size=512 -> unit (no-op)
 //   system.aiv_initialize_pipe(c2v_buf, v2c_buf) likewise
 #include <cctype>
@@ -34,16 +33,10 @@ int64_t int_attr(const std::string& op, const Attrs& attrs, const std::string& k
   return *v;
 }
 
-// cpu_base= (stamped by ResolvePeerBufferBases): an address, never AUTO.
-void cpu_base_attr(const std::string& op, const Attrs& attrs, const Span& span) {
-  if (!attrs.count("cpu_base")) return;
-  PYPTO_USER_CHECK(int_attr(op, attrs, "cpu_base", span) >= 0, span, op << ": cpu_base= must be >= 0", "");
-}
-
 }  // namespace
 
 void register_pipe_buffer_ops(OpRegistry& r) {
-  add_op(r, "system.reserve_buffer", {}, {"name", "size", "base", "cpu_base"},
+  add_op(r, "system.reserve_buffer", {}, {"name", "size", "base"},
          "Reserve `size` bytes of on-chip memory for a cross-core pipe under `name` (CPU: no-op; value = base, 0 for AUTO).",
          [](const std::vector<ExprPtr>&, const Attrs& attrs, const Span& span) -> TypePtr {
            string_attr("system.reserve_buffer", attrs, "name", span);
@@ -51,10 +44,9 @@ void register_pipe_buffer_ops(OpRegistry& r) {
                             "system.reserve_buffer: size= must be positive", "");
            int64_t base = int_attr("system.reserve_buffer", attrs, "base", span);
            PYPTO_USER_CHECK(base >= -1, span, "system.reserve_buffer: base= must be >= 0 or pl.AUTO (-1)", "");
-           cpu_base_attr("system.reserve_buffer", attrs, span);
            return ScalarType::make(DataType::INT32);
          });
-  add_op(r, "system.import_peer_buffer", {}, {"name", "peer_func", "base", "cpu_base"},
+  add_op(r, "system.import_peer_buffer", {}, {"name", "peer_func", "base"},
          "The pipe buffer `name` reserved by kernel `peer_func` (CPU: no-op; value = the peer's base, 0 for AUTO).",
          [](const std::vector<ExprPtr>&, const Attrs& attrs, const Span& span) -> TypePtr {
            string_attr("system.import_peer_buffer", attrs, "name", span);
@@ -63,7 +55,6 @@ void register_pipe_buffer_ops(OpRegistry& r) {
              PYPTO_USER_CHECK(int_attr("system.import_peer_buffer", attrs, "base", span) >= -1, span,
                               "system.import_peer_buffer: base= must be >= 0 or pl.AUTO (-1)", "");
            }
-           cpu_base_attr("system.import_peer_buffer", attrs, span);
            return ScalarType::make(DataType::INT32);
          });
   for (const char* name : {"system.aic_initialize_pipe", "system.aiv_initialize_pipe"}) {
