@@ -32,6 +32,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
+    case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -458,6 +459,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->batched_creates != BatchedCreatesOf(*f)) {
           out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
+        }
+      }
+      return out;
+    case IRProperty::NonNegativeVarsStamped:
+      for (auto& f : program->functions) {
+        if (f->non_negative_vars != NonNegativeVarsOf(*f)) {
+          out.push_back("function '" + f->name + "': non_negative_vars is not the one StampNonNegativeVars computes");
         }
       }
       return out;

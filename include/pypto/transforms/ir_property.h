@@ -63,6 +63,8 @@
 //                              StampAllocationBatches computes (StampAllocationBatches)
 //   ArrayBackingsStamped       every function has the Function::array_backings
 //                              StampArrayBackings computes (StampArrayBackings)
+//   NonNegativeVarsStamped     every function has the Function::non_negative_vars
+//                              StampNonNegativeVars computes (StampNonNegativeVars)
 //   ScopeExitsStamped          every runtime scope of an Orchestration function has the
 //                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
@@ -105,6 +107,7 @@ enum class IRProperty {
   AllocationBatchesStamped,
   ArrayBackingsStamped,
   ScopeExitsStamped,
+  NonNegativeVarsStamped,
 };
 
 const char* to_string(IRProperty p);

@@ -146,9 +146,7 @@ void Emitter::emit_for(const ForStmt& f) {
     target.names.push_back(name);
   }
   std::string start = strip_parens(expr(f.start)), stop = strip_parens(expr(f.stop)), step = strip_parens(expr(f.step));
-  auto* s0 = f.start->as<ConstInt>();
   auto* st = f.step->as<ConstInt>();
-  if (s0 && st && s0->value >= 0 && st->value > 0) nonneg_loop_vars_.insert(f.loop_var.get());
   const char* cmp = (st && st->value < 0) ? " > " : " < ";
   if (st) {
     scopes_.push();

@@ -229,7 +229,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
   std::map<std::string, ViewRecord> views_;
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
-  std::set<const ir::Var*> nonneg_loop_vars_;
+  std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
   std::vector<YieldTarget> yield_targets_;
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):

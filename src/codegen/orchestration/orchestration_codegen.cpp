@@ -28,6 +28,7 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
   LinkBuiltinOrchestrationOps();
   for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
   for (const ArrayBackingEntry& e : fn->array_backings) array_backings_.emplace(e.version.get(), e.backing.get());
+  for (const VarPtr& v : fn->non_negative_vars) non_negative_vars_.insert(v.get());
 }
 
 void Emitter::on_open_block() { scopes_.push(); }
