@@ -71,7 +71,9 @@ void bind_passes(nb::module_& parent) {
       .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped)
       .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
       .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped)
-      .value("NonNegativeVarsStamped", IRProperty::NonNegativeVarsStamped);
+      .value("NonNegativeVarsStamped", IRProperty::NonNegativeVarsStamped)
+      .value("OrchestrationProgramVerified", IRProperty::OrchestrationProgramVerified)
+      .value("HostProgramVerified", IRProperty::HostProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -131,6 +133,8 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(StampArrayBackings);
   PYPTO_BIND_PASS(StampScopeExits);
   PYPTO_BIND_PASS(StampNonNegativeVars);
+  PYPTO_BIND_PASS(VerifyOrchestrationProgram);
+  PYPTO_BIND_PASS(VerifyHostProgram);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

@@ -33,6 +33,8 @@ const char* to_string(IRProperty p) {
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
+    case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
+    case IRProperty::HostProgramVerified: return "HostProgramVerified";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -401,6 +403,20 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         for (auto& m : CheckScopeExitsStamped(*f)) out.push_back(m);
       }
       return out;
+    case IRProperty::OrchestrationProgramVerified:
+    case IRProperty::HostProgramVerified: {
+      const bool host = p == IRProperty::HostProgramVerified;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration || (f->level == Level::HOST) != host) continue;
+        try {
+          if (host) VerifyHostFunction(program, f->name);
+          else VerifyOrchestrationFunction(program, f->name);
+        } catch (const UserError& e) {
+          out.push_back("function '" + f->name + "': " + e.message());
+        }
+      }
+      return out;
+    }
     case IRProperty::KernelProgramVerified:
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;

@@ -213,4 +213,13 @@ std::vector<std::string> CheckPeerBufferBases(const ir::Program& program);
 // the first violation; see VerifyKernelFunction in verify_program.h). Produces KernelProgramVerified.
 Pass VerifyKernelProgram();
 
+// Checks every chip-level Orchestration function against what the L2 orchestration code
+// generator can express (VerifyOrchestrationFunction, verify_program.h); the program comes back
+// unchanged or the first violation is a UserError. Requires the codegen preconditions; produces
+// OrchestrationProgramVerified.
+Pass VerifyOrchestrationProgram();
+// Checks every HOST-level Orchestration function against what the HOST code generator can
+// express (VerifyHostFunction); requires the codegen preconditions; produces HostProgramVerified.
+Pass VerifyHostProgram();
+
 }  // namespace pypto::transforms

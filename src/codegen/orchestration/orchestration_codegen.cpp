@@ -125,7 +125,7 @@ std::string Emitter::Generate() {
 
 OrchestrationResult GenerateOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateOrchestration: null program");
-  transforms::VerifyOrchestrationProgram(program, func_name);   // preconditions, then every user error
+  transforms::VerifyOrchestrationFunction(program, func_name);   // preconditions, then every user error
   FunctionPtr fn = program->get(func_name);
 
   orchestration::Emitter e(program, fn);
