@@ -172,7 +172,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   int next_tuple() { return tuple_counter_++; }
   int kernel_id(const std::string& callee);
   const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
-  const std::map<std::string, std::string>& core_types() const { return core_types_; }
+  const std::map<std::string, ir::CoreType>& core_types() const { return core_types_; }
   // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
   // order, as printed at its first submission (emit_tasks.cpp records it; anchor §15).
   const std::map<std::string, std::vector<std::string>>& kernel_signatures() const { return kernel_signatures_; }
@@ -237,7 +237,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::CppWriter {
   std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;
-  std::map<std::string, std::string> core_types_;
+  std::map<std::string, ir::CoreType> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
   common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
