@@ -50,6 +50,10 @@ std::string KernelConfigPy(const OrchestrationResult& r);
 
 OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const std::string& func_name);
 
+// The ops an orchestration body may assign (the L2 generator's op handlers), sorted:
+// {"array.create", ..., "tensor.create", "tensor.dim", ...}; "tile.add" is not among them.
+std::vector<std::string> OrchestrationOpNames();
+
 // The C++ spelling of a Var name: the DSL name with characters C++ rejects replaced
 // ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);

@@ -17,8 +17,8 @@
 #include <string>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_writer.h"
 #include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"

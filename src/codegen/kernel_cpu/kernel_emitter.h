@@ -16,8 +16,8 @@
 #include <string>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_writer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 

@@ -1,5 +1,5 @@
 // Scalar expressions -> C++ (loop bounds, conditions, kernel scalar args, shapes, indices).
-// The printing itself is common::CppScalarExprPrinter (src/codegen/common/cpp_scalar_expr.h,
+// The printing itself is common::CppScalarExprPrinter (include/pypto/codegen/cpp_scalar_expr.h,
 // shared with HOST codegen); this file supplies the L2 spelling: Var bindings, PTO2TaskId,
 // the sign facts that make `//` and `%` plain C++ operators (StampNonNegativeVars' stamp), and
 // the error messages.

@@ -20,8 +20,9 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
-#include "../common/cpp_writer.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scopes.h"
+#include "pypto/codegen/cpp_writer.h"
 #include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"
@@ -29,38 +30,6 @@
 #include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
-
-// C++ names declared per block; unique along the enclosing block chain (no shadowing).
-class CppScopes {
- public:
-  struct Decl {
-    std::string name;
-    bool used = false;
-    bool voidable = true;   // emit `(void)name;` at block end when never referenced
-  };
-  void push();
-  // Pops the innermost block; returns the names that need a `(void)name;`.
-  std::vector<std::string> pop();
-  // Declares a fresh identifier based on `base` (suffix _1, _2, ... on a clash).
-  std::string declare(const std::string& base, bool voidable = true);
-  // Reserves `name` exactly in the current block (InternalError if taken).
-  void declare_exact(const std::string& name, bool voidable);
-  void use(const std::string& name);
-  bool is_used(const std::string& name) const;
-  bool visible(const std::string& name) const;
-  size_t depth() const { return blocks_.size(); }
-
- private:
-  // Hashed: a 10,000-task MANUAL block declares tens of thousands of names, each looked up
-  // along the block chain on every declare / use.
-  struct Block {
-    std::unordered_map<std::string, size_t> index;   // name -> position in `order`
-    std::vector<Decl> order;
-  };
-  Decl* find(const std::string& name);
-  void insert(std::string name, bool voidable);
-  std::vector<Block> blocks_;
-};
 
 // C++ text naming an IR value, plus the declared identifiers it mentions.
 struct Binding {
