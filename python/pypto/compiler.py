@@ -139,7 +139,7 @@ def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps:
     for name, kid in sorted(kernel_ids.items(), key=lambda kv: kv[1]):
         sources[name] = kernel_cpu.generate(prepared, name)
         # The core type is a pass result stamped on the kernel (InferKernelCoreTypes).
-        entries.append(KernelEntry(name, int(kid), kernel_cpu.core_type(prepared, name).name))
+        entries.append(KernelEntry(name, int(kid), kernel_cpu.core_type(prepared, name)))
     return entry, prepared, result, sources, entries
 
 

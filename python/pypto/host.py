@@ -421,7 +421,7 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
         for kname, kid in sorted(l2.kernel_ids.items(), key=lambda kv: kv[1]):
             # The core type is a pass result stamped on the kernel (InferKernelCoreTypes), as
             # in compiler.py; no second source, no guess.
-            core = kernel_cpu.core_type(prepared, kname).name
+            core = kernel_cpu.core_type(prepared, kname)
             if "kernels/%s.cpp" % source_stem(kname) not in files:
                 files["kernels/%s.cpp" % source_stem(kname)] = kernel_cpu.generate(prepared, kname)
             kernels.append((kname, int(kid), core))

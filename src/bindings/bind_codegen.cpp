@@ -36,6 +36,14 @@ nb::dict to_dict(const Map& m) {
   return d;
 }
 
+// The Python result's core types, as the spec spells them (anchor_features §15: "AIC" / "AIV";
+// "MIXED" for a Group): the one place they become text for Python.
+nb::dict core_type_dict(const std::map<std::string, ir::CoreType>& m) {
+  nb::dict d;
+  for (auto& [k, v] : m) d[nb::cast(k)] = nb::cast(std::string(ir::to_string(v)));
+  return d;
+}
+
 }  // namespace
 
 void bind_codegen(nb::module_& parent) {
@@ -61,10 +69,11 @@ void bind_codegen(nb::module_& parent) {
       .def_ro("code", &OrchestrationResult::code)
       .def_prop_ro("files", [](const OrchestrationResult& r) { return to_dict(r.files); })
       .def_prop_ro("kernel_ids", [](const OrchestrationResult& r) { return to_dict(r.kernel_ids); })
-      .def_prop_ro("core_types", [](const OrchestrationResult& r) { return to_dict(r.core_types); })
+      .def_prop_ro("core_types", [](const OrchestrationResult& r) { return core_type_dict(r.core_types); })
       .def_ro("signature", &OrchestrationResult::signature)
       .def_prop_ro("func_name_to_id", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_id); })
-      .def_prop_ro("func_name_to_core_type", [](const OrchestrationResult& r) { return to_dict(r.func_name_to_core_type); })
+      .def_prop_ro("func_name_to_core_type",
+                   [](const OrchestrationResult& r) { return core_type_dict(r.func_name_to_core_type); })
       .def_prop_ro("func_name_to_signature", [](const OrchestrationResult& r) {
         nb::dict d;
         for (const auto& [k, v] : r.func_name_to_signature) {
@@ -98,16 +107,14 @@ void bind_codegen(nb::module_& parent) {
   m.def("get_ssa_base_name", &GetSSABaseName, "name"_a);
   m.def(
       "generate_program_table",
-      [](const std::string& entry, const std::vector<std::tuple<std::string, int, std::string>>& kernels) {
+      [](const std::string& entry, const std::vector<std::tuple<std::string, int, ir::CoreType>>& kernels) {
         std::vector<ProgramTableKernel> ks;
-        for (const auto& [name, id, core] : kernels) {
-          ks.push_back(ProgramTableKernel{name, id, KernelCoreTypeNamed(core, "GenerateProgramTable: kernel '" + name + "'")});
-        }
+        for (const auto& [name, id, core] : kernels) ks.push_back(ProgramTableKernel{name, id, core});
         return GenerateProgramTable(entry, ks);
       },
       "entry"_a, "kernels"_a,
-      "C++ of a program library's program_table.cpp from its entry and [(kernel, id, core), ...] (ValueError for "
-      "a core type other than AIC / AIV):  _cg.generate_program_table('main', [('kernel_add', 0, 'AIV')])");
+      "C++ of a program library's program_table.cpp from its entry and [(kernel, id, ir.CoreType), ...] (ValueError "
+      "for a core type other than AIC / AIV):  _cg.generate_program_table('main', [('kernel_add', 0, ir.CoreType.AIV)])");
 }
 
 }  // namespace pypto::bindings

@@ -44,22 +44,19 @@ void bind_host(nb::module_& parent) {
     for (auto& [k, v] : HostTargetIds(*p)) d[nb::cast(k)] = nb::cast(v);
     return d;
   }, "program"_a, "Next-level target ids: the program's chip-level Orchestration functions, in order.");
-  using KernelTuple = std::tuple<std::string, int, std::string>;
+  using KernelTuple = std::tuple<std::string, int, ir::CoreType>;
   using TargetTuple = std::tuple<std::string, int, std::vector<KernelTuple>>;
   m.def("generate_host_entry_glue", [](const std::vector<TargetTuple>& targets) {
     std::vector<HostGlueTarget> ts;
     for (const auto& [name, id, kernels] : targets) {
       HostGlueTarget t{name, id, {}};
-      for (const auto& [kname, kid, core] : kernels) {
-        const std::string what = "GenerateHostEntryGlue: kernel '" + kname + "' of target '" + name + "'";
-        t.kernels.push_back(HostGlueKernel{kname, kid, KernelCoreTypeNamed(core, what)});
-      }
+      for (const auto& [kname, kid, core] : kernels) t.kernels.push_back(HostGlueKernel{kname, kid, core});
       ts.push_back(std::move(t));
     }
     return GenerateHostEntryGlue(ts);
   }, "targets"_a,
         "C++ of a HOST program's glue file (host_runner.cpp) from [(target, id, [(kernel, id, core), ...]), ...]:\n"
-        "    _host.generate_host_entry_glue([('chip_add', 0, [('kernel_add', 0, 'AIV')])])");
+        "    _host.generate_host_entry_glue([('chip_add', 0, [('kernel_add', 0, ir.CoreType.AIV)])])");
 }
 
 }  // namespace pypto::bindings

@@ -580,6 +580,36 @@ FunctionPtr WithArrayBackingsNamed(const Function& fn, const std::vector<std::pa
   return fn.with_array_backings(std::move(entries));
 }
 
+// `fn` with non_negative_vars given by printed name (the parser's non_negative_vars=). A name
+// resolves to a dynamic-dim symbol of a tensor parameter or a loop variable of the body.
+// ValueError naming an unknown entry.
+FunctionPtr WithNonNegativeVarsNamed(const Function& fn, const std::vector<std::string>& names) {
+  struct Defs : IRVisitor {
+    std::map<std::string, VarPtr> by_name;
+    void visit_(const ForStmt* op) override {
+      by_name.emplace(op->loop_var->name, op->loop_var);
+      IRVisitor::visit_(op);
+    }
+  } defs;
+  for (auto& p : fn.params) {
+    if (auto* tt = p->type->as<TensorType>()) {
+      for (const ExprPtr& d : tt->shape) {
+        if (VarPtr v = as_var_ptr(d)) defs.by_name.emplace(v->name, v);
+      }
+    }
+  }
+  if (fn.body) defs.visit_stmt(fn.body);
+  std::vector<VarPtr> vars;
+  for (const std::string& n : names) {
+    auto it = defs.by_name.find(n);
+    if (it == defs.by_name.end()) {
+      throw nb::value_error(("'" + n + "' is no dynamic dimension of a tensor parameter nor a loop variable").c_str());
+    }
+    vars.push_back(it->second);
+  }
+  return fn.with_non_negative_vars(std::move(vars));
+}
+
 void bind_function_program(nb::module_& m) {
   nb::class_<ArrayBackingEntry>(m, "ArrayBackingEntry", "Where one pl.Array version lives (Function.array_backings).")
       .def_ro("version", &ArrayBackingEntry::version)
@@ -632,6 +662,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("array_backings", &Function::array_backings, "Stamped by StampArrayBackings (empty before).")
       .def("with_array_backings_named", &WithArrayBackingsNamed, "named"_a,
            "A copy with array_backings given by name: [(\"w_1\", \"w\"), ...] (the parser's array_backings=).")
+      .def_ro("non_negative_vars", &Function::non_negative_vars, "Stamped by StampNonNegativeVars (empty before).")
+      .def("with_non_negative_vars_named", &WithNonNegativeVarsNamed, "names"_a,
+           "A copy with non_negative_vars given by name (the parser's non_negative_vars=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

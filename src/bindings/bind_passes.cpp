@@ -70,7 +70,10 @@ void bind_passes(nb::module_& parent) {
       .value("GroupKernelsStamped", IRProperty::GroupKernelsStamped)
       .value("AllocationBatchesStamped", IRProperty::AllocationBatchesStamped)
       .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
-      .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped);
+      .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped)
+      .value("NonNegativeVarsStamped", IRProperty::NonNegativeVarsStamped)
+      .value("OrchestrationProgramVerified", IRProperty::OrchestrationProgramVerified)
+      .value("HostProgramVerified", IRProperty::HostProgramVerified);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -129,6 +132,9 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(StampAllocationBatches);
   PYPTO_BIND_PASS(StampArrayBackings);
   PYPTO_BIND_PASS(StampScopeExits);
+  PYPTO_BIND_PASS(StampNonNegativeVars);
+  PYPTO_BIND_PASS(VerifyOrchestrationProgram);
+  PYPTO_BIND_PASS(VerifyHostProgram);
 #undef PYPTO_BIND_PASS
 
   // The static task graph (an analysis, src/transforms/static_task_graph.cpp): DOT text.

@@ -152,6 +152,11 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       if (it != var_remap_.end()) *v = it->second.second;
     }
   }
+  std::vector<VarPtr> non_negative = f->non_negative_vars;   // dim symbols / loop vars: follow renamings
+  for (VarPtr& v : non_negative) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) v = it->second.second;
+  }
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
       ->with_core_type(f->core_type)
@@ -162,7 +167,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_group_kernels(f->group_kernels)
       ->with_task_statements(f->task_statements)
       ->with_batched_creates(std::move(batched))
-      ->with_array_backings(std::move(backings));
+      ->with_array_backings(std::move(backings))
+      ->with_non_negative_vars(std::move(non_negative));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

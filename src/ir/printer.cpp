@@ -748,6 +748,13 @@ std::string Printer::function(const Function& f, int indent) {
     }
     body_options += "}";
   }
+  if (!f.non_negative_vars.empty()) {
+    body_options += ", non_negative_vars=[";
+    for (size_t k = 0; k < f.non_negative_vars.size(); ++k) {
+      body_options += (k ? ", " : "") + quote(var_name(f.non_negative_vars[k].get()));
+    }
+    body_options += "]";
+  }
   if (!body_options.empty()) {
     std::string all = out_.str();
     all.insert(task_ids_at, body_options);

@@ -106,6 +106,13 @@ class Equal {
       if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
       if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
     }
+    Path n(this, "non_negative_vars");
+    if (a.non_negative_vars.size() != b.non_negative_vars.size()) {
+      return fail("count " + std::to_string(a.non_negative_vars.size()) + " vs " + std::to_string(b.non_negative_vars.size()));
+    }
+    for (size_t i = 0; i < a.non_negative_vars.size(); ++i) {
+      if (!use(a.non_negative_vars[i].get(), b.non_negative_vars[i].get())) return false;
+    }
     return true;
   }
 
@@ -588,6 +595,11 @@ class Hasher {
         auto it = index_.find(v);
         mix(it == index_.end() ? 0xdead : it->second);
       }
+    }
+    mix(f.non_negative_vars.size());
+    for (auto& v : f.non_negative_vars) {
+      auto it = index_.find(v.get());
+      mix(it == index_.end() ? 0xdead : it->second);
     }
   }
 

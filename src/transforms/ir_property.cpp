@@ -32,6 +32,9 @@ const char* to_string(IRProperty p) {
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
+    case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
+    case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
+    case IRProperty::HostProgramVerified: return "HostProgramVerified";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -405,6 +408,20 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         for (auto& m : CheckScopeExitsStamped(*f)) out.push_back(m);
       }
       return out;
+    case IRProperty::OrchestrationProgramVerified:
+    case IRProperty::HostProgramVerified: {
+      const bool host = p == IRProperty::HostProgramVerified;
+      for (auto& f : program->functions) {
+        if (f->type != FunctionType::Orchestration || (f->level == Level::HOST) != host) continue;
+        try {
+          if (host) VerifyHostFunction(program, f->name);
+          else VerifyOrchestrationFunction(program, f->name);
+        } catch (const UserError& e) {
+          out.push_back("function '" + f->name + "': " + e.message());
+        }
+      }
+      return out;
+    }
     case IRProperty::KernelProgramVerified:
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;
@@ -463,6 +480,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->batched_creates != BatchedCreatesOf(*f)) {
           out.push_back("function '" + f->name + "': batched_creates is not the one StampAllocationBatches computes");
+        }
+      }
+      return out;
+    case IRProperty::NonNegativeVarsStamped:
+      for (auto& f : program->functions) {
+        if (f->non_negative_vars != NonNegativeVarsOf(*f)) {
+          out.push_back("function '" + f->name + "': non_negative_vars is not the one StampNonNegativeVars computes");
         }
       }
       return out;

@@ -1,5 +1,20 @@
-// VerifyHostProgram (verify_program.h): what the HOST code generator (src/codegen/host) can
-// express, checked before it prints. The walk follows the generator's statement order and
+// VerifyHostProgram
+//
+// What: checks every HOST-level Orchestration function of a prepared program against what the
+//   HOST code generator can express; the program comes back unchanged, or the first violation
+//   is a UserError at the offending node. VerifyHostFunction (verify_program.h) checks one
+//   function; GenerateHostOrchestration calls it first, so both report the same error.
+//       @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+//       def host_main(self, x, y: pl.Out[...]):     ==>  UserError "a HOST-level orchestration can
+//           r = self.k(x, y)      # k is InCore           only submit chip-level Orchestration
+//                                                         functions; 'k' is InCore"
+//   A valid program ==> the same program (HostProgramVerified).
+// Input invariants: the codegen preconditions (declared as the pass's required properties).
+// Output invariants: HostProgramVerified; nothing changes.
+// Why: program validity is decided by a pass, before any backend prints; the HOST generator
+//   raises InternalError only.
+//
+// What the HOST code generator (src/codegen/host) can express, checked before it prints. The walk follows the generator's statement order and
 // tracks the two facts its checks read: which Vars have a value at each point (definition
 // before use, runtime scopes flattened) and which TaskId Vars stand for an array of handles
 // (TaskId arrays and pl.parallel fences). Messages are the user-facing contract.
@@ -20,6 +35,7 @@
 #include "pypto/codegen/orchestration.h"
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
+#include "pypto/transforms/passes.h"
 #include "pypto/transforms/verifier.h"
 #include "pypto/transforms/verify_program.h"
 #include "verify_scalar_exprs.h"
@@ -344,8 +360,8 @@ class HostVerifier {
 
 }  // namespace
 
-void VerifyHostProgram(const ProgramPtr& program, const std::string& func_name) {
-  PYPTO_CHECK(program, "VerifyHostProgram: null program");
+void VerifyHostFunction(const ProgramPtr& program, const std::string& func_name) {
+  PYPTO_CHECK(program, "VerifyHostFunction: null program");
   FunctionPtr fn = program->get(func_name);
   PYPTO_USER_CHECK(fn, program->span, "program '" << program->name << "' has no function named '" << func_name << "'",
                    "pass the name of an @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST) method");
@@ -360,6 +376,22 @@ void VerifyHostProgram(const ProgramPtr& program, const std::string& func_name) 
     PYPTO_CHECK(false, "HOST codegen preconditions do not hold (run the default pipeline first):" << os.str());
   }
   HostVerifier(*program, *fn).Run();
+}
+
+Pass VerifyHostProgram() {
+  return Pass{"VerifyHostProgram",
+          {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived, IRProperty::RuntimeScopesMaterialized,
+           IRProperty::IterArgCarryClassified, IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
+           IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped, IRProperty::ArrayBackingsStamped,
+           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped},
+          {IRProperty::HostProgramVerified},
+          [](const ProgramPtr& program) {
+            for (const FunctionPtr& fn : program->functions) {
+              if (fn->type == FunctionType::Orchestration && fn->level == Level::HOST) VerifyHostFunction(program, fn->name);
+            }
+            return program;
+          },
+          /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -1,5 +1,21 @@
-// VerifyOrchestrationProgram (verify_program.h): what the L2 orchestration code generator
-// (src/codegen/orchestration) can express, checked before it prints. The walk follows the
+// VerifyOrchestrationProgram
+//
+// What: checks every chip-level Orchestration function of a prepared program against what the
+//   L2 orchestration code generator can express; the program comes back unchanged, or the first
+//   violation is a UserError at the offending node. VerifyOrchestrationFunction (verify_program.h)
+//   checks one function; GenerateOrchestration calls it first, so both report the same error.
+//       @pl.function(type=pl.FunctionType.Orchestration)
+//       def main(self, x, y: pl.Out[...]):           ==>  UserError "operation 'tile.add' is not
+//           t = pl.add(pl.load(x, ...), ...)                supported in an orchestration function"
+//   A valid program ==> the same program (OrchestrationProgramVerified).
+// Input invariants: the codegen preconditions (the orchestration properties the default
+//   pipeline establishes, declared as the pass's required properties).
+// Output invariants: OrchestrationProgramVerified; nothing changes.
+// Why: program validity is decided by a pass, before any backend prints; the generator raises
+//   InternalError only.
+//
+// What the L2 orchestration code generator (src/codegen/orchestration) can express, checked
+// before it prints. The walk follows the
 // generator's statement order, so the first violation reported is the one it would meet
 // first. Messages, spans and help lines are the user-facing contract (test_diagnostics*.py).
 //
@@ -665,8 +681,8 @@ class OrchestrationVerifier {
 
 }  // namespace
 
-void VerifyOrchestrationProgram(const ProgramPtr& program, const std::string& func_name) {
-  PYPTO_CHECK(program, "VerifyOrchestrationProgram: null program");
+void VerifyOrchestrationFunction(const ProgramPtr& program, const std::string& func_name) {
+  PYPTO_CHECK(program, "VerifyOrchestrationFunction: null program");
   FunctionPtr fn = program->get(func_name);
   PYPTO_USER_CHECK(fn, program->span, "program '" << program->name << "' has no function named '" << func_name << "'",
                    "pass the name of an @pl.function(type=pl.FunctionType.Orchestration) method");
@@ -681,6 +697,22 @@ void VerifyOrchestrationProgram(const ProgramPtr& program, const std::string& fu
   }
   VerifyArrayVersions(*fn);   // anchor_features §13: no read of an array version an update replaced
   OrchestrationVerifier(*program, *fn).Run();
+}
+
+Pass VerifyOrchestrationProgram() {
+  return Pass{"VerifyOrchestrationProgram",
+          {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived, IRProperty::RuntimeScopesMaterialized,
+           IRProperty::IterArgCarryClassified, IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
+           IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped, IRProperty::ArrayBackingsStamped,
+           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped},
+          {IRProperty::OrchestrationProgramVerified},
+          [](const ProgramPtr& program) {
+            for (const FunctionPtr& fn : program->functions) {
+              if (fn->type == FunctionType::Orchestration && fn->level != Level::HOST) VerifyOrchestrationFunction(program, fn->name);
+            }
+            return program;
+          },
+          /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

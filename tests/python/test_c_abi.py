@@ -12,6 +12,7 @@ import subprocess
 import pypto
 import pytest
 from pypto.runtime import include_dir
+from pypto._core.ir import CoreType
 from pypto.runtime.build import find_compiler, program_table_source, KernelEntry
 
 
@@ -44,7 +45,7 @@ def _syntax_check(tmp_path, code):
 
 
 def test_the_generated_program_table_compiles_against_the_header(tmp_path):
-    r = _syntax_check(tmp_path, program_table_source("main", [KernelEntry("kernel_add", 0, "AIV")]) +
+    r = _syntax_check(tmp_path, program_table_source("main", [KernelEntry("kernel_add", 0, CoreType.AIV)]) +
                       'extern "C" void aicpu_orchestration_entry(const ChipStorageTaskArgs&) {}\n'
                       'extern "C" void pypto_kernel_kernel_add(PTO2KernelContext*) {}\n')
     assert r.returncode == 0, r.stderr

@@ -10,13 +10,15 @@ import os
 import numpy as np
 import pytest
 
+from pypto._core.ir import CoreType
+
 from codegen_test_util import GOLDEN_DIR, compile_cpp, load_single_program
 
 
 def test_glue_registers_every_target_and_kernel_once():
     from pypto._core import host as _host
-    code = _host.generate_host_entry_glue([("chip_a", 0, [("k_add", 0, "AIV"), ("k_mm", 1, "AIC")]),
-                                           ("chip_b", 1, [("k_add", 0, "AIV")])])
+    code = _host.generate_host_entry_glue([("chip_a", 0, [("k_add", 0, CoreType.AIV), ("k_mm", 1, CoreType.AIC)]),
+                                           ("chip_b", 1, [("k_add", 0, CoreType.AIV)])])
     assert 'l3.register_target(0, "chip_a", &l2_entry_chip_a);' in code
     assert 'l3.register_target(1, "chip_b", &l2_entry_chip_b);' in code
     assert 'l3.register_target_kernel(0, 1, "k_mm", pto2::CoreType::AIC, &pypto_kernel_k_mm);' in code
@@ -30,7 +32,9 @@ def test_glue_registers_every_target_and_kernel_once():
 
 def test_glue_rejects_a_bad_core_type():
     from pypto._core import host as _host
-    with pytest.raises(ValueError, match="core type 'GPU'"):
+    with pytest.raises(ValueError, match="kernel 'k' of target 'chip_a' has core type 'MIXED' \\(expected AIC or AIV\\)"):
+        _host.generate_host_entry_glue([("chip_a", 0, [("k", 0, CoreType.MIXED)])])
+    with pytest.raises(TypeError):   # the core type is the enum, not its spelling
         _host.generate_host_entry_glue([("chip_a", 0, [("k", 0, "GPU")])])
 
 
@@ -39,7 +43,7 @@ def test_compile_host_uses_the_generated_glue_and_returns_run_stats():
     from pypto._core import host as _host
     from pypto.runtime.loader import RunStats
     prog = host.compile_host(load_single_program(os.path.join(GOLDEN_DIR, "host_basic", "host_program.py")))
-    assert prog.files["host_runner.cpp"] == _host.generate_host_entry_glue([("chip_add", 0, [("kernel_add", 0, "AIV")])])
+    assert prog.files["host_runner.cpp"] == _host.generate_host_entry_glue([("chip_add", 0, [("kernel_add", 0, CoreType.AIV)])])
     x, y = np.ones(64, np.float32), np.full(64, 2.0, np.float32)
     z, w = np.zeros(64, np.float32), np.zeros(64, np.float32)
     stats = prog(x, y, z, w)

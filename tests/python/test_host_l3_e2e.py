@@ -135,7 +135,7 @@ def host_binary(tmp_path_factory):
                                                "-Daicpu_orchestration_config=l2_config_%s" % name])
         kernels[name] = []
         for kname, kid in sorted(l2.kernel_ids.items(), key=lambda kv: kv[1]):
-            core = dict(l2.core_types).get(kname) or kernel_cpu.core_type(prepared, kname)
+            core = kernel_cpu.core_type(prepared, kname).name   # the C++ text of pto2::CoreType
             kernels[name].append((kname, kid, core))
             files.setdefault("k_%s.cpp" % kname, (kernel_cpu.generate(prepared, kname), []))
     tensors = [s.name for s in h.signature if s.kind == "tensor"]

@@ -11,13 +11,14 @@ import pytest
 
 import pypto
 from pypto._core import codegen as _cg
+from pypto._core.ir import CoreType
 from pypto.runtime.build import KernelEntry, program_table_source
 
 
 def test_the_build_writes_what_the_code_generator_prints():
-    kernels = [KernelEntry("mm", 0, "AIC"), KernelEntry("act", 1, "AIV")]
+    kernels = [KernelEntry("mm", 0, CoreType.AIC), KernelEntry("act", 1, CoreType.AIV)]
     text = program_table_source("orch", kernels)
-    assert text == _cg.generate_program_table("orch", [("mm", 0, "AIC"), ("act", 1, "AIV")])
+    assert text == _cg.generate_program_table("orch", [("mm", 0, CoreType.AIC), ("act", 1, CoreType.AIV)])
     assert '    {0, "mm", 0, reinterpret_cast<void*>(&pypto_kernel_mm)},\n' in text          # 0 = AIC
     assert '    {1, "act", 1, reinterpret_cast<void*>(&pypto_kernel_act)},\n' in text         # 1 = AIV
     assert text.endswith('extern "C" const uint32_t pypto_program_kernel_count = 2;\n')
@@ -31,8 +32,11 @@ def test_an_empty_table_has_one_sentinel_row_and_count_zero():
 
 
 def test_a_core_type_other_than_aic_or_aiv_is_refused():
-    with pytest.raises(ValueError, match="kernel 'k' has core type 'MIXED' \\(expected AIC or AIV\\)"):
-        _cg.generate_program_table("main", [("k", 0, "MIXED")])
+    for core in (CoreType.MIXED, CoreType.Unknown):
+        with pytest.raises(ValueError, match="kernel 'k' has core type '%s' \\(expected AIC or AIV\\)" % core.name):
+            _cg.generate_program_table("main", [("k", 0, core)])
+    with pytest.raises(TypeError):   # the core type is the enum, not its spelling
+        _cg.generate_program_table("main", [("k", 0, "AIV")])
 
 
 def test_no_python_module_of_the_package_writes_cpp():

@@ -5,9 +5,9 @@
 //   ProgramPtr prepared = pypto::transforms::RunDefaultPipeline(program);
 //   OrchestrationResult r = pypto::codegen::GenerateOrchestration(prepared, "orch_basic");
 //   r.files["orchestration/orch_basic.cpp"] == r.code;
-//   r.kernel_ids["kernel_add"] == 0;  r.core_types["kernel_add"] == "AIV";
+//   r.kernel_ids["kernel_add"] == 0;  r.core_types["kernel_add"] == ir::CoreType::AIV;
 //
-// It first runs transforms::VerifyOrchestrationProgram (transforms/verify_program.h): IR that
+// It first runs transforms::VerifyOrchestrationFunction (transforms/verify_program.h): IR that
 // fails VerifyCodegenPreconditions is an InternalError; a program the generator cannot express
 // (an unsupported op, a callee that is not a kernel, ...) is a UserError with the offending
 // statement's span.
@@ -35,11 +35,12 @@ struct OrchestrationResult {
   std::string code;                              // the orchestration C++ file
   std::map<std::string, std::string> files;      // "orchestration/<func>.cpp" -> code
   std::map<std::string, int> kernel_ids;         // kernel function name -> kernel id
-  std::map<std::string, std::string> core_types; // callee name -> "AIC" / "AIV" / "MIXED"
+  std::map<std::string, ir::CoreType> core_types;   // callee name -> AIC / AIV (kernels), MIXED (Groups)
   std::vector<ParamSignature> signature;
   // Per-kernel metadata (the reference's codegen result; Group functions are not keys):
   std::map<std::string, int> func_name_to_id;                        // = kernel_ids
-  std::map<std::string, std::string> func_name_to_core_type;         // "AIC" / "AIV"
+  std::map<std::string, ir::CoreType> func_name_to_core_type;        // AIC / AIV (text only in kernel_config.py
+                                                                     // and the Python result: "AIC" / "AIV")
   std::map<std::string, std::vector<std::string>> func_name_to_signature;   // "IN" / "OUT" / "INOUT" per tensor arg
 };
 
@@ -48,6 +49,10 @@ struct OrchestrationResult {
 std::string KernelConfigPy(const OrchestrationResult& r);
 
 OrchestrationResult GenerateOrchestration(const ir::ProgramPtr& program, const std::string& func_name);
+
+// The ops an orchestration body may assign (the L2 generator's op handlers), sorted:
+// {"array.create", ..., "tensor.create", "tensor.dim", ...}; "tile.add" is not among them.
+std::vector<std::string> OrchestrationOpNames();
 
 // The C++ spelling of a Var name: the DSL name with characters C++ rejects replaced
 // ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.

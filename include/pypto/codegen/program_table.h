@@ -24,13 +24,6 @@ struct ProgramTableKernel {
   ir::CoreType core = ir::CoreType::Unknown;
 };
 
-// The core type a kernel table row or HOST glue entry names by its printed spelling
-// (ir::to_string: "AIC", "AIV", "MIXED", "Unknown"), as the Python layer passes it; any other
-// text is a std::invalid_argument naming `what`:
-//   KernelCoreTypeNamed("AIV", "kernel 'k'") == ir::CoreType::AIV
-//   KernelCoreTypeNamed("GPU", "kernel 'k'")    // throws "kernel 'k' has core type 'GPU' (expected AIC or AIV)"
-ir::CoreType KernelCoreTypeNamed(const std::string& spelling, const std::string& what);
-
 // The C++ of program_table.cpp for orchestration entry `entry` (the C name the runtime reports)
 // and `kernels`, in table order. Throws std::invalid_argument for a core type other than AIC /
 // AIV.

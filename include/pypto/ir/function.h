@@ -111,6 +111,12 @@ struct Function {
   // array.create result, a phi if-result). Printed as the @pl.function option
   // `array_backings={"w_1": "w"}` (when non-empty).
   std::vector<ArrayBackingEntry> array_backings;
+  // StampNonNegativeVars: the scalar Vars of an Orchestration function known to be >= 0 (its
+  // tensor parameters' dynamic-dim symbols, then the loop variables of loops with a literal
+  // start >= 0 and a literal step > 0, in program order), so the L2 generator prints `//` and `%`
+  // over them as the plain C++ operators. Printed as the @pl.function option
+  // `non_negative_vars=["M", "i"]` (when non-empty).
+  std::vector<VarPtr> non_negative_vars;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -135,6 +141,8 @@ struct Function {
   std::shared_ptr<const Function> with_batched_creates(std::vector<VarPtr> vars) const;
   // A copy with array_backings set (each pair two array Vars): `fn->with_array_backings({{w_1, w}})`.
   std::shared_ptr<const Function> with_array_backings(std::vector<ArrayBackingEntry> entries) const;
+  // A copy with non_negative_vars set (each a scalar Var): `fn->with_non_negative_vars({m, i})`.
+  std::shared_ptr<const Function> with_non_negative_vars(std::vector<VarPtr> vars) const;
   // The Var whose C array the pl.Array version `v` lives in: its array_backings entry, else `v`
   // itself (`fn.array_backing_of(w_1) == w`).
   const Var* array_backing_of(const Var* v) const;

@@ -64,6 +64,12 @@
 //                              StampAllocationBatches computes (StampAllocationBatches)
 //   ArrayBackingsStamped       every function has the Function::array_backings
 //                              StampArrayBackings computes (StampArrayBackings)
+//   NonNegativeVarsStamped     every function has the Function::non_negative_vars
+//                              StampNonNegativeVars computes (StampNonNegativeVars)
+//   OrchestrationProgramVerified  every chip-level Orchestration function is one the L2 code
+//                              generator can print (VerifyOrchestrationProgram)
+//   HostProgramVerified        every HOST-level Orchestration function is one the HOST code
+//                              generator can print (VerifyHostProgram)
 //   ScopeExitsStamped          every runtime scope of an Orchestration function has the
 //                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
@@ -106,6 +112,9 @@ enum class IRProperty {
   AllocationBatchesStamped,
   ArrayBackingsStamped,
   ScopeExitsStamped,
+  NonNegativeVarsStamped,
+  OrchestrationProgramVerified,
+  HostProgramVerified,
 };
 
 const char* to_string(IRProperty p);

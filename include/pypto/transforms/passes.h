@@ -5,6 +5,7 @@
 #pragma once
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "pypto/transforms/pass.h"
@@ -147,6 +148,18 @@ std::vector<ir::ArrayBackingEntry> ArrayBackingsOf(const ir::Function& fn);
 // True when both lists name the same Vars in the same order.
 bool SameArrayBackings(const std::vector<ir::ArrayBackingEntry>& a, const std::vector<ir::ArrayBackingEntry>& b);
 
+// Stamps Function::non_negative_vars on every chip-level Orchestration function (its tensor
+// parameters' dim symbols, then the loop variables of loops with a literal start >= 0 and step
+// > 0). Produces NonNegativeVarsStamped.
+Pass StampNonNegativeVars();
+// What StampNonNegativeVars stamps on `fn` (empty for other functions), in program order:
+//   NonNegativeVarsOf(*program->get("main")) == {M, i}
+std::vector<ir::VarPtr> NonNegativeVarsOf(const ir::Function& fn);
+// True when `e` is >= 0 given that every Var of `non_negative_vars` is: a literal >= 0, such a
+// Var, a cast of one, or + * // % min max of two such. `i // 4` -> true for a stamped `i`;
+// `i - 1` -> false (the L2 generator then prints Python's floor `//`, `%`).
+bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& non_negative_vars);
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.
@@ -199,5 +212,14 @@ std::vector<std::string> CheckPeerBufferBases(const ir::Program& program);
 // Checks every kernel against what the CPU kernel code generator can express (UserError at
 // the first violation; see VerifyKernelFunction in verify_program.h). Produces KernelProgramVerified.
 Pass VerifyKernelProgram();
+
+// Checks every chip-level Orchestration function against what the L2 orchestration code
+// generator can express (VerifyOrchestrationFunction, verify_program.h); the program comes back
+// unchanged or the first violation is a UserError. Requires the codegen preconditions; produces
+// OrchestrationProgramVerified.
+Pass VerifyOrchestrationProgram();
+// Checks every HOST-level Orchestration function against what the HOST code generator can
+// express (VerifyHostFunction); requires the codegen preconditions; produces HostProgramVerified.
+Pass VerifyHostProgram();
 
 }  // namespace pypto::transforms

@@ -5,11 +5,13 @@
 // broken precondition.
 //
 //   ProgramPtr prepared = pypto::transforms::RunDefaultPipeline(program);
-//   pypto::transforms::VerifyOrchestrationProgram(prepared, "orch_basic");   // throws UserError
-//   pypto::transforms::VerifyHostProgram(prepared, "host_main");
+//   pypto::transforms::VerifyOrchestrationFunction(prepared, "orch_basic");   // throws UserError
+//   pypto::transforms::VerifyHostFunction(prepared, "host_main");
 //
 // GenerateOrchestration / GenerateHostOrchestration call these first, so users see the same
-// messages whichever entry point they use. Checks by topic:
+// messages whichever entry point they use. The passes VerifyOrchestrationProgram(),
+// VerifyHostProgram() and VerifyKernelProgram() (passes.h) run them over every function of
+// their kind. Checks by topic:
 //   verify_orchestration_program.cpp  L2 entry, statements, ops, tasks, Groups, predicates, carries,
 //                                     lifetimes (TaskIds, runtime-allocated outputs, in-place assemble)
 //   orchestration_scope_model.h       the C++ block structure the lifetime checks reason about
@@ -27,13 +29,13 @@ namespace pypto::transforms {
 // what the L2 orchestration code generator can express. Throws ir::UserError on the first
 // violation. Example: a tile op in an orchestration body ->
 //   "operation 'tile.add' is not supported in an orchestration function"
-void VerifyOrchestrationProgram(const ir::ProgramPtr& program, const std::string& func_name);
+void VerifyOrchestrationFunction(const ir::ProgramPtr& program, const std::string& func_name);
 
 // Checks HOST-level Orchestration function `func_name` of `program` (after RunDefaultPipeline)
 // against what the HOST code generator can express. Throws ir::UserError on the first
 // violation. Example: submitting a kernel from HOST ->
 //   "a HOST-level orchestration can only submit chip-level Orchestration functions; 'k' is InCore"
-void VerifyHostProgram(const ir::ProgramPtr& program, const std::string& func_name);
+void VerifyHostFunction(const ir::ProgramPtr& program, const std::string& func_name);
 
 // Checks kernel `kernel_name` (InCore / AIC / AIV) of `program` against what the CPU kernel
 // code generator can express (verify_kernel_program.cpp). Throws ir::UserError on the first

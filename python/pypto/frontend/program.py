@@ -93,6 +93,10 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
                 group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
                 continue
+            if kw.arg == "non_negative_vars":
+                # StampNonNegativeVars' result, as printed: names resolved once the body is parsed.
+                group_sync["non_negative_vars"] = _names_option(sctx, kw.value, kw.arg)
+                continue
             if kw.arg == "array_backings":
                 # StampArrayBackings' result, as printed: names resolved once the body is parsed.
                 group_sync["array_backings"] = _array_backings_option(sctx, kw.value)
@@ -112,7 +116,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -172,6 +176,14 @@ def _batched_creates_option(sctx, node):
     if not (isinstance(node, (ast.List, ast.Tuple))
             and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)):
         raise sctx.error(node, 'batched_creates= must be a list literal of names, e.g. batched_creates=["c"]')
+    return node, [e.value for e in node.elts]
+
+
+def _names_option(sctx, node, opt):
+    """`["M", "i"]` -> (node, ["M", "i"]): a list literal of Var names."""
+    if not (isinstance(node, (ast.List, ast.Tuple))
+            and all(isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)):
+        raise sctx.error(node, f'{opt}= must be a list literal of names, e.g. {opt}=["i"]')
     return node, [e.value for e in node.elts]
 
 
@@ -274,6 +286,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     task_ids = sync.pop("task_ids", None)
     batched = sync.pop("batched_creates", None)
     backings = sync.pop("array_backings", None)
+    non_negative = sync.pop("non_negative_vars", None)
     returned_params = sync.pop("returned_params", None)
     param_slots = sync.pop("param_slots", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
@@ -305,6 +318,12 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
             fn = fn.with_array_backings_named(named)
         except ValueError as e:
             raise ctx.error(node, f"array_backings=: {e}") from None
+    if non_negative:
+        node, names = non_negative
+        try:
+            fn = fn.with_non_negative_vars_named(names)
+        except ValueError as e:
+            raise ctx.error(node, f"non_negative_vars=: {e}") from None
     return fn
 
 

@@ -1,11 +1,12 @@
 """Build a generated program into a shared library against libpto2, with a content-hash cache.
 
+    from pypto._core.ir import CoreType
     from pypto.runtime.build import KernelEntry, build_program
     res = build_program(
         entry="main",
         orchestration_code=orch_cpp,                       # orchestration/<entry>.cpp
         kernel_sources={"kernel_add": kernel_cpp},         # kernels/<name>.cpp
-        kernels=[KernelEntry("kernel_add", 0, "AIV")])
+        kernels=[KernelEntry("kernel_add", 0, CoreType.AIV)])
     res.library        # .../libprogram.so
     res.files          # {"orchestration/main.cpp": ..., "kernels/kernel_add.cpp": ..., "program_table.cpp": ...}
 
@@ -68,7 +69,7 @@ class KernelEntry:
     """One kernel of the table: function ``pypto_kernel_<name>``, runtime id and core type."""
     name: str
     kernel_id: int
-    core_type: str  # "AIC" or "AIV"
+    core_type: "CoreType"  # pypto._core.ir.CoreType.AIC or .AIV (the stamped Function.core_type)
 
 
 @dataclass
@@ -111,7 +112,7 @@ def program_table_source(entry: str, kernels: Sequence[KernelEntry]) -> str:
     C++ comes from the C++ code generator (``codegen::GenerateProgramTable``), like every other
     generated file.
 
-        program_table_source("main", [KernelEntry("kernel_add", 0, "AIV")])
+        program_table_source("main", [KernelEntry("kernel_add", 0, CoreType.AIV)])
     """
     from pypto._core import codegen as _cg
     return _cg.generate_program_table(entry, [(k.name, int(k.kernel_id), k.core_type) for k in kernels])

@@ -37,7 +37,7 @@
 #include <utility>
 #include <vector>
 
-#include "cpp_writer.h"
+#include "pypto/codegen/cpp_writer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/stmt.h"
 

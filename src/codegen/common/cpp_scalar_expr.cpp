@@ -1,5 +1,5 @@
 // Scalar IR expressions -> C++ text (see cpp_scalar_expr.h).
-#include "cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 
 #include <cctype>
 #include <cmath>

@@ -1,5 +1,5 @@
 // CppWriter (cpp_writer.h).
-#include "cpp_writer.h"
+#include "pypto/codegen/cpp_writer.h"
 
 #include <algorithm>
 #include <string>

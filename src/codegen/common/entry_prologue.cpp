@@ -3,7 +3,7 @@
 
 #include <set>
 
-#include "cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
 

@@ -121,7 +121,7 @@ std::string HostEmitter::Generate() {
 
 HostResult GenerateHostOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateHostOrchestration: null program");
-  transforms::VerifyHostProgram(program, func_name);   // preconditions, then every user error
+  transforms::VerifyHostFunction(program, func_name);   // preconditions, then every user error
   FunctionPtr fn = program->get(func_name);
   host::HostEmitter e(program, fn);
   HostResult r;

@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 #include "../common/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"

@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 #include "../common/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"

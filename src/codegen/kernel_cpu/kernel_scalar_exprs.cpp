@@ -1,6 +1,6 @@
 // CPU kernel code generation: the kernel spellings of scalar expressions and the dtype spellings
 // of generated code. The walk and the infix operators are common::CppScalarExprPrinter's
-// (src/codegen/common/cpp_scalar_expr.h, shared with orchestration and HOST codegen); this file
+// (include/pypto/codegen/cpp_scalar_expr.h, shared with orchestration and HOST codegen); this file
 // supplies what a kernel prints differently: overflow-safe literals, static_cast, the prelude's
 // floordiv / pymod, std::min / max, Var bindings, block index / count, tensor.dim.
 // VerifyKernelProgram refuses what cannot be printed; the errors left here are InternalErrors.

@@ -143,9 +143,7 @@ CarryTarget Emitter::loop_carry(const ForStmt& f, size_t i) {
 // The loop variable is declared in the loop block's name scope, opened before the header names it.
 void Emitter::open_loop(const ForStmt& f, const std::vector<CarryTarget>&) {
   std::string start = strip_parens(expr(f.start)), stop = strip_parens(expr(f.stop)), step = strip_parens(expr(f.step));
-  auto* s0 = f.start->as<ConstInt>();
   auto* st = f.step->as<ConstInt>();
-  if (s0 && st && s0->value >= 0 && st->value > 0) nonneg_loop_vars_.insert(f.loop_var.get());
   if (st) {
     scopes_.push();
     std::string i = scopes_.declare(base_name(f.loop_var.get()), false);

@@ -1,11 +1,13 @@
 // Scalar expressions -> C++ (loop bounds, conditions, kernel scalar args, shapes, indices).
-// The printing itself is common::CppScalarExprPrinter (src/codegen/common/cpp_scalar_expr.h,
+// The printing itself is common::CppScalarExprPrinter (include/pypto/codegen/cpp_scalar_expr.h,
 // shared with HOST codegen); this file supplies the L2 spelling: Var bindings, PTO2TaskId,
-// the sign facts that make `//` and `%` plain C++ operators, and the error messages.
+// the sign facts that make `//` and `%` plain C++ operators (StampNonNegativeVars' stamp), and
+// the error messages.
 #include <functional>
 
 #include "emitter.h"
 #include "pypto/ir/error.h"
+#include "pypto/transforms/passes.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -21,32 +23,7 @@ std::string Emitter::runtime_dtype(DataType d, const Span& span) {
 using common::IsAtomicCppText;
 using common::ScalarDtypeOf;
 
-bool Emitter::non_negative(const ExprPtr& e) const {
-  if (auto* c = e->as<ConstInt>()) return c->value >= 0;
-  if (auto* v = as_var(e)) return dyn_decl_.count(v) > 0 || nonneg_loop_vars_.count(v) > 0;
-  if (auto* c = e->as<Cast>()) return non_negative(c->value);
-  if (auto* b = e->as<BinaryExpr>()) {
-    switch (b->op) {
-      case BinaryOp::Add:
-      case BinaryOp::Mul:
-      case BinaryOp::FloorDiv:
-      case BinaryOp::Mod:
-      case BinaryOp::Min:
-      case BinaryOp::Max: return non_negative(b->a) && non_negative(b->b);
-      case BinaryOp::Sub:
-      case BinaryOp::Div:
-      case BinaryOp::Eq:
-      case BinaryOp::Ne:
-      case BinaryOp::Lt:
-      case BinaryOp::Le:
-      case BinaryOp::Gt:
-      case BinaryOp::Ge:
-      case BinaryOp::And:
-      case BinaryOp::Or: return false;
-    }
-  }
-  return false;
-}
+bool Emitter::non_negative(const ExprPtr& e) const { return transforms::ProvablyNonNegative(e, non_negative_vars_); }
 
 std::string Emitter::expr(const ExprPtr& e) { return print_scalar(e); }
 

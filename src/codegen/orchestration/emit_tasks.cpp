@@ -149,7 +149,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   DependencyEmitter::emit_task_dependencies(*this, e, params);
 
   std::string submit;
-  core_types_[callee] = to_string(transforms::StampedCoreType(*f));
+  core_types_[callee] = transforms::StampedCoreType(*f);
   if (f->type == FunctionType::Group) {
     const GroupKernels& g = f->group_kernels;   // StampGroupKernels
     PYPTO_CHECK(!g.empty(), "Group function '" << f->name << "' has no stamped kernels (StampGroupKernels; "
@@ -157,8 +157,8 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.
     std::string aic = g.aic.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aic));
     std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
-    if (!g.aic.empty()) core_types_[g.aic] = "AIC";
-    if (!g.aiv.empty()) core_types_[g.aiv] = "AIV";
+    if (!g.aic.empty()) core_types_[g.aic] = CoreType::AIC;
+    if (!g.aiv.empty()) core_types_[g.aiv] = CoreType::AIV;
     for (const std::string& k : {g.aic, g.aiv}) {   // both kernels of a mixed task get the task's list
       if (!k.empty()) kernel_signatures_.emplace(k, signature);
     }
@@ -168,7 +168,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   } else {
     int id = kernel_id(callee);
     kernel_signatures_.emplace(callee, signature);   // the first submission's
-    submit = std::string(core_types_[callee] == "AIC" ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
+    submit = std::string(core_types_[callee] == CoreType::AIC ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }
   if (e.span.known()) line(source_site_line(params, e.span));

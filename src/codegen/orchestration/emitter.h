@@ -21,7 +21,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "../common/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scopes.h"
 #include "../common/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
@@ -30,38 +31,6 @@
 #include "pypto/transforms/scope_carries.h"
 
 namespace pypto::codegen::orchestration {
-
-// C++ names declared per block; unique along the enclosing block chain (no shadowing).
-class CppScopes {
- public:
-  struct Decl {
-    std::string name;
-    bool used = false;
-    bool voidable = true;   // emit `(void)name;` at block end when never referenced
-  };
-  void push();
-  // Pops the innermost block; returns the names that need a `(void)name;`.
-  std::vector<std::string> pop();
-  // Declares a fresh identifier based on `base` (suffix _1, _2, ... on a clash).
-  std::string declare(const std::string& base, bool voidable = true);
-  // Reserves `name` exactly in the current block (InternalError if taken).
-  void declare_exact(const std::string& name, bool voidable);
-  void use(const std::string& name);
-  bool is_used(const std::string& name) const;
-  bool visible(const std::string& name) const;
-  size_t depth() const { return blocks_.size(); }
-
- private:
-  // Hashed: a 10,000-task MANUAL block declares tens of thousands of names, each looked up
-  // along the block chain on every declare / use.
-  struct Block {
-    std::unordered_map<std::string, size_t> index;   // name -> position in `order`
-    std::vector<Decl> order;
-  };
-  Decl* find(const std::string& name);
-  void insert(std::string name, bool voidable);
-  std::vector<Block> blocks_;
-};
 
 // C++ text naming an IR value, plus the declared identifiers it mentions.
 struct Binding {
@@ -181,7 +150,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   int next_tuple() { return tuple_counter_++; }
   int kernel_id(const std::string& callee);
   const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
-  const std::map<std::string, std::string>& core_types() const { return core_types_; }
+  const std::map<std::string, ir::CoreType>& core_types() const { return core_types_; }
   // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
   // order, as printed at its first submission (emit_tasks.cpp records it; anchor §15).
   const std::map<std::string, std::vector<std::string>>& kernel_signatures() const { return kernel_signatures_; }
@@ -241,14 +210,14 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
   std::map<std::string, ViewRecord> views_;
   std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
-  std::set<const ir::Var*> nonneg_loop_vars_;
+  std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):
   // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
   std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
   std::map<std::string, int> kernel_ids_;
-  std::map<std::string, std::string> core_types_;
+  std::map<std::string, ir::CoreType> core_types_;
   std::map<std::string, std::vector<std::string>> kernel_signatures_;
   common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};

@@ -1,6 +1,7 @@
 // OrchestrationOpRegistry (op_registry.h).
 #include "op_registry.h"
 
+#include "pypto/codegen/orchestration.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::codegen::orchestration {
@@ -20,4 +21,17 @@ const OrchestrationOpHandler* OrchestrationOpRegistry::Get(const std::string& op
   return it == handlers_.end() ? nullptr : &it->second;
 }
 
+void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registrations linked
+
 }  // namespace pypto::codegen::orchestration
+
+namespace pypto::codegen {
+
+std::vector<std::string> OrchestrationOpNames() {
+  orchestration::LinkBuiltinOrchestrationOps();
+  std::vector<std::string> names;
+  for (const auto& [op, handler] : orchestration::OrchestrationOpRegistry::Instance().handlers()) names.push_back(op);
+  return names;
+}
+
+}  // namespace pypto::codegen

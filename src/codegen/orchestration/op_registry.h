@@ -22,6 +22,7 @@ class OrchestrationOpRegistry {
   static OrchestrationOpRegistry& Instance();
   bool Register(const std::string& op, OrchestrationOpHandler handler);   // InternalError on a duplicate
   const OrchestrationOpHandler* Get(const std::string& op) const;         // null if none
+  const std::map<std::string, OrchestrationOpHandler>& handlers() const { return handlers_; }
  private:
   std::map<std::string, OrchestrationOpHandler> handlers_;
 };

@@ -28,6 +28,7 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
   LinkBuiltinOrchestrationOps();
   for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
   for (const ArrayBackingEntry& e : fn->array_backings) array_backings_.emplace(e.version.get(), e.backing.get());
+  for (const VarPtr& v : fn->non_negative_vars) non_negative_vars_.insert(v.get());
 }
 
 void Emitter::on_open_block() { scopes_.push(); }
@@ -124,7 +125,7 @@ std::string Emitter::Generate() {
 
 OrchestrationResult GenerateOrchestration(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "GenerateOrchestration: null program");
-  transforms::VerifyOrchestrationProgram(program, func_name);   // preconditions, then every user error
+  transforms::VerifyOrchestrationFunction(program, func_name);   // preconditions, then every user error
   FunctionPtr fn = program->get(func_name);
 
   orchestration::Emitter e(program, fn);
@@ -138,7 +139,7 @@ OrchestrationResult GenerateOrchestration(const ProgramPtr& program, const std::
   r.func_name_to_id = r.kernel_ids;
   for (const auto& [name, id] : r.kernel_ids) {
     auto ct = r.core_types.find(name);
-    r.func_name_to_core_type[name] = ct != r.core_types.end() && ct->second == "AIC" ? "AIC" : "AIV";
+    r.func_name_to_core_type[name] = ct != r.core_types.end() && ct->second == CoreType::AIC ? CoreType::AIC : CoreType::AIV;
   }
   r.func_name_to_signature = e.kernel_signatures();
   r.files["kernel_config.py"] = KernelConfigPy(r);
@@ -158,7 +159,7 @@ std::string KernelConfigPy(const OrchestrationResult& r) {
   for (const auto& [id, name] : by_id) {
     auto ct = r.func_name_to_core_type.find(name);
     out += "    {\"func_id\": " + std::to_string(id) + ", \"name\": \"" + name + "\", \"source\": \"kernels/" + name +
-           ".cpp\", \"core_type\": \"" + (ct != r.func_name_to_core_type.end() && ct->second == "AIC" ? "aic" : "aiv") +
+           ".cpp\", \"core_type\": \"" + (ct != r.func_name_to_core_type.end() && ct->second == CoreType::AIC ? "aic" : "aiv") +
            "\"";
     auto sig = r.func_name_to_signature.find(name);
     if (sig != r.func_name_to_signature.end()) {

@@ -3,7 +3,7 @@
 #pragma once
 #include <string>
 
-#include "../../../src/codegen/common/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::codegen_test {

@@ -1,4 +1,4 @@
-// The literals of generated C++ (src/codegen/common/cpp_scalar_expr.h): the spellings, a
+// The literals of generated C++ (include/pypto/codegen/cpp_scalar_expr.h): the spellings, a
 // program of every edge case compiled with -Wall -Werror and run to check each value bit for
 // bit, and orchestration code whose kernel arguments are such constants (INT64_MIN, NaN,
 // infinity), which includes <limits> only when it needs it.

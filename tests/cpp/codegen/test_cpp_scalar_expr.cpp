@@ -1,9 +1,9 @@
-// The shared scalar C++ expression printer (src/codegen/common/cpp_scalar_expr.h): its default
+// The shared scalar C++ expression printer (include/pypto/codegen/cpp_scalar_expr.h): its default
 // (orchestration) spellings, and the kernel spellings the CPU kernel emitter substitutes through
 // its hooks while sharing the walk and the infix operators.
 #include <cmath>
 
-#include "../../../src/codegen/common/cpp_scalar_expr.h"
+#include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/codegen/kernel_cpu.h"
 #include "pypto/transforms/pass.h"
 #include "pypto/transforms/passes.h"

@@ -1,10 +1,10 @@
-// The C++ emitter base (src/codegen/common/cpp_writer.h) shared by the orchestration, HOST and
+// The C++ emitter base (include/pypto/codegen/cpp_writer.h) shared by the orchestration, HOST and
 // CPU kernel code generators: lines, blocks, else branches, blank lines, indentation width.
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "../../../src/codegen/common/cpp_writer.h"
+#include "pypto/codegen/cpp_writer.h"
 
 namespace {
 

@@ -106,7 +106,7 @@ TEST(OrchestrationCodegen, SpecCompleteExample) {
   EXPECT_EQ(r.files.at("kernel_config.py"), KernelConfigPy(r));
   EXPECT_EQ(r.func_name_to_signature.at("kernel_add"), (std::vector<std::string>{"IN", "IN", "OUT"}));
   EXPECT_EQ(r.kernel_ids, (std::map<std::string, int>{{"kernel_add", 0}}));
-  EXPECT_EQ(r.core_types.at("kernel_add"), "AIV");
+  EXPECT_EQ(r.core_types.at("kernel_add"), CoreType::AIV);
   ASSERT_EQ(r.signature.size(), 3u);
   EXPECT_EQ(r.signature[2].name, "d");
   EXPECT_EQ(r.signature[2].direction, "Out");

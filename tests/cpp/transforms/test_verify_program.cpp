@@ -1,4 +1,4 @@
-// VerifyOrchestrationProgram / VerifyHostProgram (verify_program.h): the user-facing checks of
+// VerifyOrchestrationFunction / VerifyHostFunction (verify_program.h): the user-facing checks of
 // the L2 and HOST code generators, run on a prepared program before anything is printed.
 #include "orch_test_util.h"
 #include "pypto/transforms/pass.h"
@@ -7,8 +7,8 @@
 using namespace pypto::orch_test;
 using pypto::transforms::PassOptions;
 using pypto::transforms::RunDefaultPipeline;
-using pypto::transforms::VerifyHostProgram;
-using pypto::transforms::VerifyOrchestrationProgram;
+using pypto::transforms::VerifyHostFunction;
+using pypto::transforms::VerifyOrchestrationFunction;
 
 namespace {
 
@@ -56,12 +56,12 @@ ProgramPtr host_program(const std::string& callee, bool early = false, bool pass
 }  // namespace
 
 TEST(VerifyOrchestrationProgram, AcceptsAPreparedProgram) {
-  EXPECT_NO_THROW(VerifyOrchestrationProgram(prepared(orch_basic()), "orch_basic"));
+  EXPECT_NO_THROW(VerifyOrchestrationFunction(prepared(orch_basic()), "orch_basic"));
 }
 
 TEST(VerifyOrchestrationProgram, EntryMustBeAnOrchestrationFunction) {
-  ExpectUserError([] { VerifyOrchestrationProgram(prepared(orch_basic()), "nope"); }, "has no function named 'nope'");
-  ExpectUserError([] { VerifyOrchestrationProgram(prepared(orch_basic()), "kernel_add"); },
+  ExpectUserError([] { VerifyOrchestrationFunction(prepared(orch_basic()), "nope"); }, "has no function named 'nope'");
+  ExpectUserError([] { VerifyOrchestrationFunction(prepared(orch_basic()), "kernel_add"); },
                   "function 'kernel_add' is InCore, not Orchestration");
 }
 
@@ -69,7 +69,7 @@ TEST(VerifyOrchestrationProgram, TileOpInAnOrchestrationBodyIsRefused) {
   auto t = V("t", tile16());
   auto a = V("a", T16());
   auto p = orch_with({AssignStmt::make(t, Call::make_op("tile.load", {a, ilist({0, 0}), ilist({16, 16})}))});
-  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(p), "orch"); },
+  ExpectUserError([&] { VerifyOrchestrationFunction(prepared(p), "orch"); },
                   "operation 'tile.load' is not supported in an orchestration function");
 }
 
@@ -77,41 +77,41 @@ TEST(VerifyOrchestrationProgram, FloatModuloIsRefused) {
   auto s = V("s", S(DataType::FP32));
   auto r = V("r", S(DataType::FP32));
   auto p = orch_with({AssignStmt::make(r, BinaryExpr::make(BinaryOp::Mod, s, ConstFloat::make(2.0)))}, {s});
-  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(p), "orch"); },
+  ExpectUserError([&] { VerifyOrchestrationFunction(prepared(p), "orch"); },
                   "'%' on floating-point scalars is not supported in orchestration code");
 }
 
 TEST(VerifyOrchestrationProgram, TaskIdParameterIsRefused) {
   auto p = orch_with({}, {V("tid", S(DataType::TASK_ID))});
-  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(p), "orch"); },
+  ExpectUserError([&] { VerifyOrchestrationFunction(prepared(p), "orch"); },
                   "orchestration parameter 'tid' cannot be a TaskId");
 }
 
 TEST(VerifyOrchestrationProgram, UnpreparedProgramIsAnInternalError) {
-  EXPECT_THROW(VerifyOrchestrationProgram(orch_basic(), "orch_basic"), InternalError);
+  EXPECT_THROW(VerifyOrchestrationFunction(orch_basic(), "orch_basic"), InternalError);
 }
 
 TEST(VerifyHostProgram, AcceptsAPreparedProgram) {
-  EXPECT_NO_THROW(VerifyHostProgram(prepared(host_program("chip_a")), "host_main"));
+  EXPECT_NO_THROW(VerifyHostFunction(prepared(host_program("chip_a")), "host_main"));
 }
 
 TEST(VerifyHostProgram, OnlyChipLevelOrchestrationsAreSubmitted) {
-  ExpectUserError([] { VerifyHostProgram(prepared(host_program("kernel_add")), "host_main"); },
+  ExpectUserError([] { VerifyHostFunction(prepared(host_program("kernel_add")), "host_main"); },
                   "a HOST-level orchestration can only submit chip-level Orchestration functions; 'kernel_add' is InCore");
 }
 
 TEST(VerifyHostProgram, OnlyDepsIsSupported) {
-  ExpectUserError([] { VerifyHostProgram(prepared(host_program("chip_a", /*early=*/true)), "host_main"); },
+  ExpectUserError([] { VerifyHostFunction(prepared(host_program("chip_a", /*early=*/true)), "host_main"); },
                   "only deps= is supported by pl.submit in a HOST-level orchestration");
 }
 
 TEST(VerifyHostProgram, EveryArgumentIsPassed) {
-  ExpectUserError([] { VerifyHostProgram(prepared(host_program("chip_a", false, /*pass_out=*/false)), "host_main"); },
+  ExpectUserError([] { VerifyHostFunction(prepared(host_program("chip_a", false, /*pass_out=*/false)), "host_main"); },
                   "the HOST-level submit of 'chip_a' must pass every argument (3), got 2");
 }
 
 TEST(VerifyHostProgram, ChipLevelFunctionIsNotAHostEntry) {
-  ExpectUserError([] { VerifyHostProgram(prepared(host_program("chip_a")), "chip_a"); },
+  ExpectUserError([] { VerifyHostFunction(prepared(host_program("chip_a")), "chip_a"); },
                   "is not a HOST-level Orchestration function");
 }
 
@@ -144,7 +144,7 @@ TEST(VerifyOrchestrationProgram, UserEdgeToATaskIdWhoseScopeClosedIsRefused) {
   std::vector<StmtPtr> inner, after;
   VarPtr dead = submit_stage(inner, {x, out});
   submit_stage(after, {x, out}, {dead});
-  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(scoped_main(inner, after, x, out)), "main"); },
+  ExpectUserError([&] { VerifyOrchestrationFunction(prepared(scoped_main(inner, after, x, out)), "main"); },
                   "deps= names TaskId 'tid' (produced at an unknown line), whose scope has already closed here");
 }
 
@@ -153,7 +153,7 @@ TEST(VerifyOrchestrationProgram, UserEdgeInsideTheProducersScopeIsAccepted) {
   std::vector<StmtPtr> inner;
   VarPtr live = submit_stage(inner, {x, out});
   submit_stage(inner, {x, out}, {live});
-  EXPECT_NO_THROW(VerifyOrchestrationProgram(prepared(scoped_main(inner, {}, x, out)), "main"));
+  EXPECT_NO_THROW(VerifyOrchestrationFunction(prepared(scoped_main(inner, {}, x, out)), "main"));
 }
 
 TEST(VerifyOrchestrationProgram, RuntimeAllocatedOutputUsedAfterItsScopeIsRefused) {
@@ -167,6 +167,6 @@ TEST(VerifyOrchestrationProgram, RuntimeAllocatedOutputUsedAfterItsScopeIsRefuse
   inner.push_back(AssignStmt::make(tup, s));
   inner.push_back(AssignStmt::make(tmp, TupleGetItem::make(tup, 0)));
   std::vector<StmtPtr> after{AssignStmt::make(V("out", T16()), Call::make_func("stage", {tmp, out}, T16()))};
-  ExpectUserError([&] { VerifyOrchestrationProgram(prepared(scoped_main(inner, after, x, out)), "main"); },
+  ExpectUserError([&] { VerifyOrchestrationFunction(prepared(scoped_main(inner, after, x, out)), "main"); },
                   "'tmp' is used outside the runtime scope that produced it");
 }

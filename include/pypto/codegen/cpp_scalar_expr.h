@@ -1,6 +1,7 @@
 // Scalar IR expressions -> C++ text, shared by the L2 (src/codegen/orchestration) and HOST
-// (src/codegen/host) orchestration emitters and the CPU kernel emitter (src/codegen/kernel_cpu);
-// private to src/codegen.
+// (src/codegen/host) orchestration emitters and the CPU kernel emitter (src/codegen/kernel_cpu).
+// Public so that tests and a new backend print scalars the one way: the literal spellings
+// (CppIntLiteral, CppFloatLiteral, ...) and the CppScalarExprPrinter base.
 //
 // Python semantics are kept: `/` is true division (integer operands are cast to float), `//`
 // and `%` floor (exact C++ forms unless the emitter proves both operands non-negative).
