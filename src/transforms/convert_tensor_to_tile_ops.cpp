@@ -50,11 +50,13 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/transforms/passes.h"
+#include "../ir/describe.h"
 #include "return_out_params.h"
 
 namespace pypto::ir::ops {
 const std::vector<std::string>& tensor_compute_op_names();
 bool tensor_op_keeps_tensor(const std::string& name, size_t index);
+bool is_batched_matmul_acc(const std::vector<ExprPtr>& args);
 }
 
 namespace pypto::transforms {
@@ -75,6 +77,59 @@ ExprPtr load_whole(const ExprPtr& g, const Span& span) {
 
 ExprPtr as_tile(const ExprPtr& e, const Span& span) { return is_tensor(e) ? load_whole(e, span) : e; }
 
+// Batch matrices a kernel may load for one batched operand: the loads are unrolled (below).
+constexpr int64_t kMaxBatchMatrices = 64;
+
+// The whole of global tensor `g` of rank 3 or 4 as a tile of its own shape, for a batched matmul
+// operand (reference_ops.md §11). Kernel loads are 1-D or 2-D, so each [M, K] matrix of the batch
+// is loaded on its own (batch axes dropped) and assembled into a zero-filled [B*M, K] tile at row
+// b*M, which is reshaped to g's shape: g[2, 4, 8] ->
+//   tile.reshape(tile.assemble(tile.assemble(tile.create([8, 8]), tile.load(g, [0, 0, 0], [1, 4, 8],
+//                drop_dims=[0]), [0, 0]), tile.load(g, [1, 0, 0], ..), [4, 0]), [2, 4, 8])
+// A rank <= 2 tensor is loaded whole.
+ExprPtr load_batched(const ExprPtr& g, const std::string& op, const Span& span) {
+  auto* t = g->type->as<TensorType>();
+  const size_t rank = t->shape.size();
+  if (rank <= 2) return load_whole(g, span);
+  std::vector<int64_t> dims;
+  for (const ExprPtr& d : t->shape) {
+    auto* c = d->as<ConstInt>();
+    PYPTO_USER_CHECK(c, span,
+                     "pl." << op << " inside a kernel needs operands of static shape, got "
+                           << detail::describe(g->type),
+                     "give the tensor static dimensions, or pl.slice a static block of it");
+    dims.push_back(c->value);
+  }
+  int64_t batch = 1;
+  for (size_t k = 0; k + 2 < rank; ++k) batch *= dims[k];
+  PYPTO_USER_CHECK(batch <= kMaxBatchMatrices, span,
+                   "pl." << op << " inside a kernel loads each of an operand's " << batch << " batch matrices on its "
+                         << "own, more than the " << kMaxBatchMatrices << " it unrolls",
+                   "split the batch with pl.slice (e.g. a pl.range loop over blocks of the leading dims)");
+  auto idx = [&span](int64_t v) -> ExprPtr { return ConstInt::make(v, DataType::INDEX, span); };
+  const int64_t m = dims[rank - 2], n = dims[rank - 1];
+  ExprPtr acc = Call::make_op("tile.create", {MakeTuple::make({idx(batch * m), idx(n)}, span)},
+                              {{"dtype", std::string(to_string(t->dtype))}}, span);
+  std::vector<ExprPtr> drop;
+  for (size_t k = 0; k + 2 < rank; ++k) drop.push_back(idx(static_cast<int64_t>(k)));
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<ExprPtr> off(rank), shp(rank);
+    int64_t rest = b;
+    for (size_t k = rank - 2; k-- > 0;) {
+      off[k] = idx(rest % dims[k]);
+      rest /= dims[k];
+      shp[k] = idx(1);
+    }
+    off[rank - 2] = off[rank - 1] = idx(0);
+    shp[rank - 2] = idx(m);
+    shp[rank - 1] = idx(n);
+    ExprPtr mat = Call::make_op("tile.load", {g, MakeTuple::make(off, span), MakeTuple::make(shp, span)},
+                                {{"drop_dims", drop}}, span);
+    acc = Call::make_op("tile.assemble", {acc, mat, MakeTuple::make({idx(b * m), idx(0)}, span)}, {}, span);
+  }
+  return Call::make_op("tile.reshape", {acc, MakeTuple::make(t->shape, span)}, {}, span);
+}
+
 class Converter : public IRMutator {
  public:
   ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
@@ -88,6 +143,14 @@ class Converter : public IRMutator {
       throw UserError("pl.tensor." + name + " into a transposed kernel parameter: inside a kernel the transpose is a "
                       "local copy, so the write would not reach the tensor",
                       sp, "write into the parameter itself at transposed offsets, or transpose in the orchestration");
+    }
+    // Batched products (reference_ops.md §11): tensor.batch_matmul, and tensor.matmul_acc with an operand
+    // of rank > 2, become tile.batch_matmul / tile.batch_matmul_acc (one matmul per batch index) on
+    // operands loaded batch matrix by batch matrix.
+    if (name == "batch_matmul" || (name == "matmul_acc" && ops::is_batched_matmul_acc(op->args))) {
+      std::vector<ExprPtr> tiles;
+      for (const ExprPtr& a : args) tiles.push_back(is_tensor(a) ? load_batched(a, name, sp) : a);
+      return Call::make_op(name == "batch_matmul" ? "tile.batch_matmul" : "tile.batch_matmul_acc", tiles, {}, sp);
     }
     const auto& compute = ops::tensor_compute_op_names();
     if (std::find(compute.begin(), compute.end(), name) != compute.end()) {
