@@ -343,6 +343,8 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
             if isinstance(e.type, other):
                 _refuse_full_as_tile(ctx, a if spec is tile_spec else first, e if spec is tile_spec else x,
                                      f"pl.{b.pl_name}")
+                _refuse_created_tile_name(ctx, a if spec is tensor_spec else first, e if spec is tensor_spec else x,
+                                          f"pl.{b.pl_name}")
                 raise ctx.error(a, f"pl.{b.pl_name} cannot mix Tensor and Tile arguments",
                                 help="load the tensor with pl.load (kernel tiles), or keep every operand a tensor")
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
@@ -363,23 +365,31 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
 
 
 def _created_tile_as_tensor(ctx, e):
-    """`pl.create_tile(shape, dtype)` (tile.create) where a tensor operand is needed -> the same zero-filled
-    local value as `tensor.create(shape, init_value=0)`. pl.create_tile is one of the reference's dispatching names
-    (reference_ops.md §1.1, §10): written next to tensors, as in `pl.add(a, pl.create_tile([4, 8], pl.FP32))`
-    on a tensor `a` in a kernel or CORE_GROUP body, it is the tensor form (ConvertTensorToTileOps lowers both to
-    a zero-filled tile); with tiles it stays tile.create. None when `e` is not a pl.create_tile result (or a
-    name bound to one), or outside a kernel scope (where no tile exists)."""
-    value = ctx.defs.get(e, e) if isinstance(e, ir.Var) else e
-    if isinstance(value, ir.Call) and value.is_op and value.callee == "tile.create" and in_kernel_site(ctx):
-        return ir.Call.make_op("tensor.create", [value.args[0]], {"dtype": value.attrs["dtype"], "init_value": 0.0},
-                               value.span)
+    """`pl.create_tile(shape, dtype)` (tile.create) written inline where a tensor operand is needed -> the same
+    zero-filled local value as `tensor.create(shape, init_value=0)`. pl.create_tile is one of the reference's
+    dispatching names (reference_ops.md §1.1, §10): in `pl.add(a, pl.create_tile([4, 8], pl.FP32))` on a tensor
+    `a` in a kernel or CORE_GROUP body it is the tensor form (ConvertTensorToTileOps lowers both to a
+    zero-filled tile); with tiles it stays tile.create. None for anything else, including a name bound to a
+    pl.create_tile (its tile may have been written in place since: pl.tile.write) and code outside a kernel
+    scope (where no tile exists)."""
+    if isinstance(e, ir.Call) and e.is_op and e.callee == "tile.create" and in_kernel_site(ctx):
+        return ir.Call.make_op("tensor.create", [e.args[0]], {"dtype": e.attrs["dtype"], "init_value": 0.0}, e.span)
     return None
+
+
+def _refuse_created_tile_name(ctx, node, e, what: str):
+    """A name bound to `pl.create_tile(...)` next to tensors: the help names the inline and tensor forms."""
+    if isinstance(e, ir.Var) and isinstance(ctx.defs.get(e), ir.Call) and ctx.defs[e].is_op \
+            and ctx.defs[e].callee == "tile.create":
+        raise ctx.error(node, f"{what} cannot mix Tensor and Tile arguments: '{e.name}' is a tile (pl.create_tile)",
+                        help="write pl.create_tile(...) inline in the tensor op (it is then the zero-filled tensor "
+                             "value), or create a tensor with pl.create_tensor(shape, dtype=..., init_value=0)")
 
 
 _FULL_HELP = "on tiles write pl.tile.full(shape, dtype, value)"
 
 
-def is_full_tensor(ctx, e) -> bool:
+def _is_full_tensor(ctx, e) -> bool:
     """True when `e` is a `pl.full(...)` result (tensor.full): the call itself, a name bound to one, or a
     loop carry started from one."""
     for _ in range(1000):
@@ -397,7 +407,7 @@ def is_full_tensor(ctx, e) -> bool:
 def _refuse_full_as_tile(ctx, node, e, what: str):
     """A `pl.full` result where a tile is needed: pl.full makes a tensor (reference_ops.md §1.1), so the
     error names the tile spelling. `pl.store(pl.full(...), ...)` -> "... write pl.tile.full(...)"."""
-    if is_full_tensor(ctx, e):
+    if _is_full_tensor(ctx, e):
         raise ctx.error(node, f"pl.full makes a tensor (as in the reference DSL), but {what} needs a tile here",
                         help=_FULL_HELP)
 
