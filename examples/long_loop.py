@@ -26,7 +26,7 @@ class LongLoop:
     @pl.function(type=pl.FunctionType.InCore)
     def produce(self, x: pl.Tensor[[S, S], pl.FP32], tmp: pl.Out[pl.Tensor[[S, S], pl.FP32]],
                 i: pl.Scalar[pl.INDEX]) -> pl.Tensor[[S, S], pl.FP32]:
-        tmp = pl.store(pl.add(pl.load(x, [0, 0], [S, S]), pl.cast(pl.full([S, S], pl.INT32, i % 3), pl.FP32)),
+        tmp = pl.store(pl.add(pl.load(x, [0, 0], [S, S]), pl.cast(pl.tile.full([S, S], pl.INT32, i % 3), pl.FP32)),
                        [0, 0], tmp)
         return tmp
 

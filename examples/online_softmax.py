@@ -26,9 +26,9 @@ class OnlineSoftmax:
     @pl.function(type=pl.FunctionType.InCore)
     def init_state(self, m: pl.Out[pl.Tensor[[BQ, 1], pl.FP32]], l: pl.Out[pl.Tensor[[BQ, 1], pl.FP32]],
                    o: pl.Out[pl.Tensor[[BQ, D], pl.FP32]]) -> tuple[pl.Tensor[[BQ, 1], pl.FP32], pl.Tensor[[BQ, 1], pl.FP32], pl.Tensor[[BQ, D], pl.FP32]]:
-        m = pl.store(pl.full([BQ, 1], pl.FP32, NEG_INF), [0, 0], m)
-        l = pl.store(pl.full([BQ, 1], pl.FP32, 0.0), [0, 0], l)
-        o = pl.store(pl.full([BQ, D], pl.FP32, 0.0), [0, 0], o)
+        m = pl.store(pl.tile.full([BQ, 1], pl.FP32, NEG_INF), [0, 0], m)
+        l = pl.store(pl.tile.full([BQ, 1], pl.FP32, 0.0), [0, 0], l)
+        o = pl.store(pl.tile.full([BQ, D], pl.FP32, 0.0), [0, 0], o)
         return m, l, o
 
     @pl.function(type=pl.FunctionType.InCore)

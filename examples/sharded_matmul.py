@@ -32,7 +32,7 @@ class ShardedMatmul:
     @pl.function(type=pl.FunctionType.InCore)
     def mm_rows(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32], row: pl.Scalar[pl.INDEX],
                 c: pl.InOut[pl.Tensor[[M, N], pl.FP32]]) -> pl.Tensor[[M, N], pl.FP32]:
-        acc = pl.full([TM, N], pl.FP32, 0.0)
+        acc = pl.tile.full([TM, N], pl.FP32, 0.0)
         for k in pl.range(K // TK):
             ta = pl.move(pl.load(a, [row, k * TK], [TM, TK]), target_memory=pl.MemorySpace.Left)
             tb = pl.move(pl.load(b, [k * TK, 0], [TK, N]), target_memory=pl.MemorySpace.Right)

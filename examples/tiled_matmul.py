@@ -24,7 +24,7 @@ class TiledMatmul:
     def mm_block(self, a: pl.Tensor[[M, K], pl.FP32], b: pl.Tensor[[K, N], pl.FP32],
                  c: pl.Out[pl.Tensor[[TM, TN], pl.FP32]], row: pl.Scalar[pl.INDEX],
                  col: pl.Scalar[pl.INDEX]) -> pl.Tensor[[TM, TN], pl.FP32]:
-        acc = pl.full([TM, TN], pl.FP32, 0.0)
+        acc = pl.tile.full([TM, TN], pl.FP32, 0.0)
         for k in pl.range(K // TK):
             ta = pl.move(pl.load(a, [row, k * TK], [TM, TK]), target_memory=pl.MemorySpace.Left)
             tb = pl.move(pl.load(b, [k * TK, col], [TK, TN]), target_memory=pl.MemorySpace.Right)

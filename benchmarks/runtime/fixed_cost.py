@@ -19,7 +19,7 @@ import pypto.language as pl
 class Loop:
     @pl.function(type=pl.FunctionType.InCore)
     def inc(self, acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        acc = pl.store(pl.add(pl.load(acc, [0, 0], [16, 16]), pl.full([16, 16], pl.FP32, 1.0)), [0, 0], acc)
+        acc = pl.store(pl.add(pl.load(acc, [0, 0], [16, 16]), pl.tile.full([16, 16], pl.FP32, 1.0)), [0, 0], acc)
         return acc
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -299,8 +299,8 @@ std::string Printer::print_call(const Call& c) {
     return s + "deps=" + print_list(c.manual_dep_edges) + ")";
   }
   if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
-    // pl.full(shape, dtype, value)
-    return "pl.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
+    // pl.tile.full(shape, dtype, value) (pl.full is the tensor fill, reference_ops.md §1.1)
+    return "pl.tile.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
            print_expr(c.args[1], 0) + ")";
   }
   std::string s = op_spelling(c.callee) + "(" + print_args(c.args, c.arg_directions);

@@ -10,6 +10,10 @@
 //                                             (so tensor.scatter(g, ..) scatters into a loaded
 //                                             copy: assemble or return the result to store it)
 //     tensor.gather_row(d, g, ..)          -> tile.gather_row(D, g, ..)   src g stays a tensor
+//     tensor.batch_matmul(a, b)            -> tile.batch_matmul(A, B)     (reference_ops.md §11) a rank-3/4
+//     tensor.matmul_acc(c, a, b), rank > 2 -> tile.batch_matmul_acc(C, A, B)  operand is loaded by a loop
+//                                             hoisted before the statement, one [M, K] batch matrix per
+//                                             iteration (LoadBatched); static shapes only
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
 //     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
@@ -50,11 +54,13 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
 #include "pypto/transforms/passes.h"
+#include "../ir/describe.h"
 #include "return_out_params.h"
 
 namespace pypto::ir::ops {
 const std::vector<std::string>& tensor_compute_op_names();
 bool tensor_op_keeps_tensor(const std::string& name, size_t index);
+bool is_batched_matmul_acc(const std::vector<ExprPtr>& args);
 }
 
 namespace pypto::transforms {
@@ -88,6 +94,14 @@ class Converter : public IRMutator {
       throw UserError("pl.tensor." + name + " into a transposed kernel parameter: inside a kernel the transpose is a "
                       "local copy, so the write would not reach the tensor",
                       sp, "write into the parameter itself at transposed offsets, or transpose in the orchestration");
+    }
+    // Batched products (reference_ops.md §11): tensor.batch_matmul, and tensor.matmul_acc with an operand
+    // of rank > 2, become tile.batch_matmul / tile.batch_matmul_acc (one matmul per batch index) on
+    // operands loaded batch matrix by batch matrix.
+    if (name == "batch_matmul" || (name == "matmul_acc" && ops::is_batched_matmul_acc(op->args))) {
+      std::vector<ExprPtr> tiles;
+      for (const ExprPtr& a : args) tiles.push_back(is_tensor(a) ? LoadBatched(a, name, sp) : a);
+      return Call::make_op(name == "batch_matmul" ? "tile.batch_matmul" : "tile.batch_matmul_acc", tiles, {}, sp);
     }
     const auto& compute = ops::tensor_compute_op_names();
     if (std::find(compute.begin(), compute.end(), name) != compute.end()) {
@@ -174,6 +188,20 @@ class Converter : public IRMutator {
     return changed ? ExprPtr(Call::make_op(op->callee, args, op->attrs, sp)) : self;
   }
 
+  // Statements a converted expression needs first (a batched operand's load loop) go right before
+  // the statement that holds the expression; a nested statement collects its own.
+  StmtPtr mutate_stmt(const StmtPtr& s) override {
+    std::vector<StmtPtr> outer = std::move(hoisted_);
+    hoisted_.clear();
+    StmtPtr r = IRMutator::mutate_stmt(s);
+    if (!hoisted_.empty()) {
+      hoisted_.push_back(r);
+      r = make_seq(std::move(hoisted_), s->span);
+    }
+    hoisted_ = std::move(outer);
+    return r;
+  }
+
   // A transposed kernel parameter bound to a name stays marked: writing into it is refused.
   StmtPtr mutate_(const AssignStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
@@ -214,6 +242,7 @@ class Converter : public IRMutator {
   // (from the same state) when the body turns a tensor carry into a tile.
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     std::set<size_t> force;
+    const size_t hoisted = hoisted_.size();   // an iter_arg init may hoist statements: not twice
     for (;;) {
       auto saved = var_remap_;
       std::set<size_t> needs;
@@ -221,6 +250,7 @@ class Converter : public IRMutator {
       if (std::includes(force.begin(), force.end(), needs.begin(), needs.end())) return s;
       force.insert(needs.begin(), needs.end());
       var_remap_ = saved;
+      hoisted_.resize(hoisted);
     }
   }
 
@@ -287,6 +317,62 @@ class Converter : public IRMutator {
   }
 
  private:
+  // The whole of global tensor `g` of rank 3 or 4 as a tile of its own shape, for a batched matmul
+  // operand (reference_ops.md §11). Kernel loads are 1-D or 2-D, so a loop (hoisted before the
+  // statement) loads each [M, K] matrix of the batch on its own, batch axes dropped, into row b*M
+  // of a zero-filled [B*M, K] carry, which KernelInPlaceCarries lets the assemble fill in place;
+  // the result is that tile reshaped to g's shape. g[2, 4, 8] ->
+  //   for b, (acc,) in pl.range(2, init_values=(pl.tile.create([8, 8], dtype=pl.FP32),)):
+  //       m = pl.load(g, [b, 0, 0], [1, 4, 8], drop_dims=[0])
+  //       acc_next = pl.assemble(acc, m, [b * 4, 0]); pl.yield_(acc_next)
+  //   ... pl.reshape(acc_out, [2, 4, 8]) ...
+  // A rank <= 2 tensor is loaded whole.
+  ExprPtr LoadBatched(const ExprPtr& g, const std::string& op, const Span& span) {
+    auto* t = g->type->as<TensorType>();
+    const size_t rank = t->shape.size();
+    if (rank <= 2) return load_whole(g, span);
+    std::vector<int64_t> dims;
+    for (const ExprPtr& d : t->shape) {
+      auto* c = d->as<ConstInt>();
+      PYPTO_USER_CHECK(c, span, "pl." << op << " inside a kernel needs operands of static shape, got "
+                                      << detail::describe(g->type),
+                       "give the tensor static dimensions, or pl.slice a static block of it");
+      dims.push_back(c->value);
+    }
+    int64_t batch = 1;
+    for (size_t k = 0; k + 2 < rank; ++k) batch *= dims[k];
+    auto idx = [&span](int64_t v) -> ExprPtr { return ConstInt::make(v, DataType::INDEX, span); };
+    const int64_t m = dims[rank - 2], n = dims[rank - 1];
+    ExprPtr init = Call::make_op("tile.create", {MakeTuple::make({idx(batch * m), idx(n)}, span)},
+                                 {{"dtype", std::string(to_string(t->dtype))}}, span);
+    VarPtr b = Var::make("b", ScalarType::make(DataType::INDEX), span);
+    IterArgPtr acc = IterArg::make("batch_acc", init->type, init, span);
+    // The batch index b row-major over the batch dims: [b] for rank 3, [b // d1, b % d1] for rank 4.
+    std::vector<ExprPtr> off(rank, idx(0)), shp(rank, idx(1));
+    std::vector<ExprPtr> drop;
+    int64_t stride = 1;
+    for (size_t k = rank - 2; k-- > 0;) {
+      ExprPtr q = stride == 1 ? ExprPtr(b) : ExprPtr(BinaryExpr::make(BinaryOp::FloorDiv, b, idx(stride), span));
+      off[k] = k == 0 ? q : ExprPtr(BinaryExpr::make(BinaryOp::Mod, q, idx(dims[k]), span));
+      stride *= dims[k];
+      drop.insert(drop.begin(), idx(static_cast<int64_t>(k)));
+    }
+    shp[rank - 2] = idx(m);
+    shp[rank - 1] = idx(n);
+    ExprPtr load = Call::make_op("tile.load", {g, MakeTuple::make(off, span), MakeTuple::make(shp, span)},
+                                 {{"drop_dims", drop}}, span);
+    VarPtr mat = Var::make("batch_mat", load->type, span);
+    ExprPtr row = BinaryExpr::make(BinaryOp::Mul, b, idx(m), span);
+    ExprPtr put = Call::make_op("tile.assemble", {acc, mat, MakeTuple::make({row, idx(0)}, span)}, {}, span);
+    VarPtr next = Var::make("batch_next", put->type, span);
+    StmtPtr body = make_seq({AssignStmt::make(mat, load, span), AssignStmt::make(next, put, span),
+                             YieldStmt::make({next}, span)}, span);
+    const Var* gv = as_var(g);
+    VarPtr out = Var::make(gv ? gv->name + "_batch" : std::string("batch"), init->type, span);
+    hoisted_.push_back(ForStmt::make(b, idx(0), idx(batch), idx(1), {acc}, body, {out}, ForKind::Sequential, {}, span));
+    return Call::make_op("tile.reshape", {out, MakeTuple::make(t->shape, span)}, {}, span);
+  }
+
   struct YieldCtx {
     bool active = false;          // a loop's body (an if's yields are fixed up by the if)
     std::vector<bool> tile;       // carry i is a tile
@@ -379,6 +465,7 @@ class Converter : public IRMutator {
   std::unordered_set<const Expr*> transposed_globals_;   // tile.transpose of a loaded parameter, and its names
   std::map<size_t, VarPtr> ret_params_;
   std::vector<YieldCtx> yields_;
+  std::vector<StmtPtr> hoisted_;   // statements to emit before the statement being converted
 };
 
 ProgramPtr Run(const ProgramPtr& program) {

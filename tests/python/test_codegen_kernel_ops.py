@@ -64,7 +64,7 @@ def test_every_registered_tile_op_is_exercised():
     exercised += " pl.not_( pl.batch_matmul( pl.tile.batch_matmul_acc( pl.cmps( pl.exp( pl.log( pl.sqrt("
     exercised += " pl.rsqrt( pl.recip( pl.neg( pl.abs( pl.relu( pl.row_max( pl.row_min( pl.row_sum( pl.row_expand_add("
     exercised += " pl.row_expand_sub( pl.row_expand_mul( pl.row_expand_div( pl.matmul( pl.matmul_acc( pl.maximum("
-    exercised += " pl.minimum( pl.div( pl.cast( pl.move( pl.full( pl.tile.full( pl.tile.create( pl.or_( pl.and_("
+    exercised += " pl.minimum( pl.div( pl.cast( pl.move( pl.tile.full( pl.tile.create( pl.or_( pl.and_("
     import test_e2e_ops_access   # element access and the lane index (tests/python/test_e2e_ops_access.py)
     exercised += " " + " ".join(test_e2e_ops_access.ACCESS_BODY) + test_e2e_ops_access.SCATTER_GATHER
     assert test_e2e_ops   # the core ops' end-to-end file

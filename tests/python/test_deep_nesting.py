@@ -84,7 +84,7 @@ import pypto.language as pl
 class DeepExpr:
     @pl.function(type=pl.FunctionType.InCore)
     def put(self, y: pl.Out[pl.Tensor[[1, 8], pl.INT64]], v: pl.Scalar[pl.INDEX]) -> pl.Tensor[[1, 8], pl.INT64]:
-        y = pl.store(pl.full([1, 8], pl.INT64, v), [0, 0], y)
+        y = pl.store(pl.tile.full([1, 8], pl.INT64, v), [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -215,8 +215,8 @@ def test_casts():
 
 def test_full():
     outs = run_kernel_program(kernel_program(
-        [], [("a", S, "FP32", "pl.full([16, 32], pl.FP32, 1.5)"), ("b", S, "INT32", "pl.full([16, 32], pl.INT32, -7)"),
-             ("c", S, "FP16", "pl.full([16, 32], pl.FP16, 0.1)"), ("d", S, "INT64", "pl.full([16, 32], pl.INT64, s)")],
+        [], [("a", S, "FP32", "pl.tile.full([16, 32], pl.FP32, 1.5)"), ("b", S, "INT32", "pl.tile.full([16, 32], pl.INT32, -7)"),
+             ("c", S, "FP16", "pl.tile.full([16, 32], pl.FP16, 0.1)"), ("d", S, "INT64", "pl.tile.full([16, 32], pl.INT64, s)")],
         scalars=[("s", "INT64")]), {}, scalars=[1 << 40])
     np.testing.assert_array_equal(outs["a"], np.full(S, 1.5, np.float32))
     np.testing.assert_array_equal(outs["b"], np.full(S, -7, np.int32))
@@ -229,7 +229,7 @@ def test_full():
 def test_kernel_loop_with_branch_and_dynamic_offsets():
     # Row by row: even rows doubled, odd rows negated, accumulated into a running tile.
     body = [
-        "acc = pl.full([1, 32], pl.FP32, 0.0)",
+        "acc = pl.tile.full([1, 32], pl.FP32, 0.0)",
         "for i in pl.range(16):",
         "    row = pl.load(a, [i, 0], [1, 32])",
         "    if i % 2 == 0:",
@@ -251,8 +251,8 @@ def test_kernel_loop_with_branch_and_dynamic_offsets():
 def test_scalar_arithmetic_python_semantics():
     # floor division and modulo of negative numbers follow Python, as in the DSL.
     body = ["q = (s - 7) // 4", "r = (s - 7) % 4"]
-    outs = run_kernel_program(kernel_program([], [("o", [2], "INT64", "pl.full([2], pl.INT64, q)"),
-                                                  ("p", [2], "INT64", "pl.full([2], pl.INT64, r)")],
+    outs = run_kernel_program(kernel_program([], [("o", [2], "INT64", "pl.tile.full([2], pl.INT64, q)"),
+                                                  ("p", [2], "INT64", "pl.tile.full([2], pl.INT64, r)")],
                                              scalars=[("s", "INT64")], body=body), {}, scalars=[2])
     assert list(outs["o"]) == [(2 - 7) // 4] * 2 and list(outs["p"]) == [(2 - 7) % 4] * 2
 
@@ -261,10 +261,10 @@ def test_loop_carries_updated_in_place_keep_their_semantics():
     # Carries written in place by the generated code must still behave as values: a rebinding of
     # the carry read after the update (prev), swapped carries, and an accumulation.
     body = [
-        "acc = pl.full([4, 8], pl.FP32, 0.0)",
+        "acc = pl.tile.full([4, 8], pl.FP32, 0.0)",
         "x = ta",
         "y = tb",
-        "d = pl.full([4, 8], pl.FP32, 0.0)",
+        "d = pl.tile.full([4, 8], pl.FP32, 0.0)",
         "for i in pl.range(3):",
         "    prev = acc",
         "    mv = pl.move(acc, target_memory=pl.MemorySpace.Left)",

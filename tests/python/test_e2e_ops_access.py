@@ -259,7 +259,7 @@ class P:
         ta = pl.load(a, [0, 0], [4, 8])
         ti = pl.load(idx, [0, 0], [4, 8])
         o = pl.mscatter(ta, ti, o)
-        d = pl.full([8, 8], pl.FP32, -1.0)
+        d = pl.tile.full([8, 8], pl.FP32, -1.0)
         d2 = pl.tile.gather_row(d, a, [0, 0], [2, 0], [4, 8])
         g = pl.store(d2, [0, 0], g)
         return o, g

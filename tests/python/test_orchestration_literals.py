@@ -31,12 +31,12 @@ MINUS_SEVEN = -7
 class Literals:
     @pl.function(type=pl.FunctionType.InCore)
     def fill_i(self, n: pl.Scalar[pl.INT64], o: pl.Out[pl.Tensor[[4], pl.INT64]]) -> pl.Tensor[[4], pl.INT64]:
-        o = pl.store(pl.full([4], pl.INT64, n), [0], o)
+        o = pl.store(pl.tile.full([4], pl.INT64, n), [0], o)
         return o
 
     @pl.function(type=pl.FunctionType.InCore)
     def fill_f(self, s: pl.Scalar[pl.FP32], o: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
-        o = pl.store(pl.full([4], pl.FP32, s), [0], o)
+        o = pl.store(pl.tile.full([4], pl.FP32, s), [0], o)
         return o
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -115,8 +115,8 @@ class HostLiterals:
     @pl.function(type=pl.FunctionType.InCore)
     def fill(self, s: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64], o: pl.Out[pl.Tensor[[4], pl.FP32]],
              p: pl.Out[pl.Tensor[[4], pl.INT64]]) -> tuple[pl.Tensor[[4], pl.FP32], pl.Tensor[[4], pl.INT64]]:
-        o = pl.store(pl.full([4], pl.FP32, s), [0], o)
-        p = pl.store(pl.full([4], pl.INT64, n), [0], p)
+        o = pl.store(pl.tile.full([4], pl.FP32, s), [0], o)
+        p = pl.store(pl.tile.full([4], pl.INT64, n), [0], p)
         return o, p
 
     @pl.function(type=pl.FunctionType.Orchestration)

@@ -85,7 +85,7 @@ def test_tile_ops_with_memory_attr_and_full():
     stmts = main_stmts("""
         t = pl.load(a, [0, 0], [16, 16])
         l = pl.move(t, target_memory=pl.MemorySpace.Left)
-        f = pl.full([16, 16], pl.FP32, 0.0)
+        f = pl.tile.full([16, 16], pl.FP32, 0.0)
         i = pl.tile.get_block_idx()
     """, ftype="InCore")
     assert stmts[1].value.attrs == {"target_memory": "Left"}

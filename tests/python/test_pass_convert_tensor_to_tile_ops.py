@@ -65,7 +65,7 @@ def test_slice_create_and_assemble_become_load_full_assemble_store():
         def k(self, a: pl.Tensor[[16, 16], pl.FP32],
               o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             s: pl.Tile[[8, 16], pl.FP32] = pl.load(a, [8, 0], [8, 16])
-            z: pl.Tile[[16, 16], pl.FP32] = pl.full([16, 16], pl.FP32, 0.0)
+            z: pl.Tile[[16, 16], pl.FP32] = pl.tile.full([16, 16], pl.FP32, 0.0)
             t: pl.Tile[[16, 16], pl.FP32] = pl.assemble(z, pl.mul(s, s), [0, 0])
             o2 = pl.store(t, [0, 0], o)
             return o2

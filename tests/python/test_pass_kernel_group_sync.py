@@ -118,7 +118,7 @@ def test_write_after_read_across_cores_and_pipeline_stamp():
 
         @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC)
         def wr(self, x: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            x2 = pl.store(pl.full([16, 16], pl.FP32, 0.0), [0, 0], x)
+            x2 = pl.store(pl.tile.full([16, 16], pl.FP32, 0.0), [0, 0], x)
             return x
 
         @pl.function(type=pl.FunctionType.Group, core_type=pl.CoreType.MIXED)
@@ -136,7 +136,7 @@ def test_write_after_read_across_cores_and_pipeline_stamp():
 
         @pl.function(type=pl.FunctionType.AIC, core_type=pl.CoreType.AIC, group_waits=[0])
         def wr(self, x: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            x2 = pl.store(pl.full([16, 16], pl.FP32, 0.0), [0, 0], x)
+            x2 = pl.store(pl.tile.full([16, 16], pl.FP32, 0.0), [0, 0], x)
             return x
 
         @pl.function(type=pl.FunctionType.Group, core_type=pl.CoreType.MIXED)

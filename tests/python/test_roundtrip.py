@@ -217,7 +217,7 @@ class Tiles:
         z = pl.row_expand_sub(y, r)
         s = pl.row_sum(pl.abs(z))
         w = pl.row_expand_div(z, s)
-        f = pl.full([16, 16], pl.FP32, 1.0)
+        f = pl.tile.full([16, 16], pl.FP32, 1.0)
         w = pl.add(w, f)
         h = pl.cast(w, pl.FP16)
         g = pl.cast(h, pl.FP32)

@@ -29,7 +29,7 @@ class Overlap:
 
     @pl.function(type=pl.FunctionType.InCore)
     def fill(self, y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
-        y = pl.store(pl.full([16, 8], pl.FP32, 7.0), [0, 0], y)
+        y = pl.store(pl.tile.full([16, 8], pl.FP32, 7.0), [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)
@@ -48,7 +48,7 @@ class Loop:
     @pl.function(type=pl.FunctionType.InCore)
     def inc(self, x: pl.Tensor[[16, 16], pl.FP32],
             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), pl.full([16, 16], pl.FP32, 1.0)), [0, 0], y)
+        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), pl.tile.full([16, 16], pl.FP32, 1.0)), [0, 0], y)
         return y
 
     @pl.function(type=pl.FunctionType.Orchestration)

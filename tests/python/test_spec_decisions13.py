@@ -27,7 +27,7 @@ class P:
              z: pl.Out[pl.Tensor[[8, 8], pl.INT32]]) -> pl.Tensor[[8, 8], pl.FP32]:
         k = pl.cast(f, pl.INDEX)                      # scalar, orchestration
         with pl.at(level=pl.Level.CORE_GROUP):
-            t = pl.full([8, 8], dtype=pl.FP32, value=0.0)
+            t = pl.tile.full([8, 8], dtype=pl.FP32, value=0.0)
             g = pl.cast(f, pl.INT32)                  # scalar, kernel
             y = pl.store(pl.adds(pl.adds(t, pl.cast(k, pl.FP32)), pl.cast(g, pl.FP32) * 1000.0), [0, 0], y)
             z = pl.store(pl.cast(pl.adds(t, f), pl.INT32), [0, 0], z)   # tile

@@ -72,7 +72,7 @@ def test_explicit_edges_and_barrier():
 class AllSkipped:
     @pl.function(type=pl.FunctionType.InCore)
     def count(self, c: pl.Out[pl.Tensor[[4], pl.INT32]]) -> pl.Tensor[[4], pl.INT32]:
-        c = pl.store(pl.full([4], pl.INT32, 0), [0], c)
+        c = pl.store(pl.tile.full([4], pl.INT32, 0), [0], c)
         return c
 
     @pl.function(type=pl.FunctionType.InCore)

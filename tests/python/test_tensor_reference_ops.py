@@ -457,7 +457,7 @@ def test_dispatching_name_in_orchestration_body_is_refused():
     assert "tensor.col_sum computes on tensor data" in str(e.value), str(e.value)
 
 
-# ---- pl.full where a tensor is needed (the reference's pl.full is tensor-only) ---------------------
+# ---- pl.full is the tensor fill (the reference's pl.full is tensor-only) ------------------------------
 
 FULL = '''
 import pypto.language as pl
@@ -484,7 +484,8 @@ def test_full_is_a_tensor_operand_of_tensor_ops():
         prog.close()
     np.testing.assert_array_equal(o, 1.0 - np.maximum(a, 2.0))
     text = ir.python_print(pl.parse_program(FULL))
-    assert "pl.tensor.sub(pl.tensor.full([4, 8], 1.0, dtype=pl.FP32), pl.tensor.maximum(a, pl.tensor.full(" in text, text
+    assert "two: pl.Tensor[[4, 8], pl.FP32] = pl.tensor.full([4, 8], 2.0, dtype=pl.FP32)" in text, text
+    assert "pl.tensor.sub(pl.tensor.full([4, 8], 1.0, dtype=pl.FP32), pl.tensor.maximum(a, two))" in text, text
 
 
 @pytest.mark.parametrize("name", ["tpush_to_aiv", "tpush_to_aic", "tpop_from_aic", "tpop_from_aiv"])

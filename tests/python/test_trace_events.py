@@ -14,7 +14,7 @@ from pypto.trace_summary import summarize
 class SkipInScopes:
     @pl.function(type=pl.FunctionType.InCore)
     def count(self, c: pl.Out[pl.Tensor[[4], pl.INT32]]) -> pl.Tensor[[4], pl.INT32]:
-        c = pl.store(pl.full([4], pl.INT32, 0), [0], c)
+        c = pl.store(pl.tile.full([4], pl.INT32, 0), [0], c)
         return c
 
     @pl.function(type=pl.FunctionType.InCore)

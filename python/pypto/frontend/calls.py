@@ -16,6 +16,7 @@ import functools
 import types
 
 from pypto._core import ir
+from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
@@ -131,7 +132,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     if len(node.args) > len(spec.params):
         raise ctx.error(node, f"pl.{pl_name} takes at most {len(spec.params)} positional arguments "
                         f"({', '.join(spec.params)}), got {len(node.args)}")
-    args, attrs = [], {}
+    args, attrs, arg_nodes = [], {}, []
     named = list(zip(spec.params, node.args))
     shares_source_tile = False
     for kw in node.keywords:
@@ -170,11 +171,19 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                            args[0], pl_name, pname)
         elif evaluated and anode in evaluated:
             args.append(evaluated[anode])
+            arg_nodes.append(anode)
         else:
             args.append(eval_arg(ctx, anode))
+            arg_nodes.append(anode)
     if spec.op == "tile.load" and len(args) == 4 and _same_extents(args[2], args[3]):
         args = args[:3]    # valid_shapes equal to shapes is the default (the printer leaves it out)
-    call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    try:
+        call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
+    except PyptoError:
+        if spec.op.startswith("tile."):
+            for anode, a in zip(arg_nodes, args):
+                _refuse_full_as_tile(ctx, anode, a, spec.op)
+        raise
     if shares_source_tile:
         call = ir.with_shares_source_tile(call, True)
     if spec.op == "tensor.slice":
@@ -322,32 +331,85 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                     and not (k < len(spec.params) and spec.params[k] in spec.attrs)]   # fillpad's pad_value
         for a in operands:
             evaluated[a] = eval_arg(ctx, a)
-        if spec is tile_spec and _full_as_tensor(ctx, x) is not None and \
+        if spec is tile_spec and _created_tile_as_tensor(ctx, x) is not None and \
                 any(isinstance(evaluated[a].type, ir.TensorType) for a in operands):
-            spec, x = tensor_spec, _full_as_tensor(ctx, x)      # pl.add(pl.full(...), tensor)
+            spec, x = tensor_spec, _created_tile_as_tensor(ctx, x)      # pl.add(pl.create_tile(...), tensor)
             evaluated[first] = x
         for a in operands:
             e = evaluated[a]
             other = ir.TileType if spec is tensor_spec else ir.TensorType
-            if isinstance(e.type, other) and spec is tensor_spec and _full_as_tensor(ctx, e) is not None:
-                e = evaluated[a] = _full_as_tensor(ctx, e)
+            if isinstance(e.type, other) and spec is tensor_spec and _created_tile_as_tensor(ctx, e) is not None:
+                e = evaluated[a] = _created_tile_as_tensor(ctx, e)
             if isinstance(e.type, other):
+                _refuse_full_as_tile(ctx, a if spec is tile_spec else first, e if spec is tile_spec else x,
+                                     f"pl.{b.pl_name}")
+                _refuse_created_tile_name(ctx, a if spec is tensor_spec else first, e if spec is tensor_spec else x,
+                                          f"pl.{b.pl_name}")
                 raise ctx.error(a, f"pl.{b.pl_name} cannot mix Tensor and Tile arguments",
                                 help="load the tensor with pl.load (kernel tiles), or keep every operand a tensor")
             if spec is tensor_spec and isinstance(e.type, ir.ScalarType) and spec.op in SCALAR_VARIANTS:
                 spec = OpSpec(SCALAR_VARIANTS[spec.op], spec.params, spec.attrs)
+    elif spec is tensor_spec and b.pl_name == "assemble" and len(node.args) > 1:
+        # A tile source written into a tensor is the store of anchor_features §9 rule 4; a pl.create_tile
+        # source is the zero-filled local value it creates.
+        src = node.args[1]
+        evaluated[src] = eval_arg(ctx, src)
+        created = _created_tile_as_tensor(ctx, evaluated[src])
+        if created is not None:
+            evaluated[src] = created
+        elif isinstance(evaluated[src].type, ir.TileType) and not in_kernel_site(ctx):
+            raise ctx.error(src, f"pl.assemble of a tile into a tensor stores it, which only a kernel can do; "
+                            f"this {ctx.sig.ftype.name} code is outside a kernel scope",
+                            help="write it inside `with pl.at(level=pl.Level.CORE_GROUP):` or in an InCore function")
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
 
 
-def _full_as_tensor(ctx, e):
-    """`pl.full(shape, dtype, value)` (tile.full) where a tensor operand is needed -> the same fill as
-    tensor.full. The reference's pl.full is a tensor op (reference_ops.md §1.1), so `pl.add(a, pl.full(...))`
-    on a tensor `a` is valid there; here pl.full stays the tile op elsewhere (its printed form). None when
-    `e` is not a fill (or a name bound to one)."""
-    value = ctx.defs.get(e, e) if isinstance(e, ir.Var) else e
-    if isinstance(value, ir.Call) and value.is_op and value.callee == "tile.full":
-        return ir.Call.make_op("tensor.full", list(value.args), dict(value.attrs), value.span)
+def _created_tile_as_tensor(ctx, e):
+    """`pl.create_tile(shape, dtype)` (tile.create) written inline where a tensor operand is needed -> the same
+    zero-filled local value as `tensor.create(shape, init_value=0)`. pl.create_tile is one of the reference's
+    dispatching names (reference_ops.md §1.1, §10): in `pl.add(a, pl.create_tile([4, 8], pl.FP32))` on a tensor
+    `a` in a kernel or CORE_GROUP body it is the tensor form (ConvertTensorToTileOps lowers both to a
+    zero-filled tile); with tiles it stays tile.create. None for anything else, including a name bound to a
+    pl.create_tile (its tile may have been written in place since: pl.tile.write) and code outside a kernel
+    scope (where no tile exists)."""
+    if isinstance(e, ir.Call) and e.is_op and e.callee == "tile.create" and in_kernel_site(ctx):
+        return ir.Call.make_op("tensor.create", [e.args[0]], {"dtype": e.attrs["dtype"], "init_value": 0.0}, e.span)
     return None
+
+
+def _refuse_created_tile_name(ctx, node, e, what: str):
+    """A name bound to `pl.create_tile(...)` next to tensors: the help names the inline and tensor forms."""
+    if isinstance(e, ir.Var) and isinstance(ctx.defs.get(e), ir.Call) and ctx.defs[e].is_op \
+            and ctx.defs[e].callee == "tile.create":
+        raise ctx.error(node, f"{what} cannot mix Tensor and Tile arguments: '{e.name}' is a tile (pl.create_tile)",
+                        help="write pl.create_tile(...) inline in the tensor op (it is then the zero-filled tensor "
+                             "value), or create a tensor with pl.create_tensor(shape, dtype=..., init_value=0)")
+
+
+_FULL_HELP = "on tiles write pl.tile.full(shape, dtype, value)"
+
+
+def _is_full_tensor(ctx, e) -> bool:
+    """True when `e` is a `pl.full(...)` result (tensor.full): the call itself, a name bound to one, or a
+    loop carry started from one."""
+    for _ in range(1000):
+        if isinstance(e, ir.IterArg):
+            e = e.init
+        elif isinstance(e, ir.Var):
+            if e not in ctx.defs:
+                return False
+            e = ctx.defs[e]
+        else:
+            return isinstance(e, ir.Call) and e.is_op and e.callee == "tensor.full"
+    return False
+
+
+def _refuse_full_as_tile(ctx, node, e, what: str):
+    """A `pl.full` result where a tile is needed: pl.full makes a tensor (reference_ops.md §1.1), so the
+    error names the tile spelling. `pl.store(pl.full(...), ...)` -> "... write pl.tile.full(...)"."""
+    if _is_full_tensor(ctx, e):
+        raise ctx.error(node, f"pl.full makes a tensor (as in the reference DSL), but {what} needs a tile here",
+                        help=_FULL_HELP)
 
 
 def tensor_only_call(ctx, node: ast.Call, b: Builtin):
@@ -356,7 +418,7 @@ def tensor_only_call(ctx, node: ast.Call, b: Builtin):
 
     `pl.gather(src, idx)` with tensors -> tensor.gather; `pl.sin(t)` with t a tile -> "write pl.tile.sin(t)"."""
     evaluated = {}
-    if b.pl_name != "arange" and node.args and not isinstance(node.args[0], ast.Starred):
+    if b.pl_name not in ("arange", "full") and node.args and not isinstance(node.args[0], ast.Starred):
         first = node.args[0]
         x = evaluated[first] = eval_arg(ctx, first)
         if isinstance(x.type, ir.TileType):

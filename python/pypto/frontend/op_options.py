@@ -47,7 +47,7 @@ TENSOR_COMPUTE_OPS = frozenset("tensor." + n for n in (
     "cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
     "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand", "col_expand_add",
     "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
-    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min", "set_validshape"))
+    "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min", "set_validshape", "batch_matmul"))
 # A tensor op with a scalar right operand is the scalar variant: pl.add(t, 2.0) -> tensor.adds.
 SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "tensor.mul": "tensor.muls",
                    "tensor.div": "tensor.divs", "tensor.maximum": "tensor.maximums",

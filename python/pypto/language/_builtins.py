@@ -241,7 +241,7 @@ def _unified(name: str) -> Builtin:
 
 # The reference's other dispatching names (reference_ops.md §1.1) whose tile op exists here.
 _UNIFIED_REFERENCE = ("cmp", "concat", "fillpad", "expands", "row_prod", "col_sum", "col_max", "col_min", "col_prod",
-                      "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand",
+                      "batch_matmul", "row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif", "col_expand",
                       "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max",
                       "col_expand_min", "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min",
                       "set_validshape")
@@ -250,6 +250,10 @@ UNIFIED_OPS = {n: _unified(n) for n in _UNIFIED + _UNIFIED_REFERENCE}
 # tile op's parameters; a tile operand is refused (the tile spelling is pl.tile.sin).
 TENSOR_ONLY_NAMES = ("sin", "cos", "gather", "scatter", "scatter_update", "gather_row", "arange")
 TENSOR_ONLY_OPS = {n: Builtin(n, "tensor_only", OpSpec("tensor." + n)) for n in TENSOR_ONLY_NAMES}
+# pl.full(shape, dtype, value) is the reference's tensor-only fill (reference_ops.md §1.1): tensor.full with
+# the tile op's parameter order; the tile fill is pl.tile.full.
+TENSOR_ONLY_OPS["full"] = Builtin("full", "tensor_only", OpSpec("tensor.full", ("shape", "dtype", "value"), ("dtype",)))
+del TOP_LEVEL_TILE_OPS["full"]
 # pl.slice / pl.assemble / pl.transpose: tensor views in orchestrations, tile ops in kernels
 # (the printer spells tile.slice & co. this way too).
 for _n, _tile_params in (("slice", ("tile", "shape", "offset", "valid_shape", "drop_dims", "pad_value")), ("assemble", ("target", "source", "offset")),

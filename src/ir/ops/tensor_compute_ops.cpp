@@ -38,7 +38,9 @@ const std::vector<std::string>& reference_mirror_names() {
       "col_expand_sub", "col_expand_mul", "col_expand_div", "col_expand_max", "col_expand_min",
       "col_expand_expdif", "part_add", "part_mul", "part_max", "part_min",
       // set_validshape (reference_ops.md §9): the tile's valid region, set on the kernel's loaded tile
-      "set_validshape"};
+      "set_validshape",
+      // batch_matmul (reference_ops.md §11): batched over the leading dims (ConvertTensorToTileOps)
+      "batch_matmul"};
   return names;
 }
 
@@ -65,17 +67,25 @@ const std::vector<std::string>& tensor_compute_op_names() {
 
 bool tensor_op_keeps_tensor(const std::string& name, size_t index) { return name == "gather_row" && index == 1; }
 
+bool is_batched_matmul_acc(const std::vector<ExprPtr>& args) {
+  for (const ExprPtr& a : args) {
+    auto* t = a->type->as<TensorType>();
+    if (t && t->shape.size() > 2) return true;
+  }
+  return false;
+}
+
 namespace {
 
 // "tile.gather: argument 'src' must be a 2-D tile, got Tile[[2, 4, 8], FP32]" ->
 // "tensor.gather: argument 'src' must be a 2-D tensor, got Tensor[[2, 4, 8], FP32]".
-std::string as_tensor_wording(std::string text, const std::string& op) {
+std::string as_tensor_wording(std::string text, const std::string& op, const std::string& tensor_op = "") {
   auto replace_all = [&text](const std::string& from, const std::string& to) {
     for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
       text.replace(at, from.size(), to);
     }
   };
-  replace_all("tile." + op, "tensor." + op);
+  replace_all("tile." + op, "tensor." + (tensor_op.empty() ? op : tensor_op));
   replace_all("Tile[", "Tensor[");
   replace_all("-D tile", "-D tensor");
   replace_all("pl.cast(tile,", "pl.cast(x,");
@@ -100,8 +110,16 @@ void register_tensor_compute_ops(OpRegistry& r) {
     info.name = "tensor." + n;
     info.doc = "Tensor form of tile." + n + " (kernels and CORE_GROUP scopes; lowered to tile." + n + "): " + tile->doc;
     auto tile_infer = tile->infer;
+    // tensor.matmul_acc with an operand of rank > 2 is the batched form (reference_ops.md §11):
+    // tile.batch_matmul_acc's rule, and ConvertTensorToTileOps lowers it to that op.
+    decltype(OpInfo::infer) batch_infer;
+    if (n == "matmul_acc") {
+      const OpInfo* batch = r.get("tile.batch_matmul_acc");
+      PYPTO_CHECK(batch, "tensor.matmul_acc needs tile.batch_matmul_acc, which is not registered");
+      batch_infer = batch->infer;
+    }
     std::string name = info.name;
-    info.infer = [tile_infer, name](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
+    info.infer = [tile_infer, batch_infer, name](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
       std::vector<ExprPtr> tiles;
       tiles.reserve(args.size());
       const std::string op = name.substr(7);
@@ -111,11 +129,13 @@ void register_tensor_compute_ops(OpRegistry& r) {
                          "load the tensor with pl.load, or use the tile form of the op");
         tiles.push_back(tensor_op_keeps_tensor(op, k) ? a : as_tile_operand(a));
       }
+      const bool batched = batch_infer && is_batched_matmul_acc(args);
       TypePtr t;
       try {
-        t = tile_infer(tiles, attrs, span);
+        t = batched ? batch_infer(tiles, attrs, span) : tile_infer(tiles, attrs, span);
       } catch (const UserError& e) {
-        if (!is_reference_mirror(op)) throw;
+        if (batched) throw UserError(as_tensor_wording(e.message(), "batch_matmul_acc", op), e.span(), e.help());
+        if (!is_reference_mirror(op) && op != "full") throw;   // pl.full: the reference's tensor-only fill
         throw UserError(as_tensor_wording(e.message(), op), e.span(), as_tensor_wording(e.help(), op));
       }
       auto* tt = t->as<TileType>();

@@ -36,6 +36,36 @@ int64_t normalize_axis(const std::string& op, const std::string& arg, int64_t ax
   return axis < 0 ? axis + r : axis;
 }
 
+// A tile source of tensor.assemble (a kernel stores it, anchor_features §9 rule 4): the tile's dtype,
+// at most the target's rank (a [M, N] tile into a [B, M, N] tensor at [b, 0, 0]), and a constant box
+// inside the target. `pl.assemble(o[4, 8], tile[8, 8], [0, 0])` -> "... does not fit ...".
+void check_tile_source(const TileType* tile, const TensorType* target, const std::vector<ExprPtr>& offsets,
+                       const Span& span) {
+  PYPTO_USER_CHECK(tile->dtype == target->dtype, span,
+                   "tensor.assemble: source dtype " << to_string(tile->dtype) << " differs from target dtype "
+                                                    << to_string(target->dtype),
+                   "convert the tile first with pl.cast(tile, dtype)");
+  const size_t rank = target->shape.size(), trank = tile->shape.size();
+  PYPTO_USER_CHECK(trank <= rank, span,
+                   "tensor.assemble: a tile of rank " << trank << " " << describe_shape(tile->shape)
+                                                      << " cannot be written into a tensor of rank " << rank << " "
+                                                      << describe_shape(target->shape),
+                   "reshape the tile (pl.reshape) to the tensor's rank or less");
+  const auto& box = tile->valid_or_shape();
+  for (size_t k = 0; k < rank; ++k) {
+    auto* o = offsets[k]->as<ConstInt>();
+    auto* d = target->shape[k]->as<ConstInt>();
+    const ExprPtr size = k + trank >= rank ? box[k + trank - rank] : ExprPtr(ConstInt::make(1, DataType::INDEX, span));
+    auto* sz = size->as<ConstInt>();
+    if (!o || !d || !sz) continue;
+    PYPTO_USER_CHECK(o->value >= 0 && o->value + sz->value <= d->value, span,
+                     "tensor.assemble: the tile " << describe_shape(tile->shape) << " at offset " << o->value
+                                                  << " of dimension " << k << " does not fit in the tensor "
+                                                  << describe_shape(target->shape),
+                     "the offsets plus the tile's extents must lie inside the target");
+  }
+}
+
 // `init_value` of tensor.create (spec anchor_features §2): a finite float64 attr, integral and
 // within +-2^53 for integer dtypes, zero for FP16 / BF16 (the reference's orchestration unit has
 // no half types, and generated code must compile there too).
@@ -186,12 +216,17 @@ void register_tensor_ops(OpRegistry& r) {
          });
 
   add_op(r, "tensor.assemble", {"target", "source", "offsets"}, {},
-         "Write tensor `source` into `target` at `offsets`; the result is the updated target.",
+         "Write `source` into tensor `target` at `offsets`; the result is the updated target. A tile source "
+         "(kernels) is stored: the tile.store of anchor_features §9 rule 4.",
          [](const std::vector<ExprPtr>& args, const Attrs&, const Span& span) -> TypePtr {
            auto* target = expect_tensor("tensor.assemble", "target", args[0], span);
-           auto* source = expect_tensor("tensor.assemble", "source", args[1], span);
            auto offsets = expect_int_list("tensor.assemble", "offsets", args[2], span);
            expect_rank("tensor.assemble", "offsets", offsets.size(), target->shape.size(), target, span);
+           if (auto* tile = args[1]->type->as<TileType>()) {
+             check_tile_source(tile, target, offsets, span);
+             return args[0]->type;
+           }
+           auto* source = expect_tensor("tensor.assemble", "source", args[1], span);
            PYPTO_USER_CHECK(source->shape.size() == target->shape.size(), span,
                             "tensor.assemble: source shape " << describe_shape(source->shape) << " and target shape "
                                                              << describe_shape(target->shape) << " differ in rank",

@@ -21,7 +21,8 @@ TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
   // + system.task_ref (AutoDeriveTaskDependencies' placeholder, docs/auto_dependencies.md)
   // + tile.mrgsort_format2 (registered so it gets the accelerator-only refusal, reference_ops.md §13)
   // + tensor.set_validshape (the tensor form of tile.set_validshape)
-  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 25u + 2u + 2u + 1u + 1u + 2u + 1u);   // + set_validshape, fillpad_inplace
+  // + tensor.batch_matmul (the tensor form of tile.batch_matmul, reference_ops.md §11)
+  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 25u + 2u + 2u + 1u + 1u + 2u + 1u + 1u);   // + set_validshape, fillpad_inplace
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   for (auto& n : names) {
     const OpInfo* info = OpRegistry::global().get(n);

@@ -91,7 +91,7 @@ TEST(PrintExpr, OpSpellings) {
             "pl.move(x, target_memory=pl.MemorySpace.Mat)");
   EXPECT_EQ(python_print(ExprPtr(op("tile.cast", {x}, {{"dtype", std::string("FP16")}}))), "pl.cast(x, pl.FP16)");
   EXPECT_EQ(python_print(ExprPtr(op("tile.full", {ints({16, 16}), ConstFloat::make(0.0)}, {{"dtype", std::string("FP32")}}))),
-            "pl.full([16, 16], pl.FP32, 0.0)");
+            "pl.tile.full([16, 16], pl.FP32, 0.0)");
   EXPECT_EQ(python_print(ExprPtr(op("tile.get_block_idx", {}))), "pl.tile.get_block_idx()");
   EXPECT_EQ(python_print(ExprPtr(op("tile.get_block_num", {}))), "pl.tile.get_block_num()");
   EXPECT_EQ(python_print(ExprPtr(op("tensor.create", {ints({16, 16})}, {{"dtype", std::string("FP32")}}))),

@@ -12,7 +12,7 @@ class MoeSkipEmpty:
     @pl.function(type=pl.FunctionType.InCore)
     def gather(self, x: pl.Tensor[[64, 16], pl.FP32], row_count: pl.Out[pl.Tensor[[4], pl.INT32]],
                routed: pl.Out[pl.Tensor[[64, 16], pl.FP32]]) -> tuple[pl.Tensor[[4], pl.INT32], pl.Tensor[[64, 16], pl.FP32]]:
-        counts = pl.full([4], pl.INT32, 16)
+        counts = pl.tile.full([4], pl.INT32, 16)
         row_count = pl.store(counts, [0], row_count)
         routed = pl.store(pl.load(x, [0, 0], [64, 16]), [0, 0], routed)
         return row_count, routed
