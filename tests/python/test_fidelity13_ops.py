@@ -74,6 +74,7 @@ FLOAT = {
     "abs": ("pl.tile.abs(ta)", S, "FP32", lambda v: np.abs(v["a"])),
     "relu": ("pl.tile.relu(ta)", S, "FP32", lambda v: np.maximum(v["a"], 0)),
     "lrelu": ("pl.tile.lrelu(ta, 0.1)", S, "FP32", lambda v: np.where(v["a"] > 0, v["a"], v["a"] * np.float32(0.1))),
+    "lrelu_steep": ("pl.tile.lrelu(ta, 2.0)", S, "FP32", lambda v: np.where(v["a"] > 0, v["a"], 2 * v["a"])),  # not max(x, 2x)
     "prelu": ("pl.tile.prelu(ta, tc)", S, "FP32", lambda v: np.where(v["a"] > 0, v["a"], v["a"] * v["c"])),
     "addc": ("pl.tile.addc(ta, tb, tc)", S, "FP32", lambda v: v["a"] + v["b"] + v["c"]),
     "subc": ("pl.tile.subc(ta, tb, tr)", S, "FP32", lambda v: v["a"] - v["b"] - v["r"]),
@@ -99,6 +100,7 @@ FLOAT = {
     "col_min": ("pl.tile.col_min(ta)", COL, "FP32", lambda v: v["a"].min(axis=0, keepdims=True)),
     "col_prod": ("pl.tile.col_prod(tq)", COL, "FP32", lambda v: v["q"].prod(axis=0, keepdims=True)),
     "sum": ("pl.tile.sum(ta, axis=1, keepdim=True)", ROW, "FP32", lambda v: v["a"].sum(axis=1, keepdims=True)),
+    "sum_drop": ("pl.tile.sum(ta, axis=1)", [M], "FP32", lambda v: v["a"].sum(axis=1)),    # keepdim=False drops the axis
     "max": ("pl.tile.max(ta, axis=0, keepdim=True)", COL, "FP32", lambda v: v["a"].max(axis=0, keepdims=True)),
     "min": ("pl.tile.min(ta, axis=-1, keepdim=True)", ROW, "FP32", lambda v: v["a"].min(axis=1, keepdims=True)),
     "row_expand": ("pl.tile.row_expand(ta, tr)", S, "FP32", lambda v: np.broadcast_to(v["r"], S)),
@@ -324,7 +326,8 @@ SPELLINGS = ["add(ta, tb)", "sub(ta, tb)", "mul(ta, tb)", "div(ta, tb)", "adds(t
              "matmul_bias(tm, tw, tc)", "gemv(tm, tw)", "gemv_acc(pl.gemv(tm, tw), tm, tw)", "gemv_bias(tm, tw, tc)",
              "get_block_idx()", "get_block_num()", "and_(ti, ti)", "or_(ti, ti)", "xor(ti, ti)", "ands(ti, 3)",
              "ors(ti, 3)", "xors(ti, 3)", "shl(ti, ti)", "shr(ti, ti)", "shls(ti, 3)", "shrs(ti, 3)", "not_(th)",
-             "mscatter(ta, ti, o)", "create_tile([16, 16], dtype=pl.FP32)"]
+             "mscatter(ta, ti, o)", "create_tile([16, 16], dtype=pl.FP32)", "load(a, [0, 0], [8, 8])",
+             "store(ta, [0, 0], o)"]
 
 SPELLING_HEAD = """import pypto.language as pl
 
@@ -359,3 +362,34 @@ def test_pl_and_pl_tile_spellings_build_the_same_ir(call):
     # and the op really is the tile op of that name (not, e.g., an element-wise op for a reduction)
     op = {"and_": "and", "or_": "or", "not_": "not", "create_tile": "create"}.get(name, name)
     assert "tile.%s" % op in ir.python_print(unified).replace("pl.tile.", "tile.").replace("pl.", "tile.")
+
+
+# ---- NaN operands (reference_ops.md §3 [choice]: propagate NaN like torch.maximum; §4: relu keeps NaN) --------
+
+NAN_OPS = {
+    "maximum": ("pl.maximum(ta, tb)", lambda a, b: np.maximum(a, b)),
+    "minimum": ("pl.tile.minimum(ta, tb)", lambda a, b: np.minimum(a, b)),
+    "maximums": ("pl.maximums(ta, 0.0)", lambda a, b: np.maximum(a, 0.0)),
+    "minimums": ("pl.tile.minimums(ta, 0.0)", lambda a, b: np.minimum(a, 0.0)),
+    "part_max": ("pl.part_max(ta, tb)", lambda a, b: np.maximum(a, b)),
+    "part_min": ("pl.tile.part_min(ta, tb)", lambda a, b: np.minimum(a, b)),
+    "relu": ("pl.relu(ta)", lambda a, b: np.where(np.isnan(a), np.nan, np.maximum(a, 0.0))),
+    "row_expand_max": ("pl.row_expand_max(ta, tr)", lambda a, b: np.maximum(a, b[:, :1])),
+    "col_expand_min": ("pl.col_expand_min(ta, tc)", lambda a, b: np.minimum(a, b[:1, :])),
+}
+
+
+def test_nan_operands_give_nan_in_max_min_and_relu():
+    a = RNG.uniform(-2, 2, S).astype(np.float32)
+    b = RNG.uniform(-2, 2, S).astype(np.float32)
+    a[0, :4] = np.nan                     # NaN on the left, on the right, on both, and against +-inf
+    b[1, :4] = np.nan
+    a[2, 0], b[2, 0] = np.nan, np.nan
+    a[3, 0], b[3, 0] = np.inf, np.nan
+    a[3, 1], b[3, 1] = np.nan, -np.inf
+    text = kernel_program_text([("a", S, "FP32"), ("b", S, "FP32")],
+                               [("o_" + n, S, "FP32", e) for n, (e, _f) in NAN_OPS.items()],
+                               body=["tr = pl.load(b, [0, 0], [8, 1])", "tc = pl.load(b, [0, 0], [1, 16])"])
+    outs = run_kernel_program(pypto.compile(pl.parse_program(text)), {"a": a, "b": b})
+    for name, (_e, ref) in NAN_OPS.items():
+        np.testing.assert_array_equal(outs["o_" + name], ref(a, b).astype(np.float32), err_msg=name)
