@@ -393,3 +393,52 @@ def test_nan_operands_give_nan_in_max_min_and_relu():
     outs = run_kernel_program(pypto.compile(pl.parse_program(text)), {"a": a, "b": b})
     for name, (_e, ref) in NAN_OPS.items():
         np.testing.assert_array_equal(outs["o_" + name], ref(a, b).astype(np.float32), err_msg=name)
+
+
+# ---- tensor-level mirrors (anchor_features §9): pl.<name>(tensors) is pl.tensor.<name>(tensors) -------------
+
+TENSOR_SPELLINGS = ["add(a, b)", "sub(a, b)", "mul(a, b)", "div(a, b)", "maximum(a, b)", "minimum(a, b)",
+                    "exp(a)", "log(a)", "sqrt(a)", "rsqrt(a)", "recip(a)", "neg(a)", "abs(a)", "relu(a)",
+                    "row_max(a)", "row_sum(a)", "row_min(a)", "row_prod(a)", "col_sum(a)", "col_max(a)", "col_min(a)",
+                    "col_prod(a)", "row_expand(a, r)", "row_expand_add(a, r)", "row_expand_sub(a, r)",
+                    "row_expand_mul(a, r)", "row_expand_div(a, r)", "row_expand_max(a, r)", "row_expand_min(a, r)",
+                    "row_expand_expdif(a, r)", "col_expand(a, c)", "col_expand_add(a, c)", "col_expand_sub(a, c)",
+                    "col_expand_mul(a, c)", "col_expand_div(a, c)", "col_expand_max(a, c)", "col_expand_min(a, c)",
+                    "col_expand_expdif(a, c)", "part_add(a, b)", "part_mul(a, b)", "part_max(a, b)", "part_min(a, b)",
+                    "cmp(a, b, cmp_type=3)", "concat(a, r)", "fillpad(a)", "expands(a, 1.5)", "matmul(a, b)",
+                    "matmul_acc(pl.matmul(a, b), a, b)", "cast(a, pl.FP16)", "sin(a)", "cos(a)", "gather(a, i)",
+                    "scatter(a, b, i)", "arange(0, [1, 16])", "set_validshape(a, 4, 4)", "reshape(a, [8, 32])",
+                    "transpose(a, 0, 1)"]
+# a scalar right operand picks the scalar mirror
+TENSOR_SCALAR_FORMS = {"add(a, 1.5)": "adds", "sub(a, 1.5)": "subs", "mul(a, 1.5)": "muls", "div(a, 1.5)": "divs",
+                       "maximum(a, 1.5)": "maximums", "minimum(a, 1.5)": "minimums"}
+
+TENSOR_HEAD = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32], r: pl.Tensor[[16, 1], pl.FP32],
+          c: pl.Tensor[[1, 16], pl.FP32], i: pl.Tensor[[16, 16], pl.INT32],
+          o: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        x = {expr}
+        o = pl.assemble(o, a, [0, 0])
+        return o
+"""
+
+
+def _bound_op(prog):
+    line = next(ln.strip() for ln in ir.python_print(prog).splitlines() if ln.strip().startswith("x"))
+    return line.split("= ", 1)[1].split("(")[0]
+
+
+@pytest.mark.parametrize("call", TENSOR_SPELLINGS + list(TENSOR_SCALAR_FORMS))
+def test_pl_and_pl_tensor_spellings_build_the_same_tensor_op(call):
+    name = call.split("(")[0]
+    unified = pl.parse_program(TENSOR_HEAD.format(expr="pl." + call))
+    explicit_name = TENSOR_SCALAR_FORMS.get(call, name)
+    explicit = pl.parse_program(TENSOR_HEAD.format(expr="pl.tensor." + explicit_name + call[len(name):]))
+    same, why = ir.structural_equal_explain(unified, explicit)
+    assert same, "pl.%s vs pl.tensor.%s: %s" % (call, explicit_name, why)
+    assert _bound_op(unified) == "pl.tensor." + explicit_name
