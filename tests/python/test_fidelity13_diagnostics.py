@@ -199,3 +199,30 @@ def test_every_cpu_tile_op_has_a_misuse_case():
     cpu_ops = {n for n in ir.op_names() if n.startswith("tile.") and n in dict(kernel_cpu.accepted_ops())}
     assert sorted(cpu_ops - set(CASES)) == [], "tile ops without a misuse case here"
     assert sorted(set(CASES) - cpu_ops) == []
+
+
+# A constant element index outside a constant extent is a located error when the IR is built (the flat
+# run-time check of tile.read / tile.write alone would read another element: [0, 40] of a [16, 32] tile is [1, 8]).
+OUT_OF_RANGE = [
+    ("pl.tile.read(ta, [0, 40])", "tile.read: index 40 of axis 1 is outside [0, 32)"),
+    ("pl.read(ta, [-1, 0])", "tile.read: index -1 of axis 0 is outside [0, 16)"),
+    ("pl.tile.write(ta, [16, 0], s)", "tile.write: index 16 of axis 0 is outside [0, 16)"),
+    ("pl.tensor.read(a, [0, 32])", "tensor.read: index 32 of axis 1 is outside [0, 32)"),
+    ("pl.tensor.write(c, [16, 0], s)", "tensor.write: index 16 of axis 0 is outside [0, 16)"),
+]
+
+
+@pytest.mark.parametrize("expr,message", OUT_OF_RANGE)
+def test_constant_index_outside_the_extent_is_located(expr, message):
+    src = HEAD.format(expr=expr)
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "t.py")
+    line = next(n for n, text in enumerate(src.splitlines(), 1) if text.strip().startswith("x = "))
+    assert message in ei.value.message, ei.value.message
+    assert (ei.value.file, ei.value.line) == ("t.py", line)
+    assert "extent minus 1" in ei.value.help
+
+
+def test_indices_inside_the_extent_and_run_time_indices_still_parse():
+    for expr in ("pl.tile.read(ta, [15, 31])", "pl.tile.read(ta, [n, 0])", "pl.tensor.read(a, [15, n])"):
+        pl.parse_program(HEAD.format(expr=expr))
