@@ -64,6 +64,17 @@ std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& a
   return t->elements;
 }
 
+void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,
+                                 const std::vector<ExprPtr>& shape, const Span& span) {
+  for (size_t k = 0; k < idx.size() && k < shape.size(); ++k) {
+    auto *i = idx[k]->as<ConstInt>(), *d = shape[k]->as<ConstInt>();
+    if (!i || !d) continue;
+    PYPTO_USER_CHECK(i->value >= 0 && i->value < d->value, span,
+                     op << ": index " << i->value << " of axis " << k << " is outside [0, " << d->value << ")",
+                     "each index counts from 0 to its axis' extent minus 1");
+  }
+}
+
 int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span) {
   auto* c = e->as<ConstInt>();
   if (!c) {

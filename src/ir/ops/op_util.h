@@ -42,6 +42,10 @@ const ScalarType* expect_numeric_scalar(const std::string& op, const std::string
 void expect_int_scalar(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 // A MakeTuple of integer scalars (a shape, an offset list, an index list).
 std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
+// Constant element indices lie inside the constant extents: `0 <= idx[k] < shape[k]` wherever both are
+// ConstInt (read / write of one element; run-time indices are checked when the program runs).
+void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,
+                                 const std::vector<ExprPtr>& shape, const Span& span);
 // A ConstInt (axis numbers and such).
 int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 

@@ -118,6 +118,7 @@ void register_tensor_ops(OpRegistry& r) {
            auto* t = expect_tensor("tensor.read", "tensor", args[0], span);
            auto idx = expect_int_list("tensor.read", "indices", args[1], span);
            expect_rank("tensor.read", "indices", idx.size(), t->shape.size(), t, span);
+           expect_const_indices_inside("tensor.read", idx, t->shape, span);
            return ScalarType::make(t->dtype);
          });
 

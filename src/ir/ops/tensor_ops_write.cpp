@@ -22,6 +22,7 @@ void register_tensor_write_op(OpRegistry& r) {
                             "tensor.write: indices count (" << idx.size() << ") must match tensor rank ("
                                                              << t->shape.size() << ")",
                             "give one index per dimension, e.g. [i, j] for a 2-D tensor");
+           expect_const_indices_inside("tensor.write", idx, t->shape, span);
            auto* v = expect_numeric_scalar("tensor.write", "value", args[2], span);
            PYPTO_USER_CHECK(v->dtype == t->dtype, span,
                             "tensor.write: value " << describe(args[2]->type) << " must have the tensor's dtype "

@@ -37,6 +37,7 @@ const TileType* check_indices(const std::string& op, const Args& args, const Spa
   PYPTO_USER_CHECK(idx.size() == t->shape.size(), span,
                    op << ": indices count (" << idx.size() << ") must match tile rank (" << t->shape.size() << ")",
                    "give one index per axis, e.g. [i, j] for a 2-D tile");
+  expect_const_indices_inside(op, idx, t->shape, span);
   return t;
 }
 

@@ -255,7 +255,14 @@ void register_tile_layout_ops(OpRegistry& r) {
              [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
                auto* s = expect_tile("tile.gather", "src", args[0], span);
                auto* i = expect_tile("tile.gather", "indices", args[1], span);
-               optional_tile("tile.gather", "tmp", args, 2, span);
+               if (args.size() > 2) {   // ISA scratch: ignored on the CPU, type-checked as the reference does
+                 auto* t = expect_tile("tile.gather", "tmp", args[2], span);
+                 expect_dtype_in("tile.gather", "tmp", t->dtype, {DataType::INT32}, span);
+                 PYPTO_USER_CHECK(t->shape.size() == i->shape.size(), span,
+                                  "tile.gather: tmp must have the indices' rank " << i->shape.size() << ", got rank "
+                                                                                  << t->shape.size(),
+                                  "tmp is scratch space; it may be left out");
+               }
                expect_dtype_in("tile.gather", "src", s->dtype,
                                {DataType::FP16, DataType::FP32, DataType::INT16, DataType::INT32}, span);
                expect_dtype_in("tile.gather", "indices", i->dtype, {DataType::INT32}, span);

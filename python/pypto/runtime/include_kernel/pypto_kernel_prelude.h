@@ -363,8 +363,10 @@ struct Div {
     else return b == 0 ? T{0} : static_cast<T>(a / b);
   }
 };
-struct Max { template <class T> T operator()(T a, T b) const { return a > b ? a : b; } };
-struct Min { template <class T> T operator()(T a, T b) const { return a < b ? a : b; } };
+// A NaN operand gives NaN, as torch.maximum / torch.minimum (reference_ops.md §3 [choice]); `a != a`
+// is false for integers and folds away.
+struct Max { template <class T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; } };
+struct Min { template <class T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; } };
 
 // e^x without libm calls so that loops over it vectorise: x = n ln2 + r, |r| <= ln2 / 2,
 // e^r by a degree-6 polynomial, 2^n by building the exponent bits. Max error ~1.5 ulp on the
@@ -400,7 +402,7 @@ struct Rsqrt { float operator()(float a) const { return 1.0f / std::sqrt(a); } }
 struct Recip { float operator()(float a) const { return 1.0f / a; } };
 struct Neg { template <class T> T operator()(T a) const { return static_cast<T>(-a); } };
 struct Abs { template <class T> T operator()(T a) const { return a < T{0} ? static_cast<T>(-a) : a; } };
-struct Relu { template <class T> T operator()(T a) const { return a > T{0} ? a : T{0}; } };
+struct Relu { template <class T> T operator()(T a) const { return (a > T{0} || a != a) ? a : T{0}; } };   // NaN stays NaN (§4)
 
 }  // namespace pypto_kernel
 #include "pypto_kernel_simd.h"   // AVX2 / AVX-512 builds of the element-wise, row and column loops
