@@ -75,6 +75,10 @@ def main(argv=None) -> list:
         rows.append(r)
         print("  %8d %10d %8.2f %8.2f %10.0f %12.2f%s" % (n, r["lines"], r["wall_s"], r["cpu_s"], r["peak_mb"],
                                                          1e3 * r["cpu_s"] / n, "" if r["ok"] else "  FAILED"))
+    big = [r for r in rows if r["calls"] == 3000]
+    if big:
+        print("  goal (issue 17): 3,000 calls built in < 5 s and < 300 MB: %.2f s cpu (%.2fx), %.0f MB (%.2fx)"
+              % (big[0]["cpu_s"], big[0]["cpu_s"] / 5.0, big[0]["peak_mb"], big[0]["peak_mb"] / 300.0))
     if args.json:
         with open(args.json, "w") as f:
             json.dump(rows, f, indent=1)

@@ -28,6 +28,7 @@ bool is_view_op(const std::string& op) {
 
 BufferRoots::BufferRoots(const Program& program, const Function& fn, bool views_are_roots)
     : program_(program), views_are_roots_(views_are_roots) {
+  roots_.reserve(fn.params.size() + CountVarDefs(fn.body));
   for (auto& p : fn.params) roots_[p.get()] = {p.get()};
   for (int round = 0; round < 64; ++round) {   // each round can only grow a set; carries converge fast
     changed_ = false;

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,6 +24,7 @@ PassOptions PassOptions::FromEnv() {
   PassOptions o;
   if (const char* d = std::getenv("PYPTO_DUMP_IR")) o.dump_dir = d;
   if (const char* v = std::getenv("PYPTO_VERIFY_PASSES")) o.verify_well_formed = *v && std::string(v) != "0";
+  if (const char* v = std::getenv("PYPTO_TIME_PASSES")) o.time_passes = *v && std::string(v) != "0";
   return o;
 }
 
@@ -39,6 +41,13 @@ void dump(const std::string& dir, int index, const std::string& name, const Prog
   std::ofstream f(path);
   PYPTO_CHECK(f, "PYPTO_DUMP_IR: cannot write " << path.string());
   f << python_print(p);
+}
+
+// CPU seconds of the calling thread (a busy machine's waiting is not the pass's cost).
+double thread_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
 bool contains(const std::vector<IRProperty>& v, IRProperty p) { return std::find(v.begin(), v.end(), p) != v.end(); }
@@ -94,6 +103,7 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
                                          << (inv != invalidated_by.end() ? ", which pass " + inv->second + " invalidated"
                                                                          : std::string(", which no earlier pass produces")));
     }
+    const double start = options_.time_passes ? thread_cpu_seconds() : 0.0;
     p = pass.run(p);
     for (IRProperty i : pass.invalidated) {
       if (have.erase(i)) invalidated_by[i] = pass.name;
@@ -104,6 +114,9 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
       if (!contains(pass.produced, h)) kept.insert(h);
     }
     verify_after(pass, p, kept, options_);
+    if (options_.time_passes) {
+      std::fprintf(stderr, "pypto: pass %-32s %9.3f ms\n", pass.name.c_str(), 1e3 * (thread_cpu_seconds() - start));
+    }
     for (IRProperty prod : pass.produced) {
       have.insert(prod);
       invalidated_by.erase(prod);

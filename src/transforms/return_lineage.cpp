@@ -192,8 +192,24 @@ class Tracer {
 
 }  // namespace
 
+size_t CountVarDefs(const StmtPtr& s) {
+  if (!s) return 0;
+  if (auto* seq = s->as<SeqStmts>()) {
+    size_t n = 0;
+    for (auto& c : seq->stmts) n += CountVarDefs(c);
+    return n;
+  }
+  if (s->is<AssignStmt>()) return 1;
+  if (auto* f = s->as<ForStmt>()) return f->iter_args.size() + f->return_vars.size() + CountVarDefs(f->body);
+  if (auto* i = s->as<IfStmt>()) return i->return_vars.size() + CountVarDefs(i->then_body) + CountVarDefs(i->else_body);
+  if (auto* sc = s->as<ScopeStmt>()) return CountVarDefs(sc->body);
+  if (auto* rs = s->as<RuntimeScopeStmt>()) return CountVarDefs(rs->body);
+  return 0;
+}
+
 VarDefs CollectVarDefs(const StmtPtr& body) {
   VarDefs out;
+  out.defs.reserve(CountVarDefs(body));
   collect_defs(body, out);
   return out;
 }

@@ -21,6 +21,7 @@
 
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -37,6 +38,7 @@ const Call* as_create(const StmtPtr& s) {
 class Batcher {
  public:
   explicit Batcher(const Function& fn) {
+    defined_.reserve(fn.params.size() + CountVarDefs(fn.body));
     for (size_t i = 0; i < fn.params.size(); ++i) {
       defined_.insert(fn.params[i].get());
       // The dynamic dimensions a tensor parameter declares (read from its shape at entry).

@@ -50,8 +50,12 @@ struct PassOptions {
   // Run AutoDeriveTaskDependencies (compile-time switch analyze_auto_scopes_for_deps; default
   // off as the spec says): compiler-derived task edges in AUTO regions.
   bool analyze_auto_scopes_for_deps = false;
+  // Print each pass's CPU time (the pass and its verifiers) to stderr, to find which pass
+  // grows faster than the program does.
+  bool time_passes = false;
   // dump_dir from PYPTO_DUMP_IR (empty when unset); verify_well_formed from
-  // PYPTO_VERIFY_PASSES (on when set to anything but "" or "0").
+  // PYPTO_VERIFY_PASSES and time_passes from PYPTO_TIME_PASSES (on when set to anything but
+  // "" or "0").
   static PassOptions FromEnv();
 };
 

@@ -13,6 +13,7 @@
 #include "../common/entry_prologue.h"
 #include "emitter.h"
 #include "pypto/ir/error.h"
+#include "pypto/transforms/return_lineage.h"
 #include "pypto/transforms/verify_program.h"
 
 namespace pypto::codegen {
@@ -26,6 +27,7 @@ void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registration
 Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
     : program_(program), fn_(fn), task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
+  bindings_.reserve(fn->params.size() + transforms::CountVarDefs(fn->body));   // no rehash on long bodies
   for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
   for (const ArrayBackingEntry& e : fn->array_backings) array_backings_.emplace(e.version.get(), e.backing.get());
   for (const VarPtr& v : fn->non_negative_vars) non_negative_vars_.insert(v.get());
