@@ -5,17 +5,17 @@
 
 namespace pypto::codegen::orchestration {
 
-OrchestrationOpRegistry& OrchestrationOpRegistry::instance() {
+OrchestrationOpRegistry& OrchestrationOpRegistry::Instance() {
   static OrchestrationOpRegistry r;
   return r;
 }
 
-bool OrchestrationOpRegistry::add(const std::string& op, OrchestrationOpHandler handler) {
+bool OrchestrationOpRegistry::Register(const std::string& op, OrchestrationOpHandler handler) {
   PYPTO_CHECK(handlers_.emplace(op, std::move(handler)).second, "orchestration op handler for '" << op << "' registered twice");
   return true;
 }
 
-const OrchestrationOpHandler* OrchestrationOpRegistry::find(const std::string& op) const {
+const OrchestrationOpHandler* OrchestrationOpRegistry::Get(const std::string& op) const {
   auto it = handlers_.find(op);
   return it == handlers_.end() ? nullptr : &it->second;
 }

@@ -62,9 +62,9 @@ TEST(CodegenPieces, RegistryHasTheTensorOps) {
   GenerateOrchestration(RunDefaultPipeline(orch_basic(), PassOptions{}), "orch_basic");   // links the handlers
   for (const char* op : {"tensor.create", "tensor.read", "tensor.slice", "tensor.transpose", "tensor.dim",
                          "tensor.assemble"}) {
-    EXPECT_TRUE(OrchestrationOpRegistry::instance().find(op)) << op;
+    EXPECT_TRUE(OrchestrationOpRegistry::Instance().Get(op)) << op;
   }
-  EXPECT_FALSE(OrchestrationOpRegistry::instance().find("tile.add"));
+  EXPECT_FALSE(OrchestrationOpRegistry::Instance().Get("tile.add"));
 }
 
 TEST(CodegenPieces, SimultaneousYieldUsesTemporaries) {
