@@ -116,17 +116,19 @@ import pypto.language as pl
 class P:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[16, 32], pl.FP32], c: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-          i: pl.Scalar[pl.INT64], j: pl.Scalar[pl.INT64]) -> pl.Tensor[[16, 32], pl.FP32]:
+          i: pl.Scalar[pl.INT64], j: pl.Scalar[pl.INT64], p: pl.Scalar[pl.INT64],
+          q: pl.Scalar[pl.INT64]) -> pl.Tensor[[16, 32], pl.FP32]:
         t = pl.load(a, [0, 0], [16, 32])
         v = pl.tensor.read(a, [i, j])
         c = pl.store(pl.expands(t, v), [0, 0], c)
-        pl.tensor.write(c, [j, i], v + 1.0)
+        pl.tensor.write(c, [p, q], v + 1.0)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Tensor[[16, 32], pl.FP32], c: pl.Out[pl.Tensor[[16, 32], pl.FP32]],
-             i: pl.Scalar[pl.INT64], j: pl.Scalar[pl.INT64]) -> pl.Tensor[[16, 32], pl.FP32]:
-        c = self.k(a, c, i, j)
+             i: pl.Scalar[pl.INT64], j: pl.Scalar[pl.INT64], p: pl.Scalar[pl.INT64],
+             q: pl.Scalar[pl.INT64]) -> pl.Tensor[[16, 32], pl.FP32]:
+        c = self.k(a, c, i, j, p, q)
         return c
 '''
 
@@ -161,7 +163,7 @@ def _tensor_program(key, text):
 def test_kernel_tensor_read_and_write_in_range(i, j):
     a = _a()
     c = np.zeros(S, np.float32)
-    _tensor_program("kernel tensor", KERNEL_TENSOR)(a, c, i, j)
+    _tensor_program("kernel tensor", KERNEL_TENSOR)(a, c, i, j, j, i)
     want = np.full(S, a[i, j], np.float32)
     want[j, i] = a[i, j] + 1.0
     np.testing.assert_array_equal(c, want)
@@ -171,13 +173,18 @@ def test_kernel_tensor_read_and_write_in_range(i, j):
     (0, 40, 1, 40, 32), (-1, 0, 0, -1, 16), (2 ** 40, 0, 0, 2 ** 40, 16), (0, -2 ** 63, 1, -2 ** 63, 32)])
 def test_kernel_tensor_read_outside_one_axis_fails(i, j, axis, index, extent):
     with pytest.raises(RunError, match=rf"out of bounds on axis {axis}: offset {index} \+ size 1 exceeds extent {extent}"):
-        _tensor_program("kernel tensor", KERNEL_TENSOR)(_a(), np.zeros(S, np.float32), i, j)
+        _tensor_program("kernel tensor", KERNEL_TENSOR)(_a(), np.zeros(S, np.float32), i, j, 0, 0)
 
 
-def test_kernel_tensor_write_outside_one_axis_fails():
-    # [j, i] = [20, 3]: the read [3, 20] is in range, the write's axis 0 (extent 16) is not.
-    with pytest.raises(RunError, match=r"store of tensor 'c' out of bounds on axis 0: offset 20 \+ size 1 exceeds extent 16"):
-        _tensor_program("kernel tensor", KERNEL_TENSOR)(_a(), np.zeros(S, np.float32), 3, 20)
+@pytest.mark.parametrize("p,q,axis,index,extent", [
+    (0, 40, 1, 40, 32), (20, 3, 0, 20, 16), (-1, 0, 0, -1, 16), (2 ** 40, 0, 0, 2 ** 40, 16),
+    (0, -2 ** 63, 1, -2 ** 63, 32)])
+def test_kernel_tensor_write_outside_one_axis_fails(p, q, axis, index, extent):
+    line = next(n for n, text in enumerate(KERNEL_TENSOR.splitlines(), 1) if "pl.tensor.write(" in text)
+    want = f"{FILE}:{line}: tensor.write: index {index} of axis {axis} is outside [0, {extent})"
+    with pytest.raises(RunError) as ei:
+        _tensor_program("kernel tensor", KERNEL_TENSOR)(_a(), np.zeros(S, np.float32), 1, 2, p, q)
+    assert want in str(ei.value), str(ei.value)
 
 
 def test_orchestration_tensor_write_and_read_in_range():

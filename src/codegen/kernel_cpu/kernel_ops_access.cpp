@@ -9,7 +9,8 @@
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
 //   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t"[, decl, rank]) (a tensor value)
 //   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, decl, tr, "t")
-//   tensor.write(t, [i, j], v)  float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
+//   tensor.write(t, [i, j], v)  element_flat_index(ctx, "k.py", 9, "tensor.write", {i, j}, {d0, d1}) (per-axis check);
+//                               float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
 //                               (a scalar store to global memory, anchor_features §11; a tensor value)
 #include "kernel_ops_util.h"
 
@@ -75,6 +76,19 @@ int EmitTensorWrite(KernelEmitter& em, const Call& call) {
     idx.push_back(em.scalar(i));
     ones.push_back("1");
   }
+  // Each index against its own axis first (the declared extent, or the run-time one where the
+  // declaration is dynamic — what the store checks too), so the error names tensor.write and the
+  // DSL line rather than the internal store.
+  std::string is, ds;
+  for (size_t a = 0; a < idx.size(); ++a) {
+    auto* c = tt->shape[a]->as<ConstInt>();
+    is += (a ? ", " : "") + std::string("static_cast<int64_t>(") + idx[a] + ")";
+    ds += (a ? ", " : "") + (c ? std::to_string(c->value)
+                               : "static_cast<int64_t>(ctx->tensors[" + std::to_string(t) + "].shapes[" +
+                                     std::to_string(a) + "])");
+  }
+  em.line("if (pypto_kernel::element_flat_index(ctx, " + common::CppSourceSiteArgs(call.span) + ", \"tensor.write\", {" +
+          is + "}, {" + ds + "}) < 0) return;");
   const std::string ct = CType(tt->dtype), v = em.fresh("wval");
   em.line(ct + " " + v + "[1] = {static_cast<" + ct + ">(" + em.scalar(call.args[2]) + ")};");
   const std::string o = IntArray(em, "widx", idx), s = IntArray(em, "wshp", ones), decl = DeclArg(em, tt, t);

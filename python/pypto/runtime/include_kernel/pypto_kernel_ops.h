@@ -465,9 +465,10 @@ inline void cast_mode(D* dst, const Src* src, int64_t n, int mode) {
 //     float v = pypto_kernel::tile_at(ctx, t, "k.py", 7, {i, j}, {16, 32});
 //     if (!pypto_kernel::tile_set<Storage::F32>(ctx, t, "k.py", 8, {i, j}, {16, 32}, v)) return;
 
-// Row-major flat index of `idx` in a tile of extents `dims` (equal lengths: the generated call
-// passes one index per axis); -1 after ctx->fail when an index is outside its axis.
-inline int64_t tile_flat_index(const PTO2KernelContext* ctx, const char* file, int line, const char* op,
+// Row-major flat index of `idx` in a tile (or tensor) of extents `dims` (equal lengths: the
+// generated call passes one index per axis); -1 after ctx->fail when an index is outside its axis.
+// Also the per-axis check of a kernel's tensor.write, before its one-element store.
+inline int64_t element_flat_index(const PTO2KernelContext* ctx, const char* file, int line, const char* op,
                                std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims) {
   int64_t flat = 0;
   int axis = 0;
@@ -490,14 +491,14 @@ inline int64_t tile_flat_index(const PTO2KernelContext* ctx, const char* file, i
 template <class C>
 inline C tile_at(const PTO2KernelContext* ctx, const C* t, const char* file, int line,
                  std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims) {
-  const int64_t flat = tile_flat_index(ctx, file, line, "tile.read", idx, dims);
+  const int64_t flat = element_flat_index(ctx, file, line, "tile.read", idx, dims);
   return flat < 0 ? C{} : t[flat];
 }
 
 template <Storage S, class C, class V>
 inline bool tile_set(const PTO2KernelContext* ctx, C* t, const char* file, int line,
                      std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims, V v) {
-  const int64_t flat = tile_flat_index(ctx, file, line, "tile.write", idx, dims);
+  const int64_t flat = element_flat_index(ctx, file, line, "tile.write", idx, dims);
   if (flat < 0) return false;
   t[flat] = static_cast<C>(v);
   round_to<S>(t + flat, 1);
