@@ -186,11 +186,12 @@ void DependencyLinker::element_producers(const TaskRing& ring, const Tensor& t, 
 void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write) {
   if (failed()) throw RunAborted{};
   if (t.data == nullptr) return;
+  const std::string api = for_write ? "set_tensor_data" : "get_tensor_data";   // the caller's name in errors
   if (ndims != t.ndims)
-    abort_orchestration("get_tensor_data: " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
+    abort_orchestration(api + ": " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
   for (uint32_t i = 0; i < ndims; ++i)
     if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
-      abort_orchestration("get_tensor_data: index " + std::to_string(idx[i]) + " out of range on axis " +
+      abort_orchestration(api + ": index " + std::to_string(idx[i]) + " out of range on axis " +
                           std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
   std::vector<uint64_t> writers;   // set_tensor_data also waits for the element's readers
   linker_.element_producers(ring_, t, idx, for_write, writers);

@@ -119,8 +119,10 @@ def _kernel_src(text):
 
 def test_emitted_kernel_code(tmp_path):
     src = _kernel_src(_access_program())
-    assert "pypto_kernel::tile_at(ctx, ta, 32, (static_cast<int64_t>(1)) * 8 + " in src, src
-    assert "if (!pypto_kernel::tile_set<pypto_kernel::Storage::F32>(ctx, tb, 32, widx" in src, src
+    # the DSL site, then the indices and the extents: tile_at / tile_set check each index per axis
+    assert 'pypto_kernel::tile_at(ctx, ta, "<string>", ' in src and ", {static_cast<int64_t>(1), " in src, src
+    assert ("if (!pypto_kernel::tile_set<pypto_kernel::Storage::F32>(ctx, tb, \"<string>\", " in src
+            and "{static_cast<int64_t>(2), static_cast<int64_t>(3)}, {4, 8}, " in src), src
     assert "0 /* system.bar_v: no-op on the CPU */" in src
     modes = _kernel_src(kernel_program_text([("f", S, "FP32")], [("o", S, "INT32", 'pl.cast(tf, pl.INT32, mode="odd")')]))
     assert "pypto_kernel::cast_mode<pypto_kernel::Storage::I32>(" in modes and ", 32, 6);" in modes, modes

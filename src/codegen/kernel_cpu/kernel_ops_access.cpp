@@ -1,14 +1,16 @@
 // CPU kernel code generation for element access, the vector-lane index and barriers
 // (spec/reference_ops.md §10, §13):
 //
-//   tile.read(t, [i, j])        pypto_kernel::tile_at(ctx, t, n, (i) * cols + (j))       (a scalar)
-//   tile.write(t, [i, j], v)    tile_set<S>(ctx, t, n, flat, v) — in place on t; a bound result
+//   tile.read(t, [i, j])        pypto_kernel::tile_at(ctx, t, "k.py", 7, {i, j}, {rows, cols})  (a scalar;
+//                               each index checked against its own axis)
+//   tile.write(t, [i, j], v)    tile_set<S>(ctx, t, "k.py", 8, {i, j}, {rows, cols}, v) — in place on t; a bound result
 //                               is a copy of the updated t
 //   tile.get_subblock_idx()     0 (the CPU runs one vector lane)
 //   system.bar_v() ...          nothing (a CPU kernel runs in program order)
 //   tile.mscatter(src, idx, t)  mscatter<S>(ctx, src, idx, n, t, dtype, "t"[, decl, rank]) (a tensor value)
 //   tile.gather_row(dst, t, ..) gather_row<S>(ctx, out, dst, dr, dc, t, dtype, do0, do1, so0, so1, r, c, decl, tr, "t")
-//   tensor.write(t, [i, j], v)  float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
+//   tensor.write(t, [i, j], v)  element_flat_index(ctx, "k.py", 9, "tensor.write", {i, j}, {d0, d1}) (per-axis check);
+//                               float wval[1] = {v}; store<S>(ctx, wval, t, dtype, 2, widx, wshp, "t", decl)
 //                               (a scalar store to global memory, anchor_features §11; a tensor value)
 #include "kernel_ops_util.h"
 
@@ -20,15 +22,18 @@ using namespace ir;
 
 namespace {
 
-// Row-major flat index of `indices` (the call's list arg 1) in tile `t`.
-std::string FlatIndex(KernelEmitter& em, const Call& call, const TileRef& t) {
+// `"file", line, {i, j}, {d0, d1}`: the DSL site, the call's indices (list arg 1) and the tile's
+// extents, for tile_at / tile_set, which check every index against its own axis.
+std::string IndexArgs(KernelEmitter& em, const Call& call, const TileRef& t) {
   auto idx = ListArg(call, 1);
-  std::string flat;
+  std::string is, ds;
   for (size_t k = 0; k < idx.size(); ++k) {
-    const std::string i = "static_cast<int64_t>(" + em.scalar(idx[k]) + ")";
-    flat = flat.empty() ? i : "(" + flat + ") * " + t.dim(k) + " + " + i;
+    is += (k ? ", " : "") + std::string("static_cast<int64_t>(") + em.scalar(idx[k]) + ")";
+    const std::string d = t.dim(k);
+    const bool literal = d.find_first_not_of("0123456789") == std::string::npos;
+    ds += (k ? ", " : "") + (literal ? d : "static_cast<int64_t>(" + d + ")");
   }
-  return flat.empty() ? "0" : flat;
+  return common::CppSourceSiteArgs(call.span) + ", {" + is + "}, {" + ds + "}";
 }
 
 }  // namespace
@@ -36,7 +41,7 @@ std::string FlatIndex(KernelEmitter& em, const Call& call, const TileRef& t) {
 void AddAccessScalarOps(std::map<std::string, ScalarOpPrinter>& ops) {
   ops["tile.read"] = [](KernelEmitter& em, const Call& call) {
     TileRef t = em.tile(call.args[0]);
-    return "pypto_kernel::tile_at(ctx, " + t.buf + ", " + t.numel() + ", " + FlatIndex(em, call, t) + ")";
+    return "pypto_kernel::tile_at(ctx, " + t.buf + ", " + IndexArgs(em, call, t) + ")";
   };
   ops["tile.get_subblock_idx"] = [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(0)"); };
   for (const char* barrier : {"system.sync_src", "system.sync_dst", "system.bar_v", "system.bar_m", "system.bar_all"}) {
@@ -71,6 +76,19 @@ int EmitTensorWrite(KernelEmitter& em, const Call& call) {
     idx.push_back(em.scalar(i));
     ones.push_back("1");
   }
+  // Each index against its own axis first (the declared extent, or the run-time one where the
+  // declaration is dynamic — what the store checks too), so the error names tensor.write and the
+  // DSL line rather than the internal store.
+  std::string is, ds;
+  for (size_t a = 0; a < idx.size(); ++a) {
+    auto* c = tt->shape[a]->as<ConstInt>();
+    is += (a ? ", " : "") + std::string("static_cast<int64_t>(") + idx[a] + ")";
+    ds += (a ? ", " : "") + (c ? std::to_string(c->value)
+                               : "static_cast<int64_t>(ctx->tensors[" + std::to_string(t) + "].shapes[" +
+                                     std::to_string(a) + "])");
+  }
+  em.line("if (pypto_kernel::element_flat_index(ctx, " + common::CppSourceSiteArgs(call.span) + ", \"tensor.write\", {" +
+          is + "}, {" + ds + "}) < 0) return;");
   const std::string ct = CType(tt->dtype), v = em.fresh("wval");
   em.line(ct + " " + v + "[1] = {static_cast<" + ct + ">(" + em.scalar(call.args[2]) + ")};");
   const std::string o = IntArray(em, "widx", idx), s = IntArray(em, "wshp", ones), decl = DeclArg(em, tt, t);
@@ -96,10 +114,8 @@ void AddAccessTileOps(std::map<std::string, TileOpHandler>& ops) {
   };
   ops["tile.write"] = [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef t = em.tile(call.args[0]);
-    const std::string flat = em.fresh("widx"), value = em.scalar(call.args[2]);
-    em.line("const int64_t " + flat + " = " + FlatIndex(em, call, t) + ";");
-    em.line("if (!pypto_kernel::tile_set" + Tpl(t) + "(ctx, " + t.buf + ", " + t.numel() + ", " + flat + ", " + value +
-            ")) return;");
+    em.line("if (!pypto_kernel::tile_set" + Tpl(t) + "(ctx, " + t.buf + ", " + IndexArgs(em, call, t) + ", " +
+            em.scalar(call.args[2]) + ")) return;");
     if (dst.buf != t.buf) em.line("pypto_kernel::copy(" + dst.buf + ", " + t.buf + ", " + dst.numel() + ");");
   };
 }

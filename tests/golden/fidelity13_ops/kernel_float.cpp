@@ -53,8 +53,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   alignas(64) float tz[128];
   pypto_kernel::fill<pypto_kernel::Storage::F32>(tz, 128, float{});
   alignas(64) float unused[128];
-  const int64_t widx = (static_cast<int64_t>(1)) * 16 + static_cast<int64_t>(2);
-  if (!pypto_kernel::tile_set<pypto_kernel::Storage::F32>(ctx, tz, 128, widx, s)) return;
+  if (!pypto_kernel::tile_set<pypto_kernel::Storage::F32>(ctx, tz, "<string>", 19, {static_cast<int64_t>(1), static_cast<int64_t>(2)}, {8, 16}, s)) return;
   pypto_kernel::copy(unused, tz, 128);
   alignas(64) float tmp[128];
   pypto_kernel::binary<pypto_kernel::Storage::F32>(tmp, ta, tb, 128, pypto_kernel::Add{});
@@ -569,7 +568,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_89[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, ta, ctx->tensors[89], DataType::FLOAT32, 2, off_89, shp_89, "o_move", decl_89)) return;
   alignas(64) float tmp_85[128];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_85, 128, static_cast<float>(pypto_kernel::tile_at(ctx, ta, 128, (static_cast<int64_t>(1)) * 16 + static_cast<int64_t>(2))));
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_85, 128, static_cast<float>(pypto_kernel::tile_at(ctx, ta, "<string>", 102, {static_cast<int64_t>(1), static_cast<int64_t>(2)}, {8, 16})));
   const int64_t off_90[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_90[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_90[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};

@@ -8,6 +8,7 @@
 //     pypto_kernel::cmp_mask(mask, a, 16, 32, b, 16, 32, 16, 32, 32, /*LT*/ 2);
 #pragma once
 
+#include <initializer_list>
 #include <vector>
 
 namespace pypto_kernel {
@@ -456,22 +457,49 @@ inline void cast_mode(D* dst, const Src* src, int64_t n, int mode) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// tile.read / tile.write: one element at a flat (row-major) index, checked against the tile's
-// element count (an index outside fails the run; the read then gives 0, the write is dropped).
+// tile.read / tile.write: one element at a run-time index. Every index is checked against its
+// own axis (a flat-only check would let [0, 40] on a [16, 32] tile read element [1, 8]); one
+// outside fails the run naming the DSL line, op, axis, index and extent (the read then gives 0,
+// the write is dropped). The check runs once per access, never inside an element loop.
 //
-//     float v = pypto_kernel::tile_at(ctx, t, 512, i * 32 + j);
-template <class C>
-inline C tile_at(const PTO2KernelContext* ctx, const C* t, int64_t n, int64_t flat) {
-  if (flat < 0 || flat >= n) {
-    index_fail(ctx, "tile.read", flat, n);
-    return C{};
+//     float v = pypto_kernel::tile_at(ctx, t, "k.py", 7, {i, j}, {16, 32});
+//     if (!pypto_kernel::tile_set<Storage::F32>(ctx, t, "k.py", 8, {i, j}, {16, 32}, v)) return;
+
+// Row-major flat index of `idx` in a tile (or tensor) of extents `dims` (equal lengths: the
+// generated call passes one index per axis); -1 after ctx->fail when an index is outside its axis.
+// Also the per-axis check of a kernel's tensor.write, before its one-element store.
+inline int64_t element_flat_index(const PTO2KernelContext* ctx, const char* file, int line, const char* op,
+                               std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims) {
+  int64_t flat = 0;
+  int axis = 0;
+  const int64_t* d = dims.begin();
+  for (const int64_t i : idx) {
+    const int64_t n = d[axis];
+    if (i < 0 || i >= n) {
+      char msg[256];
+      std::snprintf(msg, sizeof msg, "%s:%d: %s: index %lld of axis %d is outside [0, %lld)", file, line, op,
+                    static_cast<long long>(i), axis, static_cast<long long>(n));
+      ctx->fail(msg);
+      return -1;
+    }
+    flat = flat * n + i;
+    ++axis;
   }
-  return t[flat];
+  return flat;
+}
+
+template <class C>
+inline C tile_at(const PTO2KernelContext* ctx, const C* t, const char* file, int line,
+                 std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims) {
+  const int64_t flat = element_flat_index(ctx, file, line, "tile.read", idx, dims);
+  return flat < 0 ? C{} : t[flat];
 }
 
 template <Storage S, class C, class V>
-inline bool tile_set(const PTO2KernelContext* ctx, C* t, int64_t n, int64_t flat, V v) {
-  if (flat < 0 || flat >= n) return index_fail(ctx, "tile.write", flat, n);
+inline bool tile_set(const PTO2KernelContext* ctx, C* t, const char* file, int line,
+                     std::initializer_list<int64_t> idx, std::initializer_list<int64_t> dims, V v) {
+  const int64_t flat = element_flat_index(ctx, file, line, "tile.write", idx, dims);
+  if (flat < 0) return false;
   t[flat] = static_cast<C>(v);
   round_to<S>(t + flat, 1);
   return true;
