@@ -112,6 +112,8 @@ void bind_enums(nb::module_& m) {
       V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
       V(ArgDirection, Scalar);
   nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel) V(ForKind, Unroll);
+  nb::enum_<LoopOrigin>(m, "LoopOrigin")
+      V(LoopOrigin, User) V(LoopOrigin, ChunkOuter) V(LoopOrigin, ChunkInner) V(LoopOrigin, ChunkRemainder);
   nb::enum_<ScopeKind>(m, "ScopeKind") V(ScopeKind, At) V(ScopeKind, Spmd) V(ScopeKind, Cluster);
   nb::enum_<RuntimeScopeMode>(m, "RuntimeScopeMode") V(RuntimeScopeMode, Auto) V(RuntimeScopeMode, Manual);
   nb::enum_<BinaryOp>(m, "BinaryOp")
@@ -453,7 +455,8 @@ void bind_stmts(nb::module_& m) {
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
       .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
-      .def("with_chunk_stride", &ForStmt::with_chunk_stride, "stride"_a)
+      .def_ro("loop_origin", &ForStmt::loop_origin, "Stamped by SplitChunkedLoops (User: not a split loop).")
+      .def("with_chunk_split", &ForStmt::with_chunk_split, "origin"_a, "stride"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")

@@ -367,7 +367,9 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
                             body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
                   ->with_results(op->carries, op->trip_count);
-  if (op->chunk_stride) loop = loop->with_chunk_stride(op->chunk_stride);   // a SplitChunkedLoops stamp survives a rewrite
+  if (op->loop_origin != LoopOrigin::User || op->chunk_stride) {   // a SplitChunkedLoops stamp survives a rewrite
+    loop = loop->with_chunk_split(op->loop_origin, op->chunk_stride);
+  }
   return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 

@@ -569,6 +569,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
     }
   }
   if (f.chunk_stride) range += ", chunk_stride=" + std::to_string(f.chunk_stride);   // SplitChunkedLoops
+  if (f.loop_origin != LoopOrigin::User) range += std::string(", loop_origin=\"") + to_string(f.loop_origin) + "\"";
   if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;

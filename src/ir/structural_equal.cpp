@@ -434,6 +434,9 @@ class Equal {
           }
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->loop_origin != y->loop_origin) {
+          return fail(std::string("ForStmt.loop_origin ") + to_string(x->loop_origin) + " vs " + to_string(y->loop_origin));
+        }
         if (x->chunk_stride != y->chunk_stride) {
           return fail("ForStmt.chunk_stride " + std::to_string(x->chunk_stride) + " vs " + std::to_string(y->chunk_stride));
         }
@@ -780,6 +783,7 @@ class Hasher {
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
         if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
+        if (x->loop_origin != LoopOrigin::User) mix(static_cast<uint64_t>(x->loop_origin) + 7);
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);
