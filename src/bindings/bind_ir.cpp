@@ -295,6 +295,11 @@ void bind_exprs(nb::module_& m) {
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
       .def_ro("cpu_base", &Call::cpu_base, "Stamped by ResolvePeerBufferBases on pipe buffers (-1 before).")
+      .def_prop_ro("task_ref_task", [](const Call& c) { return c.task_ref.task; },
+                   "A system.task_ref's producer TaskId name (AutoDeriveTaskDependencies; '' on other calls).")
+      .def_prop_ro("task_ref_slot", [](const Call& c) { return c.task_ref.slot; }, "A system.task_ref's slot= (-1: none).")
+      .def_prop_ro("task_ref_every_iteration", [](const Call& c) { return c.task_ref.every_iteration; },
+                   "A system.task_ref's every_iteration=.")
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});

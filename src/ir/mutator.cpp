@@ -248,6 +248,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   Attrs attrs = attrs_changed ? std::move(attrs_out) : op->attrs;
   auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
   if (!user_edges.empty()) attrs["manual_dep_edges"] = std::move(user_edges);   // make_op's parameter
+  if (!op->task_ref.task.empty()) {   // make_op's parameters too
+    attrs["task"] = op->task_ref.task;
+    if (op->task_ref.slot >= 0) attrs["slot"] = op->task_ref.slot;
+    if (op->task_ref.every_iteration) attrs["every_iteration"] = true;
+  }
   if (!op->is_op) {
     ExprPtr c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
     if (!edges.empty()) c = with_compiler_dep_edges(c, std::move(edges));
