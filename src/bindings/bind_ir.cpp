@@ -112,6 +112,8 @@ void bind_enums(nb::module_& m) {
       V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
       V(ArgDirection, Scalar);
   nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel) V(ForKind, Unroll);
+  nb::enum_<LoopOrigin>(m, "LoopOrigin")
+      V(LoopOrigin, User) V(LoopOrigin, ChunkOuter) V(LoopOrigin, ChunkInner) V(LoopOrigin, ChunkRemainder);
   nb::enum_<ScopeKind>(m, "ScopeKind") V(ScopeKind, At) V(ScopeKind, Spmd) V(ScopeKind, Cluster);
   nb::enum_<RuntimeScopeMode>(m, "RuntimeScopeMode") V(RuntimeScopeMode, Auto) V(RuntimeScopeMode, Manual);
   nb::enum_<BinaryOp>(m, "BinaryOp")
@@ -293,6 +295,11 @@ void bind_exprs(nb::module_& m) {
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
       .def_ro("cpu_base", &Call::cpu_base, "Stamped by ResolvePeerBufferBases on pipe buffers (-1 before).")
+      .def_prop_ro("task_ref_task", [](const Call& c) { return c.task_ref.task; },
+                   "A system.task_ref's producer TaskId name (AutoDeriveTaskDependencies; '' on other calls).")
+      .def_prop_ro("task_ref_slot", [](const Call& c) { return c.task_ref.slot; }, "A system.task_ref's slot= (-1: none).")
+      .def_prop_ro("task_ref_every_iteration", [](const Call& c) { return c.task_ref.every_iteration; },
+                   "A system.task_ref's every_iteration=.")
       .def_static("make_op", &Call::make_op, "op"_a, "args"_a, "attrs"_a = Attrs{}, "span"_a = Span{})
       .def_static("make_func", &Call::make_func, "callee"_a, "args"_a, "result"_a,
                   "dirs"_a = std::vector<ArgDirection>{}, "span"_a = Span{}, "attrs"_a = Attrs{});
@@ -453,7 +460,8 @@ void bind_stmts(nb::module_& m) {
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
       .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
-      .def("with_chunk_stride", &ForStmt::with_chunk_stride, "stride"_a)
+      .def_ro("loop_origin", &ForStmt::loop_origin, "Stamped by SplitChunkedLoops (User: not a split loop).")
+      .def("with_chunk_split", &ForStmt::with_chunk_split, "origin"_a, "stride"_a)
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")

@@ -158,9 +158,18 @@ std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> a
     edges = std::get<std::vector<ExprPtr>>(it->second);
     attrs.erase(it);
   }
+  // A task_ref's target (checked by type inference) is a typed field, not attrs.
+  TaskRef ref;
+  if (op == "system.task_ref") {
+    ref.task = std::get<std::string>(attrs.at("task"));
+    if (auto* k = attr_get<int64_t>(attrs, "slot")) ref.slot = *k;
+    if (auto* e = attr_get<bool>(attrs, "every_iteration")) ref.every_iteration = *e;
+    for (const char* k : {"task", "slot", "every_iteration"}) attrs.erase(k);
+  }
   auto c = std::make_shared<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
                                   std::move(t), std::move(span));
   c->manual_dep_edges = std::move(edges);
+  c->task_ref = std::move(ref);
   return c;
 }
 

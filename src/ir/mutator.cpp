@@ -254,6 +254,11 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   Attrs attrs = attrs_changed ? std::move(attrs_out) : op->attrs;
   auto dumps = remap_dump_vars(op->dump_vars, op->args, args);
   if (!user_edges.empty()) attrs["manual_dep_edges"] = std::move(user_edges);   // make_op's parameter
+  if (!op->task_ref.task.empty()) {   // make_op's parameters too
+    attrs["task"] = op->task_ref.task;
+    if (op->task_ref.slot >= 0) attrs["slot"] = op->task_ref.slot;
+    if (op->task_ref.every_iteration) attrs["every_iteration"] = true;
+  }
   if (!op->is_op) {
     ExprPtr c = Call::make_func(op->callee, std::move(args), op->type, op->arg_directions, op->span, std::move(attrs));
     if (!edges.empty()) c = with_compiler_dep_edges(c, std::move(edges));
@@ -378,7 +383,9 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
                             body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
                   ->with_results(op->carries, op->trip_count);
-  if (op->chunk_stride) loop = loop->with_chunk_stride(op->chunk_stride);   // a SplitChunkedLoops stamp survives a rewrite
+  if (op->loop_origin != LoopOrigin::User || op->chunk_stride) {   // a SplitChunkedLoops stamp survives a rewrite
+    loop = loop->with_chunk_split(op->loop_origin, op->chunk_stride);
+  }
   return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
 }
 

@@ -303,6 +303,13 @@ std::string Printer::print_call(const Call& c) {
     return "pl.tile.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
            print_expr(c.args[1], 0) + ")";
   }
+  if (c.callee == "system.task_ref") {
+    // The typed Call::task_ref prints as the op's keywords (make_op takes them back).
+    std::string s = "pl.system.task_ref(" + print_args(c.args, c.arg_directions) + (c.args.empty() ? "" : ", ");
+    if (c.task_ref.every_iteration) s += "every_iteration=True, ";
+    if (c.task_ref.slot >= 0) s += "slot=" + std::to_string(c.task_ref.slot) + ", ";
+    return s + "task=" + print_attr_value("task", AttrValue(c.task_ref.task)) + ")";
+  }
   std::string s = op_spelling(c.callee) + "(" + print_args(c.args, c.arg_directions);
   bool first = c.args.empty();
   const auto& pos = positional_attrs(c.callee);
@@ -569,6 +576,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
     }
   }
   if (f.chunk_stride) range += ", chunk_stride=" + std::to_string(f.chunk_stride);   // SplitChunkedLoops
+  if (f.loop_origin != LoopOrigin::User) range += std::string(", loop_origin=\"") + to_string(f.loop_origin) + "\"";
   if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
   if (!f.carries.empty()) {
     std::string cs;

@@ -85,13 +85,14 @@ std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t
   return f;
 }
 
-std::shared_ptr<const ForStmt> ForStmt::with_chunk_stride(int64_t stride) const {
+std::shared_ptr<const ForStmt> ForStmt::with_chunk_split(LoopOrigin origin, int64_t stride) const {
   if (stride != 0) {
     auto* m = step->as<BinaryExpr>();
     auto* c = m && m->op == BinaryOp::Mul ? m->b->as<ConstInt>() : nullptr;
     PYPTO_CHECK(stride > 1 && c && c->value == stride, "chunk_stride " << stride << " on a loop whose step is not s * " << stride);
   }
   auto f = std::make_shared<ForStmt>(*this);
+  f->loop_origin = origin;
   f->chunk_stride = stride;
   return f;
 }

@@ -186,6 +186,12 @@ class Equal {
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
         if (x->shares_source_tile != y->shares_source_tile) return fail("Call.shares_source_tile differ");
+        if (x->task_ref != y->task_ref) {
+          auto text = [&](const TaskRef& r) {
+            return quote(r.task) + (r.slot >= 0 ? " slot=" + std::to_string(r.slot) : "") + (r.every_iteration ? " every_iteration" : "");
+          };
+          return fail("Call.task_ref " + text(x->task_ref) + " vs " + text(y->task_ref));
+        }
         if (x->cpu_base != y->cpu_base) return fail("Call.cpu_base " + std::to_string(x->cpu_base) + " vs " + std::to_string(y->cpu_base));
         {
           Path p(this, "Call.attrs");
@@ -441,6 +447,9 @@ class Equal {
           }
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->loop_origin != y->loop_origin) {
+          return fail(std::string("ForStmt.loop_origin ") + to_string(x->loop_origin) + " vs " + to_string(y->loop_origin));
+        }
         if (x->chunk_stride != y->chunk_stride) {
           return fail("ForStmt.chunk_stride " + std::to_string(x->chunk_stride) + " vs " + std::to_string(y->chunk_stride));
         }
@@ -701,6 +710,10 @@ class Hasher {
         exprs(x->manual_dep_edges);
         if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
         if (x->cpu_base >= 0) mix(static_cast<uint64_t>(x->cpu_base) + 2);
+        if (!x->task_ref.task.empty()) {
+          mix_str(x->task_ref.task);
+          mix(static_cast<uint64_t>(x->task_ref.slot) * 2 + x->task_ref.every_iteration);
+        }
         return type(e->type);
       }
       case NodeKind::Submit: {
@@ -792,6 +805,7 @@ class Hasher {
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
         if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
+        if (x->loop_origin != LoopOrigin::User) mix(static_cast<uint64_t>(x->loop_origin) + 7);
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);

@@ -457,7 +457,7 @@ class Converter : public IRMutator {
                               std::move(iter_args), body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind,
                               std::move(attrs), op->span)
                     ->with_results(op->carries, op->trip_count)
-                    ->with_chunk_stride(op->chunk_stride);
+                    ->with_chunk_split(op->loop_origin, op->chunk_stride);
     return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
   }
 

@@ -2,7 +2,7 @@
 //
 // What: replaces every `pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk])` scope (attr
 //   auto_chunk) by its statements, with the kernel boundaries picked (spec anchor_features §7):
-//     - a chunk chain: a loop with loop_origin "chunk_outer" whose body is its "chunk_inner"
+//     - a chunk chain: a loop with ForStmt::loop_origin chunk_outer whose body is its chunk_inner
 //       loop, whose body (after the loop variable's assignment and the guard) may again be the
 //       outer loop of a nested chunked loop, and so on. When every inner loop of the chain is
 //       parallel, all its outer loops move outward, in order, and stay in the orchestration;
@@ -14,7 +14,7 @@
 //       its remainder gets a scope of its own, after the level's outer loop, holding a fresh
 //       copy of the enclosing inner loops (their guards included) around the remainder (with a
 //       run-time step, the trip count SplitChunkedLoops computes before the level goes with it);
-//     - a remainder loop ("chunk_remainder") gets an InCore scope of its own;
+//     - a remainder loop (chunk_remainder) gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
 //       except yields, returns and pure scalar assignments, which stay in the orchestration.
 //   Each produced scope is `pl.at(level=CORE_GROUP)` with the auto_chunk scope's split /
@@ -41,10 +41,7 @@ using namespace ir;
 
 namespace {
 
-std::string Origin(const ForStmt& f) {
-  auto* o = attr_get<std::string>(f.attrs, "loop_origin");
-  return o ? *o : "";
-}
+LoopOrigin Origin(const ForStmt& f) { return f.loop_origin; }
 
 // A scalar assignment computing on scalars only (tensor.dim reads a shape, not data).
 bool PureScalarAssign(const Stmt& s) {
@@ -96,10 +93,10 @@ Nested NestedOuter(const ForStmt& inner) {
   const AssignStmt* trips = stmts.size() == 3 ? stmts[0]->as<AssignStmt>() : nullptr;
   if (trips) stmts.erase(stmts.begin());
   auto* o = stmts.empty() ? nullptr : stmts[0]->as<ForStmt>();
-  if (!o || Origin(*o) != "chunk_outer" || stmts.size() > 2) return {};
+  if (!o || Origin(*o) != LoopOrigin::ChunkOuter || stmts.size() > 2) return {};
   if (stmts.size() == 1) return {o, nullptr, nullptr};
   auto* r = stmts[1]->as<ForStmt>();
-  if (!r || Origin(*r) != "chunk_remainder" || r->iter_args.size() != o->return_vars.size()) return {};
+  if (!r || Origin(*r) != LoopOrigin::ChunkRemainder || r->iter_args.size() != o->return_vars.size()) return {};
   for (size_t m = 0; m < r->iter_args.size(); ++m) {
     if (r->iter_args[m]->init.get() != o->return_vars[m].get()) return {};
   }
@@ -244,10 +241,10 @@ class Interchanger : public IRMutator {
     };
     for (const StmtPtr& st : flatten_stmts(sc->body)) {
       auto* f = st->as<ForStmt>();
-      if (f && Origin(*f) == "chunk_outer") {
+      if (f && Origin(*f) == LoopOrigin::ChunkOuter) {
         flush();
         out.push_back(Chain(*f, st, wrap));
-      } else if (f && Origin(*f) == "chunk_remainder") {
+      } else if (f && Origin(*f) == LoopOrigin::ChunkRemainder) {
         flush();
         out.push_back(wrap({st}, st->span));
       } else if (st->is<YieldStmt>() || st->is<ReturnStmt>() || PureScalarAssign(*st)) {
@@ -275,7 +272,7 @@ class Interchanger : public IRMutator {
     while (o) {
       StmtPtr i_self = SoleStmt(o->body);
       auto* inner = i_self ? i_self->as<ForStmt>() : nullptr;
-      if (!inner || Origin(*inner) != "chunk_inner") break;
+      if (!inner || Origin(*inner) != LoopOrigin::ChunkInner) break;
       auto body = flatten_stmts(o->body);
       const bool passes_carries = body.size() == 1
                                       ? o->iter_args.empty()
@@ -363,7 +360,7 @@ class Interchanger : public IRMutator {
       if (K > 0) body.push_back(YieldStmt::make(yielded, ok.span));
       StmtPtr loop = ForStmt::make(ok.loop_var, ok.start, ok.stop, ok.step, carries[k], make_seq(body, ok.span),
                                    results[k], ok.for_kind, ok.attrs, ok.span)
-                         ->with_chunk_stride(ok.chunk_stride);
+                         ->with_chunk_split(ok.loop_origin, ok.chunk_stride);
       body = {loop};
       yielded.assign(results[k].begin(), results[k].end());
       if (k == last && rem_nest) {

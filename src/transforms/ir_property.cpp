@@ -244,8 +244,7 @@ struct ChunkChecker : IRVisitor {
   bool loops = true;   // else scopes
   void visit_(const ForStmt* op) override {
     if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + AtLocation(op->span) + " is left");
-    const std::string* origin = attr_get<std::string>(op->attrs, "loop_origin");
-    if (loops && op->chunk_stride && !(origin && *origin == "chunk_outer")) {
+    if (loops && op->chunk_stride && op->loop_origin != LoopOrigin::ChunkOuter) {
       out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has chunk_stride " +
                     std::to_string(op->chunk_stride) + " but is not the outer loop of a chunked loop");
     }

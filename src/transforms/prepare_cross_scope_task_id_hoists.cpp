@@ -107,10 +107,8 @@ class Hoister {
     for (const StmtPtr& st : FlatStmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
         if (const Call* r = task_ref_of(st)) {
-          Ref ref{std::get<std::string>(r->attrs.at("task")), nullptr, false, -1, scopes, r->span};
+          Ref ref{r->task_ref.task, nullptr, r->task_ref.every_iteration, r->task_ref.slot, scopes, r->span};
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
-          if (auto* e = attr_get<bool>(r->attrs, "every_iteration")) ref.every = *e;
-          if (auto* k = attr_get<int64_t>(r->attrs, "slot")) ref.slot = *k;
           if (refs_.emplace(a->var.get(), std::move(ref)).second) ref_order_.push_back(a->var.get());
         } else if (is_task_id(a->var->type) && a->var->type->is<ScalarType>()) {
           producers_.emplace(a->var->name, Producer{static_cast<int>(producers_.size()), scopes});
@@ -448,7 +446,7 @@ class Hoister {
     if (!yields.empty()) body = append_yield(body, yields, f.span);
     out.push_back(ForStmt::make(f.loop_var, f.start, f.stop, f.step, iter_args, body, rvs, f.for_kind, f.attrs, f.span)
                       ->with_results(f.carries, f.trip_count)   // keep StaticTripCountsStamped
-                      ->with_chunk_stride(f.chunk_stride));
+                      ->with_chunk_split(f.loop_origin, f.chunk_stride));
     out.insert(out.end(), barriers.begin(), barriers.end());
   }
 

@@ -19,7 +19,7 @@
 //   guards the body with `(s > 0 and i < stop) or (s < 0 and i > stop)`; leading_full's full
 //   chunks are `range(start, stop - (C - 1) * s, s * C)` and its remainder the last T % C
 //   iterations (T from a floor division by s, which is never 0 there).
-//   The new loops carry the attr loop_origin = "chunk_outer" / "chunk_inner" / "chunk_remainder"
+//   The new loops get ForStmt::loop_origin = chunk_outer / chunk_inner / chunk_remainder
 //   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped. A run-time step's outer
 //   loop (step `s * C`, C > 1) also gets ForStmt::chunk_stride = C: the code generators compute that
 //   stride checked (pto2_chunk_stride / pypto_kernel::chunk_stride), so an overflowing
@@ -147,11 +147,11 @@ class BodyCopy : public IRMutator {
   const std::unordered_set<const Var*>* fresh_;
 };
 
-Attrs OriginAttrs(const Attrs& loop_attrs, const char* origin) {
+// A split loop's attrs: the chunked loop's without chunk / chunk_policy.
+Attrs SplitAttrs(const Attrs& loop_attrs) {
   Attrs a = loop_attrs;
   a.erase("chunk");
   a.erase("chunk_policy");
-  a["loop_origin"] = std::string(origin);
   return a;
 }
 
@@ -274,7 +274,8 @@ class Splitter : public IRMutator {
     std::vector<StmtPtr> body{AssignStmt::make(lv, Index(f, Bin(BinaryOp::Add, done, r, sp)), sp)};
     for (auto& st : flatten_stmts(copy.mutate_stmt(f.body))) body.push_back(st);
     return ForStmt::make(r, Int(0, sp), n_rem, Int(1, sp), ias, make_seq(body, sp), f.return_vars, f.for_kind,
-                         OriginAttrs(f.attrs, "chunk_remainder"), sp);
+                         SplitAttrs(f.attrs), sp)
+        ->with_chunk_split(LoopOrigin::ChunkRemainder, 0);
   }
 
   // for co in range(plan): for ci in range(C): i = <index>; [if InRange(i)] body.
@@ -315,12 +316,13 @@ class Splitter : public IRMutator {
       inner_body.insert(inner_body.end(), body.begin(), body.end());
     }
     StmtPtr inner = ForStmt::make(ci, Int(0, sp), Int(C, sp), Int(1, sp), inner_ias, make_seq(inner_body, sp), inner_rvs,
-                                  f.for_kind, OriginAttrs(f.attrs, "chunk_inner"), sp);
+                                  f.for_kind, SplitAttrs(f.attrs), sp)
+                        ->with_chunk_split(LoopOrigin::ChunkInner, 0);
     std::vector<StmtPtr> outer_body{inner};
     if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
     return ForStmt::make(co, plan.start, plan.stop, plan.step, outer_ias, make_seq(outer_body, sp), results, f.for_kind,
-                         OriginAttrs(f.attrs, "chunk_outer"), sp)
-        ->with_chunk_stride(plan.checked_stride > 1 ? plan.checked_stride : 0);
+                         SplitAttrs(f.attrs), sp)
+        ->with_chunk_split(LoopOrigin::ChunkOuter, plan.checked_stride > 1 ? plan.checked_stride : 0);
   }
 };
 

@@ -48,12 +48,12 @@ def test_prints_and_reparses():
 def test_split_chunked_loops_guarded_and_leading_full():
     text = ir.python_print(run_until(golden(), "SplitChunkedLoops"))
     # guarded: ceil(10 / 4) = 3 outer trips, the body under `if r < 10`, carries through the if
-    assert 'for r_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"})' in text
+    assert 'for r_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), loop_origin="chunk_outer")' in text
     assert "r = r_chunk * 4 + r_in" in text
     assert "if r < 10:" in text
     # leading_full: 10 // 4 = 2 full chunks (no guard) and a remainder loop of 2 trips
-    assert 'pl.parallel(0, 2, 1, init_values=(z,), attrs={"loop_origin": "chunk_outer"})' in text
-    assert 'pl.parallel(0, 2, 1, init_values=(z_5,), attrs={"loop_origin": "chunk_remainder"})' in text
+    assert 'pl.parallel(0, 2, 1, init_values=(z,), loop_origin="chunk_outer")' in text
+    assert 'pl.parallel(0, 2, 1, init_values=(z_5,), loop_origin="chunk_remainder")' in text
     assert "r_2 = 8 + r_rem" in text
     assert "chunk=" not in text
 

@@ -34,14 +34,14 @@ def test_two_level_guarded_chain_moves_both_outer_loops_out():
         def main(self, x: pl.Tensor[[40, 24], pl.FP32],
                  y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-                for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), loop_origin="chunk_outer"):
+                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk * 4 + i_in
                         if i < 10:
                             for j_chunk, (y_3,) in pl.parallel(0, 2, 1, init_values=(y_2,),
-                                                               attrs={"loop_origin": "chunk_outer"}):
+                                                               loop_origin="chunk_outer"):
                                 for j_in, (y_4,) in pl.parallel(0, 3, 1, init_values=(y_3,),
-                                                                attrs={"loop_origin": "chunk_inner"}):
+                                                                loop_origin="chunk_inner"):
                                     j = j_chunk * 3 + j_in
                                     t = pl.tensor.slice(x, [4, 4], [i * 4, j * 4])
                                     y_5 = pl.tensor.assemble(y_4, pl.tensor.adds(t, 1.0), [i * 4, j * 4])
@@ -59,15 +59,15 @@ def test_two_level_guarded_chain_moves_both_outer_loops_out():
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, x: pl.Tensor[[40, 24], pl.FP32],
                  y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
-            for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                for j_chunk, (y_3,) in pl.parallel(0, 2, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_outer"}):
+            for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), loop_origin="chunk_outer"):
+                for j_chunk, (y_3,) in pl.parallel(0, 2, 1, init_values=(y_1,), loop_origin="chunk_outer"):
                     with pl.at(level=pl.Level.CORE_GROUP):
                         for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_3,),
-                                                        attrs={"loop_origin": "chunk_inner"}):
+                                                        loop_origin="chunk_inner"):
                             i = i_chunk * 4 + i_in
                             if i < 10:
                                 for j_in, (y_4,) in pl.parallel(0, 3, 1, init_values=(y_2,),
-                                                                attrs={"loop_origin": "chunk_inner"}):
+                                                                loop_origin="chunk_inner"):
                                     j = j_chunk * 3 + j_in
                                     t = pl.tensor.slice(x, [4, 4], [i * 4, j * 4])
                                     y_5 = pl.tensor.assemble(y_4, pl.tensor.adds(t, 1.0), [i * 4, j * 4])
@@ -90,11 +90,11 @@ def test_chain_with_a_sequential_inner_loop_is_wrapped_whole():
         def main(self, x: pl.Tensor[[16, 16], pl.FP32],
                  y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-                for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                    for i_in, (y_2,) in pl.parallel(0, 2, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), loop_origin="chunk_outer"):
+                    for i_in, (y_2,) in pl.parallel(0, 2, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk * 2 + i_in
-                        for j_chunk, (y_3,) in pl.range(0, 2, 1, init_values=(y_2,), attrs={"loop_origin": "chunk_outer"}):
-                            for j_in, (y_4,) in pl.range(0, 2, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                        for j_chunk, (y_3,) in pl.range(0, 2, 1, init_values=(y_2,), loop_origin="chunk_outer"):
+                            for j_in, (y_4,) in pl.range(0, 2, 1, init_values=(y_3,), loop_origin="chunk_inner"):
                                 j = j_chunk * 2 + j_in
                                 y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                                 y_6 = pl.yield_(y_5)
@@ -109,11 +109,11 @@ def test_chain_with_a_sequential_inner_loop_is_wrapped_whole():
         def main(self, x: pl.Tensor[[16, 16], pl.FP32],
                  y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP):
-                for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                    for i_in, (y_2,) in pl.parallel(0, 2, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), loop_origin="chunk_outer"):
+                    for i_in, (y_2,) in pl.parallel(0, 2, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk * 2 + i_in
-                        for j_chunk, (y_3,) in pl.range(0, 2, 1, init_values=(y_2,), attrs={"loop_origin": "chunk_outer"}):
-                            for j_in, (y_4,) in pl.range(0, 2, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                        for j_chunk, (y_3,) in pl.range(0, 2, 1, init_values=(y_2,), loop_origin="chunk_outer"):
+                            for j_in, (y_4,) in pl.range(0, 2, 1, init_values=(y_3,), loop_origin="chunk_inner"):
                                 j = j_chunk * 2 + j_in
                                 y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                                 y_6 = pl.yield_(y_5)
@@ -132,20 +132,20 @@ def test_nested_remainder_gets_its_own_scope_in_a_copy_of_the_enclosing_inner_lo
         def main(self, x: pl.Tensor[[40, 24], pl.FP32],
                  y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-                for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), loop_origin="chunk_outer"):
+                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk * 4 + i_in
                         if i < 10:
                             for j_chunk, (y_3,) in pl.parallel(0, 1, 1, init_values=(y_2,),
-                                                               attrs={"loop_origin": "chunk_outer"}):
+                                                               loop_origin="chunk_outer"):
                                 for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,),
-                                                                attrs={"loop_origin": "chunk_inner"}):
+                                                                loop_origin="chunk_inner"):
                                     j = j_chunk * 4 + j_in
                                     y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                                     y_6 = pl.yield_(y_5)
                                 y_7 = pl.yield_(y_6)
                             for j_rem, (y_8,) in pl.parallel(0, 2, 1, init_values=(y_7,),
-                                                             attrs={"loop_origin": "chunk_remainder"}):
+                                                             loop_origin="chunk_remainder"):
                                 j_1 = 4 + j_rem
                                 y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 4], [i * 4, j_1 * 4]), [i * 4, j_1 * 4])
                                 y_10 = pl.yield_(y_9)
@@ -161,15 +161,15 @@ def test_nested_remainder_gets_its_own_scope_in_a_copy_of_the_enclosing_inner_lo
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, x: pl.Tensor[[40, 24], pl.FP32],
                  y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
-            for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                for j_chunk, (y_2,) in pl.parallel(0, 1, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_outer"}):
+            for i_chunk, (y_1,) in pl.parallel(0, 3, 1, init_values=(y,), loop_origin="chunk_outer"):
+                for j_chunk, (y_2,) in pl.parallel(0, 1, 1, init_values=(y_1,), loop_origin="chunk_outer"):
                     with pl.at(level=pl.Level.CORE_GROUP):
                         for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,),
-                                                        attrs={"loop_origin": "chunk_inner"}):
+                                                        loop_origin="chunk_inner"):
                             i = i_chunk * 4 + i_in
                             if i < 10:
                                 for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,),
-                                                                attrs={"loop_origin": "chunk_inner"}):
+                                                                loop_origin="chunk_inner"):
                                     j = j_chunk * 4 + j_in
                                     y_5 = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                                     y_6 = pl.yield_(y_5)
@@ -180,11 +180,11 @@ def test_nested_remainder_gets_its_own_scope_in_a_copy_of_the_enclosing_inner_lo
                     y_9 = pl.yield_(y_8)
                 with pl.at(level=pl.Level.CORE_GROUP):
                     for i_in_1, (y_10,) in pl.parallel(0, 4, 1, init_values=(y_9,),
-                                                       attrs={"loop_origin": "chunk_inner"}):
+                                                       loop_origin="chunk_inner"):
                         i_1 = i_chunk * 4 + i_in_1
                         if i_1 < 10:
                             for j_rem, (y_11,) in pl.parallel(0, 2, 1, init_values=(y_10,),
-                                                              attrs={"loop_origin": "chunk_remainder"}):
+                                                              loop_origin="chunk_remainder"):
                                 j_1 = 4 + j_rem
                                 y_12 = pl.tensor.assemble(y_11, pl.tensor.slice(x, [4, 4], [i_1 * 4, j_1 * 4]),
                                                           [i_1 * 4, j_1 * 4])
@@ -207,7 +207,7 @@ def test_golden_chain_e2e_race_checked_one_task_per_outer_combination():
     p = run_until(golden(), "OutlineIncoreScopes")
     main = ir.python_print(next(f for f in p.functions if f.name == "main"))
     # three chunk levels: all three outer loops in the orchestration, one kernel call inside them
-    assert main.count('"loop_origin": "chunk_outer"') == 3 and "chunk_inner" not in main, main
+    assert main.count('loop_origin="chunk_outer"') == 3 and "chunk_inner" not in main, main
     compiled = pypto.compile(golden())
     x = np.random.default_rng(11).standard_normal((40, 24)).astype(np.float32)
     y = np.zeros((40, 24), np.float32)
@@ -259,7 +259,7 @@ def test_chain_variants_e2e_race_checked(case, n):
     outer, inner, blocks, outer_loops = CASES[case]
     program = pl.parse_program(SRC.replace("{I}", outer).replace("{J}", inner), "t.py")
     main = ir.python_print(next(f for f in run_until(program, "OutlineIncoreScopes").functions if f.name == "main"))
-    assert main.split("= self.")[0].count('"loop_origin": "chunk_outer"') == outer_loops, main
+    assert main.split("= self.")[0].count('loop_origin="chunk_outer"') == outer_loops, main
     compiled = pypto.compile(program)
     x = np.random.default_rng(n).standard_normal((40, 24)).astype(np.float32)
     y = np.zeros((40, 24), np.float32)

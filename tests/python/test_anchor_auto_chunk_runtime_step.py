@@ -42,8 +42,8 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
                  y: pl.Out[pl.Tensor[[64, 8], pl.FP32]]) -> pl.Tensor[[64, 8], pl.FP32]:
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
                 for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), chunk_stride=4,
-                                                   attrs={"loop_origin": "chunk_outer"}):
-                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+                                                   loop_origin="chunk_outer"):
+                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk + i_in * s
                         if s > 0 and i < n or s < 0 and i > n:
                             y_3 = pl.tensor.assemble(y_2, pl.tensor.slice(x, [4, 8], [i * 4, 0]), [i * 4, 0])
@@ -54,14 +54,14 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
                     y_6 = pl.yield_(y_5)
                 k_trips = max(0 - n // (s + pl.cast(s == 0, pl.INDEX)), 0)
                 for k_chunk, (y_7,) in pl.range(n, 0 - s, s * 2, init_values=(y_6,),
-                                                       chunk_stride=2, attrs={"loop_origin": "chunk_outer"}):
-                    for k_in, (y_8,) in pl.range(0, 2, 1, init_values=(y_7,), attrs={"loop_origin": "chunk_inner"}):
+                                                       chunk_stride=2, loop_origin="chunk_outer"):
+                    for k_in, (y_8,) in pl.range(0, 2, 1, init_values=(y_7,), loop_origin="chunk_inner"):
                         k = k_chunk + k_in * s
                         y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 8], [k * 4, 0]), [k * 4, 0])
                         y_10 = pl.yield_(y_9)
                     y_11 = pl.yield_(y_10)
                 for k_rem, (y_12,) in pl.range(0, k_trips % 2 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_11,),
-                                               attrs={"loop_origin": "chunk_remainder"}):
+                                               loop_origin="chunk_remainder"):
                     k_1 = n + (k_trips - k_trips % 2 + k_rem) * s
                     y_13 = pl.tensor.assemble(y_12, pl.tensor.slice(x, [4, 8], [k_1 * 4, 0]), [k_1 * 4, 0])
                     y_14 = pl.yield_(y_13)
@@ -142,7 +142,7 @@ class P:
         if ps.name == "OutlineIncoreScopes":
             break
     main = ir.python_print(next(f for f in q.functions if f.name == "main"))
-    assert main.count('"loop_origin": "chunk_outer"') == 2, main   # both run-time-step outer loops moved out
+    assert main.count('loop_origin="chunk_outer"') == 2, main   # both run-time-step outer loops moved out
     compiled = pypto.compile(p)
     x = np.random.default_rng(2).standard_normal((40, 24)).astype(np.float32)
     for s, t in [(1, -1), (3, -2), (4, -5)]:
@@ -236,11 +236,11 @@ def test_chunk_stride_is_a_typed_loop_field_printed_and_compared():
     inner = _stmts(outer.body)[0]
     assert isinstance(inner, ir.ForStmt) and inner.chunk_stride == 0
     text = ir.python_print(after)
-    assert "chunk_stride=4, attrs=" in text and '"chunk_stride"' not in text
+    assert 'chunk_stride=4, loop_origin="chunk_outer"' in text and '"chunk_stride"' not in text
     assert ir.structural_equal(pl.parse_program(text), after)
     # structural equality and the hash see the field: the same loop without it differs
-    stamped = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'chunk_stride=4, attrs={"loop_origin": "chunk_outer"}'))
-    plain = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'attrs={"loop_origin": "chunk_outer"}'))
+    stamped = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'chunk_stride=4, loop_origin="chunk_outer"'))
+    plain = pl.parse_program(_STRIDE_SRC.replace("STRIDE", 'loop_origin="chunk_outer"'))
     assert _first_loop(stamped).chunk_stride == 4 and _first_loop(plain).chunk_stride == 0
     ok, why = ir.structural_equal_explain(stamped, plain)
     assert not ok and "chunk_stride 4 vs 0" in why

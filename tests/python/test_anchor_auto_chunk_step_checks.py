@@ -21,7 +21,7 @@ from test_anchor_auto_chunk_chains import SRC, run_until
 
 def _outer_loops_in_orchestration(program):
     main = ir.python_print(next(f for f in run_until(program, "OutlineIncoreScopes").functions if f.name == "main"))
-    return main.split("= self.")[0].count('"loop_origin": "chunk_outer"'), main
+    return main.split("= self.")[0].count('loop_origin="chunk_outer"'), main
 
 
 # (outer loop, inner loop with a run-time step, blocks covered for (n, s))
@@ -129,17 +129,17 @@ _BEFORE = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[40, 24], pl.FP32], s: pl.Scalar[pl.INDEX],
              y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
         with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
-            for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-                for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), attrs={"loop_origin": "chunk_inner"}):
+            for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), loop_origin="chunk_outer"):
+                for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), loop_origin="chunk_inner"):
                     i = i_chunk * 4 + i_in
                     j_trips = max(0 - -6 // (s + pl.cast(s == 0, pl.INDEX)), 0)
-                    for j_chunk, (y_3,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_2,), chunk_stride=4, attrs={"loop_origin": "chunk_outer"}):
-                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                    for j_chunk, (y_3,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_2,), chunk_stride=4, loop_origin="chunk_outer"):
+                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), loop_origin="chunk_inner"):
                             j = j_chunk + j_in * s
                             y_5: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                             y_6 = pl.yield_(y_5)
                         y_7 = pl.yield_(y_6)
-                    for j_rem, (y_8,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_7,), attrs={"loop_origin": "chunk_remainder"}):
+                    for j_rem, (y_8,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_7,), loop_origin="chunk_remainder"):
                         j_1 = (j_trips - j_trips % 4 + j_rem) * s
                         y_9: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 4], [i * 4, j_1 * 4]), [i * 4, j_1 * 4])
                         y_10 = pl.yield_(y_9)
@@ -150,22 +150,22 @@ _BEFORE = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
 _EXPECTED = _HEAD + """    @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[40, 24], pl.FP32], s: pl.Scalar[pl.INDEX],
              y: pl.Out[pl.Tensor[[40, 24], pl.FP32]]) -> pl.Tensor[[40, 24], pl.FP32]:
-        for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), attrs={"loop_origin": "chunk_outer"}):
-            for j_chunk, (y_2,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_1,), chunk_stride=4, attrs={"loop_origin": "chunk_outer"}):
+        for i_chunk, (y_1,) in pl.parallel(0, 2, 1, init_values=(y,), loop_origin="chunk_outer"):
+            for j_chunk, (y_2,) in pl.parallel(0, 6 - 3 * s, s * 4, init_values=(y_1,), chunk_stride=4, loop_origin="chunk_outer"):
                 with pl.at(level=pl.Level.CORE_GROUP):
-                    for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,), attrs={"loop_origin": "chunk_inner"}):
+                    for i_in, (y_3,) in pl.parallel(0, 4, 1, init_values=(y_2,), loop_origin="chunk_inner"):
                         i = i_chunk * 4 + i_in
-                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), attrs={"loop_origin": "chunk_inner"}):
+                        for j_in, (y_4,) in pl.parallel(0, 4, 1, init_values=(y_3,), loop_origin="chunk_inner"):
                             j = j_chunk + j_in * s
                             y_5: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_4, pl.tensor.slice(x, [4, 4], [i * 4, j * 4]), [i * 4, j * 4])
                             y_6 = pl.yield_(y_5)
                         y_7 = pl.yield_(y_6)
                 y_8 = pl.yield_(y_7)
             with pl.at(level=pl.Level.CORE_GROUP):
-                for i_in_1, (y_9,) in pl.parallel(0, 4, 1, init_values=(y_8,), attrs={"loop_origin": "chunk_inner"}):
+                for i_in_1, (y_9,) in pl.parallel(0, 4, 1, init_values=(y_8,), loop_origin="chunk_inner"):
                     i_1 = i_chunk * 4 + i_in_1
                     j_trips = max(0 - -6 // (s + pl.cast(s == 0, pl.INDEX)), 0)
-                    for j_rem, (y_10,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_9,), attrs={"loop_origin": "chunk_remainder"}):
+                    for j_rem, (y_10,) in pl.parallel(0, j_trips % 4 * pl.cast(s != 0, pl.INDEX), 1, init_values=(y_9,), loop_origin="chunk_remainder"):
                         j_1 = (j_trips - j_trips % 4 + j_rem) * s
                         y_11: pl.Tensor[[40, 24], pl.FP32] = pl.tensor.assemble(y_10, pl.tensor.slice(x, [4, 4], [i_1 * 4, j_1 * 4]), [i_1 * 4, j_1 * 4])
                         y_12 = pl.yield_(y_11)

@@ -333,3 +333,50 @@ def test_the_fence_counts_iterations_not_the_distance_from_start_to_stop():
 def test_a_program_whose_trip_counts_are_not_stamped_is_refused():
     with pytest.raises(Exception, match="requires StaticTripCountsStamped"):
         passes.PrepareCrossScopeTaskIdHoists()(_fan_in(0, 4, 1))
+
+
+def _task_refs(program):
+    found = []
+
+    def walk(s):
+        for st in ir.flatten_stmts(s):
+            if isinstance(st, ir.AssignStmt) and isinstance(st.value, ir.Call) and st.value.callee == "system.task_ref":
+                found.append(st.value)
+            elif isinstance(st, (ir.ForStmt, ir.RuntimeScopeStmt)):
+                walk(st.body)
+    walk(program.get("main").body)
+    return found
+
+
+def test_a_task_ref_target_is_a_typed_call_field_printed_and_compared():
+    # task= / slot= / every_iteration= are the typed Call.task_ref (not attrs) the pass reads;
+    # they print as the op's keywords and re-parse into the same field.
+    fill_ref, acc_ref = _task_refs(FanInBefore)
+    assert (fill_ref.task_ref_task, fill_ref.task_ref_slot, fill_ref.task_ref_every_iteration) == ("fill_tid0", -1, False)
+    assert acc_ref.task_ref_task == "acc_tid1" and len(acc_ref.args) == 1
+    assert not any(k in c.attrs for c in (fill_ref, acc_ref) for k in ("task", "slot", "every_iteration"))
+    text = ir.python_print(FanInBefore)
+    assert 'pl.system.task_ref(task="fill_tid0")' in text and 'pl.system.task_ref(j, task="acc_tid1")' in text
+    assert ir.structural_equal(pl.parse_program(text), FanInBefore)
+    for old, new, why in [('task_ref(task="fill_tid0")', 'task_ref(slot=2, task="fill_tid0")',
+                           "Call.task_ref 'fill_tid0' vs 'fill_tid0' slot=2"),
+                          ('task_ref(task="fill_tid0")', 'task_ref(every_iteration=True, task="fill_tid0")',
+                           "Call.task_ref 'fill_tid0' vs 'fill_tid0' every_iteration"),
+                          ('task_ref(task="fill_tid0")', 'task_ref(task="acc_tid1")', "Call.task_ref 'fill_tid0' vs 'acc_tid1'")]:
+        other = pl.parse_program(text.replace(old, new))
+        (ref, _) = _task_refs(other)
+        assert ref.task_ref_slot == (2 if "slot" in new else -1)
+        assert ref.task_ref_every_iteration == ("every_iteration" in new)
+        assert new in ir.python_print(other)
+        ok, message = ir.structural_equal_explain(FanInBefore, other)
+        assert not ok and why in message, message
+        assert ir.structural_hash(FanInBefore) != ir.structural_hash(other)
+
+
+def test_a_bad_task_ref_slot_is_a_located_error():
+    from pypto.errors import PyptoError
+    text = ir.python_print(FanInBefore).replace('task_ref(task="fill_tid0")', 'task_ref(slot=-2, task="fill_tid0")')
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(text, "c.py")
+    assert "system.task_ref: slot= must be an int >= 0" in ei.value.message
+    assert ei.value.line == next(i + 1 for i, line in enumerate(text.splitlines()) if "slot=-2" in line)

@@ -41,6 +41,9 @@ enum class BinaryOp : uint8_t {
   Eq, Ne, Lt, Le, Gt, Ge, And, Or,
 };
 enum class UnaryOp : uint8_t { Neg, Not };
+// Which part of a split chunked loop a ForStmt is (SplitChunkedLoops): printed
+// loop_origin="chunk_outer" / "chunk_inner" / "chunk_remainder"; User for every other loop.
+enum class LoopOrigin : uint8_t { User, ChunkOuter, ChunkInner, ChunkRemainder };
 
 const char* to_string(DataType v);
 const char* to_string(Layout v);
@@ -56,6 +59,7 @@ const char* to_string(ScopeKind v);
 const char* to_string(RuntimeScopeMode v);
 const char* to_string(BinaryOp v);   // the Python operator: "+", "//", "==", "and", ...
 const char* to_string(UnaryOp v);    // "-", "not"
+const char* to_string(LoopOrigin v);   // "user", "chunk_outer", "chunk_inner", "chunk_remainder"
 
 bool parse_data_type(const std::string& s, DataType* out);
 bool parse_memory_space(const std::string& s, MemorySpace* out);
@@ -64,6 +68,7 @@ bool parse_level(const std::string& s, Level* out);
 bool parse_role(const std::string& s, Role* out);
 bool parse_core_type(const std::string& s, CoreType* out);
 bool parse_layout(const std::string& s, Layout* out);
+bool parse_loop_origin(const std::string& s, LoopOrigin* out);
 
 bool is_float(DataType t);     // FP16, BF16, FP32
 bool is_integer(DataType t);   // signed/unsigned ints and INDEX (not BOOL, not TASK_ID)

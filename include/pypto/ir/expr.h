@@ -136,6 +136,17 @@ struct Cast : Expr {
   static std::shared_ptr<const Cast> make(ExprPtr value, DataType dtype, Span span = {});
 };
 
+// What a system.task_ref placeholder names (AutoDeriveTaskDependencies writes it,
+// PrepareCrossScopeTaskIdHoists reads it): printed as the op's keywords
+// `pl.system.task_ref([loop_var,] every_iteration=True, slot=k, task="k_tid3")`.
+struct TaskRef {
+  std::string task;               // the TaskId Var (by name) bound to the producer's submit; "" on other calls
+  int64_t slot = -1;              // k >= 0: only iteration k's id of the pl.parallel below the common scope
+  bool every_iteration = false;   // the ids of every iteration of the pl.range below the common scope
+  bool operator==(const TaskRef& o) const { return task == o.task && slot == o.slot && every_iteration == o.every_iteration; }
+  bool operator!=(const TaskRef& o) const { return !(*this == o); }
+};
+
 // A call, either to a registered op (`is_op`, callee like "tensor.create", "tile.add") or to
 // another function of the program (callee = its name; `self.kernel(...)` in the DSL).
 // `arg_directions` is empty or has one entry per arg (see ArgDirection).
@@ -163,6 +174,9 @@ struct Call : Expr {
   // the address a system.reserve_buffer / system.import_peer_buffer binds on the CPU (its base, or
   // its peer's; 0 for pl.AUTO). -1 before the pass and on every other call.
   int64_t cpu_base = -1;
+  // The target of a system.task_ref placeholder (TaskRef); make_op takes it as the op's task= /
+  // slot= / every_iteration= parameters and stores it here, not in attrs.
+  TaskRef task_ref;
   Call(std::string c, bool op, std::vector<ExprPtr> a, Attrs at, std::vector<ArgDirection> d, TypePtr t, Span s)
       : Expr(kKind, std::move(t), std::move(s)), callee(std::move(c)), is_op(op), args(std::move(a)), attrs(std::move(at)), arg_directions(std::move(d)) {}
   ~Call() override { release_children(args, compiler_manual_dep_edges, dump_vars, manual_dep_edges); }

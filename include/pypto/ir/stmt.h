@@ -75,9 +75,11 @@ struct ForStmt : Stmt {
   // Pass result (KernelInPlaceCarries; typed, printed as pl.range(..., inplace_carries=[0])):
   // the iter_arg indices whose yielded tile the body computes straight into the carry's storage.
   std::vector<int64_t> inplace_carries;
-  // Pass result (SplitChunkedLoops; typed, printed as pl.range(..., chunk_stride=4)): C > 1 on
-  // the outer loop of a chunked loop whose run-time step is `s * C`; the code generators
-  // compute that stride overflow-checked. 0 on every other loop.
+  // Pass results (SplitChunkedLoops; typed, printed as pl.range(..., chunk_stride=4,
+  // loop_origin="chunk_outer")): which part of a split chunked loop this is (InterchangeChunkLoops
+  // reads it), and C > 1 on the outer loop of a chunked loop whose run-time step is `s * C` (the
+  // code generators compute that stride overflow-checked), 0 on every other loop.
+  LoopOrigin loop_origin = LoopOrigin::User;
   int64_t chunk_stride = 0;
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
           ForKind k, Attrs at, Span s)
@@ -91,8 +93,9 @@ struct ForStmt : Stmt {
   std::shared_ptr<const ForStmt> with_results(std::vector<LoopCarry> carries, int64_t trip_count) const;
   // A copy with inplace_carries set: `loop->with_inplace_carries({0})`.
   std::shared_ptr<const ForStmt> with_inplace_carries(std::vector<int64_t> carries) const;
-  // A copy with chunk_stride set (0, or C > 1 on a loop whose step is `s * C`): `loop->with_chunk_stride(4)`.
-  std::shared_ptr<const ForStmt> with_chunk_stride(int64_t stride) const;
+  // A copy with the SplitChunkedLoops results set: `loop->with_chunk_split(LoopOrigin::ChunkOuter, 4)`
+  // (stride 0, or C > 1 on a ChunkOuter loop whose step is `s * C`).
+  std::shared_ptr<const ForStmt> with_chunk_split(LoopOrigin origin, int64_t stride) const;
 };
 
 struct IfStmt : Stmt {

@@ -74,7 +74,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
-    init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None}
+    init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None, "loop_origin": None}
     chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
         if kw.arg in chunk_kws:
@@ -86,11 +86,15 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             init = kw.value
         elif kw.arg == "attrs":
             attrs = attrs_dict(ctx, kw.value)
+            for typed in ("loop_origin", "chunk_stride"):
+                if typed in attrs:
+                    raise ctx.error(kw.value, f"'{typed}' is no loop attr: it is a typed SplitChunkedLoops result",
+                                    help=f"write it as the keyword pl.range(..., {typed}=...)")
         elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
             results[kw.arg] = _loop_result(ctx, kw)
         elif kw.arg == "inplace_carries":
             pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
-        elif kw.arg == "chunk_stride":   # SplitChunkedLoops' result, as printed: checked by _with_chunk_stride
+        elif kw.arg in ("chunk_stride", "loop_origin"):   # SplitChunkedLoops' results, as printed: _with_chunk_split
             results[kw.arg] = kw
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
@@ -133,22 +137,37 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
     loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
     if results["carries"] or results["trip_count"] >= 0:
         loop = loop.with_results(results["carries"], results["trip_count"])
-    if results["chunk_stride"] is not None:
-        loop = _with_chunk_stride(ctx, results["chunk_stride"], loop)
+    if results["chunk_stride"] is not None or results["loop_origin"] is not None:
+        loop = _with_chunk_split(ctx, results["loop_origin"], results["chunk_stride"], loop)
     return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
 
 
-def _with_chunk_stride(ctx, kw: ast.keyword, loop):
-    """`pl.range(0, n, s * 4, chunk_stride=4)` (SplitChunkedLoops' result as printed IR spells it)
-    -> the loop with ForStmt.chunk_stride set: C > 1 on a loop whose step is `s * C`."""
-    v = kw.value.value if isinstance(kw.value, ast.Constant) else None
-    step = loop.step
-    c = step.b if isinstance(step, ir.BinaryExpr) and step.op == ir.BinaryOp.Mul else None
-    if type(v) is not int or v < 2 or not isinstance(c, ir.ConstInt) or c.value != v:
-        raise ctx.error(kw.value, f"chunk_stride= must be an int C > 1 on a loop whose step is `s * C`, got "
-                        f"'{ast.unparse(kw.value)}'",
-                        help="chunk_stride= is SplitChunkedLoops' result: it names the chunk of a run-time step")
-    return loop.with_chunk_stride(v)
+_LOOP_ORIGINS = {"chunk_outer": ir.LoopOrigin.ChunkOuter, "chunk_inner": ir.LoopOrigin.ChunkInner,
+                 "chunk_remainder": ir.LoopOrigin.ChunkRemainder}
+
+
+def _with_chunk_split(ctx, origin_kw, stride_kw, loop):
+    """`pl.range(0, n, s * 4, chunk_stride=4, loop_origin="chunk_outer")` (SplitChunkedLoops' results
+    as printed IR spells them) -> the loop with ForStmt.loop_origin / chunk_stride set; chunk_stride is
+    C > 1 on a loop whose step is `s * C`."""
+    origin, stride = ir.LoopOrigin.User, 0
+    if origin_kw is not None:
+        v = origin_kw.value.value if isinstance(origin_kw.value, ast.Constant) else None
+        if not isinstance(v, str) or v not in _LOOP_ORIGINS:
+            raise ctx.error(origin_kw.value, f"loop_origin= must be \"chunk_outer\", \"chunk_inner\" or "
+                            f"\"chunk_remainder\", got {ast.unparse(origin_kw.value)}",
+                            help="loop_origin= is SplitChunkedLoops' result: which part of a split chunked loop this is")
+        origin = _LOOP_ORIGINS[v]
+    if stride_kw is not None:
+        v = stride_kw.value.value if isinstance(stride_kw.value, ast.Constant) else None
+        step = loop.step
+        c = step.b if isinstance(step, ir.BinaryExpr) and step.op == ir.BinaryOp.Mul else None
+        if type(v) is not int or v < 2 or not isinstance(c, ir.ConstInt) or c.value != v:
+            raise ctx.error(stride_kw.value, f"chunk_stride= must be an int C > 1 on a loop whose step is `s * C`, got "
+                            f"'{ast.unparse(stride_kw.value)}'",
+                            help="chunk_stride= is SplitChunkedLoops' result: it names the chunk of a run-time step")
+        stride = v
+    return loop.with_chunk_split(origin, stride)
 
 
 def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):

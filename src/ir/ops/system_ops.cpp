@@ -9,7 +9,8 @@
 //       variable, those of the previous iteration of that loop; every_iteration=True: the ids of
 //       every iteration of the pl.range below the common scope, not its last; slot=k: only
 //       iteration k's id of the pl.parallel below the common scope. Written by
-//       AutoDeriveTaskDependencies, replaced by TaskId carries in PrepareCrossScopeTaskIdHoists.)
+//       AutoDeriveTaskDependencies, replaced by TaskId carries in PrepareCrossScopeTaskIdHoists.
+//       make_op stores task / slot / every_iteration in the typed Call::task_ref.)
 #include "../describe.h"
 #include "op_util.h"
 #include "pypto/ir/error.h"
@@ -54,6 +55,13 @@ void register_system_ops(OpRegistry& r) {
                      "system.task_ref needs task=\"<TaskId variable name>\"", "");
     PYPTO_USER_CHECK(args.empty() || args[0]->type->is<ScalarType>(), span,
                      "system.task_ref: the optional argument is a loop variable", "");
+    if (auto s = attrs.find("slot"); s != attrs.end()) {
+      auto* k = std::get_if<int64_t>(&s->second);
+      PYPTO_USER_CHECK(k && *k >= 0, span, "system.task_ref: slot= must be an int >= 0", "");
+    }
+    if (auto e = attrs.find("every_iteration"); e != attrs.end()) {
+      PYPTO_USER_CHECK(std::get_if<bool>(&e->second), span, "system.task_ref: every_iteration= must be True or False", "");
+    }
     return ScalarType::make(DataType::TASK_ID);
   };
   r.add(std::move(ref));
