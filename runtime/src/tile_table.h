@@ -2,12 +2,12 @@
 // the readers since).
 //
 // The dependency tracker's hot path: while a storage is accessed as a grid of equal,
-// aligned tiles, every access is one lookup here. Open addressing with linear probing,
-// Fibonacci hashing of the key, load factor <= 1/2. Two parallel arrays: a compact head per
-// slot (key and the newest task that touched the tile, 16 bytes) and the state (72 bytes).
-// Probing and the periodic sweep of finished tiles (drop_finished: the tracker calls it when
-// the table doubled since the last sweep, amortized O(1) per access) read the heads only, so a
-// sweep walks a sixth of the memory it would with the states inline. Orchestrator thread only.
+// aligned tiles, every access is one lookup here. Open addressing with linear probing over
+// one array of slots (key and state together: a probe and the state it finds share a cache
+// line), Fibonacci hashing of the key, load factor <= 1/2. Beside it a compact array of each
+// slot's stamp, the newest task that touched the tile (0 = empty slot, 8 bytes): the periodic
+// sweep of finished tiles (drop_finished: the tracker calls it when the table would grow,
+// amortized O(1) per access) reads the stamps, not the 80-byte slots. Orchestrator thread only.
 #pragma once
 
 #include <cstdint>
@@ -34,37 +34,37 @@ class TileTable {
   TileState& find_or_insert(int64_t key, uint64_t self, bool& inserted) {
     if ((size_ + 1) * 2 > capacity_) reset_keeping(capacity_ * 2);
     size_t i = home(key);
-    while (heads_[i].newest) {
-      if (heads_[i].key == key) {
-        if (self > heads_[i].newest) heads_[i].newest = self;
+    while (newest_[i]) {
+      if (slots_[i].key == key) {
+        if (self > newest_[i]) newest_[i] = self;
         inserted = false;
-        return states_[i];
+        return slots_[i].state;
       }
       i = (i + 1) & mask_;
     }
-    heads_[i].key = key;
-    heads_[i].newest = self;
-    states_[i].writer = 0;
-    states_[i].readers.clear();
+    newest_[i] = self;
+    slots_[i].key = key;
+    slots_[i].state.writer = 0;
+    slots_[i].state.readers.clear();
     ++size_;
     inserted = true;
-    return states_[i];
+    return slots_[i].state;
   }
 
   /// The state of `key`, or nullptr.
   const TileState* find(int64_t key) const {
-    for (size_t i = home(key); heads_[i].newest; i = (i + 1) & mask_)
-      if (heads_[i].key == key) return &states_[i];
+    for (size_t i = home(key); newest_[i]; i = (i + 1) & mask_)
+      if (slots_[i].key == key) return &slots_[i].state;
     return nullptr;
   }
 
   /// Drops every entry whose stamp is <= `floor` (all its tasks are at or below it), reading
-  /// the heads only.
+  /// the stamps only (and the keys of the entries a deletion moves).
   void drop_finished(uint64_t floor) {
-    const Head* h = heads_.get();  // erase_at moves entries, never the array
+    const uint64_t* stamp = newest_.get();  // erase_at moves entries, never the arrays
     for (size_t i = 0; i < capacity_;) {
       // One unsigned comparison: an empty slot's 0 wraps around to the largest value.
-      if (h[i].newest - 1 < floor) {
+      if (stamp[i] - 1 < floor) {
         erase_at(i);  // slot i now holds a later entry of the run (or nothing): look again
         continue;
       }
@@ -79,7 +79,7 @@ class TileTable {
   template <class Keep>
   void retain(Keep&& keep) {
     for (size_t i = 0; i < capacity_;) {
-      if (heads_[i].newest && !keep(heads_[i].key, states_[i])) {
+      if (newest_[i] && !keep(slots_[i].key, slots_[i].state)) {
         erase_at(i);
         continue;
       }
@@ -91,7 +91,7 @@ class TileTable {
   template <class F>
   void for_each(F&& f) const {
     for (size_t i = 0; i < capacity_; ++i)
-      if (heads_[i].newest) f(heads_[i].key, states_[i]);
+      if (newest_[i]) f(slots_[i].key, slots_[i].state);
   }
 
   size_t size() const { return size_; }
@@ -102,9 +102,9 @@ class TileTable {
 
  private:
   static constexpr size_t kMinCapacity = 64;
-  struct Head {
+  struct Slot {
     int64_t key = 0;
-    uint64_t newest = 0;  // 0: empty slot
+    TileState state;
   };
 
   size_t home(int64_t key) const {
@@ -112,8 +112,8 @@ class TileTable {
   }
 
   void reset(size_t capacity) {
-    heads_.reset(new Head[capacity]);
-    states_.reset(new TileState[capacity]);
+    slots_.reset(new Slot[capacity]);
+    newest_.reset(new uint64_t[capacity]());
     capacity_ = capacity;
     mask_ = capacity - 1;
     shift_ = 64;
@@ -129,43 +129,50 @@ class TileTable {
     }
   }
 
+  // Moves slot `from`'s entry into the empty slot `to`.
+  void move_entry(size_t from, size_t to) {
+    newest_[to] = newest_[from];
+    slots_[to].key = slots_[from].key;
+    slots_[to].state.writer = slots_[from].state.writer;
+    slots_[to].state.readers = std::move(slots_[from].state.readers);
+    newest_[from] = 0;
+  }
+
   // Backward-shift deletion: moves later entries of the probe run into the hole so that
   // every remaining key stays reachable from its home slot without tombstones.
   void erase_at(size_t hole) {
-    heads_[hole].newest = 0;
+    newest_[hole] = 0;
     --size_;
-    for (size_t j = (hole + 1) & mask_; heads_[j].newest; j = (j + 1) & mask_) {
-      const size_t h = home(heads_[j].key);
+    for (size_t j = (hole + 1) & mask_; newest_[j]; j = (j + 1) & mask_) {
+      const size_t h = home(slots_[j].key);
       // Entry j may fill the hole iff its home is not cyclically in (hole, j].
       const bool home_after_hole = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
       if (home_after_hole) continue;
-      heads_[hole] = heads_[j];
-      states_[hole].writer = states_[j].writer;
-      states_[hole].readers = std::move(states_[j].readers);
-      heads_[j].newest = 0;
+      move_entry(j, hole);
       hole = j;
     }
   }
 
   // Re-inserts the used slots into fresh arrays of `capacity` slots.
   void reset_keeping(size_t capacity) {
-    std::unique_ptr<Head[]> old_heads = std::move(heads_);
-    std::unique_ptr<TileState[]> old_states = std::move(states_);
+    std::unique_ptr<Slot[]> old_slots = std::move(slots_);
+    std::unique_ptr<uint64_t[]> old_newest = std::move(newest_);
     const size_t old_capacity = capacity_;
     reset(capacity);
     for (size_t j = 0; j < old_capacity; ++j) {
-      if (!old_heads[j].newest) continue;
-      size_t i = home(old_heads[j].key);
-      while (heads_[i].newest) i = (i + 1) & mask_;
-      heads_[i] = old_heads[j];
-      states_[i].writer = old_states[j].writer;
-      states_[i].readers = std::move(old_states[j].readers);
+      if (!old_newest[j]) continue;
+      size_t i = home(old_slots[j].key);
+      while (newest_[i]) i = (i + 1) & mask_;
+      newest_[i] = old_newest[j];
+      slots_[i].key = old_slots[j].key;
+      slots_[i].state.writer = old_slots[j].state.writer;
+      slots_[i].state.readers = std::move(old_slots[j].state.readers);
       ++size_;
     }
   }
 
-  std::unique_ptr<Head[]> heads_;
-  std::unique_ptr<TileState[]> states_;
+  std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<uint64_t[]> newest_;  // per slot: the stamp, 0 = empty
   size_t capacity_ = 0, mask_ = 0, size_ = 0;
   int shift_ = 64;
 };
