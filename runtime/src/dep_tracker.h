@@ -76,13 +76,17 @@ class DepTracker {
   /// access() of tensor `t`'s region under key `t.data`, without building the region when `t`
   /// is the storage's tile prototype moved to another offset on the grid (the common case: a
   /// program walking the tiles of a tensor): one comparison of shapes and strides, then the
-  /// tile's hash lookup. `tracker.access(t, true, false, raw, deps, live);`
+  /// tile's grid check (dense tiles: an alignment; strided tiles: the offset's per-axis
+  /// coordinates) and hash lookup. `tracker.access(t, true, false, raw, deps, live);`
   template <class IsLive>
   void access(const Tensor& t, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps, IsLive&& live) {
     Storage& st = storage(t.data);
     if (st.tiled && st.sig.form.same_view(t)) {
-      const int64_t lo = st.sig.form.lo + (t.offset - st.sig.form.offset) * st.sig.form.elem;
-      if (st.sig.lo_on_grid(lo)) {
+      // A strided tile whose first byte is already a key is that tile (same shapes, strides
+      // and offset): the divisions of the grid check are paid once per tile, not per access.
+      const int64_t lo = st.sig.dense ? st.sig.form.lo + (t.offset - st.sig.form.offset) * st.sig.form.elem
+                                      : t.offset * st.sig.form.elem;
+      if (st.sig.dense ? st.sig.lo_on_grid(lo) : st.tiles.find(lo) || st.sig.box_on_grid(t.offset)) {
         access_tile(st, lo, read, write, self, deps, live);
         return;
       }
@@ -179,7 +183,7 @@ class DepTracker {
   // Tiling fast path: while every region of a storage has the same shape and layout and is
   // aligned to its own extent (a tile grid), two regions overlap iff they are the same tile,
   // so lookups are a hash on the first byte.
-  // A dense tile as the tensor that viewed it: any tensor of the same rank, dtype, shapes and
+  // A tile as the tensor that viewed it: any tensor of the same rank, dtype, shapes and
   // strides views the same bytes moved by its offset, so its region need not be built.
   struct TensorForm {
     bool valid = false;
@@ -200,17 +204,19 @@ class DepTracker {
         strides[d] = t.strides[d];
       }
     }
+    // Branch-free over the axes: one test at the end instead of two per axis.
     bool same_view(const Tensor& t) const {
       if (!valid || t.ndims != ndims || t.dtype != dtype) return false;
+      uint64_t diff = 0;
       for (uint32_t d = 0; d < ndims; ++d)
-        if (t.shapes[d] != shapes[d] || t.strides[d] != strides[d]) return false;
-      return true;
+        diff |= static_cast<uint64_t>(t.shapes[d] ^ shapes[d]) | static_cast<uint64_t>(t.strides[d] ^ strides[d]);
+      return diff == 0;
     }
   };
 
   struct Signature {
     Region proto;  // the first tile seen: the others are this one at another offset
-    TensorForm form;  // dense tiles: the tensor form of one of them (access(const Tensor&))
+    TensorForm form;  // the tensor form of one of the tiles (access(const Tensor&))
     bool valid = false;
     bool dense = false;
     int64_t len = 0;
@@ -219,6 +225,7 @@ class DepTracker {
     int64_t rem = 0;
     uint32_t shapes[PTO2_MAX_DIMS] = {};
     int64_t strides[PTO2_MAX_DIMS] = {};
+    uint32_t order[PTO2_MAX_DIMS] = {};  // strided tiles: the axes by stride (stride_order)
     static bool aligned(const Region& r) {
       if (r.dense) return (r.hi - r.lo) > 0 && r.lo % (r.hi - r.lo) == 0;
       if (!r.box) return false;
@@ -242,10 +249,21 @@ class DepTracker {
         g.shapes[d] = r.shapes[d];
         g.strides[d] = r.strides[d];
       }
+      stride_order(g.ndims, g.strides, g.order);  // true: r is a box
       return g;
     }
     // A dense region of the signature's length starting at byte `lo` is a tile of the grid.
     bool lo_on_grid(int64_t lo) const { return len_pow2 ? (lo & (len - 1)) == 0 : lo % len == 0; }
+    // A strided tile of the signature's shapes and strides at element offset `offset` is a
+    // tile of the grid (as matches() decides for its region). Its first byte is then
+    // `offset * elem`: every stride of a box is positive.
+    bool box_on_grid(int64_t offset) const {
+      int64_t start[PTO2_MAX_DIMS], r;
+      if (!decompose_offset(offset, ndims, shapes, strides, order, start, r) || r != rem) return false;
+      for (uint32_t d = 0; d < ndims; ++d)
+        if (start[d] % shapes[d] != 0) return false;
+      return true;
+    }
     bool matches(const Region& r) const {
       if (dense) return r.dense && r.hi - r.lo == len && (len_pow2 ? (r.lo & (len - 1)) == 0 : r.lo % len == 0);
       if (r.dense || !r.box || r.ndims != ndims || r.elem != elem || r.rem != rem) return false;
@@ -317,7 +335,7 @@ class DepTracker {
     if (st.tiled) {
       if (st.tiles.size() == 0 && st.by_lo.empty()) st.sig = Signature::of(r);
       if (st.sig.valid && st.sig.matches(r)) {
-        if (t && st.sig.dense && !st.sig.form.valid) st.sig.form.set(*t, r.lo);
+        if (t && !st.sig.form.valid) st.sig.form.set(*t, r.lo);
         access_tile(st, r.lo, read, write, self, deps, live);
         return;
       }
@@ -374,7 +392,7 @@ class DepTracker {
   __attribute__((always_inline)) void access_tile(Storage& st, int64_t lo, bool read, bool write, uint64_t self,
                                                   std::vector<uint64_t>& deps, IsLive& live) {
     bool inserted;
-    TileState& e = st.tiles.find_or_insert(lo, inserted);
+    TileState& e = st.tiles.find_or_insert(lo, self, inserted);
     if (!inserted) {
       // Only the writer's liveness is checked here: finished producers are filtered when the
       // edge is added, and the readers list is emptied by every write (pruned when it grows).
@@ -394,22 +412,22 @@ class DepTracker {
     if (st.tiles.size() >= st.sweep_at) sweep_tiles(st, self, live);
   }
 
-  // Drops the tiles whose tasks have all finished; the next sweep when the table has doubled
-  // again. First by the finished floor alone (a tile whose newest task is at or below it is
-  // dead: one comparison, no liveness lookups); only when that frees less than a quarter (a
-  // long task holds the floor back) task by task, as prune does.
+  // Drops the tiles whose tasks have all finished. First by the finished floor alone (a tile
+  // whose newest task is at or below it is dead: one comparison on the table's compact heads,
+  // no liveness lookups); only when that frees less than a quarter (a long task holds the
+  // floor back) task by task, as prune does. The next sweep is due when the table would grow
+  // (half full): a sweep scans every slot, so it runs as late as it can. When more than a
+  // quarter of the slots stay in use, the table grows first, so that every sweep frees at
+  // least a quarter of the slots it scans (amortized O(1) per access).
   template <class IsLive>
   __attribute__((noinline)) void sweep_tiles(Storage& st, uint64_t self, IsLive& live) {
     advance_floor(self, live);
     const size_t before = st.tiles.size();
-    const uint64_t floor = floor_;
-    st.tiles.retain([floor](int64_t, TileState& t) { return newest(t) > floor; });
+    st.tiles.drop_finished(floor_);
     if (st.tiles.size() * 4 > before * 3) st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
-    st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2);
+    const size_t half = st.tiles.capacity() / 2;
+    st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2 <= half ? half : 2 * half);
   }
-  // The newest task a tile's state names (0: none). Readers are recorded in submission order
-  // after the writer, and prune keeps their order: the last reader, else the writer.
-  static uint64_t newest(const TileState& t) { return t.readers.empty() ? t.writer : t.readers[t.readers.size() - 1]; }
   // Moves floor_ up past the tasks that have finished. Only tasks before `self` (the one being
   // recorded, not yet live) are asked; each id is passed once in the tracker's life.
   template <class IsLive>

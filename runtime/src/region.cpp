@@ -5,37 +5,24 @@
 
 namespace pto2::detail {
 
-// Decompose the offset into per-axis coordinates, axes ordered by stride (largest first).
-void decompose_region(Region& r) {
-  r.box = false;
-  if (r.ndims == 0 || r.ndims > PTO2_MAX_DIMS) return;
-  uint32_t order[PTO2_MAX_DIMS] = {};
-  for (uint32_t i = 0; i < r.ndims; ++i) {
-    if (r.strides[i] <= 0) return;
+bool stride_order(uint32_t ndims, const int64_t* strides, uint32_t* order) {
+  if (ndims == 0 || ndims > PTO2_MAX_DIMS) return false;
+  for (uint32_t i = 0; i < ndims; ++i) {
+    if (strides[i] <= 0) return false;
     order[i] = i;
   }
   // insertion sort by stride, largest first (ndims <= 8)
-  for (uint32_t i = 1; i < r.ndims; ++i)
-    for (uint32_t j = i; j > 0 && r.strides[order[j]] > r.strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
-  for (uint32_t k = 1; k < r.ndims; ++k)
-    if (r.strides[order[k]] == r.strides[order[k - 1]]) return;
-  if (r.offset < 0) return;
-  int64_t rem = r.offset;
-  for (uint32_t k = 0; k < r.ndims; ++k) {
-    const uint32_t d = order[k];
-    r.start[d] = rem / r.strides[d];
-    rem %= r.strides[d];
-  }
-  r.rem = rem;
-  // Unique decomposition: the footprint of the inner axes stays inside one period of the
-  // next outer axis, so an address maps back to exactly one coordinate tuple.
-  int64_t m = rem;
-  for (uint32_t k = r.ndims; k-- > 1;) {
-    const uint32_t d = order[k];
-    m += (r.start[d] + static_cast<int64_t>(r.shapes[d]) - 1) * r.strides[d];
-    if (m >= r.strides[order[k - 1]]) return;
-  }
-  r.box = true;
+  for (uint32_t i = 1; i < ndims; ++i)
+    for (uint32_t j = i; j > 0 && strides[order[j]] > strides[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
+  for (uint32_t k = 1; k < ndims; ++k)
+    if (strides[order[k]] == strides[order[k - 1]]) return false;
+  return true;
+}
+
+void decompose_region(Region& r) {
+  uint32_t order[PTO2_MAX_DIMS] = {};
+  r.box = stride_order(r.ndims, r.strides, order) &&
+          decompose_offset(r.offset, r.ndims, r.shapes, r.strides, order, r.start, r.rem);
 }
 
 Region Region::at_offset(int64_t new_offset) const {

@@ -41,6 +41,33 @@ struct Region {
 /// Fills the per-axis start coordinates and `box` of a strided region (region.cpp).
 void decompose_region(Region& r);
 
+/// The axes of a strided layout ordered by stride, largest first, into `order[0..ndims)`;
+/// false unless every stride is positive and no two are equal (then no view is a box).
+bool stride_order(uint32_t ndims, const int64_t* strides, uint32_t* order);
+
+/// Decomposes element offset `offset` into per-axis start coordinates `start[d]` and the
+/// residue `rem` below the smallest stride, the axes taken in `order` (stride_order). True if
+/// the view of `shapes` there is a box: its footprint along the inner axes stays within one
+/// period of the next outer axis, so every address maps back to exactly one coordinate tuple.
+/// Inline: the tracker's strided-tile fast path calls it once per access.
+inline bool decompose_offset(int64_t offset, uint32_t ndims, const uint32_t* shapes, const int64_t* strides,
+                             const uint32_t* order, int64_t* start, int64_t& rem) {
+  if (offset < 0) return false;
+  rem = offset;
+  for (uint32_t k = 0; k < ndims; ++k) {
+    const uint32_t d = order[k];
+    start[d] = rem / strides[d];
+    rem %= strides[d];
+  }
+  int64_t m = rem;
+  for (uint32_t k = ndims; k-- > 1;) {
+    const uint32_t d = order[k];
+    m += (start[d] + static_cast<int64_t>(shapes[d]) - 1) * strides[d];
+    if (m >= strides[order[k - 1]]) return false;
+  }
+  return true;
+}
+
 /// Bytes per element of `dt`, by table (dtype_size's switch is a chain of branches on the
 /// tracker's hot path). `elem_bytes(DataType::FLOAT16) == 2`.
 inline uint32_t elem_bytes(DataType dt) {

@@ -3,10 +3,11 @@
 //
 // The dependency tracker's hot path: while a storage is accessed as a grid of equal,
 // aligned tiles, every access is one lookup here. Open addressing with linear probing over
-// one array (no node allocation, one cache line per slot), Fibonacci hashing of the key,
-// load factor <= 1/2. Entries are dropped in bulk by retain(), which rebuilds the array: the
-// tracker calls it when the table doubled since the last sweep (amortized O(1) per access).
-// Orchestrator thread only.
+// one array of slots (key and state together: a probe and the state it finds share a cache
+// line), Fibonacci hashing of the key, load factor <= 1/2. Beside it a compact array of each
+// slot's stamp, the newest task that touched the tile (0 = empty slot, 8 bytes): the periodic
+// sweep of finished tiles (drop_finished: the tracker calls it when the table would grow,
+// amortized O(1) per access) reads the stamps, not the 80-byte slots. Orchestrator thread only.
 #pragma once
 
 #include <cstdint>
@@ -27,19 +28,21 @@ class TileTable {
  public:
   TileTable() { reset(kMinCapacity); }
 
-  /// The state of `key`; a fresh (empty) one is inserted when absent. The reference is valid
-  /// until the next insertion or retain().
-  TileState& find_or_insert(int64_t key, bool& inserted) {
+  /// The state of `key`, stamped as touched by task `self` (a task id, >= 1: every task named
+  /// in the state is <= the stamp); a fresh (empty) one is inserted when absent. The reference
+  /// is valid until the next insertion, drop_finished() or retain().
+  TileState& find_or_insert(int64_t key, uint64_t self, bool& inserted) {
     if ((size_ + 1) * 2 > capacity_) reset_keeping(capacity_ * 2);
     size_t i = home(key);
-    while (slots_[i].used) {
+    while (newest_[i]) {
       if (slots_[i].key == key) {
+        if (self > newest_[i]) newest_[i] = self;
         inserted = false;
         return slots_[i].state;
       }
       i = (i + 1) & mask_;
     }
-    slots_[i].used = true;
+    newest_[i] = self;
     slots_[i].key = key;
     slots_[i].state.writer = 0;
     slots_[i].state.readers.clear();
@@ -50,9 +53,24 @@ class TileTable {
 
   /// The state of `key`, or nullptr.
   const TileState* find(int64_t key) const {
-    for (size_t i = home(key); slots_[i].used; i = (i + 1) & mask_)
+    for (size_t i = home(key); newest_[i]; i = (i + 1) & mask_)
       if (slots_[i].key == key) return &slots_[i].state;
     return nullptr;
+  }
+
+  /// Drops every entry whose stamp is <= `floor` (all its tasks are at or below it), reading
+  /// the stamps only (and the keys of the entries a deletion moves).
+  void drop_finished(uint64_t floor) {
+    const uint64_t* stamp = newest_.get();  // erase_at moves entries, never the arrays
+    for (size_t i = 0; i < capacity_;) {
+      // One unsigned comparison: an empty slot's 0 wraps around to the largest value.
+      if (stamp[i] - 1 < floor) {
+        erase_at(i);  // slot i now holds a later entry of the run (or nothing): look again
+        continue;
+      }
+      ++i;
+    }
+    shrink_if_sparse();
   }
 
   /// Keeps only the entries for which keep(key, state) is true (it may edit the state; it
@@ -61,33 +79,31 @@ class TileTable {
   template <class Keep>
   void retain(Keep&& keep) {
     for (size_t i = 0; i < capacity_;) {
-      if (slots_[i].used && !keep(slots_[i].key, slots_[i].state)) {
-        erase_at(i);  // slot i now holds a later entry of the run (or nothing): look again
+      if (newest_[i] && !keep(slots_[i].key, slots_[i].state)) {
+        erase_at(i);
         continue;
       }
       ++i;
     }
-    if (capacity_ > kMinCapacity && size_ * 16 < capacity_) {
-      size_t cap = kMinCapacity;
-      while (size_ * 4 > cap) cap *= 2;
-      reset_keeping(cap);
-    }
+    shrink_if_sparse();
   }
 
   template <class F>
   void for_each(F&& f) const {
     for (size_t i = 0; i < capacity_; ++i)
-      if (slots_[i].used) f(slots_[i].key, slots_[i].state);
+      if (newest_[i]) f(slots_[i].key, slots_[i].state);
   }
 
   size_t size() const { return size_; }
+  /// Slots in the array: an insertion that would make size() exceed capacity() / 2 first
+  /// doubles it (rehashing every entry).
+  size_t capacity() const { return capacity_; }
   void clear() { reset(kMinCapacity); }
 
  private:
   static constexpr size_t kMinCapacity = 64;
   struct Slot {
     int64_t key = 0;
-    bool used = false;
     TileState state;
   };
 
@@ -97,6 +113,7 @@ class TileTable {
 
   void reset(size_t capacity) {
     slots_.reset(new Slot[capacity]);
+    newest_.reset(new uint64_t[capacity]());
     capacity_ = capacity;
     mask_ = capacity - 1;
     shift_ = 64;
@@ -104,44 +121,58 @@ class TileTable {
     size_ = 0;
   }
 
+  void shrink_if_sparse() {
+    if (capacity_ > kMinCapacity && size_ * 16 < capacity_) {
+      size_t cap = kMinCapacity;
+      while (size_ * 4 > cap) cap *= 2;
+      reset_keeping(cap);
+    }
+  }
+
+  // Moves slot `from`'s entry into the empty slot `to`.
+  void move_entry(size_t from, size_t to) {
+    newest_[to] = newest_[from];
+    slots_[to].key = slots_[from].key;
+    slots_[to].state.writer = slots_[from].state.writer;
+    slots_[to].state.readers = std::move(slots_[from].state.readers);
+    newest_[from] = 0;
+  }
+
   // Backward-shift deletion: moves later entries of the probe run into the hole so that
   // every remaining key stays reachable from its home slot without tombstones.
   void erase_at(size_t hole) {
-    slots_[hole].used = false;
+    newest_[hole] = 0;
     --size_;
-    for (size_t j = (hole + 1) & mask_; slots_[j].used; j = (j + 1) & mask_) {
+    for (size_t j = (hole + 1) & mask_; newest_[j]; j = (j + 1) & mask_) {
       const size_t h = home(slots_[j].key);
       // Entry j may fill the hole iff its home is not cyclically in (hole, j].
       const bool home_after_hole = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
       if (home_after_hole) continue;
-      slots_[hole].used = true;
-      slots_[hole].key = slots_[j].key;
-      slots_[hole].state.writer = slots_[j].state.writer;
-      slots_[hole].state.readers = std::move(slots_[j].state.readers);
-      slots_[j].used = false;
+      move_entry(j, hole);
       hole = j;
     }
   }
 
-  // Re-inserts the used slots into a fresh array of `capacity` slots.
+  // Re-inserts the used slots into fresh arrays of `capacity` slots.
   void reset_keeping(size_t capacity) {
-    std::unique_ptr<Slot[]> old = std::move(slots_);
+    std::unique_ptr<Slot[]> old_slots = std::move(slots_);
+    std::unique_ptr<uint64_t[]> old_newest = std::move(newest_);
     const size_t old_capacity = capacity_;
     reset(capacity);
     for (size_t j = 0; j < old_capacity; ++j) {
-      Slot& o = old[j];
-      if (!o.used) continue;
-      size_t i = home(o.key);
-      while (slots_[i].used) i = (i + 1) & mask_;
-      slots_[i].used = true;
-      slots_[i].key = o.key;
-      slots_[i].state.writer = o.state.writer;
-      slots_[i].state.readers = std::move(o.state.readers);
+      if (!old_newest[j]) continue;
+      size_t i = home(old_slots[j].key);
+      while (newest_[i]) i = (i + 1) & mask_;
+      newest_[i] = old_newest[j];
+      slots_[i].key = old_slots[j].key;
+      slots_[i].state.writer = old_slots[j].state.writer;
+      slots_[i].state.readers = std::move(old_slots[j].state.readers);
       ++size_;
     }
   }
 
   std::unique_ptr<Slot[]> slots_;
+  std::unique_ptr<uint64_t[]> newest_;  // per slot: the stamp, 0 = empty
   size_t capacity_ = 0, mask_ = 0, size_ = 0;
   int shift_ = 64;
 };

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <iterator>
+#include <map>
+#include <random>
 #include <set>
 
 #include "../src/dep_tracker.h"
@@ -138,4 +141,45 @@ TEST(DepTracker, MustWaitProbesWithoutRecording) {
   EXPECT_TRUE(f.t.must_wait(g_store, tile(0, 0), true, live));    // WaR on live 3 (overlaps)
   EXPECT_FALSE(f.t.must_wait(g_store, tile(0, 0), false, live));  // RaR
   EXPECT_FALSE(f.t.must_wait(g_store, tile(32, 32), true, live)); // disjoint
+}
+
+TEST(TileTable, DropFinishedMatchesAReferenceMap) {
+  // Random keys (many sharing home slots and probe runs), stamped with growing task ids and
+  // touched again now and then; drop_finished at a rising floor must drop exactly the entries
+  // whose newest stamp is at or below it and keep every other one reachable with its state.
+  using pto2::detail::TileState;
+  using pto2::detail::TileTable;
+  std::mt19937_64 rng(7);
+  TileTable table;
+  std::map<int64_t, std::pair<uint64_t, uint64_t>> ref;  // key -> (newest stamp, writer)
+  uint64_t self = 0, floor = 0;
+  for (int round = 0; round < 40; ++round) {
+    for (int k = 0; k < 300; ++k) {
+      ++self;
+      const int64_t key = static_cast<int64_t>(rng() % 2048) * 64 - 4096;  // negative keys too
+      bool inserted = false;
+      TileState& s = table.find_or_insert(key, self, inserted);
+      EXPECT_EQ(inserted, !ref.count(key));
+      if (!inserted) {
+        EXPECT_EQ(s.writer, ref[key].second);
+      }
+      s.writer = self;
+      ref[key] = {self, self};
+    }
+    floor += 150 + rng() % 200;
+    table.drop_finished(floor);
+    for (auto it = ref.begin(); it != ref.end();) it = it->second.first <= floor ? ref.erase(it) : std::next(it);
+    ASSERT_EQ(table.size(), ref.size()) << "round " << round;
+    for (const auto& [key, v] : ref) {
+      const TileState* s = table.find(key);
+      ASSERT_NE(s, nullptr) << "key " << key << " lost after a sweep, round " << round;
+      EXPECT_EQ(s->writer, v.second);
+    }
+    size_t seen = 0;
+    table.for_each([&](int64_t key, const TileState&) {
+      ++seen;
+      EXPECT_TRUE(ref.count(key)) << "key " << key << " survived a sweep it should not have";
+    });
+    EXPECT_EQ(seen, ref.size());
+  }
 }

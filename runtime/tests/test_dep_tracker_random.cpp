@@ -11,6 +11,10 @@
 //             k's and conflicts with it (the tracker never invents an order);
 //   exact   — on a tile grid (equal aligned tiles only: the tracker's hashed fast path) the live
 //             producers are exactly the reference's last writer (+ readers since, for a write).
+// Three kinds of program: random views; grid tiles only (dense or strided, by seed); grid
+// tiles with now and then a tile of the same shape shifted off the grid, overlapping grid
+// tiles. Accesses go through access(const Tensor&) (the runtime's entry point, with the tile
+// fast paths) or access(key, Region) at random, mixed on one storage.
 // A seeded smoke runs in the suite; PTO2_TRACKER_FUZZ_CASES / PTO2_TRACKER_FUZZ_SEED run more.
 #include <gtest/gtest.h>
 
@@ -125,17 +129,27 @@ Tensor random_view(std::mt19937_64& rng, int storage) {
 
 // A tile of the grid (aligned): the tracker's hashed fast path. Tile shapes: 4x4 (strided),
 // 1x4, 1x1 and 4x16 (dense); small tiles make the table large enough to be swept.
-Tensor random_tile(std::mt19937_64& rng, int storage, int kind) {
+// `shifted`: the same shape at any offset (most off the grid, overlapping grid tiles).
+Tensor random_tile(std::mt19937_64& rng, int storage, int kind, bool shifted = false) {
   static const uint32_t kShapes[4][2] = {{4, 4}, {1, 4}, {1, 1}, {4, kCols}};
   const uint32_t* t = kShapes[kind];
   uint32_t sh[2] = {t[0], t[1]};
   uint32_t off[2] = {t[0] * pick(rng, 0, kRows / t[0] - 1), t[1] * pick(rng, 0, kCols / t[1] - 1)};
+  if (shifted) {
+    off[0] = pick(rng, 0, kRows - t[0]);
+    off[1] = pick(rng, 0, kCols - t[1]);
+  }
   return base(storage).view(sh, off);
 }
 
+// What a program's accesses are: random views, grid tiles only, or grid tiles with now and
+// then a tile of the same shape shifted off the grid (the tensor fast path must turn it down).
+enum class Mix { kViews, kTiles, kShiftedTiles };
+
 struct Program {
   std::mt19937_64 rng;
-  bool tiles_only;
+  Mix mix;
+  bool tiles_only;  // mix == kTiles: the exact check applies
   int tile_kind = 0;
   DepTracker tracker;
   std::vector<std::vector<Access>> acc{1};      // by task (1-based)
@@ -144,11 +158,13 @@ struct Program {
   // Tile-grid reference: (storage, first byte) -> last writer and readers since.
   std::map<std::pair<int, int64_t>, std::pair<uint64_t, std::set<uint64_t>>> tiles;
 
-  Program(uint64_t seed, bool tiles) : rng(seed), tiles_only(tiles), tile_kind(static_cast<int>(seed % 4)) {}
+  Program(uint64_t seed, Mix m)
+      : rng(seed), mix(m), tiles_only(m == Mix::kTiles), tile_kind(static_cast<int>(seed % 4)) {}
   bool live(uint64_t x) const { return x < done.size() && !done[x]; }
 
   std::string where(uint64_t seed, uint64_t k) const {
-    return "seed " + std::to_string(seed) + (tiles_only ? " (tiles)" : "") + ", task " + std::to_string(k);
+    static const char* kMix[] = {"", " (tiles)", " (tiles, some shifted)"};
+    return "seed " + std::to_string(seed) + kMix[static_cast<int>(mix)] + ", task " + std::to_string(k);
   }
 
   void submit_one(uint64_t seed) {
@@ -158,18 +174,23 @@ struct Program {
     for (uint32_t i = 0; i < n; ++i) {
       Access a;
       a.storage = static_cast<int>(rng() % 4 == 0);
-      a.view = tiles_only ? random_tile(rng, a.storage, tile_kind) : random_view(rng, a.storage);
+      if (mix == Mix::kViews) a.view = random_view(rng, a.storage);
+      else a.view = random_tile(rng, a.storage, tile_kind, mix == Mix::kShiftedTiles && rng() % 8 == 0);
       const int dir = static_cast<int>(rng() % 3);  // INPUT, OUTPUT, INOUT
       a.read = dir != 1;
       a.write = dir != 0;
       enumerate(a);
       mine.push_back(a);
     }
-    // The tracker, as Engine::track_tensors drives it.
+    // The tracker, as Engine::track_tensors drives it (the tensor's own entry point, which
+    // skips building the region of a tile the storage's prototype moved on the grid), or by
+    // region as the predicate and the race checker do; both on one storage at random.
     std::vector<uint64_t> deps;
-    for (const Access& a : mine)
-      tracker.access(a.storage ? g_b : g_a, Region::of(a.view), a.read, a.write, k, deps,
-                     [this](uint64_t x) { return live(x); });
+    const auto is_live = [this](uint64_t x) { return live(x); };
+    for (const Access& a : mine) {
+      if (rng() % 4 != 0) tracker.access(a.view, a.read, a.write, k, deps, is_live);
+      else tracker.access(a.storage ? g_b : g_a, Region::of(a.view), a.read, a.write, k, deps, is_live);
+    }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
     std::vector<uint64_t> edges;  // the runtime links only producers that have not retired
@@ -253,9 +274,9 @@ struct Program {
 void run_cases(uint64_t first_seed, int cases, int tasks) {
   for (int c = 0; c < cases; ++c) {
     const uint64_t seed = first_seed + static_cast<uint64_t>(c);
-    for (bool tiles : {false, true}) {
-      Program p(seed, tiles);
-      for (int k = 0; k < (tiles ? 3 * tasks : tasks); ++k) {  // tile tables large enough to sweep
+    for (Mix mix : {Mix::kViews, Mix::kTiles, Mix::kShiftedTiles}) {
+      Program p(seed, mix);
+      for (int k = 0; k < (mix == Mix::kTiles ? 3 * tasks : tasks); ++k) {  // tile tables large enough to sweep
         p.submit_one(seed);
         if (::testing::Test::HasFailure()) return;
         p.finish_some();
