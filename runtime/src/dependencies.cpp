@@ -63,32 +63,33 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
                                       const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace) {
   const size_t n_auto = dep_scratch_.size();
-  uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
   if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
   EdgeNode* nodes = s.in_edges.data();
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
+  if (trace)
+    for (size_t i = 0; i < n_auto; ++i) trace_edges_.emplace_back(dep_scratch_[i], raw);
+  uint32_t edges_added = 0;
   for (size_t i = 0; i < n_auto; ++i) {
-    if (trace) trace_edges_.emplace_back(dep_scratch_[i], raw);
     nodes[edges_added].consumer = idx;
-    if (add_edge(ring, dep_scratch_[i], &nodes[edges_added])) ++edges_added;
+    edges_added += add_edge(ring, dep_scratch_[i], &nodes[edges_added]);
   }
   auto_edges_ += edges_added;
   const uint32_t auto_added = edges_added;
-  // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place
-  // (an earlier one that was automatic makes this one automatic too).
+  // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place,
+  // stopping at the first match (an earlier one that was automatic makes this one automatic too).
   const PTO2TaskId* ex = edeps.data();
   for (uint32_t k = 0, n_ex = edeps.size(); k < n_ex; ++k) {
     const uint64_t d = ex[k].raw;
     if (n_auto && has_producer(dep_scratch_, n_auto, d)) continue;
-    bool dup = false;
-    for (uint32_t j = 0; j < k; ++j) dup |= ex[j].raw == d;
-    if (dup) continue;
+    uint32_t j = 0;
+    while (j < k && ex[j].raw != d) ++j;
+    if (j < k) continue;
     dep_scratch_.push_back(d);
     if (trace) trace_edges_.emplace_back(d, raw);
     nodes[edges_added].consumer = idx;
-    if (add_edge(ring, d, &nodes[edges_added])) ++edges_added;
+    edges_added += add_edge(ring, d, &nodes[edges_added]);
   }
   explicit_edges_ += edges_added - auto_added;
   return edges_added;
