@@ -158,8 +158,8 @@ bool DependencyLinker::track_tensors(const TaskRing& ring, const Tensor* ts, con
 }
 
 // True if a tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
-bool DependencyLinker::tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope) {
-  if (manual_scope) return false;
+// (AUTO scope: tensors_must_wait answers MANUAL ones inline.)
+bool DependencyLinker::tracked_tensors_must_wait(const TaskRing& ring, const Arg& params) {
   const auto live = [&ring](uint64_t r) { return ring.is_live(r); };
   for (uint32_t i = 0; i < params.tensor_count(); ++i) {
     const Tensor& t = params.tensors()[i];

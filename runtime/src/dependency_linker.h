@@ -41,7 +41,11 @@ class DependencyLinker {
   /// recorded as a read in AUTO scopes; nullptr when `params` has no predicate operand.
   const Tensor* track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
   /// A tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
-  bool tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope);
+  /// Nothing is tracked in a MANUAL scope: answered inline, without a call (the short path
+  /// asks on every submission).
+  bool tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope) {
+    return !manual_scope && tracked_tensors_must_wait(ring, params);
+  }
   /// One of `ids` is live.
   static bool any_live(const TaskRing& ring, const pto2::SmallVec<PTO2TaskId, 8>& ids);
   /// The live tasks get_tensor_data must wait for before reading element `idx` of `t` (its
@@ -65,6 +69,7 @@ class DependencyLinker {
 
  private:
   static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
+  bool tracked_tensors_must_wait(const TaskRing& ring, const Arg& params);
 
   DepTracker tracker_;
   std::vector<uint64_t> dep_scratch_;  // the producers of the task being submitted
