@@ -117,9 +117,9 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   return linker_.track_predicate(ring_, params, raw, manual_scope);
 }
 
-const Tensor* DependencyLinker::track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw,
-                                                bool manual_scope) {
-  if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+// (A predicate with an operand: track_predicate answers the others inline.)
+const Tensor* DependencyLinker::track_predicate_element(const TaskRing& ring, const Arg& params, uint64_t raw,
+                                                        bool manual_scope) {
   // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
   // element's writer like any other read.
   Tensor& e = pred_scratch_;

@@ -39,7 +39,11 @@ class DependencyLinker {
                      bool manual_scope);
   /// The element a predicate reads, as a one-element tensor (valid until the next call),
   /// recorded as a read in AUTO scopes; nullptr when `params` has no predicate operand.
-  const Tensor* track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
+  /// Most tasks have none: answered inline, without a call.
+  const Tensor* track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope) {
+    if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+    return track_predicate_element(ring, params, raw, manual_scope);
+  }
   /// A tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
   /// Nothing is tracked in a MANUAL scope: answered inline, without a call (the short path
   /// asks on every submission).
@@ -70,6 +74,7 @@ class DependencyLinker {
  private:
   static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
   bool tracked_tensors_must_wait(const TaskRing& ring, const Arg& params);
+  const Tensor* track_predicate_element(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
 
   DepTracker tracker_;
   std::vector<uint64_t> dep_scratch_;  // the producers of the task being submitted
