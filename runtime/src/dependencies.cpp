@@ -60,13 +60,15 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
 // The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
 // previous occupant retired (so did all its producers, the only readers of its nodes).
-uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
-                                      const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace) {
+uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
+                                      uint32_t candidates) {
+  const uint32_t idx = ring.index_of(raw);
   const size_t n_auto = dep_scratch_.size();
   uint32_t edges_added = 0;
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
   if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
   EdgeNode* nodes = s.in_edges.data();
+  const bool trace = trace_;
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   for (size_t i = 0; i < n_auto; ++i) {

@@ -5,7 +5,7 @@
 //     linker.begin_task();
 //     bool untracked = linker.track_tensors(ring, ts, dirs, n, raw, /*manual_scope=*/false);
 //     // linker.producers(): the live-or-not tasks `raw` must follow (deduplicated)
-//     uint32_t added = linker.link_edges(ring, slot, idx, raw, explicit_deps, candidates, trace);
+//     uint32_t added = linker.link_edges(ring, slot, raw, explicit_deps, candidates);
 //
 // Orchestrator thread only, except the fan-out lists it links into (lock-free, closed by the
 // retiring producer). "Live" is asked of the ring (TaskRing::is_live): the ring is passed in,
@@ -28,11 +28,11 @@ class DependencyLinker {
   /// The producers the current task was linked after: automatic (deduplicated), then the
   /// explicit ones link_edges added. The race checker verifies them.
   const std::vector<uint64_t>& producers() const { return dep_scratch_; }
-  /// Links the task in slot `idx` after producers() (automatic) and `edeps` (explicit);
-  /// returns the number of edges added. The caller holds the fan-in guard. `trace`: record
-  /// every dependency found in trace_edges().
-  uint32_t link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
-                      const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace);
+  /// Links task `raw` (in slot `s`) after producers() (automatic) and `edeps` (explicit);
+  /// returns the number of edges added. The caller holds the fan-in guard. While tracing
+  /// (begin_run), every dependency found is recorded in trace_edges().
+  uint32_t link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
+                      uint32_t candidates);
   /// Records the accesses of tensors ts[0..n) and appends the tasks they must follow to
   /// producers(). True if a write goes untracked (MANUAL scope, NO_DEP, manual_dep tensor).
   bool track_tensors(const TaskRing& ring, const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw,
@@ -62,9 +62,11 @@ class DependencyLinker {
   void end_run() { tracker_.clear(); }
 
   // ---- counts of the current run
-  void begin_run() {
+  /// A run starts (`trace`: record the dependencies found).
+  void begin_run(bool trace) {
     auto_edges_ = explicit_edges_ = 0;
     trace_edges_.clear();
+    trace_ = trace;
   }
   uint64_t auto_edges() const { return auto_edges_; }
   uint64_t explicit_edges() const { return explicit_edges_; }
@@ -81,6 +83,7 @@ class DependencyLinker {
   Tensor pred_scratch_ = pto2::TensorFactory::blank();  // the element a predicate reads
   uint64_t auto_edges_ = 0, explicit_edges_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges_;
+  bool trace_ = false;
 };
 
 }  // namespace pto2::detail
