@@ -60,12 +60,14 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
 // The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
 // previous occupant retired (so did all its producers, the only readers of its nodes).
-uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
-                                      const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace) {
+uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
+                                      uint32_t candidates) {
+  const uint32_t idx = ring.index_of(raw);
   const size_t n_auto = dep_scratch_.size();
   s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
   if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
   EdgeNode* nodes = s.in_edges.data();
+  const bool trace = trace_;
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   if (trace)
@@ -118,9 +120,9 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   return linker_.track_predicate(ring_, params, raw, manual_scope);
 }
 
-const Tensor* DependencyLinker::track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw,
-                                                bool manual_scope) {
-  if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+// (A predicate with an operand: track_predicate answers the others inline.)
+const Tensor* DependencyLinker::track_predicate_element(const TaskRing& ring, const Arg& params, uint64_t raw,
+                                                        bool manual_scope) {
   // The predicate reads one element at dispatch: in AUTO scopes, order the task after that
   // element's writer like any other read.
   Tensor& e = pred_scratch_;
@@ -159,8 +161,8 @@ bool DependencyLinker::track_tensors(const TaskRing& ring, const Tensor* ts, con
 }
 
 // True if a tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
-bool DependencyLinker::tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope) {
-  if (manual_scope) return false;
+// (AUTO scope: tensors_must_wait answers MANUAL ones inline.)
+bool DependencyLinker::tracked_tensors_must_wait(const TaskRing& ring, const Arg& params) {
   const auto live = [&ring](uint64_t r) { return ring.is_live(r); };
   for (uint32_t i = 0; i < params.tensor_count(); ++i) {
     const Tensor& t = params.tensors()[i];

@@ -5,7 +5,7 @@
 //     linker.begin_task();
 //     bool untracked = linker.track_tensors(ring, ts, dirs, n, raw, /*manual_scope=*/false);
 //     // linker.producers(): the live-or-not tasks `raw` must follow (deduplicated)
-//     uint32_t added = linker.link_edges(ring, slot, idx, raw, explicit_deps, candidates, trace);
+//     uint32_t added = linker.link_edges(ring, slot, raw, explicit_deps, candidates);
 //
 // Orchestrator thread only, except the fan-out lists it links into (lock-free, closed by the
 // retiring producer). "Live" is asked of the ring (TaskRing::is_live): the ring is passed in,
@@ -28,20 +28,28 @@ class DependencyLinker {
   /// The producers the current task was linked after: automatic (deduplicated), then the
   /// explicit ones link_edges added. The race checker verifies them.
   const std::vector<uint64_t>& producers() const { return dep_scratch_; }
-  /// Links the task in slot `idx` after producers() (automatic) and `edeps` (explicit);
-  /// returns the number of edges added. The caller holds the fan-in guard. `trace`: record
-  /// every dependency found in trace_edges().
-  uint32_t link_edges(TaskRing& ring, TaskSlot& s, uint32_t idx, uint64_t raw,
-                      const pto2::SmallVec<PTO2TaskId, 8>& edeps, uint32_t candidates, bool trace);
+  /// Links task `raw` (in slot `s`) after producers() (automatic) and `edeps` (explicit);
+  /// returns the number of edges added. The caller holds the fan-in guard. While tracing
+  /// (begin_run), every dependency found is recorded in trace_edges().
+  uint32_t link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
+                      uint32_t candidates);
   /// Records the accesses of tensors ts[0..n) and appends the tasks they must follow to
   /// producers(). True if a write goes untracked (MANUAL scope, NO_DEP, manual_dep tensor).
   bool track_tensors(const TaskRing& ring, const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw,
                      bool manual_scope);
   /// The element a predicate reads, as a one-element tensor (valid until the next call),
   /// recorded as a read in AUTO scopes; nullptr when `params` has no predicate operand.
-  const Tensor* track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
+  /// Most tasks have none: answered inline, without a call.
+  const Tensor* track_predicate(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope) {
+    if (!params.has_predicate() || !params.predicate().operand.data) return nullptr;
+    return track_predicate_element(ring, params, raw, manual_scope);
+  }
   /// A tracked tensor of `params` has a live conflicting access (see DepTracker::must_wait).
-  bool tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope);
+  /// Nothing is tracked in a MANUAL scope: answered inline, without a call (the short path
+  /// asks on every submission).
+  bool tensors_must_wait(const TaskRing& ring, const Arg& params, bool manual_scope) {
+    return !manual_scope && tracked_tensors_must_wait(ring, params);
+  }
   /// One of `ids` is live.
   static bool any_live(const TaskRing& ring, const pto2::SmallVec<PTO2TaskId, 8>& ids);
   /// The live tasks get_tensor_data must wait for before reading element `idx` of `t` (its
@@ -54,9 +62,11 @@ class DependencyLinker {
   void end_run() { tracker_.clear(); }
 
   // ---- counts of the current run
-  void begin_run() {
+  /// A run starts (`trace`: record the dependencies found).
+  void begin_run(bool trace) {
     auto_edges_ = explicit_edges_ = 0;
     trace_edges_.clear();
+    trace_ = trace;
   }
   uint64_t auto_edges() const { return auto_edges_; }
   uint64_t explicit_edges() const { return explicit_edges_; }
@@ -65,12 +75,15 @@ class DependencyLinker {
 
  private:
   static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
+  bool tracked_tensors_must_wait(const TaskRing& ring, const Arg& params);
+  const Tensor* track_predicate_element(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
 
   DepTracker tracker_;
   std::vector<uint64_t> dep_scratch_;  // the producers of the task being submitted
   Tensor pred_scratch_ = pto2::TensorFactory::blank();  // the element a predicate reads
   uint64_t auto_edges_ = 0, explicit_edges_ = 0;
   std::vector<std::pair<uint64_t, uint64_t>> trace_edges_;
+  bool trace_ = false;
 };
 
 }  // namespace pto2::detail

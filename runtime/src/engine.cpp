@@ -131,7 +131,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   }
   failure_.reset();
   sub_.begin_run();
-  linker_.begin_run();
+  linker_.begin_run(opt_.trace_);
   record_.begin_run(opt_.trace_);
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
     WorkerStats& ws = workers_.stats(w);

@@ -1,3 +1,5 @@
+// memory_pool.cpp — MemoryPool (memory_pool.h): power-of-two size classes, allocated once and
+// reused through the free lists; freed only with the pool.
 #include "memory_pool.h"
 
 #include <cstdlib>

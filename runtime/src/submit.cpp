@@ -156,7 +156,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
   // make this task ready early; unused guard units are returned at the end.
   const uint32_t candidates = static_cast<uint32_t>(linker_.producers().size() + edeps.size());
-  const uint32_t edges_added = candidates ? linker_.link_edges(ring_, s, idx, raw, edeps, candidates, opt_.trace_) : 0;
+  const uint32_t edges_added = candidates ? linker_.link_edges(ring_, s, raw, edeps, candidates) : 0;
   sub_.count_submitted();
   if (kind == TaskKind::DUMMY) sub_.count_dummy();
 
