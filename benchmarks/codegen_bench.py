@@ -12,6 +12,7 @@ the compiler's own cost on a busy machine), then the stages' CPU time at 1k / 10
 submissions (best of 3) to show they stay linear. --profile
 also prints, per stage, the functions with the most own time (cProfile; its per-call overhead
 inflates call-heavy Python code, so read it for where to look, not for the numbers).
+PYPTO_TIME_PASSES=1 prints each pass's CPU time on stderr (which pass grows with the size).
 
 --compare OTHER_SITE measures another build of pypto (a directory holding its `pypto` package,
 e.g. `pip install --target OTHER_SITE .` of an older commit) against the installed one: each

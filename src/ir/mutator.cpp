@@ -301,6 +301,10 @@ ExprPtr IRMutator::mutate_(const TupleGetItem* op, const ExprPtr& self) {
 // ---- statements ----
 
 StmtPtr IRMutator::mutate_(const AssignStmt* op, const StmtPtr& self) {
+  // A statements-only mutator leaves expressions as they are, so an assignment changes only if
+  // its Var was renamed: without renamings, skip its value and Var nodes (on a long body,
+  // touching them costs cache misses per statement in every such pass).
+  if (statements_only_ && var_remap_.empty()) return self;
   ExprPtr value = mutate_expr(op->value);
   VarPtr var = mutate_def(op->var);
   if (var == op->var && value != op->value && !structural_equal(var->type, value->type)) {
@@ -313,6 +317,7 @@ StmtPtr IRMutator::mutate_(const AssignStmt* op, const StmtPtr& self) {
 }
 
 StmtPtr IRMutator::mutate_(const EvalStmt* op, const StmtPtr& self) {
+  if (statements_only_) return self;   // its expression stays as it is
   ExprPtr e = mutate_expr(op->expr);
   return e == op->expr ? self : EvalStmt::make(std::move(e), op->span);
 }

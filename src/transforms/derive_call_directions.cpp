@@ -32,6 +32,7 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -85,6 +86,7 @@ class PromotionWalker {
   }
 
   DirectionMap run() {
+    out_.reserve(CountVarDefs(fn_.body));   // about one call per defined Var: no rehash on long bodies
     RootSet seen, footprint;
     walk(fn_.body, seen, footprint);
     return std::move(out_);

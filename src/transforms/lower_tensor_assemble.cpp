@@ -41,13 +41,17 @@ struct Storage {
 class Lowering : public IRMutator {
  public:
   Lowering(const Program& program, const Function& fn, std::map<std::string, FunctionPtr>* kernels)
-      : program_(program), kernels_(kernels) {
-    collect(fn.body);
-  }
+      : program_(program), kernels_(kernels), body_(fn.body) {}
 
+  // Only a statement `v = tensor.assemble(...)` is rewritten (and no Var is renamed): any other
+  // assignment stays as it is, without walking its expressions.
   StmtPtr mutate_(const AssignStmt* op, const StmtPtr& self) override {
     auto* c = op->value->as<Call>();
-    if (!c || !c->is_op || c->callee != "tensor.assemble" || c->args.size() != 3) return IRMutator::mutate_(op, self);
+    if (!c || !c->is_op || c->callee != "tensor.assemble" || c->args.size() != 3) return self;
+    if (!collected_) {   // the definitions, on the first assemble (most functions have none)
+      collect(body_);
+      collected_ = true;
+    }
     if (in_place(c->args[0], c->args[1], c->args[2])) return IRMutator::mutate_(op, self);
     auto* st = c->args[1]->type->as<TensorType>();
     std::vector<int64_t> dims;
@@ -171,7 +175,9 @@ class Lowering : public IRMutator {
 
   const Program& program_;
   std::map<std::string, FunctionPtr>* kernels_;
-  std::unordered_map<const Var*, ExprPtr> defs_;
+  StmtPtr body_;
+  bool collected_ = false;
+  std::unordered_map<const Var*, ExprPtr> defs_;   // every assignment's value (collect)
 };
 
 ProgramPtr Run(const ProgramPtr& program) {

@@ -20,6 +20,7 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/stmt.h"
 #include "pypto/ir/function.h"
+#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -32,6 +33,9 @@ class OrchestrationScopeModel {
   };
 
   explicit OrchestrationScopeModel(const ir::Function& fn) {
+    const size_t vars = fn.params.size() + CountVarDefs(fn.body);   // no rehash on long bodies
+    bindings_.reserve(vars);
+    roots_.reserve(vars);
     for (const ir::TaskIdInfo& t : fn.task_ids) slots_[t.var.get()] = t.slots;
   }
 

@@ -78,9 +78,24 @@ struct Stamper : IRMutator {
   using IRMutator::mutate_;
 };
 
+// Whether `fn` reserves or imports a pipe buffer: a read-only walk, cheaper than the Stamper's
+// rebuild-if-changed walk over a long orchestration body that has none.
+bool HasPipeBufferCall(const Function& fn) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    void visit_(const Call* op) override {
+      found = found || IsImport(*op) || IsReserve(*op);
+      IRVisitor::visit_(op);
+    }
+  } finder;
+  finder.visit_function(fn);
+  return finder.found;
+}
+
 ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
+    if (!HasPipeBufferCall(*fn)) continue;
     Stamper s;
     s.program = program.get();
     FunctionPtr stamped = s.mutate_function(fn);

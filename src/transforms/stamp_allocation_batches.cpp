@@ -20,8 +20,8 @@
 #include <unordered_set>
 
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
-#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -35,16 +35,47 @@ const Call* as_create(const StmtPtr& s) {
   return c && c->is_op && c->callee == "tensor.create" ? c : nullptr;
 }
 
+// The Vars the shapes of a body's tensor.create calls name: the only ones whose definition
+// the batcher needs to track (a handful, where a long body defines 100,000 Vars).
+class ShapeVars : public IRVisitor {
+ public:
+  ShapeVars() { statements_only_ = true; }   // creates are statements
+  std::unordered_set<const Var*> vars;
+  void visit_(const AssignStmt* op) override {
+    if (const Call* c = op->value->as<Call>(); c && c->is_op && c->callee == "tensor.create" && !c->args.empty()) {
+      if (auto* shape = c->args[0]->as<MakeTuple>()) {
+        for (auto& d : shape->elements) collect(d);
+      }
+    }
+  }
+
+ private:
+  void collect(const ExprPtr& e) {
+    if (const Var* v = as_var(e)) {
+      vars.insert(v);
+    } else if (auto* b = e->as<BinaryExpr>()) {
+      collect(b->a);
+      collect(b->b);
+    } else if (auto* u = e->as<UnaryExpr>()) {
+      collect(u->a);
+    } else if (auto* k = e->as<Cast>()) {
+      collect(k->value);
+    }
+  }
+};
+
 class Batcher {
  public:
   explicit Batcher(const Function& fn) {
-    defined_.reserve(fn.params.size() + CountVarDefs(fn.body));
+    ShapeVars shape_vars;
+    shape_vars.visit_stmt(fn.body);
+    tracked_ = std::move(shape_vars.vars);
     for (size_t i = 0; i < fn.params.size(); ++i) {
-      defined_.insert(fn.params[i].get());
+      define(fn.params[i].get());
       // The dynamic dimensions a tensor parameter declares (read from its shape at entry).
       if (auto* t = fn.params[i]->type->as<TensorType>()) {
         for (auto& d : t->shape) {
-          if (const Var* v = as_var(d)) defined_.insert(v);
+          if (const Var* v = as_var(d)) define(v);
         }
       }
     }
@@ -84,18 +115,23 @@ class Batcher {
     for (auto& s : stmts) stmt(s);
   }
 
+  // `v` is defined from here on (recorded only when a create's shape names it).
+  void define(const Var* v) {
+    if (tracked_.count(v)) defined_.insert(v);
+  }
+
   void stmt(const StmtPtr& s) {
     if (auto* a = s->as<AssignStmt>()) {
-      defined_.insert(a->var.get());
+      define(a->var.get());
     } else if (auto* f = s->as<ForStmt>()) {
-      defined_.insert(f->loop_var.get());
-      for (auto& ia : f->iter_args) defined_.insert(ia.get());
+      define(f->loop_var.get());
+      for (auto& ia : f->iter_args) define(ia.get());
       block(f->body);
-      for (auto& rv : f->return_vars) defined_.insert(rv.get());
+      for (auto& rv : f->return_vars) define(rv.get());
     } else if (auto* i = s->as<IfStmt>()) {
       block(i->then_body);
       if (i->else_body) block(i->else_body);
-      for (auto& rv : i->return_vars) defined_.insert(rv.get());
+      for (auto& rv : i->return_vars) define(rv.get());
     } else if (auto* r = s->as<RuntimeScopeStmt>()) {
       if (r->mode == RuntimeScopeMode::Manual) batch(flatten_stmts(r->body));   // before its PTO2_SCOPE
       block(r->body);
@@ -104,7 +140,8 @@ class Batcher {
     }
   }
 
-  std::unordered_set<const Var*> defined_;
+  std::unordered_set<const Var*> tracked_;   // ShapeVars
+  std::unordered_set<const Var*> defined_;   // the tracked Vars defined so far
   std::unordered_set<const Var*> done_;
   std::vector<VarPtr> batched_;
 };

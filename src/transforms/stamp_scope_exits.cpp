@@ -81,7 +81,7 @@ struct Defs : IRVisitor {
 // The exit values of each scope of one function, stamped bottom-up.
 class Stamper : public IRMutator {
  public:
-  explicit Stamper(const Function& fn) : fn_(fn) {}
+  explicit Stamper(const Function& fn) : fn_(fn) { statements_only_ = true; }   // stamps scopes only
 
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);

@@ -54,6 +54,26 @@ TEST(NormalizeReturnOrder, ThroughLoopCarry) {
   EXPECT_TRUE(StructEq(NormalizeReturnOrder().run(build(false)), build(true)));
 }
 
+TEST(ReturnLineage, CountVarDefsCountsEveryDefinition) {
+  // The table reservation of CollectVarDefs / BufferRoots: assignments (also inside a loop
+  // body), a loop's iter_args and results; not parameters, yields or returns.
+  auto x = V("x", T16()), c = V("c", T16());
+  auto i = V("i", S(DataType::INDEX));
+  auto acc = IterArg::make("acc", T16(), c);
+  auto t = V("t", tile16()), acc2 = V("acc2", T16()), out = V("acc_out", T16());
+  auto body = SeqStmts::make({
+      AssignStmt::make(t, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})),
+      AssignStmt::make(acc2, Call::make_op("tile.store", {t, ilist({0, 0}), acc})),
+      YieldStmt::make({acc2}),
+  });
+  auto loop = ForStmt::make(i, I(0), I(4), I(1), {acc}, body, {out});
+  EXPECT_EQ(CountVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})), 4u);   // t, acc2, acc, acc_out
+  EXPECT_EQ(CountVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})),
+            CollectVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})).defs.size());
+  EXPECT_EQ(CountVarDefs(orch_basic()->functions[1]->body), 3u);   // c, c, d
+  EXPECT_EQ(CountVarDefs(nullptr), 0u);
+}
+
 TEST(NormalizeReturnOrder, NonParamReturnUntouched) {
   // An orchestration function returning an internal tensor keeps it.
   auto a = V("a", T16()), c = V("c", T16());

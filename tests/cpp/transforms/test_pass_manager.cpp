@@ -146,6 +146,29 @@ TEST(PassManager, VerifyPassesEnvironmentVariable) {
   if (before) setenv("PYPTO_VERIFY_PASSES", saved.c_str(), 1);
 }
 
+TEST(PassManager, TimePassesPrintsOneLinePerPass) {
+  const char* before = std::getenv("PYPTO_TIME_PASSES");
+  std::string saved = before ? before : "";
+  setenv("PYPTO_TIME_PASSES", "1", 1);
+  EXPECT_TRUE(PassOptions::FromEnv().time_passes);
+  setenv("PYPTO_TIME_PASSES", "0", 1);
+  EXPECT_FALSE(PassOptions::FromEnv().time_passes);
+  if (before) setenv("PYPTO_TIME_PASSES", saved.c_str(), 1); else unsetenv("PYPTO_TIME_PASSES");
+  PassOptions o;
+  o.time_passes = true;
+  ::testing::internal::CaptureStderr();
+  PassManager(DefaultPipeline(), o).Run(orch_basic());
+  std::string err = ::testing::internal::GetCapturedStderr();
+  for (auto& p : DefaultPipeline()) {
+    EXPECT_NE(err.find("pypto: pass " + p.name + " "), std::string::npos) << p.name << " missing in:\n" << err;
+  }
+  EXPECT_NE(err.find(" ms\n"), std::string::npos) << err;
+  o.time_passes = false;
+  ::testing::internal::CaptureStderr();
+  PassManager(DefaultPipeline(), o).Run(orch_basic());
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
 // Issue 11: every pass declares what it produces (so the manager can check each one did its job).
 TEST(PassManager, EveryPassDeclaresWhatItProduces) {
   std::vector<Pass> all = DefaultPipeline(/*analyze_auto_scopes_for_deps=*/true);
