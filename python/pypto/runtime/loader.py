@@ -180,10 +180,21 @@ class Runtime:
         """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
         ``report_races=False`` records (for the task graph) without warning."""
+        return self.run_marshalled(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
+                                   race_check, tensor_names, report_races, warn_stacklevel=4)
+
+    def run_marshalled(self, tensors: list, scalars: list, race_check: int = 0,
+                       tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
+                       warn_stacklevel: int = 3) -> RunStats:
+        """``run`` on arguments already in the binding's form: ``(data, dtype code, shape list,
+        strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
+        (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
+        frames up (the caller of the caller)."""
         self._h.set_race_check(int(race_check))
-        ok, message, stats = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
-        for i, name in enumerate(tensor_names or ()):
-            message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
+        ok, message, stats = self._h.run(tensors, scalars)
+        if message:
+            for i, name in enumerate(tensor_names or ()):
+                message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
@@ -192,7 +203,7 @@ class Runtime:
         if result.races:
             result.race_report = message
             if report_races:
-                warnings.warn(RaceWarning(message), stacklevel=3)
+                warnings.warn(RaceWarning(message), stacklevel=warn_stacklevel)
         return result
 
     def write_trace(self, path: str) -> None:
