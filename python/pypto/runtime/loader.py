@@ -52,6 +52,8 @@ def race_check_mode(value) -> int:
     """
     if value is None:
         value = os.environ.get("PYPTO_RACE_CHECK", "")
+        if not value:  # the common case, per call: unset
+            return 0
     if isinstance(value, bool):
         return 2 if value else 0
     key = str(value).strip().lower()

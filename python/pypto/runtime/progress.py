@@ -104,11 +104,12 @@ class RunIndicator:
         self.progress = Progress(what, stream=stream)
         self.counts = counts
         self.delay, self.interval = delay, interval
-        self._stop = threading.Event()
+        self._stop: Optional[threading.Event] = None  # made when drawing: a silent indicator costs ~nothing
         self._thread: Optional[threading.Thread] = None
 
     def __enter__(self) -> "RunIndicator":
         if self.progress.enabled:
+            self._stop = threading.Event()
             self._thread = threading.Thread(target=self._tick, name="pypto-progress", daemon=True)
             self._thread.start()
         return self
@@ -123,7 +124,7 @@ class RunIndicator:
                 return
 
     def __exit__(self, *exc) -> None:
-        if self._thread is not None:
+        if self._thread is not None and self._stop is not None:
             self._stop.set()
             self._thread.join()
             self.progress.__exit__(*exc)
