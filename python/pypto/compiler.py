@@ -35,7 +35,7 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
-from pypto.runtime.progress import RunIndicator
+from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import resolve_trace_path
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
@@ -295,13 +295,20 @@ class CompiledProgram:
         config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
-            rt = self._get_runtime(config)
+            rt = self._runtime
+            if rt is None or rt.config != config:
+                rt = self._get_runtime(config)
+            run = rt.run_marshalled if fast is not None else rt.run
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
+            mode = max(race_mode, 1) if graph is not None else race_mode
             try:
-                with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):  # a one-line ticker once a run takes 1 s (TTY only)
-                    run = rt.run_marshalled if fast is not None else rt.run
-                    stats = run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
-                                tensor_names=self._tensor_names, report_races=race_mode != 0)
+                if progress_enabled():   # a one-line ticker once a run takes 1 s (TTY only)
+                    with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):
+                        stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                                    report_races=race_mode != 0)
+                else:
+                    stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                                report_races=race_mode != 0)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None

@@ -176,6 +176,7 @@ class Runtime:
         self._libobj = lib  # keeps the library loaded
         self._h = handle
         self.config = config
+        self._race_check: Optional[int] = None  # the mode last set (the first run sets it): set again only on change
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
             tensor_names: Optional[Sequence[str]] = None, report_races: bool = True) -> RunStats:
@@ -192,7 +193,8 @@ class Runtime:
         strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
         (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
         frames up (the caller of the caller)."""
-        self._h.set_race_check(int(race_check))
+        if race_check != self._race_check:
+            self.set_race_check(race_check)
         ok, message, stats = self._h.run(tensors, scalars)
         if message:
             for i, name in enumerate(tensor_names or ()):
@@ -216,6 +218,7 @@ class Runtime:
     def set_race_check(self, mode: int) -> None:
         """Race checker mode of the following runs: 0 off, 1 warn, 2 error."""
         self._h.set_race_check(int(mode))
+        self._race_check = int(mode)
 
     def write_graph(self, path: str) -> None:
         """Writes the last run's task graph as Graphviz DOT (recorded when the run had a race
