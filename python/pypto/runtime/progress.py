@@ -29,12 +29,12 @@ from typing import Callable, List, Optional, TextIO, Tuple
 def progress_enabled(stream: Optional[TextIO] = None) -> bool:
     """True when progress lines should be drawn on ``stream`` (default stderr)."""
     stream = stream or sys.stderr
-    if os.environ.get("PYPTO_QUIET", "") not in ("", "0"):
-        return False
     try:
-        return stream.isatty()
+        if not stream.isatty():   # first: a cheap call, and runs check this per call
+            return False
     except (AttributeError, ValueError):
         return False
+    return os.environ.get("PYPTO_QUIET", "") in ("", "0")
 
 
 class Progress:
