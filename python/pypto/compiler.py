@@ -33,7 +33,9 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
     numpy_dtype, param_specs, random_array, random_inputs,
 )
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
-from pypto.runtime.loader import ProgramLibrary, RunError, RunStats
+from pypto.runtime.fast_args import fast_marshaller
+from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
+from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import resolve_trace_path
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
@@ -182,6 +184,16 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 # ---------------------------------------------------------------------------------------------
 # Calling
 
+def _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit) -> None:
+    """Worker counts and resource bounds of a call are non-negative integers (never truncated)."""
+    for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
+                      ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
+        if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
+                                (val == 0 and name in ("aic_workers", "aiv_workers")) or
+                                (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
+            raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
+
+
 class CompiledProgram:
     """A program built for the CPU runtime; call it to run its entry orchestration.
 
@@ -204,11 +216,14 @@ class CompiledProgram:
         self._runtime = None
         self._lock = threading.Lock()
         self.last_stats: Optional[RunStats] = None  # RunStats of the latest call
+        # Per-program, not per-call (issue 17): the tensor names of race reports (by slot), the
+        # fast marshalling of the common call, the run indicator's label.
+        self._tensor_names = [p.name for p in sorted((p for p in params if p.kind == "tensor"), key=lambda p: p.slot)]
+        self._marshal = fast_marshaller(params, "%s(%s)" % (entry, ", ".join(p.name for p in params)))
+        self._running_label = "running %s" % entry
 
     def __repr__(self) -> str:
         return "<CompiledProgram %s(%s) at %s>" % (self.entry, ", ".join(p.name for p in self.params), self.output_dir)
-
-    # -- argument checking ----------------------------------------------------------------------
 
     # -- argument checking ----------------------------------------------------------------------
 
@@ -261,30 +276,39 @@ class CompiledProgram:
             out = compiled(x)                 # pl.Out allocated and returned
             stats = compiled(x=x, out=out)    # by name; out written in place
         """
-        from pypto.runtime.loader import race_check_mode
         race_mode = race_check_mode(race_check)
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
         if graph is not None and not os.path.isdir(os.path.dirname(os.path.abspath(graph))):
             raise ArgumentValueError("cannot write the task graph to %s: its directory does not exist" % graph)
-        call = self.bind(args, kwargs)
-        tensors, scalars, keep = call.tensors, call.scalars, call.keep
-        for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
-                          ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
-            if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                    (val == 0 and name in ("aic_workers", "aiv_workers")) or
-                                    (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
-                raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
+        # The common call (all arguments positional NumPy arrays and numbers that pass every check)
+        # is marshalled by the per-program fast path; any other call, valid or not, by the full checker.
+        fast = self._marshal(args) if not kwargs else None
+        if fast is not None:
+            tensors, scalars, keep = fast
+            outputs = None
+        else:
+            call = self.bind(args, kwargs)
+            tensors, scalars, keep, outputs = call.tensors, call.scalars, call.keep, call.outputs
+        if (aic_workers is not None or aiv_workers is not None or clusters is not None or task_ring_size is not None
+                or memory_limit is not None):
+            _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit)
         config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
                   clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
-            rt = self._get_runtime(config)
-            names = [p.name for p in sorted((p for p in self.params if p.kind == "tensor"), key=lambda p: p.slot)]
+            rt = self._runtime
+            if rt is None or rt.config != config:
+                rt = self._get_runtime(config)
+            run = rt.run_marshalled if fast is not None else rt.run
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
+            mode = max(race_mode, 1) if graph is not None else race_mode
             try:
-                from pypto.runtime.progress import RunIndicator
-                with RunIndicator("running %s" % self.entry, counts=getattr(rt, "progress", None)):  # a one-line ticker once a run takes 1 s (TTY only)
-                    stats = rt.run(tensors, scalars, race_check=max(race_mode, 1) if graph is not None else race_mode,
-                                   tensor_names=names, report_races=race_mode != 0)
+                if progress_enabled():   # a one-line ticker once a run takes 1 s (TTY only)
+                    with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):
+                        stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                                    report_races=race_mode != 0)
+                else:
+                    stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                                report_races=race_mode != 0)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None
@@ -297,8 +321,8 @@ class CompiledProgram:
                 rt.write_graph(str(graph))
             self.last_stats = stats
         del keep
-        if call.outputs:
-            return call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)
+        if outputs:
+            return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return stats
 
     run = __call__

@@ -52,6 +52,8 @@ def race_check_mode(value) -> int:
     """
     if value is None:
         value = os.environ.get("PYPTO_RACE_CHECK", "")
+        if not value:  # the common case, per call: unset
+            return 0
     if isinstance(value, bool):
         return 2 if value else 0
     key = str(value).strip().lower()
@@ -174,16 +176,29 @@ class Runtime:
         self._libobj = lib  # keeps the library loaded
         self._h = handle
         self.config = config
+        self._race_check: Optional[int] = None  # the mode last set (the first run sets it): set again only on change
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
             tensor_names: Optional[Sequence[str]] = None, report_races: bool = True) -> RunStats:
         """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
         ``report_races=False`` records (for the task graph) without warning."""
-        self._h.set_race_check(int(race_check))
-        ok, message, stats = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
-        for i, name in enumerate(tensor_names or ()):
-            message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
+        return self.run_marshalled(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
+                                   race_check, tensor_names, report_races, warn_stacklevel=4)
+
+    def run_marshalled(self, tensors: list, scalars: list, race_check: int = 0,
+                       tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
+                       warn_stacklevel: int = 3) -> RunStats:
+        """``run`` on arguments already in the binding's form: ``(data, dtype code, shape list,
+        strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
+        (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
+        frames up (the caller of the caller)."""
+        if race_check != self._race_check:
+            self.set_race_check(race_check)
+        ok, message, stats = self._h.run(tensors, scalars)
+        if message:
+            for i, name in enumerate(tensor_names or ()):
+                message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
@@ -192,7 +207,7 @@ class Runtime:
         if result.races:
             result.race_report = message
             if report_races:
-                warnings.warn(RaceWarning(message), stacklevel=3)
+                warnings.warn(RaceWarning(message), stacklevel=warn_stacklevel)
         return result
 
     def write_trace(self, path: str) -> None:
@@ -203,6 +218,7 @@ class Runtime:
     def set_race_check(self, mode: int) -> None:
         """Race checker mode of the following runs: 0 off, 1 warn, 2 error."""
         self._h.set_race_check(int(mode))
+        self._race_check = int(mode)
 
     def write_graph(self, path: str) -> None:
         """Writes the last run's task graph as Graphviz DOT (recorded when the run had a race

@@ -29,12 +29,12 @@ from typing import Callable, List, Optional, TextIO, Tuple
 def progress_enabled(stream: Optional[TextIO] = None) -> bool:
     """True when progress lines should be drawn on ``stream`` (default stderr)."""
     stream = stream or sys.stderr
-    if os.environ.get("PYPTO_QUIET", "") not in ("", "0"):
-        return False
     try:
-        return stream.isatty()
+        if not stream.isatty():   # first: a cheap call, and runs check this per call
+            return False
     except (AttributeError, ValueError):
         return False
+    return os.environ.get("PYPTO_QUIET", "") in ("", "0")
 
 
 class Progress:
@@ -104,11 +104,12 @@ class RunIndicator:
         self.progress = Progress(what, stream=stream)
         self.counts = counts
         self.delay, self.interval = delay, interval
-        self._stop = threading.Event()
+        self._stop: Optional[threading.Event] = None  # made when drawing: a silent indicator costs ~nothing
         self._thread: Optional[threading.Thread] = None
 
     def __enter__(self) -> "RunIndicator":
         if self.progress.enabled:
+            self._stop = threading.Event()
             self._thread = threading.Thread(target=self._tick, name="pypto-progress", daemon=True)
             self._thread.start()
         return self
@@ -123,7 +124,7 @@ class RunIndicator:
                 return
 
     def __exit__(self, *exc) -> None:
-        if self._thread is not None:
+        if self._thread is not None and self._stop is not None:
             self._stop.set()
             self._thread.join()
             self.progress.__exit__(*exc)

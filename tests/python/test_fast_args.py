@@ -1,0 +1,71 @@
+"""The per-call fast path of argument marshalling (issue 17): it accepts exactly the common calls the
+full checker accepts, with the same runtime slots, and leaves every other call (None) to the full
+checker and its messages."""
+
+import numpy as np
+import pytest
+
+from pypto.runtime.args import ArgumentValueError, ParamSpec, bind_and_check
+from pypto.runtime.fast_args import fast_marshaller
+from pypto.runtime.loader import _tensor_tuples
+
+PARAMS = [
+    ParamSpec("n", "scalar", "INT32", (), "In", 0),
+    ParamSpec("x", "tensor", "FP32", (4, "N"), "In", 0),
+    ParamSpec("alpha", "scalar", "FP32", (), "In", 1),
+    ParamSpec("out", "tensor", "FP32", (4, "N"), "Out", 1),
+    ParamSpec("flag", "scalar", "BOOL", (), "In", 2),
+    ParamSpec("u", "scalar", "UINT8", (), "In", 3),
+]
+SIG = "main(n, x, alpha, out, flag, u)"
+
+
+def _marshal(args):
+    return fast_marshaller(PARAMS, SIG)(args)
+
+
+def test_fast_path_matches_the_full_checker():
+    x = np.arange(24, dtype=np.float32).reshape(4, 6)
+    out = np.zeros((4, 6), np.float32)
+    args = (-3, x, 0.5, out, True, 255)
+    tensors, scalars, keep = _marshal(args)
+    call = bind_and_check(PARAMS, "main", args)
+    assert [(d, c, list(s), st) for d, c, s, st in tensors] == _tensor_tuples(call.tensors)
+    assert scalars == call.scalars
+    assert scalars[0] == (-3) & 0xFFFFFFFFFFFFFFFF and scalars[2] == 1 and scalars[3] == 255
+    assert keep[0] is x and keep[1] is out
+
+
+@pytest.mark.parametrize("change", [
+    lambda a: a[:3],                                             # out omitted: allocated by the full path
+    lambda a: (1.5,) + a[1:],                                    # float for an integer scalar
+    lambda a: a[:5] + (256,),                                    # UINT8 out of range
+    lambda a: (True,) + a[1:],                                   # bool for an integer scalar
+    lambda a: (1, a[1].astype(np.float64)) + a[2:],              # wrong dtype
+    lambda a: (1, np.zeros((4, 7), np.float32)) + a[2:],         # dynamic dim N disagrees with out
+    lambda a: (1, np.zeros((5, 6), np.float32)) + a[2:],         # static dim wrong
+    lambda a: (1, np.zeros((6, 4), np.float32).T) + a[2:],       # not C-contiguous
+    lambda a: (1, a[1].tolist()) + a[2:],                        # not an ndarray
+    lambda a: a[:3] + (_read_only((4, 6)),) + a[4:],             # read-only Out
+])
+def test_anything_else_goes_to_the_full_checker(change):
+    x = np.zeros((4, 6), np.float32)
+    args = (1, x, 0.5, np.zeros((4, 6), np.float32), False, 0)
+    assert _marshal(args) is not None
+    assert _marshal(change(args)) is None
+
+
+def _read_only(shape):
+    a = np.zeros(shape, np.float32)
+    a.flags.writeable = False
+    return a
+
+
+def test_overlapping_views_are_refused_on_the_fast_path_too():
+    base = np.zeros((8, 6), np.float32)
+    args = (1, base[:4], 0.5, base[2:6], False, 0)   # out overlaps x and is written
+    with pytest.raises(ArgumentValueError, match="different views of overlapping memory") as fast:
+        _marshal(args)
+    with pytest.raises(ArgumentValueError) as full:
+        bind_and_check(PARAMS, "main", args)
+    assert str(fast.value) == str(full.value)
