@@ -80,17 +80,18 @@ TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, 
   return out;
 }
 
-void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices) {
+void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file, int32_t line) {
   Engine* e = Engine::current();
   if (!e) return;
-  e->wait_for_element(t, ndims, indices);
+  e->wait_for_element(t, ndims, indices, /*for_write=*/false, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }
 
-void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices) {
+void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file,
+                                 int32_t line) {
   Engine* e = Engine::current();
   if (!e) return;
-  e->wait_for_element(t, ndims, indices, /*for_write=*/true);
+  e->wait_for_element(t, ndims, indices, /*for_write=*/true, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }
 

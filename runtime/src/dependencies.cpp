@@ -186,10 +186,13 @@ void DependencyLinker::element_producers(const TaskRing& ring, const Tensor& t, 
   else tracker_.writers_of(t.data, Region::element(t, idx), out, live);
 }
 
-void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write) {
+void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
+                              int32_t line) {
   if (failed()) throw RunAborted{};
   if (t.data == nullptr) return;
-  const std::string api = for_write ? "set_tensor_data" : "get_tensor_data";   // the caller's name in errors
+  // The DSL line (when generated code passes it) and the caller's name, in errors.
+  const std::string site = file && line > 0 ? std::string(file) + ":" + std::to_string(line) + ": " : std::string();
+  const std::string api = site + (for_write ? "set_tensor_data" : "get_tensor_data");
   if (ndims != t.ndims)
     abort_orchestration(api + ": " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
   for (uint32_t i = 0; i < ndims; ++i)

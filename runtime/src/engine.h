@@ -105,7 +105,8 @@ class Engine {
   /// telling it when the answer was kMustWait. (short_path.h)
   Undeferred try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params, TaskOutputTensors& out);
   TaskOutputTensors alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n);
-  void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write = false);
+  void wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write = false,
+                        const char* file = nullptr, int32_t line = 0);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end() noexcept;
 

@@ -66,13 +66,20 @@ class Lowering : public IRMutator {
     for (int64_t d : dims) shape.push_back(ConstInt::make(d));
     auto slice = Call::make_op("tensor.slice", {target, MakeTuple::make(shape, op->span), offsets}, {}, op->span);
     auto dst = Var::make(op->var->name + "_dst", slice->type, op->span);
+    std::vector<StmtPtr> stmts;
+    if (!as_var(source)) {   // an inline source (`pl.assemble(c, pl.slice(d, ...), ...)`): a task argument is a Var
+      auto src = Var::make(op->var->name + "_src", source->type, op->span);
+      stmts.push_back(AssignStmt::make(src, source, op->span));
+      source = src;
+    }
     auto copy = Call::make_func(kernel->name, {source, dst}, kernel->call_result_type(), {}, op->span);
     auto written = Var::make(op->var->name + "_dst", copy->type, op->span);
     auto assemble = Call::make_op("tensor.assemble", {target, written, offsets}, c->attrs, op->span);
     VarPtr var = mutate_def(op->var);
-    return SeqStmts::make({AssignStmt::make(dst, slice, op->span), AssignStmt::make(written, copy, op->span),
-                           AssignStmt::make(var, assemble, op->span)},
-                          op->span);
+    stmts.push_back(AssignStmt::make(dst, slice, op->span));
+    stmts.push_back(AssignStmt::make(written, copy, op->span));
+    stmts.push_back(AssignStmt::make(var, assemble, op->span));
+    return SeqStmts::make(stmts, op->span);
   }
 
  private:

@@ -1,7 +1,7 @@
 // NormalizeReturnOrder
 //
 // What: in every function, a return value that writes back a tensor parameter (traced by
-//   ReturnedParamIndices through Var copies, tile.store, tensor.assemble, calls, tuple
+//   ReturnedParamIndices through Var copies, tile.store, tensor.assemble, tensor.write, calls, tuple
 //   elements, loop carries and if results) is replaced by that parameter Var itself:
 //       t = pl.store(x, [0, 0], c)          t = pl.store(x, [0, 0], c)
 //       return t                    ==>     return c

@@ -110,7 +110,8 @@ class Tracer {
     if (auto* c = value->as<Call>()) {
       if (!c->is_op) return trace_call_result(st, c->callee, c->args, tuple_pos);
       if (tuple_pos != 0) return -1;
-      if (c->callee == "tensor.assemble" && !c->args.empty()) return trace(st, c->args[0]);
+      // tensor.assemble and tensor.write return their target tensor (argument 0).
+      if ((c->callee == "tensor.assemble" || c->callee == "tensor.write") && !c->args.empty()) return trace(st, c->args[0]);
       if (c->callee == "tile.store" || c->callee == "tile.mscatter") {
         // The destination is the (only) tensor-typed operand.
         for (auto& a : c->args) {

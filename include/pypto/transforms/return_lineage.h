@@ -6,7 +6,7 @@
 //   ... after NormalizeReturnOrder (`return c`):    == {2}
 //
 // ReturnedParamIndices is the interprocedural tracer used by passes that run before
-// ReturnParamsExplicit holds (through Var copies, tile.store, tensor.assemble, calls to other
+// ReturnParamsExplicit holds (through Var copies, tile.store, tensor.assemble, tensor.write, calls to other
 // functions, tuple elements, loop carries and if results). ExplicitReturnedParamIndices is
 // the O(#returns) lookup codegen uses once the property holds: no SSA walk, no recursion.
 #pragma once

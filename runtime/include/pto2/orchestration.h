@@ -33,28 +33,33 @@ TaskOutputTensors alloc_tensors(const Infos&... infos) {
 }
 
 /// Waits until every task submitted so far that writes element `indices` of `t` finished.
-/// Outside a run it returns immediately.
-void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices);
+/// Outside a run it returns immediately. `file`/`line` (generated code passes them) name the DSL
+/// line in the error for an index out of range.
+void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr,
+                           int32_t line = 0);
 
 /// Waits for the element's producers, then reads it converted to T:
-/// `float v = get_tensor_data<float>(t, 2, idx);`
+/// `float v = get_tensor_data<float>(t, 2, idx);` (generated code appends the DSL site: `, "prog.py", 12`)
 template <class T>
-T get_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices) {
-  pto2_wait_for_element(t, ndims, indices);
+T get_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr, int32_t line = 0) {
+  pto2_wait_for_element(t, ndims, indices, file, line);
   if (t.data == nullptr) return T{};
   const int64_t off = t.element_offset(indices);
   return pto2::load_as<T>(static_cast<const char*>(t.data) + off * static_cast<int64_t>(dtype_size(t.dtype)), t.dtype);
 }
 
 /// Waits until every task submitted so far that reads or writes element `indices` of `t`
-/// finished. Outside a run it returns immediately.
-void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices);
+/// finished. Outside a run it returns immediately. `file`/`line` as for pto2_wait_for_element.
+void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr,
+                                 int32_t line = 0);
 
 /// Waits for the element's earlier readers and writers, then stores `value` converted to the
-/// tensor's dtype: `set_tensor_data<float>(t, 2, idx, 0.5f);` (later tasks see the value).
+/// tensor's dtype: `set_tensor_data<float>(t, 2, idx, 0.5f);` (later tasks see the value; generated
+/// code appends the DSL site: `, "prog.py", 12`).
 template <class T>
-void set_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices, T value) {
-  pto2_wait_for_element_write(t, ndims, indices);
+void set_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices, T value, const char* file = nullptr,
+                     int32_t line = 0) {
+  pto2_wait_for_element_write(t, ndims, indices, file, line);
   if (t.data == nullptr) return;
   char* p = static_cast<char*>(t.data) + t.element_offset(indices) * static_cast<int64_t>(dtype_size(t.dtype));
   auto put = [p](auto v) { std::memcpy(p, &v, sizeof v); };
