@@ -71,7 +71,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
         }
         int64_t n_idx[1] = {0};
-        int32_t n = get_tensor_data<int32_t>(ext_sizes, 1, n_idx, "program.py", 27);
+        int32_t n = get_tensor_data<int32_t>(ext_sizes, 1, n_idx);
         uint32_t scratch_ci_shapes[2] = {pto2_extent_u32(n, "program.py", 28), 16};
         TensorCreateInfo scratch_ci(scratch_ci_shapes, 2, DataType::INT32);
         TaskOutputTensors alloc_2 = alloc_tensors(scratch_ci);

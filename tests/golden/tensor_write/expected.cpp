@@ -37,12 +37,12 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2_SOURCE_SITE(params_t0, "program.py", 17);
         rt_submit_aiv_task(0, params_t0);
         int64_t v_idx[2] = {1, 2};
-        float v = get_tensor_data<float>(t, 2, v_idx, "program.py", 18);
-        { int64_t t_widx[2] = {n, 3}; set_tensor_data<float>(t, 2, t_widx, static_cast<float>((v + 100.0f)), "program.py", 19); }
+        float v = get_tensor_data<float>(t, 2, v_idx);
+        { int64_t t_widx[2] = {n, 3}; set_tensor_data<float>(t, 2, t_widx, static_cast<float>((v + 100.0f))); }
         int64_t w_idx[2] = {3, 7};
-        float w = get_tensor_data<float>(t, 2, w_idx, "program.py", 20);
-        { int64_t t_widx_1[2] = {0, 0}; set_tensor_data<float>(t, 2, t_widx_1, static_cast<float>((w * 0.5f)), "program.py", 21); }
-        { int64_t counts_widx[1] = {1}; set_tensor_data<int32_t>(ext_counts, 1, counts_widx, static_cast<int32_t>(((int32_t)(n))), "program.py", 22); }
+        float w = get_tensor_data<float>(t, 2, w_idx);
+        { int64_t t_widx_1[2] = {0, 0}; set_tensor_data<float>(t, 2, t_widx_1, static_cast<float>((w * 0.5f))); }
+        { int64_t counts_widx[1] = {1}; set_tensor_data<int32_t>(ext_counts, 1, counts_widx, static_cast<int32_t>(((int32_t)(n)))); }
 
         // Task 1: k
         Arg params_t1;
