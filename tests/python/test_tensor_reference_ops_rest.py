@@ -176,6 +176,47 @@ def test_batch_shapes_match_numpy():
     np.testing.assert_allclose(oc, 2 * xb, rtol=1e-5, atol=1e-5)   # acc computed in the kernel (a tile)
 
 
+LOOPS = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[2, 4, 8], pl.FP32], b: pl.Tensor[[2, 8, 6], pl.FP32],
+          o: pl.Out[pl.Tensor[[2, 4, 6], pl.FP32]]) -> pl.Tensor[[2, 4, 6], pl.FP32]:
+        acc = pl.batch_matmul(a, b)
+        for i in pl.range(2):
+            acc = pl.matmul_acc(acc, a, b)
+        if pl.tensor.dim(a, 0) > 1:
+            r = pl.matmul_acc(acc, a, b)
+        else:
+            r = acc
+        o = pl.assemble(o, r, [0, 0, 0])
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[2, 4, 8], pl.FP32], b: pl.Tensor[[2, 8, 6], pl.FP32],
+             o: pl.Out[pl.Tensor[[2, 4, 6], pl.FP32]]) -> pl.Tensor[[2, 4, 6], pl.FP32]:
+        o = self.k(a, b, o)
+        return o
+'''
+
+
+def test_batched_accumulate_in_a_loop_and_a_branch():
+    """The load loops are placed before the statement that needs them, inside the loop body or branch."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((2, 4, 8)).astype(np.float32)
+    b = rng.standard_normal((2, 8, 6)).astype(np.float32)
+    o = np.zeros((2, 4, 6), np.float32)
+    prog = pypto.compile(pl.parse_program(LOOPS))
+    try:
+        prog(a, b, o, race_check=True)
+    finally:
+        prog.close()
+    np.testing.assert_allclose(o, 4 * (a.astype(np.float64) @ b.astype(np.float64)), rtol=1e-5, atol=1e-5)
+
+
 # ---- misuse: a located error each ---------------------------------------------------------------
 
 MISUSE = '''

@@ -22,11 +22,11 @@
 // generator derives from ControlFlowPrinter<Target> (Target: what one carry is in its code —
 // a C++ variable, a tile buffer, a TaskId array ...) and says in the hooks below how a value,
 // a type and a name are spelled. A yielded value that is a plain assignment comes back from
-// yield_value as a Move; the printer prints the moves of one yield as a simultaneous
+// yield_value as a CarryMove; the printer prints the moves of one yield as a simultaneous
 // assignment (temporaries when a value reads a carry the same yield already reassigned, so
 // swapped carries stay correct):
 //
-//   int64_t a_next = b;     // only on a hazard (or always, for Move::always_temp)
+//   int64_t a_next = b;     // only on a hazard (or always, for CarryMove::always_temp)
 //   int64_t b_next = a;
 //   a = a_next;
 //   b = b_next;
@@ -77,7 +77,8 @@ std::string ForHeader(const std::string& var, const std::string& start, const st
 //   const uint64_t i_count = pto2_range_count(i_start, <stop>, i_step, "prog.py", 12);
 //   for (uint64_t i_k = 0; i_k < i_count; ++i_k) {                            // RangeLoopHeader
 //       const int64_t i = (int64_t)((uint64_t)i_start + i_k * (uint64_t)i_step);   // RangeLoopVarLine
-// (a zero step fails the run naming the DSL line; the bounds and the step are read once).
+// (a zero step fails the run naming the DSL line; the bounds and the step are read once). The
+// orchestration and HOST loops print it; a kernel, which has no pto2_range_count, its own form.
 struct RangeLoopNames {
   std::string var, start, step, count, k;
 };

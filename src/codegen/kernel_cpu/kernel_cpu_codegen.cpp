@@ -7,8 +7,8 @@
 // stamped pass results, read here; no other function of the program is looked at) and VerifyKernelProgram (which refuses every program this file cannot print: what is
 // left here are InternalErrors for broken preconditions). Output: C++ text
 // against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
-// loop-carried and branch-result values get a mutable slot declared before the loop / if, that
-// each YieldStmt assigns.
+// loop-carried and branch-result values get a mutable slot (CarrySlot) declared before the loop /
+// if, that each YieldStmt assigns (the hooks of common::ControlFlowPrinter).
 #include "pypto/codegen/kernel_cpu.h"
 
 #include <algorithm>

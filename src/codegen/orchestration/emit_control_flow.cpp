@@ -1,4 +1,4 @@
-// Control flow:
+// Control flow (ForStmt / IfStmt / YieldStmt through the hooks of common::ControlFlowPrinter):
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
 //                       (a loop carry / if result read after the block: `std::optional<Tensor>
 //                       x_exit;` before it, `x_exit = x;` after the loop / if, `Tensor x_1 =
