@@ -99,13 +99,14 @@ def test_unknown_dsl_function_did_you_mean():
 
 def test_tensor_arithmetic_suggests_op():
     body_check("x = pl.load(a, [0, 0], [16, 16]) + pl.load(b, [0, 0], [16, 16])  #!\nreturn d",
-               "needs scalar operands, got a tile", "pl.load(a", help="use pl.add(a, b) for tiles")
+               "needs scalar operands, got a tile", "pl.load(a", help="use pl.add(a, b) for tiles",
+               main_type="InCore")   # tile ops run in a kernel (an orchestration refuses pl.load itself)
 
 
 def test_op_type_error_from_cpp_is_located():
     # (tile.add promotes mixed dtypes since reference_ops.md §1.3; tile.maximum still refuses them)
     e = body_check("x = pl.maximum(pl.load(a, [0, 0], [16, 16]), pl.load(rc, [0, 0], [16, 16]))  #!\nreturn d",
-                   "tile.maximum", "pl.maximum(")
+                   "tile.maximum", "pl.maximum(", main_type="InCore")
     assert type(e) is PyptoError
 
 

@@ -74,3 +74,50 @@ def test_reference_op_misuse_is_located(expr, message, help):
     assert (e.file, e.line) == ("t.py", line), str(e)
     if help is not None:
         assert help in e.help, f"\nwant help: {help}\ngot:       {e.help}"
+
+
+# -- tile ops in an orchestration, outside a kernel scope -----------------------------------------
+# A tile op runs in a kernel: written directly in an Orchestration body (not in a CORE_GROUP pl.at /
+# pl.spmd body) it is refused where it is written, naming the op and the two ways out.
+
+ORCH = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 8], pl.FP32], o: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+{body}
+        return o
+"""
+
+ORCH_TILE_CASES = [
+    # (body, the op named, the text the caret starts at)
+    ("o = pl.store(pl.tile.full([8, 8], pl.FP32, 1.0), [0, 0], o)", "pl.store", "pl.store("),
+    ("t = pl.create_tile([8, 8], dtype=pl.FP32)", "pl.create_tile", "pl.create_tile("),
+    ("t = pl.load(x, [0, 0], [8, 8])", "pl.load", "pl.load("),
+    ("for i in pl.range(2):\n    t = pl.load(x, [0, 0], [8, 8])", "pl.load", "pl.load("),
+    ("with pl.at(level=pl.Level.HOST):\n    t = pl.load(x, [0, 0], [8, 8])", "pl.load", "pl.load("),
+]
+
+
+@pytest.mark.parametrize("body,op,at", ORCH_TILE_CASES, ids=[c[0].splitlines()[-1] for c in ORCH_TILE_CASES])
+def test_tile_op_outside_a_kernel_scope_is_located(body, op, at):
+    src = ORCH.format(body="\n".join("        " + line for line in body.splitlines()))
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "t.py")
+    e = ei.value
+    line, text = next((n, t) for n, t in enumerate(src.splitlines(), 1) if at in t)
+    assert e.message.startswith(f"{op} is a tile operation, which only a kernel can run"), e.message
+    assert "outside a kernel scope" in e.message
+    assert (e.file, e.line) == ("t.py", line), str(e)
+    assert e.col == text.index(at) + 1, str(e)   # the caret is on the tile op, not the statement
+    assert "pl.at(level=pl.Level.CORE_GROUP)" in e.help and "InCore function" in e.help, e.help
+
+
+def test_tile_ops_in_a_kernel_scope_of_an_orchestration_parse():
+    body = ("with pl.at(level=pl.Level.CORE_GROUP):\n"
+            "    o = pl.store(pl.tile.full([8, 8], pl.FP32, 1.0), [0, 0], o)")
+    src = ORCH.format(body="\n".join("        " + line for line in body.splitlines()))
+    prog = pl.parse_program(src, "t.py")
+    assert "tile.full" in str(prog)

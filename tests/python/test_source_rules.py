@@ -7,7 +7,9 @@
 - no string-keyed attr is a protocol between passes and code generators for what is now a typed
   field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`), and the
   code generators read no attr key beyond a known list (op options the user writes, and two
-  pass results still to be typed)."""
+  pass results still to be typed);
+- tests and bindings include no private header from src/ (only include/pypto/... and their own
+  helpers)."""
 
 from __future__ import annotations
 
@@ -86,3 +88,34 @@ def test_the_code_generators_read_only_known_attr_keys():
     assert "drop_dims" in read and "transpose" in read   # the scan sees what it should
     unknown = {k: where for k, where in read.items() if k not in CODEGEN_ATTR_KEYS}
     assert unknown == {}, "attr keys read by src/codegen that are no known op option: %s" % unknown
+
+
+def _private_src_includes(*dirs):
+    """`#include "..."` lines under `dirs` (relative to the root) that name a header in src/
+    other than the including directory's own (a bindings helper may include a bindings header)."""
+    rx = re.compile(r'^\s*#\s*include\s*"([^"]+)"')
+    hits = []
+    for d in dirs:
+        for base, _subdirs, files in os.walk(os.path.join(ROOT, d)):
+            for f in sorted(files):
+                if not f.endswith((".cpp", ".h")):
+                    continue
+                path = os.path.join(base, f)
+                with open(path, encoding="utf-8") as fh:
+                    for i, line in enumerate(fh):
+                        m = rx.match(line)
+                        if not m:
+                            continue
+                        target = os.path.normpath(os.path.join(base, m.group(1)))
+                        private = "src/" in m.group(1) or (
+                            os.path.isfile(target) and target.startswith(SRC + os.sep)
+                            and os.path.dirname(target) != os.path.normpath(base))
+                        if private:
+                            hits.append("%s:%d: %s" % (os.path.relpath(path, ROOT), i + 1, line.strip()))
+    return hits
+
+
+def test_tests_and_bindings_include_no_private_src_header():
+    # The rule of issue 11: what a test or a binding needs is a public header under include/pypto.
+    assert os.path.isdir(os.path.join(ROOT, "tests", "cpp", "codegen"))   # the scan sees the tests
+    assert _private_src_includes("tests/cpp", "src/bindings") == []

@@ -328,7 +328,7 @@ class P:
      "wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`"),
     ("x = pl.batch_matmul(a, a)", "tensor.batch_matmul computes on tensor data", "pl.Level.CORE_GROUP"),
     ("o = pl.assemble(o, pl.create_tile([4, 8], pl.FP32), [0, 0])",
-     "pl.assemble of a tile into a tensor stores it, which only a kernel can do", "pl.Level.CORE_GROUP"),
+     "pl.create_tile is a tile operation, which only a kernel can run", "pl.Level.CORE_GROUP"),
 ])
 def test_orchestration_refuses(stmt, message, help):
     with pytest.raises(PyptoError) as e:

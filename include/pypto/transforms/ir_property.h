@@ -46,6 +46,7 @@
 //                              (OutlineIncoreScopes)
 // The next ones are "the pass is at its fixed point": running the pass again changes nothing.
 //   KernelTensorOpsConverted   no kernel calls a tensor op ConvertTensorToTileOps lowers
+//   TensorOperandsNamed        no Orchestration call has a call as a tensor argument (NameNestedTensorCalls)
 //   TensorAssemblesInPlace     every statically shaped tensor.assemble is in place (LowerTensorAssemble)
 //   WrittenParamDirectionsUpgraded  no kernel writes a tensor param declared In
 //                              (UpgradeWrittenParamDirections)
@@ -99,6 +100,7 @@ enum class IRProperty {
   ClusterScopesOutlined,
   IncoreScopesOutlined,
   KernelTensorOpsConverted,
+  TensorOperandsNamed,
   TensorAssemblesInPlace,
   WrittenParamDirectionsUpgraded,
   PhaseFencesExpanded,

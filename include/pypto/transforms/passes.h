@@ -87,6 +87,9 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// In Orchestration functions, a tensor-valued call written as another call's argument -> bound
+// to a fresh variable before the statement (`pl.assemble(o, pl.create_tensor(...), ...)`).
+Pass NameNestedTensorCalls();
 // Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
 // tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
 Pass ConvertTensorToTileOps();

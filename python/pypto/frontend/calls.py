@@ -22,8 +22,8 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, in_kernel_site, init_value,
-                                        initialize_pipe_call, pipe_buffer_call)
+from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_site,
+                                        init_value, initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import UNIFIED_OPS, Builtin, Namespace, OpSpec
@@ -121,6 +121,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     `evaluated` maps argument nodes already evaluated (by unified_call) to their IR value."""
     _check_op_exists(ctx, node.func, spec.op)
     check_tensor_compute_site(ctx, node, spec.op)
+    check_tile_op_site(ctx, node, spec.op, pl_name)
     if spec.op in ("tile.scatter_update", "tensor.scatter_update"):
         node = _scatter_update_dim_first(ctx, node)
     if not spec.params:

@@ -80,6 +80,18 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
                          "move it into an InCore function")
 
 
+def check_tile_op_site(ctx, node: ast.AST, op_name: str, pl_name: str) -> None:
+    """A tile op (pl.load, pl.store, pl.tile.full, pl.create_tile, ...) runs in a kernel: an
+    Orchestration function may write one only in the body of a CORE_GROUP pl.at or a pl.spmd scope
+    (where the body becomes a kernel). Refused here, at the op, rather than after the passes."""
+    if not op_name.startswith("tile.") or ctx.sig.ftype.name != "Orchestration" or in_kernel_site(ctx):
+        return
+    raise ctx.error(node, f"pl.{pl_name} is a tile operation, which only a kernel can run; this Orchestration "
+                    "code is outside a kernel scope",
+                    help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "
+                         "move it into an InCore function and call that")
+
+
 # -- pipe buffers (spec anchor_features §8) -----------------------------------------------------
 # import_peer_buffer's base= is ResolvePeerBufferBases' stamp (the peer's base), accepted so printed IR re-parses.
 _PIPE_KW = {"reserve_buffer": ("name", "size", "base"), "import_peer_buffer": ("name", "peer_func", "base")}

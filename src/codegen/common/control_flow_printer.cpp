@@ -1,6 +1,6 @@
-// The structured control-flow printer's loop headers and source sites (control_flow_printer.h;
+// The structured control-flow printer's loop headers and source sites (pypto/codegen/control_flow_printer.h;
 // the printer itself is a template there).
-#include "control_flow_printer.h"
+#include "pypto/codegen/control_flow_printer.h"
 
 #include <cctype>
 #include <string>

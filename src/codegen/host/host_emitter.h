@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "pypto/codegen/cpp_scalar_expr.h"
-#include "../common/control_flow_printer.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "pypto/codegen/host.h"
 #include "pypto/ir/function.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "pypto/codegen/cpp_scalar_expr.h"
-#include "../common/control_flow_printer.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 

@@ -98,7 +98,7 @@ void Emitter::emit_assign(const AssignStmt& a) {
       return;
     }
     if (c->callee == "tensor.create" && is_batched(var)) return;
-    const OrchestrationOpHandler* h = OrchestrationOpRegistry::Instance().Get(c->callee);
+    const OrchestrationOpHandler* h = OrchestrationOpRegistry::instance().find(c->callee);
     PYPTO_CHECK(h, "orchestration codegen: no handler for '" << c->callee << "' (VerifyOrchestrationProgram admits it)");
     (*h)(*this, var, *c);
     return;

@@ -23,7 +23,7 @@
 
 #include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/codegen/cpp_scopes.h"
-#include "../common/control_flow_printer.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "../common/task_id_lowering.h"
 #include "manual_dependencies.h"
 #include "pypto/codegen/orchestration.h"

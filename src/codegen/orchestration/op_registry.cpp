@@ -6,17 +6,17 @@
 
 namespace pypto::codegen::orchestration {
 
-OrchestrationOpRegistry& OrchestrationOpRegistry::Instance() {
+OrchestrationOpRegistry& OrchestrationOpRegistry::instance() {
   static OrchestrationOpRegistry r;
   return r;
 }
 
-bool OrchestrationOpRegistry::Register(const std::string& op, OrchestrationOpHandler handler) {
+bool OrchestrationOpRegistry::add(const std::string& op, OrchestrationOpHandler handler) {
   PYPTO_CHECK(handlers_.emplace(op, std::move(handler)).second, "orchestration op handler for '" << op << "' registered twice");
   return true;
 }
 
-const OrchestrationOpHandler* OrchestrationOpRegistry::Get(const std::string& op) const {
+const OrchestrationOpHandler* OrchestrationOpRegistry::find(const std::string& op) const {
   auto it = handlers_.find(op);
   return it == handlers_.end() ? nullptr : &it->second;
 }
@@ -30,7 +30,7 @@ namespace pypto::codegen {
 std::vector<std::string> OrchestrationOpNames() {
   orchestration::LinkBuiltinOrchestrationOps();
   std::vector<std::string> names;
-  for (const auto& [op, handler] : orchestration::OrchestrationOpRegistry::Instance().handlers()) names.push_back(op);
+  for (const auto& [op, handler] : orchestration::OrchestrationOpRegistry::instance().handlers()) names.push_back(op);
   return names;
 }
 

@@ -19,9 +19,9 @@ using OrchestrationOpHandler = std::function<void(Emitter&, const ir::Var* resul
 
 class OrchestrationOpRegistry {
  public:
-  static OrchestrationOpRegistry& Instance();
-  bool Register(const std::string& op, OrchestrationOpHandler handler);   // InternalError on a duplicate
-  const OrchestrationOpHandler* Get(const std::string& op) const;         // null if none
+  static OrchestrationOpRegistry& instance();
+  bool add(const std::string& op, OrchestrationOpHandler handler);   // InternalError on a duplicate
+  const OrchestrationOpHandler* find(const std::string& op) const;        // null if none
   const std::map<std::string, OrchestrationOpHandler>& handlers() const { return handlers_; }
  private:
   std::map<std::string, OrchestrationOpHandler> handlers_;
@@ -33,4 +33,4 @@ class OrchestrationOpRegistry {
 #define PYPTO_ORCH_OP_CAT(a, b) PYPTO_ORCH_OP_CAT2(a, b)
 #define REGISTER_ORCHESTRATION_OP(op, handler)                                                   \
   static const bool PYPTO_ORCH_OP_CAT(pypto_orch_op_registered_, __COUNTER__) =                  \
-      ::pypto::codegen::orchestration::OrchestrationOpRegistry::Instance().Register(op, handler)
+      ::pypto::codegen::orchestration::OrchestrationOpRegistry::instance().add(op, handler)

@@ -1,4 +1,4 @@
-// The structured control-flow printer (src/codegen/common/control_flow_printer.h) shared by the
+// The structured control-flow printer (pypto/codegen/control_flow_printer.h) shared by the
 // orchestration, HOST and CPU kernel code generators, through a toy generator whose carries are
 // plain int64_t variables: carry declarations before a loop / if, the loop header shapes, the
 // yield-target stack of nested loops and branches, and yields printed as one simultaneous
@@ -7,7 +7,7 @@
 #include <map>
 #include <sstream>
 
-#include "../../../src/codegen/common/control_flow_printer.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "../transforms/orch_test_util.h"
 #include "name_printer.h"
 
