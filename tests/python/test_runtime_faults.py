@@ -182,6 +182,8 @@ def test_a_deadlocked_runtime_is_replaced_not_reused(loop):
         def run(self, *args, **kwargs):
             raise RunError("the run failed: deadlock: 1 task(s) can never run: task #7")
 
+        run_marshalled = run   # the call's fast path (runtime/fast_args.py) uses this entry
+
         def close(self):
             self.closed = True
     stuck = Deadlocked()
