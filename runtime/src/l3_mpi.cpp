@@ -345,17 +345,20 @@ class MpiTransport : public L3Transport {
       head.bytes(kv.second.buf.data(), kv.second.buf.size());
       post(std::move(head.buf), kv.first, kTagFwd);
     }
-    post(std::move(w.buf), rank, kTagTask);
-    ex.count_bytes(to, 0, between);
-    bytes_[0] += to;
-    bytes_[2] += between;
     RankState& rs = rank_[rank];
     if (rs.queue.empty()) {
       rs.head_since = std::chrono::steady_clock::now();
       rs.head_start_us = ex.now_us();
     }
     rs.queue.push_back(InFlight{d.index, d.target_id});
+    // The message mpirun's SIGTERM prints names this task before the rank can receive it:
+    // a rank that dies on it gets the job terminated at once.
     update_inflight(ex);
+    publish_inflight(ex);
+    post(std::move(w.buf), rank, kTagTask);
+    ex.count_bytes(to, 0, between);
+    bytes_[0] += to;
+    bytes_[2] += between;
   }
 
   void receive_done(L3Executor& ex, int rank) {
