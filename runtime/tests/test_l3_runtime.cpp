@@ -229,6 +229,7 @@ void host_failing(const ChipStorageTaskArgs& a) {
   for (int k = 0; k < 5000; ++k) {
     sleep_ms(2);
     TaskArgs more;
+    more.add_scalar(0);  // 'sleep' for 0 ms: succeeds, so task 1 stays the only failure
     submit_next_level(3, more);
   }
 }
