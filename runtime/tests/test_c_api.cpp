@@ -1,4 +1,5 @@
-// The C API (ctypes) runs an entry with kernels and tensor/scalar descriptors.
+// The C API (pto2_c_api.h; Python reaches it through the nanobind binding program_abi) runs an
+// entry with kernels and tensor/scalar descriptors.
 #include <gtest/gtest.h>
 
 #include "pto2_c_api.h"

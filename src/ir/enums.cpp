@@ -76,9 +76,10 @@ bool is_integer(DataType t) {
     case DataType::UINT8: case DataType::UINT16: case DataType::UINT32: case DataType::UINT64:
     case DataType::INDEX:
       return true;
-    default:
+    case DataType::BOOL: case DataType::FP16: case DataType::BF16: case DataType::FP32: case DataType::TASK_ID:
       return false;
   }
+  return false;   // no `default:` above: -Wswitch names this switch for a new DataType
 }
 
 bool is_signed(DataType t) {
@@ -86,9 +87,11 @@ bool is_signed(DataType t) {
     case DataType::INT8: case DataType::INT16: case DataType::INT32: case DataType::INT64:
     case DataType::INDEX: case DataType::FP16: case DataType::BF16: case DataType::FP32:
       return true;
-    default:
+    case DataType::BOOL: case DataType::UINT8: case DataType::UINT16: case DataType::UINT32: case DataType::UINT64:
+    case DataType::TASK_ID:
       return false;
   }
+  return false;   // no `default:` above: -Wswitch names this switch for a new DataType
 }
 
 int bit_width(DataType t) {

@@ -1130,7 +1130,8 @@ Pass AutoDeriveTaskDependencies() {
   return Pass{"AutoDeriveTaskDependencies",
               {IRProperty::CallDirectionsDerived, IRProperty::ReturnParamsExplicit, IRProperty::StaticTripCountsStamped},
               {IRProperty::AutoDepsAnalysed},
-              Run};
+              Run,
+              /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

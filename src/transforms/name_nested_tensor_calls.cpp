@@ -76,6 +76,6 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass NameNestedTensorCalls() { return Pass{"NameNestedTensorCalls", {}, {IRProperty::TensorOperandsNamed}, Run}; }
+Pass NameNestedTensorCalls() { return Pass{"NameNestedTensorCalls", {}, {IRProperty::TensorOperandsNamed}, Run, /*invalidated=*/{}}; }
 
 }  // namespace pypto::transforms

@@ -491,7 +491,8 @@ Pass PrepareCrossScopeTaskIdHoists() {
   return Pass{"PrepareCrossScopeTaskIdHoists",
               {IRProperty::CallDirectionsDerived, IRProperty::StaticTripCountsStamped},
               {IRProperty::CrossScopeTaskIdsHoisted},
-              Run};
+              Run,
+              /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -1,6 +1,10 @@
 """Rules of issue 11 checked on the C++ sources (skipped outside a source checkout):
-- node and op switches in the code generators and passes have no `default:` label, so -Wswitch
-  names every switch a new node kind / op must be added to;
+- node, op and enum switches in the code generators, the passes and the IR have no `default:`
+  label, so -Wswitch names every switch a new node kind / op / dtype must be added to;
+- every pass states its contract in full: required, produced and invalidated properties (an
+  empty `/*invalidated=*/{}` says "breaks nothing" where a reader sees it);
+- one naming convention in the emitters (member functions snake_case, PascalCase only for free
+  functions, constructors and the generators' `Generate()`), one C++ reserved-word table;
 - the code generators raise no user error (VerifyProgram / VerifyKernelProgram, passes in
   src/transforms, refuse a program before any backend prints it; a backend only raises
   InternalError for a broken precondition);
@@ -47,8 +51,8 @@ def _hits(pattern: str, *dirs, raw: bool = False):
             if rx.search(line if raw else _code(line))]
 
 
-def test_no_default_label_in_codegen_and_transforms_switches():
-    assert _hits(r"^\s*default\s*:", "codegen", "transforms") == []
+def test_no_default_label_in_codegen_transforms_and_ir_switches():
+    assert _hits(r"^\s*default\s*:", "codegen", "transforms", "ir") == []
 
 
 def test_no_user_error_site_in_the_code_generators():
@@ -62,8 +66,8 @@ def test_no_string_keyed_attr_for_typed_pass_results():
 
 def test_the_checks_see_the_sources():
     # The scan reads the tree it checks (a moved directory would make every rule pass vacuously).
-    files = [p for p, _ in _sources("codegen", "transforms")]
-    assert len(files) > 50 and "src/transforms/static_task_graph.cpp" in files
+    files = [p for p, _ in _sources("codegen", "transforms", "ir")]
+    assert len(files) > 50 and "src/transforms/static_task_graph.cpp" in files and "src/ir/enums.cpp" in files
     assert _hits(r"\bPYPTO_USER_CHECK\b", "transforms") != []
 
 
@@ -119,3 +123,55 @@ def test_tests_and_bindings_include_no_private_src_header():
     # The rule of issue 11: what a test or a binding needs is a public header under include/pypto.
     assert os.path.isdir(os.path.join(ROOT, "tests", "cpp", "codegen"))   # the scan sees the tests
     assert _private_src_includes("tests/cpp", "src/bindings") == []
+
+
+def test_every_pass_declares_required_produced_and_invalidated():
+    # `Pass{"Name", required, produced, run, /*invalidated=*/{...}}`: the last field has a default,
+    # so a pass could leave it out silently; the rule makes every contract say it.
+    constructions, missing = 0, []
+    for path, lines in _sources("transforms"):
+        for i, line in enumerate(lines):
+            if 'Pass{"' not in line or line.lstrip().startswith("//"):
+                continue
+            constructions += 1
+            end = next(j for j in range(i, len(lines)) if re.search(r"\}\s*;[\s}]*$", _code(lines[j])))
+            if "/*invalidated=*/" not in " ".join(lines[i:end + 1]):
+                missing.append("%s:%d: %s" % (path, i + 1, line.strip()))
+    assert constructions >= 30   # the scan sees the passes
+    assert missing == []
+
+
+def _class_names(*dirs):
+    rx = re.compile(r"\b(?:class|struct)\s+([A-Z]\w*)")
+    return {m.group(1) for _p, lines in _sources(*dirs) for line in lines for m in rx.finditer(_code(line))}
+
+
+def test_emitter_member_functions_are_snake_case():
+    # Issue 11: `emit_for`, `EmitFor` and `EmitDepArray` coexisted. Members are snake_case; a
+    # PascalCase name inside a class is a constructor or the generator's entry point `Generate`.
+    classes = _class_names("codegen") | _class_names("../include/pypto/codegen")
+    allowed = classes | {"Generate"}
+    member_decl = re.compile(r"^\s{2,}(?:(?:static|virtual|inline|explicit|const|constexpr)\s+)*"
+                             r"(?:[\w:<>,*&]+\s+[*&]?)?([A-Z]\w*)\s*\(")
+    out_of_class = re.compile(r"\b([A-Z]\w*)(?:<\w+>)?::~?([A-Za-z_]\w*)\s*\(")
+    bad = []
+    for path, lines in list(_sources("codegen")) + list(_sources("../include/pypto/codegen")):
+        for i, line in enumerate(lines):
+            code = _code(line)
+            m = member_decl.match(code)
+            if m and path.endswith(".h") and m.group(1) not in allowed and not m.group(1).isupper() \
+                    and not code.lstrip().startswith("return"):   # not a macro, not a call
+                bad.append("%s:%d: %s" % (path, i + 1, line.strip()))
+            for owner, name in out_of_class.findall(code):
+                if owner in classes and name[0].isupper() and name not in allowed:
+                    bad.append("%s:%d: %s" % (path, i + 1, line.strip()))
+    assert {"Emitter", "HostEmitter", "KernelEmitter", "CppWriter"} <= classes   # the scan sees the emitters
+    assert bad == []
+
+
+def test_one_cpp_reserved_word_table():
+    # The emitters share one table (src/codegen/common/cpp_names.cpp, IsReservedCppName); a second
+    # list of C++ keywords would drift from it.
+    tables = sorted({path for path, lines in _sources("codegen", "transforms", "ir", "bindings")
+                     for line in lines if re.search(r'"(alignas|constexpr|static_assert|reinterpret_cast)"', line)})
+    assert tables == ["src/codegen/common/cpp_names.cpp"]

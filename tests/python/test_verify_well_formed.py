@@ -134,3 +134,17 @@ def test_every_pipeline_pass_keeps_a_parsed_program_well_formed():
     for pass_ in passes.default_pipeline():
         p = pass_(p, verify_well_formed=True)
         assert passes.verify_well_formed(p) == [], pass_.name
+
+
+def test_the_test_suite_runs_the_verifier_after_every_pass():
+    # conftest.py sets PYPTO_VERIFY_PASSES=1, and the C++ side reads it (PassOptions::FromEnv):
+    # a pass and the whole pipeline, called without verify_well_formed, refuse a malformed input.
+    import os
+    from pypto import codegen
+    assert os.environ.get("PYPTO_VERIFY_PASSES") not in (None, "", "0")
+    x = ir.Var.make("x", IDX)
+    bad = program(ir.make_seq([ir.AssignStmt.make(x, c(1)), ir.AssignStmt.make(x, c(2)), ir.ReturnStmt.make([x])]))
+    with pytest.raises(InternalCompilerError, match="the input program is not well formed"):
+        passes.StampStaticTripCounts()(bad)
+    with pytest.raises(InternalCompilerError, match="the input program is not well formed"):
+        codegen.run_pipeline(bad)
