@@ -5,8 +5,9 @@
   empty `/*invalidated=*/{}` says "breaks nothing" where a reader sees it);
 - one naming convention in the emitters (member functions snake_case, PascalCase only for free
   functions, constructors and the generators' `Generate()`), one C++ reserved-word table;
-- the code generators raise no user error (VerifyProgram / VerifyKernelProgram, passes in
-  src/transforms, refuse a program before any backend prints it; a backend only raises
+- the code generators hold no IR walk of their own (an analysis is a pass) and raise no user
+  error (VerifyOrchestrationProgram / VerifyHostProgram / VerifyKernelProgram, passes in
+  src/transforms, refuse a program before a backend prints it; a backend only raises
   InternalError for a broken precondition);
 - no string-keyed attr is a protocol between passes and code generators for what is now a typed
   field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`), and the
@@ -57,6 +58,14 @@ def test_no_default_label_in_codegen_transforms_and_ir_switches():
 
 def test_no_user_error_site_in_the_code_generators():
     assert _hits(r"\bPYPTO_USER_CHECK\b|\bUserError\b|\braise_user_error\b|\bRenderUserError\b", "codegen") == []
+
+
+def test_no_ir_walk_in_the_code_generators():
+    # "No analysis or fixpoint lives in src/codegen": a generator prints the statements it is
+    # handed, in order; a separate walk over the IR (an IRVisitor / IRMutator) is an analysis,
+    # which belongs in a pass that stamps its result.
+    assert _hits(r"\b(IRVisitor|IRMutator)\b", "codegen") == []
+    assert _hits(r"\b(IRVisitor|IRMutator)\b", "transforms") != []   # the pattern sees the walkers
 
 
 def test_no_string_keyed_attr_for_typed_pass_results():
