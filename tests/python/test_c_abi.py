@@ -84,3 +84,24 @@ def test_the_sigint_hook_and_the_mpi_library_go_through_program_abi():
         assert {"init", "transport", "transport_free", "last_bytes", "serve", "load", "close"} <= set(dir(lib))
     with pytest.raises(RuntimeError, match="cannot load"):
         program_abi.MpiLibrary("/nonexistent/libpto2_mpi.so")
+
+
+_RUNTIME_DTYPE_NAMES = {"FP32": "FLOAT32", "FP16": "FLOAT16", "BF16": "BFLOAT16"}   # else the same name
+
+
+def _dtype_code_asserts(codes):
+    return '#include "pto2/types.h"\n' + "".join(
+        "static_assert(static_cast<int>(DataType::%s) == %d, \"%s\");\n"
+        % (_RUNTIME_DTYPE_NAMES.get(name, name), code, name) for name, code in codes.items())
+
+
+def test_the_python_dtype_codes_are_the_runtime_enum(tmp_path):
+    # runtime/args.py passes dtypes as DataType codes (pto2/types.h) (int32 in pto2_tensor_arg): its table is
+    # checked against the enum by the compiler, so a reordered or extended enum fails here.
+    from pypto.runtime.args import DTYPE_CODES
+    assert set(DTYPE_CODES) == {"FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16",
+                                "UINT32", "UINT64", "BOOL"}
+    r = _syntax_check(tmp_path, _dtype_code_asserts(DTYPE_CODES))
+    assert r.returncode == 0, r.stderr
+    drifted = dict(DTYPE_CODES, INT8=DTYPE_CODES["INT16"])
+    assert _syntax_check(tmp_path, _dtype_code_asserts(drifted)).returncode != 0
