@@ -37,6 +37,8 @@
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 
+#include "defined_vars.h"
+
 namespace pypto::transforms {
 
 using namespace ir;
@@ -95,30 +97,6 @@ int64_t ConstOr(const ExprPtr& e, int64_t dflt) {
   auto* c = e->as<ConstInt>();
   return c ? c->value : dflt;
 }
-
-// Every Var a statement defines.
-struct DefinedVars : IRVisitor {
-  std::unordered_set<const Var*> defs;
-  void visit_(const AssignStmt* op) override {
-    defs.insert(op->var.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const ForStmt* op) override {
-    defs.insert(op->loop_var.get());
-    for (auto& ia : op->iter_args) defs.insert(ia.get());
-    for (auto& rv : op->return_vars) defs.insert(rv.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const IfStmt* op) override {
-    for (auto& rv : op->return_vars) defs.insert(rv.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const ScopeStmt* op) override {
-    if (op->task_id_var) defs.insert(op->task_id_var.get());
-    if (op->block_var) defs.insert(op->block_var.get());
-    IRVisitor::visit_(op);
-  }
-};
 
 // A copy of a loop body: `subst` replaces Vars (loop var, iter_args); with `fresh`, every Var
 // the body defines gets a new Var (the remainder copy must share no Var with the main one).

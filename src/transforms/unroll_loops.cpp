@@ -24,36 +24,13 @@
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 
+#include "defined_vars.h"
+
 namespace pypto::transforms {
 
 using namespace ir;
 
 namespace {
-
-// Every Var a statement defines (assignment targets, loop vars, iter_args, result Vars, scope vars).
-class DefinedVars : public IRVisitor {
- public:
-  std::unordered_set<const Var*> defs;
-  void visit_(const AssignStmt* op) override {
-    defs.insert(op->var.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const ForStmt* op) override {
-    defs.insert(op->loop_var.get());
-    for (auto& ia : op->iter_args) defs.insert(ia.get());
-    for (auto& rv : op->return_vars) defs.insert(rv.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const IfStmt* op) override {
-    for (auto& rv : op->return_vars) defs.insert(rv.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const ScopeStmt* op) override {
-    if (op->task_id_var) defs.insert(op->task_id_var.get());
-    if (op->block_var) defs.insert(op->block_var.get());
-    IRVisitor::visit_(op);
-  }
-};
 
 // One copy of an unrolled body: `subst` replaces the loop var and the loop's iter_args; the
 // body's own definitions get fresh Vars (same name and type), so copies never share a Var.
