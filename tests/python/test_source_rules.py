@@ -3,6 +3,7 @@
   label, so -Wswitch names every switch a new node kind / op / dtype must be added to;
 - every pass states its contract in full: required, produced and invalidated properties (an
   empty `/*invalidated=*/{}` says "breaks nothing" where a reader sees it);
+- one TaskId lowering for L2 and HOST (only it prints a guarded dependency entry);
 - one naming convention in the emitters (member functions snake_case, PascalCase only for free
   functions, constructors and the generators' `Generate()`), one C++ reserved-word table;
 - the code generators hold no IR walk of their own (an analysis is a pass) and raise no user
@@ -184,3 +185,12 @@ def test_one_cpp_reserved_word_table():
     tables = sorted({path for path, lines in _sources("codegen", "transforms", "ir", "bindings")
                      for line in lines if re.search(r'"(alignas|constexpr|static_assert|reinterpret_cast)"', line)})
     assert tables == ["src/codegen/common/cpp_names.cpp"]
+
+
+def test_one_task_id_lowering_prints_the_guarded_dependency():
+    # Issue 11: L2 (orchestration/task_ids.cpp) and HOST (host/host_task_ids.cpp) each lowered
+    # TaskIds. The guarded dependency entry `if (t.is_valid()) <sink>` is printed by the one
+    # TaskIdLowering (src/codegen/common/task_id_lowering.cpp); L2 and HOST only supply the sink.
+    printers = sorted({hit.split(":", 1)[0] for hit in _hits(r'is_valid\(\)', "codegen", raw=True)
+                       if '"' in hit.split(": ", 1)[1].split("//", 1)[0]})
+    assert printers == ["src/codegen/common/task_id_lowering.cpp"]
