@@ -14,9 +14,10 @@
 // Blocks: AVX-512 4 x 32 (eight zmm accumulators), AVX2 4 x 16 (eight ymm accumulators); per
 // k step 2 loads of b, 4 broadcasts of a and 8 FMAs. Column panels are outermost so a k x 32
 // (x 16) panel of b stays in L1 while every 4-row block of a streams past it. A ragged last
-// panel masks its columns; the 1-3 rows left over (all of a gemv) go one row at a time with
-// eight accumulators across 128 (64) columns. So a 100 x 100 x 100 product runs vectorised to
-// its last row and column: 20 us against 39 us with the scalar edge loops used before (AVX-512
+// panel masks its columns (the AVX-512 kernel does a tail of 16 columns or fewer in ymm
+// registers); the 1-3 rows left over (all of a gemv) go one row at a time with eight
+// accumulators across 128 (64) columns. So a 100 x 100 x 100 product runs vectorised to its
+// last row and column: 19.5 us against 39 us with the scalar edge loops used before (AVX-512
 // machine); multiples of the block run at the FMA peak, as fast as OpenBLAS and BLIS
 // (docs/kernels.md).
 #pragma once
@@ -35,91 +36,7 @@
 
 namespace pypto_kernel {
 
-// ---- AVX-512: MR rows x NV * 16 columns, columns past `cols` masked off ---------------------
-
-template <bool kMasked>
-__attribute__((target("avx512f,fma"))) inline __m512 load16(const float* p, __mmask16 mask) {
-  if constexpr (kMasked) return _mm512_maskz_loadu_ps(mask, p);
-  else return _mm512_loadu_ps(p);
-}
-
-template <int MR, int NV, bool kMasked>
-__attribute__((target("avx512f,fma"))) inline void matmul_block_avx512(float* __restrict c, int64_t ldc,
-                                                                       const float* __restrict a, int64_t lda,
-                                                                       const float* __restrict b, int64_t ldb,
-                                                                       int64_t k, __mmask16 m0, __mmask16 m1) {
-  __m512 acc[MR][NV];
-#pragma GCC unroll 4
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = load16<kMasked>(c + r * ldc + 16 * v, (v == 0 ? m0 : m1));
-  for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
-    __m512 bv[NV];
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = load16<kMasked>(bp + 16 * v, (v == 0 ? m0 : m1));
-#pragma GCC unroll 4
-    for (int r = 0; r < MR; ++r) {
-      const __m512 av = _mm512_set1_ps(a[r * lda + p]);
-#pragma GCC unroll 8
-      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
-    }
-  }
-#pragma GCC unroll 4
-  for (int r = 0; r < MR; ++r)
-#pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) {
-      if constexpr (kMasked) _mm512_mask_storeu_ps(c + r * ldc + 16 * v, (v == 0 ? m0 : m1), acc[r][v]);
-      else _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
-    }
-}
-
-inline __mmask16 lanes16(int64_t cols) {  // the first min(cols, 16) lanes
-  return static_cast<__mmask16>(cols >= 16 ? 0xFFFFu : cols <= 0 ? 0u : (1u << cols) - 1u);
-}
-
-// One row x columns [0, n) in 32-wide panels (the ragged last one masked).
-__attribute__((target("avx512f,fma"))) inline void matmul_row_avx512(float* c, int64_t ldc, const float* a,
-                                                                      int64_t lda, const float* b, int64_t ldb,
-                                                                      int64_t k, int64_t n) {
-  for (int64_t j = 0; j < n; j += 32) {
-    const int64_t cols = std::min<int64_t>(32, n - j);
-    const __mmask16 m0 = lanes16(cols), m1 = lanes16(cols - 16);
-    if (cols == 32) matmul_block_avx512<1, 2, false>(c + j, ldc, a, lda, b + j, ldb, k, m0, m1);
-    else if (cols > 16) matmul_block_avx512<1, 2, true>(c + j, ldc, a, lda, b + j, ldb, k, m0, m1);
-    else matmul_block_avx512<1, 1, true>(c + j, ldc, a, lda, b + j, ldb, k, m0, m1);
-  }
-}
-
-/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX-512F + FMA.
-__attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c, int64_t ldc, const float* a,
-                                                                        int64_t lda, const float* b, int64_t ldb,
-                                                                        int64_t m, int64_t k, int64_t n) {
-  // Column panels outermost: a k x 32 panel of b stays in L1 while the 4-row blocks pass.
-  const int64_t m4 = m - m % 4;
-  for (int64_t j = 0; j < n; j += 32) {
-    const int64_t cols = std::min<int64_t>(32, n - j);
-    const __mmask16 m0 = lanes16(cols), m1 = lanes16(cols - 16);
-    for (int64_t i = 0; i < m4; i += 4) {
-      float* ci = c + i * ldc + j;
-      const float* ai = a + i * lda;
-      if (cols == 32) matmul_block_avx512<4, 2, false>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else if (cols > 16) matmul_block_avx512<4, 2, true>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else matmul_block_avx512<4, 1, true>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-    }
-  }
-  // The 1-3 rows left (all of a gemv): one row at a time, 128 columns (eight accumulators, as
-  // many FMA chains as a 4 x 32 block) per pass, the rest in 32-wide panels.
-  for (int64_t i = m4; i < m; ++i) {
-    float* ci = c + i * ldc;
-    const float* ai = a + i * lda;
-    int64_t j = 0;
-    for (; j + 128 <= n; j += 128) matmul_block_avx512<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, 0, 0);
-    matmul_row_avx512(ci + j, ldc, ai, lda, b + j, ldb, k, n - j);
-  }
-}
-
-// ---- AVX2: MR rows x NV * 8 columns; a ragged panel masks its columns ------------------------
+// ---- AVX2: MR rows x NV * 8 columns; a ragged block masks its columns ----------------------
 
 template <bool kMasked>
 __attribute__((target("avx2,fma"))) inline __m256 load8(const float* p, __m256i mask) {
@@ -164,37 +81,113 @@ __attribute__((target("avx2,fma"))) inline __m256i lanes8(int64_t cols) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(8, cols)))), lane);
 }
 
+// MR rows x `cols` <= 16 columns. Full blocks load and store unmasked (VMASKMOVPS stores are
+// slow on some cores); a block of at most 8 columns uses one register per row.
+template <int MR>
+__attribute__((target("avx2,fma"))) inline void matmul_narrow_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
+                                                                   const float* b, int64_t ldb, int64_t k,
+                                                                   int64_t cols) {
+  const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
+  if (cols == 16) matmul_block_avx2<MR, 2, false>(c, ldc, a, lda, b, ldb, k, m0, m1);
+  else if (cols > 8) matmul_block_avx2<MR, 2, true>(c, ldc, a, lda, b, ldb, k, m0, m1);
+  else if (cols == 8) matmul_block_avx2<MR, 1, false>(c, ldc, a, lda, b, ldb, k, m0, m1);
+  else matmul_block_avx2<MR, 1, true>(c, ldc, a, lda, b, ldb, k, m0, m1);
+}
+
+// Rows [0, m4) (a multiple of 4) x `cols` <= 16 columns in 4-row blocks.
+__attribute__((target("avx2,fma"))) inline void matmul_panel16_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
+                                                                    const float* b, int64_t ldb, int64_t m4,
+                                                                    int64_t k, int64_t cols) {
+  for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx2<4>(c + i * ldc, ldc, a + i * lda, lda, b, ldb, k, cols);
+}
+
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA.
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t m, int64_t k,
                                                                    int64_t n) {
   const int64_t m4 = m - m % 4;
-  for (int64_t j = 0; j < n; j += 16) {
-    const int64_t cols = std::min<int64_t>(16, n - j);
-    const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
-    for (int64_t i = 0; i < m4; i += 4) {
-      float* ci = c + i * ldc + j;
-      const float* ai = a + i * lda;
-      // Full panels load and store unmasked (VMASKMOVPS stores are slow on some cores).
-      if (cols == 16) matmul_block_avx2<4, 2, false>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else if (cols > 8) matmul_block_avx2<4, 2, true>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else matmul_block_avx2<4, 1, true>(ci, ldc, ai, lda, b + j, ldb, k, m0, m1);
-    }
-  }
-  // The 1-3 rows left: one row at a time, 64 columns (eight accumulators) per pass.
+  for (int64_t j = 0; j < n; j += 16) matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m4, k, std::min<int64_t>(16, n - j));
+  // The 1-3 rows left (all of a gemv): one row at a time, 64 columns (eight accumulators, as
+  // many FMA chains as a 4 x 16 block) per pass, the rest 16 columns at a time.
+  const __m256i all = _mm256_set1_epi32(-1);
   for (int64_t i = m4; i < m; ++i) {
     float* ci = c + i * ldc;
     const float* ai = a + i * lda;
     int64_t j = 0;
-    const __m256i all = _mm256_set1_epi32(-1);
     for (; j + 64 <= n; j += 64) matmul_block_avx2<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, all, all);
-    for (; j < n; j += 16) {
-      const int64_t cols = std::min<int64_t>(16, n - j);
-      const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
-      if (cols == 16) matmul_block_avx2<1, 2, false>(ci + j, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else if (cols > 8) matmul_block_avx2<1, 2, true>(ci + j, ldc, ai, lda, b + j, ldb, k, m0, m1);
-      else matmul_block_avx2<1, 1, true>(ci + j, ldc, ai, lda, b + j, ldb, k, m0, m1);
+    for (; j < n; j += 16) matmul_narrow_avx2<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(16, n - j));
+  }
+}
+
+// ---- AVX-512: MR rows x NV * 16 columns; a ragged block masks its last register ------------
+
+template <bool kMasked>
+__attribute__((target("avx512f,fma"))) inline __m512 load16(const float* p, __mmask16 mask) {
+  if constexpr (kMasked) return _mm512_maskz_loadu_ps(mask, p);
+  else return _mm512_loadu_ps(p);
+}
+
+template <int MR, int NV, bool kMaskLast>
+__attribute__((target("avx512f,fma"))) inline void matmul_block_avx512(float* __restrict c, int64_t ldc,
+                                                                       const float* __restrict a, int64_t lda,
+                                                                       const float* __restrict b, int64_t ldb,
+                                                                       int64_t k, __mmask16 last) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = v == NV - 1 ? load16<kMaskLast>(c + r * ldc + 16 * v, last) : load16<false>(c + r * ldc + 16 * v, last);
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    __m512 bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) bv[v] = v == NV - 1 ? load16<kMaskLast>(bp + 16 * v, last) : load16<false>(bp + 16 * v, last);
+#pragma GCC unroll 4
+    for (int r = 0; r < MR; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * lda + p]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
     }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      if (kMaskLast && v == NV - 1) _mm512_mask_storeu_ps(c + r * ldc + 16 * v, last, acc[r][v]);
+      else _mm512_storeu_ps(c + r * ldc + 16 * v, acc[r][v]);
+    }
+}
+
+// MR rows x `cols` <= 32 columns: 17-32 columns in two zmm registers per row (the second
+// masked unless full); at most 16 columns in ymm registers (the AVX2 block: half the FMA cost
+// of a zmm register for a tail of 8 columns or fewer, on cores that split zmm FMAs).
+template <int MR>
+__attribute__((target("avx512f,fma"))) inline void matmul_narrow_avx512(float* c, int64_t ldc, const float* a,
+                                                                        int64_t lda, const float* b, int64_t ldb,
+                                                                        int64_t k, int64_t cols) {
+  if (cols == 32) matmul_block_avx512<MR, 2, false>(c, ldc, a, lda, b, ldb, k, 0);
+  else if (cols > 16) matmul_block_avx512<MR, 2, true>(c, ldc, a, lda, b, ldb, k, static_cast<__mmask16>((1u << (cols - 16)) - 1u));
+  else matmul_narrow_avx2<MR>(c, ldc, a, lda, b, ldb, k, cols);
+}
+
+/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX-512F + FMA.
+__attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c, int64_t ldc, const float* a,
+                                                                        int64_t lda, const float* b, int64_t ldb,
+                                                                        int64_t m, int64_t k, int64_t n) {
+  // Column panels outermost: a k x 32 panel of b stays in L1 while the 4-row blocks pass.
+  const int64_t m4 = m - m % 4;
+  for (int64_t j = 0; j < n; j += 32) {
+    const int64_t cols = std::min<int64_t>(32, n - j);
+    for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx512<4>(c + i * ldc + j, ldc, a + i * lda, lda, b + j, ldb, k, cols);
+  }
+  // The 1-3 rows left (all of a gemv): one row at a time, 128 columns (eight accumulators, as
+  // many FMA chains as a 4 x 32 block) per pass, the rest 32 columns at a time.
+  for (int64_t i = m4; i < m; ++i) {
+    float* ci = c + i * ldc;
+    const float* ai = a + i * lda;
+    int64_t j = 0;
+    for (; j + 128 <= n; j += 128) matmul_block_avx512<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, 0);
+    for (; j < n; j += 32) matmul_narrow_avx512<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(32, n - j));
   }
 }
 
