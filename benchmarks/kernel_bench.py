@@ -11,11 +11,14 @@ included once per REPS ops.
 
 A kernel runs on one worker thread, so NumPy's BLAS is limited to one thread here too
 (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS default to 1) for a per-core comparison.
-The last case is the whole tiled-GEMM program of examples/tiled_matmul.py (256x192 @ 192x128,
-8 tasks) on the runtime's AIC workers (one per CPU) against one NumPy matmul with its BLAS on as
-many threads (measured in a fresh process) and on one thread, whichever is faster; the thread
-counts of both sides are printed, with the other NumPy time. The summary line is the geometric mean of pypto / NumPy over all
-cases (goal <= 0.8) and the worst case (goal <= 1.5).
+The last case is the whole tiled-GEMM program of examples/tiled_matmul.py (256x192 @ 192x128 in
+its tiles) on the runtime's AIC workers (one per CPU) and the orchestrating thread (which runs
+tasks while it waits), against one NumPy matmul with its BLAS on as many threads as CPUs
+(measured in a fresh process) and on one thread, whichever is faster; a line under the table
+gives the thread counts of both sides and the other NumPy time. The summary line is the
+geometric mean of pypto / NumPy over all cases (goal <= 0.8) and the worst case (goal <= 1.5).
+
+For stable figures on a shared machine run it at real-time priority: chrt -f 50 python ...
 """
 import argparse
 import importlib.util
@@ -108,7 +111,7 @@ def cases(quick):
 
 
 def gemm_program_case(quick):
-    """examples/tiled_matmul.py as a whole program (8 tasks) vs one NumPy matmul of the same shapes."""
+    """examples/tiled_matmul.py as a whole program vs one NumPy matmul of the same shapes."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "tiled_matmul.py")
     spec = importlib.util.spec_from_file_location("kb_tiled_matmul", path)
     mod = importlib.util.module_from_spec(spec)

@@ -15,10 +15,10 @@
 // k step 2 loads of b, 4 broadcasts of a and 8 FMAs. Column panels are outermost so a k x 32
 // (x 16) panel of b stays in L1 while every 4-row block of a streams past it. A ragged last
 // panel masks its columns (the AVX-512 kernel does a tail of 16 columns or fewer in ymm
-// registers); the 1-3 rows left over (all of a gemv) go one row at a time with eight
-// accumulators across 128 (64) columns. So a 100 x 100 x 100 product runs vectorised to its
-// last row and column: 19.5 us against 39 us with the scalar edge loops used before (AVX-512
-// machine); multiples of the block run at the FMA peak, as fast as OpenBLAS and BLIS
+// registers, or with the full panel before it when it is 8 columns or fewer); the 1-3 rows
+// left over (all of a gemv) go one row at a time with eight accumulators across 128 (64)
+// columns. So a 100 x 100 x 100 product runs vectorised to its last row and column: 19.4 us
+// against 39 us with the scalar edge loops used before (AVX-512 machine); multiples of the block run at the FMA peak, as fast as OpenBLAS and BLIS
 // (docs/kernels.md).
 #pragma once
 
@@ -170,15 +170,58 @@ __attribute__((target("avx512f,fma"))) inline void matmul_narrow_avx512(float* c
   else matmul_narrow_avx2<MR>(c, ldc, a, lda, b, ldb, k, cols);
 }
 
+// 4 rows x (32 + `tail` <= 8) columns: two zmm and one masked ymm register per row. A tail
+// that narrow alone would be bound by its broadcasts of a (one per row per k step for a single
+// ymm FMA); sharing them with the 32 columns before it makes it cost half a zmm FMA per row.
+__attribute__((target("avx512f,fma"))) inline void matmul_block40_avx512(float* __restrict c, int64_t ldc,
+                                                                         const float* __restrict a, int64_t lda,
+                                                                         const float* __restrict b, int64_t ldb,
+                                                                         int64_t k, __m256i tail) {
+  __m512 acc[4][2];
+  __m256 acct[4];
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    acc[r][0] = _mm512_loadu_ps(c + r * ldc);
+    acc[r][1] = _mm512_loadu_ps(c + r * ldc + 16);
+    acct[r] = _mm256_maskload_ps(c + r * ldc + 32, tail);
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    const __m512 b0 = _mm512_loadu_ps(bp), b1 = _mm512_loadu_ps(bp + 16);
+    const __m256 bt = _mm256_maskload_ps(bp + 32, tail);
+#pragma GCC unroll 4
+    for (int r = 0; r < 4; ++r) {
+      const float ar = a[r * lda + p];
+      const __m512 av = _mm512_set1_ps(ar);
+      acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
+      acct[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(av), bt, acct[r]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < 4; ++r) {
+    _mm512_storeu_ps(c + r * ldc, acc[r][0]);
+    _mm512_storeu_ps(c + r * ldc + 16, acc[r][1]);
+    _mm256_maskstore_ps(c + r * ldc + 32, tail, acct[r]);
+  }
+}
+
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX-512F + FMA.
 __attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c, int64_t ldc, const float* a,
                                                                         int64_t lda, const float* b, int64_t ldb,
                                                                         int64_t m, int64_t k, int64_t n) {
   // Column panels outermost: a k x 32 panel of b stays in L1 while the 4-row blocks pass.
   const int64_t m4 = m - m % 4;
-  for (int64_t j = 0; j < n; j += 32) {
-    const int64_t cols = std::min<int64_t>(32, n - j);
+  // A tail of 1-8 columns after a full panel joins it (matmul_block40_avx512).
+  const int64_t tail = n > 32 && n % 32 <= 8 ? n % 32 : 0;
+  const int64_t n_panels = n - (tail ? 32 + tail : 0);
+  for (int64_t j = 0; j < n_panels; j += 32) {
+    const int64_t cols = std::min<int64_t>(32, n_panels - j);
     for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx512<4>(c + i * ldc + j, ldc, a + i * lda, lda, b + j, ldb, k, cols);
+  }
+  if (tail) {
+    const __m256i mask = lanes8(tail);
+    for (int64_t i = 0; i < m4; i += 4) matmul_block40_avx512(c + i * ldc + n_panels, ldc, a + i * lda, lda, b + n_panels, ldb, k, mask);
   }
   // The 1-3 rows left (all of a gemv): one row at a time, 128 columns (eight accumulators, as
   // many FMA chains as a 4 x 32 block) per pass, the rest 32 columns at a time.
