@@ -8,7 +8,7 @@
 The accumulation loop over K is a pl.range loop inside the kernel carrying the accumulator
 tile (pl.matmul_acc). C blocks are strided views of C (pl.tensor.slice). The tile shape is a
 choice for a 2-core CPU: four tasks of 64 x 128 keep both cores busy with whole rows of B and C
-per copy (eight 64 x 64 tasks ran 20 % slower: more, smaller copies and a worse split of the
+per copy (eight 64 x 64 tasks ran 12-27 % slower: more, smaller copies and a worse split of the
 tasks between two threads; benchmarks/kernel_bench.py). Run it: ``python examples/tiled_matmul.py``.
 """
 import numpy as np
