@@ -1,13 +1,15 @@
 """Tiled matmul: C = A @ B, one task per [TM, TN] block of C; each task accumulates over K.
 
-    A, B ──► mm(0,0) ──► C[0:64,   0:64]
-         ──► mm(0,1) ──► C[0:64,  64:128]      4 x 2 independent tasks; inside each:
-         ──► ...                                 acc = 0
-         ──► mm(3,1) ──► C[192:256, 64:128]      for k in K/TK: acc = acc + A[i,k] @ B[k,j]
+    A, B ──► mm(0,0) ──► C[  0:64,  0:128]     4 x 1 independent tasks (TN = N: each task
+         ──► mm(1,0) ──► C[ 64:128, 0:128]       owns whole rows of C); inside each:
+         ──► mm(2,0) ──► C[128:192, 0:128]         acc = 0
+         ──► mm(3,0) ──► C[192:256, 0:128]         for k in K/TK: acc = acc + A[i,k] @ B[k,j]
 
 The accumulation loop over K is a pl.range loop inside the kernel carrying the accumulator
-tile (pl.matmul_acc). C blocks are strided views of C (pl.tensor.slice).
-Run it: ``python examples/tiled_matmul.py``.
+tile (pl.matmul_acc). C blocks are strided views of C (pl.tensor.slice). The tile shape is a
+choice for a 2-core CPU: four tasks of 64 x 128 keep both cores busy with whole rows of B and C
+per copy (eight 64 x 64 tasks ran 12-27 % slower: more, smaller copies and a worse split of the
+tasks between two threads; benchmarks/kernel_bench.py). Run it: ``python examples/tiled_matmul.py``.
 """
 import numpy as np
 
@@ -15,7 +17,7 @@ import pypto
 import pypto.language as pl
 
 M, K, N = 256, 192, 128
-TM, TN, TK = 64, 64, 32
+TM, TN, TK = 64, 128, 64
 
 
 @pl.program

@@ -8,7 +8,10 @@ portable loops of the prelude, on ragged widths that exercise the vector tails:
   element-wise loops         bit-for-bit (binary, tile x scalar both ways, neg / abs / relu)
   row / col broadcasts       bit-for-bit for add, sub, mul, div, max, min and the plain expand;
                              expdif within 2 ulp (as exp: the SIMD builds fuse multiply-adds)
-  matmul                     the AVX-512 kernel bit-for-bit against the AVX2 one
+  matmul                     the AVX-512 and AVX2 kernels bit-for-bit against each other (ragged rows and
+                             columns, strided operands; padding between rows untouched), and both, the
+                             dispatching matmul() and matmul_valid() within 2 (k + 1) 2^-24 (|c| + sum |a b|)
+                             of the portable loop (FMA against separate multiply and add)
 """
 import platform
 import subprocess
@@ -21,6 +24,7 @@ from codegen_test_util import RUNTIME_INCLUDE
 
 PROGRAM = r"""
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <random>
@@ -86,6 +90,96 @@ static void unary_paths(const char* name, Op op, const std::vector<float>& a, bo
   if (avx2) { unary_f32_avx2(got.data(), a.data(), n, op); expect(name, "unary avx2", n, got, ref, 0); }
 }
 
+// The matmul kernels on ragged and strided shapes: c (row stride ldc) += a (lda) @ b (ldb). The
+// padding after each row is a sentinel no kernel may write. AVX-512 and AVX2 both accumulate
+// every element over k in order with fused multiply-adds: identical bits. The portable loop
+// multiplies and adds separately: within 2 (k + 1) 2^-24 (|c| + sum |a b|) of them.
+static void matmul_paths(std::mt19937& gen, bool avx512, bool avx2) {
+  std::uniform_real_distribution<float> val(-4.0f, 4.0f);
+  const float sentinel = 12345.0f;
+  const std::array<int64_t, 3> shapes[] = {{1, 1, 1},   {3, 3, 3},    {4, 8, 32},   {7, 13, 45},  {64, 32, 64},
+                                           {17, 40, 100}, {1, 256, 130}, {5, 9, 48},  {2, 70, 129}, {64, 64, 8},
+                                           {37, 50, 70}, {6, 0, 20},    {9, 33, 16}, {4, 5, 17}};
+  for (const auto& shape : shapes) {
+    const int64_t m = shape[0], k = shape[1], n = shape[2];
+    for (int64_t pad : {0, 3}) {
+      const int64_t ldc = n + pad, lda = k + pad, ldb = n + 2 * pad;
+      std::vector<float> a(m * lda + 1, sentinel), b(k * ldb + 1, sentinel), c0(m * ldc + 1, sentinel);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p) a[i * lda + p] = val(gen);
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) b[p * ldb + j] = val(gen);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) c0[i * ldc + j] = val(gen);
+      // Reference: the portable loop on packed copies, and the error bound per element.
+      std::vector<float> pa(m * k), pb(k * n), ref(m * n), bound(m * n);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t p = 0; p < k; ++p) pa[i * k + p] = a[i * lda + p];
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) pb[p * n + j] = b[p * ldb + j];
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          ref[i * n + j] = c0[i * ldc + j];
+          double s = std::fabs(c0[i * ldc + j]);
+          for (int64_t p = 0; p < k; ++p) s += std::fabs(double(pa[i * k + p]) * pb[p * n + j]);
+          bound[i * n + j] = float(2.0 * double(k + 1) * std::ldexp(1.0, -24) * s);
+        }
+      matmul_kernel<float, float, float>(ref.data(), pa.data(), pb.data(), m, k, n);
+      const auto check = [&](const char* path, const std::vector<float>& got, const std::vector<float>* same) {
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < ldc; ++j) {
+            ++checks;
+            const float g = got[i * ldc + j];
+            const bool ok = j >= n ? std::memcmp(&g, &sentinel, 4) == 0
+                                   : std::fabs(g - ref[i * n + j]) <= bound[i * n + j] &&
+                                         (!same || std::memcmp(&g, &(*same)[i * ldc + j], 4) == 0);
+            if (!ok && bad++ < 10)
+              std::printf("matmul %s %lldx%lldx%lld pad %lld [%lld, %lld]: %.9g vs portable %.9g\n", path, (long long)m,
+                          (long long)k, (long long)n, (long long)pad, (long long)i, (long long)j, g,
+                          j < n ? ref[i * n + j] : sentinel);
+          }
+      };
+      std::vector<float> c512 = c0, c2 = c0;
+      if (avx512) {
+        matmul_kernel_avx512(c512.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
+        check("avx512", c512, nullptr);
+      }
+      if (avx2) {
+        matmul_kernel_avx2(c2.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
+        check("avx2", c2, avx512 ? &c512 : nullptr);
+      }
+      if (pad == 0) {  // the dispatching entry points (packed tiles; valid box = whole tile)
+        std::vector<float> d(m * n + 1, sentinel), v(m * n + 1, sentinel);
+        matmul<Storage::F32, float>(d.data(), c0.data(), pa.data(), pb.data(), m, k, n);
+        check("dispatch", d, avx512 ? &c512 : avx2 ? &c2 : nullptr);
+        matmul_valid<Storage::F32, float>(v.data(), c0.data(), pa.data(), pb.data(), m, k, n, m, k, n);
+        check("valid", v, avx512 ? &c512 : avx2 ? &c2 : nullptr);
+      }
+    }
+  }
+  // matmul_valid on a box inside bigger tiles: rows / columns outside it keep acc's values.
+  const int64_t m = 9, k = 12, n = 40, vm = 6, vk = 7, vn = 23;
+  std::vector<float> a(m * k), b(k * n), acc(m * n), got(m * n + 1, sentinel), ref(m * n);
+  for (auto& x : a) x = val(gen);
+  for (auto& x : b) x = val(gen);
+  for (auto& x : acc) x = val(gen);
+  matmul_valid<Storage::F32, float>(got.data(), acc.data(), a.data(), b.data(), m, k, n, vm, vk, vn);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double s = acc[i * n + j], mag = std::fabs(s);
+      if (i < vm && j < vn)
+        for (int64_t p = 0; p < vk; ++p) {
+          s += double(a[i * k + p]) * b[p * n + j];
+          mag += std::fabs(double(a[i * k + p]) * b[p * n + j]);
+        }
+      ++checks;
+      if (std::fabs(got[i * n + j] - s) > 2.0 * (vk + 1) * std::ldexp(1.0, -24) * mag && bad++ < 10)
+        std::printf("matmul_valid box [%lld, %lld]: %.9g vs %.9g\n", (long long)i, (long long)j, got[i * n + j], s);
+    }
+  ++checks;
+  if (std::memcmp(&got[m * n], &sentinel, 4) != 0 && bad++ < 10) std::printf("matmul_valid wrote past the tile\n");
+}
+
 int main() {
   const bool avx512 = cpu_has_avx512f(), avx2 = cpu_has_avx2();
   std::mt19937 gen(7);
@@ -139,18 +233,7 @@ int main() {
     for (auto& x : cs) x *= 0.05f;
     broadcasts("expdif", ExpDif{}, 2, small, rs, cs, m, n, avx512, avx2);
   }
-  // The matmul kernels: the AVX-512 one (4 x 32 blocks) against the AVX2 one (4 x 16 blocks);
-  // both accumulate each element over k in order with fused multiply-adds: identical bits.
-  if (avx512 && avx2) {
-    for (auto [mm, kk, nn] : {std::array<int64_t, 3>{4, 8, 32}, {7, 13, 45}, {64, 32, 64}, {17, 40, 100}}) {
-      std::vector<float> x(mm * kk), y(kk * nn), ref(mm * nn, 0.5f), got(mm * nn, 0.5f);
-      for (auto& v : x) v = neg(gen) ? -mag(gen) : mag(gen);
-      for (auto& v : y) v = neg(gen) ? -mag(gen) : mag(gen);
-      matmul_kernel_avx2(ref.data(), x.data(), y.data(), mm, kk, nn);
-      matmul_kernel_avx512(got.data(), x.data(), y.data(), mm, kk, nn);
-      expect("matmul", "avx512 vs avx2", nn, got, ref, 0);
-    }
-  }
+  matmul_paths(gen, avx512, avx2);
   std::printf("paths %d checks %d mismatches %d\n", int(avx512) + int(avx2), checks, bad);
   return bad != 0;
 }

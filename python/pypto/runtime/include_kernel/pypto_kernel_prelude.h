@@ -638,9 +638,10 @@ inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op 
 }
 
 // ---------------------------------------------------------------------------------------------
-// Matrix multiply: c[M, N] (+)= a[M, K] @ b[K, N], row-major. Blocked over K and N so that a
-// panel of b stays in L1/L2; four rows of c are updated per pass over a b row (register reuse);
-// the innermost j loop is unit-stride and vectorises.
+// Matrix multiply: c[M, N] (+)= a[M, K] @ b[K, N], row-major. The portable loop: blocked over K
+// and N so that a panel of b stays in L1/L2; four rows of c are updated per pass over a b row
+// (register reuse); the innermost j loop is unit-stride and vectorises. FP32 products on x86-64
+// take the register-blocked AVX-512 / AVX2 kernels of pypto_kernel_matmul.h instead.
 
 template <class C, class A, class B>
 inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __restrict b, int64_t m, int64_t k,
@@ -685,77 +686,9 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
   }
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-// An AVX2 + FMA kernel, chosen at run time when the CPU has them (the build itself targets
-// baseline x86-64, so generated libraries stay portable): 4 x 16 blocks of C held in eight
-// registers over the whole K loop (2 loads, 4 broadcasts, 8 FMAs per k); the edges fall back
-// to the generic loops compiled for the same target.
-__attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* __restrict c, const float* __restrict a,
-                                                                   const float* __restrict b, int64_t m, int64_t k,
-                                                                   int64_t n) {
-  const int64_t m4 = m - m % 4, n16 = n - n % 16;
-  for (int64_t i0 = 0; i0 < m4; i0 += 4) {
-    const float* a0p = a + (i0 + 0) * k;
-    const float* a1p = a + (i0 + 1) * k;
-    const float* a2p = a + (i0 + 2) * k;
-    const float* a3p = a + (i0 + 3) * k;
-    for (int64_t j0 = 0; j0 < n16; j0 += 16) {
-      float* cp = c + i0 * n + j0;
-      __m256 c00 = _mm256_loadu_ps(cp), c01 = _mm256_loadu_ps(cp + 8);
-      __m256 c10 = _mm256_loadu_ps(cp + n), c11 = _mm256_loadu_ps(cp + n + 8);
-      __m256 c20 = _mm256_loadu_ps(cp + 2 * n), c21 = _mm256_loadu_ps(cp + 2 * n + 8);
-      __m256 c30 = _mm256_loadu_ps(cp + 3 * n), c31 = _mm256_loadu_ps(cp + 3 * n + 8);
-      const float* bp = b + j0;
-      for (int64_t kk = 0; kk < k; ++kk, bp += n) {
-        const __m256 b0 = _mm256_loadu_ps(bp), b1 = _mm256_loadu_ps(bp + 8);
-        __m256 av = _mm256_broadcast_ss(a0p + kk);
-        c00 = _mm256_fmadd_ps(av, b0, c00);
-        c01 = _mm256_fmadd_ps(av, b1, c01);
-        av = _mm256_broadcast_ss(a1p + kk);
-        c10 = _mm256_fmadd_ps(av, b0, c10);
-        c11 = _mm256_fmadd_ps(av, b1, c11);
-        av = _mm256_broadcast_ss(a2p + kk);
-        c20 = _mm256_fmadd_ps(av, b0, c20);
-        c21 = _mm256_fmadd_ps(av, b1, c21);
-        av = _mm256_broadcast_ss(a3p + kk);
-        c30 = _mm256_fmadd_ps(av, b0, c30);
-        c31 = _mm256_fmadd_ps(av, b1, c31);
-      }
-      _mm256_storeu_ps(cp, c00);
-      _mm256_storeu_ps(cp + 8, c01);
-      _mm256_storeu_ps(cp + n, c10);
-      _mm256_storeu_ps(cp + n + 8, c11);
-      _mm256_storeu_ps(cp + 2 * n, c20);
-      _mm256_storeu_ps(cp + 2 * n + 8, c21);
-      _mm256_storeu_ps(cp + 3 * n, c30);
-      _mm256_storeu_ps(cp + 3 * n + 8, c31);
-    }
-    for (int64_t r = 0; r < 4; ++r) {  // columns n16..n of these rows
-      float* ci = c + (i0 + r) * n;
-      for (int64_t kk = 0; kk < k; ++kk) {
-        const float av = a[(i0 + r) * k + kk];
-        const float* brow = b + kk * n;
-        for (int64_t j = n16; j < n; ++j) ci[j] += av * brow[j];
-      }
-    }
-  }
-  for (int64_t r = 0; r < m % 4; ++r) {  // rows m4..m
-    const int64_t i = m4 + r;
-    float* ci = c + i * n;
-    for (int64_t kk = 0; kk < k; ++kk) {
-      const float av = a[i * k + kk];
-      const float* brow = b + kk * n;
-      for (int64_t j = 0; j < n; ++j) ci[j] += av * brow[j];
-    }
-  }
-}
-
-inline bool cpu_has_avx2_fma() {
-  static const bool has = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return has;
-}
-#define PYPTO_HAVE_MATMUL_AVX2 1
-#endif
+}  // namespace pypto_kernel
+#include "pypto_kernel_matmul.h"   // the AVX-512 / AVX2 register-blocked FP32 kernels
+namespace pypto_kernel {
 
 // dst = a @ b  (accumulate = false) or dst = acc + a @ b. `dst` may alias `acc`.
 template <Storage S, class C, class A, class B>
@@ -765,17 +698,9 @@ inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int6
   } else if (acc != dst) {
     std::copy(acc, acc + m * n, dst);
   }
-#ifdef PYPTO_HAVE_MATMUL_AVX2
+#ifdef PYPTO_HAVE_MATMUL_SIMD
   if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
-#ifdef PYPTO_HAVE_ROW_SIMD
-    if (cpu_has_avx512f()) {  // pypto_kernel_simd.h: 4 x 32 blocks in zmm registers
-      matmul_kernel_avx512(dst, a, b, m, k, n);
-      round_to<S>(dst, m * n);
-      return;
-    }
-#endif
-    if (cpu_has_avx2_fma()) {
-      matmul_kernel_avx2(dst, a, b, m, k, n);
+    if (matmul_f32_simd(dst, n, a, k, b, n, m, k, n)) {
       round_to<S>(dst, m * n);
       return;
     }

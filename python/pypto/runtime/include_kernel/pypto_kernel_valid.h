@@ -150,6 +150,15 @@ inline void matmul_valid(C* dst, const C* acc, const A* a, const B* b, int64_t m
   } else if (acc != dst) {
     std::copy(acc, acc + m * n, dst);
   }
+#ifdef PYPTO_HAVE_MATMUL_SIMD
+  if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
+    // The valid box is a strided [vm, vk] @ [vk, vn] product inside the full tiles.
+    if (matmul_f32_simd(dst, n, a, k, b, n, vm, vk, vn)) {
+      round_to<S>(dst, m * n);
+      return;
+    }
+  }
+#endif
   for (int64_t i = 0; i < vm; ++i) {
     C* out = dst + i * n;
     for (int64_t p = 0; p < vk; ++p) {
