@@ -2,8 +2,11 @@
 declares on axis k when it is a literal or a dynamic-dim symbol a tensor parameter declares: the
 form the DSL parser writes for ``pl.tensor.dim``. The Before programs are built with the Python
 IR builder (the parser has already folded any ``pl.tensor.dim`` of an orchestration body); the
-Expected ones are DSL."""
+Expected ones are DSL. The last test compiles and runs such a program."""
 
+import numpy as np
+
+import pypto
 import pypto.language as pl
 from pypto import ir
 from pypto.ir import passes
@@ -108,3 +111,37 @@ def test_kernel_tensor_dim_is_left_to_the_kernel_backend():
     after = passes.FoldTensorDims()(Before)
     assert_equal(after, Before, "FoldTensorDims")
     assert "tensor.dim" in ir.python_print(after)   # the kernel's call is still there
+
+
+@pl.program
+class _Put:
+    @pl.function(type=pl.FunctionType.InCore)
+    def put(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]],
+            n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX]) -> pl.Tensor[[M, 8], pl.FP32]:
+        y = pl.store(pl.load(x, [n - 4, 0], [4, 8]), [m - 4, 0], y)   # x's last 4 rows -> rows m-4..m-1
+        return y
+
+
+def test_ir_built_tensor_dims_compile_and_run(tmp_path):
+    # main(x: [M, 8], y: Out[M, 8], k): n = tensor.dim(x, 0) (folded to M); v = slice(x, [k, 8]);
+    # m = tensor.dim(v, 0) (left: the view's run-time extent, min(k, M)); put(x, y, n, m).
+    mv = _Put.dynamic_dims[0]
+    tm8 = tensor(mv, 8)
+    x, y, k = ir.Var.make("x", tm8), ir.Var.make("y", tm8), ir.Var.make("k", INDEX)
+    n, m, y2 = ir.Var.make("n", INDEX), ir.Var.make("m", INDEX), ir.Var.make("y2", tm8)
+    v = ir.Var.make("v", tensor(k, 8))
+    slice_ = ir.Call.make_op("tensor.slice", [x, ir.MakeTuple.make([k, i(8)]), ir.MakeTuple.make([i(0), i(0)])])
+    stmts = [ir.AssignStmt.make(n, dim(x, 0)), ir.AssignStmt.make(v, slice_), ir.AssignStmt.make(m, dim(v, 0)),
+             ir.AssignStmt.make(y2, ir.Call.make_func("put", [x, y, n, m], tm8))]
+    main = orchestration([x, y, k], [In, Out, In], stmts, y2)
+    prog = pypto.compile(ir.Program.make("FoldRun", [_Put.get("put"), main], [mv]), output_dir=str(tmp_path))
+    code = (tmp_path / "orchestration" / "main.cpp").read_text()
+    assert "add_scalar((uint64_t)M);" in code            # n is M, read once in the prologue
+    assert "int64_t m = (int64_t)v.shapes[0];" in code   # the view's own extent
+    xa = np.arange(64, dtype=np.float32).reshape(8, 8)
+    for k_value, m_value in ((6, 6), (20, 8)):   # a slice past the end is clamped to M rows
+        ya = np.zeros((8, 8), np.float32)
+        prog(xa, ya, k_value)
+        expected = np.zeros((8, 8), np.float32)
+        expected[m_value - 4:m_value] = xa[4:8]
+        np.testing.assert_array_equal(ya, expected)
