@@ -156,10 +156,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   // The shared PTO2TaskId spelling (common/task_id_lowering.h): printer state, it writes lines.
   common::TaskIdLowering& task_ids() { return task_ids_; }
   const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
-  // True when `v` is a dynamic-dim symbol a tensor parameter declares (read from the argument
-  // at entry; the entry prologue defines it): an argument's extent, below 2^32.
-  bool is_parameter_dim(const ir::Var* v) const;
-
  private:
   // common::ControlFlowPrinter (emit_control_flow.cpp)
   CarryTarget loop_carry(const ir::ForStmt& f, size_t i) override;
@@ -181,6 +177,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
+  // True when `v` is a dynamic-dim symbol a tensor parameter declares (read from the argument
+  // at entry; the entry prologue defines it): an argument's extent, below 2^32.
+  bool is_parameter_dim(const ir::Var* v) const;
   // The Var whose C array the pl.Array version `v` lives in (Function::array_backings, stamped by
   // StampArrayBackings), `v` itself when it is its own storage (a create, a phi if-result).
   const ir::Var* array_storage(const ir::Var* v) const;
