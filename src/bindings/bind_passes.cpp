@@ -59,6 +59,7 @@ void bind_passes(nb::module_& parent) {
       .value("IncoreScopesOutlined", IRProperty::IncoreScopesOutlined)
       .value("KernelTensorOpsConverted", IRProperty::KernelTensorOpsConverted)
       .value("TensorOperandsNamed", IRProperty::TensorOperandsNamed)
+      .value("TensorDimsFolded", IRProperty::TensorDimsFolded)
       .value("TensorAssemblesInPlace", IRProperty::TensorAssemblesInPlace)
       .value("WrittenParamDirectionsUpgraded", IRProperty::WrittenParamDirectionsUpgraded)
       .value("PhaseFencesExpanded", IRProperty::PhaseFencesExpanded)
@@ -104,6 +105,7 @@ void bind_passes(nb::module_& parent) {
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
   PYPTO_BIND_PASS(OutlineClusterScopes);
   PYPTO_BIND_PASS(OutlineIncoreScopes);
+  PYPTO_BIND_PASS(FoldTensorDims);
   PYPTO_BIND_PASS(NameNestedTensorCalls);
   PYPTO_BIND_PASS(ConvertTensorToTileOps);
   PYPTO_BIND_PASS(NormalizeReturnOrder);

@@ -41,6 +41,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::IncoreScopesOutlined: return "IncoreScopesOutlined";
     case IRProperty::KernelTensorOpsConverted: return "KernelTensorOpsConverted";
     case IRProperty::TensorOperandsNamed: return "TensorOperandsNamed";
+    case IRProperty::TensorDimsFolded: return "TensorDimsFolded";
     case IRProperty::TensorAssemblesInPlace: return "TensorAssemblesInPlace";
     case IRProperty::WrittenParamDirectionsUpgraded: return "WrittenParamDirectionsUpgraded";
     case IRProperty::PhaseFencesExpanded: return "PhaseFencesExpanded";
@@ -455,6 +456,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
     case IRProperty::IncoreScopesOutlined: return verify_scopes_outlined(*program, {ScopeKind::At, ScopeKind::Spmd});
     case IRProperty::KernelTensorOpsConverted: return verify_fixed_point(ConvertTensorToTileOps(), program);
     case IRProperty::TensorOperandsNamed: return verify_fixed_point(NameNestedTensorCalls(), program);
+    case IRProperty::TensorDimsFolded: return verify_fixed_point(FoldTensorDims(), program);
     case IRProperty::TensorAssemblesInPlace: return verify_fixed_point(LowerTensorAssemble(), program);
     case IRProperty::WrittenParamDirectionsUpgraded: return verify_fixed_point(UpgradeWrittenParamDirections(), program);
     case IRProperty::PhaseFencesExpanded: return verify_fixed_point(ExpandManualPhaseFence(), program);

@@ -15,6 +15,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       InterchangeChunkLoops(),      // pl.auto_chunk scope -> InCore scopes per chunk
       OutlineClusterScopes(),       // pl.cluster -> Group function + call
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
+      FoldTensorDims(),             // tensor.dim of a literal / parameter-declared extent -> that extent
       NameNestedTensorCalls(),      // tensor calls nested in orchestration call args -> named first
       ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param

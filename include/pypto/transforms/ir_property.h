@@ -47,6 +47,8 @@
 // The next ones are "the pass is at its fixed point": running the pass again changes nothing.
 //   KernelTensorOpsConverted   no kernel calls a tensor op ConvertTensorToTileOps lowers
 //   TensorOperandsNamed        no Orchestration call has a call as a tensor argument (NameNestedTensorCalls)
+//   TensorDimsFolded           no Orchestration tensor.dim reads a literal extent or a dim symbol a
+//                              tensor parameter declares (FoldTensorDims)
 //   TensorAssemblesInPlace     every statically shaped tensor.assemble is in place (LowerTensorAssemble)
 //   WrittenParamDirectionsUpgraded  no kernel writes a tensor param declared In
 //                              (UpgradeWrittenParamDirections)
@@ -101,6 +103,7 @@ enum class IRProperty {
   IncoreScopesOutlined,
   KernelTensorOpsConverted,
   TensorOperandsNamed,
+  TensorDimsFolded,
   TensorAssemblesInPlace,
   WrittenParamDirectionsUpgraded,
   PhaseFencesExpanded,

@@ -87,6 +87,14 @@ Pass OutlineClusterScopes();
 // pl.at(CORE_GROUP) / pl.spmd scopes -> InCore functions + Submits (or Calls); scope deps /
 // predicate / allow_early_resolve / core_num / sync_start move onto the Submit.
 Pass OutlineIncoreScopes();
+// In Orchestration functions, tensor.dim(t, k) -> the extent t's type declares on axis k when it
+// is a literal or a dynamic-dim symbol a tensor parameter declares (what the DSL parser folds);
+// other extents stay tensor.dim. Requires ClusterScopesOutlined and IncoreScopesOutlined;
+// produces TensorDimsFolded:  n = tensor.dim(x, 0) ==> n = M   (x: pl.Tensor[[M, 16], pl.FP32])
+Pass FoldTensorDims();
+// The dynamic-dim symbols `fn`'s tensor parameters declare (bare Vars of their shapes, read from
+// the arguments at entry), in parameter order, each once:  TensorParamDimSymbols(*main) == {M}
+std::vector<ir::VarPtr> TensorParamDimSymbols(const ir::Function& fn);
 // In Orchestration functions, a tensor-valued call written as another call's argument -> bound
 // to a fresh variable before the statement (`pl.assemble(o, pl.create_tensor(...), ...)`).
 Pass NameNestedTensorCalls();

@@ -65,7 +65,7 @@ std::string Emitter::u32(const ExprPtr& e, const Span& span) {
   if (auto* c = e->as<ConstInt>()) return std::to_string(c->value);
   // A dynamic-dim symbol is an argument's extent: below 2^32 (pypto.runtime.args checks it).
   auto* v = e->as<Var>();
-  if ((v && dyn_decl_.count(v)) || !span.known()) return "(uint32_t)(" + strip_parens(expr(e)) + ")";
+  if ((v && is_parameter_dim(v)) || !span.known()) return "(uint32_t)(" + strip_parens(expr(e)) + ")";
   return "pto2_extent_u32(" + strip_parens(expr(e)) + ", " + source_site_args(span) + ")";
 }
 

@@ -14,7 +14,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <sstream>
 #include <string>
 #include <unordered_map>
@@ -157,24 +156,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   // The shared PTO2TaskId spelling (common/task_id_lowering.h): printer state, it writes lines.
   common::TaskIdLowering& task_ids() { return task_ids_; }
   const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
-  // Views made by tensor.slice (op_handlers.cpp): emitted name -> (base text, offsets).
-  struct ViewRecord {
-    std::string base;
-    std::vector<ir::ExprPtr> offsets;
-  };
-  void record_view(const std::string& name, ViewRecord v) { views_[name] = std::move(v); }
-  const ViewRecord* view_of(const std::string& name) const {
-    auto it = views_.find(name);
-    return it == views_.end() ? nullptr : &it->second;
-  }
-  // Dynamic-dim symbols: Var -> (tensor slot, axis) of the first parameter declaring it.
-  void declare_dynamic_dim(const ir::Var* sym, int slot, int axis) { dyn_decl_[sym] = {slot, axis}; }
-  bool is_dynamic_dim(const ir::Var* v) const { return dyn_decl_.count(v) > 0; }
-  int tensor_slot(const ir::Var* param) const;   // -1 if not a tensor param
-  // The slot of the tensor parameter `v` is bound to the same C++ text as (a Var copy, an
-  // alias loop carry, an in-place result of it), or -1.
-  int tensor_param_slot(const ir::Var* v) const;
-
  private:
   // common::ControlFlowPrinter (emit_control_flow.cpp)
   CarryTarget loop_carry(const ir::ForStmt& f, size_t i) override;
@@ -196,6 +177,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
 
   ir::ProgramPtr program_;
   ir::FunctionPtr fn_;
+  // True when `v` is a dynamic-dim symbol a tensor parameter declares (read from the argument
+  // at entry; the entry prologue defines it): an argument's extent, below 2^32.
+  bool is_parameter_dim(const ir::Var* v) const;
   // The Var whose C array the pl.Array version `v` lives in (Function::array_backings, stamped by
   // StampArrayBackings), `v` itself when it is its own storage (a create, a phi if-result).
   const ir::Var* array_storage(const ir::Var* v) const;
@@ -208,8 +192,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::unordered_map<const ir::Var*, TupleRecord> tuples_;
   std::unordered_set<const ir::Var*> batched_;        // creates allocated so far
   std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
-  std::map<std::string, ViewRecord> views_;
-  std::map<const ir::Var*, std::pair<int, int>> dyn_decl_;
   std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
   std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
   // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):

@@ -11,8 +11,8 @@
 //                     Tensor v = t.view(v_shapes, v_offsets);   (overlaps its source for tracking)
 //                     a non-literal entry: pto2_slice_u32(i * 8, "offset", t, 0, "v", "prog.py", 12)
 //   tensor.transpose  Tensor xt = ext_x.transpose(0, 1);
-//   tensor.dim        static: int64_t d = 16;  dynamic: int64_t d = (int64_t)orch_args.tensor(N).ref().shapes[axis];
-//                     (a non-parameter tensor: (int64_t)t.shapes[axis])
+//   tensor.dim        int64_t d = (int64_t)t.shapes[axis];   (only an extent FoldTensorDims leaves:
+//                     a literal or a parameter's dim symbol is folded before codegen)
 //   tensor.assemble   the result is bound to the target (emit-name remap). The PTO2 runtime has no
 //                     copy task, so the data must already be in place: the source must be a view
 //                     made by tensor.slice of the same target at the same offsets (then the kernels
@@ -21,7 +21,6 @@
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
-#include "pypto/ir/structural_equal.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -117,7 +116,6 @@ void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
   e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
   e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
   e.line("Tensor " + name + " = " + src + ".view(" + sh + ", " + off + ");");
-  e.record_view(name, Emitter::ViewRecord{src, offsets});
 }
 
 void TensorTransposeHandler(Emitter& e, const Var* result, const Call& call) {
@@ -131,37 +129,23 @@ void TensorTransposeHandler(Emitter& e, const Var* result, const Call& call) {
   e.line("Tensor " + name + " = " + src + ".transpose(" + std::to_string(a) + ", " + std::to_string(b) + ");");
 }
 
+// FoldTensorDims replaced every tensor.dim of a literal extent or of a dim symbol a tensor
+// parameter declares; what is left (an extent that is an expression, or a symbol no parameter
+// declares) is the run-time Tensor's own extent.
 void TensorDimHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* t = tensor_arg(call, 0);
-  auto* tt = t->type->as<TensorType>();
   int64_t axis = const_arg(call, 1);
-  if (axis < 0) axis += static_cast<int64_t>(tt->shape.size());
-  const ExprPtr& extent = tt->shape[static_cast<size_t>(axis)];
-  std::string value;
-  if (auto* c = extent->as<ConstInt>()) {
-    value = std::to_string(c->value);
-  } else if (const int slot = e.tensor_param_slot(t); slot >= 0) {
-    value = "(int64_t)orch_args.tensor(" + std::to_string(slot) + ").ref().shapes[" + std::to_string(axis) + "]";
-  } else {
-    value = "(int64_t)" + e.ref(t) + ".shapes[" + std::to_string(axis) + "]";
-  }
+  if (axis < 0) axis += static_cast<int64_t>(t->type->as<TensorType>()->shape.size());
+  std::string value = "(int64_t)" + e.ref(t) + ".shapes[" + std::to_string(axis) + "]";
   std::string name = e.declare(result);
   e.line("int64_t " + name + " = " + value + ";");
 }
 
+// In place by VerifyOrchestrationProgram (the source is the target's tensor.slice view at these
+// offsets): nothing to copy, the result names the target.
 void TensorAssembleHandler(Emitter& e, const Var* result, const Call& call) {
-  const Var* target = tensor_arg(call, 0);
-  const Var* source = tensor_arg(call, 1);
-  auto offsets = list_arg(call, 2);
-  const Binding& tb = e.binding_of(target);
-  const Binding& sb = e.binding_of(source);
-  const Emitter::ViewRecord* view = e.view_of(sb.text);
-  bool in_place = view && view->base == tb.text && view->offsets.size() == offsets.size();
-  for (size_t i = 0; in_place && i < offsets.size(); ++i) {
-    in_place = structural_equal(view->offsets[i], offsets[i]);
-  }
-  PYPTO_CHECK(in_place, "tensor.assemble: '" << source->name << "' is not a view of '" << target->name
-                                                << "' (VerifyOrchestrationProgram refuses it)");
+  const Binding& tb = e.binding_of(tensor_arg(call, 0));
+  const Binding& sb = e.binding_of(tensor_arg(call, 1));
   e.mark_used(tb);
   e.line("// tensor.assemble: " + sb.text + " is the view of " + tb.text + " at these offsets (in place)");
   e.bind(result, tb);

@@ -39,24 +39,12 @@ void Emitter::on_close_block() {
   for (auto& name : scopes_.pop()) line("(void)" + name + ";");
 }
 
-int Emitter::tensor_slot(const Var* param) const {
-  int slot = 0;
-  for (auto& p : fn_->params) {
-    if (!p->type->is<TensorType>()) continue;
-    if (p.get() == param) return slot;
-    ++slot;
+bool Emitter::is_parameter_dim(const Var* v) const {
+  for (const VarPtr& p : fn_->params) {
+    auto* tt = p->type->as<TensorType>();
+    if (tt && std::any_of(tt->shape.begin(), tt->shape.end(), [&](const ExprPtr& d) { return as_var(d) == v; })) return true;
   }
-  return -1;
-}
-
-int Emitter::tensor_param_slot(const Var* v) const {
-  auto it = bindings_.find(v);
-  if (it == bindings_.end()) return -1;
-  for (auto& p : fn_->params) {
-    auto pb = bindings_.find(p.get());
-    if (pb != bindings_.end() && pb->second.text == it->second.text && tensor_slot(p.get()) >= 0) return tensor_slot(p.get());
-  }
-  return -1;
+  return false;
 }
 
 namespace {
@@ -66,8 +54,7 @@ class EmitterEntryNaming : public common::EntryNaming {
  public:
   explicit EmitterEntryNaming(Emitter& e) : e_(e) {}
   std::string tensor_param(const Var* p) override { return e_.declare(p, "ext_" + e_.base_name(p)); }
-  std::string dim_symbol(const Var* sym, int slot, int axis) override {
-    e_.declare_dynamic_dim(sym, slot, axis);
+  std::string dim_symbol(const Var* sym, int /*slot*/, int /*axis*/) override {
     std::string name = e_.scopes().declare(GetSSABaseName(sym->name), false);
     e_.bind(sym, Binding{name, {name}});
     return name;

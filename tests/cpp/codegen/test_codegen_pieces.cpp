@@ -137,8 +137,10 @@ TEST(CodegenPieces, UndeclaredDynamicSymbolIsUserError) {
   ExpectUserError([&] { gen(Program::make("P", {k, orch}, {M})); }, "dynamic dimension 'M'");
 }
 
-TEST(CodegenPieces, DynamicTensorDimReadsTheArgumentDescriptor) {
-  // IR built directly (the parser would fold tensor.dim onto M): n = tensor.dim(x, 0) with x: [M, 16]
+TEST(CodegenPieces, DynamicTensorDimIsTheDimSymbol) {
+  // IR built directly: n = tensor.dim(x, 0) with x: [M, 16]. FoldTensorDims rewrites it to
+  // n = M (what the parser writes for pl.tensor.dim), so n names the symbol the prologue reads
+  // from x's argument descriptor; no `int64_t n` copy of it.
   auto M = V("M", S(DataType::INDEX));
   auto k = kernel("k", 1, 1, true);
   auto w = V("w", T16()), x = V("x", TensorType::make({M, I(16)}, DataType::FP32)), o = V("o", T16());
@@ -149,6 +151,24 @@ TEST(CodegenPieces, DynamicTensorDimReadsTheArgumentDescriptor) {
       "orch", FunctionType::Orchestration, {w, x, o}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out}, {},
       SeqStmts::make({AssignStmt::make(n, Call::make_op("tensor.dim", {x, I(0)})), loop, ReturnStmt::make({})}));
   std::string code = gen(Program::make("P", {k, orch}, {M}));
-  EXPECT_TRUE(has(code, "int64_t n = (int64_t)orch_args.tensor(1).ref().shapes[0];")) << code;
-  EXPECT_FALSE(has(code, "int64_t M =")) << code;   // the symbol itself is never mentioned
+  EXPECT_TRUE(has(code, "int64_t M = (int64_t)orch_args.tensor(1).ref().shapes[0];")) << code;
+  EXPECT_TRUE(has(code, "i < M;")) << code;
+  EXPECT_FALSE(has(code, "int64_t n =")) << code;
+}
+
+TEST(CodegenPieces, TensorDimOfARunTimeExtentReadsTheTensor) {
+  // v = tensor.slice(x, [m, 16], [0, 0]); n = tensor.dim(v, 0): `m` is no dim symbol a tensor
+  // parameter declares, so FoldTensorDims leaves it and the generator reads v's run-time extent
+  // (the slice may be clamped below m).
+  auto k = kernel("k", 1, 1, true, FunctionType::InCore, MemorySpace::Vec, {DataType::INDEX});
+  auto x = V("x", T16()), o = V("o", T16()), m = V("m", S(DataType::INDEX));
+  auto v = V("v", TensorType::make({m, I(16)}, DataType::FP32));
+  auto n = V("n", S(DataType::INDEX));
+  auto slice = Call::make_op("tensor.slice", {x, MakeTuple::make({m, I(16)}), ilist({0, 0})});
+  auto orch = Function::make(
+      "orch", FunctionType::Orchestration, {x, o, m}, {ParamDirection::In, ParamDirection::Out, ParamDirection::In}, {},
+      SeqStmts::make({AssignStmt::make(v, slice), AssignStmt::make(n, Call::make_op("tensor.dim", {v, I(0)})),
+                      EvalStmt::make(Call::make_func("k", {x, o, n}, T16())), ReturnStmt::make({})}));
+  std::string code = gen(Program::make("P", {k, orch}));
+  EXPECT_TRUE(has(code, "int64_t n = (int64_t)v.shapes[0];")) << code;
 }
