@@ -30,10 +30,14 @@ namespace {
 // handful: comparing each with those kept is cheaper than sorting); more are sorted.
 constexpr size_t kSmallDeps = 8;
 
-// Deduplicates a task's producers (sorted when there are more than kSmallDeps).
-void dedup_producers(std::vector<uint64_t>& v) {
+// Deduplicates a task's producers (sorted when there are more than kSmallDeps). Most tasks
+// of a chain or a tree have one producer: that case is answered inline, without a call.
+void dedup_producers_slow(std::vector<uint64_t>& v);
+inline void dedup_producers(std::vector<uint64_t>& v) {
+  if (v.size() > 1) dedup_producers_slow(v);
+}
+__attribute__((noinline)) void dedup_producers_slow(std::vector<uint64_t>& v) {
   const size_t n = v.size();
-  if (n <= 1) return;
   if (n > kSmallDeps) {
     std::sort(v.begin(), v.end());
     v.erase(std::unique(v.begin(), v.end()), v.end());

@@ -14,7 +14,7 @@
 // that span parts (submit, retire, the worker loop, run) are its own, by file below.
 //   KernelTable       kernel_table.h       registered kernels and their sampled run times
 //   TaskRing          task_ring.h          task slots (TaskSlot), live/retired ids
-//   SubmitState       submit_state.h       next task id, run counts, progress publication
+//   SubmitState       submit_state.h       submission: next task id, checks, slot filling, run counts
 //   DependencyLinker  dependency_linker.h  the tracker (AUTO), a task's producers, edge linking
 //   ScopeStack        scope_stack.h        PTO2_SCOPE nesting, runtime tensors, the memory pool
 //   WorkerPool        worker_pool.h/.cpp   ready queues, workers (spin, park), gangs, stats
@@ -23,7 +23,7 @@
 //   RunRecord         run_record.h         trace events, orchestrator spans, timing slots
 //
 // Engine's operations, one file each:
-//   submit.cpp        submission: validation, slot claiming, publishing, the undeferred path
+//   submit.cpp        submission: SubmitState's steps, and submit, which drives them
 //   short_path.h      the inlined short path (try_submit_undeferred)
 //   dependencies.cpp  DependencyLinker, allocate_and_track, get_tensor_data waits
 //   scopes.cpp        PTO2_SCOPE, alloc_tensors, the memory limit (allocation back-pressure)
@@ -131,18 +131,10 @@ class Engine {
   std::string describe_slot(const TaskSlot& s, uint64_t raw) const { return describe_task(s.kind, s.kernel, raw); }
   std::string describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const;
 
-  // ---- submission (submit.cpp)
-  /// Checks kernels, block counts, dependencies and the timing slot; resolves a mixed task
-  /// naming one kernel to a single-kernel one. Aborts the orchestration on bad input.
-  void validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
-                           uint64_t raw, bool& gang, uint32_t* need);
-  /// validate_submission's verdict on the common case, inline (false: ask validate_submission).
-  bool plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
-                              uint64_t raw) const;
+  // ---- submission (submit.cpp; validation, filling and publishing a slot are SubmitState's)
   /// The slot of task `raw`, waiting until it is free (ring full). submit() checks the common
-  /// case, a free slot, inline.
+  /// case, a free slot, inline (SubmitState::free_slot).
   TaskSlot& acquire_slot(uint64_t raw);
-  void publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks);
   static void keep_storage(TaskSlot& s, PTO2Storage* storage);
   void run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);
   void run_undeferred_inline(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type);

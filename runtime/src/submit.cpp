@@ -1,84 +1,129 @@
-// submit.cpp — submission: validation, the short (undeferred) path, slot claiming and
-// publishing a task to the ring. Dependencies are found and linked in dependencies.cpp.
+// submit.cpp — submission: the submission part's steps (SubmitState: validation, filling and
+// publishing a slot), and the Engine's submit, which drives them: the undeferred path, waiting
+// for a slot, dependencies (found and linked in dependencies.cpp) and queueing the ready task.
 #include <algorithm>
 
 #include "engine.h"
 
 namespace pto2::detail {
 
-void Engine::validate_submission(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
-                                 const char* api, uint64_t raw, bool& gang, uint32_t* need) {
+// The full check (plain_valid answers the common case inline).
+std::string SubmitState::check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
+                               uint64_t raw, const KernelTable& kernels, const WorkerPool& workers, const uint32_t* cores,
+                               uint32_t clusters, Launch& launch) {
   auto who = [&] {  // errors only; the DSL line when generated code recorded it (PTO2_SOURCE_SITE)
     const char* f = params.source_file();
     const std::string site = f && params.source_line() > 0 ? std::string(f) + ":" + std::to_string(params.source_line()) + ": " : "";
     return site + api + " (task #" + std::to_string(raw) + ")";
   };
-  auto check_kernel = [&](int32_t id) {
-    if (!kernels_.registered(id))
-      abort_orchestration(who() + ": unknown kernel id " + std::to_string(id) +
-                          " (register it with Runtime::register_kernel or pto2_kernel_desc)");
+  auto unknown = [&](int32_t id) {
+    return who() + ": unknown kernel id " + std::to_string(id) +
+           " (register it with Runtime::register_kernel or pto2_kernel_desc)";
   };
-  if (kind == TaskKind::AIC) check_kernel(aic_kernel);
-  if (kind == TaskKind::AIV) check_kernel(aiv_kernel);
+  if (kind == TaskKind::AIC && !kernels.registered(aic_kernel)) return unknown(aic_kernel);
+  if (kind == TaskKind::AIV && !kernels.registered(aiv_kernel)) return unknown(aiv_kernel);
   if (kind == TaskKind::MIXED) {
-    if (aic_kernel != INVALID_KERNEL_ID) check_kernel(aic_kernel);
-    if (aiv_kernel != INVALID_KERNEL_ID) check_kernel(aiv_kernel);
+    if (aic_kernel != INVALID_KERNEL_ID && !kernels.registered(aic_kernel)) return unknown(aic_kernel);
+    if (aiv_kernel != INVALID_KERNEL_ID && !kernels.registered(aiv_kernel)) return unknown(aiv_kernel);
     if (aic_kernel == INVALID_KERNEL_ID && aiv_kernel == INVALID_KERNEL_ID)
-      abort_orchestration(who() + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)");
+      return who() + ": MixedKernels names no kernel (both ids are INVALID_KERNEL_ID)";
     if (aic_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIV;
     else if (aiv_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIC;
   }
   const uint32_t blocks = params.launch_spec.block_num;
-  if (kind != TaskKind::DUMMY && blocks == 0) abort_orchestration(who() + ": launch_spec block_num must be >= 1");
+  if (kind != TaskKind::DUMMY && blocks == 0) return who() + ": launch_spec block_num must be >= 1";
   // A kernel sees block_num as int32: a larger count is a negative or too large core_num
   // (LaunchSpec::set_block_num stores those as UINT32_MAX).
   if (kind != TaskKind::DUMMY && blocks > static_cast<uint32_t>(INT32_MAX))
-    abort_orchestration(who() + ": launch_spec block_num (core_num) is out of range 1..2147483647 "
-                        "(negative, or too large for the kernel's int32 block_num)");
+    return who() + ": launch_spec block_num (core_num) is out of range 1..2147483647 "
+                   "(negative, or too large for the kernel's int32 block_num)";
   const bool sync = params.launch_spec.require_sync_start;
   if (kind == TaskKind::MIXED) {
-    gang = true;
-    need[0] = need[1] = blocks;
-    if (blocks > clusters_)
-      abort_orchestration(who() + ": mixed task with block_num " + std::to_string(blocks) + " needs " +
-                          std::to_string(blocks) + " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters_));
+    launch.gang = true;
+    launch.need[0] = launch.need[1] = blocks;
+    if (blocks > clusters)
+      return who() + ": mixed task with block_num " + std::to_string(blocks) + " needs " + std::to_string(blocks) +
+             " clusters (AIC+AIV pairs), the runtime has " + std::to_string(clusters);
   } else if (kind == TaskKind::AIC || kind == TaskKind::AIV) {
     const int t = kind == TaskKind::AIC ? 0 : 1;
-    if (workers_.of_type(t) == 0)
-      abort_orchestration(who() + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers");
+    if (workers.of_type(t) == 0) return who() + ": the runtime has no " + (t == 0 ? "AIC" : "AIV") + " workers";
     if (sync && blocks > 1) {
-      gang = true;
-      need[t] = blocks;
-      if (blocks > n_cores_[t])
-        abort_orchestration(who() + ": sync_start with block_num " + std::to_string(blocks) + " needs " +
-                            std::to_string(blocks) + " " + (t == 0 ? "AIC" : "AIV") + " cores at once, the modelled chip has " +
-                            std::to_string(n_cores_[t]) + " (RuntimeOptions::" + (t == 0 ? "aic_cores" : "aiv_cores") + ")");
-      ensure_gang_threads(t, blocks);
+      launch.gang = true;
+      launch.need[t] = blocks;
+      if (blocks > cores[t])
+        return who() + ": sync_start with block_num " + std::to_string(blocks) + " needs " + std::to_string(blocks) + " " +
+               (t == 0 ? "AIC" : "AIV") + " cores at once, the modelled chip has " + std::to_string(cores[t]) +
+               " (RuntimeOptions::" + (t == 0 ? "aic_cores" : "aiv_cores") + ")";
+      launch.helpers_type = t;
     }
   }
   for (const PTO2TaskId& d : params.dependencies()) {
     if (!d.is_valid())
-      abort_orchestration(who() + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()");
+      return who() + ": set_dependencies got PTO2TaskId::invalid(); guard optional ids with is_valid()";
     if (d.raw >= raw)
-      abort_orchestration(who() + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted");
+      return who() + ": set_dependencies got task id " + std::to_string(d.raw) + ", which was never submitted";
   }
-  if (params.timing_slot() >= 16) abort_orchestration(who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15");
+  if (params.timing_slot() >= 16)
+    return who() + ": timing slot " + std::to_string(params.timing_slot()) + " is out of range 0..15";
+  return std::string();
 }
 
-// The common submission — a single-block task of a registered kernel on a core type that has
-// workers, with valid explicit dependencies and timing slot — checked inline; anything else
-// goes through validate_submission, which also reports the errors.
-inline bool Engine::plain_submission_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params,
-                                           uint64_t raw) const {
-  if ((kind != TaskKind::AIC && kind != TaskKind::AIV) || params.launch_spec.block_num != 1 || params.timing_slot() >= 16)
-    return false;
-  const int t = kind == TaskKind::AIC ? 0 : 1;
-  const int32_t k = t == 0 ? aic_kernel : aiv_kernel;
-  if (!kernels_.registered(k) || workers_.of_type(t) == 0)
-    return false;
-  for (const PTO2TaskId& d : params.dependencies())
-    if (!d.is_valid() || d.raw >= raw) return false;
-  return true;
+// What the task runs (a dummy runs nothing: no tensors or scalars).
+inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
+                       const Arg& params, const KernelTable& kernels) {
+  s.kind = kind;
+  s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
+  s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
+  s.fn[0] = s.kernel[0] >= 0 ? kernels.fn(s.kernel[0]) : nullptr;
+  s.fn[1] = s.kernel[1] >= 0 ? kernels.fn(s.kernel[1]) : nullptr;
+  s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
+  s.site_file = params.source_file();
+  s.site_line = params.source_line();
+  if (kind == TaskKind::DUMMY) {
+    s.tensors.clear();
+    s.scalars.clear();
+    return;
+  }
+  s.tensors.assign(params.tensors().begin(), params.tensors().end());
+  s.scalars.assign(params.scalars().begin(), params.scalars().end());
+}
+
+inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch,
+                          uint32_t blocks) {
+  count_in_ring();  // published with the run's count by count_submitted(), once the edges are linked
+  s.sync_start = params.launch_spec.require_sync_start;
+  s.gang = launch.gang;
+  s.has_pred = params.has_predicate();
+  if (s.has_pred) s.pred = params.predicate();
+  s.timing_slot = static_cast<int8_t>(params.timing_slot());
+  s.untracked_write = false;
+  if (s.has_storages) {  // retire empties it: only a slot never retired can hold some
+    s.storages.clear();
+    s.has_storages = false;
+  }
+  s.fanout.store(nullptr, std::memory_order_relaxed);
+  if (launch.gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
+    s.need[0] = launch.need[0];
+    s.need[1] = launch.need[1];
+    s.next_block.store(0, std::memory_order_relaxed);
+    s.blocks_left.store(launch.gang ? launch.need[0] + launch.need[1] : s.block_num, std::memory_order_relaxed);
+    s.claimed[0].store(0, std::memory_order_relaxed);
+    s.claimed[1].store(0, std::memory_order_relaxed);
+    s.arrived.store(0, std::memory_order_relaxed);
+    s.go.store(false, std::memory_order_relaxed);
+  }
+  if (s.kind == TaskKind::MIXED) {
+    if (s.gflags_cap < blocks) {
+      s.gflags.reset(new std::atomic<uint32_t>[blocks]);
+      s.gflags_cap = blocks;
+    }
+    for (uint32_t b = 0; b < blocks; ++b) s.gflags[b].store(0, std::memory_order_relaxed);
+  }
+  s.fanin.store(1, std::memory_order_relaxed);
+  s.free.store(false, std::memory_order_relaxed);
+  s.done.store(false, std::memory_order_relaxed);
+  ring.mark_issued(raw);
+  s.raw.store(raw, std::memory_order_release);
 }
 
 void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& params, const char* api,
@@ -86,10 +131,14 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   if (failed()) throw RunAborted{};
   const int64_t trace_t0 = opt_.trace_ ? now_ns() : 0;  // the submission's span on the orchestrator track
   const uint64_t raw = sub_.next_id();
-  bool gang = false;
-  uint32_t need[2] = {0, 0};
-  if (!plain_submission_valid(kind, aic_kernel, aiv_kernel, params, raw))
-    validate_submission(kind, aic_kernel, aiv_kernel, params, api, raw, gang, need);
+  SubmitState::Launch launch;
+  if (!SubmitState::plain_valid(kind, aic_kernel, aiv_kernel, params, raw, kernels_, workers_)) {
+    const std::string err =
+        SubmitState::check(kind, aic_kernel, aiv_kernel, params, api, raw, kernels_, workers_, n_cores_, clusters_, launch);
+    if (!err.empty()) abort_orchestration(err);
+    if (launch.helpers_type >= 0) ensure_gang_threads(launch.helpers_type, params.launch_spec.block_num);
+  }
+  const bool gang = launch.gang;
   const uint32_t blocks = params.launch_spec.block_num;
   const auto& edeps = params.dependencies();
 
@@ -124,29 +173,17 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
 
   // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
   // guard) once the task's dependencies are known.
-  TaskSlot& s = ring_.slot_of(raw).free.load(std::memory_order_acquire) ? ring_.slot_of(raw) : acquire_slot(raw);
+  TaskSlot* free = SubmitState::free_slot(ring_, raw);
+  TaskSlot& s = free ? *free : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
   sub_.take_id();
-  s.kind = kind;
-  s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
-  s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
-  s.fn[0] = s.kernel[0] >= 0 ? kernels_.fn(s.kernel[0]) : nullptr;
-  s.fn[1] = s.kernel[1] >= 0 ? kernels_.fn(s.kernel[1]) : nullptr;
-  s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
-  s.site_file = params.source_file();
-  s.site_line = params.source_line();
-  s.tensors.clear();
-  s.scalars.clear();
-  if (kind != TaskKind::DUMMY) {
-    s.tensors.assign(params.tensors().begin(), params.tensors().end());
-    s.scalars.assign(params.scalars().begin(), params.scalars().end());
-  }
+  SubmitState::fill(s, kind, aic_kernel, aiv_kernel, blocks, params, kernels_);
   bool untracked_write = false;
   // A task without tensors or predicate (MANUAL chains of task ids) has nothing to allocate or track.
   const Tensor* pred_element = params.tensor_count() || params.has_predicate()
                                    ? allocate_and_track(s, params, raw, manual_scope, out, untracked_write)
                                    : nullptr;
-  publish(s, raw, params, gang, need, blocks);
+  sub_.publish(s, ring_, raw, params, launch, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
   for (const Tensor& t : s.tensors)
@@ -194,45 +231,6 @@ TaskSlot& Engine::acquire_slot(uint64_t raw) {
   orchestrator_wait([&] { return s.free.load(std::memory_order_acquire) && last.free.load(std::memory_order_acquire); },
                     "a free task slot (task ring full)");
   return s;
-}
-
-// Makes the claimed slot a live task: everything a worker reads once the task is ready, the
-// fan-in guard (1: released by submit once the edges are in), then the id (release).
-inline void Engine::publish(TaskSlot& s, uint64_t raw, const Arg& params, bool gang, const uint32_t* need, uint32_t blocks) {
-  sub_.count_in_ring();  // published with the run's count by submit(), once the edges are linked
-  s.sync_start = params.launch_spec.require_sync_start;
-  s.gang = gang;
-  s.has_pred = params.has_predicate();
-  if (s.has_pred) s.pred = params.predicate();
-  s.timing_slot = static_cast<int8_t>(params.timing_slot());
-  s.untracked_write = false;
-  if (s.has_storages) {  // retire empties it: only a slot never retired can hold some
-    s.storages.clear();
-    s.has_storages = false;
-  }
-  s.fanout.store(nullptr, std::memory_order_relaxed);
-  if (gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
-    s.need[0] = need[0];
-    s.need[1] = need[1];
-    s.next_block.store(0, std::memory_order_relaxed);
-    s.blocks_left.store(gang ? need[0] + need[1] : s.block_num, std::memory_order_relaxed);
-    s.claimed[0].store(0, std::memory_order_relaxed);
-    s.claimed[1].store(0, std::memory_order_relaxed);
-    s.arrived.store(0, std::memory_order_relaxed);
-    s.go.store(false, std::memory_order_relaxed);
-  }
-  if (s.kind == TaskKind::MIXED) {
-    if (s.gflags_cap < blocks) {
-      s.gflags.reset(new std::atomic<uint32_t>[blocks]);
-      s.gflags_cap = blocks;
-    }
-    for (uint32_t b = 0; b < blocks; ++b) s.gflags[b].store(0, std::memory_order_relaxed);
-  }
-  s.fanin.store(1, std::memory_order_relaxed);
-  s.free.store(false, std::memory_order_relaxed);
-  s.done.store(false, std::memory_order_relaxed);
-  ring_.mark_issued(raw);
-  s.raw.store(raw, std::memory_order_release);
 }
 
 // The task holds a reference on a runtime-allocated storage until it retires.

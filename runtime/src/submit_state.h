@@ -1,25 +1,77 @@
-// submit_state.h — the orchestrator's submission counters: the next task id, the tasks of
-// the run (submitted, dummy) and of the Runtime's life in the ring, published for
-// Runtime::progress, and what the throttle remembers between submissions.
+// submit_state.h — the submission part: the orchestrator's submission counters (the next
+// task id, the tasks of the run and of the Runtime's life in the ring, published for
+// Runtime::progress, what the throttle remembers between submissions), and the steps of a
+// submission that need no other part's waiting or failing: validation, claiming a free slot,
+// filling it and publishing it.
 //
+//     SubmitState::Launch launch;
+//     if (!SubmitState::plain_valid(kind, aic, aiv, params, raw, kernels, workers))
+//       if (std::string err = st.check(kind, aic, aiv, params, api, raw, kernels, workers, cores, clusters, launch);
+//           !err.empty()) abort(err);
+//     TaskSlot* s = SubmitState::free_slot(ring, raw);   // nullptr: the ring is full (the caller waits)
 //     const uint64_t raw = st.take_id();   // task ids count from 1 over the Runtime's life
-//     st.count_in_ring();                  // published to the ring: in flight until it retires
+//     SubmitState::fill(*s, kind, aic, aiv, blocks, params, kernels);
+//     st.publish(*s, ring, raw, params, launch, blocks); // in flight until it retires
 //     st.count_submitted();                // one more task of this run (published, relaxed)
-//     st.inflight(retired);                // ring tasks not yet retired
 //
 // Written on every submission (orchestrator thread): a cache line of its own, never shared
-// with what the workers read per task. The submission code itself is the Engine's (submit.cpp,
-// short_path.h): it wires the kernel table, the ring, the linker and the worker pool.
+// with what the workers read per task. The Engine drives a submission (submit.cpp,
+// short_path.h): it waits when the ring is full, aborts on a check's error, tracks
+// dependencies and queues the ready task.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <string>
 
+#include "kernel_table.h"
+#include "task_ring.h"
+#include "worker_pool.h"
+
 namespace pto2::detail {
 
 class alignas(64) SubmitState {
  public:
+  // ---- the steps of a submission (submit.cpp)
+  /// What validation found out about how a task launches.
+  struct Launch {
+    bool gang = false;        // all blocks start together (mixed, or sync_start with block_num > 1)
+    uint32_t need[2] = {0, 0};  // a gang's members per core type
+    int helpers_type = -1;    // a sync_start gang of this core type: start its helper threads first
+  };
+  /// The common submission — a single-block task of a registered kernel on a core type that
+  /// has workers, with valid explicit dependencies and timing slot — checked inline (no
+  /// Launch to fill: it is no gang); false: ask check(), which also finds the errors.
+  static bool plain_valid(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, uint64_t raw,
+                          const KernelTable& kernels, const WorkerPool& workers) {
+    if ((kind != TaskKind::AIC && kind != TaskKind::AIV) || params.launch_spec.block_num != 1 || params.timing_slot() >= 16)
+      return false;
+    const int t = kind == TaskKind::AIC ? 0 : 1;
+    if (!kernels.registered(t == 0 ? aic_kernel : aiv_kernel) || workers.of_type(t) == 0) return false;
+    for (const PTO2TaskId& d : params.dependencies())
+      if (!d.is_valid() || d.raw >= raw) return false;
+    return true;
+  }
+  /// Checks kernels, block counts, dependencies and the timing slot of submission `raw` by
+  /// `api`; resolves a mixed task naming one kernel to a single-kernel one and fills `launch`.
+  /// Returns the error ("prog.py:12: rt_submit_task (task #7): ...", what to do), or "".
+  static std::string check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
+                           uint64_t raw, const KernelTable& kernels, const WorkerPool& workers, const uint32_t* cores,
+                           uint32_t clusters, Launch& launch);
+  /// The slot task `raw` will occupy if it is free; nullptr while its previous occupant lives
+  /// (the ring is full: the caller waits).
+  static TaskSlot* free_slot(TaskRing& ring, uint64_t raw) {
+    TaskSlot& s = ring.slot_of(raw);
+    return s.free.load(std::memory_order_acquire) ? &s : nullptr;
+  }
+  /// Fills a claimed slot with what the task runs: kernels, block count, site, tensors, scalars.
+  static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
+                   const Arg& params, const KernelTable& kernels);
+  /// Makes the filled slot task `raw`: everything a worker reads once the task is ready, the
+  /// fan-in guard (1: released by the submitter once the edges are in), then the id (release).
+  void publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch, uint32_t blocks);
+
+  // ---- the counters
   /// The id the next submission takes.
   uint64_t next_id() const { return next_raw_; }
   uint64_t take_id() { return next_raw_++; }
