@@ -189,7 +189,9 @@ class Engine {
     TaskRing& ring() const { return e.ring_; }
     bool failed() const { return e.failed(); }
     MemoryPool& pool() const { return e.scopes_.pool(); }
-    void schedule(uint32_t idx, int worker_type, uint32_t* local_next) const { e.schedule(idx, worker_type, local_next); }
+    void schedule(uint32_t idx, int worker_type, uint32_t* local_next) const {
+      e.schedule(idx, worker_type, local_next);
+    }
     /// A task retired because its predicate was false: the race checker and the trace (completion.cpp).
     void skipped(uint32_t thread, const TaskSlot& s, uint64_t raw) const;
     void retired(uint64_t raw) const { e.watchdog_.on_retired(raw); }
