@@ -1,6 +1,6 @@
 // engine.cpp — construction, kernels, failure and cancellation, and run(): the frame of a run
-// around submission (submit.cpp), execution (workers.cpp, completion.cpp) and the wait for
-// the tail (watchdog.cpp).
+// around submission (submit.cpp), execution (workers.cpp), retirement (completion.cpp) and the
+// wait for the tail (watchdog.cpp).
 #include "engine.h"
 
 #include <algorithm>
@@ -40,6 +40,7 @@ Engine::Engine(const RuntimeOptions& opt)
       kernels_(static_cast<int64_t>(opt.inline_below_ns_)),
       ring_(opt.task_ring_size_),
       workers_(opt.aic_workers_, opt.aiv_workers_, max_gang_helpers(opt), ring_.size()),
+      completion_(workers_.workers() + 1 + max_gang_helpers(opt)),
       watchdog_(opt.deadlock_timeout_ms_) {
   n_cores_[0] = std::max(opt.aic_cores_, workers_.of_type(0));
   n_cores_[1] = std::max(opt.aiv_cores_, workers_.of_type(1));
@@ -133,11 +134,8 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   sub_.begin_run();
   linker_.begin_run(opt_.trace_);
   record_.begin_run(opt_.trace_);
-  for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
-    WorkerStats& ws = workers_.stats(w);
-    ws.executed = ws.skipped = ws.cancelled = ws.dummy = ws.undeferred = 0;
-  }
-  untracked_live_.store(0);
+  for (uint32_t w = 0; w < workers_.n_stats(); ++w) workers_.stats(w).undeferred = 0;
+  completion_.begin_run();
   if (opt_.race_check_ == RaceCheck::Off) race_.reset();
   else if (!race_) race_.reset(new RaceChecker);
   if (race_) race_->begin_run(sub_.next_id(), args);
@@ -175,10 +173,10 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   res.auto_edges = linker_.auto_edges();
   res.explicit_edges = linker_.explicit_edges();
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) {
-    const WorkerStats& ws = workers_.stats(w);
-    res.tasks_executed += ws.executed + ws.undeferred;  // undeferred ones ran too
-    res.tasks_skipped += ws.skipped;
-    res.tasks_undeferred += ws.undeferred;
+    const uint64_t undeferred = workers_.stats(w).undeferred;
+    res.tasks_executed += completion_.counts(w).executed + undeferred;  // undeferred ones ran too
+    res.tasks_skipped += completion_.counts(w).skipped;
+    res.tasks_undeferred += undeferred;
   }
   res.peak_bytes = scopes_.pool().peak_bytes();
   res.pool_bytes = scopes_.pool().pool_bytes();

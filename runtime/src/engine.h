@@ -10,14 +10,17 @@
 //
 // The parts. Each is a plain member of Engine with its own state and header (no virtual
 // calls, no pointer to reach it: the per-task path pays nothing for the split); a part that
-// needs another's state gets it as an argument. Engine wires them together: the operations
-// that span parts (submit, retire, the worker loop, run) are its own, by file below.
+// needs another's state gets it as an argument (Watchdog and Completion: a hooks struct
+// holding one reference to the Engine, so the parts are reached as members). Engine wires
+// them together: the operations that span parts (submit, the worker loop, run) are its own,
+// by file below.
 //   KernelTable       kernel_table.h       registered kernels and their sampled run times
 //   TaskRing          task_ring.h          task slots (TaskSlot), live/retired ids
 //   SubmitState       submit_state.h       submission: next task id, checks, slot filling, run counts
 //   DependencyLinker  dependency_linker.h  the tracker (AUTO), a task's producers, edge linking
 //   ScopeStack        scope_stack.h        PTO2_SCOPE nesting, runtime tensors, the memory pool
-//   WorkerPool        worker_pool.h/.cpp   ready queues, workers (spin, park), gangs, stats
+//   WorkerPool        worker_pool.h/.cpp   ready queues, workers (spin, park), gangs, thread stats
+//   Completion        completion.h/.cpp    retirement: release of consumers, slot, storages; retired counts
 //   Watchdog          watchdog.h           the one wait-for-progress loop, deadlock detection
 //   FailureState      failure.h            the failure flag, first message, cancellation
 //   RunRecord         run_record.h         trace events, orchestrator spans, timing slots
@@ -27,8 +30,8 @@
 //   short_path.h      the inlined short path (try_submit_undeferred)
 //   dependencies.cpp  DependencyLinker, allocate_and_track, get_tensor_data waits
 //   scopes.cpp        PTO2_SCOPE, alloc_tensors, the memory limit (allocation back-pressure)
-//   workers.cpp       what a thread does with a task: the worker loop, helping, gang members
-//   completion.cpp    running a block, retirement and release of consumers
+//   workers.cpp       what a thread does with a task: the worker loop, running a block, helping,
+//                     gang members
 //   watchdog.cpp      what a stall means (deadlock in the orchestration, or at the tail)
 //   kernel_abi.cpp    the functions kernels call (ctx->fail, group flags, pto2_note_access)
 //   engine.cpp        construction, KernelTable, failure and cancellation, run()
@@ -41,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "completion.h"
 #include "dependency_linker.h"
 #include "failure.h"
 #include "kernel_table.h"
@@ -157,6 +161,11 @@ class Engine {
   void schedule(uint32_t idx, int worker_type, uint32_t* local_next);
   void worker_main(int worker);
   void execute(uint32_t idx, int type, int worker, uint32_t* local_next);
+  /// Runs block `block` of the task in `s` (its kernel `kernel_type`, index `block_idx`).
+  void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
+  void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
+                   uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
+                   uint32_t side, std::string& err, uint64_t raw) const;
   bool help_one();  // orchestrator: run one ready task inline
   /// Joins the active gang (WorkerPool::join_gang) and runs this member's block.
   bool try_gang(int worker, int type, uint32_t* local_next);
@@ -164,16 +173,26 @@ class Engine {
   void ensure_gang_threads(int type, uint32_t members);
   void gang_helper_main(int stats_index, int type);
 
-  // ---- completion and release (completion.cpp)
-  enum Outcome : int { kRun = 0, kSkip = 1, kCancel = 2, kDummy = 3 };
-  int inline_outcome(TaskSlot& s);
-  void on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats);
-  void retire(uint32_t idx, int outcome, int worker_type, uint32_t* local_next, uint32_t stats);
-  void run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx);
-  void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
-                   uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
-                   uint32_t side, std::string& err, uint64_t raw) const;
-  void finish_blocks(uint32_t idx, uint32_t n, int worker_type, uint32_t* local_next, int worker);
+  // ---- completion (the part is completion.h; Completion's calls take these parts)
+  /// What Completion drives when a task retires: the Engine's parts, reached as members.
+  struct CompletionParts {
+    Engine& e;
+    Completion& completion() const { return e.completion_; }
+    TaskRing& ring() const { return e.ring_; }
+    bool failed() const { return e.failed(); }
+    MemoryPool& pool() const { return e.scopes_.pool(); }
+    void schedule(uint32_t idx, int worker_type, uint32_t* local_next) const {
+      e.schedule(idx, worker_type, local_next);
+    }
+    /// A task retired because its predicate was false: the race checker and the trace (completion.cpp).
+    void skipped(uint32_t thread, const TaskSlot& s, uint64_t raw) const;
+    void retired(uint64_t raw) const { e.watchdog_.on_retired(raw); }
+  };
+  CompletionParts parts() { return CompletionParts{*this}; }
+  /// The producers of the task in slot `idx` have all finished (Completion::on_ready).
+  void on_ready(uint32_t idx, int worker_type, uint32_t* local_next, uint32_t stats) {
+    Completion::on_ready(parts(), idx, worker_type, local_next, stats);
+  }
 
   // ---- waiting (the loop is the Watchdog's, watchdog.h; what a stall means, watchdog.cpp)
   /// What the watchdog asks of the engine while the orchestrator waits.
@@ -197,7 +216,7 @@ class Engine {
   [[noreturn]] void orchestrator_stalled(const char* what);
   /// Waits for every task of the run to retire; a stall fails the run and poisons the runtime.
   void wait_for_tail();
-  uint64_t progress() const { return workers_.retired(); }  // tasks retired so far (all threads)
+  uint64_t progress() const { return completion_.retired(workers_.n_stats()); }  // tasks retired so far (all threads)
 
   /// Tasks submitted and not yet retired (orchestrator thread).
   int64_t inflight() const { return sub_.inflight(progress()); }
@@ -232,7 +251,7 @@ class Engine {
   WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)
 
   // ---- completion and waiting (own lines: read or written at every retirement)
-  alignas(64) std::atomic<int64_t> untracked_live_{0};  // live tasks with an untracked write
+  Completion completion_;  // retirement, the retired counts, live untracked writers
   Watchdog watchdog_;  // the orchestrator's waits and their wake-ups; deadlock detection
 
   FailureState failure_;  // read by every thread per task, written once: its own line
@@ -241,11 +260,15 @@ class Engine {
 
   std::mutex run_mu_;
   std::unique_ptr<RaceChecker> race_;
+
+  // The name submission and get_tensor_data use (submit.cpp, dependencies.cpp) for
+  // completion_.untracked_live(): rare paths (an untracked write), never per task.
+  std::atomic<int64_t>& untracked_live_ = completion_.untracked_live();
 };
 
 // The layout rules above, kept by the parts' own alignment: each starts a cache line.
-static_assert(alignof(SubmitState) >= 64 && alignof(WorkerPool) >= 64 && alignof(Watchdog) >= 64 &&
-                  alignof(FailureState) >= 64,
+static_assert(alignof(SubmitState) >= 64 && alignof(WorkerPool) >= 64 && alignof(Completion) >= 64 &&
+                  alignof(Watchdog) >= 64 && alignof(FailureState) >= 64,
               "a part written per submission or per task must not share a line with the ring or kernel table");
 
 // " submitted at prog.py:42" for a task whose submission named its DSL line, else "".

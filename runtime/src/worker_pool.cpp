@@ -32,13 +32,6 @@ std::string WorkerPool::where(int worker) const {
   return worker_type_[static_cast<size_t>(worker)] == 0 ? "AIC worker" : "AIV worker";
 }
 
-uint64_t WorkerPool::retired() const {
-  uint64_t n = 0;
-  const uint32_t n_stats = n_stats_.load(std::memory_order_acquire);
-  for (uint32_t w = 0; w < n_stats; ++w) n += wstats_[w].completed.load(std::memory_order_acquire);
-  return n;
-}
-
 bool WorkerPool::any_busy() const {
   bool busy = false;
   for (uint32_t w = 0; w < n_stats_.load(); ++w) busy |= wstats_[w].busy.load();

@@ -32,10 +32,9 @@ namespace pto2::detail {
 /// No task (a worker's empty "next" slot).
 constexpr uint32_t kNoTask = UINT32_MAX;
 
-/// Counters of one thread (a worker, the orchestrator, or a gang helper); its own line.
+/// Counters of one thread (a worker, the orchestrator, or a gang helper); its own line. What
+/// it retired is counted by Completion (RetireCounts).
 struct alignas(64) WorkerStats {
-  std::atomic<uint64_t> completed{0};
-  uint64_t executed = 0, skipped = 0, cancelled = 0, dummy = 0;
   uint64_t undeferred = 0;  // kernel runs at submission (not counted in `executed`)
   uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
   std::atomic<bool> busy{false};
@@ -81,8 +80,6 @@ class WorkerPool {
   /// The orchestrator thread's counters (undeferred runs, tasks it ran while helping).
   WorkerStats& orchestrator_stats() { return wstats_[n_workers_]; }
   const WorkerStats& stats(uint32_t i) const { return wstats_[i]; }
-  /// Tasks retired so far by all threads (the sum of `completed`).
-  uint64_t retired() const;
   /// Some thread is running a kernel now.
   bool any_busy() const;
 

@@ -1,5 +1,6 @@
 // workers.cpp — what the threads of the WorkerPool (worker_pool.h) do: queueing a ready task,
-// the worker loop, the orchestrator helping, a gang member running its block.
+// the worker loop, running a block, the orchestrator helping, a gang member running its
+// block. What follows a task's last block is Completion's (completion.h).
 //
 // A task whose producers all finished is *ready*. It goes to the ready queue of its core type
 // — or, when the completing worker can run it, into that worker's private "next" slot (no
@@ -52,18 +53,55 @@ void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
   // claim and no count of blocks left to share, so two read-modify-writes per task are saved.
   if (s.block_num == 1) {
     if (!failed()) run_block(worker, s, 0, static_cast<uint32_t>(type), 0);
-    retire(idx, failed() ? kCancel : kRun, type, local_next, static_cast<uint32_t>(worker));
+    Completion::retire(parts(), idx, failed() ? Completion::kCancel : Completion::kRun, type, local_next,
+                       static_cast<uint32_t>(worker));
     return;
   }
   const uint32_t block = s.next_block.fetch_add(1, std::memory_order_acq_rel);
   if (failed()) {  // cancel this block and every unclaimed one at once (block_num may be huge)
     s.next_block.store(s.block_num, std::memory_order_relaxed);
-    finish_blocks(idx, s.block_num - block, type, local_next, worker);
+    Completion::finish_blocks(parts(), idx, s.block_num - block, type, local_next, static_cast<uint32_t>(worker));
     return;
   }
   if (block + 1 < s.block_num) push_ready(idx);  // the other blocks go to other workers
   run_block(worker, s, block, static_cast<uint32_t>(type), static_cast<int32_t>(block));
-  finish_blocks(idx, 1, type, local_next, worker);
+  Completion::finish_blocks(parts(), idx, 1, type, local_next, static_cast<uint32_t>(worker));
+}
+
+// Runs block `block` (index `block_idx`) of the task in `s`, kernel `kernel_type`: times it when
+// sampled, traced or in a timing slot; a failing kernel fails the run.
+void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx) {
+  const PTO2KernelFn fn = s.fn[kernel_type];
+  // Mixed task: this block pair's group flags; the done bit (set once the kernel's outcome is
+  // recorded) lets a sibling waiting for a flag this kernel never signals stop waiting.
+  std::atomic<uint32_t>* gflags = s.kind == TaskKind::MIXED && s.gflags ? &s.gflags[block] : nullptr;
+  struct DoneBit {
+    std::atomic<uint32_t>* f;
+    uint32_t side;
+    ~DoneBit() { if (f) f->fetch_or(1u << (kGroupDoneBit + side), std::memory_order_acq_rel); }
+  } done_bit{gflags, kernel_type};
+  if (failed() || !fn) return;
+  WorkerStats& ws = workers_.stats(static_cast<uint32_t>(worker));
+  // Timed: one run in kSampleEvery, and every run until the kernel has been measured once.
+  const bool sampled = ++ws.runs % kSampleEvery == 0 || !kernels_.is_measured(s.kernel[kernel_type]);
+  const bool timed = sampled || s.timing_slot >= 0 || opt_.trace_;
+  int64_t t0 = timed ? now_ns() : 0;
+  ws.busy.store(true, std::memory_order_relaxed);
+  std::string err;
+  const uint64_t raw = s.raw.load(std::memory_order_relaxed);
+  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
+              static_cast<int32_t>(s.block_num), gflags, kernel_type, err, raw);
+  ws.busy.store(false, std::memory_order_relaxed);
+  if (!err.empty())
+    fail(describe_slot(s, raw) + submitted_at(s.site_file, s.site_line) + " block " + std::to_string(block_idx) + "/" + std::to_string(s.block_num) + " on " +
+         workers_.where(worker) + " failed: " + err);
+  if (timed) {
+    const int64_t t1 = now_ns();
+    if (sampled) kernels_.record_ns(s.kernel[kernel_type], t1 - t0);
+    if (s.timing_slot >= 0) record_.time_slot(s.timing_slot, t0, t1, block == 0);
+    if (opt_.trace_)
+      record_.block(static_cast<uint32_t>(worker), TraceEvent{raw, s.kernel[kernel_type], static_cast<uint32_t>(block_idx), t0, t1});
+  }
 }
 
 bool Engine::help_one() {
@@ -100,7 +138,7 @@ bool Engine::try_gang(int worker, int type, uint32_t* local_next) {
   // Mixed: block i of the AIC kernel and block i of the AIV kernel; SPMD: block `member`.
   const uint32_t ktype = s.kind == TaskKind::MIXED ? static_cast<uint32_t>(type) : (s.kind == TaskKind::AIC ? 0u : 1u);
   run_block(worker, s, member, ktype, static_cast<int32_t>(member));
-  finish_blocks(g, 1, type, local_next, worker);
+  Completion::finish_blocks(parts(), g, 1, type, local_next, static_cast<uint32_t>(worker));
   return true;
 }
 
