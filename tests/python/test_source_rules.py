@@ -7,8 +7,7 @@
 - no string-keyed attr is a protocol between passes and code generators for what is now a typed
   field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`, the scope
   task options, a loop's chunk request, an import's peer base), and the
-  code generators read no attr key beyond a known list (op options the user writes, and two
-  pass results still to be typed);
+  code generators read no attr key beyond a known list (op options the user writes);
 - tests and bindings include no private header from src/ (only include/pypto/... and their own
   helpers)."""
 

@@ -293,8 +293,9 @@ TEST(StructuralEqual, LoopRebuildKeepsEveryTypedField) {
   } rename;
   rename.from = t.s.get();
   rename.to = var("s2", scalar(DataType::INDEX));
-  auto* m = rename.mutate_stmt(full)->as<ForStmt>();
-  ASSERT_NE(m, full.get());
+  StmtPtr mutated = rename.mutate_stmt(full);
+  auto* m = mutated->as<ForStmt>();
+  ASSERT_TRUE(m != nullptr && m != full.get());
   EXPECT_EQ(m->carries, full->carries);
   EXPECT_EQ(m->trip_count, 16);
   EXPECT_EQ(m->inplace_carries, std::vector<int64_t>{0});

@@ -224,7 +224,7 @@ TEST(PrintStmts, ChunkRequestAndPeerBasePrintAsTheirKeywords) {
   EXPECT_EQ(body_text({x0}, seq({loop, stamped, ret({})})),
             "for i, (x_1,) in pl.parallel(0, 10, 1, init_values=(x,), chunk=4, chunk_policy=\"leading_full\"):\n"
             "    r = pl.yield_(x_1 + i)\n"
-            "p: pl.Scalar[pl.INT32] = pl.system.import_peer_buffer(base=-1, name=\"ring\", peer_func=\"c\", cpu_base=0)\n"
+            "p = pl.system.import_peer_buffer(base=-1, name=\"ring\", peer_func=\"c\", cpu_base=0)\n"
             "return\n");
 }
 
