@@ -112,6 +112,7 @@ void bind_enums(nb::module_& m) {
       V(ArgDirection, Unset) V(ArgDirection, In) V(ArgDirection, Out) V(ArgDirection, InOut) V(ArgDirection, NoDep)
       V(ArgDirection, Scalar);
   nb::enum_<ForKind>(m, "ForKind") V(ForKind, Sequential) V(ForKind, Parallel) V(ForKind, Unroll);
+  nb::enum_<ChunkPolicy>(m, "ChunkPolicy") V(ChunkPolicy, Guarded) V(ChunkPolicy, LeadingFull);
   nb::enum_<LoopOrigin>(m, "LoopOrigin")
       V(LoopOrigin, User) V(LoopOrigin, ChunkOuter) V(LoopOrigin, ChunkInner) V(LoopOrigin, ChunkRemainder);
   nb::enum_<ScopeKind>(m, "ScopeKind") V(ScopeKind, At) V(ScopeKind, Spmd) V(ScopeKind, Cluster);
@@ -295,6 +296,8 @@ void bind_exprs(nb::module_& m) {
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
       .def_ro("cpu_base", &Call::cpu_base, "Stamped by ResolvePeerBufferBases on pipe buffers (-1 before).")
+      .def_ro("peer_base", &Call::peer_base,
+              "Stamped by ResolvePeerBufferBases on imports: the peer's base (-1 pl.AUTO; -2 before).")
       .def_prop_ro("task_ref_task", [](const Call& c) { return c.task_ref.task; },
                    "A system.task_ref's producer TaskId name (AutoDeriveTaskDependencies; '' on other calls).")
       .def_prop_ro("task_ref_slot", [](const Call& c) { return c.task_ref.slot; }, "A system.task_ref's slot= (-1: none).")
@@ -323,6 +326,8 @@ void bind_exprs(nb::module_& m) {
         "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
   m.def("with_shares_source_tile", &with_shares_source_tile, "call"_a, "shares"_a,
         "A copy of a tile.move Call with shares_source_tile = shares (KernelShareTileMoves).");
+  m.def("with_peer_base", &with_peer_base, "call"_a, "base"_a,
+        "A copy of a system.import_peer_buffer Call with peer_base = base (ResolvePeerBufferBases).");
   m.def("with_cpu_base", &with_cpu_base, "call"_a, "cpu_base"_a,
         "A copy of a pipe-buffer Call with cpu_base = cpu_base (ResolvePeerBufferBases).");
   m.def("with_dump_vars", &with_dump_vars, "task"_a, "vars"_a,
@@ -462,6 +467,13 @@ void bind_stmts(nb::module_& m) {
       .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
       .def_ro("loop_origin", &ForStmt::loop_origin, "Stamped by SplitChunkedLoops (User: not a split loop).")
       .def("with_chunk_split", &ForStmt::with_chunk_split, "origin"_a, "stride"_a)
+      .def_prop_ro("chunk", [](const ForStmt& f) { return f.chunk.chunk; }, "The chunk=C request (parser; 0: none).")
+      .def_prop_ro("chunk_policy", [](const ForStmt& f) { return f.chunk.policy; }, "The chunk_policy= of the request.")
+      .def(
+          "with_chunk", [](const ForStmt& f, int64_t chunk, ChunkPolicy policy) { return f.with_chunk(ChunkSpec{chunk, policy}); },
+          "chunk"_a, "policy"_a = ChunkPolicy::Guarded, "A copy with the chunk request set (0: none).")
+      .def("with_typed_fields_of", &ForStmt::with_typed_fields_of, "other"_a,
+           "A copy with every typed field (pass results, chunk request) of `other`.")
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,
                   "return_vars"_a, "kind"_a = ForKind::Sequential, "attrs"_a = Attrs{}, "span"_a = Span{});
   nb::class_<IfStmt, Stmt>(m, "IfStmt")
@@ -477,12 +489,31 @@ void bind_stmts(nb::module_& m) {
   nb::class_<ReturnStmt, Stmt>(m, "ReturnStmt")
       .def_ro("values", &ReturnStmt::values)
       .def_static("make", &ReturnStmt::make, "values"_a, "span"_a = Span{});
+  nb::class_<ScopeOptions>(m, "ScopeOptions", "The typed task options of a pl.at / pl.spmd scope (parser).")
+      .def(
+          "__init__",
+          [](ScopeOptions* self, std::vector<ExprPtr> deps, ExprPtr predicate, std::vector<ExprPtr> no_dep_args,
+             bool sync_start, bool allow_early_resolve) {
+            new (self) ScopeOptions{std::move(deps), std::move(predicate), std::move(no_dep_args), sync_start,
+                                    allow_early_resolve};
+          },
+          "deps"_a = std::vector<ExprPtr>{}, "predicate"_a.none() = nb::none(), "no_dep_args"_a = std::vector<ExprPtr>{},
+          "sync_start"_a = false, "allow_early_resolve"_a = false)
+      .def_ro("deps", &ScopeOptions::deps)
+      .def_ro("predicate", &ScopeOptions::predicate)
+      .def_ro("no_dep_args", &ScopeOptions::no_dep_args)
+      .def_ro("sync_start", &ScopeOptions::sync_start)
+      .def_ro("allow_early_resolve", &ScopeOptions::allow_early_resolve)
+      .def("empty", &ScopeOptions::empty);
   nb::class_<ScopeStmt, Stmt>(m, "ScopeStmt")
       .def_ro("scope_kind", &ScopeStmt::scope_kind)
       .def_ro("attrs", &ScopeStmt::attrs)
       .def_ro("body", &ScopeStmt::body)
       .def_ro("task_id_var", &ScopeStmt::task_id_var)
       .def_ro("block_var", &ScopeStmt::block_var)
+      .def_ro("options", &ScopeStmt::options, "The typed task options (deps, predicate, no_dep_args, sync_start, "
+              "allow_early_resolve).")
+      .def("with_options", &ScopeStmt::with_options, "options"_a)
       .def_static("make", &ScopeStmt::make, "kind"_a, "attrs"_a, "body"_a, "task_id_var"_a.none() = nb::none(),
                   "block_var"_a.none() = nb::none(), "span"_a = Span{});
   nb::class_<ScopeTaskIdCarry>(m, "ScopeTaskIdCarry", "A TaskId declared before its runtime scope (ResolveTaskIds).")

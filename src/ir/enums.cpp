@@ -40,6 +40,7 @@ const char* const kBinaryOp[] = {"+", "-", "*", "/", "//", "%", "min", "max",
                                  "==", "!=", "<", "<=", ">", ">=", "and", "or"};
 const char* const kUnaryOp[] = {"-", "not"};
 const char* const kLoopOrigin[] = {"user", "chunk_outer", "chunk_inner", "chunk_remainder"};
+const char* const kChunkPolicy[] = {"guarded", "leading_full"};
 
 }  // namespace
 
@@ -58,6 +59,7 @@ const char* to_string(RuntimeScopeMode v) { return name_at(kRuntimeScopeMode, st
 const char* to_string(BinaryOp v) { return name_at(kBinaryOp, static_cast<size_t>(v)); }
 const char* to_string(UnaryOp v) { return name_at(kUnaryOp, static_cast<size_t>(v)); }
 const char* to_string(LoopOrigin v) { return name_at(kLoopOrigin, static_cast<size_t>(v)); }
+const char* to_string(ChunkPolicy v) { return name_at(kChunkPolicy, static_cast<size_t>(v)); }
 
 bool parse_data_type(const std::string& s, DataType* out) { return parse_from(kDataType, s, out); }
 bool parse_memory_space(const std::string& s, MemorySpace* out) { return parse_from(kMemorySpace, s, out); }
@@ -67,6 +69,7 @@ bool parse_role(const std::string& s, Role* out) { return parse_from(kRole, s, o
 bool parse_core_type(const std::string& s, CoreType* out) { return parse_from(kCoreType, s, out); }
 bool parse_layout(const std::string& s, Layout* out) { return parse_from(kLayout, s, out); }
 bool parse_loop_origin(const std::string& s, LoopOrigin* out) { return parse_from(kLoopOrigin, s, out); }
+bool parse_chunk_policy(const std::string& s, ChunkPolicy* out) { return parse_from(kChunkPolicy, s, out); }
 
 bool is_float(DataType t) { return t == DataType::FP16 || t == DataType::BF16 || t == DataType::FP32; }
 

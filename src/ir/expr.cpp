@@ -222,6 +222,31 @@ ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base) {
   return n;
 }
 
+ExprPtr with_peer_base(const ExprPtr& call, int64_t base) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && c->callee == "system.import_peer_buffer",
+              "peer_base on a " << to_string(call->kind) << " that is not a system.import_peer_buffer call");
+  PYPTO_CHECK(base >= Call::kNoPeerBase, "peer_base " << base << " is no base (>= 0, -1: pl.AUTO, -2: unstamped)");
+  if (c->peer_base == base) return call;
+  auto n = std::make_shared<Call>(*c);
+  n->peer_base = base;
+  return n;
+}
+
+ExprPtr with_pass_results_of(const ExprPtr& call, const Call& from) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && from.is_op && c->callee == from.callee,
+              "with_pass_results_of: '" << from.callee << "' results onto a call that is not the same op");
+  if (c->shares_source_tile == from.shares_source_tile && c->cpu_base == from.cpu_base && c->peer_base == from.peer_base) {
+    return call;
+  }
+  auto n = std::make_shared<Call>(*c);
+  n->shares_source_tile = from.shares_source_tile;
+  n->cpu_base = from.cpu_base;
+  n->peer_base = from.peer_base;
+  return n;
+}
+
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task) {
   static const std::vector<ExprPtr> kNone;
   if (auto* c = task.as<Call>()) return c->compiler_manual_dep_edges;

@@ -265,11 +265,10 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
     return dumps.empty() ? c : with_dump_vars(c, dumps);
   }
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
-  if (op->arg_directions.empty() && !op->shares_source_tile && op->cpu_base < 0) return c;
-  auto d = std::make_shared<Call>(*c);
+  ExprPtr stamped = with_pass_results_of(c, *op);   // KernelShareTileMoves / ResolvePeerBufferBases stamps survive a rewrite
+  if (op->arg_directions.empty()) return stamped;
+  auto d = std::make_shared<Call>(*stamped->as<Call>());
   d->arg_directions = op->arg_directions;
-  d->shares_source_tile = op->shares_source_tile;   // a KernelShareTileMoves stamp survives a rewrite
-  d->cpu_base = op->cpu_base;                       // so does a ResolvePeerBufferBases one
   return d;
 }
 
@@ -382,11 +381,8 @@ StmtPtr IRMutator::mutate_(const ForStmt* op, const StmtPtr& self) {
   if (!changed) return self;
   auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step), std::move(iter_args),
                             body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind, std::move(attrs), op->span)
-                  ->with_results(op->carries, op->trip_count);
-  if (op->loop_origin != LoopOrigin::User || op->chunk_stride) {   // a SplitChunkedLoops stamp survives a rewrite
-    loop = loop->with_chunk_split(op->loop_origin, op->chunk_stride);
-  }
-  return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
+                  ->with_typed_fields_of(*op);   // the pass results and the chunk request survive a rewrite
+  return loop;
 }
 
 StmtPtr IRMutator::mutate_(const IfStmt* op, const StmtPtr& self) {
@@ -419,13 +415,21 @@ StmtPtr IRMutator::mutate_(const ReturnStmt* op, const StmtPtr& self) {
 StmtPtr IRMutator::mutate_(const ScopeStmt* op, const StmtPtr& self) {
   bool changed = false;
   Attrs attrs = mutate_attrs(op->attrs, &changed);
+  ScopeOptions options = op->options;
+  options.deps = mutate_exprs(op->options.deps, &changed);
+  if (op->options.predicate) {
+    options.predicate = mutate_expr(op->options.predicate);
+    changed |= options.predicate != op->options.predicate;
+  }
+  options.no_dep_args = mutate_exprs(op->options.no_dep_args, &changed);
   VarPtr block_var = mutate_def(op->block_var);
   StmtPtr body = mutate_stmt(op->body);
   VarPtr tid = mutate_def(op->task_id_var);
   changed |= block_var != op->block_var || body != op->body || tid != op->task_id_var;
   if (!changed) return self;
-  return ScopeStmt::make(op->scope_kind, std::move(attrs), body ? body : make_seq({}, op->span), std::move(tid),
-                         std::move(block_var), op->span);
+  auto scope = ScopeStmt::make(op->scope_kind, std::move(attrs), body ? body : make_seq({}, op->span), std::move(tid),
+                               std::move(block_var), op->span);
+  return options.empty() ? scope : scope->with_options(std::move(options));   // the typed task options survive
 }
 
 StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {

@@ -312,6 +312,10 @@ std::string Printer::print_call(const Call& c) {
   }
   std::string s = op_spelling(c.callee) + "(" + print_args(c.args, c.arg_directions);
   bool first = c.args.empty();
+  if (c.peer_base != Call::kNoPeerBase) {   // ResolvePeerBufferBases: the op's first keyword, as the DSL spells it
+    s += (first ? "" : ", ") + std::string("base=") + std::to_string(c.peer_base);
+    first = false;
+  }
   const auto& pos = positional_attrs(c.callee);
   std::set<std::string> done;
   for (auto& key : pos) {
@@ -567,14 +571,11 @@ void Printer::print_for(const ForStmt& f, int indent) {
   const char* init_kw = f.for_kind == ForKind::Unroll ? ", implicit_carries=(" : ", init_values=(";
   if (!f.iter_args.empty()) range += init_kw + inits + (f.iter_args.size() == 1 ? ",)" : ")");
   if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
-  // chunk / chunk_policy (spec anchor_features §7) print as the DSL keywords that set them.
-  Attrs rest = f.attrs;
-  for (const char* k : {"chunk", "chunk_policy"}) {
-    if (auto it = rest.find(k); it != rest.end()) {
-      range += std::string(", ") + k + "=" + print_attr_value(k, it->second);
-      rest.erase(it);
-    }
+  // The chunk request (spec anchor_features §7) prints as the DSL keywords that set it.
+  if (f.chunk.chunk > 0) {
+    range += ", chunk=" + std::to_string(f.chunk.chunk) + ", chunk_policy=" + quote(to_string(f.chunk.policy));
   }
+  const Attrs& rest = f.attrs;
   if (f.chunk_stride) range += ", chunk_stride=" + std::to_string(f.chunk_stride);   // SplitChunkedLoops
   if (f.loop_origin != LoopOrigin::User) range += std::string(", loop_origin=\"") + to_string(f.loop_origin) + "\"";
   if (!rest.empty()) range += ", attrs=" + print_attr_dict(rest);
@@ -649,10 +650,19 @@ void Printer::print_scope(const ScopeStmt& s, int indent) {
     done.insert("slot_num");
   }
   done.insert("auto_chunk");
+  // The keywords in name order, the typed task options among the attrs (a stable printed form).
+  std::map<std::string, std::string> keywords;
   for (auto& [k, v] : s.attrs) {
     // dump_vars (spec anchor_features §6) prints as the DSL keyword that sets it.
-    if (!done.count(k)) parts.push_back((k == "dump_vars" ? std::string("dumps") : k) + "=" + print_attr_value(k, v));
+    if (!done.count(k)) keywords[k] = (k == "dump_vars" ? std::string("dumps") : k) + "=" + print_attr_value(k, v);
   }
+  const ScopeOptions& o = s.options;
+  if (o.allow_early_resolve) keywords["allow_early_resolve"] = "allow_early_resolve=True";
+  if (!o.deps.empty()) keywords["deps"] = "deps=" + print_list(o.deps);
+  if (!o.no_dep_args.empty()) keywords["no_dep_args"] = "no_dep_args=" + print_list(o.no_dep_args);
+  if (o.predicate) keywords["predicate"] = "predicate=" + print_predicate(o.predicate);
+  if (o.sync_start) keywords["sync_start"] = "sync_start=True";
+  for (auto& kv : keywords) parts.push_back(kv.second);
   // auto_chunk (spec anchor_features §7) prints as its optimizations= entry, after a split.
   std::string opts = split_entry;
   if (auto* ac = attr_get<bool>(s.attrs, "auto_chunk"); ac && *ac) opts += (opts.empty() ? "" : ", ") + std::string("pl.auto_chunk");

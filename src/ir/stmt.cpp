@@ -58,6 +58,9 @@ std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, Exp
   }
   PYPTO_CHECK(return_vars.size() == iter_args.size(),
               "ForStmt has " << iter_args.size() << " iter_args but " << return_vars.size() << " return vars");
+  for (const char* k : {"chunk", "chunk_policy", "chunk_stride", "loop_origin"}) {
+    PYPTO_CHECK(!attrs.count(k), "ForStmt attr '" << k << "' is a typed ForStmt field");
+  }
   for (size_t i = 0; i < iter_args.size(); ++i) {
     PYPTO_CHECK(iter_args[i] && return_vars[i], "ForStmt has a null iter_arg or return var");
   }
@@ -97,6 +100,30 @@ std::shared_ptr<const ForStmt> ForStmt::with_chunk_split(LoopOrigin origin, int6
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_chunk(ChunkSpec c) const {
+  PYPTO_CHECK(c.chunk >= 0, "chunk " << c.chunk << " is negative");
+  PYPTO_CHECK(c.chunk > 0 || c.policy == ChunkPolicy::Guarded, "a chunk_policy without a chunk");
+  auto f = std::make_shared<ForStmt>(*this);
+  f->chunk = c;
+  return f;
+}
+
+std::shared_ptr<const ForStmt> ForStmt::with_typed_fields_of(const ForStmt& from) const {
+  PYPTO_CHECK(from.carries.empty() || from.carries.size() == iter_args.size(),
+              "with_typed_fields_of: " << from.carries.size() << " carries for a loop of " << iter_args.size() << " iter_args");
+  for (int64_t k : from.inplace_carries) {
+    PYPTO_CHECK(k >= 0 && static_cast<size_t>(k) < iter_args.size(), "with_typed_fields_of: inplace carry " << k << " out of range");
+  }
+  auto f = std::make_shared<ForStmt>(*this);
+  f->carries = from.carries;
+  f->trip_count = from.trip_count;
+  f->inplace_carries = from.inplace_carries;
+  f->loop_origin = from.loop_origin;
+  f->chunk_stride = from.chunk_stride;
+  f->chunk = from.chunk;
+  return f;
+}
+
 std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, StmtPtr else_body,
                                            std::vector<VarPtr> return_vars, Span span) {
   PYPTO_CHECK(cond, "IfStmt needs a condition");
@@ -132,18 +159,36 @@ std::shared_ptr<const ScopeStmt> ScopeStmt::make(ScopeKind kind, Attrs attrs, St
     PYPTO_CHECK(is_int_scalar(block_var),
                 "ScopeStmt block var '" << block_var->name << "' must be an integer scalar, got " << describe(block_var->type));
   }
-  if (auto* deps = attr_get<std::vector<ExprPtr>>(attrs, "deps")) {
-    for (auto& d : *deps) {
-      PYPTO_CHECK(d, "ScopeStmt has a null dep (None deps are dropped by the parser)");
-      PYPTO_USER_CHECK(is_task_id(d->type), best_span(d, span),
-                       "deps= entries must be TaskIds (from pl.submit, pl.at ... as tid, pl.system.task_dummy, a "
-                       "TaskId loop carry or array slot, or None), got "
-                           << describe(d->type),
-                       "deps= never takes tensors: dependencies on data are derived automatically");
-    }
+  for (const char* k : {"deps", "predicate", "no_dep_args", "sync_start", "allow_early_resolve"}) {
+    PYPTO_CHECK(!attrs.count(k), "ScopeStmt attr '" << k << "' is the typed ScopeStmt::options (use with_options)");
   }
   return std::make_shared<ScopeStmt>(kind, std::move(attrs), std::move(body), std::move(task_id_var), std::move(block_var),
                                      std::move(span));
+}
+
+std::vector<ExprPtr> ScopeOptions::exprs() const {
+  std::vector<ExprPtr> out = deps;
+  if (predicate) out.push_back(predicate);
+  out.insert(out.end(), no_dep_args.begin(), no_dep_args.end());
+  return out;
+}
+
+std::shared_ptr<const ScopeStmt> ScopeStmt::with_options(ScopeOptions options) const {
+  PYPTO_CHECK(scope_kind != ScopeKind::Cluster || options.empty(), "a pl.cluster() scope takes no task options");
+  for (auto& d : options.deps) {
+    PYPTO_CHECK(d, "ScopeStmt has a null dep (None deps are dropped by the parser)");
+    PYPTO_USER_CHECK(is_task_id(d->type), best_span(d, span),
+                     "deps= entries must be TaskIds (from pl.submit, pl.at ... as tid, pl.system.task_dummy, a "
+                     "TaskId loop carry or array slot, or None), got "
+                         << describe(d->type),
+                     "deps= never takes tensors: dependencies on data are derived automatically");
+  }
+  for (auto& v : options.no_dep_args) {
+    PYPTO_CHECK(v && v->type->is<TensorType>(), "ScopeStmt no_dep_args entry is not a tensor");
+  }
+  auto s = std::make_shared<ScopeStmt>(*this);
+  s->options = std::move(options);
+  return s;
 }
 
 std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::make(RuntimeScopeMode mode, StmtPtr body, Span span) {

@@ -193,6 +193,9 @@ class Equal {
           return fail("Call.task_ref " + text(x->task_ref) + " vs " + text(y->task_ref));
         }
         if (x->cpu_base != y->cpu_base) return fail("Call.cpu_base " + std::to_string(x->cpu_base) + " vs " + std::to_string(y->cpu_base));
+        if (x->peer_base != y->peer_base) {
+          return fail("Call.peer_base " + std::to_string(x->peer_base) + " vs " + std::to_string(y->peer_base));
+        }
         {
           Path p(this, "Call.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
@@ -450,6 +453,10 @@ class Equal {
         if (x->loop_origin != y->loop_origin) {
           return fail(std::string("ForStmt.loop_origin ") + to_string(x->loop_origin) + " vs " + to_string(y->loop_origin));
         }
+        if (x->chunk != y->chunk) {
+          return fail("ForStmt.chunk " + std::to_string(x->chunk.chunk) + "/" + to_string(x->chunk.policy) + " vs " +
+                      std::to_string(y->chunk.chunk) + "/" + to_string(y->chunk.policy));
+        }
         if (x->chunk_stride != y->chunk_stride) {
           return fail("ForStmt.chunk_stride " + std::to_string(x->chunk_stride) + " vs " + std::to_string(y->chunk_stride));
         }
@@ -485,6 +492,17 @@ class Equal {
         {
           Path p(this, "ScopeStmt.attrs");
           if (!attrs(x->attrs, y->attrs)) return false;
+        }
+        {
+          const ScopeOptions &ox = x->options, &oy = y->options;
+          if (!exprs("ScopeStmt.options.deps", ox.deps, oy.deps)) return false;
+          {
+            Path p(this, "ScopeStmt.options.predicate");
+            if (!expr(ox.predicate, oy.predicate)) return false;
+          }
+          if (!exprs("ScopeStmt.options.no_dep_args", ox.no_dep_args, oy.no_dep_args)) return false;
+          if (ox.sync_start != oy.sync_start) return fail("ScopeStmt.options.sync_start differ");
+          if (ox.allow_early_resolve != oy.allow_early_resolve) return fail("ScopeStmt.options.allow_early_resolve differ");
         }
         {
           Path p(this, "ScopeStmt.block_var");
@@ -710,6 +728,7 @@ class Hasher {
         exprs(x->manual_dep_edges);
         if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
         if (x->cpu_base >= 0) mix(static_cast<uint64_t>(x->cpu_base) + 2);
+        if (x->peer_base != Call::kNoPeerBase) mix(static_cast<uint64_t>(x->peer_base + 5) * 13);
         if (!x->task_ref.task.empty()) {
           mix_str(x->task_ref.task);
           mix(static_cast<uint64_t>(x->task_ref.slot) * 2 + x->task_ref.every_iteration);
@@ -806,6 +825,7 @@ class Hasher {
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
         if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
         if (x->loop_origin != LoopOrigin::User) mix(static_cast<uint64_t>(x->loop_origin) + 7);
+        if (x->chunk.chunk) mix(static_cast<uint64_t>(x->chunk.chunk) * 3 + static_cast<uint64_t>(x->chunk.policy) + 11);
         stmt(x->body);
         mix(x->return_vars.size());
         for (auto& rv : x->return_vars) def(rv);
@@ -829,6 +849,12 @@ class Hasher {
         auto* x = s->as<ScopeStmt>();
         mix(static_cast<uint64_t>(x->scope_kind));
         attrs(x->attrs);
+        if (!x->options.empty()) {   // scopes without task options hash as before
+          exprs(x->options.deps);
+          expr(x->options.predicate);
+          exprs(x->options.no_dep_args);
+          mix(static_cast<uint64_t>(x->options.sync_start) * 2 + static_cast<uint64_t>(x->options.allow_early_resolve));
+        }
         def(x->block_var);
         stmt(x->body);
         return def(x->task_id_var);

@@ -141,6 +141,7 @@ void IRVisitor::visit_(const ReturnStmt* op) {
 }
 void IRVisitor::visit_(const ScopeStmt* op) {
   visit_attrs(this, op->attrs);
+  for (const ExprPtr& e : op->options.exprs()) visit_expr(e);
   if (op->block_var) visit_expr(op->block_var);
   visit_stmt(op->body);
   if (op->task_id_var) visit_expr(op->task_id_var);

@@ -1048,8 +1048,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
     }
     out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind, f->attrs,
                                 f->span)
-                      ->with_results(f->carries, f->trip_count)   // keep StaticTripCountsStamped
-                      ->with_chunk_split(f->loop_origin, f->chunk_stride));
+                      ->with_typed_fields_of(*f));   // keep StaticTripCountsStamped and every typed field
   }
 }
 StmtPtr Analyzer::rewrite_body() {

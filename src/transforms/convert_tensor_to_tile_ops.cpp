@@ -185,7 +185,8 @@ class Converter : public IRMutator {
       Attrs attrs{{"dtype", std::string(to_string(tt->dtype))}};
       return Call::make_op("tile.full", {args[0], value}, attrs, sp);
     }
-    return changed ? ExprPtr(Call::make_op(op->callee, args, op->attrs, sp)) : self;
+    // Rebuilt from callee / args / attrs: the typed pass results go along.
+    return changed ? with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op) : self;
   }
 
   // Statements a converted expression needs first (a batched operand's load loop) go right before
@@ -456,9 +457,8 @@ class Converter : public IRMutator {
     auto loop = ForStmt::make(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
                               std::move(iter_args), body ? body : make_seq({}, op->span), std::move(rvs), op->for_kind,
                               std::move(attrs), op->span)
-                    ->with_results(op->carries, op->trip_count)
-                    ->with_chunk_split(op->loop_origin, op->chunk_stride);
-    return op->inplace_carries.empty() ? loop : loop->with_inplace_carries(op->inplace_carries);
+                    ->with_typed_fields_of(*op);
+    return loop;
   }
 
   const Function& fn_;

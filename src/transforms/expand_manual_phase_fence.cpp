@@ -161,8 +161,7 @@ class FenceExpander : public IRMutator {
     }
     auto loop = ForStmt::make(f.loop_var, f.start, f.stop, f.step, f.iter_args, make_seq(nb, f.body->span), f.return_vars,
                               f.for_kind, f.attrs, f.span)
-                    ->with_results(f.carries, f.trip_count)
-                    ->with_chunk_split(f.loop_origin, f.chunk_stride);
+                    ->with_typed_fields_of(f);
     return make_seq({barrier, loop}, sp);
   }
 

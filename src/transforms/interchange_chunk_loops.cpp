@@ -360,7 +360,7 @@ class Interchanger : public IRMutator {
       if (K > 0) body.push_back(YieldStmt::make(yielded, ok.span));
       StmtPtr loop = ForStmt::make(ok.loop_var, ok.start, ok.stop, ok.step, carries[k], make_seq(body, ok.span),
                                    results[k], ok.for_kind, ok.attrs, ok.span)
-                         ->with_chunk_split(ok.loop_origin, ok.chunk_stride);
+                         ->with_typed_fields_of(ok);
       body = {loop};
       yielded.assign(results[k].begin(), results[k].end());
       if (k == last && rem_nest) {

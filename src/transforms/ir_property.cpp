@@ -245,7 +245,7 @@ struct ChunkChecker : IRVisitor {
   std::string fn;
   bool loops = true;   // else scopes
   void visit_(const ForStmt* op) override {
-    if (loops && op->attrs.count("chunk")) out.push_back("function '" + fn + "': chunked loop" + AtLocation(op->span) + " is left");
+    if (loops && op->chunk.chunk > 0) out.push_back("function '" + fn + "': chunked loop" + AtLocation(op->span) + " is left");
     if (loops && op->chunk_stride && op->loop_origin != LoopOrigin::ChunkOuter) {
       out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has chunk_stride " +
                     std::to_string(op->chunk_stride) + " but is not the outer loop of a chunked loop");

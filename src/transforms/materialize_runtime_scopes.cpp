@@ -90,8 +90,7 @@ class ScopeMaterializer : public IRMutator {
     if (body == f->body) return s;
     return ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind,
                          f->attrs, f->span)
-        ->with_results(f->carries, f->trip_count)
-        ->with_chunk_split(f->loop_origin, f->chunk_stride);
+        ->with_typed_fields_of(*f);
   }
 
   StmtPtr mutate_(const IfStmt* op, const StmtPtr& self) override {

@@ -38,7 +38,7 @@ class ExpandNestedSpmd : public IRMutator {
                      "only a plain `with pl.spmd(...)` can be nested inside pl.cluster()",
                      "the cluster is one task: its body calls one AIC and one AIV kernel");
     if (auto* cn = attr_get<ExprPtr>(op->attrs, "core_num")) core_num = *cn;
-    if (auto* ss = attr_get<bool>(op->attrs, "sync_start")) sync_start = *ss;
+    sync_start = sync_start || op->options.sync_start;
     return mutate_stmt(op->body);
   }
   ExprPtr core_num;         // the launch spec of the nested pl.spmd, if any

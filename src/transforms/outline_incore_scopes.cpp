@@ -8,7 +8,7 @@
 //       the body reads from outside become parameters (tensors written by tile.store /
 //       tensor.assemble -> Out, or InOut when also read; everything else In), it returns the
 //       written parameters; a `for i in pl.spmd` block index becomes `i = tile.get_block_idx()`;
-//     - the scope becomes a Submit of that function (scope attrs deps / predicate /
+//     - the scope becomes a Submit of that function (the typed ScopeStmt::options deps / predicate /
 //       allow_early_resolve move onto it; core_num / sync_start for pl.spmd), `as tid` binds
 //       its TaskId element, and every tensor the body wrote that is used after the scope binds
 //       to the matching result element. `no_dep_args=` entries become NoDep arg directions.
@@ -55,11 +55,6 @@ ExprPtr attr_expr(const Attrs& a, const std::string& k) {
   return v ? *v : nullptr;
 }
 
-bool attr_bool(const Attrs& a, const std::string& k) {
-  auto* v = attr_get<bool>(a, k);
-  return v && *v;
-}
-
 class Outliner : public ScopeOutliner {
  public:
   using ScopeOutliner::ScopeOutliner;
@@ -70,8 +65,7 @@ class Outliner : public ScopeOutliner {
     StmtPtr body = mutate_stmt(op->body);
     const std::string* level = attr_get<std::string>(op->attrs, "level");
     if (op->scope_kind == ScopeKind::At && !(level && *level == "CORE_GROUP")) {
-      PYPTO_USER_CHECK(!op->task_id_var && attr_list(op->attrs, "deps").empty() &&
-                           !attr_bool(op->attrs, "allow_early_resolve"),
+      PYPTO_USER_CHECK(!op->task_id_var && op->options.deps.empty() && !op->options.allow_early_resolve,
                        op->span, "pl.at(level=pl.Level." << (level ? *level : "?")
                                                          << ") is not a task: it cannot take deps=, allow_early_resolve= or `as tid`",
                        "use level=pl.Level.CORE_GROUP to make the scope its own task");
@@ -137,13 +131,13 @@ class Outliner : public ScopeOutliner {
 
   StmtPtr Outline(const ScopeStmt* op, const StmtPtr& body) {
     const bool spmd = op->scope_kind == ScopeKind::Spmd;
-    std::vector<ExprPtr> deps = attr_list(op->attrs, "deps");
-    std::vector<ExprPtr> no_dep = attr_list(op->attrs, "no_dep_args");
-    ExprPtr pred = attr_expr(op->attrs, "predicate");
+    const std::vector<ExprPtr>& deps = op->options.deps;
+    const std::vector<ExprPtr>& no_dep = op->options.no_dep_args;
+    const ExprPtr& pred = op->options.predicate;
     ExprPtr core_num = spmd ? attr_expr(op->attrs, "core_num") : nullptr;
     PYPTO_CHECK(!spmd || core_num, "pl.spmd scope without core_num");
-    const bool aer = attr_bool(op->attrs, "allow_early_resolve");
-    const bool sync = attr_bool(op->attrs, "sync_start");
+    const bool aer = op->options.allow_early_resolve;
+    const bool sync = op->options.sync_start;
     const bool as_submit = spmd || op->task_id_var || !deps.empty() || pred || aer;
     const UseDef body_ud = CollectUseDef(op->body);
     std::vector<StmtPtr> out;

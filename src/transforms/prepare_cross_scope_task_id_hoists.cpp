@@ -445,8 +445,7 @@ class Hoister {
     }
     if (!yields.empty()) body = append_yield(body, yields, f.span);
     out.push_back(ForStmt::make(f.loop_var, f.start, f.stop, f.step, iter_args, body, rvs, f.for_kind, f.attrs, f.span)
-                      ->with_results(f.carries, f.trip_count)   // keep StaticTripCountsStamped
-                      ->with_chunk_split(f.loop_origin, f.chunk_stride));
+                      ->with_typed_fields_of(f));   // keep StaticTripCountsStamped and every typed field
     out.insert(out.end(), barriers.begin(), barriers.end());
   }
 

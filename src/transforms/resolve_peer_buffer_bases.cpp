@@ -1,6 +1,6 @@
 // ResolvePeerBufferBases (kernel pipeline)
 //
-// What: stamps attr `base` on every `system.import_peer_buffer` call: the base of the
+// What: stamps the typed Call::peer_base on every `system.import_peer_buffer` call: the base of the
 //   `system.reserve_buffer` with the same `name` in the peer function `peer_func` (its first
 //   such reservation; -1 when that reservation is pl.AUTO), so the import carries the value it
 //   binds (spec anchor_features §8); and the typed Call::cpu_base on every reservation and import:
@@ -59,7 +59,7 @@ int64_t BaseOf(const Program& program, const Call& call) {
   return base ? *base : -1;
 }
 
-// Stamps `base` on the imports and Call::cpu_base on the reservations and imports of one function.
+// Stamps Call::peer_base on the imports and Call::cpu_base on the reservations and imports of one function.
 struct Stamper : IRMutator {
   const Program* program = nullptr;
   ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
@@ -67,12 +67,7 @@ struct Stamper : IRMutator {
     auto* call = e->as<Call>();
     if (!IsImport(*call) && !IsReserve(*call)) return e;
     const int64_t base = BaseOf(*program, *call);
-    const int64_t* have = attr_get<int64_t>(call->attrs, "base");
-    if (!have || *have != base) {
-      Attrs attrs = call->attrs;
-      attrs["base"] = base;
-      e = Call::make_op(call->callee, call->args, std::move(attrs), call->span);
-    }
+    if (IsImport(*call)) e = with_peer_base(e, base);
     return with_cpu_base(e, CpuBase(base));
   }
   using IRMutator::mutate_;
@@ -130,7 +125,6 @@ std::vector<std::string> CheckPeerBufferBases(const Program& program) {
     void visit_(const Call* op) override {
       IRVisitor::visit_(op);
       if (!IsImport(*op) && !IsReserve(*op)) return;
-      const int64_t* have = attr_get<int64_t>(op->attrs, "base");
       int64_t want = 0;
       try {
         want = BaseOf(*program, *op);
@@ -140,8 +134,8 @@ std::vector<std::string> CheckPeerBufferBases(const Program& program) {
       }
       const std::string what = "function '" + fn + "': " + op->callee.substr(7) + " '" +
                                *attr_get<std::string>(op->attrs, "name") + "' has ";
-      if (IsImport(*op) && (!have || *have != want)) {
-        out.push_back(what + (have ? "base=" + std::to_string(*have) : std::string("no base")) +
+      if (IsImport(*op) && op->peer_base != want) {
+        out.push_back(what + (op->peer_base != Call::kNoPeerBase ? "base=" + std::to_string(op->peer_base) : std::string("no base")) +
                       ", ResolvePeerBufferBases stamps base=" + std::to_string(want));
       }
       if (op->cpu_base != CpuBase(want)) {

@@ -61,6 +61,7 @@ struct UseDefCollector : IRVisitor {
         for (auto& x : *l) visit_expr(x);
       }
     }
+    for (const ExprPtr& e : op->options.exprs()) visit_expr(e);
     def(op->block_var);
     visit_stmt(op->body);
     def(op->task_id_var);

@@ -28,7 +28,7 @@ struct UseDef {
   std::vector<ir::VarPtr> def_order;                       // definition order
 };
 
-// Uses and definitions of Vars in `s` (ScopeStmt attrs count as uses).
+// Uses and definitions of Vars in `s` (ScopeStmt attrs and task options count as uses).
 UseDef CollectUseDef(const ir::StmtPtr& s);
 
 struct ScopeCaptures {

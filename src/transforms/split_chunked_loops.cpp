@@ -1,7 +1,7 @@
 // SplitChunkedLoops
 //
-// What: every loop with a `chunk=C` attr (pl.range / pl.parallel inside a pl.auto_chunk scope,
-//   spec anchor_features §7) of T trips becomes an outer loop over chunks and an inner loop of
+// What: every loop with a `chunk=C` request (the typed ForStmt::chunk; pl.range / pl.parallel inside
+//   a pl.auto_chunk scope, spec anchor_features §7) of T trips becomes an outer loop over chunks and an inner loop of
 //   C trips, both of the loop's kind (pl.unroll loops were expanded by UnrollLoops already). The
 //   loop variable is recomputed at the top of the inner body: i = start + (co * C + ci) * step.
 //     chunk_policy="guarded" (default): ceil(T / C) outer trips; the body runs under
@@ -20,12 +20,12 @@
 //   chunks are `range(start, stop - (C - 1) * s, s * C)` and its remainder the last T % C
 //   iterations (T from a floor division by s, which is never 0 there).
 //   The new loops get ForStmt::loop_origin = chunk_outer / chunk_inner / chunk_remainder
-//   (InterchangeChunkLoops reads it); chunk / chunk_policy are dropped. A run-time step's outer
+//   (InterchangeChunkLoops reads it); they carry no ForStmt::chunk (the request is consumed). A run-time step's outer
 //   loop (step `s * C`, C > 1) also gets ForStmt::chunk_stride = C: the code generators compute that
 //   stride checked (pto2_chunk_stride / pypto_kernel::chunk_stride), so an overflowing
 //   `s * C` fails the run naming the DSL line instead of wrapping.
-// Input invariants: the parser's (chunk > 0; a loop with carries ends its body with a yield).
-// Output invariants: no ForStmt has a `chunk` attr.
+// Input invariants: the parser's (ForStmt::chunk: chunk > 0; a loop with carries ends its body with a yield).
+// Output invariants: no ForStmt has a chunk request (ForStmt::chunk.chunk == 0).
 // Errors (located): a chunked loop whose constant step is 0; a constant step * chunk, or chunk
 //   arithmetic on constant bounds, that overflows int64.
 // Why: pl.auto_chunk lets the compiler pick kernel boundaries: one chunk of iterations per task.
@@ -125,14 +125,6 @@ class BodyCopy : public IRMutator {
   const std::unordered_set<const Var*>* fresh_;
 };
 
-// A split loop's attrs: the chunked loop's without chunk / chunk_policy.
-Attrs SplitAttrs(const Attrs& loop_attrs) {
-  Attrs a = loop_attrs;
-  a.erase("chunk");
-  a.erase("chunk_policy");
-  return a;
-}
-
 // The bounds of a new outer chunk loop, and how the inner loop recomputes the loop variable.
 struct ChunkPlan {
   ExprPtr start, stop, step;   // outer loop: `for co in range(start, stop, step)`
@@ -146,12 +138,10 @@ class Splitter : public IRMutator {
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);   // nested chunked loops first
     auto* f = s->as<ForStmt>();
-    const int64_t* chunk = f ? attr_get<int64_t>(f->attrs, "chunk") : nullptr;
-    if (!chunk) return s;
-    const std::string* pol = attr_get<std::string>(f->attrs, "chunk_policy");
-    const bool guarded = !pol || *pol == "guarded";
+    if (!f || f->chunk.chunk == 0) return s;
+    const bool guarded = f->chunk.policy == ChunkPolicy::Guarded;
     const Span& sp = f->span;
-    const int64_t C = *chunk;
+    const int64_t C = f->chunk.chunk;
     if (!f->step->is<ConstInt>()) return RuntimeStep(*f, C, guarded);
     const int64_t step = ConstOr(f->step, 0);
     PYPTO_USER_CHECK(step != 0, f->span, "a chunked loop needs a non-zero step", "write a non-zero step");
@@ -252,7 +242,7 @@ class Splitter : public IRMutator {
     std::vector<StmtPtr> body{AssignStmt::make(lv, Index(f, Bin(BinaryOp::Add, done, r, sp)), sp)};
     for (auto& st : flatten_stmts(copy.mutate_stmt(f.body))) body.push_back(st);
     return ForStmt::make(r, Int(0, sp), n_rem, Int(1, sp), ias, make_seq(body, sp), f.return_vars, f.for_kind,
-                         SplitAttrs(f.attrs), sp)
+                         f.attrs, sp)
         ->with_chunk_split(LoopOrigin::ChunkRemainder, 0);
   }
 
@@ -261,7 +251,7 @@ class Splitter : public IRMutator {
   // The outer loop's results are `results`.
   StmtPtr Chunked(const ForStmt& f, const ChunkPlan& plan, bool guard, const std::vector<VarPtr>& results) {
     const Span& sp = f.span;
-    const int64_t C = *attr_get<int64_t>(f.attrs, "chunk");
+    const int64_t C = f.chunk.chunk;
     const bool carries = !f.iter_args.empty();
     VarPtr co = Var::make(f.loop_var->name + "_chunk", f.loop_var->type, sp);
     VarPtr ci = Var::make(f.loop_var->name + "_in", f.loop_var->type, sp);
@@ -294,12 +284,12 @@ class Splitter : public IRMutator {
       inner_body.insert(inner_body.end(), body.begin(), body.end());
     }
     StmtPtr inner = ForStmt::make(ci, Int(0, sp), Int(C, sp), Int(1, sp), inner_ias, make_seq(inner_body, sp), inner_rvs,
-                                  f.for_kind, SplitAttrs(f.attrs), sp)
+                                  f.for_kind, f.attrs, sp)
                         ->with_chunk_split(LoopOrigin::ChunkInner, 0);
     std::vector<StmtPtr> outer_body{inner};
     if (carries) outer_body.push_back(YieldStmt::make(std::vector<ExprPtr>(inner_rvs.begin(), inner_rvs.end()), sp));
     return ForStmt::make(co, plan.start, plan.stop, plan.step, outer_ias, make_seq(outer_body, sp), results, f.for_kind,
-                         SplitAttrs(f.attrs), sp)
+                         f.attrs, sp)
         ->with_chunk_split(LoopOrigin::ChunkOuter, plan.checked_stride > 1 ? plan.checked_stride : 0);
   }
 };

@@ -43,7 +43,7 @@ struct Checker : IRVisitor {
     IRVisitor::visit_(op);
   }
   void visit_(const ScopeStmt* op) override {
-    if (op->scope_kind != ScopeKind::Cluster && op->attrs.count("deps")) {
+    if (op->scope_kind != ScopeKind::Cluster && !op->options.deps.empty()) {
       out.push_back("function '" + fn + "': a scope" + where(op->span) + " still carries deps= (not outlined)");
     }
     IRVisitor::visit_(op);

@@ -89,6 +89,7 @@ class WellFormedChecker : public IRVisitor {
   // body defines stays visible after them (outlining turns it into the outlined call's results).
   void visit_(const ScopeStmt* op) override {
     for (auto& [k, v] : op->attrs) visit_attr(v);
+    for (const ExprPtr& e : op->options.exprs()) visit_expr(e);
     if (op->block_var) define(op->block_var.get(), op->span);
     visit_stmt(op->body);
     if (op->task_id_var) define(op->task_id_var.get(), op->span);

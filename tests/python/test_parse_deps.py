@@ -222,14 +222,14 @@ def test_at_scope_attrs_and_tid():
     scope = [s for s in stmts if isinstance(s, ir.ScopeStmt)]
     at, chip = scope
     assert at.scope_kind == ir.ScopeKind.At
-    assert set(at.attrs) == {"level", "deps", "allow_early_resolve", "predicate", "no_dep_args"}
-    assert at.attrs["level"] == "CORE_GROUP" and at.attrs["allow_early_resolve"] is True
-    assert [v.name for v in at.attrs["deps"]] == ["t0"]
-    assert [v.name for v in at.attrs["no_dep_args"]] == ["a"]
-    assert isinstance(at.attrs["predicate"], ir.BinaryExpr)
+    assert at.attrs == {"level": "CORE_GROUP"}   # the task options are the typed ScopeStmt.options
+    assert at.options.allow_early_resolve is True and at.options.sync_start is False
+    assert [v.name for v in at.options.deps] == ["t0"]
+    assert [v.name for v in at.options.no_dep_args] == ["a"]
+    assert isinstance(at.options.predicate, ir.BinaryExpr)
     assert at.task_id_var.name == "tid" and at.block_var is None
     assert submits(stmts)[-1].deps[0].same_as(at.task_id_var)
-    assert chip.attrs == {"level": "CHIP"} and chip.task_id_var is None
+    assert chip.attrs == {"level": "CHIP"} and chip.task_id_var is None and chip.options.empty()
 
 
 def test_spmd_scope_forms_and_cluster():
@@ -244,11 +244,12 @@ def test_spmd_scope_forms_and_cluster():
             d = self.k(a, d)
     """)
     s1, s2, s3, cl = stmts
-    assert s1.scope_kind == ir.ScopeKind.Spmd and s1.attrs["core_num"].value == 4 and s1.attrs["sync_start"]
-    assert s1.task_id_var.name == "t"
-    assert s2.attrs["core_num"].name == "n" and s2.attrs["deps"][0].same_as(s1.task_id_var)
-    assert s3.block_var.name == "i" and s3.task_id_var is None and s3.attrs["allow_early_resolve"] is True
-    assert cl.scope_kind == ir.ScopeKind.Cluster and cl.attrs == {}
+    assert s1.scope_kind == ir.ScopeKind.Spmd and s1.attrs["core_num"].value == 4 and s1.options.sync_start
+    assert set(s1.attrs) == {"core_num"} and s1.task_id_var.name == "t"
+    assert s2.attrs["core_num"].name == "n" and s2.options.deps[0].same_as(s1.task_id_var)
+    assert s3.block_var.name == "i" and s3.task_id_var is None and s3.options.allow_early_resolve is True
+    assert not s3.options.sync_start and s3.options.predicate is None
+    assert cl.scope_kind == ir.ScopeKind.Cluster and cl.attrs == {} and cl.options.empty()
 
 
 def test_placeholder_targets_are_bound():

@@ -54,7 +54,9 @@ def test_import_takes_the_peer_reservations_base():
             return y
 
     after = assert_pass(passes.ResolvePeerBufferBases(), Before, Expected)
-    assert _imports(after, "producer")[0].attrs["base"] == 256
+    imp = _imports(after, "producer")[0]
+    assert imp.peer_base == 256 and "base" not in imp.attrs   # a typed field, not an attr
+    assert _imports(Before, "producer")[0].peer_base == -2    # unstamped before the pass
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, Before) != []
     assert passes.verify_property(passes.IRProperty.PeerBufferBasesResolved, after) == []
     text = ir.python_print(after)
@@ -108,7 +110,7 @@ def test_auto_reservation_and_two_imports_of_different_peers():
             return y
 
     after = assert_pass(passes.ResolvePeerBufferBases(), Before, Expected)
-    assert [c.attrs["base"] for c in _imports(after, "user")] == [-1, 512]
+    assert [c.peer_base for c in _imports(after, "user")] == [-1, 512]
     assert [c.cpu_base for c in _imports(after, "user")] == [0, 512]
     assert all("cpu_base" not in c.attrs for c in _imports(after, "user"))   # a typed field, not an attr
 

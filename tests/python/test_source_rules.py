@@ -11,9 +11,9 @@
   src/transforms, refuse a program before a backend prints it; a backend only raises
   InternalError for a broken precondition);
 - no string-keyed attr is a protocol between passes and code generators for what is now a typed
-  field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`), and the
-  code generators read no attr key beyond a known list (op options the user writes, and two
-  pass results still to be typed);
+  field (`iter_arg_*` carry attrs, `compiler_manual_dep_edges`, `manual_dep_edges`, the scope
+  task options, a loop's chunk request, an import's peer base), and the
+  code generators read no attr key beyond a known list (op options the user writes);
 - tests and bindings include no private header from src/ (only include/pypto/... and their own
   helpers)."""
 
@@ -72,6 +72,19 @@ def test_no_ir_walk_in_the_code_generators():
 def test_no_string_keyed_attr_for_typed_pass_results():
     assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges|manual_dep_edges)', "codegen", raw=True) == []
     assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges)', "transforms", raw=True) == []
+
+
+def test_no_string_keyed_attr_for_typed_user_options():
+    # Scope task options (ScopeStmt::options), a loop's chunk request (ForStmt::chunk) and an
+    # import's peer base (Call::peer_base) are typed: no pass, code generator or IR file reads or
+    # writes them as attrs (the IR constructors name the old keys only to refuse them).
+    keys = r'"(deps|predicate|no_dep_args|sync_start|allow_early_resolve|chunk|chunk_policy)"'
+    access = r'(attr_get<[^>]*>\(\s*[\w.>-]*attrs,\s*|attrs(\.|->)(count|at|find|erase)\(\s*|attrs\[\s*)'
+    assert _hits(access + keys, "codegen", "transforms", "ir", raw=True) == []
+    assert _hits(access + r'"base"', "codegen", raw=True) == []
+    assert _hits(r'attrs\["base"\]\s*=', "transforms", raw=True) == []
+    # The scan sees an access of this form (an untyped scope option, still an attr).
+    assert _hits(access + r'"core_num"', "transforms", raw=True) != []
 
 
 def test_the_checks_see_the_sources():

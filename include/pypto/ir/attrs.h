@@ -3,8 +3,10 @@
 //
 // Well-known keys (the pass or parser that writes them in parentheses):
 //   Call "dtype", "target_memory", "manual_dep", ...   op parameters that are not exprs (parser)
-//   ScopeStmt "level" (string), "deps" (expr list), "predicate" (expr), "allow_early_resolve"
-//             (bool), "no_dep_args" (expr list), "core_num" (expr), "sync_start" (bool) (parser)
+//   ScopeStmt "level" (string), "core_num" (expr), "name_hint" (string), "split" / "slot_num"
+//             (int), "auto_chunk" (bool), "dump_vars" (expr list) (parser); the task options
+//             (deps, predicate, no_dep_args, sync_start, allow_early_resolve) are the typed
+//             ScopeStmt::options, a loop's chunk= / chunk_policy= the typed ForStmt::chunk
 //   Call "dummy_task" (bool) on system.task_dummy (its edges are the typed Call::manual_dep_edges;
 //        make_op takes them as the op's "manual_dep_edges" parameter)
 #pragma once

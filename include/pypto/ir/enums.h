@@ -44,6 +44,9 @@ enum class UnaryOp : uint8_t { Neg, Not };
 // Which part of a split chunked loop a ForStmt is (SplitChunkedLoops): printed
 // loop_origin="chunk_outer" / "chunk_inner" / "chunk_remainder"; User for every other loop.
 enum class LoopOrigin : uint8_t { User, ChunkOuter, ChunkInner, ChunkRemainder };
+// How SplitChunkedLoops splits a chunked loop (spec anchor_features §7): printed
+// chunk_policy="guarded" / "leading_full".
+enum class ChunkPolicy : uint8_t { Guarded, LeadingFull };
 
 const char* to_string(DataType v);
 const char* to_string(Layout v);
@@ -60,6 +63,7 @@ const char* to_string(RuntimeScopeMode v);
 const char* to_string(BinaryOp v);   // the Python operator: "+", "//", "==", "and", ...
 const char* to_string(UnaryOp v);    // "-", "not"
 const char* to_string(LoopOrigin v);   // "user", "chunk_outer", "chunk_inner", "chunk_remainder"
+const char* to_string(ChunkPolicy v);  // "guarded", "leading_full"
 
 bool parse_data_type(const std::string& s, DataType* out);
 bool parse_memory_space(const std::string& s, MemorySpace* out);
@@ -69,6 +73,7 @@ bool parse_role(const std::string& s, Role* out);
 bool parse_core_type(const std::string& s, CoreType* out);
 bool parse_layout(const std::string& s, Layout* out);
 bool parse_loop_origin(const std::string& s, LoopOrigin* out);
+bool parse_chunk_policy(const std::string& s, ChunkPolicy* out);
 
 bool is_float(DataType t);     // FP16, BF16, FP32
 bool is_integer(DataType t);   // signed/unsigned ints and INDEX (not BOOL, not TASK_ID)

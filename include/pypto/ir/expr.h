@@ -174,6 +174,12 @@ struct Call : Expr {
   // the address a system.reserve_buffer / system.import_peer_buffer binds on the CPU (its base, or
   // its peer's; 0 for pl.AUTO). -1 before the pass and on every other call.
   int64_t cpu_base = -1;
+  // Pass result (ResolvePeerBufferBases; typed, printed first, as the op's keyword
+  // `pl.system.import_peer_buffer(base=256, name="ring", peer_func="consumer")`): the base of the
+  // peer's reservation a system.import_peer_buffer binds (>= 0, or -1 for pl.AUTO).
+  // kNoPeerBase before the pass and on every other call.
+  static constexpr int64_t kNoPeerBase = -2;
+  int64_t peer_base = kNoPeerBase;
   // The target of a system.task_ref placeholder (TaskRef); make_op takes it as the op's task= /
   // slot= / every_iteration= parameters and stores it here, not in attrs.
   TaskRef task_ref;
@@ -239,6 +245,15 @@ ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares);
 // cpu_base = `cpu_base` (>= 0, or -1 for unstamped) (ResolvePeerBufferBases).
 //   ExprPtr r2 = with_cpu_base(reserve, 256);   // printed: pl.system.reserve_buffer(..., cpu_base=256)
 ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base);
+// A copy of op call `call` (a system.import_peer_buffer) with peer_base = `base` (>= 0, -1 for
+// pl.AUTO, or Call::kNoPeerBase for unstamped) (ResolvePeerBufferBases).
+//   ExprPtr i2 = with_peer_base(import, 256);   // printed: pl.system.import_peer_buffer(base=256, ...)
+ExprPtr with_peer_base(const ExprPtr& call, int64_t base);
+// A copy of op call `call` with the typed pass results of op call `from` (shares_source_tile,
+// cpu_base, peer_base): what a pass that rebuilds a call from its callee, args and attrs calls,
+// so no typed field is dropped by a rebuild (a new typed pass result is added here).
+//   ExprPtr c2 = with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op);
+ExprPtr with_pass_results_of(const ExprPtr& call, const Call& from);
 // The compiler edges of a Call or Submit (empty for any other node).
 const std::vector<ExprPtr>& compiler_dep_edges(const Expr& task);
 // A copy of Call / Submit `task` with dump_vars = `vars` (tensor arguments of the task, deduplicated

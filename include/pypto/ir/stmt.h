@@ -59,6 +59,16 @@ struct LoopCarry {
   static LoopCarry rebound(int64_t slots = 0) { return LoopCarry{true, slots}; }
 };
 
+// `chunk=C, chunk_policy="guarded"` of a loop in a pl.auto_chunk scope (spec anchor_features §7):
+// the user's request, typed by the parser, that SplitChunkedLoops split the loop into chunks of C
+// iterations (and then clears). chunk = 0: not a chunked loop.
+struct ChunkSpec {
+  int64_t chunk = 0;
+  ChunkPolicy policy = ChunkPolicy::Guarded;
+  bool operator==(const ChunkSpec& o) const { return chunk == o.chunk && policy == o.policy; }
+  bool operator!=(const ChunkSpec& o) const { return !(*this == o); }
+};
+
 // for loop_var in pl.range(start, stop, step, init_values=[iter_arg inits]) / pl.parallel(...)
 struct ForStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::ForStmt;
@@ -81,6 +91,9 @@ struct ForStmt : Stmt {
   // code generators compute that stride overflow-checked), 0 on every other loop.
   LoopOrigin loop_origin = LoopOrigin::User;
   int64_t chunk_stride = 0;
+  // The user's chunk request (parser; printed pl.range(..., chunk=4, chunk_policy="guarded")),
+  // consumed by SplitChunkedLoops.
+  ChunkSpec chunk;
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
           ForKind k, Attrs at, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
@@ -96,6 +109,13 @@ struct ForStmt : Stmt {
   // A copy with the SplitChunkedLoops results set: `loop->with_chunk_split(LoopOrigin::ChunkOuter, 4)`
   // (stride 0, or C > 1 on a ChunkOuter loop whose step is `s * C`).
   std::shared_ptr<const ForStmt> with_chunk_split(LoopOrigin origin, int64_t stride) const;
+  // A copy with the chunk request set (chunk > 0, or {} for none): `loop->with_chunk({4, ChunkPolicy::Guarded})`.
+  std::shared_ptr<const ForStmt> with_chunk(ChunkSpec chunk) const;
+  // A copy with every typed field besides the structure (carries, trip_count, inplace_carries,
+  // loop_origin, chunk_stride, chunk) taken from `from`, a loop with as many iter_args: what a
+  // pass that rebuilds a loop from its parts calls, so no typed field is dropped by a rebuild
+  // (a new typed field is added here). `ForStmt::make(...)->with_typed_fields_of(*old)`.
+  std::shared_ptr<const ForStmt> with_typed_fields_of(const ForStmt& from) const;
 };
 
 struct IfStmt : Stmt {
@@ -129,10 +149,30 @@ struct ReturnStmt : Stmt {
   static std::shared_ptr<const ReturnStmt> make(std::vector<ExprPtr> values, Span span = {});
 };
 
+// The task options of a pl.at / pl.spmd scope, written by the user and typed by the parser
+// (printed as the scope's keywords, compared by structural equality); OutlineIncoreScopes puts
+// them on the task it makes (Submit::deps / predicate / sync_start / allow_early_resolve, NoDep
+// argument directions), OutlineClusterScopes takes sync_start of a pl.spmd nested in a cluster.
+//   with pl.at(level=pl.Level.CORE_GROUP, deps=[t0], predicate=(rc[0, 0] > 0),
+//              allow_early_resolve=True, no_dep_args=[x]) as t1:
+//   with pl.spmd(4, sync_start=True):
+struct ScopeOptions {
+  std::vector<ExprPtr> deps;          // deps=[...]: TaskIds (None entries dropped by the parser)
+  ExprPtr predicate;                  // predicate=(...): a scalar comparison; null when absent
+  std::vector<ExprPtr> no_dep_args;   // no_dep_args=[...]: tensor Vars the task does not depend on (pl.at)
+  bool sync_start = false;            // sync_start=True (pl.spmd)
+  bool allow_early_resolve = false;   // allow_early_resolve=True
+  // Every expression child (deps, then the predicate, then no_dep_args): what visitors walk.
+  std::vector<ExprPtr> exprs() const;
+  // Whether any option is set.
+  bool empty() const { return deps.empty() && !predicate && no_dep_args.empty() && !sync_start && !allow_early_resolve; }
+};
+
 // `with pl.at(level=..., deps=..., ...) [as tid]:`, `with pl.spmd(N, ...) [as tid]:`,
 // `for i in pl.spmd(N, ...):` (block_var = i), `with pl.cluster():`.
-// Scope options live in attrs (see attrs.h). OutlineIncoreScopes / OutlineClusterScopes
-// replace these by calls/submits to outlined functions.
+// Task options are the typed `options`; the other scope options (level, core_num, name_hint,
+// split, auto_chunk, dump_vars) live in attrs (see attrs.h). OutlineIncoreScopes /
+// OutlineClusterScopes replace these by calls/submits to outlined functions.
 struct ScopeStmt : Stmt {
   static constexpr NodeKind kKind = NodeKind::ScopeStmt;
   ScopeKind scope_kind;
@@ -140,11 +180,15 @@ struct ScopeStmt : Stmt {
   StmtPtr body;
   VarPtr task_id_var;   // `as tid`; null when absent
   VarPtr block_var;     // `for i in pl.spmd(...)`; null otherwise
+  ScopeOptions options;
   ScopeStmt(ScopeKind k, Attrs a, StmtPtr b, VarPtr tid, VarPtr bv, Span s)
       : Stmt(kKind, std::move(s)), scope_kind(k), attrs(std::move(a)), body(std::move(b)), task_id_var(std::move(tid)), block_var(std::move(bv)) {}
-  ~ScopeStmt() override { release_children(body, task_id_var, block_var); }
+  ~ScopeStmt() override { release_children(body, task_id_var, block_var, options.deps, options.predicate, options.no_dep_args); }
   static std::shared_ptr<const ScopeStmt> make(ScopeKind kind, Attrs attrs, StmtPtr body, VarPtr task_id_var = nullptr,
                                                VarPtr block_var = nullptr, Span span = {});
+  // A copy with the task options set (deps TaskIds, no_dep_args tensor Vars; a cluster takes none):
+  // `scope->with_options(opts)`.
+  std::shared_ptr<const ScopeStmt> with_options(ScopeOptions options) const;
 };
 
 // A TaskId the yield after a runtime scope carries out of it (pass ResolveTaskIds): its storage

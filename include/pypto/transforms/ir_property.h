@@ -26,7 +26,7 @@
 //                              (KernelInPlaceCarries)
 //   TileMoveSharingStamped     every tile.move in a kernel has the Call::shares_source_tile
 //                              KernelShareTileMoves computes (KernelShareTileMoves)
-//   PeerBufferBasesResolved    every system.import_peer_buffer has the `base` of its peer's
+//   PeerBufferBasesResolved    every system.import_peer_buffer has the Call::peer_base of its peer's
 //                              reservation stamped, and every import and reservation its
 //                              Call::cpu_base (ResolvePeerBufferBases)
 //   KernelProgramVerified      every kernel is one the CPU kernel backend can print
@@ -56,7 +56,7 @@
 //                              (ExpandManualPhaseFence)
 //   AutoDepsAnalysed           every (non-HOST) Orchestration function has the verdict of
 //                              AutoDeriveTaskDependencies stamped (attrs["auto_deps"])
-//   ChunkedLoopsSplit          no ForStmt has a `chunk` attr; ForStmt::chunk_stride only on the
+//   ChunkedLoopsSplit          no ForStmt has a chunk request (ForStmt::chunk); ForStmt::chunk_stride only on the
 //                              outer loop of a chunked loop (SplitChunkedLoops)
 //   AutoChunkScopesInterchanged  no ScopeStmt has the `auto_chunk` attr (InterchangeChunkLoops)
 //   TaskStatementsCounted      every function has the Function::task_statements

@@ -74,7 +74,8 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
-    init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None, "loop_origin": None}
+    init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None, "loop_origin": None,
+                                      "chunk": None}
     chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
         if kw.arg in chunk_kws:
@@ -90,6 +91,10 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
                 if typed in attrs:
                     raise ctx.error(kw.value, f"'{typed}' is no loop attr: it is a typed SplitChunkedLoops result",
                                     help=f"write it as the keyword pl.range(..., {typed}=...)")
+            for typed in ("chunk", "chunk_policy"):
+                if typed in attrs:
+                    raise ctx.error(kw.value, f"'{typed}' is no loop attr: it is the typed chunk request of the loop",
+                                    help=f"write it as the keyword pl.range(..., {typed}=...) inside a pl.auto_chunk scope")
         elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
             results[kw.arg] = _loop_result(ctx, kw)
         elif kw.arg == "inplace_carries":
@@ -99,7 +104,7 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=, chunk=, chunk_policy=")
-    chunk_options(ctx, chunk_kws, pl_name, attrs)
+    results["chunk"] = chunk_options(ctx, chunk_kws, pl_name)
     return init, (attrs, results)
 
 
@@ -137,6 +142,8 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
     loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
     if results["carries"] or results["trip_count"] >= 0:
         loop = loop.with_results(results["carries"], results["trip_count"])
+    if results["chunk"] is not None:   # the chunk request (§7), typed
+        loop = loop.with_chunk(*results["chunk"])
     if results["chunk_stride"] is not None or results["loop_origin"] is not None:
         loop = _with_chunk_split(ctx, results["loop_origin"], results["chunk_stride"], loop)
     return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
@@ -206,7 +213,7 @@ def parse_for(ctx, node: ast.For):
     if b.kind == "unroll":   # constants folded (a negated literal or module constant -> ConstInt)
         start, stop, step = _unroll_bounds(ctx, call, start, stop, step)
     init_node, attrs = _loop_kwargs(ctx, call, b.pl_name)
-    if "chunk" in attrs[0] and not isinstance(step, ir.ConstInt):
+    if attrs[1]["chunk"] is not None and not isinstance(step, ir.ConstInt):
         # SplitChunkedLoops emits a simpler split for a step whose sign it knows; a compile-time
         # value such as -S (S a module constant) is folded first (a run-time step is split too)
         v = try_eval_py(ctx, call.args[2], None)

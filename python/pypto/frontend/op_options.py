@@ -93,7 +93,8 @@ def check_tile_op_site(ctx, node: ast.AST, op_name: str, pl_name: str) -> None:
 
 
 # -- pipe buffers (spec anchor_features §8) -----------------------------------------------------
-# import_peer_buffer's base= is ResolvePeerBufferBases' stamp (the peer's base), accepted so printed IR re-parses.
+# import_peer_buffer's base= is ResolvePeerBufferBases' stamp (the peer's base, the typed Call.peer_base),
+# accepted so printed IR re-parses.
 _PIPE_KW = {"reserve_buffer": ("name", "size", "base"), "import_peer_buffer": ("name", "peer_func", "base")}
 
 
@@ -133,6 +134,7 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
         raise ctx.error(node, f"pl.{pl_name} is only valid in a kernel function or a kernel scope body",
                         help="pipe buffers belong to the kernels of a cross-core pipe (InCore / AIC / AIV)")
     attrs = {"name": _identifier(ctx, kws["name"], "name")}
+    peer_base = None   # an import's written base= (checked: the peer's): the typed Call.peer_base
     if kind == "reserve_buffer":
         size = kws["size"]
         if not (isinstance(size, ast.Constant) and type(size.value) is int and size.value > 0):
@@ -164,9 +166,9 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                 raise ctx.error(kws["base"], f"base= of pl.import_peer_buffer must be the base of '{peer}'s "
                                 f"reservation '{attrs['name']}' ({want}), got '{ast.unparse(kws['base'])}'",
                                 help="drop base=: the compiler stamps the peer's base (ResolvePeerBufferBases)")
-            attrs["base"] = want
+            peer_base = want
     if cpu_base is not None:
-        base = attrs["base"] if "base" in attrs else peer_reserve_base(ctx, attrs["peer_func"], attrs["name"])
+        base = attrs["base"] if kind == "reserve_buffer" else peer_reserve_base(ctx, attrs["peer_func"], attrs["name"])
         want = base if base >= 0 else 0
         got = try_eval_py(ctx, cpu_base, None)
         if type(got) is not int or got != want:
@@ -174,6 +176,8 @@ def pipe_buffer_call(ctx, node: ast.Call, kind: str, pl_name: str):
                             f"({want}: its base, 0 for pl.AUTO), got '{ast.unparse(cpu_base)}'",
                             help="drop cpu_base=: the compiler stamps it (ResolvePeerBufferBases)")
     call = ir.Call.make_op("system." + kind, [], attrs, ctx.span(node))
+    if peer_base is not None:
+        call = ir.with_peer_base(call, peer_base)
     return call if cpu_base is None else ir.with_cpu_base(call, want)
 
 

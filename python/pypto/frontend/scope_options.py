@@ -78,14 +78,16 @@ _OPT_HELP = "optimizations= takes a list literal such as [pl.split(pl.SplitMode.
 AUTO_CHUNK_REFUSED = ("deps", "allow_early_resolve", "no_dep_args", "dumps", "predicate")
 
 
-def chunk_options(ctx, kws: dict, pl_name: str, attrs: dict) -> None:
+def chunk_options(ctx, kws: dict, pl_name: str):
     """``chunk=C`` / ``chunk_policy="guarded" | "leading_full"`` of pl.range / pl.parallel / pl.unroll
-    (§7) -> ForStmt attrs {"chunk": C, "chunk_policy": policy}; only inside an auto_chunk scope.
+    (§7) -> (C, ir.ChunkPolicy) for the typed ForStmt.chunk / chunk_policy, or None without chunk=;
+    only inside an auto_chunk scope.
 
-        for i in pl.parallel(0, N, 1, chunk=4):   ->  attrs {"chunk": 4, "chunk_policy": "guarded"}
+        for i in pl.parallel(0, N, 1, chunk=4):   ->  (4, ir.ChunkPolicy.Guarded)
     """
+    from pypto._core import ir
     if "chunk" not in kws and "chunk_policy" not in kws:
-        return
+        return None
     first = kws.get("chunk", kws.get("chunk_policy"))
     if not any(s.kind == "at" and s.auto_chunk for s in ctx.scopes):
         raise ctx.error(first, f"chunk= on pl.{pl_name} is only valid inside "
@@ -107,8 +109,7 @@ def chunk_options(ctx, kws: dict, pl_name: str, attrs: dict) -> None:
         if p.value not in ("guarded", "leading_full"):
             raise ctx.error(p, f"unknown chunk_policy {p.value!r}", help='"guarded" (default) or "leading_full"')
         policy = p.value
-    attrs["chunk"] = v
-    attrs["chunk_policy"] = policy
+    return v, {"guarded": ir.ChunkPolicy.Guarded, "leading_full": ir.ChunkPolicy.LeadingFull}[policy]
 
 
 def _split_entry(ctx, node: ast.Call, split_mode_enum) -> dict:

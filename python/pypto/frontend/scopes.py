@@ -4,8 +4,9 @@
     with pl.scope():                   RuntimeScopeStmt(Auto)
     with pl.at(level=pl.Level.CORE_GROUP, deps=[t], predicate=(rc[0] > 0),
                allow_early_resolve=True, no_dep_args=[x]) as tid:
-                                       ScopeStmt(At, attrs, body, task_id_var=tid)
-    with pl.spmd(4, sync_start=True, deps=[t]) as tid:   ScopeStmt(Spmd, {"core_num": 4, ...})
+                                       ScopeStmt(At, {"level": ...}, body, task_id_var=tid) with the typed
+                                       options (ir.ScopeOptions: deps, predicate, no_dep_args, ...)
+    with pl.spmd(4, sync_start=True, deps=[t]) as tid:   ScopeStmt(Spmd, {"core_num": 4, ...}), options
     for i in pl.spmd(4): ...           ScopeStmt(Spmd, ..., block_var=i)
     with pl.cluster():                 ScopeStmt(Cluster)
 
@@ -99,19 +100,25 @@ def _level(ctx, node):
     return v.name
 
 
-def _common_dep_attrs(ctx, kws, attrs):
-    """deps= / allow_early_resolve= / predicate= -> attrs; returns (deps, predicate info)."""
+def _common_dep_options(ctx, kws, options):
+    """deps= / allow_early_resolve= / predicate= -> options (keyword arguments of ir.ScopeOptions)."""
     deps = None
     if "deps" in kws:
         deps = parse_deps(ctx, kws["deps"])
-        attrs["deps"] = list(deps.deps)
+        options["deps"] = list(deps.deps)
     if "allow_early_resolve" in kws:
-        attrs["allow_early_resolve"] = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve")
+        options["allow_early_resolve"] = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve")
     if "predicate" in kws:
         pred, t, tnode = parse_predicate(ctx, kws["predicate"])
         check_producer(ctx, t, tnode, deps)
-        attrs["predicate"] = pred
+        options["predicate"] = pred
     return deps
+
+
+def _scope(kind, attrs, options, body, tid, bv, span):
+    """The ScopeStmt with its typed task options (ir.ScopeOptions keyword arguments)."""
+    scope = ir.ScopeStmt.make(kind, attrs, body, tid, bv, span)
+    return scope.with_options(ir.ScopeOptions(**options)) if options else scope
 
 
 def _record_producers(ctx, tid, rebound):
@@ -122,9 +129,9 @@ def _record_producers(ctx, tid, rebound):
             ctx.producers[v] = tid
 
 
-def _finish(ctx, node, kind, attrs, body, rebound, tid_node):
+def _finish(ctx, node, kind, attrs, options, body, rebound, tid_node):
     tid = ir.Var.make(tid_node.id, ir.ScalarType.make(ir.DataType.TASK_ID), ctx.span(tid_node)) if tid_node else None
-    ctx.emit(ir.ScopeStmt.make(kind, attrs, body, tid, None, ctx.span(node)))
+    ctx.emit(_scope(kind, attrs, options, body, tid, None, ctx.span(node)))
     if tid is not None:
         ctx.bind(tid_node.id, tid)
         _record_producers(ctx, tid, rebound)
@@ -157,8 +164,8 @@ def _at(ctx, node, item, call):
             if k in kws:
                 raise ctx.error(kws[k], f"{k}= on pl.at needs level=pl.Level.CORE_GROUP, got pl.Level.{level}",
                                 help=f"only a CORE_GROUP scope becomes a dispatched task that can carry {k}=")
-    attrs = {"level": level}
-    _common_dep_attrs(ctx, kws, attrs)
+    attrs, options = {"level": level}, {}
+    _common_dep_options(ctx, kws, options)
     add_name_hint(ctx, kws, attrs)
     if "optimizations" in kws:
         attrs.update(optimizations(ctx, kws["optimizations"], "pl.at", level, Builtin, T.SplitMode))
@@ -177,7 +184,7 @@ def _at(ctx, node, item, call):
                 raise ctx.error(el, f"no_dep_args= entry '{el.id}' must be a tensor, it is {irtypes.describe(v.type)}",
                                 help="no_dep_args= takes tensors; deps= takes task ids")
             vals.append(v)
-        attrs["no_dep_args"] = vals
+        options["no_dep_args"] = vals
     auto_chunk = bool(attrs.get("auto_chunk"))
     if auto_chunk:   # §7 Decision: the reference silently drops these; ours refuses them
         for k in AUTO_CHUNK_REFUSED:
@@ -192,7 +199,7 @@ def _at(ctx, node, item, call):
         scope_dump_vars(ctx, kws.get("dumps"), attrs, "pl.at")
     tid_node = _tid_target(ctx, item)
     body, rebound, _ = _body(ctx, node, ScopeInfo("at", level, auto_chunk), node.body)
-    _finish(ctx, node, ir.ScopeKind.At, attrs, body, rebound, tid_node)
+    _finish(ctx, node, ir.ScopeKind.At, attrs, options, body, rebound, tid_node)
 
 
 def _spmd_attrs(ctx, call):
@@ -212,10 +219,10 @@ def _spmd_attrs(ctx, call):
                 raise ctx.error(kws[k], f"{k}= is not allowed on a pl.spmd nested inside pl.cluster()",
                                 help="a pl.spmd inside pl.cluster() is expanded into the Group function and never "
                                      "becomes its own task; move the option to the cluster's caller")
-    attrs = {"core_num": core_num(ctx, cn_node)}
+    attrs, options = {"core_num": core_num(ctx, cn_node)}, {}
     if "sync_start" in kws:
-        attrs["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
-    _common_dep_attrs(ctx, kws, attrs)
+        options["sync_start"] = bool_literal(ctx, kws["sync_start"], "sync_start")
+    _common_dep_options(ctx, kws, options)
     add_name_hint(ctx, kws, attrs)
     if "optimizations" in kws:
         attrs.update(optimizations(ctx, kws["optimizations"], "pl.spmd", "", Builtin, T.SplitMode))
@@ -224,14 +231,14 @@ def _spmd_attrs(ctx, call):
     elif "dumps" in kws:
         raise ctx.error(kws["dumps"], "dumps= is not allowed on a pl.spmd nested inside pl.cluster()",
                         help="tag the tensor with pl.dump_tag before the cluster's calls")
-    return attrs
+    return attrs, options
 
 
 def parse_spmd_for(ctx, node: ast.For):
     """for i in pl.spmd(N, ...): body  ->  ScopeStmt(Spmd, attrs, body, block_var=i)."""
     if not isinstance(node.target, ast.Name):
         raise ctx.error(node.target, "the block index of pl.spmd must be a plain name")
-    attrs = _spmd_attrs(ctx, node.iter)
+    attrs, options = _spmd_attrs(ctx, node.iter)
     bv = ir.Var.make(node.target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(node.target))
     frame = Frame("scope")
     ctx.frames.append(frame)
@@ -245,8 +252,7 @@ def parse_spmd_for(ctx, node: ast.For):
     for n, v in frame.vars.items():
         if n != bv.name:
             ctx.bind(n, v)
-    ctx.emit(ir.ScopeStmt.make(ir.ScopeKind.Spmd, attrs, make_body(block, ctx.span(node)), None, bv,
-                               ctx.span(node)))
+    ctx.emit(_scope(ir.ScopeKind.Spmd, attrs, options, make_body(block, ctx.span(node)), None, bv, ctx.span(node)))
 
 
 def _carried_task_ids(ctx, call: ast.Call):
@@ -342,8 +348,8 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     if b.kind == "at":
         _at(ctx, node, item, call)
         return None
-    attrs = _spmd_attrs(ctx, call)
+    attrs, options = _spmd_attrs(ctx, call)
     tid_node = _tid_target(ctx, item)
     body, rebound, _ = _body(ctx, node, ScopeInfo("spmd"), node.body)
-    _finish(ctx, node, ir.ScopeKind.Spmd, attrs, body, rebound, tid_node)
+    _finish(ctx, node, ir.ScopeKind.Spmd, attrs, options, body, rebound, tid_node)
     return None

@@ -5,8 +5,8 @@
 //
 //   system.reserve_buffer()     attrs name="ring", size=4096, base=-1 (AUTO) -> Scalar[INT32]
 //   system.import_peer_buffer() attrs name="ring", peer_func="consumer"      -> Scalar[INT32]
-//                               [, base=256: the peer's base, stamped by ResolvePeerBufferBases]
-//   (the address either binds on the CPU is Call::cpu_base, stamped by ResolvePeerBufferBases)
+//   (the import's peer base is the typed Call::peer_base, printed first as base=256, and the address
+//   either binds on the CPU is Call::cpu_base; ResolvePeerBufferBases stamps both)
 //   system.aic_initialize_pipe(c2v_buf, v2c_buf) attrs dir_mask=1, slot_size=512 -> unit (no-op)
 //   system.aiv_initialize_pipe(c2v_buf, v2c_buf) likewise
 #include <cctype>
@@ -46,15 +46,11 @@ void register_pipe_buffer_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(base >= -1, span, "system.reserve_buffer: base= must be >= 0 or pl.AUTO (-1)", "");
            return ScalarType::make(DataType::INT32);
          });
-  add_op(r, "system.import_peer_buffer", {}, {"name", "peer_func", "base"},
+  add_op(r, "system.import_peer_buffer", {}, {"name", "peer_func"},
          "The pipe buffer `name` reserved by kernel `peer_func` (CPU: no-op; value = the peer's base, 0 for AUTO).",
          [](const std::vector<ExprPtr>&, const Attrs& attrs, const Span& span) -> TypePtr {
            string_attr("system.import_peer_buffer", attrs, "name", span);
            string_attr("system.import_peer_buffer", attrs, "peer_func", span);
-           if (attrs.count("base")) {   // the peer's base, stamped by ResolvePeerBufferBases
-             PYPTO_USER_CHECK(int_attr("system.import_peer_buffer", attrs, "base", span) >= -1, span,
-                              "system.import_peer_buffer: base= must be >= 0 or pl.AUTO (-1)", "");
-           }
            return ScalarType::make(DataType::INT32);
          });
   for (const char* name : {"system.aic_initialize_pipe", "system.aiv_initialize_pipe"}) {

@@ -174,8 +174,19 @@ TEST(Stmts, IfAndScopes) {
   EXPECT_THROW(ScopeStmt::make(ScopeKind::At, {}, body, var("x", scalar(DataType::INDEX))), InternalError);
   EXPECT_THROW(ScopeStmt::make(ScopeKind::At, {}, nullptr), InternalError);
   auto t = var("a", tensor({4}));
-  expect_user_error([&] { ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t}}}, body); },
+  ScopeOptions bad_deps;
+  bad_deps.deps = {t};
+  expect_user_error([&] { ScopeStmt::make(ScopeKind::At, {}, body)->with_options(bad_deps); },
                     "deps= entries must be TaskIds");
+  // The task options are typed: a string-keyed one is an internal error, a cluster takes none.
+  EXPECT_THROW(ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{tid}}}, body), InternalError);
+  EXPECT_THROW(ScopeStmt::make(ScopeKind::Spmd, {{"sync_start", true}}, body), InternalError);
+  ScopeOptions sync;
+  sync.sync_start = true;
+  EXPECT_THROW(ScopeStmt::make(ScopeKind::Cluster, {}, body)->with_options(sync), InternalError);
+  ScopeOptions tensor_no_dep;
+  tensor_no_dep.no_dep_args = {tid};
+  EXPECT_THROW(ScopeStmt::make(ScopeKind::At, {}, body)->with_options(tensor_no_dep), InternalError);
   EXPECT_NO_THROW(RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body));
   EXPECT_THROW(RuntimeScopeStmt::make(RuntimeScopeMode::Manual, nullptr), InternalError);
   EXPECT_THROW(SeqStmts::make({body, nullptr}), InternalError);

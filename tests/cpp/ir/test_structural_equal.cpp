@@ -1,6 +1,7 @@
 // Structural equality (var bijection, names/spans ignored, every field compared), explain
 // messages, and hash consistency.
 #include "sample_program.h"
+#include "pypto/ir/mutator.h"
 
 namespace pypto::ir {
 namespace {
@@ -142,17 +143,53 @@ TEST(StructuralEqual, AttrsAndDirections) {
   EXPECT_FALSE(structural_equal(ExprPtr(f1), ExprPtr(f3)));
   EXPECT_FALSE(structural_equal(ExprPtr(f1), ExprPtr(Call::make_func("k2", {a}, a->type, {ArgDirection::In}))));
   // Expr-valued attrs compare structurally.
+  auto body = EvalStmt::make(I(0));
+  auto h1 = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(4))}}, body);
+  auto h2 = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(4))}}, body);
+  auto h3 = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(8))}}, body);
+  EXPECT_TRUE(structural_equal(StmtPtr(h1), StmtPtr(h2)));
+  EXPECT_FALSE(structural_equal(StmtPtr(h1), StmtPtr(h3)));
+}
+
+TEST(StructuralEqual, ScopeOptions) {
+  // The typed task options of a scope compare (and hash) field by field, expressions structurally.
   auto t1 = var("t1", scalar(DataType::TASK_ID));
   auto t2 = var("t2", scalar(DataType::TASK_ID));
+  auto x = var("x", tensor({4}));
+  auto y = var("y", tensor({4}));
   auto body = EvalStmt::make(I(0));
-  auto s1 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t1}}}, body);
-  auto s2 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t1}}}, body);
-  auto s3 = ScopeStmt::make(ScopeKind::At, {{"deps", std::vector<ExprPtr>{t2}}}, body);
-  auto s4 = ScopeStmt::make(ScopeKind::Spmd, {{"deps", std::vector<ExprPtr>{t1}}}, body);
-  EXPECT_TRUE(structural_equal(StmtPtr(s1), StmtPtr(s2)));
-  EXPECT_EQ(structural_hash(StmtPtr(s1)), structural_hash(StmtPtr(s2)));
-  EXPECT_FALSE(structural_equal(StmtPtr(s1), StmtPtr(s3)));
-  EXPECT_FALSE(structural_equal(StmtPtr(s1), StmtPtr(s4)));
+  auto scope = [&](ScopeKind k, std::vector<ExprPtr> deps, ExprPtr pred, std::vector<ExprPtr> no_dep, bool sync, bool aer) {
+    ScopeOptions o;
+    o.deps = std::move(deps);
+    o.predicate = std::move(pred);
+    o.no_dep_args = std::move(no_dep);
+    o.sync_start = sync;
+    o.allow_early_resolve = aer;
+    return StmtPtr(ScopeStmt::make(k, {}, body)->with_options(o));
+  };
+  StmtPtr base = scope(ScopeKind::At, {t1}, nullptr, {x}, false, false);
+  EXPECT_TRUE(structural_equal(base, scope(ScopeKind::At, {t1}, nullptr, {x}, false, false)));
+  EXPECT_EQ(structural_hash(base), structural_hash(scope(ScopeKind::At, {t1}, nullptr, {x}, false, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {t2}, nullptr, {x}, false, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {}, nullptr, {x}, false, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {t1}, I(1), {x}, false, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {t1}, nullptr, {y}, false, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {t1}, nullptr, {x}, true, false)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::At, {t1}, nullptr, {x}, false, true)));
+  EXPECT_FALSE(structural_equal(base, scope(ScopeKind::Spmd, {t1}, nullptr, {x}, false, false)));
+  EXPECT_NE(structural_hash(scope(ScopeKind::At, {}, nullptr, {}, true, false)),
+            structural_hash(scope(ScopeKind::At, {}, nullptr, {}, false, true)));
+  // The mutator keeps the options; a rename reaches the expressions in them.
+  struct Rename : IRMutator {
+    VarPtr from, to;
+    ExprPtr mutate_(const Var* op, const ExprPtr& self) override { return op == from.get() ? ExprPtr(to) : self; }
+    using IRMutator::mutate_;
+  } rename;
+  rename.from = t1;
+  rename.to = t2;
+  StmtPtr renamed = rename.mutate_stmt(scope(ScopeKind::At, {t1}, nullptr, {x}, true, true));
+  EXPECT_TRUE(structural_equal(renamed, scope(ScopeKind::At, {t2}, nullptr, {x}, true, true)));
+  EXPECT_FALSE(structural_equal(renamed, scope(ScopeKind::At, {t2}, nullptr, {x}, false, false)));
 }
 
 TEST(StructuralEqual, SubmitFields) {
@@ -203,6 +240,93 @@ TEST(StructuralEqual, ForAndIfFields) {
   EXPECT_FALSE(structural_equal(StmtPtr(IfStmt::make(c, body, nullptr)), StmtPtr(IfStmt::make(c, body, body))));
   EXPECT_FALSE(structural_equal(StmtPtr(RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body)),
                                 StmtPtr(RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body))));
+}
+
+// A loop whose every typed field differs from its default (the chunk request, the
+// SplitChunkedLoops / ClassifyIterArgCarry / StampStaticTripCounts / KernelInPlaceCarries results).
+struct TypedLoop {
+  VarPtr i = var("i", scalar(DataType::INDEX)), s = var("s", scalar(DataType::INDEX)), init = var("a0", scalar(DataType::INDEX));
+  IterArgPtr acc = IterArg::make("acc", scalar(DataType::INDEX), init);
+  VarPtr out = var("out", scalar(DataType::INDEX));
+  StmtPtr body = YieldStmt::make({BinaryExpr::make(BinaryOp::Add, acc, i)});
+  std::shared_ptr<const ForStmt> plain() const {
+    return ForStmt::make(i, I(0), I(64), BinaryExpr::make(BinaryOp::Mul, s, I(4)), {acc}, body, {out});
+  }
+  std::shared_ptr<const ForStmt> full() const {
+    return plain()
+        ->with_results({LoopCarry::rebound(0)}, 16)
+        ->with_inplace_carries({0})
+        ->with_chunk_split(LoopOrigin::ChunkOuter, 4)
+        ->with_chunk({2, ChunkPolicy::LeadingFull});
+  }
+};
+
+TEST(StructuralEqual, ForStmtChunkRequest) {
+  TypedLoop t;
+  auto chunked = [&](int64_t c, ChunkPolicy p) { return StmtPtr(t.plain()->with_chunk({c, p})); };
+  EXPECT_TRUE(structural_equal(chunked(4, ChunkPolicy::Guarded), chunked(4, ChunkPolicy::Guarded)));
+  EXPECT_EQ(structural_hash(chunked(4, ChunkPolicy::Guarded)), structural_hash(chunked(4, ChunkPolicy::Guarded)));
+  EXPECT_FALSE(structural_equal(chunked(4, ChunkPolicy::Guarded), chunked(3, ChunkPolicy::Guarded)));
+  EXPECT_FALSE(structural_equal(chunked(4, ChunkPolicy::Guarded), chunked(4, ChunkPolicy::LeadingFull)));
+  EXPECT_FALSE(structural_equal(chunked(4, ChunkPolicy::Guarded), StmtPtr(t.plain())));
+  EXPECT_NE(structural_hash(chunked(4, ChunkPolicy::Guarded)), structural_hash(chunked(4, ChunkPolicy::LeadingFull)));
+  EXPECT_THROW(t.plain()->with_chunk({-1, ChunkPolicy::Guarded}), InternalError);
+  EXPECT_THROW(t.plain()->with_chunk({0, ChunkPolicy::LeadingFull}), InternalError);
+  // The request is typed: ForStmt::make refuses the old string keys.
+  EXPECT_THROW(ForStmt::make(t.i, I(0), I(4), I(1), {}, EvalStmt::make(t.i), {}, ForKind::Sequential, {{"chunk", int64_t(4)}}),
+               InternalError);
+}
+
+TEST(StructuralEqual, LoopRebuildKeepsEveryTypedField) {
+  TypedLoop t;
+  auto full = t.full();
+  auto rebuilt = t.plain()->with_typed_fields_of(*full);
+  EXPECT_TRUE(structural_equal(StmtPtr(rebuilt), StmtPtr(full)));
+  EXPECT_EQ(structural_hash(StmtPtr(rebuilt)), structural_hash(StmtPtr(full)));
+  EXPECT_FALSE(structural_equal(StmtPtr(t.plain()), StmtPtr(full)));
+  // The IRMutator rebuilds a loop whose body changed: every typed field survives.
+  struct Rename : IRMutator {
+    const Var* from = nullptr;
+    VarPtr to;
+    ExprPtr mutate_(const Var* op, const ExprPtr& self) override { return op == from ? ExprPtr(to) : self; }
+    using IRMutator::mutate_;
+  } rename;
+  rename.from = t.s.get();
+  rename.to = var("s2", scalar(DataType::INDEX));
+  StmtPtr mutated = rename.mutate_stmt(full);
+  auto* m = mutated->as<ForStmt>();
+  ASSERT_TRUE(m != nullptr && m != full.get());
+  EXPECT_EQ(m->carries, full->carries);
+  EXPECT_EQ(m->trip_count, 16);
+  EXPECT_EQ(m->inplace_carries, std::vector<int64_t>{0});
+  EXPECT_EQ(m->loop_origin, LoopOrigin::ChunkOuter);
+  EXPECT_EQ(m->chunk_stride, 4);
+  EXPECT_EQ(m->chunk, (ChunkSpec{2, ChunkPolicy::LeadingFull}));
+  // A loop of another arity cannot take the fields.
+  auto bare = ForStmt::make(t.i, I(0), I(4), I(1), {}, EvalStmt::make(t.i), {});
+  EXPECT_THROW(bare->with_typed_fields_of(*full), InternalError);
+}
+
+TEST(StructuralEqual, CallPeerBaseAndRebuild) {
+  auto imp = [](int64_t base) {
+    ExprPtr c = Call::make_op("system.import_peer_buffer", {}, {{"name", std::string("ring")}, {"peer_func", std::string("p")}});
+    return base == Call::kNoPeerBase ? c : with_peer_base(c, base);
+  };
+  EXPECT_TRUE(structural_equal(imp(256), imp(256)));
+  EXPECT_EQ(structural_hash(imp(256)), structural_hash(imp(256)));
+  EXPECT_FALSE(structural_equal(imp(256), imp(-1)));
+  EXPECT_FALSE(structural_equal(imp(-1), imp(Call::kNoPeerBase)));
+  EXPECT_NE(structural_hash(imp(-1)), structural_hash(imp(Call::kNoPeerBase)));
+  EXPECT_THROW(with_peer_base(Call::make_op("system.reserve_buffer", {}, {{"name", std::string("r")}, {"size", int64_t(64)},
+                                                                          {"base", int64_t(-1)}}),
+                              0),
+               InternalError);
+  // A rebuild from callee / args / attrs takes the typed pass results along.
+  ExprPtr stamped = with_cpu_base(imp(256), 256);
+  auto* c = stamped->as<Call>();
+  ExprPtr rebuilt = with_pass_results_of(Call::make_op(c->callee, c->args, c->attrs, c->span), *c);
+  EXPECT_TRUE(structural_equal(rebuilt, stamped));
+  EXPECT_FALSE(structural_equal(ExprPtr(Call::make_op(c->callee, c->args, c->attrs, c->span)), stamped));
 }
 
 TEST(StructuralEqual, FunctionMetadata) {

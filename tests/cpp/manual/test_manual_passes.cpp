@@ -35,16 +35,16 @@ ProgramPtr at_program() {
   auto mid1 = V("mid", T16()), out1 = V("out", T16()), out2 = V("out", T16());
   auto tid_a = V("tid_a", TID()), tid_b = V("tid_b", TID());
   Attrs cg{{"level", std::string("CORE_GROUP")}};
-  Attrs cg_deps = cg;
-  cg_deps["deps"] = std::vector<ExprPtr>{tid_a};
-  cg_deps["no_dep_args"] = std::vector<ExprPtr>{x};
+  ScopeOptions deps_opts;
+  deps_opts.deps = {tid_a};
+  deps_opts.no_dep_args = {x};
   auto t = V("t", tile16()), u = V("u", tile16());
   auto second = SeqStmts::make(
       {AssignStmt::make(t, Call::make_op("tile.load", {mid1, ilist({0, 0}), ilist({16, 16})})),
        AssignStmt::make(u, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})),
        AssignStmt::make(out1, Call::make_op("tile.store", {Call::make_op("tile.add", {t, u}), ilist({0, 0}), out}))});
   auto body = SeqStmts::make({ScopeStmt::make(ScopeKind::At, cg, store_block(x, mid, mid1), tid_a),
-                              ScopeStmt::make(ScopeKind::At, cg_deps, second, tid_b),
+                              ScopeStmt::make(ScopeKind::At, cg, second, tid_b)->with_options(deps_opts),
                               ScopeStmt::make(ScopeKind::At, cg, store_block(out1, out1, out2)),
                               ReturnStmt::make({out2})});
   auto main = Function::make("main", FunctionType::Orchestration, {x, mid, out},
@@ -85,9 +85,13 @@ TEST(OutlineIncoreScopes, AtScopesBecomeKernelsAndSubmits) {
 TEST(OutlineIncoreScopes, SpmdScopeAroundOneKernelCallSubmitsTheKernel) {
   auto x = V("x", T16()), out = V("out", T16()), out1 = V("out", T16());
   auto g = V("g", TID());
-  Attrs a{{"core_num", ExprPtr(I(4))}, {"sync_start", true}, {"allow_early_resolve", true}};
+  Attrs a{{"core_num", ExprPtr(I(4))}};
+  ScopeOptions opts;
+  opts.sync_start = true;
+  opts.allow_early_resolve = true;
   auto body = SeqStmts::make({ScopeStmt::make(ScopeKind::Spmd, a,
-                                              AssignStmt::make(out1, Call::make_func("stage", {x, out}, T16())), g),
+                                              AssignStmt::make(out1, Call::make_func("stage", {x, out}, T16())), g)
+                                  ->with_options(opts),
                               ReturnStmt::make({out1})});
   auto main = Function::make("main", FunctionType::Orchestration, {x, out}, {ParamDirection::In, ParamDirection::Out},
                              {T16()}, body);

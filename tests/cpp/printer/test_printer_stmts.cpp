@@ -211,6 +211,23 @@ TEST(PrintStmts, ForSingleIterArgParallelWithAttrs) {
             "return\n");
 }
 
+TEST(PrintStmts, ChunkRequestAndPeerBasePrintAsTheirKeywords) {
+  auto x0 = var("x", scalar(DataType::INDEX));
+  auto i = var("i", scalar(DataType::INDEX));
+  auto x = IterArg::make("x", scalar(DataType::INDEX), x0);
+  auto x_out = var("r", scalar(DataType::INDEX));
+  auto loop = ForStmt::make(i, I(0), I(10), I(1), {x}, YieldStmt::make({bin(BinaryOp::Add, x, i)}), {x_out}, ForKind::Parallel)
+                  ->with_chunk({4, ChunkPolicy::LeadingFull});
+  auto p = var("p", scalar(DataType::INT32));
+  ExprPtr imp = Call::make_op("system.import_peer_buffer", {}, {{"name", std::string("ring")}, {"peer_func", std::string("c")}});
+  auto stamped = AssignStmt::make(p, with_cpu_base(with_peer_base(imp, -1), 0));
+  EXPECT_EQ(body_text({x0}, seq({loop, stamped, ret({})})),
+            "for i, (x_1,) in pl.parallel(0, 10, 1, init_values=(x,), chunk=4, chunk_policy=\"leading_full\"):\n"
+            "    r = pl.yield_(x_1 + i)\n"
+            "p = pl.system.import_peer_buffer(base=-1, name=\"ring\", peer_func=\"c\", cpu_base=0)\n"
+            "return\n");
+}
+
 TEST(PrintStmts, ForWithoutIterArgsHasNoYield) {
   auto a = var("a", tensor({16}));
   auto n = var("n", scalar(DataType::INDEX));
@@ -267,19 +284,26 @@ TEST(PrintStmts, ScopeStmtForms) {
   auto t0 = var("t0", task_id());
   auto call = EvalStmt::make(Call::make_func("k", {a}, TupleType::unit()));
   auto tid = var("tid", task_id());
-  auto at = ScopeStmt::make(ScopeKind::At,
-                            {{"level", std::string("CORE_GROUP")}, {"deps", std::vector<ExprPtr>{t0}},
-                             {"no_dep_args", std::vector<ExprPtr>{a}}, {"allow_early_resolve", true}},
-                            call, tid);
+  ScopeOptions at_opts;
+  at_opts.deps = {t0};
+  at_opts.no_dep_args = {a};
+  at_opts.allow_early_resolve = true;
+  auto at = ScopeStmt::make(ScopeKind::At, {{"level", std::string("CORE_GROUP")}, {"name_hint", std::string("k")}}, call,
+                            tid)
+                ->with_options(at_opts);
   auto tid2 = var("tid", task_id());
-  auto spmd = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(4))}, {"deps", std::vector<ExprPtr>{tid}}}, call, tid2);
+  ScopeOptions spmd_opts;
+  spmd_opts.deps = {tid};
+  spmd_opts.sync_start = true;
+  auto spmd = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(4))}}, call, tid2)->with_options(spmd_opts);
   auto blk = var("i", scalar(DataType::INDEX));
   auto spmd_for = ScopeStmt::make(ScopeKind::Spmd, {{"core_num", ExprPtr(I(8))}}, call, nullptr, blk);
   auto cluster = ScopeStmt::make(ScopeKind::Cluster, {}, call);
   EXPECT_EQ(body_text({a, t0}, seq({at, spmd, spmd_for, cluster, ret({})})),
-            "with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=True, deps=[t0], no_dep_args=[a]) as tid:\n"
+            "with pl.at(level=pl.Level.CORE_GROUP, allow_early_resolve=True, deps=[t0], name_hint=\"k\", no_dep_args=[a]) "
+            "as tid:\n"
             "    self.k(a)\n"
-            "with pl.spmd(4, deps=[tid]) as tid_1:\n"
+            "with pl.spmd(4, deps=[tid], sync_start=True) as tid_1:\n"
             "    self.k(a)\n"
             "for i in pl.spmd(8):\n"
             "    self.k(a)\n"
