@@ -300,6 +300,16 @@ std::vector<std::string> verify_fixed_point(const Pass& pass, const ProgramPtr& 
 
 }  // namespace
 
+const char* FixedPointPassOf(IRProperty p) {
+  // (the verify_fixed_point cases of VerifyProperty below)
+  if (p == IRProperty::KernelTensorOpsConverted) return "ConvertTensorToTileOps";
+  if (p == IRProperty::TensorOperandsNamed) return "NameNestedTensorCalls";
+  if (p == IRProperty::TensorAssemblesInPlace) return "LowerTensorAssemble";
+  if (p == IRProperty::WrittenParamDirectionsUpgraded) return "UpgradeWrittenParamDirections";
+  if (p == IRProperty::PhaseFencesExpanded) return "ExpandManualPhaseFence";
+  return nullptr;
+}
+
 std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program) {
   std::vector<std::string> out;
   switch (p) {
