@@ -78,6 +78,9 @@ std::vector<std::string> verify_return_params(const Program& p) {
 struct DirectionChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
+  // A type's shape holds no call: skip the type walk at every Var use.
+  void visit_(const Var*) override {}
+  void visit_(const IterArg*) override {}
   void check(const std::string& callee, size_t nargs, const std::vector<ArgDirection>& dirs, const Span& span) {
     bool ok = dirs.size() == nargs;
     for (auto d : dirs) ok = ok && d != ArgDirection::Unset;
@@ -134,6 +137,8 @@ struct InPlaceChecker : IRVisitor {
 struct TileMoveChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
+  void visit_(const Var*) override {}   // (a type's shape holds no call)
+  void visit_(const IterArg*) override {}
   void visit_(const Call* op) override {
     if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
       out.push_back("function '" + fn + "': tile.move" + AtLocation(op->span) + " has a stale shares_source_tile");
