@@ -113,9 +113,9 @@ class PromotionWalker {
       walk(i->then_body, then_seen, unit);
       walk(i->else_body, else_seen, unit);
     } else {
-      CallCollector calls;
-      calls.visit_stmt(s);
-      for (const Node* c : calls.calls) decide(c, seen, unit);
+      collector_.calls.clear();   // (one collector for every statement: no list allocated per statement)
+      collector_.visit_stmt(s);
+      for (const Node* c : collector_.calls) decide(c, seen, unit);
     }
     seen.insert(unit.begin(), unit.end());
     footprint.insert(unit.begin(), unit.end());
@@ -174,6 +174,7 @@ class PromotionWalker {
   BufferRoots roots_;
   RootSet inout_params_;
   std::vector<bool> loops_;                            // enclosing loops, outermost first: sequential?
+  CallCollector collector_;
   DirectionMap out_;
 };
 
