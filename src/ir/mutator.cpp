@@ -113,8 +113,10 @@ Attrs IRMutator::mutate_attrs(const Attrs& a, bool* changed) {
 
 VarPtr IRMutator::mutate_def(const VarPtr& v) {
   if (!v) return v;
-  auto it = var_remap_.find(v.get());
-  if (it != var_remap_.end()) return it->second.second;
+  if (!var_remap_.empty()) {
+    auto it = var_remap_.find(v.get());
+    if (it != var_remap_.end()) return it->second.second;
+  }
   ExprPtr r = mutate_expr(v);
   VarPtr nv = as_var_ptr(r);
   PYPTO_CHECK(nv, "IRMutator: definition of '" << v->name << "' was mutated to a non-Var " << to_string(r->kind));
@@ -190,12 +192,14 @@ ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {
 // ---- expressions ----
 
 ExprPtr IRMutator::mutate_(const Var* op, const ExprPtr& self) {
+  if (var_remap_.empty()) return self;   // (most passes rename nothing: no hash per Var use)
   auto it = var_remap_.find(op);
   return it != var_remap_.end() ? it->second.second : self;
 }
 
 // The init is mutated by the ForStmt (once, before the loop), not at each use.
 ExprPtr IRMutator::mutate_(const IterArg* op, const ExprPtr& self) {
+  if (var_remap_.empty()) return self;
   auto it = var_remap_.find(op);
   return it != var_remap_.end() ? it->second.second : self;
 }
@@ -311,7 +315,7 @@ StmtPtr IRMutator::mutate_(const AssignStmt* op, const StmtPtr& self) {
   if (statements_only_ && var_remap_.empty()) return self;
   ExprPtr value = mutate_expr(op->value);
   VarPtr var = mutate_def(op->var);
-  if (var == op->var && value != op->value && !structural_equal(var->type, value->type)) {
+  if (var == op->var && value != op->value && var->type != value->type && !structural_equal(var->type, value->type)) {
     // The value's type changed (e.g. a shape was rewritten): re-type the target.
     var = Var::make(op->var->name, value->type, op->var->span);
     var_remap_[op->var.get()] = {op->var, var};

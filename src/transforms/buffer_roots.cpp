@@ -142,7 +142,7 @@ const RootSet* BufferRoots::single_value_roots(const Var* self, const ExprPtr& v
 
 // merge(v, {v}) without building the set.
 void BufferRoots::merge_self(const Var* v) {
-  if (roots_[v].insert(v).second) changed_ = true;
+  if (roots_[v].insert(v)) changed_ = true;
 }
 
 const std::vector<int>& BufferRoots::callee_lineage(const std::string& callee) {

@@ -12,7 +12,8 @@
 // `tensor.assemble`, `tensor.write`, `tile.mscatter`) and a callee's Out/InOut results inherit
 // the roots of the value they copy. A carry or if-result can have several roots.
 #pragma once
-#include <set>
+#include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -21,7 +22,50 @@
 
 namespace pypto::transforms {
 
-using RootSet = std::set<const ir::Var*>;
+// A set of root Vars, iterated in pointer order (as std::set was). Almost every value has one
+// root: that one is stored inline, so a function of 100,000 tensor Vars costs no allocation
+// per Var (std::set allocated a tree node per root, a cache miss apiece on every lookup).
+//   RootSet r{t};  r.insert(u);  r.count(t) == 1;  for (const Var* v : r) ...
+class RootSet {
+ public:
+  using const_iterator = const ir::Var* const*;
+  RootSet() = default;
+  RootSet(std::initializer_list<const ir::Var*> vars) {
+    for (const ir::Var* v : vars) insert(v);
+  }
+  const_iterator begin() const { return many_.empty() ? &one_ : many_.data(); }
+  const_iterator end() const { return many_.empty() ? &one_ + (one_ ? 1 : 0) : many_.data() + many_.size(); }
+  size_t size() const { return many_.empty() ? (one_ ? 1 : 0) : many_.size(); }
+  bool empty() const { return size() == 0; }
+  size_t count(const ir::Var* v) const { return std::binary_search(begin(), end(), v) ? 1 : 0; }
+  // Adds `v` (never null); true when it was not there yet.
+  bool insert(const ir::Var* v) {
+    if (many_.empty()) {
+      if (!one_ || one_ == v) {
+        const bool added = !one_;
+        one_ = v;
+        return added;
+      }
+      many_ = {std::min(one_, v), std::max(one_, v)};
+      one_ = nullptr;
+      return true;
+    }
+    auto it = std::lower_bound(many_.begin(), many_.end(), v);
+    if (it != many_.end() && *it == v) return false;
+    many_.insert(it, v);
+    return true;
+  }
+  // Adds every Var of [first, last) (a range of another set, or of this one: a no-op).
+  template <class It>
+  void insert(It first, It last) {
+    if (first == begin()) return;   // the set itself
+    for (; first != last; ++first) insert(*first);
+  }
+
+ private:
+  const ir::Var* one_ = nullptr;       // the only element while many_ is empty (null: none)
+  std::vector<const ir::Var*> many_;   // sorted, from two elements on
+};
 
 class BufferRoots {
  public:

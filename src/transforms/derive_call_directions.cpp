@@ -113,9 +113,9 @@ class PromotionWalker {
       walk(i->then_body, then_seen, unit);
       walk(i->else_body, else_seen, unit);
     } else {
-      CallCollector calls;
-      calls.visit_stmt(s);
-      for (const Node* c : calls.calls) decide(c, seen, unit);
+      collector_.calls.clear();   // (one collector for every statement: no list allocated per statement)
+      collector_.visit_stmt(s);
+      for (const Node* c : collector_.calls) decide(c, seen, unit);
     }
     seen.insert(unit.begin(), unit.end());
     footprint.insert(unit.begin(), unit.end());
@@ -123,6 +123,9 @@ class PromotionWalker {
 
   struct CallCollector : IRVisitor {
     std::vector<const Node*> calls;
+    // A type's shape holds no call: skip the type walk at every Var use.
+    void visit_(const Var*) override {}
+    void visit_(const IterArg*) override {}
     void visit_(const Call* op) override {
       IRVisitor::visit_(op);
       if (!op->is_op) calls.push_back(op);
@@ -171,6 +174,7 @@ class PromotionWalker {
   BufferRoots roots_;
   RootSet inout_params_;
   std::vector<bool> loops_;                            // enclosing loops, outermost first: sequential?
+  CallCollector collector_;
   DirectionMap out_;
 };
 
@@ -185,9 +189,11 @@ class DirectionRewriter : public IRMutator {
     auto it = dirs_.find(op);
     PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
     if (it->second == c->arg_directions) return e;
-    ExprPtr out = Call::make_func(c->callee, c->args, c->type, it->second, c->span, c->attrs);
-    if (!c->dump_vars.empty()) out = with_dump_vars(out, c->dump_vars);
-    return c->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, c->compiler_manual_dep_edges);
+    PYPTO_CHECK(it->second.size() == c->args.size(), "DeriveCallDirections: call to '" << c->callee << "' got "
+                                                         << it->second.size() << " directions for " << c->args.size() << " args");
+    auto out = std::make_shared<Call>(*c);   // one copy, its dump marks and edges kept as they are
+    out->arg_directions = it->second;
+    return out;
   }
 
   ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {

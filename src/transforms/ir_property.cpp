@@ -79,6 +79,9 @@ std::vector<std::string> verify_return_params(const Program& p) {
 struct DirectionChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
+  // A type's shape holds no call: skip the type walk at every Var use.
+  void visit_(const Var*) override {}
+  void visit_(const IterArg*) override {}
   void check(const std::string& callee, size_t nargs, const std::vector<ArgDirection>& dirs, const Span& span) {
     bool ok = dirs.size() == nargs;
     for (auto d : dirs) ok = ok && d != ArgDirection::Unset;
@@ -135,6 +138,8 @@ struct InPlaceChecker : IRVisitor {
 struct TileMoveChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
+  void visit_(const Var*) override {}   // (a type's shape holds no call)
+  void visit_(const IterArg*) override {}
   void visit_(const Call* op) override {
     if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
       out.push_back("function '" + fn + "': tile.move" + AtLocation(op->span) + " has a stale shares_source_tile");
@@ -300,6 +305,16 @@ std::vector<std::string> verify_fixed_point(const Pass& pass, const ProgramPtr& 
 }
 
 }  // namespace
+
+const char* FixedPointPassOf(IRProperty p) {
+  // (the verify_fixed_point cases of VerifyProperty below)
+  if (p == IRProperty::KernelTensorOpsConverted) return "ConvertTensorToTileOps";
+  if (p == IRProperty::TensorOperandsNamed) return "NameNestedTensorCalls";
+  if (p == IRProperty::TensorAssemblesInPlace) return "LowerTensorAssemble";
+  if (p == IRProperty::WrittenParamDirectionsUpgraded) return "UpgradeWrittenParamDirections";
+  if (p == IRProperty::PhaseFencesExpanded) return "ExpandManualPhaseFence";
+  return nullptr;
+}
 
 std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program) {
   std::vector<std::string> out;

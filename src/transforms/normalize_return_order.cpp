@@ -29,7 +29,10 @@ namespace {
 
 class ReturnRewriter : public IRMutator {
  public:
-  ReturnRewriter(const ReturnStmt* target, std::vector<ExprPtr> values) : target_(target), values_(std::move(values)) {}
+  // Only a statement changes: expressions are left unvisited (no walk of every call).
+  ReturnRewriter(const ReturnStmt* target, std::vector<ExprPtr> values) : target_(target), values_(std::move(values)) {
+    statements_only_ = true;
+  }
   StmtPtr mutate_(const ReturnStmt* op, const StmtPtr& self) override {
     if (op != target_) return IRMutator::mutate_(op, self);
     return ReturnStmt::make(values_, op->span);

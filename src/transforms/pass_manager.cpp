@@ -68,10 +68,15 @@ void check_contract(const Pass& pass) {
   }
 }
 
-// After `pass` ran: verify what it produces and (well-formed mode) what it claims to keep.
-void verify_after(const Pass& pass, const ProgramPtr& p, const std::set<IRProperty>& kept, const PassOptions& o) {
-  if (o.verify) {
+// After `pass` ran, giving `p`: verify what it produces and (well-formed mode) what it claims
+// to keep. The fixed-point property of a pass that returned its input object (`unchanged`)
+// holds without re-running that pass (FixedPointPassOf).
+void verify_after(const Pass& pass, bool unchanged, const ProgramPtr& p, const std::set<IRProperty>& kept,
+                  const PassOptions& o) {
+  if (o.verify && !pass.checks_produced) {   // (a verifier pass checked them as it ran)
     for (IRProperty prod : pass.produced) {
+      const char* rerun = FixedPointPassOf(prod);
+      if (unchanged && rerun && pass.name == rerun) continue;
       expect_none(VerifyProperty(prod, p), "after pass " + pass.name + ", property " + to_string(prod) + " does not hold");
     }
   }
@@ -104,7 +109,9 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
                                                                          : std::string(", which no earlier pass produces")));
     }
     const double start = options_.time_passes ? thread_cpu_seconds() : 0.0;
-    p = pass.run(p);
+    ProgramPtr out = pass.run(p);
+    const bool unchanged = out == p;
+    p = std::move(out);   // (frees the input here when the pass rebuilt it)
     for (IRProperty i : pass.invalidated) {
       if (have.erase(i)) invalidated_by[i] = pass.name;
       proven.erase(i);
@@ -113,7 +120,7 @@ ProgramPtr PassManager::Run(const ProgramPtr& program) const {
     for (IRProperty h : have) {
       if (!contains(pass.produced, h)) kept.insert(h);
     }
-    verify_after(pass, p, kept, options_);
+    verify_after(pass, unchanged, p, kept, options_);
     if (options_.time_passes) {
       std::fprintf(stderr, "pypto: pass %-32s %9.3f ms\n", pass.name.c_str(), 1e3 * (thread_cpu_seconds() - start));
     }
@@ -136,7 +143,7 @@ ProgramPtr RunPass(const Pass& pass, const ProgramPtr& program, const PassOption
   }
   if (options.verify_well_formed) expect_none(VerifyWellFormed(program), "the input program is not well formed");
   ProgramPtr p = pass.run(program);
-  verify_after(pass, p, {}, options);
+  verify_after(pass, p == program, p, {}, options);
   return p;
 }
 

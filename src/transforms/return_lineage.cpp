@@ -41,6 +41,33 @@ std::vector<int> ExplicitReturnedParamIndices(const Function& fn) {
   return out;
 }
 
+void VarDefs::reserve(size_t vars) {
+  size_t want = 8;
+  while (want < 2 * vars) want *= 2;
+  if (want <= slots_.size()) return;
+  std::vector<std::pair<const Var*, VarDef>> old = std::move(slots_);
+  slots_.assign(want, {nullptr, VarDef{}});
+  size_ = 0;
+  for (auto& e : old) {
+    if (e.first) set(e.first, e.second);
+  }
+}
+
+void VarDefs::set(const Var* v, const VarDef& def) {
+  if (2 * (size_ + 1) > slots_.size()) reserve(size_ + 1);
+  for (size_t i = slot_of(v);; i = (i + 1) & (slots_.size() - 1)) {
+    if (slots_[i].first == v) {
+      slots_[i].second = def;
+      return;
+    }
+    if (!slots_[i].first) {
+      slots_[i] = {v, def};
+      ++size_;
+      return;
+    }
+  }
+}
+
 namespace {
 
 void collect_defs(const StmtPtr& s, VarDefs& out) {
@@ -48,16 +75,16 @@ void collect_defs(const StmtPtr& s, VarDefs& out) {
   if (auto* seq = s->as<SeqStmts>()) {
     for (auto& c : seq->stmts) collect_defs(c, out);
   } else if (auto* a = s->as<AssignStmt>()) {
-    out.defs[a->var.get()] = VarDef{VarDef::Assign, a};
+    out.set(a->var.get(), VarDef{VarDef::Assign, a});
   } else if (auto* f = s->as<ForStmt>()) {
     out.loops.push_back(f);
-    for (size_t i = 0; i < f->iter_args.size(); ++i) out.defs[f->iter_args[i].get()] = VarDef{VarDef::ForIter, nullptr, f, nullptr, i};
+    for (size_t i = 0; i < f->iter_args.size(); ++i) out.set(f->iter_args[i].get(), VarDef{VarDef::ForIter, nullptr, f, nullptr, i});
     for (size_t i = 0; i < f->return_vars.size(); ++i) {
-      out.defs[f->return_vars[i].get()] = VarDef{VarDef::ForReturn, nullptr, f, nullptr, i};
+      out.set(f->return_vars[i].get(), VarDef{VarDef::ForReturn, nullptr, f, nullptr, i});
     }
     collect_defs(f->body, out);
   } else if (auto* i = s->as<IfStmt>()) {
-    for (size_t k = 0; k < i->return_vars.size(); ++k) out.defs[i->return_vars[k].get()] = VarDef{VarDef::IfReturn, nullptr, nullptr, i, k};
+    for (size_t k = 0; k < i->return_vars.size(); ++k) out.set(i->return_vars[k].get(), VarDef{VarDef::IfReturn, nullptr, nullptr, i, k});
     collect_defs(i->then_body, out);
     collect_defs(i->else_body, out);
   } else if (auto* sc = s->as<ScopeStmt>()) {
@@ -210,7 +237,7 @@ size_t CountVarDefs(const StmtPtr& s) {
 
 VarDefs CollectVarDefs(const StmtPtr& body) {
   VarDefs out;
-  out.defs.reserve(CountVarDefs(body));
+  out.reserve(CountVarDefs(body));
   collect_defs(body, out);
   return out;
 }

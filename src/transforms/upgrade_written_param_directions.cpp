@@ -80,20 +80,24 @@ const char* direction_name(ParamDirection d) {
 }
 
 // Calls / submits of program functions in a body, with their callee, args and span.
+// (Pointers into the body, not copies: a Span copy touches the shared text of its line.)
 struct CallSite {
-  std::string callee;
+  const std::string* callee;
   const std::vector<ExprPtr>* args;
-  Span span;
+  const Span* span;
 };
 class CallSites : public IRVisitor {
  public:
   std::vector<CallSite> sites;
+  // A type's shape holds no call: skip the type walk at every Var use.
+  void visit_(const Var*) override {}
+  void visit_(const IterArg*) override {}
   void visit_(const Call* op) override {
-    if (!op->is_op) sites.push_back({op->callee, &op->args, op->span});
+    if (!op->is_op) sites.push_back({&op->callee, &op->args, &op->span});
     IRVisitor::visit_(op);
   }
   void visit_(const Submit* op) override {
-    sites.push_back({op->callee, &op->args, op->span});
+    sites.push_back({&op->callee, &op->args, &op->span});
     IRVisitor::visit_(op);
   }
 };
@@ -107,20 +111,21 @@ FunctionPtr propagate_to_caller(const Program& program, const FunctionPtr& fn) {
   std::vector<ParamDirection> dirs = fn->param_directions;
   bool changed = false;
   for (const CallSite& site : cs.sites) {
-    FunctionPtr callee = program.get(site.callee);
+    FunctionPtr callee = program.get(*site.callee);
     if (!callee) continue;
     for (size_t a = 0; a < site.args->size() && a < callee->params.size(); ++a) {
       ParamDirection cd = callee->param_directions[a];
       if (cd == ParamDirection::In) continue;
+      const RootSet& arg_roots = roots.of((*site.args)[a]);
       for (size_t i = 0; i < fn->params.size(); ++i) {
-        if (!roots.of((*site.args)[a]).count(fn->params[i].get()) || dirs[i] == ParamDirection::InOut) continue;
+        if (!arg_roots.count(fn->params[i].get()) || dirs[i] == ParamDirection::InOut) continue;
         if (dirs[i] == cd) continue;
         if (fn->type == FunctionType::Orchestration) {
           if (dirs[i] != ParamDirection::In) continue;   // a declared Out passed to InOut: the parser's rule
           throw UserError("'" + fn->params[i]->name + "' is an input (pl.In) parameter of '" + fn->name + "', but '" +
                               callee->name + "' writes its parameter '" + callee->params[a]->name +
                               "' (the kernel body stores to it, so it is pl." + direction_name(cd) + ")",
-                          site.span,
+                          *site.span,
                           "declare it as " + fn->params[i]->name +
                               ": pl.InOut[...] (or pl.Out[...]) if the entry may modify it, or pass a tensor created "
                               "with pl.create_tensor; declare '" + callee->params[a]->name + "' as pl." +

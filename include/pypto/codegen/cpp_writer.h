@@ -12,9 +12,38 @@
 // ones before the closing brace).
 #pragma once
 #include <ostream>
+#include <streambuf>
 #include <string>
+#include <utility>
 
 namespace pypto::codegen::common {
+
+// An output stream that appends to one std::string and hands it over without a copy
+// (std::ostringstream::str() copies, and its buffer and the copy are fresh pages each: at
+// 100,000 tasks the orchestration is 40 MB).
+//   StringStream os;  os.reserve(1 << 20);  os << "int x;\n";  std::string text = os.take();
+class StringStream : public std::ostream {
+ public:
+  StringStream() : std::ostream(&buf_) {}
+  void reserve(size_t bytes) { buf_.text.reserve(bytes); }
+  const std::string& text() const { return buf_.text; }
+  // The text written so far (moved out; the stream is empty afterwards).
+  std::string take() { return std::move(buf_.text); }
+
+ private:
+  struct Buf : std::streambuf {
+    std::string text;
+    int_type overflow(int_type c) override {
+      if (!traits_type::eq_int_type(c, traits_type::eof())) text.push_back(traits_type::to_char_type(c));
+      return traits_type::not_eof(c);
+    }
+    std::streamsize xsputn(const char* s, std::streamsize n) override {
+      text.append(s, static_cast<size_t>(n));
+      return n;
+    }
+  };
+  Buf buf_;
+};
 
 class CppWriter {
  public:

@@ -127,6 +127,13 @@ const char* to_string(IRProperty p);
 // Checks that `p` holds on `program`; returns one message per violation (empty = holds).
 std::vector<std::string> VerifyProperty(IRProperty p, const ir::ProgramPtr& program);
 
+// The name of the pass VerifyProperty(p) re-runs, expecting no change (the property is that
+// rewrite's fixed point), or null when `p` is checked otherwise. Passes are deterministic, so
+// when that very pass just returned its input object unchanged, the re-run would too: the pass
+// manager skips the check then.
+//   FixedPointPassOf(IRProperty::TensorOperandsNamed)   // "NameNestedTensorCalls"
+const char* FixedPointPassOf(IRProperty p);
+
 }  // namespace pypto::transforms
 
 namespace pypto::transforms {

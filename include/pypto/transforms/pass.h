@@ -39,6 +39,9 @@ struct Pass {
   // Properties the pass may break (dropped by the manager after it runs). Last, so that a
   // `Pass{name, required, produced, run}` that invalidates nothing stays valid.
   std::vector<IRProperty> invalidated = {};
+  // A verifier pass: run() itself checks its produced properties (and throws when one does
+  // not hold), so verify mode does not walk the program a second time to check them again.
+  bool checks_produced = false;
 };
 
 struct PassOptions {

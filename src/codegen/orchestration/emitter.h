@@ -185,7 +185,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   const ir::Var* array_storage(const ir::Var* v) const;
   std::unordered_map<const ir::Var*, const ir::Var*> array_backings_;
   void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
-  std::ostringstream body_;
+  common::StringStream body_;   // (moved out by Generate: no copy of the body's text)
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;

@@ -54,6 +54,28 @@ TEST(NormalizeReturnOrder, ThroughLoopCarry) {
   EXPECT_TRUE(StructEq(NormalizeReturnOrder().run(build(false)), build(true)));
 }
 
+// CollectVarDefs finds each Var's own definition in a body longer than its table's first size
+// (the table grows), and nothing for a Var the body does not define.
+TEST(ReturnLineage, CollectVarDefsFindsEveryDefinition) {
+  std::vector<StmtPtr> stmts;
+  std::vector<VarPtr> vars;
+  for (int k = 0; k < 100; ++k) {
+    vars.push_back(V("v" + std::to_string(k), T16()));
+    stmts.push_back(AssignStmt::make(vars.back(), create16()));
+  }
+  VarDefs defs = CollectVarDefs(SeqStmts::make(stmts));
+  EXPECT_EQ(defs.size(), 100u);
+  for (size_t k = 0; k < vars.size(); ++k) {
+    const VarDef* d = defs.find(vars[k].get());
+    ASSERT_NE(d, nullptr) << k;
+    EXPECT_EQ(d->kind, VarDef::Assign);
+    EXPECT_EQ(d->assign, stmts[k].get());
+  }
+  auto stranger = V("stranger", T16());
+  EXPECT_EQ(defs.find(stranger.get()), nullptr);
+  EXPECT_EQ(VarDefs{}.find(stranger.get()), nullptr);
+}
+
 TEST(ReturnLineage, CountVarDefsCountsEveryDefinition) {
   // The table reservation of CollectVarDefs / BufferRoots: assignments (also inside a loop
   // body), a loop's iter_args and results; not parameters, yields or returns.
@@ -69,7 +91,7 @@ TEST(ReturnLineage, CountVarDefsCountsEveryDefinition) {
   auto loop = ForStmt::make(i, I(0), I(4), I(1), {acc}, body, {out});
   EXPECT_EQ(CountVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})), 4u);   // t, acc2, acc, acc_out
   EXPECT_EQ(CountVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})),
-            CollectVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})).defs.size());
+            CollectVarDefs(SeqStmts::make({loop, ReturnStmt::make({out})})).size());
   EXPECT_EQ(CountVarDefs(orch_basic()->functions[1]->body), 3u);   // c, c, d
   EXPECT_EQ(CountVarDefs(nullptr), 0u);
 }

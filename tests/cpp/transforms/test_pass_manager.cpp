@@ -40,6 +40,33 @@ TEST(PassManager, VerifyCatchesABrokenPass) {
   EXPECT_NO_THROW(PassManager({liar}, no_verify).Run(orch_basic()));
 }
 
+// A verifier pass (checks_produced) checked its properties as it ran: verify mode does not
+// check them a second time.
+TEST(PassManager, AVerifierPassIsNotVerifiedAgain) {
+  Pass checked{"SelfChecked", {}, {IRProperty::CallDirectionsDerived}, [](const ProgramPtr& p) { return p; },
+               /*invalidated=*/{}, /*checks_produced=*/true};
+  EXPECT_NO_THROW(PassManager({checked}).Run(orch_basic()));
+}
+
+// A fixed-point property is verified by re-running its pass; the re-run is skipped only when
+// that same pass just returned its input unchanged (a deterministic pass would again).
+TEST(PassManager, FixedPointIsReverifiedUnlessItsOwnPassLeftTheInput) {
+  EXPECT_STREQ(FixedPointPassOf(IRProperty::WrittenParamDirectionsUpgraded), "UpgradeWrittenParamDirections");
+  EXPECT_EQ(FixedPointPassOf(IRProperty::CallDirectionsDerived), nullptr);
+  // A kernel that stores to a parameter declared In: UpgradeWrittenParamDirections would change it.
+  auto writes_in = kernel("k", 1, 1, false, FunctionType::InCore, MemorySpace::Vec, {}, ParamDirection::In);
+  auto program = Program::make("p", {writes_in}, {});
+  auto identity = [](const ProgramPtr& p) { return p; };
+  Pass liar{"Liar", {}, {IRProperty::WrittenParamDirectionsUpgraded}, identity};
+  EXPECT_THROW(PassManager({liar}).Run(program), InternalError);   // re-run of the real pass changes it
+  Pass same_name{"UpgradeWrittenParamDirections", {}, {IRProperty::WrittenParamDirectionsUpgraded}, identity};
+  EXPECT_NO_THROW(PassManager({same_name}).Run(program));         // trusted: it returned its input
+  // The real pass upgrades the parameter (a new program), and the re-run verifies the result.
+  auto out = PassManager({UpgradeWrittenParamDirections()}).Run(program);
+  EXPECT_NE(out, program);
+  EXPECT_EQ(out->get("k")->param_directions[1], ParamDirection::Out);
+}
+
 TEST(PassManager, PipelineEstablishesCodegenPreconditions) {
   EXPECT_FALSE(VerifyCodegenPreconditions(orch_basic(), "orch_basic").empty());
   PassOptions o;
