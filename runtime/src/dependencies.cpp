@@ -207,8 +207,8 @@ void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* id
   linker_.element_producers(ring_, t, idx, for_write, writers);
   for (uint64_t w : writers)
     orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
-  if (untracked_live_.load(std::memory_order_acquire) > 0)
-    orchestrator_wait([&] { return untracked_live_.load(std::memory_order_acquire) == 0; },
+  if (completion_.untracked_live().load(std::memory_order_acquire) > 0)
+    orchestrator_wait([&] { return completion_.untracked_live().load(std::memory_order_acquire) == 0; },
                       "untracked (manual) writers before get_tensor_data");
 }
 

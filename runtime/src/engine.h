@@ -260,10 +260,6 @@ class Engine {
 
   std::mutex run_mu_;
   std::unique_ptr<RaceChecker> race_;
-
-  // The name submission and get_tensor_data use (submit.cpp, dependencies.cpp) for
-  // completion_.untracked_live(): rare paths (an untracked write), never per task.
-  std::atomic<int64_t>& untracked_live_ = completion_.untracked_live();
 };
 
 // The layout rules above, kept by the parts' own alignment: each starts a cache line.

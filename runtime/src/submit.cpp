@@ -185,7 +185,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                                    : nullptr;
   sub_.publish(s, ring_, raw, params, launch, blocks);
   s.untracked_write = untracked_write;
-  if (untracked_write) untracked_live_.fetch_add(1, std::memory_order_relaxed);
+  if (untracked_write) completion_.untracked_live().fetch_add(1, std::memory_order_relaxed);
   for (const Tensor& t : s.tensors)
     if (t.storage && !t.storage->run_scoped) keep_storage(s, t.storage);
   if (pred_element) keep_storage(s, pred_element->storage);
