@@ -46,8 +46,9 @@ struct TupleRecord {
   std::string task_outs;   // "" for a plain Call
 };
 
-// ---- per-construct state: each class's data is private and only the construct file named on
-// it writes it; the Emitter holds one instance of each (it lives for one function's emission).
+// ---- per-construct state: each class's data is private behind a few named operations, which
+// only the construct file named on it calls (others at most read through a const Emitter
+// accessor); the Emitter holds one instance of each (it lives for one function's emission).
 
 // Tuple-valued calls seen so far (emit_tasks.cpp): the elements of each, by the tuple Var.
 class TupleValues {
@@ -95,10 +96,11 @@ class ScopeExits {
   std::unordered_map<const ir::Stmt*, Slots> slots_;
 };
 
-// The generator's output besides the text (kernel_ids.cpp writes it; GenerateOrchestration reads
-// it): kernel ids per callee in order of first use (spec README decision 3), each callee's core
-// type, and each kernel's run-time direction per tensor argument ("IN" / "OUT" / "INOUT"), in
-// add_* order, as printed at its first submission (anchor §15).
+// The generator's output besides the text (KernelTable, kernel_ids.cpp, writes it as
+// emit_tasks.cpp prints each submission; GenerateOrchestration reads it): kernel ids per callee in
+// order of first use (spec README decision 3), each callee's core type, and each kernel's run-time
+// direction per tensor argument ("IN" / "OUT" / "INOUT"), in add_* order, as printed at its first
+// submission (anchor §15).
 struct KernelTableResult {
   std::map<std::string, int> kernel_ids;
   std::map<std::string, ir::CoreType> core_types;
@@ -258,7 +260,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   AllocationBatches batches_;   // emit_buffers.cpp
   ScopeExits scope_exits_;      // emit_control_flow.cpp
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
-  KernelTable kernels_;         // kernel_ids.cpp
+  KernelTable kernels_;         // emit_tasks.cpp (defined in kernel_ids.cpp)
   common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};

@@ -1,5 +1,6 @@
-// Kernel ids: per callee, in order of first use (spec README decision 3). (Core types are pass
-// results: Function::core_type, stamped by InferKernelCoreTypes.)
+// The kernel table (KernelTable -> KernelTableResult), the generator's output besides the text:
+// kernel ids per callee in order of first use (spec README decision 3), core types (pass results:
+// Function::core_type, stamped by InferKernelCoreTypes) and signatures as first submitted.
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/visitor.h"
