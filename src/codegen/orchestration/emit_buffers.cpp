@@ -54,6 +54,18 @@ std::string initial_value_literal(double v, DataType dtype) {
 
 }  // namespace
 
+namespace {
+
+std::unordered_set<const Var*> BatchedCreates(const Function& fn) {
+  std::unordered_set<const Var*> set;
+  for (const VarPtr& v : fn.batched_creates) set.insert(v.get());
+  return set;
+}
+
+}  // namespace
+
+AllocationBatches::AllocationBatches(const Function& fn) : stamped_(BatchedCreates(fn)) {}
+
 // The creates at the top level of `stmts` (one block) that StampAllocationBatches puts in the
 // block's entry batch (Function::batched_creates) and that are not allocated yet: a MANUAL
 // scope's are allocated before its PTO2_SCOPE, then skipped at its body's entry.
@@ -62,7 +74,7 @@ std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<St
   for (auto& s : stmts) {
     const Call* c = as_create(s);
     const Var* v = c ? s->as<AssignStmt>()->var.get() : nullptr;
-    if (!c || is_batched(v) || !batch_stamps_.count(v)) continue;
+    if (!c || batches_.allocated(v) || !batches_.stamped(v)) continue;
     out.push_back(CreateSite{v, c});
   }
   return out;
@@ -91,7 +103,7 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     }
     names.push_back(name);
     infos.push_back(info);
-    batched_.insert(a.var);
+    batches_.mark_allocated(a.var);
   }
   std::string alloc = scopes_.declare("alloc_" + std::to_string(next_alloc()), false);
   std::string list;

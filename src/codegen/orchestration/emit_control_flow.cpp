@@ -69,7 +69,7 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
     std::string name = declare(c.var.get());
     if (c.slots > 0) line("PTO2TaskId " + name + "[" + std::to_string(c.slots) + "];");
     else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
-    hoisted_task_ids_[c.var.get()] = name;
+    scope_exits_.hoist_task_id(c.var.get(), name);
   }
   // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
   // block reads: its exit slot is declared before the block (Tensor has no public default
@@ -92,7 +92,7 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       slot = scopes_.declare(base_name(rv) + "_exit", true);
       line(ctype(st->dtype) + " " + slot + (st->dtype == DataType::BOOL ? " = false;" : " = 0;"));
     }
-    exit_slots_[c.stmt].emplace_back(c.index, slot);
+    scope_exits_.add_slot(c.stmt, c.index, slot);
     exits.emplace_back(rv, slot);
   }
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
@@ -182,9 +182,9 @@ void Emitter::bind_loop_results(const ForStmt& f, const std::vector<CarryTarget>
 
 // Results read after the enclosing runtime scope: `x_exit = x;` (declared before the block).
 void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& results) {
-  auto it = exit_slots_.find(&s);
-  if (it == exit_slots_.end()) return;
-  for (auto& [k, slot] : it->second) {
+  const ScopeExits::Slots* slots = scope_exits_.slots(&s);
+  if (!slots) return;
+  for (auto& [k, slot] : *slots) {
     const Var* rv = results[k].get();
     if (auto* at = rv->type->as<ArrayType>()) emit_slot_copy(slot, binding_of(array_storage(rv)).text, at->size);
     else line(slot + " = " + strip_parens(ref(rv)) + ";");

@@ -43,8 +43,7 @@ Binding Emitter::capture(const ExprPtr& e) {
   marking_ = saved;
   std::function<void(const ExprPtr&)> walk = [&](const ExprPtr& x) {
     if (auto* v = as_var(x)) {
-      auto it = bindings_.find(v);
-      if (it != bindings_.end()) b.idents.insert(b.idents.end(), it->second.idents.begin(), it->second.idents.end());
+      if (const Binding* vb = find_binding(v)) b.idents.insert(b.idents.end(), vb->idents.begin(), vb->idents.end());
     } else if (auto* bi = x->as<BinaryExpr>()) {
       walk(bi->a);
       walk(bi->b);

@@ -149,26 +149,22 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
   DependencyEmitter::emit_task_dependencies(*this, e, params);
 
   std::string submit;
-  core_types_[callee] = transforms::StampedCoreType(*f);
+  const CoreType core = transforms::StampedCoreType(*f);
   if (f->type == FunctionType::Group) {
+    kernels_.set_core_type(callee, core);
     const GroupKernels& g = f->group_kernels;   // StampGroupKernels
     PYPTO_CHECK(!g.empty(), "Group function '" << f->name << "' has no stamped kernels (StampGroupKernels; "
                                                    "VerifyOrchestrationProgram refuses an invalid Group)");
     // A cluster of one kernel (e.g. a pl.cluster around a pl.spmd) leaves the other id invalid.
-    std::string aic = g.aic.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aic));
-    std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernel_id(g.aiv));
-    if (!g.aic.empty()) core_types_[g.aic] = CoreType::AIC;
-    if (!g.aiv.empty()) core_types_[g.aiv] = CoreType::AIV;
-    for (const std::string& k : {g.aic, g.aiv}) {   // both kernels of a mixed task get the task's list
-      if (!k.empty()) kernel_signatures_.emplace(k, signature);
-    }
+    // Both kernels of a mixed task get the task's signature.
+    std::string aic = g.aic.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernels_.submit(g.aic, CoreType::AIC, signature));
+    std::string aiv = g.aiv.empty() ? "INVALID_KERNEL_ID" : std::to_string(kernels_.submit(g.aiv, CoreType::AIV, signature));
     std::string mixed = scopes_.declare("mixed_" + std::to_string(n), false);
     line("MixedKernels " + mixed + " = {" + aic + ", " + aiv + ", INVALID_KERNEL_ID};");
     submit = "rt_submit_task(" + mixed + ", " + params + ")";
   } else {
-    int id = kernel_id(callee);
-    kernel_signatures_.emplace(callee, signature);   // the first submission's
-    submit = std::string(core_types_[callee] == CoreType::AIC ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
+    int id = kernels_.submit(callee, core, signature);
+    submit = std::string(core == CoreType::AIC ? "rt_submit_aic_task(" : "rt_submit_aiv_task(") + std::to_string(id) +
              ", " + params + ")";
   }
   if (e.span.known()) line(source_site_line(params, e.span));
@@ -206,16 +202,23 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     rec.elements = std::move(elems);
     rec.runtime_allocated = std::move(runtime_allocated);
     rec.task_outs = task_outs;
-    tuples_[result] = std::move(rec);
+    tuples_.record(result, std::move(rec));
   } else if (!elems.empty()) {
     bind(result, elems[0]);
   }
 }
 
+void TupleValues::record(const Var* v, TupleRecord rec) { records_[v] = std::move(rec); }
+
+TupleRecord& TupleValues::of(const Var* v) {
+  auto it = records_.find(v);
+  PYPTO_CHECK(it != records_.end(), "tuple element of an unknown tuple value");
+  return it->second;
+}
+
 void Emitter::emit_tuple_element(const Var* target, const TupleGetItem& g) {
   auto* tv = as_var(g.tuple);
-  PYPTO_CHECK(tv && tuples_.count(tv), "tuple element of an unknown tuple value");
-  TupleRecord& rec = tuples_[tv];
+  TupleRecord& rec = tuples_.of(tv);
   size_t i = static_cast<size_t>(g.index);
   if (i < rec.elements.size()) {
     if (i < rec.runtime_allocated.size() && rec.runtime_allocated[i]) {

@@ -46,6 +46,79 @@ struct TupleRecord {
   std::string task_outs;   // "" for a plain Call
 };
 
+// ---- per-construct state: each class's data is private behind a few named operations, which
+// only the construct file named on it calls (others at most read through a const Emitter
+// accessor); the Emitter holds one instance of each (it lives for one function's emission).
+
+// Tuple-valued calls seen so far (emit_tasks.cpp): the elements of each, by the tuple Var.
+class TupleValues {
+ public:
+  void record(const ir::Var* v, TupleRecord rec);
+  TupleRecord& of(const ir::Var* v);   // checked: `v` was recorded
+ private:
+  std::unordered_map<const ir::Var*, TupleRecord> records_;
+};
+
+// Allocation batches (emit_buffers.cpp): which creates StampAllocationBatches put in a block's
+// entry batch (Function::batched_creates, a const view), and which of them are allocated so far.
+class AllocationBatches {
+ public:
+  explicit AllocationBatches(const ir::Function& fn);
+  bool stamped(const ir::Var* v) const { return stamped_.count(v) > 0; }
+  bool allocated(const ir::Var* v) const { return allocated_.count(v) > 0; }
+  void mark_allocated(const ir::Var* v) { allocated_.insert(v); }
+ private:
+  const std::unordered_set<const ir::Var*> stamped_;
+  std::unordered_set<const ir::Var*> allocated_;
+};
+
+// Runtime scope exits (emit_control_flow.cpp): the C++ names declared before a PTO2_SCOPE for
+// what leaves it — a TaskId its following yield carries out (RuntimeScopeStmt::carried_task_ids),
+// and the exit slots of loop carries / if results read after it (RuntimeScopeStmt::exit_values),
+// per loop / if {result index, slot}, assigned after that loop / if.
+class ScopeExits {
+ public:
+  using Slots = std::vector<std::pair<size_t, std::string>>;
+  void hoist_task_id(const ir::Var* v, const std::string& name) { task_ids_[v] = name; }
+  const std::string* hoisted_task_id(const ir::Var* v) const {
+    auto it = task_ids_.find(v);
+    return it == task_ids_.end() ? nullptr : &it->second;
+  }
+  void add_slot(const ir::Stmt* loop_or_if, size_t index, const std::string& slot) {
+    slots_[loop_or_if].emplace_back(index, slot);
+  }
+  const Slots* slots(const ir::Stmt* loop_or_if) const {
+    auto it = slots_.find(loop_or_if);
+    return it == slots_.end() ? nullptr : &it->second;
+  }
+ private:
+  std::unordered_map<const ir::Var*, std::string> task_ids_;
+  std::unordered_map<const ir::Stmt*, Slots> slots_;
+};
+
+// The generator's output besides the text (KernelTable, kernel_ids.cpp, writes it as
+// emit_tasks.cpp prints each submission; GenerateOrchestration reads it): kernel ids per callee in
+// order of first use (spec README decision 3), each callee's core type, and each kernel's run-time
+// direction per tensor argument ("IN" / "OUT" / "INOUT"), in add_* order, as printed at its first
+// submission (anchor §15).
+struct KernelTableResult {
+  std::map<std::string, int> kernel_ids;
+  std::map<std::string, ir::CoreType> core_types;
+  std::map<std::string, std::vector<std::string>> kernel_signatures;
+};
+
+class KernelTable {
+ public:
+  // A function's stamped core type (a Group's own, besides its kernels').
+  void set_core_type(const std::string& callee, ir::CoreType core);
+  // A submitted kernel: records its core type and (at its first submission) its signature;
+  // returns its id (assigned at first use).
+  int submit(const std::string& kernel, ir::CoreType core, const std::vector<std::string>& signature);
+  const KernelTableResult& result() const { return result_; }
+ private:
+  KernelTableResult result_;
+};
+
 class Emitter;
 
 // The shared TaskId lowering's view of an Emitter (task_ids.cpp): slot-loop indices are
@@ -90,6 +163,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::string declare(const ir::Var* v, const std::string& base = "", bool voidable = true);
   void bind(const ir::Var* v, Binding b);
   bool bound(const ir::Var* v) const { return bindings_.count(v) > 0; }
+  const Binding* find_binding(const ir::Var* v) const;   // null when `v` is not bound yet
   const Binding& binding_of(const ir::Var* v) const;
   std::string ref(const ir::Var* v);           // text, marking its identifiers used
   Binding capture(const ir::ExprPtr& e);       // an expression's text without marking uses
@@ -130,16 +204,13 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   };
   void emit_alloc_batch(const std::vector<CreateSite>& creates);
   std::vector<CreateSite> batchable_creates(const std::vector<ir::StmtPtr>& stmts);
-  bool is_batched(const ir::Var* v) const { return batched_.count(v) > 0; }
+  bool is_batched(const ir::Var* v) const { return batches_.allocated(v); }
 
   // ---- control flow (emit_control_flow.cpp) ----
   void emit_runtime_scope(const ir::RuntimeScopeStmt& s);
   // The C++ variable declared before a PTO2_SCOPE for a TaskId the scope's following yield
   // carries out (RuntimeScopeStmt::carried_task_ids), or null.
-  const std::string* hoisted_task_id(const ir::Var* v) const {
-    auto it = hoisted_task_ids_.find(v);
-    return it == hoisted_task_ids_.end() ? nullptr : &it->second;
-  }
+  const std::string* hoisted_task_id(const ir::Var* v) const { return scope_exits_.hoisted_task_id(v); }
 
   // ---- shared state ----
   const ir::ProgramPtr& program() const { return program_; }
@@ -147,12 +218,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   int next_task() { return task_counter_++; }
   int next_alloc() { return alloc_counter_++; }
   int next_tuple() { return tuple_counter_++; }
-  int kernel_id(const std::string& callee);
-  const std::map<std::string, int>& kernel_ids() const { return kernel_ids_; }
-  const std::map<std::string, ir::CoreType>& core_types() const { return core_types_; }
-  // Kernel -> run-time direction of each tensor argument ("IN" / "OUT" / "INOUT"), in add_*
-  // order, as printed at its first submission (emit_tasks.cpp records it; anchor §15).
-  const std::map<std::string, std::vector<std::string>>& kernel_signatures() const { return kernel_signatures_; }
+  const KernelTableResult& kernel_table() const { return kernels_.result(); }   // after Generate
   // The shared PTO2TaskId spelling (common/task_id_lowering.h): printer state, it writes lines.
   common::TaskIdLowering& task_ids() { return task_ids_; }
   const common::TaskIdStamps& task_id_stamps() const { return task_id_stamps_; }   // ResolveTaskIds
@@ -183,24 +249,18 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   // The Var whose C array the pl.Array version `v` lives in (Function::array_backings, stamped by
   // StampArrayBackings), `v` itself when it is its own storage (a create, a phi if-result).
   const ir::Var* array_storage(const ir::Var* v) const;
-  std::unordered_map<const ir::Var*, const ir::Var*> array_backings_;
+  const std::unordered_map<const ir::Var*, const ir::Var*> array_backings_;
   void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   common::StringStream body_;   // (moved out by Generate: no copy of the body's text)
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
-  std::unordered_map<const ir::Var*, TupleRecord> tuples_;
-  std::unordered_set<const ir::Var*> batched_;        // creates allocated so far
-  std::unordered_set<const ir::Var*> batch_stamps_;   // Function::batched_creates (StampAllocationBatches)
-  std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
-  std::unordered_map<const ir::Var*, std::string> hoisted_task_ids_;
-  // Loop carries / if results read after their runtime scope (RuntimeScopeStmt::exit_values):
-  // the exit slot declared before the block, per loop / if {result index, slot}; assigned after it.
-  std::unordered_map<const ir::Stmt*, std::vector<std::pair<size_t, std::string>>> exit_slots_;
+  const std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
+  TupleValues tuples_;          // emit_tasks.cpp
+  AllocationBatches batches_;   // emit_buffers.cpp
+  ScopeExits scope_exits_;      // emit_control_flow.cpp
   void assign_exit_slots(const ir::Stmt& s, const std::vector<ir::VarPtr>& results);
-  std::map<std::string, int> kernel_ids_;
-  std::map<std::string, ir::CoreType> core_types_;
-  std::map<std::string, std::vector<std::string>> kernel_signatures_;
+  KernelTable kernels_;         // emit_tasks.cpp (defined in kernel_ids.cpp)
   common::TaskIdStamps task_id_stamps_;
   L2TaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::L2TaskIds()};

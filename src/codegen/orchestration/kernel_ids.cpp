@@ -1,5 +1,6 @@
-// Kernel ids: per callee, in order of first use (spec README decision 3). (Core types are pass
-// results: Function::core_type, stamped by InferKernelCoreTypes.)
+// The kernel table (KernelTable -> KernelTableResult), the generator's output besides the text:
+// kernel ids per callee in order of first use (spec README decision 3), core types (pass results:
+// Function::core_type, stamped by InferKernelCoreTypes) and signatures as first submitted.
 #include "emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/visitor.h"
@@ -10,11 +11,15 @@ using namespace ir;
 
 namespace orchestration {
 
-int Emitter::kernel_id(const std::string& callee) {
-  auto it = kernel_ids_.find(callee);
-  if (it != kernel_ids_.end()) return it->second;
-  int id = static_cast<int>(kernel_ids_.size());
-  kernel_ids_[callee] = id;
+void KernelTable::set_core_type(const std::string& callee, CoreType core) { result_.core_types[callee] = core; }
+
+int KernelTable::submit(const std::string& kernel, CoreType core, const std::vector<std::string>& signature) {
+  set_core_type(kernel, core);
+  result_.kernel_signatures.emplace(kernel, signature);   // the first submission's
+  auto it = result_.kernel_ids.find(kernel);
+  if (it != result_.kernel_ids.end()) return it->second;
+  int id = static_cast<int>(result_.kernel_ids.size());
+  result_.kernel_ids[kernel] = id;
   return id;
 }
 

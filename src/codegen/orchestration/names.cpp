@@ -78,6 +78,11 @@ std::string Emitter::declare(const ir::Var* v, const std::string& base, bool voi
 
 void Emitter::bind(const ir::Var* v, Binding b) { bindings_[v] = std::move(b); }
 
+const Binding* Emitter::find_binding(const ir::Var* v) const {
+  auto it = bindings_.find(v);
+  return it == bindings_.end() ? nullptr : &it->second;
+}
+
 const Binding& Emitter::binding_of(const ir::Var* v) const {
   auto it = bindings_.find(v);
   PYPTO_CHECK(it != bindings_.end(), "orchestration codegen: variable '" << v->name << "' used before its definition");

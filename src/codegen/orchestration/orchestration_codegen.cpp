@@ -24,13 +24,32 @@ namespace orchestration {
 
 void LinkBuiltinOrchestrationOps();   // op_handlers.cpp: keeps its registrations linked
 
+namespace {
+
+// Function::array_backings as a lookup (version -> backing).
+std::unordered_map<const Var*, const Var*> ArrayBackingIndex(const Function& fn) {
+  std::unordered_map<const Var*, const Var*> index;
+  for (const ArrayBackingEntry& e : fn.array_backings) index.emplace(e.version.get(), e.backing.get());
+  return index;
+}
+
+std::unordered_set<const Var*> NonNegativeVars(const Function& fn) {
+  std::unordered_set<const Var*> set;
+  for (const VarPtr& v : fn.non_negative_vars) set.insert(v.get());
+  return set;
+}
+
+}  // namespace
+
 Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
-    : program_(program), fn_(fn), task_id_stamps_(*fn) {
+    : program_(program),
+      fn_(fn),
+      array_backings_(ArrayBackingIndex(*fn)),
+      non_negative_vars_(NonNegativeVars(*fn)),
+      batches_(*fn),
+      task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
   bindings_.reserve(fn->params.size() + transforms::CountVarDefs(fn->body));   // no rehash on long bodies
-  for (const VarPtr& v : fn->batched_creates) batch_stamps_.insert(v.get());
-  for (const ArrayBackingEntry& e : fn->array_backings) array_backings_.emplace(e.version.get(), e.backing.get());
-  for (const VarPtr& v : fn->non_negative_vars) non_negative_vars_.insert(v.get());
 }
 
 void Emitter::on_open_block() { scopes_.push(); }
@@ -123,15 +142,16 @@ OrchestrationResult GenerateOrchestration(const ProgramPtr& program, const std::
   r.func_name = func_name;
   r.code = e.Generate();
   r.files["orchestration/" + func_name + ".cpp"] = r.code;
-  r.kernel_ids = e.kernel_ids();
-  r.core_types = e.core_types();
+  const orchestration::KernelTableResult& kernels = e.kernel_table();
+  r.kernel_ids = kernels.kernel_ids;
+  r.core_types = kernels.core_types;
   r.signature = common::EntrySignature(*fn);
   r.func_name_to_id = r.kernel_ids;
   for (const auto& [name, id] : r.kernel_ids) {
     auto ct = r.core_types.find(name);
     r.func_name_to_core_type[name] = ct != r.core_types.end() && ct->second == CoreType::AIC ? CoreType::AIC : CoreType::AIV;
   }
-  r.func_name_to_signature = e.kernel_signatures();
+  r.func_name_to_signature = kernels.kernel_signatures;
   r.files["kernel_config.py"] = KernelConfigPy(r);
   return r;
 }
