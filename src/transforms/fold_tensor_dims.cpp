@@ -87,7 +87,8 @@ Pass FoldTensorDims() {
   return Pass{"FoldTensorDims",
               {IRProperty::ClusterScopesOutlined, IRProperty::IncoreScopesOutlined},
               {IRProperty::TensorDimsFolded},
-              Run};
+              Run,
+              /*invalidated=*/{}};  // a dim read becomes a Var or constant: no other property changes
 }
 
 }  // namespace pypto::transforms
