@@ -21,6 +21,8 @@
 //   (the parser checks both).
 // Output invariants: CallDirectionsDerived — every function Call/Submit has exactly one
 //   direction per argument and none is Unset.
+// Cost: the buffer-root analysis, then one walk that decides each statement's calls and rebuilds
+//   the statement right away, only when a direction changes (unchanged statements are shared).
 // Why: the direction of an argument is a property of the call site (a no_dep override is
 //   per call), so codegen reads `add_input/add_output/add_inout/add_no_dep/add_scalar`
 //   straight off the call instead of looking the callee up. The promotions make our C++ match
@@ -31,9 +33,9 @@
 #include "buffer_roots.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
-#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -145,11 +147,7 @@ class DirectionDeriver : public IRMutator {
     const std::vector<ArgDirection>* dirs = decided(op);
     PYPTO_CHECK(dirs, "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
     if (*dirs == c->arg_directions) return e;
-    PYPTO_CHECK(dirs->size() == c->args.size(), "DeriveCallDirections: call to '" << c->callee << "' got "
-                                                   << dirs->size() << " directions for " << c->args.size() << " args");
-    auto out = std::make_shared<Call>(*c);   // one copy, its dump marks and edges kept as they are
-    out->arg_directions = *dirs;
-    return out;
+    return with_directions(*c, *dirs);
   }
 
   ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
@@ -199,10 +197,37 @@ class DirectionDeriver : public IRMutator {
     for (const Node* c : collector_.calls) changed |= decide(c, unit);
     close_unit(unit);
     if (!changed) return s;
+    if (StmtPtr direct = rebuild_single_call(s)) return direct;
     rewriting_ = true;
     StmtPtr out = IRMutator::mutate_stmt(s);
     rewriting_ = false;
     decisions_.clear();
+    return out;
+  }
+
+  // `v = f(...)` or `f(...)` whose call is the statement's only one: the new call and statement
+  // built directly, as the general rewrite would build them, without walking the arguments
+  // again (the common orchestration statement). Null for any other statement.
+  StmtPtr rebuild_single_call(const StmtPtr& s) {
+    if (decisions_.size() != 1) return nullptr;
+    auto* assign = s->as<AssignStmt>();
+    auto* eval = s->as<EvalStmt>();
+    const ExprPtr& value = assign ? assign->value : eval ? eval->expr : nullptr;
+    if (!value || value.get() != decisions_[0].call || !value->is<Call>()) return nullptr;
+    // (the general rewrite re-types a target whose type differs from its value's)
+    if (assign && assign->var->type != value->type && !structural_equal(assign->var->type, value->type)) return nullptr;
+    ExprPtr call = with_directions(*value->as<Call>(), std::move(decisions_[0].dirs));
+    decisions_.clear();
+    if (assign) return AssignStmt::make(assign->var, std::move(call), assign->span);
+    return EvalStmt::make(std::move(call), eval->span);
+  }
+
+  // A copy of `c` with `dirs` (its dump marks and edges kept as they are).
+  static ExprPtr with_directions(const Call& c, std::vector<ArgDirection> dirs) {
+    PYPTO_CHECK(dirs.size() == c.args.size(), "DeriveCallDirections: call to '" << c.callee << "' got " << dirs.size()
+                                                 << " directions for " << c.args.size() << " args");
+    auto out = std::make_shared<Call>(c);
+    out->arg_directions = std::move(dirs);
     return out;
   }
 
