@@ -86,3 +86,31 @@ TEST(DeriveCallDirections, RebuildsOnlyChangedStatements) {
                                                              ArgDirection::InOut, ArgDirection::Scalar}));
   EXPECT_EQ(got->get("k"), k);
 }
+
+// orch(a, o: Out, c: BOOL): if c: k(a, o) else: k(a, o); then `k(a, o)` as an EvalStmt.
+// Each side of the branch starts from the roots written before it, so both calls write `o`
+// as Out; the branch as a whole wrote `o`, so the call after it is promoted to InOut.
+TEST(DeriveCallDirections, BranchSidesStartFromTheRootsBeforeTheBranch) {
+  std::vector<VarPtr> kp = {V("x", T16()), V("y", T16())};
+  auto k = Function::make("k", FunctionType::InCore, kp, {ParamDirection::In, ParamDirection::Out}, {T16()},
+                          ReturnStmt::make({kp[1]}));
+  auto a = V("a", T16()), o = V("o", T16()), c = V("c", S(DataType::BOOL));
+  auto call = [&] { return Call::make_func("k", {a, o}, k->call_result_type(), {}); };
+  ExprPtr then_call = call(), else_call = call(), after_call = call();
+  StmtPtr branch = IfStmt::make(c, AssignStmt::make(V("r1", then_call->type), then_call),
+                                AssignStmt::make(V("r2", else_call->type), else_call), {});
+  auto orch = Function::make("orch", FunctionType::Orchestration, {a, o, c},
+                             {ParamDirection::In, ParamDirection::Out, ParamDirection::In}, {},
+                             SeqStmts::make({branch, EvalStmt::make(after_call), ReturnStmt::make({})}));
+  auto got = DeriveCallDirections().run(Program::make("P", {k, orch}));
+  auto* body = got->get("orch")->body->as<SeqStmts>();
+  ASSERT_NE(body, nullptr);
+  auto* got_if = body->stmts[0]->as<IfStmt>();
+  ASSERT_NE(got_if, nullptr);
+  const std::vector<ArgDirection> out = {ArgDirection::In, ArgDirection::Out};
+  EXPECT_EQ(got_if->then_body->as<AssignStmt>()->value->as<Call>()->arg_directions, out);
+  EXPECT_EQ(got_if->else_body->as<AssignStmt>()->value->as<Call>()->arg_directions, out);
+  EXPECT_EQ(body->stmts[1]->as<EvalStmt>()->expr->as<Call>()->arg_directions,
+            (std::vector<ArgDirection>{ArgDirection::In, ArgDirection::InOut}));
+  EXPECT_TRUE(VerifyProperty(IRProperty::CallDirectionsDerived, got).empty());
+}
