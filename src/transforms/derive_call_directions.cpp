@@ -21,18 +21,21 @@
 //   (the parser checks both).
 // Output invariants: CallDirectionsDerived — every function Call/Submit has exactly one
 //   direction per argument and none is Unset.
+// Cost: the buffer-root analysis, then one walk that decides each statement's calls and rebuilds
+//   the statement right away, only when a direction changes (unchanged statements are shared).
 // Why: the direction of an argument is a property of the call site (a no_dep override is
 //   per call), so codegen reads `add_input/add_output/add_inout/add_no_dep/add_scalar`
 //   straight off the call instead of looking the callee up. The promotions make our C++ match
 //   the reference's; our runtime orders write-after-write either way.
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "buffer_roots.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
-#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -73,54 +76,96 @@ bool all_set(const std::vector<ArgDirection>& dirs, size_t n) {
   return true;
 }
 
-using DirectionMap = std::unordered_map<const Node*, std::vector<ArgDirection>>;   // (looked up, never iterated)
-
-// Walks one function's blocks in order and decides each call's directions (with promotions).
-class PromotionWalker {
+// One walk per function that decides each call's directions and rewrites the call at once:
+// the promotion rules read only the roots written before a statement, so a statement can be
+// decided and rebuilt before the next is read (its nodes are still in cache, and no map of
+// every call's directions is kept). A statement none of whose calls changes is returned as it
+// is (shared, its expressions not walked again); a loop, branch or block is rebuilt only when
+// a statement inside it changed.
+class DirectionDeriver : public IRMutator {
  public:
-  PromotionWalker(const Program& program, const Function& fn)
-      : program_(program), fn_(fn), roots_(program, fn, /*views_are_roots=*/true) {
+  DirectionDeriver(const Program& program, const Function& fn)
+      : program_(program), roots_(program, fn, /*views_are_roots=*/true) {
     for (size_t i = 0; i < fn.params.size(); ++i) {
       if (fn.param_directions[i] == ParamDirection::InOut) inout_params_.insert(fn.params[i].get());
     }
+    seen_ = &top_seen_;
+    footprint_ = &top_footprint_;
   }
 
-  DirectionMap run() {
-    out_.reserve(CountVarDefs(fn_.body));   // about one call per defined Var: no rehash on long bodies
-    RootSet seen, footprint;
-    walk(fn_.body, seen, footprint);
-    return std::move(out_);
+  // Statements of a block in order, each a writer unit of the current block; blocks, runtime
+  // scopes and pl.at scopes are transparent.
+  StmtPtr mutate_stmt(const StmtPtr& s) override {
+    if (!s || rewriting_ || s->is<SeqStmts>() || s->is<RuntimeScopeStmt>() || s->is<ScopeStmt>() || s->is<ForStmt>() ||
+        s->is<IfStmt>()) {
+      return IRMutator::mutate_stmt(s);
+    }
+    return mutate_writer_unit(s);
+  }
+
+  // A loop is one writer unit: its body starts from a copy of the roots written before it.
+  StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
+    RootSet unit, body_seen = *seen_;
+    RootSet* outer_seen = std::exchange(seen_, &body_seen);
+    RootSet* outer_footprint = std::exchange(footprint_, &unit);
+    loops_.push_back(op->for_kind == ForKind::Sequential);
+    StmtPtr out = IRMutator::mutate_(op, self);
+    loops_.pop_back();
+    seen_ = outer_seen;
+    footprint_ = outer_footprint;
+    close_unit(unit);
+    return out;
+  }
+
+  // A branch is one writer unit: each side starts from a copy of the roots written before it.
+  StmtPtr mutate_(const IfStmt* op, const StmtPtr& self) override {
+    ExprPtr cond = mutate_expr(op->cond);
+    RootSet unit, then_seen = *seen_, else_seen = *seen_;
+    RootSet* outer_seen = std::exchange(seen_, &then_seen);
+    RootSet* outer_footprint = std::exchange(footprint_, &unit);
+    StmtPtr then_body = mutate_stmt(op->then_body);
+    seen_ = &else_seen;
+    StmtPtr else_body = op->else_body ? mutate_stmt(op->else_body) : nullptr;
+    seen_ = outer_seen;
+    footprint_ = outer_footprint;
+    close_unit(unit);
+    bool changed = cond != op->cond || then_body != op->then_body || else_body != op->else_body;
+    std::vector<VarPtr> rvs;
+    for (auto& rv : op->return_vars) {
+      rvs.push_back(mutate_def(rv));
+      changed |= rvs.back() != rv;
+    }
+    if (!changed) return self;
+    return IfStmt::make(std::move(cond), then_body ? then_body : make_seq({}, op->span), std::move(else_body),
+                        std::move(rvs), op->span);
+  }
+
+  ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
+    ExprPtr e = IRMutator::mutate_(op, self);
+    auto* c = e->as<Call>();
+    if (c->is_op) return e;
+    const std::vector<ArgDirection>* dirs = decided(op);
+    PYPTO_CHECK(dirs, "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
+    if (*dirs == c->arg_directions) return e;
+    return with_directions(*c, *dirs);
+  }
+
+  ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
+    ExprPtr e = IRMutator::mutate_(op, self);
+    auto* s = e->as<Submit>();
+    const std::vector<ArgDirection>* dirs = decided(op);
+    PYPTO_CHECK(dirs, "DeriveCallDirections: submit of '" << s->callee << "' was not analysed");
+    if (*dirs == s->arg_directions) return e;
+    auto* tt = s->type->as<TupleType>();
+    PYPTO_CHECK(tt && !tt->elements.empty(), "Submit to '" << s->callee << "' is not tuple-typed");
+    std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
+    ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
+                               s->allow_early_resolve, s->timing_slot, s->predicate, *dirs, s->span);
+    if (!s->dump_vars.empty()) out = with_dump_vars(out, s->dump_vars);
+    return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
   }
 
  private:
-  // Statements of `s` in order, each a writer unit of the current block.
-  void walk(const StmtPtr& s, RootSet& seen, RootSet& footprint) {
-    if (!s) return;
-    if (auto* seq = s->as<SeqStmts>()) {
-      for (auto& c : seq->stmts) walk(c, seen, footprint);
-      return;
-    }
-    if (auto* rs = s->as<RuntimeScopeStmt>()) return walk(rs->body, seen, footprint);   // transparent
-    if (auto* sc = s->as<ScopeStmt>()) return walk(sc->body, seen, footprint);
-    RootSet unit;
-    if (auto* f = s->as<ForStmt>()) {
-      loops_.push_back(f->for_kind == ForKind::Sequential);
-      RootSet body_seen = seen;
-      walk(f->body, body_seen, unit);
-      loops_.pop_back();
-    } else if (auto* i = s->as<IfStmt>()) {
-      RootSet then_seen = seen, else_seen = seen;
-      walk(i->then_body, then_seen, unit);
-      walk(i->else_body, else_seen, unit);
-    } else {
-      collector_.calls.clear();   // (one collector for every statement: no list allocated per statement)
-      collector_.visit_stmt(s);
-      for (const Node* c : collector_.calls) decide(c, seen, unit);
-    }
-    seen.insert(unit.begin(), unit.end());
-    footprint.insert(unit.begin(), unit.end());
-  }
-
   struct CallCollector : IRVisitor {
     std::vector<const Node*> calls;
     // A type's shape holds no call: skip the type walk at every Var use.
@@ -136,17 +181,83 @@ class PromotionWalker {
     }
   };
 
-  bool promote(const RootSet& roots, const RootSet& seen) const {
+  struct Decision {
+    const Node* call;
+    std::vector<ArgDirection> dirs;
+  };
+
+  // Decides the calls of one plain statement (against the roots written before it), then
+  // rebuilds the statement only if a call's directions change.
+  StmtPtr mutate_writer_unit(const StmtPtr& s) {
+    collector_.calls.clear();   // (one collector and one decision list for every statement)
+    collector_.visit_stmt(s);
+    decisions_.clear();
+    RootSet unit;
+    bool changed = false;
+    for (const Node* c : collector_.calls) changed |= decide(c, unit);
+    close_unit(unit);
+    if (!changed) return s;
+    if (StmtPtr direct = rebuild_single_call(s)) return direct;
+    rewriting_ = true;
+    StmtPtr out = IRMutator::mutate_stmt(s);
+    rewriting_ = false;
+    decisions_.clear();
+    return out;
+  }
+
+  // `v = f(...)` or `f(...)` whose call is the statement's only one: the new call and statement
+  // built directly, as the general rewrite would build them, without walking the arguments
+  // again (the common orchestration statement). Null for any other statement.
+  StmtPtr rebuild_single_call(const StmtPtr& s) {
+    if (decisions_.size() != 1) return nullptr;
+    auto* assign = s->as<AssignStmt>();
+    auto* eval = s->as<EvalStmt>();
+    const ExprPtr& value = assign ? assign->value : eval ? eval->expr : nullptr;
+    if (!value || value.get() != decisions_[0].call || !value->is<Call>()) return nullptr;
+    // (the general rewrite re-types a target whose type differs from its value's)
+    if (assign && assign->var->type != value->type && !structural_equal(assign->var->type, value->type)) return nullptr;
+    ExprPtr call = with_directions(*value->as<Call>(), std::move(decisions_[0].dirs));
+    decisions_.clear();
+    if (assign) return AssignStmt::make(assign->var, std::move(call), assign->span);
+    return EvalStmt::make(std::move(call), eval->span);
+  }
+
+  // A copy of `c` with `dirs` (its dump marks and edges kept as they are).
+  static ExprPtr with_directions(const Call& c, std::vector<ArgDirection> dirs) {
+    PYPTO_CHECK(dirs.size() == c.args.size(), "DeriveCallDirections: call to '" << c.callee << "' got " << dirs.size()
+                                                 << " directions for " << c.args.size() << " args");
+    auto out = std::make_shared<Call>(c);
+    out->arg_directions = std::move(dirs);
+    return out;
+  }
+
+  // The directions decided for `call` in the current statement (null: not one of its calls).
+  // The last decision wins, as a call node shared within a statement is decided twice.
+  const std::vector<ArgDirection>* decided(const Node* call) const {
+    for (auto it = decisions_.rbegin(); it != decisions_.rend(); ++it) {
+      if (it->call == call) return &it->dirs;
+    }
+    return nullptr;
+  }
+
+  void close_unit(const RootSet& unit) {
+    seen_->insert(unit.begin(), unit.end());
+    footprint_->insert(unit.begin(), unit.end());
+  }
+
+  bool promote(const RootSet& roots) const {
     for (bool sequential : loops_) {
       if (sequential) return true;                                                // R-seq
     }
     for (const Var* r : roots) {
-      if (seen.count(r) || inout_params_.count(r)) return true;                // R-prior, R-enclosing
+      if (seen_->count(r) || inout_params_.count(r)) return true;              // R-prior, R-enclosing
     }
     return false;
   }
 
-  void decide(const Node* node, const RootSet& seen, RootSet& unit) {
+  // Records `node`'s directions and adds the roots it writes to `unit`; true when they differ
+  // from the call's current ones.
+  bool decide(const Node* node, RootSet& unit) {
     const std::string* callee;
     const std::vector<ExprPtr>* args;
     const std::vector<ArgDirection>* current;
@@ -157,71 +268,34 @@ class PromotionWalker {
       auto* s = node->as<Submit>();
       callee = &s->callee, args = &s->args, current = &s->arg_directions, span = &s->span;
     }
-    std::vector<ArgDirection> dirs =
-        all_set(*current, args->size()) ? *current : derive(program_, *callee, *args, *current, *span);
+    const bool given = all_set(*current, args->size());
+    std::vector<ArgDirection> dirs = given ? *current : derive(program_, *callee, *args, *current, *span);
     for (size_t i = 0; i < dirs.size(); ++i) {
       const RootSet& r = roots_.of((*args)[i]);
-      if (dirs[i] == ArgDirection::Out && !all_set(*current, args->size()) && promote(r, seen)) {
-        dirs[i] = ArgDirection::InOut;
-      }
+      if (dirs[i] == ArgDirection::Out && !given && promote(r)) dirs[i] = ArgDirection::InOut;
       if (dirs[i] == ArgDirection::Out || dirs[i] == ArgDirection::InOut) unit.insert(r.begin(), r.end());
     }
-    out_[node] = std::move(dirs);
+    const bool changed = dirs != *current;
+    decisions_.push_back({node, std::move(dirs)});
+    return changed;
   }
 
   const Program& program_;
-  const Function& fn_;
   BufferRoots roots_;
   RootSet inout_params_;
+  RootSet top_seen_, top_footprint_;
+  RootSet* seen_;                                      // roots written before this statement
+  RootSet* footprint_;                                 // roots written by the enclosing unit
   std::vector<bool> loops_;                            // enclosing loops, outermost first: sequential?
+  bool rewriting_ = false;                             // inside a changed statement: plain rewrite
   CallCollector collector_;
-  DirectionMap out_;
-};
-
-class DirectionRewriter : public IRMutator {
- public:
-  explicit DirectionRewriter(const DirectionMap& dirs) : dirs_(dirs) {}
-
-  ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
-    ExprPtr e = IRMutator::mutate_(op, self);
-    auto* c = e->as<Call>();
-    if (c->is_op) return e;
-    auto it = dirs_.find(op);
-    PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: call to '" << c->callee << "' was not analysed");
-    if (it->second == c->arg_directions) return e;
-    PYPTO_CHECK(it->second.size() == c->args.size(), "DeriveCallDirections: call to '" << c->callee << "' got "
-                                                         << it->second.size() << " directions for " << c->args.size() << " args");
-    auto out = std::make_shared<Call>(*c);   // one copy, its dump marks and edges kept as they are
-    out->arg_directions = it->second;
-    return out;
-  }
-
-  ExprPtr mutate_(const Submit* op, const ExprPtr& self) override {
-    ExprPtr e = IRMutator::mutate_(op, self);
-    auto* s = e->as<Submit>();
-    auto it = dirs_.find(op);
-    PYPTO_CHECK(it != dirs_.end(), "DeriveCallDirections: submit of '" << s->callee << "' was not analysed");
-    if (it->second == s->arg_directions) return e;
-    auto* tt = s->type->as<TupleType>();
-    PYPTO_CHECK(tt && !tt->elements.empty(), "Submit to '" << s->callee << "' is not tuple-typed");
-    std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);   // drop the TaskId
-    ExprPtr out = Submit::make(s->callee, s->args, std::move(rets), s->deps, s->core_num, s->sync_start,
-                               s->allow_early_resolve, s->timing_slot, s->predicate, it->second, s->span);
-    if (!s->dump_vars.empty()) out = with_dump_vars(out, s->dump_vars);
-    return s->compiler_manual_dep_edges.empty() ? out : with_compiler_dep_edges(out, s->compiler_manual_dep_edges);
-  }
-
- private:
-  const DirectionMap& dirs_;
+  std::vector<Decision> decisions_;
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
-    DirectionMap dirs = PromotionWalker(*program, *fn).run();
-    if (dirs.empty()) continue;
-    DirectionRewriter rw(dirs);
-    FunctionPtr nf = rw.mutate_function(fn);
+    FunctionPtr nf = DirectionDeriver(*program, *fn).mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);
   }
   return out;
