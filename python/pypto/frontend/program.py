@@ -300,30 +300,17 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
         fn = fn.with_task_statements(task_statements)
     if returned_params:
         fn = fn.with_returned_params(returned_params)
-    if task_ids:
-        node, named = task_ids
+    # Stamps that name the function's Vars: the binding resolves the names (a bad one is a
+    # ValueError, reported at the keyword).
+    for stamp, keyword in ((task_ids, "task_ids"), (batched, "batched_creates"), (backings, "array_backings"),
+                           (non_negative, "non_negative_vars")):
+        if not stamp:
+            continue
+        node, named = stamp
         try:
-            fn = fn.with_task_ids_named(named)
+            fn = getattr(fn, "with_%s_named" % keyword)(named)
         except ValueError as e:
-            raise ctx.error(node, f"task_ids=: {e}") from None
-    if batched:
-        node, names = batched
-        try:
-            fn = fn.with_batched_creates_named(names)
-        except ValueError as e:
-            raise ctx.error(node, f"batched_creates=: {e}") from None
-    if backings:
-        node, named = backings
-        try:
-            fn = fn.with_array_backings_named(named)
-        except ValueError as e:
-            raise ctx.error(node, f"array_backings=: {e}") from None
-    if non_negative:
-        node, names = non_negative
-        try:
-            fn = fn.with_non_negative_vars_named(names)
-        except ValueError as e:
-            raise ctx.error(node, f"non_negative_vars=: {e}") from None
+            raise ctx.error(node, f"{keyword}=: {e}") from None
     return fn
 
 
