@@ -148,6 +148,26 @@ static void matmul_paths(std::mt19937& gen, bool avx512, bool avx2) {
         matmul_kernel_avx2(c2.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
         check("avx2", c2, avx512 ? &c512 : nullptr);
       }
+      {  // matmul_strided (a box of a tensor read in place: row strides lda / ldb) into a packed
+         // dst: the same bits as the kernels above; the portable loop on the strided operands
+         // gives the bits of the packed one.
+        std::vector<float> acc(m * n), d(m * n + 1, sentinel), pr(m * n + 1, sentinel);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) acc[i * n + j] = pr[i * n + j] = c0[i * ldc + j];
+        matmul_strided<Storage::F32, float>(d.data(), acc.data(), a.data(), lda, b.data(), ldb, m, k, n);
+        matmul_kernel<float, float, float>(pr.data(), a.data(), lda, b.data(), ldb, m, k, n);
+        const std::vector<float>* same = avx512 ? &c512 : avx2 ? &c2 : nullptr;
+        for (int64_t i = 0; i <= m * n; ++i) {
+          ++checks;
+          const int64_t r = i / (n ? n : 1), col = i % (n ? n : 1);
+          const bool ok = i == m * n ? std::memcmp(&d[i], &sentinel, 4) == 0
+                                     : std::fabs(d[i] - ref[i]) <= bound[i] && std::memcmp(&pr[i], &ref[i], 4) == 0 &&
+                                           (!same || std::memcmp(&d[i], &(*same)[r * ldc + col], 4) == 0);
+          if (!ok && bad++ < 10)
+            std::printf("matmul_strided %lldx%lldx%lld pad %lld [%lld]: %.9g / portable %.9g vs %.9g\n", (long long)m,
+                        (long long)k, (long long)n, (long long)pad, (long long)i, d[i], pr[i], i < m * n ? ref[i] : sentinel);
+        }
+      }
       if (pad == 0) {  // the dispatching entry points (packed tiles; valid box = whole tile)
         std::vector<float> d(m * n + 1, sentinel), v(m * n + 1, sentinel);
         matmul<Storage::F32, float>(d.data(), c0.data(), pa.data(), pb.data(), m, k, n);

@@ -168,6 +168,7 @@ std::string KernelEmitter::Generate() {
   blank();
   open_block("extern \"C\" void " + KernelCpuSymbol(fn_.name) + "(PTO2KernelContext* ctx)");
   line("(void)ctx;");
+  view_loads_ = InPlaceMatmulLoads(fn_);
   bind_params();
   // Called from a Group: wait for / signal the group flags of its intra-group data flow
   // (no-ops when the kernel runs as a plain task). Stamped by KernelGroupSync.
@@ -192,6 +193,10 @@ TileRef KernelEmitter::tile(const ExprPtr& e) {
   PYPTO_CHECK(call && tt, "a non-tile value where a tile is expected (VerifyKernelProgram refuses it)");
   if (call->shares_source_tile) return tile(call->args[0]);   // stamped by KernelShareTileMoves
   TileRef dst = declare_tile("tmp", *tt, e->span);
+  if (view_loads_.count(call)) {   // load_view: the matmul reads the box where it lies
+    dst.ptr = fresh(dst.buf + "_p");
+    dst.ld = fresh(dst.buf + "_ld");
+  }
   emit_tile_op(call, dst);
   return dst;
 }
@@ -282,6 +287,10 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
       return;
     }
     TileRef dst = declare_tile(var->name, *tt, span);
+    if (view_loads_.count(call)) {   // load_view: the matmul reads the box where it lies
+      dst.ptr = fresh(dst.buf + "_p");
+      dst.ld = fresh(dst.buf + "_ld");
+    }
     emit_tile_op(call, dst);
     tiles_[var.get()] = dst;
     return;

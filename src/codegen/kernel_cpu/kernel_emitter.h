@@ -43,7 +43,14 @@ struct TileRef {
   // Elements an element-wise op computes: the whole tile, or the rows [0, valid[0]) of it (a
   // contiguous prefix; the padding columns of those rows are computed too, keeping rows vectorised).
   std::string valid_prefix() const;
+  // A tile a matmul reads in place (InPlaceMatmulLoads): `ptr` names a `const float*` to its
+  // first element and `ld` its row stride, set by load_view (into the tensor, or at buf after a
+  // copy). Empty for every other tile: buf, row stride cols().
+  std::string ptr, ld;
 };
+
+// The tile.load calls of `fn` a matmul may read in place (kernel_inplace_loads.cpp).
+std::set<const ir::Call*> InPlaceMatmulLoads(const ir::Function& fn);
 
 // Spellings of a dtype in generated code.
 std::string CType(ir::DataType t);         // compute type of a tile element / scalar: float, int32_t, ...
@@ -131,6 +138,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
+  std::set<const ir::Call*> view_loads_;             // loads a matmul reads in place (InPlaceMatmulLoads)
   int tmp_counter_ = 0;
 };
 

@@ -82,6 +82,15 @@ TileOpHandler Load() {
       auto* dt = call.type->as<TileType>();
       box = em.declare_tile("block", *TileType::make(ListArg(call, 2), dt->dtype, dt->memory), call.span);
     }
+    if (!dst.ptr.empty()) {   // InPlaceMatmulLoads: plain FP32 rank 2, only matmul reads it
+      em.line("const float* " + dst.ptr + " = nullptr;");
+      em.line("int64_t " + dst.ld + " = 0;");
+      em.line("if (!pypto_kernel::load_view" + Tpl(dst) + "(ctx, " + dst.buf + ", &" + dst.ptr + ", &" + dst.ld +
+              ", ctx->tensors[" + std::to_string(ti) + "], " + RuntimeDType(tt->dtype) + ", " +
+              std::to_string(off.size()) + ", " + o + ", " + s + ", \"" + em.tensor_name(call.args[0]) + "\"" + decl +
+              ")) return;");
+      return;
+    }
     std::string helper = "load", valid;
     if (dst.has_valid()) {   // only the valid box is read, the rest of the tile is 0
       helper = "load_valid";
@@ -189,6 +198,14 @@ TileOpHandler Matmul(bool acc) {
               c_init + ", " + a.buf + ", " + b.buf + ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ", " +
               a.valid_rows() + ", std::min<int64_t>(" + a.valid_cols() + ", " + b.valid_rows() + "), " +
               b.valid_cols() + ");");
+      return;
+    }
+    if (!a.ptr.empty() || !b.ptr.empty()) {   // an operand read in place (load_view): its row stride
+      auto p = [](const TileRef& t) { return t.ptr.empty() ? t.buf : t.ptr; };
+      auto ld = [](const TileRef& t) { return t.ld.empty() ? t.dim(1) : t.ld; };
+      em.line("pypto_kernel::matmul_strided<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf +
+              ", " + c_init + ", " + p(a) + ", " + ld(a) + ", " + p(b) + ", " + ld(b) + ", " + a.dim(0) + ", " +
+              a.dim(1) + ", " + b.dim(1) + ");");
       return;
     }
     em.line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +

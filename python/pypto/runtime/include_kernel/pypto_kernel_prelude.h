@@ -323,6 +323,35 @@ inline bool load(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataTyp
   return true;
 }
 
+// A tile.load of a rank-2 box that only matmul reads (the code generator proves it:
+// kernel_inplace_loads.cpp): the matmul can read the box where it lies instead of a copy.
+// Sets *p to the box's first element and *ld to its row stride — in the tensor itself when it
+// is FP32, unit-stride on its last axis and the box lies inside its run-time extent; otherwise
+// in `tile`, after a plain load (ld = the box's columns). The checks, errors and race-checker
+// notes are load's. The tiled GEMM's 64 x 64 and 64 x 128 operand copies were about a sixth of
+// its kernel time (docs/kernels.md).
+template <Storage S, class C>
+inline bool load_view(const PTO2KernelContext* ctx, C* tile, const C** p, int64_t* ld, const Tensor& t, DataType want,
+                      int rank, const int64_t* off, const int64_t* shp, const char* name,
+                      const int64_t* decl = nullptr) {
+  if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
+    if (rank == 2 && t.ndims == 2 && t.dtype == want && t.strides[1] == 1) {
+      if (!check_box(ctx, t, want, rank, off, shp, "load", name, decl)) return false;
+      int64_t vis[2];
+      if (!decl || !clip_box(t, rank, off, shp, vis)) {
+        if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, shp, false);  // race checker
+        *p = static_cast<const float*>(t.data) + t.offset + off[0] * t.strides[0] + off[1];
+        *ld = t.strides[0];
+        return true;
+      }
+    }
+  }
+  if (!load<S>(ctx, tile, t, want, rank, off, shp, name, decl)) return false;
+  *p = tile;
+  *ld = shp[rank - 1];
+  return true;
+}
+
 template <Storage S, class C>
 inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
                   const int64_t* off, const int64_t* shp, const char* name, const int64_t* decl = nullptr) {
@@ -644,8 +673,8 @@ inline void row_expand(C* dst, const C* a, const C* r, int64_t m, int64_t n, Op 
 // take the register-blocked AVX-512 / AVX2 kernels of pypto_kernel_matmul.h instead.
 
 template <class C, class A, class B>
-inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __restrict b, int64_t m, int64_t k,
-                          int64_t n) {
+inline void matmul_kernel(C* __restrict c, const A* __restrict a, int64_t lda, const B* __restrict b, int64_t ldb,
+                          int64_t m, int64_t k, int64_t n) {
   constexpr int64_t KB = 128;
   constexpr int64_t NB = 512;
   for (int64_t j0 = 0; j0 < n; j0 += NB) {
@@ -659,11 +688,11 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
         C* c2 = c + (i + 2) * n;
         C* c3 = c + (i + 3) * n;
         for (int64_t kk = k0; kk < k1; ++kk) {
-          const C a0 = static_cast<C>(a[(i + 0) * k + kk]);
-          const C a1 = static_cast<C>(a[(i + 1) * k + kk]);
-          const C a2 = static_cast<C>(a[(i + 2) * k + kk]);
-          const C a3 = static_cast<C>(a[(i + 3) * k + kk]);
-          const B* brow = b + kk * n;
+          const C a0 = static_cast<C>(a[(i + 0) * lda + kk]);
+          const C a1 = static_cast<C>(a[(i + 1) * lda + kk]);
+          const C a2 = static_cast<C>(a[(i + 2) * lda + kk]);
+          const C a3 = static_cast<C>(a[(i + 3) * lda + kk]);
+          const B* brow = b + kk * ldb;
           for (int64_t j = j0; j < j1; ++j) {
             const C bv = static_cast<C>(brow[j]);
             c0[j] += a0 * bv;
@@ -677,8 +706,8 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
         const int64_t i = m4 + r;
         C* ci = c + i * n;
         for (int64_t kk = k0; kk < k1; ++kk) {
-          const C av = static_cast<C>(a[i * k + kk]);
-          const B* brow = b + kk * n;
+          const C av = static_cast<C>(a[i * lda + kk]);
+          const B* brow = b + kk * ldb;
           for (int64_t j = j0; j < j1; ++j) ci[j] += av * static_cast<C>(brow[j]);
         }
       }
@@ -686,13 +715,22 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
   }
 }
 
+// Packed operands (row strides k and n).
+template <class C, class A, class B>
+inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __restrict b, int64_t m, int64_t k,
+                          int64_t n) {
+  matmul_kernel<C, A, B>(c, a, k, b, n, m, k, n);
+}
+
 }  // namespace pypto_kernel
 #include "pypto_kernel_matmul.h"   // the AVX-512 / AVX2 register-blocked FP32 kernels
 namespace pypto_kernel {
 
-// dst = a @ b  (accumulate = false) or dst = acc + a @ b. `dst` may alias `acc`.
+// dst = a @ b  (accumulate = false) or dst = acc + a @ b, with a and b of row strides lda and
+// ldb (a box read in place by load_view); dst and acc packed. `dst` may alias `acc`.
 template <Storage S, class C, class A, class B>
-inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int64_t k, int64_t n) {
+inline void matmul_strided(C* dst, const C* acc, const A* a, int64_t lda, const B* b, int64_t ldb, int64_t m, int64_t k,
+                           int64_t n) {
   if (acc == nullptr) {
     std::fill(dst, dst + m * n, C{0});
   } else if (acc != dst) {
@@ -700,14 +738,20 @@ inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int6
   }
 #ifdef PYPTO_HAVE_MATMUL_SIMD
   if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
-    if (matmul_f32_simd(dst, n, a, k, b, n, m, k, n)) {
+    if (matmul_f32_simd(dst, n, a, lda, b, ldb, m, k, n)) {
       round_to<S>(dst, m * n);
       return;
     }
   }
 #endif
-  matmul_kernel<C, A, B>(dst, a, b, m, k, n);
+  matmul_kernel<C, A, B>(dst, a, lda, b, ldb, m, k, n);
   round_to<S>(dst, m * n);
+}
+
+// dst = a @ b  (accumulate = false) or dst = acc + a @ b, all packed. `dst` may alias `acc`.
+template <Storage S, class C, class A, class B>
+inline void matmul(C* dst, const C* acc, const A* a, const B* b, int64_t m, int64_t k, int64_t n) {
+  matmul_strided<S, C, A, B>(dst, acc, a, k, b, n, m, k, n);
 }
 
 // ---------------------------------------------------------------------------------------------
