@@ -221,3 +221,63 @@ def test_a_view_without_unit_last_stride_is_copied_at_run_time():
     bb = b[3:20, 1:38].astype(np.float64)
     bound = 2 * 18 * 2.0 ** -24 * (np.abs(ab) @ np.abs(bb))
     assert np.all(np.abs(c - ab @ bb) <= bound)
+
+
+# A loop's initial tile read nowhere else lends its buffer to the loop (no copy into a carry
+# slot); an init read again — after the loop, or by the next iteration of an enclosing loop —
+# keeps the copy.
+_CARRY = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 16], pl.FP32], c: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        ta = pl.load(a, [0, 0], [8, 16])
+{body}
+        c = pl.store(out, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 16], pl.FP32], c: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        c = self.k(a, c)
+        return c
+"""
+
+CARRY = {
+    "lends": ("""
+        acc = pl.tile.full([8, 16], pl.FP32, 1.0)
+        for i in pl.range(3):
+            acc = pl.add(acc, ta)
+        out = acc""", False, lambda a: 1 + 3 * a),
+    "read after the loop": ("""
+        init = pl.tile.full([8, 16], pl.FP32, 1.0)
+        acc = init
+        for i in pl.range(3):
+            acc = pl.add(acc, ta)
+        out = pl.sub(acc, init)""", True, lambda a: 3 * a),
+    "outer loop reads it again": ("""
+        init = pl.tile.full([8, 16], pl.FP32, 1.0)
+        tot = pl.tile.full([8, 16], pl.FP32, 0.0)
+        for j in pl.range(2):
+            acc = init
+            for i in pl.range(3):
+                acc = pl.add(acc, ta)
+            tot = pl.add(tot, acc)
+        out = tot""", True, lambda a: 2 * (1 + 3 * a)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CARRY))
+def test_a_loop_init_read_once_lends_its_buffer(name):
+    body, copies, expect = CARRY[name]
+    prog = _compile(_CARRY.format(body=body))
+    src = _kernel_src(prog)
+    fill_one = [l for l in src.splitlines() if "pypto_kernel::fill" in l and "(1.0f)" in l]
+    assert len(fill_one) == 1
+    buf = fill_one[0].split("(")[1].split(",")[0]
+    assert (("pypto_kernel::copy(" in src and ", %s, " % buf in src) == copies), src
+    a = np.random.default_rng(5).uniform(-1, 1, (8, 16)).astype(np.float32)
+    c = np.zeros((8, 16), np.float32)
+    prog(a, c)
+    np.testing.assert_allclose(c, expect(a.astype(np.float64)), rtol=1e-6, atol=1e-6)

@@ -51,6 +51,8 @@ struct TileRef {
 
 // The tile.load calls of `fn` a matmul may read in place (kernel_inplace_loads.cpp).
 std::set<const ir::Call*> InPlaceMatmulLoads(const ir::Function& fn);
+// How often each var (not an IterArg) is read in `fn`'s body (kernel_inplace_loads.cpp).
+std::map<const ir::Var*, int> VarUses(const ir::Function& fn);
 
 // Spellings of a dtype in generated code.
 std::string CType(ir::DataType t);         // compute type of a tile element / scalar: float, int32_t, ...
@@ -128,6 +130,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
   std::string fresh_name(const std::string& base) override { return fresh(base); }
   CarrySlot declare_slot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
+  bool lends_buffer(const ir::IterArg& ia);   // loop_carry: the init's own buffer becomes the slot
   void assign_to_slot(const CarrySlot& slot, const ir::ExprPtr& value);
   void bind_to_slot(const ir::Var* v, const CarrySlot& slot);
 
@@ -139,6 +142,9 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
   std::set<const ir::Call*> view_loads_;             // loads a matmul reads in place (InPlaceMatmulLoads)
+  std::map<const ir::Var*, int> var_uses_;           // VarUses: a loop init read once lends its buffer
+  std::map<const ir::Var*, int> def_depth_;          // tile var -> loops around its definition
+  int loop_depth_ = 0;                               // loops open around the statement being printed
   int tmp_counter_ = 0;
 };
 

@@ -207,4 +207,21 @@ std::set<const Call*> InPlaceMatmulLoads(const Function& fn) {
   return out;
 }
 
+namespace {
+struct CountUses : IRVisitor {
+  std::map<const Var*, int> uses;
+  void visit_(const Var* op) override {
+    ++uses[op];
+    IRVisitor::visit_(op);
+  }
+  void visit_(const AssignStmt* op) override { visit_expr(op->value); }   // the defined var is no use
+};
+}  // namespace
+
+std::map<const Var*, int> VarUses(const Function& fn) {
+  CountUses c;
+  c.visit_stmt(fn.body);
+  return c.uses;
+}
+
 }  // namespace pypto::codegen::kernel_cpu
