@@ -328,8 +328,9 @@ inline bool load(const PTO2KernelContext* ctx, C* tile, const Tensor& t, DataTyp
 // Sets *p to the box's first element and *ld to its row stride — in the tensor itself when it
 // is FP32, unit-stride on its last axis and the box lies inside its run-time extent; otherwise
 // in `tile`, after a plain load (ld = the box's columns). The checks, errors and race-checker
-// notes are load's. The tiled GEMM's 64 x 64 and 64 x 128 operand copies were about a sixth of
-// its kernel time (docs/kernels.md).
+// notes are load's. In the tiled GEMM example the operand copies, with the accumulator's, were
+// most of the 5.7 % of profile samples in memmove / memset against 39 % in the matmul
+// (docs/kernels.md).
 template <Storage S, class C>
 inline bool load_view(const PTO2KernelContext* ctx, C* tile, const C** p, int64_t* ld, const Tensor& t, DataType want,
                       int rank, const int64_t* off, const int64_t* shp, const char* name,
