@@ -30,6 +30,11 @@ namespace {
 // handful: comparing each with those kept is cheaper than sorting); more are sorted.
 constexpr size_t kSmallDeps = 8;
 
+// A 64-bit filter of task ids by their low 6 bits: an id whose bit is not yet set repeats no
+// id seen before, so only possible repeats are compared (a task's producers are mostly
+// distinct and close together: different bits).
+inline uint64_t low_bit(uint64_t id) { return uint64_t{1} << (id & 63); }
+
 // Deduplicates a task's producers (sorted when there are more than kSmallDeps). Most tasks
 // of a chain or a tree have one producer: that case is answered inline, without a call.
 void dedup_producers_slow(std::vector<uint64_t>& v);
@@ -45,11 +50,16 @@ __attribute__((noinline)) void dedup_producers_slow(std::vector<uint64_t>& v) {
   }
   uint64_t* a = v.data();
   size_t kept = 1;
+  uint64_t seen = low_bit(a[0]);
   for (size_t i = 1; i < n; ++i) {
     const uint64_t x = a[i];
-    size_t j = 0;
-    while (j < kept && a[j] != x) ++j;
-    if (j == kept) a[kept++] = x;
+    if (seen & low_bit(x)) {  // maybe a repeat: compare with those kept
+      size_t j = 0;
+      while (j < kept && a[j] != x) ++j;
+      if (j < kept) continue;
+    }
+    seen |= low_bit(x);
+    a[kept++] = x;
   }
   v.resize(kept);
 }
@@ -86,12 +96,16 @@ uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw,
   // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place,
   // stopping at the first match (an earlier one that was automatic makes this one automatic too).
   const PTO2TaskId* ex = edeps.data();
+  uint64_t seen = 0;  // low_bit filter of the explicit ids so far: most need no comparison
   for (uint32_t k = 0, n_ex = edeps.size(); k < n_ex; ++k) {
     const uint64_t d = ex[k].raw;
     if (n_auto && has_producer(dep_scratch_, n_auto, d)) continue;
-    uint32_t j = 0;
-    while (j < k && ex[j].raw != d) ++j;
-    if (j < k) continue;
+    if (seen & low_bit(d)) {
+      uint32_t j = 0;
+      while (j < k && ex[j].raw != d) ++j;
+      if (j < k) continue;
+    }
+    seen |= low_bit(d);
     dep_scratch_.push_back(d);
     if (trace) trace_edges_.emplace_back(d, raw);
     nodes[edges_added].consumer = idx;
