@@ -30,6 +30,11 @@ namespace {
 // handful: comparing each with those kept is cheaper than sorting); more are sorted.
 constexpr size_t kSmallDeps = 8;
 
+// A 64-bit filter of task ids by their low 6 bits: an id whose bit is not yet set repeats no
+// id seen before, so only possible repeats are compared (a task's producers are mostly
+// distinct and close together: different bits).
+inline uint64_t low_bit(uint64_t id) { return uint64_t{1} << (id & 63); }
+
 // Deduplicates a task's producers (sorted when there are more than kSmallDeps). Most tasks
 // of a chain or a tree have one producer: that case is answered inline, without a call.
 void dedup_producers_slow(std::vector<uint64_t>& v);
@@ -45,11 +50,16 @@ __attribute__((noinline)) void dedup_producers_slow(std::vector<uint64_t>& v) {
   }
   uint64_t* a = v.data();
   size_t kept = 1;
+  uint64_t seen = low_bit(a[0]);
   for (size_t i = 1; i < n; ++i) {
     const uint64_t x = a[i];
-    size_t j = 0;
-    while (j < kept && a[j] != x) ++j;
-    if (j == kept) a[kept++] = x;
+    if (seen & low_bit(x)) {  // maybe a repeat: compare with those kept
+      size_t j = 0;
+      while (j < kept && a[j] != x) ++j;
+      if (j < kept) continue;
+    }
+    seen |= low_bit(x);
+    a[kept++] = x;
   }
   v.resize(kept);
 }
@@ -68,35 +78,42 @@ uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw,
                                       uint32_t candidates) {
   const uint32_t idx = ring.index_of(raw);
   const size_t n_auto = dep_scratch_.size();
-  s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
-  if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
-  EdgeNode* nodes = s.in_edges.data();
-  const bool trace = trace_;
-  // The trace records every dependency found, also one whose producer already retired (no
-  // edge is linked then): its flow arrows and critical path must not depend on the schedule.
-  if (trace)
-    for (size_t i = 0; i < n_auto; ++i) trace_edges_.emplace_back(dep_scratch_[i], raw);
-  uint32_t edges_added = 0;
-  for (size_t i = 0; i < n_auto; ++i) {
-    nodes[edges_added].consumer = idx;
-    edges_added += add_edge(ring, dep_scratch_[i], &nodes[edges_added]);
-  }
-  auto_edges_ += edges_added;
-  const uint32_t auto_added = edges_added;
-  // An explicit id repeating an earlier one is skipped: compared with the earlier ids in place,
-  // stopping at the first match (an earlier one that was automatic makes this one automatic too).
+  // The explicit ids join the producers first, without a repeat (no atomics in this loop, so
+  // nothing is reloaded per id): an id repeating an earlier one is skipped, compared with the
+  // earlier ids in place (an earlier one that was automatic makes this one automatic too).
   const PTO2TaskId* ex = edeps.data();
+  uint64_t seen = 0;  // low_bit filter of the explicit ids so far: most need no comparison
   for (uint32_t k = 0, n_ex = edeps.size(); k < n_ex; ++k) {
     const uint64_t d = ex[k].raw;
     if (n_auto && has_producer(dep_scratch_, n_auto, d)) continue;
-    uint32_t j = 0;
-    while (j < k && ex[j].raw != d) ++j;
-    if (j < k) continue;
+    if (seen & low_bit(d)) {
+      uint32_t j = 0;
+      while (j < k && ex[j].raw != d) ++j;
+      if (j < k) continue;
+    }
+    seen |= low_bit(d);
     dep_scratch_.push_back(d);
-    if (trace) trace_edges_.emplace_back(d, raw);
-    nodes[edges_added].consumer = idx;
-    edges_added += add_edge(ring, d, &nodes[edges_added]);
   }
+  const size_t n_all = dep_scratch_.size();
+  const uint64_t* producers = dep_scratch_.data();
+  s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
+  if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
+  EdgeNode* nodes = s.in_edges.data();
+  // The trace records every dependency found, also one whose producer already retired (no
+  // edge is linked then): its flow arrows and critical path must not depend on the schedule.
+  if (trace_)
+    for (size_t i = 0; i < n_all; ++i) trace_edges_.emplace_back(producers[i], raw);
+  uint32_t edges_added = 0;
+  for (size_t i = 0; i < n_auto; ++i) {
+    nodes[edges_added].consumer = idx;
+    edges_added += add_edge(ring, producers[i], &nodes[edges_added]);
+  }
+  const uint32_t auto_added = edges_added;
+  for (size_t i = n_auto; i < n_all; ++i) {
+    nodes[edges_added].consumer = idx;
+    edges_added += add_edge(ring, producers[i], &nodes[edges_added]);
+  }
+  auto_edges_ += auto_added;
   explicit_edges_ += edges_added - auto_added;
   return edges_added;
 }

@@ -157,10 +157,12 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   const bool helps = opt_.orchestrator_helps_ && kind != TaskKind::DUMMY;
   const bool queue_full = helps && queued_at_least(type, help_threshold_);
   const bool queue_over = queue_full && queued_at_least(type, help_threshold_ + 1);  // no second miss
+  // The condition that is usually false (neither throttled nor tiny) early: the rest is not
+  // asked. (The kind first: only a single-kernel task's `kernel` is a registered id.)
   const bool may_run_undeferred =
-      !undeferred_checked && opt_.orchestrator_helps_ && (kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang &&
-      blocks == 1 && !params.has_predicate() && params.timing_slot() < 0 && !opt_.trace_ &&
-      !params.has_new_output() && (queue_full || kernels_.is_tiny(kernel));
+      (kind == TaskKind::AIC || kind == TaskKind::AIV) && (queue_full || kernels_.is_tiny(kernel)) &&
+      !undeferred_checked && opt_.orchestrator_helps_ && !gang && blocks == 1 && !params.has_predicate() &&
+      params.timing_slot() < 0 && !opt_.trace_ && !params.has_new_output();
   // With no task in flight at all there is nothing to wait for (the common case when every
   // task runs undeferred): the tracker need not even be asked.
   if (may_run_undeferred && (quiet() || (!linker_.tensors_must_wait(ring_, params, manual_scope) && !DependencyLinker::any_live(ring_, edeps)))) {

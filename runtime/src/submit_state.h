@@ -48,8 +48,10 @@ class alignas(64) SubmitState {
       return false;
     const int t = kind == TaskKind::AIC ? 0 : 1;
     if (!kernels.registered(t == 0 ? aic_kernel : aiv_kernel) || workers.of_type(t) == 0) return false;
+    // Valid (raw != 0) and submitted before (raw < this one's): one unsigned comparison,
+    // as 0 wraps around to the largest value.
     for (const PTO2TaskId& d : params.dependencies())
-      if (!d.is_valid() || d.raw >= raw) return false;
+      if (d.raw - 1 >= raw - 1) return false;
     return true;
   }
   /// Checks kernels, block counts, dependencies and the timing slot of submission `raw` by

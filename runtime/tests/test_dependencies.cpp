@@ -253,3 +253,46 @@ TEST(Dependencies, ChainThroughRuntimeTensors) {
     EXPECT_EQ(out[31], 200.f);
   });
 }
+
+namespace {
+std::atomic<bool> g_gate_open{false};
+// Holds its worker until the orchestration opens the gate (at most 20 s: never a hang).
+void k_gate(PTO2KernelContext*) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!g_gate_open.load(std::memory_order_acquire) && std::chrono::steady_clock::now() < until)
+    std::this_thread::yield();
+}
+void k_nothing(PTO2KernelContext*) {}
+}  // namespace
+
+// Repeated explicit ids are linked once, and distinct ids are each linked even when they share
+// their low 6 bits (the link step filters repeats by those bits before comparing): ids 64
+// apart are two producers. Every producer waits behind a closed gate, so all are live.
+TEST(Dependencies, RepeatedExplicitIdsLinkOnce) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).orchestrator_helps(false));
+  rt.register_kernel(0, "gate", pto2::CoreType::AIV, &k_gate);
+  rt.register_kernel(1, "nothing", pto2::CoreType::AIV, &k_nothing);
+  g_gate_open = false;
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      Arg g;
+      const PTO2TaskId gate = rt_submit_aiv_task(0, g).task_id();
+      std::vector<PTO2TaskId> p(70);
+      for (PTO2TaskId& id : p) {
+        Arg a;
+        a.set_dependencies(&gate, 1);
+        id = rt_submit_aiv_task(1, a).task_id();
+      }
+      ASSERT_EQ(p[64].raw - p[0].raw, 64u);
+      const PTO2TaskId ids[6] = {p[0], p[64], p[0], p[1], p[65], p[64]};  // 4 distinct
+      Arg c;
+      c.set_dependencies(ids, 6);
+      rt_submit_aiv_task(1, c);
+      g_gate_open = true;
+    }
+  });
+  g_gate_open = true;
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.explicit_edges, 70u + 4u);
+}

@@ -48,7 +48,9 @@ class SmallVec {
     const uint32_t n = static_cast<uint32_t>(e - b);
     size_ = 0;
     if (n > cap_) grow(n);
-    if (n) std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
+    // One element (a task's scalar, a chain's dependency) is copied inline, not by a call.
+    if (n == 1) std::memcpy(static_cast<void*>(data_), b, sizeof(T));
+    else if (n) std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
     size_ = n;
   }
   void clear() { size_ = 0; }

@@ -61,16 +61,19 @@ struct Tensor {
   /// the view is empty, touches no element and adds no dependency.
   Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
     Tensor v = *this;
+    int64_t offset_add = 0;
     for (uint32_t i = 0; i < ndims; ++i) {
       uint32_t off = view_offsets[i];
-      if (view_shapes[i] == 0) {
-        if (off > shapes[i]) off = shapes[i];   // keep the empty view's address inside the source
-      } else if (static_cast<uint64_t>(off) + view_shapes[i] > shapes[i]) {
-        view_out_of_range(i, view_shapes[i], off);
+      // One comparison per axis in the common case (inside the source): offset + extent
+      // past the end is an error, or an empty view past the end (clamped).
+      if (__builtin_expect(static_cast<uint64_t>(off) + view_shapes[i] > shapes[i], 0)) {
+        if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
+        off = shapes[i];   // keep the empty view's address inside the source
       }
       v.shapes[i] = view_shapes[i];
-      v.offset += static_cast<int64_t>(off) * strides[i];
+      offset_add += static_cast<int64_t>(off) * strides[i];
     }
+    v.offset += offset_add;  // one store, not one per axis
     return v;
   }
   /// Swap axes `a` and `b` (shapes and strides), zero copy.
