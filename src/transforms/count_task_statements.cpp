@@ -42,12 +42,12 @@ bool is_task_statement(const Stmt& s) {
 int64_t count(const StmtPtr& s) {
   if (!s) return 0;
   int64_t n = 0;
-  for (auto& st : flatten_stmts(s)) {
+  for_each_prefetched(flatten_stmts(s), [&](const StmtPtr& st) {
     if (is_task_statement(*st)) ++n;
     if (auto* f = st->as<ForStmt>()) n += count(f->body);
     if (auto* i = st->as<IfStmt>()) n += count(i->then_body) + count(i->else_body);
     if (auto* r = st->as<RuntimeScopeStmt>()) n += count(r->body);
-  }
+  });
   return n;
 }
 
