@@ -21,6 +21,7 @@
 
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -110,9 +111,9 @@ class Batcher {
   }
 
   void block(const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = flatten_stmts(body);
-    batch(stmts);
-    for_each_prefetched(stmts, [&](const StmtPtr& s) { stmt(s); });
+    const FlatStmts flat(body);   // in place: no copy of a long body
+    batch(flat.stmts());
+    for_each_prefetched(flat.stmts(), [&](const StmtPtr& s) { stmt(s); });
   }
 
   // `v` is defined from here on (recorded only when a create's shape names it).
@@ -133,7 +134,7 @@ class Batcher {
       if (i->else_body) block(i->else_body);
       for (auto& rv : i->return_vars) define(rv.get());
     } else if (auto* r = s->as<RuntimeScopeStmt>()) {
-      if (r->mode == RuntimeScopeMode::Manual) batch(flatten_stmts(r->body));   // before its PTO2_SCOPE
+      if (r->mode == RuntimeScopeMode::Manual) batch(FlatStmts(r->body).stmts());   // before its PTO2_SCOPE
       block(r->body);
     } else if (auto* sc = s->as<ScopeStmt>()) {
       block(sc->body);
