@@ -9,7 +9,8 @@ program with many task submissions (default 10,000).
 The program has 4 kernels and one Orchestration function of N straight-line kernel calls over
 8 internal buffers; times are reported separately for each stage, wall and CPU (CPU time is
 the compiler's own cost on a busy machine), then the stages' CPU time at 1k / 10k / 100k
-submissions (best of 3) to show they stay linear. --profile
+submissions (best of 3) to show they stay linear, with a growth check per stage: its us per
+submission at 100k over that at 10k, against the issue-17 goal of 1.3x. --profile
 also prints, per stage, the functions with the most own time (cProfile; its per-call overhead
 inflates call-heavy Python code, so read it for where to look, not for the numbers).
 PYPTO_TIME_PASSES=1 prints each pass's CPU time on stderr (which pass grows with the size).
@@ -146,7 +147,10 @@ def compare(other_site: str, sizes, rounds: int) -> None:
         print("  %8d %-7s total %.2fx faster" % (n, "", ratio))
     if len(sizes) > 1:
         for side in ("before", "after"):
-            print(side + ":" + growth_line([dict(best[side][n], tasks=n) for n in sizes])[1:])
+            rows = [dict(best[side][n], tasks=n) for n in sizes]
+            print(side + ":" + growth_line(rows)[1:])
+            for line in growth_check(rows):
+                print(side + ":" + line[1:])
 
 
 def growth_line(rows) -> str:
@@ -157,6 +161,25 @@ def growth_line(rows) -> str:
         per = [(sum(r[s] for s in _STAGES) if st == "total" else r[st]) / r["tasks"] for r in rows]
         cells.append("%s %.2fx" % (st, max(per) / max(min(per), 1e-12)))
     return "  growth of us/task, largest / smallest size: " + ", ".join(cells)
+
+
+GROWTH_GOAL = 1.3   # issue 17: each stage's us per submission at 100k within 1.3x of it at 10k
+
+
+def growth_check(rows, small: int = 10000, big: int = 100000) -> list:
+    """One line per stage (and the total): its us per submission at `big` over that at `small`,
+    against GROWTH_GOAL; `rows` as for growth_line. Empty when either size is missing."""
+    by = {r["tasks"]: r for r in rows}
+    if small not in by or big not in by:
+        return []
+    lines = []
+    for st in _STAGES + ("total",):
+        per = [(sum(by[n][s] for s in _STAGES) if st == "total" else by[n][st]) * 1e6 / n for n in (small, big)]
+        ratio = per[1] / max(per[0], 1e-12)
+        lines.append("  growth check %-7s %dk/%dk us per submission %6.2f / %6.2f = %.2fx (goal <= %.1fx: %s)"
+                     % (st, big // 1000, small // 1000, per[1], per[0], ratio, GROWTH_GOAL,
+                        "met" if ratio <= GROWTH_GOAL else "NOT met"))
+    return lines
 
 
 def _child_switch(site, tasks: int) -> dict:
@@ -271,7 +294,10 @@ def main(argv=None) -> int:
             cells.append(sum(cells))
             print("  %8d %s" % (n, " ".join("%8.3f (%5.1f)" % (c, 1e6 * c / n) for c in cells)))
         if len(sizes) > 1:
-            print(growth_line([dict({st: row[st + "_cpu_s"] for st in _STAGES}, tasks=row["tasks"]) for row in scaling_rows]))
+            rows = [dict({st: row[st + "_cpu_s"] for st in _STAGES}, tasks=row["tasks"]) for row in scaling_rows]
+            print(growth_line(rows))
+            for line in growth_check(rows):
+                print(line)
     return 0
 
 

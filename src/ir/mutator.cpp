@@ -335,6 +335,7 @@ StmtPtr IRMutator::mutate_(const SeqStmts* op, const StmtPtr& self) {
   bool changed = false;
   std::vector<StmtPtr> out;
   for (size_t i = 0; i < op->stmts.size(); ++i) {
+    prefetch_stmts_ahead(op->stmts, i);
     const StmtPtr& s = op->stmts[i];
     StmtPtr n = mutate_stmt(s);
     if (n == s) {
@@ -460,7 +461,10 @@ StmtPtr IRMutator::mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) {
 static void append_flat(const StmtPtr& s, std::vector<StmtPtr>* out) {
   if (!s) return;
   if (auto* seq = s->as<SeqStmts>()) {
-    for (auto& c : seq->stmts) append_flat(c, out);
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      prefetch_stmts_ahead(seq->stmts, i);
+      append_flat(seq->stmts[i], out);
+    }
   } else {
     out->push_back(s);
   }

@@ -112,7 +112,10 @@ void IRVisitor::visit_(const AssignStmt* op) {
 }
 void IRVisitor::visit_(const EvalStmt* op) { visit_expr(op->expr); }
 void IRVisitor::visit_(const SeqStmts* op) {
-  for (auto& s : op->stmts) visit_stmt(s);
+  for (size_t i = 0; i < op->stmts.size(); ++i) {
+    prefetch_stmts_ahead(op->stmts, i);
+    visit_stmt(op->stmts[i]);
+  }
 }
 void IRVisitor::visit_(const ForStmt* op) {
   visit_expr(op->start);

@@ -28,7 +28,7 @@ ArrayBacking::ArrayBacking(const Function& fn) { collect(fn.body); }
 void ArrayBacking::collect(const StmtPtr& s) {
   if (!s) return;
   if (auto* q = s->as<SeqStmts>()) {
-    for (auto& c : q->stmts) collect(c);
+    for_each_prefetched(q->stmts, [&](const StmtPtr& c) { collect(c); });
   } else if (auto* a = s->as<AssignStmt>()) {
     if (!is_array(a->var.get())) return;
     if (const Var* src = as_var(a->value)) {

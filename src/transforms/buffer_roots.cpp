@@ -157,7 +157,10 @@ const std::vector<int>& BufferRoots::callee_lineage(const std::string& callee) {
 void BufferRoots::walk(const StmtPtr& s) {
   if (!s) return;
   if (auto* seq = s->as<SeqStmts>()) {
-    for (auto& c : seq->stmts) walk(c);
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      prefetch_stmts_ahead(seq->stmts, i);
+      walk(seq->stmts[i]);
+    }
   } else if (auto* a = s->as<AssignStmt>()) {
     assign(a->var.get(), a->value);
   } else if (auto* f = s->as<ForStmt>()) {

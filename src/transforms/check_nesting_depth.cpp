@@ -66,7 +66,7 @@ void check_function(const Function& f) {
     auto push = [&](const StmtPtr& c) {
       if (c) stack.emplace_back(c.get(), d + 1);
     };
-    if (auto* q = s->as<SeqStmts>()) { for (auto& c : q->stmts) push(c); }
+    if (auto* q = s->as<SeqStmts>()) { for_each_prefetched(q->stmts, [&](const StmtPtr& c) { push(c); }); }
     else if (auto* fs = s->as<ForStmt>()) {
       check_expr(fs->start, f, s->span);
       check_expr(fs->stop, f, s->span);

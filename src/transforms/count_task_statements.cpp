@@ -16,6 +16,7 @@
 //   chunks, when a function has 64 or more task statements (the compile-time bound of g++ on one
 //   huge function, emit_statements.cpp); it reads the count instead of walking the body.
 #include "pypto/ir/mutator.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -42,12 +43,13 @@ bool is_task_statement(const Stmt& s) {
 int64_t count(const StmtPtr& s) {
   if (!s) return 0;
   int64_t n = 0;
-  for (auto& st : flatten_stmts(s)) {
+  // FlatStmts: no shared_ptr copy (an atomic write to each cold node) of a long body.
+  for_each_prefetched(FlatStmts(s).stmts(), [&](const StmtPtr& st) {
     if (is_task_statement(*st)) ++n;
     if (auto* f = st->as<ForStmt>()) n += count(f->body);
     if (auto* i = st->as<IfStmt>()) n += count(i->then_body) + count(i->else_body);
     if (auto* r = st->as<RuntimeScopeStmt>()) n += count(r->body);
-  }
+  });
   return n;
 }
 

@@ -40,10 +40,23 @@ using namespace ir;
 
 namespace {
 
+// Counts the statements of `s` as flatten_stmts lists them, stopping after the second, and
+// keeps the first in `first`: a long body is neither copied nor read to its end.
+void count_flat_upto_two(const StmtPtr& s, const Stmt** first, int* n) {
+  if (!s || *n > 1) return;
+  if (auto* seq = s->as<SeqStmts>()) {
+    for (size_t i = 0; i < seq->stmts.size() && *n <= 1; ++i) count_flat_upto_two(seq->stmts[i], first, n);
+    return;
+  }
+  if ((*n)++ == 0) *first = s.get();
+}
+
 bool is_auto_scope(const StmtPtr& s) {
-  auto stmts = flatten_stmts(s);
-  if (stmts.size() != 1) return false;
-  auto* rs = stmts[0]->as<RuntimeScopeStmt>();
+  const Stmt* only = nullptr;
+  int n = 0;
+  count_flat_upto_two(s, &only, &n);
+  if (n != 1) return false;
+  auto* rs = only->as<RuntimeScopeStmt>();
   return rs && rs->mode == RuntimeScopeMode::Auto;
 }
 

@@ -73,7 +73,7 @@ namespace {
 void collect_defs(const StmtPtr& s, VarDefs& out) {
   if (!s) return;
   if (auto* seq = s->as<SeqStmts>()) {
-    for (auto& c : seq->stmts) collect_defs(c, out);
+    for_each_prefetched(seq->stmts, [&](const StmtPtr& c) { collect_defs(c, out); });
   } else if (auto* a = s->as<AssignStmt>()) {
     out.set(a->var.get(), VarDef{VarDef::Assign, a});
   } else if (auto* f = s->as<ForStmt>()) {
@@ -224,7 +224,10 @@ size_t CountVarDefs(const StmtPtr& s) {
   if (!s) return 0;
   if (auto* seq = s->as<SeqStmts>()) {
     size_t n = 0;
-    for (auto& c : seq->stmts) n += CountVarDefs(c);
+    for (size_t i = 0; i < seq->stmts.size(); ++i) {
+      prefetch_stmts_ahead(seq->stmts, i);
+      n += CountVarDefs(seq->stmts[i]);
+    }
     return n;
   }
   if (s->is<AssignStmt>()) return 1;

@@ -121,7 +121,7 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
       }
     };
     if (auto* seq = s->as<SeqStmts>()) {
-      for (auto& x : seq->stmts) walk(x);
+      for_each_prefetched(seq->stmts, [&](const StmtPtr& x) { walk(x); });
       return;
     }
     if (auto* a = s->as<AssignStmt>()) {

@@ -21,6 +21,7 @@
 
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -95,24 +96,24 @@ class Batcher {
 
   // The creates at the top level of `stmts` whose shapes are ready, not yet batched.
   void batch(const std::vector<StmtPtr>& stmts) {
-    for (auto& s : stmts) {
+    for_each_prefetched(stmts, [&](const StmtPtr& s) {
       const Call* c = as_create(s);
       const VarPtr& v = c ? s->as<AssignStmt>()->var : nullptr;
-      if (!c || done_.count(v.get())) continue;
+      if (!c || done_.count(v.get())) return;
       auto* shape = c->args.empty() ? nullptr : c->args[0]->as<MakeTuple>();
-      if (!shape) continue;
+      if (!shape) return;
       bool ok = true;
       for (auto& d : shape->elements) ok = ok && ready(d);
-      if (!ok) continue;
+      if (!ok) return;
       done_.insert(v.get());
       batched_.push_back(v);
-    }
+    });
   }
 
   void block(const StmtPtr& body) {
-    std::vector<StmtPtr> stmts = flatten_stmts(body);
-    batch(stmts);
-    for (auto& s : stmts) stmt(s);
+    const FlatStmts flat(body);   // in place: no copy of a long body
+    batch(flat.stmts());
+    for_each_prefetched(flat.stmts(), [&](const StmtPtr& s) { stmt(s); });
   }
 
   // `v` is defined from here on (recorded only when a create's shape names it).
@@ -133,7 +134,7 @@ class Batcher {
       if (i->else_body) block(i->else_body);
       for (auto& rv : i->return_vars) define(rv.get());
     } else if (auto* r = s->as<RuntimeScopeStmt>()) {
-      if (r->mode == RuntimeScopeMode::Manual) batch(flatten_stmts(r->body));   // before its PTO2_SCOPE
+      if (r->mode == RuntimeScopeMode::Manual) batch(FlatStmts(r->body).stmts());   // before its PTO2_SCOPE
       block(r->body);
     } else if (auto* sc = s->as<ScopeStmt>()) {
       block(sc->body);

@@ -51,7 +51,7 @@ class ArrayDefs {
   void walk(const StmtPtr& s) {
     if (!s) return;
     if (auto* q = s->as<SeqStmts>()) {
-      for (auto& c : q->stmts) walk(c);
+      for_each_prefetched(q->stmts, [&](const StmtPtr& c) { walk(c); });
     } else if (auto* a = s->as<AssignStmt>()) {
       add(a->var);
     } else if (auto* f = s->as<ForStmt>()) {

@@ -32,6 +32,7 @@
 
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
@@ -104,7 +105,7 @@ class Stamper : public IRMutator {
 
   std::vector<VarPtr> ExitsOf(const RuntimeScopeStmt& scope) {
     std::vector<VarPtr> candidates;
-    for (const StmtPtr& s : flatten_stmts(scope.body)) {
+    for (const StmtPtr& s : FlatStmts(scope.body)) {   // in place: no copy of a long body
       if (auto* f = s->as<ForStmt>()) {
         for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
           if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back(f->return_vars[i]);

@@ -82,7 +82,7 @@ class Checker {
   void block(const StmtPtr& s) {
     if (!s) return;
     if (auto* q = s->as<SeqStmts>()) {
-      for (auto& c : q->stmts) block(c);
+      for_each_prefetched(q->stmts, [&](const StmtPtr& c) { block(c); });
     } else if (auto* a = s->as<AssignStmt>()) {
       reads(a->value, a->span);
       const Var* v = a->var.get();

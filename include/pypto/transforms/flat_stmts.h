@@ -17,8 +17,12 @@ class FlatStmts {
  public:
   explicit FlatStmts(const ir::StmtPtr& body) {
     auto* seq = body ? body->as<ir::SeqStmts>() : nullptr;
-    if (seq && std::none_of(seq->stmts.begin(), seq->stmts.end(),
-                            [](const ir::StmtPtr& c) { return !c || c->is<ir::SeqStmts>(); })) {
+    bool flat = seq != nullptr;
+    for (size_t i = 0; flat && i < seq->stmts.size(); ++i) {
+      ir::prefetch_stmts_ahead(seq->stmts, i);   // this scan is the first touch of each node
+      flat = seq->stmts[i] && !seq->stmts[i]->is<ir::SeqStmts>();
+    }
+    if (flat) {
       view_ = &seq->stmts;
     } else {
       own_ = ir::flatten_stmts(body);
