@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -36,15 +37,21 @@ constexpr uint32_t kGroupFlags = 8;
 constexpr uint32_t kGroupDoneBit = 16;
 
 // The fields are grouped by cache line (the slot is 64-byte aligned) so that a single-block
-// task touches few lines, and none it does not need:
-//   line 0      the cross-thread state and everything a worker reads to run the task
-//   line 1      scalars (inline)
-//   line 2      the scalars' header, and orchestrator-only bookkeeping (in_edges, storages)
-//   lines 3-10  tensors (inline, 64-byte aligned: two lines per Tensor, not three)
-//   line 11     the tensors' header, the submission site, multi-block and gang state
+// task touches few lines, and none it does not need. Every line a worker reads to run a task
+// was written by the orchestrator when it filled the slot: each is a cross-core transfer per
+// task, so what a worker reads is packed into as few lines as the fields allow:
+//   line 0      the cross-thread state and everything else a worker reads to run the task
+//   lines 1-8   tensors (inline, 64-byte aligned: two lines per Tensor, not three)
+//   line 9      the tensors' header, then the scalars (up to kInlineScalars inline) and their
+//               header: a task with no tensor and a few scalars is read from lines 0 and 9
+//   line 10     orchestrator-only bookkeeping (in_edges, storages, the submission site)
+//   line 11     multi-block and gang state (only tasks that have them touch it)
 //   then        the predicate and the group flags (only tasks that have them touch these)
 // Fields of multi-block, gang and predicated tasks are written only for such tasks.
 struct alignas(64) TaskSlot {
+  // Scalars kept inline: the count that, with the header of each vector, fills line 9.
+  static constexpr uint32_t kInlineScalars = 4;
+
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
   // Consumers waiting for this task: a lock-free list of nodes owned by the consumers,
@@ -64,17 +71,18 @@ struct alignas(64) TaskSlot {
   int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
   PTO2KernelFn fn[2] = {nullptr, nullptr};
 
-  // ---- lines 1-2
-  pto2::SmallVec<uint64_t, 8> scalars;
-  std::vector<EdgeNode> in_edges;    // nodes this task links into its producers' lists (only grows)
-  std::vector<PTO2Storage*> storages;
-
-  // ---- lines 3-11
+  // ---- lines 1-9
   alignas(64) pto2::SmallVec<Tensor, 4> tensors;
+  pto2::SmallVec<uint64_t, kInlineScalars> scalars;
+
+  // ---- line 10 (orchestrator; storages also read by retirement when has_storages)
+  alignas(64) std::vector<EdgeNode> in_edges;  // nodes this task links into its producers' lists (only grows)
+  std::vector<PTO2Storage*> storages;
   const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
   int32_t site_line = 0;
-  // multi-block tasks and gang assembly (set by publish only for such tasks)
-  std::atomic<uint32_t> next_block{0};
+
+  // ---- line 11: multi-block tasks and gang assembly (set by publish only for such tasks)
+  alignas(64) std::atomic<uint32_t> next_block{0};
   std::atomic<uint32_t> blocks_left{0};
   std::atomic<uint32_t> claimed[2];
   std::atomic<uint32_t> arrived{0};
@@ -87,6 +95,13 @@ struct alignas(64) TaskSlot {
   std::unique_ptr<std::atomic<uint32_t>[]> gflags;
   uint32_t gflags_cap = 0;
 };
+
+// The layout above, checked: what a plain task's worker reads is on lines 0 and 9.
+static_assert(offsetof(TaskSlot, fn) + sizeof(TaskSlot::fn) <= 64, "line 0 overflows");
+static_assert(offsetof(TaskSlot, scalars) / 64 == 9 &&
+                  (offsetof(TaskSlot, scalars) + sizeof(TaskSlot::scalars) - 1) / 64 == 9,
+              "the tensors' header and the scalars share line 9");
+static_assert(offsetof(TaskSlot, site_line) / 64 == 10, "orchestrator bookkeeping fits line 10");
 
 class TaskRing {
  public:
