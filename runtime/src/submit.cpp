@@ -164,8 +164,9 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
       !undeferred_checked && opt_.orchestrator_helps_ && !gang && blocks == 1 && !params.has_predicate() &&
       params.timing_slot() < 0 && !opt_.trace_ && !params.has_new_output();
   // With no task in flight at all there is nothing to wait for (the common case when every
-  // task runs undeferred): the tracker need not even be asked.
-  if (may_run_undeferred && (quiet() || (!linker_.tensors_must_wait(ring_, params, manual_scope) && !DependencyLinker::any_live(ring_, edeps)))) {
+  // task runs undeferred): the tracker need not even be asked. A full queue means tasks in
+  // flight, so quiet() (a read of every thread's retired count) is not asked then.
+  if (may_run_undeferred && ((!queue_full && quiet()) || (!linker_.tensors_must_wait(ring_, params, manual_scope) && !DependencyLinker::any_live(ring_, edeps)))) {
     // Nothing recorded in the tracker: the task has finished before anyone looks again.
     sub_.take_id();
     sub_.count_submitted();
