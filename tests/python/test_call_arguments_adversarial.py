@@ -98,3 +98,17 @@ def test_random_inputs_bad_dynamic_dim(extent):
     x = ParamSpec("x", "tensor", "FP32", ("M", 8), "In", 0)
     with pytest.raises(ArgumentValueError, match="dynamic dimension M of parameter 'x' must be a non-negative"):
         random_inputs([x], dims={"M": extent})
+
+
+def test_random_inputs_too_large_to_allocate():
+    x = ParamSpec("x", "tensor", "FP32", (2 ** 63 - 1,), "In", 0)
+    with pytest.raises(ArgumentValueError, match="cannot allocate a random input for parameter 'x'"):
+        random_inputs([x])
+
+
+def test_trace_path_that_is_a_directory_fails_before_the_run(scale, tmp_path):
+    from pypto.runtime.trace_path import TracePathError
+    y = np.zeros((16, 8), np.float32)
+    with pytest.raises(TracePathError, match="it is a directory"):
+        scale(_x(), 2.0, y, trace=str(tmp_path))
+    assert not y.any()      # refused before running, not after (when the results would be lost)

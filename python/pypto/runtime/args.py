@@ -494,10 +494,13 @@ def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) 
             else:
                 raise ArgumentValueError("dynamic dimension %s of parameter '%s' needs a value" % (d, p.name),
                                          help="give it with --dim %s=<extent> (or dims={'%s': n})" % (d, d))
-        if p.direction == "Out":
-            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)))
-        else:
-            out.append(random_array(rng, p.dtype, shape))
+        try:
+            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)) if p.direction == "Out"
+                       else random_array(rng, p.dtype, shape))
+        except (ValueError, MemoryError) as e:   # NumPy's "array is too big" / an allocation failure
+            raise ArgumentValueError("cannot allocate a random input for parameter '%s' of shape %s (pl.%s): %s"
+                                     % (p.name, shape, p.dtype, e or type(e).__name__),
+                                     help="pass the arguments yourself, or declare a smaller shape") from None
     return out
 
 
