@@ -258,7 +258,7 @@ class BoundCall:
 
 def _located(cls, p: Optional[ParamSpec], message: str, help: str = "") -> PyptoError:  # noqa: A002
     kw = {}
-    span = p.span if p is not None else None
+    span = getattr(p, "span", None)   # HOST signature entries may have none
     if span is not None and getattr(span, "line", 0):
         kw = dict(file=span.file, line=span.line, col=span.col, end_col=span.end_col, source_line=span.source_line)
     return cls(message, help=help, **kw)
@@ -498,9 +498,9 @@ def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) 
             out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)) if p.direction == "Out"
                        else random_array(rng, p.dtype, shape))
         except (ValueError, MemoryError) as e:   # NumPy's "array is too big" / an allocation failure
-            raise ArgumentValueError("cannot allocate a random input for parameter '%s' of shape %s (pl.%s): %s"
-                                     % (p.name, shape, p.dtype, e or type(e).__name__),
-                                     help="pass the arguments yourself, or declare a smaller shape") from None
+            raise _located(ArgumentValueError, p, "cannot allocate a random input for parameter '%s' of shape %s "
+                           "(pl.%s): %s" % (p.name, shape, p.dtype, e or type(e).__name__),
+                           help="pass the arguments yourself, or declare a smaller shape") from None
     return out
 
 
