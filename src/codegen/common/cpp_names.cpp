@@ -45,12 +45,21 @@ const std::unordered_set<std::string>& reserved() {
       // runtime / entry names generated code relies on
       "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
       "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
-      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t"};
+      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t",
+      "ChipStorageTaskArgs", "ChipTensorArg", "CoreTaskPredicate", "TaskId", "ScopeMode", "Runtime",
+      "RuntimeOptions", "SmallVec", "LaunchSpec", "OrchestrationEntry", "SIMPLER_SCOPE", "make_tensor_external",
+      "set_tensor_data", "float_to_half", "half_to_float", "float_to_bfloat16", "bfloat16_to_float",
+      "rt_submit_task", "rt_submit_aic_task", "rt_submit_aiv_task", "rt_submit_dummy_task",
+      "aicpu_orchestration_entry", "aicpu_orchestration_config", "aicpu_thread_num"};
   return r;
 }
 
 }  // namespace
 
-bool IsReservedCppName(const std::string& name) { return reserved().count(name) > 0; }
+bool IsReservedCppName(const std::string& name) {
+  // The runtime's helpers and macros all carry its prefixes (pto2_slice_u32, PTO2_SCOPE, ...): a
+  // DSL name that starts with one could shadow a helper the generated code calls after it.
+  return reserved().count(name) > 0 || name.rfind("pto2", 0) == 0 || name.rfind("PTO2", 0) == 0;
+}
 
 }  // namespace pypto::codegen
