@@ -314,6 +314,7 @@ def make_mutant(programs, seed: int, index: int):
         desc = getattr(m, op)(cls)
         if desc is None:
             continue
+        ast.fix_missing_locations(tree)     # nodes the mutation made: the second one reads their lineno
         if not preserving and rng.random() < 0.25:      # sometimes a second mutation
             op2 = rng.choice(Mutator.MUTATING)
             d2 = getattr(m, op2)(cls)

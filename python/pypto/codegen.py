@@ -16,11 +16,13 @@
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Union
 
 from pypto import backend as _backend
 from pypto._core import codegen as _cg
+from pypto.errors import PyptoError
 
 __all__ = ["OrchestrationResult", "generate_orchestration", "run_pipeline", "pass_names",
            "orchestration_functions"]
@@ -50,7 +52,20 @@ def run_pipeline(program, dump_dir: Optional[str] = None, verify: bool = True,
     ``analyze_auto_scopes_for_deps=True`` adds AutoDeriveTaskDependencies (compiler-derived
     task edges in AUTO regions; docs/auto_dependencies.md).
     """
+    _check_dump_dir(dump_dir if dump_dir is not None else os.environ.get("PYPTO_DUMP_IR"))
     return _cg.run_pipeline(program, dump_dir, verify, analyze_auto_scopes_for_deps)
+
+
+def _check_dump_dir(path: Optional[str]) -> None:
+    """A dump directory that cannot be created is an error before any pass runs (the C++ side
+    would fail with a bare filesystem error after the first pass)."""
+    if not path:
+        return
+    try:
+        os.makedirs(path, exist_ok=True)
+    except OSError as e:
+        raise PyptoError("cannot write the IR dumps to %s: %s" % (path, e.strerror or e),
+                         help="give a directory that can be created (--dump-ir DIR / PYPTO_DUMP_IR)") from None
 
 
 def pass_names(analyze_auto_scopes_for_deps: bool = False) -> List[str]:

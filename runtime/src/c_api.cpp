@@ -34,12 +34,27 @@ extern "C" int pto2_cancel_runs_on_sigint(int enable) {
   return pto2::detail::cancel_runs_on_sigint(enable != 0) ? 0 : 1;
 }
 
+namespace {
+// A NULL array with a nonzero count is a caller error to report, not an address to read.
+const char* null_array(const void* kernels, uint32_t n_kernels, const void* tensors, uint32_t n_tensors,
+                       const void* scalars, uint32_t n_scalars) {
+  if (n_kernels && !kernels) return "kernels is NULL but n_kernels is nonzero";
+  if (n_tensors && !tensors) return "tensors is NULL but n_tensors is nonzero";
+  if (n_scalars && !scalars) return "scalars is NULL but n_scalars is nonzero";
+  return nullptr;
+}
+}  // namespace
+
 extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
                         uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars, const pto2_run_options* opts,
                         pto2_run_stats* stats_out, char* err_buf, uint32_t err_len) {
   try {
     if (!entry_fn) {
       put_error(err_buf, err_len, "pto2_run: entry_fn is NULL");
+      return 2;
+    }
+    if (const char* what = null_array(kernels, n_kernels, tensors, n_tensors, scalars, n_scalars)) {
+      put_error(err_buf, err_len, std::string("pto2_run: ") + what);
       return 2;
     }
     pto2::RuntimeOptions o;
@@ -120,6 +135,10 @@ extern "C" void* pto2_runtime_create(const pto2_runtime_config* config, const pt
       if (config->task_ring_size != 0) o.task_ring_size(config->task_ring_size);
       if (config->memory_limit != 0) o.memory_limit(static_cast<size_t>(config->memory_limit));
     }
+    if (const char* what = null_array(kernels, n_kernels, nullptr, 0, nullptr, 0)) {
+      put_error(err_buf, err_len, std::string("pto2_runtime_create: ") + what);
+      return nullptr;
+    }
     auto rt = std::make_unique<pto2::Runtime>(o);
     for (uint32_t i = 0; i < n_kernels; ++i) {
       const pto2_kernel_desc& k = kernels[i];
@@ -146,11 +165,20 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
       put_error(err_buf, err_len, "pto2_runtime_run: runtime or entry_fn is NULL");
       return 0;
     }
+    if (const char* what = null_array(nullptr, 0, tensors, n_tensors, scalars, n_scalars)) {
+      put_error(err_buf, err_len, std::string("pto2_runtime_run: ") + what);
+      return 0;
+    }
     ChipStorageTaskArgs args;
     for (uint32_t i = 0; i < n_tensors; ++i) {
       const pto2_tensor_arg& a = tensors[i];
       if (a.ndims > PTO2_MAX_DIMS || a.dtype < 0 || a.dtype > static_cast<int32_t>(DataType::BOOL)) {
         put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has an invalid rank or dtype");
+        return 0;
+      }
+      if (a.ndims > 0 && a.shapes == nullptr) {
+        put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has rank " +
+                                        std::to_string(a.ndims) + " but its shapes pointer is NULL");
         return 0;
       }
       Tensor t = make_tensor_external(a.data, a.shapes, a.ndims, static_cast<DataType>(a.dtype));

@@ -43,3 +43,29 @@ TEST(CApi, ErrorsComeBackInTheBuffer) {
   EXPECT_NE(rc, 0);
   EXPECT_NE(std::string(err).find("unknown kernel id 1"), std::string::npos) << err;
 }
+
+// A NULL array with a nonzero count, or a NULL shapes pointer with a nonzero rank, is an error in
+// the buffer, not a read through NULL (each of these crashed with SIGSEGV).
+TEST(CApi, NullArraysWithNonzeroCountsAreErrors) {
+  Watchdog wd(30);
+  char err[256];
+  void* entry = reinterpret_cast<void*>(&c_api_entry);
+  EXPECT_EQ(pto2_run(entry, nullptr, 1, nullptr, 0, nullptr, 0, nullptr, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("kernels is NULL but n_kernels is nonzero"), std::string::npos) << err;
+  EXPECT_EQ(pto2_run(entry, nullptr, 0, nullptr, 2, nullptr, 0, nullptr, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("tensors is NULL"), std::string::npos) << err;
+
+  pto2_runtime_config c = {1, 1, 0, 0, 0, 0};
+  EXPECT_EQ(pto2_runtime_create(&c, nullptr, 1, err, sizeof err), nullptr);
+  EXPECT_NE(std::string(err).find("pto2_runtime_create: kernels is NULL"), std::string::npos) << err;
+  void* rt = pto2_runtime_create(&c, nullptr, 0, err, sizeof err);
+  ASSERT_NE(rt, nullptr) << err;
+  EXPECT_EQ(pto2_runtime_run(rt, entry, nullptr, 3, nullptr, 0, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("tensors is NULL"), std::string::npos) << err;
+  EXPECT_EQ(pto2_runtime_run(rt, entry, nullptr, 0, nullptr, 3, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("scalars is NULL"), std::string::npos) << err;
+  pto2_tensor_arg t = {nullptr, 0, 2, nullptr, nullptr};
+  EXPECT_EQ(pto2_runtime_run(rt, entry, &t, 1, nullptr, 0, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("tensor 0 has rank 2 but its shapes pointer is NULL"), std::string::npos) << err;
+  pto2_runtime_destroy(rt);
+}

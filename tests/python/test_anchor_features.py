@@ -303,7 +303,8 @@ def test_tensor_matmul_cast_reshape_in_kernels_e2e():
 
 
 def test_tensor_compute_op_in_orchestration_body():
-    body_check("t = pl.add(a, b)  #!\nreturn d", "tensor.add computes on tensor data", "pl.add",
+    body_check("t = pl.add(a, b)  #!\nreturn d",
+               "tensor.add computes on tensor data, which an Orchestration function cannot do", "pl.add",
                help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):`")
 
 

@@ -434,10 +434,11 @@ def test_at_core_group_inside_core_group():
                "cannot be nested inside another pl.at(level=pl.Level.CORE_GROUP)", "pl.at(")
 
 
-@pytest.mark.parametrize("ftype", ["Group", "InCore", "AIC", "AIV"])   # Spmd functions are refused (test_diagnostics_dead_ends.py)
-def test_at_core_group_in_kernel_family_function(ftype):
+@pytest.mark.parametrize("ftype, article", [("Group", "a"), ("InCore", "an"), ("AIC", "an"), ("AIV", "an")])
+def test_at_core_group_in_kernel_family_function(ftype, article):   # Spmd functions: test_diagnostics_dead_ends.py
     body_check("with pl.at(level=pl.Level.CORE_GROUP):  #!\n    pass\nreturn d",
-               f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in a {ftype} function", "pl.at(", main_type=ftype)
+               f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in {article} {ftype} function", "pl.at(",
+               main_type=ftype)
 
 
 def test_spmd_predicate_inside_cluster():

@@ -52,3 +52,26 @@ def test_reserved_and_colliding_names_build_and_run():
     compiled(a, b, d)
     np.testing.assert_allclose(d, a + 5 * b, rtol=1e-5, atol=1e-5)
     assert all(len(p.rsplit("/", 1)[-1]) < 255 for p in compiled.files)
+
+
+# The runtime's helpers and types the generated orchestration calls by name after a local's
+# declaration (pto2_slice_u32 for a run-time slice offset, rt_submit_aiv_task for the submit, ...).
+RUNTIME_NAMES = ["pto2_slice_u32", "rt_submit_aiv_task", "PTO2_SCOPE", "ChipStorageTaskArgs", "pto2_range_count",
+                 "make_tensor_external", "pto2_check_arg_extent"]
+
+
+def test_runtime_helper_names_as_locals_build_and_run():
+    body, prev = [], "a"
+    for name in RUNTIME_NAMES:
+        body.append(f"    {name} = pl.tensor.slice({prev}, [16, 16], [i * 16, 0])")
+        prev = name
+    body.append(f"    d = self.add({prev}, b, d)")
+    src = ("import pypto.language as pl\n\n@pl.program\nclass Helpers:" + _kernel("add", "s") + f"""
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {T}, b: {T}, d: pl.InOut[{T}]) -> {T}:
+        for i in pl.range(1):
+        """ + "\n        ".join(body) + "\n        return d\n")
+    compiled = pypto.compile(pl.parse_program(src, "helpers.py"))
+    a, b, d = np.ones((16, 16), np.float32), np.full((16, 16), 2.0, np.float32), np.zeros((16, 16), np.float32)
+    compiled(a, b, d)
+    np.testing.assert_array_equal(d, a + b)

@@ -30,6 +30,16 @@ def test_mutants_are_reproducible():
     assert len(texts) > 30              # mutants differ from one another
 
 
+def test_a_second_mutation_reads_nodes_the_first_made():
+    """A second mutation may pick a node the first inserted (an ast.Constant with no position):
+    its description reads the line, so the first mutation's nodes get locations (seed 18, mutant
+    275 once crashed the fuzzer itself with AttributeError 'lineno')."""
+    fz = _fuzz_module()
+    programs = fz.load_programs()
+    for i in range(600):
+        fz.make_mutant(programs, 18, i)
+
+
 def test_outcomes_are_classified():
     fz = _fuzz_module()
     from pypto.errors import InternalCompilerError, PyptoError

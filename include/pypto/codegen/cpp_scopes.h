@@ -43,6 +43,10 @@ class CppScopes {
   struct Block {
     std::unordered_map<std::string, size_t> index;   // name -> position in `order`
     std::vector<Decl> order;
+    // base -> the suffix its last declare in this block took: every smaller one (0 = the bare
+    // base) was visible then and stays so while this block is open, so the next declare of
+    // `base` here or in an inner block starts above it (n copies of a name: O(n), not O(n^2)).
+    std::unordered_map<std::string, int> taken_upto;
   };
   Decl* find(const std::string& name);
   void insert(std::string name, bool voidable);

@@ -34,6 +34,8 @@ def check_paths(args) -> None:
         if path and not os.path.isfile(path):
             raise CliError("%s: no such file: %s" % (flag, path))
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
+        if path and os.path.isdir(path):    # found now, not after the run whose results it would hold
+            raise CliError("%s: %s is a directory; give a file path" % (flag, path))
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise CliError("%s: directory %s does not exist" % (flag, os.path.dirname(os.path.abspath(path))))
 
@@ -85,7 +87,12 @@ def save_outputs(path: str, params, inputs: Sequence) -> None:
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise CliError("--save: directory %s does not exist" % d)
-    np.savez(path, **outputs_by_name(params, inputs))
+    if os.path.isdir(path):
+        raise CliError("--save: %s is a directory; give a file path" % path)
+    # An open file, not the name: np.savez(name) appends ".npz" to a name without it, and the
+    # outputs would land in a file other than the one reported.
+    with open(path, "wb") as f:
+        np.savez(f, **outputs_by_name(params, inputs))
 
 
 def check_outputs(path: str, params, inputs: Sequence) -> List[str]:

@@ -3,6 +3,7 @@ Imports nothing else of ``pypto.cli``, so the command modules never import each 
 
 from __future__ import annotations
 
+import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -19,18 +20,38 @@ def load_programs(path: str) -> Dict[str, object]:
     """Executes the Python file ``path`` and returns its @pl.program objects by variable name."""
     from pypto._core import ir
 
+    from pypto.errors import PyptoError
+
     if not os.path.isfile(path):
         raise CliError("no such file: %s" % path)
     name = "_pypto_cli_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
-    spec = importlib.util.spec_from_file_location(name, path)
+    # An explicit source loader: a program file need not end in .py (spec_from_file_location
+    # alone returns None for other suffixes).
+    spec = importlib.util.spec_from_file_location(name, path, loader=importlib.machinery.SourceFileLoader(name, path))
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     sys.path.insert(0, os.path.dirname(os.path.abspath(path)))
     try:
         spec.loader.exec_module(module)
+    except SyntaxError as e:    # the file is not Python: where, as the compiler would say it
+        raise CliError("%s:%s:%s: not valid Python: %s"
+                       % (e.filename or path, e.lineno or 0, e.offset or 0, e.msg)) from None
+    except (PyptoError, KeyboardInterrupt, SystemExit):
+        raise   # a DSL error is already located; the others are not errors of the file
+    except Exception as e:  # noqa: BLE001 - the user's module raised: name its line, not ours
+        raise CliError("running %s failed at %s: %s: %s" % (path, _user_frame(e, path), type(e).__name__, e)) from None
     finally:
         sys.path.pop(0)
     return {k: v for k, v in vars(module).items() if isinstance(v, ir.Program)}
+
+
+def _user_frame(e: BaseException, path: str) -> str:
+    """``file:line`` of the innermost traceback frame in ``path`` (else the innermost frame)."""
+    import traceback
+    frames = traceback.extract_tb(e.__traceback__)
+    mine = [f for f in frames if os.path.abspath(f.filename) == os.path.abspath(path)]
+    f = (mine or frames)[-1]
+    return "%s:%d" % (f.filename, f.lineno)
 
 
 def select_program(programs: Dict[str, object], wanted: Optional[str], path: str) -> Tuple[str, object]:
@@ -50,12 +71,17 @@ def select_program(programs: Dict[str, object], wanted: Optional[str], path: str
 
 def write_files(files: Dict[str, str], out_dir: str) -> List[str]:
     """Writes ``{relative path: text}`` under ``out_dir``; returns the written paths."""
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):   # before anything is written
+        raise CliError("output directory %s is an existing file" % out_dir)
     written = []
     for rel, text in sorted(files.items()):
         dest = os.path.join(out_dir, rel)
-        os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
-        with open(dest, "w") as f:
-            f.write(text)
+        try:
+            os.makedirs(os.path.dirname(dest) or ".", exist_ok=True)
+            with open(dest, "w") as f:
+                f.write(text)
+        except OSError as e:
+            raise CliError("cannot write %s: %s" % (dest, e.strerror or e))
         written.append(dest)
     return written
 

@@ -26,6 +26,8 @@ def cmd_trace(args) -> int:
         summary = summarize(args.file)
     except FileNotFoundError:
         raise CliError("no such file: %s" % args.file)
+    except OSError as e:    # a directory, no permission, ...
+        raise CliError("cannot read %s: %s" % (args.file, e.strerror or e))
     except (TraceFormatError, KeyError, TypeError, ValueError) as e:
         raise CliError("%s is not a pypto trace: %s" % (args.file, e))
     print(summary.format(top=args.top))

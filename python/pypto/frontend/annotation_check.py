@@ -15,6 +15,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes
 from pypto.frontend.annotations import tile_annotation_space
+from pypto.frontend.diagnostics import a_or_an
 
 # Ops whose result memory space an annotation may choose (they take an optional target_memory=).
 _RETARGETABLE = ("tile.load", "tile.create")
@@ -68,7 +69,7 @@ def reconcile_annotation(ctx, st: ast.AnnAssign, ann, value):
     """
     vt = value.type
     if irtypes.kind_of(ann) != irtypes.kind_of(vt):
-        raise _mismatch(ctx, st, ann, value, f"a {irtypes.kind_of(vt)} is not a {irtypes.kind_of(ann)}")
+        raise _mismatch(ctx, st, ann, value, f"{a_or_an(irtypes.kind_of(vt))} is not {a_or_an(irtypes.kind_of(ann))}")
     if isinstance(ann, ir.ScalarType):
         if _is_index_pair(ann.dtype, vt.dtype):
             return ir.Cast.make(value, ann.dtype, ctx.span(st.value))

@@ -89,3 +89,10 @@ def did_you_mean(name: str, candidates) -> str:
     """'did you mean 'x'?' for the closest candidate, or '' when nothing is close."""
     close = difflib.get_close_matches(name, sorted(set(candidates)), n=1, cutoff=0.6)
     return f"did you mean '{close[0]}'?" if close else ""
+
+
+def a_or_an(word: str) -> str:
+    """'an Orchestration', 'an AIC', 'a tensor': the article for a word spliced into a message.
+    Every word that reaches here (function types, IR kinds) starts with a vowel sound exactly
+    when it starts with a vowel letter."""
+    return f"{'an' if word[:1].lower() in 'aeiou' else 'a'} {word}"

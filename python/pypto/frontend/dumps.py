@@ -14,6 +14,7 @@ from __future__ import annotations
 import ast
 
 from pypto._core import ir
+from pypto.frontend.diagnostics import a_or_an
 
 _DUMP_TAG_FUNCS = (ir.FunctionType.Orchestration, ir.FunctionType.Inline)
 
@@ -22,7 +23,7 @@ def parse_dump_tag(ctx, node: ast.Call) -> None:
     """`pl.dump_tag(t)`: tags the SSA value bound to `t` (forward-sticky by value identity). No IR."""
     if ctx.sig.ftype not in _DUMP_TAG_FUNCS:
         raise ctx.error(node, f"pl.dump_tag is only allowed in Orchestration or Inline functions, not in "
-                        f"'{ctx.sig.name}' (a {ctx.sig.ftype.name} function)",
+                        f"'{ctx.sig.name}' ({a_or_an(ctx.sig.ftype.name)} function)",
                         help="tag the tensor in the orchestration that submits the kernel")
     if node.keywords or len(node.args) != 1:
         raise ctx.error(node, "pl.dump_tag takes exactly one positional argument: the name of a tensor",

@@ -12,6 +12,7 @@ import ast
 import math
 
 from pypto.frontend.pyeval import PyEvalFailure, eval_py, peer_reserve_base, reservation as _reservation, try_eval_py
+from pypto.frontend.diagnostics import a_or_an
 
 _INIT_HELP = "init_value takes an int or float constant, e.g. init_value=0 or init_value=-1.5"
 
@@ -69,12 +70,12 @@ def check_tensor_compute_site(ctx, node: ast.AST, op_name: str) -> None:
     if any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes):
         return
     if op_name == "tensor.set_validshape":   # a tile's valid region; an orchestration view has none (§10)
-        raise ctx.error(node, f"tensor.set_validshape sets a kernel tile's valid region, which a "
-                        f"{ctx.sig.ftype.name} function does not have outside a kernel scope",
+        raise ctx.error(node, f"tensor.set_validshape sets a kernel tile's valid region, which "
+                        f"{a_or_an(ctx.sig.ftype.name)} function does not have outside a kernel scope",
                         help="call it inside the kernel that reads the tensor (an InCore function or a "
                              "`with pl.at(level=pl.Level.CORE_GROUP):` body); an orchestration view takes "
                              "pl.slice(t, shape, offset, valid_shape=[rows, cols]) instead")
-    raise ctx.error(node, f"{op_name} computes on tensor data, which a {ctx.sig.ftype.name} function cannot do "
+    raise ctx.error(node, f"{op_name} computes on tensor data, which {a_or_an(ctx.sig.ftype.name)} function cannot do "
                     "outside a kernel scope",
                     help="wrap it in `with pl.at(level=pl.Level.CORE_GROUP):` (the body becomes a kernel), or "
                          "move it into an InCore function")

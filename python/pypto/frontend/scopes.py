@@ -24,7 +24,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
-from pypto.frontend.diagnostics import did_you_mean
+from pypto.frontend.diagnostics import a_or_an, did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 from pypto.frontend.dumps import scope_dump_vars
 from pypto.frontend.scope_options import AUTO_CHUNK_REFUSED, add_name_hint, optimizations, scope_mode
@@ -150,7 +150,7 @@ def _at(ctx, node, item, call):
     if level == "CORE_GROUP":
         fname = ctx.sig.ftype.name
         if fname in _KERNEL_TYPES:
-            raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in a {fname} function",
+            raise ctx.error(call, f"pl.at(level=pl.Level.CORE_GROUP) cannot appear in {a_or_an(fname)} function",
                             help="CORE_GROUP scopes are outlined from Orchestration (or Opaque) functions; "
                                  "move the scope there")
         for s in ctx.scopes:

@@ -142,10 +142,25 @@ def _torch_to_numpy(x, err: Callable[..., PyptoError]):
     if x.device.type != "cpu":
         raise err(ArgumentValueError, "torch tensor on device '%s'; the CPU runtime needs CPU tensors" % x.device,
                   "move it with .cpu() (and copy results back)")
+    # Tensors torch cannot share as NumPy memory (x.numpy() would raise a bare TypeError or
+    # RuntimeError): say which property is in the way and how to get a plain tensor. getattr:
+    # torch-like stand-ins may lack these attributes.
+    layout = getattr(x, "layout", None)
+    if layout is not None and layout != getattr(torch, "strided", layout):
+        raise err(ArgumentValueError, "torch tensor with layout %s; the runtime needs a dense (strided) tensor"
+                  % layout, "pass x.to_dense()")
+    for bit, test, resolve in (("negative", "is_neg", "resolve_neg"), ("conjugate", "is_conj", "resolve_conj")):
+        if getattr(x, test, lambda: False)():
+            raise err(ArgumentValueError, "torch tensor with its %s bit set (a lazy view without memory of its own)"
+                      % bit, "pass x.%s() and read the result from that tensor" % resolve)
     x = x.detach()
     if x.dtype == torch.bfloat16:
         return x.view(torch.int16).numpy().view(np.uint16)
-    return x.numpy()
+    try:
+        return x.numpy()
+    except (TypeError, RuntimeError) as e:   # a dtype NumPy has no equivalent of (float8, ...), ...
+        raise err(ArgumentTypeError, "torch tensor of dtype %s cannot be viewed as a NumPy array: %s"
+                  % (x.dtype, str(e).split("\n")[0]), "convert it to the parameter's dtype with .to(...)") from None
 
 
 def as_array(x, err: Callable[..., PyptoError]) -> Optional[np.ndarray]:
@@ -205,7 +220,13 @@ def _scalar_bits(p: ParamSpec, v, where: str) -> int:
     if p.dtype in ("FP32", "FP16", "BF16"):
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise ArgumentTypeError("%s expects a number (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__))
-        return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+        try:    # scalars travel as float32 bits: a finite value beyond float32 has none
+            return struct.unpack("<I", struct.pack("<f", float(v)))[0]
+        except OverflowError:
+            shown = repr(v) if len(repr(v)) <= 24 else repr(v)[:20] + "..."
+            raise ArgumentValueError("%s = %s does not fit pl.%s (finite float32 values are at most %.6g in "
+                                     "magnitude)" % (where, shown, p.dtype, float(np.finfo(np.float32).max)),
+                                     help="pass float('inf') for an infinity") from None
     if p.dtype == "BOOL":
         if not isinstance(v, (bool, int)):
             raise ArgumentTypeError("%s expects a bool, got %s" % (where, type(v).__name__))
@@ -237,7 +258,7 @@ class BoundCall:
 
 def _located(cls, p: Optional[ParamSpec], message: str, help: str = "") -> PyptoError:  # noqa: A002
     kw = {}
-    span = p.span if p is not None else None
+    span = getattr(p, "span", None)   # HOST signature entries may have none
     if span is not None and getattr(span, "line", 0):
         kw = dict(file=span.file, line=span.line, col=span.col, end_col=span.end_col, source_line=span.source_line)
     return cls(message, help=help, **kw)
@@ -386,6 +407,14 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
                 raise err(ArgumentValueError, "%s is not C-contiguous; pl.%s tensors are written in place"
                           % (where, p.direction), _contiguity_hint(v, p))
             arr = np.ascontiguousarray(arr)
+        if not arr.flags.aligned:
+            # Kernels access elements through typed pointers: an address that is not a multiple of
+            # the element size is undefined behaviour (and can fault in vectorized loops).
+            if p.direction != "In":
+                raise err(ArgumentValueError, "%s is not aligned to its %d-byte elements (address 0x%x); pl.%s "
+                          "tensors are written in place" % (where, arr.itemsize, arr.ctypes.data, p.direction),
+                          "pass an array NumPy allocated (np.zeros / np.empty) and copy the result back")
+            arr = np.array(arr, copy=True)   # NumPy allocates aligned memory
         if p.direction != "In" and not arr.flags.writeable:
             raise err(ArgumentValueError, "%s is read-only but is written (pl.%s)" % (where, p.direction))
         keep.append(arr)
@@ -442,6 +471,9 @@ def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) 
 
         x, y, out = random_inputs(compiled.params, seed=1)
     """
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ArgumentValueError("the seed of random inputs must be a non-negative integer, got %r" % (seed,),
+                                 help="e.g. random_inputs(seed=0) (pypto run --seed 0)")
     rng = np.random.default_rng(seed)
     dims = dict(dims or {})
     out: List[Any] = []
@@ -454,14 +486,21 @@ def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) 
             if isinstance(d, int) or (isinstance(d, str) and d.isdigit()):
                 shape.append(int(d))
             elif d in dims:
+                if isinstance(dims[d], bool) or not isinstance(dims[d], (int, np.integer)) or dims[d] < 0:
+                    raise ArgumentValueError("dynamic dimension %s of parameter '%s' must be a non-negative "
+                                             "integer, got %r" % (d, p.name, dims[d]),
+                                             help="e.g. --dim %s=128 (or dims={'%s': 128})" % (d, d))
                 shape.append(int(dims[d]))
             else:
                 raise ArgumentValueError("dynamic dimension %s of parameter '%s' needs a value" % (d, p.name),
                                          help="give it with --dim %s=<extent> (or dims={'%s': n})" % (d, d))
-        if p.direction == "Out":
-            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)))
-        else:
-            out.append(random_array(rng, p.dtype, shape))
+        try:
+            out.append(np.zeros(shape, dtype=numpy_dtype(p.dtype)) if p.direction == "Out"
+                       else random_array(rng, p.dtype, shape))
+        except (ValueError, MemoryError) as e:   # NumPy's "array is too big" / an allocation failure
+            raise _located(ArgumentValueError, p, "cannot allocate a random input for parameter '%s' of shape %s "
+                           "(pl.%s): %s" % (p.name, shape, p.dtype, e or type(e).__name__),
+                           help="pass the arguments yourself, or declare a smaller shape") from None
     return out
 
 

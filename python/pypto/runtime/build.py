@@ -490,7 +490,11 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     out = str(final)
     if output_dir is not None:
         out = os.path.abspath(output_dir)
-        os.makedirs(out, exist_ok=True)
+        try:
+            os.makedirs(out, exist_ok=True)
+        except OSError as e:   # an existing file, no permission...: say where, not a bare OSError
+            raise PyptoError("cannot write the generated sources to %s: %s" % (out, e.strerror or e),
+                             help="give a directory (output_dir= / -o) that exists or can be created") from None
         _write_files(out, files)
         for extra in (*support_files, "build.sh", LIBRARY_NAME):
             src = final / extra

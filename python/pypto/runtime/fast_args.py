@@ -87,7 +87,7 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                         elif dims.setdefault(want, g) != g or g >= 1 << 32:
                             return None
                 flags = v.flags
-                if not flags.c_contiguous or (written and not flags.writeable):
+                if not flags.c_contiguous or not flags.aligned or (written and not flags.writeable):
                     return None
                 keep.append(v)
                 tensors[slot] = (v.ctypes.data, code, got, None)  # the binding takes any sequence
@@ -101,7 +101,10 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                 elif kind == "float":
                     if t is not float and t is not int:
                         return None
-                    scalars[slot] = unpack(pack(float(v)))[0]
+                    try:
+                        scalars[slot] = unpack(pack(float(v)))[0]
+                    except OverflowError:   # beyond float32: the full checker says so, located
+                        return None
                 else:
                     if t is not bool and t is not int:
                         return None

@@ -14,7 +14,7 @@ __all__ = ["TracePathError", "resolve_trace_path"]
 
 
 class TracePathError(PyptoError, ValueError):
-    """The trace cannot be written where asked (its directory does not exist)."""
+    """The trace cannot be written where asked (its directory does not exist, or it is a directory)."""
 
 
 def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
@@ -26,6 +26,9 @@ def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
     if trace is None:
         return None
     trace = os.fspath(trace)
+    if os.path.isdir(trace):
+        raise TracePathError("cannot write the trace to %s: it is a directory" % trace,
+                             help="give a file path, e.g. %s" % os.path.join(trace, "trace.json"))
     directory = os.path.dirname(os.path.abspath(trace))
     if not os.path.isdir(directory):
         raise TracePathError("cannot write the trace to %s: directory %s does not exist" % (trace, directory),

@@ -45,12 +45,24 @@ const std::unordered_set<std::string>& reserved() {
       // runtime / entry names generated code relies on
       "orch_args", "Tensor", "Arg", "DataType", "TensorCreateInfo", "TaskOutputTensors", "MixedKernels",
       "PTO2TaskId", "PTO2ScopeMode", "INVALID_KERNEL_ID", "to_u64", "alloc_tensors", "from_tensor_arg",
-      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t"};
+      "get_tensor_data", "int64_t", "int32_t", "uint32_t", "uint64_t", "int8_t", "int16_t", "uint8_t", "uint16_t",
+      "ChipStorageTaskArgs", "ChipTensorArg", "CoreTaskPredicate", "TaskId", "ScopeMode", "Runtime",
+      "RuntimeOptions", "SmallVec", "LaunchSpec", "OrchestrationEntry", "SIMPLER_SCOPE", "make_tensor_external",
+      "set_tensor_data", "float_to_half", "half_to_float", "float_to_bfloat16", "bfloat16_to_float",
+      "rt_submit_task", "rt_submit_aic_task", "rt_submit_aiv_task", "rt_submit_dummy_task",
+      "aicpu_orchestration_entry", "aicpu_orchestration_config", "aicpu_thread_num",
+      // the runtime's helpers and macros the generated code calls after a local's declaration
+      "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride",
+      "pto2_range_count", "pto2_entry_fn", "pto2_kernel_desc", "pto2_c_api", "PTO2_SCOPE", "PTO2_SCOPE_CAT",
+      "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2OrchestrationConfig", "PTO2KernelContext",
+      "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS"};
   return r;
 }
 
 }  // namespace
 
+// Exact names only: a prefix rule ("pto2*") would also reserve every suffixed fallback
+// (pto2_slice_u32_1, ...) and the declare loop would never find a free name.
 bool IsReservedCppName(const std::string& name) { return reserved().count(name) > 0; }
 
 }  // namespace pypto::codegen

@@ -44,8 +44,14 @@ bool CppScopes::visible(const std::string& name) const {
 
 std::string CppScopes::declare(const std::string& base, bool voidable) {
   PYPTO_CHECK(!blocks_.empty(), "CppScopes::declare outside a block");
-  std::string name = base;
-  for (int k = 1; visible(name); ++k) name = base + "_" + std::to_string(k);
+  int k = 0;   // the smallest free suffix, as a plain search from 0 would find it
+  for (auto& b : blocks_) {
+    auto t = b.taken_upto.find(base);
+    if (t != b.taken_upto.end() && t->second + 1 > k) k = t->second + 1;
+  }
+  std::string name = k == 0 ? base : base + "_" + std::to_string(k);
+  for (; visible(name); ++k) name = base + "_" + std::to_string(k + 1);
+  blocks_.back().taken_upto[base] = k;
   insert(name, voidable);   // fresh along the chain: no re-check
   return name;
 }

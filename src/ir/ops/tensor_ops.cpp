@@ -22,6 +22,9 @@ using detail::describe_shape;
 
 namespace {
 
+// The runtime's Tensor holds uint32_t shapes: a literal extent above this cannot be emitted.
+constexpr int64_t kMaxViewExtent = 4294967295LL;
+
 void expect_rank(const std::string& op, const std::string& what, size_t got, size_t rank, const TensorType* t,
                  const Span& span) {
   PYPTO_USER_CHECK(got == rank, span,
@@ -101,6 +104,10 @@ void register_tensor_ops(OpRegistry& r) {
            for (auto& d : shape) {
              auto* c = d->as<ConstInt>();
              PYPTO_USER_CHECK(!c || c->value > 0, span, "tensor.create: dimension " << describe(d) << " must be positive", "");
+             PYPTO_USER_CHECK(!c || c->value <= kMaxViewExtent, span,
+                              "tensor.create: dimension " << c->value << " does not fit the runtime's 32-bit extent (limit "
+                                                          << kMaxViewExtent << ")",
+                              "a runtime tensor has fewer than 2^32 elements per dimension");
            }
            DataType dtype = attr_dtype("tensor.create", attrs, span);
            expect_bool_attr("tensor.create", attrs, "manual_dep", span);
@@ -207,6 +214,10 @@ void register_tensor_ops(OpRegistry& r) {
            for (auto& d : shape) {
              auto* c = d->as<ConstInt>();
              PYPTO_USER_CHECK(!c || c->value > 0, span, "tensor.reshape: dimension " << describe(d) << " must be positive", "");
+             PYPTO_USER_CHECK(!c || c->value <= kMaxViewExtent, span,
+                              "tensor.reshape: dimension " << c->value << " does not fit the runtime's 32-bit extent (limit "
+                                                           << kMaxViewExtent << ")",
+                              "a runtime tensor has fewer than 2^32 elements per dimension");
            }
            int64_t from = count(t->shape), to = count(shape);
            PYPTO_USER_CHECK(from < 0 || to < 0 || from == to, span,

@@ -58,6 +58,28 @@ TEST(CodegenPieces, CppScopesAvoidShadowingAndReuseSiblings) {
   EXPECT_EQ(s.pop(), std::vector<std::string>{});
 }
 
+// Each declare of a base starts above the suffixes its block chain already took: 50,000 copies
+// of one name (a pl.unroll of a slice) take linear time, not 50,000^2 / 2 lookups (a 100,000-way
+// unroll hung the code generator), and the names stay the smallest free ones.
+TEST(CodegenPieces, CppScopesManyCopiesOfOneNameAreLinear) {
+  CppScopes s;
+  s.push();
+  s.declare_exact("c_3", true);                   // a user's own c_3 is skipped, not reused
+  for (int k = 0; k < 50000; ++k) {
+    const std::string want = k == 0 ? "c" : "c_" + std::to_string(k < 3 ? k : k + 1);
+    ASSERT_EQ(s.declare("c"), want);
+  }
+  s.push();
+  EXPECT_EQ(s.declare("c"), "c_50001");           // inner block: still no shadowing
+  s.pop();
+  s.push();
+  EXPECT_EQ(s.declare("d"), "d");
+  EXPECT_EQ(s.declare("d"), "d_1");
+  s.pop();
+  s.push();
+  EXPECT_EQ(s.declare("d"), "d");                 // a sibling block starts again from the bare name
+}
+
 TEST(CodegenPieces, RegistryHasTheTensorOps) {
   const std::vector<std::string> ops = OrchestrationOpNames();
   auto has_op = [&](const std::string& op) { return std::find(ops.begin(), ops.end(), op) != ops.end(); };

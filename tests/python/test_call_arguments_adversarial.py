@@ -1,0 +1,114 @@
+"""Adversarial call arguments (docs/python_api.md, "Calling a program"): every bad argument is a
+located ArgumentTypeError / ArgumentValueError before anything runs, never a bare Python error
+or undefined behaviour in a kernel -- misaligned arrays, float scalars beyond float32, torch
+tensors NumPy cannot view, bad seeds and dimensions for random inputs.
+"""
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto.compiler import ArgumentTypeError, ArgumentValueError
+from pypto.runtime.args import ParamSpec, random_inputs
+
+SRC = """
+import pypto.language as pl
+M = pl.dynamic("M")
+
+@pl.program
+class Scale:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 8], pl.FP32], s: pl.Scalar[pl.FP32],
+          y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = pl.store(pl.mul(pl.load(x, [0, 0], [16, 8]), s), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 8], pl.FP32], s: pl.Scalar[pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = self.k(x, s, y)
+        return y
+"""
+
+
+@pytest.fixture(scope="module")
+def scale():
+    return pypto.compile(pl.parse_program(SRC))
+
+
+def _x():
+    return np.arange(128, dtype=np.float32).reshape(16, 8)
+
+
+def _misaligned(a):
+    """A C-contiguous copy of ``a`` whose address is one byte past an element boundary."""
+    buf = np.zeros(a.nbytes + a.itemsize, np.uint8)
+    m = buf[1:1 + a.nbytes].view(a.dtype).reshape(a.shape)
+    m[...] = a
+    assert m.flags.c_contiguous and not m.flags.aligned
+    return m
+
+
+def test_misaligned_output_is_refused(scale):
+    with pytest.raises(ArgumentValueError, match=r"argument 'y' .* is not aligned to its 4-byte elements") as e:
+        scale(_x(), 2.0, _misaligned(np.zeros((16, 8), np.float32)))
+    assert e.value.line > 0 and "np.zeros" in str(e.value)
+
+
+def test_misaligned_input_is_copied(scale):
+    y = np.zeros((16, 8), np.float32)
+    scale(_misaligned(_x()), 2.0, y)
+    np.testing.assert_array_equal(y, _x() * 2)
+
+
+@pytest.mark.parametrize("value", [1e39, -1e300, pytest.param(10 ** 400, id="10**400")])
+def test_float_scalar_beyond_float32(scale, value):
+    with pytest.raises(ArgumentValueError, match=r"argument 's' .* does not fit pl.FP32") as e:
+        scale(_x(), value, np.zeros((16, 8), np.float32))
+    assert e.value.line > 0
+
+
+def test_float_scalar_infinity_still_passes(scale):
+    y = np.zeros((16, 8), np.float32)
+    scale(_x() + 1, float("inf"), y)
+    assert np.isinf(y).all()
+
+
+@pytest.mark.parametrize("make, message, hint", [
+    (lambda t: t.ones(16, 8).to_sparse(), "layout torch.sparse_coo", "to_dense()"),
+    (lambda t: t.ones(16, 8)._neg_view(), "negative bit set", "resolve_neg()"),
+    (lambda t: t.ones(16, 8, dtype=t.complex64).conj(), "conjugate bit set", "resolve_conj()"),
+    (lambda t: t.ones(16, 8).to(t.float8_e4m3fn), "dtype torch.float8_e4m3fn cannot be viewed", ".to("),
+])
+def test_torch_tensors_numpy_cannot_view(scale, make, message, hint):
+    torch = pytest.importorskip("torch")
+    with pytest.raises((ArgumentTypeError, ArgumentValueError), match=message) as e:
+        scale(make(torch), 2.0, np.zeros((16, 8), np.float32))
+    assert e.value.line > 0 and hint in str(e.value)
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0"])
+def test_random_inputs_bad_seed(scale, seed):
+    with pytest.raises(ArgumentValueError, match="seed of random inputs must be a non-negative integer"):
+        scale.random_inputs(seed=seed)
+
+
+@pytest.mark.parametrize("extent", [-16, 2.0])
+def test_random_inputs_bad_dynamic_dim(extent):
+    x = ParamSpec("x", "tensor", "FP32", ("M", 8), "In", 0)
+    with pytest.raises(ArgumentValueError, match="dynamic dimension M of parameter 'x' must be a non-negative"):
+        random_inputs([x], dims={"M": extent})
+
+
+def test_random_inputs_too_large_to_allocate():
+    x = ParamSpec("x", "tensor", "FP32", (2 ** 63 - 1,), "In", 0)
+    with pytest.raises(ArgumentValueError, match="cannot allocate a random input for parameter 'x'"):
+        random_inputs([x])
+
+
+def test_trace_path_that_is_a_directory_fails_before_the_run(scale, tmp_path):
+    from pypto.runtime.trace_path import TracePathError
+    y = np.zeros((16, 8), np.float32)
+    with pytest.raises(TracePathError, match="it is a directory"):
+        scale(_x(), 2.0, y, trace=str(tmp_path))
+    assert not y.any()      # refused before running, not after (when the results would be lost)

@@ -1,0 +1,80 @@
+"""Bad files, paths and flags for the `pypto` command line (docs/codegen.md "Command line",
+docs/running.md): each is a `pypto: error: ...` usage error (exit status 1 or 2) naming the file and
+line or the path at fault, never a Python traceback, and found before anything runs whose results
+it would lose."""
+import os
+
+import pytest
+
+from pypto import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VECTOR_ADD = os.path.join(ROOT, "examples", "vector_add.py")
+
+
+def _err(capsys):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("text, message", [
+    ("x = (\n", "bad.py:1:5: not valid Python: '(' was never closed"),
+    (b"\xff\xfe bad", "bad.py:1:"),
+    ("import pypto\n\nraise RuntimeError('boom')\n", "running {p} failed at {p}:3: RuntimeError: boom"),
+    ("import no_such_module_xyz\n", "failed at {p}:1: ModuleNotFoundError"),
+])
+def test_program_file_that_fails_to_load(tmp_path, capsys, text, message):
+    p = tmp_path / "bad.py"
+    p.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert cli.main(["compile", str(p), "-o", str(tmp_path / "out")]) == 2
+    assert message.format(p=p) in _err(capsys)
+
+
+def test_program_file_without_py_suffix_is_loaded(tmp_path, capsys):
+    p = tmp_path / "prog.txt"
+    p.write_text(open(VECTOR_ADD).read())
+    assert cli.main(["compile", str(p), "-o", str(tmp_path / "out")]) == 0
+    assert os.path.isfile(tmp_path / "out" / "orchestration" / "main.cpp")
+
+
+def test_output_directory_that_is_a_file(tmp_path, capsys):
+    f = tmp_path / "taken"
+    f.write_text("keep me")
+    assert cli.main(["compile", VECTOR_ADD, "-o", str(f)]) == 2
+    assert "output directory %s is an existing file" % f in _err(capsys)
+    assert f.read_text() == "keep me"
+    assert cli.main(["run", VECTOR_ADD, "-o", str(f)]) == 1
+    assert "cannot write the generated sources to %s" % f in _err(capsys)
+    assert f.read_text() == "keep me"
+
+
+def test_dump_ir_directory_that_is_a_file(tmp_path, capsys):
+    f = tmp_path / "taken"
+    f.write_text("keep me")
+    assert cli.main(["compile", VECTOR_ADD, "-o", str(tmp_path / "out"), "--dump-ir", str(f)]) == 1
+    assert "cannot write the IR dumps to %s" % f in _err(capsys)
+
+
+@pytest.mark.parametrize("flag", ["--save", "--trace"])
+def test_save_or_trace_path_that_is_a_directory_fails_before_compiling(tmp_path, capsys, monkeypatch, flag):
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite a bad path"))
+    assert cli.main(["run", VECTOR_ADD, flag, str(tmp_path)]) == 2
+    assert "%s: %s is a directory" % (flag, tmp_path) in _err(capsys)
+
+
+def test_save_writes_the_path_given(tmp_path, capsys):
+    out = tmp_path / "result"          # no .npz suffix: np.savez(name) would write result.npz
+    assert cli.main(["run", VECTOR_ADD, "--save", str(out)]) == 0
+    assert out.is_file() and not (tmp_path / "result.npz").exists()
+
+
+def test_trace_summary_of_a_directory(tmp_path, capsys):
+    assert cli.main(["trace", "summary", str(tmp_path)]) == 2
+    assert "cannot read %s" % tmp_path in _err(capsys)
+
+
+def test_run_with_negative_seed(capsys):
+    assert cli.main(["run", VECTOR_ADD, "--seed", "-1"]) == 1
+    assert "seed of random inputs must be a non-negative integer" in _err(capsys)
