@@ -118,6 +118,23 @@ def test_unroll_in_host_program_has_no_loop_and_chains_the_edges():
     assert "(void)prev_2;" in code   # the last copy's TaskId is unused: no -Wunused-but-set-variable
 
 
+def test_long_unroll_in_host_program_names_every_copy_with_the_next_free_suffix(tmp_path):
+    # 2,999 copies of one TaskId name: prev, prev_1, ..., prev_2998, each copy waiting on the one
+    # before (HostEmitter::fresh starts each search above the suffixes it took; a search from 0
+    # per copy was quadratic in the copies and picked the same names).
+    from pypto import host
+    src = open(os.path.join(GOLDEN_DIR, "host_unroll", "host_program.py")).read()
+    long_src = src.replace("STEPS = 4", "STEPS = 3000")
+    assert long_src != src
+    path = tmp_path / "host_unroll_long.py"
+    path.write_text(long_src)
+    code = host.generate_host_orchestration(load_single_program(str(path)), "host_main").code
+    assert code.count("submit_next_level(0,") == 2999
+    assert "args_t1.add_dep_wait(prev);" in code and "args_t2.add_dep_wait(prev_1);" in code
+    assert "args_t2998.add_dep_wait(prev_2997);" in code and "(void)prev_2998;" in code
+    assert "prev_2999" not in code
+
+
 def test_unroll_in_host_program_refuses_runtime_bounds(tmp_path):
     src = open(os.path.join(GOLDEN_DIR, "host_unroll", "host_program.py")).read()
     bad = src.replace("pl.unroll(1, STEPS)", "pl.unroll(1, acc.shape[0])")

@@ -44,8 +44,11 @@ HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
 
 std::string HostEmitter::fresh(const std::string& base) {
   std::string b = base.empty() ? std::string("v") : base;
-  std::string name = b;
-  for (int k = 1; names_.count(name) || IsReservedCppName(name); ++k) name = b + "_" + std::to_string(k);
+  auto taken = taken_upto_.find(b);
+  int k = taken == taken_upto_.end() ? 0 : taken->second + 1;   // the smallest free suffix, as a search from 0 finds it
+  std::string name = k == 0 ? b : b + "_" + std::to_string(k);
+  for (; names_.count(name) || IsReservedCppName(name); ++k) name = b + "_" + std::to_string(k + 1);
+  taken_upto_[b] = k;
   names_.insert(name);
   return name;
 }

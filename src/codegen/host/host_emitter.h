@@ -118,6 +118,9 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::ControlF
   // the texts bound to each Submit result tuple's elements (tensor results)
   std::map<const ir::Var*, std::vector<std::string>> tuple_elems_;
   std::set<std::string> names_;
+  // base -> the suffix fresh(base) last took: names_ only grows, so every smaller suffix is still
+  // taken and the next search starts above it (n copies of a name: O(n), not O(n^2)).
+  std::map<std::string, int> taken_upto_;
   std::set<const ir::Var*> used_;              // Vars whose binding was referenced
   std::set<std::string> submitted_;            // callees actually submitted
   std::ostringstream body_;
