@@ -18,6 +18,7 @@
 
 #include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/codegen/control_flow_printer.h"
+#include "pypto/transforms/kernel_inplace_loads.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 
@@ -49,10 +50,9 @@ struct TileRef {
   std::string ptr, ld;
 };
 
-// The tile.load calls of `fn` a matmul may read in place (kernel_inplace_loads.cpp).
-std::set<const ir::Call*> InPlaceMatmulLoads(const ir::Function& fn);
-// How often each var (not an IterArg) is read in `fn`'s body (kernel_inplace_loads.cpp).
-std::map<const ir::Var*, int> VarUses(const ir::Function& fn);
+// InPlaceMatmulLoads and VarUses: pypto/transforms/kernel_inplace_loads.h.
+using transforms::InPlaceMatmulLoads;
+using transforms::VarUses;
 
 // Spellings of a dtype in generated code.
 std::string CType(ir::DataType t);         // compute type of a tile element / scalar: float, int32_t, ...

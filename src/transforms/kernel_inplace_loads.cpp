@@ -1,4 +1,4 @@
-// CPU kernel code generation: the tile.loads a matmul may read in place (InPlaceMatmulLoads).
+// Kernel analysis for the CPU kernel generator: the tile.loads a matmul may read in place (InPlaceMatmulLoads).
 //
 //   ta = pl.load(a, [row, k * TK], [TM, TK])       load_view: ta_p points into a (row stride
 //   tb = pl.load(b, [k * TK, col], [TK, TN])       ta_ld), or at ta after a copy when a is not
@@ -24,11 +24,11 @@
 // its inputs, the same guarantee the copy relies on.
 #include <map>
 
-#include "kernel_emitter.h"
+#include "pypto/transforms/kernel_inplace_loads.h"
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/visitor.h"
 
-namespace pypto::codegen::kernel_cpu {
+namespace pypto::transforms {
 
 using namespace ir;
 
@@ -224,4 +224,4 @@ std::map<const Var*, int> VarUses(const Function& fn) {
   return c.uses;
 }
 
-}  // namespace pypto::codegen::kernel_cpu
+}  // namespace pypto::transforms
