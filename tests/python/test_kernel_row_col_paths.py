@@ -149,6 +149,41 @@ static void matmul_paths(std::mt19937& gen, bool avx512, bool avx2) {
         matmul_kernel_avx2(c2.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
         check("avx2", c2, avx512 ? &c512 : nullptr);
       }
+      {  // c = a @ b without reading c (load_c = false; matmul_strided with acc == nullptr, a
+         // pending tile.full(0)): the bits of accumulating into a zero fill, whatever c held
+         // (NaN here), padding untouched.
+        std::vector<float> zero(c0), junk(c0);
+        for (int64_t i = 0; i < m; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            zero[i * ldc + j] = 0.0f;
+            junk[i * ldc + j] = std::nanf("");
+          }
+        const auto same_bits = [&](const char* path, const std::vector<float>& got, const std::vector<float>& want) {
+          for (size_t i = 0; i < got.size(); ++i) {
+            ++checks;
+            if (std::memcmp(&got[i], &want[i], 4) != 0 && bad++ < 10)
+              std::printf("matmul %s %lldx%lldx%lld pad %lld [%zu]: %.9g vs %.9g (zero fill)\n", path, (long long)m,
+                          (long long)k, (long long)n, (long long)pad, i, got[i], want[i]);
+          }
+        };
+        for (int isa = 0; isa < 2; ++isa) {
+          if (isa == 0 ? !avx512 : !avx2) continue;
+          std::vector<float> want = zero, got = junk;
+          if (isa == 0) {
+            matmul_kernel_avx512(want.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
+            matmul_kernel_avx512(got.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n, /*load_c=*/false);
+          } else {
+            matmul_kernel_avx2(want.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n);
+            matmul_kernel_avx2(got.data(), ldc, a.data(), lda, b.data(), ldb, m, k, n, /*load_c=*/false);
+          }
+          same_bits(isa == 0 ? "avx512 load_c=false" : "avx2 load_c=false", got, want);
+        }
+        std::vector<float> want(m * n + 1, sentinel), got(m * n + 1, sentinel), filled(m * n, 0.0f);
+        for (int64_t i = 0; i < m * n; ++i) got[i] = std::nanf("");
+        matmul_strided<Storage::F32, float>(want.data(), filled.data(), a.data(), lda, b.data(), ldb, m, k, n);
+        matmul_strided<Storage::F32, float>(got.data(), nullptr, a.data(), lda, b.data(), ldb, m, k, n);
+        same_bits("matmul_strided acc=nullptr", got, want);
+      }
       {  // matmul_strided (a box of a tensor read in place: row strides lda / ldb) into a packed
          // dst: the same bits as the kernels above; the portable loop on the strided operands
          // gives the bits of the packed one.

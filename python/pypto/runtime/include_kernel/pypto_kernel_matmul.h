@@ -51,12 +51,13 @@ template <int MR, int NV, bool kMasked>
 __attribute__((target("avx2,fma"))) inline void matmul_block_avx2(float* __restrict c, int64_t ldc,
                                                                   const float* __restrict a, int64_t lda,
                                                                   const float* __restrict b, int64_t ldb, int64_t k,
-                                                                  __m256i m0, __m256i m1) {
+                                                                  __m256i m0, __m256i m1, bool load_c) {
   __m256 acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = load8<kMasked>(c + r * ldc + 8 * v, (v == 0 ? m0 : m1));
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = load_c ? load8<kMasked>(c + r * ldc + 8 * v, (v == 0 ? m0 : m1)) : _mm256_setzero_ps();
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     __m256 bv[NV];
@@ -89,27 +90,29 @@ __attribute__((target("avx2,fma"))) inline __m256i lanes8(int64_t cols) {
 template <int MR>
 __attribute__((target("avx2,fma"))) inline void matmul_narrow_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t k,
-                                                                   int64_t cols) {
+                                                                   int64_t cols, bool load_c) {
   const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
-  if (cols == 16) matmul_block_avx2<MR, 2, false>(c, ldc, a, lda, b, ldb, k, m0, m1);
-  else if (cols > 8) matmul_block_avx2<MR, 2, true>(c, ldc, a, lda, b, ldb, k, m0, m1);
-  else if (cols == 8) matmul_block_avx2<MR, 1, false>(c, ldc, a, lda, b, ldb, k, m0, m1);
-  else matmul_block_avx2<MR, 1, true>(c, ldc, a, lda, b, ldb, k, m0, m1);
+  if (cols == 16) matmul_block_avx2<MR, 2, false>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
+  else if (cols > 8) matmul_block_avx2<MR, 2, true>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
+  else if (cols == 8) matmul_block_avx2<MR, 1, false>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
+  else matmul_block_avx2<MR, 1, true>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
 }
 
 // Rows [0, m4) (a multiple of 4) x `cols` <= 16 columns in 4-row blocks.
 __attribute__((target("avx2,fma"))) inline void matmul_panel16_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                     const float* b, int64_t ldb, int64_t m4,
-                                                                    int64_t k, int64_t cols) {
-  for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx2<4>(c + i * ldc, ldc, a + i * lda, lda, b, ldb, k, cols);
+                                                                    int64_t k, int64_t cols, bool load_c) {
+  for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx2<4>(c + i * ldc, ldc, a + i * lda, lda, b, ldb, k, cols, load_c);
 }
 
-/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA.
+/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA; c = a @ b when
+/// !load_c (c is not read: its accumulators start at +0, the bits of adding into a zero fill).
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t m, int64_t k,
-                                                                   int64_t n) {
+                                                                   int64_t n, bool load_c = true) {
   const int64_t m4 = m - m % 4;
-  for (int64_t j = 0; j < n; j += 16) matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m4, k, std::min<int64_t>(16, n - j));
+  for (int64_t j = 0; j < n; j += 16)
+    matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m4, k, std::min<int64_t>(16, n - j), load_c);
   // The 1-3 rows left (all of a gemv): one row at a time, 64 columns (eight accumulators, as
   // many FMA chains as a 4 x 16 block) per pass, the rest 16 columns at a time.
   const __m256i all = _mm256_set1_epi32(-1);
@@ -117,8 +120,8 @@ __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int
     float* ci = c + i * ldc;
     const float* ai = a + i * lda;
     int64_t j = 0;
-    for (; j + 64 <= n; j += 64) matmul_block_avx2<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, all, all);
-    for (; j < n; j += 16) matmul_narrow_avx2<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(16, n - j));
+    for (; j + 64 <= n; j += 64) matmul_block_avx2<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, all, all, load_c);
+    for (; j < n; j += 16) matmul_narrow_avx2<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(16, n - j), load_c);
   }
 }
 
@@ -134,12 +137,14 @@ template <int MR, int NV, bool kMaskLast>
 __attribute__((target("avx512f,fma"))) inline void matmul_block_avx512(float* __restrict c, int64_t ldc,
                                                                        const float* __restrict a, int64_t lda,
                                                                        const float* __restrict b, int64_t ldb,
-                                                                       int64_t k, __mmask16 last) {
+                                                                       int64_t k, __mmask16 last, bool load_c) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = v == NV - 1 ? load16<kMaskLast>(c + r * ldc + 16 * v, last) : load16<false>(c + r * ldc + 16 * v, last);
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = !load_c ? _mm512_setzero_ps()
+                  : v == NV - 1 ? load16<kMaskLast>(c + r * ldc + 16 * v, last) : load16<false>(c + r * ldc + 16 * v, last);
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
     __m512 bv[NV];
@@ -167,10 +172,11 @@ __attribute__((target("avx512f,fma"))) inline void matmul_block_avx512(float* __
 template <int MR>
 __attribute__((target("avx512f,fma"))) inline void matmul_narrow_avx512(float* c, int64_t ldc, const float* a,
                                                                         int64_t lda, const float* b, int64_t ldb,
-                                                                        int64_t k, int64_t cols) {
-  if (cols == 32) matmul_block_avx512<MR, 2, false>(c, ldc, a, lda, b, ldb, k, 0);
-  else if (cols > 16) matmul_block_avx512<MR, 2, true>(c, ldc, a, lda, b, ldb, k, static_cast<__mmask16>((1u << (cols - 16)) - 1u));
-  else matmul_narrow_avx2<MR>(c, ldc, a, lda, b, ldb, k, cols);
+                                                                        int64_t k, int64_t cols, bool load_c) {
+  if (cols == 32) matmul_block_avx512<MR, 2, false>(c, ldc, a, lda, b, ldb, k, 0, load_c);
+  else if (cols > 16)
+    matmul_block_avx512<MR, 2, true>(c, ldc, a, lda, b, ldb, k, static_cast<__mmask16>((1u << (cols - 16)) - 1u), load_c);
+  else matmul_narrow_avx2<MR>(c, ldc, a, lda, b, ldb, k, cols, load_c);
 }
 
 // MR rows x (32 + `tail` <= 8) columns: two zmm and one masked ymm register per row. A tail
@@ -180,14 +186,14 @@ template <int MR>
 __attribute__((target("avx512f,fma"))) inline void matmul_block40_avx512(float* __restrict c, int64_t ldc,
                                                                          const float* __restrict a, int64_t lda,
                                                                          const float* __restrict b, int64_t ldb,
-                                                                         int64_t k, __m256i tail) {
+                                                                         int64_t k, __m256i tail, bool load_c) {
   __m512 acc[MR][2];
   __m256 acct[MR];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r) {
-    acc[r][0] = _mm512_loadu_ps(c + r * ldc);
-    acc[r][1] = _mm512_loadu_ps(c + r * ldc + 16);
-    acct[r] = _mm256_maskload_ps(c + r * ldc + 32, tail);
+    acc[r][0] = load_c ? _mm512_loadu_ps(c + r * ldc) : _mm512_setzero_ps();
+    acc[r][1] = load_c ? _mm512_loadu_ps(c + r * ldc + 16) : _mm512_setzero_ps();
+    acct[r] = load_c ? _mm256_maskload_ps(c + r * ldc + 32, tail) : _mm256_setzero_ps();
   }
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
@@ -210,10 +216,12 @@ __attribute__((target("avx512f,fma"))) inline void matmul_block40_avx512(float* 
   }
 }
 
-/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX-512F + FMA.
+/// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX-512F + FMA; c = a @ b when
+/// !load_c (as matmul_kernel_avx2).
 __attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c, int64_t ldc, const float* a,
                                                                         int64_t lda, const float* b, int64_t ldb,
-                                                                        int64_t m, int64_t k, int64_t n) {
+                                                                        int64_t m, int64_t k, int64_t n,
+                                                                        bool load_c = true) {
   // Column panels outermost: a k x 32 panel of b stays in L1 while the row blocks pass. Rows
   // go 6 at a time (twelve zmm accumulators: 2 FMA ports x 4 cycles of latency need at least
   // eight chains, and 6 x 32 ran the 64 x 64 x 128 tiles of the GEMM example at 62.7 GFMA/s
@@ -239,15 +247,16 @@ __attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c
       bj = packed.data();
       ldbj = 32;
     }
-    for (int64_t i = 0; i < m6; i += 6) matmul_narrow_avx512<6>(c + i * ldc + j, ldc, a + i * lda, lda, bj, ldbj, k, cols);
-    if (m4 > m6) matmul_narrow_avx512<4>(c + m6 * ldc + j, ldc, a + m6 * lda, lda, bj, ldbj, k, cols);
+    for (int64_t i = 0; i < m6; i += 6)
+      matmul_narrow_avx512<6>(c + i * ldc + j, ldc, a + i * lda, lda, bj, ldbj, k, cols, load_c);
+    if (m4 > m6) matmul_narrow_avx512<4>(c + m6 * ldc + j, ldc, a + m6 * lda, lda, bj, ldbj, k, cols, load_c);
   }
   if (tail) {
     const __m256i mask = lanes8(tail);
     for (int64_t i = 0; i < m6; i += 6)
-      matmul_block40_avx512<6>(c + i * ldc + n_panels, ldc, a + i * lda, lda, b + n_panels, ldb, k, mask);
+      matmul_block40_avx512<6>(c + i * ldc + n_panels, ldc, a + i * lda, lda, b + n_panels, ldb, k, mask, load_c);
     if (m4 > m6)
-      matmul_block40_avx512<4>(c + m6 * ldc + n_panels, ldc, a + m6 * lda, lda, b + n_panels, ldb, k, mask);
+      matmul_block40_avx512<4>(c + m6 * ldc + n_panels, ldc, a + m6 * lda, lda, b + n_panels, ldb, k, mask, load_c);
   }
   // The 1-3 rows left (all of a gemv): one row at a time, 128 columns (eight accumulators, as
   // many FMA chains as a 4 x 32 block) per pass, the rest 32 columns at a time.
@@ -255,8 +264,9 @@ __attribute__((target("avx512f,fma"))) inline void matmul_kernel_avx512(float* c
     float* ci = c + i * ldc;
     const float* ai = a + i * lda;
     int64_t j = 0;
-    for (; j + 128 <= n; j += 128) matmul_block_avx512<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, 0);
-    for (; j < n; j += 32) matmul_narrow_avx512<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(32, n - j));
+    for (; j + 128 <= n; j += 128) matmul_block_avx512<1, 8, false>(ci + j, ldc, ai, lda, b + j, ldb, k, 0, load_c);
+    for (; j < n; j += 32)
+      matmul_narrow_avx512<1>(ci + j, ldc, ai, lda, b + j, ldb, k, std::min<int64_t>(32, n - j), load_c);
   }
 }
 
@@ -269,16 +279,16 @@ inline bool cpu_has_avx2_fma() {
   return has;
 }
 
-/// The fastest FP32 kernel this CPU runs: c (ldc) += a (lda) @ b (ldb); false (nothing done)
-/// when it has neither AVX-512F nor AVX2 with FMA.
+/// The fastest FP32 kernel this CPU runs: c (ldc) += a (lda) @ b (ldb), or c = a @ b without
+/// reading c when !load_c; false (nothing done) when it has neither AVX-512F nor AVX2 with FMA.
 inline bool matmul_f32_simd(float* c, int64_t ldc, const float* a, int64_t lda, const float* b, int64_t ldb, int64_t m,
-                            int64_t k, int64_t n) {
+                            int64_t k, int64_t n, bool load_c = true) {
   if (cpu_has_avx512f_fma()) {
-    matmul_kernel_avx512(c, ldc, a, lda, b, ldb, m, k, n);
+    matmul_kernel_avx512(c, ldc, a, lda, b, ldb, m, k, n, load_c);
     return true;
   }
   if (cpu_has_avx2_fma()) {
-    matmul_kernel_avx2(c, ldc, a, lda, b, ldb, m, k, n);
+    matmul_kernel_avx2(c, ldc, a, lda, b, ldb, m, k, n, load_c);
     return true;
   }
   return false;

@@ -727,24 +727,32 @@ inline void matmul_kernel(C* __restrict c, const A* __restrict a, const B* __res
 #include "pypto_kernel_matmul.h"   // the AVX-512 / AVX2 register-blocked FP32 kernels
 namespace pypto_kernel {
 
-// dst = a @ b  (accumulate = false) or dst = acc + a @ b, with a and b of row strides lda and
-// ldb (a box read in place by load_view); dst and acc packed. `dst` may alias `acc`.
+// dst = a @ b  (acc == nullptr) or dst = acc + a @ b, with a and b of row strides lda and
+// ldb (a box read in place by load_view); dst and acc packed. `dst` may alias `acc`. The FP32
+// SIMD kernels compute a @ b without reading dst (accumulators start at +0: the bits of adding
+// into a zero fill, which they skip; the generated code passes nullptr for an accumulator that
+// is still a pending `tile.full(0)`, docs/kernels.md "Values").
 template <Storage S, class C, class A, class B>
 inline void matmul_strided(C* dst, const C* acc, const A* a, int64_t lda, const B* b, int64_t ldb, int64_t m, int64_t k,
                            int64_t n) {
+#ifdef PYPTO_HAVE_MATMUL_SIMD
+  if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
+    if (acc != nullptr && acc != dst) std::copy(acc, acc + m * n, dst);
+    if (matmul_f32_simd(dst, n, a, lda, b, ldb, m, k, n, /*load_c=*/acc != nullptr)) {
+      round_to<S>(dst, m * n);
+      return;
+    }
+    if (acc == nullptr) std::fill(dst, dst + m * n, C{0});
+    matmul_kernel<C, A, B>(dst, a, lda, b, ldb, m, k, n);
+    round_to<S>(dst, m * n);
+    return;
+  }
+#endif
   if (acc == nullptr) {
     std::fill(dst, dst + m * n, C{0});
   } else if (acc != dst) {
     std::copy(acc, acc + m * n, dst);
   }
-#ifdef PYPTO_HAVE_MATMUL_SIMD
-  if constexpr (std::is_same<C, float>::value && std::is_same<A, float>::value && std::is_same<B, float>::value) {
-    if (matmul_f32_simd(dst, n, a, lda, b, ldb, m, k, n)) {
-      round_to<S>(dst, m * n);
-      return;
-    }
-  }
-#endif
   matmul_kernel<C, A, B>(dst, a, lda, b, ldb, m, k, n);
   round_to<S>(dst, m * n);
 }
