@@ -187,6 +187,7 @@ TileRef KernelEmitter::tile(const ExprPtr& e) {
   if (const Var* v = as_var(e)) {
     auto it = tiles_.find(v);
     PYPTO_CHECK(it != tiles_.end(), "'" << v->name << "' is not a tile value (VerifyKernelProgram refuses it)");
+    write_pending_zeros(it->second);
     return it->second;
   }
   auto* call = e->as<Call>();
@@ -293,7 +294,7 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
       dst.ptr = fresh(dst.buf + "_p");
       dst.ld = fresh(dst.buf + "_ld");
     }
-    emit_tile_op(call, dst);
+    if (!defer_zero_fill(*call, dst)) emit_tile_op(call, dst);
     tiles_[var.get()] = dst;
     return;
   }
@@ -382,6 +383,27 @@ bool KernelEmitter::lends_buffer(const IterArg& ia) {
   return true;
 }
 
+// An init written in the loop header (`init_values=(pl.tile.full(..),)`): the op computes
+// straight into the fresh slot (a zero fill stays pending) instead of a temp copied into it.
+// Same dtype and constant shape, no valid shape; not a load (its copy may be elided for a
+// matmul operand, a different buffer).
+bool KernelEmitter::init_into_slot(const IterArg& ia, const CarrySlot& slot) {
+  auto* call = ia.init->as<Call>();
+  auto* a = ia.type->as<TileType>();
+  auto* b = ia.init->type ? ia.init->type->as<TileType>() : nullptr;
+  if (slot.kind != CarrySlot::kTile || !call || !call->is_op || call->shares_source_tile || call->callee == "tile.load" ||
+      !a || !b || a->has_valid_shape() || b->has_valid_shape() || a->dtype != b->dtype ||
+      a->shape.size() != b->shape.size() || slot.tile.has_valid())
+    return false;
+  for (size_t d = 0; d < a->shape.size(); ++d) {
+    auto* x = a->shape[d]->as<ConstInt>();
+    auto* y = b->shape[d]->as<ConstInt>();
+    if (!x || !y || x->value != y->value) return false;
+  }
+  if (!defer_zero_fill(*call, slot.tile)) emit_tile_op(call, slot.tile);
+  return true;
+}
+
 CarrySlot KernelEmitter::loop_carry(const ForStmt& f, size_t i) {
   const IterArgPtr& ia = f.iter_args[i];
   if (lends_buffer(*ia)) {
@@ -393,7 +415,7 @@ CarrySlot KernelEmitter::loop_carry(const ForStmt& f, size_t i) {
   }
   CarrySlot slot = declare_slot(ia->name, ia->type, f.span);
   if (slot.kind == CarrySlot::kTensor) slot.tensor = tensor_index(ia->init);
-  else assign_to_slot(slot, ia->init);
+  else if (!init_into_slot(*ia, slot)) assign_to_slot(slot, ia->init);
   bind_to_slot(ia.get(), slot);
   return slot;
 }
@@ -472,6 +494,11 @@ std::optional<common::CarryMove> KernelEmitter::yield_value(Frame& frame, size_t
       return m;
     }
     case CarrySlot::kTile: {
+      if (const Var* v = as_var(value)) {   // already in the slot (its zeros pending or not): nothing to write
+        auto it = tiles_.find(v);
+        if (it != tiles_.end() && it->second.buf == s.tile.buf) return std::nullopt;
+      }
+      write_pending_zeros(s.tile);   // the copy below overwrites the slot: owed zeros first (harmless, in any order)
       TileRef src = tile(value);
       for (size_t j = 0; j < frame.targets.size(); ++j) {
         const CarrySlot& other = frame.targets[j];

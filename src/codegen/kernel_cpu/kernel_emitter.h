@@ -96,6 +96,18 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   int store(const ir::Call& call);
   // Declares a new tile buffer for a value of type `tt`.
   TileRef declare_tile(const std::string& hint, const ir::TileType& tt, const ir::Span& span);
+  // Pending zeros (kernel_pending_zero.cpp): an FP32 `tile.full(0)` bound to a buffer of its
+  // own writes nothing; a run-time flag declared with it says its zeros are still owed. Every
+  // use of the buffer goes through tile() / emit_tile_op / a yield, which write the zeros first
+  // when the flag is set; a matmul_acc whose accumulator it is reads it through
+  // tile_keeping_zeros() and passes nullptr while the flag is set (the matmul then computes
+  // a @ b without reading the buffer: the tiled GEMM's 32 KB fill per task disappears).
+  // The flag of a buffer with pending zeros (a C++ bool), or "" for any other buffer.
+  std::string pending_zero_flag(const TileRef& t) const;
+  // tile(e), without writing a pending buffer's zeros.
+  TileRef tile_keeping_zeros(const ir::ExprPtr& e);
+  // Emits `if (flag) { fill; flag = false; }` for a buffer with pending zeros.
+  void write_pending_zeros(const TileRef& t);
   const ir::Function& fn() const { return fn_; }
 
  private:
@@ -133,6 +145,11 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   bool lends_buffer(const ir::IterArg& ia);   // loop_carry: the init's own buffer becomes the slot
   void assign_to_slot(const CarrySlot& slot, const ir::ExprPtr& value);
   void bind_to_slot(const ir::Var* v, const CarrySlot& slot);
+  // Declares `dst`'s pending-zeros flag instead of a fill when `call` is an FP32 tile.full(0)
+  // of dst's whole type (kernel_pending_zero.cpp); false (nothing emitted) otherwise.
+  bool defer_zero_fill(const ir::Call& call, const TileRef& dst);
+  // loop_carry: an init op computed straight into its fresh slot (no temp + copy).
+  bool init_into_slot(const ir::IterArg& ia, const CarrySlot& slot);
 
   const ir::Function& fn_;
   std::set<std::string> used_names_;
@@ -144,6 +161,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::set<const ir::Call*> view_loads_;             // loads a matmul reads in place (InPlaceMatmulLoads)
   std::map<const ir::Var*, int> var_uses_;           // VarUses: a loop init read once lends its buffer
   std::map<const ir::Var*, int> def_depth_;          // tile var -> loops around its definition
+  std::map<std::string, std::string> zero_flags_;    // buffer -> flag of its pending zeros
   int loop_depth_ = 0;                               // loops open around the statement being printed
   int tmp_counter_ = 0;
 };

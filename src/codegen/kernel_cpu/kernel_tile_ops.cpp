@@ -192,24 +192,37 @@ TileOpHandler Matmul(bool acc) {
   return [acc](KernelEmitter& em, const Call& call, const TileRef& dst) {
     const size_t ai = acc ? 1 : 0;
     TileRef a = em.tile(call.args[ai]), b = em.tile(call.args[ai + 1]);
-    const std::string c_init = acc ? em.tile(call.args[0]).buf : "nullptr";
-    if (a.has_valid() || b.has_valid() || dst.has_valid()) {   // reads only the valid elements (§10)
-      em.line("pypto_kernel::matmul_valid<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
-              c_init + ", " + a.buf + ", " + b.buf + ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ", " +
-              a.valid_rows() + ", std::min<int64_t>(" + a.valid_cols() + ", " + b.valid_rows() + "), " +
-              b.valid_cols() + ");");
+    const bool valid = a.has_valid() || b.has_valid() || dst.has_valid();
+    // An accumulator with pending zeros (kernel_pending_zero.cpp): nullptr while they are owed
+    // (a @ b, not reading it); into its own buffer, the zeros are then no longer owed.
+    std::string c_init = "nullptr", owed;
+    if (acc) {
+      TileRef c = valid ? em.tile(call.args[0]) : em.tile_keeping_zeros(call.args[0]);
+      owed = valid ? "" : em.pending_zero_flag(c);
+      c_init = owed.empty() ? c.buf : "(" + owed + " ? nullptr : " + c.buf + ")";
+      if (c.buf != dst.buf) owed.clear();
+    }
+    auto emit = [&](const std::string& text) {
+      em.line(text);
+      if (!owed.empty()) em.line(owed + " = false;");
+    };
+    if (valid) {   // reads only the valid elements (§10)
+      emit("pypto_kernel::matmul_valid<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
+           c_init + ", " + a.buf + ", " + b.buf + ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ", " +
+           a.valid_rows() + ", std::min<int64_t>(" + a.valid_cols() + ", " + b.valid_rows() + "), " + b.valid_cols() +
+           ");");
       return;
     }
     if (!a.ptr.empty() || !b.ptr.empty()) {   // an operand read in place (load_view): its row stride
       auto p = [](const TileRef& t) { return t.ptr.empty() ? t.buf : t.ptr; };
       auto ld = [](const TileRef& t) { return t.ld.empty() ? t.dim(1) : t.ld; };
-      em.line("pypto_kernel::matmul_strided<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf +
-              ", " + c_init + ", " + p(a) + ", " + ld(a) + ", " + p(b) + ", " + ld(b) + ", " + a.dim(0) + ", " +
-              a.dim(1) + ", " + b.dim(1) + ");");
+      emit("pypto_kernel::matmul_strided<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
+           c_init + ", " + p(a) + ", " + ld(a) + ", " + p(b) + ", " + ld(b) + ", " + a.dim(0) + ", " + a.dim(1) + ", " +
+           b.dim(1) + ");");
       return;
     }
-    em.line("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init + ", " + a.buf + ", " + b.buf + ", " +
-            a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
+    emit("pypto_kernel::matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " + c_init +
+         ", " + a.buf + ", " + b.buf + ", " + a.dim(0) + ", " + a.dim(1) + ", " + b.dim(1) + ");");
   };
 }
 
@@ -299,6 +312,13 @@ void KernelEmitter::emit_tile_op(const Call* call, const TileRef& dst) {
   // VerifyKernelProgram checked it is a tile op of the CPU backend (ops::check_kernel_tile_op).
   const TileOpHandler* h = FindTileOp(call->callee);
   PYPTO_CHECK(h != nullptr, "tile op '" << call->callee << "' has no CPU kernel handler");
+  // A destination with pending zeros (kernel_pending_zero.cpp) gets them first, unless it is
+  // this matmul_acc's accumulator (the Matmul handler passes nullptr for it while they are owed).
+  if (!pending_zero_flag(dst).empty()) {
+    const Var* acc = call->callee == "tile.matmul_acc" && !call->args.empty() ? as_var(call->args[0]) : nullptr;
+    auto it = acc ? tiles_.find(acc) : tiles_.end();
+    if (it == tiles_.end() || it->second.buf != dst.buf) write_pending_zeros(dst);
+  }
   (*h)(*this, *call, dst);
 }
 
