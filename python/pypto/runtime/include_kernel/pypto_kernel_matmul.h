@@ -11,8 +11,12 @@
 // rounding of the products, within 2 (k + 1) 2^-24 (|c| + sum |a[i, p] b[p, j]|) of each other
 // (tests/python/test_kernel_row_col_paths.py checks both).
 //
-// Blocks: AVX-512 6 x 32 (twelve zmm accumulators; 4 x 32 for 4-5 rows left), AVX2 4 x 16
-// (eight ymm accumulators); per k step 2 loads of b, 6 (4) broadcasts of a and 12 (8) FMAs.
+// Blocks: AVX-512 6 x 32 (twelve zmm accumulators), AVX2 6 x 16 (twelve ymm accumulators);
+// 4 x 32 (4 x 16) for 4-5 rows left; per k step 2 loads of b, 6 broadcasts of a and 12 FMAs.
+// (AVX2 4 x 16 blocks, eight accumulators, ran 3-5 % slower on 64 x 64 x 128 .. 128^3 and 30 %
+// on 256^3, best of 7 interleaved runs of the AVX2 kernel on an AVX-512 machine.)
+// With load_c false the kernels compute c = a @ b without reading c: the accumulators start at
+// +0, the bits of accumulating into a zero fill (a pending tile.full(0), kernel_pending_zero.cpp).
 // Column panels are outermost so a k x 32 (x 16) panel of b stays in L1 while every row block
 // of a streams past it. A ragged last
 // panel masks its columns (the AVX-512 kernel does a tail of 16 columns or fewer in ymm
@@ -98,11 +102,13 @@ __attribute__((target("avx2,fma"))) inline void matmul_narrow_avx2(float* c, int
   else matmul_block_avx2<MR, 1, true>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
 }
 
-// Rows [0, m4) (a multiple of 4) x `cols` <= 16 columns in 4-row blocks.
+// Rows [0, m6) (a multiple of 6) in 6-row blocks, then rows [m6, m4) (none or 4) in one 4-row
+// block, x `cols` <= 16 columns.
 __attribute__((target("avx2,fma"))) inline void matmul_panel16_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
-                                                                    const float* b, int64_t ldb, int64_t m4,
+                                                                    const float* b, int64_t ldb, int64_t m6, int64_t m4,
                                                                     int64_t k, int64_t cols, bool load_c) {
-  for (int64_t i = 0; i < m4; i += 4) matmul_narrow_avx2<4>(c + i * ldc, ldc, a + i * lda, lda, b, ldb, k, cols, load_c);
+  for (int64_t i = 0; i < m6; i += 6) matmul_narrow_avx2<6>(c + i * ldc, ldc, a + i * lda, lda, b, ldb, k, cols, load_c);
+  if (m4 > m6) matmul_narrow_avx2<4>(c + m6 * ldc, ldc, a + m6 * lda, lda, b, ldb, k, cols, load_c);
 }
 
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA; c = a @ b when
@@ -110,9 +116,12 @@ __attribute__((target("avx2,fma"))) inline void matmul_panel16_avx2(float* c, in
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t m, int64_t k,
                                                                    int64_t n, bool load_c = true) {
-  const int64_t m4 = m - m % 4;
+  // Rows 6 at a time (twelve ymm accumulators, two registers of b and one broadcast of a: 15 of
+  // the 16 ymm registers; 2 FMA ports x 4 cycles of latency want at least eight chains, which
+  // a 4 x 16 block has with none to spare), then one 4-row block if 4 or 5 are left.
+  const int64_t m6 = m - m % 6, m4 = m6 + (m % 6 >= 4 ? 4 : 0);
   for (int64_t j = 0; j < n; j += 16)
-    matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m4, k, std::min<int64_t>(16, n - j), load_c);
+    matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m6, m4, k, std::min<int64_t>(16, n - j), load_c);
   // The 1-3 rows left (all of a gemv): one row at a time, 64 columns (eight accumulators, as
   // many FMA chains as a 4 x 16 block) per pass, the rest 16 columns at a time.
   const __m256i all = _mm256_set1_epi32(-1);
