@@ -5,9 +5,7 @@
 extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
   (void)ctx;
   alignas(64) float batch_acc[64];
-  alignas(64) float tmp[64];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp, 64, float{});
-  pypto_kernel::copy(batch_acc, tmp, 64);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc, 64, float{});
   for (int64_t b = 0; b < static_cast<int64_t>(2); b += 1) {
     alignas(64) float batch_mat[32];
     const int64_t off[3] = {static_cast<int64_t>(b), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -17,9 +15,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::assemble(ctx, batch_acc, batch_acc, 8, 8, batch_mat, 4, 8, static_cast<int64_t>((b * 4)), static_cast<int64_t>(0))) return;
   }
   alignas(64) float batch_acc_1[96];
-  alignas(64) float tmp_1[96];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_1, 96, float{});
-  pypto_kernel::copy(batch_acc_1, tmp_1, 96);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_1, 96, float{});
   for (int64_t b_1 = 0; b_1 < static_cast<int64_t>(2); b_1 += 1) {
     alignas(64) float batch_mat_1[48];
     const int64_t off_1[3] = {static_cast<int64_t>(b_1), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -28,20 +24,18 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_1, ctx->tensors[1], DataType::FLOAT32, 3, off_1, shp_1, "b", decl_1)) return;
     if (!pypto_kernel::assemble(ctx, batch_acc_1, batch_acc_1, 16, 6, batch_mat_1, 8, 6, static_cast<int64_t>((b_1 * 8)), static_cast<int64_t>(0))) return;
   }
-  alignas(64) float tmp_2[48];
-  alignas(64) float tmp_3[64];
-  pypto_kernel::copy(tmp_3, batch_acc, 64);
-  alignas(64) float tmp_4[96];
-  pypto_kernel::copy(tmp_4, batch_acc_1, 96);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_2, nullptr, tmp_3, static_cast<int64_t>(1) * 2, tmp_4, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  alignas(64) float tmp[48];
+  alignas(64) float tmp_1[64];
+  pypto_kernel::copy(tmp_1, batch_acc, 64);
+  alignas(64) float tmp_2[96];
+  pypto_kernel::copy(tmp_2, batch_acc_1, 96);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp, nullptr, tmp_1, static_cast<int64_t>(1) * 2, tmp_2, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
   const int64_t off_2[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_2[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_2[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
-  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_2, ctx->tensors[4], DataType::FLOAT32, 3, off_2, shp_2, "p", decl_2)) return;
+  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp, ctx->tensors[4], DataType::FLOAT32, 3, off_2, shp_2, "p", decl_2)) return;
   alignas(64) float batch_acc_2[64];
-  alignas(64) float tmp_5[64];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_5, 64, float{});
-  pypto_kernel::copy(batch_acc_2, tmp_5, 64);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_2, 64, float{});
   for (int64_t b_2 = 0; b_2 < static_cast<int64_t>(2); b_2 += 1) {
     alignas(64) float batch_mat_2[32];
     const int64_t off_3[3] = {static_cast<int64_t>(b_2), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -51,9 +45,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::assemble(ctx, batch_acc_2, batch_acc_2, 8, 8, batch_mat_2, 4, 8, static_cast<int64_t>((b_2 * 4)), static_cast<int64_t>(0))) return;
   }
   alignas(64) float batch_acc_3[48];
-  alignas(64) float tmp_6[48];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_6, 48, float{});
-  pypto_kernel::copy(batch_acc_3, tmp_6, 48);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_3, 48, float{});
   for (int64_t b_3 = 0; b_3 < static_cast<int64_t>(1); b_3 += 1) {
     alignas(64) float batch_mat_3[48];
     const int64_t off_4[3] = {static_cast<int64_t>(b_3), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -62,20 +54,18 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_3, ctx->tensors[2], DataType::FLOAT32, 3, off_4, shp_4, "b1", decl_4)) return;
     if (!pypto_kernel::assemble(ctx, batch_acc_3, batch_acc_3, 8, 6, batch_mat_3, 8, 6, static_cast<int64_t>((b_3 * 8)), static_cast<int64_t>(0))) return;
   }
-  alignas(64) float tmp_7[48];
-  alignas(64) float tmp_8[64];
-  pypto_kernel::copy(tmp_8, batch_acc_2, 64);
-  alignas(64) float tmp_9[48];
-  pypto_kernel::copy(tmp_9, batch_acc_3, 48);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_7, nullptr, tmp_8, static_cast<int64_t>(1) * 2, tmp_9, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  alignas(64) float tmp_3[48];
+  alignas(64) float tmp_4[64];
+  pypto_kernel::copy(tmp_4, batch_acc_2, 64);
+  alignas(64) float tmp_5[48];
+  pypto_kernel::copy(tmp_5, batch_acc_3, 48);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_3, nullptr, tmp_4, static_cast<int64_t>(1) * 2, tmp_5, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 6);
   const int64_t off_5[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_5[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_5[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
-  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_7, ctx->tensors[5], DataType::FLOAT32, 3, off_5, shp_5, "q", decl_5)) return;
+  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_3, ctx->tensors[5], DataType::FLOAT32, 3, off_5, shp_5, "q", decl_5)) return;
   alignas(64) float batch_acc_4[48];
-  alignas(64) float tmp_10[48];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_10, 48, float{});
-  pypto_kernel::copy(batch_acc_4, tmp_10, 48);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_4, 48, float{});
   for (int64_t b_4 = 0; b_4 < static_cast<int64_t>(2); b_4 += 1) {
     alignas(64) float batch_mat_4[24];
     const int64_t off_6[3] = {static_cast<int64_t>(b_4), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -85,9 +75,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::assemble(ctx, batch_acc_4, batch_acc_4, 8, 6, batch_mat_4, 4, 6, static_cast<int64_t>((b_4 * 4)), static_cast<int64_t>(0))) return;
   }
   alignas(64) float batch_acc_5[64];
-  alignas(64) float tmp_11[64];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_11, 64, float{});
-  pypto_kernel::copy(batch_acc_5, tmp_11, 64);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_5, 64, float{});
   for (int64_t b_5 = 0; b_5 < static_cast<int64_t>(2); b_5 += 1) {
     alignas(64) float batch_mat_5[32];
     const int64_t off_7[3] = {static_cast<int64_t>(b_5), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -97,9 +85,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::assemble(ctx, batch_acc_5, batch_acc_5, 8, 8, batch_mat_5, 4, 8, static_cast<int64_t>((b_5 * 4)), static_cast<int64_t>(0))) return;
   }
   alignas(64) float batch_acc_6[96];
-  alignas(64) float tmp_12[96];
-  pypto_kernel::fill<pypto_kernel::Storage::F32>(tmp_12, 96, float{});
-  pypto_kernel::copy(batch_acc_6, tmp_12, 96);
+  pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_6, 96, float{});
   for (int64_t b_6 = 0; b_6 < static_cast<int64_t>(2); b_6 += 1) {
     alignas(64) float batch_mat_6[48];
     const int64_t off_8[3] = {static_cast<int64_t>(b_6), static_cast<int64_t>(0), static_cast<int64_t>(0)};
@@ -108,16 +94,16 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_6, ctx->tensors[1], DataType::FLOAT32, 3, off_8, shp_8, "b", decl_8)) return;
     if (!pypto_kernel::assemble(ctx, batch_acc_6, batch_acc_6, 16, 6, batch_mat_6, 8, 6, static_cast<int64_t>((b_6 * 8)), static_cast<int64_t>(0))) return;
   }
-  alignas(64) float tmp_13[48];
-  alignas(64) float tmp_14[64];
-  pypto_kernel::copy(tmp_14, batch_acc_5, 64);
-  alignas(64) float tmp_15[96];
-  pypto_kernel::copy(tmp_15, batch_acc_6, 96);
-  alignas(64) float tmp_16[48];
-  pypto_kernel::copy(tmp_16, batch_acc_4, 48);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_13, tmp_16, tmp_14, static_cast<int64_t>(1) * 2, tmp_15, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  alignas(64) float tmp_6[48];
+  alignas(64) float tmp_7[64];
+  pypto_kernel::copy(tmp_7, batch_acc_5, 64);
+  alignas(64) float tmp_8[96];
+  pypto_kernel::copy(tmp_8, batch_acc_6, 96);
+  alignas(64) float tmp_9[48];
+  pypto_kernel::copy(tmp_9, batch_acc_4, 48);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_6, tmp_9, tmp_7, static_cast<int64_t>(1) * 2, tmp_8, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
   const int64_t off_9[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_9[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_9[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
-  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_13, ctx->tensors[6], DataType::FLOAT32, 3, off_9, shp_9, "r", decl_9)) return;
+  if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_6, ctx->tensors[6], DataType::FLOAT32, 3, off_9, shp_9, "r", decl_9)) return;
 }
