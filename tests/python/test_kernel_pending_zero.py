@@ -8,11 +8,15 @@ elements in the same order, so the outputs must be equal bit for bit, for loops 
 one or several iterations (a trip count only known at run time), accumulators first read by
 an element-wise op or in a branch, and inits written in the loop header.
 """
+import shutil
+import subprocess
+
 import numpy as np
 import pytest
 
 import pypto
 import pypto.language as pl
+from pypto.runtime import include_dir, kernel_include_dir
 
 M, KB, N = 37, 45, 70   # ragged: no multiple of the 6 x 32 / 4 x 16 register blocks
 
@@ -127,3 +131,15 @@ def test_an_inline_init_is_not_copied_into_the_slot():
     assert "pypto_kernel::copy(" not in src, src                     # muls writes the slot itself
     src = _prog("inline init", ZERO).files["kernels/k.cpp"]
     assert "pypto_kernel::copy(" not in src and "pypto_kernel::fill" in src.split("for (int64_t k")[1]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="needs g++")
+def test_the_flags_compile_warning_free(tmp_path):
+    """The flags and their checks compile with -Wall -Wextra -Werror, as every generated kernel must."""
+    for i, body in enumerate(sorted(BODIES)):
+        path = tmp_path / ("k%d.cpp" % i)
+        path.write_text(_prog(body, ZERO).files["kernels/k.cpp"])
+        r = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "-I" + include_dir(),
+                            "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / ("k%d.o" % i))],
+                           capture_output=True, text=True)
+        assert r.returncode == 0, (body, r.stderr[:4000])
