@@ -100,7 +100,11 @@ static void matmul_paths(std::mt19937& gen, bool avx512, bool avx2) {
   const std::array<int64_t, 3> shapes[] = {{1, 1, 1},   {3, 3, 3},    {4, 8, 32},   {7, 13, 45},  {64, 32, 64},
                                            {17, 40, 100}, {1, 256, 130}, {5, 9, 48},  {2, 70, 129}, {64, 64, 8},
                                            {37, 50, 70}, {6, 0, 20},    {9, 33, 16}, {4, 5, 17},
-                                           {30, 70, 256}, {50, 90, 512}};   // these two pack b's panels (pad 0)
+                                           {30, 70, 256}, {50, 90, 512},    // these two pack b's panels (pad 0)
+                                           // multiples of 8 rows (8-row AVX-512 blocks): tails of 1 / 8 columns
+                                           // after a panel, 17-31 and <= 16 column panels, the example's tile
+                                           {16, 20, 40}, {8, 5, 33}, {24, 64, 48}, {8, 3, 20}, {16, 7, 8},
+                                           {64, 64, 128}, {32, 80, 256}};
   for (const auto& shape : shapes) {
     const int64_t m = shape[0], k = shape[1], n = shape[2];
     for (int64_t pad : {0, 3}) {
