@@ -130,6 +130,8 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     res.message = "runtime unusable: a previous run deadlocked";
     return res;
   }
+  // First: the workers' wake-up overlaps everything that follows.
+  workers_.wake_for_run();
   failure_.reset();
   sub_.begin_run();
   linker_.begin_run(opt_.trace_);
