@@ -282,6 +282,8 @@ TEST(Reliability, RunsAfterParkedWorkersComplete) {
     pto2::RunResult r = queued ? rt.run(chain) : rt.run(empty);
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(r.tasks_executed, queued ? uint64_t(kChain) : 0u) << round;
-    if (queued) EXPECT_EQ(v[0], static_cast<float>(kChain)) << round;
+    if (queued) {
+      EXPECT_EQ(v[0], static_cast<float>(kChain)) << round;
+    }
   }
 }
