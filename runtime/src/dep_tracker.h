@@ -73,6 +73,7 @@ inline bool same_bytes(const void* a, const void* b) {
   static_assert(N % 16 == 0, "whole 16-byte words");
   typedef uint64_t Word __attribute__((vector_size(16)));
   Word acc = {0, 0};
+#pragma GCC unroll 8
   for (size_t i = 0; i < N; i += 16) {
     Word x, y;
     std::memcpy(&x, static_cast<const char*>(a) + i, 16);
@@ -101,8 +102,7 @@ class DepTracker {
     if (st.tiled && st.sig.form.same_view(t)) {
       // A strided tile whose first byte is already a key is that tile (same shapes, strides
       // and offset): the divisions of the grid check are paid once per tile, not per access.
-      const int64_t lo = st.sig.dense ? st.sig.form.lo + (t.offset - st.sig.form.offset) * st.sig.form.elem
-                                      : t.offset * st.sig.form.elem;
+      const int64_t lo = st.sig.form.lo_of(t);
       if (st.sig.dense ? st.sig.lo_on_grid(lo) : st.tiles.find(lo) || st.sig.box_on_grid(t.offset)) {
         access_tile(st, lo, read, write, self, deps, live);
         return;
@@ -203,28 +203,33 @@ class DepTracker {
   // A tile as the tensor that viewed it: any tensor of the same rank, dtype, shapes and
   // strides views the same bytes moved by its offset, so its region need not be built.
   struct TensorForm {
-    bool valid = false;
-    uint32_t ndims = 0, elem = 0;
+    uint32_t ndims = ~0u;  // ~0u: no form yet (no tensor has that rank: same_view needs no flag)
+    uint32_t elem = 0;
     DataType dtype = DataType::FLOAT32;
-    int64_t offset = 0, lo = 0;
+    // A tile at element offset `o` starts at byte `base + o * elem` (dense tiles: the form's
+    // region moved by the offset; strided ones: every stride of a box is positive, base 0).
+    int64_t base = 0;
     uint32_t shapes[PTO2_MAX_DIMS] = {};
     int64_t strides[PTO2_MAX_DIMS] = {};
-    void set(const Tensor& t, int64_t region_lo) {
-      valid = true;
+    bool valid() const { return ndims != ~0u; }
+    void set(const Tensor& t, int64_t region_lo, bool dense) {
       ndims = t.ndims;
       elem = elem_bytes(t.dtype);
       dtype = t.dtype;
-      offset = t.offset;
-      lo = region_lo;
+      base = dense ? region_lo - t.offset * static_cast<int64_t>(elem) : 0;
       for (uint32_t d = 0; d < PTO2_MAX_DIMS; ++d) {  // every axis: same_view compares them all
         shapes[d] = t.shapes[d];
         strides[d] = t.strides[d];
       }
     }
-    // Every axis, at a fixed count (vectorized, no per-axis branch): the axes past ndims are
-    // zero in every tensor the runtime makes; a tensor with others only misses this fast path.
+    int64_t lo_of(const Tensor& t) const { return base + t.offset * static_cast<int64_t>(elem); }
+    // Rank (no form yet: ~0u, never equal) and dtype; then the axes at a fixed count (vectorized, no per-axis
+    // branch): up to rank four (most tensors) the first four axes, half the words, else all
+    // eight. Axes past ndims do not change the region: a tensor whose differ (the runtime
+    // makes them zero) at most misses this fast path.
     bool same_view(const Tensor& t) const {
-      if (!valid || t.ndims != ndims || t.dtype != dtype) return false;
+      if (t.ndims != ndims || t.dtype != dtype) return false;
+      if (ndims <= 4) return same_bytes<16>(t.shapes, shapes) & same_bytes<32>(t.strides, strides);
       return same_bytes<sizeof shapes>(t.shapes, shapes) & same_bytes<sizeof strides>(t.strides, strides);
     }
   };
@@ -295,7 +300,9 @@ class DepTracker {
     Map by_lo;
     Map::iterator finger = by_lo.end();  // where the previous access ended (end() = none)
     int64_t max_len = 0;
-    size_t sweep_at = 64;
+    // The first sweep is due when the fresh table would grow: a small live set then never
+    // makes it grow and shrink back (two allocations and rehashes per sweep).
+    size_t sweep_at = TileTable::kMinCapacity / 2;
   };
 
   static Map::iterator erase(Storage& st, Map::iterator it) {
@@ -350,7 +357,7 @@ class DepTracker {
     if (st.tiled) {
       if (st.tiles.size() == 0 && st.by_lo.empty()) st.sig = Signature::of(r);
       if (st.sig.valid && st.sig.matches(r)) {
-        if (t && !st.sig.form.valid) st.sig.form.set(*t, r.lo);
+        if (t && !st.sig.form.valid()) st.sig.form.set(*t, r.lo, st.sig.dense);
         access_tile(st, r.lo, read, write, self, deps, live);
         return;
       }
@@ -441,7 +448,7 @@ class DepTracker {
     st.tiles.drop_finished(floor_);
     if (st.tiles.size() * 4 > before * 3) st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
     const size_t half = st.tiles.capacity() / 2;
-    st.sweep_at = std::max<size_t>(64, st.tiles.size() * 2 <= half ? half : 2 * half);
+    st.sweep_at = std::max<size_t>(TileTable::kMinCapacity / 2, st.tiles.size() * 2 <= half ? half : 2 * half);
   }
   // Moves floor_ up past the tasks that have finished. Only tasks before `self` (the one being
   // recorded, not yet live) are asked; each id is passed once in the tracker's life.

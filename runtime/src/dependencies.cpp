@@ -35,11 +35,27 @@ constexpr size_t kSmallDeps = 8;
 // distinct and close together: different bits).
 inline uint64_t low_bit(uint64_t id) { return uint64_t{1} << (id & 63); }
 
-// Deduplicates a task's producers (sorted when there are more than kSmallDeps). Most tasks
-// of a chain or a tree have one producer: that case is answered inline, without a call.
+// Deduplicates a task's producers (sorted when there are more than kSmallDeps), keeping the
+// first of each in order. Most tasks have one to three producers (a chain, a tree, a stencil's
+// neighbours): those are answered inline, by direct comparisons, without a call.
 void dedup_producers_slow(std::vector<uint64_t>& v);
 inline void dedup_producers(std::vector<uint64_t>& v) {
-  if (v.size() > 1) dedup_producers_slow(v);
+  const size_t n = v.size();
+  if (n <= 1) return;
+  uint64_t* a = v.data();
+  if (n == 2) {
+    if (a[1] == a[0]) v.pop_back();
+  } else if (n == 3) {
+    if (a[1] == a[0]) {  // [x, x, y] -> [x, y]; [x, x, x] -> [x]
+      a[1] = a[2];
+      v.pop_back();
+      if (a[1] == a[0]) v.pop_back();
+    } else if (a[2] == a[0] || a[2] == a[1]) {
+      v.pop_back();
+    }
+  } else {
+    dedup_producers_slow(v);
+  }
 }
 __attribute__((noinline)) void dedup_producers_slow(std::vector<uint64_t>& v) {
   const size_t n = v.size();

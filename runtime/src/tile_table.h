@@ -100,8 +100,10 @@ class TileTable {
   size_t capacity() const { return capacity_; }
   void clear() { reset(kMinCapacity); }
 
- private:
+  /// The smallest (and first) capacity: the table never shrinks below it.
   static constexpr size_t kMinCapacity = 64;
+
+ private:
   struct Slot {
     int64_t key = 0;
     TileState state;

@@ -296,3 +296,36 @@ TEST(Dependencies, RepeatedExplicitIdsLinkOnce) {
   ASSERT_TRUE(r.ok()) << r.message;
   EXPECT_EQ(r.explicit_edges, 70u + 4u);
 }
+
+// A task's automatic producers are linked once each, whatever the order of the repeats (the
+// tracker deduplicates one to three inline, more out of line): reads of x, y (written by live
+// tasks P and Q) in the orders below find P, Q as many times as they are read.
+TEST(Dependencies, RepeatedAutoProducersLinkOnce) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).orchestrator_helps(false));
+  rt.register_kernel(0, "gate", pto2::CoreType::AIV, &k_gate);
+  rt.register_kernel(1, "nothing", pto2::CoreType::AIV, &k_nothing);
+  g_gate_open = false;
+  std::vector<float> x(64, 0), y(64, 0);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg g;
+    const PTO2TaskId gate = rt_submit_aiv_task(0, g).task_id();
+    for (std::vector<float>* v : {&x, &y}) {  // P writes x, Q writes y; both wait for the gate
+      Arg p;
+      p.add_output(ext1d(*v));
+      p.set_dependencies(&gate, 1);
+      rt_submit_aiv_task(1, p);
+    }
+    // x x x -> P;  x y x, x x y, y x -> P, Q;  y x y x -> Q, P (four found: out of line)
+    for (const char* reads : {"xxx", "xyx", "xxy", "yx", "yxyx"}) {
+      Arg c;
+      for (const char* k = reads; *k; ++k) c.add_input(ext1d(*k == 'x' ? x : y));
+      rt_submit_aiv_task(1, c);
+    }
+    g_gate_open = true;
+  });
+  g_gate_open = true;
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.explicit_edges, 2u);
+  EXPECT_EQ(r.auto_edges, 1u + 2u + 2u + 2u + 2u);
+}
