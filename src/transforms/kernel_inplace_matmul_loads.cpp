@@ -5,8 +5,10 @@
 //       ta = pl.load(a, [row, k * TK], [TM, TK])
 //     ==>
 //       ta = pl.load(a, [row, k * TK], [TM, TK], reads_in_place=True)
-// Input invariants: TileMoveSharingStamped (a move sharing the load's buffer is looked through).
-// Output invariants: InPlaceMatmulLoadsStamped; nothing else changes.
+// Input invariants: none. A move is looked through when it is stamped Call::shares_source_tile
+//   (so the pipeline runs KernelShareTileMoves first); an unstamped one is a use that keeps the
+//   copy, which is what the backend prints for it. Output invariants: InPlaceMatmulLoadsStamped;
+//   nothing else changes.
 // Why: the CPU kernel backend prints a stamped load as load_view + matmul_strided, reading the
 //   stamp instead of analysing the kernel while it prints.
 //
@@ -248,8 +250,7 @@ ProgramPtr Run(const ProgramPtr& program) {
 }  // namespace
 
 Pass KernelInPlaceMatmulLoads() {
-  return Pass{"KernelInPlaceMatmulLoads", {IRProperty::TileMoveSharingStamped}, {IRProperty::InPlaceMatmulLoadsStamped},
-              Run, /*invalidated=*/{}};
+  return Pass{"KernelInPlaceMatmulLoads", {}, {IRProperty::InPlaceMatmulLoadsStamped}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms

@@ -10,14 +10,15 @@
 //   Init i is lent when it is
 //   - a var (not an iter_arg) that is read nowhere else in the kernel: the loop init is its only
 //     use (a later read would see the carry's value, not the init's);
-//   - computed by a tile op into a buffer of its own: not a rebinding, not a tile.move sharing its
-//     source (Call::shares_source_tile), not a load a matmul reads in place (Call::reads_in_place:
-//     it has no buffer of its own);
+//   - computed by a tile op into a buffer of its own: not a rebinding, not a tile.move that
+//     shares its source (stamped Call::shares_source_tile, or one KernelShareTileMoves would
+//     stamp: the answer does not depend on the order of the two passes), not a load a matmul
+//     reads in place (Call::reads_in_place: it has no buffer of its own; such a load is read
+//     only by matmuls, so it is never a loop init anyway);
 //   - defined inside the same loops as this loop: an init from outside an enclosing loop is read
 //     again by that loop's next iteration;
 //   - of the carry's type: same dtype, the same literal shape, no valid shape on either.
-// Input invariants: TileMoveSharingStamped, InPlaceMatmulLoadsStamped (the stamps it reads).
-// Output invariants: LoopInitLendingStamped; nothing else changes.
+// Input invariants: none. Output invariants: LoopInitLendingStamped; nothing else changes.
 // Why: the CPU kernel backend binds a lent carry to its init's buffer from this stamp instead
 //   of counting uses while it prints.
 #include <map>
@@ -47,7 +48,7 @@ struct Survey : IRVisitor {
   void visit_(const AssignStmt* op) override {   // the defined var is no use
     auto* call = op->value->as<Call>();
     if (op->var->type && op->var->type->is<TileType>() && call && call->is_op && !call->shares_source_tile &&
-        !call->reads_in_place) {
+        !IsPlainTileMove(*call) && !call->reads_in_place) {
       own_buffer_depth[op->var.get()] = depth;
     }
     visit_expr(op->value);
@@ -121,9 +122,7 @@ std::map<const ForStmt*, std::vector<int64_t>> LentLoopInitsOf(const Function& f
 }
 
 Pass KernelLendLoopInits() {
-  return Pass{"KernelLendLoopInits",
-              {IRProperty::TileMoveSharingStamped, IRProperty::InPlaceMatmulLoadsStamped},
-              {IRProperty::LoopInitLendingStamped}, Run, /*invalidated=*/{}};
+  return Pass{"KernelLendLoopInits", {}, {IRProperty::LoopInitLendingStamped}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms
