@@ -122,7 +122,7 @@ TEST(KernelInPlaceCarries, StampsTheAccumulatorAndTheBackendDropsTheCopy) {
 // kernel k(x, w, y: Out): a = load(x); b = load(w); m = matmul(a, b); store(m, y).
 ProgramPtr matmul_program() {
   auto x = V("x", T16()), w = V("w", T16()), y = V("y", T16());
-  auto a = V("a", tile16()), b = V("b", tile16()), m = V("m", tile16()), st = V("y_st", T16());
+  auto a = V("a", tile16()), b = V("b", tile16()), m = V("m", tile16(MemorySpace::Acc)), st = V("y_st", T16());
   auto k = Function::make(
       "k", FunctionType::InCore, {x, w, y}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out}, {T16()},
       SeqStmts::make({AssignStmt::make(a, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})),
