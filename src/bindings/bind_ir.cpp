@@ -295,6 +295,7 @@ void bind_exprs(nb::module_& m) {
       .def_ro("dump_vars", &Call::dump_vars)
       .def_ro("manual_dep_edges", &Call::manual_dep_edges, "the user's TaskId edges of a system.task_dummy barrier")
       .def_ro("shares_source_tile", &Call::shares_source_tile, "Stamped by KernelShareTileMoves (False before).")
+      .def_ro("reads_in_place", &Call::reads_in_place, "Stamped by KernelInPlaceMatmulLoads on tile.loads (False before).")
       .def_ro("cpu_base", &Call::cpu_base, "Stamped by ResolvePeerBufferBases on pipe buffers (-1 before).")
       .def_ro("peer_base", &Call::peer_base,
               "Stamped by ResolvePeerBufferBases on imports: the peer's base (-1 pl.AUTO; -2 before).")
@@ -326,6 +327,8 @@ void bind_exprs(nb::module_& m) {
         "A copy of a Call / Submit with compiler_manual_dep_edges = edges (TaskIds; AutoDeriveTaskDependencies).");
   m.def("with_shares_source_tile", &with_shares_source_tile, "call"_a, "shares"_a,
         "A copy of a tile.move Call with shares_source_tile = shares (KernelShareTileMoves).");
+  m.def("with_reads_in_place", &with_reads_in_place, "call"_a, "in_place"_a,
+        "A copy of a tile.load Call with reads_in_place = in_place (KernelInPlaceMatmulLoads).");
   m.def("with_peer_base", &with_peer_base, "call"_a, "base"_a,
         "A copy of a system.import_peer_buffer Call with peer_base = base (ResolvePeerBufferBases).");
   m.def("with_cpu_base", &with_cpu_base, "call"_a, "cpu_base"_a,
@@ -464,6 +467,8 @@ void bind_stmts(nb::module_& m) {
       .def("with_results", &ForStmt::with_results, "carries"_a, "trip_count"_a)
       .def_ro("inplace_carries", &ForStmt::inplace_carries, "Stamped by KernelInPlaceCarries (empty before).")
       .def("with_inplace_carries", &ForStmt::with_inplace_carries, "carries"_a)
+      .def_ro("lent_inits", &ForStmt::lent_inits, "Stamped by KernelLendLoopInits (empty before).")
+      .def("with_lent_inits", &ForStmt::with_lent_inits, "inits"_a)
       .def_ro("chunk_stride", &ForStmt::chunk_stride, "Stamped by SplitChunkedLoops (0: not a run-time-step chunk loop).")
       .def_ro("loop_origin", &ForStmt::loop_origin, "Stamped by SplitChunkedLoops (User: not a split loop).")
       .def("with_chunk_split", &ForStmt::with_chunk_split, "origin"_a, "stride"_a)

@@ -50,6 +50,8 @@ void bind_passes(nb::module_& parent) {
       .value("KernelGroupSyncResolved", IRProperty::KernelGroupSyncResolved)
       .value("InPlaceCarriesFound", IRProperty::InPlaceCarriesFound)
       .value("TileMoveSharingStamped", IRProperty::TileMoveSharingStamped)
+      .value("InPlaceMatmulLoadsStamped", IRProperty::InPlaceMatmulLoadsStamped)
+      .value("LoopInitLendingStamped", IRProperty::LoopInitLendingStamped)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
@@ -128,6 +130,8 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelGroupSync);
   PYPTO_BIND_PASS(KernelInPlaceCarries);
   PYPTO_BIND_PASS(KernelShareTileMoves);
+  PYPTO_BIND_PASS(KernelInPlaceMatmulLoads);
+  PYPTO_BIND_PASS(KernelLendLoopInits);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(KernelParamSlots);

@@ -211,6 +211,16 @@ ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares) {
   return n;
 }
 
+ExprPtr with_reads_in_place(const ExprPtr& call, bool in_place) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && c->callee == "tile.load", "reads_in_place on a " << to_string(call->kind)
+                                                             << " that is not a tile.load call");
+  if (c->reads_in_place == in_place) return call;
+  auto n = std::make_shared<Call>(*c);
+  n->reads_in_place = in_place;
+  return n;
+}
+
 ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base) {
   auto* c = call->as<Call>();
   PYPTO_CHECK(c && c->is_op && (c->callee == "system.reserve_buffer" || c->callee == "system.import_peer_buffer"),
@@ -237,11 +247,13 @@ ExprPtr with_pass_results_of(const ExprPtr& call, const Call& from) {
   auto* c = call->as<Call>();
   PYPTO_CHECK(c && c->is_op && from.is_op && c->callee == from.callee,
               "with_pass_results_of: '" << from.callee << "' results onto a call that is not the same op");
-  if (c->shares_source_tile == from.shares_source_tile && c->cpu_base == from.cpu_base && c->peer_base == from.peer_base) {
+  if (c->shares_source_tile == from.shares_source_tile && c->reads_in_place == from.reads_in_place &&
+      c->cpu_base == from.cpu_base && c->peer_base == from.peer_base) {
     return call;
   }
   auto n = std::make_shared<Call>(*c);
   n->shares_source_tile = from.shares_source_tile;
+  n->reads_in_place = from.reads_in_place;
   n->cpu_base = from.cpu_base;
   n->peer_base = from.peer_base;
   return n;

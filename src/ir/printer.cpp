@@ -336,6 +336,7 @@ std::string Printer::print_call(const Call& c) {
     s += (first ? "" : ", ") + std::string("init_value=") + print_attr_value("init_value", it->second);
   }
   if (c.shares_source_tile) s += (first ? "" : ", ") + std::string("shares_source_tile=True");   // KernelShareTileMoves
+  if (c.reads_in_place) s += (first ? "" : ", ") + std::string("reads_in_place=True");   // KernelInPlaceMatmulLoads
   if (c.cpu_base >= 0) s += (first ? "" : ", ") + std::string("cpu_base=") + std::to_string(c.cpu_base);   // ResolvePeerBufferBases
   return s + ")";
 }
@@ -571,6 +572,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
   const char* init_kw = f.for_kind == ForKind::Unroll ? ", implicit_carries=(" : ", init_values=(";
   if (!f.iter_args.empty()) range += init_kw + inits + (f.iter_args.size() == 1 ? ",)" : ")");
   if (!f.inplace_carries.empty()) range += ", inplace_carries=" + print_int_list(f.inplace_carries);
+  if (!f.lent_inits.empty()) range += ", lent_inits=" + print_int_list(f.lent_inits);   // KernelLendLoopInits
   // The chunk request (spec anchor_features §7) prints as the DSL keywords that set it.
   if (f.chunk.chunk > 0) {
     range += ", chunk=" + std::to_string(f.chunk.chunk) + ", chunk_policy=" + quote(to_string(f.chunk.policy));

@@ -88,6 +88,16 @@ std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_lent_inits(std::vector<int64_t> inits) const {
+  for (int64_t i : inits) {
+    PYPTO_CHECK(i >= 0 && i < static_cast<int64_t>(iter_args.size()),
+                "lent_inits index " << i << " out of range for " << iter_args.size() << " iter_args");
+  }
+  auto f = std::make_shared<ForStmt>(*this);
+  f->lent_inits = std::move(inits);
+  return f;
+}
+
 std::shared_ptr<const ForStmt> ForStmt::with_chunk_split(LoopOrigin origin, int64_t stride) const {
   if (stride != 0) {
     auto* m = step->as<BinaryExpr>();
@@ -114,10 +124,14 @@ std::shared_ptr<const ForStmt> ForStmt::with_typed_fields_of(const ForStmt& from
   for (int64_t k : from.inplace_carries) {
     PYPTO_CHECK(k >= 0 && static_cast<size_t>(k) < iter_args.size(), "with_typed_fields_of: inplace carry " << k << " out of range");
   }
+  for (int64_t k : from.lent_inits) {
+    PYPTO_CHECK(k >= 0 && static_cast<size_t>(k) < iter_args.size(), "with_typed_fields_of: lent init " << k << " out of range");
+  }
   auto f = std::make_shared<ForStmt>(*this);
   f->carries = from.carries;
   f->trip_count = from.trip_count;
   f->inplace_carries = from.inplace_carries;
+  f->lent_inits = from.lent_inits;
   f->loop_origin = from.loop_origin;
   f->chunk_stride = from.chunk_stride;
   f->chunk = from.chunk;

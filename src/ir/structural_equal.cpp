@@ -186,6 +186,7 @@ class Equal {
         if (!exprs("Call.dump_vars", x->dump_vars, y->dump_vars)) return false;
         if (!exprs("Call.manual_dep_edges", x->manual_dep_edges, y->manual_dep_edges)) return false;
         if (x->shares_source_tile != y->shares_source_tile) return fail("Call.shares_source_tile differ");
+        if (x->reads_in_place != y->reads_in_place) return fail("Call.reads_in_place differ");
         if (x->task_ref != y->task_ref) {
           auto text = [&](const TaskRef& r) {
             return quote(r.task) + (r.slot >= 0 ? " slot=" + std::to_string(r.slot) : "") + (r.every_iteration ? " every_iteration" : "");
@@ -450,6 +451,7 @@ class Equal {
           }
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
+        if (x->lent_inits != y->lent_inits) return fail("ForStmt.lent_inits differ");
         if (x->loop_origin != y->loop_origin) {
           return fail(std::string("ForStmt.loop_origin ") + to_string(x->loop_origin) + " vs " + to_string(y->loop_origin));
         }
@@ -727,6 +729,7 @@ class Hasher {
         exprs(x->dump_vars);
         exprs(x->manual_dep_edges);
         if (x->shares_source_tile) mix(1);   // unstamped calls hash as before
+        if (x->reads_in_place) mix(3);
         if (x->cpu_base >= 0) mix(static_cast<uint64_t>(x->cpu_base) + 2);
         if (x->peer_base != Call::kNoPeerBase) mix(static_cast<uint64_t>(x->peer_base + 5) * 13);
         if (!x->task_ref.task.empty()) {
@@ -823,6 +826,10 @@ class Hasher {
         for (auto& c : x->carries) mix(static_cast<uint64_t>(c.rebind) * 1000003u + static_cast<uint64_t>(c.slots));
         mix(x->inplace_carries.size());
         for (int64_t c : x->inplace_carries) mix(static_cast<uint64_t>(c));
+        if (!x->lent_inits.empty()) {   // unstamped loops hash as before
+          mix(x->lent_inits.size() + 17);
+          for (int64_t c : x->lent_inits) mix(static_cast<uint64_t>(c));
+        }
         if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
         if (x->loop_origin != LoopOrigin::User) mix(static_cast<uint64_t>(x->loop_origin) + 7);
         if (x->chunk.chunk) mix(static_cast<uint64_t>(x->chunk.chunk) * 3 + static_cast<uint64_t>(x->chunk.policy) + 11);

@@ -28,6 +28,8 @@ const char* to_string(IRProperty p) {
     case IRProperty::KernelGroupSyncResolved: return "KernelGroupSyncResolved";
     case IRProperty::InPlaceCarriesFound: return "InPlaceCarriesFound";
     case IRProperty::TileMoveSharingStamped: return "TileMoveSharingStamped";
+    case IRProperty::InPlaceMatmulLoadsStamped: return "InPlaceMatmulLoadsStamped";
+    case IRProperty::LoopInitLendingStamped: return "LoopInitLendingStamped";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
@@ -143,6 +145,36 @@ struct TileMoveChecker : IRVisitor {
   void visit_(const Call* op) override {
     if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
       out.push_back("function '" + fn + "': tile.move" + AtLocation(op->span) + " has a stale shares_source_tile");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+// A tile.load whose reads_in_place is not the one KernelInPlaceMatmulLoads computes.
+struct InPlaceLoadChecker : IRVisitor {
+  std::vector<std::string> out;
+  std::string fn;
+  std::set<const Call*> in_place;   // InPlaceMatmulLoadsOf the function checked
+  void visit_(const Var*) override {}   // (a type's shape holds no call)
+  void visit_(const IterArg*) override {}
+  void visit_(const Call* op) override {
+    if (op->is_op && op->callee == "tile.load" && op->reads_in_place != (in_place.count(op) != 0)) {
+      out.push_back("function '" + fn + "': tile.load" + AtLocation(op->span) + " has a stale reads_in_place");
+    }
+    IRVisitor::visit_(op);
+  }
+};
+
+// A loop whose lent_inits is not the one KernelLendLoopInits computes.
+struct LentInitsChecker : IRVisitor {
+  LentInitsChecker() { statements_only_ = true; }   // checks statements only
+  std::vector<std::string> out;
+  std::string fn;
+  std::map<const ForStmt*, std::vector<int64_t>> lent;   // LentLoopInitsOf the function checked
+  void visit_(const ForStmt* op) override {
+    auto it = lent.find(op);
+    if (op->lent_inits != (it == lent.end() ? std::vector<int64_t>{} : it->second)) {
+      out.push_back("function '" + fn + "': for loop" + AtLocation(op->span) + " has stale lent_inits");
     }
     IRVisitor::visit_(op);
   }
@@ -392,6 +424,26 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;
         c.fn = f->name;
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::InPlaceMatmulLoadsStamped: {
+      InPlaceLoadChecker c;
+      for (auto& f : program->functions) {
+        if (!f->is_kernel() || !f->body) continue;
+        c.fn = f->name;
+        c.in_place = InPlaceMatmulLoadsOf(*f);
+        c.visit_function(*f);
+      }
+      return c.out;
+    }
+    case IRProperty::LoopInitLendingStamped: {
+      LentInitsChecker c;
+      for (auto& f : program->functions) {
+        if (!f->is_kernel() || !f->body) continue;
+        c.fn = f->name;
+        c.lent = LentLoopInitsOf(*f);
         c.visit_function(*f);
       }
       return c.out;

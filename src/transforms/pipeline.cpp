@@ -43,6 +43,8 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
       KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
+      KernelInPlaceMatmulLoads(),   // Call::reads_in_place of each kernel tile.load a matmul reads in place
+      KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
   if (!analyze_auto_scopes_for_deps) {
@@ -63,6 +65,8 @@ std::vector<Pass> KernelPipeline() {
       KernelGroupSync(),            // Function::group_sync (group flags) of each kernel a Group calls
       KernelInPlaceCarries(),       // ForStmt::inplace_carries of each kernel loop
       KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
+      KernelInPlaceMatmulLoads(),   // Call::reads_in_place of each kernel tile.load a matmul reads in place
+      KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
   };
 }

@@ -69,6 +69,15 @@ def test_no_ir_walk_in_the_code_generators():
     assert _hits(r"\b(IRVisitor|IRMutator)\b", "transforms") != []   # the pattern sees the walkers
 
 
+def test_the_kernel_generator_reads_kernel_stamps_not_their_analyses():
+    # The kernel passes' analyses (what a pass stamps, callable for its property check) are not
+    # called from src/codegen: the generator reads ForStmt::inplace_carries / lent_inits and
+    # Call::shares_source_tile / reads_in_place instead.
+    analyses = r"\b(InPlaceCarriesOf|InPlaceMatmulLoadsOf|LentLoopInitsOf|InPlaceMatmulLoads|VarUses)\s*\("
+    assert _hits(analyses, "codegen") == []
+    assert len(_hits(analyses, "transforms")) >= 3   # the pattern sees the analyses where they live
+
+
 def test_no_string_keyed_attr_for_typed_pass_results():
     assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges|manual_dep_edges)', "codegen", raw=True) == []
     assert _hits(r'"(iter_arg_[a-z_]*|compiler_manual_dep_edges)', "transforms", raw=True) == []

@@ -170,6 +170,10 @@ struct Call : Expr {
   // Pass result (KernelShareTileMoves; typed, printed as `pl.move(t, ..., shares_source_tile=True)`):
   // this tile.move is a no-op on the CPU and its result shares the source tile's storage.
   bool shares_source_tile = false;
+  // Pass result (KernelInPlaceMatmulLoads; typed, printed as `pl.load(a, ..., reads_in_place=True)`):
+  // only a matmul reads this tile.load's tile and nothing writes a tensor before it does, so on
+  // the CPU the matmul reads the box where it lies in the tensor instead of a copy.
+  bool reads_in_place = false;
   // Pass result (ResolvePeerBufferBases; typed, printed as `pl.system.reserve_buffer(..., cpu_base=256)`):
   // the address a system.reserve_buffer / system.import_peer_buffer binds on the CPU (its base, or
   // its peer's; 0 for pl.AUTO). -1 before the pass and on every other call.
@@ -241,6 +245,9 @@ ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges)
 // A copy of op call `call` (a tile.move) with shares_source_tile = `shares` (KernelShareTileMoves).
 //   ExprPtr m2 = with_shares_source_tile(move, true);   // printed: pl.move(t, ..., shares_source_tile=True)
 ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares);
+// A copy of op call `call` (a tile.load) with reads_in_place = `in_place` (KernelInPlaceMatmulLoads).
+//   ExprPtr l2 = with_reads_in_place(load, true);   // printed: pl.load(a, ..., reads_in_place=True)
+ExprPtr with_reads_in_place(const ExprPtr& call, bool in_place);
 // A copy of op call `call` (a system.reserve_buffer / system.import_peer_buffer) with
 // cpu_base = `cpu_base` (>= 0, or -1 for unstamped) (ResolvePeerBufferBases).
 //   ExprPtr r2 = with_cpu_base(reserve, 256);   // printed: pl.system.reserve_buffer(..., cpu_base=256)
@@ -250,7 +257,7 @@ ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base);
 //   ExprPtr i2 = with_peer_base(import, 256);   // printed: pl.system.import_peer_buffer(base=256, ...)
 ExprPtr with_peer_base(const ExprPtr& call, int64_t base);
 // A copy of op call `call` with the typed pass results of op call `from` (shares_source_tile,
-// cpu_base, peer_base): what a pass that rebuilds a call from its callee, args and attrs calls,
+// reads_in_place, cpu_base, peer_base): what a pass that rebuilds a call from its callee, args and attrs calls,
 // so no typed field is dropped by a rebuild (a new typed pass result is added here).
 //   ExprPtr c2 = with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op);
 ExprPtr with_pass_results_of(const ExprPtr& call, const Call& from);

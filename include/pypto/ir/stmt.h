@@ -122,6 +122,10 @@ struct ForStmt : Stmt {
   // Pass result (KernelInPlaceCarries; typed, printed as pl.range(..., inplace_carries=[0])):
   // the iter_arg indices whose yielded tile the body computes straight into the carry's storage.
   std::vector<int64_t> inplace_carries;
+  // Pass result (KernelLendLoopInits; typed, printed as pl.range(..., lent_inits=[0])): the
+  // iter_arg indices whose init is a tile read nowhere else, so the carry takes its buffer
+  // instead of a copy of it.
+  std::vector<int64_t> lent_inits;
   // Pass results (SplitChunkedLoops; typed, printed as pl.range(..., chunk_stride=4,
   // loop_origin="chunk_outer")): which part of a split chunked loop this is (InterchangeChunkLoops
   // reads it), and C > 1 on the outer loop of a chunked loop whose run-time step is `s * C` (the
@@ -143,13 +147,15 @@ struct ForStmt : Stmt {
   std::shared_ptr<const ForStmt> with_results(std::vector<LoopCarry> carries, int64_t trip_count) const;
   // A copy with inplace_carries set: `loop->with_inplace_carries({0})`.
   std::shared_ptr<const ForStmt> with_inplace_carries(std::vector<int64_t> carries) const;
+  // A copy with lent_inits set: `loop->with_lent_inits({0})`.
+  std::shared_ptr<const ForStmt> with_lent_inits(std::vector<int64_t> inits) const;
   // A copy with the SplitChunkedLoops results set: `loop->with_chunk_split(LoopOrigin::ChunkOuter, 4)`
   // (stride 0, or C > 1 on a ChunkOuter loop whose step is `s * C`).
   std::shared_ptr<const ForStmt> with_chunk_split(LoopOrigin origin, int64_t stride) const;
   // A copy with the chunk request set (chunk > 0, or {} for none): `loop->with_chunk({4, ChunkPolicy::Guarded})`.
   std::shared_ptr<const ForStmt> with_chunk(ChunkSpec chunk) const;
   // A copy with every typed field besides the structure (carries, trip_count, inplace_carries,
-  // loop_origin, chunk_stride, chunk) taken from `from`, a loop with as many iter_args: what a
+  // lent_inits, loop_origin, chunk_stride, chunk) taken from `from`, a loop with as many iter_args: what a
   // pass that rebuilds a loop from its parts calls, so no typed field is dropped by a rebuild
   // (a new typed field is added here). `ForStmt::make(...)->with_typed_fields_of(*old)`.
   std::shared_ptr<const ForStmt> with_typed_fields_of(const ForStmt& from) const;

@@ -26,6 +26,10 @@
 //                              (KernelInPlaceCarries)
 //   TileMoveSharingStamped     every tile.move in a kernel has the Call::shares_source_tile
 //                              KernelShareTileMoves computes (KernelShareTileMoves)
+//   InPlaceMatmulLoadsStamped  every tile.load in a kernel has the Call::reads_in_place
+//                              KernelInPlaceMatmulLoads computes (KernelInPlaceMatmulLoads)
+//   LoopInitLendingStamped     every kernel loop has the ForStmt::lent_inits KernelLendLoopInits
+//                              computes (KernelLendLoopInits)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the Call::peer_base of its peer's
 //                              reservation stamped, and every import and reservation its
 //                              Call::cpu_base (ResolvePeerBufferBases)
@@ -94,6 +98,8 @@ enum class IRProperty {
   KernelGroupSyncResolved,
   InPlaceCarriesFound,
   TileMoveSharingStamped,
+  InPlaceMatmulLoadsStamped,
+  LoopInitLendingStamped,
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,

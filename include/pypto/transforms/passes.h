@@ -3,7 +3,9 @@
 // `NormalizeReturnOrder().run(program)` or through a PassManager. See each file's header
 // comment for what it does, its input / output invariants and why it exists.
 #pragma once
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -209,6 +211,21 @@ bool IsPlainTileMove(const ir::Call& call);
 // Stamps Call::shares_source_tile on every tile.move of every kernel (IsPlainTileMove decides).
 // Produces TileMoveSharingStamped:  pl.move(t, target_memory=...) ==> pl.move(t, ..., shares_source_tile=True)
 Pass KernelShareTileMoves();
+// Stamps Call::reads_in_place on the tile.loads of every kernel that a matmul reads in place
+// (only matmul operands read the tile, no tensor write before the last; a move is looked
+// through when stamped by KernelShareTileMoves). Produces InPlaceMatmulLoadsStamped:
+//   ta = pl.load(a, [0, k], [TM, TK])  ==>  ta = pl.load(a, [0, k], [TM, TK], reads_in_place=True)
+Pass KernelInPlaceMatmulLoads();
+// What KernelInPlaceMatmulLoads stamps on kernel `fn`: its tile.load calls read in place.
+//   InPlaceMatmulLoadsOf(*fn).count(load_call) == 1
+std::set<const ir::Call*> InPlaceMatmulLoadsOf(const ir::Function& fn);
+// Stamps ForStmt::lent_inits on the loops of every kernel: the iter_args whose init tile (read
+// nowhere else) the carry takes as its storage. Produces LoopInitLendingStamped:
+//   pl.range(0, 4, 1, init_values=(acc0,))  ==>  pl.range(0, 4, 1, init_values=(acc0,), lent_inits=[0])
+Pass KernelLendLoopInits();
+// What KernelLendLoopInits stamps on the loops of kernel `fn` (loops lending nothing are absent):
+//   LentLoopInitsOf(*fn).at(loop) == std::vector<int64_t>{0}
+std::map<const ir::ForStmt*, std::vector<int64_t>> LentLoopInitsOf(const ir::Function& fn);
 
 // Stamps attr `base` on every system.import_peer_buffer: the base of the peer function's
 // reserve_buffer of that name (-1 for pl.AUTO). Produces PeerBufferBasesResolved.

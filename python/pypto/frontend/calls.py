@@ -42,6 +42,14 @@ _CONTEXT_ONLY = {
 }
 
 
+
+# The typed bool pass results printed as op keywords (only when True): keyword -> (the op that
+# carries it, the pass that stamps it, the IR setter).
+_BOOL_STAMPS = {
+    "shares_source_tile": ("tile.move", "KernelShareTileMoves", lambda c, v: ir.with_shares_source_tile(c, v)),
+    "reads_in_place": ("tile.load", "KernelInPlaceMatmulLoads", lambda c, v: ir.with_reads_in_place(c, v)),
+}
+
 def kernel_ref(ctx, node: ast.AST, what: str):
     """`self.<name>` -> the callee's FunctionSig (unknown name -> did-you-mean error)."""
     if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self"):
@@ -135,13 +143,14 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                         f"({', '.join(spec.params)}), got {len(node.args)}")
     args, attrs, arg_nodes = [], {}, []
     named = list(zip(spec.params, node.args))
-    shares_source_tile = False
+    stamps = {}   # typed bool pass results as printed IR spells them: keyword -> value
     for kw in node.keywords:
-        if kw.arg == "shares_source_tile" and spec.op == "tile.move":   # printed KernelShareTileMoves output
+        stamp = _BOOL_STAMPS.get(kw.arg)
+        if stamp and spec.op == stamp[0]:
             if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
-                raise ctx.error(kw.value, "shares_source_tile= takes True or False",
-                                help="it is the KernelShareTileMoves result as printed IR spells it")
-            shares_source_tile = kw.value.value
+                raise ctx.error(kw.value, f"{kw.arg}= takes True or False",
+                                help=f"it is the {stamp[1]} result as printed IR spells it")
+            stamps[kw.arg] = kw.value.value
             continue
         if kw.arg is None:
             raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
@@ -185,8 +194,9 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             for anode, a in zip(arg_nodes, args):
                 _refuse_full_as_tile(ctx, anode, a, spec.op)
         raise
-    if shares_source_tile:
-        call = ir.with_shares_source_tile(call, True)
+    for name, value in stamps.items():
+        if value:
+            call = _BOOL_STAMPS[name][2](call, True)
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)
     if spec.op in ("tensor.slice", "tile.slice", "tile.load") and attrs.get("pad_value", "null") != "null" \

@@ -97,8 +97,8 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
                                     help=f"write it as the keyword pl.range(..., {typed}=...) inside a pl.auto_chunk scope")
         elif kw.arg in ("carries", "trip_count"):   # typed pass results (printed pass output)
             results[kw.arg] = _loop_result(ctx, kw)
-        elif kw.arg == "inplace_carries":
-            pass   # KernelInPlaceCarries' result, as printed: read by _inplace_carries
+        elif kw.arg in _ITER_ARG_INDEX_RESULTS:
+            pass   # KernelInPlaceCarries' / KernelLendLoopInits' result, as printed: read by _with_iter_arg_indices
         elif kw.arg in ("chunk_stride", "loop_origin"):   # SplitChunkedLoops' results, as printed: _with_chunk_split
             results[kw.arg] = kw
         else:
@@ -146,7 +146,7 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
         loop = loop.with_chunk(*results["chunk"])
     if results["chunk_stride"] is not None or results["loop_origin"] is not None:
         loop = _with_chunk_split(ctx, results["loop_origin"], results["chunk_stride"], loop)
-    return _with_inplace_carries(ctx, node.iter, loop, len(iter_args))
+    return _with_iter_arg_indices(ctx, node.iter, loop, len(iter_args))
 
 
 _LOOP_ORIGINS = {"chunk_outer": ir.LoopOrigin.ChunkOuter, "chunk_inner": ir.LoopOrigin.ChunkInner,
@@ -177,18 +177,27 @@ def _with_chunk_split(ctx, origin_kw, stride_kw, loop):
     return loop.with_chunk_split(origin, stride)
 
 
-def _with_inplace_carries(ctx, call: ast.Call, loop, n_iter_args: int):
-    """`pl.range(..., inplace_carries=[0])` (a pass result as printed IR spells it) -> the loop
-    with ForStmt.inplace_carries set; each index names one of the loop's iter_args."""
+# The typed iter_arg index lists of a loop, as printed IR spells them: keyword -> ForStmt setter.
+_ITER_ARG_INDEX_RESULTS = {
+    "inplace_carries": lambda loop, ix: loop.with_inplace_carries(ix),   # KernelInPlaceCarries
+    "lent_inits": lambda loop, ix: loop.with_lent_inits(ix),             # KernelLendLoopInits
+}
+
+
+def _with_iter_arg_indices(ctx, call: ast.Call, loop, n_iter_args: int):
+    """`pl.range(..., inplace_carries=[0], lent_inits=[0])` (pass results as printed IR spells
+    them) -> the loop with ForStmt.inplace_carries / lent_inits set; each index names one of the
+    loop's iter_args."""
     for kw in call.keywords:
-        if kw.arg != "inplace_carries":
+        setter = _ITER_ARG_INDEX_RESULTS.get(kw.arg)
+        if setter is None:
             continue
-        carries = int_list(ctx, kw.value, "inplace_carries")
-        bad = [i for i in carries if i >= n_iter_args]
+        indices = int_list(ctx, kw.value, kw.arg)
+        bad = [i for i in indices if i >= n_iter_args]
         if bad:
-            raise ctx.error(kw.value, f"inplace_carries= names iter_arg {bad[0]}, but the loop has {n_iter_args}",
+            raise ctx.error(kw.value, f"{kw.arg}= names iter_arg {bad[0]}, but the loop has {n_iter_args}",
                             help="each index names one of the loop's init_values")
-        return loop.with_inplace_carries(carries)
+        loop = setter(loop, indices)
     return loop
 
 

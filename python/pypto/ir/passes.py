@@ -46,12 +46,13 @@ def default_pipeline() -> List[Pass]:
 def kernel_pipeline() -> List[Pass]:
     """The kernel pipeline: passes that stamp typed results on kernel / Group functions
     (``Function.core_type``, ``Function.param_slots``, ``Function.group_sync``,
-    ``ForStmt.inplace_carries``, ``Call.shares_source_tile`` of each ``tile.move``, the ``base`` of
-    each ``system.import_peer_buffer``). It ends :func:`default_pipeline`.
+    ``ForStmt.inplace_carries``, ``Call.shares_source_tile`` of each ``tile.move``,
+    ``Call.reads_in_place`` of each ``tile.load``, ``ForStmt.lent_inits``, the ``base`` of each
+    ``system.import_peer_buffer``). It ends :func:`default_pipeline`.
 
     >>> [p.name for p in kernel_pipeline()]
     ['InferKernelCoreTypes', 'KernelParamSlots', 'KernelGroupSync', 'KernelInPlaceCarries',
-     'KernelShareTileMoves', 'ResolvePeerBufferBases']
+     'KernelShareTileMoves', 'KernelInPlaceMatmulLoads', 'KernelLendLoopInits', 'ResolvePeerBufferBases']
     """
     return list(_passes.kernel_pipeline())
 

@@ -3,8 +3,8 @@
 // Scalar expressions are in kernel_scalar_exprs.cpp, tile ops in kernel_tile_ops.cpp.
 //
 // Input: a kernel function (InCore / AIC / AIV) of a Program, in SSA form, after the kernel
-// pipeline (its parameter slots, Group flags, in-place loop carries and pipe-buffer bases are
-// stamped pass results, read here; no other function of the program is looked at) and VerifyKernelProgram (which refuses every program this file cannot print: what is
+// pipeline (its parameter slots, Group flags, in-place loop carries, buffer-sharing moves, loads read in
+// place, lent loop inits and pipe-buffer bases are stamped pass results, read here; no other function of the program is looked at) and VerifyKernelProgram (which refuses every program this file cannot print: what is
 // left here are InternalErrors for broken preconditions). Output: C++ text
 // against pypto_kernel_prelude.h. Every IR value maps to one C++ entity (see kernel_emitter.h);
 // loop-carried and branch-result values get a mutable slot (CarrySlot) declared before the loop /
@@ -168,8 +168,6 @@ std::string KernelEmitter::Generate() {
   blank();
   open_block("extern \"C\" void " + KernelCpuSymbol(fn_.name) + "(PTO2KernelContext* ctx)");
   line("(void)ctx;");
-  view_loads_ = InPlaceMatmulLoads(fn_);
-  var_uses_ = VarUses(fn_);
   bind_params();
   // Called from a Group: wait for / signal the group flags of its intra-group data flow
   // (no-ops when the kernel runs as a plain task). Stamped by KernelGroupSync.
@@ -195,7 +193,7 @@ TileRef KernelEmitter::tile(const ExprPtr& e) {
   PYPTO_CHECK(call && tt, "a non-tile value where a tile is expected (VerifyKernelProgram refuses it)");
   if (call->shares_source_tile) return tile(call->args[0]);   // stamped by KernelShareTileMoves
   TileRef dst = declare_tile("tmp", *tt, e->span);
-  if (view_loads_.count(call)) {   // load_view: the matmul reads the box where it lies
+  if (call->reads_in_place) {   // KernelInPlaceMatmulLoads: the matmul reads the box where it lies (load_view)
     dst.ptr = fresh(dst.buf + "_p");
     dst.ld = fresh(dst.buf + "_ld");
   }
@@ -288,9 +286,8 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
       tiles_[var.get()] = it->second;
       return;
     }
-    def_depth_[var.get()] = loop_depth_;
     TileRef dst = declare_tile(var->name, *tt, span);
-    if (view_loads_.count(call)) {   // load_view: the matmul reads the box where it lies
+    if (call->reads_in_place) {   // KernelInPlaceMatmulLoads: the matmul reads the box where it lies (load_view)
       dst.ptr = fresh(dst.buf + "_p");
       dst.ld = fresh(dst.buf + "_ld");
     }
@@ -352,37 +349,6 @@ void KernelEmitter::bind_to_slot(const Var* v, const CarrySlot& slot) {
   }
 }
 
-// A tile var read nowhere but as this loop's init, computed into a buffer of its own (no other
-// var shares it) of the carry's type: the loop may carry that buffer instead of a copy (the
-// tiled GEMM's `acc = pl.tile.full(..)` then `for k: acc = pl.matmul_acc(acc, ..)`: a 32 KB
-// copy per task saved).
-bool KernelEmitter::lends_buffer(const IterArg& ia) {
-  const Var* v = as_var(ia.init);
-  if (!v || v->is<IterArg>() || var_uses_[v] != 1) return false;
-  // Defined inside the loops this one is in: an init from outside an enclosing loop is read
-  // again by its next iteration.
-  auto d = def_depth_.find(v);
-  if (d == def_depth_.end() || d->second != loop_depth_) return false;
-  auto it = tiles_.find(v);
-  if (it == tiles_.end()) return false;
-  const TileRef& t = it->second;
-  auto* a = ia.type->as<TileType>();
-  auto* b = v->type->as<TileType>();
-  if (!a || !b || !t.ptr.empty() || t.has_valid() || a->has_valid_shape() || a->dtype != b->dtype ||
-      a->shape.size() != b->shape.size())
-    return false;
-  for (size_t d = 0; d < a->shape.size(); ++d) {
-    auto* x = a->shape[d]->as<ConstInt>();
-    auto* y = b->shape[d]->as<ConstInt>();
-    if (!x || !y || x->value != y->value) return false;
-  }
-  for (auto& [other, ref] : tiles_)
-    if (other != v && ref.buf == t.buf) return false;
-  for (auto& [other, ref] : inplace_)
-    if (ref.buf == t.buf) return false;
-  return true;
-}
-
 // An init written in the loop header (`init_values=(pl.tile.full(..),)`): the op computes
 // straight into the fresh slot (a zero fill stays pending) instead of a temp copied into it.
 // Same dtype and constant shape, no valid shape; not a load (its copy may be elided for a
@@ -406,10 +372,15 @@ bool KernelEmitter::init_into_slot(const IterArg& ia, const CarrySlot& slot) {
 
 CarrySlot KernelEmitter::loop_carry(const ForStmt& f, size_t i) {
   const IterArgPtr& ia = f.iter_args[i];
-  if (lends_buffer(*ia)) {
+  // KernelLendLoopInits: the init tile is read nowhere else, so the carry takes its buffer (the
+  // tiled GEMM's `acc = pl.tile.full(..)` then `for k: acc = pl.matmul_acc(acc, ..)`: a 32 KB
+  // copy per task saved).
+  if (std::count(f.lent_inits.begin(), f.lent_inits.end(), static_cast<int64_t>(i))) {
+    auto it = tiles_.find(as_var(ia->init));
+    PYPTO_CHECK(it != tiles_.end() && it->second.ptr.empty(), "lent_inits names iter_arg " << i << ", whose init is no tile var (run KernelLendLoopInits)");
     CarrySlot slot{};
     slot.kind = CarrySlot::kTile;
-    slot.tile = tiles_.at(as_var(ia->init));
+    slot.tile = it->second;
     bind_to_slot(ia.get(), slot);
     return slot;
   }
@@ -422,7 +393,6 @@ CarrySlot KernelEmitter::loop_carry(const ForStmt& f, size_t i) {
 
 void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& slots) {
   const ForStmt* op = &f;
-  ++loop_depth_;
   // Tiles the body computes straight into their carry's slot (stamped by KernelInPlaceCarries).
   if (!op->inplace_carries.empty()) {
     auto* yield = flatten_stmts(op->body).back()->as<YieldStmt>();
@@ -465,7 +435,6 @@ void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& sl
 }
 
 void KernelEmitter::bind_loop_results(const ForStmt& f, const std::vector<CarrySlot>& slots) {
-  --loop_depth_;
   for (size_t i = 0; i < f.return_vars.size() && i < slots.size(); ++i) bind_to_slot(f.return_vars[i].get(), slots[i]);
 }
 

@@ -18,7 +18,6 @@
 
 #include "pypto/codegen/cpp_scalar_expr.h"
 #include "pypto/codegen/control_flow_printer.h"
-#include "pypto/transforms/kernel_inplace_loads.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/function.h"
 
@@ -44,15 +43,12 @@ struct TileRef {
   // Elements an element-wise op computes: the whole tile, or the rows [0, valid[0]) of it (a
   // contiguous prefix; the padding columns of those rows are computed too, keeping rows vectorised).
   std::string valid_prefix() const;
-  // A tile a matmul reads in place (InPlaceMatmulLoads): `ptr` names a `const float*` to its
+  // A tile a matmul reads in place (a tile.load stamped Call::reads_in_place by
+  // KernelInPlaceMatmulLoads): `ptr` names a `const float*` to its
   // first element and `ld` its row stride, set by load_view (into the tensor, or at buf after a
   // copy). Empty for every other tile: buf, row stride cols().
   std::string ptr, ld;
 };
-
-// InPlaceMatmulLoads and VarUses: pypto/transforms/kernel_inplace_loads.h.
-using transforms::InPlaceMatmulLoads;
-using transforms::VarUses;
 
 // Spellings of a dtype in generated code.
 std::string CType(ir::DataType t);         // compute type of a tile element / scalar: float, int32_t, ...
@@ -142,7 +138,6 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
   std::string fresh_name(const std::string& base) override { return fresh(base); }
   CarrySlot declare_slot(const std::string& hint, const ir::TypePtr& type, const ir::Span& span);
-  bool lends_buffer(const ir::IterArg& ia);   // loop_carry: the init's own buffer becomes the slot
   void assign_to_slot(const CarrySlot& slot, const ir::ExprPtr& value);
   void bind_to_slot(const ir::Var* v, const CarrySlot& slot);
   // Declares `dst`'s pending-zeros flag instead of a fill when `call` is an FP32 tile.full(0)
@@ -158,11 +153,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::map<const ir::Var*, int> tensors_;            // tensor vars -> tensor param index
   std::map<int, std::string> tensor_param_names_;    // tensor slot -> param name (messages)
   std::map<const ir::Var*, TileRef> inplace_;        // tile vars computed straight into a carry slot
-  std::set<const ir::Call*> view_loads_;             // loads a matmul reads in place (InPlaceMatmulLoads)
-  std::map<const ir::Var*, int> var_uses_;           // VarUses: a loop init read once lends its buffer
-  std::map<const ir::Var*, int> def_depth_;          // tile var -> loops around its definition
   std::map<std::string, std::string> zero_flags_;    // buffer -> flag of its pending zeros
-  int loop_depth_ = 0;                               // loops open around the statement being printed
   int tmp_counter_ = 0;
 };
 

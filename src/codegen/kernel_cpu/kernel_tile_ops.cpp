@@ -82,7 +82,7 @@ TileOpHandler Load() {
       auto* dt = call.type->as<TileType>();
       box = em.declare_tile("block", *TileType::make(ListArg(call, 2), dt->dtype, dt->memory), call.span);
     }
-    if (!dst.ptr.empty()) {   // InPlaceMatmulLoads: plain FP32 rank 2, only matmul reads it
+    if (!dst.ptr.empty()) {   // reads_in_place (KernelInPlaceMatmulLoads): plain FP32 rank 2, only matmul reads it
       em.line("const float* " + dst.ptr + " = nullptr;");
       em.line("int64_t " + dst.ld + " = 0;");
       em.line("if (!pypto_kernel::load_view" + Tpl(dst) + "(ctx, " + dst.buf + ", &" + dst.ptr + ", &" + dst.ld +

@@ -256,6 +256,7 @@ struct TypedLoop {
     return plain()
         ->with_results({LoopCarry::rebound(0)}, 16)
         ->with_inplace_carries({0})
+        ->with_lent_inits({0})
         ->with_chunk_split(LoopOrigin::ChunkOuter, 4)
         ->with_chunk({2, ChunkPolicy::LeadingFull});
   }
@@ -299,6 +300,7 @@ TEST(StructuralEqual, LoopRebuildKeepsEveryTypedField) {
   EXPECT_EQ(m->carries, full->carries);
   EXPECT_EQ(m->trip_count, 16);
   EXPECT_EQ(m->inplace_carries, std::vector<int64_t>{0});
+  EXPECT_EQ(m->lent_inits, std::vector<int64_t>{0});
   EXPECT_EQ(m->loop_origin, LoopOrigin::ChunkOuter);
   EXPECT_EQ(m->chunk_stride, 4);
   EXPECT_EQ(m->chunk, (ChunkSpec{2, ChunkPolicy::LeadingFull}));
@@ -327,6 +329,31 @@ TEST(StructuralEqual, CallPeerBaseAndRebuild) {
   ExprPtr rebuilt = with_pass_results_of(Call::make_op(c->callee, c->args, c->attrs, c->span), *c);
   EXPECT_TRUE(structural_equal(rebuilt, stamped));
   EXPECT_FALSE(structural_equal(ExprPtr(Call::make_op(c->callee, c->args, c->attrs, c->span)), stamped));
+}
+
+TEST(StructuralEqual, LoopLentInits) {
+  TypedLoop t;
+  StmtPtr lent = t.plain()->with_lent_inits({0});
+  EXPECT_TRUE(structural_equal(lent, StmtPtr(t.plain()->with_lent_inits({0}))));
+  EXPECT_EQ(structural_hash(lent), structural_hash(StmtPtr(t.plain()->with_lent_inits({0}))));
+  EXPECT_FALSE(structural_equal(lent, StmtPtr(t.plain())));
+  EXPECT_NE(structural_hash(lent), structural_hash(StmtPtr(t.plain())));
+  EXPECT_THROW(t.plain()->with_lent_inits({1}), InternalError);   // one iter_arg
+}
+
+TEST(StructuralEqual, CallReadsInPlaceAndRebuild) {
+  auto x = var("x", tensor({16, 16}));
+  ExprPtr load = Call::make_op("tile.load", {x, MakeTuple::make({I(0), I(0)}), MakeTuple::make({I(16), I(16)})});
+  ExprPtr in_place = with_reads_in_place(load, true);
+  EXPECT_TRUE(structural_equal(in_place, with_reads_in_place(load, true)));
+  EXPECT_EQ(structural_hash(in_place), structural_hash(with_reads_in_place(load, true)));
+  EXPECT_FALSE(structural_equal(in_place, load));
+  EXPECT_NE(structural_hash(in_place), structural_hash(load));
+  EXPECT_EQ(with_reads_in_place(in_place, false)->as<Call>()->reads_in_place, false);
+  EXPECT_THROW(with_reads_in_place(Call::make_op("tile.add", {load, load}), true), InternalError);   // loads only
+  // A rebuild from callee / args / attrs takes the stamp along.
+  auto* c = in_place->as<Call>();
+  EXPECT_TRUE(structural_equal(with_pass_results_of(Call::make_op(c->callee, c->args, c->attrs, c->span), *c), in_place));
 }
 
 TEST(StructuralEqual, FunctionMetadata) {

@@ -1,6 +1,7 @@
 // The kernel pipeline's analyses and the kernel verify pass: KernelParamSlots
 // (Function::param_slots), KernelGroupSync (Function::group_sync), KernelInPlaceCarries
-// (ForStmt::inplace_carries) and
+// (ForStmt::inplace_carries), KernelInPlaceMatmulLoads (Call::reads_in_place),
+// KernelLendLoopInits (ForStmt::lent_inits) and
 // VerifyKernelFunction / VerifyKernelProgram; what the CPU kernel backend reads from them.
 #include "orch_test_util.h"
 #include "pypto/codegen/kernel_cpu.h"
@@ -116,6 +117,62 @@ TEST(KernelInPlaceCarries, StampsTheAccumulatorAndTheBackendDropsTheCopy) {
   // add writes the carry directly.
   EXPECT_EQ(count(copied, "pypto_kernel::copy("), 2u);
   EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(after, "k"), "pypto_kernel::copy("), 1u);
+}
+
+// kernel k(x, w, y: Out): a = load(x); b = load(w); m = matmul(a, b); store(m, y).
+ProgramPtr matmul_program() {
+  auto x = V("x", T16()), w = V("w", T16()), y = V("y", T16());
+  auto a = V("a", tile16()), b = V("b", tile16()), m = V("m", tile16(MemorySpace::Acc)), st = V("y_st", T16());
+  auto k = Function::make(
+      "k", FunctionType::InCore, {x, w, y}, {ParamDirection::In, ParamDirection::In, ParamDirection::Out}, {T16()},
+      SeqStmts::make({AssignStmt::make(a, Call::make_op("tile.load", {x, ilist({0, 0}), ilist({16, 16})})),
+                      AssignStmt::make(b, Call::make_op("tile.load", {w, ilist({0, 0}), ilist({16, 16})})),
+                      AssignStmt::make(m, Call::make_op("tile.matmul", {a, b})),
+                      AssignStmt::make(st, Call::make_op("tile.store", {m, ilist({0, 0}), y})), ReturnStmt::make({st})}));
+  return Program::make("P", {k});
+}
+
+TEST(KernelInPlaceMatmulLoads, StampsTheMatmulOperandsAndTheBackendReadsThemInPlace) {
+  auto before = RunPass(KernelParamSlots(), matmul_program());
+  EXPECT_EQ(VerifyProperty(IRProperty::InPlaceMatmulLoadsStamped, before).size(), 2u);   // one per load
+  EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(before, "k"), "load_view"), 0u);
+  auto after = RunPass(KernelInPlaceMatmulLoads(), before);
+  EXPECT_TRUE(VerifyProperty(IRProperty::InPlaceMatmulLoadsStamped, after).empty());
+  auto stmts = flatten_stmts(after->get("k")->body);
+  EXPECT_TRUE(stmts[0]->as<AssignStmt>()->value->as<Call>()->reads_in_place);
+  EXPECT_TRUE(stmts[1]->as<AssignStmt>()->value->as<Call>()->reads_in_place);
+  EXPECT_EQ(count(python_print(after), "reads_in_place=True"), 2u);
+  EXPECT_FALSE(structural_equal(before, after));
+  EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(after, "k"), "load_view"), 2u);
+}
+
+TEST(KernelLendLoopInits, StampsAnInitReadOnlyByTheLoopAndTheBackendDropsItsCopy) {
+  // loop_program with the init z = add(t, t): read by nothing but the loop (t is read again).
+  auto p = loop_program();
+  auto k = p->get("k");
+  auto stmts = flatten_stmts(k->body);
+  auto t = stmts[0]->as<AssignStmt>()->var;
+  auto z = V("z", tile16());
+  auto* loop = stmts[1]->as<ForStmt>();
+  auto acc = IterArg::make("acc", tile16(), z);
+  auto n = V("n", tile16());
+  auto body = SeqStmts::make({AssignStmt::make(n, Call::make_op("tile.add", {acc, t})), YieldStmt::make({n})});
+  auto lending = ForStmt::make(loop->loop_var, I(0), I(4), I(1), {acc}, body, loop->return_vars);
+  auto fn = Function::make("k", FunctionType::InCore, k->params, k->param_directions, k->return_types,
+                           SeqStmts::make({stmts[0], AssignStmt::make(z, Call::make_op("tile.add", {t, t})), lending,
+                                           stmts[2], stmts[3]}));
+  auto before = RunPass(KernelParamSlots(), Program::make("P", {fn}));
+  EXPECT_FALSE(VerifyProperty(IRProperty::LoopInitLendingStamped, before).empty());
+  auto after = RunPass(KernelLendLoopInits(), before);
+  EXPECT_EQ(first_loop(after)->lent_inits, (std::vector<int64_t>{0}));
+  EXPECT_TRUE(VerifyProperty(IRProperty::LoopInitLendingStamped, after).empty());
+  EXPECT_NE(python_print(after).find("lent_inits=[0]"), std::string::npos);
+  EXPECT_FALSE(structural_equal(before, after));
+  // Without the stamp the init is copied into the carry's slot and the yield copies; with it
+  // only the yield copies. loop_program's init t is read again by the body: never lent.
+  EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(before, "k"), "pypto_kernel::copy("), 2u);
+  EXPECT_EQ(count(pypto::codegen::GenerateKernelCpu(after, "k"), "pypto_kernel::copy("), 1u);
+  EXPECT_TRUE(first_loop(RunPass(KernelLendLoopInits(), loop_program()))->lent_inits.empty());
 }
 
 TEST(VerifyKernelProgram, RefusesWhatTheBackendCannotPrintWithTheSpan) {

@@ -1,4 +1,16 @@
-// Kernel analysis for the CPU kernel generator: the tile.loads a matmul may read in place (InPlaceMatmulLoads).
+// KernelInPlaceMatmulLoads (kernel pipeline)
+//
+// What: stamps Call::reads_in_place on the tile.loads of every kernel whose tile only a matmul
+//   reads, so on the CPU the matmul reads the box where it lies in the tensor (no copy):
+//       ta = pl.load(a, [row, k * TK], [TM, TK])
+//     ==>
+//       ta = pl.load(a, [row, k * TK], [TM, TK], reads_in_place=True)
+// Input invariants: none. A move is looked through when it is stamped Call::shares_source_tile
+//   (so the pipeline runs KernelShareTileMoves first); an unstamped one is a use that keeps the
+//   copy, which is what the backend prints for it. Output invariants: InPlaceMatmulLoadsStamped;
+//   nothing else changes.
+// Why: the CPU kernel backend prints a stamped load as load_view + matmul_strided, reading the
+//   stamp instead of analysing the kernel while it prints.
 //
 //   ta = pl.load(a, [row, k * TK], [TM, TK])       load_view: ta_p points into a (row stride
 //   tb = pl.load(b, [k * TK, col], [TK, TN])       ta_ld), or at ta after a copy when a is not
@@ -23,10 +35,13 @@
 // Other tasks cannot write the tensor meanwhile: the runtime orders a task after every writer of
 // its inputs, the same guarantee the copy relies on.
 #include <map>
+#include <set>
+#include <utility>
 
-#include "pypto/transforms/kernel_inplace_loads.h"
 #include "pypto/ir/attrs.h"
+#include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
+#include "pypto/transforms/passes.h"
 
 namespace pypto::transforms {
 
@@ -181,7 +196,7 @@ struct Scan : IRVisitor {
 
 }  // namespace
 
-std::set<const Call*> InPlaceMatmulLoads(const Function& fn) {
+std::set<const Call*> InPlaceMatmulLoadsOf(const Function& fn) {
   Collect c;
   c.visit_stmt(fn.body);
   Uses u(c.alias);
@@ -208,20 +223,34 @@ std::set<const Call*> InPlaceMatmulLoads(const Function& fn) {
 }
 
 namespace {
-struct CountUses : IRVisitor {
-  std::map<const Var*, int> uses;
-  void visit_(const Var* op) override {
-    ++uses[op];
-    IRVisitor::visit_(op);
+
+// Stamps the loads of `chosen` (nodes of the function before the rewrite).
+struct Stamper : IRMutator {
+  std::set<const Call*> chosen;
+  explicit Stamper(std::set<const Call*> c) : chosen(std::move(c)) {}
+  ExprPtr mutate_(const Call* op, const ExprPtr& self) override {
+    ExprPtr e = IRMutator::mutate_(op, self);
+    if (!op->is_op || op->callee != "tile.load") return e;
+    return with_reads_in_place(e, chosen.count(op) != 0);
   }
-  void visit_(const AssignStmt* op) override { visit_expr(op->value); }   // the defined var is no use
+  using IRMutator::mutate_;
 };
+
+ProgramPtr Run(const ProgramPtr& program) {
+  ProgramPtr out = program;
+  for (const FunctionPtr& fn : program->functions) {
+    if (!fn->is_kernel() || !fn->body) continue;
+    Stamper s(InPlaceMatmulLoadsOf(*fn));
+    FunctionPtr stamped = s.mutate_function(fn);
+    if (stamped != fn) out = out->with_function(stamped);
+  }
+  return out;
+}
+
 }  // namespace
 
-std::map<const Var*, int> VarUses(const Function& fn) {
-  CountUses c;
-  c.visit_stmt(fn.body);
-  return c.uses;
+Pass KernelInPlaceMatmulLoads() {
+  return Pass{"KernelInPlaceMatmulLoads", {}, {IRProperty::InPlaceMatmulLoadsStamped}, Run, /*invalidated=*/{}};
 }
 
 }  // namespace pypto::transforms
