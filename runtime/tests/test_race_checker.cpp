@@ -281,13 +281,20 @@ std::vector<std::vector<bool>> closure(const GenProgram& p, int skip_from = -1, 
   return r;
 }
 
+// Largest program of the fuzz: 14 tasks, or $PTO2_RACE_FUZZ_TASKS (make fuzz-race RACE_FUZZ_TASKS=40;
+// the generator's closures cost O(n^4) per program, so keep it under ~60).
+int max_fuzz_tasks() {
+  const char* env = std::getenv("PTO2_RACE_FUZZ_TASKS");
+  return env && std::atoi(env) >= 3 ? std::atoi(env) : 14;
+}
+
 GenProgram generate(uint32_t seed) {
   std::mt19937 rng(seed);
   auto pick = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   GenProgram p;
   const int n_tensors = pick(1, 3);
   for (int t = 0; t < n_tensors; ++t) p.manual_dep.push_back(pick(0, 5) == 0);
-  const int n = pick(3, 14);
+  const int n = pick(3, max_fuzz_tasks());
   bool manual = pick(0, 3) != 0;
   for (int j = 0; j < n; ++j) {
     if (pick(0, 4) == 0) manual = !manual;
