@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "interrupt.h"
 #include "pto_orchestration_api.h"
@@ -51,10 +52,14 @@ std::string bad_workers_or_kernels(uint32_t aic_workers, uint32_t aiv_workers, c
                                    uint32_t n_kernels) {
   if (aic_workers == 0 && aiv_workers == 0)
     return "0 AIC and 0 AIV workers: nothing could run a task; give at least one worker (e.g. 1 AIC + 2 AIV)";
+  std::unordered_map<int32_t, uint32_t> first_with_id;  // a repeated id silently replaced the earlier kernel
   for (uint32_t i = 0; i < n_kernels; ++i) {
     const pto2_kernel_desc& k = kernels[i];
     const std::string name = "kernel " + std::to_string(i) + " ('" + (k.name ? k.name : "?") + "', id " +
                              std::to_string(k.id) + ")";
+    const auto seen = first_with_id.emplace(k.id, i);
+    if (!seen.second)
+      return name + " has the id of kernel " + std::to_string(seen.first->second) + "; kernel ids must be distinct";
     if (k.core_type != 0 && k.core_type != 1)
       return name + " has core_type " + std::to_string(k.core_type) + "; it must be 0 (AIC) or 1 (AIV)";
     if ((k.core_type == 0 ? aic_workers : aiv_workers) == 0)
@@ -62,6 +67,14 @@ std::string bad_workers_or_kernels(uint32_t aic_workers, uint32_t aiv_workers, c
              (k.core_type == 0 ? "AIC" : "AIV") + " workers; give it at least one";
   }
   return "";
+}
+
+// A NULL data pointer of a tensor with elements: kernels would read and write through it.
+bool null_data(const void* data, uint32_t ndims, const uint32_t* shapes) {
+  if (data) return false;
+  for (uint32_t d = 0; d < ndims; ++d)
+    if (shapes[d] == 0) return false;
+  return true;
 }
 }  // namespace
 
@@ -111,6 +124,10 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
           return 2;
         }
         shapes[k] = static_cast<uint32_t>(d.shapes[k]);
+      }
+      if (null_data(d.data, d.ndims, shapes)) {
+        put_error(err_buf, err_len, "pto2_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
+        return 2;
       }
       args.add_tensor(make_tensor_external(d.data, shapes, d.ndims, static_cast<DataType>(d.dtype)));
     }
@@ -213,6 +230,10 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
       if (a.ndims > 0 && a.shapes == nullptr) {
         put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has rank " +
                                         std::to_string(a.ndims) + " but its shapes pointer is NULL");
+        return 0;
+      }
+      if (null_data(a.data, a.ndims, a.shapes)) {
+        put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
         return 0;
       }
       Tensor t = make_tensor_external(a.data, a.shapes, a.ndims, static_cast<DataType>(a.dtype));

@@ -16,6 +16,8 @@ extern "C" void c_api_entry(const ChipStorageTaskArgs& orch_args) {
   rt_submit_aiv_task(1, p);
 }
 
+extern "C" void c_api_noop_entry(const ChipStorageTaskArgs&) {}
+
 TEST(CApi, RunsAndReportsStats) {
   Watchdog wd(30);
   std::vector<float> a(16, 1.0f), b(16, 0.0f);
@@ -110,4 +112,36 @@ TEST(CApi, CreateRefusesBadConfigAndKernels) {
   ASSERT_NE(rt, nullptr) << err;
   EXPECT_STREQ(err, "");
   pto2_runtime_destroy(rt);
+}
+
+// Two kernels with one id (the later silently replaced the earlier, so tasks ran the wrong
+// kernel) and a tensor with elements but a NULL data pointer (kernels wrote through NULL:
+// SIGSEGV) are refused with a message.
+TEST(CApi, DuplicateKernelIdsAndNullTensorDataAreErrors) {
+  Watchdog wd(30);
+  char err[512];
+  pto2_kernel_desc twice[2] = {{1, "add", 1, reinterpret_cast<void*>(&k_add)}, {1, "inc", 1, reinterpret_cast<void*>(&k_inc)}};
+  pto2_runtime_config c = {1, 1, 0, 0, 0, 0};
+  EXPECT_EQ(pto2_runtime_create(&c, twice, 2, err, sizeof err), nullptr);
+  EXPECT_NE(std::string(err).find("kernel 1 ('inc', id 1) has the id of kernel 0; kernel ids must be distinct"),
+            std::string::npos) << err;
+
+  void* rt = pto2_runtime_create(&c, twice, 1, err, sizeof err);
+  ASSERT_NE(rt, nullptr) << err;
+  std::vector<float> b(16, 0.0f);
+  uint32_t sh[1] = {16}, empty[1] = {0};
+  uint64_t s[1] = {2};
+  void* entry = reinterpret_cast<void*>(&c_api_entry);
+  pto2_tensor_arg t[2] = {{nullptr, 0, 1, sh, nullptr}, {b.data(), 0, 1, sh, nullptr}};
+  EXPECT_EQ(pto2_runtime_run(rt, entry, t, 2, s, 1, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("pto2_runtime_run: tensor 0 has elements but a NULL data pointer"), std::string::npos)
+      << err;
+  pto2_tensor_arg none[1] = {{nullptr, 0, 1, empty, nullptr}};   // no elements: NULL is fine
+  EXPECT_EQ(pto2_runtime_run(rt, reinterpret_cast<void*>(&c_api_noop_entry), none, 1, nullptr, 0, nullptr, err, sizeof err), 1)
+      << err;
+  pto2_runtime_destroy(rt);
+
+  pto2_tensor_desc d[2] = {{b.data(), 1, {16}, 0}, {nullptr, 1, {16}, 0}};
+  EXPECT_EQ(pto2_run(entry, twice, 1, d, 2, s, 1, nullptr, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("pto2_run: tensor 1 has elements but a NULL data pointer"), std::string::npos) << err;
 }
