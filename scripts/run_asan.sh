@@ -60,6 +60,7 @@ if [ "$mode" = full ]; then
          test_slice_valid_shape test_tile_mixed_dtype test_auto_deps_e2e test_host_l3_e2e)
   args=()
   for t in "${tests[@]}"; do args+=("$here/tests/python/$t.py"); done
-  (cd "$here" && "$PY" -m pytest -q -p no:cacheprovider "${args[@]}") || status=1
+  # --capture=sys: a sanitizer report goes to fd 2, which pytest would swallow when it aborts.
+  (cd "$here" && "$PY" -m pytest -q -p no:cacheprovider --capture=sys "${args[@]}") || status=1
 fi
 exit $status
