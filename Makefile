@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -33,12 +33,21 @@ test-cpp: cpp
 test-python: setup install
 	$(PY) -m pytest -q tests/python
 
-# Every test: C++ (GoogleTest via CTest) and Python (pytest).
-test: test-cpp test-python
+# Every test: C++ (GoogleTest via CTest), Python (pytest) and a sanitizer smoke run.
+test: test-cpp test-python test-asan-smoke
 
 # The runtime's GoogleTest suite under ThreadSanitizer (stress sizes scaled down).
 test-tsan: setup
 	bash runtime/tools/run_tsan.sh $(CURDIR)/build/tsan
+
+# Generated code and libpto2 under AddressSanitizer + UBSan (scripts/run_asan.sh; docs/running.md
+# "Sanitizers"): the smoke run (a canary and two examples, about a minute) is part of `make test`;
+# the full one (every example and the test files that run programs, tens of minutes) of `make fuzz`.
+test-asan-smoke: setup install
+	PY=$(PY) JOBS=$(JOBS) bash scripts/run_asan.sh smoke
+
+test-asan: setup install
+	PY=$(PY) JOBS=$(JOBS) bash scripts/run_asan.sh full
 
 # The main job: compile an example program, run it on the CPU runtime, check it, trace it.
 demo: install
@@ -52,12 +61,14 @@ bench: install bench-runtime
 
 # Long randomized checks (not part of `make test`). fuzz-race: the race checker against random
 # MANUAL programs with one required edge removed (RACE_FUZZ_CASES programs from RACE_FUZZ_SEED).
+# RACE_FUZZ_TASKS: the largest program (default 14 tasks).
 RACE_FUZZ_CASES ?= 50000
 RACE_FUZZ_SEED ?= 1000
+RACE_FUZZ_TASKS ?= 14
 fuzz: fuzz-race
 
 fuzz-race: cpp
-	PTO2_RACE_FUZZ_CASES=$(RACE_FUZZ_CASES) PTO2_RACE_FUZZ_SEED=$(RACE_FUZZ_SEED) \
+	PTO2_RACE_FUZZ_CASES=$(RACE_FUZZ_CASES) PTO2_RACE_FUZZ_SEED=$(RACE_FUZZ_SEED) PTO2_RACE_FUZZ_TASKS=$(RACE_FUZZ_TASKS) \
 	  $(CPP_BUILD)/runtime/pto2_tests --gtest_filter='RaceChecker.RandomManualPrograms*'
 
 clean:
@@ -72,6 +83,8 @@ fuzz-programs: install
 	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10
 
 fuzz: fuzz-programs
+
+fuzz: test-asan
 
 # AutoDeriveTaskDependencies differential fuzz (docs/auto_dependencies.md): AUTO_DEPS_FUZZ_COUNT
 # random AUTO programs compiled with analyze_auto_scopes_for_deps off and on, compared and race-checked.

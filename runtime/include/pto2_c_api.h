@@ -58,7 +58,9 @@ typedef struct {
 } pto2_run_stats;
 
 /* Returns 0 on success; nonzero on error with a NUL-terminated message in err_buf. opts,
- * stats_out and err_buf may be NULL. */
+ * stats_out and err_buf may be NULL. Refused before anything runs (2): no worker at all, a
+ * core_type other than 0/1, a kernel of a type with 0 workers, two kernels with one id, a
+ * tensor with elements but NULL data. */
 int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
              uint32_t n_tensors, const uint64_t* scalars, uint32_t n_scalars, const pto2_run_options* opts,
              pto2_run_stats* stats_out, char* err_buf, uint32_t err_len);
@@ -104,7 +106,9 @@ typedef struct {
   uint64_t races;   /* race checker (ABI 3): unordered conflicting task pairs; their report is in err_buf */
 } pto2_stats;
 
-/* NULL (message in err_buf) on failure. Registers `kernels` (fn: PTO2KernelFn). */
+/* NULL (message in err_buf) on failure. Registers `kernels` (fn: PTO2KernelFn). Refused: a
+ * NULL config, 0 AIC and 0 AIV workers, a core_type other than 0/1, a kernel of a type with 0
+ * workers, two kernels with one id. pto2_runtime_run refuses a tensor with elements but NULL data. */
 void* pto2_runtime_create(const pto2_runtime_config* config, const pto2_kernel_desc* kernels, uint32_t n_kernels,
                           char* err_buf, uint32_t err_len);
 void pto2_runtime_destroy(void* runtime);

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <unordered_map>
 
 #include "interrupt.h"
 #include "pto_orchestration_api.h"
@@ -43,6 +44,38 @@ const char* null_array(const void* kernels, uint32_t n_kernels, const void* tens
   if (n_scalars && !scalars) return "scalars is NULL but n_scalars is nonzero";
   return nullptr;
 }
+
+// Checked before the runtime exists: no worker at all, a core_type that is neither AIC (0) nor
+// AIV (1), or a kernel of a type without workers were accepted and failed (or ran the kernel as
+// AIV) only when the entry submitted a task.
+std::string bad_workers_or_kernels(uint32_t aic_workers, uint32_t aiv_workers, const pto2_kernel_desc* kernels,
+                                   uint32_t n_kernels) {
+  if (aic_workers == 0 && aiv_workers == 0)
+    return "0 AIC and 0 AIV workers: nothing could run a task; give at least one worker (e.g. 1 AIC + 2 AIV)";
+  std::unordered_map<int32_t, uint32_t> first_with_id;  // a repeated id silently replaced the earlier kernel
+  for (uint32_t i = 0; i < n_kernels; ++i) {
+    const pto2_kernel_desc& k = kernels[i];
+    const std::string name = "kernel " + std::to_string(i) + " ('" + (k.name ? k.name : "?") + "', id " +
+                             std::to_string(k.id) + ")";
+    const auto seen = first_with_id.emplace(k.id, i);
+    if (!seen.second)
+      return name + " has the id of kernel " + std::to_string(seen.first->second) + "; kernel ids must be distinct";
+    if (k.core_type != 0 && k.core_type != 1)
+      return name + " has core_type " + std::to_string(k.core_type) + "; it must be 0 (AIC) or 1 (AIV)";
+    if ((k.core_type == 0 ? aic_workers : aiv_workers) == 0)
+      return name + " is an " + (k.core_type == 0 ? "AIC" : "AIV") + " kernel but the runtime has no " +
+             (k.core_type == 0 ? "AIC" : "AIV") + " workers; give it at least one";
+  }
+  return "";
+}
+
+// A NULL data pointer of a tensor with elements: kernels would read and write through it.
+bool null_data(const void* data, uint32_t ndims, const uint32_t* shapes) {
+  if (data) return false;
+  for (uint32_t d = 0; d < ndims; ++d)
+    if (shapes[d] == 0) return false;
+  return true;
+}
 }  // namespace
 
 extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
@@ -63,6 +96,11 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
       if (opts->aiv_workers >= 0) o.aiv_workers(static_cast<uint32_t>(opts->aiv_workers));
       if (opts->clusters >= 0) o.clusters(static_cast<uint32_t>(opts->clusters));
       o.trace(opts->trace_path != nullptr);
+    }
+    const std::string bad = bad_workers_or_kernels(o.aic_workers_, o.aiv_workers_, kernels, n_kernels);
+    if (!bad.empty()) {
+      put_error(err_buf, err_len, "pto2_run: " + bad);
+      return 2;
     }
     pto2::Runtime rt(o);
     for (uint32_t i = 0; i < n_kernels; ++i) {
@@ -86,6 +124,10 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
           return 2;
         }
         shapes[k] = static_cast<uint32_t>(d.shapes[k]);
+      }
+      if (null_data(d.data, d.ndims, shapes)) {
+        put_error(err_buf, err_len, "pto2_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
+        return 2;
       }
       args.add_tensor(make_tensor_external(d.data, shapes, d.ndims, static_cast<DataType>(d.dtype)));
     }
@@ -128,15 +170,23 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
 extern "C" void* pto2_runtime_create(const pto2_runtime_config* config, const pto2_kernel_desc* kernels,
                                      uint32_t n_kernels, char* err_buf, uint32_t err_len) {
   try {
-    pto2::RuntimeOptions o;
-    if (config) {
-      o.aic_workers(config->aic_workers).aiv_workers(config->aiv_workers).clusters(config->clusters);
-      o.trace(config->trace != 0);
-      if (config->task_ring_size != 0) o.task_ring_size(config->task_ring_size);
-      if (config->memory_limit != 0) o.memory_limit(static_cast<size_t>(config->memory_limit));
+    if (!config) {   // its workers have no default to fall back on
+      put_error(err_buf, err_len, "pto2_runtime_create: config is NULL; pass a pto2_runtime_config "
+                                  "(e.g. {1, 2, 0, 0, 0, 0}: 1 AIC + 2 AIV workers, defaults otherwise)");
+      return nullptr;
     }
+    pto2::RuntimeOptions o;
+    o.aic_workers(config->aic_workers).aiv_workers(config->aiv_workers).clusters(config->clusters);
+    o.trace(config->trace != 0);
+    if (config->task_ring_size != 0) o.task_ring_size(config->task_ring_size);
+    if (config->memory_limit != 0) o.memory_limit(static_cast<size_t>(config->memory_limit));
     if (const char* what = null_array(kernels, n_kernels, nullptr, 0, nullptr, 0)) {
       put_error(err_buf, err_len, std::string("pto2_runtime_create: ") + what);
+      return nullptr;
+    }
+    const std::string bad = bad_workers_or_kernels(config->aic_workers, config->aiv_workers, kernels, n_kernels);
+    if (!bad.empty()) {
+      put_error(err_buf, err_len, "pto2_runtime_create: " + bad);
       return nullptr;
     }
     auto rt = std::make_unique<pto2::Runtime>(o);
@@ -146,6 +196,7 @@ extern "C" void* pto2_runtime_create(const pto2_runtime_config* config, const pt
                           k.core_type == 0 ? pto2::CoreType::AIC : pto2::CoreType::AIV,
                           reinterpret_cast<PTO2KernelFn>(k.fn));
     }
+    put_error(err_buf, err_len, "");
     return rt.release();
   } catch (const std::exception& e) {
     put_error(err_buf, err_len, e.what());
@@ -179,6 +230,10 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
       if (a.ndims > 0 && a.shapes == nullptr) {
         put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has rank " +
                                         std::to_string(a.ndims) + " but its shapes pointer is NULL");
+        return 0;
+      }
+      if (null_data(a.data, a.ndims, a.shapes)) {
+        put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
         return 0;
       }
       Tensor t = make_tensor_external(a.data, a.shapes, a.ndims, static_cast<DataType>(a.dtype));

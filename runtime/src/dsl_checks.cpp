@@ -64,6 +64,11 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line) {
   return static_cast<uint32_t>(v);
 }
 
+void pto2_division_by_zero(const char* file, int32_t line) {
+  throw std::invalid_argument(at(file, line) + "integer division or modulo by zero at run time (// or %): "
+                              "the divisor is 0");
+}
+
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line) {
   if (step == 0)
     throw std::invalid_argument(at(file, line) + "pl.range() step is 0 at run time (start " + std::to_string(start) +

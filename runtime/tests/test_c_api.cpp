@@ -16,6 +16,8 @@ extern "C" void c_api_entry(const ChipStorageTaskArgs& orch_args) {
   rt_submit_aiv_task(1, p);
 }
 
+extern "C" void c_api_noop_entry(const ChipStorageTaskArgs&) {}
+
 TEST(CApi, RunsAndReportsStats) {
   Watchdog wd(30);
   std::vector<float> a(16, 1.0f), b(16, 0.0f);
@@ -68,4 +70,78 @@ TEST(CApi, NullArraysWithNonzeroCountsAreErrors) {
   EXPECT_EQ(pto2_runtime_run(rt, entry, &t, 1, nullptr, 0, nullptr, err, sizeof err), 0);
   EXPECT_NE(std::string(err).find("tensor 0 has rank 2 but its shapes pointer is NULL"), std::string::npos) << err;
   pto2_runtime_destroy(rt);
+}
+
+
+// A NULL config, no workers, a core_type other than 0/1 or a kernel whose type has no workers is
+// refused by pto2_runtime_create / pto2_run with a message; before, create accepted each (NULL =
+// defaults, core_type 7 = AIV) and the first submission failed or ran on the wrong core type.
+TEST(CApi, CreateRefusesBadConfigAndKernels) {
+  Watchdog wd(30);
+  char err[512];
+  pto2_kernel_desc aiv[1] = {{1, "add", 1, reinterpret_cast<void*>(&k_add)}};
+  auto refused = [&](const pto2_runtime_config* c, const pto2_kernel_desc* k, const char* what) {
+    std::snprintf(err, sizeof err, "untouched");
+    void* rt = pto2_runtime_create(c, k, 1, err, sizeof err);
+    EXPECT_EQ(rt, nullptr) << what;
+    pto2_runtime_destroy(rt);
+    return std::string(err);
+  };
+  pto2_runtime_config none = {0, 0, 0, 0, 0, 0};
+  pto2_runtime_config aic_only = {1, 0, 0, 0, 0, 0};
+  pto2_runtime_config ok = {1, 1, 0, 0, 0, 0};
+  EXPECT_NE(refused(nullptr, aiv, "NULL").find("pto2_runtime_create: config is NULL"), std::string::npos) << err;
+  EXPECT_NE(refused(&none, aiv, "0 workers").find("0 AIC and 0 AIV workers"), std::string::npos) << err;
+  EXPECT_NE(refused(&aic_only, aiv, "no AIV").find("kernel 0 ('add', id 1) is an AIV kernel but the runtime has no "
+                                                   "AIV workers"), std::string::npos) << err;
+  for (int32_t bad : {-1, 2, 7}) {
+    pto2_kernel_desc k[1] = {{1, "add", bad, reinterpret_cast<void*>(&k_add)}};
+    EXPECT_NE(refused(&ok, k, "core_type").find("has core_type " + std::to_string(bad) + "; it must be 0 (AIC) or 1 (AIV)"),
+              std::string::npos) << err;
+  }
+  // The one-shot pto2_run refuses the same, before running the entry.
+  pto2_kernel_desc k7[1] = {{1, "add", 7, reinterpret_cast<void*>(&k_add)}};
+  pto2_run_options none_opts = {0, 0, 0, nullptr};
+  void* entry = reinterpret_cast<void*>(&c_api_entry);
+  EXPECT_EQ(pto2_run(entry, k7, 1, nullptr, 0, nullptr, 0, nullptr, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("pto2_run: kernel 0 ('add', id 1) has core_type 7"), std::string::npos) << err;
+  EXPECT_EQ(pto2_run(entry, aiv, 1, nullptr, 0, nullptr, 0, &none_opts, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("pto2_run: 0 AIC and 0 AIV workers"), std::string::npos) << err;
+  // A good config still creates, and leaves an empty message.
+  void* rt = pto2_runtime_create(&ok, aiv, 1, err, sizeof err);
+  ASSERT_NE(rt, nullptr) << err;
+  EXPECT_STREQ(err, "");
+  pto2_runtime_destroy(rt);
+}
+
+// Two kernels with one id (the later silently replaced the earlier, so tasks ran the wrong
+// kernel) and a tensor with elements but a NULL data pointer (kernels wrote through NULL:
+// SIGSEGV) are refused with a message.
+TEST(CApi, DuplicateKernelIdsAndNullTensorDataAreErrors) {
+  Watchdog wd(30);
+  char err[512];
+  pto2_kernel_desc twice[2] = {{1, "add", 1, reinterpret_cast<void*>(&k_add)}, {1, "inc", 1, reinterpret_cast<void*>(&k_inc)}};
+  pto2_runtime_config c = {1, 1, 0, 0, 0, 0};
+  EXPECT_EQ(pto2_runtime_create(&c, twice, 2, err, sizeof err), nullptr);
+  EXPECT_NE(std::string(err).find("kernel 1 ('inc', id 1) has the id of kernel 0; kernel ids must be distinct"),
+            std::string::npos) << err;
+
+  void* rt = pto2_runtime_create(&c, twice, 1, err, sizeof err);
+  ASSERT_NE(rt, nullptr) << err;
+  std::vector<float> b(16, 0.0f);
+  uint32_t sh[1] = {16}, empty[1] = {0};
+  uint64_t s[1] = {2};
+  void* entry = reinterpret_cast<void*>(&c_api_entry);
+  pto2_tensor_arg t[2] = {{nullptr, 0, 1, sh, nullptr}, {b.data(), 0, 1, sh, nullptr}};
+  EXPECT_EQ(pto2_runtime_run(rt, entry, t, 2, s, 1, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("pto2_runtime_run: tensor 0 has elements but a NULL data pointer"), std::string::npos)
+      << err;
+  pto2_tensor_arg none[1] = {{nullptr, 0, 1, empty, nullptr}};   // no elements: NULL is fine
+  EXPECT_EQ(pto2_runtime_run(rt, reinterpret_cast<void*>(&c_api_noop_entry), none, 1, nullptr, 0, nullptr, err, sizeof err), 1)
+      << err;
+  pto2_runtime_destroy(rt);
+
+  pto2_tensor_desc d[2] = {{b.data(), 1, {16}, 0}, {nullptr, 1, {16}, 0}};
+  EXPECT_EQ(pto2_run(entry, twice, 1, d, 2, s, 1, nullptr, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("pto2_run: tensor 1 has elements but a NULL data pointer"), std::string::npos) << err;
 }

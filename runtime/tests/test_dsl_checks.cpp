@@ -104,6 +104,14 @@ TEST(DslChecks, RangeCountFollowsPython) {
   EXPECT_NE(message_of([] { pto2_range_count(0, 10, 0, "p.py", 7); }).find("p.py:7: pl.range() step is 0"), std::string::npos);
 }
 
+// The divisor of a DSL `//` / `%` not known to be non-zero (a C++ division by 0 is SIGFPE).
+TEST(DslChecks, DivisorZeroThrowsNamingTheLine) {
+  EXPECT_EQ(pto2_divisor(int64_t{-3}, "p.py", 1), -3);
+  EXPECT_EQ(pto2_divisor(uint64_t{1} << 63, "p.py", 1), uint64_t{1} << 63);   // the divisor's own type
+  EXPECT_NE(message_of([] { pto2_divisor(int32_t{0}, "p.py", 5); }).find("p.py:5: integer division or modulo by zero"),
+            std::string::npos);
+}
+
 TEST(DslChecks, ChunkStrideIsCheckedForInt64Overflow) {
   EXPECT_EQ(pto2_chunk_stride(3, 4, "p.py", 1), 12);
   EXPECT_EQ(pto2_chunk_stride(-3, 4, "p.py", 1), -12);

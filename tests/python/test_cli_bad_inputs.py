@@ -78,3 +78,44 @@ def test_trace_summary_of_a_directory(tmp_path, capsys):
 def test_run_with_negative_seed(capsys):
     assert cli.main(["run", VECTOR_ADD, "--seed", "-1"]) == 1
     assert "seed of random inputs must be a non-negative integer" in _err(capsys)
+
+
+DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", DYNAMIC, "--dim", "M=64", "--dim", "K=3"],
+     "--dim K=3: entry main of program DynamicRows has no dynamic dimension K (its dynamic dimensions: M)"),
+    (["run", VECTOR_ADD, "--dim", "M=3"], "--dim M=3: entry main of program VectorAdd has no dynamic dimension M "
+                                           "(it has none)"),
+    (["graph", DYNAMIC, "--static", "--dim", "Q=1"], "--dim Q=1: program DynamicRows has no dynamic dimension Q"),
+    (["graph", DYNAMIC, "--dim", "M=8", "--dim", "Q=1"], "--dim Q=1: entry main of program DynamicRows has no dynamic"),
+])
+def test_dim_for_a_name_the_program_does_not_have(tmp_path, capsys, monkeypatch, argv, message):
+    # Was silently ignored (the run went ahead without the extent the user meant to set).
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(argv) == 2
+    assert message in _err(capsys)
+
+
+@pytest.mark.parametrize("argv, flag", [
+    (["compile", VECTOR_ADD, "-o", ""], "-o"),
+    (["compile", VECTOR_ADD, "-o", str("out"), "--dump-ir", " "], "--dump-ir"),
+    (["run", VECTOR_ADD, "-o", ""], "-o"),
+    (["run", VECTOR_ADD, "--save", ""], "--save"),
+    (["run", VECTOR_ADD, "--trace", ""], "--trace"),
+    (["run", VECTOR_ADD, "--inputs", ""], "--inputs"),
+    (["run", VECTOR_ADD, "--check", ""], "--check"),
+    (["graph", VECTOR_ADD, "-o", ""], "-o"),
+    (["compile", "", "-o", "out"], "the program file"),
+    (["trace", "summary", ""], "the trace file"),
+])
+def test_empty_path_is_a_usage_error(tmp_path, capsys, monkeypatch, argv, flag):
+    # `compile -o ""` wrote the sources into the current directory; `run --inputs ""` and the
+    # other empty run paths counted as not given; `graph -o ""` ended in a traceback.
+    import pypto
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite an empty path"))
+    assert cli.main(argv) == 2
+    assert "%s: the path is empty" % flag in _err(capsys)
+    assert os.listdir(tmp_path) == []

@@ -260,3 +260,49 @@ def test_host_range_zero_step_is_an_error(host_ranges):
     acc = np.zeros((16, 16), np.float32)
     with pytest.raises(RunError, match=r"host_range.py:%d: pl.range\(\) step is 0" % HOST_RANGE_LINE):
         host_ranges(x, acc, 0, 5, 0)
+
+
+DIV_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class Divs:
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, x: pl.Tensor[[16, 8], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = pl.store(pl.load(x, [0, 0], [16, 8]), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 8], pl.FP32], y: pl.Out[pl.Tensor[[64, 8], pl.FP32]],
+             off: pl.Scalar[pl.INDEX], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[64, 8], pl.FP32]:
+        a = pl.tensor.slice(x, [16, 8], [off // n, 0])
+        b = pl.tensor.slice(y, [16, 8], [(off % n) * 16, 0])
+        b = self.copy(a, b)
+        return y
+'''
+DIV_LINE = 15
+
+
+@pytest.fixture(scope="module")
+def divs():
+    prog = pypto.compile(pl.parse_program(DIV_SRC, filename="divs.py"))
+    yield prog
+    prog.close()
+
+
+@pytest.mark.parametrize("off, n", [(32, 2), (33, 2), (-32, -2), (-48, -3)])
+def test_run_time_floor_division_and_modulo_follow_python(divs, off, n):
+    x = np.arange(64 * 8, dtype=np.float32).reshape(64, 8)
+    y = np.zeros_like(x)
+    divs(x, y, off, n)
+    q, r = off // n, (off % n) * 16
+    np.testing.assert_array_equal(y[r:r + 16], x[q:q + 16])
+
+
+def test_run_time_division_by_zero_is_an_error_naming_the_line(divs):
+    # Was a C++ integer division by zero in the generated orchestration: SIGFPE killed Python.
+    x = np.zeros((64, 8), np.float32)
+    with pytest.raises(RunError, match=r"divs.py:%d: integer division or modulo by zero at run time" % DIV_LINE):
+        divs(x, np.zeros_like(x), 32, 0)
+    divs(x, np.zeros_like(x), 32, 2)   # the program is still usable afterwards

@@ -88,6 +88,9 @@ class CppScalarExprPrinter {
   virtual std::string scalar_type(ir::DataType d) const = 0;
   // True when `e` is known to be >= 0, so that `//` and `%` can be the plain C++ operators.
   virtual bool non_negative(const ir::ExprPtr& e) const { return false; }
+  // The printed divisor `c` of an integer `//` or `%` (b): unchanged by default; orchestration
+  // code checks one that may be 0 at run time (a C++ division by 0 is undefined: SIGFPE).
+  virtual std::string divisor_text(const ir::BinaryExpr& b, const std::string& c) { return c; }
   // Reports an expression the printer does not handle (a Call, a tuple, ...).
   [[noreturn]] virtual void unsupported(const ir::ExprPtr& e) = 0;
 

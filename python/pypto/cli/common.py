@@ -9,7 +9,8 @@ import os
 import sys
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims"]
+__all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims",
+           "reject_empty_paths", "check_dims"]
 
 
 class CliError(Exception):
@@ -102,3 +103,34 @@ def parse_dims(items: List[str]) -> Dict[str, int]:
             raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
         dims[name.strip()] = int(value)
     return dims
+
+
+def reject_empty_paths(args, flags: List[Tuple[str, str]]) -> None:
+    """A usage error for each ``(flag, attribute)`` of ``args`` given as an empty string: ``-o ""``
+    would write into the current directory (or, being falsy, count as not given)."""
+    for flag, attr in flags:
+        value = getattr(args, attr, None)
+        if isinstance(value, str) and not value.strip():
+            raise CliError("%s: the path is empty (%r); give a file or directory name" % (flag, value))
+
+
+def check_dims(dims: Dict[str, int], known, what: str, flag: str = "--dim") -> None:
+    """A usage error for a ``--dim NAME=N`` whose NAME is not one of ``known`` (the dynamic
+    dimensions of ``what``, e.g. "entry main of program P"): it would be ignored silently."""
+    known = sorted(set(known))
+    for name in sorted(dims):
+        if name not in known:
+            raise CliError("%s %s=%d: %s has no dynamic dimension %s (%s)"
+                           % (flag, name, dims[name], what, name,
+                              "its dynamic dimensions: " + ", ".join(known) if known else "it has none"))
+
+
+def dynamic_dim_names(params) -> List[str]:
+    """The dynamic dimension names in the shapes of ``params`` (``CompiledProgram.params`` or a
+    HOST program's ``signature``)."""
+    names = []
+    for p in params:
+        for d in (getattr(p, "shape", None) or ()) if getattr(p, "kind", "") == "tensor" else ():
+            if isinstance(d, str) and not d.isdigit() and d not in names:
+                names.append(d)
+    return names

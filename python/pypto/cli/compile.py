@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from pypto.cli.common import CliError, kernel_files, load_programs, select_program, write_files
+from pypto.cli.common import CliError, kernel_files, load_programs, reject_empty_paths, select_program, write_files
 
 __all__ = ["add_compile_parser", "cmd_compile"]
 
@@ -24,6 +24,7 @@ def add_compile_parser(sub) -> None:
 def cmd_compile(args) -> int:
     from pypto import codegen
 
+    reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--dump-ir", "dump_ir")])
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir,

@@ -14,7 +14,8 @@ import shutil
 import subprocess
 
 from pypto.cli.arrays import load_inputs
-from pypto.cli.common import CliError, load_programs, parse_dims, select_program
+from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, reject_empty_paths,
+                              select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
 
@@ -46,6 +47,7 @@ def add_graph_parser(sub) -> None:
 def cmd_graph(args) -> int:
     import pypto
 
+    reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--inputs", "inputs")])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(out_dir):
         raise CliError("-o: directory %s does not exist" % out_dir)
@@ -67,6 +69,7 @@ def cmd_graph(args) -> int:
             scalars = parse_dims(args.scalar)
         except ValueError as e:
             raise CliError(str(e).replace("--dim", "--scalar"))
+        check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
@@ -84,6 +87,7 @@ def cmd_graph(args) -> int:
                            "(pypto run --trace), its static one in pypto graph --static; choose a chip-level "
                            "orchestration with --entry" % compiled.entry)
         entry = compiled.entry
+        check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)
         if args.inputs:
             inputs = load_inputs(args.inputs, compiled.params, inputs)

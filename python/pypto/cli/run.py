@@ -21,7 +21,8 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, load_inputs, save_outputs
-from pypto.cli.common import CliError, load_programs, parse_dims, select_program
+from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, reject_empty_paths,
+                              select_program)
 
 
 def checksum(arr: np.ndarray) -> str:
@@ -75,6 +76,8 @@ def add_run_parser(sub) -> None:
 def cmd_run(args) -> int:
     import pypto
 
+    reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--trace", "trace"),
+                              ("--save", "save"), ("--inputs", "inputs"), ("--check", "check")])
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
@@ -94,6 +97,7 @@ def cmd_run(args) -> int:
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
     if args.repeat < 1:
         raise CliError("--repeat must be at least 1, got %d" % args.repeat)
+    check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (compiled.entry, program.name))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     if args.inputs:
         inputs = load_inputs(args.inputs, compiled.params, inputs)
@@ -155,6 +159,7 @@ def _run_host(args, program, compiled, dims) -> int:
     print("compiled %s.%s (HOST, %d next-level target%s) -> %s"
           % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
              compiled.output_dir))
+    check_dims(dims, dynamic_dim_names(compiled.signature), "entry %s of program %s" % (compiled.entry, program.name))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     if args.inputs:
         inputs = load_inputs(args.inputs, compiled.signature, inputs)

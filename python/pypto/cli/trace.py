@@ -3,7 +3,7 @@ a run's trace (``pypto.trace_summary``)."""
 
 from __future__ import annotations
 
-from pypto.cli.common import CliError
+from pypto.cli.common import CliError, reject_empty_paths
 
 __all__ = ["add_trace_parser", "cmd_trace"]
 
@@ -20,6 +20,7 @@ def add_trace_parser(sub) -> None:
 def cmd_trace(args) -> int:
     from pypto.trace_summary import TraceFormatError, summarize
 
+    reject_empty_paths(args, [("the trace file", "file")])
     if args.top < 0:
         raise CliError("--top must be 0 or more, got %d" % args.top)
     try:

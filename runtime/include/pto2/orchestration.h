@@ -132,6 +132,14 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
 /// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
 /// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);
+/// The divisor of a DSL `//` or `%` not known to be non-zero, of its own type; 0 throws (a C++
+/// division by 0 is undefined: SIGFPE). `int64_t q = m / pto2_divisor(n, "prog.py", 9);`
+[[noreturn]] void pto2_division_by_zero(const char* file, int32_t line);
+template <typename T>
+inline T pto2_divisor(T d, const char* file, int32_t line) {
+  if (d == 0) pto2_division_by_zero(file, line);
+  return d;
+}
 /// The stride `step * chunk` of a pl.auto_chunk loop whose step is known only at run time; an
 /// int64 overflow throws naming the DSL line. `const int64_t s4 = pto2_chunk_stride(s, 4, "prog.py", 9);`
 int64_t pto2_chunk_stride(int64_t step, int64_t chunk, const char* file, int32_t line);

@@ -59,6 +59,8 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                     uint32_t ce[1] = {pto2_extent_u32(k + 1, "sample.py", 14)};
                     (void)ce;
                     for (uint64_t n = 0, c = pto2_range_count(0, k, 2, "sample.py", 15); n < c; ++n) {}
+                    int64_t q = (k + 2) / pto2_divisor(k + 1, "sample.py", 16);
+                    (void)q;
                     Arg params_t2;
                     params_t2.add_no_dep(v);
                     uint32_t o_shapes[1] = {4};

@@ -197,14 +197,18 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
     case BinaryOp::Div:
       if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
       return "(" + a + " / " + c + ")";
-    case BinaryOp::FloorDiv:
+    case BinaryOp::FloorDiv: {
       if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + c + ")";
-      return "(" + a + " / " + c + " - ((" + a + " % " + c + " != 0) && ((" + a + " < 0) != (" + c + " < 0))))";
-    case BinaryOp::Mod:
+      const std::string d = divisor_text(b, c);
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + d + ")";
+      return "(" + a + " / " + d + " - ((" + a + " % " + d + " != 0) && ((" + a + " < 0) != (" + d + " < 0))))";
+    }
+    case BinaryOp::Mod: {
       if (fl) throw InternalError("'%' on floating-point scalars (VerifyProgram refuses it)");
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + c + ")";
-      return "(((" + a + " % " + c + ") + " + c + ") % " + c + ")";
+      const std::string d = divisor_text(b, c);
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + d + ")";
+      return "(((" + a + " % " + d + ") + " + d + ") % " + d + ")";
+    }
     case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
     case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
     case BinaryOp::Add:

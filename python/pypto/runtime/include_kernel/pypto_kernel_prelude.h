@@ -384,9 +384,31 @@ inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, 
 // same buffer as an operand (the code generator writes loop-carried tiles in place): every
 // output element depends only on the input elements of the same index.
 
-struct Add { template <class T> T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <class T> T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <class T> T operator()(T a, T b) const { return a * b; } };
+// Signed integers wrap (two's complement, as NumPy and torch): computed in an unsigned type at
+// least as wide as unsigned int, since signed overflow is undefined (UBSan caught an INT32 row
+// product under make test-asan) and int16 operands would otherwise promote to a signed int.
+template <class T>
+using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
+template <class T>
+constexpr bool wraps_v = std::is_integral<T>::value && std::is_signed<T>::value;
+struct Add {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
+    else return a + b;
+  }
+};
+struct Sub {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b));
+    else return a - b;
+  }
+};
+struct Mul {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
+    else return a * b;
+  }
+};
 struct Div {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_floating_point<T>::value) return a / b;
