@@ -102,10 +102,15 @@ TEST(Trace, WellFormedWithSpansFlowsAndSlots) {
     EXPECT_EQ(count(j, "\"name\":\"fill\""), 1u);
     EXPECT_EQ(count(j, "\"name\":\"add\""), 1u);
     EXPECT_EQ(count(j, "\"name\":\"empty_c\""), 3u);  // one span per block
-    // add reads fill's x: one arrow, whether or not fill had retired by add's submission
-    EXPECT_EQ(count(j, "\"ph\":\"s\""), 1u);
-    EXPECT_EQ(count(j, "\"ph\":\"f\""), 1u);
+    // add reads fill's x: one arrow for every dependency the tracker found, linked or to a
+    // producer that retired meanwhile. A writer the tracker already saw finished is no
+    // dependency at all (DepTracker.FinishedTasksArePruned), so when fill retired before add's
+    // submission there may be none; a linked edge always has its arrow.
+    const size_t starts = count(j, "\"ph\":\"s\"");
+    EXPECT_LE(starts, 1u);
+    EXPECT_EQ(count(j, "\"ph\":\"f\""), starts);
     EXPECT_LE(r.auto_edges, 1u);
+    EXPECT_GE(starts, r.auto_edges);
     EXPECT_EQ(count(j, "\"name\":\"timing_slot_4\""), 1u);
     EXPECT_NE(j.find("\"task_id\":"), std::string::npos);
     std::remove(path.c_str());
