@@ -259,6 +259,7 @@ class Engine {
   RunRecord record_;  // trace events, orchestrator spans, timing slots of the last run
 
   std::mutex run_mu_;
+  bool last_run_queued_ = false;  // the last run queued tasks for the workers (run(): wake them early)
   std::unique_ptr<RaceChecker> race_;
 };
 

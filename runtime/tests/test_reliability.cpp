@@ -256,3 +256,34 @@ TEST(Reliability, FailedHugeSpmdTaskEndsQuicklyAndLeavesTheRuntimeUsable) {
   EXPECT_TRUE(ok.ok()) << ok.message;
   EXPECT_EQ(g_calls.load(), 1u);
 }
+
+// Workers park between runs (spin_us 1); a run after one that queued tasks wakes them before its
+// first submission, a run after an empty or all-undeferred one does not. Every kind of run
+// after every kind, each after the workers parked: each completes with every task run and
+// counted, none waits for a lost wake-up (the watchdog would end the test).
+TEST(Reliability, RunsAfterParkedWorkersComplete) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(1).aiv_workers(2).spin_us(1).inline_below_ns(0).help_threshold(100000));
+  register_std(rt);
+  std::vector<float> v(1, 0.f);
+  const int kChain = 40;
+  auto chain = [&](const ChipStorageTaskArgs&) {  // queued: each inc waits for the previous one
+    for (int i = 0; i < kChain; ++i) {
+      Arg p;
+      p.add_inout(ext1d(v));
+      rt_submit_aiv_task(2, p);
+    }
+  };
+  auto empty = [](const ChipStorageTaskArgs&) {};
+  for (int round = 0; round < 30; ++round) {
+    const bool queued = round % 3 != 1;  // queued, empty, queued: both transitions each way
+    sleep_ms(2);                          // the workers park
+    v[0] = 0.f;
+    pto2::RunResult r = queued ? rt.run(chain) : rt.run(empty);
+    ASSERT_TRUE(r.ok()) << r.message;
+    EXPECT_EQ(r.tasks_executed, queued ? uint64_t(kChain) : 0u) << round;
+    if (queued) {
+      EXPECT_EQ(v[0], static_cast<float>(kChain)) << round;
+    }
+  }
+}
