@@ -88,6 +88,7 @@ struct L3Runtime::Impl : L3Executor {
   bool shutdown = false;
   uint32_t ready_waiters = 0;  // threads blocked in next() (guarded by ready_mu): no wake-up
                                // system call when nobody sleeps
+  static constexpr uint32_t kNoChip = ~0u;  // finish() for a task no chip ran (a barrier)
   // Per chip: tasks queued behind a task placed on that chip (placed / next_early).
   struct EarlyQueue {
     std::mutex mu;
@@ -244,7 +245,7 @@ struct L3Runtime::Impl : L3Executor {
                                                   std::move(done.result), s.deps});
       }
     }
-    finish(done.index);
+    finish(done.index, done.chip);
     dispatched.fetch_sub(1);
     wake_host();
   }
@@ -284,9 +285,13 @@ struct L3Runtime::Impl : L3Executor {
   }
 
   // Retires task `index` and releases its consumers; barriers that become ready finish here
-  // too (iteratively: a chain of barriers does not recurse).
-  void finish(uint64_t index) {
+  // too (iteratively: a chain of barriers does not recurse). The first task the finished one
+  // releases itself follows it on `chip` (its early queue: the chip's thread asks there
+  // first), so a chain whose next task was submitted after placed() still stays on its chip
+  // without racing the other chips for the shared queue.
+  void finish(uint64_t index, uint32_t chip = kNoChip) {
     std::vector<uint64_t> todo{index};
+    bool follow = chip < early.size() && !failed.load();
     while (!todo.empty()) {
       const uint64_t i = todo.back();
       todo.pop_back();
@@ -303,12 +308,23 @@ struct L3Runtime::Impl : L3Executor {
       for (uint64_t c : consumers) {
         if (slot_of(c).fanin.fetch_sub(1) == 1) {
           if (slot_of(c).barrier) todo.push_back(c);
+          else if (follow && i == index) follow = !queue_early(c, chip);
           else make_ready(c);
         }
       }
     }
     // The host may be blocked on a full window, or waiting for the end.
     wake_host();
+  }
+
+  // Queues `index` on `chip`'s early queue unless it is already queued; returns whether it was.
+  bool queue_early(uint64_t index, uint32_t chip) {
+    int expected = 0;
+    if (!slot_of(index).queued.compare_exchange_strong(expected, 1)) return false;
+    EarlyQueue& e = *early[chip];
+    std::lock_guard<std::mutex> lk(e.mu);
+    e.q.push_back(index);
+    return true;
   }
 
   void make_ready(uint64_t index) {
