@@ -42,12 +42,16 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
         dot = static_task_graph(codegen.run_pipeline(Prog), "main", dims={"N": 256})
     """
     from pypto._core import passes as _passes
+    _check_scalar_names(prepared_program, entry, scalars or {})
     ints, floats = {}, {}
     for name, value in (scalars or {}).items():
         if isinstance(value, float):
             floats[name] = value
         elif isinstance(value, int):   # bools too
             ints[name] = int(value)
+        else:
+            raise StaticGraphError("scalar %s=%r: a scalar parameter's value is an int, bool or float, not %s"
+                                   % (name, value, type(value).__name__))
     try:
         return _passes.static_task_graph(prepared_program, entry, {k: int(v) for k, v in (dims or {}).items()},
                                          ints, floats)
@@ -56,6 +60,20 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
     except PyptoError as e:
         raise StaticGraphError(e.message, file=e.file, line=e.line, col=e.col, end_col=e.end_col,
                                source_line=e.source_line, help=e.help, end_line=e.end_line) from None
+
+
+def _check_scalar_names(prepared_program, entry: str, scalars: Dict[str, object]) -> None:
+    """A value for a name that is not a scalar parameter of ``entry`` would be ignored silently
+    (a typo, or a tensor's name): refuse it, listing the entry's scalar parameters."""
+    func = next((f for f in prepared_program.functions if f.name == entry), None)
+    if func is None:
+        return   # the C++ side reports the unknown entry
+    known = [p.name for p in func.params if type(p.type).__name__ == "ScalarType"]
+    for name in sorted(scalars):
+        if name not in known:
+            raise StaticGraphError("scalar %s=%r: %s has no scalar parameter %s (%s)"
+                                   % (name, scalars[name], entry, name,
+                                      "its scalar parameters: " + ", ".join(known) if known else "it has none"))
 
 
 def program_task_graph(program, entry: Optional[str] = None, dims: Optional[Dict[str, int]] = None,

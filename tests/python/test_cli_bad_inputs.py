@@ -119,3 +119,23 @@ def test_empty_path_is_a_usage_error(tmp_path, capsys, monkeypatch, argv, flag):
     assert cli.main(argv) == 2
     assert "%s: the path is empty" % flag in _err(capsys)
     assert os.listdir(tmp_path) == []
+
+
+def test_graph_scalar_values_are_checked(tmp_path, capsys):
+    """`pypto graph --static --scalar NAME=V`: V is an int, float or true/false, NAME a scalar
+    parameter of the entry (else it would be ignored silently), and only with --static."""
+    prog = os.path.join(ROOT, "tests", "golden", "if_else", "program.py")   # main(..., condition)
+    out = str(tmp_path / "g.dot")
+    assert cli.main(["graph", prog, "--static", "--scalar", "condition=1", "-o", out]) == 0
+    assert "kernel_a" in open(out).read()
+    cases = [
+        (["--static", "--scalar", "conditon=1"], "--scalar conditon=1: main has no scalar parameter conditon "
+                                                 "(its scalar parameters: condition)"),
+        (["--static", "--scalar", "condition=one"], "--scalar condition: 'one' is not an integer, a float or true/false"),
+        (["--static", "--scalar", "condition"], "--scalar expects NAME=VALUE, got 'condition'"),
+        (["--scalar", "condition=1"], "--scalar sets a scalar parameter for --static"),
+    ]
+    for flags, message in cases:
+        assert cli.main(["graph", prog, "-o", str(tmp_path / "bad.dot")] + flags) != 0
+        assert message in _err(capsys), flags
+        assert not os.path.exists(tmp_path / "bad.dot")

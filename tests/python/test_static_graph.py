@@ -179,6 +179,9 @@ def test_scalar_condition_needs_its_value():
     with pytest.raises(StaticGraphError, match=r"'condition' is known only when the program runs.*program\.py:\d+:\d+"):
         compiled.task_graph(static=True)
     taken = compiled.task_graph(static=True, condition=1)
+    with pytest.raises(StaticGraphError, match=r"scalar conditon=1: main has no scalar parameter conditon "
+                                               r"\(its scalar parameters: condition\)"):
+        compiled.task_graph(static=True, conditon=1)   # a misspelt name is not ignored
     other = compiled.task_graph(static=True, condition=-1)
     assert "kernel_a" in taken and "kernel_b" not in taken
     assert "kernel_b" in other and "kernel_a" not in other

@@ -105,6 +105,28 @@ def parse_dims(items: List[str]) -> Dict[str, int]:
     return dims
 
 
+def parse_scalars(items: List[str]) -> Dict[str, object]:
+    """``["n=4", "scale=0.5"]`` -> ``{"n": 4, "scale": 0.5}`` (``--scalar NAME=V``: an integer,
+    a float, or true/false); raises ValueError on a bad item."""
+    scalars: Dict[str, object] = {}
+    for item in items or []:
+        name, sep, text = item.partition("=")
+        name, text = name.strip(), text.strip()
+        if not sep or not name or not text:
+            raise ValueError("--scalar expects NAME=VALUE, got %r" % item)
+        if text.lower() in ("true", "false"):
+            scalars[name] = text.lower() == "true"
+            continue
+        try:
+            scalars[name] = int(text)
+        except ValueError:
+            try:
+                scalars[name] = float(text)
+            except ValueError:
+                raise ValueError("--scalar %s: %r is not an integer, a float or true/false" % (name, text)) from None
+    return scalars
+
+
 def reject_empty_paths(args, flags: List[Tuple[str, str]]) -> None:
     """A usage error for each ``(flag, attribute)`` of ``args`` given as an empty string: ``-o ""``
     would write into the current directory (or, being falsy, count as not given)."""

@@ -14,8 +14,8 @@ import shutil
 import subprocess
 
 from pypto.cli.arrays import load_inputs
-from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, reject_empty_paths,
-                              select_program)
+from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
+                              reject_empty_paths, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
 
@@ -63,18 +63,23 @@ def cmd_graph(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
+    if args.scalar and not args.static:
+        raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
+                       "(or seeded random values)")
     if args.static:  # from the IR: nothing is built or run
         from pypto.static_graph import StaticGraphError, program_task_graph
         try:
-            scalars = parse_dims(args.scalar)
+            scalars = parse_scalars(args.scalar)
         except ValueError as e:
-            raise CliError(str(e).replace("--dim", "--scalar"))
+            raise CliError(str(e))
         check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         except StaticGraphError as e:
             text = str(e)
+            if getattr(e, "message", "").startswith("scalar "):   # a --scalar the entry has no parameter for
+                raise CliError("--" + e.message)
             raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)
         with open(args.output, "w") as f:
             f.write(text)
