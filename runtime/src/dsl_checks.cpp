@@ -69,6 +69,11 @@ void pto2_division_by_zero(const char* file, int32_t line) {
                               "the divisor is 0");
 }
 
+void pto2_division_overflow(const char* file, int32_t line) {
+  throw std::overflow_error(at(file, line) + "integer overflow at run time: the smallest value of the type // -1 "
+                            "does not fit in the type");
+}
+
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line) {
   if (step == 0)
     throw std::invalid_argument(at(file, line) + "pl.range() step is 0 at run time (start " + std::to_string(start) +

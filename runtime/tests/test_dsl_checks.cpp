@@ -112,6 +112,37 @@ TEST(DslChecks, DivisorZeroThrowsNamingTheLine) {
             std::string::npos);
 }
 
+// Python's // and % on operands that may be negative: floor rounding, MIN // -1 refused (it
+// would trap), % -1 is 0, and no intermediate overflows (the old inline `((a % d) + d) % d`
+// gave a negative 5 % INT64_MAX).
+TEST(DslChecks, FloorDivisionAndModuloFollowPythonWithoutTrapping) {
+  const int64_t vals[] = {INT64_MIN, INT64_MIN + 1, -7, -2, -1, 0, 1, 2, 7, INT64_MAX - 1, INT64_MAX};
+  for (int64_t a : vals) {
+    for (int64_t d : vals) {
+      if (d == 0 || (a == INT64_MIN && d == -1)) continue;
+      // Python semantics computed in 128 bits.
+      const __int128 A = a, D = d;
+      __int128 q = A / D;
+      if (A % D != 0 && ((A < 0) != (D < 0))) --q;
+      const __int128 r = A - q * D;
+      EXPECT_EQ(pto2_floordiv<int64_t>(a, d, "p.py", 1), static_cast<int64_t>(q)) << a << " // " << d;
+      EXPECT_EQ(pto2_mod<int64_t>(a, d, "p.py", 1), static_cast<int64_t>(r)) << a << " % " << d;
+    }
+  }
+  EXPECT_EQ(pto2_mod<int64_t>(INT64_MIN, -1, "p.py", 1), 0);
+  EXPECT_EQ(pto2_floordiv<int32_t>(-7, 2, "p.py", 1), -4);
+  EXPECT_EQ(pto2_mod<int32_t>(-7, 2, "p.py", 1), 1);
+  EXPECT_EQ(pto2_floordiv<uint64_t>(UINT64_MAX, UINT64_MAX, "p.py", 1), 1u);   // unsigned: no -1 case
+  const std::string over = message_of([] { pto2_floordiv<int64_t>(INT64_MIN, -1, "p.py", 4); });
+  EXPECT_NE(over.find("p.py:4: integer overflow"), std::string::npos) << over;
+  EXPECT_NE(message_of([] { pto2_floordiv<int32_t>(INT32_MIN, -1, "p.py", 4); }).find("p.py:4: integer overflow"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { pto2_mod<int64_t>(3, 0, "p.py", 6); }).find("p.py:6: integer division or modulo by zero"),
+            std::string::npos);
+  EXPECT_NE(message_of([] { pto2_floordiv<int64_t>(3, 0, "p.py", 6); }).find("p.py:6: integer division"),
+            std::string::npos);
+}
+
 TEST(DslChecks, ChunkStrideIsCheckedForInt64Overflow) {
   EXPECT_EQ(pto2_chunk_stride(3, 4, "p.py", 1), 12);
   EXPECT_EQ(pto2_chunk_stride(-3, 4, "p.py", 1), -12);

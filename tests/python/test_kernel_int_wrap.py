@@ -39,3 +39,65 @@ def test_signed_tile_arithmetic_wraps_without_undefined_behaviour(tmp_path):
                 np.int32(-2147483648) - np.int32(1), np.int16(300) * np.int16(300), np.int8(127) + np.int8(1),
                 np.int64(1 << 62) * np.int64(4)]
     assert [int(v) for v in run.stdout.split()] == [int(v) for v in want]
+
+
+DIV_SRC = r"""
+#include "pypto_kernel_prelude.h"
+#include <cstdio>
+#include <cstdint>
+#include <initializer_list>
+template <class T>
+void sweep(std::initializer_list<long long> vals) {
+  using namespace pypto_kernel;
+  for (long long a : vals)
+    for (long long b : vals)
+      std::printf("%lld %lld %lld %lld\n", (long long)floordiv<T>((T)a, (T)b), (long long)pymod<T>((T)a, (T)b),
+                  (long long)Div{}((T)a, (T)b), (long long)Rem{}((T)a, (T)b));
+}
+int main() {
+  sweep<int32_t>({-2147483648LL, -2147483647LL, -7, -1, 0, 1, 7, 2147483647LL});
+  sweep<int64_t>({INT64_MIN, INT64_MIN + 1, -7, -1, 0, 1, 7, INT64_MAX});
+  sweep<int8_t>({-128, -1, 0, 5, 127});
+  return 0;
+}
+"""
+
+
+def _int_division_want(dtype, vals):
+    """NumPy's floor_divide / remainder (wrapping MIN // -1 to MIN), C's truncating / for Div, and
+    0 for a zero divisor (the prelude's rule for integers)."""
+    out = []
+    with np.errstate(all="ignore"):
+        for a in vals:
+            for b in vals:
+                x, y = np.array([a], dtype), np.array([b], dtype)
+                if b == 0:
+                    out.append((0, 0, 0, 0))
+                    continue
+                trunc = np.negative(x) if b == -1 else np.array([int(a / b) if abs(a) < 2 ** 52 else
+                                                                  (abs(a) // abs(b)) * (1 if (a < 0) == (b < 0) else -1)], dtype)
+                out.append((int(np.floor_divide(x, y)[0]), int(np.remainder(x, y)[0]), int(trunc[0]),
+                            int(np.remainder(x, y)[0])))
+    return out
+
+
+def test_signed_division_by_minus_one_does_not_trap(tmp_path):
+    """MIN / -1 and MIN % -1 trap (SIGFPE) in C++: a kernel dividing an INT32 tile holding MIN by
+    -1 killed the process. The prelude answers a -1 divisor without dividing (NumPy's wrapped
+    quotient, remainder 0), and floor // and % match NumPy on edge values of int8/int32/int64."""
+    cxx = find_compiler()
+    (tmp_path / "div.cpp").write_text(DIV_SRC)
+    cmd = [cxx, "-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-I" + include_dir(),
+           "-I" + kernel_include_dir(), "div.cpp", "-o", "div"]
+    cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
+    if cp.returncode != 0 and "sanitize" in cp.stderr:
+        pytest.skip("the compiler has no UBSan runtime: %s" % cp.stderr.strip()[:200])
+    assert cp.returncode == 0, cp.stderr
+    run = subprocess.run([str(tmp_path / "div")], capture_output=True, text=True)
+    assert run.returncode == 0 and "runtime error" not in run.stderr, (run.returncode, run.stderr)
+    got = [tuple(int(v) for v in l.split()) for l in run.stdout.splitlines()]
+    i32 = [-2 ** 31, -2 ** 31 + 1, -7, -1, 0, 1, 7, 2 ** 31 - 1]
+    i64 = [-2 ** 63, -2 ** 63 + 1, -7, -1, 0, 1, 7, 2 ** 63 - 1]
+    want = (_int_division_want(np.int32, i32) + _int_division_want(np.int64, i64)
+            + _int_division_want(np.int8, [-128, -1, 0, 5, 127]))
+    assert got == want

@@ -291,7 +291,7 @@ def divs():
     prog.close()
 
 
-@pytest.mark.parametrize("off, n", [(32, 2), (33, 2), (-32, -2), (-48, -3)])
+@pytest.mark.parametrize("off, n", [(32, 2), (33, 2), (-32, -2), (-48, -3), (0, -1), (2, 2 ** 63 - 1)])
 def test_run_time_floor_division_and_modulo_follow_python(divs, off, n):
     x = np.arange(64 * 8, dtype=np.float32).reshape(64, 8)
     y = np.zeros_like(x)
@@ -306,3 +306,32 @@ def test_run_time_division_by_zero_is_an_error_naming_the_line(divs):
     with pytest.raises(RunError, match=r"divs.py:%d: integer division or modulo by zero at run time" % DIV_LINE):
         divs(x, np.zeros_like(x), 32, 0)
     divs(x, np.zeros_like(x), 32, 2)   # the program is still usable afterwards
+
+
+def test_run_time_min_floor_divided_by_minus_one_is_an_error_not_a_crash(divs):
+    # INT64_MIN // -1 does not fit in int64; the C++ division trapped (SIGFPE killed Python).
+    x = np.zeros((64, 8), np.float32)
+    with pytest.raises(RunError, match=r"divs.py:%d: integer overflow at run time" % DIV_LINE):
+        divs(x, np.zeros_like(x), -2 ** 63, -1)
+    divs(x, np.zeros_like(x), 32, 2)
+
+
+def test_host_floor_division_follows_python_and_checks_its_divisor():
+    # A HOST orchestration's `//` printed through the same checked helpers as a chip-level one:
+    # a run-time 0 divisor was a SIGFPE in the HOST process.
+    src = HOST_RANGE_SRC.replace("for k in pl.range(start, stop, step):", "for k in pl.range(start // step, stop):")
+    prog = pypto.compile(pl.parse_program(src, filename="host_div.py"))
+    try:
+        x = np.ones((16, 16), np.float32)
+        for start, stop, step in [(-7, 0, 2), (7, 5, -2), (4, 5, 1)]:
+            acc = np.zeros((16, 16), np.float32)
+            prog(x, acc, start, stop, step)
+            assert (acc == len(range(start // step, stop))).all(), (start, step, acc[0, 0])
+        with pytest.raises(RunError, match=r"host_div.py:%d: integer division or modulo by zero" % HOST_RANGE_LINE):
+            prog(x, np.zeros((16, 16), np.float32), 3, 5, 0)
+        with pytest.raises(RunError, match=r"host_div.py:%d: integer overflow" % HOST_RANGE_LINE):
+            prog(x, np.zeros((16, 16), np.float32), -2 ** 63, 5, -1)
+    finally:
+        close = getattr(prog, "close", None)
+        if close:
+            close()

@@ -88,9 +88,6 @@ class CppScalarExprPrinter {
   virtual std::string scalar_type(ir::DataType d) const = 0;
   // True when `e` is known to be >= 0, so that `//` and `%` can be the plain C++ operators.
   virtual bool non_negative(const ir::ExprPtr& e) const { return false; }
-  // The printed divisor `c` of an integer `//` or `%` (b): unchanged by default; orchestration
-  // code checks one that may be 0 at run time (a C++ division by 0 is undefined: SIGFPE).
-  virtual std::string divisor_text(const ir::BinaryExpr& b, const std::string& c) { return c; }
   // Reports an expression the printer does not handle (a Call, a tuple, ...).
   [[noreturn]] virtual void unsupported(const ir::ExprPtr& e) = 0;
 
@@ -104,6 +101,12 @@ class CppScalarExprPrinter {
   // Div, FloorDiv, Mod, Min, Max: the binary ops without a C++ operator of Python's meaning,
   // given the printed operands `a` and `c` of `b`.
   virtual std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c);
+  // The default python_op_text's integer `//` / `%` (the orchestration and HOST spellings):
+  // `a / pto2_divisor(n, site)` when both operands are non-negative and the divisor is not a
+  // non-zero constant; `pto2_floordiv<int64_t>(a, n, site)` / `pto2_mod<...>` when either may be
+  // negative (pto2/orchestration.h: Python's rounding, a 0 divisor and MIN // -1 throw).
+  std::string checked_divisor(const ir::BinaryExpr& b, const std::string& c);
+  std::string signed_division(const char* helper, const ir::BinaryExpr& b, const std::string& a, const std::string& c);
   // Any other expression (a Call, ...): unsupported by default.
   virtual std::string print_other(const ir::ExprPtr& e);
 

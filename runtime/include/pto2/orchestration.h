@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include "pto2/task.h"
 #include "pto2/types.h"
@@ -139,6 +141,37 @@ template <typename T>
 inline T pto2_divisor(T d, const char* file, int32_t line) {
   if (d == 0) pto2_division_by_zero(file, line);
   return d;
+}
+/// The quotient `MIN // -1` of a signed type does not fit in it (Python's is 2^63 for int64; the
+/// C++ division traps with SIGFPE).
+[[noreturn]] void pto2_division_overflow(const char* file, int32_t line);
+/// Python's `a // d` (rounds toward -inf) on integers that may be negative: a 0 divisor and
+/// `MIN // -1` throw naming the DSL line. `int64_t q = pto2_floordiv<int64_t>(m, n, "prog.py", 9);`
+template <typename T>
+inline T pto2_floordiv(T a, T d, const char* file, int32_t line) {
+  if (d == 0) pto2_division_by_zero(file, line);
+  if constexpr (std::is_signed<T>::value) {
+    if (d == T(-1)) {  // a / -1 would trap for MIN; -a is exact for every other value
+      if (a == std::numeric_limits<T>::min()) pto2_division_overflow(file, line);
+      return static_cast<T>(-a);
+    }
+  }
+  T q = static_cast<T>(a / d);
+  if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
+  return q;
+}
+/// Python's `a % d` (the sign of the divisor) on integers that may be negative: a 0 divisor
+/// throws; never overflows (the correction adds d to a remainder of the other sign) and `% -1`
+/// is 0 without the trapping C++ `MIN % -1`. `int64_t r = pto2_mod<int64_t>(m, n, "prog.py", 9);`
+template <typename T>
+inline T pto2_mod(T a, T d, const char* file, int32_t line) {
+  if (d == 0) pto2_division_by_zero(file, line);
+  if constexpr (std::is_signed<T>::value) {
+    if (d == T(-1)) return 0;
+  }
+  T r = static_cast<T>(a % d);
+  if (r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+  return r;
 }
 /// The stride `step * chunk` of a pl.auto_chunk loop whose step is known only at run time; an
 /// int64 overflow throws naming the DSL line. `const int64_t s4 = pto2_chunk_stride(s, 4, "prog.py", 9);`

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
 
@@ -190,6 +191,21 @@ std::string CppScalarExprPrinter::cast_text(DataType to, const std::string& valu
   return "((" + scalar_type(to) + ")(" + value + "))";
 }
 
+// A C++ division by 0 is undefined (SIGFPE): a divisor that is not a non-zero constant is
+// checked at run time, `pto2_divisor(n, "prog.py", 12)` (pto2/orchestration.h).
+std::string CppScalarExprPrinter::checked_divisor(const BinaryExpr& b, const std::string& c) {
+  if (auto* k = b.b->as<ConstInt>(); k && k->value != 0) return c;
+  return "pto2_divisor(" + StripOuterParens(c) + ", " + CppSourceSiteArgs(b.span) + ")";
+}
+
+// Python's floor `//` and `%` on operands that may be negative: the runtime's helpers, which also
+// check the divisor, refuse MIN // -1 and never form an overflowing intermediate.
+std::string CppScalarExprPrinter::signed_division(const char* helper, const BinaryExpr& b, const std::string& a,
+                                                  const std::string& c) {
+  return std::string(helper) + "<" + scalar_type(ScalarDtypeOf(b)) + ">(" + StripOuterParens(a) + ", " +
+         StripOuterParens(c) + ", " + CppSourceSiteArgs(b.span) + ")";
+}
+
 std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std::string& a, const std::string& c) {
   const bool float_operand = is_float(ScalarDtypeOf(b.a)) || is_float(ScalarDtypeOf(b.b));
   const bool fl = is_float(ScalarDtypeOf(b)) || float_operand;
@@ -197,18 +213,14 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
     case BinaryOp::Div:
       if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
       return "(" + a + " / " + c + ")";
-    case BinaryOp::FloorDiv: {
+    case BinaryOp::FloorDiv:
       if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
-      const std::string d = divisor_text(b, c);
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + d + ")";
-      return "(" + a + " / " + d + " - ((" + a + " % " + d + " != 0) && ((" + a + " < 0) != (" + d + " < 0))))";
-    }
-    case BinaryOp::Mod: {
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + checked_divisor(b, c) + ")";
+      return signed_division("pto2_floordiv", b, a, c);
+    case BinaryOp::Mod:
       if (fl) throw InternalError("'%' on floating-point scalars (VerifyProgram refuses it)");
-      const std::string d = divisor_text(b, c);
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + d + ")";
-      return "(((" + a + " % " + d + ") + " + d + ") % " + d + ")";
-    }
+      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + checked_divisor(b, c) + ")";
+      return signed_division("pto2_mod", b, a, c);
     case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
     case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
     case BinaryOp::Add:

@@ -27,11 +27,6 @@ bool Emitter::non_negative(const ExprPtr& e) const { return transforms::Provably
 
 std::string Emitter::expr(const ExprPtr& e) { return print_scalar(e); }
 
-std::string Emitter::divisor_text(const BinaryExpr& b, const std::string& c) {
-  if (auto* k = b.b->as<ConstInt>(); k && k->value != 0) return c;
-  return "pto2_divisor(" + strip_parens(c) + ", " + source_site_args(b.span) + ")";
-}
-
 std::string Emitter::var_text(const Var* v, const Span&) { return ref(v); }
 
 void Emitter::unsupported(const ExprPtr& e) {

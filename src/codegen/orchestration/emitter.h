@@ -180,8 +180,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype);   // add_scalar operand
   bool non_negative(const ir::ExprPtr& e) const override;
-  // A divisor that is not a non-zero constant: `pto2_divisor(n, "prog.py", 12)` (throws on 0).
-  std::string divisor_text(const ir::BinaryExpr& b, const std::string& c) override;
   static std::string strip_parens(const std::string& text);   // "(a + b)" -> "a + b"
 
   // ---- statements ----

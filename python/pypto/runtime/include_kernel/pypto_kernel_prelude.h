@@ -163,12 +163,26 @@ inline void round_to(C* t, int64_t n) {
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers with Python semantics (floor division and modulo round toward -inf).
 
+// MIN / -1 and MIN % -1 trap (SIGFPE) in C++: a signed -1 divisor is answered without dividing,
+// the quotient wrapping as NumPy's does (MIN // -1 == MIN).
+template <class T>
+inline bool is_minus_one(T b) {
+  if constexpr (std::is_signed<T>::value) return b == T(-1);
+  else return false;
+}
+template <class T>
+inline T negate_wrapping(T a) {
+  using U = std::make_unsigned_t<T>;
+  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+}
+
 template <class T>
 inline T floordiv(T a, T b) {
   if constexpr (std::is_floating_point<T>::value) {
     return std::floor(a / b);
   } else {
     if (b == 0) return 0;
+    if (is_minus_one(b)) return negate_wrapping(a);
     T q = a / b;
     if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
     return q;
@@ -182,7 +196,7 @@ inline T pymod(T a, T b) {
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
   } else {
-    if (b == 0) return 0;
+    if (b == 0 || is_minus_one(b)) return 0;
     T r = a % b;
     if (r != 0 && ((r < 0) != (b < 0))) r += b;
     return r;
@@ -412,7 +426,9 @@ struct Mul {
 struct Div {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_floating_point<T>::value) return a / b;
-    else return b == 0 ? T{0} : static_cast<T>(a / b);
+    else if (b == 0) return T{0};
+    else if (is_minus_one(b)) return negate_wrapping(a);
+    else return static_cast<T>(a / b);
   }
 };
 // A NaN operand gives NaN, as torch.maximum / torch.minimum (reference_ops.md §3 [choice]); `a != a`
