@@ -59,3 +59,51 @@ TEST(Stress, ManyIndependentTasksAndWideFanIn) {
     EXPECT_EQ(acc[0], 1.f);
   }, 4);
 }
+
+namespace {
+// t0 (int32[2]): [0] counts the tasks run, [1] the ones that ran out of order (task s0 must
+// find exactly s0 before it). Plain accesses: an edge lost between two of these tasks is
+// also a data race for ThreadSanitizer.
+void k_in_order(PTO2KernelContext* ctx) {
+  int32_t* c = ctx->tensors[0].ptr<int32_t>();
+  if (c[0] != static_cast<int32_t>(ctx->scalars[0])) ++c[1];
+  c[0] = static_cast<int32_t>(ctx->scalars[0]) + 1;
+}
+}  // namespace
+
+// Linking an edge races with the producer's retirement: with tiny kernels queued to a worker
+// (no undeferred runs), each task's producers — the previous task, usually running or
+// retiring right then, and the one before, usually retired — are linked while they finish.
+// A lost edge runs a task out of order; a release counted twice or never leaves a task
+// unrun (the count falls short) or hangs the run (the watchdog). 10^5 tasks per runtime.
+TEST(Stress, ExplicitChainLinkedWhileProducersRetire) {
+  const int kTasks = scaled(100000);
+  for (bool helps : {false, true}) {
+    for (uint32_t w = 1; w <= 3; ++w) {
+      Watchdog wd(120);
+      pto2::Runtime rt(workers(w).inline_below_ns(0).orchestrator_helps(helps));
+      rt.register_kernel(50, "in_order", pto2::CoreType::AIV, &k_in_order);
+      std::vector<int32_t> state(2, 0);
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+          const Tensor t = ext1d(state);
+          PTO2TaskId prev[2] = {PTO2TaskId::invalid(), PTO2TaskId::invalid()};
+          for (int i = 0; i < kTasks; ++i) {
+            Arg p;
+            p.add_inout(t);
+            p.add_scalar(static_cast<uint64_t>(i));
+            if (i >= 2) p.set_dependencies(prev, 2);
+            else if (i == 1) p.set_dependencies(prev, 1);
+            const PTO2TaskId id = rt_submit_aiv_task(50, p).task_id();
+            prev[1] = prev[0];
+            prev[0] = id;
+          }
+        }
+      });
+      ASSERT_TRUE(r.ok()) << r.message;
+      EXPECT_EQ(r.tasks_executed, static_cast<uint64_t>(kTasks)) << w << " workers, helps " << helps;
+      EXPECT_EQ(state[0], kTasks) << w << " workers, helps " << helps;
+      EXPECT_EQ(state[1], 0) << "tasks out of order, " << w << " workers, helps " << helps;
+    }
+  }
+}
