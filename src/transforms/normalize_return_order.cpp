@@ -5,6 +5,8 @@
 //   elements, loop carries and if results) is replaced by that parameter Var itself:
 //       t = pl.store(x, [0, 0], c)          t = pl.store(x, [0, 0], c)
 //       return t                    ==>     return c
+//   A value written inline in the return is bound to a Var first (its effect stays):
+//       return pl.store(x, [0, 0], c)  ==>  c_1 = pl.store(x, [0, 0], c); return c
 //   A kernel with one tensor return value that traces to no parameter returns its sole
 //   Out/InOut tensor parameter, when it has exactly one (the only storage a kernel writes).
 // Input invariants: none beyond a well-formed program (callees exist).
@@ -30,17 +32,25 @@ namespace {
 class ReturnRewriter : public IRMutator {
  public:
   // Only a statement changes: expressions are left unvisited (no walk of every call).
-  ReturnRewriter(const ReturnStmt* target, std::vector<ExprPtr> values) : target_(target), values_(std::move(values)) {
+  // `hoisted`: bindings of the values written inline in the return (`return pl.store(...)`),
+  // emitted just before it, so replacing the value by the parameter keeps its effect.
+  ReturnRewriter(const ReturnStmt* target, std::vector<ExprPtr> values, std::vector<StmtPtr> hoisted)
+      : target_(target), values_(std::move(values)), hoisted_(std::move(hoisted)) {
     statements_only_ = true;
   }
   StmtPtr mutate_(const ReturnStmt* op, const StmtPtr& self) override {
     if (op != target_) return IRMutator::mutate_(op, self);
-    return ReturnStmt::make(values_, op->span);
+    StmtPtr ret = ReturnStmt::make(values_, op->span);
+    if (hoisted_.empty()) return ret;
+    std::vector<StmtPtr> stmts = hoisted_;
+    stmts.push_back(ret);
+    return SeqStmts::make(std::move(stmts), op->span);
   }
 
  private:
   const ReturnStmt* target_;
   std::vector<ExprPtr> values_;
+  std::vector<StmtPtr> hoisted_;
 };
 
 // The index of the only Out/InOut tensor parameter of `fn`, or -1.
@@ -62,6 +72,7 @@ ProgramPtr Run(const ProgramPtr& program) {
     if (!ret) continue;
     std::vector<int> traced = ReturnedParamIndices(*program, *fn);
     std::vector<ExprPtr> values = ret->values;
+    std::vector<StmtPtr> hoisted;
     bool changed = false;
     if ((fn->is_kernel() || fn->type == FunctionType::Group) && values.size() == 1 && traced.size() == 1 && traced[0] < 0 &&
         values[0]->type->is<TensorType>()) {
@@ -71,11 +82,15 @@ ProgramPtr Run(const ProgramPtr& program) {
       int p = traced[i];
       if (p < 0 || !fn->params[p]->type->is<TensorType>()) continue;
       if (values[i].get() == fn->params[p].get()) continue;
+      if (!as_var(values[i])) {   // a call written in the return: bound first, not dropped
+        VarPtr bound = Var::make(fn->params[p]->name, values[i]->type, values[i]->span);
+        hoisted.push_back(AssignStmt::make(bound, values[i], values[i]->span));
+      }
       values[i] = fn->params[p];
       changed = true;
     }
     if (!changed) continue;
-    ReturnRewriter rw(ret, std::move(values));
+    ReturnRewriter rw(ret, std::move(values), std::move(hoisted));
     out = out->with_function(rw.mutate_function(fn));
   }
   return out;

@@ -108,7 +108,8 @@ class Tracer {
     for (size_t i = 0; i < fn.params.size(); ++i) st.params[fn.params[i].get()] = static_cast<int>(i);
     std::vector<int> out;
     if (const ReturnStmt* ret = FindReturn(fn)) {
-      for (auto& v : ret->values) out.push_back(trace(st, v));
+      // A value may be written inline (`return pl.store(t, [0, 0], c)`): traced as a definition.
+      for (auto& v : ret->values) out.push_back(trace_value(st, v, 0));
     }
     fn_memo_[&fn] = out;
     return out;

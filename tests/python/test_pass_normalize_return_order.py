@@ -107,3 +107,64 @@ def test_a_pass_refuses_input_lacking_its_requirement():
 
     with pytest.raises(InternalCompilerError, match="requires ReturnParamsExplicit"):
         passes.ClassifyIterArgCarry()(Before)
+
+
+def test_a_store_written_in_the_return_is_bound_first_not_dropped():
+    # `return pl.store(...)` traced to nothing (the tracer followed Vars only): the kernel
+    # fallback then replaced the store by its Out param, dropping it, and the caller's return
+    # failed ReturnParamsExplicit (an internal compiler error for a valid program).
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            return pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            return self.k(a, d)
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c_1 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            d_1 = self.k(a, d)
+            return d
+
+    after = assert_pass(passes.NormalizeReturnOrder(), Before, Expected)
+    assert passes.verify_property(passes.IRProperty.ReturnParamsExplicit, after) == []
+
+
+def test_a_store_written_in_the_return_runs():
+    import numpy as np
+    import pypto
+
+    @pl.program
+    class Inline:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            return pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16])), [0, 0], c)
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            d = self.k(a, d)
+            return d
+
+    prog = pypto.compile(Inline)
+    try:
+        a = np.arange(256, dtype=np.float32).reshape(16, 16)
+        d = np.zeros_like(a)
+        prog(a, d, race_check=True)
+        np.testing.assert_array_equal(d, a + a)
+    finally:
+        prog.close()
