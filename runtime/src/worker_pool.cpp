@@ -52,6 +52,11 @@ WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& 
   spinning_[type].fetch_add(1, std::memory_order_seq_cst);
   const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
   bool got = false;
+  // The polls back off (8, 16, ... 64 pauses, ~0.15-1.3 us here): each poll reads the line of
+  // the queue cell the orchestrator writes next, and every read makes its next push wait for
+  // the line to come back. A worker idle that long is ahead of the orchestrator: picking up a
+  // task a microsecond later costs nothing then, and it finds several queued.
+  uint32_t pauses = 8;
   for (uint32_t it = 0;; ++it) {
     if (pop_for(worker, type, idx)) {
       got = true;
@@ -62,7 +67,8 @@ WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& 
       if (now_ns() > deadline) break;
       std::this_thread::yield();
     } else {
-      for (int i = 0; i < 8; ++i) cpu_relax();
+      for (uint32_t i = 0; i < pauses; ++i) cpu_relax();
+      if (pauses < 64) pauses *= 2;
     }
   }
   const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
