@@ -48,6 +48,7 @@ Engine::Engine(const RuntimeOptions& opt)
   clusters_ = opt.clusters_ == 0 ? min_pair : std::min(opt.clusters_, min_pair);
   for (int t = 0; t < 2; ++t) undeferred_on_[t] = opt.orchestrator_helps_ && !opt.trace_ && workers_.of_type(t) > 0;
   help_threshold_ = opt.help_threshold_ ? opt.help_threshold_ : 16 * std::max<uint32_t>(1, workers_.workers());
+  workers_.set_help_threshold(help_threshold_);
   const uint32_t threads = workers_.workers() + 1 + max_gang_helpers(opt);
   record_.init(threads);
   workers_.start([this](int w) { worker_main(w); });

@@ -144,6 +144,12 @@ class MpmcQueue {
     head_seen = head_.load(std::memory_order_relaxed);
     return t > head_seen && t - head_seen >= n;
   }
+  /// Elements pushed and not popped if the head were still `head_seen` (a relaxed read of the
+  /// tail only: the producers' line); with a head read earlier, at least size_hint().
+  size_t size_since(size_t head_seen) const {
+    const size_t t = tail_.load(std::memory_order_relaxed);
+    return t > head_seen ? t - head_seen : 0;
+  }
   bool empty_hint() const {
     return head_.load(std::memory_order_relaxed) >= tail_.load(std::memory_order_relaxed);
   }
@@ -156,7 +162,10 @@ class MpmcQueue {
   }
 
  private:
-  struct Cell {
+  // A cell per cache line: the producer writing cell k+1 does not take the line of cell k
+  // from the consumer popping it (with 4 cells a line, a push and a pop a few cells apart
+  // passed the line back and forth on every operation).
+  struct alignas(64) Cell {
     std::atomic<size_t> seq;
     T value;
   };

@@ -8,11 +8,18 @@ WorkerPool::WorkerPool(uint32_t aic, uint32_t aiv, uint32_t max_helpers, uint32_
   n_type_[0] = aic;
   n_type_[1] = aiv;
   n_workers_ = aic + aiv;
-  for (int t = 0; t < 2; ++t) ready_[t].reset(capacity);
+  // A ready task holds a slot: no queue ever holds more than the ring's slots.
+  for (int t = 0; t < 2; ++t) {
+    ready_[t].reset(new MpmcQueue<uint32_t>[n_type_[t] + 1]);
+    for (uint32_t q = 0; q <= n_type_[t]; ++q) ready_[t][q].reset(capacity);
+  }
   wstats_.reset(new WorkerStats[n_workers_ + 1 + max_helpers]);
   n_stats_.store(n_workers_ + 1);
   helper_type_.assign(max_helpers, 0);  // written before each helper starts, never resized
-  for (uint32_t w = 0; w < n_workers_; ++w) worker_type_.push_back(w < n_type_[0] ? 0 : 1);
+  for (uint32_t w = 0; w < n_workers_; ++w) {
+    worker_type_.push_back(w < n_type_[0] ? 0 : 1);
+    own_.push_back(1 + (w < n_type_[0] ? w : w - n_type_[0]));
+  }
 }
 
 void WorkerPool::shutdown() {
@@ -40,13 +47,18 @@ bool WorkerPool::any_busy() const {
 
 // The queue was empty: spin briefly (yielding, so an oversubscribed orchestrator keeps its
 // core), then park.
-WorkerPool::Next WorkerPool::wait_for_task(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us) {
-  MpmcQueue<uint32_t>& q = ready_[type];
+WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring,
+                                           uint32_t spin_us) {
   spinning_[type].fetch_add(1, std::memory_order_seq_cst);
   const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
   bool got = false;
+  // The polls back off (8, 16, ... 64 pauses, ~0.15-1.3 us here): each poll reads the line of
+  // the queue cell the orchestrator writes next, and every read makes its next push wait for
+  // the line to come back. A worker idle that long is ahead of the orchestrator: picking up a
+  // task a microsecond later costs nothing then, and it finds several queued.
+  uint32_t pauses = 8;
   for (uint32_t it = 0;; ++it) {
-    if (q.pop(idx)) {
+    if (pop_for(worker, type, idx)) {
       got = true;
       break;
     }
@@ -55,23 +67,25 @@ WorkerPool::Next WorkerPool::wait_for_task(int type, uint32_t& idx, const TaskRi
       if (now_ns() > deadline) break;
       std::this_thread::yield();
     } else {
-      for (int i = 0; i < 8; ++i) cpu_relax();
+      for (uint32_t i = 0; i < pauses; ++i) cpu_relax();
+      if (pauses < 64) pauses *= 2;
     }
   }
   const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
   if (got) {
     // Keep one worker looking for more work while this one runs the task.
-    if (last_spinner && !q.empty_hint()) idle_[type].notify_one();
+    // The parked count first: the queues' ends are the pushers' hot lines.
+    if (last_spinner && idle_[type].has_waiters() && any_queued_hint(type)) idle_[type].notify_one();
     return Next::kTask;
   }
   if (shutdown_.load(std::memory_order_acquire)) return Next::kShutdown;
   if (gang_wants(type, ring)) return Next::kAgain;
   const uint32_t key = idle_[type].prepare();
-  if (q.pop(idx)) {
+  if (pop_for(worker, type, idx)) {
     idle_[type].cancel();
     return Next::kTask;
   }
-  if (!q.empty_now() || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
+  if (!all_empty_now(type) || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
     // (not empty: a push is still writing its cell: look again)
     idle_[type].cancel();
     return Next::kAgain;

@@ -6,14 +6,24 @@
 //     WorkerPool pool(1, 2, 0, ring.size());            // 1 AIC, 2 AIV workers
 //     pool.start([&](int w) { /* the owner's worker loop: pool.next(...), run, retire */ });
 //     pool.push(1, idx);                                  // slot idx is ready for an AIV worker
+//     pool.push_own(w, 1, idx);                           // ... made ready by worker w's retirement
 //     pool.shutdown();                                    // joins every thread
 //
 // What a task is and how it runs is the owner's (Engine: workers.cpp, completion.cpp); the pool
 // only moves slot indices. Gang state lives in the task's slot: the gang methods read the ring.
 //
-// Layout: the queues, the parked-worker counts, the spinning counts and the gang queue each
-// have their own cache line: spinning_ changes whenever a worker runs dry, idle_ is read by
-// every push, gangs_ by every worker loop.
+// Ready queues, per core type: a shared one (the orchestrator's pushes, the further blocks of a
+// multi-block task) and one per worker of the type, which only that worker pushes to — what
+// its retirements make ready (beyond its private "next" slot) — so a worker's push never
+// contends with the orchestrator's for the shared queue's tail (a cross-core cache line per
+// push). A worker pops the shared queue first (what was ready at submission: the oldest work),
+// then its own, then steals from the others of its type; the orchestrator (helping) pops any.
+// The orchestrator's throttle counts the workers' queues only while one of them is long
+// (backlog_), so a submission reads no line a worker writes per task.
+//
+// Layout: the queues' ends, the parked-worker counts, the spinning counts and the gang queue
+// each have their own cache line: spinning_ changes whenever a worker runs dry, idle_ is read
+// by every push, gangs_ by every worker loop.
 #pragma once
 
 #include <atomic>
@@ -37,6 +47,8 @@ constexpr uint32_t kNoTask = UINT32_MAX;
 struct alignas(64) WorkerStats {
   uint64_t undeferred = 0;  // kernel runs at submission (not counted in `executed`)
   uint32_t runs = 0;  // kernel executions on this thread (every kSampleEvery-th is timed)
+  uint32_t next = kNoTask;  // a worker's private "next" task (WorkerPool::next_slot)
+  bool backlogged = false;  // a worker's own queue is counted in backlog_ (WorkerPool::push_own)
   std::atomic<bool> busy{false};
 };
 
@@ -84,27 +96,57 @@ class WorkerPool {
   bool any_busy() const;
 
   // ---- ready queues
-  /// Queues slot `idx` for core type `t` and wakes a parked worker unless a spinning one will
-  /// find it.
-  void push(int t, uint32_t idx) {
-    while (!ready_[t].push(idx)) cpu_relax();
-    // Dekker pairing with the worker's spinning_ decrement + prepare() + empty_now(). push()
-    // claimed its cell with a seq_cst read-modify-write, a full barrier: no fence here (an
-    // mfence per task). The parked count is read first: it changes only when a worker parks or
-    // wakes, so while every worker is awake this costs no cache miss (spinning_ changes with
-    // every task a worker picks up).
-    if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
+  /// Queues slot `idx` for core type `t` (the shared queue) and wakes a parked worker unless a
+  /// spinning one will find it.
+  void push(int t, uint32_t idx) { push_to(ready_[t][0], t, idx); }
+  /// The same, by worker `worker` (of type `t`) whose retirement made the task ready: its own
+  /// queue. When that queue reaches the help threshold the worker says so in backlog_ (written
+  /// on the crossings only, so the orchestrator's read of it each submission is a cache hit).
+  void push_own(uint32_t worker, int t, uint32_t idx) {
+    MpmcQueue<uint32_t>& q = ready_[t][own_[worker]];
+    push_to(q, t, idx);
+    WorkerStats& ws = wstats_[worker];
+    if (!ws.backlogged && q.size_hint() >= help_threshold_) {
+      ws.backlogged = true;
+      backlog_[t].fetch_add(1, std::memory_order_relaxed);
+    }
   }
-  bool pop(int t, uint32_t& idx) { return ready_[t].pop(idx); }
-  /// At least `n` tasks are queued for type `t`; `head_seen` is the caller's cache of the
-  /// queue's head (MpmcQueue::size_at_least).
-  bool queued_at_least(int t, size_t n, size_t& head_seen) const { return ready_[t].size_at_least(n, head_seen); }
+  /// Worker `worker`'s private "next" slot (a task it runs without queueing it; kNoTask when
+  /// empty), on its own counters' line.
+  uint32_t* next_slot(uint32_t worker) { return &wstats_[worker].next; }
+  /// The worker whose next_slot() `slot` is (whoever is handed one is that worker).
+  uint32_t worker_of(const uint32_t* slot) const {
+    const char* base = reinterpret_cast<const char*>(&wstats_[0].next);
+    return static_cast<uint32_t>((reinterpret_cast<const char*>(slot) - base) / sizeof(WorkerStats));
+  }
+  /// Any ready task of type `t` (the shared queue first, then the workers'): the orchestrator
+  /// helping.
+  bool pop(int t, uint32_t& idx) {
+    for (uint32_t q = 0; q <= n_type_[t]; ++q)
+      if (ready_[t][q].pop(idx)) return true;
+    return false;
+  }
+  /// The help threshold: queued_at_least's `n` (the workers compare their own queues with it).
+  void set_help_threshold(size_t n) { help_threshold_ = n; }
+  /// At least `n` tasks are queued for type `t`, in all its queues (the orchestrator's
+  /// throttle; orchestrator thread). `head_seen` is the caller's cache of the shared queue's
+  /// head (MpmcQueue::size_at_least: the head, the popping workers' line, is read only when
+  /// the tail alone says the queue may be long). The workers' own queues are counted only
+  /// while one of them says it is long (backlog_): their ends are lines their worker writes
+  /// with every task, a miss per read.
+  bool queued_at_least(int t, size_t n, size_t& head_seen) {
+    if (ready_[t][0].size_at_least(n, head_seen)) return true;
+    if (backlog_[t].load(std::memory_order_relaxed) == 0) return false;
+    size_t queued = ready_[t][0].size_since(head_seen);
+    for (uint32_t q = 1; q <= n_type_[t] && queued < n; ++q) queued += ready_[t][q].size_hint();
+    return queued >= n;
+  }
   enum class Next { kTask, kAgain, kShutdown };
-  /// A worker of type `type` asks for its next task: kTask (in `idx`), kAgain (a gang wants
-  /// it, or it was woken: ask again), kShutdown. Spins up to `spin_us`, then parks.
-  Next next(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us) {
-    if (ready_[type].pop(idx)) return Next::kTask;
-    return wait_for_task(type, idx, ring, spin_us);
+  /// Worker `worker` (of type `type`) asks for its next task: kTask (in `idx`), kAgain (a gang
+  /// wants it, or it was woken: ask again), kShutdown. Spins up to `spin_us`, then parks.
+  Next next(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us) {
+    if (pop_for(worker, type, idx)) return Next::kTask;
+    return wait_for_task(worker, type, idx, ring, spin_us);
   }
   /// Wakes every parked worker (a failure: they cancel what is queued).
   void wake_all() {
@@ -147,12 +189,59 @@ class WorkerPool {
   bool park_helper(int type, const TaskRing& ring);
 
  private:
-  Next wait_for_task(int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
+  void push_to(MpmcQueue<uint32_t>& q, int t, uint32_t idx) {
+    while (!q.push(idx)) cpu_relax();
+    // Dekker pairing with the worker's spinning_ decrement + prepare() + all_empty_now().
+    // push() claimed its cell with a seq_cst read-modify-write, a full barrier: no fence here
+    // (an mfence per task). The parked count is read first: it changes only when a worker parks
+    // or wakes, so while every worker is awake this costs no cache miss (spinning_ changes with
+    // every task a worker picks up).
+    if (idle_[t].has_waiters() && spinning_[t].load(std::memory_order_seq_cst) == 0) idle_[t].notify_one();
+  }
+  /// Worker `worker`'s next ready task: the shared queue (what was ready at submission, the
+  /// oldest work), its own queue, then the other workers'.
+  bool pop_for(uint32_t worker, int t, uint32_t& idx) {
+    const uint32_t own = own_[worker], n = n_type_[t];
+    MpmcQueue<uint32_t>& q = ready_[t][own];
+    if (ready_[t][0].pop(idx)) return true;
+    const bool got = q.pop(idx);
+    WorkerStats& ws = wstats_[worker];
+    // Hysteresis: the backlog is withdrawn below half the threshold (rounded up: an empty
+    // queue always withdraws it), so a queue hovering around it does not write backlog_ with
+    // every task.
+    if (ws.backlogged && q.size_hint() < help_threshold_ - help_threshold_ / 2) {
+      ws.backlogged = false;
+      backlog_[t].fetch_sub(1, std::memory_order_relaxed);
+    }
+    if (got) return true;
+    for (uint32_t k = 1; k < n; ++k)
+      if (ready_[t][1 + (own - 1 + k) % n].pop(idx)) return true;
+    return false;
+  }
+  /// Every queue of type `t` is empty, sequentially consistent with the pushes (empty_now).
+  bool all_empty_now(int t) const {
+    for (uint32_t q = 0; q <= n_type_[t]; ++q)
+      if (!ready_[t][q].empty_now()) return false;
+    return true;
+  }
+  /// Some queue of type `t` looks non-empty (no ordering: a hint).
+  bool any_queued_hint(int t) const {
+    for (uint32_t q = 0; q <= n_type_[t]; ++q)
+      if (!ready_[t][q].empty_hint()) return true;
+    return false;
+  }
+  Next wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
   void activate_gang(const TaskRing& ring);
 
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};
-  MpmcQueue<uint32_t> ready_[2];  // by core type
+  // By core type: [0] the shared queue, [own_[w]] worker w's (1 + its rank among its type).
+  std::unique_ptr<MpmcQueue<uint32_t>[]> ready_[2];
+  std::vector<uint32_t> own_;  // by worker
+  size_t help_threshold_ = SIZE_MAX;
+  // Per core type: the workers whose own queue holds help_threshold_ tasks or more (written
+  // when one crosses it, read by every submission).
+  alignas(64) std::atomic<uint32_t> backlog_[2] = {};
   alignas(64) WaitPoint idle_[2];  // parked workers by core type
   alignas(64) std::atomic<int32_t> spinning_[2] = {};
   alignas(64) GangQueue gangs_;

@@ -24,12 +24,16 @@ void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
     *local_next = idx;
     return;
   }
-  push_ready(idx);
+  // A worker's retirement made it ready (local_next is that worker's next slot): its own
+  // queue, so its push does not contend with the orchestrator's for the shared queue's tail.
+  if (local_next && t == worker_type) workers_.push_own(workers_.worker_of(local_next), t, idx);
+  else push_ready(idx);
 }
 
 void Engine::worker_main(int worker) {
   const int type = workers_.type_of(static_cast<uint32_t>(worker));
-  uint32_t local = kNoTask;
+  // The private next slot lives in the pool, which tells schedule() whose it is.
+  uint32_t& local = *workers_.next_slot(static_cast<uint32_t>(worker));
   for (;;) {
     if (workers_.gang_wants(type, ring_) && try_gang(worker, type, &local)) continue;
     uint32_t idx = kNoTask;
@@ -37,7 +41,7 @@ void Engine::worker_main(int worker) {
       idx = local;
       local = kNoTask;
     } else {
-      const WorkerPool::Next next = workers_.next(type, idx, ring_, opt_.spin_us_);
+      const WorkerPool::Next next = workers_.next(static_cast<uint32_t>(worker), type, idx, ring_, opt_.spin_us_);
       if (next == WorkerPool::Next::kShutdown) return;
       if (next == WorkerPool::Next::kAgain) continue;
     }

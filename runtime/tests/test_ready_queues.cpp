@@ -1,0 +1,94 @@
+// Ready queues: what a worker's retirement makes ready goes to that worker's own queue (its
+// next slot aside); the other workers steal from it, parked workers wake for it, and the
+// orchestrator's throttle counts it.
+#include <gtest/gtest.h>
+
+#include <atomic>
+
+#include "test_util.h"
+
+namespace {
+// scalars: s0 = the task's flags (std::atomic<int>*), s1 = this task's index, s2 = its
+// producer's index + 1 (0: none), s3 = sleep ms. Counts its own run; a producer not run yet
+// is counted in flags[0] (a violation).
+void k_mark(PTO2KernelContext* ctx) {
+  auto* flags = reinterpret_cast<std::atomic<int>*>(ctx->scalars[0]);
+  if (ctx->scalars[3]) sleep_ms(static_cast<int>(ctx->scalars[3]));
+  if (ctx->scalars[2] && flags[ctx->scalars[2]].load() == 0) flags[0].fetch_add(1);  // flags[producer + 1]
+  flags[ctx->scalars[1] + 1].fetch_add(1);
+}
+
+PTO2TaskId submit_mark(bool aic, std::vector<std::atomic<int>>& flags, uint64_t i, const PTO2TaskId* producer,
+                       uint64_t producer_idx, int sleep = 0) {
+  Arg p;
+  p.add_scalar(reinterpret_cast<uint64_t>(flags.data()));
+  p.add_scalar(i);
+  p.add_scalar(producer ? producer_idx + 1 : 0);
+  p.add_scalar(static_cast<uint64_t>(sleep));
+  if (producer) p.set_dependencies(producer, 1);
+  return aic ? rt_submit_aic_task(71, p).task_id() : rt_submit_aiv_task(70, p).task_id();
+}
+}  // namespace
+
+// A tree of fan-out 6 (MANUAL: explicit dependencies) whose tasks are readied by the workers'
+// retirements: every retirement fills the retiring worker's own queue, the other workers
+// steal from it, and (spin 1 us) parked workers must be woken for it. One child in six is an
+// AIC task readied by an AIV worker (the shared queue) and vice versa. Every task runs once,
+// after its producer.
+TEST(ReadyQueues, WorkerReadiedFanOutRunsOnceAfterProducers) {
+  const int kFan = 6, kDepth = 5;  // 1 + 6 + ... + 6^5 = 9331 tasks
+  for (uint32_t w = 1; w <= 3; ++w) {
+    for (int round = 0; round < scaled(10); ++round) {
+      Watchdog wd(60);
+      pto2::Runtime rt(workers(w).spin_us(1).help_threshold(round % 2 ? 4 : 100000));
+      rt.register_kernel(70, "mark", pto2::CoreType::AIV, &k_mark);
+      rt.register_kernel(71, "mark_c", pto2::CoreType::AIC, &k_mark);
+      std::vector<uint64_t> level_start{0};
+      uint64_t n = 1;
+      for (int d = 1, width = 1; d <= kDepth; ++d) {
+        width *= kFan;
+        level_start.push_back(n);
+        n += width;
+      }
+      std::vector<std::atomic<int>> flags(n + 1);
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+          std::vector<PTO2TaskId> ids(n);
+          // The root sleeps while the tree is submitted: its descendants are readied by retirements.
+          ids[0] = submit_mark(false, flags, 0, nullptr, 0, 2);
+          for (int d = 1; d <= kDepth; ++d)
+            for (uint64_t i = level_start[d]; i < (d < kDepth ? level_start[d + 1] : n); ++i) {
+              const uint64_t parent = level_start[d - 1] + (i - level_start[d]) / kFan;
+              ids[i] = submit_mark(i % kFan == 5, flags, i, &ids[parent], parent);
+            }
+        }
+      });
+      ASSERT_TRUE(r.ok()) << r.message;
+      EXPECT_EQ(r.tasks_executed, n);
+      EXPECT_EQ(flags[0].load(), 0) << "tasks ran before their producer (" << w << " workers)";
+      for (uint64_t i = 0; i < n; ++i) ASSERT_EQ(flags[i + 1].load(), 1) << "task " << i << ", " << w << " workers";
+    }
+  }
+}
+
+// The throttle sees a worker's own queue: a task on the only worker readies 64 sleepers (its
+// own queue, not the shared one); independent tasks submitted meanwhile find the queues past
+// the help threshold and run on the orchestrator thread at submission.
+TEST(ReadyQueues, ThrottleCountsTheWorkersQueues) {
+  Watchdog wd(60);
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).help_threshold(4));
+  rt.register_kernel(70, "mark", pto2::CoreType::AIV, &k_mark);
+  std::vector<std::atomic<int>> flags(66 + 8 + 1);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      const PTO2TaskId root = submit_mark(false, flags, 0, nullptr, 0, 5);
+      for (uint64_t i = 1; i <= 64; ++i) submit_mark(false, flags, i, &root, 0, 2);
+      sleep_ms(60);  // the root has retired: 63 sleepers in the worker's queue, 2 ms each
+      for (uint64_t i = 65; i < 65 + 8; ++i) submit_mark(false, flags, i, nullptr, 0, 1);
+    }
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(flags[0].load(), 0);
+  EXPECT_EQ(r.tasks_executed, 73u);
+  EXPECT_GE(r.tasks_undeferred, 6u) << "the throttle did not see the worker's queue";
+}
