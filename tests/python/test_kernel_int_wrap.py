@@ -23,17 +23,23 @@ int main() {
 """
 
 
-def test_signed_tile_arithmetic_wraps_without_undefined_behaviour(tmp_path):
-    cxx = find_compiler()
-    (tmp_path / "wrap.cpp").write_text(SRC)
-    cmd = [cxx, "-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-I" + include_dir(),
-           "-I" + kernel_include_dir(), "wrap.cpp", "-o", "wrap"]
+def _run_under_ubsan(tmp_path, source, name):
+    """Builds `source` against the kernel prelude with UBSan (no recovery) and runs it; the
+    completed run, checked to have exited cleanly with no sanitizer report."""
+    (tmp_path / (name + ".cpp")).write_text(source)
+    cmd = [find_compiler(), "-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+           "-I" + include_dir(), "-I" + kernel_include_dir(), name + ".cpp", "-o", name]
     cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
     if cp.returncode != 0 and "sanitize" in cp.stderr:
         pytest.skip("the compiler has no UBSan runtime: %s" % cp.stderr.strip()[:200])
     assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(tmp_path / "wrap")], capture_output=True, text=True)
-    assert run.returncode == 0 and "runtime error" not in run.stderr, run.stderr
+    run = subprocess.run([str(tmp_path / name)], capture_output=True, text=True)
+    assert run.returncode == 0 and "runtime error" not in run.stderr, (run.returncode, run.stderr)
+    return run
+
+
+def test_signed_tile_arithmetic_wraps_without_undefined_behaviour(tmp_path):
+    run = _run_under_ubsan(tmp_path, SRC, "wrap")
     with np.errstate(over="ignore"):
         want = [np.int32(847075320) * np.int32(25), np.int32(2147483647) + np.int32(1),
                 np.int32(-2147483648) - np.int32(1), np.int16(300) * np.int16(300), np.int8(127) + np.int8(1),
@@ -85,16 +91,7 @@ def test_signed_division_by_minus_one_does_not_trap(tmp_path):
     """MIN / -1 and MIN % -1 trap (SIGFPE) in C++: a kernel dividing an INT32 tile holding MIN by
     -1 killed the process. The prelude answers a -1 divisor without dividing (NumPy's wrapped
     quotient, remainder 0), and floor // and % match NumPy on edge values of int8/int32/int64."""
-    cxx = find_compiler()
-    (tmp_path / "div.cpp").write_text(DIV_SRC)
-    cmd = [cxx, "-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all", "-I" + include_dir(),
-           "-I" + kernel_include_dir(), "div.cpp", "-o", "div"]
-    cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
-    if cp.returncode != 0 and "sanitize" in cp.stderr:
-        pytest.skip("the compiler has no UBSan runtime: %s" % cp.stderr.strip()[:200])
-    assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(tmp_path / "div")], capture_output=True, text=True)
-    assert run.returncode == 0 and "runtime error" not in run.stderr, (run.returncode, run.stderr)
+    run = _run_under_ubsan(tmp_path, DIV_SRC, "div")
     got = [tuple(int(v) for v in l.split()) for l in run.stdout.splitlines()]
     i32 = [-2 ** 31, -2 ** 31 + 1, -7, -1, 0, 1, 7, 2 ** 31 - 1]
     i64 = [-2 ** 63, -2 ** 63 + 1, -7, -1, 0, 1, 7, 2 ** 63 - 1]
