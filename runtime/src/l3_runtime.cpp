@@ -95,6 +95,7 @@ struct L3Runtime::Impl : L3Executor {
     std::deque<uint64_t> q;
   };
   std::vector<std::unique_ptr<EarlyQueue>> early;
+  std::atomic<bool> serves_early{false};  // the transport called placed(): it asks next_early
 
   // -- run state --
   uint64_t run_id = 0;
@@ -189,6 +190,7 @@ struct L3Runtime::Impl : L3Executor {
 
   void placed(uint64_t index, uint32_t chip) override {
     if (chip >= early.size()) return;
+    serves_early.store(true, std::memory_order_relaxed);
     L3Slot& p = slot_of(index);
     std::vector<uint64_t> behind;
     {
@@ -291,7 +293,8 @@ struct L3Runtime::Impl : L3Executor {
   // without racing the other chips for the shared queue.
   void finish(uint64_t index, uint32_t chip = kNoChip) {
     std::vector<uint64_t> todo{index};
-    bool follow = chip < early.size() && !failed.load();
+    // Only for a transport that serves early queues (it calls placed(); the API makes that optional).
+    bool follow = chip < early.size() && serves_early.load(std::memory_order_relaxed) && !failed.load();
     while (!todo.empty()) {
       const uint64_t i = todo.back();
       todo.pop_back();

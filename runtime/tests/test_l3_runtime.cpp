@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pto_l3_api.h"
@@ -130,6 +131,56 @@ TEST(L3Runtime, ChainStaysOnItsChip) {
     EXPECT_GE(r.tasks[i].start_us, r.tasks[i - 1].end_us);
   }
   EXPECT_NE(r.tasks[6].chip, r.tasks[0].chip) << "the independent task waited for the chain's chip";
+}
+
+// A transport that never calls placed() / next_early() (the API makes them optional) gets every
+// task through next(): a chain's released task must not wait in a chip's early queue.
+class NextOnlyTransport : public pto2::L3Transport {
+ public:
+  uint32_t chips() const override { return 2; }
+  void begin(pto2::L3Executor& ex) override {
+    for (uint32_t c = 0; c < 2; ++c) {
+      threads_.emplace_back([&ex, c] {
+        pto2::L3Dispatch d;
+        while (!ex.run_over()) {
+          if (!ex.next(d, 1000)) continue;
+          pto2::L3Completion done;
+          done.index = d.index;
+          done.chip = c;
+          try {
+            done.result = ex.run_local(c, d.target_id, *d.args);
+            if (!done.result.ok()) done.error = done.result.message;
+          } catch (const std::exception& e) {
+            done.error = e.what();
+          }
+          ex.complete(std::move(done));
+        }
+      });
+    }
+  }
+  void end() override {
+    for (std::thread& t : threads_) t.join();
+    threads_.clear();
+  }
+
+ private:
+  std::vector<std::thread> threads_;
+};
+
+TEST(L3Runtime, TransportWithoutEarlyQueuesRunsAChain) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips().transport(std::make_shared<NextOnlyTransport>()));
+  setup(l3);
+  std::vector<float> x(8, 0.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(x));
+  a.add_scalar(6);
+  pto2::L3RunResult r = l3.run(&host_chain, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  float want = 0;
+  for (int k = 1; k <= 6; ++k) want = want * 2 + static_cast<float>(k);
+  for (float v : x) EXPECT_EQ(v, want);
+  EXPECT_EQ(r.tasks_executed, 6u);
 }
 
 // A task queued behind a failing one on its chip never starts.
