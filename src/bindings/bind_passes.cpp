@@ -132,6 +132,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelShareTileMoves);
   PYPTO_BIND_PASS(KernelInPlaceMatmulLoads);
   PYPTO_BIND_PASS(KernelLendLoopInits);
+  PYPTO_BIND_PASS(KernelAccumulateInStore);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(KernelParamSlots);
