@@ -8,7 +8,8 @@ interleaved rounds (benchmark, not a test).
 before a change: `cp -a $(python -c 'import pypto, os; print(os.path.dirname(pypto.__file__))') /tmp/old/`);
 "new" is the package this interpreter imports. Three long-lived worker processes (old, new, and
 NumPy with its BLAS on one thread per CPU, fixed when NumPy loads) each time `--calls` runs per
-round; the driver runs them one after another in every round (old / new order alternating) and
+round (a, b and c 64-byte aligned in each: NumPy's 16-byte alignment differs between
+processes and moved the pypto times by ~8 %); the driver runs them one after another in every round (old / new order alternating) and
 pauses 0.5 s after each, so that OpenBLAS's idle threads (which spin ~0.1 s after a call) park
 before the next measurement. Worker counts per package: `AIC,AIV` passed to every call, or
 `default` (the call names none: CompiledProgram.default_workers, docs/running.md "Workers");
@@ -33,9 +34,15 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(example))
 rng = np.random.default_rng(0)
 import tiled_matmul as tm
-a = rng.standard_normal((tm.M, tm.K)).astype(np.float32)
-b = rng.standard_normal((tm.K, tm.N)).astype(np.float32)
-c = np.zeros((tm.M, tm.N), np.float32)
+def aligned(x):   # 64-byte aligned (NumPy gives 16): the processes differ by nothing but the package
+    raw = np.empty(x.size + 16, np.float32)
+    start = ((-raw.ctypes.data) % 64) // 4
+    out = raw[start:start + x.size].reshape(x.shape)
+    out[...] = x
+    return out
+a = aligned(rng.standard_normal((tm.M, tm.K)).astype(np.float32))
+b = aligned(rng.standard_normal((tm.K, tm.N)).astype(np.float32))
+c = aligned(np.zeros((tm.M, tm.N), np.float32))
 if kind == "numpy":
     def once():
         t0 = time.perf_counter()

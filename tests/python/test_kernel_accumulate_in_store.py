@@ -140,3 +140,42 @@ def test_race_checker_sees_the_store():
     c = np.zeros((s["M"], s["N"]), np.float32)
     prog(a, b, c, np.zeros((s["TK"], s["N"]), np.float32), race_check=True)   # no race: disjoint boxes
     assert (c == s["K"]).all()
+
+
+_SPMD = """
+import pypto.language as pl
+
+@pl.program
+class Spmd:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 64], pl.FP32],
+          c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        acc = pl.tile.full([64, 64], pl.FP32, 0.0)
+        for kk in pl.range(8):
+            ta = pl.move(pl.load(a, [0, kk * 16], [64, 16]), target_memory=pl.MemorySpace.Left)
+            tb = pl.move(pl.load(b, [kk * 16, 0], [16, 64]), target_memory=pl.MemorySpace.Right)
+            acc = pl.matmul_acc(acc, ta, tb)
+        c = pl.store(acc, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[64, 128], pl.FP32], b: pl.Tensor[[128, 64], pl.FP32],
+             c: pl.Out[pl.Tensor[[64, 64], pl.FP32]]) -> pl.Tensor[[64, 64], pl.FP32]:
+        c, t = pl.spmd_submit(self.k, a, b, c, core_num=4, deps=[])
+        return c
+"""
+
+
+def test_blocks_of_one_task_storing_one_box_keep_their_buffers():
+    # Every block computes the same product into the same box at once: accumulating in the box
+    # would mix the blocks' partial sums (accumulate_in_place refuses tasks of several blocks).
+    prog = pypto.compile(pl.parse_program(_SPMD))
+    assert "accumulate_in_place" in prog.files["kernels/k.cpp"]
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((64, 128)).astype(np.float32)
+    b = rng.standard_normal((128, 64)).astype(np.float32)
+    want = a.astype(np.float64) @ b.astype(np.float64)
+    for _ in range(30):
+        c = np.full((64, 64), np.nan, np.float32)
+        prog(a, b, c, aic_workers=4)
+        np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)

@@ -359,11 +359,15 @@ inline bool load_view(const PTO2KernelContext* ctx, C* tile, const C** p, int64_
 // puts it and the store copies nothing (the tiled GEMM's 32 KB per task) — when the box is
 // inside the tensor, FP32, its rows contiguous (row stride == cols: the buffer's own layout)
 // and no other tensor argument of the task overlaps it (an In operand may view the same
-// memory: writing the box early would change what the kernel reads). Else `own`, the
+// memory: writing the box early would change what the kernel reads), in a task of one block.
+// Else `own`, the
 // accumulator's own buffer (the store then copies, checking and clipping as always).
 inline float* accumulate_in_place(const PTO2KernelContext* ctx, float* own, uint32_t ti, const int64_t* off,
                                   int64_t rows, int64_t cols) {
-  if (ti >= ctx->tensor_count) return own;
+  // Blocks of one SPMD task run at once on the same arguments: with offsets that do not depend
+  // on the block (the stamp allows only literals and scalar parameters) they store one box, the
+  // same bits from each block — accumulating there would mix them.
+  if (ti >= ctx->tensor_count || ctx->block_num > 1) return own;
   const Tensor& t = ctx->tensors[ti];
   if (t.ndims != 2 || t.dtype != DataType::FLOAT32 || t.strides[1] != 1 || (rows > 1 && t.strides[0] != cols) ||
       off[0] < 0 || off[1] < 0 || off[0] + rows > int64_t(t.shapes[0]) || off[1] + cols > int64_t(t.shapes[1]))
