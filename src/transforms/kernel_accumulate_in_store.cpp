@@ -35,6 +35,7 @@
 #include <set>
 
 #include "pypto/ir/attrs.h"
+#include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
@@ -133,9 +134,7 @@ struct Stamper : IRMutator {
   Stamper(const AssignStmt* t, std::vector<ExprPtr> i) : target(t), into(std::move(i)) {}
   StmtPtr mutate_(const AssignStmt* op, const StmtPtr& self) override {
     if (op != target) return IRMutator::mutate_(op, self);
-    auto n = std::make_shared<Call>(*op->value->as<Call>());
-    n->attrs[kAccumulatesInAttr] = into;
-    return std::make_shared<AssignStmt>(op->var, n, op->span);
+    return std::make_shared<AssignStmt>(op->var, WithAccumulatesIn(op->value, into), op->span);
   }
   using IRMutator::mutate_;
 };
@@ -157,6 +156,15 @@ ProgramPtr Run(const ProgramPtr& program) {
 }
 
 }  // namespace
+
+ExprPtr WithAccumulatesIn(const ExprPtr& call, std::vector<ExprPtr> into) {
+  auto* c = call->as<Call>();
+  PYPTO_CHECK(c && c->is_op && c->callee == "tile.full" && into.size() == 3,
+              "accumulates_in takes a tile.full call and [tensor, offset0, offset1]");
+  auto n = std::make_shared<Call>(*c);
+  n->attrs[kAccumulatesInAttr] = std::move(into);
+  return n;
+}
 
 Pass KernelAccumulateInStore() { return Pass{"KernelAccumulateInStore", {}, {}, Run, /*invalidated=*/{}}; }
 

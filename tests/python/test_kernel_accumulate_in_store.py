@@ -179,3 +179,39 @@ def test_blocks_of_one_task_storing_one_box_keep_their_buffers():
         c = np.full((64, 64), np.nan, np.float32)
         prog(a, b, c, aic_workers=4)
         np.testing.assert_allclose(c, want, rtol=1e-4, atol=1e-4)
+
+
+def test_the_pass_stamps_the_full_and_the_stamp_round_trips():
+    from pypto import ir
+    from pypto.ir import passes
+    from pass_test_util import assert_pass
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+              r: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            acc0 = pl.tile.full([16, 16], pl.FP32, 0.0)
+            for i, (acc,) in pl.range(0, 2, 1, init_values=(acc0,)):
+                t = pl.load(a, [0, 0], [16, 16])
+                nxt = pl.matmul_acc(acc, t, t)
+                acc_out = pl.yield_(nxt)
+            c2 = pl.store(acc_out, [r, 0], c)
+            return c2
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+              r: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            acc0 = pl.tile.full([16, 16], pl.FP32, 0.0, accumulates_in=[c, r, 0])
+            for i, (acc,) in pl.range(0, 2, 1, init_values=(acc0,)):
+                t = pl.load(a, [0, 0], [16, 16])
+                nxt = pl.matmul_acc(acc, t, t)
+                acc_out = pl.yield_(nxt)
+            c2 = pl.store(acc_out, [r, 0], c)
+            return c2
+
+    after = assert_pass(passes.KernelAccumulateInStore(), Before, Expected)
+    assert "accumulates_in=[c, r, 0]" in ir.python_print(after)
+    assert ir.structural_equal(passes.KernelAccumulateInStore()(after), after)   # idempotent

@@ -233,6 +233,9 @@ std::map<const ir::ForStmt*, std::vector<int64_t>> LentLoopInitsOf(const ir::Fun
 //   acc = pl.tile.full([64, 128], pl.FP32, 0.0)  ==>  ... = pl.tile.full(..., accumulates_in=[c, 0, 0])
 inline constexpr const char* kAccumulatesInAttr = "accumulates_in";
 Pass KernelAccumulateInStore();
+// A copy of tile.full `call` with attr accumulates_in = `into` ([t, off0, off1]): how the frontend
+// reads the stamp back from printed IR (op attrs of make_op are the op's own parameters only).
+ir::ExprPtr WithAccumulatesIn(const ir::ExprPtr& call, std::vector<ir::ExprPtr> into);
 
 // Stamps attr `base` on every system.import_peer_buffer: the base of the peer function's
 // reserve_buffer of that name (-1 for pl.AUTO). Produces PeerBufferBasesResolved.
