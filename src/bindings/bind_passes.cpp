@@ -52,6 +52,7 @@ void bind_passes(nb::module_& parent) {
       .value("TileMoveSharingStamped", IRProperty::TileMoveSharingStamped)
       .value("InPlaceMatmulLoadsStamped", IRProperty::InPlaceMatmulLoadsStamped)
       .value("LoopInitLendingStamped", IRProperty::LoopInitLendingStamped)
+      .value("AccumulatorsInStoreStamped", IRProperty::AccumulatorsInStoreStamped)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)

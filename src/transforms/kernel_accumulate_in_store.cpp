@@ -9,7 +9,7 @@
 //       return c
 //     ==>
 //       acc = pl.tile.full([64, 128], pl.FP32, 0.0, accumulates_in=[c, 0, 0])
-// Input invariants: none. Output invariants: none besides the attr; nothing else changes.
+// Input invariants: none. Output invariants: AccumulatorsInStoreStamped; nothing else changes.
 // Why: the CPU kernel backend then lets the accumulator's buffer be the stored box of t itself
 //   (pypto_kernel::accumulate_in_place), so the final store copies nothing: the tiled GEMM's
 //   32 KB store per task (3 % of its profile) disappears. The backend prints the stamp; it does
@@ -33,6 +33,9 @@
 // Other tasks cannot read the box meanwhile: the runtime orders the task's consumers of t after it.
 #include <map>
 #include <set>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
@@ -53,7 +56,14 @@ struct Uses : IRVisitor {
     ++n[op];
     IRVisitor::visit_(op);
   }
-  void visit_(const AssignStmt* op) override { visit_expr(op->value); }   // the defined var is no use
+  void visit_(const AssignStmt* op) override {   // the defined var is no use
+    auto* c = op->value->as<Call>();
+    if (c && c->attrs.count(kAccumulatesInAttr)) {   // this pass's own stamp is no use either
+      for (auto& a : c->args) visit_expr(a);
+      return;
+    }
+    visit_expr(op->value);
+  }
   void visit_(const ReturnStmt*) override {}
 };
 
@@ -155,7 +165,41 @@ ProgramPtr Run(const ProgramPtr& program) {
   return out;
 }
 
+// Same var, or integer literals of one value.
+bool SameOperand(const ExprPtr& a, const ExprPtr& b) {
+  if (a == b) return true;
+  auto* x = a ? a->as<ConstInt>() : nullptr;
+  auto* y = b ? b->as<ConstInt>() : nullptr;
+  return x && y && x->value == y->value;
+}
+
+// Every top-level tile.full assignment of a kernel body, and its accumulates_in attr (or nullptr).
+struct Fulls : IRVisitor {
+  std::vector<std::pair<const AssignStmt*, const std::vector<ExprPtr>*>> found;
+  void visit_(const AssignStmt* op) override {
+    auto* c = op->value->as<Call>();
+    if (c && c->is_op && c->callee == "tile.full")
+      found.emplace_back(op, attr_get<std::vector<ExprPtr>>(c->attrs, kAccumulatesInAttr));
+    IRVisitor::visit_(op);
+  }
+};
+
 }  // namespace
+
+std::vector<std::string> StaleAccumulatesIn(const Function& fn) {
+  std::vector<std::string> out;
+  if (!fn.body) return out;
+  std::vector<ExprPtr> want;
+  const AssignStmt* target = Candidate(fn, &want);
+  Fulls fulls;
+  fulls.visit_stmt(fn.body);
+  for (auto& [assign, have] : fulls.found) {
+    bool ok = assign == target ? have && have->size() == 3 : !have;
+    for (size_t i = 0; ok && assign == target && i < 3; ++i) ok = SameOperand((*have)[i], want[i]);
+    if (!ok) out.push_back("tile.full of '" + assign->var->name + "' has a stale accumulates_in");
+  }
+  return out;
+}
 
 ExprPtr WithAccumulatesIn(const ExprPtr& call, std::vector<ExprPtr> into) {
   auto* c = call->as<Call>();
@@ -166,6 +210,8 @@ ExprPtr WithAccumulatesIn(const ExprPtr& call, std::vector<ExprPtr> into) {
   return n;
 }
 
-Pass KernelAccumulateInStore() { return Pass{"KernelAccumulateInStore", {}, {}, Run, /*invalidated=*/{}}; }
+Pass KernelAccumulateInStore() {
+  return Pass{"KernelAccumulateInStore", {}, {IRProperty::AccumulatorsInStoreStamped}, Run, /*invalidated=*/{}};
+}
 
 }  // namespace pypto::transforms

@@ -215,3 +215,5 @@ def test_the_pass_stamps_the_full_and_the_stamp_round_trips():
     after = assert_pass(passes.KernelAccumulateInStore(), Before, Expected)
     assert "accumulates_in=[c, r, 0]" in ir.python_print(after)
     assert ir.structural_equal(passes.KernelAccumulateInStore()(after), after)   # idempotent
+    prop = passes.IRProperty.AccumulatorsInStoreStamped
+    assert passes.verify_property(prop, Before) != [] and passes.verify_property(prop, after) == []
