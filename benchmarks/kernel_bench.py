@@ -12,8 +12,8 @@ included once per REPS ops.
 A kernel runs on one worker thread, so NumPy's BLAS is limited to one thread here too
 (OPENBLAS_NUM_THREADS / OMP_NUM_THREADS / MKL_NUM_THREADS default to 1) for a per-core comparison.
 The last case is the whole tiled-GEMM program of examples/tiled_matmul.py (256x192 @ 192x128 in
-its tiles) on the runtime's AIC workers (one per CPU) and the orchestrating thread (which runs
-tasks while it waits), against one NumPy matmul with its BLAS on as many threads as CPUs
+its tiles) with the call's default workers (CPUs - 1 AIC workers, at least 1) and the
+orchestrating thread (which runs tasks while it waits), against one NumPy matmul with its BLAS on as many threads as CPUs
 (measured in a fresh process) and on one thread, whichever is faster; a line under the table
 gives the thread counts of both sides and the other NumPy time. The summary line is the
 geometric mean of pypto / NumPy over all cases (goal <= 0.8) and the worst case (goal <= 1.5).
@@ -122,10 +122,11 @@ def gemm_program_case(quick):
     b = rng.standard_normal((mod.K, mod.N)).astype(np.float32)
     c = np.zeros((mod.M, mod.N), np.float32)
     prog = pypto.compile(mod.TiledMatmul)
+    prog(a, b, c)   # the worker counts a user gets: CompiledProgram.default_workers (docs/running.md)
+    aic, aiv = prog.default_workers
     workers = os.cpu_count() or 1
-    prog(a, b, c, aic_workers=workers, aiv_workers=1)
     runs = 20 if quick else 200
-    best = min(prog(a, b, c, aic_workers=workers, aiv_workers=1).wall_seconds for _ in range(runs))
+    best = min(prog(a, b, c).wall_seconds for _ in range(runs))
     # NumPy on its BLAS threads (one per CPU, as the runtime's workers) and on one thread; the
     # faster is the peer (a busy machine can make the threaded BLAS much slower).
     t_np = {workers: _numpy_gemm_seconds(mod.M, mod.K, mod.N, workers, runs // 10 + 3),
@@ -133,9 +134,9 @@ def gemm_program_case(quick):
     threads = min(t_np, key=t_np.get)
     name = "gemm program"
     shape = "%dx%d @ %dx%d" % (mod.M, mod.K, mod.K, mod.N)
-    note = ("gemm program: pypto %d tasks of %dx%d on %d AIC workers + the orchestrating thread (it runs tasks "
-            "while it waits); NumPy on %d BLAS thread(s) (%d thread(s): %.1f us); %d CPUs" % (
-                (mod.M // mod.TM) * (mod.N // mod.TN), mod.TM, mod.TN, workers, threads, workers + 1 - threads,
+    note = ("gemm program: pypto %d tasks of %dx%d on %d AIC + %d AIV workers (the call's default) + the "
+            "orchestrating thread (it runs tasks while it waits); NumPy on %d BLAS thread(s) (%d thread(s): %.1f us); "
+            "%d CPUs" % ((mod.M // mod.TM) * (mod.N // mod.TN), mod.TM, mod.TN, aic, aiv, threads, workers + 1 - threads,
                 1e6 * t_np[workers + 1 - threads], os.cpu_count() or 1))
     return name, shape, best * 1e6, t_np[threads] * 1e6, best / t_np[threads], note
 

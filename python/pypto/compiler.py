@@ -37,6 +37,7 @@ from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import resolve_trace_path
+from pypto.runtime.worker_defaults import check_worker_counts, default_workers
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -185,11 +186,11 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 # Calling
 
 def _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit) -> None:
-    """Worker counts and resource bounds of a call are non-negative integers (never truncated)."""
+    """Worker counts and resource bounds of a call are non-negative integers (never truncated); a
+    worker count of 0 is checked against the program's kernels (worker_defaults.check_worker_counts)."""
     for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                       ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
         if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                (val == 0 and name in ("aic_workers", "aiv_workers")) or
                                 (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
             raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
 
@@ -221,6 +222,7 @@ class CompiledProgram:
         self._tensor_names = [p.name for p in sorted((p for p in params if p.kind == "tensor"), key=lambda p: p.slot)]
         self._marshal = fast_marshaller(params, "%s(%s)" % (entry, ", ".join(p.name for p in params)))
         self._running_label = "running %s" % entry
+        self.default_workers = default_workers(self.kernels)   # (AIC, AIV) when a call names none
 
     def __repr__(self) -> str:
         return "<CompiledProgram %s(%s) at %s>" % (self.entry, ", ".join(p.name for p in self.params), self.output_dir)
@@ -258,7 +260,10 @@ class CompiledProgram:
                  graph: Optional[str] = None, race_check=None, **kwargs):
         """Runs the entry on ``args`` / ``kwargs`` (by parameter name): arrays for tensors (NumPy,
         CPU torch tensors, anything with ``__dlpack__`` or the buffer protocol), Python numbers
-        for scalars. Worker counts default to 1 AIC and 2 AIV; ``clusters`` 0 = min(aic, aiv).
+        for scalars. Worker counts default to ``default_workers``: for a program whose kernels all
+        run on one core type, CPUs - 1 workers of that type (at least 1) and none of the other (the
+        orchestrating thread runs tasks too while it waits); else 1 AIC and 2 AIV
+        (``pypto.runtime.worker_defaults``). ``clusters`` 0 = min(aic, aiv).
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
         when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
         writes the run's task graph as Graphviz DOT (see ``task_graph``). ``race_check=True`` (or
@@ -292,8 +297,11 @@ class CompiledProgram:
         if (aic_workers is not None or aiv_workers is not None or clusters is not None or task_ring_size is not None
                 or memory_limit is not None):
             _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit)
-        config = (aic_workers if aic_workers is not None else 1, aiv_workers if aiv_workers is not None else 2,
-                  clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
+        aic = aic_workers if aic_workers is not None else self.default_workers[0]
+        aiv = aiv_workers if aiv_workers is not None else self.default_workers[1]
+        if aic_workers == 0 or aiv_workers == 0:
+            check_worker_counts(self.kernels, aic, aiv)
+        config = (aic, aiv, clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._runtime
             if rt is None or rt.config != config:

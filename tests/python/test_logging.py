@@ -8,6 +8,7 @@ import pypto
 import pypto.language as pl
 from pypto.log import logger
 from pypto.runtime import build
+from pypto.runtime.worker_defaults import usable_cpus
 
 
 def test_logger_is_pypto_with_a_null_handler():
@@ -67,6 +68,9 @@ def test_runtime_creation_logs_worker_counts(caplog):
         compiled(x, out, aic_workers=2, aiv_workers=3)
     created = [m for m in _records(caplog, logging.INFO) if m.startswith("runtime created")]
     assert len(created) == 2
-    assert created[0].startswith("runtime created: 1 AIC + 2 AIV workers")
+    # An AIV-only program: CPUs - 1 AIV workers by default (docs/running.md, "Workers")
+    n = max(1, usable_cpus() - 1)
+    assert compiled.default_workers == (0, n)
+    assert created[0].startswith("runtime created: 0 AIC + %d AIV workers" % n)
     assert created[1].startswith("runtime created: 2 AIC + 3 AIV workers")
     assert np.allclose(out, 1.0)

@@ -1,0 +1,57 @@
+"""The worker counts of a call that names none, and the check of the counts a call names.
+
+A program whose kernels all run on one core type gets ``cores - 1`` workers of that type (at
+least one) and none of the other; with the orchestrating thread, which submits the tasks and
+then runs ready ones itself while it waits for the run to end, that is one runnable thread per
+core. More threads than cores only take turns on them: on 2 cores, the tiled-GEMM program
+(examples/tiled_matmul.py, 4 AIC tasks) ran with 2 AIC + 1 AIV workers and the orchestrator
+up to 3 tasks at once on 2 cores (benchmarks/gemm_program_ab.py; docs/running.md, "Workers").
+A program with kernels of both types (or none) keeps 1 AIC + 2 AIV workers.
+
+    aic, aiv = default_workers(kernels)          # kernels: KernelEntry list of a CompiledProgram
+    check_worker_counts(kernels, aic, aiv)       # a count of 0 for a type some kernel runs on fails
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Sequence, Tuple
+
+from pypto.runtime.args import ArgumentValueError
+
+MIXED_DEFAULT = (1, 2)   # AIC, AIV workers of a program using both core types (or no kernel)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask, e.g. under taskset), else os.cpu_count()."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _types(kernels: Sequence) -> set:
+    return {k.core_type.name for k in kernels}   # 'AIC' / 'AIV' (the stamped Function.core_type)
+
+
+def default_workers(kernels: Sequence, cpus: int = 0) -> Tuple[int, int]:
+    """(AIC, AIV) workers for a call that names no count: cores - 1 (at least 1) of the one core
+    type the kernels use and 0 of the other; MIXED_DEFAULT when they use both or there are none."""
+    types = _types(kernels)
+    if types not in ({"AIC"}, {"AIV"}):
+        return MIXED_DEFAULT
+    n = max(1, (cpus or usable_cpus()) - 1)
+    return (n, 0) if types == {"AIC"} else (0, n)
+
+
+def check_worker_counts(kernels: Sequence, aic: int, aiv: int) -> None:
+    """A core type some kernel runs on needs at least one worker (ArgumentValueError naming the
+    kernel); 0 workers of a type no kernel uses is allowed."""
+    for name, count, core in (("aic_workers", aic, "AIC"), ("aiv_workers", aiv, "AIV")):
+        users = [k.name for k in kernels if k.core_type.name == core]
+        if count == 0 and users:
+            raise ArgumentValueError("%s must be a positive integer for this program (kernel '%s' runs on %s "
+                                     "workers), got 0" % (name, users[0], core))
+    if aic == 0 and aiv == 0:
+        raise ArgumentValueError("aic_workers must be a positive integer when aiv_workers is 0 (no worker would "
+                                 "run a task), got 0")

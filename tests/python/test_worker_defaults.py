@@ -1,0 +1,113 @@
+"""The worker counts of a call that names none (pypto.runtime.worker_defaults, docs/running.md,
+"Workers"): a one-core-type program gets CPUs - 1 workers of its type and none of the other; a
+worker count of 0 is accepted for a type no kernel uses and refused, naming the kernel, else."""
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto._core import ir
+from pypto.compiler import ArgumentValueError
+from pypto.runtime.build import KernelEntry
+from pypto.runtime.worker_defaults import MIXED_DEFAULT, default_workers, usable_cpus
+
+MM_SRC = """
+import pypto.language as pl
+
+@pl.program
+class Mm:
+    @pl.function(type=pl.FunctionType.InCore)
+    def mm(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+           c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        ta = pl.move(pl.load(a, [0, 0], [16, 16]), target_memory=pl.MemorySpace.Left)
+        tb = pl.move(pl.load(b, [0, 0], [16, 16]), target_memory=pl.MemorySpace.Right)
+        c = pl.store(pl.matmul(ta, tb), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.mm(a, b, c)
+        return c
+"""
+
+ADD_SRC = """
+import pypto.language as pl
+
+@pl.program
+class Add:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 8]), pl.load(x, [0, 0], [16, 8])), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        y = self.add(x, y)
+        return y
+"""
+
+AIC, AIV = ir.CoreType.AIC, ir.CoreType.AIV
+
+
+@pytest.fixture(scope="module")
+def mm():
+    return pypto.compile(pl.parse_program(MM_SRC))
+
+
+@pytest.fixture(scope="module")
+def add():
+    return pypto.compile(pl.parse_program(ADD_SRC))
+
+
+def _mm_args():
+    rng = np.random.default_rng(0)
+    a, b = (rng.standard_normal((16, 16)).astype(np.float32) for _ in range(2))
+    return a, b, np.zeros((16, 16), np.float32)
+
+
+@pytest.mark.parametrize("kernels, cpus, expected", [
+    ([KernelEntry("mm", 0, AIC)], 4, (3, 0)),
+    ([KernelEntry("mm", 0, AIC), KernelEntry("mm2", 1, AIC)], 2, (1, 0)),
+    ([KernelEntry("add", 0, AIV)], 8, (0, 7)),
+    ([KernelEntry("add", 0, AIV)], 1, (0, 1)),          # never 0 workers of the type in use
+    ([KernelEntry("mm", 0, AIC), KernelEntry("add", 1, AIV)], 8, MIXED_DEFAULT),
+    ([], 8, MIXED_DEFAULT),
+])
+def test_default_workers(kernels, cpus, expected):
+    assert default_workers(kernels, cpus=cpus) == expected
+
+
+def test_one_type_program_runs_on_cpus_minus_one_workers(mm, add):
+    n = max(1, usable_cpus() - 1)
+    a, b, c = _mm_args()
+    mm(a, b, c)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    assert mm.default_workers == (n, 0) and mm._runtime.config[:2] == (n, 0)
+    x = np.arange(128, dtype=np.float32).reshape(16, 8)
+    y = np.zeros_like(x)
+    add(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert add._runtime.config[:2] == (0, n)
+
+
+def test_named_counts_override_the_default(mm):
+    a, b, c = _mm_args()
+    mm(a, b, c, aic_workers=2, aiv_workers=1)
+    assert mm._runtime.config[:2] == (2, 1)
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    mm(a, b, c, aiv_workers=0)     # 0 of a type no kernel uses
+    assert mm._runtime.config[:2] == (max(1, usable_cpus() - 1), 0)
+
+
+def test_zero_workers_of_a_used_type_is_refused(mm, add):
+    a, b, c = _mm_args()
+    with pytest.raises(ArgumentValueError, match=r"aic_workers must be a positive integer for this program "
+                                                 r"\(kernel 'mm' runs on AIC workers\), got 0"):
+        mm(a, b, c, aic_workers=0)
+    with pytest.raises(ArgumentValueError, match=r"aiv_workers must be a positive integer for this program "
+                                                 r"\(kernel 'add' runs on AIV workers\), got 0"):
+        add(np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), aiv_workers=0, aic_workers=1)
+    with pytest.raises(ArgumentValueError, match="aic_workers must be a positive integer, got -1"):
+        mm(a, b, c, aic_workers=-1)
+    assert not c.any()   # refused before running
