@@ -143,4 +143,4 @@ def test_generator_prints_plain_division_only_over_stamped_operands():
             return t2
 
     code = codegen.generate_orchestration(Prog, "main").code
-    assert "i / 2)" in code and "% 2 != 0" in code   # i: plain `/`; j: Python's floor
+    assert "i / 2)" in code and "pto2_floordiv<int64_t>(j, 2, " in code   # i: plain `/`; j: Python's floor
