@@ -15,7 +15,7 @@ def test_run_prints_tasks_time_and_checksums(tmp_path, capsys):
     assert cli.main(["run", os.path.join(EXAMPLES, "dynamic_shape.py"), "--dim", "M=64", "--trace", str(trace),
                      "--aiv-workers", "3", "--seed", "5"]) == 0
     out = capsys.readouterr().out
-    assert "ran 4 tasks in" in out and "1 AIC + 3 AIV workers" in out
+    assert "ran 4 tasks in" in out and "0 AIC + 3 AIV workers" in out   # AIV-only: no AIC worker by default
     m = re.search(r"Out\s+y\s+64x64 FP32\s+sum=(\S+) sha256=([0-9a-f]{16})", out)
     assert m, out
     assert trace.is_file()
@@ -88,3 +88,12 @@ def test_compile_writes_kernels(tmp_path):
 def test_helpers():
     assert parse_dims(["M=128", "N = 4"]) == {"M": 128, "N": 4}
     assert checksum(np.ones(4, np.float32)).startswith("sum=4 sha256=")
+
+
+def test_run_uses_the_programs_default_workers(capsys):
+    # No --aic/--aiv-workers: the call's default (an AIC-only program: CPUs - 1 AIC workers, no AIV),
+    # and the line says what ran.
+    from pypto.runtime.worker_defaults import usable_cpus
+    assert cli.main(["run", os.path.join(EXAMPLES, "tiled_matmul.py"), "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "(%d AIC + 0 AIV workers)" % max(1, usable_cpus() - 1) in out, out

@@ -46,8 +46,10 @@ def add_run_parser(sub) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                    help="extent of a pl.dynamic dimension (repeatable), e.g. --dim M=128")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace of the run")
-    p.add_argument("--aic-workers", type=int, default=1, help="AIC (cube) worker threads (default 1)")
-    p.add_argument("--aiv-workers", type=int, default=2, help="AIV (vector) worker threads (default 2)")
+    p.add_argument("--aic-workers", type=int, default=None,
+                   help="AIC (cube) worker threads (default: the program's, CompiledProgram.default_workers)")
+    p.add_argument("--aiv-workers", type=int, default=None,
+                   help="AIV (vector) worker threads (default: the program's, CompiledProgram.default_workers)")
     p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
     p.add_argument("--chips", type=int, default=2,
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
@@ -103,17 +105,20 @@ def cmd_run(args) -> int:
         inputs = load_inputs(args.inputs, compiled.params, inputs)
     pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
     walls = []
+    # A count not given is the program's default for its type (a call's own rule).
+    aic = args.aic_workers if args.aic_workers is not None else compiled.default_workers[0]
+    aiv = args.aiv_workers if args.aiv_workers is not None else compiled.default_workers[1]
     for r in range(args.repeat):
         if r:   # every run starts from the same inputs (InOut tensors are updated in place)
             for a, b in zip(inputs, pristine):
                 if isinstance(a, np.ndarray):
                     np.copyto(a, b)
-        stats = compiled(*inputs, aic_workers=args.aic_workers, aiv_workers=args.aiv_workers,
+        stats = compiled(*inputs, aic_workers=aic, aiv_workers=aiv,
                          clusters=args.clusters, trace=args.trace if r == args.repeat - 1 else None,
                          race_check=args.race_check)
         walls.append(stats.wall_seconds)
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
-                                                                 args.aic_workers, args.aiv_workers))
+                                                                 aic, aiv))
     if args.repeat > 1:
         print("%d runs: min %.3f ms, median %.3f ms" % (args.repeat, min(walls) * 1e3,
                                                         float(np.median(walls)) * 1e3))
