@@ -157,7 +157,9 @@ inline T pto2_floordiv(T a, T d, const char* file, int32_t line) {
     }
   }
   T q = static_cast<T>(a / d);
-  if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
+  if constexpr (std::is_signed<T>::value) {  // unsigned: truncation is the floor (no `< 0` tests to warn on)
+    if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
+  }
   return q;
 }
 /// Python's `a % d` (the sign of the divisor) on integers that may be negative: a 0 divisor
@@ -170,7 +172,9 @@ inline T pto2_mod(T a, T d, const char* file, int32_t line) {
     if (d == T(-1)) return 0;
   }
   T r = static_cast<T>(a % d);
-  if (r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+  if constexpr (std::is_signed<T>::value) {
+    if (r != 0 && ((r < 0) != (d < 0))) r = static_cast<T>(r + d);
+  }
   return r;
 }
 /// The stride `step * chunk` of a pl.auto_chunk loop whose step is known only at run time; an
