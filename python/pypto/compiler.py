@@ -37,7 +37,7 @@ from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import resolve_trace_path
-from pypto.runtime.worker_defaults import check_worker_counts, default_workers
+from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, default_workers
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -185,16 +185,6 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
 # ---------------------------------------------------------------------------------------------
 # Calling
 
-def _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit) -> None:
-    """Worker counts and resource bounds of a call are non-negative integers (never truncated); a
-    worker count of 0 is checked against the program's kernels (worker_defaults.check_worker_counts)."""
-    for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
-                      ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
-        if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
-            raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
-
-
 class CompiledProgram:
     """A program built for the CPU runtime; call it to run its entry orchestration.
 
@@ -296,7 +286,7 @@ class CompiledProgram:
             tensors, scalars, keep, outputs = call.tensors, call.scalars, call.keep, call.outputs
         if (aic_workers is not None or aiv_workers is not None or clusters is not None or task_ring_size is not None
                 or memory_limit is not None):
-            _check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit)
+            check_runtime_options(aic_workers, aiv_workers, clusters, task_ring_size, memory_limit)
         aic = aic_workers if aic_workers is not None else self.default_workers[0]
         aiv = aiv_workers if aiv_workers is not None else self.default_workers[1]
         if aic_workers == 0 or aiv_workers == 0:

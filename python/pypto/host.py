@@ -107,7 +107,7 @@ class HostProgram:
 
     def __init__(self, library: str, signature, files: Dict[str, str], target_ids: Dict[str, int], chips: int,
                  output_dir: str = "", cached: bool = False, entry: str = "", transport: str = "inprocess",
-                 mpi: Optional["_Mpi"] = None):
+                 mpi: Optional["_Mpi"] = None, kernels: Optional[list] = None):
         self.entry = entry  # the HOST function's name
         self.program = None  # the prepared program (compile_host sets it)
         self.library = library
@@ -118,6 +118,8 @@ class HostProgram:
         self.output_dir = output_dir
         self.cached = cached
         self.transport = transport
+        # KernelEntry of every chip-level kernel (a worker count of 0 is checked against them).
+        self.kernels = list(kernels or [])
         self._mpi = mpi
         self._transport_handle = None
         from pypto._core import program_abi
@@ -157,11 +159,31 @@ class HostProgram:
 
     last_stats = None  # HostRunStats of the latest call
 
-    def __call__(self, *args, trace: Optional[str] = None, **kwargs):
+    # Each in-process chip's workers when a call names none: the runtime's own default.
+    DEFAULT_CHIP_WORKERS = (1, 2)
+
+    def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
+                 aiv_workers: Optional[int] = None, **kwargs):
         """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the
         same checks, omitted pl.Out parameters allocated and returned, else a ``HostRunStats``).
-        ``trace="host.json"`` writes the HOST-level trace (``write_host_trace``)."""
+        ``trace="host.json"`` writes the HOST-level trace (``write_host_trace``).
+        ``aic_workers`` / ``aiv_workers``: the workers of each chip's runtime (in-process;
+        default ``DEFAULT_CHIP_WORKERS``, 1 AIC + 2 AIV; 0 only for a core type no kernel runs on).
+        MPI chip ranks run their runtime's defaults: naming a count there is an error.
+
+            stats = prog(x, out, aiv_workers=4)   # every chip runs 1 AIC + 4 AIV workers
+        """
         from pypto.runtime.args import ArgumentValueError, bind_and_check, param_specs
+        from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts
+
+        check_runtime_options(aic_workers, aiv_workers)
+        if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
+            raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
+                                     "their runtime's default workers (1 AIC + 2 AIV)",
+                                     help="leave the counts out of an MPI run")
+        aic = aic_workers if aic_workers is not None else self.DEFAULT_CHIP_WORKERS[0]
+        aiv = aiv_workers if aiv_workers is not None else self.DEFAULT_CHIP_WORKERS[1]
+        check_worker_counts(self.kernels, aic, aiv)
 
         if trace is not None:   # the one trace-path check of L2 runs: a missing directory fails before running
             from pypto.runtime.trace_path import resolve_trace_path
@@ -183,7 +205,7 @@ class HostProgram:
         scalars = [int(v) & 0xFFFFFFFFFFFFFFFF for v in call.scalars]
         from pypto.runtime.progress import RunIndicator
         with RunIndicator("running %s on %d chips" % (self.entry or "host", self.chips)):  # a long run ticks
-            ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips,
+            ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips, aic, aiv,
                                                                       int(self._transport_handle or 0))
         if not ok:
             from pypto.runtime.loader import RunError
@@ -431,8 +453,11 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     files["host_runner.cpp"] = _host.generate_host_entry_glue(glue_targets)
 
     build_result = build_sources(files, output_dir=output_dir, file_flags=defines, label=name)
+    from pypto.runtime.build import KernelEntry
+    kernel_entries = {k[0]: KernelEntry(*k) for _, _, ks in glue_targets for k in ks}
     prog = HostProgram(build_result.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build_result.output_dir, cached=build_result.cached,
-                       transport="mpi" if mpi is not None else "inprocess", mpi=mpi)
+                       transport="mpi" if mpi is not None else "inprocess", mpi=mpi,
+                       kernels=list(kernel_entries.values()))
     prog.program = prepared   # for task_graph(static=True)
     return prog

@@ -231,7 +231,7 @@ class HostLibrary {
   // (ok, message, stats[9], wall seconds, records, barrier words); see pto2_c_api.h.
   std::tuple<bool, std::string, std::vector<uint64_t>, double, std::vector<Record>, std::vector<uint64_t>>
   run(const std::vector<TensorTuple>& tensors, const std::vector<uint64_t>& scalars, uint32_t chips,
-      uintptr_t transport) {
+      uint32_t aic_workers, uint32_t aiv_workers, uintptr_t transport) {
     std::vector<pypto_host_tensor> args;
     args.reserve(tensors.size());
     for (const auto& [data, dtype, shape, strides] : tensors) {
@@ -247,7 +247,7 @@ class HostLibrary {
     {
       nb::gil_scoped_release release;
       ok = run_(args.data(), static_cast<uint32_t>(args.size()), scalars.data(), static_cast<uint32_t>(scalars.size()),
-                chips, reinterpret_cast<void*>(transport), stats.data(), &wall, err.data(), err.size());
+                chips, aic_workers, aiv_workers, reinterpret_cast<void*>(transport), stats.data(), &wall, err.data(), err.size());
       if (ok) {
         std::vector<double> raw(6 * std::max<uint64_t>(1, stats[5]));
         std::vector<uint64_t> deps(std::max<uint64_t>(1, stats[7]));
@@ -380,7 +380,8 @@ void bind_program_abi(nb::module_& m) {
       .def("close", &Runtime::close);
   nb::class_<HostLibrary>(abi, "HostLibrary")
       .def(nb::init<const std::string&, const std::string&>(), nb::arg("libpto2_path"), nb::arg("path"))
-      .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"), nb::arg("transport"))
+      .def("run", &HostLibrary::run, nb::arg("tensors"), nb::arg("scalars"), nb::arg("chips"), nb::arg("aic_workers"),
+           nb::arg("aiv_workers"), nb::arg("transport"))
       .def("release", &HostLibrary::release);
   abi.def(
       "cancel_runs_on_sigint",

@@ -47,7 +47,7 @@ def test_run_host_entry_on_the_l3_runtime(capsys):
     assert cli.main(["run", prog, "--seed", "2", "--chips", "1"]) == 0
     out = capsys.readouterr().out
     assert "TwoChips.host_main (HOST, 2 next-level targets)" in out
-    assert "ran 5 next-level tasks and 1 barrier in" in out and "on 1 chip\n" in out
+    assert "ran 5 next-level tasks and 1 barrier in" in out and "on 1 chip (1 AIC + 2 AIV workers each)\n" in out
     m = re.search(r"Out\s+y\s+16x16 FP32\s+sum=(\S+) sha256=([0-9a-f]{16})", out)
     assert m, out
     # y is the sum of the four normalized blocks of x (random inputs: x in [-1, 1), scalars 0.5).
@@ -66,6 +66,33 @@ def test_run_host_entry_traces_and_rejects_bad_chips(tmp_path, capsys):
     assert '"name": "chip_combine"' in (tmp_path / "t.json").read_text()
     assert cli.main(["run", prog, "--chips", "0"]) == 2
     assert "--chips must be at least 1" in capsys.readouterr().err
+
+
+def test_run_host_entry_takes_chip_worker_counts_and_repeats(capsys):
+    # --aic-workers / --aiv-workers are each in-process chip's workers (they were ignored for a
+    # HOST entry); --repeat runs it again from the same inputs, as for a chip-level entry.
+    prog = os.path.join(EXAMPLES, "two_chips.py")
+    assert cli.main(["run", prog, "--seed", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "on 2 chips (1 AIC + 2 AIV workers each)" in out
+    assert cli.main(["run", prog, "--seed", "2", "--aiv-workers", "3", "--aic-workers", "0", "--repeat", "3"]) == 0
+    out3 = capsys.readouterr().out
+    assert "(0 AIC + 3 AIV workers each)" in out3 and "3 runs: min" in out3
+    assert re.findall(r"sha256=\w+", out3) == re.findall(r"sha256=\w+", out)   # InOut-safe: same inputs each run
+    # The counts reach the chips' runtimes: one they refuse fails the run, naming it.
+    assert cli.main(["run", prog, "--aiv-workers", "5000"]) == 1
+    assert "aiv_workers 5000 is out of range" in capsys.readouterr().err
+    # 0 workers of a type the kernels run on is refused before running, naming a kernel.
+    assert cli.main(["run", prog, "--aiv-workers", "0"]) == 1
+    assert "kernel 'normalize_block' runs on AIV workers" in capsys.readouterr().err
+
+
+def test_run_host_entry_refuses_chip_level_only_flags(capsys):
+    prog = os.path.join(EXAMPLES, "two_chips.py")
+    for flags, name in ((["--race-check"], "--race-check"), (["--clusters", "2"], "--clusters"),
+                        (["--repeat", "0"], "--repeat"), (["--mpi", "--aiv-workers", "2"], "--aiv-workers")):
+        assert cli.main(["run", prog] + flags) == 2, flags
+        assert name in capsys.readouterr().err
 
 
 def test_run_needs_dynamic_dims(capsys):

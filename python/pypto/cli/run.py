@@ -47,9 +47,11 @@ def add_run_parser(sub) -> None:
                    help="extent of a pl.dynamic dimension (repeatable), e.g. --dim M=128")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace of the run")
     p.add_argument("--aic-workers", type=int, default=None,
-                   help="AIC (cube) worker threads (default: the program's, CompiledProgram.default_workers)")
+                   help="AIC (cube) worker threads (default: the program's, CompiledProgram.default_workers; "
+                        "of each chip for a HOST entry: 1 AIC + 2 AIV)")
     p.add_argument("--aiv-workers", type=int, default=None,
-                   help="AIV (vector) worker threads (default: the program's, CompiledProgram.default_workers)")
+                   help="AIV (vector) worker threads (default: the program's, CompiledProgram.default_workers; "
+                        "of each chip for a HOST entry: 1 AIC + 2 AIV)")
     p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
     p.add_argument("--chips", type=int, default=2,
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
@@ -88,6 +90,10 @@ def cmd_run(args) -> int:
     except ValueError as e:
         raise CliError(str(e))
     from pypto.host import HostProgram, mpi_world
+    # Every rank of an MPI job parses the same flags: refused before any rank compiles or serves.
+    if getattr(args, "mpi", False) and (args.aic_workers is not None or args.aiv_workers is not None):
+        raise CliError("--aic-workers / --aiv-workers apply to in-process chips; the MPI chip ranks run their "
+                       "runtime's default workers (1 AIC + 2 AIV): leave them out with --mpi")
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
@@ -103,25 +109,14 @@ def cmd_run(args) -> int:
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     if args.inputs:
         inputs = load_inputs(args.inputs, compiled.params, inputs)
-    pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
-    walls = []
     # A count not given is the program's default for its type (a call's own rule).
     aic = args.aic_workers if args.aic_workers is not None else compiled.default_workers[0]
     aiv = args.aiv_workers if args.aiv_workers is not None else compiled.default_workers[1]
-    for r in range(args.repeat):
-        if r:   # every run starts from the same inputs (InOut tensors are updated in place)
-            for a, b in zip(inputs, pristine):
-                if isinstance(a, np.ndarray):
-                    np.copyto(a, b)
-        stats = compiled(*inputs, aic_workers=aic, aiv_workers=aiv,
-                         clusters=args.clusters, trace=args.trace if r == args.repeat - 1 else None,
-                         race_check=args.race_check)
-        walls.append(stats.wall_seconds)
+    stats, walls = _repeated_runs(args, inputs, lambda trace: compiled(
+        *inputs, aic_workers=aic, aiv_workers=aiv, clusters=args.clusters, trace=trace, race_check=args.race_check))
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  aic, aiv))
-    if args.repeat > 1:
-        print("%d runs: min %.3f ms, median %.3f ms" % (args.repeat, min(walls) * 1e3,
-                                                        float(np.median(walls)) * 1e3))
+    _print_repeats(args, walls)
     _print_outputs(compiled.params, inputs)
     if args.trace:
         print("trace: %s" % args.trace)
@@ -141,6 +136,27 @@ def _save_and_check(args, params, inputs) -> int:
     return 0
 
 
+def _repeated_runs(args, inputs, run_once):
+    """Runs run_once(trace) --repeat times, each from the same inputs (InOut tensors are updated
+    in place), the trace written by the last; (the last run's stats, every run's wall seconds)."""
+    pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
+    walls = []
+    for r in range(args.repeat):
+        if r:
+            for a, b in zip(inputs, pristine):
+                if isinstance(a, np.ndarray):
+                    np.copyto(a, b)
+        stats = run_once(args.trace if r == args.repeat - 1 else None)
+        walls.append(stats.wall_seconds)
+    return stats, walls
+
+
+def _print_repeats(args, walls) -> None:
+    if args.repeat > 1:
+        print("%d runs: min %.3f ms, median %.3f ms" % (args.repeat, min(walls) * 1e3,
+                                                        float(np.median(walls)) * 1e3))
+
+
 def _print_outputs(params, inputs) -> None:
     for p, arr in zip(params, inputs):
         if p.kind == "tensor" and p.direction in ("Out", "InOut"):
@@ -156,6 +172,13 @@ def _run_host(args, program, compiled, dims) -> int:
 
     if args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
+    if args.repeat < 1:
+        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
+    # What only a chip-level run has: refused rather than ignored.
+    for flag, given in (("--clusters", args.clusters != 0), ("--race-check", args.race_check is not None)):
+        if given:
+            raise CliError("%s applies to chip-level entries; %s.%s is a HOST orchestration (its chips run with "
+                           "the runtime's defaults)" % (flag, program.name, compiled.entry))
     if compiled.transport != "mpi":
         compiled.chips = args.chips
     elif args.chips > compiled.chips:
@@ -168,13 +191,23 @@ def _run_host(args, program, compiled, dims) -> int:
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     if args.inputs:
         inputs = load_inputs(args.inputs, compiled.signature, inputs)
-    t0 = time.perf_counter()
-    stats = compiled(*inputs, trace=args.trace)
-    wall = time.perf_counter() - t0
+    aic = args.aic_workers if args.aic_workers is not None else compiled.DEFAULT_CHIP_WORKERS[0]
+    aiv = args.aiv_workers if args.aiv_workers is not None else compiled.DEFAULT_CHIP_WORKERS[1]
+    counts = {} if compiled.transport == "mpi" else dict(aic_workers=aic, aiv_workers=aiv)
+
+    def run_once(trace):
+        t0 = time.perf_counter()
+        stats = compiled(*inputs, trace=trace, **counts)
+        stats.wall_seconds = time.perf_counter() - t0   # the call as the user waits for it
+        return stats
+
+    stats, walls = _repeated_runs(args, inputs, run_once)
     n, b = stats.tasks_executed, stats.barriers
     print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s%s"
-          % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", wall * 1e3, compiled.chips,
-             "" if compiled.chips == 1 else "s", " (MPI ranks)" if compiled.transport == "mpi" else ""))
+          % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", stats.wall_seconds * 1e3, compiled.chips,
+             "" if compiled.chips == 1 else "s", " (MPI ranks)" if compiled.transport == "mpi"
+             else " (%d AIC + %d AIV workers each)" % (aic, aiv)))
+    _print_repeats(args, walls)
     _print_outputs(compiled.signature, inputs)
     if args.trace:
         print("trace: %s" % args.trace)

@@ -55,3 +55,17 @@ def check_worker_counts(kernels: Sequence, aic: int, aiv: int) -> None:
     if aic == 0 and aiv == 0:
         raise ArgumentValueError("aic_workers must be a positive integer when aiv_workers is 0 (no worker would "
                                  "run a task), got 0")
+
+
+def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, task_ring_size=None,
+                          memory_limit=None) -> None:
+    """Worker counts and resource bounds of a call are non-negative integers (never truncated); a
+    worker count of 0 is checked against the program's kernels (check_worker_counts).
+
+        check_runtime_options(aic_workers=2, aiv_workers=-1)   # ArgumentValueError (aiv_workers)
+    """
+    for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
+                      ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
+        if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
+                                (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
+            raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))

@@ -44,7 +44,7 @@ constexpr const char* kGlueTail = R"GLUE(}
 namespace {
 std::mutex run_mu;
 std::unique_ptr<pto2::L3Runtime> l3_cached;  // kept between calls: a run starts no threads
-uint32_t cached_chips = 0;
+uint32_t cached_chips = 0, cached_aic = 0, cached_aiv = 0;
 void* cached_transport = nullptr;
 std::vector<pto2::L3TaskRecord> last_tasks;  // of the last run (read by pypto_host_last_tasks)
 std::vector<uint64_t> last_barriers;          // [index, n, dep x n]... of the last run's barriers
@@ -53,17 +53,21 @@ std::vector<uint64_t> last_barriers;          // [index, n, dep x n]... of the l
 // `transport`: nullptr = in-process with `chips` chips; else a std::shared_ptr<L3Transport>*.
 // `stats` has 9 slots (see pypto.host.HostProgram.__call__).
 extern "C" int pypto_host_run(const pypto_host_tensor* t, uint32_t nt, const uint64_t* s, uint32_t ns,
-                              uint32_t chips, void* transport, uint64_t* stats, double* wall, char* err,
-                              size_t errlen) {
+                              uint32_t chips, uint32_t aic_workers, uint32_t aiv_workers, void* transport,
+                              uint64_t* stats, double* wall, char* err, size_t errlen) {
   std::lock_guard<std::mutex> lk(run_mu);
   try {
-    if (!l3_cached || cached_chips != chips || cached_transport != transport) {
+    if (!l3_cached || cached_chips != chips || cached_aic != aic_workers || cached_aiv != aiv_workers ||
+        cached_transport != transport) {
       l3_cached.reset();
-      pto2::L3Options o = pto2::L3Options{}.chips(chips);
+      pto2::L3Options o = pto2::L3Options{}.chips(chips).chip_options(
+          pto2::RuntimeOptions{}.aic_workers(aic_workers).aiv_workers(aiv_workers));
       if (transport) o.transport(*static_cast<std::shared_ptr<pto2::L3Transport>*>(transport));
       l3_cached = std::make_unique<pto2::L3Runtime>(o);
       pypto_host_register(l3_cached.get());
       cached_chips = chips;
+      cached_aic = aic_workers;
+      cached_aiv = aiv_workers;
       cached_transport = transport;
     }
     ChipStorageTaskArgs args;
