@@ -11,7 +11,9 @@
 // as the search window, so a lookup visits only candidates near the accessed bytes: O(log n +
 // overlapping regions). Entries whose tasks all finished are dropped when visited, and a
 // storage is swept whenever its entry count doubled since the last sweep (amortized O(1)),
-// so state is bounded by live work, not by the program's history. Orchestrator thread only.
+// so state is bounded by live work, not by the program's history ("finished" is the caller's
+// `live` predicate: a traced run counts every task live, DependencyLinker::recording_live).
+// Orchestrator thread only.
 #pragma once
 
 #include <algorithm>

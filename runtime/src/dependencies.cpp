@@ -167,7 +167,7 @@ const Tensor* DependencyLinker::track_predicate_element(const TaskRing& ring, co
   e.offset = params.predicate().element;
   for (uint32_t d = 0; d < e.ndims; ++d) e.shapes[d] = 1;
   if (!manual_scope && !e.manual_dep) {
-    tracker_.access(e, true, false, raw, dep_scratch_, [&ring](uint64_t r) { return ring.is_live(r); });
+    tracker_.access(e, true, false, raw, dep_scratch_, recording_live(ring));
     dedup_producers(dep_scratch_);
   }
   return &e;
@@ -191,7 +191,7 @@ bool DependencyLinker::track_tensors(const TaskRing& ring, const Tensor* ts, con
       untracked_write |= write;
       continue;
     }
-    tracker_.access(t, read, write, raw, dep_scratch_, [&ring](uint64_t r) { return ring.is_live(r); });
+    tracker_.access(t, read, write, raw, dep_scratch_, recording_live(ring));
   }
   dedup_producers(dep_scratch_);
   return untracked_write;

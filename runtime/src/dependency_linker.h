@@ -75,6 +75,13 @@ class DependencyLinker {
 
  private:
   static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
+  /// What the tracker counts as live while recording accesses: the live tasks; while tracing,
+  /// every task recorded (nothing is pruned), so the dependencies found — the trace's arrows,
+  /// its critical path — are the program's, not the schedule's (a producer that finished
+  /// before its consumer was submitted is still found; link_edges links no edge to it).
+  auto recording_live(const TaskRing& ring) const {
+    return [&ring, tracing = trace_](uint64_t r) { return tracing || ring.is_live(r); };
+  }
   bool tracked_tensors_must_wait(const TaskRing& ring, const Arg& params);
   const Tensor* track_predicate_element(const TaskRing& ring, const Arg& params, uint64_t raw, bool manual_scope);
 
