@@ -120,6 +120,13 @@ __attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst,
         v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
         unordered = static_cast<__mmask16>(unordered | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
       }
+      if (j < n) {   // the tail in one masked load: lanes past the row keep v's own values
+        const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1);
+        const __m512 x = _mm512_mask_loadu_ps(v, tail, row + j);
+        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+        unordered = static_cast<__mmask16>(unordered | _mm512_mask_cmp_ps_mask(tail, x, x, _CMP_UNORD_Q));
+        j = n;
+      }
       nan = nan || unordered != 0;
       alignas(64) float lanes[16];
       _mm512_store_ps(lanes, v);
