@@ -112,3 +112,20 @@ def test_trace_path_that_is_a_directory_fails_before_the_run(scale, tmp_path):
     with pytest.raises(TracePathError, match="it is a directory"):
         scale(_x(), 2.0, y, trace=str(tmp_path))
     assert not y.any()      # refused before running, not after (when the results would be lost)
+
+
+@pytest.mark.parametrize("value", [np.array([2.0], np.float32), np.array([[2.0]]), np.ones(2)])
+def test_array_for_a_scalar_is_refused_even_with_one_element(scale, value):
+    # .item() took a one-element array of any rank for its element (np.array([2.0]) ran as 2.0).
+    y = np.zeros((16, 8), np.float32)
+    with pytest.raises(ArgumentTypeError, match=r"argument 's' .* is a scalar \(pl.Scalar\[pl.FP32\]\), "
+                                               r"got an array of shape \(") as e:
+        scale(_x(), value, y)
+    assert e.value.line > 0 and "x.item()" in str(e.value)
+    assert not y.any()
+
+
+def test_zero_dim_array_for_a_scalar_passes(scale):
+    y = np.zeros((16, 8), np.float32)
+    scale(_x(), np.array(2.0, np.float32), y)
+    np.testing.assert_array_equal(y, _x() * 2)

@@ -139,3 +139,18 @@ def test_graph_scalar_values_are_checked(tmp_path, capsys):
         assert cli.main(["graph", prog, "-o", str(tmp_path / "bad.dot")] + flags) != 0
         assert message in _err(capsys), flags
         assert not os.path.exists(tmp_path / "bad.dot")
+
+
+@pytest.mark.parametrize("command", ["compile", "run", "graph"])
+def test_program_path_that_is_a_directory(tmp_path, capsys, command):
+    # was "no such file: <dir>", which is wrong for a path that exists
+    d = tmp_path / "prog_dir"
+    d.mkdir()
+    assert cli.main([command, str(d), "-o", str(tmp_path / "out")]) == 2
+    assert "%s is a directory, not a file" % d in _err(capsys)
+
+
+@pytest.mark.parametrize("flag", ["--inputs", "--check"])
+def test_inputs_or_check_path_that_is_a_directory(tmp_path, capsys, flag):
+    assert cli.main(["run", VECTOR_ADD, flag, str(tmp_path)]) == 2
+    assert "%s: %s is a directory, not a file" % (flag, tmp_path) in _err(capsys)

@@ -2,7 +2,7 @@
 chosen at run time; python/pypto/runtime/include_kernel/pypto_kernel_simd.h) against the
 portable loops of the prelude, on ragged widths that exercise the vector tails:
 
-  row_max / row_min          bit-for-bit (NaN-free, non-zero data)
+  row_max / row_min          bit-for-bit (non-zero data; rows with NaNs give their first NaN)
   row_sum                    within 1 ulp of the portable float result (both sum in double;
                              only the association differs)
   element-wise loops         bit-for-bit (binary, tile x scalar both ways, neg / abs / relu)
@@ -23,6 +23,7 @@ from pypto import runtime
 from codegen_test_util import RUNTIME_INCLUDE
 
 PROGRAM = r"""
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -257,6 +258,23 @@ int main() {
       if (mx) row_reduce_portable(ref.data(), a.data(), m, n, Max{}); else row_reduce_portable(ref.data(), a.data(), m, n, Min{});
       if (avx512) { if (mx) row_minmax_f32_avx512<true>(got.data(), a.data(), m, n); else row_minmax_f32_avx512<false>(got.data(), a.data(), m, n); expect(mx ? "row_max" : "row_min", "avx512", n, got, ref, 0); }
       if (avx2) { if (mx) row_minmax_f32_avx2<true>(got.data(), a.data(), m, n); else row_minmax_f32_avx2<false>(got.data(), a.data(), m, n); expect(mx ? "row_max" : "row_min", "avx2", n, got, ref, 0); }
+    }
+    // NaN rows: the portable functors give the row's first NaN (payload and sign included); the
+    // SIMD builds dropped a NaN that sat in the accumulator (row[0], the first vector).
+    std::vector<float> an(a);
+    const float nan_a = std::nanf("1"), nan_b = -std::nanf("2");
+    an[0 * n + 0] = nan_a;                           // row 0: the first element
+    an[1 * n + std::min<int64_t>(1, n - 1)] = nan_b;  // row 1: in the first vector
+    an[2 * n + n / 2] = nan_a;                       // row 2: the middle
+    an[3 * n + n - 1] = nan_b;                       // row 3: the tail
+    an[4 * n + std::min<int64_t>(2, n - 1)] = nan_b;  // row 4: two payloads, the first wins
+    an[4 * n + n - 1] = nan_a;
+    for (int mx = 0; mx < 2; ++mx) {
+      if (mx) row_reduce_portable(ref.data(), an.data(), m, n, Max{}); else row_reduce_portable(ref.data(), an.data(), m, n, Min{});
+      if (avx512) { if (mx) row_minmax_f32_avx512<true>(got.data(), an.data(), m, n); else row_minmax_f32_avx512<false>(got.data(), an.data(), m, n); expect(mx ? "row_max NaN" : "row_min NaN", "avx512", n, got, ref, 0); }
+      if (avx2) { if (mx) row_minmax_f32_avx2<true>(got.data(), an.data(), m, n); else row_minmax_f32_avx2<false>(got.data(), an.data(), m, n); expect(mx ? "row_max NaN" : "row_min NaN", "avx2", n, got, ref, 0); }
+      for (int64_t i = 0; i < 5; ++i)
+        if (ref[i] == ref[i] && bad++ < 10) std::printf("portable row %lld with a NaN gave %.9g\n", (long long)i, ref[i]);
     }
     // The dispatchers the generated kernels call pick one of the paths above.
     row_reduce<Storage::F32>(got.data(), a.data(), m, n, Max{});

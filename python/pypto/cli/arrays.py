@@ -15,7 +15,7 @@ from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
 
-from pypto.cli.common import CliError
+from pypto.cli.common import CliError, not_a_file
 
 __all__ = ["TOLERANCES", "check_paths", "load_inputs", "outputs_by_name", "save_outputs", "check_outputs"]
 
@@ -32,7 +32,7 @@ def check_paths(args) -> None:
     paths whose directory does not exist, raised before anything is compiled or run."""
     for flag, path in (("--inputs", getattr(args, "inputs", None)), ("--check", getattr(args, "check", None))):
         if path and not os.path.isfile(path):
-            raise CliError("%s: no such file: %s" % (flag, path))
+            raise CliError("%s: %s" % (flag, not_a_file(path)))
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
         if path and os.path.isdir(path):    # found now, not after the run whose results it would hold
             raise CliError("%s: %s is a directory; give a file path" % (flag, path))
@@ -42,7 +42,7 @@ def check_paths(args) -> None:
 
 def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
     if not os.path.isfile(path):
-        raise CliError("%s: no such file: %s" % (flag, path))
+        raise CliError("%s: %s" % (flag, not_a_file(path)))
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}

@@ -17,6 +17,13 @@ class CliError(Exception):
     """A usage problem reported as `pypto: error: ...` with exit status 2."""
 
 
+def not_a_file(path: str) -> str:
+    """Why ``path`` cannot be read as a file: missing, or a directory ("no such file" would be wrong)."""
+    if os.path.isdir(path):
+        return "%s is a directory, not a file" % path
+    return "no such file: %s" % path
+
+
 def load_programs(path: str) -> Dict[str, object]:
     """Executes the Python file ``path`` and returns its @pl.program objects by variable name."""
     from pypto._core import ir
@@ -24,7 +31,7 @@ def load_programs(path: str) -> Dict[str, object]:
     from pypto.errors import PyptoError
 
     if not os.path.isfile(path):
-        raise CliError("no such file: %s" % path)
+        raise CliError(not_a_file(path))
     name = "_pypto_cli_" + os.path.splitext(os.path.basename(path))[0].replace("-", "_")
     # An explicit source loader: a program file need not end in .py (spec_from_file_location
     # alone returns None for other suffixes).

@@ -14,7 +14,7 @@ import shutil
 import subprocess
 
 from pypto.cli.arrays import load_inputs
-from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
+from pypto.cli.common import (CliError, not_a_file, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
@@ -52,7 +52,7 @@ def cmd_graph(args) -> int:
     if not os.path.isdir(out_dir):
         raise CliError("-o: directory %s does not exist" % out_dir)
     if args.inputs and not os.path.isfile(args.inputs):
-        raise CliError("--inputs: no such file: %s" % args.inputs)
+        raise CliError("--inputs: %s" % not_a_file(args.inputs))
     dot = shutil.which("dot") if args.svg else None
     if args.svg and dot is None:
         raise CliError("--svg needs Graphviz's dot (apt-get install graphviz); the .dot file can be rendered "

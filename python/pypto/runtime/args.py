@@ -212,11 +212,17 @@ def _contiguity_hint(x, p: ParamSpec) -> str:
 # Scalars
 
 def _scalar_bits(p: ParamSpec, v, where: str) -> int:
-    if hasattr(v, "item") and not isinstance(v, (int, float, bool)):
+    # A NumPy / torch scalar or 0-d array stands for its value; an array of rank >= 1 does not,
+    # even with one element (.item() would silently take np.array([3]) for 3).
+    if hasattr(v, "item") and not isinstance(v, (int, float, bool)) and getattr(v, "ndim", 0) == 0:
         try:
             v = v.item()
         except Exception:  # noqa: BLE001 - not a 0-d array: reported below by type
             pass
+    if getattr(v, "ndim", 0) and getattr(v, "shape", None) is not None:
+        raise ArgumentTypeError("%s is a scalar (pl.Scalar[pl.%s]), got an array of shape %s"
+                                % (where, p.dtype, tuple(v.shape)),
+                                help="pass a Python number, or the element itself (x[0] or x.item())")
     if p.dtype in ("FP32", "FP16", "BF16"):
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise ArgumentTypeError("%s expects a number (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__))

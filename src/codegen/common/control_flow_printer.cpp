@@ -3,6 +3,7 @@
 #include "pypto/codegen/control_flow_printer.h"
 
 #include <cctype>
+#include <cstdint>
 #include <string>
 
 namespace pypto::codegen::common {
@@ -37,6 +38,27 @@ std::string ForHeader(const std::string& var, const std::string& start, const st
                       const std::string& step, bool descending) {
   return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + stop + "; " + var +
          " += " + step + ")";
+}
+
+bool IsExtentSymbol(const ir::Function& fn, const ir::Var* v) {
+  for (const ir::VarPtr& p : fn.params) {
+    auto* tt = p->type->as<ir::TensorType>();
+    if (!tt) continue;
+    for (const ir::ExprPtr& d : tt->shape)
+      if (d.get() == v) return true;
+  }
+  return false;
+}
+
+bool ForHeaderIsExact(const ir::ForStmt& f, const std::function<bool(const ir::Var*)>& is_extent) {
+  const auto* step = f.step->as<ir::ConstInt>();
+  if (!step) return false;
+  if (step->value == 1 || step->value == -1) return true;
+  int64_t stop = 0, past = 0;
+  if (const auto* c = f.stop->as<ir::ConstInt>()) stop = c->value;
+  else if (const ir::Var* v = ir::as_var(f.stop); v && is_extent && is_extent(v)) stop = UINT32_MAX;
+  else return false;
+  return !__builtin_add_overflow(stop, step->value, &past);
 }
 
 void RangeLoopPrologue(CppWriter& w, const RangeLoopNames& n, const std::string& start, const std::string& step,

@@ -427,34 +427,44 @@ void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& sl
   const std::string start = scalar(op->start), stop = scalar(op->stop), step = scalar(op->step);
   const auto* cstep = op->step->as<ConstInt>();
   PYPTO_CHECK(!cstep || cstep->value != 0, "a loop step of 0 (VerifyKernelProgram refuses it)");
-  if (cstep) {
+  if (cstep && common::ForHeaderIsExact(f, [this](const Var* v) { return common::IsExtentSymbol(fn_, v); })) {
     open_block(common::ForHeader(lv, start, "static_cast<int64_t>(" + stop + ")", step, cstep->value < 0));
+    return;
+  }
+  // A step known only at run time, or one whose last `i += step` could pass INT64_MAX
+  // (ForHeaderIsExact; the loop wrapped around and never ended): Python's range, counted
+  // (pypto_kernel::range_count), the loop variable computed from the iteration number. A zero
+  // step fails the run naming the DSL line instead of looping forever.
+  const std::string base = op->loop_var->name;
+  const std::string vstart = fresh(base + "_start"), vs = fresh(base + "_step");
+  const std::string file = op->span.file.substr(op->span.file.find_last_of("/\\") + 1);
+  std::string where;
+  for (char c : file + ":" + std::to_string(op->span.line)) {
+    if (c == '"' || c == '\\') where += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) where += c;
+  }
+  line("const int64_t " + vstart + " = static_cast<int64_t>(" + start + ");");
+  const int64_t chunk = op->chunk_stride;   // SplitChunkedLoops: the step is `s * chunk`
+  auto* m = op->step->as<BinaryExpr>();
+  if (chunk && m && m->op == BinaryOp::Mul && m->b->is<ConstInt>()) {
+    // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
+    line("int64_t " + vs + " = 0;");
+    line("if (__builtin_mul_overflow(static_cast<int64_t>(" + scalar(m->a) + "), INT64_C(" + std::to_string(chunk) +
+         "), &" + vs + ")) { ctx->fail(\"" + where + ": pl.auto_chunk: step * chunk (chunk=" + std::to_string(chunk) +
+         ") overflows int64 at run time: use a smaller step or chunk\"); return; }");
   } else {
-    // A step known only at run time: Python's range (the sign picks the direction); a zero step
-    // fails the run naming the DSL line instead of looping forever.
-    const std::string vs = fresh(op->loop_var->name + "_step");
-    const std::string file = op->span.file.substr(op->span.file.find_last_of("/\\") + 1);
-    std::string where;
-    for (char c : file + ":" + std::to_string(op->span.line)) {
-      if (c == '"' || c == '\\') where += '\\';
-      if (static_cast<unsigned char>(c) >= 0x20) where += c;
-    }
-    const int64_t chunk = op->chunk_stride;   // SplitChunkedLoops: the step is `s * chunk`
-    auto* m = op->step->as<BinaryExpr>();
-    if (chunk && m && m->op == BinaryOp::Mul && m->b->is<ConstInt>()) {
-      // An auto_chunk loop's stride `s * C` (SplitChunkedLoops): an int64 overflow fails the run.
-      line("int64_t " + vs + " = 0;");
-      line("if (__builtin_mul_overflow(static_cast<int64_t>(" + scalar(m->a) + "), INT64_C(" + std::to_string(chunk) +
-           "), &" + vs + ")) { ctx->fail(\"" + where + ": pl.auto_chunk: step * chunk (chunk=" + std::to_string(chunk) +
-           ") overflows int64 at run time: use a smaller step or chunk\"); return; }");
-    } else {
-      line("const int64_t " + vs + " = static_cast<int64_t>(" + step + ");");
-    }
+    line("const int64_t " + vs + " = static_cast<int64_t>(" + step + ");");
+  }
+  if (!cstep)
     line("if (" + vs + " == 0) { ctx->fail(\"" + where +
          ": pl.range() step is 0 at run time: a loop needs a non-zero step\"); return; }");
-    open_block("for (int64_t " + lv + " = " + start + "; " + vs + " > 0 ? " + lv + " < static_cast<int64_t>(" + stop +
-               ") : " + lv + " > static_cast<int64_t>(" + stop + "); " + lv + " += " + vs + ")");
-  }
+  const std::string vcount = fresh(base + "_count");
+  line("const uint64_t " + vcount + " = pypto_kernel::range_count(" + vstart + ", static_cast<int64_t>(" + stop +
+       "), " + vs + ");");
+  const std::string vk = fresh(base + "_k");
+  open_block("for (uint64_t " + vk + " = 0; " + vk + " < " + vcount + "; ++" + vk + ")");
+  line("[[maybe_unused]] const int64_t " + lv + " = static_cast<int64_t>(static_cast<uint64_t>(" + vstart + ") + " + vk +
+       " * static_cast<uint64_t>(" + vs + "));");
 }
 
 void KernelEmitter::bind_loop_results(const ForStmt& f, const std::vector<CarrySlot>& slots) {

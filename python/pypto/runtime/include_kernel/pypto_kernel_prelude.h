@@ -203,6 +203,16 @@ inline T pymod(T a, T b) {
   }
 }
 
+// Python's range(start, stop, step) iteration count (step != 0): ceil((stop - start) / step), 0
+// for an empty range. Unsigned: the distance between two int64 values always fits in uint64, and
+// a counted loop never computes a value past `stop` (`i += step` could overflow int64 there).
+inline uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
+  const auto ustart = static_cast<uint64_t>(start), ustop = static_cast<uint64_t>(stop);
+  if (step > 0) return start < stop ? (ustop - ustart - 1) / static_cast<uint64_t>(step) + 1 : 0;
+  const uint64_t mag = 0 - static_cast<uint64_t>(step);
+  return start > stop ? (ustart - ustop - 1) / mag + 1 : 0;
+}
+
 // A float scalar slot holds the float's bits in its low 32 bits (to_u64).
 inline float scalar_f32(uint64_t slot) {
   const uint32_t u = static_cast<uint32_t>(slot);

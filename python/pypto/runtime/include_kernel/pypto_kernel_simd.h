@@ -4,9 +4,10 @@
 // Included by the prelude after its element-wise functors.
 //
 // Agreement with the portable loops (tests/python/test_kernel_row_col_paths.py):
-//   row_max / row_min   bit-for-bit on NaN-free rows (MAXPS / MINPS are `a > b ? a : b` /
-//                       `a < b ? a : b`, the functors' own definitions; only the order of the
-//                       comparisons differs, which can change the sign of a zero result)
+//   row_max / row_min   bit-for-bit (MAXPS / MINPS are `a > b ? a : b` / `a < b ? a : b`, the
+//                       functors' own definitions on numbers; only the order of the comparisons
+//                       differs, which can change the sign of a zero result); a row with a NaN
+//                       gives its first NaN, as the functors (first_nan)
 //   row_sum             within 1 ulp of the float result: both sum in double, in a different
 //                       association (8 or 16 partial sums instead of one)
 //   broadcasts          bit-for-bit (the same single IEEE operation per element), except
@@ -27,6 +28,17 @@
 namespace pypto_kernel {
 
 // ---- row reductions -------------------------------------------------------------------------
+
+// MAXPS / MINPS return their second operand when either is NaN, so a NaN already in the
+// accumulator is dropped by the next comparison: a row with a NaN reduced to a number or to NaN
+// depending on where the NaN sat and on the CPU. The portable functors propagate NaN (a row
+// with one reduces to its first NaN, as NumPy's max): the SIMD builds track whether a row has a
+// NaN (one unordered compare per vector) and then take its first NaN, the same bits.
+inline float first_nan(const float* row, int64_t n) {
+  for (int64_t j = 0; j < n; ++j)
+    if (row[j] != row[j]) return row[j];
+  return row[0];
+}
 
 __attribute__((target("avx2"))) inline double hsum_pd256(__m256d v) {
   const __m128d lo = _mm256_castpd256_pd128(v), hi = _mm256_extractf128_pd(v, 1);
@@ -71,18 +83,25 @@ __attribute__((target("avx2"))) inline void row_minmax_f32_avx2(float* dst, cons
     const float* row = a + i * n;
     float acc = row[0];
     int64_t j = 1;
+    bool nan = row[0] != row[0];
     if (n >= 9) {
       __m256 v = _mm256_loadu_ps(row + 1);
+      __m256 unordered = _mm256_cmp_ps(v, v, _CMP_UNORD_Q);
       for (j = 9; j + 8 <= n; j += 8) {
         const __m256 x = _mm256_loadu_ps(row + j);
         v = kMax ? _mm256_max_ps(v, x) : _mm256_min_ps(v, x);
+        unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
       }
+      nan = nan || _mm256_movemask_ps(unordered) != 0;
       alignas(32) float lanes[8];
       _mm256_store_ps(lanes, v);
       for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
     }
-    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
-    dst[i] = acc;
+    for (; j < n; ++j) {
+      nan = nan || row[j] != row[j];
+      acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    }
+    dst[i] = nan ? first_nan(row, n) : acc;
   }
 }
 
@@ -92,18 +111,32 @@ __attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst,
     const float* row = a + i * n;
     float acc = row[0];
     int64_t j = 1;
+    bool nan = row[0] != row[0];
     if (n >= 17) {
       __m512 v = _mm512_loadu_ps(row + 1);
+      __mmask16 unordered = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
       for (j = 17; j + 16 <= n; j += 16) {
         const __m512 x = _mm512_loadu_ps(row + j);
         v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+        unordered = static_cast<__mmask16>(unordered | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
       }
+      if (j < n) {   // the tail in one masked load: lanes past the row keep v's own values
+        const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1);
+        const __m512 x = _mm512_mask_loadu_ps(v, tail, row + j);
+        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+        unordered = static_cast<__mmask16>(unordered | _mm512_mask_cmp_ps_mask(tail, x, x, _CMP_UNORD_Q));
+        j = n;
+      }
+      nan = nan || unordered != 0;
       alignas(64) float lanes[16];
       _mm512_store_ps(lanes, v);
       for (float l : lanes) acc = kMax ? (acc > l ? acc : l) : (acc < l ? acc : l);
     }
-    for (; j < n; ++j) acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
-    dst[i] = acc;
+    for (; j < n; ++j) {
+      nan = nan || row[j] != row[j];
+      acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
+    }
+    dst[i] = nan ? first_nan(row, n) : acc;
   }
 }
 
