@@ -63,16 +63,33 @@ class TileTable {
   void drop_finished(uint64_t floor) {
     const uint64_t* stamp = newest_.get();
     remove_if([stamp, floor](size_t i) { return stamp[i] <= floor; });
-    shrink_if_sparse();
   }
 
   /// Keeps only the entries for which keep(key, state) is true (it may edit the state). In
-  /// place: no array is reallocated unless the table is far too large.
+  /// place: no array is reallocated.
   template <class Keep>
   void retain(Keep&& keep) {
     remove_if([&](size_t i) { return !keep(slots_[i].key, slots_[i].state); });
-    shrink_if_sparse();
   }
+
+  /// After a sweep (drop_finished / retain): shrinks the arrays once the table was left under
+  /// 1/16 full by kSparseSweeps sweeps in a row. A single sparse sweep is usually a moment
+  /// when the workers had caught up with every task: shrinking then would only make the
+  /// table grow back through every size (a reallocation and rehash each) as the live work
+  /// returns. A table kept large and sparse costs memory only: a sweep comes due after
+  /// capacity / 2 insertions, so its scan stays O(1) per insertion.
+  void shrink_if_sparse() {
+    if (capacity_ <= kMinCapacity || size_ * 16 >= capacity_) {
+      sparse_sweeps_ = 0;
+      return;
+    }
+    if (++sparse_sweeps_ < kSparseSweeps) return;
+    sparse_sweeps_ = 0;
+    size_t cap = kMinCapacity;
+    while (size_ * 4 > cap) cap *= 2;
+    reset_keeping(cap);
+  }
+  static constexpr int kSparseSweeps = 4;
 
   template <class F>
   void for_each(F&& f) const {
@@ -86,7 +103,10 @@ class TileTable {
   /// Slots in the array: an insertion that would make size() exceed capacity() / 2 first
   /// doubles it (rehashing every entry).
   size_t capacity() const { return capacity_; }
-  void clear() { reset(kMinCapacity); }
+  void clear() {
+    reset(kMinCapacity);
+    sparse_sweeps_ = 0;
+  }
 
   /// The smallest (and first) capacity: the table never shrinks below it.
   static constexpr size_t kMinCapacity = 64;
@@ -109,14 +129,6 @@ class TileTable {
     shift_ = 64;
     for (size_t c = capacity; c > 1; c >>= 1) --shift_;
     size_ = 0;
-  }
-
-  void shrink_if_sparse() {
-    if (capacity_ > kMinCapacity && size_ * 16 < capacity_) {
-      size_t cap = kMinCapacity;
-      while (size_ * 4 > cap) cap *= 2;
-      reset_keeping(cap);
-    }
   }
 
   // Moves slot `from`'s entry into the empty slot `to`.
@@ -183,6 +195,7 @@ class TileTable {
   std::unique_ptr<uint64_t[]> newest_;  // per slot: the stamp, 0 = empty
   size_t capacity_ = 0, mask_ = 0, size_ = 0;
   int shift_ = 64;
+  int sparse_sweeps_ = 0;  // sweeps in a row that left the table sparse
 };
 
 }  // namespace pto2::detail

@@ -239,3 +239,29 @@ TEST(TileTable, RetainKeepsWrappingProbeRunsReachable) {
     for (const auto& [key, times] : asked) EXPECT_EQ(times, 1) << "key " << key;
   });
 }
+
+TEST(TileTable, ShrinksOnlyAfterSparseSweepsInARow) {
+  // One sweep that finds nearly every task finished (the workers caught up) must not shrink
+  // the arrays: the live work returns and the table would grow back through every size.
+  // kSparseSweeps sparse sweeps in a row do shrink it, keeping every live entry.
+  using pto2::detail::TileTable;
+  TileTable table;
+  bool inserted = false;
+  for (int64_t k = 0; k < 1000; ++k) table.find_or_insert(k * 64, static_cast<uint64_t>(k + 1), inserted);
+  const size_t big = table.capacity();
+  ASSERT_GE(big, 2048u);
+  table.drop_finished(990);  // 10 entries left: sparse
+  for (int i = 1; i < TileTable::kSparseSweeps; ++i) {
+    table.shrink_if_sparse();
+    EXPECT_EQ(table.capacity(), big) << "shrunk after " << i << " sparse sweeps";
+  }
+  for (int64_t k = 0; k < 600; ++k) table.find_or_insert((2000 + k) * 64, 2000 + k, inserted);
+  table.shrink_if_sparse();  // not sparse: the count starts again
+  table.drop_finished(2589);  // 10 entries left (stamps 2590..2599): sparse again
+  for (int i = 1; i < TileTable::kSparseSweeps; ++i) table.shrink_if_sparse();
+  EXPECT_EQ(table.capacity(), big);
+  table.shrink_if_sparse();
+  EXPECT_EQ(table.capacity(), TileTable::kMinCapacity);
+  EXPECT_EQ(table.size(), 10u);
+  for (int64_t k = 590; k < 600; ++k) EXPECT_NE(table.find((2000 + k) * 64), nullptr) << k;
+}
