@@ -449,6 +449,7 @@ class DepTracker {
     const size_t before = st.tiles.size();
     st.tiles.drop_finished(floor_);
     if (st.tiles.size() * 4 > before * 3) st.tiles.retain([&](int64_t, TileState& t) { return prune(t, self, live); });
+    st.tiles.shrink_if_sparse();
     const size_t half = st.tiles.capacity() / 2;
     st.sweep_at = std::max<size_t>(TileTable::kMinCapacity / 2, st.tiles.size() * 2 <= half ? half : 2 * half);
   }

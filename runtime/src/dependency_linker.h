@@ -35,6 +35,7 @@ class DependencyLinker {
                       uint32_t candidates);
   /// Records the accesses of tensors ts[0..n) and appends the tasks they must follow to
   /// producers(). True if a write goes untracked (MANUAL scope, NO_DEP, manual_dep tensor).
+  /// Defined (inline) in dependencies.cpp, for Engine::allocate_and_track.
   bool track_tensors(const TaskRing& ring, const Tensor* ts, const PTO2ArgDir* dirs, uint32_t n, uint64_t raw,
                      bool manual_scope);
   /// The element a predicate reads, as a one-element tensor (valid until the next call),

@@ -61,32 +61,35 @@ class TileTable {
   /// Drops every entry whose stamp is <= `floor` (all its tasks are at or below it), reading
   /// the stamps only (and the keys of the entries a deletion moves).
   void drop_finished(uint64_t floor) {
-    const uint64_t* stamp = newest_.get();  // erase_at moves entries, never the arrays
-    for (size_t i = 0; i < capacity_;) {
-      // One unsigned comparison: an empty slot's 0 wraps around to the largest value.
-      if (stamp[i] - 1 < floor) {
-        erase_at(i);  // slot i now holds a later entry of the run (or nothing): look again
-        continue;
-      }
-      ++i;
-    }
-    shrink_if_sparse();
+    const uint64_t* stamp = newest_.get();
+    remove_if([stamp, floor](size_t i) { return stamp[i] <= floor; });
   }
 
-  /// Keeps only the entries for which keep(key, state) is true (it may edit the state; it
-  /// may be asked twice about one entry). In place: deleting shifts the rest of the probe
-  /// run back, so no array is reallocated unless the table is far too large.
+  /// Keeps only the entries for which keep(key, state) is true (it may edit the state). In
+  /// place: no array is reallocated.
   template <class Keep>
   void retain(Keep&& keep) {
-    for (size_t i = 0; i < capacity_;) {
-      if (newest_[i] && !keep(slots_[i].key, slots_[i].state)) {
-        erase_at(i);
-        continue;
-      }
-      ++i;
-    }
-    shrink_if_sparse();
+    remove_if([&](size_t i) { return !keep(slots_[i].key, slots_[i].state); });
   }
+
+  /// After a sweep (drop_finished / retain): shrinks the arrays once the table was left under
+  /// 1/16 full by kSparseSweeps sweeps in a row. A single sparse sweep is usually a moment
+  /// when the workers had caught up with every task: shrinking then would only make the
+  /// table grow back through every size (a reallocation and rehash each) as the live work
+  /// returns. A table kept large and sparse costs memory only: a sweep comes due after
+  /// capacity / 2 insertions, so its scan stays O(1) per insertion.
+  void shrink_if_sparse() {
+    if (capacity_ <= kMinCapacity || size_ * 16 >= capacity_) {
+      sparse_sweeps_ = 0;
+      return;
+    }
+    if (++sparse_sweeps_ < kSparseSweeps) return;
+    sparse_sweeps_ = 0;
+    size_t cap = kMinCapacity;
+    while (size_ * 4 > cap) cap *= 2;
+    reset_keeping(cap);
+  }
+  static constexpr int kSparseSweeps = 4;
 
   template <class F>
   void for_each(F&& f) const {
@@ -95,10 +98,15 @@ class TileTable {
   }
 
   size_t size() const { return size_; }
+  /// The slot where `key`'s probe starts (tests build colliding and wrapping runs with it).
+  size_t home_slot(int64_t key) const { return home(key); }
   /// Slots in the array: an insertion that would make size() exceed capacity() / 2 first
   /// doubles it (rehashing every entry).
   size_t capacity() const { return capacity_; }
-  void clear() { reset(kMinCapacity); }
+  void clear() {
+    reset(kMinCapacity);
+    sparse_sweeps_ = 0;
+  }
 
   /// The smallest (and first) capacity: the table never shrinks below it.
   static constexpr size_t kMinCapacity = 64;
@@ -123,14 +131,6 @@ class TileTable {
     size_ = 0;
   }
 
-  void shrink_if_sparse() {
-    if (capacity_ > kMinCapacity && size_ * 16 < capacity_) {
-      size_t cap = kMinCapacity;
-      while (size_ * 4 > cap) cap *= 2;
-      reset_keeping(cap);
-    }
-  }
-
   // Moves slot `from`'s entry into the empty slot `to`.
   void move_entry(size_t from, size_t to) {
     newest_[to] = newest_[from];
@@ -140,19 +140,37 @@ class TileTable {
     newest_[from] = 0;
   }
 
-  // Backward-shift deletion: moves later entries of the probe run into the hole so that
-  // every remaining key stays reachable from its home slot without tombstones.
-  void erase_at(size_t hole) {
-    newest_[hole] = 0;
-    --size_;
-    for (size_t j = (hole + 1) & mask_; newest_[j]; j = (j + 1) & mask_) {
-      const size_t h = home(slots_[j].key);
-      // Entry j may fill the hole iff its home is not cyclically in (hole, j].
-      const bool home_after_hole = hole <= j ? (h > hole && h <= j) : (h > hole || h <= j);
-      if (home_after_hole) continue;
-      move_entry(j, hole);
-      hole = j;
-    }
+  // Deletes the entries of the used slots i for which drop(i) is true, in one pass: each
+  // kept entry moves back to the first empty slot from its home (the slot it would be
+  // inserted at now), so every remaining key stays reachable without tombstones. One
+  // backward-shift deletion per entry would walk the rest of its probe run again for every
+  // deletion in the run; here each run is walked once, and a kept entry's home is computed
+  // only when its run has a hole before it.
+  template <class Drop>
+  void remove_if(Drop&& drop) {
+    if (size_ == 0) return;
+    uint64_t* stamp = newest_.get();
+    // Start after an empty slot (at most half the slots are used): no probe run crosses it,
+    // so the home of every entry met lies in the part of the pass already done, where the
+    // slots are final. The pass is two plain ranges: (start, capacity) then [0, start).
+    size_t start = 0;
+    while (stamp[start]) ++start;
+    size_t holes = 0;  // slots emptied in the current run: none, and no entry of it can move
+    auto visit = [&](size_t i) {
+      if (!stamp[i]) {  // an empty slot ends the run (the pass only empties slots behind it)
+        holes = 0;
+      } else if (drop(i)) {
+        stamp[i] = 0;
+        --size_;
+        ++holes;
+      } else if (holes) {
+        size_t j = home(slots_[i].key);
+        while (j != i && stamp[j]) j = (j + 1) & mask_;
+        if (j != i) move_entry(i, j);  // fills one hole, leaves one at i
+      }
+    };
+    for (size_t i = start + 1; i < capacity_; ++i) visit(i);
+    for (size_t i = 0; i < start; ++i) visit(i);
   }
 
   // Re-inserts the used slots into fresh arrays of `capacity` slots.
@@ -177,6 +195,7 @@ class TileTable {
   std::unique_ptr<uint64_t[]> newest_;  // per slot: the stamp, 0 = empty
   size_t capacity_ = 0, mask_ = 0, size_ = 0;
   int shift_ = 64;
+  int sparse_sweeps_ = 0;  // sweeps in a row that left the table sparse
 };
 
 }  // namespace pto2::detail

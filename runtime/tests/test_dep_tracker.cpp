@@ -183,3 +183,85 @@ TEST(TileTable, DropFinishedMatchesAReferenceMap) {
     EXPECT_EQ(seen, ref.size());
   }
 }
+
+namespace {
+// Sweeps a table whose keys all start their probes in the last four or first two slots (so
+// the probe runs collide and wrap past slot 0) with drop(key, stamp) and checks it against a
+// reference: exactly the kept keys remain, each reachable with its state.
+template <class Sweep>
+void check_wrapping_runs(uint64_t seed, Sweep&& sweep) {
+  using pto2::detail::TileState;
+  using pto2::detail::TileTable;
+  std::mt19937_64 rng(seed);
+  TileTable probe;
+  const size_t cap = probe.capacity();
+  std::vector<int64_t> keys;  // keys whose home is cap-4 .. cap-1, 0 or 1
+  for (int64_t k = 1; keys.size() < 40; ++k)
+    if ((probe.home_slot(k * 64) + 4) % cap < 6) keys.push_back(k * 64);
+  for (int round = 0; round < 200; ++round) {
+    TileTable table;
+    std::map<int64_t, uint64_t> ref;  // key -> stamp (= writer)
+    std::shuffle(keys.begin(), keys.end(), rng);
+    const size_t n = 8 + rng() % 20;  // below half the capacity: no growth
+    for (size_t k = 0; k < n; ++k) {
+      bool inserted = false;
+      table.find_or_insert(keys[k], k + 1, inserted).writer = k + 1;
+      ref[keys[k]] = k + 1;
+    }
+    ASSERT_EQ(table.capacity(), cap);
+    const uint64_t floor = rng() % (n + 1);
+    sweep(table, floor, rng());
+    for (auto it = ref.begin(); it != ref.end();) it = it->second <= floor ? ref.erase(it) : std::next(it);
+    ASSERT_EQ(table.size(), ref.size()) << "round " << round;
+    for (const auto& [key, stamp] : ref) {
+      const TileState* s = table.find(key);
+      ASSERT_NE(s, nullptr) << "live key " << key << " unreachable after a sweep, round " << round;
+      EXPECT_EQ(s->writer, stamp);
+    }
+    for (size_t k = n; k < keys.size(); ++k) EXPECT_EQ(table.find(keys[k]), nullptr);
+  }
+}
+}  // namespace
+
+TEST(TileTable, SweepKeepsWrappingProbeRunsReachable) {
+  // drop_finished: by stamp alone.
+  check_wrapping_runs(11, [](pto2::detail::TileTable& t, uint64_t floor, uint64_t) { t.drop_finished(floor); });
+}
+
+TEST(TileTable, RetainKeepsWrappingProbeRunsReachable) {
+  // retain: by the state (the writer), asked once per entry.
+  check_wrapping_runs(12, [](pto2::detail::TileTable& t, uint64_t floor, uint64_t) {
+    std::map<int64_t, int> asked;
+    t.retain([&](int64_t key, pto2::detail::TileState& s) {
+      ++asked[key];
+      return s.writer > floor;
+    });
+    for (const auto& [key, times] : asked) EXPECT_EQ(times, 1) << "key " << key;
+  });
+}
+
+TEST(TileTable, ShrinksOnlyAfterSparseSweepsInARow) {
+  // One sweep that finds nearly every task finished (the workers caught up) must not shrink
+  // the arrays: the live work returns and the table would grow back through every size.
+  // kSparseSweeps sparse sweeps in a row do shrink it, keeping every live entry.
+  using pto2::detail::TileTable;
+  TileTable table;
+  bool inserted = false;
+  for (int64_t k = 0; k < 1000; ++k) table.find_or_insert(k * 64, static_cast<uint64_t>(k + 1), inserted);
+  const size_t big = table.capacity();
+  ASSERT_GE(big, 2048u);
+  table.drop_finished(990);  // 10 entries left: sparse
+  for (int i = 1; i < TileTable::kSparseSweeps; ++i) {
+    table.shrink_if_sparse();
+    EXPECT_EQ(table.capacity(), big) << "shrunk after " << i << " sparse sweeps";
+  }
+  for (int64_t k = 0; k < 600; ++k) table.find_or_insert((2000 + k) * 64, 2000 + k, inserted);
+  table.shrink_if_sparse();  // not sparse: the count starts again
+  table.drop_finished(2589);  // 10 entries left (stamps 2590..2599): sparse again
+  for (int i = 1; i < TileTable::kSparseSweeps; ++i) table.shrink_if_sparse();
+  EXPECT_EQ(table.capacity(), big);
+  table.shrink_if_sparse();
+  EXPECT_EQ(table.capacity(), TileTable::kMinCapacity);
+  EXPECT_EQ(table.size(), 10u);
+  for (int64_t k = 590; k < 600; ++k) EXPECT_NE(table.find((2000 + k) * 64), nullptr) << k;
+}
