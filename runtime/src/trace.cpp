@@ -158,7 +158,8 @@ bool Engine::write_trace(const std::string& path) const {
     f << buf;
   }
   f << "\n]}\n";
-  return static_cast<bool>(f);
+  f.close();   // a failed final flush (a full disk, a file that takes no writes) is a failure too
+  return !f.fail();
 }
 
 }  // namespace pto2::detail

@@ -3,6 +3,8 @@ located ArgumentTypeError / ArgumentValueError before anything runs, never a bar
 or undefined behaviour in a kernel -- misaligned arrays, float scalars beyond float32, torch
 tensors NumPy cannot view, bad seeds and dimensions for random inputs.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -129,3 +131,22 @@ def test_zero_dim_array_for_a_scalar_passes(scale):
     y = np.zeros((16, 8), np.float32)
     scale(_x(), np.array(2.0, np.float32), y)
     np.testing.assert_array_equal(y, _x() * 2)
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/version"), reason="needs Linux /proc")
+def test_trace_path_that_takes_no_writes_fails_before_the_run(scale):
+    # /proc/version opens but takes no writes: the run went ahead and no trace was written, silently
+    from pypto.runtime.trace_path import TracePathError
+    y = np.zeros((16, 8), np.float32)
+    with pytest.raises(TracePathError, match="cannot write the trace to /proc/version: "):
+        scale(_x(), 2.0, y, trace="/proc/version")
+    assert not y.any()
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_trace_write_that_fails_is_a_run_error(scale):
+    # /dev/full opens and takes writes into the stream's buffer; only the final flush fails (the
+    # runtime reported success: the stream was not checked after its last flush)
+    from pypto.compiler import RunError
+    with pytest.raises(RunError, match="could not write the trace to /dev/full"):
+        scale(_x(), 2.0, np.zeros((16, 8), np.float32), trace="/dev/full")

@@ -154,3 +154,22 @@ def test_program_path_that_is_a_directory(tmp_path, capsys, command):
 def test_inputs_or_check_path_that_is_a_directory(tmp_path, capsys, flag):
     assert cli.main(["run", VECTOR_ADD, flag, str(tmp_path)]) == 2
     assert "%s: %s is a directory, not a file" % (flag, tmp_path) in _err(capsys)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux /proc")
+@pytest.mark.parametrize("flag, path", [("--save", "/proc/no_such_dir_entry.npz"), ("--trace", "/proc/version")])
+def test_save_or_trace_path_that_cannot_be_opened_fails_before_compiling(tmp_path, capsys, monkeypatch, flag, path):
+    # /proc exists but takes no new file; /proc/version takes no writes: both were found only after
+    # the run (--save: a FileNotFoundError traceback; --trace: no error at all, no trace written)
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite a bad path"))
+    assert cli.main(["run", VECTOR_ADD, flag, path]) == 2
+    err = _err(capsys)
+    assert "%s: cannot write %s:" % (flag, path) in err, err
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_save_that_fails_while_writing_is_a_usage_error(capsys):
+    # /dev/full opens but every write fails: an OSError traceback after the run before
+    assert cli.main(["run", VECTOR_ADD, "--save", "/dev/full"]) == 2
+    assert "--save: cannot write /dev/full: No space left on device" in _err(capsys)

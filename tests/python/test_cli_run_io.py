@@ -80,3 +80,12 @@ def test_bad_output_paths_fail_before_compiling(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite a bad path"))
     assert cli.main(["run", VECTOR_ADD, "--trace", "/nonexistent/dir/t.json"]) == 2
     assert "--trace: directory /nonexistent/dir does not exist" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("repeat", ["0", "-1"])
+def test_bad_repeat_is_refused_before_compiling(repeat, capsys, monkeypatch):
+    # was checked after the compile (which printed "compiled ... -> <dir>" first)
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --repeat %s" % repeat))
+    assert cli.main(["run", VECTOR_ADD, "--repeat", repeat]) == 2
+    assert "--repeat must be at least 1, got %s" % repeat in capsys.readouterr().err

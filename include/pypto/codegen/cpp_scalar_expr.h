@@ -98,6 +98,10 @@ class CppScalarExprPrinter {
   virtual std::string float_literal(double v) const;
   // The C++ text `value` converted to dtype `to`: "((int32_t)(x))".
   virtual std::string cast_text(ir::DataType to, const std::string& value) const;
+  // A float `value` converted to the integer dtype `to`: toward zero, out-of-range values
+  // saturated and NaN giving 0, as a tile cast (a plain C++ conversion of those is undefined):
+  // "pto2_float_to_int<int64_t>(x)".
+  virtual std::string float_to_int_text(ir::DataType to, const std::string& value) const;
   // Div, FloorDiv, Mod, Min, Max: the binary ops without a C++ operator of Python's meaning,
   // given the printed operands `a` and `c` of `b`.
   virtual std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c);

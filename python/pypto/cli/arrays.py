@@ -16,6 +16,7 @@ from typing import Dict, List, Sequence, Tuple
 import numpy as np
 
 from pypto.cli.common import CliError, not_a_file
+from pypto.runtime.trace_path import probe_writable
 
 __all__ = ["TOLERANCES", "check_paths", "load_inputs", "outputs_by_name", "save_outputs", "check_outputs"]
 
@@ -38,6 +39,9 @@ def check_paths(args) -> None:
             raise CliError("%s: %s is a directory; give a file path" % (flag, path))
         if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
             raise CliError("%s: directory %s does not exist" % (flag, os.path.dirname(os.path.abspath(path))))
+        problem = probe_writable(path) if path else None
+        if problem:    # e.g. a directory that takes no new files: found now, not after the run
+            raise CliError("%s: cannot write %s: %s" % (flag, path, problem))
 
 
 def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
@@ -91,8 +95,11 @@ def save_outputs(path: str, params, inputs: Sequence) -> None:
         raise CliError("--save: %s is a directory; give a file path" % path)
     # An open file, not the name: np.savez(name) appends ".npz" to a name without it, and the
     # outputs would land in a file other than the one reported.
-    with open(path, "wb") as f:
-        np.savez(f, **outputs_by_name(params, inputs))
+    try:
+        with open(path, "wb") as f:
+            np.savez(f, **outputs_by_name(params, inputs))
+    except OSError as e:    # writable when probed, but the write failed (a full disk, ...)
+        raise CliError("--save: cannot write %s: %s" % (path, e.strerror or e)) from None
 
 
 def check_outputs(path: str, params, inputs: Sequence) -> List[str]:

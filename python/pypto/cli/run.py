@@ -83,6 +83,8 @@ def cmd_run(args) -> int:
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--trace", "trace"),
                               ("--save", "save"), ("--inputs", "inputs"), ("--check", "check")])
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
+    if args.repeat < 1:    # a usage error, found before the (possibly long) compile
+        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     try:
@@ -103,8 +105,6 @@ def cmd_run(args) -> int:
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
-    if args.repeat < 1:
-        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
     check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (compiled.entry, program.name))
     inputs = compiled.random_inputs(seed=args.seed, dims=dims)
     if args.inputs:

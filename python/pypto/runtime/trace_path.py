@@ -10,7 +10,7 @@ from typing import Optional
 
 from pypto.errors import PyptoError
 
-__all__ = ["TracePathError", "resolve_trace_path"]
+__all__ = ["TracePathError", "probe_writable", "resolve_trace_path"]
 
 
 class TracePathError(PyptoError, ValueError):
@@ -33,4 +33,25 @@ def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
     if not os.path.isdir(directory):
         raise TracePathError("cannot write the trace to %s: directory %s does not exist" % (trace, directory),
                              help="create the directory first, or give another path (trace= or PYPTO_TRACE)")
+    problem = probe_writable(trace)
+    if problem:
+        raise TracePathError("cannot write the trace to %s: %s" % (trace, problem),
+                             help="give a path you can write (trace= or PYPTO_TRACE)")
     return trace
+
+
+def probe_writable(path: str) -> Optional[str]:
+    """Why ``path`` cannot be opened for writing (the OS's reason), or None. Opened to append, so
+    an existing file keeps its contents; a file the probe created is removed again."""
+    existed = os.path.lexists(path)
+    try:
+        with open(path, "ab"):
+            pass
+    except OSError as e:
+        return e.strerror or str(e)
+    if not existed:
+        try:
+            os.remove(path)
+        except OSError:
+            pass
+    return None

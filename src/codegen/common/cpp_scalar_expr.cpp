@@ -142,7 +142,11 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* c = e->as<ConstInt>()) return int_literal(c->value, ScalarDtypeOf(e));
   if (auto* c = e->as<ConstFloat>()) return float_literal(c->value);
   if (auto* c = e->as<ConstBool>()) return c->value ? "true" : "false";
-  if (auto* c = e->as<Cast>()) return cast_text(ScalarDtypeOf(e), print_scalar(c->value));
+  if (auto* c = e->as<Cast>()) {
+    const DataType to = ScalarDtypeOf(e);
+    if (is_integer(to) && is_float(ScalarDtypeOf(c->value))) return float_to_int_text(to, print_scalar(c->value));
+    return cast_text(to, print_scalar(c->value));
+  }
   if (auto* u = e->as<UnaryExpr>()) {
     std::string a = print_scalar(u->a);
     if (u->op == UnaryOp::Not) return "(!" + a + ")";
@@ -189,6 +193,10 @@ std::string CppScalarExprPrinter::float_literal(double v) const {
 
 std::string CppScalarExprPrinter::cast_text(DataType to, const std::string& value) const {
   return "((" + scalar_type(to) + ")(" + value + "))";
+}
+
+std::string CppScalarExprPrinter::float_to_int_text(DataType to, const std::string& value) const {
+  return "pto2_float_to_int<" + scalar_type(to) + ">(" + StripOuterParens(value) + ")";
 }
 
 // A C++ division by 0 is undefined (SIGFPE): a divisor that is not a non-zero constant is

@@ -124,6 +124,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::string int_literal(int64_t v, ir::DataType d) const override;
   std::string float_literal(double v) const override;
   std::string cast_text(ir::DataType to, const std::string& value) const override;
+  std::string float_to_int_text(ir::DataType to, const std::string& value) const override;
   std::string python_op_text(const ir::BinaryExpr& b, const std::string& a, const std::string& c) override;
   std::string print_other(const ir::ExprPtr& e) override;  // block index / count, tensor.dim
 

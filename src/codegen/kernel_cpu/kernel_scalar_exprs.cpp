@@ -100,6 +100,10 @@ std::string KernelEmitter::cast_text(DataType to, const std::string& value) cons
   return "static_cast<" + CType(to) + ">(" + value + ")";
 }
 
+std::string KernelEmitter::float_to_int_text(DataType to, const std::string& value) const {
+  return "pypto_kernel::float_to_int<" + CType(to) + ">(" + value + ")";
+}
+
 std::string KernelEmitter::var_text(const Var* v, const Span& span) {
   auto it = names_.find(v);
   if (it != names_.end()) return it->second;

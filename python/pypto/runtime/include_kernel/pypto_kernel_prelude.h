@@ -213,6 +213,16 @@ inline uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
   return start > stop ? (ustart - ustop - 1) / mag + 1 : 0;
 }
 
+// A scalar float -> integer pl.cast: toward zero, out-of-range values saturated, NaN gives 0, as
+// a tile cast (the plain C++ conversion of those is undefined behaviour).
+template <class T>
+inline T float_to_int(double v) {
+  if (v != v) return T(0);
+  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(v);
+}
+
 // A float scalar slot holds the float's bits in its low 32 bits (to_u64).
 inline float scalar_f32(uint64_t slot) {
   const uint32_t u = static_cast<uint32_t>(slot);
