@@ -172,8 +172,6 @@ def _run_host(args, program, compiled, dims) -> int:
 
     if args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
-    if args.repeat < 1:
-        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
     # What only a chip-level run has: refused rather than ignored.
     for flag, given in (("--clusters", args.clusters != 0), ("--race-check", args.race_check is not None)):
         if given:
