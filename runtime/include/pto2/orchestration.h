@@ -10,6 +10,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "pto2/float_to_int.h"   // pto2_float_to_int (a scalar pl.cast)
 #include "pto2/task.h"
 #include "pto2/types.h"
 
@@ -134,16 +135,6 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
 /// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
 /// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);
-/// A scalar float -> integer `pl.cast`: toward zero, out-of-range values saturated, NaN gives 0
-/// (a tile cast's rule; the plain C++ conversion of those is undefined behaviour).
-/// `int64_t n = pto2_float_to_int<int64_t>(x);`
-template <typename T>
-inline T pto2_float_to_int(double v) {
-  if (v != v) return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
 /// The divisor of a DSL `//` or `%` not known to be non-zero, of its own type; 0 throws (a C++
 /// division by 0 is undefined: SIGFPE). `int64_t q = m / pto2_divisor(n, "prog.py", 9);`
 [[noreturn]] void pto2_division_by_zero(const char* file, int32_t line);

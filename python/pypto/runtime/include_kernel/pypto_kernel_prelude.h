@@ -28,6 +28,7 @@
 #include <immintrin.h>
 #endif
 
+#include "pto2/float_to_int.h"
 #include "pto2/kernel.h"
 
 namespace pypto_kernel {
@@ -215,12 +216,10 @@ inline uint64_t range_count(int64_t start, int64_t stop, int64_t step) {
 
 // A scalar float -> integer pl.cast: toward zero, out-of-range values saturated, NaN gives 0, as
 // a tile cast (the plain C++ conversion of those is undefined behaviour).
+// (The orchestration side's rule, pto2/float_to_int.h.)
 template <class T>
 inline T float_to_int(double v) {
-  if (v != v) return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
+  return pto2_float_to_int<T>(v);
 }
 
 // A float scalar slot holds the float's bits in its low 32 bits (to_u64).
