@@ -124,3 +124,22 @@ def test_run_uses_the_programs_default_workers(capsys):
     assert cli.main(["run", os.path.join(EXAMPLES, "tiled_matmul.py"), "--seed", "2"]) == 0
     out = capsys.readouterr().out
     assert "(%d AIC + 0 AIV workers)" % max(1, usable_cpus() - 1) in out, out
+
+
+def test_host_program_worker_counts_of_the_wrong_kind_are_refused():
+    # HostProgram(..., aic_workers=, aiv_workers=): checked before running, as a chip-level call's.
+    import importlib.util
+    import sys
+    import pytest
+    from pypto import host
+    from pypto.runtime.args import ArgumentValueError
+    spec = importlib.util.spec_from_file_location("two_chips_kw", os.path.join(EXAMPLES, "two_chips.py"))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    prog = host.compile_host(mod.TwoChips)
+    inputs = prog.random_inputs(seed=2)
+    for bad in (-1, True, 2.0, "2", 1 << 40):
+        with pytest.raises(ArgumentValueError, match="aiv_workers must be a positive integer"):
+            prog(*inputs, aiv_workers=bad)
+    assert prog(*inputs, aic_workers=0, aiv_workers=1).tasks_executed == 5   # AIV-only kernels: 0 AIC is fine

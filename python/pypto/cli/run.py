@@ -169,7 +169,6 @@ def _print_outputs(params, inputs) -> None:
 def _run_host(args, program, compiled, dims) -> int:
     import time
 
-
     if args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
     # What only a chip-level run has: refused rather than ignored.
