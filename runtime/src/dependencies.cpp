@@ -167,7 +167,7 @@ __attribute__((always_inline)) inline bool DependencyLinker::track_tensors(const
 // of memory) leaves the slot unpublished: the id is simply never used.
 const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_t raw, bool manual_scope,
                                          TaskOutputTensors& out, bool& untracked_write) {
-  for (uint32_t i = 0; params.has_new_output() && i < s.tensors.size(); ++i) {
+  for (uint32_t i = 0; params.has_new_output() && i < s.tensor_count(); ++i) {
     if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
     Tensor& t = s.tensors[i];
     PTO2Storage* st = alloc_storage(t.nbytes());
@@ -179,7 +179,7 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   // The Arg's copy is hot in this core's cache; the slot's may still be on the core that ran
   // the slot's previous task. Runtime-allocated outputs exist only in the slot.
   const Tensor* ts = params.has_new_output() ? s.tensors.data() : params.tensors().data();
-  untracked_write = linker_.track_tensors(ring_, ts, params.dirs().data(), s.tensors.size(), raw, manual_scope);
+  untracked_write = linker_.track_tensors(ring_, ts, params.dirs().data(), s.tensor_count(), raw, manual_scope);
   return linker_.track_predicate(ring_, params, raw, manual_scope);
 }
 

@@ -70,22 +70,30 @@ std::string SubmitState::check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_k
 
 // What the task runs (a dummy runs nothing: no tensors or scalars).
 inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
-                       const Arg& params, const KernelTable& kernels) {
+                       const Arg& params) {
   s.kind = kind;
   s.kernel[0] = kind == TaskKind::AIC || kind == TaskKind::MIXED ? aic_kernel : -1;
   s.kernel[1] = kind == TaskKind::AIV || kind == TaskKind::MIXED ? aiv_kernel : -1;
-  s.fn[0] = s.kernel[0] >= 0 ? kernels.fn(s.kernel[0]) : nullptr;
-  s.fn[1] = s.kernel[1] >= 0 ? kernels.fn(s.kernel[1]) : nullptr;
   s.block_num = kind == TaskKind::DUMMY ? 1 : blocks;
   s.site_file = params.source_file();
   s.site_line = params.source_line();
   if (kind == TaskKind::DUMMY) {
-    s.tensors.clear();
-    s.scalars.clear();
+    s.has_tensors = false;
+    s.line0_count = 0;
     return;
   }
-  s.tensors.assign(params.tensors().begin(), params.tensors().end());
-  s.scalars.assign(params.scalars().begin(), params.scalars().end());
+  // Line 9 (the vectors' headers) is written only when used: the worker that ran the slot's
+  // previous task read it, so each write there is a cross-core transfer.
+  s.has_tensors = params.tensor_count() != 0;
+  if (s.has_tensors) s.tensors.assign(params.tensors().begin(), params.tensors().end());
+  const uint32_t n_scalars = params.scalars().size();
+  if (n_scalars <= TaskSlot::kLine0Scalars) {
+    for (uint32_t i = 0; i < n_scalars; ++i) s.line0_scalars[i] = params.scalars()[i];
+    s.line0_count = static_cast<uint8_t>(n_scalars);
+  } else {
+    s.scalars.assign(params.scalars().begin(), params.scalars().end());
+    s.line0_count = TaskSlot::kScalarsInVector;
+  }
 }
 
 inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch,
@@ -180,7 +188,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   TaskSlot& s = free ? *free : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
   sub_.take_id();
-  SubmitState::fill(s, kind, aic_kernel, aiv_kernel, blocks, params, kernels_);
+  SubmitState::fill(s, kind, aic_kernel, aiv_kernel, blocks, params);
   bool untracked_write = false;
   // A task without tensors or predicate (MANUAL chains of task ids) has nothing to allocate or track.
   const Tensor* pred_element = params.tensor_count() || params.has_predicate()
@@ -189,8 +197,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   sub_.publish(s, ring_, raw, params, launch, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) completion_.untracked_live().fetch_add(1, std::memory_order_relaxed);
-  for (const Tensor& t : s.tensors)
-    if (t.storage && !t.storage->run_scoped) keep_storage(s, t.storage);
+  for (uint32_t i = 0, n = s.tensor_count(); i < n; ++i)
+    if (PTO2Storage* st = s.tensors[i].storage; st && !st->run_scoped) keep_storage(s, st);
   if (pred_element) keep_storage(s, pred_element->storage);
 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot

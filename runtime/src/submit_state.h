@@ -10,7 +10,7 @@
 //           !err.empty()) abort(err);
 //     TaskSlot* s = SubmitState::free_slot(ring, raw);   // nullptr: the ring is full (the caller waits)
 //     const uint64_t raw = st.take_id();   // task ids count from 1 over the Runtime's life
-//     SubmitState::fill(*s, kind, aic, aiv, blocks, params, kernels);
+//     SubmitState::fill(*s, kind, aic, aiv, blocks, params);
 //     st.publish(*s, ring, raw, params, launch, blocks); // in flight until it retires
 //     st.count_submitted();                // one more task of this run (published, relaxed)
 //
@@ -66,9 +66,9 @@ class alignas(64) SubmitState {
     TaskSlot& s = ring.slot_of(raw);
     return s.free.load(std::memory_order_acquire) ? &s : nullptr;
   }
-  /// Fills a claimed slot with what the task runs: kernels, block count, site, tensors, scalars.
+  /// Fills a claimed slot with what the task runs: kernel ids, block count, site, tensors, scalars.
   static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
-                   const Arg& params, const KernelTable& kernels);
+                   const Arg& params);
   /// Makes the filled slot task `raw`: everything a worker reads once the task is ready, the
   /// fan-in guard (1: released by the submitter once the edges are in), then the id (release).
   void publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch, uint32_t blocks);

@@ -40,10 +40,13 @@ constexpr uint32_t kGroupDoneBit = 16;
 // task touches few lines, and none it does not need. Every line a worker reads to run a task
 // was written by the orchestrator when it filled the slot: each is a cross-core transfer per
 // task, so what a worker reads is packed into as few lines as the fields allow:
-//   line 0      the cross-thread state and everything else a worker reads to run the task
+//   line 0      the cross-thread state and everything else a worker reads to run the task,
+//               up to kLine0Scalars scalars among it: a task with no tensor and that few
+//               scalars is one line, for the worker and for the submitter
 //   lines 1-8   tensors (inline, 64-byte aligned: two lines per Tensor, not three)
-//   line 9      the tensors' header, then the scalars (up to kInlineScalars inline) and their
-//               header: a task with no tensor and a few scalars is read from lines 0 and 9
+//   line 9      the tensors' header, then the scalars of a task with more than kLine0Scalars
+//               (up to kInlineScalars inline) and their header; a task with no tensor or
+//               few scalars never touches the vectors (has_tensors / line0_count say so)
 //   line 10     orchestrator-only bookkeeping (in_edges, storages, the submission site)
 //   line 11     multi-block and gang state (only tasks that have them touch it)
 //   then        the predicate and the group flags (only tasks that have them touch these)
@@ -51,6 +54,9 @@ constexpr uint32_t kGroupDoneBit = 16;
 struct alignas(64) TaskSlot {
   // Scalars kept inline: the count that, with the header of each vector, fills line 9.
   static constexpr uint32_t kInlineScalars = 4;
+  // Scalars kept on line 0 (a task with more keeps them all in `scalars`).
+  static constexpr uint32_t kLine0Scalars = 2;
+  static constexpr uint8_t kScalarsInVector = 0xFF;
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
@@ -67,9 +73,11 @@ struct alignas(64) TaskSlot {
   bool untracked_write = false;
   bool has_storages = false;         // storages is not empty (retire skips it otherwise)
   int8_t timing_slot = -1;
+  bool has_tensors = false;          // false: `tensors` is stale and not read
+  uint8_t line0_count = 0;           // scalars in line0_scalars, or kScalarsInVector
   uint32_t block_num = 1;
-  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]
-  PTO2KernelFn fn[2] = {nullptr, nullptr};
+  int32_t kernel[2] = {-1, -1};      // [AIC, AIV]; the function is the KernelTable's
+  uint64_t line0_scalars[kLine0Scalars];
 
   // ---- lines 1-9
   alignas(64) pto2::SmallVec<Tensor, 4> tensors;
@@ -94,10 +102,17 @@ struct alignas(64) TaskSlot {
   // group flags of a mixed task, one word per block pair (see kGroupFlags); reset at submit
   std::unique_ptr<std::atomic<uint32_t>[]> gflags;
   uint32_t gflags_cap = 0;
+
+  /// The task's tensors and scalars, as its kernel sees them.
+  const Tensor* tensor_data() const { return has_tensors ? tensors.data() : nullptr; }
+  uint32_t tensor_count() const { return has_tensors ? tensors.size() : 0; }
+  const uint64_t* scalar_data() const { return line0_count == kScalarsInVector ? scalars.data() : line0_scalars; }
+  uint32_t scalar_count() const { return line0_count == kScalarsInVector ? scalars.size() : line0_count; }
 };
 
-// The layout above, checked: what a plain task's worker reads is on lines 0 and 9.
-static_assert(offsetof(TaskSlot, fn) + sizeof(TaskSlot::fn) <= 64, "line 0 overflows");
+// The layout above, checked: what a plain task's worker reads is on line 0 (and 9 for tensors
+// or more than kLine0Scalars scalars).
+static_assert(offsetof(TaskSlot, line0_scalars) + sizeof(TaskSlot::line0_scalars) <= 64, "line 0 overflows");
 static_assert(offsetof(TaskSlot, scalars) / 64 == 9 &&
                   (offsetof(TaskSlot, scalars) + sizeof(TaskSlot::scalars) - 1) / 64 == 9,
               "the tensors' header and the scalars share line 9");

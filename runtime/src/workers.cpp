@@ -75,7 +75,8 @@ void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
 // Runs block `block` (index `block_idx`) of the task in `s`, kernel `kernel_type`: times it when
 // sampled, traced or in a timing slot; a failing kernel fails the run.
 void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_type, int32_t block_idx) {
-  const PTO2KernelFn fn = s.fn[kernel_type];
+  const int32_t kernel = s.kernel[kernel_type];
+  const PTO2KernelFn fn = kernel >= 0 ? kernels_.fn(kernel) : nullptr;
   // Mixed task: this block pair's group flags; the done bit (set once the kernel's outcome is
   // recorded) lets a sibling waiting for a flag this kernel never signals stop waiting.
   std::atomic<uint32_t>* gflags = s.kind == TaskKind::MIXED && s.gflags ? &s.gflags[block] : nullptr;
@@ -93,7 +94,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   ws.busy.store(true, std::memory_order_relaxed);
   std::string err;
   const uint64_t raw = s.raw.load(std::memory_order_relaxed);
-  call_kernel(fn, s.tensors.data(), s.tensors.size(), s.scalars.data(), s.scalars.size(), block_idx,
+  call_kernel(fn, s.tensor_data(), s.tensor_count(), s.scalar_data(), s.scalar_count(), block_idx,
               static_cast<int32_t>(s.block_num), gflags, kernel_type, err, raw);
   ws.busy.store(false, std::memory_order_relaxed);
   if (!err.empty())
