@@ -45,3 +45,62 @@ TEST(TaskSlot, EveryScalarCountReachesTheKernelThroughReusedSlots) {
     EXPECT_EQ(cells[2 * i + 1], static_cast<int32_t>(want)) << "task " << i;
   }
 }
+
+namespace {
+// Task-less of tensors: scalar 0 is the task's index i; g_echo[i] = (scalar count, weighted
+// sum). A task with no argument at all counts itself in g_bare. A task with its one-element
+// tensor writes there, as k_weighted_sum does.
+std::vector<std::pair<int64_t, int64_t>> g_echo;
+std::atomic<int> g_bare{0};
+void k_echo(PTO2KernelContext* ctx) {
+  if (ctx->tensor_count == 1) return k_weighted_sum(ctx);
+  int64_t sum = 0;
+  for (uint32_t k = 0; k < ctx->scalar_count; ++k) sum += static_cast<int64_t>((k + 1) * ctx->scalars[k]);
+  if (ctx->tensor_count == 0 && ctx->scalar_count == 0 && ctx->tensors == nullptr) g_bare.fetch_add(1);
+  else if (ctx->tensor_count == 0 && ctx->scalars[0] < g_echo.size()) g_echo[ctx->scalars[0]] = {ctx->scalar_count, sum};
+}
+}  // namespace
+
+// A task with no tensor, or with few scalars (kept on the slot's first line), leaves the
+// slot's tensor and scalar vectors as the previous occupant left them: its kernel must see
+// exactly its own arguments — none of the stale ones — through every mix in reused slots.
+TEST(TaskSlot, FewScalarsAndNoTensorsSeeOnlyTheirOwnArguments) {
+  Watchdog wd{60};
+  pto2::Runtime rt{pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(2).task_ring_size(8).inline_below_ns(0)};
+  rt.register_kernel(7, "echo", pto2::CoreType::AIV, &k_echo);
+  constexpr uint32_t kTasks = 330;
+  std::vector<int32_t> cells(2 * kTasks, -1);
+  g_echo.assign(kTasks, {-1, -1});
+  g_bare = 0;
+  // Task i: a tensor when i % 3 == 0; (i * 7) % 6 scalars (0..5: none, line-0 counts, vector
+  // counts), scalar k = i + k; every (tensor, count) pair recurs in every slot.
+  auto count = [](uint32_t i) { return (i * 7) % 6; };
+  auto has_tensor = [](uint32_t i) { return i % 3 == 0; };
+  uint32_t bare = 0;
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    for (uint32_t i = 0; i < kTasks; ++i) {
+      Arg a;
+      uint32_t sh[1] = {2}, off[1] = {2 * i};
+      if (has_tensor(i)) a.add_output(ext1d(cells).view(sh, off));
+      for (uint32_t k = 0; k < count(i); ++k) a.add_scalar(i + k);
+      bare += !has_tensor(i) && count(i) == 0;
+      rt_submit_aiv_task(7, a);
+    }
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.tasks_undeferred, 0u);
+  EXPECT_EQ(g_bare.load(), static_cast<int>(bare));
+  for (uint32_t i = 0; i < kTasks; ++i) {
+    int64_t want = 0;
+    for (uint32_t k = 0; k < count(i); ++k) want += (k + 1) * (i + k);
+    if (has_tensor(i)) {
+      EXPECT_EQ(cells[2 * i], static_cast<int32_t>(count(i))) << "task " << i;
+      EXPECT_EQ(cells[2 * i + 1], static_cast<int32_t>(want)) << "task " << i;
+    } else if (count(i) > 0) {
+      EXPECT_EQ(g_echo[i].first, static_cast<int64_t>(count(i))) << "task " << i;
+      EXPECT_EQ(g_echo[i].second, want) << "task " << i;
+    } else {
+      EXPECT_EQ(cells[2 * i], -1) << "task " << i << " (no arguments) wrote a stale tensor";
+    }
+  }
+}
