@@ -173,8 +173,9 @@ class TileTable {
     for (size_t i = 0; i < start; ++i) visit(i);
   }
 
-  // Re-inserts the used slots into fresh arrays of `capacity` slots.
-  void reset_keeping(size_t capacity) {
+  // Re-inserts the used slots into fresh arrays of `capacity` slots (out of line: rare, and
+  // find_or_insert is inlined into every access).
+  __attribute__((noinline)) void reset_keeping(size_t capacity) {
     std::unique_ptr<Slot[]> old_slots = std::move(slots_);
     std::unique_ptr<uint64_t[]> old_newest = std::move(newest_);
     const size_t old_capacity = capacity_;
