@@ -5,7 +5,10 @@
 // machine:
 //   g++ -O2 -std=c++17 -DNDEBUG -Iruntime/include benchmarks/runtime/tracker_bench.cpp
 //       -Lbuild/pto2 -lpto2 -Wl,-rpath,build/pto2 -o tracker_bench   (one command)
-//   valgrind --tool=callgrind --toggle-collect='*track_pattern*' ./tracker_bench [tasks] [lag] [strided]
+//   valgrind --tool=callgrind --toggle-collect='(anonymous namespace)::track_pattern(*' ./tracker_bench [tasks] [lag] [strided]
+// (not '*track_pattern*': that also matches the tracker's functions instantiated with this file's
+// lambdas, and a matching function entered inside track_pattern toggles collection OFF, so a
+// tracker whose access() is out of line would look cheaper than it is)
 // prints one JSON record per pattern (wall ns per task, best of 5) and, under callgrind, the
 // collected instructions / (5 * tasks) give the instructions per task of the tracker plus
 // building the views (Tensor::view, the same on both sides of an A/B comparison).

@@ -98,19 +98,22 @@ class DepTracker {
   /// program walking the tiles of a tensor): one comparison of shapes and strides, then the
   /// tile's grid check (dense tiles: an alignment; strided tiles: the offset's per-axis
   /// coordinates) and hash lookup. `tracker.access(t, true, false, raw, deps, live);`
+  /// Inlined into the caller's loop over a task's tensors: the common case (the storage of the
+  /// previous access, a tile of its grid) costs no call; the rest is out of line.
   template <class IsLive>
-  void access(const Tensor& t, bool read, bool write, uint64_t self, std::vector<uint64_t>& deps, IsLive&& live) {
-    Storage& st = storage(t.data);
-    if (st.tiled && st.sig.form.same_view(t)) {
+  __attribute__((always_inline)) void access(const Tensor& t, bool read, bool write, uint64_t self,
+                                             std::vector<uint64_t>& deps, IsLive&& live) {
+    Storage& st = t.data == last_key_ ? *last_ : storage_slow(t.data);
+    if (__builtin_expect(st.tiled && st.sig.form.same_view(t), 1)) {
       // A strided tile whose first byte is already a key is that tile (same shapes, strides
       // and offset): the divisions of the grid check are paid once per tile, not per access.
       const int64_t lo = st.sig.form.lo_of(t);
-      if (st.sig.dense ? st.sig.lo_on_grid(lo) : st.tiles.find(lo) || st.sig.box_on_grid(t.offset)) {
+      if (__builtin_expect(st.sig.dense ? st.sig.lo_on_grid(lo) : st.tiles.find(lo) || st.sig.box_on_grid(t.offset), 1)) {
         access_tile(st, lo, read, write, self, deps, live);
         return;
       }
     }
-    record(st, Region::of(t), &t, read, write, self, deps, live);
+    record_view(st, t, read, write, self, deps, live);
   }
 
   /// Records an access of task `self` and appends the tasks it must follow to `deps`.
@@ -343,12 +346,19 @@ class DepTracker {
     return last_;
   }
 
-  Storage& storage(const void* key) {
-    if (key != last_key_) {
-      last_ = &map_[key];
-      last_key_ = key;
-    }
+  Storage& storage(const void* key) { return key == last_key_ ? *last_ : storage_slow(key); }
+  // Another storage than the previous access's (out of line: accesses mostly repeat one).
+  __attribute__((noinline)) Storage& storage_slow(const void* key) {
+    last_ = &map_[key];
+    last_key_ = key;
     return *last_;
+  }
+
+  // access(const Tensor&) off the fast path: the region built, then the general record.
+  template <class IsLive>
+  __attribute__((noinline)) void record_view(Storage& st, const Tensor& t, bool read, bool write, uint64_t self,
+                                             std::vector<uint64_t>& deps, IsLive& live) {
+    record(st, Region::of(t), &t, read, write, self, deps, live);
   }
 
   // access() on the storage's state; `t`, when known, is the tensor whose region `r` is.

@@ -32,23 +32,28 @@ class TileTable {
   /// in the state is <= the stamp); a fresh (empty) one is inserted when absent. The reference
   /// is valid until the next insertion, drop_finished() or retain().
   TileState& find_or_insert(int64_t key, uint64_t self, bool& inserted) {
-    if ((size_ + 1) * 2 > capacity_) reset_keeping(capacity_ * 2);
+    if (size_ >= half_) reset_keeping(capacity_ * 2);
+    // The arrays and mask in locals: a store of a stamp or writer (uint64_t) could alias the
+    // members (size_t), which the compiler would then reload after every store.
+    uint64_t* const newest = newest_.get();
+    Slot* const slots = slots_.get();
+    const size_t mask = mask_;
     size_t i = home(key);
-    while (newest_[i]) {
-      if (slots_[i].key == key) {
-        if (self > newest_[i]) newest_[i] = self;
+    while (uint64_t stamp = newest[i]) {
+      if (slots[i].key == key) {
+        newest[i] = stamp > self ? stamp : self;
         inserted = false;
-        return slots_[i].state;
+        return slots[i].state;
       }
-      i = (i + 1) & mask_;
+      i = (i + 1) & mask;
     }
-    newest_[i] = self;
-    slots_[i].key = key;
-    slots_[i].state.writer = 0;
-    slots_[i].state.readers.clear();
+    newest[i] = self;
+    slots[i].key = key;
+    slots[i].state.writer = 0;
+    slots[i].state.readers.clear();
     ++size_;
     inserted = true;
-    return slots_[i].state;
+    return slots[i].state;
   }
 
   /// The state of `key`, or nullptr.
@@ -125,6 +130,7 @@ class TileTable {
     slots_.reset(new Slot[capacity]);
     newest_.reset(new uint64_t[capacity]());
     capacity_ = capacity;
+    half_ = capacity / 2;
     mask_ = capacity - 1;
     shift_ = 64;
     for (size_t c = capacity; c > 1; c >>= 1) --shift_;
@@ -173,8 +179,9 @@ class TileTable {
     for (size_t i = 0; i < start; ++i) visit(i);
   }
 
-  // Re-inserts the used slots into fresh arrays of `capacity` slots.
-  void reset_keeping(size_t capacity) {
+  // Re-inserts the used slots into fresh arrays of `capacity` slots (out of line: rare, and
+  // find_or_insert is inlined into every access).
+  __attribute__((noinline)) void reset_keeping(size_t capacity) {
     std::unique_ptr<Slot[]> old_slots = std::move(slots_);
     std::unique_ptr<uint64_t[]> old_newest = std::move(newest_);
     const size_t old_capacity = capacity_;
@@ -194,6 +201,7 @@ class TileTable {
   std::unique_ptr<Slot[]> slots_;
   std::unique_ptr<uint64_t[]> newest_;  // per slot: the stamp, 0 = empty
   size_t capacity_ = 0, mask_ = 0, size_ = 0;
+  size_t half_ = 0;  // capacity_ / 2: an insertion at this size first doubles the arrays
   int shift_ = 64;
   int sparse_sweeps_ = 0;  // sweeps in a row that left the table sparse
 };

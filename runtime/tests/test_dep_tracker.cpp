@@ -265,3 +265,71 @@ TEST(TileTable, ShrinksOnlyAfterSparseSweepsInARow) {
   EXPECT_EQ(table.size(), 10u);
   for (int64_t k = 590; k < 600; ++k) EXPECT_NE(table.find((2000 + k) * 64), nullptr) << k;
 }
+
+TEST(DepTracker, TensorAccessesAlternatingStoragesKeepTheirOwnTiles) {
+  // access(const Tensor&) remembers the previous access's storage (no lookup when the next
+  // tensor views the same one): tiles at the same offsets of two storages, accessed in turn,
+  // and a storage erased while remembered, must each see only their own tasks.
+  DepTracker t;
+  std::vector<uint64_t> deps;
+  static float a[4 * 16], b[4 * 16];
+  uint32_t sh[2] = {4, 16}, tile_sh[2] = {1, 16};
+  const Tensor ta = make_tensor_external(a, sh, 2, DataType::FLOAT32);
+  const Tensor tb = make_tensor_external(b, sh, 2, DataType::FLOAT32);
+  auto live = [](uint64_t) { return true; };
+  auto row = [&](const Tensor& base, uint32_t r) {
+    uint32_t off[2] = {r, 0};
+    return base.view(tile_sh, off);
+  };
+  auto access = [&](const Tensor& v, bool write, uint64_t self) {
+    deps.clear();
+    t.access(v, !write, write, self, deps, live);
+    std::sort(deps.begin(), deps.end());
+    return deps;
+  };
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(access(row(ta, r), true, 1 + 2 * r), V{});  // writers: a rows 1, 3, 5, 7
+    EXPECT_EQ(access(row(tb, r), true, 2 + 2 * r), V{});  // b rows 2, 4, 6, 8
+  }
+  for (uint32_t r = 0; r < 4; ++r) {
+    EXPECT_EQ(access(row(ta, r), false, 10 + r), V{1 + 2 * r}) << "a row " << r;
+    EXPECT_EQ(access(row(tb, r), false, 20 + r), V{2 + 2 * r}) << "b row " << r;
+  }
+  EXPECT_EQ(access(row(tb, 1), true, 30), (V{4, 21}));
+  t.erase(b);  // b is the remembered storage: forgetting it must not leave a stale one
+  EXPECT_EQ(access(row(tb, 1), false, 31), V{});
+  EXPECT_EQ(access(row(ta, 1), true, 32), (V{3, 11}));
+  EXPECT_EQ(t.storages(), 2u);
+}
+
+TEST(TileTable, GrowsWhenAnInsertionWouldPassHalfFull) {
+  // Load factor <= 1/2: kMinCapacity / 2 keys fit, the next insertion doubles the arrays.
+  using pto2::detail::TileTable;
+  TileTable table;
+  bool inserted = false;
+  for (int64_t k = 0; k < static_cast<int64_t>(TileTable::kMinCapacity / 2); ++k)
+    table.find_or_insert(k * 64, static_cast<uint64_t>(k + 1), inserted);
+  EXPECT_EQ(table.capacity(), TileTable::kMinCapacity);
+  table.find_or_insert(0, 100, inserted);  // a key already present: the check runs first
+  EXPECT_FALSE(inserted);
+  EXPECT_EQ(table.capacity(), 2 * TileTable::kMinCapacity);
+  EXPECT_EQ(table.size(), TileTable::kMinCapacity / 2);
+}
+
+TEST(TileTable, StampKeepsTheNewestTask) {
+  // A lookup by an older task than the stamp (a tracker fed ids out of order) must not lower
+  // it: drop_finished would then drop a tile whose newest task is still running.
+  using pto2::detail::TileTable;
+  TileTable table;
+  bool inserted = false;
+  table.find_or_insert(64, 10, inserted);
+  table.find_or_insert(64, 5, inserted);
+  EXPECT_FALSE(inserted);
+  table.drop_finished(7);
+  EXPECT_NE(table.find(64), nullptr);
+  table.find_or_insert(64, 12, inserted);
+  table.drop_finished(11);
+  EXPECT_NE(table.find(64), nullptr);
+  table.drop_finished(12);
+  EXPECT_EQ(table.find(64), nullptr);
+}
