@@ -75,11 +75,6 @@ def test_trace_summary_of_a_directory(tmp_path, capsys):
     assert "cannot read %s" % tmp_path in _err(capsys)
 
 
-def test_run_with_negative_seed(capsys):
-    assert cli.main(["run", VECTOR_ADD, "--seed", "-1"]) == 1
-    assert "seed of random inputs must be a non-negative integer" in _err(capsys)
-
-
 DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
 
 

@@ -82,8 +82,8 @@ def test_run_host_entry_takes_chip_worker_counts_and_repeats(capsys):
     # The counts reach the chips' runtimes: one they refuse fails the run, naming it.
     assert cli.main(["run", prog, "--aiv-workers", "5000"]) == 1
     assert "aiv_workers 5000 is out of range" in capsys.readouterr().err
-    # 0 workers of a type the kernels run on is refused before running, naming a kernel.
-    assert cli.main(["run", prog, "--aiv-workers", "0"]) == 1
+    # 0 workers of a type the kernels run on is a usage error before building, naming a kernel.
+    assert cli.main(["run", prog, "--aiv-workers", "0"]) == 2
     assert "kernel 'normalize_block' runs on AIV workers" in capsys.readouterr().err
 
 
