@@ -91,6 +91,20 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
 
 
+def _usable_cache_root(root: Path) -> None:
+    """Creates ``root`` and checks a build can work in it (a temporary directory is made and
+    removed): a cache path that is a file, under a file, or not writable is a PyptoError naming
+    it and where it came from, before anything is compiled (it was a bare OSError traceback)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix="tmp-probe-", dir=str(root)))
+    except OSError as e:
+        env = os.environ.get("PYPTO_CACHE_DIR")
+        raise PyptoError("cannot use the build cache directory %s (%s): %s"
+                         % (root, "$PYPTO_CACHE_DIR" if env else "the default", e.strerror or e),
+                         help="set PYPTO_CACHE_DIR to a writable directory (or unset it: ~/.cache/pypto)") from None
+
+
 _MAX_STEM = 100
 
 
@@ -439,7 +453,7 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
-        root.mkdir(parents=True, exist_ok=True)
+        _usable_cache_root(root)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
                     label or "program", len(missing), len(sources), len(sources) - len(missing), root)
