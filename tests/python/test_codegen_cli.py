@@ -90,3 +90,10 @@ def test_compile_of_a_program_without_orchestration_is_located(tmp_path, capsys)
         assert "program 'Empty' has no Orchestration function to compile --> %s:5:1" % src in err, err
         assert "class Empty:" in err and "help: mark the entry with @pl.function" in err
         assert not (tmp_path / "o").exists()
+
+
+def test_compile_func_empty_is_a_name_not_all(tmp_path, capsys):
+    # --func "" generated every orchestration (an empty string counted as "not given")
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "o"), "--func", ""]) == 1
+    assert "has no function named ''" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

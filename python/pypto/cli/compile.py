@@ -29,7 +29,7 @@ def cmd_compile(args) -> int:
     _, program = select_program(programs, args.program, args.file)
     prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir,
                                     analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
-    funcs = [args.func] if args.func else codegen.orchestration_functions(prepared)
+    funcs = [args.func] if args.func is not None else codegen.orchestration_functions(prepared)   # --func "" is a name
     if not funcs:   # located at the class, as `pypto run` says it (pypto.compile's _choose_entry)
         from pypto.errors import PyptoError, located_at
         raise PyptoError("program '%s' has no Orchestration function to compile" % program.name,
