@@ -89,3 +89,44 @@ def test_bad_repeat_is_refused_before_compiling(repeat, capsys, monkeypatch):
     monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --repeat %s" % repeat))
     assert cli.main(["run", VECTOR_ADD, "--repeat", repeat]) == 2
     assert "--repeat must be at least 1, got %s" % repeat in capsys.readouterr().err
+
+
+def test_save_then_check_of_infinities_and_nans_is_ok(tmp_path, capsys):
+    # +-inf against the same +-inf and NaN against NaN were MISMATCHes (|inf - inf| is NaN):
+    # a run's --save output failed its own --check
+    a = np.ones(4096, np.float32)
+    a[:3] = [np.inf, -np.inf, np.nan]
+    np.savez(tmp_path / "in.npz", a=a)
+    ref = str(tmp_path / "ref.npz")
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--save", ref]) == 0
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--check", ref]) == 0
+    assert "c          OK" in capsys.readouterr().out
+    with np.load(ref) as saved:
+        r = saved["c"].copy()
+    r[0] = -np.inf   # a different infinity, and a number for a NaN, still mismatch
+    r[2] = 0.0
+    np.savez(tmp_path / "bad.npz", c=r)
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--check", str(tmp_path / "bad.npz")]) == 1
+    assert "MISMATCH 2 of 4096 elements" in capsys.readouterr().out
+
+
+class _P:
+    def __init__(self, name, dtype):
+        self.name, self.dtype, self.kind, self.direction = name, dtype, "tensor", "Out"
+
+
+@pytest.mark.parametrize("dtype, got, ref, bad", [
+    ("INT64", [2 ** 53 + 1, 5], [2 ** 53, 5], 1),          # equal through float64
+    ("UINT64", [2 ** 64 - 1, 0], [2 ** 64 - 2, 0], 1),
+    ("INT32", [1, 2], [1.9, 2.0], 1),                       # a float reference was truncated to 1
+    ("INT32", [1, 2], [1.0, 2.0], 0),
+    ("INT64", [2 ** 62, -3], [2 ** 62, -3], 0),
+])
+def test_check_compares_integers_exactly(tmp_path, dtype, got, ref, bad):
+    from pypto.cli.arrays import check_outputs
+    from pypto.runtime.args import numpy_dtype
+    g = np.array(got, dtype=numpy_dtype(dtype))
+    ints = all(isinstance(v, int) for v in ref)
+    np.savez(tmp_path / "ref.npz", x=np.array(ref, dtype=g.dtype if ints else None))   # 2^64-2 alone would be float64
+    line = check_outputs(str(tmp_path / "ref.npz"), [_P("x", dtype)], [g])[0]
+    assert ("MISMATCH %d of 2" % bad in line) if bad else ("OK" in line), line

@@ -2,7 +2,8 @@
 
 An ``.npz`` file maps parameter names to arrays (``np.savez(path, x=..., out=...)``); a scalar
 parameter is a 0-d array. Comparison tolerances depend on the dtype (``TOLERANCES``): floats
-compare with ``|a - b| <= atol + rtol * |b|``, integers and booleans exactly.
+compare with ``|a - b| <= atol + rtol * |b|`` (equal values, infinities included, and NaN against NaN
+match), integers and booleans exactly.
 
     pypto run prog.py --inputs in.npz --save out.npz
     pypto run prog.py --inputs in.npz --check ref.npz     # exit status 1 on a mismatch
@@ -123,17 +124,41 @@ def check_outputs(path: str, params, inputs: Sequence) -> List[str]:
             lines.append("  %-10s MISMATCH shape %s, reference %s" % (name, got.shape, ref.shape))
             continue
         rtol, atol = TOLERANCES.get(dtypes[name], (0.0, 0.0))
-        g = _as_float64(got, dtypes[name])
-        r = _as_float64(ref.astype(got.dtype, copy=False), dtypes[name])
-        bad = ~(np.abs(g - r) <= atol + rtol * np.abs(r)) if g.size else np.zeros(0, bool)
+        bad, g, r, diff = _mismatches(got, ref, dtypes[name], rtol, atol)
         nbad = int(np.count_nonzero(bad))
         if nbad == 0:
             lines.append("  %-10s OK (rtol %g, atol %g)" % (name, rtol, atol))
         else:
-            idx = np.unravel_index(int(np.argmax(np.where(bad, np.abs(g - r), -1))), g.shape)
+            idx = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), g.shape)
             lines.append("  %-10s MISMATCH %d of %d elements; worst at %s: %r, reference %r (rtol %g, atol %g)"
                          % (name, nbad, g.size, tuple(int(i) for i in idx), g[idx].item(), r[idx].item(), rtol, atol))
     return lines
+
+
+def _mismatches(got: np.ndarray, ref: np.ndarray, dtype: str, rtol: float, atol: float):
+    """(bad mask, got, ref, |got - ref| with NaN as +inf) of an output against its reference.
+
+    Integers and booleans compare exactly, in their own types (through float64, two INT64
+    values above 2^53 apart by 1 were equal, and a float reference was truncated to the output's
+    type: 1.9 matched 1). Floats match when equal (so +inf matches +inf and the same NaN
+    position matches: |inf - inf| is NaN, which no tolerance admits) or within the tolerance."""
+    if got.dtype.kind in "biu" and dtype != "BF16":
+        if ref.dtype.kind in "biu":
+            bad = got != ref
+        else:   # a float reference: only exact integer values match
+            bad = ~(got.astype(np.float64) == ref.astype(np.float64))
+        g, r = got, ref
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    else:
+        g = _as_float64(got, dtype)
+        with np.errstate(invalid="ignore", over="ignore"):   # a float64 reference beyond FP16 is inf, as the output
+            r = _as_float64(ref.astype(got.dtype, copy=False), dtype)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(g - r)
+            finite = np.isfinite(g) & np.isfinite(r)   # inf within inf's tolerance is no match: -inf vs +inf
+            bad = ~((g == r) | (np.isnan(g) & np.isnan(r)) | (finite & (diff <= atol + rtol * np.abs(r))))
+    return bad, g, r, np.where(np.isnan(diff), np.inf, diff)
 
 
 def _as_float64(a: np.ndarray, dtype: str) -> np.ndarray:
