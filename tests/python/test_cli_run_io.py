@@ -130,3 +130,46 @@ def test_check_compares_integers_exactly(tmp_path, dtype, got, ref, bad):
     np.savez(tmp_path / "ref.npz", x=np.array(ref, dtype=g.dtype if ints else None))   # 2^64-2 alone would be float64
     line = check_outputs(str(tmp_path / "ref.npz"), [_P("x", dtype)], [g])[0]
     assert ("MISMATCH %d of 2" % bad in line) if bad else ("OK" in line), line
+
+
+class _In:
+    def __init__(self, name, dtype):
+        self.name, self.dtype, self.kind, self.direction = name, dtype, "tensor", "In"
+
+
+@pytest.mark.parametrize("dtype, given, message", [
+    ("INT32", np.array([1.7, 2.0]), "a value that is not a whole number would be truncated"),
+    ("INT32", np.array([np.nan, 2.0]), "a value that is not a whole number would be truncated"),
+    ("UINT32", np.array([-1, 2]), "a value outside [0, 4294967295] would wrap"),
+    ("INT8", np.array([300, 2]), "a value outside [-128, 127] would wrap"),
+    ("BOOL", np.array([2, 0]), "a value outside [0, 1] would wrap"),
+    ("FP32", np.array([1 + 2j, 0]), "only real numbers convert"),
+    ("BF16", np.array([0.5, 1.0], np.float32), "without ml_dtypes a BF16 array is its raw bits"),
+])
+def test_inputs_that_a_cast_would_change_are_refused(tmp_path, dtype, given, message):
+    # each was cast silently (1.7 -> 1, -1 -> 4294967295, 300 -> 44, 1+2j -> 1, 0.5 -> bits 0)
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.runtime.args import numpy_dtype
+    if dtype == "BF16" and numpy_dtype("BF16") != np.uint16:
+        pytest.skip("ml_dtypes is installed: BF16 arrays are bfloat16, which floats cast to")
+    np.savez(tmp_path / "in.npz", x=given)
+    with pytest.raises(CliError) as ei:
+        load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])
+    assert "'x' is a %s array, the parameter is %s: %s" % (given.dtype, dtype, message) in str(ei.value)
+
+
+@pytest.mark.parametrize("dtype, given", [
+    ("INT32", np.array([1.0, -2.0])),            # whole floats
+    ("UINT8", np.array([0, 255])),               # int64 values that fit
+    ("BOOL", np.array([0, 1])),
+    ("FP32", np.array([0.1, 3])),                # float64 rounded, as before
+    ("FP16", np.array([1, 2], np.int32)),
+])
+def test_inputs_that_keep_their_values_are_converted(tmp_path, dtype, given):
+    from pypto.cli.arrays import load_inputs
+    from pypto.runtime.args import numpy_dtype
+    np.savez(tmp_path / "in.npz", x=given)
+    got = load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])[0]
+    assert got.dtype == numpy_dtype(dtype)
+    np.testing.assert_array_equal(got, given.astype(numpy_dtype(dtype)))

@@ -77,8 +77,39 @@ def load_inputs(path: str, params, inputs: List) -> List:
         expect = tuple(np.shape(inputs[i]))
         if tuple(arr.shape) != expect:
             raise CliError("--inputs: '%s' has shape %s, the parameter needs %s" % (name, tuple(arr.shape), expect))
-        out[i] = np.ascontiguousarray(arr.astype(np.asarray(inputs[i]).dtype, copy=False))
+        out[i] = np.ascontiguousarray(_cast_input(name, arr, np.asarray(inputs[i]).dtype, p.dtype))
     return out
+
+
+def _cast_input(name: str, arr: np.ndarray, target: np.dtype, dsl_dtype: str) -> np.ndarray:
+    """``arr`` as ``target`` when that keeps its values: numbers into a float parameter (rounded,
+    as NumPy's cast), integers into an integer parameter when each fits, floats into one when each
+    is a whole number that fits. Anything else is a usage error naming the array: the cast used to
+    be silent (1.7 became 1, -1 into UINT32 became 4294967295, 300 into INT8 became 44, a complex
+    array lost its imaginary part, float BF16 values became integer bit patterns)."""
+    if arr.dtype == target:
+        return arr
+
+    def refuse(why: str):
+        raise CliError("--inputs: '%s' is a %s array, the parameter is %s: %s; convert it to %s in the file"
+                       % (name, arr.dtype, dsl_dtype, why, "uint16 bfloat16 bits (or ml_dtypes.bfloat16)"
+                          if dsl_dtype == "BF16" and target == np.uint16 else target))
+
+    src = arr.dtype.kind
+    if src not in "biuf":
+        refuse("only real numbers convert")
+    if dsl_dtype == "BF16" and target == np.uint16:
+        refuse("without ml_dtypes a BF16 array is its raw bits")
+    if target.kind not in "biu":   # a float parameter: any real number, rounded to its precision
+        with np.errstate(over="ignore", invalid="ignore"):
+            return arr.astype(target)
+    if arr.size:
+        lo, hi = (0, 1) if target.kind == "b" else (np.iinfo(target).min, np.iinfo(target).max)
+        if src == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+            refuse("a value that is not a whole number would be truncated")
+        if src in "iuf" and (arr.min() < lo or arr.max() > hi):
+            refuse("a value outside [%d, %d] would wrap" % (lo, hi))
+    return arr.astype(target)
 
 
 def outputs_by_name(params, inputs: Sequence) -> Dict[str, np.ndarray]:
