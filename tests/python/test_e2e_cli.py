@@ -3,6 +3,7 @@ import os
 import re
 
 import numpy as np
+import pytest
 
 from pypto import cli
 from pypto.cli.run import checksum, parse_dims
@@ -143,3 +144,12 @@ def test_host_program_worker_counts_of_the_wrong_kind_are_refused():
         with pytest.raises(ArgumentValueError, match="aiv_workers must be a positive integer"):
             prog(*inputs, aiv_workers=bad)
     assert prog(*inputs, aic_workers=0, aiv_workers=1).tasks_executed == 5   # AIV-only kernels: 0 AIC is fine
+
+
+def test_run_negative_dim_is_refused_before_compiling(capsys, monkeypatch):
+    # was refused by the call's argument check, after the compile
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --dim M=-1"))
+    for cmd in (["run"], ["graph", "--static"]):
+        assert cli.main(cmd[:1] + [os.path.join(EXAMPLES, "dynamic_shape.py"), "--dim", "M=-1"] + cmd[1:]) == 2
+        assert "--dim M: an extent must be a non-negative integer, got -1" in capsys.readouterr().err
