@@ -177,6 +177,10 @@ class HostProgram:
         from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts
 
         check_runtime_options(aic_workers, aiv_workers)
+        chips = self.chips   # a public attribute (pypto run sets it): 0 ran 'on 0 chips', -1 / 2.5 were TypeErrors
+        if not isinstance(chips, int) or isinstance(chips, bool) or not 1 <= chips <= 0xFFFFFFFF:
+            raise ArgumentValueError("HostProgram.chips must be a positive integer, got %r" % (chips,),
+                                     help="e.g. prog.chips = 2 (or host.compile_host(..., chips=2))")
         if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
             raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
                                      "their runtime's default workers (1 AIC + 2 AIV)",

@@ -144,6 +144,13 @@ def test_host_program_worker_counts_of_the_wrong_kind_are_refused():
         with pytest.raises(ArgumentValueError, match="aiv_workers must be a positive integer"):
             prog(*inputs, aiv_workers=bad)
     assert prog(*inputs, aic_workers=0, aiv_workers=1).tasks_executed == 5   # AIV-only kernels: 0 AIC is fine
+    # prog.chips (public; pypto run --chips sets it): 0 ran 'on 0 chips', -1 and 2.5 were nanobind TypeErrors
+    for bad in (0, -1, True, 2.5, 1 << 40):
+        prog.chips = bad
+        with pytest.raises(ArgumentValueError, match="HostProgram.chips must be a positive integer, got"):
+            prog(*inputs)
+    prog.chips = 3
+    assert prog(*inputs).chips == 3
 
 
 def test_run_negative_dim_is_refused_before_compiling(capsys, monkeypatch):
