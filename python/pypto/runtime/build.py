@@ -57,7 +57,10 @@ _BUILD_FORMAT = "pypto-build-4"
 LIBRARY_NAME = "libprogram.so"
 COMMON_FLAGS = ["-std=c++17", "-fPIC", "-Wall"]
 KERNEL_FLAGS = ["-O3", "-fno-trapping-math"]   # vectorised tile loops (selects if-converted); portable (no -march)
-HOST_FLAGS = ["-O2"]
+# -fwrapv: DSL integer scalars wrap in two's complement (as NumPy's and the kernels' tile ops);
+# a plain signed overflow in printed orchestration arithmetic was undefined behaviour, and
+# `pl.range(m, m + 2)` with m = INT64_MAX looped forever at -O2 (tests/python/test_scalar_wrap.py).
+HOST_FLAGS = ["-O2", "-fwrapv"]
 
 
 class BuildError(PyptoError):
