@@ -61,3 +61,17 @@ def test_zero_workers_for_a_used_core_type_is_refused_before_building(capsys, mo
 def test_zero_workers_for_an_unused_core_type_runs(capsys):
     assert cli.main(["run", VECTOR_ADD, "--aic-workers", "0", "--aiv-workers", "1"]) == 0
     assert "(0 AIC + 1 AIV workers)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    ([], "--mpi runs a HOST-level entry's chips as MPI ranks, but program VectorAdd has no HOST-level orchestration"),
+    (["--entry", "main"], "but 'main' is not a HOST-level orchestration of program VectorAdd"),
+])
+def test_mpi_for_a_chip_level_entry_is_refused_before_launching(capsys, monkeypatch, flags, message):
+    # mpirun was launched: every rank compiled, then failed with distributed='mpi' applies to a HOST-level entry
+    import pypto
+    import subprocess
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("launched mpirun"))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, "--mpi"] + flags) == 2
+    assert message in _err(capsys)

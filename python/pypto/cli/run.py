@@ -98,6 +98,15 @@ def cmd_run(args) -> int:
     if getattr(args, "mpi", False) and (args.aic_workers is not None or args.aiv_workers is not None):
         raise CliError("--aic-workers / --aiv-workers apply to in-process chips; the MPI chip ranks run their "
                        "runtime's default workers (1 AIC + 2 AIV): leave them out with --mpi")
+    if getattr(args, "mpi", False):
+        from pypto.host import host_functions   # checked before mpirun starts ranks that would each compile and fail
+        hosts = host_functions(program)
+        if args.entry is not None and args.entry not in hosts or args.entry is None and len(hosts) != 1:
+            what = ("'%s' is not a HOST-level orchestration of program %s" % (args.entry, program.name)
+                    if args.entry is not None else "program %s has %s HOST-level orchestration%s"
+                    % (program.name, len(hosts) or "no", "s (name one with --entry)" if hosts else ""))
+            raise CliError("--mpi runs a HOST-level entry's chips as MPI ranks, but %s; run a chip-level entry "
+                           "without --mpi" % what)
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
