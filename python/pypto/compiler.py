@@ -36,7 +36,7 @@ from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
-from pypto.runtime.trace_path import resolve_trace_path
+from pypto.runtime.trace_path import probe_writable, resolve_trace_path
 from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, default_workers
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
@@ -282,8 +282,12 @@ class CompiledProgram:
         """
         race_mode = race_check_mode(race_check)
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
-        if graph is not None and not os.path.isdir(os.path.dirname(os.path.abspath(graph))):
-            raise ArgumentValueError("cannot write the task graph to %s: its directory does not exist" % graph)
+        if graph is not None:   # as the trace path: a graph that cannot be written fails before the run, not after it
+            graph = os.fspath(graph)
+            problem = ("it is a directory" if os.path.isdir(graph) else "its directory does not exist"
+                       if not os.path.isdir(os.path.dirname(os.path.abspath(graph))) else probe_writable(graph))
+            if problem:
+                raise ArgumentValueError("cannot write the task graph to %s: %s" % (graph, problem))
         # The common call (all arguments positional NumPy arrays and numbers that pass every check)
         # is marshalled by the per-program fast path; any other call, valid or not, by the full checker.
         fast = self._marshal(args) if not kwargs else None
