@@ -173,3 +173,15 @@ def test_inputs_that_keep_their_values_are_converted(tmp_path, dtype, given):
     got = load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])[0]
     assert got.dtype == numpy_dtype(dtype)
     np.testing.assert_array_equal(got, given.astype(numpy_dtype(dtype)))
+
+
+def test_save_and_check_of_the_same_file_is_refused(tmp_path, capsys, monkeypatch):
+    # --save wrote the outputs first, then --check compared them with themselves: always OK
+    import pypto
+    ref = tmp_path / "ref.npz"
+    np.savez(ref, c=np.full(4096, 123.0, np.float32))   # a reference the run does not match
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, "--save", str(ref), "--check", str(tmp_path / "." / "ref.npz")]) == 2
+    assert "--save and --check name the same file" in capsys.readouterr().err
+    with np.load(ref) as kept:
+        assert kept["c"][0] == 123.0

@@ -35,6 +35,10 @@ def check_paths(args) -> None:
     for flag, path in (("--inputs", getattr(args, "inputs", None)), ("--check", getattr(args, "check", None))):
         if path and not os.path.isfile(path):
             raise CliError("%s: %s" % (flag, not_a_file(path)))
+    save, check = getattr(args, "save", None), getattr(args, "check", None)
+    if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
+        raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
+                       "themselves; save to another file" % save)
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
         if path and os.path.isdir(path):    # found now, not after the run whose results it would hold
             raise CliError("%s: %s is a directory; give a file path" % (flag, path))
