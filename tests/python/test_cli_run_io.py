@@ -185,3 +185,16 @@ def test_save_and_check_of_the_same_file_is_refused(tmp_path, capsys, monkeypatc
     assert "--save and --check name the same file" in capsys.readouterr().err
     with np.load(ref) as kept:
         assert kept["c"][0] == 123.0
+
+
+@pytest.mark.parametrize("flag", ["--save", "--check", "--inputs"])
+def test_trace_onto_another_file_flag_is_refused(tmp_path, capsys, monkeypatch, flag):
+    # the trace overwrote the saved outputs, the reference or the inputs file
+    import pypto
+    f = tmp_path / "data.npz"
+    np.savez(f, c=np.zeros(4096, np.float32))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, flag, str(f), "--trace", str(f)]) == 2
+    assert "--trace and %s name the same file" % flag in capsys.readouterr().err
+    with np.load(f) as kept:
+        assert list(kept.files) == ["c"]

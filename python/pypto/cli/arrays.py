@@ -39,6 +39,10 @@ def check_paths(args) -> None:
     if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
         raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
                        "themselves; save to another file" % save)
+    trace = getattr(args, "trace", None)
+    for flag, path in (("--save", save), ("--check", check), ("--inputs", getattr(args, "inputs", None))):
+        if trace and path and os.path.abspath(trace) == os.path.abspath(path):   # one would overwrite the other
+            raise CliError("--trace and %s name the same file (%s); give the trace its own file" % (flag, trace))
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
         if path and os.path.isdir(path):    # found now, not after the run whose results it would hold
             raise CliError("%s: %s is a directory; give a file path" % (flag, path))
