@@ -198,3 +198,20 @@ def test_trace_onto_another_file_flag_is_refused(tmp_path, capsys, monkeypatch, 
     assert "--trace and %s name the same file" % flag in capsys.readouterr().err
     with np.load(f) as kept:
         assert list(kept.files) == ["c"]
+
+
+def test_check_of_bf16_bits_against_a_float_reference(tmp_path):
+    # without ml_dtypes a BF16 output is uint16 bits; a float reference was cast to uint16
+    # (0.5 -> 0, 3.0 -> 3) and read as bits, so a correct output was a MISMATCH
+    from pypto.cli.arrays import check_outputs
+    from pypto.runtime.args import numpy_dtype
+    if numpy_dtype("BF16") != np.uint16:
+        pytest.skip("ml_dtypes is installed: BF16 outputs are bfloat16 values")
+    vals = np.array([0.5, 3.0, -1.25], np.float32)
+    bits = (vals.view(np.uint32) >> 16).astype(np.uint16)   # exact in BF16
+    np.savez(tmp_path / "ref.npz", x=vals)
+    assert "OK" in check_outputs(str(tmp_path / "ref.npz"), [_P("x", "BF16")], [bits])[0]
+    np.savez(tmp_path / "bad.npz", x=vals * 2)
+    assert "MISMATCH 3 of 3" in check_outputs(str(tmp_path / "bad.npz"), [_P("x", "BF16")], [bits])[0]
+    np.savez(tmp_path / "bits.npz", x=bits)   # a --save'd output: bits against bits
+    assert "OK" in check_outputs(str(tmp_path / "bits.npz"), [_P("x", "BF16")], [bits])[0]
