@@ -199,3 +199,12 @@ def test_graph_svg_of_an_svg_named_output_is_refused(tmp_path, capsys):
     assert cli.main(["graph", VECTOR_ADD, "--static", "--svg", "-o", str(tmp_path / "g.svg")]) == 2
     assert "--svg renders -o %s to %s, the same file" % (tmp_path / "g.svg", tmp_path / "g.svg") in _err(capsys)
     assert os.listdir(tmp_path) == []
+
+
+def test_graph_of_a_host_entry_is_refused_before_compiling(tmp_path, capsys, monkeypatch):
+    # was refused after compiling and building the whole HOST program
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled a HOST entry for graph"))
+    prog = os.path.join(ROOT, "examples", "two_chips.py")
+    assert cli.main(["graph", prog, "-o", str(tmp_path / "g.dot")]) == 2
+    assert "'host_main' is a distributed HOST-level entry" in _err(capsys)

@@ -96,13 +96,14 @@ def cmd_graph(args) -> int:
         except OSError as e:   # opens, but a write fails (/dev/full)
             raise CliError("-o: cannot write %s: %s" % (args.output, e.strerror or e))
     else:
-        compiled = pypto.compile(program, entry=args.entry,
-                                 analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
-        from pypto.host import HostProgram
-        if isinstance(compiled, HostProgram):
+        from pypto.compiler import _host_entry   # the choice pypto.compile makes, known before compiling
+        host_entry = _host_entry(program, args.entry)
+        if host_entry is not None:
             raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
                            "(pypto run --trace), its static one in pypto graph --static; choose a chip-level "
-                           "orchestration with --entry" % compiled.entry)
+                           "orchestration with --entry" % host_entry)
+        compiled = pypto.compile(program, entry=args.entry,
+                                 analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         entry = compiled.entry
         check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)
