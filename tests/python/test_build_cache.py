@@ -159,3 +159,14 @@ def test_cache_dir_that_does_not_exist_yet_is_created(tmp_path, monkeypatch):
     prog(x, y, z)
     assert z[0, 0] == 6.0
     assert not [p for p in os.listdir(tmp_path / "new" / "cache") if p.startswith("tmp-")]   # the probe is gone
+
+
+def test_build_jobs_that_is_not_a_number_is_a_clear_error(tmp_path, monkeypatch):
+    # was a ValueError traceback from int() in the middle of the build
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_BUILD_JOBS", "abc")
+    with pytest.raises(build_mod.BuildError, match="PYPTO_BUILD_JOBS='abc' is not a number of jobs"):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "5.0"), "two.py"))
+    for raw, jobs in (("", min(4, os.cpu_count() or 2)), ("0", min(4, os.cpu_count() or 2)), ("3", 3), ("-2", 1)):
+        monkeypatch.setenv("PYPTO_BUILD_JOBS", raw)
+        assert build_mod.build_jobs() == jobs

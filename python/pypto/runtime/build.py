@@ -242,6 +242,19 @@ def cache_max_bytes() -> int:
         raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw, help="e.g. 2000000000, 500M or 2G")
 
 
+def build_jobs() -> int:
+    """Compiler processes at once: ``$PYPTO_BUILD_JOBS`` (a positive integer), else min(4, CPUs).
+    A value that is not an integer is a BuildError naming it, raised before anything is compiled
+    (it was a ValueError traceback in the middle of the build)."""
+    raw = os.environ.get("PYPTO_BUILD_JOBS", "").strip()
+    if not raw or raw == "0":
+        return min(4, os.cpu_count() or 2)
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise BuildError("PYPTO_BUILD_JOBS=%r is not a number of jobs" % raw, help="e.g. PYPTO_BUILD_JOBS=2 (or unset)")
+
+
 def _touch(path: Path) -> None:
     try:
         os.utime(path)
@@ -456,6 +469,7 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
+        jobs = build_jobs()   # a bad value is refused before anything is compiled
         _usable_cache_root(root)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
@@ -471,8 +485,7 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                 os.makedirs(os.path.join(work, "obj"), exist_ok=True)
                 with open(os.path.join(work, "build.sh"), "w") as f:
                     f.write(_build_script([_compile_command(cxx, rel, file_flags) for rel in sources], link))
-                jobs = int(os.environ.get("PYPTO_BUILD_JOBS", "0")) or min(4, os.cpu_count() or 2)
-                with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
                     futs = []
                     for rel in missing:
                         use_pch = pch if not file_flags.get(rel) else None
