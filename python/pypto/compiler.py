@@ -36,7 +36,7 @@ from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
-from pypto.runtime.trace_path import resolve_trace_path
+from pypto.runtime.trace_path import probe_writable, resolve_trace_path
 from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, default_workers
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
@@ -147,7 +147,8 @@ def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps:
 
 
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
-            distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False) -> "CompiledProgram":
+            distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False,
+            _before_build=None) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
     ``entry`` names the Orchestration function to run (default: the only one, or the only
@@ -164,6 +165,11 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
     ``mpirun -np N``; see docs/distributed.md); it is an error for a chip-level entry.
     ``analyze_auto_scopes_for_deps=True`` lets the compiler derive the task dependencies of
     AUTO regions (AutoDeriveTaskDependencies; docs/auto_dependencies.md).
+
+    ``_before_build(kernels, default_workers)`` (internal: ``pypto run``) is called with the
+    kernel entries and the (AIC, AIV) workers a call naming none would use, after the passes and
+    before the C++ build, so a usage error that depends on the kernels' core types (a worker
+    flag of 0) costs no build.
     """
     program = _as_program(program)
     host_entry = _host_entry(program, entry)
@@ -171,12 +177,15 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         # A distributed HOST-level entry runs on the L3 runtime (pypto.host): its pl.submit
         # calls become next-level tasks that each run a chip-level orchestration.
         from pypto import host
-        return host.compile_host(program, host_entry, output_dir=output_dir, distributed=distributed)
+        return host.compile_host(program, host_entry, output_dir=output_dir, distributed=distributed,
+                                 _before_build=_before_build)
     if distributed not in (None, "inprocess"):
         from pypto.errors import PyptoError
         raise PyptoError("distributed=%r applies to a HOST-level entry; this program's entry is chip-level"
                          % (distributed,))
     entry, prepared, result, sources, entries = generate(program, entry, analyze_auto_scopes_for_deps)
+    if _before_build is not None:
+        _before_build(entries, default_workers(entries))
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
     return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
@@ -273,8 +282,12 @@ class CompiledProgram:
         """
         race_mode = race_check_mode(race_check)
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
-        if graph is not None and not os.path.isdir(os.path.dirname(os.path.abspath(graph))):
-            raise ArgumentValueError("cannot write the task graph to %s: its directory does not exist" % graph)
+        if graph is not None:   # as the trace path: a graph that cannot be written fails before the run, not after it
+            graph = os.fspath(graph)
+            problem = ("it is a directory" if os.path.isdir(graph) else "its directory does not exist"
+                       if not os.path.isdir(os.path.dirname(os.path.abspath(graph))) else probe_writable(graph))
+            if problem:
+                raise ArgumentValueError("cannot write the task graph to %s: %s" % (graph, problem))
         # The common call (all arguments positional NumPy arrays and numbers that pass every check)
         # is marshalled by the per-program fast path; any other call, valid or not, by the full checker.
         fast = self._marshal(args) if not kwargs else None

@@ -177,6 +177,10 @@ class HostProgram:
         from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts
 
         check_runtime_options(aic_workers, aiv_workers)
+        chips = self.chips   # a public attribute (pypto run sets it): 0 ran 'on 0 chips', -1 / 2.5 were TypeErrors
+        if not isinstance(chips, int) or isinstance(chips, bool) or not 1 <= chips <= 0xFFFFFFFF:
+            raise ArgumentValueError("HostProgram.chips must be a positive integer, got %r" % (chips,),
+                                     help="e.g. prog.chips = 2 (or host.compile_host(..., chips=2))")
         if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
             raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
                                      "their runtime's default workers (1 AIC + 2 AIV)",
@@ -377,7 +381,7 @@ class _Mpi:
 
 
 def compile_host(program, func: Union[str, object, None] = None, output_dir: str = None, chips: Optional[int] = None,
-                 distributed: Optional[str] = None) -> HostProgram:
+                 distributed: Optional[str] = None, _before_build=None) -> HostProgram:
     """Generates and builds a HOST program for the L3 runtime and loads it.
 
         prog = host.compile_host(MyProgram, "host_main", chips=2)
@@ -393,7 +397,8 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     and ``host_runner.cpp`` (registers each target with its own kernel table). Compiled with
     the system C++ compiler by ``pypto.runtime.build.build_sources``, the builder of
     ``pypto.compile``: cached by content hash (a second compile of the same program runs no
-    compiler), sources and library copied to ``output_dir`` when given."""
+    compiler), sources and library copied to ``output_dir`` when given. ``_before_build``: as
+    ``pypto.compile``'s (called with the kernel entries and ``HostProgram.DEFAULT_CHIP_WORKERS``)."""
     from pypto import codegen
     from pypto._core import kernel_cpu
     from pypto.errors import PyptoError
@@ -451,10 +456,12 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     # The glue file (registration + the C entry points called here) comes from the C++ code
     # generator (codegen::GenerateHostEntryGlue).
     files["host_runner.cpp"] = _host.generate_host_entry_glue(glue_targets)
-
-    build_result = build_sources(files, output_dir=output_dir, file_flags=defines, label=name)
     from pypto.runtime.build import KernelEntry
     kernel_entries = {k[0]: KernelEntry(*k) for _, _, ks in glue_targets for k in ks}
+    if _before_build is not None:
+        _before_build(list(kernel_entries.values()), HostProgram.DEFAULT_CHIP_WORKERS)
+
+    build_result = build_sources(files, output_dir=output_dir, file_flags=defines, label=name)
     prog = HostProgram(build_result.library, h.signature, files, dict(h.target_ids), chips, entry=name,
                        output_dir=build_result.output_dir, cached=build_result.cached,
                        transport="mpi" if mpi is not None else "inprocess", mpi=mpi,

@@ -2,7 +2,8 @@
 
 ``summarize(path)`` reads the JSON libpto2 writes and returns a ``TraceSummary``: the critical path
 (the longest chain of dependent tasks, weighted by each task's duration), the time per kernel and
-the utilisation of each worker. ``pypto trace summary trace.json`` prints it.
+the utilisation of each worker (for a HOST run's trace: its next-level tasks, per target, and
+each chip). ``pypto trace summary trace.json`` prints it.
 
     from pypto.trace_summary import summarize
     s = summarize("trace.json")
@@ -105,9 +106,13 @@ def summarize(path: str) -> TraceSummary:
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc
     if not isinstance(events, list):
         raise TraceFormatError("%s has no traceEvents list" % path)
-    names: Dict[int, str] = {}
+    # A chip-level run's tasks are `task` spans on worker threads (dependencies: flow events with
+    # args from / to); a HOST run's (pypto.host) are `next-level` spans on chip processes (flow
+    # ids "a-b"). Workers are keyed (0, thread id) / (1, process id).
+    names: Dict[tuple, str] = {}
     tasks: Dict[int, TaskSpan] = {}
-    busy: Dict[int, List[float]] = {}
+    busy: Dict[tuple, List[float]] = {}
+    per_kernel: Dict[str, List] = {}
     edges = []
     for e in events:
         if not isinstance(e, dict):
@@ -115,35 +120,40 @@ def summarize(path: str) -> TraceSummary:
         ph, tid = e.get("ph"), e.get("tid", 0)
         args = e.get("args") or {}
         if ph == "M" and e.get("name") == "thread_name":
-            names[tid] = str(args.get("name", tid))
-        elif ph == "X" and e.get("cat") == "task":
+            names[(0, tid)] = str(args.get("name", tid))
+        elif ph == "M" and e.get("name") == "process_name":
+            names[(1, e.get("pid", 0))] = str(args.get("name", e.get("pid", 0)))
+        elif ph == "X" and e.get("cat") in ("task", "next-level"):
+            host = e.get("cat") == "next-level"
             ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
-            tid_ = int(args.get("task_id", -1))
+            tid_ = int(args.get("task" if host else "task_id", -1))
             t = tasks.get(tid_)
             if t is None:
                 t = tasks[tid_] = TaskSpan(tid_, str(e.get("name", "task")), ts, ts + dur,
                                            source=args.get("source"))
             t.start_us, t.end_us = min(t.start_us, ts), max(t.end_us, ts + dur)
             t.blocks += 1
-            b = busy.setdefault(tid, [0.0, 0])
+            b = busy.setdefault((1, e.get("pid", 0)) if host else (0, tid), [0.0, 0])
             b[0] += dur
             b[1] += 1
+            k = per_kernel.setdefault(str(e.get("name", "task")), [0.0, set()])
+            k[0] += dur
+            k[1].add(tid_)
         elif ph == "s" and e.get("cat") == "dep" and "from" in args and "to" in args:
             edges.append((int(args["from"]), int(args["to"])))
+        elif ph == "s" and e.get("cat") == "dep" and str(e.get("id", "")).count("-") == 1:   # HOST: "a-b"
+            a, b_ = str(e["id"]).split("-")
+            if a.isdigit() and b_.isdigit():
+                edges.append((int(a), int(b_)))
     ordered = sorted(tasks.values(), key=lambda t: (t.start_us, t.task_id))
     span = (max(t.end_us for t in ordered) - min(t.start_us for t in ordered)) if ordered else 0.0
     summary = TraceSummary(span_us=span, tasks=ordered, edges=len(edges))
     summary.critical_path = _critical_path(tasks, edges)
-    per_kernel: Dict[str, List[float]] = {}
-    for e in events:
-        if isinstance(e, dict) and e.get("ph") == "X" and e.get("cat") == "task":
-            k = per_kernel.setdefault(str(e.get("name", "task")), [0.0, set()])
-            k[0] += float(e.get("dur", 0.0))
-            k[1].add(int((e.get("args") or {}).get("task_id", -1)))
     summary.kernels = sorted((KernelTime(k, len(v[1]), v[0]) for k, v in per_kernel.items()),
                              key=lambda k: -k.total_us)
-    summary.workers = [WorkerUse(names.get(tid, "tid %s" % tid), b[0], int(b[1]), b[0] / span if span > 0 else 0.0)
-                       for tid, b in sorted(busy.items())]
+    summary.workers = [WorkerUse(names.get(key, "%s %s" % ("pid" if key[0] else "tid", key[1])), b[0], int(b[1]),
+                                 b[0] / span if span > 0 else 0.0)
+                       for key, b in sorted(busy.items())]
     return summary
 
 

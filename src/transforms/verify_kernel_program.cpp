@@ -13,6 +13,7 @@
 //                one tensor parameter; pl.range step is not 0
 //   statements   expression statements are op calls; a kernel returns its tensor parameters; no
 //                pl.at / pl.spmd / pl.cluster scope inside a kernel
+//   outputs      every pl.Out tensor parameter is stored to (verify_kernel_outputs.cpp)
 // Which ops a kernel may evaluate, and as what, is the one kernel op table (pypto/ir/kernel_ops.h)
 // that the backend's handler tables match (test_kernel_op_table): this walk checks an op's
 // operands by their types, so a new op needs no edit here.
@@ -390,6 +391,7 @@ void VerifyKernelFunction(const ProgramPtr& program, const std::string& kernel_n
                    fn->type == FunctionType::Group ? "a Group has no kernel of its own: its AIC and AIV callees are the kernels"
                                                    : "");
   KernelChecker(*program, *fn).Run();
+  VerifyKernelOutParamsWritten(*program, *fn);
 }
 
 Pass VerifyKernelProgram() {

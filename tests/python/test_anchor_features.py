@@ -337,8 +337,13 @@ def test_mixing_tensor_and_tile_arguments():
 
 def test_kernel_returning_tensor_op_value_gets_a_ret_out_param():
     # rule 5: the returned tile is stored into a new trailing Out parameter; the caller creates it
+    # (mm's c, no longer written, is declared In: a pl.Out no store reaches is refused,
+    # test_kernel_out_never_stored.py)
     src = MATMUL_SRC.replace("c = pl.assemble(c, pl.matmul(a, b), [0, 0])\n        return c",
                              "r = pl.matmul(a, b)\n        return r")
+    src = src.replace("c: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:\n        r =",
+                      "c: pl.Tensor[[16, 8], pl.FP32]) -> pl.Tensor[[16, 8], pl.FP32]:\n        r =")
+    assert "c: pl.Tensor[[16, 8], pl.FP32]) -> pl.Tensor[[16, 8], pl.FP32]:\n        r =" in src
     p = run_pipeline(pl.parse_program(src, "t.py"))
     mm = ir.python_print(next(f for f in p.functions if f.name == "mm"))
     assert "ret0_out: pl.Out[pl.Tensor[[16, 8], pl.FP32]]" in mm

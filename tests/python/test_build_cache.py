@@ -133,3 +133,40 @@ def test_progress_draws_one_line_on_a_terminal_only(monkeypatch):
     with Progress("compiling main", total=1, stream=quiet) as p:
         p.step("x")
     assert quiet.getvalue() == ""
+
+
+@pytest.mark.parametrize("where", ["a_file", "under_a_file"])
+def test_cache_dir_that_cannot_be_used_is_a_clear_error(tmp_path, monkeypatch, where):
+    # A PYPTO_CACHE_DIR that is a file (or lies under one) was a bare FileExistsError /
+    # NotADirectoryError traceback from the build; now a PyptoError naming the path and the variable.
+    f = tmp_path / "taken"
+    f.write_text("keep me")
+    cache = f if where == "a_file" else f / "sub"
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(cache))
+    with pytest.raises(pypto.PyptoError) as ei:
+        pypto.compile(pl.parse_program(SRC, "two.py"))
+    msg = str(ei.value)
+    assert "cannot use the build cache directory %s ($PYPTO_CACHE_DIR):" % cache in msg, msg
+    assert "set PYPTO_CACHE_DIR to a writable directory" in msg
+    assert f.read_text() == "keep me"
+
+
+def test_cache_dir_that_does_not_exist_yet_is_created(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "new" / "cache"))
+    prog = pypto.compile(pl.parse_program(SRC.replace("2.0", "3.0"), "two.py"))
+    x = np.ones((16, 8), np.float32)
+    y, z = np.zeros_like(x), np.zeros_like(x)
+    prog(x, y, z)
+    assert z[0, 0] == 6.0
+    assert not [p for p in os.listdir(tmp_path / "new" / "cache") if p.startswith("tmp-")]   # the probe is gone
+
+
+def test_build_jobs_that_is_not_a_number_is_a_clear_error(tmp_path, monkeypatch):
+    # was a ValueError traceback from int() in the middle of the build
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_BUILD_JOBS", "abc")
+    with pytest.raises(build_mod.BuildError, match="PYPTO_BUILD_JOBS='abc' is not a number of jobs"):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "5.0"), "two.py"))
+    for raw, jobs in (("", min(4, os.cpu_count() or 2)), ("0", min(4, os.cpu_count() or 2)), ("3", 3), ("-2", 1)):
+        monkeypatch.setenv("PYPTO_BUILD_JOBS", raw)
+        assert build_mod.build_jobs() == jobs

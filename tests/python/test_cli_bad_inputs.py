@@ -75,11 +75,6 @@ def test_trace_summary_of_a_directory(tmp_path, capsys):
     assert "cannot read %s" % tmp_path in _err(capsys)
 
 
-def test_run_with_negative_seed(capsys):
-    assert cli.main(["run", VECTOR_ADD, "--seed", "-1"]) == 1
-    assert "seed of random inputs must be a non-negative integer" in _err(capsys)
-
-
 DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
 
 
@@ -173,3 +168,43 @@ def test_save_that_fails_while_writing_is_a_usage_error(capsys):
     # /dev/full opens but every write fails: an OSError traceback after the run before
     assert cli.main(["run", VECTOR_ADD, "--save", "/dev/full"]) == 2
     assert "--save: cannot write /dev/full: No space left on device" in _err(capsys)
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("path, message", [
+    ("{tmp}", "-o: {tmp} is a directory; give a file path"),
+    ("/proc/no_such_dir_entry.dot", "-o: cannot write /proc/no_such_dir_entry.dot:"),
+])
+def test_graph_output_that_cannot_be_written_fails_before_compiling(tmp_path, capsys, monkeypatch, static, path,
+                                                                     message):
+    # --static: an IsADirectoryError / FileNotFoundError traceback; a run: compiled and ran, then
+    # 'could not write the task graph'
+    if path.startswith("/proc") and not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux /proc")
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite a bad -o"))
+    path = path.format(tmp=tmp_path)
+    assert cli.main(["graph", VECTOR_ADD, "-o", path] + (["--static"] if static else [])) == 2
+    assert message.format(tmp=tmp_path) in _err(capsys)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+def test_graph_static_output_write_that_fails_is_a_usage_error(capsys):
+    assert cli.main(["graph", VECTOR_ADD, "--static", "-o", "/dev/full"]) == 2   # was an OSError traceback
+    assert "-o: cannot write /dev/full: No space left on device" in _err(capsys)
+
+
+def test_graph_svg_of_an_svg_named_output_is_refused(tmp_path, capsys):
+    # dot -Tsvg g.svg -o g.svg would overwrite the DOT file it reads
+    assert cli.main(["graph", VECTOR_ADD, "--static", "--svg", "-o", str(tmp_path / "g.svg")]) == 2
+    assert "--svg renders -o %s to %s, the same file" % (tmp_path / "g.svg", tmp_path / "g.svg") in _err(capsys)
+    assert os.listdir(tmp_path) == []
+
+
+def test_graph_of_a_host_entry_is_refused_before_compiling(tmp_path, capsys, monkeypatch):
+    # was refused after compiling and building the whole HOST program
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled a HOST entry for graph"))
+    prog = os.path.join(ROOT, "examples", "two_chips.py")
+    assert cli.main(["graph", prog, "-o", str(tmp_path / "g.dot")]) == 2
+    assert "'host_main' is a distributed HOST-level entry" in _err(capsys)

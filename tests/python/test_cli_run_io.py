@@ -89,3 +89,129 @@ def test_bad_repeat_is_refused_before_compiling(repeat, capsys, monkeypatch):
     monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --repeat %s" % repeat))
     assert cli.main(["run", VECTOR_ADD, "--repeat", repeat]) == 2
     assert "--repeat must be at least 1, got %s" % repeat in capsys.readouterr().err
+
+
+def test_save_then_check_of_infinities_and_nans_is_ok(tmp_path, capsys):
+    # +-inf against the same +-inf and NaN against NaN were MISMATCHes (|inf - inf| is NaN):
+    # a run's --save output failed its own --check
+    a = np.ones(4096, np.float32)
+    a[:3] = [np.inf, -np.inf, np.nan]
+    np.savez(tmp_path / "in.npz", a=a)
+    ref = str(tmp_path / "ref.npz")
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--save", ref]) == 0
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--check", ref]) == 0
+    assert "c          OK" in capsys.readouterr().out
+    with np.load(ref) as saved:
+        r = saved["c"].copy()
+    r[0] = -np.inf   # a different infinity, and a number for a NaN, still mismatch
+    r[2] = 0.0
+    np.savez(tmp_path / "bad.npz", c=r)
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(tmp_path / "in.npz"), "--check", str(tmp_path / "bad.npz")]) == 1
+    assert "MISMATCH 2 of 4096 elements" in capsys.readouterr().out
+
+
+class _P:
+    def __init__(self, name, dtype):
+        self.name, self.dtype, self.kind, self.direction = name, dtype, "tensor", "Out"
+
+
+@pytest.mark.parametrize("dtype, got, ref, bad", [
+    ("INT64", [2 ** 53 + 1, 5], [2 ** 53, 5], 1),          # equal through float64
+    ("UINT64", [2 ** 64 - 1, 0], [2 ** 64 - 2, 0], 1),
+    ("INT32", [1, 2], [1.9, 2.0], 1),                       # a float reference was truncated to 1
+    ("INT32", [1, 2], [1.0, 2.0], 0),
+    ("INT64", [2 ** 62, -3], [2 ** 62, -3], 0),
+])
+def test_check_compares_integers_exactly(tmp_path, dtype, got, ref, bad):
+    from pypto.cli.arrays import check_outputs
+    from pypto.runtime.args import numpy_dtype
+    g = np.array(got, dtype=numpy_dtype(dtype))
+    ints = all(isinstance(v, int) for v in ref)
+    np.savez(tmp_path / "ref.npz", x=np.array(ref, dtype=g.dtype if ints else None))   # 2^64-2 alone would be float64
+    line = check_outputs(str(tmp_path / "ref.npz"), [_P("x", dtype)], [g])[0]
+    assert ("MISMATCH %d of 2" % bad in line) if bad else ("OK" in line), line
+
+
+class _In:
+    def __init__(self, name, dtype):
+        self.name, self.dtype, self.kind, self.direction = name, dtype, "tensor", "In"
+
+
+@pytest.mark.parametrize("dtype, given, message", [
+    ("INT32", np.array([1.7, 2.0]), "a value that is not a whole number would be truncated"),
+    ("INT32", np.array([np.nan, 2.0]), "a value that is not a whole number would be truncated"),
+    ("UINT32", np.array([-1, 2]), "a value outside [0, 4294967295] would wrap"),
+    ("INT8", np.array([300, 2]), "a value outside [-128, 127] would wrap"),
+    ("BOOL", np.array([2, 0]), "a value outside [0, 1] would wrap"),
+    ("FP32", np.array([1 + 2j, 0]), "only real numbers convert"),
+    ("BF16", np.array([0.5, 1.0], np.float32), "without ml_dtypes a BF16 array is its raw bits"),
+])
+def test_inputs_that_a_cast_would_change_are_refused(tmp_path, dtype, given, message):
+    # each was cast silently (1.7 -> 1, -1 -> 4294967295, 300 -> 44, 1+2j -> 1, 0.5 -> bits 0)
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.runtime.args import numpy_dtype
+    if dtype == "BF16" and numpy_dtype("BF16") != np.uint16:
+        pytest.skip("ml_dtypes is installed: BF16 arrays are bfloat16, which floats cast to")
+    np.savez(tmp_path / "in.npz", x=given)
+    with pytest.raises(CliError) as ei:
+        load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])
+    assert "'x' is a %s array, the parameter is %s: %s" % (given.dtype, dtype, message) in str(ei.value)
+
+
+@pytest.mark.parametrize("dtype, given", [
+    ("INT32", np.array([1.0, -2.0])),            # whole floats
+    ("UINT8", np.array([0, 255])),               # int64 values that fit
+    ("BOOL", np.array([0, 1])),
+    ("FP32", np.array([0.1, 3])),                # float64 rounded, as before
+    ("FP16", np.array([1, 2], np.int32)),
+])
+def test_inputs_that_keep_their_values_are_converted(tmp_path, dtype, given):
+    from pypto.cli.arrays import load_inputs
+    from pypto.runtime.args import numpy_dtype
+    np.savez(tmp_path / "in.npz", x=given)
+    got = load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])[0]
+    assert got.dtype == numpy_dtype(dtype)
+    np.testing.assert_array_equal(got, given.astype(numpy_dtype(dtype)))
+
+
+def test_save_and_check_of_the_same_file_is_refused(tmp_path, capsys, monkeypatch):
+    # --save wrote the outputs first, then --check compared them with themselves: always OK
+    import pypto
+    ref = tmp_path / "ref.npz"
+    np.savez(ref, c=np.full(4096, 123.0, np.float32))   # a reference the run does not match
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, "--save", str(ref), "--check", str(tmp_path / "." / "ref.npz")]) == 2
+    assert "--save and --check name the same file" in capsys.readouterr().err
+    with np.load(ref) as kept:
+        assert kept["c"][0] == 123.0
+
+
+@pytest.mark.parametrize("flag", ["--save", "--check", "--inputs"])
+def test_trace_onto_another_file_flag_is_refused(tmp_path, capsys, monkeypatch, flag):
+    # the trace overwrote the saved outputs, the reference or the inputs file
+    import pypto
+    f = tmp_path / "data.npz"
+    np.savez(f, c=np.zeros(4096, np.float32))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, flag, str(f), "--trace", str(f)]) == 2
+    assert "--trace and %s name the same file" % flag in capsys.readouterr().err
+    with np.load(f) as kept:
+        assert list(kept.files) == ["c"]
+
+
+def test_check_of_bf16_bits_against_a_float_reference(tmp_path):
+    # without ml_dtypes a BF16 output is uint16 bits; a float reference was cast to uint16
+    # (0.5 -> 0, 3.0 -> 3) and read as bits, so a correct output was a MISMATCH
+    from pypto.cli.arrays import check_outputs
+    from pypto.runtime.args import numpy_dtype
+    if numpy_dtype("BF16") != np.uint16:
+        pytest.skip("ml_dtypes is installed: BF16 outputs are bfloat16 values")
+    vals = np.array([0.5, 3.0, -1.25], np.float32)
+    bits = (vals.view(np.uint32) >> 16).astype(np.uint16)   # exact in BF16
+    np.savez(tmp_path / "ref.npz", x=vals)
+    assert "OK" in check_outputs(str(tmp_path / "ref.npz"), [_P("x", "BF16")], [bits])[0]
+    np.savez(tmp_path / "bad.npz", x=vals * 2)
+    assert "MISMATCH 3 of 3" in check_outputs(str(tmp_path / "bad.npz"), [_P("x", "BF16")], [bits])[0]
+    np.savez(tmp_path / "bits.npz", x=bits)   # a --save'd output: bits against bits
+    assert "OK" in check_outputs(str(tmp_path / "bits.npz"), [_P("x", "BF16")], [bits])[0]

@@ -73,3 +73,27 @@ def test_console_entry_point(tmp_path):
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr
     assert (tmp_path / "orchestration" / "orch_basic.cpp").is_file()
+
+
+def test_compile_of_a_program_without_orchestration_is_located(tmp_path, capsys):
+    # Was 'pypto: error: program Empty has no Orchestration function', with no file or line
+    # (pypto run said it located at the class).
+    for body in ("    pass\n",
+                 "    @pl.function(type=pl.FunctionType.InCore)\n"
+                 "    def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> "
+                 "pl.Tensor[[16], pl.FP32]:\n"
+                 "        c = pl.store(pl.load(a, [0], [16]), [0], c)\n        return c\n"):
+        src = tmp_path / "empty.py"
+        src.write_text("import pypto.language as pl\n\n\n@pl.program\nclass Empty:\n" + body)
+        assert cli.main(["compile", str(src), "-o", str(tmp_path / "o")]) == 1
+        err = capsys.readouterr().err
+        assert "program 'Empty' has no Orchestration function to compile --> %s:5:1" % src in err, err
+        assert "class Empty:" in err and "help: mark the entry with @pl.function" in err
+        assert not (tmp_path / "o").exists()
+
+
+def test_compile_func_empty_is_a_name_not_all(tmp_path, capsys):
+    # --func "" generated every orchestration (an empty string counted as "not given")
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "o"), "--func", ""]) == 1
+    assert "has no function named ''" in capsys.readouterr().err
+    assert not (tmp_path / "o").exists()

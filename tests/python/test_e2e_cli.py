@@ -3,6 +3,7 @@ import os
 import re
 
 import numpy as np
+import pytest
 
 from pypto import cli
 from pypto.cli.run import checksum, parse_dims
@@ -82,8 +83,8 @@ def test_run_host_entry_takes_chip_worker_counts_and_repeats(capsys):
     # The counts reach the chips' runtimes: one they refuse fails the run, naming it.
     assert cli.main(["run", prog, "--aiv-workers", "5000"]) == 1
     assert "aiv_workers 5000 is out of range" in capsys.readouterr().err
-    # 0 workers of a type the kernels run on is refused before running, naming a kernel.
-    assert cli.main(["run", prog, "--aiv-workers", "0"]) == 1
+    # 0 workers of a type the kernels run on is a usage error before building, naming a kernel.
+    assert cli.main(["run", prog, "--aiv-workers", "0"]) == 2
     assert "kernel 'normalize_block' runs on AIV workers" in capsys.readouterr().err
 
 
@@ -143,3 +144,19 @@ def test_host_program_worker_counts_of_the_wrong_kind_are_refused():
         with pytest.raises(ArgumentValueError, match="aiv_workers must be a positive integer"):
             prog(*inputs, aiv_workers=bad)
     assert prog(*inputs, aic_workers=0, aiv_workers=1).tasks_executed == 5   # AIV-only kernels: 0 AIC is fine
+    # prog.chips (public; pypto run --chips sets it): 0 ran 'on 0 chips', -1 and 2.5 were nanobind TypeErrors
+    for bad in (0, -1, True, 2.5, 1 << 40):
+        prog.chips = bad
+        with pytest.raises(ArgumentValueError, match="HostProgram.chips must be a positive integer, got"):
+            prog(*inputs)
+    prog.chips = 3
+    assert prog(*inputs).chips == 3
+
+
+def test_run_negative_dim_is_refused_before_compiling(capsys, monkeypatch):
+    # was refused by the call's argument check, after the compile
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --dim M=-1"))
+    for cmd in (["run"], ["graph", "--static"]):
+        assert cli.main(cmd[:1] + [os.path.join(EXAMPLES, "dynamic_shape.py"), "--dim", "M=-1"] + cmd[1:]) == 2
+        assert "--dim M: an extent must be a non-negative integer, got -1" in capsys.readouterr().err

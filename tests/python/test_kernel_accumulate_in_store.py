@@ -15,6 +15,7 @@ import pytest
 import pypto
 import pypto.language as pl
 
+# d is InOut: only some variants write it (`extra`), and a pl.Out no store reaches is refused.
 _PROGRAM = """
 import pypto.language as pl
 
@@ -22,7 +23,7 @@ import pypto.language as pl
 class P:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Tensor[[{M}, {K}], pl.FP32], b: pl.Tensor[[{K}, {N}], pl.FP32],
-          c: pl.Out[pl.Tensor[[{TM}, {N}], pl.FP32]], d: pl.Out[pl.Tensor[[{TK}, {N}], pl.FP32]],
+          c: pl.Out[pl.Tensor[[{TM}, {N}], pl.FP32]], d: pl.InOut[pl.Tensor[[{TK}, {N}], pl.FP32]],
           row: pl.Scalar[pl.INDEX]) -> pl.Tensor[[{TM}, {N}], pl.FP32]:
         acc = pl.tile.full([{TM}, {N}], pl.FP32, 0.0)
         for kk in pl.range({K} // {TK}):

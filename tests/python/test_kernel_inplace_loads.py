@@ -23,7 +23,8 @@ def _kernel_src(prog, name="k"):
 
 # A kernel reading A [TM, TK] at (ra, ca) of a view `av` and B [TK, TN] at (rb, cb) of `bv`;
 # the orchestration passes views (pl.tensor.slice) of the big arrays at (oa0, oa1) / (ob0, ob1).
-# `extra` adds a statement after the matmul (the copy-path twin stores the tile to `d`).
+# `extra` adds a statement after the matmul (the copy-path twin stores the tile to `d`, the
+# in-place one zeros).
 _PROGRAM = """
 import pypto.language as pl
 
@@ -53,7 +54,9 @@ class P:
 
 def _pair(**kw):
     """(in-place program, copy-path program) for the shapes / offsets in kw."""
-    view = _compile(_PROGRAM.format(extra="", **kw))
+    # (the in-place twin writes d with zeros: a pl.Out no store reaches is refused)
+    view = _compile(_PROGRAM.format(extra="d = pl.store(pl.tile.full([%d, %d], pl.FP32, 0.0), [0, 0], d)"
+                                          % (kw["TM"], kw["TK"]), **kw))
     copy = _compile(_PROGRAM.format(extra="d = pl.store(ta, [0, 0], d)", **kw))
     return view, copy
 

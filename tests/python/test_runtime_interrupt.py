@@ -90,3 +90,25 @@ def test_options_above_2_32_are_refused_not_truncated(name):
     with pytest.raises(ArgumentValueError):
         prog(acc, 1, **{name: 2**32 + 2})
     assert acc[0, 0] == 0
+
+
+def test_ctrl_c_during_pypto_run_exits_130_without_a_traceback(tmp_path):
+    # Was a KeyboardInterrupt traceback through cli/run.py and loader.py (exit status 130 from Python).
+    import signal
+    import time
+    prog = tmp_path / "runaway.py"
+    prog.write_text(LOOP_SRC)
+    np.savez(tmp_path / "in.npz", n=np.array(10**12))   # a runaway loop count
+    p = subprocess.Popen([sys.executable, "-c", "import sys; from pypto.cli import main; sys.exit(main(sys.argv[1:]))",
+                          "run", str(prog), "--inputs", str(tmp_path / "in.npz")],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ))
+    try:
+        assert p.stdout.readline().startswith("compiled Loop.main"), p.stderr.read()
+        time.sleep(0.5)     # in the run
+        p.send_signal(signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+    assert p.returncode == 130, err
+    assert "Traceback" not in err and "pypto: interrupted" in err, err

@@ -115,6 +115,22 @@ def test_graph_directory_must_exist(tmp_path):
         compiled(np.ones(16, np.float32), np.zeros(16, np.float32), graph=str(tmp_path / "no" / "g.dot"))
 
 
+@pytest.mark.parametrize("where, message", [("dir", "it is a directory"), ("/proc/x.dot", "cannot write the task graph")])
+def test_graph_path_that_cannot_be_written_fails_before_running(tmp_path, where, message):
+    # a directory or an unwritable path ran the program, then raised RunError 'could not write the
+    # task graph' (the returned stats, or an omitted pl.Out's array, were lost)
+    if where.startswith("/proc") and not os.path.isdir("/proc/self"):
+        pytest.skip("needs Linux /proc")
+    compiled = pypto.compile(AllSkipped)
+    path = str(tmp_path) if where == "dir" else where
+    calls = []
+    real = compiled._get_runtime
+    compiled._get_runtime = lambda *a: calls.append(a) or real(*a)
+    with pytest.raises(pypto.compiler.ArgumentValueError, match=message):
+        compiled(np.ones(16, np.float32), np.zeros(16, np.float32), graph=path)
+    assert not calls   # refused before a runtime was made
+
+
 def test_cli_graph(tmp_path, capsys):
     out = str(tmp_path / "va.dot")
     assert cli.main(["graph", os.path.join(ROOT, "examples", "vector_add.py"), "-o", out]) == 0

@@ -151,3 +151,21 @@ def test_trace_directory_missing_fails_before_running(tmp_path):
         compiled(a, a, c, trace=str(tmp_path / "no" / "such" / "dir" / "t.json"))
     assert not c.any()          # nothing ran
     assert isinstance(TracePathError("x"), ValueError)
+
+
+def test_summary_of_a_host_run(tmp_path, capsys):
+    # `pypto run two_chips.py --trace t.json && pypto trace summary t.json` (docs/running.md) printed
+    # "0 tasks": a HOST trace's tasks are `next-level` spans on chip processes, its edges flow ids "a-b"
+    trace = str(tmp_path / "host.json")
+    assert cli.main(["run", os.path.join(ROOT, "examples", "two_chips.py"), "--trace", trace]) == 0
+    capsys.readouterr()
+    s = summarize(trace)
+    doc = json.load(open(trace))
+    spans = [e for e in doc["traceEvents"] if e.get("cat") == "next-level"]
+    assert len(s.tasks) == len(spans) == 5
+    assert {k.kernel for k in s.kernels} == {"chip_normalize", "chip_combine"}
+    assert s.edges == sum(1 for e in doc["traceEvents"] if e.get("ph") == "s" and e.get("cat") == "dep") > 0
+    assert s.critical_path and s.critical_path[-1].kernel == "chip_combine"   # after the barrier
+    assert s.workers and all(w.name.startswith("chip ") for w in s.workers)
+    assert cli.main(["trace", "summary", trace]) == 0
+    assert "5 tasks" in capsys.readouterr().out

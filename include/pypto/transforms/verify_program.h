@@ -18,6 +18,7 @@
 //   verify_host_program.cpp           HOST entry, statements, next-level submits, TaskId arrays
 //   verify_scalar_exprs.h             the scalar expressions both backends print
 //   verify_kernel_program.cpp         CPU kernels: parameters, tiles, tensors, scalars, carries
+//   verify_kernel_outputs.cpp         CPU kernels: every pl.Out parameter is stored to
 #pragma once
 #include <string>
 
@@ -42,5 +43,10 @@ void VerifyHostFunction(const ir::ProgramPtr& program, const std::string& func_n
 // violation. GenerateKernelCpu calls it first. Example: a tile op over a scalar ->
 //   "'n' is not a tile value here"
 void VerifyKernelFunction(const ir::ProgramPtr& program, const std::string& kernel_name);
+
+// Part of VerifyKernelFunction (verify_kernel_outputs.cpp): throws ir::UserError at a tensor
+// parameter of kernel `fn` declared pl.Out that no store of the body writes ->
+//   "kernel 'k' never stores to its pl.Out parameter 'c': ..."
+void VerifyKernelOutParamsWritten(const ir::Program& program, const ir::Function& fn);
 
 }  // namespace pypto::transforms

@@ -56,6 +56,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     except PyptoError as e:
         print(str(e), file=sys.stderr)
         return 1
+    except KeyboardInterrupt:   # Ctrl-C: the run was cancelled (libpto2's SIGINT hook); no traceback of ours
+        print("pypto: interrupted", file=sys.stderr)
+        return 130   # 128 + SIGINT, as a shell reports it
     except BrokenPipeError:   # `pypto trace summary t.json | head`: the reader left, not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -2,7 +2,8 @@
 
 An ``.npz`` file maps parameter names to arrays (``np.savez(path, x=..., out=...)``); a scalar
 parameter is a 0-d array. Comparison tolerances depend on the dtype (``TOLERANCES``): floats
-compare with ``|a - b| <= atol + rtol * |b|``, integers and booleans exactly.
+compare with ``|a - b| <= atol + rtol * |b|`` (equal values, infinities included, and NaN against NaN
+match), integers and booleans exactly.
 
     pypto run prog.py --inputs in.npz --save out.npz
     pypto run prog.py --inputs in.npz --check ref.npz     # exit status 1 on a mismatch
@@ -34,6 +35,14 @@ def check_paths(args) -> None:
     for flag, path in (("--inputs", getattr(args, "inputs", None)), ("--check", getattr(args, "check", None))):
         if path and not os.path.isfile(path):
             raise CliError("%s: %s" % (flag, not_a_file(path)))
+    save, check = getattr(args, "save", None), getattr(args, "check", None)
+    if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
+        raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
+                       "themselves; save to another file" % save)
+    trace = getattr(args, "trace", None)
+    for flag, path in (("--save", save), ("--check", check), ("--inputs", getattr(args, "inputs", None))):
+        if trace and path and os.path.abspath(trace) == os.path.abspath(path):   # one would overwrite the other
+            raise CliError("--trace and %s name the same file (%s); give the trace its own file" % (flag, trace))
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
         if path and os.path.isdir(path):    # found now, not after the run whose results it would hold
             raise CliError("%s: %s is a directory; give a file path" % (flag, path))
@@ -76,8 +85,39 @@ def load_inputs(path: str, params, inputs: List) -> List:
         expect = tuple(np.shape(inputs[i]))
         if tuple(arr.shape) != expect:
             raise CliError("--inputs: '%s' has shape %s, the parameter needs %s" % (name, tuple(arr.shape), expect))
-        out[i] = np.ascontiguousarray(arr.astype(np.asarray(inputs[i]).dtype, copy=False))
+        out[i] = np.ascontiguousarray(_cast_input(name, arr, np.asarray(inputs[i]).dtype, p.dtype))
     return out
+
+
+def _cast_input(name: str, arr: np.ndarray, target: np.dtype, dsl_dtype: str) -> np.ndarray:
+    """``arr`` as ``target`` when that keeps its values: numbers into a float parameter (rounded,
+    as NumPy's cast), integers into an integer parameter when each fits, floats into one when each
+    is a whole number that fits. Anything else is a usage error naming the array: the cast used to
+    be silent (1.7 became 1, -1 into UINT32 became 4294967295, 300 into INT8 became 44, a complex
+    array lost its imaginary part, float BF16 values became integer bit patterns)."""
+    if arr.dtype == target:
+        return arr
+
+    def refuse(why: str):
+        raise CliError("--inputs: '%s' is a %s array, the parameter is %s: %s; convert it to %s in the file"
+                       % (name, arr.dtype, dsl_dtype, why, "uint16 bfloat16 bits (or ml_dtypes.bfloat16)"
+                          if dsl_dtype == "BF16" and target == np.uint16 else target))
+
+    src = arr.dtype.kind
+    if src not in "biuf":
+        refuse("only real numbers convert")
+    if dsl_dtype == "BF16" and target == np.uint16:
+        refuse("without ml_dtypes a BF16 array is its raw bits")
+    if target.kind not in "biu":   # a float parameter: any real number, rounded to its precision
+        with np.errstate(over="ignore", invalid="ignore"):
+            return arr.astype(target)
+    if arr.size:
+        lo, hi = (0, 1) if target.kind == "b" else (np.iinfo(target).min, np.iinfo(target).max)
+        if src == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
+            refuse("a value that is not a whole number would be truncated")
+        if src in "iuf" and (arr.min() < lo or arr.max() > hi):
+            refuse("a value outside [%d, %d] would wrap" % (lo, hi))
+    return arr.astype(target)
 
 
 def outputs_by_name(params, inputs: Sequence) -> Dict[str, np.ndarray]:
@@ -123,17 +163,44 @@ def check_outputs(path: str, params, inputs: Sequence) -> List[str]:
             lines.append("  %-10s MISMATCH shape %s, reference %s" % (name, got.shape, ref.shape))
             continue
         rtol, atol = TOLERANCES.get(dtypes[name], (0.0, 0.0))
-        g = _as_float64(got, dtypes[name])
-        r = _as_float64(ref.astype(got.dtype, copy=False), dtypes[name])
-        bad = ~(np.abs(g - r) <= atol + rtol * np.abs(r)) if g.size else np.zeros(0, bool)
+        bad, g, r, diff = _mismatches(got, ref, dtypes[name], rtol, atol)
         nbad = int(np.count_nonzero(bad))
         if nbad == 0:
             lines.append("  %-10s OK (rtol %g, atol %g)" % (name, rtol, atol))
         else:
-            idx = np.unravel_index(int(np.argmax(np.where(bad, np.abs(g - r), -1))), g.shape)
+            idx = np.unravel_index(int(np.argmax(np.where(bad, diff, -1.0))), g.shape)
             lines.append("  %-10s MISMATCH %d of %d elements; worst at %s: %r, reference %r (rtol %g, atol %g)"
                          % (name, nbad, g.size, tuple(int(i) for i in idx), g[idx].item(), r[idx].item(), rtol, atol))
     return lines
+
+
+def _mismatches(got: np.ndarray, ref: np.ndarray, dtype: str, rtol: float, atol: float):
+    """(bad mask, got, ref, |got - ref| with NaN as +inf) of an output against its reference.
+
+    Integers and booleans compare exactly, in their own types (through float64, two INT64
+    values above 2^53 apart by 1 were equal, and a float reference was truncated to the output's
+    type: 1.9 matched 1). Floats match when equal (so +inf matches +inf and the same NaN
+    position matches: |inf - inf| is NaN, which no tolerance admits) or within the tolerance."""
+    if got.dtype.kind in "biu" and dtype != "BF16":
+        if ref.dtype.kind in "biu":
+            bad = got != ref
+        else:   # a float reference: only exact integer values match
+            bad = ~(got.astype(np.float64) == ref.astype(np.float64))
+        g, r = got, ref
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+    else:
+        g = _as_float64(got, dtype)
+        with np.errstate(invalid="ignore", over="ignore"):   # a float64 reference beyond FP16 is inf, as the output
+            if dtype == "BF16" and got.dtype == np.uint16 and ref.dtype.kind == "f":
+                r = ref.astype(np.float64)   # a float reference of BF16 bits: its values (a cast made them bit patterns)
+            else:
+                r = _as_float64(ref.astype(got.dtype, copy=False), dtype)
+        with np.errstate(invalid="ignore", over="ignore"):
+            diff = np.abs(g - r)
+            finite = np.isfinite(g) & np.isfinite(r)   # inf within inf's tolerance is no match: -inf vs +inf
+            bad = ~((g == r) | (np.isnan(g) & np.isnan(r)) | (finite & (diff <= atol + rtol * np.abs(r))))
+    return bad, g, r, np.where(np.isnan(diff), np.inf, diff)
 
 
 def _as_float64(a: np.ndarray, dtype: str) -> np.ndarray:

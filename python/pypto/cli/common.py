@@ -102,12 +102,15 @@ def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
 
 
 def parse_dims(items: List[str]) -> Dict[str, int]:
-    """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item."""
+    """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item (not
+    ``NAME=INTEGER``, or a negative extent)."""
     dims: Dict[str, int] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
         if not sep or not name.strip() or not value.strip().lstrip("-").isdigit():
             raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
+        if int(value) < 0:   # found before compiling, not by the call's argument check after it
+            raise ValueError("--dim %s: an extent must be a non-negative integer, got %s" % (name.strip(), value.strip()))
         dims[name.strip()] = int(value)
     return dims
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Dict
 
-from pypto.cli.common import CliError, kernel_files, load_programs, reject_empty_paths, select_program, write_files
+from pypto.cli.common import kernel_files, load_programs, reject_empty_paths, select_program, write_files
 
 __all__ = ["add_compile_parser", "cmd_compile"]
 
@@ -29,9 +29,12 @@ def cmd_compile(args) -> int:
     _, program = select_program(programs, args.program, args.file)
     prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir,
                                     analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
-    funcs = [args.func] if args.func else codegen.orchestration_functions(prepared)
-    if not funcs:
-        raise CliError("program %s has no Orchestration function" % program.name)
+    funcs = [args.func] if args.func is not None else codegen.orchestration_functions(prepared)   # --func "" is a name
+    if not funcs:   # located at the class, as `pypto run` says it (pypto.compile's _choose_entry)
+        from pypto.errors import PyptoError, located_at
+        raise PyptoError("program '%s' has no Orchestration function to compile" % program.name,
+                         help="mark the entry with @pl.function(type=pl.FunctionType.Orchestration)",
+                         **located_at(program))
     from pypto import host
     host_level = set(host.host_functions(prepared))
     files: Dict[str, str] = {}

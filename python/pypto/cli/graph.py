@@ -14,6 +14,7 @@ import shutil
 import subprocess
 
 from pypto.cli.arrays import load_inputs
+from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, select_program)
 
@@ -49,10 +50,18 @@ def cmd_graph(args) -> int:
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--inputs", "inputs")])
     out_dir = os.path.dirname(os.path.abspath(args.output))
+    if os.path.isdir(args.output):   # found now, not after the run that draws the graph
+        raise CliError("-o: %s is a directory; give a file path" % args.output)
     if not os.path.isdir(out_dir):
         raise CliError("-o: directory %s does not exist" % out_dir)
+    problem = probe_writable(args.output)
+    if problem:    # e.g. a directory that takes no new files (/proc)
+        raise CliError("-o: cannot write %s: %s" % (args.output, problem))
     if args.inputs and not os.path.isfile(args.inputs):
         raise CliError("--inputs: %s" % not_a_file(args.inputs))
+    if args.svg and os.path.splitext(args.output)[1].lower() == ".svg":   # dot would overwrite its own input
+        raise CliError("--svg renders -o %s to %s, the same file; give the DOT file a .dot name"
+                       % (args.output, args.output))
     dot = shutil.which("dot") if args.svg else None
     if args.svg and dot is None:
         raise CliError("--svg needs Graphviz's dot (apt-get install graphviz); the .dot file can be rendered "
@@ -81,16 +90,20 @@ def cmd_graph(args) -> int:
             if getattr(e, "message", "").startswith("scalar "):   # a --scalar the entry has no parameter for
                 raise CliError("--" + e.message)
             raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)
-        with open(args.output, "w") as f:
-            f.write(text)
+        try:
+            with open(args.output, "w") as f:
+                f.write(text)
+        except OSError as e:   # opens, but a write fails (/dev/full)
+            raise CliError("-o: cannot write %s: %s" % (args.output, e.strerror or e))
     else:
-        compiled = pypto.compile(program, entry=args.entry,
-                                 analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
-        from pypto.host import HostProgram
-        if isinstance(compiled, HostProgram):
+        from pypto.compiler import _host_entry   # the choice pypto.compile makes, known before compiling
+        host_entry = _host_entry(program, args.entry)
+        if host_entry is not None:
             raise CliError("'%s' is a distributed HOST-level entry: its next-level task graph is in the HOST trace "
                            "(pypto run --trace), its static one in pypto graph --static; choose a chip-level "
-                           "orchestration with --entry" % compiled.entry)
+                           "orchestration with --entry" % host_entry)
+        compiled = pypto.compile(program, entry=args.entry,
+                                 analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         entry = compiled.entry
         check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
         inputs = compiled.random_inputs(seed=args.seed, dims=dims)

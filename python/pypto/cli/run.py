@@ -31,7 +31,8 @@ def checksum(arr: np.ndarray) -> str:
     vals = a
     if a.dtype == np.uint16 or a.dtype.name == "bfloat16":
         vals = (a.view(np.uint16).astype(np.uint32) << 16).view(np.float32)
-    total = float(np.sum(vals, dtype=np.float64))
+    with np.errstate(invalid="ignore", over="ignore"):   # inf + -inf is a nan sum, not a warning on stderr
+        total = float(np.sum(vals, dtype=np.float64))
     return "sum=%.6g sha256=%s" % (total, hashlib.sha256(a.tobytes()).hexdigest()[:16])
 
 
@@ -85,6 +86,7 @@ def cmd_run(args) -> int:
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
     if args.repeat < 1:    # a usage error, found before the (possibly long) compile
         raise CliError("--repeat must be at least 1, got %d" % args.repeat)
+    _check_count_flags(args)
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     try:
@@ -96,11 +98,21 @@ def cmd_run(args) -> int:
     if getattr(args, "mpi", False) and (args.aic_workers is not None or args.aiv_workers is not None):
         raise CliError("--aic-workers / --aiv-workers apply to in-process chips; the MPI chip ranks run their "
                        "runtime's default workers (1 AIC + 2 AIV): leave them out with --mpi")
+    if getattr(args, "mpi", False):
+        from pypto.host import host_functions   # checked before mpirun starts ranks that would each compile and fail
+        hosts = host_functions(program)
+        if args.entry is not None and args.entry not in hosts or args.entry is None and len(hosts) != 1:
+            what = ("'%s' is not a HOST-level orchestration of program %s" % (args.entry, program.name)
+                    if args.entry is not None else "program %s has %s HOST-level orchestration%s"
+                    % (program.name, len(hosts) or "no", "s (name one with --entry)" if hosts else ""))
+            raise CliError("--mpi runs a HOST-level entry's chips as MPI ranks, but %s; run a chip-level entry "
+                           "without --mpi" % what)
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
                              distributed="mpi" if getattr(args, "mpi", False) else None,
-                             analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False))
+                             analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False),
+                             _before_build=lambda kernels, defaults: _check_zero_workers(args, kernels, defaults))
     if isinstance(compiled, HostProgram):
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
@@ -121,6 +133,34 @@ def cmd_run(args) -> int:
     if args.trace:
         print("trace: %s" % args.trace)
     return _save_and_check(args, compiled.params, inputs)
+
+
+# The counts' own rules, checked before the program is even loaded: the run could not use them.
+_COUNT_FLAGS = (("--aic-workers", "aic_workers"), ("--aiv-workers", "aiv_workers"), ("--clusters", "clusters"),
+                ("--seed", "seed"))
+
+
+def _check_count_flags(args) -> None:
+    for flag, attr in _COUNT_FLAGS:
+        value = getattr(args, attr, None)
+        if value is not None and value < 0:
+            raise CliError("%s must be a non-negative integer, got %d" % (flag, value))
+        if value is not None and attr != "seed" and value > 0xFFFFFFFF:   # the runtime's uint32 (never truncated)
+            raise CliError("%s must be at most %d, got %d" % (flag, 0xFFFFFFFF, value))
+    if args.aic_workers == 0 and args.aiv_workers == 0:
+        raise CliError("--aic-workers 0 --aiv-workers 0: no worker would run a task; give at least one worker")
+    if args.chips < 1:
+        raise CliError("--chips must be at least 1, got %d" % args.chips)
+
+
+def _check_zero_workers(args, kernels, defaults) -> None:
+    """A worker flag of 0 for a core type some kernel runs on (called by pypto.compile after the
+    passes, before the C++ build: the kernels' core types are known then)."""
+    for flag, given, core in (("--aic-workers", args.aic_workers, "AIC"), ("--aiv-workers", args.aiv_workers, "AIV")):
+        users = [k.name for k in kernels if k.core_type.name == core]
+        if given == 0 and users:
+            raise CliError("%s 0: kernel '%s' runs on %s workers; give at least 1 (or leave the flag out: the "
+                           "default is %d AIC + %d AIV)" % (flag, users[0], core, defaults[0], defaults[1]))
 
 
 def _save_and_check(args, params, inputs) -> int:
@@ -169,8 +209,6 @@ def _print_outputs(params, inputs) -> None:
 def _run_host(args, program, compiled, dims) -> int:
     import time
 
-    if args.chips < 1:
-        raise CliError("--chips must be at least 1, got %d" % args.chips)
     # What only a chip-level run has: refused rather than ignored.
     for flag, given in (("--clusters", args.clusters != 0), ("--race-check", args.race_check is not None)):
         if given:
@@ -223,8 +261,6 @@ def _launch_mpi(args) -> int:
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
-    if args.chips < 1:
-        raise CliError("--chips must be at least 1, got %d" % args.chips)
     cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + shlex.split(args.mpi_args)
     env = dict(os.environ)
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these

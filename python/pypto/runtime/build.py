@@ -57,7 +57,10 @@ _BUILD_FORMAT = "pypto-build-4"
 LIBRARY_NAME = "libprogram.so"
 COMMON_FLAGS = ["-std=c++17", "-fPIC", "-Wall"]
 KERNEL_FLAGS = ["-O3", "-fno-trapping-math"]   # vectorised tile loops (selects if-converted); portable (no -march)
-HOST_FLAGS = ["-O2"]
+# -fwrapv: DSL integer scalars wrap in two's complement (as NumPy's and the kernels' tile ops);
+# a plain signed overflow in printed orchestration arithmetic was undefined behaviour, and
+# `pl.range(m, m + 2)` with m = INT64_MAX looped forever at -O2 (tests/python/test_scalar_wrap.py).
+HOST_FLAGS = ["-O2", "-fwrapv"]
 
 
 class BuildError(PyptoError):
@@ -89,6 +92,20 @@ def cache_root() -> Path:
         return Path(env)
     xdg = os.environ.get("XDG_CACHE_HOME")
     return (Path(xdg) if xdg else Path.home() / ".cache") / "pypto"
+
+
+def _usable_cache_root(root: Path) -> None:
+    """Creates ``root`` and checks a build can work in it (a temporary directory is made and
+    removed): a cache path that is a file, under a file, or not writable is a PyptoError naming
+    it and where it came from, before anything is compiled (it was a bare OSError traceback)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        os.rmdir(tempfile.mkdtemp(prefix="tmp-probe-", dir=str(root)))
+    except OSError as e:
+        env = os.environ.get("PYPTO_CACHE_DIR")
+        raise PyptoError("cannot use the build cache directory %s (%s): %s"
+                         % (root, "$PYPTO_CACHE_DIR" if env else "the default", e.strerror or e),
+                         help="set PYPTO_CACHE_DIR to a writable directory (or unset it: ~/.cache/pypto)") from None
 
 
 _MAX_STEM = 100
@@ -223,6 +240,19 @@ def cache_max_bytes() -> int:
         return int(float(raw[:-1] if mult > 1 else raw) * mult)
     except ValueError:
         raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw, help="e.g. 2000000000, 500M or 2G")
+
+
+def build_jobs() -> int:
+    """Compiler processes at once: ``$PYPTO_BUILD_JOBS`` (a positive integer), else min(4, CPUs).
+    A value that is not an integer is a BuildError naming it, raised before anything is compiled
+    (it was a ValueError traceback in the middle of the build)."""
+    raw = os.environ.get("PYPTO_BUILD_JOBS", "").strip()
+    if not raw or raw == "0":
+        return min(4, os.cpu_count() or 2)
+    try:
+        return max(1, int(raw))
+    except ValueError:
+        raise BuildError("PYPTO_BUILD_JOBS=%r is not a number of jobs" % raw, help="e.g. PYPTO_BUILD_JOBS=2 (or unset)")
 
 
 def _touch(path: Path) -> None:
@@ -439,7 +469,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
-        root.mkdir(parents=True, exist_ok=True)
+        jobs = build_jobs()   # a bad value is refused before anything is compiled
+        _usable_cache_root(root)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
                     label or "program", len(missing), len(sources), len(sources) - len(missing), root)
@@ -454,8 +485,7 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                 os.makedirs(os.path.join(work, "obj"), exist_ok=True)
                 with open(os.path.join(work, "build.sh"), "w") as f:
                     f.write(_build_script([_compile_command(cxx, rel, file_flags) for rel in sources], link))
-                jobs = int(os.environ.get("PYPTO_BUILD_JOBS", "0")) or min(4, os.cpu_count() or 2)
-                with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+                with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
                     futs = []
                     for rel in missing:
                         use_pch = pch if not file_flags.get(rel) else None

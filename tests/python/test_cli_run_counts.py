@@ -1,0 +1,77 @@
+"""`pypto run` count flags (--aic-workers, --aiv-workers, --clusters, --chips, --seed): a value the
+run could not use is a usage error naming the flag, found before the program is compiled (a
+negative count, or both worker counts 0) or, for a worker count of 0 that a kernel's core type
+rules out, after the passes and before the C++ build. These were refused only after compiling
+and building, as `aiv_workers must be ...` (the Python keyword, not the flag) with exit status 1."""
+import os
+
+import pytest
+
+from pypto import cli
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+VECTOR_ADD = os.path.join(ROOT, "examples", "vector_add.py")     # one AIV kernel
+TILED_MATMUL = os.path.join(ROOT, "examples", "tiled_matmul.py")  # AIC kernels only
+TWO_CHIPS = os.path.join(ROOT, "examples", "two_chips.py")        # a HOST entry
+
+
+def _err(capsys):
+    err = capsys.readouterr().err
+    assert "Traceback" not in err, err
+    return err
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--clusters", "-1"], "--clusters must be a non-negative integer, got -1"),
+    (["--aic-workers", "-3"], "--aic-workers must be a non-negative integer, got -3"),
+    (["--aiv-workers", "-1"], "--aiv-workers must be a non-negative integer, got -1"),
+    (["--aiv-workers", str(2 ** 32)], "--aiv-workers must be at most 4294967295, got 4294967296"),
+    (["--aic-workers", "0", "--aiv-workers", "0"], "--aic-workers 0 --aiv-workers 0: no worker would run a task"),
+    (["--chips", "0"], "--chips must be at least 1, got 0"),
+    (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
+])
+def test_bad_count_is_refused_before_compiling(capsys, monkeypatch, flags, message):
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s" % flags))
+    assert cli.main(["run", VECTOR_ADD] + flags) == 2
+    assert message in _err(capsys)
+
+
+def _no_build(monkeypatch):
+    import pypto.compiler
+    import pypto.runtime.build
+    fail = lambda *a, **k: pytest.fail("built despite a worker count of 0")  # noqa: E731
+    monkeypatch.setattr(pypto.compiler, "build_program", fail)
+    monkeypatch.setattr(pypto.runtime.build, "build_sources", fail)
+
+
+@pytest.mark.parametrize("path, flags, message", [
+    (VECTOR_ADD, ["--aiv-workers", "0"], "--aiv-workers 0: kernel 'add_chunk' runs on AIV workers; give at least 1"),
+    (TILED_MATMUL, ["--aic-workers", "0", "--aiv-workers", "2"], "--aic-workers 0: kernel '"),
+    (TWO_CHIPS, ["--aiv-workers", "0"], "--aiv-workers 0: kernel '"),
+])
+def test_zero_workers_for_a_used_core_type_is_refused_before_building(capsys, monkeypatch, path, flags, message):
+    _no_build(monkeypatch)
+    assert cli.main(["run", path] + flags) == 2
+    err = _err(capsys)
+    assert message in err, err
+    assert "(or leave the flag out: the default is" in err
+
+
+def test_zero_workers_for_an_unused_core_type_runs(capsys):
+    assert cli.main(["run", VECTOR_ADD, "--aic-workers", "0", "--aiv-workers", "1"]) == 0
+    assert "(0 AIC + 1 AIV workers)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("flags, message", [
+    ([], "--mpi runs a HOST-level entry's chips as MPI ranks, but program VectorAdd has no HOST-level orchestration"),
+    (["--entry", "main"], "but 'main' is not a HOST-level orchestration of program VectorAdd"),
+])
+def test_mpi_for_a_chip_level_entry_is_refused_before_launching(capsys, monkeypatch, flags, message):
+    # mpirun was launched: every rank compiled, then failed with distributed='mpi' applies to a HOST-level entry
+    import pypto
+    import subprocess
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("launched mpirun"))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, "--mpi"] + flags) == 2
+    assert message in _err(capsys)

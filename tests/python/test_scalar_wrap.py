@@ -1,0 +1,50 @@
+"""Integer scalar arithmetic in an orchestration wraps in two's complement (as NumPy int64 and
+the kernels' tile ops): generated orchestration and HOST code is compiled with -fwrapv
+(pypto/runtime/build.py HOST_FLAGS). A plain signed overflow was undefined behaviour: with
+m = INT64_MAX, `for i in pl.range(m, m + 2)` never ended at -O2 (the call hung); now m + 2 is
+INT64_MIN + 1 and the loop runs zero times. Runs in a child process with a timeout, so a hang
+fails the test instead of stalling it."""
+import os
+import subprocess
+import sys
+
+import pytest
+
+PROGRAM = '''
+import pypto.language as pl
+
+@pl.program
+class Wrap:
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, c: pl.InOut[pl.Tensor[[8], pl.FP32]]) -> pl.Tensor[[8], pl.FP32]:
+        c = pl.store(pl.add(pl.load(c, [0], [8]), 1.0), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, m: pl.Scalar[pl.INT64], c: pl.InOut[pl.Tensor[[8], pl.FP32]]) -> pl.Tensor[[8], pl.FP32]:
+        for i in pl.range(m, m + 2):
+            c = self.bump(c)
+        return c
+'''
+
+RUN = '''
+import sys
+import numpy as np
+import pypto
+import pypto.language as pl
+prog = pypto.compile(pl.parse_program(sys.argv[1], filename="wrap.py"))
+c = np.zeros(8, np.float32)
+prog(int(sys.argv[2]), c)
+print("ITERATIONS", int(c[0]))
+'''
+
+
+@pytest.mark.parametrize("m, iterations", [(5, 2), (2 ** 63 - 2, 0), (2 ** 63 - 1, 0)])
+def test_orchestration_bound_that_overflows_wraps(m, iterations):
+    try:
+        done = subprocess.run([sys.executable, "-c", RUN, PROGRAM, str(m)], capture_output=True, text=True,
+                              timeout=240, env=dict(os.environ))
+    except subprocess.TimeoutExpired:
+        pytest.fail("m = %d: the call hung (m + 2 overflowed in the loop bound)" % m)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ITERATIONS %d" % iterations in done.stdout, (done.stdout, done.stderr[-2000:])
