@@ -1,15 +1,17 @@
 """The canary of scripts/run_asan.sh: builds a library the way pypto builds program libraries
 (pypto.runtime.build.build_sources, so with $PYPTO_CXXFLAGS and linked to $PYPTO_LIBPTO2) whose
-functions write one element past a heap array and overflow a signed int, calls each in a child
-process and fails unless AddressSanitizer and UndefinedBehaviorSanitizer stop it. Without this a
-sanitizer run that lost its flags or its preloaded runtime would pass, having checked nothing."""
+functions write one element past a heap array (in a host file) and overflow a signed int (in a
+kernel file: orchestration and HOST files build with -fwrapv, where signed overflow wraps by
+definition), calls each in a child process and fails unless AddressSanitizer and
+UndefinedBehaviorSanitizer stop it. Without this a sanitizer run that lost its flags (for either
+kind of file) or its preloaded runtime would pass, having checked nothing."""
 
 import subprocess
 import sys
 
 from pypto.runtime.build import build_sources
 
-SOURCE = r"""
+HOST_SOURCE = r"""
 #include <cstdlib>
 extern "C" int canary_heap_overflow(int n) {
   int* a = static_cast<int*>(std::malloc(sizeof(int) * n));
@@ -18,6 +20,8 @@ extern "C" int canary_heap_overflow(int n) {
   std::free(a);
   return s;
 }
+"""
+KERNEL_SOURCE = r"""
 extern "C" int canary_signed_overflow(int x) { return x + 2147483647; }
 """
 
@@ -25,7 +29,8 @@ CHILD = "import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); print(getattr(lib, 
 
 
 def main() -> int:
-    lib = build_sources({"canary.cpp": SOURCE}, label="asan canary").library
+    lib = build_sources({"canary.cpp": HOST_SOURCE, "kernels/canary_kernel.cpp": KERNEL_SOURCE},
+                        label="asan canary").library
     failed = False
     for fn, arg, finding in (("canary_heap_overflow", "8", "heap-buffer-overflow"),
                              ("canary_signed_overflow", "5", "signed integer overflow")):
