@@ -44,9 +44,37 @@ def test_output_directory_that_is_a_file(tmp_path, capsys):
     assert cli.main(["compile", VECTOR_ADD, "-o", str(f)]) == 2
     assert "output directory %s is an existing file" % f in _err(capsys)
     assert f.read_text() == "keep me"
-    assert cli.main(["run", VECTOR_ADD, "-o", str(f)]) == 1
-    assert "cannot write the generated sources to %s" % f in _err(capsys)
+    assert cli.main(["run", VECTOR_ADD, "-o", str(f)]) == 2    # a usage error, before compiling
+    assert "-o: cannot write the generated sources to %s: it is an existing file" % f in _err(capsys)
     assert f.read_text() == "keep me"
+
+
+def test_run_output_directory_that_cannot_be_made_is_refused_before_compiling(tmp_path, capsys, monkeypatch):
+    import pypto
+
+    def no_compile(*a, **k):
+        raise AssertionError("compiled although -o cannot be written")
+    monkeypatch.setattr(pypto, "compile", no_compile)
+    assert cli.main(["run", VECTOR_ADD, "-o", "/proc/no_such_dir/out"]) == 2
+    assert "-o: cannot write the generated sources to /proc/no_such_dir/out:" in _err(capsys)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    try:
+        if os.access(str(ro), os.W_OK):   # root: permissions do not stop it; /proc above covers the refusal
+            return
+        assert cli.main(["run", VECTOR_ADD, "-o", str(ro / "a" / "b")]) == 2
+        assert "Permission denied" in _err(capsys)
+    finally:
+        ro.chmod(0o700)
+
+
+def test_run_output_directory_probe_leaves_no_trace_and_a_new_one_works(tmp_path, capsys):
+    from pypto.runtime.trace_path import probe_directory
+    assert probe_directory(str(tmp_path / "a" / "b")) is None
+    assert os.listdir(tmp_path) == []      # the probe removed every level it made
+    assert cli.main(["run", VECTOR_ADD, "-o", str(tmp_path / "a" / "b")]) == 0
+    assert os.path.isfile(tmp_path / "a" / "b" / "orchestration" / "main.cpp")
 
 
 def test_dump_ir_directory_that_is_a_file(tmp_path, capsys):

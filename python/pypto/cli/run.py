@@ -23,6 +23,7 @@ __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 from pypto.cli.arrays import check_outputs, check_paths, load_inputs, save_outputs
 from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, reject_empty_paths,
                               select_program)
+from pypto.runtime.trace_path import probe_directory
 
 
 def checksum(arr: np.ndarray) -> str:
@@ -84,6 +85,9 @@ def cmd_run(args) -> int:
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--trace", "trace"),
                               ("--save", "save"), ("--inputs", "inputs"), ("--check", "check")])
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
+    problem = probe_directory(args.output) if args.output else None
+    if problem:         # found now, not after the build whose sources and library it would hold
+        raise CliError("-o: cannot write the generated sources to %s: %s" % (args.output, problem))
     if args.repeat < 1:    # a usage error, found before the (possibly long) compile
         raise CliError("--repeat must be at least 1, got %d" % args.repeat)
     _check_count_flags(args)
