@@ -69,10 +69,10 @@ def test_run_output_directory_that_cannot_be_made_is_refused_before_compiling(tm
         ro.chmod(0o700)
 
 
-def test_run_output_directory_probe_leaves_no_trace_and_a_new_one_works(tmp_path, capsys):
+def test_run_output_directory_probe_leaves_no_file_and_a_new_one_works(tmp_path, capsys):
     from pypto.runtime.trace_path import probe_directory
     assert probe_directory(str(tmp_path / "a" / "b")) is None
-    assert os.listdir(tmp_path) == []      # the probe removed every level it made
+    assert os.listdir(tmp_path / "a" / "b") == []      # made, as the build would; the probe's file removed
     assert cli.main(["run", VECTOR_ADD, "-o", str(tmp_path / "a" / "b")]) == 0
     assert os.path.isfile(tmp_path / "a" / "b" / "orchestration" / "main.cpp")
 

@@ -60,19 +60,15 @@ def probe_writable(path: str) -> Optional[str]:
 
 def probe_directory(path: str) -> Optional[str]:
     """Why files cannot be written in directory ``path`` (the OS's reason, or that it is a file),
-    or None. A missing directory is created for the probe, as the build would, and removed again
-    with every level the probe made, so the file system is left as it was.
+    or None. A missing directory is created, as the build would create it (and kept: removing it
+    again could pull it from under another process probing the same path, e.g. MPI ranks); the
+    probe's own file is removed.
 
         probe_directory("/proc/x")    # "No such file or directory"
     """
     path = os.path.abspath(path)
     if os.path.lexists(path) and not os.path.isdir(path):
         return "it is an existing file, not a directory"
-    made = []   # the levels that do not exist yet, deepest first
-    level = path
-    while not os.path.lexists(level) and os.path.dirname(level) != level:
-        made.append(level)
-        level = os.path.dirname(level)
     try:
         os.makedirs(path, exist_ok=True)
         fd, probe = tempfile.mkstemp(dir=path, prefix=".pypto-probe-")
@@ -80,10 +76,4 @@ def probe_directory(path: str) -> Optional[str]:
         os.remove(probe)
     except OSError as e:
         return e.strerror or str(e)
-    finally:
-        for d in made:
-            try:
-                os.rmdir(d)
-            except OSError:
-                pass
     return None
