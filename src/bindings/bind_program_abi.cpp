@@ -7,13 +7,14 @@
 //     abi = pypto._core.program_abi
 //     lib = abi.ProgramLibrary("/.../libpto2.so", "/.../libprogram.so")
 //     rt = lib.create_runtime(1, 2, 0, False, 0, 0)
-//     ok, message, stats = rt.run([(ptr, 0, [16, 16], None)], [])   # stats: dict of pto2_stats
+//     ok, message, stats = rt.run([(array, 0, [16, 16], None)], [])   # stats: tuple (RUN_STATS_FIELDS)
 //     rt.write_trace("trace.json"); rt.close()
 //     mpi = abi.MpiLibrary("/.../libpto2_mpi.so")                   # pto_l3_mpi.h
 //     ok, rank, size, message = mpi.init()
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -39,6 +40,9 @@ namespace {
 
 // (data pointer, pto2 dtype code, shape, element strides or None): one pto2_tensor_arg.
 using TensorTuple = std::tuple<uintptr_t, int32_t, std::vector<uint32_t>, std::optional<std::vector<int64_t>>>;
+// The same, the data given as an int address or as an object with the buffer protocol (a NumPy
+// array): its address is read here, which costs a tenth of NumPy's `.ctypes.data` per call.
+using RunTensorTuple = std::tuple<nb::object, int32_t, std::vector<uint32_t>, std::optional<std::vector<int64_t>>>;
 
 void* open_library(const std::string& path, int mode) {
   void* h = dlopen(path.c_str(), RTLD_NOW | mode);
@@ -101,31 +105,38 @@ std::shared_ptr<Pto2> libpto2(const std::string& path) {
   return loaded;
 }
 
+// The address of a tensor's data: an int, or the start of an object's buffer. The buffer is
+// released at once: the caller keeps the object alive (and so its memory) for the run.
+void* data_address(const nb::object& data) {
+  if (PyLong_Check(data.ptr())) {
+    const uintptr_t a = nb::cast<uintptr_t>(data);
+    return reinterpret_cast<void*>(a);
+  }
+  Py_buffer view;
+  if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_STRIDES) != 0) throw nb::python_error();
+  void* a = view.buf;
+  PyBuffer_Release(&view);
+  return a;
+}
+
 // Views of the tuples as pto2_tensor_arg (the vectors stay owned by `tensors`).
-std::vector<pto2_tensor_arg> tensor_args(const std::vector<TensorTuple>& tensors) {
+std::vector<pto2_tensor_arg> tensor_args(const std::vector<RunTensorTuple>& tensors) {
   std::vector<pto2_tensor_arg> out;
   out.reserve(tensors.size());
   for (const auto& [data, dtype, shape, strides] : tensors) {
-    out.push_back(pto2_tensor_arg{reinterpret_cast<void*>(data), dtype, static_cast<uint32_t>(shape.size()),
-                                  shape.data(), strides ? strides->data() : nullptr});
+    out.push_back(pto2_tensor_arg{data_address(data), dtype, static_cast<uint32_t>(shape.size()), shape.data(),
+                                  strides ? strides->data() : nullptr});
   }
   return out;
 }
 
-nb::dict stats_dict(const pto2_stats& s) {
-  nb::dict d;
-  d["tasks_submitted"] = s.tasks_submitted;
-  d["tasks_executed"] = s.tasks_executed;
-  d["tasks_skipped"] = s.tasks_skipped;
-  d["tasks_dummy"] = s.tasks_dummy;
-  d["auto_edges"] = s.auto_edges;
-  d["explicit_edges"] = s.explicit_edges;
-  d["wall_seconds"] = s.wall_seconds;
-  d["peak_bytes"] = s.peak_bytes;
-  d["pool_bytes"] = s.pool_bytes;
-  d["tasks_undeferred"] = s.tasks_undeferred;
-  d["races"] = s.races;
-  return d;
+// pto2_stats as a tuple in this order (cheaper per run than a dict of 11 keys).
+constexpr const char* kRunStatsFields[] = {"tasks_submitted", "tasks_executed", "tasks_skipped", "tasks_dummy",
+                                           "auto_edges",      "explicit_edges", "wall_seconds",  "peak_bytes",
+                                           "pool_bytes",      "tasks_undeferred", "races"};
+nb::tuple stats_tuple(const pto2_stats& s) {
+  return nb::make_tuple(s.tasks_submitted, s.tasks_executed, s.tasks_skipped, s.tasks_dummy, s.auto_edges,
+                        s.explicit_edges, s.wall_seconds, s.peak_bytes, s.pool_bytes, s.tasks_undeferred, s.races);
 }
 
 // A loaded program library: its kernel table and orchestration entry (program_table.cpp).
@@ -159,6 +170,8 @@ class ProgramLibrary {
 // A pto2 runtime with the program's kernels registered (worker threads parked while idle).
 class Runtime {
  public:
+  static constexpr uint32_t kErrCapacity = 65536;  // a race report can be long
+
   Runtime(std::shared_ptr<ProgramLibrary> lib, const pto2_runtime_config& config) : lib_(std::move(lib)) {
     char err[4096] = {0};
     handle_ = lib_->pto2().create(&config, lib_->table(), lib_->kernel_count(), err, sizeof err);
@@ -167,21 +180,23 @@ class Runtime {
   ~Runtime() { close(); }
 
   // (ok, message, stats) of one run; the GIL is released while it runs.
-  std::tuple<bool, std::string, nb::dict> run(const std::vector<TensorTuple>& tensors,
-                                              const std::vector<uint64_t>& scalars) {
+  std::tuple<bool, std::string, nb::tuple> run(const std::vector<RunTensorTuple>& tensors,
+                                               const std::vector<uint64_t>& scalars) {
     if (handle_ == nullptr) throw std::runtime_error("the runtime is closed");
     std::vector<pto2_tensor_arg> args = tensor_args(tensors);
     pto2_stats stats{};
-    std::string err(65536, '\0');
+    // Not zeroed (64 KiB per call would be most of an empty run's cost): pto2_runtime_run
+    // always writes a NUL-terminated message, empty when there is nothing to say.
+    std::unique_ptr<char[]> err(new char[kErrCapacity]);
+    err[0] = '\0';
     int ok;
     {
       nb::gil_scoped_release release;
       ok = lib_->pto2().run(handle_, lib_->entry(), args.data(), static_cast<uint32_t>(args.size()), scalars.data(),
-                            static_cast<uint32_t>(scalars.size()), &stats, err.data(),
-                            static_cast<uint32_t>(err.size()));
+                            static_cast<uint32_t>(scalars.size()), &stats, err.get(), kErrCapacity);
     }
-    err.resize(std::char_traits<char>::length(err.c_str()));
-    return {ok != 0, err, stats_dict(stats)};
+    err[kErrCapacity - 1] = '\0';
+    return {ok != 0, std::string(err.get()), stats_tuple(stats)};
   }
 
   bool write_trace(const std::string& path) {
@@ -355,6 +370,20 @@ class MpiLibrary {
 void bind_program_abi(nb::module_& m) {
   nb::module_ abi = m.def_submodule("program_abi", "libpto2's C ABI (pto2_c_api.h) seen from Python");
   abi.attr("ABI_VERSION") = PTO2_ABI_VERSION;
+  nb::list fields;
+  for (const char* f : kRunStatsFields) fields.append(f);
+  abi.attr("RUN_STATS_FIELDS") = nb::tuple(fields);
+  abi.def(
+      "getenv",
+      [](const char* name) -> nb::object {
+        const char* v = std::getenv(name);
+        if (v == nullptr) return nb::none();
+        return nb::bytes(v);
+      },
+      nb::arg("name"),
+      "getenv(3), as bytes or None: os.environ's writes reach it (putenv), and an unset name costs\n"
+      "no KeyError as os.environ.get does (the per-call environment reads of CompiledProgram.__call__).\n\n"
+      "    program_abi.getenv(\"PYPTO_TRACE\")  # -> None when unset, else b\"...\" (os.fsdecode it)");
   nb::class_<ProgramLibrary>(abi, "ProgramLibrary")
       .def(nb::new_([](const std::string& libpto2_path, const std::string& path) {
              return std::make_shared<ProgramLibrary>(libpto2_path, path);

@@ -30,7 +30,9 @@ def test_fast_path_matches_the_full_checker():
     args = (-3, x, 0.5, out, True, 255)
     tensors, scalars, keep = _marshal(args)
     call = bind_and_check(PARAMS, "main", args)
-    assert [(d, c, list(s), st) for d, c, s, st in tensors] == _tensor_tuples(call.tensors)
+    # The fast path hands the binding the arrays themselves (it reads their address).
+    assert [(d.ctypes.data, c, list(s), st) for d, c, s, st in tensors] == _tensor_tuples(call.tensors)
+    assert tensors[0][0] is x and tensors[1][0] is out
     assert scalars == call.scalars
     assert scalars[0] == (-3) & 0xFFFFFFFFFFFFFFFF and scalars[2] == 1 and scalars[3] == 255
     assert keep[0] is x and keep[1] is out

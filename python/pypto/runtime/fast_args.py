@@ -90,7 +90,7 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                 if not flags.c_contiguous or not flags.aligned or (written and not flags.writeable):
                     return None
                 keep.append(v)
-                tensors[slot] = (v.ctypes.data, code, got, None)  # the binding takes any sequence
+                tensors[slot] = (v, code, got, None)  # the binding reads v's address, takes any sequence
             else:
                 _, _, slot, kind, lo, hi = entry
                 t = type(v)

@@ -21,6 +21,7 @@ from typing import List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
+from pypto.runtime.env import getenv
 
 __all__ = ["ProgramLibrary", "Runtime", "TensorArg", "RunStats", "RunError", "RaceError",
            "RaceWarning", "DTYPE_CODES", "RACE_CHECK_MODES", "race_check_mode"]
@@ -51,7 +52,7 @@ def race_check_mode(value) -> int:
         race_check_mode("warn")  # -> 1
     """
     if value is None:
-        value = os.environ.get("PYPTO_RACE_CHECK", "")
+        value = getenv("PYPTO_RACE_CHECK")
         if not value:  # the common case, per call: unset
             return 0
     if isinstance(value, bool):
@@ -113,11 +114,12 @@ def _tensor_tuples(tensors: Sequence[TensorArg]) -> list:
     return [(t.data, t.dtype, list(t.shape), list(t.strides) if t.strides is not None else None) for t in tensors]
 
 
-def _run_stats(d: dict) -> RunStats:
-    return RunStats(tasks=d["tasks_submitted"], tasks_executed=d["tasks_executed"], tasks_skipped=d["tasks_skipped"],
-                    tasks_dummy=d["tasks_dummy"], auto_edges=d["auto_edges"], explicit_edges=d["explicit_edges"],
-                    wall_seconds=d["wall_seconds"], peak_bytes=d["peak_bytes"], pool_bytes=d["pool_bytes"],
-                    tasks_undeferred=d["tasks_undeferred"], races=d.get("races", 0))
+def _run_stats(t: tuple) -> RunStats:
+    """RunStats of the binding's stats tuple (``program_abi.RUN_STATS_FIELDS``: its first ten are
+    RunStats' first ten fields, in order; the last is ``races``)."""
+    stats = RunStats(*t[:10])
+    stats.races = t[10]
+    return stats
 
 
 _sigint_lock = threading.Lock()

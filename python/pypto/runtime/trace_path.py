@@ -10,6 +10,7 @@ import tempfile
 from typing import Optional
 
 from pypto.errors import PyptoError
+from pypto.runtime.env import getenv
 
 __all__ = ["TracePathError", "probe_directory", "probe_writable", "resolve_trace_path"]
 
@@ -23,7 +24,7 @@ def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
     ``TracePathError`` before anything runs when the file's directory does not exist, so a run's
     results are never lost to a trace that cannot be written."""
     if trace is None:
-        trace = os.environ.get("PYPTO_TRACE") or None
+        trace = getenv("PYPTO_TRACE") or None
     if trace is None:
         return None
     trace = os.fspath(trace)
