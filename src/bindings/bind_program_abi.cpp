@@ -108,9 +108,10 @@ std::shared_ptr<Pto2> libpto2(const std::string& path) {
 // The address of a tensor's data: an int, or the start of an object's buffer. The buffer is
 // released at once: the caller keeps the object alive (and so its memory) for the run.
 void* data_address(const nb::object& data) {
-  if (PyLong_Check(data.ptr())) {
-    const uintptr_t a = nb::cast<uintptr_t>(data);
-    return reinterpret_cast<void*>(a);
+  if (PyLong_Check(data.ptr())) {  // negative or above 2^64-1: Python's OverflowError
+    const unsigned long long a = PyLong_AsUnsignedLongLong(data.ptr());
+    if (a == static_cast<unsigned long long>(-1) && PyErr_Occurred()) throw nb::python_error();
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(a));
   }
   Py_buffer view;
   if (PyObject_GetBuffer(data.ptr(), &view, PyBUF_STRIDES) != 0) throw nb::python_error();

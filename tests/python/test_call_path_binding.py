@@ -46,11 +46,14 @@ def test_array_address_int_address_and_stats_agree(loop):
     assert stats["tasks_submitted"] == 3 and stats["tasks_executed"] == 3 and stats["races"] == 0
 
 
-def test_an_object_without_a_buffer_is_a_type_error_not_a_crash(loop):
+def test_bad_data_is_a_python_error_not_a_crash(loop):
     rt = loop._lib.create_runtime(0, 1)
     try:
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="bytes-like"):
             rt._h.run([([0.0] * 256, 0, [16, 16], None)], [1])
+        for address in (-1, 1 << 64):
+            with pytest.raises(OverflowError):
+                rt._h.run([(address, 0, [16, 16], None)], [1])
     finally:
         rt.close()
 
