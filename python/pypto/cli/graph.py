@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-from pypto.cli.arrays import load_inputs
+from pypto.cli.arrays import load_inputs, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, select_program)
@@ -59,6 +59,9 @@ def cmd_graph(args) -> int:
         raise CliError("-o: cannot write %s: %s" % (args.output, problem))
     if args.inputs and not os.path.isfile(args.inputs):
         raise CliError("--inputs: %s" % not_a_file(args.inputs))
+    problem = npz_problem(args.inputs) if args.inputs else ""
+    if problem:    # found now, not after the compile
+        raise CliError("--inputs: %s is not a NumPy .npz file: %s" % (args.inputs, problem))
     if args.svg and os.path.splitext(args.output)[1].lower() == ".svg":   # dot would overwrite its own input
         raise CliError("--svg renders -o %s to %s, the same file; give the DOT file a .dot name"
                        % (args.output, args.output))
