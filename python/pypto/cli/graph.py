@@ -35,7 +35,7 @@ def add_graph_parser(sub) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                    help="extent of a pl.dynamic dimension (repeatable)")
     p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (see pypto run --inputs)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="random seed of the inputs (default 0)")
     p.add_argument("--static", action="store_true",
                    help="read the graph from the IR without running (loops unrolled, conditions evaluated: only "
                         "for programs without data-dependent control flow; scalar parameters as --scalar)")
@@ -78,6 +78,10 @@ def cmd_graph(args) -> int:
     if args.scalar and not args.static:
         raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
                        "(or seeded random values)")
+    for flag, given in (("--inputs", args.inputs), ("--seed", args.seed is not None)):
+        if args.static and given:   # was ignored: nothing runs
+            raise CliError("%s gives a run its inputs; --static reads the graph from the IR without running: give "
+                           "scalar parameters with --scalar NAME=V, or leave --static out" % flag)
     if args.static:  # from the IR: nothing is built or run
         from pypto.static_graph import StaticGraphError, program_task_graph
         try:
@@ -109,7 +113,7 @@ def cmd_graph(args) -> int:
                                  analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         entry = compiled.entry
         check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
-        inputs = compiled.random_inputs(seed=args.seed, dims=dims)
+        inputs = compiled.random_inputs(seed=0 if args.seed is None else args.seed, dims=dims)
         if args.inputs:
             inputs = load_inputs(args.inputs, compiled.params, inputs)
         text = compiled.task_graph(*inputs, path=args.output)
