@@ -264,3 +264,11 @@ def test_cli_static_graph_refuses_run_inputs(tmp_path, capsys, monkeypatch, flag
     assert ("%s gives a run its inputs; --static reads the graph from the IR without running" % flag
             in capsys.readouterr().err)
     assert not (tmp_path / "g.dot").exists()
+
+
+def test_cli_graph_negative_seed_is_refused_before_compiling(tmp_path, capsys, monkeypatch):
+    # was refused after the compile, as the random_inputs(seed=) keyword with a 'pypto run --seed' hint
+    from pypto import cli
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["graph", os.path.join(EXAMPLES, "vector_add.py"), "--seed", "-1", "-o", str(tmp_path / "g.dot")]) == 2
+    assert "--seed must be a non-negative integer, got -1" in capsys.readouterr().err

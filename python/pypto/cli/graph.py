@@ -69,6 +69,8 @@ def cmd_graph(args) -> int:
     if args.svg and dot is None:
         raise CliError("--svg needs Graphviz's dot (apt-get install graphviz); the .dot file can be rendered "
                        "elsewhere")
+    if args.seed is not None and args.seed < 0:   # as pypto run: before compiling, naming the flag
+        raise CliError("--seed must be a non-negative integer, got %d" % args.seed)
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     try:
