@@ -170,3 +170,16 @@ def test_build_jobs_that_is_not_a_number_is_a_clear_error(tmp_path, monkeypatch)
     for raw, jobs in (("", min(4, os.cpu_count() or 2)), ("0", min(4, os.cpu_count() or 2)), ("3", 3), ("-2", 1)):
         monkeypatch.setenv("PYPTO_BUILD_JOBS", raw)
         assert build_mod.build_jobs() == jobs
+
+
+@pytest.mark.parametrize("raw", ["inf", "1e400", "-5", "-1G", "nan", "lots"])
+def test_cache_max_bytes_that_is_no_size_is_refused_before_compiling(tmp_path, monkeypatch, raw):
+    # inf / 1e400 were an OverflowError traceback, -5 was taken as unbounded silently, and 'lots'
+    # was refused only by the eviction after the whole build
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", raw)
+    calls = []
+    monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: calls.append(cmd) or pytest.fail("compiled"))
+    with pytest.raises(build_mod.BuildError, match="PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "4.0"), "three.py"))
+    assert not calls

@@ -239,9 +239,15 @@ def cache_max_bytes() -> int:
         return DEFAULT_CACHE_MAX_BYTES
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1].upper(), 1)
     try:
-        return int(float(raw[:-1] if mult > 1 else raw) * mult)
+        value = float(raw[:-1] if mult > 1 else raw) * mult
     except ValueError:
-        raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw, help="e.g. 2000000000, 500M or 2G")
+        value = float("nan")
+    # inf / 1e400 were an OverflowError traceback from int(); a negative size was taken as 0
+    # (unbounded) without a word.
+    if not (0 <= value < float(1 << 63)):
+        raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw,
+                         help="a number of bytes >= 0 (0: unbounded), e.g. 2000000000, 500M or 2G")
+    return int(value)
 
 
 def build_jobs() -> int:
@@ -471,7 +477,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
-        jobs = build_jobs()   # a bad value is refused before anything is compiled
+        jobs = build_jobs()   # bad values are refused before anything is compiled
+        cache_max_bytes()     # (it was read only by the eviction after the build)
         _usable_cache_root(root)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
