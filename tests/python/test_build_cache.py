@@ -3,6 +3,7 @@ kernel recompiles only itself), the kernel prelude precompiled once, LRU evictio
 PYPTO_CACHE_MAX_BYTES, and the progress line drawn only on a terminal."""
 import io
 import os
+import re
 import time
 
 import numpy as np
@@ -183,3 +184,21 @@ def test_cache_max_bytes_that_is_no_size_is_refused_before_compiling(tmp_path, m
     with pytest.raises(build_mod.BuildError, match="PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw):
         pypto.compile(pl.parse_program(SRC.replace("2.0", "4.0"), "three.py"))
     assert not calls
+
+
+@pytest.mark.parametrize("kind, message", [("dir", "is a directory; it names the library file"),
+                                           ("text", "is not a shared library (no ELF header)")])
+def test_libpto2_override_that_is_no_library_is_refused_before_compiling(tmp_path, monkeypatch, kind, message):
+    # a directory was reported as "does not exist"; a text file failed at the link, after compiling,
+    # as "usually a pypto bug in generated code"
+    from pypto.runtime import RuntimeNotFoundError
+    path = tmp_path / "lib"
+    if kind == "dir":
+        path.mkdir()
+    else:
+        path.write_text("not a library\n")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_LIBPTO2", str(path))
+    monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: pytest.fail("compiled"))
+    with pytest.raises(RuntimeNotFoundError, match="PYPTO_LIBPTO2=%s %s" % (path, re.escape(message))):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "3.0"), "four.py"))
