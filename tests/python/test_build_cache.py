@@ -202,3 +202,14 @@ def test_libpto2_override_that_is_no_library_is_refused_before_compiling(tmp_pat
     monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: pytest.fail("compiled"))
     with pytest.raises(RuntimeNotFoundError, match="PYPTO_LIBPTO2=%s %s" % (path, re.escape(message))):
         pypto.compile(pl.parse_program(SRC.replace("2.0", "3.0"), "four.py"))
+
+
+def test_compile_error_under_the_users_flags_points_at_them(tmp_path, monkeypatch):
+    # help said "this is usually a pypto bug in generated code" for a bad PYPTO_CXXFLAGS
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-fno-such-flag-for-pypto")
+    monkeypatch.delenv("CXX", raising=False)
+    with pytest.raises(build_mod.BuildError) as e:
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "6.0"), "five.py"))
+    assert "PYPTO_CXXFLAGS='-fno-such-flag-for-pypto' is set: check those flags first" in e.value.help
+    assert "-fno-such-flag-for-pypto" in str(e.value)

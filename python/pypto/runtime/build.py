@@ -404,10 +404,15 @@ def _check(proc: subprocess.CompletedProcess, cmd: List[str], what: str, workdir
     out = (proc.stderr or "") + (proc.stdout or "")
     if len(out) > 8000:
         out = out[:8000] + "\n... (%d more characters)" % (len(out) - 8000)
+    extra = _extra_flags()
+    # The user's own flags or compiler come first: a bad PYPTO_CXXFLAGS was blamed on pypto.
+    help_text = ("PYPTO_CXXFLAGS=%r is set: check those flags first (unset it to build with pypto's own); "
+                 "otherwise this is a pypto bug" % " ".join(extra) if extra else
+                 "CXX=%s is set: check that compiler first (unset it to use g++); otherwise this is a pypto bug"
+                 % os.environ["CXX"] if os.environ.get("CXX") else "this is usually a pypto bug in generated code")
     raise BuildError("C++ compilation of %s failed (exit %d)\n  command: %s\n  in: %s\n%s"
                      % (what, proc.returncode, " ".join(cmd), workdir, out.rstrip()),
-                     help="this is usually a pypto bug in generated code; please report it with the "
-                          "files of the build directory")
+                     help=help_text + "; please report it with the files of the build directory")
 
 
 def _write_files(root: str, files: Dict[str, str]) -> None:
