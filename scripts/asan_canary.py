@@ -1,10 +1,12 @@
 """The canary of scripts/run_asan.sh: builds a library the way pypto builds program libraries
 (pypto.runtime.build.build_sources, so with $PYPTO_CXXFLAGS and linked to $PYPTO_LIBPTO2) whose
-functions write one element past a heap array (in a host file) and overflow a signed int (in a
-kernel file: orchestration and HOST files build with -fwrapv, where signed overflow wraps by
-definition), calls each in a child process and fails unless AddressSanitizer and
-UndefinedBehaviorSanitizer stop it. Without this a sanitizer run that lost its flags (for either
-kind of file) or its preloaded runtime would pass, having checked nothing."""
+functions write one element past a heap array (in a host file), shift an int by more than its
+width (in a kernel file, with the kernels' own flags) and overflow a signed int (in a second
+kernel file built with -fno-wrapv: every generated file builds with -fwrapv, where signed overflow
+wraps by definition and UBSan has nothing to report), calls each in a child process and fails
+unless AddressSanitizer and UndefinedBehaviorSanitizer stop it. Without this a sanitizer run that
+lost its flags (for either kind of file) or its preloaded runtime would pass, having checked
+nothing."""
 
 import subprocess
 import sys
@@ -22,6 +24,10 @@ extern "C" int canary_heap_overflow(int n) {
 }
 """
 KERNEL_SOURCE = r"""
+extern "C" int canary_shift_overflow(int x) { return 1 << (x + 30); }
+"""
+# -fno-wrapv after the kernels' -fwrapv: signed overflow is undefined again, so UBSan checks it.
+WRAP_SOURCE = r"""
 extern "C" int canary_signed_overflow(int x) { return x + 2147483647; }
 """
 
@@ -29,10 +35,12 @@ CHILD = "import ctypes, sys; lib = ctypes.CDLL(sys.argv[1]); print(getattr(lib, 
 
 
 def main() -> int:
-    lib = build_sources({"canary.cpp": HOST_SOURCE, "kernels/canary_kernel.cpp": KERNEL_SOURCE},
-                        label="asan canary").library
+    lib = build_sources({"canary.cpp": HOST_SOURCE, "kernels/canary_kernel.cpp": KERNEL_SOURCE,
+                         "kernels/canary_wrap.cpp": WRAP_SOURCE},
+                        file_flags={"kernels/canary_wrap.cpp": ["-fno-wrapv"]}, label="asan canary").library
     failed = False
     for fn, arg, finding in (("canary_heap_overflow", "8", "heap-buffer-overflow"),
+                             ("canary_shift_overflow", "5", "shift exponent"),
                              ("canary_signed_overflow", "5", "signed integer overflow")):
         cp = subprocess.run([sys.executable, "-c", CHILD, lib, fn, arg], capture_output=True, text=True)
         if cp.returncode == 0 or finding not in cp.stderr:
@@ -40,7 +48,7 @@ def main() -> int:
                   % (fn, cp.returncode, cp.stderr[-2000:]), file=sys.stderr)
             failed = True
     if not failed:
-        print("asan canary: out-of-bounds write and signed overflow caught")
+        print("asan canary: out-of-bounds write, shift overflow and signed overflow caught")
     return 1 if failed else 0
 
 

@@ -107,6 +107,28 @@ TEST(Memory, OversizedRuntimeOutputFailsWithoutHanging) {
   }
 }
 
+// alloc_tensors of a shape whose byte count passes 2^63 - 1 is an error naming the shape: the
+// unchecked Tensor::nbytes() wrapped [2^31, 2^31] FP32 (2^64 bytes) to 0, a zero-byte buffer the
+// tasks then wrote through; (2^32 - 1)^3 FP32 was reported as a 51539607548-byte allocation.
+TEST(Memory, TensorWhoseByteCountOverflowsIsRefused) {
+  pto2::Runtime rt(workers(1));
+  register_std(rt);
+  const std::vector<std::vector<uint32_t>> shapes = {{2147483648u, 2147483648u}, {4294967295u, 4294967295u, 4294967295u}};
+  for (const auto& sh : shapes) {
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      TensorCreateInfo ci(sh.data(), static_cast<uint32_t>(sh.size()), DataType::FLOAT32);
+      TaskOutputTensors t = alloc_tensors(ci);
+      submit_fill(t.get_ref(0), 1, 0);
+    });
+    EXPECT_FALSE(r.ok());
+    EXPECT_NE(r.message.find("needs more than 2^63 bytes"), std::string::npos) << r.message;
+    EXPECT_NE(r.message.find(std::to_string(sh[0]) + ", " + std::to_string(sh[1])), std::string::npos) << r.message;
+  }
+  std::vector<float> x(16, 0);
+  pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) { submit_fill(ext1d(x), 2, 0); });
+  EXPECT_TRUE(ok.ok()) << ok.message;
+}
+
 TEST(Memory, OutermostScopeTensorsOutliveTheEntryAndAreReusedByTheNextRun) {
   // Tensors of the run's outermost scope take no per-task references: they must stay valid
   // for tasks still running after the entry returned, and be free for the next run.

@@ -3,6 +3,7 @@ kernel recompiles only itself), the kernel prelude precompiled once, LRU evictio
 PYPTO_CACHE_MAX_BYTES, and the progress line drawn only on a terminal."""
 import io
 import os
+import re
 import time
 
 import numpy as np
@@ -170,3 +171,45 @@ def test_build_jobs_that_is_not_a_number_is_a_clear_error(tmp_path, monkeypatch)
     for raw, jobs in (("", min(4, os.cpu_count() or 2)), ("0", min(4, os.cpu_count() or 2)), ("3", 3), ("-2", 1)):
         monkeypatch.setenv("PYPTO_BUILD_JOBS", raw)
         assert build_mod.build_jobs() == jobs
+
+
+@pytest.mark.parametrize("raw", ["inf", "1e400", "-5", "-1G", "nan", "lots"])
+def test_cache_max_bytes_that_is_no_size_is_refused_before_compiling(tmp_path, monkeypatch, raw):
+    # inf / 1e400 were an OverflowError traceback, -5 was taken as unbounded silently, and 'lots'
+    # was refused only by the eviction after the whole build
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_CACHE_MAX_BYTES", raw)
+    calls = []
+    monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: calls.append(cmd) or pytest.fail("compiled"))
+    with pytest.raises(build_mod.BuildError, match="PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "4.0"), "three.py"))
+    assert not calls
+
+
+@pytest.mark.parametrize("kind, message", [("dir", "is a directory; it names the library file"),
+                                           ("text", "is not a shared library (no ELF header)")])
+def test_libpto2_override_that_is_no_library_is_refused_before_compiling(tmp_path, monkeypatch, kind, message):
+    # a directory was reported as "does not exist"; a text file failed at the link, after compiling,
+    # as "usually a pypto bug in generated code"
+    from pypto.runtime import RuntimeNotFoundError
+    path = tmp_path / "lib"
+    if kind == "dir":
+        path.mkdir()
+    else:
+        path.write_text("not a library\n")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_LIBPTO2", str(path))
+    monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: pytest.fail("compiled"))
+    with pytest.raises(RuntimeNotFoundError, match="PYPTO_LIBPTO2=%s %s" % (path, re.escape(message))):
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "3.0"), "four.py"))
+
+
+def test_compile_error_under_the_users_flags_points_at_them(tmp_path, monkeypatch):
+    # help said "this is usually a pypto bug in generated code" for a bad PYPTO_CXXFLAGS
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-fno-such-flag-for-pypto")
+    monkeypatch.delenv("CXX", raising=False)
+    with pytest.raises(build_mod.BuildError) as e:
+        pypto.compile(pl.parse_program(SRC.replace("2.0", "6.0"), "five.py"))
+    assert "PYPTO_CXXFLAGS='-fno-such-flag-for-pypto' is set: check those flags first" in e.value.help
+    assert "-fno-such-flag-for-pypto" in str(e.value)

@@ -89,6 +89,28 @@ def test_torch_tensors_numpy_cannot_view(scale, make, message, hint):
     assert e.value.line > 0 and hint in str(e.value)
 
 
+def test_torch_output_that_requires_grad_is_refused(scale):
+    # was written silently through its NumPy view: autograd saw no in-place write (torch itself
+    # refuses one on such a tensor), so a backward pass would use the new values unknowingly
+    torch = pytest.importorskip("torch")
+    w = torch.zeros(16, 8, requires_grad=True)
+    with pytest.raises(ArgumentValueError, match="argument 'y' .* is a torch tensor that requires grad and is "
+                                                 "written in place") as e:
+        scale(_x(), 2.0, w)
+    assert e.value.line > 0 and "x.detach()" in str(e.value)
+    assert (w == 0).all()
+    x = torch.from_numpy(_x()).requires_grad_()     # read only: fine
+    d = torch.zeros(16, 8)
+    scale(x, 2.0, d)
+    assert torch.equal(d, x.detach() * 2)
+    with torch.no_grad():                           # as torch allows in-place writes there
+        scale(_x(), 2.0, w)
+    assert torch.equal(w.detach(), torch.from_numpy(_x()) * 2)
+    v = torch.zeros(16, 8, requires_grad=True)
+    scale(_x(), 2.0, v.detach())                    # the hint: same memory
+    assert torch.equal(v.detach(), torch.from_numpy(_x()) * 2)
+
+
 @pytest.mark.parametrize("seed", [-1, 1.5, "0"])
 def test_random_inputs_bad_seed(scale, seed):
     with pytest.raises(ArgumentValueError, match="seed of random inputs must be a non-negative integer"):

@@ -75,3 +75,24 @@ def test_mpi_for_a_chip_level_entry_is_refused_before_launching(capsys, monkeypa
     monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
     assert cli.main(["run", VECTOR_ADD, "--mpi"] + flags) == 2
     assert message in _err(capsys)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--chips", "3"], "--chips sets the chips of a HOST-level entry's L3 runtime; the entry of program VectorAdd "
+                       "is a chip-level orchestration (it runs on one chip): leave --chips out"),
+    (["--chips", "2", "--entry", "main"], "VectorAdd.main is a chip-level orchestration"),
+    (["--mpi-args=--mca btl tcp,self"], "--mpi-args passes arguments to mpirun, which only --mpi launches"),
+])
+def test_host_only_flags_for_a_chip_level_run_are_refused_before_compiling(capsys, monkeypatch, flags, message):
+    # were ignored: the run went on, on one chip, without mpirun
+    import pypto
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s" % flags))
+    assert cli.main(["run", VECTOR_ADD] + flags) == 2
+    assert message in _err(capsys)
+
+
+def test_chips_of_a_host_entry_and_a_chip_target_of_it(capsys):
+    assert cli.main(["run", TWO_CHIPS, "--chips", "3"]) == 0
+    assert "on 3 chips" in capsys.readouterr().out
+    assert cli.main(["run", TWO_CHIPS, "--entry", "chip_combine", "--chips", "3"]) == 2   # a chip-level entry
+    assert "TwoChips.chip_combine is a chip-level orchestration" in _err(capsys)

@@ -215,3 +215,44 @@ def test_check_of_bf16_bits_against_a_float_reference(tmp_path):
     assert "MISMATCH 3 of 3" in check_outputs(str(tmp_path / "bad.npz"), [_P("x", "BF16")], [bits])[0]
     np.savez(tmp_path / "bits.npz", x=bits)   # a --save'd output: bits against bits
     assert "OK" in check_outputs(str(tmp_path / "bits.npz"), [_P("x", "BF16")], [bits])[0]
+
+
+def _not_npz_files(tmp_path):
+    good = tmp_path / "good.npz"
+    np.savez(good, a=np.zeros(4096, np.float32))
+    data = good.read_bytes()
+    np.savez_compressed(tmp_path / "comp.npz", a=np.zeros(4096, np.float32))
+    comp = bytearray((tmp_path / "comp.npz").read_bytes())
+    comp[60:70] = b"\0" * 10                          # a damaged member: bad CRC
+    files = {"one.npy": None, "truncated.npz": data[:len(data) // 2], "empty.npz": b"", "crc.npz": bytes(comp)}
+    np.save(tmp_path / "one.npy", np.zeros(4096, np.float32))
+    for name, content in files.items():
+        if content is not None:
+            (tmp_path / name).write_bytes(content)
+    return {name: str(tmp_path / name) for name in files}
+
+
+@pytest.mark.parametrize("name, message", [
+    ("one.npy", "it holds one .npy array, not named arrays; save them with np.savez"),
+    ("truncated.npz", "not a zip archive"),
+    ("empty.npz", "empty file"),
+])
+@pytest.mark.parametrize("command, flag", [("run", "--inputs"), ("run", "--check"), ("graph", "--inputs")])
+def test_a_file_that_is_no_npz_is_refused_before_compiling(tmp_path, capsys, monkeypatch, name, message, command, flag):
+    # were tracebacks after the compile: TypeError (np.load gives a bare array for .npy),
+    # zipfile.BadZipFile (truncated), EOFError (empty)
+    import pypto
+    path = _not_npz_files(tmp_path)[name]
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    argv = [command, VECTOR_ADD, flag, path] + (["-o", str(tmp_path / "g.dot")] if command == "graph" else [])
+    assert cli.main(argv) == 2
+    assert "%s: %s is not a NumPy .npz file: %s" % (flag, path, message) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--inputs", "--check"])
+def test_an_npz_with_a_damaged_member_is_a_usage_error(tmp_path, capsys, flag):
+    # was a zipfile.BadZipFile traceback ('Bad CRC-32 for file a.npy') after the compile
+    path = _not_npz_files(tmp_path)["crc.npz"]
+    assert cli.main(["run", VECTOR_ADD, flag, path]) == 2
+    err = capsys.readouterr().err
+    assert "%s: %s is not a NumPy .npz file (" % (flag, path) in err and "Traceback" not in err

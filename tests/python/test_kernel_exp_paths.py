@@ -62,7 +62,7 @@ def test_simd_exp_paths_match_the_portable_one(tmp_path):
     src.write_text(PROGRAM)
     exe = tmp_path / "exp_paths"
     # The kernels' own flags (python/pypto/runtime/build.py: KERNEL_FLAGS).
-    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-Wall", "-Werror",
+    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-fwrapv", "-Wall", "-Werror",
                          "-I", runtime.kernel_include_dir(), "-I", RUNTIME_INCLUDE, str(src), "-o", str(exe)],
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr

@@ -323,7 +323,7 @@ def test_simd_row_and_col_paths_match_the_portable_loops(tmp_path):
     src = tmp_path / "row_paths.cpp"
     src.write_text(PROGRAM)
     exe = tmp_path / "row_paths"
-    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-Wall", "-Werror",
+    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-fwrapv", "-Wall", "-Werror",
                          "-I", runtime.kernel_include_dir(), "-I", RUNTIME_INCLUDE, str(src), "-o", str(exe)],
                         capture_output=True, text=True)
     assert cp.returncode == 0, cp.stderr

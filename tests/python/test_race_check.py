@@ -212,3 +212,16 @@ def test_failed_kernel_names_the_dsl_line():
         with pytest.raises(RunError, match="out of bounds") as info:
             compiled(x, 4, y)
         assert site in str(info.value), str(info.value)
+
+
+def test_bad_race_check_variable_is_named(monkeypatch):
+    # said "race_check must be True, False, ..., got 'bogus'": a keyword the caller never passed
+    from pypto.runtime.loader import RunError, race_check_mode
+    monkeypatch.setenv("PYPTO_RACE_CHECK", "bogus")
+    with pytest.raises(RunError, match="PYPTO_RACE_CHECK='bogus' is not a race-check mode"):
+        race_check_mode(None)
+    assert race_check_mode("warn") == 1                    # an explicit value wins over the variable
+    with pytest.raises(RunError, match="race_check must be True, False"):
+        race_check_mode("sometimes")
+    monkeypatch.setenv("PYPTO_RACE_CHECK", "Warn")
+    assert race_check_mode(None) == 1

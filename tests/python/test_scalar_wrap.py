@@ -1,9 +1,10 @@
 """Integer scalar arithmetic in an orchestration wraps in two's complement (as NumPy int64 and
-the kernels' tile ops): generated orchestration and HOST code is compiled with -fwrapv
-(pypto/runtime/build.py HOST_FLAGS). A plain signed overflow was undefined behaviour: with
-m = INT64_MAX, `for i in pl.range(m, m + 2)` never ended at -O2 (the call hung); now m + 2 is
-INT64_MIN + 1 and the loop runs zero times. Runs in a child process with a timeout, so a hang
-fails the test instead of stalling it."""
+the kernels' tile ops): generated orchestration, HOST and kernel code is compiled with -fwrapv
+(pypto/runtime/build.py HOST_FLAGS, KERNEL_FLAGS). A plain signed overflow was undefined
+behaviour: with m = INT64_MAX, `for i in pl.range(m, m + 2)` never ended (the call hung), in an
+orchestration at -O2 and in a kernel at -O3 (where m = INT64_MAX - 1 also ran the loop twice);
+now m + 2 is INT64_MIN + 1 or INT64_MIN and the loop runs zero times. Runs in a child process
+with a timeout, so a hang fails the test instead of stalling it."""
 import os
 import subprocess
 import sys
@@ -46,5 +47,34 @@ def test_orchestration_bound_that_overflows_wraps(m, iterations):
                               timeout=240, env=dict(os.environ))
     except subprocess.TimeoutExpired:
         pytest.fail("m = %d: the call hung (m + 2 overflowed in the loop bound)" % m)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ITERATIONS %d" % iterations in done.stdout, (done.stdout, done.stderr[-2000:])
+
+
+KERNEL_PROGRAM = '''
+import pypto.language as pl
+
+@pl.program
+class KernelWrap:
+    @pl.function(type=pl.FunctionType.InCore)
+    def bump(self, m: pl.Scalar[pl.INT64], c: pl.InOut[pl.Tensor[[8], pl.FP32]]) -> pl.Tensor[[8], pl.FP32]:
+        for i in pl.range(m, m + 2):
+            c = pl.store(pl.add(pl.load(c, [0], [8]), 1.0), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, m: pl.Scalar[pl.INT64], c: pl.InOut[pl.Tensor[[8], pl.FP32]]) -> pl.Tensor[[8], pl.FP32]:
+        c = self.bump(m, c)
+        return c
+'''
+
+
+@pytest.mark.parametrize("m, iterations", [(5, 2), (2 ** 63 - 3, 2), (2 ** 63 - 2, 0), (2 ** 63 - 1, 0)])
+def test_kernel_bound_that_overflows_wraps(m, iterations):
+    try:
+        done = subprocess.run([sys.executable, "-c", RUN, KERNEL_PROGRAM, str(m)], capture_output=True, text=True,
+                              timeout=240, env=dict(os.environ))
+    except subprocess.TimeoutExpired:
+        pytest.fail("m = %d: the kernel's loop hung (m + 2 overflowed in the loop bound)" % m)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ITERATIONS %d" % iterations in done.stdout, (done.stdout, done.stderr[-2000:])

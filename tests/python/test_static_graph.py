@@ -12,6 +12,7 @@ import re
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import pypto
@@ -250,3 +251,24 @@ def test_cli_static_graph_of_a_host_program(tmp_path):
     assert cp.returncode == 0, cp.stdout + cp.stderr
     nodes, edges = _parse_dot(out.read_text())
     assert nodes and edges and "static task graph of" in cp.stdout
+
+
+@pytest.mark.parametrize("flags, flag", [(["--seed", "0"], "--seed"), (["--seed", "5"], "--seed"),
+                                         (["--inputs", "in.npz"], "--inputs")])
+def test_cli_static_graph_refuses_run_inputs(tmp_path, capsys, monkeypatch, flags, flag):
+    # were ignored: --static runs nothing (an --inputs file for another program was accepted too)
+    from pypto import cli
+    np.savez(tmp_path / "in.npz", unrelated=np.zeros(3))
+    monkeypatch.chdir(tmp_path)
+    assert cli.main(["graph", os.path.join(EXAMPLES, "vector_add.py"), "--static", "-o", "g.dot"] + flags) == 2
+    assert ("%s gives a run its inputs; --static reads the graph from the IR without running" % flag
+            in capsys.readouterr().err)
+    assert not (tmp_path / "g.dot").exists()
+
+
+def test_cli_graph_negative_seed_is_refused_before_compiling(tmp_path, capsys, monkeypatch):
+    # was refused after the compile, as the random_inputs(seed=) keyword with a 'pypto run --seed' hint
+    from pypto import cli
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["graph", os.path.join(EXAMPLES, "vector_add.py"), "--seed", "-1", "-o", str(tmp_path / "g.dot")]) == 2
+    assert "--seed must be a non-negative integer, got -1" in capsys.readouterr().err

@@ -169,3 +169,13 @@ def test_summary_of_a_host_run(tmp_path, capsys):
     assert s.workers and all(w.name.startswith("chip ") for w in s.workers)
     assert cli.main(["trace", "summary", trace]) == 0
     assert "5 tasks" in capsys.readouterr().out
+
+
+def test_trace_without_a_subcommand_names_the_choices(capsys):
+    # said "the following arguments are required: trace_command" (argparse's internal dest)
+    from pypto import cli
+    with pytest.raises(SystemExit) as e:
+        cli.main(["trace"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "the following arguments are required: {summary}" in err and "trace_command" not in err

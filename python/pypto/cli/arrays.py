@@ -12,6 +12,8 @@ match), integers and booleans exactly.
 from __future__ import annotations
 
 import os
+import zipfile
+import zlib
 from typing import Dict, List, Sequence, Tuple
 
 import numpy as np
@@ -19,7 +21,7 @@ import numpy as np
 from pypto.cli.common import CliError, not_a_file
 from pypto.runtime.trace_path import probe_writable
 
-__all__ = ["TOLERANCES", "check_paths", "load_inputs", "outputs_by_name", "save_outputs", "check_outputs"]
+__all__ = ["TOLERANCES", "check_paths", "load_inputs", "npz_problem", "outputs_by_name", "save_outputs", "check_outputs"]
 
 # (rtol, atol) per DSL dtype; dtypes not listed compare exactly.
 TOLERANCES: Dict[str, Tuple[float, float]] = {
@@ -35,6 +37,9 @@ def check_paths(args) -> None:
     for flag, path in (("--inputs", getattr(args, "inputs", None)), ("--check", getattr(args, "check", None))):
         if path and not os.path.isfile(path):
             raise CliError("%s: %s" % (flag, not_a_file(path)))
+        problem = npz_problem(path) if path else ""
+        if problem:    # found now, not after the compile
+            raise CliError("%s: %s is not a NumPy .npz file: %s" % (flag, path, problem))
     save, check = getattr(args, "save", None), getattr(args, "check", None)
     if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
         raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
@@ -53,13 +58,32 @@ def check_paths(args) -> None:
             raise CliError("%s: cannot write %s: %s" % (flag, path, problem))
 
 
+def npz_problem(path: str) -> str:
+    """Why ``path`` is no ``.npz`` archive ('' when it is a zip file, which np.load reads as one):
+    np.load returned a bare array for an ``.npy`` file (then a TypeError traceback) and raised
+    zipfile.BadZipFile / EOFError tracebacks for a truncated or empty file."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+    except OSError as e:
+        return e.strerror or str(e)
+    if head == b"\x93NUMPY":
+        return "it holds one .npy array, not named arrays; save them with np.savez(path, <name>=array, ...)"
+    if not zipfile.is_zipfile(path):
+        return "empty file" if not head else "not a zip archive (truncated, or not written by np.savez)"
+    return ""
+
+
 def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
     if not os.path.isfile(path):
         raise CliError("%s: %s" % (flag, not_a_file(path)))
+    problem = npz_problem(path)
+    if problem:
+        raise CliError("%s: %s is not a NumPy .npz file: %s" % (flag, path, problem))
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    except (OSError, ValueError) as e:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:   # a damaged member
         raise CliError("%s: %s is not a NumPy .npz file (%s)" % (flag, path, e))
 
 

@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-from pypto.cli.arrays import load_inputs
+from pypto.cli.arrays import load_inputs, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, select_program)
@@ -35,7 +35,7 @@ def add_graph_parser(sub) -> None:
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
                    help="extent of a pl.dynamic dimension (repeatable)")
     p.add_argument("--inputs", metavar="FILE.npz", help="named input arrays (see pypto run --inputs)")
-    p.add_argument("--seed", type=int, default=0, help="random seed of the inputs (default 0)")
+    p.add_argument("--seed", type=int, default=None, help="random seed of the inputs (default 0)")
     p.add_argument("--static", action="store_true",
                    help="read the graph from the IR without running (loops unrolled, conditions evaluated: only "
                         "for programs without data-dependent control flow; scalar parameters as --scalar)")
@@ -59,6 +59,9 @@ def cmd_graph(args) -> int:
         raise CliError("-o: cannot write %s: %s" % (args.output, problem))
     if args.inputs and not os.path.isfile(args.inputs):
         raise CliError("--inputs: %s" % not_a_file(args.inputs))
+    problem = npz_problem(args.inputs) if args.inputs else ""
+    if problem:    # found now, not after the compile
+        raise CliError("--inputs: %s is not a NumPy .npz file: %s" % (args.inputs, problem))
     if args.svg and os.path.splitext(args.output)[1].lower() == ".svg":   # dot would overwrite its own input
         raise CliError("--svg renders -o %s to %s, the same file; give the DOT file a .dot name"
                        % (args.output, args.output))
@@ -66,6 +69,8 @@ def cmd_graph(args) -> int:
     if args.svg and dot is None:
         raise CliError("--svg needs Graphviz's dot (apt-get install graphviz); the .dot file can be rendered "
                        "elsewhere")
+    if args.seed is not None and args.seed < 0:   # as pypto run: before compiling, naming the flag
+        raise CliError("--seed must be a non-negative integer, got %d" % args.seed)
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
     try:
@@ -75,6 +80,10 @@ def cmd_graph(args) -> int:
     if args.scalar and not args.static:
         raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
                        "(or seeded random values)")
+    for flag, given in (("--inputs", args.inputs), ("--seed", args.seed is not None)):
+        if args.static and given:   # was ignored: nothing runs
+            raise CliError("%s gives a run its inputs; --static reads the graph from the IR without running: give "
+                           "scalar parameters with --scalar NAME=V, or leave --static out" % flag)
     if args.static:  # from the IR: nothing is built or run
         from pypto.static_graph import StaticGraphError, program_task_graph
         try:
@@ -106,7 +115,7 @@ def cmd_graph(args) -> int:
                                  analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         entry = compiled.entry
         check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
-        inputs = compiled.random_inputs(seed=args.seed, dims=dims)
+        inputs = compiled.random_inputs(seed=0 if args.seed is None else args.seed, dims=dims)
         if args.inputs:
             inputs = load_inputs(args.inputs, compiled.params, inputs)
         text = compiled.task_graph(*inputs, path=args.output)

@@ -55,7 +55,7 @@ def add_run_parser(sub) -> None:
                    help="AIV (vector) worker threads (default: the program's, CompiledProgram.default_workers; "
                         "of each chip for a HOST entry: 1 AIC + 2 AIV)")
     p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
-    p.add_argument("--chips", type=int, default=2,
+    p.add_argument("--chips", type=int, default=None,   # None: not given (2); refused for a chip-level entry
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--mpi", action="store_true",
                    help="run a HOST-level entry's chips as MPI ranks: launches mpirun -np CHIPS+1 (see "
@@ -97,20 +97,26 @@ def cmd_run(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
-    from pypto.host import HostProgram, mpi_world
+    from pypto.host import HostProgram, host_functions, mpi_world
+    hosts = host_functions(program)
     # Every rank of an MPI job parses the same flags: refused before any rank compiles or serves.
     if getattr(args, "mpi", False) and (args.aic_workers is not None or args.aiv_workers is not None):
         raise CliError("--aic-workers / --aiv-workers apply to in-process chips; the MPI chip ranks run their "
                        "runtime's default workers (1 AIC + 2 AIV): leave them out with --mpi")
-    if getattr(args, "mpi", False):
-        from pypto.host import host_functions   # checked before mpirun starts ranks that would each compile and fail
-        hosts = host_functions(program)
+    if getattr(args, "mpi", False):   # checked before mpirun starts ranks that would each compile and fail
         if args.entry is not None and args.entry not in hosts or args.entry is None and len(hosts) != 1:
             what = ("'%s' is not a HOST-level orchestration of program %s" % (args.entry, program.name)
                     if args.entry is not None else "program %s has %s HOST-level orchestration%s"
                     % (program.name, len(hosts) or "no", "s (name one with --entry)" if hosts else ""))
             raise CliError("--mpi runs a HOST-level entry's chips as MPI ranks, but %s; run a chip-level entry "
                            "without --mpi" % what)
+    chip_level = args.entry not in hosts if args.entry is not None else not hosts
+    if args.chips is not None and chip_level:   # was ignored: a chip-level entry runs on one chip
+        raise CliError("--chips sets the chips of a HOST-level entry's L3 runtime; %s is a chip-level "
+                       "orchestration (it runs on one chip): leave --chips out"
+                       % ("%s.%s" % (program.name, args.entry) if args.entry else "the entry of program %s" % program.name))
+    if args.chips is None:
+        args.chips = 2
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
@@ -153,8 +159,11 @@ def _check_count_flags(args) -> None:
             raise CliError("%s must be at most %d, got %d" % (flag, 0xFFFFFFFF, value))
     if args.aic_workers == 0 and args.aiv_workers == 0:
         raise CliError("--aic-workers 0 --aiv-workers 0: no worker would run a task; give at least one worker")
-    if args.chips < 1:
+    if args.chips is not None and args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
+    if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
+        raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
+                       "HOST-level entry) or leave --mpi-args out")
 
 
 def _check_zero_workers(args, kernels, defaults) -> None:

@@ -11,7 +11,7 @@ __all__ = ["add_trace_parser", "cmd_trace"]
 def add_trace_parser(sub) -> None:
     p = sub.add_parser("trace", help="inspect a trace written by --trace / trace= / PYPTO_TRACE",
                        description="Inspect a Chrome/Perfetto trace of a run.")
-    tsub = p.add_subparsers(dest="trace_command", required=True)
+    tsub = p.add_subparsers(dest="trace_command", required=True, metavar="{summary}")   # named in the usage error, not the dest
     s = tsub.add_parser("summary", help="critical path, time per kernel, worker utilisation")
     s.add_argument("file", help="trace JSON written by a run")
     s.add_argument("--top", type=int, default=20, help="critical-path tasks to list (default 20)")

@@ -64,8 +64,20 @@ def library_path() -> str:
     """Path of ``libpto2.so``; ``$PYPTO_LIBPTO2`` overrides the search."""
     env = os.environ.get("PYPTO_LIBPTO2")
     if env:
+        if os.path.isdir(env):   # was "does not exist"
+            raise RuntimeNotFoundError("PYPTO_LIBPTO2=%s is a directory; it names the library file" % env,
+                                       help="set it to the path of libpto2.so (e.g. %s/libpto2.so) or unset it"
+                                       % env.rstrip("/"))
         if not os.path.isfile(env):
             raise RuntimeNotFoundError("PYPTO_LIBPTO2=%s does not exist" % env)
+        try:
+            with open(env, "rb") as f:
+                elf = f.read(4) == b"\x7fELF"
+        except OSError as e:
+            raise RuntimeNotFoundError("PYPTO_LIBPTO2=%s cannot be read: %s" % (env, e.strerror or e)) from None
+        if not elf:   # was a linker error blamed on the generated code, after compiling
+            raise RuntimeNotFoundError("PYPTO_LIBPTO2=%s is not a shared library (no ELF header)" % env,
+                                       help="set it to the path of libpto2.so or unset it")
         return env
     candidates = [_PKG / "_lib" / "libpto2.so"]
     try:

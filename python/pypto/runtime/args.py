@@ -163,6 +163,16 @@ def _torch_to_numpy(x, err: Callable[..., PyptoError]):
                   % (x.dtype, str(e).split("\n")[0]), "convert it to the parameter's dtype with .to(...)") from None
 
 
+def _written_behind_autograd(x) -> bool:
+    """A torch tensor that requires grad, outside torch.no_grad(): the runtime writes its memory
+    through a NumPy view, which autograd does not record (no version bump), so a backward pass
+    that saved it would use the new values silently."""
+    if not _is_torch(x) or not getattr(x, "requires_grad", False):
+        return False
+    torch = sys.modules["torch"]
+    return bool(getattr(torch, "is_grad_enabled", lambda: True)())
+
+
 def as_array(x, err: Callable[..., PyptoError]) -> Optional[np.ndarray]:
     """A NumPy view of ``x`` (no copy): an ndarray, a CPU torch tensor, anything with
     ``__dlpack__`` or the buffer protocol; None if ``x`` is none of them."""
@@ -423,6 +433,10 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
             arr = np.array(arr, copy=True)   # NumPy allocates aligned memory
         if p.direction != "In" and not arr.flags.writeable:
             raise err(ArgumentValueError, "%s is read-only but is written (pl.%s)" % (where, p.direction))
+        if p.direction != "In" and _written_behind_autograd(v):
+            raise err(ArgumentValueError, "%s is a torch tensor that requires grad and is written in place (pl.%s): "
+                      "autograd would not see the write (torch refuses such in-place writes)" % (where, p.direction),
+                      "pass x.detach() (the same memory) or call inside torch.no_grad()")
         keep.append(arr)
         passed.append((p, arr))
         tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))

@@ -56,10 +56,12 @@ __all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "build_s
 _BUILD_FORMAT = "pypto-build-4"
 LIBRARY_NAME = "libprogram.so"
 COMMON_FLAGS = ["-std=c++17", "-fPIC", "-Wall"]
-KERNEL_FLAGS = ["-O3", "-fno-trapping-math"]   # vectorised tile loops (selects if-converted); portable (no -march)
-# -fwrapv: DSL integer scalars wrap in two's complement (as NumPy's and the kernels' tile ops);
-# a plain signed overflow in printed orchestration arithmetic was undefined behaviour, and
-# `pl.range(m, m + 2)` with m = INT64_MAX looped forever at -O2 (tests/python/test_scalar_wrap.py).
+# -fwrapv (both kinds of file): DSL integer scalars wrap in two's complement (as NumPy's and the
+# kernels' tile ops); a plain signed overflow in printed scalar arithmetic was undefined
+# behaviour, and `pl.range(m, m + 2)` with m = INT64_MAX looped forever, in an orchestration at
+# -O2 and in a kernel at -O3 (tests/python/test_scalar_wrap.py). Kernels: measured within noise
+# (benchmarks/wrapv_ab.py, every kernel_bench case interleaved with and without the flag).
+KERNEL_FLAGS = ["-O3", "-fno-trapping-math", "-fwrapv"]   # vectorised tile loops (selects if-converted); portable (no -march)
 HOST_FLAGS = ["-O2", "-fwrapv"]
 
 
@@ -237,9 +239,15 @@ def cache_max_bytes() -> int:
         return DEFAULT_CACHE_MAX_BYTES
     mult = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(raw[-1].upper(), 1)
     try:
-        return int(float(raw[:-1] if mult > 1 else raw) * mult)
+        value = float(raw[:-1] if mult > 1 else raw) * mult
     except ValueError:
-        raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw, help="e.g. 2000000000, 500M or 2G")
+        value = float("nan")
+    # inf / 1e400 were an OverflowError traceback from int(); a negative size was taken as 0
+    # (unbounded) without a word.
+    if not (0 <= value < float(1 << 63)):
+        raise BuildError("PYPTO_CACHE_MAX_BYTES=%r is not a size" % raw,
+                         help="a number of bytes >= 0 (0: unbounded), e.g. 2000000000, 500M or 2G")
+    return int(value)
 
 
 def build_jobs() -> int:
@@ -396,10 +404,15 @@ def _check(proc: subprocess.CompletedProcess, cmd: List[str], what: str, workdir
     out = (proc.stderr or "") + (proc.stdout or "")
     if len(out) > 8000:
         out = out[:8000] + "\n... (%d more characters)" % (len(out) - 8000)
+    extra = _extra_flags()
+    # The user's own flags or compiler come first: a bad PYPTO_CXXFLAGS was blamed on pypto.
+    help_text = ("PYPTO_CXXFLAGS=%r is set: check those flags first (unset it to build with pypto's own); "
+                 "otherwise this is a pypto bug" % " ".join(extra) if extra else
+                 "CXX=%s is set: check that compiler first (unset it to use g++); otherwise this is a pypto bug"
+                 % os.environ["CXX"] if os.environ.get("CXX") else "this is usually a pypto bug in generated code")
     raise BuildError("C++ compilation of %s failed (exit %d)\n  command: %s\n  in: %s\n%s"
                      % (what, proc.returncode, " ".join(cmd), workdir, out.rstrip()),
-                     help="this is usually a pypto bug in generated code; please report it with the "
-                          "files of the build directory")
+                     help=help_text + "; please report it with the files of the build directory")
 
 
 def _write_files(root: str, files: Dict[str, str]) -> None:
@@ -469,7 +482,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache hit: %s (%s)", label or "program", final / LIBRARY_NAME)
         _touch(final / LIBRARY_NAME)
     else:
-        jobs = build_jobs()   # a bad value is refused before anything is compiled
+        jobs = build_jobs()   # bad values are refused before anything is compiled
+        cache_max_bytes()     # (it was read only by the eviction after the build)
         _usable_cache_root(root)
         missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",

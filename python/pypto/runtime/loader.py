@@ -51,13 +51,17 @@ def race_check_mode(value) -> int:
 
         race_check_mode("warn")  # -> 1
     """
-    if value is None:
+    from_env = value is None
+    if from_env:
         value = getenv("PYPTO_RACE_CHECK")
         if not value:  # the common case, per call: unset
             return 0
     if isinstance(value, bool):
         return 2 if value else 0
     key = str(value).strip().lower()
+    if key not in RACE_CHECK_MODES and from_env:   # named as the variable it came from, not the keyword
+        raise RunError("PYPTO_RACE_CHECK=%r is not a race-check mode" % (value,),
+                       help="set it to 1 / error, warn or 0 / off (or unset it)")
     if key not in RACE_CHECK_MODES:
         raise RunError("race_check must be True, False, \"warn\" or \"error\", got %r" % (value,),
                        help="e.g. prog(x, out, race_check=\"warn\") or PYPTO_RACE_CHECK=1")

@@ -8,7 +8,9 @@
 //   tensor.dim(t, 0)                            -> Scalar[INDEX]
 //   tensor.reshape(t[4, 64], [1, 256])          -> Tensor[[1, 256], t.dtype] (row-major view)
 //   tensor.assemble(target, source, [0, 8])     -> type of target
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "../describe.h"
 #include "op_util.h"
@@ -110,6 +112,20 @@ void register_tensor_ops(OpRegistry& r) {
                               "a runtime tensor has fewer than 2^32 elements per dimension");
            }
            DataType dtype = attr_dtype("tensor.create", attrs, span);
+           // Literal extents whose byte count passes 2^63 - 1: the runtime's byte count would
+           // wrap (alloc_tensors refuses it too, but without the DSL line).
+           unsigned __int128 bytes = static_cast<unsigned __int128>(std::max(bit_width(dtype), 8) / 8);
+           bool literal = true;
+           for (auto& d : shape) {
+             auto* c = d->as<ConstInt>();
+             if (!c) { literal = false; break; }
+             bytes *= static_cast<unsigned __int128>(c->value);   // < 2^63 * 2^32: no 128-bit overflow
+             if (bytes > static_cast<unsigned __int128>(INT64_MAX)) break;
+           }
+           PYPTO_USER_CHECK(!literal || bytes <= static_cast<unsigned __int128>(INT64_MAX), span,
+                            "tensor.create: a " << describe_shape(shape) << " " << to_string(dtype)
+                                                << " tensor needs more than 2^63 bytes",
+                            "a tensor's byte size must fit a signed 64-bit count; use smaller extents");
            expect_bool_attr("tensor.create", attrs, "manual_dep", span);
            check_init_value(attrs, dtype, span);
            Layout layout = Layout::ND;
