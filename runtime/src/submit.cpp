@@ -105,10 +105,9 @@ inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, cons
   if (s.has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
   s.untracked_write = false;
-  if (s.has_storages) {  // retire empties it: only a slot never retired can hold some
-    s.storages.clear();
-    s.has_storages = false;
-  }
+  // s.storages is empty: only retire frees a slot, and it empties them first (keep_storage
+  // fills them after this). Not even asked: a load from line 0 would wait for the line,
+  // on its way from the core that ran the slot's previous task (fill's stores asked for it).
   s.fanout.store(nullptr, std::memory_order_relaxed);
   if (launch.gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
     s.need[0] = launch.need[0];
@@ -197,8 +196,12 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   sub_.publish(s, ring_, raw, params, launch, blocks);
   s.untracked_write = untracked_write;
   if (untracked_write) completion_.untracked_live().fetch_add(1, std::memory_order_relaxed);
+  // Read from the Arg, hot in this core's cache, unless runtime-allocated outputs are only in
+  // the slot: the slot's copy was just stored, its lines perhaps still on their way from the
+  // core that ran the slot's previous task.
+  const Tensor* kept = params.has_new_output() ? s.tensors.data() : params.tensors().data();
   for (uint32_t i = 0, n = s.tensor_count(); i < n; ++i)
-    if (PTO2Storage* st = s.tensors[i].storage; st && !st->run_scoped) keep_storage(s, st);
+    if (PTO2Storage* st = kept[i].storage; st && !st->run_scoped) keep_storage(s, st);
   if (pred_element) keep_storage(s, pred_element->storage);
 
   // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
@@ -222,6 +225,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
     const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
     if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) ready();
   }
+  SubmitState::prefetch_slot(ring_.slot_of(raw + 1));
   if (opt_.trace_)
     record_.submission(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1], params.source_file(),
                        params.source_line(), trace_t0, now_ns());

@@ -66,12 +66,32 @@ class alignas(64) SubmitState {
     TaskSlot& s = ring.slot_of(raw);
     return s.free.load(std::memory_order_acquire) ? &s : nullptr;
   }
+  /// Asks for the lines of slot `s` that the next submission writes and a worker shared (line
+  /// 0: the previous occupant's state; line 9: its tensors' and scalars' headers), so that
+  /// their transfer from the core that ran the previous occupant overlaps the orchestration
+  /// code between two submissions instead of stalling fill() and publish(). The slot's
+  /// previous occupant retired long ago (a ring apart), so no worker is using these lines.
+  static void prefetch_slot(const TaskSlot& s) {
+    const char* p = reinterpret_cast<const char*>(&s);
+    prefetch_for_write(p);
+    prefetch_for_write(p + 9 * 64);
+  }
   /// Fills a claimed slot with what the task runs: kernel ids, block count, site, tensors, scalars.
   static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
                    const Arg& params);
   /// Makes the filled slot task `raw`: everything a worker reads once the task is ready, the
   /// fan-in guard (1: released by the submitter once the edges are in), then the id (release).
   void publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch, uint32_t blocks);
+
+  // A prefetch for ownership (PREFETCHW: a no-op on x86 CPUs without it); elsewhere a
+  // prefetch for writing, as the compiler's target has it.
+  static void prefetch_for_write(const char* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+  }
 
   // ---- the counters
   /// The id the next submission takes.
