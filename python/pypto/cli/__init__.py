@@ -42,7 +42,9 @@ def main(argv: Optional[List[str]] = None) -> int:
     """Entry point of the ``pypto`` console script; returns the exit status."""
     parser = argparse.ArgumentParser(prog="pypto", description="pypto: Python DSL -> PTO2 orchestration C++")
     parser.add_argument("--version", action="version", version="pypto " + _version())
-    sub = parser.add_subparsers(dest="command", required=True)
+    # metavar: a missing command is named by its choices, not by the internal dest ("command")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{%s}" % ",".join(name for name, _, _ in _SUBCOMMANDS))
     handlers = {}
     for name, add_parser, handler in _SUBCOMMANDS:
         add_parser(sub)
