@@ -518,7 +518,23 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                     used.append(obj)
                     shutil.copy2(str(obj), os.path.join(work, _object_name(rel)))
                 progress.step("linking")
-                _check(run_compiler(link, work), link, "the program library (link)", work)
+                linked = run_compiler(link, work)
+                reused = [rel for rel in sources if rel not in missing]
+                if linked.returncode != 0 and reused:
+                    # An object taken from the cache may be damaged (truncated by a full disk or a
+                    # crash, edited by hand): the link failed on it and was reported as a pypto bug
+                    # in the generated code. Those objects are compiled again, once, and linked
+                    # again; a second failure is reported as it is.
+                    logger.warning("linking %s failed with %d cached object(s); compiling them again",
+                                   label or "program", len(reused))
+                    for rel in reused:
+                        cmd = _compile_command(cxx, rel, file_flags)
+                        _check(run_compiler(cmd, work), cmd, rel, work)
+                        os.replace(os.path.join(work, _object_name(rel)), _object_path(root, obj_keys[rel]))
+                        shutil.copy2(str(_object_path(root, obj_keys[rel])), os.path.join(work, _object_name(rel)))
+                    compiled += len(reused)
+                    linked = run_compiler(link, work)
+                _check(linked, link, "the program library (link)", work)
                 shutil.rmtree(os.path.join(work, "obj"), ignore_errors=True)
                 try:
                     os.rename(work, final)
