@@ -232,3 +232,23 @@ def test_a_damaged_cached_object_is_compiled_again(tmp_path, monkeypatch):
     y, _z = again(np.ones((16, 8), np.float32))
     assert y[0, 0] == 7.0
     assert all(os.path.getsize(o) > 64 for o in objects)   # the cache holds good objects again
+
+
+def test_a_cached_library_that_does_not_load_is_built_again(tmp_path, monkeypatch):
+    # an empty or truncated cached libprogram.so (e.g. a trace written over it) was a RunError
+    # 'cannot load ...: file too short' in every later process until the cache was deleted by hand
+    import subprocess
+    import sys
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    src = SRC.replace("2.0", "11.0")
+    first = subprocess.run([sys.executable, "-c", "import sys, pypto, pypto.language as pl; "
+                            "print(pypto.compile(pl.parse_program(sys.argv[1], 'eleven.py')).library)", src],
+                           capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert first.returncode == 0, first.stderr[-2000:]
+    lib = first.stdout.split()[-1]
+    with open(lib, "r+b") as f:   # truncated (this process has not loaded it: no mapping to pull away)
+        f.truncate(4096)
+    again = pypto.compile(pl.parse_program(src, "eleven.py"))
+    assert again.library == lib and os.path.getsize(lib) > 4096
+    y, _z = again(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 11.0

@@ -263,6 +263,35 @@ def build_jobs() -> int:
         raise BuildError("PYPTO_BUILD_JOBS=%r is not a number of jobs" % raw, help="e.g. PYPTO_BUILD_JOBS=2 (or unset)")
 
 
+def _elf_intact(path: Path) -> bool:
+    """Whether the shared library at ``path`` holds everything its ELF headers point at (program
+    segments, section headers): a truncated library fails this before dlopen maps it. An ELF
+    file of another class or byte order is not judged (True)."""
+    import struct
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF":   # empty, cut inside the header, or no ELF
+                return False
+            if head[4] != 2 or head[5] != 1:   # not ELF64 little-endian: not judged
+                return True
+            phoff, shoff = struct.unpack_from("<QQ", head, 0x20)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 0x36)
+            if shoff + shentsize * shnum > size or phoff + phentsize * phnum > size:
+                return False
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for i in range(phnum):
+                offset, filesz = struct.unpack_from("<Q", table, i * phentsize + 8)[0], \
+                    struct.unpack_from("<Q", table, i * phentsize + 0x20)[0]
+                if offset + filesz > size:
+                    return False
+    except (OSError, struct.error):
+        return False
+    return True
+
+
 def _touch(path: Path) -> None:
     try:
         os.utime(path)
@@ -476,6 +505,12 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     root = cache_root()
     final = root / key
     cached = (final / LIBRARY_NAME).is_file()
+    if cached and not _elf_intact(final / LIBRARY_NAME):
+        # A truncated library (a full disk, a file written over it): dlopen mapped its segments
+        # past the end of the file and the process died with SIGBUS. Built again instead.
+        logger.warning("cached library %s is damaged; building it again", final / LIBRARY_NAME)
+        shutil.rmtree(final, ignore_errors=True)
+        cached = False
     compiled = 0
     used: List[Path] = [final]
     if cached:
