@@ -188,7 +188,19 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         _before_build(entries, default_workers(entries))
     orch_code = result.code
     build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
-    return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
+    try:
+        return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
+    except RunError:
+        if not build.cached:
+            raise
+        # The cache served a library that does not load (truncated or overwritten: it was a
+        # RunError until the cache was deleted by hand): its entry is removed and built again,
+        # once; a library that still does not load is reported as it is.
+        import shutil
+        logger.warning("cached library %s does not load; building it again", build.library)
+        shutil.rmtree(os.path.dirname(build.library), ignore_errors=True)
+        build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
+        return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -114,37 +114,45 @@ def summarize(path: str) -> TraceSummary:
     busy: Dict[tuple, List[float]] = {}
     per_kernel: Dict[str, List] = {}
     edges = []
-    for e in events:
-        if not isinstance(e, dict):
-            continue
-        ph, tid = e.get("ph"), e.get("tid", 0)
-        args = e.get("args") or {}
-        if ph == "M" and e.get("name") == "thread_name":
-            names[(0, tid)] = str(args.get("name", tid))
-        elif ph == "M" and e.get("name") == "process_name":
-            names[(1, e.get("pid", 0))] = str(args.get("name", e.get("pid", 0)))
-        elif ph == "X" and e.get("cat") in ("task", "next-level"):
-            host = e.get("cat") == "next-level"
-            ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
-            tid_ = int(args.get("task" if host else "task_id", -1))
-            t = tasks.get(tid_)
-            if t is None:
-                t = tasks[tid_] = TaskSpan(tid_, str(e.get("name", "task")), ts, ts + dur,
-                                           source=args.get("source"))
-            t.start_us, t.end_us = min(t.start_us, ts), max(t.end_us, ts + dur)
-            t.blocks += 1
-            b = busy.setdefault((1, e.get("pid", 0)) if host else (0, tid), [0.0, 0])
-            b[0] += dur
-            b[1] += 1
-            k = per_kernel.setdefault(str(e.get("name", "task")), [0.0, set()])
-            k[0] += dur
-            k[1].add(tid_)
-        elif ph == "s" and e.get("cat") == "dep" and "from" in args and "to" in args:
-            edges.append((int(args["from"]), int(args["to"])))
-        elif ph == "s" and e.get("cat") == "dep" and str(e.get("id", "")).count("-") == 1:   # HOST: "a-b"
-            a, b_ = str(e["id"]).split("-")
-            if a.isdigit() and b_.isdigit():
-                edges.append((int(a), int(b_)))
+    for i, e in enumerate(events):
+        try:
+            if not isinstance(e, dict):
+                continue
+            ph, tid = e.get("ph"), e.get("tid", 0)
+            args = e.get("args") or {}
+            if ph == "M" and e.get("name") == "thread_name":
+                names[(0, tid)] = str(args.get("name", tid))
+            elif ph == "M" and e.get("name") == "process_name":
+                names[(1, e.get("pid", 0))] = str(args.get("name", e.get("pid", 0)))
+            elif ph == "X" and e.get("cat") in ("task", "next-level"):
+                host = e.get("cat") == "next-level"
+                ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
+                tid_ = int(args.get("task" if host else "task_id", -1))
+                t = tasks.get(tid_)
+                if t is None:
+                    t = tasks[tid_] = TaskSpan(tid_, str(e.get("name", "task")), ts, ts + dur,
+                                               source=args.get("source"))
+                t.start_us, t.end_us = min(t.start_us, ts), max(t.end_us, ts + dur)
+                t.blocks += 1
+                b = busy.setdefault((1, e.get("pid", 0)) if host else (0, tid), [0.0, 0])
+                b[0] += dur
+                b[1] += 1
+                k = per_kernel.setdefault(str(e.get("name", "task")), [0.0, set()])
+                k[0] += dur
+                k[1].add(tid_)
+            elif ph == "s" and e.get("cat") == "dep" and "from" in args and "to" in args:
+                edges.append((int(args["from"]), int(args["to"])))
+            elif ph == "s" and e.get("cat") == "dep" and str(e.get("id", "")).count("-") == 1:   # HOST: "a-b"
+                a, b_ = str(e["id"]).split("-")
+                if a.isdigit() and b_.isdigit():
+                    edges.append((int(a), int(b_)))
+        except (KeyError, TypeError, ValueError, AttributeError) as ex:
+            # A malformed event of a kind the summary reads: a located TraceFormatError, not a
+            # bare KeyError ('ts') or an AttributeError traceback (args that are no object).
+            what = "missing field %s" % ex if isinstance(ex, KeyError) else str(ex)
+            raise TraceFormatError("%s: event %d (ph %r, cat %r) is malformed: %s"
+                                   % (path, i, e.get("ph"), e.get("cat"), what)) from None
+
     ordered = sorted(tasks.values(), key=lambda t: (t.start_us, t.task_id))
     span = (max(t.end_us for t in ordered) - min(t.start_us for t in ordered)) if ordered else 0.0
     summary = TraceSummary(span_us=span, tasks=ordered, edges=len(edges))

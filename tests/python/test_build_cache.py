@@ -213,3 +213,42 @@ def test_compile_error_under_the_users_flags_points_at_them(tmp_path, monkeypatc
         pypto.compile(pl.parse_program(SRC.replace("2.0", "6.0"), "five.py"))
     assert "PYPTO_CXXFLAGS='-fno-such-flag-for-pypto' is set: check those flags first" in e.value.help
     assert "-fno-such-flag-for-pypto" in str(e.value)
+
+
+def test_a_damaged_cached_object_is_compiled_again(tmp_path, monkeypatch):
+    # a truncated object in the cache failed the link, reported as "usually a pypto bug in
+    # generated code"; the cache had to be deleted by hand
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    first = pypto.compile(pl.parse_program(SRC.replace("2.0", "7.0"), "seven.py"))
+    lib_dir = os.path.dirname(first.library)
+    objects = [os.path.join(d, f) for d, _, fs in os.walk(tmp_path / "cache" / "obj") for f in fs]
+    assert objects
+    for o in objects:
+        with open(o, "r+b") as f:
+            f.truncate(64)
+    import shutil
+    shutil.rmtree(lib_dir)          # the library is built again from the (damaged) cached objects
+    again = pypto.compile(pl.parse_program(SRC.replace("2.0", "7.0"), "seven.py"))
+    y, _z = again(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 7.0
+    assert all(os.path.getsize(o) > 64 for o in objects)   # the cache holds good objects again
+
+
+def test_a_cached_library_that_does_not_load_is_built_again(tmp_path, monkeypatch):
+    # an empty or truncated cached libprogram.so (e.g. a trace written over it) was a RunError
+    # 'cannot load ...: file too short' in every later process until the cache was deleted by hand
+    import subprocess
+    import sys
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    src = SRC.replace("2.0", "11.0")
+    first = subprocess.run([sys.executable, "-c", "import sys, pypto, pypto.language as pl; "
+                            "print(pypto.compile(pl.parse_program(sys.argv[1], 'eleven.py')).library)", src],
+                           capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert first.returncode == 0, first.stderr[-2000:]
+    lib = first.stdout.split()[-1]
+    with open(lib, "r+b") as f:   # truncated (this process has not loaded it: no mapping to pull away)
+        f.truncate(4096)
+    again = pypto.compile(pl.parse_program(src, "eleven.py"))
+    assert again.library == lib and os.path.getsize(lib) > 4096
+    y, _z = again(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 11.0

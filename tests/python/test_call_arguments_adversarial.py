@@ -172,3 +172,18 @@ def test_trace_write_that_fails_is_a_run_error(scale):
     from pypto.compiler import RunError
     with pytest.raises(RunError, match="could not write the trace to /dev/full"):
         scale(_x(), 2.0, np.zeros((16, 8), np.float32), trace="/dev/full")
+
+
+def test_trace_onto_a_loaded_library_is_refused(scale, tmp_path):
+    # trace=compiled.library wrote the trace over the running program's own cached library: the
+    # process died with SIGBUS and the cache entry was destroyed (the next process could not load it)
+    from pypto.runtime import library_path
+    from pypto.runtime.trace_path import TracePathError
+    size = os.path.getsize(scale.library)
+    for lib in (scale.library, library_path()):
+        with pytest.raises(TracePathError, match="it is a library this process has loaded"):
+            scale(_x(), 2.0, np.zeros((16, 8), np.float32), trace=lib)
+    assert os.path.getsize(scale.library) == size
+    y = np.zeros((16, 8), np.float32)
+    scale(_x(), 2.0, y, trace=str(tmp_path / "t.json"))      # a file of its own: fine
+    assert (tmp_path / "t.json").stat().st_size > 0 and y[1, 0] == 16.0

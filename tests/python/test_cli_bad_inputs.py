@@ -236,3 +236,12 @@ def test_graph_of_a_host_entry_is_refused_before_compiling(tmp_path, capsys, mon
     prog = os.path.join(ROOT, "examples", "two_chips.py")
     assert cli.main(["graph", prog, "-o", str(tmp_path / "g.dot")]) == 2
     assert "'host_main' is a distributed HOST-level entry" in _err(capsys)
+
+
+def test_pypto_without_a_command_names_the_choices(capsys):
+    # said "the following arguments are required: command"
+    from pypto import cli
+    with pytest.raises(SystemExit) as e:
+        cli.main([])
+    assert e.value.code == 2
+    assert "the following arguments are required: {compile,run,trace,graph}" in capsys.readouterr().err

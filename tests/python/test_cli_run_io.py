@@ -256,3 +256,19 @@ def test_an_npz_with_a_damaged_member_is_a_usage_error(tmp_path, capsys, flag):
     assert cli.main(["run", VECTOR_ADD, flag, path]) == 2
     err = capsys.readouterr().err
     assert "%s: %s is not a NumPy .npz file (" % (flag, path) in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("ref", [np.full(4096, 1 + 5j, np.complex64), np.array(["a"] * 4096),
+                                 np.array(["2020-01-01"] * 4096, dtype="datetime64[D]"), np.zeros(4096, "V4")],
+                         ids=["complex", "str", "datetime", "void"])
+def test_check_against_a_reference_that_is_no_real_number_is_refused(tmp_path, capsys, ref):
+    # complex: the imaginary part was dropped (a reference of a + b + 5j passed), datetime: compared
+    # as a day count, str: a ValueError traceback
+    a, b, path = _inputs(tmp_path)
+    if ref.dtype.kind == "c":
+        ref = (a + b).astype(np.complex64) + 5j
+    np.savez(tmp_path / "ref.npz", c=ref)
+    assert cli.main(["run", VECTOR_ADD, "--inputs", path, "--check", str(tmp_path / "ref.npz")]) == 2
+    err = capsys.readouterr().err
+    assert "--check: reference 'c' in %s is a %s array; the output is FP32: only real numbers" % (
+        tmp_path / "ref.npz", ref.dtype) in err and "Traceback" not in err

@@ -1,5 +1,6 @@
 """`pypto trace summary` and pypto.trace_summary: critical path, time per kernel, utilisation."""
 import json
+import re
 import os
 import sys
 
@@ -179,3 +180,18 @@ def test_trace_without_a_subcommand_names_the_choices(capsys):
     assert e.value.code == 2
     err = capsys.readouterr().err
     assert "the following arguments are required: {summary}" in err and "trace_command" not in err
+
+
+@pytest.mark.parametrize("event, reason", [
+    ({"ph": "X", "cat": "task", "name": "k", "dur": 1}, "missing field 'ts'"),
+    ({"ph": "X", "cat": "task", "name": "k", "ts": 1, "args": 5}, "'int' object has no attribute 'get'"),
+    ({"ph": "X", "cat": "task", "name": "k", "ts": "soon"}, "could not convert string to float"),
+])
+def test_malformed_task_event_is_located(tmp_path, capsys, event, reason):
+    # were a bare KeyError message ("'ts'") and an AttributeError traceback (args that are no object)
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"traceEvents": [{"ph": "M", "name": "thread_name", "tid": 1}, event]}))
+    with pytest.raises(TraceFormatError, match="event 1 \\(ph 'X', cat 'task'\\) is malformed: " + re.escape(reason)):
+        summarize(str(path))
+    assert cli.main(["trace", "summary", str(path)]) == 2
+    assert "is malformed" in capsys.readouterr().err

@@ -21,7 +21,7 @@ from pypto.cli.graph import add_graph_parser, cmd_graph
 from pypto.cli.run import add_run_parser, cmd_run
 from pypto.cli.trace import add_trace_parser, cmd_trace
 
-__all__ = ["main", "load_programs", "select_program", "cmd_compile"]
+__all__ = ["main", "build_parser", "load_programs", "select_program", "cmd_compile"]
 
 
 _SUBCOMMANDS: List[Tuple[str, Callable, Callable]] = [
@@ -38,16 +38,23 @@ def _version() -> str:
     return __version__
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    """Entry point of the ``pypto`` console script; returns the exit status."""
+def build_parser() -> argparse.ArgumentParser:
+    """The ``pypto`` argument parser with every subcommand (docs/cli.md lists its flags;
+    tests/python/test_cli_docs.py compares the two)."""
     parser = argparse.ArgumentParser(prog="pypto", description="pypto: Python DSL -> PTO2 orchestration C++")
     parser.add_argument("--version", action="version", version="pypto " + _version())
-    sub = parser.add_subparsers(dest="command", required=True)
-    handlers = {}
-    for name, add_parser, handler in _SUBCOMMANDS:
+    # metavar: a missing command is named by its choices, not by the internal dest ("command")
+    sub = parser.add_subparsers(dest="command", required=True,
+                                metavar="{%s}" % ",".join(name for name, _, _ in _SUBCOMMANDS))
+    for _name, add_parser, _handler in _SUBCOMMANDS:
         add_parser(sub)
-        handlers[name] = handler
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    """Entry point of the ``pypto`` console script; returns the exit status."""
+    handlers = {name: handler for name, _, handler in _SUBCOMMANDS}
+    args = build_parser().parse_args(argv)
     try:
         return handlers[args.command](args)
     except CliError as e:

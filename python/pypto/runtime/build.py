@@ -263,6 +263,35 @@ def build_jobs() -> int:
         raise BuildError("PYPTO_BUILD_JOBS=%r is not a number of jobs" % raw, help="e.g. PYPTO_BUILD_JOBS=2 (or unset)")
 
 
+def _elf_intact(path: Path) -> bool:
+    """Whether the shared library at ``path`` holds everything its ELF headers point at (program
+    segments, section headers): a truncated library fails this before dlopen maps it. An ELF
+    file of another class or byte order is not judged (True)."""
+    import struct
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(64)
+            if len(head) < 64 or head[:4] != b"\x7fELF":   # empty, cut inside the header, or no ELF
+                return False
+            if head[4] != 2 or head[5] != 1:   # not ELF64 little-endian: not judged
+                return True
+            phoff, shoff = struct.unpack_from("<QQ", head, 0x20)
+            phentsize, phnum, shentsize, shnum = struct.unpack_from("<HHHH", head, 0x36)
+            if shoff + shentsize * shnum > size or phoff + phentsize * phnum > size:
+                return False
+            f.seek(phoff)
+            table = f.read(phentsize * phnum)
+            for i in range(phnum):
+                offset, filesz = struct.unpack_from("<Q", table, i * phentsize + 8)[0], \
+                    struct.unpack_from("<Q", table, i * phentsize + 0x20)[0]
+                if offset + filesz > size:
+                    return False
+    except (OSError, struct.error):
+        return False
+    return True
+
+
 def _touch(path: Path) -> None:
     try:
         os.utime(path)
@@ -476,6 +505,12 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     root = cache_root()
     final = root / key
     cached = (final / LIBRARY_NAME).is_file()
+    if cached and not _elf_intact(final / LIBRARY_NAME):
+        # A truncated library (a full disk, a file written over it): dlopen mapped its segments
+        # past the end of the file and the process died with SIGBUS. Built again instead.
+        logger.warning("cached library %s is damaged; building it again", final / LIBRARY_NAME)
+        shutil.rmtree(final, ignore_errors=True)
+        cached = False
     compiled = 0
     used: List[Path] = [final]
     if cached:
@@ -518,7 +553,23 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                     used.append(obj)
                     shutil.copy2(str(obj), os.path.join(work, _object_name(rel)))
                 progress.step("linking")
-                _check(run_compiler(link, work), link, "the program library (link)", work)
+                linked = run_compiler(link, work)
+                reused = [rel for rel in sources if rel not in missing]
+                if linked.returncode != 0 and reused:
+                    # An object taken from the cache may be damaged (truncated by a full disk or a
+                    # crash, edited by hand): the link failed on it and was reported as a pypto bug
+                    # in the generated code. Those objects are compiled again, once, and linked
+                    # again; a second failure is reported as it is.
+                    logger.warning("linking %s failed with %d cached object(s); compiling them again",
+                                   label or "program", len(reused))
+                    for rel in reused:
+                        cmd = _compile_command(cxx, rel, file_flags)
+                        _check(run_compiler(cmd, work), cmd, rel, work)
+                        os.replace(os.path.join(work, _object_name(rel)), _object_path(root, obj_keys[rel]))
+                        shutil.copy2(str(_object_path(root, obj_keys[rel])), os.path.join(work, _object_name(rel)))
+                    compiled += len(reused)
+                    linked = run_compiler(link, work)
+                _check(linked, link, "the program library (link)", work)
                 shutil.rmtree(os.path.join(work, "obj"), ignore_errors=True)
                 try:
                     os.rename(work, final)

@@ -35,11 +35,36 @@ def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
     if not os.path.isdir(directory):
         raise TracePathError("cannot write the trace to %s: directory %s does not exist" % (trace, directory),
                              help="create the directory first, or give another path (trace= or PYPTO_TRACE)")
+    if _mapped_in_this_process(trace):
+        raise TracePathError("cannot write the trace to %s: it is a library this process has loaded (a program's "
+                             "libprogram.so, libpto2, ...)" % trace,
+                             help="give the trace a file of its own, e.g. trace.json (trace= or PYPTO_TRACE)")
     problem = probe_writable(trace)
     if problem:
         raise TracePathError("cannot write the trace to %s: %s" % (trace, problem),
                              help="give a path you can write (trace= or PYPTO_TRACE)")
     return trace
+
+
+def _mapped_in_this_process(path: str) -> bool:
+    """Whether ``path`` is a file mapped into this process (a loaded shared library, from
+    /proc/self/maps; False where there is none). The trace written over the program's own
+    cached libprogram.so truncated the mapping under the running code: the process died with
+    SIGBUS and the cache entry was destroyed."""
+    try:
+        st = os.stat(path)
+        with open("/proc/self/maps") as f:
+            maps = f.read().splitlines()
+    except OSError:
+        return False
+    dev = "%02x:%02x" % (os.major(st.st_dev), os.minor(st.st_dev))
+    real = os.path.realpath(path)
+    for line in maps:
+        parts = line.split(None, 5)   # address perms offset dev inode [path]
+        # the device, or the path: on overlay file systems the maps show the lower device
+        if len(parts) == 6 and parts[4] == str(st.st_ino) and (parts[3] == dev or parts[5] == real):
+            return True
+    return False
 
 
 def probe_writable(path: str) -> Optional[str]:
