@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "engine.h"
+#include "tensor_bytes.h"
 
 namespace pto2::detail {
 
@@ -170,7 +171,10 @@ const Tensor* Engine::allocate_and_track(TaskSlot& s, const Arg& params, uint64_
   for (uint32_t i = 0; params.has_new_output() && i < s.tensor_count(); ++i) {
     if (params.dirs()[i] != PTO2ArgDir::OUTPUT_NEW) continue;
     Tensor& t = s.tensors[i];
-    PTO2Storage* st = alloc_storage(t.nbytes());
+    size_t bytes = 0;  // Arg::add_output(TensorCreateInfo) does not check the shape's size
+    if (!checked_tensor_bytes(t.shapes, t.ndims, t.dtype, &bytes))
+      abort_orchestration(too_large_tensor(t.shapes, t.ndims, t.dtype, opt_.memory_limit_));
+    PTO2Storage* st = alloc_storage(bytes);
     t.data = st->data;
     t.storage = st;
     scopes_.adopt(st);

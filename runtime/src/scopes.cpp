@@ -1,35 +1,11 @@
 // scopes.cpp — the Engine's use of its ScopeStack (scope_stack.h): PTO2_SCOPE nesting,
 // alloc_tensors and the memory limit (allocation waits for released storage while tasks are
 // in flight).
-#include <cstdint>
-#include <string>
-
 #include "engine.h"
 #include "race_checker.h"
+#include "tensor_bytes.h"
 
 namespace pto2::detail {
-
-namespace {
-
-// The byte count of a new tensor of `ci`'s shape, or false when it does not fit a signed 64-bit
-// count: Tensor::nbytes() multiplies without a check, and [2^31, 2^31] FP32 (2^64 bytes) came
-// out as 0, so the tasks writing the tensor wrote through a zero-byte buffer.
-bool create_bytes(const TensorCreateInfo& ci, size_t* bytes) {
-  uint64_t n = dtype_size(ci.dtype);
-  for (uint32_t d = 0; d < ci.ndims; ++d)
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(ci.shapes[d]), &n)) return false;
-  if (n > static_cast<uint64_t>(INT64_MAX)) return false;
-  *bytes = static_cast<size_t>(n);
-  return true;
-}
-
-std::string shape_text(const TensorCreateInfo& ci) {
-  std::string s = "[";
-  for (uint32_t d = 0; d < ci.ndims; ++d) s += (d ? ", " : "") + std::to_string(ci.shapes[d]);
-  return s + "] " + dtype_name(ci.dtype);
-}
-
-}  // namespace
 
 void Engine::drain_released() {
   scopes_.pool().drain([this](void* data) { linker_.forget(data); });
@@ -85,9 +61,8 @@ TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, ui
   for (uint32_t i = 0; i < n; ++i) {
     const TensorCreateInfo& ci = *infos[i];
     size_t bytes = 0;
-    if (!create_bytes(ci, &bytes))
-      abort_orchestration("allocation of a tensor " + shape_text(ci) + " needs more than 2^63 bytes; the memory limit is " +
-                          std::to_string(opt_.memory_limit_) + " bytes");
+    if (!checked_tensor_bytes(ci.shapes, ci.ndims, ci.dtype, &bytes))
+      abort_orchestration(too_large_tensor(ci.shapes, ci.ndims, ci.dtype, opt_.memory_limit_));
     Tensor t = pto2::TensorFactory::blank();
     t.ndims = ci.ndims;
     for (uint32_t d = 0; d < ci.ndims; ++d) t.shapes[d] = ci.shapes[d];

@@ -129,6 +129,26 @@ TEST(Memory, TensorWhoseByteCountOverflowsIsRefused) {
   EXPECT_TRUE(ok.ok()) << ok.message;
 }
 
+// The same through a task's own new output (Arg::add_output(TensorCreateInfo)): the runtime
+// allocates it at submission, and a wrapped byte count gave the kernel a buffer smaller than
+// the tensor it writes.
+TEST(Memory, NewOutputWhoseByteCountOverflowsIsRefused) {
+  pto2::Runtime rt(workers(1));
+  register_std(rt);
+  const uint32_t sh[2] = {2147483648u, 2147483648u};
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg a;
+    a.add_output(TensorCreateInfo(sh, 2, DataType::FLOAT32));
+    a.add_scalar(1);
+    rt_submit_aiv_task(0, a);
+  });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("[2147483648, 2147483648] float32 needs more than 2^63 bytes"), std::string::npos) << r.message;
+  std::vector<float> x(16, 0);
+  pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) { submit_fill(ext1d(x), 2, 0); });
+  EXPECT_TRUE(ok.ok()) << ok.message;
+}
+
 TEST(Memory, OutermostScopeTensorsOutliveTheEntryAndAreReusedByTheNextRun) {
   // Tensors of the run's outermost scope take no per-task references: they must stay valid
   // for tasks still running after the entry returned, and be free for the next run.

@@ -1,0 +1,37 @@
+// tensor_bytes.h — the byte count of a tensor the runtime allocates, checked: Tensor::nbytes()
+// multiplies without a check, and [2^31, 2^31] FP32 (2^64 bytes) came out as 0, so the tasks
+// writing the tensor wrote through a zero-byte buffer. Both allocation paths (alloc_tensors and
+// Arg::add_output(TensorCreateInfo)) ask this first and fail the run naming the shape.
+//
+//     size_t bytes;
+//     if (!checked_tensor_bytes(t.shapes, t.ndims, t.dtype, &bytes))
+//       abort_orchestration(too_large_tensor(t.shapes, t.ndims, t.dtype, limit));
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "pto2/types.h"
+
+namespace pto2::detail {
+
+/// The bytes of a row-major `shapes` tensor of `dt`, or false when they do not fit int64.
+inline bool checked_tensor_bytes(const uint32_t* shapes, uint32_t ndims, DataType dt, size_t* bytes) {
+  uint64_t n = dtype_size(dt);
+  for (uint32_t d = 0; d < ndims; ++d)
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(shapes[d]), &n)) return false;
+  if (n > static_cast<uint64_t>(INT64_MAX)) return false;
+  *bytes = static_cast<size_t>(n);
+  return true;
+}
+
+/// The run's error for a tensor checked_tensor_bytes refuses: "allocation of a tensor [a, b] FP32
+/// needs more than 2^63 bytes; the memory limit is N bytes".
+inline std::string too_large_tensor(const uint32_t* shapes, uint32_t ndims, DataType dt, uint64_t memory_limit) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < ndims; ++d) s += (d ? ", " : "") + std::to_string(shapes[d]);
+  return "allocation of a tensor " + s + "] " + dtype_name(dt) + " needs more than 2^63 bytes; the memory limit is " +
+         std::to_string(memory_limit) + " bytes";
+}
+
+}  // namespace pto2::detail
