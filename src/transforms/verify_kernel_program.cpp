@@ -91,9 +91,11 @@ class KernelChecker {
   }
 
   void DeclareTile(const TileType& tt, const Span& span) {
-    for (auto& d : tt.shape) {
+    for (size_t i = 0; i < tt.shape.size(); ++i) {
+      const ExprPtr& d = tt.shape[i];
       if (auto* c = d->as<ConstInt>()) {
-        PYPTO_USER_CHECK(c->value > 0, span, "tile dimension " << c->value << " must be positive", "");
+        PYPTO_USER_CHECK(c->value > 0, span,
+                         "a tile of extent " << c->value << " on axis " << i << "; every tile extent must be positive", "");
       } else {
         Scalar(d);
       }

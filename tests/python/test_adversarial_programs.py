@@ -105,3 +105,27 @@ def test_run_time_extents_whose_byte_count_overflows_are_refused():
     assert "SMALL 3.0" in done.stdout and "AFTER 3.0" in done.stdout, done.stdout
     assert "REFUSED" in done.stdout, done.stdout
     assert "allocation of a tensor [2147483648, 2147483648] float32 needs more than 2^63 bytes" in done.stdout, done.stdout
+
+
+KERNEL_SRC = """
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kern(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.load(a, [0, 0], {shape}), [0, 0], c)
+        return c
+"""
+
+
+# The extent of a tile shape that is 0 or negative is named with its axis ("tile dimension 0 must
+# be positive" read as if axis 0 were at fault).
+@pytest.mark.parametrize("shape, message", [
+    ("[16, 0]", "tile.load: tile shape [16, 0] has extent 0 on axis 1; every extent must be positive"),
+    ("[-4, 16]", "tile.load: tile shape [-4, 16] has extent -4 on axis 0; every extent must be positive"),
+])
+def test_tile_extent_not_positive_names_its_axis(shape, message):
+    with pytest.raises(PyptoError, match=re.escape(message)) as e:
+        pl.parse_program(KERNEL_SRC.format(shape=shape), "p.py")
+    assert e.value.line == 8, str(e.value)

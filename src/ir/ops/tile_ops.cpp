@@ -181,9 +181,12 @@ void register_tile_ops(OpRegistry& r) {
                             "tile.load: tile shape " << describe_shape(shapes) << " has a different rank than the tensor shape "
                                                      << describe_shape(t->shape),
                             "");
-           for (auto& s : shapes) {
-             auto* c = s->as<ConstInt>();
-             PYPTO_USER_CHECK(!c || c->value > 0, span, "tile.load: tile dimension " << c->value << " must be positive", "");
+           for (size_t i = 0; i < shapes.size(); ++i) {
+             auto* c = shapes[i]->as<ConstInt>();
+             PYPTO_USER_CHECK(!c || c->value > 0, span,
+                              "tile.load: tile shape " << describe_shape(shapes) << " has extent " << c->value << " on axis "
+                                                       << i << "; every extent must be positive",
+                              "");
            }
            std::vector<ExprPtr> valid = shapes;
            if (args.size() > 3) {
