@@ -52,9 +52,9 @@ void Completion::retire(Parts p, uint32_t idx, int outcome, int worker_type, uin
     ring.mark_retired(i, raw);
     // Close the fan-out list and release every consumer on it. A node belongs to its
     // consumer: read it fully before the decrement that may let the consumer run and retire.
-    for (EdgeNode* n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n;) {
-      EdgeNode* next = n->next;
-      const uint32_t c = n->consumer;
+    for (EdgeLink n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n != kEnd;) {
+      EdgeLink next;
+      const uint32_t c = ring.consumer_of(n, next);
       TaskSlot& cs = ring.at(c);
       if (cs.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         const int co = inline_outcome(p, cs);

@@ -75,7 +75,7 @@ class DependencyLinker {
   const std::vector<std::pair<uint64_t, uint64_t>>& trace_edges() const { return trace_edges_; }
 
  private:
-  static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
+  static bool add_edge(TaskRing& ring, uint64_t producer, EdgeLink link, EdgeLink* next);
   /// What the tracker counts as live while recording accesses: the live tasks; while tracing,
   /// every task recorded (nothing is pruned), so the dependencies found — the trace's arrows,
   /// its critical path — are the program's, not the schedule's (a producer that finished

@@ -109,7 +109,7 @@ inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, cons
     s.storages.clear();
     s.has_storages = false;
   }
-  s.fanout.store(nullptr, std::memory_order_relaxed);
+  s.fanout.store(kEnd, std::memory_order_relaxed);
   if (launch.gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
     s.need[0] = launch.need[0];
     s.need[1] = launch.need[1];
