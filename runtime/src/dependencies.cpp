@@ -10,8 +10,8 @@
 namespace pto2::detail {
 
 // Links node `link` (the consumer's; its next word is `*next`) into the producer's fan-out
-// list. The caller holds a guard on the consumer's fanin covering every candidate edge. False:
-// the producer already retired (or its slot holds a later task) — no edge, the node unused.
+// list (the consumer's fanin already counts this edge: link_edges). False: the producer
+// already retired (or its slot holds a later task) — no edge, the node unused.
 // The node's next word is written before the release CAS that publishes it; the retiring
 // thread's acquire exchange of the list (Completion::retire) therefore reads it intact.
 bool DependencyLinker::add_edge(TaskRing& ring, uint64_t producer, EdgeLink link, EdgeLink* next) {
@@ -95,7 +95,7 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 // ready (its producers, the only readers of its nodes, read them before the decrements that
 // made it so) and then retired.
 uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
-                                      uint32_t candidates) {
+                                      uint32_t& unlinked) {
   const uint32_t idx = ring.index_of(raw);
   const size_t n_auto = dep_scratch_.size();
   // The explicit ids join the producers first, without a repeat (no atomics in this loop, so
@@ -116,7 +116,13 @@ uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw,
   }
   const size_t n_all = dep_scratch_.size();
   const uint64_t* producers = dep_scratch_.data();
-  s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
+  // Fan-in: every producer, before any is linked (so none can make the task ready early: a
+  // linked producer's retirement decrements it once; the caller subtracts `unlinked`). Relaxed:
+  // the releasing CAS of each edge publishes it, with every other write to the slot, to the
+  // thread that retires that producer (acquire exchange of its list); the decrements are
+  // read-modify-writes of one variable, so the one reaching 0 has seen them all. When every
+  // producer is linked, the last CAS is therefore this thread's last write the consumer needs.
+  s.fanin.store(static_cast<int32_t>(n_all), std::memory_order_relaxed);
   // Line 10 (the vector's header) only for a task with more producers than inline nodes.
   constexpr uint32_t kInline = TaskSlot::kInlineEdges;
   EdgeNode* more = nullptr;
@@ -141,6 +147,7 @@ uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw,
   for (size_t i = n_auto; i < n_all; ++i) edges_added += add(producers[i], edges_added);
   auto_edges_ += auto_added;
   explicit_edges_ += edges_added - auto_added;
+  unlinked = static_cast<uint32_t>(n_all) - edges_added;
   return edges_added;
 }
 

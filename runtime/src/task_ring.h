@@ -85,7 +85,7 @@ struct alignas(64) TaskSlot {
   // Consumers waiting for this task: a lock-free list of nodes owned by the consumers (see
   // EdgeLink), closed (kClosed) by the retiring thread, which then releases everyone on it.
   std::atomic<EdgeLink> fanout{kEnd};
-  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
+  std::atomic<int32_t> fanin{0};     // unfinished producers (set before any is linked: link_edges)
   std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
   std::atomic<bool> free{true};      // slot may be reused
   TaskKind kind = TaskKind::AIV;
