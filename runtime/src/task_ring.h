@@ -162,19 +162,20 @@ class TaskRing {
   const TaskSlot& at(uint32_t idx) const { return slots_[idx]; }
   TaskSlot& slot_of(uint64_t raw) { return slots_[(raw - 1) & mask_]; }
   uint32_t index_of(uint64_t raw) const { return static_cast<uint32_t>((raw - 1) & mask_); }
-  /// The slot index of the consumer owning fan-out node `link` (neither kEnd nor kClosed), and
-  /// in `next` the link after it. Read before the consumer's fan-in is decremented: the node
-  /// is the consumer's, reused once it is ready and has run.
-  uint32_t consumer_of(EdgeLink link, EdgeLink& next) const {
+  /// The slot of the consumer owning fan-out node `link` (neither kEnd nor kClosed), and in
+  /// `next` the link after it. Read before the consumer's fan-in is decremented: the node is
+  /// the consumer's, reused once it is ready and has run.
+  TaskSlot& consumer_of(EdgeLink link, EdgeLink& next) {
     if (link & kOverflowTag) {
       const EdgeNode* n = reinterpret_cast<const EdgeNode*>(link - kOverflowTag);
       next = n->next;
-      return n->consumer;
+      return slots_[n->consumer];
     }
     next = *reinterpret_cast<const EdgeLink*>(link);
-    const uintptr_t slot = link & ~uintptr_t{63};  // edge_inline is on the slot's first line
-    return static_cast<uint32_t>((slot - reinterpret_cast<uintptr_t>(slots_.get())) / sizeof(TaskSlot));
+    return *reinterpret_cast<TaskSlot*>(link & ~uintptr_t{63});  // edge_inline is on the slot's first line
   }
+  /// The index of slot `s` (a division: asked once per task made ready, not per edge).
+  uint32_t index_of_slot(const TaskSlot& s) const { return static_cast<uint32_t>(&s - slots_.get()); }
   /// Orchestrator thread. Reads two compact arrays, not the slot: its cache line is the
   /// retiring worker's, and the tracker asks about many finished tasks.
   bool is_live(uint64_t raw) const {
