@@ -76,9 +76,10 @@ struct alignas(64) TaskSlot {
   // Fan-out nodes kept on line 0 (see EdgeLink): a chain's or a tree's one producer, an
   // FFT's two; a task with more links the rest from in_edges.
   static constexpr uint32_t kInlineEdges = 2;
-
-  TaskSlot() : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
   static constexpr uint8_t kScalarsInVector = 0xFF;
+
+  // (C++17: the flag bit-fields below cannot have default member initializers.)
+  TaskSlot() : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
