@@ -99,12 +99,14 @@ inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, in
 inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch,
                           uint32_t blocks) {
   count_in_ring();  // published with the run's count by count_submitted(), once the edges are linked
+  // The flag bits together (one byte: the compiler merges the stores); untracked_write is
+  // the submitter's, right after.
+  const bool has_pred = params.has_predicate();
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = launch.gang;
-  s.has_pred = params.has_predicate();
-  if (s.has_pred) s.pred = params.predicate();
+  s.has_pred = has_pred;
+  if (has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
-  s.untracked_write = false;
   if (s.has_storages) {  // retire empties it: only a slot never retired can hold some
     s.storages.clear();
     s.has_storages = false;
