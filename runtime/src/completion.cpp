@@ -48,15 +48,21 @@ void Completion::retire(Parts p, uint32_t idx, int outcome, int worker_type, uin
       case kCancel: ++st.cancelled; break;
       default: ++st.dummy; break;
     }
-    s.done.store(true, std::memory_order_release);
-    ring.mark_retired(i, raw);
     // Close the fan-out list and release every consumer on it. A node belongs to its
     // consumer: read it fully before the decrement that may let the consumer run and retire.
-    for (EdgeNode* n = s.fanout.exchange(kClosed, std::memory_order_acq_rel); n;) {
-      EdgeNode* next = n->next;
-      const uint32_t c = n->consumer;
-      TaskSlot& cs = ring.at(c);
+    // The exchange comes before the stores of done and retired_raw_: a locked instruction
+    // waits for the stores before it, so storing first made it wait for retired_raw_'s line
+    // (the orchestrator reads it) before even asking for this one; done (same line as the
+    // list) now hits. Meanwhile is_live still says live: add_edge then finds the list closed
+    // (no edge), get_tensor_data's wait waits a few instructions longer.
+    EdgeLink n = s.fanout.exchange(kClosed, std::memory_order_acq_rel);
+    s.done.store(true, std::memory_order_release);
+    ring.mark_retired(i, raw);
+    while (n != kEnd) {
+      EdgeLink next;
+      TaskSlot& cs = ring.consumer_of(n, next);
       if (cs.fanin.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        const uint32_t c = ring.index_of_slot(cs);
         const int co = inline_outcome(p, cs);
         if (co >= 0) {
           work.push_back(Retiring{c, co});

@@ -10,19 +10,21 @@
 
 namespace pto2::detail {
 
-// Links node `n` (consumer's) into the producer's fan-out list. The caller holds a guard on
-// the consumer's fanin covering every candidate edge. False: the producer already retired (or
-// its slot holds a later task) — no edge, and the node stays unused.
-bool DependencyLinker::add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n) {
+// Links node `link` (the consumer's; its next word is `*next`) into the producer's fan-out
+// list (the consumer's fanin already counts this edge: link_edges). False: the producer
+// already retired (or its slot holds a later task) — no edge, the node unused.
+// The node's next word is written before the release CAS that publishes it; the retiring
+// thread's acquire exchange of the list (Completion::retire) therefore reads it intact.
+bool DependencyLinker::add_edge(TaskRing& ring, uint64_t producer, EdgeLink link, EdgeLink* next) {
   // Retired (or finished long ago): asked of the ring's compact arrays, not the producer's
   // slot, whose line the retiring worker has just written (a cross-core miss per edge).
   if (!ring.is_live(producer)) return false;
   TaskSlot& p = ring.slot_of(producer);
-  EdgeNode* head = p.fanout.load(std::memory_order_acquire);
+  EdgeLink head = p.fanout.load(std::memory_order_acquire);
   do {
     if (head == kClosed) return false;
-    n->next = head;
-  } while (!p.fanout.compare_exchange_weak(head, n, std::memory_order_acq_rel, std::memory_order_acquire));
+    *next = head;
+  } while (!p.fanout.compare_exchange_weak(head, link, std::memory_order_acq_rel, std::memory_order_acquire));
   return true;
 }
 
@@ -89,10 +91,12 @@ bool has_producer(const std::vector<uint64_t>& v, size_t n, uint64_t x) {
 }  // namespace
 
 // Automatic edges (dep_scratch_, deduplicated), then explicit ones not already present.
-// The nodes are the slot's in_edges, which only grows: a node is reused once the slot's
-// previous occupant retired (so did all its producers, the only readers of its nodes).
+// The nodes: the first TaskSlot::kInlineEdges on the slot's line 0 (edge_inline), then the
+// slot's in_edges, which only grows. A node is reused once the slot's previous occupant was
+// ready (its producers, the only readers of its nodes, read them before the decrements that
+// made it so) and then retired.
 uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
-                                      uint32_t candidates) {
+                                      uint32_t& unlinked) {
   const uint32_t idx = ring.index_of(raw);
   const size_t n_auto = dep_scratch_.size();
   // The explicit ids join the producers first, without a repeat (no atomics in this loop, so
@@ -113,28 +117,40 @@ uint32_t DependencyLinker::link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw,
   }
   const size_t n_all = dep_scratch_.size();
   const uint64_t* producers = dep_scratch_.data();
-  s.fanin.store(static_cast<int32_t>(1 + candidates), std::memory_order_relaxed);
-  if (s.in_edges.size() < candidates) s.in_edges.resize(candidates);  // nodes never move while linked
-  EdgeNode* nodes = s.in_edges.data();
+  // Fan-in: every producer, before any is linked (so none can make the task ready early: a
+  // linked producer's retirement decrements it once; the caller subtracts `unlinked`). Relaxed:
+  // the releasing CAS of each edge publishes it, with every other write to the slot, to the
+  // thread that retires that producer (acquire exchange of its list); the decrements are
+  // read-modify-writes of one variable, so the one reaching 0 has seen them all. When every
+  // producer is linked, the last CAS is therefore this thread's last write the consumer needs.
+  s.fanin.store(static_cast<int32_t>(n_all), std::memory_order_relaxed);
+  // Line 10 (the vector's header) only for a task with more producers than inline nodes.
+  constexpr uint32_t kInline = TaskSlot::kInlineEdges;
+  EdgeNode* more = nullptr;
+  if (n_all > kInline) {
+    if (s.in_edges.size() < n_all - kInline) s.in_edges.resize(n_all - kInline);  // nodes never move while linked
+    more = s.in_edges.data();
+  }
   // The trace records every dependency found, also one whose producer already retired (no
   // edge is linked then): its flow arrows and critical path must not depend on the schedule.
   if (trace_)
     for (size_t i = 0; i < n_all; ++i) trace_edges_.emplace_back(producers[i], raw);
+  // Node `k` (the k-th edge added): its link and where its next word is.
+  const auto add = [&](uint64_t producer, uint32_t k) {
+    if (k < kInline) return add_edge(ring, producer, reinterpret_cast<EdgeLink>(&s.edge_inline[k]), &s.edge_inline[k]);
+    EdgeNode& n = more[k - kInline];
+    n.consumer = idx;
+    return add_edge(ring, producer, reinterpret_cast<EdgeLink>(&n) + kOverflowTag, &n.next);
+  };
   uint32_t edges_added = 0;
-  for (size_t i = 0; i < n_auto; ++i) {
-    nodes[edges_added].consumer = idx;
-    edges_added += add_edge(ring, producers[i], &nodes[edges_added]);
-  }
+  for (size_t i = 0; i < n_auto; ++i) edges_added += add(producers[i], edges_added);
   const uint32_t auto_added = edges_added;
-  for (size_t i = n_auto; i < n_all; ++i) {
-    nodes[edges_added].consumer = idx;
-    edges_added += add_edge(ring, producers[i], &nodes[edges_added]);
-  }
+  for (size_t i = n_auto; i < n_all; ++i) edges_added += add(producers[i], edges_added);
   auto_edges_ += auto_added;
   explicit_edges_ += edges_added - auto_added;
+  unlinked = static_cast<uint32_t>(n_all) - edges_added;
   return edges_added;
 }
-
 
 // Records the accesses of tensors ts[0..n) in the tracker and appends the live-or-not tasks
 // they must follow to dep_scratch_ (deduplicated). True if a write goes untracked.

@@ -5,7 +5,8 @@
 //     linker.begin_task();
 //     bool untracked = linker.track_tensors(ring, ts, dirs, n, raw, /*manual_scope=*/false);
 //     // linker.producers(): the live-or-not tasks `raw` must follow (deduplicated)
-//     uint32_t added = linker.link_edges(ring, slot, raw, explicit_deps, candidates);
+//     uint32_t unlinked;
+//     uint32_t added = linker.link_edges(ring, slot, raw, explicit_deps, unlinked);
 //
 // Orchestrator thread only, except the fan-out lists it links into (lock-free, closed by the
 // retiring producer). "Live" is asked of the ring (TaskRing::is_live): the ring is passed in,
@@ -29,10 +30,13 @@ class DependencyLinker {
   /// explicit ones link_edges added. The race checker verifies them.
   const std::vector<uint64_t>& producers() const { return dep_scratch_; }
   /// Links task `raw` (in slot `s`) after producers() (automatic) and `edeps` (explicit);
-  /// returns the number of edges added. The caller holds the fan-in guard. While tracing
-  /// (begin_run), every dependency found is recorded in trace_edges().
+  /// returns the number of edges added, and in `unlinked` the producers not linked (already
+  /// retired). Sets the fan-in to all the producers first: the caller subtracts `unlinked`
+  /// (when not 0); with every producer linked, the task may be ready — even running — by the
+  /// time this returns. While tracing (begin_run), every dependency found is recorded in
+  /// trace_edges().
   uint32_t link_edges(TaskRing& ring, TaskSlot& s, uint64_t raw, const pto2::SmallVec<PTO2TaskId, 8>& edeps,
-                      uint32_t candidates);
+                      uint32_t& unlinked);
   /// Records the accesses of tensors ts[0..n) and appends the tasks they must follow to
   /// producers(). True if a write goes untracked (MANUAL scope, NO_DEP, manual_dep tensor).
   /// Defined (inline) in dependencies.cpp, for Engine::allocate_and_track.
@@ -75,7 +79,7 @@ class DependencyLinker {
   const std::vector<std::pair<uint64_t, uint64_t>>& trace_edges() const { return trace_edges_; }
 
  private:
-  static bool add_edge(TaskRing& ring, uint64_t producer, EdgeNode* n);
+  static bool add_edge(TaskRing& ring, uint64_t producer, EdgeLink link, EdgeLink* next);
   /// What the tracker counts as live while recording accesses: the live tasks; while tracing,
   /// every task recorded (nothing is pruned), so the dependencies found — the trace's arrows,
   /// its critical path — are the program's, not the schedule's (a producer that finished

@@ -99,16 +99,18 @@ inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, in
 inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch,
                           uint32_t blocks) {
   count_in_ring();  // published with the run's count by count_submitted(), once the edges are linked
+  // The flag bits together (one byte: the compiler merges the stores); untracked_write is
+  // the submitter's, right after.
+  const bool has_pred = params.has_predicate();
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = launch.gang;
-  s.has_pred = params.has_predicate();
-  if (s.has_pred) s.pred = params.predicate();
+  s.has_pred = has_pred;
+  if (has_pred) s.pred = params.predicate();
   s.timing_slot = static_cast<int8_t>(params.timing_slot());
-  s.untracked_write = false;
   // s.storages is empty: only retire frees a slot, and it empties them first (keep_storage
   // fills them after this). Not even asked: a load from line 0 would wait for the line,
   // on its way from the core that ran the slot's previous task (fill's stores asked for it).
-  s.fanout.store(nullptr, std::memory_order_relaxed);
+  s.fanout.store(kEnd, std::memory_order_relaxed);
   if (launch.gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
     s.need[0] = launch.need[0];
     s.need[1] = launch.need[1];
@@ -181,8 +183,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
     return;
   }
 
-  // Claim the slot (back-pressure when the ring is full). It is published (raw id, fan-in
-  // guard) once the task's dependencies are known.
+  // Claim the slot (back-pressure when the ring is full). It is published (raw id) once the
+  // task's dependencies are known; its fan-in is set when they are linked.
   TaskSlot* free = SubmitState::free_slot(ring_, raw);
   TaskSlot& s = free ? *free : acquire_slot(raw);
   const uint32_t idx = ring_.index_of(raw);
@@ -204,16 +206,20 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
     if (PTO2Storage* st = kept[i].storage; st && !st->run_scoped) keep_storage(s, st);
   if (pred_element) keep_storage(s, pred_element->storage);
 
-  // The guard on fanin covers every candidate edge, so a producer retiring meanwhile cannot
-  // make this task ready early; unused guard units are returned at the end.
-  const uint32_t candidates = static_cast<uint32_t>(linker_.producers().size() + edeps.size());
-  const uint32_t edges_added = candidates ? linker_.link_edges(ring_, s, raw, edeps, candidates) : 0;
+  // No guard on fanin: link_edges sets it to the producers to link before linking any (see
+  // there), so it reaches 0 only once every linked producer retired and the ones not linked
+  // (already retired) are subtracted. A task whose producers were all linked is thus made
+  // ready by its last producer's retirement — possibly before link_edges returns — and this
+  // thread does not touch its fan-in again (no read-modify-write per task on a line a
+  // releasing worker may just have taken). Nothing below writes the slot.
+  uint32_t unlinked = 0;
+  const bool has_candidates = !linker_.producers().empty() || !edeps.empty();
+  const uint32_t edges_added = has_candidates ? linker_.link_edges(ring_, s, raw, edeps, unlinked) : 0;
   sub_.count_submitted();
   if (kind == TaskKind::DUMMY) sub_.count_dummy();
 
-  // Release the guard: 1 + the candidate edges that were not added. A plain task (no gang,
-  // predicate or dummy) that is ready now goes straight to its queue: what on_ready ->
-  // schedule -> push_ready decide for it, inline.
+  // A plain task (no gang, predicate or dummy) that is ready now goes straight to its queue:
+  // what on_ready -> schedule -> push_ready decide for it, inline.
   const auto ready = [&] {
     if ((kind == TaskKind::AIC || kind == TaskKind::AIV) && !gang && !s.has_pred && !failed()) workers_.push(type, idx);
     else on_ready(idx, -1, nullptr, workers_.workers());
@@ -221,9 +227,9 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   if (edges_added == 0) {  // no producer can touch fanin
     s.fanin.store(0, std::memory_order_relaxed);
     ready();
-  } else {
-    const int32_t unused = static_cast<int32_t>(1 + candidates - edges_added);
-    if (s.fanin.fetch_sub(unused, std::memory_order_acq_rel) == unused) ready();
+  } else if (unlinked != 0 && s.fanin.fetch_sub(static_cast<int32_t>(unlinked), std::memory_order_acq_rel) ==
+                                  static_cast<int32_t>(unlinked)) {
+    ready();  // its linked producers all retired meanwhile
   }
   SubmitState::prefetch_slot(ring_.slot_of(raw + 1));
   if (opt_.trace_)

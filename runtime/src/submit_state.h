@@ -80,7 +80,8 @@ class alignas(64) SubmitState {
   static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
                    const Arg& params);
   /// Makes the filled slot task `raw`: everything a worker reads once the task is ready, the
-  /// fan-in guard (1: released by the submitter once the edges are in), then the id (release).
+  /// fan-in at 1 (no producer can reach it before link_edges sets the real count), then the id
+  /// (release).
   void publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch, uint32_t blocks);
 
   // A prefetch for ownership (PREFETCHW: a no-op on x86 CPUs without it); elsewhere a

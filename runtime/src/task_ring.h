@@ -23,13 +23,26 @@ namespace pto2::detail {
 
 enum class TaskKind : uint8_t { AIC = 0, AIV = 1, MIXED = 2, DUMMY = 3 };
 
-/// A consumer's node in one producer's fan-out list (owned by the consumer's slot).
+// A fan-out list links nodes owned by the consumers. A consumer's first kInlineEdges nodes are
+// one word each on its line 0 (TaskSlot::edge_inline), the others EdgeNodes in its in_edges.
+// Why inline: the thread that releases a consumer reads its node, then decrements its fan-in,
+// and later reads line 0 again to run it; with the node on line 0 that is one cross-core
+// transfer, not two (the node array's line and line 0), and the orchestrator, which fills
+// line 0 anyway, does not touch line 10 (the vector's header) or the array for a task with
+// that few producers. An inline node's consumer is the slot the word lies in (slots are
+// 64-byte aligned: TaskRing::consumer_of), so it is one word; an EdgeNode carries its consumer.
+// A link is a tagged word: kEnd, kClosed, an inline node's address, or an EdgeNode's address
+// plus kOverflowTag (both are 8-byte aligned: bits 0-2 are free).
+using EdgeLink = uintptr_t;
+constexpr EdgeLink kEnd = 0;
+/// Marks a fan-out list closed: its producer retired, nothing more may be linked.
+constexpr EdgeLink kClosed = 1;
+constexpr EdgeLink kOverflowTag = 2;
+/// A consumer's node beyond its inline ones (in its in_edges).
 struct EdgeNode {
-  EdgeNode* next;
+  EdgeLink next;
   uint32_t consumer;
 };
-/// Marks a fan-out list closed: its producer retired, nothing more may be linked.
-inline EdgeNode* const kClosed = reinterpret_cast<EdgeNode*>(uintptr_t{1});
 
 // Layout of a mixed task's group flag word: bit side*8+f = flag f signalled by side (0 AIC,
 // 1 AIV); bit kGroupDoneBit+side = that side's kernel returned.
@@ -42,49 +55,64 @@ constexpr uint32_t kGroupDoneBit = 16;
 // task, so what a worker reads is packed into as few lines as the fields allow:
 //   line 0      the cross-thread state and everything else a worker reads to run the task,
 //               up to kLine0Scalars scalars among it: a task with no tensor and that few
-//               scalars is one line, for the worker and for the submitter
+//               scalars is one line, for the worker and for the submitter; then the task's
+//               first kInlineEdges fan-out nodes (EdgeLink)
 //   lines 1-8   tensors (inline, 64-byte aligned: two lines per Tensor, not three)
 //   line 9      the tensors' header, then the scalars of a task with more than kLine0Scalars
 //               (up to kInlineScalars inline) and their header; a task with no tensor or
 //               few scalars never touches the vectors (has_tensors / line0_count say so)
-//   line 10     orchestrator-only bookkeeping (in_edges, storages, the submission site)
+//   line 10     orchestrator-only bookkeeping (in_edges beyond the inline nodes, storages,
+//               the submission site)
 //   line 11     multi-block and gang state (only tasks that have them touch it)
 //   then        the predicate and the group flags (only tasks that have them touch these)
 // Fields of multi-block, gang and predicated tasks are written only for such tasks.
 struct alignas(64) TaskSlot {
   // Scalars kept inline: the count that, with the header of each vector, fills line 9.
   static constexpr uint32_t kInlineScalars = 4;
-  // Scalars kept on line 0 (a task with more keeps them all in `scalars`).
-  static constexpr uint32_t kLine0Scalars = 2;
+  // Scalars kept on line 0 (a task with more keeps them all in `scalars`). One, so that two
+  // edge nodes fit there: a task with tensors reads line 9 anyway (their header), so only a
+  // task with no tensor and two scalars pays a line more.
+  static constexpr uint32_t kLine0Scalars = 1;
+  // Fan-out nodes kept on line 0 (see EdgeLink): a chain's or a tree's one producer, an
+  // FFT's two; a task with more links the rest from in_edges.
+  static constexpr uint32_t kInlineEdges = 2;
   static constexpr uint8_t kScalarsInVector = 0xFF;
+
+  // (C++17: the flag bit-fields below cannot have default member initializers.)
+  TaskSlot() : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
-  // Consumers waiting for this task: a lock-free list of nodes owned by the consumers,
-  // closed (kClosed) by the retiring thread, which then releases everyone on it.
-  std::atomic<EdgeNode*> fanout{nullptr};
-  std::atomic<int32_t> fanin{0};     // unfinished producers (+ a guard while being submitted)
+  // Consumers waiting for this task: a lock-free list of nodes owned by the consumers (see
+  // EdgeLink), closed (kClosed) by the retiring thread, which then releases everyone on it.
+  std::atomic<EdgeLink> fanout{kEnd};
+  std::atomic<int32_t> fanin{0};     // unfinished producers (set before any is linked: link_edges)
   std::atomic<bool> done{true};      // occupant finished (its consumers are/being released)
   std::atomic<bool> free{true};      // slot may be reused
   TaskKind kind = TaskKind::AIV;
-  bool sync_start = false;
-  bool gang = false;
-  bool has_pred = false;
-  bool untracked_write = false;
-  bool has_storages = false;         // storages is not empty (retire skips it otherwise)
+  // Flags in one byte (room for edge_inline). Written by the orchestrator before the task is
+  // ready and by its retirement (has_storages), never by two threads at once.
+  bool sync_start : 1;
+  bool gang : 1;
+  bool has_pred : 1;
+  bool untracked_write : 1;
+  bool has_storages : 1;             // storages is not empty (retire skips it otherwise)
   int8_t timing_slot = -1;
   bool has_tensors = false;          // false: `tensors` is stale and not read
   uint8_t line0_count = 0;           // scalars in line0_scalars, or kScalarsInVector
   uint32_t block_num = 1;
   int32_t kernel[2] = {-1, -1};      // [AIC, AIV]; the function is the KernelTable's
   uint64_t line0_scalars[kLine0Scalars];
+  // This task's first fan-out nodes (see EdgeLink): written by the orchestrator when it links
+  // the task, read by the thread retiring each producer.
+  EdgeLink edge_inline[kInlineEdges];
 
   // ---- lines 1-9
   alignas(64) pto2::SmallVec<Tensor, 4> tensors;
   pto2::SmallVec<uint64_t, kInlineScalars> scalars;
 
   // ---- line 10 (orchestrator; storages also read by retirement when has_storages)
-  alignas(64) std::vector<EdgeNode> in_edges;  // nodes this task links into its producers' lists (only grows)
+  alignas(64) std::vector<EdgeNode> in_edges;  // nodes beyond edge_inline this task links into its producers' lists (only grows)
   std::vector<PTO2Storage*> storages;
   const char* site_file = nullptr;   // DSL submission site (PTO2_SOURCE_SITE): named in errors
   int32_t site_line = 0;
@@ -112,7 +140,7 @@ struct alignas(64) TaskSlot {
 
 // The layout above, checked: what a plain task's worker reads is on line 0 (and 9 for tensors
 // or more than kLine0Scalars scalars).
-static_assert(offsetof(TaskSlot, line0_scalars) + sizeof(TaskSlot::line0_scalars) <= 64, "line 0 overflows");
+static_assert(offsetof(TaskSlot, edge_inline) + sizeof(TaskSlot::edge_inline) <= 64, "line 0 overflows");
 static_assert(offsetof(TaskSlot, scalars) / 64 == 9 &&
                   (offsetof(TaskSlot, scalars) + sizeof(TaskSlot::scalars) - 1) / 64 == 9,
               "the tensors' header and the scalars share line 9");
@@ -135,6 +163,20 @@ class TaskRing {
   const TaskSlot& at(uint32_t idx) const { return slots_[idx]; }
   TaskSlot& slot_of(uint64_t raw) { return slots_[(raw - 1) & mask_]; }
   uint32_t index_of(uint64_t raw) const { return static_cast<uint32_t>((raw - 1) & mask_); }
+  /// The slot of the consumer owning fan-out node `link` (neither kEnd nor kClosed), and in
+  /// `next` the link after it. Read before the consumer's fan-in is decremented: the node is
+  /// the consumer's, reused once it is ready and has run.
+  TaskSlot& consumer_of(EdgeLink link, EdgeLink& next) {
+    if (link & kOverflowTag) {
+      const EdgeNode* n = reinterpret_cast<const EdgeNode*>(link - kOverflowTag);
+      next = n->next;
+      return slots_[n->consumer];
+    }
+    next = *reinterpret_cast<const EdgeLink*>(link);
+    return *reinterpret_cast<TaskSlot*>(link & ~uintptr_t{63});  // edge_inline is on the slot's first line
+  }
+  /// The index of slot `s` (a division: asked once per task made ready, not per edge).
+  uint32_t index_of_slot(const TaskSlot& s) const { return static_cast<uint32_t>(&s - slots_.get()); }
   /// Orchestrator thread. Reads two compact arrays, not the slot: its cache line is the
   /// retiring worker's, and the tracker asks about many finished tasks.
   bool is_live(uint64_t raw) const {

@@ -1,7 +1,10 @@
 // Task slots keep a few scalars inline (TaskSlot::kInlineScalars) and the rest on the heap,
 // a buffer the slot keeps for its later occupants: every count, above and below the inline
-// one, in any order a slot sees them, reaches the kernel intact.
+// one, in any order a slot sees them, reaches the kernel intact. Their fan-out nodes, inline
+// and in a vector, release every consumer after all its producers.
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "test_util.h"
 
@@ -101,6 +104,70 @@ TEST(TaskSlot, FewScalarsAndNoTensorsSeeOnlyTheirOwnArguments) {
       EXPECT_EQ(g_echo[i].second, want) << "task " << i;
     } else {
       EXPECT_EQ(cells[2 * i], -1) << "task " << i << " (no arguments) wrote a stale tensor";
+    }
+  }
+}
+
+namespace {
+// Task i (scalar 0) checks that each of its producers (g_producers[i]) has finished, then
+// marks itself finished; a task with i % 5 == 0 first busy-waits ~20 us, so that the tasks
+// submitted meanwhile find it live and link into its fan-out list.
+std::vector<std::vector<uint32_t>> g_producers;
+std::unique_ptr<std::atomic<int>[]> g_finished;
+std::atomic<int> g_early{0};
+void k_after_producers(PTO2KernelContext* ctx) {
+  const uint64_t i = ctx->scalars[0];
+  if (i % 5 == 0) {
+    const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(20);
+    while (std::chrono::steady_clock::now() < end) {
+    }
+  }
+  for (uint32_t p : g_producers[i])
+    if (g_finished[p].load(std::memory_order_acquire) == 0) g_early.fetch_add(1);
+  g_finished[i].store(1, std::memory_order_release);
+}
+}  // namespace
+
+// A task's first TaskSlot::kInlineEdges fan-out nodes are words on its slot's first line, its
+// consumer found from the word's address; the others are nodes in a vector that carry it.
+// Tasks with 0 to 6 producers (below, at and above the inline count), linked in a rotating
+// order while some producers still run, in reused slots of the smallest ring: a node read as
+// the wrong consumer or reused while still linked runs a task before a producer (counted in
+// g_early), or never (tasks_executed short, or the watchdog).
+TEST(TaskSlot, FanInThroughInlineAndVectorNodesInReusedSlots) {
+  constexpr uint32_t kTasks = 3000;
+  g_producers.assign(kTasks, {});
+  for (uint32_t i = 0; i < kTasks; ++i) {
+    const uint32_t d = std::min(i, i % 7);  // the last d tasks, starting from a rotating one
+    for (uint32_t k = 0; k < d; ++k) g_producers[i].push_back(i - 1 - (k + i) % d);
+  }
+  for (bool helps : {false, true}) {
+    for (uint32_t w = 1; w <= 3; ++w) {
+      Watchdog wd{60};
+      pto2::Runtime rt{pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(w).task_ring_size(8).inline_below_ns(0).orchestrator_helps(helps)};
+      rt.register_kernel(7, "after_producers", pto2::CoreType::AIV, &k_after_producers);
+      g_finished.reset(new std::atomic<int>[kTasks]);
+      for (uint32_t i = 0; i < kTasks; ++i) g_finished[i].store(0);
+      g_early = 0;
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+          std::vector<PTO2TaskId> ids;
+          for (uint32_t i = 0; i < kTasks; ++i) {
+            Arg a;
+            a.add_scalar(i);
+            PTO2TaskId deps[8];
+            for (size_t k = 0; k < g_producers[i].size(); ++k) deps[k] = ids[g_producers[i][k]];
+            if (!g_producers[i].empty()) a.set_dependencies(deps, static_cast<uint32_t>(g_producers[i].size()));
+            ids.push_back(rt_submit_aiv_task(7, a).task_id());
+          }
+        }
+      });
+      ASSERT_TRUE(r.ok()) << r.message;
+      EXPECT_EQ(r.tasks_executed, kTasks) << w << " workers, helps " << helps;
+      EXPECT_EQ(g_early.load(), 0) << w << " workers, helps " << helps;
+      // The slow producers were live when their consumers were linked: edges on both kinds
+      // of node (a task with more than kInlineEdges producers uses the vector).
+      EXPECT_GT(r.explicit_edges, kTasks / 5) << w << " workers, helps " << helps;
     }
   }
 }
