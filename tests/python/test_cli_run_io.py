@@ -272,3 +272,27 @@ def test_check_against_a_reference_that_is_no_real_number_is_refused(tmp_path, c
     err = capsys.readouterr().err
     assert "--check: reference 'c' in %s is a %s array; the output is FP32: only real numbers" % (
         tmp_path / "ref.npz", ref.dtype) in err and "Traceback" not in err
+
+
+DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
+
+
+def test_inputs_alone_give_the_dynamic_dimensions(tmp_path, capsys):
+    # x: [M, 64]: M comes from the array (it needed --dim M=48 as well before).
+    x = np.random.default_rng(3).standard_normal((48, 64)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x, alpha=np.array(0.5, np.float32))
+    out = str(tmp_path / "out.npz")
+    assert cli.main(["run", DYNAMIC, "--inputs", str(tmp_path / "in.npz"), "--save", out]) == 0, capsys.readouterr().err
+    with np.load(out) as saved:
+        np.testing.assert_allclose(saved["y"], np.maximum(x, 0) * 0.5 + x, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("arrays, dim, message", [
+    ({"x": (48, 64)}, ["--dim", "M=16"], "'x' of shape (48, 64) gives dynamic dimension M = 48, but --dim M=16 gives 16"),
+    ({"x": (48, 64), "y": (32, 64)}, [], "'y' of shape (32, 64) gives dynamic dimension M = 32, but 'x' of shape (48, 64) "
+                                         "gives 48"),
+])
+def test_inputs_that_disagree_on_a_dynamic_dimension_are_a_usage_error(tmp_path, capsys, arrays, dim, message):
+    np.savez(tmp_path / "in.npz", **{k: np.zeros(s, np.float32) for k, s in arrays.items()})
+    assert cli.main(["run", DYNAMIC, "--inputs", str(tmp_path / "in.npz")] + dim) == 2
+    assert message in capsys.readouterr().err

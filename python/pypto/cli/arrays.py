@@ -14,14 +14,14 @@ from __future__ import annotations
 import os
 import zipfile
 import zlib
-from typing import Dict, List, Sequence, Tuple
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pypto.cli.common import CliError, not_a_file
+from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file
 from pypto.runtime.trace_path import probe_writable
 
-__all__ = ["TOLERANCES", "check_paths", "load_inputs", "npz_problem", "outputs_by_name", "save_outputs", "check_outputs"]
+__all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem", "outputs_by_name", "save_outputs", "check_outputs"]
 
 # (rtol, atol) per DSL dtype; dtypes not listed compare exactly.
 TOLERANCES: Dict[str, Tuple[float, float]] = {
@@ -87,10 +87,60 @@ def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
         raise CliError("%s: %s is not a NumPy .npz file (%s)" % (flag, path, e))
 
 
-def load_inputs(path: str, params, inputs: List) -> List:
+def read_inputs(path: str) -> Dict[str, np.ndarray]:
+    """The arrays of the ``--inputs`` file (usage errors for a missing or damaged file)."""
+    return _load_npz(path, "--inputs")
+
+
+def dims_from_inputs(arrays: Dict[str, np.ndarray], params, dims: Dict[str, int]) -> Dict[str, int]:
+    """``dims`` (from ``--dim``) with each other dynamic dimension read from the shape of an
+    ``--inputs`` array whose parameter's shape names it, so a file of arrays is enough to run a
+    dynamic-shape program. An array that disagrees with ``--dim`` or with another array is a
+    usage error naming both; an array of the wrong rank is left to ``load_inputs``.
+
+        dims_from_inputs({"x": np.zeros((48, 64))}, params, {})   # -> {"M": 48} for x: [M, 64]
+    """
+    out = dict(dims)
+    source: Dict[str, str] = {name: "--dim %s=%d" % (name, n) for name, n in dims.items()}
+    for p in params:
+        arr = arrays.get(p.name) if p.kind == "tensor" else None
+        if arr is None or arr.ndim != len(p.shape):
+            continue
+        for want, got in zip(p.shape, arr.shape):
+            if isinstance(want, int) or (isinstance(want, str) and want.isdigit()):
+                continue
+            here = "'%s' of shape %s" % (p.name, tuple(arr.shape))
+            if want in out and out[want] != got:
+                raise CliError("--inputs: %s gives dynamic dimension %s = %d, but %s gives %d"
+                               % (here, want, got, source[want], out[want]))
+            out.setdefault(want, int(got))
+            source.setdefault(want, here)
+    return out
+
+
+def entry_inputs(params, random_inputs: Callable[[Dict[str, int]], List], path: Optional[str], dims: Dict[str, int],
+                 what: str) -> List:
+    """The arguments of a CLI run of an entry with parameters ``params`` (``what`` names it in
+    errors): ``--dim`` checked against its dynamic dimensions, the other dimensions read from the
+    ``--inputs`` arrays (``dims_from_inputs``), then ``random_inputs(dims)`` with the file's arrays
+    in place of the random ones.
+
+        inputs = entry_inputs(c.params, lambda d: c.random_inputs(seed=0, dims=d), "in.npz", {}, "entry main")
+    """
+    check_dims(dims, dynamic_dim_names(params), what)
+    arrays = read_inputs(path) if path else None
+    if arrays:
+        dims = dims_from_inputs(arrays, params, dims)
+    inputs = random_inputs(dims)
+    return load_inputs(path, params, inputs, arrays) if arrays is not None else inputs
+
+
+def load_inputs(path: str, params, inputs: List, arrays: Optional[Dict[str, np.ndarray]] = None) -> List:
     """``inputs`` with each parameter named in the ``.npz`` at ``path`` replaced by its array (a
-    scalar by the 0-d array's value). Unknown names and wrong shapes are usage errors."""
-    arrays = _load_npz(path, "--inputs")
+    scalar by the 0-d array's value). Unknown names and wrong shapes are usage errors. ``arrays``:
+    the file's arrays when already read (``read_inputs``)."""
+    if arrays is None:
+        arrays = _load_npz(path, "--inputs")
     by_name = {p.name: i for i, p in enumerate(params)}
     unknown = sorted(set(arrays) - set(by_name))
     if unknown:

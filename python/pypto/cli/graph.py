@@ -13,9 +13,9 @@ import os
 import shutil
 import subprocess
 
-from pypto.cli.arrays import load_inputs, npz_problem
+from pypto.cli.arrays import entry_inputs, npz_problem
 from pypto.runtime.trace_path import probe_writable
-from pypto.cli.common import (CliError, not_a_file, check_dims, dynamic_dim_names, load_programs, parse_dims, parse_scalars,
+from pypto.cli.common import (CliError, not_a_file, check_dims, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
@@ -114,10 +114,9 @@ def cmd_graph(args) -> int:
         compiled = pypto.compile(program, entry=args.entry,
                                  analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         entry = compiled.entry
-        check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (entry, program.name))
-        inputs = compiled.random_inputs(seed=0 if args.seed is None else args.seed, dims=dims)
-        if args.inputs:
-            inputs = load_inputs(args.inputs, compiled.params, inputs)
+        seed = 0 if args.seed is None else args.seed
+        inputs = entry_inputs(compiled.params, lambda d: compiled.random_inputs(seed=seed, dims=d), args.inputs, dims,
+                              "entry %s of program %s" % (entry, program.name))
         text = compiled.task_graph(*inputs, path=args.output)
     tasks = text.count('kind="task"')
     print("%stask graph of %s.%s: %d task%s -> %s" % ("static " if args.static else "", program.name,

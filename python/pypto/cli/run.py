@@ -20,9 +20,8 @@ import numpy as np
 
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
-from pypto.cli.arrays import check_outputs, check_paths, load_inputs, save_outputs
-from pypto.cli.common import (CliError, check_dims, dynamic_dim_names, load_programs, parse_dims, reject_empty_paths,
-                              select_program)
+from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
+from pypto.cli.common import CliError, load_programs, parse_dims, reject_empty_paths, select_program
 from pypto.runtime.trace_path import probe_directory
 
 
@@ -46,7 +45,8 @@ def add_run_parser(sub) -> None:
     p.add_argument("--program", help="program to run when the file defines several")
     p.add_argument("--entry", help="Orchestration function to run (default: the only one)")
     p.add_argument("--dim", action="append", default=[], metavar="NAME=N",
-                   help="extent of a pl.dynamic dimension (repeatable), e.g. --dim M=128")
+                   help="extent of a pl.dynamic dimension (repeatable), e.g. --dim M=128; one not given is "
+                   "read from the --inputs arrays")
     p.add_argument("--trace", metavar="FILE", help="write a Chrome/Perfetto trace of the run")
     p.add_argument("--aic-workers", type=int, default=None,
                    help="AIC (cube) worker threads (default: the program's, CompiledProgram.default_workers; "
@@ -127,10 +127,8 @@ def cmd_run(args) -> int:
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
-    check_dims(dims, dynamic_dim_names(compiled.params), "entry %s of program %s" % (compiled.entry, program.name))
-    inputs = compiled.random_inputs(seed=args.seed, dims=dims)
-    if args.inputs:
-        inputs = load_inputs(args.inputs, compiled.params, inputs)
+    inputs = entry_inputs(compiled.params, lambda d: compiled.random_inputs(seed=args.seed, dims=d), args.inputs, dims,
+                          "entry %s of program %s" % (compiled.entry, program.name))
     # A count not given is the program's default for its type (a call's own rule).
     aic = args.aic_workers if args.aic_workers is not None else compiled.default_workers[0]
     aiv = args.aiv_workers if args.aiv_workers is not None else compiled.default_workers[1]
@@ -235,10 +233,8 @@ def _run_host(args, program, compiled, dims) -> int:
     print("compiled %s.%s (HOST, %d next-level target%s) -> %s"
           % (program.name, compiled.entry, len(compiled.target_ids), "" if len(compiled.target_ids) == 1 else "s",
              compiled.output_dir))
-    check_dims(dims, dynamic_dim_names(compiled.signature), "entry %s of program %s" % (compiled.entry, program.name))
-    inputs = compiled.random_inputs(seed=args.seed, dims=dims)
-    if args.inputs:
-        inputs = load_inputs(args.inputs, compiled.signature, inputs)
+    inputs = entry_inputs(compiled.signature, lambda d: compiled.random_inputs(seed=args.seed, dims=d), args.inputs,
+                          dims, "entry %s of program %s" % (compiled.entry, program.name))
     aic = args.aic_workers if args.aic_workers is not None else compiled.DEFAULT_CHIP_WORKERS[0]
     aiv = args.aiv_workers if args.aiv_workers is not None else compiled.DEFAULT_CHIP_WORKERS[1]
     counts = {} if compiled.transport == "mpi" else dict(aic_workers=aic, aiv_workers=aiv)
