@@ -86,6 +86,17 @@ def test_the_sigint_hook_and_the_mpi_library_go_through_program_abi():
         program_abi.MpiLibrary("/nonexistent/libpto2_mpi.so")
 
 
+def test_a_library_that_does_not_load_is_named_once(tmp_path):
+    # The binding's "cannot load P: " and dlerror's "P: " used to repeat the path three times.
+    from pypto.runtime.loader import ProgramLibrary, RunError
+    bad = tmp_path / "libprogram.so"
+    bad.write_text("not a library")
+    with pytest.raises(RunError) as e:
+        ProgramLibrary(str(bad))
+    text = str(e.value)
+    assert text.count(str(bad)) == 1 and "file too short" in text, text
+
+
 _RUNTIME_DTYPE_NAMES = {"FP32": "FLOAT32", "FP16": "FLOAT16", "BF16": "BFLOAT16"}   # else the same name
 
 

@@ -143,7 +143,12 @@ def _cancel_runs_on_sigint() -> None:
 
 
 def _load_error(path: str, e: Exception) -> RunError:
-    return RunError("cannot load %s: %s" % (path, e), help="rebuild it (delete the pypto cache directory)")
+    """The binding's "cannot load P: " and dlerror's "P: " name the library again: said once."""
+    why = str(e)
+    for prefix in ("cannot load %s: " % os.path.abspath(path), "%s: " % os.path.abspath(path)):
+        if why.startswith(prefix):
+            why = why[len(prefix):]
+    return RunError("cannot load %s: %s" % (path, why), help="rebuild it (delete the pypto cache directory)")
 
 
 class ProgramLibrary:
