@@ -477,6 +477,8 @@ void bind_stmts(nb::module_& m) {
       .def(
           "with_chunk", [](const ForStmt& f, int64_t chunk, ChunkPolicy policy) { return f.with_chunk(ChunkSpec{chunk, policy}); },
           "chunk"_a, "policy"_a = ChunkPolicy::Guarded, "A copy with the chunk request set (0: none).")
+      .def_ro("counted", &ForStmt::counted, "Stamped by StampCountedLoops (False: printed `for (i = a; i < b; i += s)`).")
+      .def("with_counted", &ForStmt::with_counted, "counted"_a)
       .def("with_typed_fields_of", &ForStmt::with_typed_fields_of, "other"_a,
            "A copy with every typed field (pass results, chunk request) of `other`.")
       .def_static("make", &ForStmt::make, "loop_var"_a, "start"_a, "stop"_a, "step"_a, "iter_args"_a, "body"_a,

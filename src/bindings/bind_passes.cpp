@@ -77,6 +77,7 @@ void bind_passes(nb::module_& parent) {
       .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
       .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped)
       .value("NonNegativeVarsStamped", IRProperty::NonNegativeVarsStamped)
+      .value("CountedLoopsStamped", IRProperty::CountedLoopsStamped)
       .value("OrchestrationProgramVerified", IRProperty::OrchestrationProgramVerified)
       .value("HostProgramVerified", IRProperty::HostProgramVerified);
 
@@ -145,6 +146,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(StampArrayBackings);
   PYPTO_BIND_PASS(StampScopeExits);
   PYPTO_BIND_PASS(StampNonNegativeVars);
+  PYPTO_BIND_PASS(StampCountedLoops);
   PYPTO_BIND_PASS(VerifyOrchestrationProgram);
   PYPTO_BIND_PASS(VerifyHostProgram);
 #undef PYPTO_BIND_PASS

@@ -594,6 +594,7 @@ void Printer::print_for(const ForStmt& f, int indent) {
     range += ", carries=(" + cs + (f.carries.size() == 1 ? ",)" : ")");
   }
   if (f.trip_count >= 0) range += ", trip_count=" + std::to_string(f.trip_count);
+  if (f.counted) range += ", counted=True";   // StampCountedLoops
   range += ")";
   std::string target = names_.define(f.loop_var.get());
   if (!f.iter_args.empty()) {

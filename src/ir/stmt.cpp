@@ -58,7 +58,7 @@ std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, Exp
   }
   PYPTO_CHECK(return_vars.size() == iter_args.size(),
               "ForStmt has " << iter_args.size() << " iter_args but " << return_vars.size() << " return vars");
-  for (const char* k : {"chunk", "chunk_policy", "chunk_stride", "loop_origin"}) {
+  for (const char* k : {"chunk", "chunk_policy", "chunk_stride", "loop_origin", "counted"}) {
     PYPTO_CHECK(!attrs.count(k), "ForStmt attr '" << k << "' is a typed ForStmt field");
   }
   for (size_t i = 0; i < iter_args.size(); ++i) {
@@ -118,6 +118,12 @@ std::shared_ptr<const ForStmt> ForStmt::with_chunk(ChunkSpec c) const {
   return f;
 }
 
+std::shared_ptr<const ForStmt> ForStmt::with_counted(bool c) const {
+  auto f = std::make_shared<ForStmt>(*this);
+  f->counted = c;
+  return f;
+}
+
 std::shared_ptr<const ForStmt> ForStmt::with_typed_fields_of(const ForStmt& from) const {
   PYPTO_CHECK(from.carries.empty() || from.carries.size() == iter_args.size(),
               "with_typed_fields_of: " << from.carries.size() << " carries for a loop of " << iter_args.size() << " iter_args");
@@ -135,6 +141,7 @@ std::shared_ptr<const ForStmt> ForStmt::with_typed_fields_of(const ForStmt& from
   f->loop_origin = from.loop_origin;
   f->chunk_stride = from.chunk_stride;
   f->chunk = from.chunk;
+  f->counted = from.counted;
   return f;
 }
 

@@ -452,6 +452,7 @@ class Equal {
         }
         if (x->inplace_carries != y->inplace_carries) return fail("ForStmt.inplace_carries differ");
         if (x->lent_inits != y->lent_inits) return fail("ForStmt.lent_inits differ");
+        if (x->counted != y->counted) return fail(std::string("ForStmt.counted ") + (x->counted ? "true vs false" : "false vs true"));
         if (x->loop_origin != y->loop_origin) {
           return fail(std::string("ForStmt.loop_origin ") + to_string(x->loop_origin) + " vs " + to_string(y->loop_origin));
         }
@@ -831,6 +832,7 @@ class Hasher {
           for (int64_t c : x->lent_inits) mix(static_cast<uint64_t>(c));
         }
         if (x->chunk_stride) mix(static_cast<uint64_t>(x->chunk_stride));   // unsplit loops hash as before
+        if (x->counted) mix(0x636f756e74ULL);   // uncounted loops hash as before
         if (x->loop_origin != LoopOrigin::User) mix(static_cast<uint64_t>(x->loop_origin) + 7);
         if (x->chunk.chunk) mix(static_cast<uint64_t>(x->chunk.chunk) * 3 + static_cast<uint64_t>(x->chunk.policy) + 11);
         stmt(x->body);

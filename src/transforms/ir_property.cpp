@@ -36,6 +36,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
+    case IRProperty::CountedLoopsStamped: return "CountedLoopsStamped";
     case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
     case IRProperty::HostProgramVerified: return "HostProgramVerified";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
@@ -562,6 +563,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         }
       }
       return out;
+    case IRProperty::CountedLoopsStamped: return StaleCountedLoops(*program);
     case IRProperty::NonNegativeVarsStamped:
       for (auto& f : program->functions) {
         if (f->non_negative_vars != NonNegativeVarsOf(*f)) {

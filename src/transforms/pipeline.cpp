@@ -47,6 +47,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
       KernelAccumulateInStore(),    // attr accumulates_in of a kernel accumulator stored whole at the end
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
+      StampCountedLoops(),          // ForStmt::counted: loops printed counted (no wrap at INT64_MAX)
   };
   if (!analyze_auto_scopes_for_deps) {
     passes.erase(std::remove_if(passes.begin(), passes.end(),
@@ -70,6 +71,7 @@ std::vector<Pass> KernelPipeline() {
       KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
       KernelAccumulateInStore(),    // attr accumulates_in of a kernel accumulator stored whole at the end
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
+      StampCountedLoops(),          // ForStmt::counted: loops printed counted (no wrap at INT64_MAX)
   };
 }
 

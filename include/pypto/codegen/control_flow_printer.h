@@ -69,20 +69,11 @@ std::vector<std::string> CppIdentifiers(const std::string& text);
 std::string CppSourceSiteArgs(const ir::Span& span);
 
 // `for (int64_t i = start; i < stop; i += step)` (`i > stop` for a descending constant step).
-// Only where ForHeaderIsExact: otherwise the last `i += step` can pass INT64_MAX (signed
-// overflow: the loop wraps around and never ends), and the generators print the counted form.
+// Only where the loop is not ForStmt::counted (StampCountedLoops): otherwise the last `i += step`
+// can pass INT64_MAX (signed overflow: the loop wraps around and never ends), and the generators
+// print the counted form.
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
                       const std::string& step, bool descending);
-
-// Whether ForHeader prints loop `f` exactly: a constant step of +-1 (the last value is at most
-// `stop`), or a constant step and a stop with `stop + step` inside int64: a constant, or a Var
-// for which `is_extent` holds (a tensor extent of a chip-level function, which is 32-bit:
-// pl.range(0, M, 16)). Any other loop (a run-time step, or |step| > 1 with a run-time stop such
-// as pl.range(lo, hi, 5) with hi near INT64_MAX) is printed counted, as below.
-bool ForHeaderIsExact(const ir::ForStmt& f, const std::function<bool(const ir::Var*)>& is_extent);
-
-// Whether `v` is a dynamic-dim symbol of `fn`'s tensor parameters.
-bool IsExtentSymbol(const ir::Function& fn, const ir::Var* v);
 
 // The C++ names of a loop whose step is known only at run time (Python's range semantics):
 //   const int64_t i_start = <start>;                                          // RangeLoopPrologue

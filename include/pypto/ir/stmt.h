@@ -135,6 +135,11 @@ struct ForStmt : Stmt {
   // The user's chunk request (parser; printed pl.range(..., chunk=4, chunk_policy="guarded")),
   // consumed by SplitChunkedLoops.
   ChunkSpec chunk;
+  // Pass result (StampCountedLoops; typed, printed as pl.range(..., counted=True)): the code
+  // generators print this loop counted (Python's range: an iteration count, the variable computed
+  // from it) rather than `for (i = a; i < b; i += s)`, whose last `i += s` could pass INT64_MAX
+  // (signed overflow: the loop wraps and never ends), or whose step is known only at run time.
+  bool counted = false;
   ForStmt(VarPtr lv, ExprPtr a, ExprPtr b, ExprPtr c, std::vector<IterArgPtr> ia, StmtPtr bd, std::vector<VarPtr> rv,
           ForKind k, Attrs at, Span s)
       : Stmt(kKind, std::move(s)), loop_var(std::move(lv)), start(std::move(a)), stop(std::move(b)), step(std::move(c)),
@@ -154,8 +159,10 @@ struct ForStmt : Stmt {
   std::shared_ptr<const ForStmt> with_chunk_split(LoopOrigin origin, int64_t stride) const;
   // A copy with the chunk request set (chunk > 0, or {} for none): `loop->with_chunk({4, ChunkPolicy::Guarded})`.
   std::shared_ptr<const ForStmt> with_chunk(ChunkSpec chunk) const;
+  // A copy with `counted` set: `loop->with_counted(true)`.
+  std::shared_ptr<const ForStmt> with_counted(bool counted) const;
   // A copy with every typed field besides the structure (carries, trip_count, inplace_carries,
-  // lent_inits, loop_origin, chunk_stride, chunk) taken from `from`, a loop with as many iter_args: what a
+  // lent_inits, loop_origin, chunk_stride, chunk, counted) taken from `from`, a loop with as many iter_args: what a
   // pass that rebuilds a loop from its parts calls, so no typed field is dropped by a rebuild
   // (a new typed field is added here). `ForStmt::make(...)->with_typed_fields_of(*old)`.
   std::shared_ptr<const ForStmt> with_typed_fields_of(const ForStmt& from) const;

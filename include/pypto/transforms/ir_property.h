@@ -75,6 +75,8 @@
 //                              StampArrayBackings computes (StampArrayBackings)
 //   NonNegativeVarsStamped     every function has the Function::non_negative_vars
 //                              StampNonNegativeVars computes (StampNonNegativeVars)
+//   CountedLoopsStamped        every ForStmt has the ForStmt::counted StampCountedLoops
+//                              computes (StampCountedLoops)
 //   OrchestrationProgramVerified  every chip-level Orchestration function is one the L2 code
 //                              generator can print (VerifyOrchestrationProgram)
 //   HostProgramVerified        every HOST-level Orchestration function is one the HOST code
@@ -127,6 +129,7 @@ enum class IRProperty {
   ArrayBackingsStamped,
   ScopeExitsStamped,
   NonNegativeVarsStamped,
+  CountedLoopsStamped,
   OrchestrationProgramVerified,
   HostProgramVerified,
 };

@@ -173,6 +173,14 @@ std::vector<ir::VarPtr> NonNegativeVarsOf(const ir::Function& fn);
 // `i - 1` -> false (the L2 generator then prints Python's floor `//`, `%`).
 bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& non_negative_vars);
 
+// Stamps ForStmt::counted on every loop of every function the generators must print counted
+// (Python's range) rather than `i += step` up to the stop: a run-time step, or a last step that
+// could pass INT64_MAX. Produces CountedLoopsStamped.
+Pass StampCountedLoops();
+// The loops of `program` whose ForStmt::counted is not the one StampCountedLoops computes, one
+// message each (empty: CountedLoopsStamped holds).
+std::vector<std::string> StaleCountedLoops(const ir::Program& program);
+
 // ---- kernel pipeline (KernelPipeline(), pipeline.cpp) ----
 // Stamps Function::core_type on every kernel (InCore / AIC / AIV) and Group function.
 // Produces KernelCoreTypesInferred.

@@ -75,7 +75,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
 
 def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
     init, attrs, results = None, {}, {"carries": [], "trip_count": -1, "chunk_stride": None, "loop_origin": None,
-                                      "chunk": None}
+                                      "chunk": None, "counted": False}
     chunk_kws = {kw.arg: kw.value for kw in call.keywords if kw.arg in ("chunk", "chunk_policy")}
     for kw in call.keywords:
         if kw.arg in chunk_kws:
@@ -91,6 +91,9 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
                 if typed in attrs:
                     raise ctx.error(kw.value, f"'{typed}' is no loop attr: it is a typed SplitChunkedLoops result",
                                     help=f"write it as the keyword pl.range(..., {typed}=...)")
+            if "counted" in attrs:
+                raise ctx.error(kw.value, "'counted' is no loop attr: it is the typed StampCountedLoops result",
+                                help="write it as the keyword pl.range(..., counted=True)")
             for typed in ("chunk", "chunk_policy"):
                 if typed in attrs:
                     raise ctx.error(kw.value, f"'{typed}' is no loop attr: it is the typed chunk request of the loop",
@@ -101,6 +104,11 @@ def _loop_kwargs(ctx, call: ast.Call, pl_name: str):
             pass   # KernelInPlaceCarries' / KernelLendLoopInits' result, as printed: read by _with_iter_arg_indices
         elif kw.arg in ("chunk_stride", "loop_origin"):   # SplitChunkedLoops' results, as printed: _with_chunk_split
             results[kw.arg] = kw
+        elif kw.arg == "counted":   # StampCountedLoops' result, as printed
+            if not (isinstance(kw.value, ast.Constant) and isinstance(kw.value.value, bool)):
+                raise ctx.error(kw.value, f"counted= must be True or False, got '{ast.unparse(kw.value)}'",
+                                help="counted= is StampCountedLoops' result: the loop is printed as a counted loop")
+            results["counted"] = kw.value.value
         else:
             raise ctx.error(kw.value if kw.arg else call, f"pl.{pl_name} has no keyword '{kw.arg}'",
                             help="keywords: init_values=, attrs=, chunk=, chunk_policy=")
@@ -142,6 +150,8 @@ def _make_for(ctx, lv, start, stop, step, iter_args, body, rvs, kind, attrs, nod
     loop = ir.ForStmt.make(lv, start, stop, step, iter_args, body, rvs, kind, attrs, ctx.span(node))
     if results["carries"] or results["trip_count"] >= 0:
         loop = loop.with_results(results["carries"], results["trip_count"])
+    if results["counted"]:
+        loop = loop.with_counted(True)
     if results["chunk"] is not None:   # the chunk request (§7), typed
         loop = loop.with_chunk(*results["chunk"])
     if results["chunk_stride"] is not None or results["loop_origin"] is not None:

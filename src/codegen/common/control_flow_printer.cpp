@@ -40,27 +40,6 @@ std::string ForHeader(const std::string& var, const std::string& start, const st
          " += " + step + ")";
 }
 
-bool IsExtentSymbol(const ir::Function& fn, const ir::Var* v) {
-  for (const ir::VarPtr& p : fn.params) {
-    auto* tt = p->type->as<ir::TensorType>();
-    if (!tt) continue;
-    for (const ir::ExprPtr& d : tt->shape)
-      if (d.get() == v) return true;
-  }
-  return false;
-}
-
-bool ForHeaderIsExact(const ir::ForStmt& f, const std::function<bool(const ir::Var*)>& is_extent) {
-  const auto* step = f.step->as<ir::ConstInt>();
-  if (!step) return false;
-  if (step->value == 1 || step->value == -1) return true;
-  int64_t stop = 0, past = 0;
-  if (const auto* c = f.stop->as<ir::ConstInt>()) stop = c->value;
-  else if (const ir::Var* v = ir::as_var(f.stop); v && is_extent && is_extent(v)) stop = UINT32_MAX;
-  else return false;
-  return !__builtin_add_overflow(stop, step->value, &past);
-}
-
 void RangeLoopPrologue(CppWriter& w, const RangeLoopNames& n, const std::string& start, const std::string& step,
                        const std::string& stop, const ir::Span& span) {
   w.line("const int64_t " + n.start + " = " + start + ";");

@@ -212,12 +212,12 @@ HostCarry HostEmitter::loop_carry(const ForStmt& f, size_t i) {
 void HostEmitter::open_loop(const ForStmt& f, const std::vector<HostCarry>&) {
   std::string i = fresh(GetSSABaseName(f.loop_var->name));
   bind(f.loop_var.get(), i);
-  if (auto* c = f.step->as<ConstInt>(); c && common::ForHeaderIsExact(f, nullptr)) {
+  if (auto* c = f.step->as<ConstInt>(); c && !f.counted) {   // StampCountedLoops
     std::string step = expr(f.step);
     open_block(common::ForHeader(i, expr(f.start), expr(f.stop), step, c->value < 0));
     return;
   }
-  // A step known only at run time, or one whose last `i += step` could overflow (ForHeaderIsExact):
+  // A step known only at run time, or one whose last `i += step` could overflow (ForStmt::counted):
   // Python's range (pto2_range_count; a zero step fails the run naming the DSL line), the loop
   // variable computed from the iteration number.
   common::RangeLoopNames n{i, fresh(i + "_start"), fresh(i + "_step"), fresh(i + "_count"), fresh(i + "_k")};

@@ -427,12 +427,12 @@ void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& sl
   const std::string start = scalar(op->start), stop = scalar(op->stop), step = scalar(op->step);
   const auto* cstep = op->step->as<ConstInt>();
   PYPTO_CHECK(!cstep || cstep->value != 0, "a loop step of 0 (VerifyKernelProgram refuses it)");
-  if (cstep && common::ForHeaderIsExact(f, [this](const Var* v) { return common::IsExtentSymbol(fn_, v); })) {
+  if (cstep && !op->counted) {   // StampCountedLoops: `i += step` cannot pass INT64_MAX
     open_block(common::ForHeader(lv, start, "static_cast<int64_t>(" + stop + ")", step, cstep->value < 0));
     return;
   }
   // A step known only at run time, or one whose last `i += step` could pass INT64_MAX
-  // (ForHeaderIsExact; the loop wrapped around and never ended): Python's range, counted
+  // (ForStmt::counted; the loop wrapped around and never ended): Python's range, counted
   // (pypto_kernel::range_count), the loop variable computed from the iteration number. A zero
   // step fails the run naming the DSL line instead of looping forever.
   const std::string base = op->loop_var->name;

@@ -144,28 +144,14 @@ CarryTarget Emitter::loop_carry(const ForStmt& f, size_t i) {
 void Emitter::open_loop(const ForStmt& f, const std::vector<CarryTarget>&) {
   std::string start = strip_parens(expr(f.start)), stop = strip_parens(expr(f.stop)), step = strip_parens(expr(f.step));
   auto* st = f.step->as<ConstInt>();
-  // A stop naming a tensor extent (32-bit at chip level) directly or through an alias
-  // (`rows = pl.tensor.dim(x, 0)` binds rows to M's text) cannot overflow `i += step`.
-  auto is_extent = [this](const ir::Var* v) {
-    const Binding* b = find_binding(v);
-    for (const VarPtr& p : function().params) {
-      auto* tt = p->type->as<TensorType>();
-      for (size_t a = 0; tt && a < tt->shape.size(); ++a) {
-        const Var* sym = as_var(tt->shape[a]);
-        const Binding* sb = sym ? find_binding(sym) : nullptr;
-        if (sym && (sym == v || (b && sb && sb->text == b->text))) return true;
-      }
-    }
-    return false;
-  };
-  if (st && common::ForHeaderIsExact(f, is_extent)) {
+  if (st && !f.counted) {   // StampCountedLoops: `i += step` cannot pass INT64_MAX
     scopes_.push();
     std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
     bind(f.loop_var.get(), Binding{i, {i}});
     enter_block(common::ForHeader(i, start, stop, step, st->value < 0));
     return;
   }
-  // A step known only at run time, or one whose last `i += step` could overflow (ForHeaderIsExact):
+  // A step known only at run time, or one whose last `i += step` could overflow (ForStmt::counted):
   // Python's range (the sign decides the direction; the bounds and step are read once), a zero
   // step is a run-time error naming the DSL line.
   std::string base = base_name(f.loop_var.get());
