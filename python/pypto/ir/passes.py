@@ -48,11 +48,12 @@ def kernel_pipeline() -> List[Pass]:
     (``Function.core_type``, ``Function.param_slots``, ``Function.group_sync``,
     ``ForStmt.inplace_carries``, ``Call.shares_source_tile`` of each ``tile.move``,
     ``Call.reads_in_place`` of each ``tile.load``, ``ForStmt.lent_inits``, the ``base`` of each
-    ``system.import_peer_buffer``). It ends :func:`default_pipeline`.
+    ``system.import_peer_buffer``, ``ForStmt.counted`` of every loop). It ends :func:`default_pipeline`.
 
     >>> [p.name for p in kernel_pipeline()]
     ['InferKernelCoreTypes', 'KernelParamSlots', 'KernelGroupSync', 'KernelInPlaceCarries',
-     'KernelShareTileMoves', 'KernelInPlaceMatmulLoads', 'KernelLendLoopInits', 'ResolvePeerBufferBases']
+     'KernelShareTileMoves', 'KernelInPlaceMatmulLoads', 'KernelLendLoopInits', 'KernelAccumulateInStore',
+     'ResolvePeerBufferBases', 'StampCountedLoops']
     """
     return list(_passes.kernel_pipeline())
 
