@@ -231,7 +231,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                                   static_cast<int32_t>(unlinked)) {
     ready();  // its linked producers all retired meanwhile
   }
-  SubmitState::prefetch_slot(ring_.slot_of(raw + 1));
+  SubmitState::prefetch_slot(ring_.slot_of(raw + 1), params.tensor_count());
   if (opt_.trace_)
     record_.submission(raw, kind == TaskKind::AIC ? s.kernel[0] : s.kernel[1], params.source_file(),
                        params.source_line(), trace_t0, now_ns());

@@ -23,6 +23,7 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "kernel_table.h"
 #include "task_ring.h"
@@ -67,15 +68,25 @@ class alignas(64) SubmitState {
     return s.free.load(std::memory_order_acquire) ? &s : nullptr;
   }
   /// Asks for the lines of slot `s` that the next submission writes and a worker shared (line
-  /// 0: the previous occupant's state; line 9: its tensors' and scalars' headers), so that
-  /// their transfer from the core that ran the previous occupant overlaps the orchestration
-  /// code between two submissions instead of stalling fill() and publish(). The slot's
-  /// previous occupant retired long ago (a ring apart), so no worker is using these lines.
-  static void prefetch_slot(const TaskSlot& s) {
+  /// 0: the previous occupant's state; line 9: its tensors' and scalars' headers; lines 1-8:
+  /// the `tensors` inline Tensors, two lines each), so that their transfer from the core that
+  /// ran the previous occupant overlaps the orchestration code between two submissions
+  /// instead of stalling fill() and publish(). The next task's tensor count is guessed from
+  /// the task just submitted (`tensors`: a program mostly repeats its submissions). Without
+  /// these, fill()'s stores wait in the store buffer for their lines, and every later load
+  /// that must wait for a store to reach the cache (a 16-byte load of a view built with 4-byte
+  /// stores, in the orchestration's own code) waits for them too. The slot's previous
+  /// occupant retired long ago (a ring apart), so no worker is using these lines.
+  static void prefetch_slot(const TaskSlot& s, uint32_t tensors) {
     const char* p = reinterpret_cast<const char*>(&s);
     prefetch_for_write(p);
     prefetch_for_write(p + 9 * 64);
+    const uint32_t lines = 2 * (tensors < kInlineTensors ? tensors : kInlineTensors);
+    for (uint32_t l = 1; l <= lines; ++l) prefetch_for_write(p + l * 64);
   }
+  static constexpr uint32_t kInlineTensors = 4;  // TaskSlot::tensors' inline count (lines 1-8)
+  static_assert(std::is_same_v<decltype(TaskSlot::tensors), pto2::SmallVec<Tensor, kInlineTensors>>,
+                "prefetch_slot's lines are the inline tensors'");
   /// Fills a claimed slot with what the task runs: kernel ids, block count, site, tensors, scalars.
   static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
                    const Arg& params);
@@ -83,16 +94,6 @@ class alignas(64) SubmitState {
   /// fan-in at 1 (no producer can reach it before link_edges sets the real count), then the id
   /// (release).
   void publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch, uint32_t blocks);
-
-  // A prefetch for ownership (PREFETCHW: a no-op on x86 CPUs without it); elsewhere a
-  // prefetch for writing, as the compiler's target has it.
-  static void prefetch_for_write(const char* p) {
-#if defined(__x86_64__)
-    asm volatile("prefetchw %0" : : "m"(*p));
-#else
-    __builtin_prefetch(p, 1, 3);
-#endif
-  }
 
   // ---- the counters
   /// The id the next submission takes.
