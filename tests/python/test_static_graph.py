@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
@@ -208,6 +209,34 @@ def test_cli_static_graph_runs_nothing(tmp_path):
                          "--static", "--dim", "M=64", "-o", str(tmp_path / "d.dot")], capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_cli_static_graph_refusal_reads_pypto_error_once(tmp_path, capsys):
+    # The located diagnostic was printed after CliError's prefix with its own "error: ":
+    # "pypto: error: error: no static task graph: 'n' is known only when the program runs ...".
+    from pypto import cli
+    src = tmp_path / "loop_n.py"
+    src.write_text(textwrap.dedent("""
+        import pypto.language as pl
+
+        @pl.program
+        class LoopN:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                c = pl.store(pl.load(a, [0], [16]), [0], c)
+                return c
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INT64],
+                     c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                for i in pl.range(n):
+                    c = self.k(a, c)
+                return c
+        """))
+    assert cli.main(["graph", str(src), "--static", "-o", str(tmp_path / "g.dot")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pypto: error: no static task graph: 'n' is known only when the program runs"), err
+    assert "error: error:" not in err and "loop_n.py:" in err, err
 
 
 def _host_programs():
