@@ -354,19 +354,26 @@ class Interpreter {
     throw UserError("no static task graph: " + what, span, help);
   }
 
-  int64_t require_int(const ExprPtr& e, const std::string& role) {
-    Value v = eval(e);
-    if (v.kind == Value::Kind::Unknown) refuse(v.why + ", and it decides " + role, e->span, v.help);
-    if (v.kind == Value::Kind::Int) return v.i;
-    if (v.kind == Value::Kind::Float) return static_cast<int64_t>(v.f);
-    refuse(role + " is not a number", e->span, kUseExecuted);
+  // Where a refusal about `e` points: a variable's span is where it was defined (a scalar
+  // parameter's declaration, which the refusal pointed at), so one about a variable points at
+  // `use`, the statement or call that needs its value.
+  static const Span& use_site(const ExprPtr& e, const Span& use) {
+    return e->is<Var>() || e->is<IterArg>() ? use : e->span;
   }
 
-  std::vector<int64_t> require_ints(const ExprPtr& e, const std::string& role) {
+  int64_t require_int(const ExprPtr& e, const std::string& role, const Span& use) {
+    Value v = eval(e);
+    if (v.kind == Value::Kind::Unknown) refuse(v.why + ", and it decides " + role, use_site(e, use), v.help);
+    if (v.kind == Value::Kind::Int) return v.i;
+    if (v.kind == Value::Kind::Float) return static_cast<int64_t>(v.f);
+    refuse(role + " is not a number", use_site(e, use), kUseExecuted);
+  }
+
+  std::vector<int64_t> require_ints(const ExprPtr& e, const std::string& role, const Span& use) {
     auto* t = e->as<MakeTuple>();
-    if (!t) refuse(role + " is not a list", e->span, kUseExecuted);
+    if (!t) refuse(role + " is not a list", use_site(e, use), kUseExecuted);
     std::vector<int64_t> out;
-    for (auto& x : t->elements) out.push_back(require_int(x, role));
+    for (auto& x : t->elements) out.push_back(require_int(x, role, use));
     return out;
   }
 
@@ -518,8 +525,8 @@ class Interpreter {
     }
     if (op == "tensor.slice" || op == "tensor.view") {
       View v = view_arg(c.args.at(0), op);
-      std::vector<int64_t> shape = require_ints(c.args.at(1), "the shape of this view");
-      std::vector<int64_t> offs = c.args.size() > 2 ? require_ints(c.args[2], "the offset of this view")
+      std::vector<int64_t> shape = require_ints(c.args.at(1), "the shape of this view", c.span);
+      std::vector<int64_t> offs = c.args.size() > 2 ? require_ints(c.args[2], "the offset of this view", c.span)
                                                     : std::vector<int64_t>(shape.size(), 0);
       if (shape.size() != v.shape.size() || offs.size() != v.shape.size())
         refuse(op + " of another rank than its tensor", c.span, kUseExecuted);
@@ -539,7 +546,7 @@ class Interpreter {
     }
     if (op == "tensor.transpose") {
       View v = view_arg(c.args.at(0), op);
-      int64_t a = require_int(c.args.at(1), "the transposed axis"), b = require_int(c.args.at(2), "the transposed axis");
+      int64_t a = require_int(c.args.at(1), "the transposed axis", c.span), b = require_int(c.args.at(2), "the transposed axis", c.span);
       const int64_t rank = static_cast<int64_t>(v.shape.size());
       if (a < 0) a += rank;
       if (b < 0) b += rank;
@@ -555,7 +562,7 @@ class Interpreter {
       View v = view_arg(c.args.at(0), op);
       if (v.strides != row_major(v.shape))
         refuse("tensor.reshape of a view that is not contiguous (the run fails here)", c.span, "reshape a contiguous tensor");
-      v.shape = require_ints(c.args.at(1), "the shape of this reshape");
+      v.shape = require_ints(c.args.at(1), "the shape of this reshape", c.span);
       v.strides = row_major(v.shape);
       Value x;
       x.kind = Value::Kind::View;
@@ -565,14 +572,14 @@ class Interpreter {
     if (op == "tensor.assemble") return lookup_value(c.args.at(0));   // in place: the source is a view of the target
     if (op == "tensor.dim") {
       const View& v = view_arg(c.args.at(0), op);
-      int64_t axis = require_int(c.args.at(1), "the axis of tensor.dim");
+      int64_t axis = require_int(c.args.at(1), "the axis of tensor.dim", c.span);
       if (axis < 0) axis += static_cast<int64_t>(v.shape.size());
       if (axis < 0 || static_cast<size_t>(axis) >= v.shape.size()) refuse("tensor.dim of an axis out of range", c.span, kUseExecuted);
       return Value::num(v.shape[static_cast<size_t>(axis)]);
     }
     if (op == "tensor.read" || op == "tensor.write") {
       const View& v = view_arg(c.args.at(0), op);
-      std::vector<int64_t> idx = require_ints(c.args.at(1), "the element " + op + " accesses");
+      std::vector<int64_t> idx = require_ints(c.args.at(1), "the element " + op + " accesses", c.span);
       wait_for_element(v, idx);
       if (op == "tensor.write") return lookup_value(c.args.at(0));
       return Value::unknown("the value read by tensor.read at " + site_of(c.span) +
@@ -594,7 +601,7 @@ class Interpreter {
         if (op == "array.get_element") return Value::unknown("an array element is known only when the program runs", kUseExecuted);
         return arr;
       }
-      int64_t k = require_int(c.args.at(1), "the slot of this array access");
+      int64_t k = require_int(c.args.at(1), "the slot of this array access", c.span);
       if (k < 0 || static_cast<size_t>(k) >= arr.slots.size()) refuse("array slot out of range", c.span, kUseExecuted);
       if (op == "array.get_element") {
         Value x = Value::ids(1);
@@ -804,7 +811,7 @@ class Interpreter {
       auto* read = x->as<Call>();
       if (!read || !read->is_op || read->callee != "tensor.read") continue;
       View e = view_arg(read->args.at(0), "predicate");
-      std::vector<int64_t> idx = require_ints(read->args.at(1), "the element the predicate reads");
+      std::vector<int64_t> idx = require_ints(read->args.at(1), "the element the predicate reads", read->span);
       if (idx.size() != e.shape.size()) return;
       for (size_t i = 0; i < idx.size(); ++i) {
         e.offset += idx[i] * e.strides[i];
@@ -835,7 +842,7 @@ class Interpreter {
         case NodeKind::ForStmt: loop(*static_cast<const ForStmt*>(s.get())); break;
         case NodeKind::IfStmt: {
           auto* i = static_cast<const IfStmt*>(s.get());
-          const bool taken = require_int(i->cond, "which branch runs") != 0;
+          const bool taken = require_int(i->cond, "which branch runs", i->span) != 0;
           auto out = run(taken ? i->then_body : i->else_body);
           for (size_t k = 0; out && k < i->return_vars.size() && k < out->size(); ++k) env_[i->return_vars[k].get()] = (*out)[k];
           break;
@@ -861,10 +868,10 @@ class Interpreter {
   }
 
   void loop(const ForStmt& s) {
-    const int64_t start = require_int(s.start, "how often this loop runs");
-    const int64_t stop = require_int(s.stop, "how often this loop runs");
-    const int64_t step = require_int(s.step, "how often this loop runs");
-    if (step == 0) refuse("a loop with step 0", s.step->span, "use a non-zero step");
+    const int64_t start = require_int(s.start, "how often this loop runs", s.span);
+    const int64_t stop = require_int(s.stop, "how often this loop runs", s.span);
+    const int64_t step = require_int(s.step, "how often this loop runs", s.span);
+    if (step == 0) refuse("a loop with step 0", use_site(s.step, s.span), "use a non-zero step");
     std::vector<Value> carried;
     for (auto& a : s.iter_args) carried.push_back(eval(a->init));
     // pl.parallel: every iteration sees the loop-entry value of a TaskId slot carry and

@@ -178,8 +178,9 @@ def test_data_dependent_programs_are_refused_with_their_location(golden, line):
 def test_scalar_condition_needs_its_value():
     from codegen_test_util import GOLDEN_DIR, load_single_program
     compiled = pypto.compile(load_single_program(os.path.join(GOLDEN_DIR, "if_else", "program.py")))
-    with pytest.raises(StaticGraphError, match=r"'condition' is known only when the program runs.*program\.py:\d+:\d+"):
+    with pytest.raises(StaticGraphError, match=r"'condition' is known only when the program runs.*program\.py:\d+:\d+") as info:
         compiled.task_graph(static=True)
+    assert "if " in info.value.source_line, str(info.value)   # the branch, not the parameter's declaration
     taken = compiled.task_graph(static=True, condition=1)
     with pytest.raises(StaticGraphError, match=r"scalar conditon=1: main has no scalar parameter conditon "
                                                r"\(its scalar parameters: condition\)"):
@@ -236,7 +237,9 @@ def test_cli_static_graph_refusal_reads_pypto_error_once(tmp_path, capsys):
     assert cli.main(["graph", str(src), "--static", "-o", str(tmp_path / "g.dot")]) == 2
     err = capsys.readouterr().err
     assert err.startswith("pypto: error: no static task graph: 'n' is known only when the program runs"), err
-    assert "error: error:" not in err and "loop_n.py:" in err, err
+    assert "error: error:" not in err, err
+    # ... and it pointed at n's declaration (line 12), not at the loop it is about.
+    assert "loop_n.py:14:" in err and "for i in pl.range(n):" in err, err
 
 
 def _host_programs():
