@@ -161,6 +161,8 @@ class HostProgram:
 
     # Each in-process chip's workers when a call names none: the runtime's own default.
     DEFAULT_CHIP_WORKERS = (1, 2)
+    # In-process chips are threads (L3Options' bound, runtime/src/options_check.h).
+    MAX_INPROCESS_CHIPS = 4096
 
     def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
                  aiv_workers: Optional[int] = None, **kwargs):
@@ -181,6 +183,10 @@ class HostProgram:
         if not isinstance(chips, int) or isinstance(chips, bool) or not 1 <= chips <= 0xFFFFFFFF:
             raise ArgumentValueError("HostProgram.chips must be a positive integer, got %r" % (chips,),
                                      help="e.g. prog.chips = 2 (or host.compile_host(..., chips=2))")
+        if self.transport != "mpi" and chips > self.MAX_INPROCESS_CHIPS:   # threads were started until one failed
+            raise ArgumentValueError("HostProgram.chips %d is more than the in-process transport's %d (each chip is a "
+                                     "thread of this process)" % (chips, self.MAX_INPROCESS_CHIPS),
+                                     help="use fewer chips, or distributed='mpi' to run them as MPI ranks")
         if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
             raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
                                      "their runtime's default workers (1 AIC + 2 AIV)",

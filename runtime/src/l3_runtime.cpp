@@ -501,6 +501,7 @@ thread_local L3Runtime::Impl* t_current = nullptr;
 
 const L3Options& checked_options(const L3Options& o) {
   detail::check_clusters(o.chip_options_, "L3Options::chip_options");
+  if (!o.transport_) detail::check_inprocess_chips(o.chips_);
   return o;
 }
 }  // namespace

@@ -23,4 +23,17 @@ inline void check_clusters(const RuntimeOptions& o, const char* what) {
                               std::to_string(pairs) + " (0 = min(aic, aiv)) or add workers");
 }
 
+// In-process chips are threads of this process, each with its own Runtime once used: the bound
+// of RuntimeOptions' worker counts. Above it (up to 2^32 - 1 could be asked for) threads were
+// started until the system refused one, and the run failed as "Resource temporarily
+// unavailable"; 0 chips had no thread to run a next-level task.
+constexpr uint32_t kMaxInProcessChips = 4096;
+
+inline void check_inprocess_chips(uint32_t chips) {
+  if (chips >= 1 && chips <= kMaxInProcessChips) return;
+  throw std::invalid_argument("L3Options: chips " + std::to_string(chips) + " is out of range 1.." +
+                              std::to_string(kMaxInProcessChips) +
+                              " for the in-process transport (each chip is a thread of this process)");
+}
+
 }  // namespace pto2::detail

@@ -398,6 +398,20 @@ TEST(L3Runtime, ChipClustersAboveWorkerPairsAreRefused) {
   }
 }
 
+// In-process chips are threads: 0 (no thread to run a task) and more than 4096 (threads were
+// started until the system refused one) are refused when the L3Runtime is built.
+TEST(L3Runtime, InProcessChipsOutOfRangeAreRefused) {
+  for (uint32_t chips : {0u, 4097u}) {  // UINT32_MAX: an EarlyQueue per chip ran out of memory first
+    try {
+      pto2::L3Runtime l3(pto2::L3Options{}.chips(chips).chip_options(workers(1)));
+      ADD_FAILURE() << chips << " chips accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "L3Options: chips " + std::to_string(chips) + " is out of range 1..4096 for "
+                                       "the in-process transport (each chip is a thread of this process)");
+    }
+  }
+}
+
 TEST(L3Runtime, PerTargetKernelTables) {
   Watchdog wd(60);
   pto2::L3Runtime l3(two_chips());

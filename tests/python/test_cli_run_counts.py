@@ -28,6 +28,7 @@ def _err(capsys):
     (["--aiv-workers", str(2 ** 32)], "--aiv-workers must be at most 4294967295, got 4294967296"),
     (["--aic-workers", "0", "--aiv-workers", "0"], "--aic-workers 0 --aiv-workers 0: no worker would run a task"),
     (["--chips", "0"], "--chips must be at least 1, got 0"),
+    (["--chips", "4097"], "--chips must be at most 4096 for in-process chips (each is a thread), got 4097"),
     (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
 ])
 def test_bad_count_is_refused_before_compiling(capsys, monkeypatch, flags, message):

@@ -162,6 +162,10 @@ def _check_count_flags(args) -> None:
         raise CliError("--aic-workers 0 --aiv-workers 0: no worker would run a task; give at least one worker")
     if args.chips is not None and args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
+    if args.chips is not None and args.chips > 4096 and not getattr(args, "mpi", False):
+        # HostProgram.MAX_INPROCESS_CHIPS: a thread each; more were started until one failed
+        raise CliError("--chips must be at most 4096 for in-process chips (each is a thread), got %d; with --mpi "
+                       "they are MPI ranks" % args.chips)
     if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
         raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
                        "HOST-level entry) or leave --mpi-args out")
