@@ -315,6 +315,28 @@ def mpi_world() -> Optional[Tuple[int, int]]:
     return (int(r), int(n)) if r is not None and n is not None else None
 
 
+def l3_task_timeout() -> float:
+    """Seconds rank 0 of an MPI run waits for a next-level task's completion before failing it:
+    ``$PYPTO_L3_TASK_TIMEOUT_S`` (unset or empty: 120), a positive finite number of seconds.
+    Anything else is a PyptoError naming the variable: text was a ValueError traceback on every
+    rank, and 0 or a negative value failed every task 'within 0 s (the rank died, hangs, or the
+    message was lost)', blaming a healthy rank."""
+    import math
+
+    from pypto.errors import PyptoError
+    text = os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "")
+    if not text.strip():
+        return 120.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise PyptoError("PYPTO_L3_TASK_TIMEOUT_S=%r is not a timeout: it must be a positive number of seconds"
+                         % text, help="e.g. PYPTO_L3_TASK_TIMEOUT_S=300, or unset it for the default (120)")
+    return value
+
+
 class _Mpi:
     """libpto2_mpi, loaded and initialised once per process (through ``pypto._core.program_abi``,
     typed by pto_l3_mpi.h: no ctypes mirror of its entry points)."""
@@ -326,6 +348,7 @@ class _Mpi:
         from pypto._core import program_abi
         from pypto.errors import PyptoError
         from pypto.runtime import library_path
+        self.timeout = l3_task_timeout()   # before MPI starts: a bad value fails every rank alike
         path = os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so")
         if not os.path.isfile(path):
             raise PyptoError("distributed='mpi' needs libpto2_mpi.so, which this build of pypto lacks (%s): install "
@@ -334,7 +357,6 @@ class _Mpi:
         ok, self.rank, self.size, message = self.lib.init()
         if not ok:
             raise PyptoError("MPI initialisation failed: " + message)
-        self.timeout = float(os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "120"))
         self.programs: List = []
         self.transports: List[int] = []
         self.closed = False

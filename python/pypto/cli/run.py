@@ -282,6 +282,12 @@ def _launch_mpi(args) -> int:
     import subprocess
     import sys
 
+    from pypto.errors import PyptoError
+    from pypto.host import l3_task_timeout
+    try:   # refused once here, not by each of CHIPS+1 ranks
+        l3_task_timeout()
+    except PyptoError as e:
+        raise CliError("%s (%s)" % (e.message, e.help))
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
