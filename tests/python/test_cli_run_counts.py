@@ -116,3 +116,15 @@ def test_clusters_up_to_the_worker_pairs_run(capsys):
     assert cli.main(["run", VECTOR_ADD, "--aic-workers", "2", "--aiv-workers", "3", "--clusters", "2"]) == 0
     assert "(2 AIC + 3 AIV workers)" in capsys.readouterr().out
 
+
+def test_mpi_args_with_an_unbalanced_quote_is_a_usage_error(capsys, monkeypatch):
+    # Was a ValueError traceback ('No closing quotation') from shlex.split.
+    import shutil
+    import subprocess
+    for k in [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_"))]:
+        monkeypatch.delenv(k)   # the launching process, not a rank
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("mpirun started"))
+    assert cli.main(["run", TWO_CHIPS, "--mpi", "--mpi-args='--mca btl"]) == 2
+    assert "--mpi-args \"'--mca btl\": no closing quotation (the arguments are split as a shell would); balance " \
+           "the quotes" in _err(capsys)

@@ -291,7 +291,12 @@ def _launch_mpi(args) -> int:
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
-    cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + shlex.split(args.mpi_args)
+    try:
+        extra = shlex.split(args.mpi_args)
+    except ValueError as e:   # an unbalanced quote: was a ValueError traceback
+        raise CliError("--mpi-args %r: %s (the arguments are split as a shell would); balance the quotes"
+                       % (args.mpi_args, str(e).lower()))
+    cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + extra
     env = dict(os.environ)
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")
