@@ -29,6 +29,7 @@ import difflib
 import json
 import os
 import random
+import re
 import select
 import subprocess
 import sys
@@ -337,7 +338,13 @@ def _classify_exception(e) -> tuple[str, str]:
     if type(e).__name__ == "BuildError":
         return "bad-cxx", msg
     if isinstance(e, PyptoError):
-        return ("located" if getattr(e, "line", 0) else "unlocated"), msg
+        # A run-time failure names the task's DSL line in its message ("task #2 (AIV kernel 'k')
+        # submitted at prog.py:16 ... failed: load of tensor 'x' out of bounds ..."): located.
+        # (Seed 777 mutant 1050, a literal offset 16 -> 17 reaching a load, was counted unlocated.)
+        if getattr(e, "line", 0) or (type(e).__name__ in ("RunError", "RaceError")
+                                     and re.search(r" submitted at [^ :]+\.py:\d+", msg)):
+            return "located", msg
+        return "unlocated", msg
     return "internal", msg
 
 

@@ -45,6 +45,12 @@ def test_outcomes_are_classified():
     from pypto.errors import InternalCompilerError, PyptoError
     assert fz._classify_exception(PyptoError("x", file="f.py", line=3, col=1))[0] == "located"
     assert fz._classify_exception(PyptoError("x"))[0] == "unlocated"
+    from pypto.runtime.loader import RunError
+    # A run-time failure naming the task's DSL line is located (seed 777 mutant 1050 was not).
+    assert fz._classify_exception(RunError(
+        "the run failed: task #2 (AIV kernel 'write_rows' (id 0)) submitted at mutant_777_1050.py:16 block 0/1 on the "
+        "orchestrator thread (helping) failed: load of tensor 'x' out of bounds on axis 0"))[0] == "located"
+    assert fz._classify_exception(RunError("the run failed: deadlock"))[0] == "unlocated"
     assert fz._classify_exception(InternalCompilerError("x"))[0] == "internal"
     assert fz._classify_exception(TypeError("x"))[0] == "internal"
 
