@@ -29,6 +29,7 @@ import difflib
 import json
 import os
 import random
+import re
 import select
 import subprocess
 import sys
@@ -71,6 +72,7 @@ DTYPES = ["FP32", "FP16", "BF16", "INT32", "INT64", "INT8", "UINT8", "BOOL", "IN
 NAMES = ["thread_local", "constexpr", "decltype", "noexcept", "export", "mutable", "NULL", "errno",
          "INT64_MIN", "INFINITY", "count", "table", "main", "std", "Tensor", "ctx", "orch_args", "EOF",
          "k" * 300, "x_2", "__x", "_"]
+LAYOUTS = ["strided", "fortran", "reversed", "readonly"]
 INTS = [0, 1, -1, 2, 3, 7, 16, 17, 255, 1 << 31, (1 << 32) + 1, (1 << 63), -(1 << 63), 10 ** 6]
 DIRECTIONS = ["Out", "InOut", "In"]
 
@@ -98,6 +100,7 @@ class Mutator:
 
     def __init__(self, rng: random.Random):
         self.rng = rng
+        self.variant = None   # how call_variant calls the program (None: the plain call)
 
     def int_constant(self, cls):
         ns = [n for n in _nodes(cls, ast.Constant) if type(n.value) is int]
@@ -296,13 +299,24 @@ class Mutator:
         body[i] = w
         return f"[preserving] loop at line {w.body[0].lineno} wrapped in `with pl.scope():`"
 
+    def call_variant(self, cls):
+        """The program unchanged, called differently: its In arrays laid out otherwise (strided,
+        Fortran-order, negative-stride or read-only views of the same values), other worker
+        counts, the race checker on (a race-free original must pass it). The outputs must equal
+        the plain call's; the text mutations never varied the call."""
+        self.variant = {"layout": self.rng.choice(LAYOUTS), "workers": self.rng.choice([(1, 1), (1, 3), (3, 1)]),
+                        "race_check": self.rng.random() < 0.5}
+        return "[preserving] called with In arrays %s, %d AIC + %d AIV workers%s" % (
+            self.variant["layout"], *self.variant["workers"], ", race check on" if self.variant["race_check"] else "")
+
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
                 "deps", "delete_stmt")
-    PRESERVING = ("rename_fresh", "wrap_scope")
+    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant")
 
 
 def make_mutant(programs, seed: int, index: int):
-    """(source name, original text, mutated text, description, preserving) of mutant `index`."""
+    """(source name, original text, mutated text, description, preserving, call variant) of
+    mutant `index`; the variant (call_variant's; else None) says how to call it."""
     rng = random.Random(seed * 1_000_003 + index)
     name, text = programs[rng.randrange(len(programs))]
     m = Mutator(rng)
@@ -321,10 +335,10 @@ def make_mutant(programs, seed: int, index: int):
             if d2:
                 desc += "; " + d2
         try:
-            return name, text, ast.unparse(tree) + "\n", desc, preserving
+            return name, text, ast.unparse(tree) + "\n", desc, preserving, m.variant
         except Exception:  # noqa: BLE001 - an unprintable tree: try another mutation
             continue
-    return name, text, text, "(no mutation applied)", False
+    return name, text, text, "(no mutation applied)", False, None
 
 
 # -- the worker: runs in a subprocess, one JSON line in, one JSON line out ----------------------
@@ -337,8 +351,34 @@ def _classify_exception(e) -> tuple[str, str]:
     if type(e).__name__ == "BuildError":
         return "bad-cxx", msg
     if isinstance(e, PyptoError):
-        return ("located" if getattr(e, "line", 0) else "unlocated"), msg
+        # A run-time failure names the task's DSL line in its message ("task #2 (AIV kernel 'k')
+        # submitted at prog.py:16 ... failed: load of tensor 'x' out of bounds ..."): located.
+        # (Seed 777 mutant 1050, a literal offset 16 -> 17 reaching a load, was counted unlocated.)
+        if getattr(e, "line", 0) or (type(e).__name__ in ("RunError", "RaceError")
+                                     and re.search(r" submitted at [^ :]+\.py:\d+", msg)):
+            return "located", msg
+        return "unlocated", msg
     return "internal", msg
+
+
+def relayout(a, how: str):
+    """The values of array `a` in another memory layout (call_variant): a view of every other
+    element of a buffer twice as wide ("strided"), a Fortran-order copy, a negative-stride view
+    of a reversed copy ("reversed"), or a read-only copy. Scalars and 0-d arrays are unchanged."""
+    import numpy as np
+    if not isinstance(a, np.ndarray) or a.ndim == 0:
+        return a
+    if how == "strided":
+        wide = np.zeros(a.shape[:-1] + (a.shape[-1] * 2,), a.dtype)
+        wide[..., ::2] = a
+        return wide[..., ::2]
+    if how == "fortran":
+        return np.asfortranarray(a)
+    if how == "reversed":
+        return np.ascontiguousarray(a[::-1])[::-1]
+    ro = a.copy()
+    ro.setflags(write=False)
+    return ro
 
 
 def _digest(arrays) -> list:
@@ -375,8 +415,13 @@ def work_one(job) -> dict:
                 if isinstance(d, str) and not d.isdigit():
                     dims[d] = 16
         args = c.random_inputs(seed=job["input_seed"], dims=dims)
+        variant = job.get("variant") or {}
+        if variant.get("layout"):
+            args = [relayout(a, variant["layout"]) if getattr(p, "direction", "In") == "In" else a
+                    for a, p in zip(args, c.params)]
+        aic, aiv = variant.get("workers", (2, 4))
         _phase("run")
-        c(*args, aic_workers=2, aiv_workers=4)
+        c(*args, aic_workers=aic, aiv_workers=aiv, race_check=bool(variant.get("race_check")))
         c.close() if hasattr(c, "close") else None
         outs = [a for a, p in zip(args, c.params) if getattr(p, "direction", "In") in ("Out", "InOut")]
         return {"outcome": "ran", "detail": "ran", "digest": _digest(outs)}
@@ -490,10 +535,10 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
     t0 = time.time()
     try:
         for i in indices:
-            name, text, mutated, desc, preserving = make_mutant(programs, seed, i)
+            name, text, mutated, desc, preserving, variant = make_mutant(programs, seed, i)
             compare = preserving and compare_every > 0 and i % compare_every == 0
             run = compare or (run_every > 0 and i % run_every == 0) or only is not None
-            job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i}
+            job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i, "variant": variant}
             res = worker.run(job, timeout)
             outcome = res["outcome"]
             if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:

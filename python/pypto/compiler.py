@@ -37,7 +37,7 @@ from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import probe_writable, resolve_trace_path
-from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, default_workers
+from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, clusters_problem, default_workers
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -274,7 +274,8 @@ class CompiledProgram:
         for scalars. Worker counts default to ``default_workers``: for a program whose kernels all
         run on one core type, CPUs - 1 workers of that type (at least 1) and none of the other (the
         orchestrating thread runs tasks too while it waits); else 1 AIC and 2 AIV
-        (``pypto.runtime.worker_defaults``). ``clusters`` 0 = min(aic, aiv).
+        (``pypto.runtime.worker_defaults``). ``clusters`` 0 = min(aic, aiv); more is an
+        ArgumentValueError.
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
         when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
         writes the run's task graph as Graphviz DOT (see ``task_graph``). ``race_check=True`` (or
@@ -316,6 +317,10 @@ class CompiledProgram:
         aiv = aiv_workers if aiv_workers is not None else self.default_workers[1]
         if aic_workers == 0 or aiv_workers == 0:
             check_worker_counts(self.kernels, aic, aiv)
+        if clusters:
+            problem = clusters_problem(clusters, aic, aiv)
+            if problem:
+                raise ArgumentValueError(problem)
         config = (aic, aiv, clusters if clusters is not None else 0, trace is not None, task_ring_size or 0, memory_limit or 0)
         with self._lock:
             rt = self._runtime

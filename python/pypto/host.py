@@ -161,6 +161,8 @@ class HostProgram:
 
     # Each in-process chip's workers when a call names none: the runtime's own default.
     DEFAULT_CHIP_WORKERS = (1, 2)
+    # In-process chips are threads (L3Options' bound, runtime/src/options_check.h).
+    MAX_INPROCESS_CHIPS = 4096
 
     def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
                  aiv_workers: Optional[int] = None, **kwargs):
@@ -181,6 +183,10 @@ class HostProgram:
         if not isinstance(chips, int) or isinstance(chips, bool) or not 1 <= chips <= 0xFFFFFFFF:
             raise ArgumentValueError("HostProgram.chips must be a positive integer, got %r" % (chips,),
                                      help="e.g. prog.chips = 2 (or host.compile_host(..., chips=2))")
+        if self.transport != "mpi" and chips > self.MAX_INPROCESS_CHIPS:   # threads were started until one failed
+            raise ArgumentValueError("HostProgram.chips %d is more than the in-process transport's %d (each chip is a "
+                                     "thread of this process)" % (chips, self.MAX_INPROCESS_CHIPS),
+                                     help="use fewer chips, or distributed='mpi' to run them as MPI ranks")
         if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
             raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
                                      "their runtime's default workers (1 AIC + 2 AIV)",
@@ -309,6 +315,28 @@ def mpi_world() -> Optional[Tuple[int, int]]:
     return (int(r), int(n)) if r is not None and n is not None else None
 
 
+def l3_task_timeout() -> float:
+    """Seconds rank 0 of an MPI run waits for a next-level task's completion before failing it:
+    ``$PYPTO_L3_TASK_TIMEOUT_S`` (unset or empty: 120), a positive finite number of seconds.
+    Anything else is a PyptoError naming the variable: text was a ValueError traceback on every
+    rank, and 0 or a negative value failed every task 'within 0 s (the rank died, hangs, or the
+    message was lost)', blaming a healthy rank."""
+    import math
+
+    from pypto.errors import PyptoError
+    text = os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "")
+    if not text.strip():
+        return 120.0
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise PyptoError("PYPTO_L3_TASK_TIMEOUT_S=%r is not a timeout: it must be a positive number of seconds"
+                         % text, help="e.g. PYPTO_L3_TASK_TIMEOUT_S=300, or unset it for the default (120)")
+    return value
+
+
 class _Mpi:
     """libpto2_mpi, loaded and initialised once per process (through ``pypto._core.program_abi``,
     typed by pto_l3_mpi.h: no ctypes mirror of its entry points)."""
@@ -320,6 +348,7 @@ class _Mpi:
         from pypto._core import program_abi
         from pypto.errors import PyptoError
         from pypto.runtime import library_path
+        self.timeout = l3_task_timeout()   # before MPI starts: a bad value fails every rank alike
         path = os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so")
         if not os.path.isfile(path):
             raise PyptoError("distributed='mpi' needs libpto2_mpi.so, which this build of pypto lacks (%s): install "
@@ -328,7 +357,6 @@ class _Mpi:
         ok, self.rank, self.size, message = self.lib.init()
         if not ok:
             raise PyptoError("MPI initialisation failed: " + message)
-        self.timeout = float(os.environ.get("PYPTO_L3_TASK_TIMEOUT_S", "120"))
         self.programs: List = []
         self.transports: List[int] = []
         self.closed = False

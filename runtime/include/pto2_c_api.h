@@ -48,7 +48,7 @@ typedef struct {
 } pto2_tensor_desc;
 
 typedef struct {
-  int32_t aic_workers, aiv_workers, clusters; /* clusters 0 = min(aic, aiv) */
+  int32_t aic_workers, aiv_workers, clusters; /* clusters 0 = min(aic, aiv); more is an error (2) */
   const char* trace_path;                      /* NULL = no trace */
 } pto2_run_options;
 
@@ -85,7 +85,7 @@ int32_t pto2_abi_version(void);
  * A runtime handle is used by one thread at a time (runs serialise anyway). */
 
 typedef struct {
-  uint32_t aic_workers, aiv_workers, clusters; /* clusters 0 = min(aic, aiv) */
+  uint32_t aic_workers, aiv_workers, clusters; /* clusters 0 = min(aic, aiv); more is an error */
   int32_t trace;                               /* nonzero: record a trace of each run */
   uint32_t task_ring_size;                     /* 0 = runtime default */
   uint64_t memory_limit;                       /* bytes of live intermediates; 0 = default */

@@ -28,6 +28,7 @@
 #include <unordered_map>
 
 #include "l3_inprocess.h"
+#include "options_check.h"
 #include "pto_l3_api.h"
 
 namespace pto2 {
@@ -497,9 +498,15 @@ struct L3Runtime::Impl : L3Executor {
 
 namespace {
 thread_local L3Runtime::Impl* t_current = nullptr;
+
+const L3Options& checked_options(const L3Options& o) {
+  detail::check_clusters(o.chip_options_, "L3Options::chip_options");
+  if (!o.transport_) detail::check_inprocess_chips(o.chips_);
+  return o;
+}
 }  // namespace
 
-L3Runtime::L3Runtime(const L3Options& options) : impl_(new Impl(options)) {
+L3Runtime::L3Runtime(const L3Options& options) : impl_(new Impl(checked_options(options))) {
   Impl& s = *impl_;
   if (s.options.transport_) {
     s.transport = s.options.transport_;

@@ -1,9 +1,17 @@
 // runtime.cpp — pto2::Runtime, the host API (a thin facade over Engine).
 #include "engine.h"
+#include "options_check.h"
 
 namespace pto2 {
 
-Runtime::Runtime(const RuntimeOptions& options) : engine_(new detail::Engine(options)) {}
+namespace {
+const RuntimeOptions& checked_clusters(const RuntimeOptions& o) {
+  detail::check_clusters(o, "RuntimeOptions");
+  return o;
+}
+}  // namespace
+
+Runtime::Runtime(const RuntimeOptions& options) : engine_(new detail::Engine(checked_clusters(options))) {}
 Runtime::~Runtime() = default;
 
 Runtime& Runtime::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {

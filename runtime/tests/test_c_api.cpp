@@ -107,6 +107,13 @@ TEST(CApi, CreateRefusesBadConfigAndKernels) {
   EXPECT_NE(std::string(err).find("pto2_run: kernel 0 ('add', id 1) has core_type 7"), std::string::npos) << err;
   EXPECT_EQ(pto2_run(entry, aiv, 1, nullptr, 0, nullptr, 0, &none_opts, nullptr, err, sizeof err), 2);
   EXPECT_NE(std::string(err).find("pto2_run: 0 AIC and 0 AIV workers"), std::string::npos) << err;
+  // More clusters than worker pairs (was capped silently), by both entry points.
+  pto2_runtime_config too_many = {1, 2, 4, 0, 0, 0};
+  EXPECT_NE(refused(&too_many, aiv, "clusters").find("RuntimeOptions: clusters 4 is more than "
+                                                     "min(aic_workers 1, aiv_workers 2) = 1"), std::string::npos) << err;
+  pto2_run_options clusters_opts = {1, 2, 4, nullptr};
+  EXPECT_EQ(pto2_run(entry, aiv, 1, nullptr, 0, nullptr, 0, &clusters_opts, nullptr, err, sizeof err), 2);
+  EXPECT_NE(std::string(err).find("pto2_run: RuntimeOptions: clusters 4 is more than"), std::string::npos) << err;
   // A good config still creates, and leaves an empty message.
   void* rt = pto2_runtime_create(&ok, aiv, 1, err, sizeof err);
   ASSERT_NE(rt, nullptr) << err;

@@ -385,6 +385,33 @@ void host_per_target_kernels(const ChipStorageTaskArgs& a) {
   }
 }
 
+// Chip runtimes are created on first use: chip options with more clusters than worker pairs are
+// refused when the L3Runtime is built (they were capped silently).
+TEST(L3Runtime, ChipClustersAboveWorkerPairsAreRefused) {
+  try {
+    pto2::L3Runtime l3(
+        pto2::L3Options{}.chips(2).chip_options(pto2::RuntimeOptions{}.aic_workers(1).aiv_workers(2).clusters(3)));
+    ADD_FAILURE() << "accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("L3Options::chip_options: clusters 3 is more than min(aic_workers 1, "
+                                         "aiv_workers 2) = 1"), std::string::npos) << e.what();
+  }
+}
+
+// In-process chips are threads: 0 (no thread to run a task) and more than 4096 (threads were
+// started until the system refused one) are refused when the L3Runtime is built.
+TEST(L3Runtime, InProcessChipsOutOfRangeAreRefused) {
+  for (uint32_t chips : {0u, 4097u}) {  // UINT32_MAX: an EarlyQueue per chip ran out of memory first
+    try {
+      pto2::L3Runtime l3(pto2::L3Options{}.chips(chips).chip_options(workers(1)));
+      ADD_FAILURE() << chips << " chips accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "L3Options: chips " + std::to_string(chips) + " is out of range 1..4096 for "
+                                       "the in-process transport (each chip is a thread of this process)");
+    }
+  }
+}
+
 TEST(L3Runtime, PerTargetKernelTables) {
   Watchdog wd(60);
   pto2::L3Runtime l3(two_chips());

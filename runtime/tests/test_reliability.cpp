@@ -98,6 +98,26 @@ TEST(Reliability, OptionsOutOfRangeAreRefused) {
   EXPECT_THROW(pto2::Runtime(pto2::RuntimeOptions{}.aic_workers(UINT32_MAX)), std::invalid_argument);
 }
 
+// More clusters than AIC+AIV worker pairs were capped silently (4 on 1 AIC + 2 AIV workers ran
+// 1); the constructor refuses them naming the numbers. min(aic, aiv) itself and 0 still build.
+TEST(Reliability, ClustersAboveWorkerPairsAreRefused) {
+  auto message = [](const pto2::RuntimeOptions& o) -> std::string {
+    try {
+      pto2::Runtime rt(o);
+    } catch (const std::invalid_argument& e) {
+      return e.what();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(message(pto2::RuntimeOptions{}.aic_workers(1).aiv_workers(2).clusters(4)),
+            "RuntimeOptions: clusters 4 is more than min(aic_workers 1, aiv_workers 2) = 1 (a cluster pairs one AIC "
+            "and one AIV worker); set clusters to at most 1 (0 = min(aic, aiv)) or add workers");
+  EXPECT_NE(message(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(3).clusters(1)).find("= 0 (a cluster"),
+            std::string::npos);
+  EXPECT_EQ(message(pto2::RuntimeOptions{}.aic_workers(2).aiv_workers(3).clusters(2)), "accepted");
+  EXPECT_EQ(message(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(3).clusters(0)), "accepted");
+}
+
 // A runaway orchestration (it never stops submitting) is stopped by cancel() from another
 // thread within a second; the runtime then runs the next program normally.
 TEST(Reliability, CancelStopsARunawayRun) {

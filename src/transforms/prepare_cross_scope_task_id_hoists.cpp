@@ -413,6 +413,11 @@ class Hoister {
     std::vector<StmtPtr> fills;
     for (const std::string& t : carried) {
       ExprPtr last = inner.at(t);
+      // A loop carrying the slots as an array yields the array, not the fence a pl.parallel
+      // inside it put them behind (the fence is one TaskId: the verifier refused the loop,
+      // "loop-carried TaskId ... is an array here but its next value is one TaskId").
+      if (carry_ia_.at({&f, t})->type->is<ArrayType>() && !last->type->is<ArrayType>())
+        if (auto a = fenced_array_.find(last.get()); a != fenced_array_.end()) last = a->second;
       if (std::find(slot_tasks.begin(), slot_tasks.end(), t) != slot_tasks.end()) {
         // slot[i] = this iteration's id (the loop runs i = 0, 1, ..., N - 1: range_slots_ok).
         const IterArgPtr& ia = std::static_pointer_cast<const IterArg>(carry_ia_.at({&f, t}));
@@ -441,6 +446,7 @@ class Hoister {
         Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{rv}}};
         barriers.push_back(AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
         visible[t] = fence;
+        fenced_array_[fence.get()] = rv;
       }
     }
     if (!yields.empty()) body = append_yield(body, yields, f.span);
@@ -471,6 +477,7 @@ class Hoister {
   std::map<std::string, ExprPtr> slots_rv_;
   std::set<std::string> named_whole_;                  // producers some placeholder names without slot=            // producer -> its slot loop's array (after it)   // producer -> the pl.range whose every id is kept
   std::map<std::pair<const Stmt*, std::string>, ExprPtr> carry_ia_;
+  std::map<const Expr*, ExprPtr> fenced_array_;        // a phase fence -> the ids it stands for
   std::map<const Var*, ExprPtr> resolved_;
 };
 

@@ -31,6 +31,14 @@ namespace {
 
 const char* kUseExecuted = "use the executed graph instead: task_graph(...) with arguments, or pypto graph without --static";
 
+// The interpreter's bounds: loop iterations in all, and nodes. A loop count the user gives
+// (--scalar n=100000000000) was followed iteration by iteration: the process grew until the
+// kernel killed it, and Ctrl-C cannot stop a C++ loop.
+constexpr uint64_t kMaxLoopIterations = 10'000'000;
+constexpr size_t kMaxNodes = 200'000;   // twice the 100,000-task runs whose executed graph is drawn
+const char* kSmallerValues = "give smaller values (pypto graph --static --scalar / --dim, task_graph(static=True, ...)), "
+                             "or run a smaller problem and draw its executed graph";
+
 // ---------------------------------------------------------------- tensor views (region.cpp)
 
 // A view of a storage, in elements: what Region::of computes from a Tensor.
@@ -354,19 +362,26 @@ class Interpreter {
     throw UserError("no static task graph: " + what, span, help);
   }
 
-  int64_t require_int(const ExprPtr& e, const std::string& role) {
-    Value v = eval(e);
-    if (v.kind == Value::Kind::Unknown) refuse(v.why + ", and it decides " + role, e->span, v.help);
-    if (v.kind == Value::Kind::Int) return v.i;
-    if (v.kind == Value::Kind::Float) return static_cast<int64_t>(v.f);
-    refuse(role + " is not a number", e->span, kUseExecuted);
+  // Where a refusal about `e` points: a variable's span is where it was defined (a scalar
+  // parameter's declaration, which the refusal pointed at), so one about a variable points at
+  // `use`, the statement or call that needs its value.
+  static const Span& use_site(const ExprPtr& e, const Span& use) {
+    return e->is<Var>() || e->is<IterArg>() ? use : e->span;
   }
 
-  std::vector<int64_t> require_ints(const ExprPtr& e, const std::string& role) {
+  int64_t require_int(const ExprPtr& e, const std::string& role, const Span& use) {
+    Value v = eval(e);
+    if (v.kind == Value::Kind::Unknown) refuse(v.why + ", and it decides " + role, use_site(e, use), v.help);
+    if (v.kind == Value::Kind::Int) return v.i;
+    if (v.kind == Value::Kind::Float) return static_cast<int64_t>(v.f);
+    refuse(role + " is not a number", use_site(e, use), kUseExecuted);
+  }
+
+  std::vector<int64_t> require_ints(const ExprPtr& e, const std::string& role, const Span& use) {
     auto* t = e->as<MakeTuple>();
-    if (!t) refuse(role + " is not a list", e->span, kUseExecuted);
+    if (!t) refuse(role + " is not a list", use_site(e, use), kUseExecuted);
     std::vector<int64_t> out;
-    for (auto& x : t->elements) out.push_back(require_int(x, role));
+    for (auto& x : t->elements) out.push_back(require_int(x, role, use));
     return out;
   }
 
@@ -518,8 +533,8 @@ class Interpreter {
     }
     if (op == "tensor.slice" || op == "tensor.view") {
       View v = view_arg(c.args.at(0), op);
-      std::vector<int64_t> shape = require_ints(c.args.at(1), "the shape of this view");
-      std::vector<int64_t> offs = c.args.size() > 2 ? require_ints(c.args[2], "the offset of this view")
+      std::vector<int64_t> shape = require_ints(c.args.at(1), "the shape of this view", c.span);
+      std::vector<int64_t> offs = c.args.size() > 2 ? require_ints(c.args[2], "the offset of this view", c.span)
                                                     : std::vector<int64_t>(shape.size(), 0);
       if (shape.size() != v.shape.size() || offs.size() != v.shape.size())
         refuse(op + " of another rank than its tensor", c.span, kUseExecuted);
@@ -539,7 +554,7 @@ class Interpreter {
     }
     if (op == "tensor.transpose") {
       View v = view_arg(c.args.at(0), op);
-      int64_t a = require_int(c.args.at(1), "the transposed axis"), b = require_int(c.args.at(2), "the transposed axis");
+      int64_t a = require_int(c.args.at(1), "the transposed axis", c.span), b = require_int(c.args.at(2), "the transposed axis", c.span);
       const int64_t rank = static_cast<int64_t>(v.shape.size());
       if (a < 0) a += rank;
       if (b < 0) b += rank;
@@ -555,7 +570,7 @@ class Interpreter {
       View v = view_arg(c.args.at(0), op);
       if (v.strides != row_major(v.shape))
         refuse("tensor.reshape of a view that is not contiguous (the run fails here)", c.span, "reshape a contiguous tensor");
-      v.shape = require_ints(c.args.at(1), "the shape of this reshape");
+      v.shape = require_ints(c.args.at(1), "the shape of this reshape", c.span);
       v.strides = row_major(v.shape);
       Value x;
       x.kind = Value::Kind::View;
@@ -565,15 +580,15 @@ class Interpreter {
     if (op == "tensor.assemble") return lookup_value(c.args.at(0));   // in place: the source is a view of the target
     if (op == "tensor.dim") {
       const View& v = view_arg(c.args.at(0), op);
-      int64_t axis = require_int(c.args.at(1), "the axis of tensor.dim");
+      int64_t axis = require_int(c.args.at(1), "the axis of tensor.dim", c.span);
       if (axis < 0) axis += static_cast<int64_t>(v.shape.size());
       if (axis < 0 || static_cast<size_t>(axis) >= v.shape.size()) refuse("tensor.dim of an axis out of range", c.span, kUseExecuted);
       return Value::num(v.shape[static_cast<size_t>(axis)]);
     }
     if (op == "tensor.read" || op == "tensor.write") {
       const View& v = view_arg(c.args.at(0), op);
-      std::vector<int64_t> idx = require_ints(c.args.at(1), "the element " + op + " accesses");
-      wait_for_element(v, idx);
+      std::vector<int64_t> idx = require_ints(c.args.at(1), "the element " + op + " accesses", c.span);
+      wait_for_element(v, idx, c.span);
       if (op == "tensor.write") return lookup_value(c.args.at(0));
       return Value::unknown("the value read by tensor.read at " + site_of(c.span) +
                                 " (a task's output, read while the program runs) is known only then",
@@ -594,7 +609,7 @@ class Interpreter {
         if (op == "array.get_element") return Value::unknown("an array element is known only when the program runs", kUseExecuted);
         return arr;
       }
-      int64_t k = require_int(c.args.at(1), "the slot of this array access");
+      int64_t k = require_int(c.args.at(1), "the slot of this array access", c.span);
       if (k < 0 || static_cast<size_t>(k) >= arr.slots.size()) refuse("array slot out of range", c.span, kUseExecuted);
       if (op == "array.get_element") {
         Value x = Value::ids(1);
@@ -609,8 +624,8 @@ class Interpreter {
 
   // get_tensor_data / set_tensor_data: a wait node after the element's writers and every
   // untracked writer so far, before every later node.
-  void wait_for_element(const View& v, const std::vector<int64_t>& idx) {
-    const int n = add_node(GraphNode::Kind::Wait);
+  void wait_for_element(const View& v, const std::vector<int64_t>& idx, const Span& where) {
+    const int n = add_node(GraphNode::Kind::Wait, where);
     if (idx.size() == v.shape.size()) {
       View e = v;
       for (size_t i = 0; i < idx.size(); ++i) {
@@ -626,7 +641,9 @@ class Interpreter {
     last_sync_ = n;
   }
 
-  int add_node(GraphNode::Kind kind) {
+  int add_node(GraphNode::Kind kind, const Span& where) {
+    if (nodes_.size() >= kMaxNodes)
+      refuse("the graph has more than " + std::to_string(kMaxNodes) + " nodes, more than it draws", where, kSmallerValues);
     GraphNode g;
     g.kind = kind;
     if (kind != GraphNode::Kind::Wait) g.task = ++tasks_;
@@ -648,7 +665,7 @@ class Interpreter {
     Value id = Value::ids(1);
     // Every edge invalid: not submitted (HOST: submit_barrier of no dependency never is).
     if ((host_ || !edges.empty()) && preds.empty()) return id;
-    const int n = add_node(GraphNode::Kind::Barrier);
+    const int n = add_node(GraphNode::Kind::Barrier, c.span);
     for (int p : preds) nodes_[static_cast<size_t>(n)].add_pred(p, kExplicitEdge);
     id.slots[0].insert(n);
     return id;
@@ -679,7 +696,7 @@ class Interpreter {
     if (host_) return next_level_task(e, f, callee, args, sub);
     if (!f || !(f->is_kernel() || f->type == FunctionType::Group))
       refuse("call of '" + callee + "': the static task graph follows kernel and Group calls only", e.span, kUseExecuted);
-    const int n = add_node(GraphNode::Kind::Task);
+    const int n = add_node(GraphNode::Kind::Task, e.span);
     {
       GraphNode& g = nodes_[static_cast<size_t>(n)];
       if (f->type == FunctionType::Group) {
@@ -763,7 +780,7 @@ class Interpreter {
                         const Submit* sub) {
     if (!f || f->type != FunctionType::Orchestration || f->level == Level::HOST)
       refuse("'" + callee + "' is not a chip-level orchestration: a HOST program submits those only", e.span, kUseExecuted);
-    const int n = add_node(GraphNode::Kind::Task);
+    const int n = add_node(GraphNode::Kind::Task, e.span);
     GraphNode& g = nodes_[static_cast<size_t>(n)];
     g.label = callee;
     g.core = "CHIP";
@@ -804,7 +821,7 @@ class Interpreter {
       auto* read = x->as<Call>();
       if (!read || !read->is_op || read->callee != "tensor.read") continue;
       View e = view_arg(read->args.at(0), "predicate");
-      std::vector<int64_t> idx = require_ints(read->args.at(1), "the element the predicate reads");
+      std::vector<int64_t> idx = require_ints(read->args.at(1), "the element the predicate reads", read->span);
       if (idx.size() != e.shape.size()) return;
       for (size_t i = 0; i < idx.size(); ++i) {
         e.offset += idx[i] * e.strides[i];
@@ -835,7 +852,7 @@ class Interpreter {
         case NodeKind::ForStmt: loop(*static_cast<const ForStmt*>(s.get())); break;
         case NodeKind::IfStmt: {
           auto* i = static_cast<const IfStmt*>(s.get());
-          const bool taken = require_int(i->cond, "which branch runs") != 0;
+          const bool taken = require_int(i->cond, "which branch runs", i->span) != 0;
           auto out = run(taken ? i->then_body : i->else_body);
           for (size_t k = 0; out && k < i->return_vars.size() && k < out->size(); ++k) env_[i->return_vars[k].get()] = (*out)[k];
           break;
@@ -860,11 +877,25 @@ class Interpreter {
     return std::nullopt;
   }
 
+  // Iterations of range(start, stop, step), step != 0, computed without overflow.
+  static uint64_t trip_count(int64_t start, int64_t stop, int64_t step) {
+    if (step > 0 ? start >= stop : start <= stop) return 0;
+    const __int128 span = step > 0 ? __int128(stop) - start : __int128(start) - stop;
+    const __int128 mag = step > 0 ? __int128(step) : -__int128(step);
+    return static_cast<uint64_t>((span + mag - 1) / mag);
+  }
+
   void loop(const ForStmt& s) {
-    const int64_t start = require_int(s.start, "how often this loop runs");
-    const int64_t stop = require_int(s.stop, "how often this loop runs");
-    const int64_t step = require_int(s.step, "how often this loop runs");
-    if (step == 0) refuse("a loop with step 0", s.step->span, "use a non-zero step");
+    const int64_t start = require_int(s.start, "how often this loop runs", s.span);
+    const int64_t stop = require_int(s.stop, "how often this loop runs", s.span);
+    const int64_t step = require_int(s.step, "how often this loop runs", s.span);
+    if (step == 0) refuse("a loop with step 0", use_site(s.step, s.span), "use a non-zero step");
+    const uint64_t trips = trip_count(start, stop, step);
+    if (trips > kMaxLoopIterations - iterations_)
+      refuse("this loop runs " + std::to_string(trips) + " times; the static task graph follows at most " +
+                 std::to_string(kMaxLoopIterations) + " loop iterations in all (" + std::to_string(iterations_) +
+                 " before this loop)", s.span, kSmallerValues);
+    iterations_ += trips;
     std::vector<Value> carried;
     for (auto& a : s.iter_args) carried.push_back(eval(a->init));
     // pl.parallel: every iteration sees the loop-entry value of a TaskId slot carry and
@@ -882,12 +913,12 @@ class Interpreter {
       slotted[k] = init;
     }
     const std::vector<Value> entry = carried;
-    for (int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
-      env_[s.loop_var.get()] = Value::num(i);
+    for (uint64_t trip = 0; trip < trips; ++trip) {   // by trips: i += step could pass INT64_MAX
+      env_[s.loop_var.get()] = Value::num(static_cast<int64_t>(__int128(start) + __int128(trip) * step));
       for (size_t k = 0; k < s.iter_args.size(); ++k) env_[s.iter_args[k].get()] = is_slotted[k] ? entry[k] : carried[k];
       auto out = run(s.body);
       if (!out) continue;
-      const size_t slot = static_cast<size_t>((i - start) / step);
+      const size_t slot = static_cast<size_t>(trip);
       for (size_t k = 0; k < out->size() && k < carried.size(); ++k) {
         if (is_slotted[k]) {
           if (slot < slotted[k].slots.size()) slotted[k].slots[slot] = (*out)[k].all_ids();
@@ -913,6 +944,7 @@ class Interpreter {
   int last_sync_ = -1;
   int tasks_ = 0;
   int next_storage_ = 0;
+  uint64_t iterations_ = 0;   // loop iterations interpreted (kMaxLoopIterations)
 };
 
 }  // namespace

@@ -80,3 +80,53 @@ def _manual_with_edges(seed):
     prepared = codegen.run_pipeline(auto_deps_fuzz.load(seed), analyze_auto_scopes_for_deps=True)
     v = prepared.get("main").attrs["auto_deps"]
     return v.startswith("manual:") and not v.endswith(" 0 edges")
+
+
+def test_parallel_fan_in_inside_a_loop_keeps_its_array_carry():
+    # fuzz_auto_deps --seed 24024 (program 24206), minimised: a pl.parallel fan-in inside a
+    # pl.range, read as a whole after it. The outer loop carried the fan-in's slots as an array
+    # but yielded the phase fence (one TaskId): "loop-carried TaskId 'acc_carry0' is an array
+    # here but its next value is one TaskId" at compile time, with the switch on.
+    import numpy as np
+
+    import pypto
+    import pypto.language as pl
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class FanInInLoop:
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.add(pl.load(c, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def init(self, a: pl.Tensor[[128, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[128, 16], pl.FP32]]) -> pl.Tensor[[128, 16], pl.FP32]:
+        c2 = pl.store(pl.load(a, [0, 0], [128, 16]), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[128, 16], pl.FP32],
+             y: pl.InOut[pl.Tensor[[128, 16], pl.FP32]]) -> pl.Tensor[[128, 16], pl.FP32]:
+        tmp = pl.create_tensor([128, 16], dtype=pl.FP32)
+        t0 = self.init(x, tmp)
+        for i1 in pl.range(3):
+            for i2 in pl.parallel(4):
+                v4 = pl.tensor.slice(tmp, [16, 16], [i2 * 16, 0])
+                r5 = self.acc(pl.tensor.slice(x, [16, 16], [i1 * 16, 0]), v4)
+            r10 = self.acc(pl.tensor.slice(tmp, [16, 16], [0, 0]), pl.tensor.slice(y, [16, 16], [i1 * 16, 0]))
+        return y
+'''
+    program = pl.parse_program(src, "fan_in_in_loop.py")
+    off = pypto.compile(program)
+    on = pypto.compile(program, analyze_auto_scopes_for_deps=True)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((128, 16)).astype(np.float32)
+    y = rng.standard_normal((128, 16)).astype(np.float32)
+    y_off, y_on = y.copy(), y.copy()
+    off(x, y_off, aiv_workers=3)
+    on(x, y_on, aiv_workers=3, race_check=True)
+    assert np.array_equal(y_off, y_on)

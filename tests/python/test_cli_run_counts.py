@@ -28,6 +28,7 @@ def _err(capsys):
     (["--aiv-workers", str(2 ** 32)], "--aiv-workers must be at most 4294967295, got 4294967296"),
     (["--aic-workers", "0", "--aiv-workers", "0"], "--aic-workers 0 --aiv-workers 0: no worker would run a task"),
     (["--chips", "0"], "--chips must be at least 1, got 0"),
+    (["--chips", "4097"], "--chips must be at most 4096 for in-process chips (each is a thread), got 4097"),
     (["--seed", "-1"], "--seed must be a non-negative integer, got -1"),
 ])
 def test_bad_count_is_refused_before_compiling(capsys, monkeypatch, flags, message):
@@ -96,3 +97,34 @@ def test_chips_of_a_host_entry_and_a_chip_target_of_it(capsys):
     assert "on 3 chips" in capsys.readouterr().out
     assert cli.main(["run", TWO_CHIPS, "--entry", "chip_combine", "--chips", "3"]) == 2   # a chip-level entry
     assert "TwoChips.chip_combine is a chip-level orchestration" in _err(capsys)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--aic-workers", "1", "--aiv-workers", "2", "--clusters", "4"],
+     "--clusters 4 is more than min(AIC workers 1, AIV workers 2) = 1 (a cluster pairs one AIC and one AIV worker); "
+     "give at most 1 (0 = min(aic, aiv)) or more workers (--aic-workers / --aiv-workers)"),
+    (["--clusters", "1"], "--clusters 1 is more than min(AIC workers 0, AIV workers "),   # vector_add's defaults
+])
+def test_clusters_above_the_worker_pairs_are_refused_before_building(capsys, monkeypatch, flags, message):
+    # Was capped silently: --clusters 4 on 1 AIC + 2 AIV workers ran with 1 cluster.
+    _no_build(monkeypatch)
+    assert cli.main(["run", VECTOR_ADD] + flags) == 2
+    assert message in _err(capsys)
+
+
+def test_clusters_up_to_the_worker_pairs_run(capsys):
+    assert cli.main(["run", VECTOR_ADD, "--aic-workers", "2", "--aiv-workers", "3", "--clusters", "2"]) == 0
+    assert "(2 AIC + 3 AIV workers)" in capsys.readouterr().out
+
+
+def test_mpi_args_with_an_unbalanced_quote_is_a_usage_error(capsys, monkeypatch):
+    # Was a ValueError traceback ('No closing quotation') from shlex.split.
+    import shutil
+    import subprocess
+    for k in [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_"))]:
+        monkeypatch.delenv(k)   # the launching process, not a rank
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("mpirun started"))
+    assert cli.main(["run", TWO_CHIPS, "--mpi", "--mpi-args='--mca btl"]) == 2
+    assert "--mpi-args \"'--mca btl\": no closing quotation (the arguments are split as a shell would); balance " \
+           "the quotes" in _err(capsys)

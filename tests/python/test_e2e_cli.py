@@ -149,6 +149,12 @@ def test_host_program_worker_counts_of_the_wrong_kind_are_refused():
         prog.chips = bad
         with pytest.raises(ArgumentValueError, match="HostProgram.chips must be a positive integer, got"):
             prog(*inputs)
+    # More in-process chips than threads the process may start: threads were started until one
+    # failed ('error: Resource temporarily unavailable'; 2^32 - 1 chips ran the machine short).
+    prog.chips = 4097
+    with pytest.raises(ArgumentValueError, match=r"HostProgram.chips 4097 is more than the in-process transport's "
+                                                 r"4096 \(each chip is a thread of this process\)"):
+        prog(*inputs)
     prog.chips = 3
     assert prog(*inputs).chips == 3
 

@@ -1,7 +1,9 @@
 """Fixed-seed smoke of the program fuzzer (scripts/fuzz.py; `make fuzz` runs 2,000 mutants).
 
 200 mutants of the example and spec programs: all parsed and code-generated, every 25th built
-and run, every 5th semantics-preserving one run next to its original and compared. Every
+and run, every 5th semantics-preserving one (a renamed local, a loop in a scope, or the same
+program called with differently laid out In arrays, other worker counts and the race checker on)
+run next to its original and compared. Every
 outcome must be "ran" or "located" (a PyptoError with file:line); a failure prints each finding
 with the command that reproduces it."""
 
@@ -40,11 +42,32 @@ def test_a_second_mutation_reads_nodes_the_first_made():
         fz.make_mutant(programs, 18, i)
 
 
+def test_call_variants_keep_the_values_and_change_the_layout():
+    # call_variant (semantics-preserving): In arrays in other layouts, other worker counts, the
+    # race checker on; the outputs are compared with the plain call's.
+    import numpy as np
+    fz = _fuzz_module()
+    a = np.arange(24, dtype=np.float32).reshape(4, 6)
+    for how, check in (("strided", lambda b: not b.flags.c_contiguous), ("fortran", lambda b: b.flags.f_contiguous),
+                       ("reversed", lambda b: b.strides[0] < 0), ("readonly", lambda b: not b.flags.writeable)):
+        b = fz.relayout(a, how)
+        assert check(b) and np.array_equal(a, b), how
+    programs = fz.load_programs()
+    variants = [v for v in (fz.make_mutant(programs, 3, i)[5] for i in range(400)) if v]
+    assert variants and {v["layout"] for v in variants} == set(fz.LAYOUTS)
+
+
 def test_outcomes_are_classified():
     fz = _fuzz_module()
     from pypto.errors import InternalCompilerError, PyptoError
     assert fz._classify_exception(PyptoError("x", file="f.py", line=3, col=1))[0] == "located"
     assert fz._classify_exception(PyptoError("x"))[0] == "unlocated"
+    from pypto.runtime.loader import RunError
+    # A run-time failure naming the task's DSL line is located (seed 777 mutant 1050 was not).
+    assert fz._classify_exception(RunError(
+        "the run failed: task #2 (AIV kernel 'write_rows' (id 0)) submitted at mutant_777_1050.py:16 block 0/1 on the "
+        "orchestrator thread (helping) failed: load of tensor 'x' out of bounds on axis 0"))[0] == "located"
+    assert fz._classify_exception(RunError("the run failed: deadlock"))[0] == "unlocated"
     assert fz._classify_exception(InternalCompilerError("x"))[0] == "internal"
     assert fz._classify_exception(TypeError("x"))[0] == "internal"
 

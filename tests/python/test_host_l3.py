@@ -5,6 +5,8 @@ a kernel directly, ops other than submits / control flow / TaskId values, non-HO
 (TaskId arrays and task_dummy barriers: test_host_l3_taskids.py).
 """
 
+import os
+import re
 import textwrap
 
 import pytest
@@ -157,3 +159,38 @@ def test_host_deps_lower_to_dep_waits():
     assert code.count("add_dep_wait") == 1              # None dropped; no edge for v (per-target chain)
     assert "submit_next_level(1, args_t2);" in code
     assert "(void)u;" in code and "(void)v;" in code    # unused handles
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "nan", "inf", "1e400"])
+def test_bad_l3_task_timeout_is_refused_naming_the_variable(monkeypatch, value):
+    # Under MPI: text was a ValueError traceback on every rank; 0 or a negative value failed every
+    # task as 'no completion message within 0 s (the rank died ...)'; nan never timed out.
+    monkeypatch.setenv("PYPTO_L3_TASK_TIMEOUT_S", value)
+    with pytest.raises(PyptoError, match=r"^error: PYPTO_L3_TASK_TIMEOUT_S='%s' is not a timeout: it must be a "
+                                         r"positive number of seconds" % re.escape(value)):
+        host.l3_task_timeout()
+
+
+@pytest.mark.parametrize("value, seconds", [(None, 120.0), ("", 120.0), ("2.5", 2.5), (" 300 ", 300.0)])
+def test_l3_task_timeout_values(monkeypatch, value, seconds):
+    if value is None:
+        monkeypatch.delenv("PYPTO_L3_TASK_TIMEOUT_S", raising=False)
+    else:
+        monkeypatch.setenv("PYPTO_L3_TASK_TIMEOUT_S", value)
+    assert host.l3_task_timeout() == seconds
+
+
+def test_pypto_run_mpi_refuses_a_bad_task_timeout_before_mpirun(monkeypatch, capsys):
+    import subprocess
+
+    from pypto import cli
+    for k in [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_"))]:
+        monkeypatch.delenv(k)   # the launching process, not a rank
+    monkeypatch.setenv("PYPTO_L3_TASK_TIMEOUT_S", "abc")
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("mpirun started despite the bad timeout"))
+    two_chips = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
+                             "examples", "two_chips.py")
+    assert cli.main(["run", two_chips, "--mpi"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pypto: error: PYPTO_L3_TASK_TIMEOUT_S='abc' is not a timeout"), err
+    assert "Traceback" not in err

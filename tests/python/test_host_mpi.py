@@ -190,3 +190,13 @@ def test_distributed_mpi_outside_mpirun_is_refused(monkeypatch):
         host.compile_host(host_cases._golden("host_basic"), distributed="mpi")
     with pytest.raises(PyptoError, match="expected None, 'inprocess' or 'mpi'"):
         host.compile_host(host_cases._golden("host_basic"), distributed="tcp")
+
+
+def test_bad_task_timeout_is_refused_on_every_rank():
+    # PYPTO_L3_TASK_TIMEOUT_S=0 failed every task 'within 0 s (the rank died, hangs, or the
+    # message was lost)', blaming a healthy rank; text was a ValueError traceback on every rank.
+    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, PYPTO_L3_TASK_TIMEOUT_S="0")
+    assert cp.stdout.count("ERROR chips: error: PYPTO_L3_TASK_TIMEOUT_S='0' is not a timeout: it must be a positive "
+                           "number of seconds") == 2, cp.stdout + cp.stderr
+    assert "within 0 s" not in cp.stdout + cp.stderr and "Traceback" not in cp.stderr, cp.stdout + cp.stderr
+    _no_leftovers()

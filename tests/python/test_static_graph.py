@@ -11,11 +11,13 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 import numpy as np
 import pytest
 
 import pypto
+import pypto.language as pl
 from pypto.static_graph import StaticGraphError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -177,8 +179,9 @@ def test_data_dependent_programs_are_refused_with_their_location(golden, line):
 def test_scalar_condition_needs_its_value():
     from codegen_test_util import GOLDEN_DIR, load_single_program
     compiled = pypto.compile(load_single_program(os.path.join(GOLDEN_DIR, "if_else", "program.py")))
-    with pytest.raises(StaticGraphError, match=r"'condition' is known only when the program runs.*program\.py:\d+:\d+"):
+    with pytest.raises(StaticGraphError, match=r"'condition' is known only when the program runs.*program\.py:\d+:\d+") as info:
         compiled.task_graph(static=True)
+    assert "if " in info.value.source_line, str(info.value)   # the branch, not the parameter's declaration
     taken = compiled.task_graph(static=True, condition=1)
     with pytest.raises(StaticGraphError, match=r"scalar conditon=1: main has no scalar parameter conditon "
                                                r"\(its scalar parameters: condition\)"):
@@ -208,6 +211,82 @@ def test_cli_static_graph_runs_nothing(tmp_path):
                          "--static", "--dim", "M=64", "-o", str(tmp_path / "d.dot")], capture_output=True, text=True,
                         timeout=300)
     assert ok.returncode == 0, ok.stdout + ok.stderr
+
+
+def test_cli_static_graph_refusal_reads_pypto_error_once(tmp_path, capsys):
+    # The located diagnostic was printed after CliError's prefix with its own "error: ":
+    # "pypto: error: error: no static task graph: 'n' is known only when the program runs ...".
+    from pypto import cli
+    src = tmp_path / "loop_n.py"
+    src.write_text(textwrap.dedent("""
+        import pypto.language as pl
+
+        @pl.program
+        class LoopN:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                c = pl.store(pl.load(a, [0], [16]), [0], c)
+                return c
+
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INT64],
+                     c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                for i in pl.range(n):
+                    c = self.k(a, c)
+                return c
+        """))
+    assert cli.main(["graph", str(src), "--static", "-o", str(tmp_path / "g.dot")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pypto: error: no static task graph: 'n' is known only when the program runs"), err
+    assert "error: error:" not in err, err
+    # ... and it pointed at n's declaration (line 12), not at the loop it is about.
+    assert "loop_n.py:14:" in err and "for i in pl.range(n):" in err, err
+
+
+STEPPED_LOOPS = """
+import pypto.language as pl
+
+@pl.program
+class Stepped:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        c = pl.store(pl.load(a, [0], [16]), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INT64], s: pl.Scalar[pl.INT64],
+             m: pl.Scalar[pl.INT64], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        for i in pl.range(0, n, s):
+            for j in pl.range(m):
+                c = self.k(a, c)
+        return c
+"""
+
+
+def _stepped(**scalars):
+    from pypto.static_graph import program_task_graph
+    return program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), scalars=scalars)[1]
+
+
+def test_static_graph_bounds_the_loops_it_follows():
+    # A loop count the user gives was followed iteration by iteration: --scalar n=100000000000
+    # grew the process until the kernel killed it (Ctrl-C cannot stop the C++ loop).
+    import time
+    t0 = time.time()
+    with pytest.raises(StaticGraphError, match=r"this loop runs 100000000000 times; the static task graph follows at "
+                                               r"most 10000000 loop iterations in all \(0 before this loop\)") as info:
+        _stepped(n=10 ** 11, s=1, m=1)
+    assert info.value.line == 14 and "give smaller values" in info.value.help, str(info.value)
+    # Nodes: 3 x 100,000 tasks are more than the graph draws; refused at the submission.
+    with pytest.raises(StaticGraphError, match=r"the graph has more than 200000 nodes, more than it draws") as info:
+        _stepped(n=3, s=1, m=100000)
+    assert info.value.line == 16, str(info.value)
+    assert time.time() - t0 < 120
+    # A step that takes the loop variable past INT64_MAX: two trips (the loop ran forever, i wrapping).
+    nodes, _ = _parse_dot(_stepped(n=2 ** 63 - 1, s=2 ** 62, m=1))
+    assert len(nodes) == 2
+    nodes, _ = _parse_dot(_stepped(n=-(2 ** 63), s=-(2 ** 62), m=3))   # 0, -2^62: two trips down
+    assert len(nodes) == 6
 
 
 def _host_programs():

@@ -111,3 +111,20 @@ def test_zero_workers_of_a_used_type_is_refused(mm, add):
     with pytest.raises(ArgumentValueError, match="aic_workers must be a positive integer, got -1"):
         mm(a, b, c, aic_workers=-1)
     assert not c.any()   # refused before running
+
+
+def test_clusters_above_the_worker_pairs_are_refused(mm):
+    # A cluster pairs one AIC and one AIV worker; more than min(aic, aiv) were capped silently
+    # (clusters=4 on 1 AIC + 2 AIV workers ran 1 cluster without a word).
+    a, b, c = _mm_args()
+    with pytest.raises(ArgumentValueError, match=r"clusters 4 is more than min\(aic_workers 1, aiv_workers 2\) = 1 "
+                                                 r"\(a cluster pairs one AIC and one AIV worker\); give at most 1 "
+                                                 r"\(0 = min\(aic, aiv\)\) or more workers$"):
+        mm(a, b, c, aic_workers=1, aiv_workers=2, clusters=4)
+    n = max(1, usable_cpus() - 1)
+    with pytest.raises(ArgumentValueError,
+                       match=r"clusters 1 is more than min\(aic_workers %d, aiv_workers 0\) = 0" % n):
+        mm(a, b, c, clusters=1)    # the default counts of an AIC-only program: no AIV worker to pair
+    assert not c.any()   # refused before running
+    mm(a, b, c, aic_workers=2, aiv_workers=2, clusters=2)   # min(aic, aiv) itself runs
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)

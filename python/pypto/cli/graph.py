@@ -95,7 +95,9 @@ def cmd_graph(args) -> int:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
         except StaticGraphError as e:
-            text = str(e)
+            # The located diagnostic without its own "error: " (CliError prints "pypto: error: "; it
+            # read "pypto: error: error: no static task graph ...").
+            text = str(e)[len("error: "):] if str(e).startswith("error: ") else str(e)
             if getattr(e, "message", "").startswith("scalar "):   # a --scalar the entry has no parameter for
                 raise CliError("--" + e.message)
             raise CliError(text if "no static task graph" in text else "no static task graph: %s" % text)

@@ -23,6 +23,7 @@ __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
 from pypto.cli.common import CliError, load_programs, parse_dims, reject_empty_paths, select_program
 from pypto.runtime.trace_path import probe_directory
+from pypto.runtime.worker_defaults import clusters_problem
 
 
 def checksum(arr: np.ndarray) -> str:
@@ -54,7 +55,8 @@ def add_run_parser(sub) -> None:
     p.add_argument("--aiv-workers", type=int, default=None,
                    help="AIV (vector) worker threads (default: the program's, CompiledProgram.default_workers; "
                         "of each chip for a HOST entry: 1 AIC + 2 AIV)")
-    p.add_argument("--clusters", type=int, default=0, help="cluster count (default 0 = min(aic, aiv))")
+    p.add_argument("--clusters", type=int, default=0,
+                   help="cluster count, at most min(aic, aiv) (default 0 = min(aic, aiv))")
     p.add_argument("--chips", type=int, default=None,   # None: not given (2); refused for a chip-level entry
                    help="chips of the L3 runtime, for a distributed HOST-level entry (default 2)")
     p.add_argument("--mpi", action="store_true",
@@ -122,7 +124,8 @@ def cmd_run(args) -> int:
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
                              distributed="mpi" if getattr(args, "mpi", False) else None,
                              analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False),
-                             _before_build=lambda kernels, defaults: _check_zero_workers(args, kernels, defaults))
+                             _before_build=lambda kernels, defaults: _check_zero_workers(args, kernels, defaults,
+                                                                                         chip_level))
     if isinstance(compiled, HostProgram):
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
@@ -159,19 +162,31 @@ def _check_count_flags(args) -> None:
         raise CliError("--aic-workers 0 --aiv-workers 0: no worker would run a task; give at least one worker")
     if args.chips is not None and args.chips < 1:
         raise CliError("--chips must be at least 1, got %d" % args.chips)
+    if args.chips is not None and args.chips > 4096 and not getattr(args, "mpi", False):
+        # HostProgram.MAX_INPROCESS_CHIPS: a thread each; more were started until one failed
+        raise CliError("--chips must be at most 4096 for in-process chips (each is a thread), got %d; with --mpi "
+                       "they are MPI ranks" % args.chips)
     if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
         raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
                        "HOST-level entry) or leave --mpi-args out")
 
 
-def _check_zero_workers(args, kernels, defaults) -> None:
-    """A worker flag of 0 for a core type some kernel runs on (called by pypto.compile after the
-    passes, before the C++ build: the kernels' core types are known then)."""
+def _check_zero_workers(args, kernels, defaults, chip_level=False) -> None:
+    """A worker flag of 0 for a core type some kernel runs on, and (chip-level) --clusters above
+    the AIC+AIV worker pairs (called by pypto.compile after the passes, before the C++ build: the
+    kernels' core types, hence the default counts, are known then)."""
     for flag, given, core in (("--aic-workers", args.aic_workers, "AIC"), ("--aiv-workers", args.aiv_workers, "AIV")):
         users = [k.name for k in kernels if k.core_type.name == core]
         if given == 0 and users:
             raise CliError("%s 0: kernel '%s' runs on %s workers; give at least 1 (or leave the flag out: the "
                            "default is %d AIC + %d AIV)" % (flag, users[0], core, defaults[0], defaults[1]))
+    if chip_level and args.clusters:
+        aic = args.aic_workers if args.aic_workers is not None else defaults[0]
+        aiv = args.aiv_workers if args.aiv_workers is not None else defaults[1]
+        problem = clusters_problem(args.clusters, aic, aiv, ("--clusters", "AIC workers", "AIV workers"),
+                                   "more workers (--aic-workers / --aiv-workers)")
+        if problem:
+            raise CliError(problem)
 
 
 def _save_and_check(args, params, inputs) -> int:
@@ -267,10 +282,21 @@ def _launch_mpi(args) -> int:
     import subprocess
     import sys
 
+    from pypto.errors import PyptoError
+    from pypto.host import l3_task_timeout
+    try:   # refused once here, not by each of CHIPS+1 ranks
+        l3_task_timeout()
+    except PyptoError as e:
+        raise CliError("%s (%s)" % (e.message, e.help))
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")
-    cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + shlex.split(args.mpi_args)
+    try:
+        extra = shlex.split(args.mpi_args)
+    except ValueError as e:   # an unbalanced quote: was a ValueError traceback
+        raise CliError("--mpi-args %r: %s (the arguments are split as a shell would); balance the quotes"
+                       % (args.mpi_args, str(e).lower()))
+    cmd = [mpirun, "-np", str(args.chips + 1), "--oversubscribe"] + extra
     env = dict(os.environ)
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # Open MPI refuses root without these
         env.setdefault("OMPI_ALLOW_RUN_AS_ROOT", "1")

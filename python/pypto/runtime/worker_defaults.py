@@ -69,3 +69,17 @@ def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, tas
         if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
                                 (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
             raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
+
+
+def clusters_problem(clusters: int, aic: int, aiv: int, names=("clusters", "aic_workers", "aiv_workers"),
+                     more_workers: str = "more workers") -> str:
+    """Why ``clusters`` cannot run on ``aic`` AIC + ``aiv`` AIV workers ('' when it can): a
+    cluster pairs one AIC and one AIV worker, so at most min(aic, aiv); 0 means that minimum.
+    The runtime used to cap a larger count silently (4 clusters on 1 AIC + 2 AIV workers ran 1).
+    ``names``, ``more_workers``: how the caller spells the three and the remedy (keywords, or the CLI's flags)."""
+    pairs = min(aic, aiv)
+    if not clusters or clusters <= pairs:
+        return ""
+    return ("%s %d is more than min(%s %d, %s %d) = %d (a cluster pairs one AIC and one AIV worker); give at "
+            "most %d (0 = min(aic, aiv)) or %s" % (names[0], clusters, names[1], aic, names[2], aiv, pairs, pairs,
+                                                   more_workers))

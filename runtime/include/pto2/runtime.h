@@ -41,7 +41,9 @@ struct RuntimeOptions {
   /// the OS). 0 = the worker count (no multiplexing).
   uint32_t aic_cores_ = 24;
   uint32_t aiv_cores_ = 48;
-  uint32_t clusters_ = 0;            ///< 0 = min(aic, aiv); caps the block count of mixed tasks
+  /// AIC+AIV worker pairs; caps the block count of mixed tasks. 0 = min(aic, aiv); more than
+  /// that is refused by the constructor (std::invalid_argument naming the counts).
+  uint32_t clusters_ = 0;
   uint32_t task_ring_size_ = 512;    ///< in-flight task slots (back-pressure beyond)
   size_t memory_limit_ = size_t(1) << 32;  ///< bytes of runtime-allocated tensors (back-pressure beyond)
   bool trace_ = false;               ///< record a trace for write_trace()
