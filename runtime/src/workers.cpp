@@ -56,6 +56,7 @@ void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
   // A single-block task (gangs never come here) is popped by exactly one thread: no block to
   // claim and no count of blocks left to share, so two read-modify-writes per task are saved.
   if (s.block_num == 1) {
+    TaskRing::prefetch_first_consumer(s);
     if (!failed()) run_block(worker, s, 0, static_cast<uint32_t>(type), 0);
     Completion::retire(parts(), idx, failed() ? Completion::kCancel : Completion::kRun, type, local_next,
                        static_cast<uint32_t>(worker));
