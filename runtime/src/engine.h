@@ -166,7 +166,9 @@ class Engine {
   void call_kernel(PTO2KernelFn fn, const Tensor* tensors, uint32_t n_tensors, const uint64_t* scalars,
                    uint32_t n_scalars, int32_t block_idx, int32_t block_num, std::atomic<uint32_t>* gflags,
                    uint32_t side, std::string& err, uint64_t raw) const;
-  bool help_one();  // orchestrator: run one ready task inline
+  /// Orchestrator: runs one ready task inline; with `workers_queues` false, only one from a
+  /// shared queue (the submission throttle: see help_one in workers.cpp).
+  bool help_one(bool workers_queues = true);
   /// Joins the active gang (WorkerPool::join_gang) and runs this member's block.
   bool try_gang(int worker, int type, uint32_t* local_next);
   /// Starts gang helper threads until `members` threads of core type `type` can join a gang.

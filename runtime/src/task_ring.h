@@ -175,6 +175,24 @@ class TaskRing {
     next = *reinterpret_cast<const EdgeLink*>(link);
     return *reinterpret_cast<TaskSlot*>(link & ~uintptr_t{63});  // edge_inline is on the slot's first line
   }
+  /// Worker pipelining: asks for the line of the first consumer on `s`'s fan-out list, for
+  /// writing, before the task runs, so that the miss its retirement would take there (the
+  /// node read, then the fan-in decrement, on the consumer's line 0, which the orchestrator
+  /// wrote when it linked the consumer) overlaps running the task instead of stalling the
+  /// retirement. A hint: a stale link is harmless (a prefetch never faults).
+  static void prefetch_first_consumer(const TaskSlot& s) {
+    const EdgeLink l = s.fanout.load(std::memory_order_relaxed);
+    if (l > kClosed) prefetch_for_write(reinterpret_cast<const char*>(l & ~kOverflowTag));
+  }
+  /// A prefetch for ownership (PREFETCHW: a no-op on x86 CPUs without it); elsewhere a
+  /// prefetch for writing, as the compiler's target has it.
+  static void prefetch_for_write(const char* p) {
+#if defined(__x86_64__)
+    asm volatile("prefetchw %0" : : "m"(*p));
+#else
+    __builtin_prefetch(p, 1, 3);
+#endif
+  }
   /// The index of slot `s` (a division: asked once per task made ready, not per edge).
   uint32_t index_of_slot(const TaskSlot& s) const { return static_cast<uint32_t>(&s - slots_.get()); }
   /// Orchestrator thread. Reads two compact arrays, not the slot: its cache line is the

@@ -126,6 +126,8 @@ class WorkerPool {
       if (ready_[t][q].pop(idx)) return true;
     return false;
   }
+  /// A ready task of type `t` from the shared queue only (the orchestrator's throttle).
+  bool pop_shared(int t, uint32_t& idx) { return ready_[t][0].pop(idx); }
   /// The help threshold: queued_at_least's `n` (the workers compare their own queues with it).
   void set_help_threshold(size_t n) { help_threshold_ = n; }
   /// At least `n` tasks are queued for type `t`, in all its queues (the orchestrator's

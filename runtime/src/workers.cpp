@@ -56,6 +56,7 @@ void Engine::execute(uint32_t idx, int type, int worker, uint32_t* local_next) {
   // A single-block task (gangs never come here) is popped by exactly one thread: no block to
   // claim and no count of blocks left to share, so two read-modify-writes per task are saved.
   if (s.block_num == 1) {
+    TaskRing::prefetch_first_consumer(s);
     if (!failed()) run_block(worker, s, 0, static_cast<uint32_t>(type), 0);
     Completion::retire(parts(), idx, failed() ? Completion::kCancel : Completion::kRun, type, local_next,
                        static_cast<uint32_t>(worker));
@@ -109,11 +110,18 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
   }
 }
 
-bool Engine::help_one() {
+// The submission throttle asks for a task from the shared queues only (what was ready at
+// submission): a task in a worker's own queue was made ready by that worker's retirement, its
+// line 0 and often its consumers' are in that worker's cache, and the worker would run it
+// next anyway; taking it moves those lines here and back (MANUAL fft and tree: the help took
+// ~10 % of the orchestrator's time, most of it in misses). Work in the workers' own queues
+// waits for the workers, or for the orchestrator when it blocks (a full ring, a scope's end,
+// the tail of the run: the watchdog's wait loop helps with every queue).
+bool Engine::help_one(bool workers_queues) {
   if (!opt_.orchestrator_helps_) return false;
   uint32_t idx;
   for (int t = 1; t >= 0; --t) {
-    if (workers_.pop(t, idx)) {
+    if (workers_queues ? workers_.pop(t, idx) : workers_.pop_shared(t, idx)) {
       execute(idx, t, static_cast<int>(workers_.workers()), nullptr);
       return true;
     }
