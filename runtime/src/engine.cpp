@@ -111,7 +111,7 @@ void Engine::abort_orchestration(const std::string& msg) {
 
 std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t raw) const {
   std::ostringstream os;
-  os << "task #" << raw;
+  os << "task #" << sub_.number(raw);
   auto kname = [&](int32_t k) { return kernels_.describe(k); };
   switch (kind) {
     case TaskKind::AIC: os << " (AIC kernel " << kname(kernel[0]) << ")"; break;

@@ -331,7 +331,7 @@ std::string RaceChecker::site(uint32_t n) const {
 std::string RaceChecker::describe_node(uint32_t n, const std::vector<KernelInfo>& kernels) const {
   const Node& d = nodes_[n];
   std::ostringstream os;
-  os << "task #" << d.raw;
+  os << "task #" << number(d.raw);
   auto name = [&](int32_t k) -> std::string {
     if (k >= 0 && static_cast<size_t>(k) < kernels.size() && !kernels[static_cast<size_t>(k)].name.empty())
       return "'" + kernels[static_cast<size_t>(k)].name + "'";
@@ -347,7 +347,7 @@ std::string RaceChecker::describe_access(const Access& a) const {
   const StorageInfo& s = storages_[a.storage];
   std::ostringstream os;
   if (s.ext_arg >= 0) os << "external tensor " << s.ext_arg << " (orch_args.tensor(" << s.ext_arg << "))";
-  else if (s.created_by) os << "the runtime-allocated output of task #" << s.created_by;
+  else if (s.created_by) os << "the runtime-allocated output of task #" << number(s.created_by);
   else if (s.from_alloc_tensors) os << "a tensor from alloc_tensors (pl.create_tensor)";
   else os << "the tensor at " << s.data;
   os << ", " << dtype_label(s.dtype);
@@ -477,9 +477,9 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
        << "  " << describe_node(a.node, kernels) << " " << role(a) << "\n"
        << "  " << describe_node(b.node, kernels) << " " << role(b) << "\n";
     const std::string sa = site(a.node), sb = site(b.node);
-    os << "  help: order them: pass the TaskId of task #" << nodes_[a.node].raw
+    os << "  help: order them: pass the TaskId of task #" << number(nodes_[a.node].raw)
        << (sa.empty() ? std::string("") : " (the pl.submit at " + sa + ")") << " in deps=[...] of task #"
-       << nodes_[b.node].raw << (sb.empty() ? std::string("") : " (the submission at " + sb + ")")
+       << number(nodes_[b.node].raw) << (sb.empty() ? std::string("") : " (the submission at " + sb + ")")
        << ", or leave the tensor to automatic tracking (no pl.manual_scope / pl.no_dep / manual_dep=True on it)";
   }
   if (found.size() > shown) os << "\n\n... and " << found.size() - shown << " more pair(s)";

@@ -149,6 +149,9 @@ class RaceChecker {
   std::string site(uint32_t n) const;
 
   uint64_t first_raw_ = 1;
+  /// Task `raw`'s number within the run, from 1 (what reports and graphs call it; Engine's
+  /// messages and traces count the same way, SubmitState::number).
+  uint64_t number(uint64_t raw) const { return raw - first_raw_ + 1; }
   std::vector<Node> nodes_;
   std::vector<uint32_t> preds_;
   std::vector<uint8_t> pred_kind_;     // EdgeKind of each preds_ entry

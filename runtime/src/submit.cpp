@@ -10,11 +10,11 @@ namespace pto2::detail {
 // The full check (plain_valid answers the common case inline).
 std::string SubmitState::check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
                                uint64_t raw, const KernelTable& kernels, const WorkerPool& workers, const uint32_t* cores,
-                               uint32_t clusters, Launch& launch) {
+                               uint32_t clusters, Launch& launch) const {
   auto who = [&] {  // errors only; the DSL line when generated code recorded it (PTO2_SOURCE_SITE)
     const char* f = params.source_file();
     const std::string site = f && params.source_line() > 0 ? std::string(f) + ":" + std::to_string(params.source_line()) + ": " : "";
-    return site + api + " (task #" + std::to_string(raw) + ")";
+    return site + api + " (task #" + std::to_string(number(raw)) + ")";
   };
   auto unknown = [&](int32_t id) {
     return who() + ": unknown kernel id " + std::to_string(id) +
@@ -143,7 +143,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
   SubmitState::Launch launch;
   if (!SubmitState::plain_valid(kind, aic_kernel, aiv_kernel, params, raw, kernels_, workers_)) {
     const std::string err =
-        SubmitState::check(kind, aic_kernel, aiv_kernel, params, api, raw, kernels_, workers_, n_cores_, clusters_, launch);
+        sub_.check(kind, aic_kernel, aiv_kernel, params, api, raw, kernels_, workers_, n_cores_, clusters_, launch);
     if (!err.empty()) abort_orchestration(err);
     if (launch.helpers_type >= 0) ensure_gang_threads(launch.helpers_type, params.launch_spec.block_num);
   }

@@ -58,9 +58,9 @@ class alignas(64) SubmitState {
   /// Checks kernels, block counts, dependencies and the timing slot of submission `raw` by
   /// `api`; resolves a mixed task naming one kernel to a single-kernel one and fills `launch`.
   /// Returns the error ("prog.py:12: rt_submit_task (task #7): ...", what to do), or "".
-  static std::string check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
-                           uint64_t raw, const KernelTable& kernels, const WorkerPool& workers, const uint32_t* cores,
-                           uint32_t clusters, Launch& launch);
+  std::string check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_kernel, const Arg& params, const char* api,
+                    uint64_t raw, const KernelTable& kernels, const WorkerPool& workers, const uint32_t* cores,
+                    uint32_t clusters, Launch& launch) const;
   /// The slot task `raw` will occupy if it is free; nullptr while its previous occupant lives
   /// (the ring is full: the caller waits).
   static TaskSlot* free_slot(TaskRing& ring, uint64_t raw) {
@@ -99,9 +99,14 @@ class alignas(64) SubmitState {
   /// The id the next submission takes.
   uint64_t next_id() const { return next_raw_; }
   uint64_t take_id() { return next_raw_++; }
+  /// The number of task `raw` within its run, from 1: what messages, traces and graphs call it
+  /// ("task #3"). Ids count on across the runs of a runtime (the ring tells a slot's occupants
+  /// apart by them), so the 700th run of a 3-task program would otherwise speak of task #2098.
+  uint64_t number(uint64_t raw) const { return raw - run_first_raw_ + 1; }
 
   /// A run starts: no task submitted in it yet.
   void begin_run() {
+    run_first_raw_ = next_raw_;
     submitted_ = dummy_ = 0;
     publish();
   }
@@ -155,6 +160,7 @@ class alignas(64) SubmitState {
   }
 
   uint64_t next_raw_ = 1;         // next task id
+  uint64_t run_first_raw_ = 1;    // the id of the current run's first task (number())
   uint64_t total_submitted_ = 0;  // tasks published to the ring (never undeferred ones)
   // Published for progress (relaxed stores by the orchestrator, one per submission):
   // submitted_ of this run, and total_submitted_.

@@ -44,7 +44,7 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
         "  rankdir=TB;\n"
         "  node [shape=box, style=rounded, fontname=\"Helvetica\", fontsize=10];\n"
         "  edge [fontname=\"Helvetica\", fontsize=9];\n";
-  auto id = [&](uint32_t n) { return nodes_[n].raw ? "t" + std::to_string(nodes_[n].raw) : "w" + std::to_string(n); };
+  auto id = [&](uint32_t n) { return nodes_[n].raw ? "t" + std::to_string(number(nodes_[n].raw)) : "w" + std::to_string(n); };
   for (uint32_t n = 0; n < nodes_.size(); ++n) {
     const Node& d = nodes_[n];
     std::string label, attrs;
@@ -52,7 +52,7 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
       label = "get_tensor_data";
       attrs = "shape=ellipse, fontsize=8";
     } else if (d.kind == static_cast<int>(TaskKind::DUMMY)) {
-      label = "barrier #" + std::to_string(d.raw);
+      label = "barrier #" + std::to_string(number(d.raw));
       attrs = "shape=diamond, style=solid";
     } else {
       const char* core = d.kind == static_cast<int>(TaskKind::AIC) ? "AIC"
@@ -61,7 +61,7 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
         label = kernel_name(kernels, d.kernel[0]) + " + " + kernel_name(kernels, d.kernel[1]);
       else
         label = kernel_name(kernels, d.kernel[0] >= 0 ? d.kernel[0] : d.kernel[1]);
-      label += "\n" + std::string(core) + "  #" + std::to_string(d.raw);
+      label += "\n" + std::string(core) + "  #" + std::to_string(number(d.raw));
       if (d.skipped) {
         label += "\n(skipped: predicate false)";
         attrs = "style=\"rounded,dashed\"";
@@ -71,7 +71,7 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
     if (!where.empty()) label += "\n" + where;
     os << "  " << id(n) << " [label=\"" << dot_escape(label) << "\"";
     os << ", kind=\"" << (!d.raw ? "wait" : d.kind == static_cast<int>(TaskKind::DUMMY) ? "barrier" : "task") << "\"";
-    if (d.raw) os << ", task=" << d.raw;
+    if (d.raw) os << ", task=" << number(d.raw);
     if (!where.empty()) os << ", source=\"" << dot_escape(where) << "\"";
     if (!attrs.empty()) os << ", " << attrs;
     os << "];\n";

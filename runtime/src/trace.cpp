@@ -94,7 +94,7 @@ bool Engine::write_trace(const std::string& path) const {
                     ",\n{\"name\":\"%s\",\"cat\":\"task\",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,"
                     "\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"block_idx\":%u%s}}",
                     json_escape(name).c_str(), tid_of(w), us(e.start_ns), static_cast<double>(e.end_ns - e.start_ns) * 1e-3,
-                    static_cast<unsigned long long>(e.raw), e.kernel, e.block, source_of(e.raw));
+                    static_cast<unsigned long long>(sub_.number(e.raw)), e.kernel, e.block, source_of(e.raw));
       f << buf;
       Span& sp = spans[e.raw];
       if (e.start_ns < sp.start) { sp.start = e.start_ns; sp.start_tid = tid_of(w); }
@@ -106,7 +106,7 @@ bool Engine::write_trace(const std::string& path) const {
       std::snprintf(buf, sizeof buf,
                     ",\"tid\":%u,\"ts\":%.3f,\"args\":{\"task_id\":%llu,\"kernel_id\":%d,\"element\":%lld,\"op\":\"%s\","
                     "\"target\":%lld,\"predicate\":\"element %lld %s %lld is false\"}}",
-                    tid_of(w), us(e.ns), static_cast<unsigned long long>(e.raw), e.kernel,
+                    tid_of(w), us(e.ns), static_cast<unsigned long long>(sub_.number(e.raw)), e.kernel,
                     static_cast<long long>(e.element), op, static_cast<long long>(e.target),
                     static_cast<long long>(e.element), op, static_cast<long long>(e.target));
       f << buf;
@@ -121,7 +121,7 @@ bool Engine::write_trace(const std::string& path) const {
       f << ",\n{\"name\":\"submit " << json_escape(kernel >= 0 ? kernel_name(kernel) : "dummy") << "\",\"cat\":\"submit\"";
       std::snprintf(buf, sizeof buf, ",\"ph\":\"X\",\"pid\":0,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"task_id\":%llu%s}}",
                     n_workers, us(o.start_ns), static_cast<double>(o.end_ns - o.start_ns) * 1e-3,
-                    static_cast<unsigned long long>(o.raw), source_of(o.raw));
+                    static_cast<unsigned long long>(sub_.number(o.raw)), source_of(o.raw));
     } else {
       const bool manual = o.mode == static_cast<uint8_t>(PTO2ScopeMode::MANUAL);
       std::snprintf(buf, sizeof buf,

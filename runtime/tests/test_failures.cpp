@@ -99,3 +99,26 @@ TEST(Failures, NoWorkersOfTypeFails) {
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message.find("no AIC workers"), std::string::npos) << r.message;
 }
+
+// Task ids count on across the runs of a runtime; messages number a run's tasks from 1, so the
+// fourth run of a 5-task program names its third task #3 (it said #18).
+TEST(Failures, TaskNumbersInMessagesCountFromOneInEachRun) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(2));
+  register_std(rt);
+  rt.register_kernel(7, "exploding_kernel", pto2::CoreType::AIV, &k_throw);
+  std::vector<float> x(4, 0);
+  auto run = [&](bool explode) {
+    return rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 5; ++i) {
+        Arg p;
+        p.add_inout(ext1d(x));
+        rt_submit_aiv_task(explode && i == 2 ? 7 : 2, p);
+      }
+    });
+  };
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(run(false).ok());
+  pto2::RunResult r = run(true);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("task #3 (AIV kernel 'exploding_kernel'"), std::string::npos) << r.message;
+}

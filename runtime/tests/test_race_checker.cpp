@@ -437,3 +437,28 @@ TEST(SourceSite, FailedKernelNamesTheSubmissionLine) {
     }
   }
 }
+
+// The report numbers a run's tasks from 1 whatever ran before on the runtime (ids count on
+// across runs; race_pairs keep the ids, PTO2TaskId values).
+TEST(RaceChecker, ReportNumbersTasksFromOneInEachRun) {
+  std::vector<float> x(64, 0);
+  pto2::Runtime& rt = checked_runtime();
+  for (int k = 0; k < 2; ++k) {
+    pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) { submit_nop({{ext1d(x), OUT}}); });
+    ASSERT_TRUE(ok.ok()) << ok.message;
+  }
+  PTO2TaskId first;
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      first = submit_nop({{slice1d(ext1d(x), 0, 32), OUT}}, {}, 10);
+      submit_nop({{slice1d(ext1d(x), 16, 32), IN}}, {}, 11);
+    }
+  });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("task #1 ('k_nop', AIV)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("task #2 ('k_nop', AIV)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("pass the TaskId of task #1 "), std::string::npos) << r.message;
+  ASSERT_EQ(r.race_pairs.size(), 1u);
+  EXPECT_EQ(r.race_pairs[0].first, first.value());
+  EXPECT_GT(first.value(), 2u);
+}

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 
@@ -170,4 +171,28 @@ TEST(Trace, ArrowsDoNotDependOnTheSchedule) {
     EXPECT_EQ(count(ss.str(), "\"ph\":\"s\""), 1u);  // fill -> add
     std::remove(path.c_str());
   }
+}
+
+// A trace numbers its run's tasks from 1 (as messages do), though ids count on across runs.
+TEST(Trace, TaskIdsCountFromOneInEachRun) {
+  Watchdog wd(30);
+  std::vector<float> x(8, 0), y(8, 0);
+  pto2::Runtime rt(workers(2).trace(true));
+  register_std(rt);
+  for (int k = 0; k < 3; ++k) {
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      for (int i = 0; i < 4; ++i) submit_add(ext1d(x), ext1d(y), 1);
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+  }
+  const std::string path = "pto2_trace_numbers_test.json";
+  ASSERT_TRUE(rt.write_trace(path));
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string j = ss.str();
+  std::remove(path.c_str());
+  EXPECT_NE(j.find("\"task_id\":1,"), std::string::npos) << j;
+  EXPECT_NE(j.find("\"task_id\":4,"), std::string::npos) << j;
+  EXPECT_EQ(j.find("\"task_id\":5"), std::string::npos) << j;
 }

@@ -109,7 +109,10 @@ struct RunResult {
   /// their report (in Error mode also the run's `message`).
   uint64_t races = 0;
   std::string race_report;
-  std::vector<std::pair<uint64_t, uint64_t>> race_pairs;  ///< (earlier, later) task ids, one per pair
+  /// (earlier, later) task ids (PTO2TaskId::value()), one per pair. Messages, traces and graphs
+  /// number a run's tasks from 1 instead ("task #3": the run's third submission), since ids count
+  /// on across the runs of a runtime.
+  std::vector<std::pair<uint64_t, uint64_t>> race_pairs;
 };
 
 using OrchestrationEntry = std::function<void(const ChipStorageTaskArgs&)>;
