@@ -182,16 +182,7 @@ class TaskRing {
   /// retirement. A hint: a stale link is harmless (a prefetch never faults).
   static void prefetch_first_consumer(const TaskSlot& s) {
     const EdgeLink l = s.fanout.load(std::memory_order_relaxed);
-    if (l > kClosed) prefetch_for_write(reinterpret_cast<const char*>(l & ~kOverflowTag));
-  }
-  /// A prefetch for ownership (PREFETCHW: a no-op on x86 CPUs without it); elsewhere a
-  /// prefetch for writing, as the compiler's target has it.
-  static void prefetch_for_write(const char* p) {
-#if defined(__x86_64__)
-    asm volatile("prefetchw %0" : : "m"(*p));
-#else
-    __builtin_prefetch(p, 1, 3);
-#endif
+    if (l > kClosed) prefetch_for_write(reinterpret_cast<const void*>(l & ~kOverflowTag));
   }
   /// The index of slot `s` (a division: asked once per task made ready, not per edge).
   uint32_t index_of_slot(const TaskSlot& s) const { return static_cast<uint32_t>(&s - slots_.get()); }
