@@ -21,6 +21,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -71,22 +72,29 @@ class alignas(64) SubmitState {
   /// 0: the previous occupant's state; line 9: its tensors' and scalars' headers; lines 1-8:
   /// the `tensors` inline Tensors, two lines each), so that their transfer from the core that
   /// ran the previous occupant overlaps the orchestration code between two submissions
-  /// instead of stalling fill() and publish(). The next task's tensor count is guessed from
-  /// the task just submitted (`tensors`: a program mostly repeats its submissions). Without
-  /// these, fill()'s stores wait in the store buffer for their lines, and every later load
-  /// that must wait for a store to reach the cache (a 16-byte load of a view built with 4-byte
-  /// stores, in the orchestration's own code) waits for them too. The slot's previous
-  /// occupant retired long ago (a ring apart), so no worker is using these lines.
+  /// instead of stalling fill() and publish(). Line 10 too (the submission site, which every
+  /// fill() writes; storages and edge nodes): no worker writes it, but it was last written a
+  /// ring lap ago (by default 512 slots of 15 lines: ~480 KB since), so it has often left this
+  /// core's cache, or been read along with line 9 by the worker (the L2's adjacent-line
+  /// prefetch pairs lines 9 and 10 in every other slot): its store missed as the others did.
+  /// The next task's tensor count is guessed from the task just submitted (`tensors`: a
+  /// program mostly repeats its submissions). Without these, fill()'s stores wait in the
+  /// store buffer for their lines, and every later load that must wait for a store to reach
+  /// the cache (a 16-byte load of a view built with 4-byte stores, in the orchestration's own
+  /// code) waits for them too. The slot's previous occupant retired long ago (a ring apart),
+  /// so no worker is using these lines.
   static void prefetch_slot(const TaskSlot& s, uint32_t tensors) {
     const char* p = reinterpret_cast<const char*>(&s);
     prefetch_for_write(p);
     prefetch_for_write(p + 9 * 64);
+    prefetch_for_write(p + 10 * 64);
     const uint32_t lines = 2 * (tensors < kInlineTensors ? tensors : kInlineTensors);
     for (uint32_t l = 1; l <= lines; ++l) prefetch_for_write(p + l * 64);
   }
   static constexpr uint32_t kInlineTensors = 4;  // TaskSlot::tensors' inline count (lines 1-8)
   static_assert(std::is_same_v<decltype(TaskSlot::tensors), pto2::SmallVec<Tensor, kInlineTensors>>,
                 "prefetch_slot's lines are the inline tensors'");
+  static_assert(offsetof(TaskSlot, site_file) / 64 == 10, "prefetch_slot's line 10 is the submission site's");
   /// Fills a claimed slot with what the task runs: kernel ids, block count, site, tensors, scalars.
   static void fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
                    const Arg& params);
