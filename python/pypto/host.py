@@ -163,6 +163,11 @@ class HostProgram:
     DEFAULT_CHIP_WORKERS = (1, 2)
     # In-process chips are threads (L3Options' bound, runtime/src/options_check.h).
     MAX_INPROCESS_CHIPS = 4096
+    # What `pypto run --mpi` launches at most: each chip is an MPI rank, a process of its own
+    # (Python with pypto, libmpi and the program: 30 MB and more each) that rank 0's progress
+    # thread queues tasks to and polls. 4096 ranks is already a cluster's worth (over 120 GB);
+    # a typo such as --chips 100000 started mpirun on 100,001 local processes.
+    MAX_MPI_CHIPS = 4096
 
     def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
                  aiv_workers: Optional[int] = None, **kwargs):

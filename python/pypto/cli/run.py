@@ -166,6 +166,12 @@ def _check_count_flags(args) -> None:
         # HostProgram.MAX_INPROCESS_CHIPS: a thread each; more were started until one failed
         raise CliError("--chips must be at most 4096 for in-process chips (each is a thread), got %d; with --mpi "
                        "they are MPI ranks" % args.chips)
+    if args.chips is not None and getattr(args, "mpi", False):
+        from pypto.host import HostProgram
+        if args.chips > HostProgram.MAX_MPI_CHIPS:   # refused before mpirun starts CHIPS + 1 processes
+            raise CliError("--chips must be at most %d with --mpi (each chip is an MPI rank: a process of its own, 30 "
+                           "MB and more), got %d: mpirun would start %d processes"
+                           % (HostProgram.MAX_MPI_CHIPS, args.chips, args.chips + 1))
     if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
         raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
                        "HOST-level entry) or leave --mpi-args out")
