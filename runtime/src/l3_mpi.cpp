@@ -20,6 +20,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "l3_mpi_env.h"
 #include "l3_mpi_wire.h"
 #include "pto_l3_mpi.h"
 
@@ -94,8 +95,8 @@ std::vector<std::vector<Range>> still_current(const std::vector<BufState::Piece>
 class MpiTransport : public L3Transport {
  public:
   explicit MpiTransport(const L3MpiOptions& o) : options_(o), program_(o.program) {
-    if (const char* t = std::getenv("PTO2_L3_MPI_TIMEOUT_S")) options_.task_timeout_s = std::atof(t);
-    if (const char* d = std::getenv("PTO2_L3_MPI_DEPTH")) depth_ = std::max(1, std::atoi(d));
+    options_.task_timeout_s = mpi_timeout_s(o.task_timeout_s);
+    depth_ = mpi_depth();
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     ranks_ = size;
@@ -648,6 +649,7 @@ class MpiTransport : public L3Transport {
 }  // namespace
 
 void l3_mpi_init(int* rank, int* size) {
+  check_mpi_env();  // before MPI starts: a bad knob fails every rank alike, before any work
   int inited = 0;
   MPI_Initialized(&inited);
   if (!inited) {

@@ -200,3 +200,22 @@ def test_bad_task_timeout_is_refused_on_every_rank():
                            "number of seconds") == 2, cp.stdout + cp.stderr
     assert "within 0 s" not in cp.stdout + cp.stderr and "Traceback" not in cp.stderr, cp.stdout + cp.stderr
     _no_leftovers()
+
+
+@pytest.mark.parametrize("var,value,what", [
+    ("PTO2_L3_MPI_DEPTH", "abc", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_DEPTH", "0", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_BATCH", "-3", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_BATCH", "99999999999999999999", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "nan", "is not a timeout: it must be a positive number of seconds"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "0", "is not a timeout: it must be a positive number of seconds"),
+])
+def test_bad_mpi_knob_is_refused_on_every_rank(var, value, what):
+    # They were read with atoi / atof: 'abc' and 0 became a depth or batch of 1, a timeout of 0
+    # failed every task on a healthy rank, nan never timed out, a huge count overflowed.
+    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, **{var: value})
+    assert cp.stdout.count("ERROR chips: error: MPI initialisation failed: %s='%s' %s" % (var, value, what)) == 2, (
+        cp.stdout + cp.stderr)
+    assert "Traceback" not in cp.stderr, cp.stderr
+    _no_leftovers()
+
