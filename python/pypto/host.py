@@ -380,6 +380,9 @@ class _Mpi:
         self.lib.load(program, library)
         self.programs.append(lib)
         transport = self.lib.transport(self.timeout, program)
+        if not transport:
+            from pypto.errors import PyptoError
+            raise PyptoError("the MPI transport cannot be made: " + self.lib.transport_error())
         self.transports.append(transport)
         return transport
 

@@ -50,7 +50,7 @@ void l3_mpi_init(int* rank, int* size);
 
 /// The transport of rank 0: chip c is rank c + 1 (world size - 1 chips).
 /// `L3Options{}.transport(make_l3_mpi_transport(L3MpiOptions{}))`. Throws std::invalid_argument
-/// for a bad PTO2_L3_MPI_* value.
+/// for a task_timeout_s that is not a positive finite number or a bad PTO2_L3_MPI_* value.
 std::shared_ptr<L3Transport> make_l3_mpi_transport(const L3MpiOptions& options);
 
 /// Ranks other than 0: receives next-level tasks and runs them with `l3`'s registered targets
@@ -79,8 +79,14 @@ extern "C" {
 /// same meaning as the functions above. Return 1 on success, 0 with a message in `err` on failure.
 int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen);
 /// A new `std::shared_ptr<pto2::L3Transport>*` for program `program` (free with
-/// pto2_l3_mpi_transport_free).
+/// pto2_l3_mpi_transport_free), or NULL when it cannot be made (a timeout that is not a positive
+/// number, a bad PTO2_L3_MPI_* value): pto2_l3_mpi_transport_error() then says why.
+///     void* t = pto2_l3_mpi_transport(120.0, 0);
+///     if (t == NULL) fprintf(stderr, "%s\n", pto2_l3_mpi_transport_error());
 void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program);
+/// Why this thread's last pto2_l3_mpi_transport returned NULL ("" after a success); valid until
+/// that thread's next call.
+const char* pto2_l3_mpi_transport_error(void);
 void pto2_l3_mpi_transport_free(void* transport);
 /// The bytes the transport moved in its last run (see l3_mpi_last_bytes): 3 words into `out`.
 int pto2_l3_mpi_last_bytes(void* transport, uint64_t* out);

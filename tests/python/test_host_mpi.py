@@ -219,3 +219,31 @@ def test_bad_mpi_knob_is_refused_on_every_rank(var, value, what):
     assert "Traceback" not in cp.stderr, cp.stderr
     _no_leftovers()
 
+
+_TRANSPORT_ERRORS = r"""
+import math, os, sys
+from pypto._core import program_abi
+from pypto.runtime import library_path
+lib = program_abi.MpiLibrary(os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so"))
+for timeout in (0.0, -1.0, math.nan):
+    print(lib.transport(timeout, 0), lib.transport_error())
+os.environ["PTO2_L3_MPI_DEPTH"] = "abc"
+print(lib.transport(120.0, 0), lib.transport_error())
+"""
+
+
+def test_transport_that_cannot_be_made_is_null_with_a_reason():
+    # pto2_l3_mpi_transport had no error return: a bad timeout or PTO2_L3_MPI_* value threw
+    # through the C ABI (std::terminate), or (timeout 0, nan) made a transport that failed every
+    # task at once or never timed out. Now NULL, and pto2_l3_mpi_transport_error() says why.
+    # (No MPI_Init here: each is refused before the transport asks MPI for the world size.)
+    cp = subprocess.run([sys.executable, "-c", _TRANSPORT_ERRORS], capture_output=True, text=True, timeout=60,
+                        env=_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    lines = cp.stdout.splitlines()
+    assert len(lines) == 4, cp.stdout + cp.stderr
+    for line, shown in zip(lines, ("0.000000", "-1.000000", "nan")):
+        assert line == ("0 L3MpiOptions: task_timeout_s %s is not a timeout: it must be a positive number of seconds "
+                        "(default 120)" % shown), line
+    assert lines[3] == ("0 PTO2_L3_MPI_DEPTH='abc' is not a count: it must be an integer in 1..65536 (unset it for "
+                        "the default, 16)"), lines[3]
