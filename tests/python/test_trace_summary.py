@@ -315,3 +315,18 @@ def test_other_layouts_fall_back_to_the_whole_document(tmp_path, edit, error):
     with pytest.raises(TraceFormatError) as whole:
         ts._summarize_document(str(path))
     assert str(line_reader.value) == str(whole.value)
+
+
+def test_trace_write_failure_after_the_run_carries_the_result():
+    # A full disk at the end of a completed run: the RunError carries what the call returns
+    # (it was lost with the error) and the outputs are written.
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    from pypto.runtime.loader import RunError
+    compiled, a = _vector_add()
+    c = np.zeros_like(a)
+    with pytest.raises(RunError, match="could not write the trace to /dev/full") as e:
+        compiled(a, a, c, trace="/dev/full")
+    assert e.value.result is e.value.stats and e.value.stats.tasks == 16
+    assert compiled.last_stats is e.value.stats
+    np.testing.assert_array_equal(c, a + a)
