@@ -11,6 +11,7 @@
 7. race_overhead.py — the race checker's cost per task (race_check off versus on).
 8. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
 9. orch_build_bench.py — build time and peak memory of a straight-line orchestration of N calls.
+10. trace_summary_bench.py — `pypto trace summary` time and peak memory at 1k / 10k / 100k tasks.
 """
 import os
 import subprocess
@@ -111,6 +112,12 @@ def main():
     summary.append("orch_build_bench: %s (%.1f s)" % (", ".join(
         "%d calls %.1f s cpu / %.0f MB" % (r["calls"], r["cpu_s"], r["peak_mb"]) for r in orows),
         time.perf_counter() - t3))
+    print("\n== trace_summary_bench: `pypto trace summary` of traces of N tasks")
+    t3 = time.perf_counter()
+    import trace_summary_bench
+    trows = trace_summary_bench.main(["--tasks", "1000,10000" if quick else "1000,10000,100000"])
+    summary.append("trace_summary_bench: %s (%.1f s)" % (", ".join(
+        "%d tasks %.2f s / %.0f MB" % (n, secs, mb) for n, secs, mb, _ in trows), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

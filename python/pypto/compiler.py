@@ -342,12 +342,19 @@ class CompiledProgram:
                     self._runtime = None
                     rt.close()
                 raise
-            if trace is not None:
-                rt.write_trace(str(trace))
-                stats.trace_path = str(trace)
-            if graph is not None:
-                rt.write_graph(str(graph))
             self.last_stats = stats
+            try:
+                if trace is not None:
+                    rt.write_trace(str(trace))
+                    stats.trace_path = str(trace)
+                if graph is not None:
+                    rt.write_graph(str(graph))
+            except RunError as e:
+                # The run completed (a full disk, a path that vanished since it was checked): the
+                # error carries what the call would have returned, so no result is lost.
+                e.stats = stats
+                e.result = (outputs[0] if len(outputs) == 1 else tuple(outputs)) if outputs else stats
+                raise
         del keep
         if outputs:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -163,6 +163,11 @@ class HostProgram:
     DEFAULT_CHIP_WORKERS = (1, 2)
     # In-process chips are threads (L3Options' bound, runtime/src/options_check.h).
     MAX_INPROCESS_CHIPS = 4096
+    # What `pypto run --mpi` launches at most: each chip is an MPI rank, a process of its own
+    # (Python with pypto, libmpi and the program: 30 MB and more each) that rank 0's progress
+    # thread queues tasks to and polls. 4096 ranks is already a cluster's worth (over 120 GB);
+    # a typo such as --chips 100000 started mpirun on 100,001 local processes.
+    MAX_MPI_CHIPS = 4096
 
     def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
                  aiv_workers: Optional[int] = None, **kwargs):
@@ -241,13 +246,20 @@ class HostProgram:
             result.bytes_to_chips, result.bytes_from_chips, result.bytes_between_chips = moved
         result.task_records = [dict(index=r.index, target=r.target, chip=r.chip, rank=r.rank, start_us=r.start_us,
                                     end_us=r.end_us, deps=list(r.deps)) for r in recs]   # RunStats' spelling
-        if trace is not None:
-            write_host_trace(trace, result)
-            result.trace_path = trace
         self.last_stats = result
-        if call.outputs:
-            return call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)
-        return result
+        value = (call.outputs[0] if len(call.outputs) == 1 else tuple(call.outputs)) if call.outputs else result
+        if trace is not None:
+            try:
+                write_host_trace(trace, result)
+            except OSError as e:   # a full disk, a path that vanished: was an OSError traceback, the results lost
+                from pypto.runtime.loader import RunError
+                err = RunError("could not write the trace to %s: %s" % (trace, e.strerror or e),
+                               help="the run itself completed: its results are in the arrays passed and in the "
+                                    "error's .result; free space or choose another trace path")
+                err.stats, err.result = result, value
+                raise err from None
+            result.trace_path = trace
+        return value
 
 
 def write_host_trace(path: str, stats: "HostRunStats") -> None:
@@ -375,6 +387,9 @@ class _Mpi:
         self.lib.load(program, library)
         self.programs.append(lib)
         transport = self.lib.transport(self.timeout, program)
+        if not transport:
+            from pypto.errors import PyptoError
+            raise PyptoError("the MPI transport cannot be made: " + self.lib.transport_error())
         self.transports.append(transport)
         return transport
 

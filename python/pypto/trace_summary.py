@@ -14,6 +14,7 @@ each chip). ``pypto trace summary trace.json`` prints it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -98,6 +99,123 @@ class TraceSummary:
 def summarize(path: str) -> TraceSummary:
     """Reads the trace at ``path``; see the module doc. Raises ``TraceFormatError`` for a file
     that is not such a trace and ``OSError`` when it cannot be read."""
+    acc = _Accumulator(path)
+    try:
+        _read_libpto2_layout(path, acc)
+    except _NotLibpto2Layout:
+        return _summarize_document(path)
+    return acc.summary()
+
+
+def _summarize_document(path: str) -> TraceSummary:
+    """The summary of the trace at ``path`` read as one JSON document (any layout)."""
+    acc = _Accumulator(path)
+    for i, e in enumerate(_events_of_document(path)):
+        acc.event(i, e)
+    return acc.summary()
+
+
+class _NotLibpto2Layout(Exception):
+    """The file is not laid out as libpto2 writes a trace: read it as one JSON document."""
+
+
+# libpto2 (trace.cpp) writes `{"traceEvents": [`, then one event per line (each but the last
+# followed by a comma), then `]}`. Such a file is read in chunks of lines, and the lines in the
+# exact forms trace.cpp writes for tasks, dependencies and submissions (most of a trace) are
+# matched whole by regular expressions, in C, instead of being parsed into dicts one by one:
+# json.load of the whole document took ~440 MB and ~22 s for 100,000 tasks. Other lines are
+# parsed as JSON. Anything unusual (another layout, a line that is not one event, a task or
+# dependency in another form, whose order relative to the matched ones would be lost, a
+# malformed event) makes the file be read whole, as before: same result, same errors.
+_HEAD = re.compile(r'\s*\{\s*"traceEvents"\s*:\s*\[\s*$')
+_INT = r'-?(?:0|[1-9][0-9]*)'
+_NUM = r'-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?'
+_BODY = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrtu])*'   # a JSON string's body (\u checked when decoded)
+_TASK_LINE = re.compile(   # groups: name, tid, ts, dur, task id, (,"source":"..."), source
+    r'\{"name":"(' + _BODY + r')","cat":"task","ph":"X","pid":' + _INT + r',"tid":(' + _INT + r'),"ts":(' + _NUM
+    + r'),"dur":(' + _NUM + r'),"args":\{"task_id":(' + _INT + r'),"kernel_id":' + _INT + r',"block_idx":' + _INT
+    + r'(,"source":"(' + _BODY + r')")?\}\},\n')
+_DEP_LINE = re.compile(r'\{"name":"dep","cat":"dep","ph":"s","id":' + _INT + r',"pid":' + _INT + r',"tid":' + _INT
+                       + r',"ts":' + _NUM + r',"args":\{"from":(' + _INT + r'),"to":(' + _INT + r')\}\},\n')
+_SKIPPED_LINES = (   # events the summary does not read, in trace.cpp's forms
+    re.compile(r'\{"name":"dep","cat":"dep","ph":"f","bp":"e","id":' + _INT + r',"pid":' + _INT + r',"tid":' + _INT
+               + r',"ts":' + _NUM + r'\},\n'),
+    re.compile(r'\{"name":"' + _BODY + r'","cat":"submit","ph":"X","pid":' + _INT + r',"tid":' + _INT + r',"ts":' + _NUM
+               + r',"dur":' + _NUM + r',"args":\{"task_id":' + _INT + r'(?:,"source":"' + _BODY + r'")?\}\},\n'),
+)
+
+
+def _unescape(body: str) -> str:
+    if "\\" not in body:
+        return body
+    try:
+        return json.loads('"%s"' % body)
+    except json.JSONDecodeError:   # a bad \u escape: let the whole-document read name it
+        raise _NotLibpto2Layout() from None
+
+
+def _read_libpto2_layout(path: str, acc: "_Accumulator") -> None:
+    scan = json.JSONDecoder().scan_once
+    task = acc.task
+    last_line = ""         # the last non-blank line read so far (the list's last event at its end)
+    uncommaed = []         # other-form lines with no comma after them: only the last event may be one
+    with open(path) as f:
+        if not _HEAD.match(f.readline()):
+            raise _NotLibpto2Layout()
+        while True:
+            text = "".join(f.readlines(1 << 22))
+            if not text:
+                raise _NotLibpto2Layout()        # no closing `]`: truncated
+            # The list ends at a line starting with `]` (none inside it: a string holds no newline).
+            end = 0 if text.startswith("]") else text.find("\n]") + 1
+            tail = None
+            if end > 0 or text.startswith("]"):
+                text, tail = text[:end], text[end + 1:] + f.read()
+            if text and not text.endswith("\n"):
+                raise _NotLibpto2Layout()
+            body = text.rstrip()
+            if body:
+                last_line = body[body.rfind("\n") + 1:]
+            for r in _SKIPPED_LINES:
+                text = r.sub("", text)
+            acc.edges += [(int(a), int(b)) for a, b in _DEP_LINE.findall(text)]
+            text = _DEP_LINE.sub("", text)
+            for name, tid, ts, dur, task_id, has_source, source in _TASK_LINE.findall(text):
+                task(_unescape(name), (0, int(tid)), float(ts), float(dur), int(task_id),
+                     _unescape(source) if has_source else None)
+            text = _TASK_LINE.sub("", text)
+            for line in text.split("\n"):
+                line = line.strip()
+                if not line:
+                    continue
+                if line.endswith(","):
+                    line = line[:-1]
+                else:
+                    uncommaed.append(line)
+                try:
+                    e, stop = scan(line, 0)
+                except (StopIteration, json.JSONDecodeError):
+                    raise _NotLibpto2Layout() from None   # an event over several lines, or not JSON
+                if stop != len(line) or acc.ordered(e):
+                    raise _NotLibpto2Layout()
+                try:
+                    acc.event(-1, e)
+                except TraceFormatError:
+                    raise _NotLibpto2Layout() from None   # read whole, it names the event's index
+            if tail is not None:
+                break
+    # Every event but the last is followed by a comma, and the list closes the object.
+    if uncommaed != ([last_line.strip()] if last_line.strip() not in ("", "[") and not _HEAD.match(last_line) else []):
+        raise _NotLibpto2Layout()
+    try:
+        rest = json.loads('{"traceEvents": []' + tail)
+    except json.JSONDecodeError:
+        raise _NotLibpto2Layout() from None
+    if not isinstance(rest, dict):
+        raise _NotLibpto2Layout()
+
+
+def _events_of_document(path: str):
     with open(path) as f:
         try:
             doc = json.load(f)
@@ -106,63 +224,97 @@ def summarize(path: str) -> TraceSummary:
     events = doc.get("traceEvents") if isinstance(doc, dict) else doc
     if not isinstance(events, list):
         raise TraceFormatError("%s has no traceEvents list" % path)
-    # A chip-level run's tasks are `task` spans on worker threads (dependencies: flow events with
-    # args from / to); a HOST run's (pypto.host) are `next-level` spans on chip processes (flow
-    # ids "a-b"). Workers are keyed (0, thread id) / (1, process id).
-    names: Dict[tuple, str] = {}
-    tasks: Dict[int, TaskSpan] = {}
-    busy: Dict[tuple, List[float]] = {}
-    per_kernel: Dict[str, List] = {}
-    edges = []
-    for i, e in enumerate(events):
+    return events
+
+
+class _Accumulator:
+    """What the summary keeps of a trace's events, in file order."""
+
+    def __init__(self, path: str):
+        self.path = path
+        # A chip-level run's tasks are `task` spans on worker threads (dependencies: flow events
+        # with args from / to); a HOST run's (pypto.host) are `next-level` spans on chip processes
+        # (flow ids "a-b"). Workers are keyed (0, thread id) / (1, process id).
+        self.names: Dict[tuple, str] = {}
+        self.tasks: Dict[int, TaskSpan] = {}
+        self.busy: Dict[tuple, List[float]] = {}
+        self.per_kernel: Dict[str, List] = {}
+        self.edges: List[tuple] = []
+
+    def task(self, name: str, worker: tuple, ts: float, dur: float, task_id: int, source) -> None:
+        """A block of task `task_id` (kernel `name`) on `worker` from `ts` for `dur` us."""
+        end = ts + dur
+        t = self.tasks.get(task_id)
+        if t is None:
+            t = self.tasks[task_id] = TaskSpan(task_id, name, ts, end, source=source)
+        else:
+            if ts < t.start_us:
+                t.start_us = ts
+            if end > t.end_us:
+                t.end_us = end
+        t.blocks += 1
+        b = self.busy.get(worker)
+        if b is None:
+            b = self.busy[worker] = [0.0, 0]
+        b[0] += dur
+        b[1] += 1
+        k = self.per_kernel.get(name)
+        if k is None:
+            k = self.per_kernel[name] = [0.0, set()]
+        k[0] += dur
+        k[1].add(task_id)
+
+    @staticmethod
+    def ordered(e) -> bool:
+        """Whether event `e` is a task block or a dependency: what the summary depends on the
+        order of (the first block names a task; ties between kernels keep their first-seen order)."""
+        if not isinstance(e, dict):
+            return False
+        ph, cat = e.get("ph"), e.get("cat")
+        return (ph == "X" and cat in ("task", "next-level")) or (ph == "s" and cat == "dep")
+
+    def event(self, i: int, e) -> None:
+        """Event `i` of the trace, parsed."""
+        if not isinstance(e, dict):
+            return
         try:
-            if not isinstance(e, dict):
-                continue
             ph, tid = e.get("ph"), e.get("tid", 0)
             args = e.get("args") or {}
             if ph == "M" and e.get("name") == "thread_name":
-                names[(0, tid)] = str(args.get("name", tid))
+                self.names[(0, tid)] = str(args.get("name", tid))
             elif ph == "M" and e.get("name") == "process_name":
-                names[(1, e.get("pid", 0))] = str(args.get("name", e.get("pid", 0)))
+                self.names[(1, e.get("pid", 0))] = str(args.get("name", e.get("pid", 0)))
             elif ph == "X" and e.get("cat") in ("task", "next-level"):
                 host = e.get("cat") == "next-level"
-                ts, dur = float(e["ts"]), float(e.get("dur", 0.0))
-                tid_ = int(args.get("task" if host else "task_id", -1))
-                t = tasks.get(tid_)
-                if t is None:
-                    t = tasks[tid_] = TaskSpan(tid_, str(e.get("name", "task")), ts, ts + dur,
-                                               source=args.get("source"))
-                t.start_us, t.end_us = min(t.start_us, ts), max(t.end_us, ts + dur)
-                t.blocks += 1
-                b = busy.setdefault((1, e.get("pid", 0)) if host else (0, tid), [0.0, 0])
-                b[0] += dur
-                b[1] += 1
-                k = per_kernel.setdefault(str(e.get("name", "task")), [0.0, set()])
-                k[0] += dur
-                k[1].add(tid_)
+                self.task(str(e.get("name", "task")), (1, e.get("pid", 0)) if host else (0, tid), float(e["ts"]),
+                          float(e.get("dur", 0.0)), int(args.get("task" if host else "task_id", -1)),
+                          args.get("source"))
             elif ph == "s" and e.get("cat") == "dep" and "from" in args and "to" in args:
-                edges.append((int(args["from"]), int(args["to"])))
+                self.edges.append((int(args["from"]), int(args["to"])))
             elif ph == "s" and e.get("cat") == "dep" and str(e.get("id", "")).count("-") == 1:   # HOST: "a-b"
                 a, b_ = str(e["id"]).split("-")
                 if a.isdigit() and b_.isdigit():
-                    edges.append((int(a), int(b_)))
+                    self.edges.append((int(a), int(b_)))
         except (KeyError, TypeError, ValueError, AttributeError) as ex:
             # A malformed event of a kind the summary reads: a located TraceFormatError, not a
             # bare KeyError ('ts') or an AttributeError traceback (args that are no object).
             what = "missing field %s" % ex if isinstance(ex, KeyError) else str(ex)
             raise TraceFormatError("%s: event %d (ph %r, cat %r) is malformed: %s"
-                                   % (path, i, e.get("ph"), e.get("cat"), what)) from None
+                                   % (self.path, i, e.get("ph"), e.get("cat"), what)) from None
 
-    ordered = sorted(tasks.values(), key=lambda t: (t.start_us, t.task_id))
-    span = (max(t.end_us for t in ordered) - min(t.start_us for t in ordered)) if ordered else 0.0
-    summary = TraceSummary(span_us=span, tasks=ordered, edges=len(edges))
-    summary.critical_path = _critical_path(tasks, edges)
-    summary.kernels = sorted((KernelTime(k, len(v[1]), v[0]) for k, v in per_kernel.items()),
-                             key=lambda k: -k.total_us)
-    summary.workers = [WorkerUse(names.get(key, "%s %s" % ("pid" if key[0] else "tid", key[1])), b[0], int(b[1]),
-                                 b[0] / span if span > 0 else 0.0)
-                       for key, b in sorted(busy.items())]
-    return summary
+    def summary(self) -> TraceSummary:
+        tasks, span = self.tasks, 0.0
+        ordered = sorted(tasks.values(), key=lambda t: (t.start_us, t.task_id))
+        if ordered:
+            span = max(t.end_us for t in ordered) - min(t.start_us for t in ordered)
+        summary = TraceSummary(span_us=span, tasks=ordered, edges=len(self.edges))
+        summary.critical_path = _critical_path(tasks, self.edges)
+        summary.kernels = sorted((KernelTime(k, len(v[1]), v[0]) for k, v in self.per_kernel.items()),
+                                 key=lambda k: -k.total_us)
+        summary.workers = [WorkerUse(self.names.get(key, "%s %s" % ("pid" if key[0] else "tid", key[1])), b[0],
+                                     int(b[1]), b[0] / span if span > 0 else 0.0)
+                           for key, b in sorted(self.busy.items())]
+        return summary
 
 
 def _critical_path(tasks: Dict[int, TaskSpan], edges) -> List[TaskSpan]:

@@ -25,6 +25,10 @@
 // so nothing is left behind). Test hook: PTO2_L3_MPI_FAULT="die:<rank>:<task>" makes that rank
 // kill itself on receiving that task; "drop:<rank>:<task>" makes it never answer it (rank
 // "*": whichever rank receives it); "fail:<rank>:<task>" makes that task fail. Rank 0 reads PTO2_L3_MPI_TIMEOUT_S (seconds) if set.
+//
+// Knobs: PTO2_L3_MPI_DEPTH and PTO2_L3_MPI_BATCH (integers in 1..65536) and PTO2_L3_MPI_TIMEOUT_S
+// (a positive number of seconds); a bad value is a std::invalid_argument naming the variable
+// and the accepted range, from l3_mpi_init on every rank (before MPI starts).
 #pragma once
 
 #include <memory>
@@ -40,15 +44,18 @@ struct L3MpiOptions {
 };
 
 /// Initialises MPI (once; thread level SERIALIZED) and reports this process's rank and the
-/// world size. `int r, n; l3_mpi_init(&r, &n);`
+/// world size. `int r, n; l3_mpi_init(&r, &n);` Throws std::invalid_argument, before MPI
+/// starts, for a bad PTO2_L3_MPI_* value (see above).
 void l3_mpi_init(int* rank, int* size);
 
 /// The transport of rank 0: chip c is rank c + 1 (world size - 1 chips).
-/// `L3Options{}.transport(make_l3_mpi_transport(L3MpiOptions{}))`
+/// `L3Options{}.transport(make_l3_mpi_transport(L3MpiOptions{}))`. Throws std::invalid_argument
+/// for a task_timeout_s that is not a positive finite number or a bad PTO2_L3_MPI_* value.
 std::shared_ptr<L3Transport> make_l3_mpi_transport(const L3MpiOptions& options);
 
 /// Ranks other than 0: receives next-level tasks and runs them with `l3`'s registered targets
-/// (L3Runtime::run_target) until rank 0 calls l3_mpi_close. Returns "" or why it stopped.
+/// (L3Runtime::run_target) until rank 0 calls l3_mpi_close. Returns "" or why it stopped; throws
+/// std::invalid_argument for a bad PTO2_L3_MPI_BATCH.
 std::string l3_mpi_serve(L3Runtime& l3);
 
 /// Rank 0, outside a run: has every serving rank of a pto2_l3_mpi_serve loop load `library`
@@ -72,8 +79,14 @@ extern "C" {
 /// same meaning as the functions above. Return 1 on success, 0 with a message in `err` on failure.
 int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen);
 /// A new `std::shared_ptr<pto2::L3Transport>*` for program `program` (free with
-/// pto2_l3_mpi_transport_free).
+/// pto2_l3_mpi_transport_free), or NULL when it cannot be made (a timeout that is not a positive
+/// number, a bad PTO2_L3_MPI_* value): pto2_l3_mpi_transport_error() then says why.
+///     void* t = pto2_l3_mpi_transport(120.0, 0);
+///     if (t == NULL) fprintf(stderr, "%s\n", pto2_l3_mpi_transport_error());
 void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program);
+/// Why this thread's last pto2_l3_mpi_transport returned NULL ("" after a success); valid until
+/// that thread's next call.
+const char* pto2_l3_mpi_transport_error(void);
 void pto2_l3_mpi_transport_free(void* transport);
 /// The bytes the transport moved in its last run (see l3_mpi_last_bytes): 3 words into `out`.
 int pto2_l3_mpi_last_bytes(void* transport, uint64_t* out);

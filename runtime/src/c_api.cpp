@@ -198,10 +198,10 @@ extern "C" void* pto2_runtime_create(const pto2_runtime_config* config, const pt
     }
     put_error(err_buf, err_len, "");
     return rt.release();
-  } catch (const std::exception& e) {
-    put_error(err_buf, err_len, e.what());
+  } catch (const std::exception& e) {  // RuntimeOptions' checks, allocation: named like the rest
+    put_error(err_buf, err_len, std::string("pto2_runtime_create: ") + e.what());
   } catch (...) {
-    put_error(err_buf, err_len, "unknown error while creating the runtime");
+    put_error(err_buf, err_len, "pto2_runtime_create: unknown error while creating the runtime");
   }
   return nullptr;
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <list>
@@ -20,6 +21,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "l3_mpi_env.h"
 #include "l3_mpi_wire.h"
 #include "pto_l3_mpi.h"
 
@@ -94,8 +96,12 @@ std::vector<std::vector<Range>> still_current(const std::vector<BufState::Piece>
 class MpiTransport : public L3Transport {
  public:
   explicit MpiTransport(const L3MpiOptions& o) : options_(o), program_(o.program) {
-    if (const char* t = std::getenv("PTO2_L3_MPI_TIMEOUT_S")) options_.task_timeout_s = std::atof(t);
-    if (const char* d = std::getenv("PTO2_L3_MPI_DEPTH")) depth_ = std::max(1, std::atoi(d));
+    // 0 or a negative timeout failed every task on a healthy rank; nan never timed out.
+    if (!std::isfinite(o.task_timeout_s) || !(o.task_timeout_s > 0))
+      throw std::invalid_argument("L3MpiOptions: task_timeout_s " + std::to_string(o.task_timeout_s) +
+                                  " is not a timeout: it must be a positive number of seconds (default 120)");
+    options_.task_timeout_s = mpi_timeout_s(o.task_timeout_s);
+    depth_ = mpi_depth();
     int size = 1;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     ranks_ = size;
@@ -648,6 +654,7 @@ class MpiTransport : public L3Transport {
 }  // namespace
 
 void l3_mpi_init(int* rank, int* size) {
+  check_mpi_env();  // before MPI starts: a bad knob fails every rank alike, before any work
   int inited = 0;
   MPI_Initialized(&inited);
   if (!inited) {
@@ -706,12 +713,26 @@ int pto2_l3_mpi_init(int* rank, int* size, char* err, size_t errlen) {
   }
 }
 
+namespace {
+// Why the calling thread's last pto2_l3_mpi_transport returned NULL. Before, a failure (a bad
+// PTO2_L3_MPI_* value, a bad timeout) threw through the C ABI: std::terminate.
+thread_local std::string g_transport_error;
+}  // namespace
+
 void* pto2_l3_mpi_transport(double task_timeout_s, uint32_t program) {
-  pto2::L3MpiOptions o;
-  o.task_timeout_s = task_timeout_s;
-  o.program = program;
-  return new std::shared_ptr<pto2::L3Transport>(pto2::make_l3_mpi_transport(o));
+  try {
+    pto2::L3MpiOptions o;
+    o.task_timeout_s = task_timeout_s;
+    o.program = program;
+    g_transport_error.clear();
+    return new std::shared_ptr<pto2::L3Transport>(pto2::make_l3_mpi_transport(o));
+  } catch (const std::exception& e) {
+    g_transport_error = e.what();
+    return nullptr;
+  }
 }
+
+const char* pto2_l3_mpi_transport_error(void) { return g_transport_error.c_str(); }
 
 void pto2_l3_mpi_transport_free(void* transport) {
   delete static_cast<std::shared_ptr<pto2::L3Transport>*>(transport);

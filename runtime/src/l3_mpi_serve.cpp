@@ -17,6 +17,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "l3_mpi_env.h"
 #include "l3_mpi_wire.h"
 #include "pto_l3_mpi.h"
 
@@ -348,7 +349,7 @@ class Server {
   uint32_t done_count_ = 0;
   // Completions per batch at most (PTO2_L3_MPI_BATCH, default 8: half of rank 0's default
   // queue depth, so rank 0 refills a rank's queue before it runs dry).
-  uint32_t max_batch_ = std::getenv("PTO2_L3_MPI_BATCH") ? std::max(1, std::atoi(std::getenv("PTO2_L3_MPI_BATCH"))) : 8;
+  uint32_t max_batch_ = static_cast<uint32_t>(mpi_batch());
   std::map<uint32_t, Cache> caches_;                             // per program
   std::set<uint64_t> failed_;  // tasks of run (failed_program_, failed_run_) that failed here
   uint32_t failed_program_ = 0;

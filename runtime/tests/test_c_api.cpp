@@ -109,8 +109,11 @@ TEST(CApi, CreateRefusesBadConfigAndKernels) {
   EXPECT_NE(std::string(err).find("pto2_run: 0 AIC and 0 AIV workers"), std::string::npos) << err;
   // More clusters than worker pairs (was capped silently), by both entry points.
   pto2_runtime_config too_many = {1, 2, 4, 0, 0, 0};
-  EXPECT_NE(refused(&too_many, aiv, "clusters").find("RuntimeOptions: clusters 4 is more than "
-                                                     "min(aic_workers 1, aiv_workers 2) = 1"), std::string::npos) << err;
+  // Prefixed like every other pto2_runtime_create error (it was the bare RuntimeOptions message).
+  EXPECT_EQ(refused(&too_many, aiv, "clusters").rfind("pto2_runtime_create: RuntimeOptions: clusters 4 is more than "
+                                                      "min(aic_workers 1, aiv_workers 2) = 1", 0), 0u) << err;
+  pto2_runtime_config huge_ring = {1, 2, 0, 0, 1u << 25, 0};
+  EXPECT_EQ(refused(&huge_ring, aiv, "ring").rfind("pto2_runtime_create: ", 0), 0u) << err;
   pto2_run_options clusters_opts = {1, 2, 4, nullptr};
   EXPECT_EQ(pto2_run(entry, aiv, 1, nullptr, 0, nullptr, 0, &clusters_opts, nullptr, err, sizeof err), 2);
   EXPECT_NE(std::string(err).find("pto2_run: RuntimeOptions: clusters 4 is more than"), std::string::npos) << err;

@@ -305,6 +305,7 @@ class MpiLibrary {
   explicit MpiLibrary(const std::string& path) : handle_(open_library(path, RTLD_GLOBAL)) {
     init_ = symbol<decltype(init_)>(handle_, "pto2_l3_mpi_init", path);
     transport_ = symbol<decltype(transport_)>(handle_, "pto2_l3_mpi_transport", path);
+    transport_error_ = symbol<decltype(transport_error_)>(handle_, "pto2_l3_mpi_transport_error", path);
     transport_free_ = symbol<decltype(transport_free_)>(handle_, "pto2_l3_mpi_transport_free", path);
     last_bytes_ = symbol<decltype(last_bytes_)>(handle_, "pto2_l3_mpi_last_bytes", path);
     serve_ = symbol<decltype(serve_)>(handle_, "pto2_l3_mpi_serve", path);
@@ -324,10 +325,12 @@ class MpiLibrary {
     err.resize(std::char_traits<char>::length(err.c_str()));
     return {ok != 0, rank, size, err};
   }
-  // A transport handle for HostLibrary::run (a std::shared_ptr<pto2::L3Transport>*).
+  // A transport handle for HostLibrary::run (a std::shared_ptr<pto2::L3Transport>*), or 0 with
+  // the reason in transport_error().
   uintptr_t transport(double task_timeout_s, uint32_t program) {
     return reinterpret_cast<uintptr_t>(transport_(task_timeout_s, program));
   }
+  std::string transport_error() { return transport_error_(); }
   void transport_free(uintptr_t t) { transport_free_(reinterpret_cast<void*>(t)); }
   // Tensor bytes the transport moved in its last run: (to chips, from chips, between chips).
   std::tuple<uint64_t, uint64_t, uint64_t> last_bytes(uintptr_t t) {
@@ -359,6 +362,7 @@ class MpiLibrary {
   void* handle_;
   decltype(&pto2_l3_mpi_init) init_ = nullptr;
   decltype(&pto2_l3_mpi_transport) transport_ = nullptr;
+  decltype(&pto2_l3_mpi_transport_error) transport_error_ = nullptr;
   decltype(&pto2_l3_mpi_transport_free) transport_free_ = nullptr;
   decltype(&pto2_l3_mpi_last_bytes) last_bytes_ = nullptr;
   decltype(&pto2_l3_mpi_serve) serve_ = nullptr;
@@ -422,6 +426,7 @@ void bind_program_abi(nb::module_& m) {
       .def(nb::init<const std::string&>(), nb::arg("path"))
       .def("init", &MpiLibrary::init)
       .def("transport", &MpiLibrary::transport, nb::arg("task_timeout_s"), nb::arg("program"))
+      .def("transport_error", &MpiLibrary::transport_error)
       .def("transport_free", &MpiLibrary::transport_free, nb::arg("transport"))
       .def("last_bytes", &MpiLibrary::last_bytes, nb::arg("transport"))
       .def("serve", &MpiLibrary::serve)

@@ -383,7 +383,7 @@ Pass VerifyHostProgram() {
           {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived, IRProperty::RuntimeScopesMaterialized,
            IRProperty::IterArgCarryClassified, IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
            IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped, IRProperty::ArrayBackingsStamped,
-           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped},
+           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped, IRProperty::CountedLoopsStamped},
           {IRProperty::HostProgramVerified},
           [](const ProgramPtr& program) {
             for (const FunctionPtr& fn : program->functions) {

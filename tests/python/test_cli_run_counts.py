@@ -78,6 +78,18 @@ def test_mpi_for_a_chip_level_entry_is_refused_before_launching(capsys, monkeypa
     assert message in _err(capsys)
 
 
+def test_mpi_chips_are_bounded_before_launching(capsys, monkeypatch):
+    # --chips 100000 --mpi launched mpirun -np 100001 (a process per rank) on this machine.
+    import pypto
+    import subprocess
+    from pypto.host import HostProgram
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("launched mpirun"))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", TWO_CHIPS, "--mpi", "--chips", "100000"]) == 2
+    assert ("--chips must be at most %d with --mpi (each chip is an MPI rank: a process of its own, 30 MB and more), "
+            "got 100000: mpirun would start 100001 processes" % HostProgram.MAX_MPI_CHIPS) in _err(capsys)
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--chips", "3"], "--chips sets the chips of a HOST-level entry's L3 runtime; the entry of program VectorAdd "
                        "is a chip-level orchestration (it runs on one chip): leave --chips out"),

@@ -200,3 +200,50 @@ def test_bad_task_timeout_is_refused_on_every_rank():
                            "number of seconds") == 2, cp.stdout + cp.stderr
     assert "within 0 s" not in cp.stdout + cp.stderr and "Traceback" not in cp.stderr, cp.stdout + cp.stderr
     _no_leftovers()
+
+
+@pytest.mark.parametrize("var,value,what", [
+    ("PTO2_L3_MPI_DEPTH", "abc", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_DEPTH", "0", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_BATCH", "-3", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_BATCH", "99999999999999999999", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "nan", "is not a timeout: it must be a positive number of seconds"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "0", "is not a timeout: it must be a positive number of seconds"),
+])
+def test_bad_mpi_knob_is_refused_on_every_rank(var, value, what):
+    # They were read with atoi / atof: 'abc' and 0 became a depth or batch of 1, a timeout of 0
+    # failed every task on a healthy rank, nan never timed out, a huge count overflowed.
+    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, **{var: value})
+    assert cp.stdout.count("ERROR chips: error: MPI initialisation failed: %s='%s' %s" % (var, value, what)) == 2, (
+        cp.stdout + cp.stderr)
+    assert "Traceback" not in cp.stderr, cp.stderr
+    _no_leftovers()
+
+
+_TRANSPORT_ERRORS = r"""
+import math, os, sys
+from pypto._core import program_abi
+from pypto.runtime import library_path
+lib = program_abi.MpiLibrary(os.path.join(os.path.dirname(library_path()), "libpto2_mpi.so"))
+for timeout in (0.0, -1.0, math.nan):
+    print(lib.transport(timeout, 0), lib.transport_error())
+os.environ["PTO2_L3_MPI_DEPTH"] = "abc"
+print(lib.transport(120.0, 0), lib.transport_error())
+"""
+
+
+def test_transport_that_cannot_be_made_is_null_with_a_reason():
+    # pto2_l3_mpi_transport had no error return: a bad timeout or PTO2_L3_MPI_* value threw
+    # through the C ABI (std::terminate), or (timeout 0, nan) made a transport that failed every
+    # task at once or never timed out. Now NULL, and pto2_l3_mpi_transport_error() says why.
+    # (No MPI_Init here: each is refused before the transport asks MPI for the world size.)
+    cp = subprocess.run([sys.executable, "-c", _TRANSPORT_ERRORS], capture_output=True, text=True, timeout=60,
+                        env=_env())
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    lines = cp.stdout.splitlines()
+    assert len(lines) == 4, cp.stdout + cp.stderr
+    for line, shown in zip(lines, ("0.000000", "-1.000000", "nan")):
+        assert line == ("0 L3MpiOptions: task_timeout_s %s is not a timeout: it must be a positive number of seconds "
+                        "(default 120)" % shown), line
+    assert lines[3] == ("0 PTO2_L3_MPI_DEPTH='abc' is not a count: it must be an integer in 1..65536 (unset it for "
+                        "the default, 16)"), lines[3]

@@ -109,3 +109,32 @@ def test_an_unprepared_program_is_refused_before_the_check():
     prog = group_program("        out = self.act(c, out)")
     with pytest.raises(Exception, match="pass VerifyOrchestrationProgram requires [A-Za-z]+, which its input lacks"):
         passes.VerifyOrchestrationProgram()(prog)
+
+
+def test_counted_loops_stamped_is_a_declared_requirement():
+    # Both verifier passes check it (VerifyCodegenPreconditions) but their descriptors did not
+    # list it: an input with a stale stamp failed as 'codegen preconditions do not hold' instead
+    # of the contract error every other requirement gives.
+    for make in (passes.VerifyOrchestrationProgram, passes.VerifyHostProgram):
+        assert "CountedLoopsStamped" in make().required, make
+
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+            c = pl.store(pl.add(pl.load(a, [0], [16]), 1.0), [0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16], pl.FP32], c: pl.Out[pl.Tensor[[16], pl.FP32]],
+                 n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16], pl.FP32]:
+            for i in pl.range(0, n, 4):    # a run-time stop, step 4: printed counted
+                c = self.k(a, c)
+            return c
+
+    text = ir.python_print(codegen.run_pipeline(Before))
+    assert "counted=True" in text
+    stale = pl.parse_program(text.replace(", counted=True", ""))
+    with pytest.raises(Exception, match="pass VerifyOrchestrationProgram requires CountedLoopsStamped, which its "
+                                        "input lacks"):
+        passes.VerifyOrchestrationProgram()(stale)

@@ -195,3 +195,138 @@ def test_malformed_task_event_is_located(tmp_path, capsys, event, reason):
         summarize(str(path))
     assert cli.main(["trace", "summary", str(path)]) == 2
     assert "is malformed" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------------------------
+# Traces in libpto2's layout are read line by line (a 100,000-task trace took ~22 s and ~440 MB
+# with json.load; benchmarks/trace_summary_bench.py): the summary must be exactly the one the
+# whole-document read gives, and any departure from that layout must fall back to it.
+
+def _libpto2_trace(path, tasks=300, workers=4):
+    """A trace in libpto2's layout (trace.cpp): thread names, task blocks (some tasks in two
+    blocks, names and sources that need escapes, two kernels with equal total time), submit and
+    scope spans, a skipped task, flows with from/to, a timing slot."""
+    ev = ['{"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"pto2"}}']
+    ev += ['{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":"AIV%d"}}' % (w, w) for w in range(workers)]
+    ev.append('{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":"orchestrator"}}' % workers)
+    names = ["add", "mul", 'q\\"uote', "tie_a", "tie_b"]
+    for i in range(1, tasks + 1):
+        k = names[i % len(names)]
+        dur = 2.0 if k.startswith("tie") else 1.0 + (i * 37 % 11) * 0.125
+        src = ',"source":"caf\\u00e9.py:%d"' % (10 + i % 7) if i % 3 else ""
+        ev.append('{"name":"%s","cat":"task","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,'
+                  '"args":{"task_id":%d,"kernel_id":%d,"block_idx":0%s}}' % (k, i % workers, i * 1.5, dur, i, i % 5, src))
+        if i % 10 == 0:   # a second block of the task on another worker
+            ev.append('{"name":"%s","cat":"task","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,'
+                      '"args":{"task_id":%d,"kernel_id":%d,"block_idx":1%s}}' % (k, (i + 1) % workers, i * 1.5 + 0.25, dur, i, i % 5, src))
+    ev.append('{"name":"add","cat":"skip","ph":"i","s":"t","pid":0,"tid":0,"ts":3.000,"args":{"task_id":%d,'
+              '"kernel_id":0,"element":0,"op":">","target":0,"predicate":"element 0 > 0 is false"}}' % (tasks + 1))
+    for i in range(1, tasks + 1):
+        ev.append('{"name":"submit %s","cat":"submit","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":0.100,'
+                  '"args":{"task_id":%d}}' % (names[i % 5], workers, i * 0.5, i))
+    ev.append('{"name":"PTO2_SCOPE AUTO","cat":"scope","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":9.000,'
+              '"args":{"mode":"AUTO"}}' % workers)
+    flow = 0
+    for i in range(2, tasks + 1):
+        for p in {i - 1, max(1, i - 7)}:
+            flow += 1
+            ev.append('{"name":"dep","cat":"dep","ph":"s","id":%d,"pid":0,"tid":0,"ts":1.000,"args":{"from":%d,"to":%d}}'
+                      % (flow, p, i))
+            ev.append('{"name":"dep","cat":"dep","ph":"f","bp":"e","id":%d,"pid":0,"tid":1,"ts":2.000}' % flow)
+    ev.append('{"name":"timing_slot_0","cat":"timing_slot","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":5.000,'
+              '"args":{"slot":0,"tasks":3}}' % (workers + 1))
+    with open(path, "w") as f:
+        f.write('{"traceEvents": [\n' + ",\n".join(ev) + "\n]}\n")
+    json.load(open(path))   # valid JSON
+
+
+# What `summarize(...).format(top=8)` printed for _libpto2_trace(path) before the line reader.
+_GOLDEN = """\
+300 tasks, 597 dependency edges, 449.9 us from first start to last end
+critical path: 300 tasks, 539.0 us of task time (120% of the span)
+  task 1      mul                            1.5 us  at       1.5 us  caf\u00e9.py:11
+  task 2      q"uote                         2.0 us  at       3.0 us  caf\u00e9.py:12
+  task 3      tie_a                          2.0 us  at       4.5 us
+  task 4      tie_b                          2.0 us  at       6.0 us  caf\u00e9.py:14
+  task 5      add                            2.1 us  at       7.5 us  caf\u00e9.py:15
+  task 6      mul                            1.2 us  at       9.0 us
+  task 7      q"uote                         1.8 us  at      10.5 us  caf\u00e9.py:10
+  task 8      tie_a                          2.0 us  at      12.0 us  caf\u00e9.py:11
+  ... 292 more
+time per kernel:
+  add                          60 tasks       146.6 us total      2.44 us mean
+  tie_a                        60 tasks       120.0 us total      2.00 us mean
+  tie_b                        60 tasks       120.0 us total      2.00 us mean
+  mul                          60 tasks        97.1 us total      1.62 us mean
+  q"uote                       60 tasks        96.9 us total      1.61 us mean
+worker utilisation:
+  AIV0            29.7%  (75 blocks, 133.5 us busy)
+  AIV1            35.0%  (90 blocks, 157.2 us busy)
+  AIV2            29.5%  (75 blocks, 132.6 us busy)
+  AIV3            35.0%  (90 blocks, 157.2 us busy)"""
+
+
+def _as_document(summary):
+    return (summary.format(top=10 ** 6), [(t.task_id, t.kernel, t.start_us, t.end_us, t.blocks, t.source)
+                                          for t in summary.tasks])
+
+
+def test_libpto2_layout_is_read_line_by_line_with_the_same_summary(tmp_path, monkeypatch):
+    import pypto.trace_summary as ts
+    path = str(tmp_path / "t.json")
+    _libpto2_trace(path)
+    assert summarize(path).format(top=8) == _GOLDEN
+    whole = _as_document(ts._summarize_document(path))
+    # The line reader alone (the whole-document read would fail) gives the same summary.
+    monkeypatch.setattr(ts, "_events_of_document", lambda p: pytest.fail("read %s whole" % p))
+    assert _as_document(summarize(path)) == whole
+
+
+def test_a_real_trace_is_read_line_by_line_with_the_same_summary(tmp_path, monkeypatch):
+    import pypto.trace_summary as ts
+    compiled, a = _vector_add()
+    path = str(tmp_path / "t.json")
+    compiled(a, a, np.zeros_like(a), trace=path)
+    whole = _as_document(ts._summarize_document(path))
+    monkeypatch.setattr(ts, "_events_of_document", lambda p: pytest.fail("read %s whole" % p))
+    assert _as_document(summarize(path)) == whole and "16 tasks" in whole[0]
+
+
+@pytest.mark.parametrize("edit, error", [
+    (lambda t: t.replace("}\n]}", "},\n]}"), "is not JSON"),                   # a trailing comma
+    (lambda t: t.replace("},\n", "}\n", 1), "is not JSON"),                      # a missing comma
+    (lambda t: t[:len(t) // 2], "is not JSON"),                                 # truncated
+    (lambda t: t + "x", "is not JSON"),                                         # trailing garbage
+    (lambda t: t.replace('"ts":3.000,', '"ts":3.000,"extra":[1,\n2],', 1), None),  # an event over two lines
+    (lambda t: t.replace('"cat":"task","ph":"X"', '"cat": "task", "ph": "X"', 5), None),  # other spacing
+    (lambda t: t.replace('"args":{"task_id":7,', '"args":{"task_id":"seven",', 1), "is malformed"),
+    (lambda t: t.replace('"args":{"from":5,', '"args":{"from":"x",', 1), "is malformed"),
+], ids=["trailing-comma", "missing-comma", "truncated", "garbage", "multi-line", "spacing", "bad-task", "bad-dep"])
+def test_other_layouts_fall_back_to_the_whole_document(tmp_path, edit, error):
+    import pypto.trace_summary as ts
+    path = tmp_path / "t.json"
+    _libpto2_trace(str(path))
+    path.write_text(edit(path.read_text()))
+    if error is None:
+        assert _as_document(summarize(str(path))) == _as_document(ts._summarize_document(str(path)))
+        return
+    with pytest.raises(TraceFormatError, match=error) as line_reader:
+        summarize(str(path))
+    with pytest.raises(TraceFormatError) as whole:
+        ts._summarize_document(str(path))
+    assert str(line_reader.value) == str(whole.value)
+
+
+def test_trace_write_failure_after_the_run_carries_the_result():
+    # A full disk at the end of a completed run: the RunError carries what the call returns
+    # (it was lost with the error) and the outputs are written.
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    from pypto.runtime.loader import RunError
+    compiled, a = _vector_add()
+    c = np.zeros_like(a)
+    with pytest.raises(RunError, match="could not write the trace to /dev/full") as e:
+        compiled(a, a, c, trace="/dev/full")
+    assert e.value.result is e.value.stats and e.value.stats.tasks == 16
+    assert compiled.last_stats is e.value.stats
+    np.testing.assert_array_equal(c, a + a)

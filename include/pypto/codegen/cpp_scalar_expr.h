@@ -68,7 +68,13 @@ std::string StripOuterParens(const std::string& text);
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"
-std::string CppScalarSlot(const std::string& text, ir::DataType have, ir::DataType want);
+// With `what` ("prog.py:12: argument 'k' of 'scale'"), an integer `have` whose values `want`
+// cannot all hold is checked at run time: out of range, the run fails naming `what` and the value.
+std::string CppScalarSlot(const std::string& text, ir::DataType have, ir::DataType want, const std::string& what = "");
+// What a checked slot contains: a generated file holding it includes <stdexcept> and <string>.
+inline constexpr const char* kRangeCheckThrow = "throw std::out_of_range(";
+// "prog.py:12: argument 'k' of 'scale'": CppScalarSlot's `what` for an argument at `span`.
+std::string ArgumentSite(const ir::Span& span, const std::string& param, const std::string& callee);
 
 class CppScalarExprPrinter {
  public:

@@ -135,15 +135,24 @@ def cmd_run(args) -> int:
     # A count not given is the program's default for its type (a call's own rule).
     aic = args.aic_workers if args.aic_workers is not None else compiled.default_workers[0]
     aiv = args.aiv_workers if args.aiv_workers is not None else compiled.default_workers[1]
-    stats, walls = _repeated_runs(args, inputs, lambda trace: compiled(
+    stats, walls, trace_error = _repeated_runs(args, inputs, lambda trace: compiled(
         *inputs, aic_workers=aic, aiv_workers=aiv, clusters=args.clusters, trace=trace, race_check=args.race_check))
     print("ran %d tasks in %.3f ms (%d AIC + %d AIV workers)" % (stats.tasks, stats.wall_seconds * 1e3,
                                                                  aic, aiv))
     _print_repeats(args, walls)
     _print_outputs(compiled.params, inputs)
-    if args.trace:
+    return _trace_and_save(args, compiled.params, inputs, trace_error)
+
+
+def _trace_and_save(args, params, inputs, trace_error) -> int:
+    """The end of a run: the trace line, --save / --check, then the error writing the trace if
+    there was one (after the results are safe)."""
+    if args.trace and trace_error is None:
         print("trace: %s" % args.trace)
-    return _save_and_check(args, compiled.params, inputs)
+    status = _save_and_check(args, params, inputs)
+    if trace_error is not None:
+        raise trace_error
+    return status
 
 
 # The counts' own rules, checked before the program is even loaded: the run could not use them.
@@ -166,6 +175,12 @@ def _check_count_flags(args) -> None:
         # HostProgram.MAX_INPROCESS_CHIPS: a thread each; more were started until one failed
         raise CliError("--chips must be at most 4096 for in-process chips (each is a thread), got %d; with --mpi "
                        "they are MPI ranks" % args.chips)
+    if args.chips is not None and getattr(args, "mpi", False):
+        from pypto.host import HostProgram
+        if args.chips > HostProgram.MAX_MPI_CHIPS:   # refused before mpirun starts CHIPS + 1 processes
+            raise CliError("--chips must be at most %d with --mpi (each chip is an MPI rank: a process of its own, 30 "
+                           "MB and more), got %d: mpirun would start %d processes"
+                           % (HostProgram.MAX_MPI_CHIPS, args.chips, args.chips + 1))
     if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
         raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
                        "HOST-level entry) or leave --mpi-args out")
@@ -204,7 +219,11 @@ def _save_and_check(args, params, inputs) -> int:
 
 def _repeated_runs(args, inputs, run_once):
     """Runs run_once(trace) --repeat times, each from the same inputs (InOut tensors are updated
-    in place), the trace written by the last; (the last run's stats, every run's wall seconds)."""
+    in place), the trace written by the last; (the last run's stats, every run's wall seconds,
+    the error writing the trace or None). A run that completed but whose trace could not be
+    written (a full disk) still counts: the caller prints and saves its results, then raises the
+    error (they were lost with it)."""
+    from pypto.runtime.loader import RunError
     pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
     walls = []
     for r in range(args.repeat):
@@ -212,9 +231,16 @@ def _repeated_runs(args, inputs, run_once):
             for a, b in zip(inputs, pristine):
                 if isinstance(a, np.ndarray):
                     np.copyto(a, b)
-        stats = run_once(args.trace if r == args.repeat - 1 else None)
+        try:
+            stats = run_once(args.trace if r == args.repeat - 1 else None)
+        except RunError as e:
+            if getattr(e, "stats", None) is None:   # the run itself failed
+                raise
+            walls.append(e.stats.wall_seconds)
+            return e.stats, walls, e
         walls.append(stats.wall_seconds)
-    return stats, walls
+    return stats, walls, None
+
 
 
 def _print_repeats(args, walls) -> None:
@@ -260,7 +286,7 @@ def _run_host(args, program, compiled, dims) -> int:
         stats.wall_seconds = time.perf_counter() - t0   # the call as the user waits for it
         return stats
 
-    stats, walls = _repeated_runs(args, inputs, run_once)
+    stats, walls, trace_error = _repeated_runs(args, inputs, run_once)
     n, b = stats.tasks_executed, stats.barriers
     print("ran %d next-level task%s and %d barrier%s in %.3f ms on %d chip%s%s"
           % (n, "" if n == 1 else "s", b, "" if b == 1 else "s", stats.wall_seconds * 1e3, compiled.chips,
@@ -268,9 +294,7 @@ def _run_host(args, program, compiled, dims) -> int:
              else " (%d AIC + %d AIV workers each)" % (aic, aiv)))
     _print_repeats(args, walls)
     _print_outputs(compiled.signature, inputs)
-    if args.trace:
-        print("trace: %s" % args.trace)
-    return _save_and_check(args, compiled.signature, inputs)
+    return _trace_and_save(args, compiled.signature, inputs, trace_error)
 
 
 def _launch_mpi(args) -> int:

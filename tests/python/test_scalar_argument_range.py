@@ -1,0 +1,86 @@
+"""A scalar argument whose value the parameter's integer dtype cannot hold (an INT64 passed to a
+pl.Scalar[pl.INT32] parameter, a negative to an unsigned one) fails the run where it is passed,
+naming the DSL line, the argument, the value and the range, in a chip-level orchestration (to a
+kernel) and a HOST orchestration (to a chip): it was passed as its low bits, so the callee
+computed with another number (2**40 + 7 arrived as 7)."""
+
+import textwrap
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import host
+from pypto.runtime.loader import RunError
+
+KERNEL = '''
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_addk(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], k: pl.Scalar[pl.{kdt}]) -> pl.Tensor[[16], pl.INT32]:
+        c = pl.store(pl.add(pl.load(c, [0], [16]), k), [0], c)
+        return c
+'''
+
+
+def _chip(kdt="INT32", ndt="INT64"):
+    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + KERNEL.format(kdt=kdt) + textwrap.dedent('''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], n: pl.Scalar[pl.{ndt}]) -> pl.Tensor[[16], pl.INT32]:
+        e = self.kernel_addk(e, n)
+        return e
+''').replace("\n", "\n    ").format(ndt=ndt)
+    return pypto.compile(pl.parse_program(src, "t.py")), src
+
+
+def _line_of(src, text):
+    return next(i + 1 for i, l in enumerate(src.splitlines()) if text in l)
+
+
+@pytest.mark.parametrize("kdt, ndt, n, fits", [
+    ("INT32", "INT64", 2 ** 40 + 7, False),
+    ("INT32", "INT64", 2 ** 31, False),
+    ("INT32", "INT64", -2 ** 31 - 1, False),
+    ("INT32", "INT64", -2 ** 31, True),
+    ("INT32", "INT64", 2 ** 31 - 1, True),
+    ("UINT32", "INT64", -1, False),
+    ("INT32", "UINT64", 2 ** 31, False),
+    ("INT64", "INT64", 2 ** 40, True),      # no narrowing: no check
+])
+def test_chip_level_argument_out_of_the_parameters_range(kdt, ndt, n, fits):
+    prog, src = _chip(kdt, ndt)
+    e = np.zeros(16, np.int32)
+    if fits:
+        prog(e, n)
+        if kdt == "INT32":
+            assert int(e[0]) == n
+        return
+    with pytest.raises(RunError) as err:
+        prog(e, n)
+    line = _line_of(src, "e = self.kernel_addk(e, n)")
+    assert ("t.py:%d: argument 'k' of 'kernel_addk' = %d does not fit pl.%s" % (line, n, kdt)) in str(err.value), err.value
+    assert not e.any()   # the kernel did not run with another number
+
+
+def test_host_argument_out_of_the_chips_range():
+    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + KERNEL.format(kdt="INT32") + textwrap.dedent('''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_addk(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], k: pl.Scalar[pl.INT32]) -> pl.Tensor[[16], pl.INT32]:
+        c = self.kernel_addk(c, k)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[16], pl.INT32]:
+        e, t = pl.submit(self.chip_addk, e, n)
+        return e
+''').replace("\n", "\n    ")
+    prog = host.compile_host(pl.parse_program(src, "t.py"), "main", chips=2)
+    e = np.zeros(16, np.int32)
+    prog(e, 5)
+    assert int(e[0]) == 5
+    e[:] = 0
+    with pytest.raises(Exception) as err:
+        prog(e, 2 ** 40 + 7)
+    line = _line_of(src, "e, t = pl.submit(self.chip_addk, e, n)")
+    assert ("t.py:%d: argument 'k' of 'chip_addk' = %d does not fit pl.INT32" % (line, 2 ** 40 + 7)) in str(err.value), \
+        err.value
+    assert not e.any()
