@@ -116,18 +116,22 @@ PTO2TaskId submit_order(std::vector<std::atomic<int>>& order, uint64_t i, const 
 }  // namespace
 
 // A worker runs what its own retirements made ready before what was ready at submission (their
-// lines are in its cache), but asks the shared queue first every 32nd pop, so that its tasks
-// wait a bounded number of pops. One worker, no helping orchestrator: the order is exact. The
-// root (task 0) waits until everything is submitted, then readies 40 children: one runs next
-// (the worker's next slot), 39 go to its own queue; 40 independent tasks (41..80) sit in the
-// shared queue. The 32nd pop from the own queue takes one of those, the other 39 follow the
-// children. (Shared queue first, as before: all 40 ran before the 39 queued children.)
-TEST(ReadyQueues, OwnQueueFirstWithTheSharedQueueEvery32ndPop) {
+// lines are in its cache), but asks the shared queue first every 8th pop (kSharedFirstEvery in
+// worker_pool.h), so that its tasks wait a bounded number of pops. One worker, no helping
+// orchestrator: the order is exact. The root (task 0) waits until everything is submitted, then
+// readies 40 children: one runs next (the worker's next slot), 39 go to its own queue; 40
+// independent tasks (41..80) sit in the shared queue. Pops 8, 16, ..., 40 take a shared task
+// (the 39th own-queue task is the 44th pop), the other 35 follow the children. (Shared queue
+// first, as before: all 40 ran before the 39 queued children; own queue only: none.)
+TEST(ReadyQueues, OwnQueueFirstWithTheSharedQueueEvery8thPop) {
+  const int kEvery = 8, kQueued = 39;
+  int pops = 0, own = 0, expected_shared = 0;
+  while (own < kQueued) ++pops % kEvery == 0 ? ++expected_shared : ++own;
   for (int round = 0; round < scaled(3); ++round) {
     Watchdog wd(60);
     pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).orchestrator_helps(false));
     rt.register_kernel(72, "order", pto2::CoreType::AIV, &k_order);
-    const int kChildren = 40, kIndependent = 40, n = 1 + kChildren + kIndependent;
+    const int kChildren = kQueued + 1, kIndependent = 40, n = 1 + kChildren + kIndependent;
     std::vector<std::atomic<int>> order(n + 1);
     std::atomic<bool> go{false};
     pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
@@ -144,6 +148,7 @@ TEST(ReadyQueues, OwnQueueFirstWithTheSharedQueueEvery32ndPop) {
     for (int i = 1; i <= kChildren; ++i) last_child = std::max(last_child, order[i + 1].load());
     for (int i = kChildren + 1; i < n; ++i) shared_before += order[i + 1].load() < last_child;
     EXPECT_EQ(order[1].load(), 0) << "the root ran first";
-    EXPECT_EQ(shared_before, 1) << "shared-queue tasks run before the last own-queue task (round " << round << ")";
+    EXPECT_EQ(expected_shared, 5);
+    EXPECT_EQ(shared_before, expected_shared) << "shared-queue tasks run before the last own-queue task (round " << round << ")";
   }
 }
