@@ -217,31 +217,37 @@ class WorkerPool {
   /// from the shared queue, ready at submission) pops exactly as before: the shared queue
   /// first, its own queue not even read.
   bool pop_for(uint32_t worker, int t, uint32_t& idx) {
+    if (__builtin_expect(wstats_[worker].own_queued, false) && pop_own_first(worker, t, idx)) return true;
+    // The old path, as it was written (the same code: a rearranged version kept the worker's
+    // stats line in a register across the shared pop, and AUTO's queued path, nearly all of
+    // whose pops come here, measured 3-10 % slower with it).
     const uint32_t own = own_[worker], n = n_type_[t];
     MpmcQueue<uint32_t>& q = ready_[t][own];
-    WorkerStats& ws = wstats_[worker];
-    if (ws.own_queued && pop_own_first(ws, q, t, idx)) return true;
     if (ready_[t][0].pop(idx)) return true;
     const bool got = q.pop(idx);
-    withdraw_backlog(ws, q, t);
+    withdraw_backlog(worker, q, t);
     if (got) return true;
     for (uint32_t k = 1; k < n; ++k)
       if (ready_[t][1 + (own - 1 + k) % n].pop(idx)) return true;
     return false;
   }
-  /// pop_for's first try while the worker's own queue `q` may hold tasks: that queue (the
+  /// pop_for's first try while worker `worker`'s own queue may hold tasks: that queue (the
   /// shared one every kSharedFirstEvery-th time). Out of line: the path of a worker whose
   /// tasks all come from the shared queue (AUTO) stays as it was.
-  [[gnu::noinline]] bool pop_own_first(WorkerStats& ws, MpmcQueue<uint32_t>& q, int t, uint32_t& idx) {
+  [[gnu::noinline]] bool pop_own_first(uint32_t worker, int t, uint32_t& idx) {
+    WorkerStats& ws = wstats_[worker];
     if (++ws.own_pops % kSharedFirstEvery == 0 && ready_[t][0].pop(idx)) return true;
+    MpmcQueue<uint32_t>& q = ready_[t][own_[worker]];
     const bool got = q.pop(idx);
     if (!got) ws.own_queued = false;  // only this worker pushes there: it stays empty until it does
-    withdraw_backlog(ws, q, t);
+    withdraw_backlog(worker, q, t);
     return got;
   }
   /// Hysteresis: the backlog is withdrawn below half the threshold (rounded up: an empty queue
-  /// always withdraws it), so a queue hovering around it does not write backlog_ with every task.
-  void withdraw_backlog(WorkerStats& ws, MpmcQueue<uint32_t>& q, int t) {
+  /// always withdraws it, so backlogged implies own_queued), so a queue hovering around it does
+  /// not write backlog_ with every task.
+  void withdraw_backlog(uint32_t worker, MpmcQueue<uint32_t>& q, int t) {
+    WorkerStats& ws = wstats_[worker];
     if (ws.backlogged && q.size_hint() < help_threshold_ - help_threshold_ / 2) {
       ws.backlogged = false;
       backlog_[t].fetch_sub(1, std::memory_order_relaxed);
