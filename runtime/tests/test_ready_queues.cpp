@@ -3,6 +3,7 @@
 // orchestrator's throttle counts it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 
 #include "test_util.h"
@@ -91,4 +92,63 @@ TEST(ReadyQueues, ThrottleCountsTheWorkersQueues) {
   EXPECT_EQ(flags[0].load(), 0);
   EXPECT_EQ(r.tasks_executed, 73u);
   EXPECT_GE(r.tasks_undeferred, 6u) << "the throttle did not see the worker's queue";
+}
+
+namespace {
+// scalars: s0 = the order array (std::atomic<int>*: [0] the next position, [1 + i] task i's
+// position), s1 = this task's index, s2 = a flag to wait for (std::atomic<bool>*, 0: none).
+void k_order(PTO2KernelContext* ctx) {
+  auto* order = reinterpret_cast<std::atomic<int>*>(ctx->scalars[0]);
+  if (auto* go = reinterpret_cast<std::atomic<bool>*>(ctx->scalars[2]))
+    while (!go->load()) sleep_ms(1);
+  order[ctx->scalars[1] + 1].store(order[0].fetch_add(1));
+}
+
+PTO2TaskId submit_order(std::vector<std::atomic<int>>& order, uint64_t i, const PTO2TaskId* producer,
+                        std::atomic<bool>* go = nullptr) {
+  Arg p;
+  p.add_scalar(reinterpret_cast<uint64_t>(order.data()));
+  p.add_scalar(i);
+  p.add_scalar(reinterpret_cast<uint64_t>(go));
+  if (producer) p.set_dependencies(producer, 1);
+  return rt_submit_aiv_task(72, p).task_id();
+}
+}  // namespace
+
+// A worker runs what its own retirements made ready before what was ready at submission (their
+// lines are in its cache), but asks the shared queue first every 8th pop (kSharedFirstEvery in
+// worker_pool.h), so that its tasks wait a bounded number of pops. One worker, no helping
+// orchestrator: the order is exact. The root (task 0) waits until everything is submitted, then
+// readies 40 children: one runs next (the worker's next slot), 39 go to its own queue; 40
+// independent tasks (41..80) sit in the shared queue. Pops 8, 16, ..., 40 take a shared task
+// (the 39th own-queue task is the 44th pop), the other 35 follow the children. (Shared queue
+// first, as before: all 40 ran before the 39 queued children; own queue only: none.)
+TEST(ReadyQueues, OwnQueueFirstWithTheSharedQueueEvery8thPop) {
+  const int kEvery = 8, kQueued = 39;
+  int pops = 0, own = 0, expected_shared = 0;
+  while (own < kQueued) ++pops % kEvery == 0 ? ++expected_shared : ++own;
+  for (int round = 0; round < scaled(3); ++round) {
+    Watchdog wd(60);
+    pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).orchestrator_helps(false));
+    rt.register_kernel(72, "order", pto2::CoreType::AIV, &k_order);
+    const int kChildren = kQueued + 1, kIndependent = 40, n = 1 + kChildren + kIndependent;
+    std::vector<std::atomic<int>> order(n + 1);
+    std::atomic<bool> go{false};
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        const PTO2TaskId root = submit_order(order, 0, nullptr, &go);
+        for (int i = 1; i <= kChildren; ++i) submit_order(order, static_cast<uint64_t>(i), &root);
+        for (int i = kChildren + 1; i < n; ++i) submit_order(order, static_cast<uint64_t>(i), nullptr);
+        go.store(true);
+      }
+    });
+    ASSERT_TRUE(r.ok()) << r.message;
+    ASSERT_EQ(r.tasks_executed, static_cast<uint64_t>(n));
+    int last_child = 0, shared_before = 0;
+    for (int i = 1; i <= kChildren; ++i) last_child = std::max(last_child, order[i + 1].load());
+    for (int i = kChildren + 1; i < n; ++i) shared_before += order[i + 1].load() < last_child;
+    EXPECT_EQ(order[1].load(), 0) << "the root ran first";
+    EXPECT_EQ(expected_shared, 5);
+    EXPECT_EQ(shared_before, expected_shared) << "shared-queue tasks run before the last own-queue task (round " << round << ")";
+  }
 }
