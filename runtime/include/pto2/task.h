@@ -50,7 +50,7 @@ class SmallVec {
     if (n > cap_) grow(n);
     // One element (a task's scalar, a chain's dependency) is copied inline, not by a call.
     if (n == 1) std::memcpy(static_cast<void*>(data_), b, sizeof(T));
-    else if (n) copy_n(data_, b, n);
+    else if (n) std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
     size_ = n;
   }
   void clear() { size_ = 0; }
@@ -69,23 +69,6 @@ class SmallVec {
 
  private:
   T* inline_ptr() { return reinterpret_cast<T*>(inline_); }
-  // Elements of whole 16-byte words (Tensor) one by one, inline: 16-byte loads, each of which
-  // the store buffer can forward from the one 16-byte store that wrote those bytes (an Arg's
-  // tensors are copied into a task slot right after they were added). A library copy uses
-  // wider loads, and a load spanning two stores still in flight waits until they, and every
-  // older store, reached the cache.
-  static void copy_n(T* d, const T* b, uint32_t n) {
-    if constexpr (sizeof(T) % 16 == 0 && sizeof(T) <= 256) {
-      typedef uint64_t Word __attribute__((vector_size(16), may_alias));
-      for (uint32_t i = 0; i < n; ++i) {
-        Word w[sizeof(T) / 16];
-        std::memcpy(w, b + i, sizeof(T));
-        std::memcpy(static_cast<void*>(d + i), w, sizeof(T));
-      }
-    } else {
-      std::memcpy(static_cast<void*>(d), b, n * sizeof(T));
-    }
-  }
   void take(SmallVec& o) {
     if (o.cap_ != N) {
       data_ = o.data_;
