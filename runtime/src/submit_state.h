@@ -82,7 +82,8 @@ class alignas(64) SubmitState {
   /// store buffer for their lines, and every later load that must wait for a store to reach
   /// the cache (a 16-byte load of a view built with 4-byte stores, in the orchestration's own
   /// code) waits for them too. The slot's previous occupant retired long ago (a ring apart),
-  /// so no worker is using these lines.
+  /// so no worker is using these lines. Engine::submit asks for the slot kPrefetchAhead
+  /// submissions ahead.
   static void prefetch_slot(const TaskSlot& s, uint32_t tensors) {
     const char* p = reinterpret_cast<const char*>(&s);
     prefetch_for_write(p);
@@ -91,6 +92,7 @@ class alignas(64) SubmitState {
     const uint32_t lines = 2 * (tensors < kInlineTensors ? tensors : kInlineTensors);
     for (uint32_t l = 1; l <= lines; ++l) prefetch_for_write(p + l * 64);
   }
+  static constexpr uint64_t kPrefetchAhead = 2;
   static constexpr uint32_t kInlineTensors = 4;  // TaskSlot::tensors' inline count (lines 1-8)
   static_assert(std::is_same_v<decltype(TaskSlot::tensors), pto2::SmallVec<Tensor, kInlineTensors>>,
                 "prefetch_slot's lines are the inline tensors'");

@@ -1,6 +1,8 @@
 // Region overlap: exact for boxes of the same layout, conservative otherwise.
 #include <gtest/gtest.h>
 
+#include <cstring>
+
 #include "../src/region.h"
 #include "test_util.h"
 
@@ -87,6 +89,46 @@ TEST(TensorOps, ViewTransposeNumel) {
   EXPECT_EQ(tr.ptr<float>(), t.ptr<float>());
   uint32_t bad_sh[2] = {7, 1}, off[2] = {0, 0};
   EXPECT_THROW(t.view(bad_sh, off), std::out_of_range);
+}
+
+// Tensor::view builds its axes in registers and stores them in 16-byte words (types.h): every
+// rank, each axis its own extent and offset, the axes past the rank and every other field as
+// the source's, and an empty view past the end clamped on each axis.
+TEST(TensorOps, ViewOfEveryRankChangesOnlyItsAxesAndOffset) {
+  static float storage[1 << 16];
+  for (uint32_t rank = 1; rank <= PTO2_MAX_DIMS; ++rank) {
+    uint32_t sh[PTO2_MAX_DIMS], vs[PTO2_MAX_DIMS], off[PTO2_MAX_DIMS];
+    for (uint32_t d = 0; d < rank; ++d) {
+      sh[d] = 3 + (d % 2);
+      vs[d] = 1 + (d % 3 == 1);
+      off[d] = sh[d] - vs[d] - (d % 2);
+    }
+    Tensor t = make_tensor_external(storage, sh, rank, DataType::INT16);
+    for (uint32_t d = rank; d < PTO2_MAX_DIMS; ++d) t.shapes[d] = 100 + d;  // kept by a view
+    t.offset = 5;
+    Tensor want = t;
+    int64_t at = t.offset;
+    for (uint32_t d = 0; d < rank; ++d) {
+      want.shapes[d] = vs[d];
+      at += static_cast<int64_t>(off[d]) * t.strides[d];
+    }
+    want.offset = at;
+    const Tensor v = t.view(vs, off);
+    EXPECT_EQ(std::memcmp(&v, &want, sizeof v), 0) << "rank " << rank;
+    EXPECT_EQ(v.data, t.data);
+    EXPECT_EQ(v.offset, at) << "rank " << rank;
+    for (uint32_t d = 0; d < PTO2_MAX_DIMS; ++d) EXPECT_EQ(v.shapes[d], want.shapes[d]) << "rank " << rank << " axis " << d;
+    // An empty view past the end of the last axis: clamped there (offset = its extent).
+    uint32_t past[PTO2_MAX_DIMS], zero[PTO2_MAX_DIMS];
+    for (uint32_t d = 0; d < rank; ++d) past[d] = off[d], zero[d] = vs[d];
+    past[rank - 1] = sh[rank - 1] + 7;
+    zero[rank - 1] = 0;
+    const Tensor e = t.view(zero, past);
+    EXPECT_EQ(e.offset, at + static_cast<int64_t>(sh[rank - 1] - off[rank - 1]) * t.strides[rank - 1]) << "rank " << rank;
+    EXPECT_EQ(e.numel(), 0);
+    zero[rank - 1] = 1;  // not empty: out of range
+    EXPECT_THROW(t.view(zero, past), std::out_of_range) << "rank " << rank;
+  }
 }
 
 TEST(Region, ElemBytesMatchesDtypeSize) {

@@ -60,7 +60,15 @@ struct Tensor {
   /// extent is accepted at any offset (a clamped slice past the end, spec anchor_features §18):
   /// the view is empty, touches no element and adds no dependency.
   Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
+    // The axes are gathered in registers, as pairs, and the changed 16-byte words (shapes[0..3],
+    // shapes[4..7], data + offset) stored whole: the view is copied (into an Arg) right away
+    // with 16-byte loads, and a load cannot take its bytes from several narrower stores still
+    // in flight; it would wait until they, and every older store, reached the cache.
     Tensor v = *this;
+    static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "shapes[2k] is the low half of pair k");
+    uint64_t pair[4];  // shapes[2k] | shapes[2k+1] << 32 (the source's past the rank)
+    std::memcpy(pair, shapes, sizeof pair);
+    uint64_t s01 = pair[0], s23 = pair[1], s45 = pair[2], s67 = pair[3];
     int64_t offset_add = 0;
     for (uint32_t i = 0; i < ndims; ++i) {
       uint32_t off = view_offsets[i];
@@ -70,10 +78,25 @@ struct Tensor {
         if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
         off = shapes[i];   // keep the empty view's address inside the source
       }
-      v.shapes[i] = view_shapes[i];
       offset_add += static_cast<int64_t>(off) * strides[i];
+      const uint32_t half = 32 * (i & 1);
+      const uint64_t put = static_cast<uint64_t>(view_shapes[i]) << half, keep = ~(uint64_t{0xffffffffu} << half);
+      if (i < 2) s01 = (s01 & keep) | put;
+      else if (i < 4) s23 = (s23 & keep) | put;
+      else if (i < 6) s45 = (s45 & keep) | put;
+      else s67 = (s67 & keep) | put;
     }
-    v.offset += offset_add;  // one store, not one per axis
+    typedef uint64_t Word __attribute__((vector_size(16)));
+    static_assert(PTO2_MAX_DIMS == 8 && sizeof(Word) == 4 * sizeof(uint32_t), "two words of shapes");
+    const Word lo = {s01, s23}, hi = {s45, s67};
+    std::memcpy(v.shapes, &lo, sizeof lo);
+    std::memcpy(v.shapes + 4, &hi, sizeof hi);
+    if constexpr (sizeof(void*) == sizeof(uint64_t)) {  // data and offset share one word
+      const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<uint64_t>(offset + offset_add)};
+      std::memcpy(reinterpret_cast<char*>(&v) + offsetof(Tensor, data), &where, sizeof where);
+    } else {
+      v.offset += offset_add;
+    }
     return v;
   }
   /// Swap axes `a` and `b` (shapes and strides), zero copy.
@@ -115,6 +138,8 @@ struct TensorFactory {
 }  // namespace pto2
 
 static_assert(sizeof(void*) != 8 || sizeof(Tensor) == 128, "Tensor is 128 bytes without padding on 64-bit targets");
+static_assert(sizeof(void*) != 8 || offsetof(Tensor, offset) == offsetof(Tensor, data) + 8,
+              "Tensor::view stores data and offset as one 16-byte word");
 
 /// Contiguous row-major strides for `shapes` into `strides`.
 void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* strides);
