@@ -52,7 +52,7 @@ const std::unordered_set<std::string>& reserved() {
       "rt_submit_task", "rt_submit_aic_task", "rt_submit_aiv_task", "rt_submit_dummy_task",
       "aicpu_orchestration_entry", "aicpu_orchestration_config", "aicpu_thread_num",
       // the runtime's helpers and macros the generated code calls after a local's declaration
-      "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride",
+      "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride", "pto2_int_arg",
       "pto2_range_count", "pto2_entry_fn", "pto2_kernel_desc", "pto2_c_api", "PTO2_SCOPE", "PTO2_SCOPE_CAT",
       "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2OrchestrationConfig", "PTO2KernelContext",
       "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS"};
