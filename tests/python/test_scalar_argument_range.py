@@ -152,3 +152,31 @@ def test_program_input_float_for_an_integer_parameter_is_refused(value):
     prog, _ = _chip("INT32", "INT64")
     with pytest.raises(Exception, match="argument 'n' of main\\(e, n\\) expects an integer"):
         prog(np.zeros(16, np.int32), value)
+
+
+_BOOL_PARAM = '''import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_addb(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], b: pl.Scalar[pl.BOOL]) -> pl.Tensor[[16], pl.INT32]:
+        c = pl.store(pl.add(pl.load(c, [0], [16]), pl.cast(b, pl.INT32)), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], x: pl.Scalar[pl.FP32]) -> pl.Tensor[[16], pl.INT32]:
+        e = self.kernel_addb(e, x)
+        return e
+'''
+
+
+@pytest.mark.parametrize("x, truth", [(0.5, 1), (-0.25, 1), (float("nan"), 1), (float("inf"), 1), (0.0, 0),
+                                      (-0.0, 0), (2.0, 1)])
+def test_float_argument_to_a_bool_parameter_is_its_truth(x, truth):
+    """As Python's bool() (and pl.cast(x, pl.BOOL)): 0.5 arrived as False (truncated to 0 first),
+    NaN through an undefined conversion to int64_t."""
+    prog = pypto.compile(pl.parse_program(_BOOL_PARAM, "t.py"))
+    e = np.zeros(16, np.int32)
+    prog(e, x)
+    assert int(e[0]) == truth

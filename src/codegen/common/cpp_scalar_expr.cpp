@@ -169,7 +169,9 @@ std::string CppScalarSlot(const std::string& text, DataType have, DataType want,
     return "pto2_int_arg((" + source + ")(" + StripOuterParens(s) + "), " + CppRuntimeDType(want) + ", " +
            (site_args.empty() ? std::string("nullptr, nullptr, nullptr, 0") : site_args) + ")";
   }
-  if (is_float(have)) s = "(int64_t)(" + s + ")";   // into BOOL
+  // A float into a BOOL parameter is its truth, as Python's bool() and pl.cast: 0.5 is True (it
+  // was truncated to 0 first: False), NaN is True (its conversion to int64_t was undefined).
+  if (is_float(have)) return "(uint64_t)((" + StripOuterParens(s) + ") != 0)";
   return IsAtomicCppText(s) || s[0] == '(' ? "(uint64_t)" + s : "(uint64_t)(" + s + ")";
 }
 
