@@ -1,6 +1,8 @@
 """The generated C++ keeps the user's spelling of a name: `x_2` stays `x_2` (the upstream
 `__ssa_v` rule of GetSSABaseName, which turned it into `x`, is gone)."""
 
+import pytest
+
 import pypto.language as pl
 from pypto import codegen
 
@@ -60,3 +62,36 @@ def test_host_names_use_the_one_reserved_table():
     assert "TaskHandle new_1 = " in code and "add_dep_wait(new_1)" in code
     assert "TaskHandle new =" not in code
     assert "TaskHandle x_2 = " in code
+
+
+_CHECK_NAMES = '''import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_addk(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], k: pl.Scalar[pl.INT64]) -> pl.Tensor[[16], pl.INT32]:
+        c = pl.store(pl.add(pl.load(c, [0], [16]), pl.cast(k, pl.INT32)), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], n: pl.Scalar[pl.INT64],
+             d: pl.Scalar[pl.INT64]) -> pl.Tensor[[16], pl.INT32]:
+        NAME: pl.Scalar[pl.INT64] = n // d
+        m: pl.Scalar[pl.INT64] = NAME % d
+        e = self.kernel_addk(e, m + NAME // d)
+        return e
+'''
+
+
+@pytest.mark.parametrize("name", ["pto2_floordiv", "pto2_mod", "pto2_divisor"])
+def test_a_local_named_like_a_run_time_check_is_renamed(name):
+    """A local `pto2_floordiv` hid the function the `//` after it calls: the generated C++ did
+    not compile (BuildError)."""
+    import numpy as np
+
+    import pypto
+    prog = pypto.compile(pl.parse_program(_CHECK_NAMES.replace("NAME", name), "t.py"))
+    e = np.zeros(16, np.int32)
+    prog(e, -7, 2)
+    assert int(e[0]) == (-7 // 2) % 2 + (-7 // 2) // 2
