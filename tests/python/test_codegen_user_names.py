@@ -95,3 +95,35 @@ def test_a_local_named_like_a_run_time_check_is_renamed(name):
     e = np.zeros(16, np.int32)
     prog(e, -7, 2)
     assert int(e[0]) == (-7 // 2) % 2 + (-7 // 2) // 2
+
+
+@pl.program
+class HostApiNames:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_add(self, a: pl.Tensor[[64], pl.FP32], b: pl.Tensor[[64], pl.FP32],
+                   c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0], [64]), pl.load(b, [0], [64])), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: pl.Tensor[[64], pl.FP32], b: pl.Tensor[[64], pl.FP32],
+                 c: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        c = self.kernel_add(a, b, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.Tensor[[64], pl.FP32], y: pl.Tensor[[64], pl.FP32],
+                  z: pl.Out[pl.Tensor[[64], pl.FP32]]) -> pl.Tensor[[64], pl.FP32]:
+        z, TaskHandle = pl.submit(self.chip_add, x, y, z)
+        z, submit_next_level = pl.submit(self.chip_add, z, y, z, deps=[TaskHandle])
+        return z
+
+
+def test_host_names_of_the_l3_api_are_renamed():
+    """A tid named TaskHandle was declared `TaskHandle TaskHandle = ...`: the type was hidden from
+    the next declaration (and submit_next_level from the next call)."""
+    from pypto import host
+    code = host.generate_host_orchestration(HostApiNames, "host_main")
+    code = code.code if hasattr(code, "code") else code
+    assert "TaskHandle TaskHandle_1 = submit_next_level(" in code, code
+    assert "TaskHandle submit_next_level_1 = submit_next_level(" in code, code
