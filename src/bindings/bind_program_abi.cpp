@@ -32,7 +32,7 @@
 #include "bindings.h"
 #include "pto2_c_api.h"
 #include "pto_l3_mpi.h"
-#include "../../runtime/src/l3_mpi_env.h"   // the MPI knobs' rules (header-only: no MPI needed)
+#include "pto2/l3_mpi_env.h"   // the MPI knobs' rules (header-only: no MPI needed)
 
 namespace nb = nanobind;
 
@@ -398,7 +398,7 @@ void bind_program_abi(nb::module_& m) {
       "check_mpi_env", [] { pto2::l3mpi::check_mpi_env(); },
       "Checks the MPI transport's knobs PTO2_L3_MPI_DEPTH / _BATCH (integers 1..65536) and\n"
       "PTO2_L3_MPI_TIMEOUT_S (positive finite seconds) by the rules every rank applies\n"
-      "(runtime/src/l3_mpi_env.h); a bad one raises ValueError naming it. `pypto run --mpi` calls\n"
+      "(runtime/include/pto2/l3_mpi_env.h); a bad one raises ValueError naming it. `pypto run --mpi` calls\n"
       "it before launching mpirun.\n\n"
       "    program_abi.check_mpi_env()  # ValueError: PTO2_L3_MPI_DEPTH='0' is not a count: ...");
   nb::class_<ProgramLibrary>(abi, "ProgramLibrary")
