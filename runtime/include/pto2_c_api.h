@@ -71,7 +71,7 @@ uint32_t pto2_dtype_size(int32_t dtype);
 /* ABI version of this header (bumped when entry points or trailing fields are added). */
 int32_t pto2_abi_version(void);
 
-#define PTO2_ABI_VERSION 3
+#define PTO2_ABI_VERSION 4
 
 /* ---------------------------------------------------------------------------------------------
  * A runtime kept across runs (what pypto's CompiledProgram uses):
@@ -124,6 +124,11 @@ void pto2_runtime_set_race_check(void* runtime, int32_t mode);
 /* Writes the last run's task graph as Graphviz DOT (needs a race checker mode != 0 during
  * that run; see Runtime::write_graph). 1 on success. */
 int pto2_runtime_write_graph(void* runtime, const char* path);
+/* As pto2_runtime_write_trace / _write_graph (ABI 4), with why it failed in err_buf (may be
+ * NULL): the path and the OS's reason ("could not write the trace to /tmp/x/t.json: No such file
+ * or directory"), or that the last run recorded no graph. */
+int pto2_runtime_write_trace_err(void* runtime, const char* path, char* err_buf, uint32_t err_len);
+int pto2_runtime_write_graph_err(void* runtime, const char* path, char* err_buf, uint32_t err_len);
 /* Tasks submitted and completed so far in the run in progress on `runtime` (or its last run),
  * for a progress indicator; callable from any thread during pto2_runtime_run (see
  * Runtime::progress).   uint64_t sub, done; pto2_runtime_progress(rt, &sub, &done); */

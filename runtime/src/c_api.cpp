@@ -143,9 +143,10 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
       stats_out->explicit_edges = r.explicit_edges;
       stats_out->wall_seconds = r.wall_seconds;
     }
-    if (opts && opts->trace_path && !rt.write_trace(opts->trace_path)) {
+    std::string trace_error;
+    if (opts && opts->trace_path && !rt.write_trace(opts->trace_path, &trace_error)) {
       if (r.ok()) {
-        put_error(err_buf, err_len, std::string("pto2_run: cannot write trace ") + opts->trace_path);
+        put_error(err_buf, err_len, "pto2_run: " + trace_error);
         return 3;
       }
     }
@@ -278,12 +279,19 @@ extern "C" void pto2_runtime_set_race_check(void* runtime, int32_t mode) {
     static_cast<pto2::Runtime*>(runtime)->set_race_check(static_cast<pto2::RaceCheck>(mode));
 }
 
-extern "C" int pto2_runtime_write_graph(void* runtime, const char* path) {
+extern "C" int pto2_runtime_write_graph_err(void* runtime, const char* path, char* err_buf, uint32_t err_len) {
+  std::string error = "pto2_runtime_write_graph: a NULL runtime or path";
   try {
-    return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_graph(path) ? 1 : 0;
-  } catch (...) {
-    return 0;
+    if (runtime && path && static_cast<pto2::Runtime*>(runtime)->write_graph(path, &error)) error.clear();
+  } catch (std::exception& e) {
+    error = std::string("could not write the task graph to ") + path + ": " + e.what();
   }
+  put_error(err_buf, err_len, error);
+  return error.empty() ? 1 : 0;
+}
+
+extern "C" int pto2_runtime_write_graph(void* runtime, const char* path) {
+  return pto2_runtime_write_graph_err(runtime, path, nullptr, 0);
 }
 
 extern "C" void pto2_runtime_progress(void* runtime, uint64_t* submitted, uint64_t* completed) {
@@ -292,10 +300,17 @@ extern "C" void pto2_runtime_progress(void* runtime, uint64_t* submitted, uint64
   if (runtime) static_cast<pto2::Runtime*>(runtime)->progress(submitted, completed);
 }
 
-extern "C" int pto2_runtime_write_trace(void* runtime, const char* path) {
+extern "C" int pto2_runtime_write_trace_err(void* runtime, const char* path, char* err_buf, uint32_t err_len) {
+  std::string error = "pto2_runtime_write_trace: a NULL runtime or path";
   try {
-    return runtime && path && static_cast<pto2::Runtime*>(runtime)->write_trace(path) ? 1 : 0;
-  } catch (...) {
-    return 0;
+    if (runtime && path && static_cast<pto2::Runtime*>(runtime)->write_trace(path, &error)) error.clear();
+  } catch (std::exception& e) {
+    error = std::string("could not write the trace to ") + path + ": " + e.what();
   }
+  put_error(err_buf, err_len, error);
+  return error.empty() ? 1 : 0;
+}
+
+extern "C" int pto2_runtime_write_trace(void* runtime, const char* path) {
+  return pto2_runtime_write_trace_err(runtime, path, nullptr, 0);
 }

@@ -1,7 +1,11 @@
 // dsl_checks.cpp — run-time checks generated orchestration code calls where the compiler could
 // not decide statically (dynamic slice offsets and shapes, dynamic call-argument extents, a
-// loop step known only at run time). Each failure names the DSL line (docs/running.md,
+// loop step known only at run time, a scalar argument an integer parameter cannot hold). Each failure names the DSL line (docs/running.md,
 // "What is checked when"); the run then fails with RunError carrying the message.
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -14,7 +18,83 @@ std::string at(const char* file, int32_t line) {
   return std::string(file) + ":" + std::to_string(line) + ": ";
 }
 
+// An integer parameter dtype of pto2_int_arg: its DSL name, signedness and width.
+struct IntParam {
+  const char* name;
+  bool is_signed;
+  int bits;
+};
+
+IntParam int_param(DataType to) {
+  switch (to) {
+    case DataType::INT8: return {"INT8", true, 8};
+    case DataType::INT16: return {"INT16", true, 16};
+    case DataType::INT32: return {"INT32", true, 32};
+    case DataType::INT64: return {"INT64", true, 64};
+    case DataType::UINT8: return {"UINT8", false, 8};
+    case DataType::UINT16: return {"UINT16", false, 16};
+    case DataType::UINT32: return {"UINT32", false, 32};
+    case DataType::UINT64: return {"UINT64", false, 64};
+    default: break;
+  }
+  throw std::invalid_argument(std::string("pto2_int_arg: parameter dtype ") + dtype_name(to) +
+                              " is not an integer (generated code passes INT8..UINT64)");
+}
+
+// The largest value of `p` (its smallest is 0 or -largest - 1).
+uint64_t max_of(const IntParam& p) {
+  return p.bits == 64 ? (p.is_signed ? uint64_t{INT64_MAX} : UINT64_MAX) : (uint64_t{1} << (p.bits - p.is_signed)) - 1;
+}
+
+// `v` as Python prints a float: the shortest digits that read back as `v`, positional from 1e-4
+// to 1e16 ("3000000000.0", "0.25"), else exponential ("1e+20"); "nan", "inf".
+std::string python_float(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[48];
+  int digits = 1;
+  for (; digits < 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (std::strtod(buf, nullptr) == v) break;
+  }
+  std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+  const int exp10 = std::atoi(std::strchr(buf, 'e') + 1);
+  if (exp10 < -4 || exp10 >= 16) return buf;
+  std::snprintf(buf, sizeof buf, "%.*f", digits - 1 - exp10 > 1 ? digits - 1 - exp10 : 1, v);
+  return buf;
+}
+
+[[noreturn]] void argument_does_not_fit(const std::string& value, const IntParam& p, const char* callee,
+                                        const char* param, const char* file, int32_t line) {
+  const std::string lo = !p.is_signed ? "0" : "-" + std::to_string(max_of(p) + 1);
+  throw std::out_of_range(at(file, line) + "argument '" + (param ? param : "?") + "' of '" + (callee ? callee : "?") +
+                          "' = " + value + " does not fit pl." + p.name + " (range " + lo + ".." +
+                          std::to_string(max_of(p)) + "): pass a value in range, or convert it with pl.cast");
+}
+
 }  // namespace
+
+uint64_t pto2_int_arg(int64_t v, DataType to, const char* callee, const char* param, const char* file, int32_t line) {
+  const IntParam p = int_param(to);
+  const bool fits = v < 0 ? p.is_signed && static_cast<uint64_t>(-(v + 1)) <= max_of(p)   // -(v + 1): no overflow
+                          : static_cast<uint64_t>(v) <= max_of(p);
+  if (!fits) argument_does_not_fit(std::to_string(v), p, callee, param, file, line);
+  return static_cast<uint64_t>(v);
+}
+
+uint64_t pto2_int_arg(uint64_t v, DataType to, const char* callee, const char* param, const char* file, int32_t line) {
+  const IntParam p = int_param(to);
+  if (v > max_of(p)) argument_does_not_fit(std::to_string(v), p, callee, param, file, line);
+  return v;
+}
+
+uint64_t pto2_int_arg(double v, DataType to, const char* callee, const char* param, const char* file, int32_t line) {
+  const IntParam p = int_param(to);
+  // Python's int(v): toward zero. The bounds are powers of two, exact as doubles; NaN fails both tests.
+  const double t = std::trunc(v), end = std::ldexp(1.0, p.bits - p.is_signed);
+  if (!(t >= (p.is_signed ? -end : 0.0) && t < end)) argument_does_not_fit(python_float(v), p, callee, param, file, line);
+  return p.is_signed ? static_cast<uint64_t>(static_cast<int64_t>(t)) : static_cast<uint64_t>(t);
+}
 
 Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, const int64_t* offsets, const char* what,
                     const char* file, int32_t line) {

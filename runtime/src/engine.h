@@ -88,9 +88,12 @@ class Engine {
   RunResult run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args);
   /// Stops the current run as soon as possible (see Runtime::cancel). Async-signal-safe.
   void cancel() noexcept;
-  bool write_trace(const std::string& path) const;
-  // The last run's task graph as DOT (task_graph.cpp); false when it was not recorded.
-  bool write_graph(const std::string& path) const;
+  // The last run's trace as Chrome JSON (trace.cpp). False when the file cannot be written, with
+  // the path and the OS's reason in `*error` (output_file.h).
+  bool write_trace(const std::string& path, std::string* error = nullptr) const;
+  // The last run's task graph as DOT (task_graph.cpp); false when it was not recorded or the
+  // file cannot be written, saying which in `*error`.
+  bool write_graph(const std::string& path, std::string* error = nullptr) const;
   /// Tasks submitted / completed so far in the current run (Runtime::progress); any thread.
   void run_progress(uint64_t* submitted, uint64_t* completed) const noexcept;
   const RuntimeOptions& options() const { return opt_; }

@@ -21,7 +21,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "l3_mpi_env.h"
+#include "pto2/l3_mpi_env.h"
 #include "l3_mpi_wire.h"
 #include "pto_l3_mpi.h"
 

@@ -23,8 +23,12 @@ RunResult Runtime::run(const OrchestrationEntry& entry, const ChipStorageTaskArg
 
 void Runtime::cancel() noexcept { engine_->cancel(); }
 
-bool Runtime::write_trace(const std::string& path) const { return engine_->write_trace(path); }
-bool Runtime::write_graph(const std::string& path) const { return engine_->write_graph(path); }
+bool Runtime::write_trace(const std::string& path, std::string* error) const {
+  return engine_->write_trace(path, error);
+}
+bool Runtime::write_graph(const std::string& path, std::string* error) const {
+  return engine_->write_graph(path, error);
+}
 void Runtime::progress(uint64_t* submitted, uint64_t* completed) const noexcept {
   engine_->run_progress(submitted, completed);
 }

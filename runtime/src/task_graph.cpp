@@ -6,11 +6,13 @@
 // dashed, get_tensor_data waits are small ellipses. Edges: automatic (solid), explicit deps=
 // (bold, blue), orders through a get_tensor_data wait (dotted). An edge that is both explicit
 // and automatic is drawn as explicit.
+#include <cerrno>
 #include <fstream>
 #include <map>
 #include <sstream>
 
 #include "engine.h"
+#include "output_file.h"
 #include "race_checker.h"
 
 namespace pto2::detail {
@@ -96,12 +98,19 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
   return os.str();
 }
 
-bool Engine::write_graph(const std::string& path) const {
-  if (!race_) return false;  // nothing recorded: the last run had the race checker off
+bool Engine::write_graph(const std::string& path, std::string* error) const {
+  if (!race_) {  // nothing recorded: the last run had the race checker off
+    if (error) *error = "no task graph to write to " + path + ": the last run did not record one (run with the race "
+                        "checker on: RaceCheck::Warn or Error)";
+    return false;
+  }
+  const std::string dot = race_->dot(kernels_.infos());
+  errno = 0;
   std::ofstream f(path);
-  if (!f) return false;
-  f << race_->dot(kernels_.infos());
-  return static_cast<bool>(f);
+  if (!f) return output_failed(error, "the task graph", path, errno);
+  f << dot;
+  f.close();   // the flush of a small graph happens here: a full disk fails here, not above
+  return f.fail() ? output_failed(error, "the task graph", path, errno) : true;
 }
 
 }  // namespace pto2::detail

@@ -5,11 +5,13 @@
 // The orchestrator's track also carries a span per submission (cat "submit", args.task_id) and per
 // PTO2_SCOPE (cat "scope", args.mode); a task whose predicate was false is an instant event
 // (ph "i", cat "skip") on the track of the thread that retired it, args naming the predicate.
+#include <cerrno>
 #include <cstdio>
 #include <fstream>
 #include <unordered_map>
 
 #include "engine.h"
+#include "output_file.h"
 
 namespace pto2::detail {
 
@@ -43,9 +45,10 @@ const char* predicate_op(PredicateOp op) {
 }
 }  // namespace
 
-bool Engine::write_trace(const std::string& path) const {
+bool Engine::write_trace(const std::string& path, std::string* error) const {
+  errno = 0;
   std::ofstream f(path);
-  if (!f) return false;
+  if (!f) return output_failed(error, "the trace", path, errno);
   char buf[1024];  // an event; a source name is a file name, not a path
   const int64_t start_ns = record_.start_ns();
   auto us = [start_ns](int64_t ns) { return static_cast<double>(ns - start_ns) * 1e-3; };
@@ -159,7 +162,8 @@ bool Engine::write_trace(const std::string& path) const {
   }
   f << "\n]}\n";
   f.close();   // a failed final flush (a full disk, a file that takes no writes) is a failure too
-  return !f.fail();
+  // errno is the failed write's (ENOSPC): once the stream failed, it makes no more calls.
+  return f.fail() ? output_failed(error, "the trace", path, errno) : true;
 }
 
 }  // namespace pto2::detail

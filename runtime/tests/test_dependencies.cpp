@@ -1,14 +1,62 @@
 // Automatic (RaW, WaW, WaR, views) and explicit dependencies; manual scopes and opt-outs.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+
 #include "test_util.h"
+
+namespace {
+
+// A fill (t0 = s0) that starts only once `*release` (s1: a std::atomic<bool>*) is set, or after
+// 30 s: the test sets it after submitting the consumer, so the producer is still unfinished at
+// that submission however the threads are scheduled (a 20 ms sleep was not enough under load).
+void k_fill_when_released(PTO2KernelContext* ctx) {
+  auto* release = reinterpret_cast<std::atomic<bool>*>(static_cast<uintptr_t>(ctx->scalars[1]));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!release->load(std::memory_order_acquire) && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::yield();
+  const Tensor& o = ctx->tensors[0];   // as k_fill (whose s1 is a sleep)
+  float* base = static_cast<float*>(o.data);
+  const float v = static_cast<float>(ctx->scalars[0]);
+  for_each_element(o, [&](int64_t off) { base[off] = v; });
+}
+
+constexpr int32_t kFillWhenReleased = 50;
+
+void submit_fill_when_released(const Tensor& out, float v, std::atomic<bool>* release) {
+  Arg p;
+  p.add_output(out);
+  p.add_scalar(static_cast<uint64_t>(v));
+  p.add_scalar(static_cast<uint64_t>(reinterpret_cast<uintptr_t>(release)));
+  rt_submit_aiv_task(kFillWhenReleased, p);
+}
+
+// sweep() with k_fill_when_released registered too.
+template <class F, class Check>
+void sweep_with_release(F&& entry, Check&& check) {
+  for (uint32_t w = 1; w <= 4; ++w) {
+    Watchdog wd(60);
+    pto2::Runtime rt(workers(w));
+    register_std(rt);
+    rt.register_kernel(kFillWhenReleased, "fill_when_released", pto2::CoreType::AIV, &k_fill_when_released);
+    check(rt.run(entry), w);
+  }
+}
+
+}  // namespace
 
 TEST(Dependencies, ReadAfterWrite) {
   std::vector<float> x(64, 0), y(64, 0);
-  sweep([&](const ChipStorageTaskArgs&) {
+  std::atomic<bool> release{false};
+  sweep_with_release([&](const ChipStorageTaskArgs&) {
     std::fill(x.begin(), x.end(), 0.f);
-    submit_fill(ext1d(x), 1, 20);      // slow producer
-    submit_add(ext1d(x), ext1d(y), 1);  // must see x == 1
+    release = false;
+    submit_fill_when_released(ext1d(x), 1, &release);   // producer, unfinished until released
+    submit_add(ext1d(x), ext1d(y), 1);                   // must see x == 1
+    release = true;
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(y[63], 2.f);
@@ -18,9 +66,12 @@ TEST(Dependencies, ReadAfterWrite) {
 
 TEST(Dependencies, WriteAfterWrite) {
   std::vector<float> x(64, 0);
-  sweep([&](const ChipStorageTaskArgs&) {
-    submit_fill(ext1d(x), 1, 20);
+  std::atomic<bool> release{false};
+  sweep_with_release([&](const ChipStorageTaskArgs&) {
+    release = false;
+    submit_fill_when_released(ext1d(x), 1, &release);
     submit_fill(ext1d(x), 2, 0);
+    release = true;
   }, [&](const pto2::RunResult& r, uint32_t) {
     ASSERT_TRUE(r.ok()) << r.message;
     EXPECT_EQ(x[0], 2.f);

@@ -1,10 +1,12 @@
 // The run-time checks generated orchestration calls (dsl_checks.cpp): full-width slice ranges,
-// dynamic call-argument extents, run-time tensor extents and Python range trip counts, each
-// failure naming the DSL line.
+// dynamic call-argument extents, run-time tensor extents, Python range trip counts and scalar
+// arguments of integer parameters, each failure naming the DSL line.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -151,4 +153,107 @@ TEST(DslChecks, ChunkStrideIsCheckedForInt64Overflow) {
   const std::string m = message_of([] { pto2_chunk_stride(INT64_C(1) << 62, 4, "p.py", 9); });
   EXPECT_NE(m.find("p.py:9: pl.auto_chunk: step * chunk = 4611686018427387904 * 4 overflows int64"), std::string::npos) << m;
   EXPECT_FALSE(message_of([] { pto2_chunk_stride(-(INT64_C(1) << 62) - 1, 2, "p.py", 9); }).empty());
+}
+
+namespace {
+
+// pto2_int_arg of `v` into `to`: the message, "" when it fits (then `slot` is the scalar slot).
+template <typename V>
+std::string int_arg(V v, DataType to, uint64_t* slot = nullptr) {
+  return message_of([&] {
+    const uint64_t s = pto2_int_arg(v, to, "kernel_addk", "k", "t.py", 13);
+    if (slot) *slot = s;
+  });
+}
+
+struct IntEdge {
+  DataType to;
+  int64_t lo;
+  uint64_t hi;
+};
+
+const IntEdge kIntEdges[] = {
+    {DataType::INT8, INT8_MIN, INT8_MAX},       {DataType::INT16, INT16_MIN, INT16_MAX},
+    {DataType::INT32, INT32_MIN, INT32_MAX},    {DataType::INT64, INT64_MIN, INT64_MAX},
+    {DataType::UINT8, 0, UINT8_MAX},            {DataType::UINT16, 0, UINT16_MAX},
+    {DataType::UINT32, 0, UINT32_MAX},          {DataType::UINT64, 0, UINT64_MAX},
+};
+
+}  // namespace
+
+TEST(DslChecks, IntArgFromIntegersAtTheEdgesOfEachDtype) {
+  for (const IntEdge& e : kIntEdges) {
+    const std::string name = dtype_name(e.to);
+    uint64_t slot = 1;
+    EXPECT_EQ(int_arg(e.lo, e.to, &slot), "") << name;
+    EXPECT_EQ(slot, static_cast<uint64_t>(e.lo)) << name;
+    EXPECT_EQ(int_arg(e.hi, e.to, &slot), "") << name;
+    EXPECT_EQ(slot, e.hi) << name;
+    if (e.lo != INT64_MIN) { EXPECT_NE(int_arg(e.lo - 1, e.to), "") << name; }
+    if (e.hi != UINT64_MAX) { EXPECT_NE(int_arg(e.hi + 1, e.to), "") << name; }
+    if (e.hi <= INT64_MAX) {   // the same edges given as int64_t
+      EXPECT_EQ(int_arg(static_cast<int64_t>(e.hi), e.to), "") << name;
+      if (e.hi < INT64_MAX) { EXPECT_NE(int_arg(static_cast<int64_t>(e.hi) + 1, e.to), "") << name; }
+    }
+    if (e.hi < UINT64_MAX) { EXPECT_NE(int_arg(uint64_t{UINT64_MAX}, e.to), "") << name; }
+    if (e.lo < 0) { EXPECT_EQ(int_arg(INT64_MIN, e.to).empty(), e.lo == INT64_MIN) << name; }
+  }
+  EXPECT_NE(int_arg(int64_t{-1}, DataType::UINT64), "");   // not 18446744073709551615
+  uint64_t slot = 0;
+  EXPECT_EQ(int_arg(int64_t{-5}, DataType::INT8, &slot), "");
+  EXPECT_EQ(slot, static_cast<uint64_t>(int64_t{-5}));   // sign-extended, as the callee reads it
+  const std::string m = int_arg((int64_t{1} << 40) + 7, DataType::INT32);
+  EXPECT_EQ(m, "t.py:13: argument 'k' of 'kernel_addk' = 1099511627783 does not fit pl.INT32 (range "
+               "-2147483648..2147483647): pass a value in range, or convert it with pl.cast");
+  EXPECT_NE(int_arg(int64_t{-1}, DataType::UINT32).find("= -1 does not fit pl.UINT32 (range 0..4294967295)"),
+            std::string::npos);
+  EXPECT_NE(int_arg(uint64_t{UINT64_MAX}, DataType::INT64)
+                .find("= 18446744073709551615 does not fit pl.INT64 (range -9223372036854775808..9223372036854775807)"),
+            std::string::npos);
+}
+
+TEST(DslChecks, IntArgFromFloatsTruncatesTowardZeroAndRefusesNanInfAndOutOfRange) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  uint64_t slot = 0;
+  EXPECT_EQ(int_arg(3.7, DataType::INT32, &slot), "");
+  EXPECT_EQ(slot, 3u);
+  EXPECT_EQ(int_arg(-3.7, DataType::INT32, &slot), "");
+  EXPECT_EQ(slot, static_cast<uint64_t>(int64_t{-3}));
+  EXPECT_EQ(int_arg(-0.0, DataType::UINT8, &slot), "");   // -0.0 and -0.5 are 0, not negative
+  EXPECT_EQ(slot, 0u);
+  EXPECT_EQ(int_arg(-0.5, DataType::UINT64, &slot), "");
+  EXPECT_EQ(slot, 0u);
+  EXPECT_NE(int_arg(-1.0, DataType::UINT64), "");
+  for (const IntEdge& e : kIntEdges) {
+    const std::string name = dtype_name(e.to);
+    EXPECT_NE(int_arg(nan, e.to), "") << name;
+    EXPECT_NE(int_arg(inf, e.to), "") << name;
+    EXPECT_NE(int_arg(-inf, e.to), "") << name;
+    if (e.hi < (uint64_t{1} << 53)) {   // the edges are exact doubles: x.9 truncates onto them
+      EXPECT_EQ(int_arg(static_cast<double>(e.hi) + 0.9, e.to, &slot), "") << name;
+      EXPECT_EQ(slot, e.hi) << name;
+      EXPECT_NE(int_arg(static_cast<double>(e.hi) + 1.0, e.to), "") << name;
+      EXPECT_EQ(int_arg(static_cast<double>(e.lo) - 0.9, e.to, &slot), "") << name;
+      EXPECT_EQ(slot, static_cast<uint64_t>(e.lo)) << name;
+      EXPECT_NE(int_arg(static_cast<double>(e.lo) - 1.0, e.to), "") << name;
+    }
+  }
+  const double two63 = 9223372036854775808.0, two64 = 18446744073709551616.0;
+  EXPECT_NE(int_arg(two63, DataType::INT64), "");                // 2**63 does not fit INT64 ...
+  EXPECT_EQ(int_arg(-two63, DataType::INT64, &slot), "");        // ... -2**63 does
+  EXPECT_EQ(slot, static_cast<uint64_t>(INT64_MIN));
+  EXPECT_EQ(int_arg(two63, DataType::UINT64, &slot), "");        // and 2**63 fits UINT64
+  EXPECT_EQ(slot, uint64_t{1} << 63);
+  EXPECT_NE(int_arg(two64, DataType::UINT64), "");
+  EXPECT_EQ(int_arg(std::nextafter(two64, 0.0), DataType::UINT64, &slot), "");   // the largest double below 2**64
+  EXPECT_EQ(slot, UINT64_MAX - 2047);
+  EXPECT_EQ(int_arg(nan, DataType::INT32), "t.py:13: argument 'k' of 'kernel_addk' = nan does not fit pl.INT32 (range "
+                                           "-2147483648..2147483647): pass a value in range, or convert it with pl.cast");
+  EXPECT_NE(int_arg(-inf, DataType::UINT8).find("= -inf does not fit pl.UINT8 (range 0..255)"), std::string::npos);
+  EXPECT_NE(int_arg(1e20, DataType::INT64).find("= 1e+20 does not fit pl.INT64"), std::string::npos);
+  EXPECT_NE(int_arg(3000000000.0, DataType::INT32).find("= 3000000000.0 does not fit"), std::string::npos);
+}
+
+TEST(DslChecks, IntArgRefusesANonIntegerParameterDtype) {
+  EXPECT_NE(int_arg(int64_t{1}, DataType::FLOAT32).find("is not an integer"), std::string::npos);
 }

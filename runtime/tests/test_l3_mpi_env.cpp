@@ -1,11 +1,11 @@
-// The MPI transport's environment knobs (runtime/src/l3_mpi_env.h): bad values are refused with
+// The MPI transport's environment knobs (runtime/include/pto2/l3_mpi_env.h): bad values are refused with
 // a message naming the variable and the accepted range (they were read with atoi / atof).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 
-#include "../src/l3_mpi_env.h"
+#include "pto2/l3_mpi_env.h"
 
 namespace {
 

@@ -3,9 +3,11 @@
 
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
+#include "pto2_c_api.h"
 #include "test_util.h"
 
 namespace {
@@ -195,4 +197,53 @@ TEST(Trace, TaskIdsCountFromOneInEachRun) {
   EXPECT_NE(j.find("\"task_id\":1,"), std::string::npos) << j;
   EXPECT_NE(j.find("\"task_id\":4,"), std::string::npos) << j;
   EXPECT_EQ(j.find("\"task_id\":5"), std::string::npos) << j;
+}
+
+// A trace or task graph that cannot be written says where and why (the OS's reason), not just
+// false: a missing directory at open, a full disk (/dev/full) at the final flush. The graph's
+// flush happened in the stream's destructor, unchecked: /dev/full was reported written.
+TEST(Trace, WriteFailuresNameThePathAndTheReason) {
+  Watchdog wd(30);
+  std::vector<float> x(8, 0), y(8, 0);
+  pto2::Runtime rt(workers(2).trace(true).race_check(pto2::RaceCheck::Warn));
+  register_std(rt);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) { submit_add(ext1d(x), ext1d(y), 1); });
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::string missing = "pto2_no_such_dir_for_trace_test/t.json";
+  std::string error;
+  EXPECT_FALSE(rt.write_trace(missing, &error));
+  EXPECT_EQ(error, "could not write the trace to " + missing + ": No such file or directory");
+  error.clear();
+  EXPECT_FALSE(rt.write_graph(missing, &error));
+  EXPECT_EQ(error, "could not write the task graph to " + missing + ": No such file or directory");
+  EXPECT_FALSE(rt.write_trace(missing));   // no message wanted
+  std::ifstream full("/dev/full");
+  if (!full) GTEST_SKIP() << "no /dev/full";
+  error.clear();
+  EXPECT_FALSE(rt.write_trace("/dev/full", &error));
+  EXPECT_EQ(error, "could not write the trace to /dev/full: No space left on device");
+  error.clear();
+  EXPECT_FALSE(rt.write_graph("/dev/full", &error));
+  EXPECT_EQ(error, "could not write the task graph to /dev/full: No space left on device");
+  char buf[512] = "";
+  EXPECT_EQ(pto2_runtime_write_graph_err(&rt, "/dev/full", buf, sizeof buf), 0);
+  EXPECT_STREQ(buf, "could not write the task graph to /dev/full: No space left on device");
+  EXPECT_EQ(pto2_runtime_write_trace_err(&rt, missing.c_str(), buf, sizeof buf), 0);
+  EXPECT_EQ(std::string(buf), "could not write the trace to " + missing + ": No such file or directory");
+  EXPECT_EQ(pto2_runtime_write_graph(&rt, "/dev/full"), 0);
+  const std::string ok = "pto2_trace_write_ok_test.json";
+  EXPECT_EQ(pto2_runtime_write_trace_err(&rt, ok.c_str(), buf, sizeof buf), 1);
+  EXPECT_STREQ(buf, "");
+  std::remove(ok.c_str());
+}
+
+TEST(Trace, GraphNotRecordedSaysSo) {
+  Watchdog wd(30);
+  std::vector<float> x(8, 0), y(8, 0);
+  pto2::Runtime rt(workers(2));
+  register_std(rt);
+  ASSERT_TRUE(rt.run([&](const ChipStorageTaskArgs&) { submit_add(ext1d(x), ext1d(y), 1); }).ok());
+  std::string error;
+  EXPECT_FALSE(rt.write_graph("g.dot", &error));
+  EXPECT_NE(error.find("no task graph to write to g.dot: the last run did not record one"), std::string::npos) << error;
 }

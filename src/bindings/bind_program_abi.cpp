@@ -32,6 +32,7 @@
 #include "bindings.h"
 #include "pto2_c_api.h"
 #include "pto_l3_mpi.h"
+#include "pto2/l3_mpi_env.h"   // the MPI knobs' rules (header-only: no MPI needed)
 
 namespace nb = nanobind;
 
@@ -71,9 +72,9 @@ struct Pto2 {
   decltype(&pto2_runtime_create) create;
   decltype(&pto2_runtime_destroy) destroy;
   decltype(&pto2_runtime_run) run;
-  decltype(&pto2_runtime_write_trace) write_trace;
+  decltype(&pto2_runtime_write_trace_err) write_trace;
   decltype(&pto2_runtime_set_race_check) set_race_check;
-  decltype(&pto2_runtime_write_graph) write_graph;
+  decltype(&pto2_runtime_write_graph_err) write_graph;
   decltype(&pto2_runtime_progress) progress;
   decltype(&pto2_cancel_runs_on_sigint) cancel_runs_on_sigint;
 
@@ -87,9 +88,9 @@ struct Pto2 {
     create = symbol<decltype(create)>(h, "pto2_runtime_create", path);
     destroy = symbol<decltype(destroy)>(h, "pto2_runtime_destroy", path);
     run = symbol<decltype(run)>(h, "pto2_runtime_run", path);
-    write_trace = symbol<decltype(write_trace)>(h, "pto2_runtime_write_trace", path);
+    write_trace = symbol<decltype(write_trace)>(h, "pto2_runtime_write_trace_err", path);
     set_race_check = symbol<decltype(set_race_check)>(h, "pto2_runtime_set_race_check", path);
-    write_graph = symbol<decltype(write_graph)>(h, "pto2_runtime_write_graph", path);
+    write_graph = symbol<decltype(write_graph)>(h, "pto2_runtime_write_graph_err", path);
     progress = symbol<decltype(progress)>(h, "pto2_runtime_progress", path);
     cancel_runs_on_sigint = symbol<decltype(cancel_runs_on_sigint)>(h, "pto2_cancel_runs_on_sigint", path);
   }
@@ -200,17 +201,15 @@ class Runtime {
     return {ok != 0, std::string(err.get()), stats_tuple(stats)};
   }
 
-  bool write_trace(const std::string& path) {
-    return handle_ != nullptr && lib_->pto2().write_trace(handle_, path.c_str()) != 0;
-  }
+  // "" when written, else why not: the path and the OS's reason (pto2_runtime_write_trace_err).
+  std::string write_trace(const std::string& path) { return write_file(lib_->pto2().write_trace, path); }
 
   void set_race_check(int32_t mode) {
     if (handle_ != nullptr) lib_->pto2().set_race_check(handle_, mode);
   }
 
-  bool write_graph(const std::string& path) {
-    return handle_ != nullptr && lib_->pto2().write_graph(handle_, path.c_str()) != 0;
-  }
+  // As write_trace, for the task graph; also says when the last run recorded none.
+  std::string write_graph(const std::string& path) { return write_file(lib_->pto2().write_graph, path); }
 
   // (submitted, completed) tasks of the run in progress; called by the progress ticker's
   // thread while run() has the GIL released.
@@ -228,6 +227,12 @@ class Runtime {
   }
 
  private:
+  std::string write_file(decltype(&pto2_runtime_write_trace_err) write, const std::string& path) {
+    if (handle_ == nullptr) return "the runtime is closed";
+    char err[8192] = "";   // a path of PATH_MAX and the reason
+    return write(handle_, path.c_str(), err, sizeof err) != 0 ? std::string() : std::string(err);
+  }
+
   std::shared_ptr<ProgramLibrary> lib_;
   void* handle_ = nullptr;
 };
@@ -389,6 +394,13 @@ void bind_program_abi(nb::module_& m) {
       "getenv(3), as bytes or None: os.environ's writes reach it (putenv), and an unset name costs\n"
       "no KeyError as os.environ.get does (the per-call environment reads of CompiledProgram.__call__).\n\n"
       "    program_abi.getenv(\"PYPTO_TRACE\")  # -> None when unset, else b\"...\" (os.fsdecode it)");
+  abi.def(
+      "check_mpi_env", [] { pto2::l3mpi::check_mpi_env(); },
+      "Checks the MPI transport's knobs PTO2_L3_MPI_DEPTH / _BATCH (integers 1..65536) and\n"
+      "PTO2_L3_MPI_TIMEOUT_S (positive finite seconds) by the rules every rank applies\n"
+      "(runtime/include/pto2/l3_mpi_env.h); a bad one raises ValueError naming it. `pypto run --mpi` calls\n"
+      "it before launching mpirun.\n\n"
+      "    program_abi.check_mpi_env()  # ValueError: PTO2_L3_MPI_DEPTH='0' is not a count: ...");
   nb::class_<ProgramLibrary>(abi, "ProgramLibrary")
       .def(nb::new_([](const std::string& libpto2_path, const std::string& path) {
              return std::make_shared<ProgramLibrary>(libpto2_path, path);

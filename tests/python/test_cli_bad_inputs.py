@@ -260,3 +260,37 @@ def test_trace_that_cannot_be_written_keeps_the_results(tmp_path, capsys, progra
     assert "Traceback" not in captured.err and "could not write the trace to /dev/full" in captured.err, captured.err
     assert "sha256=" in captured.out and "trace: /dev/full" not in captured.out, captured.out
     assert out.is_file()
+
+
+@pytest.mark.parametrize("name, value, rule", [
+    ("PTO2_L3_MPI_DEPTH", "0", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_DEPTH", "abc", "is not a count"),
+    ("PTO2_L3_MPI_BATCH", "65537", "is not a count: it must be an integer in 1..65536"),
+    ("PTO2_L3_MPI_BATCH", "2.5", "is not a count"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "nan", "is not a timeout: it must be a positive number of seconds"),
+    ("PTO2_L3_MPI_TIMEOUT_S", "-1", "is not a timeout"),
+])
+def test_run_mpi_refuses_a_bad_mpi_knob_before_mpirun(monkeypatch, capsys, name, value, rule):
+    # Every rank refused it, CHIPS + 1 times; now once, before mpirun (not needed: the check comes first).
+    import shutil
+    import subprocess
+    for k in [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_", "PTO2_L3_MPI_"))]:
+        monkeypatch.delenv(k)   # the launching process, not a rank
+    monkeypatch.setenv(name, value)
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("mpirun started despite " + name))
+    assert cli.main(["run", os.path.join(ROOT, "examples", "two_chips.py"), "--mpi"]) == 2
+    err = _err(capsys)
+    assert err.startswith("pypto: error: %s='%s' %s" % (name, value, rule)), err
+
+
+def test_run_mpi_with_good_mpi_knobs_goes_on_to_mpirun(monkeypatch, capsys):
+    import shutil
+    for k in [k for k in os.environ if k.startswith(("OMPI_COMM_WORLD", "PMI_"))]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("PTO2_L3_MPI_DEPTH", "64")
+    monkeypatch.setenv("PTO2_L3_MPI_BATCH", " ")        # blank: the default
+    monkeypatch.setenv("PTO2_L3_MPI_TIMEOUT_S", "0.5")
+    monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
+    assert cli.main(["run", os.path.join(ROOT, "examples", "two_chips.py"), "--mpi"]) == 2
+    assert "--mpi needs mpirun" in _err(capsys)

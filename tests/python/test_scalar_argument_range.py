@@ -1,8 +1,10 @@
 """A scalar argument whose value the parameter's integer dtype cannot hold (an INT64 passed to a
-pl.Scalar[pl.INT32] parameter, a negative to an unsigned one) fails the run where it is passed,
-naming the DSL line, the argument, the value and the range, in a chip-level orchestration (to a
-kernel) and a HOST orchestration (to a chip): it was passed as its low bits, so the callee
-computed with another number (2**40 + 7 arrived as 7)."""
+pl.Scalar[pl.INT32] parameter, a negative to an unsigned one; a float that is NaN, +-inf or out
+of range once truncated toward zero) fails the run where it is passed, naming the DSL line, the
+argument, the value and the range, in a chip-level orchestration (to a kernel) and a HOST
+orchestration (to a chip): an integer was passed as its low bits, so the callee computed with
+another number (2**40 + 7 arrived as 7), and a float was converted with the undefined C++ cast
+(NaN, inf and 1e20 arrived as 0)."""
 
 import textwrap
 
@@ -84,3 +86,97 @@ def test_host_argument_out_of_the_chips_range():
     assert ("t.py:%d: argument 'k' of 'chip_addk' = %d does not fit pl.INT32" % (line, 2 ** 40 + 7)) in str(err.value), \
         err.value
     assert not e.any()
+
+
+@pytest.mark.parametrize("kdt, x, fits", [
+    ("INT32", 3.7, 3),                  # toward zero, as Python's int()
+    ("INT32", -3.7, -3),
+    ("INT32", -0.0, 0),
+    ("UINT32", -0.5, 0),
+    ("INT32", 2.0 ** 31, None),          # exact as FP32, one past INT32's maximum
+    ("INT32", -2.0 ** 31, -2 ** 31),
+    ("UINT32", -1.0, None),
+    ("INT32", 1e20, None),
+    ("INT32", float("nan"), None),
+    ("INT32", float("inf"), None),
+    ("INT64", float("-inf"), None),
+    ("INT64", 2.0 ** 63, None),
+])
+def test_float_argument_to_an_integer_parameter(kdt, x, fits):
+    """A float (here an FP32 orchestration parameter) passed to an integer kernel parameter is
+    truncated toward zero and must fit; NaN and +-inf fail the run naming the line and value
+    (they were converted with a C++ cast, undefined behaviour: NaN, inf and 1e20 arrived as 0)."""
+    prog, src = _chip(kdt, "FP32")
+    e = np.zeros(16, np.int32)
+    if fits is not None:
+        prog(e, x)
+        assert int(e[0]) == fits
+        return
+    with pytest.raises(RunError) as err:
+        prog(e, x)
+    line = _line_of(src, "e = self.kernel_addk(e, n)")
+    shown = {"nan": "nan", "inf": "inf", "-inf": "-inf"}.get(str(x), None)
+    want = "t.py:%d: argument 'k' of 'kernel_addk' = %s does not fit pl.%s" % (
+        line, shown if shown else repr(float(np.float32(x))), kdt)
+    assert want in str(err.value), err.value
+    assert not e.any()
+
+
+def test_host_float_argument_to_a_chips_integer_parameter():
+    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + KERNEL.format(kdt="INT32") + textwrap.dedent('''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_addk(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], k: pl.Scalar[pl.INT32]) -> pl.Tensor[[16], pl.INT32]:
+        c = self.kernel_addk(c, k)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], x: pl.Scalar[pl.FP32]) -> pl.Tensor[[16], pl.INT32]:
+        e, t = pl.submit(self.chip_addk, e, x)
+        return e
+''').replace("\n", "\n    ")
+    prog = host.compile_host(pl.parse_program(src, "t.py"), "main", chips=2)
+    e = np.zeros(16, np.int32)
+    prog(e, -5.5)
+    assert int(e[0]) == -5
+    e[:] = 0
+    with pytest.raises(Exception) as err:
+        prog(e, float("nan"))
+    line = _line_of(src, "e, t = pl.submit(self.chip_addk, e, x)")
+    assert ("t.py:%d: argument 'k' of 'chip_addk' = nan does not fit pl.INT32" % line) in str(err.value), err.value
+    assert not e.any()
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), 3.0, np.float64(2.0)])
+def test_program_input_float_for_an_integer_parameter_is_refused(value):
+    """CompiledProgram.__call__ refuses a float for an integer parameter before the run, NaN included."""
+    prog, _ = _chip("INT32", "INT64")
+    with pytest.raises(Exception, match="argument 'n' of main\\(e, n\\) expects an integer"):
+        prog(np.zeros(16, np.int32), value)
+
+
+_BOOL_PARAM = '''import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def kernel_addb(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], b: pl.Scalar[pl.BOOL]) -> pl.Tensor[[16], pl.INT32]:
+        c = pl.store(pl.add(pl.load(c, [0], [16]), pl.cast(b, pl.INT32)), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], x: pl.Scalar[pl.FP32]) -> pl.Tensor[[16], pl.INT32]:
+        e = self.kernel_addb(e, x)
+        return e
+'''
+
+
+@pytest.mark.parametrize("x, truth", [(0.5, 1), (-0.25, 1), (float("nan"), 1), (float("inf"), 1), (0.0, 0),
+                                      (-0.0, 0), (2.0, 1)])
+def test_float_argument_to_a_bool_parameter_is_its_truth(x, truth):
+    """As Python's bool() (and pl.cast(x, pl.BOOL)): 0.5 arrived as False (truncated to 0 first),
+    NaN through an undefined conversion to int64_t."""
+    prog = pypto.compile(pl.parse_program(_BOOL_PARAM, "t.py"))
+    e = np.zeros(16, np.int32)
+    prog(e, x)
+    assert int(e[0]) == truth

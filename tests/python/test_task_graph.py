@@ -105,8 +105,27 @@ def test_graph_is_only_recorded_when_asked(tmp_path):
     compiled(x, out, graph=str(tmp_path / "a.dot"))
     compiled(x, out)                                  # recording off again
     from pypto.runtime.loader import RunError
-    with pytest.raises(RunError, match="could not write the task graph"):
+    with pytest.raises(RunError, match="no task graph to write to .*b.dot: the last run did not record one") as e:
         compiled._runtime.write_graph(str(tmp_path / "b.dot"))
+    assert "CompiledProgram.task_graph" in str(e.value)
+
+
+def test_graph_write_failures_give_the_path_and_the_os_reason(tmp_path):
+    # The runtime said only 'could not write the task graph to X' with the hint to check the
+    # directory, whatever the cause; /dev/full was reported written (its flush was not checked).
+    from pypto.runtime.loader import RunError
+    compiled = pypto.compile(AllSkipped)
+    x, out = np.ones(16, np.float32), np.zeros(16, np.float32)
+    compiled(x, out, graph=str(tmp_path / "a.dot"))   # recorded
+    missing = str(tmp_path / "gone" / "b.dot")        # a directory removed after the call's own check
+    with pytest.raises(RunError, match="could not write the task graph to %s: No such file or directory$"
+                       % re.escape(missing)):
+        compiled._runtime.write_graph(missing)
+    if os.path.exists("/dev/full"):
+        with pytest.raises(RunError, match="could not write the task graph to /dev/full: No space left on device$"):
+            compiled._runtime.write_graph("/dev/full")
+        with pytest.raises(RunError, match="could not write the task graph to /dev/full: No space left on device$"):
+            compiled(x, out, graph="/dev/full")
 
 
 def test_graph_directory_must_exist(tmp_path):

@@ -325,8 +325,21 @@ def test_trace_write_failure_after_the_run_carries_the_result():
     from pypto.runtime.loader import RunError
     compiled, a = _vector_add()
     c = np.zeros_like(a)
-    with pytest.raises(RunError, match="could not write the trace to /dev/full") as e:
+    with pytest.raises(RunError, match="could not write the trace to /dev/full: No space left on device$") as e:
         compiled(a, a, c, trace="/dev/full")
     assert e.value.result is e.value.stats and e.value.stats.tasks == 16
     assert compiled.last_stats is e.value.stats
     np.testing.assert_array_equal(c, a + a)
+
+
+def test_trace_write_failure_gives_the_path_and_the_os_reason(tmp_path):
+    # It said 'could not write the trace to X' with 'check that the directory exists and is
+    # writable' whatever the cause; the runtime now passes on the OS's reason.
+    from pypto.runtime.loader import RunError
+    compiled, a = _vector_add()
+    compiled(a, a, np.zeros_like(a), trace=str(tmp_path / "t.json"))
+    missing = str(tmp_path / "gone" / "t.json")   # a directory removed after the call's own check
+    with pytest.raises(RunError, match="could not write the trace to %s: No such file or directory$"
+                       % re.escape(missing)) as e:
+        compiled._runtime.write_trace(missing)
+    assert "check that the directory exists" not in str(e.value)

@@ -68,13 +68,14 @@ std::string StripOuterParens(const std::string& text);
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"
-// With `what` ("prog.py:12: argument 'k' of 'scale'"), an integer `have` whose values `want`
-// cannot all hold is checked at run time: out of range, the run fails naming `what` and the value.
-std::string CppScalarSlot(const std::string& text, ir::DataType have, ir::DataType want, const std::string& what = "");
-// What a checked slot contains: a generated file holding it includes <stdexcept> and <string>.
-inline constexpr const char* kRangeCheckThrow = "throw std::out_of_range(";
-// "prog.py:12: argument 'k' of 'scale'": CppScalarSlot's `what` for an argument at `span`.
-std::string ArgumentSite(const ir::Span& span, const std::string& param, const std::string& callee);
+// A float into an integer parameter, and an integer `have` whose values `want` cannot all hold,
+// are checked at run time by pto2_int_arg (pto2/orchestration.h), which names `site_args`
+// (ArgumentSiteArgs) when the value does not fit:
+//   CppScalarSlot("n", INT64, INT32, s) -> "pto2_int_arg((int64_t)(n), DataType::INT32, " + s + ")"
+std::string CppScalarSlot(const std::string& text, ir::DataType have, ir::DataType want,
+                          const std::string& site_args = "");
+// `"scale", "k", "prog.py", 12`: pto2_int_arg's site arguments for argument `param` of `callee` at `span`.
+std::string ArgumentSiteArgs(const ir::Span& span, const std::string& param, const std::string& callee);
 
 class CppScalarExprPrinter {
  public:

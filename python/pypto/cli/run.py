@@ -308,10 +308,15 @@ def _launch_mpi(args) -> int:
 
     from pypto.errors import PyptoError
     from pypto.host import l3_task_timeout
+    from pypto._core import program_abi
     try:   # refused once here, not by each of CHIPS+1 ranks
         l3_task_timeout()
     except PyptoError as e:
         raise CliError("%s (%s)" % (e.message, e.help))
+    try:   # the PTO2_L3_MPI_* knobs, by the ranks' own rules (l3_mpi_env.h)
+        program_abi.check_mpi_env()
+    except ValueError as e:
+        raise CliError(str(e))
     mpirun = shutil.which("mpirun") or shutil.which("mpiexec")
     if mpirun is None:
         raise CliError("--mpi needs mpirun (Open MPI: apt-get install openmpi-bin libopenmpi-dev)")

@@ -222,9 +222,11 @@ class Runtime:
         return result
 
     def write_trace(self, path: str) -> None:
-        if not self._h.write_trace(os.fsdecode(path)):
-            raise RunError("could not write the trace to %s" % path,
-                           help="check that the directory exists and is writable")
+        """Writes the last run's trace (a runtime created with trace=True) as Chrome JSON; a
+        RunError names the path and the OS's reason ('... /x/t.json: No such file or directory')."""
+        error = self._h.write_trace(os.fsdecode(path))
+        if error:
+            raise RunError(error)
 
     def set_race_check(self, mode: int) -> None:
         """Race checker mode of the following runs: 0 off, 1 warn, 2 error."""
@@ -234,10 +236,10 @@ class Runtime:
     def write_graph(self, path: str) -> None:
         """Writes the last run's task graph as Graphviz DOT (recorded when the run had a race
         checker mode other than 0)."""
-        if not self._h.write_graph(os.fsdecode(path)):
-            raise RunError("could not write the task graph to %s" % path,
-                           help="run with the task graph recorded (CompiledProgram.task_graph) and check that "
-                                "the directory exists and is writable")
+        error = self._h.write_graph(os.fsdecode(path))
+        if error:   # the path and the OS's reason, or that nothing was recorded
+            raise RunError(error, help="record it with CompiledProgram.task_graph" if error.startswith("no task graph")
+                           else "")
 
     def progress(self) -> Tuple[int, int]:
         """``(submitted, completed)`` tasks of the run in progress (or the last run); safe to

@@ -178,6 +178,16 @@ inline T pto2_mod(T a, T d, const char* file, int32_t line) {
   }
   return r;
 }
+/// A scalar argument passed to an integer parameter of dtype `to` (INT8..UINT64) whose value
+/// `to` may not hold: an integer that does not fit, and a float that is NaN, +-inf or whose
+/// truncation toward zero (Python's int()) does not fit, throws naming the DSL line, the
+/// argument and the value (passed as its low bits, or converted with the undefined C++ cast,
+/// the callee would compute with another number). Returns the value's scalar slot:
+/// `params.add_scalar(pto2_int_arg((int64_t)(n), DataType::INT32, "kernel_addk", "k", "prog.py", 13));`
+/// The source is given as one of the three types (cast it: an int32_t would be ambiguous).
+uint64_t pto2_int_arg(int64_t v, DataType to, const char* callee, const char* param, const char* file, int32_t line);
+uint64_t pto2_int_arg(uint64_t v, DataType to, const char* callee, const char* param, const char* file, int32_t line);
+uint64_t pto2_int_arg(double v, DataType to, const char* callee, const char* param, const char* file, int32_t line);
 /// The stride `step * chunk` of a pl.auto_chunk loop whose step is known only at run time; an
 /// int64 overflow throws naming the DSL line. `const int64_t s4 = pto2_chunk_stride(s, 4, "prog.py", 9);`
 int64_t pto2_chunk_stride(int64_t step, int64_t chunk, const char* file, int32_t line);

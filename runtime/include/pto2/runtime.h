@@ -141,17 +141,20 @@ class Runtime {
   /// usable. Thread-safe and async-signal-safe (atomics and futex wakes only):
   ///     std::thread t([&] { rt.run(entry, args); });  rt.cancel();  t.join();
   void cancel() noexcept;
-  /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON.
-  bool write_trace(const std::string& path) const;
+  /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON. False
+  /// when the file cannot be written, with the path and the OS's reason in `*error` (if given):
+  /// "could not write the trace to /tmp/x/t.json: No such file or directory".
+  bool write_trace(const std::string& path, std::string* error = nullptr) const;
   const RuntimeOptions& options() const;
   /// Changes RuntimeOptions::race_check for the following runs. Not during a run.
   void set_race_check(RaceCheck mode);
   /// Writes the task graph of the last run as Graphviz DOT (tasks with kernel, core type and
   /// DSL line; automatic, explicit and get_tensor_data-wait edges styled apart; barriers and
   /// predicate-skipped tasks marked). The graph is the race checker's record, so the run needs
-  /// race_check Warn or Error; false otherwise or when the file cannot be written.
+  /// race_check Warn or Error; false otherwise or when the file cannot be written, saying which
+  /// (with the OS's reason) in `*error` (if given).
   ///     rt.set_race_check(pto2::RaceCheck::Warn); rt.run(entry, args); rt.write_graph("g.dot");
-  bool write_graph(const std::string& path) const;
+  bool write_graph(const std::string& path, std::string* error = nullptr) const;
   /// Tasks submitted and completed so far in the run in progress (or the last run), for a
   /// progress indicator. Thread-safe, callable while run() executes on another thread; the
   /// two counts are read apart, so completed <= submitted holds but they may lag a little.

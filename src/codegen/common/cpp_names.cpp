@@ -52,10 +52,16 @@ const std::unordered_set<std::string>& reserved() {
       "rt_submit_task", "rt_submit_aic_task", "rt_submit_aiv_task", "rt_submit_dummy_task",
       "aicpu_orchestration_entry", "aicpu_orchestration_config", "aicpu_thread_num",
       // the runtime's helpers and macros the generated code calls after a local's declaration
-      "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride",
+      "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride", "pto2_int_arg",
       "pto2_range_count", "pto2_entry_fn", "pto2_kernel_desc", "pto2_c_api", "PTO2_SCOPE", "PTO2_SCOPE_CAT",
       "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2OrchestrationConfig", "PTO2KernelContext",
-      "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS"};
+      "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS",
+      // the run-time DSL checks (pto2/orchestration.h): a local of one of these names hid the
+      // function from the calls after it, and the generated C++ did not compile
+      "pto2_divisor", "pto2_floordiv", "pto2_mod", "pto2_view_at", "pto2_float_to_int", "pto2_division_by_zero",
+      "pto2_division_overflow", "pto2_group_signal", "pto2_group_wait",
+      // the L3 API HOST code calls (pto_l3_api.h)
+      "TaskArgs", "TaskHandle", "submit_next_level", "submit_barrier"};
   return r;
 }
 

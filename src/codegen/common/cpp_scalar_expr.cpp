@@ -129,33 +129,6 @@ std::string StripOuterParens(const std::string& text) {
 
 namespace {
 
-// The range of integer dtype `t` as C++ literals of its type's width, and as text for messages.
-struct IntRange {
-  bool is_signed;
-  int bits;
-};
-
-std::string int_min_text(const IntRange& r) {
-  if (!r.is_signed) return "0";
-  return r.bits == 64 ? "(-9223372036854775807LL - 1)" : "(" + std::to_string(-(int64_t{1} << (r.bits - 1))) + "LL)";
-}
-
-// `unsigned_value`: compared with a uint64_t (an LL literal would be a -Wsign-compare warning).
-std::string int_max_text(const IntRange& r, bool unsigned_value) {
-  if (r.bits == 64) return r.is_signed ? "9223372036854775807LL" : "18446744073709551615ULL";
-  return std::to_string(r.is_signed ? (int64_t{1} << (r.bits - 1)) - 1 : (int64_t{1} << r.bits) - 1) +
-         (unsigned_value ? "ULL" : "LL");
-}
-
-std::string range_words(const IntRange& r) {
-  const std::string lo = !r.is_signed ? "0" : r.bits == 64 ? "-9223372036854775808"
-                                                           : std::to_string(-(int64_t{1} << (r.bits - 1)));
-  const std::string hi = r.bits == 64 ? (r.is_signed ? "9223372036854775807" : "18446744073709551615")
-                                      : std::to_string(r.is_signed ? (int64_t{1} << (r.bits - 1)) - 1
-                                                                   : (int64_t{1} << r.bits) - 1);
-  return lo + ".." + hi;
-}
-
 std::string quoted(const std::string& text) {
   std::string q = "\"";
   for (char c : text) {
@@ -165,40 +138,40 @@ std::string quoted(const std::string& text) {
   return q + "\"";
 }
 
-}  // namespace
-
-std::string ArgumentSite(const Span& span, const std::string& param, const std::string& callee) {
-  const std::string file = span.file.substr(span.file.find_last_of("/\\") + 1);
-  return (file.empty() || span.line <= 0 ? std::string() : file + ":" + std::to_string(span.line) + ": ") + "argument '" +
-         param + "' of '" + callee + "'";
+// True when a value of integer dtype `have` may lie outside the range of integer dtype `want`
+// (INT64 into INT32, INT32 into UINT32, UINT64 into INT64).
+bool may_not_fit(DataType have, DataType want) {
+  const bool hs = is_signed(have), ws = is_signed(want);
+  const int hb = bit_width(have), wb = bit_width(want);
+  const bool below = hs && (!ws || wb < hb);   // values under want's minimum
+  const bool above = hs == ws ? hb > wb : hs ? hb > wb + 1 : hb >= wb;
+  return below || above;
 }
 
-std::string CppScalarSlot(const std::string& text, DataType have, DataType want, const std::string& what) {
+}  // namespace
+
+std::string ArgumentSiteArgs(const Span& span, const std::string& param, const std::string& callee) {
+  return quoted(callee) + ", " + quoted(param) + ", " + CppSourceSiteArgs(span);
+}
+
+std::string CppScalarSlot(const std::string& text, DataType have, DataType want, const std::string& site_args) {
   std::string s = text;
   if (is_float(want)) {
     if (!is_float(have)) s = "(float)(" + s + ")";
     return "to_u64(" + s + ")";
   }
-  if (is_float(have)) s = "(int64_t)(" + s + ")";
-  // An integer the parameter's dtype cannot hold (INT64 into INT32, a negative into UINT32) was
-  // passed as its low bits: the callee saw another number. Checked where it is passed, naming it.
-  if (!what.empty() && is_integer(have) && is_integer(want) && bit_width(want) <= 64) {
-    const IntRange h{is_signed(have), bit_width(have)}, w{is_signed(want), bit_width(want)};
-    const bool below = h.is_signed && (!w.is_signed || w.bits < h.bits);     // values under want's minimum
-    const bool above = (h.is_signed == w.is_signed ? h.bits > w.bits : h.is_signed ? h.bits > w.bits + 1
-                                                                                     : h.bits >= w.bits);
-    if (below || above) {
-      const std::string v = h.is_signed ? "int64_t" : "uint64_t";
-      std::string cond;
-      if (below) cond = "v_ < " + int_min_text(w);
-      if (above) cond += std::string(cond.empty() ? "" : " || ") + "v_ > " + int_max_text(w, !h.is_signed);
-      return "(uint64_t)[&]() { const " + v + " v_ = (" + v + ")(" + StripOuterParens(s) + "); if (" + cond +
-             ") throw std::out_of_range(std::string(" + quoted(what + " = ") + ") + std::to_string(v_) + " +
-             quoted(" does not fit pl." + std::string(to_string(want)) + " (range " + range_words(w) +
-                    "): pass a value in range, or convert it with pl.cast") +
-             "); return v_; }()";
-    }
+  // A float into an integer parameter (the C++ conversion of NaN, inf or an out-of-range value is
+  // undefined behaviour), and an integer the parameter's dtype may not hold (it was passed as its
+  // low bits: the callee saw another number), are checked where they are passed, naming the site.
+  if (is_integer(want) && bit_width(want) <= 64 &&
+      (is_float(have) || (is_integer(have) && may_not_fit(have, want)))) {
+    const std::string source = is_float(have) ? "double" : is_signed(have) ? "int64_t" : "uint64_t";
+    return "pto2_int_arg((" + source + ")(" + StripOuterParens(s) + "), " + CppRuntimeDType(want) + ", " +
+           (site_args.empty() ? std::string("nullptr, nullptr, nullptr, 0") : site_args) + ")";
   }
+  // A float into a BOOL parameter is its truth, as Python's bool() and pl.cast: 0.5 is True (it
+  // was truncated to 0 first: False), NaN is True (its conversion to int64_t was undefined).
+  if (is_float(have)) return "(uint64_t)((" + StripOuterParens(s) + ") != 0)";
   return IsAtomicCppText(s) || s[0] == '(' ? "(uint64_t)" + s : "(uint64_t)(" + s + ")";
 }
 

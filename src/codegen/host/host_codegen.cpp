@@ -116,8 +116,6 @@ std::string HostEmitter::Generate() {
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
   if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
   const std::string body = body_.str();
-  if (body.find(common::kRangeCheckThrow) != std::string::npos)   // a checked scalar argument (CppScalarSlot)
-    os << "#include <stdexcept>\n#include <string>\n";
   os << "#include \"pto_l3_api.h\"\n\n";
   common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body, {});
   return os.str();

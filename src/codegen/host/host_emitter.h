@@ -92,8 +92,8 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::ControlF
 
   // ---- expressions (host_expr.cpp) ----
   std::string expr(const ir::ExprPtr& e);
-  // `what` ("prog.py:12: argument 'k' of 'scale'"): an integer the parameter cannot hold fails the run.
-  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype, const std::string& what = "");
+  // `site_args` (common::ArgumentSiteArgs): a value the integer parameter cannot hold fails the run there.
+  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype, const std::string& site_args = "");
   static std::string ctype(ir::DataType d);
 
  private:

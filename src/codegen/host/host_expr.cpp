@@ -20,8 +20,8 @@ void HostEmitter::unsupported(const ExprPtr& e) {
                       " in a scalar expression (VerifyHostProgram refuses it)");
 }
 
-std::string HostEmitter::scalar_slot(const ExprPtr& e, DataType param_dtype, const std::string& what) {
-  return common::CppScalarSlot(expr(e), common::ScalarDtypeOf(e), param_dtype, what);
+std::string HostEmitter::scalar_slot(const ExprPtr& e, DataType param_dtype, const std::string& site_args) {
+  return common::CppScalarSlot(expr(e), common::ScalarDtypeOf(e), param_dtype, site_args);
 }
 
 }  // namespace pypto::codegen::host

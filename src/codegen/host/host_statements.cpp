@@ -132,7 +132,7 @@ void HostEmitter::emit_submit(const Expr& e, const Var* result) {
       arg_text[i] = ref(xv, x->span);
       line(a + ".add_tensor(" + arg_text[i] + ");");
     } else if (auto* st = fn->params[i]->type->as<ScalarType>()) {
-      line(a + ".add_scalar(" + scalar_slot(x, st->dtype, common::ArgumentSite(e.span, fn->params[i]->name, callee)) + ");");
+      line(a + ".add_scalar(" + scalar_slot(x, st->dtype, common::ArgumentSiteArgs(e.span, fn->params[i]->name, callee)) + ");");
     } else {
       PYPTO_CHECK(false, "parameter '" << fn->params[i]->name << "' of '" << callee << "' is neither tensor nor scalar");
     }

@@ -75,8 +75,8 @@ std::string Emitter::i64(const ExprPtr& e) {
   return "(int64_t)(" + strip_parens(s) + ")";
 }
 
-std::string Emitter::scalar_slot(const ExprPtr& e, DataType param_dtype, const std::string& what) {
-  return common::CppScalarSlot(expr(e), ScalarDtypeOf(e), param_dtype, what);
+std::string Emitter::scalar_slot(const ExprPtr& e, DataType param_dtype, const std::string& site_args) {
+  return common::CppScalarSlot(expr(e), ScalarDtypeOf(e), param_dtype, site_args);
 }
 
 }  // namespace pypto::codegen::orchestration

@@ -105,7 +105,7 @@ void Emitter::emit_task(const Expr& e, const Var* result) {
     if (args[i]->type->is<TensorType>()) continue;
     auto* pt = f->params[i]->type->as<ScalarType>();
     PYPTO_CHECK(pt && pt->dtype != DataType::TASK_ID, "argument " << i << " of '" << callee << "' is not a number");
-    line(params + ".add_scalar(" + scalar_slot(args[i], pt->dtype, common::ArgumentSite(e.span, f->params[i]->name, callee)) + ");");
+    line(params + ".add_scalar(" + scalar_slot(args[i], pt->dtype, common::ArgumentSiteArgs(e.span, f->params[i]->name, callee)) + ");");
   }
   // pl.submit may leave out trailing Out arguments: the runtime allocates them (manual deps).
   std::vector<int> runtime_outs(f->params.size(), -1);

@@ -178,8 +178,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   // line of `span`: `pto2_extent_u32(n, "prog.py", 12)`.
   std::string u32(const ir::ExprPtr& e, const ir::Span& span = {});
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
-  // `what` ("prog.py:12: argument 'k' of 'scale'"): an integer the parameter cannot hold fails the run.
-  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype, const std::string& what = "");   // add_scalar operand
+  // `site_args` (common::ArgumentSiteArgs): a value the integer parameter cannot hold fails the run there.
+  std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype, const std::string& site_args = "");   // add_scalar operand
   bool non_negative(const ir::ExprPtr& e) const override;
   static std::string strip_parens(const std::string& text);   // "(a + b)" -> "a + b"
 

@@ -116,8 +116,6 @@ std::string Emitter::Generate() {
   os << "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n";
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
   if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
-  if (body.find(common::kRangeCheckThrow) != std::string::npos)   // a checked scalar argument (CppScalarSlot)
-    os << "#include <stdexcept>\n#include <string>\n";
   os << "#include \"pto_orchestration_api.h\"\n\n";
   if (body.find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"

@@ -3,7 +3,8 @@
 // silently became 0, 1 or garbage (a timeout of 0 failed every task on a healthy rank; nan
 // never timed out). Now a bad value is refused with a message naming the variable and the
 // accepted range. l3_mpi_init checks all three on every rank before MPI starts, so a bad value
-// fails every rank alike instead of one side waiting for the other.
+// fails every rank alike instead of one side waiting for the other. Public (header-only, no MPI
+// needed) so that `pypto run --mpi` applies the same rule before mpirun starts (program_abi.check_mpi_env).
 #pragma once
 
 #include <cerrno>
