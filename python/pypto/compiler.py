@@ -37,7 +37,8 @@ from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import probe_writable, resolve_trace_path
-from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, clusters_problem, default_workers
+from pypto.runtime.worker_defaults import (check_runtime_options, check_worker_counts, clusters_problem, default_workers,
+                                           warn_oversubscription)
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -275,7 +276,8 @@ class CompiledProgram:
         run on one core type, CPUs - 1 workers of that type (at least 1) and none of the other (the
         orchestrating thread runs tasks too while it waits); else 1 AIC and 2 AIV
         (``pypto.runtime.worker_defaults``). ``clusters`` 0 = min(aic, aiv); more is an
-        ArgumentValueError.
+        ArgumentValueError, as is a count above 4096; more than 8 worker threads per CPU is a
+        WorkerCountWarning, once per runtime.
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
         when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
         writes the run's task graph as Graphviz DOT (see ``task_graph``). ``race_check=True`` (or
@@ -325,6 +327,7 @@ class CompiledProgram:
         with self._lock:
             rt = self._runtime
             if rt is None or rt.config != config:
+                warn_oversubscription(aic, aiv)   # once per new runtime, not per call
                 rt = self._get_runtime(config)
             run = rt.run_marshalled if fast is not None else rt.run
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
