@@ -77,6 +77,9 @@ def cmd_graph(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
+    # The names are known once the file is parsed: an unknown one costs no compile (the entry's
+    # own names are checked again by entry_inputs, after it).
+    check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
     if args.scalar and not args.static:
         raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
                        "(or seeded random values)")
@@ -90,7 +93,6 @@ def cmd_graph(args) -> int:
             scalars = parse_scalars(args.scalar)
         except ValueError as e:
             raise CliError(str(e))
-        check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)

@@ -22,7 +22,7 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
-from pypto.cli.common import CliError, load_programs, parse_dims, reject_empty_paths, select_program
+from pypto.cli.common import CliError, check_dims, load_programs, parse_dims, reject_empty_paths, select_program
 from pypto.runtime.trace_path import probe_directory
 from pypto.runtime.worker_defaults import MAX_WORKERS, WorkerCountWarning, clusters_problem, oversubscription
 
@@ -108,6 +108,9 @@ def cmd_run(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
+    # Known once the file is parsed: an unknown name (or any, for a program without dynamic
+    # dimensions) was refused only after the C++ build. The entry's own are checked after it.
+    check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
     from pypto.host import HostProgram, host_functions, mpi_world
     hosts = host_functions(program)
     # Every rank of an MPI job parses the same flags: refused before any rank compiles or serves.
