@@ -22,6 +22,7 @@ runs, then runs the entry orchestration on the runtime's worker threads. See doc
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -34,7 +35,8 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
 )
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
-from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, index_params, race_check_mode
+from pypto.runtime.dsl_terms import explain_failure
+from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import probe_writable, resolve_trace_path
 from pypto.runtime.worker_defaults import (check_runtime_options, check_worker_counts, clusters_problem, default_workers,
@@ -234,7 +236,8 @@ class CompiledProgram:
         self._tensor_names = [p.name for p in sorted((p for p in params if p.kind == "tensor"), key=lambda p: p.slot)]
         self._marshal = fast_marshaller(params, "%s(%s)" % (entry, ", ".join(p.name for p in params)))
         self._running_label = "running %s" % entry
-        self._index_params = index_params(program)   # pl.INDEX, not the runtime's INT64, in range errors
+        # A failed run's message in DSL terms (no reference to self: a cycle would keep the runtime's threads).
+        self._explain = functools.partial(explain_failure, program=program)
         self.default_workers = default_workers(self.kernels)   # (AIC, AIV) when a call names none
 
     def __repr__(self) -> str:
@@ -337,10 +340,10 @@ class CompiledProgram:
                 if progress_enabled():   # a one-line ticker once a run takes 1 s (TTY only)
                     with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):
                         stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
-                                    report_races=race_mode != 0, index_params=self._index_params)
+                                    report_races=race_mode != 0, explain=self._explain)
                 else:
                     stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
-                                report_races=race_mode != 0, index_params=self._index_params)
+                                report_races=race_mode != 0, explain=self._explain)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None

@@ -224,7 +224,7 @@ def test_host_argument_range_error_names_pl_index():
 
 
 def test_name_index_params_rewrites_only_the_index_parameters():
-    from pypto.runtime.loader import name_index_params
+    from pypto.runtime.dsl_terms import name_index_params
     msg = ("a.py:3: argument 'k' of 'f' = nan does not fit pl.INT64 (range ..)\n"
            "a.py:4: argument 'j' of 'f' = inf does not fit pl.INT64 (range ..)")
     assert name_index_params(msg, frozenset({("f", "k")})) == msg.replace("fit pl.INT64", "fit pl.INDEX", 1)

@@ -14,11 +14,10 @@ releases the GIL.
 from __future__ import annotations
 
 import os
-import re
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
@@ -181,32 +180,6 @@ class ProgramLibrary:
         return Runtime(self, handle, config)
 
 
-def index_params(program) -> frozenset:
-    """``{(function, parameter)}`` of the ``pl.Scalar[pl.INDEX]`` parameters of ``program`` (an
-    ``ir.Program``): the callees whose argument range check names pl.INT64 (see name_index_params)."""
-    from pypto._core import ir
-    found = set()
-    for f in getattr(program, "functions", None) or ():
-        for v in f.params:
-            if isinstance(v.type, ir.ScalarType) and v.type.dtype == ir.DataType.INDEX:
-                found.add((f.name, v.name))
-    return frozenset(found)
-
-
-_ARG_RANGE = re.compile(r"argument '([^']*)' of '([^']*)' = (\S+) does not fit pl\.INT64 ")
-
-
-def name_index_params(message: str, params: frozenset) -> str:
-    """``message`` with the runtime's range check of an argument passed to a ``pl.INDEX``
-    parameter (one of ``params``, from index_params) naming pl.INDEX, the type the user wrote:
-    the runtime has no INDEX dtype (it is INT64 there, the same range), so its message said
-    ``does not fit pl.INT64``."""
-    if not params or "does not fit pl.INT64" not in message:
-        return message
-    return _ARG_RANGE.sub(lambda m: m.group(0).replace("pl.INT64", "pl.INDEX")
-                          if (m.group(2), m.group(1)) in params else m.group(0), message)
-
-
 class Runtime:
     """A pto2::Runtime (worker threads parked while idle) with the program's kernels registered."""
 
@@ -218,18 +191,17 @@ class Runtime:
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
             tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
-            index_params: frozenset = frozenset()) -> RunStats:
+            explain: Optional[Callable[[str], str]] = None) -> RunStats:
         """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
-        ``report_races=False`` records (for the task graph) without warning; ``index_params``
-        (index_params(program)) name pl.INDEX in argument range errors."""
+        ``report_races=False`` records (for the task graph) without warning; ``explain`` rewrites
+        a failed run's message in the DSL's terms (pypto.runtime.dsl_terms.explain_failure)."""
         return self.run_marshalled(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
-                                   race_check, tensor_names, report_races, warn_stacklevel=4,
-                                   index_params=index_params)
+                                   race_check, tensor_names, report_races, warn_stacklevel=4, explain=explain)
 
     def run_marshalled(self, tensors: list, scalars: list, race_check: int = 0,
                        tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
-                       warn_stacklevel: int = 3, index_params: frozenset = frozenset()) -> RunStats:
+                       warn_stacklevel: int = 3, explain: Optional[Callable[[str], str]] = None) -> RunStats:
         """``run`` on arguments already in the binding's form: ``(data, dtype code, shape list,
         strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
         (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
@@ -241,7 +213,8 @@ class Runtime:
             for i, name in enumerate(tensor_names or ()):
                 message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
-            message = name_index_params(message, index_params)
+            if explain is not None:
+                message = explain(message)
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
             raise RunError("the run failed: " + message)
