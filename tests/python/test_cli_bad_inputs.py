@@ -163,11 +163,36 @@ def test_graph_scalar_values_are_checked(tmp_path, capsys):
         (["--static", "--scalar", "condition=one"], "--scalar condition: 'one' is not an integer, a float or true/false"),
         (["--static", "--scalar", "condition"], "--scalar expects NAME=VALUE, got 'condition'"),
         (["--scalar", "condition=1"], "--scalar sets a scalar parameter for --static"),
+        # beyond int64: was a TypeError traceback of the static_task_graph binding
+        (["--static", "--scalar", "condition=%d" % 2 ** 64], "--scalar condition=%d: an integer scalar's value is in "
+                                                              "-9223372036854775808..9223372036854775807" % 2 ** 64),
     ]
     for flags, message in cases:
         assert cli.main(["graph", prog, "-o", str(tmp_path / "bad.dot")] + flags) != 0
         assert message in _err(capsys), flags
         assert not os.path.exists(tmp_path / "bad.dot")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", DYNAMIC, "--dim", "M=4294967296"],
+    ["graph", DYNAMIC, "--dim", "M=%d" % 10 ** 20],
+    ["graph", DYNAMIC, "--static", "--dim", "M=%d" % 10 ** 20],   # was a TypeError traceback
+])
+def test_dim_above_the_runtimes_extent_is_refused_before_compiling(tmp_path, capsys, monkeypatch, argv):
+    # run: refused after the compile, as an input that cannot be allocated
+    import pypto
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s" % argv))
+    assert cli.main(argv) == 2
+    assert "pypto: error: --dim M: an extent must be at most 4294967295 (the runtime's 32-bit tensor extent), got " \
+        in _err(capsys)
+
+
+@pytest.mark.parametrize("command, path", [("compile", "/dev/null"), ("run", "/dev/null"), ("graph", "/dev/null")])
+def test_program_path_that_is_not_a_regular_file(tmp_path, capsys, command, path):
+    # was "no such file: /dev/null", for a path that exists
+    assert cli.main([command, path, "-o", str(tmp_path / "out")]) == 2
+    assert "pypto: error: %s is not a regular file" % path in _err(capsys)
 
 
 @pytest.mark.parametrize("command", ["compile", "run", "graph"])

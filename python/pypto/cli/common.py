@@ -21,6 +21,8 @@ def not_a_file(path: str) -> str:
     """Why ``path`` cannot be read as a file: missing, or a directory ("no such file" would be wrong)."""
     if os.path.isdir(path):
         return "%s is a directory, not a file" % path
+    if os.path.exists(path):   # /dev/null, a FIFO: "no such file" was wrong
+        return "%s is not a regular file" % path
     return "no such file: %s" % path
 
 
@@ -101,9 +103,14 @@ def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
     return {"kernels/%s.cpp" % source_stem(name): kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
 
 
+# The runtime's tensor extents are 32-bit (Tensor::shapes): a larger --dim can never run (it
+# failed after the compile, or as a TypeError traceback of pypto graph --static).
+MAX_DIM = 0xFFFFFFFF
+
+
 def parse_dims(items: List[str]) -> Dict[str, int]:
     """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item (not
-    ``NAME=INTEGER``, or a negative extent)."""
+    ``NAME=INTEGER``, a negative extent or one above MAX_DIM)."""
     dims: Dict[str, int] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
@@ -111,6 +118,9 @@ def parse_dims(items: List[str]) -> Dict[str, int]:
             raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
         if int(value) < 0:   # found before compiling, not by the call's argument check after it
             raise ValueError("--dim %s: an extent must be a non-negative integer, got %s" % (name.strip(), value.strip()))
+        if int(value) > MAX_DIM:
+            raise ValueError("--dim %s: an extent must be at most %d (the runtime's 32-bit tensor extent), got %s"
+                             % (name.strip(), MAX_DIM, value.strip()))
         dims[name.strip()] = int(value)
     return dims
 
