@@ -325,3 +325,27 @@ def test_run_mpi_with_good_mpi_knobs_goes_on_to_mpirun(monkeypatch, capsys):
     monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
     assert cli.main(["run", os.path.join(ROOT, "examples", "two_chips.py"), "--mpi"]) == 2
     assert "--mpi needs mpirun" in _err(capsys)
+
+
+@pytest.mark.parametrize("command, flag", [("graph", "-o"), ("run", "--save"), ("run", "--trace")])
+def test_output_that_is_the_program_file_is_refused(tmp_path, capsys, monkeypatch, command, flag):
+    # `pypto graph prog.py -o prog.py` replaced the user's program with a DOT file (--save: an
+    # archive, --trace: a trace), exit status 0.
+    import shutil
+
+    import pypto
+    prog = tmp_path / "prog.py"
+    shutil.copy(VECTOR_ADD, prog)
+    before = prog.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s prog.py" % flag))
+    assert cli.main([command, str(prog), flag, "./prog.py"]) == 2
+    assert "pypto: error: %s ./prog.py is the program file itself: writing there would replace your program" % flag \
+        in _err(capsys)
+    assert prog.read_bytes() == before
+
+
+def test_trace_summary_of_a_device_is_refused(capsys):
+    # /dev/zero was read until memory ran out (a hang, then the OOM killer)
+    assert cli.main(["trace", "summary", "/dev/zero"]) == 2
+    assert "pypto: error: /dev/zero is a device, not a trace file" in _err(capsys)

@@ -10,7 +10,7 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 __all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims",
-           "reject_empty_paths", "check_dims"]
+           "reject_empty_paths", "reject_overwriting_program", "check_dims"]
 
 
 class CliError(Exception):
@@ -154,6 +154,24 @@ def reject_empty_paths(args, flags: List[Tuple[str, str]]) -> None:
         value = getattr(args, attr, None)
         if isinstance(value, str) and not value.strip():
             raise CliError("%s: the path is empty (%r); give a file or directory name" % (flag, value))
+
+
+def reject_overwriting_program(args, flags: List[Tuple[str, str]]) -> None:
+    """A usage error for each ``(flag, attribute)`` output path of ``args`` that is the program
+    file itself (``pypto graph prog.py -o prog.py``, ``--save prog.py``): it was overwritten, the
+    user's source replaced by a DOT file, an archive or a trace."""
+    program = getattr(args, "file", None)
+    for flag, attr in flags:
+        value = getattr(args, attr, None)
+        if not value or not program or not os.path.exists(value) or not os.path.exists(program):
+            continue
+        try:
+            same = os.path.samefile(value, program)
+        except OSError:
+            continue
+        if same:
+            raise CliError("%s %s is the program file itself: writing there would replace your program; give "
+                           "another path" % (flag, value))
 
 
 def check_dims(dims: Dict[str, int], known, what: str, flag: str = "--dim") -> None:

@@ -16,7 +16,7 @@ import subprocess
 from pypto.cli.arrays import entry_inputs, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, load_programs, parse_dims, parse_scalars,
-                              reject_empty_paths, select_program)
+                              reject_empty_paths, reject_overwriting_program, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
 
@@ -49,6 +49,7 @@ def cmd_graph(args) -> int:
     import pypto
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--inputs", "inputs")])
+    reject_overwriting_program(args, [("-o", "output")])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if os.path.isdir(args.output):   # found now, not after the run that draws the graph
         raise CliError("-o: %s is a directory; give a file path" % args.output)

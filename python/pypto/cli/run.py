@@ -22,7 +22,8 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
-from pypto.cli.common import CliError, check_dims, load_programs, parse_dims, reject_empty_paths, select_program
+from pypto.cli.common import (CliError, check_dims, load_programs, parse_dims, reject_empty_paths,
+                              reject_overwriting_program, select_program)
 from pypto.runtime.trace_path import probe_directory
 from pypto.runtime.worker_defaults import MAX_WORKERS, WorkerCountWarning, clusters_problem, oversubscription
 
@@ -92,6 +93,7 @@ def cmd_run(args) -> int:
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--trace", "trace"),
                               ("--save", "save"), ("--inputs", "inputs"), ("--check", "check")])
+    reject_overwriting_program(args, [("--save", "save"), ("--trace", "trace")])
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
     problem = probe_directory(args.output) if args.output else None
     if problem:         # found now, not after the build whose sources and library it would hold
