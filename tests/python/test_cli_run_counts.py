@@ -164,3 +164,16 @@ def test_more_than_8_worker_threads_per_cpu_warn_once(capsys, monkeypatch, path,
     assert err.count("warning") == 1, err   # the CLI's line only: the call's WorkerCountWarning is silenced
     assert err.startswith("pypto: warning: " + warning), err
     assert "Use at most 16 workers in all" in err
+
+
+def test_mpi_chips_are_not_warned_about_as_threads(capsys, monkeypatch):
+    # With --mpi the chips are ranks (processes): 'worker threads on each of 8 chips' would be wrong.
+    import shutil
+    import subprocess
+
+    import pypto.runtime.worker_defaults as wd
+    monkeypatch.setattr(wd, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: 0)
+    assert cli.main(["run", TWO_CHIPS, "--mpi", "--chips", "8"]) == 0
+    assert "warning" not in _err(capsys)

@@ -209,6 +209,8 @@ def _warn_oversubscription(args, chip_level) -> None:
     in-process HOST entry) start more threads than OVERSUBSCRIBED_PER_CPU per CPU. The calls'
     own WorkerCountWarning is then silenced (_repeated_runs): it would say it again."""
     from pypto.host import HostProgram
+    if getattr(args, "mpi", False):   # the chips are MPI ranks (processes), not threads of this one
+        return
     if chip_level:   # a count not given is the program's default, at most the CPUs (not known yet: 0)
         defaults = (0, 0)
     else:   # --chips multiplies each chip's workers (of the defaults too)
