@@ -24,17 +24,16 @@ MIXED_DEFAULT = (1, 2)   # AIC, AIV workers of a program using both core types (
 # RuntimeOptions' bound on the workers of a core type (runtime/src/engine.cpp): above it the
 # runtime's constructor refused the count only after the compile and build.
 MAX_WORKERS = 4096
-# Worker threads per CPU above which a run is warned about (WorkerCountWarning). Idle workers
-# spin, then park; each one polls every queue of its type while it spins, and each run wakes the
-# parked ones, so a run costs O(workers^2) polls: on 2 CPUs 256 AIV workers ran vector_add in
-# 0.23 s (1 worker: 0.21 s), 1024 in 0.33 s, 2048 in 3-25 s and 4096 (20 runs) in 375 s at a
-# load of ~1900.
+# Worker threads per CPU above which a run is warned about (WorkerCountWarning): they only take
+# turns on the CPUs, and each is an OS thread to start. Idle ones cost next to nothing (the
+# runtime lets one worker per CPU spin; the others stay parked): on 2 CPUs, 20 runs of
+# vector_add took 0.66 s with 256 AIV workers and 1.7 s with 4096, most of it starting them.
 OVERSUBSCRIBED_PER_CPU = 8
 
 
 class WorkerCountWarning(RuntimeWarning):
     """More worker threads than OVERSUBSCRIBED_PER_CPU per CPU: legitimate (the workers model a
-    chip's cores), but they only take turns on the CPUs and their idle polling slows the run."""
+    chip's cores), but they only take turns on the CPUs, and each is a thread to start."""
 
 
 def usable_cpus() -> int:
@@ -83,10 +82,10 @@ def oversubscription(aic: int, aiv: int, chips: int = 1, cpus: int = 0,
         return ""
     given = ", ".join("%s %d" % (n, c) for n, c in zip(names, (aic, aiv)) if c)
     each = " on each of %d chips" % chips if chips > 1 else ""
-    return ("%s%s: %d worker threads on %d CPU%s (more than %d per CPU); they only take turns on the CPUs and "
-            "every idle one polls all the ready queues, so the run gets slower, not more parallel (a wide "
-            "sync_start gang does not need them: it is multiplexed). Use at most %d workers in all unless the "
-            "oversubscription is what you mean to test"
+    return ("%s%s: %d worker threads on %d CPU%s (more than %d per CPU); they only take turns on the CPUs, so "
+            "the run is no more parallel, and each is a thread to start (a wide sync_start gang does not "
+            "need them: it is multiplexed). Use at most %d workers in all unless the oversubscription is "
+            "what you mean to test"
             % (given, each, threads, cpus, "" if cpus == 1 else "s", OVERSUBSCRIBED_PER_CPU,
                OVERSUBSCRIBED_PER_CPU * cpus))
 
