@@ -1,0 +1,92 @@
+// pto2_trace_summary_read: the summary of a trace libpto2 wrote (pypto trace summary's fast path;
+// tests/python/test_trace_summary.py checks it field by field against the Python reference).
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "pto2_trace_summary.h"
+#include "test_util.h"
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+void write_file(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+std::string str(const pto2_trace_summary* s, int32_t i) { return std::string(s->string[i], s->string_len[i]); }
+
+// A chain of `n` inc tasks on one tensor, traced, written to `path`.
+void chain_trace(const std::string& path, int n) {
+  std::vector<float> x(4, 0);
+  pto2::Runtime rt(workers(2).trace(true));
+  register_std(rt);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    for (int i = 0; i < n; ++i) {
+      Arg p;
+      p.add_inout(ext1d(x));
+      rt_submit_aiv_task(2, p);
+    }
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  ASSERT_TRUE(rt.write_trace(path));
+}
+}  // namespace
+
+TEST(TraceReader, ChainOfTasksIsItsOwnCriticalPath) {
+  Watchdog wd(30);
+  const std::string path = "pto2_trace_reader_chain.json";
+  chain_trace(path, 200);
+  char why[256] = "";
+  const pto2_trace_summary* s = pto2_trace_summary_read(path.c_str(), why, sizeof why);
+  ASSERT_NE(s, nullptr) << why;
+  EXPECT_EQ(s->n_tasks, 200u);
+  EXPECT_EQ(s->edges, 199u);
+  ASSERT_EQ(s->n_critical, 200u);  // every task, in the chain's order
+  for (uint64_t i = 0; i < s->n_critical; ++i) EXPECT_EQ(s->task_id[s->critical[i]], static_cast<int64_t>(i + 1));
+  ASSERT_EQ(s->n_kernels, 1u);
+  EXPECT_EQ(str(s, s->kernel_name[0]), "inc");
+  EXPECT_EQ(s->kernel_tasks[0], 200u);
+  uint64_t blocks = 0;
+  for (uint32_t w = 0; w < s->n_workers; ++w) blocks += s->worker_blocks[w];
+  EXPECT_EQ(blocks, 200u);
+  for (uint64_t t = 1; t < s->n_tasks; ++t) EXPECT_LE(s->task_start_us[t - 1], s->task_start_us[t]);
+  EXPECT_GT(s->span_us, 0.0);
+  pto2_trace_summary_free(s);
+  std::remove(path.c_str());
+}
+
+// Anything but trace.cpp's exact layout is refused (the caller reads it the general way).
+TEST(TraceReader, RefusesOtherLayoutsNamingTheLine) {
+  Watchdog wd(30);
+  const std::string path = "pto2_trace_reader_other.json";
+  chain_trace(path, 5);
+  const std::string text = read_file(path);
+  const struct {
+    std::string text, why;
+  } cases[] = {
+      {text.substr(0, text.size() / 2), "line"},                                   // truncated
+      {text + "x", "text after the event list"},                                   // garbage after it
+      {"{\"traceEvents\":[\n" + text.substr(text.find('\n') + 1), "line 1:"},      // other spacing
+      {text.substr(0, text.find("\n") + 1) + "\n" + text.substr(text.find("\n") + 1), "line 2:"},  // a blank line
+      {std::string(text).replace(text.find("\"ts\":"), 5, "\"ts\":1e3,\"x\":"), "line"},  // an exponent
+  };
+  for (const auto& c : cases) {
+    write_file(path, c.text);
+    char why[256] = "";
+    const pto2_trace_summary* s = pto2_trace_summary_read(path.c_str(), why, sizeof why);
+    EXPECT_EQ(s, nullptr) << c.why;
+    EXPECT_NE(std::string(why).find(c.why), std::string::npos) << why;
+    pto2_trace_summary_free(s);
+  }
+  char why[256] = "";
+  EXPECT_EQ(pto2_trace_summary_read("no/such/trace.json", why, sizeof why), nullptr);
+  EXPECT_NE(std::string(why).find("cannot read no/such/trace.json"), std::string::npos) << why;
+  std::remove(path.c_str());
+}
