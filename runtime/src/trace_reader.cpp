@@ -581,7 +581,7 @@ class Mapping {
     if (size_ > 0) {
       void* m = mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
       if (m != MAP_FAILED) {
-        data_ = static_cast<const char*>(m);
+        data_ = released_ = static_cast<const char*>(m);
         madvise(m, size_, MADV_SEQUENTIAL);
       }
     }
@@ -594,10 +594,22 @@ class Mapping {
   }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  // The pages before `p` are read: out of the process's resident set (a 1,000,000-task trace
+  // is ~770 MB; its pages stay in the page cache, and a string still pointing there reads its page
+  // again if need be).
+  void done_before(const char* p) {
+    constexpr size_t kStep = size_t{64} << 20;
+    if (static_cast<size_t>(p - released_) < kStep + page_) return;
+    const size_t len = (static_cast<size_t>(p - released_) / page_ - 1) * page_;
+    madvise(const_cast<char*>(released_), len, MADV_DONTNEED);
+    released_ += len;
+  }
 
  private:
   const char* data_ = nullptr;
+  const char* released_ = nullptr;
   size_t size_ = 0;
+  const size_t page_ = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 };
 
 // `{"traceEvents": [`, events one per line (a comma after each but the last), `]}` and only
@@ -634,6 +646,7 @@ std::unique_ptr<Summary> read(const char* path, std::string* why) {
       return nullptr;
     }
     p = nl + 1;
+    file.done_before(p);
   }
   Line tail{p, end};
   if (!literal(tail, "]}")) {
