@@ -570,8 +570,13 @@ std::unique_ptr<Summary> Reader::summary() {
 class Mapping {
  public:
   bool open(const char* path, std::string* why) {
-    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
+    // Not even opened unless a regular file: a pipe (`<(zcat t.json.gz)`) is the caller's to read.
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+      *why = std::string("cannot map ") + path + ": not a regular file";
+      return false;
+    }
+    const int fd = ::open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
       *why = std::string("cannot read ") + path + ": " + (fd < 0 ? std::strerror(errno) : "not a regular file");
       if (fd >= 0) ::close(fd);

@@ -2,6 +2,8 @@
 // tests/python/test_trace_summary.py checks it field by field against the Python reference).
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -88,5 +90,17 @@ TEST(TraceReader, RefusesOtherLayoutsNamingTheLine) {
   char why[256] = "";
   EXPECT_EQ(pto2_trace_summary_read("no/such/trace.json", why, sizeof why), nullptr);
   EXPECT_NE(std::string(why).find("cannot read no/such/trace.json"), std::string::npos) << why;
+  std::remove(path.c_str());
+}
+
+// A named pipe is not opened (with no writer, opening it would wait for one): the caller reads it.
+TEST(TraceReader, LeavesPipesUnopened) {
+  Watchdog wd(30);
+  const std::string path = "pto2_trace_reader_fifo";
+  std::remove(path.c_str());
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  char why[256] = "";
+  EXPECT_EQ(pto2_trace_summary_read(path.c_str(), why, sizeof why), nullptr);
+  EXPECT_NE(std::string(why).find("not a regular file"), std::string::npos) << why;
   std::remove(path.c_str());
 }

@@ -597,3 +597,25 @@ def test_libpto2_reader_prints_the_golden_summary(tmp_path, monkeypatch):
     _native_trace(path)
     _native_only(monkeypatch)
     assert summarize(str(path)).format(top=8) == _GOLDEN
+
+
+def test_a_pipe_is_read_by_the_python_readers(tmp_path):
+    # `pypto trace summary <(zcat t.json.gz)`: libpto2 leaves a file that is not a regular one
+    # unopened, and the pipe's contents are read once, by Python.
+    import threading
+    import pypto.trace_summary as ts
+    path = tmp_path / "t.json"
+    text = _native_trace(path)
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "w", encoding="utf-8") as f:
+            f.write(text)
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        assert ts._native_summary("/dev/fd/%d" % r) is None
+        assert _full(summarize("/dev/fd/%d" % r)) == _full(summarize(str(path)))
+    finally:
+        feeder.join()
+        os.close(r)
