@@ -1,7 +1,7 @@
 /* pto2_trace_summary.h — the summary `pypto trace summary` prints (pypto.trace_summary), computed
  * by libpto2 from a trace in the exact layout it writes itself (runtime/src/trace.cpp): one
- * event per line, each in one of the forms trace.cpp prints. A 1,000,000-task trace (~740 MB)
- * is read in about a second, where Python's line reader took ~35 s.
+ * event per line, each in one of the forms trace.cpp prints. A 1,000,000-task trace (770 MB)
+ * is read in ~1.5 s, where pypto's Python line reader took ~26 s (benchmarks/trace_summary_bench.py).
  *
  *   char why[256];
  *   const pto2_trace_summary* s = pto2_trace_summary_read("trace.json", why, sizeof why);
