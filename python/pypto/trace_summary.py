@@ -123,10 +123,13 @@ def _native_summary(path) -> Optional[TraceSummary]:
     checks the two agree)."""
     if not isinstance(path, (str, bytes, os.PathLike)) or not _file_encoding_is_utf8():
         return None
+    name = os.fsencode(path)
+    if b"\0" in name:     # open() refuses it; C would read the file named by its first part
+        return None
     try:
         from pypto._core import trace_reader
         from pypto.runtime import library_path
-        result, _why = trace_reader.read(library_path(), os.fsencode(path), TaskSpan)
+        result, _why = trace_reader.read(library_path(), name, TaskSpan)
     except (ImportError, RuntimeError, PyptoError):   # no extension or no libpto2 (a source tree)
         return None
     if result is None:

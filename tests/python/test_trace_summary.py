@@ -619,3 +619,11 @@ def test_a_pipe_is_read_by_the_python_readers(tmp_path):
     finally:
         feeder.join()
         os.close(r)
+
+
+def test_a_path_with_a_nul_byte_is_refused_as_open_refuses_it(tmp_path):
+    # libpto2 would read the file named by the part before the NUL (C strings end there)
+    path = tmp_path / "t.json"
+    _native_trace(path)
+    with pytest.raises(ValueError, match="embedded null byte"):
+        summarize(str(path) + "\0.bak")
