@@ -13,28 +13,56 @@ void k_busy(PTO2KernelContext* ctx) { bench::busy_wait(static_cast<int64_t>(ctx-
 
 // AUTO: a [steps, width, 16] float buffer; point (t, i) reads its deps' cells of row t-1 and
 // writes cell (t, i). Only read-after-write conflicts exist, so the graph is exactly the pattern.
+// `submit(a)` submits each task's Arg (or, for own_code_ns, only consumes it).
+template <class Submit>
+void auto_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  uint32_t cell_sh[3] = {1, 1, 16};
+  int d[8];
+  for (int t = 0; t < steps; ++t) {
+    for (int i = 0; i < width; ++i) {
+      Arg a;
+      const int n = bench::deps_of(p, t, i, width, d);
+      for (int k = 0; k < n; ++k) {
+        uint32_t off[3] = {static_cast<uint32_t>(t - 1), static_cast<uint32_t>(d[k]), 0};
+        a.add_input(cells.view(cell_sh, off));
+      }
+      uint32_t off[3] = {static_cast<uint32_t>(t), static_cast<uint32_t>(i), 0};
+      a.add_output(cells.view(cell_sh, off));
+      a.add_scalar(static_cast<uint64_t>(grain));
+      submit(a);
+    }
+  }
+}
+
+// MANUAL: point (t, i) depends on the task ids of its deps in row t-1 (explicit dependencies
+// in a MANUAL scope); `submit(a)` returns the task's id.
+template <class Submit>
+void manual_graph(bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  std::vector<PTO2TaskId> prev(static_cast<size_t>(width)), cur(static_cast<size_t>(width));
+  int d[8];
+  PTO2TaskId ids[8];
+  for (int t = 0; t < steps; ++t) {
+    for (int i = 0; i < width; ++i) {
+      Arg a;
+      const int n = bench::deps_of(p, t, i, width, d);
+      for (int k = 0; k < n; ++k) ids[k] = prev[static_cast<size_t>(d[k])];
+      if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
+      a.add_scalar(static_cast<uint64_t>(grain));
+      cur[static_cast<size_t>(i)] = submit(a);
+    }
+    std::swap(prev, cur);
+  }
+}
+
+TaskOutputTensors alloc_cells(int width, int steps) {
+  uint32_t sh[3] = {static_cast<uint32_t>(steps), static_cast<uint32_t>(width), 16};
+  return alloc_tensors(TensorCreateInfo(sh, 3, DataType::FLOAT32));
+}
+
 double run_auto(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64_t grain) {
   pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
-    uint32_t sh[3] = {static_cast<uint32_t>(steps), static_cast<uint32_t>(width), 16};
-    TensorCreateInfo ci(sh, 3, DataType::FLOAT32);
-    TaskOutputTensors buf = alloc_tensors(ci);
-    const Tensor& cells = buf.get_ref(0);
-    uint32_t cell_sh[3] = {1, 1, 16};
-    int d[8];
-    for (int t = 0; t < steps; ++t) {
-      for (int i = 0; i < width; ++i) {
-        Arg a;
-        const int n = bench::deps_of(p, t, i, width, d);
-        for (int k = 0; k < n; ++k) {
-          uint32_t off[3] = {static_cast<uint32_t>(t - 1), static_cast<uint32_t>(d[k]), 0};
-          a.add_input(cells.view(cell_sh, off));
-        }
-        uint32_t off[3] = {static_cast<uint32_t>(t), static_cast<uint32_t>(i), 0};
-        a.add_output(cells.view(cell_sh, off));
-        a.add_scalar(static_cast<uint64_t>(grain));
-        rt_submit_aiv_task(0, a);
-      }
-    }
+    TaskOutputTensors buf = alloc_cells(width, steps);
+    auto_graph(buf.get_ref(0), p, width, steps, grain, [](Arg& a) { rt_submit_aiv_task(0, a); });
   });
   if (!r.ok()) {
     std::fprintf(stderr, "pypto auto failed: %s\n", r.message.c_str());
@@ -47,20 +75,7 @@ double run_auto(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64
 double run_manual(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64_t grain) {
   pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
     PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-      std::vector<PTO2TaskId> prev(static_cast<size_t>(width)), cur(static_cast<size_t>(width));
-      int d[8];
-      PTO2TaskId ids[8];
-      for (int t = 0; t < steps; ++t) {
-        for (int i = 0; i < width; ++i) {
-          Arg a;
-          const int n = bench::deps_of(p, t, i, width, d);
-          for (int k = 0; k < n; ++k) ids[k] = prev[static_cast<size_t>(d[k])];
-          if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
-          a.add_scalar(static_cast<uint64_t>(grain));
-          cur[static_cast<size_t>(i)] = rt_submit_aiv_task(0, a).task_id();
-        }
-        std::swap(prev, cur);
-      }
+      manual_graph(p, width, steps, grain, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
     }
   });
   if (!r.ok()) {
@@ -69,6 +84,40 @@ double run_manual(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int
   }
   bench::last_serial_fraction() = static_cast<double>(r.tasks_undeferred) / static_cast<double>(r.tasks_submitted);
   return r.wall_seconds;
+}
+
+// Takes an Arg as a submission would, without submitting it: the orchestration's own code.
+__attribute__((noinline)) void consume(Arg& a) { asm volatile("" : : "r"(&a) : "memory"); }
+
+// The orchestration's own code per task (building each task's Arg: views, dependencies,
+// scalars), with nothing submitted: best of 5 runs of the per-task cost's task count, ns per
+// task. The part of a per-task cost that no runtime can remove; printed as JSON records.
+void measure_own_code(pto2::Runtime& rt, const bench::Config& c) {
+  const int steps = std::max(1, c.overhead_tasks / c.width);
+  const double tasks = static_cast<double>(steps) * c.width;
+  for (bench::Pattern p : bench::all_patterns()) {
+    for (const char* mode : {"auto", "manual"}) {
+      double best = 1e30;
+      for (int r = 0; r < 5; ++r) {
+        rt.run([&](const ChipStorageTaskArgs&) {
+          TaskOutputTensors buf = alloc_cells(c.width, steps);
+          const int64_t t0 = bench::now_ns();
+          uint64_t fake = 0;  // ids as the runtime would hand them out
+          if (mode[0] == 'a') auto_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { consume(a); });
+          else manual_graph(p, c.width, steps, 0, [&](Arg& a) {
+            consume(a);
+            PTO2TaskId id;
+            id.raw = ++fake;
+            return id;
+          });
+          best = std::min(best, static_cast<double>(bench::now_ns() - t0));
+        });
+      }
+      std::printf("{\"own_code_ns\": %.1f, \"pattern\": \"%s\", \"mode\": \"%s\"}\n", best / tasks,
+                  bench::pattern_name(p), mode);
+    }
+  }
+  std::fflush(stdout);
 }
 
 // The fixed cost of a run: Runtime::run of an empty orchestration (median of 20000 runs, ns),
@@ -108,10 +157,12 @@ int main(int argc, char** argv) {
   if (const char* e = std::getenv("BENCH_HELP_THRESHOLD")) opt.help_threshold(static_cast<uint32_t>(std::atoi(e)));
   pto2::Runtime rt(opt);
   rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
-  // --floors: the two floors (bench_common.h) and the fixed cost of an empty run, nothing else.
+  // --floors: the two floors (bench_common.h), the fixed cost of an empty run and the
+  // orchestration's own code per task, nothing else.
   if (argc > 1 && std::strcmp(argv[1], "--floors") == 0) {
     bench::measure_floors();
     measure_empty_run(rt);
+    measure_own_code(rt, c);
     return 0;
   }
   // BENCH_SYSTEM_NAME names the records (run.sh: "pypto_queued" for the short path off).

@@ -22,6 +22,7 @@ runs, then runs the entry orchestration on the runtime's worker threads. See doc
 
 from __future__ import annotations
 
+import functools
 import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
@@ -34,10 +35,12 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
 )
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
+from pypto.runtime.dsl_terms import explain_failure
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import probe_writable, resolve_trace_path
-from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, clusters_problem, default_workers
+from pypto.runtime.worker_defaults import (check_runtime_options, check_worker_counts, clusters_problem, default_workers,
+                                           warn_oversubscription)
 
 __all__ = ["compile", "CompiledProgram", "ParamSpec", "ArgumentTypeError", "ArgumentValueError", "RunError",
            "RunStats", "numpy_dtype", "bfloat16_dtype"]
@@ -233,6 +236,8 @@ class CompiledProgram:
         self._tensor_names = [p.name for p in sorted((p for p in params if p.kind == "tensor"), key=lambda p: p.slot)]
         self._marshal = fast_marshaller(params, "%s(%s)" % (entry, ", ".join(p.name for p in params)))
         self._running_label = "running %s" % entry
+        # A failed run's message in DSL terms (no reference to self: a cycle would keep the runtime's threads).
+        self._explain = functools.partial(explain_failure, program=program)
         self.default_workers = default_workers(self.kernels)   # (AIC, AIV) when a call names none
 
     def __repr__(self) -> str:
@@ -275,7 +280,8 @@ class CompiledProgram:
         run on one core type, CPUs - 1 workers of that type (at least 1) and none of the other (the
         orchestrating thread runs tasks too while it waits); else 1 AIC and 2 AIV
         (``pypto.runtime.worker_defaults``). ``clusters`` 0 = min(aic, aiv); more is an
-        ArgumentValueError.
+        ArgumentValueError, as is a count above 4096; more than 8 worker threads per CPU is a
+        WorkerCountWarning, once per runtime.
         ``trace="trace.json"`` writes a Chrome/Perfetto trace of the run (default: ``$PYPTO_TRACE``
         when set; a path whose directory does not exist raises before running). ``graph="g.dot"``
         writes the run's task graph as Graphviz DOT (see ``task_graph``). ``race_check=True`` (or
@@ -325,6 +331,7 @@ class CompiledProgram:
         with self._lock:
             rt = self._runtime
             if rt is None or rt.config != config:
+                warn_oversubscription(aic, aiv)   # once per new runtime, not per call
                 rt = self._get_runtime(config)
             run = rt.run_marshalled if fast is not None else rt.run
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
@@ -333,10 +340,10 @@ class CompiledProgram:
                 if progress_enabled():   # a one-line ticker once a run takes 1 s (TTY only)
                     with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):
                         stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
-                                    report_races=race_mode != 0)
+                                    report_races=race_mode != 0, explain=self._explain)
                 else:
                     stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
-                                report_races=race_mode != 0)
+                                report_races=race_mode != 0, explain=self._explain)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None

@@ -181,7 +181,7 @@ class HostProgram:
             stats = prog(x, out, aiv_workers=4)   # every chip runs 1 AIC + 4 AIV workers
         """
         from pypto.runtime.args import ArgumentValueError, bind_and_check, param_specs
-        from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts
+        from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, warn_oversubscription
 
         check_runtime_options(aic_workers, aiv_workers)
         chips = self.chips   # a public attribute (pypto run sets it): 0 ran 'on 0 chips', -1 / 2.5 were TypeErrors
@@ -199,6 +199,8 @@ class HostProgram:
         aic = aic_workers if aic_workers is not None else self.DEFAULT_CHIP_WORKERS[0]
         aiv = aiv_workers if aiv_workers is not None else self.DEFAULT_CHIP_WORKERS[1]
         check_worker_counts(self.kernels, aic, aiv)
+        if self.transport != "mpi":   # every in-process chip runs aic + aiv worker threads of this process
+            warn_oversubscription(aic, aiv, chips)
 
         if trace is not None:   # the one trace-path check of L2 runs: a missing directory fails before running
             from pypto.runtime.trace_path import resolve_trace_path
@@ -223,8 +225,9 @@ class HostProgram:
             ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips, aic, aiv,
                                                                       int(self._transport_handle or 0))
         if not ok:
+            from pypto.runtime.dsl_terms import explain_failure
             from pypto.runtime.loader import RunError
-            raise RunError(message)
+            raise RunError(explain_failure(message, self.program))
         names = {tid: name for name, tid in self.target_ids.items()}
         recs = [HostTaskRecord(int(index), names.get(int(target), "?"), int(chip),
                                int(chip) + 1 if self.transport == "mpi" else 0, start, end, tuple(int(x) for x in deps))

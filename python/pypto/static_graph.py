@@ -26,6 +26,9 @@ from pypto.errors import PyptoError
 __all__ = ["StaticGraphError", "static_task_graph", "program_task_graph"]
 
 
+_INT64_MAX = 2 ** 63 - 1
+
+
 class StaticGraphError(PyptoError, ValueError):
     """The program has no static task graph (data-dependent control flow, or a construct the
     analysis does not model); the diagnostic says where and why."""
@@ -44,10 +47,16 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
     from pypto._core import passes as _passes
     _check_scalar_names(prepared_program, entry, scalars or {})
     ints, floats = {}, {}
+    for name, value in (dims or {}).items():   # the binding's int64: a larger one was a TypeError traceback
+        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _INT64_MAX:
+            raise StaticGraphError("dim %s=%r: an extent is an integer in 0..%d" % (name, value, _INT64_MAX))
     for name, value in (scalars or {}).items():
         if isinstance(value, float):
             floats[name] = value
         elif isinstance(value, int):   # bools too
+            if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+                raise StaticGraphError("scalar %s=%d: an integer scalar's value is in %d..%d (int64)"
+                                       % (name, value, -_INT64_MAX - 1, _INT64_MAX))
             ints[name] = int(value)
         else:
             raise StaticGraphError("scalar %s=%r: a scalar parameter's value is an int, bool or float, not %s"

@@ -51,20 +51,20 @@ class WaitPoint {
     return epoch_.load(std::memory_order_seq_cst);
   }
   void cancel() { waiters_.fetch_sub(1, std::memory_order_seq_cst); }
-  void wait(uint32_t key, int64_t timeout_ns) {
+  /// Sleeps until notified after prepare() returned `key`, or `timeout_ns`; true if notified
+  /// (the epoch moved on), false on the timeout (or a spurious wake-up).
+  bool wait(uint32_t key, int64_t timeout_ns) {
     futex_wait(&epoch_, key, timeout_ns);
     waiters_.fetch_sub(1, std::memory_order_seq_cst);
+    return epoch_.load(std::memory_order_seq_cst) != key;
   }
-  void notify_one() {
+  void notify_one() { notify(1); }
+  void notify_all() { notify(INT_MAX); }
+  /// Wakes up to `n` waiters.
+  void notify(int n) {
     if (waiters_.load(std::memory_order_seq_cst) > 0) {
       epoch_.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake(&epoch_, 1);
-    }
-  }
-  void notify_all() {
-    if (waiters_.load(std::memory_order_seq_cst) > 0) {
-      epoch_.fetch_add(1, std::memory_order_seq_cst);
-      futex_wake(&epoch_, INT_MAX);
+      futex_wake(&epoch_, n);
     }
   }
   bool has_waiters() const { return waiters_.load(std::memory_order_seq_cst) > 0; }

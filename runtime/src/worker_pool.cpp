@@ -2,7 +2,21 @@
 // the per-thread counters.
 #include "worker_pool.h"
 
+#include <sched.h>
+
+#include <algorithm>
+
 namespace pto2::detail {
+
+namespace {
+// The CPUs this process may run on (its affinity mask; the hardware's count where that is
+// unknown), at least 1.
+uint32_t usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+}  // namespace
 
 WorkerPool::WorkerPool(uint32_t aic, uint32_t aiv, uint32_t max_helpers, uint32_t capacity) {
   n_type_[0] = aic;
@@ -20,6 +34,7 @@ WorkerPool::WorkerPool(uint32_t aic, uint32_t aiv, uint32_t max_helpers, uint32_
     worker_type_.push_back(w < n_type_[0] ? 0 : 1);
     own_.push_back(1 + (w < n_type_[0] ? w : w - n_type_[0]));
   }
+  for (int t = 0; t < 2; ++t) max_spinners_[t] = std::max<uint32_t>(1, std::min<uint32_t>(n_type_[t], usable_cpus()));
 }
 
 void WorkerPool::shutdown() {
@@ -46,29 +61,33 @@ bool WorkerPool::any_busy() const {
 }
 
 // The queue was empty: spin briefly (yielding, so an oversubscribed orchestrator keeps its
-// core), then park.
+// core), then park. At most max_spinners_ workers of a type spin at once: the others park
+// right away (a push that finds no spinner wakes one).
 WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring,
                                            uint32_t spin_us) {
-  spinning_[type].fetch_add(1, std::memory_order_seq_cst);
-  const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
+  const bool may_spin =
+      spinning_[type].fetch_add(1, std::memory_order_seq_cst) < static_cast<int32_t>(max_spinners_[type]);
   bool got = false;
-  // The polls back off (8, 16, ... 64 pauses, ~0.15-1.3 us here): each poll reads the line of
-  // the queue cell the orchestrator writes next, and every read makes its next push wait for
-  // the line to come back. A worker idle that long is ahead of the orchestrator: picking up a
-  // task a microsecond later costs nothing then, and it finds several queued.
-  uint32_t pauses = 8;
-  for (uint32_t it = 0;; ++it) {
-    if (pop_for(worker, type, idx)) {
-      got = true;
-      break;
-    }
-    if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type, ring)) break;
-    if ((it & 15) == 15) {
-      if (now_ns() > deadline) break;
-      std::this_thread::yield();
-    } else {
-      for (uint32_t i = 0; i < pauses; ++i) cpu_relax();
-      if (pauses < 64) pauses *= 2;
+  if (may_spin) {
+    const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
+    // The polls back off (8, 16, ... 64 pauses, ~0.15-1.3 us here): each poll reads the line of
+    // the queue cell the orchestrator writes next, and every read makes its next push wait for
+    // the line to come back. A worker idle that long is ahead of the orchestrator: picking up a
+    // task a microsecond later costs nothing then, and it finds several queued.
+    uint32_t pauses = 8;
+    for (uint32_t it = 0;; ++it) {
+      if (pop_for(worker, type, idx)) {
+        got = true;
+        break;
+      }
+      if (shutdown_.load(std::memory_order_relaxed) || gang_wants(type, ring)) break;
+      if ((it & 15) == 15) {
+        if (now_ns() > deadline) break;
+        std::this_thread::yield();
+      } else {
+        for (uint32_t i = 0; i < pauses; ++i) cpu_relax();
+        if (pauses < 64) pauses *= 2;
+      }
     }
   }
   const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
@@ -80,18 +99,28 @@ WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& 
   }
   if (shutdown_.load(std::memory_order_acquire)) return Next::kShutdown;
   if (gang_wants(type, ring)) return Next::kAgain;
-  const uint32_t key = idle_[type].prepare();
-  if (pop_for(worker, type, idx)) {
-    idle_[type].cancel();
-    return Next::kTask;
+  return park(worker, type, idx, ring);
+}
+
+// Parks until notified. The timeout is a safety net (every push that finds no spinner wakes a
+// parked worker): a wait that times out looks at the queues once more and parks again, without
+// spinning, and it is longer the more workers share a spinner's place, so that the parked
+// workers' looks (each reads every queue of the type) cost the same however many there are.
+WorkerPool::Next WorkerPool::park(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring) {
+  const int64_t timeout = kParkTimeoutNs * std::max<uint32_t>(1, n_type_[type] / max_spinners_[type]);
+  for (;;) {
+    const uint32_t key = idle_[type].prepare();
+    if (pop_for(worker, type, idx)) {
+      idle_[type].cancel();
+      return Next::kTask;
+    }
+    if (!all_empty_now(type) || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
+      // (not empty: a push is still writing its cell: look again)
+      idle_[type].cancel();
+      return Next::kAgain;
+    }
+    if (idle_[type].wait(key, timeout)) return Next::kAgain;
   }
-  if (!all_empty_now(type) || shutdown_.load(std::memory_order_seq_cst) || gang_wants(type, ring)) {
-    // (not empty: a push is still writing its cell: look again)
-    idle_[type].cancel();
-    return Next::kAgain;
-  }
-  idle_[type].wait(key, 200000000);
-  return Next::kAgain;
 }
 
 // ---------------------------------------------------------------- gangs

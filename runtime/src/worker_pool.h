@@ -161,12 +161,16 @@ class WorkerPool {
   void wake_all() {
     for (int t = 0; t < 2; ++t) idle_[t].notify_all();
   }
-  /// A run starts: wakes the parked workers now, so that they are spinning (next() finds
-  /// nothing, so they spin up to spin_us, then park again) rather than asleep when the first
-  /// task is queued — a futex wake takes ~10 us to get a thread running, which the run's setup
-  /// and first submissions now overlap instead of the first task waiting for it. No syscall
-  /// when no worker is parked (back-to-back runs).
-  void wake_for_run() { wake_all(); }
+  /// A run starts: wakes parked workers now — as many of each type as may spin — so that they
+  /// are spinning (next() finds nothing, so they spin up to spin_us, then park again) rather
+  /// than asleep when the first task is queued: a futex wake takes ~10 us to get a thread
+  /// running, which the run's setup and first submissions now overlap instead of the first
+  /// task waiting for it. No syscall when no worker is parked (back-to-back runs).
+  void wake_for_run() {
+    for (int t = 0; t < 2; ++t) idle_[t].notify(static_cast<int>(max_spinners_[t]));
+  }
+  /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
+  uint32_t max_spinners(int t) const { return max_spinners_[t]; }
 
   // ---- gangs
   /// Queues the gang task in slot `idx` and activates it if no gang is being assembled.
@@ -270,10 +274,17 @@ class WorkerPool {
   // nearest x0.88-0.98 of 32; tree x0.99-1.04, fft x1.00-1.01).
   static constexpr uint32_t kSharedFirstEvery = 8;
   Next wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
+  Next park(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring);
+  static constexpr int64_t kParkTimeoutNs = 200000000;  // 200 ms per worker a spinner's place is shared by
   void activate_gang(const TaskRing& ring);
 
   uint32_t n_workers_ = 0;
   uint32_t n_type_[2] = {0, 0};
+  // Per core type: at most this many of its workers spin for work at once, one per usable
+  // CPU. More would only take turns on the CPUs with the threads running tasks, each polling
+  // every queue of its type: with thousands of workers on two CPUs, idle polling buried the
+  // work (2,048 workers: 16 CPU-s to start them, 1 s per run of 16 tasks).
+  uint32_t max_spinners_[2] = {1, 1};
   // By core type: [0] the shared queue, [own_[w]] worker w's (1 + its rank among its type).
   std::unique_ptr<MpmcQueue<uint32_t>[]> ready_[2];
   std::vector<uint32_t> own_;  // by worker

@@ -90,3 +90,48 @@ TEST(Parking, TwoWorkersParkAndWakeAroundPairsOfTasks) {
   EXPECT_EQ(r.tasks_executed, n);
   EXPECT_EQ(slow, 0u) << "pairs waited >= 150 ms (this thread's CPU time) for a parked worker: lost wake-ups";
 }
+
+namespace {
+// CPU time of the whole process (every thread), in seconds.
+double process_cpu_s() {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+}  // namespace
+
+// Far more workers than CPUs (a big chip modelled on a small machine): only one worker per CPU
+// spins for work, the others park at once, a run wakes only those, and a parked worker's
+// safety-net timeout grows with the workers per spinner. Before, every worker spun and polled
+// every queue of its type whenever it ran dry, at every run's start and every 200 ms while
+// parked: 512 workers burned ~0.25 CPU-s per idle second and 1,024 made each run of 16 tasks
+// cost ~75 ms of CPU (2,048: 1 s). Measured in process CPU time, which another process's load
+// does not inflate; the bounds are ~20x above what the parked pool costs.
+TEST(Parking, HundredsOfWorkersPerCpuStayCheap) {
+  Watchdog wd(300);
+  const uint32_t workers = 512;
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(workers).inline_below_ns(0));
+  rt.register_kernel(80, "count", pto2::CoreType::AIV, &k_count);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // every worker started and parked
+  g_runs.store(0);
+  const int runs = 40, tasks = 16;
+  const double c0 = process_cpu_s();
+  for (int r = 0; r < runs; ++r) {
+    pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
+      PTO2TaskId prev{};
+      for (int i = 0; i < tasks; ++i) {
+        Arg p;
+        if (i % 2 == 1) p.set_dependencies(&prev, 1);  // independent tasks and dependent pairs
+        prev = rt_submit_aiv_task(80, p).task_id();
+      }
+    });
+    ASSERT_TRUE(res.ok()) << res.message;
+    ASSERT_EQ(res.tasks_executed + res.tasks_undeferred, static_cast<uint64_t>(tasks));
+  }
+  const double c1 = process_cpu_s();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const double c2 = process_cpu_s();
+  EXPECT_EQ(g_runs.load(), static_cast<uint64_t>(runs * tasks));
+  EXPECT_LT(c1 - c0, 1.0) << runs << " runs of " << tasks << " tasks with " << workers << " workers: CPU seconds";
+  EXPECT_LT(c2 - c1, 0.05) << "0.5 s idle with " << workers << " parked workers: CPU seconds";
+}

@@ -108,17 +108,23 @@ DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
 
 @pytest.mark.parametrize("argv, message", [
     (["run", DYNAMIC, "--dim", "M=64", "--dim", "K=3"],
-     "--dim K=3: entry main of program DynamicRows has no dynamic dimension K (its dynamic dimensions: M)"),
-    (["run", VECTOR_ADD, "--dim", "M=3"], "--dim M=3: entry main of program VectorAdd has no dynamic dimension M "
-                                           "(it has none)"),
+     "--dim K=3: program DynamicRows has no dynamic dimension K (its dynamic dimensions: M)"),
+    (["run", VECTOR_ADD, "--dim", "M=3"], "--dim M=3: program VectorAdd has no dynamic dimension M (it has none)"),
+    (["run", VECTOR_ADD, "--dim", "N=5", "--mpi"], "--dim N=5: program VectorAdd has no dynamic dimension N"),
     (["graph", DYNAMIC, "--static", "--dim", "Q=1"], "--dim Q=1: program DynamicRows has no dynamic dimension Q"),
-    (["graph", DYNAMIC, "--dim", "M=8", "--dim", "Q=1"], "--dim Q=1: entry main of program DynamicRows has no dynamic"),
+    (["graph", DYNAMIC, "--dim", "M=8", "--dim", "Q=1"], "--dim Q=1: program DynamicRows has no dynamic dimension Q"),
+    (["graph", VECTOR_ADD, "--dim", "M=8"], "--dim M=8: program VectorAdd has no dynamic dimension M (it has none)"),
 ])
 def test_dim_for_a_name_the_program_does_not_have(tmp_path, capsys, monkeypatch, argv, message):
-    # Was silently ignored (the run went ahead without the extent the user meant to set).
+    # Was silently ignored (the run went ahead without the extent the user meant to set), then
+    # refused only after the compile and the C++ build: the names are known once the file is parsed.
+    import pypto
+    import subprocess
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s" % argv))
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: pytest.fail("launched mpirun"))
     assert cli.main(argv) == 2
-    assert message in _err(capsys)
+    assert "pypto: error: " + message in _err(capsys)
 
 
 @pytest.mark.parametrize("argv, flag", [
@@ -157,11 +163,36 @@ def test_graph_scalar_values_are_checked(tmp_path, capsys):
         (["--static", "--scalar", "condition=one"], "--scalar condition: 'one' is not an integer, a float or true/false"),
         (["--static", "--scalar", "condition"], "--scalar expects NAME=VALUE, got 'condition'"),
         (["--scalar", "condition=1"], "--scalar sets a scalar parameter for --static"),
+        # beyond int64: was a TypeError traceback of the static_task_graph binding
+        (["--static", "--scalar", "condition=%d" % 2 ** 64], "--scalar condition=%d: an integer scalar's value is in "
+                                                              "-9223372036854775808..9223372036854775807" % 2 ** 64),
     ]
     for flags, message in cases:
         assert cli.main(["graph", prog, "-o", str(tmp_path / "bad.dot")] + flags) != 0
         assert message in _err(capsys), flags
         assert not os.path.exists(tmp_path / "bad.dot")
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", DYNAMIC, "--dim", "M=4294967296"],
+    ["graph", DYNAMIC, "--dim", "M=%d" % 10 ** 20],
+    ["graph", DYNAMIC, "--static", "--dim", "M=%d" % 10 ** 20],   # was a TypeError traceback
+])
+def test_dim_above_the_runtimes_extent_is_refused_before_compiling(tmp_path, capsys, monkeypatch, argv):
+    # run: refused after the compile, as an input that cannot be allocated
+    import pypto
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s" % argv))
+    assert cli.main(argv) == 2
+    assert "pypto: error: --dim M: an extent must be at most 4294967295 (the runtime's 32-bit tensor extent), got " \
+        in _err(capsys)
+
+
+@pytest.mark.parametrize("command, path", [("compile", "/dev/null"), ("run", "/dev/null"), ("graph", "/dev/null")])
+def test_program_path_that_is_not_a_regular_file(tmp_path, capsys, command, path):
+    # was "no such file: /dev/null", for a path that exists
+    assert cli.main([command, path, "-o", str(tmp_path / "out")]) == 2
+    assert "pypto: error: %s is not a regular file" % path in _err(capsys)
 
 
 @pytest.mark.parametrize("command", ["compile", "run", "graph"])
@@ -294,3 +325,27 @@ def test_run_mpi_with_good_mpi_knobs_goes_on_to_mpirun(monkeypatch, capsys):
     monkeypatch.setattr(shutil, "which", lambda *a, **k: None)
     assert cli.main(["run", os.path.join(ROOT, "examples", "two_chips.py"), "--mpi"]) == 2
     assert "--mpi needs mpirun" in _err(capsys)
+
+
+@pytest.mark.parametrize("command, flag", [("graph", "-o"), ("run", "--save"), ("run", "--trace")])
+def test_output_that_is_the_program_file_is_refused(tmp_path, capsys, monkeypatch, command, flag):
+    # `pypto graph prog.py -o prog.py` replaced the user's program with a DOT file (--save: an
+    # archive, --trace: a trace), exit status 0.
+    import shutil
+
+    import pypto
+    prog = tmp_path / "prog.py"
+    shutil.copy(VECTOR_ADD, prog)
+    before = prog.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite %s prog.py" % flag))
+    assert cli.main([command, str(prog), flag, "./prog.py"]) == 2
+    assert "pypto: error: %s ./prog.py is the program file itself: writing there would replace your program" % flag \
+        in _err(capsys)
+    assert prog.read_bytes() == before
+
+
+def test_trace_summary_of_a_device_is_refused(capsys):
+    # /dev/zero was read until memory ran out (a hang, then the OOM killer)
+    assert cli.main(["trace", "summary", "/dev/zero"]) == 2
+    assert "pypto: error: /dev/zero is a device, not a trace file" in _err(capsys)

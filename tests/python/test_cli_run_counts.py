@@ -25,7 +25,11 @@ def _err(capsys):
     (["--clusters", "-1"], "--clusters must be a non-negative integer, got -1"),
     (["--aic-workers", "-3"], "--aic-workers must be a non-negative integer, got -3"),
     (["--aiv-workers", "-1"], "--aiv-workers must be a non-negative integer, got -1"),
-    (["--aiv-workers", str(2 ** 32)], "--aiv-workers must be at most 4294967295, got 4294967296"),
+    (["--aiv-workers", str(2 ** 32)], "--aiv-workers must be at most 4096 (the runtime's bound on the workers of a "
+                                      "core type), got 4294967296"),
+    (["--aic-workers", "4097"], "--aic-workers must be at most 4096 (the runtime's bound on the workers of a core "
+                                "type), got 4097"),   # was refused by the runtime after the build, exit status 1
+    (["--clusters", str(2 ** 32)], "--clusters must be at most 4294967295, got 4294967296"),
     (["--aic-workers", "0", "--aiv-workers", "0"], "--aic-workers 0 --aiv-workers 0: no worker would run a task"),
     (["--chips", "0"], "--chips must be at least 1, got 0"),
     (["--chips", "4097"], "--chips must be at most 4096 for in-process chips (each is a thread), got 4097"),
@@ -140,3 +144,36 @@ def test_mpi_args_with_an_unbalanced_quote_is_a_usage_error(capsys, monkeypatch)
     assert cli.main(["run", TWO_CHIPS, "--mpi", "--mpi-args='--mca btl"]) == 2
     assert "--mpi-args \"'--mca btl\": no closing quotation (the arguments are split as a shell would); balance " \
            "the quotes" in _err(capsys)
+
+
+@pytest.mark.parametrize("path, flags, warning", [
+    (VECTOR_ADD, ["--aiv-workers", "17"], "--aiv-workers 17: 17 worker threads on 2 CPUs (more than 8 per CPU)"),
+    (TWO_CHIPS, ["--chips", "8"], "AIC workers 1, AIV workers 2 on each of 8 chips: 24 worker threads on 2 CPUs"),
+    (VECTOR_ADD, ["--aiv-workers", "16"], None),
+    (TWO_CHIPS, ["--chips", "5"], None),
+])
+def test_more_than_8_worker_threads_per_cpu_warn_once(capsys, monkeypatch, path, flags, warning):
+    # 4096 AIV workers on 2 CPUs ran vector_add 20 times in 375 s at a load of ~1900, without a word.
+    import pypto.runtime.worker_defaults as wd
+    monkeypatch.setattr(wd, "usable_cpus", lambda: 2)
+    assert cli.main(["run", path, "--repeat", "2"] + flags) == 0
+    err = _err(capsys)
+    if warning is None:
+        assert "warning" not in err, err
+        return
+    assert err.count("warning") == 1, err   # the CLI's line only: the call's WorkerCountWarning is silenced
+    assert err.startswith("pypto: warning: " + warning), err
+    assert "Use at most 16 workers in all" in err
+
+
+def test_mpi_chips_are_not_warned_about_as_threads(capsys, monkeypatch):
+    # With --mpi the chips are ranks (processes): 'worker threads on each of 8 chips' would be wrong.
+    import shutil
+    import subprocess
+
+    import pypto.runtime.worker_defaults as wd
+    monkeypatch.setattr(wd, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(shutil, "which", lambda name: "/usr/bin/" + name)
+    monkeypatch.setattr(subprocess, "call", lambda *a, **k: 0)
+    assert cli.main(["run", TWO_CHIPS, "--mpi", "--chips", "8"]) == 0
+    assert "warning" not in _err(capsys)

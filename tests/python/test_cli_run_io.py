@@ -57,7 +57,7 @@ def test_repeat_prints_min_and_median_and_keeps_results(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["--repeat", "0"], "--repeat must be at least 1"),
+    (["--repeat", "0"], "--repeat must be in 1..1000000, got 0"),
     (["--inputs", "/nonexistent/in.npz"], "--inputs: no such file"),
     (["--save", "/nonexistent/dir/out.npz"], "--save: directory /nonexistent/dir does not exist"),
 ])
@@ -82,13 +82,24 @@ def test_bad_output_paths_fail_before_compiling(tmp_path, capsys, monkeypatch):
     assert "--trace: directory /nonexistent/dir does not exist" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("repeat", ["0", "-1"])
+@pytest.mark.parametrize("repeat", ["0", "-1", "1000001", str(10 ** 20)])
 def test_bad_repeat_is_refused_before_compiling(repeat, capsys, monkeypatch):
-    # was checked after the compile (which printed "compiled ... -> <dir>" first)
+    # was checked after the compile (which printed "compiled ... -> <dir>" first); 10**20 was
+    # accepted and ran until Ctrl-C
     import pypto
     monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite --repeat %s" % repeat))
     assert cli.main(["run", VECTOR_ADD, "--repeat", repeat]) == 2
-    assert "--repeat must be at least 1, got %s" % repeat in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "pypto: error: --repeat must be in 1..1000000, got %s" % repeat in err, err
+    assert ("it runs the program that many times" in err) == (int(repeat) > 0)
+
+
+@pytest.mark.parametrize("repeat", ["1.5", "", "ten"])
+def test_non_integer_repeat_is_a_usage_error(repeat, capsys):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["run", VECTOR_ADD, "--repeat", repeat])
+    assert e.value.code == 2
+    assert "argument --repeat: invalid int value: %r" % repeat in capsys.readouterr().err
 
 
 def test_save_then_check_of_infinities_and_nans_is_ok(tmp_path, capsys):

@@ -372,6 +372,14 @@ def test_predicate_non_literal_rhs():
                "rc[0, 1]")
 
 
+def test_predicate_literal_past_int64():
+    # (found by make fuzz-programs, seed 2703: an internal parser error from the IR builder)
+    body_check(pred("(rc[0, 0] > 9223372036854775808)"), "integer 9223372036854775808 does not fit in 64 bits",
+               "9223372036854775808")
+    body_check(pred("(-9223372036854775809 < rc[0, 0])"), "integer -9223372036854775809 does not fit in 64 bits",
+               "-9223372036854775809")
+
+
 def test_predicate_non_tensor_operand():
     body_check(pred("(n > 0)"), "predicate= operand must be a tensor element t[i, ...], got 'n'", "n > 0")
 

@@ -80,9 +80,10 @@ def test_run_host_entry_takes_chip_worker_counts_and_repeats(capsys):
     out3 = capsys.readouterr().out
     assert "(0 AIC + 3 AIV workers each)" in out3 and "3 runs: min" in out3
     assert re.findall(r"sha256=\w+", out3) == re.findall(r"sha256=\w+", out)   # InOut-safe: same inputs each run
-    # The counts reach the chips' runtimes: one they refuse fails the run, naming it.
-    assert cli.main(["run", prog, "--aiv-workers", "5000"]) == 1
-    assert "aiv_workers 5000 is out of range" in capsys.readouterr().err
+    # A count above the runtime's bound (which the chips' runtimes refused, failing the run after
+    # the build) is a usage error before compiling.
+    assert cli.main(["run", prog, "--aiv-workers", "5000"]) == 2
+    assert "--aiv-workers must be at most 4096 (the runtime's bound" in capsys.readouterr().err
     # 0 workers of a type the kernels run on is a usage error before building, naming a kernel.
     assert cli.main(["run", prog, "--aiv-workers", "0"]) == 2
     assert "kernel 'normalize_block' runs on AIV workers" in capsys.readouterr().err

@@ -24,8 +24,8 @@ KERNEL = '''
 '''
 
 
-def _chip(kdt="INT32", ndt="INT64"):
-    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + KERNEL.format(kdt=kdt) + textwrap.dedent('''
+def _chip(kdt="INT32", ndt="INT64", kernel=KERNEL):
+    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + kernel.format(kdt=kdt) + textwrap.dedent('''
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], n: pl.Scalar[pl.{ndt}]) -> pl.Tensor[[16], pl.INT32]:
         e = self.kernel_addk(e, n)
@@ -180,3 +180,52 @@ def test_float_argument_to_a_bool_parameter_is_its_truth(x, truth):
     e = np.zeros(16, np.int32)
     prog(e, x)
     assert int(e[0]) == truth
+
+
+@pytest.mark.parametrize("kdt, ndt, n, shown", [
+    ("INDEX", "FP32", float("nan"), "nan"),
+    ("INDEX", "UINT64", 2 ** 63, str(2 ** 63)),
+    ("INT64", "UINT64", 2 ** 63, str(2 ** 63)),   # a real INT64 parameter keeps its name
+])
+def test_argument_range_error_names_the_dsl_dtype_written(kdt, ndt, n, shown):
+    """The runtime has no INDEX dtype (INT64 there, the same range): an argument to a
+    pl.Scalar[pl.INDEX] parameter that does not fit said 'does not fit pl.INT64'."""
+    prog, src = _chip(kdt, ndt, KERNEL.replace("pl.add(pl.load(c, [0], [16]), k)",
+                                               "pl.add(pl.load(c, [0], [16]), pl.cast(k, pl.INT32))"))
+    e = np.zeros(16, np.int32)
+    with pytest.raises(RunError) as err:
+        prog(e, n)
+    line = _line_of(src, "e = self.kernel_addk(e, n)")
+    want = "t.py:%d: argument 'k' of 'kernel_addk' = %s does not fit pl.%s (range -9223372036854775808.." % (
+        line, shown, kdt)
+    assert want in str(err.value), err.value
+    assert not e.any()
+
+
+def test_host_argument_range_error_names_pl_index():
+    src = "import pypto.language as pl\n\n\n@pl.program\nclass P:" + KERNEL.format(kdt="INT32") + textwrap.dedent('''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_addk(self, c: pl.InOut[pl.Tensor[[16], pl.INT32]], k: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16], pl.INT32]:
+        c = self.kernel_addk(c, pl.cast(k, pl.INT32))
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def main(self, e: pl.InOut[pl.Tensor[[16], pl.INT32]], x: pl.Scalar[pl.FP32]) -> pl.Tensor[[16], pl.INT32]:
+        e, t = pl.submit(self.chip_addk, e, x)
+        return e
+''').replace("\n", "\n    ")
+    prog = host.compile_host(pl.parse_program(src, "t.py"), "main", chips=2)
+    e = np.zeros(16, np.int32)
+    with pytest.raises(Exception) as err:
+        prog(e, float("inf"))
+    line = _line_of(src, "e, t = pl.submit(self.chip_addk, e, x)")
+    assert ("t.py:%d: argument 'k' of 'chip_addk' = inf does not fit pl.INDEX" % line) in str(err.value), err.value
+    assert not e.any()
+
+
+def test_name_index_params_rewrites_only_the_index_parameters():
+    from pypto.runtime.dsl_terms import name_index_params
+    msg = ("a.py:3: argument 'k' of 'f' = nan does not fit pl.INT64 (range ..)\n"
+           "a.py:4: argument 'j' of 'f' = inf does not fit pl.INT64 (range ..)")
+    assert name_index_params(msg, frozenset({("f", "k")})) == msg.replace("fit pl.INT64", "fit pl.INDEX", 1)
+    assert name_index_params(msg, frozenset()) == msg

@@ -289,6 +289,18 @@ def test_static_graph_bounds_the_loops_it_follows():
     assert len(nodes) == 6
 
 
+def test_static_graph_values_beyond_int64_are_refused():
+    # The binding's int64 maps: a larger value was a TypeError ("incompatible function arguments").
+    from pypto.static_graph import program_task_graph
+    with pytest.raises(StaticGraphError, match=r"scalar n=%d: an integer scalar's value is in "
+                                               r"-9223372036854775808..9223372036854775807 \(int64\)" % 2 ** 64):
+        _stepped(n=2 ** 64, s=1, m=1)
+    with pytest.raises(StaticGraphError, match=r"dim M=-1: an extent is an integer in 0..9223372036854775807"):
+        program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), dims={"M": -1})
+    with pytest.raises(StaticGraphError, match=r"dim M=%d: an extent" % 2 ** 63):
+        program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), dims={"M": 2 ** 63})
+
+
 def _host_programs():
     from codegen_test_util import GOLDEN_DIR
     golden = sorted(os.path.join(GOLDEN_DIR, d, "host_program.py") for d in os.listdir(GOLDEN_DIR)

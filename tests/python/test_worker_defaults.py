@@ -128,3 +128,45 @@ def test_clusters_above_the_worker_pairs_are_refused(mm):
     assert not c.any()   # refused before running
     mm(a, b, c, aic_workers=2, aiv_workers=2, clusters=2)   # min(aic, aiv) itself runs
     np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+
+
+def test_workers_above_the_runtime_bound_are_refused_before_running(mm):
+    # The runtime's constructor refused them (RunError "cannot create the runtime") after the call's checks.
+    a, b, c = _mm_args()
+    with pytest.raises(ArgumentValueError, match=r"aiv_workers must be at most 4096 \(the runtime's bound on the "
+                                                 r"workers of a core type\), got 4097"):
+        mm(a, b, c, aiv_workers=4097)
+    with pytest.raises(ArgumentValueError, match=r"aic_workers must be at most 4096 .*got 5000"):
+        mm(a, b, c, aic_workers=5000)
+    assert mm._runtime is None or max(mm._runtime.config[:2]) <= 4096
+
+
+def test_more_than_8_workers_per_cpu_warn_once_per_runtime(mm, monkeypatch):
+    import warnings
+
+    import pypto.runtime.worker_defaults as wd
+    monkeypatch.setattr(wd, "usable_cpus", lambda: 2)
+    a, b, c = _mm_args()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")   # every warning recorded: the once is the code's, not the filter's
+        mm(a, b, c, aic_workers=8, aiv_workers=8)   # 16 = 8 per CPU: no warning
+        mm(a, b, c, aic_workers=1, aiv_workers=16)
+        mm(a, b, c, aic_workers=1, aiv_workers=16)  # the same runtime: not again
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
+    assert [str(w.message) for w in caught if issubclass(w.category, wd.WorkerCountWarning)] == [
+        wd.oversubscription(1, 16, cpus=2)]
+    assert caught[0].filename == __file__   # the user's call, not pypto's
+    assert "aic_workers 1, aiv_workers 16: 17 worker threads on 2 CPUs (more than 8 per CPU)" in str(caught[0].message)
+
+
+@pytest.mark.parametrize("aic, aiv, chips, cpus, expected", [
+    (0, 16, 1, 2, ""),
+    (0, 17, 1, 2, "aiv_workers 17: 17 worker threads on 2 CPUs (more than 8 per CPU)"),
+    (1, 2, 8, 2, "aic_workers 1, aiv_workers 2 on each of 8 chips: 24 worker threads on 2 CPUs"),
+    (1, 2, 8, 4, ""),
+    (9, 0, 1, 1, "aic_workers 9: 9 worker threads on 1 CPU (more than 8 per CPU)"),
+])
+def test_oversubscription(aic, aiv, chips, cpus, expected):
+    from pypto.runtime.worker_defaults import oversubscription
+    problem = oversubscription(aic, aiv, chips, cpus=cpus)
+    assert problem.startswith(expected) and bool(problem) == bool(expected)

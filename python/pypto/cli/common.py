@@ -10,7 +10,7 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 __all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims",
-           "reject_empty_paths", "check_dims"]
+           "reject_empty_paths", "reject_overwriting_program", "check_dims"]
 
 
 class CliError(Exception):
@@ -21,6 +21,8 @@ def not_a_file(path: str) -> str:
     """Why ``path`` cannot be read as a file: missing, or a directory ("no such file" would be wrong)."""
     if os.path.isdir(path):
         return "%s is a directory, not a file" % path
+    if os.path.exists(path):   # /dev/null, a FIFO: "no such file" was wrong
+        return "%s is not a regular file" % path
     return "no such file: %s" % path
 
 
@@ -101,9 +103,14 @@ def kernel_files(prepared, kernel_ids) -> Dict[str, str]:
     return {"kernels/%s.cpp" % source_stem(name): kernel_cpu.generate(prepared, name) for name in sorted(kernel_ids)}
 
 
+# The runtime's tensor extents are 32-bit (Tensor::shapes): a larger --dim can never run (it
+# failed after the compile, or as a TypeError traceback of pypto graph --static).
+MAX_DIM = 0xFFFFFFFF
+
+
 def parse_dims(items: List[str]) -> Dict[str, int]:
     """``["M=128", "N=64"]`` -> ``{"M": 128, "N": 64}``; raises ValueError on a bad item (not
-    ``NAME=INTEGER``, or a negative extent)."""
+    ``NAME=INTEGER``, a negative extent or one above MAX_DIM)."""
     dims: Dict[str, int] = {}
     for item in items or []:
         name, sep, value = item.partition("=")
@@ -111,6 +118,9 @@ def parse_dims(items: List[str]) -> Dict[str, int]:
             raise ValueError("--dim expects NAME=INTEGER, got %r" % item)
         if int(value) < 0:   # found before compiling, not by the call's argument check after it
             raise ValueError("--dim %s: an extent must be a non-negative integer, got %s" % (name.strip(), value.strip()))
+        if int(value) > MAX_DIM:
+            raise ValueError("--dim %s: an extent must be at most %d (the runtime's 32-bit tensor extent), got %s"
+                             % (name.strip(), MAX_DIM, value.strip()))
         dims[name.strip()] = int(value)
     return dims
 
@@ -144,6 +154,24 @@ def reject_empty_paths(args, flags: List[Tuple[str, str]]) -> None:
         value = getattr(args, attr, None)
         if isinstance(value, str) and not value.strip():
             raise CliError("%s: the path is empty (%r); give a file or directory name" % (flag, value))
+
+
+def reject_overwriting_program(args, flags: List[Tuple[str, str]]) -> None:
+    """A usage error for each ``(flag, attribute)`` output path of ``args`` that is the program
+    file itself (``pypto graph prog.py -o prog.py``, ``--save prog.py``): it was overwritten, the
+    user's source replaced by a DOT file, an archive or a trace."""
+    program = getattr(args, "file", None)
+    for flag, attr in flags:
+        value = getattr(args, attr, None)
+        if not value or not program or not os.path.exists(value) or not os.path.exists(program):
+            continue
+        try:
+            same = os.path.samefile(value, program)
+        except OSError:
+            continue
+        if same:
+            raise CliError("%s %s is the program file itself: writing there would replace your program; give "
+                           "another path" % (flag, value))
 
 
 def check_dims(dims: Dict[str, int], known, what: str, flag: str = "--dim") -> None:

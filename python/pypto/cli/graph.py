@@ -16,7 +16,7 @@ import subprocess
 from pypto.cli.arrays import entry_inputs, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, load_programs, parse_dims, parse_scalars,
-                              reject_empty_paths, select_program)
+                              reject_empty_paths, reject_overwriting_program, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
 
@@ -49,6 +49,7 @@ def cmd_graph(args) -> int:
     import pypto
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--inputs", "inputs")])
+    reject_overwriting_program(args, [("-o", "output")])
     out_dir = os.path.dirname(os.path.abspath(args.output))
     if os.path.isdir(args.output):   # found now, not after the run that draws the graph
         raise CliError("-o: %s is a directory; give a file path" % args.output)
@@ -77,6 +78,9 @@ def cmd_graph(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
+    # The names are known once the file is parsed: an unknown one costs no compile (the entry's
+    # own names are checked again by entry_inputs, after it).
+    check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
     if args.scalar and not args.static:
         raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
                        "(or seeded random values)")
@@ -90,7 +94,6 @@ def cmd_graph(args) -> int:
             scalars = parse_scalars(args.scalar)
         except ValueError as e:
             raise CliError(str(e))
-        check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)

@@ -14,6 +14,7 @@ integers in [-8, 8), Out tensors zeroed, float scalars 0.5 and integer scalars 1
 from __future__ import annotations
 
 import hashlib
+import sys
 from typing import Dict, List
 
 import numpy as np
@@ -21,9 +22,10 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
-from pypto.cli.common import CliError, load_programs, parse_dims, reject_empty_paths, select_program
+from pypto.cli.common import (CliError, check_dims, load_programs, parse_dims, reject_empty_paths,
+                              reject_overwriting_program, select_program)
 from pypto.runtime.trace_path import probe_directory
-from pypto.runtime.worker_defaults import clusters_problem
+from pypto.runtime.worker_defaults import MAX_WORKERS, WorkerCountWarning, clusters_problem, oversubscription
 
 
 def checksum(arr: np.ndarray) -> str:
@@ -75,10 +77,15 @@ def add_run_parser(sub) -> None:
                    "parameters not in the file get seeded random values")
     p.add_argument("--save", metavar="FILE.npz", help="write the Out / InOut tensors to FILE.npz by parameter name")
     p.add_argument("--repeat", type=int, default=1, metavar="N",
-                   help="run N times on the same inputs and print min / median wall time (default 1)")
+                   help="run N times on the same inputs and print min / median wall time (1..1000000, default 1)")
     p.add_argument("--check", metavar="REF.npz", help="compare the outputs with reference arrays (per-dtype "
                    "tolerances: FP32 rtol 1e-5 atol 1e-6, FP16 1e-3/1e-4, BF16 1e-2/1e-3, integers exact); "
                    "exit status 1 on a mismatch")
+
+
+# --repeat's bound: 10**20 was accepted and ran until Ctrl-C. A million runs of the smallest
+# program (~0.1 ms each with the inputs restored) is minutes; the wall times kept are 8 MB.
+MAX_REPEAT = 10 ** 6
 
 
 def cmd_run(args) -> int:
@@ -86,12 +93,16 @@ def cmd_run(args) -> int:
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--trace", "trace"),
                               ("--save", "save"), ("--inputs", "inputs"), ("--check", "check")])
+    reject_overwriting_program(args, [("--save", "save"), ("--trace", "trace")])
     check_paths(args)   # before compiling or running: nothing runs whose results cannot be written
     problem = probe_directory(args.output) if args.output else None
     if problem:         # found now, not after the build whose sources and library it would hold
         raise CliError("-o: cannot write the generated sources to %s: %s" % (args.output, problem))
-    if args.repeat < 1:    # a usage error, found before the (possibly long) compile
-        raise CliError("--repeat must be at least 1, got %d" % args.repeat)
+    if not 1 <= args.repeat <= MAX_REPEAT:    # a usage error, found before the (possibly long) compile
+        raise CliError("--repeat must be in 1..%d, got %d%s" % (
+            MAX_REPEAT, args.repeat, "" if args.repeat < 1 else
+            ": it runs the program that many times, one after the other (each run's wall time is kept for the "
+            "median); for a longer measurement run pypto again or loop over CompiledProgram calls"))
     _check_count_flags(args)
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
@@ -99,6 +110,9 @@ def cmd_run(args) -> int:
         dims = parse_dims(args.dim)
     except ValueError as e:
         raise CliError(str(e))
+    # Known once the file is parsed: an unknown name (or any, for a program without dynamic
+    # dimensions) was refused only after the C++ build. The entry's own are checked after it.
+    check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
     from pypto.host import HostProgram, host_functions, mpi_world
     hosts = host_functions(program)
     # Every rank of an MPI job parses the same flags: refused before any rank compiles or serves.
@@ -119,6 +133,7 @@ def cmd_run(args) -> int:
                        % ("%s.%s" % (program.name, args.entry) if args.entry else "the entry of program %s" % program.name))
     if args.chips is None:
         args.chips = 2
+    _warn_oversubscription(args, chip_level)
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
     compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
@@ -165,6 +180,9 @@ def _check_count_flags(args) -> None:
         value = getattr(args, attr, None)
         if value is not None and value < 0:
             raise CliError("%s must be a non-negative integer, got %d" % (flag, value))
+        if value is not None and attr.endswith("_workers") and value > MAX_WORKERS:   # was refused after the build
+            raise CliError("%s must be at most %d (the runtime's bound on the workers of a core type), got %d"
+                           % (flag, MAX_WORKERS, value))
         if value is not None and attr != "seed" and value > 0xFFFFFFFF:   # the runtime's uint32 (never truncated)
             raise CliError("%s must be at most %d, got %d" % (flag, 0xFFFFFFFF, value))
     if args.aic_workers == 0 and args.aiv_workers == 0:
@@ -184,6 +202,27 @@ def _check_count_flags(args) -> None:
     if args.mpi_args and not getattr(args, "mpi", False):   # was ignored
         raise CliError("--mpi-args passes arguments to mpirun, which only --mpi launches; add --mpi (for a "
                        "HOST-level entry) or leave --mpi-args out")
+
+
+def _warn_oversubscription(args, chip_level) -> None:
+    """Once, before compiling: a warning on stderr when the worker flags (times --chips of an
+    in-process HOST entry) start more threads than OVERSUBSCRIBED_PER_CPU per CPU. The calls'
+    own WorkerCountWarning is then silenced (_repeated_runs): it would say it again."""
+    from pypto.host import HostProgram
+    if getattr(args, "mpi", False):   # the chips are MPI ranks (processes), not threads of this one
+        return
+    if chip_level:   # a count not given is the program's default, at most the CPUs (not known yet: 0)
+        defaults = (0, 0)
+    else:   # --chips multiplies each chip's workers (of the defaults too)
+        defaults = HostProgram.DEFAULT_CHIP_WORKERS
+    names = tuple(flag if given is not None else core + " workers"
+                  for flag, given, core in (("--aic-workers", args.aic_workers, "AIC"),
+                                            ("--aiv-workers", args.aiv_workers, "AIV")))
+    aic = args.aic_workers if args.aic_workers is not None else defaults[0]
+    aiv = args.aiv_workers if args.aiv_workers is not None else defaults[1]
+    problem = oversubscription(aic, aiv, 1 if chip_level else args.chips, names=names) if aic + aiv else ""
+    if problem:
+        print("pypto: warning: %s" % problem, file=sys.stderr)
 
 
 def _check_zero_workers(args, kernels, defaults, chip_level=False) -> None:
@@ -223,24 +262,27 @@ def _repeated_runs(args, inputs, run_once):
     the error writing the trace or None). A run that completed but whose trace could not be
     written (a full disk) still counts: the caller prints and saves its results, then raises the
     error (they were lost with it)."""
+    import warnings
+
     from pypto.runtime.loader import RunError
     pristine = [np.array(a, copy=True) if isinstance(a, np.ndarray) else a for a in inputs]
     walls = []
-    for r in range(args.repeat):
-        if r:
-            for a, b in zip(inputs, pristine):
-                if isinstance(a, np.ndarray):
-                    np.copyto(a, b)
-        try:
-            stats = run_once(args.trace if r == args.repeat - 1 else None)
-        except RunError as e:
-            if getattr(e, "stats", None) is None:   # the run itself failed
-                raise
-            walls.append(e.stats.wall_seconds)
-            return e.stats, walls, e
-        walls.append(stats.wall_seconds)
+    with warnings.catch_warnings():   # said once by _warn_oversubscription, with the flags' names
+        warnings.simplefilter("ignore", WorkerCountWarning)
+        for r in range(args.repeat):
+            if r:
+                for a, b in zip(inputs, pristine):
+                    if isinstance(a, np.ndarray):
+                        np.copyto(a, b)
+            try:
+                stats = run_once(args.trace if r == args.repeat - 1 else None)
+            except RunError as e:
+                if getattr(e, "stats", None) is None:   # the run itself failed
+                    raise
+                walls.append(e.stats.wall_seconds)
+                return e.stats, walls, e
+            walls.append(stats.wall_seconds)
     return stats, walls, None
-
 
 
 def _print_repeats(args, walls) -> None:

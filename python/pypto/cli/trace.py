@@ -23,6 +23,8 @@ def cmd_trace(args) -> int:
     reject_empty_paths(args, [("the trace file", "file")])
     if args.top < 0:
         raise CliError("--top must be 0 or more, got %d" % args.top)
+    if _is_device(args.file):   # /dev/zero was read until memory ran out; a pipe (<(...)) ends and is read
+        raise CliError("%s is a device, not a trace file; give the JSON file a run wrote" % args.file)
     try:
         summary = summarize(args.file)
     except FileNotFoundError:
@@ -33,3 +35,14 @@ def cmd_trace(args) -> int:
         raise CliError("%s is not a pypto trace: %s" % (args.file, e))
     print(summary.format(top=args.top))
     return 0
+
+
+def _is_device(path: str) -> bool:
+    """``path`` is a character or block device (reading one may never end)."""
+    import os
+    import stat
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False   # reported by the read, as before
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)

@@ -17,7 +17,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.dumps import parse_dumps, with_tags
-from pypto.frontend.exprs import eval_expr
+from pypto.frontend.exprs import const_from_py, eval_expr
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 from pypto.frontend.stmts import is_placeholder, unpack_into
 
@@ -204,7 +204,7 @@ def parse_predicate(ctx, node: ast.AST):
     sp = ctx.span(el_node)
     read = ir.Call.make_op("tensor.read", [t, ir.MakeTuple.make(idx, sp)], {}, sp)
     operand = ir.Cast.make(read, ir.DataType.INT64, sp)
-    const = ir.ConstInt.make(lit, ir.DataType.INDEX, ctx.span(lit_node))
+    const = const_from_py(ctx, lit, lit_node)  # (a literal past int64: a located error)
     op = getattr(ir.BinaryOp, opname)
     a, b = (const, operand) if mirrored else (operand, const)
     return ir.BinaryExpr.make(op, a, b, ctx.span(node)), t, tnode

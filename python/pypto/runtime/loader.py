@@ -17,7 +17,7 @@ import os
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence, Tuple
+from typing import Callable, List, Optional, Sequence, Tuple
 
 from pypto.errors import PyptoError
 from pypto.runtime import library_path
@@ -190,16 +190,18 @@ class Runtime:
         self._race_check: Optional[int] = None  # the mode last set (the first run sets it): set again only on change
 
     def run(self, tensors: Sequence[TensorArg], scalars: Sequence[int], race_check: int = 0,
-            tensor_names: Optional[Sequence[str]] = None, report_races: bool = True) -> RunStats:
+            tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
+            explain: Optional[Callable[[str], str]] = None) -> RunStats:
         """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
-        ``report_races=False`` records (for the task graph) without warning."""
+        ``report_races=False`` records (for the task graph) without warning; ``explain`` rewrites
+        a failed run's message in the DSL's terms (pypto.runtime.dsl_terms.explain_failure)."""
         return self.run_marshalled(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
-                                   race_check, tensor_names, report_races, warn_stacklevel=4)
+                                   race_check, tensor_names, report_races, warn_stacklevel=4, explain=explain)
 
     def run_marshalled(self, tensors: list, scalars: list, race_check: int = 0,
                        tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
-                       warn_stacklevel: int = 3) -> RunStats:
+                       warn_stacklevel: int = 3, explain: Optional[Callable[[str], str]] = None) -> RunStats:
         """``run`` on arguments already in the binding's form: ``(data, dtype code, shape list,
         strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
         (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
@@ -211,6 +213,8 @@ class Runtime:
             for i, name in enumerate(tensor_names or ()):
                 message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
+            if explain is not None:
+                message = explain(message)
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
             raise RunError("the run failed: " + message)

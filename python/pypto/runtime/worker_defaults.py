@@ -10,6 +10,7 @@ A program with kernels of both types (or none) keeps 1 AIC + 2 AIV workers.
 
     aic, aiv = default_workers(kernels)          # kernels: KernelEntry list of a CompiledProgram
     check_worker_counts(kernels, aic, aiv)       # a count of 0 for a type some kernel runs on fails
+    oversubscription(4096, 0)                    # why 4096 worker threads are too many here ('' if not)
 """
 
 from __future__ import annotations
@@ -20,6 +21,20 @@ from typing import Sequence, Tuple
 from pypto.runtime.args import ArgumentValueError
 
 MIXED_DEFAULT = (1, 2)   # AIC, AIV workers of a program using both core types (or no kernel)
+# RuntimeOptions' bound on the workers of a core type (runtime/src/engine.cpp): above it the
+# runtime's constructor refused the count only after the compile and build.
+MAX_WORKERS = 4096
+# Worker threads per CPU above which a run is warned about (WorkerCountWarning). Idle workers
+# spin, then park; each one polls every queue of its type while it spins, and each run wakes the
+# parked ones, so a run costs O(workers^2) polls: on 2 CPUs 256 AIV workers ran vector_add in
+# 0.23 s (1 worker: 0.21 s), 1024 in 0.33 s, 2048 in 3-25 s and 4096 (20 runs) in 375 s at a
+# load of ~1900.
+OVERSUBSCRIBED_PER_CPU = 8
+
+
+class WorkerCountWarning(RuntimeWarning):
+    """More worker threads than OVERSUBSCRIBED_PER_CPU per CPU: legitimate (the workers model a
+    chip's cores), but they only take turns on the CPUs and their idle polling slows the run."""
 
 
 def usable_cpus() -> int:
@@ -57,6 +72,35 @@ def check_worker_counts(kernels: Sequence, aic: int, aiv: int) -> None:
                                  "run a task), got 0")
 
 
+def oversubscription(aic: int, aiv: int, chips: int = 1, cpus: int = 0,
+                     names=("aic_workers", "aiv_workers")) -> str:
+    """Why ``aic`` + ``aiv`` worker threads (of each of ``chips`` in-process chips) are too many
+    for this machine's CPUs ('' when they are not): more than OVERSUBSCRIBED_PER_CPU per CPU.
+    ``names``: how the caller spells the two counts (keywords, or the CLI's flags)."""
+    cpus = cpus or usable_cpus()
+    threads = (aic + aiv) * chips
+    if threads <= OVERSUBSCRIBED_PER_CPU * cpus:
+        return ""
+    given = ", ".join("%s %d" % (n, c) for n, c in zip(names, (aic, aiv)) if c)
+    each = " on each of %d chips" % chips if chips > 1 else ""
+    return ("%s%s: %d worker threads on %d CPU%s (more than %d per CPU); they only take turns on the CPUs and "
+            "every idle one polls all the ready queues, so the run gets slower, not more parallel (a wide "
+            "sync_start gang does not need them: it is multiplexed). Use at most %d workers in all unless the "
+            "oversubscription is what you mean to test"
+            % (given, each, threads, cpus, "" if cpus == 1 else "s", OVERSUBSCRIBED_PER_CPU,
+               OVERSUBSCRIBED_PER_CPU * cpus))
+
+
+def warn_oversubscription(aic: int, aiv: int, chips: int = 1, stacklevel: int = 2) -> None:
+    """A WorkerCountWarning when ``oversubscription`` finds a problem (Python's warning filter
+    shows it once per call site and counts). ``stacklevel`` as warnings.warn's, from the caller
+    (2: the caller's caller, the user's call)."""
+    problem = oversubscription(aic, aiv, chips)
+    if problem:
+        import warnings
+        warnings.warn(WorkerCountWarning(problem), stacklevel=stacklevel + 1)
+
+
 def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, task_ring_size=None,
                           memory_limit=None) -> None:
     """Worker counts and resource bounds of a call are non-negative integers (never truncated); a
@@ -69,6 +113,9 @@ def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, tas
         if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
                                 (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
             raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
+        if name in ("aic_workers", "aiv_workers") and val is not None and val > MAX_WORKERS:
+            raise ArgumentValueError("%s must be at most %d (the runtime's bound on the workers of a core type), "
+                                     "got %d" % (name, MAX_WORKERS, val))
 
 
 def clusters_problem(clusters: int, aic: int, aiv: int, names=("clusters", "aic_workers", "aiv_workers"),

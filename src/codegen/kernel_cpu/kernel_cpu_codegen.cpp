@@ -100,8 +100,10 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
     line("alignas(64) " + ct + " " + name + "[" + std::to_string(n) + "];");
     ref.buf = name;
   } else {
-    line("std::vector<" + ct + "> " + name + "_storage(static_cast<size_t>(" + ref.numel() + "));");
-    line(ct + "* " + name + " = " + name + "_storage.data();");
+    // A zeroed array, not a std::vector: std::vector<bool> (a BOOL tile) has no data().
+    line("const std::unique_ptr<" + ct + "[]> " + name + "_storage(new " + ct + "[static_cast<size_t>(" + ref.numel() +
+         ")]());");
+    line(ct + "* " + name + " = " + name + "_storage.get();");
     ref.buf = name;
   }
   if (tt.has_valid_shape()) {   // the valid extents, checked against the tile's dims (§10)

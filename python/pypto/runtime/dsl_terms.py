@@ -1,0 +1,139 @@
+"""A failed run's message in the terms of the DSL program (``CompiledProgram`` and
+``HostProgram`` apply ``explain_failure`` to the runtime's text; the error path only, nothing
+is computed while runs succeed).
+
+- An argument range error of a ``pl.Scalar[pl.INDEX]`` parameter names ``pl.INDEX``: the runtime
+  has no INDEX dtype (``pto2_int_arg`` checks it as INT64, the same range) and said ``pl.INT64``.
+- A kernel's failed tensor access (``load of tensor 'a' out of bounds on axis 0: ...``, a dtype or
+  rank mismatch) is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
+  the kernel only knows the tensor's name, and the message named the line that submitted the task.
+  The kernel's IR gives the line; the generated kernels carry no source lines, so an edit that
+  moves a kernel's lines does not recompile it (the object cache is keyed by the source).
+
+    message = explain_failure(message, compiled.program)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import List
+
+__all__ = ["explain_failure", "index_params", "name_index_params", "locate_kernel_accesses"]
+
+
+def index_params(program) -> frozenset:
+    """``{(function, parameter)}`` of the ``pl.Scalar[pl.INDEX]`` parameters of ``program`` (an
+    ``ir.Program``): the callees whose argument range check names pl.INT64 (see name_index_params)."""
+    from pypto._core import ir
+    found = set()
+    for f in getattr(program, "functions", None) or ():
+        for v in f.params:
+            if isinstance(v.type, ir.ScalarType) and v.type.dtype == ir.DataType.INDEX:
+                found.add((f.name, v.name))
+    return frozenset(found)
+
+
+_ARG_RANGE = re.compile(r"argument '([^']*)' of '([^']*)' = (\S+) does not fit pl\.INT64 ")
+
+
+def name_index_params(message: str, params: frozenset) -> str:
+    """``message`` with the runtime's range check of an argument passed to a ``pl.INDEX``
+    parameter (one of ``params``, from index_params) naming pl.INDEX, the type the user wrote:
+    the runtime has no INDEX dtype (it is INT64 there, the same range), so its message said
+    ``does not fit pl.INT64``."""
+    if not params or "does not fit pl.INT64" not in message:
+        return message
+    return _ARG_RANGE.sub(lambda m: m.group(0).replace("pl.INT64", "pl.INDEX")
+                          if (m.group(2), m.group(1)) in params else m.group(0), message)
+
+
+# The kernel helpers' access failures (pypto_kernel_prelude.h check_box): "<what> of tensor '<name>'",
+# after the runtime's "kernel '<kernel>' ... failed: ".
+_ACCESS_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>(?P<what>load|store|mscatter|gather_row) "
+                             r"of tensor '(?P<tensor>[^']+)'(?P<rest>[^\n]*))")
+_SIZE = re.compile(r" out of bounds on axis (\d+): offset -?\d+ \+ size (-?\d+) ")
+# The kernel IR ops each helper serves.
+_OPS = {"load": ("tile.load",), "store": ("tile.store", "tile.write", "tensor.write"),
+        "mscatter": ("tile.mscatter",), "gather_row": ("tile.gather_row",)}
+
+
+def _calls(node, out: List) -> List:
+    """Every ir.Call under ``node`` (statements, expressions), in source order."""
+    from pypto._core import ir
+    if isinstance(node, ir.Call):
+        out.append(node)
+    for name in dir(node):
+        if name.startswith("_") or name in ("type", "span"):
+            continue
+        try:
+            value = getattr(node, name)
+        except Exception:  # noqa: BLE001 - a property that does not apply to this node kind
+            continue
+        for child in value if isinstance(value, (list, tuple)) else (value,):
+            if isinstance(child, ir.Node) and not isinstance(child, (ir.Var, ir.Span)):
+                _calls(child, out)
+    return out
+
+
+def _const_size(call, axis: int):
+    """The constant extent on ``axis`` of a tile.load's box (its shapes argument) or a
+    tile.store's (the stored tile's shape); None when it is not a constant."""
+    from pypto._core import ir
+    if call.callee == "tile.load" and len(call.args) > 2:
+        elems = getattr(call.args[2], "elements", None) or ()
+    elif call.callee == "tile.store" and call.args:
+        elems = getattr(call.args[0].type, "shape", None) or ()
+        axis -= len(call.args[1].elements) - len(elems) if hasattr(call.args[1], "elements") else 0
+    else:
+        return None
+    if 0 <= axis < len(elems) and isinstance(elems[axis], ir.ConstInt):
+        return elems[axis].value
+    return None
+
+
+def kernel_access_sites(program, kernel: str, what: str, tensor: str, axis: int = -1, size=None) -> List[str]:
+    """``file:line`` of each access of kernel ``kernel`` that the helper ``what`` serves on tensor
+    parameter ``tensor`` (with ``axis`` / ``size``: only loads whose box may have that extent)."""
+    from pypto._core import ir
+    func = next((f for f in getattr(program, "functions", None) or () if f.name == kernel), None)
+    if func is None:
+        return []
+    found = []
+    for call in _calls(func.body, []):
+        if call.callee not in _OPS.get(what, ()) or not any(isinstance(a, ir.Var) and a.name == tensor
+                                                            for a in call.args):
+            continue
+        if size is not None and _const_size(call, axis) not in (None, size):
+            continue
+        site = "%s:%d" % (os.path.basename(call.span.file), call.span.line)
+        if call.span.line > 0 and site not in found:
+            found.append(site)
+    return found
+
+
+def locate_kernel_accesses(message: str, program) -> str:
+    """``message`` with each kernel access failure prefixed by its DSL line(s): ``t.py:9: load
+    of tensor 'a' out of bounds ...`` (``t.py:9 or t.py:14: ...`` when the kernel has several
+    such accesses the message cannot tell apart)."""
+    def locate(m):
+        size = _SIZE.match(m.group("rest"))
+        sites = kernel_access_sites(program, m.group("kernel"), m.group("what"), m.group("tensor"),
+                                    int(size.group(1)) if size else -1, int(size.group(2)) if size else None)
+        if not sites and size:   # no constant matched: every access of that kind
+            sites = kernel_access_sites(program, m.group("kernel"), m.group("what"), m.group("tensor"))
+        if not sites:
+            return m.group(0)
+        start = m.start("failure") - m.start(0)
+        return m.group(0)[:start] + " or ".join(sites) + ": " + m.group(0)[start:]
+    if " of tensor '" not in message:
+        return message
+    return _ACCESS_FAILURE.sub(locate, message)
+
+
+def explain_failure(message: str, program) -> str:
+    """A failed run's ``message`` in the terms of ``program`` (the module docstring's rewrites)."""
+    try:
+        return locate_kernel_accesses(name_index_params(message, index_params(program)), program)
+    except Exception:  # noqa: BLE001 - an explanation must never hide the failure itself
+        return message
