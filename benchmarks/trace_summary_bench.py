@@ -12,8 +12,10 @@ the rounds is printed:
 
 - ``summarize`` + ``format``: what ``pypto trace summary`` costs, and libpto2's phases (parse and
   group the events, order the tasks and kernels, the critical path) and the Python objects;
-- the Python readers (the fallback for other layouts; up to --python-max tasks): the line reader
-  (parse and group), the order and per-kernel / per-worker tables, the critical path, format.
+- the Python readers (the fallback for other layouts, and all of it before libpto2 read traces;
+  up to --python-max tasks, one run per round interleaved with libpto2's): the line reader
+  (parse and group), the order and per-kernel / per-worker tables, the critical path, format,
+  and the median over rounds of their time over libpto2's.
 
 Then a cProfile of the Python readers on the --profile trace (0: none). Prints figures, asserts nothing.
 """
@@ -108,12 +110,25 @@ def make_trace(path: str, tasks: int) -> None:
     assert stats.tasks == tasks, stats
 
 
-def _measure(path: str, which: str, rounds: int) -> dict:
-    """The per-key minimum over `rounds` fresh processes."""
+def _run(path: str, which: str) -> dict:
     import json
-    runs = [json.loads(subprocess.run([sys.executable, "-c", _CHILD, path, which], capture_output=True, text=True,
-                                      check=True).stdout) for _ in range(rounds)]
-    return {k: min(r[k] for r in runs) for k in runs[0]}
+    return json.loads(subprocess.run([sys.executable, "-c", _CHILD, path, which], capture_output=True, text=True,
+                                     check=True).stdout)
+
+
+def _measure(path: str, rounds: int, python: bool):
+    """Per-key minima of `rounds` fresh processes of libpto2's reader and, interleaved with them
+    (one of each per round), of the Python readers; and the median per-round time ratio."""
+    import statistics
+    nat, py = [], []
+    for _ in range(rounds):
+        nat.append(_run(path, "native"))
+        if python:
+            py.append(_run(path, "python"))
+    best = lambda runs: {k: min(r[k] for r in runs) for k in runs[0]}  # noqa: E731
+    ratio = statistics.median((a["summarize"] + a["format"]) / (b["summarize"] + b["format"])
+                              for a, b in zip(py, nat)) if py else None
+    return best(nat), (best(py) if py else None), ratio
 
 
 def _profile(path: str) -> None:
@@ -149,20 +164,19 @@ def main(argv=None):
             make_trace(path + ".tmp", n)
             os.replace(path + ".tmp", path)
         mb = os.path.getsize(path) / 1e6
-        nat = _measure(path, "native", args.rounds)
+        nat, py, ratio = _measure(path, args.rounds, n <= args.python_max)
         objects = nat["read"] - nat["parse"] - nat["order"] - nat["critical_path"]
         print("trace summary: %7d tasks (%5.0f MB): %6.3f s summarize + %5.3f s format, %5.0f MB peak RSS | libpto2: "
               "parse+group %.3f s, order %.3f s, critical path %.3f s; Python objects %.3f s (min of %d)"
               % (n, mb, nat["summarize"], nat["format"], nat["rss_mb"], nat["parse"], nat["order"],
                  nat["critical_path"], objects, args.rounds), flush=True)
         row = {"tasks": n, "mb": mb, "seconds": nat["summarize"] + nat["format"], "rss_mb": nat["rss_mb"]}
-        if n <= args.python_max:
-            py = _measure(path, "python", args.rounds)
+        if py:
             row["python_seconds"] = py["summarize"] + py["format"]
             print("  Python readers (the fallback):  %6.3f s summarize + %5.3f s format, %5.0f MB peak RSS | "
-                  "parse+group %.3f s, order %.3f s, critical path %.3f s: %.1fx the time"
+                  "parse+group %.3f s, order %.3f s, critical path %.3f s: median per-round ratio %.1fx"
                   % (py["summarize"], py["format"], py["rss_mb"], py["parse"], py["order"], py["critical_path"],
-                     row["python_seconds"] / row["seconds"]), flush=True)
+                     ratio), flush=True)
         rows.append(row)
         if n == args.profile:
             _profile(path)
