@@ -11,7 +11,7 @@
 7. race_overhead.py — the race checker's cost per task (race_check off versus on).
 8. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
 9. orch_build_bench.py — build time and peak memory of a straight-line orchestration of N calls.
-10. trace_summary_bench.py — `pypto trace summary` time and peak memory at 1k / 10k / 100k tasks.
+10. trace_summary_bench.py — `pypto trace summary` time, breakdown and peak memory at 10k / 100k / 1M tasks.
 """
 import os
 import subprocess
@@ -115,9 +115,9 @@ def main():
     print("\n== trace_summary_bench: `pypto trace summary` of traces of N tasks")
     t3 = time.perf_counter()
     import trace_summary_bench
-    trows = trace_summary_bench.main(["--tasks", "1000,10000" if quick else "1000,10000,100000"])
+    trows = trace_summary_bench.main(["--tasks", "10000" if quick else "10000,100000,1000000", "--profile", "0"])
     summary.append("trace_summary_bench: %s (%.1f s)" % (", ".join(
-        "%d tasks %.2f s / %.0f MB" % (n, secs, mb) for n, secs, mb, _ in trows), time.perf_counter() - t3))
+        "%d tasks %.2f s / %.0f MB" % (r["tasks"], r["seconds"], r["rss_mb"]) for r in trows), time.perf_counter() - t3))
     print("\n== summary")
     for line in summary:
         print("  " + line)

@@ -12,4 +12,5 @@ void bind_codegen(nanobind::module_& m);     // bind_codegen.cpp: pass pipeline,
 void bind_host(nanobind::module_& m);         // bind_host.cpp: distributed HOST orchestration codegen (pypto._core.host)
 void bind_program_abi(nanobind::module_& m);  // bind_program_abi.cpp: libpto2's C ABI (pypto._core.program_abi)
 void bind_passes(nanobind::module_& m);       // bind_passes.cpp: one callable per pass (pypto._core.passes)
+void bind_trace_reader(nanobind::module_& m);  // bind_trace_reader.cpp: libpto2's trace reader (pypto._core.trace_reader)
 }  // namespace pypto::bindings

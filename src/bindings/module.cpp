@@ -9,4 +9,5 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_host(m);
   pypto::bindings::bind_program_abi(m);
   pypto::bindings::bind_passes(m);
+  pypto::bindings::bind_trace_reader(m);
 }

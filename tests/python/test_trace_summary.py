@@ -343,3 +343,287 @@ def test_trace_write_failure_gives_the_path_and_the_os_reason(tmp_path):
                        % re.escape(missing)) as e:
         compiled._runtime.write_trace(missing)
     assert "check that the directory exists" not in str(e.value)
+
+
+# ---------------------------------------------------------------------------------------------
+# libpto2 reads traces in its own layout (pto2_trace_summary.h: 100,000 tasks in ~0.3 s, where the
+# Python line reader took ~3.4 s; benchmarks/trace_summary_bench.py). Its summary must be the
+# Python readers' to the last field, and anything it does not read exactly as they do it leaves
+# to them.
+
+def _python_only(monkeypatch):
+    import pypto.trace_summary as ts
+    monkeypatch.setattr(ts, "_native_summary", lambda path: None)
+
+
+def _native_only(monkeypatch):
+    import pypto.trace_summary as ts
+    monkeypatch.setattr(ts, "_read_libpto2_layout", lambda path, acc: pytest.fail("Python line reader"))
+    monkeypatch.setattr(ts, "_events_of_document", lambda path: pytest.fail("Python document reader"))
+
+
+def _lines_trace(path, lines):
+    with open(path, "w", encoding="utf-8") as f:
+        f.write('{"traceEvents": [\n' + ",\n".join(lines) + "\n]}\n")
+
+
+def _task_line(name, tid, task_id, ts, dur, source=None, block=0):
+    src = ',"source":"%s"' % source if source is not None else ""
+    return ('{"name":"%s","cat":"task","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,'
+            '"args":{"task_id":%d,"kernel_id":0,"block_idx":%d%s}}' % (name, tid, ts, dur, task_id, block, src))
+
+
+def _dep_lines(a, b, flow):
+    return ['{"name":"dep","cat":"dep","ph":"s","id":%d,"pid":0,"tid":0,"ts":1.000,"args":{"from":%d,"to":%d}}'
+            % (flow, a, b),
+            '{"name":"dep","cat":"dep","ph":"f","bp":"e","id":%d,"pid":0,"tid":1,"ts":2.000}' % flow]
+
+
+def _thread_line(tid, name):
+    return '{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":"%s"}}' % (tid, name)
+
+
+@pytest.mark.parametrize("reader", ["libpto2", "python"])
+def test_known_summary_field_by_field(tmp_path, monkeypatch, reader):
+    # Diamond 1 -> {2, 3} -> 4 -> 5 where 2 and 3 tie (the first producer in file order wins), 5 in
+    # two blocks on two workers; 6 alone as long as the chain (tie at the top: the lower id ends
+    # the path); 7 of a kernel whose total ties add's; a self edge and an edge from a task absent
+    # from the trace (counted, not followed); an unnamed worker.
+    (_native_only if reader == "libpto2" else _python_only)(monkeypatch)
+    lines = [_thread_line(0, "AIV0"), _thread_line(1, "AIV1"), _thread_line(2, "AIV2"),
+             _task_line("load", 0, 1, 0, 10, "p.py:1"), _task_line("mul", 1, 2, 10, 20, "p.py:2"),
+             _task_line("add", 2, 3, 10, 20), _task_line("add", 0, 4, 30, 5, "p.py:4"),
+             _task_line("mul", 1, 5, 35, 10, "p.py:5"), _task_line("store", 3, 6, 0, 48),
+             _task_line("mul", 2, 5, 36, 12, "p.py:5", block=1), _task_line("zz", 1, 7, 50, 25)]
+    for n, (a, b) in enumerate([(1, 2), (1, 3), (2, 4), (3, 4), (4, 5), (4, 4), (99, 5)]):
+        lines += _dep_lines(a, b, n + 1)
+    path = str(tmp_path / "t.json")
+    _lines_trace(path, lines)
+    s = summarize(path)
+    assert s.span_us == 75.0 and s.edges == 7
+    assert [(t.task_id, t.kernel, t.start_us, t.end_us, t.blocks, t.source) for t in s.tasks] == [
+        (1, "load", 0.0, 10.0, 1, "p.py:1"), (6, "store", 0.0, 48.0, 1, None), (2, "mul", 10.0, 30.0, 1, "p.py:2"),
+        (3, "add", 10.0, 30.0, 1, None), (4, "add", 30.0, 35.0, 1, "p.py:4"), (5, "mul", 35.0, 48.0, 2, "p.py:5"),
+        (7, "zz", 50.0, 75.0, 1, None)]
+    assert [t.task_id for t in s.critical_path] == [1, 2, 4, 5] and s.critical_path_us == 48.0
+    assert all(any(t is u for u in s.tasks) for t in s.critical_path)   # the same objects
+    assert [(k.kernel, k.tasks, k.total_us) for k in s.kernels] == [
+        ("store", 1, 48.0), ("mul", 2, 42.0), ("add", 2, 25.0), ("zz", 1, 25.0), ("load", 1, 10.0)]
+    assert [(w.name, w.busy_us, w.blocks, w.utilisation) for w in s.workers] == [
+        ("AIV0", 15.0, 2, 15.0 / 75), ("AIV1", 55.0, 3, 55.0 / 75), ("AIV2", 32.0, 2, 32.0 / 75),
+        ("tid 3", 48.0, 1, 48.0 / 75)]
+    assert "critical path: 4 tasks, 48.0 us of task time (64% of the span)" in s.format()
+
+
+def test_known_summary_of_a_host_trace(tmp_path):
+    # A HOST run's layout (next-level spans on chip processes, flow ids "a-b"): the Python
+    # document reader's, libpto2 leaves it to it.
+    import pypto.trace_summary as ts
+    ev = [{"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "chip 0"}},
+          {"name": "process_name", "ph": "M", "pid": 2, "args": {"name": "chip 1"}}]
+    for task, pid, ts_, dur in [(0, 1, 0, 5), (1, 2, 0, 7), (2, 1, 7, 3)]:
+        ev.append({"name": "t%d" % (task % 2), "cat": "next-level", "ph": "X", "pid": pid, "tid": 0, "ts": ts_,
+                   "dur": dur, "args": {"task": task}})
+    ev += [{"name": "dep", "cat": "dep", "ph": "s", "id": "0-2", "pid": 1, "tid": 0, "ts": 5},
+           {"name": "dep", "cat": "dep", "ph": "s", "id": "1-2", "pid": 2, "tid": 0, "ts": 7}]
+    path = _write(tmp_path, ev)
+    assert ts._native_summary(path) is None
+    s = summarize(path)
+    assert [t.task_id for t in s.critical_path] == [1, 2] and s.critical_path_us == 10.0 and s.edges == 2
+    assert [(w.name, w.busy_us, w.blocks) for w in s.workers] == [("chip 0", 8.0, 2), ("chip 1", 7.0, 1)]
+    assert [(k.kernel, k.tasks, k.total_us) for k in s.kernels] == [("t0", 2, 8.0), ("t1", 1, 7.0)]
+
+
+def _full(summary):
+    return (summary.span_us, summary.edges, summary.format(top=10 ** 6),
+            [(t.task_id, t.kernel, t.start_us, t.end_us, t.blocks, t.source) for t in summary.tasks],
+            [t.task_id for t in summary.critical_path], [vars(k) for k in summary.kernels],
+            [vars(w) for w in summary.workers])
+
+
+def _random_trace(rng, path):
+    """A libpto2-layout trace of random tasks (escaped and non-ASCII names, several blocks,
+    negative and zero durations, repeated times, sparse, negative and large ids), edges (to
+    absent tasks, self edges, backwards in time), and the events the summary ignores."""
+    kernels = ["add", 'q\\"t', "back\\\\slash", "ctl\\u0001x", "caf\u00e9", "\u4e2d", ""]
+    n = int(rng.integers(0, 30))
+    ids = rng.choice([1, 2, 3, 7, 10, 2 ** 31, 2 ** 40, -5, 0, 64, 65, 99999] + list(range(100, 130)), size=n,
+                     replace=False).tolist()
+    workers = int(rng.integers(1, 5))
+    lines = [_thread_line(w, "AIV%d" % w) for w in range(workers) if rng.random() < 0.8]
+    lines.append('{"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"pto2"}}')
+    body = []
+    for i, t in enumerate(ids):
+        for b in range(int(rng.integers(1, 3))):
+            ts = float(rng.choice([0.0, 1.5, i * 2.0, float(rng.integers(0, 50)) + 0.125]))
+            dur = float(rng.choice([0.0, -1.0, 2.5, float(rng.integers(1, 20)) * 0.375]))
+            name = kernels[int(rng.integers(0, len(kernels)))] if b == 0 or rng.random() < 0.3 else None
+            body.append((t, b, name, ts, dur))
+    rng.shuffle(body)
+    names = {}
+    for t, b, name, ts, dur in body:
+        names.setdefault(t, name or "add")
+        src = rng.choice([None, "p.py:%d" % int(rng.integers(1, 9)), "caf\u00e9.py:3"])
+        lines.append(_task_line(name or names[t], int(rng.integers(0, workers)), t, ts, dur, src, b))
+    flow = 0
+    for _ in range(int(rng.integers(0, 3 * n + 1))):
+        a = rng.choice(ids + [12345]) if ids else 1
+        b = rng.choice(ids) if ids else 2
+        flow += 1
+        lines += _dep_lines(int(a), int(b), flow)
+    lines.append('{"name":"submit add","cat":"submit","ph":"X","pid":0,"tid":%d,"ts":0.500,"dur":0.100,'
+                 '"args":{"task_id":1,"source":"p.py:1"}}' % workers)
+    lines.append('{"name":"PTO2_SCOPE AUTO","cat":"scope","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":9.000,'
+                 '"args":{"mode":"AUTO"}}' % workers)
+    lines.append('{"name":"add","cat":"skip","ph":"i","s":"t","pid":0,"tid":0,"ts":3.000,"args":{"task_id":9,'
+                 '"kernel_id":0,"element":0,"op":">","target":0,"predicate":"element 0 > 0 is false"}}')
+    lines.append('{"name":"timing_slot_0","cat":"timing_slot","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":5.000,'
+                 '"args":{"slot":0,"tasks":3}}' % (workers + 1))
+    order = rng.permutation(len(lines))
+    _lines_trace(path, [lines[i] for i in order])
+
+
+def test_libpto2_reader_agrees_with_the_python_readers_on_random_traces(tmp_path):
+    import pypto.trace_summary as ts
+    rng = np.random.default_rng(27)
+    path = str(tmp_path / "t.json")
+    for case in range(300):
+        _random_trace(rng, path)
+        native = ts._native_summary(path)
+        assert native is not None, case
+        acc = ts._Accumulator(path)
+        try:
+            ts._read_libpto2_layout(path, acc)
+            lines = _full(acc.summary())
+        except ts._NotLibpto2Layout:    # the list's last line is a task: the line reader leaves it
+            lines = _full(ts._summarize_document(path))
+        assert _full(native) == lines == _full(ts._summarize_document(path)), case
+
+
+def _longest_path(tasks, edges):
+    """The critical path's length by brute force: every chain, from every task."""
+    succ = {t: [b for a, b in edges if a == t and b in tasks and a != b] for t in tasks}
+    memo = {}
+
+    def longest_from(t):
+        if t not in memo:
+            memo[t] = tasks[t] + max([longest_from(b) for b in succ[t]], default=0.0)
+        return memo[t]
+    return max([longest_from(t) for t in tasks], default=0.0)
+
+
+def test_critical_path_is_the_longest_chain_on_random_schedules(tmp_path):
+    # Schedules as a run makes them (a consumer starts after its producers end): both readers'
+    # critical path is as long as the longest chain found by brute force.
+    import pypto.trace_summary as ts
+    rng = np.random.default_rng(5)
+    path = str(tmp_path / "t.json")
+    for case in range(100):
+        n = int(rng.integers(1, 25))
+        edges = [(a, b) for b in range(1, n + 1) for a in range(1, b) if rng.random() < 0.2]
+        start, dur = {}, {}
+        for t in range(1, n + 1):
+            start[t] = max([start[a] + dur[a] for a, b in edges if b == t], default=0.0) + float(rng.integers(0, 3))
+            dur[t] = float(rng.integers(1, 6)) * 0.5
+        lines = [_task_line("k", t % 3, t, start[t], dur[t]) for t in rng.permutation(range(1, n + 1)).tolist()]
+        for i, (a, b) in enumerate(edges):
+            lines += _dep_lines(a, b, i + 1)
+        _lines_trace(path, lines)
+        want = _longest_path(dur, edges)
+        native = ts._native_summary(path)
+        assert native.critical_path_us == want and ts._summarize_document(path).critical_path_us == want, case
+        chain = [t.task_id for t in native.critical_path]
+        assert all((a, b) in edges for a, b in zip(chain, chain[1:])), case
+
+
+def _native_trace(path):
+    """_libpto2_trace as trace.cpp writes it (non-ASCII raw, not as \\u escapes): libpto2 reads it."""
+    import pypto.trace_summary as ts
+    _libpto2_trace(str(path))
+    text = path.read_text(encoding="utf-8").replace("\\u00e9", "\u00e9")
+    path.write_text(text, encoding="utf-8")
+    assert ts._native_summary(str(path)) is not None
+    return text
+
+
+@pytest.mark.parametrize("edit", [
+    lambda t: t.replace('"tid":1,"ts":', '"tid":1, "ts":', 1),                 # other spacing
+    lambda t: t.replace("\n", "\r\n"),                                          # CR LF
+    lambda t: t.replace('"dur":2.000', '"dur":2e0', 1),                          # an exponent
+    lambda t: t.replace('"ts":3.000', '"ts":12345678901234567890.5', 1),         # beyond 2^53
+    lambda t: t.replace('"args":{"task_id":7,', '"args":{"task_id":%d,' % 2 ** 70, 1),  # beyond int64
+    lambda t: t.replace('"name":"add"', '"name":"\\u0061dd"', 1),                # an escape libpto2 does not write
+    lambda t: t.replace('"name":"add"', '"name":"a\\/dd"', 1),
+    lambda t: t.replace('"name":"add","cat":"task"', '"name":"add","cat":"task","extra":1', 1),
+    lambda t: t.replace('"tid":1,"ts":1.500,', '"tid":1,', 1),                  # a missing field
+    lambda t: t.replace('"ts":1.500,"dur":', '"ts":1.500,"dur":-', 1),          # negative: read by both
+    lambda t: t.replace('"tid":1,"ts":1.500', '"tid":"1","ts":1.500', 1),        # a wrong type
+], ids=["spacing", "crlf", "exponent", "huge-number", "huge-id", "u-escape", "slash-escape", "extra-field",
+        "missing-ts", "negative-dur", "string-tid"])
+def test_what_libpto2_does_not_read_exactly_the_python_readers_do(tmp_path, edit):
+    import pypto.trace_summary as ts
+    path = tmp_path / "t.json"
+    base = _native_trace(path)
+    text = edit(base)
+    assert text != base
+    path.write_text(text, encoding="utf-8", newline="")
+    native = ts._native_summary(str(path))
+    try:
+        want = _full(ts._summarize_document(str(path)))
+    except TraceFormatError as e:
+        assert native is None
+        with pytest.raises(TraceFormatError) as got:
+            summarize(str(path))
+        assert str(got.value) == str(e)
+        return
+    assert native is None or _full(native) == want
+    assert _full(summarize(str(path))) == want
+
+
+@pytest.mark.parametrize("bad", [b"\xff", b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xe2\x82"],
+                         ids=["ff", "overlong2", "overlong3", "surrogate", "above-10ffff", "cut"])
+def test_invalid_utf8_is_left_to_the_python_readers(tmp_path, bad):
+    import pypto.trace_summary as ts
+    path = tmp_path / "t.json"
+    _native_trace(path)
+    path.write_bytes(path.read_bytes().replace(b'"name":"add"', b'"name":"a' + bad + b'dd"', 1))
+    assert ts._native_summary(str(path)) is None
+    with pytest.raises(UnicodeDecodeError):     # as before libpto2 read traces (the CLI names it)
+        summarize(str(path))
+
+
+def test_libpto2_reader_prints_the_golden_summary(tmp_path, monkeypatch):
+    path = tmp_path / "t.json"
+    _native_trace(path)
+    _native_only(monkeypatch)
+    assert summarize(str(path)).format(top=8) == _GOLDEN
+
+
+def test_a_pipe_is_read_by_the_python_readers(tmp_path):
+    # `pypto trace summary <(zcat t.json.gz)`: libpto2 leaves a file that is not a regular one
+    # unopened, and the pipe's contents are read once, by Python.
+    import threading
+    import pypto.trace_summary as ts
+    path = tmp_path / "t.json"
+    text = _native_trace(path)
+    r, w = os.pipe()
+
+    def feed():
+        with os.fdopen(w, "w", encoding="utf-8") as f:
+            f.write(text)
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    try:
+        assert ts._native_summary("/dev/fd/%d" % r) is None
+        assert _full(summarize("/dev/fd/%d" % r)) == _full(summarize(str(path)))
+    finally:
+        feeder.join()
+        os.close(r)
+
+
+def test_a_path_with_a_nul_byte_is_refused_as_open_refuses_it(tmp_path):
+    # libpto2 would read the file named by the part before the NUL (C strings end there)
+    path = tmp_path / "t.json"
+    _native_trace(path)
+    with pytest.raises(ValueError, match="embedded null byte"):
+        summarize(str(path) + "\0.bak")
