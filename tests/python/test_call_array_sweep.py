@@ -413,3 +413,55 @@ def test_cli_inputs_refused_name_the_array(swap_file, tmp_path, capsys, name):
     assert cli.main(["run", swap_file, "--inputs", str(tmp_path / "in.npz")]) == 2
     err = _cli_err(capsys)
     assert message in err and "'x'" in err, err
+
+
+def _no_compile(monkeypatch):
+    import pypto as pypto_mod
+
+    def refuse(*a, **k):
+        raise AssertionError("pypto.compile called although the --inputs / --check file is refused")
+    monkeypatch.setattr(pypto_mod, "compile", refuse)
+
+
+@pytest.mark.parametrize("flag", ["--inputs", "--check"])
+@pytest.mark.parametrize("save", [np.savez, np.savez_compressed])
+def test_cli_object_arrays_are_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch, flag, save):
+    from pypto import cli
+    _no_compile(monkeypatch)
+    path = str(tmp_path / "obj.npz")
+    save(path, y=np.zeros((16, 8), np.float32), x=np.array([[1.0, None]], dtype=object))
+    assert cli.main(["run", swap_file, flag, path]) == 2
+    err = _cli_err(capsys)
+    assert "%s: array 'x' in %s holds Python objects (dtype object)" % (flag, path) in err, err
+    assert "np.savez(path, x=np.asarray(a, dtype=np.float32))" in err
+
+
+def test_cli_member_that_is_no_npy_array_is_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch):
+    import zipfile
+    from pypto import cli
+    _no_compile(monkeypatch)
+    path = str(tmp_path / "odd.npz")
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("x.npy", b"not an array")   # np.load returned these bytes: a traceback after the build
+    assert cli.main(["run", swap_file, "--inputs", path]) == 2
+    assert "--inputs: member 'x.npy' of %s is not a .npy array" % path in _cli_err(capsys)
+
+
+def test_cli_damaged_member_header_is_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch):
+    import zipfile
+    from pypto import cli
+    _no_compile(monkeypatch)
+    path = str(tmp_path / "bad.npz")
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("x.npy", b"\x93NUMPY\x01\x00\x10\x00{'descr': <f4'  \n")
+    assert cli.main(["run", swap_file, "--inputs", path]) == 2
+    assert "--inputs: %s is not a NumPy .npz file (" % path in _cli_err(capsys)
+
+
+def test_cli_graph_object_arrays_are_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch):
+    from pypto import cli
+    _no_compile(monkeypatch)
+    path = str(tmp_path / "obj.npz")
+    np.savez(path, x=np.array([1, None], dtype=object))
+    assert cli.main(["graph", swap_file, "--inputs", path, "-o", str(tmp_path / "g.dot")]) == 2
+    assert "--inputs: array 'x' in %s holds Python objects" % path in _cli_err(capsys)
