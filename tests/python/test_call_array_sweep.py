@@ -269,6 +269,13 @@ def test_another_view_of_the_output_memory_as_the_input(swap):
     np.testing.assert_array_equal(buf.reshape(16, 8), want)
 
 
+def test_a_strided_view_of_the_output_as_the_input_is_read_as_it_was(swap):
+    a = _x()
+    want = _want(a[::-1])
+    swap(a[::-1], a)      # the reversed view is copied (not C-contiguous) before anything runs
+    np.testing.assert_array_equal(a, want)
+
+
 def test_overlapping_different_views_are_refused(swap):
     buf = np.zeros((24, 8), np.float32)
     with pytest.raises(ArgumentValueError, match="different views of overlapping memory"):
