@@ -443,6 +443,18 @@ def test_cli_object_arrays_are_refused_before_compiling(swap_file, tmp_path, cap
     assert "np.savez(path, x=np.asarray(a, dtype=np.float32))" in err
 
 
+@pytest.mark.parametrize("protocol", [2, 4, 5])
+def test_cli_pickle_is_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch, protocol):
+    import pickle
+    from pypto import cli
+    _no_compile(monkeypatch)
+    path = str(tmp_path / "in.pkl")
+    with open(path, "wb") as f:
+        pickle.dump({"x": _x()}, f, protocol=protocol)
+    assert cli.main(["run", swap_file, "--inputs", path]) == 2
+    assert "--inputs: %s is not a NumPy .npz file: it is a pickle, which pypto does not load" % path in _cli_err(capsys)
+
+
 def test_cli_member_that_is_no_npy_array_is_refused_before_compiling(swap_file, tmp_path, capsys, monkeypatch):
     import zipfile
     from pypto import cli

@@ -73,6 +73,9 @@ def npz_problem(path: str) -> str:
         return e.strerror or str(e)
     if head == b"\x93NUMPY":
         return "it holds one .npy array, not named arrays; save them with np.savez(path, <name>=array, ...)"
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:   # a pickle (protocol 2..5)
+        return ("it is a pickle, which pypto does not load (unpickling runs code from the file); save the arrays "
+                "with np.savez(path, <name>=array, ...)")
     if not zipfile.is_zipfile(path):
         return "empty file" if not head else "not a zip archive (truncated, or not written by np.savez)"
     return ""
