@@ -242,7 +242,7 @@ def test_mscatter_index_outside_the_tensor_fails_the_run():
     a = np.ones((4, 8), np.float32)
     idx = np.zeros((4, 8), np.int32)
     idx[2, 2] = 48
-    with pytest.raises(Exception, match=r"tile.mscatter: index 48 is outside \[0, 48\)"):
+    with pytest.raises(Exception, match=r"mscatter of tensor 'o': index 48 is outside \[0, 48\)"):
         pypto.compile(pl.parse_program(SCATTER_GATHER))(a, idx, np.zeros((6, 8), np.float32),
                                                         np.zeros((8, 8), np.float32), np.zeros((8, 8), np.float32))
 

@@ -64,6 +64,43 @@ def test_out_of_bounds_access_names_its_dsl_line(prog, k, j, sites, failure):
     np.testing.assert_array_equal(c, np.concatenate([a[0:8] + a[8:16], a[16:24]]))
 
 
+SCATTER_SRC = '''import pypto.language as pl
+
+
+@pl.program
+class S:
+    @pl.function(type=pl.FunctionType.InCore)
+    def scatter(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+                o: pl.Out[pl.Tensor[[6, 8], pl.FP32]]) -> pl.Tensor[[6, 8], pl.FP32]:
+        ta = pl.load(a, [0, 0], [4, 8])
+        ti = pl.load(idx, [0, 0], [4, 8])
+        o = pl.mscatter(ta, ti, o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+             o: pl.Out[pl.Tensor[[6, 8], pl.FP32]]) -> pl.Tensor[[6, 8], pl.FP32]:
+        o = self.scatter(a, idx, o)
+        return o
+'''
+
+
+@pytest.mark.parametrize("bad", [48, -1, 2 ** 31 - 1])
+def test_mscatter_index_out_of_range_names_its_dsl_line(bad):
+    prog = pypto.compile(pl.parse_program(SCATTER_SRC, "s.py"))
+    a = np.arange(32, dtype=np.float32).reshape(4, 8)
+    idx = np.arange(32, dtype=np.int32).reshape(4, 8)
+    idx[1, 3] = bad
+    with pytest.raises(RunError) as err:
+        prog(a, idx, np.zeros((6, 8), np.float32))
+    assert "failed: s.py:%d: mscatter of tensor 'o': index %d is outside [0, 48)" % (
+        _line(SCATTER_SRC, "o = pl.mscatter(ta, ti, o)"), bad) in str(err.value), err.value
+    o = np.zeros((6, 8), np.float32)
+    prog(a, np.arange(32, dtype=np.int32)[::-1].reshape(4, 8).copy(), o)   # in range: o.flat[31 - k] = a.flat[k]
+    np.testing.assert_array_equal(o.reshape(-1)[:32], a.reshape(-1)[::-1])
+    prog.close()
+
+
 def test_host_chips_kernel_access_is_located():
     src = SRC.replace("class P:", "class P:" + textwrap.indent(textwrap.dedent('''
         @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)

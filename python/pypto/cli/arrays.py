@@ -21,7 +21,8 @@ import numpy as np
 from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file
 from pypto.runtime.trace_path import probe_writable
 
-__all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem", "outputs_by_name", "save_outputs", "check_outputs"]
+__all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem",
+           "npz_members_problem", "outputs_by_name", "save_outputs", "check_outputs"]
 
 # (rtol, atol) per DSL dtype; dtypes not listed compare exactly.
 TOLERANCES: Dict[str, Tuple[float, float]] = {
@@ -40,6 +41,9 @@ def check_paths(args) -> None:
         problem = npz_problem(path) if path else ""
         if problem:    # found now, not after the compile
             raise CliError("%s: %s is not a NumPy .npz file: %s" % (flag, path, problem))
+        problem = npz_members_problem(path) if path else ""
+        if problem:    # object arrays and other members were refused after the compile (or a traceback)
+            raise CliError("%s: %s" % (flag, problem))
     save, check = getattr(args, "save", None), getattr(args, "check", None)
     if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
         raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
@@ -69,8 +73,43 @@ def npz_problem(path: str) -> str:
         return e.strerror or str(e)
     if head == b"\x93NUMPY":
         return "it holds one .npy array, not named arrays; save them with np.savez(path, <name>=array, ...)"
+    if len(head) >= 2 and head[0] == 0x80 and 2 <= head[1] <= 5:   # a pickle (protocol 2..5)
+        return ("it is a pickle, which pypto does not load (unpickling runs code from the file); save the arrays "
+                "with np.savez(path, <name>=array, ...)")
     if not zipfile.is_zipfile(path):
         return "empty file" if not head else "not a zip archive (truncated, or not written by np.savez)"
+    return ""
+
+
+def npz_members_problem(path: str) -> str:
+    """Why the members of the ``.npz`` archive at ``path`` are not arrays pypto loads ('' when each
+    is a ``.npy`` array without Python objects), from each member's ``.npy`` header alone (no
+    array data is read), so that ``pypto run`` says it before compiling: an object array (np.load
+    refuses to unpickle it: unpickling runs code from the file) was refused only after the C++
+    build, and a member that is no ``.npy`` array (np.load returns its bytes) was a traceback."""
+    fmt = np.lib.format
+    try:
+        with zipfile.ZipFile(path) as zf:
+            for info in zf.infolist():
+                name = info.filename[:-4] if info.filename.endswith(".npy") else info.filename
+                with zf.open(info) as f:
+                    try:
+                        version = fmt.read_magic(f)
+                    except ValueError:
+                        return ("member '%s' of %s is not a .npy array; save the arrays with np.savez(path, "
+                                "<name>=array, ...)" % (info.filename, path))
+                    read = fmt.read_array_header_1_0 if version == (1, 0) else fmt.read_array_header_2_0
+                    try:
+                        _shape, _fortran, dtype = read(f, max_header_size=1 << 20)
+                    except Exception as e:  # noqa: BLE001 - a damaged header: NumPy's parser raises many kinds
+                        return "%s is not a NumPy .npz file (member '%s': %s)" % (path, info.filename,
+                                                                                   str(e).split("\n")[0] or type(e).__name__)
+                if dtype.hasobject:
+                    return ("array '%s' in %s holds Python objects (dtype %s), which pypto does not load (unpickling "
+                            "runs code from the file); save it as numbers, e.g. np.savez(path, %s=np.asarray(a, "
+                            "dtype=np.float32))" % (name, path, dtype, name))
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile, zlib.error) as e:   # a damaged member or header
+        return "%s is not a NumPy .npz file (%s)" % (path, e)
     return ""
 
 
@@ -80,6 +119,9 @@ def _load_npz(path: str, flag: str) -> Dict[str, np.ndarray]:
     problem = npz_problem(path)
     if problem:
         raise CliError("%s: %s is not a NumPy .npz file: %s" % (flag, path, problem))
+    problem = npz_members_problem(path)
+    if problem:
+        raise CliError("%s: %s" % (flag, problem))
     try:
         with np.load(path, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}

@@ -13,7 +13,7 @@ import os
 import shutil
 import subprocess
 
-from pypto.cli.arrays import entry_inputs, npz_problem
+from pypto.cli.arrays import entry_inputs, npz_members_problem, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, load_programs, parse_dims, parse_scalars,
                               reject_empty_paths, reject_overwriting_program, select_program)
@@ -63,6 +63,9 @@ def cmd_graph(args) -> int:
     problem = npz_problem(args.inputs) if args.inputs else ""
     if problem:    # found now, not after the compile
         raise CliError("--inputs: %s is not a NumPy .npz file: %s" % (args.inputs, problem))
+    problem = npz_members_problem(args.inputs) if args.inputs else ""
+    if problem:    # an object array, a member that is no array: also before the compile
+        raise CliError("--inputs: %s" % problem)
     if args.svg and os.path.splitext(args.output)[1].lower() == ".svg":   # dot would overwrite its own input
         raise CliError("--svg renders -o %s to %s, the same file; give the DOT file a .dot name"
                        % (args.output, args.output))

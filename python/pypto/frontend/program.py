@@ -16,6 +16,7 @@ import functools
 import gc
 import inspect
 import linecache
+import os
 import sys
 
 from pypto._core import ir
@@ -435,15 +436,89 @@ def _snippet(lines: list[str], start: int):
     return ast.parse(prefix + "".join(lines)), offset
 
 
-@_gc_paused
-def parse_class(cls, captured_locals: dict):
-    """@pl.program: parse `cls` from its source file."""
+def _dsl_methods(cls) -> list:
+    """The Python functions of the ``@pl.function`` methods of ``cls`` (their code objects name
+    the file and lines the class was compiled from)."""
+    return [v.fn for v in vars(cls).values()
+            if isinstance(v, FunctionMarker) and hasattr(getattr(v, "fn", None), "__code__")]
+
+
+def _source_from_methods(cls, methods: list):
+    """``(lines, first line, file)`` of the class statement of ``cls``, found through its methods'
+    code (``co_filename``, ``co_firstlineno``) and ``linecache``, or ``(None, reason)``.
+
+    ``inspect`` finds a class's file through ``sys.modules[cls.__module__]``, which a module
+    loaded with ``importlib.util.module_from_spec`` + ``exec_module`` lacks (or which may be
+    another module of the same name). The class is accepted only when exactly one ``class
+    <name>:`` of that file has every method's ``def`` (or its first decorator) at the line its
+    code was compiled from: a file edited since it was loaded is not parsed as the class."""
+    if not methods:
+        return None, "it has no @pl.function method whose code names the source file"
+    files = {fn.__code__.co_filename for fn in methods}
+    if len(files) != 1:
+        return None, "its methods were compiled from several files (%s)" % ", ".join(sorted(files))
+    file = files.pop()
+    file_lines = linecache.getlines(file, methods[0].__globals__)
+    if not file_lines:
+        return None, "its file %s cannot be read" % file
+    try:
+        tree = ast.parse("".join(file_lines))
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as e:
+        return None, "its file %s does not parse now (%s)" % (file, type(e).__name__)
+    want = {fn.__code__.co_name: fn.__code__.co_firstlineno for fn in methods}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == cls.__name__:
+            defs = {st.name: (st.decorator_list[0].lineno if st.decorator_list else st.lineno)
+                    for st in node.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
+            if all(defs.get(name) == line for name, line in want.items()):
+                found.append(node)
+    if len(found) != 1:
+        return None, ("no class '%s' of %s has its methods at the lines they were compiled from (was the file "
+                      "edited since it was loaded?)" % (cls.__name__, file) if not found else
+                      "%d classes '%s' of %s match its methods" % (len(found), cls.__name__, file))
+    node = found[0]
+    start = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return (file_lines[start - 1:node.end_lineno], start, file), ""
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        return True   # not both files on disk (linecache entries, ...): inspect's answer stands
+
+
+def _class_source(cls):
+    """``(lines, first line, file)`` of the class statement of ``cls``: from ``inspect``, or from
+    its methods' code when inspect cannot find it (no ``sys.modules`` entry for its module) or
+    finds another file (another module registered under the same name)."""
+    methods = _dsl_methods(cls)
     try:
         lines, start = inspect.getsourcelines(cls)
         file = inspect.getsourcefile(cls) or inspect.getfile(cls)
     except (OSError, TypeError) as e:
-        raise PyptoError(f"cannot read the source of class '{cls.__name__}': {e}",
-                         help="@pl.program needs the class's source file; use pl.parse_program(text) otherwise")
+        found, why = _source_from_methods(cls, methods)
+        if found is None:
+            raise PyptoError(f"cannot read the source of class '{cls.__name__}': {e}; nor through its methods' code: "
+                             f"{why}", help="@pl.program needs the class's source file; use pl.parse_program(text) "
+                                            "otherwise") from None
+        return found
+    if methods and not _same_file(file, methods[0].__code__.co_filename):
+        found, why = _source_from_methods(cls, methods)
+        if found is None:
+            raise PyptoError(f"cannot read the source of class '{cls.__name__}': inspect finds {file} (module "
+                             f"'{cls.__module__}' in sys.modules) but its methods were compiled from "
+                             f"{methods[0].__code__.co_filename}, where {why}",
+                             help="@pl.program needs the class's source file; use pl.parse_program(text) otherwise")
+        return found
+    return lines, start, file
+
+
+@_gc_paused
+def parse_class(cls, captured_locals: dict):
+    """@pl.program: parse `cls` from its source file (see _class_source)."""
+    lines, start, file = _class_source(cls)
     file_lines = linecache.getlines(file) or lines
     try:
         mod, offset = _snippet(lines, start)
@@ -458,7 +533,10 @@ def parse_class(cls, captured_locals: dict):
         node = node.body[0]
     src = Source(file, file_lines, offset)
     module = sys.modules.get(cls.__module__)
-    env = dict(vars(module)) if module else {}
+    methods = _dsl_methods(cls)
+    if methods and (module is None or vars(module) is not methods[0].__globals__):
+        module = None   # not registered (module_from_spec), or another module of that name: the methods' globals
+    env = dict(vars(module)) if module else dict(methods[0].__globals__) if methods else {}
     env.update(captured_locals)
     fn_envs = {}
     for name, val in vars(cls).items():

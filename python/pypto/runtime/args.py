@@ -391,6 +391,11 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
             except PyptoError as e:
                 raise _located(type(e), p, e.message, e.help)
             continue
+        if isinstance(v, np.ma.MaskedArray):   # its data was used as it is: the mask silently ignored
+            raise err(ArgumentTypeError, "%s is a masked array (numpy.ma): the kernels would read and write all of "
+                      "its data, masked elements included, and leave the mask as it is" % where,
+                      "pass np.ma.getdata(x) (the same memory, no mask)" + (" or x.filled(value) (masked elements "
+                                                                             "replaced)" if p.direction == "In" else ""))
         arr = as_array(v, err)
         if arr is None:
             raise err(ArgumentTypeError, "%s must be a NumPy array (or an array with __dlpack__ or the buffer protocol) for %s, got %s" % (where, p.describe(), _kind_name(v)),
@@ -440,7 +445,12 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
         keep.append(arr)
         passed.append((p, arr))
         tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
-    _check_overlaps(passed, sig)
+    copies = _check_overlaps(passed, sig)
+    for p, arr in passed:   # an In that is a written argument's very memory: read as it was before the call
+        if p.name in copies:
+            arr = arr.copy()
+            keep.append(arr)
+            tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
     outputs: List[Any] = []
     flat_dims = {k: v[0] for k, v in dims.items()}
     for p in params:
@@ -458,13 +468,19 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
 # ---------------------------------------------------------------------------------------------
 # Random inputs (pypto run)
 
-def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> None:
+def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> List[str]:
     """Refuses two tensor arguments that are different views of overlapping memory when one is
     written. The runtime orders tasks by tensor (its storage base), so a write through one view
-    would race with a read through the other (a wrong result now and then). The very same array
-    passed twice (same address, dtype and shape) is one tensor to the runtime and stays allowed.
+    would race with a read through the other (a wrong result now and then).
+
+    The very same memory (same address, dtype and shape) for an In parameter and a written one is
+    allowed, read as it was before the call: returns the names of those In parameters, which the
+    caller passes as copies (in place, a task writing the output before another reads the input
+    made a wrong result: y = swapped halves of x with x is y gave both halves the same rows). The
+    very same memory for two written parameters is refused: one result would overwrite the other.
     Every array passed is C-contiguous here (In arrays that are not were copied), so its memory
     is exactly [address, address + nbytes)."""
+    copies: List[str] = []
     spans = sorted(((arr.ctypes.data, arr.ctypes.data + arr.nbytes, p, arr) for p, arr in passed if arr.nbytes),
                    key=lambda t: t[0])
     for i, (lo, hi, p, a) in enumerate(spans):
@@ -474,6 +490,15 @@ def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> Non
             if p.direction == "In" and q.direction == "In":
                 continue
             if lo2 == lo and a.dtype == b.dtype and a.shape == b.shape:
+                if p.direction != "In" and q.direction != "In":
+                    first, second = sorted((p, q), key=lambda s: s.slot)
+                    raise _located(ArgumentValueError, second, "%s: arguments '%s' and '%s' are the same array, and "
+                                   "both are written (pl.%s, pl.%s): one result would overwrite the other"
+                                   % (sig, first.name, second.name, first.direction, second.direction),
+                                   help="pass a separate array for each")
+                reader = p if p.direction == "In" else q
+                if reader.name not in copies:
+                    copies.append(reader.name)
                 continue
             w = q if q.direction != "In" else p
             other = p if w is q else q
@@ -481,6 +506,7 @@ def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> Non
                            "memory, and '%s' is written (pl.%s): the runtime orders tasks by tensor and cannot see "
                            "that they share memory" % (sig, other.name, w.name, w.name, w.direction),
                            help="pass a copy of one of them (np.copy(x) / x.clone()), or the very same array for both")
+    return copies
 
 
 def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List[Any]:

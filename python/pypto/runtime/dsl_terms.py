@@ -5,7 +5,7 @@ is computed while runs succeed).
 - An argument range error of a ``pl.Scalar[pl.INDEX]`` parameter names ``pl.INDEX``: the runtime
   has no INDEX dtype (``pto2_int_arg`` checks it as INT64, the same range) and said ``pl.INT64``.
 - A kernel's failed tensor access (``load of tensor 'a' out of bounds on axis 0: ...``, a dtype or
-  rank mismatch) is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
+  rank mismatch, ``mscatter of tensor 'o': index 48 is outside [0, 48)``) is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
   the kernel only knows the tensor's name, and the message named the line that submitted the task.
   The kernel's IR gives the line; the generated kernels carry no source lines, so an edit that
   moves a kernel's lines does not recompile it (the object cache is keyed by the source).
@@ -48,7 +48,8 @@ def name_index_params(message: str, params: frozenset) -> str:
                           if (m.group(2), m.group(1)) in params else m.group(0), message)
 
 
-# The kernel helpers' access failures (pypto_kernel_prelude.h check_box): "<what> of tensor '<name>'",
+# The kernel helpers' access failures (pypto_kernel_prelude.h check_box, pypto_kernel_ops.h
+# mscatter_index_fail for an mscatter index outside the tensor): "<what> of tensor '<name>'",
 # after the runtime's "kernel '<kernel>' ... failed: ".
 _ACCESS_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>(?P<what>load|store|mscatter|gather_row) "
                              r"of tensor '(?P<tensor>[^']+)'(?P<rest>[^\n]*))")

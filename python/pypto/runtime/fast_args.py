@@ -41,7 +41,8 @@ def _scalar_plan(p: ParamSpec) -> Tuple[str, int, int]:
 
 def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence[Any]], Optional[tuple]]:
     """The fast marshalling function of a signature (see module doc); ``sig`` names the call in
-    the overlap error, which the fast path raises itself (it is the only check left)."""
+    the overlap error, which the fast path raises itself (it is the only check left; an input that
+    is an output's very memory goes to the full checker, which passes a copy of it)."""
     params = list(params)
     n = len(params)
     n_tensors = sum(1 for p in params if p.kind == "tensor")
@@ -109,8 +110,8 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                     if t is not bool and t is not int:
                         return None
                     scalars[slot] = 1 if v else 0
-        if len(keep) > 1:
-            _check_overlaps([(e[9], args[e[0]]) for e in plan if e[1]], sig)
+        if len(keep) > 1 and _check_overlaps([(e[9], args[e[0]]) for e in plan if e[1]], sig):
+            return None   # an input that is an output's memory: the full checker passes a copy
         return tensors, scalars, keep
 
     return marshal

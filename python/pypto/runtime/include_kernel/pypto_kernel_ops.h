@@ -544,6 +544,17 @@ inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor&
   return true;
 }
 
+// mscatter's failure for an index outside the tensor, worded as check_box's ("mscatter of tensor
+// 'o': ...") so that pypto.runtime.dsl_terms locates it at the pl.mscatter line. The tensor's name
+// is a literal of the call: the kernel's machine code is that of index_fail but for the message.
+inline bool mscatter_index_fail(const PTO2KernelContext* ctx, const char* name, int64_t idx, int64_t n) {
+  char msg[200];
+  std::snprintf(msg, sizeof msg, "mscatter of tensor '%s': index %lld is outside [0, %lld)", name,
+                static_cast<long long>(idx), static_cast<long long>(n));
+  ctx->fail(msg);
+  return false;
+}
+
 // mscatter: out.flat[idx[k]] = src[k] for k in [0, n), flat row-major over the tensor's logical
 // shape, in order (the last write wins). An index outside the tensor fails the run. With `decl`
 // (the parameter's declared extents) indices are flat over the declared shape and an element
@@ -563,7 +574,7 @@ inline bool mscatter(const PTO2KernelContext* ctx, const C* src, const I* idx, i
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, clipped ? vis : shp, true);
   for (int64_t k = 0; k < n; ++k) {
     int64_t flat = static_cast<int64_t>(idx[k]);
-    if (flat < 0 || flat >= total) return index_fail(ctx, "tile.mscatter", flat, total);
+    if (flat < 0 || flat >= total) return mscatter_index_fail(ctx, name, flat, total);
     int64_t e = t.offset;
     bool inside = true;
     for (int a = rank - 1; a >= 0; --a) {
