@@ -640,7 +640,20 @@ class OrchestrationVerifier {
         if (!v) continue;   // an internal error in the generator
         std::optional<TaskIdRef> r = m_.resolve(v);
         PYPTO_USER_CHECK(r, y.values[i]->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
-        if (r->array_size > 0) continue;
+        if (r->array_size > 0) {
+          // A pl.parallel(N) slot carry keeps one TaskId per iteration: an iteration whose next
+          // value is an inner pl.parallel(M)'s M ids has nowhere to put them. The generator
+          // copied M slots over the N (an internal error when M != N; when M == N every
+          // iteration overwrote the others' and the tasks after the loop missed their
+          // dependencies). fuzz28, seed 2802 mutant 405.
+          PYPTO_USER_CHECK(t.loop->for_kind != ForKind::Parallel || carry->type->is<ArrayType>(), t.loop->span,
+                           "TaskId '" << carry->name << "' is carried through this pl.parallel loop as one TaskId "
+                                      << "per iteration, but an iteration ends with an array of " << r->array_size
+                                      << " TaskIds (an inner pl.parallel loop's)",
+                           "join the inner loop's TaskIds into one before the outer loop carries them: "
+                           "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+          continue;
+        }
         PYPTO_USER_CHECK(t.loop->for_kind == ForKind::Parallel, y.values[i]->span,
                          "loop-carried TaskId '" << carry->name << "' is an array here but its next value is one TaskId",
                          "");
