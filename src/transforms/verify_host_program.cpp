@@ -83,6 +83,11 @@ class HostVerifier {
     for (auto& p : fn_.params) {
       PYPTO_USER_CHECK(!is_tid_scalar(p->type), p->span,
                        "HOST orchestration parameter '" << p->name << "' cannot be a TaskId", "");
+      const auto* tt = p->type->as<TensorType>();
+      PYPTO_USER_CHECK(!tt || tt->shape.size() <= 8, p->span,   // PTO2_MAX_DIMS, as the L2 verifier's check
+                       "parameter '" << p->name << "' is a tensor of rank " << (tt ? tt->shape.size() : 0)
+                                     << ": the runtime's tensors have at most 8 dimensions",
+                       "merge axes (pl.reshape) to at most 8 dimensions");
     }
     stmt(fn_.body);
   }

@@ -132,3 +132,53 @@ class H:
         host.generate_host_orchestration(pl.parse_program(src, "host_nested.py"), "host_main")
     e = ei.value
     assert e.line == 18 and "an iteration ends with an array of 4 TaskIds" in e.message, str(e)
+
+
+def _rank_program(rank: int, create: bool = False) -> str:
+    """A kernel reading a plane of a rank-`rank` tensor (drop_dims); `create`: the orchestration
+    also makes a pl.create_tensor of that rank."""
+    shp = [2] * (rank - 2) + [4, 16]
+    tile, zeros = [1] * (rank - 2) + [4, 16], [0] * rank
+    t = f"pl.Tensor[{shp}, pl.FP32]"
+    extra = f"\n        tmp = pl.create_tensor({shp}, dtype=pl.FP32)" if create else ""
+    return f'''import pypto.language as pl
+
+@pl.program
+class R:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: {t}, c: pl.Out[{t}]) -> {t}:
+        p = pl.load(a, {zeros}, {tile}, drop_dims={list(range(rank - 2))})
+        c = pl.store(pl.add(p, p), {zeros}, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {t}, c: pl.Out[{t}]) -> {t}:{extra}
+        c = self.k(a, c)
+        return c
+'''
+
+
+def test_rank_8_tensors_run():
+    c = pypto.compile(pl.parse_program(_rank_program(8), "rank8.py"))
+    a = np.random.default_rng(0).standard_normal([2] * 6 + [4, 16]).astype(np.float32)
+    out = np.zeros_like(a)
+    c(a, out)
+    want = np.zeros_like(a)
+    want[(0,) * 6] = 2 * a[(0,) * 6]
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_rank_9_tensors_are_located(create):
+    """fuzz28 (shape_rank): a rank-9 parameter or pl.create_tensor compiled, and the run failed
+    with an unlocated 'tensor 0 has an invalid rank or dtype' / 'TensorCreateInfo: rank 9 >
+    PTO2_MAX_DIMS' (the runtime's tensors have at most 8 dims)."""
+    src = _rank_program(8 if create else 9, create)
+    if create:
+        src = src.replace("tmp = pl.create_tensor([2, 2, 2, 2, 2, 2, 4, 16]", "tmp = pl.create_tensor([1] * 9")
+        src = src.replace("pl.create_tensor([1] * 9", "pl.create_tensor([1, 1, 1, 1, 1, 1, 1, 1, 1]")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(src, "rank9.py"))
+    e = ei.value
+    assert e.line == (13 if create else 12) and "is a tensor of rank 9: the runtime's tensors have at most 8 " \
+        "dimensions" in e.message, str(e)
