@@ -7,6 +7,7 @@ run next to its original and compared. Every
 outcome must be "ran" or "located" (a PyptoError with file:line); a failure prints each finding
 with the command that reproduces it."""
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_call_variants_keep_the_values_and_change_the_layout():
         b = fz.relayout(a, how)
         assert check(b) and np.array_equal(a, b), how
     programs = fz.load_programs()
-    variants = [v for v in (fz.make_mutant(programs, 3, i)[5] for i in range(400)) if v]
+    variants = [v for v in (fz.make_mutant(programs, 3, i)[5] for i in range(400)) if v and "layout" in v]
     assert variants and {v["layout"] for v in variants} == set(fz.LAYOUTS)
 
 
@@ -81,3 +82,18 @@ def test_fuzz_smoke_200_mutants(capsys):
     assert counts["ran"] > 20 and counts["located"] > 20, counts
     if res["findings"]:
         pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
+
+
+def test_every_mutation_family_applies_and_is_reproducible():
+    """--family OP makes every mutant with OP (fuzz28's cxx_name, edge_int, shape_rank,
+    empty_range, deep_nesting, deep_wrap among them), from (seed, index, family) alone."""
+    fz = _fuzz_module()
+    programs = fz.load_programs()
+    for op in fz.Mutator.MUTATING + fz.Mutator.PRESERVING:
+        made = [fz.make_mutant(programs, 11, i, op) for i in range(12)]
+        applied = [m for m in made if m[3] != "(no mutation applied)"]
+        assert len(applied) >= 10, (op, [m[3] for m in made])
+        assert all(m[4] == (op in fz.Mutator.PRESERVING) for m in made), op
+        assert made[5] == fz.make_mutant(programs, 11, 5, op)
+    _, original, deep, desc, _, _ = fz.make_mutant(programs, 11, 0, "deep_nesting")
+    assert len(deep.splitlines()) >= len(ast.unparse(ast.parse(original)).splitlines()) + 5, desc
