@@ -97,3 +97,13 @@ def test_every_mutation_family_applies_and_is_reproducible():
         assert made[5] == fz.make_mutant(programs, 11, 5, op)
     _, original, deep, desc, _, _ = fz.make_mutant(programs, 11, 0, "deep_nesting")
     assert len(deep.splitlines()) >= len(ast.unparse(ast.parse(original)).splitlines()) + 5, desc
+
+
+def test_host_programs_are_code_generated_by_their_own_generator():
+    """The worker ran the L2 generator on every Orchestration function: a HOST-level one was a
+    located error, so two_chips.py and each of its mutants ended 'located' and the HOST path was
+    never built nor run by the fuzzer (fuzz28)."""
+    fz = _fuzz_module()
+    name, text = next(p for p in fz.load_programs() if "two_chips" in p[0])
+    res = fz.work_one({"text": text, "file": name, "run": False, "input_seed": 0})
+    assert res["outcome"] == "ran", res
