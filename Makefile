@@ -77,10 +77,12 @@ clean:
 # The fuzzer (docs/running.md "Fuzzing"): 2,000 mutated example/spec programs through parse,
 # codegen, build and run; fails on any outcome but "ran" or "located error". Sub-targets are
 # added to `fuzz`'s prerequisites. FUZZ_SEED / FUZZ_COUNT override the defaults.
+# FUZZ_ARGS: more fuzz.py flags (the default --werror: a warning in generated C++ is a finding).
 FUZZ_SEED ?= 1
 FUZZ_COUNT ?= 2000
+FUZZ_ARGS ?= --werror
 fuzz-programs: install
-	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10
+	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10 $(FUZZ_ARGS)
 
 fuzz: fuzz-programs
 

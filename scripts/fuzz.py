@@ -8,7 +8,7 @@ mutant through parse, codegen, build and a run, classifying every outcome.
 Outcomes: ran / located (a PyptoError with file:line) are fine; unlocated (a PyptoError without a
 line), internal (InternalCompilerError, "internal ... error", or any raw Python exception),
 crash (the worker process died), hang (no answer within --timeout), bad-cxx (the generated C++
-did not compile) and wrong (a semantics-preserving mutant computed something else than its
+did not compile; with --werror, also: it warned) and wrong (a semantics-preserving mutant computed something else than its
 original on the same inputs) are findings: the exit status is 1 when there is any.
 
 Mutants are made from a seeded random.Random(seed * 1_000_003 + index), so a mutant is
@@ -18,6 +18,15 @@ reproducer: the mutated program's text diffed against the original (changed line
 Cost split: every mutant is parsed and code-generated (cheap; one worker process runs many);
 every --run-every-th mutant, and every --compare-every-th semantics-preserving one (about 10% of
 the mutants are), is also built and run on small seeded random inputs (builds are cached by content hash, so unchanged kernels cost nothing).
+
+    python scripts/fuzz.py --seed 3 --count 300 --family cxx_name   # one mutation operator only
+
+Operators (Mutator.MUTATING / PRESERVING): constants, dtypes, directions, shapes, loop steps,
+names, nesting, call arguments, deps=, deleted statements; C++-hostile names in every role
+(cxx_name), integers at the 32/64-bit edges by position (edge_int), ranks 0/1/8/9 (shape_rank),
+loops that run no iteration (empty_range), 5 to 120 levels of nesting (deep_nesting); and,
+semantics-preserving, renamed locals, loops in scopes, other call layouts, and a statement
+under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap).
 """
 
 from __future__ import annotations
@@ -72,6 +81,21 @@ DTYPES = ["FP32", "FP16", "BF16", "INT32", "INT64", "INT8", "UINT8", "BOOL", "IN
 NAMES = ["thread_local", "constexpr", "decltype", "noexcept", "export", "mutable", "NULL", "errno",
          "INT64_MIN", "INFINITY", "count", "table", "main", "std", "Tensor", "ctx", "orch_args", "EOF",
          "k" * 300, "x_2", "__x", "_"]
+# cxx_name: C++ keywords Python allows as names, names C++ reserves for the implementation by
+# their form (macros __LINE__ / __cplusplus, keywords __thread / _Pragma / __int128, a mangled
+# symbol), GNU spellings, library functions, runtime and generated-code names, a non-ASCII
+# letter whose UTF-8 bytes spell underscores in C++ (éLINE__ -> __LINE__).
+CXX_NAMES = ["int", "new", "delete", "this", "auto", "template", "operator", "typename", "union", "struct",
+             "namespace", "private", "signed", "goto", "asm", "typeof", "bitand", "xor_eq", "nullptr", "true",
+             "__LINE__", "__FILE__", "__cplusplus", "__COUNTER__", "__func__", "__thread", "_Pragma", "__int128",
+             "__attribute__", "__restrict", "_Complex", "_Z3addv", "_Exit", "__x", "_X", "unix", "linux", "i386",
+             "abort", "exit", "printf", "malloc", "memcpy", "sqrt", "exp", "min", "max", "I",
+             "pypto_kernel", "pypto_kernel_main", "ext_a", "params_t0", "task_0_outs", "k", "tmp", "off",
+             "pto2_slice_u32", "rt_submit_aiv_task", "host_orchestration_entry", "submit_next_level",
+             "éLINE__", "ñ", "Ω", "x" * 1000]
+# Integer literals at the edges of the types they reach (32-bit runtime views, 64-bit scalars).
+EDGE_INTS = [0, -1, 1, (1 << 31) - 1, 1 << 31, -(1 << 31), (1 << 32) - 1, 1 << 32, (1 << 63) - 1, -(1 << 63),
+             1 << 63, 1 << 64]
 LAYOUTS = ["strided", "fortran", "reversed", "readonly"]
 INTS = [0, 1, -1, 2, 3, 7, 16, 17, 255, 1 << 31, (1 << 32) + 1, (1 << 63), -(1 << 63), 10 ** 6]
 DIRECTIONS = ["Out", "InOut", "In"]
@@ -101,6 +125,7 @@ class Mutator:
     def __init__(self, rng: random.Random):
         self.rng = rng
         self.variant = None   # how call_variant calls the program (None: the plain call)
+        self.tree = None      # the whole module (edge_int's module-level constants)
 
     def int_constant(self, cls):
         ns = [n for n in _nodes(cls, ast.Constant) if type(n.value) is int]
@@ -309,24 +334,219 @@ class Mutator:
         return "[preserving] called with In arrays %s, %d AIC + %d AIV workers%s" % (
             self.variant["layout"], *self.variant["workers"], ", race check on" if self.variant["race_check"] else "")
 
+    # -- fuzz28 families: C++-hostile names in every role, edge integers by position, ranks,
+    # empty ranges, deep nesting.
+
+    def cxx_name(self, cls):
+        """Rename a kernel, an orchestration function, a parameter, a local, a loop variable or
+        the program class to a name C++ (or the generated code) holds (CXX_NAMES)."""
+        new = self.rng.choice(CXX_NAMES)
+        role = self.rng.choice(["function", "param", "local", "loop_var", "program"])
+        fns = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        if role == "program":
+            old, cls.name = cls.name, new
+            return f"program class '{old}' renamed '{new[:40]}'"
+        if not fns:
+            return None
+        f = self.rng.choice(fns)
+        if role == "function":
+            if any(g.name == new for g in fns):
+                return None
+            old, f.name = f.name, new
+            for n in _nodes(cls, ast.Attribute):
+                if isinstance(n.value, ast.Name) and n.value.id == "self" and n.attr == old:
+                    n.attr = new
+            return f"function '{old}' renamed '{new[:40]}'"
+        if role == "param":
+            names = [a.arg for a in f.args.args[1:]]
+        elif role == "loop_var":
+            names = [n.target.id for n in _nodes(f, ast.For) if isinstance(n.target, ast.Name)]
+        else:
+            params = {a.arg for a in f.args.args}
+            names = sorted({n.id for n in _nodes(f, ast.Name) if isinstance(n.ctx, ast.Store)} - params)
+        if not names:
+            return None
+        old = self.rng.choice(sorted(set(names)))
+        if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+            return None
+        for n in _nodes(f, ast.Name):
+            if n.id == old:
+                n.id = new
+        for a in f.args.args:
+            if a.arg == old:
+                a.arg = new
+        return f"{role.replace('_', ' ')} '{old}' in '{f.name}' renamed '{new[:40]}'"
+
+    def _int_slots(self, tree, cls, where):
+        """(container list, index) of each expression at a position kind: shape entries of
+        annotations, offsets / shapes of slices, loads and stores, loop bounds, scalar arguments
+        of calls, module-level integer constants (shapes and bounds in many places at once)."""
+        slots = []
+        if where == "module":
+            for st in tree.body:
+                if isinstance(st, ast.Assign) and isinstance(st.value, ast.Constant) and type(st.value.value) is int:
+                    slots.append((st, "value"))
+            return slots
+        for n in ast.walk(cls):
+            if where == "shape" and isinstance(n, ast.Subscript) and isinstance(n.value, ast.Attribute) \
+                    and n.value.attr in ("Tensor", "Tile") and isinstance(n.slice, ast.Tuple) \
+                    and n.slice.elts and isinstance(n.slice.elts[0], ast.List):
+                slots += [(n.slice.elts[0].elts, k) for k in range(len(n.slice.elts[0].elts))]
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute):
+                if where == "offset" and n.func.attr in ("slice", "load", "store", "view", "assemble", "read", "write"):
+                    for a in n.args:
+                        if isinstance(a, ast.List):
+                            slots += [(a.elts, k) for k in range(len(a.elts))]
+                elif where == "bound" and n.func.attr in ("range", "parallel"):
+                    slots += [(n.args, k) for k in range(min(2, len(n.args)))]
+                elif where == "scalar_arg" and (isinstance(n.func.value, ast.Name) and n.func.value.id == "self"
+                                                or n.func.attr == "submit"):
+                    slots += [(n.args, k) for k, a in enumerate(n.args)
+                              if isinstance(a, ast.Constant) and type(a.value) in (int, float)
+                              or isinstance(a, (ast.BinOp, ast.UnaryOp))]
+        return slots
+
+    def edge_int(self, cls):
+        """An integer at an edge (EDGE_INTS) in one position kind: a shape entry, a slice / load
+        offset or extent, a loop bound, a scalar call argument, or a module-level constant."""
+        where = self.rng.choice(["shape", "offset", "bound", "scalar_arg", "module"])
+        slots = self._int_slots(self.tree, cls, where)
+        if not slots:
+            return None
+        container, key = self.rng.choice(slots)
+        v = self.rng.choice(EDGE_INTS)
+        if where in ("bound", "module") and abs(v) > 1 << 16:
+            # Up to 2^63 loop iterations or tasks is a long program, not a hang: such a mutant is
+            # parsed and code-generated only (seed 2811 mutant 152: ITERS = 2^31 - 1 tasks).
+            self.variant = {"parse_only": True}
+        if isinstance(key, str):
+            old = ast.unparse(getattr(container, key))
+            setattr(container, key, ast.Constant(v))
+            return f"module constant {ast.unparse(container.targets[0])} = {old} -> {v}"
+        old = ast.unparse(container[key])
+        line = getattr(container[key], "lineno", "?")
+        container[key] = ast.Constant(v)
+        return f"{where.replace('_', ' ')} {old} -> {v} (line {line})"
+
+    def shape_rank(self, cls):
+        """A tensor or tile annotation, or a pl.create_tensor shape, of rank 0, 1, 8 or 9 (its
+        extents kept, padded with 1s). An annotation mostly meets a rank mismatch first; a created
+        tensor nobody reads reaches the runtime (rank 9: the runtime has 8 dims)."""
+        ns = [n.slice.elts[0] for n in _nodes(cls, ast.Subscript) if isinstance(n.value, ast.Attribute)
+              and n.value.attr in ("Tensor", "Tile") and isinstance(n.slice, ast.Tuple)
+              and n.slice.elts and isinstance(n.slice.elts[0], ast.List)]
+        ns += [n.args[0] for n in _nodes(cls, ast.Call) if isinstance(n.func, ast.Attribute)
+               and n.func.attr == "create_tensor" and n.args and isinstance(n.args[0], ast.List)]
+        if not ns:
+            return None
+        n = shape = self.rng.choice(ns)
+        rank = self.rng.choice([0, 1, 8, 9])
+        old = len(shape.elts)
+        if rank == 1 and shape.elts:   # the whole extent as one axis
+            prod = shape.elts[0]
+            for e in shape.elts[1:]:
+                prod = ast.BinOp(prod, ast.Mult(), e)
+            shape.elts = [prod]
+        elif rank >= old:
+            shape.elts = [ast.Constant(1) for _ in range(rank - old)] + shape.elts
+        else:
+            shape.elts = shape.elts[old - rank:] if rank else []
+        return f"shape rank {old} -> {rank} (line {n.lineno})"
+
+    def empty_range(self, cls):
+        """A loop that runs no iteration: range(0), range(5, 5), range(5, 0), range(0, 4, -1), or
+        a dynamic bound equal to the start."""
+        ns = [n for n in _nodes(cls, ast.Call) if isinstance(n.func, ast.Attribute)
+              and n.func.attr in ("range", "parallel")]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        old = ast.unparse(n)
+        form = self.rng.choice([[0], [5, 5], [5, 0], [0, 4, -1], [(1 << 31) + 1, 1 << 31]])
+        if n.args and self.rng.random() < 0.3:    # stop = start, whatever the start is
+            start = n.args[0] if len(n.args) > 1 else ast.Constant(0)
+            n.args = [copy.deepcopy(start), copy.deepcopy(start)]
+        else:
+            n.args = [ast.Constant(v) for v in form]
+        return f"empty loop {old} -> {ast.unparse(n)} (line {n.lineno})"
+
+    DEEP_WRAPPERS = ["for _fz{k} in pl.range(1):", "for _fz{k} in pl.parallel(1):", "if 1 > 0:",
+                     "with pl.scope():", "for _fz{k} in pl.range(2):", "if 0 > 1:"]
+
+    def deep_nesting(self, cls):
+        """Wrap a statement in 5 to 120 levels of loops / branches / scopes (Python allows 20
+        nested loop and with blocks: deeper ones are a SyntaxError the parser must locate)."""
+        bodies = [n.body for n in _nodes(cls, (ast.FunctionDef, ast.For, ast.With, ast.If)) if n.body]
+        bodies = [b for b in bodies if any(not isinstance(s, (ast.Return, ast.Expr)) for s in b)]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        i = self.rng.choice([i for i, s in enumerate(body) if not isinstance(s, (ast.Return, ast.Expr))])
+        depth = self.rng.choice([5, 12, 19, 21, 40, 120])
+        kinds = self.rng.sample(self.DEEP_WRAPPERS, self.rng.randint(1, 3))
+        if depth > 12 and any("range(2)" in k for k in kinds):
+            # Up to 2^120 iterations: a long program, not a hang (seed 2818 mutant 129 of
+            # two_chips, 21 levels: 8M HOST tasks); parsed and code-generated only.
+            self.variant = {"parse_only": True}
+        line = getattr(body[i], "lineno", "?")
+        inner = [body[i]]
+        for k in range(depth):
+            w = ast.parse(self.rng.choice(kinds).format(k=k) + "\n    pass").body[0]
+            w.body = inner
+            inner = [w]
+        body[i] = inner[0]
+        return f"statement at line {line} nested {depth} deep in {kinds}"
+
+    def deep_wrap(self, cls):
+        """[preserving] An orchestration statement run inside 3 to 19 levels of one-iteration
+        loops, true branches (with an else) and scopes: the same tasks, the same result."""
+        orch = [f for f in cls.body if isinstance(f, ast.FunctionDef) and "Orchestration" in ast.unparse(f.decorator_list)]
+        if not orch:
+            return None
+        f = self.rng.choice(orch)
+        bodies = [n.body for n in [f] + _nodes(f, (ast.For, ast.With, ast.If))]
+        bodies = [b for b in bodies if any(isinstance(s, (ast.Assign, ast.For)) for s in b)]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        i = self.rng.choice([i for i, s in enumerate(body) if isinstance(s, (ast.Assign, ast.For))])
+        depth = self.rng.choice([3, 7, 19])
+        line = getattr(body[i], "lineno", "?")
+        inner = [body[i]]
+        for k in range(depth):
+            kind = self.rng.choice(["for _fz{k} in pl.range(1):\n    pass", "if 1 > 0:\n    pass\nelse:\n    pass",
+                                    "with pl.scope():\n    pass"])
+            w = ast.parse(kind.format(k=k)).body[0]
+            w.body = inner
+            inner = [w]
+        body[i] = inner[0]
+        return f"[preserving] statement at line {line} nested {depth} deep"
+
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
-                "deps", "delete_stmt")
-    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant")
+                "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting")
+    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap")
 
 
-def make_mutant(programs, seed: int, index: int):
+def make_mutant(programs, seed: int, index: int, family=None):
     """(source name, original text, mutated text, description, preserving, call variant) of
-    mutant `index`; the variant (call_variant's; else None) says how to call it."""
+    mutant `index`; the variant (call_variant's; else None) says how to call it. `family` (a
+    Mutator operator name) makes every mutant with that operator (a second one may follow)."""
     rng = random.Random(seed * 1_000_003 + index)
     name, text = programs[rng.randrange(len(programs))]
     m = Mutator(rng)
     preserving = rng.random() < 0.1
+    only_op = family
+    if family is not None:
+        preserving = family in Mutator.PRESERVING
     for _ in range(20):
         tree = ast.parse(text)
         cls = _class(tree)
-        op = rng.choice(Mutator.PRESERVING if preserving else Mutator.MUTATING)
+        m.tree = tree
+        op = only_op or rng.choice(Mutator.PRESERVING if preserving else Mutator.MUTATING)
         desc = getattr(m, op)(cls)
         if desc is None:
+            if family is not None:   # the operator does not apply to this program: another one
+                name, text = programs[rng.randrange(len(programs))]
             continue
         ast.fix_missing_locations(tree)     # nodes the mutation made: the second one reads their lineno
         if not preserving and rng.random() < 0.25:      # sometimes a second mutation
@@ -403,14 +623,22 @@ def work_one(job) -> dict:
     warnings.simplefilter("ignore")
     try:
         prog = pl.parse_program(job["text"], job["file"])
+        from pypto import host
+        host_fns = set(host.host_functions(prog))
         for fn in codegen.orchestration_functions(prog):
-            codegen.generate_orchestration(prog, fn)
+            # A HOST-level function has its own generator: the L2 one refused every HOST program
+            # (located), so two_chips.py and its mutants were never built nor run (fuzz28).
+            if fn in host_fns:
+                host.generate_host_orchestration(prog, fn)
+            else:
+                codegen.generate_orchestration(prog, fn)
         if not job["run"]:
             return {"outcome": "ran", "detail": "parse+codegen"}
         _phase("build")
-        c = pypto.compile(prog)
+        c = pypto.compile(prog)      # a HostProgram for a program with a HOST function (2 chips)
+        params = c.signature if host_fns else c.params
         dims = {}
-        for p in c.params:
+        for p in params:
             for d in getattr(p, "shape", None) or []:
                 if isinstance(d, str) and not d.isdigit():
                     dims[d] = 16
@@ -418,12 +646,13 @@ def work_one(job) -> dict:
         variant = job.get("variant") or {}
         if variant.get("layout"):
             args = [relayout(a, variant["layout"]) if getattr(p, "direction", "In") == "In" else a
-                    for a, p in zip(args, c.params)]
+                    for a, p in zip(args, params)]
         aic, aiv = variant.get("workers", (2, 4))
         _phase("run")
-        c(*args, aic_workers=aic, aiv_workers=aiv, race_check=bool(variant.get("race_check")))
+        checks = {} if host_fns else {"race_check": bool(variant.get("race_check"))}   # L2 only
+        c(*args, aic_workers=aic, aiv_workers=aiv, **checks)
         c.close() if hasattr(c, "close") else None
-        outs = [a for a, p in zip(args, c.params) if getattr(p, "direction", "In") in ("Out", "InOut")]
+        outs = [a for a, p in zip(args, params) if getattr(p, "direction", "In") in ("Out", "InOut")]
         return {"outcome": "ran", "detail": "ran", "digest": _digest(outs)}
     except KeyboardInterrupt:
         raise
@@ -453,16 +682,20 @@ def worker_main():
 class Worker:
     """A subprocess running worker_main; restarted after a crash or a hang."""
 
-    def __init__(self, py: str, build_timeout: float = 900.0):
+    def __init__(self, py: str, build_timeout: float = 900.0, werror: bool = False):
         self.py = py
         self.build_timeout = build_timeout
+        self.env = dict(os.environ)
+        if werror:   # every generated file must build -Wall -Werror (the project's standard)
+            self.env["PYPTO_CXXFLAGS"] = (self.env.get("PYPTO_CXXFLAGS", "") + " -Werror").strip()
         self.proc = None
         self._buf = b""
 
     def _start(self):
         self._buf = b""
         self.proc = subprocess.Popen([self.py, "-u", __file__, "--worker"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT))
+                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=str(ROOT),
+                                     env=self.env)
 
     def run(self, job, timeout: float) -> dict:
         if self.proc is None or self.proc.poll() is not None:
@@ -525,19 +758,21 @@ def reproducer(original: str, mutated: str) -> str:
 
 
 def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sys.executable, verbose=False,
-         out=sys.stdout, compare_every: int = 1) -> dict:
-    """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}"""
-    programs = load_programs()
-    worker = Worker(py)
+         out=sys.stdout, compare_every: int = 1, family=None, werror: bool = False, source=None) -> dict:
+    """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}.
+    `source`: mutate only the programs whose file name contains it."""
+    programs = [p for p in load_programs() if source is None or source in p[0]]
+    worker = Worker(py, werror=werror)
     counts = {o: 0 for o in OUTCOMES}
     findings = []
     indices = [only] if only is not None else range(count)
     t0 = time.time()
     try:
         for i in indices:
-            name, text, mutated, desc, preserving, variant = make_mutant(programs, seed, i)
+            name, text, mutated, desc, preserving, variant = make_mutant(programs, seed, i, family)
             compare = preserving and compare_every > 0 and i % compare_every == 0
-            run = compare or (run_every > 0 and i % run_every == 0) or only is not None
+            run = (compare or (run_every > 0 and i % run_every == 0) or only is not None) \
+                and not (variant or {}).get("parse_only")
             job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i, "variant": variant}
             res = worker.run(job, timeout)
             outcome = res["outcome"]
@@ -552,7 +787,8 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
                      "detail": res.get("detail", ""), "reproducer": reproducer(text, mutated)}
                 findings.append(f)
                 print(f"\n=== finding: {outcome} in mutant {i} of {name}: {desc}\n"
-                      f"    reproduce: python scripts/fuzz.py --seed {seed} --only {i}\n"
+                      f"    reproduce: python scripts/fuzz.py --seed {seed} --only {i}"
+                      f"{' --family ' + family if family else ''}{' --source ' + source if source else ''}\n"
                       f"    {f['detail'].splitlines()[0] if f['detail'] else ''}\n"
                       + "\n".join("    " + ln for ln in f["reproducer"].splitlines()), file=out)
             elif verbose:
@@ -579,6 +815,12 @@ def main(argv=None):
     ap.add_argument("--timeout", type=float, default=60.0, help="seconds per mutant before it counts as a hang")
     ap.add_argument("--only", type=int, default=None, help="run only this mutant index (reproduce a finding)")
     ap.add_argument("--show", action="store_true", help="with --only: print the mutant's full text")
+    ap.add_argument("--family", choices=Mutator.MUTATING + Mutator.PRESERVING, default=None,
+                    help="make every mutant with this mutation operator (the default: a random one each)")
+    ap.add_argument("--source", default=None,
+                    help="mutate only the programs whose file name contains this (e.g. two_chips)")
+    ap.add_argument("--werror", action="store_true",
+                    help="build with -Werror added (PYPTO_CXXFLAGS): a warning in generated C++ is a bad-cxx finding")
     ap.add_argument("--verbose", action="store_true")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
@@ -586,8 +828,10 @@ def main(argv=None):
         worker_main()
         return 0
     if a.only is not None and a.show:
-        print(make_mutant(load_programs(), a.seed, a.only)[2])
-    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose, compare_every=a.compare_every)
+        print(make_mutant([p for p in load_programs() if a.source is None or a.source in p[0]], a.seed, a.only,
+                          a.family)[2])
+    res = fuzz(a.count, a.seed, a.run_every, a.timeout, a.only, verbose=a.verbose, compare_every=a.compare_every,
+               family=a.family, werror=a.werror, source=a.source)
     summary = ", ".join(f"{o} {res[o]}" for o in OUTCOMES)
     n = 1 if a.only is not None else a.count
     print(f"\nfuzz: {n} mutants (seed {a.seed}) in {res['seconds']} s: {summary}")

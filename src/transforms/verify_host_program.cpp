@@ -83,6 +83,11 @@ class HostVerifier {
     for (auto& p : fn_.params) {
       PYPTO_USER_CHECK(!is_tid_scalar(p->type), p->span,
                        "HOST orchestration parameter '" << p->name << "' cannot be a TaskId", "");
+      const auto* tt = p->type->as<TensorType>();
+      PYPTO_USER_CHECK(!tt || tt->shape.size() <= 8, p->span,   // PTO2_MAX_DIMS, as the L2 verifier's check
+                       "parameter '" << p->name << "' is a tensor of rank " << (tt ? tt->shape.size() : 0)
+                                     << ": the runtime's tensors have at most 8 dimensions",
+                       "merge axes (pl.reshape) to at most 8 dimensions");
     }
     stmt(fn_.body);
   }
@@ -92,6 +97,7 @@ class HostVerifier {
     int64_t array_size = 0;
     bool fence = false;   // a pl.parallel fence: one TaskId per iteration fills its slot
     bool phi = false;     // a TaskId phi array of an if: one TaskId fills every slot
+    const ForStmt* loop = nullptr;   // the fence's loop (where a mismatch is reported)
   };
 
   void use(const Var* v, const Span& span) const {
@@ -292,7 +298,7 @@ class HostVerifier {
         }
         if (i < f.return_vars.size()) fences_[f.return_vars[i].get()] = n;
         has_value_.insert(ia);
-        carries.push_back(Target{n, f.for_kind == ForKind::Parallel});
+        carries.push_back(Target{n, f.for_kind == ForKind::Parallel, false, &f});
         continue;
       }
       exprs_.check(ia->init);
@@ -344,7 +350,19 @@ class HostVerifier {
                        "carry the array itself, or read one slot: prev = tids[k]");
       return;
     }
-    if (value_is_array) return;
+    if (value_is_array) {
+      // An inner pl.parallel(M)'s M handles yielded into an outer pl.parallel(N)'s slots (one
+      // per iteration): the generator copied min(N, M) of them over the N, and the tasks after
+      // the loop missed their waits (fuzz28; the L2 verifier's check).
+      const int64_t m = v ? handles(v) : 0;
+      PYPTO_USER_CHECK(m == 0 || !target.fence, target.loop ? target.loop->span : value->span,
+                       "TaskId '" << GetSSABaseName(v->name) << "' is carried through this pl.parallel loop as one "
+                                  << "TaskId per iteration, but an iteration ends with an array of " << m
+                                  << " TaskIds (an inner pl.parallel loop's)",
+                       "join the inner loop's TaskIds into one before the outer loop carries them: "
+                       "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+      return;
+    }
     PYPTO_USER_CHECK(target.fence || target.phi, value->span, "this yields one TaskId where an array of them is carried",
                      "yield the array (after tids[k] = tid)");
   }

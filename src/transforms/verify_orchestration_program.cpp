@@ -93,6 +93,8 @@ bool is_comparison(BinaryOp op) {
          op == BinaryOp::Le;
 }
 
+constexpr size_t kMaxTensorRank = 8;   // PTO2_MAX_DIMS (runtime/include/pto2/types.h)
+
 class OrchestrationVerifier {
  public:
   OrchestrationVerifier(const Program& program, const Function& fn)
@@ -115,6 +117,7 @@ class OrchestrationVerifier {
       }
     }
     for (auto& p : fn_.params) {
+      tensor_rank(p->type, "parameter '" + p->name + "'", p->span);
       auto* st = p->type->as<ScalarType>();
       PYPTO_USER_CHECK(!st || st->dtype != DataType::TASK_ID, p->span,
                        "orchestration parameter '" << p->name << "' cannot be a TaskId", "");
@@ -207,6 +210,16 @@ class OrchestrationVerifier {
                          ", 16], pl.FP32]");
   }
 
+  // The runtime's tensors have at most kMaxTensorRank dims (PTO2_MAX_DIMS): a rank-9 parameter
+  // or pl.create_tensor compiled and failed at run time with an unlocated "invalid rank" (fuzz28).
+  static void tensor_rank(const TypePtr& t, const std::string& what, const Span& span) {
+    auto* tt = t ? t->as<TensorType>() : nullptr;
+    if (!tt || tt->shape.size() <= kMaxTensorRank) return;
+    throw UserError(what + " is a tensor of rank " + std::to_string(tt->shape.size()) +
+                        ": the runtime's tensors have at most " + std::to_string(kMaxTensorRank) + " dimensions",
+                    span, "merge axes (pl.reshape) to at most " + std::to_string(kMaxTensorRank) + " dimensions");
+  }
+
   void no_task_id_tensor(DataType d, const Span& span) const {
     if (d != DataType::TASK_ID) return;
     throw UserError(std::string("a tensor of ") + to_string(d) + " elements cannot be created in orchestration code", span,
@@ -296,6 +309,7 @@ class OrchestrationVerifier {
   void assign(const AssignStmt& a) {
     const ExprPtr& value = a.value;
     const Var* var = a.var.get();
+    tensor_rank(var->type, "'" + var->name + "'", value->span);
     if (auto* c = value->as<Call>()) {
       if (!c->is_op) return task(*c, var);
       if (c->callee == "tensor.create" && batched_.count(var)) return;
@@ -446,6 +460,7 @@ class OrchestrationVerifier {
     }
     for (size_t i = args.size(); i < f->params.size(); ++i) {   // runtime-allocated trailing outputs
       if (auto* tt = f->params[i]->type->as<TensorType>()) {
+        tensor_rank(f->params[i]->type, "the output '" + f->params[i]->name + "' of '" + callee + "'", e.span);
         for (auto& d : tt->shape) exprs_.check(d);
         no_task_id_tensor(tt->dtype, e.span);
       }
@@ -640,7 +655,20 @@ class OrchestrationVerifier {
         if (!v) continue;   // an internal error in the generator
         std::optional<TaskIdRef> r = m_.resolve(v);
         PYPTO_USER_CHECK(r, y.values[i]->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
-        if (r->array_size > 0) continue;
+        if (r->array_size > 0) {
+          // A pl.parallel(N) slot carry keeps one TaskId per iteration: an iteration whose next
+          // value is an inner pl.parallel(M)'s M ids has nowhere to put them. The generator
+          // copied M slots over the N (an internal error when M != N; when M == N every
+          // iteration overwrote the others' and the tasks after the loop missed their
+          // dependencies). fuzz28, seed 2802 mutant 405.
+          PYPTO_USER_CHECK(t.loop->for_kind != ForKind::Parallel || carry->type->is<ArrayType>(), t.loop->span,
+                           "TaskId '" << carry->name << "' is carried through this pl.parallel loop as one TaskId "
+                                      << "per iteration, but an iteration ends with an array of " << r->array_size
+                                      << " TaskIds (an inner pl.parallel loop's)",
+                           "join the inner loop's TaskIds into one before the outer loop carries them: "
+                           "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+          continue;
+        }
         PYPTO_USER_CHECK(t.loop->for_kind == ForKind::Parallel, y.values[i]->span,
                          "loop-carried TaskId '" << carry->name << "' is an array here but its next value is one TaskId",
                          "");

@@ -75,3 +75,53 @@ def test_runtime_helper_names_as_locals_build_and_run():
     a, b, d = np.ones((16, 16), np.float32), np.full((16, 16), 2.0, np.float32), np.zeros((16, 16), np.float32)
     compiled(a, b, d)
     np.testing.assert_array_equal(d, a + b)
+
+
+# Names C++ reserves for the implementation by their form (two leading underscores, or an
+# underscore and a capital): macros (__LINE__), keywords (__thread, _Pragma), predefined names
+# (__func__). `éLINE__` is one too once its non-ASCII letter is spelled as underscores.
+IMPLEMENTATION_NAMES = ["__LINE__", "_Pragma", "__func__", "__thread", "éLINE__"]
+
+
+def test_implementation_reserved_names_as_locals_build_and_run():
+    """fuzz28: a `__LINE__` orchestration local or loop variable was declared as spelled, and
+    the generated C++ did not compile (BuildError); kernels already prefixed such names."""
+    body, prev = [], "a"
+    for name in IMPLEMENTATION_NAMES:
+        body.append(f"    {name} = pl.tensor.slice({prev}, [16, 16], [__cplusplus * 16, 0])")
+        prev = name
+    body.append(f"    d = self.add({prev}, b, d)")
+    src = ("import pypto.language as pl\n\n@pl.program\nclass Reserved:" + _kernel("add", "__COUNTER__") + f"""
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {T}, b: {T}, d: pl.InOut[{T}]) -> {T}:
+        for __cplusplus in pl.range(1):
+        """ + "\n        ".join(body) + "\n        return d\n")
+    compiled = pypto.compile(pl.parse_program(src, "reserved.py"))
+    a, b, d = np.ones((16, 16), np.float32), np.full((16, 16), 2.0, np.float32), np.zeros((16, 16), np.float32)
+    compiled(a, b, d)
+    np.testing.assert_array_equal(d, a + b)
+
+
+def test_implementation_reserved_names_in_host_code_build_and_run():
+    """The HOST generator declares its TaskHandles and loop variables the same way."""
+    from pypto import host
+    src = f'''import pypto.language as pl
+
+@pl.program
+class HostReserved:''' + _kernel("add", "t") + f'''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: {T}, b: {T}, c: pl.Out[{T}]) -> {T}:
+        c = self.add(a, b, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: {T}, y: {T}, z: pl.Out[{T}]) -> {T}:
+        for __LINE__ in pl.range(1):
+            z, __thread = pl.submit(self.chip_add, x, y, z)
+            z, _Pragma = pl.submit(self.chip_add, z, y, z, deps=[__thread])
+        return z
+'''
+    prog = host.compile_host(pl.parse_program(src, "host_reserved.py"), "host_main", chips=2)
+    x, y, z = np.ones((16, 16), np.float32), np.full((16, 16), 2.0, np.float32), np.zeros((16, 16), np.float32)
+    prog(x, y, z)
+    np.testing.assert_array_equal(z, x + 2 * y)

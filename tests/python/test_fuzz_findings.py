@@ -1,7 +1,9 @@
 """Regression tests for outcomes `make fuzz` (scripts/fuzz.py) found outside "ran" and
 "located error", each reduced to its smallest program."""
+import numpy as np
 import pytest
 
+import pypto
 import pypto.language as pl
 from pypto.errors import PyptoError
 
@@ -30,3 +32,153 @@ class P:
         pl.parse_program(src, filename="p.py")
     e = ei.value
     assert e.line == 10 and "return value is pl.Tensor[[16, 16], pl.FP32] but 'work' declares" in e.message, str(e)
+
+
+_NESTED_CARRY = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, data: pl.Tensor[[256, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+          out: pl.InOut[pl.Tensor[[256, 16], pl.FP32]]) -> pl.Tensor[[256, 16], pl.FP32]:
+        out = pl.store(pl.load(data, [row, 0], [16, 16]), [row, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, out: pl.Tensor[[256, 16], pl.FP32],
+             res: pl.Out[pl.Tensor[[256, 16], pl.FP32]]) -> pl.Tensor[[256, 16], pl.FP32]:
+        res = pl.store(pl.load(out, [0, 0], [256, 16]), [0, 0], res)
+        return res
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.Tensor[[256, 16], pl.FP32], out: pl.InOut[pl.Tensor[[256, 16], pl.FP32]],
+             res: pl.Out[pl.Tensor[[256, 16], pl.FP32]]) -> pl.Tensor[[256, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = None
+            for o in pl.parallel(4):
+BODY
+            res, last = pl.submit(self.copy, out, res, deps=[prev])
+        return res
+'''
+
+_INNER = {
+    # seed 2802, mutant 405 (case1 wrapped in `for _fz in pl.parallel(3)`): an internal error
+    # "array carry size mismatch on yield of 'prev'" in the generator.
+    "range_then_parallel_3": '''
+                for p in pl.range(2):
+                    for b in pl.parallel(3):
+                        out, prev = pl.submit(self.k, data, (o * 6 + p * 3 + b) * 8, out, deps=[prev])''',
+    # The same sizes compiled: every outer iteration copied its 4 ids over the others' and the
+    # `copy` task after the loop waited on the last iteration's only (the race checker's 12 races).
+    "parallel_4": '''
+                for b in pl.parallel(4):
+                    out, prev = pl.submit(self.k, data, (o * 4 + b) * 16, out, deps=[prev])''',
+    "branch_parallel_2": '''
+                if o > 1:
+                    for b in pl.parallel(2):
+                        out, prev = pl.submit(self.k, data, (o * 2 + b) * 16, out, deps=[prev])''',
+}
+
+
+@pytest.mark.parametrize("inner", sorted(_INNER))
+def test_parallel_carry_of_an_inner_parallel_fan_is_located(inner):
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_NESTED_CARRY.replace("BODY", _INNER[inner].strip("\n")), "nested.py"))
+    e = ei.value
+    assert e.line == 23 and "is carried through this pl.parallel loop as one TaskId per iteration, but an " \
+        "iteration ends with an array of" in e.message, str(e)
+    assert "pl.system.task_dummy(deps=[prev])" in e.help
+
+
+def test_parallel_carry_of_a_joined_inner_fan_runs_race_free():
+    """The help's program: the inner ids joined by a barrier, one TaskId per outer iteration."""
+    body = _INNER["parallel_4"] + "\n                prev = pl.system.task_dummy(deps=[prev])"
+    c = pypto.compile(pl.parse_program(_NESTED_CARRY.replace("BODY", body.strip("\n")), "nested.py"))
+    data = np.arange(256 * 16, dtype=np.float32).reshape(256, 16)
+    out, res = np.zeros_like(data), np.zeros_like(data)
+    c(data, out, res, race_check=True)
+    np.testing.assert_array_equal(res, data)
+
+
+def test_host_parallel_carry_of_an_inner_parallel_fan_is_located():
+    """HOST: the generator copied min(3, 4) handles and the submit after the loop missed waits."""
+    from pypto import host
+    t = "pl.Tensor[[16], pl.FP32]"
+    src = f'''import pypto.language as pl
+
+@pl.program
+class H:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: {t}, c: pl.Out[{t}]) -> {t}:
+        c = pl.store(pl.load(a, [0], [16]), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: {t}, c: pl.Out[{t}]) -> {t}:
+        c = self.add(a, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: {t}, z: pl.Out[{t}]) -> {t}:
+        prev = None
+        for o in pl.parallel(3):
+            for b in pl.parallel(4):
+                z, prev = pl.submit(self.chip_add, x, z, deps=[prev])
+        z, last = pl.submit(self.chip_add, x, z, deps=[prev])
+        return z
+'''
+    with pytest.raises(PyptoError) as ei:
+        host.generate_host_orchestration(pl.parse_program(src, "host_nested.py"), "host_main")
+    e = ei.value
+    assert e.line == 18 and "an iteration ends with an array of 4 TaskIds" in e.message, str(e)
+
+
+def _rank_program(rank: int, create: bool = False) -> str:
+    """A kernel reading a plane of a rank-`rank` tensor (drop_dims); `create`: the orchestration
+    also makes a pl.create_tensor of that rank."""
+    shp = [2] * (rank - 2) + [4, 16]
+    tile, zeros = [1] * (rank - 2) + [4, 16], [0] * rank
+    t = f"pl.Tensor[{shp}, pl.FP32]"
+    extra = f"\n        tmp = pl.create_tensor({shp}, dtype=pl.FP32)" if create else ""
+    return f'''import pypto.language as pl
+
+@pl.program
+class R:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: {t}, c: pl.Out[{t}]) -> {t}:
+        p = pl.load(a, {zeros}, {tile}, drop_dims={list(range(rank - 2))})
+        c = pl.store(pl.add(p, p), {zeros}, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: {t}, c: pl.Out[{t}]) -> {t}:{extra}
+        c = self.k(a, c)
+        return c
+'''
+
+
+def test_rank_8_tensors_run():
+    c = pypto.compile(pl.parse_program(_rank_program(8), "rank8.py"))
+    a = np.random.default_rng(0).standard_normal([2] * 6 + [4, 16]).astype(np.float32)
+    out = np.zeros_like(a)
+    c(a, out)
+    want = np.zeros_like(a)
+    want[(0,) * 6] = 2 * a[(0,) * 6]
+    np.testing.assert_array_equal(out, want)
+
+
+@pytest.mark.parametrize("create", [False, True])
+def test_rank_9_tensors_are_located(create):
+    """fuzz28 (shape_rank): a rank-9 parameter or pl.create_tensor compiled, and the run failed
+    with an unlocated 'tensor 0 has an invalid rank or dtype' / 'TensorCreateInfo: rank 9 >
+    PTO2_MAX_DIMS' (the runtime's tensors have at most 8 dims)."""
+    src = _rank_program(8 if create else 9, create)
+    if create:
+        src = src.replace("tmp = pl.create_tensor([2, 2, 2, 2, 2, 2, 4, 16]", "tmp = pl.create_tensor([1] * 9")
+        src = src.replace("pl.create_tensor([1] * 9", "pl.create_tensor([1, 1, 1, 1, 1, 1, 1, 1, 1]")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(src, "rank9.py"))
+    e = ei.value
+    assert e.line == (13 if create else 12) and "is a tensor of rank 9: the runtime's tensors have at most 8 " \
+        "dimensions" in e.message, str(e)

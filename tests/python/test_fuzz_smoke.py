@@ -7,6 +7,7 @@ run next to its original and compared. Every
 outcome must be "ran" or "located" (a PyptoError with file:line); a failure prints each finding
 with the command that reproduces it."""
 
+import ast
 import importlib.util
 import sys
 from pathlib import Path
@@ -53,7 +54,7 @@ def test_call_variants_keep_the_values_and_change_the_layout():
         b = fz.relayout(a, how)
         assert check(b) and np.array_equal(a, b), how
     programs = fz.load_programs()
-    variants = [v for v in (fz.make_mutant(programs, 3, i)[5] for i in range(400)) if v]
+    variants = [v for v in (fz.make_mutant(programs, 3, i)[5] for i in range(400)) if v and "layout" in v]
     assert variants and {v["layout"] for v in variants} == set(fz.LAYOUTS)
 
 
@@ -81,3 +82,28 @@ def test_fuzz_smoke_200_mutants(capsys):
     assert counts["ran"] > 20 and counts["located"] > 20, counts
     if res["findings"]:
         pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
+
+
+def test_every_mutation_family_applies_and_is_reproducible():
+    """--family OP makes every mutant with OP (fuzz28's cxx_name, edge_int, shape_rank,
+    empty_range, deep_nesting, deep_wrap among them), from (seed, index, family) alone."""
+    fz = _fuzz_module()
+    programs = fz.load_programs()
+    for op in fz.Mutator.MUTATING + fz.Mutator.PRESERVING:
+        made = [fz.make_mutant(programs, 11, i, op) for i in range(12)]
+        applied = [m for m in made if m[3] != "(no mutation applied)"]
+        assert len(applied) >= 10, (op, [m[3] for m in made])
+        assert all(m[4] == (op in fz.Mutator.PRESERVING) for m in made), op
+        assert made[5] == fz.make_mutant(programs, 11, 5, op)
+    _, original, deep, desc, _, _ = fz.make_mutant(programs, 11, 0, "deep_nesting")
+    assert len(deep.splitlines()) >= len(ast.unparse(ast.parse(original)).splitlines()) + 5, desc
+
+
+def test_host_programs_are_code_generated_by_their_own_generator():
+    """The worker ran the L2 generator on every Orchestration function: a HOST-level one was a
+    located error, so two_chips.py and each of its mutants ended 'located' and the HOST path was
+    never built nor run by the fuzzer (fuzz28)."""
+    fz = _fuzz_module()
+    name, text = next(p for p in fz.load_programs() if "two_chips" in p[0])
+    res = fz.work_one({"text": text, "file": name, "run": False, "input_seed": 0})
+    assert res["outcome"] == "ran", res

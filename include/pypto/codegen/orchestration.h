@@ -63,4 +63,9 @@ std::string GetSSABaseName(const std::string& name);
 // The one table of every code generator: IsReservedCppName("thread_local") == true.
 bool IsReservedCppName(const std::string& name);
 
+// `base` with a "v" prefix when C++ reserves its form for the implementation (two leading
+// underscores or an underscore and a capital: "__LINE__" -> "v__LINE__", "_Pragma" ->
+// "v_Pragma"); other names unchanged. Every generator's declare step applies it.
+std::string UnreservedCppBase(const std::string& base);
+
 }  // namespace pypto::codegen

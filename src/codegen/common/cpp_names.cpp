@@ -71,4 +71,14 @@ const std::unordered_set<std::string>& reserved() {
 // (pto2_slice_u32_1, ...) and the declare loop would never find a free name.
 bool IsReservedCppName(const std::string& name) { return reserved().count(name) > 0; }
 
+std::string UnreservedCppBase(const std::string& base) {
+  // The implementation's names (__LINE__, _Pragma, __thread, __func__, ...) are macros,
+  // keywords or predefined: no table can list them all, so the whole form gets a prefix. A
+  // suffix would not do: `__LINE___1` is still reserved.
+  if (base.size() >= 2 && base[0] == '_' && (base[1] == '_' || std::isupper(static_cast<unsigned char>(base[1])))) {
+    return "v" + base;
+  }
+  return base;
+}
+
 }  // namespace pypto::codegen

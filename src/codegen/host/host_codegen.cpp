@@ -43,7 +43,7 @@ HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
 }
 
 std::string HostEmitter::fresh(const std::string& base) {
-  std::string b = base.empty() ? std::string("v") : base;
+  std::string b = base.empty() ? std::string("v") : UnreservedCppBase(base);
   auto taken = taken_upto_.find(b);
   int k = taken == taken_upto_.end() ? 0 : taken->second + 1;   // the smallest free suffix, as a search from 0 finds it
   std::string name = k == 0 ? b : b + "_" + std::to_string(k);

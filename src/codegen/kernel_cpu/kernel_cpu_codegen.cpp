@@ -57,8 +57,7 @@ std::string Sanitize(const std::string& hint) {
   std::string s;
   for (char c : hint) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v_" + s;
-  if (s.size() >= 2 && s[0] == '_' && (s[1] == '_' || std::isupper(static_cast<unsigned char>(s[1])))) s = "v" + s;
-  return s;
+  return UnreservedCppBase(s);
 }
 
 }  // namespace

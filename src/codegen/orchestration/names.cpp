@@ -42,8 +42,9 @@ bool CppScopes::visible(const std::string& name) const {
   return IsReservedCppName(name);
 }
 
-std::string CppScopes::declare(const std::string& base, bool voidable) {
+std::string CppScopes::declare(const std::string& given, bool voidable) {
   PYPTO_CHECK(!blocks_.empty(), "CppScopes::declare outside a block");
+  const std::string base = UnreservedCppBase(given);   // a local `__LINE__` did not compile
   int k = 0;   // the smallest free suffix, as a plain search from 0 would find it
   for (auto& b : blocks_) {
     auto t = b.taken_upto.find(base);
