@@ -110,6 +110,20 @@ def _nodes(cls, kind):
     return [n for n in ast.walk(cls) if isinstance(n, kind)]
 
 
+def _rename_local(f, old: str, new: str) -> bool:
+    """Renames parameter or local `old` of function `f` to `new`; False (nothing changed) when
+    `new` is already a name in `f`."""
+    if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+        return False
+    for n in _nodes(f, ast.Name):
+        if n.id == old:
+            n.id = new
+    for a in f.args.args:
+        if a.arg == old:
+            a.arg = new
+    return True
+
+
 def _parent_map(cls):
     parents = {}
     for n in ast.walk(cls):
@@ -226,14 +240,8 @@ class Mutator:
         if not names:
             return None
         old = self.rng.choice(names)
-        if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+        if not _rename_local(f, old, new):
             return None
-        for n in _nodes(f, ast.Name):
-            if n.id == old:
-                n.id = new
-        for a in f.args.args:
-            if a.arg == old:
-                a.arg = new
         return f"name '{old}' in '{f.name}' renamed '{new[:40]}'"
 
     def nesting(self, cls):
@@ -367,14 +375,8 @@ class Mutator:
         if not names:
             return None
         old = self.rng.choice(sorted(set(names)))
-        if new in {n.id for n in _nodes(f, ast.Name)} | {a.arg for a in f.args.args}:
+        if not _rename_local(f, old, new):
             return None
-        for n in _nodes(f, ast.Name):
-            if n.id == old:
-                n.id = new
-        for a in f.args.args:
-            if a.arg == old:
-                a.arg = new
         return f"{role.replace('_', ' ')} '{old}' in '{f.name}' renamed '{new[:40]}'"
 
     def _int_slots(self, tree, cls, where):

@@ -65,24 +65,7 @@ class TwoOut:
         return lo, hi, a
 """
 
-DYN_SRC = """
-import pypto.language as pl
-M = pl.dynamic("M")
-
-@pl.program
-class Copy:
-    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]],
-          row: pl.Scalar[pl.INDEX]) -> pl.Tensor[[M, 8], pl.FP32]:
-        y = pl.store(pl.load(x, [row, 0], [16, 8]), [row, 0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[M, 8], pl.FP32], y: pl.Out[pl.Tensor[[M, 8], pl.FP32]]) -> pl.Tensor[[M, 8], pl.FP32]:
-        for i in pl.range(0, M, 16):
-            y = self.k(x, y, i)
-        return y
-"""
+from test_call_arguments import DYN_SRC  # noqa: E402 - one copy of the dynamic-M row copy program
 
 
 @pytest.fixture(scope="module")
