@@ -829,6 +829,10 @@ def main(argv=None):
     if a.worker:
         worker_main()
         return 0
+    if a.count < 1 or a.run_every < 0 or a.compare_every < 0 or a.timeout <= 0 or (a.only is not None and a.only < 0):
+        ap.error("--count must be >= 1, --run-every, --compare-every and --only >= 0 (0: never), --timeout > 0")
+    if a.source is not None and not any(a.source in p[0] for p in load_programs()):
+        ap.error("--source %r names no program (the examples and spec programs fuzz.py mutates)" % a.source)
     if a.only is not None and a.show:
         print(make_mutant([p for p in load_programs() if a.source is None or a.source in p[0]], a.seed, a.only,
                           a.family)[2])

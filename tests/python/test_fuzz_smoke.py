@@ -107,3 +107,21 @@ def test_host_programs_are_code_generated_by_their_own_generator():
     name, text = next(p for p in fz.load_programs() if "two_chips" in p[0])
     res = fz.work_one({"text": text, "file": name, "run": False, "input_seed": 0})
     assert res["outcome"] == "ran", res
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--count", "-5"], "--count must be >= 1"),
+    (["--count", "0"], "--count must be >= 1"),
+    (["--run-every", "-1"], "--run-every"),
+    (["--timeout", "0"], "--timeout > 0"),
+    (["--only", "-3"], "--only"),
+    (["--source", "no_such_program"], "names no program"),
+])
+def test_bad_command_line_is_a_usage_error(args, says, capsys):
+    """A count, interval or timeout out of range, or a --source that names no program, is a usage
+    error (exit 2), not a traceback or a run of nothing."""
+    fz = _fuzz_module()
+    with pytest.raises(SystemExit) as e:
+        fz.main(args)
+    assert e.value.code == 2
+    assert says in capsys.readouterr().err
