@@ -27,6 +27,7 @@
 //   The L2 and HOST generators read the stamp instead: a carry becomes a C++ variable, an alias
 //   of its init's text, or a slot array exactly as stamped, so the generators never compare
 //   storage themselves.
+#include <algorithm>
 #include <unordered_map>
 
 #include "pypto/ir/error.h"
@@ -82,7 +83,8 @@ class Classifier {
 
   // The slots of pl.parallel `loop`'s TaskId carry `ia` when each iteration yields `per` TaskIds
   // (0: one; M: an inner pl.parallel's or pl.range's array of M): iteration i fills slots
-  // [i*M, (i+1)*M), so the tasks after the loop wait on every inner task of every iteration.
+  // [i*M, (i+1)*M), so the tasks after the loop wait on every inner task of every iteration. A
+  // loop of no iteration keeps M slots: its init, broadcast (the yield is never reached).
   static int64_t parallel_slots(const ForStmt& loop, const IterArg& ia, int64_t per) {
     if (per == 0) return loop.trip_count;
     PYPTO_USER_CHECK(loop.trip_count <= kMaxNestedTaskIdSlots / per, loop.span,
@@ -92,7 +94,7 @@ class Classifier {
                          << kMaxNestedTaskIdSlots,
                      "join the inner loop's TaskIds into one before the outer loop carries them: "
                      "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
-    return loop.trip_count * per;
+    return std::max<int64_t>(loop.trip_count, 1) * per;
   }
 
   // N when TaskId `v` names an array of N slots: the result of a loop carrying it as pl.slots(N),

@@ -26,6 +26,7 @@
 //               arguments are tensor Vars, results are the callee's tensor parameters
 //   TaskIds     deps= entries are TaskIds; an array slot holds one TaskId; carries and yields
 //               agree on one TaskId versus an array of them (and on the array's size)
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <unordered_set>
@@ -289,6 +290,11 @@ class HostVerifier {
         const int64_t init_n = init_var ? handles(init_var) : 0;
         // A pl.parallel fence's iterations overwrite every slot: its init may be of any size (the
         // N*M of nested pl.parallel loops in an enclosing pl.range), as at L2.
+        PYPTO_USER_CHECK(init_n == 0 || init_n == n || f.for_kind != ForKind::Parallel || f.trip_count > 0, f.span,
+                         "this pl.parallel loop runs no iteration, so TaskId '" << GetSSABaseName(ia->name)
+                             << "' keeps its " << init_n << " TaskIds from before the loop, but its iterations end with "
+                             << n << " (an inner loop's)",
+                         "remove the loop, or give it at least one iteration");
         PYPTO_USER_CHECK(init_n == 0 || init_n == n || f.for_kind == ForKind::Parallel, f.span,
                          "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is an array of " << n
                                                  << " slots but starts from an array of " << init_n,
@@ -358,7 +364,7 @@ class HostVerifier {
       // pl.parallel(N)'s N*M (ClassifyIterArgCarry); any other size has no slots to go to (the
       // value from before the loop, in a branch: the L2 verifier's parallel_array_yield).
       const int64_t m = v ? handles(v) : 0;
-      const int64_t trips = target.loop ? target.loop->trip_count : 0;
+      const int64_t trips = target.loop ? std::max<int64_t>(target.loop->trip_count, 1) : 0;
       const int64_t per = trips > 0 ? target.array_size / trips : 0;
       PYPTO_USER_CHECK(m == 0 || !target.fence || per == m, target.loop ? target.loop->span : value->span,
                        "TaskId '" << GetSSABaseName(v->name) << "' is carried through this pl.parallel loop as "

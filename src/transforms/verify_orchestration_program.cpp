@@ -31,6 +31,7 @@
 //   lifetimes   a value is used only while the blocks its C++ text names are open (a runtime-
 //               allocated output dies with its scope); a TaskId named by deps=, a carry, a
 //               yield or an array op is still alive (OrchestrationScopeModel)
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <map>
@@ -606,6 +607,13 @@ class OrchestrationVerifier {
     // A pl.parallel loop's iterations overwrite every slot, so its init may be an array of any
     // size (the N*M of nested pl.parallel loops in an enclosing pl.range). A sequential loop's
     // array holds its init until the first yield.
+    if (init && init->array_size > 0 && loop.for_kind == ForKind::Parallel && loop.trip_count == 0) {
+      PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
+                       "this pl.parallel loop runs no iteration, so TaskId '" << ia->name << "' keeps its "
+                           << init->array_size << " TaskIds from before the loop, but its iterations end with "
+                           << array_size << " (an inner loop's)",
+                       "remove the loop, or give it at least one iteration");
+    }
     if (init && init->array_size > 0 && loop.for_kind != ForKind::Parallel) {
       PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
                        "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
@@ -683,7 +691,7 @@ class OrchestrationVerifier {
   // it): every iteration would keep all of it, which no fixed number of slots holds (fuzz28:
   // the generator copied the array over the others' slots and tasks after the loop lost edges).
   static void parallel_array_yield(const ForStmt& loop, const Var& carry, int64_t slots, int64_t m) {
-    const int64_t per = loop.trip_count > 0 ? slots / loop.trip_count : 0;
+    const int64_t per = slots / std::max<int64_t>(loop.trip_count, 1);
     PYPTO_USER_CHECK(per == m, loop.span,
                      "TaskId '" << carry.name << "' is carried through this pl.parallel loop as "
                                 << (per <= 1 ? std::string("one TaskId") : std::to_string(per) + " TaskIds")

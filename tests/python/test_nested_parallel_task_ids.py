@@ -70,6 +70,8 @@ _CASES = {
                              lambda n: [o * 2 + b for o in range(3) for b in range(2)] * n),
     "three_levels": (["o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"], "(o * 3 + m) * 2 + b",
                      lambda n: list(range(12))),
+    # no iteration: the carry keeps its seed (3 slots, all invalid); the copy waits on nothing.
+    "zero_trip_outer": (["o in pl.parallel(0)", "b in pl.parallel(3)"], "o * 3 + b", lambda n: []),
     # phases of 2 x 3 tasks writing the same rows: each phase waits on all 6 of the one before.
     "inside_range": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
                      lambda n: list(range(6)) * 3),
@@ -147,6 +149,29 @@ def test_nested_carry_inside_a_range_waits_on_every_task_of_the_phase_before():
     assert "// every iteration fills its slots" in code, code
 
 
+_FAN_FIRST = '''            for f in pl.parallel(4):
+                out, prev = pl.submit(self.k, data, f * 16, out, deps=[prev])
+'''
+
+
+def test_nested_carry_after_a_fan_waits_on_the_fan():
+    """The nested loops start from a 4-slot fan (rows the inner tasks write again): every inner
+    task waits on the 4, the copy on the 6 inner tasks only."""
+    c, code = _compile(_FAN_FIRST + _body(["o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
+    stats = _run(c, [0, 1, 2, 3] + list(range(6)))
+    assert stats.explicit_edges == 6 * 4 + 6, stats
+
+
+def test_zero_trip_nested_carry_after_a_fan_is_located():
+    """A pl.parallel(0) keeps the 4 TaskIds from before it, which its 3 slots cannot hold."""
+    body = _FAN_FIRST + _body(["o in pl.parallel(0)", "b in pl.parallel(3)"], "b")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    e = ei.value
+    assert e.line == _BODY_LINE + 2 and "runs no iteration, so TaskId 'prev' keeps its 4 TaskIds from before the " \
+        "loop, but its iterations end with 3" in e.message, str(e)
+
+
 def test_branch_around_an_inner_parallel_runs_race_free():
     """fuzz28's third form: an iteration runs the inner loop or yields the value from before it."""
     c, _ = _compile(_body(["o in pl.parallel(4)", "b in pl.parallel(2)"], "o * 2 + b", branch=(1, "o > 1")))
@@ -222,6 +247,7 @@ BODY
 
 
 @pytest.mark.parametrize("loops", [("o in pl.parallel(3)", "b in pl.parallel(4)"),
+                                   ("o in pl.parallel(0)", "b in pl.parallel(4)"),
                                    ("o in pl.parallel(4)", "b in pl.parallel(2)"),
                                    ("o in pl.parallel(2)", "m in pl.parallel(2)", "b in pl.parallel(3)"),
                                    ("r in pl.range(2)", "o in pl.parallel(2)", "b in pl.parallel(3)")])

@@ -21,6 +21,8 @@
 // The same forms as L2 orchestration, printed by the one shared TaskId lowering
 // (src/codegen/common/task_id_lowering.h) with TaskHandle for PTO2TaskId and submit_barrier
 // for rt_submit_dummy_task.
+#include <algorithm>
+
 #include "host_emitter.h"
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
@@ -145,7 +147,7 @@ std::optional<common::CarryMove> HostEmitter::yield_value(Frame& frame, size_t i
   if (value_is_array) {
     if (m.value == target.text) return std::nullopt;  // updated in place
     if (target.fence_loop && value_n > 0) {   // an inner pl.parallel's handles: this iteration's slots
-      PYPTO_CHECK(target.array_size == target.fence_loop->trip_count * value_n,
+      PYPTO_CHECK(target.array_size == std::max<int64_t>(target.fence_loop->trip_count, 1) * value_n,
                   "HOST codegen: a fence of " << target.array_size << " slots given an array of " << value_n);
       m.print = [this, dst = target.text, it = slot(*target.fence_loop), src = m.value, n = value_n] {
         task_ids_.copy_slots_at(dst, it, src, n);

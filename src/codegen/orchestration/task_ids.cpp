@@ -12,6 +12,8 @@
 //   pl.array.create(4, pl.TASK_ID)   PTO2TaskId tids[4];   (every slot starts invalid)
 //   tids[k] = tid                    tids[k] = tid;        (in place; the new SSA value is `tids`)
 //   prev = tids[k]                   PTO2TaskId prev = tids[k];   (snapshot local)
+#include <algorithm>
+
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
@@ -96,7 +98,7 @@ bool DependencyEmitter::emit_carry_yield(Emitter& e, const ForStmt& loop, size_t
   if (r->array_size > 0) {
     if (r->text == arr.text) return true;   // updated in place
     if (loop.for_kind == ForKind::Parallel && !at) {   // an inner loop's M ids: this iteration's M slots
-      PYPTO_CHECK(n == loop.trip_count * r->array_size, "array carry size mismatch on yield of '" << carry->name << "'");
+      PYPTO_CHECK(n == std::max<int64_t>(loop.trip_count, 1) * r->array_size, "array carry size mismatch on yield of '" << carry->name << "'");
       e.task_ids().copy_slots_at(arr.text, slot(), r->text, r->array_size);
       return true;
     }
