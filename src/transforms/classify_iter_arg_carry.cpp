@@ -13,17 +13,21 @@
 //             pl.yield_(acc2)
 //   - slots N (printed pl.slots(N)), for a rebound TaskId carry of a pl.parallel loop with a
 //     literal trip count N (ForStmt::trip_count) (the carry becomes `PTO2TaskId arr[N]`, one slot per iteration),
+//     N*M when each iteration yields an array of M (an inner pl.parallel(M) loop's, directly, through
+//     a pl.range or an if: iteration i fills slots [i*M, (i+1)*M); at most kMaxNestedTaskIdSlots),
 //     and for a sequential loop whose yielded TaskId is such an array carry's result (same N),
 //     directly or through an if result (a phi array of N, see slots_of).
 // Input invariants: ReturnParamsExplicit (call-result aliasing reads the callee's ReturnStmt),
 //   StaticTripCountsStamped.
 // Output invariants: IterArgCarryClassified; nothing else changes.
 // Errors: a TaskId carry rebound inside pl.parallel whose trip count is not literal is a
-//   UserError ("statically-known trip count").
+//   UserError ("statically-known trip count"); so is a nested carry of more than
+//   kMaxNestedTaskIdSlots slots ("keeps at most").
 // Why: deciding this needs an alias-equivalence walk (with a fixpoint through nested loops).
 //   The L2 and HOST generators read the stamp instead: a carry becomes a C++ variable, an alias
 //   of its init's text, or a slot array exactly as stamped, so the generators never compare
 //   storage themselves.
+#include <algorithm>
 #include <unordered_map>
 
 #include "pypto/ir/error.h"
@@ -36,6 +40,10 @@ namespace pypto::transforms {
 using namespace ir;
 
 namespace {
+
+// The slots of a TaskId carried through nested pl.parallel loops (N*M...): each is a C++
+// array element, and the task after the loops lists every one in its dependencies.
+constexpr int64_t kMaxNestedTaskIdSlots = 4096;
 
 struct Decision {
   std::vector<bool> rebind;
@@ -63,7 +71,7 @@ class Classifier {
                          "pl.parallel loop carrying TaskId '" << ia->name
                              << "' needs a statically-known trip count (integer literal bounds)",
                          "write the pl.parallel bounds as integer literals or module-level constants");
-        d.array_size.back() = loop->trip_count;
+        d.array_size.back() = parallel_slots(*loop, *ia, slots_of(as_var(next), 0));
       } else if (auto* v = as_var(next)) {
         d.array_size.back() = slots_of(v, 0);
       }
@@ -72,6 +80,22 @@ class Classifier {
   }
 
   const std::vector<const ForStmt*>& loops() const { return defs_.loops; }   // in pre-order
+
+  // The slots of pl.parallel `loop`'s TaskId carry `ia` when each iteration yields `per` TaskIds
+  // (0: one; M: an inner pl.parallel's or pl.range's array of M): iteration i fills slots
+  // [i*M, (i+1)*M), so the tasks after the loop wait on every inner task of every iteration. A
+  // loop of no iteration keeps M slots: its init, broadcast (the yield is never reached).
+  static int64_t parallel_slots(const ForStmt& loop, const IterArg& ia, int64_t per) {
+    if (per == 0) return loop.trip_count;
+    PYPTO_USER_CHECK(loop.trip_count <= kMaxNestedTaskIdSlots / per, loop.span,
+                     "pl.parallel loop carrying TaskId '" << ia.name << "' would keep " << loop.trip_count << " x "
+                         << per << " TaskIds (each iteration ends with an inner loop's array of " << per
+                         << "): a TaskId carried through nested pl.parallel loops keeps at most "
+                         << kMaxNestedTaskIdSlots,
+                     "join the inner loop's TaskIds into one before the outer loop carries them: "
+                     "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+    return std::max<int64_t>(loop.trip_count, 1) * per;
+  }
 
   // N when TaskId `v` names an array of N slots: the result of a loop carrying it as pl.slots(N),
   // or an if result one of whose branches yields such an array (the if result is then a phi

@@ -26,6 +26,7 @@
 //               arguments are tensor Vars, results are the callee's tensor parameters
 //   TaskIds     deps= entries are TaskIds; an array slot holds one TaskId; carries and yields
 //               agree on one TaskId versus an array of them (and on the array's size)
+#include <algorithm>
 #include <map>
 #include <sstream>
 #include <unordered_set>
@@ -287,10 +288,18 @@ class HostVerifier {
         const int64_t n = fence;
         exprs_.check(ia->init);
         const int64_t init_n = init_var ? handles(init_var) : 0;
-        PYPTO_USER_CHECK(init_n == 0 || init_n == n, f.span,
+        // A pl.parallel fence's iterations overwrite every slot: its init may be of any size (the
+        // N*M of nested pl.parallel loops in an enclosing pl.range), as at L2.
+        PYPTO_USER_CHECK(init_n == 0 || init_n == n || f.for_kind != ForKind::Parallel || f.trip_count > 0, f.span,
+                         "this pl.parallel loop runs no iteration, so TaskId '" << GetSSABaseName(ia->name)
+                             << "' keeps its " << init_n << " TaskIds from before the loop, but its iterations end with "
+                             << n << " (an inner loop's)",
+                         "remove the loop, or give it at least one iteration");
+        PYPTO_USER_CHECK(init_n == 0 || init_n == n || f.for_kind == ForKind::Parallel, f.span,
                          "loop-carried TaskId '" << GetSSABaseName(ia->name) << "' is an array of " << n
                                                  << " slots but starts from an array of " << init_n,
-                         "nested pl.parallel loops carrying one TaskId need the same trip count");
+                         "a pl.range loop carries as many TaskIds as each iteration leaves: join them before the "
+                         "loop, prev = pl.system.task_dummy(deps=[prev]), or carry the two fans through two names");
         if (f.for_kind == ForKind::Parallel) {
           if (init_n) fences_[ia] = init_n;
         } else {
@@ -351,16 +360,18 @@ class HostVerifier {
       return;
     }
     if (value_is_array) {
-      // An inner pl.parallel(M)'s M handles yielded into an outer pl.parallel(N)'s slots (one
-      // per iteration): the generator copied min(N, M) of them over the N, and the tasks after
-      // the loop missed their waits (fuzz28; the L2 verifier's check).
+      // An inner pl.parallel(M)'s M handles go to this iteration's M slots of an outer
+      // pl.parallel(N)'s N*M (ClassifyIterArgCarry); any other size has no slots to go to (the
+      // value from before the loop, in a branch: the L2 verifier's parallel_array_yield).
       const int64_t m = v ? handles(v) : 0;
-      PYPTO_USER_CHECK(m == 0 || !target.fence, target.loop ? target.loop->span : value->span,
-                       "TaskId '" << GetSSABaseName(v->name) << "' is carried through this pl.parallel loop as one "
-                                  << "TaskId per iteration, but an iteration ends with an array of " << m
-                                  << " TaskIds (an inner pl.parallel loop's)",
-                       "join the inner loop's TaskIds into one before the outer loop carries them: "
-                       "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+      const int64_t trips = target.loop ? std::max<int64_t>(target.loop->trip_count, 1) : 0;
+      const int64_t per = trips > 0 ? target.array_size / trips : 0;
+      PYPTO_USER_CHECK(m == 0 || !target.fence || per == m, target.loop ? target.loop->span : value->span,
+                       "TaskId '" << GetSSABaseName(v->name) << "' is carried through this pl.parallel loop as "
+                                  << (per <= 1 ? std::string("one TaskId") : std::to_string(per) + " TaskIds")
+                                  << " per iteration, but an iteration ends with an array of " << m << " TaskIds",
+                       "join the TaskIds into one before the loop carries them: "
+                       "prev = pl.system.task_dummy(deps=[prev]) before the end of the iteration");
       return;
     }
     PYPTO_USER_CHECK(target.fence || target.phi, value->span, "this yields one TaskId where an array of them is carried",

@@ -31,6 +31,7 @@
 //   lifetimes   a value is used only while the blocks its C++ text names are open (a runtime-
 //               allocated output dies with its scope); a TaskId named by deps=, a carry, a
 //               yield or an array op is still alive (OrchestrationScopeModel)
+#include <algorithm>
 #include <set>
 #include <sstream>
 #include <map>
@@ -603,11 +604,22 @@ class OrchestrationVerifier {
       return std::nullopt;
     }
     if (!hoisted_.count(ia)) m_.declare(ia);
-    if (init && init->array_size > 0) {
+    // A pl.parallel loop's iterations overwrite every slot, so its init may be an array of any
+    // size (the N*M of nested pl.parallel loops in an enclosing pl.range). A sequential loop's
+    // array holds its init until the first yield.
+    if (init && init->array_size > 0 && loop.for_kind == ForKind::Parallel && loop.trip_count == 0) {
+      PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
+                       "this pl.parallel loop runs no iteration, so TaskId '" << ia->name << "' keeps its "
+                           << init->array_size << " TaskIds from before the loop, but its iterations end with "
+                           << array_size << " (an inner loop's)",
+                       "remove the loop, or give it at least one iteration");
+    }
+    if (init && init->array_size > 0 && loop.for_kind != ForKind::Parallel) {
       PYPTO_USER_CHECK(init->array_size == array_size, loop.span,
                        "loop-carried TaskId '" << ia->name << "' is an array of " << array_size
                                                << " slots but starts from an array of " << init->array_size,
-                       "nested pl.parallel loops carrying one TaskId need the same trip count");
+                       "a pl.range loop carries as many TaskIds as each iteration leaves: join them before the "
+                       "loop, prev = pl.system.task_dummy(deps=[prev]), or carry the two fans through two names");
     }
     OrchestrationScopeModel::Blocks backing = m_.binding_of(ia);
     // Each pl.parallel iteration reads the value from before the loop.
@@ -656,17 +668,9 @@ class OrchestrationVerifier {
         std::optional<TaskIdRef> r = m_.resolve(v);
         PYPTO_USER_CHECK(r, y.values[i]->span, "yielded TaskId '" << v->name << "' is out of scope here", "");
         if (r->array_size > 0) {
-          // A pl.parallel(N) slot carry keeps one TaskId per iteration: an iteration whose next
-          // value is an inner pl.parallel(M)'s M ids has nowhere to put them. The generator
-          // copied M slots over the N (an internal error when M != N; when M == N every
-          // iteration overwrote the others' and the tasks after the loop missed their
-          // dependencies). fuzz28, seed 2802 mutant 405.
-          PYPTO_USER_CHECK(t.loop->for_kind != ForKind::Parallel || carry->type->is<ArrayType>(), t.loop->span,
-                           "TaskId '" << carry->name << "' is carried through this pl.parallel loop as one TaskId "
-                                      << "per iteration, but an iteration ends with an array of " << r->array_size
-                                      << " TaskIds (an inner pl.parallel loop's)",
-                           "join the inner loop's TaskIds into one before the outer loop carries them: "
-                           "prev = pl.system.task_dummy(deps=[prev]) after the inner loop");
+          if (t.loop->for_kind == ForKind::Parallel && !carry->type->is<ArrayType>()) {
+            parallel_array_yield(*t.loop, *carry, t.loop->carries.at(i).slots, r->array_size);
+          }
           continue;
         }
         PYPTO_USER_CHECK(t.loop->for_kind == ForKind::Parallel, y.values[i]->span,
@@ -678,6 +682,22 @@ class OrchestrationVerifier {
       if (carry) exit_value(carry, y.values[i]);
       if (t.branch) exit_value(t.branch->return_vars[i].get(), y.values[i]);
     }
+  }
+
+  // pl.parallel `loop` carries TaskId `carry` as `slots` = trip count x M (ClassifyIterArgCarry)
+  // and an iteration ends with an array of `m` (an inner pl.parallel loop's): the generator copies
+  // it into that iteration's M slots, so m must be M. It is not when the array is the value from
+  // before the loop (a branch yielding the carry while the loop sits in a pl.range that carries
+  // it): every iteration would keep all of it, which no fixed number of slots holds (fuzz28:
+  // the generator copied the array over the others' slots and tasks after the loop lost edges).
+  static void parallel_array_yield(const ForStmt& loop, const Var& carry, int64_t slots, int64_t m) {
+    const int64_t per = slots / std::max<int64_t>(loop.trip_count, 1);
+    PYPTO_USER_CHECK(per == m, loop.span,
+                     "TaskId '" << carry.name << "' is carried through this pl.parallel loop as "
+                                << (per <= 1 ? std::string("one TaskId") : std::to_string(per) + " TaskIds")
+                                << " per iteration, but an iteration ends with an array of " << m << " TaskIds",
+                     "join the TaskIds into one before the loop carries them: "
+                     "prev = pl.system.task_dummy(deps=[prev]) before the end of the iteration");
   }
 
   struct Yields {

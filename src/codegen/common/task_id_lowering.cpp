@@ -41,6 +41,13 @@ void TaskIdLowering::copy_slots(const std::string& dst, const std::string& src, 
   for_each_slot(n, [&](const std::string& k) { w_.line(dst + "[" + k + "] = " + src + "[" + k + "];"); });
 }
 
+void TaskIdLowering::copy_slots_at(const std::string& dst, const std::string& iter, const std::string& src,
+                                   int64_t n) {
+  // `iter` is `i`, `(i - s)`, `i / t` or `(i - s) / t`: `*` binds left to right after the `/`.
+  const std::string base = iter + " * " + std::to_string(n) + " + ";
+  for_each_slot(n, [&](const std::string& k) { w_.line(dst + "[" + base + k + "] = " + src + "[" + k + "];"); });
+}
+
 void TaskIdLowering::init_array(const std::string& arr, int64_t n, const std::string& init, bool init_is_array,
                                 bool declared) {
   const std::string size = std::to_string(n);

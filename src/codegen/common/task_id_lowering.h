@@ -9,6 +9,7 @@
 //                           }
 //   a slot yield            arr[i] = tid;               (i, (i - start), i / step, ...)
 //   an array yield          for (k) { outer[k] = inner[k]; }
+//   a nested slot yield     for (k) { outer[i * 3 + k] = inner[k]; }   (pl.parallel in pl.parallel)
 //   one dependency          if (prev.is_valid()) <sink(prev)>     (unguarded for a fresh id)
 //                           for (k) { if (arr[k].is_valid()) <sink(arr[k])> }
 //
@@ -72,6 +73,9 @@ class TaskIdLowering {
   void for_each_slot(int64_t n, const std::function<void(const std::string& k)>& each);
   // dst[k] = src[k]; for every slot.
   void copy_slots(const std::string& dst, const std::string& src, int64_t n);
+  // dst[iter * n + k] = src[k]; for every slot of src: pl.parallel iteration `iter`'s n slots
+  // of a nested carry (`iter` as parallel_slot prints it).
+  void copy_slots_at(const std::string& dst, const std::string& iter, const std::string& src, int64_t n);
   // `T arr[n];` (unless `declared`) and every slot set to `init` (init[k] when init_is_array).
   void init_array(const std::string& arr, int64_t n, const std::string& init, bool init_is_array, bool declared);
   // The slot of the current iteration of pl.parallel `loop` whose index is `loop_var`:

@@ -13,12 +13,16 @@
 //   pl.parallel(4) TaskId carry       TaskHandle prev_1[4];  for (k) prev_1[k] = prev;
 //                                     ... prev_1[i] = t;  (each iteration its slot; the body
 //                                     sees the value from before the loop; consumers wait on all)
+//   nested pl.parallel(4) > (3)   TaskHandle prev_1[12];  ... for (k) prev_1[o * 3 + k] = prev_2[k];
+//                                     (an inner fence's handles into outer iteration o's 3 slots)
 //   if-result of such a fence         TaskHandle prev_5[4];  if (c) { for (k) prev_5[k] = prev_4[k]; }
 //                                     else { for (k) prev_5[k] = prev_1; }  (one TaskId: broadcast)
 //
 // The same forms as L2 orchestration, printed by the one shared TaskId lowering
 // (src/codegen/common/task_id_lowering.h) with TaskHandle for PTO2TaskId and submit_barrier
 // for rt_submit_dummy_task.
+#include <algorithm>
+
 #include "host_emitter.h"
 #include "pypto/ir/attrs.h"
 #include "pypto/ir/error.h"
@@ -105,8 +109,14 @@ HostCarry HostEmitter::declare_fence(const ForStmt& f, size_t i, int64_t n) {
   const int64_t init_n = init_var ? handle_array_size(init_var) : 0;
   const std::string init = expr(ia->init);
   std::string arr = fresh(GetSSABaseName(ia->name));
-  PYPTO_CHECK(init_n == 0 || init_n == n, "fence '" << ia->name << "' of " << n << " slots starts from " << init_n);
-  task_ids_.init_array(arr, n, init, init_n > 0, false);
+  if (init_n > 0 && init_n != n) {
+    // The N*M slots of nested pl.parallel loops inside a pl.range: every iteration overwrites
+    // its slots, so the init (what each iteration reads) is not copied in.
+    PYPTO_CHECK(f.for_kind == ForKind::Parallel, "fence '" << ia->name << "' of " << n << " slots starts from " << init_n);
+    line("TaskHandle " + arr + "[" + std::to_string(n) + "] = {};   // every iteration fills its slots");
+  } else {
+    task_ids_.init_array(arr, n, init, init_n > 0, false);
+  }
   // Every pl.parallel iteration sees the value from before the loop; a sequential loop (one
   // whose yield is such a fence's result) sees the current array.
   // (ResolveTaskIds stamps the iter_arg with the init's slots or N, the loop's result with N.)
@@ -130,8 +140,20 @@ std::optional<common::CarryMove> HostEmitter::yield_value(Frame& frame, size_t i
     m.reads = common::CppIdentifiers(m.value);
     return m;
   }
+  auto slot = [&](const ForStmt& f) {
+    return common::TaskIdLowering::parallel_slot(ref(f.loop_var.get(), f.span), f,
+                                                 [&](const ExprPtr& x) { return expr(x); });
+  };
   if (value_is_array) {
     if (m.value == target.text) return std::nullopt;  // updated in place
+    if (target.fence_loop && value_n > 0) {   // an inner pl.parallel's handles: this iteration's slots
+      PYPTO_CHECK(target.array_size == std::max<int64_t>(target.fence_loop->trip_count, 1) * value_n,
+                  "HOST codegen: a fence of " << target.array_size << " slots given an array of " << value_n);
+      m.print = [this, dst = target.text, it = slot(*target.fence_loop), src = m.value, n = value_n] {
+        task_ids_.copy_slots_at(dst, it, src, n);
+      };
+      return m;
+    }
     m.print = [this, dst = target.text, src = m.value, n = target.array_size] { task_ids_.copy_slots(dst, src, n); };
     return m;
   }
@@ -142,10 +164,7 @@ std::optional<common::CarryMove> HostEmitter::yield_value(Frame& frame, size_t i
     return m;
   }
   PYPTO_CHECK(target.fence_loop, "HOST codegen: one TaskId yielded to an array carry");
-  const ForStmt& f = *target.fence_loop;
-  const std::string slot = common::TaskIdLowering::parallel_slot(ref(f.loop_var.get(), f.span), f,
-                                                                 [&](const ExprPtr& x) { return expr(x); });
-  m.print = [this, write = target.text + "[" + slot + "] = " + m.value + ";"] { line(write); };
+  m.print = [this, write = target.text + "[" + slot(*target.fence_loop) + "] = " + m.value + ";"] { line(write); };
   return m;
 }
 

@@ -6,10 +6,14 @@
 //   scalar loop carry       PTO2TaskId prev = <init>;  ...  prev = tid;  (yield)
 //   pl.parallel array carry PTO2TaskId prev[4];  for (k) prev[k] = <init or init[k]>;
 //                           ... prev[branch] = tid;  (slot yield)
+//   nested pl.parallel carry PTO2TaskId prev[4 * 3]; ... for (k) prev[o * 3 + k] = inner[k];
+//                           (an inner pl.parallel(3)'s ids into outer iteration o's 3 slots)
 //   outer sequential carry  PTO2TaskId prev[4]; ... for (k) prev[k] = inner[k];  (copy yield)
 //   pl.array.create(4, pl.TASK_ID)   PTO2TaskId tids[4];   (every slot starts invalid)
 //   tids[k] = tid                    tids[k] = tid;        (in place; the new SSA value is `tids`)
 //   prev = tids[k]                   PTO2TaskId prev = tids[k];   (snapshot local)
+#include <algorithm>
+
 #include "emitter.h"
 #include "op_registry.h"
 #include "pypto/ir/error.h"
@@ -55,10 +59,15 @@ Binding DependencyEmitter::declare_task_id_carry(Emitter& e, const ForStmt& loop
     return e.binding_of(ia);
   }
   std::string arr = hoisted ? *hoisted : e.declare(ia);
-  if (init && init->array_size > 0) {
-    PYPTO_CHECK(init->array_size == array_size, "array carry '" << ia->name << "' starts from an array of another size");
+  if (init && init->array_size > 0 && init->array_size != array_size) {
+    // The N*M slots of nested pl.parallel loops inside a pl.range: every iteration overwrites
+    // its slots, so the init (what each iteration reads) is not copied in.
+    PYPTO_CHECK(loop.for_kind == ForKind::Parallel, "array carry '" << ia->name << "' starts from an array of another size");
+    if (!hoisted) e.line("PTO2TaskId " + arr + "[" + std::to_string(array_size) + "];   // every iteration fills its slots");
+  } else {
+    e.task_ids().init_array(arr, array_size, init ? init->text : init_text, init && init->array_size > 0,
+                            hoisted != nullptr);
   }
-  e.task_ids().init_array(arr, array_size, init ? init->text : init_text, init && init->array_size > 0, hoisted != nullptr);
   // Inside a pl.parallel body every iteration reads the value from before the loop; a
   // sequential loop's body reads the current array.
   if (loop.for_kind == ForKind::Parallel) {
@@ -82,16 +91,23 @@ bool DependencyEmitter::emit_carry_yield(Emitter& e, const ForStmt& loop, size_t
   PYPTO_CHECK(r, "yielded TaskId '" << v->name << "' is out of scope");
   for (auto& id : r->idents) e.scopes().use(id);
   for (auto& id : arr.idents) e.scopes().use(id);
+  auto slot = [&] {
+    return common::TaskIdLowering::parallel_slot(e.ref(loop.loop_var.get()), loop,
+                                                 [&](const ExprPtr& x) { return e.expr(x); });
+  };
   if (r->array_size > 0) {
     if (r->text == arr.text) return true;   // updated in place
+    if (loop.for_kind == ForKind::Parallel && !at) {   // an inner loop's M ids: this iteration's M slots
+      PYPTO_CHECK(n == std::max<int64_t>(loop.trip_count, 1) * r->array_size, "array carry size mismatch on yield of '" << carry->name << "'");
+      e.task_ids().copy_slots_at(arr.text, slot(), r->text, r->array_size);
+      return true;
+    }
     PYPTO_CHECK(r->array_size == n, "array carry size mismatch on yield of '" << carry->name << "'");
     e.task_ids().copy_slots(arr.text, r->text, n);
     return true;
   }
   PYPTO_CHECK(loop.for_kind == ForKind::Parallel, "array carry '" << carry->name << "' yielded one TaskId");
-  const std::string slot = common::TaskIdLowering::parallel_slot(e.ref(loop.loop_var.get()), loop,
-                                                                 [&](const ExprPtr& x) { return e.expr(x); });
-  e.line(arr.text + "[" + slot + "] = " + r->text + ";");
+  e.line(arr.text + "[" + slot() + "] = " + r->text + ";");
   return true;
 }
 

@@ -1,0 +1,275 @@
+"""A TaskId carried through nested pl.parallel loops (docs/dsl.md "TaskId carries").
+
+An outer pl.parallel(N) whose iterations end with an inner pl.parallel(M)'s array of M TaskIds
+carries N*M slots: iteration i fills [i*M, (i+1)*M), so the task after the loops depends on every
+inner task (fuzz28 found the generator copying M slots over N; it was then refused). Each program
+runs with race_check=True: the `copy` after the loops reads every row the inner tasks wrote, and
+phases of a pl.range write the same rows, so a lost dependency is a race. The generated C++ is
+compiled with -Wall -Werror. HOST programs: the same lowering with TaskHandle slots, the waits of
+the task after the loops read from the run's task records.
+"""
+import re
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import host
+from pypto.errors import PyptoError
+
+from codegen_test_util import compile_cpp
+
+ROWS = 512
+_PROGRAM = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, data: pl.Tensor[[512, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+          out: pl.InOut[pl.Tensor[[512, 16], pl.FP32]]) -> pl.Tensor[[512, 16], pl.FP32]:
+        s = pl.add(pl.load(out, [row, 0], [16, 16]), pl.load(data, [row, 0], [16, 16]))
+        out = pl.store(s, [row, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, out: pl.Tensor[[512, 16], pl.FP32],
+             res: pl.Out[pl.Tensor[[512, 16], pl.FP32]]) -> pl.Tensor[[512, 16], pl.FP32]:
+        res = pl.store(pl.load(out, [0, 0], [512, 16]), [0, 0], res)
+        return res
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, data: pl.Tensor[[512, 16], pl.FP32], out: pl.InOut[pl.Tensor[[512, 16], pl.FP32]],
+             res: pl.Out[pl.Tensor[[512, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[512, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = None
+BODY
+            res, last = pl.submit(self.copy, out, res, deps=[prev])
+        return res
+'''
+_BODY_LINE = 24   # the first line of BODY in _PROGRAM (the outer loop)
+_SUBMIT = "out, prev = pl.submit(self.k, data, ({}) * 16, out, deps=[prev])"
+
+# name -> (loops, the 16-row block of each inner task as a function of the loop variables, the
+# blocks the tasks add data to for a given n: a block listed twice holds 2 * data).
+_CASES = {
+    "equal_4x4": (["o in pl.parallel(4)", "b in pl.parallel(4)"], "o * 4 + b",
+                  lambda n: [o * 4 + b for o in range(4) for b in range(4)]),
+    "unequal_3x5": (["o in pl.parallel(3)", "b in pl.parallel(5)"], "o * 5 + b",
+                    lambda n: [o * 5 + b for o in range(3) for b in range(5)]),
+    "unequal_5x2": (["o in pl.parallel(5)", "b in pl.parallel(2)"], "o * 2 + b",
+                    lambda n: [o * 2 + b for o in range(5) for b in range(2)]),
+    "strided_outer": (["o in pl.parallel(1, 9, 2)", "b in pl.parallel(3)"], "(o - 1) // 2 * 3 + b",
+                      lambda n: [o * 3 + b for o in range(4) for b in range(3)]),
+    # fuzz28, seed 2802 mutant 405 (rows made disjoint): an inner pl.range's phases of 3.
+    "range_then_parallel": (["o in pl.parallel(4)", "p in pl.range(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                            lambda n: [o * 3 + b for o in range(4) for b in range(3)] * 2),
+    # a run-time trip count: n phases of 2 per outer iteration (n = 0: the carry's seed).
+    "symbolic_inner_range": (["o in pl.parallel(3)", "p in pl.range(n)", "b in pl.parallel(2)"], "o * 2 + b",
+                             lambda n: [o * 2 + b for o in range(3) for b in range(2)] * n),
+    "three_levels": (["o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"], "(o * 3 + m) * 2 + b",
+                     lambda n: list(range(12))),
+    # no iteration: the carry keeps its seed (3 slots, all invalid); the copy waits on nothing.
+    "zero_trip_outer": (["o in pl.parallel(0)", "b in pl.parallel(3)"], "o * 3 + b", lambda n: []),
+    # phases of 2 x 3 tasks writing the same rows: each phase waits on all 6 of the one before.
+    "inside_range": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                     lambda n: list(range(6)) * 3),
+}
+
+
+def _body(loops, block, branch=None):
+    lines, ind = [], 12
+    for i, loop in enumerate(loops):
+        if branch is not None and i == branch[0]:
+            lines.append(" " * ind + "if " + branch[1] + ":")
+            ind += 4
+        lines.append(" " * ind + "for " + loop + ":")
+        ind += 4
+    lines.append(" " * ind + _SUBMIT.format(block))
+    return "\n".join(lines)
+
+
+def _compile(body):
+    c = pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    orch = [v for k, v in c.files.items() if k.startswith("orchestration/")]
+    assert len(orch) == 1, sorted(c.files)
+    ok, log = compile_cpp(orch[0], "nested_orch")
+    assert ok, log
+    return c, orch[0]
+
+
+def _run(c, blocks, n=0):
+    rng = np.random.default_rng(len(blocks))
+    data = rng.standard_normal((ROWS, 16)).astype(np.float32)
+    out, res = np.zeros_like(data), np.zeros_like(data)
+    stats = c(data, out, res, n, race_check=True)
+    assert stats.races == 0
+    want = np.zeros_like(data)
+    for blk in blocks:
+        want[blk * 16:(blk + 1) * 16] += data[blk * 16:(blk + 1) * 16]
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+    np.testing.assert_array_equal(res, out)   # the copy ran after every inner task
+    return stats
+
+
+@pytest.mark.parametrize("case", sorted(_CASES))
+def test_nested_parallel_carry_runs_race_free(case):
+    loops, block, blocks = _CASES[case]
+    c, code = _compile(_body(loops, block))
+    for n in ([0, 1, 3] if "(n)" in " ".join(loops) else [0]):
+        stats = _run(c, blocks(n), n)
+        inner = len(blocks(n))
+        assert stats.tasks - stats.tasks_dummy == inner + 1
+        # the copy waits on every slot that holds a task: all inner tasks of the last phase
+        last_phase = inner if case != "inside_range" else 6
+        if case == "range_then_parallel":
+            last_phase = 12
+        elif case == "symbolic_inner_range":
+            last_phase = 6 if n else 0
+        assert stats.explicit_edges >= last_phase, stats
+
+
+def test_nested_slots_are_filled_per_outer_iteration():
+    """The lowering: one N*M array; each outer iteration copies its inner array into its M slots."""
+    _, code = _compile(_body(["o in pl.parallel(4)", "b in pl.parallel(3)"], "o * 3 + b"))
+    assert re.search(r"PTO2TaskId prev_\d+\[12\];", code), code
+    assert re.search(r"prev_\d+\[o \* 3 \+ (k\w*)\] = prev_\d+\[\1\];", code), code
+    assert re.search(r"for \(int64_t (k\w*) = 0; \1 < 12; \+\+\1\) \{\n\s*if \(prev_\d+\[\1\]\.is_valid\(\)\) "
+                     r"params_t1_deps", code), code
+
+
+def test_nested_carry_inside_a_range_waits_on_every_task_of_the_phase_before():
+    c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
+    # every inner task of phases 1 and 2 waits on the 6 of the phase before, the copy on the last 6
+    stats = _run(c, list(range(6)) * 3)
+    assert stats.explicit_edges == 6 * 6 * 2 + 6, stats
+    assert c.task_graph(static=True).count("->") == 6 * 6 * 2 + 6   # the static graph agrees
+    # the outer pl.parallel starts from the pl.range's 6 slots: not copied into its own 6
+    assert "// every iteration fills its slots" in code, code
+
+
+_FAN_FIRST = '''            for f in pl.parallel(4):
+                out, prev = pl.submit(self.k, data, f * 16, out, deps=[prev])
+'''
+
+
+def test_nested_carry_after_a_fan_waits_on_the_fan():
+    """The nested loops start from a 4-slot fan (rows the inner tasks write again): every inner
+    task waits on the 4, the copy on the 6 inner tasks only."""
+    c, code = _compile(_FAN_FIRST + _body(["o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
+    stats = _run(c, [0, 1, 2, 3] + list(range(6)))
+    assert stats.explicit_edges == 6 * 4 + 6, stats
+
+
+def test_zero_trip_nested_carry_after_a_fan_is_located():
+    """A pl.parallel(0) keeps the 4 TaskIds from before it, which its 3 slots cannot hold."""
+    body = _FAN_FIRST + _body(["o in pl.parallel(0)", "b in pl.parallel(3)"], "b")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    e = ei.value
+    assert e.line == _BODY_LINE + 2 and "runs no iteration, so TaskId 'prev' keeps its 4 TaskIds from before the " \
+        "loop, but its iterations end with 3" in e.message, str(e)
+
+
+def test_branch_around_an_inner_parallel_runs_race_free():
+    """fuzz28's third form: an iteration runs the inner loop or yields the value from before it."""
+    c, _ = _compile(_body(["o in pl.parallel(4)", "b in pl.parallel(2)"], "o * 2 + b", branch=(1, "o > 1")))
+    stats = _run(c, [o * 2 + b for o in (2, 3) for b in range(2)])
+    assert stats.explicit_edges == 4, stats
+
+
+def test_too_many_nested_slots_are_located():
+    body = _body(["o in pl.parallel(64)", "b in pl.parallel(65)"], "b")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    e = ei.value
+    assert e.line == _BODY_LINE and "would keep 64 x 65 TaskIds" in e.message and "keeps at most 4096" in e.message, \
+        str(e)
+    assert "pl.system.task_dummy(deps=[prev])" in e.help
+
+
+def test_three_levels_count_against_the_limit():
+    body = _body(["o in pl.parallel(16)", "m in pl.parallel(16)", "b in pl.parallel(17)"], "b")
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    assert ei.value.line == _BODY_LINE and "would keep 16 x 272 TaskIds" in ei.value.message, str(ei.value)
+
+
+def test_a_phase_kept_whole_by_one_iteration_is_still_located():
+    """Inside a pl.range carrying N slots, an iteration that yields the value from before the
+    pl.parallel keeps all N of the previous phase: no fixed number of slots holds that."""
+    body = '''            for r in pl.range(2):
+                for o in pl.parallel(2):
+                    if o > 0:
+                        out, prev = pl.submit(self.k, data, o * 16, out, deps=[prev])'''
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    e = ei.value
+    assert e.line == _BODY_LINE + 1 and "carried through this pl.parallel loop as one TaskId per iteration, but an " \
+        "iteration ends with an array of 2 TaskIds" in e.message, str(e)
+    assert "pl.system.task_dummy(deps=[prev])" in e.help
+
+
+# ---- HOST -------------------------------------------------------------------------------------
+_T = "pl.Tensor[[16], pl.FP32]"
+_HOST = f'''import pypto.language as pl
+
+@pl.program
+class H:
+    @pl.function(type=pl.FunctionType.InCore)
+    def inc(self, c: pl.InOut[{_T}]) -> {_T}:
+        c = pl.store(pl.add(pl.load(c, [0], [16]), 1.0), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, a: {_T}, c: pl.Out[{_T}]) -> {_T}:
+        c = pl.store(pl.add(pl.load(a, [0], [16]), pl.load(a, [0], [16])), [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_inc(self, c: pl.InOut[{_T}]) -> {_T}:
+        c = self.inc(c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_add(self, a: {_T}, c: pl.Out[{_T}]) -> {_T}:
+        c = self.add(a, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.InOut[{_T}], z: pl.Out[{_T}]) -> {_T}:
+        prev = None
+BODY
+        z, last = pl.submit(self.chip_add, x, z, deps=[prev])
+        return z
+'''
+
+
+@pytest.mark.parametrize("loops", [("o in pl.parallel(3)", "b in pl.parallel(4)"),
+                                   ("o in pl.parallel(0)", "b in pl.parallel(4)"),
+                                   ("o in pl.parallel(4)", "b in pl.parallel(2)"),
+                                   ("o in pl.parallel(2)", "m in pl.parallel(2)", "b in pl.parallel(3)"),
+                                   ("r in pl.range(2)", "o in pl.parallel(2)", "b in pl.parallel(3)")])
+def test_host_nested_parallel_carry_waits_on_every_inner_task(loops):
+    ind, lines = 8, []
+    for loop in loops:
+        lines.append(" " * ind + "for " + loop + ":")
+        ind += 4
+    lines.append(" " * ind + "x, prev = pl.submit(self.chip_inc, x, deps=[prev])")
+    src = _HOST.replace("BODY", "\n".join(lines))
+    code = host.generate_host_orchestration(pl.parse_program(src, "host_nested.py"), "host_main").code
+    ok, log = compile_cpp(code, "host_nested")
+    assert ok, log
+    prog = host.compile_host(pl.parse_program(src, "host_nested.py"), "host_main", chips=2)
+    x, z = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    stats = prog(x, z)
+    tasks = int(np.prod([int(re.search(r"\((\d+)\)", lp).group(1)) for lp in loops]))
+    np.testing.assert_array_equal(x, np.full(16, tasks, np.float32))
+    np.testing.assert_array_equal(z, 2 * x)
+    recs = stats.task_records
+    assert len(recs) == tasks + 1
+    last_phase = [r["index"] for r in recs[:-1]]
+    if loops[0].startswith("r in pl.range"):
+        last_phase = last_phase[len(last_phase) // 2:]
+    assert set(recs[-1]["deps"]) >= set(last_phase), (recs[-1], last_phase)
