@@ -113,6 +113,19 @@ def _run(c, blocks, n=0):
     return stats
 
 
+def _executed_graph(c, n):
+    """The DOT of a traced run: every dependency the run found, linked or not (a producer that
+    finished before its consumer was submitted included), so the count is the program's."""
+    z = np.zeros((ROWS, 16), np.float32)
+    return c.task_graph(z, z.copy(), z.copy(), n)
+
+
+def _edges_into_last_task(c, n):
+    g = _executed_graph(c, n)
+    last = max(int(t) for t in re.findall(r"^  t(\d+) \[", g, re.M))
+    return len(re.findall(r"-> t%d\b" % last, g))
+
+
 @pytest.mark.parametrize("case", sorted(_CASES))
 def test_nested_parallel_carry_runs_race_free(case):
     loops, block, blocks = _CASES[case]
@@ -127,7 +140,9 @@ def test_nested_parallel_carry_runs_race_free(case):
             last_phase = 12
         elif case == "symbolic_inner_range":
             last_phase = 6 if n else 0
-        assert stats.explicit_edges >= last_phase, stats
+        # (from the traced graph, which lists every dependency found: stats.explicit_edges counts
+        # only the producers still running at submission, which depends on timing)
+        assert _edges_into_last_task(c, n) == last_phase
 
 
 def test_nested_slots_are_filled_per_outer_iteration():
@@ -142,8 +157,8 @@ def test_nested_slots_are_filled_per_outer_iteration():
 def test_nested_carry_inside_a_range_waits_on_every_task_of_the_phase_before():
     c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
     # every inner task of phases 1 and 2 waits on the 6 of the phase before, the copy on the last 6
-    stats = _run(c, list(range(6)) * 3)
-    assert stats.explicit_edges == 6 * 6 * 2 + 6, stats
+    _run(c, list(range(6)) * 3)
+    assert _executed_graph(c, 0).count("->") == 6 * 6 * 2 + 6
     assert c.task_graph(static=True).count("->") == 6 * 6 * 2 + 6   # the static graph agrees
     # the outer pl.parallel starts from the pl.range's 6 slots: not copied into its own 6
     assert "// every iteration fills its slots" in code, code
@@ -158,8 +173,8 @@ def test_nested_carry_after_a_fan_waits_on_the_fan():
     """The nested loops start from a 4-slot fan (rows the inner tasks write again): every inner
     task waits on the 4, the copy on the 6 inner tasks only."""
     c, code = _compile(_FAN_FIRST + _body(["o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
-    stats = _run(c, [0, 1, 2, 3] + list(range(6)))
-    assert stats.explicit_edges == 6 * 4 + 6, stats
+    _run(c, [0, 1, 2, 3] + list(range(6)))
+    assert _executed_graph(c, 0).count("->") == 6 * 4 + 6
 
 
 def test_zero_trip_nested_carry_after_a_fan_is_located():
@@ -175,8 +190,8 @@ def test_zero_trip_nested_carry_after_a_fan_is_located():
 def test_branch_around_an_inner_parallel_runs_race_free():
     """fuzz28's third form: an iteration runs the inner loop or yields the value from before it."""
     c, _ = _compile(_body(["o in pl.parallel(4)", "b in pl.parallel(2)"], "o * 2 + b", branch=(1, "o > 1")))
-    stats = _run(c, [o * 2 + b for o in (2, 3) for b in range(2)])
-    assert stats.explicit_edges == 4, stats
+    _run(c, [o * 2 + b for o in (2, 3) for b in range(2)])
+    assert _executed_graph(c, 0).count("->") == 4
 
 
 def test_too_many_nested_slots_are_located():
