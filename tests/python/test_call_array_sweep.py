@@ -615,3 +615,78 @@ def test_a_refused_array_gets_one_message_on_both_paths(swap, swap_file, tmp_pat
     np.savez(tmp_path / "in.npz", x=x)
     assert cli.main(["run", swap_file, "--inputs", str(tmp_path / "in.npz")]) == 2
     assert "--inputs: %s; %s" % (text, e.value.help) in _cli_err(capsys)
+
+
+# -- scalars: a 0-d array (what an .npz holds for a scalar), a 1-element array, on both paths -----
+# The call and pypto run --inputs check a scalar with one function (pypto.runtime.args.scalar_bits):
+# the same values pass, with the same bits, and the same are refused with the same text. The
+# expectation is the documented rule, written out here: float parameters take real numbers
+# (not bools), rounded to float32; integer parameters integers in range (not floats, not bools);
+# pl.BOOL a bool or 0 / 1.
+
+_SCALAR_VALUES = [np.array(True), np.array(False), np.array(0), np.array(1), np.array(2), np.array(-1),
+                  np.array(2 ** 40), np.array(2 ** 64 - 1, np.uint64), np.array(3, np.int8), np.array(3.0),
+                  np.array(2.5, np.float32), np.array(1e40), np.array(np.inf), np.array(1 + 0j), np.array("3"),
+                  np.array([3]), np.array([[1.5]]), np.float64(0.5), np.int32(7)]
+_SCALAR_RANGE = {"INT32": (-2 ** 31, 2 ** 31 - 1), "INDEX": (-2 ** 63, 2 ** 63 - 1), "UINT8": (0, 255), "BOOL": (0, 1)}
+
+
+def _scalar_expected(v, dtype):
+    if np.ndim(v) != 0 or np.asarray(v).dtype.kind not in "biuf":
+        return False
+    x = np.asarray(v).item()
+    if dtype == "FP32":
+        return not isinstance(x, bool) and (not np.isfinite(x) or abs(x) <= float(np.finfo(np.float32).max))
+    lo, hi = _SCALAR_RANGE[dtype]
+    if dtype == "BOOL":
+        return isinstance(x, (bool, int)) and x in (0, 1)
+    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "INT32", "INDEX", "UINT8", "BOOL"])
+def test_scalar_values_get_one_rule_on_both_paths(dtype):
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.errors import PyptoError
+    from pypto.runtime.args import ParamSpec, bind_and_check
+    spec = [ParamSpec("n", "scalar", dtype, (), "In", 0)]
+    for v in _SCALAR_VALUES:
+        what = "%r -> pl.Scalar[pl.%s]" % (v, dtype)
+        call = cli = call_error = cli_error = None
+        try:
+            call = bind_and_check(spec, "main", (v,)).scalars
+        except PyptoError as e:
+            call_error = e
+        try:
+            value = load_inputs("in.npz", spec, [None], {"n": np.asarray(v)})[0]
+            cli = bind_and_check(spec, "main", (value,)).scalars      # what pypto run then passes
+        except CliError as e:
+            cli_error = e
+        if _scalar_expected(v, dtype):
+            assert call_error is None and cli_error is None and call == cli, (what, call_error, cli_error, call, cli)
+            continue
+        assert call_error is not None and cli_error is not None, (what, call, cli)
+        assert call_error.message.startswith("argument 'n' of main(n) "), what
+        text = call_error.message[len("argument 'n' of main(n) "):]
+        assert str(cli_error) == "--inputs: parameter 'n' %s%s" % (text, "; " + call_error.help if call_error.help
+                                                                     else ""), (what, str(cli_error), text)
+
+
+def test_a_refused_scalar_is_a_usage_error_of_pypto_run(tmp_path, capsys):
+    # was the call's located error (exit status 1) with the help "pass a Python int", after compiling
+    from pypto import cli
+    src = tmp_path / "scale.py"
+    src.write_text(SRC.replace("x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor"
+                               "[[16, 8], pl.FP32]:\n        y = self.top",
+                               "x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]], "
+                               "n: pl.Scalar[pl.BOOL]) -> pl.Tensor[[16, 8], pl.FP32]:\n        y = self.top"))
+    np.savez(tmp_path / "in.npz", n=np.array(2))
+    assert cli.main(["run", str(src), "--inputs", str(tmp_path / "in.npz")]) == 2
+    prog = pypto.compile(pl.parse_program(src.read_text(), "scale.py"))
+    y = np.zeros((16, 8), np.float32)
+    prog(_x(), y, 1)                                    # 0 / 1: a bool value (the fast path)
+    with pytest.raises(ArgumentValueError, match=r"argument 'n' of main\(x, y, n\) = 2 is not a bool value"):
+        prog(_x(), y, 2)                                # was True, silently (the fast path took any int)
+    prog.close()
+    assert ("--inputs: parameter 'n' = 2 is not a bool value (pl.Scalar[pl.BOOL] takes True / False or 0 / 1); "
+            "pass x != 0 for a truth value") in _cli_err(capsys)

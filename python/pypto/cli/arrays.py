@@ -19,7 +19,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file
-from pypto.runtime.args import ArgumentTypeError, convert_array
+from pypto.errors import PyptoError
+from pypto.runtime.args import ArgumentTypeError, convert_array, scalar_bits
 from pypto.runtime.trace_path import probe_writable
 
 __all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem",
@@ -194,9 +195,10 @@ def load_inputs(path: str, params, inputs: List, arrays: Optional[Dict[str, np.n
         i = by_name[name]
         p = params[i]
         if p.kind == "scalar":
-            if arr.ndim != 0:
-                raise CliError("--inputs: '%s' is a scalar parameter; give a 0-d array, got shape %s"
-                               % (name, arr.shape))
+            try:   # the call's check and text: a value refused here would have been refused by the run
+                scalar_bits(p, arr, "parameter '%s'" % name)
+            except PyptoError as e:
+                raise CliError("--inputs: %s%s" % (e.message, "; " + e.help if e.help else "")) from None
             out[i] = arr.item()
             continue
         expect = tuple(np.shape(inputs[i]))

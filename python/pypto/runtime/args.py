@@ -25,7 +25,7 @@ from pypto.errors import PyptoError
 
 __all__ = ["ArgumentTypeError", "ArgumentValueError", "DTYPE_CODES", "ParamSpec", "BoundCall", "param_specs",
            "numpy_dtype", "bfloat16_dtype", "runtime_dtype_code", "bind_and_check", "random_inputs",
-           "random_array", "TensorArg", "convert_array"]
+           "random_array", "TensorArg", "convert_array", "scalar_bits"]
 
 
 class ArgumentTypeError(PyptoError, TypeError):
@@ -292,10 +292,17 @@ def convert_array(arr: np.ndarray, dtype: str, name: str) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 # Scalars
 
-def _scalar_bits(p: ParamSpec, v, where: str) -> int:
+def scalar_bits(p: ParamSpec, v, where: str) -> int:
+    """The 64-bit slot value of ``v`` for scalar parameter ``p`` (``where`` names it in errors:
+    "argument 'n' of main(x, n)" for the call, "parameter 'n'" for ``pypto run --inputs``, which
+    checks its 0-d arrays with this function, so both paths refuse the same values with the same
+    text). Float parameters take any real number, rounded to float32 (its bits); integer
+    parameters an integer in range; pl.BOOL a bool or 0 / 1 (2 is no bool value: refused, as an
+    array of 2 is for a pl.BOOL tensor)."""
     # A NumPy / torch scalar or 0-d array stands for its value; an array of rank >= 1 does not,
     # even with one element (.item() would silently take np.array([3]) for 3).
-    if hasattr(v, "item") and not isinstance(v, (int, float, bool)) and getattr(v, "ndim", 0) == 0:
+    if isinstance(v, np.generic) or (hasattr(v, "item") and not isinstance(v, (int, float, bool)) and
+                                     getattr(v, "ndim", 0) == 0):   # np.float64 is a float: its value, named float
         try:
             v = v.item()
         except Exception:  # noqa: BLE001 - not a 0-d array: reported below by type
@@ -303,7 +310,8 @@ def _scalar_bits(p: ParamSpec, v, where: str) -> int:
     if getattr(v, "ndim", 0) and getattr(v, "shape", None) is not None:
         raise ArgumentTypeError("%s is a scalar (pl.Scalar[pl.%s]), got an array of shape %s"
                                 % (where, p.dtype, tuple(v.shape)),
-                                help="pass a Python number, or the element itself (x[0] or x.item())")
+                                help="pass a Python number, or the element itself (x[0] or x.item(); in an .npz "
+                                     "file, a 0-d array)")
     if p.dtype in ("FP32", "FP16", "BF16"):
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise ArgumentTypeError("%s expects a number (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__))
@@ -317,10 +325,14 @@ def _scalar_bits(p: ParamSpec, v, where: str) -> int:
     if p.dtype == "BOOL":
         if not isinstance(v, (bool, int)):
             raise ArgumentTypeError("%s expects a bool, got %s" % (where, type(v).__name__))
+        if v not in (0, 1):
+            raise ArgumentValueError("%s = %d is not a bool value (pl.Scalar[pl.BOOL] takes True / False or 0 / 1)"
+                                     % (where, v), help="pass x != 0 for a truth value")
         return 1 if v else 0
     if not isinstance(v, int) or isinstance(v, bool):
         raise ArgumentTypeError("%s expects an integer (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__),
-                                help="pass a Python int" if isinstance(v, float) else "")
+                                help="pass an integer (a Python int, or an integer 0-d array)"
+                                if isinstance(v, float) else "")
     bits = {"INT8": 8, "INT16": 16, "INT32": 32, "UINT8": 8, "UINT16": 16, "UINT32": 32}.get(p.dtype, 64)
     signed = not p.dtype.startswith("UINT")
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
@@ -458,7 +470,7 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
             return _located(cls, _p, message, help)
         if p.kind == "scalar":
             try:
-                scalars[p.slot] = _scalar_bits(p, v, where)
+                scalars[p.slot] = scalar_bits(p, v, where)
             except PyptoError as e:
                 raise _located(type(e), p, e.message, e.help)
             continue
