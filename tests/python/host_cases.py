@@ -107,7 +107,7 @@ def main(argv):
         return 0
     if mode == "mpi-badargs":
         prog = host.compile_host(_golden("host_basic"), distributed="mpi")
-        x = np.zeros(64, np.float64)
+        x = np.full(64, 0.1)          # float64 values float32 has not: refused, not rounded
         try:
             prog(x, x, x, x)
         except Exception as e:

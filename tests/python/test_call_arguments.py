@@ -194,15 +194,15 @@ def _fake_torch(monkeypatch):
 
 def test_torch_tensor_gets_a_torch_hint(split, monkeypatch):
     torch = _fake_torch(monkeypatch)
-    x64 = torch.Tensor(np.zeros((16, 8), np.float64))
-    with pytest.raises(ArgumentTypeError, match="argument 'x' .* has dtype torch.float64") as e:
+    x64 = torch.Tensor(np.full((16, 8), 0.1, np.float64))    # values float32 has not: refused
+    with pytest.raises(ArgumentTypeError, match="argument 'x' .* got a float64 array: its value 0.1") as e:
         split(x64, 1.0)
     assert ".to(torch.float32)" in str(e.value) and "astype" not in str(e.value)
 
 
 def test_numpy_array_gets_a_numpy_hint(split):
     with pytest.raises(ArgumentTypeError) as e:
-        split(np.zeros((16, 8)), 1.0)
+        split(np.full((16, 8), 0.1), 1.0)
     assert ".astype(np.float32)" in str(e.value)
 
 
@@ -236,8 +236,11 @@ def test_host_run_shares_the_checker_and_the_result_type():
     prog = pypto.compile(TwoChips)
     x = np.ones((16, 16), np.float32)
     acc = np.zeros((16, 16), np.float32)
-    with pytest.raises(ArgumentTypeError, match=r"argument 'x' of host_main\(.*\) has dtype int32, expected pl.FP32"):
-        prog(x.astype(np.int32), acc, alpha=0.5, steps=1)          # same width: the old HOST check let it pass
+    with pytest.raises(ArgumentTypeError, match=r"argument 'acc' of host_main\(.*\) has dtype int32, expected pl.FP32"):
+        prog(x, acc.astype(np.int32), alpha=0.5, steps=1)          # same width: the old HOST check let it pass
+    with pytest.raises(ArgumentTypeError, match=r"argument 'x' of host_main\(.*\): parameter 'x' is pl.FP32 "
+                                                r"\(float32\) and got an int32 array: its value 16777217"):
+        prog(x.astype(np.int32) + 2 ** 24, acc, alpha=0.5, steps=1)   # an In converts only when no value changes
     with pytest.raises(ArgumentTypeError, match="expects a number"):
         prog(x, acc, alpha="2", steps=1)
     tmp, out = prog(x, acc, alpha=0.5, steps=2)                    # Outs allocated, by-name scalars
@@ -254,6 +257,8 @@ def test_real_torch_tensors_in_and_out(split):
     lo, hi = split(x, 0.5)
     assert isinstance(lo, torch.Tensor) and lo.dtype == torch.float32 and tuple(lo.shape) == (16, 8)
     assert torch.allclose(lo, x * 0.5) and torch.allclose(hi, x * 2)
+    lo, hi = split(x.double(), 0.5)           # float64 of float32 values: converted, as pypto run --inputs does
+    assert torch.allclose(lo, x * 0.5)
     with pytest.raises(ArgumentTypeError) as e:
-        split(x.double(), 0.5)
+        split(x.double() / 3, 0.5)            # values float32 does not hold
     assert ".to(torch.float32)" in str(e.value) and "astype" not in str(e.value)

@@ -112,6 +112,15 @@ def _masked(a, mask=False):
 
 INPUTS_OK = {
     "contiguous": lambda: _x(),
+    # another dtype whose values pl.FP32 holds exactly: converted (the rule of pypto run --inputs)
+    "bool": lambda: _x() > 0,
+    "int32": lambda: _x().astype(np.int32),
+    "int64": lambda: _x().astype(np.int64),
+    "uint8 (non-negative)": lambda: (_x() + 40).astype(np.uint8),
+    "float16": lambda: _x().astype(np.float16),
+    "float64 of float32 values": lambda: _x().astype(np.float64),
+    "big-endian float32": lambda: _x().astype(">f4"),
+    "big-endian int16, strided": lambda: _x().astype(">i2")[::-1][::-1],
     "stepped slice": lambda: np.repeat(np.repeat(_x(), 2, axis=0), 3, axis=1)[::2, ::3],
     "transposed": lambda: np.ascontiguousarray(_x().T).T,
     "negative strides": lambda: np.ascontiguousarray(_x()[::-1, ::-1])[::-1, ::-1],
@@ -138,17 +147,20 @@ def test_input_layouts_give_the_right_result(swap, name):
 # -- inputs refused, located at the parameter and with a hint --------------------------------------
 
 INPUTS_REFUSED = {
-    "float64": (lambda: _x().astype(np.float64), ArgumentTypeError, r"has dtype float64, expected pl.FP32",
-                ".astype(np.float32)"),
-    "int32": (lambda: _x().astype(np.int32), ArgumentTypeError, r"has dtype int32, expected pl.FP32", "astype"),
-    "int64": (lambda: _x().astype(np.int64), ArgumentTypeError, r"has dtype int64, expected pl.FP32", "astype"),
-    "bool": (lambda: _x() > 0, ArgumentTypeError, r"has dtype bool, expected pl.FP32", "astype"),
-    "float16": (lambda: _x().astype(np.float16), ArgumentTypeError, r"has dtype float16", "astype"),
-    "big-endian float32": (lambda: _x().astype(">f4"), ArgumentTypeError, r"has dtype >f4, expected pl.FP32",
-                           ".astype(np.float32)"),
-    "object": (lambda: _x().astype(object), ArgumentTypeError, r"has dtype object", "astype"),
-    "structured": (lambda: np.zeros((16, 8), dtype=[("a", np.float32)]), ArgumentTypeError, r"has dtype", "astype"),
-    "complex64": (lambda: _x().astype(np.complex64), ArgumentTypeError, r"has dtype complex64", "astype"),
+    "float64 values float32 has not": (lambda: _x().astype(np.float64) + 0.1, ArgumentTypeError,
+                                       r": parameter 'x' is pl.FP32 \(float32\) and got a float64 array: its value "
+                                       r"-39.9 at index \(0, 0\) is not a float32 value", ".astype(np.float32)"),
+    "int64 beyond 2^24": (lambda: _x().astype(np.int64) + 2 ** 24 + 41, ArgumentTypeError,
+                          r"got an int64 array: its value 16777217 at index \(0, 0\) is not a float32 value "
+                          r"\(converted it would be 16777216.0\)", ".astype(np.float32)"),
+    "float64 beyond float32's range": (lambda: np.full((16, 8), 1e300), ArgumentTypeError, r"converted it would be inf",
+                                "astype"),
+    "object": (lambda: _x().astype(object), ArgumentTypeError, r"got an object array: only arrays of real numbers",
+               "astype"),
+    "structured": (lambda: np.zeros((16, 8), dtype=[("a", np.float32)]), ArgumentTypeError,
+                   r"only arrays of real numbers", "astype"),
+    "complex64": (lambda: _x().astype(np.complex64), ArgumentTypeError, r"got a complex64 array: only arrays of real",
+                  "astype"),
     "wrong shape": (lambda: _x().reshape(8, 16), ArgumentValueError, r"has shape \(8, 16\), expected \(16, 8\)", ""),
     "wrong rank": (lambda: _x().reshape(128), ArgumentValueError, r"expected rank 2", ""),
     "rank 3": (lambda: _x().reshape(16, 8, 1), ArgumentValueError, r"expected rank 2", ""),
@@ -193,7 +205,8 @@ OUTPUTS_REFUSED = {
     "broadcast (stride 0)": (lambda: np.broadcast_to(np.zeros(8, np.float32), (16, 8)), r"is not C-contiguous|read-only",
                              ""),
     "big-endian": (lambda: np.zeros((16, 8), ">f4"), r"has dtype >f4", ".astype(np.float32)"),
-    "float64": (lambda: np.zeros((16, 8), np.float64), r"has dtype float64", "astype"),
+    "float64": (lambda: np.zeros((16, 8), np.float64), r"has dtype float64, expected pl.FP32 \(float32\); pl.Out "
+                r"tensors are written in place, so they are not converted", "astype"),
     "0-d array": (lambda: np.array(0.0, np.float32), r"expected rank 2", ""),
     "masked array": (lambda: _masked(np.zeros((16, 8), np.float32)), r"is a masked array", "getdata"),
     "python list": (lambda: np.zeros((16, 8), np.float32).tolist(), r"must be a NumPy array", ""),
@@ -266,9 +279,9 @@ def test_overlapping_different_views_are_refused(swap):
     flat = np.zeros(129, np.float32)
     with pytest.raises(ArgumentValueError, match="different views of overlapping memory"):
         swap(flat[1:].reshape(16, 8), flat[:-1].reshape(16, 8))
-    same_bytes = np.zeros((16, 8), np.float32)
-    with pytest.raises(ArgumentTypeError, match="has dtype int32"):   # the dtype check comes first
-        swap(same_bytes.view(np.int32), same_bytes)
+    same_bytes = np.full((16, 8), 3.0, np.float32)
+    swap(same_bytes.view(np.int32), same_bytes)   # another dtype: an In converted (a copy), so no overlap
+    np.testing.assert_array_equal(same_bytes, 2.0 * np.float32(3.0).view(np.int32))
 
 
 def test_one_array_for_two_written_parameters_is_refused(two_out):
@@ -329,9 +342,15 @@ def test_torch_tensors_in_every_layout():
         prog(tx, y)
         np.testing.assert_array_equal(y.numpy(), want)
     np.testing.assert_array_equal(prog(x).numpy(), want)            # output allocated as torch
-    with pytest.raises(ArgumentTypeError, match=r"has dtype torch.float64") as e:
-        prog(x.double(), torch.zeros(16, 8))
+    np.testing.assert_array_equal(prog(x.double()).numpy(), want)   # float32 values: converted
+    with pytest.raises(ArgumentTypeError, match=r"got a float64 array: its value -39.9") as e:
+        prog(x.double() + 0.1, torch.zeros(16, 8))
     assert ".to(torch.float32)" in e.value.help
+    with pytest.raises(ArgumentTypeError, match=r"has dtype torch.bfloat16, expected pl.FP32"):
+        prog(x.bfloat16(), torch.zeros(16, 8))     # viewed as its uint16 bits: no values to convert
+    with pytest.raises(ArgumentTypeError, match=r"has dtype torch.float64, expected pl.FP32 \(float32\); pl.Out "
+                                                r"tensors are written in place, so they are not converted"):
+        prog(x, torch.zeros(16, 8, dtype=torch.float64))
     with pytest.raises(ArgumentValueError, match="is not C-contiguous"):
         prog(x, torch.zeros(8, 16).t())
     with pytest.raises(ArgumentValueError, match="'x' and 'y' are different views"):
@@ -363,9 +382,11 @@ CLI_INPUTS_OK = {
 }
 
 CLI_INPUTS_REFUSED = {
-    "complex": (lambda: _x_as(np.complex64), "only real numbers convert"),
-    "string": (lambda: _x_as(str), "only real numbers convert"),
-    "structured": (lambda: np.zeros((16, 8), dtype=[("a", np.float32)]), "only real numbers convert"),
+    "complex": (lambda: _x_as(np.complex64), "only arrays of real numbers or booleans convert"),
+    "string": (lambda: _x_as(str), "only arrays of real numbers or booleans convert"),
+    "structured": (lambda: np.zeros((16, 8), dtype=[("a", np.float32)]), "only arrays of real numbers or booleans convert"),
+    "float64 values float32 has not": (lambda: _x_as(np.float64) / 3, "its value -13.333333333333334 at index (0, 0) "
+                                       "is not a float32 value"),
     "wrong shape": (lambda: _x().reshape(8, 16), "'x' has shape (8, 16), the parameter needs (16, 8)"),
     "0-d": (lambda: np.array(1.0, np.float32), "'x' has shape (), the parameter needs (16, 8)"),
     "0-size": (lambda: np.zeros((0, 8), np.float32), "'x' has shape (0, 8), the parameter needs (16, 8)"),
@@ -467,3 +488,205 @@ def test_cli_graph_object_arrays_are_refused_before_compiling(swap_file, tmp_pat
     np.savez(path, x=np.array([1, None], dtype=object))
     assert cli.main(["graph", swap_file, "--inputs", path, "-o", str(tmp_path / "g.dot")]) == 2
     assert "--inputs: array 'x' in %s holds Python objects" % path in _cli_err(capsys)
+
+
+# -- one rule on both paths: every dtype pair, through the call's checker and pypto run's loader ---
+# An In array of another dtype is converted when every value converts exactly, else refused with
+# one message text on both paths (naming the parameter, the value that would change, the fix).
+# The expectation comes from an oracle independent of the implementation: exact rational
+# arithmetic (fractions.Fraction) on each value against the parameter type's integer range or
+# float format.
+
+from fractions import Fraction  # noqa: E402
+
+_TARGETS = ["FP32", "FP16", "BF16", "INT8", "INT16", "INT32", "INT64", "UINT8", "UINT16", "UINT32", "UINT64", "BOOL"]
+_SOURCES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+            "float64", ">f4", ">i8", "complex64"]
+
+
+def _values(src):
+    """Arrays of dtype ``src``: 0/1 (exact into every number type), then the dtype's edges."""
+    dt = np.dtype(src)
+    small = np.array([0, 1, 1, 0], dtype=dt)
+    if dt.kind == "b":
+        return [small]
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return [small, np.array([0, 1, info.max, 2], dtype=dt), np.array([info.min, 0, 5, 7], dtype=dt),
+                np.array([2 ** 24 + 1 if info.max > 2 ** 24 else 3, 0, 1, 1], dtype=dt)]
+    if dt.kind == "c":
+        return [small, np.array([1 + 2j, 0, 0, 0], dtype=dt)]
+    with np.errstate(over="ignore"):   # 2^31 and 6e4 are inf in float16: an edge as good as any
+        return _float_values(dt, small)
+
+
+def _float_values(dt, small):
+    return [small, np.array([0.1, 1, 0, 0], dtype=dt), np.array([-3.0, 255.0, 2.0 ** 31, 0.5], dtype=dt),
+            np.array([np.nan, np.inf, -0.0, 1.0], dtype=dt), np.array([1e300 if dt.itemsize == 8 else 6e4, 0, 0, 0], dtype=dt),
+            np.array([300.0, -1.0, 65504.0, 2.0], dtype=dt)]
+
+
+def _exact_in(v, target):
+    """Whether the value ``v`` (a NumPy scalar) is a value of DSL dtype ``target``."""
+    from pypto.runtime.args import numpy_dtype
+    if isinstance(v, (complex, np.complexfloating)):
+        return None            # not a real number: refused whatever it holds
+    if isinstance(v, (bool, np.bool_)):
+        return True            # 0 / 1: a value of every number type
+    if isinstance(v, (float, np.floating)) and not np.isfinite(v):
+        return target in ("FP32", "FP16")   # nan / inf: float formats only
+    q = Fraction(int(v)) if isinstance(v, (int, np.integer)) else Fraction(float(v))
+    if target == "BOOL":
+        return q in (0, 1)
+    if target in ("FP32", "FP16"):
+        with np.errstate(all="ignore"):
+            r = np.array(float(q) if abs(q) < 2 ** 1000 else np.inf, dtype=numpy_dtype(target))
+        return bool(np.isfinite(r)) and Fraction(float(r)) == q
+    info = np.iinfo(numpy_dtype(target))
+    return q.denominator == 1 and info.min <= q <= info.max
+
+
+def _expect(arr, target):
+    """Whether the oracle says ``arr`` converts to DSL dtype ``target``."""
+    if target == "BF16":
+        return arr.dtype == np.uint16
+    if arr.dtype.kind == "c":
+        return False
+    return all(_exact_in(v, target) for v in arr.reshape(-1))
+
+
+@pytest.mark.parametrize("target", _TARGETS)
+@pytest.mark.parametrize("src", _SOURCES)
+def test_every_dtype_pair_gets_one_rule_on_both_paths(src, target):
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.runtime.args import ParamSpec, bind_and_check, bfloat16_dtype, numpy_dtype
+    if target == "BF16" and bfloat16_dtype() is not None:
+        pytest.skip("ml_dtypes is installed: BF16 arrays are bfloat16 values, not bits")
+    spec = [ParamSpec("x", "tensor", target, (4,), "In", 0)]
+    want_dtype = numpy_dtype(target)
+    for arr in _values(src):
+        expect = _expect(arr, target)
+        call_error = cli_error = None
+        try:
+            got_call = bind_and_check(spec, "main", (arr,)).keep[0]
+        except ArgumentTypeError as e:
+            call_error = e
+        try:
+            got_cli = load_inputs("in.npz", spec, [np.zeros(4, want_dtype)], {"x": arr})[0]
+        except CliError as e:
+            cli_error = e
+        what = "%s %r -> pl.%s" % (src, arr.tolist(), target)
+        if expect:
+            assert call_error is None and cli_error is None, (what, call_error, cli_error)
+            assert got_call.dtype == want_dtype and got_cli.dtype == want_dtype, what
+            np.testing.assert_array_equal(got_call, got_cli, err_msg=what)
+            with np.errstate(all="ignore"):
+                np.testing.assert_array_equal(got_call, arr.astype(want_dtype), err_msg=what)   # the values, exactly
+            continue
+        assert call_error is not None and cli_error is not None, (what, "converted although a value would change")
+        text, fix = call_error.message.split(": ", 1)[1], call_error.help
+        assert text.startswith("parameter 'x' is pl.%s" % target), (what, text)
+        assert fix, what
+        assert str(cli_error) == "--inputs: %s; %s" % (text, fix), (what, str(cli_error), text)
+
+
+def test_a_bool_array_runs_on_both_paths_with_the_same_result(swap, swap_file, tmp_path, capsys):
+    from pypto import cli
+    x = _x() > 0
+    y = np.zeros((16, 8), np.float32)
+    swap(x, y)
+    np.testing.assert_array_equal(y, _want(x.astype(np.float32)))
+    np.savez(tmp_path / "in.npz", x=x)
+    assert cli.main(["run", swap_file, "--inputs", str(tmp_path / "in.npz"), "--save", str(tmp_path / "out.npz")]) == 0
+    with np.load(tmp_path / "out.npz") as saved:
+        np.testing.assert_array_equal(saved["y"], y)
+
+
+def test_a_refused_array_gets_one_message_on_both_paths(swap, swap_file, tmp_path, capsys):
+    from pypto import cli
+    x = _x().astype(np.float64) / 3      # values float32 does not hold
+    with pytest.raises(ArgumentTypeError) as e:
+        swap(x, np.zeros((16, 8), np.float32))
+    text = ("parameter 'x' is pl.FP32 (float32) and got a float64 array: its value -13.333333333333334 at index (0, 0) "
+            "is not a float32 value (converted it would be -13.333333015441895)")
+    assert "argument 'x' of main(x, y): " + text in str(e.value) and e.value.line > 0
+    assert e.value.help == "convert it with .astype(np.float32) if that change is what you mean"
+    np.savez(tmp_path / "in.npz", x=x)
+    assert cli.main(["run", swap_file, "--inputs", str(tmp_path / "in.npz")]) == 2
+    assert "--inputs: %s; %s" % (text, e.value.help) in _cli_err(capsys)
+
+
+# -- scalars: a 0-d array (what an .npz holds for a scalar), a 1-element array, on both paths -----
+# The call and pypto run --inputs check a scalar with one function (pypto.runtime.args.scalar_bits):
+# the same values pass, with the same bits, and the same are refused with the same text. The
+# expectation is the documented rule, written out here: float parameters take real numbers
+# (not bools), rounded to float32; integer parameters integers in range (not floats, not bools);
+# pl.BOOL a bool or 0 / 1.
+
+_SCALAR_VALUES = [np.array(True), np.array(False), np.array(0), np.array(1), np.array(2), np.array(-1),
+                  np.array(2 ** 40), np.array(2 ** 64 - 1, np.uint64), np.array(3, np.int8), np.array(3.0),
+                  np.array(2.5, np.float32), np.array(1e40), np.array(np.inf), np.array(1 + 0j), np.array("3"),
+                  np.array([3]), np.array([[1.5]]), np.float64(0.5), np.int32(7)]
+_SCALAR_RANGE = {"INT32": (-2 ** 31, 2 ** 31 - 1), "INDEX": (-2 ** 63, 2 ** 63 - 1), "UINT8": (0, 255), "BOOL": (0, 1)}
+
+
+def _scalar_expected(v, dtype):
+    if np.ndim(v) != 0 or np.asarray(v).dtype.kind not in "biuf":
+        return False
+    x = np.asarray(v).item()
+    if dtype == "FP32":
+        return not isinstance(x, bool) and (not np.isfinite(x) or abs(x) <= float(np.finfo(np.float32).max))
+    lo, hi = _SCALAR_RANGE[dtype]
+    if dtype == "BOOL":
+        return isinstance(x, (bool, int)) and x in (0, 1)
+    return isinstance(x, int) and not isinstance(x, bool) and lo <= x <= hi
+
+
+@pytest.mark.parametrize("dtype", ["FP32", "INT32", "INDEX", "UINT8", "BOOL"])
+def test_scalar_values_get_one_rule_on_both_paths(dtype):
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.errors import PyptoError
+    from pypto.runtime.args import ParamSpec, bind_and_check
+    spec = [ParamSpec("n", "scalar", dtype, (), "In", 0)]
+    for v in _SCALAR_VALUES:
+        what = "%r -> pl.Scalar[pl.%s]" % (v, dtype)
+        call = cli = call_error = cli_error = None
+        try:
+            call = bind_and_check(spec, "main", (v,)).scalars
+        except PyptoError as e:
+            call_error = e
+        try:
+            value = load_inputs("in.npz", spec, [None], {"n": np.asarray(v)})[0]
+            cli = bind_and_check(spec, "main", (value,)).scalars      # what pypto run then passes
+        except CliError as e:
+            cli_error = e
+        if _scalar_expected(v, dtype):
+            assert call_error is None and cli_error is None and call == cli, (what, call_error, cli_error, call, cli)
+            continue
+        assert call_error is not None and cli_error is not None, (what, call, cli)
+        assert call_error.message.startswith("argument 'n' of main(n) "), what
+        text = call_error.message[len("argument 'n' of main(n) "):]
+        assert str(cli_error) == "--inputs: parameter 'n' %s%s" % (text, "; " + call_error.help if call_error.help
+                                                                     else ""), (what, str(cli_error), text)
+
+
+def test_a_refused_scalar_is_a_usage_error_of_pypto_run(tmp_path, capsys):
+    # was the call's located error (exit status 1) with the help "pass a Python int", after compiling
+    from pypto import cli
+    src = tmp_path / "scale.py"
+    src.write_text(SRC.replace("x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor"
+                               "[[16, 8], pl.FP32]:\n        y = self.top",
+                               "x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]], "
+                               "n: pl.Scalar[pl.BOOL]) -> pl.Tensor[[16, 8], pl.FP32]:\n        y = self.top"))
+    np.savez(tmp_path / "in.npz", n=np.array(2))
+    assert cli.main(["run", str(src), "--inputs", str(tmp_path / "in.npz")]) == 2
+    prog = pypto.compile(pl.parse_program(src.read_text(), "scale.py"))
+    y = np.zeros((16, 8), np.float32)
+    prog(_x(), y, 1)                                    # 0 / 1: a bool value (the fast path)
+    with pytest.raises(ArgumentValueError, match=r"argument 'n' of main\(x, y, n\) = 2 is not a bool value"):
+        prog(_x(), y, 2)                                # was True, silently (the fast path took any int)
+    prog.close()
+    assert ("--inputs: parameter 'n' = 2 is not a bool value (pl.Scalar[pl.BOOL] takes True / False or 0 / 1); "
+            "pass x != 0 for a truth value") in _cli_err(capsys)

@@ -149,16 +149,19 @@ class _In:
 
 
 @pytest.mark.parametrize("dtype, given, message", [
-    ("INT32", np.array([1.7, 2.0]), "a value that is not a whole number would be truncated"),
-    ("INT32", np.array([np.nan, 2.0]), "a value that is not a whole number would be truncated"),
-    ("UINT32", np.array([-1, 2]), "a value outside [0, 4294967295] would wrap"),
-    ("INT8", np.array([300, 2]), "a value outside [-128, 127] would wrap"),
-    ("BOOL", np.array([2, 0]), "a value outside [0, 1] would wrap"),
-    ("FP32", np.array([1 + 2j, 0]), "only real numbers convert"),
-    ("BF16", np.array([0.5, 1.0], np.float32), "without ml_dtypes a BF16 array is its raw bits"),
+    ("INT32", np.array([1.7, 2.0]), "its value 1.7 at index (0,) is not an int32 value (converted it would be 1)"),
+    ("INT32", np.array([np.nan, 2.0]), "its value nan at index (0,) is not an int32 value"),
+    ("UINT32", np.array([-1, 2]), "its value -1 at index (0,) is not a uint32 value (converted it would be 4294967295)"),
+    ("INT8", np.array([300, 2]), "its value 300 at index (0,) is not an int8 value (converted it would be 44)"),
+    ("BOOL", np.array([2, 0]), "its value 2 at index (0,) is not a bool value (converted it would be True)"),
+    ("FP32", np.array([1 + 2j, 0]), "only arrays of real numbers or booleans convert"),
+    ("BF16", np.array([0.5, 1.0], np.float32), "without ml_dtypes a pl.BF16 array is its raw bits"),
+    ("FP32", np.array([0.1, 3]), "its value 0.1 at index (0,) is not a float32 value"),   # was rounded silently
+    ("FP16", np.array([1e6, 3], np.float32), "its value 1000000.0 at index (0,) is not a float16 value (converted "
+                                             "it would be inf)"),                        # became inf silently
 ])
 def test_inputs_that_a_cast_would_change_are_refused(tmp_path, dtype, given, message):
-    # each was cast silently (1.7 -> 1, -1 -> 4294967295, 300 -> 44, 1+2j -> 1, 0.5 -> bits 0)
+    # each was cast silently (1.7 -> 1, -1 -> 4294967295, 300 -> 44, 1+2j -> 1, 0.5 -> bits 0, 0.1 rounded, 1e6 -> inf)
     from pypto.cli.arrays import load_inputs
     from pypto.cli.common import CliError
     from pypto.runtime.args import numpy_dtype
@@ -167,14 +170,15 @@ def test_inputs_that_a_cast_would_change_are_refused(tmp_path, dtype, given, mes
     np.savez(tmp_path / "in.npz", x=given)
     with pytest.raises(CliError) as ei:
         load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])
-    assert "'x' is a %s array, the parameter is %s: %s" % (given.dtype, dtype, message) in str(ei.value)
+    assert "--inputs: parameter 'x' is pl.%s" % dtype in str(ei.value) and message in str(ei.value), str(ei.value)
 
 
 @pytest.mark.parametrize("dtype, given", [
     ("INT32", np.array([1.0, -2.0])),            # whole floats
     ("UINT8", np.array([0, 255])),               # int64 values that fit
     ("BOOL", np.array([0, 1])),
-    ("FP32", np.array([0.1, 3])),                # float64 rounded, as before
+    ("FP32", np.array([0.5, 3])),                # float64 values that float32 holds
+    ("FP32", np.array([True, False])),           # booleans as 0 / 1
     ("FP16", np.array([1, 2], np.int32)),
 ])
 def test_inputs_that_keep_their_values_are_converted(tmp_path, dtype, given):

@@ -62,8 +62,9 @@ def test_argument_count(scale):
 
 def test_wrong_dtype_names_the_param(scale):
     y = np.full((16, 8), -7, np.float32)
-    with pytest.raises(ArgumentTypeError, match=r"argument 'x' .* has dtype float64, expected pl.FP32") as e:
-        scale(np.zeros((16, 8)), y, 0.5, 0)
+    with pytest.raises(ArgumentTypeError, match=r"argument 'x' .*: parameter 'x' is pl.FP32 \(float32\) and got a "
+                                                r"float64 array: its value 0.1 at index \(0, 0\) is not a float32") as e:
+        scale(np.full((16, 8), 0.1), y, 0.5, 0)      # float64 values float32 has not (np.zeros would convert)
     assert isinstance(e.value, TypeError) and isinstance(e.value, PyptoError)
     assert "astype(np.float32)" in str(e.value)
     assert _untouched(y)

@@ -173,8 +173,9 @@ def test_more_chips_than_ranks_is_refused_before_running():
 
 def test_wrong_argument_is_refused_on_rank_0_and_the_job_goes_on():
     cp = _mpirun(2, ["mpi-badargs"], timeout=60)
-    assert "ERROR badargs:" in cp.stdout and "argument 'x' of host_main(x, y, z, w) has dtype float64, expected pl.FP32" in cp.stdout, (
-        cp.stdout + cp.stderr)
+    assert "ERROR badargs:" in cp.stdout and ("argument 'x' of host_main(x, y, z, w): parameter 'x' is pl.FP32 "
+                                              "(float32) and got a float64 array: its value 0.1 at index (0,) is not "
+                                              "a float32 value") in cp.stdout, cp.stdout + cp.stderr
     assert "OK after badargs" in cp.stdout, cp.stdout
     assert cp.returncode == 0, cp.stderr
     _no_leftovers()

@@ -134,3 +134,124 @@ def test_a_failed_run_without_an_explanation_still_raises(prog):
     with pytest.raises(RunError, match=r"failed: load of tensor 'a' out of bounds on axis 0: offset 60"):
         rt.run([TensorArg(x.ctypes.data, fp32, x.shape) for x in (a, c)], [60, 0])
     rt.close()
+
+
+# ---- tile ops' indices: pl.tile.gather / scatter / scatter_update ---------------------------------
+# Their helpers said 'gather: index 32 is outside [0, 32)', naming neither the tiles nor the line.
+# Two gathers and two scatters with different tiles: the message tells them apart.
+
+TILE_INDEX_SRC = '''import pypto.language as pl
+
+
+@pl.program
+class T:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], jdx: pl.Tensor[[4, 8], pl.INT32],
+          u: pl.Tensor[[1, 4], pl.INT32], o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        ta = pl.load(a, [0, 0], [4, 8])
+        ti = pl.load(idx, [0, 0], [4, 8])
+        tj = pl.load(jdx, [0, 0], [4, 8])
+        tu = pl.load(u, [0, 0], [1, 4])
+        g = pl.tile.gather(ta, ti)
+        h = pl.tile.gather(g, tj)
+        s = pl.tile.scatter(h, ta, ti)
+        w = pl.tile.scatter_update(s, tu, ta)
+        v = pl.tile.scatter(w, g, tj)
+        o = pl.store(v, [0, 0], o)
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32], jdx: pl.Tensor[[4, 8], pl.INT32],
+             u: pl.Tensor[[1, 4], pl.INT32], o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        o = self.k(a, idx, jdx, u, o)
+        return o
+'''
+
+
+def _tile_index_args():
+    perm = np.arange(32, dtype=np.int32).reshape(4, 8)
+    return np.arange(32, dtype=np.float32).reshape(4, 8), perm.copy(), perm[::-1].copy(), np.array([[3, 1, 2, 0]],
+                                                                                                   np.int32)
+
+
+@pytest.fixture(scope="module")
+def tile_index_prog():
+    p = pypto.compile(pl.parse_program(TILE_INDEX_SRC, "g.py"))
+    yield p
+    p.close()
+
+
+@pytest.mark.parametrize("arg, at, bad, site, failure", [
+    (1, (2, 5), 32, "g = pl.tile.gather(ta, ti)",
+     "gather from tile 'ta' with indices from tile 'ti': flat index 32 is outside [0, 32)"),
+    (2, (0, 0), -1, "h = pl.tile.gather(g, tj)",
+     "gather from tile 'g' with indices from tile 'tj': flat index -1 is outside [0, 32)"),
+    (3, (0, 2), 4, "w = pl.tile.scatter_update(s, tu, ta)",
+     "scatter_update of tile 's' with indices from tile 'tu': row 4 is outside [0, 4)"),
+    (3, (0, 3), -2 ** 31, "w = pl.tile.scatter_update(s, tu, ta)",
+     "scatter_update of tile 's' with indices from tile 'tu': row -2147483648 is outside [0, 4)"),
+])
+def test_tile_index_out_of_range_names_the_tiles_and_the_dsl_line(tile_index_prog, arg, at, bad, site, failure):
+    args = list(_tile_index_args())
+    args[arg][at] = bad
+    with pytest.raises(RunError) as err:
+        tile_index_prog(*args)
+    assert "failed: g.py:%d: %s" % (_line(TILE_INDEX_SRC, site), failure) in str(err.value), err.value
+
+
+def test_scatter_index_out_of_range_names_the_tiles_and_the_dsl_line():
+    # gather reads tj before the scatters: a scatter-only failure needs indices in range for gather
+    src = TILE_INDEX_SRC.replace("h = pl.tile.gather(g, tj)", "h = pl.tile.gather(g, ti)")
+    prog = pypto.compile(pl.parse_program(src, "g.py"))
+    a, idx, jdx, u = _tile_index_args()
+    want = prog(a, idx, jdx, u)                          # in range: runs
+    assert want.shape == (4, 8)
+    jdx[3, 7] = 2 ** 31 - 1
+    with pytest.raises(RunError) as err:
+        prog(a, idx, jdx, u)
+    assert "failed: g.py:%d: scatter into tile 'w' with indices from tile 'tj': flat index 2147483647 is outside " \
+           "[0, 32)" % _line(src, "v = pl.tile.scatter(w, g, tj)") in str(err.value), err.value
+    prog.close()
+
+
+def test_tensor_level_gather_names_the_tensors_and_the_dsl_line():
+    # pl.gather(a, idx) on tensors: lowered to a tile.gather of two nested loads
+    src = '''import pypto.language as pl
+
+
+@pl.program
+class T:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+          o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        o = pl.assemble(o, pl.gather(a, idx), [0, 0])
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+             o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        o = self.k(a, idx, o)
+        return o
+'''
+    prog = pypto.compile(pl.parse_program(src, "t.py"))
+    a, idx, _, _ = _tile_index_args()
+    idx[1, 1] = 40
+    with pytest.raises(RunError) as err:
+        prog(a, idx)
+    assert "failed: t.py:%d: gather from tensor 'a' with indices from tensor 'idx': flat index 40 is outside " \
+           "[0, 32)" % _line(src, "pl.gather(a, idx)") in str(err.value), err.value
+    prog.close()
+
+
+def test_valid_box_gather_is_located():
+    # the gather_valid helper (indices with a valid box, reference_ops.md §1.5)
+    src = TILE_INDEX_SRC.replace("ti = pl.load(idx, [0, 0], [4, 8])", "ti = pl.load(idx, [0, 0], [4, 8], [2, 3])")
+    prog = pypto.compile(pl.parse_program(src, "g.py"))
+    assert "gather_valid(" in prog.files["kernels/k.cpp"]
+    a, idx, jdx, u = _tile_index_args()
+    idx[1, 2] = 99
+    with pytest.raises(RunError) as err:
+        prog(a, idx, jdx, u)
+    assert "failed: g.py:%d: gather from tile 'ta' with indices from tile 'ti': flat index 99 is outside [0, 32)" % (
+        _line(src, "g = pl.tile.gather(ta, ti)")) in str(err.value), err.value
+    prog.close()

@@ -129,7 +129,7 @@ def test_scatter_update_index_inside_the_box_is_still_checked():
     idx = _ints((2, 2), 0, [[0, 8]])
     p = pypto.compile(pl.parse_program(_scatter_update_src("[1, 2]", ""), "k.py"))
     try:
-        with pytest.raises(Exception, match=r"scatter_update: index 8 is outside \[0, 8\)"):
+        with pytest.raises(Exception, match=r"k.py:\d+: scatter_update of tile 'd' with indices from tile 'i': row 8 is outside \[0, 8\)"):
             p(_x(0, (8, 4)), idx, np.zeros((8, 4), np.float32), race_check=True)
     finally:
         p.close()

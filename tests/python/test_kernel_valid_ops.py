@@ -272,7 +272,8 @@ def test_gather_index_inside_the_box_is_still_checked():
     body = "i = pl.load(y, [0, 0], [4, 8], [2, 3])\n        g = pl.tile.gather(pl.load(x, [0, 0], [4, 8]), i)"
     p = pypto.compile(pl.parse_program(_src(body, "g", out_shape=(4, 8), x_shape=(4, 8), y="[4, 8], pl.INT32"), "k.py"))
     try:
-        with pytest.raises(Exception, match=r"gather: index 32 is outside \[0, 32\)"):
+        with pytest.raises(Exception, match=r"k.py:\d+: gather from tensor 'x' with indices from tile 'i': flat index 32 is "
+                                                 r"outside \[0, 32\)"):
             p(_x(0, (4, 8)), idx, np.zeros((4, 8), np.float32), race_check=True)
     finally:
         p.close()

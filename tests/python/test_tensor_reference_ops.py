@@ -126,12 +126,15 @@ def test_kernel_cpp_compiles_warning_free(fn, tmp_path):
 
 # ---- run-time indices outside the tensors fail the run -------------------------------------------
 
-# Both tasks gather `a` by `idx` (index_ops at program.py:37, the trig block at :38) and do not
-# depend on each other, so a bad gather index fails both: the run reports whichever failed first.
+# Both tasks gather `a` by `idx` (index_ops submitted at program.py:37, the trig block at :38; the
+# gathers at :21 and :40) and do not depend on each other, so a bad gather index fails both: the run
+# reports whichever failed first, located at its gather's line.
 # scatter_update is index_ops' alone.
 @pytest.mark.parametrize("which, message", [
-    ("gather", r"task #\d+ \(AIV kernel '(index_ops|trig)'.*failed: gather: index 32 is outside \[0, 32\)"),
-    ("scatter_update", r"task #\d+ \(AIV kernel 'index_ops'.*failed: scatter_update: index 4 is outside \[0, 4\)"),
+    ("gather", r"task #\d+ \(AIV kernel '(index_ops|trig)'.*failed: program.py:(21|40): gather from tensor 'a' with "
+               r"indices from tensor 'idx': flat index 32 is outside \[0, 32\)"),
+    ("scatter_update", r"task #\d+ \(AIV kernel 'index_ops'.*failed: program.py:23: scatter_update of tensor 'a' "
+                       r"with indices from tensor 'rows': row 4 is outside \[0, 4\)"),
 ])
 def test_out_of_range_index_fails_the_run(compiled, which, message):
     a, idx, rows, upd = _inputs(8)
@@ -170,7 +173,8 @@ def test_scatter_index_outside_fails_the_run_and_writes_nothing(bad):
         np.testing.assert_array_equal(o, _scatter(np.full((4, 8), 7.0, np.float32), a, idx))
         o[:] = 7.0
         idx[1, 1] = bad
-        with pytest.raises(Exception, match=r"scatter: index %d is outside \[0, 32\)" % bad):
+        with pytest.raises(Exception, match=r"scatter into tensor 'o' with indices from tensor 'idx': flat index %d is "
+                                                 r"outside \[0, 32\)" % bad):
             prog(a, idx, o)
     finally:
         prog.close()

@@ -19,6 +19,8 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file
+from pypto.errors import PyptoError
+from pypto.runtime.args import ArgumentTypeError, convert_array, scalar_bits
 from pypto.runtime.trace_path import probe_writable
 
 __all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem",
@@ -193,47 +195,28 @@ def load_inputs(path: str, params, inputs: List, arrays: Optional[Dict[str, np.n
         i = by_name[name]
         p = params[i]
         if p.kind == "scalar":
-            if arr.ndim != 0:
-                raise CliError("--inputs: '%s' is a scalar parameter; give a 0-d array, got shape %s"
-                               % (name, arr.shape))
+            try:   # the call's check and text: a value refused here would have been refused by the run
+                scalar_bits(p, arr, "parameter '%s'" % name)
+            except PyptoError as e:
+                raise CliError("--inputs: %s%s" % (e.message, "; " + e.help if e.help else "")) from None
             out[i] = arr.item()
             continue
         expect = tuple(np.shape(inputs[i]))
         if tuple(arr.shape) != expect:
             raise CliError("--inputs: '%s' has shape %s, the parameter needs %s" % (name, tuple(arr.shape), expect))
-        out[i] = np.ascontiguousarray(_cast_input(name, arr, np.asarray(inputs[i]).dtype, p.dtype))
+        out[i] = np.ascontiguousarray(_cast_input(name, arr, p.dtype))
     return out
 
 
-def _cast_input(name: str, arr: np.ndarray, target: np.dtype, dsl_dtype: str) -> np.ndarray:
-    """``arr`` as ``target`` when that keeps its values: numbers into a float parameter (rounded,
-    as NumPy's cast), integers into an integer parameter when each fits, floats into one when each
-    is a whole number that fits. Anything else is a usage error naming the array: the cast used to
-    be silent (1.7 became 1, -1 into UINT32 became 4294967295, 300 into INT8 became 44, a complex
-    array lost its imaginary part, float BF16 values became integer bit patterns)."""
-    if arr.dtype == target:
-        return arr
-
-    def refuse(why: str):
-        raise CliError("--inputs: '%s' is a %s array, the parameter is %s: %s; convert it to %s in the file"
-                       % (name, arr.dtype, dsl_dtype, why, "uint16 bfloat16 bits (or ml_dtypes.bfloat16)"
-                          if dsl_dtype == "BF16" and target == np.uint16 else target))
-
-    src = arr.dtype.kind
-    if src not in "biuf":
-        refuse("only real numbers convert")
-    if dsl_dtype == "BF16" and target == np.uint16:
-        refuse("without ml_dtypes a BF16 array is its raw bits")
-    if target.kind not in "biu":   # a float parameter: any real number, rounded to its precision
-        with np.errstate(over="ignore", invalid="ignore"):
-            return arr.astype(target)
-    if arr.size:
-        lo, hi = (0, 1) if target.kind == "b" else (np.iinfo(target).min, np.iinfo(target).max)
-        if src == "f" and not np.all(np.isfinite(arr) & (arr == np.round(arr))):
-            refuse("a value that is not a whole number would be truncated")
-        if src in "iuf" and (arr.min() < lo or arr.max() > hi):
-            refuse("a value outside [%d, %d] would wrap" % (lo, hi))
-    return arr.astype(target)
+def _cast_input(name: str, arr: np.ndarray, dsl_dtype: str) -> np.ndarray:
+    """``arr`` for parameter ``name`` of DSL dtype ``dsl_dtype``: the call's rule
+    (``pypto.runtime.args.convert_array``: converted when no value changes) and its message, as a
+    usage error. The cast used to round silently (0.1 into FP32, 1e6 into FP16 became inf) and,
+    before that, to truncate and wrap (1.7 became 1, -1 into UINT32 4294967295)."""
+    try:
+        return convert_array(arr, dsl_dtype, name)
+    except ArgumentTypeError as e:
+        raise CliError("--inputs: %s; %s" % (e.message, e.help)) from None
 
 
 def outputs_by_name(params, inputs: Sequence) -> Dict[str, np.ndarray]:

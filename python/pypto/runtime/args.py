@@ -25,7 +25,7 @@ from pypto.errors import PyptoError
 
 __all__ = ["ArgumentTypeError", "ArgumentValueError", "DTYPE_CODES", "ParamSpec", "BoundCall", "param_specs",
            "numpy_dtype", "bfloat16_dtype", "runtime_dtype_code", "bind_and_check", "random_inputs",
-           "random_array", "TensorArg"]
+           "random_array", "TensorArg", "convert_array", "scalar_bits"]
 
 
 class ArgumentTypeError(PyptoError, TypeError):
@@ -219,12 +219,90 @@ def _contiguity_hint(x, p: ParamSpec) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# Arrays of another dtype: one rule for the call and for pypto run --inputs
+
+def _an(word: str) -> str:
+    return ("an " if word[:1] in "aeio" else "a ") + word   # an int8, a uint32
+
+
+def _value_text(v) -> str:
+    v = v.item() if hasattr(v, "item") else v
+    return repr(v) if not isinstance(v, float) else ("%r" % v if v == v else "nan")
+
+
+def convert_array(arr: np.ndarray, dtype: str, name: str) -> np.ndarray:
+    """``arr`` as the NumPy dtype of DSL ``dtype`` (parameter ``name``), when no value changes.
+
+    The one rule of ``CompiledProgram.__call__`` (an In tensor) and ``pypto run --inputs``: an
+    array of an accepted dtype is returned as it is; one of another real-number dtype is
+    converted (a copy) when every value converts exactly -- booleans (0 / 1) into any number
+    type, integers that fit, whole floats that fit into an integer type, 0 / 1 into pl.BOOL,
+    floats (or integers) that the parameter's float type holds exactly (float64 holding float32
+    values, integers up to 2^24 into pl.FP32). Anything else raises ``ArgumentTypeError`` whose
+    message names the parameter, the array's dtype and the first value that would change (and
+    into what); its help names the explicit conversion for a caller who wants that change. Both
+    paths show this text, the call after ``entry(params): ``, ``pypto run`` after ``--inputs: ``.
+
+        convert_array(np.array([True, False]), "FP32", "x")   # array([1., 0.], dtype=float32)
+        convert_array(np.array([0.1]), "FP32", "x")           # ArgumentTypeError: 0.1 is no float32 value
+    """
+    accepted = _accepted_dtypes(dtype)
+    if arr.dtype in accepted:
+        return arr
+    target = accepted[0]
+    src = arr.dtype
+    head = "parameter '%s' is pl.%s (%s) and got %s array" % (name, dtype, " or ".join(d.name for d in accepted),
+                                                               _an(str(src)))
+    if dtype == "BF16" and target == np.uint16:
+        raise ArgumentTypeError(head + ": without ml_dtypes a pl.BF16 array is its raw bits (uint16)",
+                                help="pass the bfloat16 bits as np.uint16 (or install ml_dtypes and pass an "
+                                     "ml_dtypes.bfloat16 array)")
+    bf = bfloat16_dtype()
+    kind = "f" if bf is not None and src == bf else src.kind
+    if kind not in "biuf":
+        raise ArgumentTypeError(head + ": only arrays of real numbers or booleans convert",
+                                help="convert it yourself to %s (e.g. x.astype(np.%s)) if its values are numbers"
+                                % (target.name, target.name))
+    fix = "convert it with .astype(np.%s) if that change is what you mean" % target.name
+    if target.kind == "b":
+        fix = "pass x != 0 for truth values"
+    with np.errstate(all="ignore"):
+        out = arr.astype(target)
+        if kind == "b" or arr.size == 0:
+            return out
+        if target.kind in "biu" and kind == "f":   # whole and in range, compared in float64 (exact)
+            lo, hi = (0, 1) if target.kind == "b" else (int(np.iinfo(target).min), int(np.iinfo(target).max))
+            f = arr.astype(np.float64)
+            bad = ~(np.isfinite(f) & (f == np.floor(f)) & (f >= float(lo)) & (f < float(hi + 1)))
+        elif target.kind in "biu":   # integers: the value comes back, with its sign (-1 is no uint's 2^64 - 1)
+            bad = (out.astype(src) != arr) | ((arr < 0) != (out < 0))
+        else:                        # into a float type: finite values stay finite and come back exactly
+            back = out.astype(src)
+            bad = ~((back == arr) | (np.isnan(out) & (np.isnan(arr) if kind == "f" else False)))
+            if kind != "f":
+                bad |= ~np.isfinite(out)
+        if not bad.any():
+            return out
+        at = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise ArgumentTypeError("%s: its value %s at index %s is not %s value (converted it would be %s)"
+                            % (head, _value_text(arr[at]), at, _an(target.name if target.kind != "b" else "bool"),
+                               _value_text(out[at])), help=fix)
+
+
+# ---------------------------------------------------------------------------------------------
 # Scalars
 
-def _scalar_bits(p: ParamSpec, v, where: str) -> int:
+def scalar_bits(p: ParamSpec, v, where: str) -> int:
+    """The 64-bit slot value of ``v`` for scalar parameter ``p`` (``where`` names it in errors:
+    "argument 'n' of main(x, n)" for the call, "parameter 'n'" for ``pypto run --inputs``, which
+    checks its 0-d arrays with this function, so both paths refuse the same values with the same
+    text). Float parameters take any real number, rounded to float32 (its bits); integer
+    parameters an integer in range; pl.BOOL a bool or 0 / 1 (2 is no bool value: refused, as an
+    array of 2 is for a pl.BOOL tensor)."""
     # A NumPy / torch scalar or 0-d array stands for its value; an array of rank >= 1 does not,
     # even with one element (.item() would silently take np.array([3]) for 3).
-    if hasattr(v, "item") and not isinstance(v, (int, float, bool)) and getattr(v, "ndim", 0) == 0:
+    if isinstance(v, np.generic) or (hasattr(v, "item") and not isinstance(v, (int, float, bool)) and
+                                     getattr(v, "ndim", 0) == 0):   # np.float64 is a float: its value, named float
         try:
             v = v.item()
         except Exception:  # noqa: BLE001 - not a 0-d array: reported below by type
@@ -232,7 +310,8 @@ def _scalar_bits(p: ParamSpec, v, where: str) -> int:
     if getattr(v, "ndim", 0) and getattr(v, "shape", None) is not None:
         raise ArgumentTypeError("%s is a scalar (pl.Scalar[pl.%s]), got an array of shape %s"
                                 % (where, p.dtype, tuple(v.shape)),
-                                help="pass a Python number, or the element itself (x[0] or x.item())")
+                                help="pass a Python number, or the element itself (x[0] or x.item(); in an .npz "
+                                     "file, a 0-d array)")
     if p.dtype in ("FP32", "FP16", "BF16"):
         if not isinstance(v, (int, float)) or isinstance(v, bool):
             raise ArgumentTypeError("%s expects a number (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__))
@@ -246,10 +325,14 @@ def _scalar_bits(p: ParamSpec, v, where: str) -> int:
     if p.dtype == "BOOL":
         if not isinstance(v, (bool, int)):
             raise ArgumentTypeError("%s expects a bool, got %s" % (where, type(v).__name__))
+        if v not in (0, 1):
+            raise ArgumentValueError("%s = %d is not a bool value (pl.Scalar[pl.BOOL] takes True / False or 0 / 1)"
+                                     % (where, v), help="pass x != 0 for a truth value")
         return 1 if v else 0
     if not isinstance(v, int) or isinstance(v, bool):
         raise ArgumentTypeError("%s expects an integer (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__),
-                                help="pass a Python int" if isinstance(v, float) else "")
+                                help="pass an integer (a Python int, or an integer 0-d array)"
+                                if isinstance(v, float) else "")
     bits = {"INT8": 8, "INT16": 16, "INT32": 32, "UINT8": 8, "UINT16": 16, "UINT32": 32}.get(p.dtype, 64)
     signed = not p.dtype.startswith("UINT")
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
@@ -387,7 +470,7 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
             return _located(cls, _p, message, help)
         if p.kind == "scalar":
             try:
-                scalars[p.slot] = _scalar_bits(p, v, where)
+                scalars[p.slot] = scalar_bits(p, v, where)
             except PyptoError as e:
                 raise _located(type(e), p, e.message, e.help)
             continue
@@ -405,8 +488,18 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
         accepted = _accepted_dtypes(p.dtype)
         if arr.dtype not in accepted:
             shown = str(v.dtype) if _is_torch(v) else str(arr.dtype)
-            raise err(ArgumentTypeError, "%s has dtype %s, expected pl.%s (%s)"
-                      % (where, shown, p.dtype, " or ".join(d.name for d in accepted)), _dtype_hint(v, p, accepted))
+            # A written tensor is the caller's memory: a converted copy would take the result.
+            # A torch bfloat16 tensor is viewed as its uint16 bits, which are no values to convert.
+            if p.direction != "In" or shown == "torch.bfloat16":
+                raise err(ArgumentTypeError, "%s has dtype %s, expected pl.%s (%s)%s"
+                          % (where, shown, p.dtype, " or ".join(d.name for d in accepted),
+                             "; pl.%s tensors are written in place, so they are not converted" % p.direction
+                             if p.direction != "In" else ""), _dtype_hint(v, p, accepted))
+            try:   # the rule pypto run --inputs applies too: converted when no value changes
+                arr = convert_array(arr, p.dtype, p.name)
+            except ArgumentTypeError as e:
+                raise err(ArgumentTypeError, "%s: %s" % (where, e.message),
+                          _dtype_hint(v, p, accepted) if _is_torch(v) else e.help) from None
         if arr.ndim != len(p.shape):
             raise err(ArgumentValueError, "%s has shape %s, expected rank %d (%s)"
                       % (where, tuple(arr.shape), len(p.shape), p.describe()))

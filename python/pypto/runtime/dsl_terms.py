@@ -5,7 +5,9 @@ is computed while runs succeed).
 - An argument range error of a ``pl.Scalar[pl.INDEX]`` parameter names ``pl.INDEX``: the runtime
   has no INDEX dtype (``pto2_int_arg`` checks it as INT64, the same range) and said ``pl.INT64``.
 - A kernel's failed tensor access (``load of tensor 'a' out of bounds on axis 0: ...``, a dtype or
-  rank mismatch, ``mscatter of tensor 'o': index 48 is outside [0, 48)``) is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
+  rank mismatch, ``mscatter of tensor 'o': index 48 is outside [0, 48)``), and a tile op's index
+  outside its tile (``gather from tile 'ta' with indices from tile 'ti': flat index 32 is outside
+  [0, 32)``, likewise ``scatter into`` and ``scatter_update of``), is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
   the kernel only knows the tensor's name, and the message named the line that submitted the task.
   The kernel's IR gives the line; the generated kernels carry no source lines, so an edit that
   moves a kernel's lines does not recompile it (the object cache is keyed by the source).
@@ -19,7 +21,8 @@ import os
 import re
 from typing import List
 
-__all__ = ["explain_failure", "index_params", "name_index_params", "locate_kernel_accesses"]
+__all__ = ["explain_failure", "index_params", "name_index_params", "locate_kernel_accesses",
+           "locate_tile_index_failures"]
 
 
 def index_params(program) -> frozenset:
@@ -113,6 +116,62 @@ def kernel_access_sites(program, kernel: str, what: str, tensor: str, axis: int 
     return found
 
 
+# The index-checked tile helpers (pypto_kernel_ops.h gather / scatter / scatter_update and their
+# _valid forms): "<op> <operand> with indices from <operand>", each operand "tile 'x'" (a tile
+# Var), "tensor 'a'" (a nested load of that tensor) or "a computed tile".
+_OPERAND = r"(?:tile '[^']*'|tensor '[^']*'|a computed tile)"
+_INDEX_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>(?P<what>gather from|scatter into|"
+                            r"scatter_update of) (?P<indexed>" + _OPERAND + r") with indices from (?P<indices>" +
+                            _OPERAND + r")[^\n]*)")
+_INDEX_OPS = {"gather from": "tile.gather", "scatter into": "tile.scatter", "scatter_update of": "tile.scatter_update"}
+
+
+def _operand_matches(arg, label: str) -> bool:
+    """Whether the IR operand ``arg`` is the one ``label`` (see _OPERAND) names."""
+    from pypto._core import ir
+    name = label.split("'")[1] if "'" in label else None
+    if label.startswith("tile '"):
+        return isinstance(arg, ir.Var) and arg.name == name
+    if label.startswith("tensor '"):
+        return (isinstance(arg, ir.Call) and arg.callee == "tile.load" and bool(arg.args) and
+                isinstance(arg.args[0], ir.Var) and arg.args[0].name == name)
+    return not isinstance(arg, ir.Var)
+
+
+def tile_index_sites(program, kernel: str, what: str, indexed: str, indices: str) -> List[str]:
+    """``file:line`` of each tile op of kernel ``kernel`` that an index failure ``what`` (``gather
+    from`` ...) with operands labelled ``indexed`` and ``indices`` may come from."""
+    func = next((f for f in getattr(program, "functions", None) or () if f.name == kernel), None)
+    op = _INDEX_OPS.get(what)
+    if func is None or op is None:
+        return []
+    at = {"tile.gather": (0, 1), "tile.scatter": (0, 2), "tile.scatter_update": (0, 1)}[op]   # (indexed, indices)
+    found = []
+    for call in _calls(func.body, []):
+        if call.callee != op or len(call.args) <= max(at):
+            continue
+        if not (_operand_matches(call.args[at[0]], indexed) and _operand_matches(call.args[at[1]], indices)):
+            continue
+        site = "%s:%d" % (os.path.basename(call.span.file), call.span.line)
+        if call.span.line > 0 and site not in found:
+            found.append(site)
+    return found
+
+
+def locate_tile_index_failures(message: str, program) -> str:
+    """``message`` with a tile op's index failure prefixed by its DSL line(s): ``t.py:12: gather
+    from tile 'ta' with indices from tile 'ti': flat index 32 is outside [0, 32)``."""
+    def locate(m):
+        sites = tile_index_sites(program, m.group("kernel"), m.group("what"), m.group("indexed"), m.group("indices"))
+        if not sites:
+            return m.group(0)
+        start = m.start("failure") - m.start(0)
+        return m.group(0)[:start] + " or ".join(sites) + ": " + m.group(0)[start:]
+    if " with indices from " not in message:
+        return message
+    return _INDEX_FAILURE.sub(locate, message)
+
+
 def locate_kernel_accesses(message: str, program) -> str:
     """``message`` with each kernel access failure prefixed by its DSL line(s): ``t.py:9: load
     of tensor 'a' out of bounds ...`` (``t.py:9 or t.py:14: ...`` when the kernel has several
@@ -135,6 +194,7 @@ def locate_kernel_accesses(message: str, program) -> str:
 def explain_failure(message: str, program) -> str:
     """A failed run's ``message`` in the terms of ``program`` (the module docstring's rewrites)."""
     try:
-        return locate_kernel_accesses(name_index_params(message, index_params(program)), program)
+        message = name_index_params(message, index_params(program))
+        return locate_tile_index_failures(locate_kernel_accesses(message, program), program)
     except Exception:  # noqa: BLE001 - an explanation must never hide the failure itself
         return message

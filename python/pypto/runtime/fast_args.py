@@ -107,7 +107,7 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                     except OverflowError:   # beyond float32: the full checker says so, located
                         return None
                 else:
-                    if t is not bool and t is not int:
+                    if (t is not bool and t is not int) or not 0 <= v <= 1:   # 2 for a bool: the checker refuses it
                         return None
                     scalars[slot] = 1 if v else 0
         if len(keep) > 1 and _check_overlaps([(e[9], args[e[0]]) for e in plan if e[1]], sig):

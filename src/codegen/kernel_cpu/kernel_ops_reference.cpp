@@ -6,7 +6,7 @@
 //   tile.adds(a, s)           binary_scalar<S>(dst, a, (C)(s), n, Add{})
 //   tile.cmp(a, b) cmp_type   cmp_mask(dst, a, ar, ac, b, br, bc, m, n, mask_cols, mode)
 //   tile.col_sum(a)           col_reduce<S>(dst, a, m, n, Add{})
-//   tile.gather(src, idx)     if (!gather(ctx, dst, src, src_n, idx, n)) return;
+//   tile.gather(src, idx)     if (!gather(ctx, dst, src, src_n, idx, n, "gather from tile 'src' with indices from tile 'idx'")) return;
 //   tile.part_add(a, b)       part_binary<S>(dst, a, ar, ac, avr, avc, b, ..., m, n, Add{})  (valid operands)
 #include "kernel_ops_util.h"
 
@@ -299,30 +299,52 @@ TileOpHandler Arange() {
   };
 }
 
+// How an index failure names a tile operand, in DSL terms: its Var ("tile 'ta'"), the tensor a
+// nested load reads ("tensor 'a'": pl.gather(a, idx) on tensors), else "a computed tile".
+std::string OperandLabel(const ExprPtr& e) {
+  if (const Var* v = as_var(e)) return "tile '" + v->name + "'";
+  auto* call = e->as<Call>();
+  if (call && call->callee == "tile.load" && !call->args.empty()) {
+    if (const Var* t = as_var(call->args[0])) return "tensor '" + t->name + "'";
+  }
+  return "a computed tile";
+}
+
+// The `what` literal of an index-checked helper ("gather from tile 'ta' with indices from tile
+// 'ti'"): pypto.runtime.dsl_terms reads it back to locate a failure at the op's DSL line.
+// Identifiers hold no quote or backslash, so the names need no escaping.
+std::string IndexWhat(const std::string& op, const ExprPtr& indexed, const ExprPtr& indices) {
+  return "\"" + op + " " + OperandLabel(indexed) + " with indices from " + OperandLabel(indices) + "\"";
+}
+
 TileOpHandler Gather() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef s = em.tile(call.args[0]), i = em.tile(call.args[1]);
+    const std::string what = IndexWhat("gather from", call.args[0], call.args[1]);
     if (i.has_valid()) {   // only the indices' valid box is read (§1.5)
       em.line("if (!pypto_kernel::gather_valid(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf +
-              ", " + i.rows() + ", " + i.cols() + ", " + i.valid_rows() + ", " + i.valid_cols() + ")) return;");
+              ", " + i.rows() + ", " + i.cols() + ", " + i.valid_rows() + ", " + i.valid_cols() + ", " + what +
+              ")) return;");
       return;
     }
     em.line("if (!pypto_kernel::gather(ctx, " + dst.buf + ", " + s.buf + ", " + s.numel() + ", " + i.buf + ", " +
-            i.numel() + ")) return;");
+            i.numel() + ", " + what + ")) return;");
   };
 }
 
 TileOpHandler Scatter() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef d = em.tile(call.args[0]), s = em.tile(call.args[1]), i = em.tile(call.args[2]);
+    const std::string what = IndexWhat("scatter into", call.args[0], call.args[2]);
     if (s.has_valid() || i.has_valid()) {   // only the valid box of src and indexes is scattered (§1.5)
       em.line("if (!pypto_kernel::scatter_valid(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf +
               ", " + i.buf + ", " + s.rows() + ", " + s.cols() + ", std::min<int64_t>(" + s.valid_rows() + ", " +
-              i.valid_rows() + "), std::min<int64_t>(" + s.valid_cols() + ", " + i.valid_cols() + "))) return;");
+              i.valid_rows() + "), std::min<int64_t>(" + s.valid_cols() + ", " + i.valid_cols() + "), " + what +
+              ")) return;");
       return;
     }
     em.line("if (!pypto_kernel::scatter(ctx, " + dst.buf + ", " + d.buf + ", " + d.numel() + ", " + s.buf + ", " +
-            i.buf + ", " + s.numel() + ")) return;");
+            i.buf + ", " + s.numel() + ", " + what + ")) return;");
   };
 }
 
@@ -358,14 +380,15 @@ TileOpHandler ScatterMask() {
 TileOpHandler ScatterUpdate() {
   return [](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef in = em.tile(call.args[0]), idx = em.tile(call.args[1]), s = em.tile(call.args[2]);
+    const std::string what = IndexWhat("scatter_update of", call.args[0], call.args[1]);
     if (idx.has_valid() || s.has_valid()) {   // only the valid boxes of index and src are read (§1.5)
       em.line("if (!pypto_kernel::scatter_update_valid(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " +
               idx.cols() + ", " + idx.valid_rows() + ", " + idx.valid_cols() + ", " + s.buf + ", " + s.rows() + ", " +
-              s.valid_rows() + ", " + s.valid_cols() + ")) return;");
+              s.valid_rows() + ", " + s.valid_cols() + ", " + what + ")) return;");
       return;
     }
     em.line("if (!pypto_kernel::scatter_update(ctx, " + dst.buf + ", " + View(in) + ", " + idx.buf + ", " + idx.numel() +
-            ", " + s.buf + ")) return;");
+            ", " + s.buf + ", " + what + ")) return;");
   };
 }
 

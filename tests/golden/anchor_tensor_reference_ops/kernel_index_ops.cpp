@@ -15,7 +15,7 @@ extern "C" void pypto_kernel_index_ops(PTO2KernelContext* ctx) {
   const int64_t shp_1[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_1[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::I32>(ctx, tmp_2, ctx->tensors[1], DataType::INT32, 2, off_1, shp_1, "idx", decl_1)) return;
-  if (!pypto_kernel::gather(ctx, tmp, tmp_1, 32, tmp_2, 32)) return;
+  if (!pypto_kernel::gather(ctx, tmp, tmp_1, 32, tmp_2, 32, "gather from tensor 'a' with indices from tensor 'idx'")) return;
   const int64_t off_2[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_2[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_2[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
@@ -33,7 +33,7 @@ extern "C" void pypto_kernel_index_ops(PTO2KernelContext* ctx) {
   const int64_t shp_4[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_4[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::I32>(ctx, tmp_6, ctx->tensors[1], DataType::INT32, 2, off_4, shp_4, "idx", decl_4)) return;
-  if (!pypto_kernel::scatter(ctx, tmp_3, tmp_4, 32, tmp_5, tmp_6, 32)) return;
+  if (!pypto_kernel::scatter(ctx, tmp_3, tmp_4, 32, tmp_5, tmp_6, 32, "scatter into a computed tile with indices from tensor 'idx'")) return;
   const int64_t off_5[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_5[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_5[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
@@ -54,7 +54,7 @@ extern "C" void pypto_kernel_index_ops(PTO2KernelContext* ctx) {
   const int64_t shp_8[2] = {static_cast<int64_t>(2), static_cast<int64_t>(8)};
   const int64_t decl_8[2] = {static_cast<int64_t>(2), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, tmp_10, ctx->tensors[3], DataType::FLOAT32, 2, off_8, shp_8, "upd", decl_8)) return;
-  if (!pypto_kernel::scatter_update(ctx, tmp_7, tmp_8, 4, 8, tmp_9, 2, tmp_10)) return;
+  if (!pypto_kernel::scatter_update(ctx, tmp_7, tmp_8, 4, 8, tmp_9, 2, tmp_10, "scatter_update of tensor 'a' with indices from tensor 'rows'")) return;
   const int64_t off_9[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_9[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_9[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};

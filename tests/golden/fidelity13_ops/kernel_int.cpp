@@ -144,13 +144,13 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_23[2] = {static_cast<int64_t>(8), static_cast<int64_t>(32)};
   if (!pypto_kernel::store<pypto_kernel::Storage::U8>(ctx, tmp_16, ctx->tensors[23], DataType::UINT8, 2, off_23, shp_23, "o_cmp", decl_23)) return;
   alignas(64) int32_t tmp_17[128];
-  if (!pypto_kernel::gather(ctx, tmp_17, ta, 128, tidx, 128)) return;
+  if (!pypto_kernel::gather(ctx, tmp_17, ta, 128, tidx, 128, "gather from tile 'ta' with indices from tile 'tidx'")) return;
   const int64_t off_24[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_24[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_24[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::I32>(ctx, tmp_17, ctx->tensors[24], DataType::INT32, 2, off_24, shp_24, "o_gather", decl_24)) return;
   alignas(64) int32_t tmp_18[128];
-  if (!pypto_kernel::scatter(ctx, tmp_18, ta, 128, tb, tidx, 128)) return;
+  if (!pypto_kernel::scatter(ctx, tmp_18, ta, 128, tb, tidx, 128, "scatter into tile 'ta' with indices from tile 'tidx'")) return;
   const int64_t off_25[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_25[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_25[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
@@ -170,7 +170,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_27[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::I32>(ctx, tmp_20, ctx->tensors[27], DataType::INT32, 2, off_27, shp_27, "o_scatter_mask", decl_27)) return;
   alignas(64) int32_t tmp_22[128];
-  if (!pypto_kernel::scatter_update(ctx, tmp_22, ta, 8, 16, tu, 4, tsrc)) return;
+  if (!pypto_kernel::scatter_update(ctx, tmp_22, ta, 8, 16, tu, 4, tsrc, "scatter_update of tile 'ta' with indices from tile 'tu'")) return;
   const int64_t off_28[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_28[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_28[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};

@@ -65,9 +65,9 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t g_valid[2] = {static_cast<int64_t>(n), static_cast<int64_t>(3)};
   const int64_t g_dims[2] = {16, 16};
   if (!pypto_kernel::check_valid(ctx, g_valid, 2, g_dims, "g")) return;
-  if (!pypto_kernel::gather_valid(ctx, g, f, 256, i, 16, 16, i_valid[0], i_valid[1])) return;
+  if (!pypto_kernel::gather_valid(ctx, g, f, 256, i, 16, 16, i_valid[0], i_valid[1], "gather from tile 'f' with indices from tile 'i'")) return;
   alignas(64) float q[256];
-  if (!pypto_kernel::scatter_valid(ctx, q, f, 256, p, i, 16, 16, std::min<int64_t>(p_valid[0], i_valid[0]), std::min<int64_t>(p_valid[1], i_valid[1]))) return;
+  if (!pypto_kernel::scatter_valid(ctx, q, f, 256, p, i, 16, 16, std::min<int64_t>(p_valid[0], i_valid[0]), std::min<int64_t>(p_valid[1], i_valid[1]), "scatter into tile 'f' with indices from tile 'i'")) return;
   alignas(64) float w[256];
   const int64_t w_valid[2] = {static_cast<int64_t>(n), static_cast<int64_t>(5)};
   const int64_t w_dims[2] = {16, 16};

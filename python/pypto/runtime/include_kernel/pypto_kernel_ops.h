@@ -282,22 +282,27 @@ inline void arange(C* dst, int64_t start, int64_t n, bool descending) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Gather / scatter. Indices are checked; an index outside the source fails the run.
+// Gather / scatter. Indices are checked; an index outside the indexed tile fails the run.
+// `what` names the op and its tiles in DSL terms, a literal of the generated call ("gather of tile
+// 'ta' by indices 'ti'"), so that pypto.runtime.dsl_terms locates the failure at the op's DSL line;
+// it is read on the failing path only (the loops' machine code is that of a message without it).
 
-inline bool index_fail(const PTO2KernelContext* ctx, const char* what, int64_t idx, int64_t n) {
-  char msg[160];
-  std::snprintf(msg, sizeof msg, "%s: index %lld is outside [0, %lld)", what, static_cast<long long>(idx),
+inline bool index_fail(const PTO2KernelContext* ctx, const char* what, const char* unit, int64_t idx, int64_t n) {
+  char msg[320];
+  std::snprintf(msg, sizeof msg, "%s: %s %lld is outside [0, %lld)", what, unit, static_cast<long long>(idx),
                 static_cast<long long>(n));
   ctx->fail(msg);
   return false;
 }
 
+// dst[k] = src.flat[idx[k]] for k < n (the index row-major over src's src_n elements).
 template <class C, class I>
-inline bool gather(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t src_n, const I* idx, int64_t n) {
+inline bool gather(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t src_n, const I* idx, int64_t n,
+                   const char* what) {
   Unaliased<C> us(src, dst, src_n);
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = static_cast<int64_t>(idx[k]);
-    if (i < 0 || i >= src_n) return index_fail(ctx, "gather", i, src_n);
+    if (i < 0 || i >= src_n) return index_fail(ctx, what, "flat index", i, src_n);
     dst[k] = us.p[i];
   }
   return true;
@@ -306,7 +311,7 @@ inline bool gather(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t s
 // out = dst with out.flat[idx[k]] = src[k] in order (last write wins).
 template <class C, class I>
 inline bool scatter(const PTO2KernelContext* ctx, C* out, const C* dst, int64_t dst_n, const C* src, const I* idx,
-                    int64_t n) {
+                    int64_t n, const char* what) {
   Unaliased<C> us(src, out, n);
   std::vector<I> ucopy;
   const I* ip = idx;
@@ -317,7 +322,7 @@ inline bool scatter(const PTO2KernelContext* ctx, C* out, const C* dst, int64_t 
   if (out != dst) std::memmove(out, dst, static_cast<size_t>(dst_n) * sizeof(C));
   for (int64_t k = 0; k < n; ++k) {
     const int64_t i = static_cast<int64_t>(ip[k]);
-    if (i < 0 || i >= dst_n) return index_fail(ctx, "scatter", i, dst_n);
+    if (i < 0 || i >= dst_n) return index_fail(ctx, what, "flat index", i, dst_n);
     out[i] = us.p[k];
   }
   return true;
@@ -362,12 +367,12 @@ inline void scatter_mask(C* out, const C* dst, const C* src, int64_t m, int64_t 
 // out = input [rows, d] with out[idx.flat[k], :] = src[k, :] for k < nidx (last write wins).
 template <class C, class I>
 inline bool scatter_update(const PTO2KernelContext* ctx, C* out, const C* input, int64_t rows, int64_t d,
-                           const I* idx, int64_t nidx, const C* src) {
+                           const I* idx, int64_t nidx, const C* src, const char* what) {
   Unaliased<C> us(src, out, nidx * d);
   if (out != input) std::memmove(out, input, static_cast<size_t>(rows * d) * sizeof(C));
   for (int64_t k = 0; k < nidx; ++k) {
     const int64_t r = static_cast<int64_t>(idx[k]);
-    if (r < 0 || r >= rows) return index_fail(ctx, "scatter_update", r, rows);
+    if (r < 0 || r >= rows) return index_fail(ctx, what, "row", r, rows);
     std::memmove(out + r * d, us.p + k * d, static_cast<size_t>(d) * sizeof(C));
   }
   return true;

@@ -232,7 +232,7 @@ inline bool assemble_valid(const PTO2KernelContext* ctx, C* dst, const C* target
 // there (an index outside src fails the run), 0 elsewhere; indices outside the box are not read.
 template <class C, class I>
 inline bool gather_valid(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t src_n, const I* idx, int64_t m,
-                         int64_t n, int64_t vr, int64_t vc) {
+                         int64_t n, int64_t vr, int64_t vc, const char* what) {
   Unaliased<C> us(src, dst, src_n);
   std::vector<I> ucopy;
   const I* ip = idx;
@@ -247,7 +247,7 @@ inline bool gather_valid(const PTO2KernelContext* ctx, C* dst, const C* src, int
         continue;
       }
       const int64_t k = static_cast<int64_t>(ip[i * n + j]);
-      if (k < 0 || k >= src_n) return index_fail(ctx, "gather", k, src_n);
+      if (k < 0 || k >= src_n) return index_fail(ctx, what, "flat index", k, src_n);
       dst[i * n + j] = us.p[k];
     }
   }
@@ -259,7 +259,7 @@ inline bool gather_valid(const PTO2KernelContext* ctx, C* dst, const C* src, int
 // box are not written and their indices not read.
 template <class C, class I>
 inline bool scatter_valid(const PTO2KernelContext* ctx, C* out, const C* dst, int64_t dst_n, const C* src,
-                          const I* idx, int64_t m, int64_t n, int64_t vr, int64_t vc) {
+                          const I* idx, int64_t m, int64_t n, int64_t vr, int64_t vc, const char* what) {
   Unaliased<C> us(src, out, m * n);
   std::vector<I> ucopy;
   const I* ip = idx;
@@ -271,7 +271,7 @@ inline bool scatter_valid(const PTO2KernelContext* ctx, C* out, const C* dst, in
   for (int64_t i = 0; i < vr; ++i) {
     for (int64_t j = 0; j < vc; ++j) {
       const int64_t k = static_cast<int64_t>(ip[i * n + j]);
-      if (k < 0 || k >= dst_n) return index_fail(ctx, "scatter", k, dst_n);
+      if (k < 0 || k >= dst_n) return index_fail(ctx, what, "flat index", k, dst_n);
       out[k] = us.p[i * n + j];
     }
   }
@@ -314,7 +314,7 @@ inline void scatter_mask_valid(C* out, const C* dst, const C* src, int64_t m, in
 template <class C, class I>
 inline bool scatter_update_valid(const PTO2KernelContext* ctx, C* out, const C* input, int64_t rows, int64_t d,
                                  const I* idx, int64_t in, int64_t ivr, int64_t ivc, const C* src, int64_t src_rows,
-                                 int64_t svr, int64_t svc) {
+                                 int64_t svr, int64_t svc, const char* what) {
   Unaliased<C> us(src, out, src_rows * d);
   std::vector<I> ucopy;
   const I* ip = idx;
@@ -328,7 +328,7 @@ inline bool scatter_update_valid(const PTO2KernelContext* ctx, C* out, const C* 
       const int64_t k = i * in + j;
       if (k >= svr) return true;   // row-major order: every later k is past src's valid rows too
       const int64_t r = static_cast<int64_t>(ip[k]);
-      if (r < 0 || r >= rows) return index_fail(ctx, "scatter_update", r, rows);
+      if (r < 0 || r >= rows) return index_fail(ctx, what, "row", r, rows);
       std::memmove(out + r * d, us.p + k * d, static_cast<size_t>(svc) * sizeof(C));
     }
   }
