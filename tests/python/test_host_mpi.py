@@ -193,10 +193,16 @@ def test_distributed_mpi_outside_mpirun_is_refused(monkeypatch):
         host.compile_host(host_cases._golden("host_basic"), distributed="tcp")
 
 
+# mpirun kills the other ranks when one exits with an error: a rank that refuses a knob
+# before another has printed its own refusal would then hide it (seen under load 20). These
+# tests check every rank's message, so every rank runs to its end.
+_EVERY_RANK_EXITS = ("--mca", "orte_abort_on_non_zero_status", "0")
+
+
 def test_bad_task_timeout_is_refused_on_every_rank():
     # PYPTO_L3_TASK_TIMEOUT_S=0 failed every task 'within 0 s (the rank died, hangs, or the
     # message was lost)', blaming a healthy rank; text was a ValueError traceback on every rank.
-    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, PYPTO_L3_TASK_TIMEOUT_S="0")
+    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, mca=_EVERY_RANK_EXITS, PYPTO_L3_TASK_TIMEOUT_S="0")
     assert cp.stdout.count("ERROR chips: error: PYPTO_L3_TASK_TIMEOUT_S='0' is not a timeout: it must be a positive "
                            "number of seconds") == 2, cp.stdout + cp.stderr
     assert "within 0 s" not in cp.stdout + cp.stderr and "Traceback" not in cp.stderr, cp.stdout + cp.stderr
@@ -214,7 +220,7 @@ def test_bad_task_timeout_is_refused_on_every_rank():
 def test_bad_mpi_knob_is_refused_on_every_rank(var, value, what):
     # They were read with atoi / atof: 'abc' and 0 became a depth or batch of 1, a timeout of 0
     # failed every task on a healthy rank, nan never timed out, a huge count overflowed.
-    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, **{var: value})
+    cp = _mpirun(2, ["mpi-chips", "1"], timeout=60, mca=_EVERY_RANK_EXITS, **{var: value})
     assert cp.stdout.count("ERROR chips: error: MPI initialisation failed: %s='%s' %s" % (var, value, what)) == 2, (
         cp.stdout + cp.stderr)
     assert "Traceback" not in cp.stderr, cp.stderr
