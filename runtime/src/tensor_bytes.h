@@ -25,13 +25,18 @@ inline bool checked_tensor_bytes(const uint32_t* shapes, uint32_t ndims, DataTyp
   return true;
 }
 
+/// "[a, b]" (for messages).
+inline std::string shape_text(const uint32_t* shapes, uint32_t ndims) {
+  std::string s = "[";
+  for (uint32_t d = 0; d < ndims; ++d) s += (d ? ", " : "") + std::to_string(shapes[d]);
+  return s + "]";
+}
+
 /// The run's error for a tensor checked_tensor_bytes refuses: "allocation of a tensor [a, b] FP32
 /// needs more than 2^63 bytes; the memory limit is N bytes".
 inline std::string too_large_tensor(const uint32_t* shapes, uint32_t ndims, DataType dt, uint64_t memory_limit) {
-  std::string s = "[";
-  for (uint32_t d = 0; d < ndims; ++d) s += (d ? ", " : "") + std::to_string(shapes[d]);
-  return "allocation of a tensor " + s + "] " + dtype_name(dt) + " needs more than 2^63 bytes; the memory limit is " +
-         std::to_string(memory_limit) + " bytes";
+  return "allocation of a tensor " + shape_text(shapes, ndims) + " " + dtype_name(dt) +
+         " needs more than 2^63 bytes; the memory limit is " + std::to_string(memory_limit) + " bytes";
 }
 
 }  // namespace pto2::detail
