@@ -88,7 +88,8 @@ Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, 
   size_t bytes = 0;
   if (!pto2::detail::checked_tensor_bytes(shapes, ndims, dtype, &bytes))
     throw std::invalid_argument("make_tensor_external: a tensor " + pto2::detail::shape_text(shapes, ndims) + " " +
-                                dtype_name(dtype) + " spans more than 2^63 bytes (no memory holds it; check the shape)");
+                                dtype_name(dtype) + " spans more than 2^63 bytes (its extents multiplied, an empty axis "
+                                "counted as 1; no memory holds it: check the shape)");
   Tensor t = pto2::TensorFactory::blank();
   t.data = data;
   t.ndims = ndims;

@@ -15,13 +15,19 @@
 
 namespace pto2::detail {
 
-/// The bytes of a row-major `shapes` tensor of `dt`, or false when they do not fit int64.
+/// The bytes of a row-major `shapes` tensor of `dt`, or false when they do not fit int64 — or
+/// when its span does not: the product of its extents with an empty axis (0) counted as 1. An
+/// empty [0, 2^32-1, 2^32-1] tensor holds no byte, but its row-major strides, its views'
+/// offsets and the dependency tracker's byte intervals of them would overflow int64.
 inline bool checked_tensor_bytes(const uint32_t* shapes, uint32_t ndims, DataType dt, size_t* bytes) {
-  uint64_t n = dtype_size(dt);
-  for (uint32_t d = 0; d < ndims; ++d)
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(shapes[d]), &n)) return false;
-  if (n > static_cast<uint64_t>(INT64_MAX)) return false;
-  *bytes = static_cast<size_t>(n);
+  uint64_t span = dtype_size(dt);
+  bool empty = false;
+  for (uint32_t d = 0; d < ndims; ++d) {
+    empty |= shapes[d] == 0;
+    if (__builtin_mul_overflow(span, static_cast<uint64_t>(shapes[d] ? shapes[d] : 1), &span)) return false;
+  }
+  if (span > static_cast<uint64_t>(INT64_MAX)) return false;
+  *bytes = empty ? 0 : static_cast<size_t>(span);
   return true;
 }
 
@@ -35,8 +41,12 @@ inline std::string shape_text(const uint32_t* shapes, uint32_t ndims) {
 /// The run's error for a tensor checked_tensor_bytes refuses: "allocation of a tensor [a, b] FP32
 /// needs more than 2^63 bytes; the memory limit is N bytes".
 inline std::string too_large_tensor(const uint32_t* shapes, uint32_t ndims, DataType dt, uint64_t memory_limit) {
+  bool empty = false;
+  for (uint32_t d = 0; d < ndims; ++d) empty |= shapes[d] == 0;
   return "allocation of a tensor " + shape_text(shapes, ndims) + " " + dtype_name(dt) +
-         " needs more than 2^63 bytes; the memory limit is " + std::to_string(memory_limit) + " bytes";
+         (empty ? " (empty) spans more than 2^63 bytes (its extents multiplied, an empty axis counted as 1)"
+                : " needs more than 2^63 bytes") +
+         "; the memory limit is " + std::to_string(memory_limit) + " bytes";
 }
 
 }  // namespace pto2::detail

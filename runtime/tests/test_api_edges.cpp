@@ -18,7 +18,8 @@ TEST(ApiEdges, MakeTensorExternalRefusesShapesPast2To63Bytes) {
   } catch (const std::invalid_argument& e) {
     EXPECT_STREQ(e.what(),
                  "make_tensor_external: a tensor [4294967295, 4294967295, 4294967295, 4294967295, 1, 1, 1, 1] float32 "
-                 "spans more than 2^63 bytes (no memory holds it; check the shape)");
+                 "spans more than 2^63 bytes (its extents multiplied, an empty axis counted as 1; no memory holds it: "
+                 "check the shape)");
   }
   const uint32_t edge[2] = {0x80000000u, 0x80000000u};  // 2^62 elements: 2^64 bytes of float32
   EXPECT_THROW(make_tensor_external(cell, edge, 2, DataType::FLOAT32), std::invalid_argument);
@@ -39,5 +40,42 @@ TEST(ApiEdges, ReshapeToAShapePast2To63ElementsIsRefused) {
                                          "[4294967295, 4294967295, 4294967295, 4] of more than 2^63 elements"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// An empty tensor holds no byte, but [0, 2^32-1, 2^32-1] FP32 has row-major strides, view
+// offsets and tracker intervals past int64 (UBSan: region.h, Region::of, when a task used it).
+TEST(ApiEdges, EmptyTensorsWhoseOtherExtentsSpanPast2To63BytesAreRefused) {
+  static float cell[1];
+  const uint32_t sh[3] = {0, 0xffffffffu, 0xffffffffu};
+  try {
+    make_tensor_external(cell, sh, 3, DataType::FLOAT32);
+    ADD_FAILURE() << "make_tensor_external accepted an empty tensor spanning 2^66 bytes";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("[0, 4294967295, 4294967295] float32 spans more than 2^63 bytes"),
+              std::string::npos) << e.what();
+  }
+  const uint32_t fine[3] = {0, 0xffffffffu, 4};  // spans 2^36 bytes: an empty tensor like any other
+  EXPECT_EQ(make_tensor_external(cell, fine, 3, DataType::FLOAT32).numel(), 0);
+
+  for (int via_arg = 0; via_arg < 2; ++via_arg) {
+    pto2::Runtime rt(workers(1));
+    register_std(rt);
+    pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+      TensorCreateInfo ci(sh, 3, DataType::FLOAT32);
+      if (via_arg) {
+        Arg a;
+        a.add_output(ci);
+        rt_submit_aiv_task(3, a);
+      } else {
+        Arg a;
+        a.add_inout(alloc_tensors(ci).get_ref(0));
+        rt_submit_aiv_task(3, a);
+      }
+    });
+    EXPECT_NE(r.message.find("allocation of a tensor [0, 4294967295, 4294967295] float32 (empty) spans more than "
+                             "2^63 bytes"),
+              std::string::npos)
+        << r.message;
   }
 }
