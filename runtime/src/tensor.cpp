@@ -84,6 +84,8 @@ bool Tensor::is_contiguous() const {
 
 Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype) {
   if (ndims > PTO2_MAX_DIMS) throw std::invalid_argument("make_tensor_external: rank " + std::to_string(ndims) + " > PTO2_MAX_DIMS");
+  if (!pto2::detail::valid_dtype(dtype))
+    throw std::invalid_argument("make_tensor_external: " + pto2::detail::invalid_dtype_text(dtype));
   // Element offsets and byte addresses of its views are int64 (views, tracking, kernels).
   size_t bytes = 0;
   if (!pto2::detail::checked_tensor_bytes(shapes, ndims, dtype, &bytes))
@@ -116,6 +118,8 @@ uint64_t ChipStorageTaskArgs::scalar(uint32_t i) const {
 TensorCreateInfo::TensorCreateInfo(const uint32_t* shapes_in, uint32_t ndims_in, DataType dtype_in, bool manual_dep_in)
     : ndims(ndims_in), dtype(dtype_in), manual_dep(manual_dep_in) {
   if (ndims_in > PTO2_MAX_DIMS) throw std::invalid_argument("TensorCreateInfo: rank " + std::to_string(ndims_in) + " > PTO2_MAX_DIMS");
+  if (!pto2::detail::valid_dtype(dtype_in))
+    throw std::invalid_argument("TensorCreateInfo: " + pto2::detail::invalid_dtype_text(dtype_in));
   for (uint32_t i = 0; i < ndims_in; ++i) shapes[i] = shapes_in[i];
 }
 

@@ -15,11 +15,20 @@
 
 namespace pto2::detail {
 
+/// True for the DataType enumerators (FLOAT32..BOOL); an int cast to DataType may be anything.
+inline bool valid_dtype(DataType dt) { return static_cast<uint8_t>(dt) <= static_cast<uint8_t>(DataType::BOOL); }
+
+/// "dtype 200 is not a DataType (0..11, FLOAT32..BOOL)" (for messages).
+inline std::string invalid_dtype_text(DataType dt) {
+  return "dtype " + std::to_string(static_cast<unsigned>(dt)) + " is not a DataType (0..11, FLOAT32..BOOL)";
+}
+
 /// The bytes of a row-major `shapes` tensor of `dt`, or false when they do not fit int64 — or
 /// when its span does not: the product of its extents with an empty axis (0) counted as 1. An
 /// empty [0, 2^32-1, 2^32-1] tensor holds no byte, but its row-major strides, its views'
 /// offsets and the dependency tracker's byte intervals of them would overflow int64.
 inline bool checked_tensor_bytes(const uint32_t* shapes, uint32_t ndims, DataType dt, size_t* bytes) {
+  if (!valid_dtype(dt)) return false;  // too_large_tensor names it
   uint64_t span = dtype_size(dt);
   bool empty = false;
   for (uint32_t d = 0; d < ndims; ++d) {
@@ -38,9 +47,10 @@ inline std::string shape_text(const uint32_t* shapes, uint32_t ndims) {
   return s + "]";
 }
 
-/// The run's error for a tensor checked_tensor_bytes refuses: "allocation of a tensor [a, b] FP32
+/// The run's error for a tensor checked_tensor_bytes refuses (or for its invalid dtype): "allocation of a tensor [a, b] FP32
 /// needs more than 2^63 bytes; the memory limit is N bytes".
 inline std::string too_large_tensor(const uint32_t* shapes, uint32_t ndims, DataType dt, uint64_t memory_limit) {
+  if (!valid_dtype(dt)) return "allocation of a tensor " + shape_text(shapes, ndims) + ": " + invalid_dtype_text(dt);
   bool empty = false;
   for (uint32_t d = 0; d < ndims; ++d) empty |= shapes[d] == 0;
   return "allocation of a tensor " + shape_text(shapes, ndims) + " " + dtype_name(dt) +

@@ -79,3 +79,34 @@ TEST(ApiEdges, EmptyTensorsWhoseOtherExtentsSpanPast2To63BytesAreRefused) {
         << r.message;
   }
 }
+
+// A dtype that is no DataType (an int cast to it) was accepted: dtype_size called it 1 byte,
+// set_tensor_data wrote nothing and an initial value filled the tensor with uninitialized bytes.
+TEST(ApiEdges, DtypesThatAreNoDataTypeAreRefusedNamingTheCall) {
+  static float cell[4];
+  const uint32_t sh[1] = {4};
+  const DataType bad = static_cast<DataType>(200);
+  try {
+    make_tensor_external(cell, sh, 1, bad);
+    ADD_FAILURE() << "make_tensor_external accepted dtype 200";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "make_tensor_external: dtype 200 is not a DataType (0..11, FLOAT32..BOOL)");
+  }
+  try {
+    TensorCreateInfo ci(sh, 1, static_cast<DataType>(12));
+    ADD_FAILURE() << "TensorCreateInfo accepted dtype 12";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_STREQ(e.what(), "TensorCreateInfo: dtype 12 is not a DataType (0..11, FLOAT32..BOOL)");
+  }
+  // Its public fields changed after construction: the allocation refuses it.
+  pto2::Runtime rt(workers(1));
+  register_std(rt);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    TensorCreateInfo ci(sh, 1, DataType::FLOAT32);
+    ci.dtype = bad;
+    ci.set_initial_value(1.0);
+    alloc_tensors(ci);
+  });
+  EXPECT_NE(r.message.find("allocation of a tensor [4]: dtype 200 is not a DataType"), std::string::npos) << r.message;
+  EXPECT_EQ(make_tensor_external(cell, sh, 1, DataType::BOOL).dtype, DataType::BOOL);
+}
