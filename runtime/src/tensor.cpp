@@ -61,6 +61,13 @@ Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
   int64_t n = 1;
   bool overflow = false;
   for (uint32_t i = 0; i < new_ndims; ++i) overflow |= __builtin_mul_overflow(n, int64_t{new_shapes[i]}, &n);
+  // The views of the result must have int64 offsets, like those of any tensor (tensor_bytes.h):
+  // [2^61] int8 as [1, 1, 1, 1, 1, 1, 1, 2^61] reaches 8 x 2^61 one past the end.
+  size_t bytes = 0;
+  if (!overflow && n == numel() && !pto2::detail::checked_tensor_bytes(new_shapes, new_ndims, dtype, &bytes, offset))
+    throw std::invalid_argument("Tensor::reshape: the shape " + pto2::detail::shape_text(new_shapes, new_ndims) +
+                                " at offset " + std::to_string(offset) +
+                                " lets views reach past 2^63 bytes (one past the end of every axis)");
   if (overflow || n != numel())
     throw std::invalid_argument("Tensor::reshape: cannot reshape a tensor of " + std::to_string(numel()) +
                                 " elements into a shape " + pto2::detail::shape_text(new_shapes, new_ndims) + " of " +

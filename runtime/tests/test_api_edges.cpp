@@ -110,3 +110,38 @@ TEST(ApiEdges, DtypesThatAreNoDataTypeAreRefusedNamingTheCall) {
   EXPECT_NE(r.message.find("allocation of a tensor [4]: dtype 200 is not a DataType"), std::string::npos) << r.message;
   EXPECT_EQ(make_tensor_external(cell, sh, 1, DataType::BOOL).dtype, DataType::BOOL);
 }
+
+// [2^31, 2^32-1] INT8 spans 2^63 - 2^31 bytes, but its empty view one past the end of both axes
+// (offsets == extents, allowed) starts at element 2^63 + 2^31 - 1: Tensor::view overflowed int64
+// (UBSan, types.h). Tensors whose one-past-the-end offsets do not fit are refused.
+TEST(ApiEdges, TensorsWhoseViewsCouldStartPast2To63AreRefused) {
+  static int8_t cell[1];
+  const uint32_t sh[2] = {0x80000000u, 0xffffffffu};
+  try {
+    make_tensor_external(cell, sh, 2, DataType::INT8);
+    ADD_FAILURE() << "make_tensor_external accepted [2^31, 2^32-1] int8";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("make_tensor_external: a tensor [2147483648, 4294967295] int8 spans more"),
+              std::string::npos) << e.what();
+  }
+  // Reshaping a tensor into a shape whose views reach further is refused the same way.
+  const uint32_t flat[1] = {0x80000000u};
+  const Tensor t = make_tensor_external(cell, flat, 1, DataType::INT64);  // 2^34 bytes
+  const uint32_t ones[8] = {1, 1, 1, 1, 1, 1, 1, 0x80000000u};
+  EXPECT_EQ(t.reshape(ones, 8).numel(), int64_t{1} << 31);  // 8 x 2^34 bytes: fine
+  const uint32_t sh61[2] = {1u << 30, 1u << 31};  // 2^61 int8: its views end below 2^62
+  const Tensor s61 = make_tensor_external(cell, sh61, 2, DataType::INT8);
+  const uint32_t far[8] = {1, 1, 1, 1, 1, 1, 1u << 30, 1u << 31};  // one past the end of 6 axes: 6 x 2^61 more
+  try {
+    s61.reshape(far, 8);
+    ADD_FAILURE() << "reshape made a tensor whose views start past 2^63";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("Tensor::reshape: the shape [1, 1, 1, 1, 1, 1, 1073741824, 2147483648] at "
+                                         "offset 0 lets views reach past 2^63 bytes"),
+              std::string::npos) << e.what();
+  }
+  const uint32_t big[1] = {0xffffffffu};
+  const Tensor b = make_tensor_external(cell, big, 1, DataType::INT8);
+  const uint32_t b2[2] = {1, 0xffffffffu};
+  EXPECT_EQ(b.reshape(b2, 2).numel(), int64_t{0xffffffff});
+}
