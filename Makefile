@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-runtime-api fuzz-runtime-api-asan
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -70,6 +70,32 @@ fuzz: fuzz-race
 fuzz-race: cpp
 	PTO2_RACE_FUZZ_CASES=$(RACE_FUZZ_CASES) PTO2_RACE_FUZZ_SEED=$(RACE_FUZZ_SEED) PTO2_RACE_FUZZ_TASKS=$(RACE_FUZZ_TASKS) \
 	  $(CPP_BUILD)/runtime/pto2_tests --gtest_filter='RaceChecker.RandomManualPrograms*'
+
+# The runtime API fuzzer (runtime/tests/test_api_fuzz.cpp; docs/running.md "Fuzzing"): random
+# sequences of public libpto2 calls with edge values, API_FUZZ_CASES cases from each seed of
+# API_FUZZ_SEEDS on the release build, then API_FUZZ_ASAN_CASES per seed with libpto2 and the
+# tests under AddressSanitizer + UBSan (build/asan-rt). `make test` runs 150 cases (CTest).
+API_FUZZ_CASES ?= 50000
+API_FUZZ_ASAN_CASES ?= 20000
+API_FUZZ_SEEDS ?= 1 2 3
+API_FUZZ_ENV = PTO2_API_FUZZ_TIMEOUT_S=60
+fuzz: fuzz-runtime-api
+
+fuzz-runtime-api: cpp
+	for s in $(API_FUZZ_SEEDS); do \
+	  $(API_FUZZ_ENV) PTO2_API_FUZZ_SEED=$$s PTO2_API_FUZZ_CASES=$(API_FUZZ_CASES) \
+	    $(CPP_BUILD)/runtime/pto2_tests --gtest_filter='ApiFuzz.*' || exit 1; \
+	done
+	$(MAKE) fuzz-runtime-api-asan
+
+fuzz-runtime-api-asan: setup
+	cmake -S runtime -B build/asan-rt -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPTO2_ASAN=ON >/dev/null
+	cmake --build build/asan-rt -j $(JOBS) --target pto2_tests
+	for s in $(API_FUZZ_SEEDS); do \
+	  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  $(API_FUZZ_ENV) PTO2_API_FUZZ_SEED=$$s PTO2_API_FUZZ_CASES=$(API_FUZZ_ASAN_CASES) \
+	    build/asan-rt/pto2_tests --gtest_filter='ApiFuzz.*' || exit 1; \
+	done
 
 clean:
 	rm -rf build

@@ -30,6 +30,13 @@ void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& 
     rc->on_runtime_edges(raw, ran_undeferred ? kNone : e.last_submit_deps(), [&e](uint64_t r) { return e.task_live(r); });
   }
 }
+// Outside a run there is nothing to wait for, but the caller (get/set_tensor_data) accesses the
+// element next: indices out of range would read or write outside the tensor.
+void check_element_outside_run(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
+                               int32_t line) {
+  if (t.data && !pto2::detail::element_index_in_range(t, ndims, idx))
+    throw std::out_of_range(pto2::detail::element_index_error(t, ndims, idx, for_write, file, line));
+}
 }  // namespace
 
 TaskOutputTensors rt_submit_aic_task(int32_t kernel_id, Arg& params) {
@@ -82,7 +89,7 @@ TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, 
 
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file, int32_t line) {
   Engine* e = Engine::current();
-  if (!e) return;
+  if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/false, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/false, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }
@@ -90,7 +97,7 @@ void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indic
 void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file,
                                  int32_t line) {
   Engine* e = Engine::current();
-  if (!e) return;
+  if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/true, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/true, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }

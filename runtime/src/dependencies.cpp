@@ -245,19 +245,31 @@ void DependencyLinker::element_producers(const TaskRing& ring, const Tensor& t, 
   else tracker_.writers_of(t.data, Region::element(t, idx), out, live);
 }
 
+bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx) {
+  if (ndims != t.ndims) return false;
+  for (uint32_t i = 0; i < ndims; ++i)
+    if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i])) return false;
+  return true;
+}
+
+std::string element_index_error(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
+                                int32_t line) {
+  // The DSL line (when generated code passes it) and the caller's name.
+  const std::string site = file && line > 0 ? std::string(file) + ":" + std::to_string(line) + ": " : std::string();
+  const std::string api = site + (for_write ? "set_tensor_data" : "get_tensor_data");
+  if (ndims != t.ndims) return api + ": " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims);
+  for (uint32_t i = 0; i < ndims; ++i)
+    if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
+      return api + ": index " + std::to_string(idx[i]) + " out of range on axis " + std::to_string(i) + " (extent " +
+             std::to_string(t.shapes[i]) + ")";
+  return std::string();
+}
+
 void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
                               int32_t line) {
   if (failed()) throw RunAborted{};
   if (t.data == nullptr) return;
-  // The DSL line (when generated code passes it) and the caller's name, in errors.
-  const std::string site = file && line > 0 ? std::string(file) + ":" + std::to_string(line) + ": " : std::string();
-  const std::string api = site + (for_write ? "set_tensor_data" : "get_tensor_data");
-  if (ndims != t.ndims)
-    abort_orchestration(api + ": " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims));
-  for (uint32_t i = 0; i < ndims; ++i)
-    if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
-      abort_orchestration(api + ": index " + std::to_string(idx[i]) + " out of range on axis " +
-                          std::to_string(i) + " (extent " + std::to_string(t.shapes[i]) + ")");
+  if (!element_index_in_range(t, ndims, idx)) abort_orchestration(element_index_error(t, ndims, idx, for_write, file, line));
   std::vector<uint64_t> writers;   // set_tensor_data also waits for the element's readers
   linker_.element_producers(ring_, t, idx, for_write, writers);
   for (uint64_t w : writers)

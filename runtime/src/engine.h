@@ -64,6 +64,14 @@ class RaceChecker;  // race_checker.h
 /// Thrown on the orchestrator thread to unwind the entry once the run failed.
 struct RunAborted {};
 
+/// get/set_tensor_data's element check (dependencies.cpp), in a run and outside one: `ndims`
+/// indices for a tensor of that rank, each inside its axis.
+bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx);
+/// The error for indices element_index_in_range refuses: "prog.py:12: get_tensor_data: index 9
+/// out of range on axis 0 (extent 4)" (the site when `file` and `line` > 0 are given).
+std::string element_index_error(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
+                                int32_t line);
+
 class Engine;
 // What PTO2KernelContext::internal_ points to while a kernel runs.
 struct KernelCtxInternal {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pto_orchestration_api.h"
+#include "tensor_bytes.h"
 
 const char* dtype_name(DataType dt) {
   static const char* names[] = {"float32", "float16", "bfloat16", "int8",   "int16",  "int32",
@@ -14,9 +15,11 @@ const char* dtype_name(DataType dt) {
 }
 
 void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* strides) {
-  int64_t s = 1;
+  // Unsigned: a shape past 2^63 elements wraps instead of overflowing (undefined behaviour);
+  // such a tensor is refused where it is made (make_tensor_external, allocation).
+  uint64_t s = 1;
   for (uint32_t i = ndims; i-- > 0;) {
-    strides[i] = s;
+    strides[i] = static_cast<int64_t>(s);
     s *= shapes[i];
   }
 }
@@ -56,10 +59,19 @@ Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
     throw std::invalid_argument("Tensor::reshape: the source view is not contiguous (a slice or transpose of a "
                                 "larger tensor); reshape the whole tensor, or copy the view in a kernel first");
   int64_t n = 1;
-  for (uint32_t i = 0; i < new_ndims; ++i) n *= new_shapes[i];
-  if (n != numel())
+  bool overflow = false;
+  for (uint32_t i = 0; i < new_ndims; ++i) overflow |= __builtin_mul_overflow(n, int64_t{new_shapes[i]}, &n);
+  // The views of the result must have int64 offsets, like those of any tensor (tensor_bytes.h):
+  // [2^61] int8 as [1, 1, 1, 1, 1, 1, 1, 2^61] reaches 8 x 2^61 one past the end.
+  size_t bytes = 0;
+  if (!overflow && n == numel() && !pto2::detail::checked_tensor_bytes(new_shapes, new_ndims, dtype, &bytes, offset))
+    throw std::invalid_argument("Tensor::reshape: the shape " + pto2::detail::shape_text(new_shapes, new_ndims) +
+                                " at offset " + std::to_string(offset) +
+                                " lets views reach past 2^63 bytes (one past the end of every axis)");
+  if (overflow || n != numel())
     throw std::invalid_argument("Tensor::reshape: cannot reshape a tensor of " + std::to_string(numel()) +
-                                " elements into a shape of " + std::to_string(n) + " elements");
+                                " elements into a shape " + pto2::detail::shape_text(new_shapes, new_ndims) + " of " +
+                                (overflow ? std::string("more than 2^63") : std::to_string(n)) + " elements");
   Tensor t = *this;
   t.ndims = new_ndims;
   for (uint32_t i = 0; i < PTO2_MAX_DIMS; ++i) t.shapes[i] = i < new_ndims ? new_shapes[i] : 0;
@@ -79,6 +91,14 @@ bool Tensor::is_contiguous() const {
 
 Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype) {
   if (ndims > PTO2_MAX_DIMS) throw std::invalid_argument("make_tensor_external: rank " + std::to_string(ndims) + " > PTO2_MAX_DIMS");
+  if (!pto2::detail::valid_dtype(dtype))
+    throw std::invalid_argument("make_tensor_external: " + pto2::detail::invalid_dtype_text(dtype));
+  // Element offsets and byte addresses of its views are int64 (views, tracking, kernels).
+  size_t bytes = 0;
+  if (!pto2::detail::checked_tensor_bytes(shapes, ndims, dtype, &bytes))
+    throw std::invalid_argument("make_tensor_external: a tensor " + pto2::detail::shape_text(shapes, ndims) + " " +
+                                dtype_name(dtype) + " spans more than 2^63 bytes (its extents multiplied, an empty axis "
+                                "counted as 1; no memory holds it: check the shape)");
   Tensor t = pto2::TensorFactory::blank();
   t.data = data;
   t.ndims = ndims;
@@ -105,6 +125,8 @@ uint64_t ChipStorageTaskArgs::scalar(uint32_t i) const {
 TensorCreateInfo::TensorCreateInfo(const uint32_t* shapes_in, uint32_t ndims_in, DataType dtype_in, bool manual_dep_in)
     : ndims(ndims_in), dtype(dtype_in), manual_dep(manual_dep_in) {
   if (ndims_in > PTO2_MAX_DIMS) throw std::invalid_argument("TensorCreateInfo: rank " + std::to_string(ndims_in) + " > PTO2_MAX_DIMS");
+  if (!pto2::detail::valid_dtype(dtype_in))
+    throw std::invalid_argument("TensorCreateInfo: " + pto2::detail::invalid_dtype_text(dtype_in));
   for (uint32_t i = 0; i < ndims_in; ++i) shapes[i] = shapes_in[i];
 }
 

@@ -47,3 +47,28 @@ TEST(GetTensorData, HalfPrecisionConversions) {
   EXPECT_EQ(get_tensor_data<float>(t, 1, idx), 3.0f);  // outside a run: plain read
   EXPECT_EQ(get_tensor_data<int32_t>(t, 1, idx), 3);
 }
+
+// Outside a run there is nothing to wait for, but the element is still read or written: indices
+// out of range threw nothing and accessed memory outside the tensor (found by test_api_fuzz).
+TEST(GetTensorData, OutsideARunIndicesOutOfRangeThrowNamingTheCall) {
+  std::vector<float> x(4 * 4, 0);
+  uint32_t sh[2] = {4, 4};
+  const Tensor t = make_tensor_external(x.data(), sh, 2, DataType::FLOAT32);
+  const int64_t far[2] = {1000000, 0}, neg[2] = {0, -1}, ok[2] = {3, 3};
+  try {
+    (void)get_tensor_data<float>(t, 2, far, "prog.py", 9);
+    ADD_FAILURE() << "get_tensor_data read far outside the tensor";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "prog.py:9: get_tensor_data: index 1000000 out of range on axis 0 (extent 4)");
+  }
+  try {
+    set_tensor_data<float>(t, 2, neg, 1.0f);
+    ADD_FAILURE() << "set_tensor_data wrote before the tensor";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "set_tensor_data: index -1 out of range on axis 1 (extent 4)");
+  }
+  EXPECT_THROW(get_tensor_data<float>(t, 1, ok), std::out_of_range);  // rank mismatch
+  set_tensor_data<float>(t, 2, ok, 2.5f);
+  EXPECT_EQ(get_tensor_data<float>(t, 2, ok), 2.5f);
+  EXPECT_EQ(x[15], 2.5f);
+}

@@ -36,8 +36,9 @@ TaskOutputTensors alloc_tensors(const Infos&... infos) {
 }
 
 /// Waits until every task submitted so far that writes element `indices` of `t` finished.
-/// Outside a run it returns immediately. `file`/`line` (generated code passes them) name the DSL
-/// line in the error for an index out of range.
+/// Outside a run it only checks the indices. `file`/`line` (generated code passes them) name the
+/// DSL line in the error for an index out of range (in a run the run fails with it; outside one
+/// it is thrown as std::out_of_range).
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr,
                            int32_t line = 0);
 
@@ -52,7 +53,7 @@ T get_tensor_data(const Tensor& t, uint32_t ndims, const int64_t* indices, const
 }
 
 /// Waits until every task submitted so far that reads or writes element `indices` of `t`
-/// finished. Outside a run it returns immediately. `file`/`line` as for pto2_wait_for_element.
+/// finished. Outside a run it only checks the indices. `file`/`line` as for pto2_wait_for_element.
 void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr,
                                  int32_t line = 0);
 
