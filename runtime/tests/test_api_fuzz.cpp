@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -643,39 +644,18 @@ class Case {
   std::string current_;
 };
 
-// Aborts the binary naming the case when one takes longer than `seconds` (a hang); with
-// PTO2_API_FUZZ_GDB set, first prints every thread's stack (gdb attached to this process).
-class CaseWatchdog {
- public:
-  CaseWatchdog(int seconds, uint64_t seed, uint64_t index) {
-    th_ = std::thread([=] {
-      std::unique_lock<std::mutex> lk(mu_);
-      if (cv_.wait_for(lk, std::chrono::seconds(seconds), [this] { return done_; })) return;
-      std::fprintf(stderr, "WATCHDOG: PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 " exceeded %d s\n",
-                   seed, index, seconds);
-      if (std::getenv("PTO2_API_FUZZ_GDB")) {
-        const std::string cmd = "gdb -p " + std::to_string(getpid()) + " -batch -ex 'thread apply all bt' 1>&2";
-        if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "(gdb failed)\n");
-      }
-      std::fflush(stderr);
-      std::abort();
-    });
-  }
-  ~CaseWatchdog() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      done_ = true;
+// What the watchdog prints when a case takes longer than its timeout (a hang): the case, and
+// with PTO2_API_FUZZ_GDB set every thread's stack (gdb attached to this process).
+std::function<void()> name_hung_case(uint64_t seed, uint64_t index) {
+  return [seed, index] {
+    std::fprintf(stderr, "WATCHDOG: the hung case is PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 "\n",
+                 seed, index);
+    if (std::getenv("PTO2_API_FUZZ_GDB")) {
+      const std::string cmd = "gdb -p " + std::to_string(getpid()) + " -batch -ex 'thread apply all bt' 1>&2";
+      if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "(gdb failed)\n");
     }
-    cv_.notify_all();
-    th_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread th_;
-};
+  };
+}
 
 }  // namespace
 
@@ -686,7 +666,7 @@ TEST(ApiFuzz, RandomCallSequences) {
   const uint64_t first = only && *only ? std::strtoull(only, nullptr, 10) : 0;
   const uint64_t last = only && *only ? first + 1 : cases;
   for (uint64_t i = first; i < last; ++i) {
-    CaseWatchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), seed, i);  // no hang
+    Watchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), name_hung_case(seed, i));  // no hang
     if (getenv("PTO2_API_FUZZ_VERBOSE")) std::fprintf(stderr, "case %" PRIu64 "\n", i);
     Case(seed, i).run();
     if (::testing::Test::HasFailure() && !only) break;  // the first failing case is enough

@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -15,13 +16,15 @@
 #include "pto_orchestration_api.h"
 
 /// Aborts the test binary if the scope does not finish within `seconds` (no hangs in CI).
+/// `on_timeout` runs first, on the watchdog's thread (say which case hung, dump stacks).
 class Watchdog {
  public:
-  explicit Watchdog(int seconds) {
-    th_ = std::thread([this, seconds] {
+  explicit Watchdog(int seconds, std::function<void()> on_timeout = {}) {
+    th_ = std::thread([this, seconds, on_timeout = std::move(on_timeout)] {
       std::unique_lock<std::mutex> lk(mu_);
       if (!cv_.wait_for(lk, std::chrono::seconds(seconds), [this] { return done_; })) {
         std::fprintf(stderr, "WATCHDOG: test exceeded %d s\n", seconds);
+        if (on_timeout) on_timeout();
         std::fflush(stderr);
         std::abort();
       }

@@ -158,15 +158,21 @@ def tile_index_sites(program, kernel: str, what: str, indexed: str, indices: str
     return found
 
 
+def _located(m, sites) -> str:
+    """The text of match ``m`` with its ``failure`` group prefixed by ``sites`` (``t.py:9`` or
+    ``t.py:9 or t.py:14``); unchanged when no site was found."""
+    if not sites:
+        return m.group(0)
+    start = m.start("failure") - m.start(0)
+    return m.group(0)[:start] + " or ".join(sites) + ": " + m.group(0)[start:]
+
+
 def locate_tile_index_failures(message: str, program) -> str:
     """``message`` with a tile op's index failure prefixed by its DSL line(s): ``t.py:12: gather
     from tile 'ta' with indices from tile 'ti': flat index 32 is outside [0, 32)``."""
     def locate(m):
         sites = tile_index_sites(program, m.group("kernel"), m.group("what"), m.group("indexed"), m.group("indices"))
-        if not sites:
-            return m.group(0)
-        start = m.start("failure") - m.start(0)
-        return m.group(0)[:start] + " or ".join(sites) + ": " + m.group(0)[start:]
+        return _located(m, sites)
     if " with indices from " not in message:
         return message
     return _INDEX_FAILURE.sub(locate, message)
@@ -182,10 +188,7 @@ def locate_kernel_accesses(message: str, program) -> str:
                                     int(size.group(1)) if size else -1, int(size.group(2)) if size else None)
         if not sites and size:   # no constant matched: every access of that kind
             sites = kernel_access_sites(program, m.group("kernel"), m.group("what"), m.group("tensor"))
-        if not sites:
-            return m.group(0)
-        start = m.start("failure") - m.start(0)
-        return m.group(0)[:start] + " or ".join(sites) + ": " + m.group(0)[start:]
+        return _located(m, sites)
     if " of tensor '" not in message:
         return message
     return _ACCESS_FAILURE.sub(locate, message)
