@@ -112,8 +112,8 @@ inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, cons
   // on its way from the core that ran the slot's previous task (fill's stores asked for it).
   s.fanout.store(kEnd, std::memory_order_relaxed);
   if (launch.gang || s.block_num > 1) {  // a single-block task never reads its block or gang state
-    s.need[0] = launch.need[0];
-    s.need[1] = launch.need[1];
+    s.need[0].store(launch.need[0], std::memory_order_relaxed);
+    s.need[1].store(launch.need[1], std::memory_order_relaxed);
     s.next_block.store(0, std::memory_order_relaxed);
     s.blocks_left.store(launch.gang ? launch.need[0] + launch.need[1] : s.block_num, std::memory_order_relaxed);
     s.claimed[0].store(0, std::memory_order_relaxed);

@@ -123,7 +123,10 @@ struct alignas(64) TaskSlot {
   std::atomic<uint32_t> claimed[2];
   std::atomic<uint32_t> arrived{0};
   std::atomic<bool> go{false};
-  uint32_t need[2] = {0, 0};
+  // Atomic: a worker asks gang_wants of the slot it last saw active, which may have retired
+  // and been reused by a new submission meanwhile (a stale answer is harmless: join_gang
+  // checks again; a plain read would be a data race with publish's write).
+  std::atomic<uint32_t> need[2] = {0, 0};
 
   // ---- cold
   CoreTaskPredicate pred;            // valid while has_pred

@@ -158,7 +158,7 @@ void WorkerPool::activate_gang(const TaskRing& ring) {
     gangs_.active.compare_exchange_strong(none, static_cast<int64_t>(idx), std::memory_order_seq_cst);
   }
   for (int t = 0; t < 2; ++t)
-    if (ring.at(idx).need[t]) idle_[t].notify_all();
+    if (ring.at(idx).need[t].load(std::memory_order_relaxed)) idle_[t].notify_all();
   gang_idle_.notify_all();
 }
 
@@ -170,10 +170,11 @@ bool WorkerPool::join_gang(int type, TaskRing& ring, uint32_t& idx, uint32_t& me
     if (g < 0) return false;
   }
   TaskSlot& s = ring.at(static_cast<uint32_t>(g));
-  if (s.claimed[type].load(std::memory_order_relaxed) >= s.need[type]) return false;
+  const uint32_t need = s.need[type].load(std::memory_order_relaxed);
+  if (s.claimed[type].load(std::memory_order_relaxed) >= need) return false;
   member = s.claimed[type].fetch_add(1, std::memory_order_acq_rel);
-  if (member >= s.need[type]) return false;
-  const uint32_t total = s.need[0] + s.need[1];
+  if (member >= need) return false;
+  const uint32_t total = s.need[0].load(std::memory_order_relaxed) + s.need[1].load(std::memory_order_relaxed);
   if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == total) {
     gangs_.active.store(-1, std::memory_order_seq_cst);
     s.go.store(true, std::memory_order_release);

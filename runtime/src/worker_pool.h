@@ -180,7 +180,7 @@ class WorkerPool {
     const int64_t g = gangs_.active.load(std::memory_order_acquire);
     if (g < 0) return gangs_.pending.load(std::memory_order_acquire) > 0;
     const TaskSlot& s = ring.at(static_cast<uint32_t>(g));
-    return s.claimed[type].load(std::memory_order_relaxed) < s.need[type];
+    return s.claimed[type].load(std::memory_order_relaxed) < s.need[type].load(std::memory_order_relaxed);
   }
   /// Joins the active gang as a member of type `type` and waits until all members are there:
   /// true with the gang's slot in `idx` and this member's number in `member` (the caller runs
