@@ -585,6 +585,14 @@ def test_module_constant_beyond_int64():
           "integer -9223372036854775809 does not fit in 64 bits", "BIG")
 
 
+def test_op_attribute_beyond_int64():
+    # (found by make fuzz-programs, seed 2312: pl.array.create(N, ...) with N = 2**64 was an
+    # internal parser error from the IR builder)
+    check(program("with pl.manual_scope():\n    tids = pl.array.create(BIG, pl.TASK_ID)  #!\nreturn d",
+                  prelude="BIG = 2**64"),
+          "'size=' 18446744073709551616 does not fit in 64 bits", "BIG", help="between -2**63 and 2**63 - 1")
+
+
 def test_int64_min_literal_is_accepted():
     pl.parse_program(program("for i in pl.range(n + -9223372036854775808):\n    d = self.kernel_add(a, b, d)\nreturn d"),
                      "t.py")

@@ -96,6 +96,10 @@ def attr_value(ctx, node: ast.AST, name: str):
         return v.name
     if isinstance(v, enum.Enum):
         return v.name
+    if isinstance(v, int) and not isinstance(v, bool) and not -(1 << 63) <= v < (1 << 63):
+        # (found by make fuzz-programs, seed 2312: the IR builder's int64 refused it, unlocated)
+        raise ctx.error(node, f"'{name}=' {v} does not fit in 64 bits",
+                        help="DSL integers are int64: use a value between -2**63 and 2**63 - 1")
     if isinstance(v, (bool, int, float, str)):
         return v
     raise ctx.error(node, f"unsupported value for '{name}=': '{ast.unparse(node)}'")
