@@ -213,6 +213,40 @@ class P:
 '''
 
 
+SCATTER_INTO_NEW = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[4, 8], pl.FP32], idx: pl.Tensor[[4, 8], pl.INT32],
+             o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            o = pl.assemble(o, pl.scatter(pl.create_tensor([4, 8], dtype=pl.FP32), a, idx), [0, 0])
+        return o
+'''
+
+
+def test_scatter_into_a_new_tile_is_named_so_and_located():
+    # The destination is a nested pl.create_tensor: "a new tile" (it was "a computed tile"), and
+    # the failure is located at the scatter's line (dsl_terms reads the label back).
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 8)).astype(np.float32)
+    idx = rng.permutation(32).reshape(4, 8).astype(np.int32)
+    o = np.zeros((4, 8), np.float32)
+    prog = pypto.compile(pl.parse_program(SCATTER_INTO_NEW, "new.py"))
+    try:
+        prog(a, idx, o, race_check=True)
+        np.testing.assert_array_equal(o, _scatter(np.zeros((4, 8), np.float32), a, idx))
+        idx[3, 0] = 32
+        with pytest.raises(Exception, match=r"failed: new\.py:11: scatter into a new tile with indices from tensor "
+                                             r"'idx': flat index 32 is outside \[0, 32\)"):
+            prog(a, idx, o)
+    finally:
+        prog.close()
+
+
 def test_explicit_tensor_spellings_match_numpy():
     rng = np.random.default_rng(3)
     a = rng.standard_normal(16).astype(np.float32)

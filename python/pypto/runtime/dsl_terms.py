@@ -118,8 +118,9 @@ def kernel_access_sites(program, kernel: str, what: str, tensor: str, axis: int 
 
 # The index-checked tile helpers (pypto_kernel_ops.h gather / scatter / scatter_update and their
 # _valid forms): "<op> <operand> with indices from <operand>", each operand "tile 'x'" (a tile
-# Var), "tensor 'a'" (a nested load of that tensor) or "a computed tile".
-_OPERAND = r"(?:tile '[^']*'|tensor '[^']*'|a computed tile)"
+# Var), "tensor 'a'" (a nested load of that tensor), "a new tile" (a nested pl.create_tensor /
+# pl.full) or "a computed tile".
+_OPERAND = r"(?:tile '[^']*'|tensor '[^']*'|a new tile|a computed tile)"
 _INDEX_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>(?P<what>gather from|scatter into|"
                             r"scatter_update of) (?P<indexed>" + _OPERAND + r") with indices from (?P<indices>" +
                             _OPERAND + r")[^\n]*)")

@@ -300,13 +300,15 @@ TileOpHandler Arange() {
 }
 
 // How an index failure names a tile operand, in DSL terms: its Var ("tile 'ta'"), the tensor a
-// nested load reads ("tensor 'a'": pl.gather(a, idx) on tensors), else "a computed tile".
+// nested load reads ("tensor 'a'": pl.gather(a, idx) on tensors), a nested pl.create_tensor /
+// pl.full ("a new tile": pl.scatter(pl.create_tensor(...), a, idx)), else "a computed tile".
 std::string OperandLabel(const ExprPtr& e) {
   if (const Var* v = as_var(e)) return "tile '" + v->name + "'";
   auto* call = e->as<Call>();
   if (call && call->callee == "tile.load" && !call->args.empty()) {
     if (const Var* t = as_var(call->args[0])) return "tensor '" + t->name + "'";
   }
+  if (call && call->callee == "tile.full") return "a new tile";
   return "a computed tile";
 }
 

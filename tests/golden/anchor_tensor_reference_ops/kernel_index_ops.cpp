@@ -33,7 +33,7 @@ extern "C" void pypto_kernel_index_ops(PTO2KernelContext* ctx) {
   const int64_t shp_4[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_4[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::I32>(ctx, tmp_6, ctx->tensors[1], DataType::INT32, 2, off_4, shp_4, "idx", decl_4)) return;
-  if (!pypto_kernel::scatter(ctx, tmp_3, tmp_4, 32, tmp_5, tmp_6, 32, "scatter into a computed tile with indices from tensor 'idx'")) return;
+  if (!pypto_kernel::scatter(ctx, tmp_3, tmp_4, 32, tmp_5, tmp_6, 32, "scatter into a new tile with indices from tensor 'idx'")) return;
   const int64_t off_5[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_5[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_5[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};

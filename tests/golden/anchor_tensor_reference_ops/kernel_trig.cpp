@@ -40,7 +40,7 @@ extern "C" void pypto_kernel_trig(PTO2KernelContext* ctx) {
   const int64_t shp_2[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_2[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::I32>(ctx, tmp_11, ctx->tensors[1], DataType::INT32, 2, off_2, shp_2, "idx", decl_2)) return;
-  if (!pypto_kernel::scatter(ctx, tmp_8, tmp_9, 32, tmp_10, tmp_11, 32, "scatter into a computed tile with indices from tensor 'idx'")) return;
+  if (!pypto_kernel::scatter(ctx, tmp_8, tmp_9, 32, tmp_10, tmp_11, 32, "scatter into a new tile with indices from tensor 'idx'")) return;
   const int64_t off_3[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_3[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   const int64_t decl_3[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
