@@ -12,13 +12,22 @@
 //   The barrier is a system.task_dummy call whose manual_dep_edges name the original array
 //   (the only op call allowed to carry that attr) and dummy_task=True.
 //   tids[N] -> barrier -> consumers[M]: N + M edges instead of N * M.
+//   Nested pl.parallel loops under the phase loop (range > parallel(N) > parallel(M) [> ...],
+//   the phase loop possibly skipping them under an `if`) carry N*M slots; every inner read of
+//   the carry is the value from before the outer pl.parallel, so one barrier before it serves
+//   every inner task: N*M + N*M*c edges per phase instead of (N*M)^2 * c.
+//   In a HOST-level orchestration every edge is explicit (L3 has no automatic tracking), so
+//   the whole function counts as a manual scope.
 // Input invariants: CallDirectionsDerived (runs after DeriveCallDirections).
 // Output invariants: same semantics: every rewritten consumer still waits for every slot.
-// Conservative: any other use of the array inside the loop, an array.update_element in the
-//   loop, a dynamic trip count, or an unprofitable shape leaves the direct deps in place.
+// Conservative: any other use of the array inside the loop (an inner pl.parallel carrying it
+//   counts when its own uses qualify), an array.update_element in the loop, a dynamic trip
+//   count, or an unprofitable shape leaves the direct deps in place.
 // Why: a phase fence of N producers and M consumers is N*M dependency edges; the runtime
 //   cost of fan-in/fan-out is per edge.
-#include <unordered_set>
+#include <algorithm>
+#include <cstdint>
+#include <limits>
 
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
@@ -37,6 +46,18 @@ int64_t trip_count(const ForStmt& f) {
   return c && c->value > 0 ? StaticTripCount(f) : -1;
 }
 
+// a * b, saturated (trip-count products only size the profitability test).
+int64_t mul_sat(int64_t a, int64_t b) {
+  int64_t r = 0;
+  return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<int64_t>::max() / 4 : r;
+}
+
+// The Submit an AssignStmt binds, or null.
+const Submit* submit_of(const StmtPtr& s) {
+  auto* a = s->as<AssignStmt>();
+  return a ? a->value->as<Submit>() : nullptr;
+}
+
 // Counts uses of `v` in a statement, and array.update_element calls.
 struct UseCounter : IRVisitor {
   const Var* v;
@@ -52,7 +73,8 @@ struct UseCounter : IRVisitor {
 
 class FenceExpander : public IRMutator {
  public:
-  FenceExpander() { statements_only_ = true; }   // rewrites loops only
+  // `host`: a HOST-level orchestration, where every edge is explicit (as in a manual scope).
+  explicit FenceExpander(bool host) : manual_(host ? 1 : 0) { statements_only_ = true; }   // rewrites loops only
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     manual_ += op->mode == RuntimeScopeMode::Manual;
     StmtPtr s = IRMutator::mutate_(op, self);
@@ -69,7 +91,7 @@ class FenceExpander : public IRMutator {
     const int64_t m = trip_count(*f);
     if (m <= 0) return s;
     for (size_t i = 0; i < f->iter_args.size(); ++i) {
-      auto [array, n] = stable_array(*op, *f, i, m);
+      auto [array, n] = stable_array(*op, *f, i);
       if (array) {
         if (StmtPtr r = try_fence(*f, f->iter_args[i].get(), array, n, m)) return r;
       }
@@ -91,49 +113,146 @@ class FenceExpander : public IRMutator {
  private:
   // The array the in-loop reads of iter_arg i stand for: its init, when that is an array.
   // Returns (the array expr, N) or (null, 0).
-  std::pair<ExprPtr, int64_t> stable_array(const ForStmt& orig, const ForStmt& f, size_t i, int64_t m) {
+  std::pair<ExprPtr, int64_t> stable_array(const ForStmt& orig, const ForStmt& f, size_t i) {
     const IterArg* ia = f.iter_args[i].get();
     if (!ia->type->is<ScalarType>() || !is_task_id(ia->type)) return {nullptr, 0};
     const ExprPtr& init = ia->init;
     if (auto* at = init->type->as<ArrayType>()) return {init, at->size};
-    // case1: init is the iter_arg of the enclosing sequential loop whose yield is our result.
+    // case1: init is the iter_arg of the enclosing sequential loop whose yield is our result
+    // (directly, or through an if whose other branch keeps the iter_arg: a phase that skips us).
     if (loops_.empty()) return {nullptr, 0};
     const ForStmt* outer = loops_.back();
     if (outer->for_kind != ForKind::Sequential) return {nullptr, 0};
     const YieldStmt* y = trailing_yield(outer->body);
     for (size_t j = 0; j < outer->iter_args.size(); ++j) {
-      if (outer->iter_args[j].get() != as_var(init)) continue;
-      if (y && j < y->values.size() && as_var(y->values[j]) == orig.return_vars[i].get()) return {init, m};
+      const IterArg* phase = outer->iter_args[j].get();
+      if (phase != as_var(init) || !y || j >= y->values.size()) continue;
+      if (carries_only(*outer, as_var(y->values[j]), orig.return_vars[i].get(), phase, 0)) {
+        return {init, slots(f, i)};
+      }
     }
     return {nullptr, 0};
   }
 
-  // Rewrites the deps= entries `carry` of the Submits directly in f's body to one barrier on
-  // `array` (N slots) placed before the loop, when that is safe and profitable.
-  StmtPtr try_fence(const ForStmt& f, const Var* carry, const ExprPtr& array, int64_t n, int64_t m) {
-    if (!carry || n < 2) return nullptr;
-    // Every use of the carry in the body must be a deps= entry of a Submit directly in it.
-    std::vector<StmtPtr> body = flatten_stmts(f.body);
+  // Is `v` (yielded by `outer`) our `result`, or an if result (of an if in `outer`'s body) each
+  // of whose branches yields `result` or `phase` — with `result` flowing in at least once?
+  static bool carries_only(const ForStmt& outer, const Var* v, const Var* result, const Var* phase, int depth) {
+    if (!v || depth > 8) return false;
+    if (v == result) return true;
+    for (const StmtPtr& s : flatten_stmts(outer.body)) {
+      auto* br = s->as<IfStmt>();
+      if (!br) continue;
+      for (size_t k = 0; k < br->return_vars.size(); ++k) {
+        if (br->return_vars[k].get() != v) continue;
+        bool from_result = false;
+        for (const StmtPtr& body : {br->then_body, br->else_body}) {
+          const YieldStmt* by = body ? trailing_yield(body) : nullptr;
+          const Var* b = by && k < by->values.size() ? as_var(by->values[k]) : nullptr;
+          if (b == phase) continue;
+          if (!carries_only(outer, b, result, phase, depth + 1)) return false;
+          from_result = true;
+        }
+        return from_result;
+      }
+    }
+    return false;
+  }
+
+  // The TaskIds pl.parallel `f`'s carry i keeps (as ClassifyIterArgCarry will stamp it): one per
+  // iteration, or M per iteration when each ends with an inner pl.parallel's array of M.
+  static int64_t slots(const ForStmt& f, size_t i) {
+    const int64_t n = trip_count(f);
+    const YieldStmt* y = trailing_yield(f.body);
+    const Var* v = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
+    for (const StmtPtr& s : flatten_stmts(f.body)) {
+      auto* g = s->as<ForStmt>();
+      if (!g || g->for_kind != ForKind::Parallel || trip_count(*g) < 0) continue;
+      for (size_t k = 0; k < g->return_vars.size(); ++k) {
+        if (g->return_vars[k].get() == v) return mul_sat(std::max<int64_t>(n, 1), slots(*g, k));
+      }
+    }
+    return n;
+  }
+
+  // The tasks of one iteration of a pl.parallel loop that wait on `carry` (its TaskId iter_arg,
+  // or an array it never updates; every read of it in `body` is the value from before the loop):
+  // each Submit directly in `body` naming it in deps=, plus every task of a pl.parallel loop
+  // directly in `body` whose TaskId carry starts from it (that carry reads the same value),
+  // recursively. -1 when it has any other use.
+  static int64_t consumers(const StmtPtr& body, const Var* carry) {
     UseCounter all;
     all.v = carry;
-    all.visit_stmt(f.body);
-    if (all.updates) return nullptr;
-    int consumers = 0, dep_uses = 0;
-    for (auto& s : body) {
-      auto* a = s->as<AssignStmt>();
-      auto* sub = a ? a->value->as<Submit>() : nullptr;
-      if (!sub) continue;
-      bool uses = false;
-      for (auto& d : sub->deps) {
-        if (as_var(d) == carry) {
-          ++dep_uses;
-          uses = true;
+    all.visit_stmt(body);
+    if (all.updates) return -1;
+    int64_t tasks = 0;
+    int seen = 0;
+    for (const StmtPtr& s : flatten_stmts(body)) {
+      if (const Submit* sub = submit_of(s)) {
+        int uses = 0;
+        for (auto& d : sub->deps) uses += as_var(d) == carry;
+        seen += uses;
+        tasks += uses > 0;
+        continue;
+      }
+      auto* g = s->as<ForStmt>();
+      if (!g) continue;
+      for (const IterArgPtr& ia : g->iter_args) {
+        if (as_var(ia->init) != carry) continue;
+        ++seen;
+        const int64_t trips = trip_count(*g);
+        if (g->for_kind != ForKind::Parallel || trips < 0) return -1;
+        const int64_t inner = consumers(g->body, ia.get());
+        if (inner < 0) return -1;
+        tasks = std::min(tasks + mul_sat(trips, inner), std::numeric_limits<int64_t>::max() / 4);
+      }
+    }
+    return seen == all.uses ? tasks : -1;
+  }
+
+  // `body` with every deps= entry `carry` (see consumers) naming `fence` instead, in the nested
+  // pl.parallel loops too. Only deps= change: the carries and yields stay.
+  static StmtPtr redirect(const StmtPtr& body, const Var* carry, const VarPtr& fence) {
+    std::vector<StmtPtr> nb;
+    for (const StmtPtr& s : flatten_stmts(body)) {
+      if (const Submit* sub = submit_of(s)) {
+        std::vector<ExprPtr> deps;
+        for (auto& d : sub->deps) deps.push_back(as_var(d) == carry ? ExprPtr(fence) : d);
+        auto* tt = sub->type->as<TupleType>();
+        std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);
+        ExprPtr ns = Submit::make(sub->callee, sub->args, rets, deps, sub->core_num, sub->sync_start,
+                                  sub->allow_early_resolve, sub->timing_slot, sub->predicate, sub->arg_directions,
+                                  sub->span);
+        if (!sub->dump_vars.empty()) ns = with_dump_vars(ns, sub->dump_vars);
+        auto* a = s->as<AssignStmt>();
+        nb.push_back(AssignStmt::make(a->var, ns, a->span));
+        continue;
+      }
+      auto* g = s->as<ForStmt>();
+      StmtPtr inner = g ? g->body : nullptr;
+      if (g) {
+        for (const IterArgPtr& ia : g->iter_args) {
+          if (as_var(ia->init) == carry) inner = redirect(inner, ia.get(), fence);
         }
       }
-      consumers += uses;
+      if (!g || inner == g->body) {
+        nb.push_back(s);
+        continue;
+      }
+      nb.push_back(ForStmt::make(g->loop_var, g->start, g->stop, g->step, g->iter_args, inner, g->return_vars,
+                                 g->for_kind, g->attrs, g->span)
+                       ->with_typed_fields_of(*g));
     }
-    if (consumers == 0 || dep_uses != all.uses) return nullptr;
-    const int64_t direct = n * m * consumers, fenced = n + m * consumers;
+    return make_seq(nb, body->span);
+  }
+
+  // Rewrites the deps= entries `carry` of the tasks in f's body (see consumers) to one barrier
+  // on `array` (N slots) placed before the loop, when that is safe and profitable.
+  StmtPtr try_fence(const ForStmt& f, const Var* carry, const ExprPtr& array, int64_t n, int64_t m) {
+    if (!carry || n < 2) return nullptr;
+    const int64_t per_iteration = consumers(f.body, carry);
+    if (per_iteration <= 0) return nullptr;
+    const int64_t tasks = mul_sat(m, per_iteration);
+    const int64_t direct = mul_sat(n, tasks), fenced = n + tasks;
     if (direct <= fenced) return nullptr;
 
     const Span& sp = f.span;
@@ -142,30 +261,13 @@ class FenceExpander : public IRMutator {
     attrs["manual_dep_edges"] = std::vector<ExprPtr>{array};
     attrs["dummy_task"] = true;
     StmtPtr barrier = AssignStmt::make(fence, Call::make_op("system.task_dummy", {}, attrs, sp), sp);
-    std::vector<StmtPtr> nb;
-    for (auto& s : body) {
-      auto* a = s->as<AssignStmt>();
-      auto* sub = a ? a->value->as<Submit>() : nullptr;
-      if (!sub) {
-        nb.push_back(s);
-        continue;
-      }
-      std::vector<ExprPtr> deps;
-      for (auto& d : sub->deps) deps.push_back(as_var(d) == carry ? ExprPtr(fence) : d);
-      auto* tt = sub->type->as<TupleType>();
-      std::vector<TypePtr> rets(tt->elements.begin(), tt->elements.end() - 1);
-      ExprPtr ns = Submit::make(sub->callee, sub->args, rets, deps, sub->core_num, sub->sync_start,
-                                sub->allow_early_resolve, sub->timing_slot, sub->predicate, sub->arg_directions, sub->span);
-      if (!sub->dump_vars.empty()) ns = with_dump_vars(ns, sub->dump_vars);
-      nb.push_back(AssignStmt::make(a->var, ns, a->span));
-    }
-    auto loop = ForStmt::make(f.loop_var, f.start, f.stop, f.step, f.iter_args, make_seq(nb, f.body->span), f.return_vars,
-                              f.for_kind, f.attrs, f.span)
+    auto loop = ForStmt::make(f.loop_var, f.start, f.stop, f.step, f.iter_args, redirect(f.body, carry, fence),
+                              f.return_vars, f.for_kind, f.attrs, f.span)
                     ->with_typed_fields_of(f);
     return make_seq({barrier, loop}, sp);
   }
 
-  int manual_ = 0;
+  int manual_;
   std::vector<const ForStmt*> loops_;
 };
 
@@ -173,7 +275,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
-    FenceExpander x;
+    FenceExpander x(fn->level == Level::HOST);
     FunctionPtr nf = x.mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);
   }

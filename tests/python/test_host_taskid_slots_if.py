@@ -35,8 +35,10 @@ def test_fence_if_result_runs_and_orders_every_slot(slots_if_program, n):
     np.testing.assert_allclose(out, want, rtol=1e-6)
     phases = min(n, 3)
     assert stats["tasks_executed"] == 4 * phases + 1
-    # the first phase waits on nothing; each later phase task on 4 slots; the consumer on 4 (or 0)
-    assert stats["wait_edges"] == 16 * max(phases - 1, 0) + (4 if phases else 0)
+    # the first phase waits on nothing; each later phase on 4 slots through one barrier (4 waits
+    # in, one per task out: ExpandManualPhaseFence); the consumer on 4 (or 0)
+    assert stats["wait_edges"] == 8 * max(phases - 1, 0) + (4 if phases else 0)
+    assert stats["barriers"] == max(phases - 1, 0)
     tasks = stats.task_records
     for p in range(1, phases + 1):
         before = tasks[4 * (p - 1):4 * p]

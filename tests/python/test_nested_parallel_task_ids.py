@@ -156,10 +156,11 @@ def test_nested_slots_are_filled_per_outer_iteration():
 
 def test_nested_carry_inside_a_range_waits_on_every_task_of_the_phase_before():
     c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b"))
-    # every inner task of phases 1 and 2 waits on the 6 of the phase before, the copy on the last 6
+    # every inner task of phases 1 and 2 waits on the 6 of the phase before (through one barrier
+    # per phase: 6 in, 6 out), the copy on the last 6
     _run(c, list(range(6)) * 3)
-    assert _executed_graph(c, 0).count("->") == 6 * 6 * 2 + 6
-    assert c.task_graph(static=True).count("->") == 6 * 6 * 2 + 6   # the static graph agrees
+    assert _executed_graph(c, 0).count("->") == 2 * 6 * 2 + 6
+    assert c.task_graph(static=True).count("->") == 2 * 6 * 2 + 6   # the static graph agrees
     # the outer pl.parallel starts from the pl.range's 6 slots: not copied into its own 6
     assert "// every iteration fills its slots" in code, code
 
@@ -226,6 +227,109 @@ def test_a_phase_kept_whole_by_one_iteration_is_still_located():
     assert "pl.system.task_dummy(deps=[prev])" in e.help
 
 
+# ---- phases of nested pl.parallel grids: one barrier per phase ------------------------------
+# `pl.range(P) > pl.parallel(N) > pl.parallel(M)`: every inner task of phase p+1 must wait on all
+# N*M tasks of phase p. Linked directly that is (N*M)^2 edges per phase; ExpandManualPhaseFence
+# puts one barrier before the outer pl.parallel: N*M edges in, N*M out.
+
+def _graph(dot):
+    """(tasks in submission order as (id, kind, label), edges as (from, to)) of a task-graph DOT."""
+    nodes = [(int(i), k, lbl.split("\\n")[0]) for i, lbl, k in
+             re.findall(r'^  t(\d+) \[label="([^"]*)", kind="(\w+)"', dot, re.M)]
+    edges = [(int(a), int(b)) for a, b, k in re.findall(r'^  t(\d+) -> t(\d+) \[kind="(\w+)"', dot, re.M)
+             if k != "chain"]   # (HOST: the per-target submission order is not a dependency edge)
+    return sorted(nodes), edges
+
+
+def _ancestors(edges):
+    preds = {}
+    for a, b in edges:
+        preds.setdefault(b, set()).add(a)
+    memo = {}
+
+    def anc(t):
+        if t not in memo:
+            memo[t] = set()
+            for p in preds.get(t, ()):
+                memo[t] |= {p} | anc(p)
+        return memo[t]
+    return anc
+
+
+def _check_phases(dot, phases, grid, task="k", last="copy"):
+    """The executed graph of `phases` phases of `grid` inner tasks then the copy: every task of a
+    phase reaches every task of the phase before, none reaches a task of its own phase, the copy
+    reaches the last phase; returns the edge count."""
+    nodes, edges = _graph(dot)
+    inner = [i for i, kind, lbl in nodes if kind == "task" and lbl == task]
+    copy = [i for i, kind, lbl in nodes if kind == "task" and lbl == last]
+    assert len(inner) == phases * grid and len(copy) == 1, nodes
+    anc = _ancestors(edges)
+    groups = [inner[p * grid:(p + 1) * grid] for p in range(phases)]
+    for p, group in enumerate(groups):
+        for t in group:
+            assert not set(group) & anc(t), (p, t)                    # nothing stronger inside a phase
+            if p:
+                assert set(groups[p - 1]) <= anc(t), (p, t)           # after all of the phase before
+    if groups:
+        assert set(groups[-1]) <= anc(copy[0])
+    return len(edges)
+
+
+def _fenced(phases, grid):
+    """Edges of `phases` fenced phases of `grid` tasks and the copy: the first phase's barrier
+    waits on nothing (the None seed) and is not submitted; each later one has grid in and grid out."""
+    return (2 * grid * (phases - 1) + grid) if phases else 0
+
+
+# name -> (loops, the block of an inner task, tasks per phase, phases for n, the phases that run)
+_PHASE_CASES = {
+    "grid_2x3": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", 6,
+                 lambda n: [0, 1, 2]),
+    "grid_4x4": (["r in pl.range(4)", "o in pl.parallel(4)", "b in pl.parallel(4)"], "o * 4 + b", 16,
+                 lambda n: [0, 1, 2, 3]),
+    "three_levels": (["r in pl.range(3)", "o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                     "(o * 3 + m) * 2 + b", 12, lambda n: [0, 1, 2]),
+    "runtime_phases": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", 6,
+                       lambda n: list(range(n))),
+    "outer_parallel_1": (["r in pl.range(3)", "o in pl.parallel(1)", "b in pl.parallel(4)"], "o * 4 + b", 4,
+                         lambda n: [0, 1, 2]),
+    "inner_parallel_1": (["r in pl.range(3)", "o in pl.parallel(4)", "b in pl.parallel(1)"], "o + b", 4,
+                         lambda n: [0, 1, 2]),
+    # a phase that skips the grid keeps the carry: the next phase waits on the last grid that ran
+    "phase_skips_grid": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", 6,
+                         lambda n: [r for r in range(n) if r % 2 == 0], (1, "r % 2 == 0")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PHASE_CASES))
+def test_nested_grid_phases_link_through_one_barrier(case):
+    loops, block, grid, ran, *branch = _PHASE_CASES[case]
+    c, code = _compile(_body(loops, block, branch=branch[0] if branch else None))
+    assert "rt_submit_dummy_task" in code, code
+    for n in ([0, 1, 2, 5] if "(n)" in " ".join(loops) else [0]):
+        phases = len(ran(n))
+        stats = _run(c, list(range(grid)) * phases, n)
+        assert stats.tasks - stats.tasks_dummy == phases * grid + 1
+        assert _check_phases(_executed_graph(c, n), phases, grid) == _fenced(phases, grid), n
+
+
+def test_nested_grid_with_an_empty_outer_parallel_links_nothing():
+    """pl.parallel(0) inside the phases: no task, no barrier, the copy waits on nothing."""
+    c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(0)", "b in pl.parallel(3)"], "o * 3 + b"))
+    stats = _run(c, [])
+    assert stats.tasks == 1
+    assert _check_phases(_executed_graph(c, 0), 0, 3) == 0
+
+
+def test_64x64_grid_phases_stay_linear():
+    """The cliff: a 64 x 64 grid is 4096 tasks a phase, 16.7 million direct edges a phase before;
+    through the barrier 2 * 4096 (the static graph, for the size; nothing runs)."""
+    body = _body(["r in pl.range(3)", "o in pl.parallel(64)", "b in pl.parallel(64)"], "o * 64 + b")
+    c = pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    assert c.task_graph(static=True).count("->") == _fenced(3, 4096)
+
+
 # ---- HOST -------------------------------------------------------------------------------------
 _T = "pl.Tensor[[16], pl.FP32]"
 _HOST = f'''import pypto.language as pl
@@ -288,3 +392,48 @@ def test_host_nested_parallel_carry_waits_on_every_inner_task(loops):
     if loops[0].startswith("r in pl.range"):
         last_phase = last_phase[len(last_phase) // 2:]
     assert set(recs[-1]["deps"]) >= set(last_phase), (recs[-1], last_phase)
+
+
+def _host_body(loops, branch=None):
+    ind, lines = 8, []
+    for i, loop in enumerate(loops):
+        if branch is not None and i == branch[0]:
+            lines.append(" " * ind + "if " + branch[1] + ":")
+            ind += 4
+        lines.append(" " * ind + "for " + loop + ":")
+        ind += 4
+    lines.append(" " * ind + "x, prev = pl.submit(self.chip_inc, x, deps=[prev])")
+    return "\n".join(lines)
+
+
+# (loops, tasks per phase, phases that run, branch)
+_HOST_PHASES = {
+    "grid_2x3": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], 6, 3, None),
+    "three_levels": (["r in pl.range(2)", "o in pl.parallel(2)", "m in pl.parallel(2)", "b in pl.parallel(3)"], 12, 2,
+                     None),
+    "outer_parallel_1": (["r in pl.range(3)", "o in pl.parallel(1)", "b in pl.parallel(4)"], 4, 3, None),
+    "phase_skips_grid": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], 6, 2, (1, "r != 1")),
+    "one_level": (["r in pl.range(3)", "o in pl.parallel(4)"], 4, 3, None),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOST_PHASES))
+def test_host_grid_phases_link_through_one_barrier(case):
+    """HOST: the same barrier per phase (submit_barrier); wait_edges counts every valid wait of
+    the run (not timing-dependent at L3), the static graph shows the phase structure."""
+    loops, grid, phases, branch = _HOST_PHASES[case]
+    src = _HOST.replace("BODY", _host_body(loops, branch))
+    code = host.generate_host_orchestration(pl.parse_program(src, "host_phases.py"), "host_main").code
+    assert "submit_barrier" in code, code
+    ok, log = compile_cpp(code, "host_phases")
+    assert ok, log
+    prog = host.compile_host(pl.parse_program(src, "host_phases.py"), "host_main", chips=2)
+    x, z = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    stats = prog(x, z)
+    np.testing.assert_array_equal(x, np.full(16, phases * grid, np.float32))
+    np.testing.assert_array_equal(z, 2 * x)
+    assert stats.tasks_executed == phases * grid + 1 and stats.barriers == phases - 1
+    assert stats.wait_edges == _fenced(phases, grid)
+    # the phase structure (the static graph's count is not checked: with three levels it links
+    # the last task to every phase's slots, more than the run's waits)
+    _check_phases(prog.task_graph(static=True), phases, grid, task="chip_inc", last="chip_add")

@@ -25,20 +25,24 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         std::optional<Tensor> out_1;
         TaskHandle prev_1[4];
         if ((r < n)) {
+            // Task 0: dependency-only barrier
+            TaskArgs args_t0;
+            for (int64_t k = 0; k < 4; ++k) {
+                if (prev[k].is_valid()) args_t0.add_dep_wait(prev[k]);
+            }
+            TaskHandle prev_fence = submit_barrier(args_t0);
             Tensor out_2 = out;
             TaskHandle prev_2[4];
-            for (int64_t k = 0; k < 4; ++k) {
-                prev_2[k] = prev[k];
+            for (int64_t k_1 = 0; k_1 < 4; ++k_1) {
+                prev_2[k_1] = prev[k_1];
             }
             for (int64_t b = 0; b < 4; b += 1) {
-                // Task 0: chip_twice (target 0)
-                TaskArgs args_t0;
-                args_t0.add_scalar((uint64_t)b);
-                args_t0.add_tensor(out_2);
-                for (int64_t k_1 = 0; k_1 < 4; ++k_1) {
-                    if (prev[k_1].is_valid()) args_t0.add_dep_wait(prev[k_1]);
-                }
-                TaskHandle prev_3 = submit_next_level(0, args_t0);
+                // Task 1: chip_twice (target 0)
+                TaskArgs args_t1;
+                args_t1.add_scalar((uint64_t)b);
+                args_t1.add_tensor(out_2);
+                if (prev_fence.is_valid()) args_t1.add_dep_wait(prev_fence);
+                TaskHandle prev_3 = submit_next_level(0, args_t1);
                 prev_2[b] = prev_3;
             }
             out_1 = out_2;
@@ -57,14 +61,14 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         }
     }
 
-    // Task 1: chip_twice (target 0)
-    TaskArgs args_t1;
-    args_t1.add_scalar((uint64_t)0);
-    args_t1.add_tensor(out);
+    // Task 2: chip_twice (target 0)
+    TaskArgs args_t2;
+    args_t2.add_scalar((uint64_t)0);
+    args_t2.add_tensor(out);
     for (int64_t k_5 = 0; k_5 < 4; ++k_5) {
-        if (prev[k_5].is_valid()) args_t1.add_dep_wait(prev[k_5]);
+        if (prev[k_5].is_valid()) args_t2.add_dep_wait(prev[k_5]);
     }
-    TaskHandle last = submit_next_level(0, args_t1);
+    TaskHandle last = submit_next_level(0, args_t2);
     (void)last;
 }
 

@@ -1,7 +1,7 @@
 """HOST golden input: a pl.parallel TaskId carry coming out of an `if` (issue 13, §13).
 
     phase r (r < n):  chip_twice x4 (rows 0..3, pl.parallel fence, each waits on every slot
-                      of the previous phase that ran)
+                      of the previous phase that ran, through one barrier per phase)
     consumer:         chip_twice (rows 0) waits on every slot of the last phase that ran
 
 The branch that runs the loop yields its 4-slot fence, the other yields the carried value, so

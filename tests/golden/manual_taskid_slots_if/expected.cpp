@@ -34,24 +34,32 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 std::optional<Tensor> out_slot;
                 PTO2TaskId prev_2[4];
                 if (r < n) {
+                    // Task 0: dummy barrier
+                    Arg params_t0;
+                    PTO2TaskId params_t0_deps[4];
+                    uint32_t params_t0_deps_count = 0;
+                    for (int64_t k = 0; k < 4; ++k) {
+                        if (prev_1[k].is_valid()) params_t0_deps[params_t0_deps_count++] = prev_1[k];
+                    }
+                    params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
+                    PTO2TaskId prev_fence = PTO2TaskId::invalid();
+                    if (params_t0_deps_count > 0) prev_fence = rt_submit_dummy_task(params_t0).task_id();
                     PTO2TaskId prev_3[4];
                     for (int64_t k = 0; k < 4; ++k) {
                         prev_3[k] = prev_1[k];
                     }
                     for (int64_t b = 0; b < 4; b += 1) {
-                        // Task 0: twice
-                        Arg params_t0;
-                        params_t0.add_inout(ext_out);
-                        params_t0.add_scalar((uint64_t)(b * 16));
-                        PTO2TaskId params_t0_deps[4];
-                        uint32_t params_t0_deps_count = 0;
-                        for (int64_t k = 0; k < 4; ++k) {
-                            if (prev_1[k].is_valid()) params_t0_deps[params_t0_deps_count++] = prev_1[k];
-                        }
-                        params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
-                        PTO2_SOURCE_SITE(params_t0, "program.py", 26);
-                        TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
-                        PTO2TaskId prev_4 = task_0_outs.task_id();
+                        // Task 1: twice
+                        Arg params_t1;
+                        params_t1.add_inout(ext_out);
+                        params_t1.add_scalar((uint64_t)(b * 16));
+                        PTO2TaskId params_t1_deps[1];
+                        uint32_t params_t1_deps_count = 0;
+                        if (prev_fence.is_valid()) params_t1_deps[params_t1_deps_count++] = prev_fence;
+                        params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+                        PTO2_SOURCE_SITE(params_t1, "program.py", 26);
+                        TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
+                        PTO2TaskId prev_4 = task_1_outs.task_id();
                         prev_3[b] = prev_4;
                     }
                     for (int64_t k = 0; k < 4; ++k) {
@@ -71,19 +79,19 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 (void)out;
             }
 
-            // Task 1: twice
-            Arg params_t1;
-            params_t1.add_inout(ext_out);
-            params_t1.add_scalar((uint64_t)0);
-            PTO2TaskId params_t1_deps[4];
-            uint32_t params_t1_deps_count = 0;
+            // Task 2: twice
+            Arg params_t2;
+            params_t2.add_inout(ext_out);
+            params_t2.add_scalar((uint64_t)0);
+            PTO2TaskId params_t2_deps[4];
+            uint32_t params_t2_deps_count = 0;
             for (int64_t k = 0; k < 4; ++k) {
-                if (prev_1[k].is_valid()) params_t1_deps[params_t1_deps_count++] = prev_1[k];
+                if (prev_1[k].is_valid()) params_t2_deps[params_t2_deps_count++] = prev_1[k];
             }
-            params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
-            PTO2_SOURCE_SITE(params_t1, "program.py", 27);
-            TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
-            PTO2TaskId last = task_1_outs.task_id();
+            params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
+            PTO2_SOURCE_SITE(params_t2, "program.py", 27);
+            TaskOutputTensors task_2_outs = rt_submit_aiv_task(0, params_t2);
+            PTO2TaskId last = task_2_outs.task_id();
             (void)last;
         }
     }
