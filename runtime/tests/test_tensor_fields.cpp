@@ -1,0 +1,67 @@
+// Tensors whose public fields were written by hand (found by ApiFuzz.HandWrittenTensorFields):
+// what the runtime can check is an error naming the call — a rank above PTO2_MAX_DIMS (the
+// value functions read and transpose wrote past shapes[] / strides[]), a dtype that is no
+// DataType, offsets that overflow int64, a runtime-allocated tensor's view or element outside
+// its storage. Strides that leave external memory are the caller's duty (docs/runtime.md,
+// "Tensors written by hand"), so a negative or zero stride over external memory is accepted.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+
+#include "test_util.h"
+
+namespace {
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+Tensor ext2d(std::vector<int32_t>& v, uint32_t rows, uint32_t cols) {
+  uint32_t sh[2] = {rows, cols};
+  return make_tensor_external(v.data(), sh, 2, DataType::INT32);
+}
+
+[[maybe_unused]] void k_nop(PTO2KernelContext*) {}
+
+}  // namespace
+
+TEST(TensorFields, ValueFunctionsRefuseARankAboveMaxDims) {
+  std::vector<int32_t> v(16);
+  for (uint32_t rank : {9u, 100u, 0xffffffffu}) {
+    Tensor t = ext2d(v, 4, 4);
+    t.ndims = rank;
+    uint32_t sh[PTO2_MAX_DIMS] = {1, 1}, off[PTO2_MAX_DIMS] = {};
+    int64_t idx[PTO2_MAX_DIMS] = {};
+    uint32_t r1[1] = {16};
+    EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the tensor's rank (ndims) is"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)t.transpose(50, 60); }).find("Tensor::transpose: the tensor's rank"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)t.reshape(r1, 1); }).find("Tensor::reshape: the tensor's rank"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)t.numel(); }).find("Tensor::numel: the tensor's rank"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)t.element_offset(idx); }).find("Tensor::element_offset: the tensor's rank"), std::string::npos);
+    EXPECT_NE(error_of([&] { (void)t.is_contiguous(); }).find("Tensor::is_contiguous: the tensor's rank"), std::string::npos);
+  }
+}
+
+TEST(TensorFields, ViewAndElementOffsetRefuseOffsetsPastInt64) {
+  std::vector<int32_t> v(16);
+  Tensor t = ext2d(v, 4, 4);
+  t.strides[0] = INT64_MAX / 2;
+  uint32_t sh[2] = {1, 1}, off[2] = {3, 0};
+  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the offset of axis 0 overflows int64"), std::string::npos);
+  const int64_t idx[2] = {3, 0};
+  EXPECT_NE(error_of([&] { (void)t.element_offset(idx); }).find("Tensor::element_offset: index 3 on axis 0"), std::string::npos);
+  t.strides[0] = 4;
+  t.offset = INT64_MAX - 1;
+  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the view's offset overflows"), std::string::npos);
+  t.ndims = 8;
+  for (uint32_t i = 0; i < 8; ++i) t.shapes[i] = 0xffffffffu;
+  EXPECT_NE(error_of([&] { (void)t.numel(); }).find("Tensor::numel: the extents"), std::string::npos);
+  EXPECT_FALSE(t.is_contiguous());  // extents past int64 multiply without overflow (unsigned)
+}
