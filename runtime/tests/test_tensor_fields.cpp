@@ -28,7 +28,7 @@ Tensor ext2d(std::vector<int32_t>& v, uint32_t rows, uint32_t cols) {
   return make_tensor_external(v.data(), sh, 2, DataType::INT32);
 }
 
-[[maybe_unused]] void k_nop(PTO2KernelContext*) {}
+void k_nop(PTO2KernelContext*) {}
 
 }  // namespace
 
@@ -64,4 +64,44 @@ TEST(TensorFields, ViewAndElementOffsetRefuseOffsetsPastInt64) {
   for (uint32_t i = 0; i < 8; ++i) t.shapes[i] = 0xffffffffu;
   EXPECT_NE(error_of([&] { (void)t.numel(); }).find("Tensor::numel: the extents"), std::string::npos);
   EXPECT_FALSE(t.is_contiguous());  // extents past int64 multiply without overflow (unsigned)
+}
+
+// get/set_tensor_data check the element against what the runtime knows: in a run a runtime
+// tensor's storage; always the rank, the dtype and the address arithmetic.
+TEST(TensorFields, GetSetTensorDataRefuseHandWrittenFields) {
+  Watchdog wd(60);
+  pto2::Runtime rt(workers(1));
+  struct Scribble {
+    const char* what;
+    void (*apply)(Tensor&);
+    const char* expect;
+  };
+  const Scribble cases[] = {
+      {"stride past the storage", [](Tensor& t) { t.strides[0] = 1000; }, "of a runtime-allocated tensor whose storage has 64 bytes"},
+      {"offset before the storage", [](Tensor& t) { t.offset = -20; }, "of a runtime-allocated tensor whose storage has 64 bytes"},
+      {"rank 9", [](Tensor& t) { t.ndims = 9; }, "the tensor's rank (ndims) is 9"},
+      {"dtype 200", [](Tensor& t) { t.dtype = static_cast<DataType>(200); }, "dtype 200 is not a DataType"},
+      {"offset overflow", [](Tensor& t) { t.offset = INT64_MAX; }, "the element's byte offset overflows int64"},
+  };
+  for (const Scribble& c : cases) {
+    for (bool write : {false, true}) {
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        uint32_t sh[2] = {4, 4};
+        Tensor t = alloc_tensors(TensorCreateInfo(sh, 2, DataType::INT32)).get_ref(0);
+        c.apply(t);
+        int64_t idx[9] = {3, 0};
+        if (write) set_tensor_data<int32_t>(t, t.ndims == 9 ? 9 : 2, idx, 1);
+        else (void)get_tensor_data<int32_t>(t, t.ndims == 9 ? 9 : 2, idx);
+      });
+      EXPECT_NE(r.message.find(write ? "set_tensor_data: " : "get_tensor_data: "), std::string::npos) << c.what << ": " << r.message;
+      EXPECT_NE(r.message.find(c.expect), std::string::npos) << c.what << ": " << r.message;
+    }
+  }
+  // Outside a run (no storage to compare with): the address arithmetic is still checked.
+  std::vector<int32_t> v(16);
+  Tensor e = ext2d(v, 4, 4);
+  e.offset = INT64_MAX;
+  const int64_t idx[2] = {0, 0};
+  EXPECT_NE(error_of([&] { (void)get_tensor_data<int32_t>(e, 2, idx); }).find("get_tensor_data: the element's byte offset overflows"),
+            std::string::npos);
 }
