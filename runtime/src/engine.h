@@ -50,6 +50,7 @@
 #include "kernel_table.h"
 #include "scope_stack.h"
 #include "submit_state.h"
+#include "tensor_check.h"
 #include "pto_orchestration_api.h"
 #include "run_record.h"
 #include "task_ring.h"

@@ -105,3 +105,59 @@ TEST(TensorFields, GetSetTensorDataRefuseHandWrittenFields) {
   EXPECT_NE(error_of([&] { (void)get_tensor_data<int32_t>(e, 2, idx); }).find("get_tensor_data: the element's byte offset overflows"),
             std::string::npos);
 }
+
+// A submission refuses a tensor whose fields the runtime can tell are wrong — on the general
+// path and on the short path (a measured tiny kernel with nothing to wait for runs undeferred).
+TEST(TensorFields, SubmissionRefusesHandWrittenFields) {
+  Watchdog wd(60);
+  pto2::Runtime rt(workers(1));
+  rt.register_kernel(0, "nop", pto2::CoreType::AIV, &k_nop);
+  std::vector<int32_t> v(16);
+  struct Scribble {
+    const char* what;
+    bool runtime;
+    void (*apply)(Tensor&);
+    const char* expect;
+  };
+  const Scribble cases[] = {
+      {"past the storage", true, [](Tensor& t) { t.offset = 60; }, "reaches outside its runtime-allocated storage of 64 bytes"},
+      {"negative stride before the storage", true, [](Tensor& t) { t.strides[1] = -1; }, "reaches outside its runtime-allocated storage"},
+      {"rank 9", false, [](Tensor& t) { t.ndims = 9; }, "rank (ndims) 9 is above PTO2_MAX_DIMS"},
+      {"dtype 13", false, [](Tensor& t) { t.dtype = static_cast<DataType>(13); }, "dtype 13 is not a DataType"},
+      {"stride overflow", false, [](Tensor& t) { t.strides[0] = INT64_MAX / 2; }, "overflow int64"},
+  };
+  for (const Scribble& c : cases) {
+    for (int warm = 0; warm < 2; ++warm) {  // warm: the kernel is measured tiny (short path)
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        uint32_t sh[2] = {4, 4};
+        Tensor t = c.runtime ? alloc_tensors(TensorCreateInfo(sh, 2, DataType::INT32)).get_ref(0) : ext2d(v, 4, 4);
+        for (int i = 0; i < warm * 4; ++i) {
+          Arg ok;
+          ok.add_input(t);
+          rt_submit_aiv_task(0, ok);
+        }
+        c.apply(t);
+        Arg a;
+        a.add_input(t);
+        rt_submit_aiv_task(0, a);
+      });
+      EXPECT_NE(r.message.find("rt_submit_aiv_task (task #"), std::string::npos) << c.what << ": " << r.message;
+      EXPECT_NE(r.message.find("tensor slot 0: "), std::string::npos) << c.what << ": " << r.message;
+      EXPECT_NE(r.message.find(c.expect), std::string::npos) << c.what << ": " << r.message;
+    }
+  }
+  // Not refused: negative and zero strides over external memory (numpy views; the caller's duty).
+  pto2::RunResult ok = rt.run([&](const ChipStorageTaskArgs&) {
+    Tensor t = ext2d(v, 4, 4);
+    t.offset = 15;
+    t.strides[0] = -4;
+    t.strides[1] = -1;
+    Tensor b = ext2d(v, 4, 4);
+    b.strides[0] = 0;
+    Arg a;
+    a.add_input(t);
+    a.add_input(b);
+    rt_submit_aiv_task(0, a);
+  });
+  EXPECT_TRUE(ok.ok()) << ok.message;
+}

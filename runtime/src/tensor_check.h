@@ -1,0 +1,45 @@
+// tensor_check.h — what a submission checks of its tensors' fields. Tensor's fields are public,
+// so a caller may write them by hand (shapes, strides, offset, ndims, dtype); a submission
+// refuses what the runtime can decide (docs/runtime.md, "Tensors written by hand"): a rank above
+// PTO2_MAX_DIMS, a dtype that is no DataType, a view whose bytes overflow int64, and a view of
+// a runtime-allocated tensor reaching outside its storage. Whether strides written by hand stay
+// inside external memory is the caller's duty: the runtime does not know that memory's size.
+//
+//     if (!tensors_fields_ok(params)) abort_orchestration(tensor_fields_error(params, who));
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "memory_pool.h"
+#include "pto2/task.h"
+#include "tensor_bytes.h"
+
+namespace pto2::detail {
+
+/// The view's fields are ones the API could have made (see the file comment). Exact (128-bit).
+inline bool tensor_fields_ok(const Tensor& t) {
+  if (__builtin_expect(t.ndims > PTO2_MAX_DIMS || !valid_dtype(t.dtype), 0)) return false;
+  __int128 lo = t.offset, hi = t.offset;  // elements, then bytes
+  for (uint32_t i = 0; i < t.ndims; ++i) {
+    if (t.shapes[i] == 0) return true;  // empty: touches no element, adds no dependency
+    const __int128 d = static_cast<__int128>(t.shapes[i] - 1) * t.strides[i];
+    (d < 0 ? lo : hi) += d;
+  }
+  const int64_t es = static_cast<int64_t>(dtype_size(t.dtype));
+  lo *= es;
+  hi = (hi + 1) * es;
+  if (lo < INT64_MIN || hi > INT64_MAX) return false;
+  return !t.storage || (lo >= 0 && hi <= static_cast<__int128>(t.storage->bytes));
+}
+
+inline bool tensors_fields_ok(const Arg& params) {
+  for (const Tensor& t : params.tensors())
+    if (!tensor_fields_ok(t)) return false;
+  return true;
+}
+
+/// Why the first tensor tensor_fields_ok refuses is refused: "`who`: tensor slot 1: ...".
+std::string tensor_fields_error(const Arg& params, const std::string& who);
+
+}  // namespace pto2::detail
