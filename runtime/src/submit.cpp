@@ -78,17 +78,7 @@ std::string tensor_fields_error(const Arg& params, const std::string& who) {
     if (t.ndims > PTO2_MAX_DIMS)
       return slot + "rank (ndims) " + std::to_string(t.ndims) + " is above PTO2_MAX_DIMS (" + std::to_string(PTO2_MAX_DIMS) +
              "); Tensor's fields may be written by hand, but ndims must stay in 0..8";
-    if (!valid_dtype(t.dtype)) return slot + invalid_dtype_text(t.dtype);
-    std::string fields = "offset " + std::to_string(t.offset) + ", shapes [";
-    for (uint32_t d = 0; d < t.ndims; ++d) fields += (d ? ", " : "") + std::to_string(t.shapes[d]);
-    fields += "], strides [";
-    for (uint32_t d = 0; d < t.ndims; ++d) fields += (d ? ", " : "") + std::to_string(t.strides[d]);
-    fields += "]";
-    if (t.storage)
-      return slot + "the view (" + fields + ", " + dtype_name(t.dtype) + ") reaches outside its runtime-allocated storage of " +
-             std::to_string(t.storage->bytes) + " bytes (fields written by hand?)";
-    return slot + "the view's byte offsets (" + fields + ", " + dtype_name(t.dtype) +
-           ") overflow int64 (fields written by hand?)";
+    return slot + invalid_dtype_text(t.dtype);
   }
   return who + ": invalid tensor";
 }

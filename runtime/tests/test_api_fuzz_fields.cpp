@@ -6,8 +6,8 @@
 // reshape, numel, element_offset, is_contiguous, get/set_tensor_data and the submissions. The
 // oracle, after docs/runtime.md ("Tensors written by hand"): what the runtime can check is an
 // error naming the call — a rank above PTO2_MAX_DIMS, a dtype that is no DataType, an element
-// address or a view's span that overflows int64 bytes, a runtime-allocated tensor's view leaving
-// its storage; nothing crashes or reaches outside a buffer the runtime knows (ASan/UBSan:
+// address that overflows int64 bytes, a runtime-allocated tensor's element outside its storage
+// (get/set_tensor_data; a submission checks the rank and dtype only); nothing crashes or reaches outside a buffer the runtime knows (ASan/UBSan:
 // `make fuzz-runtime-api-asan`). Reaching outside external memory through strides the caller
 // wrote is the caller's duty (the runtime does not know that memory's size), so the kernels here
 // touch nothing, and get/set_tensor_data are called only on tensors inside their buffer.
@@ -46,21 +46,6 @@ struct Rng {
     return chance(2) ? below(6) : v[below(sizeof v / sizeof v[0])];
   }
 };
-
-// The byte range a view spans, exactly (128 bits); false when empty.
-bool span_bytes(const Tensor& t, __int128* lo, __int128* hi) {
-  if (t.ndims > PTO2_MAX_DIMS) return false;
-  const __int128 es = static_cast<__int128>(dtype_size(t.dtype));
-  __int128 a = t.offset, b = t.offset;
-  for (uint32_t i = 0; i < t.ndims; ++i) {
-    if (t.shapes[i] == 0) return false;
-    const __int128 d = static_cast<__int128>(t.shapes[i] - 1) * t.strides[i];
-    (d < 0 ? a : b) += d;
-  }
-  *lo = a * es;
-  *hi = (b + 1) * es;
-  return true;
-}
 
 const char* const kNames[] = {"Tensor::view", "Tensor::transpose", "Tensor::reshape", "Tensor::numel",
                               "Tensor::element_offset", "Tensor::is_contiguous", "get_tensor_data",
@@ -128,14 +113,6 @@ class FieldsCase {
     }
   }
 
-  // Inside memory the test owns (the external buffer, or the runtime tensor's own size)?
-  bool inside(const Tensor& t, size_t bytes) {
-    __int128 lo = 0, hi = 0;
-    if (t.ndims > PTO2_MAX_DIMS || static_cast<uint8_t>(t.dtype) > 11) return false;
-    if (!span_bytes(t, &lo, &hi)) return true;  // empty: touches nothing
-    return lo >= 0 && hi <= static_cast<__int128>(bytes);
-  }
-
   void one() {
     bool runtime = false;
     current_ = "alloc_tensors";
@@ -191,17 +168,12 @@ class FieldsCase {
         else if (d == 1) a.add_output(t);
         else a.add_inout(t);
         current_ = "rt_submit_aiv_task";
-        // The storage's size is its pool class (a power of two, at least 64 bytes): within it
-        // the view touches nothing but its own allocation.
-        size_t cls = 64;
-        while (cls < bytes) cls *= 2;
-        const bool ok_shape = inside(t, runtime ? cls : bytes) || !runtime;
+        // A submission checks the rank and the dtype only: a span check per tensor cost too
+        // much on the submission path (docs/runtime.md, "Tensors written by hand").
+        const bool ok_shape = t.ndims <= PTO2_MAX_DIMS && static_cast<uint8_t>(t.dtype) <= 11;
         rt_submit_aiv_task(0, a);
         if (!ok_shape) {
-          __int128 lo = 0, hi = 0;
-          span_bytes(t, &lo, &hi);
-          fail("rt_submit_aiv_task accepted a view of a " + std::to_string(cls) + "-byte runtime storage spanning bytes [" +
-               std::to_string(static_cast<long long>(lo)) + ", " + std::to_string(static_cast<long long>(hi)) + ")");
+          fail("rt_submit_aiv_task accepted rank " + std::to_string(t.ndims) + ", dtype " + std::to_string(static_cast<unsigned>(t.dtype)));
         }
         break;
       }

@@ -2,8 +2,9 @@
 // what the runtime can check is an error naming the call — a rank above PTO2_MAX_DIMS (the
 // value functions read and transpose wrote past shapes[] / strides[]), a dtype that is no
 // DataType, offsets that overflow int64, a runtime-allocated tensor's view or element outside
-// its storage. Strides that leave external memory are the caller's duty (docs/runtime.md,
-// "Tensors written by hand"), so a negative or zero stride over external memory is accepted.
+// its storage (get/set_tensor_data). A submission checks the rank and dtype only; spans are the
+// caller's duty there (docs/runtime.md, "Tensors written by hand"), and a negative or zero stride
+// over external memory is fine.
 #include <gtest/gtest.h>
 
 #include <stdexcept>
@@ -106,8 +107,9 @@ TEST(TensorFields, GetSetTensorDataRefuseHandWrittenFields) {
             std::string::npos);
 }
 
-// A submission refuses a tensor whose fields the runtime can tell are wrong — on the general
-// path and on the short path (a measured tiny kernel with nothing to wait for runs undeferred).
+// A submission refuses a rank above PTO2_MAX_DIMS and a dtype that is no DataType — on the
+// general path and on the short path (a measured tiny kernel with nothing to wait for runs
+// undeferred). Spans are not checked there (the cost; docs/runtime.md): the caller's duty.
 TEST(TensorFields, SubmissionRefusesHandWrittenFields) {
   Watchdog wd(60);
   pto2::Runtime rt(workers(1));
@@ -120,11 +122,9 @@ TEST(TensorFields, SubmissionRefusesHandWrittenFields) {
     const char* expect;
   };
   const Scribble cases[] = {
-      {"past the storage", true, [](Tensor& t) { t.offset = 60; }, "reaches outside its runtime-allocated storage of 64 bytes"},
-      {"negative stride before the storage", true, [](Tensor& t) { t.strides[1] = -1; }, "reaches outside its runtime-allocated storage"},
       {"rank 9", false, [](Tensor& t) { t.ndims = 9; }, "rank (ndims) 9 is above PTO2_MAX_DIMS"},
+      {"dtype 13 of a runtime tensor", true, [](Tensor& t) { t.dtype = static_cast<DataType>(13); }, "dtype 13 is not a DataType"},
       {"dtype 13", false, [](Tensor& t) { t.dtype = static_cast<DataType>(13); }, "dtype 13 is not a DataType"},
-      {"stride overflow", false, [](Tensor& t) { t.strides[0] = INT64_MAX / 2; }, "overflow int64"},
   };
   for (const Scribble& c : cases) {
     for (int warm = 0; warm < 2; ++warm) {  // warm: the kernel is measured tiny (short path)
