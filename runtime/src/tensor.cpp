@@ -41,10 +41,10 @@ void check_rank(const Tensor& t, const char* call) {
 
 void Tensor::view_invalid(uint32_t rank, uint32_t what) const {
   check_rank(*this, "Tensor::view");
-  (void)rank;
-  (void)what;
-  throw std::out_of_range("Tensor::view: the view's offset overflows int64 elements (source offset " +
-                          std::to_string(offset) + "; strides or offset written by hand?)");
+  throw std::out_of_range("Tensor::view: " +
+                          (what <= rank ? "the offset of axis " + std::to_string(what - 1) : std::string("the view's offset")) +
+                          " overflows int64 elements (source offset " + std::to_string(offset) +
+                          "; strides or offset written by hand?)");
 }
 
 Tensor Tensor::transpose(uint32_t a, uint32_t b) const {

@@ -55,7 +55,7 @@ TEST(TensorFields, ViewAndElementOffsetRefuseOffsetsPastInt64) {
   Tensor t = ext2d(v, 4, 4);
   t.strides[0] = INT64_MAX / 2;
   uint32_t sh[2] = {1, 1}, off[2] = {3, 0};
-  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the view's offset overflows int64"), std::string::npos);
+  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the offset of axis 0 overflows int64"), std::string::npos);
   const int64_t idx[2] = {3, 0};
   EXPECT_NE(error_of([&] { (void)t.element_offset(idx); }).find("Tensor::element_offset: index 3 on axis 0"), std::string::npos);
   t.strides[0] = 4;

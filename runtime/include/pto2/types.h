@@ -70,7 +70,6 @@ struct Tensor {
     std::memcpy(pair, shapes, sizeof pair);
     uint64_t s01 = pair[0], s23 = pair[1], s45 = pair[2], s67 = pair[3];
     int64_t offset_add = 0;
-    __int128 wide_add = 0;  // the offsets of strides written by hand may pass int64
     // Fields written by hand (they are public): a rank past the arrays, strides whose offsets
     // overflow int64. One predicted branch each; the messages are built out of line.
     if (__builtin_expect(ndims > PTO2_MAX_DIMS, 0)) view_invalid(ndims, 0);
@@ -82,7 +81,11 @@ struct Tensor {
         if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
         off = shapes[i];   // keep the empty view's address inside the source
       }
-      wide_add += static_cast<__int128>(off) * strides[i];  // 8 x 2^32 x 2^63 < 2^127: exact
+      int64_t step;
+      if (__builtin_expect(__builtin_mul_overflow(static_cast<int64_t>(off), strides[i], &step) |
+                               __builtin_add_overflow(offset_add, step, &offset_add),
+                           0))
+        view_invalid(ndims, i + 1);
       const uint32_t half = 32 * (i & 1);
       const uint64_t put = static_cast<uint64_t>(view_shapes[i]) << half, keep = ~(uint64_t{0xffffffffu} << half);
       if (i < 2) s01 = (s01 & keep) | put;
@@ -95,9 +98,7 @@ struct Tensor {
     const Word lo = {s01, s23}, hi = {s45, s67};
     std::memcpy(v.shapes, &lo, sizeof lo);
     std::memcpy(v.shapes + 4, &hi, sizeof hi);
-    wide_add += offset;
-    if (__builtin_expect(wide_add < INT64_MIN || wide_add > INT64_MAX, 0)) view_invalid(ndims, 1);
-    offset_add = static_cast<int64_t>(wide_add);
+    if (__builtin_expect(__builtin_add_overflow(offset, offset_add, &offset_add), 0)) view_invalid(ndims, ndims + 1);
     if constexpr (sizeof(void*) == sizeof(uint64_t)) {  // data and offset share one word
       const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<uint64_t>(offset_add)};
       std::memcpy(reinterpret_cast<char*>(&v) + offsetof(Tensor, data), &where, sizeof where);
@@ -141,7 +142,7 @@ struct Tensor {
   Tensor() = default;
   [[noreturn]] void view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const;
   /// view() of a tensor whose fields were written by hand: `what` 0 = a rank above
-  /// PTO2_MAX_DIMS, 1 = the view's offset overflows int64.
+  /// PTO2_MAX_DIMS, 1..ndims = axis what-1's offset overflows int64, ndims + 1 = the sum does.
   [[noreturn]] void view_invalid(uint32_t rank, uint32_t what) const;
 };
 
