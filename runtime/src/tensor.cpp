@@ -40,11 +40,8 @@ void check_rank(const Tensor& t, const char* call) {
 }  // namespace
 
 void Tensor::view_invalid(uint32_t rank, uint32_t what) const {
-  check_rank(*this, "Tensor::view");
-  throw std::out_of_range("Tensor::view: " +
-                          (what <= rank ? "the offset of axis " + std::to_string(what - 1) : std::string("the view's offset")) +
-                          " overflows int64 elements (source offset " + std::to_string(offset) +
-                          "; strides or offset written by hand?)");
+  check_rank(*this, "Tensor::view");  // throws: view() calls this for a rank above PTO2_MAX_DIMS only
+  throw std::logic_error("Tensor::view: rank " + std::to_string(rank) + ", case " + std::to_string(what));
 }
 
 Tensor Tensor::transpose(uint32_t a, uint32_t b) const {

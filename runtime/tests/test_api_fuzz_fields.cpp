@@ -169,8 +169,21 @@ class FieldsCase {
         else a.add_inout(t);
         current_ = "rt_submit_aiv_task";
         // A submission checks the rank and the dtype only: a span check per tensor cost too
-        // much on the submission path (docs/runtime.md, "Tensors written by hand").
+        // much on the submission path (docs/runtime.md, "Tensors written by hand"). A span past
+        // int64 bytes is the caller's duty: not submitted (the tracker's byte arithmetic on it
+        // would overflow).
         const bool ok_shape = t.ndims <= PTO2_MAX_DIMS && static_cast<uint8_t>(t.dtype) <= 11;
+        if (ok_shape) {
+          __int128 lo = t.offset, hi = t.offset;
+          for (uint32_t i = 0; i < t.ndims; ++i) {
+            if (t.shapes[i] == 0) continue;
+            const __int128 ext = static_cast<__int128>(t.shapes[i] - 1) * t.strides[i];
+            (ext < 0 ? lo : hi) += ext;
+          }
+          const __int128 es = dtype_size(t.dtype);
+          const __int128 lim = static_cast<__int128>(1) << 62;  // the tracker adds and subtracts such bounds
+          if (lo * es < -lim || (hi + 1) * es > lim) return;   // caller's duty
+        }
         rt_submit_aiv_task(0, a);
         if (!ok_shape) {
           fail("rt_submit_aiv_task accepted rank " + std::to_string(t.ndims) + ", dtype " + std::to_string(static_cast<unsigned>(t.dtype)));

@@ -50,17 +50,20 @@ TEST(TensorFields, ValueFunctionsRefuseARankAboveMaxDims) {
   }
 }
 
-TEST(TensorFields, ViewAndElementOffsetRefuseOffsetsPastInt64) {
+// view() does not check its offset's sum against int64 (a check per axis cost AUTO nearest 4-5 %
+// per task): strides written by hand that take it past int64 wrap, defined (unsigned), and the
+// view is the caller's duty (docs/runtime.md). element_offset and numel, off the hot path, refuse.
+TEST(TensorFields, ViewWrapsAndElementOffsetRefusesOffsetsPastInt64) {
   std::vector<int32_t> v(16);
   Tensor t = ext2d(v, 4, 4);
   t.strides[0] = INT64_MAX / 2;
   uint32_t sh[2] = {1, 1}, off[2] = {3, 0};
-  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the offset of axis 0 overflows int64"), std::string::npos);
+  EXPECT_EQ(t.view(sh, off).offset, static_cast<int64_t>(3 * static_cast<uint64_t>(INT64_MAX / 2)));
   const int64_t idx[2] = {3, 0};
   EXPECT_NE(error_of([&] { (void)t.element_offset(idx); }).find("Tensor::element_offset: index 3 on axis 0"), std::string::npos);
   t.strides[0] = 4;
   t.offset = INT64_MAX - 1;
-  EXPECT_NE(error_of([&] { (void)t.view(sh, off); }).find("Tensor::view: the view's offset overflows"), std::string::npos);
+  EXPECT_EQ(t.view(sh, off).offset, static_cast<int64_t>(static_cast<uint64_t>(INT64_MAX - 1) + 12));
   t.ndims = 8;
   for (uint32_t i = 0; i < 8; ++i) t.shapes[i] = 0xffffffffu;
   EXPECT_NE(error_of([&] { (void)t.numel(); }).find("Tensor::numel: the extents"), std::string::npos);
