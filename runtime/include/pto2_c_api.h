@@ -96,7 +96,8 @@ typedef struct {
   int32_t dtype;           /* DataType value (see pto2_tensor_desc) */
   uint32_t ndims;
   const uint32_t* shapes;
-  const int64_t* strides;  /* in elements; NULL = row-major contiguous */
+  const int64_t* strides;  /* in elements; NULL = row-major contiguous. Kept inside `data`'s memory
+                              by the caller; a span past 2^63 bytes is refused */
 } pto2_tensor_arg;
 
 typedef struct {

@@ -34,7 +34,7 @@ void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& 
 // element next: indices out of range would read or write outside the tensor.
 void check_element_outside_run(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
                                int32_t line) {
-  if (t.data && !pto2::detail::element_index_in_range(t, ndims, idx))
+  if (t.data && !pto2::detail::element_index_in_range(t, ndims, idx, /*in_run=*/false))
     throw std::out_of_range(pto2::detail::element_index_error(t, ndims, idx, for_write, file, line));
 }
 }  // namespace

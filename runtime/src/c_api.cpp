@@ -69,6 +69,20 @@ std::string bad_workers_or_kernels(uint32_t aic_workers, uint32_t aiv_workers, c
   return "";
 }
 
+// The bytes a tensor given with the caller's strides spans fit int64 (exact, 128-bit): whether
+// they stay inside the caller's memory is the caller's duty, but the runtime's own arithmetic
+// on them (views, the dependency tracker's byte intervals) is int64.
+bool span_fits_int64(const Tensor& t) {
+  __int128 lo = t.offset, hi = t.offset;
+  for (uint32_t d = 0; d < t.ndims; ++d) {
+    if (t.shapes[d] == 0) return true;  // empty: touches nothing
+    const __int128 ext = static_cast<__int128>(t.shapes[d] - 1) * t.strides[d];
+    (ext < 0 ? lo : hi) += ext;
+  }
+  const __int128 es = static_cast<__int128>(dtype_size(t.dtype));
+  return lo * es >= INT64_MIN && (hi + 1) * es <= INT64_MAX;
+}
+
 // A NULL data pointer of a tensor with elements: kernels would read and write through it.
 bool null_data(const void* data, uint32_t ndims, const uint32_t* shapes) {
   if (data) return false;
@@ -240,6 +254,11 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
       Tensor t = make_tensor_external(a.data, a.shapes, a.ndims, static_cast<DataType>(a.dtype));
       if (a.strides != nullptr) {
         for (uint32_t d = 0; d < a.ndims; ++d) t.strides[d] = a.strides[d];
+        if (!span_fits_int64(t)) {
+          put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) +
+                                          ": its strides span more than 2^63 bytes (check the strides, in elements)");
+          return 0;
+        }
       }
       args.add_tensor(t);
     }

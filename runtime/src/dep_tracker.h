@@ -221,13 +221,13 @@ class DepTracker {
       ndims = t.ndims;
       elem = elem_bytes(t.dtype);
       dtype = t.dtype;
-      base = dense ? region_lo - t.offset * static_cast<int64_t>(elem) : 0;
+      base = dense ? wrap_mad(region_lo, t.offset, -static_cast<int64_t>(elem)) : 0;
       for (uint32_t d = 0; d < PTO2_MAX_DIMS; ++d) {  // every axis: same_view compares them all
         shapes[d] = t.shapes[d];
         strides[d] = t.strides[d];
       }
     }
-    int64_t lo_of(const Tensor& t) const { return base + t.offset * static_cast<int64_t>(elem); }
+    int64_t lo_of(const Tensor& t) const { return wrap_mad(base, t.offset, elem); }
     // Rank (no form yet: ~0u, never equal) and dtype; then the axes at a fixed count (vectorized, no per-axis
     // branch): up to rank four (most tensors) the first four axes, half the words, else all
     // eight. Axes past ndims do not change the region: a tensor whose differ (the runtime
@@ -252,7 +252,8 @@ class DepTracker {
     int64_t strides[PTO2_MAX_DIMS] = {};
     uint32_t order[PTO2_MAX_DIMS] = {};  // strided tiles: the axes by stride (stride_order)
     static bool aligned(const Region& r) {
-      if (r.dense) return (r.hi - r.lo) > 0 && r.lo % (r.hi - r.lo) == 0;
+      const int64_t len = wrap_mad(r.hi, r.lo, -1);  // (wraps only for fields written by hand)
+      if (r.dense) return len > 0 && r.lo % len == 0;
       if (!r.box) return false;
       for (uint32_t d = 0; d < r.ndims; ++d)
         if (r.shapes[d] == 0 || r.start[d] % r.shapes[d] != 0) return false;
@@ -264,7 +265,7 @@ class DepTracker {
       g.proto = r;
       g.valid = true;
       g.dense = r.dense;
-      g.len = r.hi - r.lo;
+      g.len = wrap_mad(r.hi, r.lo, -1);
       g.len_pow2 = (g.len & (g.len - 1)) == 0;
       g.elem = r.elem;
       g.ndims = r.ndims;

@@ -245,10 +245,27 @@ void DependencyLinker::element_producers(const TaskRing& ring, const Tensor& t, 
   else tracker_.writers_of(t.data, Region::element(t, idx), out, live);
 }
 
-bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx) {
-  if (ndims != t.ndims) return false;
+namespace {
+// The element's first and one-past-last byte from `data`, exactly; false when they do not fit int64
+// (strides or an offset written by hand: Tensor's fields are public).
+bool element_bytes(const Tensor& t, const int64_t* idx, __int128* first, __int128* end) {
+  __int128 off = t.offset;
+  for (uint32_t i = 0; i < t.ndims; ++i) off += static_cast<__int128>(idx[i]) * t.strides[i];
+  const __int128 es = static_cast<__int128>(dtype_size(t.dtype));
+  *first = off * es;
+  *end = *first + es;
+  return *first >= INT64_MIN && *end <= INT64_MAX;
+}
+}  // namespace
+
+bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx, bool in_run) {
+  if (ndims != t.ndims || t.ndims > PTO2_MAX_DIMS || !valid_dtype(t.dtype)) return false;
   for (uint32_t i = 0; i < ndims; ++i)
     if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i])) return false;
+  __int128 first = 0, end = 0;
+  if (!element_bytes(t, idx, &first, &end)) return false;
+  // A runtime-allocated tensor's storage knows its size (external memory's is the caller's to know).
+  if (in_run && t.storage && (first < 0 || end > static_cast<__int128>(t.storage->bytes))) return false;
   return true;
 }
 
@@ -257,19 +274,31 @@ std::string element_index_error(const Tensor& t, uint32_t ndims, const int64_t* 
   // The DSL line (when generated code passes it) and the caller's name.
   const std::string site = file && line > 0 ? std::string(file) + ":" + std::to_string(line) + ": " : std::string();
   const std::string api = site + (for_write ? "set_tensor_data" : "get_tensor_data");
+  if (t.ndims > PTO2_MAX_DIMS)
+    return api + ": the tensor's rank (ndims) is " + std::to_string(t.ndims) + ", above PTO2_MAX_DIMS (" +
+           std::to_string(PTO2_MAX_DIMS) + "; a field written by hand?)";
   if (ndims != t.ndims) return api + ": " + std::to_string(ndims) + " indices for a tensor of rank " + std::to_string(t.ndims);
+  if (!valid_dtype(t.dtype)) return api + ": the tensor's " + invalid_dtype_text(t.dtype);
   for (uint32_t i = 0; i < ndims; ++i)
     if (idx[i] < 0 || idx[i] >= static_cast<int64_t>(t.shapes[i]))
       return api + ": index " + std::to_string(idx[i]) + " out of range on axis " + std::to_string(i) + " (extent " +
              std::to_string(t.shapes[i]) + ")";
-  return std::string();
+  __int128 first = 0, end = 0;
+  if (!element_bytes(t, idx, &first, &end))
+    return api + ": the element's byte offset overflows int64 (tensor offset " + std::to_string(t.offset) +
+           " and strides written by hand?)";
+  if (t.storage)
+    return api + ": the element lies at bytes [" + std::to_string(static_cast<int64_t>(first)) + ", " +
+           std::to_string(static_cast<int64_t>(end)) + ") of a runtime-allocated tensor whose storage has " +
+           std::to_string(t.storage->bytes) + " bytes (offset or strides written by hand?)";
+  return api + ": invalid element";
 }
 
 void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
                               int32_t line) {
   if (failed()) throw RunAborted{};
   if (t.data == nullptr) return;
-  if (!element_index_in_range(t, ndims, idx)) abort_orchestration(element_index_error(t, ndims, idx, for_write, file, line));
+  if (!element_index_in_range(t, ndims, idx, /*in_run=*/true)) abort_orchestration(element_index_error(t, ndims, idx, for_write, file, line));
   std::vector<uint64_t> writers;   // set_tensor_data also waits for the element's readers
   linker_.element_producers(ring_, t, idx, for_write, writers);
   for (uint64_t w : writers)

@@ -188,7 +188,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   res.pool_bytes = scopes_.pool().pool_bytes();
   res.timing_slots = record_.slot_spans();
   res.message = failure_.message();
-  if (res.message.empty() && failure_.cancelled()) res.message = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
+  if (res.message.empty() && failure_.cancelled()) res.message = FailureState::kCancelledMessage;
   if (race_) {  // the run has finished: decide its races on the recorded graph
     res.races = race_->finish(kernels_.infos(), res.race_report, &res.race_pairs);
     if (res.races && opt_.race_check_ == RaceCheck::Error)

@@ -50,6 +50,7 @@
 #include "kernel_table.h"
 #include "scope_stack.h"
 #include "submit_state.h"
+#include "tensor_check.h"
 #include "pto_orchestration_api.h"
 #include "run_record.h"
 #include "task_ring.h"
@@ -65,8 +66,10 @@ class RaceChecker;  // race_checker.h
 struct RunAborted {};
 
 /// get/set_tensor_data's element check (dependencies.cpp), in a run and outside one: `ndims`
-/// indices for a tensor of that rank, each inside its axis.
-bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx);
+/// indices for a tensor of that rank, each inside its axis. Also refuses what a Tensor whose public fields were written by hand may hold: a rank above
+/// PTO2_MAX_DIMS, a dtype that is no DataType, an element address past int64, and, with
+/// `in_run` (a runtime tensor's storage is alive only then), an element outside its storage.
+bool element_index_in_range(const Tensor& t, uint32_t ndims, const int64_t* idx, bool in_run);
 /// The error for indices element_index_in_range refuses: "prog.py:12: get_tensor_data: index 9
 /// out of range on axis 0 (extent 4)" (the site when `file` and `line` > 0 are given).
 std::string element_index_error(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,

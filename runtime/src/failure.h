@@ -23,11 +23,16 @@ class alignas(64) FailureState {
   bool failed() const { return failed_.load(std::memory_order_acquire); }
   /// The run was cancelled (Runtime::cancel, Ctrl-C).
   bool cancelled() const { return cancelled_.load(); }
+  /// The run's message when it was cancelled before anything else failed.
+  static constexpr const char* kCancelledMessage = "cancelled: the run was interrupted (Runtime::cancel or Ctrl-C)";
+
   /// Keeps `msg` if it is the run's first failure message, then raises the flag (any thread).
+  /// After a cancellation (which cannot take the lock: it is async-signal-safe) the first message
+  /// is the cancellation's: what fails then (a group wait giving up, a task cancelled) follows from it.
   void record(const std::string& msg) {
     {
       std::lock_guard<std::mutex> lk(mu_);
-      if (msg_.empty()) msg_ = msg;
+      if (msg_.empty()) msg_ = cancelled() ? std::string(kCancelledMessage) : msg;
     }
     failed_.store(true, std::memory_order_seq_cst);
   }

@@ -27,10 +27,10 @@ void decompose_region(Region& r) {
 
 Region Region::at_offset(int64_t new_offset) const {
   Region r = *this;
-  const int64_t delta = (new_offset - offset) * elem;
+  const int64_t delta = wrap_mad(0, static_cast<int64_t>(static_cast<uint64_t>(new_offset) - static_cast<uint64_t>(offset)), elem);
   r.offset = new_offset;
-  r.lo += delta;
-  r.hi += delta;
+  r.lo = wrap_mad(r.lo, delta, 1);
+  r.hi = wrap_mad(r.hi, delta, 1);
   if (!r.dense) decompose_region(r);
   return r;
 }

@@ -68,6 +68,13 @@ inline bool decompose_offset(int64_t offset, uint32_t ndims, const uint32_t* sha
   return true;
 }
 
+/// a + b * c in int64, wrapping (unsigned arithmetic: defined). The tracker's byte arithmetic on
+/// views the API made never wraps; fields written by hand may take it past int64, and such a
+/// view is the caller's duty (docs/runtime.md): the tracker must still not be undefined on it.
+inline int64_t wrap_mad(int64_t a, int64_t b, int64_t c) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b) * static_cast<uint64_t>(c));
+}
+
 /// Bytes per element of `dt`, by table (dtype_size's switch is a chain of branches on the
 /// tracker's hot path). `elem_bytes(DataType::FLOAT16) == 2`.
 inline uint32_t elem_bytes(DataType dt) {
@@ -81,22 +88,25 @@ inline Region Region::of(const Tensor& t) {
   r.elem = elem_bytes(t.dtype);
   r.offset = t.offset;
   // One pass, innermost axis first: extend the byte interval and check row-major contiguity
-  // (axes of extent 1 may have any stride) like Tensor::is_contiguous.
-  int64_t lo = t.offset, hi = t.offset, n = 1, dense_stride = 1;
-  bool dense = true;
+  // (axes of extent 1 may have any stride) like Tensor::is_contiguous. Unsigned arithmetic: a
+  // view the API made spans less than 2^63 bytes (sizes are checked at creation, views stay
+  // inside their source), while strides or offsets written by hand may take the sums past
+  // int64; they then wrap, defined, and such a view is the caller's duty (docs/runtime.md).
+  uint64_t lo = static_cast<uint64_t>(t.offset), hi = lo, dense_stride = 1;
+  bool dense = true, empty = false;
   for (uint32_t i = t.ndims; i-- > 0;) {
     const uint32_t sh = t.shapes[i];
     const int64_t st = t.strides[i];
-    n *= sh;
-    if (sh != 1 && st != dense_stride) dense = false;
+    empty |= sh == 0;
+    if (sh != 1 && static_cast<uint64_t>(st) != dense_stride) dense = false;
     dense_stride *= sh;
     if (sh == 0) continue;
-    const int64_t ext = (static_cast<int64_t>(sh) - 1) * st;
-    if (ext < 0) lo += ext; else hi += ext;
+    const uint64_t ext = static_cast<uint64_t>(sh - 1) * static_cast<uint64_t>(st);
+    if (st < 0) lo += ext; else hi += ext;
   }
-  r.empty = (n == 0);
-  r.lo = lo * r.elem;
-  r.hi = (hi + 1) * r.elem;
+  r.empty = empty;
+  r.lo = static_cast<int64_t>(lo * r.elem);
+  r.hi = static_cast<int64_t>((hi + 1) * r.elem);
   r.dense = dense;
   // A dense region is decided exactly by its byte interval (against other dense regions) or
   // conservatively by it (against strided ones): only strided views need their layout and

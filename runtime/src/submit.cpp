@@ -68,6 +68,21 @@ std::string SubmitState::check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_k
   return std::string();
 }
 
+// Out of line: only a submission tensors_fields_ok refused gets here.
+std::string tensor_fields_error(const Arg& params, const std::string& who) {
+  const auto& ts = params.tensors();
+  for (uint32_t i = 0; i < ts.size(); ++i) {
+    const Tensor& t = ts[i];
+    if (tensor_fields_ok(t)) continue;
+    const std::string slot = who + ": tensor slot " + std::to_string(i) + ": ";
+    if (t.ndims > PTO2_MAX_DIMS)
+      return slot + "rank (ndims) " + std::to_string(t.ndims) + " is above PTO2_MAX_DIMS (" + std::to_string(PTO2_MAX_DIMS) +
+             "); Tensor's fields may be written by hand, but ndims must stay in 0..8";
+    return slot + invalid_dtype_text(t.dtype);
+  }
+  return who + ": invalid tensor";
+}
+
 // What the task runs (a dummy runs nothing: no tensors or scalars).
 inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, uint32_t blocks,
                        const Arg& params) {
@@ -147,6 +162,8 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
     if (!err.empty()) abort_orchestration(err);
     if (launch.helpers_type >= 0) ensure_gang_threads(launch.helpers_type, params.launch_spec.block_num);
   }
+  if (__builtin_expect(!tensors_fields_ok(params), 0))
+    abort_orchestration(tensor_fields_error(params, std::string(api) + " (task #" + std::to_string(sub_.number(raw)) + ")"));
   const bool gang = launch.gang;
   const uint32_t blocks = params.launch_spec.block_num;
   const auto& edeps = params.dependencies();

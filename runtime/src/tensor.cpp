@@ -29,7 +29,23 @@ void Tensor::view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view
                           " + shape " + std::to_string(view_shape) + " exceeds extent " + std::to_string(shapes[axis]));
 }
 
+namespace {
+// Tensor's fields are public: a rank written by hand would index past shapes[] and strides[].
+void check_rank(const Tensor& t, const char* call) {
+  if (t.ndims > PTO2_MAX_DIMS)
+    throw std::invalid_argument(std::string(call) + ": the tensor's rank (ndims) is " + std::to_string(t.ndims) +
+                                ", above PTO2_MAX_DIMS (" + std::to_string(PTO2_MAX_DIMS) +
+                                "); a Tensor's fields may be written by hand, but ndims must stay in 0..8");
+}
+}  // namespace
+
+void Tensor::view_invalid(uint32_t rank, uint32_t what) const {
+  check_rank(*this, "Tensor::view");  // throws: view() calls this for a rank above PTO2_MAX_DIMS only
+  throw std::logic_error("Tensor::view: rank " + std::to_string(rank) + ", case " + std::to_string(what));
+}
+
 Tensor Tensor::transpose(uint32_t a, uint32_t b) const {
+  check_rank(*this, "Tensor::transpose");
   if (a >= ndims || b >= ndims)
     throw std::out_of_range("Tensor::transpose: axes " + std::to_string(a) + ", " + std::to_string(b) +
                             " for a tensor of rank " + std::to_string(ndims));
@@ -40,18 +56,30 @@ Tensor Tensor::transpose(uint32_t a, uint32_t b) const {
 }
 
 int64_t Tensor::element_offset(const int64_t* idx) const {
+  check_rank(*this, "Tensor::element_offset");
   int64_t off = offset;
-  for (uint32_t i = 0; i < ndims; ++i) off += idx[i] * strides[i];
+  for (uint32_t i = 0; i < ndims; ++i) {
+    int64_t step;
+    if (__builtin_mul_overflow(idx[i], strides[i], &step) || __builtin_add_overflow(off, step, &off))
+      throw std::out_of_range("Tensor::element_offset: index " + std::to_string(idx[i]) + " on axis " + std::to_string(i) +
+                              " (stride " + std::to_string(strides[i]) + ", tensor offset " + std::to_string(offset) +
+                              ") overflows int64 elements");
+  }
   return off;
 }
 
 int64_t Tensor::numel() const {
+  check_rank(*this, "Tensor::numel");
   int64_t n = 1;
-  for (uint32_t i = 0; i < ndims; ++i) n *= shapes[i];
+  for (uint32_t i = 0; i < ndims; ++i)
+    if (__builtin_mul_overflow(n, static_cast<int64_t>(shapes[i]), &n))
+      throw std::invalid_argument("Tensor::numel: the extents " + pto2::detail::shape_text(shapes, ndims) +
+                                  " hold more than 2^63 elements");
   return n;
 }
 
 Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
+  check_rank(*this, "Tensor::reshape");
   if (new_ndims == 0 || new_ndims > PTO2_MAX_DIMS)
     throw std::invalid_argument("Tensor::reshape: rank " + std::to_string(new_ndims) + " is not in 1.." +
                                 std::to_string(PTO2_MAX_DIMS));
@@ -81,9 +109,10 @@ Tensor Tensor::reshape(const uint32_t* new_shapes, uint32_t new_ndims) const {
 }
 
 bool Tensor::is_contiguous() const {
-  int64_t s = 1;
+  check_rank(*this, "Tensor::is_contiguous");
+  uint64_t s = 1;  // unsigned: extents written by hand may multiply past int64 (no such tensor is contiguous)
   for (uint32_t i = ndims; i-- > 0;) {
-    if (shapes[i] != 1 && strides[i] != s) return false;
+    if (shapes[i] != 1 && static_cast<uint64_t>(strides[i]) != s) return false;
     s *= shapes[i];
   }
   return true;

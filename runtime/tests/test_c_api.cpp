@@ -155,3 +155,24 @@ TEST(CApi, DuplicateKernelIdsAndNullTensorDataAreErrors) {
   EXPECT_EQ(pto2_run(entry, twice, 1, d, 2, s, 1, nullptr, nullptr, err, sizeof err), 2);
   EXPECT_NE(std::string(err).find("pto2_run: tensor 1 has elements but a NULL data pointer"), std::string::npos) << err;
 }
+
+// Strides given through pto2_tensor_arg are the caller's to keep inside its memory, but a span
+// past int64 bytes is refused before the run (found by ApiFuzz.CApiCallSequences: UBSan saw the
+// dependency tracker's byte interval overflow).
+TEST(CApi, StridesWhoseSpanPassesInt64AreRefused) {
+  pto2_runtime_config c = {1, 1, 0, 0, 0, 0};
+  char err[512];
+  void* rt = pto2_runtime_create(&c, nullptr, 0, err, sizeof err);
+  ASSERT_NE(rt, nullptr) << err;
+  float data[16] = {};
+  uint32_t shapes[2] = {4, 4};
+  int64_t strides[2] = {INT64_MAX / 2, 1};
+  pto2_tensor_arg t = {data, 0, 2, shapes, strides};
+  EXPECT_EQ(pto2_runtime_run(rt, (void*)&c_api_noop_entry, &t, 1, nullptr, 0, nullptr, err, sizeof err), 0);
+  EXPECT_NE(std::string(err).find("pto2_runtime_run: tensor 0"), std::string::npos) << err;
+  EXPECT_NE(std::string(err).find("2^63 bytes"), std::string::npos) << err;
+  strides[0] = -4;  // negative strides are fine (numpy views): the run works
+  t.data = data + 12;
+  EXPECT_EQ(pto2_runtime_run(rt, (void*)&c_api_noop_entry, &t, 1, nullptr, 0, nullptr, err, sizeof err), 1) << err;
+  pto2_runtime_destroy(rt);
+}

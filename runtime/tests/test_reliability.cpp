@@ -307,3 +307,39 @@ TEST(Reliability, RunsAfterParkedWorkersComplete) {
     }
   }
 }
+
+// A cancellation is the run's first event, whatever it makes fail afterwards: the AIV side of a
+// mixed task waits on a group flag the AIC side never sets before the run is cancelled, so the
+// wait gives up ("the run failed while waiting") — the run must still say it was cancelled
+// (found by ApiFuzz.CancelAtRandomMoments: the wait's failure was the run's message).
+namespace {
+std::atomic<bool> g_waiting{false};
+void k_hold_until_cancelled(PTO2KernelContext* ctx) {  // AIC: signals only after the cancellation
+  while (!g_waiting.load()) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  pto2_group_signal(ctx, 0);
+}
+void k_wait_flag0(PTO2KernelContext* ctx) {
+  g_waiting = true;
+  if (!pto2_group_wait(ctx, 0)) return;
+}
+}  // namespace
+
+TEST(Reliability, CancelIsTheMessageEvenWhenAGroupWaitGivesUp) {
+  Watchdog wd(60);
+  pto2::Runtime rt(workers(1));
+  rt.register_kernel(0, "hold", pto2::CoreType::AIC, &k_hold_until_cancelled);
+  rt.register_kernel(1, "wait", pto2::CoreType::AIV, &k_wait_flag0);
+  g_waiting = false;
+  pto2::RunResult r;
+  std::thread runner([&] {
+    r = rt.run([&](const ChipStorageTaskArgs&) {
+      Arg a;
+      rt_submit_task(MixedKernels{0, 1, INVALID_KERNEL_ID}, a);
+    });
+  });
+  while (!g_waiting.load()) std::this_thread::yield();
+  rt.cancel();
+  runner.join();
+  EXPECT_EQ(r.message.rfind("cancelled:", 0), 0u) << r.message;
+}

@@ -70,6 +70,11 @@ struct Tensor {
     std::memcpy(pair, shapes, sizeof pair);
     uint64_t s01 = pair[0], s23 = pair[1], s45 = pair[2], s67 = pair[3];
     int64_t offset_add = 0;
+    // Fields written by hand (they are public): a rank past the arrays is refused (one predicted
+    // branch; the message is built out of line). Strides or an offset written by hand that take
+    // the sum past int64 wrap (unsigned arithmetic: defined, no check per axis, which cost AUTO
+    // nearest 4-5 % per task): such a view is the caller's duty (docs/runtime.md).
+    if (__builtin_expect(ndims > PTO2_MAX_DIMS, 0)) view_invalid(ndims, 0);
     for (uint32_t i = 0; i < ndims; ++i) {
       uint32_t off = view_offsets[i];
       // One comparison per axis in the common case (inside the source): offset + extent
@@ -78,7 +83,8 @@ struct Tensor {
         if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
         off = shapes[i];   // keep the empty view's address inside the source
       }
-      offset_add += static_cast<int64_t>(off) * strides[i];
+      offset_add = static_cast<int64_t>(static_cast<uint64_t>(offset_add) +
+                                        static_cast<uint64_t>(off) * static_cast<uint64_t>(strides[i]));
       const uint32_t half = 32 * (i & 1);
       const uint64_t put = static_cast<uint64_t>(view_shapes[i]) << half, keep = ~(uint64_t{0xffffffffu} << half);
       if (i < 2) s01 = (s01 & keep) | put;
@@ -91,15 +97,17 @@ struct Tensor {
     const Word lo = {s01, s23}, hi = {s45, s67};
     std::memcpy(v.shapes, &lo, sizeof lo);
     std::memcpy(v.shapes + 4, &hi, sizeof hi);
+    offset_add = static_cast<int64_t>(static_cast<uint64_t>(offset) + static_cast<uint64_t>(offset_add));
     if constexpr (sizeof(void*) == sizeof(uint64_t)) {  // data and offset share one word
-      const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<uint64_t>(offset + offset_add)};
+      const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<uint64_t>(offset_add)};
       std::memcpy(reinterpret_cast<char*>(&v) + offsetof(Tensor, data), &where, sizeof where);
     } else {
       v.offset += offset_add;
     }
     return v;
   }
-  /// Swap axes `a` and `b` (shapes and strides), zero copy.
+  /// Swap axes `a` and `b` (shapes and strides), zero copy. Throws std::out_of_range for an axis
+  /// not below ndims, std::invalid_argument for a rank above PTO2_MAX_DIMS (a field written by hand).
   Tensor transpose(uint32_t a, uint32_t b) const;
   /// The same elements, row-major, under a new shape: a zero-copy view of the same storage
   /// (so automatic tracking sees it overlapping its source). Throws std::invalid_argument when
@@ -116,10 +124,15 @@ struct Tensor {
   T* ptr_at(const int64_t* idx) const {
     return reinterpret_cast<T*>(static_cast<char*>(data) + element_offset(idx) * static_cast<int64_t>(dtype_size(dtype)));
   }
-  /// Absolute element offset (from `data`) of index `idx[0..ndims)`.
+  /// Absolute element offset (from `data`) of index `idx[0..ndims)`. Throws std::invalid_argument
+  /// for a rank above PTO2_MAX_DIMS and std::out_of_range when the offset overflows int64
+  /// (strides or an offset written by hand); the indices themselves are the caller's to bound.
   int64_t element_offset(const int64_t* idx) const;
+  /// Elements of the view; throws std::invalid_argument for a rank above PTO2_MAX_DIMS or a
+  /// count past int64 (extents written by hand).
   int64_t numel() const;
   size_t nbytes() const { return static_cast<size_t>(numel()) * dtype_size(dtype); }
+  /// Row-major without gaps; throws std::invalid_argument for a rank above PTO2_MAX_DIMS.
   bool is_contiguous() const;
 
  private:
@@ -127,6 +140,9 @@ struct Tensor {
   friend struct CoreTaskPredicate;
   Tensor() = default;
   [[noreturn]] void view_out_of_range(uint32_t axis, uint32_t view_shape, uint32_t view_offset) const;
+  /// view() of a tensor whose fields were written by hand: `what` 0 = a rank above
+  /// PTO2_MAX_DIMS (the only case view() refuses; 1..ndims + 1 name an offset past int64).
+  [[noreturn]] void view_invalid(uint32_t rank, uint32_t what) const;
 };
 
 namespace pto2 {
