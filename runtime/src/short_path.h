@@ -22,12 +22,14 @@ __attribute__((always_inline)) inline void Engine::run_undeferred_inline(TaskKin
 inline Engine::Undeferred Engine::try_submit_undeferred(TaskKind kind, int32_t kernel, const Arg& params,
                                                         TaskOutputTensors& out) {
   const int type = kind == TaskKind::AIC ? 0 : 1;
-  if (!undeferred_on_[type] || !kernels_.timed(kernel) || !params.is_plain() || failed() || !tensors_fields_ok(params))
-    return Undeferred::kNotPlain;  // (submit() reports fields it refuses)
+  if (!undeferred_on_[type] || !kernels_.timed(kernel) || !params.is_plain() || failed()) return Undeferred::kNotPlain;
   // Tiny, or the workers are saturated (the throttle: queueing one more only adds latency).
   // queued_at_least, not size_hint: the queue's head is the workers' line, a miss per read.
   if (!kernels_.is_tiny(kernel) && (!kernels_.is_measured(kernel) || !queued_at_least(type, help_threshold_)))
     return Undeferred::kNotPlain;
+  // The tensors' rank and dtype before the tracker reads them, here rather than first: a task
+  // that goes to a worker is checked once, by submit() (which also reports what it refuses).
+  if (!tensors_fields_ok(params)) return Undeferred::kNotPlain;
   const auto& deps = params.dependencies();
   for (const PTO2TaskId& d : deps)
     if (!d.is_valid() || d.raw >= sub_.next_id()) return Undeferred::kNotPlain;  // submit() reports it
