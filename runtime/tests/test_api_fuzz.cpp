@@ -29,6 +29,7 @@
 
 #include <unistd.h>
 
+#include "api_fuzz_driver.h"
 #include "test_util.h"
 
 namespace {
@@ -36,11 +37,6 @@ namespace {
 constexpr size_t kGuard = 64;             // guard bytes before and after every buffer
 constexpr unsigned char kGuardByte = 0xA5;
 constexpr int64_t kTouchAll = 1 << 14;    // kernels touch every element of views up to this size
-
-uint64_t env_u64(const char* name, uint64_t dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : dflt;
-}
 
 // ---- the buffers behind tensors, known to the kernels (a registry keyed by base address)
 struct Buffer {
@@ -648,31 +644,9 @@ class Case {
   std::string current_;
 };
 
-// What the watchdog prints when a case takes longer than its timeout (a hang): the case, and
-// with PTO2_API_FUZZ_GDB set every thread's stack (gdb attached to this process).
-std::function<void()> name_hung_case(uint64_t seed, uint64_t index) {
-  return [seed, index] {
-    std::fprintf(stderr, "WATCHDOG: the hung case is PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 "\n",
-                 seed, index);
-    if (std::getenv("PTO2_API_FUZZ_GDB")) {
-      const std::string cmd = "gdb -p " + std::to_string(getpid()) + " -batch -ex 'thread apply all bt' 1>&2";
-      if (std::system(cmd.c_str()) != 0) std::fprintf(stderr, "(gdb failed)\n");
-    }
-  };
-}
-
 }  // namespace
 
 TEST(ApiFuzz, RandomCallSequences) {
-  const uint64_t seed = env_u64("PTO2_API_FUZZ_SEED", 1);
-  const uint64_t cases = env_u64("PTO2_API_FUZZ_CASES", 150);
-  const char* only = std::getenv("PTO2_API_FUZZ_CASE");
-  const uint64_t first = only && *only ? std::strtoull(only, nullptr, 10) : 0;
-  const uint64_t last = only && *only ? first + 1 : cases;
-  for (uint64_t i = first; i < last; ++i) {
-    Watchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), name_hung_case(seed, i));  // no hang
-    if (getenv("PTO2_API_FUZZ_VERBOSE")) std::fprintf(stderr, "case %" PRIu64 "\n", i);
-    Case(seed, i).run();
-    if (::testing::Test::HasFailure() && !only) break;  // the first failing case is enough
-  }
+  api_fuzz::run_cases(api_fuzz::env_u64("PTO2_API_FUZZ_CASES", 150),
+                      [](uint64_t seed, uint64_t i) { Case(seed, i).run(); });
 }

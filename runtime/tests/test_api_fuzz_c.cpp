@@ -16,14 +16,10 @@
 #include <vector>
 
 #include "pto2_c_api.h"
+#include "api_fuzz_driver.h"
 #include "test_util.h"
 
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : dflt;
-}
 
 void k_nop(PTO2KernelContext*) {}
 
@@ -229,16 +225,6 @@ class CCase {
 }  // namespace
 
 TEST(ApiFuzz, CApiCallSequences) {
-  const uint64_t seed = env_u64("PTO2_API_FUZZ_SEED", 1);
-  const uint64_t cases = env_u64("PTO2_API_FUZZ_CASES", 150);
-  const char* only = std::getenv("PTO2_API_FUZZ_CASE");
-  const uint64_t first = only && *only ? std::strtoull(only, nullptr, 10) : 0;
-  const uint64_t last = only && *only ? first + 1 : cases;
-  for (uint64_t i = first; i < last; ++i) {
-    Watchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), [seed, i] {
-      std::fprintf(stderr, "WATCHDOG: the hung case is PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 "\n", seed, i);
-    });
-    CCase(seed, i).run();
-    if (::testing::Test::HasFailure() && !only) break;
-  }
+  api_fuzz::run_cases(api_fuzz::env_u64("PTO2_API_FUZZ_CASES", 150),
+                      [](uint64_t seed, uint64_t i) { CCase(seed, i).run(); });
 }

@@ -25,14 +25,10 @@
 #include <sched.h>
 
 #include "pto2_c_api.h"
+#include "api_fuzz_driver.h"
 #include "test_util.h"
 
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : dflt;
-}
 
 void spin_us(uint64_t us) {
   const auto end = std::chrono::steady_clock::now() + std::chrono::microseconds(us);
@@ -308,16 +304,6 @@ class CancelCase {
 }  // namespace
 
 TEST(ApiFuzz, CancelAtRandomMoments) {
-  const uint64_t seed = env_u64("PTO2_API_FUZZ_SEED", 1);
-  const uint64_t cases = std::max<uint64_t>(10, env_u64("PTO2_API_FUZZ_CASES", 150) / 15);
-  const char* only = std::getenv("PTO2_API_FUZZ_CASE");
-  const uint64_t first = only && *only ? std::strtoull(only, nullptr, 10) : 0;
-  const uint64_t last = only && *only ? first + 1 : cases;
-  for (uint64_t i = first; i < last; ++i) {
-    Watchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), [seed, i] {
-      std::fprintf(stderr, "WATCHDOG: the hung case is PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 "\n", seed, i);
-    });
-    CancelCase(seed, i).run();
-    if (::testing::Test::HasFailure() && !only) break;
-  }
+  api_fuzz::run_cases(std::max<uint64_t>(10, api_fuzz::env_u64("PTO2_API_FUZZ_CASES", 150) / 15),
+                      [](uint64_t seed, uint64_t i) { CancelCase(seed, i).run(); });
 }

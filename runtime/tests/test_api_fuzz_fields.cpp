@@ -20,14 +20,10 @@
 #include <string>
 #include <vector>
 
+#include "api_fuzz_driver.h"
 #include "test_util.h"
 
 namespace {
-
-uint64_t env_u64(const char* name, uint64_t dflt) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::strtoull(v, nullptr, 10) : dflt;
-}
 
 void k_nop(PTO2KernelContext*) {}
 
@@ -211,16 +207,6 @@ class FieldsCase {
 }  // namespace
 
 TEST(ApiFuzz, HandWrittenTensorFields) {
-  const uint64_t seed = env_u64("PTO2_API_FUZZ_SEED", 1);
-  const uint64_t cases = env_u64("PTO2_API_FUZZ_CASES", 150);
-  const char* only = std::getenv("PTO2_API_FUZZ_CASE");
-  const uint64_t first = only && *only ? std::strtoull(only, nullptr, 10) : 0;
-  const uint64_t last = only && *only ? first + 1 : cases;
-  for (uint64_t i = first; i < last; ++i) {
-    Watchdog wd(static_cast<int>(env_u64("PTO2_API_FUZZ_TIMEOUT_S", 60)), [seed, i] {
-      std::fprintf(stderr, "WATCHDOG: the hung case is PTO2_API_FUZZ_SEED=%" PRIu64 " PTO2_API_FUZZ_CASE=%" PRIu64 "\n", seed, i);
-    });
-    FieldsCase(seed, i).run();
-    if (::testing::Test::HasFailure() && !only) break;
-  }
+  api_fuzz::run_cases(api_fuzz::env_u64("PTO2_API_FUZZ_CASES", 150),
+                      [](uint64_t seed, uint64_t i) { FieldsCase(seed, i).run(); });
 }
