@@ -52,4 +52,21 @@ void run_cases(uint64_t cases, RunCase run_case) {
   }
 }
 
+/// Case `index` of `seed` failed: `what`, with the environment that reproduces it.
+inline void fail_case(uint64_t seed, uint64_t index, const std::string& what) {
+  ADD_FAILURE() << "seed " << seed << " case " << index << " (PTO2_API_FUZZ_SEED=" << seed
+                << " PTO2_API_FUZZ_CASE=" << index << "): " << what;
+}
+
+/// The fuzzer's oracle for an error: message `m` (from `call`) is not empty and names one of the
+/// API calls in `names` (the part's list); otherwise case `index` of `seed` fails.
+template <size_t N>
+void expect_message(uint64_t seed, uint64_t index, const std::string& m, const std::string& call,
+                    const char* const (&names)[N]) {
+  bool named = false;
+  for (const char* n : names) named |= m.find(n) != std::string::npos;
+  if (m.empty()) fail_case(seed, index, call + ": an empty error message");
+  else if (!named) fail_case(seed, index, call + ": the message names no API call: " + m);
+}
+
 }  // namespace api_fuzz

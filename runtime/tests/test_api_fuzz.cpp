@@ -176,12 +176,6 @@ const char* const kNames[] = {"Tensor::view", "Tensor::transpose", "Tensor::resh
                               "set_tensor_data", "PTO2_SCOPE", "CoreTaskPredicate", "pto2_view_at", "slice",
                               "TaskOutputTensors::get_ref", "RuntimeOptions", "register_kernel", "task #",
                               "orchestration entry threw", "out of memory", "memory limit", "runtime unusable"};
-bool names_call(const std::string& m) {
-  for (const char* n : kNames)
-    if (m.find(n) != std::string::npos) return true;
-  return false;
-}
-
 // One case: random options, a runtime, 1..3 runs of random API sequences.
 class Case {
  public:
@@ -624,13 +618,9 @@ class Case {
   }
 
   void expect_message(const std::string& m, const std::string& call) {
-    if (m.empty()) fail(call + ": an empty error message");
-    else if (!names_call(m)) fail(call + ": the message names no API call: " + m);
+    api_fuzz::expect_message(seed_, index_, m, call, kNames);
   }
-  void fail(const std::string& what) {
-    ADD_FAILURE() << "seed " << seed_ << " case " << index_ << " (PTO2_API_FUZZ_SEED=" << seed_
-                  << " PTO2_API_FUZZ_CASE=" << index_ << "): " << what;
-  }
+  void fail(const std::string& what) { api_fuzz::fail_case(seed_, index_, what); }
 
   Rng rng_;
   uint64_t seed_, index_;

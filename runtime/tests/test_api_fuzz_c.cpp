@@ -212,10 +212,7 @@ class CCase {
     pto2_runtime_destroy(rt);
   }
 
-  void fail(const std::string& what) {
-    ADD_FAILURE() << "seed " << seed_ << " case " << index_ << " (PTO2_API_FUZZ_SEED=" << seed_
-                  << " PTO2_API_FUZZ_CASE=" << index_ << "): " << what;
-  }
+  void fail(const std::string& what) { api_fuzz::fail_case(seed_, index_, what); }
 
   Rng rng_;
   uint64_t seed_, index_;

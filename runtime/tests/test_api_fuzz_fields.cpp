@@ -46,12 +46,6 @@ struct Rng {
 const char* const kNames[] = {"Tensor::view", "Tensor::transpose", "Tensor::reshape", "Tensor::numel",
                               "Tensor::element_offset", "Tensor::is_contiguous", "get_tensor_data",
                               "set_tensor_data", "rt_submit_aiv_task", "rt_submit_aic_task", "rt_submit_dummy_task", "task #"};
-bool names_call(const std::string& m) {
-  for (const char* n : kNames)
-    if (m.find(n) != std::string::npos) return true;
-  return false;
-}
-
 class FieldsCase {
  public:
   FieldsCase(uint64_t seed, uint64_t index) : rng_(seed * 1000003u + index + 31), seed_(seed), index_(index) {}
@@ -190,13 +184,9 @@ class FieldsCase {
   }
 
   void expect_message(const std::string& m, const std::string& call) {
-    if (m.empty()) fail(call + ": an empty error message");
-    else if (!names_call(m)) fail(call + ": the message names no API call: " + m);
+    api_fuzz::expect_message(seed_, index_, m, call, kNames);
   }
-  void fail(const std::string& what) {
-    ADD_FAILURE() << "seed " << seed_ << " case " << index_ << " (PTO2_API_FUZZ_SEED=" << seed_
-                  << " PTO2_API_FUZZ_CASE=" << index_ << "): " << what;
-  }
+  void fail(const std::string& what) { api_fuzz::fail_case(seed_, index_, what); }
 
   Rng rng_;
   uint64_t seed_, index_;
