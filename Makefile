@@ -32,6 +32,7 @@ test-cpp: cpp
 
 test-python: setup install
 	$(PY) -m pytest -q tests/python
+	PY=$(PY) bash scripts/test_bf16_other_mode.sh
 
 # Every test: C++ (GoogleTest via CTest), Python (pytest) and a sanitizer smoke run.
 test: test-cpp test-python test-asan-smoke

@@ -11,7 +11,7 @@ whole tensor) and as the tensor ``x`` itself; scalar params are available by nam
 import numpy as np
 
 import pypto
-from pypto.compiler import numpy_dtype
+from pypto.compiler import bfloat16_dtype, numpy_dtype
 import pypto.language as pl
 
 
@@ -75,9 +75,17 @@ def bf16_bits(x):
     return ((u + 0x7FFF + ((u >> 16) & 1)) >> 16).astype(np.uint16)
 
 
+def bf16_as_bits(arr):
+    """A pl.BF16 array as its uint16 bits: an ml_dtypes.bfloat16 array (what pypto allocates for
+    pl.BF16 when ml_dtypes is installed) is viewed, a uint16 one returned as it is."""
+    arr = np.asarray(arr)
+    bf = bfloat16_dtype()
+    return arr.view(np.uint16) if bf is not None and arr.dtype == bf else np.asarray(arr, np.uint16)
+
+
 def bf16_value(bits):
-    """bfloat16 bits -> float32 values."""
-    return (np.asarray(bits, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    """bfloat16 bits (or an ml_dtypes.bfloat16 array) -> float32 values."""
+    return (bf16_as_bits(bits).astype(np.uint32) << 16).view(np.float32)
 
 
 def round_to(dtype, x):
@@ -96,9 +104,11 @@ def as_float(dtype, arr):
 
 
 def from_float(dtype, x):
-    """float32 values -> an array of DSL dtype `dtype` (BF16 as bits)."""
+    """float32 values -> an array of DSL dtype `dtype` (BF16 as bits, or as ml_dtypes.bfloat16
+    values when ml_dtypes is installed: the same bits)."""
     if dtype == "BF16":
-        return bf16_bits(x)
+        bits = bf16_bits(x)
+        return bits.view(numpy_dtype("BF16")) if bfloat16_dtype() is not None else bits
     return np.asarray(x).astype(numpy_dtype(dtype))
 
 

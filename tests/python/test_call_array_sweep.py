@@ -526,6 +526,15 @@ def _float_values(dt, small):
             np.array([300.0, -1.0, 65504.0, 2.0], dtype=dt)]
 
 
+def bfloat16_dtype():
+    """ml_dtypes' bfloat16, or None: the oracle models both (with it, pl.BF16 arrays are values)."""
+    try:
+        import ml_dtypes
+    except ImportError:
+        return None
+    return np.dtype(ml_dtypes.bfloat16)
+
+
 def _exact_in(v, target):
     """Whether the value ``v`` (a NumPy scalar) is a value of DSL dtype ``target``."""
     from pypto.runtime.args import numpy_dtype
@@ -534,11 +543,11 @@ def _exact_in(v, target):
     if isinstance(v, (bool, np.bool_)):
         return True            # 0 / 1: a value of every number type
     if isinstance(v, (float, np.floating)) and not np.isfinite(v):
-        return target in ("FP32", "FP16")   # nan / inf: float formats only
+        return target in ("FP32", "FP16") or (target == "BF16" and bfloat16_dtype() is not None)   # float formats only
     q = Fraction(int(v)) if isinstance(v, (int, np.integer)) else Fraction(float(v))
     if target == "BOOL":
         return q in (0, 1)
-    if target in ("FP32", "FP16"):
+    if target in ("FP32", "FP16", "BF16"):   # BF16 here only with ml_dtypes: its arrays are then values
         with np.errstate(all="ignore"):
             r = np.array(float(q) if abs(q) < 2 ** 1000 else np.inf, dtype=numpy_dtype(target))
         return bool(np.isfinite(r)) and Fraction(float(r)) == q
@@ -548,8 +557,8 @@ def _exact_in(v, target):
 
 def _expect(arr, target):
     """Whether the oracle says ``arr`` converts to DSL dtype ``target``."""
-    if target == "BF16":
-        return arr.dtype == np.uint16
+    if target == "BF16" and (bfloat16_dtype() is None or arr.dtype == np.uint16):
+        return arr.dtype == np.uint16        # raw bits: nothing else converts (with ml_dtypes, bits still pass)
     if arr.dtype.kind == "c":
         return False
     return all(_exact_in(v, target) for v in arr.reshape(-1))
@@ -560,9 +569,7 @@ def _expect(arr, target):
 def test_every_dtype_pair_gets_one_rule_on_both_paths(src, target):
     from pypto.cli.arrays import load_inputs
     from pypto.cli.common import CliError
-    from pypto.runtime.args import ParamSpec, bind_and_check, bfloat16_dtype, numpy_dtype
-    if target == "BF16" and bfloat16_dtype() is not None:
-        pytest.skip("ml_dtypes is installed: BF16 arrays are bfloat16 values, not bits")
+    from pypto.runtime.args import ParamSpec, bind_and_check, numpy_dtype
     spec = [ParamSpec("x", "tensor", target, (4,), "In", 0)]
     want_dtype = numpy_dtype(target)
     for arr in _values(src):
@@ -579,10 +586,12 @@ def test_every_dtype_pair_gets_one_rule_on_both_paths(src, target):
         what = "%s %r -> pl.%s" % (src, arr.tolist(), target)
         if expect:
             assert call_error is None and cli_error is None, (what, call_error, cli_error)
-            assert got_call.dtype == want_dtype and got_cli.dtype == want_dtype, what
+            bits = target == "BF16" and arr.dtype == np.uint16   # raw bits pass as they are
+            want = arr.dtype if bits else want_dtype
+            assert got_call.dtype == want and got_cli.dtype == want, what
             np.testing.assert_array_equal(got_call, got_cli, err_msg=what)
             with np.errstate(all="ignore"):
-                np.testing.assert_array_equal(got_call, arr.astype(want_dtype), err_msg=what)   # the values, exactly
+                np.testing.assert_array_equal(got_call, arr.astype(want), err_msg=what)   # the values, exactly
             continue
         assert call_error is not None and cli_error is not None, (what, "converted although a value would change")
         text, fix = call_error.message.split(": ", 1)[1], call_error.help

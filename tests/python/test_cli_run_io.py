@@ -165,8 +165,8 @@ def test_inputs_that_a_cast_would_change_are_refused(tmp_path, dtype, given, mes
     from pypto.cli.arrays import load_inputs
     from pypto.cli.common import CliError
     from pypto.runtime.args import numpy_dtype
-    if dtype == "BF16" and numpy_dtype("BF16") != np.uint16:
-        pytest.skip("ml_dtypes is installed: BF16 arrays are bfloat16, which floats cast to")
+    if dtype == "BF16" and numpy_dtype("BF16") != np.uint16:   # ml_dtypes: BF16 arrays are values, the same rule
+        given, message = np.array([0.1, 1.0]), "its value 0.1 at index (0,) is not a bfloat16 value"
     np.savez(tmp_path / "in.npz", x=given)
     with pytest.raises(CliError) as ei:
         load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])
@@ -220,10 +220,8 @@ def test_check_of_bf16_bits_against_a_float_reference(tmp_path):
     # (0.5 -> 0, 3.0 -> 3) and read as bits, so a correct output was a MISMATCH
     from pypto.cli.arrays import check_outputs
     from pypto.runtime.args import numpy_dtype
-    if numpy_dtype("BF16") != np.uint16:
-        pytest.skip("ml_dtypes is installed: BF16 outputs are bfloat16 values")
     vals = np.array([0.5, 3.0, -1.25], np.float32)
-    bits = (vals.view(np.uint32) >> 16).astype(np.uint16)   # exact in BF16
+    bits = (vals.view(np.uint32) >> 16).astype(np.uint16).view(numpy_dtype("BF16"))   # exact in BF16 (values with ml_dtypes)
     np.savez(tmp_path / "ref.npz", x=vals)
     assert "OK" in check_outputs(str(tmp_path / "ref.npz"), [_P("x", "BF16")], [bits])[0]
     np.savez(tmp_path / "bad.npz", x=vals * 2)
@@ -311,3 +309,29 @@ def test_inputs_that_disagree_on_a_dynamic_dimension_are_a_usage_error(tmp_path,
     np.savez(tmp_path / "in.npz", **{k: np.zeros(s, np.float32) for k, s in arrays.items()})
     assert cli.main(["run", DYNAMIC, "--inputs", str(tmp_path / "in.npz")] + dim) == 2
     assert message in capsys.readouterr().err
+
+
+def test_a_bf16_program_round_trips_through_save_check_and_inputs(tmp_path, capsys):
+    # With ml_dtypes installed, --save wrote a BF16 output as |V2 (the .npy format has no
+    # bfloat16) and --check and --inputs then refused that file as "no numbers". Saved as bits,
+    # a file of bits or of np.savez'd ml_dtypes arrays reads back as BF16 in both setups.
+    import sys
+    from pypto.runtime.args import numpy_dtype
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from e2e_util import kernel_program_text
+    prog = tmp_path / "bf.py"
+    prog.write_text(kernel_program_text([("a", [4, 8], "BF16")], [("c", [4, 8], "BF16", "pl.add(ta, ta)")]))
+    vals = np.arange(32, dtype=np.float32).reshape(4, 8) / 4          # exact in bfloat16, and so are their doubles
+    bits = (vals.view(np.uint32) >> 16).astype(np.uint16)
+    np.savez(tmp_path / "in.npz", a=bits.view(numpy_dtype("BF16")))   # |V2 when ml_dtypes is installed
+    out = tmp_path / "out.npz"
+    assert cli.main(["run", str(prog), "--inputs", str(tmp_path / "in.npz"), "--save", str(out)]) == 0
+    with np.load(out) as saved:
+        assert saved["c"].dtype == np.uint16
+        np.testing.assert_array_equal(saved["c"], ((vals * 2).view(np.uint32) >> 16).astype(np.uint16))
+    assert cli.main(["run", str(prog), "--inputs", str(tmp_path / "in.npz"), "--check", str(out)]) == 0
+    np.savez(tmp_path / "ref.npz", c=vals * 2)                        # a float reference of the values
+    assert cli.main(["run", str(prog), "--inputs", str(tmp_path / "in.npz"), "--check", str(tmp_path / "ref.npz")]) == 0
+    np.savez(tmp_path / "bad.npz", c=vals * 3)
+    assert cli.main(["run", str(prog), "--inputs", str(tmp_path / "in.npz"), "--check", str(tmp_path / "bad.npz")]) == 1
+    assert "MISMATCH 31 of 32" in capsys.readouterr().out

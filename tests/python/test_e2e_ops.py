@@ -11,7 +11,7 @@ op is then checked separately against a NumPy reference computed independently:
 import numpy as np
 import pytest
 
-from e2e_util import TOL, as_float, bf16_bits, from_float, kernel_program, round_to, run_kernel_program
+from e2e_util import TOL, as_float, bf16_as_bits, bf16_bits, from_float, kernel_program, round_to, run_kernel_program
 
 S = [16, 32]
 RNG = np.random.default_rng(1234)
@@ -204,7 +204,7 @@ def test_casts():
          ("i2l", S, "INT64", "pl.cast(ti, pl.INT64)"), ("mv", S, "FP32", "pl.move(tf, target_memory=pl.MemorySpace.Vec)")]),
         {"f": f, "i": i, "e": i8, "h": h})
     np.testing.assert_array_equal(outs["f2h"], f.astype(np.float16))
-    np.testing.assert_array_equal(outs["f2b"], bf16_bits(f))
+    np.testing.assert_array_equal(bf16_as_bits(outs["f2b"]), bf16_bits(f))
     np.testing.assert_array_equal(outs["f2i"], f.astype(np.int32))          # truncation toward zero
     np.testing.assert_array_equal(outs["i2f"], i.astype(np.float32))
     np.testing.assert_array_equal(outs["e2i"], i8.astype(np.int32))

@@ -23,7 +23,7 @@ from pypto.errors import PyptoError
 from pypto.runtime.args import ArgumentTypeError, convert_array, scalar_bits
 from pypto.runtime.trace_path import probe_writable
 
-__all__ = ["TOLERANCES", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem",
+__all__ = ["TOLERANCES", "bf16_file_array", "check_paths", "dims_from_inputs", "entry_inputs", "load_inputs", "read_inputs", "npz_problem",
            "npz_members_problem", "outputs_by_name", "save_outputs", "check_outputs"]
 
 # (rtol, atol) per DSL dtype; dtypes not listed compare exactly.
@@ -204,8 +204,21 @@ def load_inputs(path: str, params, inputs: List, arrays: Optional[Dict[str, np.n
         expect = tuple(np.shape(inputs[i]))
         if tuple(arr.shape) != expect:
             raise CliError("--inputs: '%s' has shape %s, the parameter needs %s" % (name, tuple(arr.shape), expect))
-        out[i] = np.ascontiguousarray(_cast_input(name, arr, p.dtype))
+        out[i] = np.ascontiguousarray(_cast_input(name, bf16_file_array(arr, p.dtype), p.dtype))
     return out
+
+
+def bf16_file_array(arr: np.ndarray, dsl_dtype: str) -> np.ndarray:
+    """A ``pl.BF16`` array as an ``.npz`` holds it, as bits: the ``.npy`` format has no bfloat16,
+    so ``np.savez`` writes an ``ml_dtypes.bfloat16`` array as 2-byte void (``|V2``), which read
+    back is no number. Such an array is taken as its uint16 bits (what pypto passes for pl.BF16
+    without ml_dtypes); any other array is returned as it is.
+
+        bf16_file_array(np.zeros(3, "V2"), "BF16").dtype   # dtype('uint16')
+    """
+    if dsl_dtype == "BF16" and arr.dtype.kind == "V" and arr.dtype.itemsize == 2 and arr.dtype.names is None:
+        return arr.view(np.uint16)
+    return arr
 
 
 def _cast_input(name: str, arr: np.ndarray, dsl_dtype: str) -> np.ndarray:
@@ -226,7 +239,8 @@ def outputs_by_name(params, inputs: Sequence) -> Dict[str, np.ndarray]:
 
 
 def save_outputs(path: str, params, inputs: Sequence) -> None:
-    """Writes the Out / InOut tensors to ``path`` (``.npz``, one array per parameter name)."""
+    """Writes the Out / InOut tensors to ``path`` (``.npz``, one array per parameter name; a
+    pl.BF16 one as its uint16 bits, which ``--check`` and ``--inputs`` read back as BF16)."""
     d = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(d):
         raise CliError("--save: directory %s does not exist" % d)
@@ -236,7 +250,8 @@ def save_outputs(path: str, params, inputs: Sequence) -> None:
     # outputs would land in a file other than the one reported.
     try:
         with open(path, "wb") as f:
-            np.savez(f, **outputs_by_name(params, inputs))
+            dtypes = {p.name: p.dtype for p in params}
+            np.savez(f, **{k: bf16_file_array(a, dtypes[k]) for k, a in outputs_by_name(params, inputs).items()})
     except OSError as e:    # writable when probed, but the write failed (a full disk, ...)
         raise CliError("--save: cannot write %s: %s" % (path, e.strerror or e)) from None
 
@@ -257,7 +272,7 @@ def check_outputs(path: str, params, inputs: Sequence) -> List[str]:
         if name not in refs:
             lines.append("  %-10s not checked (no reference in %s)" % (name, path))
             continue
-        ref = refs[name]
+        ref = bf16_file_array(refs[name], dtypes[name])
         if ref.dtype.kind not in "biuf" and ref.dtype != got.dtype:
             # was compared through a cast: a complex reference lost its imaginary part (a match
             # whatever it held), a datetime one compared as a day count, a string one raised
@@ -299,6 +314,8 @@ def _mismatches(got: np.ndarray, ref: np.ndarray, dtype: str, rtol: float, atol:
         with np.errstate(invalid="ignore", over="ignore"):   # a float64 reference beyond FP16 is inf, as the output
             if dtype == "BF16" and got.dtype == np.uint16 and ref.dtype.kind == "f":
                 r = ref.astype(np.float64)   # a float reference of BF16 bits: its values (a cast made them bit patterns)
+            elif dtype == "BF16" and ref.dtype == np.uint16:
+                r = _as_float64(ref, dtype)  # bits (a --save'd output) against bfloat16 values: a cast read them as numbers
             else:
                 r = _as_float64(ref.astype(got.dtype, copy=False), dtype)
         with np.errstate(invalid="ignore", over="ignore"):

@@ -331,14 +331,23 @@ def scalar_bits(p: ParamSpec, v, where: str) -> int:
         return 1 if v else 0
     if not isinstance(v, int) or isinstance(v, bool):
         raise ArgumentTypeError("%s expects an integer (pl.Scalar[pl.%s]), got %s" % (where, p.dtype, type(v).__name__),
-                                help="pass an integer (a Python int, or an integer 0-d array)"
-                                if isinstance(v, float) else "")
+                                help=_integer_help(v))
     bits = {"INT8": 8, "INT16": 16, "INT32": 32, "UINT8": 8, "UINT16": 16, "UINT32": 32}.get(p.dtype, 64)
     signed = not p.dtype.startswith("UINT")
     lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
     if not lo <= v <= hi:
         raise ArgumentValueError("%s = %d does not fit pl.%s (range %d..%d)" % (where, v, p.dtype, lo, hi))
     return v & 0xFFFFFFFFFFFFFFFF
+
+
+def _integer_help(v) -> str:
+    """The help for a non-integer passed to an integer scalar: floats are refused as Python's
+    ``range(4.0)`` refuses them (docs/running.md); a whole one names the int() that passes it."""
+    if not isinstance(v, float):
+        return ""
+    if v == v and v not in (float("inf"), float("-inf")) and v == int(v):
+        return "pass int(x) (%d) if %r is the integer you mean, or compute it with // (n // 2, not n / 2)" % (int(v), v)
+    return "pass an integer (a Python int, or an integer 0-d array)"
 
 
 # ---------------------------------------------------------------------------------------------
