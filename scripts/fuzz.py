@@ -759,6 +759,25 @@ def reproducer(original: str, mutated: str) -> str:
     return "\n".join(list(diff)[2:])
 
 
+# Programs whose outputs depend on the schedule, on purpose: a semantics-preserving mutant of
+# one is not compared with it (either outcome is right).
+SCHEDULE_DEPENDENT = {
+    "cluster_spmd.py": "its two SPMD blocks write all of `out` unordered (the spec's example); the "
+                       "predicate then truncates out[0, 0] to 0 and skips the task that would overwrite it",
+}
+
+
+def original_varies(worker, ref_job, ref_digest, timeout, reruns: int = 5) -> bool:
+    """Whether the original program's outputs change from run to run (a mutant's differing
+    outputs are then no evidence). Only the original is rerun: a mutant that differs only
+    sometimes (a lost dependency) is still a finding."""
+    for _ in range(reruns):
+        again = worker.run(ref_job, timeout)
+        if again.get("outcome") == "ran" and again.get("digest") != ref_digest:
+            return True
+    return False
+
+
 def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sys.executable, verbose=False,
          out=sys.stdout, compare_every: int = 1, family=None, werror: bool = False, source=None) -> dict:
     """Run `count` mutants (or just index `only`); returns {outcome: n, "findings": [...]}.
@@ -772,6 +791,7 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
     try:
         for i in indices:
             name, text, mutated, desc, preserving, variant = make_mutant(programs, seed, i, family)
+            preserving = preserving and os.path.basename(name) not in SCHEDULE_DEPENDENT   # nothing to compare with
             compare = preserving and compare_every > 0 and i % compare_every == 0
             run = (compare or (run_every > 0 and i % run_every == 0) or only is not None) \
                 and not (variant or {}).get("parse_only")
@@ -780,9 +800,12 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
             outcome = res["outcome"]
             if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:
                 # Same inputs: the original is re-run with this mutant's input seed.
-                ref = worker.run({"text": text, "file": name, "run": True, "input_seed": i}, timeout)
-                if ref.get("outcome") == "ran" and ref.get("digest") != res["digest"]:
-                    outcome, res["detail"] = "wrong", "outputs differ from the original program's"
+                ref_job = {"text": text, "file": name, "run": True, "input_seed": i}
+                ref = worker.run(ref_job, timeout)
+                if ref.get("outcome") == "ran" and ref.get("digest") != res["digest"] \
+                        and not original_varies(worker, ref_job, ref["digest"], timeout):
+                    outcome, res["detail"] = "wrong", ("outputs differ from the original program's (which gave "
+                                                       "the same outputs in 5 reruns)")
             counts[outcome] += 1
             if outcome not in FINE:
                 f = {"index": i, "seed": seed, "source": name, "mutation": desc, "outcome": outcome,
