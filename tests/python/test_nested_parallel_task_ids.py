@@ -314,6 +314,34 @@ def test_nested_grid_phases_link_through_one_barrier(case):
         assert _check_phases(_executed_graph(c, n), phases, grid) == _fenced(phases, grid), n
 
 
+# The static graph (read from the IR) must be the traced one: with three levels it linked the
+# copy to every phase's tasks (an inner array's ids went into one slot of the outer carry, its
+# other slots kept the phase before).
+_STATIC_CASES = {
+    "one_level": (["r in pl.range(3)", "o in pl.parallel(4)"], "o", None),
+    "two_levels": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", None),
+    "three_levels": (["r in pl.range(3)", "o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                     "(o * 3 + m) * 2 + b", None),
+    "three_levels_no_range": (["o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                              "(o * 3 + m) * 2 + b", None),
+    "three_levels_under_if": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(2)", "b in pl.parallel(2)"],
+                              "(o * 2 + m) * 2 + b", (1, "r % 2 == 0")),
+    "if_around_inner_levels": (["o in pl.parallel(3)", "m in pl.parallel(2)", "b in pl.parallel(2)"],
+                               "(o * 2 + m) * 2 + b", (1, "o > 0")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STATIC_CASES))
+def test_static_graph_is_the_traced_graph(case):
+    loops, block, branch = _STATIC_CASES[case]
+    c = pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", _body(loops, block, branch)), "nested.py"))
+    for n in ([0, 1, 4] if "(n)" in " ".join(loops) else [0]):
+        static, traced = _graph(c.task_graph(static=True, n=n)), _graph(_executed_graph(c, n))
+        assert static[1] or n == 0, n
+        assert sorted(static[1]) == sorted(traced[1]), (n, sorted(set(static[1]) ^ set(traced[1])))
+        assert [k for _, k, _ in static[0]] == [k for _, k, _ in traced[0]], n
+
+
 def test_nested_grid_with_an_empty_outer_parallel_links_nothing():
     """pl.parallel(0) inside the phases: no task, no barrier, the copy waits on nothing."""
     c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(0)", "b in pl.parallel(3)"], "o * 3 + b"))
@@ -434,6 +462,7 @@ def test_host_grid_phases_link_through_one_barrier(case):
     np.testing.assert_array_equal(z, 2 * x)
     assert stats.tasks_executed == phases * grid + 1 and stats.barriers == phases - 1
     assert stats.wait_edges == _fenced(phases, grid)
-    # the phase structure (the static graph's count is not checked: with three levels it links
-    # the last task to every phase's slots, more than the run's waits)
-    _check_phases(prog.task_graph(static=True), phases, grid, task="chip_inc", last="chip_add")
+    # the phase structure, and the static graph's waits are the run's (with three levels it
+    # linked the last task to every phase's slots)
+    assert _check_phases(prog.task_graph(static=True), phases, grid, task="chip_inc", last="chip_add") == \
+        stats.wait_edges
