@@ -1,6 +1,6 @@
 // ExpandManualPhaseFence
 //
-// What: inside a `pl.manual_scope()`, finds a pl.parallel(M) loop whose body Submits each
+// What: in an orchestration function, finds a pl.parallel(M) loop whose body Submits each
 //   depend on the same *stable full array* of N TaskIds — the loop's own TaskId carry whose
 //   init is the array carry of the enclosing sequential loop (the case1 phase fence), or an
 //   Array[N, TASK_ID] value the loop never updates — and, when N*M*c > N + M*c (c Submits per
@@ -20,8 +20,11 @@
 //   range > parallel > parallel > if: submit) would keep the whole phase before, N*M slots its
 //   own slots cannot hold; it keeps the barrier instead (one TaskId, the same order), so such a
 //   loop is always fenced, profitable or not.
-//   In a HOST-level orchestration every edge is explicit (L3 has no automatic tracking), so
-//   the whole function counts as a manual scope.
+//   Every scope qualifies: a `pl.manual_scope()`, a HOST-level orchestration (every edge explicit,
+//   submit_barrier), and AUTO scopes, where explicit deps= edges are linked on top of the
+//   automatic ones: the barrier has no tensor, so the automatic edges are the same, and the
+//   explicit order is the same (the pass first covered manual scopes only, with no reason
+//   recorded; the name stayed).
 // Input invariants: CallDirectionsDerived (runs after DeriveCallDirections).
 // Output invariants: same semantics: every rewritten consumer still waits for every slot.
 // Conservative: any other use of the array inside the loop (an inner pl.parallel carrying it
@@ -78,20 +81,13 @@ struct UseCounter : IRVisitor {
 
 class FenceExpander : public IRMutator {
  public:
-  // `host`: a HOST-level orchestration, where every edge is explicit (as in a manual scope).
-  explicit FenceExpander(bool host) : manual_(host ? 1 : 0) { statements_only_ = true; }   // rewrites loops only
-  StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
-    manual_ += op->mode == RuntimeScopeMode::Manual;
-    StmtPtr s = IRMutator::mutate_(op, self);
-    manual_ -= op->mode == RuntimeScopeMode::Manual;
-    return s;
-  }
+  FenceExpander() { statements_only_ = true; }   // rewrites loops only
 
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     loops_.push_back(op);
     StmtPtr s = IRMutator::mutate_(op, self);
     loops_.pop_back();
-    if (manual_ == 0 || op->for_kind != ForKind::Parallel) return s;
+    if (op->for_kind != ForKind::Parallel) return s;
     auto* f = s->as<ForStmt>();
     const int64_t m = trip_count(*f);
     if (m <= 0) return s;
@@ -332,7 +328,6 @@ class FenceExpander : public IRMutator {
     return make_seq({barrier, loop}, sp);
   }
 
-  int manual_;
   std::vector<const ForStmt*> loops_;
 };
 
@@ -340,7 +335,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
-    FenceExpander x(fn->level == Level::HOST);
+    FenceExpander x;
     FunctionPtr nf = x.mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);
   }

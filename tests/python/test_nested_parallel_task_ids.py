@@ -237,12 +237,13 @@ def test_a_phase_kept_whole_by_one_iteration_goes_through_a_barrier():
 # N*M tasks of phase p. Linked directly that is (N*M)^2 edges per phase; ExpandManualPhaseFence
 # puts one barrier before the outer pl.parallel: N*M edges in, N*M out.
 
-def _graph(dot):
-    """(tasks in submission order as (id, kind, label), edges as (from, to)) of a task-graph DOT."""
+def _graph(dot, kinds=None):
+    """(tasks in submission order as (id, kind, label), edges as (from, to)) of a task-graph DOT
+    (edges of `kinds` only, when given)."""
     nodes = [(int(i), k, lbl.split("\\n")[0]) for i, lbl, k in
              re.findall(r'^  t(\d+) \[label="([^"]*)", kind="(\w+)"', dot, re.M)]
     edges = [(int(a), int(b)) for a, b, k in re.findall(r'^  t(\d+) -> t(\d+) \[kind="(\w+)"', dot, re.M)
-             if k != "chain"]   # (HOST: the per-target submission order is not a dependency edge)
+             if k != "chain" and (kinds is None or k in kinds)]   # (HOST: the per-target order is not a dependency)
     return sorted(nodes), edges
 
 
@@ -268,9 +269,10 @@ def _check_phases(dot, phases, grid, task="k", last="copy"):
     return _check_phase_groups(dot, [grid] * phases, task, last)
 
 
-def _check_phase_groups(dot, sizes, task="k", last="copy"):
-    """_check_phases with phases of `sizes` tasks each (in submission order)."""
-    nodes, edges = _graph(dot)
+def _check_phase_groups(dot, sizes, task="k", last="copy", kinds=None):
+    """_check_phases with phases of `sizes` tasks each (in submission order), through edges of
+    `kinds` only when given."""
+    nodes, edges = _graph(dot, kinds)
     inner = [i for i, kind, lbl in nodes if kind == "task" and lbl == task]
     copy = [i for i, kind, lbl in nodes if kind == "task" and lbl == last]
     assert len(inner) == sum(sizes) and len(copy) == 1, nodes
@@ -448,6 +450,56 @@ def test_a_kept_phase_read_otherwise_is_still_located():
     assert e.line == _BODY_LINE + 1 and "carried through this pl.parallel loop as one TaskId per iteration, but an " \
         "iteration ends with an array of 2 TaskIds" in e.message, str(e)
     assert "pl.system.task_dummy(deps=[prev])" in e.help
+
+
+# ---- AUTO scopes ------------------------------------------------------------------------------
+# The same phases outside a manual scope (the default AUTO scope, or a hand-placed pl.scope()):
+# deps= edges are linked on top of the automatic ones, and they go through the same barrier
+# (they were linked directly: (N*M)^2 explicit edges a phase). The automatic edges stay (each
+# task rewrites the rows its counterpart of the phase before wrote).
+_AUTO_PROGRAM = _PROGRAM.replace("        with pl.manual_scope():\n", "").replace("            prev = None\nBODY\n            res, last", "        prev = None\nBODY\n        res, last")
+
+
+def _auto_source(body, scope):
+    if scope == "pl.scope()":
+        return _PROGRAM.replace("pl.manual_scope()", "pl.scope()").replace("BODY", body)
+    return _AUTO_PROGRAM.replace("BODY", "\n".join(line[4:] for line in body.split("\n")))
+
+
+_AUTO_CASES = {
+    "one_level": (["r in pl.range(n)", "o in pl.parallel(4)"], "o", None, lambda n: [[0, 1, 2, 3]] * n),
+    "grid_2x3": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", None,
+                 lambda n: [list(range(6))] * n),
+    "three_levels": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                     "(o * 3 + m) * 2 + b", None, lambda n: [list(range(12))] * n),
+    "if_around_inner_parallel": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                                 (2, "o > 0"), lambda n: [[3, 4, 5]] * n),
+    "if_around_submit": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                         (3, "b > 0"), lambda n: [[1, 2, 4, 5]] * n),
+}
+
+
+@pytest.mark.parametrize("scope", ["default", "pl.scope()"])
+@pytest.mark.parametrize("case", sorted(_AUTO_CASES))
+def test_auto_scope_phases_go_through_one_barrier(case, scope):
+    loops, block, branch, phases = _AUTO_CASES[case]
+    c = pypto.compile(pl.parse_program(_auto_source(_body(loops, block, branch), scope), "nested_auto.py"))
+    code = next(v for k, v in c.files.items() if k.startswith("orchestration/"))
+    assert "PTO2ScopeMode::MANUAL" not in code and "rt_submit_dummy_task" in code, code
+    ok, log = compile_cpp(code, "nested_auto_orch")
+    assert ok, log
+    grid = len(phases(1)[0]) if branch is None else int(np.prod([int(re.search(r"\((\d+)\)", lp).group(1))
+                                                                  for lp in loops[1:]]))
+    for n in [0, 1, 2, 5]:
+        ran = phases(n)
+        stats = _run(c, [b for p in ran for b in p], n)
+        assert stats.tasks - stats.tasks_dummy == sum(map(len, ran)) + 1
+        dot = _executed_graph(c, n)
+        # the explicit order is the manual scope's (the automatic edges order more: every task
+        # writes `out`, which the tracker sees whole)
+        explicit = _check_phase_groups(dot, [len(p) for p in ran], kinds=("explicit",))
+        assert explicit == _kept_edges([(len(p), len(p) < grid) for p in ran]), n
+        assert sorted(_graph(c.task_graph(static=True, n=n))[1]) == sorted(_graph(dot)[1]), n
 
 
 # ---- HOST -------------------------------------------------------------------------------------
