@@ -1,6 +1,6 @@
 // ExpandManualPhaseFence
 //
-// What: inside a `pl.manual_scope()`, finds a pl.parallel(M) loop whose body Submits each
+// What: in an orchestration function, finds a pl.parallel(M) loop whose body Submits each
 //   depend on the same *stable full array* of N TaskIds — the loop's own TaskId carry whose
 //   init is the array carry of the enclosing sequential loop (the case1 phase fence), or an
 //   Array[N, TASK_ID] value the loop never updates — and, when N*M*c > N + M*c (c Submits per
@@ -16,13 +16,21 @@
 //   the phase loop possibly skipping them under an `if`) carry N*M slots; every inner read of
 //   the carry is the value from before the outer pl.parallel, so one barrier before it serves
 //   every inner task: N*M + N*M*c edges per phase instead of (N*M)^2 * c.
-//   In a HOST-level orchestration every edge is explicit (L3 has no automatic tracking), so
-//   the whole function counts as a manual scope.
+//   An iteration that keeps the carry (an if branch yielding it: range > parallel > if: ...,
+//   range > parallel > parallel > if: submit) would keep the whole phase before, N*M slots its
+//   own slots cannot hold; it keeps the barrier instead (one TaskId, the same order), so such a
+//   loop is always fenced, profitable or not.
+//   Every scope qualifies: a `pl.manual_scope()`, a HOST-level orchestration (every edge explicit,
+//   submit_barrier), and AUTO scopes, where explicit deps= edges are linked on top of the
+//   automatic ones: the barrier has no tensor, so the automatic edges are the same, and the
+//   explicit order is the same (the pass first covered manual scopes only, with no reason
+//   recorded; the name stayed).
 // Input invariants: CallDirectionsDerived (runs after DeriveCallDirections).
 // Output invariants: same semantics: every rewritten consumer still waits for every slot.
 // Conservative: any other use of the array inside the loop (an inner pl.parallel carrying it
-//   counts when its own uses qualify), an array.update_element in the loop, a dynamic trip
-//   count, or an unprofitable shape leaves the direct deps in place.
+//   counts when its own uses qualify; Submits and kept yields in if branches count), an
+//   array.update_element in the loop, a dynamic trip count, or an unprofitable shape without a
+//   kept carry leaves the direct deps in place.
 // Why: a phase fence of N producers and M consumers is N*M dependency edges; the runtime
 //   cost of fan-in/fan-out is per edge.
 #include <algorithm>
@@ -73,20 +81,13 @@ struct UseCounter : IRVisitor {
 
 class FenceExpander : public IRMutator {
  public:
-  // `host`: a HOST-level orchestration, where every edge is explicit (as in a manual scope).
-  explicit FenceExpander(bool host) : manual_(host ? 1 : 0) { statements_only_ = true; }   // rewrites loops only
-  StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
-    manual_ += op->mode == RuntimeScopeMode::Manual;
-    StmtPtr s = IRMutator::mutate_(op, self);
-    manual_ -= op->mode == RuntimeScopeMode::Manual;
-    return s;
-  }
+  FenceExpander() { statements_only_ = true; }   // rewrites loops only
 
   StmtPtr mutate_(const ForStmt* op, const StmtPtr& self) override {
     loops_.push_back(op);
     StmtPtr s = IRMutator::mutate_(op, self);
     loops_.pop_back();
-    if (manual_ == 0 || op->for_kind != ForKind::Parallel) return s;
+    if (op->for_kind != ForKind::Parallel) return s;
     auto* f = s->as<ForStmt>();
     const int64_t m = trip_count(*f);
     if (m <= 0) return s;
@@ -163,35 +164,76 @@ class FenceExpander : public IRMutator {
   static int64_t slots(const ForStmt& f, size_t i) {
     const int64_t n = trip_count(f);
     const YieldStmt* y = trailing_yield(f.body);
-    const Var* v = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
-    for (const StmtPtr& s : flatten_stmts(f.body)) {
-      auto* g = s->as<ForStmt>();
-      if (!g || g->for_kind != ForKind::Parallel || trip_count(*g) < 0) continue;
-      for (size_t k = 0; k < g->return_vars.size(); ++k) {
-        if (g->return_vars[k].get() == v) return mul_sat(std::max<int64_t>(n, 1), slots(*g, k));
+    const int64_t per = yielded_slots(f.body, y && i < y->values.size() ? as_var(y->values[i]) : nullptr, 0);
+    return per > 0 ? mul_sat(std::max<int64_t>(n, 1), per) : n;
+  }
+
+  // The slots of TaskId `v` defined in `body`: an inner pl.parallel's carry result, or an if
+  // result one of whose branches yields one (range > parallel > if: parallel). 0 for one TaskId.
+  static int64_t yielded_slots(const StmtPtr& body, const Var* v, int depth) {
+    if (!v || depth > 8) return 0;
+    for (const StmtPtr& s : flatten_stmts(body)) {
+      if (auto* g = s->as<ForStmt>(); g && g->for_kind == ForKind::Parallel && trip_count(*g) >= 0) {
+        for (size_t k = 0; k < g->return_vars.size(); ++k) {
+          if (g->return_vars[k].get() == v) return slots(*g, k);
+        }
+      }
+      auto* br = s->as<IfStmt>();
+      if (!br) continue;
+      for (size_t k = 0; k < br->return_vars.size(); ++k) {
+        if (br->return_vars[k].get() != v) continue;
+        int64_t m = 0;
+        for (const StmtPtr& b : {br->then_body, br->else_body}) {
+          const YieldStmt* by = b ? trailing_yield(b) : nullptr;
+          if (by && k < by->values.size()) m = std::max(m, yielded_slots(b, as_var(by->values[k]), depth + 1));
+        }
+        return m;
       }
     }
-    return n;
+    return 0;
   }
 
   // The tasks of one iteration of a pl.parallel loop that wait on `carry` (its TaskId iter_arg,
   // or an array it never updates; every read of it in `body` is the value from before the loop):
-  // each Submit directly in `body` naming it in deps=, plus every task of a pl.parallel loop
-  // directly in `body` whose TaskId carry starts from it (that carry reads the same value),
-  // recursively. -1 when it has any other use.
-  static int64_t consumers(const StmtPtr& body, const Var* carry) {
+  // each Submit in `body` or in an if branch in it naming it in deps=, plus every task of a
+  // pl.parallel loop there whose TaskId carry starts from it (that carry reads the same value),
+  // recursively. An if branch that yields `carry` itself (an iteration that keeps the value
+  // from before the loop: range > parallel > if: ...) sets `kept`. -1 when it has any other use.
+  static int64_t consumers(const StmtPtr& body, const Var* carry, bool& kept) {
     UseCounter all;
     all.v = carry;
     all.visit_stmt(body);
     if (all.updates) return -1;
     int64_t tasks = 0;
     int seen = 0;
+    if (!count_uses(body, carry, false, tasks, seen, kept)) return -1;
+    return seen == all.uses ? tasks : -1;
+  }
+
+  // consumers' walk over the statements of `body` (`branch`: an if branch, whose trailing
+  // yield may keep `carry`); false on a use it does not rewrite.
+  static bool count_uses(const StmtPtr& body, const Var* carry, bool branch, int64_t& tasks, int& seen, bool& kept) {
     for (const StmtPtr& s : flatten_stmts(body)) {
       if (const Submit* sub = submit_of(s)) {
         int uses = 0;
         for (auto& d : sub->deps) uses += as_var(d) == carry;
         seen += uses;
-        tasks += uses > 0;
+        tasks = std::min(tasks + (uses > 0), std::numeric_limits<int64_t>::max() / 4);
+        continue;
+      }
+      if (auto* br = s->as<IfStmt>()) {
+        for (const StmtPtr& b : {br->then_body, br->else_body}) {
+          if (b && !count_uses(b, carry, true, tasks, seen, kept)) return false;
+        }
+        continue;
+      }
+      if (auto* y = s->as<YieldStmt>(); y && branch) {
+        for (auto& v : y->values) {
+          if (as_var(v) != carry) continue;
+          if (!carry->type->is<ScalarType>()) return false;   // an array kept whole: no TaskId replaces it
+          ++seen;
+          kept = true;
+        }
         continue;
       }
       auto* g = s->as<ForStmt>();
@@ -200,18 +242,21 @@ class FenceExpander : public IRMutator {
         if (as_var(ia->init) != carry) continue;
         ++seen;
         const int64_t trips = trip_count(*g);
-        if (g->for_kind != ForKind::Parallel || trips < 0) return -1;
-        const int64_t inner = consumers(g->body, ia.get());
-        if (inner < 0) return -1;
+        if (g->for_kind != ForKind::Parallel || trips < 0) return false;
+        const int64_t inner = consumers(g->body, ia.get(), kept);
+        if (inner < 0) return false;
         tasks = std::min(tasks + mul_sat(trips, inner), std::numeric_limits<int64_t>::max() / 4);
       }
     }
-    return seen == all.uses ? tasks : -1;
+    return true;
   }
 
-  // `body` with every deps= entry `carry` (see consumers) naming `fence` instead, in the nested
-  // pl.parallel loops too. Only deps= change: the carries and yields stay.
-  static StmtPtr redirect(const StmtPtr& body, const Var* carry, const VarPtr& fence) {
+  // `body` with every deps= entry `carry` (see consumers) naming `fence` instead, in the if
+  // branches and nested pl.parallel loops too, and every if branch that keeps `carry` yielding
+  // `fence` (it waits on exactly that value: the same order, in one TaskId where the kept value
+  // was the whole array of the phase before, which the iteration's slots cannot hold). The
+  // carries and the loops' own yields stay.
+  static StmtPtr redirect(const StmtPtr& body, const Var* carry, const VarPtr& fence, bool branch = false) {
     std::vector<StmtPtr> nb;
     for (const StmtPtr& s : flatten_stmts(body)) {
       if (const Submit* sub = submit_of(s)) {
@@ -225,6 +270,18 @@ class FenceExpander : public IRMutator {
         if (!sub->dump_vars.empty()) ns = with_dump_vars(ns, sub->dump_vars);
         auto* a = s->as<AssignStmt>();
         nb.push_back(AssignStmt::make(a->var, ns, a->span));
+        continue;
+      }
+      if (auto* br = s->as<IfStmt>()) {
+        StmtPtr then_body = redirect(br->then_body, carry, fence, true);
+        StmtPtr else_body = br->else_body ? redirect(br->else_body, carry, fence, true) : nullptr;
+        nb.push_back(IfStmt::make(br->cond, then_body, else_body, br->return_vars, br->span));
+        continue;
+      }
+      if (auto* y = s->as<YieldStmt>(); y && branch) {
+        std::vector<ExprPtr> values;
+        for (auto& v : y->values) values.push_back(as_var(v) == carry ? ExprPtr(fence) : v);
+        nb.push_back(YieldStmt::make(values, y->span));
         continue;
       }
       auto* g = s->as<ForStmt>();
@@ -246,14 +303,18 @@ class FenceExpander : public IRMutator {
   }
 
   // Rewrites the deps= entries `carry` of the tasks in f's body (see consumers) to one barrier
-  // on `array` (N slots) placed before the loop, when that is safe and profitable.
+  // on `array` (N slots) placed before the loop, when that is safe and profitable, or needed:
+  // an iteration that keeps the carry (an if branch yielding it) would keep all N slots, which
+  // its own slots cannot hold (ClassifyIterArgCarry / the verifiers refuse that); it keeps the
+  // barrier instead.
   StmtPtr try_fence(const ForStmt& f, const Var* carry, const ExprPtr& array, int64_t n, int64_t m) {
     if (!carry || n < 2) return nullptr;
-    const int64_t per_iteration = consumers(f.body, carry);
-    if (per_iteration <= 0) return nullptr;
+    bool kept = false;
+    const int64_t per_iteration = consumers(f.body, carry, kept);
+    if (per_iteration < 0 || (per_iteration == 0 && !kept)) return nullptr;
     const int64_t tasks = mul_sat(m, per_iteration);
     const int64_t direct = mul_sat(n, tasks), fenced = n + tasks;
-    if (direct <= fenced) return nullptr;
+    if (!kept && direct <= fenced) return nullptr;
 
     const Span& sp = f.span;
     VarPtr fence = Var::make(carry->name + "_fence", ScalarType::make(DataType::TASK_ID), sp);
@@ -267,7 +328,6 @@ class FenceExpander : public IRMutator {
     return make_seq({barrier, loop}, sp);
   }
 
-  int manual_;
   std::vector<const ForStmt*> loops_;
 };
 
@@ -275,7 +335,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
-    FenceExpander x(fn->level == Level::HOST);
+    FenceExpander x;
     FunctionPtr nf = x.mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);
   }

@@ -877,6 +877,19 @@ class Interpreter {
     return std::nullopt;
   }
 
+  // Iteration `trip` of a pl.parallel loop of `trips` iterations yields `out` into its slots of
+  // the carry `arr`, as the generators do (task_ids.cpp emit_carry_yield): each iteration owns
+  // size / trips slots [trip * per, (trip + 1) * per); an array of `per` TaskIds (an inner
+  // pl.parallel's) is copied slot by slot, one TaskId (or an if's phi of one) fills them all.
+  // (Putting an inner array's ids into slot `trip` alone left the other slots holding the
+  // value from before the loop: the task after three nested levels waited on every phase.)
+  static void fill_slots(Value& arr, uint64_t trip, uint64_t trips, const Value& out) {
+    const size_t per = std::max<size_t>(trips ? arr.slots.size() / static_cast<size_t>(trips) : 0, 1);
+    const size_t first = static_cast<size_t>(trip) * per;
+    for (size_t j = 0; j < per && first + j < arr.slots.size(); ++j)
+      arr.slots[first + j] = out.slots.size() == per ? out.slots[j] : out.all_ids();
+  }
+
   // Iterations of range(start, stop, step), step != 0, computed without overflow.
   static uint64_t trip_count(int64_t start, int64_t stop, int64_t step) {
     if (step > 0 ? start >= stop : start <= stop) return 0;
@@ -918,13 +931,9 @@ class Interpreter {
       for (size_t k = 0; k < s.iter_args.size(); ++k) env_[s.iter_args[k].get()] = is_slotted[k] ? entry[k] : carried[k];
       auto out = run(s.body);
       if (!out) continue;
-      const size_t slot = static_cast<size_t>(trip);
       for (size_t k = 0; k < out->size() && k < carried.size(); ++k) {
-        if (is_slotted[k]) {
-          if (slot < slotted[k].slots.size()) slotted[k].slots[slot] = (*out)[k].all_ids();
-        } else {
-          carried[k] = (*out)[k];
-        }
+        if (is_slotted[k]) fill_slots(slotted[k], trip, trips, (*out)[k]);
+        else carried[k] = (*out)[k];
       }
     }
     for (size_t k = 0; k < s.return_vars.size() && k < carried.size(); ++k)

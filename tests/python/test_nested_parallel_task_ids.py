@@ -79,11 +79,15 @@ _CASES = {
 
 
 def _body(loops, block, branch=None):
+    """The loops, one inside the other, around the submission; branch = (i, cond) puts
+    `if cond:` before loop i (i == len(loops): around the submission)."""
     lines, ind = [], 12
-    for i, loop in enumerate(loops):
+    for i, loop in enumerate(loops + [None]):
         if branch is not None and i == branch[0]:
             lines.append(" " * ind + "if " + branch[1] + ":")
             ind += 4
+        if loop is None:
+            break
         lines.append(" " * ind + "for " + loop + ":")
         ind += 4
     lines.append(" " * ind + _SUBMIT.format(block))
@@ -212,19 +216,20 @@ def test_three_levels_count_against_the_limit():
     assert ei.value.line == _BODY_LINE and "would keep 16 x 272 TaskIds" in ei.value.message, str(ei.value)
 
 
-def test_a_phase_kept_whole_by_one_iteration_is_still_located():
+def test_a_phase_kept_whole_by_one_iteration_goes_through_a_barrier():
     """Inside a pl.range carrying N slots, an iteration that yields the value from before the
-    pl.parallel keeps all N of the previous phase: no fixed number of slots holds that."""
-    body = '''            for r in pl.range(2):
+    pl.parallel keeps all N of the previous phase, which its one slot cannot hold (refused
+    before): the phase goes through a barrier and the iteration keeps the barrier."""
+    body = '''            for r in pl.range(3):
                 for o in pl.parallel(2):
                     if o > 0:
                         out, prev = pl.submit(self.k, data, o * 16, out, deps=[prev])'''
-    with pytest.raises(PyptoError) as ei:
-        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
-    e = ei.value
-    assert e.line == _BODY_LINE + 1 and "carried through this pl.parallel loop as one TaskId per iteration, but an " \
-        "iteration ends with an array of 2 TaskIds" in e.message, str(e)
-    assert "pl.system.task_dummy(deps=[prev])" in e.help
+    c, code = _compile(body)
+    assert "rt_submit_dummy_task" in code, code
+    _run(c, [1, 1, 1])
+    # phase 1: the barrier waits on phase 0's task, the task on the barrier; phase 2: the
+    # barrier on phase 1's task and barrier, the task on it; the copy on phase 2's task and barrier
+    assert _check_phase_groups(_executed_graph(c, 0), [1, 1, 1]) == 1 + 1 + 2 + 1 + 2
 
 
 # ---- phases of nested pl.parallel grids: one barrier per phase ------------------------------
@@ -232,12 +237,13 @@ def test_a_phase_kept_whole_by_one_iteration_is_still_located():
 # N*M tasks of phase p. Linked directly that is (N*M)^2 edges per phase; ExpandManualPhaseFence
 # puts one barrier before the outer pl.parallel: N*M edges in, N*M out.
 
-def _graph(dot):
-    """(tasks in submission order as (id, kind, label), edges as (from, to)) of a task-graph DOT."""
+def _graph(dot, kinds=None):
+    """(tasks in submission order as (id, kind, label), edges as (from, to)) of a task-graph DOT
+    (edges of `kinds` only, when given)."""
     nodes = [(int(i), k, lbl.split("\\n")[0]) for i, lbl, k in
              re.findall(r'^  t(\d+) \[label="([^"]*)", kind="(\w+)"', dot, re.M)]
     edges = [(int(a), int(b)) for a, b, k in re.findall(r'^  t(\d+) -> t(\d+) \[kind="(\w+)"', dot, re.M)
-             if k != "chain"]   # (HOST: the per-target submission order is not a dependency edge)
+             if k != "chain" and (kinds is None or k in kinds)]   # (HOST: the per-target order is not a dependency)
     return sorted(nodes), edges
 
 
@@ -260,12 +266,19 @@ def _check_phases(dot, phases, grid, task="k", last="copy"):
     """The executed graph of `phases` phases of `grid` inner tasks then the copy: every task of a
     phase reaches every task of the phase before, none reaches a task of its own phase, the copy
     reaches the last phase; returns the edge count."""
-    nodes, edges = _graph(dot)
+    return _check_phase_groups(dot, [grid] * phases, task, last)
+
+
+def _check_phase_groups(dot, sizes, task="k", last="copy", kinds=None):
+    """_check_phases with phases of `sizes` tasks each (in submission order), through edges of
+    `kinds` only when given."""
+    nodes, edges = _graph(dot, kinds)
     inner = [i for i, kind, lbl in nodes if kind == "task" and lbl == task]
     copy = [i for i, kind, lbl in nodes if kind == "task" and lbl == last]
-    assert len(inner) == phases * grid and len(copy) == 1, nodes
+    assert len(inner) == sum(sizes) and len(copy) == 1, nodes
     anc = _ancestors(edges)
-    groups = [inner[p * grid:(p + 1) * grid] for p in range(phases)]
+    starts = [sum(sizes[:p]) for p in range(len(sizes) + 1)]
+    groups = [g for g in (inner[starts[p]:starts[p + 1]] for p in range(len(sizes))) if g]   # phases that ran
     for p, group in enumerate(groups):
         for t in group:
             assert not set(group) & anc(t), (p, t)                    # nothing stronger inside a phase
@@ -314,6 +327,34 @@ def test_nested_grid_phases_link_through_one_barrier(case):
         assert _check_phases(_executed_graph(c, n), phases, grid) == _fenced(phases, grid), n
 
 
+# The static graph (read from the IR) must be the traced one: with three levels it linked the
+# copy to every phase's tasks (an inner array's ids went into one slot of the outer carry, its
+# other slots kept the phase before).
+_STATIC_CASES = {
+    "one_level": (["r in pl.range(3)", "o in pl.parallel(4)"], "o", None),
+    "two_levels": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", None),
+    "three_levels": (["r in pl.range(3)", "o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                     "(o * 3 + m) * 2 + b", None),
+    "three_levels_no_range": (["o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                              "(o * 3 + m) * 2 + b", None),
+    "three_levels_under_if": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(2)", "b in pl.parallel(2)"],
+                              "(o * 2 + m) * 2 + b", (1, "r % 2 == 0")),
+    "if_around_inner_levels": (["o in pl.parallel(3)", "m in pl.parallel(2)", "b in pl.parallel(2)"],
+                               "(o * 2 + m) * 2 + b", (1, "o > 0")),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_STATIC_CASES))
+def test_static_graph_is_the_traced_graph(case):
+    loops, block, branch = _STATIC_CASES[case]
+    c = pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", _body(loops, block, branch)), "nested.py"))
+    for n in ([0, 1, 4] if "(n)" in " ".join(loops) else [0]):
+        static, traced = _graph(c.task_graph(static=True, n=n)), _graph(_executed_graph(c, n))
+        assert static[1] or n == 0, n
+        assert sorted(static[1]) == sorted(traced[1]), (n, sorted(set(static[1]) ^ set(traced[1])))
+        assert [k for _, k, _ in static[0]] == [k for _, k, _ in traced[0]], n
+
+
 def test_nested_grid_with_an_empty_outer_parallel_links_nothing():
     """pl.parallel(0) inside the phases: no task, no barrier, the copy waits on nothing."""
     c, code = _compile(_body(["r in pl.range(3)", "o in pl.parallel(0)", "b in pl.parallel(3)"], "o * 3 + b"))
@@ -328,6 +369,137 @@ def test_64x64_grid_phases_stay_linear():
     body = _body(["r in pl.range(3)", "o in pl.parallel(64)", "b in pl.parallel(64)"], "o * 64 + b")
     c = pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
     assert c.task_graph(static=True).count("->") == _fenced(3, 4096)
+
+
+# ---- phases in which an iteration keeps the phase before -------------------------------------
+# `range > parallel > if: parallel`, `range > parallel > parallel > if: submit` (and
+# `range > parallel > if: submit`): an iteration that skips yields `prev` unchanged, the value from
+# before the pl.parallel — the whole phase before, N*M slots, which its own slots cannot hold (it
+# was refused). ExpandManualPhaseFence puts the phase behind one barrier and the iteration keeps
+# the barrier: the same order (the barrier waits on exactly that phase), one TaskId.
+
+def _kept_edges(phases):
+    """Edges of fenced phases, each (tasks, whether an iteration keeps), then the copy: a phase's
+    barrier waits on the distinct valid TaskIds the phase before left (its tasks, and its
+    barrier when an iteration kept it) and is submitted when there is one; every task of the
+    phase waits on the barrier; the copy on what the last phase left."""
+    edges, left = 0, 0
+    for tasks, keeps in phases:
+        fence = left > 0
+        edges += left + (tasks if fence else 0)
+        left = tasks + (1 if keeps and fence else 0)
+    return edges + left
+
+
+# name -> (loops, the block of an inner task, the branch, the blocks of each phase for n)
+_KEPT_CASES = {
+    "if_around_inner_parallel": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                                 (2, "o > 0"), lambda n: [[3, 4, 5]] * n),
+    "if_around_inner_parallel_by_phase": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"],
+                                          "o * 3 + b", (2, "r % 2 + o == 1"),
+                                          lambda n: [[3, 4, 5] if r % 2 == 0 else [0, 1, 2] for r in range(n)]),
+    "if_around_submit": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                         (3, "b > 0"), lambda n: [[1, 2, 4, 5]] * n),
+    "if_around_submit_one_level": (["r in pl.range(n)", "o in pl.parallel(4)"], "o", (2, "o > 0"),
+                                   lambda n: [[1, 2, 3]] * n),
+    "three_levels_if_around_inner": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(2)",
+                                      "b in pl.parallel(2)"], "(o * 2 + m) * 2 + b", (3, "m == o"),
+                                     lambda n: [[0, 1, 6, 7]] * n),
+    "three_levels_if_around_submit": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(2)",
+                                       "b in pl.parallel(2)"], "(o * 2 + m) * 2 + b", (4, "b + m != 1"),
+                                      lambda n: [[0, 3, 4, 7]] * n),
+    # every iteration keeps in the odd phases: the next phase waits on the barrier alone
+    "outer_parallel_1": (["r in pl.range(n)", "o in pl.parallel(1)", "b in pl.parallel(3)"], "o * 3 + b",
+                         (2, "r % 2 == 0"), lambda n: [[0, 1, 2] if r % 2 == 0 else [] for r in range(n)]),
+    "inner_parallel_1": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(1)"], "o + b",
+                         (3, "o > 0"), lambda n: [[1]] * n),
+    "constant_phases": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                        (3, "b != o"), lambda n: [[1, 2, 3, 5]] * 3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_KEPT_CASES))
+def test_phases_an_iteration_keeps_go_through_one_barrier(case):
+    loops, block, branch, phases = _KEPT_CASES[case]
+    c, code = _compile(_body(loops, block, branch))
+    assert "rt_submit_dummy_task" in code, code
+    grid = int(np.prod([int(re.search(r"\((\d+)\)", lp).group(1)) for lp in loops[1:]]))
+    for n in ([0, 1, 2, 5] if "(n)" in loops[0] else [0]):
+        ran = phases(n)
+        stats = _run(c, [b for p in ran for b in p], n)
+        assert stats.tasks - stats.tasks_dummy == sum(map(len, ran)) + 1
+        dot = _executed_graph(c, n)
+        edges = _check_phase_groups(dot, [len(p) for p in ran])
+        assert edges == _kept_edges([(len(p), len(p) < grid) for p in ran]), n
+        assert edges <= (2 * grid + 1) * len(ran) + grid + 1                     # O(N*M) a phase
+        assert sorted(_graph(c.task_graph(static=True, n=n))[1]) == sorted(_graph(dot)[1]), n
+
+
+def test_a_kept_phase_read_otherwise_is_still_located():
+    """An iteration keeps the phase before, but the carry is also read by something the barrier
+    does not stand in for (here a barrier of the user's): the kept value stays the whole phase
+    before, which one slot cannot hold."""
+    body = '''            for r in pl.range(2):
+                for o in pl.parallel(2):
+                    if o > 0:
+                        j = pl.system.task_dummy(deps=[prev])
+                        out, prev = pl.submit(self.k, data, o * 16, out, deps=[j])'''
+    with pytest.raises(PyptoError) as ei:
+        pypto.compile(pl.parse_program(_PROGRAM.replace("BODY", body), "nested.py"))
+    e = ei.value
+    assert e.line == _BODY_LINE + 1 and "carried through this pl.parallel loop as one TaskId per iteration, but an " \
+        "iteration ends with an array of 2 TaskIds" in e.message, str(e)
+    assert "pl.system.task_dummy(deps=[prev])" in e.help
+
+
+# ---- AUTO scopes ------------------------------------------------------------------------------
+# The same phases outside a manual scope (the default AUTO scope, or a hand-placed pl.scope()):
+# deps= edges are linked on top of the automatic ones, and they go through the same barrier
+# (they were linked directly: (N*M)^2 explicit edges a phase). The automatic edges stay (each
+# task rewrites the rows its counterpart of the phase before wrote).
+_AUTO_PROGRAM = _PROGRAM.replace("        with pl.manual_scope():\n", "").replace("            prev = None\nBODY\n            res, last", "        prev = None\nBODY\n        res, last")
+
+
+def _auto_source(body, scope):
+    if scope == "pl.scope()":
+        return _PROGRAM.replace("pl.manual_scope()", "pl.scope()").replace("BODY", body)
+    return _AUTO_PROGRAM.replace("BODY", "\n".join(line[4:] for line in body.split("\n")))
+
+
+_AUTO_CASES = {
+    "one_level": (["r in pl.range(n)", "o in pl.parallel(4)"], "o", None, lambda n: [[0, 1, 2, 3]] * n),
+    "grid_2x3": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b", None,
+                 lambda n: [list(range(6))] * n),
+    "three_levels": (["r in pl.range(n)", "o in pl.parallel(2)", "m in pl.parallel(3)", "b in pl.parallel(2)"],
+                     "(o * 3 + m) * 2 + b", None, lambda n: [list(range(12))] * n),
+    "if_around_inner_parallel": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                                 (2, "o > 0"), lambda n: [[3, 4, 5]] * n),
+    "if_around_submit": (["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(3)"], "o * 3 + b",
+                         (3, "b > 0"), lambda n: [[1, 2, 4, 5]] * n),
+}
+
+
+@pytest.mark.parametrize("scope", ["default", "pl.scope()"])
+@pytest.mark.parametrize("case", sorted(_AUTO_CASES))
+def test_auto_scope_phases_go_through_one_barrier(case, scope):
+    loops, block, branch, phases = _AUTO_CASES[case]
+    c = pypto.compile(pl.parse_program(_auto_source(_body(loops, block, branch), scope), "nested_auto.py"))
+    code = next(v for k, v in c.files.items() if k.startswith("orchestration/"))
+    assert "PTO2ScopeMode::MANUAL" not in code and "rt_submit_dummy_task" in code, code
+    ok, log = compile_cpp(code, "nested_auto_orch")
+    assert ok, log
+    grid = len(phases(1)[0]) if branch is None else int(np.prod([int(re.search(r"\((\d+)\)", lp).group(1))
+                                                                  for lp in loops[1:]]))
+    for n in [0, 1, 2, 5]:
+        ran = phases(n)
+        stats = _run(c, [b for p in ran for b in p], n)
+        assert stats.tasks - stats.tasks_dummy == sum(map(len, ran)) + 1
+        dot = _executed_graph(c, n)
+        # the explicit order is the manual scope's (the automatic edges order more: every task
+        # writes `out`, which the tracker sees whole)
+        explicit = _check_phase_groups(dot, [len(p) for p in ran], kinds=("explicit",))
+        assert explicit == _kept_edges([(len(p), len(p) < grid) for p in ran]), n
+        assert sorted(_graph(c.task_graph(static=True, n=n))[1]) == sorted(_graph(dot)[1]), n
 
 
 # ---- HOST -------------------------------------------------------------------------------------
@@ -396,10 +568,12 @@ def test_host_nested_parallel_carry_waits_on_every_inner_task(loops):
 
 def _host_body(loops, branch=None):
     ind, lines = 8, []
-    for i, loop in enumerate(loops):
+    for i, loop in enumerate(loops + [None]):
         if branch is not None and i == branch[0]:
             lines.append(" " * ind + "if " + branch[1] + ":")
             ind += 4
+        if loop is None:
+            break
         lines.append(" " * ind + "for " + loop + ":")
         ind += 4
     lines.append(" " * ind + "x, prev = pl.submit(self.chip_inc, x, deps=[prev])")
@@ -434,6 +608,40 @@ def test_host_grid_phases_link_through_one_barrier(case):
     np.testing.assert_array_equal(z, 2 * x)
     assert stats.tasks_executed == phases * grid + 1 and stats.barriers == phases - 1
     assert stats.wait_edges == _fenced(phases, grid)
-    # the phase structure (the static graph's count is not checked: with three levels it links
-    # the last task to every phase's slots, more than the run's waits)
-    _check_phases(prog.task_graph(static=True), phases, grid, task="chip_inc", last="chip_add")
+    # the phase structure, and the static graph's waits are the run's (with three levels it
+    # linked the last task to every phase's slots)
+    assert _check_phases(prog.task_graph(static=True), phases, grid, task="chip_inc", last="chip_add") == \
+        stats.wait_edges
+
+
+# (loops, branch, tasks of each phase, tasks per phase if none skipped)
+_HOST_KEPT = {
+    "if_around_inner_parallel": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], (2, "o > 0"),
+                                 [3, 3, 3], 6),
+    "if_around_submit": (["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.parallel(3)"], (3, "b > 0"),
+                         [4, 4, 4], 6),
+    "if_around_submit_one_level": (["r in pl.range(3)", "o in pl.parallel(4)"], (2, "o > 0"), [3, 3, 3], 4),
+    "three_levels_if_around_inner": (["r in pl.range(2)", "o in pl.parallel(2)", "m in pl.parallel(2)",
+                                      "b in pl.parallel(3)"], (3, "m == o"), [6, 6], 12),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_HOST_KEPT))
+def test_host_phases_an_iteration_keeps_go_through_one_barrier(case):
+    """HOST: the kept phase is the submit_barrier too; the run's waits are the model's, and the
+    static graph's waits the run's."""
+    loops, branch, phases, grid = _HOST_KEPT[case]
+    src = _HOST.replace("BODY", _host_body(loops, branch))
+    code = host.generate_host_orchestration(pl.parse_program(src, "host_kept.py"), "host_main").code
+    assert "submit_barrier" in code, code
+    ok, log = compile_cpp(code, "host_kept")
+    assert ok, log
+    prog = host.compile_host(pl.parse_program(src, "host_kept.py"), "host_main", chips=2)
+    x, z = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    stats = prog(x, z)
+    np.testing.assert_array_equal(x, np.full(16, sum(phases), np.float32))
+    np.testing.assert_array_equal(z, 2 * x)
+    assert stats.tasks_executed == sum(phases) + 1 and stats.barriers == len(phases) - 1
+    assert stats.wait_edges == _kept_edges([(t, t < grid) for t in phases])
+    assert _check_phase_groups(prog.task_graph(static=True), phases, task="chip_inc", last="chip_add") == \
+        stats.wait_edges

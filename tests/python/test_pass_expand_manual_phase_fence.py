@@ -192,3 +192,95 @@ def test_nested_parallel_carry_read_otherwise_keeps_the_direct_dependencies():
 
     derived = passes.DeriveCallDirections()(Before)
     assert_pass(passes.ExpandManualPhaseFence(), derived, derived)
+
+
+_K96 = '''
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, row: pl.Scalar[pl.INDEX],
+          out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+        out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+        return out
+'''
+
+
+def _program(name, main):
+    return pl.parse_program("import pypto.language as pl\n\n@pl.program\nclass %s:%s\n%s" % (name, _K96, main),
+                            "phase_fence.py")
+
+
+def test_an_iteration_that_keeps_the_phase_before_keeps_the_barrier():
+    # range > parallel(2) > if: parallel(3): iteration 0 keeps prev, the range's 6 slots, which
+    # its 3 slots cannot hold (refused before); it keeps the barrier instead (one TaskId,
+    # broadcast into its 3 slots), and the barrier waits on exactly those 6.
+    before = _program("Before", '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = None
+            for phase in pl.range(3):
+                for o in pl.parallel(2):
+                    if o > 0:
+                        for b in pl.parallel(3):
+                            out, prev = pl.submit(self.k, (o * 3 + b) * 16, out, deps=[prev])
+        return out
+''')
+    expected = _program("Expected", '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = pl.system.task_invalid()
+            for phase, (out_1, prev_1) in pl.range(0, 3, 1, init_values=(out, prev)):
+                prev_fence = pl.system.task_dummy(deps=[prev_1])
+                for o, (out_2, prev_2) in pl.parallel(0, 2, 1, init_values=(out_1, prev_1)):
+                    if o > 0:
+                        for b, (out_3, prev_3) in pl.parallel(0, 3, 1, init_values=(out_2, prev_2)):
+                            out_4, prev_4 = pl.submit(self.k, (o * 3 + b) * 16, out_3,
+                                                      arg_directions=[pl.Scalar, pl.InOut], deps=[prev_fence])
+                            out_5, prev_5 = pl.yield_(out_4, prev_4)
+                        out_6, prev_6 = pl.yield_(out_5, prev_5)
+                    else:
+                        out_6, prev_6 = pl.yield_(out_2, prev_fence)
+                    out_7, prev_7 = pl.yield_(out_6, prev_6)
+                out_8, prev_8 = pl.yield_(out_7, prev_7)
+        return out_8
+''')
+    assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(before), expected)
+
+
+def test_an_inner_iteration_that_keeps_the_phase_before_keeps_the_barrier():
+    # range > parallel(2) > parallel(3) > if: submit: the inner iteration that skips keeps the
+    # barrier, not the range's 6 slots (refused before: "one TaskId per iteration, but an
+    # iteration ends with an array of 6"). Kept yields force the barrier: no profitability test.
+    before = _program("Before", '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = None
+            for phase in pl.range(3):
+                for o in pl.parallel(2):
+                    for b in pl.parallel(3):
+                        if b > 0:
+                            out, prev = pl.submit(self.k, (o * 3 + b) * 16, out, deps=[prev])
+        return out
+''')
+    expected = _program("Expected", '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+        with pl.manual_scope():
+            prev = pl.system.task_invalid()
+            for phase, (out_1, prev_1) in pl.range(0, 3, 1, init_values=(out, prev)):
+                prev_fence = pl.system.task_dummy(deps=[prev_1])
+                for o, (out_2, prev_2) in pl.parallel(0, 2, 1, init_values=(out_1, prev_1)):
+                    for b, (out_3, prev_3) in pl.parallel(0, 3, 1, init_values=(out_2, prev_2)):
+                        if b > 0:
+                            out_4, prev_4 = pl.submit(self.k, (o * 3 + b) * 16, out_3,
+                                                      arg_directions=[pl.Scalar, pl.InOut], deps=[prev_fence])
+                            out_5, prev_5 = pl.yield_(out_4, prev_4)
+                        else:
+                            out_5, prev_5 = pl.yield_(out_3, prev_fence)
+                        out_6, prev_6 = pl.yield_(out_5, prev_5)
+                    out_7, prev_7 = pl.yield_(out_6, prev_6)
+                out_8, prev_8 = pl.yield_(out_7, prev_7)
+        return out_8
+''')
+    assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(before), expected)

@@ -32,6 +32,16 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         }
         for (int64_t phase = 0; phase < 2; phase += 1) {
             PTO2_SCOPE() {
+                // Task 0: dummy barrier
+                Arg params_t0;
+                PTO2TaskId params_t0_deps[4];
+                uint32_t params_t0_deps_count = 0;
+                for (int64_t k = 0; k < 4; ++k) {
+                    if (prev_tid_1[k].is_valid()) params_t0_deps[params_t0_deps_count++] = prev_tid_1[k];
+                }
+                params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
+                PTO2TaskId prev_tid_fence = PTO2TaskId::invalid();
+                if (params_t0_deps_count > 0) prev_tid_fence = rt_submit_dummy_task(params_t0).task_id();
                 PTO2TaskId prev_tid_2[4];
                 for (int64_t k = 0; k < 4; ++k) {
                     prev_tid_2[k] = prev_tid_1[k];
@@ -40,20 +50,18 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                     PTO2_SCOPE() {
                         int64_t row = ((phase * 4) + branch) * 16;
 
-                        // Task 0: stripe
-                        Arg params_t0;
-                        params_t0.add_input(ext_data);
-                        params_t0.add_inout(ext_out);
-                        params_t0.add_scalar((uint64_t)row);
-                        PTO2TaskId params_t0_deps[4];
-                        uint32_t params_t0_deps_count = 0;
-                        for (int64_t k = 0; k < 4; ++k) {
-                            if (prev_tid_1[k].is_valid()) params_t0_deps[params_t0_deps_count++] = prev_tid_1[k];
-                        }
-                        params_t0.set_dependencies(params_t0_deps, params_t0_deps_count);
-                        PTO2_SOURCE_SITE(params_t0, "program.py", 22);
-                        TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
-                        PTO2TaskId prev_tid_3 = task_0_outs.task_id();
+                        // Task 1: stripe
+                        Arg params_t1;
+                        params_t1.add_input(ext_data);
+                        params_t1.add_inout(ext_out);
+                        params_t1.add_scalar((uint64_t)row);
+                        PTO2TaskId params_t1_deps[1];
+                        uint32_t params_t1_deps_count = 0;
+                        if (prev_tid_fence.is_valid()) params_t1_deps[params_t1_deps_count++] = prev_tid_fence;
+                        params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+                        PTO2_SOURCE_SITE(params_t1, "program.py", 22);
+                        TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
+                        PTO2TaskId prev_tid_3 = task_1_outs.task_id();
                         prev_tid_2[branch] = prev_tid_3;
                     }
                 }
@@ -66,20 +74,20 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2TaskId t;
         if (flag > 0) {
             PTO2_SCOPE() {
-                // Task 1: stripe
-                Arg params_t1;
-                params_t1.add_input(ext_data);
-                params_t1.add_inout(ext_out);
-                params_t1.add_scalar((uint64_t)0);
-                PTO2TaskId params_t1_deps[4];
-                uint32_t params_t1_deps_count = 0;
+                // Task 2: stripe
+                Arg params_t2;
+                params_t2.add_input(ext_data);
+                params_t2.add_inout(ext_out);
+                params_t2.add_scalar((uint64_t)0);
+                PTO2TaskId params_t2_deps[4];
+                uint32_t params_t2_deps_count = 0;
                 for (int64_t k = 0; k < 4; ++k) {
-                    if (prev_tid_1[k].is_valid()) params_t1_deps[params_t1_deps_count++] = prev_tid_1[k];
+                    if (prev_tid_1[k].is_valid()) params_t2_deps[params_t2_deps_count++] = prev_tid_1[k];
                 }
-                params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
-                PTO2_SOURCE_SITE(params_t1, "program.py", 24);
-                TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
-                PTO2TaskId t_1 = task_1_outs.task_id();
+                params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
+                PTO2_SOURCE_SITE(params_t2, "program.py", 24);
+                TaskOutputTensors task_2_outs = rt_submit_aiv_task(0, params_t2);
+                PTO2TaskId t_1 = task_2_outs.task_id();
                 out_slot = ext_out;
                 t = t_1;
             }
@@ -92,21 +100,21 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         }
         Tensor out = *out_slot;
 
-        // Task 2: stripe
-        Arg params_t2;
-        params_t2.add_input(ext_data);
-        params_t2.add_inout(out);
-        params_t2.add_scalar((uint64_t)16);
-        PTO2TaskId params_t2_deps[5];
-        uint32_t params_t2_deps_count = 0;
-        if (t.is_valid()) params_t2_deps[params_t2_deps_count++] = t;
+        // Task 3: stripe
+        Arg params_t3;
+        params_t3.add_input(ext_data);
+        params_t3.add_inout(out);
+        params_t3.add_scalar((uint64_t)16);
+        PTO2TaskId params_t3_deps[5];
+        uint32_t params_t3_deps_count = 0;
+        if (t.is_valid()) params_t3_deps[params_t3_deps_count++] = t;
         for (int64_t k = 0; k < 4; ++k) {
-            if (prev_tid_1[k].is_valid()) params_t2_deps[params_t2_deps_count++] = prev_tid_1[k];
+            if (prev_tid_1[k].is_valid()) params_t3_deps[params_t3_deps_count++] = prev_tid_1[k];
         }
-        params_t2.set_dependencies(params_t2_deps, params_t2_deps_count);
-        PTO2_SOURCE_SITE(params_t2, "program.py", 27);
-        TaskOutputTensors task_2_outs = rt_submit_aiv_task(0, params_t2);
-        PTO2TaskId _ = task_2_outs.task_id();
+        params_t3.set_dependencies(params_t3_deps, params_t3_deps_count);
+        PTO2_SOURCE_SITE(params_t3, "program.py", 27);
+        TaskOutputTensors task_3_outs = rt_submit_aiv_task(0, params_t3);
+        PTO2TaskId _ = task_3_outs.task_id();
         (void)_;
     }
 }
