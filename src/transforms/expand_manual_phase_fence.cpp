@@ -19,7 +19,9 @@
 //   An iteration that keeps the carry (an if branch yielding it: range > parallel > if: ...,
 //   range > parallel > parallel > if: submit) would keep the whole phase before, N*M slots its
 //   own slots cannot hold; it keeps the barrier instead (one TaskId, the same order), so such a
-//   loop is always fenced, profitable or not.
+//   loop is always fenced, profitable or not. So is one with a chain per iteration
+//   (range > parallel > range: submit): the chain's one-TaskId carry cannot start from the N
+//   slots either, and starts from the barrier (only its first iteration reads that value).
 //   Every scope qualifies: a `pl.manual_scope()`, a HOST-level orchestration (every edge explicit,
 //   submit_barrier), and AUTO scopes, where explicit deps= edges are linked on top of the
 //   automatic ones: the barrier has no tensor, so the automatic edges are the same, and the
@@ -241,6 +243,13 @@ class FenceExpander : public IRMutator {
       for (const IterArgPtr& ia : g->iter_args) {
         if (as_var(ia->init) != carry) continue;
         ++seen;
+        if (g->for_kind == ForKind::Sequential && ia->type->is<ScalarType>()) {
+          // A chain per iteration (range > parallel > range: submit): only its first task reads
+          // the value from before the loop, the whole phase before, which its one-TaskId carry
+          // cannot start from; it starts from the barrier instead.
+          kept = true;
+          continue;
+        }
         const int64_t trips = trip_count(*g);
         if (g->for_kind != ForKind::Parallel || trips < 0) return false;
         const int64_t inner = consumers(g->body, ia.get(), kept);
@@ -285,6 +294,10 @@ class FenceExpander : public IRMutator {
         continue;
       }
       auto* g = s->as<ForStmt>();
+      if (g && g->for_kind == ForKind::Sequential) {
+        nb.push_back(start_from(s, *g, carry, fence));
+        continue;
+      }
       StmtPtr inner = g ? g->body : nullptr;
       if (g) {
         for (const IterArgPtr& ia : g->iter_args) {
@@ -302,16 +315,30 @@ class FenceExpander : public IRMutator {
     return make_seq(nb, body->span);
   }
 
+  // Sequential loop `g` (statement `s`) with its scalar TaskId carries that start from `carry`
+  // starting from `fence` instead (see count_uses); its body names its own carry, not `carry`.
+  static StmtPtr start_from(const StmtPtr& s, const ForStmt& g, const Var* carry, const VarPtr& fence) {
+    struct Rebind : IRMutator {
+      Rebind(const VarPtr& from, const VarPtr& to) { var_remap_[from.get()] = {from, to}; }
+    };
+    for (const IterArgPtr& ia : g.iter_args) {
+      if (as_var(ia->init) == carry && ia->type->is<ScalarType>()) {
+        return Rebind(as_var_ptr(ia->init), fence).mutate_stmt(s);
+      }
+    }
+    return s;
+  }
+
   // Rewrites the deps= entries `carry` of the tasks in f's body (see consumers) to one barrier
   // on `array` (N slots) placed before the loop, when that is safe and profitable, or needed:
   // an iteration that keeps the carry (an if branch yielding it) would keep all N slots, which
   // its own slots cannot hold (ClassifyIterArgCarry / the verifiers refuse that); it keeps the
   // barrier instead.
   StmtPtr try_fence(const ForStmt& f, const Var* carry, const ExprPtr& array, int64_t n, int64_t m) {
-    if (!carry || n < 2) return nullptr;
+    if (!carry || n < 1) return nullptr;
     bool kept = false;
     const int64_t per_iteration = consumers(f.body, carry, kept);
-    if (per_iteration < 0 || (per_iteration == 0 && !kept)) return nullptr;
+    if (per_iteration < 0 || (per_iteration == 0 && !kept) || (n < 2 && !kept)) return nullptr;
     const int64_t tasks = mul_sat(m, per_iteration);
     const int64_t direct = mul_sat(n, tasks), fenced = n + tasks;
     if (!kept && direct <= fenced) return nullptr;

@@ -645,3 +645,65 @@ def test_host_phases_an_iteration_keeps_go_through_one_barrier(case):
     assert stats.wait_edges == _kept_edges([(t, t < grid) for t in phases])
     assert _check_phase_groups(prog.task_graph(static=True), phases, task="chip_inc", last="chip_add") == \
         stats.wait_edges
+
+
+# ---- phases of parallel chains: range > parallel(N) > range(K): submit ----------------------
+# Each lane of a phase is a chain of K tasks; its first task waits on the whole phase before (the
+# lanes' last tasks), which the chain's one-TaskId carry cannot start from (refused before: "is a
+# scalar but starts from an array"). The chain starts from the phase's barrier instead.
+
+def _check_lane_phases(dot, phases, lanes, chain):
+    """Every task of a phase after every task of the phase before; inside a phase, each lane a
+    chain (each task after the one before it in its lane) and no lane after another; the copy
+    after the last phase. Returns the edge count."""
+    nodes, edges = _graph(dot)
+    inner = [i for i, kind, lbl in nodes if kind == "task" and lbl == "k"]
+    copy = [i for i, kind, lbl in nodes if kind == "task" and lbl == "copy"]
+    size = lanes * chain
+    assert len(inner) == phases * size and len(copy) == 1, nodes
+    anc = _ancestors(edges)
+    for p in range(phases):
+        group = inner[p * size:(p + 1) * size]
+        for lane in range(lanes):
+            mine = group[lane * chain:(lane + 1) * chain]
+            others = set(group) - set(mine)
+            for j, t in enumerate(mine):
+                assert set(mine[:j]) <= anc(t) and not set(mine[j:]) & anc(t) and not others & anc(t), (p, lane, j)
+                if p:
+                    assert set(inner[(p - 1) * size:p * size]) <= anc(t), (p, lane, j)
+    if phases:
+        assert set(inner[(phases - 1) * size:]) <= anc(copy[0])
+    return len(edges)
+
+
+@pytest.mark.parametrize("lanes,chain", [(2, 3), (3, 1), (1, 4)])
+def test_phases_of_parallel_chains_go_through_one_barrier(lanes, chain):
+    body = _body(["r in pl.range(n)", "o in pl.parallel(%d)" % lanes, "b in pl.range(%d)" % chain],
+                 "o * %d + b" % chain)
+    c, code = _compile(body)
+    assert "rt_submit_dummy_task" in code, code
+    for n in (0, 1, 2, 5):
+        _run(c, list(range(lanes * chain)) * n, n)
+        dot = _executed_graph(c, n)
+        edges = _check_lane_phases(dot, n, lanes, chain)
+        # per phase the chains' edges; from the second on, the lanes' ends into the barrier and
+        # the barrier into each lane's first task; the copy after the last phase's lane ends
+        assert edges == (n * lanes * (chain - 1) + (n - 1) * 2 * lanes + lanes if n else 0), (n, edges)
+        assert sorted(_graph(c.task_graph(static=True, n=n))[1]) == sorted(_graph(dot)[1]), n
+
+
+def test_host_phases_of_parallel_chains_go_through_one_barrier():
+    src = _HOST.replace("BODY", _host_body(["r in pl.range(3)", "o in pl.parallel(2)", "b in pl.range(3)"]))
+    code = host.generate_host_orchestration(pl.parse_program(src, "host_chains.py"), "host_main").code
+    assert "submit_barrier" in code, code
+    ok, log = compile_cpp(code, "host_chains")
+    assert ok, log
+    prog = host.compile_host(pl.parse_program(src, "host_chains.py"), "host_main", chips=2)
+    x, z = np.zeros(16, np.float32), np.zeros(16, np.float32)
+    stats = prog(x, z)
+    np.testing.assert_array_equal(x, np.full(16, 18, np.float32))
+    np.testing.assert_array_equal(z, 2 * x)
+    # 3 phases x 2 lanes x 2 chain edges, 2 barriers x (2 in + 2 out), the last task after 2 lane ends
+    assert stats.barriers == 2 and stats.wait_edges == 12 + 8 + 2
+    nodes, edges = _graph(prog.task_graph(static=True))
+    assert len(edges) == stats.wait_edges

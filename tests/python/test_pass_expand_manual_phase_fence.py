@@ -169,9 +169,10 @@ def test_nested_parallel_phases_go_through_one_barrier_before_the_outer_loop():
     assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(Before), Expected)
 
 
-def test_nested_parallel_carry_read_otherwise_keeps_the_direct_dependencies():
-    # The inner loop is a pl.range: its later iterations read the tasks before them, not the
-    # phase before, so no barrier stands for them.
+def test_a_chain_in_each_iteration_starts_from_the_barrier():
+    # The inner loop is a pl.range: only its first iteration reads the phase before (its later
+    # ones the tasks before them), and its one-TaskId carry cannot start from the range's 2
+    # slots (the verifiers refused it): the chain starts from the barrier instead.
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
@@ -190,8 +191,30 @@ def test_nested_parallel_carry_read_otherwise_keeps_the_direct_dependencies():
                             out, prev = pl.submit(self.k, (o * 3 + b) * 16, out, deps=[prev])
             return out
 
-    derived = passes.DeriveCallDirections()(Before)
-    assert_pass(passes.ExpandManualPhaseFence(), derived, derived)
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, row: pl.Scalar[pl.INDEX],
+              out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+            out2 = pl.store(pl.load(out, [row, 0], [16, 16]), [row, 0], out)
+            return out
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, out: pl.InOut[pl.Tensor[[96, 16], pl.FP32]]) -> pl.Tensor[[96, 16], pl.FP32]:
+            with pl.manual_scope():
+                prev = pl.system.task_invalid()
+                for phase, (out_1, prev_1) in pl.range(0, 3, 1, init_values=(out, prev)):
+                    prev_fence = pl.system.task_dummy(deps=[prev_1])
+                    for o, (out_2, prev_2) in pl.parallel(0, 2, 1, init_values=(out_1, prev_1)):
+                        for b, (out_3, prev_3) in pl.range(0, 3, 1, init_values=(out_2, prev_fence)):
+                            out_4, prev_4 = pl.submit(self.k, (o * 3 + b) * 16, out_3,
+                                                      arg_directions=[pl.Scalar, pl.InOut], deps=[prev_3])
+                            out_5, prev_5 = pl.yield_(out_4, prev_4)
+                        out_6, prev_6 = pl.yield_(out_5, prev_5)
+                    out_7, prev_7 = pl.yield_(out_6, prev_6)
+            return out_7
+
+    assert_pass(passes.ExpandManualPhaseFence(), passes.DeriveCallDirections()(Before), Expected)
 
 
 _K96 = '''
