@@ -314,7 +314,8 @@ class HostVerifier {
       PYPTO_USER_CHECK(!(init_var && handles(init_var) > 0 && is_tid_scalar(ia->type)), ia->span,
                        "loop-carried TaskId '" << GetSSABaseName(ia->name)
                                                << "' is a scalar but starts from an array of TaskIds",
-                       "carry the array itself, or read one slot: prev = tids[k]");
+                       "join the array first (prev = pl.system.task_dummy(deps=[prev]): one TaskId after "
+                       "all of them), carry the array itself, or read one slot: prev = tids[k]");
       carry_type(ia, ia->span);
       has_value_.insert(ia);
       carries.push_back(Target{array_size_of(ia->type), false});
@@ -356,7 +357,8 @@ class HostVerifier {
     exprs_.check(value);
     if (target.array_size == 0) {
       PYPTO_USER_CHECK(!value_is_array, value->span, "this yields an array of TaskIds where one TaskId is carried",
-                       "carry the array itself, or read one slot: prev = tids[k]");
+                       "join the array first (prev = pl.system.task_dummy(deps=[prev]): one TaskId after "
+                       "all of them), carry the array itself, or read one slot: prev = tids[k]");
       return;
     }
     if (value_is_array) {

@@ -599,7 +599,8 @@ class OrchestrationVerifier {
     if (array_size == 0) {
       PYPTO_USER_CHECK(!init || init->array_size == 0, ia->span,
                        "loop-carried TaskId '" << ia->name << "' is a scalar but starts from an array of TaskIds",
-                       "carry the array itself, or read one slot: prev = tids[k]");
+                       "join the array first (prev = pl.system.task_dummy(deps=[prev]): one TaskId after "
+                       "all of them), carry the array itself, or read one slot: prev = tids[k]");
       if (!hoisted_.count(ia)) m_.declare(ia);
       return std::nullopt;
     }

@@ -707,3 +707,17 @@ def test_host_phases_of_parallel_chains_go_through_one_barrier():
     assert stats.barriers == 2 and stats.wait_edges == 12 + 8 + 2
     nodes, edges = _graph(prog.task_graph(static=True))
     assert len(edges) == stats.wait_edges
+
+
+def test_a_scalar_carry_from_an_array_is_located_with_the_join_that_compiles():
+    """An inner pl.parallel(0) keeps the phase before (N slots) in a one-TaskId carry: refused at
+    the loop; the help's join compiles and runs."""
+    loops = ["r in pl.range(n)", "o in pl.parallel(2)", "b in pl.parallel(0)"]
+    with pytest.raises(PyptoError) as ei:
+        _compile(_body(loops, "b"))
+    assert ei.value.line == _BODY_LINE + 2 and "is a scalar but starts from an array of TaskIds" in ei.value.message
+    assert "prev = pl.system.task_dummy(deps=[prev])" in ei.value.help, ei.value.help
+    inner = " " * 20 + "for b in"
+    joined = _body(loops, "b").replace(inner, " " * 20 + "prev = pl.system.task_dummy(deps=[prev])\n" + inner)
+    c, _ = _compile(joined)
+    _run(c, [], 3)
