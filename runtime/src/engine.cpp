@@ -66,8 +66,7 @@ void Engine::register_kernel(int32_t id, const std::string& name, CoreType core,
 }
 
 void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
-  if (id < 0 || id > 1000000) throw std::invalid_argument("register_kernel: kernel id out of range: " + std::to_string(id));
-  if (!fn) throw std::invalid_argument("register_kernel: null function for kernel '" + name + "'");
+  check(id, name, fn, "register_kernel");
   if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
   kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
   if (kernels_.size() > timed_size_) {
@@ -77,6 +76,13 @@ void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2Ke
     timed_size_ = kernels_.size();
   }
   timing_[static_cast<size_t>(id)].reset();
+}
+
+void KernelTable::check(int32_t id, const std::string& name, PTO2KernelFn fn, const char* api) {
+  if (id < 0 || id > kMaxKernelId)
+    throw std::invalid_argument(std::string(api) + ": kernel id out of range: " + std::to_string(id) + " (kernel '" + name +
+                                "'; ids are 0.." + std::to_string(kMaxKernelId) + ")");
+  if (!fn) throw std::invalid_argument(std::string(api) + ": null function for kernel '" + name + "'");
 }
 
 std::string KernelTable::describe(int32_t k) const {

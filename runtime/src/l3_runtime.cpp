@@ -27,6 +27,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "kernel_table.h"
 #include "l3_inprocess.h"
 #include "options_check.h"
 #include "pto_l3_api.h"
@@ -533,6 +534,8 @@ uint32_t L3Runtime::local_chips() const { return static_cast<uint32_t>(impl_->ch
 
 L3Runtime& L3Runtime::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
   if (impl_->running) throw std::logic_error("register_kernel during a run");
+  // Checked here: the chip runtimes that would refuse it are created later, during a run.
+  detail::KernelTable::check(id, name, fn, "L3Runtime::register_kernel");
   for (auto& chip : impl_->chips)
     if (chip) chip->register_kernel(id, name, core, fn);
   impl_->shared_kernels.push_back(L3KernelReg{id, name, core, fn});
@@ -542,7 +545,7 @@ L3Runtime& L3Runtime::register_kernel(int32_t id, const std::string& name, CoreT
 
 L3Runtime& L3Runtime::register_target_kernel(int32_t target_id, int32_t id, const std::string& name, CoreType core,
                                              PTO2KernelFn fn) {
-  if (fn == nullptr) throw std::invalid_argument("register_target_kernel: null function for kernel '" + name + "'");
+  detail::KernelTable::check(id, name, fn, "L3Runtime::register_target_kernel");
   if (impl_->running) throw std::logic_error("register_target_kernel during a run");
   impl_->target_kernels[target_id].push_back(L3KernelReg{id, name, core, fn});
   for (auto& per_chip : impl_->target_chips) per_chip.erase(target_id);  // rebuilt with the new table

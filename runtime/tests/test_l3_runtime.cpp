@@ -428,6 +428,39 @@ TEST(L3Runtime, PerTargetKernelTables) {
   for (float v : x) EXPECT_EQ(v, 39.0f);
 }
 
+// A kernel the chip runtimes would refuse is refused at registration (found by
+// ApiFuzz.L3RandomHostGraphs: it was stored, and every later run failed when a chip runtime was
+// created and registered it), and the runtime stays usable.
+TEST(L3Runtime, BadKernelRegistrationsAreRefusedAtOnce) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message([&] { l3.register_kernel(-1, "neg", pto2::CoreType::AIV, &k_affine); })
+                .find("L3Runtime::register_kernel: kernel id out of range: -1 (kernel 'neg'; ids are 0..1000000)"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l3.register_kernel(3, "nofn", pto2::CoreType::AIV, nullptr); })
+                .find("L3Runtime::register_kernel: null function for kernel 'nofn'"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l3.register_target_kernel(0, 1000001, "big", pto2::CoreType::AIV, &k_affine); })
+                .find("L3Runtime::register_target_kernel: kernel id out of range: 1000001"),
+            std::string::npos);
+  setup(l3);
+  std::vector<float> x(4, 1.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(x));
+  a.add_scalar(3);
+  pto2::L3RunResult r = l3.run(&host_chain, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.tasks_executed, 3u);
+}
+
 TEST(L3Runtime, SubmitOutsideARunThrows) {
   TaskArgs t;
   EXPECT_THROW(submit_next_level(0, t), std::logic_error);
