@@ -62,7 +62,18 @@ Engine::~Engine() {
 }
 
 void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  auto lk = between_runs("register_kernel");  // the workers read the table during a run
   kernels_.add(id, name, core, fn);
+}
+
+std::unique_lock<std::mutex> Engine::between_runs(const char* api) const {
+  // From the run's own entry or a kernel the lock would never come; from another thread it
+  // would come only once the run ended: refused at once in every case.
+  if (tl_current == this || running_.load(std::memory_order_acquire))
+    throw std::logic_error(std::string(api) +
+                           ": a run of this Runtime is in progress (called from its orchestration entry, a kernel or "
+                           "another thread); call it between runs");
+  return std::unique_lock<std::mutex>(run_mu_);  // (a run starting meanwhile is waited for)
 }
 
 void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
@@ -131,8 +142,20 @@ std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t
 // ---------------------------------------------------------------- run
 
 RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) {
-  std::lock_guard<std::mutex> run_lock(run_mu_);
   RunResult res;
+  // A run of this engine from inside its own run would wait for itself forever.
+  if (tl_current == this || (in_kernel() && running_.load(std::memory_order_acquire))) {
+    res.message = std::string("Runtime::run: called from ") + (tl_current == this ? "the orchestration entry" : "a kernel") +
+                  " of a run of this Runtime in progress (it would wait for itself): one run at a time per Runtime; "
+                  "use another Runtime for a nested run";
+    return res;
+  }
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  struct Running {  // a run is in progress until run() returns
+    std::atomic<bool>& r;
+    ~Running() { r.store(false, std::memory_order_release); }
+  } running{running_};
+  running_.store(true, std::memory_order_release);
   if (failure_.poisoned()) {
     res.message = "runtime unusable: a previous run deadlocked";
     return res;
