@@ -74,10 +74,20 @@ void l2_submits_next_level(const ChipStorageTaskArgs&) {  // refused: not the ho
   submit_next_level(0, t);
 }
 
-enum Kind : uint32_t { kGood, kOwn, kFailK, kThrow, kUnknownK, kNested, kKinds };
+pto2::L3Runtime* g_l3 = nullptr;  // the case's runtime, for the L2 entries below
+void l2_runs_l3(const ChipStorageTaskArgs&) {  // refused: it would wait for the run that waits for it
+  const pto2::L3RunResult r = g_l3->run(+[](const ChipStorageTaskArgs&) {});
+  throw std::runtime_error(r.ok() ? "a nested L3Runtime::run succeeded" : r.message);
+}
+void l2_runs_target(const ChipStorageTaskArgs&) {  // refused during a run: the chips are in use
+  g_l3->run_target(0, 0, ChipStorageTaskArgs{});
+}
+
+enum Kind : uint32_t { kGood, kOwn, kFailK, kThrow, kUnknownK, kNested, kRunsL3, kRunsTarget, kKinds };
 const pto2::L2Entry kEntries[kKinds] = {&l2_depth, &l2_own_kernel, &l2_fails, &l2_throws, &l2_unknown_kernel,
-                                        &l2_submits_next_level};
-const char* const kKindNames[kKinds] = {"depth", "own_kernel", "fails", "throws", "unknown_kernel", "submits"};
+                                        &l2_submits_next_level, &l2_runs_l3, &l2_runs_target};
+const char* const kKindNames[kKinds] = {"depth", "own_kernel", "fails", "throws", "unknown_kernel", "submits",
+                                        "runs_l3", "runs_target"};
 const int32_t kTargetIds[] = {0, 1, 2, 3, -1, INT32_MIN, INT32_MAX, 1000000};
 
 const char* const kL3Calls[] = {"submit_next_level", "submit_barrier", "next-level task", "register_kernel",
@@ -114,7 +124,7 @@ class L3Case {
     o.record_tasks(!rng_.chance(3));
     record_ = o.record_tasks_;
     pto2::L3Runtime l3(o);
-    l3_ = &l3;
+    l3_ = g_l3 = &l3;
     window_ = o.window_;
     register_all();
     const uint32_t runs = 1 + rng_.below(3);
@@ -123,7 +133,7 @@ class L3Case {
       one_run(r);
     }
     plain_run();
-    l3_ = nullptr;
+    l3_ = g_l3 = nullptr;
   }
 
   void host() {  // the host entry of the current run
@@ -274,6 +284,7 @@ class L3Case {
     // another thread during the run (refused).
     cancel_at_ = rng_.chance(6) ? rng_.below(n) : SIZE_MAX;
     register_at_ = rng_.chance(8) ? rng_.below(n) : SIZE_MAX;
+    rng_thread_ = rng_.chance(2);
     thread_at_ = rng_.chance(8) ? rng_.below(n) : SIZE_MAX;
     const uint64_t cancel_delay = rng_.below(500);
     go_ = false;
@@ -313,10 +324,23 @@ class L3Case {
                     std::to_string(value[i]) + " (a dependency was not finished before it)");
   }
 
-  void register_during_run() {  // refused while running: the tables are in use
-    expect_throw([&] { l3_->register_kernel(9, "late", pto2::CoreType::AIV, &k_depth); }, "register_kernel");
-    expect_throw([&] { l3_->register_target(9, "late", &l2_depth); }, "register_target");
-    expect_throw([&] { l3_->register_target_kernel(9, 9, "late", pto2::CoreType::AIV, &k_depth); }, "register_target_kernel");
+  // Refused while running (the tables and chips are in use), from the host entry or another
+  // thread; and a run of the same L3Runtime from its host entry (it would wait for itself).
+  void register_during_run() {
+    auto all = [this] {
+      expect_throw([&] { l3_->register_kernel(9, "late", pto2::CoreType::AIV, &k_depth); }, "register_kernel");
+      expect_throw([&] { l3_->register_target(9, "late", &l2_depth); }, "register_target");
+      expect_throw([&] { l3_->register_target_kernel(9, 9, "late", pto2::CoreType::AIV, &k_depth); }, "register_target_kernel");
+      expect_throw([&] { l3_->run_target(0, targets_.begin()->first, ChipStorageTaskArgs{}); }, "run_target");
+    };
+    if (rng_thread_) {
+      std::thread t(all);
+      t.join();
+    } else {
+      all();
+      const pto2::L3RunResult nested = l3_->run(+[](const ChipStorageTaskArgs&) {});
+      api_fuzz::expect_message(seed_, index_, nested.message, "a nested L3Runtime::run", kL3Calls);
+    }
   }
 
   void submit_from_another_thread() {  // refused: only the host entry's thread submits
@@ -365,7 +389,7 @@ class L3Case {
   Tensor values_ = ext1d(dummy_);
   size_t cancel_at_ = SIZE_MAX, register_at_ = SIZE_MAX, thread_at_ = SIZE_MAX;
   std::atomic<bool> go_{false};
-  bool rng_barrier_scalar_ = false, record_ = false;
+  bool rng_barrier_scalar_ = false, record_ = false, rng_thread_ = false;
   TaskHandle prev_run_handle_, last_handle_;
 };
 

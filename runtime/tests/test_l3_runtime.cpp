@@ -461,6 +461,44 @@ TEST(L3Runtime, BadKernelRegistrationsAreRefusedAtOnce) {
   EXPECT_EQ(r.tasks_executed, 3u);
 }
 
+// A run of the same L3Runtime from its host entry or from an L2 entry would wait for itself (it
+// hung), and run_target during a run would share the chips with the run's tasks: refused (found
+// by ApiFuzz.L3RandomHostGraphs).
+pto2::L3Runtime* g_nested_l3 = nullptr;
+std::string g_nested_from_host, g_nested_from_l2, g_run_target_during_run;
+void l2_runs_own_l3(const ChipStorageTaskArgs&) {
+  g_nested_from_l2 = g_nested_l3->run(+[](const ChipStorageTaskArgs&) {}).message;
+}
+void host_nests(const ChipStorageTaskArgs&) {
+  g_nested_from_host = g_nested_l3->run(+[](const ChipStorageTaskArgs&) {}).message;
+  std::thread t([] {
+    try {
+      g_nested_l3->run_target(0, 9, ChipStorageTaskArgs{});
+      g_run_target_during_run = "returned";
+    } catch (const std::logic_error& e) {
+      g_run_target_during_run = e.what();
+    }
+  });
+  t.join();
+  TaskArgs a;
+  submit_next_level(9, a);
+}
+
+TEST(L3Runtime, RunOfTheSameRuntimeAndRunTargetInsideARunAreRefused) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  g_nested_l3 = &l3;
+  l3.register_target(9, "runs_own_l3", &l2_runs_own_l3);
+  pto2::L3RunResult r = l3.run(&host_nests);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(g_nested_from_host, "L3Runtime::run: called from the host entry of a run of this L3Runtime in progress (it "
+                                "would wait for itself): one run at a time per L3Runtime");
+  EXPECT_EQ(g_nested_from_l2.find("L3Runtime::run: called from an L2 entry (a next-level task) of a run of this L3Runtime"), 0u)
+      << g_nested_from_l2;
+  EXPECT_EQ(g_run_target_during_run, "L3Runtime::run_target: a run of this L3Runtime is in progress; call it between runs");
+  g_nested_l3 = nullptr;
+}
+
 TEST(L3Runtime, SubmitOutsideARunThrows) {
   TaskArgs t;
   EXPECT_THROW(submit_next_level(0, t), std::logic_error);
