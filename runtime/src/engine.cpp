@@ -145,9 +145,8 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   RunResult res;
   // A run of this engine from inside its own run would wait for itself forever.
   if (tl_current == this || (in_kernel() && running_.load(std::memory_order_acquire))) {
-    res.message = std::string("Runtime::run: called from ") + (tl_current == this ? "the orchestration entry" : "a kernel") +
-                  " of a run of this Runtime in progress (it would wait for itself): one run at a time per Runtime; "
-                  "use another Runtime for a nested run";
+    res.message = "Runtime::run: called inside a run of this Runtime (from its orchestration entry or a kernel): it would "
+                  "wait for itself; one run at a time per Runtime, use another Runtime for a nested run";
     return res;
   }
   std::lock_guard<std::mutex> run_lock(run_mu_);

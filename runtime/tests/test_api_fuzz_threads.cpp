@@ -291,7 +291,11 @@ class ThreadCase {
     const std::string prefix = "misuse in a kernel: ";
     const size_t at = r.message.find(prefix);
     if (at == std::string::npos) return fail(where + ": the run's message does not show the kernel's outcome: '" + r.message + "'");
-    check_refused(where, r.message.substr(at + prefix.size()));
+    const std::string what = r.message.substr(at + prefix.size());
+    // Documented: undeferred on the orchestrator thread's short path, orchestration calls are not
+    // detected (the check would cost every task there); they are on workers.
+    const bool short_path = rt_->options().inline_below_ns_ != 0 && m < kRegister;
+    if (!(short_path && what == "returned")) check_refused(where, what);
     check_plain_run(where);
   }
 
