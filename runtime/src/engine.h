@@ -237,8 +237,16 @@ class Engine {
 
   // ---- waiting (the loop is the Watchdog's, watchdog.h; what a stall means, watchdog.cpp)
   /// What the watchdog asks of the engine while the orchestrator waits.
+  /// While it waits, the orchestrator thread runs only kernels (help_one): it is marked as in
+  /// a kernel for the whole wait (once, not per task: per helped task the mark cost MANUAL tree
+  /// 3.7 % on the short path), so a helped kernel's orchestration calls are refused.
   struct WaitHooks {
     Engine& e;
+    Engine* const was = tl_current;
+    explicit WaitHooks(Engine& engine) : e(engine) { tl_current = in_kernel_mark(); }
+    ~WaitHooks() { tl_current = was; }
+    WaitHooks(const WaitHooks&) = delete;
+    WaitHooks& operator=(const WaitHooks&) = delete;
     bool help_one() { return e.help_one(); }
     uint64_t progress() const { return e.progress(); }
     bool failed() const { return e.failed(); }

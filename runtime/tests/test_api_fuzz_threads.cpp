@@ -4,9 +4,9 @@
 //     (pto2/runtime.h); pto2_run from several threads: independent runtimes (pto2_c_api.h);
 //   - the orchestration functions (rt_submit_*, alloc_tensors, PTO2ScopeGuard,
 //     get/set_tensor_data, pto2_wait_for_element) on a thread that is not the run's orchestrator
-//     — one the entry started, or a kernel's (on a worker, or run undeferred / helped on the
-//     orchestrator thread itself) — throw std::logic_error naming the call (pto2/orchestration.h);
-//     in a kernel that fails the run with that message;
+//     — one the entry started, or a kernel's on a worker — throw std::logic_error naming the call
+//     (pto2/orchestration.h); in a kernel that fails the run with that message (a kernel the
+//     orchestrator thread runs undeferred is not checked: documented);
 //   - Runtime::register_kernel / set_race_check ("not during a run") and write_trace /
 //     write_graph while a run is in progress — from the entry, from another thread, from a kernel:
 //     refused with a message naming the call, the run unharmed;
@@ -292,8 +292,8 @@ class ThreadCase {
     const size_t at = r.message.find(prefix);
     if (at == std::string::npos) return fail(where + ": the run's message does not show the kernel's outcome: '" + r.message + "'");
     const std::string what = r.message.substr(at + prefix.size());
-    // Documented: undeferred on the orchestrator thread's short path, orchestration calls are not
-    // detected (the check would cost every task there); they are on workers.
+    // Documented: in a kernel the orchestrator thread runs undeferred, orchestration calls are not
+    // detected (the check would cost every task there); on workers and when it helps they are.
     const bool short_path = rt_->options().inline_below_ns_ != 0 && m < kRegister;
     if (!(short_path && what == "returned")) check_refused(where, what);
     check_plain_run(where);
