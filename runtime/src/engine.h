@@ -239,7 +239,8 @@ class Engine {
   /// What the watchdog asks of the engine while the orchestrator waits.
   /// While it waits, the orchestrator thread runs only kernels (help_one): it is marked as in
   /// a kernel for the whole wait (once, not per task: per helped task the mark cost MANUAL tree
-  /// 3.7 % on the short path), so a helped kernel's orchestration calls are refused.
+  /// 3.7 % on the short path), so a helped kernel's orchestration calls are refused (one that
+  /// set_tensor_data's its own task's tensor waited for itself forever).
   struct WaitHooks {
     Engine& e;
     Engine* const was = tl_current;

@@ -123,7 +123,7 @@ bool Engine::help_one(bool workers_queues) {
   uint32_t idx;
   for (int t = 1; t >= 0; --t) {
     if (workers_queues ? workers_.pop(t, idx) : workers_.pop_shared(t, idx)) {
-      // (The callers mark the thread as in a kernel: WaitHooks, submit's throttle.)
+      // (Marked as in a kernel by WaitHooks, for the whole wait; submit's throttle does not mark.)
       execute(idx, t, static_cast<int>(workers_.workers()), nullptr);
       return true;
     }
