@@ -237,17 +237,8 @@ class Engine {
 
   // ---- waiting (the loop is the Watchdog's, watchdog.h; what a stall means, watchdog.cpp)
   /// What the watchdog asks of the engine while the orchestrator waits.
-  /// While it waits, the orchestrator thread runs only kernels (help_one): it is marked as in
-  /// a kernel for the whole wait (once, not per task: per helped task the mark cost MANUAL tree
-  /// 3.7 % on the short path), so a helped kernel's orchestration calls are refused (one that
-  /// set_tensor_data's its own task's tensor waited for itself forever).
   struct WaitHooks {
     Engine& e;
-    Engine* const was = tl_current;
-    explicit WaitHooks(Engine& engine) : e(engine) { tl_current = in_kernel_mark(); }
-    ~WaitHooks() { tl_current = was; }
-    WaitHooks(const WaitHooks&) = delete;
-    WaitHooks& operator=(const WaitHooks&) = delete;
     bool help_one() { return e.help_one(); }
     uint64_t progress() const { return e.progress(); }
     bool failed() const { return e.failed(); }

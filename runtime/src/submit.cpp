@@ -260,8 +260,6 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                        params.source_line(), trace_t0, now_ns());
   // Throttle (as OpenMP runtimes do): with plenty of ready work queued, run one task here
   // rather than let the queue grow while the workers cannot keep up.
-  // (Not marked as in a kernel, as the short path's kernels are not: two thread-local stores
-  // here cost MANUAL tree x1.031 on the short path, dist.py 31 rounds.)
   if (queue_over) help_one(false);
 }
 

@@ -99,35 +99,6 @@ TEST(Threads, OrchestrationCallsInAKernelAreRefused) {
   }
 }
 
-// A kernel the orchestrator thread runs while it waits (it helps the busy worker) and whose
-// set_tensor_data targets its own task's input waited for itself forever: refused.
-void k_sets_its_input(PTO2KernelContext* ctx) {
-  g_kernel_saw = message_of([ctx] {
-    const int64_t idx[1] = {0};
-    set_tensor_data<float>(ctx->tensors[0], 1, idx, 1.f);
-  });
-}
-
-TEST(Threads, OrchestrationCallsInAKernelTheOrchestratorHelpsWithAreRefused) {
-  Watchdog wd(60);
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).inline_below_ns(0));
-  register_std(rt);
-  rt.register_kernel(5, "sets_its_input", pto2::CoreType::AIV, &k_sets_its_input);
-  std::vector<float> x(4, 0.f), y(4, 0.f), z(4, 0.f);
-  g_kernel_saw.clear();
-  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
-    submit_fill(ext1d(z), 1.f, 50);  // keeps the one worker busy
-    Arg a;
-    a.add_input(ext1d(x));
-    a.add_output(ext1d(y));
-    rt_submit_aiv_task(5, a);
-    const int64_t idx[1] = {0};
-    (void)get_tensor_data<float>(ext1d(y), 1, idx);  // waits: runs task 2 meanwhile
-  });
-  ASSERT_TRUE(r.ok()) << r.message;
-  EXPECT_EQ(g_kernel_saw.find("pto2_wait_for_element_write (set_tensor_data) called from a kernel"), 0u) << g_kernel_saw;
-}
-
 // get/set_tensor_data on a thread the entry started would not wait for the run's tasks: refused.
 TEST(Threads, TensorDataOnAnotherThreadDuringARunIsRefused) {
   Watchdog wd(60);
