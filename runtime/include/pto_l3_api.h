@@ -226,7 +226,8 @@ class L3Runtime {
   L3Runtime(const L3Runtime&) = delete;
   L3Runtime& operator=(const L3Runtime&) = delete;
 
-  /// Registers kernel `id` for every target (on every chip runtime). Not during a run.
+  /// Registers kernel `id` for every target (on every chip runtime). Not during a run (throws
+  /// std::logic_error); a bad id or a null function throws std::invalid_argument here.
   L3Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
   /// Registers kernel `id` for the runs of `target_id` only (each L2 orchestration numbers its
   /// kernels from 0, so two targets may use the same id for different kernels). Such a target
@@ -236,10 +237,12 @@ class L3Runtime {
   /// Registers the L2 entry that next-level tasks of `target_id` run. Not during a run.
   L3Runtime& register_target(int32_t target_id, const std::string& name, L2Entry entry);
   /// Runs `entry(args)` on the calling thread; returns when every next-level task finished or
-  /// the run failed. One run at a time.
+  /// the run failed. One run at a time (callers on other threads wait); from this runtime's own
+  /// host entry or an L2 entry it would wait for itself: refused (the result's message says so).
   L3RunResult run(HostEntry entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
   /// Runs one next-level task of `target_id` right here on chip runtime `chip` (what an MPI
-  /// rank does with a task it receives). `RunResult r = l3.run_target(0, 0, args);`
+  /// rank does with a task it receives). `RunResult r = l3.run_target(0, 0, args);` Not during
+  /// a run of this L3Runtime (throws std::logic_error: the chips are in use).
   RunResult run_target(uint32_t chip, int32_t target_id, const ChipStorageTaskArgs& args);
   /// Chip runtimes of this process (L3Options::chips_).
   uint32_t local_chips() const;

@@ -4,18 +4,25 @@
 #include <string>
 
 #include "engine.h"
+#include "interrupt.h"
 #include "race_checker.h"
 
 using pto2::detail::Engine;
 using pto2::detail::TaskKind;
 
 namespace {
-Engine& engine_for(const char* api) {
-  Engine* e = Engine::current();
-  if (!e)
+[[noreturn]] void refuse(const char* api) {
+  if (Engine::in_kernel())
     throw std::logic_error(std::string(api) +
-                           " called outside a run: orchestration functions must run inside pto2::Runtime::run() "
-                           "(on its orchestrator thread)");
+                           " called from a kernel: orchestration functions run only in the orchestration entry of "
+                           "pto2::Runtime::run() (on its orchestrator thread), never inside a kernel");
+  throw std::logic_error(std::string(api) +
+                         " called outside a run: orchestration functions must run inside pto2::Runtime::run() "
+                         "(on its orchestrator thread)");
+}
+Engine& engine_for(const char* api) {
+  Engine* e = Engine::current_or_mark();
+  if (__builtin_expect(reinterpret_cast<uintptr_t>(e) <= 1, 0)) refuse(api);  // null, or in a kernel
   return *e;
 }
 // Race checker (race_checker.h): a submission that got its task id, and the producers the
@@ -34,6 +41,13 @@ void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& 
 // element next: indices out of range would read or write outside the tensor.
 void check_element_outside_run(const Tensor& t, uint32_t ndims, const int64_t* idx, bool for_write, const char* file,
                                int32_t line) {
+  // On a thread that is not the orchestrator of the run in progress the element would be read
+  // or written without waiting for that run's tasks (a data race, a stale value).
+  if (pto2::detail::any_run_in_progress())
+    throw std::logic_error(std::string(for_write ? "set_tensor_data" : "get_tensor_data") +
+                           " (pto2_wait_for_element) called on a thread that is not the orchestrator of the run in "
+                           "progress: it would not wait for the run's tasks; call it in the orchestration entry, or "
+                           "after run() returned");
   if (t.data && !pto2::detail::element_index_in_range(t, ndims, idx, /*in_run=*/false))
     throw std::out_of_range(pto2::detail::element_index_error(t, ndims, idx, for_write, file, line));
 }
@@ -88,6 +102,7 @@ TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, 
 }
 
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file, int32_t line) {
+  if (Engine::in_kernel()) refuse("pto2_wait_for_element (get_tensor_data)");  // would not wait for the run's tasks
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/false, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/false, file, line);
@@ -96,6 +111,7 @@ void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indic
 
 void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file,
                                  int32_t line) {
+  if (Engine::in_kernel()) refuse("pto2_wait_for_element_write (set_tensor_data)");
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/true, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/true, file, line);

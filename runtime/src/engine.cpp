@@ -62,12 +62,22 @@ Engine::~Engine() {
 }
 
 void Engine::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
+  auto lk = between_runs("register_kernel");  // the workers read the table during a run
   kernels_.add(id, name, core, fn);
 }
 
+std::unique_lock<std::mutex> Engine::between_runs(const char* api) const {
+  // From the run's own entry or a kernel the lock would never come; from another thread it
+  // would come only once the run ended: refused at once in every case.
+  if (tl_current == this || running_.load(std::memory_order_acquire))
+    throw std::logic_error(std::string(api) +
+                           ": a run of this Runtime is in progress (called from its orchestration entry, a kernel or "
+                           "another thread); call it between runs");
+  return std::unique_lock<std::mutex>(run_mu_);  // (a run starting meanwhile is waited for)
+}
+
 void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
-  if (id < 0 || id > 1000000) throw std::invalid_argument("register_kernel: kernel id out of range: " + std::to_string(id));
-  if (!fn) throw std::invalid_argument("register_kernel: null function for kernel '" + name + "'");
+  check(id, name, fn, "register_kernel");
   if (static_cast<size_t>(id) >= kernels_.size()) kernels_.resize(static_cast<size_t>(id) + 1);
   kernels_[static_cast<size_t>(id)] = KernelInfo{name, core, fn};
   if (kernels_.size() > timed_size_) {
@@ -77,6 +87,13 @@ void KernelTable::add(int32_t id, const std::string& name, CoreType core, PTO2Ke
     timed_size_ = kernels_.size();
   }
   timing_[static_cast<size_t>(id)].reset();
+}
+
+void KernelTable::check(int32_t id, const std::string& name, PTO2KernelFn fn, const char* api) {
+  if (id < 0 || id > kMaxKernelId)
+    throw std::invalid_argument(std::string(api) + ": kernel id out of range: " + std::to_string(id) + " (kernel '" + name +
+                                "'; ids are 0.." + std::to_string(kMaxKernelId) + ")");
+  if (!fn) throw std::invalid_argument(std::string(api) + ": null function for kernel '" + name + "'");
 }
 
 std::string KernelTable::describe(int32_t k) const {
@@ -125,8 +142,19 @@ std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t
 // ---------------------------------------------------------------- run
 
 RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) {
-  std::lock_guard<std::mutex> run_lock(run_mu_);
   RunResult res;
+  // A run of this engine from inside its own run would wait for itself forever.
+  if (tl_current == this || (in_kernel() && running_.load(std::memory_order_acquire))) {
+    res.message = "Runtime::run: called inside a run of this Runtime (from its orchestration entry or a kernel): it would "
+                  "wait for itself; one run at a time per Runtime, use another Runtime for a nested run";
+    return res;
+  }
+  std::lock_guard<std::mutex> run_lock(run_mu_);
+  struct Running {  // a run is in progress until run() returns
+    std::atomic<bool>& r;
+    ~Running() { r.store(false, std::memory_order_release); }
+  } running{running_};
+  running_.store(true, std::memory_order_release);
   if (failure_.poisoned()) {
     res.message = "runtime unusable: a previous run deadlocked";
     return res;

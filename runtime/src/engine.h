@@ -87,7 +87,9 @@ struct KernelCtxInternal {
 
 
 class Engine {
-  // The engine whose orchestration entry runs on this thread (initial-exec: one load, no call).
+  // The engine whose orchestration entry runs on this thread (initial-exec: one load, no call),
+  // or kInKernel on a thread running a kernel (workers, gang helpers, and the orchestrator while
+  // it runs one): orchestration functions called there are refused, never run re-entrantly.
   __attribute__((tls_model("initial-exec"))) static thread_local Engine* tl_current;
 
  public:
@@ -133,12 +135,35 @@ class Engine {
   bool failed() const { return failure_.failed(); }
   [[noreturn]] void abort_orchestration(const std::string& msg);
 
-  static Engine* current() { return tl_current; }
+  /// tl_current's mark for a thread running a kernel (never dereferenced).
+  static Engine* in_kernel_mark() { return reinterpret_cast<Engine*>(uintptr_t{1}); }
+  /// The engine whose orchestration runs on this thread; null outside a run and in a kernel.
+  static Engine* current() { return tl_current == in_kernel_mark() ? nullptr : tl_current; }
+  /// Either: one compare (the API's entry points: the common case is a current engine).
+  static Engine* current_or_mark() { return tl_current; }
+  static bool in_kernel() { return tl_current == in_kernel_mark(); }
+  /// Calls `f` (which runs a kernel) with this orchestrator thread marked as in a kernel.
+  template <class F>
+  static void as_kernel(F&& f) {
+    struct Restore {
+      Engine* was;
+      ~Restore() { tl_current = was; }
+    } restore{tl_current};
+    tl_current = in_kernel_mark();
+    f();
+  }
+  /// Throws std::logic_error naming `api` when a run of this engine is in progress (also from
+  /// its entry or a kernel); else returns the run lock, held while `api` changes or reads
+  /// what a run uses ("not during a run": register_kernel, set_race_check, write_trace/graph).
+  std::unique_lock<std::mutex> between_runs(const char* api) const;
 
   // ---- race checker (race_checker.h): null unless RuntimeOptions::race_check is on
   RaceChecker* race() const { return race_.get(); }
   bool in_manual_scope() const { return scopes_.in_manual(); }
-  void set_race_check(RaceCheck mode) { opt_.race_check_ = mode; }
+  void set_race_check(RaceCheck mode) {
+    auto lk = between_runs("set_race_check");
+    opt_.race_check_ = mode;
+  }
   /// The producers the last submit() linked the task after (automatic, then explicit; empty
   /// for a task run undeferred). The race checker verifies them (RaceChecker::on_runtime_edges).
   const std::vector<uint64_t>& last_submit_deps() const { return linker_.producers(); }
@@ -274,7 +299,8 @@ class Engine {
 
   RunRecord record_;  // trace events, orchestrator spans, timing slots of the last run
 
-  std::mutex run_mu_;
+  mutable std::mutex run_mu_;
+  std::atomic<bool> running_{false};  // a run is in progress (between_runs; set under run_mu_)
   bool last_run_queued_ = false;  // the last run queued tasks for the workers (run(): wake them early)
   std::unique_ptr<RaceChecker> race_;
 };

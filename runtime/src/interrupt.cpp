@@ -52,6 +52,12 @@ void unregister_run(Engine* e) noexcept {
   while (g_in_handler.load(std::memory_order_acquire) > 0) cpu_relax();
 }
 
+bool any_run_in_progress() noexcept {
+  for (auto& slot : g_runs)
+    if (slot.load(std::memory_order_acquire)) return true;
+  return false;
+}
+
 void cancel_all_runs() noexcept {
   g_in_handler.fetch_add(1, std::memory_order_acq_rel);
   for (auto& slot : g_runs)

@@ -10,6 +10,8 @@ class Engine;
 void register_run(Engine* e) noexcept;
 /// Unregisters; returns once no signal handler can still be using `e`.
 void unregister_run(Engine* e) noexcept;
+/// Some run is in progress in this process (a scan of the registry: not for hot paths).
+bool any_run_in_progress() noexcept;
 /// Cancels every run in progress. Async-signal-safe.
 void cancel_all_runs() noexcept;
 /// Installs (on) or removes (off) a SIGINT handler that cancels every run in progress, then

@@ -32,6 +32,8 @@ struct KernelInfo {
 // of ns on some machines) to keep the per-kernel average run time current; a kernel not yet
 // measured is timed on every run.
 constexpr uint32_t kSampleEvery = 64;
+/// The largest kernel id register_kernel accepts (the table is indexed by id).
+constexpr int32_t kMaxKernelId = 1000000;
 
 class KernelTable {
  public:
@@ -40,6 +42,9 @@ class KernelTable {
   /// Registers (or replaces) kernel `id`; its timing starts unmeasured. Throws on a bad id or
   /// a null function.
   void add(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
+  /// Throws std::invalid_argument, naming `api`, when `add` would refuse the registration (the L3
+  /// runtime checks at its own registration, before the chip runtimes exist).
+  static void check(int32_t id, const std::string& name, PTO2KernelFn fn, const char* api);
   /// Kernel `k` is registered with a function.
   bool registered(int32_t k) const {
     return k >= 0 && static_cast<size_t>(k) < kernels_.size() && kernels_[static_cast<size_t>(k)].fn;

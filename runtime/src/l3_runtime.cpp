@@ -27,6 +27,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "kernel_table.h"
 #include "l3_inprocess.h"
 #include "options_check.h"
 #include "pto_l3_api.h"
@@ -37,6 +38,9 @@ namespace {
 
 /// Unwinds the host entry after the run failed (never escapes run()).
 struct L3Abort {};
+// The L3 runtime whose next-level task this thread runs (run_local): an L3Runtime::run of it
+// from an L2 entry would wait for the run that waits for this task.
+thread_local const void* t_serving = nullptr;
 
 std::atomic<uint64_t> g_next_run_id{1};
 
@@ -76,7 +80,7 @@ struct L3Runtime::Impl : L3Executor {
   std::vector<std::map<int32_t, std::unique_ptr<Runtime>>> target_chips;
 
   std::mutex run_mu;  // one run at a time
-  bool running = false;
+  std::atomic<bool> running{false};  // read by registrations and run_target from any thread
 
   // -- the window of live tasks --
   std::vector<L3Slot> slots;
@@ -263,6 +267,11 @@ struct L3Runtime::Impl : L3Executor {
   RunResult run_local(uint32_t chip, int32_t target, const ChipStorageTaskArgs& args) override {
     auto it = targets.find(target);
     if (it == targets.end()) throw std::runtime_error("no L2 entry registered under target id " + std::to_string(target));
+    struct Serving {
+      const void* was;
+      ~Serving() { t_serving = was; }
+    } serving{t_serving};
+    t_serving = this;
     return runtime_for(chip, target).run(it->second.second, args);
   }
 
@@ -499,6 +508,10 @@ struct L3Runtime::Impl : L3Executor {
 namespace {
 thread_local L3Runtime::Impl* t_current = nullptr;
 
+std::string during_run(const char* api) {
+  return std::string(api) + ": a run of this L3Runtime is in progress; call it between runs";
+}
+
 const L3Options& checked_options(const L3Options& o) {
   detail::check_clusters(o.chip_options_, "L3Options::chip_options");
   if (!o.transport_) detail::check_inprocess_chips(o.chips_);
@@ -532,7 +545,9 @@ L3Runtime::~L3Runtime() {
 uint32_t L3Runtime::local_chips() const { return static_cast<uint32_t>(impl_->chips.size()); }
 
 L3Runtime& L3Runtime::register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn) {
-  if (impl_->running) throw std::logic_error("register_kernel during a run");
+  if (impl_->running) throw std::logic_error(during_run("L3Runtime::register_kernel"));
+  // Checked here: the chip runtimes that would refuse it are created later, during a run.
+  detail::KernelTable::check(id, name, fn, "L3Runtime::register_kernel");
   for (auto& chip : impl_->chips)
     if (chip) chip->register_kernel(id, name, core, fn);
   impl_->shared_kernels.push_back(L3KernelReg{id, name, core, fn});
@@ -542,8 +557,8 @@ L3Runtime& L3Runtime::register_kernel(int32_t id, const std::string& name, CoreT
 
 L3Runtime& L3Runtime::register_target_kernel(int32_t target_id, int32_t id, const std::string& name, CoreType core,
                                              PTO2KernelFn fn) {
-  if (fn == nullptr) throw std::invalid_argument("register_target_kernel: null function for kernel '" + name + "'");
-  if (impl_->running) throw std::logic_error("register_target_kernel during a run");
+  detail::KernelTable::check(id, name, fn, "L3Runtime::register_target_kernel");
+  if (impl_->running) throw std::logic_error(during_run("L3Runtime::register_target_kernel"));
   impl_->target_kernels[target_id].push_back(L3KernelReg{id, name, core, fn});
   for (auto& per_chip : impl_->target_chips) per_chip.erase(target_id);  // rebuilt with the new table
   return *this;
@@ -551,18 +566,25 @@ L3Runtime& L3Runtime::register_target_kernel(int32_t target_id, int32_t id, cons
 
 L3Runtime& L3Runtime::register_target(int32_t target_id, const std::string& name, L2Entry entry) {
   if (entry == nullptr) throw std::invalid_argument("register_target: null L2 entry for '" + name + "'");
-  if (impl_->running) throw std::logic_error("register_target during a run");
+  if (impl_->running) throw std::logic_error(during_run("L3Runtime::register_target"));
   impl_->targets[target_id] = {name, entry};
   return *this;
 }
 
 RunResult L3Runtime::run_target(uint32_t chip, int32_t target_id, const ChipStorageTaskArgs& args) {
+  if (impl_->running) throw std::logic_error(during_run("L3Runtime::run_target"));  // its chips are in use
   if (chip >= impl_->chips.size())
     throw std::out_of_range("run_target: chip " + std::to_string(chip) + " of " + std::to_string(impl_->chips.size()));
   return impl_->run_local(chip, target_id, args);
 }
 
 L3RunResult L3Runtime::run(HostEntry entry, const ChipStorageTaskArgs& args) {
+  if (t_current == impl_ || t_serving == impl_) {  // the lock would never come
+    L3RunResult r;
+    r.message = std::string("L3Runtime::run: called from ") + (t_current == impl_ ? "the host entry" : "an L2 entry (a next-level task)") +
+                " of a run of this L3Runtime in progress (it would wait for itself): one run at a time per L3Runtime";
+    return r;
+  }
   std::lock_guard<std::mutex> run_lock(impl_->run_mu);
   Impl& s = *impl_;
   s.running = true;

@@ -295,9 +295,10 @@ void Engine::run_undeferred(TaskKind kind, int32_t kernel, const Arg& params, ui
 void Engine::run_undeferred_timed(TaskKind kind, int32_t kernel, const Arg& params, uint64_t raw, int type) {
   WorkerStats& ws = workers_.orchestrator_stats();
   const int64_t t0 = now_ns();
-  call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(),
-              params.scalars().data(), params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type),
-              sub_.undeferred_err(), raw);
+  as_kernel([&] {
+    call_kernel(kernels_.fn(kernel), params.tensors().data(), params.tensor_count(), params.scalars().data(),
+                params.scalars().size(), 0, 1, nullptr, static_cast<uint32_t>(type), sub_.undeferred_err(), raw);
+  });
   kernels_.record_ns(kernel, now_ns() - t0);
   if (!sub_.undeferred_err().empty()) undeferred_failed(kind, kernel, raw, type, params);
   ++ws.undeferred;

@@ -99,6 +99,13 @@ std::string RaceChecker::dot(const std::vector<KernelInfo>& kernels) const {
 }
 
 bool Engine::write_graph(const std::string& path, std::string* error) const {
+  std::unique_lock<std::mutex> lk;
+  try {
+    lk = between_runs("write_graph");  // the run in progress writes what it would read
+  } catch (const std::logic_error& e) {
+    if (error) *error = e.what();
+    return false;
+  }
   if (!race_) {  // nothing recorded: the last run had the race checker off
     if (error) *error = "no task graph to write to " + path + ": the last run did not record one (run with the race "
                         "checker on: RaceCheck::Warn or Error)";

@@ -45,9 +45,12 @@ struct EdgeNode {
 };
 
 // Layout of a mixed task's group flag word: bit side*8+f = flag f signalled by side (0 AIC,
-// 1 AIV); bit kGroupDoneBit+side = that side's kernel returned.
+// 1 AIV); bit kGroupDoneBit+side = that side's kernel returned; the 4 bits at
+// kGroupWaitShift+side*4 = that side waits (8) for flag (0..7) of the other side, so that two
+// kernels waiting for each other see it (pto2_group_wait).
 constexpr uint32_t kGroupFlags = 8;
 constexpr uint32_t kGroupDoneBit = 16;
+constexpr uint32_t kGroupWaitShift = 18;
 
 // The fields are grouped by cache line (the slot is 64-byte aligned) so that a single-block
 // task touches few lines, and none it does not need. Every line a worker reads to run a task

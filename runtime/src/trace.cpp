@@ -46,6 +46,13 @@ const char* predicate_op(PredicateOp op) {
 }  // namespace
 
 bool Engine::write_trace(const std::string& path, std::string* error) const {
+  std::unique_lock<std::mutex> lk;
+  try {
+    lk = between_runs("write_trace");  // the run in progress writes what it would read
+  } catch (const std::logic_error& e) {
+    if (error) *error = e.what();
+    return false;
+  }
   errno = 0;
   std::ofstream f(path);
   if (!f) return output_failed(error, "the trace", path, errno);

@@ -31,6 +31,7 @@ void Engine::schedule(uint32_t idx, int worker_type, uint32_t* local_next) {
 }
 
 void Engine::worker_main(int worker) {
+  tl_current = in_kernel_mark();  // this thread runs kernels only
   const int type = workers_.type_of(static_cast<uint32_t>(worker));
   // The private next slot lives in the pool, which tells schedule() whose it is.
   uint32_t& local = *workers_.next_slot(static_cast<uint32_t>(worker));
@@ -122,6 +123,9 @@ bool Engine::help_one(bool workers_queues) {
   uint32_t idx;
   for (int t = 1; t >= 0; --t) {
     if (workers_queues ? workers_.pop(t, idx) : workers_.pop_shared(t, idx)) {
+      // Not marked as in a kernel (as_kernel): per helped task it cost MANUAL tree x1.037 on the
+      // short path; once per wait (in WaitHooks) x1.2 on the queued path; around the submission
+      // throttle's help x1.031 (dist.py, 21-31 rounds). Documented as for undeferred kernels.
       execute(idx, t, static_cast<int>(workers_.workers()), nullptr);
       return true;
     }
@@ -138,6 +142,7 @@ void Engine::ensure_gang_threads(int type, uint32_t members) {
 }
 
 void Engine::gang_helper_main(int stats_index, int type) {
+  tl_current = in_kernel_mark();
   for (;;) {
     if (workers_.gang_wants(type, ring_) && try_gang(stats_index, type, nullptr)) continue;
     if (!workers_.park_helper(type, ring_)) return;

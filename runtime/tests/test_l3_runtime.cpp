@@ -428,6 +428,77 @@ TEST(L3Runtime, PerTargetKernelTables) {
   for (float v : x) EXPECT_EQ(v, 39.0f);
 }
 
+// A kernel the chip runtimes would refuse is refused at registration (found by
+// ApiFuzz.L3RandomHostGraphs: it was stored, and every later run failed when a chip runtime was
+// created and registered it), and the runtime stays usable.
+TEST(L3Runtime, BadKernelRegistrationsAreRefusedAtOnce) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string("no exception");
+  };
+  EXPECT_NE(message([&] { l3.register_kernel(-1, "neg", pto2::CoreType::AIV, &k_affine); })
+                .find("L3Runtime::register_kernel: kernel id out of range: -1 (kernel 'neg'; ids are 0..1000000)"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l3.register_kernel(3, "nofn", pto2::CoreType::AIV, nullptr); })
+                .find("L3Runtime::register_kernel: null function for kernel 'nofn'"),
+            std::string::npos);
+  EXPECT_NE(message([&] { l3.register_target_kernel(0, 1000001, "big", pto2::CoreType::AIV, &k_affine); })
+                .find("L3Runtime::register_target_kernel: kernel id out of range: 1000001"),
+            std::string::npos);
+  setup(l3);
+  std::vector<float> x(4, 1.0f);
+  ChipStorageTaskArgs a;
+  a.add_tensor(ext1d(x));
+  a.add_scalar(3);
+  pto2::L3RunResult r = l3.run(&host_chain, a);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.tasks_executed, 3u);
+}
+
+// A run of the same L3Runtime from its host entry or from an L2 entry would wait for itself (it
+// hung), and run_target during a run would share the chips with the run's tasks: refused (found
+// by ApiFuzz.L3RandomHostGraphs).
+pto2::L3Runtime* g_nested_l3 = nullptr;
+std::string g_nested_from_host, g_nested_from_l2, g_run_target_during_run;
+void l2_runs_own_l3(const ChipStorageTaskArgs&) {
+  g_nested_from_l2 = g_nested_l3->run(+[](const ChipStorageTaskArgs&) {}).message;
+}
+void host_nests(const ChipStorageTaskArgs&) {
+  g_nested_from_host = g_nested_l3->run(+[](const ChipStorageTaskArgs&) {}).message;
+  std::thread t([] {
+    try {
+      g_nested_l3->run_target(0, 9, ChipStorageTaskArgs{});
+      g_run_target_during_run = "returned";
+    } catch (const std::logic_error& e) {
+      g_run_target_during_run = e.what();
+    }
+  });
+  t.join();
+  TaskArgs a;
+  submit_next_level(9, a);
+}
+
+TEST(L3Runtime, RunOfTheSameRuntimeAndRunTargetInsideARunAreRefused) {
+  Watchdog wd(60);
+  pto2::L3Runtime l3(two_chips());
+  g_nested_l3 = &l3;
+  l3.register_target(9, "runs_own_l3", &l2_runs_own_l3);
+  pto2::L3RunResult r = l3.run(&host_nests);
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(g_nested_from_host, "L3Runtime::run: called from the host entry of a run of this L3Runtime in progress (it "
+                                "would wait for itself): one run at a time per L3Runtime");
+  EXPECT_EQ(g_nested_from_l2.find("L3Runtime::run: called from an L2 entry (a next-level task) of a run of this L3Runtime"), 0u)
+      << g_nested_from_l2;
+  EXPECT_EQ(g_run_target_during_run, "L3Runtime::run_target: a run of this L3Runtime is in progress; call it between runs");
+  g_nested_l3 = nullptr;
+}
+
 TEST(L3Runtime, SubmitOutsideARunThrows) {
   TaskArgs t;
   EXPECT_THROW(submit_next_level(0, t), std::logic_error);

@@ -209,6 +209,53 @@ TEST(Mixed, GroupFlagOutOfRangeFails) {
   EXPECT_NE(r.message.find("out of range 0..7"), std::string::npos) << r.message;
 }
 
+// A flag out of range is the kernel's bug wherever it runs: also in a task of one kernel, where
+// valid flags are no-ops (found by ApiFuzz.GroupFlags: it was accepted there).
+TEST(Mixed, GroupFlagOutOfRangeFailsOutsideAMixedTaskToo) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(1));
+  rt.register_kernel(0, "grp_badflag", pto2::CoreType::AIV, &k_grp_badflag);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg p;
+    rt_submit_aiv_task(0, p);
+  });
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("pto2_group_signal: flag 8 is out of range 0..7"), std::string::npos) << r.message;
+}
+
+// Each kernel waits for a flag the other signals only after its own wait: neither can go on. The
+// run fails saying so instead of hanging (found by ApiFuzz.GroupFlags).
+static void k_grp_wait0_then_signal1(PTO2KernelContext* ctx) {
+  if (!pto2_group_wait(ctx, 0)) return;
+  pto2_group_signal(ctx, 1);
+}
+static void k_grp_wait1_then_signal0(PTO2KernelContext* ctx) {
+  sleep_ms(static_cast<int>(ctx->scalars[0]));
+  if (!pto2_group_wait(ctx, 1)) return;
+  pto2_group_signal(ctx, 0);
+}
+
+TEST(Mixed, GroupWaitsForEachOtherFailInsteadOfHanging) {
+  for (uint32_t w = 1; w <= 2; ++w) {
+    for (int delay : {0, 5}) {
+      Watchdog wd(30);
+      pto2::Runtime rt(workers(w));
+      rt.register_kernel(0, "wait0_then_signal1", pto2::CoreType::AIC, &k_grp_wait0_then_signal1);
+      rt.register_kernel(1, "wait1_then_signal0", pto2::CoreType::AIV, &k_grp_wait1_then_signal0);
+      pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+        Arg p;
+        p.add_scalar(static_cast<uint64_t>(delay));
+        p.launch_spec.set_block_num(w);
+        rt_submit_task(MixedKernels{0, 1, INVALID_KERNEL_ID}, p);
+      });
+      ASSERT_FALSE(r.ok());
+      EXPECT_NE(r.message.find("the AIC and AIV kernels of this mixed task wait for each other"), std::string::npos)
+          << r.message;
+      EXPECT_NE(r.message.find("which waits for flag"), std::string::npos) << r.message;
+    }
+  }
+}
+
 TEST(Mixed, ThirdKernelIsRejectedNotDropped) {
   Watchdog wd(30);
   pto2::Runtime rt(workers(2));

@@ -1,9 +1,11 @@
 // pto2/orchestration.h — the free functions generated orchestration code calls.
 //
 // They act on the *current run*: the runtime sets it (thread-local) on the orchestrator
-// thread that executes the entry. Calling them on any other thread, or outside
-// pto2::Runtime::run(), throws std::logic_error. After the run failed, they throw an
-// internal exception that unwinds the entry (the run then reports the first failure).
+// thread that executes the entry. Calling them on any other thread, in a kernel, or outside
+// pto2::Runtime::run(), throws std::logic_error (get/set_tensor_data outside any run only check
+// the indices; a kernel the orchestrator thread runs itself is not checked: don't call them
+// from kernels; docs/runtime.md, "Threads"). After the run failed, they throw an internal
+// exception that unwinds the entry (the run then reports the first failure).
 #pragma once
 
 #include <cstdint>

@@ -9,7 +9,8 @@
 // A Runtime owns its worker threads: they live as long as the Runtime, spinning briefly and
 // then parking between tasks and between runs. run() executes the orchestration entry on the
 // calling thread; one run at a time per Runtime (calls from several threads are serialized).
-// cancel() stops a run from any thread or a signal handler.
+// cancel() stops a run from any thread or a signal handler. What may be called from which
+// thread: docs/runtime.md, "Threads".
 #pragma once
 
 #include <cstddef>
@@ -128,12 +129,15 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
-  /// Registers kernel `id` (ids are small non-negative integers). Not during a run.
+  /// Registers kernel `id` (ids 0..1000000). Not during a run: then (from the entry, a kernel or
+  /// another thread) it throws std::logic_error.
   Runtime& register_kernel(int32_t id, const std::string& name, CoreType core, PTO2KernelFn fn);
   /// Runs `entry(args)` on the calling thread (the orchestrator thread of the run) while the
   /// workers execute ready tasks; returns when everything finished or the run failed (then
   /// remaining tasks are cancelled). Options out of range throw std::invalid_argument from
-  /// the constructor (aic_workers / aiv_workers above 4096, task_ring_size above 2^24).
+  /// the constructor (aic_workers / aiv_workers above 4096, task_ring_size above 2^24). Called
+  /// inside a run of this Runtime (its entry or a kernel) it would wait for itself: it returns
+  /// at once with a RunResult saying so.
   RunResult run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args = ChipStorageTaskArgs{});
   /// Stops the run in progress, if any: tasks not yet started are cancelled, the next call of
   /// the orchestration into the runtime unwinds it, and run() returns (within the time the
@@ -143,16 +147,18 @@ class Runtime {
   void cancel() noexcept;
   /// Writes the trace of the last run (needs RuntimeOptions::trace(true)) as Chrome JSON. False
   /// when the file cannot be written, with the path and the OS's reason in `*error` (if given):
-  /// "could not write the trace to /tmp/x/t.json: No such file or directory".
+  /// "could not write the trace to /tmp/x/t.json: No such file or directory". False during a
+  /// run ("write_trace: a run of this Runtime is in progress ...").
   bool write_trace(const std::string& path, std::string* error = nullptr) const;
   const RuntimeOptions& options() const;
-  /// Changes RuntimeOptions::race_check for the following runs. Not during a run.
+  /// Changes RuntimeOptions::race_check for the following runs. Not during a run (throws
+  /// std::logic_error).
   void set_race_check(RaceCheck mode);
   /// Writes the task graph of the last run as Graphviz DOT (tasks with kernel, core type and
   /// DSL line; automatic, explicit and get_tensor_data-wait edges styled apart; barriers and
   /// predicate-skipped tasks marked). The graph is the race checker's record, so the run needs
   /// race_check Warn or Error; false otherwise or when the file cannot be written, saying which
-  /// (with the OS's reason) in `*error` (if given).
+  /// (with the OS's reason) in `*error` (if given); false during a run.
   ///     rt.set_race_check(pto2::RaceCheck::Warn); rt.run(entry, args); rt.write_graph("g.dot");
   bool write_graph(const std::string& path, std::string* error = nullptr) const;
   /// Tasks submitted and completed so far in the run in progress (or the last run), for a
