@@ -12,17 +12,9 @@
 #include <vector>
 
 #include "pto_orchestration_api.h"
+#include "test_util.h"
 
 namespace {
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -14,15 +14,6 @@
 
 namespace {
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const std::exception& e) {
-    return e.what();
-  }
-  return "no exception";
-}
-
 // The four "between runs" calls, from the entry and from a thread it starts: all refused; the
 // run is unharmed.
 TEST(Threads, ConfigurationDuringARunIsRefused) {

@@ -15,6 +15,17 @@
 
 #include "pto_orchestration_api.h"
 
+/// The message of the exception `f` throws, or "" when it throws none:
+/// `EXPECT_NE(message_of([&] { rt.run(entry, args); }).find("in progress"), std::string::npos);`
+inline std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Aborts the test binary if the scope does not finish within `seconds` (no hangs in CI).
 /// `on_timeout` runs first, on the watchdog's thread (say which case hung, dump stacks).
 class Watchdog {
