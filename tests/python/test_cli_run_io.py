@@ -335,3 +335,17 @@ def test_a_bf16_program_round_trips_through_save_check_and_inputs(tmp_path, caps
     np.savez(tmp_path / "bad.npz", c=vals * 3)
     assert cli.main(["run", str(prog), "--inputs", str(tmp_path / "in.npz"), "--check", str(tmp_path / "bad.npz")]) == 1
     assert "MISMATCH 31 of 32" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", [np.zeros(2, [("a", "u1"), ("b", "u1")]), np.zeros(2, "V4"), np.zeros(2, "V2")])
+def test_only_plain_2_byte_void_reads_as_bf16_bits(tmp_path, given):
+    # |V2 is what np.savez writes for an ml_dtypes.bfloat16 array; a structured or wider void
+    # array is no bfloat16, and a |V2 one for another dtype no number: refused by name.
+    from pypto.cli.arrays import load_inputs
+    from pypto.cli.common import CliError
+    from pypto.runtime.args import numpy_dtype
+    dtype = "FP32" if given.dtype == np.dtype("V2") else "BF16"
+    np.savez(tmp_path / "in.npz", x=given)
+    with pytest.raises(CliError) as ei:
+        load_inputs(str(tmp_path / "in.npz"), [_In("x", dtype)], [np.zeros(2, numpy_dtype(dtype))])
+    assert "--inputs: parameter 'x' is pl.%s" % dtype in str(ei.value), str(ei.value)
