@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-runtime-api fuzz-runtime-api-asan
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -122,3 +122,11 @@ fuzz-auto-deps: install
 	$(PY) scripts/fuzz_auto_deps.py --count $(AUTO_DEPS_FUZZ_COUNT)
 
 fuzz: fuzz-auto-deps
+
+# The trace summary's readers (native, line, whole document) on TRACE_FUZZ_COUNT mutated traces
+# (tests/python/trace_fuzz.py); any disagreement is a finding.
+TRACE_FUZZ_COUNT ?= 200000
+fuzz-trace-summary: install
+	$(PY) scripts/fuzz_trace_summary.py --count $(TRACE_FUZZ_COUNT)
+
+fuzz: fuzz-trace-summary

@@ -103,15 +103,22 @@ class TraceSummary:
 
 def summarize(path: str) -> TraceSummary:
     """Reads the trace at ``path``; see the module doc. Raises ``TraceFormatError`` for a file
-    that is not such a trace and ``OSError`` when it cannot be read."""
+    that is not such a trace (not UTF-8, not JSON, an event of a kind it reads that is malformed)
+    and ``OSError`` when it cannot be read.
+
+        summarize("trace.json").format(top=5)   # the text `pypto trace summary` prints"""
     summary = _native_summary(path)
     if summary is not None:
         return summary
     acc = _Accumulator(path)
     try:
-        _read_libpto2_layout(path, acc)
-    except _NotLibpto2Layout:
-        return _summarize_document(path)
+        try:
+            _read_libpto2_layout(path, acc)
+        except _NotLibpto2Layout:
+            return _summarize_document(path)
+    except UnicodeDecodeError as e:   # a ValueError, but not the TraceFormatError the doc promises
+        raise TraceFormatError("%s is not UTF-8 text (byte 0x%02x at offset %d): a trace is JSON in UTF-8"
+                               % (path, e.object[e.start], e.start)) from None
     return acc.summary()
 
 
@@ -173,7 +180,7 @@ class _NotLibpto2Layout(Exception):
 _HEAD = re.compile(r'\s*\{\s*"traceEvents"\s*:\s*\[\s*$')
 _INT = r'-?(?:0|[1-9][0-9]*)'
 _NUM = r'-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?'
-_BODY = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrtu])*'   # a JSON string's body (\u checked when decoded)
+_BODY = r'(?:[^"\\\x00-\x1f]|\\["\\/bfnrt]|\\u[0-9a-fA-F]{4})*'   # a JSON string's body (also in skipped lines)
 _TASK_LINE = re.compile(   # groups: name, tid, ts, dur, task id, (,"source":"..."), source
     r'\{"name":"(' + _BODY + r')","cat":"task","ph":"X","pid":' + _INT + r',"tid":(' + _INT + r'),"ts":(' + _NUM
     + r'),"dur":(' + _NUM + r'),"args":\{"task_id":(' + _INT + r'),"kernel_id":' + _INT + r',"block_idx":' + _INT
@@ -194,6 +201,18 @@ def _unescape(body: str) -> str:
     try:
         return json.loads('"%s"' % body)
     except json.JSONDecodeError:   # a bad \u escape: let the whole-document read name it
+        raise _NotLibpto2Layout() from None
+
+
+def _json_float(token: str) -> float:
+    """float() of a JSON number token as json.loads then float() give it: an integer token is an
+    int first (`-0` is 0, not -0.0); one too large for a float is left to the whole-document read,
+    which names the event."""
+    if "." in token or "e" in token or "E" in token:
+        return float(token)
+    try:
+        return float(int(token))
+    except OverflowError:
         raise _NotLibpto2Layout() from None
 
 
@@ -224,7 +243,7 @@ def _read_libpto2_layout(path: str, acc: "_Accumulator") -> None:
             acc.edges += [(int(a), int(b)) for a, b in _DEP_LINE.findall(text)]
             text = _DEP_LINE.sub("", text)
             for name, tid, ts, dur, task_id, has_source, source in _TASK_LINE.findall(text):
-                task(_unescape(name), (0, int(tid)), float(ts), float(dur), int(task_id),
+                task(_unescape(name), (0, int(tid)), _json_float(ts), _json_float(dur), int(task_id),
                      _unescape(source) if has_source else None)
             text = _TASK_LINE.sub("", text)
             for line in text.split("\n"):
@@ -338,7 +357,7 @@ class _Accumulator:
                 a, b_ = str(e["id"]).split("-")
                 if a.isdigit() and b_.isdigit():
                     self.edges.append((int(a), int(b_)))
-        except (KeyError, TypeError, ValueError, AttributeError) as ex:
+        except (KeyError, TypeError, ValueError, AttributeError, OverflowError) as ex:
             # A malformed event of a kind the summary reads: a located TraceFormatError, not a
             # bare KeyError ('ts') or an AttributeError traceback (args that are no object).
             what = "missing field %s" % ex if isinstance(ex, KeyError) else str(ex)

@@ -176,16 +176,18 @@ bool number(Line& l, double* out) {
   const bool leading_zero = l.p < l.end && *l.p == '0';
   uint64_t m = 0;
   int n = 0, k = 0;
-  bool overflow = false;
+  bool overflow = false, fraction = false;
   if (!digits(l, &m, &n, &overflow) || (leading_zero && n > 1)) return false;
   if (l.p < l.end && *l.p == '.') {
     ++l.p;
+    fraction = true;
     if (!digits(l, &m, &k, &overflow)) return false;
   }
   if (l.p < l.end && (*l.p == 'e' || *l.p == 'E')) return false;
   if (overflow || m > (uint64_t{1} << 53) || k > 22) return false;
   const double v = static_cast<double>(m) / kPow10[k];
-  *out = neg ? -v : v;
+  // `-0` is JSON's integer 0 (Python reads +0.0 from it); `-0.0` is a float, -0.0.
+  *out = neg && (fraction || m != 0) ? -v : v;
   return true;
 }
 

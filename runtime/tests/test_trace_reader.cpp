@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -102,6 +103,30 @@ TEST(TraceReader, LeavesPipesUnopened) {
   char why[256] = "";
   EXPECT_EQ(pto2_trace_summary_read(path.c_str(), why, sizeof why), nullptr);
   EXPECT_NE(std::string(why).find("not a regular file"), std::string::npos) << why;
+  std::remove(path.c_str());
+}
+
+// A time written `-0` is JSON's integer 0: +0.0, as Python's json reads it (the native reader
+// gave -0.0, so `pypto trace summary` printed "at -0.0 us" where the Python readers print 0.0;
+// found by the differential fuzz, tests/python/trace_fuzz.py). `-0.000` is a float: -0.0.
+TEST(TraceReader, MinusZeroIsAnIntegerZeroUnlessItHasAFraction) {
+  Watchdog wd(30);
+  const std::string path = "pto2_trace_reader_minus_zero.json";
+  chain_trace(path, 3);
+  const std::string text = read_file(path);
+  const size_t task = text.find("\"cat\":\"task\"");
+  ASSERT_NE(task, std::string::npos);
+  const size_t ts = text.find("\"ts\":", task) + 5, comma = text.find(',', ts);
+  for (const char* zero : {"-0", "-0.000"}) {
+    write_file(path, text.substr(0, ts) + zero + text.substr(comma));
+    char why[256] = "";
+    const pto2_trace_summary* s = pto2_trace_summary_read(path.c_str(), why, sizeof why);
+    ASSERT_NE(s, nullptr) << why;
+    ASSERT_GT(s->n_tasks, 0u);
+    EXPECT_EQ(s->task_start_us[0], 0.0) << zero;   // the earliest task is the edited one
+    EXPECT_EQ(std::signbit(s->task_start_us[0]), zero[2] == '.') << zero;
+    pto2_trace_summary_free(s);
+  }
   std::remove(path.c_str());
 }
 

@@ -9,6 +9,7 @@ import pytest
 
 from pypto import cli
 from pypto.trace_summary import TraceFormatError, summarize
+from trace_fuzz import as_document, write_libpto2_trace
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -202,45 +203,7 @@ def test_malformed_task_event_is_located(tmp_path, capsys, event, reason):
 # with json.load; benchmarks/trace_summary_bench.py): the summary must be exactly the one the
 # whole-document read gives, and any departure from that layout must fall back to it.
 
-def _libpto2_trace(path, tasks=300, workers=4):
-    """A trace in libpto2's layout (trace.cpp): thread names, task blocks (some tasks in two
-    blocks, names and sources that need escapes, two kernels with equal total time), submit and
-    scope spans, a skipped task, flows with from/to, a timing slot."""
-    ev = ['{"name":"process_name","ph":"M","pid":0,"tid":0,"args":{"name":"pto2"}}']
-    ev += ['{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":"AIV%d"}}' % (w, w) for w in range(workers)]
-    ev.append('{"name":"thread_name","ph":"M","pid":0,"tid":%d,"args":{"name":"orchestrator"}}' % workers)
-    names = ["add", "mul", 'q\\"uote', "tie_a", "tie_b"]
-    for i in range(1, tasks + 1):
-        k = names[i % len(names)]
-        dur = 2.0 if k.startswith("tie") else 1.0 + (i * 37 % 11) * 0.125
-        src = ',"source":"caf\\u00e9.py:%d"' % (10 + i % 7) if i % 3 else ""
-        ev.append('{"name":"%s","cat":"task","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,'
-                  '"args":{"task_id":%d,"kernel_id":%d,"block_idx":0%s}}' % (k, i % workers, i * 1.5, dur, i, i % 5, src))
-        if i % 10 == 0:   # a second block of the task on another worker
-            ev.append('{"name":"%s","cat":"task","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":%.3f,'
-                      '"args":{"task_id":%d,"kernel_id":%d,"block_idx":1%s}}' % (k, (i + 1) % workers, i * 1.5 + 0.25, dur, i, i % 5, src))
-    ev.append('{"name":"add","cat":"skip","ph":"i","s":"t","pid":0,"tid":0,"ts":3.000,"args":{"task_id":%d,'
-              '"kernel_id":0,"element":0,"op":">","target":0,"predicate":"element 0 > 0 is false"}}' % (tasks + 1))
-    for i in range(1, tasks + 1):
-        ev.append('{"name":"submit %s","cat":"submit","ph":"X","pid":0,"tid":%d,"ts":%.3f,"dur":0.100,'
-                  '"args":{"task_id":%d}}' % (names[i % 5], workers, i * 0.5, i))
-    ev.append('{"name":"PTO2_SCOPE AUTO","cat":"scope","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":9.000,'
-              '"args":{"mode":"AUTO"}}' % workers)
-    flow = 0
-    for i in range(2, tasks + 1):
-        for p in {i - 1, max(1, i - 7)}:
-            flow += 1
-            ev.append('{"name":"dep","cat":"dep","ph":"s","id":%d,"pid":0,"tid":0,"ts":1.000,"args":{"from":%d,"to":%d}}'
-                      % (flow, p, i))
-            ev.append('{"name":"dep","cat":"dep","ph":"f","bp":"e","id":%d,"pid":0,"tid":1,"ts":2.000}' % flow)
-    ev.append('{"name":"timing_slot_0","cat":"timing_slot","ph":"X","pid":0,"tid":%d,"ts":0.000,"dur":5.000,'
-              '"args":{"slot":0,"tasks":3}}' % (workers + 1))
-    with open(path, "w") as f:
-        f.write('{"traceEvents": [\n' + ",\n".join(ev) + "\n]}\n")
-    json.load(open(path))   # valid JSON
-
-
-# What `summarize(...).format(top=8)` printed for _libpto2_trace(path) before the line reader.
+# What `summarize(...).format(top=8)` printed for write_libpto2_trace(path) before the line reader.
 _GOLDEN = """\
 300 tasks, 597 dependency edges, 449.9 us from first start to last end
 critical path: 300 tasks, 539.0 us of task time (120% of the span)
@@ -266,20 +229,15 @@ worker utilisation:
   AIV3            35.0%  (90 blocks, 157.2 us busy)"""
 
 
-def _as_document(summary):
-    return (summary.format(top=10 ** 6), [(t.task_id, t.kernel, t.start_us, t.end_us, t.blocks, t.source)
-                                          for t in summary.tasks])
-
-
 def test_libpto2_layout_is_read_line_by_line_with_the_same_summary(tmp_path, monkeypatch):
     import pypto.trace_summary as ts
     path = str(tmp_path / "t.json")
-    _libpto2_trace(path)
+    write_libpto2_trace(path)
     assert summarize(path).format(top=8) == _GOLDEN
-    whole = _as_document(ts._summarize_document(path))
+    whole = as_document(ts._summarize_document(path))
     # The line reader alone (the whole-document read would fail) gives the same summary.
     monkeypatch.setattr(ts, "_events_of_document", lambda p: pytest.fail("read %s whole" % p))
-    assert _as_document(summarize(path)) == whole
+    assert as_document(summarize(path)) == whole
 
 
 def test_a_real_trace_is_read_line_by_line_with_the_same_summary(tmp_path, monkeypatch):
@@ -287,9 +245,9 @@ def test_a_real_trace_is_read_line_by_line_with_the_same_summary(tmp_path, monke
     compiled, a = _vector_add()
     path = str(tmp_path / "t.json")
     compiled(a, a, np.zeros_like(a), trace=path)
-    whole = _as_document(ts._summarize_document(path))
+    whole = as_document(ts._summarize_document(path))
     monkeypatch.setattr(ts, "_events_of_document", lambda p: pytest.fail("read %s whole" % p))
-    assert _as_document(summarize(path)) == whole and "16 tasks" in whole[0]
+    assert as_document(summarize(path)) == whole and "16 tasks" in whole[0]
 
 
 @pytest.mark.parametrize("edit, error", [
@@ -305,10 +263,10 @@ def test_a_real_trace_is_read_line_by_line_with_the_same_summary(tmp_path, monke
 def test_other_layouts_fall_back_to_the_whole_document(tmp_path, edit, error):
     import pypto.trace_summary as ts
     path = tmp_path / "t.json"
-    _libpto2_trace(str(path))
+    write_libpto2_trace(str(path))
     path.write_text(edit(path.read_text()))
     if error is None:
-        assert _as_document(summarize(str(path))) == _as_document(ts._summarize_document(str(path)))
+        assert as_document(summarize(str(path))) == as_document(ts._summarize_document(str(path)))
         return
     with pytest.raises(TraceFormatError, match=error) as line_reader:
         summarize(str(path))
@@ -539,7 +497,7 @@ def test_critical_path_is_the_longest_chain_on_random_schedules(tmp_path):
 def _native_trace(path):
     """_libpto2_trace as trace.cpp writes it (non-ASCII raw, not as \\u escapes): libpto2 reads it."""
     import pypto.trace_summary as ts
-    _libpto2_trace(str(path))
+    write_libpto2_trace(str(path))
     text = path.read_text(encoding="utf-8").replace("\\u00e9", "\u00e9")
     path.write_text(text, encoding="utf-8")
     assert ts._native_summary(str(path)) is not None
@@ -588,7 +546,8 @@ def test_invalid_utf8_is_left_to_the_python_readers(tmp_path, bad):
     _native_trace(path)
     path.write_bytes(path.read_bytes().replace(b'"name":"add"', b'"name":"a' + bad + b'dd"', 1))
     assert ts._native_summary(str(path)) is None
-    with pytest.raises(UnicodeDecodeError):     # as before libpto2 read traces (the CLI names it)
+    # A TraceFormatError, as summarize's doc says (it raised UnicodeDecodeError; the CLI named it).
+    with pytest.raises(TraceFormatError, match=r"is not UTF-8 text \(byte 0x%02x at offset \d+\)" % bad[0]):
         summarize(str(path))
 
 
