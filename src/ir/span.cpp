@@ -12,4 +12,6 @@ const std::string& SharedText::empty_text() noexcept {
 
 std::ostream& operator<<(std::ostream& os, const SharedText& t) { return os << t.str(); }
 
+std::string source_file_name(const std::string& path) { return path.substr(path.find_last_of('/') + 1); }
+
 }  // namespace pypto::ir

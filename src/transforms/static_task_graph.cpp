@@ -258,9 +258,7 @@ class Tracker {
   std::unordered_map<int, std::vector<Entry>> by_storage_;
 };
 
-std::string base_name(const std::string& path) { return path.substr(path.find_last_of("/\\") + 1); }
-
-std::string site_of(const Span& s) { return s.known() ? base_name(s.file) + ":" + std::to_string(s.line) : ""; }
+std::string site_of(const Span& s) { return s.known() ? source_file_name(s.file) + ":" + std::to_string(s.line) : ""; }
 
 std::string dot_escape(const std::string& s) {
   std::string o;

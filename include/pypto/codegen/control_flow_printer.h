@@ -64,6 +64,9 @@ struct CarryMove {
 // first part only.
 std::vector<std::string> CppIdentifiers(const std::string& text);
 
+// `text` as the body of a C++ string literal: '"' and '\\' escaped, control characters dropped.
+std::string CppStringBody(const std::string& text);
+
 // `"prog.py", 12`: the DSL file (base name, quoted for a C++ string) and line of `span`, the
 // arguments of the run-time checks that name a DSL line (pto2_range_count, PTO2_SOURCE_SITE).
 std::string CppSourceSiteArgs(const ir::Span& span);

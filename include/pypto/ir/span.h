@@ -78,6 +78,12 @@ inline std::string operator+(const std::string& a, const SharedText& b) { return
 inline std::string operator+(const char* a, const SharedText& b) { return a + b.str(); }
 std::ostream& operator<<(std::ostream& os, const SharedText& t);
 
+// The file name of a DSL source path, without its directories: what generated code, task graphs
+// and messages print as a site (`prog.py:12`). Only '/' separates directories, as for Python's
+// os.path.basename on POSIX (a '\\' is part of a Linux file name).
+//   source_file_name("/home/me/prog.py") == "prog.py"
+std::string source_file_name(const std::string& path);
+
 struct Span {
   SharedText file;    // path of the DSL source ("" when unknown)
   int line = 0;       // 1-based; 0 = unknown

@@ -25,13 +25,17 @@ std::vector<std::string> CppIdentifiers(const std::string& text) {
   return out;
 }
 
-std::string CppSourceSiteArgs(const ir::Span& span) {
-  std::string file = span.file.substr(span.file.find_last_of("/\\") + 1), quoted;
-  for (char c : file) {
-    if (c == '"' || c == '\\') quoted += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) quoted += c;
+std::string CppStringBody(const std::string& text) {
+  std::string body;
+  for (char c : text) {
+    if (c == '"' || c == '\\') body += '\\';
+    if (static_cast<unsigned char>(c) >= 0x20) body += c;
   }
-  return "\"" + quoted + "\", " + std::to_string(span.line);
+  return body;
+}
+
+std::string CppSourceSiteArgs(const ir::Span& span) {
+  return "\"" + CppStringBody(ir::source_file_name(span.file)) + "\", " + std::to_string(span.line);
 }
 
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,

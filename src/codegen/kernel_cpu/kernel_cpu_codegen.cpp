@@ -438,12 +438,7 @@ void KernelEmitter::open_loop(const ForStmt& f, const std::vector<CarrySlot>& sl
   // step fails the run naming the DSL line instead of looping forever.
   const std::string base = op->loop_var->name;
   const std::string vstart = fresh(base + "_start"), vs = fresh(base + "_step");
-  const std::string file = op->span.file.substr(op->span.file.find_last_of("/\\") + 1);
-  std::string where;
-  for (char c : file + ":" + std::to_string(op->span.line)) {
-    if (c == '"' || c == '\\') where += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) where += c;
-  }
+  const std::string where = common::CppStringBody(source_file_name(op->span.file) + ":" + std::to_string(op->span.line));
   line("const int64_t " + vstart + " = static_cast<int64_t>(" + start + ");");
   const int64_t chunk = op->chunk_stride;   // SplitChunkedLoops: the step is `s * chunk`
   auto* m = op->step->as<BinaryExpr>();
