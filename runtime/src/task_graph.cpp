@@ -14,23 +14,11 @@
 #include "engine.h"
 #include "output_file.h"
 #include "race_checker.h"
+#include "text_escape.h"
 
 namespace pto2::detail {
 
 namespace {
-
-std::string dot_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') o += '\\';
-    if (c == '\n') {
-      o += "\\n";
-      continue;
-    }
-    o += c;
-  }
-  return o;
-}
 
 std::string kernel_name(const std::vector<KernelInfo>& kernels, int32_t k) {
   if (k >= 0 && static_cast<size_t>(k) < kernels.size() && !kernels[static_cast<size_t>(k)].name.empty())

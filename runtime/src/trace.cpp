@@ -12,26 +12,11 @@
 
 #include "engine.h"
 #include "output_file.h"
+#include "text_escape.h"
 
 namespace pto2::detail {
 
 namespace {
-std::string json_escape(const std::string& s) {
-  std::string o;
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      o += '\\';
-      o += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      o += buf;
-    } else {
-      o += c;
-    }
-  }
-  return o;
-}
 const char* predicate_op(PredicateOp op) {
   switch (op) {
     case PredicateOp::EQ: return "==";

@@ -28,7 +28,11 @@
 #include <unordered_set>
 #include <vector>
 
+#include "text_escape.h"
+
 namespace {
+
+using pto2::detail::utf8_length;
 
 // The owner of everything the pto2_trace_summary it extends points to.
 struct Summary : pto2_trace_summary {
@@ -64,30 +68,6 @@ bool literal(Line& l, std::string_view s) {
   return true;
 }
 
-// A well-formed UTF-8 sequence starting at p (a byte >= 0x80), as Python's strict decoder takes
-// it: no overlong form, no surrogate, nothing above U+10FFFF. Returns its length, 0 if invalid.
-int utf8_length(const unsigned char* p, const unsigned char* end) {
-  const unsigned c = p[0];
-  int n;
-  unsigned lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    n = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    n = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    n = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  } else {
-    return 0;
-  }
-  if (end - p < n || p[1] < lo || p[1] > hi) return 0;
-  for (int i = 2; i < n; ++i)
-    if ((p[i] & 0xC0) != 0x80) return 0;
-  return n;
-}
 
 // A JSON string's body up to its closing quote (left for the pattern to match). Escapes: only \" \\ and
 // \u00XX (lowercase, a control character): what json_escape writes, one raw form per string.

@@ -130,6 +130,41 @@ TEST(TraceReader, MinusZeroIsAnIntegerZeroUnlessItHasAFraction) {
   std::remove(path.c_str());
 }
 
+// Names are any std::string: a kernel name with bytes that are not UTF-8 (an overlong form, a
+// surrogate, a lone 0xff), a quote, a backslash and control characters made the trace and the
+// graph files invalid UTF-8 (pypto trace summary refused the trace; Graphviz warns). Each bad byte
+// is now U+FFFD, as Python's errors="replace" decodes it.
+TEST(TraceReader, KernelNamesThatAreNotUtf8AreWrittenAsValidText) {
+  Watchdog wd(30);
+  const std::string name = std::string("k\xff\"\\\x01\n\xc0\xaf\xed\xa0\x80") + "\xc3\xa9";
+  const std::string want = "k\xef\xbf\xbd\"\\\x01\n" + std::string("\xef\xbf\xbd\xef\xbf\xbd") +
+                           "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd" + "\xc3\xa9";
+  std::vector<float> x(4, 0);
+  pto2::Runtime rt(workers(1).trace(true).race_check(pto2::RaceCheck::Warn));
+  rt.register_kernel(5, name, pto2::CoreType::AIV, &k_inc);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    Arg p;
+    p.add_inout(ext1d(x));
+    rt_submit_aiv_task(5, p);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  const std::string trace = "pto2_trace_reader_names.json", graph = "pto2_trace_reader_names.dot";
+  ASSERT_TRUE(rt.write_trace(trace));
+  ASSERT_TRUE(rt.write_graph(graph));
+  char why[256] = "";
+  const pto2_trace_summary* s = pto2_trace_summary_read(trace.c_str(), why, sizeof why);
+  ASSERT_NE(s, nullptr) << why;   // valid UTF-8, in the reader's layout
+  ASSERT_EQ(s->n_kernels, 1u);
+  EXPECT_EQ(str(s, s->kernel_name[0]), want);
+  pto2_trace_summary_free(s);
+  const std::string dot = read_file(graph);
+  EXPECT_NE(dot.find("label=\"k\xef\xbf\xbd\\\"\\\\ \\n\xef\xbf\xbd"), std::string::npos) << dot;
+  for (unsigned char c : dot) EXPECT_TRUE(c >= 0x20 || c == '\n') << static_cast<int>(c);
+  EXPECT_EQ(dot.find('\xff'), std::string::npos);
+  std::remove(trace.c_str());
+  std::remove(graph.c_str());
+}
+
 // Random byte edits of a real trace (bytes changed, cut, duplicated) are read or refused, never
 // read out of bounds (run under make test-asan) nor accepted with another task count.
 TEST(TraceReader, RandomEditsAreReadOrRefused) {
