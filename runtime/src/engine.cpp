@@ -163,6 +163,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   // queued tasks for them (runs of a program are alike): a run that queues none (empty, or
   // all undeferred) does not pay the futex wake (~5 us on a VM).
   if (last_run_queued_) workers_.wake_for_run();
+  ran_.store(true, std::memory_order_relaxed);
   failure_.reset();
   sub_.begin_run();
   linker_.begin_run(opt_.trace_);

@@ -65,8 +65,10 @@ bool WorkerPool::any_busy() const {
 // right away (a push that finds no spinner wakes one).
 WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring,
                                            uint32_t spin_us) {
+  // spin_us 0: park at once (not counted as a spinner: pushes then wake a parked worker).
+  const bool counted = spin_us > 0;
   const bool may_spin =
-      spinning_[type].fetch_add(1, std::memory_order_seq_cst) < static_cast<int32_t>(max_spinners_[type]);
+      counted && spinning_[type].fetch_add(1, std::memory_order_seq_cst) < static_cast<int32_t>(max_spinners_[type]);
   bool got = false;
   if (may_spin) {
     const int64_t deadline = now_ns() + int64_t(spin_us) * 1000;
@@ -90,7 +92,7 @@ WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& 
       }
     }
   }
-  const bool last_spinner = spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
+  const bool last_spinner = counted && spinning_[type].fetch_sub(1, std::memory_order_seq_cst) == 1;
   if (got) {
     // Keep one worker looking for more work while this one runs the task.
     // The parked count first: the queues' ends are the pushers' hot lines.

@@ -42,7 +42,8 @@ void Engine::worker_main(int worker) {
       idx = local;
       local = kNoTask;
     } else {
-      const WorkerPool::Next next = workers_.next(static_cast<uint32_t>(worker), type, idx, ring_, opt_.spin_us_);
+      const uint32_t spin_us = ran_.load(std::memory_order_relaxed) ? opt_.spin_us_ : 0;
+      const WorkerPool::Next next = workers_.next(static_cast<uint32_t>(worker), type, idx, ring_, spin_us);
       if (next == WorkerPool::Next::kShutdown) return;
       if (next == WorkerPool::Next::kAgain) continue;
     }
