@@ -3,11 +3,12 @@ against a scalar loop that does what their contract says: every element of c acc
 order, one fused multiply-add (std::fma) per step, from c (load_c) or from +0 (c not read).
 
 The AVX2 kernel copies each k x 16 panel of b into a per-thread buffer (packed, at most 256 rows at
-a time, longer k in chunks that add into c) when two or more row blocks share it. So the shapes
-here cross what packing depends on: rows below / at / above the two blocks (1 .. 13), k around the
-chunk bound (255, 256, 257, 513, 600), ragged columns (1, 5, 7, 8, 9, 15, 16, 17, 63, 65, 257),
-operands with row strides wider than their columns (power-of-two strides of b among them) and b
-not 64-byte aligned, c with sentinels in its padding that no kernel may write, and several threads
+a time, longer k in chunks that add into c) when two or more row blocks share it and the panel
+read in place might not stay in L1 (a long k, a row stride of b that is a multiple of 512 bytes, b
+not 64-byte aligned). So the shapes here cross what packing depends on: rows below / at / above
+the two blocks (1 .. 13), k around the chunk bound (255, 256, 257, 513, 600), ragged columns (1, 5,
+7, 8, 9, 15, 16, 17, 33, 65, 257), operands with row strides wider than their columns (strides of
+512 bytes and 1-2 KB for b among them) and b aligned or not, c with sentinels in its padding that no kernel may write, and several threads
 running different matmuls at once (each must read its own packed panel).
 """
 import platform
@@ -69,12 +70,15 @@ static int check(const char* isa, Kernel kernel, const Shape& s, bool load_c, ui
 
 static std::vector<Shape> shapes() {
   std::vector<Shape> out;
-  // Ragged rows / columns / k, packed strides (no padding) and strided operands.
+  // Ragged rows / columns / k: packed strides (no padding), strided operands, and b with a row
+  // stride of 512 bytes, aligned or not (its panels packed from k = 17 or 33 on).
   for (int64_t m : {1, 5, 6, 7, 11, 12, 13, 15, 16, 17, 63, 65})
     for (int64_t n : {1, 7, 9, 16, 17, 65})
-      for (int64_t k : {0, 1, 5, 17, 63}) {
+      for (int64_t k : {0, 1, 5, 17, 40, 63}) {
         out.push_back({m, k, n, 0, 0, 0, 0});
         out.push_back({m, k, n, 3, 5, 2, 1});
+        out.push_back({m, k, n, 1, 128 - n, 0, 0});
+        out.push_back({m, k, n, 0, 128 - n, 3, 4});
       }
   // k around the packing bound (256 rows a chunk), with and without padding.
   for (int64_t k : {255, 256, 257, 513, 600})
@@ -116,25 +120,25 @@ int main() {
     std::vector<std::thread> threads;
     for (int t = 0; t < 4; ++t)
       threads.emplace_back([&, t] {
-        const int64_t m = 30 + 6 * t, k = 90 + 37 * t, n = 16 * (t + 1) + 3;
+        const int64_t m = 30 + 6 * t, k = 90 + 37 * t, n = 16 * (t + 1) + 3, ldb = 128;   // 512 B: packed
         std::mt19937 gen(1000 + t);
         std::uniform_real_distribution<float> val(-2.0f, 2.0f);
-        std::vector<float> a(m * k), b(k * n), c0(m * n), want(m * n), c(m * n);
+        std::vector<float> a(m * k), b(k * ldb), c0(m * n), want(m * n), c(m * n);
         for (auto& x : a) x = val(gen);
         for (auto& x : b) x = val(gen);
         for (auto& x : c0) x = val(gen);
         for (int64_t i = 0; i < m; ++i)
           for (int64_t j = 0; j < n; ++j) {
             float acc = c0[i * n + j];
-            for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * k + p], b[p * n + j], acc);
+            for (int64_t p = 0; p < k; ++p) acc = std::fma(a[i * k + p], b[p * ldb + j], acc);
             want[i * n + j] = acc;
           }
         for (ready.fetch_add(1); ready.load() < 4;) {}   // start together
         for (int r = 0; r < 400; ++r) {
           c = c0;
-          if (avx2 && r % 2 == 0) matmul_kernel_avx2(c.data(), n, a.data(), k, b.data(), n, m, k, n);
-          else if (avx512) matmul_kernel_avx512(c.data(), n, a.data(), k, b.data(), n, m, k, n);
-          else matmul_kernel_avx2(c.data(), n, a.data(), k, b.data(), n, m, k, n);
+          if (avx2 && r % 2 == 0) matmul_kernel_avx2(c.data(), n, a.data(), k, b.data(), ldb, m, k, n);
+          else if (avx512) matmul_kernel_avx512(c.data(), n, a.data(), k, b.data(), ldb, m, k, n);
+          else matmul_kernel_avx2(c.data(), n, a.data(), k, b.data(), ldb, m, k, n);
           if (std::memcmp(c.data(), want.data(), c.size() * 4) != 0) ++thread_bad[t];
         }
       });

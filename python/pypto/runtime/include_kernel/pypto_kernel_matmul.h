@@ -130,6 +130,28 @@ inline float* packed_panel_avx2() {
   return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(raw) + 63) & ~static_cast<uintptr_t>(63));
 }
 
+// Whether a k x 16 panel of b read in place (row stride ldb floats) may not stay in a 32 KB
+// 8-way L1 (64 sets of 64-byte lines) while the row blocks pass. A row of it takes one line
+// when 64-byte aligned, else two (in consecutive sets); a stride that is a multiple of 64 bytes
+// puts the rows' first lines in only 64 / gcd(stride / 64, 64) sets. When the panel needs more
+// than half the ways of the sets it falls in (the rest is for a and c), it is worth packing;
+// otherwise the copy only costs (64^3 with b 16 bytes off alignment: +2-3 %).
+inline bool panel_spills_l1(const float* b, int64_t ldb, int64_t k) {
+  const int64_t stride = ldb * static_cast<int64_t>(sizeof(float));
+  const bool aligned = stride % 64 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
+  int64_t sets = 64;
+  if (stride % 64 == 0) {
+    int64_t g = 64, s = (stride / 64) % 64;   // gcd(stride / 64, 64); s = 0: one set
+    while (s != 0) {
+      const int64_t t = g % s;
+      g = s;
+      s = t;
+    }
+    sets = std::min<int64_t>(64, (64 / g) * (aligned ? 1 : 2));
+  }
+  return (aligned ? 1 : 2) * k > sets * 8 / 2;
+}
+
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA; c = a @ b when
 /// !load_c (c is not read: its accumulators start at +0, the bits of adding into a zero fill).
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
@@ -149,7 +171,7 @@ __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int
   // Zen 3, b 16 bytes off alignment, best of 11 interleaved: 256^3 419 -> 354 us, 128^3 48.2 ->
   // 44.7, the GEMM example's task (64 x 192 x 128 in three k steps, ld 192 / 128) 36.0 -> 33.7;
   // with b aligned 256^3 377 -> 348 and the rest within +-3 % (docs/kernels.md).
-  if (m4 >= 12 && k > 0) {
+  if (m4 >= 12 && k > 0 && panel_spills_l1(b, ldb, k)) {
     float* const packed = packed_panel_avx2();
     const int64_t chunks = (k + kPackRowsAvx2 - 1) / kPackRowsAvx2, kc = (k + chunks - 1) / chunks;
     for (int64_t p0 = 0; p0 < k; p0 += kc) {
