@@ -54,8 +54,9 @@ __attribute__((target("avx2,fma"))) inline __m256 load8(const float* p, __m256i 
 }
 
 // With kPackB the block also stores the k x NV * 8 panel of b it reads to `packed` (row stride
-// 16, 64-byte aligned; masked-off lanes as +0), for the row blocks after it.
-template <int MR, int NV, bool kMasked, bool kPackB = false>
+// 16, 64-byte aligned; masked-off lanes as +0), for the row blocks after it. kLdb > 0: b's row
+// stride is that constant (a packed panel), not ldb.
+template <int MR, int NV, bool kMasked, bool kPackB = false, int kLdb = 0>
 __attribute__((target("avx2,fma"))) inline void matmul_block_avx2(float* __restrict c, int64_t ldc,
                                                                   const float* __restrict a, int64_t lda,
                                                                   const float* __restrict b, int64_t ldb, int64_t k,
@@ -68,7 +69,7 @@ __attribute__((target("avx2,fma"))) inline void matmul_block_avx2(float* __restr
     for (int v = 0; v < NV; ++v)
       acc[r][v] = load_c ? load8<kMasked>(c + r * ldc + 8 * v, (v == 0 ? m0 : m1)) : _mm256_setzero_ps();
   for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
+    const float* bp = b + p * (kLdb > 0 ? kLdb : ldb);
     __m256 bv[NV];
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
@@ -99,17 +100,22 @@ __attribute__((target("avx2,fma"))) inline __m256i lanes8(int64_t cols) {
 
 // MR rows x `cols` <= 16 columns. Full blocks load and store unmasked (VMASKMOVPS stores are
 // slow on some cores); a block of at most 8 columns uses one register per row.
-// kPackB: the block also packs the panel of b it reads (matmul_block_avx2); then `packed` holds
-// 16 floats per row whatever `cols` is, the lanes from `cols` on +0.
-template <int MR, bool kPackB = false>
+// kPack: 0 reads b in place; 1 also packs the panel it reads into `packed` (matmul_block_avx2:
+// 16 floats a row whatever `cols` is, the lanes from `cols` on +0); 2 reads such a packed panel
+// (b = packed, row stride 16). Distinct instantiations per mode keep the in-place path's call
+// sites as they were, so a kernel with constant shapes still gets it specialised (GCC's
+// constant propagation: one shared instantiation lost it and ran the GEMM example 4-8 % slower).
+template <int MR, int kPack = 0>
 __attribute__((target("avx2,fma"))) inline void matmul_narrow_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t k,
                                                                    int64_t cols, bool load_c, float* packed = nullptr) {
   const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
-  if (cols == 16) matmul_block_avx2<MR, 2, false, kPackB>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
-  else if (cols > 8) matmul_block_avx2<MR, 2, true, kPackB>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
-  else if (cols == 8) matmul_block_avx2<MR, 1, false, kPackB>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
-  else matmul_block_avx2<MR, 1, true, kPackB>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  constexpr bool kStore = kPack == 1;
+  constexpr int kLdb = kPack == 2 ? 16 : 0;
+  if (cols == 16) matmul_block_avx2<MR, 2, false, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else if (cols > 8) matmul_block_avx2<MR, 2, true, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else if (cols == 8) matmul_block_avx2<MR, 1, false, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else matmul_block_avx2<MR, 1, true, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
 }
 
 // Rows [0, m6) (a multiple of 6) in 6-row blocks, then rows [m6, m4) (none or 4) in one 4-row
@@ -133,9 +139,11 @@ inline float* packed_panel_avx2() {
 // Whether a k x 16 panel of b read in place (row stride ldb floats) may not stay in a 32 KB
 // 8-way L1 (64 sets of 64-byte lines) while the row blocks pass. A row of it takes one line
 // when 64-byte aligned, else two (in consecutive sets); a stride that is a multiple of 64 bytes
-// puts the rows' first lines in only 64 / gcd(stride / 64, 64) sets. When the panel needs more
-// than half the ways of the sets it falls in (the rest is for a and c), it is worth packing;
-// otherwise the copy only costs (64^3 with b 16 bytes off alignment: +2-3 %).
+// puts the rows' first lines in only 64 / gcd(stride / 64, 64) sets. An aligned panel is worth
+// packing when it needs more lines than those sets hold (the GEMM example's 64 x 64 x 128 steps,
+// 64 rows in 8 sets of 8 ways, ran 3-7 % slower packed); a misaligned one when it needs more
+// than half of them, since the copy also ends its loads that straddle two lines (the same steps
+// with b 16 bytes off alignment: 3-7 % faster). Otherwise the copy only costs.
 inline bool panel_spills_l1(const float* b, int64_t ldb, int64_t k) {
   const int64_t stride = ldb * static_cast<int64_t>(sizeof(float));
   const bool aligned = stride % 64 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
@@ -149,7 +157,7 @@ inline bool panel_spills_l1(const float* b, int64_t ldb, int64_t k) {
     }
     sets = std::min<int64_t>(64, (64 / g) * (aligned ? 1 : 2));
   }
-  return (aligned ? 1 : 2) * k > sets * 8 / 2;
+  return aligned ? k > sets * 8 : 2 * k > sets * 8 / 2;
 }
 
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA; c = a @ b when
@@ -181,8 +189,10 @@ __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int
         const int64_t cols = std::min<int64_t>(16, n - j);
         const bool lc = load_c || p0 > 0;
         // The first row block reads the panel in place and packs it as it goes; the others read the copy.
-        matmul_narrow_avx2<6, true>(c + j, ldc, a + p0, lda, b + p0 * ldb + j, ldb, rows, cols, lc, packed);
-        matmul_panel16_avx2(c + 6 * ldc + j, ldc, a + 6 * lda + p0, lda, packed, 16, m6 - 6, m4 - 6, rows, cols, lc);
+        matmul_narrow_avx2<6, 1>(c + j, ldc, a + p0, lda, b + p0 * ldb + j, ldb, rows, cols, lc, packed);
+        for (int64_t i = 6; i < m6; i += 6)
+          matmul_narrow_avx2<6, 2>(c + i * ldc + j, ldc, a + i * lda + p0, lda, packed, 16, rows, cols, lc);
+        if (m4 > m6) matmul_narrow_avx2<4, 2>(c + m6 * ldc + j, ldc, a + m6 * lda + p0, lda, packed, 16, rows, cols, lc);
       }
     }
   } else {
