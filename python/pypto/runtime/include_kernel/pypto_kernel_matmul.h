@@ -177,8 +177,8 @@ __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int
   // kPackRowsAvx2 rows of k go at a time; a longer k goes in chunks, each adding into c what the
   // chunks before it left there, so every element still gets its FMAs in k order (same bits).
   // Zen 3, C++ loop, median of 15 interleaved rounds' ratios to reading b in place, b 16 bytes
-  // off alignment: 256^3 0.85, 128^3 0.89, the GEMM example's task (64 x 192 x 128 in three k
-  // steps, ld 192 / 128) 0.93; b aligned: 256^3 0.96, the rest within the loop's +-3 %.
+  // off alignment: 256^3 0.83, 128^3 0.93, the GEMM example's task (64 x 192 x 128 in three k
+  // steps, ld 192 / 128) 0.92; b aligned: 256^3 0.89, the rest 0.98-1.02 (control +-3 %).
   // Packed only where panel_spills_l1 says so (docs/kernels.md, performance notes).
   if (m4 >= 12 && k > 0 && panel_spills_l1(b, ldb, k)) {
     float* const packed = packed_panel_avx2();
