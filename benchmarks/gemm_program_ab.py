@@ -14,7 +14,8 @@ pauses 0.5 s after each, so that OpenBLAS's idle threads (which spin ~0.1 s afte
 before the next measurement. Worker counts per package: `AIC,AIV` passed to every call, or
 `default` (the call names none: CompiledProgram.default_workers, docs/running.md "Workers");
 `--old-workers` defaults to the counts this benchmark used before that default existed (one AIC
-worker per CPU + 1 AIV), `--new-workers` to `default`. Every pypto call has the orchestrating
+worker per CPU + 1 AIV), `--new-workers` to `default`. `--old-example` runs the old package on
+another copy of examples/tiled_matmul.py (its tiles before a change; default: this checkout's). Every pypto call has the orchestrating
 thread too, which runs tasks while it waits for the run to end. The header prints the counts
 each package ran with. Printed: min / q25 / median / q75 over the rounds of the best and the
 median call of each round, and of the per-round ratios. Only ratios within one run count on a
@@ -95,12 +96,16 @@ def main(argv=None):
     ap.add_argument("--old-workers", default="%d,1" % (os.cpu_count() or 1),
                     help="AIC,AIV workers of the old package's calls, or 'default' (default: CPUs,1)")
     ap.add_argument("--new-workers", default="default", help="AIC,AIV workers of the new package's calls, or 'default'")
+    ap.add_argument("--old-example", default=None,
+                    help="the old package's tiled_matmul.py (e.g. main's, when the example's tiles changed too); "
+                         "default: this checkout's, for both")
     args = ap.parse_args(argv)
     if not os.path.isdir(os.path.join(args.old, "pypto")):
         raise SystemExit("--old %s: no pypto package in that directory" % args.old)
     example = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "tiled_matmul.py")
     cpus = os.cpu_count() or 1
-    workers = {"old": _spawn("old", args.calls, example, pythonpath=args.old, workers=args.old_workers),
+    old_example = os.path.abspath(args.old_example) if args.old_example else example
+    workers = {"old": _spawn("old", args.calls, old_example, pythonpath=args.old, workers=args.old_workers),
                "new": _spawn("new", args.calls, example, workers=args.new_workers),
                "numpy": _spawn("numpy", args.calls, example, blas_threads=cpus)}
     res = {k: [] for k in workers}

@@ -70,6 +70,24 @@ def test_the_kernel_prelude_is_precompiled_once(compiler_calls, monkeypatch):
     assert not any("/pch/" in a for c in compiler_calls for a in c)
 
 
+def test_an_edited_kernel_header_rebuilds_what_includes_it(compiler_calls, monkeypatch, tmp_path):
+    # The kernel headers (pypto_kernel_matmul.h and the others the prelude includes) are compiled
+    # into every program: the cache key hashes their content, so a changed header is never
+    # served an object built from the old one.
+    import shutil
+    headers = tmp_path / "include_kernel"
+    shutil.copytree(build_mod.kernel_include_dir(), headers)
+    monkeypatch.setattr(build_mod, "kernel_include_dir", lambda: str(headers))
+    first = pypto.compile(pl.parse_program(SRC))
+    del compiler_calls[:]
+    assert pypto.compile(pl.parse_program(SRC)).cached and not compiler_calls
+    with open(headers / "pypto_kernel_matmul.h", "a") as f:
+        f.write("// edited\n")
+    edited = pypto.compile(pl.parse_program(SRC))
+    assert {"kernels/k1.cpp", "kernels/k2.cpp"} <= set(_compiled_files(compiler_calls))
+    assert not edited.cached and edited.library != first.library
+
+
 def _entry(path, size, age):
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes(b"x" * size)

@@ -19,7 +19,8 @@
 // With load_c false the kernels compute c = a @ b without reading c: the accumulators start at
 // +0, the bits of accumulating into a zero fill (a pending tile.full(0), kernel_pending_zero.cpp).
 // Column panels are outermost so a k x 32 (x 16) panel of b stays in L1 while every row block
-// of a streams past it. A ragged last
+// of a streams past it; the AVX2 kernel reads it from a packed copy (matmul_kernel_avx2), the
+// AVX-512 one when b's row stride is a multiple of 1 KB. A ragged last
 // panel masks its columns (the AVX-512 kernel does a tail of 16 columns or fewer in ymm
 // registers, or with the full panel before it when it is 8 columns or fewer); the 1-3 rows
 // left over (all of a gemv) go one row at a time with eight accumulators across 128 (64)
@@ -52,11 +53,15 @@ __attribute__((target("avx2,fma"))) inline __m256 load8(const float* p, __m256i 
   else return _mm256_loadu_ps(p);
 }
 
-template <int MR, int NV, bool kMasked>
+// With kPackB the block also stores the k x NV * 8 panel of b it reads to `packed` (row stride
+// 16, 64-byte aligned; masked-off lanes as +0), for the row blocks after it. kLdb > 0: b's row
+// stride is that constant (a packed panel), not ldb.
+template <int MR, int NV, bool kMasked, bool kPackB = false, int kLdb = 0>
 __attribute__((target("avx2,fma"))) inline void matmul_block_avx2(float* __restrict c, int64_t ldc,
                                                                   const float* __restrict a, int64_t lda,
                                                                   const float* __restrict b, int64_t ldb, int64_t k,
-                                                                  __m256i m0, __m256i m1, bool load_c) {
+                                                                  __m256i m0, __m256i m1, bool load_c,
+                                                                  float* __restrict packed = nullptr) {
   __m256 acc[MR][NV];
 #pragma GCC unroll 8
   for (int r = 0; r < MR; ++r)
@@ -64,10 +69,13 @@ __attribute__((target("avx2,fma"))) inline void matmul_block_avx2(float* __restr
     for (int v = 0; v < NV; ++v)
       acc[r][v] = load_c ? load8<kMasked>(c + r * ldc + 8 * v, (v == 0 ? m0 : m1)) : _mm256_setzero_ps();
   for (int64_t p = 0; p < k; ++p) {
-    const float* bp = b + p * ldb;
+    const float* bp = b + p * (kLdb > 0 ? kLdb : ldb);
     __m256 bv[NV];
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) bv[v] = load8<kMasked>(bp + 8 * v, (v == 0 ? m0 : m1));
+    for (int v = 0; v < NV; ++v) {
+      bv[v] = load8<kMasked>(bp + 8 * v, (v == 0 ? m0 : m1));
+      if constexpr (kPackB) _mm256_store_ps(packed + p * 16 + 8 * v, bv[v]);
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       const __m256 av = _mm256_broadcast_ss(a + r * lda + p);
@@ -92,15 +100,22 @@ __attribute__((target("avx2,fma"))) inline __m256i lanes8(int64_t cols) {
 
 // MR rows x `cols` <= 16 columns. Full blocks load and store unmasked (VMASKMOVPS stores are
 // slow on some cores); a block of at most 8 columns uses one register per row.
-template <int MR>
+// kPack: 0 reads b in place; 1 also packs the panel it reads into `packed` (matmul_block_avx2:
+// 16 floats a row whatever `cols` is, the lanes from `cols` on +0); 2 reads such a packed panel
+// (b = packed, row stride 16). Distinct instantiations per mode keep the in-place path's call
+// sites as they were, so a kernel with constant shapes still gets it specialised (GCC's
+// constant propagation: one shared instantiation lost it and ran the GEMM example 4-8 % slower).
+template <int MR, int kPack = 0>
 __attribute__((target("avx2,fma"))) inline void matmul_narrow_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
                                                                    const float* b, int64_t ldb, int64_t k,
-                                                                   int64_t cols, bool load_c) {
+                                                                   int64_t cols, bool load_c, float* packed = nullptr) {
   const __m256i m0 = lanes8(cols), m1 = lanes8(cols - 8);
-  if (cols == 16) matmul_block_avx2<MR, 2, false>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
-  else if (cols > 8) matmul_block_avx2<MR, 2, true>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
-  else if (cols == 8) matmul_block_avx2<MR, 1, false>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
-  else matmul_block_avx2<MR, 1, true>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c);
+  constexpr bool kStore = kPack == 1;
+  constexpr int kLdb = kPack == 2 ? 16 : 0;
+  if (cols == 16) matmul_block_avx2<MR, 2, false, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else if (cols > 8) matmul_block_avx2<MR, 2, true, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else if (cols == 8) matmul_block_avx2<MR, 1, false, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
+  else matmul_block_avx2<MR, 1, true, kStore, kLdb>(c, ldc, a, lda, b, ldb, k, m0, m1, load_c, packed);
 }
 
 // Rows [0, m6) (a multiple of 6) in 6-row blocks, then rows [m6, m4) (none or 4) in one 4-row
@@ -112,6 +127,39 @@ __attribute__((target("avx2,fma"))) inline void matmul_panel16_avx2(float* c, in
   if (m4 > m6) matmul_narrow_avx2<4>(c + m6 * ldc, ldc, a + m6 * lda, lda, b, ldb, k, cols, load_c);
 }
 
+// A panel of b packed for the AVX2 kernel: at most kPackRowsAvx2 rows of 16 columns (16 KB,
+// half of a 32 KB L1), row stride 16, 64-byte aligned, one buffer per thread (kernels run on
+// several workers at once) that lives as long as the thread.
+inline constexpr int64_t kPackRowsAvx2 = 256;
+inline float* packed_panel_avx2() {
+  thread_local float raw[kPackRowsAvx2 * 16 + 16];
+  return reinterpret_cast<float*>((reinterpret_cast<uintptr_t>(raw) + 63) & ~static_cast<uintptr_t>(63));
+}
+
+// Whether a k x 16 panel of b read in place (row stride ldb floats) may not stay in a 32 KB
+// 8-way L1 (64 sets of 64-byte lines) while the row blocks pass. A row of it takes one line
+// when 64-byte aligned, else two (in consecutive sets); a stride that is a multiple of 64 bytes
+// puts the rows' first lines in only 64 / gcd(stride / 64, 64) sets. An aligned panel is worth
+// packing when it needs more lines than those sets hold (the GEMM example's 64 x 64 x 128 steps,
+// 64 rows in 8 sets of 8 ways, ran 3-7 % slower packed); a misaligned one when it needs more
+// than half of them, since the copy also ends its loads that straddle two lines (the same steps
+// with b 16 bytes off alignment: 3-7 % faster). Otherwise the copy only costs.
+inline bool panel_spills_l1(const float* b, int64_t ldb, int64_t k) {
+  const int64_t stride = ldb * static_cast<int64_t>(sizeof(float));
+  const bool aligned = stride % 64 == 0 && reinterpret_cast<uintptr_t>(b) % 64 == 0;
+  int64_t sets = 64;
+  if (stride % 64 == 0) {
+    int64_t g = 64, s = (stride / 64) % 64;   // gcd(stride / 64, 64); s = 0: one set
+    while (s != 0) {
+      const int64_t t = g % s;
+      g = s;
+      s = t;
+    }
+    sets = std::min<int64_t>(64, (64 / g) * (aligned ? 1 : 2));
+  }
+  return aligned ? k > sets * 8 : 2 * k > sets * 8 / 2;
+}
+
 /// c[m, n] (row stride ldc) += a[m, k] (lda) @ b[k, n] (ldb), AVX2 + FMA; c = a @ b when
 /// !load_c (c is not read: its accumulators start at +0, the bits of adding into a zero fill).
 __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int64_t ldc, const float* a, int64_t lda,
@@ -121,8 +169,36 @@ __attribute__((target("avx2,fma"))) inline void matmul_kernel_avx2(float* c, int
   // the 16 ymm registers; 2 FMA ports x 4 cycles of latency want at least eight chains, which
   // a 4 x 16 block has with none to spare), then one 4-row block if 4 or 5 are left.
   const int64_t m6 = m - m % 6, m4 = m6 + (m % 6 >= 4 ? 4 : 0);
-  for (int64_t j = 0; j < n; j += 16)
-    matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m6, m4, k, std::min<int64_t>(16, n - j), load_c);
+  // Each k x 16 panel of b is read once per row block. In place, a row of it that is not
+  // 64-byte aligned (NumPy aligns arrays to 16 bytes) spans two cache lines, and a row stride of
+  // 512 B or 1 KB puts all its rows in 8 or 4 of L1's 64 sets. So with two or more row blocks
+  // to share it, the first block stores the panel it reads into a per-thread buffer (packed,
+  // aligned, row stride 16) and the others read that copy: no extra pass over b. At most
+  // kPackRowsAvx2 rows of k go at a time; a longer k goes in chunks, each adding into c what the
+  // chunks before it left there, so every element still gets its FMAs in k order (same bits).
+  // Zen 3, C++ loop, median of 15 interleaved rounds' ratios to reading b in place, b 16 bytes
+  // off alignment: 256^3 0.83, 128^3 0.93, the GEMM example's task (64 x 192 x 128 in three k
+  // steps, ld 192 / 128) 0.92; b aligned: 256^3 0.89, the rest 0.98-1.02 (control +-3 %).
+  // Packed only where panel_spills_l1 says so (docs/kernels.md, performance notes).
+  if (m4 >= 12 && k > 0 && panel_spills_l1(b, ldb, k)) {
+    float* const packed = packed_panel_avx2();
+    const int64_t chunks = (k + kPackRowsAvx2 - 1) / kPackRowsAvx2, kc = (k + chunks - 1) / chunks;
+    for (int64_t p0 = 0; p0 < k; p0 += kc) {
+      const int64_t rows = std::min<int64_t>(kc, k - p0);
+      for (int64_t j = 0; j < n; j += 16) {
+        const int64_t cols = std::min<int64_t>(16, n - j);
+        const bool lc = load_c || p0 > 0;
+        // The first row block reads the panel in place and packs it as it goes; the others read the copy.
+        matmul_narrow_avx2<6, 1>(c + j, ldc, a + p0, lda, b + p0 * ldb + j, ldb, rows, cols, lc, packed);
+        for (int64_t i = 6; i < m6; i += 6)
+          matmul_narrow_avx2<6, 2>(c + i * ldc + j, ldc, a + i * lda + p0, lda, packed, 16, rows, cols, lc);
+        if (m4 > m6) matmul_narrow_avx2<4, 2>(c + m6 * ldc + j, ldc, a + m6 * lda + p0, lda, packed, 16, rows, cols, lc);
+      }
+    }
+  } else {
+    for (int64_t j = 0; j < n; j += 16)
+      matmul_panel16_avx2(c + j, ldc, a, lda, b + j, ldb, m6, m4, k, std::min<int64_t>(16, n - j), load_c);
+  }
   // The 1-3 rows left (all of a gemv): one row at a time, 64 columns (eight accumulators, as
   // many FMA chains as a 4 x 16 block) per pass, the rest 16 columns at a time.
   const __m256i all = _mm256_set1_epi32(-1);
