@@ -71,3 +71,33 @@ def test_overlapping_views_are_refused_on_the_fast_path_too():
     with pytest.raises(ArgumentValueError) as full:
         bind_and_check(PARAMS, "main", args)
     assert str(fast.value) == str(full.value)
+
+
+def test_an_input_that_is_the_output_goes_to_the_full_checker():
+    x = np.zeros((4, 6), np.float32)   # the full checker passes a copy of the In argument
+    assert _marshal((1, x, 0.5, x, False, 0)) is None
+    assert _marshal((1, x, 0.5, x.copy(), False, 0)) is not None
+
+
+def test_buffers_overlap_sees_exactly_the_shared_bytes():
+    from pypto._core.program_abi import buffers_overlap
+    base = np.zeros(64, np.float32)
+    assert not buffers_overlap([base[:32], base[32:]], [True, True])       # adjacent
+    assert buffers_overlap([base[:33], base[32:]], [False, True])         # one element shared
+    assert buffers_overlap([base[32:], base[:33]], [True, False])         # either order
+    assert not buffers_overlap([base[:40], base[8:]], [False, False])     # both read
+    assert not buffers_overlap([base[:0], base], [True, True])            # empty shares nothing
+    assert buffers_overlap([base, base], [True, False])                   # the same memory
+    assert not buffers_overlap([base], [True])
+    assert not buffers_overlap([], [])
+    # Only the first and the last overlap with a write between them: a look at neighbours in
+    # address order alone misses it.
+    assert buffers_overlap([base[0:40], base[10:12], base[30:50]], [False, False, True])
+    assert buffers_overlap([np.zeros((6, 4), np.float32).T, base], [False, False])  # not contiguous: ask the full check
+    ro = np.zeros(8, np.float32)
+    ro.flags.writeable = False
+    assert not buffers_overlap([ro, base], [False, True])                 # read-only is fine
+    with pytest.raises(ValueError):
+        buffers_overlap([base], [])
+    with pytest.raises(TypeError):
+        buffers_overlap([object()], [True])

@@ -56,6 +56,8 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
         else:
             kind, lo, hi = _scalar_plan(p)
             plan.append((i, False, p.slot, kind, lo, hi))
+    written_flags = [e[8] for e in plan if e[1]]
+    from pypto._core.program_abi import buffers_overlap
     pack, unpack = _FLOAT_BITS.pack, struct.Struct("<I").unpack
     ndarray = np.ndarray
 
@@ -110,7 +112,10 @@ def fast_marshaller(params: Sequence[ParamSpec], sig: str) -> Callable[[Sequence
                     if (t is not bool and t is not int) or not 0 <= v <= 1:   # 2 for a bool: the checker refuses it
                         return None
                     scalars[slot] = 1 if v else 0
-        if len(keep) > 1 and _check_overlaps([(e[9], args[e[0]]) for e in plan if e[1]], sig):
+        # Overlapping arrays are rare: the C++ look first (keep holds the tensors in plan order),
+        # the located check (its errors, or the In arguments to pass as copies) only then.
+        if len(keep) > 1 and buffers_overlap(keep, written_flags) and \
+                _check_overlaps([(e[9], args[e[0]]) for e in plan if e[1]], sig):
             return None   # an input that is an output's memory: the full checker passes a copy
         return tensors, scalars, keep
 
