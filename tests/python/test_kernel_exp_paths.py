@@ -1,15 +1,12 @@
 """The SIMD exp paths of the kernel prelude (AVX-512 and AVX2, chosen at run time): the two
 give the same bits (same operations per lane, fused multiply-adds included), and both stay
 within 2 ulp of the portable fast_exp (which has no FMA), with special values exact."""
-import os
 import platform
-import subprocess
 
 import pytest
 
-from pypto import runtime
 
-from codegen_test_util import RUNTIME_INCLUDE
+from kernel_check_util import run_kernel_check
 
 PROGRAM = r"""
 #include <cmath>
@@ -58,19 +55,4 @@ int main() {
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the SIMD exp paths are x86-64 only")
 def test_simd_exp_paths_match_the_portable_one(tmp_path):
-    src = tmp_path / "exp_paths.cpp"
-    src.write_text(PROGRAM)
-    exe = tmp_path / "exp_paths"
-    # The kernels' own flags (python/pypto/runtime/build.py: KERNEL_FLAGS).
-    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-fwrapv", "-Wall", "-Werror",
-                         "-I", runtime.kernel_include_dir(), "-I", RUNTIME_INCLUDE, str(src), "-o", str(exe)],
-                        capture_output=True, text=True)
-    assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "mismatches 0" in run.stdout
-    # Every path this CPU has was compared (an x86-64 build machine has at least AVX2).
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    expected = (" avx512f" in flags) + (" avx2" in flags)
-    assert f"paths {expected} " in run.stdout, run.stdout
+    run_kernel_check(tmp_path, "exp_paths", PROGRAM)

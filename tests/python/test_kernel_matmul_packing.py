@@ -12,13 +12,11 @@ the two blocks (1 .. 13), k around the chunk bound (255, 256, 257, 513, 600), ra
 running different matmuls at once (each must read its own packed panel).
 """
 import platform
-import subprocess
 
 import pytest
 
-from pypto import runtime
 
-from codegen_test_util import RUNTIME_INCLUDE
+from kernel_check_util import run_kernel_check
 
 PROGRAM = r"""
 #include <array>
@@ -156,17 +154,4 @@ int main() {
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the SIMD matmul kernels are x86-64 only")
 def test_matmul_kernels_match_an_fma_loop_bit_for_bit(tmp_path):
-    src = tmp_path / "matmul_packing.cpp"
-    src.write_text(PROGRAM)
-    exe = tmp_path / "matmul_packing"
-    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-fwrapv", "-Wall", "-Werror", "-pthread",
-                         "-I", runtime.kernel_include_dir(), "-I", RUNTIME_INCLUDE, str(src), "-o", str(exe)],
-                        capture_output=True, text=True)
-    assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(exe)], capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "mismatches 0" in run.stdout
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    expected = (" avx512f" in flags) + (" avx2" in flags)
-    assert f"paths {expected} " in run.stdout, run.stdout
+    run_kernel_check(tmp_path, "matmul_packing", PROGRAM, extra_flags=("-pthread",), timeout=300)

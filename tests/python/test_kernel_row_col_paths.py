@@ -14,13 +14,11 @@ portable loops of the prelude, on ragged widths that exercise the vector tails:
                              of the portable loop (FMA against separate multiply and add)
 """
 import platform
-import subprocess
 
 import pytest
 
-from pypto import runtime
 
-from codegen_test_util import RUNTIME_INCLUDE
+from kernel_check_util import run_kernel_check
 
 PROGRAM = r"""
 #include <algorithm>
@@ -320,17 +318,4 @@ int main() {
 
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="the SIMD row paths are x86-64 only")
 def test_simd_row_and_col_paths_match_the_portable_loops(tmp_path):
-    src = tmp_path / "row_paths.cpp"
-    src.write_text(PROGRAM)
-    exe = tmp_path / "row_paths"
-    cp = subprocess.run(["g++", "-std=c++17", "-O3", "-fno-trapping-math", "-fwrapv", "-Wall", "-Werror",
-                         "-I", runtime.kernel_include_dir(), "-I", RUNTIME_INCLUDE, str(src), "-o", str(exe)],
-                        capture_output=True, text=True)
-    assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(exe)], capture_output=True, text=True)
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "mismatches 0" in run.stdout
-    with open("/proc/cpuinfo") as f:
-        flags = f.read()
-    expected = (" avx512f" in flags) + (" avx2" in flags)
-    assert f"paths {expected} " in run.stdout, run.stdout
+    run_kernel_check(tmp_path, "row_paths", PROGRAM)
