@@ -5,7 +5,6 @@ import platform
 
 import pytest
 
-
 from kernel_check_util import run_kernel_check
 
 PROGRAM = r"""
