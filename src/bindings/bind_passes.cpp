@@ -52,7 +52,6 @@ void bind_passes(nb::module_& parent) {
       .value("TileMoveSharingStamped", IRProperty::TileMoveSharingStamped)
       .value("InPlaceMatmulLoadsStamped", IRProperty::InPlaceMatmulLoadsStamped)
       .value("LoopInitLendingStamped", IRProperty::LoopInitLendingStamped)
-      .value("AccumulatorsInStoreStamped", IRProperty::AccumulatorsInStoreStamped)
       .value("KernelProgramVerified", IRProperty::KernelProgramVerified)
       .value("TaskIdsResolved", IRProperty::TaskIdsResolved)
       .value("CrossScopeTaskIdsHoisted", IRProperty::CrossScopeTaskIdsHoisted)
@@ -104,8 +103,6 @@ void bind_passes(nb::module_& parent) {
         "Violations of SSA, dominance, iter_arg/yield arity and spans (empty list = well formed).");
   m.def("default_pipeline", [](bool analyze) { return DefaultPipeline(analyze); }, "analyze_auto_scopes_for_deps"_a = false,
         "The passes of the default pipeline, in order.");
-  m.def("with_accumulates_in", &WithAccumulatesIn, "call"_a, "into"_a,
-        "A copy of tile.full `call` with attr accumulates_in = into ([t, off0, off1]; KernelAccumulateInStore).");
   m.def("kernel_pipeline", &KernelPipeline, "The kernel pipeline's passes, in order (part of the default one).");
 
 #define PYPTO_BIND_PASS(Name) m.def(#Name, &Name, "The " #Name " pass (src/transforms); call it on a Program.")
@@ -136,7 +133,6 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(KernelShareTileMoves);
   PYPTO_BIND_PASS(KernelInPlaceMatmulLoads);
   PYPTO_BIND_PASS(KernelLendLoopInits);
-  PYPTO_BIND_PASS(KernelAccumulateInStore);
   PYPTO_BIND_PASS(VerifyKernelProgram);
   PYPTO_BIND_PASS(ResolvePeerBufferBases);
   PYPTO_BIND_PASS(KernelParamSlots);

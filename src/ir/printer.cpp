@@ -298,14 +298,10 @@ std::string Printer::print_call(const Call& c) {
     }
     return s + "deps=" + print_list(c.manual_dep_edges) + ")";
   }
-  if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.count("dtype") &&
-      c.attrs.size() == 1 + c.attrs.count("accumulates_in")) {
-    // pl.tile.full(shape, dtype, value) (pl.full is the tensor fill, reference_ops.md §1.1), with
-    // KernelAccumulateInStore's `accumulates_in=[t, off0, off1]` when stamped
-    auto in = c.attrs.find("accumulates_in");
+  if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
+    // pl.tile.full(shape, dtype, value) (pl.full is the tensor fill, reference_ops.md §1.1)
     return "pl.tile.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
-           print_expr(c.args[1], 0) +
-           (in == c.attrs.end() ? std::string() : ", accumulates_in=" + print_attr_value(in->first, in->second)) + ")";
+           print_expr(c.args[1], 0) + ")";
   }
   if (c.callee == "system.task_ref") {
     // The typed Call::task_ref prints as the op's keywords (make_op takes them back).

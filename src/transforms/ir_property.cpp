@@ -30,7 +30,6 @@ const char* to_string(IRProperty p) {
     case IRProperty::TileMoveSharingStamped: return "TileMoveSharingStamped";
     case IRProperty::InPlaceMatmulLoadsStamped: return "InPlaceMatmulLoadsStamped";
     case IRProperty::LoopInitLendingStamped: return "LoopInitLendingStamped";
-    case IRProperty::AccumulatorsInStoreStamped: return "AccumulatorsInStoreStamped";
     case IRProperty::KernelProgramVerified: return "KernelProgramVerified";
     case IRProperty::TaskIdsResolved: return "TaskIdsResolved";
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
@@ -449,14 +448,6 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
         c.visit_function(*f);
       }
       return c.out;
-    }
-    case IRProperty::AccumulatorsInStoreStamped: {
-      std::vector<std::string> out;
-      for (auto& f : program->functions) {
-        if (!f->is_kernel() || !f->body) continue;
-        for (const std::string& e : StaleAccumulatesIn(*f)) out.push_back("function '" + f->name + "': " + e);
-      }
-      return out;
     }
     case IRProperty::InPlaceCarriesFound: {
       InPlaceChecker c;

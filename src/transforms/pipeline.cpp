@@ -45,7 +45,6 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
       KernelInPlaceMatmulLoads(),   // Call::reads_in_place of each kernel tile.load a matmul reads in place
       KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
-      KernelAccumulateInStore(),    // attr accumulates_in of a kernel accumulator stored whole at the end
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
       StampCountedLoops(),          // ForStmt::counted: loops printed counted (no wrap at INT64_MAX)
   };
@@ -69,7 +68,6 @@ std::vector<Pass> KernelPipeline() {
       KernelShareTileMoves(),       // Call::shares_source_tile of each kernel tile.move
       KernelInPlaceMatmulLoads(),   // Call::reads_in_place of each kernel tile.load a matmul reads in place
       KernelLendLoopInits(),        // ForStmt::lent_inits of each kernel loop (carry takes its init's buffer)
-      KernelAccumulateInStore(),    // attr accumulates_in of a kernel accumulator stored whole at the end
       ResolvePeerBufferBases(),     // attr `base` of each system.import_peer_buffer
       StampCountedLoops(),          // ForStmt::counted: loops printed counted (no wrap at INT64_MAX)
   };

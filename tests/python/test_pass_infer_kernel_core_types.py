@@ -135,6 +135,6 @@ def test_orchestration_is_not_stamped_and_unstamped_kernels_are_refused_by_reade
         kernel_cpu.core_type(Before, "k")
     assert [p.name for p in passes.kernel_pipeline()] == ["InferKernelCoreTypes", "KernelParamSlots", "KernelGroupSync",
                                                           "KernelInPlaceCarries", "KernelShareTileMoves",
-                                                          "KernelInPlaceMatmulLoads", "KernelLendLoopInits", "KernelAccumulateInStore",
+                                                          "KernelInPlaceMatmulLoads", "KernelLendLoopInits",
                                                           "ResolvePeerBufferBases", "StampCountedLoops"]
     assert passes.default_pipeline()[-len(passes.kernel_pipeline())].name == "InferKernelCoreTypes"

@@ -30,8 +30,6 @@
 //                              KernelInPlaceMatmulLoads computes (KernelInPlaceMatmulLoads)
 //   LoopInitLendingStamped     every kernel loop has the ForStmt::lent_inits KernelLendLoopInits
 //                              computes (KernelLendLoopInits)
-//   AccumulatorsInStoreStamped every kernel tile.full has the attr accumulates_in
-//                              KernelAccumulateInStore computes (KernelAccumulateInStore)
 //   PeerBufferBasesResolved    every system.import_peer_buffer has the Call::peer_base of its peer's
 //                              reservation stamped, and every import and reservation its
 //                              Call::cpu_base (ResolvePeerBufferBases)
@@ -104,7 +102,6 @@ enum class IRProperty {
   TileMoveSharingStamped,
   InPlaceMatmulLoadsStamped,
   LoopInitLendingStamped,
-  AccumulatorsInStoreStamped,
   KernelProgramVerified,
   TaskIdsResolved,
   CrossScopeTaskIdsHoisted,

@@ -234,20 +234,6 @@ Pass KernelLendLoopInits();
 // What KernelLendLoopInits stamps on the loops of kernel `fn` (loops lending nothing are absent):
 //   LentLoopInitsOf(*fn).at(loop) == std::vector<int64_t>{0}
 std::map<const ir::ForStmt*, std::vector<int64_t>> LentLoopInitsOf(const ir::Function& fn);
-// Stamps attr `accumulates_in` = [t, off0, off1] on the tile.full starting a kernel's
-// accumulator when the kernel ends by storing it, whole, into tensor parameter t that nothing
-// else in the kernel touches (src/transforms/kernel_accumulate_in_store.cpp has the proof): the
-// CPU backend lets the accumulator live in the stored box (no copy at the store). Produces
-// AccumulatorsInStoreStamped:
-//   acc = pl.tile.full([64, 128], pl.FP32, 0.0)  ==>  ... = pl.tile.full(..., accumulates_in=[c, 0, 0])
-inline constexpr const char* kAccumulatesInAttr = "accumulates_in";
-Pass KernelAccumulateInStore();
-// The tile.full stamps of kernel `fn` that differ from what KernelAccumulateInStore computes
-// (one message each; empty when every stamp is current):  StaleAccumulatesIn(*fn).empty()
-std::vector<std::string> StaleAccumulatesIn(const ir::Function& fn);
-// A copy of tile.full `call` with attr accumulates_in = `into` ([t, off0, off1]): how the frontend
-// reads the stamp back from printed IR (op attrs of make_op are the op's own parameters only).
-ir::ExprPtr WithAccumulatesIn(const ir::ExprPtr& call, std::vector<ir::ExprPtr> into);
 
 // Stamps attr `base` on every system.import_peer_buffer: the base of the peer function's
 // reserve_buffer of that name (-1 for pl.AUTO). Produces PeerBufferBasesResolved.

@@ -16,7 +16,6 @@ import functools
 import types
 
 from pypto._core import ir
-from pypto._core import passes as _passes
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
@@ -49,11 +48,6 @@ _CONTEXT_ONLY = {
 _BOOL_STAMPS = {
     "shares_source_tile": ("tile.move", "KernelShareTileMoves", lambda c, v: ir.with_shares_source_tile(c, v)),
     "reads_in_place": ("tile.load", "KernelInPlaceMatmulLoads", lambda c, v: ir.with_reads_in_place(c, v)),
-}
-# The list pass results printed as op keywords: keyword -> (the op that carries it, the pass that
-# stamps it). Parsed back into the op attr of that name.
-_LIST_STAMPS = {
-    "accumulates_in": ("tile.full", "KernelAccumulateInStore"),   # [tensor, offset0, offset1]
 }
 
 def kernel_ref(ctx, node: ast.AST, what: str):
@@ -162,12 +156,6 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                                 help=f"it is the {stamp[1]} result as printed IR spells it")
             stamps[kw.arg] = kw.value.value
             continue
-        if kw.arg in _LIST_STAMPS and spec.op == _LIST_STAMPS[kw.arg][0]:
-            if not isinstance(kw.value, (ast.List, ast.Tuple)):
-                raise ctx.error(kw.value, f"{kw.arg}= takes a list",
-                                help=f"it is the {_LIST_STAMPS[kw.arg][1]} result as printed IR spells it")
-            stamps[kw.arg] = [eval_arg(ctx, e) for e in kw.value.elts]
-            continue
         if kw.arg is None:
             raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
         if kw.arg not in spec.params:
@@ -211,9 +199,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                 _refuse_full_as_tile(ctx, anode, a, spec.op)
         raise
     for name, value in stamps.items():
-        if name in _LIST_STAMPS:
-            call = _passes.with_accumulates_in(call, value)
-        elif value:
+        if value:
             call = _BOOL_STAMPS[name][2](call, True)
     if spec.op == "tensor.slice":
         _warn_slice_overhang(ctx, node, call)

@@ -52,7 +52,7 @@ def kernel_pipeline() -> List[Pass]:
 
     >>> [p.name for p in kernel_pipeline()]
     ['InferKernelCoreTypes', 'KernelParamSlots', 'KernelGroupSync', 'KernelInPlaceCarries',
-     'KernelShareTileMoves', 'KernelInPlaceMatmulLoads', 'KernelLendLoopInits', 'KernelAccumulateInStore',
+     'KernelShareTileMoves', 'KernelInPlaceMatmulLoads', 'KernelLendLoopInits',
      'ResolvePeerBufferBases', 'StampCountedLoops']
     """
     return list(_passes.kernel_pipeline())

@@ -16,7 +16,6 @@
 
 #include "kernel_emitter.h"
 #include "pypto/codegen/orchestration.h"
-#include "pypto/ir/attrs.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/verify_program.h"
@@ -288,15 +287,11 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
       tiles_[var.get()] = it->second;
       return;
     }
-    // An accumulator living in its store's box (KernelAccumulateInStore) keeps the var's name
-    // for the pointer the code uses, its own buffer becoming `<name>_own`.
-    const bool in_store = call->attrs.count(transforms::kAccumulatesInAttr) != 0;
-    TileRef dst = declare_tile(in_store ? var->name + "_own" : var->name, *tt, span);
+    TileRef dst = declare_tile(var->name, *tt, span);
     if (call->reads_in_place) {   // KernelInPlaceMatmulLoads: the matmul reads the box where it lies (load_view)
       dst.ptr = fresh(dst.buf + "_p");
       dst.ld = fresh(dst.buf + "_ld");
     }
-    if (in_store) accumulate_in_store(*call, var->name, &dst);
     if (!defer_zero_fill(*call, dst)) emit_tile_op(call, dst);
     tiles_[var.get()] = dst;
     return;
@@ -312,24 +307,6 @@ void KernelEmitter::emit_assign(const VarPtr& var, const ExprPtr& value, const S
     return;
   }
   throw InternalError("a tuple / array value in a kernel (VerifyKernelProgram refuses it)");
-}
-
-// KernelAccumulateInStore stamped the accumulator `dst` starts (attr accumulates_in = [t, off0,
-// off1]): its buffer becomes the box of t the kernel's last store writes, when the run allows it
-// (accumulate_in_place: inside t, contiguous rows, no other tensor argument overlapping), so the
-// store finds the tile already there and copies nothing; else it stays dst's own buffer.
-void KernelEmitter::accumulate_in_store(const Call& call, const std::string& name, TileRef* dst) {
-  auto* into = attr_get<std::vector<ExprPtr>>(call.attrs, transforms::kAccumulatesInAttr);
-  PYPTO_CHECK(into && into->size() == 3 && dst->dims.size() == 2 && dst->dtype == DataType::FP32,
-              "accumulates_in on a tile that is not FP32 rank 2 (KernelAccumulateInStore stamps none)");
-  const std::string off = fresh(name + "_box");
-  line("const int64_t " + off + "[2] = {static_cast<int64_t>(" + scalar((*into)[1]) + "), static_cast<int64_t>(" +
-       scalar((*into)[2]) + ")};");
-  const std::string p = fresh(name);
-  line("float* const " + p + " = pypto_kernel::accumulate_in_place(ctx, " + dst->buf + ", " +
-       std::to_string(tensor_index((*into)[0])) + ", " + off + ", " + dst->dim(0) + ", " + dst->dim(1) +
-       ");  // KernelAccumulateInStore: the stored box, or " + dst->buf);
-  dst->buf = p;
 }
 
 CarrySlot KernelEmitter::declare_slot(const std::string& hint, const TypePtr& type, const Span& span) {

@@ -144,10 +144,6 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   // Declares `dst`'s pending-zeros flag instead of a fill when `call` is an FP32 tile.full(0)
   // of dst's whole type (kernel_pending_zero.cpp); false (nothing emitted) otherwise.
   bool defer_zero_fill(const ir::Call& call, const TileRef& dst);
-  // KernelAccumulateInStore's stamp on the tile.full `call` starting dst: declares pointer
-  // `name` to the box of the final store when the run allows (pypto_kernel::accumulate_in_place),
-  // else to dst's own buffer, and makes it dst's buffer.
-  void accumulate_in_store(const ir::Call& call, const std::string& name, TileRef* dst);
   // loop_carry: an init op computed straight into its fresh slot (no temp + copy).
   bool init_into_slot(const ir::IterArg& ia, const CarrySlot& slot);
 

@@ -387,46 +387,6 @@ inline bool load_view(const PTO2KernelContext* ctx, C* tile, const C** p, int64_
   return true;
 }
 
-// The accumulator of a kernel whose last act stores it whole into tensor `ti` (stamped by the
-// pass KernelAccumulateInStore, which proved nothing else in the kernel touches that tensor):
-// the box [off, off + rows x cols) of the tensor, so the accumulator is computed where the store
-// puts it and the store copies nothing (the tiled GEMM's 32 KB per task) — when the box is
-// inside the tensor, FP32, its rows contiguous (row stride == cols: the buffer's own layout)
-// and no other tensor argument of the task overlaps it (an In operand may view the same
-// memory: writing the box early would change what the kernel reads), in a task of one block.
-// Else `own`, the
-// accumulator's own buffer (the store then copies, checking and clipping as always).
-inline float* accumulate_in_place(const PTO2KernelContext* ctx, float* own, uint32_t ti, const int64_t* off,
-                                  int64_t rows, int64_t cols) {
-  // Blocks of one SPMD task run at once on the same arguments: with offsets that do not depend
-  // on the block (the stamp allows only literals and scalar parameters) they store one box, the
-  // same bits from each block — accumulating there would mix them.
-  if (ti >= ctx->tensor_count || ctx->block_num > 1) return own;
-  const Tensor& t = ctx->tensors[ti];
-  if (t.ndims != 2 || t.dtype != DataType::FLOAT32 || t.strides[1] != 1 || (rows > 1 && t.strides[0] != cols) ||
-      off[0] < 0 || off[1] < 0 || off[0] + rows > int64_t(t.shapes[0]) || off[1] + cols > int64_t(t.shapes[1]))
-    return own;
-  float* box = static_cast<float*>(t.data) + t.offset + off[0] * t.strides[0] + off[1];
-  const auto lo = reinterpret_cast<uintptr_t>(box), hi = reinterpret_cast<uintptr_t>(box + rows * cols);
-  for (uint32_t i = 0; i < ctx->tensor_count; ++i) {
-    const Tensor& o = ctx->tensors[i];
-    if (i == ti || !o.data) continue;
-    int64_t first = o.offset, last = o.offset;   // o's elements lie in [first, last]
-    bool empty = false;
-    for (uint32_t d = 0; d < o.ndims; ++d) {
-      if (o.shapes[d] == 0) empty = true;
-      const int64_t span = o.strides[d] * (int64_t(o.shapes[d]) - 1);
-      (span < 0 ? first : last) += span;
-    }
-    if (empty) continue;
-    const int64_t es = static_cast<int64_t>(dtype_size(o.dtype));
-    const auto olo = reinterpret_cast<uintptr_t>(o.data) + uintptr_t(first * es);
-    const auto ohi = reinterpret_cast<uintptr_t>(o.data) + uintptr_t((last + 1) * es);
-    if (olo < hi && lo < ohi) return own;
-  }
-  return box;
-}
-
 template <Storage S, class C>
 inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, DataType want, int rank,
                   const int64_t* off, const int64_t* shp, const char* name, const int64_t* decl = nullptr) {
@@ -444,9 +404,7 @@ inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, 
   for_each_row(t, rank, off, shp, [&](int64_t e, int64_t ti, int64_t n) {
     if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
       if (last_stride == 1) {
-        float* row = static_cast<float*>(t.data) + e;
-        // An accumulator computed in the box already (accumulate_in_place): nothing to copy.
-        if (row != tile + ti) std::memcpy(row, tile + ti, static_cast<size_t>(n) * sizeof(float));
+        std::memcpy(static_cast<float*>(t.data) + e, tile + ti, static_cast<size_t>(n) * sizeof(float));
         return;
       }
     }
