@@ -3,6 +3,8 @@
 // wait for the tail (watchdog.cpp).
 #include "engine.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <sstream>
 
@@ -162,6 +164,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   // First, so that the workers' wake-up overlaps everything that follows — when the last run
   // queued tasks for them (runs of a program are alike): a run that queues none (empty, or
   // all undeferred) does not pay the futex wake (~5 us on a VM).
+  workers_.set_orchestrator_cpu(sched_getcpu());   // where a woken worker should not stay
   if (last_run_queued_) workers_.wake_for_run();
   ran_.store(true, std::memory_order_relaxed);
   failure_.reset();

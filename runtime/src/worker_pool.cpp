@@ -121,8 +121,41 @@ WorkerPool::Next WorkerPool::park(uint32_t worker, int type, uint32_t& idx, cons
       idle_[type].cancel();
       return Next::kAgain;
     }
-    if (idle_[type].wait(key, timeout)) return Next::kAgain;
+    if (idle_[type].wait(key, timeout)) {
+      leave_orchestrator_cpu();
+      return Next::kAgain;
+    }
   }
+}
+
+bool cpus_away_from(int orch, int current, const cpu_set_t& allowed, cpu_set_t* out) {
+  if (orch < 0 || orch >= CPU_SETSIZE || current != orch || !CPU_ISSET(orch, &allowed) || CPU_COUNT(&allowed) < 2)
+    return false;
+  *out = allowed;
+  CPU_CLR(orch, out);
+  return true;
+}
+
+// A worker woken from parking may find itself on the orchestrating thread's CPU. On a VM, Linux
+// counts an idle vCPU the host has descheduled as busy (preempted) and puts a woken thread on
+// its waker's CPU instead, and there the worker waits behind the orchestrator, which runs the
+// run's tasks itself meanwhile. On a 2-CPU VM, once calls of the tiled-GEMM example were more
+// than the spin apart (1 ms), its worker ran no task of a run after the third
+// (benchmarks/worker_wakeups.py). So a worker found there restricts itself to the CPUs it
+// started with less that one (cpus_away_from), which moves it and keeps later wake-ups off that
+// CPU; an orchestrator that moves is followed the same way. Two system calls, only when it is
+// there.
+void WorkerPool::leave_orchestrator_cpu() {
+  const int orch = orchestrator_cpu_.load(std::memory_order_relaxed);
+  if (orch < 0 || sched_getcpu() != orch) return;
+  thread_local cpu_set_t started_with;   // read the first time it is needed, before any move
+  thread_local bool known = false;
+  if (!known) {
+    if (sched_getaffinity(0, sizeof started_with, &started_with) != 0) return;
+    known = true;
+  }
+  cpu_set_t away;
+  if (cpus_away_from(orch, orch, started_with, &away)) sched_setaffinity(0, sizeof away, &away);
 }
 
 // ---------------------------------------------------------------- gangs

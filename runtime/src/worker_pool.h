@@ -28,6 +28,8 @@
 // by every push, gangs_ by every worker loop.
 #pragma once
 
+#include <sched.h>
+
 #include <atomic>
 #include <deque>
 #include <memory>
@@ -65,6 +67,12 @@ struct GangQueue {
   std::atomic<int64_t> active{-1};       // the slot being assembled, or -1
   std::atomic<uint32_t> pending{0};      // queue.size(), readable without the lock
 };
+
+/// The CPUs a worker running on `current` restricts itself to when the orchestrating thread runs
+/// on `orch`: `allowed` less `orch`, in `out` (true); false when it stays as it is (elsewhere than
+/// `orch`, or `orch` is not in `allowed` or the only CPU there). WorkerPool::leave_orchestrator_cpu.
+///     cpus_away_from(0, 0, {0, 1}, &out) -> true, out = {1}
+bool cpus_away_from(int orch, int current, const cpu_set_t& allowed, cpu_set_t* out);
 
 class WorkerPool {
  public:
@@ -169,6 +177,9 @@ class WorkerPool {
   void wake_for_run() {
     for (int t = 0; t < 2; ++t) idle_[t].notify(static_cast<int>(max_spinners_[t]));
   }
+  /// The CPU the orchestrating thread runs on (Engine::run, as a run starts), or -1: a worker
+  /// woken from parking moves off it (leave_orchestrator_cpu).
+  void set_orchestrator_cpu(int cpu) { orchestrator_cpu_.store(cpu, std::memory_order_relaxed); }
   /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
   uint32_t max_spinners(int t) const { return max_spinners_[t]; }
 
@@ -275,6 +286,7 @@ class WorkerPool {
   static constexpr uint32_t kSharedFirstEvery = 8;
   Next wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
   Next park(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring);
+  void leave_orchestrator_cpu();
   static constexpr int64_t kParkTimeoutNs = 200000000;  // 200 ms per worker a spinner's place is shared by
   void activate_gang(const TaskRing& ring);
 
@@ -304,6 +316,7 @@ class WorkerPool {
   std::vector<int> helper_type_;            // core type, by stats index - n_workers_ - 1
   WaitPoint gang_idle_;                     // parked gang helpers
   std::atomic<bool> shutdown_{false};
+  std::atomic<int> orchestrator_cpu_{-1};
 };
 
 }  // namespace pto2::detail
