@@ -177,8 +177,8 @@ class WorkerPool {
   void wake_for_run() {
     for (int t = 0; t < 2; ++t) idle_[t].notify(static_cast<int>(max_spinners_[t]));
   }
-  /// The CPU the orchestrating thread runs on (Engine::run, as a run starts), or -1: a worker
-  /// woken from parking moves off it (leave_orchestrator_cpu).
+  /// The CPU the orchestrating thread runs on (Engine::run, as a run starts; -1 when it does not
+  /// run tasks itself): a worker woken from parking moves off it (leave_orchestrator_cpu).
   void set_orchestrator_cpu(int cpu) { orchestrator_cpu_.store(cpu, std::memory_order_relaxed); }
   /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
   uint32_t max_spinners(int t) const { return max_spinners_[t]; }
