@@ -14,8 +14,10 @@ A kernel runs on one worker thread, so NumPy's BLAS is limited to one thread her
 The last case is the whole tiled-GEMM program of examples/tiled_matmul.py (256x192 @ 192x128 in
 its tiles) with the call's default workers (CPUs - 1 AIC workers, at least 1) and the
 orchestrating thread (which runs tasks while it waits), against one NumPy matmul with its BLAS on as many threads as CPUs
-(measured in a fresh process) and on one thread, whichever is faster; a line under the table
-gives the thread counts of both sides and the other NumPy time. The summary line is the
+(in a process of its own) and on one thread, whichever is faster, in interleaved rounds (the best
+call of each side over all rounds; a shared machine drifts between minutes); a line under the
+table gives the thread counts of both sides, the other NumPy time and the median and range of the
+per-round ratios. The summary line is the
 geometric mean of pypto / NumPy over all cases (goal <= 0.8) and the worst case (goal <= 1.5).
 
 For stable figures on a shared machine run it at real-time priority: chrt -f 50 python ...
@@ -116,7 +118,8 @@ def cases(quick):
 
 
 def gemm_program_case(quick):
-    """examples/tiled_matmul.py as a whole program vs one NumPy matmul of the same shapes."""
+    """examples/tiled_matmul.py as a whole program vs one NumPy matmul of the same shapes, in
+    interleaved rounds (a shared machine's speed drifts between minutes; so do its two CPUs)."""
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples", "tiled_matmul.py")
     spec = importlib.util.spec_from_file_location("kb_tiled_matmul", path)
     mod = importlib.util.module_from_spec(spec)
@@ -130,50 +133,99 @@ def gemm_program_case(quick):
     prog(a, b, c)   # the worker counts a user gets: CompiledProgram.default_workers (docs/running.md)
     aic, aiv = prog.default_workers
     workers = os.cpu_count() or 1
-    runs = 20 if quick else 200
-    best = min(prog(a, b, c).wall_seconds for _ in range(runs))
-    # NumPy on its BLAS threads (one per CPU, as the runtime's workers) and on one thread; the
-    # faster is the peer (a busy machine can make the threaded BLAS much slower).
-    t_np = {workers: _numpy_gemm_seconds(mod.M, mod.K, mod.N, workers, runs // 10 + 3),
-            1: min(_numpy_time(lambda: np.matmul(a, b), 10) / 10 for _ in range(runs // 10 + 3))}
+    rounds, per_round = (4, 10) if quick else (10, 20)
+    # NumPy on its BLAS threads (one per CPU, as the runtime's workers; in a process of its own,
+    # since the BLAS thread count is fixed when NumPy loads) and on one thread (this process);
+    # the faster is the peer (a busy machine can make the threaded BLAS much slower).
+    server = _NumpyGemmServer(mod.M, mod.K, mod.N, workers)
+    best = {"pypto": [], workers: [], 1: []}
+    try:
+        for r in range(rounds):
+            # Each side warms up first (5 untimed calls): a CPU that sat idle runs slower for a
+            # while (this 2-CPU VM: a task alone 46 us, 122 us right after 0.3 s asleep).
+            sides = [("pypto", lambda: _best_run(prog, (a, b, c), per_round)),
+                     (workers, lambda: server.best(per_round)),
+                     (1, lambda: _best_of(lambda: np.matmul(a, b), per_round))]
+            for side, measure in (sides if r % 2 == 0 else sides[::-1]):
+                best[side].append(measure())
+    finally:
+        server.close()
+    t_np = {t: min(best[t]) for t in (workers, 1)}
     threads = min(t_np, key=t_np.get)
+    t_pypto = min(best["pypto"])
+    ratios = sorted(p / min(x, y) for p, x, y in zip(best["pypto"], best[workers], best[1]))
     name = "gemm program"
     shape = "%dx%d @ %dx%d" % (mod.M, mod.K, mod.K, mod.N)
     note = ("gemm program: pypto %d tasks of %dx%d on %d AIC + %d AIV workers (the call's default) + the "
             "orchestrating thread (it runs tasks while it waits); NumPy on %d BLAS thread(s) (%d thread(s): %.1f us); "
-            "%d CPUs" % ((mod.M // mod.TM) * (mod.N // mod.TN), mod.TM, mod.TN, aic, aiv, threads, workers + 1 - threads,
-                1e6 * t_np[workers + 1 - threads], os.cpu_count() or 1))
-    return name, shape, best * 1e6, t_np[threads] * 1e6, best / t_np[threads], note
+            "%d CPUs; %d interleaved rounds of %d calls a side, the best of each: per-round ratio median %.2f "
+            "(range %.2f-%.2f)" % ((mod.M // mod.TM) * (mod.N // mod.TN), mod.TM, mod.TN, aic, aiv, threads,
+                                   workers + 1 - threads, 1e6 * t_np[workers + 1 - threads], os.cpu_count() or 1,
+                                   rounds, per_round, ratios[len(ratios) // 2], ratios[0], ratios[-1]))
+    return name, shape, t_pypto * 1e6, t_np[threads] * 1e6, t_pypto / t_np[threads], note
+
+
+def _best_run(prog, args, runs, warm=5):
+    """The best wall time of `runs` calls of `prog` after `warm` untimed ones."""
+    for _ in range(warm):
+        prog(*args)
+    return min(prog(*args).wall_seconds for _ in range(runs))
+
+
+def _best_of(fn, runs, warm=5):
+    for _ in range(warm):
+        fn()
+    best = float("inf")
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 _NUMPY_GEMM = r"""
 import sys, time
 import numpy as np
-m, k, n, rounds = map(int, sys.argv[1:])
+m, k, n = map(int, sys.argv[1:])
 rng = np.random.default_rng(0)
 a = rng.standard_normal((m, k)).astype(np.float32)
 b = rng.standard_normal((k, n)).astype(np.float32)
 np.matmul(a, b)
-best = float("inf")
-for _ in range(rounds):
-    t0 = time.perf_counter()
-    for _ in range(10):
+for line in sys.stdin:
+    for _ in range(5):   # warm up first, as the other sides do
         np.matmul(a, b)
-    best = min(best, (time.perf_counter() - t0) / 10)
-print(best)
+    best = float("inf")
+    for _ in range(int(line)):
+        t0 = time.perf_counter()
+        np.matmul(a, b)
+        best = min(best, time.perf_counter() - t0)
+    time.sleep(0.3)   # OpenBLAS's threads spin ~0.1 s after a call: let them sleep before the other side runs
+    print(best, flush=True)
 """
 
 
-def _numpy_gemm_seconds(m, k, n, threads, rounds):
-    """Best time of one NumPy (m x k) @ (k x n) float32 matmul with its BLAS on `threads` threads:
-    in a fresh process, since the BLAS thread count is fixed when NumPy loads (this process
-    limits it to 1 for the per-core single-kernel cases)."""
-    env = dict(os.environ)
-    for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-        env[var] = str(threads)
-    out = subprocess.run([sys.executable, "-c", _NUMPY_GEMM, str(m), str(k), str(n), str(rounds)],
-                         env=env, check=True, capture_output=True, text=True).stdout
-    return float(out.split()[-1])
+class _NumpyGemmServer:
+    """A process timing one NumPy (m x k) @ (k x n) float32 matmul with its BLAS on `threads`
+    threads, a batch per request: `best(runs)` is the best of `runs` calls, in seconds."""
+
+    def __init__(self, m, k, n, threads):
+        env = dict(os.environ)
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            env[var] = str(threads)
+        self._p = subprocess.Popen([sys.executable, "-c", _NUMPY_GEMM, str(m), str(k), str(n)], env=env,
+                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+
+    def best(self, runs):
+        self._p.stdin.write("%d\n" % runs)
+        self._p.stdin.flush()
+        line = self._p.stdout.readline()
+        if not line:
+            raise RuntimeError("the NumPy timing process exited (code %s)" % self._p.wait())
+        return float(line)
+
+    def close(self):
+        self._p.stdin.close()
+        self._p.wait()
 
 
 def main(argv=None):

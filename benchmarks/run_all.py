@@ -7,7 +7,8 @@
 3. manual_vs_auto.py — one program in AUTO and MANUAL form: per-task time and edge counts.
 4. first_call_bench.py — import, warm compile, first and second call, each in a fresh process.
 5. compile_bench.py — cold and warm compile times of every example, first-call overhead.
-6. runtime/fixed_cost.py — the fixed cost of calling an empty program.
+6. runtime/fixed_cost.py — the fixed cost of calling an empty program; worker_wakeups.py — whether a
+   parked worker takes part in the next run.
 7. race_overhead.py — the race checker's cost per task (race_check off versus on).
 8. l3_dispatch.py — the L3 runtime's cost per next-level task and per run (in-process, MPI).
 9. orch_build_bench.py — build time and peak memory of a straight-line orchestration of N calls.
@@ -74,6 +75,12 @@ def main():
         out = subprocess.run([sys.executable, fc], capture_output=True, text=True).stdout
         print(out, end="")
         summary += [l for l in out.splitlines() if l.startswith("fixed cost")]
+    print("\n== worker_wakeups: does a parked worker take part in the next run?")
+    import worker_wakeups
+    ww = worker_wakeups.main([])
+    summary.append("worker_wakeups: the worker ran no task in %d of %d calls that found it parked; tiled_matmul "
+                   "median %.1f us back to back, %.1f us 1 ms apart" % (ww["none"], ww["calls"], ww["back to back"],
+                                                                     ww["1 ms apart"]))
     print("\n== compile_bench: cold and warm compile times of every example")
     t3 = time.perf_counter()
     import compile_bench

@@ -63,15 +63,16 @@ def main(argv=None):
     print("  tasks the worker ran per call: %s" % " ".join(map(str, counts)))
     print("  calls where the worker ran none: %d of %d; its first task started after %s us (median)"
           % (counts.count(0), calls, "%.0f" % statistics.median(starts) if starts else "-"))
+    result = {"calls": calls, "none": counts.count(0)}
     for label, gap in (("back to back", 0.0), ("1 ms apart", 0.001)):
         walls = []
         for _ in range(200):
             walls.append(prog(a, b, c).wall_seconds)
             if gap:
                 time.sleep(gap)
-        print("  untraced calls %s: median %.1f us, best %.1f us" % (label, 1e6 * statistics.median(walls),
-                                                                      1e6 * min(walls)))
-    return counts
+        result[label] = 1e6 * statistics.median(walls)
+        print("  untraced calls %s: median %.1f us, best %.1f us" % (label, result[label], 1e6 * min(walls)))
+    return result
 
 
 if __name__ == "__main__":
