@@ -147,7 +147,9 @@ bool cpus_away_from(int orch, int current, const cpu_set_t& allowed, cpu_set_t* 
 // there.
 void WorkerPool::leave_orchestrator_cpu() {
   const int orch = orchestrator_cpu_.load(std::memory_order_relaxed);
-  if (orch < 0 || sched_getcpu() != orch) return;
+  if (orch < 0) return;
+  const int cpu = sched_getcpu();
+  if (cpu != orch) return;
   thread_local cpu_set_t started_with;   // read the first time it is needed, before any move
   thread_local bool known = false;
   if (!known) {
@@ -155,7 +157,7 @@ void WorkerPool::leave_orchestrator_cpu() {
     known = true;
   }
   cpu_set_t away;
-  if (cpus_away_from(orch, orch, started_with, &away)) sched_setaffinity(0, sizeof away, &away);
+  if (cpus_away_from(orch, cpu, started_with, &away)) sched_setaffinity(0, sizeof away, &away);
 }
 
 // ---------------------------------------------------------------- gangs
