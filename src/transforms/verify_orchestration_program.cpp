@@ -32,6 +32,7 @@
 //               allocated output dies with its scope); a TaskId named by deps=, a carry, a
 //               yield or an array op is still alive (OrchestrationScopeModel)
 #include <algorithm>
+#include <cstring>
 #include <set>
 #include <sstream>
 #include <map>
@@ -445,8 +446,9 @@ class OrchestrationVerifier {
     FunctionPtr f = program_.get(callee);
     PYPTO_CHECK(f, "call to unknown function '" << callee << "'");
     PYPTO_USER_CHECK(f->is_kernel() || f->type == FunctionType::Group, e.span,
-                     "orchestration function '" << fn_.name << "' calls '" << callee << "', a " << to_string(f->type)
-                                                << " function, which cannot be submitted as a task",
+                     "orchestration function '" << fn_.name << "' calls '" << callee << "', "
+                                                << (std::strchr("AEIOU", to_string(f->type)[0]) ? "an " : "a ")
+                                                << to_string(f->type) << " function, which cannot be submitted as a task",
                      "call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an Orchestration function");
     for (auto& a : args) {
       if (a->type->is<TensorType>() && as_var(a)) ref(as_var(a));

@@ -449,6 +449,44 @@ def test_at_core_group_in_kernel_family_function(ftype, article):   # Spmd funct
                main_type=ftype)
 
 
+# A kernel function runs on one core: it calls no function and submits no task. (Calling the
+# orchestration function from a kernel used to reach the pass pipeline and fail there with an
+# internal error.)
+_ENTRY = f'''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def entry(self, a: {T}, b: {T}, d: pl.Out[{T}], rc: pl.InOut[{RC}], n: pl.Scalar[pl.INDEX]) -> {T}:
+        d = self.main(a, b, d, rc, n)
+        return d
+'''
+
+
+@pytest.mark.parametrize("ftype", ["InCore", "AIC", "AIV"])
+@pytest.mark.parametrize("stmt, what, at", [
+    ("d = self.kernel_add(a, b, d)", "a call to 'kernel_add'", "self.kernel_add"),
+    ("d = self.entry(a, b, d, rc, n)", "a call to 'entry'", "self.entry"),
+    ("d, t = pl.submit(self.kernel_add, a, b, d)", "pl.submit", "pl.submit"),
+    ("d, t = pl.spmd_submit(self.kernel_add, a, b, d, core_num=2)", "pl.spmd_submit", "pl.spmd_submit"),
+    ("t = pl.system.task_dummy(deps=[])", "pl.system.task_dummy", "pl.system"),
+])
+def test_kernel_function_calls_nothing(ftype, stmt, what, at):
+    body_check(f"{stmt}  #!\nreturn d", f"{what} in an {ftype} function ('main'): a kernel cannot call functions "
+               "or submit tasks", at, help="call or submit it from the orchestration function", main_type=ftype,
+               extra=_ENTRY)
+
+
+@pytest.mark.parametrize("ftype", ["InCore", "AIC", "AIV"])
+@pytest.mark.parametrize("scope, spelled, at", [
+    ("with pl.cluster():", "pl.cluster()", "pl.cluster"),
+    ("with pl.spmd(2):", "pl.spmd()", "pl.spmd"),
+    ("for i in pl.spmd(2):", "pl.spmd()", "pl.spmd"),
+    ("with pl.at(level=pl.Level.HOST):", "pl.at(level=pl.Level.HOST)", "pl.at"),
+])
+def test_kernel_function_opens_no_kernel_scope(ftype, scope, spelled, at):
+    # Refused at the scope, before its body's call to a kernel is looked at.
+    body_check(f"{scope}  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               f"{spelled} cannot appear in an {ftype} function", at, main_type=ftype)
+
+
 def test_spmd_predicate_inside_cluster():
     body_check("with pl.cluster():\n    with pl.spmd(2, predicate=(rc[0, 0] > 0)):  #!\n        pass\nreturn d",
                "predicate= is not allowed on a pl.spmd nested inside pl.cluster()", "rc[0, 0]")

@@ -19,7 +19,7 @@ from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
-from pypto.frontend.diagnostics import NoDepInManualScopeWarning, did_you_mean
+from pypto.frontend.diagnostics import NoDepInManualScopeWarning, a_or_an, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
 from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_site,
@@ -61,6 +61,17 @@ def kernel_ref(ctx, node: ast.AST, what: str):
                         help=did_you_mean(node.attr, ctx.prog.sigs) or
                         "define it as a @pl.function method of the @pl.program class")
     return sig
+
+
+def refuse_in_kernel_function(ctx, node: ast.AST, what: str) -> None:
+    """A kernel function (InCore / AIC / AIV) runs on one core: it computes with tile ops on its
+    tensor parameters and starts no other function or task. `what` names the call refused."""
+    ftype = ctx.sig.ftype.name
+    if ftype in ("InCore", "AIC", "AIV"):
+        raise ctx.error(node, f"{what} in {a_or_an(ftype)} function ('{ctx.sig.name}'): a kernel cannot call "
+                        "functions or submit tasks",
+                        help="call or submit it from the orchestration function; inside a kernel, compute with "
+                             "tile ops (pl.load, pl.add, pl.store, ...)")
 
 
 def resolve_callee(ctx, func: ast.AST):
@@ -628,6 +639,7 @@ def _dim(ctx, node: ast.Call, b: Builtin):
 
 
 def _task_dummy(ctx, node: ast.Call, b: Builtin):
+    refuse_in_kernel_function(ctx, node.func, "pl.system.task_dummy")
     parse_deps = registry.handler("deps")
     if node.args:
         raise ctx.error(node.args[0], "pl.system.task_dummy takes only deps=[...]")
@@ -849,6 +861,7 @@ def func_call(ctx, node: ast.Call):
     if sig.name == ctx.sig.name:
         raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
                         help="write the repetition as a pl.range loop")
+    refuse_in_kernel_function(ctx, node.func, f"a call to '{sig.name}'")
     if ctx.sig.ftype == ir.FunctionType.Group and any(f.kind in ("loop", "branch") for f in ctx.frames):
         # The Group's kernels are gang-started once each: a call under control flow would be
         # dropped (the Group used to run without it).

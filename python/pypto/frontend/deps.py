@@ -14,7 +14,8 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
-from pypto.frontend.calls import apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin
+from pypto.frontend.calls import (apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin,
+                                  refuse_in_kernel_function)
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.dumps import parse_dumps, with_tags
 from pypto.frontend.exprs import const_from_py, eval_expr
@@ -278,6 +279,7 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
     """`result..., tid = pl.submit(self.k, *args, ...)` (or pl.spmd_submit): emits the Submit
     assignment and the unpacking, binds the names and records tensor producers."""
     pl = f"pl.{kind}"
+    refuse_in_kernel_function(ctx, call.func, pl)
     if not call.args:
         raise ctx.error(call, f"{pl} needs a kernel: {pl}(self.kernel, *args, ...)")
     sig = kernel_ref(ctx, call.args[0], f"the first argument of {pl}")

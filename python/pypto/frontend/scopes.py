@@ -40,6 +40,15 @@ _SPMD_KW = ("core_num", "sync_start", "deps", "allow_early_resolve", "predicate"
 _CLUSTER_KW = ("name_hint",)
 
 
+def _refuse_in_kernel_function(ctx, call, spelled):
+    """Scopes that outline kernels or group them (pl.at, pl.spmd, pl.cluster) belong to the
+    functions that submit tasks; a kernel function (InCore / AIC / AIV) runs on one core."""
+    fname = ctx.sig.ftype.name
+    if fname in ("InCore", "AIC", "AIV"):
+        raise ctx.error(call, f"{spelled} cannot appear in {a_or_an(fname)} function",
+                        help="scopes are outlined from Orchestration (or Opaque) functions; move the scope there")
+
+
 def _scope_builtin(ctx, expr):
     if isinstance(expr, ast.Call):
         try:
@@ -144,6 +153,7 @@ def _at(ctx, node, item, call):
     if "level" not in kws:
         raise ctx.error(call, "pl.at needs level=", help="e.g. with pl.at(level=pl.Level.CORE_GROUP):")
     level = _level(ctx, kws["level"])
+    _refuse_in_kernel_function(ctx, call, f"pl.at(level=pl.Level.{level})")
     if level == "CLUSTER":
         raise ctx.error(kws["level"], "pl.at(level=pl.Level.CLUSTER) is not supported",
                         help="group AIC and AIV kernels with `with pl.cluster():`")
@@ -238,6 +248,7 @@ def parse_spmd_for(ctx, node: ast.For):
     """for i in pl.spmd(N, ...): body  ->  ScopeStmt(Spmd, attrs, body, block_var=i)."""
     if not isinstance(node.target, ast.Name):
         raise ctx.error(node.target, "the block index of pl.spmd must be a plain name")
+    _refuse_in_kernel_function(ctx, node.iter, "pl.spmd()")
     attrs, options = _spmd_attrs(ctx, node.iter)
     bv = ir.Var.make(node.target.id, ir.ScalarType.make(ir.DataType.INDEX), ctx.span(node.target))
     frame = Frame("scope")
@@ -303,6 +314,8 @@ def parse_with(ctx, node: ast.With, tail_yield: bool = False):
     item = node.items[0]
     call = item.context_expr
     b = _scope_builtin(ctx, call)
+    if b.kind in ("cluster", "spmd"):
+        _refuse_in_kernel_function(ctx, call, f"pl.{b.pl_name}()")
     if b.kind in ("manual_scope", "scope", "cluster"):
         carried, call = _carried_task_ids(ctx, call) if b.kind != "cluster" else (None, call)
         exit_values, call = _exit_values(ctx, call) if b.kind != "cluster" else (None, call)

@@ -143,7 +143,7 @@ TEST(CodegenPieces, NonKernelCalleeIsUserError) {
   auto orch = Function::make("orch", FunctionType::Orchestration, {x}, {ParamDirection::In}, {},
                              SeqStmts::make({EvalStmt::make(Call::make_func("helper", {x}, TupleType::unit())),
                                              ReturnStmt::make({})}));
-  ExpectUserError([&] { gen(Program::make("P", {helper, orch})); }, "cannot be submitted as a task");
+  ExpectUserError([&] { gen(Program::make("P", {helper, orch})); }, "calls 'helper', an Inline function, which cannot be submitted as a task");
 }
 
 TEST(CodegenPieces, UndeclaredDynamicSymbolIsUserError) {
