@@ -9,6 +9,7 @@
 
 #include "describe.h"
 #include "pypto/ir/error.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/ir/op_registry.h"
 
 namespace pypto::ir {
@@ -56,27 +57,27 @@ DataType promote(DataType a, DataType b) {
 
 std::shared_ptr<const Var> Var::make(std::string name, TypePtr type, Span span) {
   PYPTO_CHECK(type, "Var '" << name << "' needs a type");
-  return std::make_shared<Var>(std::move(name), std::move(type), std::move(span));
+  return make_node<Var>(std::move(name), std::move(type), std::move(span));
 }
 
 std::shared_ptr<const IterArg> IterArg::make(std::string name, TypePtr type, ExprPtr init, Span span) {
   PYPTO_CHECK(type, "IterArg '" << name << "' needs a type");
   PYPTO_CHECK(init, "IterArg '" << name << "' needs an init value");
-  return std::make_shared<IterArg>(std::move(name), std::move(type), std::move(init), std::move(span));
+  return make_node<IterArg>(std::move(name), std::move(type), std::move(init), std::move(span));
 }
 
 std::shared_ptr<const ConstInt> ConstInt::make(int64_t v, DataType dtype, Span span) {
   PYPTO_CHECK(is_integer(dtype), "ConstInt needs an integer dtype, got " << to_string(dtype));
-  return std::make_shared<ConstInt>(v, ScalarType::make(dtype), std::move(span));
+  return make_node<ConstInt>(v, ScalarType::make(dtype), std::move(span));
 }
 
 std::shared_ptr<const ConstFloat> ConstFloat::make(double v, DataType dtype, Span span) {
   PYPTO_CHECK(is_float(dtype), "ConstFloat needs a float dtype, got " << to_string(dtype));
-  return std::make_shared<ConstFloat>(v, ScalarType::make(dtype), std::move(span));
+  return make_node<ConstFloat>(v, ScalarType::make(dtype), std::move(span));
 }
 
 std::shared_ptr<const ConstBool> ConstBool::make(bool v, Span span) {
-  return std::make_shared<ConstBool>(v, ScalarType::make(DataType::BOOL), std::move(span));
+  return make_node<ConstBool>(v, ScalarType::make(DataType::BOOL), std::move(span));
 }
 
 std::shared_ptr<const BinaryExpr> BinaryExpr::make(BinaryOp op, ExprPtr a, ExprPtr b, Span span) {
@@ -100,7 +101,7 @@ std::shared_ptr<const BinaryExpr> BinaryExpr::make(BinaryOp op, ExprPtr a, ExprP
     result = promote(sa->dtype, sb->dtype);
     if (op == BinaryOp::Div && !is_float(result)) result = DataType::FP32;
   }
-  return std::make_shared<BinaryExpr>(op, std::move(a), std::move(b), ScalarType::make(result), std::move(span));
+  return make_node<BinaryExpr>(op, std::move(a), std::move(b), ScalarType::make(result), std::move(span));
 }
 
 std::shared_ptr<const UnaryExpr> UnaryExpr::make(UnaryOp op, ExprPtr a, Span span) {
@@ -113,7 +114,7 @@ std::shared_ptr<const UnaryExpr> UnaryExpr::make(UnaryOp op, ExprPtr a, Span spa
     PYPTO_USER_CHECK(s->dtype != DataType::TASK_ID && s->dtype != DataType::BOOL, span,
                      "operator '-' is not defined on " << describe(a->type), "");
   }
-  return std::make_shared<UnaryExpr>(op, std::move(a), std::move(t), std::move(span));
+  return make_node<UnaryExpr>(op, std::move(a), std::move(t), std::move(span));
 }
 
 std::shared_ptr<const Cast> Cast::make(ExprPtr value, DataType dtype, Span span) {
@@ -123,7 +124,7 @@ std::shared_ptr<const Cast> Cast::make(ExprPtr value, DataType dtype, Span span)
                    "use pl.cast(tile, dtype) (tile.cast) for tiles");
   PYPTO_USER_CHECK(dtype != DataType::TASK_ID && value->type->as<ScalarType>()->dtype != DataType::TASK_ID, span,
                    "cannot cast to or from TASK_ID", "");
-  return std::make_shared<Cast>(std::move(value), ScalarType::make(dtype), std::move(span));
+  return make_node<Cast>(std::move(value), ScalarType::make(dtype), std::move(span));
 }
 
 std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> args, Attrs attrs, Span span) {
@@ -166,7 +167,7 @@ std::shared_ptr<const Call> Call::make_op(std::string op, std::vector<ExprPtr> a
     if (auto* e = attr_get<bool>(attrs, "every_iteration")) ref.every_iteration = *e;
     for (const char* k : {"task", "slot", "every_iteration"}) attrs.erase(k);
   }
-  auto c = std::make_shared<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
+  auto c = make_node<Call>(std::move(op), true, std::move(args), std::move(attrs), std::vector<ArgDirection>{},
                                   std::move(t), std::move(span));
   c->manual_dep_edges = std::move(edges);
   c->task_ref = std::move(ref);
@@ -180,7 +181,7 @@ std::shared_ptr<const Call> Call::make_func(std::string callee, std::vector<Expr
   for (auto& a : args) PYPTO_CHECK(a, "call to '" << callee << "' has a null argument");
   PYPTO_CHECK(dirs.empty() || dirs.size() == args.size(),
               "call to '" << callee << "': " << dirs.size() << " arg directions for " << args.size() << " args");
-  return std::make_shared<Call>(std::move(callee), false, std::move(args), std::move(attrs), std::move(dirs),
+  return make_node<Call>(std::move(callee), false, std::move(args), std::move(attrs), std::move(dirs),
                                 std::move(result), std::move(span));
 }
 
@@ -190,13 +191,13 @@ ExprPtr with_compiler_dep_edges(const ExprPtr& task, std::vector<ExprPtr> edges)
   }
   if (auto* c = task->as<Call>()) {
     PYPTO_CHECK(!c->is_op, "compiler_manual_dep_edges on op call '" << c->callee << "'");
-    auto n = std::make_shared<Call>(*c);
+    auto n = make_node<Call>(*c);
     n->compiler_manual_dep_edges = std::move(edges);
     return n;
   }
   auto* s = task->as<Submit>();
   PYPTO_CHECK(s, "compiler_manual_dep_edges on a " << to_string(task->kind));
-  auto n = std::make_shared<Submit>(*s);
+  auto n = make_node<Submit>(*s);
   n->compiler_manual_dep_edges = std::move(edges);
   return n;
 }
@@ -206,7 +207,7 @@ ExprPtr with_shares_source_tile(const ExprPtr& call, bool shares) {
   PYPTO_CHECK(c && c->is_op && c->callee == "tile.move", "shares_source_tile on a " << to_string(call->kind)
                                                              << " that is not a tile.move call");
   if (c->shares_source_tile == shares) return call;
-  auto n = std::make_shared<Call>(*c);
+  auto n = make_node<Call>(*c);
   n->shares_source_tile = shares;
   return n;
 }
@@ -216,7 +217,7 @@ ExprPtr with_reads_in_place(const ExprPtr& call, bool in_place) {
   PYPTO_CHECK(c && c->is_op && c->callee == "tile.load", "reads_in_place on a " << to_string(call->kind)
                                                              << " that is not a tile.load call");
   if (c->reads_in_place == in_place) return call;
-  auto n = std::make_shared<Call>(*c);
+  auto n = make_node<Call>(*c);
   n->reads_in_place = in_place;
   return n;
 }
@@ -227,7 +228,7 @@ ExprPtr with_cpu_base(const ExprPtr& call, int64_t cpu_base) {
               "cpu_base on a " << to_string(call->kind) << " that is not a system.reserve_buffer / import_peer_buffer call");
   PYPTO_CHECK(cpu_base >= -1, "cpu_base " << cpu_base << " is no address (>= 0, or -1: unstamped)");
   if (c->cpu_base == cpu_base) return call;
-  auto n = std::make_shared<Call>(*c);
+  auto n = make_node<Call>(*c);
   n->cpu_base = cpu_base;
   return n;
 }
@@ -238,7 +239,7 @@ ExprPtr with_peer_base(const ExprPtr& call, int64_t base) {
               "peer_base on a " << to_string(call->kind) << " that is not a system.import_peer_buffer call");
   PYPTO_CHECK(base >= Call::kNoPeerBase, "peer_base " << base << " is no base (>= 0, -1: pl.AUTO, -2: unstamped)");
   if (c->peer_base == base) return call;
-  auto n = std::make_shared<Call>(*c);
+  auto n = make_node<Call>(*c);
   n->peer_base = base;
   return n;
 }
@@ -251,7 +252,7 @@ ExprPtr with_pass_results_of(const ExprPtr& call, const Call& from) {
       c->cpu_base == from.cpu_base && c->peer_base == from.peer_base) {
     return call;
   }
-  auto n = std::make_shared<Call>(*c);
+  auto n = make_node<Call>(*c);
   n->shares_source_tile = from.shares_source_tile;
   n->reads_in_place = from.reads_in_place;
   n->cpu_base = from.cpu_base;
@@ -289,11 +290,11 @@ ExprPtr with_dump_vars(const ExprPtr& task, const std::vector<ExprPtr>& vars) {
     if (marked && !seen) kept.push_back(a);
   }
   if (c) {
-    auto n = std::make_shared<Call>(*c);
+    auto n = make_node<Call>(*c);
     n->dump_vars = std::move(kept);
     return n;
   }
-  auto n = std::make_shared<Submit>(*s);
+  auto n = make_node<Submit>(*s);
   n->dump_vars = std::move(kept);
   return n;
 }
@@ -339,7 +340,7 @@ std::shared_ptr<const Submit> Submit::make(std::string callee, std::vector<ExprP
   }
   std::vector<TypePtr> elems = std::move(callee_returns);
   elems.push_back(ScalarType::make(DataType::TASK_ID));
-  return std::make_shared<Submit>(std::move(callee), std::move(args), std::move(dirs), std::move(deps), std::move(core_num),
+  return make_node<Submit>(std::move(callee), std::move(args), std::move(dirs), std::move(deps), std::move(core_num),
                                   sync_start, allow_early_resolve, timing_slot, std::move(predicate),
                                   TupleType::make(std::move(elems)), std::move(span));
 }
@@ -351,7 +352,7 @@ std::shared_ptr<const MakeTuple> MakeTuple::make(std::vector<ExprPtr> elements, 
     PYPTO_CHECK(e, "MakeTuple has a null element");
     types.push_back(e->type);
   }
-  return std::make_shared<MakeTuple>(std::move(elements), TupleType::make(std::move(types)), std::move(span));
+  return make_node<MakeTuple>(std::move(elements), TupleType::make(std::move(types)), std::move(span));
 }
 
 std::shared_ptr<const TupleGetItem> TupleGetItem::make(ExprPtr tuple, int index, Span span) {
@@ -362,7 +363,7 @@ std::shared_ptr<const TupleGetItem> TupleGetItem::make(ExprPtr tuple, int index,
   PYPTO_USER_CHECK(index >= 0 && index < static_cast<int>(tt->elements.size()), span,
                    "tuple index " << index << " out of range for " << describe(tuple->type), "");
   TypePtr t = tt->elements[static_cast<size_t>(index)];
-  return std::make_shared<TupleGetItem>(std::move(tuple), index, std::move(t), std::move(span));
+  return make_node<TupleGetItem>(std::move(tuple), index, std::move(t), std::move(span));
 }
 
 }  // namespace pypto::ir

@@ -3,6 +3,7 @@
 #include "pypto/ir/mutator.h"
 
 #include "pypto/ir/error.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/ir/structural_equal.h"
 
 namespace pypto::ir {
@@ -271,7 +272,7 @@ ExprPtr IRMutator::mutate_(const Call* op, const ExprPtr& self) {
   auto c = Call::make_op(op->callee, std::move(args), std::move(attrs), op->span);
   ExprPtr stamped = with_pass_results_of(c, *op);   // KernelShareTileMoves / ResolvePeerBufferBases stamps survive a rewrite
   if (op->arg_directions.empty()) return stamped;
-  auto d = std::make_shared<Call>(*stamped->as<Call>());
+  auto d = make_node<Call>(*stamped->as<Call>());
   d->arg_directions = op->arg_directions;
   return d;
 }

@@ -3,6 +3,7 @@
 
 #include "describe.h"
 #include "pypto/ir/error.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/ir/structural_equal.h"
 
 namespace pypto::ir {
@@ -28,17 +29,17 @@ std::shared_ptr<const AssignStmt> AssignStmt::make(VarPtr var, ExprPtr value, Sp
   PYPTO_CHECK(structural_equal(var->type, value->type),
               "AssignStmt to '" << var->name << "': var type " << describe(var->type) << " differs from value type "
                                 << describe(value->type));
-  return std::make_shared<AssignStmt>(std::move(var), std::move(value), std::move(span));
+  return make_node<AssignStmt>(std::move(var), std::move(value), std::move(span));
 }
 
 std::shared_ptr<const EvalStmt> EvalStmt::make(ExprPtr expr, Span span) {
   PYPTO_CHECK(expr, "EvalStmt needs an expression");
-  return std::make_shared<EvalStmt>(std::move(expr), std::move(span));
+  return make_node<EvalStmt>(std::move(expr), std::move(span));
 }
 
 std::shared_ptr<const SeqStmts> SeqStmts::make(std::vector<StmtPtr> stmts, Span span) {
   for (auto& s : stmts) PYPTO_CHECK(s, "SeqStmts has a null statement");
-  return std::make_shared<SeqStmts>(std::move(stmts), std::move(span));
+  return make_node<SeqStmts>(std::move(stmts), std::move(span));
 }
 
 std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, ExprPtr stop, ExprPtr step,
@@ -64,7 +65,7 @@ std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, Exp
   for (size_t i = 0; i < iter_args.size(); ++i) {
     PYPTO_CHECK(iter_args[i] && return_vars[i], "ForStmt has a null iter_arg or return var");
   }
-  return std::make_shared<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
+  return make_node<ForStmt>(std::move(loop_var), std::move(start), std::move(stop), std::move(step),
                                    std::move(iter_args), std::move(body), std::move(return_vars), kind, std::move(attrs),
                                    std::move(span));
 }
@@ -72,7 +73,7 @@ std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, Exp
 std::shared_ptr<const ForStmt> ForStmt::with_results(std::vector<LoopCarry> c, int64_t trips) const {
   PYPTO_CHECK(c.empty() || c.size() == iter_args.size(),
               "ForStmt has " << iter_args.size() << " iter_args but " << c.size() << " carry classifications");
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->carries = std::move(c);
   f->trip_count = trips;
   return f;
@@ -83,7 +84,7 @@ std::shared_ptr<const ForStmt> ForStmt::with_inplace_carries(std::vector<int64_t
     PYPTO_CHECK(i >= 0 && i < static_cast<int64_t>(iter_args.size()),
                 "inplace_carries index " << i << " out of range for " << iter_args.size() << " iter_args");
   }
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->inplace_carries = std::move(carries);
   return f;
 }
@@ -93,7 +94,7 @@ std::shared_ptr<const ForStmt> ForStmt::with_lent_inits(std::vector<int64_t> ini
     PYPTO_CHECK(i >= 0 && i < static_cast<int64_t>(iter_args.size()),
                 "lent_inits index " << i << " out of range for " << iter_args.size() << " iter_args");
   }
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->lent_inits = std::move(inits);
   return f;
 }
@@ -104,7 +105,7 @@ std::shared_ptr<const ForStmt> ForStmt::with_chunk_split(LoopOrigin origin, int6
     auto* c = m && m->op == BinaryOp::Mul ? m->b->as<ConstInt>() : nullptr;
     PYPTO_CHECK(stride > 1 && c && c->value == stride, "chunk_stride " << stride << " on a loop whose step is not s * " << stride);
   }
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->loop_origin = origin;
   f->chunk_stride = stride;
   return f;
@@ -113,13 +114,13 @@ std::shared_ptr<const ForStmt> ForStmt::with_chunk_split(LoopOrigin origin, int6
 std::shared_ptr<const ForStmt> ForStmt::with_chunk(ChunkSpec c) const {
   PYPTO_CHECK(c.chunk >= 0, "chunk " << c.chunk << " is negative");
   PYPTO_CHECK(c.chunk > 0 || c.policy == ChunkPolicy::Guarded, "a chunk_policy without a chunk");
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->chunk = c;
   return f;
 }
 
 std::shared_ptr<const ForStmt> ForStmt::with_counted(bool c) const {
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->counted = c;
   return f;
 }
@@ -133,7 +134,7 @@ std::shared_ptr<const ForStmt> ForStmt::with_typed_fields_of(const ForStmt& from
   for (int64_t k : from.lent_inits) {
     PYPTO_CHECK(k >= 0 && static_cast<size_t>(k) < iter_args.size(), "with_typed_fields_of: lent init " << k << " out of range");
   }
-  auto f = std::make_shared<ForStmt>(*this);
+  auto f = make_node<ForStmt>(*this);
   f->carries = from.carries;
   f->trip_count = from.trip_count;
   f->inplace_carries = from.inplace_carries;
@@ -154,18 +155,18 @@ std::shared_ptr<const IfStmt> IfStmt::make(ExprPtr cond, StmtPtr then_body, Stmt
                    "compare a scalar, e.g. `if i == 0:`");
   for (auto& v : return_vars) PYPTO_CHECK(v, "IfStmt has a null return var");
   PYPTO_CHECK(return_vars.empty() || else_body, "IfStmt with return vars needs an else body");
-  return std::make_shared<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body), std::move(return_vars),
+  return make_node<IfStmt>(std::move(cond), std::move(then_body), std::move(else_body), std::move(return_vars),
                                   std::move(span));
 }
 
 std::shared_ptr<const YieldStmt> YieldStmt::make(std::vector<ExprPtr> values, Span span) {
   for (auto& v : values) PYPTO_CHECK(v, "YieldStmt has a null value");
-  return std::make_shared<YieldStmt>(std::move(values), std::move(span));
+  return make_node<YieldStmt>(std::move(values), std::move(span));
 }
 
 std::shared_ptr<const ReturnStmt> ReturnStmt::make(std::vector<ExprPtr> values, Span span) {
   for (auto& v : values) PYPTO_CHECK(v, "ReturnStmt has a null value");
-  return std::make_shared<ReturnStmt>(std::move(values), std::move(span));
+  return make_node<ReturnStmt>(std::move(values), std::move(span));
 }
 
 std::shared_ptr<const ScopeStmt> ScopeStmt::make(ScopeKind kind, Attrs attrs, StmtPtr body, VarPtr task_id_var,
@@ -183,7 +184,7 @@ std::shared_ptr<const ScopeStmt> ScopeStmt::make(ScopeKind kind, Attrs attrs, St
   for (const char* k : {"deps", "predicate", "no_dep_args", "sync_start", "allow_early_resolve"}) {
     PYPTO_CHECK(!attrs.count(k), "ScopeStmt attr '" << k << "' is the typed ScopeStmt::options (use with_options)");
   }
-  return std::make_shared<ScopeStmt>(kind, std::move(attrs), std::move(body), std::move(task_id_var), std::move(block_var),
+  return make_node<ScopeStmt>(kind, std::move(attrs), std::move(body), std::move(task_id_var), std::move(block_var),
                                      std::move(span));
 }
 
@@ -207,14 +208,14 @@ std::shared_ptr<const ScopeStmt> ScopeStmt::with_options(ScopeOptions options) c
   for (auto& v : options.no_dep_args) {
     PYPTO_CHECK(v && v->type->is<TensorType>(), "ScopeStmt no_dep_args entry is not a tensor");
   }
-  auto s = std::make_shared<ScopeStmt>(*this);
+  auto s = make_node<ScopeStmt>(*this);
   s->options = std::move(options);
   return s;
 }
 
 std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::make(RuntimeScopeMode mode, StmtPtr body, Span span) {
   PYPTO_CHECK(body, "RuntimeScopeStmt needs a body");
-  return std::make_shared<RuntimeScopeStmt>(mode, std::move(body), std::move(span));
+  return make_node<RuntimeScopeStmt>(mode, std::move(body), std::move(span));
 }
 
 std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_carried_task_ids(std::vector<ScopeTaskIdCarry> carries) const {
@@ -222,7 +223,7 @@ std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_carried_task_ids(
     PYPTO_CHECK(c.var && is_task_id(c.var->type), "carried_task_ids entry is not a TaskId Var");
     PYPTO_CHECK(c.slots >= 0, "carried_task_ids entry '" << c.var->name << "' has negative slots");
   }
-  auto r = std::make_shared<RuntimeScopeStmt>(*this);
+  auto r = make_node<RuntimeScopeStmt>(*this);
   r->carried_task_ids = std::move(carries);
   return r;
 }
@@ -235,7 +236,7 @@ std::shared_ptr<const RuntimeScopeStmt> RuntimeScopeStmt::with_exit_values(std::
     PYPTO_CHECK(v->type->is<TensorType>() || (s && s->dtype != DataType::TASK_ID) || (a && a->dtype != DataType::TASK_ID),
                 "exit_values entry '" << v->name << "' is not a tensor, a number or an array of numbers");
   }
-  auto r = std::make_shared<RuntimeScopeStmt>(*this);
+  auto r = make_node<RuntimeScopeStmt>(*this);
   r->exit_values = std::move(values);
   return r;
 }

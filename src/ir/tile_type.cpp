@@ -2,6 +2,7 @@
 // `pl.load(t, o, [32, 16], [32, 16])` and `pl.load(t, o, [32, 16])` have one type (spec
 // anchor_features §10).
 #include "pypto/ir/expr.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/type.h"
 
@@ -24,7 +25,7 @@ std::shared_ptr<const TileType> TileType::make(std::vector<ExprPtr> shape, DataT
     for (size_t i = 0; i < shape.size() && same; ++i) same = SameDim(shape[i], valid[i]);
     if (same) valid.clear();
   }
-  return std::make_shared<TileType>(std::move(shape), d, m, std::move(valid));
+  return make_node<TileType>(std::move(shape), d, m, std::move(valid));
 }
 
 std::shared_ptr<const TileType> WithValidShape(const TileType& t, std::vector<ExprPtr> valid) {

@@ -46,6 +46,7 @@
 #include "affine_region.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
@@ -991,7 +992,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
         const FunctionPtr& f = so.fn;
         // Built once with its edges (what Submit::make + with_compiler_dep_edges give, without
         // the intermediate copy and a tuple type per task): a plain submit, TaskId edges.
-        auto fresh = std::make_shared<Submit>(c.callee, c.args, std::move(dirs), std::vector<ExprPtr>{}, nullptr, false, false, -1,
+        auto fresh = make_node<Submit>(c.callee, c.args, std::move(dirs), std::vector<ExprPtr>{}, nullptr, false, false, -1,
                                               nullptr, so.type, c.span);
         fresh->compiler_manual_dep_edges = std::move(edges);
         ExprPtr sub = std::move(fresh);

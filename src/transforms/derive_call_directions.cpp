@@ -33,6 +33,7 @@
 #include "buffer_roots.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
+#include "pypto/ir/node_pool.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
@@ -226,7 +227,7 @@ class DirectionDeriver : public IRMutator {
   static ExprPtr with_directions(const Call& c, std::vector<ArgDirection> dirs) {
     PYPTO_CHECK(dirs.size() == c.args.size(), "DeriveCallDirections: call to '" << c.callee << "' got " << dirs.size()
                                                  << " directions for " << c.args.size() << " args");
-    auto out = std::make_shared<Call>(c);
+    auto out = make_node<Call>(c);
     out->arg_directions = std::move(dirs);
     return out;
   }

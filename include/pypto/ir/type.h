@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "pypto/ir/enums.h"
+#include "pypto/ir/node_pool.h"
 
 namespace pypto::ir {
 
@@ -35,7 +36,8 @@ struct ScalarType : Type {
   static constexpr TypeKind kKind = TypeKind::Scalar;
   DataType dtype;
   explicit ScalarType(DataType d) : Type(kKind), dtype(d) {}
-  static std::shared_ptr<const ScalarType> make(DataType d) { return std::make_shared<ScalarType>(d); }
+  // One shared object per dtype (type.cpp): a scalar constant or variable allocates no type.
+  static std::shared_ptr<const ScalarType> make(DataType d);
 };
 
 struct TensorType : Type {
@@ -45,7 +47,7 @@ struct TensorType : Type {
   Layout layout;
   TensorType(std::vector<ExprPtr> s, DataType d, Layout l) : Type(kKind), shape(std::move(s)), dtype(d), layout(l) {}
   static std::shared_ptr<const TensorType> make(std::vector<ExprPtr> shape, DataType d, Layout l = Layout::ND) {
-    return std::make_shared<TensorType>(std::move(shape), d, l);
+    return make_node<TensorType>(std::move(shape), d, l);
   }
 };
 
@@ -75,7 +77,7 @@ struct TupleType : Type {
   static constexpr TypeKind kKind = TypeKind::Tuple;
   std::vector<TypePtr> elements;
   explicit TupleType(std::vector<TypePtr> e) : Type(kKind), elements(std::move(e)) {}
-  static std::shared_ptr<const TupleType> make(std::vector<TypePtr> e) { return std::make_shared<TupleType>(std::move(e)); }
+  static std::shared_ptr<const TupleType> make(std::vector<TypePtr> e) { return make_node<TupleType>(std::move(e)); }
   static std::shared_ptr<const TupleType> unit() { return make({}); }
 };
 
@@ -84,7 +86,7 @@ struct ArrayType : Type {
   int64_t size;
   DataType dtype;
   ArrayType(int64_t n, DataType d) : Type(kKind), size(n), dtype(d) {}
-  static std::shared_ptr<const ArrayType> make(int64_t n, DataType d) { return std::make_shared<ArrayType>(n, d); }
+  static std::shared_ptr<const ArrayType> make(int64_t n, DataType d) { return make_node<ArrayType>(n, d); }
 };
 
 // Convenience predicates used everywhere.
