@@ -1,5 +1,5 @@
 """Does a parked worker take part in the next run? (runtime/src/worker_pool.cpp,
-leave_orchestrator_cpu.) The tiled-GEMM example (four tasks) called with `trace=`, in groups of
+keep_workers_off.) The tiled-GEMM example (four tasks) called with `trace=`, in groups of
 20 calls after 0.3 s of idleness: writing the trace after each call takes a millisecond or more,
 longer than a worker spins (50 us), so each call finds the worker parked. From each call's trace: how many of its four tasks the worker ran
 (the orchestrating thread runs the rest while it waits) and when the worker's first task
@@ -7,8 +7,8 @@ started. Then the calls' median wall time, untraced, back to back and 1 ms apart
 
 On a VM, Linux may wake a parked worker on its waker's CPU (the orchestrator's) when it counts
 the idle vCPU as preempted; the worker then waits there while the orchestrator runs every task.
-Before the worker moved off that CPU, on a 2-CPU VM the worker ran no task of a run after the
-third or so.
+Before the orchestrator kept the workers off its CPU, on a 2-CPU VM the worker ran no task of a
+run after the third or so.
 
     python benchmarks/worker_wakeups.py [calls]
 """

@@ -161,9 +161,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     res.message = "runtime unusable: a previous run deadlocked";
     return res;
   }
-  // Where a woken worker should not stay: this thread's CPU, busy for the whole run when it
-  // runs tasks too (orchestrator_helps); one that does not help sleeps while it waits.
-  workers_.set_orchestrator_cpu(opt_.orchestrator_helps_ ? sched_getcpu() : -1);
+  // Where the workers should not be: this thread's CPU, busy for the whole run when it runs
+  // tasks too (orchestrator_helps); one that does not help sleeps while it waits.
+  keep_workers_off_this_cpu();
   // First, so that the workers' wake-up overlaps everything that follows — when the last run
   // queued tasks for them (runs of a program are alike): a run that queues none (empty, or
   // all undeferred) does not pay the futex wake (~5 us on a VM).

@@ -243,7 +243,10 @@ class Engine {
     uint64_t progress() const { return e.progress(); }
     bool failed() const { return e.failed(); }
     bool any_busy() const { return e.workers_.any_busy(); }
+    void woke() { e.keep_workers_off_this_cpu(); }   // the orchestrator may wake on another CPU
   };
+  /// WorkerPool::keep_workers_off for the orchestrating thread's CPU now (orchestrator thread).
+  void keep_workers_off_this_cpu() { workers_.keep_workers_off(opt_.orchestrator_helps_ ? sched_getcpu() : -1); }
   /// The orchestrator waits (inside submission, allocation or get_tensor_data) for `what`:
   /// throws RunAborted if the run fails meanwhile; a stall is a deadlock (fails the run).
   template <class Pred>

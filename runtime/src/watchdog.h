@@ -52,7 +52,7 @@ class alignas(64) Watchdog {
   /// kFailed: the run failed (only when `stop_on_failure`); kStalled: no task made progress for
   /// the deadlock timeout while no worker was busy and ready() still did not hold. `owner`
   /// provides help_one() (run one ready task here; false if none), progress() (tasks retired
-  /// so far), failed() and any_busy() (a kernel is running).
+  /// so far), failed(), any_busy() (a kernel is running) and woke() (called after each sleep).
   template <class Owner, class Pred>
   WaitEnd wait(Owner&& owner, Pred&& ready, bool spin, bool stop_on_failure, int64_t poll_ns) {
     for (int i = 0; spin && i < 2000; ++i) {
@@ -77,6 +77,7 @@ class alignas(64) Watchdog {
         return WaitEnd::kFailed;
       }
       progress_.wait(key, poll_ns);
+      owner.woke();
       if (clock.stalled(owner.progress(), timeout_ns_)) {
         if (!owner.any_busy() && !ready()) return WaitEnd::kStalled;
         clock.restart();

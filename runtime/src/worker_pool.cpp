@@ -2,6 +2,7 @@
 // the per-thread counters.
 #include "worker_pool.h"
 
+#include <pthread.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -121,43 +122,32 @@ WorkerPool::Next WorkerPool::park(uint32_t worker, int type, uint32_t& idx, cons
       idle_[type].cancel();
       return Next::kAgain;
     }
-    if (idle_[type].wait(key, timeout)) {
-      leave_orchestrator_cpu();
-      return Next::kAgain;
-    }
+    if (idle_[type].wait(key, timeout)) return Next::kAgain;
   }
 }
 
-bool cpus_away_from(int orch, int current, const cpu_set_t& allowed, cpu_set_t* out) {
-  if (orch < 0 || orch >= CPU_SETSIZE || current != orch || !CPU_ISSET(orch, &allowed) || CPU_COUNT(&allowed) < 2)
-    return false;
+bool cpus_away_from(int orch, const cpu_set_t& allowed, cpu_set_t* out) {
   *out = allowed;
+  if (orch < 0 || orch >= CPU_SETSIZE || !CPU_ISSET(orch, &allowed) || CPU_COUNT(&allowed) < 2) return false;
   CPU_CLR(orch, out);
   return true;
 }
 
-// A worker woken from parking may find itself on the orchestrating thread's CPU. On a VM, Linux
-// counts an idle vCPU the host has descheduled as busy (preempted) and puts a woken thread on
-// its waker's CPU instead, and there the worker waits behind the orchestrator, which runs the
-// run's tasks itself meanwhile. On a 2-CPU VM, once calls of the tiled-GEMM example were more
-// than the spin apart (1 ms), its worker ran no task of a run after the third
-// (benchmarks/worker_wakeups.py). So a worker found there restricts itself to the CPUs it
-// started with less that one (cpus_away_from), which moves it and keeps later wake-ups off that
-// CPU; an orchestrator that moves is followed the same way. Two system calls, only when it is
-// there.
-void WorkerPool::leave_orchestrator_cpu() {
-  const int orch = orchestrator_cpu_.load(std::memory_order_relaxed);
-  if (orch < 0) return;
-  const int cpu = sched_getcpu();
-  if (cpu != orch) return;
-  thread_local cpu_set_t started_with;   // read the first time it is needed, before any move
-  thread_local bool known = false;
-  if (!known) {
-    if (sched_getaffinity(0, sizeof started_with, &started_with) != 0) return;
-    known = true;
-  }
-  cpu_set_t away;
-  if (cpus_away_from(orch, cpu, started_with, &away)) sched_setaffinity(0, sizeof away, &away);
+// The orchestrating thread runs tasks too (orchestrator_helps): its CPU is busy for the whole run,
+// and a worker there waits behind it while it runs the run's tasks itself. On a VM, Linux counts
+// an idle vCPU the host has descheduled as busy (preempted): it wakes a worker on its waker's CPU
+// and does not pull a thread queued behind another to the idle vCPU. So the orchestrator keeps
+// the workers off its CPU itself, and again whenever it finds itself on another CPU. (Session 26
+// had each woken worker move itself, then stay on the CPUs it moved to: an orchestrator that
+// later moved onto those found its worker stuck behind it, runnable for the whole of a call pattern
+// that never let the worker park: the tiled-GEMM example ran its 4 tasks on one CPU, 123 us a
+// call instead of 67, in most rounds of kernel_bench's GEMM case.)
+void WorkerPool::keep_workers_off(int cpu) {
+  if (cpu == kept_off_ || !started_with_known_) return;
+  kept_off_ = cpu;
+  cpu_set_t mask;
+  cpus_away_from(cpu, started_with_, &mask);
+  for (auto& th : threads_) pthread_setaffinity_np(th.native_handle(), sizeof mask, &mask);
 }
 
 // ---------------------------------------------------------------- gangs

@@ -68,11 +68,11 @@ struct GangQueue {
   std::atomic<uint32_t> pending{0};      // queue.size(), readable without the lock
 };
 
-/// The CPUs a worker running on `current` restricts itself to when the orchestrating thread runs
-/// on `orch`: `allowed` less `orch`, in `out` (true); false when it stays as it is (elsewhere than
-/// `orch`, or `orch` is not in `allowed` or the only CPU there). WorkerPool::leave_orchestrator_cpu.
-///     cpus_away_from(0, 0, {0, 1}, &out) -> true, out = {1}
-bool cpus_away_from(int orch, int current, const cpu_set_t& allowed, cpu_set_t* out);
+/// The CPUs the workers may use while the orchestrating thread, running tasks too, is on `orch`:
+/// `allowed` less `orch`, in `out` (true); false, with `out` = `allowed`, when no CPU is to be kept
+/// free (`orch` is -1, not in `allowed`, or the only CPU there). WorkerPool::keep_workers_off.
+///     cpus_away_from(0, {0, 1}, &out) -> true, out = {1}
+bool cpus_away_from(int orch, const cpu_set_t& allowed, cpu_set_t* out);
 
 class WorkerPool {
  public:
@@ -82,6 +82,7 @@ class WorkerPool {
   /// Starts the workers: worker w runs body(w) until it returns (after shutdown()).
   template <class F>
   void start(F body) {
+    started_with_known_ = sched_getaffinity(0, sizeof started_with_, &started_with_) == 0;   // the workers inherit it
     for (uint32_t w = 0; w < n_workers_; ++w) threads_.emplace_back([body, w] { body(static_cast<int>(w)); });
   }
   /// Wakes and joins every thread (the owner has raised its failure flag: queued work is
@@ -177,9 +178,11 @@ class WorkerPool {
   void wake_for_run() {
     for (int t = 0; t < 2; ++t) idle_[t].notify(static_cast<int>(max_spinners_[t]));
   }
-  /// The CPU the orchestrating thread runs on (Engine::run, as a run starts; -1 when it does not
-  /// run tasks itself): a worker woken from parking moves off it (leave_orchestrator_cpu).
-  void set_orchestrator_cpu(int cpu) { orchestrator_cpu_.store(cpu, std::memory_order_relaxed); }
+  /// Keeps the workers off CPU `cpu`, the orchestrating thread's while it runs tasks too (-1: it
+  /// does not, and the workers may use every CPU they started with): each worker's affinity
+  /// becomes those CPUs less `cpu` (cpus_away_from). System calls only when `cpu` differs from the
+  /// last call's. Orchestrator thread (Engine::run as a run starts, and after each of its waits).
+  void keep_workers_off(int cpu);
   /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
   uint32_t max_spinners(int t) const { return max_spinners_[t]; }
 
@@ -286,7 +289,6 @@ class WorkerPool {
   static constexpr uint32_t kSharedFirstEvery = 8;
   Next wait_for_task(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring, uint32_t spin_us);
   Next park(uint32_t worker, int type, uint32_t& idx, const TaskRing& ring);
-  void leave_orchestrator_cpu();
   static constexpr int64_t kParkTimeoutNs = 200000000;  // 200 ms per worker a spinner's place is shared by
   void activate_gang(const TaskRing& ring);
 
@@ -316,7 +318,9 @@ class WorkerPool {
   std::vector<int> helper_type_;            // core type, by stats index - n_workers_ - 1
   WaitPoint gang_idle_;                     // parked gang helpers
   std::atomic<bool> shutdown_{false};
-  std::atomic<int> orchestrator_cpu_{-1};
+  cpu_set_t started_with_;          // the CPUs the workers started with (start())
+  bool started_with_known_ = false;
+  int kept_off_ = -1;               // keep_workers_off's last CPU (orchestrator thread)
 };
 
 }  // namespace pto2::detail

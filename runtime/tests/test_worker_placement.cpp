@@ -1,12 +1,18 @@
-// Where a worker woken from parking goes when it finds itself on the orchestrating thread's CPU
-// (WorkerPool::leave_orchestrator_cpu): the CPUs it may use less that one (cpus_away_from), and
-// nowhere when it is elsewhere or has no other CPU. The move itself is the kernel's; the
-// benchmark benchmarks/worker_wakeups.py shows what it changes.
+// Where the workers may run while the orchestrating thread runs tasks too: the CPUs they started
+// with less the orchestrator's (cpus_away_from), set by the orchestrator as a run starts and
+// whenever it finds itself on another CPU (WorkerPool::keep_workers_off). The benchmarks
+// benchmarks/worker_wakeups.py and kernel_bench's GEMM case show what it changes.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
 #include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <cstdlib>
 #include <initializer_list>
+#include <set>
 
 #include "../src/worker_pool.h"
 #include "test_util.h"
@@ -18,33 +24,93 @@ cpu_set_t cpus(std::initializer_list<int> ids) {
   for (int id : ids) CPU_SET(id, &s);
   return s;
 }
+
+// The ids of this process's threads.
+std::set<int> threads_now() {
+  std::set<int> out;
+  if (DIR* d = opendir("/proc/self/task")) {
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') out.insert(std::atoi(e->d_name));
+    closedir(d);
+  }
+  return out;
+}
+
+void pin_this_thread(int cpu) {
+  cpu_set_t one = cpus({cpu});
+  ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+}
 }  // namespace
 
 using pto2::detail::cpus_away_from;
 
-TEST(WorkerPlacement, OnTheOrchestratorsCpuItTakesTheOthers) {
+TEST(WorkerPlacement, TheOrchestratorsCpuIsTakenOut) {
   cpu_set_t out = cpus({});
-  ASSERT_TRUE(cpus_away_from(0, 0, cpus({0, 1}), &out));
+  ASSERT_TRUE(cpus_away_from(0, cpus({0, 1}), &out));
   const cpu_set_t one = cpus({1});
   EXPECT_TRUE(CPU_EQUAL(&out, &one));
-  ASSERT_TRUE(cpus_away_from(5, 5, cpus({2, 5, 7, 63}), &out));
+  ASSERT_TRUE(cpus_away_from(5, cpus({2, 5, 7, 63}), &out));
   const cpu_set_t three = cpus({2, 7, 63});
   EXPECT_TRUE(CPU_EQUAL(&out, &three));
 }
 
-TEST(WorkerPlacement, ElsewhereOrAloneItStays) {
+TEST(WorkerPlacement, NoCpuToKeepFreeLeavesEveryCpu) {
+  const cpu_set_t both = cpus({0, 1});
+  for (int orch : {-1, 2, CPU_SETSIZE}) {   // not helping, not one of theirs, out of range
+    cpu_set_t out = cpus({3});
+    EXPECT_FALSE(cpus_away_from(orch, both, &out));
+    EXPECT_TRUE(CPU_EQUAL(&out, &both)) << orch;
+  }
   cpu_set_t out = cpus({3});
-  EXPECT_FALSE(cpus_away_from(0, 1, cpus({0, 1}), &out));    // on another CPU already
-  EXPECT_FALSE(cpus_away_from(0, 0, cpus({0}), &out));       // the only CPU it may use
-  EXPECT_FALSE(cpus_away_from(2, 2, cpus({0, 1}), &out));    // the orchestrator's is not one of its own
-  EXPECT_FALSE(cpus_away_from(-1, 0, cpus({0, 1}), &out));   // no run has started
-  EXPECT_FALSE(cpus_away_from(CPU_SETSIZE, CPU_SETSIZE, cpus({0, 1}), &out));
-  const cpu_set_t untouched = cpus({3});
-  EXPECT_TRUE(CPU_EQUAL(&out, &untouched));
+  const cpu_set_t only = cpus({0});
+  EXPECT_FALSE(cpus_away_from(0, only, &out));   // the only CPU they may use
+  EXPECT_TRUE(CPU_EQUAL(&out, &only));
 }
 
-// A run after the worker parked: whatever CPU the kernel wakes it on, the run completes and its
-// tasks all run (the move changes where, never whether).
+// The orchestrating thread moves from one CPU to another between runs: each run, its worker may
+// use every CPU but the orchestrator's current one. (A worker that had moved itself off the first
+// CPU and stayed on the second was stuck behind the orchestrator once it moved there.)
+TEST(WorkerPlacement, TheWorkersFollowTheOrchestratorAcrossRuns) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "needs two CPUs";
+  int first = -1, second = -1;
+  for (int c = 0; c < CPU_SETSIZE && second < 0; ++c)
+    if (CPU_ISSET(c, &mine)) (first < 0 ? first : second) = c;
+  static std::atomic<int> ran{0};
+  const std::set<int> before = threads_now();
+  {
+    pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).inline_below_ns(0));
+    rt.register_kernel(7, "k", pto2::CoreType::AIV, [](PTO2KernelContext*) { ran.fetch_add(1); });
+    std::set<int> workers;
+    for (int t : threads_now())
+      if (!before.count(t)) workers.insert(t);
+    ASSERT_FALSE(workers.empty());
+    for (int r = 0; r < 6; ++r) {
+      const int orch = r % 2 ? second : first;
+      pin_this_thread(orch);
+      ran.store(0);
+      pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
+        for (int i = 0; i < 8; ++i) {
+          Arg p;
+          rt_submit_aiv_task(7, p);
+        }
+      });
+      ASSERT_TRUE(res.ok()) << res.message;
+      EXPECT_EQ(ran.load(), 8);
+      cpu_set_t want;
+      cpus_away_from(orch, mine, &want);
+      for (int t : workers) {
+        cpu_set_t got = cpus({});   // the system call fills only the kernel's mask size
+        ASSERT_GT(syscall(SYS_sched_getaffinity, t, sizeof got, &got), 0);
+        EXPECT_TRUE(CPU_EQUAL(&got, &want)) << "run " << r << ": the worker may run on the orchestrator's CPU " << orch;
+      }
+    }
+  }
+  sched_setaffinity(0, sizeof mine, &mine);
+}
+
+// Runs after the worker parked: whatever CPU it wakes on, every task of every run runs.
 TEST(WorkerPlacement, RunsAfterParkingStillRunEveryTask) {
   static std::atomic<int> ran{0};
   pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).spin_us(1).inline_below_ns(0));
