@@ -15,7 +15,9 @@ The last case is the whole tiled-GEMM program of examples/tiled_matmul.py (256x1
 its tiles) with the call's default workers (CPUs - 1 AIC workers, at least 1) and the
 orchestrating thread (which runs tasks while it waits), against one NumPy matmul with its BLAS on as many threads as CPUs
 (in a process of its own) and on one thread, whichever is faster, in interleaved rounds (the best
-call of each side over all rounds; a shared machine drifts between minutes); a line under the
+call of each side over all rounds; a shared machine drifts between minutes). Each side is timed
+around its whole call (pypto's includes the Python call: marshalling, the run, RunStats) after
+WARM_SECONDS of untimed calls; a line under the
 table gives the thread counts of both sides, the other NumPy time and the median and range of the
 per-round ratios. The summary line is the
 geometric mean of pypto / NumPy over all cases (goal <= 0.8) and the worst case (goal <= 1.5).
@@ -141,8 +143,8 @@ def gemm_program_case(quick):
     best = {"pypto": [], workers: [], 1: []}
     try:
         for r in range(rounds):
-            # Each side warms up first (5 untimed calls): a CPU that sat idle runs slower for a
-            # while (this 2-CPU VM: a task alone 46 us, 122 us right after 0.3 s asleep).
+            # Each side warms up first (WARM_SECONDS of untimed calls): a CPU that sat idle runs
+            # slower for a while (this 2-CPU VM: a task alone 46 us, 122 us right after 0.3 s asleep).
             sides = [("pypto", lambda: _best_run(prog, (a, b, c), per_round)),
                      (workers, lambda: server.best(per_round)),
                      (1, lambda: _best_of(lambda: np.matmul(a, b), per_round))]
@@ -165,16 +167,30 @@ def gemm_program_case(quick):
     return name, shape, t_pypto * 1e6, t_np[threads] * 1e6, t_pypto / t_np[threads], note
 
 
-def _best_run(prog, args, runs, warm=5):
-    """The best wall time of `runs` calls of `prog` after `warm` untimed ones."""
-    for _ in range(warm):
-        prog(*args)
-    return min(prog(*args).wall_seconds for _ in range(runs))
+# Each side of the GEMM comparison calls its matmul for this long, untimed, before its timed calls:
+# a CPU that sat idle (the NumPy process sleeps 0.3 s before it replies) runs slower for a few
+# ms (this 2-CPU VM: five calls of the program, 0.3 ms, were not enough: its per-round best was
+# 1.6x its best in a warm loop).
+WARM_SECONDS = 0.02
 
 
-def _best_of(fn, runs, warm=5):
-    for _ in range(warm):
+def _warm(fn, seconds=WARM_SECONDS, calls=5):
+    """Calls fn() for `seconds` of wall time, at least `calls` times."""
+    end = time.perf_counter() + seconds
+    n = 0
+    while n < calls or time.perf_counter() < end:
         fn()
+        n += 1
+
+
+def _best_run(prog, args, runs):
+    """The best time of `runs` whole calls of `prog` (the Python call included, as NumPy's
+    matmul is timed) after the warm-up."""
+    return _best_of(lambda: prog(*args), runs)
+
+
+def _best_of(fn, runs):
+    _warm(fn)
     best = float("inf")
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -192,8 +208,11 @@ a = rng.standard_normal((m, k)).astype(np.float32)
 b = rng.standard_normal((k, n)).astype(np.float32)
 np.matmul(a, b)
 for line in sys.stdin:
-    for _ in range(5):   # warm up first, as the other sides do
+    end = time.perf_counter() + WARM_SECONDS   # warm up first, as the other sides do
+    n = 0
+    while n < 5 or time.perf_counter() < end:
         np.matmul(a, b)
+        n += 1
     best = float("inf")
     for _ in range(int(line)):
         t0 = time.perf_counter()
@@ -212,7 +231,8 @@ class _NumpyGemmServer:
         env = dict(os.environ)
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             env[var] = str(threads)
-        self._p = subprocess.Popen([sys.executable, "-c", _NUMPY_GEMM, str(m), str(k), str(n)], env=env,
+        script = "WARM_SECONDS = %r\n" % WARM_SECONDS + _NUMPY_GEMM
+        self._p = subprocess.Popen([sys.executable, "-c", script, str(m), str(k), str(n)], env=env,
                                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
 
     def best(self, runs):
