@@ -36,6 +36,27 @@ std::set<int> threads_now() {
   return out;
 }
 
+std::atomic<int> g_ran{0};
+
+// A runtime with one AIV worker and kernel 7 counting its calls (g_ran).
+pto2::RuntimeOptions one_worker() { return pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).inline_below_ns(0); }
+void register_counter(pto2::Runtime& rt) {
+  rt.register_kernel(7, "k", pto2::CoreType::AIV, [](PTO2KernelContext*) { g_ran.fetch_add(1); });
+}
+
+// One run of eight tasks: every one of them ran.
+void run_eight_tasks(pto2::Runtime& rt) {
+  g_ran.store(0);
+  pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
+    for (int i = 0; i < 8; ++i) {
+      Arg p;
+      rt_submit_aiv_task(7, p);
+    }
+  });
+  ASSERT_TRUE(res.ok()) << res.message;
+  EXPECT_EQ(g_ran.load(), 8);
+}
+
 void pin_this_thread(int cpu) {
   cpu_set_t one = cpus({cpu});
   ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
@@ -77,11 +98,10 @@ TEST(WorkerPlacement, TheWorkersFollowTheOrchestratorAcrossRuns) {
   int first = -1, second = -1;
   for (int c = 0; c < CPU_SETSIZE && second < 0; ++c)
     if (CPU_ISSET(c, &mine)) (first < 0 ? first : second) = c;
-  static std::atomic<int> ran{0};
   const std::set<int> before = threads_now();
   {
-    pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).inline_below_ns(0));
-    rt.register_kernel(7, "k", pto2::CoreType::AIV, [](PTO2KernelContext*) { ran.fetch_add(1); });
+    pto2::Runtime rt(one_worker());
+    register_counter(rt);
     std::set<int> workers;
     for (int t : threads_now())
       if (!before.count(t)) workers.insert(t);
@@ -89,15 +109,7 @@ TEST(WorkerPlacement, TheWorkersFollowTheOrchestratorAcrossRuns) {
     for (int r = 0; r < 6; ++r) {
       const int orch = r % 2 ? second : first;
       pin_this_thread(orch);
-      ran.store(0);
-      pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
-        for (int i = 0; i < 8; ++i) {
-          Arg p;
-          rt_submit_aiv_task(7, p);
-        }
-      });
-      ASSERT_TRUE(res.ok()) << res.message;
-      EXPECT_EQ(ran.load(), 8);
+      run_eight_tasks(rt);
       cpu_set_t want;
       cpus_away_from(orch, mine, &want);
       for (int t : workers) {
@@ -112,19 +124,10 @@ TEST(WorkerPlacement, TheWorkersFollowTheOrchestratorAcrossRuns) {
 
 // Runs after the worker parked: whatever CPU it wakes on, every task of every run runs.
 TEST(WorkerPlacement, RunsAfterParkingStillRunEveryTask) {
-  static std::atomic<int> ran{0};
-  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).spin_us(1).inline_below_ns(0));
-  rt.register_kernel(7, "k", pto2::CoreType::AIV, [](PTO2KernelContext*) { ran.fetch_add(1); });
+  pto2::Runtime rt(one_worker().spin_us(1));
+  register_counter(rt);
   for (int r = 0; r < 20; ++r) {
-    ran.store(0);
-    pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
-      for (int i = 0; i < 8; ++i) {
-        Arg p;
-        rt_submit_aiv_task(7, p);
-      }
-    });
-    ASSERT_TRUE(res.ok()) << res.message;
-    EXPECT_EQ(ran.load(), 8);
+    run_eight_tasks(rt);
     sched_yield();
   }
 }
