@@ -8,9 +8,10 @@
 //   ExprPtr v = make_node<Var>("x", ScalarType::make(DataType::INDEX), span);
 //
 // A freed block goes to the freeing thread's list of its size and is reused for the next node of
-// that size; memory is never given back to the system (a finished thread hands its lists to the
-// next thread that needs blocks). Under AddressSanitizer nodes come from the general heap, so
-// that a use after free is still reported.
+// that size. A list past 256 KB, and the lists of a thread that ends, go to a shared list that
+// the next thread to run dry takes, so a thread freeing what another made does not hoard blocks
+// while the other takes new memory. Memory is never given back to the system. Under
+// AddressSanitizer nodes come from the general heap, so that a use after free is still reported.
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -1,8 +1,10 @@
 // The pool IR nodes come from (node_pool.h): nodes made in a row sit in a row, freed blocks are
-// reused (also those freed by another thread, or left by a thread that ended), and scalar types
-// are interned.
+// reused (also those freed by another thread, or left by a thread that ended; memory stays
+// bounded when one thread makes and another frees), and scalar types are interned.
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -66,6 +68,46 @@ TEST(NodePool, BlocksOfAThreadThatEndedAreReused) {
   const long long reserved = pool::reserved_bytes();
   std::thread([] { make_vars(20000); }).join();
   EXPECT_EQ(pool::reserved_bytes(), reserved);
+}
+
+TEST(NodePool, OneThreadMakingAndAnotherFreeingTakesBoundedMemory) {
+  // Thread A makes the nodes, a long-lived thread B frees them, round after round (a compile
+  // in a worker thread whose program the main thread drops): B's freed blocks must come back to
+  // A, not pile up in B's list while A takes new memory for every round.
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<ExprPtr> handed;
+  bool has_work = false, stop = false;
+  std::thread freer([&] {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return has_work || stop; });
+      if (has_work) {
+        handed.clear();   // frees them, on this thread
+        has_work = false;
+        cv.notify_all();
+      } else {
+        return;
+      }
+    }
+  });
+  long long after_warm_up = 0;
+  for (int round = 0; round < 12; ++round) {
+    std::vector<ExprPtr> made = make_vars(20000);
+    std::unique_lock<std::mutex> lock(mu);
+    handed = std::move(made);
+    has_work = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return !has_work; });
+    if (round == 3) after_warm_up = pool::reserved_bytes();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    stop = true;
+  }
+  cv.notify_all();
+  freer.join();
+  EXPECT_EQ(pool::reserved_bytes(), after_warm_up);
 }
 #endif
 
