@@ -33,22 +33,31 @@ TEST(NodePool, ScalarTypesAreInterned) {
 }
 
 #if PYPTO_NODE_POOL
+// 448 bytes with its reference counts: a block size no IR node has (the largest, Call and
+// ForStmt, are 360-368), so blocks other tests freed into the shared lists are not among them.
+struct Probe {
+  char bytes[432];
+};
+
 TEST(NodePool, NodesMadeInARowSitInARow) {
-  // On a fresh thread (an empty pool), with other allocations in between (the strings and
-  // vectors a parser makes): each Var follows the previous one at a fixed distance.
+  // On a fresh thread, with other allocations in between (the strings and vectors a parser
+  // makes): each node follows the previous one at a fixed distance.
   std::vector<const char*> addr;
   std::thread([&] {
     std::vector<std::string> noise;
-    std::vector<ExprPtr> keep;
+    std::vector<std::shared_ptr<Probe>> keep;
     for (int i = 0; i < 200; ++i) {
       noise.emplace_back(100 + i % 7, 'x');   // heap strings of varying sizes
-      keep.push_back(Var::make("a_long_enough_name_" + std::to_string(i), scalar(DataType::INDEX)));
-      addr.push_back(reinterpret_cast<const char*>(keep.back().get()));
+      keep.push_back(make_node<Probe>());
+      addr.push_back(keep.back()->bytes);
     }
   }).join();
+  // Adjacent blocks: carved in order from a fresh chunk, or (when this test ran before in this
+  // process and its thread handed its blocks on) reused in the reverse order they were freed.
+  const std::ptrdiff_t step = addr[1] - addr[0];
+  EXPECT_TRUE(step == 448 || step == -448) << step;
   int in_a_row = 0;
-  for (size_t i = 1; i < addr.size(); ++i) in_a_row += addr[i] - addr[i - 1] == addr[1] - addr[0];
-  EXPECT_GT(addr[1], addr[0]);
+  for (size_t i = 1; i < addr.size(); ++i) in_a_row += addr[i] - addr[i - 1] == step;
   EXPECT_GE(in_a_row, 190);   // a new chunk now and then breaks the row
 }
 
@@ -107,7 +116,10 @@ TEST(NodePool, OneThreadMakingAndAnotherFreeingTakesBoundedMemory) {
   }
   cv.notify_all();
   freer.join();
-  EXPECT_EQ(pool::reserved_bytes(), after_warm_up);
+  // The freer keeps up to 256 KB of blocks of a size before it hands them on, so the maker may
+  // still take a few chunks after the warm-up, never a round's worth (20,000 nodes, ~2.5 MB:
+  // without the hand-on every round took that much new memory).
+  EXPECT_LE(pool::reserved_bytes() - after_warm_up, 512 * 1024);
 }
 #endif
 
