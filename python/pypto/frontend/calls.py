@@ -22,8 +22,8 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, a_or_an, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
-from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_site,
-                                        init_value, initialize_pipe_call, pipe_buffer_call)
+from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_function,
+                                        in_kernel_site, init_value, initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import UNIFIED_OPS, Builtin, Namespace, OpSpec
@@ -66,9 +66,8 @@ def kernel_ref(ctx, node: ast.AST, what: str):
 def refuse_in_kernel_function(ctx, node: ast.AST, what: str) -> None:
     """A kernel function (InCore / AIC / AIV) runs on one core: it computes with tile ops on its
     tensor parameters and starts no other function or task. `what` names the call refused."""
-    ftype = ctx.sig.ftype.name
-    if ftype in ("InCore", "AIC", "AIV"):
-        raise ctx.error(node, f"{what} in {a_or_an(ftype)} function ('{ctx.sig.name}'): a kernel cannot call "
+    if in_kernel_function(ctx):
+        raise ctx.error(node, f"{what} in {a_or_an(ctx.sig.ftype.name)} function ('{ctx.sig.name}'): a kernel cannot call "
                         "functions or submit tasks",
                         help="call or submit it from the orchestration function; inside a kernel, compute with "
                              "tile ops (pl.load, pl.add, pl.store, ...)")

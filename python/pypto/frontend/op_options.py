@@ -56,9 +56,14 @@ SCALAR_VARIANTS = {"tensor.add": "tensor.adds", "tensor.sub": "tensor.subs", "te
 _KERNEL_TYPES = ("InCore", "AIC", "AIV")
 
 
+def in_kernel_function(ctx) -> bool:
+    """True in a kernel function (InCore, AIC, AIV): one that runs on one core."""
+    return ctx.sig.ftype.name in _KERNEL_TYPES
+
+
 def in_kernel_site(ctx) -> bool:
     """True in a kernel function and in the body of a CORE_GROUP pl.at or a pl.spmd scope."""
-    return ctx.sig.ftype.name in _KERNEL_TYPES or \
+    return in_kernel_function(ctx) or \
         any(s.kind == "spmd" or (s.kind == "at" and s.level == "CORE_GROUP") for s in ctx.scopes)
 
 

@@ -27,6 +27,7 @@ from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_de
 from pypto.frontend.diagnostics import a_or_an, did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, eval_py
 from pypto.frontend.dumps import scope_dump_vars
+from pypto.frontend.op_options import in_kernel_function
 from pypto.frontend.scope_options import AUTO_CHUNK_REFUSED, add_name_hint, optimizations, scope_mode
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
@@ -43,9 +44,8 @@ _CLUSTER_KW = ("name_hint",)
 def _refuse_in_kernel_function(ctx, call, spelled):
     """Scopes that outline kernels or group them (pl.at, pl.spmd, pl.cluster) belong to the
     functions that submit tasks; a kernel function (InCore / AIC / AIV) runs on one core."""
-    fname = ctx.sig.ftype.name
-    if fname in ("InCore", "AIC", "AIV"):
-        raise ctx.error(call, f"{spelled} cannot appear in {a_or_an(fname)} function",
+    if in_kernel_function(ctx):
+        raise ctx.error(call, f"{spelled} cannot appear in {a_or_an(ctx.sig.ftype.name)} function",
                         help="scopes are outlined from Orchestration (or Opaque) functions; move the scope there")
 
 
