@@ -122,6 +122,30 @@ TEST(WorkerPlacement, TheWorkersFollowTheOrchestratorAcrossRuns) {
   sched_setaffinity(0, sizeof mine, &mine);
 }
 
+// An orchestrator that does not run tasks (orchestrator_helps(false)) sleeps while it waits: its
+// CPU is free, and the workers keep every CPU they started with.
+TEST(WorkerPlacement, AnOrchestratorThatDoesNotHelpLeavesEveryCpu) {
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  if (CPU_COUNT(&mine) < 2) GTEST_SKIP() << "needs two CPUs";
+  int first = 0;
+  while (!CPU_ISSET(first, &mine)) ++first;
+  const std::set<int> before = threads_now();
+  {
+    pto2::Runtime rt(one_worker().orchestrator_helps(false));
+    register_counter(rt);
+    pin_this_thread(first);
+    run_eight_tasks(rt);
+    for (int t : threads_now()) {
+      if (before.count(t)) continue;
+      cpu_set_t got = cpus({});
+      ASSERT_GT(syscall(SYS_sched_getaffinity, t, sizeof got, &got), 0);
+      EXPECT_TRUE(CPU_EQUAL(&got, &mine)) << "thread " << t;
+    }
+  }
+  sched_setaffinity(0, sizeof mine, &mine);
+}
+
 // Runs after the worker parked: whatever CPU it wakes on, every task of every run runs.
 TEST(WorkerPlacement, RunsAfterParkingStillRunEveryTask) {
   pto2::Runtime rt(one_worker().spin_us(1));
