@@ -164,9 +164,11 @@ def run_spmd_scoped(c, _m):
 
 def run_cluster_spmd(c, _m):
     x = f32(16, 16)
-    x[0, 0] = 0.5
+    # The SPMD work task writes x + block_idx there (1.5 or 2.5, whichever block writes last);
+    # the predicate reads it as an integer (1 or 2, never 0), so the last task sets out = x.
+    x[0, 0] = 1.5
     out = np.zeros((16, 16), np.float32)
-    c(x, out)   # the SPMD work task writes x + block_idx, so out[0, 0] != 0: the last task sets out = x
+    c(x, out)
     close(out, x)
 
 

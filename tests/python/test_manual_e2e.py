@@ -138,14 +138,18 @@ def test_no_dep_args():
 @pytest.mark.parametrize("x_shift,runs", [(0.1, True), (-1.0, False)])
 def test_cluster_spmd(x_shift, runs):
     c, _ = compiled("cluster_spmd")
-    # out[0, 0] after the cluster is x[0, 0] + block_idx (one of the two blocks wrote last)
+    # out[0, 0] after the cluster is x[0, 0] + block_idx (one of the two blocks wrote last), and
+    # the predicate reads it as an integer (a float truncates toward zero).
     x = f32(16, 16) - 0.1 + x_shift
-    if not runs:
-        x[0, 0] = -1.0            # block 1 writes 0.0 there; block 0 writes -1.0
+    # runs: block 0 writes 1.5 (1), block 1 writes 2.5 (2), so whichever writes last the predicate
+    # holds (with x[0, 0] below 1, block 0 writing last read as 0 and skipped the task: a flaky test).
+    # Else block 1 writes 0.0 there (skipped), block 0 writes -1.0 (runs).
+    x[0, 0] = 1.5 if runs else -1.0
     out = np.ones((16, 16), np.float32)
     st = c(x, out, aiv_workers=2)
     if runs or out[0, 0] != 0:    # the CORE_GROUP task (out[0, 0] != 0) overwrites out with x
         np.testing.assert_allclose(out, x, rtol=1e-6)
+        assert st.tasks_skipped == 0
     else:                         # skipped: out holds what the cluster's work kernel wrote
         assert st.tasks_skipped == 1
         assert np.all(np.isclose(out, x) | np.isclose(out, x + 1))   # x + block_idx, per block
