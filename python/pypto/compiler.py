@@ -234,7 +234,7 @@ class CompiledProgram:
         # Per-program, not per-call (issue 17): the tensor names of race reports (by slot), the
         # fast marshalling of the common call, the run indicator's label.
         self._tensor_names = [p.name for p in sorted((p for p in params if p.kind == "tensor"), key=lambda p: p.slot)]
-        self._marshal = fast_marshaller(params, "%s(%s)" % (entry, ", ".join(p.name for p in params)))
+        self._marshal = fast_marshaller(params)
         self._running_label = "running %s" % entry
         # A failed run's message in DSL terms (no reference to self: a cycle would keep the runtime's threads).
         self._explain = functools.partial(explain_failure, program=program)
@@ -309,10 +309,9 @@ class CompiledProgram:
                 raise ArgumentValueError("cannot write the task graph to %s: %s" % (graph, problem))
         # The common call (all arguments positional NumPy arrays and numbers that pass every check)
         # is marshalled by the per-program fast path; any other call, valid or not, by the full checker.
-        fast = self._marshal(args) if not kwargs else None
+        fast = self._marshal(args) if not kwargs else None   # a MarshalledCall (holds the arrays), or None
         if fast is not None:
-            tensors, scalars, keep = fast
-            outputs = None
+            outputs = keep = None
         else:
             call = self.bind(args, kwargs)
             tensors, scalars, keep, outputs = call.tensors, call.scalars, call.keep, call.outputs
@@ -333,16 +332,19 @@ class CompiledProgram:
             if rt is None or rt.config != config:
                 warn_oversubscription(aic, aiv)   # once per new runtime, not per call
                 rt = self._get_runtime(config)
-            run = rt.run_marshalled if fast is not None else rt.run
             # The task graph is the race checker's record: a graph alone records quietly (warn mode, no warning).
             mode = max(race_mode, 1) if graph is not None else race_mode
+            if fast is not None:
+                run = functools.partial(rt.run_marshalled, fast)
+            else:
+                run = functools.partial(rt.run, tensors, scalars)
             try:
                 if progress_enabled():   # a one-line ticker once a run takes 1 s (TTY only)
                     with RunIndicator(self._running_label, counts=getattr(rt, "progress", None)):
-                        stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                        stats = run(race_check=mode, tensor_names=self._tensor_names,
                                     report_races=race_mode != 0, explain=self._explain)
                 else:
-                    stats = run(tensors, scalars, race_check=mode, tensor_names=self._tensor_names,
+                    stats = run(race_check=mode, tensor_names=self._tensor_names,
                                 report_races=race_mode != 0, explain=self._explain)
             except RunError as e:
                 if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
@@ -362,7 +364,7 @@ class CompiledProgram:
                 e.stats = stats
                 e.result = (outputs[0] if len(outputs) == 1 else tuple(outputs)) if outputs else stats
                 raise
-        del keep
+        del keep, fast
         if outputs:
             return outputs[0] if len(outputs) == 1 else tuple(outputs)
         return stats

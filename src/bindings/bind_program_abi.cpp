@@ -30,6 +30,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "bindings.h"
+#include "call_plan.h"
 #include "pto2_c_api.h"
 #include "pto_l3_mpi.h"
 #include "pto2/l3_mpi_env.h"   // the MPI knobs' rules (header-only: no MPI needed)
@@ -121,38 +122,6 @@ void* data_address(const nb::object& data) {
   return a;
 }
 
-// Whether two of `arrays` (objects with the buffer protocol) share a byte where at least one
-// of the two is written (`written[i]`; empty buffers share nothing). A buffer that is not
-// C-contiguous counts as overlapping everything (its bytes are not one range): the caller
-// then runs the full check. CompiledProgram.__call__'s fast path asks this first, and only
-// an overlap (rare) goes on to the Python check: NumPy's `.ctypes.data` alone costs ~1.4 us
-// per array, and that check took 14 us of a 3-array call.
-bool buffers_overlap(const nb::list& arrays, const nb::list& written) {
-  const size_t n = nb::len(arrays);
-  if (nb::len(written) != n) throw nb::value_error("buffers_overlap: one written flag per array");
-  struct Range {
-    uintptr_t lo, hi;
-    bool written;
-  };
-  std::vector<Range> ranges;
-  ranges.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    Py_buffer view;
-    if (PyObject_GetBuffer(arrays[i].ptr(), &view, PyBUF_STRIDES) != 0) throw nb::python_error();
-    const bool contiguous = PyBuffer_IsContiguous(&view, 'C') != 0;
-    const uintptr_t lo = reinterpret_cast<uintptr_t>(view.buf);
-    const uintptr_t len = static_cast<uintptr_t>(view.len);
-    PyBuffer_Release(&view);
-    if (!contiguous) return true;
-    if (len != 0) ranges.push_back(Range{lo, lo + len, nb::cast<bool>(written[i])});
-  }
-  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.lo < b.lo; });
-  for (size_t i = 0; i < ranges.size(); ++i)
-    for (size_t j = i + 1; j < ranges.size() && ranges[j].lo < ranges[i].hi; ++j)
-      if (ranges[i].written || ranges[j].written) return true;
-  return false;
-}
-
 // Views of the tuples as pto2_tensor_arg (the vectors stay owned by `tensors`).
 std::vector<pto2_tensor_arg> tensor_args(const std::vector<RunTensorTuple>& tensors) {
   std::vector<pto2_tensor_arg> out;
@@ -217,20 +186,13 @@ class Runtime {
   std::tuple<bool, std::string, nb::tuple> run(const std::vector<RunTensorTuple>& tensors,
                                                const std::vector<uint64_t>& scalars) {
     if (handle_ == nullptr) throw std::runtime_error("the runtime is closed");
-    std::vector<pto2_tensor_arg> args = tensor_args(tensors);
-    pto2_stats stats{};
-    // Not zeroed (64 KiB per call would be most of an empty run's cost): pto2_runtime_run
-    // always writes a NUL-terminated message, empty when there is nothing to say.
-    std::unique_ptr<char[]> err(new char[kErrCapacity]);
-    err[0] = '\0';
-    int ok;
-    {
-      nb::gil_scoped_release release;
-      ok = lib_->pto2().run(handle_, lib_->entry(), args.data(), static_cast<uint32_t>(args.size()), scalars.data(),
-                            static_cast<uint32_t>(scalars.size()), &stats, err.get(), kErrCapacity);
-    }
-    err[kErrCapacity - 1] = '\0';
-    return {ok != 0, std::string(err.get()), stats_tuple(stats)};
+    return run_args(tensor_args(tensors), scalars);
+  }
+
+  // run() of a call CallPlan.marshal checked and marshalled (the common call's fast path).
+  std::tuple<bool, std::string, nb::tuple> run_call(const MarshalledCall& call) {
+    if (handle_ == nullptr) throw std::runtime_error("the runtime is closed");
+    return run_args(call.tensors, call.scalars);
   }
 
   // "" when written, else why not: the path and the OS's reason (pto2_runtime_write_trace_err).
@@ -259,6 +221,23 @@ class Runtime {
   }
 
  private:
+  std::tuple<bool, std::string, nb::tuple> run_args(const std::vector<pto2_tensor_arg>& args,
+                                                    const std::vector<uint64_t>& scalars) {
+    pto2_stats stats{};
+    // Not zeroed (64 KiB per call would be most of an empty run's cost): pto2_runtime_run
+    // always writes a NUL-terminated message, empty when there is nothing to say.
+    std::unique_ptr<char[]> err(new char[kErrCapacity]);
+    err[0] = '\0';
+    int ok;
+    {
+      nb::gil_scoped_release release;
+      ok = lib_->pto2().run(handle_, lib_->entry(), args.data(), static_cast<uint32_t>(args.size()), scalars.data(),
+                            static_cast<uint32_t>(scalars.size()), &stats, err.get(), kErrCapacity);
+    }
+    err[kErrCapacity - 1] = '\0';
+    return {ok != 0, std::string(err.get()), stats_tuple(stats)};
+  }
+
   std::string write_file(decltype(&pto2_runtime_write_trace_err) write, const std::string& path) {
     if (handle_ == nullptr) return "the runtime is closed";
     char err[8192] = "";   // a path of PATH_MAX and the reason
@@ -411,6 +390,7 @@ class MpiLibrary {
 
 void bind_program_abi(nb::module_& m) {
   nb::module_ abi = m.def_submodule("program_abi", "libpto2's C ABI (pto2_c_api.h) seen from Python");
+  bind_call_plan(abi);
   abi.attr("ABI_VERSION") = PTO2_ABI_VERSION;
   nb::list fields;
   for (const char* f : kRunStatsFields) fields.append(f);
@@ -426,11 +406,6 @@ void bind_program_abi(nb::module_& m) {
       "getenv(3), as bytes or None: os.environ's writes reach it (putenv), and an unset name costs\n"
       "no KeyError as os.environ.get does (the per-call environment reads of CompiledProgram.__call__).\n\n"
       "    program_abi.getenv(\"PYPTO_TRACE\")  # -> None when unset, else b\"...\" (os.fsdecode it)");
-  abi.def("buffers_overlap", &buffers_overlap, nb::arg("arrays"), nb::arg("written"),
-          "Whether two of the arrays (buffer protocol) share a byte where one of the two is written\n"
-          "(written[i]); a non-C-contiguous array counts as overlapping. The fast call path's first look\n"
-          "for overlapping arguments (pypto.runtime.fast_args).\n\n"
-          "    program_abi.buffers_overlap([x, x[1:]], [False, True])  # -> True");
   abi.def(
       "check_mpi_env", [] { pto2::l3mpi::check_mpi_env(); },
       "Checks the MPI transport's knobs PTO2_L3_MPI_DEPTH / _BATCH (integers 1..65536) and\n"
@@ -456,6 +431,7 @@ void bind_program_abi(nb::module_& m) {
           nb::arg("task_ring_size"), nb::arg("memory_limit"));
   nb::class_<Runtime>(abi, "Runtime")
       .def("run", &Runtime::run, nb::arg("tensors"), nb::arg("scalars"))
+      .def("run_call", &Runtime::run_call, nb::arg("call"))
       .def("write_trace", &Runtime::write_trace, nb::arg("path"))
       .def("set_race_check", &Runtime::set_race_check, nb::arg("mode"))
       .def("write_graph", &Runtime::write_graph, nb::arg("path"))

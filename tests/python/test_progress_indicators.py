@@ -134,3 +134,25 @@ def test_build_backend_exposes_every_pep517_hook():
     for hook in ("build_wheel", "build_sdist", "build_editable", "get_requires_for_build_wheel",
                  "prepare_metadata_for_build_wheel"):
         assert callable(getattr(backend, hook)), hook
+
+
+def test_a_streams_terminal_check_is_asked_once(monkeypatch):
+    # Every call of a program asks whether stderr is a terminal (a system call): asked once per
+    # stream, again for another stream or once the stream is closed.
+    from pypto.runtime.progress import progress_enabled
+    monkeypatch.delenv("PYPTO_QUIET", raising=False)
+
+    class Counting(io.StringIO):
+        asked = 0
+
+        def isatty(self):
+            Counting.asked += 1
+            return super().isatty() or True
+
+    a, b = Counting(), Counting()
+    assert progress_enabled(a) and progress_enabled(a) and Counting.asked == 1
+    assert progress_enabled(b) and Counting.asked == 2
+    assert not progress_enabled(io.StringIO())          # a pipe-like stream: no
+    assert progress_enabled(b) and Counting.asked == 3  # b was no longer the last one asked
+    b.close()
+    assert not progress_enabled(b)                      # closed: asked again (ValueError: no)

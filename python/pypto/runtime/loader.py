@@ -196,19 +196,24 @@ class Runtime:
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
         ``report_races=False`` records (for the task graph) without warning; ``explain`` rewrites
         a failed run's message in the DSL's terms (pypto.runtime.dsl_terms.explain_failure)."""
-        return self.run_marshalled(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars],
-                                   race_check, tensor_names, report_races, warn_stacklevel=4, explain=explain)
-
-    def run_marshalled(self, tensors: list, scalars: list, race_check: int = 0,
-                       tensor_names: Optional[Sequence[str]] = None, report_races: bool = True,
-                       warn_stacklevel: int = 3, explain: Optional[Callable[[str], str]] = None) -> RunStats:
-        """``run`` on arguments already in the binding's form: ``(data, dtype code, shape list,
-        strides list or None)`` per tensor slot and uint64 bit patterns per scalar slot
-        (``CompiledProgram.__call__``'s fast path). A RaceWarning points ``warn_stacklevel``
-        frames up (the caller of the caller)."""
         if race_check != self._race_check:
             self.set_race_check(race_check)
-        ok, message, stats = self._h.run(tensors, scalars)
+        result = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
+        return self._finish(result, tensor_names, report_races, 4, explain)
+
+    def run_marshalled(self, call, race_check: int = 0, tensor_names: Optional[Sequence[str]] = None,
+                       report_races: bool = True, warn_stacklevel: int = 3,
+                       explain: Optional[Callable[[str], str]] = None) -> RunStats:
+        """``run`` on a call the fast path checked and marshalled (``program_abi.MarshalledCall``,
+        from ``pypto.runtime.fast_args``; ``CompiledProgram.__call__``). A RaceWarning points
+        ``warn_stacklevel`` frames up (the caller of the caller)."""
+        if race_check != self._race_check:
+            self.set_race_check(race_check)
+        return self._finish(self._h.run_call(call), tensor_names, report_races, warn_stacklevel + 1, explain)
+
+    def _finish(self, result: tuple, tensor_names, report_races: bool, warn_stacklevel: int, explain) -> RunStats:
+        """RunStats of the binding's (ok, message, stats), or the run's error raised."""
+        ok, message, stats = result
         if message:
             for i, name in enumerate(tensor_names or ()):
                 message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
