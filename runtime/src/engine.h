@@ -260,6 +260,8 @@ class Engine {
   [[noreturn]] void orchestrator_stalled(const char* what);
   /// Waits for every task of the run to retire; a stall fails the run and poisons the runtime.
   void wait_for_tail();
+  /// wait_for_tail's first part: polls up to spin_us for the last retirements (watchdog.cpp).
+  void poll_for_tail();
   uint64_t progress() const { return completion_.retired(workers_.n_stats()); }  // tasks retired so far (all threads)
 
   /// Tasks submitted and not yet retired (orchestrator thread).
