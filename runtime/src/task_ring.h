@@ -80,9 +80,11 @@ struct alignas(64) TaskSlot {
   // FFT's two; a task with more links the rest from in_edges.
   static constexpr uint32_t kInlineEdges = 2;
   static constexpr uint8_t kScalarsInVector = 0xFF;
+  static constexpr size_t kCheapLinks = 3;  // links_cheaply
 
   // (C++17: the flag bit-fields below cannot have default member initializers.)
-  TaskSlot() : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
+  TaskSlot()
+      : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false), links_cheaply(false) {}
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
@@ -100,6 +102,10 @@ struct alignas(64) TaskSlot {
   bool has_pred : 1;
   bool untracked_write : 1;
   bool has_storages : 1;             // storages is not empty (retire skips it otherwise)
+  // Its dependencies are explicit ids, at most kCheapLinks: linking it behind producers that
+  // are still queued costs less than handing it over through the shared queue (a tracked
+  // tensor's live producer also costs the tracker). See WorkerStats::patient.
+  bool links_cheaply : 1;
   int8_t timing_slot = -1;
   bool has_tensors = false;          // false: `tensors` is stale and not read
   uint8_t line0_count = 0;           // scalars in line0_scalars, or kScalarsInVector

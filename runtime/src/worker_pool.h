@@ -58,6 +58,10 @@ struct alignas(64) WorkerStats {
   bool own_queued = false;
   uint32_t own_pops = 0;    // pops while own_queued (every kSharedFirstEvery-th asks the shared queue first)
   std::atomic<bool> busy{false};
+  // This thread's last sampled kernel run (Engine::run_block) took under kPatientBelowNs and
+  // its task links cheaply (TaskSlot::links_cheaply): it polls for work patiently
+  // (WorkerPool::wait_for_task).
+  bool patient = false;
 };
 
 /// The gang (sync_start SPMD or mixed) tasks waiting to be assembled; one is active at a time.
@@ -185,6 +189,9 @@ class WorkerPool {
   void keep_workers_off(int cpu);
   /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
   uint32_t max_spinners(int t) const { return max_spinners_[t]; }
+  /// A worker whose last sampled task ran shorter than this (and links cheaply) polls for
+  /// work patiently (WorkerStats::patient; wait_for_task).
+  static constexpr int64_t kPatientBelowNs = 1000;
 
   // ---- gangs
   /// Queues the gang task in slot `idx` and activates it if no gang is being assembled.
