@@ -231,11 +231,9 @@ template <class C>
 inline bool extract_block(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t sr, int64_t sc, int64_t r0,
                           int64_t c0, int64_t h, int64_t w, const char* what) {
   if (r0 < 0 || c0 < 0 || h > sr || w > sc || r0 > sr - h || c0 > sc - w) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg, "%s: block [%lld, %lld) x [%lld, %lld) is outside the [%lld, %lld] tile", what,
-                  static_cast<long long>(r0), static_cast<long long>(r0) + h, static_cast<long long>(c0),
-                  static_cast<long long>(c0) + w, static_cast<long long>(sr), static_cast<long long>(sc));
-    ctx->fail(msg);
+    fail_fmt(ctx, "%s: block [%lld, %lld) x [%lld, %lld) is outside the [%lld, %lld] tile", what,
+             static_cast<long long>(r0), static_cast<long long>(r0) + h, static_cast<long long>(c0),
+             static_cast<long long>(c0) + w, static_cast<long long>(sr), static_cast<long long>(sc));
     return false;
   }
   Unaliased<C> us(src, dst, sr * sc);
@@ -248,11 +246,9 @@ template <class C>
 inline bool assemble(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc, const C* source,
                      int64_t h, int64_t w, int64_t r0, int64_t c0) {
   if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg, "assemble: a [%lld, %lld] source at (%lld, %lld) does not fit in the [%lld, %lld] target",
-                  static_cast<long long>(h), static_cast<long long>(w), static_cast<long long>(r0),
-                  static_cast<long long>(c0), static_cast<long long>(tr), static_cast<long long>(tc));
-    ctx->fail(msg);
+    fail_fmt(ctx, "assemble: a [%lld, %lld] source at (%lld, %lld) does not fit in the [%lld, %lld] target",
+             static_cast<long long>(h), static_cast<long long>(w), static_cast<long long>(r0),
+             static_cast<long long>(c0), static_cast<long long>(tr), static_cast<long long>(tc));
     return false;
   }
   Unaliased<C> us(source, dst, h * w);
@@ -288,10 +284,8 @@ inline void arange(C* dst, int64_t start, int64_t n, bool descending) {
 // it is read on the failing path only (the loops' machine code is that of a message without it).
 
 inline bool index_fail(const PTO2KernelContext* ctx, const char* what, const char* unit, int64_t idx, int64_t n) {
-  char msg[320];
-  std::snprintf(msg, sizeof msg, "%s: %s %lld is outside [0, %lld)", what, unit, static_cast<long long>(idx),
-                static_cast<long long>(n));
-  ctx->fail(msg);
+  fail_fmt(ctx, "%s: %s %lld is outside [0, %lld)", what, unit, static_cast<long long>(idx),
+           static_cast<long long>(n));
   return false;
 }
 
@@ -481,10 +475,8 @@ inline int64_t element_flat_index(const PTO2KernelContext* ctx, const char* file
   for (const int64_t i : idx) {
     const int64_t n = d[axis];
     if (i < 0 || i >= n) {
-      char msg[256];
-      std::snprintf(msg, sizeof msg, "%s:%d: %s: index %lld of axis %d is outside [0, %lld)", file, line, op,
-                    static_cast<long long>(i), axis, static_cast<long long>(n));
-      ctx->fail(msg);
+      fail_fmt(ctx, "%s:%d: %s: index %lld of axis %d is outside [0, %lld)", file, line, op, static_cast<long long>(i),
+               axis, static_cast<long long>(n));
       return -1;
     }
     flat = flat * n + i;
@@ -553,10 +545,8 @@ inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor&
 // 'o': ...") so that pypto.runtime.dsl_terms locates it at the pl.mscatter line. The tensor's name
 // is a literal of the call: the kernel's machine code is that of index_fail but for the message.
 inline bool mscatter_index_fail(const PTO2KernelContext* ctx, const char* name, int64_t idx, int64_t n) {
-  char msg[200];
-  std::snprintf(msg, sizeof msg, "mscatter of tensor '%s': index %lld is outside [0, %lld)", name,
-                static_cast<long long>(idx), static_cast<long long>(n));
-  ctx->fail(msg);
+  fail_fmt(ctx, "mscatter of tensor '%s': index %lld is outside [0, %lld)", name, static_cast<long long>(idx),
+           static_cast<long long>(n));
   return false;
 }
 
@@ -608,11 +598,9 @@ inline bool gather_row(const PTO2KernelContext* ctx, C* out, C* dst, int64_t dr,
   if (decl) clip_box(t, 2, off, shp, vis);
   const int64_t pr = transpose ? c : r, pc = transpose ? r : c;
   if (do0 < 0 || do1 < 0 || pr > dr - do0 || pc > dc - do1) {
-    char msg[200];
-    std::snprintf(msg, sizeof msg, "gather_row: block [%lld, %lld] at (%lld, %lld) is outside the [%lld, %lld] tile",
-                  static_cast<long long>(pr), static_cast<long long>(pc), static_cast<long long>(do0),
-                  static_cast<long long>(do1), static_cast<long long>(dr), static_cast<long long>(dc));
-    ctx->fail(msg);
+    fail_fmt(ctx, "gather_row: block [%lld, %lld] at (%lld, %lld) is outside the [%lld, %lld] tile",
+             static_cast<long long>(pr), static_cast<long long>(pc), static_cast<long long>(do0),
+             static_cast<long long>(do1), static_cast<long long>(dr), static_cast<long long>(dc));
     return false;
   }
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, 2, off, vis, false);  // race checker

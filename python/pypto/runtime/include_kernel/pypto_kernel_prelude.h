@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdarg>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
@@ -236,19 +237,30 @@ inline float scalar_f32(uint64_t slot) {
 // element (i0, .., ik) reads tensor element (off0 + i0, .., offk + ik).
 
 
+// Fails the kernel with a printf-style message (at most 1023 bytes; a longer one is cut). The
+// messages name what the program named (a parameter, a tile, the DSL file's path), of any
+// length: a snprintf into a fixed buffer that the compiler sees cutting a long name short
+// warns (-Wformat-truncation, an error under -Werror), a call through a va_list does not. Out
+// of line: the kernels' error paths share one copy.
+__attribute__((format(printf, 2, 3), noinline, cold)) inline void fail_fmt(const PTO2KernelContext* ctx,
+                                                                           const char* fmt, ...) {
+  char msg[1024];
+  va_list args;
+  va_start(args, fmt);
+  std::vsnprintf(msg, sizeof msg, fmt, args);
+  va_end(args);
+  ctx->fail(msg);
+}
+
 inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType want, int rank, const int64_t* off,
                       const int64_t* shp, const char* what, const char* name, const int64_t* decl = nullptr) {
-  char msg[256];
   if (t.dtype != want) {
-    std::snprintf(msg, sizeof msg, "%s of tensor '%s': dtype is %s, the kernel expects %s", what, name,
-                  dtype_name(t.dtype), dtype_name(want));
-    ctx->fail(msg);
+    fail_fmt(ctx, "%s of tensor '%s': dtype is %s, the kernel expects %s", what, name, dtype_name(t.dtype),
+             dtype_name(want));
     return false;
   }
   if (static_cast<int>(t.ndims) != rank) {
-    std::snprintf(msg, sizeof msg, "%s of tensor '%s': tensor has %u dims, the tile op uses %d", what, name, t.ndims,
-                  rank);
-    ctx->fail(msg);
+    fail_fmt(ctx, "%s of tensor '%s': tensor has %u dims, the tile op uses %d", what, name, t.ndims, rank);
     return false;
   }
   for (int a = 0; a < rank; ++a) {
@@ -257,11 +269,8 @@ inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType wa
     // tensor; the caller clips it (clip_box).
     const int64_t extent = decl ? decl[a] : static_cast<int64_t>(t.shapes[a]);
     if (off[a] < 0 || shp[a] < 0 || shp[a] > extent || off[a] > extent - shp[a]) {
-      std::snprintf(msg, sizeof msg,
-                    "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %lld", what,
-                    name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]),
-                    static_cast<long long>(extent));
-      ctx->fail(msg);
+      fail_fmt(ctx, "%s of tensor '%s' out of bounds on axis %d: offset %lld + size %lld exceeds extent %lld", what,
+               name, a, static_cast<long long>(off[a]), static_cast<long long>(shp[a]), static_cast<long long>(extent));
       return false;
     }
   }

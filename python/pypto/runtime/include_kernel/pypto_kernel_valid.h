@@ -16,7 +16,6 @@
 // and stores check and clip their box like load / store do, so none touches outside a tensor.
 #pragma once
 
-#include <cstdio>
 
 namespace pypto_kernel {
 
@@ -25,10 +24,8 @@ inline bool check_valid(const PTO2KernelContext* ctx, const int64_t* valid, int 
                         const char* name) {
   for (int a = 0; a < rank; ++a) {
     if (valid[a] < 0 || valid[a] > dims[a]) {
-      char msg[256];
-      std::snprintf(msg, sizeof msg, "tile '%s': valid extent %lld of axis %d is outside [0, %lld]", name,
-                    static_cast<long long>(valid[a]), a, static_cast<long long>(dims[a]));
-      ctx->fail(msg);
+      fail_fmt(ctx, "tile '%s': valid extent %lld of axis %d is outside [0, %lld]", name,
+               static_cast<long long>(valid[a]), a, static_cast<long long>(dims[a]));
       return false;
     }
   }
