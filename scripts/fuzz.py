@@ -573,11 +573,14 @@ def _classify_exception(e) -> tuple[str, str]:
     if type(e).__name__ == "BuildError":
         return "bad-cxx", msg
     if isinstance(e, PyptoError):
-        # A run-time failure names the task's DSL line in its message ("task #2 (AIV kernel 'k')
-        # submitted at prog.py:16 ... failed: load of tensor 'x' out of bounds ..."): located.
-        # (Seed 777 mutant 1050, a literal offset 16 -> 17 reaching a load, was counted unlocated.)
+        # A run-time failure names the DSL line in its message: the task's ("task #2 (AIV kernel
+        # 'k') submitted at prog.py:16 ... failed: load of tensor 'x' out of bounds ...") or the
+        # orchestration's own check ("orchestration entry threw: prog.py:44: argument 'row' of
+        # 'mm_block' = 128 does not fit pl.INT8 ..."): located. (Seed 777 mutant 1050, a literal
+        # offset reaching a load, and seed 2932 mutant 330, a scalar parameter's dtype narrowed,
+        # were counted unlocated.)
         if getattr(e, "line", 0) or (type(e).__name__ in ("RunError", "RaceError")
-                                     and re.search(r" submitted at [^ :]+\.py:\d+", msg)):
+                                     and re.search(r"(?:^| )[^ :]+\.py:\d+[: ]", msg)):
             return "located", msg
         return "unlocated", msg
     return "internal", msg

@@ -68,7 +68,12 @@ def test_outcomes_are_classified():
     assert fz._classify_exception(RunError(
         "the run failed: task #2 (AIV kernel 'write_rows' (id 0)) submitted at mutant_777_1050.py:16 block 0/1 on the "
         "orchestrator thread (helping) failed: load of tensor 'x' out of bounds on axis 0"))[0] == "located"
+    # So is the orchestration's own check naming its line (seed 2932 mutant 330 was not).
+    assert fz._classify_exception(RunError(
+        "the run failed: orchestration entry threw: mutant_2932_330.py:44: argument 'row' of 'mm_block' = 128 does "
+        "not fit pl.INT8 (range -128..127): pass a value in range, or convert it with pl.cast"))[0] == "located"
     assert fz._classify_exception(RunError("the run failed: deadlock"))[0] == "unlocated"
+    assert fz._classify_exception(RunError("the run failed: a value of 3.py is odd"))[0] == "unlocated"
     assert fz._classify_exception(InternalCompilerError("x"))[0] == "internal"
     assert fz._classify_exception(TypeError("x"))[0] == "internal"
 
