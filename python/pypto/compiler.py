@@ -35,7 +35,7 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
 )
 from pypto.runtime.build import BuildResult, KernelEntry, build_program
 from pypto.runtime.fast_args import fast_marshaller
-from pypto.runtime.dsl_terms import explain_failure
+from pypto.runtime.dsl_terms import explain_and_locate
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
 from pypto.runtime.trace_path import probe_writable, resolve_trace_path
@@ -237,7 +237,7 @@ class CompiledProgram:
         self._marshal = fast_marshaller(params)
         self._running_label = "running %s" % entry
         # A failed run's message in DSL terms (no reference to self: a cycle would keep the runtime's threads).
-        self._explain = functools.partial(explain_failure, program=program)
+        self._explain = functools.partial(explain_and_locate, program=program)
         self.default_workers = default_workers(self.kernels)   # (AIC, AIV) when a call names none
 
     def __repr__(self) -> str:
@@ -347,7 +347,7 @@ class CompiledProgram:
                     stats = run(race_check=mode, tensor_names=self._tensor_names,
                                 report_races=race_mode != 0, explain=self._explain)
             except RunError as e:
-                if "deadlock" in str(e):   # stuck tasks keep their slots: the next call gets a fresh runtime
+                if "deadlock" in e.message:   # stuck tasks keep their slots: the next call gets a fresh runtime
                     self._runtime = None
                     rt.close()
                 raise

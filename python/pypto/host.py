@@ -225,9 +225,10 @@ class HostProgram:
             ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips, aic, aiv,
                                                                       int(self._transport_handle or 0))
         if not ok:
-            from pypto.runtime.dsl_terms import explain_failure
+            from pypto.runtime.dsl_terms import explain_and_locate
             from pypto.runtime.loader import RunError
-            raise RunError(explain_failure(message, self.program))
+            message, where = explain_and_locate(message, self.program)
+            raise RunError(message, **where)
         names = {tid: name for name, tid in self.target_ids.items()}
         recs = [HostTaskRecord(int(index), names.get(int(target), "?"), int(chip),
                                int(chip) + 1 if self.transport == "mpi" else 0, start, end, tuple(int(x) for x in deps))

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import os
 import re
-from typing import List
+from typing import List, Tuple
 
-__all__ = ["explain_failure", "index_params", "name_index_params", "locate_kernel_accesses",
-           "locate_tile_index_failures"]
+__all__ = ["explain_failure", "explain_and_locate", "failure_location", "index_params", "name_index_params",
+           "locate_kernel_accesses", "locate_tile_index_failures"]
 
 
 def index_params(program) -> frozenset:
@@ -202,3 +202,58 @@ def explain_failure(message: str, program) -> str:
         return locate_tile_index_failures(locate_kernel_accesses(message, program), program)
     except Exception:  # noqa: BLE001 - an explanation must never hide the failure itself
         return message
+
+
+# A DSL site in a run's message: "t.py:9: " (a check that names its own line: an orchestration
+# check, a kernel access located above, a submission check) or "submitted at t.py:16" (the task
+# that failed). A site in a list ("t.py:9 or t.py:14: ") names no single line.
+_COLON_SITE = re.compile(r"(?<![\w./-])(?<! or )([\w.+-]+\.py):(\d+): ")
+_SUBMITTED_AT = re.compile(r"submitted at ([\w.+-]+\.py):(\d+)\b")
+
+
+def _call_at(program, base: str, line: int):
+    """The outermost IR call of ``program`` on line ``line`` of the file named ``base`` (a
+    kernel's load or store, an orchestration's call), or None."""
+    for f in getattr(program, "functions", None) or ():
+        fs = f.span   # only the function whose lines hold it is walked
+        if fs.line and not (fs.line <= line <= max(fs.end_line, fs.line) and os.path.basename(fs.file) == base):
+            continue
+        for call in _calls(f.body, []):   # parents before their arguments
+            span = call.span
+            if span.line == line and os.path.basename(span.file) == base:
+                return call
+    return None
+
+
+def failure_location(message: str, program) -> dict:
+    """PyptoError keyword arguments (``file``, ``line``, ``col``, ``end_col``, ``source_line``)
+    locating a failed run's ``message`` at its most specific DSL site: the innermost single
+    ``t.py:N: `` site, else the failing task's ``submitted at t.py:N``; {} when the message names
+    none. The message carries basenames: the file, the columns and the source line are those of
+    ``program``'s call on that line (the caret under the call), else just the name and line.
+
+        failure_location("... submitted at t.py:16 block 0/1 ...", program)
+        # -> {"file": "/src/t.py", "line": 16, "col": 13, "end_col": 40, "source_line": "        c = ..."}
+    """
+    sites = list(_COLON_SITE.finditer(message))
+    site = sites[-1] if sites else _SUBMITTED_AT.search(message)
+    if site is None:
+        return {}
+    base, line = site.group(1), int(site.group(2))
+    call = _call_at(program, base, line)
+    if call is None:
+        return dict(file=base, line=line)
+    span = call.span
+    end_col = span.end_col if span.end_line == span.line else len(span.source_line) + 1
+    return dict(file=span.file, line=line, col=span.col, end_col=end_col, source_line=span.source_line)
+
+
+def explain_and_locate(message: str, program) -> Tuple[str, dict]:
+    """explain_failure's message and its failure_location (``CompiledProgram`` and
+    ``HostProgram`` raise their ``RunError`` with both: ``err.file`` / ``err.line`` name the DSL
+    line, and ``err.render()`` shows it)."""
+    message = explain_failure(message, program)
+    try:
+        return message, failure_location(message, program)
+    except Exception:  # noqa: BLE001 - a location must never hide the failure itself
+        return message, {}

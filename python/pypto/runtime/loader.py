@@ -195,7 +195,8 @@ class Runtime:
         """Runs the program; ``race_check`` is a race_check_mode() code (0 off, 1 warn, 2 error);
         ``tensor_names`` (the tensor parameters, by slot) name the tensors in race reports;
         ``report_races=False`` records (for the task graph) without warning; ``explain`` rewrites
-        a failed run's message in the DSL's terms (pypto.runtime.dsl_terms.explain_failure)."""
+        a failed run's message in the DSL's terms and locates it: ``(message, PyptoError location
+        keywords)`` (pypto.runtime.dsl_terms.explain_and_locate)."""
         if race_check != self._race_check:
             self.set_race_check(race_check)
         result = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
@@ -218,11 +219,12 @@ class Runtime:
             for i, name in enumerate(tensor_names or ()):
                 message = message.replace("external tensor %d (orch_args.tensor(%d))" % (i, i), "tensor '%s'" % name)
         if not ok:
+            where = {}
             if explain is not None:
-                message = explain(message)
+                message, where = explain(message)
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
-            raise RunError("the run failed: " + message)
+            raise RunError("the run failed: " + message, **where)
         result = _run_stats(stats)
         if result.races:
             result.race_report = message
