@@ -98,6 +98,13 @@ def test_a_program_from_a_file_names_its_path(tmp_path):
     assert "prog_on_disk.py:%d: load of tensor 'a'" % err.line in err.message   # the message keeps the basename
 
 
+def test_a_file_name_with_spaces_is_found_whole():
+    prog = pypto.compile(pl.parse_program(SRC, "my prog (v2).py"))
+    err = _fail(prog, 60, 0, 1)
+    prog.close()
+    assert (err.file, err.line) == ("my prog (v2).py", _line(SRC, "t = pl.load(a, [k], [16])")), err
+
+
 def test_messages_without_a_dsl_site_are_not_located(prog):
     assert failure_location("deadlock: 2 tasks never became ready", prog.program) == {}
     # a site in another file than the program's: the name and line only, no source line

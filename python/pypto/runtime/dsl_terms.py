@@ -207,8 +207,17 @@ def explain_failure(message: str, program) -> str:
 # A DSL site in a run's message: "t.py:9: " (a check that names its own line: an orchestration
 # check, a kernel access located above, a submission check) or "submitted at t.py:16" (the task
 # that failed). A site in a list ("t.py:9 or t.py:14: ") names no single line.
-_COLON_SITE = re.compile(r"(?<![\w./-])(?<! or )([\w.+-]+\.py):(\d+): ")
-_SUBMITTED_AT = re.compile(r"submitted at ([\w.+-]+\.py):(\d+)\b")
+_ANY_FILE = r"[\w.+-]+\.py"
+
+
+def _site_patterns(program):
+    """The colon-site and submitted-at patterns: ``program``'s source files by their basenames
+    literally (a name with a space or a bracket is found whole), then any ``name.py``."""
+    bases = sorted({os.path.basename(f.span.file) for f in getattr(program, "functions", None) or ()
+                    if getattr(f, "span", None) is not None and f.span.file}, key=len, reverse=True)
+    name = "|".join([re.escape(b) for b in bases] + [_ANY_FILE])
+    return (re.compile(r"(?:^|(?<=[\s(]))(?<! or )(%s):(\d+): " % name),
+            re.compile(r"submitted at (%s):(\d+)\b" % name))
 
 
 def _call_at(program, base: str, line: int):
@@ -235,8 +244,9 @@ def failure_location(message: str, program) -> dict:
         failure_location("... submitted at t.py:16 block 0/1 ...", program)
         # -> {"file": "/src/t.py", "line": 16, "col": 13, "end_col": 40, "source_line": "        c = ..."}
     """
-    sites = list(_COLON_SITE.finditer(message))
-    site = sites[-1] if sites else _SUBMITTED_AT.search(message)
+    colon_site, submitted_at = _site_patterns(program)
+    sites = list(colon_site.finditer(message))
+    site = sites[-1] if sites else submitted_at.search(message)
     if site is None:
         return {}
     base, line = site.group(1), int(site.group(2))
