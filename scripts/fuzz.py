@@ -573,13 +573,11 @@ def _classify_exception(e) -> tuple[str, str]:
     if type(e).__name__ == "BuildError":
         return "bad-cxx", msg
     if isinstance(e, PyptoError):
-        # A run-time failure names the DSL line in its message: the task's ("task #2 (AIV kernel
-        # 'k') submitted at prog.py:16 ... failed: load of tensor 'x' out of bounds ...") or the
-        # orchestration's own check ("orchestration entry threw: prog.py:44: argument 'row' of
-        # 'mm_block' = 128 does not fit pl.INT8 ..."): located. (Seed 777 mutant 1050, a literal
-        # offset reaching a load, and seed 2932 mutant 330, a scalar parameter's dtype narrowed,
-        # were counted unlocated.)
-        if getattr(e, "line", 0) or (type(e).__name__ in ("RunError", "RaceError")
+        # A RunError is located at the DSL line its message names (pypto.runtime.dsl_terms.
+        # failure_location: the task's "submitted at prog.py:16", the orchestration's own check
+        # "prog.py:44: argument 'row' ..."), so one whose line is 0 named none, or was missed.
+        # A race report names two tasks' lines in its message and is not located at either.
+        if getattr(e, "line", 0) or (type(e).__name__ == "RaceError"
                                      and re.search(r"(?:^| )[^ :]+\.py:\d+[: ]", msg)):
             return "located", msg
         return "unlocated", msg

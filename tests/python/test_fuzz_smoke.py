@@ -63,17 +63,21 @@ def test_outcomes_are_classified():
     from pypto.errors import InternalCompilerError, PyptoError
     assert fz._classify_exception(PyptoError("x", file="f.py", line=3, col=1))[0] == "located"
     assert fz._classify_exception(PyptoError("x"))[0] == "unlocated"
-    from pypto.runtime.loader import RunError
-    # A run-time failure naming the task's DSL line is located (seed 777 mutant 1050 was not).
-    assert fz._classify_exception(RunError(
-        "the run failed: task #2 (AIV kernel 'write_rows' (id 0)) submitted at mutant_777_1050.py:16 block 0/1 on the "
-        "orchestrator thread (helping) failed: load of tensor 'x' out of bounds on axis 0"))[0] == "located"
-    # So is the orchestration's own check naming its line (seed 2932 mutant 330 was not).
+    from pypto.runtime.loader import RaceError, RunError
+    # A run error is located where its message names a DSL line (failure_location; seed 777 mutant
+    # 1050 and seed 2932 mutant 330 were counted unlocated when only the message named it).
     assert fz._classify_exception(RunError(
         "the run failed: orchestration entry threw: mutant_2932_330.py:44: argument 'row' of 'mm_block' = 128 does "
-        "not fit pl.INT8 (range -128..127): pass a value in range, or convert it with pl.cast"))[0] == "located"
+        "not fit pl.INT8", file="/x/mutant_2932_330.py", line=44, col=9))[0] == "located"
+    # one naming a line that was not located there is a finding: failure_location missed it
+    assert fz._classify_exception(RunError(
+        "the run failed: task #2 (AIV kernel 'write_rows' (id 0)) submitted at mutant_777_1050.py:16 block 0/1 on the "
+        "orchestrator thread (helping) failed: load of tensor 'x' out of bounds on axis 0"))[0] == "unlocated"
     assert fz._classify_exception(RunError("the run failed: deadlock"))[0] == "unlocated"
-    assert fz._classify_exception(RunError("the run failed: a value of 3.py is odd"))[0] == "unlocated"
+    # a race report names its tasks' lines in the message
+    assert fz._classify_exception(RaceError("race check: task #2 (k) submitted at p.py:9 and task #3 ..."))[0] == \
+        "located"
+    assert fz._classify_exception(RaceError("race check: a value of 3.py is odd"))[0] == "unlocated"
     assert fz._classify_exception(InternalCompilerError("x"))[0] == "internal"
     assert fz._classify_exception(TypeError("x"))[0] == "internal"
 
