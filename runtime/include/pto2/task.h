@@ -48,9 +48,18 @@ class SmallVec {
     const uint32_t n = static_cast<uint32_t>(e - b);
     size_ = 0;
     if (n > cap_) grow(n);
-    // One element (a task's scalar, a chain's dependency) is copied inline, not by a call.
-    if (n == 1) std::memcpy(static_cast<void*>(data_), b, sizeof(T));
-    else if (n) std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
+    // Small words (ids, scalars) up to the inline count one by one, in a loop of constant
+    // bound: a memcpy of a variable size that the compiler inlines becomes `rep movsq`, whose
+    // start-up costs more than copying a few ids.
+    if (sizeof(T) <= 16 && n <= N) {
+#pragma GCC unroll 16
+      for (uint32_t i = 0; i < N; ++i) {
+        if (i == n) break;
+        std::memcpy(static_cast<void*>(data_ + i), b + i, sizeof(T));
+      }
+    } else if (n) {
+      std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
+    }
     size_ = n;
   }
   void clear() { size_ = 0; }
