@@ -44,6 +44,25 @@ void Tensor::view_invalid(uint32_t rank, uint32_t what) const {
   throw std::logic_error("Tensor::view: rank " + std::to_string(rank) + ", case " + std::to_string(what));
 }
 
+// view() axis by axis, in order: ranks 5..8 (a rank past the arrays refused), and any view with
+// an axis outside the source (the first such axis an error, or an empty view clamped there).
+Tensor Tensor::view_wide(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
+  if (ndims > PTO2_MAX_DIMS) view_invalid(ndims, 0);
+  Tensor v = *this;
+  uint64_t offset_add = static_cast<uint64_t>(offset);
+  for (uint32_t i = 0; i < ndims; ++i) {
+    uint32_t off = view_offsets[i];
+    if (static_cast<uint64_t>(off) + view_shapes[i] > shapes[i]) {
+      if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
+      off = shapes[i];
+    }
+    offset_add += static_cast<uint64_t>(off) * static_cast<uint64_t>(strides[i]);
+    v.shapes[i] = view_shapes[i];
+  }
+  v.offset = static_cast<int64_t>(offset_add);
+  return v;
+}
+
 Tensor Tensor::transpose(uint32_t a, uint32_t b) const {
   check_rank(*this, "Tensor::transpose");
   if (a >= ndims || b >= ndims)

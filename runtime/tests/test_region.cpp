@@ -131,6 +131,74 @@ TEST(TensorOps, ViewOfEveryRankChangesOnlyItsAxesAndOffset) {
   }
 }
 
+// The reference view: every axis in order, as the first Tensor::view did. Returns the axis of
+// the first error (-1: none).
+int reference_view(const Tensor& t, const uint32_t* vs, const uint32_t* vo, Tensor& out) {
+  out = t;
+  uint64_t at = static_cast<uint64_t>(t.offset);
+  for (uint32_t i = 0; i < t.ndims; ++i) {
+    uint32_t off = vo[i];
+    if (static_cast<uint64_t>(off) + vs[i] > t.shapes[i]) {
+      if (vs[i] != 0) return static_cast<int>(i);
+      off = t.shapes[i];
+    }
+    at += static_cast<uint64_t>(off) * static_cast<uint64_t>(t.strides[i]);
+    out.shapes[i] = vs[i];
+  }
+  out.offset = static_cast<int64_t>(at);
+  return -1;
+}
+
+// Tensor::view is straight-line for ranks up to 4 and redoes anything unusual (a rank above 4,
+// an axis outside the source) out of line: random ranks 0..8, extents and views — inside,
+// empty past the end, out of range on one or several axes, strides and offsets written by hand
+// (the sum wraps) — against the reference, field for field and the first failing axis named.
+TEST(TensorOps, ViewMatchesTheAxisByAxisReference) {
+  static float storage[16];
+  uint64_t rng = 0x243F6A8885A308D3ull;
+  auto next = [&rng](uint32_t n) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    return static_cast<uint32_t>((rng >> 33) % n);
+  };
+  int errors = 0, clamped = 0;
+  for (int c = 0; c < 20000; ++c) {
+    const uint32_t rank = next(PTO2_MAX_DIMS + 1);
+    uint32_t sh[PTO2_MAX_DIMS] = {1};
+    for (uint32_t d = 0; d < rank; ++d) sh[d] = next(6);
+    Tensor t = make_tensor_external(storage, sh, rank, DataType::FLOAT32);
+    for (uint32_t d = 0; d < rank; ++d)  // extents near 2^32 (written by hand: no storage holds them)
+      if (next(8) == 0) t.shapes[d] = sh[d] += 0xFFFFFFF0u;
+    if (next(4) == 0) {  // fields written by hand
+      t.offset = static_cast<int64_t>(next(1u << 30)) * (next(2) ? 1 : -1) * 977;
+      for (uint32_t d = 0; d < rank; ++d) t.strides[d] = static_cast<int64_t>(next(1u << 31)) << next(33);
+    }
+    uint32_t vs[PTO2_MAX_DIMS], vo[PTO2_MAX_DIMS];
+    for (uint32_t d = 0; d < rank; ++d) {
+      const uint32_t kind = next(10);
+      vs[d] = kind == 0 ? 0 : next(sh[d] + 1 > sh[d] ? sh[d] + 1 : sh[d]);
+      vo[d] = kind == 1 ? sh[d] + next(5) : kind == 2 ? 0xFFFFFFFFu - next(3) : next(sh[d] - vs[d] + 1 > 0 ? sh[d] - vs[d] + 1 : 1);
+    }
+    Tensor want = t;
+    const int bad = reference_view(t, vs, vo, want);
+    if (bad >= 0) {
+      ++errors;
+      try {
+        (void)t.view(vs, vo);
+        ADD_FAILURE() << "case " << c << ": no error, the reference refuses axis " << bad;
+      } catch (const std::out_of_range& e) {
+        EXPECT_NE(std::string(e.what()).find("axis " + std::to_string(bad) + " "), std::string::npos)
+            << "case " << c << ": " << e.what();
+      }
+      continue;
+    }
+    for (uint32_t d = 0; d < rank; ++d) clamped += vs[d] == 0 && vo[d] > sh[d];
+    const Tensor v = t.view(vs, vo);
+    ASSERT_EQ(std::memcmp(&v, &want, sizeof v), 0) << "case " << c << " rank " << rank;
+  }
+  EXPECT_GT(errors, 1000);   // the generator reaches every branch
+  EXPECT_GT(clamped, 500);
+}
+
 TEST(Region, ElemBytesMatchesDtypeSize) {
   for (DataType dt : {DataType::FLOAT32, DataType::FLOAT16, DataType::BFLOAT16, DataType::INT8, DataType::INT16,
                       DataType::INT32, DataType::INT64, DataType::UINT8, DataType::UINT16, DataType::UINT32,

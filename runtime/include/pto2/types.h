@@ -60,52 +60,52 @@ struct Tensor {
   /// extent is accepted at any offset (a clamped slice past the end, spec anchor_features §18):
   /// the view is empty, touches no element and adds no dependency.
   Tensor view(const uint32_t* view_shapes, const uint32_t* view_offsets) const {
-    // The axes are gathered in registers, as pairs, and the changed 16-byte words (shapes[0..3],
-    // shapes[4..7], data + offset) stored whole: the view is copied (into an Arg) right away
-    // with 16-byte loads, and a load cannot take its bytes from several narrower stores still
-    // in flight; it would wait until they, and every older store, reached the cache.
+    // Ranks up to 4 (nearly every tensor) straight-line: one case per rank, falling through
+    // the axes at constant positions (no per-axis loop, branch or variable shift). Anything
+    // unusual — a rank above 4 or past the arrays, an axis outside the source (an error, or an
+    // empty view clamped past the end) — is redone out of line by view_wide, axis by axis in
+    // order, as the loop always did.
+    if (__builtin_expect(ndims > 4, 0)) return view_wide(view_shapes, view_offsets);
     Tensor v = *this;
     static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "shapes[2k] is the low half of pair k");
-    uint64_t pair[4];  // shapes[2k] | shapes[2k+1] << 32 (the source's past the rank)
+    uint64_t pair[2];  // shapes[0..3] as two words: shapes[2k] | shapes[2k+1] << 32
     std::memcpy(pair, shapes, sizeof pair);
-    uint64_t s01 = pair[0], s23 = pair[1], s45 = pair[2], s67 = pair[3];
-    int64_t offset_add = 0;
-    // Fields written by hand (they are public): a rank past the arrays is refused (one predicted
-    // branch; the message is built out of line). Strides or an offset written by hand that take
-    // the sum past int64 wrap (unsigned arithmetic: defined, no check per axis, which cost AUTO
-    // nearest 4-5 % per task): such a view is the caller's duty (docs/runtime.md).
-    if (__builtin_expect(ndims > PTO2_MAX_DIMS, 0)) view_invalid(ndims, 0);
-    for (uint32_t i = 0; i < ndims; ++i) {
-      uint32_t off = view_offsets[i];
-      // One comparison per axis in the common case (inside the source): offset + extent
-      // past the end is an error, or an empty view past the end (clamped).
-      if (__builtin_expect(static_cast<uint64_t>(off) + view_shapes[i] > shapes[i], 0)) {
-        if (view_shapes[i] != 0) view_out_of_range(i, view_shapes[i], off);
-        off = shapes[i];   // keep the empty view's address inside the source
-      }
-      offset_add = static_cast<int64_t>(static_cast<uint64_t>(offset_add) +
-                                        static_cast<uint64_t>(off) * static_cast<uint64_t>(strides[i]));
+    uint64_t offset_add = 0;
+    bool outside = false;
+    // The caller's arrays hold `ndims` entries: the cases above the rank are never run, but g++
+    // cannot see that once the view is inlined next to a shorter array (-Warray-bounds).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+    const auto axis = [&](uint32_t i) __attribute__((always_inline)) {
+      const uint32_t off = view_offsets[i];
+      outside |= static_cast<uint64_t>(off) + view_shapes[i] > shapes[i];
+      offset_add += static_cast<uint64_t>(off) * static_cast<uint64_t>(strides[i]);
       const uint32_t half = 32 * (i & 1);
-      const uint64_t put = static_cast<uint64_t>(view_shapes[i]) << half, keep = ~(uint64_t{0xffffffffu} << half);
-      if (i < 2) s01 = (s01 & keep) | put;
-      else if (i < 4) s23 = (s23 & keep) | put;
-      else if (i < 6) s45 = (s45 & keep) | put;
-      else s67 = (s67 & keep) | put;
+      pair[i / 2] = (pair[i / 2] & ~(uint64_t{0xffffffffu} << half)) | (static_cast<uint64_t>(view_shapes[i]) << half);
+    };
+    switch (ndims) {
+      case 4: axis(3); [[fallthrough]];
+      case 3: axis(2); [[fallthrough]];
+      case 2: axis(1); [[fallthrough]];
+      case 1: axis(0); [[fallthrough]];
+      default: break;
     }
+#pragma GCC diagnostic pop
+    if (__builtin_expect(outside, 0)) return view_wide(view_shapes, view_offsets);
     typedef uint64_t Word __attribute__((vector_size(16)));
-    static_assert(PTO2_MAX_DIMS == 8 && sizeof(Word) == 4 * sizeof(uint32_t), "two words of shapes");
-    const Word lo = {s01, s23}, hi = {s45, s67};
+    const Word lo = {pair[0], pair[1]};
     std::memcpy(v.shapes, &lo, sizeof lo);
-    std::memcpy(v.shapes + 4, &hi, sizeof hi);
-    offset_add = static_cast<int64_t>(static_cast<uint64_t>(offset) + static_cast<uint64_t>(offset_add));
+    offset_add += static_cast<uint64_t>(offset);
     if constexpr (sizeof(void*) == sizeof(uint64_t)) {  // data and offset share one word
-      const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), static_cast<uint64_t>(offset_add)};
+      const Word where = {static_cast<uint64_t>(reinterpret_cast<uintptr_t>(data)), offset_add};
       std::memcpy(reinterpret_cast<char*>(&v) + offsetof(Tensor, data), &where, sizeof where);
     } else {
-      v.offset += offset_add;
+      v.offset = static_cast<int64_t>(offset_add);
     }
     return v;
   }
+  /// view() axis by axis (out of line): ranks above 4, and views reaching outside the source.
+  Tensor view_wide(const uint32_t* view_shapes, const uint32_t* view_offsets) const;
   /// Swap axes `a` and `b` (shapes and strides), zero copy. Throws std::out_of_range for an axis
   /// not below ndims, std::invalid_argument for a rank above PTO2_MAX_DIMS (a field written by hand).
   Tensor transpose(uint32_t a, uint32_t b) const;
