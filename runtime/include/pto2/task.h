@@ -38,6 +38,7 @@ class SmallVec {
     if (cap_ != N) ::operator delete(data_);  // a heap buffer always holds more than N
   }
   static_assert(std::is_trivially_copyable<T>::value, "SmallVec holds trivially copyable types");
+  static_assert(N >= 1, "one element inline at least (assign copies one in place)");
   static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "heap buffers use plain operator new");
   void push_back(const T& v) {
     if (size_ == cap_) grow(cap_ * 2);
@@ -46,21 +47,14 @@ class SmallVec {
   }
   void assign(const T* b, const T* e) {
     const uint32_t n = static_cast<uint32_t>(e - b);
-    size_ = 0;
-    if (n > cap_) grow(n);
-    // Small words (ids, scalars) up to the inline count one by one, in a loop of constant
-    // bound: a memcpy of a variable size that the compiler inlines becomes `rep movsq`, whose
-    // start-up costs more than copying a few ids.
-    if (sizeof(T) <= 16 && n <= N) {
-#pragma GCC unroll 16
-      for (uint32_t i = 0; i < N; ++i) {
-        if (i == n) break;
-        std::memcpy(static_cast<void*>(data_ + i), b + i, sizeof(T));
-      }
-    } else if (n) {
-      std::memcpy(static_cast<void*>(data_), b, n * sizeof(T));
+    if (sizeof(T) <= 16 && n <= N) {  // ids, scalars: within the inline capacity (cap_ >= N)
+      assign_small(b, n);
+    } else if (n == 1) {  // one element (a task's one tensor) inline, not by a call
+      std::memcpy(static_cast<void*>(data_), b, sizeof(T));
+      size_ = 1;
+    } else {
+      assign_many(b, n);
     }
-    size_ = n;
   }
   void clear() { size_ = 0; }
   uint32_t size() const { return size_; }
@@ -89,6 +83,32 @@ class SmallVec {
     }
     size_ = o.size_;
     o.size_ = 0;
+  }
+  // Small words (ids, scalars) one by one, in a loop of constant bound: a memcpy of a variable
+  // size that the compiler inlines becomes `rep movsq`, whose start-up costs more than copying
+  // a few ids. The caller's array holds only `n`: g++ cannot see that the iterations past it
+  // never run once this is inlined next to it (-Warray-bounds, a failed -Werror build).
+  void assign_small(const T* b, uint32_t n) {
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Warray-bounds"
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#endif
+#pragma GCC unroll 16
+    for (uint32_t i = 0; i < N; ++i) {
+      if (i == n) break;
+      std::memcpy(static_cast<void*>(data_ + i), b + i, sizeof(T));
+    }
+#pragma GCC diagnostic pop
+    size_ = n;
+  }
+  // Out of line: a memcpy of n elements, inlined next to a caller's smaller array, is a
+  // -Warray-bounds warning for the sizes that never come (and a call costs nothing here).
+  __attribute__((noinline)) void assign_many(const T* b, uint32_t n) {
+    size_ = 0;
+    if (n > cap_) grow(n);
+    if (n) std::memcpy(static_cast<void*>(data_), b, static_cast<size_t>(n) * sizeof(T));
+    size_ = n;
   }
   void grow(uint32_t cap) {
     // Raw storage, like inline_: T need not be default-constructible (Tensor is not).
