@@ -6,14 +6,13 @@ For each size, generates the orchestration C++ of benchmarks/codegen_bench.py's 
 straight-line calls over 8 buffers) and compiles it once with the system C++ compiler and the
 flags pypto's build uses for orchestration files (plus -Werror), in a fresh process each time;
 then the same program with a slice computed before each call (each call's first argument a
-16x16 view of a wide parameter: the form of an unrolled tiled program), at 300 calls only:
-a slice between two calls ends a run of calls, so that program is not chunked and builds as
-one function (docs/dev/orchestration_build.md).
+16x16 view of a wide parameter: the form of an unrolled tiled program), chunked with its calls
+(StampCallOperands; docs/dev/orchestration_build.md).
 Reports wall time, compiler CPU time and the compiler's peak resident memory. Wall time counts
 a busy machine's waiting too: read CPU time for the compiler's own cost. Figures only.
 (Before the call chunking of emit_statements.cpp, g++ -O2 took 4 s for 300 calls, 34-44 s and
-516 MB for 1,000, and over 600 s and 3 GB for 3,000. The sliced program still takes 96 s and
-1.2 GB for 1,000 calls.)
+516 MB for 1,000, and over 600 s and 3 GB for 3,000. Before StampCallOperands, the sliced
+program was not chunked: 9.7 s and 285 MB for 300 calls, 96 s and 1.2 GB for 1,000.)
 """
 
 from __future__ import annotations
@@ -38,9 +37,6 @@ wall = time.perf_counter() - t
 ru = resource.getrusage(resource.RUSAGE_CHILDREN)
 print(rc, wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss)
 """
-
-
-SLICED_MAX = 300   # the largest sliced program built (see main)
 
 
 def sliced_source(calls: int) -> str:
@@ -74,13 +70,13 @@ def orchestration_source(calls: int, sliced: bool = False) -> str:
 
 def measure(calls: int, sliced: bool = False) -> dict:
     from pypto.runtime import include_dir
-    from pypto.runtime.build import COMMON_FLAGS, HOST_FLAGS, find_compiler
+    from pypto.runtime.build import COMMON_FLAGS, find_compiler, host_flags
     code = orchestration_source(calls, sliced)
     with tempfile.TemporaryDirectory(prefix="pypto-orch-bench-") as d:
         src = os.path.join(d, "main.cpp")
         with open(src, "w") as f:
             f.write(code)
-        cmd = [find_compiler()] + COMMON_FLAGS + HOST_FLAGS + ["-Werror", "-I" + include_dir(), "-c", src,
+        cmd = [find_compiler()] + COMMON_FLAGS + host_flags(find_compiler()) + ["-Werror", "-I" + include_dir(), "-c", src,
                                                              "-o", os.path.join(d, "main.o")]
         out = subprocess.run([sys.executable, "-c", _MEASURE] + cmd, capture_output=True, text=True)
     rc, wall, cpu, peak_kb = out.stdout.split()
@@ -95,16 +91,14 @@ def main(argv=None) -> list:
     ap.add_argument("--json", help="write the figures to this file")
     args = ap.parse_args(argv)
     sizes = [300, 1000] if args.quick else [int(c) for c in args.calls.split(",")]
-    from pypto.runtime.build import COMMON_FLAGS, HOST_FLAGS
+    from pypto.runtime.build import COMMON_FLAGS, find_compiler, host_flags
     print("orch_build_bench: compiling a straight-line orchestration (%s -Werror)"
-          % " ".join(COMMON_FLAGS + HOST_FLAGS))
+          % " ".join(COMMON_FLAGS + host_flags(find_compiler())))
     print("  %8s %8s %10s %8s %8s %10s %12s" % ("calls", "slices", "C++ lines", "wall s", "cpu s", "peak MB",
                                                 "cpu ms/call"))
     rows = []
     for sliced in (False, True):
-        # With slices, only runs of calls alone are chunked today: one entry function, whose
-        # build grows much faster than linearly (1,000 calls: 96 s, 1.2 GB), so 300 calls only.
-        for n in ([m for m in sizes if m <= SLICED_MAX] if sliced else sizes):
+        for n in sizes:
             r = measure(n, sliced)
             rows.append(r)
             print("  %8d %8s %10d %8.2f %8.2f %10.0f %12.2f%s" % (n, "yes" if sliced else "no", r["lines"], r["wall_s"],

@@ -573,7 +573,8 @@ FunctionPtr WithTaskIdsNamed(const Function& fn, const std::vector<std::pair<std
 
 // `fn` with batched_creates given by printed name (the parser's batched_creates=). ValueError
 // naming an entry that is no Var the body assigns.
-FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::string>& names) {
+// The Vars the body of `fn` assigns, by printed name. ValueError naming an unknown entry.
+std::vector<VarPtr> AssignedVarsNamed(const Function& fn, const std::vector<std::string>& names) {
   struct Defs : IRVisitor {
     std::map<std::string, VarPtr> by_name;
     void visit_(const AssignStmt* op) override {
@@ -588,7 +589,16 @@ FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::s
     if (it == defs.by_name.end()) throw nb::value_error(("'" + n + "' is not a Var the function body assigns").c_str());
     vars.push_back(it->second);
   }
-  return fn.with_batched_creates(std::move(vars));
+  return vars;
+}
+
+FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::string>& names) {
+  return fn.with_batched_creates(AssignedVarsNamed(fn, names));
+}
+
+// `fn` with call_operands given by printed name (the parser's call_operands=).
+FunctionPtr WithCallOperandsNamed(const Function& fn, const std::vector<std::string>& names) {
+  return fn.with_call_operands(AssignedVarsNamed(fn, names));
 }
 
 // `fn` with array_backings given by printed name: [("w_1", "w"), ...] (the parser's
@@ -711,6 +721,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("non_negative_vars", &Function::non_negative_vars, "Stamped by StampNonNegativeVars (empty before).")
       .def("with_non_negative_vars_named", &WithNonNegativeVarsNamed, "names"_a,
            "A copy with non_negative_vars given by name (the parser's non_negative_vars=).")
+      .def_ro("call_operands", &Function::call_operands, "Stamped by StampCallOperands (empty before).")
+      .def("with_call_operands_named", &WithCallOperandsNamed, "names"_a,
+           "A copy with call_operands given by name (the parser's call_operands=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

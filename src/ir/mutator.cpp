@@ -156,9 +156,12 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
     }
   }
   std::vector<VarPtr> non_negative = f->non_negative_vars;   // dim symbols / loop vars: follow renamings
-  for (VarPtr& v : non_negative) {
-    auto it = var_remap_.find(v.get());
-    if (it != var_remap_.end()) v = it->second.second;
+  std::vector<VarPtr> operands = f->call_operands;          // body Vars: follow renamings
+  for (std::vector<VarPtr>* list : {&non_negative, &operands}) {
+    for (VarPtr& v : *list) {
+      auto it = var_remap_.find(v.get());
+      if (it != var_remap_.end()) v = it->second.second;
+    }
   }
   return Function::make(f->name, f->type, std::move(params), f->param_directions, std::move(rets), std::move(body), f->level,
                         f->role, std::move(attrs), f->span)
@@ -171,7 +174,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_task_statements(f->task_statements)
       ->with_batched_creates(std::move(batched))
       ->with_array_backings(std::move(backings))
-      ->with_non_negative_vars(std::move(non_negative));
+      ->with_non_negative_vars(std::move(non_negative))
+      ->with_call_operands(std::move(operands));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

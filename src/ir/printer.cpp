@@ -769,11 +769,11 @@ std::string Printer::function(const Function& f, int indent) {
     }
     body_options += "}";
   }
-  if (!f.non_negative_vars.empty()) {
-    body_options += ", non_negative_vars=[";
-    for (size_t k = 0; k < f.non_negative_vars.size(); ++k) {
-      body_options += (k ? ", " : "") + quote(var_name(f.non_negative_vars[k].get()));
-    }
+  for (auto& [option, vars] : {std::pair<const char*, const std::vector<VarPtr>*>{"non_negative_vars", &f.non_negative_vars},
+                                {"call_operands", &f.call_operands}}) {
+    if (vars->empty()) continue;
+    body_options += std::string(", ") + option + "=[";
+    for (size_t k = 0; k < vars->size(); ++k) body_options += (k ? ", " : "") + quote(var_name((*vars)[k].get()));
     body_options += "]";
   }
   if (!body_options.empty()) {

@@ -91,13 +91,7 @@ class Equal {
       if (!stmt(a.body, b.body)) return false;
     }
     if (!task_ids(a.task_ids, b.task_ids)) return false;
-    Path q(this, "batched_creates");
-    if (a.batched_creates.size() != b.batched_creates.size()) {
-      return fail("count " + std::to_string(a.batched_creates.size()) + " vs " + std::to_string(b.batched_creates.size()));
-    }
-    for (size_t i = 0; i < a.batched_creates.size(); ++i) {
-      if (!use(a.batched_creates[i].get(), b.batched_creates[i].get())) return false;
-    }
+    if (!var_list("batched_creates", a.batched_creates, b.batched_creates)) return false;
     Path r(this, "array_backings");
     if (a.array_backings.size() != b.array_backings.size()) {
       return fail("count " + std::to_string(a.array_backings.size()) + " vs " + std::to_string(b.array_backings.size()));
@@ -106,12 +100,17 @@ class Equal {
       if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
       if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
     }
-    Path n(this, "non_negative_vars");
-    if (a.non_negative_vars.size() != b.non_negative_vars.size()) {
-      return fail("count " + std::to_string(a.non_negative_vars.size()) + " vs " + std::to_string(b.non_negative_vars.size()));
-    }
-    for (size_t i = 0; i < a.non_negative_vars.size(); ++i) {
-      if (!use(a.non_negative_vars[i].get(), b.non_negative_vars[i].get())) return false;
+    return var_list("non_negative_vars", a.non_negative_vars, b.non_negative_vars) &&
+           var_list("call_operands", a.call_operands, b.call_operands);
+  }
+
+  // A Function stamp listing body Vars (batched_creates, non_negative_vars, call_operands),
+  // compared after the body has mapped its Vars.
+  bool var_list(const char* field, const std::vector<VarPtr>& a, const std::vector<VarPtr>& b) {
+    Path p(this, field);
+    if (a.size() != b.size()) return fail("count " + std::to_string(a.size()) + " vs " + std::to_string(b.size()));
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (!use(a[i].get(), b[i].get())) return false;
     }
     return true;
   }
@@ -626,10 +625,12 @@ class Hasher {
         mix(it == index_.end() ? 0xdead : it->second);
       }
     }
-    mix(f.non_negative_vars.size());
-    for (auto& v : f.non_negative_vars) {
-      auto it = index_.find(v.get());
-      mix(it == index_.end() ? 0xdead : it->second);
+    for (const std::vector<VarPtr>* list : {&f.non_negative_vars, &f.call_operands}) {
+      mix(list->size());
+      for (auto& v : *list) {
+        auto it = index_.find(v.get());
+        mix(it == index_.end() ? 0xdead : it->second);
+      }
     }
   }
 

@@ -35,6 +35,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
+    case IRProperty::CallOperandsStamped: return "CallOperandsStamped";
     case IRProperty::CountedLoopsStamped: return "CountedLoopsStamped";
     case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
     case IRProperty::HostProgramVerified: return "HostProgramVerified";
@@ -559,6 +560,13 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (f->non_negative_vars != NonNegativeVarsOf(*f)) {
           out.push_back("function '" + f->name + "': non_negative_vars is not the one StampNonNegativeVars computes");
+        }
+      }
+      return out;
+    case IRProperty::CallOperandsStamped:
+      for (auto& f : program->functions) {
+        if (f->call_operands != CallOperandsOf(*program, *f)) {
+          out.push_back("function '" + f->name + "': call_operands is not the one StampCallOperands computes");
         }
       }
       return out;

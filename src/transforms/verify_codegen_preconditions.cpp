@@ -54,7 +54,7 @@ std::vector<std::string> VerifyCodegenPreconditions(const ProgramPtr& program, c
                        IRProperty::RuntimeScopesMaterialized, IRProperty::IterArgCarryClassified,
                        IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
                        IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped,
-                       IRProperty::ArrayBackingsStamped, IRProperty::NonNegativeVarsStamped,
+                       IRProperty::ArrayBackingsStamped, IRProperty::NonNegativeVarsStamped, IRProperty::CallOperandsStamped,
                        IRProperty::ScopeExitsStamped, IRProperty::CountedLoopsStamped}) {
     if (PropertyProven(p, program)) continue;   // the pipeline verified it on this very program
     for (auto& m : VerifyProperty(p, program)) out.push_back(std::string(to_string(p)) + ": " + m);

@@ -755,7 +755,8 @@ Pass VerifyOrchestrationProgram() {
           {IRProperty::ReturnParamsExplicit, IRProperty::CallDirectionsDerived, IRProperty::RuntimeScopesMaterialized,
            IRProperty::IterArgCarryClassified, IRProperty::TaskIdsResolved, IRProperty::ReturnedParamsStamped,
            IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped, IRProperty::ArrayBackingsStamped,
-           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped, IRProperty::CountedLoopsStamped},
+           IRProperty::ScopeExitsStamped, IRProperty::NonNegativeVarsStamped, IRProperty::CallOperandsStamped,
+           IRProperty::CountedLoopsStamped},
           {IRProperty::OrchestrationProgramVerified},
           [](const ProgramPtr& program) {
             for (const FunctionPtr& fn : program->functions) {

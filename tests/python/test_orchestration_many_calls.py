@@ -17,21 +17,28 @@ import textwrap
 CALLS = 3000
 
 
-def many_calls_source(calls: int) -> str:
-    """A program whose Orchestration function makes ``calls`` straight-line kernel calls:
-    out = a + calls * b (each call adds b once)."""
-    lines = [
+def program_head(name: str) -> list:
+    """The lines of a program class ``name`` up to its Orchestration function: the import and
+    one kernel, add(x, y, z): z = x + y over 8x8 FP32 tensors."""
+    return [
         "import pypto.language as pl",
         "",
         "",
         "@pl.program",
-        "class ManyCalls:",
+        "class %s:" % name,
         "    @pl.function(type=pl.FunctionType.InCore)",
         "    def add(self, x: pl.Tensor[[8, 8], pl.FP32], y: pl.Tensor[[8, 8], pl.FP32],",
         "            z: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:",
         "        z = pl.store(pl.add(pl.load(x, [0, 0], [8, 8]), pl.load(y, [0, 0], [8, 8])), [0, 0], z)",
         "        return z",
         "",
+    ]
+
+
+def many_calls_source(calls: int) -> str:
+    """A program whose Orchestration function makes ``calls`` straight-line kernel calls:
+    out = a + calls * b (each call adds b once)."""
+    lines = program_head("ManyCalls") + [
         "    @pl.function(type=pl.FunctionType.Orchestration)",
         "    def main(self, a: pl.Tensor[[8, 8], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32],",
         "             out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:",

@@ -173,6 +173,23 @@ std::vector<ir::VarPtr> NonNegativeVarsOf(const ir::Function& fn);
 // `i - 1` -> false (the L2 generator then prints Python's floor `//`, `%`).
 bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& non_negative_vars);
 
+// Stamps Function::call_operands on every chip-level Orchestration function: the values between
+// kernel calls (slices, views, scalar expressions, copies, in-place assembles) the L2 generator
+// may print inside a chunk of calls, each dead by the next call of its block, in runs of at
+// least kCallChunkMin calls. Requires ReturnedParamsStamped; produces CallOperandsStamped.
+Pass StampCallOperands();
+// What StampCallOperands stamps on `fn` (empty for other functions), in program order:
+//   CallOperandsOf(*program, *program->get("main")) == {s0, s1, ...}
+std::vector<ir::VarPtr> CallOperandsOf(const ir::Program& program, const ir::Function& fn);
+// A kernel / Group call (no op) whose result is not a tuple, as an EvalStmt or AssignStmt: the
+// L2 generator prints it as one self-contained `{ }` block (nothing it declares is used after
+// it), so a run of them can move into a function of its own.
+bool IsSelfContainedTask(const ir::Stmt& s);
+// The fewest calls in a row (with the values StampCallOperands stamps between them) that the L2
+// generator prints in chunks; also the number of task statements from which it prints each task
+// in a block of its own (Function::task_statements).
+constexpr int64_t kCallChunkMin = 64;
+
 // Stamps ForStmt::counted on every loop of every function the generators must print counted
 // (Python's range) rather than `i += step` up to the stop: a run-time step, or a last step that
 // could pass INT64_MAX. Produces CountedLoopsStamped.

@@ -8,6 +8,7 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/flat_stmts.h"
+#include "pypto/transforms/passes.h"
 
 namespace pypto::codegen::orchestration {
 
@@ -15,32 +16,32 @@ using namespace ir;
 
 namespace {
 
-// A kernel Call whose C++ is one self-contained `{ }` block (emit_tasks.cpp): nothing it
-// declares is used after it, so a run of them can move into a function of its own.
-bool is_self_contained_task(const Stmt& s) {
-  const Expr* e = nullptr;
-  if (auto* ev = s.as<EvalStmt>()) e = ev->expr.get();
-  if (auto* a = s.as<AssignStmt>()) {
-    if (a->var->type->is<TupleType>()) return false;
-    e = a->value.get();
-  }
-  auto* c = e ? e->as<Call>() : nullptr;
-  return c && !c->is_op;
-}
-
-// Runs of at least kChunkMin such calls are emitted in chunks of at most kChunkSize, each the
-// body of a lambda called in place (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not
-// optimised. g++ -O2 time and memory grow faster than linearly with one function's size (alias
-// walks, register allocation over thousands of inlined Arg methods: 1,000 calls took 40 s and
-// 500 MB); bounded, unoptimised chunks that call the optimised Arg methods build in linear
-// time (3,000 calls: about 2 s) for about 10% more orchestration time per task.
-constexpr size_t kChunkMin = 64;
+// In a stretch of straight-line statements holding kCallChunkMin calls or more, each run of calls
+// (with the values StampCallOperands stamped between them: Function::call_operands) is emitted in
+// chunks of up to kChunkSize calls, each the body of a lambda called in place
+// (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not optimised. g++ -O2 time and memory
+// grow faster than linearly with one function's size (alias walks, register allocation over
+// thousands of inlined Arg methods: 1,000 calls took 40 s and 500 MB); bounded, unoptimised
+// chunks that call the optimised Arg methods build in linear time (3,000 calls: about 2 s) for
+// about 10% more orchestration time per task. A chunk ends right after a call, where every value
+// it declares is dead (the stamp's promise); other statements print between chunks.
 constexpr size_t kChunkSize = 64;
+
+// A loop, branch or scope: it ends a stretch.
+bool opens_block(const Stmt& s) {
+  return s.is<ForStmt>() || s.is<IfStmt>() || s.is<RuntimeScopeStmt>() || s.is<ScopeStmt>() || s.is<SeqStmts>();
+}
 
 }  // namespace
 
 bool Emitter::calls_in_own_blocks() const {
-  return fn_->task_statements >= static_cast<int64_t>(kChunkMin);   // CountTaskStatements
+  return fn_->task_statements >= transforms::kCallChunkMin;   // CountTaskStatements
+}
+
+bool Emitter::in_call_chunk(const Stmt& s) const {
+  if (transforms::IsSelfContainedTask(s)) return true;
+  auto* a = s.as<AssignStmt>();
+  return a && call_operands_.count(a->var.get()) > 0;
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {
@@ -48,18 +49,23 @@ void Emitter::emit_block_body(const StmtPtr& body) {
   const std::vector<StmtPtr>& stmts = flat.stmts();
   emit_alloc_batch(batchable_creates(stmts));
   for (size_t i = 0; i < stmts.size();) {
-    size_t run = 0;
-    while (i + run < stmts.size() && is_self_contained_task(*stmts[i + run])) ++run;
-    if (run < kChunkMin || !calls_in_own_blocks()) {
-      for (size_t end = i + std::max<size_t>(run, 1); i < end; ++i) emit_stmt(stmts[i]);
-      continue;
-    }
-    for (size_t end = i + run; i < end;) {
+    size_t end = i, calls = 0;
+    for (; end < stmts.size() && !opens_block(*stmts[end]); ++end) calls += transforms::IsSelfContainedTask(*stmts[end]);
+    const bool chunked = calls >= static_cast<size_t>(transforms::kCallChunkMin) && calls_in_own_blocks();
+    while (i < end) {
+      if (!chunked || !in_call_chunk(*stmts[i])) {
+        emit_stmt(stmts[i++]);
+        continue;
+      }
       blank();
       open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
-      for (size_t chunk_end = std::min(end, i + kChunkSize); i < chunk_end; ++i) emit_stmt(stmts[i]);
+      for (size_t in_chunk = 0; i < end && in_call_chunk(*stmts[i]) && in_chunk < kChunkSize; ++i) {
+        in_chunk += transforms::IsSelfContainedTask(*stmts[i]);
+        emit_stmt(stmts[i]);
+      }
       close_block("}();");
     }
+    if (i < stmts.size()) emit_stmt(stmts[i++]);   // the loop, branch or scope that ended the stretch
   }
 }
 

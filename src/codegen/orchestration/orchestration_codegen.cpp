@@ -33,9 +33,9 @@ std::unordered_map<const Var*, const Var*> ArrayBackingIndex(const Function& fn)
   return index;
 }
 
-std::unordered_set<const Var*> NonNegativeVars(const Function& fn) {
+std::unordered_set<const Var*> VarSet(const std::vector<VarPtr>& vars) {
   std::unordered_set<const Var*> set;
-  for (const VarPtr& v : fn.non_negative_vars) set.insert(v.get());
+  for (const VarPtr& v : vars) set.insert(v.get());
   return set;
 }
 
@@ -45,7 +45,8 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
     : program_(program),
       fn_(fn),
       array_backings_(ArrayBackingIndex(*fn)),
-      non_negative_vars_(NonNegativeVars(*fn)),
+      non_negative_vars_(VarSet(fn->non_negative_vars)),
+      call_operands_(VarSet(fn->call_operands)),
       batches_(*fn),
       task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();

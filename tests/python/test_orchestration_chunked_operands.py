@@ -1,0 +1,126 @@
+"""Long runs of calls with values computed between them are chunked (StampCallOperands stamps
+the values, emit_statements.cpp prints them): each chunk, an unoptimised function of its own,
+holds its calls and the slices, views and index expressions they read. Before, only runs of
+calls alone were chunked: a slice between each two calls left the whole entry one function, and
+g++ -O2 took 96 s and 1.2 GB to build 1,000 such calls.
+
+The program below mixes every form: a slice per call, an index expression feeding a slice, a
+call writing into a slice of the output that is then assembled in place, a slice read by two
+calls, and values read past their run (by the last calls, by a later loop). It builds with
+-Werror and computes what NumPy computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import codegen
+
+from test_orchestration_many_calls import program_head
+
+K = 7    # slices of `a` the calls cycle through
+W = 8 * 5   # columns of `out`: slots 0-1 for the end, 2-4 written by the run's tiled writes
+
+
+def program_source(calls: int) -> str:
+    """About ``calls`` calls of add(x, y, z): z = x + y. t0 and t1 take turns accumulating
+    slices of `a`. Every 9th step the accumulator is written into a slice of `out` (slot 2 + n%3)
+    and assembled back; every 11th step a slice is read by two calls in a row."""
+    body = [
+        "        t0 = pl.create_tensor([8, 8], dtype=pl.FP32)",
+        "        t1 = pl.create_tensor([8, 8], dtype=pl.FP32)",
+        "        far = pl.tensor.slice(a, [8, 8], [0, 0])",
+        "        t0 = self.add(far, b, t0)",
+    ]
+    n_calls, n, last = 1, 0, 0
+    while n_calls < calls - 4:
+        n += 1
+        src, dst = (n - 1) % 2, n % 2
+        body.append("        c%d = (%d %% %d) * 8" % (n, n, K))
+        body.append("        s%d = pl.tensor.slice(a, [8, 8], [0, c%d])" % (n, n))
+        body.append("        t%d = self.add(t%d, s%d, t%d)" % (dst, src, n, dst))
+        n_calls += 1
+        if n % 11 == 0:   # s_n read by a second call
+            body.append("        t%d = self.add(t%d, s%d, t%d)" % (dst, dst, n, dst))
+            n_calls += 1
+        if n % 9 == 0:    # a tiled write: a slice of out, written, assembled in place
+            col = 8 * (2 + n % 3)
+            body.append("        w%d = pl.tensor.slice(out, [8, 8], [0, %d])" % (n, col))
+            body.append("        w%d = self.add(t%d, b, w%d)" % (n, dst, n))
+            body.append("        out = pl.tensor.assemble(out, w%d, [0, %d])" % (n, col))
+            n_calls += 1
+        if n == 5:
+            body.append("        mid = pl.tensor.slice(a, [8, 8], [0, 8])")
+        last = dst
+    body += [
+        "        for i in pl.range(2):",
+        "            t%d = self.add(t%d, mid, t%d)" % (last, last, last),
+        "        o1 = self.add(t%d, far, pl.tensor.slice(out, [8, 8], [0, 0]))" % last,
+        "        o2 = self.add(t%d, b, pl.tensor.slice(out, [8, 8], [0, 8]))" % last,
+        "        return out",
+    ]
+    head = program_head("SliceCalls") + [
+        "    @pl.function(type=pl.FunctionType.Orchestration)",
+        "    def main(self, a: pl.Tensor[[8, %d], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32]," % (8 * K),
+        "             out: pl.InOut[pl.Tensor[[8, %d], pl.FP32]]) -> pl.Tensor[[8, %d], pl.FP32]:" % (W, W),
+    ]
+    return "\n".join(head + body) + "\n"
+
+
+def expected(calls: int, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """program_source's result, step by step in NumPy."""
+    sl = [a[:, 8 * k:8 * k + 8] for k in range(K)]
+    t = [sl[0] + b, None]
+    out = out.copy()
+    n_calls, n, last = 1, 0, 0
+    while n_calls < calls - 4:
+        n += 1
+        src, dst = (n - 1) % 2, n % 2
+        t[dst] = t[src] + sl[n % K]
+        n_calls += 1
+        if n % 11 == 0:
+            t[dst] = t[dst] + sl[n % K]
+            n_calls += 1
+        if n % 9 == 0:
+            col = 8 * (2 + n % 3)
+            out[:, col:col + 8] = t[dst] + b
+            n_calls += 1
+        last = dst
+    for _ in range(2):
+        t[last] = t[last] + sl[1]
+    out[:, 0:8] = t[last] + sl[0]
+    out[:, 8:16] = t[last] + b
+    return out
+
+
+@pytest.mark.parametrize("calls", [40, 400])
+def test_calls_with_values_between_are_chunked_and_compute_the_same(calls, tmp_path, monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    program = pl.parse_program(program_source(calls), "slice_calls.py")
+    code = codegen.generate_orchestration(program, "main").code
+    submits = code.count("rt_submit_aiv_task")
+    chunks = code.count("[&]() PYPTO_CALL_CHUNK {")
+    if calls < 64:
+        assert chunks == 0   # small functions keep the spec's form
+    else:
+        assert submits >= calls - 2
+        # the values between calls no longer keep the calls out of chunks
+        assert chunks >= submits // 64 - 1, code
+        in_chunk = lambda pos: code.rfind("[&]() PYPTO_CALL_CHUNK {", 0, pos) > code.rfind("}();", 0, pos)
+        # values read after their run are declared outside any chunk; a run's own are inside
+        for name in ("far", "mid", "s11", "s22"):
+            assert not in_chunk(code.index("Tensor %s = " % name)), name
+        for name in ("s100", "c100", "w99"):
+            assert in_chunk(code.index(" %s = " % name)), name
+    rng = np.random.default_rng(calls)
+    a = rng.standard_normal((8, 8 * K)).astype(np.float32)
+    b = rng.standard_normal((8, 8)).astype(np.float32)
+    out = rng.standard_normal((8, W)).astype(np.float32)
+    want = expected(calls, a, b, out)
+    compiled = pypto.compile(program)
+    compiled(a, b, out)
+    compiled.close()
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)

@@ -1,0 +1,114 @@
+"""StampCallOperands: in an Orchestration function of 64 task statements or more, the values
+computed between kernel calls that are dead by the next call (slices, views, index
+expressions, copies, in-place assembles) get stamped in Function.call_operands; the L2 generator
+prints them inside its unoptimised chunks of calls (tests/python/test_orchestration_chunked_operands.py
+runs such programs). DSL Before / Expected, written as text: the programs need 64 calls."""
+
+import pytest
+
+import pypto.language as pl
+from pypto import ir
+from pypto.ir import passes
+
+from pass_test_util import assert_pass
+
+HEAD = """import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add(self, x: pl.Tensor[[8, 8], pl.FP32], y: pl.Tensor[[8, 8], pl.FP32],
+            z: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:
+        z2 = pl.store(pl.add(pl.load(x, [0, 0], [8, 8]), pl.load(y, [0, 0], [8, 8])), [0, 0], z)
+        return z
+
+    @pl.function(type=pl.FunctionType.Orchestration{options})
+    def main(self, a: pl.Tensor[[8, 512], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32],
+             out: pl.InOut[pl.Tensor[[8, 64], pl.FP32]]) -> pl.Tensor[[8, 64], pl.FP32]:
+        t = pl.create_tensor([8, 8], dtype=pl.FP32)
+"""
+FILLER = 64   # calls of plain `t = self.add(t, b, t)` that make the function big enough
+
+
+def program(body, stamped=None, filler=FILLER):
+    """The program text: `body` (lines of main, 8 spaces in) after `filler` plain calls; with
+    `stamped`, the Expected form (call_operands= naming them)."""
+    options = "" if stamped is None else ", call_operands=[%s]" % ", ".join('"%s"' % n for n in stamped)
+    lines = ["        t = self.add(t, b, t)"] * filler + ["        " + l for l in body] + ["        return out"]
+    return HEAD.format(options=options) + "\n".join(lines) + "\n"
+
+
+def before_expected(body, stamped, filler=FILLER):
+    """(Before, Expected) of `body`: Expected stamps the values named `stamped`. Both have
+    StampReturnedParams' stamp (StampCallOperands requires it)."""
+    return tuple(passes.StampReturnedParams()(pl.parse_program(program(body, names, filler)))
+                 for names in (None, stamped))
+
+
+def test_a_slice_per_call_is_stamped_and_compares_as_expected():
+    body = []
+    for n in range(4):
+        body += ["s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * n), "t = self.add(s%d, b, t)" % n]
+    before, expected = before_expected(body, ["s0", "s1", "s2", "s3"])
+    after = assert_pass(passes.StampCallOperands(), before, expected)
+    assert [v.name for v in after.get("main").call_operands] == ["s0", "s1", "s2", "s3"]
+    assert passes.verify_property(passes.IRProperty.CallOperandsStamped, after) == []
+    assert passes.verify_property(passes.IRProperty.CallOperandsStamped, before) != []
+    assert after.get("add").call_operands == []
+
+
+def test_index_expressions_views_and_copies_dead_by_their_call():
+    body = ["c = 3 * 8",
+            "s = pl.tensor.slice(a, [8, 64], [0, c])",
+            "r = pl.tensor.reshape(s, [64, 8])",
+            "v = pl.tensor.slice(r, [8, 8], [0, 0])",
+            "w = v",
+            "t = self.add(w, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "s", "r", "v", "w"]))
+
+
+def test_a_value_read_after_its_call_is_not_stamped_nor_what_comes_before_it():
+    body = ["c = 8",                                      # read by `shared` only, but before it
+            "shared = pl.tensor.slice(a, [8, 8], [0, c])",   # read by two calls
+            "x = pl.tensor.slice(a, [8, 8], [0, 16])",    # after the value that stays live: stamped
+            "t = self.add(shared, x, t)",
+            "t = self.add(shared, b, t)",
+            "y = pl.tensor.slice(a, [8, 8], [0, 24])",    # read by the last statement
+            "t = self.add(t, b, t)",
+            "z = pl.tensor.slice(a, [8, 8], [0, 32])",
+            "t = self.add(z, y, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["x", "z"]))
+
+
+def test_a_tiled_write_and_its_in_place_assemble():
+    body = ["o = pl.tensor.slice(out, [8, 8], [0, 8])",  # written by the call, assembled in place
+            "o = self.add(t, b, o)",
+            "out2 = pl.tensor.assemble(out, o, [0, 8])",  # bound to `out`: stamped with the next call
+            "t = self.add(t, b, t)",
+            "p = pl.tensor.slice(out2, [8, 8], [0, 16])",  # written, then read again: not stamped
+            "p = self.add(t, b, p)",
+            "t = self.add(p, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["o", "out2"]))
+
+
+def test_values_without_a_call_after_them_and_small_functions_are_not_stamped():
+    body = ["s = pl.tensor.slice(a, [8, 8], [0, 0])",   # a loop follows: no call of its own
+            "for i in pl.range(2):",
+            "    u = pl.tensor.slice(a, [8, 8], [0, 8])",   # inside a loop body: stamped
+            "    t = self.add(u, s, t)",
+            "v = pl.tensor.slice(a, [8, 8], [0, 16])"]   # the block ends
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["u"]))
+    small = ["s = pl.tensor.slice(a, [8, 8], [0, 0])", "t = self.add(s, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(small, [], filler=10))
+
+
+def test_printed_stamp_round_trips_and_unknown_names_are_refused():
+    body = ["s = pl.tensor.slice(a, [8, 8], [0, 0])", "t = self.add(s, b, t)"]
+    after = passes.StampCallOperands()(before_expected(body, [])[0])
+    text = ir.python_print(after)
+    assert 'call_operands=["s"]' in text
+    again = pl.parse_program(text)
+    assert ir.structural_equal(again, after)
+    with pytest.raises(Exception, match="call_operands=: 'nope' is not a Var the function body assigns"):
+        pl.parse_program(text.replace('call_operands=["s"]', 'call_operands=["nope"]'))
