@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan fuzz-chunked-operands
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -112,6 +112,15 @@ fuzz-programs: install
 	$(PY) scripts/fuzz.py --count $(FUZZ_COUNT) --seed $(FUZZ_SEED) --run-every 10 $(FUZZ_ARGS)
 
 fuzz: fuzz-programs
+
+# Chunked calls with the values between them (StampCallOperands): CHUNK_FUZZ_COUNT random
+# straight-line programs, each built with -Werror, run and compared with its NumPy model.
+CHUNK_FUZZ_COUNT ?= 100
+CHUNK_FUZZ_SEED ?= 1000
+fuzz-chunked-operands: install
+	$(PY) scripts/fuzz_chunked_operands.py --count $(CHUNK_FUZZ_COUNT) --seed $(CHUNK_FUZZ_SEED)
+
+fuzz: fuzz-chunked-operands
 
 fuzz: test-asan
 

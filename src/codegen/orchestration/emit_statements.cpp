@@ -16,21 +16,17 @@ using namespace ir;
 
 namespace {
 
-// In a stretch of straight-line statements holding kCallChunkMin calls or more, each run of calls
-// (with the values StampCallOperands stamped between them: Function::call_operands) is emitted in
+// In a block holding kCallChunkMin calls or more, each run of calls (with the values
+// StampCallOperands stamped between them: Function::call_operands) is emitted in
 // chunks of up to kChunkSize calls, each the body of a lambda called in place
 // (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not optimised. g++ -O2 time and memory
 // grow faster than linearly with one function's size (alias walks, register allocation over
 // thousands of inlined Arg methods: 1,000 calls took 40 s and 500 MB); bounded, unoptimised
 // chunks that call the optimised Arg methods build in linear time (3,000 calls: about 2 s) for
 // about 10% more orchestration time per task. A chunk ends right after a call, where every value
-// it declares is dead (the stamp's promise); other statements print between chunks.
+// it declares is dead (the stamp's promise); other statements (loops, branches, creates, values
+// read again later) print between chunks.
 constexpr size_t kChunkSize = 64;
-
-// A loop, branch or scope: it ends a stretch.
-bool opens_block(const Stmt& s) {
-  return s.is<ForStmt>() || s.is<IfStmt>() || s.is<RuntimeScopeStmt>() || s.is<ScopeStmt>() || s.is<SeqStmts>();
-}
 
 }  // namespace
 
@@ -48,24 +44,23 @@ void Emitter::emit_block_body(const StmtPtr& body) {
   transforms::FlatStmts flat(body);   // in place: no copy of a 40,000-statement body
   const std::vector<StmtPtr>& stmts = flat.stmts();
   emit_alloc_batch(batchable_creates(stmts));
+  size_t calls = 0;
+  if (calls_in_own_blocks()) {
+    for (const StmtPtr& s : stmts) calls += transforms::IsSelfContainedTask(*s);
+  }
+  const bool chunked = calls >= static_cast<size_t>(transforms::kCallChunkMin);
   for (size_t i = 0; i < stmts.size();) {
-    size_t end = i, calls = 0;
-    for (; end < stmts.size() && !opens_block(*stmts[end]); ++end) calls += transforms::IsSelfContainedTask(*stmts[end]);
-    const bool chunked = calls >= static_cast<size_t>(transforms::kCallChunkMin) && calls_in_own_blocks();
-    while (i < end) {
-      if (!chunked || !in_call_chunk(*stmts[i])) {
-        emit_stmt(stmts[i++]);
-        continue;
-      }
-      blank();
-      open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
-      for (size_t in_chunk = 0; i < end && in_call_chunk(*stmts[i]) && in_chunk < kChunkSize; ++i) {
-        in_chunk += transforms::IsSelfContainedTask(*stmts[i]);
-        emit_stmt(stmts[i]);
-      }
-      close_block("}();");
+    if (!chunked || !in_call_chunk(*stmts[i])) {
+      emit_stmt(stmts[i++]);
+      continue;
     }
-    if (i < stmts.size()) emit_stmt(stmts[i++]);   // the loop, branch or scope that ended the stretch
+    blank();
+    open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
+    for (size_t in_chunk = 0; i < stmts.size() && in_call_chunk(*stmts[i]) && in_chunk < kChunkSize; ++i) {
+      in_chunk += transforms::IsSelfContainedTask(*stmts[i]);
+      emit_stmt(stmts[i]);
+    }
+    close_block("}();");
   }
 }
 
