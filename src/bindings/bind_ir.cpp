@@ -596,9 +596,13 @@ FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::s
   return fn.with_batched_creates(AssignedVarsNamed(fn, names));
 }
 
-// `fn` with call_operands given by printed name (the parser's call_operands=).
+// `fn` with call_operands / open_calls given by printed name (the parser's call_operands= /
+// open_calls=).
 FunctionPtr WithCallOperandsNamed(const Function& fn, const std::vector<std::string>& names) {
   return fn.with_call_operands(AssignedVarsNamed(fn, names));
+}
+FunctionPtr WithOpenCallsNamed(const Function& fn, const std::vector<std::string>& names) {
+  return fn.with_open_calls(AssignedVarsNamed(fn, names));
 }
 
 // `fn` with array_backings given by printed name: [("w_1", "w"), ...] (the parser's
@@ -724,6 +728,9 @@ void bind_function_program(nb::module_& m) {
       .def_ro("call_operands", &Function::call_operands, "Stamped by StampCallOperands (empty before).")
       .def("with_call_operands_named", &WithCallOperandsNamed, "names"_a,
            "A copy with call_operands given by name (the parser's call_operands=).")
+      .def_ro("open_calls", &Function::open_calls, "Stamped by StampCallOperands (empty before).")
+      .def("with_open_calls_named", &WithOpenCallsNamed, "names"_a,
+           "A copy with open_calls given by name (the parser's open_calls=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

@@ -82,6 +82,13 @@ std::shared_ptr<const Function> Function::with_call_operands(std::vector<VarPtr>
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_open_calls(std::vector<VarPtr> vars) const {
+  for (auto& v : vars) PYPTO_CHECK(v, "function '" << name << "': null open_calls entry");
+  auto f = std::make_shared<Function>(*this);
+  f->open_calls = std::move(vars);
+  return f;
+}
+
 std::shared_ptr<const Function> Function::with_array_backings(std::vector<ArrayBackingEntry> entries) const {
   for (auto& e : entries) {
     PYPTO_CHECK(e.version && e.backing && e.version->type->is<ArrayType>() && e.backing->type->is<ArrayType>(),

@@ -157,7 +157,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   }
   std::vector<VarPtr> non_negative = f->non_negative_vars;   // dim symbols / loop vars: follow renamings
   std::vector<VarPtr> operands = f->call_operands;          // body Vars: follow renamings
-  for (std::vector<VarPtr>* list : {&non_negative, &operands}) {
+  std::vector<VarPtr> open_calls = f->open_calls;
+  for (std::vector<VarPtr>* list : {&non_negative, &operands, &open_calls}) {
     for (VarPtr& v : *list) {
       auto it = var_remap_.find(v.get());
       if (it != var_remap_.end()) v = it->second.second;
@@ -175,7 +176,8 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_batched_creates(std::move(batched))
       ->with_array_backings(std::move(backings))
       ->with_non_negative_vars(std::move(non_negative))
-      ->with_call_operands(std::move(operands));
+      ->with_call_operands(std::move(operands))
+      ->with_open_calls(std::move(open_calls));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -92,16 +92,18 @@ class Equal {
     }
     if (!task_ids(a.task_ids, b.task_ids)) return false;
     if (!var_list("batched_creates", a.batched_creates, b.batched_creates)) return false;
-    Path r(this, "array_backings");
-    if (a.array_backings.size() != b.array_backings.size()) {
-      return fail("count " + std::to_string(a.array_backings.size()) + " vs " + std::to_string(b.array_backings.size()));
-    }
-    for (size_t i = 0; i < a.array_backings.size(); ++i) {
-      if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
-      if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
+    {
+      Path r(this, "array_backings");
+      if (a.array_backings.size() != b.array_backings.size()) {
+        return fail("count " + std::to_string(a.array_backings.size()) + " vs " + std::to_string(b.array_backings.size()));
+      }
+      for (size_t i = 0; i < a.array_backings.size(); ++i) {
+        if (!use(a.array_backings[i].version.get(), b.array_backings[i].version.get())) return false;
+        if (!use(a.array_backings[i].backing.get(), b.array_backings[i].backing.get())) return false;
+      }
     }
     return var_list("non_negative_vars", a.non_negative_vars, b.non_negative_vars) &&
-           var_list("call_operands", a.call_operands, b.call_operands);
+           var_list("call_operands", a.call_operands, b.call_operands) && var_list("open_calls", a.open_calls, b.open_calls);
   }
 
   // A Function stamp listing body Vars (batched_creates, non_negative_vars, call_operands),
@@ -625,7 +627,7 @@ class Hasher {
         mix(it == index_.end() ? 0xdead : it->second);
       }
     }
-    for (const std::vector<VarPtr>* list : {&f.non_negative_vars, &f.call_operands}) {
+    for (const std::vector<VarPtr>* list : {&f.non_negative_vars, &f.call_operands, &f.open_calls}) {
       mix(list->size());
       for (auto& v : *list) {
         auto it = index_.find(v.get());

@@ -565,8 +565,9 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       return out;
     case IRProperty::CallOperandsStamped:
       for (auto& f : program->functions) {
-        if (f->call_operands != CallOperandsOf(*program, *f)) {
-          out.push_back("function '" + f->name + "': call_operands is not the one StampCallOperands computes");
+        const CallOperands want = CallOperandsOf(*program, *f);
+        if (f->call_operands != want.values || f->open_calls != want.open_calls) {
+          out.push_back("function '" + f->name + "': call_operands / open_calls are not the ones StampCallOperands computes");
         }
       }
       return out;

@@ -1,33 +1,38 @@
 // StampCallOperands
 //
-// What: stamps Function::call_operands on every chip-level Orchestration function: the values
-//   computed between kernel calls that the L2 generator may print inside a chunk of calls (a
-//   slice or view, a reshape, a tensor.dim / tensor.read, a scalar expression, a Var copy, an
-//   in-place tensor.assemble), in program order. A value qualifies when
-//     - its block's statements from it to the next call are such values, each qualifying;
-//     - every reference to it, and to every Var bound to its C++ text (a copy, the result of a
-//       call that writes it back: Function::returned_params), lies at or before that call
-//       (the source of a tensor.assemble is no reference: it prints nothing).
-//   A copy or assemble of a value declared before the segment qualifies with the values after
-//   it. Only functions of at least kCallChunkMin task statements are stamped (the generator
-//   chunks no other); a value that does not qualify (read again later) is printed between
-//   chunks.
+// What: stamps Function::call_operands and Function::open_calls on every chip-level
+//   Orchestration function of at least kCallChunkMin task statements (the generator chunks no
+//   other). A *run* is a block's statements between loops, branches and other statements:
+//   kernel calls and candidate values — a tensor.slice, transpose, reshape, dim or read, a
+//   scalar expression, a Var copy, an in-place tensor.assemble. call_operands are the candidates
+//   the L2 generator may print inside a chunk of calls, in program order. A value qualifies when
+//     - the last reference to it, or to a Var bound to its C++ text (a copy, an assemble's
+//       result, the result of a call that writes it back: Function::returned_params), is
+//       followed in its run by a call (its *death*), at most kCallChunkMin calls on (the source
+//       of a tensor.assemble is no reference: it prints nothing);
+//     - every candidate between it and its death qualifies, every call there has a result Var,
+//       and none is a forced cut (every kCallChunkMin-th call of the run: a chunk can always end
+//       there). A copy or assemble bound to a name declared outside the run declares nothing.
+//   open_calls are the calls strictly between a qualifying value and its death: a chunk must
+//   not end after one of them.
 //
-//     @pl.function(type=pl.FunctionType.Orchestration)   @pl.function(..., call_operands=["s0", "s1", ...])
-//     def main(self, a, b, t):                      ==>  def main(self, a, b, t):
-//         s0 = pl.tensor.slice(a, [16, 16], [0, 0])          (the same body)
-//         t = self.k(s0, b, t)
+//     @pl.function(type=pl.FunctionType.Orchestration)   @pl.function(..., call_operands=["s0", "s1"],
+//     def main(self, a, b, t):                      ==>                open_calls=["u"])
+//         s0 = pl.tensor.slice(a, [16, 16], [0, 0])      def main(self, a, b, t):   (the same body)
+//         u = self.k(s0, b, t)
+//         v = self.k(s0, b, u)        (s0 is read by two calls: u stays open)
 //         s1 = pl.tensor.slice(a, [16, 16], [0, 16])
-//         t = self.k(s1, b, t)
-//         ... (64 calls or more)
+//         w = self.k(s1, b, v)
+//         ... (64 task statements or more)
 //
 // Input invariants: ReturnedParamsStamped (a call's result is bound to the argument it returns).
 // Output invariants: CallOperandsStamped; nothing else changes.
 // Why: g++ -O2 time grows faster than linearly with one function's size, so the generator
-//   prints long runs of calls in unoptimised chunks of 64 (emit_statements.cpp). An unrolled
-//   tiled program computes a slice before each call: with the slices outside the chunks nothing
-//   was chunked (1,000 sliced calls: 96 s and 1.2 GB to build). With this stamp the generator
-//   may cut a run right after any call: every value a chunk declares is dead there.
+//   prints long runs of calls in unoptimised chunks of about 64 (emit_statements.cpp). An
+//   unrolled tiled program computes a slice before each call: with the slices outside the
+//   chunks nothing was chunked (1,000 sliced calls: 96 s and 1.2 GB to build). With this stamp
+//   the generator may end a chunk after any call not in open_calls: every value the chunk
+//   declares is dead there.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -111,73 +116,28 @@ class LastUses : public IRVisitor {
   int64_t count_ = 0, current_ = 0;
 };
 
-// The values between two calls of one block (a segment) and the C++ names they declare: each
-// declaring value starts a group; a copy, an assemble or a call result bound to a group's text
-// joins it. A group is dead at the call when every member's last reference is at or before it.
-class Segment {
+// Union-find over the C++ names a run of statements declares: each declaring value starts a
+// group; a copy, an assemble's result and a call's result bound to a group's text join it.
+class Groups {
  public:
-  void add(const AssignStmt& a, ValueForm form) {
-    int g = -1;
-    if (form == ValueForm::Declares) {
-      g = static_cast<int>(need_.size());
-      need_.push_back(-1);
-      parent_.push_back(g);
-    } else {
-      const ExprPtr& src = form == ValueForm::Copy ? a.value : a.value->as<Call>()->args[0];
-      g = group_of(as_var(src));
-    }
-    values_.push_back({a.var, g});
-    if (g >= 0) group_[a.var.get()] = g;
+  int make() {
+    parent_.push_back(static_cast<int>(parent_.size()));
+    return parent_.back();
   }
-  // The call's result `r`, bound to the text of `args` (the arguments it returns), joins (and
-  // merges) their groups.
-  void bind_result(const Var* r, const std::vector<const Var*>& args) {
-    int g = -1;
-    for (const Var* v : args) {
-      int h = group_of(v);
-      if (h < 0) continue;
-      if (g < 0) g = h;
-      else parent_[h] = g;
-    }
-    if (g >= 0 && r) group_[r] = g;
-  }
-  // The values that may sit in a chunk with the call numbered `call`: those after the last one
-  // whose group is still live there.
-  void qualify(const LastUses& uses, int64_t call, std::vector<VarPtr>* out) {
-    for (auto& [v, g] : group_) {
-      int r = root(g);
-      need_[r] = std::max(need_[r], uses.last_use(v));
-    }
-    size_t first = 0;
-    for (size_t i = 0; i < values_.size(); ++i) {
-      if (values_[i].group >= 0 && need_[root(values_[i].group)] > call) first = i + 1;
-    }
-    for (size_t i = first; i < values_.size(); ++i) out->push_back(values_[i].var);   // (program order)
-    clear();
-  }
-  void clear() {
-    values_.clear();
-    group_.clear();
-    need_.clear();
-    parent_.clear();
-  }
-
- private:
-  struct Value {
-    VarPtr var;
-    int group;   // -1: bound to a name declared outside the segment
-  };
-  int group_of(const Var* v) const {
-    auto it = v ? group_.find(v) : group_.end();
-    return it == group_.end() ? -1 : root(it->second);
-  }
-  int root(int g) const {
+  int find(int g) const {
     while (parent_[g] != g) g = parent_[g];
     return g;
   }
-  std::vector<Value> values_;
-  std::unordered_map<const Var*, int> group_;
-  std::vector<int64_t> need_;   // per group: the last reference of any member
+  int join(int a, int b) {   // either may be -1 (no group)
+    if (a < 0 || b < 0) return a < 0 ? b : a;
+    a = find(a);
+    b = find(b);
+    if (a != b) parent_[b] = a;
+    return a;
+  }
+  size_t size() const { return parent_.size(); }
+
+ private:
   std::vector<int> parent_;
 };
 
@@ -185,26 +145,102 @@ class Stamper {
  public:
   Stamper(const Program& program, const Function& fn) : program_(program), uses_(fn) {}
 
-  void block(const StmtPtr& body, std::vector<VarPtr>* out) {
+  // The runs of `body` (calls and candidate values), then its nested blocks, in program order.
+  void block(const StmtPtr& body, CallOperands* out) {
     if (!body) return;
     FlatStmts flat(body);
     const std::vector<StmtPtr>& stmts = flat.stmts();
-    Segment seg;
-    for (const StmtPtr& s : stmts) {
-      if (IsSelfContainedTask(*s)) {
-        if (auto* a = s->as<AssignStmt>()) seg.bind_result(a->var.get(), returned_args(*a->value->as<Call>()));
-        seg.qualify(uses_, uses_.number(s.get()), out);
-      } else if (ValueForm form = value_form(*s); form != ValueForm::None) {
-        seg.add(*s->as<AssignStmt>(), form);
+    for (size_t i = 0; i < stmts.size();) {
+      size_t end = i;
+      while (end < stmts.size() && (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end]) != ValueForm::None)) ++end;
+      if (end > i) {
+        run(stmts, i, end, out);
+        i = end;
       } else {
-        seg.clear();   // a run ends: the values before it have no call of their own
-        nested(*s, out);
+        nested(*stmts[i++], out);
       }
     }
   }
 
  private:
-  void nested(const Stmt& s, std::vector<VarPtr>* out) {
+  // One run stmts[b, e): a value qualifies when its group's last reference is followed, within
+  // the run and at most kCallChunkMin calls on, by a call (its *death*: a chunk may end only
+  // after it), every value in between qualifies, and every call in between has a result Var
+  // (to be named in open_calls).
+  void run(const std::vector<StmtPtr>& stmts, size_t b, size_t e, CallOperands* out) {
+    const size_t n = e - b;
+    auto at = [&](size_t k) -> const Stmt& { return *stmts[b + k]; };
+    Groups groups;
+    std::vector<int> group(n, -1);   // per value: its group (-1: bound to a name declared outside)
+    std::unordered_map<const Var*, int> members;
+    auto group_of = [&](const ExprPtr& e) {
+      auto it = members.find(as_var(e));
+      return it == members.end() ? -1 : it->second;
+    };
+    for (size_t k = 0; k < n; ++k) {
+      auto* a = at(k).as<AssignStmt>();
+      if (IsSelfContainedTask(at(k))) {
+        if (!a) continue;
+        int g = -1;
+        for (const ExprPtr& arg : returned_args(*a->value->as<Call>())) g = groups.join(g, group_of(arg));
+        if (g >= 0) members[a->var.get()] = g;
+        continue;
+      }
+      const ValueForm form = value_form(at(k));
+      group[k] = form == ValueForm::Declares ? groups.make()
+                 : group_of(form == ValueForm::Copy ? a->value : a->value->as<Call>()->args[0]);
+      if (group[k] >= 0) members[a->var.get()] = group[k];
+    }
+    std::vector<int64_t> need(groups.size(), -1);   // per root: the last reference of a member
+    for (auto& [v, g] : members) {
+      int64_t& l = need[groups.find(g)];
+      l = std::max(l, uses_.last_use(v));
+    }
+    // A run's statements are leaves numbered in a row; calls and unnamed calls counted before k.
+    const int64_t base = uses_.number(&at(0));
+    // Every kCallChunkMin-th call of the run is a forced cut: no value stays live across it, so
+    // values read by calls in overlapping spans (a slice each call and the next one read) cannot
+    // keep one chunk open for the whole run.
+    std::vector<size_t> next_call(n + 1, n), calls_before(n + 1, 0), unnamed_before(n + 1, 0), forced_before(n + 1, 0);
+    for (size_t k = n; k-- > 0;) next_call[k] = IsSelfContainedTask(at(k)) ? k : next_call[k + 1];
+    for (size_t k = 0; k < n; ++k) {
+      const bool call = IsSelfContainedTask(at(k));
+      calls_before[k + 1] = calls_before[k] + call;
+      unnamed_before[k + 1] = unnamed_before[k] + (call && !at(k).is<AssignStmt>());
+      forced_before[k + 1] = forced_before[k] + (call && calls_before[k + 1] % static_cast<size_t>(kCallChunkMin) == 0);
+    }
+    // Backwards: a value's qualification depends on the values after it.
+    std::vector<size_t> death(n, n);
+    std::vector<bool> qualified(n, false);
+    size_t nearest_failure = n;
+    for (size_t k = n; k-- > 0;) {
+      if (IsSelfContainedTask(at(k))) continue;
+      size_t d = k;   // a value bound to an outside name declares nothing: dead where it stands
+      if (group[k] >= 0) {
+        const int64_t last = need[groups.find(group[k])] - base;
+        d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
+      }
+      const bool ok = d < n && nearest_failure > d && calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
+                      unnamed_before[d] == unnamed_before[k + 1] && forced_before[d] == forced_before[k + 1];
+      if (!ok) nearest_failure = k;
+      qualified[k] = ok;
+      death[k] = d;
+    }
+    // The calls strictly between a qualifying value and its death are open.
+    std::vector<int> open(n + 1, 0);
+    for (size_t k = 0; k < n; ++k) {
+      if (!qualified[k] || death[k] <= k) continue;
+      ++open[k + 1];
+      --open[death[k]];
+    }
+    for (size_t k = 0, depth = 0; k < n; ++k) {
+      depth += open[k];
+      if (qualified[k]) out->values.push_back(at(k).as<AssignStmt>()->var);
+      if (depth > 0 && IsSelfContainedTask(at(k))) out->open_calls.push_back(at(k).as<AssignStmt>()->var);
+    }
+  }
+
+  void nested(const Stmt& s, CallOperands* out) {
     if (auto* f = s.as<ForStmt>()) block(f->body, out);
     if (auto* b = s.as<IfStmt>()) {
       block(b->then_body, out);
@@ -214,15 +250,12 @@ class Stamper {
   }
   // The arguments a kernel call's result is bound to: the callee's returned parameter, or every
   // argument when the callee is unknown.
-  std::vector<const Var*> returned_args(const Call& c) const {
-    std::vector<const Var*> out;
+  std::vector<ExprPtr> returned_args(const Call& c) const {
     FunctionPtr callee = program_.get(c.callee);
-    if (!callee) {
-      for (auto& a : c.args) out.push_back(as_var(a));
-      return out;
-    }
+    if (!callee) return c.args;
+    std::vector<ExprPtr> out;
     for (int64_t p : callee->returned_params) {
-      if (p >= 0 && static_cast<size_t>(p) < c.args.size()) out.push_back(as_var(c.args[p]));
+      if (p >= 0 && static_cast<size_t>(p) < c.args.size()) out.push_back(c.args[p]);
     }
     return out;
   }
@@ -249,9 +282,9 @@ bool has_value_before_call(const StmtPtr& s) {
 ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
-    std::vector<VarPtr> vars = CallOperandsOf(*program, *fn);
-    if (vars == fn->call_operands) continue;
-    out = out->with_function(fn->with_call_operands(std::move(vars)));
+    CallOperands stamp = CallOperandsOf(*program, *fn);
+    if (stamp.values == fn->call_operands && stamp.open_calls == fn->open_calls) continue;
+    out = out->with_function(fn->with_call_operands(std::move(stamp.values))->with_open_calls(std::move(stamp.open_calls)));
   }
   return out;
 }
@@ -269,8 +302,8 @@ bool IsSelfContainedTask(const Stmt& s) {
   return c && !c->is_op;
 }
 
-std::vector<VarPtr> CallOperandsOf(const Program& program, const Function& fn) {
-  std::vector<VarPtr> out;
+CallOperands CallOperandsOf(const Program& program, const Function& fn) {
+  CallOperands out;
   if (fn.type != FunctionType::Orchestration || fn.level == Level::HOST || !fn.body) return out;
   // The generator chunks only in functions of kCallChunkMin task statements or more.
   if (TaskStatementsOf(fn) < kCallChunkMin || !has_value_before_call(fn.body)) return out;

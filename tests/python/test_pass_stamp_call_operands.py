@@ -31,19 +31,21 @@ class P:
 FILLER = 64   # calls of plain `t = self.add(t, b, t)` that make the function big enough
 
 
-def program(body, stamped=None, filler=FILLER):
+def program(body, stamped=None, filler=FILLER, open_calls=()):
     """The program text: `body` (lines of main, 8 spaces in) after `filler` plain calls; with
-    `stamped`, the Expected form (call_operands= naming them)."""
-    options = "" if stamped is None else ", call_operands=[%s]" % ", ".join('"%s"' % n for n in stamped)
+    `stamped`, the Expected form (call_operands= naming them, open_calls= the calls named)."""
+    quoted = lambda names: ", ".join('"%s"' % n for n in names)
+    options = "" if stamped is None else ", call_operands=[%s]" % quoted(stamped)
+    options += ", open_calls=[%s]" % quoted(open_calls) if open_calls else ""
     lines = ["        t = self.add(t, b, t)"] * filler + ["        " + l for l in body] + ["        return out"]
     return HEAD.format(options=options) + "\n".join(lines) + "\n"
 
 
-def before_expected(body, stamped, filler=FILLER):
-    """(Before, Expected) of `body`: Expected stamps the values named `stamped`. Both have
-    StampReturnedParams' stamp (StampCallOperands requires it)."""
-    return tuple(passes.StampReturnedParams()(pl.parse_program(program(body, names, filler)))
-                 for names in (None, stamped))
+def before_expected(body, stamped, filler=FILLER, open_calls=()):
+    """(Before, Expected) of `body`: Expected stamps the values named `stamped` and the calls
+    named `open_calls`. Both have StampReturnedParams' stamp (StampCallOperands requires it)."""
+    return tuple(passes.StampReturnedParams()(pl.parse_program(program(body, names, filler, opens)))
+                 for names, opens in ((None, ()), (stamped, open_calls)))
 
 
 def test_a_slice_per_call_is_stamped_and_compares_as_expected():
@@ -68,17 +70,56 @@ def test_index_expressions_views_and_copies_dead_by_their_call():
     assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "s", "r", "v", "w"]))
 
 
-def test_a_value_read_after_its_call_is_not_stamped_nor_what_comes_before_it():
-    body = ["c = 8",                                      # read by `shared` only, but before it
-            "shared = pl.tensor.slice(a, [8, 8], [0, c])",   # read by two calls
-            "x = pl.tensor.slice(a, [8, 8], [0, 16])",    # after the value that stays live: stamped
-            "t = self.add(shared, x, t)",
-            "t = self.add(shared, b, t)",
-            "y = pl.tensor.slice(a, [8, 8], [0, 24])",    # read by the last statement
-            "t = self.add(t, b, t)",
+def test_a_value_read_by_later_calls_keeps_the_calls_between_open():
+    body = ["c = 8",                                      # read by `shared` only
+            "shared = pl.tensor.slice(a, [8, 8], [0, c])",   # read by two calls: u stays open
+            "x = pl.tensor.slice(a, [8, 8], [0, 16])",
+            "u = self.add(shared, x, t)",
+            "v = self.add(shared, b, u)",
+            "y = pl.tensor.slice(a, [8, 8], [0, 24])",    # read by the last call: w stays open
+            "w = self.add(v, b, v)",
             "z = pl.tensor.slice(a, [8, 8], [0, 32])",
-            "t = self.add(z, y, t)"]
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["x", "z"]))
+            "r = self.add(z, y, w)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "shared", "x", "y", "z"], open_calls=["u", "w"]))
+
+
+def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_nor_what_comes_before_it():
+    far = ["f%d = self.add(t, b, t)" % k for k in range(64)]
+    body = (["c = 8",                                     # before a value that is not stamped
+             "mid = pl.tensor.slice(a, [8, 8], [0, c])",  # read after a loop: beyond its run
+             "x = pl.tensor.slice(a, [8, 8], [0, 16])",   # after it: stamped
+             "u = self.add(mid, x, t)",
+             "for i in pl.range(2):",
+             "    t = self.add(mid, b, t)",
+             "g = pl.tensor.slice(a, [8, 8], [0, 8])"]    # read 65 calls on: too far for a chunk
+            + far + ["h = self.add(g, b, t)"])
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["x"]))
+
+
+def test_no_value_stays_live_across_every_64th_call():
+    # The filler's 64 calls and these are one run: its 128th call is a forced cut, so `g` (read
+    # by its 127th and 130th) is not stamped, nor `f` before it (read by the 127th, after `g`);
+    # `h`, read across the 131st and 132nd, is.
+    body = ["u%d = self.add(t, b, t)" % k for k in range(65, 127)]
+    body += ["f = pl.tensor.slice(a, [8, 8], [0, 0])",
+             "g = pl.tensor.slice(a, [8, 8], [0, 8])",
+             "u127 = self.add(f, g, t)",
+             "u128 = self.add(t, b, t)",
+             "u129 = self.add(t, b, t)",
+             "u130 = self.add(g, b, t)",
+             "h = pl.tensor.slice(a, [8, 8], [0, 16])",
+             "u131 = self.add(h, b, t)",
+             "u132 = self.add(h, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["h"], open_calls=["u131"]))
+
+
+def test_a_call_without_a_result_cannot_stay_open():
+    body = ["s = pl.tensor.slice(a, [8, 8], [0, 8])",
+            "self.add(s, b, t)",                          # no name for open_calls
+            "u = self.add(s, b, t)",
+            "y = pl.tensor.slice(a, [8, 8], [0, 16])",
+            "v = self.add(y, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["y"]))
 
 
 def test_a_tiled_write_and_its_in_place_assemble():
@@ -86,10 +127,14 @@ def test_a_tiled_write_and_its_in_place_assemble():
             "o = self.add(t, b, o)",
             "out2 = pl.tensor.assemble(out, o, [0, 8])",  # bound to `out`: stamped with the next call
             "t = self.add(t, b, t)",
-            "p = pl.tensor.slice(out2, [8, 8], [0, 16])",  # written, then read again: not stamped
-            "p = self.add(t, b, p)",
-            "t = self.add(p, b, t)"]
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["o", "out2"]))
+            "p = pl.tensor.slice(out2, [8, 8], [0, 16])",  # written, then read by the next call
+            "p2 = self.add(t, b, p)",                     # (bound to p's text: p2 stays open)
+            "t = self.add(p2, b, t)",
+            "q = pl.tensor.slice(out2, [8, 8], [0, 24])",  # written, then read after a loop
+            "q2 = self.add(t, b, q)",
+            "for i in pl.range(2):",
+            "    t = self.add(q2, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["o", "out2", "p"], open_calls=["p2"]))
 
 
 def test_values_without_a_call_after_them_and_small_functions_are_not_stamped():

@@ -119,9 +119,13 @@ struct Function {
   std::vector<VarPtr> non_negative_vars;
   // StampCallOperands: the values of an Orchestration function computed between kernel calls
   // (slices, views, scalar expressions, copies, in-place assembles) that the L2 generator may
-  // print inside a chunk of calls, each dead by the next call of its block, in program order.
+  // print inside a chunk of calls, each dead by a later call of its run, in program order.
   // Printed as the @pl.function option `call_operands=["s0", "s1"]` (when non-empty).
   std::vector<VarPtr> call_operands;
+  // StampCallOperands: the results of the kernel calls after which one of call_operands is
+  // still read (a chunk of calls must not end there), in program order. Printed as the
+  // @pl.function option `open_calls=["t3"]` (when non-empty).
+  std::vector<VarPtr> open_calls;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -150,6 +154,8 @@ struct Function {
   std::shared_ptr<const Function> with_non_negative_vars(std::vector<VarPtr> vars) const;
   // A copy with call_operands set (each a Var the body assigns): `fn->with_call_operands({s0, s1})`.
   std::shared_ptr<const Function> with_call_operands(std::vector<VarPtr> vars) const;
+  // A copy with open_calls set (each a Var the body assigns): `fn->with_open_calls({t3})`.
+  std::shared_ptr<const Function> with_open_calls(std::vector<VarPtr> vars) const;
   // The Var whose C array the pl.Array version `v` lives in: its array_backings entry, else `v`
   // itself (`fn.array_backing_of(w_1) == w`).
   const Var* array_backing_of(const Var* v) const;

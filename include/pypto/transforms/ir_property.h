@@ -73,8 +73,8 @@
 //                              StampArrayBackings computes (StampArrayBackings)
 //   NonNegativeVarsStamped     every function has the Function::non_negative_vars
 //                              StampNonNegativeVars computes (StampNonNegativeVars)
-//   CallOperandsStamped        every function has the Function::call_operands
-//                              StampCallOperands computes (StampCallOperands)
+//   CallOperandsStamped        every function has the Function::call_operands and
+//                              open_calls StampCallOperands computes (StampCallOperands)
 //   CountedLoopsStamped        every ForStmt has the ForStmt::counted StampCountedLoops
 //                              computes (StampCountedLoops)
 //   OrchestrationProgramVerified  every chip-level Orchestration function is one the L2 code

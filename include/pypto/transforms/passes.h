@@ -173,14 +173,20 @@ std::vector<ir::VarPtr> NonNegativeVarsOf(const ir::Function& fn);
 // `i - 1` -> false (the L2 generator then prints Python's floor `//`, `%`).
 bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& non_negative_vars);
 
-// Stamps Function::call_operands on every chip-level Orchestration function: the values between
-// kernel calls (slices, views, scalar expressions, copies, in-place assembles) the L2 generator
-// may print inside a chunk of calls, each dead by the next call of its block, in runs of at
-// least kCallChunkMin calls. Requires ReturnedParamsStamped; produces CallOperandsStamped.
+// Stamps Function::call_operands on every chip-level Orchestration function of kCallChunkMin
+// task statements or more: the values between kernel calls (slices, views, scalar expressions,
+// copies, in-place assembles) the L2 generator may print inside a chunk of calls, each dead by a
+// later call of its run (at most kCallChunkMin calls on); and Function::open_calls, the calls
+// after which one of them is still read (no chunk ends there). Requires ReturnedParamsStamped;
+// produces CallOperandsStamped.
 Pass StampCallOperands();
 // What StampCallOperands stamps on `fn` (empty for other functions), in program order:
-//   CallOperandsOf(*program, *program->get("main")) == {s0, s1, ...}
-std::vector<ir::VarPtr> CallOperandsOf(const ir::Program& program, const ir::Function& fn);
+//   CallOperandsOf(*program, *program->get("main")).values == {s0, s1, ...}
+struct CallOperands {
+  std::vector<ir::VarPtr> values;       // Function::call_operands
+  std::vector<ir::VarPtr> open_calls;   // Function::open_calls
+};
+CallOperands CallOperandsOf(const ir::Program& program, const ir::Function& fn);
 // A kernel / Group call (no op) whose result is not a tuple, as an EvalStmt or AssignStmt: the
 // L2 generator prints it as one self-contained `{ }` block (nothing it declares is used after
 // it), so a run of them can move into a function of its own.

@@ -94,7 +94,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
                 group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
                 continue
-            if kw.arg in ("non_negative_vars", "call_operands"):
+            if kw.arg in ("non_negative_vars", "call_operands", "open_calls"):
                 # StampNonNegativeVars' / StampCallOperands' results, as printed: names resolved
                 # once the body is parsed.
                 group_sync[kw.arg] = _names_option(sctx, kw.value, kw.arg)
@@ -118,7 +118,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=, call_operands=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=, call_operands=, open_calls=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -290,6 +290,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     backings = sync.pop("array_backings", None)
     non_negative = sync.pop("non_negative_vars", None)
     operands = sync.pop("call_operands", None)
+    open_calls = sync.pop("open_calls", None)
     returned_params = sync.pop("returned_params", None)
     param_slots = sync.pop("param_slots", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
@@ -306,7 +307,8 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     # Stamps that name the function's Vars: the binding resolves the names (a bad one is a
     # ValueError, reported at the keyword).
     for stamp, keyword in ((task_ids, "task_ids"), (batched, "batched_creates"), (backings, "array_backings"),
-                           (non_negative, "non_negative_vars"), (operands, "call_operands")):
+                           (non_negative, "non_negative_vars"), (operands, "call_operands"),
+                           (open_calls, "open_calls")):
         if not stamp:
             continue
         node, named = stamp

@@ -18,20 +18,26 @@ namespace {
 
 // In a block holding kCallChunkMin calls or more, each run of calls (with the values
 // StampCallOperands stamped between them: Function::call_operands) is emitted in
-// chunks of up to kChunkSize calls, each the body of a lambda called in place
+// chunks of about kChunkSize calls, each the body of a lambda called in place
 // (`[&]() PYPTO_CALL_CHUNK { ... }();`): not inlined and not optimised. g++ -O2 time and memory
 // grow faster than linearly with one function's size (alias walks, register allocation over
 // thousands of inlined Arg methods: 1,000 calls took 40 s and 500 MB); bounded, unoptimised
 // chunks that call the optimised Arg methods build in linear time (3,000 calls: about 2 s) for
-// about 10% more orchestration time per task. A chunk ends right after a call, where every value
-// it declares is dead (the stamp's promise); other statements (loops, branches, creates, values
-// read again later) print between chunks.
+// about 10% more orchestration time per task. A chunk ends right after a call that is not one of
+// Function::open_calls, where every value it declares is dead (the stamp's promise): the first
+// such call from its kChunkSize-th on. Other statements (loops, branches, creates, values read
+// after their run) print between chunks.
 constexpr size_t kChunkSize = 64;
 
 }  // namespace
 
 bool Emitter::calls_in_own_blocks() const {
   return fn_->task_statements >= transforms::kCallChunkMin;   // CountTaskStatements
+}
+
+bool Emitter::is_open_call(const Stmt& s) const {
+  auto* a = s.as<AssignStmt>();
+  return a && open_calls_.count(a->var.get()) > 0;
 }
 
 bool Emitter::in_call_chunk(const Stmt& s) const {
@@ -56,9 +62,10 @@ void Emitter::emit_block_body(const StmtPtr& body) {
     }
     blank();
     open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
-    for (size_t in_chunk = 0; i < stmts.size() && in_call_chunk(*stmts[i]) && in_chunk < kChunkSize; ++i) {
-      in_chunk += transforms::IsSelfContainedTask(*stmts[i]);
-      emit_stmt(stmts[i]);
+    for (size_t calls = 0; i < stmts.size() && in_call_chunk(*stmts[i]);) {
+      const Stmt& s = *stmts[i];
+      emit_stmt(stmts[i++]);
+      if (transforms::IsSelfContainedTask(s) && ++calls >= kChunkSize && !is_open_call(s)) break;
     }
     close_block("}();");
   }

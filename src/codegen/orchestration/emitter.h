@@ -187,6 +187,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   void emit_stmt(const ir::StmtPtr& s);
   void emit_block_body(const ir::StmtPtr& body);    // batched allocs, then the statements (long runs of calls chunked)
   bool in_call_chunk(const ir::Stmt& s) const;      // a call, or a Function::call_operands value (chunked with calls)
+  bool is_open_call(const ir::Stmt& s) const;       // a call of Function::open_calls: no chunk ends after it
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
@@ -259,6 +260,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::unordered_map<const ir::Var*, Binding> bindings_;
   const std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
   const std::unordered_set<const ir::Var*> call_operands_;       // Function::call_operands (StampCallOperands)
+  const std::unordered_set<const ir::Var*> open_calls_;          // Function::open_calls (StampCallOperands)
   TupleValues tuples_;          // emit_tasks.cpp
   AllocationBatches batches_;   // emit_buffers.cpp
   ScopeExits scope_exits_;      // emit_control_flow.cpp

@@ -47,6 +47,7 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
       array_backings_(ArrayBackingIndex(*fn)),
       non_negative_vars_(VarSet(fn->non_negative_vars)),
       call_operands_(VarSet(fn->call_operands)),
+      open_calls_(VarSet(fn->open_calls)),
       batches_(*fn),
       task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
