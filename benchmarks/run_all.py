@@ -117,7 +117,7 @@ def main():
     import orch_build_bench
     orows = orch_build_bench.main(["--quick"] if quick else [])
     summary.append("orch_build_bench: %s (%.1f s)" % (", ".join(
-        "%d calls%s %.1f s cpu / %.0f MB" % (r["calls"], " sliced" if r["sliced"] else "", r["cpu_s"], r["peak_mb"])
+        "%d calls %s %.1f s cpu / %.0f MB" % (r["calls"], r["form"], r["cpu_s"], r["peak_mb"])
         for r in orows),
         time.perf_counter() - t3))
     print("\n== trace_summary_bench: `pypto trace summary` of traces of N tasks")

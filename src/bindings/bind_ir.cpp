@@ -596,13 +596,19 @@ FunctionPtr WithBatchedCreatesNamed(const Function& fn, const std::vector<std::s
   return fn.with_batched_creates(AssignedVarsNamed(fn, names));
 }
 
-// `fn` with call_operands / open_calls given by printed name (the parser's call_operands= /
-// open_calls=).
+// `fn` with call_operands / open_calls / cut_calls / carried_operands given by printed name (the
+// parser's options of those names).
 FunctionPtr WithCallOperandsNamed(const Function& fn, const std::vector<std::string>& names) {
   return fn.with_call_operands(AssignedVarsNamed(fn, names));
 }
 FunctionPtr WithOpenCallsNamed(const Function& fn, const std::vector<std::string>& names) {
   return fn.with_open_calls(AssignedVarsNamed(fn, names));
+}
+FunctionPtr WithCutCallsNamed(const Function& fn, const std::vector<std::string>& names) {
+  return fn.with_cut_calls(AssignedVarsNamed(fn, names));
+}
+FunctionPtr WithCarriedOperandsNamed(const Function& fn, const std::vector<std::string>& names) {
+  return fn.with_carried_operands(AssignedVarsNamed(fn, names));
 }
 
 // `fn` with array_backings given by printed name: [("w_1", "w"), ...] (the parser's
@@ -731,6 +737,12 @@ void bind_function_program(nb::module_& m) {
       .def_ro("open_calls", &Function::open_calls, "Stamped by StampCallOperands (empty before).")
       .def("with_open_calls_named", &WithOpenCallsNamed, "names"_a,
            "A copy with open_calls given by name (the parser's open_calls=).")
+      .def_ro("cut_calls", &Function::cut_calls, "Stamped by StampCallOperands (empty before).")
+      .def("with_cut_calls_named", &WithCutCallsNamed, "names"_a,
+           "A copy with cut_calls given by name (the parser's cut_calls=).")
+      .def_ro("carried_operands", &Function::carried_operands, "Stamped by StampCallOperands (empty before).")
+      .def("with_carried_operands_named", &WithCarriedOperandsNamed, "names"_a,
+           "A copy with carried_operands given by name (the parser's carried_operands=).")
       .def("with_task_ids_named", &WithTaskIdsNamed, "named"_a,
            "A copy with task_ids given by name: [(\"t\", [slots, fresh, read, at_submit]), ...] (the parser's task_ids=).")
       .def(

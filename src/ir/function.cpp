@@ -89,6 +89,20 @@ std::shared_ptr<const Function> Function::with_open_calls(std::vector<VarPtr> va
   return f;
 }
 
+std::shared_ptr<const Function> Function::with_cut_calls(std::vector<VarPtr> vars) const {
+  for (auto& v : vars) PYPTO_CHECK(v, "function '" << name << "': null cut_calls entry");
+  auto f = std::make_shared<Function>(*this);
+  f->cut_calls = std::move(vars);
+  return f;
+}
+
+std::shared_ptr<const Function> Function::with_carried_operands(std::vector<VarPtr> vars) const {
+  for (auto& v : vars) PYPTO_CHECK(v, "function '" << name << "': null carried_operands entry");
+  auto f = std::make_shared<Function>(*this);
+  f->carried_operands = std::move(vars);
+  return f;
+}
+
 std::shared_ptr<const Function> Function::with_array_backings(std::vector<ArrayBackingEntry> entries) const {
   for (auto& e : entries) {
     PYPTO_CHECK(e.version && e.backing && e.version->type->is<ArrayType>() && e.backing->type->is<ArrayType>(),

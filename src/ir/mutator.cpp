@@ -158,7 +158,9 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
   std::vector<VarPtr> non_negative = f->non_negative_vars;   // dim symbols / loop vars: follow renamings
   std::vector<VarPtr> operands = f->call_operands;          // body Vars: follow renamings
   std::vector<VarPtr> open_calls = f->open_calls;
-  for (std::vector<VarPtr>* list : {&non_negative, &operands, &open_calls}) {
+  std::vector<VarPtr> cut_calls = f->cut_calls;
+  std::vector<VarPtr> carried = f->carried_operands;
+  for (std::vector<VarPtr>* list : {&non_negative, &operands, &open_calls, &cut_calls, &carried}) {
     for (VarPtr& v : *list) {
       auto it = var_remap_.find(v.get());
       if (it != var_remap_.end()) v = it->second.second;
@@ -177,7 +179,9 @@ FunctionPtr IRMutator::mutate_function(const FunctionPtr& f) {
       ->with_array_backings(std::move(backings))
       ->with_non_negative_vars(std::move(non_negative))
       ->with_call_operands(std::move(operands))
-      ->with_open_calls(std::move(open_calls));
+      ->with_open_calls(std::move(open_calls))
+      ->with_cut_calls(std::move(cut_calls))
+      ->with_carried_operands(std::move(carried));
 }
 
 ProgramPtr IRMutator::mutate_program(const ProgramPtr& p) {

@@ -770,7 +770,8 @@ std::string Printer::function(const Function& f, int indent) {
     body_options += "}";
   }
   for (auto& [option, vars] : {std::pair<const char*, const std::vector<VarPtr>*>{"non_negative_vars", &f.non_negative_vars},
-                                {"call_operands", &f.call_operands}, {"open_calls", &f.open_calls}}) {
+                                {"call_operands", &f.call_operands}, {"open_calls", &f.open_calls},
+                                {"cut_calls", &f.cut_calls}, {"carried_operands", &f.carried_operands}}) {
     if (vars->empty()) continue;
     body_options += std::string(", ") + option + "=[";
     for (size_t k = 0; k < vars->size(); ++k) body_options += (k ? ", " : "") + quote(var_name((*vars)[k].get()));

@@ -103,7 +103,9 @@ class Equal {
       }
     }
     return var_list("non_negative_vars", a.non_negative_vars, b.non_negative_vars) &&
-           var_list("call_operands", a.call_operands, b.call_operands) && var_list("open_calls", a.open_calls, b.open_calls);
+           var_list("call_operands", a.call_operands, b.call_operands) && var_list("open_calls", a.open_calls, b.open_calls) &&
+           var_list("cut_calls", a.cut_calls, b.cut_calls) &&
+           var_list("carried_operands", a.carried_operands, b.carried_operands);
   }
 
   // A Function stamp listing body Vars (batched_creates, non_negative_vars, call_operands),
@@ -627,7 +629,8 @@ class Hasher {
         mix(it == index_.end() ? 0xdead : it->second);
       }
     }
-    for (const std::vector<VarPtr>* list : {&f.non_negative_vars, &f.call_operands, &f.open_calls}) {
+    for (const std::vector<VarPtr>* list : {&f.non_negative_vars, &f.call_operands, &f.open_calls, &f.cut_calls,
+                                                 &f.carried_operands}) {
       mix(list->size());
       for (auto& v : *list) {
         auto it = index_.find(v.get());

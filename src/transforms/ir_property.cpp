@@ -566,8 +566,10 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
     case IRProperty::CallOperandsStamped:
       for (auto& f : program->functions) {
         const CallOperands want = CallOperandsOf(*program, *f);
-        if (f->call_operands != want.values || f->open_calls != want.open_calls) {
-          out.push_back("function '" + f->name + "': call_operands / open_calls are not the ones StampCallOperands computes");
+        if (f->call_operands != want.values || f->open_calls != want.open_calls || f->cut_calls != want.cut_calls ||
+            f->carried_operands != want.carried) {
+          out.push_back("function '" + f->name +
+                        "': call_operands / open_calls / cut_calls / carried_operands are not the ones StampCallOperands computes");
         }
       }
       return out;

@@ -1,20 +1,23 @@
 // StampCallOperands
 //
-// What: stamps Function::call_operands and Function::open_calls on every chip-level
-//   Orchestration function of at least kCallChunkMin task statements (the generator chunks no
-//   other). A *run* is a block's statements between loops, branches and other statements:
-//   kernel calls and candidate values — a tensor.slice, transpose, reshape, dim or read, a
-//   scalar expression, a Var copy, an in-place tensor.assemble. call_operands are the candidates
-//   the L2 generator may print inside a chunk of calls, in program order. A value qualifies when
+// What: stamps Function::call_operands, open_calls, cut_calls and carried_operands on every
+//   chip-level Orchestration function of at least kCallChunkMin task statements (the generator
+//   chunks no other). A *run* is a block's statements between loops, branches and other
+//   statements: kernel calls and candidate values — a tensor.slice, transpose, reshape, dim or
+//   read, a scalar expression, a Var copy, an in-place tensor.assemble. call_operands are the
+//   candidates the L2 generator may print inside a chunk of calls, in program order. A value
+//   qualifies when
 //     - the last reference to it, or to a Var bound to its C++ text (a copy, an assemble's
 //       result, the result of a call that writes it back: Function::returned_params), is
 //       followed in its run by a call (its *death*), at most kCallChunkMin calls on (the source
 //       of a tensor.assemble is no reference: it prints nothing);
-//     - every candidate between it and its death qualifies, every call there has a result Var,
-//       and none is a forced cut (every kCallChunkMin-th call of the run: a chunk can always end
-//       there). A copy or assemble bound to a name declared outside the run declares nothing.
+//     - every candidate between it and its death qualifies, and every call there has a result
+//       Var. A copy or assemble bound to a name declared outside the run declares nothing.
 //   open_calls are the calls strictly between a qualifying value and its death: a chunk must
-//   not end after one of them.
+//   not end after one of them, unless it is a cut call. Every kCallChunkMin-th call of a run is
+//   a *forced cut*; the open ones are cut_calls, where a chunk ends anyway, and the values
+//   declaring a C++ name live across one are carried_operands, which that chunk hands to the
+//   next.
 //
 //     @pl.function(type=pl.FunctionType.Orchestration)   @pl.function(..., call_operands=["s0", "s1"],
 //     def main(self, a, b, t):                      ==>                open_calls=["u"])
@@ -23,7 +26,8 @@
 //         v = self.k(s0, b, u)        (s0 is read by two calls: u stays open)
 //         s1 = pl.tensor.slice(a, [16, 16], [0, 16])
 //         w = self.k(s1, b, v)
-//         ... (64 task statements or more)
+//         ... (64 task statements or more; were u the run's 64th call, also cut_calls=["u"],
+//              carried_operands=["s0"])
 //
 // Input invariants: ReturnedParamsStamped (a call's result is bound to the argument it returns).
 // Output invariants: CallOperandsStamped; nothing else changes.
@@ -31,8 +35,9 @@
 //   prints long runs of calls in unoptimised chunks of about 64 (emit_statements.cpp). An
 //   unrolled tiled program computes a slice before each call: with the slices outside the
 //   chunks nothing was chunked (1,000 sliced calls: 96 s and 1.2 GB to build). With this stamp
-//   the generator may end a chunk after any call not in open_calls: every value the chunk
-//   declares is dead there.
+//   the generator may end a chunk after any call not in open_calls (every value the chunk
+//   declares is dead there) and must end one after each of cut_calls, so that a chain of
+//   overlapping spans (each call reading its own slice and the previous one) is still chunked.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -198,9 +203,10 @@ class Stamper {
     }
     // A run's statements are leaves numbered in a row; calls and unnamed calls counted before k.
     const int64_t base = uses_.number(&at(0));
-    // Every kCallChunkMin-th call of the run is a forced cut: no value stays live across it, so
-    // values read by calls in overlapping spans (a slice each call and the next one read) cannot
-    // keep one chunk open for the whole run.
+    // Every kCallChunkMin-th call of the run is a forced cut: a chunk ends there even when values
+    // are live across it (they are handed to the next chunk), so values read by calls in
+    // overlapping spans (a slice each call and the next one read) cannot keep one chunk open for
+    // the whole run. A span holds fewer than kCallChunkMin calls, so at most one forced cut.
     std::vector<size_t> next_call(n + 1, n), calls_before(n + 1, 0), unnamed_before(n + 1, 0), forced_before(n + 1, 0);
     for (size_t k = n; k-- > 0;) next_call[k] = IsSelfContainedTask(at(k)) ? k : next_call[k + 1];
     for (size_t k = 0; k < n; ++k) {
@@ -221,12 +227,13 @@ class Stamper {
         d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
       }
       const bool ok = d < n && nearest_failure > d && calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
-                      unnamed_before[d] == unnamed_before[k + 1] && forced_before[d] == forced_before[k + 1];
+                      unnamed_before[d] == unnamed_before[k + 1];
       if (!ok) nearest_failure = k;
       qualified[k] = ok;
       death[k] = d;
     }
-    // The calls strictly between a qualifying value and its death are open.
+    // The calls strictly between a qualifying value and its death are open; an open forced cut
+    // is a cut call, and a value declaring a C++ name across one is carried to the next chunk.
     std::vector<int> open(n + 1, 0);
     for (size_t k = 0; k < n; ++k) {
       if (!qualified[k] || death[k] <= k) continue;
@@ -235,8 +242,15 @@ class Stamper {
     }
     for (size_t k = 0, depth = 0; k < n; ++k) {
       depth += open[k];
-      if (qualified[k]) out->values.push_back(at(k).as<AssignStmt>()->var);
-      if (depth > 0 && IsSelfContainedTask(at(k))) out->open_calls.push_back(at(k).as<AssignStmt>()->var);
+      const VarPtr var = at(k).is<AssignStmt>() ? at(k).as<AssignStmt>()->var : VarPtr();
+      if (qualified[k]) {
+        out->values.push_back(var);
+        if (value_form(at(k)) == ValueForm::Declares && forced_before[death[k]] > forced_before[k + 1])
+          out->carried.push_back(var);
+      }
+      if (depth == 0 || !IsSelfContainedTask(at(k))) continue;
+      out->open_calls.push_back(var);
+      if (forced_before[k + 1] > forced_before[k]) out->cut_calls.push_back(var);
     }
   }
 
@@ -283,8 +297,13 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     CallOperands stamp = CallOperandsOf(*program, *fn);
-    if (stamp.values == fn->call_operands && stamp.open_calls == fn->open_calls) continue;
-    out = out->with_function(fn->with_call_operands(std::move(stamp.values))->with_open_calls(std::move(stamp.open_calls)));
+    if (stamp.values == fn->call_operands && stamp.open_calls == fn->open_calls && stamp.cut_calls == fn->cut_calls &&
+        stamp.carried == fn->carried_operands)
+      continue;
+    out = out->with_function(fn->with_call_operands(std::move(stamp.values))
+                                 ->with_open_calls(std::move(stamp.open_calls))
+                                 ->with_cut_calls(std::move(stamp.cut_calls))
+                                 ->with_carried_operands(std::move(stamp.carried)));
   }
   return out;
 }

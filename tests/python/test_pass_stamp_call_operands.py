@@ -33,21 +33,24 @@ class P:
 FILLER = 64   # calls of plain `t = self.add(t, b, t)` that make the function big enough
 
 
-def program(body, stamped=None, filler=FILLER, open_calls=()):
+def program(body, stamped=None, filler=FILLER, open_calls=(), cut_calls=(), carried=()):
     """The program text: `body` (lines of main, 8 spaces in) after `filler` plain calls; with
-    `stamped`, the Expected form (call_operands= naming them, open_calls= the calls named)."""
+    `stamped`, the Expected form (call_operands= naming them, open_calls= / cut_calls= the calls
+    named, carried_operands= the values named)."""
     quoted = lambda names: ", ".join('"%s"' % n for n in names)
     options = "" if stamped is None else ", call_operands=[%s]" % quoted(stamped)
-    options += ", open_calls=[%s]" % quoted(open_calls) if open_calls else ""
+    for keyword, names in (("open_calls", open_calls), ("cut_calls", cut_calls), ("carried_operands", carried)):
+        options += ", %s=[%s]" % (keyword, quoted(names)) if names else ""
     lines = ["        t = self.add(t, b, t)"] * filler + ["        " + l for l in body] + ["        return out"]
     return HEAD.format(options=options) + "\n".join(lines) + "\n"
 
 
-def before_expected(body, stamped, filler=FILLER, open_calls=()):
-    """(Before, Expected) of `body`: Expected stamps the values named `stamped` and the calls
-    named `open_calls`. Both have StampReturnedParams' stamp (StampCallOperands requires it)."""
-    return tuple(passes.StampReturnedParams()(pl.parse_program(program(body, names, filler, opens)))
-                 for names, opens in ((None, ()), (stamped, open_calls)))
+def before_expected(body, stamped, filler=FILLER, open_calls=(), cut_calls=(), carried=()):
+    """(Before, Expected) of `body`: Expected stamps the values named `stamped`, the calls named
+    `open_calls` and `cut_calls`, and the values named `carried`. Both have StampReturnedParams'
+    stamp (StampCallOperands requires it)."""
+    return (passes.StampReturnedParams()(pl.parse_program(program(body, None, filler))),
+            passes.StampReturnedParams()(pl.parse_program(program(body, stamped, filler, open_calls, cut_calls, carried))))
 
 
 def test_a_slice_per_call_is_stamped_and_compares_as_expected():
@@ -98,10 +101,10 @@ def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_nor_what_comes_
     assert_pass(passes.StampCallOperands(), *before_expected(body, ["x"]))
 
 
-def test_no_value_stays_live_across_every_64th_call():
-    # The filler's 64 calls and these are one run: its 128th call is a forced cut, so `g` (read
-    # by its 127th and 130th) is not stamped, nor `f` before it (read by the 127th, after `g`);
-    # `h`, read across the 131st and 132nd, is.
+def test_a_value_live_across_every_64th_call_is_carried_over_the_cut():
+    # The filler's 64 calls and these are one run: its 128th call (u128) is a forced cut. `g`,
+    # read by its 127th and 130th, is live across it: u128 is a cut call (a chunk ends there) and
+    # `g` is carried to the next chunk. `f` dies at the 127th, `h` is read across the 131st.
     body = ["u%d = self.add(t, b, t)" % k for k in range(65, 127)]
     body += ["f = pl.tensor.slice(a, [8, 8], [0, 0])",
              "g = pl.tensor.slice(a, [8, 8], [0, 8])",
@@ -112,7 +115,24 @@ def test_no_value_stays_live_across_every_64th_call():
              "h = pl.tensor.slice(a, [8, 8], [0, 16])",
              "u131 = self.add(h, b, t)",
              "u132 = self.add(h, b, t)"]
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["h"], open_calls=["u131"]))
+    after = assert_pass(passes.StampCallOperands(),
+                        *before_expected(body, ["f", "g", "h"], open_calls=["u127", "u128", "u129", "u131"],
+                                         cut_calls=["u128"], carried=["g"]))
+    assert [v.name for v in after.get("main").cut_calls] == ["u128"]
+    assert [v.name for v in after.get("main").carried_operands] == ["g"]
+
+
+def test_a_chain_of_overlapping_spans_is_cut_every_64th_call():
+    # Each call reads its own slice and the previous call's: every call is open, and the run's
+    # 64th and 128th calls are cuts carrying the slice read across them.
+    body = ["s0 = pl.tensor.slice(a, [8, 8], [0, 0])", "c0 = self.add(s0, b, t)"]
+    for n in range(1, 70):
+        body += ["s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * (n % 64)), "c%d = self.add(s%d, s%d, t)" % (n, n, n - 1)]
+    after = assert_pass(passes.StampCallOperands(),
+                        *before_expected(body, ["s%d" % n for n in range(70)], filler=60,
+                                         open_calls=["c%d" % n for n in range(69)], cut_calls=["c3", "c67"],
+                                         carried=["s3", "s67"]))
+    assert passes.verify_property(passes.IRProperty.CallOperandsStamped, after) == []
 
 
 def test_a_call_without_a_result_cannot_stay_open():
@@ -159,3 +179,22 @@ def test_printed_stamp_round_trips_and_unknown_names_are_refused():
     assert ir.structural_equal(again, after)
     with pytest.raises(Exception, match="call_operands=: 'nope' is not a Var the function body assigns"):
         pl.parse_program(text.replace('call_operands=["s"]', 'call_operands=["nope"]'))
+
+
+def test_printed_cuts_and_carried_values_round_trip_and_misuse_is_located():
+    body = ["s0 = pl.tensor.slice(a, [8, 8], [0, 0])", "c0 = self.add(s0, b, t)"]
+    for n in range(1, 8):
+        body += ["s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * n), "c%d = self.add(s%d, s%d, t)" % (n, n, n - 1)]
+    after = passes.StampCallOperands()(before_expected(body, [], filler=60)[0])
+    text = ir.python_print(after)
+    assert 'cut_calls=["c3"]' in text and 'carried_operands=["s3"]' in text
+    again = pl.parse_program(text)
+    assert ir.structural_equal(again, after)
+    # a stamp that parses but names the wrong value differs structurally and fails the property
+    wrong = pl.parse_program(text.replace('carried_operands=["s3"]', 'carried_operands=["s4"]'))
+    assert not ir.structural_equal(wrong, after)
+    assert passes.verify_property(passes.IRProperty.CallOperandsStamped, wrong) != []
+    with pytest.raises(Exception, match="cut_calls=: 'nope' is not a Var the function body assigns"):
+        pl.parse_program(text.replace('cut_calls=["c3"]', 'cut_calls=["nope"]'))
+    with pytest.raises(Exception, match="carried_operands.*list"):
+        pl.parse_program(text.replace('carried_operands=["s3"]', 'carried_operands=5'))

@@ -126,6 +126,14 @@ struct Function {
   // still read (a chunk of calls must not end there), in program order. Printed as the
   // @pl.function option `open_calls=["t3"]` (when non-empty).
   std::vector<VarPtr> open_calls;
+  // StampCallOperands: the results of the calls after which a chunk of calls must end (every
+  // 64th call of a run that a value of call_operands is live across), in program order. Printed
+  // as the @pl.function option `cut_calls=["t63"]` (when non-empty).
+  std::vector<VarPtr> cut_calls;
+  // StampCallOperands: the values of call_operands live across one of cut_calls, which the
+  // chunk declaring them hands to the next one, in program order. Printed as the @pl.function
+  // option `carried_operands=["s63"]` (when non-empty).
+  std::vector<VarPtr> carried_operands;
 
   static std::shared_ptr<const Function> make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                               std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
@@ -156,6 +164,10 @@ struct Function {
   std::shared_ptr<const Function> with_call_operands(std::vector<VarPtr> vars) const;
   // A copy with open_calls set (each a Var the body assigns): `fn->with_open_calls({t3})`.
   std::shared_ptr<const Function> with_open_calls(std::vector<VarPtr> vars) const;
+  // A copy with cut_calls set (each a Var the body assigns): `fn->with_cut_calls({t63})`.
+  std::shared_ptr<const Function> with_cut_calls(std::vector<VarPtr> vars) const;
+  // A copy with carried_operands set (each a Var the body assigns): `fn->with_carried_operands({s63})`.
+  std::shared_ptr<const Function> with_carried_operands(std::vector<VarPtr> vars) const;
   // The Var whose C array the pl.Array version `v` lives in: its array_backings entry, else `v`
   // itself (`fn.array_backing_of(w_1) == w`).
   const Var* array_backing_of(const Var* v) const;

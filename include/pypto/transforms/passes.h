@@ -177,14 +177,18 @@ bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir
 // task statements or more: the values between kernel calls (slices, views, scalar expressions,
 // copies, in-place assembles) the L2 generator may print inside a chunk of calls, each dead by a
 // later call of its run (at most kCallChunkMin calls on); and Function::open_calls, the calls
-// after which one of them is still read (no chunk ends there). Requires ReturnedParamsStamped;
-// produces CallOperandsStamped.
+// after which one of them is still read (no chunk ends there, unless it is a cut); and
+// Function::cut_calls (every kCallChunkMin-th call of a run that a value is live across: a chunk
+// ends there) with Function::carried_operands (the values live across one, handed to the next
+// chunk). Requires ReturnedParamsStamped; produces CallOperandsStamped.
 Pass StampCallOperands();
 // What StampCallOperands stamps on `fn` (empty for other functions), in program order:
 //   CallOperandsOf(*program, *program->get("main")).values == {s0, s1, ...}
 struct CallOperands {
   std::vector<ir::VarPtr> values;       // Function::call_operands
   std::vector<ir::VarPtr> open_calls;   // Function::open_calls
+  std::vector<ir::VarPtr> cut_calls;    // Function::cut_calls
+  std::vector<ir::VarPtr> carried;      // Function::carried_operands
 };
 CallOperands CallOperandsOf(const ir::Program& program, const ir::Function& fn);
 // A kernel / Group call (no op) whose result is not a tuple, as an EvalStmt or AssignStmt: the

@@ -94,7 +94,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 # StampAllocationBatches' result, as printed: names resolved once the body is parsed.
                 group_sync["batched_creates"] = _batched_creates_option(sctx, kw.value)
                 continue
-            if kw.arg in ("non_negative_vars", "call_operands", "open_calls"):
+            if kw.arg in ("non_negative_vars", "call_operands", "open_calls", "cut_calls", "carried_operands"):
                 # StampNonNegativeVars' / StampCallOperands' results, as printed: names resolved
                 # once the body is parsed.
                 group_sync[kw.arg] = _names_option(sctx, kw.value, kw.arg)
@@ -118,7 +118,8 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
                                  help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=, call_operands=, open_calls=")
+                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=, call_operands=, open_calls=, cut_calls=, "
+                                      "carried_operands=")
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -291,6 +292,8 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     non_negative = sync.pop("non_negative_vars", None)
     operands = sync.pop("call_operands", None)
     open_calls = sync.pop("open_calls", None)
+    cut_calls = sync.pop("cut_calls", None)
+    carried = sync.pop("carried_operands", None)
     returned_params = sync.pop("returned_params", None)
     param_slots = sync.pop("param_slots", None)
     group_kernels = (sync.pop("group_aic", ""), sync.pop("group_aiv", ""))
@@ -308,7 +311,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     # ValueError, reported at the keyword).
     for stamp, keyword in ((task_ids, "task_ids"), (batched, "batched_creates"), (backings, "array_backings"),
                            (non_negative, "non_negative_vars"), (operands, "call_operands"),
-                           (open_calls, "open_calls")):
+                           (open_calls, "open_calls"), (cut_calls, "cut_calls"), (carried, "carried_operands")):
         if not stamp:
             continue
         node, named = stamp

@@ -33,11 +33,12 @@ def function(fn=None, *, type: FunctionType = FunctionType.Opaque, level: Level 
              role: Role | None = None, core_type=None, attrs=None, param_slots=None, group_waits=None,
              group_signals=None, auto_scope: bool = True, task_ids=None, returned_params=None,
              group_aic=None, group_aiv=None, task_statements=None, batched_creates=None,
-             array_backings=None, non_negative_vars=None, call_operands=None, open_calls=None):
+             array_backings=None, non_negative_vars=None, call_operands=None, open_calls=None,
+             cut_calls=None, carried_operands=None):
     """Mark a method of a ``@pl.program`` class: ``@pl.function(type=pl.FunctionType.InCore)``.
     ``core_type=``, ``attrs=``, ``param_slots=``, ``group_waits=`` / ``group_signals=``,
     ``task_ids=`` / ``returned_params=``, ``group_aic=`` / ``group_aiv=``, ``task_statements=`` and
-    ``batched_creates=`` / ``array_backings=`` / ``non_negative_vars=`` / ``call_operands=`` / ``open_calls=`` are pass results as printed IR spells them (the parser reads them from the decorator's AST).
+    ``batched_creates=`` / ``array_backings=`` / ``non_negative_vars=`` / ``call_operands=`` / ``open_calls=`` / ``cut_calls=`` / ``carried_operands=`` are pass results as printed IR spells them (the parser reads them from the decorator's AST).
     ``auto_scope=False`` leaves runtime scope placement to the author's ``with pl.scope():``
     blocks (spec anchor_features §4). Misuse (an option passed positionally, the decorator
     applied twice) is reported by the parser with its location."""

@@ -25,8 +25,15 @@ namespace {
 // chunks that call the optimised Arg methods build in linear time (3,000 calls: about 2 s) for
 // about 10% more orchestration time per task. A chunk ends right after a call that is not one of
 // Function::open_calls, where every value it declares is dead (the stamp's promise): the first
-// such call from its kChunkSize-th on. Other statements (loops, branches, creates, values read
-// after their run) print between chunks.
+// such call from its kChunkSize-th on; or right after one of Function::cut_calls, handing the
+// values live across it (Function::carried_operands) to the next chunk:
+//
+//   auto chunk = [&]() PYPTO_CALL_CHUNK {      // ... the calls up to the cut, then
+//       return std::make_tuple(s63);
+//   }();
+//   auto& s63 = std::get<0>(chunk);            // read by the next chunk's calls
+//
+// Other statements (loops, branches, creates, values read after their run) print between chunks.
 constexpr size_t kChunkSize = 64;
 
 }  // namespace
@@ -40,10 +47,55 @@ bool Emitter::is_open_call(const Stmt& s) const {
   return a && open_calls_.count(a->var.get()) > 0;
 }
 
+bool Emitter::is_cut_call(const Stmt& s) const {
+  auto* a = s.as<AssignStmt>();
+  return a && cut_calls_.count(a->var.get()) > 0;
+}
+
 bool Emitter::in_call_chunk(const Stmt& s) const {
   if (transforms::IsSelfContainedTask(s)) return true;
   auto* a = s.as<AssignStmt>();
   return a && call_operands_.count(a->var.get()) > 0;
+}
+
+size_t Emitter::chunk_end(const std::vector<StmtPtr>& stmts, size_t i) const {
+  for (size_t calls = 0; i < stmts.size() && in_call_chunk(*stmts[i]);) {
+    const Stmt& s = *stmts[i++];
+    if (!transforms::IsSelfContainedTask(s)) continue;
+    if (is_cut_call(s) || (++calls >= kChunkSize && !is_open_call(s))) break;
+  }
+  return i;
+}
+
+void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, size_t end) {
+  std::vector<const Var*> carried;   // in declaration order
+  for (size_t k = begin; k < end; ++k) {
+    auto* a = stmts[k]->as<AssignStmt>();
+    if (a && carried_operands_.count(a->var.get())) carried.push_back(a->var.get());
+  }
+  // The stamp's promise: a carried value is live across the cut that ends its chunk.
+  PYPTO_CHECK(carried.empty() || is_cut_call(*stmts[end - 1]),
+              "orchestration codegen: a carried_operands value in a chunk of calls that ends at no cut_calls call");
+  blank();
+  const std::string handoff = carried.empty() ? "" : scopes_.declare("chunk", false);
+  open_block((handoff.empty() ? "" : "auto " + handoff + " = ") + "[&]() PYPTO_CALL_CHUNK");   // (the preamble defines it)
+  for (size_t k = begin; k < end; ++k) emit_stmt(stmts[k]);
+  if (carried.empty()) {
+    close_block("}();");
+    return;
+  }
+  std::string values;
+  for (const Var* v : carried) values += (values.empty() ? "" : ", ") + ref(v);
+  line("return std::make_tuple(" + values + ");");
+  close_block("}();");
+  needs_tuple_header_ = true;
+  for (size_t j = 0; j < carried.size(); ++j) {
+    const Binding& b = binding_of(carried[j]);
+    PYPTO_CHECK(b.idents.size() == 1 && b.idents[0] == b.text,
+                "orchestration codegen: carried value '" << carried[j]->name << "' is not a declared name");
+    scopes_.declare_exact(b.text, true);   // fresh: chosen against every enclosing block
+    line("auto& " + b.text + " = std::get<" + std::to_string(j) + ">(" + handoff + ");");
+  }
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {
@@ -60,14 +112,9 @@ void Emitter::emit_block_body(const StmtPtr& body) {
       emit_stmt(stmts[i++]);
       continue;
     }
-    blank();
-    open_block("[&]() PYPTO_CALL_CHUNK");   // (defined in the file's preamble)
-    for (size_t calls = 0; i < stmts.size() && in_call_chunk(*stmts[i]);) {
-      const Stmt& s = *stmts[i];
-      emit_stmt(stmts[i++]);
-      if (transforms::IsSelfContainedTask(s) && ++calls >= kChunkSize && !is_open_call(s)) break;
-    }
-    close_block("}();");
+    const size_t end = chunk_end(stmts, i);
+    emit_call_chunk(stmts, i, end);
+    i = end;
   }
 }
 

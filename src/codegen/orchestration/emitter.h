@@ -188,6 +188,10 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   void emit_block_body(const ir::StmtPtr& body);    // batched allocs, then the statements (long runs of calls chunked)
   bool in_call_chunk(const ir::Stmt& s) const;      // a call, or a Function::call_operands value (chunked with calls)
   bool is_open_call(const ir::Stmt& s) const;       // a call of Function::open_calls: no chunk ends after it
+  bool is_cut_call(const ir::Stmt& s) const;        // a call of Function::cut_calls: a chunk ends after it
+  // The end of the chunk of calls starting at stmts[i] (one past its last statement).
+  size_t chunk_end(const std::vector<ir::StmtPtr>& stmts, size_t i) const;
+  void emit_call_chunk(const std::vector<ir::StmtPtr>& stmts, size_t begin, size_t end);
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
@@ -256,11 +260,14 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   common::StringStream body_;   // (moved out by Generate: no copy of the body's text)
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
+  bool needs_tuple_header_ = false;      // a chunk of calls handing values to the next (emit_statements.cpp)
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   const std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)
   const std::unordered_set<const ir::Var*> call_operands_;       // Function::call_operands (StampCallOperands)
   const std::unordered_set<const ir::Var*> open_calls_;          // Function::open_calls (StampCallOperands)
+  const std::unordered_set<const ir::Var*> cut_calls_;           // Function::cut_calls (StampCallOperands)
+  const std::unordered_set<const ir::Var*> carried_operands_;    // Function::carried_operands (StampCallOperands)
   TupleValues tuples_;          // emit_tasks.cpp
   AllocationBatches batches_;   // emit_buffers.cpp
   ScopeExits scope_exits_;      // emit_control_flow.cpp

@@ -48,6 +48,8 @@ Emitter::Emitter(const ProgramPtr& program, const FunctionPtr& fn)
       non_negative_vars_(VarSet(fn->non_negative_vars)),
       call_operands_(VarSet(fn->call_operands)),
       open_calls_(VarSet(fn->open_calls)),
+      cut_calls_(VarSet(fn->cut_calls)),
+      carried_operands_(VarSet(fn->carried_operands)),
       batches_(*fn),
       task_id_stamps_(*fn) {
   LinkBuiltinOrchestrationOps();
@@ -118,6 +120,7 @@ std::string Emitter::Generate() {
   os << "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n";
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
   if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
+  if (needs_tuple_header_) os << "#include <tuple>\n";         // values a chunk of calls hands on
   os << "#include \"pto_orchestration_api.h\"\n\n";
   if (body.find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
