@@ -24,6 +24,29 @@ K = 7    # slices of `a` the calls cycle through
 W = 8 * 5   # columns of `out`: slots 0-1 for the end, 2-4 written by the run's tiled writes
 
 
+def with_main(name: str, body: list) -> str:
+    """Program `name`: the add kernel and main(a, b, out) whose body is `body`."""
+    head = program_head(name) + [
+        "    @pl.function(type=pl.FunctionType.Orchestration)",
+        "    def main(self, a: pl.Tensor[[8, %d], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32]," % (8 * K),
+        "             out: pl.InOut[pl.Tensor[[8, %d], pl.FP32]]) -> pl.Tensor[[8, %d], pl.FP32]:" % (W, W),
+    ]
+    return "\n".join(head + body) + "\n"
+
+
+def run_against(program, expected_out, seed: int) -> None:
+    """Builds `program`, runs it on random inputs and compares `out` with expected_out(a, b, out)."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((8, 8 * K)).astype(np.float32)
+    b = rng.standard_normal((8, 8)).astype(np.float32)
+    out = rng.standard_normal((8, W)).astype(np.float32)
+    want = expected_out(a, b, out)
+    compiled = pypto.compile(program)
+    compiled(a, b, out)
+    compiled.close()
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+
+
 def program_source(calls: int) -> str:
     """About ``calls`` calls of add(x, y, z): z = x + y. t0 and t1 take turns accumulating
     slices of `a`. Every 9th step the accumulator is written into a slice of `out` (slot 2 + n%3)
@@ -61,12 +84,7 @@ def program_source(calls: int) -> str:
         "        o2 = self.add(t%d, b, pl.tensor.slice(out, [8, 8], [0, 8]))" % last,
         "        return out",
     ]
-    head = program_head("SliceCalls") + [
-        "    @pl.function(type=pl.FunctionType.Orchestration)",
-        "    def main(self, a: pl.Tensor[[8, %d], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32]," % (8 * K),
-        "             out: pl.InOut[pl.Tensor[[8, %d], pl.FP32]]) -> pl.Tensor[[8, %d], pl.FP32]:" % (W, W),
-    ]
-    return "\n".join(head + body) + "\n"
+    return with_main("SliceCalls", body)
 
 
 def expected(calls: int, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -116,15 +134,7 @@ def test_calls_with_values_between_are_chunked_and_compute_the_same(calls, tmp_p
             assert not in_chunk(code.index("Tensor %s = " % name)), name
         for name in ("s11", "s22", "s100", "c100", "w99"):
             assert in_chunk(code.index(" %s = " % name)), name
-    rng = np.random.default_rng(calls)
-    a = rng.standard_normal((8, 8 * K)).astype(np.float32)
-    b = rng.standard_normal((8, 8)).astype(np.float32)
-    out = rng.standard_normal((8, W)).astype(np.float32)
-    want = expected(calls, a, b, out)
-    compiled = pypto.compile(program)
-    compiled(a, b, out)
-    compiled.close()
-    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    run_against(program, lambda a, b, out: expected(calls, a, b, out), seed=calls)
 
 
 def chain_source(steps: int) -> str:
@@ -147,12 +157,7 @@ def chain_source(steps: int) -> str:
                  "        h = self.add(s%d, s%d, h)" % (n, n - 1),
                  "        t%d = self.add(t%d, h, t%d)" % (dst, src, dst)]
     body += ["        o = self.add(t%d, b, pl.tensor.slice(out, [8, 8], [0, 0]))" % (steps % 2), "        return out"]
-    head = program_head("HaloChain") + [
-        "    @pl.function(type=pl.FunctionType.Orchestration)",
-        "    def main(self, a: pl.Tensor[[8, %d], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32]," % (8 * K),
-        "             out: pl.InOut[pl.Tensor[[8, %d], pl.FP32]]) -> pl.Tensor[[8, %d], pl.FP32]:" % (W, W),
-    ]
-    return "\n".join(head + body) + "\n"
+    return with_main("HaloChain", body)
 
 
 def chain_expected(steps: int, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -187,12 +192,4 @@ def test_a_halo_chain_is_chunked_at_cut_calls_handing_values_on(tmp_path, monkey
     carried = code[first:code.index(");", first)].split("(", 1)[1].split(", ")
     assert len(carried) == 2 and carried[0].startswith("c") and carried[1].startswith("s"), carried
     assert "auto& %s = std::get<1>(chunk);" % carried[1] in code
-    rng = np.random.default_rng(7)
-    a = rng.standard_normal((8, 8 * K)).astype(np.float32)
-    b = rng.standard_normal((8, 8)).astype(np.float32)
-    out = rng.standard_normal((8, W)).astype(np.float32)
-    want = chain_expected(steps, a, b, out)
-    compiled = pypto.compile(program)
-    compiled(a, b, out)
-    compiled.close()
-    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
+    run_against(program, lambda a, b, out: chain_expected(steps, a, b, out), seed=7)
