@@ -48,9 +48,9 @@ def program(body, stamped=None, filler=FILLER, open_calls=(), cut_calls=(), carr
 def before_expected(body, stamped, filler=FILLER, open_calls=(), cut_calls=(), carried=()):
     """(Before, Expected) of `body`: Expected stamps the values named `stamped`, the calls named
     `open_calls` and `cut_calls`, and the values named `carried`. Both have StampReturnedParams'
-    stamp (StampCallOperands requires it)."""
-    return (passes.StampReturnedParams()(pl.parse_program(program(body, None, filler))),
-            passes.StampReturnedParams()(pl.parse_program(program(body, stamped, filler, open_calls, cut_calls, carried))))
+    and CountTaskStatements' stamps (StampCallOperands requires them)."""
+    prepare = lambda text: passes.CountTaskStatements()(passes.StampReturnedParams()(pl.parse_program(text)))
+    return (prepare(program(body, None, filler)), prepare(program(body, stamped, filler, open_calls, cut_calls, carried)))
 
 
 def test_a_slice_per_call_is_stamped_and_compares_as_expected():

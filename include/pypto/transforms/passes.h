@@ -180,7 +180,7 @@ bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir
 // after which one of them is still read (no chunk ends there, unless it is a cut); and
 // Function::cut_calls (every kCallChunkMin-th call of a run that a value is live across: a chunk
 // ends there) with Function::carried_operands (the values live across one, handed to the next
-// chunk). Requires ReturnedParamsStamped; produces CallOperandsStamped.
+// chunk). Requires ReturnedParamsStamped and TaskStatementsCounted; produces CallOperandsStamped.
 Pass StampCallOperands();
 // What StampCallOperands stamps on `fn` (empty for other functions), in program order:
 //   CallOperandsOf(*program, *program->get("main")).values == {s0, s1, ...}
