@@ -76,6 +76,7 @@ void bind_passes(nb::module_& parent) {
       .value("ArrayBackingsStamped", IRProperty::ArrayBackingsStamped)
       .value("ScopeExitsStamped", IRProperty::ScopeExitsStamped)
       .value("NonNegativeVarsStamped", IRProperty::NonNegativeVarsStamped)
+      .value("CallResultsNamed", IRProperty::CallResultsNamed)
       .value("CallOperandsStamped", IRProperty::CallOperandsStamped)
       .value("CountedLoopsStamped", IRProperty::CountedLoopsStamped)
       .value("OrchestrationProgramVerified", IRProperty::OrchestrationProgramVerified)
@@ -144,6 +145,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(StampScopeExits);
   PYPTO_BIND_PASS(StampNonNegativeVars);
   PYPTO_BIND_PASS(StampCallOperands);
+  PYPTO_BIND_PASS(NameCallResults);
   PYPTO_BIND_PASS(StampCountedLoops);
   PYPTO_BIND_PASS(VerifyOrchestrationProgram);
   PYPTO_BIND_PASS(VerifyHostProgram);

@@ -35,6 +35,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::ReturnedParamsStamped: return "ReturnedParamsStamped";
     case IRProperty::ScopeExitsStamped: return "ScopeExitsStamped";
     case IRProperty::NonNegativeVarsStamped: return "NonNegativeVarsStamped";
+    case IRProperty::CallResultsNamed: return "CallResultsNamed";
     case IRProperty::CallOperandsStamped: return "CallOperandsStamped";
     case IRProperty::CountedLoopsStamped: return "CountedLoopsStamped";
     case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
@@ -347,6 +348,7 @@ const char* FixedPointPassOf(IRProperty p) {
   if (p == IRProperty::TensorAssemblesInPlace) return "LowerTensorAssemble";
   if (p == IRProperty::WrittenParamDirectionsUpgraded) return "UpgradeWrittenParamDirections";
   if (p == IRProperty::PhaseFencesExpanded) return "ExpandManualPhaseFence";
+  if (p == IRProperty::CallResultsNamed) return "NameCallResults";
   return nullptr;
 }
 
@@ -525,6 +527,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
     case IRProperty::IncoreScopesOutlined: return verify_scopes_outlined(*program, {ScopeKind::At, ScopeKind::Spmd});
     case IRProperty::KernelTensorOpsConverted: return verify_fixed_point(ConvertTensorToTileOps(), program);
     case IRProperty::TensorOperandsNamed: return verify_fixed_point(NameNestedTensorCalls(), program);
+    case IRProperty::CallResultsNamed: return verify_fixed_point(NameCallResults(), program);
     case IRProperty::TensorDimsFolded: return verify_fixed_point(FoldTensorDims(), program);
     case IRProperty::TensorAssemblesInPlace: return verify_fixed_point(LowerTensorAssemble(), program);
     case IRProperty::WrittenParamDirectionsUpgraded: return verify_fixed_point(UpgradeWrittenParamDirections(), program);

@@ -37,6 +37,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       StampArrayBackings(),         // Function::array_backings: which C array each pl.Array version uses
       StampScopeExits(),            // RuntimeScopeStmt::exit_values: loop / if results read after their block
       StampNonNegativeVars(),       // Function::non_negative_vars: scalars known >= 0 (plain C++ `/`, `%`)
+      NameCallResults(),            // a result Var for each call statement of a chunked function
       StampCallOperands(),          // Function::call_operands: values the L2 generator may chunk with calls
       // ---- the kernel pipeline (KernelPipeline()) runs last, over every kernel ----
       InferKernelCoreTypes(),       // Function::core_type of each kernel / Group

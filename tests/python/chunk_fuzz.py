@@ -48,8 +48,8 @@ def random_program(seed: int):
         return rng.choice(pool)
 
     def call(dst, x, y, indent="        "):
-        # One call in ten without a result (it writes `dst` in place all the same): no chunk may
-        # end after it while a value is live across it, so such a value prints between chunks.
+        # One call in ten without a result (it writes `dst` in place all the same): the pipeline
+        # names it (NameCallResults), so values stay live across it inside a chunk.
         named = "" if rng.random() < 0.1 else "%s = " % dst
         body.append("%s%sself.add(%s, %s, %s)" % (indent, named, x[0], y[0], dst))
         steps.append(lambda st, d=dst, fx=x[1], fy=y[1]: st.__setitem__(d, fx(st) + fy(st)))

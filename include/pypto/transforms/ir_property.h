@@ -73,8 +73,11 @@
 //                              StampArrayBackings computes (StampArrayBackings)
 //   NonNegativeVarsStamped     every function has the Function::non_negative_vars
 //                              StampNonNegativeVars computes (StampNonNegativeVars)
-//   CallOperandsStamped        every function has the Function::call_operands and
-//                              open_calls StampCallOperands computes (StampCallOperands)
+//   CallResultsNamed           running NameCallResults again changes nothing (every call statement
+//                              of a chunked function whose result is an argument has a result)
+//   CallOperandsStamped        every function has the Function::call_operands, open_calls,
+//                              cut_calls and carried_operands StampCallOperands computes
+//                              (StampCallOperands)
 //   CountedLoopsStamped        every ForStmt has the ForStmt::counted StampCountedLoops
 //                              computes (StampCountedLoops)
 //   OrchestrationProgramVerified  every chip-level Orchestration function is one the L2 code
@@ -128,6 +131,7 @@ enum class IRProperty {
   ArrayBackingsStamped,
   ScopeExitsStamped,
   NonNegativeVarsStamped,
+  CallResultsNamed,
   CallOperandsStamped,
   CountedLoopsStamped,
   OrchestrationProgramVerified,

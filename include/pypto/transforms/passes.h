@@ -182,6 +182,13 @@ bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir
 // ends there) with Function::carried_operands (the values live across one, handed to the next
 // chunk). Requires ReturnedParamsStamped and TaskStatementsCounted; produces CallOperandsStamped.
 Pass StampCallOperands();
+// In every chip-level Orchestration function of kCallChunkMin task statements or more, gives a
+// kernel / Group call statement without a result one (a fresh Var `<callee>_out`) when
+// its one result is an argument it passes (Function::returned_params): StampCallOperands names
+// the calls a chunk may not end after, or must end after, by their result. Requires
+// ReturnedParamsStamped and TaskStatementsCounted; produces CallResultsNamed.
+//   `self.add(s, b, t)` ==> `add_out = self.add(s, b, t)`
+Pass NameCallResults();
 // What StampCallOperands stamps on `fn` (empty for other functions), in program order:
 //   CallOperandsOf(*program, *program->get("main")).values == {s0, s1, ...}
 struct CallOperands {
