@@ -11,13 +11,14 @@
 //       result, the result of a call that writes it back: Function::returned_params), is
 //       followed in its run by a call (its *death*), at most kCallChunkMin calls on (the source
 //       of a tensor.assemble is no reference: it prints nothing);
-//     - every candidate between it and its death qualifies, and every call there has a result
-//       Var. A copy or assemble bound to a name declared outside the run declares nothing.
+//     - every call between it and its death has a result Var, and at most one *boundary* is
+//       there: a forced cut (every kCallChunkMin-th call of a run) or a candidate that does not
+//       qualify (it prints between chunks). A copy or assemble bound to a name declared outside
+//       the run declares nothing.
 //   open_calls are the calls strictly between a qualifying value and its death: a chunk must
-//   not end after one of them, unless it is a cut call. Every kCallChunkMin-th call of a run is
-//   a *forced cut*; the open ones are cut_calls, where a chunk ends anyway, and the values
-//   declaring a C++ name live across one are carried_operands, which that chunk hands to the
-//   next.
+//   not end after one of them, unless it is a cut call. The open forced cuts are cut_calls,
+//   where a chunk ends anyway, and the values declaring a C++ name live across a boundary are
+//   carried_operands, which the chunk ending there hands to the next.
 //
 //     @pl.function(type=pl.FunctionType.Orchestration)   @pl.function(..., call_operands=["s0", "s1"],
 //     def main(self, a, b, t):                      ==>                open_calls=["u"])
@@ -216,10 +217,12 @@ class Stamper {
       unnamed_before[k + 1] = unnamed_before[k] + (call && !at(k).is<AssignStmt>());
       forced_before[k + 1] = forced_before[k] + (call && calls_before[k + 1] % static_cast<size_t>(kCallChunkMin) == 0);
     }
-    // Backwards: a value's qualification depends on the values after it.
+    // Backwards: a value's qualification depends on the values after it. A value that fails
+    // prints between chunks, so a chunk ends right before it: like a forced cut, a boundary the
+    // values live across are carried over. A value may cross one boundary (it is carried once).
     std::vector<size_t> death(n, n);
-    std::vector<bool> qualified(n, false);
-    size_t nearest_failure = n;
+    std::vector<bool> qualified(n, false), crosses(n, false);
+    size_t failure[2] = {n, n};   // the two nearest failures after k
     for (size_t k = n; k-- > 0;) {
       if (IsSelfContainedTask(at(k))) continue;
       size_t d = k;   // a value bound to an outside name declares nothing: dead where it stands
@@ -227,14 +230,21 @@ class Stamper {
         const int64_t last = need[groups.find(group[k])] - base;
         d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
       }
-      const bool ok = d < n && nearest_failure > d && calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
+      const size_t boundaries =
+          d < n ? forced_before[d] - forced_before[k + 1] + (failure[0] < d) + (failure[1] < d) : 0;
+      const bool ok = d < n && boundaries <= 1 && calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
                       unnamed_before[d] == unnamed_before[k + 1];
-      if (!ok) nearest_failure = k;
+      if (!ok) {
+        failure[1] = failure[0];
+        failure[0] = k;
+      }
       qualified[k] = ok;
+      crosses[k] = ok && boundaries == 1;
       death[k] = d;
     }
     // The calls strictly between a qualifying value and its death are open; an open forced cut
-    // is a cut call, and a value declaring a C++ name across one is carried to the next chunk.
+    // is a cut call, and a value declaring a C++ name across a cut or a failure is carried to
+    // the next chunk.
     std::vector<int> open(n + 1, 0);
     for (size_t k = 0; k < n; ++k) {
       if (!qualified[k] || death[k] <= k) continue;
@@ -246,8 +256,7 @@ class Stamper {
       const VarPtr var = at(k).is<AssignStmt>() ? at(k).as<AssignStmt>()->var : VarPtr();
       if (qualified[k]) {
         out->values.push_back(var);
-        if (value_form(at(k)) == ValueForm::Declares && forced_before[death[k]] > forced_before[k + 1])
-          out->carried.push_back(var);
+        if (value_form(at(k)) == ValueForm::Declares && crosses[k]) out->carried.push_back(var);
       }
       if (depth == 0 || !IsSelfContainedTask(at(k))) continue;
       out->open_calls.push_back(var);

@@ -34,6 +34,11 @@ def with_main(name: str, body: list) -> str:
     return "\n".join(head + body) + "\n"
 
 
+def in_chunk(code: str, pos: int) -> bool:
+    """True when position `pos` of generated `code` is inside a chunk of calls."""
+    return code.rfind("[&]() PYPTO_CALL_CHUNK {", 0, pos) > code.rfind("}();", 0, pos)
+
+
 def run_against(program, expected_out, seed: int) -> None:
     """Builds `program`, runs it on random inputs and compares `out` with expected_out(a, b, out)."""
     rng = np.random.default_rng(seed)
@@ -127,22 +132,22 @@ def test_calls_with_values_between_are_chunked_and_compute_the_same(calls, tmp_p
         assert submits >= calls - 2
         # the values between calls no longer keep the calls out of chunks
         assert chunks >= submits // 64 - 1, code
-        in_chunk = lambda pos: code.rfind("[&]() PYPTO_CALL_CHUNK {", 0, pos) > code.rfind("}();", 0, pos)
         # values read after their run (by the loop, by the last calls) are declared outside any
         # chunk; a run's own are inside, those two calls read too
         for name in ("far", "mid"):
-            assert not in_chunk(code.index("Tensor %s = " % name)), name
+            assert not in_chunk(code, code.index("Tensor %s = " % name)), name
         for name in ("s11", "s22", "s100", "c100", "w99"):
-            assert in_chunk(code.index(" %s = " % name)), name
+            assert in_chunk(code, code.index(" %s = " % name)), name
     run_against(program, lambda a, b, out: expected(calls, a, b, out), seed=calls)
 
 
-def chain_source(steps: int, named: bool = True) -> str:
+def chain_source(steps: int, named: bool = True, kept: int = 0) -> str:
     """A halo chain: step n computes an offset c_n, a slice s_n at the previous step's offset,
     h = s_n + s_{n-1} and an accumulator t += h. Every slice and every offset is read across
     the next step's calls, so every call is open and the chunks end at cut calls, each handing
     its live slice and offset to the next chunk. named=False: the h calls are written without a
-    result (NameCallResults names them)."""
+    result (NameCallResults names them). kept=k: a slice `m` computed before step k is read after
+    the run (by a loop), so it prints between chunks and the chain is carried over it."""
     body = [
         "        t0 = pl.create_tensor([8, 8], dtype=pl.FP32)",
         "        t1 = pl.create_tensor([8, 8], dtype=pl.FP32)",
@@ -153,15 +158,20 @@ def chain_source(steps: int, named: bool = True) -> str:
     ]
     for n in range(1, steps + 1):
         src, dst = (n - 1) % 2, n % 2
+        if n == kept:
+            body.append("        m = pl.tensor.slice(a, [8, 8], [0, 8])")
         body += ["        c%d = (%d %% %d) * 8" % (n, n, K),
                  "        s%d = pl.tensor.slice(a, [8, 8], [0, c%d])" % (n, n - 1),
                  "        %sself.add(s%d, s%d, h)" % ("h = " if named else "", n, n - 1),
                  "        t%d = self.add(t%d, h, t%d)" % (dst, src, dst)]
+    if kept:
+        body += ["        for i in pl.range(1):",
+                 "            o2 = self.add(m, b, pl.tensor.slice(out, [8, 8], [0, 8]))"]
     body += ["        o = self.add(t%d, b, pl.tensor.slice(out, [8, 8], [0, 0]))" % (steps % 2), "        return out"]
     return with_main("HaloChain", body)
 
 
-def chain_expected(steps: int, a: np.ndarray, b: np.ndarray, out: np.ndarray) -> np.ndarray:
+def chain_expected(steps: int, a: np.ndarray, b: np.ndarray, out: np.ndarray, kept: int = 0) -> np.ndarray:
     """chain_source's result in NumPy."""
     sl = lambda n: a[:, 0:8] if n == 0 else a[:, 8 * ((n - 1) % K):8 * ((n - 1) % K) + 8]
     t = [sl(0) + b, None]
@@ -169,29 +179,36 @@ def chain_expected(steps: int, a: np.ndarray, b: np.ndarray, out: np.ndarray) ->
         t[n % 2] = t[(n - 1) % 2] + (sl(n) + sl(n - 1))
     out = out.copy()
     out[:, 0:8] = t[steps % 2] + b
+    if kept:
+        out[:, 8:16] = a[:, 8:16] + b
     return out
 
 
-@pytest.mark.parametrize("named", [True, False])
-def test_a_halo_chain_is_chunked_at_cut_calls_handing_values_on(named, tmp_path, monkeypatch):
+@pytest.mark.parametrize("named, kept", [(True, 0), (False, 0), (True, 100)])
+def test_a_halo_chain_is_chunked_at_cut_calls_handing_values_on(named, kept, tmp_path, monkeypatch):
     # Before cut_calls / carried_operands, a value live across every 64th call could not be held
     # in a chunk, and the failure cascaded back the chain: one-call chunks (1,000 calls: 9.3 s
     # and 409 MB to build, against 2.1 s and 158 MB now).
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
     steps = 150
-    program = pl.parse_program(chain_source(steps, named), "halo_chain.py")
+    program = pl.parse_program(chain_source(steps, named, kept), "halo_chain.py")
     code = codegen.generate_orchestration(program, "main").code
     calls = code.count("rt_submit_aiv_task")
-    assert calls == 2 * steps + 2
+    assert calls == 2 * steps + 2 + (1 if kept else 0)
     chunks = code.count("[&]() PYPTO_CALL_CHUNK {")
-    assert 2 <= chunks <= calls // 64 + 1, code   # about 64 calls each
+    # about 64 calls each; kept: one more boundary (before `m`, which prints between chunks) and
+    # the last call, after the loop, in a chunk of its own
+    assert 2 <= chunks <= calls // 64 + 1 + (2 if kept else 0), code
     handoffs = code.count("return std::make_tuple(")
-    assert handoffs == chunks - 1, code           # every chunk but the last ends at a cut
+    # every chunk hands values on but the last of the chain (and the one after the loop)
+    assert handoffs == chunks - (2 if kept else 1), code
+    if kept:
+        assert not in_chunk(code, code.index("Tensor m = ")), code
     # each hands on the offset and the slice the next step reads, declared there as references
     assert "#include <tuple>" in code
     first = code.index("return std::make_tuple(")
     carried = code[first:code.index(");", first)].split("(", 1)[1].split(", ")
     assert len(carried) == 2 and carried[0].startswith("c") and carried[1].startswith("s"), carried
     assert "auto& %s = std::get<1>(chunk);" % carried[1] in code
-    run_against(program, lambda a, b, out: chain_expected(steps, a, b, out), seed=7)
+    run_against(program, lambda a, b, out: chain_expected(steps, a, b, out, kept), seed=7)

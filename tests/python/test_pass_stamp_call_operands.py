@@ -88,9 +88,9 @@ def test_a_value_read_by_later_calls_keeps_the_calls_between_open():
     assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "shared", "x", "y", "z"], open_calls=["u", "w"]))
 
 
-def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_nor_what_comes_before_it():
+def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_and_one_read_across_it_is_carried():
     far = ["f%d = self.add(t, b, t)" % k for k in range(64)]
-    body = (["c = 8",                                     # before a value that is not stamped
+    body = (["c = 8",                                     # read across `mid`: carried over it
              "mid = pl.tensor.slice(a, [8, 8], [0, c])",  # read after a loop: beyond its run
              "x = pl.tensor.slice(a, [8, 8], [0, 16])",   # after it: stamped
              "u = self.add(mid, x, t)",
@@ -98,7 +98,23 @@ def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_nor_what_comes_
              "    t = self.add(mid, b, t)",
              "g = pl.tensor.slice(a, [8, 8], [0, 8])"]    # read 65 calls on: too far for a chunk
             + far + ["h = self.add(g, b, t)"])
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["x"]))
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "x"], carried=["c"]))
+
+
+def test_a_chain_is_carried_over_a_value_printed_between_chunks():
+    # A halo chain with `m`, read after the run, in its middle: `m` prints between chunks, the
+    # slice live across it is carried over, and the chain before it stays stamped (in session
+    # 31 the failure cascaded back through every slice before it).
+    body = ["s0 = pl.tensor.slice(a, [8, 8], [0, 0])", "c0 = self.add(s0, b, t)"]
+    for n in range(1, 6):
+        if n == 3:
+            body.append("m = pl.tensor.slice(a, [8, 8], [0, 128])")
+        body += ["s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * n), "c%d = self.add(s%d, s%d, t)" % (n, n, n - 1)]
+    body += ["for i in pl.range(2):", "    t = self.add(m, b, t)"]
+    after = assert_pass(passes.StampCallOperands(),
+                        *before_expected(body, ["s0", "s1", "s2", "s3", "s4", "s5"],
+                                         open_calls=["c0", "c1", "c2", "c3", "c4"], carried=["s2"]))
+    assert after.get("main").cut_calls == []
 
 
 def test_a_value_live_across_every_64th_call_is_carried_over_the_cut():

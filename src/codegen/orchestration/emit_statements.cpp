@@ -25,8 +25,9 @@ namespace {
 // chunks that call the optimised Arg methods build in linear time (3,000 calls: about 2 s) for
 // about 10% more orchestration time per task. A chunk ends right after a call that is not one of
 // Function::open_calls, where every value it declares is dead (the stamp's promise): the first
-// such call from its kChunkSize-th on; or right after one of Function::cut_calls, handing the
-// values live across it (Function::carried_operands) to the next chunk:
+// such call from its kChunkSize-th on; or right after one of Function::cut_calls, or right before
+// a statement printed between chunks, handing the values live across that point
+// (Function::carried_operands) to the next chunk:
 //
 //   auto chunk = [&]() PYPTO_CALL_CHUNK {      // ... the calls up to the cut, then
 //       return std::make_tuple(s63);
@@ -73,9 +74,11 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
     auto* a = stmts[k]->as<AssignStmt>();
     if (a && carried_operands_.count(a->var.get())) carried.push_back(a->var.get());
   }
-  // The stamp's promise: a carried value is live across the cut that ends its chunk.
-  PYPTO_CHECK(carried.empty() || is_cut_call(*stmts[end - 1]),
-              "orchestration codegen: a carried_operands value in a chunk of calls that ends at no cut_calls call");
+  // The stamp's promise: a carried value is live across the end of its chunk, a cut call or a
+  // statement printed between chunks.
+  PYPTO_CHECK(carried.empty() || is_cut_call(*stmts[end - 1]) || (end < stmts.size() && !in_call_chunk(*stmts[end])),
+              "orchestration codegen: a carried_operands value in a chunk of calls that ends at neither a cut_calls "
+              "call nor a statement printed between chunks");
   blank();
   const std::string handoff = carried.empty() ? "" : scopes_.declare("chunk", false);
   open_block((handoff.empty() ? "" : "auto " + handoff + " = ") + "[&]() PYPTO_CALL_CHUNK");   // (the preamble defines it)
