@@ -1,8 +1,10 @@
 """StampCallOperands: in an Orchestration function of 64 task statements or more, the values
 computed between kernel calls (slices, views, index expressions, copies, in-place assembles)
 that are dead by a later call of their run get stamped in Function.call_operands, and the calls
-they stay live across in Function.open_calls; the L2 generator prints the values inside its
-unoptimised chunks of calls and ends no chunk after an open call
+they stay live across in Function.open_calls; the run's every 64th call that a value is live
+across in Function.cut_calls, and the values live across a cut or a value printed between chunks
+in Function.carried_operands. The L2 generator prints the values inside its unoptimised chunks of
+calls, ends no chunk after an open call unless it is a cut, and hands carried values on
 (tests/python/test_orchestration_chunked_operands.py runs such programs). DSL Before /
 Expected, written as text: the programs need 64 calls."""
 
