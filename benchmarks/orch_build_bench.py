@@ -4,7 +4,8 @@
 
 For each size, generates the orchestration C++ of benchmarks/codegen_bench.py's program (N
 straight-line calls over 8 buffers) and compiles it once with the system C++ compiler and the
-flags pypto's build uses for orchestration files (plus -Werror), in a fresh process each time;
+flags pypto's build uses for orchestration files (plus -Werror) and its precompiled API header
+(built once beforehand, as pypto's build cache keeps it), in a fresh process each time;
 then the same program with a slice computed before each call (each call's first argument a
 16x16 view of a wide parameter: the form of an unrolled tiled program), chunked with its calls
 (StampCallOperands; docs/dev/orchestration_build.md), and with each slice read by the next call
@@ -79,14 +80,15 @@ def orchestration_source(calls: int, form: str = "plain") -> str:
 
 def measure(calls: int, form: str = "plain") -> dict:
     from pypto.runtime import include_dir
-    from pypto.runtime.build import COMMON_FLAGS, find_compiler, host_flags
+    from pypto.runtime.build import COMMON_FLAGS, find_compiler, host_flags, precompiled_include_flags
     code = orchestration_source(calls, form)
     with tempfile.TemporaryDirectory(prefix="pypto-orch-bench-") as d:
         src = os.path.join(d, "main.cpp")
         with open(src, "w") as f:
             f.write(code)
-        cmd = [find_compiler()] + COMMON_FLAGS + host_flags(find_compiler()) + ["-Werror", "-I" + include_dir(), "-c", src,
-                                                             "-o", os.path.join(d, "main.o")]
+        flags = COMMON_FLAGS + host_flags(find_compiler()) + ["-Werror"]
+        cmd = [find_compiler()] + flags + precompiled_include_flags("orchestration/main.cpp", flags) + \
+            ["-I" + include_dir(), "-c", src, "-o", os.path.join(d, "main.o")]
         out = subprocess.run([sys.executable, "-c", _MEASURE] + cmd, capture_output=True, text=True)
     rc, wall, cpu, peak_kb = out.stdout.split()
     return {"calls": calls, "form": form, "ok": rc == "0", "wall_s": float(wall), "cpu_s": float(cpu),

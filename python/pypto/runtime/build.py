@@ -22,8 +22,9 @@ generated sources into one library the same way; ``pypto.host.compile_host`` bui
 
 Caching, per translation unit: each ``.cpp`` becomes an object keyed by its text, its flags,
 the compiler identity and the runtime headers, so an edited kernel recompiles only itself and
-files shared between programs compile once. The kernel prelude is precompiled once per
-toolchain and runtime version (``PYPTO_PCH=0`` turns that off). A linked library is keyed by
+files shared between programs compile once. The kernel prelude, and under GCC the orchestration
+API header, are precompiled once per toolchain and runtime version (``PYPTO_PCH=0`` turns that
+off). A linked library is keyed by
 its objects and libpto2 itself: a second build of the same program runs no compiler. All of
 it lives in ``$PYPTO_CACHE_DIR`` (default ``~/.cache/pypto``), capped at
 ``$PYPTO_CACHE_MAX_BYTES`` (default 2 GiB) by evicting the least recently used entries.
@@ -51,7 +52,8 @@ from pypto.runtime import include_dir, kernel_include_dir, library_path
 
 __all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "build_sources", "cache_root",
            "program_table_source", "cache_max_bytes", "evict",
-           "COMMON_FLAGS", "KERNEL_FLAGS", "HOST_FLAGS", "GCC_HOST_MEMORY_FLAGS", "host_flags", "is_gcc"]
+           "COMMON_FLAGS", "KERNEL_FLAGS", "HOST_FLAGS", "GCC_HOST_MEMORY_FLAGS", "host_flags", "is_gcc",
+           "precompiled_include_flags"]
 
 _BUILD_FORMAT = "pypto-build-4"
 LIBRARY_NAME = "libprogram.so"
@@ -225,7 +227,8 @@ def _toolchain(cxx: str) -> str:
 #   <root>/obj/<k[:2]>/<k>.o    one object per (source, flags, toolchain): an edited kernel
 #                               recompiles only itself; an unchanged file of another program
 #                               (the same kernel, a program table) is reused
-#   <root>/pch/<k>/             pypto_kernel_prelude.h.gch, built once per toolchain/runtime
+#   <root>/pch/<k>/             a header and its .gch (the kernel prelude; the orchestration API
+#                               header under GCC), built once per toolchain/runtime/flags
 #   <root>/<k>/                 a linked program: libprogram.so, its sources, build.sh
 #
 # Every use refreshes an entry's mtime; after a build the least recently used entries are
@@ -233,6 +236,7 @@ def _toolchain(cxx: str) -> str:
 
 DEFAULT_CACHE_MAX_BYTES = 2 << 30
 _PRELUDE = "pypto_kernel_prelude.h"
+_ORCHESTRATION_HEADER = "pto_orchestration_api.h"
 
 
 def cache_max_bytes() -> int:
@@ -324,9 +328,9 @@ def _cache_entries(root: Path) -> List[tuple]:
                     out.append((st.st_mtime, st.st_size, f))
         elif d.name == "pch" and d.is_dir():
             for p in d.iterdir():
-                gch = p / (_PRELUDE + ".gch")
-                size = sum(f.stat().st_size for f in p.iterdir() if f.is_file())
-                out.append((gch.stat().st_mtime if gch.exists() else 0.0, size, p))
+                files = [f for f in p.iterdir() if f.is_file()]
+                used = [f.stat().st_mtime for f in files if f.name.endswith(".gch")]
+                out.append((max(used, default=0.0), sum(f.stat().st_size for f in files), p))
         elif d.is_dir():
             lib = d / LIBRARY_NAME
             size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
@@ -368,25 +372,34 @@ def evict(root: Optional[Path] = None, max_bytes: Optional[int] = None, keep: Se
     return freed
 
 
-def _precompiled_prelude(root: Path, cxx: str, flags: List[str], toolchain: str, progress) -> Optional[Path]:
-    """The directory holding the kernel prelude's precompiled header for these kernel flags,
-    built on first use (once per toolchain and runtime version); None when ``PYPTO_PCH=0`` or
-    the compiler cannot build it (kernels then parse the header as usual)."""
+def _precompiled_header(root: Path, cxx: str, header: str, flags: List[str], toolchain: str,
+                        progress) -> Optional[Path]:
+    """The directory holding ``header`` (the kernel prelude or the orchestration API header) and
+    its precompiled form for these flags, built on first use (once per toolchain and runtime
+    version); None when ``PYPTO_PCH=0`` or the compiler cannot build it (files then parse the
+    header as usual: the objects are the same either way)."""
     if os.environ.get("PYPTO_PCH", "1") == "0":
         return None
-    d = root / "pch" / _digest(toolchain, " ".join(flags))
-    gch = d / (_PRELUDE + ".gch")
+    d = root / "pch" / _digest(toolchain, header, " ".join(flags))
+    gch = d / (header + ".gch")
     if gch.is_file():
         _touch(gch)
         return d
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix="tmp-pch-", dir=str(root)))
     try:
-        shutil.copy2(os.path.join(kernel_include_dir(), _PRELUDE), work / _PRELUDE)
-        cmd = [cxx] + flags + ["-I" + include_dir(), "-I" + kernel_include_dir(), "-x", "c++-header", _PRELUDE,
-                               "-o", _PRELUDE + ".gch"]
-        progress.step("precompiling the kernel prelude (once per runtime version)")
-        if run_compiler(cmd, str(work)).returncode != 0:
+        source_dir = kernel_include_dir() if header == _PRELUDE else include_dir()
+        shutil.copy2(os.path.join(source_dir, header), work / header)
+        # Without -Werror: GCC warns "#pragma once in main file" for any header compiled on its
+        # own. Any other warning means the header would not compile cleanly with these flags, so
+        # the files parse it themselves and report it.
+        lenient = [f for f in flags if f != "-Werror" and not f.startswith("-Werror=")]
+        cmd = [cxx] + lenient + ["-I" + include_dir(), "-I" + kernel_include_dir(), "-x", "c++-header", header,
+                                 "-o", header + ".gch"]
+        progress.step("precompiling %s (once per runtime version)" % header)
+        proc = run_compiler(cmd, str(work))
+        out = proc.stderr or ""
+        if proc.returncode != 0 or out.count("warning:") > out.count("#pragma once in main file"):
             return None
         (root / "pch").mkdir(exist_ok=True)
         try:
@@ -397,6 +410,37 @@ def _precompiled_prelude(root: Path, cxx: str, flags: List[str], toolchain: str,
     finally:
         if work.is_dir():
             shutil.rmtree(work, ignore_errors=True)
+
+
+def precompiled_include_flags(rel: str, flags: List[str]) -> List[str]:
+    """The flags that give source file ``rel`` (compiled with ``flags``) its precompiled header
+    as pypto's build does, building the header on first use; [] when the file kind has none (or
+    ``PYPTO_PCH=0``). For tools measuring a compile outside ``build_sources``:
+
+        cmd = [cxx] + flags + precompiled_include_flags("orchestration/main.cpp", flags) + [...]
+    """
+    from pypto.runtime.progress import Progress
+    cxx = find_compiler()
+    header = _precompiled_kind(cxx, rel)
+    if header is None:
+        return []
+    with Progress("precompiling %s" % header, total=1) as progress:
+        d = _precompiled_header(cache_root(), cxx, header, flags, _toolchain(cxx), progress)
+    if d is None:
+        return []
+    return ["-I" + str(d)] + (["-include", header] if header == _ORCHESTRATION_HEADER else [])
+
+
+def _precompiled_kind(cxx: str, rel: str) -> Optional[str]:
+    """The header a file of this kind may take precompiled: the kernel prelude for kernels (found
+    by their own ``#include``), the orchestration API header for orchestration files under GCC
+    (given with ``-include``: the generated file includes system headers first, and GCC uses a
+    precompiled header only before the first declaration)."""
+    if rel.startswith("kernels/"):
+        return _PRELUDE
+    if rel.startswith("orchestration/") and is_gcc(cxx):
+        return _ORCHESTRATION_HEADER
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -440,8 +484,11 @@ def _link_command(cxx: str, lib: str, objs: List[str]) -> List[str]:
 
 def _compile_command(cxx: str, rel: str, file_flags: Dict[str, List[str]], pch: Optional[Path] = None) -> List[str]:
     inc = ["-I" + include_dir(), "-I" + kernel_include_dir()]
-    if pch is not None and rel.startswith("kernels/"):
+    header = _precompiled_kind(cxx, rel) if pch is not None else None
+    if header is not None:
         inc.insert(0, "-I" + str(pch))   # found first: GCC takes the .gch next to the header copy
+        if header == _ORCHESTRATION_HEADER:
+            inc += ["-include", header]
     return [cxx] + _file_flags(cxx, rel, file_flags) + inc + ["-c", rel, "-o", _object_name(rel)]
 
 
@@ -542,10 +589,12 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
                     label or "program", len(missing), len(sources), len(sources) - len(missing), root)
         with Progress("compiling %s" % (label or "program"), total=len(missing) + 1) as progress:
-            pch = None
-            kernel_flags = _file_flags(cxx, "kernels/x.cpp", {})
-            if any(rel.startswith("kernels/") and not file_flags.get(rel) for rel in missing):
-                pch = _precompiled_prelude(root, cxx, kernel_flags, toolchain, progress)
+            pchs: Dict[str, Optional[Path]] = {}   # header -> its precompiled directory (None: failed)
+            for rel in missing:
+                header = _precompiled_kind(cxx, rel)
+                if header is not None and header not in pchs and not file_flags.get(rel):
+                    pchs[header] = _precompiled_header(root, cxx, header, _file_flags(cxx, rel, {}), toolchain,
+                                                       progress)
             work = tempfile.mkdtemp(prefix="tmp-%s-" % key[:8], dir=str(root))
             try:
                 _write_files(work, all_files)
@@ -555,7 +604,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                 with concurrent.futures.ThreadPoolExecutor(max_workers=jobs) as pool:
                     futs = []
                     for rel in missing:
-                        use_pch = pch if not file_flags.get(rel) else None
+                        header = _precompiled_kind(cxx, rel)
+                        use_pch = pchs.get(header) if header and not file_flags.get(rel) else None
                         cmd = _compile_command(cxx, rel, file_flags, use_pch)
                         futs.append((rel, cmd, pool.submit(run_compiler, cmd, work)))
                     for rel, cmd, fut in futs:
@@ -597,8 +647,7 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
             finally:
                 if os.path.isdir(work):
                     shutil.rmtree(work, ignore_errors=True)
-        if pch is not None:
-            used.append(pch)
+        used += [p for p in pchs.values() if p is not None]
         evict(root, keep=used)
     out = str(final)
     if output_dir is not None:
