@@ -56,14 +56,10 @@ class Namer : public IRMutator {
 // True when some block of `s` has a kernel call statement without a result (a cheap statement
 // scan that spares the rebuilding walk for the usual program, whose calls all have one).
 bool has_unnamed_call(const StmtPtr& s) {
-  if (!s) return false;
-  for (const StmtPtr& st : FlatStmts(s)) {
-    if (auto* e = st->as<EvalStmt>(); e && e->expr->is<Call>() && !e->expr->as<Call>()->is_op) return true;
-    if (auto* f = st->as<ForStmt>(); f && has_unnamed_call(f->body)) return true;
-    if (auto* b = st->as<IfStmt>(); b && (has_unnamed_call(b->then_body) || has_unnamed_call(b->else_body))) return true;
-    if (auto* r = st->as<RuntimeScopeStmt>(); r && has_unnamed_call(r->body)) return true;
-  }
-  return false;
+  return AnyNestedStmt(s, [](const Stmt*, const Stmt& st) {
+    auto* e = st.as<EvalStmt>();
+    return e && e->expr->is<Call>() && !e->expr->as<Call>()->is_op;
+  });
 }
 
 ProgramPtr Run(const ProgramPtr& program) {

@@ -42,8 +42,8 @@ namespace {
 // A pl.parallel fan-in of at least this many ids goes through a dummy barrier.
 constexpr int64_t kFenceMinTrip = 4;
 
-const Call* task_ref_of(const StmtPtr& s) {
-  auto* a = s->as<AssignStmt>();
+const Call* task_ref_of(const Stmt& s) {
+  auto* a = s.as<AssignStmt>();
   auto* c = a ? a->value->as<Call>() : nullptr;
   return c && c->is_op && c->callee == "system.task_ref" ? c : nullptr;
 }
@@ -52,15 +52,7 @@ const Call* task_ref_of(const StmtPtr& s) {
 // them so, and the frontend hoists a deps= entry into one): a statement walk finds them without
 // visiting every expression (the 10,000-task codegen benchmark has none).
 bool has_task_ref(const StmtPtr& s) {
-  for (const StmtPtr& st : FlatStmts(s)) {
-    if (task_ref_of(st)) return true;
-    if (auto* f = st->as<ForStmt>(); f && has_task_ref(f->body)) return true;
-    if (auto* r = st->as<RuntimeScopeStmt>(); r && has_task_ref(r->body)) return true;
-    if (auto* i = st->as<IfStmt>(); i && (has_task_ref(i->then_body) || (i->else_body && has_task_ref(i->else_body)))) {
-      return true;
-    }
-  }
-  return false;
+  return AnyNestedStmt(s, [](const Stmt*, const Stmt& st) { return task_ref_of(st) != nullptr; });
 }
 
 VarPtr tid_var(const std::string& name, const Span& span) {
@@ -106,7 +98,7 @@ class Hoister {
   void scan(const StmtPtr& s, std::vector<Scope>& scopes) {
     for (const StmtPtr& st : FlatStmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
-        if (const Call* r = task_ref_of(st)) {
+        if (const Call* r = task_ref_of(*st)) {
           Ref ref{r->task_ref.task, nullptr, r->task_ref.every_iteration, r->task_ref.slot, scopes, r->span};
           if (!r->args.empty()) ref.loop_var = as_var(r->args[0]);
           if (refs_.emplace(a->var.get(), std::move(ref)).second) ref_order_.push_back(a->var.get());
@@ -245,7 +237,7 @@ class Hoister {
   void rebuild(const StmtPtr& s, std::map<std::string, ExprPtr>& visible, std::vector<StmtPtr>& out) {
     for (const StmtPtr& st : FlatStmts(s)) {
       if (auto* a = st->as<AssignStmt>()) {
-        if (task_ref_of(st)) {
+        if (task_ref_of(*st)) {
           const Ref& ref = refs_.at(a->var.get());
           if (ref.slot >= 0) {
             // slot k of the array the pl.parallel filled (not its fence)

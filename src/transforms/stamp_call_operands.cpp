@@ -291,16 +291,9 @@ class Stamper {
 // True when some block of `s` has a value statement right before a call (a cheap statement scan
 // that spares the full reference walk for programs of calls alone).
 bool has_value_before_call(const StmtPtr& s) {
-  if (!s) return false;
-  const Stmt* prev = nullptr;
-  for (const StmtPtr& st : FlatStmts(s)) {
-    if (prev && IsSelfContainedTask(*st) && value_form(*prev) != ValueForm::None) return true;
-    if (auto* f = st->as<ForStmt>(); f && has_value_before_call(f->body)) return true;
-    if (auto* b = st->as<IfStmt>(); b && (has_value_before_call(b->then_body) || has_value_before_call(b->else_body))) return true;
-    if (auto* r = st->as<RuntimeScopeStmt>(); r && has_value_before_call(r->body)) return true;
-    prev = st.get();
-  }
-  return false;
+  return AnyNestedStmt(s, [](const Stmt* prev, const Stmt& st) {
+    return prev && IsSelfContainedTask(st) && value_form(*prev) != ValueForm::None;
+  });
 }
 
 ProgramPtr Run(const ProgramPtr& program) {

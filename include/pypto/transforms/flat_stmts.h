@@ -42,4 +42,25 @@ class FlatStmts {
   std::vector<ir::StmtPtr> own_;
 };
 
+// True when `pred(prev, st)` holds for a statement `st` of `body` or of a block nested in it (a
+// loop's body, a branch, a runtime scope's body), `prev` being the statement before `st` in its
+// own block (null for a block's first). A statement scan, cheap next to a full walk: the
+// expressions are not visited, so passes run it first to skip bodies with nothing to do.
+//   bool any_call = AnyNestedStmt(fn.body, [](const ir::Stmt*, const ir::Stmt& st) { return st.is<ir::EvalStmt>(); });
+template <typename Pred>
+bool AnyNestedStmt(const ir::StmtPtr& body, const Pred& pred) {
+  if (!body) return false;
+  const ir::Stmt* prev = nullptr;
+  for (const ir::StmtPtr& st : FlatStmts(body)) {
+    if (pred(prev, *st)) return true;
+    if (auto* f = st->as<ir::ForStmt>(); f && AnyNestedStmt(f->body, pred)) return true;
+    if (auto* b = st->as<ir::IfStmt>(); b && (AnyNestedStmt(b->then_body, pred) || AnyNestedStmt(b->else_body, pred))) {
+      return true;
+    }
+    if (auto* r = st->as<ir::RuntimeScopeStmt>(); r && AnyNestedStmt(r->body, pred)) return true;
+    prev = st.get();
+  }
+  return false;
+}
+
 }  // namespace pypto::transforms
