@@ -9,7 +9,8 @@ flags pypto's build uses for orchestration files (plus -Werror) and its precompi
 then the same program with a slice computed before each call (each call's first argument a
 16x16 view of a wide parameter: the form of an unrolled tiled program), chunked with its calls
 (StampCallOperands; docs/dev/orchestration_build.md), and with each slice read by the next call
-too (a halo: every chunk boundary has a slice live across it).
+too (a halo: every chunk boundary has a slice live across it), and in two phases, each slice
+read again half the program later (far values, handed on by their chunks).
 Reports wall time, compiler CPU time and the compiler's peak resident memory. Wall time counts
 a busy machine's waiting too: read CPU time for the compiler's own cost. Figures only.
 (Before the call chunking of emit_statements.cpp, g++ -O2 took 4 s for 300 calls, 34-44 s and
@@ -64,8 +65,32 @@ def sliced_source(calls: int, chained: bool = False) -> str:
     return "\n".join(lines)
 
 
+def far_source(calls: int) -> str:
+    """codegen_bench's program in two phases: the first half of the calls each read a 16x16
+    slice of parameter `a` (16 x 8*calls), computed right before; the second half read every
+    slice again, half the program later (each slice is *far*: handed on by its chunk)."""
+    import codegen_bench
+    half = calls // 2
+    src = codegen_bench.make_source(calls).replace(
+        "def main(self, a: pl.Tensor[[16, 16], pl.FP32]", "def main(self, a: pl.Tensor[[16, %d], pl.FP32]" % (16 * half))
+    lines, n = [], 0
+    for line in src.split("\n"):
+        m = re.match(r"(\s+)(\w+) = self\.(\w+)\((\w+), (\w+), (.*)$", line)
+        if m and n < 2 * half:
+            ind, dst, k, first, second, rest = m.groups()
+            first, second = ("b" if x == "a" else x for x in (first, second))   # `a` is wider now
+            if n < half:
+                lines.append("%ss%d = pl.tensor.slice(a, [16, 16], [0, %d])" % (ind, n, 16 * n))
+                line = "%s%s = self.%s(s%d, %s, %s" % (ind, dst, k, n, second, rest)
+            else:
+                line = "%s%s = self.%s(%s, s%d, %s" % (ind, dst, k, first, n - half, rest)
+            n += 1
+        lines.append(line)
+    return "\n".join(lines)
+
+
 # The programs measured: (name, slices before the calls, each slice read by two calls).
-FORMS = (("plain", False, False), ("sliced", True, False), ("chained", True, True))
+FORMS = (("plain", False, False), ("sliced", True, False), ("chained", True, True), ("far", True, False))
 
 
 def orchestration_source(calls: int, form: str = "plain") -> str:
@@ -73,7 +98,8 @@ def orchestration_source(calls: int, form: str = "plain") -> str:
     from pypto import codegen
     import codegen_bench
     _, sliced, chained = next(f for f in FORMS if f[0] == form)
-    source = sliced_source(calls, chained) if sliced else codegen_bench.make_source(calls)
+    source = far_source(calls) if form == "far" else sliced_source(calls, chained) if sliced else \
+        codegen_bench.make_source(calls)
     program = pl.parse_program(source, "orch_build_bench.py")
     return codegen.generate_orchestration(program, "main").code
 
@@ -115,7 +141,8 @@ def main(argv=None) -> list:
             print("  %8d %8s %10d %8.2f %8.2f %10.0f %12.2f%s" % (n, form, r["lines"], r["wall_s"], r["cpu_s"],
                                                                 r["peak_mb"], 1e3 * r["cpu_s"] / n,
                                                                 "" if r["ok"] else "  FAILED"))
-    print("  (plain: calls alone; sliced: a slice before each call; chained: each slice also read by the next call)")
+    print("  (plain: calls alone; sliced: a slice before each call; chained: each slice also read by the next call;"
+          " far: each slice read again half the program later)")
     for r in rows:
         if r["calls"] == 3000:
             print("  goal (issue 17): 3,000 calls (%s) built in < 5 s and < 300 MB: %.2f s cpu (%.2fx), %.0f MB (%.2fx)"

@@ -5,20 +5,22 @@
 //   chunks no other). A *run* is a block's statements between loops, branches and other
 //   statements: kernel calls and candidate values — a tensor.slice, transpose, reshape, dim or
 //   read, a scalar expression, a Var copy, an in-place tensor.assemble. call_operands are the
-//   candidates the L2 generator may print inside a chunk of calls, in program order. A value
-//   qualifies when
-//     - the last reference to it, or to a Var bound to its C++ text (a copy, an assemble's
-//       result, the result of a call that writes it back: Function::returned_params), is
-//       followed in its run by a call (its *death*), at most kCallChunkMin calls on (the source
-//       of a tensor.assemble is no reference: it prints nothing);
-//     - every call between it and its death has a result Var, and at most one *boundary* is
-//       there: a forced cut (every kCallChunkMin-th call of a run) or a candidate that does not
-//       qualify (it prints between chunks). A copy or assemble bound to a name declared outside
-//       the run declares nothing.
-//   open_calls are the calls strictly between a qualifying value and its death: a chunk must
-//   not end after one of them, unless it is a cut call. The open forced cuts are cut_calls,
-//   where a chunk ends anyway, and the values declaring a C++ name live across a boundary are
-//   carried_operands, which the chunk ending there hands to the next.
+//   candidates the L2 generator may print inside a chunk of calls, in program order. A value's
+//   *death* is the first call in its run after the last reference to it, or to a Var bound to
+//   its C++ text (a copy, an assemble's result, the result of a call that writes it back:
+//   Function::returned_params; the source of a tensor.assemble is no reference: it prints
+//   nothing). A value is
+//     - *near* when its death is at most kCallChunkMin calls on, every call in between has a
+//       result Var, and at most one forced cut (every kCallChunkMin-th call of a run) is there;
+//     - *far* otherwise, when a call follows it in its run: it dies further on, or is read
+//       after its run (by a later loop, the calls after it, the return);
+//   either qualifies; a value after its run's last call does not (it prints between chunks). A
+//   copy or assemble bound to a name declared outside the run declares nothing (near).
+//   open_calls are the calls strictly between a near value and its death: a chunk must not end
+//   after one of them, unless it is a cut call. The open forced cuts are cut_calls, where a
+//   chunk ends anyway. carried_operands are the values declaring a C++ name that are far or
+//   live across a cut call: the chunk declaring one hands it on to the block, where the chunks
+//   and statements after it read it.
 //
 //     @pl.function(type=pl.FunctionType.Orchestration)   @pl.function(..., call_operands=["s0", "s1"],
 //     def main(self, a, b, t):                      ==>                open_calls=["u"])
@@ -38,8 +40,9 @@
 //   unrolled tiled program computes a slice before each call: with the slices outside the
 //   chunks nothing was chunked (1,000 sliced calls: 96 s and 1.2 GB to build). With this stamp
 //   the generator may end a chunk after any call not in open_calls (every value the chunk
-//   declares is dead there) and must end one after each of cut_calls, so that a chain of
-//   overlapping spans (each call reading its own slice and the previous one) is still chunked.
+//   declares is dead there or handed on) and must end one after each of cut_calls, so that a
+//   chain of overlapping spans (each call reading its own slice and the previous one) is still
+//   chunked; a far value (read again 100 calls on, after a loop) keeps no chunk from ending.
 #include <unordered_map>
 #include <unordered_set>
 
@@ -217,37 +220,39 @@ class Stamper {
       unnamed_before[k + 1] = unnamed_before[k] + (call && !at(k).is<AssignStmt>());
       forced_before[k + 1] = forced_before[k] + (call && calls_before[k + 1] % static_cast<size_t>(kCallChunkMin) == 0);
     }
-    // Backwards: a value's qualification depends on the values after it. A value that fails
-    // prints between chunks, so a chunk ends right before it: like a forced cut, a boundary the
-    // values live across are carried over. A value may cross one boundary (it is carried once).
+    // A value is *near* when its death is at most kCallChunkMin calls on, past one forced cut at
+    // most and past calls with result Vars only: the calls in between stay open, and it is carried
+    // over the cut. Otherwise it is *far* — dying further on, or read after its run — when its
+    // group is declared in the run (a far copy's source is farther still: far too, and carried)
+    // and a call follows it there (a chunk holds it): its chunk hands it on wherever it ends,
+    // declared in the block, so the chunks and statements after it read it, and no call is held
+    // open. Any other value (after the run's last call) prints between chunks.
     std::vector<size_t> death(n, n);
-    std::vector<bool> qualified(n, false), crosses(n, false);
-    size_t failure[2] = {n, n};   // the two nearest failures after k
-    for (size_t k = n; k-- > 0;) {
+    std::vector<bool> qualified(n, false), crosses(n, false), far(n, false);
+    for (size_t k = 0; k < n; ++k) {
       if (IsSelfContainedTask(at(k))) continue;
       size_t d = k;   // a value bound to an outside name declares nothing: dead where it stands
+      bool read_after_run = false;
       if (group[k] >= 0) {
         const int64_t last = need[groups.find(group[k])] - base;
         d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
+        read_after_run = last >= 0 && static_cast<size_t>(last) >= n;
       }
-      const size_t boundaries =
-          d < n ? forced_before[d] - forced_before[k + 1] + (failure[0] < d) + (failure[1] < d) : 0;
-      const bool ok = d < n && boundaries <= 1 && calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
-                      unnamed_before[d] == unnamed_before[k + 1];
-      if (!ok) {
-        failure[1] = failure[0];
-        failure[0] = k;
-      }
-      qualified[k] = ok;
-      crosses[k] = ok && boundaries == 1;
+      const size_t cuts = d < n ? forced_before[d] - forced_before[k + 1] : 0;
+      const bool near = d < n && cuts <= 1 &&
+                        calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
+                        unnamed_before[d] == unnamed_before[k + 1];
+      far[k] = !near && group[k] >= 0 && next_call[k] < n && (d < n || read_after_run);
+      qualified[k] = near || far[k];
+      crosses[k] = far[k] || (near && cuts == 1);
       death[k] = d;
     }
-    // The calls strictly between a qualifying value and its death are open; an open forced cut
-    // is a cut call, and a value declaring a C++ name across a cut or a failure is carried to
-    // the next chunk.
+    // The calls strictly between a near value and its death are open; an open forced cut is a
+    // cut call, and a value declaring a C++ name across a cut, or far, is carried to the chunks
+    // after its own.
     std::vector<int> open(n + 1, 0);
     for (size_t k = 0; k < n; ++k) {
-      if (!qualified[k] || death[k] <= k) continue;
+      if (!qualified[k] || far[k] || death[k] <= k) continue;
       ++open[k + 1];
       --open[death[k]];
     }

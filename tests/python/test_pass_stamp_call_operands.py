@@ -90,23 +90,25 @@ def test_a_value_read_by_later_calls_keeps_the_calls_between_open():
     assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "shared", "x", "y", "z"], open_calls=["u", "w"]))
 
 
-def test_a_value_read_after_its_run_or_too_far_on_is_not_stamped_and_one_read_across_it_is_carried():
+def test_values_read_after_their_run_or_far_on_are_carried_and_one_after_the_last_call_is_not():
     far = ["f%d = self.add(t, b, t)" % k for k in range(64)]
-    body = (["c = 8",                                     # read across `mid`: carried over it
-             "mid = pl.tensor.slice(a, [8, 8], [0, c])",  # read after a loop: beyond its run
-             "x = pl.tensor.slice(a, [8, 8], [0, 16])",   # after it: stamped
+    body = (["c = 8",
+             "mid = pl.tensor.slice(a, [8, 8], [0, c])",  # read after a loop: far, carried
+             "x = pl.tensor.slice(a, [8, 8], [0, 16])",   # read by the next call: near
              "u = self.add(mid, x, t)",
+             "z = pl.tensor.slice(a, [8, 8], [0, 24])",   # after its run's last call: not stamped
              "for i in pl.range(2):",
-             "    t = self.add(mid, b, t)",
-             "g = pl.tensor.slice(a, [8, 8], [0, 8])"]    # read 65 calls on: too far for a chunk
-            + far + ["h = self.add(g, b, t)"])
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "x"], carried=["c"]))
+             "    t = self.add(mid, z, t)",
+             "g = pl.tensor.slice(a, [8, 8], [0, 8])"]    # read 65 calls on: far, carried (no
+            + far + ["h = self.add(g, b, t)"])           # call held open)
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["c", "mid", "x", "g"], carried=["mid", "g"]))
 
 
-def test_a_chain_is_carried_over_a_value_printed_between_chunks():
-    # A halo chain with `m`, read after the run, in its middle: `m` prints between chunks, the
-    # slice live across it is carried over, and the chain before it stays stamped (in session
-    # 31 the failure cascaded back through every slice before it).
+def test_a_value_read_after_the_run_in_a_chains_middle_is_far():
+    # A halo chain with `m`, read after the run, in its middle: `m` is far (its chunk hands it
+    # on), and the chain around it stays stamped, its calls open. (In session 31 `m` printed
+    # between chunks and the failure cascaded back through every slice before it; in session
+    # 32 the slice live across it was carried over it.)
     body = ["s0 = pl.tensor.slice(a, [8, 8], [0, 0])", "c0 = self.add(s0, b, t)"]
     for n in range(1, 6):
         if n == 3:
@@ -114,8 +116,8 @@ def test_a_chain_is_carried_over_a_value_printed_between_chunks():
         body += ["s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * n), "c%d = self.add(s%d, s%d, t)" % (n, n, n - 1)]
     body += ["for i in pl.range(2):", "    t = self.add(m, b, t)"]
     after = assert_pass(passes.StampCallOperands(),
-                        *before_expected(body, ["s0", "s1", "s2", "s3", "s4", "s5"],
-                                         open_calls=["c0", "c1", "c2", "c3", "c4"], carried=["s2"]))
+                        *before_expected(body, ["s0", "s1", "s2", "m", "s3", "s4", "s5"],
+                                         open_calls=["c0", "c1", "c2", "c3", "c4"], carried=["m"]))
     assert after.get("main").cut_calls == []
 
 
@@ -153,13 +155,13 @@ def test_a_chain_of_overlapping_spans_is_cut_every_64th_call():
     assert passes.verify_property(passes.IRProperty.CallOperandsStamped, after) == []
 
 
-def test_a_call_without_a_result_cannot_stay_open():
+def test_a_value_read_across_a_call_without_a_result_is_far():
     body = ["s = pl.tensor.slice(a, [8, 8], [0, 8])",
-            "self.add(s, b, t)",                          # no name for open_calls
+            "self.add(s, b, t)",                          # no name for open_calls: `s` is carried
             "u = self.add(s, b, t)",
             "y = pl.tensor.slice(a, [8, 8], [0, 16])",
             "v = self.add(y, b, t)"]
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["y"]))
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["s", "y"], carried=["s"]))
 
 
 def test_a_tiled_write_and_its_in_place_assemble():
@@ -170,11 +172,12 @@ def test_a_tiled_write_and_its_in_place_assemble():
             "p = pl.tensor.slice(out2, [8, 8], [0, 16])",  # written, then read by the next call
             "p2 = self.add(t, b, p)",                     # (bound to p's text: p2 stays open)
             "t = self.add(p2, b, t)",
-            "q = pl.tensor.slice(out2, [8, 8], [0, 24])",  # written, then read after a loop
-            "q2 = self.add(t, b, q)",
+            "q = pl.tensor.slice(out2, [8, 8], [0, 24])",  # written, then read after a loop (as
+            "q2 = self.add(t, b, q)",                      # q2, bound to q's text): far, carried
             "for i in pl.range(2):",
             "    t = self.add(q2, b, t)"]
-    assert_pass(passes.StampCallOperands(), *before_expected(body, ["o", "out2", "p"], open_calls=["p2"]))
+    assert_pass(passes.StampCallOperands(),
+                *before_expected(body, ["o", "out2", "p", "q"], open_calls=["p2"], carried=["q"]))
 
 
 def test_values_without_a_call_after_them_and_small_functions_are_not_stamped():
