@@ -123,6 +123,11 @@ class ControlFlowPrinter : public CppWriter {
   virtual std::string condition(const ir::ExprPtr& cond) = 0;
   // After the if: binds s.return_vars to the results (and prints what reads them out).
   virtual void bind_branch_results(const ir::IfStmt& s, const std::vector<Target>& results) = 0;
+  // ---- the statement proper ----
+  // Around the loop or if itself (after the carries or results are declared, before they are
+  // bound): a generator may print it in a function of its own. Nothing by default.
+  virtual void open_statement(const ir::Stmt&) {}
+  virtual void close_statement(const ir::Stmt&) {}
   // ---- bodies and yields ----
   virtual void print_body(const ir::StmtPtr& body) = 0;
   // Yielded value `value` into target `i` of `frame`: the move that writes it, or nullopt
@@ -144,12 +149,14 @@ template <class Target>
 void ControlFlowPrinter<Target>::print_for(const ir::ForStmt& f) {
   Frame frame{&f, {}};
   for (size_t i = 0; i < f.iter_args.size(); ++i) frame.targets.push_back(loop_carry(f, i));
+  open_statement(f);
   open_loop(f, frame.targets);
   frames_.push_back(std::move(frame));
   print_body(f.body);
   frame = std::move(frames_.back());
   frames_.pop_back();
   close_block();
+  close_statement(f);
   bind_loop_results(f, frame.targets);
 }
 
@@ -157,6 +164,7 @@ template <class Target>
 void ControlFlowPrinter<Target>::print_if(const ir::IfStmt& s) {
   Frame frame;
   for (size_t k = 0; k < s.return_vars.size(); ++k) frame.targets.push_back(branch_result(s, k));
+  open_statement(s);
   open_block("if (" + condition(s.cond) + ")");
   frames_.push_back(std::move(frame));
   print_body(s.then_body);
@@ -168,6 +176,7 @@ void ControlFlowPrinter<Target>::print_if(const ir::IfStmt& s) {
   frame = std::move(frames_.back());
   frames_.pop_back();
   close_block();
+  close_statement(s);
   bind_branch_results(s, frame.targets);
 }
 

@@ -78,7 +78,9 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
   blank();
   const std::string handoff = carried.empty() ? "" : scopes_.declare("chunk", false);
   open_block((handoff.empty() ? "" : "auto " + handoff + " = ") + "[&]() PYPTO_CALL_CHUNK");   // (the preamble defines it)
+  ++unoptimised_depth_;
   for (size_t k = begin; k < end; ++k) emit_stmt(stmts[k]);
+  --unoptimised_depth_;
   if (carried.empty()) {
     close_block("}();");
     return;
@@ -96,6 +98,34 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
     // (A far value may die in its own chunk, which ended after the calls that read it.)
     line("[[maybe_unused]] auto& " + b.text + " = std::get<" + std::to_string(j) + ">(" + handoff + ");");
   }
+}
+
+// In a function whose calls are in blocks of their own, a loop or if printed in the optimised
+// function is printed in an unoptimised one of its own, called in place (its carries and
+// results are declared before it, and bound after it, outside):
+//
+//   Tensor acc = t0;                          // a carry
+//   [&]() PYPTO_CALL_CHUNK {
+//       for (int64_t i = 0; i < 2; i += 1) { ... acc = ...; }
+//   }();
+//
+// g++ -O2 time grows faster than linearly with the function's size, loops and branches as well
+// as calls: an unrolled program of 500 two-call loops took 66 s and 791 MB to build, 1.5 s and
+// 146 MB so. Nested ones, and those inside chunks of calls, are already unoptimised.
+void Emitter::open_statement(const Stmt&) {
+  const bool wrap = calls_in_own_blocks() && unoptimised_depth_ == 0;
+  statement_wrapped_.push_back(wrap);
+  if (!wrap) return;
+  open_block("[&]() PYPTO_CALL_CHUNK");   // (the preamble defines it)
+  ++unoptimised_depth_;
+}
+
+void Emitter::close_statement(const Stmt&) {
+  const bool wrapped = statement_wrapped_.back();
+  statement_wrapped_.pop_back();
+  if (!wrapped) return;
+  --unoptimised_depth_;
+  close_block("}();");
 }
 
 void Emitter::emit_block_body(const StmtPtr& body) {

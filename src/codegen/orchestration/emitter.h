@@ -237,6 +237,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   CarryTarget branch_result(const ir::IfStmt& s, size_t k) override;
   std::string condition(const ir::ExprPtr& cond) override { return strip_parens(expr(cond)); }
   void bind_branch_results(const ir::IfStmt& s, const std::vector<CarryTarget>& results) override;
+  void open_statement(const ir::Stmt& s) override;    // emit_statements.cpp
+  void close_statement(const ir::Stmt& s) override;
   void print_body(const ir::StmtPtr& body) override { emit_block_body(body); }
   std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;
   std::string fresh_name(const std::string& base) override { return scopes_.declare(base, false); }
@@ -261,6 +263,8 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   common::StringStream body_;   // (moved out by Generate: no copy of the body's text)
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   bool needs_tuple_header_ = false;      // a chunk of calls handing values to the next (emit_statements.cpp)
+  int unoptimised_depth_ = 0;            // inside a chunk of calls or a loop / if printed unoptimised
+  std::vector<bool> statement_wrapped_;  // per open loop / if: printed in a function of its own
   CppScopes scopes_;
   std::unordered_map<const ir::Var*, Binding> bindings_;
   const std::unordered_set<const ir::Var*> non_negative_vars_;   // Function::non_negative_vars (StampNonNegativeVars)

@@ -126,8 +126,9 @@ std::string Emitter::Generate() {
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
           "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
   if (body.find("PYPTO_CALL_CHUNK") != std::string::npos)  // (emit_statements.cpp)
-    os << "// A chunk of a long run of calls: a function of its own, not optimised (an optimiser's cost\n"
-          "// grows faster than linearly with a function's size; the Arg methods it calls are optimised).\n"
+    os << "// A chunk of a long run of calls, or a loop or if of a long function: a function of its own,\n"
+          "// not optimised (an optimiser's cost grows faster than linearly with a function's size; the\n"
+          "// Arg methods it calls are optimised).\n"
           "#if defined(__clang__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optnone))\n"
           "#elif defined(__GNUC__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optimize(\"O0\")))\n"
           "#else\n#define PYPTO_CALL_CHUNK\n#endif\n\n";
