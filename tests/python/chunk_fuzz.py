@@ -143,4 +143,4 @@ def check(seed: int) -> str:
         compiled.close()
     np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-3, err_msg="program %d:\n%s" % (seed, source))
     return "program %d: %d calls, %d chunks, %d handing values on" % (
-        seed, code.count("rt_submit_aiv_task"), chunks, code.count("return std::make_tuple("))
+        seed, code.count("rt_submit_aiv_task"), chunks, code.count("return handed_on{"))

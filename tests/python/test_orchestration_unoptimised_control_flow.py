@@ -1,10 +1,12 @@
 """In an orchestration function whose calls are in blocks of their own (64 task statements or
-more), each loop and if printed in the optimised entry is printed in an unoptimised function of
-its own, called in place (emit_statements.cpp, Emitter::open_statement): g++ -O2 time grows
-faster than linearly with one function's size, and an unrolled program of 500 two-call loops
-took 66 s and 791 MB to build (1.5 s and 146 MB so). The carries and results are declared
-before the function and bound after it, so a loop's tensor and scalar carries, an if's tensor
-result and a nested loop compute what NumPy computes."""
+more), each loop, if and runtime scope printed in the optimised entry is printed in an
+unoptimised function of its own, called in place (emit_statements.cpp, Emitter::open_statement):
+g++ -O2 time grows faster than linearly with one function's size, and an unrolled program of 500
+two-call loops took 66 s and 791 MB to build (1.5 s and 146 MB so). The entry's outermost
+PTO2_SCOPE is one such statement (its whole body); without it (auto_scope=False) each loop and
+if is. The carries and results are declared before the function and bound after it, so a
+loop's tensor and scalar carries, an if's tensor result and a nested loop compute what NumPy
+computes."""
 
 from __future__ import annotations
 
@@ -18,9 +20,9 @@ from pypto import codegen
 from test_orchestration_many_calls import program_head
 
 
-def source(loops: int) -> str:
+def source(loops: int, auto_scope: bool = True) -> str:
     body = [
-        "    @pl.function(type=pl.FunctionType.Orchestration)",
+        "    @pl.function(type=pl.FunctionType.Orchestration%s)" % ("" if auto_scope else ", auto_scope=False"),
         "    def main(self, a: pl.Tensor[[8, 32], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32],",
         "             out: pl.Out[pl.Tensor[[8, 8], pl.FP32]]) -> pl.Tensor[[8, 8], pl.FP32]:",
         "        t0 = pl.create_tensor([8, 8], dtype=pl.FP32)",
@@ -64,18 +66,21 @@ def wrapped_statements(code: str) -> list:
     """The first line of each statement printed in an unoptimised function of its own."""
     lines = code.split("\n")
     return [lines[i + 1].strip() for i, l in enumerate(lines)
-            if l.strip() == "[&]() PYPTO_CALL_CHUNK {" and lines[i + 1].strip().startswith(("for (", "if ("))]
+            if l.strip() == "[&]() PYPTO_UNOPTIMISED {"]
 
 
-@pytest.mark.parametrize("loops", [3, 30])
-def test_loops_and_ifs_of_a_long_function_are_printed_unoptimised(loops, tmp_path, monkeypatch):
+@pytest.mark.parametrize("loops, auto_scope", [(3, True), (30, True), (30, False)])
+def test_loops_ifs_and_scopes_of_a_long_function_are_printed_unoptimised(loops, auto_scope, tmp_path, monkeypatch):
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    program = pl.parse_program(source(loops), "loops.py")
+    program = pl.parse_program(source(loops, auto_scope), "loops.py")
     code = codegen.generate_orchestration(program, "main").code
     wrapped = wrapped_statements(code)
     if loops < 30:
         assert wrapped == [], code   # 2 * 3 + 5 task statements: the spec's plain form
+    elif auto_scope:
+        # the entry's outermost PTO2_SCOPE: the whole body, its loops and if inside
+        assert wrapped == ["PTO2_SCOPE() {"], wrapped
     else:
         # every top-level loop and the if; not the nested loop
         assert len(wrapped) == loops + 3, wrapped

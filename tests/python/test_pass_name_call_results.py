@@ -73,4 +73,4 @@ def test_the_pipeline_chunks_a_chain_of_call_statements():
     code = codegen.generate_orchestration(pl.parse_program(program(lines, None, 0)), "main").code
     assert code.count("rt_submit_aiv_task") == 300
     assert code.count("[&]() PYPTO_CALL_CHUNK {") <= 6
-    assert code.count("return std::make_tuple(") >= 3
+    assert code.count("return handed_on{") >= 3

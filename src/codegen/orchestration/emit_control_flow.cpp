@@ -95,9 +95,11 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
     scope_exits_.add_slot(c.stmt, c.index, slot);
     exits.emplace_back(rv, slot);
   }
+  open_statement(s);   // (a function of its own in a long function: emit_statements.cpp)
   open_block(s.mode == RuntimeScopeMode::Manual ? "PTO2_SCOPE(PTO2ScopeMode::MANUAL)" : "PTO2_SCOPE()");
   emit_block_body(s.body);
   close_block();
+  close_statement(s);
   for (auto& [rv, slot] : exits) {
     if (rv->type->is<TensorType>()) {
       std::string name = declare(rv);

@@ -31,9 +31,10 @@ namespace {
 // after it:
 //
 //   auto chunk = [&]() PYPTO_CALL_CHUNK {      // ... the calls up to the cut, then
-//       return std::make_tuple(s63);
+//       struct handed_on { decltype(s63) v0; };
+//       return handed_on{s63};
 //   }();
-//   [[maybe_unused]] auto& s63 = std::get<0>(chunk);   // read by the next chunks' calls
+//   [[maybe_unused]] auto& s63 = chunk.v0;   // read by the next chunks' calls
 //
 // Other statements (loops, branches, creates, values read after their run) print between chunks.
 constexpr size_t kChunkSize = 64;
@@ -85,38 +86,47 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
     close_block("}();");
     return;
   }
-  std::string values;
-  for (const Var* v : carried) values += (values.empty() ? "" : ", ") + ref(v);
-  line("return std::make_tuple(" + values + ");");
+  // A local struct, its members named and typed as the values (std::tuple's instantiations cost
+  // about 0.3 s of compile time per tuple type of 64 elements).
+  const std::string type = scopes_.declare("handed_on", false);
+  std::string members, values;   // members v0, v1, ...: a member named as its value would change
+  for (size_t j = 0; j < carried.size(); ++j) {   // the meaning of the name in the struct
+    const std::string text = ref(carried[j]);
+    members += "decltype(" + text + ") v" + std::to_string(j) + "; ";
+    values += (values.empty() ? "" : ", ") + text;
+  }
+  line("struct " + type + " { " + members + "};");
+  line("return " + type + "{" + values + "};");
   close_block("}();");
-  needs_tuple_header_ = true;
   for (size_t j = 0; j < carried.size(); ++j) {
     const Binding& b = binding_of(carried[j]);
     PYPTO_CHECK(b.idents.size() == 1 && b.idents[0] == b.text,
                 "orchestration codegen: carried value '" << carried[j]->name << "' is not a declared name");
     scopes_.declare_exact(b.text, true);   // fresh: chosen against every enclosing block
     // (A far value may die in its own chunk, which ended after the calls that read it.)
-    line("[[maybe_unused]] auto& " + b.text + " = std::get<" + std::to_string(j) + ">(" + handoff + ");");
+    line("[[maybe_unused]] auto& " + b.text + " = " + handoff + ".v" + std::to_string(j) + ";");
   }
 }
 
-// In a function whose calls are in blocks of their own, a loop or if printed in the optimised
-// function is printed in an unoptimised one of its own, called in place (its carries and
-// results are declared before it, and bound after it, outside):
+// In a function whose calls are in blocks of their own, a loop, if or runtime scope printed in
+// the optimised entry is printed in an unoptimised function of its own, called in place (its
+// carries, results and exit slots are declared before it, and bound after it, outside):
 //
 //   Tensor acc = t0;                          // a carry
-//   [&]() PYPTO_CALL_CHUNK {
+//   [&]() PYPTO_UNOPTIMISED {
 //       for (int64_t i = 0; i < 2; i += 1) { ... acc = ...; }
 //   }();
 //
-// g++ -O2 time grows faster than linearly with the function's size, loops and branches as well
-// as calls: an unrolled program of 500 two-call loops took 66 s and 791 MB to build, 1.5 s and
-// 146 MB so. Nested ones, and those inside chunks of calls, are already unoptimised.
+// g++ -O2 time grows faster than linearly with one function's size, loops and scopes as well
+// as calls: an unrolled program of 500 two-call loops took 66 s and 791 MB to build (1.5 s and
+// 146 MB so), one of 150 two-call MANUAL scopes 6 s. The entry's outermost PTO2_SCOPE is such a
+// statement, so its whole body is unoptimised: -O0 time is linear, and blocks share stack slots
+// at -O0 too (the Args of a block's calls). Those nested in it, or in chunks, print as before.
 void Emitter::open_statement(const Stmt&) {
   const bool wrap = calls_in_own_blocks() && unoptimised_depth_ == 0;
   statement_wrapped_.push_back(wrap);
   if (!wrap) return;
-  open_block("[&]() PYPTO_CALL_CHUNK");   // (the preamble defines it)
+  open_block("[&]() PYPTO_UNOPTIMISED");   // (the preamble defines it)
   ++unoptimised_depth_;
 }
 

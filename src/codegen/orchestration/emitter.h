@@ -262,7 +262,6 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   void emit_slot_copy(const std::string& dst, const std::string& src, int64_t n);
   common::StringStream body_;   // (moved out by Generate: no copy of the body's text)
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
-  bool needs_tuple_header_ = false;      // a chunk of calls handing values to the next (emit_statements.cpp)
   int unoptimised_depth_ = 0;            // inside a chunk of calls or a loop / if printed unoptimised
   std::vector<bool> statement_wrapped_;  // per open loop / if: printed in a function of its own
   CppScopes scopes_;

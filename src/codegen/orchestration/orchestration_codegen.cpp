@@ -120,18 +120,19 @@ std::string Emitter::Generate() {
   os << "#include <stddef.h>\n#include <stdint.h>\n#include <stdio.h>\n";
   if (needs_limits_header()) os << "#include <limits>\n";   // a NaN / infinity literal
   if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
-  if (needs_tuple_header_) os << "#include <tuple>\n";         // values a chunk of calls hands on
   os << "#include \"pto_orchestration_api.h\"\n\n";
   if (body.find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
           "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
-  if (body.find("PYPTO_CALL_CHUNK") != std::string::npos)  // (emit_statements.cpp)
-    os << "// A chunk of a long run of calls, or a loop or if of a long function: a function of its own,\n"
-          "// not optimised (an optimiser's cost grows faster than linearly with a function's size; the\n"
-          "// Arg methods it calls are optimised).\n"
-          "#if defined(__clang__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optnone))\n"
-          "#elif defined(__GNUC__)\n#define PYPTO_CALL_CHUNK __attribute__((noinline, optimize(\"O0\")))\n"
-          "#else\n#define PYPTO_CALL_CHUNK\n#endif\n\n";
+  const bool chunks = body.find("PYPTO_CALL_CHUNK") != std::string::npos;   // (emit_statements.cpp)
+  if (chunks || body.find("PYPTO_UNOPTIMISED") != std::string::npos)
+    os << "// A chunk of a long run of calls (PYPTO_CALL_CHUNK), or a loop, if or scope of a long\n"
+          "// function: a function of its own, not optimised (an optimiser's cost grows faster than\n"
+          "// linearly with a function's size; the Arg methods it calls are optimised).\n"
+          "#if defined(__clang__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optnone))\n"
+          "#elif defined(__GNUC__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optimize(\"O0\")))\n"
+          "#else\n#define PYPTO_UNOPTIMISED\n#endif\n"
+       << (chunks ? "#define PYPTO_CALL_CHUNK PYPTO_UNOPTIMISED\n\n" : "\n");
   common::WriteOrchestrationEntry(os, "aicpu", fn, prologue, dim_lines, body, unused);
   return os.take();
 }
