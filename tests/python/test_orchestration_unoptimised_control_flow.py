@@ -3,8 +3,7 @@ more), each loop, if and runtime scope printed in the optimised entry is printed
 unoptimised function of its own, called in place (emit_statements.cpp, Emitter::open_statement):
 g++ -O2 time grows faster than linearly with one function's size, and an unrolled program of 500
 two-call loops took 66 s and 791 MB to build (1.5 s and 146 MB so). The entry's outermost
-PTO2_SCOPE is one such statement (its whole body); without it (auto_scope=False) each loop and
-if is. The carries and results are declared before the function and bound after it, so a
+PTO2_SCOPE is one such statement (its whole body), and the loops and ifs in it are in turn. The carries and results are declared before the function and bound after it, so a
 loop's tensor and scalar carries, an if's tensor result and a nested loop compute what NumPy
 computes."""
 
@@ -78,11 +77,12 @@ def test_loops_ifs_and_scopes_of_a_long_function_are_printed_unoptimised(loops, 
     wrapped = wrapped_statements(code)
     if loops < 30:
         assert wrapped == [], code   # 2 * 3 + 5 task statements: the spec's plain form
-    elif auto_scope:
-        # the entry's outermost PTO2_SCOPE: the whole body, its loops and if inside
-        assert wrapped == ["PTO2_SCOPE() {"], wrapped
     else:
-        # every top-level loop and the if; not the nested loop
+        # every top-level loop and the if; not the nested loop. With the entry's outermost
+        # PTO2_SCOPE, that scope first (the whole body), the loops and the if in it in turn.
+        if auto_scope:
+            assert wrapped[0] == "PTO2_SCOPE() {", wrapped
+            wrapped = wrapped[1:]
         assert len(wrapped) == loops + 3, wrapped
         assert sum(w.startswith("if (") for w in wrapped) == 1, wrapped
         assert code.count("for (") == loops + 3, code

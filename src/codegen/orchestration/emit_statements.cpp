@@ -120,21 +120,25 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
 // g++ -O2 time grows faster than linearly with one function's size, loops and scopes as well
 // as calls: an unrolled program of 500 two-call loops took 66 s and 791 MB to build (1.5 s and
 // 146 MB so), one of 150 two-call MANUAL scopes 6 s. The entry's outermost PTO2_SCOPE is such a
-// statement, so its whole body is unoptimised: -O0 time is linear, and blocks share stack slots
-// at -O0 too (the Args of a block's calls). Those nested in it, or in chunks, print as before.
-void Emitter::open_statement(const Stmt&) {
+// statement, so its whole body is unoptimised (blocks share stack slots at -O0 too: the Args
+// of a block's calls do not pile up), and the loops, ifs and scopes in it are in turn. Those
+// nested in a loop or if, or in a chunk, print as before.
+void Emitter::open_statement(const Stmt& s) {
   const bool wrap = calls_in_own_blocks() && unoptimised_depth_ == 0;
   statement_wrapped_.push_back(wrap);
   if (!wrap) return;
   open_block("[&]() PYPTO_UNOPTIMISED");   // (the preamble defines it)
-  ++unoptimised_depth_;
+  // A scope's body is a block like the entry's: its loops, ifs and scopes get functions of
+  // their own in turn, which bounds each function (one -O0 function of 1,500 loops peaked at
+  // 455 MB). A loop's or if's body is printed inside it.
+  if (!s.is<RuntimeScopeStmt>()) ++unoptimised_depth_;
 }
 
-void Emitter::close_statement(const Stmt&) {
+void Emitter::close_statement(const Stmt& s) {
   const bool wrapped = statement_wrapped_.back();
   statement_wrapped_.pop_back();
   if (!wrapped) return;
-  --unoptimised_depth_;
+  if (!s.is<RuntimeScopeStmt>()) --unoptimised_depth_;
   close_block("}();");
 }
 
