@@ -11,7 +11,9 @@ then the same program with a slice computed before each call (each call's first 
 (StampCallOperands; docs/dev/orchestration_build.md), and with each slice read by the next call
 too (a halo: every chunk boundary has a slice live across it), and in two phases, each slice
 read again half the program later (far values, handed on by their chunks), and with its calls
-two by two in loops (each loop printed unoptimised in a function of its own).
+two by two in loops (each loop printed unoptimised in a function of its own), and with each
+call writing a tensor created right before it (the creates allocated 64 to a call at the
+block's entry, the calls still one run).
 Reports wall time, compiler CPU time and the compiler's peak resident memory. Wall time counts
 a busy machine's waiting too: read CPU time for the compiler's own cost. Figures only.
 (Before the call chunking of emit_statements.cpp, g++ -O2 took 4 s for 300 calls, 34-44 s and
@@ -106,9 +108,25 @@ def looped_source(calls: int) -> str:
     return "\n".join(lines)
 
 
+def created_source(calls: int) -> str:
+    """codegen_bench's program with each call writing a tensor created right before it (and
+    reading the previous one): `c_n = pl.create_tensor(...)`, `c_n = self.k(c_{n-1}, b, n, c_n)`."""
+    import codegen_bench
+    lines, n = [], 0
+    for line in codegen_bench.make_source(calls).split("\n"):
+        m = re.match(r"(\s+)(\w+) = self\.(\w+)\((\w+), (\w+), (\w+), (\w+)\)$", line)
+        if m and n < calls - 1:
+            ind, _, k, x, y, scalar, _ = m.groups()
+            lines.append("%sc%d = pl.create_tensor([16, 16], dtype=pl.FP32)" % (ind, n))
+            line = "%sc%d = self.%s(%s, %s, %s, c%d)" % (ind, n, k, "c%d" % (n - 1) if n else x, y, scalar, n)
+        n += 1 if m else 0
+        lines.append(line)
+    return "\n".join(lines)
+
+
 # The programs measured: (name, slices before the calls, each slice read by two calls).
 FORMS = (("plain", False, False), ("sliced", True, False), ("chained", True, True), ("far", True, False),
-         ("looped", False, False))
+         ("looped", False, False), ("created", False, False))
 
 
 def orchestration_source(calls: int, form: str = "plain") -> str:
@@ -116,7 +134,8 @@ def orchestration_source(calls: int, form: str = "plain") -> str:
     from pypto import codegen
     import codegen_bench
     _, sliced, chained = next(f for f in FORMS if f[0] == form)
-    source = far_source(calls) if form == "far" else looped_source(calls) if form == "looped" else \
+    special = {"far": far_source, "looped": looped_source, "created": created_source}
+    source = special[form](calls) if form in special else \
         sliced_source(calls, chained) if sliced else codegen_bench.make_source(calls)
     program = pl.parse_program(source, "orch_build_bench.py")
     return codegen.generate_orchestration(program, "main").code
@@ -160,7 +179,8 @@ def main(argv=None) -> list:
                                                                 r["peak_mb"], 1e3 * r["cpu_s"] / n,
                                                                 "" if r["ok"] else "  FAILED"))
     print("  (plain: calls alone; sliced: a slice before each call; chained: each slice also read by the next call;"
-          " far: each slice read again half the program later; looped: the calls two by two in loops)")
+          " far: each slice read again half the program later; looped: the calls two by two in loops;"
+          " created: each call writes a tensor created right before it)")
     for r in rows:
         if r["calls"] == 3000:
             print("  goal (issue 17): 3,000 calls (%s) built in < 5 s and < 300 MB: %.2f s cpu (%.2fx), %.0f MB (%.2fx)"

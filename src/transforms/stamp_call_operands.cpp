@@ -4,8 +4,10 @@
 //   chip-level Orchestration function of at least kCallChunkMin task statements (the generator
 //   chunks no other). A *run* is a block's statements between loops, branches and other
 //   statements: kernel calls and candidate values — a tensor.slice, transpose, reshape, dim or
-//   read, a scalar expression, a Var copy, an in-place tensor.assemble. call_operands are the
-//   candidates the L2 generator may print inside a chunk of calls, in program order. A value's
+//   read, a scalar expression, a Var copy, an in-place tensor.assemble — and the batched
+//   tensor.creates between them (Function::batched_creates: they print nothing where they stand,
+//   and the generator holds them in chunks too). call_operands are the candidate values the L2
+//   generator may print inside a chunk of calls, in program order. A value's
 //   *death* is the first call in its run after the last reference to it, or to a Var bound to
 //   its C++ text (a copy, an assemble's result, the result of a call that writes it back:
 //   Function::returned_params; the source of a tensor.assemble is no reference: it prints
@@ -33,7 +35,8 @@
 //              carried_operands=["s0"])
 //
 // Input invariants: ReturnedParamsStamped (a call's result is bound to the argument it returns),
-//   TaskStatementsCounted (Function::task_statements says which functions are chunked).
+//   TaskStatementsCounted (Function::task_statements says which functions are chunked),
+//   AllocationBatchesStamped (a batched create is part of a run).
 // Output invariants: CallOperandsStamped; nothing else changes.
 // Why: g++ -O2 time grows faster than linearly with one function's size, so the generator
 //   prints long runs of calls in unoptimised chunks of about 64 (emit_statements.cpp). An
@@ -62,16 +65,21 @@ enum class ValueForm {
   Declares,   // declares a C++ name of its own (a slice, a view, a scalar expression)
   Copy,       // bound to its source's text (value: the source Var)
   Assemble,   // bound to its target's text (tensor.assemble: arg 0); its source prints nothing
+  Batched,    // a tensor.create of Function::batched_creates: allocated at its block's entry, it
+              // prints nothing where it stands (its name is declared outside the run)
 };
+
+using BatchedCreates = std::unordered_set<const Var*>;
 
 const Call* op_call(const AssignStmt& a, const char* callee) {
   auto* c = a.value->as<Call>();
   return c && c->is_op && c->callee == callee ? c : nullptr;
 }
 
-ValueForm value_form(const Stmt& s) {
+ValueForm value_form(const Stmt& s, const BatchedCreates& batched) {
   auto* a = s.as<AssignStmt>();
   if (!a) return ValueForm::None;
+  if (batched.count(a->var.get())) return ValueForm::Batched;
   const Type& t = *a->var->type;
   auto* st = t.as<ScalarType>();
   if (!t.is<TensorType>() && !(st && st->dtype != DataType::TASK_ID)) return ValueForm::None;
@@ -153,7 +161,8 @@ class Groups {
 
 class Stamper {
  public:
-  Stamper(const Program& program, const Function& fn) : program_(program), uses_(fn) {}
+  Stamper(const Program& program, const Function& fn, const BatchedCreates& batched)
+      : program_(program), batched_(batched), uses_(fn) {}
 
   // The runs of `body` (calls and candidate values), then its nested blocks, in program order.
   void block(const StmtPtr& body, CallOperands* out) {
@@ -162,7 +171,9 @@ class Stamper {
     const std::vector<StmtPtr>& stmts = flat.stmts();
     for (size_t i = 0; i < stmts.size();) {
       size_t end = i;
-      while (end < stmts.size() && (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end]) != ValueForm::None)) ++end;
+      while (end < stmts.size() &&
+             (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end], batched_) != ValueForm::None))
+        ++end;
       if (end > i) {
         run(stmts, i, end, out);
         i = end;
@@ -196,8 +207,9 @@ class Stamper {
         if (g >= 0) members[a->var.get()] = g;
         continue;
       }
-      const ValueForm form = value_form(at(k));
+      const ValueForm form = value_form(at(k), batched_);
       group[k] = form == ValueForm::Declares ? groups.make()
+                 : form == ValueForm::Batched ? -1
                  : group_of(form == ValueForm::Copy ? a->value : a->value->as<Call>()->args[0]);
       if (group[k] >= 0) members[a->var.get()] = group[k];
     }
@@ -259,9 +271,10 @@ class Stamper {
     for (size_t k = 0, depth = 0; k < n; ++k) {
       depth += open[k];
       const VarPtr var = at(k).is<AssignStmt>() ? at(k).as<AssignStmt>()->var : VarPtr();
-      if (qualified[k]) {
+      const ValueForm form = IsSelfContainedTask(at(k)) ? ValueForm::None : value_form(at(k), batched_);
+      if (qualified[k] && form != ValueForm::Batched) {   // (the generator knows batched creates)
         out->values.push_back(var);
-        if (value_form(at(k)) == ValueForm::Declares && crosses[k]) out->carried.push_back(var);
+        if (form == ValueForm::Declares && crosses[k]) out->carried.push_back(var);
       }
       if (depth == 0 || !IsSelfContainedTask(at(k))) continue;
       out->open_calls.push_back(var);
@@ -290,14 +303,15 @@ class Stamper {
   }
 
   const Program& program_;
+  const BatchedCreates& batched_;
   LastUses uses_;
 };
 
 // True when some block of `s` has a value statement right before a call (a cheap statement scan
 // that spares the full reference walk for programs of calls alone).
-bool has_value_before_call(const StmtPtr& s) {
-  return AnyNestedStmt(s, [](const Stmt* prev, const Stmt& st) {
-    return prev && IsSelfContainedTask(st) && value_form(*prev) != ValueForm::None;
+bool has_value_before_call(const StmtPtr& s, const BatchedCreates& batched) {
+  return AnyNestedStmt(s, [&](const Stmt* prev, const Stmt& st) {
+    return prev && IsSelfContainedTask(st) && value_form(*prev, batched) != ValueForm::None;
   });
 }
 
@@ -334,13 +348,17 @@ CallOperands CallOperandsOf(const Program& program, const Function& fn) {
   if (fn.type != FunctionType::Orchestration || fn.level == Level::HOST || !fn.body) return out;
   // The generator chunks only in functions of kCallChunkMin task statements or more (read from
   // the stamp: recounting was half this pass's time on a 100,000-call body).
-  if (fn.task_statements < kCallChunkMin || !has_value_before_call(fn.body)) return out;
-  Stamper(program, fn).block(fn.body, &out);
+  if (fn.task_statements < kCallChunkMin) return out;
+  BatchedCreates batched;
+  for (const VarPtr& v : fn.batched_creates) batched.insert(v.get());
+  if (!has_value_before_call(fn.body, batched)) return out;
+  Stamper(program, fn, batched).block(fn.body, &out);
   return out;
 }
 
 Pass StampCallOperands() {
-  return Pass{"StampCallOperands", {IRProperty::ReturnedParamsStamped, IRProperty::TaskStatementsCounted},
+  return Pass{"StampCallOperands",
+              {IRProperty::ReturnedParamsStamped, IRProperty::TaskStatementsCounted, IRProperty::AllocationBatchesStamped},
               {IRProperty::CallOperandsStamped}, Run,
               /*invalidated=*/{}};
 }

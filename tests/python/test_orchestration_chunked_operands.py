@@ -259,3 +259,38 @@ def test_slices_read_again_far_on_are_handed_on_by_their_chunks(tmp_path, monkey
         out[:, 0:8] = t + b
         return out
     run_against(program, want, seed=11)
+
+
+def created_source(steps: int) -> str:
+    """Each step writes a fresh tensor: `c_n = pl.create_tensor(...)`, then `c_n = c_{n-1} + s_n`
+    into it (s_n a slice of `a`); the last is added into `out`."""
+    body = ["        c0 = pl.create_tensor([8, 8], dtype=pl.FP32)", "        c0 = self.add(b, b, c0)"]
+    for n in range(1, steps):
+        body += ["        c%d = pl.create_tensor([8, 8], dtype=pl.FP32)" % n,
+                 "        s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * (n % K)),
+                 "        c%d = self.add(c%d, s%d, c%d)" % (n, n - 1, n, n)]
+    body += ["        o = self.add(c%d, b, pl.tensor.slice(out, [8, 8], [0, 0]))" % (steps - 1), "        return out"]
+    return with_main("Created", body)
+
+
+def test_a_create_per_step_keeps_the_run_and_allocates_in_groups(tmp_path, monkeypatch):
+    # The creates are allocated at the block's entry and print nothing where they stand: they no
+    # longer end the runs of calls (1,000 such steps got 999 one-call chunks), and they are
+    # allocated 64 to an alloc_tensors call (one call of 1,008 arguments cost g++ 2 s to build).
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    steps = 150
+    program = pl.parse_program(created_source(steps), "created.py")
+    code = codegen.generate_orchestration(program, "main").code
+    calls = code.count("rt_submit_aiv_task")
+    assert calls == steps + 1
+    assert code.count("[&]() PYPTO_CALL_CHUNK {") <= calls // 64 + 1, code
+    assert code.count("= alloc_tensors(") == (steps + 63) // 64, code
+    assert "const Tensor& c149 = " in code and ".get_ref(63);" in code and ".get_ref(64);" not in code
+
+    def want(a, b, out):
+        c = 2 * b + sum(a[:, 8 * (n % K):8 * (n % K) + 8] for n in range(1, steps))
+        out = out.copy()
+        out[:, 0:8] = c + b
+        return out
+    run_against(program, want, seed=5)

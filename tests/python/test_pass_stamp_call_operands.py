@@ -1,9 +1,10 @@
 """StampCallOperands: in an Orchestration function of 64 task statements or more, the values
 computed between kernel calls (slices, views, index expressions, copies, in-place assembles)
-that are dead by a later call of their run get stamped in Function.call_operands, and the calls
-they stay live across in Function.open_calls; the run's every 64th call that a value is live
-across in Function.cut_calls, and the values live across a cut or a value printed between chunks
-in Function.carried_operands. The L2 generator prints the values inside its unoptimised chunks of
+followed by a call of their run get stamped in Function.call_operands (with the batched creates
+between them, which print nothing), and the calls a near value stays live across in
+Function.open_calls; the run's every 64th call that a value is live across in
+Function.cut_calls, and the values live across a cut, read far on or after their run in
+Function.carried_operands. The L2 generator prints the values inside its unoptimised chunks of
 calls, ends no chunk after an open call unless it is a cut, and hands carried values on
 (tests/python/test_orchestration_chunked_operands.py runs such programs). DSL Before /
 Expected, written as text: the programs need 64 calls."""
@@ -50,8 +51,9 @@ def program(body, stamped=None, filler=FILLER, open_calls=(), cut_calls=(), carr
 def before_expected(body, stamped, filler=FILLER, open_calls=(), cut_calls=(), carried=()):
     """(Before, Expected) of `body`: Expected stamps the values named `stamped`, the calls named
     `open_calls` and `cut_calls`, and the values named `carried`. Both have StampReturnedParams'
-    and CountTaskStatements' stamps (StampCallOperands requires them)."""
-    prepare = lambda text: passes.CountTaskStatements()(passes.StampReturnedParams()(pl.parse_program(text)))
+    and CountTaskStatements' and StampAllocationBatches' stamps (StampCallOperands requires them)."""
+    prepare = lambda text: passes.StampAllocationBatches()(
+        passes.CountTaskStatements()(passes.StampReturnedParams()(pl.parse_program(text))))
     return (prepare(program(body, None, filler)), prepare(program(body, stamped, filler, open_calls, cut_calls, carried)))
 
 
@@ -219,3 +221,20 @@ def test_printed_cuts_and_carried_values_round_trip_and_misuse_is_located():
         pl.parse_program(text.replace('cut_calls=["c3"]', 'cut_calls=["nope"]'))
     with pytest.raises(Exception, match="carried_operands.*list"):
         pl.parse_program(text.replace('carried_operands=["s3"]', 'carried_operands=5'))
+
+
+def test_batched_creates_between_calls_keep_one_run():
+    # `t = pl.create_tensor(...); t = self.add(..., t)` per step: the creates are allocated at the
+    # block's entry (Function::batched_creates) and print nothing where they stand, so the calls
+    # and slices around them stay one run (before, each call was a run of its own: 1,000 such
+    # steps got 999 one-call chunks and took 3.4 s and 295 MB to build).
+    body = []
+    for n in range(3):   # s0 is read by the first call and the last: the calls between stay open
+        body += ["c%d = pl.create_tensor([8, 8], dtype=pl.FP32)" % n,
+                 "s%d = pl.tensor.slice(a, [8, 8], [0, %d])" % (n, 8 * n),
+                 "u%d = self.add(s%d, %s, c%d)" % (n, n, "s0" if n == 2 else "b", n)]
+    before, expected = before_expected(body, ["s0", "s1", "s2"], open_calls=["u0", "u1"])
+    assert_pass(passes.StampCallOperands(), before, expected)
+    created = [v.name for v in before.get("main").batched_creates]
+    assert created == ["t", "c0", "c1", "c2"], created   # (were each create a run's end, s0
+                                                         # would be far: carried, no call open)

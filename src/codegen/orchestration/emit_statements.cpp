@@ -58,7 +58,9 @@ bool Emitter::is_cut_call(const Stmt& s) const {
 bool Emitter::in_call_chunk(const Stmt& s) const {
   if (transforms::IsSelfContainedTask(s)) return true;
   auto* a = s.as<AssignStmt>();
-  return a && call_operands_.count(a->var.get()) > 0;
+  // A batched create prints nothing where it stands: it is part of the run (StampCallOperands
+  // reads the same stamp).
+  return a && (call_operands_.count(a->var.get()) > 0 || is_batched(a->var.get()));
 }
 
 size_t Emitter::chunk_end(const std::vector<StmtPtr>& stmts, size_t i) const {
