@@ -15,7 +15,7 @@
 //     - *near* when its death is at most kCallChunkMin calls on, every call in between has a
 //       result Var, and at most one forced cut (every kCallChunkMin-th call of a run) is there;
 //     - *far* otherwise, when a call follows it in its run: it dies further on, or is read
-//       after its run (by a later loop, the calls after it, the return);
+//       after its run's last call (by a copy there, a later loop, the calls after it, the return);
 //   either qualifies; a value after its run's last call does not (it prints between chunks). A
 //   copy or assemble bound to a name declared outside the run declares nothing (near).
 //   open_calls are the calls strictly between a near value and its death: a chunk must not end
@@ -238,23 +238,22 @@ class Stamper {
     // group is declared in the run (a far copy's source is farther still: far too, and carried)
     // and a call follows it there (a chunk holds it): its chunk hands it on wherever it ends,
     // declared in the block, so the chunks and statements after it read it, and no call is held
-    // open. Any other value (after the run's last call) prints between chunks.
+    // open. (A group read last after the run's last call — a copy there — is far too: no call
+    // marks its death.) Any other value (after the run's last call) prints between chunks.
     std::vector<size_t> death(n, n);
     std::vector<bool> qualified(n, false), crosses(n, false), far(n, false);
     for (size_t k = 0; k < n; ++k) {
       if (IsSelfContainedTask(at(k))) continue;
       size_t d = k;   // a value bound to an outside name declares nothing: dead where it stands
-      bool read_after_run = false;
       if (group[k] >= 0) {
         const int64_t last = need[groups.find(group[k])] - base;
         d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
-        read_after_run = last >= 0 && static_cast<size_t>(last) >= n;
       }
       const size_t cuts = d < n ? forced_before[d] - forced_before[k + 1] : 0;
       const bool near = d < n && cuts <= 1 &&
                         calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
                         unnamed_before[d] == unnamed_before[k + 1];
-      far[k] = !near && group[k] >= 0 && next_call[k] < n && (d < n || read_after_run);
+      far[k] = !near && group[k] >= 0 && next_call[k] < n;
       qualified[k] = near || far[k];
       crosses[k] = far[k] || (near && cuts == 1);
       death[k] = d;

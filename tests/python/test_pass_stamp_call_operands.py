@@ -238,3 +238,18 @@ def test_batched_creates_between_calls_keep_one_run():
     created = [v.name for v in before.get("main").batched_creates]
     assert created == ["t", "c0", "c1", "c2"], created   # (were each create a run's end, s0
                                                          # would be far: carried, no call open)
+
+
+def test_a_value_copied_after_its_runs_last_call_is_far():
+    # `y = s` stands after the run's last call: no call marks the death of s's group, so s is far
+    # (carried); `y` itself prints between chunks (bound to s's name, which the block declares).
+    # Before, s failed inside its run and the chunk ended before it, stranding the values around
+    # it (the chunking fuzzer's program 2046: "'s154' is used outside the block that declares it").
+    body = ["s = pl.tensor.slice(a, [8, 8], [0, 8])",
+            "p = pl.tensor.slice(a, [8, 8], [0, 16])",
+            "u = self.add(s, b, t)",
+            "v = self.add(p, b, u)",       # p is read across u: u stays open
+            "y = s",
+            "for i in pl.range(2):",
+            "    t = self.add(y, b, t)"]
+    assert_pass(passes.StampCallOperands(), *before_expected(body, ["s", "p"], open_calls=["u"], carried=["s"]))
