@@ -3,7 +3,7 @@
 over views of the inputs, with values read at every distance — by the next call, by calls far
 later, by a later loop; in half the programs mostly by the next few calls, so that chunks end at
 cut calls and hand values on; some calls have no result — copies, index expressions, tiled writes into the output assembled in
-place and read back. Each program is generated with a NumPy model of what it computes.
+place and read back, tensors created right before the call that writes them. Each program is generated with a NumPy model of what it computes.
 
     source, model = random_program(seed)
     out = model(a, b, out0)      # what the compiled program must leave in `out`
@@ -93,6 +93,14 @@ def random_program(seed: int):
                 call(dst, (dst, lambda st, d=dst: st[d]), x, indent="            ")
             del body[-1]   # one statement in the source, run twice by the model
             # (not counted: the generator chunks a block of 64 calls or more, its own calls)
+        elif r < 0.60 + loops:   # a tensor created for the call that writes it (batched: the
+            name = fresh("n")    # create prints nothing where it stands), readable later
+            x, y = pick(), pick()
+            body.append("        %s = pl.create_tensor([8, 8], dtype=pl.FP32)" % name)
+            body.append("        %s = self.add(%s, %s, %s)" % (name, x[0], y[0], name))
+            steps.append(lambda st, n=name, fx=x[1], fy=y[1]: st.__setitem__(n, fx(st) + fy(st)))
+            pool.append((name, lambda st, n=name: st[n]))
+            calls += 1
         else:
             call(rng.choice(["t0", "t1"]), pick(), pick())
             calls += 1
