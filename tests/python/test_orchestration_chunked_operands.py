@@ -54,6 +54,16 @@ def run_against(program, expected_out, seed: int) -> None:
     np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-4)
 
 
+def generated(source: str, file: str, tmp_path, monkeypatch):
+    """(program, its orchestration C++, the number of calls in it); later builds use -Werror and
+    a fresh cache."""
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    program = pl.parse_program(source, file)
+    code = codegen.generate_orchestration(program, "main").code
+    return program, code, code.count("rt_submit_aiv_task")
+
+
 def program_source(calls: int) -> str:
     """About ``calls`` calls of add(x, y, z): z = x + y. t0 and t1 take turns accumulating
     slices of `a`. Every 9th step the accumulator is written into a slice of `out` (slot 2 + n%3)
@@ -192,12 +202,8 @@ def test_a_halo_chain_is_chunked_at_cut_calls_handing_values_on(named, kept, tmp
     # Before cut_calls / carried_operands, a value live across every 64th call could not be held
     # in a chunk, and the failure cascaded back the chain: one-call chunks (1,000 calls: 9.3 s
     # and 409 MB to build, against 2.1 s and 158 MB now).
-    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
     steps = 150
-    program = pl.parse_program(chain_source(steps, named, kept), "halo_chain.py")
-    code = codegen.generate_orchestration(program, "main").code
-    calls = code.count("rt_submit_aiv_task")
+    program, code, calls = generated(chain_source(steps, named, kept), "halo_chain.py", tmp_path, monkeypatch)
     assert calls == 2 * steps + 2 + (1 if kept else 0)
     chunks = code.count("[&]() PYPTO_CALL_CHUNK {")
     # about 64 calls each; kept: the last call, after the loop, in a chunk of its own
@@ -242,17 +248,14 @@ def test_slices_read_again_far_on_are_handed_on_by_their_chunks(tmp_path, monkey
     # Each slice is read by a call of the first phase and again 100 calls later. Before far
     # values, each printed between chunks in the -O2 function, and the calls between them got
     # one-call chunks: 3,000 such calls took 18 s and 847 MB to build (4.9 s and 273 MB now).
-    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
     steps = 100
-    program = pl.parse_program(two_phase_source(steps), "two_phase.py")
-    code = codegen.generate_orchestration(program, "main").code
-    calls = code.count("rt_submit_aiv_task")
+    program, code, calls = generated(two_phase_source(steps), "two_phase.py", tmp_path, monkeypatch)
     assert calls == 2 * steps + 2
     assert code.count("[&]() PYPTO_CALL_CHUNK {") <= calls // 64 + 2, code
     for n in (0, 37, 63, 64, 99):
         assert in_chunk(code, code.index("Tensor s%d = " % n)), n
         assert re.search(r"\[\[maybe_unused\]\] auto& s%d = chunk(_\d+)?\.v\d+;" % n, code), n
+
     def want(a, b, out):
         t = 2 * b + 2 * sum(a[:, 8 * (n % K):8 * (n % K) + 8] for n in range(steps))
         out = out.copy()
@@ -277,12 +280,8 @@ def test_a_create_per_step_keeps_the_run_and_allocates_in_groups(tmp_path, monke
     # The creates are allocated at the block's entry and print nothing where they stand: they no
     # longer end the runs of calls (1,000 such steps got 999 one-call chunks), and they are
     # allocated 64 to an alloc_tensors call (one call of 1,008 arguments cost g++ 2 s to build).
-    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
-    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
     steps = 150
-    program = pl.parse_program(created_source(steps), "created.py")
-    code = codegen.generate_orchestration(program, "main").code
-    calls = code.count("rt_submit_aiv_task")
+    program, code, calls = generated(created_source(steps), "created.py", tmp_path, monkeypatch)
     assert calls == steps + 1
     assert code.count("[&]() PYPTO_CALL_CHUNK {") <= calls // 64 + 1, code
     assert code.count("= alloc_tensors(") == (steps + 63) // 64, code
