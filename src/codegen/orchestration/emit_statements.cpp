@@ -36,7 +36,8 @@ namespace {
 //   }();
 //   [[maybe_unused]] auto& s63 = chunk.v0;   // read by the next chunks' calls
 //
-// Other statements (loops, branches, creates, values read after their run) print between chunks.
+// Other statements (loops, branches, creates not batched, values after their run's last call)
+// print between chunks.
 constexpr size_t kChunkSize = 64;
 
 }  // namespace
@@ -88,8 +89,10 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
     close_block("}();");
     return;
   }
-  // A local struct, its members named and typed as the values (std::tuple's instantiations cost
-  // about 0.3 s of compile time per tuple type of 64 elements).
+  // A local struct, its members typed as the values (std::tuple's instantiations cost about 0.3 s
+  // of compile time per tuple type of 64 elements). A carried value declares a C++ name of its
+  // own by value (a slice, a view, a scalar: never a reference into the chunk), so the member
+  // holds a copy.
   const std::string type = scopes_.declare("handed_on", false);
   std::string members, values;   // members v0, v1, ...: a member named as its value would change
   for (size_t j = 0; j < carried.size(); ++j) {   // the meaning of the name in the struct
