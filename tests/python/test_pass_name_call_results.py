@@ -13,9 +13,10 @@ from test_pass_stamp_call_operands import program
 
 
 def before_expected(before_body, expected_body, filler=64):
-    """(Before, Expected) programs of the two bodies, with the stamps NameCallResults requires."""
-    prepare = lambda body: passes.CountTaskStatements()(passes.StampReturnedParams()(
-        pl.parse_program(program(body, None, filler))))
+    """(Before, Expected) programs of the two bodies, with the stamps NameCallResults requires
+    (and StampAllocationBatches', which StampCallOperands, run after it here, requires)."""
+    prepare = lambda body: passes.StampAllocationBatches()(passes.CountTaskStatements()(passes.StampReturnedParams()(
+        pl.parse_program(program(body, None, filler)))))
     return prepare(before_body), prepare(expected_body)
 
 
