@@ -19,7 +19,7 @@ from pypto import codegen
 from test_orchestration_many_calls import program_head
 
 
-def source(loops: int, auto_scope: bool = True) -> str:
+def source(loops: int, auto_scope: bool = True, n: str = "n") -> str:
     body = [
         "    @pl.function(type=pl.FunctionType.Orchestration%s)" % ("" if auto_scope else ", auto_scope=False"),
         "    def main(self, a: pl.Tensor[[8, 32], pl.FP32], b: pl.Tensor[[8, 8], pl.FP32],",
@@ -33,11 +33,11 @@ def source(loops: int, auto_scope: bool = True) -> str:
         body += ["        for i%d in pl.range(2):" % k,
                  "            t0 = self.add(t0, b, t0)",
                  "            t1 = self.add(t0, b, t1)"]
-    body += ["        n = 0",
+    body += ["        %s = 0" % n,
              "        for j in pl.range(3):",      # a scalar carry: n = 3
-             "            n = n + j",
-             "        s = pl.tensor.slice(a, [8, 8], [0, n * 8])",
-             "        if n > 2:",                  # a tensor result
+             "            %s = %s + j" % (n, n),
+             "        s = pl.tensor.slice(a, [8, 8], [0, %s * 8])" % n,
+             "        if %s > 2:" % n,             # a tensor result
              "            t0 = self.add(t0, s, t0)",
              "        else:",
              "            t0 = self.add(t0, b, t0)",
@@ -68,11 +68,13 @@ def wrapped_statements(code: str) -> list:
             if l.strip() == "[&]() PYPTO_UNOPTIMISED {"]
 
 
-@pytest.mark.parametrize("loops, auto_scope", [(3, True), (30, True), (30, False)])
-def test_loops_ifs_and_scopes_of_a_long_function_are_printed_unoptimised(loops, auto_scope, tmp_path, monkeypatch):
+@pytest.mark.parametrize("loops, auto_scope, n", [(3, True, "n"), (30, True, "n"), (30, False, "n"),
+                                                (30, True, "PYPTO_UNOPTIMISED"), (30, False, "PYPTO_CALL_CHUNK")])
+def test_loops_ifs_and_scopes_of_a_long_function_are_printed_unoptimised(loops, auto_scope, n, tmp_path, monkeypatch):
+    # (a DSL name spelled as one of the file's own macros is renamed, not expanded)
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
-    program = pl.parse_program(source(loops, auto_scope), "loops.py")
+    program = pl.parse_program(source(loops, auto_scope, n), "loops.py")
     code = codegen.generate_orchestration(program, "main").code
     wrapped = wrapped_statements(code)
     if loops < 30:

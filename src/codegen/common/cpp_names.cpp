@@ -56,6 +56,8 @@ const std::unordered_set<std::string>& reserved() {
       "pto2_range_count", "pto2_entry_fn", "pto2_kernel_desc", "pto2_c_api", "PTO2_SCOPE", "PTO2_SCOPE_CAT",
       "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2OrchestrationConfig", "PTO2KernelContext",
       "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS",
+      // the generated file's own macros (a long function's chunks and unoptimised statements)
+      "PYPTO_CALL_CHUNK", "PYPTO_UNOPTIMISED",
       // the run-time DSL checks (pto2/orchestration.h): a local of one of these names hid the
       // function from the calls after it, and the generated C++ did not compile
       "pto2_divisor", "pto2_floordiv", "pto2_mod", "pto2_view_at", "pto2_float_to_int", "pto2_division_by_zero",
