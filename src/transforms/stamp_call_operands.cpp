@@ -7,7 +7,13 @@
 //   read, a scalar expression, a Var copy, an in-place tensor.assemble — and the batched
 //   tensor.creates between them (Function::batched_creates: they print nothing where they stand,
 //   and the generator holds them in chunks too). call_operands are the candidate values the L2
-//   generator may print inside a chunk of calls, in program order. A value's
+//   generator may print inside a chunk of calls, in program order. A task with a tuple result
+//   (`out, tid = pl.submit(...)`, a call of several results) and the statements right after it
+//   that take its elements are a *unit*, a call of the run that no chunk splits (the elements
+//   read the task's TaskOutputTensors), when nothing else reads the tuple: its elements are
+//   stamped (a runtime-allocated output or a fresh TaskId declares a C++ name; a result bound to
+//   the argument it writes back joins that argument's group), and it is named by its first
+//   element in open_calls and cut_calls (a tuple's own name does not survive printing). A value's
 //   *death* is the first call in its run after the last reference to it, or to a Var bound to
 //   its C++ text (a copy, an assemble's result, the result of a call that writes it back:
 //   Function::returned_params; the source of a tensor.assemble is no reference: it prints
@@ -117,6 +123,14 @@ class LastUses : public IRVisitor {
     l = std::max(l, current_);
     IRVisitor::visit_(op);
   }
+  // A TaskId declared before its PTO2_SCOPE (RuntimeScopeStmt::carried_task_ids): the
+  // statement binding it assigns that name and declares none.
+  bool declared_before_scope(const Var* v) const { return before_scope_.count(v) > 0; }
+
+  void visit_(const RuntimeScopeStmt* op) override {
+    for (const ScopeTaskIdCarry& c : op->carried_task_ids) before_scope_.insert(c.var.get());
+    IRVisitor::visit_(op);
+  }
   void visit_(const AssignStmt* op) override {
     if (auto* c = op_call(*op, "tensor.assemble")) {
       for (size_t i = 0; i < c->args.size(); ++i) {
@@ -131,6 +145,7 @@ class LastUses : public IRVisitor {
  private:
   std::unordered_map<const Stmt*, int64_t> number_;
   std::unordered_map<const Var*, int64_t> last_;
+  std::unordered_set<const Var*> before_scope_;
   int64_t count_ = 0, current_ = 0;
 };
 
@@ -171,9 +186,15 @@ class Stamper {
     const std::vector<StmtPtr>& stmts = flat.stmts();
     for (size_t i = 0; i < stmts.size();) {
       size_t end = i;
-      while (end < stmts.size() &&
-             (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end], batched_) != ValueForm::None))
-        ++end;
+      while (end < stmts.size()) {
+        if (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end], batched_) != ValueForm::None) {
+          ++end;
+        } else if (size_t u = unit_end(stmts, end); u > end) {
+          end = u;
+        } else {
+          break;
+        }
+      }
       if (end > i) {
         run(stmts, i, end, out);
         i = end;
@@ -184,6 +205,38 @@ class Stamper {
   }
 
  private:
+  // A task with a tuple result (a pl.submit, a call of several results) and the statements
+  // right after it that take its elements form a *unit* a chunk never splits (the generator
+  // prints the elements from the task's TaskOutputTensors). The end of the unit at `i`, when
+  // nothing else reads the tuple; else `i` (the task ends its run and prints between chunks).
+  size_t unit_end(const std::vector<StmtPtr>& stmts, size_t i) const {
+    const Var* tuple = TupleResult(*stmts[i]);
+    const size_t end = tuple ? ElementsEnd(stmts, i) : i;
+    return end > i + 1 && uses_.last_use(tuple) <= uses_.number(stmts[end - 1].get()) ? end : i;
+  }
+
+  // The group an element `x = task[i]` of a unit joins: a kernel result bound to the argument
+  // it writes back joins that argument's; a runtime-allocated output (`const Tensor& x =
+  // task_0_outs.get_ref(0)`) and a fresh TaskId (`PTO2TaskId x = task_0_outs.task_id()`)
+  // declare a C++ name (`declares`); a TaskId declared before its PTO2_SCOPE
+  // (RuntimeScopeStmt::carried_task_ids) is assigned there and declares nothing (-1).
+  template <class GroupOf>
+  int element_group(const Expr& task, const AssignStmt& element, Groups& groups, const GroupOf& group_of,
+                    bool* declares) const {
+    *declares = false;
+    const size_t index = static_cast<size_t>(element.value->as<TupleGetItem>()->index);
+    auto* call = task.as<Call>();
+    const std::vector<ExprPtr>& args = call ? call->args : task.as<Submit>()->args;
+    FunctionPtr callee = program_.get(call ? call->callee : task.as<Submit>()->callee);
+    if (callee && index < callee->return_types.size() && index < callee->returned_params.size()) {
+      const int64_t p = callee->returned_params[index];
+      if (p >= 0 && static_cast<size_t>(p) < args.size()) return group_of(args[p]);
+    }
+    if (uses_.declared_before_scope(element.var.get())) return -1;
+    *declares = true;
+    return groups.make();
+  }
+
   // One run stmts[b, e): a value qualifies when its group's last reference is followed, within
   // the run and at most kCallChunkMin calls on, by a call (its *death*: a chunk may end only
   // after it), every value in between qualifies, and every call in between has a result Var
@@ -191,8 +244,17 @@ class Stamper {
   void run(const std::vector<StmtPtr>& stmts, size_t b, size_t e, CallOperands* out) {
     const size_t n = e - b;
     auto at = [&](size_t k) -> const Stmt& { return *stmts[b + k]; };
+    // The run's calls (a unit's task among them) and, per element of a unit, its task.
+    std::vector<bool> call(n, false);
+    std::vector<size_t> owner(n, n);
+    for (size_t k = 0; k < n; ++k) {
+      call[k] = IsSelfContainedTask(at(k)) || TupleResult(at(k));
+      if (!TupleResult(at(k))) continue;
+      for (size_t j = ElementsEnd(stmts, b + k) - b; --j > k;) owner[j] = k;
+    }
     Groups groups;
     std::vector<int> group(n, -1);   // per value: its group (-1: bound to a name declared outside)
+    std::vector<bool> declares(n, false);   // per value: it declares a C++ name of its own
     std::unordered_map<const Var*, int> members;
     auto group_of = [&](const ExprPtr& e) {
       auto it = members.find(as_var(e));
@@ -200,17 +262,24 @@ class Stamper {
     };
     for (size_t k = 0; k < n; ++k) {
       auto* a = at(k).as<AssignStmt>();
-      if (IsSelfContainedTask(at(k))) {
-        if (!a) continue;
+      if (call[k]) {
+        if (!a || TupleResult(at(k))) continue;
         int g = -1;
         for (const ExprPtr& arg : returned_args(*a->value->as<Call>())) g = groups.join(g, group_of(arg));
         if (g >= 0) members[a->var.get()] = g;
         continue;
       }
-      const ValueForm form = value_form(at(k), batched_);
-      group[k] = form == ValueForm::Declares ? groups.make()
-                 : form == ValueForm::Batched ? -1
-                 : group_of(form == ValueForm::Copy ? a->value : a->value->as<Call>()->args[0]);
+      if (owner[k] < n) {
+        bool own = false;
+        group[k] = element_group(*at(owner[k]).as<AssignStmt>()->value, *a, groups, group_of, &own);
+        declares[k] = own;
+      } else {
+        const ValueForm form = value_form(at(k), batched_);
+        declares[k] = form == ValueForm::Declares;
+        group[k] = form == ValueForm::Declares ? groups.make()
+                   : form == ValueForm::Batched ? -1
+                   : group_of(form == ValueForm::Copy ? a->value : a->value->as<Call>()->args[0]);
+      }
       if (group[k] >= 0) members[a->var.get()] = group[k];
     }
     std::vector<int64_t> need(groups.size(), -1);   // per root: the last reference of a member
@@ -225,12 +294,11 @@ class Stamper {
     // overlapping spans (a slice each call and the next one read) cannot keep one chunk open for
     // the whole run. A span holds fewer than kCallChunkMin calls, so at most one forced cut.
     std::vector<size_t> next_call(n + 1, n), calls_before(n + 1, 0), unnamed_before(n + 1, 0), forced_before(n + 1, 0);
-    for (size_t k = n; k-- > 0;) next_call[k] = IsSelfContainedTask(at(k)) ? k : next_call[k + 1];
+    for (size_t k = n; k-- > 0;) next_call[k] = call[k] ? k : next_call[k + 1];
     for (size_t k = 0; k < n; ++k) {
-      const bool call = IsSelfContainedTask(at(k));
-      calls_before[k + 1] = calls_before[k] + call;
-      unnamed_before[k + 1] = unnamed_before[k] + (call && !at(k).is<AssignStmt>());
-      forced_before[k + 1] = forced_before[k] + (call && calls_before[k + 1] % static_cast<size_t>(kCallChunkMin) == 0);
+      calls_before[k + 1] = calls_before[k] + call[k];
+      unnamed_before[k + 1] = unnamed_before[k] + (call[k] && !at(k).is<AssignStmt>());
+      forced_before[k + 1] = forced_before[k] + (call[k] && calls_before[k + 1] % static_cast<size_t>(kCallChunkMin) == 0);
     }
     // A value is *near* when its death is at most kCallChunkMin calls on, past one forced cut at
     // most and past calls with result Vars only: the calls in between stay open, and it is carried
@@ -239,43 +307,51 @@ class Stamper {
     // and a call follows it there (a chunk holds it): its chunk hands it on wherever it ends,
     // declared in the block, so the chunks and statements after it read it, and no call is held
     // open. (A group read last after the run's last call — a copy there — is far too: no call
-    // marks its death.) Any other value (after the run's last call) prints between chunks.
-    std::vector<size_t> death(n, n);
+    // marks its death.) Any other value (after the run's last call) prints between chunks. An
+    // element of a unit is in its task's chunk: a chunk may end only after the unit, so its task
+    // is the first call it holds open, and it qualifies wherever it dies.
+    std::vector<size_t> death(n, n), from(n, n);
     std::vector<bool> qualified(n, false), crosses(n, false), far(n, false);
     for (size_t k = 0; k < n; ++k) {
-      if (IsSelfContainedTask(at(k))) continue;
+      if (call[k]) continue;
+      const bool element = owner[k] < n;
+      from[k] = element ? owner[k] : k + 1;   // the first call a chunk could end after, k declared
       size_t d = k;   // a value bound to an outside name declares nothing: dead where it stands
       if (group[k] >= 0) {
         const int64_t last = need[groups.find(group[k])] - base;
         d = last >= 0 && static_cast<size_t>(last) < n ? next_call[std::max<size_t>(static_cast<size_t>(last), k)] : n;
+        if (element && last <= static_cast<int64_t>(k)) d = k;   // read by nothing after it
       }
-      const size_t cuts = d < n ? forced_before[d] - forced_before[k + 1] : 0;
+      const size_t cuts = d < n ? forced_before[d] - forced_before[from[k]] : 0;
       const bool near = d < n && cuts <= 1 &&
-                        calls_before[d + 1] - calls_before[k + 1] <= static_cast<size_t>(kCallChunkMin) &&
-                        unnamed_before[d] == unnamed_before[k + 1];
-      far[k] = !near && group[k] >= 0 && next_call[k] < n;
-      qualified[k] = near || far[k];
-      crosses[k] = far[k] || (near && cuts == 1);
+                        calls_before[d + 1] - calls_before[from[k]] <= static_cast<size_t>(kCallChunkMin) &&
+                        unnamed_before[d] == unnamed_before[from[k]];
+      far[k] = !near && group[k] >= 0 && (element || next_call[k] < n);
+      qualified[k] = near || far[k] || element;
+      crosses[k] = far[k] || (near && cuts == 1 && d > k);
       death[k] = d;
     }
-    // The calls strictly between a near value and its death are open; an open forced cut is a
-    // cut call, and a value declaring a C++ name across a cut, or far, is carried to the chunks
-    // after its own.
+    // The calls from a near value's first to its death are open; an open forced cut is a cut
+    // call, and a value declaring a C++ name across a cut, or far, is carried to the chunks after
+    // its own.
     std::vector<int> open(n + 1, 0);
     for (size_t k = 0; k < n; ++k) {
       if (!qualified[k] || far[k] || death[k] <= k) continue;
-      ++open[k + 1];
+      ++open[from[k]];
       --open[death[k]];
     }
     for (size_t k = 0, depth = 0; k < n; ++k) {
       depth += open[k];
-      const VarPtr var = at(k).is<AssignStmt>() ? at(k).as<AssignStmt>()->var : VarPtr();
-      const ValueForm form = IsSelfContainedTask(at(k)) ? ValueForm::None : value_form(at(k), batched_);
-      if (qualified[k] && form != ValueForm::Batched) {   // (the generator knows batched creates)
+      // A unit's task is named by its first element (a tuple's own name does not survive
+      // printing: the parser names it after the names it unpacks into).
+      const Stmt& named = TupleResult(at(k)) ? at(k + 1) : at(k);
+      const VarPtr var = named.is<AssignStmt>() ? named.as<AssignStmt>()->var : VarPtr();
+      const bool batched = !call[k] && value_form(at(k), batched_) == ValueForm::Batched;
+      if (qualified[k] && !batched) {   // (the generator knows batched creates)
         out->values.push_back(var);
-        if (form == ValueForm::Declares && crosses[k]) out->carried.push_back(var);
+        if (declares[k] && crosses[k]) out->carried.push_back(var);
       }
-      if (depth == 0 || !IsSelfContainedTask(at(k))) continue;
+      if (depth == 0 || !call[k]) continue;
       out->open_calls.push_back(var);
       if (forced_before[k + 1] > forced_before[k]) out->cut_calls.push_back(var);
     }
@@ -310,7 +386,7 @@ class Stamper {
 // that spares the full reference walk for programs of calls alone).
 bool has_value_before_call(const StmtPtr& s, const BatchedCreates& batched) {
   return AnyNestedStmt(s, [&](const Stmt* prev, const Stmt& st) {
-    return prev && IsSelfContainedTask(st) && value_form(*prev, batched) != ValueForm::None;
+    return (prev && IsSelfContainedTask(st) && value_form(*prev, batched) != ValueForm::None) || TupleResult(st);
   });
 }
 
@@ -331,15 +407,37 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-bool IsSelfContainedTask(const Stmt& s) {
-  const Expr* e = nullptr;
-  if (auto* ev = s.as<EvalStmt>()) e = ev->expr.get();
-  if (auto* a = s.as<AssignStmt>()) {
-    if (a->var->type->is<TupleType>()) return false;
-    e = a->value.get();
-  }
+namespace {
+
+bool IsTask(const Expr* e) {
   auto* c = e ? e->as<Call>() : nullptr;
-  return c && !c->is_op;
+  return (c && !c->is_op) || (e && e->is<Submit>());
+}
+
+bool IsElementOf(const Stmt& s, const Var* tuple) {
+  auto* a = s.as<AssignStmt>();
+  auto* g = a ? a->value->as<TupleGetItem>() : nullptr;
+  return g && as_var(g->tuple) == tuple;
+}
+
+}  // namespace
+
+bool IsSelfContainedTask(const Stmt& s) {
+  if (auto* ev = s.as<EvalStmt>()) return IsTask(ev->expr.get());
+  auto* a = s.as<AssignStmt>();
+  return a && !a->var->type->is<TupleType>() && IsTask(a->value.get());
+}
+
+const Var* TupleResult(const Stmt& s) {
+  auto* a = s.as<AssignStmt>();
+  return a && a->var->type->is<TupleType>() && IsTask(a->value.get()) ? a->var.get() : nullptr;
+}
+
+size_t ElementsEnd(const std::vector<StmtPtr>& stmts, size_t i) {
+  const Var* tuple = TupleResult(*stmts[i]);
+  size_t j = i + 1;
+  while (tuple && j < stmts.size() && IsElementOf(*stmts[j], tuple)) ++j;
+  return j;
 }
 
 CallOperands CallOperandsOf(const Program& program, const Function& fn) {

@@ -3,7 +3,8 @@
 over views of the inputs, with values read at every distance — by the next call, by calls far
 later, by a later loop; in half the programs mostly by the next few calls, so that chunks end at
 cut calls and hand values on; some calls have no result — copies, index expressions, tiled writes into the output assembled in
-place and read back, tensors created right before the call that writes them. Each program is generated with a NumPy model of what it computes.
+place and read back, tensors created right before the call that writes them, submissions (into
+an accumulator or a runtime-allocated output) waiting on earlier TaskIds. Each program is generated with a NumPy model of what it computes.
 
     source, model = random_program(seed)
     out = model(a, b, out0)      # what the compiled program must leave in `out`
@@ -31,6 +32,7 @@ def random_program(seed: int):
     near, loops = (0.97, 0.0) if rng.random() < 0.5 else (0.75, 0.03)
     body, steps = [], []   # steps: the model, one closure per statement, run in order
     pool = []              # values a call may read: (name, eval(state) -> array)
+    tids = []              # TaskIds a submission may wait on: (name, None)
     counter = [0]
 
     def fresh(prefix):
@@ -46,6 +48,12 @@ def random_program(seed: int):
         if r < near:
             return pool[-1 - min(len(pool) - 1, int(rng.expovariate(1.0)))]
         return rng.choice(pool)
+
+    def pick_id():
+        """A TaskId to wait on: mostly a recent one, sometimes any."""
+        if rng.random() < near:
+            return tids[-1 - min(len(tids) - 1, int(rng.expovariate(1.0)))]
+        return rng.choice(tids)
 
     def call(dst, x, y, indent="        "):
         # One call in ten without a result (it writes `dst` in place all the same): the pipeline
@@ -101,9 +109,27 @@ def random_program(seed: int):
             steps.append(lambda st, n=name, fx=x[1], fy=y[1]: st.__setitem__(n, fx(st) + fy(st)))
             pool.append((name, lambda st, n=name: st[n]))
             calls += 1
+        elif r < 0.68 + loops:   # a submission: into an accumulator or a runtime-allocated
+            x, y = pick(), pick()    # output, waiting on an earlier one's TaskId (any distance)
+            tid = fresh("id")
+            deps = ", deps=[%s]" % pick_id()[0] if tids and rng.random() < 0.7 else ""
+            if rng.random() < 0.5:
+                dst = rng.choice(["t0", "t1"])
+                body.append("        %s, %s = pl.submit(self.add, %s, %s, %s%s)" % (dst, tid, x[0], y[0], dst, deps))
+                steps.append(lambda st, d=dst, fx=x[1], fy=y[1]: st.__setitem__(d, fx(st) + fy(st)))
+            else:
+                dst = fresh("r")
+                body.append("        %s, %s = pl.submit(self.add, %s, %s%s)" % (dst, tid, x[0], y[0], deps))
+                steps.append(lambda st, d=dst, fx=x[1], fy=y[1]: st.__setitem__(d, fx(st) + fy(st)))
+                pool.append((dst, lambda st, d=dst: st[d]))
+            tids.append((tid, None))
+            calls += 1
         else:
             call(rng.choice(["t0", "t1"]), pick(), pick())
             calls += 1
+    if tids:   # the last submission waits on an early TaskId too
+        body.append("        o, _ = pl.submit(self.add, t0, b, pl.tensor.slice(out, [8, 8], [0, 8]), deps=[%s])" % tids[0][0])
+        steps.append(lambda st: st["out"].__setitem__((slice(None), slice(8, 16)), st["t0"] + st["b"]))
     body.append("        o = self.add(t0, t1, pl.tensor.slice(out, [8, 8], [0, 0]))")
     steps.append(lambda st: st["out"].__setitem__((slice(None), slice(0, 8)), st["t0"] + st["t1"]))
     body.append("        return out")

@@ -119,12 +119,14 @@ struct Function {
   std::vector<VarPtr> non_negative_vars;
   // StampCallOperands: the values of an Orchestration function computed between kernel calls
   // (slices, views, scalar expressions, copies, in-place assembles) that the L2 generator may
-  // print inside a chunk of calls, each dead by a later call of its run, in program order.
-  // Printed as the @pl.function option `call_operands=["s0", "s1"]` (when non-empty).
+  // print inside a chunk of calls, and the elements of the tasks with a tuple result it may
+  // (`out, tid = pl.submit(...)`: `out`, `tid`), in program order. Printed as the @pl.function
+  // option `call_operands=["s0", "s1"]` (when non-empty).
   std::vector<VarPtr> call_operands;
   // StampCallOperands: the results of the kernel calls after which one of call_operands is
-  // still read (a chunk of calls must not end there), in program order. Printed as the
-  // @pl.function option `open_calls=["t3"]` (when non-empty).
+  // still read (a chunk of calls must not end there), in program order; a task with a tuple
+  // result is named by its first element. Printed as the @pl.function option
+  // `open_calls=["t3"]` (when non-empty).
   std::vector<VarPtr> open_calls;
   // StampCallOperands: the results of the calls after which a chunk of calls must end (every
   // 64th call of a run that a value of call_operands is live across), in program order. Printed

@@ -175,8 +175,9 @@ bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir
 
 // Stamps Function::call_operands on every chip-level Orchestration function of kCallChunkMin
 // task statements or more: the values between kernel calls (slices, views, scalar expressions,
-// copies, in-place assembles) the L2 generator may print inside a chunk of calls, each dead by a
-// later call of its run (at most kCallChunkMin calls on); and Function::open_calls, the calls
+// copies, in-place assembles) the L2 generator may print inside a chunk of calls, and the
+// elements of its pl.submits (a submission and the statements right after it taking its results
+// are one unit, which no chunk splits); and Function::open_calls, the calls
 // after which one of them is still read (no chunk ends there, unless it is a cut); and
 // Function::cut_calls (every kCallChunkMin-th call of a run that a value is live across: a chunk
 // ends there) with Function::carried_operands (the values live across one, handed to the next
@@ -198,10 +199,17 @@ struct CallOperands {
   std::vector<ir::VarPtr> carried;      // Function::carried_operands
 };
 CallOperands CallOperandsOf(const ir::Program& program, const ir::Function& fn);
-// A kernel / Group call (no op) whose result is not a tuple, as an EvalStmt or AssignStmt: the
-// L2 generator prints it as one self-contained `{ }` block (nothing it declares is used after
-// it), so a run of them can move into a function of its own.
+// A kernel / Group call (no op) or a pl.submit whose result is not a tuple, as an EvalStmt or
+// AssignStmt: the L2 generator prints it as one self-contained `{ }` block (nothing it declares
+// is used after it), so a run of them can move into a function of its own.
 bool IsSelfContainedTask(const ir::Stmt& s);
+// The tuple Var a task statement binds (`out, tid = pl.submit(...)`, a call of several
+// results), or null. With the statements right after it that take its elements (up to
+// ElementsEnd) it is a *unit*, which no chunk splits.
+const ir::Var* TupleResult(const ir::Stmt& s);
+// The index after stmts[i] and the statements right after it that take an element of its tuple
+// result (i + 1 when stmts[i] has none): `ElementsEnd({tup = submit, out = tup[0], t = tup[1], ...}, 0) == 3`.
+size_t ElementsEnd(const std::vector<ir::StmtPtr>& stmts, size_t i);
 // The fewest calls in a row (with the values StampCallOperands stamps between them) that the L2
 // generator prints in chunks; also the number of task statements from which it prints each task
 // in a block of its own (Function::task_statements).

@@ -56,21 +56,36 @@ bool Emitter::is_cut_call(const Stmt& s) const {
   return a && cut_calls_.count(a->var.get()) > 0;
 }
 
-bool Emitter::in_call_chunk(const Stmt& s) const {
-  if (transforms::IsSelfContainedTask(s)) return true;
-  auto* a = s.as<AssignStmt>();
-  // A batched create prints nothing where it stands: it is part of the run (StampCallOperands
-  // reads the same stamp).
+const Stmt& Emitter::named_stmt(const std::vector<StmtPtr>& stmts, size_t i) {
+  const bool unit = transforms::TupleResult(*stmts[i]) && transforms::ElementsEnd(stmts, i) > i + 1;
+  return unit ? *stmts[i + 1] : *stmts[i];
+}
+
+bool Emitter::in_call_chunk(const std::vector<StmtPtr>& stmts, size_t i) const {
+  if (transforms::IsSelfContainedTask(*stmts[i])) return true;
+  // A value StampCallOperands stamped, or a task with a tuple result whose first element it
+  // stamped (a unit: the task and its elements). A batched create prints nothing where it
+  // stands: it is part of the run (StampCallOperands reads the same stamp).
+  auto* a = named_stmt(stmts, i).as<AssignStmt>();
   return a && (call_operands_.count(a->var.get()) > 0 || is_batched(a->var.get()));
 }
 
 size_t Emitter::chunk_end(const std::vector<StmtPtr>& stmts, size_t i) const {
-  for (size_t calls = 0; i < stmts.size() && in_call_chunk(*stmts[i]);) {
-    const Stmt& s = *stmts[i++];
-    if (!transforms::IsSelfContainedTask(s)) continue;
-    if (is_cut_call(s) || (++calls >= kChunkSize && !is_open_call(s))) break;
+  for (size_t calls = 0; i < stmts.size() && in_call_chunk(stmts, i);) {
+    const Stmt& named = named_stmt(stmts, i);
+    const bool task = transforms::IsSelfContainedTask(*stmts[i]) || transforms::TupleResult(*stmts[i]);
+    i = task ? transforms::ElementsEnd(stmts, i) : i + 1;   // a unit stays whole: its elements
+    if (!task) continue;                                     // read the task's TaskOutputTensors
+    if (is_cut_call(named) || (++calls >= kChunkSize && !is_open_call(named))) break;
   }
   return i;
+}
+
+std::string Emitter::carried_type(const Var& v) {
+  if (v.type->is<TensorType>()) return "Tensor";
+  auto* st = v.type->as<ScalarType>();
+  PYPTO_CHECK(st, "orchestration codegen: carried value '" << v.name << "' is neither a tensor nor a number");
+  return ctype(st->dtype);
 }
 
 void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, size_t end) {
@@ -91,13 +106,13 @@ void Emitter::emit_call_chunk(const std::vector<StmtPtr>& stmts, size_t begin, s
   }
   // A local struct, its members typed as the values (std::tuple's instantiations cost about 0.3 s
   // of compile time per tuple type of 64 elements). A carried value declares a C++ name of its
-  // own by value (a slice, a view, a scalar: never a reference into the chunk), so the member
-  // holds a copy.
+  // own; the member holds a copy (a runtime-allocated output is a `const Tensor&` into the
+  // chunk's TaskOutputTensors: its Tensor is copied out).
   const std::string type = scopes_.declare("handed_on", false);
   std::string members, values;   // members v0, v1, ...: a member named as its value would change
   for (size_t j = 0; j < carried.size(); ++j) {   // the meaning of the name in the struct
     const std::string text = ref(carried[j]);
-    members += "decltype(" + text + ") v" + std::to_string(j) + "; ";
+    members += carried_type(*carried[j]) + " v" + std::to_string(j) + "; ";
     values += (values.empty() ? "" : ", ") + text;
   }
   line("struct " + type + " { " + members + "};");
@@ -153,11 +168,11 @@ void Emitter::emit_block_body(const StmtPtr& body) {
   emit_alloc_batch(batchable_creates(stmts));
   size_t calls = 0;
   if (calls_in_own_blocks()) {
-    for (const StmtPtr& s : stmts) calls += transforms::IsSelfContainedTask(*s);
+    for (const StmtPtr& s : stmts) calls += transforms::IsSelfContainedTask(*s) || transforms::TupleResult(*s);
   }
   const bool chunked = calls >= static_cast<size_t>(transforms::kCallChunkMin);
   for (size_t i = 0; i < stmts.size();) {
-    if (!chunked || !in_call_chunk(*stmts[i])) {
+    if (!chunked || !in_call_chunk(stmts, i)) {
       emit_stmt(stmts[i++]);
       continue;
     }

@@ -186,12 +186,18 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   // ---- statements ----
   void emit_stmt(const ir::StmtPtr& s);
   void emit_block_body(const ir::StmtPtr& body);    // batched allocs, then the statements (long runs of calls chunked)
-  bool in_call_chunk(const ir::Stmt& s) const;      // a call, or a Function::call_operands value (chunked with calls)
-  bool is_open_call(const ir::Stmt& s) const;       // a call of Function::open_calls: no chunk ends after it
-  bool is_cut_call(const ir::Stmt& s) const;        // a call of Function::cut_calls: a chunk ends after it
+  // stmts[i] is a call, a Function::call_operands value, or a task with a tuple result whose
+  // elements are (chunked with calls).
+  bool in_call_chunk(const std::vector<ir::StmtPtr>& stmts, size_t i) const;
+  // The statement whose Var names stmts[i] in the stamps: a task with a tuple result is named by
+  // its first element (the statement after it), anything else by itself.
+  static const ir::Stmt& named_stmt(const std::vector<ir::StmtPtr>& stmts, size_t i);
+  bool is_open_call(const ir::Stmt& named) const;   // a call of Function::open_calls: no chunk ends after it
+  bool is_cut_call(const ir::Stmt& named) const;    // a call of Function::cut_calls: a chunk ends after it
   // The end of the chunk of calls starting at stmts[i] (one past its last statement).
   size_t chunk_end(const std::vector<ir::StmtPtr>& stmts, size_t i) const;
   void emit_call_chunk(const std::vector<ir::StmtPtr>& stmts, size_t begin, size_t end);
+  static std::string carried_type(const ir::Var& v);   // a chunk's handed-on member: `Tensor`, `int64_t`
   void emit_assign(const ir::AssignStmt& s);
 
   // ---- tasks (emit_tasks.cpp) ----
