@@ -143,10 +143,6 @@ def submitted_source(calls: int) -> str:
     return "\n".join(lines)
 
 
-# The created form's largest size measured: g++'s stack-variable work grows faster than linearly
-# with the thousands of `const Tensor& c = alloc_N.get_ref(i);` of one block.
-CREATED_MAX = 3000
-
 # The programs measured: (name, slices before the calls, each slice read by two calls).
 FORMS = (("plain", False, False), ("sliced", True, False), ("chained", True, True), ("far", True, False),
          ("looped", False, False), ("created", False, False), ("submitted", False, False))
@@ -196,10 +192,6 @@ def main(argv=None) -> list:
     rows = []
     for form, _, _ in FORMS:
         for n in sizes:
-            if form == "created" and n > CREATED_MAX:
-                print("  %8d %8s   (not measured: above %d creates in one block g++ grows superlinearly, 6,000:"
-                      " 17 s, 10,000: 140 s; docs/dev/orchestration_build.md)" % (n, form, CREATED_MAX))
-                continue
             r = measure(n, form)
             rows.append(r)
             print("  %8d %8s %10d %8.2f %8.2f %10.0f %12.2f%s" % (n, form, r["lines"], r["wall_s"], r["cpu_s"],

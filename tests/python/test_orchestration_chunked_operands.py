@@ -285,6 +285,11 @@ def test_a_create_per_step_keeps_the_run_and_allocates_in_groups(tmp_path, monke
     assert calls == steps + 1
     assert code.count("[&]() PYPTO_CALL_CHUNK {") <= calls // 64 + 1, code
     assert code.count("= alloc_tensors(") == (steps + 63) // 64, code
+    # each group's create infos in a block of their own (6,000 infos live together in one
+    # function: 16 s to build, 6 s so): `TaskOutputTensors alloc_K; { infos; alloc_K = ... }`
+    groups = re.findall(r"TaskOutputTensors (alloc_\d+);\n\s*\{\n(.*?)\n\s*(alloc_\d+) = alloc_tensors\(", code, re.S)
+    assert [g[0] for g in groups] == [g[2] for g in groups] and len(groups) == (steps + 63) // 64, code
+    assert sum(g[1].count("TensorCreateInfo ") for g in groups) == code.count("TensorCreateInfo ") == steps
     assert "const Tensor& c149 = " in code and ".get_ref(63);" in code and ".get_ref(64);" not in code
 
     def want(a, b, out):

@@ -6,6 +6,15 @@
 //   TaskOutputTensors alloc_0 = alloc_tensors(c_ci, d_ci);
 //   const Tensor& c = alloc_0.get_ref(0);
 //
+// In a function of 64 task statements or more each group's infos are in a block of their own:
+//
+//   TaskOutputTensors alloc_0;
+//   {
+//       uint32_t c_ci_shapes[2] = {16, 16};  TensorCreateInfo c_ci(...);  ...
+//       alloc_0 = alloc_tensors(c_ci, d_ci);
+//   }
+//   const Tensor& c = alloc_0.get_ref(0);
+//
 // A create whose shape mentions a value defined later in the same block cannot move to the
 // block entry; it gets its own alloc_tensors call where it stands. Which creates are batched is
 // StampAllocationBatches' decision (Function::batched_creates).
@@ -84,17 +93,25 @@ std::vector<Emitter::CreateSite> Emitter::batchable_creates(const std::vector<St
 
 void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
   if (creates.empty()) return;
+  // At most kAllocGroup tensors a call: alloc_tensors is a variadic template, and g++ -O2 spent
+  // 2 s of a 1,000-create block's 2.6 s build on its one instantiation of 1,008 arguments.
+  constexpr size_t kAllocGroup = 64;
+  // In a function of many tasks each group's create infos live in a block of their own (the
+  // group's TaskOutputTensors declared before it, assigned in it): thousands of them in one
+  // block were thousands of locals live together, and g++'s stack-variable work grew faster
+  // than linearly with them (6,000 creates: 16 s to build, 6 s so).
+  const bool scoped = calls_in_own_blocks();
   std::vector<std::string> names, infos;
-  for (const CreateSite& a : creates) {
+  // `TensorCreateInfo <base>_ci(...)` and its shapes for one create; returns the info's name.
+  auto declare_info = [&](const CreateSite& a, const std::string& base) {
     const Call& c = *a.call;
     auto shape = shape_of(c);
     auto* tt = a.var->type->as<TensorType>();
     PYPTO_CHECK(tt, "tensor.create result is not a tensor");
-    std::string name = scopes_.declare(base_name(a.var));
     std::string dims;
     for (size_t i = 0; i < shape.size(); ++i) dims += (i ? ", " : "") + u32(shape[i], c.span);
-    std::string shapes = scopes_.declare(name + "_ci_shapes", false);
-    std::string info = scopes_.declare(name + "_ci", false);
+    std::string shapes = scopes_.declare(base + "_ci_shapes", false);
+    std::string info = scopes_.declare(base + "_ci", false);
     const bool* manual = attr_get<bool>(c.attrs, "manual_dep");
     std::string r = std::to_string(shape.size());
     line("uint32_t " + shapes + "[" + r + "] = {" + dims + "};");
@@ -103,19 +120,32 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     if (const double* init = attr_get<double>(c.attrs, "init_value")) {
       line(info + ".set_initial_value(" + initial_value_literal(*init, tt->dtype) + ");");
     }
-    names.push_back(name);
-    infos.push_back(info);
     batches_.mark_allocated(a.var);
+    return info;
+  };
+  if (!scoped) {   // the spec's form: every info, then the alloc_tensors calls and the names
+    for (const CreateSite& a : creates) {
+      names.push_back(scopes_.declare(base_name(a.var)));
+      infos.push_back(declare_info(a, names.back()));
+    }
   }
-  // At most kAllocGroup tensors a call: alloc_tensors is a variadic template, and g++ -O2 spent
-  // 2 s of a 1,000-create block's 2.6 s build on its one instantiation of 1,008 arguments.
-  constexpr size_t kAllocGroup = 64;
-  for (size_t g = 0; g < infos.size(); g += kAllocGroup) {
-    const size_t end = std::min(infos.size(), g + kAllocGroup);
+  for (size_t g = 0; g < creates.size(); g += kAllocGroup) {
+    const size_t end = std::min(creates.size(), g + kAllocGroup);
     std::string alloc = scopes_.declare("alloc_" + std::to_string(next_alloc()), false);
+    if (scoped) {
+      line("TaskOutputTensors " + alloc + ";");
+      open_block("");
+      for (size_t i = g; i < end; ++i) infos.push_back(declare_info(creates[i], base_name(creates[i].var)));
+    }
     std::string list;
     for (size_t i = g; i < end; ++i) list += (i > g ? ", " : "") + infos[i];
-    line("TaskOutputTensors " + alloc + " = alloc_tensors(" + list + ");");
+    if (scoped) {
+      line(alloc + " = alloc_tensors(" + list + ");");
+      close_block();
+      for (size_t i = g; i < end; ++i) names.push_back(scopes_.declare(base_name(creates[i].var)));
+    } else {
+      line("TaskOutputTensors " + alloc + " = alloc_tensors(" + list + ");");
+    }
     for (size_t i = g; i < end; ++i) {
       line("const Tensor& " + names[i] + " = " + alloc + ".get_ref(" + std::to_string(i - g) + ");");
       bind(creates[i].var, Binding{names[i], {names[i]}});
