@@ -15,7 +15,8 @@ two by two in loops (each loop printed unoptimised in a function of its own), an
 call writing a tensor created right before it (the creates allocated 64 to a call at the
 block's entry, the calls still one run), and with each call a pl.submit waiting on the previous
 one's TaskId (chunked like calls, the TaskId handed on at each cut; before, 3,000 took 6.8 s and
-543 MB to build).
+543 MB to build), and a HOST-level entry of submissions (chunked by the HOST generator; before,
+1,000 took 16 s).
 Reports wall time, compiler CPU time and the compiler's peak resident memory. Wall time counts
 a busy machine's waiting too: read CPU time for the compiler's own cost. Figures only.
 (Before the call chunking of emit_statements.cpp, g++ -O2 took 4 s for 300 calls, 34-44 s and
@@ -144,8 +145,30 @@ def submitted_source(calls: int) -> str:
 
 
 # The programs measured: (name, slices before the calls, each slice read by two calls).
+def host_source(calls: int) -> str:
+    """A HOST-level entry of `calls` submissions of a chip-level orchestration, each waiting on
+    the previous one's TaskId (built from the HOST generator's output: pto_l3_api.h)."""
+    lines = ["import pypto.language as pl", "", "", "@pl.program", "class HostBench:",
+             "    @pl.function(type=pl.FunctionType.InCore)",
+             "    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]])"
+             " -> pl.Tensor[[16, 16], pl.FP32]:",
+             "        c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)",
+             "        return c",
+             "    @pl.function(type=pl.FunctionType.Orchestration)",
+             "    def chip(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]])"
+             " -> pl.Tensor[[16, 16], pl.FP32]:",
+             "        c = self.k(a, c)",
+             "        return c",
+             "    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)",
+             "    def main(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]])"
+             " -> pl.Tensor[[16, 16], pl.FP32]:",
+             "        out, t = pl.submit(self.chip, a, out)"]
+    lines += ["        out, t = pl.submit(self.chip, out, out, deps=[t])"] * (calls - 1)
+    return "\n".join(lines + ["        return out"]) + "\n"
+
+
 FORMS = (("plain", False, False), ("sliced", True, False), ("chained", True, True), ("far", True, False),
-         ("looped", False, False), ("created", False, False), ("submitted", False, False))
+         ("looped", False, False), ("created", False, False), ("submitted", False, False), ("host", False, False))
 
 
 def orchestration_source(calls: int, form: str = "plain") -> str:
@@ -153,10 +176,14 @@ def orchestration_source(calls: int, form: str = "plain") -> str:
     from pypto import codegen
     import codegen_bench
     _, sliced, chained = next(f for f in FORMS if f[0] == form)
-    special = {"far": far_source, "looped": looped_source, "created": created_source, "submitted": submitted_source}
+    special = {"far": far_source, "looped": looped_source, "created": created_source, "submitted": submitted_source,
+               "host": host_source}
     source = special[form](calls) if form in special else \
         sliced_source(calls, chained) if sliced else codegen_bench.make_source(calls)
     program = pl.parse_program(source, "orch_build_bench.py")
+    if form == "host":
+        from pypto import host
+        return host.generate_host_orchestration(program, "main").code
     return codegen.generate_orchestration(program, "main").code
 
 
@@ -169,7 +196,8 @@ def measure(calls: int, form: str = "plain") -> dict:
         with open(src, "w") as f:
             f.write(code)
         flags = COMMON_FLAGS + host_flags(find_compiler()) + ["-Werror"]
-        cmd = [find_compiler()] + flags + precompiled_include_flags("orchestration/main.cpp", flags) + \
+        rel = "host/main.cpp" if form == "host" else "orchestration/main.cpp"
+        cmd = [find_compiler()] + flags + precompiled_include_flags(rel, flags) + \
             ["-I" + include_dir(), "-c", src, "-o", os.path.join(d, "main.o")]
         out = subprocess.run([sys.executable, "-c", _MEASURE] + cmd, capture_output=True, text=True)
     rc, wall, cpu, peak_kb = out.stdout.split()
@@ -200,7 +228,8 @@ def main(argv=None) -> list:
     print("  (plain: calls alone; sliced: a slice before each call; chained: each slice also read by the next call;"
           " far: each slice read again half the program later; looped: the calls two by two in loops;"
           " created: each call writes a tensor created right before it; submitted: each call a pl.submit"
-          " waiting on the previous one's TaskId)")
+          " waiting on the previous one's TaskId; host: a HOST-level entry of submissions, each waiting on the"
+          " previous one)")
     for r in rows:
         if r["calls"] == 3000:
             print("  goal (issue 17): 3,000 calls (%s) built in < 5 s and < 300 MB: %.2f s cpu (%.2fx), %.0f MB (%.2fx)"

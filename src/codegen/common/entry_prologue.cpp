@@ -116,4 +116,9 @@ std::vector<ParamSignature> EntrySignature(const Function& fn) {
   return signature;
 }
 
+const char* const kUnoptimisedMacro =
+    "#if defined(__clang__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optnone))\n"
+    "#elif defined(__GNUC__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optimize(\"O0\")))\n"
+    "#else\n#define PYPTO_UNOPTIMISED\n#endif\n";
+
 }  // namespace pypto::codegen::common

@@ -60,6 +60,11 @@ EntryPrologue BuildEntryPrologue(const ir::Function& fn, EntryNaming& naming, co
 // `int64_t N = (int64_t)orch_args.tensor(0).ref().shapes[0];`
 std::string DynamicDimLine(const DynamicDim& d);
 
+// The preamble lines defining `PYPTO_UNOPTIMISED` (noinline, not optimised: g++'s optimiser
+// time grows faster than linearly with a function's size), which long L2 and HOST entries put
+// on the functions they print their statements in: `[&]() PYPTO_UNOPTIMISED { ... }();`.
+extern const char* const kUnoptimisedMacro;
+
 // Writes `<prefix>_orchestration_config` and `<prefix>_orchestration_entry`: the prologue (its
 // tensors, the given dynamic-dim lines and scalars, each under its comment), the already
 // indented `body`, then `(void)name;` for each of `trailing_voids`, and `}  // extern "C"`.

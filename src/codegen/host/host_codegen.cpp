@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "../common/entry_prologue.h"
+#include "pypto/transforms/passes.h"
 #include "host_emitter.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/type.h"
@@ -38,7 +39,11 @@ std::map<std::string, int> HostTargetIds(const Program& program) {
 namespace host {
 
 HostEmitter::HostEmitter(ProgramPtr program, FunctionPtr fn)
-    : program_(std::move(program)), fn_(std::move(fn)), target_ids_(HostTargetIds(*program_)), stamps_(*fn_) {
+    : program_(std::move(program)),
+      fn_(std::move(fn)),
+      target_ids_(HostTargetIds(*program_)),
+      long_(fn_->task_statements >= transforms::kCallChunkMin),
+      stamps_(*fn_) {
   write_to(&body_, 1);
 }
 
@@ -94,7 +99,12 @@ std::string HostEmitter::Generate() {
   HostEntryNaming naming(*this, used_);
   common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "HOST orchestration");
 
+  // A long entry (64 task statements or more) is printed in an unoptimised function of its own,
+  // called in place: g++ -O2 time grows faster than linearly with one function's size (1,000
+  // submissions took 16 s to build, 3,000 far longer; 1.1 s and 2.9 s so).
+  if (long_) open_block("[&]() PYPTO_UNOPTIMISED");
   emit_stmt(fn.body);
+  if (long_) close_block("}();");
 
   std::vector<std::string> dim_lines;   // the dynamic-dim symbols the body mentions
   for (auto& d : prologue.dims) {
@@ -117,6 +127,7 @@ std::string HostEmitter::Generate() {
   if (needs_optional_header_) os << "#include <optional>\n";   // an if/else Tensor result
   const std::string body = body_.str();
   os << "#include \"pto_l3_api.h\"\n\n";
+  if (long_) os << "// A long entry: a function of its own, not optimised (TaskArgs' methods are).\n" << common::kUnoptimisedMacro << "\n";
   common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body, {});
   return os.str();
 }

@@ -69,6 +69,7 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::ControlF
 
   // ---- statements (host_statements.cpp) ----
   void emit_stmt(const ir::StmtPtr& s);
+  void emit_seq(const std::vector<ir::StmtPtr>& stmts);   // a block's statements (long entries: chunks)
   void emit_assign(const ir::AssignStmt& a);
   // A next-level submit (Submit, or a plain Call of a chip-level Orchestration function);
   // `result` is the assigned Var (null for an EvalStmt).
@@ -127,6 +128,11 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::ControlF
   std::ostringstream body_;
   bool needs_optional_header_ = false;   // an if/else Tensor result (emit_if)
   int task_count_ = 0;
+  // 64 task statements or more (Function::task_statements): the body is printed unoptimised and
+  // each submission's TaskArgs in a block of its own.
+  const bool long_;
+  // While emit_seq prints a chunk: the handle declarations it prints before it.
+  std::vector<std::string>* handle_decls_ = nullptr;
   HostTaskIdWriter task_id_writer_{*this};
   common::TaskIdLowering task_ids_{task_id_writer_, common::HostTaskIds()};   // TaskHandle spelling
   common::TaskIdStamps stamps_;   // ResolveTaskIds: slots, fresh (no is_valid() guard), read

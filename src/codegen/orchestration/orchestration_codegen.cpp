@@ -129,10 +129,7 @@ std::string Emitter::Generate() {
     os << "// A chunk of a long run of calls (PYPTO_CALL_CHUNK), or a loop, if or scope of a long\n"
           "// function: a function of its own, not optimised (an optimiser's cost grows faster than\n"
           "// linearly with a function's size; the Arg methods it calls are optimised).\n"
-          "#if defined(__clang__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optnone))\n"
-          "#elif defined(__GNUC__)\n#define PYPTO_UNOPTIMISED __attribute__((noinline, optimize(\"O0\")))\n"
-          "#else\n#define PYPTO_UNOPTIMISED\n#endif\n"
-       << (chunks ? "#define PYPTO_CALL_CHUNK PYPTO_UNOPTIMISED\n\n" : "\n");
+       << common::kUnoptimisedMacro << (chunks ? "#define PYPTO_CALL_CHUNK PYPTO_UNOPTIMISED\n\n" : "\n");
   common::WriteOrchestrationEntry(os, "aicpu", fn, prologue, dim_lines, body, unused);
   return os.take();
 }
