@@ -41,33 +41,6 @@ std::vector<int> ExplicitReturnedParamIndices(const Function& fn) {
   return out;
 }
 
-void VarDefs::reserve(size_t vars) {
-  size_t want = 8;
-  while (want < 2 * vars) want *= 2;
-  if (want <= slots_.size()) return;
-  std::vector<std::pair<const Var*, VarDef>> old = std::move(slots_);
-  slots_.assign(want, {nullptr, VarDef{}});
-  size_ = 0;
-  for (auto& e : old) {
-    if (e.first) set(e.first, e.second);
-  }
-}
-
-void VarDefs::set(const Var* v, const VarDef& def) {
-  if (2 * (size_ + 1) > slots_.size()) reserve(size_ + 1);
-  for (size_t i = slot_of(v);; i = (i + 1) & (slots_.size() - 1)) {
-    if (slots_[i].first == v) {
-      slots_[i].second = def;
-      return;
-    }
-    if (!slots_[i].first) {
-      slots_[i] = {v, def};
-      ++size_;
-      return;
-    }
-  }
-}
-
 namespace {
 
 void collect_defs(const StmtPtr& s, VarDefs& out) {

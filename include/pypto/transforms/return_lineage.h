@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "pypto/ir/function.h"
+#include "pypto/transforms/ptr_map.h"
 
 namespace pypto::transforms {
 
@@ -46,29 +47,16 @@ struct VarDef {
 struct VarDefs {
   std::vector<const ir::ForStmt*> loops;   // every ForStmt, in pre-order
   // The definition of `v`, or null when the tree does not define it.
-  const VarDef* find(const ir::Var* v) const {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = slot_of(v);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].first == v) return &slots_[i].second;
-      if (!slots_[i].first) return nullptr;
-    }
-  }
+  const VarDef* find(const ir::Var* v) const { return defs_.find(v); }
   // How many Vars have a definition.
-  size_t size() const { return size_; }
+  size_t size() const { return defs_.size(); }
   // Records `def` as the definition of `v` (a later one replaces an earlier one).
-  void set(const ir::Var* v, const VarDef& def);
+  void set(const ir::Var* v, const VarDef& def) { defs_[v] = def; }
   // Room for `vars` definitions without regrowing (CountVarDefs).
-  void reserve(size_t vars);
+  void reserve(size_t vars) { defs_.reserve(vars); }
 
  private:
-  // Open addressing keyed by Var pointer (linear probing, at most half full): one array, where
-  // a node-based map allocated a node per Var of a 100,000-statement body.
-  size_t slot_of(const ir::Var* v) const {
-    uint64_t h = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(v) >> 4) * 0x9E3779B97F4A7C15ull;
-    return static_cast<size_t>(h ^ (h >> 32)) & (slots_.size() - 1);
-  }
-  std::vector<std::pair<const ir::Var*, VarDef>> slots_;   // power-of-two size; a null Var = free
-  size_t size_ = 0;
+  PtrMap<ir::Var, VarDef> defs_;   // a node-based map allocated a node per Var of a long body
 };
 VarDefs CollectVarDefs(const ir::StmtPtr& body);
 // How many Vars `body` defines (assignments, loop iter_args and results, if results): what a
