@@ -52,6 +52,7 @@
 //   declares is dead there or handed on) and must end one after each of cut_calls, so that a
 //   chain of overlapping spans (each call reading its own slice and the previous one) is still
 //   chunked; a far value (read again 100 calls on, after a loop) keeps no chunk from ending.
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -184,26 +185,33 @@ class Groups {
 class Stamper {
  public:
   Stamper(const Program& program, const Function& fn, const BatchedCreates& batched)
-      : program_(program), batched_(batched), uses_(fn) {}
+      : program_(program), batched_(batched), fn_(fn) {}
 
   // The runs of `body` (calls and candidate values), then its nested blocks, in program order.
   void block(const StmtPtr& body, CallOperands* out) {
     if (!body) return;
     FlatStmts flat(body);
     const std::vector<StmtPtr>& stmts = flat.stmts();
+    // Each statement classified once: on a 100,000-call body each look (statement, Var, type,
+    // value) misses the cache, and asking again per use made the pass grow faster than linearly.
+    std::vector<Kind> kinds(stmts.size());
+    for (size_t i = 0; i < stmts.size(); ++i) {
+      prefetch_stmts_ahead(stmts, i);
+      kinds[i] = kind_of(*stmts[i]);
+    }
     for (size_t i = 0; i < stmts.size();) {
       size_t end = i;
       while (end < stmts.size()) {
-        if (IsSelfContainedTask(*stmts[end]) || value_form(*stmts[end], batched_) != ValueForm::None) {
+        if (kinds[end].call || kinds[end].form != ValueForm::None) {
           ++end;
-        } else if (size_t u = unit_end(stmts, end); u > end) {
+        } else if (size_t u = kinds[end].tuple ? unit_end(stmts, end) : end; u > end) {
           end = u;
         } else {
           break;
         }
       }
       if (end > i) {
-        run(stmts, i, end, out);
+        run(stmts, kinds, i, end, out);
         i = end;
       } else {
         nested(*stmts[i++], out);
@@ -212,6 +220,21 @@ class Stamper {
   }
 
  private:
+  // What a statement of a block is to a run: a call (with no tuple result), a task with a tuple
+  // result (a unit's head), a candidate value (its form), or none of them.
+  struct Kind {
+    bool call = false;
+    bool tuple = false;
+    ValueForm form = ValueForm::None;
+  };
+  Kind kind_of(const Stmt& s) const {
+    Kind k;
+    k.call = IsSelfContainedTask(s);
+    k.tuple = !k.call && TupleResult(s);
+    if (!k.call && !k.tuple) k.form = value_form(s, batched_);
+    return k;
+  }
+
   // A task with a tuple result (a pl.submit, a call of several results) and the statements
   // right after it that take its elements form a *unit* a chunk never splits (the generator
   // prints the elements from the task's TaskOutputTensors). The end of the unit at `i`, when
@@ -219,7 +242,7 @@ class Stamper {
   size_t unit_end(const std::vector<StmtPtr>& stmts, size_t i) const {
     const Var* tuple = TupleResult(*stmts[i]);
     const size_t end = tuple ? ElementsEnd(stmts, i) : i;
-    return end > i + 1 && uses_.last_use(tuple) <= uses_.number(stmts[end - 1].get()) ? end : i;
+    return end > i + 1 && uses().last_use(tuple) <= uses().number(stmts[end - 1].get()) ? end : i;
   }
 
   // The group an element `x = task[i]` of a unit joins: a kernel result bound to the argument
@@ -234,12 +257,12 @@ class Stamper {
     const size_t index = static_cast<size_t>(element.value->as<TupleGetItem>()->index);
     auto* call = task.as<Call>();
     const std::vector<ExprPtr>& args = call ? call->args : task.as<Submit>()->args;
-    FunctionPtr callee = program_.get(call ? call->callee : task.as<Submit>()->callee);
+    const Function* callee = function(call ? call->callee : task.as<Submit>()->callee);
     if (callee && index < callee->return_types.size() && index < callee->returned_params.size()) {
       const int64_t p = callee->returned_params[index];
       if (p >= 0 && static_cast<size_t>(p) < args.size()) return group_of(args[p]);
     }
-    if (uses_.declared_before_scope(element.var.get())) return -1;
+    if (uses().declared_before_scope(element.var.get())) return -1;
     *declares = true;
     return groups.make();
   }
@@ -248,15 +271,16 @@ class Stamper {
   // the run and at most kCallChunkMin calls on, by a call (its *death*: a chunk may end only
   // after it), every value in between qualifies, and every call in between has a result Var
   // (to be named in open_calls).
-  void run(const std::vector<StmtPtr>& stmts, size_t b, size_t e, CallOperands* out) {
+  void run(const std::vector<StmtPtr>& stmts, const std::vector<Kind>& kinds, size_t b, size_t e, CallOperands* out) {
     const size_t n = e - b;
     auto at = [&](size_t k) -> const Stmt& { return *stmts[b + k]; };
+    auto kind = [&](size_t k) -> const Kind& { return kinds[b + k]; };
     // The run's calls (a unit's task among them) and, per element of a unit, its task.
     std::vector<bool> call(n, false);
     std::vector<size_t> owner(n, n);
     for (size_t k = 0; k < n; ++k) {
-      call[k] = IsSelfContainedTask(at(k)) || TupleResult(at(k));
-      if (!TupleResult(at(k))) continue;
+      call[k] = kind(k).call || kind(k).tuple;
+      if (!kind(k).tuple) continue;
       for (size_t j = ElementsEnd(stmts, b + k) - b; --j > k;) owner[j] = k;
     }
     Groups groups;
@@ -270,9 +294,9 @@ class Stamper {
     for (size_t k = 0; k < n; ++k) {
       auto* a = at(k).as<AssignStmt>();
       if (call[k]) {
-        if (!a || TupleResult(at(k))) continue;
+        if (!a || kind(k).tuple) continue;
         int g = -1;
-        for (const ExprPtr& arg : returned_args(*a->value->as<Call>())) g = groups.join(g, group_of(arg));
+        for_returned_args(*a->value->as<Call>(), [&](const ExprPtr& arg) { g = groups.join(g, group_of(arg)); });
         if (g >= 0) members[a->var.get()] = g;
         continue;
       }
@@ -281,7 +305,7 @@ class Stamper {
         group[k] = element_group(*at(owner[k]).as<AssignStmt>()->value, *a, groups, group_of, &own);
         declares[k] = own;
       } else {
-        const ValueForm form = value_form(at(k), batched_);
+        const ValueForm form = kind(k).form;
         declares[k] = form == ValueForm::Declares;
         group[k] = form == ValueForm::Declares ? groups.make()
                    : form == ValueForm::Batched ? -1
@@ -292,10 +316,10 @@ class Stamper {
     std::vector<int64_t> need(groups.size(), -1);   // per root: the last reference of a member
     for (auto& [v, g] : members) {
       int64_t& l = need[groups.find(g)];
-      l = std::max(l, uses_.last_use(v));
+      l = std::max(l, uses().last_use(v));
     }
     // A run's statements are leaves numbered in a row; calls and unnamed calls counted before k.
-    const int64_t base = uses_.number(&at(0));
+    const int64_t base = groups.size() ? uses().number(&at(0)) : 0;   // (no group: no reference asked)
     // Every kCallChunkMin-th call of the run is a forced cut: a chunk ends there even when values
     // are live across it (they are handed to the next chunk), so values read by calls in
     // overlapping spans (a slice each call and the next one read) cannot keep one chunk open for
@@ -351,9 +375,9 @@ class Stamper {
       depth += open[k];
       // A unit's task is named by its first element (a tuple's own name does not survive
       // printing: the parser names it after the names it unpacks into).
-      const Stmt& named = TupleResult(at(k)) ? at(k + 1) : at(k);
+      const Stmt& named = kind(k).tuple ? at(k + 1) : at(k);
       const VarPtr var = named.is<AssignStmt>() ? named.as<AssignStmt>()->var : VarPtr();
-      const bool batched = !call[k] && value_form(at(k), batched_) == ValueForm::Batched;
+      const bool batched = kind(k).form == ValueForm::Batched;
       if (qualified[k] && !batched) {   // (the generator knows batched creates)
         out->values.push_back(var);
         if (declares[k] && crosses[k]) out->carried.push_back(var);
@@ -372,21 +396,40 @@ class Stamper {
     }
     if (auto* r = s.as<RuntimeScopeStmt>()) block(r->body, out);
   }
-  // The arguments a kernel call's result is bound to: the callee's returned parameter, or every
-  // argument when the callee is unknown.
-  std::vector<ExprPtr> returned_args(const Call& c) const {
-    FunctionPtr callee = program_.get(c.callee);
-    if (!callee) return c.args;
-    std::vector<ExprPtr> out;
-    for (int64_t p : callee->returned_params) {
-      if (p >= 0 && static_cast<size_t>(p) < c.args.size()) out.push_back(c.args[p]);
+  // Calls f(arg) for each argument a kernel call's result is bound to: the callee's returned
+  // parameters, or every argument when the callee is unknown (no copy: this runs per call).
+  template <class F>
+  void for_returned_args(const Call& c, const F& f) const {
+    const Function* callee = function(c.callee);
+    if (!callee) {
+      for (const ExprPtr& a : c.args) f(a);
+      return;
     }
-    return out;
+    for (int64_t p : callee->returned_params) {
+      if (p >= 0 && static_cast<size_t>(p) < c.args.size()) f(c.args[p]);
+    }
+  }
+  // The program's function `name`, or null (Program::get scans the list and copies a shared_ptr).
+  const Function* function(const std::string& name) const {
+    if (functions_.empty()) {
+      for (const FunctionPtr& f : program_.functions) functions_.emplace(f->name, f.get());
+    }
+    auto it = functions_.find(name);
+    return it == functions_.end() ? nullptr : it->second;
   }
 
   const Program& program_;
+  mutable std::unordered_map<std::string, const Function*> functions_;
   const BatchedCreates& batched_;
-  LastUses uses_;
+  // Built on first use: a run of calls alone asks nothing of it, and the walk of a 100,000-call
+  // body (two tables of every statement and Var, missing the cache) was most of the pass's time.
+  const LastUses& uses() const {
+    if (!uses_) uses_.emplace(fn_);
+    return *uses_;
+  }
+
+  const Function& fn_;
+  mutable std::optional<LastUses> uses_;
 };
 
 // True when some block of `s` has a value statement right before a call (a cheap statement scan
