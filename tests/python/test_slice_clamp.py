@@ -94,3 +94,54 @@ def test_static_offset_at_or_past_the_extent_is_an_error(off):
     assert (e.file, e.line) == ("c.py", text.splitlines().index(
         "        src = pl.tensor.slice(x, [16, 16], [%d, 0])" % off) + 1), str(e)
     assert "clamped at run time" in e.help
+
+
+LONG = '''
+import pypto.language as pl
+
+
+@pl.program
+class Long:
+    @pl.function(type=pl.FunctionType.InCore)
+    def add_one(self, x: pl.Tensor[[16, 16], pl.FP32],
+                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[40, 16], pl.FP32], out: pl.InOut[pl.Tensor[[40, 16], pl.FP32]],
+             acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 16], pl.FP32]:
+FILLER
+        for i in pl.range(3):
+            src = pl.tensor.slice(x, [16, 16], [i * 16, 0])
+            dst = pl.tensor.slice(out, [16, 16], [i * 16, 0])
+            dst = self.add_one(src, dst)
+        past = pl.tensor.slice(out, [16, 16], [n, 0])
+        past = self.add_one(acc, past)
+        return out
+'''
+
+
+def test_a_long_function_clamps_with_one_call_per_axis(monkeypatch, tmp_path):
+    # In a function of 64 task statements or more (compiled unoptimised), the clamp is printed
+    # as pto2_slice_extent(want, extent, offset): R's expression cost a third of the build of
+    # 3,000 sliced calls. Same semantics: the edge tile (rows 32..39) is trimmed to 8 rows, and an
+    # offset past the end (n = 48) gives an empty view that the kernel writes nothing through.
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    from pypto import codegen
+    prog = pl.parse_program(LONG.replace("FILLER", "\n".join(["        acc = self.add_one(acc, acc)"] * 70)), "long.py")
+    code = codegen.generate_orchestration(prog, "main").code
+    assert "std::min<uint32_t>" not in code, code
+    assert "uint32_t src_shapes[2] = {pto2_slice_extent(16, ext_x.shapes[0], src_offsets[0]), " \
+           "pto2_slice_extent(16, ext_x.shapes[1], src_offsets[1])};" in code, code
+    x = np.random.default_rng(5).standard_normal((40, 16)).astype(np.float32)
+    out = np.full((40, 16), -7, np.float32)
+    acc = np.zeros((16, 16), np.float32)
+    p = pypto.compile(prog)
+    try:
+        p(x, out, acc, 48)
+    finally:
+        p.close()
+    np.testing.assert_allclose(out, x + 1, rtol=1e-6)
+    np.testing.assert_allclose(acc, np.full((16, 16), 70, np.float32))

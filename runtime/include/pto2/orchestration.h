@@ -127,6 +127,14 @@ Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, co
 /// `uint32_t v_offsets[2] = {pto2_slice_u32(r, "offset", ext_x, 0, "v", "prog.py", 12), 0};`
 uint32_t pto2_slice_u32(int64_t v, const char* kind, const Tensor& src, uint32_t axis, const char* what,
                         const char* file, int32_t line);
+/// A slice's extent on one axis clamped to its source (spec anchor_features §18): `want`, trimmed
+/// to what is left of `extent` past `offset`, 0 when `offset` is at or past the end. The
+/// reference form's `(o >= e ? 0u : std::min<uint32_t>(want, e - o))` as one call, which long
+/// orchestration functions print (compiled unoptimised, the expression was a third of their
+/// build): `uint32_t v_shapes[2] = {pto2_slice_extent(16, ext_x.shapes[0], v_offsets[0]), 8};`
+inline uint32_t pto2_slice_extent(uint32_t want, uint32_t extent, uint32_t offset) {
+  return offset >= extent ? 0u : (want < extent - offset ? want : extent - offset);
+}
 /// A call argument whose extent on `axis` is dynamic, passed for a parameter that declares
 /// `expected`: `pto2_check_arg_extent(a, 0, 16, "kernel_add", "x", "prog.py", 20);`. A smaller
 /// extent is accepted (a clamped slice; the kernel clips its accesses, §18), a larger one fails.
