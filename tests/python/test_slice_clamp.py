@@ -38,7 +38,7 @@ def test_edge_tiles_are_clamped_and_clipped(clamp, race_check):
     np.testing.assert_allclose(sums, want, rtol=1e-5, atol=1e-5)
 
 
-SRC = '''
+KERNEL = '''
 import pypto.language as pl
 
 
@@ -50,7 +50,8 @@ class P:
         y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
         return y
 
-    @pl.function(type=pl.FunctionType.Orchestration)
+'''
+SRC = KERNEL + '''    @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[40, 16], pl.FP32],
              out: pl.Out[pl.Tensor[[40, 16], pl.FP32]]) -> pl.Tensor[[40, 16], pl.FP32]:
         src = pl.tensor.slice(x, [16, 16], [OFF, 0])
@@ -96,19 +97,7 @@ def test_static_offset_at_or_past_the_extent_is_an_error(off):
     assert "clamped at run time" in e.help
 
 
-LONG = '''
-import pypto.language as pl
-
-
-@pl.program
-class Long:
-    @pl.function(type=pl.FunctionType.InCore)
-    def add_one(self, x: pl.Tensor[[16, 16], pl.FP32],
-                y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.Orchestration)
+LONG = KERNEL + '''    @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[40, 16], pl.FP32], out: pl.InOut[pl.Tensor[[40, 16], pl.FP32]],
              acc: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 16], pl.FP32]:
 FILLER
