@@ -40,11 +40,12 @@ def main():
     if os.path.isfile(cg):
         print("\n== codegen_bench")
         t1 = time.perf_counter()
-        res = subprocess.run([sys.executable, cg] + (["--quick"] if quick else []), stdout=subprocess.PIPE, text=True)
+        res = subprocess.run([sys.executable, cg] + (["--quick"] if quick else ["--instructions"]), stdout=subprocess.PIPE,
+                             text=True)
         print(res.stdout, end="")
-        # The totals (cpu s of the 10,000-submission run), the goal and the linearity growth line.
+        # The totals (cpu s of the 10,000-submission run), the goal, the linearity growth lines and checks.
         picked = [l.strip().replace("total", "total (wall s, cpu s, tasks/s of cpu):", 1) if l.strip().startswith("total")
-                  else l.strip() for l in res.stdout.splitlines() if l.strip().startswith(("total", "goal", "growth"))]
+                  else l.strip() for l in res.stdout.splitlines() if l.strip().startswith(("total", "goal", "growth", "instruction growth"))]
         summary.append("codegen_bench: exit %d (%.1f s)%s" % (res.returncode, time.perf_counter() - t1,
                                                           "".join("\n    " + l for l in picked)))
     else:

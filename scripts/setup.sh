@@ -4,7 +4,8 @@
 #   scripts/setup.sh build   what `make demo` / `make install` need: a C++ compiler, CMake, Ninja,
 #                            and nanobind, scikit-build-core, numpy from PyPI (nothing else)
 #   scripts/setup.sh test    build + GoogleTest (C++ tests) and pytest
-#   scripts/setup.sh bench   test + oneTBB, clang/libomp (the runtime benchmarks' peers)
+#   scripts/setup.sh bench   test + oneTBB, clang/libomp (the runtime benchmarks' peers), valgrind
+#                            (codegen_bench's instruction counts)
 # Torch is never installed here: the torch interop tests run where torch is present
 # (.ci/run installs the CPU build explicitly).
 set -euo pipefail
@@ -23,6 +24,7 @@ if [ "$level" = bench ]; then
   command -v clang++ >/dev/null || need_apt+=(clang)
   ls /usr/lib/llvm-*/include/omp.h >/dev/null 2>&1 || ls /usr/lib/llvm-*/lib/clang/*/include/omp.h >/dev/null 2>&1 \
     || need_apt+=(libomp-dev)
+  command -v valgrind >/dev/null || need_apt+=(valgrind)   # codegen_bench --instructions (callgrind)
 fi
 if [ "$level" != build ]; then
   # Open MPI: the L3 runtime's MPI transport (libpto2_mpi) and its tests (an optional part of the build).
