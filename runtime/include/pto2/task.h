@@ -86,20 +86,17 @@ class SmallVec {
   }
   // Small words (ids, scalars) one by one, in a loop of constant bound: a memcpy of a variable
   // size that the compiler inlines becomes `rep movsq`, whose start-up costs more than copying
-  // a few ids. The caller's array holds only `n`: g++ cannot see that the iterations past it
-  // never run once this is inlined next to it (-Warray-bounds, a failed -Werror build).
+  // a few ids. The caller's array holds only `n`: once this is inlined next to it, g++ cannot
+  // see that the iterations past it never run (-Warray-bounds, a failed -Werror build). The
+  // empty asm hides which array `b` points into. (A `#pragma GCC diagnostic` is no help: GCC 12
+  // drops it from the precompiled header that pypto's builds use.)
   void assign_small(const T* b, uint32_t n) {
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wstringop-overread"
-#endif
+    asm("" : "+r"(b));
 #pragma GCC unroll 16
     for (uint32_t i = 0; i < N; ++i) {
       if (i == n) break;
       std::memcpy(static_cast<void*>(data_ + i), b + i, sizeof(T));
     }
-#pragma GCC diagnostic pop
     size_ = n;
   }
   // Out of line: a memcpy of n elements, inlined next to a caller's smaller array, is a

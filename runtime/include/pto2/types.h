@@ -73,9 +73,10 @@ struct Tensor {
     uint64_t offset_add = 0;
     bool outside = false;
     // The caller's arrays hold `ndims` entries: the cases above the rank are never run, but g++
-    // cannot see that once the view is inlined next to a shorter array (-Warray-bounds).
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Warray-bounds"
+    // cannot see that once the view is inlined next to a shorter array (-Warray-bounds, a failed
+    // -Werror build). The empty asm hides which arrays these point into. (A `#pragma GCC
+    // diagnostic` is no help: GCC 12 drops it from the precompiled header pypto's builds use.)
+    asm("" : "+r"(view_shapes), "+r"(view_offsets));
     const auto axis = [&](uint32_t i) __attribute__((always_inline)) {
       const uint32_t off = view_offsets[i];
       outside |= static_cast<uint64_t>(off) + view_shapes[i] > shapes[i];
@@ -90,7 +91,6 @@ struct Tensor {
       case 1: axis(0); [[fallthrough]];
       default: break;
     }
-#pragma GCC diagnostic pop
     if (__builtin_expect(outside, 0)) return view_wide(view_shapes, view_offsets);
     typedef uint64_t Word __attribute__((vector_size(16)));
     const Word lo = {pair[0], pair[1]};

@@ -37,12 +37,6 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"   // GCC 12's _mm512_undefined_* in the intrinsics
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace pypto_kernel {
 
 // ---- AVX2: MR rows x NV * 8 columns; a ragged block masks its columns ----------------------
@@ -291,7 +285,10 @@ __attribute__((target("avx512f,fma"))) inline void matmul_block40_avx512(float* 
       const __m512 av = _mm512_set1_ps(ar);
       acc[r][0] = _mm512_fmadd_ps(av, b0, acc[r][0]);
       acc[r][1] = _mm512_fmadd_ps(av, b1, acc[r][1]);
-      acct[r] = _mm256_fmadd_ps(_mm512_castps512_ps256(av), bt, acct[r]);
+      // (not _mm512_castps512_ps256(av): GCC 12 builds it on an `_mm512_undefined_pd()` that
+      // -Wall reports as uninitialized, unsilenceable in the precompiled prelude; the same
+      // broadcast register either way)
+      acct[r] = _mm256_fmadd_ps(_mm256_set1_ps(ar), bt, acct[r]);
     }
   }
 #pragma GCC unroll 8
@@ -403,10 +400,6 @@ inline bool matmul_f32_simd(float* c, int64_t ldc, const float* a, int64_t lda, 
 }
 
 }  // namespace pypto_kernel
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #define PYPTO_HAVE_MATMUL_SIMD 1
 #endif

@@ -17,15 +17,30 @@
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 
-// GCC 12 reports its own AVX-512 intrinsics' `_mm512_undefined_*` placeholders as
-// maybe-uninitialized under -Wall; the values are fully defined (mask -1 selects every lane).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#endif
-
 namespace pypto_kernel {
+
+// GCC 12 builds `_mm512_max_ps`, `_mm512_min_ps`, `_mm512_cvtps_pd` and `_mm512_reduce_add_pd` on an
+// `_mm512_undefined_*()` placeholder that -Wall reports as uninitialized once inlined, and a
+// `#pragma GCC diagnostic` cannot silence it in pypto's builds (GCC drops the pragma from the
+// precompiled prelude): a -Werror build failed. The zero-masked forms with every lane selected
+// are the same instructions without the placeholder.
+__attribute__((target("avx512f"), always_inline)) inline __m512 max_ps_avx512(__m512 a, __m512 b) {
+  return _mm512_maskz_max_ps(static_cast<__mmask16>(0xffff), a, b);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512 min_ps_avx512(__m512 a, __m512 b) {
+  return _mm512_maskz_min_ps(static_cast<__mmask16>(0xffff), a, b);
+}
+__attribute__((target("avx512f"), always_inline)) inline __m512d cvtps_pd_avx512(__m256 a) {
+  return _mm512_maskz_cvtps_pd(static_cast<__mmask8>(0xff), a);
+}
+// `_mm512_reduce_add_pd`'s association (upper half + lower half, then pairs), its halves taken
+// the same way as above.
+__attribute__((target("avx512f"), always_inline)) inline double reduce_add_pd_avx512(__m512d a) {
+  const __m256d half = _mm256_add_pd(_mm512_maskz_extractf64x4_pd(static_cast<__mmask8>(0xf), a, 1),
+                                     _mm512_maskz_extractf64x4_pd(static_cast<__mmask8>(0xf), a, 0));
+  const __m128d quarter = _mm_add_pd(_mm256_extractf128_pd(half, 1), _mm256_extractf128_pd(half, 0));
+  return quarter[0] + quarter[1];
+}
 
 // ---- row reductions -------------------------------------------------------------------------
 
@@ -67,10 +82,10 @@ __attribute__((target("avx512f"))) inline void row_sum_f32_avx512(float* dst, co
     __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
     int64_t j = 0;
     for (; j + 16 <= n; j += 16) {
-      s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm256_loadu_ps(row + j)));
-      s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_loadu_ps(row + j + 8)));
+      s0 = _mm512_add_pd(s0, cvtps_pd_avx512(_mm256_loadu_ps(row + j)));
+      s1 = _mm512_add_pd(s1, cvtps_pd_avx512(_mm256_loadu_ps(row + j + 8)));
     }
-    double acc = _mm512_reduce_add_pd(_mm512_add_pd(s0, s1));
+    double acc = reduce_add_pd_avx512(_mm512_add_pd(s0, s1));
     for (; j < n; ++j) acc += static_cast<double>(row[j]);
     dst[i] = static_cast<float>(acc);
   }
@@ -117,13 +132,13 @@ __attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst,
       __mmask16 unordered = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
       for (j = 17; j + 16 <= n; j += 16) {
         const __m512 x = _mm512_loadu_ps(row + j);
-        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+        v = kMax ? max_ps_avx512(v, x) : min_ps_avx512(v, x);
         unordered = static_cast<__mmask16>(unordered | _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q));
       }
       if (j < n) {   // the tail in one masked load: lanes past the row keep v's own values
         const __mmask16 tail = static_cast<__mmask16>((1u << (n - j)) - 1);
         const __m512 x = _mm512_mask_loadu_ps(v, tail, row + j);
-        v = kMax ? _mm512_max_ps(v, x) : _mm512_min_ps(v, x);
+        v = kMax ? max_ps_avx512(v, x) : min_ps_avx512(v, x);
         unordered = static_cast<__mmask16>(unordered | _mm512_mask_cmp_ps_mask(tail, x, x, _CMP_UNORD_Q));
         j = n;
       }
@@ -233,10 +248,6 @@ inline bool cpu_has_avx2() {
 }
 
 }  // namespace pypto_kernel
-
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
 
 #define PYPTO_HAVE_ROW_SIMD 1
 #endif
