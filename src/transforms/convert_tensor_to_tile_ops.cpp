@@ -30,7 +30,9 @@
 //   follow.
 //       c = pl.assemble(c, pl.add(a, b), [0, 0])   ==>   c = pl.store(pl.add(pl.load(a, ..), pl.load(b, ..)), [0, 0], c)
 //   A loop carry / if result whose value became a tile is a tile (a tensor init or the other
-//   branch's tensor is loaded whole). A returned value that became a tile (rule 5 of §9) gets a
+//   branch's tensor is loaded whole); a loop whose body turns a tensor carry into a tile is
+//   converted once more with that carry a tile (at most d^2 / 2 loop conversions for a nest of
+//   depth d; a carry already a tile never asks). A returned value that became a tile (rule 5 of §9) gets a
 //   new trailing pl.Out parameter `ret<k>_out` of the declared return type and an exit store:
 //       r = pl.matmul(a, b); return r   ==>   ret0_out_1 = pl.store(r, [0, 0], ret0_out); return ret0_out_1
 //   and every caller passes a new tensor for it (ThreadReturnOutParams, return_out_params.cpp):
@@ -303,7 +305,7 @@ class Converter : public IRMutator {
       if (y.tile[i] && is_tensor(values[i])) {
         values[i] = load_whole(values[i], op->span);
         changed = true;
-      } else if (!y.tile[i] && is_tile(values[i])) {
+      } else if (!y.tile[i] && y.tensor[i] && is_tile(values[i])) {
         y.needs.insert(i);
       }
     }
@@ -377,6 +379,8 @@ class Converter : public IRMutator {
   struct YieldCtx {
     bool active = false;          // a loop's body (an if's yields are fixed up by the if)
     std::vector<bool> tile;       // carry i is a tile
+    std::vector<bool> tensor;     // carry i is declared a tensor (only these can need to become tiles: a
+                                  // tile carry asking again converted every loop twice, 2^depth for a nest)
     std::set<size_t> needs;       // tensor carries the body yields a tile into
   };
 
@@ -420,6 +424,7 @@ class Converter : public IRMutator {
       ExprPtr init = mutate_expr(ia->init);
       const bool tile = ia->type->is<TensorType>() && (is_tile(init) || force.count(i));
       y.tile.push_back(tile);
+      y.tensor.push_back(ia->type->is<TensorType>());
       VarPtr n;
       if (tile) {
         init = as_tile(init, ia->span);
