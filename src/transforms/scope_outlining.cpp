@@ -206,7 +206,8 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
 void VarSubstituter::fresh_defs(const StmtPtr& body) {
   for (auto& v : CollectUseDef(body).def_order) {
     if (v->is<IterArg>() || var_remap_.count(v.get())) continue;
-    add(v, Var::make(v->name, v->type, v->span));
+    // (its type in the function's terms: a dynamic dim the body reads is a parameter there)
+    add(v, Var::make(v->name, mutate_type(v->type), v->span));
   }
 }
 

@@ -94,3 +94,51 @@ def test_program_without_scopes_is_unchanged():
             return out
 
     assert_pass(passes.OutlineIncoreScopes(), Before, Before)
+
+
+DYNAMIC_CREATE = '''
+import pypto.language as pl
+M = pl.dynamic("M")
+
+
+@pl.program
+class DynamicRows:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[M, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+          y: pl.InOut[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        y = pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 16], pl.FP32], y: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            tmp = pl.create_tensor([M, 16], dtype=pl.FP32)
+        for i in pl.range(0, M, 16):
+            tmp = self.k(x, i, tmp)
+        for i in pl.range(0, M, 16):
+            y = self.k(tmp, i, y)
+        return y
+'''
+
+
+def test_a_dynamic_dim_the_scope_reads_is_a_parameter_of_the_outlined_function():
+    # The body's tensor.create([M, 16]) reads M, which becomes the function's parameter M_1; the
+    # fresh Var the body defines had kept the caller's type [M, 16] while its value was
+    # [M_1, 16]: an internal error (fuzz seed 777005 mutant 1288, dynamic_dims.py).
+    out = passes.OutlineIncoreScopes()(pl.parse_program(DYNAMIC_CREATE, "dyn.py"))
+    assert passes.verify_well_formed(out) == []
+    text = str(out)
+    assert "def main_incore(self, M_1: pl.Scalar[pl.INDEX])" in text
+    assert "tmp: pl.Tensor[[M_1, 16], pl.FP32] = pl.create_tensor([M_1, 16], dtype=pl.FP32)" in text
+    assert "main_incore_out: pl.Tensor[[M, 16], pl.FP32] = self.main_incore(M)" in text
+
+
+def test_a_dynamic_dim_the_scope_reads_runs_against_numpy():
+    import numpy as np
+    import pypto
+    prog = pypto.compile(pl.parse_program(DYNAMIC_CREATE, "dyn.py"))
+    for rows in (16, 48):
+        x = np.random.default_rng(rows).uniform(-1, 1, (rows, 16)).astype(np.float32)
+        y = np.zeros_like(x)
+        prog(x, y)
+        np.testing.assert_allclose(y, np.exp(np.exp(x)), rtol=1e-5)
