@@ -3,6 +3,7 @@
 
 #include <functional>
 
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/return_lineage.h"
 
@@ -206,9 +207,22 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
 void VarSubstituter::fresh_defs(const StmtPtr& body) {
   for (auto& v : CollectUseDef(body).def_order) {
     if (v->is<IterArg>() || var_remap_.count(v.get())) continue;
-    // (its type in the function's terms: a dynamic dim the body reads is a parameter there)
-    add(v, Var::make(v->name, mutate_type(v->type), v->span));
+    add(v, Var::make(v->name, v->type, v->span));
   }
+}
+
+StmtPtr VarSubstituter::mutate_(const AssignStmt* op, const StmtPtr& self) {
+  ExprPtr value = mutate_expr(op->value);
+  VarPtr var = mutate_def(op->var);
+  if (var->type != value->type && !structural_equal(var->type, value->type)) {
+    // The value is typed in the function's terms where the caller's were substituted (a dynamic
+    // dim the body reads, `pl.create_tensor([M, 16])`, is the function's parameter M_1): the
+    // fresh Var takes its value's type. (A kernel call keeps its callee's declared type.)
+    var = Var::make(op->var->name, value->type, op->var->span);
+    var_remap_[op->var.get()] = {op->var, var};
+  }
+  if (var == op->var && value == op->value) return self;
+  return AssignStmt::make(std::move(var), std::move(value), op->span);
 }
 
 OutlinedSignature MakeOutlinedSignature(const ScopeCaptures& c, const Var* skip,

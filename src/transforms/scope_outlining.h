@@ -48,6 +48,9 @@ class VarSubstituter : public ir::IRMutator {
   // a Var defined in two functions does not survive print -> parse). IterArgs are left to the
   // mutator (they never leave the body).
   void fresh_defs(const ir::StmtPtr& body);
+  using ir::IRMutator::mutate_;
+  // An assignment whose value's type changed under the substitution re-types its fresh Var.
+  ir::StmtPtr mutate_(const ir::AssignStmt* op, const ir::StmtPtr& self) override;
   // The Var `v` is replaced by (null when it is not mapped): sub.mapped(body_var.get()).
   ir::VarPtr mapped(const ir::Var* v) const {
     auto it = var_remap_.find(v);

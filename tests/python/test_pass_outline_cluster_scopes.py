@@ -123,3 +123,41 @@ def test_program_without_clusters_is_unchanged():
             return out
 
     assert_pass(passes.OutlineClusterScopes(), Before, Before)
+
+
+CLUSTER_OVER_DYNAMIC_ROWS = '''
+import pypto.language as pl
+M = pl.dynamic("M")
+
+
+@pl.program
+class ClusterRows:
+    @pl.function(type=pl.FunctionType.AIV)
+    def vec(self, x: pl.Tensor[[M, 16], pl.FP32], row: pl.Scalar[pl.INDEX],
+            y: pl.InOut[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        y = pl.store(pl.exp(pl.load(x, [row, 0], [16, 16])), [row, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[M, 16], pl.FP32], y: pl.Out[pl.Tensor[[M, 16], pl.FP32]]) -> pl.Tensor[[M, 16], pl.FP32]:
+        with pl.cluster():
+            y = self.vec(x, M - 16, y)
+        return y
+'''
+
+
+def test_a_kernel_call_in_a_group_keeps_its_declared_type_when_a_dynamic_dim_is_a_parameter():
+    # M - 16 makes M the Group's parameter M_1; the call's result keeps vec's declared type
+    # [M, 16]. Typing every fresh Var in the Group's terms ([M_1, 16]) made this assignment an
+    # internal error (fuzz seed 777007 mutant 190); the pipeline then refuses the computed
+    # argument with a located error, as a Group passes only its own parameters.
+    import pytest
+    import pypto
+    from pypto.errors import InternalCompilerError, PyptoError
+    out = passes.OutlineClusterScopes()(pl.parse_program(CLUSTER_OVER_DYNAMIC_ROWS, "cl.py"))
+    assert passes.verify_well_formed(out) == []
+    assert "y_1: pl.Tensor[[M, 16], pl.FP32] = self.vec(x, M_1 - 16, y)" in str(out)
+    with pytest.raises(PyptoError) as e:
+        pypto.compile(pl.parse_program(CLUSTER_OVER_DYNAMIC_ROWS, "cl.py"))
+    assert not isinstance(e.value, InternalCompilerError)
+    assert e.value.line == 17 and "must be a parameter of the Group" in str(e.value)   # the call
