@@ -482,12 +482,13 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     name = func if isinstance(func, str) else func.name
     prepared = codegen.run_pipeline(program)
     h = _host.generate_host_orchestration(prepared, name)
-    files: Dict[str, str] = {"host/%s.cpp" % name: h.code}
+    # (file names by source_stem: a name of any length is a file name, seed 8812 mutant 51)
+    files: Dict[str, str] = {"host/%s.cpp" % source_stem(name): h.code}
     defines: Dict[str, List[str]] = {}
     glue_targets = []
     for target, tid in sorted(h.target_ids.items(), key=lambda kv: kv[1]):
         l2 = codegen.generate_orchestration(prepared, target, run_passes=False)
-        rel = "orchestration/%s.cpp" % target
+        rel = "orchestration/%s.cpp" % source_stem(target)
         files[rel] = l2.code
         defines[rel] = ["-Daicpu_orchestration_entry=l2_entry_%s" % target,
                         "-Daicpu_orchestration_config=l2_config_%s" % target]

@@ -36,14 +36,18 @@ def cmd_compile(args) -> int:
                          help="mark the entry with @pl.function(type=pl.FunctionType.Orchestration)",
                          **located_at(program))
     from pypto import host
+    from pypto.runtime.build import source_stem
     host_level = set(host.host_functions(prepared))
     files: Dict[str, str] = {}
     for fn in funcs:
+        # (source files named by source_stem, as the builds name them: a function name of any
+        # length gives a file name the file system takes)
         if fn in host_level:  # a distributed HOST-level orchestration: C++ against pto_l3_api.h
-            files["host/%s.cpp" % fn] = host.generate_host_orchestration(prepared, fn, run_passes=False).code
+            files["host/%s.cpp" % source_stem(fn)] = host.generate_host_orchestration(prepared, fn, run_passes=False).code
             continue
         result = codegen.generate_orchestration(prepared, fn, run_passes=False)
-        files.update(result.files)
+        files["orchestration/%s.cpp" % source_stem(fn)] = result.code
+        files.update((rel, text) for rel, text in result.files.items() if not rel.startswith("orchestration/"))
         files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)
     for path in write_files(files, args.output):
         print(path)
