@@ -325,6 +325,14 @@ def main(argv=None) -> int:
     ap.add_argument("--json-switch-run", type=int, default=0, help=argparse.SUPPRESS)
     ap.add_argument("--json-stages", default="", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    for flag in ("scaling", "instructions"):
+        try:
+            bad = [x for x in getattr(args, flag).split(",") if not x.strip() or int(x) < 2] if getattr(args, flag) else []
+        except ValueError:
+            bad = [getattr(args, flag)]
+        if bad:
+            ap.error("--%s takes sizes of at least 2 submissions, comma-separated (e.g. 1000,10000), got %r"
+                     % (flag, getattr(args, flag)))
     if args.json_stages:    # one count of --instructions, under callgrind
         _run_stages(*(int(x) for x in args.json_stages.split(",")))
         return 0

@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
+import sys
 import tempfile
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNTIME_INCLUDE = os.path.join(REPO, "runtime", "include")
 GOLDEN_DIR = os.path.join(REPO, "tests", "golden")
+
+
+def load_module(path, name: str):
+    """Imports the Python file at `path` as module `name` (registered in sys.modules: the DSL
+    parser reads a program's source through its module). `mod = load_module(tmp / "p.py", "p")`"""
+    spec = importlib.util.spec_from_file_location(name, str(path))
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
 
 
 def significant_lines(code: str):

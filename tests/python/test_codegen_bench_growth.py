@@ -51,3 +51,14 @@ def test_instruction_check_compares_the_largest_size_with_the_fewest_per_submiss
     assert "29000 / fewest (at 100k)   29000 = 1.00x (goal <= 1.1x: met)" in checks["codegen"]
     # the table: instructions and instructions per submission of each stage and the total
     assert any(l.split()[:2] == ["1000", "50000000"] and "(105000)" in l for l in lines)
+
+
+def test_sizes_that_are_not_positive_counts_are_refused(capsys):
+    import pytest
+    cb = _bench()
+    for flag, value in (("--instructions", "0"), ("--instructions", "-3"), ("--instructions", "1000,,10000"),
+                        ("--instructions", "1e5"), ("--scaling", "abc"), ("--scaling", "1")):
+        with pytest.raises(SystemExit) as e:
+            cb.main([flag, value])
+        assert e.value.code == 2
+        assert "takes sizes of at least 2 submissions" in capsys.readouterr().err

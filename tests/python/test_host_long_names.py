@@ -2,14 +2,14 @@
 `host.compile_host` and `pypto compile` name their files by `source_stem` (a prefix and a hash),
 as kernels already were. The HOST build wrote `host/<name>.cpp` and failed with OSError "File
 name too long" (program fuzzer, seed 8812 mutant 51, `--source two_chips`)."""
-import importlib.util
 import os
-import sys
 
 import numpy as np
 
 from pypto import cli, host
 from pypto.runtime.build import source_stem
+
+from codegen_test_util import load_module
 
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 HOST_NAME, TARGET_NAME = "h" * 300, "n" * 300
@@ -20,11 +20,7 @@ def _long_named_two_chips(tmp_path):
         text = f.read().replace("host_main", HOST_NAME).replace("chip_normalize", TARGET_NAME)
     path = tmp_path / "two_chips_long.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location("two_chips_long", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["two_chips_long"] = mod
-    spec.loader.exec_module(mod)
-    return path, mod
+    return path, load_module(path, "two_chips_long")
 
 
 def test_long_host_and_target_names_build_and_run(tmp_path, monkeypatch):

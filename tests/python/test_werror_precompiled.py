@@ -9,25 +9,21 @@ headers silenced that way came back and failed the build, while every file compi
     _mm512_reduce_add_pd and _mm512_castps512_ps256, reported as uninitialized.
 Each program is built from scratch in a cache of its own with -Werror, its files taking the
 precompiled headers, and run against NumPy."""
-import importlib.util
 import os
-import sys
 
 import numpy as np
 import pytest
 
 import pypto
 
+from codegen_test_util import load_module
+
 ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
 
 
 def _program(rel, name):
     path = os.path.join(ROOT, rel)
-    mod_name = "werror_pch_" + os.path.splitext(os.path.basename(path))[0]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[mod_name] = mod
-    spec.loader.exec_module(mod)
+    mod = load_module(path, "werror_pch_" + os.path.splitext(os.path.basename(path))[0])
     return mod, getattr(mod, name)
 
 
@@ -101,10 +97,7 @@ def test_rank2_view_inside_nested_scopes(werror_build, tmp_path):
     # for ranks 3 and 4; inlined inside nested PTO2_SCOPEs, g++ -O2 reported them (-Warray-bounds).
     path = tmp_path / "view_in_scopes.py"
     path.write_text(VIEW_IN_SCOPES)
-    spec = importlib.util.spec_from_file_location("werror_pch_view_in_scopes", path)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["werror_pch_view_in_scopes"] = mod
-    spec.loader.exec_module(mod)
+    mod = load_module(path, "werror_pch_view_in_scopes")
     prog = pypto.compile(mod.ViewInScopes)
     assert _took_precompiled_header(werror_build, "orchestration")
     c = np.arange(32 * 32, dtype=np.float32).reshape(32, 32)
