@@ -105,6 +105,8 @@ void bind_codegen(nb::module_& parent) {
   m.def("generate_orchestration", &GenerateOrchestration, "program"_a, "func_name"_a,
         "Generate orchestration C++ for a prepared program (run_pipeline first).");
   m.def("get_ssa_base_name", &GetSSABaseName, "name"_a);
+  m.def("source_stem", &SourceStem, "name"_a,
+        "The file name (without .cpp) of a function's generated source: the name, or a prefix and a hash.");
   m.def(
       "generate_program_table",
       [](const std::string& entry, const std::vector<std::tuple<std::string, int, ir::CoreType>>& kernels) {

@@ -58,6 +58,12 @@ std::vector<std::string> OrchestrationOpNames();
 // ("acc_1" -> "acc_1", "3d" -> "v3d"). Never used for identity.
 std::string GetSSABaseName(const std::string& name);
 
+// The file name (without ".cpp") of a function's generated source: the function's name, or
+// for a name longer than 100 bytes (a file system takes 255), its first 100 bytes (cut at a
+// UTF-8 character boundary) plus "_" and a 64-bit FNV-1a hash of the whole name in hex.
+// Every writer of generated files names them by it: SourceStem("kernel_add") == "kernel_add".
+std::string SourceStem(const std::string& name);
+
 // True for a name generated C++ may not declare: a C++ keyword, a macro or library name the
 // generated files see (NULL, errno, INT64_MIN, INFINITY, ...), or a runtime name they use.
 // The one table of every code generator: IsReservedCppName("thread_local") == true.

@@ -36,18 +36,16 @@ def cmd_compile(args) -> int:
                          help="mark the entry with @pl.function(type=pl.FunctionType.Orchestration)",
                          **located_at(program))
     from pypto import host
-    from pypto.runtime.build import source_stem
     host_level = set(host.host_functions(prepared))
     files: Dict[str, str] = {}
     for fn in funcs:
-        # (source files named by source_stem, as the builds name them: a function name of any
-        # length gives a file name the file system takes)
+        # (the generators list their files by codegen::SourceStem, as the builds name them: a
+        # function name of any length gives a file name the file system takes)
         if fn in host_level:  # a distributed HOST-level orchestration: C++ against pto_l3_api.h
-            files["host/%s.cpp" % source_stem(fn)] = host.generate_host_orchestration(prepared, fn, run_passes=False).code
+            files.update(host.generate_host_orchestration(prepared, fn, run_passes=False).files)
             continue
         result = codegen.generate_orchestration(prepared, fn, run_passes=False)
-        files["orchestration/%s.cpp" % source_stem(fn)] = result.code
-        files.update((rel, text) for rel, text in result.files.items() if not rel.startswith("orchestration/"))
+        files.update(result.files)   # the orchestration and kernel_config.py
         files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)
     for path in write_files(files, args.output):
         print(path)

@@ -118,19 +118,17 @@ def _usable_cache_root(root: Path) -> None:
                          help="set PYPTO_CACHE_DIR to a writable directory (or unset it: ~/.cache/pypto)") from None
 
 
-_MAX_STEM = 100
-
-
 def source_stem(name: str) -> str:
     """The file name (without .cpp) of a function's generated source: its name, or for a name
-    too long for a file system (255 bytes), a prefix of it plus a hash of the whole name.
+    too long for a file system (255 bytes), its first 100 bytes plus a hash of the whole name.
+    The C++ code generators name the files they list (``result.files``, ``kernel_config.py``)
+    by the same rule (``codegen::SourceStem``).
 
         source_stem("kernel_add")   # "kernel_add"
-        source_stem("k" * 300)      # "kkk...k_3b1f0c2a9d4e" (100 + 13 characters)
+        source_stem("k" * 300)      # "kkk...k_<16 hex digits>" (100 + 17 characters)
     """
-    if len(name.encode()) <= _MAX_STEM:
-        return name
-    return name[:_MAX_STEM] + "_" + hashlib.sha1(name.encode()).hexdigest()[:12]
+    from pypto._core import codegen as _cg
+    return _cg.source_stem(name)
 
 
 def program_table_source(entry: str, kernels: Sequence[KernelEntry]) -> str:

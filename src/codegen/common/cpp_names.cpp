@@ -3,6 +3,7 @@
 // orchestration and HOST emitters declare no name this table holds; kernel_cpu consults it
 // next to its own kernel-local names.
 #include <cctype>
+#include <cstdint>
 #include <unordered_set>
 #include <string>
 
@@ -19,6 +20,19 @@ std::string GetSSABaseName(const std::string& name) {
   }
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "v" + s;
   return s;
+}
+
+std::string SourceStem(const std::string& name) {
+  constexpr size_t kMaxStem = 100;
+  if (name.size() <= kMaxStem) return name;
+  uint64_t hash = 1469598103934665603ull;   // FNV-1a: stable across runs and platforms
+  for (unsigned char c : name) hash = (hash ^ c) * 1099511628211ull;
+  size_t cut = kMaxStem;
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;   // not inside a character
+  static const char kHex[] = "0123456789abcdef";
+  std::string stem = name.substr(0, cut) + "_";
+  for (int shift = 60; shift >= 0; shift -= 4) stem += kHex[(hash >> shift) & 0xF];
+  return stem;
 }
 
 namespace {

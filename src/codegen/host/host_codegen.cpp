@@ -142,7 +142,7 @@ HostResult GenerateHostOrchestration(const ProgramPtr& program, const std::strin
   HostResult r;
   r.func_name = func_name;
   r.code = e.Generate();
-  r.files["host/" + func_name + ".cpp"] = r.code;
+  r.files["host/" + SourceStem(func_name) + ".cpp"] = r.code;
   r.target_ids = e.target_ids();
   r.signature = common::EntrySignature(*fn);
   return r;
