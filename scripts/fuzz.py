@@ -84,7 +84,8 @@ NAMES = ["thread_local", "constexpr", "decltype", "noexcept", "export", "mutable
 # cxx_name: C++ keywords Python allows as names, names C++ reserves for the implementation by
 # their form (macros __LINE__ / __cplusplus, keywords __thread / _Pragma / __int128, a mangled
 # symbol), GNU spellings, library functions, runtime and generated-code names, a non-ASCII
-# letter whose UTF-8 bytes spell underscores in C++ (éLINE__ -> __LINE__).
+# letter whose UTF-8 bytes spell underscores in C++ (éLINE__ -> __LINE__), a long name of
+# multi-byte letters (its file name's stem is cut by bytes, not characters).
 CXX_NAMES = ["int", "new", "delete", "this", "auto", "template", "operator", "typename", "union", "struct",
              "namespace", "private", "signed", "goto", "asm", "typeof", "bitand", "xor_eq", "nullptr", "true",
              "__LINE__", "__FILE__", "__cplusplus", "__COUNTER__", "__func__", "__thread", "_Pragma", "__int128",
@@ -92,7 +93,7 @@ CXX_NAMES = ["int", "new", "delete", "this", "auto", "template", "operator", "ty
              "abort", "exit", "printf", "malloc", "memcpy", "sqrt", "exp", "min", "max", "I",
              "pypto_kernel", "pypto_kernel_main", "ext_a", "params_t0", "task_0_outs", "k", "tmp", "off",
              "pto2_slice_u32", "rt_submit_aiv_task", "host_orchestration_entry", "submit_next_level",
-             "éLINE__", "ñ", "Ω", "x" * 1000]
+             "éLINE__", "ñ", "Ω", "x" * 1000, "核" * 120]
 # Integer literals at the edges of the types they reach (32-bit runtime views, 64-bit scalars).
 EDGE_INTS = [0, -1, 1, (1 << 31) - 1, 1 << 31, -(1 << 31), (1 << 32) - 1, 1 << 32, (1 << 63) - 1, -(1 << 63),
              1 << 63, 1 << 64]
