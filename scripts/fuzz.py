@@ -24,7 +24,9 @@ the mutants are), is also built and run on small seeded random inputs (builds ar
 Operators (Mutator.MUTATING / PRESERVING): constants, dtypes, directions, shapes, loop steps,
 names, nesting, call arguments, deps=, deleted statements; C++-hostile names in every role
 (cxx_name), integers at the 32/64-bit edges by position (edge_int), ranks 0/1/8/9 (shape_rank),
-loops that run no iteration (empty_range), 5 to 120 levels of nesting (deep_nesting); and,
+loops that run no iteration (empty_range), 5 to 120 levels of nesting (deep_nesting), a statement
+repeated (dup_stmt), two neighbouring statements swapped (swap_stmt), float literals at the
+FP32 / FP64 edges (float_edge); and,
 semantics-preserving, renamed locals, loops in scopes, other call layouts, and a statement
 under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap).
 """
@@ -97,6 +99,9 @@ CXX_NAMES = ["int", "new", "delete", "this", "auto", "template", "operator", "ty
 # Integer literals at the edges of the types they reach (32-bit runtime views, 64-bit scalars).
 EDGE_INTS = [0, -1, 1, (1 << 31) - 1, 1 << 31, -(1 << 31), (1 << 32) - 1, 1 << 32, (1 << 63) - 1, -(1 << 63),
              1 << 63, 1 << 64]
+# float_edge: FP32 and FP64 edges (1e39 is infinite in FP32 only, 1e309 in both).
+FLOAT_EDGES = [0.0, -0.0, 1e-45, -1e-45, 1.1754943508222875e-38, 3.4028234663852886e+38, -3.4028234663852886e+38,
+               1e39, 1e309, -1e309, 5e-324, 1.7976931348623157e+308, 0.5, -1.5]
 LAYOUTS = ["strided", "fortran", "reversed", "readonly"]
 INTS = [0, 1, -1, 2, 3, 7, 16, 17, 255, 1 << 31, (1 << 32) + 1, (1 << 63), -(1 << 63), 10 ** 6]
 DIRECTIONS = ["Out", "InOut", "In"]
@@ -409,6 +414,40 @@ class Mutator:
                               or isinstance(a, (ast.BinOp, ast.UnaryOp))]
         return slots
 
+    def dup_stmt(self, cls):
+        """A statement repeated right after itself (a second submission of the same call, a
+        tensor created or a loop run twice, a return after a return)."""
+        bodies = [n.body for n in _nodes(cls, (ast.FunctionDef, ast.For, ast.With, ast.If))]
+        bodies = [b for b in bodies if b]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        i = self.rng.randrange(len(body))
+        body.insert(i + 1, copy.deepcopy(body[i]))
+        return f"statement at line {getattr(body[i], 'lineno', '?')} repeated"
+
+    def swap_stmt(self, cls):
+        """Two neighbouring statements of a body swapped (a use before its definition, a
+        submission before the one it depends on, a return before the code it ends)."""
+        bodies = [n.body for n in _nodes(cls, (ast.FunctionDef, ast.For, ast.With, ast.If)) if len(n.body) > 1]
+        if not bodies:
+            return None
+        body = self.rng.choice(bodies)
+        i = self.rng.randrange(len(body) - 1)
+        body[i], body[i + 1] = body[i + 1], body[i]
+        return f"statements at lines {getattr(body[i + 1], 'lineno', '?')} and {getattr(body[i], 'lineno', '?')} swapped"
+
+    def float_edge(self, cls):
+        """A float literal of the program (a scale, a fill value, a bound) at an edge of FP32 and
+        FP64 (FLOAT_EDGES): signed zero, the smallest subnormals, the largest finite values, and
+        literals that overflow to infinity."""
+        consts = [n for n in _nodes(cls, ast.Constant) if isinstance(n.value, float)]
+        if not consts:
+            return None
+        n = self.rng.choice(consts)
+        old, n.value = n.value, self.rng.choice(FLOAT_EDGES)
+        return f"float {old!r} -> {n.value!r} (line {getattr(n, 'lineno', '?')})"
+
     def edge_int(self, cls):
         """An integer at an edge (EDGE_INTS) in one position kind: a shape entry, a slice / load
         offset or extent, a loop bound, a scalar call argument, or a module-level constant."""
@@ -526,7 +565,8 @@ class Mutator:
         return f"[preserving] statement at line {line} nested {depth} deep"
 
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
-                "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting")
+                "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting",
+                "dup_stmt", "swap_stmt", "float_edge")
     PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap")
 
 
