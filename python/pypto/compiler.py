@@ -27,7 +27,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from pypto.errors import PyptoError, located_at
+from pypto.errors import PyptoError, located_at, not_picklable
 from pypto.log import logger
 from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names them here
     ArgumentTypeError, ArgumentValueError, BoundCall, ParamSpec, TensorArg, bfloat16_dtype, bind_and_check,
@@ -239,6 +239,9 @@ class CompiledProgram:
         # A failed run's message in DSL terms (no reference to self: a cycle would keep the runtime's threads).
         self._explain = functools.partial(explain_and_locate, program=program)
         self.default_workers = default_workers(self.kernels)   # (AIC, AIV) when a call names none
+
+    def __reduce__(self):
+        raise not_picklable("CompiledProgram", "pypto.compile(Program)")
 
     def __repr__(self) -> str:
         return "<CompiledProgram %s(%s) at %s>" % (self.entry, ", ".join(p.name for p in self.params), self.output_dir)

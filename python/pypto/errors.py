@@ -154,3 +154,16 @@ def located_at(obj) -> dict:
                     source_line=text)
     except (OSError, TypeError):
         return {}
+
+
+def not_picklable(what: str, rebuild: str) -> TypeError:
+    """The TypeError a built program raises when pickled (multiprocessing with the spawn or
+    forkserver start method pickles what it passes to a worker) or copied: it holds a loaded library and
+    running worker threads, which no other process can use. ``rebuild`` says what to call in the
+    worker instead (the build cache makes it a lookup, not a compile).
+
+        raise not_picklable("CompiledProgram", "pypto.compile(Program)")
+    """
+    return TypeError("a %s cannot be pickled or copied (it holds a loaded library and the runtime's worker threads): "
+                     "call %s in each process instead; the build cache makes that a lookup, not a compile"
+                     % (what, rebuild))

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
 
 from pypto._core import host as _host
+from pypto.errors import not_picklable
 from pypto.runtime.loader import RunStats
 
 __all__ = ["generate_host_orchestration", "host_functions", "target_ids", "compile_host", "HostProgram",
@@ -128,6 +129,9 @@ class HostProgram:
         self._lib = program_abi.HostLibrary(library_path(), os.path.abspath(library))
         if mpi is not None:
             self._transport_handle = mpi.load(library, self._lib)
+
+    def __reduce__(self):
+        raise not_picklable("HostProgram", "pypto.host.compile_host(Program, ...)")
 
     def task_graph(self, path: Optional[str] = None, static: bool = True, dims: Optional[Dict[str, int]] = None,
                    **scalars) -> str:
