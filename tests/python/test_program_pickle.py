@@ -47,3 +47,23 @@ def test_a_host_program_refuses_pickling_too():
     prog = host.compile_host(two_chips.TwoChips, "host_main", chips=2)
     with pytest.raises(TypeError, match=r"HostProgram cannot be pickled or copied .*compile_host"):
         pickle.dumps(prog)
+
+
+def test_a_forked_child_runs_the_program_its_parent_ran():
+    prog = pypto.compile(vector_add.VectorAdd)
+    a = np.arange(vector_add.N, dtype=np.float32)
+    c = np.zeros_like(a)
+    prog(a, a, c)   # the parent's runtime and worker threads exist now; the child has neither
+    pid = os.fork()
+    if pid == 0:   # the child: exit status 0 only if its run computed the sum
+        status = 1
+        try:
+            c2 = np.zeros_like(a)
+            prog(a, np.ones_like(a), c2)
+            status = 0 if np.array_equal(c2, a + 1) else 3
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    prog(a, a, c)   # and the parent's runtime still works
+    np.testing.assert_array_equal(c, 2 * a)
