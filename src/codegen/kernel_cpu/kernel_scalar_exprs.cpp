@@ -112,17 +112,22 @@ std::string KernelEmitter::var_text(const Var* v, const Span& span) {
 }
 
 // Python's // and % (floor, sign of the divisor) are the prelude's floordiv / pymod, computed
-// in the result's C++ type like min / max.
+// in the result's C++ type like min / max. On integers they are the checked forms: a zero divisor
+// fails the run at the expression's line, as in the orchestration (floats: IEEE, x / 0 is ±inf).
 std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string& a, const std::string& c) {
   const DataType rt = common::ScalarDtypeOf(b);
   const std::string ct = CType(rt);
   const std::string args = "(static_cast<" + ct + ">(" + a + "), static_cast<" + ct + ">(" + c + "))";
+  const std::string checked_args = "(ctx, " + common::CppSourceSiteArgs(b.span) + ", static_cast<" + ct + ">(" + a +
+                                   "), static_cast<" + ct + ">(" + c + "))";
   switch (b.op) {
     case BinaryOp::Div:
       if (is_float(rt)) return "(static_cast<" + ct + ">(" + a + ") / static_cast<" + ct + ">(" + c + "))";
-      return "pypto_kernel::floordiv<" + ct + ">(" + a + ", " + c + ")";
-    case BinaryOp::FloorDiv: return "pypto_kernel::floordiv<" + ct + ">" + args;
-    case BinaryOp::Mod: return "pypto_kernel::pymod<" + ct + ">" + args;
+      return "pypto_kernel::floordiv_checked<" + ct + ">" + checked_args;
+    case BinaryOp::FloorDiv:
+      return is_float(rt) ? "pypto_kernel::floordiv<" + ct + ">" + args : "pypto_kernel::floordiv_checked<" + ct + ">" + checked_args;
+    case BinaryOp::Mod:
+      return is_float(rt) ? "pypto_kernel::pymod<" + ct + ">" + args : "pypto_kernel::pymod_checked<" + ct + ">" + checked_args;
     case BinaryOp::Min: return "std::min<" + ct + ">" + args;
     case BinaryOp::Max: return "std::max<" + ct + ">" + args;
     case BinaryOp::Add:   // the others have a C++ operator (no `default:`: -Wswitch flags a new op)

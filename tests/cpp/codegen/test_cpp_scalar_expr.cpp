@@ -72,8 +72,9 @@ TEST(CppScalarExpr, KernelEmitterPrintsTheKernelSpellings) {
                           {ParamDirection::In, ParamDirection::Out, ParamDirection::In}, {T16()}, SeqStmts::make(body));
   std::string code = GenerateKernelCpu(pypto::transforms::RunPass(pypto::transforms::KernelParamSlots(), Program::make("P", {k})), "k");
   for (const char* want : {
-           "pypto_kernel::floordiv<int64_t>(static_cast<int64_t>(n), static_cast<int64_t>(4))",   // n // 4
-           "pypto_kernel::pymod<int64_t>(static_cast<int64_t>(n), static_cast<int64_t>(4))",      // n % 4
+           // n // 4, n % 4: a zero divisor fails the run at the expression's line (none here)
+           "pypto_kernel::floordiv_checked<int64_t>(ctx, \"\", 0, static_cast<int64_t>(n), static_cast<int64_t>(4))",
+           "pypto_kernel::pymod_checked<int64_t>(ctx, \"\", 0, static_cast<int64_t>(n), static_cast<int64_t>(4))",
            "std::min<int64_t>(static_cast<int64_t>(n), static_cast<int64_t>((-3)))",              // min(n, -3)
            "(n + INT64_C(5000000000))",                                                            // beyond int32
            "static_cast<int32_t>(n)",                                                              // cast

@@ -252,6 +252,24 @@ __attribute__((format(printf, 2, 3), noinline, cold)) inline void fail_fmt(const
   ctx->fail(msg);
 }
 
+// A scalar expression's integer // or % (and integer /) with a zero divisor fails the run at the
+// expression's DSL line, as the orchestration's do (pto2_division_by_zero) and as Python raises
+// ZeroDivisionError; the value is then 0 (the kernel goes on to its end, nothing reads it after
+// the failed run). Element-wise tile ops keep NumPy's 0 (reference_ops.md §3, a choice).
+__attribute__((noinline, cold)) inline void division_by_zero(const PTO2KernelContext* ctx, const char* file, int line) {
+  fail_fmt(ctx, "%s:%d: integer division or modulo by zero at run time (// or %%): the divisor is 0", file, line);
+}
+template <class T>
+inline T floordiv_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, T b) {
+  if (__builtin_expect(b == 0, 0)) division_by_zero(ctx, file, line);
+  return floordiv(a, b);
+}
+template <class T>
+inline T pymod_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, T b) {
+  if (__builtin_expect(b == 0, 0)) division_by_zero(ctx, file, line);
+  return pymod(a, b);
+}
+
 inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType want, int rank, const int64_t* off,
                       const int64_t* shp, const char* what, const char* name, const int64_t* decl = nullptr) {
   if (t.dtype != want) {
