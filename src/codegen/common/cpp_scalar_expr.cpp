@@ -9,6 +9,7 @@
 
 #include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/error.h"
+#include "pypto/ir/structural_equal.h"
 #include "pypto/ir/type.h"
 
 namespace pypto::codegen::common {
@@ -21,6 +22,29 @@ DataType ScalarDtypeOf(const Expr& e) {
 }
 
 DataType ScalarDtypeOf(const ExprPtr& e) { return ScalarDtypeOf(*e); }
+
+namespace {
+
+// An integer or boolean expression without a division (which may fail at run time) or a call:
+// evaluating it twice gives the same value and has no effect.
+bool PureInteger(const ExprPtr& e) {
+  if (is_float(ScalarDtypeOf(e))) return false;
+  if (e->as<Var>() || e->as<ConstInt>() || e->as<ConstBool>()) return true;
+  if (auto* c = e->as<Cast>()) return PureInteger(c->value);
+  if (auto* u = e->as<UnaryExpr>()) return PureInteger(u->a);
+  if (auto* b = e->as<BinaryExpr>())
+    return b->op != BinaryOp::Div && b->op != BinaryOp::FloorDiv && b->op != BinaryOp::Mod && PureInteger(b->a) &&
+           PureInteger(b->b);
+  return false;
+}
+
+// g++ -Wall reports an integer comparison of an expression with itself (-Wtautological-compare:
+// `b <= b`, and min(a, a)'s `(a < a ? a : a)`), an error under -Werror (found by the scalar
+// expression fuzzer, tests/python/scalar_expr_fuzz.py). Such operands are folded: their value
+// is known. Floats are not: x == x is false for NaN (and g++ does not report them).
+bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && structural_equal(b.a, b.b); }
+
+}  // namespace
 
 std::string CppScalarType(DataType d, const std::string& task_id_type) {
   switch (d) {
@@ -191,6 +215,19 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
     return a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
   }
   if (auto* b = e->as<BinaryExpr>()) {
+    if (SameIntegerOperands(*b)) {
+      switch (b->op) {
+        case BinaryOp::Eq:
+        case BinaryOp::Le:
+        case BinaryOp::Ge: return "true";
+        case BinaryOp::Ne:
+        case BinaryOp::Lt:
+        case BinaryOp::Gt: return "false";
+        case BinaryOp::Min:
+        case BinaryOp::Max: return print_scalar(b->a);
+        default: break;
+      }
+    }
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
     switch (b->op) {
       case BinaryOp::Add: return "(" + a + " + " + c + ")";

@@ -1,0 +1,154 @@
+"""Differential fuzzing of integer scalar expressions: random expressions over two INT64
+parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, literals at the 32/64-bit
+edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
+orchestration (each passed as a kernel's scalar argument), run on edge values, and compared with
+Python's integers reduced to int64 after every operation (two's complement wrapping, as the
+generated code is compiled with -fwrapv).
+
+Expected failures are part of the reference: an integer // or % by zero fails the run in both
+(a located RunError); in an orchestration so does the smallest int64 // -1, whose quotient does
+not fit (pto2_floordiv), where a kernel wraps it to itself (NumPy's bits). docs/running.md,
+"What is checked when"; docs/kernels.md.
+
+    findings = check(seed=3, side="kernel")      # [] when the generated code agrees
+
+Used by tests/python/test_scalar_expr_fuzz.py (a seeded smoke) and scripts/fuzz_scalar_exprs.py
+(`make fuzz`).
+"""
+import random
+
+import numpy as np
+
+INT64_MIN, INT64_MAX = -(1 << 63), (1 << 63) - 1
+EXPRS_PER_PROGRAM = 16
+VALUES = [0, 1, -1, 2, -2, 3, 7, -7, 12345, -99999, (1 << 31) - 1, -(1 << 31), 1 << 32, 1 << 62, INT64_MAX, INT64_MIN]
+LITERALS = [0, 1, -1, 2, 3, 7, -8, 1 << 31, (1 << 32) + 1, 1 << 62]
+
+
+class ZeroDivisor(Exception):
+    """The reference's verdict: this run must fail (a zero divisor, or MIN // -1 in an orchestration)."""
+
+
+def wrap(x: int) -> int:
+    return ((x - INT64_MIN) % (1 << 64)) + INT64_MIN
+
+
+def _floordiv(side):
+    def f(x, y):
+        if y == 0 or (side == "orchestration" and x == INT64_MIN and y == -1):
+            raise ZeroDivisor()
+        return wrap(x // y)
+    return f
+
+
+def _mod(x, y):
+    if y == 0:
+        raise ZeroDivisor()
+    return wrap(x % y)
+
+
+_ARITH = {"+": lambda x, y: wrap(x + y), "-": lambda x, y: wrap(x - y), "*": lambda x, y: wrap(x * y), "%": _mod}
+_COMPARE = {"<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__, "==": int.__eq__, "!=": int.__ne__}
+
+
+def expression(rng: random.Random, side: str, depth: int):
+    """(DSL text, reference function of (a, b)) of a random INT64-valued expression."""
+    if depth == 0 or rng.random() < 0.3:
+        r = rng.random()
+        if r < 0.7:
+            name = "a" if r < 0.35 else "b"
+            return name, (lambda a, b: a) if name == "a" else (lambda a, b: b)
+        k = rng.choice(LITERALS)
+        return "(%d)" % k, (lambda a, b: k)
+    kind = rng.random()
+    x, fx = expression(rng, side, depth - 1)
+    if kind < 0.1:
+        return "(-%s)" % x, (lambda a, b: wrap(-fx(a, b)))
+    y, fy = expression(rng, side, depth - 1)
+    if kind < 0.2:
+        fn = min if rng.random() < 0.5 else max
+        return "%s(%s, %s)" % (fn.__name__, x, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
+    if kind < 0.3:
+        op = rng.choice(sorted(_COMPARE))
+        cmp = _COMPARE[op]
+        return "pl.cast(%s %s %s, pl.INT64)" % (x, op, y), (lambda a, b: int(cmp(fx(a, b), fy(a, b))))
+    op = rng.choice(["+", "-", "*", "//", "%"])
+    fn = _floordiv(side) if op == "//" else _ARITH[op]
+    return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
+
+
+_HEAD = '''
+import pypto.language as pl
+
+@pl.program
+class ScalarExprs:
+'''
+_KERNEL = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
+          c: pl.Out[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+{body}
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
+             c: pl.Out[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+        c = self.k(a, b, c)
+        return c
+'''
+_ORCHESTRATION = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, v: pl.Scalar[pl.INT64], i: pl.Scalar[pl.INDEX],
+          c: pl.InOut[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+        c = pl.write(c, [i], v)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
+             c: pl.InOut[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+{body}
+        return c
+'''
+
+
+def program_text(texts, side: str) -> str:
+    """The DSL program computing `texts` (expression texts over a and b) on `side`."""
+    if side == "kernel":
+        body = "\n".join("        c = pl.write(c, [%d], pl.cast(%s, pl.INT64))" % (i, t) for i, t in enumerate(texts))
+        return _KERNEL.format(n=len(texts), body=body)
+    body = "\n".join("        c = self.k(pl.cast(%s, pl.INT64), %d, c)" % (t, i) for i, t in enumerate(texts))
+    return _ORCHESTRATION.format(n=len(texts), body=body)
+
+
+def check(seed: int, side: str, pairs: int = 12):
+    """Compiles program `seed` for `side` ("kernel" or "orchestration"), runs it on `pairs`
+    (a, b) edge pairs and returns the disagreements with the reference (strings; [] is a pass)."""
+    import pypto
+    import pypto.language as pl
+    from pypto.runtime.loader import RunError
+    rng = random.Random(seed * 7919 + (side == "kernel"))
+    exprs = [expression(rng, side, rng.randint(1, 4)) for _ in range(EXPRS_PER_PROGRAM)]
+    text = program_text([t for t, _ in exprs], side)
+    prog = pypto.compile(pl.parse_program(text, "scalar_exprs_%s_%d.py" % (side, seed)))
+    findings = []
+    for _ in range(pairs):
+        a, b = rng.choice(VALUES), rng.choice(VALUES)
+        try:
+            want = [f(a, b) for _, f in exprs]
+        except ZeroDivisor:
+            want = None
+        c = np.zeros(len(exprs), np.int64)
+        where = "seed %d (%s), a = %d, b = %d" % (seed, side, a, b)
+        try:
+            prog(a, b, c)
+        except RunError as e:
+            if want is not None:
+                findings.append("%s: the run failed: %s" % (where, str(e).splitlines()[0]))
+            elif "division or modulo by zero" not in str(e) and "does not fit" not in str(e):
+                findings.append("%s: failed for another reason: %s" % (where, str(e).splitlines()[0]))
+            continue
+        if want is None:
+            findings.append("%s: a zero divisor (or MIN // -1) ran without an error" % where)
+            continue
+        for i, (t, _) in enumerate(exprs):
+            if int(c[i]) != want[i]:
+                findings.append("%s: %s gave %d, Python (int64) %d" % (where, t, int(c[i]), want[i]))
+    return findings
