@@ -304,8 +304,11 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
       if (fl) throw InternalError("'%' on floating-point scalars (VerifyProgram refuses it)");
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + checked_divisor(b, c) + ")";
       return signed_division("pto2_mod", b, a, c);
-    case BinaryOp::Min: return "(" + a + " < " + c + " ? " + a + " : " + c + ")";
-    case BinaryOp::Max: return "(" + a + " > " + c + " ? " + a + " : " + c + ")";
+    // Python's min(a, b) and max(a, b): `a` unless `b` compares below (above) it, so a NaN or a
+    // signed zero gives what Python and the kernels' std::min / std::max give (min(nan, 1.0) is
+    // nan, min(0.0, -0.0) is 0.0).
+    case BinaryOp::Min: return "(" + c + " < " + a + " ? " + c + " : " + a + ")";
+    case BinaryOp::Max: return "(" + c + " > " + a + " ? " + c + " : " + a + ")";
     case BinaryOp::Add:
     case BinaryOp::Sub:
     case BinaryOp::Mul:

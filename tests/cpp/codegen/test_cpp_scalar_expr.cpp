@@ -31,7 +31,7 @@ TEST(CppScalarExpr, DefaultSpellingsAreTheOrchestrationOnes) {
   EXPECT_EQ(p.print_scalar(Bin(BinaryOp::FloorDiv, n, I(4))), "pto2_floordiv<int64_t>(n, 4, \"\", 0)");
   EXPECT_EQ(p.print_scalar(Bin(BinaryOp::Mod, n, m)), "pto2_mod<int64_t>(n, m, \"\", 0)");
   EXPECT_EQ(p.print_scalar(Bin(BinaryOp::Div, n, m)), "((float)n / (float)m)");
-  EXPECT_EQ(p.print_scalar(Bin(BinaryOp::Min, n, m)), "(n < m ? n : m)");
+  EXPECT_EQ(p.print_scalar(Bin(BinaryOp::Min, n, m)), "(m < n ? m : n)");   // Python's: n unless m is below it
   EXPECT_EQ(p.print_scalar(Cast::make(n, DataType::INT32)), "((int32_t)(n))");
   EXPECT_EQ(p.print_scalar(ConstFloat::make(0.5, DataType::FP32)), "0.5f");
   EXPECT_EQ(p.print_scalar(UnaryExpr::make(UnaryOp::Not, Bin(BinaryOp::Lt, n, m))), "(!(n < m))");
