@@ -1,6 +1,6 @@
 """Differential fuzzing of integer scalar expressions: random expressions over two INT64
-parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, literals at the 32/64-bit
-edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
+parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, casts through INT8 ..
+UINT32, BOOL and FP32 and back, literals at the 32/64-bit edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
 orchestration (each passed as a kernel's scalar argument), run on edge values, and compared with
 Python's integers reduced to int64 after every operation (two's complement wrapping, as the
 generated code is compiled with -fwrapv).
@@ -48,6 +48,24 @@ def _mod(x, y):
 
 
 _ARITH = {"+": lambda x, y: wrap(x + y), "-": lambda x, y: wrap(x - y), "*": lambda x, y: wrap(x * y), "%": _mod}
+
+
+def _wrap_to(bits, signed):
+    def f(x):
+        x %= 1 << bits
+        return x - (1 << bits) if signed and x >= 1 << (bits - 1) else x
+    return f
+
+
+def _via_fp32(x):
+    # int64 -> FP32 rounds to nearest even; FP32 -> int64 is toward zero, saturated (docs/dsl.md)
+    v = int(np.float32(x))
+    return max(INT64_MIN, min(INT64_MAX, v))
+
+
+_NARROW = {"INT8": _wrap_to(8, True), "INT16": _wrap_to(16, True), "INT32": _wrap_to(32, True),
+           "UINT8": _wrap_to(8, False), "UINT16": _wrap_to(16, False), "UINT32": _wrap_to(32, False),
+           "BOOL": lambda x: int(x != 0), "FP32": _via_fp32}
 _COMPARE = {"<": int.__lt__, "<=": int.__le__, ">": int.__gt__, ">=": int.__ge__, "==": int.__eq__, "!=": int.__ne__}
 
 
@@ -68,6 +86,9 @@ def expression(rng: random.Random, side: str, depth: int):
     if kind < 0.2:
         fn = min if rng.random() < 0.5 else max
         return "%s(%s, %s)" % (fn.__name__, x, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
+    if kind < 0.28:   # a round trip through a narrower integer type, a bool or FP32 (x is reused)
+        to = rng.choice(sorted(_NARROW))
+        return "pl.cast(pl.cast(%s, pl.%s), pl.INT64)" % (x, to), (lambda a, b: _NARROW[to](fx(a, b)))
     if kind < 0.3:
         op = rng.choice(sorted(_COMPARE))
         cmp = _COMPARE[op]
