@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan fuzz-chunked-operands fuzz-scalar-exprs
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan fuzz-chunked-operands fuzz-exprs
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -140,11 +140,12 @@ fuzz-trace-summary: install
 
 fuzz: fuzz-trace-summary
 
-# Integer scalar expressions in kernels and orchestrations against Python's int64 arithmetic
-# (tests/python/scalar_expr_fuzz.py): SCALAR_FUZZ_COUNT programs a side from SCALAR_FUZZ_SEED.
-SCALAR_FUZZ_COUNT ?= 100
-SCALAR_FUZZ_SEED ?= 1000
-fuzz-scalar-exprs: install
-	$(PY) scripts/fuzz_scalar_exprs.py --count $(SCALAR_FUZZ_COUNT) --seed $(SCALAR_FUZZ_SEED)
+# Generated arithmetic against Python and NumPy (scripts/fuzz_exprs.py): integer scalar
+# expressions in kernels and orchestrations, FP32 tile-op chains in kernels; EXPR_FUZZ_COUNT
+# seeds of each from EXPR_FUZZ_SEED.
+EXPR_FUZZ_COUNT ?= 100
+EXPR_FUZZ_SEED ?= 1000
+fuzz-exprs: install
+	$(PY) scripts/fuzz_exprs.py --count $(EXPR_FUZZ_COUNT) --seed $(EXPR_FUZZ_SEED)
 
-fuzz: fuzz-scalar-exprs
+fuzz: fuzz-exprs

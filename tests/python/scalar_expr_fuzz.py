@@ -12,7 +12,7 @@ not fit (pto2_floordiv), where a kernel wraps it to itself (NumPy's bits). docs/
 
     findings = check(seed=3, side="kernel")      # [] when the generated code agrees
 
-Used by tests/python/test_scalar_expr_fuzz.py (a seeded smoke) and scripts/fuzz_scalar_exprs.py
+Used by tests/python/test_scalar_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py --kind scalar
 (`make fuzz`).
 """
 import random

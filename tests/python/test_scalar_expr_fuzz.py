@@ -1,6 +1,6 @@
 """Integer scalar expressions in kernels and orchestrations agree with Python's integers wrapped
 to int64 (tests/python/scalar_expr_fuzz.py): a seeded smoke here, the full size under
-`make fuzz` (scripts/fuzz_scalar_exprs.py). The differential found kernels dividing by zero
+`make fuzz` (scripts/fuzz_exprs.py --kind scalar). The differential found kernels dividing by zero
 silently (now a located run failure, as in orchestrations)."""
 import random
 

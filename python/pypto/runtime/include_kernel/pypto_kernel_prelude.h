@@ -516,7 +516,15 @@ struct Sqrt { float operator()(float a) const { return std::sqrt(a); } };
 struct Rsqrt { float operator()(float a) const { return 1.0f / std::sqrt(a); } };
 struct Recip { float operator()(float a) const { return 1.0f / a; } };
 struct Neg { template <class T> T operator()(T a) const { return static_cast<T>(-a); } };
-struct Abs { template <class T> T operator()(T a) const { return a < T{0} ? static_cast<T>(-a) : a; } };
+// Floats clear the sign bit (std::fabs): abs(-0.0) is +0.0, as in NumPy (a comparison with 0 kept
+// -0.0, and 1 / abs(-0.0) was -inf; found by tests/python/tile_expr_fuzz.py). Integers wrap.
+struct Abs {
+  template <class T>
+  T operator()(T a) const {
+    if constexpr (std::is_floating_point<T>::value) return std::fabs(a);
+    else return a < T{0} ? static_cast<T>(-a) : a;
+  }
+};
 struct Relu { template <class T> T operator()(T a) const { return (a > T{0} || a != a) ? a : T{0}; } };   // NaN stays NaN (§4)
 
 }  // namespace pypto_kernel

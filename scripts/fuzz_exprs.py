@@ -1,0 +1,58 @@
+"""`make fuzz` part: differential fuzzing of generated arithmetic against Python and NumPy.
+
+    python scripts/fuzz_exprs.py [--kind scalar|tile|both] [--count N] [--seed S]
+
+scalar: random integer scalar expressions compiled into a kernel and into an orchestration, run
+on edge values and compared with Python's integers wrapped to int64
+(tests/python/scalar_expr_fuzz.py); tile: random chains of exactly rounded FP32 tile ops in a
+kernel, compared bit for bit with NumPy float32 on inputs with edge values
+(tests/python/tile_expr_fuzz.py). Any disagreement, or a program that does not compile, is a
+finding. The test suite checks the first seeds of each; the default here starts at seed 1000.
+"""
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
+
+import scalar_expr_fuzz  # noqa: E402
+import tile_expr_fuzz  # noqa: E402
+
+CHECKS = {
+    "scalar": [("kernel", lambda s: scalar_expr_fuzz.check(s, "kernel")),
+               ("orchestration", lambda s: scalar_expr_fuzz.check(s, "orchestration"))],
+    "tile": [("tile", tile_expr_fuzz.check)],
+}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kind", choices=["scalar", "tile", "both"], default="both")
+    ap.add_argument("--count", type=int, default=100)
+    ap.add_argument("--seed", type=int, default=1000)
+    args = ap.parse_args(argv)
+    if args.count < 1:
+        ap.error("--count must be at least 1, got %d" % args.count)
+    checks = CHECKS["scalar"] + CHECKS["tile"] if args.kind == "both" else CHECKS[args.kind]
+    t0 = time.time()
+    findings = []
+    for seed in range(args.seed, args.seed + args.count):
+        for label, check in checks:
+            try:
+                found = check(seed)
+            except Exception as e:   # noqa: BLE001 - a compile or build failure is a finding too
+                found = ["seed %d (%s): %s: %s" % (seed, label, type(e).__name__, str(e).splitlines()[0])]
+            for f in found:
+                print("finding: %s" % f, flush=True)
+            findings += found
+        if (seed - args.seed + 1) % 10 == 0:
+            print("fuzz_exprs: %d/%d seeds, %.0f s, %d finding(s)"
+                  % (seed - args.seed + 1, args.count, time.time() - t0, len(findings)), flush=True)
+    print("fuzz_exprs (%s): %d seeds (%d..%d) in %.1f s: %d finding(s)"
+          % (args.kind, args.count, args.seed, args.seed + args.count - 1, time.time() - t0, len(findings)))
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
