@@ -45,6 +45,38 @@ def test_abs_of_negative_zero_is_positive_zero():
 
 def test_the_generator_stores_full_tiles_and_reads_earlier_ones():
     for seed in range(20):
-        text, (r, c), _ = tf.make_case(seed)
+        text, (r, c), _, _ = tf.make_case(seed)
         assert text.count("pl.store(") >= 1
         assert "t%d = " % (tf.STATEMENTS + 1) in text
+
+
+FP16_SCALAR = '''
+import pypto.language as pl
+
+@pl.program
+class Fp16Scalar:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 8], pl.FP16], out: pl.Out[pl.Tensor[[2, 8], pl.FP16]]) -> pl.Tensor[[2, 8], pl.FP16]:
+        t = pl.load(x, [0, 0], [1, 8])
+        out = pl.store(pl.muls(t, 0.1), [0, 0], out)
+        out = pl.store(pl.divs(t, 1e-45), [1, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 8], pl.FP16], out: pl.Out[pl.Tensor[[2, 8], pl.FP16]]) -> pl.Tensor[[2, 8], pl.FP16]:
+        out = self.k(x, out)
+        return out
+'''
+
+
+def test_a_fp16_tiles_scalar_is_converted_to_fp16_first():
+    """reference_ops.md §1.2: the scalar of a tile-dtype op takes the tile's dtype before the op.
+    An FP16 tile's scalar was used at FP32 precision: x * 0.1 rounded differently from
+    x * float16(0.1), and x / 1e-45 (0 in FP16) was ±inf or ±0 instead of ±inf and NaN."""
+    x = np.array([[993.0, 1.0, -3.0, 0.0, -0.0, 7.5, 65504.0, 0.333]], np.float16)
+    out = np.zeros((2, 8), np.float16)
+    pypto.compile(pl.parse_program(FP16_SCALAR, "fp16_scalar.py"))(x, out)
+    with np.errstate(all="ignore"):
+        want = np.concatenate([x * np.float16(0.1), x / np.float16(1e-45)])
+    assert np.array_equal(out, want, equal_nan=True), (out, want)
+    assert np.isnan(out[1, 3])   # 0 / 0

@@ -1,17 +1,26 @@
-"""Differential fuzzing of kernels: random chains of exactly rounded FP32 tile ops, where each
+"""Differential fuzzing of kernels: random chains of exactly rounded tile ops, where each
 statement reads any earlier tile (so values are read again after later statements could have
 reused their buffers: the kernel passes' in-place and shared-buffer decisions), compared with
-NumPy float32 on inputs holding edge values (±0, ±inf, NaN, subnormals, the largest finite).
+NumPy on inputs holding edge values.
 
-The ops are the IEEE-exact ones (add sub mul div maximum minimum neg abs relu sqrt recip rsqrt,
-their scalar forms, row_max / row_min / col_max / col_min, and the binary ops broadcasting a
-column [R, 1] or a row [1, C] against a tile), so the generated kernel must give NumPy's values exactly (a NaN matching a
-NaN, +0 matching -0). A handful of temporaries is stored, each into its own row block of the
-output. docs/running.md, "Fuzzing".
+Seed k's dtype is DTYPES[k % 3]:
+- FP32 and FP16: the IEEE-exact ops (add sub mul div maximum minimum neg abs relu sqrt recip rsqrt,
+  their scalar forms with ±0, ±inf, NaN, subnormal and largest scalars), on inputs with ±0, ±inf,
+  NaN, subnormals and the largest finite values; FP16 rounds each op's float result to FP16, as
+  NumPy's float16 arithmetic does.
+- INT32: add sub mul (wrapping), div (toward zero; by 0 gives 0; MIN / -1 wraps), rem (floor
+  modulo; by 0 and by -1 give 0), maximum minimum neg abs relu, and_ or_ xor, shl shr (a count of
+  the width or more gives 0, or -1 for a negative value under shr; a negative count shifts by 0),
+  and their scalar forms (the scalar first converted to INT32, wrapping), on inputs with 0, ±1,
+  the extremes and shift counts (docs/kernels.md).
+All: row_max / row_min / col_max / col_min, and the binary ops broadcasting a column [R, 1] or a
+row [1, C] against a tile. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
+matching -0). A handful of temporaries is stored, each into its own row block of the output.
+docs/running.md, "Fuzzing".
 
     findings = check(seed=3)      # [] when the kernel agrees with NumPy
 
-Used by tests/python/test_tile_expr_fuzz.py (a seeded smoke) and scripts/fuzz_tile_exprs.py.
+Used by tests/python/test_tile_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py.
 """
 import random
 
@@ -19,34 +28,98 @@ import numpy as np
 
 STATEMENTS = 14
 STORED = 4
+DTYPES = ["FP32", "FP16", "INT32"]
 SHAPES = [(1, 1), (1, 7), (3, 16), (2, 33), (4, 8), (5, 3), (8, 64), (1, 100)]
-EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5]
-SCALARS = [0.0, -0.0, 2.0, -3.5, 1e-45, 3.4028235e38, np.inf, -np.inf, np.nan]
+FLOAT_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5,
+               6e-8, 65504.0, -65504.0]
+FLOAT_SCALARS = [0.0, -0.0, 2.0, -3.5, 1e-45, 3.4028235e38, np.inf, -np.inf, np.nan, 65504.0, 6e-8]
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
+INT_EDGES = [0, 1, -1, 2, 31, 32, 33, 40, INT_MIN, INT_MAX, INT_MIN + 1, 7, -7]
+INT_SCALARS = [0, 1, -1, 3, -8, 31, 32, 100, INT_MAX, INT_MIN, (1 << 32) + 5]
+SHIFT_COUNTS = [0, 1, 3, 31, 32, 100]   # a negative constant count is a compile-time error
 
 f32 = np.float32
+_NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32}
 
 
 def _relu(x):
-    return np.where(np.isnan(x) | (x > 0), x, f32(0))
+    return np.where(np.isnan(x) | (x > 0), x, x.dtype.type(0))
 
 
-# name -> (arity: 1 unary, 2 binary, "s" tile x scalar; NumPy reference)
-OPS = {
+def _reductions(ops):
+    ops.update({"row_max": ("r", lambda x: np.max(x, axis=1, keepdims=True)),
+                "row_min": ("r", lambda x: np.min(x, axis=1, keepdims=True)),
+                "col_max": ("c", lambda x: np.max(x, axis=0, keepdims=True)),
+                "col_min": ("c", lambda x: np.min(x, axis=0, keepdims=True))})
+    return ops
+
+
+# name -> (arity: 1 unary, 2 binary, "s" tile x scalar, "r" / "c" row / column reduction; NumPy
+# reference on arrays of the tile's dtype)
+FLOAT_OPS = _reductions({
     "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply), "div": (2, np.divide),
     "maximum": (2, np.maximum), "minimum": (2, np.minimum),
     "neg": (1, np.negative), "abs": (1, np.abs), "relu": (1, _relu), "sqrt": (1, np.sqrt),
-    "recip": (1, lambda x: f32(1) / x), "rsqrt": (1, lambda x: f32(1) / np.sqrt(x)),
+    "recip": (1, lambda x: x.dtype.type(1) / x), "rsqrt": (1, lambda x: (f32(1) / np.sqrt(x.astype(f32))).astype(x.dtype)),   # in float, rounded once
     "adds": ("s", np.add), "subs": ("s", np.subtract), "muls": ("s", np.multiply), "divs": ("s", np.divide),
     "maximums": ("s", np.maximum), "minimums": ("s", np.minimum),
-    # reductions of a full tile to a column [R, 1] or a row [1, C] (NaN propagates, as np.max)
-    "row_max": ("r", lambda x: np.max(x, axis=1, keepdims=True)),
-    "row_min": ("r", lambda x: np.min(x, axis=1, keepdims=True)),
-    "col_max": ("c", lambda x: np.max(x, axis=0, keepdims=True)),
-    "col_min": ("c", lambda x: np.min(x, axis=0, keepdims=True)),
-}
+})
+
+
+def _i32(f):
+    """An int32 op computed on int64 and wrapped to int32."""
+    def g(a, b=None):
+        a64 = np.asarray(a, np.int64)
+        r = f(a64) if b is None else f(a64, np.asarray(b, np.int64))
+        return ((r - INT_MIN) % (1 << 32) + INT_MIN).astype(np.int32)
+    return g
+
+
+def _div(a, b):   # toward zero; by 0 gives 0 (MIN / -1 wraps through _i32)
+    q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
+    return np.where((a < 0) != (b < 0), -q, q)
+
+
+def _rem(a, b):   # floor modulo; by 0 and by -1 give 0
+    return np.where((b == 0) | (b == -1), 0, np.mod(a, np.where(b == 0, 1, b)))
+
+
+def _shl(a, n):
+    return np.where(n >= 32, 0, np.where(n < 0, a, a << np.clip(n, 0, 31)))
+
+
+def _shr(a, n):
+    return np.where(n >= 32, np.where(a < 0, -1, 0), np.where(n < 0, a, a >> np.clip(n, 0, 31)))
+
+
+INT_OPS = _reductions({
+    "add": (2, _i32(np.add)), "sub": (2, _i32(np.subtract)), "mul": (2, _i32(np.multiply)), "div": (2, _i32(_div)),
+    "rem": (2, _i32(_rem)), "maximum": (2, np.maximum), "minimum": (2, np.minimum),
+    "and_": (2, np.bitwise_and), "or_": (2, np.bitwise_or), "xor": (2, np.bitwise_xor),
+    "shl": (2, _i32(_shl)), "shr": (2, _i32(_shr)),
+    "neg": (1, _i32(np.negative)), "abs": (1, _i32(np.abs)), "relu": (1, lambda x: np.maximum(x, np.int32(0))),
+    "adds": ("s", _i32(np.add)), "subs": ("s", _i32(np.subtract)), "muls": ("s", _i32(np.multiply)),
+    "divs": ("s", _i32(_div)), "rems": ("s", _i32(_rem)), "maximums": ("s", np.maximum),
+    "minimums": ("s", np.minimum), "ands": ("s", np.bitwise_and), "ors": ("s", np.bitwise_or),
+    "xors": ("s", np.bitwise_xor), "shls": ("s", _i32(_shl)), "shrs": ("s", _i32(_shr)),
+})
+
+
+def _ops(dtype):
+    return INT_OPS if dtype == "INT32" else FLOAT_OPS
+
+
+def _scalar_value(dtype, v):
+    """The scalar as the op applies it: converted to the tile's dtype first (wrapping for ints)."""
+    if dtype == "INT32":
+        return np.int32(((v - INT_MIN) % (1 << 32)) + INT_MIN)
+    with np.errstate(over="ignore"):
+        return _NP[dtype](v)
 
 
 def _scalar_text(v):
+    if isinstance(v, int):
+        return repr(v)
     if np.isnan(v):
         return "math.nan"
     if np.isinf(v):
@@ -55,8 +128,10 @@ def _scalar_text(v):
 
 
 def make_case(seed: int):
-    """(DSL program text, shape, reference function of (x, y) -> stacked stored tiles)."""
+    """(DSL program text, shape, dtype, reference function of (x, y) -> the output)."""
     rng = random.Random(seed)
+    dtype = DTYPES[seed % len(DTYPES)]
+    ops = _ops(dtype)
     r, c = rng.choice(SHAPES)
     lines, steps = [], []
     shapes = [(r, c), (r, c)]   # of t0, t1, ...: full tiles, columns [r, 1] and rows [1, c]
@@ -65,8 +140,8 @@ def make_case(seed: int):
         return all(a == b or a == 1 or b == 1 for a, b in zip(shapes[i], shapes[j]))
     for k in range(STATEMENTS):
         t = k + 2
-        name = rng.choice(sorted(OPS))
-        arity, _ = OPS[name]
+        name = rng.choice(sorted(ops))
+        arity, _ = ops[name]
         full = [i for i in range(t) if shapes[i] == (r, c)]
         a = rng.randrange(t)   # t0 = load(x), t1 = load(y), then t2 .. : any earlier tile
         if arity in ("r", "c"):
@@ -84,7 +159,7 @@ def make_case(seed: int):
             shapes.append(shapes[a])
             steps.append((name, a, None))
         else:
-            v = rng.choice(SCALARS)
+            v = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if dtype == "INT32" else FLOAT_SCALARS)
             lines.append("t%d = pl.%s(t%d, %s)" % (t, name, a, _scalar_text(v)))
             shapes.append(shapes[a])
             steps.append((name, a, v))
@@ -93,24 +168,24 @@ def make_case(seed: int):
     for i, t in enumerate(stored):
         lines.append("out = pl.store(t%d, [%d, 0], out)" % (t, i * r))
     body = "\n".join("        " + ln for ln in lines)
-    text = _PROGRAM.format(r=r, c=c, rows=STORED * r, body=body)
+    text = _PROGRAM.format(r=r, c=c, rows=STORED * r, body=body, dtype=dtype)
 
     def reference(x, y):
         vals = [x, y]
         with np.errstate(all="ignore"):
             for name, a, b in steps:
-                arity, fn = OPS[name]
+                arity, fn = ops[name]
                 if arity == 2:
-                    vals.append(fn(vals[a], vals[b]).astype(f32))
+                    vals.append(np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype]))
                 elif arity in (1, "r", "c"):
-                    vals.append(fn(vals[a]).astype(f32))
+                    vals.append(np.asarray(fn(vals[a])).astype(_NP[dtype]))
                 else:
-                    vals.append(fn(vals[a], f32(b)).astype(f32))
-        out = np.zeros((STORED * r, c), f32)   # rows of no stored tile stay 0
+                    vals.append(np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype]))
+        out = np.zeros((STORED * r, c), _NP[dtype])   # rows of no stored tile stay 0
         for i, t in enumerate(stored):
             out[i * r:(i + 1) * r] = vals[t]
         return out
-    return text, (r, c), reference
+    return text, (r, c), dtype, reference
 
 
 _PROGRAM = '''
@@ -120,33 +195,41 @@ import pypto.language as pl
 @pl.program
 class TileExprs:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[{r}, {c}], pl.FP32], y: pl.Tensor[[{r}, {c}], pl.FP32],
-          out: pl.Out[pl.Tensor[[{rows}, {c}], pl.FP32]]) -> pl.Tensor[[{rows}, {c}], pl.FP32]:
+    def k(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}],
+          out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
         t0 = pl.load(x, [0, 0], [{r}, {c}])
         t1 = pl.load(y, [0, 0], [{r}, {c}])
 {body}
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[{r}, {c}], pl.FP32], y: pl.Tensor[[{r}, {c}], pl.FP32],
-             out: pl.Out[pl.Tensor[[{rows}, {c}], pl.FP32]]) -> pl.Tensor[[{rows}, {c}], pl.FP32]:
+    def main(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}],
+             out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
         out = self.k(x, y, out)
         return out
 '''
 
 
-def inputs(seed: int, shape):
+def inputs(seed: int, shape, dtype):
     rng = np.random.default_rng(seed)
-    x = rng.standard_normal(shape).astype(f32) * f32(rng.choice([1.0, 1e-38, 1e30]))
-    y = rng.standard_normal(shape).astype(f32)
-    for arr in (x, y):
+    if dtype == "INT32":
+        arrs = [rng.integers(-50, 50, shape).astype(np.int32) for _ in range(2)]
+        edges = np.array(INT_EDGES, np.int64).astype(np.int32)
+    else:
+        scale = {"FP32": [1.0, 1e-38, 1e30], "FP16": [1.0, 1e-5, 1e4]}[dtype]
+        arrs = [(rng.standard_normal(shape) * rng.choice(scale)).astype(_NP[dtype]) for _ in range(2)]
+        with np.errstate(over="ignore"):
+            edges = np.array(FLOAT_EDGES, np.float64).astype(_NP[dtype])
+    for arr in arrs:
         mask = rng.random(shape) < 0.3
-        arr[mask] = rng.choice(np.array(EDGES, f32), size=int(mask.sum()))
-    return x, y
+        arr[mask] = rng.choice(edges, size=int(mask.sum()))
+    return arrs
 
 
 def same_values(got, want):
     """Element-wise: equal (+0 == -0) or both NaN."""
+    if got.dtype.kind != "f":
+        return got == want
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
@@ -154,17 +237,17 @@ def check(seed: int):
     """Builds case `seed`, runs it on two input draws and returns the disagreements with NumPy."""
     import pypto
     import pypto.language as pl
-    text, shape, reference = make_case(seed)
+    text, shape, dtype, reference = make_case(seed)
     prog = pypto.compile(pl.parse_program(text, "tile_exprs_%d.py" % seed))
     findings = []
     for draw in range(2):
-        x, y = inputs(seed * 2 + draw, shape)
-        out = np.zeros((STORED * shape[0], shape[1]), f32)
+        x, y = inputs(seed * 2 + draw, shape, dtype)
+        out = np.zeros((STORED * shape[0], shape[1]), _NP[dtype])
         prog(x, y, out)
         want = reference(x, y)
         ok = same_values(out, want)
         if not ok.all():
             i = tuple(int(v) for v in np.argwhere(~ok)[0])
-            findings.append("seed %d draw %d: %d element(s) differ, first at %s: got %r, NumPy %r"
-                            % (seed, draw, int((~ok).sum()), i, out[i], want[i]))
+            findings.append("seed %d (%s) draw %d: %d element(s) differ, first at %s: got %r, NumPy %r"
+                            % (seed, dtype, draw, int((~ok).sum()), i, out[i], want[i]))
     return findings

@@ -163,6 +163,17 @@ inline void round_to(C* t, int64_t n) {
   }
 }
 
+// The scalar of a tile-dtype op (adds ... minimums, lrelu, the shifts and bitwise ops) converted
+// to the tile's dtype before the op (reference_ops.md §1.2): a 16-bit float tile's scalar is
+// rounded to its precision, so muls(FP16 tile, 0.1) multiplies by FP16's 0.0999755859375 and
+// divs(FP16 tile, 1e-45) divides by 0 (integer tiles convert in the generated static_cast).
+template <Storage S, class C>
+inline C scalar_as(C s) {
+  if constexpr (S == Storage::F16) return round_f16(s);
+  else if constexpr (S == Storage::BF16) return round_bf16(s);
+  else return s;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scalar helpers with Python semantics (floor division and modulo round toward -inf).
 
@@ -555,6 +566,7 @@ inline void binary(C* dst, const C* a, const C* b, int64_t n, Op op) {
 // dst = op(a, s) (scalar on the right) or op(s, a) when `scalar_left`.
 template <Storage S, class C, class Op>
 inline void binary_scalar(C* dst, const C* a, C s, int64_t n, Op op, bool scalar_left = false) {
+  s = scalar_as<S>(s);
 #ifdef PYPTO_HAVE_ROW_SIMD
   if constexpr (std::is_same<C, float>::value) {
     if (cpu_has_avx512f()) {
