@@ -13,8 +13,9 @@ Seed k's dtype is DTYPES[k % 3]:
   the width or more gives 0, or -1 for a negative value under shr; a negative count shifts by 0),
   and their scalar forms (the scalar first converted to INT32, wrapping), on inputs with 0, ±1,
   the extremes and shift counts (docs/kernels.md).
-All: row_max / row_min / col_max / col_min, and the binary ops broadcasting a column [R, 1] or a
-row [1, C] against a tile. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
+All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column [R, 1] or a row
+[1, C] against a tile, and cast round trips (a float through INT32 with each cast mode, saturating,
+NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
 matching -0). A handful of temporaries is stored, each into its own row block of the output.
 docs/running.md, "Fuzzing".
 
@@ -105,6 +106,45 @@ INT_OPS = _reductions({
 })
 
 
+def _round_mode(mode):
+    """Float -> INT32 with a tile cast mode (docs/dsl.md "Cast modes"): saturating, NaN gives 0."""
+    def f(x):
+        v = np.asarray(x, np.float64)
+        with np.errstate(invalid="ignore"):
+            if mode == "trunc":
+                r = np.trunc(v)
+            elif mode == "rint":
+                r = np.rint(v)
+            elif mode == "round":   # ties away from zero
+                r = np.sign(v) * np.floor(np.abs(v) + 0.5)
+            elif mode == "floor":
+                r = np.floor(v)
+            elif mode == "ceil":
+                r = np.ceil(v)
+            else:   # "odd": to nearest, ties to the odd neighbour
+                fl = np.floor(v)
+                tie = (v - fl) == 0.5
+                r = np.where(tie, np.where(np.mod(fl, 2) == 0, fl + 1, fl), np.rint(v))
+            r = np.clip(np.nan_to_num(r, nan=0.0), INT_MIN, INT_MAX)
+        return r.astype(np.int64).astype(np.int32)
+    return f
+
+
+CAST_MODES = ["trunc", "rint", "round", "floor", "ceil", "odd"]
+# cast round trips: name -> (DSL text with {t} and {dt}, reference on arrays of the tile's dtype)
+FLOAT_CASTS = {"cast_i32_" + m: ('pl.cast(pl.cast({t}, pl.INT32, mode="%s"), pl.{dt})' % m,
+                                 lambda x, m=m: _round_mode(m)(x).astype(x.dtype)) for m in CAST_MODES}
+FLOAT_CASTS["cast_f16"] = ("pl.cast(pl.cast({t}, pl.FP16), pl.{dt})", lambda x: x.astype(np.float16).astype(x.dtype))
+INT_CASTS = {"cast_f32_trunc": ('pl.cast(pl.cast({t}, pl.FP32), pl.INT32, mode="trunc")',
+                                lambda x: _round_mode("trunc")(x.astype(f32))),
+             "cast_i8": ("pl.cast(pl.cast({t}, pl.INT8), pl.INT32)", lambda x: x.astype(np.int8).astype(np.int32)),
+             "cast_u16": ("pl.cast(pl.cast({t}, pl.UINT16), pl.INT32)", lambda x: x.astype(np.uint16).astype(np.int32))}
+for _name, (_text, _fn) in FLOAT_CASTS.items():
+    FLOAT_OPS[_name] = ("x", _fn)
+for _name, (_text, _fn) in INT_CASTS.items():
+    INT_OPS[_name] = ("x", _fn)
+
+
 def _ops(dtype):
     return INT_OPS if dtype == "INT32" else FLOAT_OPS
 
@@ -140,7 +180,7 @@ def make_case(seed: int):
         return all(a == b or a == 1 or b == 1 for a, b in zip(shapes[i], shapes[j]))
     for k in range(STATEMENTS):
         t = k + 2
-        name = rng.choice(sorted(ops))
+        name = rng.choice([n for n in sorted(ops) if not (dtype == "FP16" and n == "cast_f16")])   # FP16 to FP16: an error
         arity, _ = ops[name]
         full = [i for i in range(t) if shapes[i] == (r, c)]
         a = rng.randrange(t)   # t0 = load(x), t1 = load(y), then t2 .. : any earlier tile
@@ -154,6 +194,11 @@ def make_case(seed: int):
             lines.append("t%d = pl.%s(t%d, t%d)" % (t, name, a, b))
             shapes.append(tuple(max(x, y) for x, y in zip(shapes[a], shapes[b])))
             steps.append((name, a, b))
+        elif arity == "x":   # a cast round trip
+            cast = (INT_CASTS if dtype == "INT32" else FLOAT_CASTS)[name][0]
+            lines.append("t%d = %s" % (t, cast.format(t="t%d" % a, dt=dtype)))
+            shapes.append(shapes[a])
+            steps.append((name, a, None))
         elif arity == 1:
             lines.append("t%d = pl.%s(t%d)" % (t, name, a))
             shapes.append(shapes[a])
@@ -177,7 +222,7 @@ def make_case(seed: int):
                 arity, fn = ops[name]
                 if arity == 2:
                     vals.append(np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype]))
-                elif arity in (1, "r", "c"):
+                elif arity in (1, "r", "c", "x"):
                     vals.append(np.asarray(fn(vals[a])).astype(_NP[dtype]))
                 else:
                     vals.append(np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype]))
