@@ -15,7 +15,9 @@ Seed k's dtype is DTYPES[k % 3]:
   the extremes and shift counts (docs/kernels.md).
 All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column [R, 1] or a row
 [1, C] against a tile, and cast round trips (a float through INT32 with each cast mode, saturating,
-NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
+NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
+0, 1, 2 or 5 trips re-assigns one to three of the tiles (loop-carried tiles, each statement
+reading the carries' current values) before the results are stored. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
 matching -0). A handful of temporaries is stored, each into its own row block of the output.
 docs/running.md, "Fuzzing".
 
@@ -47,6 +49,14 @@ def _relu(x):
     return np.where(np.isnan(x) | (x > 0), x, x.dtype.type(0))
 
 
+def _maximum(a, b):   # NaN from either operand; of two equal values (+0 and -0) the second (docs/kernels.md)
+    return np.where(np.isnan(a) | (a > b), a, b)
+
+
+def _minimum(a, b):
+    return np.where(np.isnan(a) | (a < b), a, b)
+
+
 def _reductions(ops):
     ops.update({"row_max": ("r", lambda x: np.max(x, axis=1, keepdims=True)),
                 "row_min": ("r", lambda x: np.min(x, axis=1, keepdims=True)),
@@ -59,11 +69,11 @@ def _reductions(ops):
 # reference on arrays of the tile's dtype)
 FLOAT_OPS = _reductions({
     "add": (2, np.add), "sub": (2, np.subtract), "mul": (2, np.multiply), "div": (2, np.divide),
-    "maximum": (2, np.maximum), "minimum": (2, np.minimum),
+    "maximum": (2, _maximum), "minimum": (2, _minimum),
     "neg": (1, np.negative), "abs": (1, np.abs), "relu": (1, _relu), "sqrt": (1, np.sqrt),
     "recip": (1, lambda x: x.dtype.type(1) / x), "rsqrt": (1, lambda x: (f32(1) / np.sqrt(x.astype(f32))).astype(x.dtype)),   # in float, rounded once
     "adds": ("s", np.add), "subs": ("s", np.subtract), "muls": ("s", np.multiply), "divs": ("s", np.divide),
-    "maximums": ("s", np.maximum), "minimums": ("s", np.minimum),
+    "maximums": ("s", _maximum), "minimums": ("s", _minimum),
 })
 
 
@@ -209,23 +219,50 @@ def make_case(seed: int):
             shapes.append(shapes[a])
             steps.append((name, a, v))
     full = [i for i in range(2, STATEMENTS + 2) if shapes[i] == (r, c)]
+    # A loop re-assigning full tiles (loop-carried tiles: the kernel passes' carry buffers),
+    # each statement reading the carries' current values.
+    trips = rng.choice([0, 1, 2, 5])
+    loop = []
+    same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, "s", "x") and not (dtype == "FP16" and n == "cast_f16")]
+    for _ in range(rng.randint(1, 3) if full else 0):
+        name = rng.choice(same_shape)
+        arity = ops[name][0]
+        target, a, b = rng.choice(full), rng.choice(full), rng.choice(full)
+        if arity == 2:
+            text_ = "pl.%s(t%d, t%d)" % (name, a, b)
+        elif arity == "s":
+            b = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if dtype == "INT32" else FLOAT_SCALARS)
+            text_ = "pl.%s(t%d, %s)" % (name, a, _scalar_text(b))
+        elif arity == "x":
+            text_ = (INT_CASTS if dtype == "INT32" else FLOAT_CASTS)[name][0].format(t="t%d" % a, dt=dtype)
+        else:
+            text_ = "pl.%s(t%d)" % (name, a)
+        loop.append((target, name, a, b))
+        lines.append("    t%d = %s" % (target, text_))
+    if loop:
+        lines.insert(len(lines) - len(loop), "for i in pl.range(%d):" % trips)
     stored = sorted(rng.sample(full, min(STORED, len(full))))
     for i, t in enumerate(stored):
         lines.append("out = pl.store(t%d, [%d, 0], out)" % (t, i * r))
     body = "\n".join("        " + ln for ln in lines)
     text = _PROGRAM.format(r=r, c=c, rows=STORED * r, body=body, dtype=dtype)
 
+    def apply(vals, name, a, b):
+        arity, fn = ops[name]
+        if arity == 2:
+            return np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype])
+        if arity == "s":
+            return np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype])
+        return np.asarray(fn(vals[a])).astype(_NP[dtype])
+
     def reference(x, y):
         vals = [x, y]
         with np.errstate(all="ignore"):
             for name, a, b in steps:
-                arity, fn = ops[name]
-                if arity == 2:
-                    vals.append(np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype]))
-                elif arity in (1, "r", "c", "x"):
-                    vals.append(np.asarray(fn(vals[a])).astype(_NP[dtype]))
-                else:
-                    vals.append(np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype]))
+                vals.append(apply(vals, name, a, b))
+            for _ in range(trips):
+                for target, name, a, b in loop:
+                    vals[target] = apply(vals, name, a, b)
         out = np.zeros((STORED * r, c), _NP[dtype])   # rows of no stored tile stay 0
         for i, t in enumerate(stored):
             out[i * r:(i + 1) * r] = vals[t]
