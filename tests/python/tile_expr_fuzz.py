@@ -17,7 +17,8 @@ All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column
 [1, C] against a tile, and cast round trips (a float through INT32 with each cast mode, saturating,
 NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
 0, 1, 2 or 5 trips re-assigns one to three of the tiles (loop-carried tiles, each statement
-reading the carries' current values) before the results are stored. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
+reading the carries' current values), and an if / else on a scalar parameter (run once with each
+outcome) re-assigns tiles in either branch, before the results are stored. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
 matching -0). A handful of temporaries is stored, each into its own row block of the output.
 docs/running.md, "Fuzzing".
 
@@ -220,11 +221,11 @@ def make_case(seed: int):
             steps.append((name, a, v))
     full = [i for i in range(2, STATEMENTS + 2) if shapes[i] == (r, c)]
     # A loop re-assigning full tiles (loop-carried tiles: the kernel passes' carry buffers),
-    # each statement reading the carries' current values.
-    trips = rng.choice([0, 1, 2, 5])
-    loop = []
+    # each statement reading the carries' current values; then an if / else on the scalar s
+    # re-assigning tiles in either branch (a tile assigned in one branch only keeps its value).
     same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, "s", "x") and not (dtype == "FP16" and n == "cast_f16")]
-    for _ in range(rng.randint(1, 3) if full else 0):
+
+    def reassign(indent):
         name = rng.choice(same_shape)
         arity = ops[name][0]
         target, a, b = rng.choice(full), rng.choice(full), rng.choice(full)
@@ -237,10 +238,18 @@ def make_case(seed: int):
             text_ = (INT_CASTS if dtype == "INT32" else FLOAT_CASTS)[name][0].format(t="t%d" % a, dt=dtype)
         else:
             text_ = "pl.%s(t%d)" % (name, a)
-        loop.append((target, name, a, b))
-        lines.append("    t%d = %s" % (target, text_))
-    if loop:
-        lines.insert(len(lines) - len(loop), "for i in pl.range(%d):" % trips)
+        lines.append(indent + "t%d = %s" % (target, text_))
+        return (target, name, a, b)
+    trips = rng.choice([0, 1, 2, 5])
+    loop, then, orelse = [], [], []
+    if full:
+        lines.append("for i in pl.range(%d):" % trips)
+        loop = [reassign("    ") for _ in range(rng.randint(1, 3))]
+        lines.append("if s > 0:")
+        then = [reassign("    ") for _ in range(rng.randint(1, 2))]
+        if rng.random() < 0.7:
+            lines.append("else:")
+            orelse = [reassign("    ") for _ in range(rng.randint(1, 2))]
     stored = sorted(rng.sample(full, min(STORED, len(full))))
     for i, t in enumerate(stored):
         lines.append("out = pl.store(t%d, [%d, 0], out)" % (t, i * r))
@@ -255,7 +264,7 @@ def make_case(seed: int):
             return np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype])
         return np.asarray(fn(vals[a])).astype(_NP[dtype])
 
-    def reference(x, y):
+    def reference(x, y, s):
         vals = [x, y]
         with np.errstate(all="ignore"):
             for name, a, b in steps:
@@ -263,6 +272,8 @@ def make_case(seed: int):
             for _ in range(trips):
                 for target, name, a, b in loop:
                     vals[target] = apply(vals, name, a, b)
+            for target, name, a, b in (then if s > 0 else orelse):
+                vals[target] = apply(vals, name, a, b)
         out = np.zeros((STORED * r, c), _NP[dtype])   # rows of no stored tile stay 0
         for i, t in enumerate(stored):
             out[i * r:(i + 1) * r] = vals[t]
@@ -277,7 +288,7 @@ import pypto.language as pl
 @pl.program
 class TileExprs:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}],
+    def k(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
         t0 = pl.load(x, [0, 0], [{r}, {c}])
         t1 = pl.load(y, [0, 0], [{r}, {c}])
@@ -285,9 +296,9 @@ class TileExprs:
         return out
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}],
+    def main(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, out)
+        out = self.k(x, y, s, out)
         return out
 '''
 
@@ -325,8 +336,8 @@ def check(seed: int):
     for draw in range(2):
         x, y = inputs(seed * 2 + draw, shape, dtype)
         out = np.zeros((STORED * shape[0], shape[1]), _NP[dtype])
-        prog(x, y, out)
-        want = reference(x, y)
+        prog(x, y, draw, out)   # s = draw: the else branch, then the if branch
+        want = reference(x, y, draw)
         ok = same_values(out, want)
         if not ok.all():
             i = tuple(int(v) for v in np.argwhere(~ok)[0])
