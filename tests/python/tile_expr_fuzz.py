@@ -3,16 +3,16 @@ statement reads any earlier tile (so values are read again after later statement
 reused their buffers: the kernel passes' in-place and shared-buffer decisions), compared with
 NumPy on inputs holding edge values.
 
-Seed k's dtype is DTYPES[k % 3]:
+Seed k's dtype is DTYPES[k % 5] (FP32, FP16, INT32, INT8, UINT16):
 - FP32 and FP16: the IEEE-exact ops (add sub mul div maximum minimum neg abs relu sqrt recip rsqrt,
   their scalar forms with ±0, ±inf, NaN, subnormal and largest scalars), on inputs with ±0, ±inf,
   NaN, subnormals and the largest finite values; FP16 rounds each op's float result to FP16, as
   NumPy's float16 arithmetic does.
-- INT32: add sub mul (wrapping), div (toward zero; by 0 gives 0; MIN / -1 wraps), rem (floor
+- INT32, INT8, UINT16: add sub mul (wrapping), div (toward zero; by 0 gives 0; MIN / -1 wraps), rem (floor
   modulo; by 0 and by -1 give 0), maximum minimum neg abs relu, and_ or_ xor, shl shr (a count of
   the width or more gives 0, or -1 for a negative value under shr; a negative count shifts by 0),
   and their scalar forms (the scalar first converted to INT32, wrapping), on inputs with 0, ±1,
-  the extremes and shift counts (docs/kernels.md).
+  the extremes and shift counts (docs/kernels.md); casts through FP32 and the other two.
 All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column [R, 1] or a row
 [1, C] against a tile, and cast round trips (a float through INT32 with each cast mode, saturating,
 NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
@@ -32,7 +32,7 @@ import numpy as np
 
 STATEMENTS = 14
 STORED = 4
-DTYPES = ["FP32", "FP16", "INT32"]
+DTYPES = ["FP32", "FP16", "INT32", "INT8", "UINT16"]
 SHAPES = [(1, 1), (1, 7), (3, 16), (2, 33), (4, 8), (5, 3), (8, 64), (1, 100)]
 FLOAT_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5,
                6e-8, 65504.0, -65504.0]
@@ -40,10 +40,10 @@ FLOAT_SCALARS = [0.0, -0.0, 2.0, -3.5, 1e-45, 3.4028235e38, np.inf, -np.inf, np.
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1
 INT_EDGES = [0, 1, -1, 2, 31, 32, 33, 40, INT_MIN, INT_MAX, INT_MIN + 1, 7, -7]
 INT_SCALARS = [0, 1, -1, 3, -8, 31, 32, 100, INT_MAX, INT_MIN, (1 << 32) + 5]
-SHIFT_COUNTS = [0, 1, 3, 31, 32, 100]   # a negative constant count is a compile-time error
+SHIFT_COUNTS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 100]   # a negative constant count is a compile-time error
 
 f32 = np.float32
-_NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32}
+_NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32, "INT8": np.int8, "UINT16": np.uint16}
 
 
 def _relu(x):
@@ -78,16 +78,17 @@ FLOAT_OPS = _reductions({
 })
 
 
-def _i32(f):
-    """An int32 op computed on int64 and wrapped to int32."""
+def _wrapping(dt, f):
+    """An integer op computed on int64 and wrapped to the tile dtype `dt` (two's complement)."""
+    info = np.iinfo(dt)
     def g(a, b=None):
         a64 = np.asarray(a, np.int64)
         r = f(a64) if b is None else f(a64, np.asarray(b, np.int64))
-        return ((r - INT_MIN) % (1 << 32) + INT_MIN).astype(np.int32)
+        return ((r - int(info.min)) % (1 << info.bits) + int(info.min)).astype(dt)
     return g
 
 
-def _div(a, b):   # toward zero; by 0 gives 0 (MIN / -1 wraps through _i32)
+def _div(a, b):   # toward zero; by 0 gives 0 (MIN / -1 wraps in _wrapping)
     q = np.where(b == 0, 0, np.abs(a) // np.where(b == 0, 1, np.abs(b)))
     return np.where((a < 0) != (b < 0), -q, q)
 
@@ -96,25 +97,32 @@ def _rem(a, b):   # floor modulo; by 0 and by -1 give 0
     return np.where((b == 0) | (b == -1), 0, np.mod(a, np.where(b == 0, 1, b)))
 
 
-def _shl(a, n):
-    return np.where(n >= 32, 0, np.where(n < 0, a, a << np.clip(n, 0, 31)))
+def _shifts(bits):
+    def shl(a, n):
+        return np.where(n >= bits, 0, np.where(n < 0, a, a << np.clip(n, 0, bits - 1)))
+
+    def shr(a, n):   # arithmetic for signed dtypes (a holds the signed value), so logical for unsigned
+        return np.where(n >= bits, np.where(a < 0, -1, 0), np.where(n < 0, a, a >> np.clip(n, 0, bits - 1)))
+    return shl, shr
 
 
-def _shr(a, n):
-    return np.where(n >= 32, np.where(a < 0, -1, 0), np.where(n < 0, a, a >> np.clip(n, 0, 31)))
+def _int_ops(dt):
+    w = lambda f: _wrapping(dt, f)   # noqa: E731
+    shl, shr = _shifts(np.iinfo(dt).bits)
+    return _reductions({
+        "add": (2, w(np.add)), "sub": (2, w(np.subtract)), "mul": (2, w(np.multiply)), "div": (2, w(_div)),
+        "rem": (2, w(_rem)), "maximum": (2, np.maximum), "minimum": (2, np.minimum),
+        "and_": (2, np.bitwise_and), "or_": (2, np.bitwise_or), "xor": (2, np.bitwise_xor),
+        "shl": (2, w(shl)), "shr": (2, w(shr)),
+        "neg": (1, w(np.negative)), "abs": (1, w(np.abs)), "relu": (1, lambda x: np.maximum(x, dt(0))),
+        "adds": ("s", w(np.add)), "subs": ("s", w(np.subtract)), "muls": ("s", w(np.multiply)),
+        "divs": ("s", w(_div)), "rems": ("s", w(_rem)), "maximums": ("s", np.maximum),
+        "minimums": ("s", np.minimum), "ands": ("s", np.bitwise_and), "ors": ("s", np.bitwise_or),
+        "xors": ("s", np.bitwise_xor), "shls": ("s", w(shl)), "shrs": ("s", w(shr)),
+    })
 
 
-INT_OPS = _reductions({
-    "add": (2, _i32(np.add)), "sub": (2, _i32(np.subtract)), "mul": (2, _i32(np.multiply)), "div": (2, _i32(_div)),
-    "rem": (2, _i32(_rem)), "maximum": (2, np.maximum), "minimum": (2, np.minimum),
-    "and_": (2, np.bitwise_and), "or_": (2, np.bitwise_or), "xor": (2, np.bitwise_xor),
-    "shl": (2, _i32(_shl)), "shr": (2, _i32(_shr)),
-    "neg": (1, _i32(np.negative)), "abs": (1, _i32(np.abs)), "relu": (1, lambda x: np.maximum(x, np.int32(0))),
-    "adds": ("s", _i32(np.add)), "subs": ("s", _i32(np.subtract)), "muls": ("s", _i32(np.multiply)),
-    "divs": ("s", _i32(_div)), "rems": ("s", _i32(_rem)), "maximums": ("s", np.maximum),
-    "minimums": ("s", np.minimum), "ands": ("s", np.bitwise_and), "ors": ("s", np.bitwise_or),
-    "xors": ("s", np.bitwise_xor), "shls": ("s", _i32(_shl)), "shrs": ("s", _i32(_shr)),
-})
+INT_OPS = {"INT32": _int_ops(np.int32), "INT8": _int_ops(np.int8), "UINT16": _int_ops(np.uint16)}
 
 
 def _round_mode(mode):
@@ -146,24 +154,45 @@ CAST_MODES = ["trunc", "rint", "round", "floor", "ceil", "odd"]
 FLOAT_CASTS = {"cast_i32_" + m: ('pl.cast(pl.cast({t}, pl.INT32, mode="%s"), pl.{dt})' % m,
                                  lambda x, m=m: _round_mode(m)(x).astype(x.dtype)) for m in CAST_MODES}
 FLOAT_CASTS["cast_f16"] = ("pl.cast(pl.cast({t}, pl.FP16), pl.{dt})", lambda x: x.astype(np.float16).astype(x.dtype))
-INT_CASTS = {"cast_f32_trunc": ('pl.cast(pl.cast({t}, pl.FP32), pl.INT32, mode="trunc")',
-                                lambda x: _round_mode("trunc")(x.astype(f32))),
-             "cast_i8": ("pl.cast(pl.cast({t}, pl.INT8), pl.INT32)", lambda x: x.astype(np.int8).astype(np.int32)),
-             "cast_u16": ("pl.cast(pl.cast({t}, pl.UINT16), pl.INT32)", lambda x: x.astype(np.uint16).astype(np.int32))}
+def _int_casts(dtype):
+    """Cast round trips of an integer tile: through FP32 (back toward zero, saturating) and
+    through another integer dtype (wrapping)."""
+    dt = _NP[dtype]
+    casts = {"cast_f32_trunc": ('pl.cast(pl.cast({t}, pl.FP32), pl.{dt}, mode="trunc")',
+                                lambda x: np.clip(np.trunc(x.astype(f32).astype(np.float64)), np.iinfo(dt).min,
+                                                  np.iinfo(dt).max).astype(dt))}
+    for other in ("INT8", "UINT16", "INT32"):
+        if other != dtype:
+            casts["cast_" + other.lower()] = ("pl.cast(pl.cast({t}, pl.%s), pl.{dt})" % other,
+                                              lambda x, o=_NP[other]: x.astype(o).astype(dt))
+    return casts
+
+
+INT_CASTS = {d: _int_casts(d) for d in ("INT32", "INT8", "UINT16")}
 for _name, (_text, _fn) in FLOAT_CASTS.items():
     FLOAT_OPS[_name] = ("x", _fn)
-for _name, (_text, _fn) in INT_CASTS.items():
-    INT_OPS[_name] = ("x", _fn)
+for _d, _casts in INT_CASTS.items():
+    for _name, (_text, _fn) in _casts.items():
+        INT_OPS[_d][_name] = ("x", _fn)
 
 
 def _ops(dtype):
-    return INT_OPS if dtype == "INT32" else FLOAT_OPS
+    return INT_OPS[dtype] if dtype in INT_OPS else FLOAT_OPS
+
+
+def _casts(dtype):
+    return INT_CASTS[dtype] if dtype in INT_CASTS else FLOAT_CASTS
+
+
+def _is_int(dtype):
+    return dtype in INT_OPS
 
 
 def _scalar_value(dtype, v):
     """The scalar as the op applies it: converted to the tile's dtype first (wrapping for ints)."""
-    if dtype == "INT32":
-        return np.int32(((v - INT_MIN) % (1 << 32)) + INT_MIN)
+    if _is_int(dtype):
+        info = np.iinfo(_NP[dtype])
+        return _NP[dtype](((v - int(info.min)) % (1 << info.bits)) + int(info.min))
     with np.errstate(over="ignore"):
         return _NP[dtype](v)
 
@@ -206,7 +235,7 @@ def make_case(seed: int):
             shapes.append(tuple(max(x, y) for x, y in zip(shapes[a], shapes[b])))
             steps.append((name, a, b))
         elif arity == "x":   # a cast round trip
-            cast = (INT_CASTS if dtype == "INT32" else FLOAT_CASTS)[name][0]
+            cast = _casts(dtype)[name][0]
             lines.append("t%d = %s" % (t, cast.format(t="t%d" % a, dt=dtype)))
             shapes.append(shapes[a])
             steps.append((name, a, None))
@@ -215,7 +244,7 @@ def make_case(seed: int):
             shapes.append(shapes[a])
             steps.append((name, a, None))
         else:
-            v = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if dtype == "INT32" else FLOAT_SCALARS)
+            v = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if _is_int(dtype) else FLOAT_SCALARS)
             lines.append("t%d = pl.%s(t%d, %s)" % (t, name, a, _scalar_text(v)))
             shapes.append(shapes[a])
             steps.append((name, a, v))
@@ -232,10 +261,10 @@ def make_case(seed: int):
         if arity == 2:
             text_ = "pl.%s(t%d, t%d)" % (name, a, b)
         elif arity == "s":
-            b = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if dtype == "INT32" else FLOAT_SCALARS)
+            b = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if _is_int(dtype) else FLOAT_SCALARS)
             text_ = "pl.%s(t%d, %s)" % (name, a, _scalar_text(b))
         elif arity == "x":
-            text_ = (INT_CASTS if dtype == "INT32" else FLOAT_CASTS)[name][0].format(t="t%d" % a, dt=dtype)
+            text_ = _casts(dtype)[name][0].format(t="t%d" % a, dt=dtype)
         else:
             text_ = "pl.%s(t%d)" % (name, a)
         lines.append(indent + "t%d = %s" % (target, text_))
@@ -305,9 +334,11 @@ class TileExprs:
 
 def inputs(seed: int, shape, dtype):
     rng = np.random.default_rng(seed)
-    if dtype == "INT32":
-        arrs = [rng.integers(-50, 50, shape).astype(np.int32) for _ in range(2)]
-        edges = np.array(INT_EDGES, np.int64).astype(np.int32)
+    if _is_int(dtype):
+        info = np.iinfo(_NP[dtype])
+        arrs = [rng.integers(max(-50, info.min), 50, shape).astype(_NP[dtype]) for _ in range(2)]
+        edges = np.array([v for v in INT_EDGES + [int(info.min), int(info.max)] if info.min <= v <= info.max],
+                         np.int64).astype(_NP[dtype])
     else:
         scale = {"FP32": [1.0, 1e-38, 1e30], "FP16": [1.0, 1e-5, 1e4]}[dtype]
         arrs = [(rng.standard_normal(shape) * rng.choice(scale)).astype(_NP[dtype]) for _ in range(2)]
