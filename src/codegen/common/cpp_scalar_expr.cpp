@@ -225,7 +225,14 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
         case BinaryOp::Gt: return "false";
         case BinaryOp::Min:
         case BinaryOp::Max: return print_scalar(b->a);
-        default: break;
+        case BinaryOp::Add:   // the others compute a value (no `default:`: -Wswitch flags a new op)
+        case BinaryOp::Sub:
+        case BinaryOp::Mul:
+        case BinaryOp::Div:
+        case BinaryOp::FloorDiv:
+        case BinaryOp::Mod:
+        case BinaryOp::And:
+        case BinaryOp::Or: break;
       }
     }
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
@@ -297,7 +304,7 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
       if (!float_operand) return "((float)" + a + " / (float)" + c + ")";
       return "(" + a + " / " + c + ")";
     case BinaryOp::FloorDiv:
-      if (fl) return "((float)__builtin_floor((double)" + a + " / (double)" + c + "))";
+      if (fl) return "((float)pto2_float_floordiv((double)" + a + ", (double)" + c + "))";   // Python's float //
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + checked_divisor(b, c) + ")";
       return signed_division("pto2_floordiv", b, a, c);
     case BinaryOp::Mod:
