@@ -1,6 +1,6 @@
 """Differential fuzzing of integer scalar expressions: random expressions over two INT64
-parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, casts through INT8 ..
-UINT32, BOOL and FP32 and back, literals at the 32/64-bit edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
+parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, true division (FP32)
+cast back, casts through INT8 .. UINT32, BOOL and FP32 and back, literals at the 32/64-bit edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
 orchestration (each passed as a kernel's scalar argument), run on edge values, and compared with
 Python's integers reduced to int64 after every operation (two's complement wrapping, as the
 generated code is compiled with -fwrapv).
@@ -15,6 +15,7 @@ not fit (pto2_floordiv), where a kernel wraps it to itself (NumPy's bits). docs/
 Used by tests/python/test_scalar_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py --kind scalar
 (`make fuzz`).
 """
+import math
 import random
 
 import numpy as np
@@ -57,10 +58,28 @@ def _wrap_to(bits, signed):
     return f
 
 
+def _fp32(x):
+    """int64 -> FP32 as C++ converts it (once, to nearest even; np.float32(int) would round
+    through float64 first)."""
+    return np.array([x], np.int64).astype(np.float32)[0]
+
+
 def _via_fp32(x):
     # int64 -> FP32 rounds to nearest even; FP32 -> int64 is toward zero, saturated (docs/dsl.md)
-    v = int(np.float32(x))
+    v = int(_fp32(x))
     return max(INT64_MIN, min(INT64_MAX, v))
+
+
+def _true_div(x, y):
+    # int / int is FP32 division of the operands converted to FP32; a zero divisor is IEEE's
+    # (±inf saturates, NaN gives 0)
+    with np.errstate(all="ignore"):
+        q = float(_fp32(x) / _fp32(y))
+    if math.isnan(q):
+        return 0
+    if math.isinf(q):
+        return INT64_MAX if q > 0 else INT64_MIN
+    return max(INT64_MIN, min(INT64_MAX, int(q)))
 
 
 _NARROW = {"INT8": _wrap_to(8, True), "INT16": _wrap_to(16, True), "INT32": _wrap_to(32, True),
@@ -89,6 +108,8 @@ def expression(rng: random.Random, side: str, depth: int):
     if kind < 0.28:   # a round trip through a narrower integer type, a bool or FP32 (x is reused)
         to = rng.choice(sorted(_NARROW))
         return "pl.cast(pl.cast(%s, pl.%s), pl.INT64)" % (x, to), (lambda a, b: _NARROW[to](fx(a, b)))
+    if 0.3 <= kind < 0.36:   # true division: FP32, back toward zero (saturating)
+        return "pl.cast(%s / %s, pl.INT64)" % (x, y), (lambda a, b: _true_div(fx(a, b), fy(a, b)))
     if kind < 0.3:
         op = rng.choice(sorted(_COMPARE))
         cmp = _COMPARE[op]
