@@ -248,7 +248,8 @@ def make_case(seed: int):
             lines.append("t%d = pl.%s(t%d, %s)" % (t, name, a, _scalar_text(v)))
             shapes.append(shapes[a])
             steps.append((name, a, v))
-    full = [i for i in range(2, STATEMENTS + 2) if shapes[i] == (r, c)]
+    # (all statements reductions or their broadcasts of another shape: the loaded tiles are stored)
+    full = [i for i in range(2, STATEMENTS + 2) if shapes[i] == (r, c)] or [0, 1]
     # A loop re-assigning full tiles (loop-carried tiles: the kernel passes' carry buffers),
     # each statement reading the carries' current values; then an if / else on the scalar s
     # re-assigning tiles in either branch (a tile assigned in one branch only keeps its value).
