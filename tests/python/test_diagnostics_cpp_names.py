@@ -56,14 +56,15 @@ def test_reserved_and_colliding_names_build_and_run():
 
 # The runtime's helpers and types the generated orchestration calls by name after a local's
 # declaration (pto2_slice_u32 for a run-time slice offset, rt_submit_aiv_task for the submit, ...).
-RUNTIME_NAMES = ["pto2_slice_u32", "rt_submit_aiv_task", "PTO2_SCOPE", "ChipStorageTaskArgs", "pto2_range_count",
+RUNTIME_NAMES = ["pto2_float_floordiv", "pto2_slice_u32", "rt_submit_aiv_task", "PTO2_SCOPE", "ChipStorageTaskArgs", "pto2_range_count",
                  "make_tensor_external", "pto2_check_arg_extent"]
 
 
 def test_runtime_helper_names_as_locals_build_and_run():
     body, prev = [], "a"
     for name in RUNTIME_NAMES:
-        body.append(f"    {name} = pl.tensor.slice({prev}, [16, 16], [i * 16, 0])")
+        # a float `//` after each local: pto2_float_floordiv's call (a local of that name hid it)
+        body.append(f"    {name} = pl.tensor.slice({prev}, [16, 16], [pl.cast(pl.cast(i, pl.FP32) // 2.0, pl.INDEX) * 16, 0])")
         prev = name
     body.append(f"    d = self.add({prev}, b, d)")
     src = ("import pypto.language as pl\n\n@pl.program\nclass Helpers:" + _kernel("add", "s") + f"""

@@ -216,3 +216,16 @@ def test_one_task_id_lowering_prints_the_guarded_dependency():
     printers = sorted({hit.split(":", 1)[0] for hit in _hits(r'is_valid\(\)', "codegen", raw=True)
                        if '"' in hit.split(": ", 1)[1].split("//", 1)[0]})
     assert printers == ["src/codegen/common/task_id_lowering.cpp"]
+
+
+def test_every_runtime_helper_generated_code_calls_is_reserved():
+    # A DSL local named after a runtime helper the generated code calls later (pto2_float_floordiv
+    # for a float `//`, pto2_slice_extent for a slice in a long function) hid the function, and
+    # the generated C++ did not compile: each helper must be in the one reserved table.
+    with open(os.path.join(SRC, "codegen", "common", "cpp_names.cpp"), encoding="utf-8") as fh:
+        table = fh.read()
+    literal = re.compile(r'"(?:\\.|[^"\\])*"')
+    helpers = {name for _path, lines in _sources("codegen") for line in lines if not line.lstrip().startswith("//")
+               for text in literal.findall(line) for name in re.findall(r"\b(pto2_[a-z0-9_]+)", text)}
+    assert {"pto2_floordiv", "pto2_slice_u32"} <= helpers   # the scan sees the printers' calls
+    assert sorted(h for h in helpers if '"%s"' % h not in table) == []

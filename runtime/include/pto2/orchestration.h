@@ -13,6 +13,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "pto2/float_floordiv.h"   // pto2_float_floordiv (a float scalar //)
 #include "pto2/float_to_int.h"   // pto2_float_to_int (a scalar pl.cast)
 #include "pto2/task.h"
 #include "pto2/types.h"
@@ -174,20 +175,6 @@ inline T pto2_floordiv(T a, T d, const char* file, int32_t line) {
     if ((a % d != 0) && ((a < 0) != (d < 0))) --q;
   }
   return q;
-}
-/// Python's `a // b` on floats (a FP32 scalar is computed in double, then converted back): from
-/// fmod, not floor(a / b), whose rounded quotient can reach the next integer, and an infinite
-/// `a` gives NaN. A zero divisor keeps IEEE's floor(a / 0) (Python raises), as kernels do.
-/// `float q = (float)pto2_float_floordiv((double)x, (double)y);`
-inline double pto2_float_floordiv(double a, double b) {
-  if (b == 0) return std::floor(a / b);
-  const double mod = std::fmod(a, b);
-  double div = (a - mod) / b;
-  if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-  if (div == 0) return std::copysign(0.0, a / b);
-  double fl = std::floor(div);
-  if (div - fl > 0.5) fl += 1;
-  return fl;
 }
 /// Python's `a % d` (the sign of the divisor) on integers that may be negative: a 0 divisor
 /// throws; never overflows (the correction adds d to a remainder of the other sign) and `% -1`

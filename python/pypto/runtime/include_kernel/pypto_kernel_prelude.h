@@ -30,6 +30,7 @@
 #include <immintrin.h>
 #endif
 
+#include "pto2/float_floordiv.h"
 #include "pto2/float_to_int.h"
 #include "pto2/kernel.h"
 
@@ -193,17 +194,7 @@ inline T negate_wrapping(T a) {
 template <class T>
 inline T floordiv(T a, T b) {
   if constexpr (std::is_floating_point<T>::value) {
-    // Python's float //: from fmod, not floor(a / b), whose rounded quotient can reach the next
-    // integer (1.0 // 0.1 in FP32 is 9, floor(1.0f / 0.1f) is 10). A zero divisor keeps IEEE's
-    // a / 0 (Python raises).
-    if (b == 0) return std::floor(a / b);
-    const T mod = std::fmod(a, b);
-    T div = (a - mod) / b;
-    if (mod != 0 && ((b < 0) != (mod < 0))) div -= 1;
-    if (div == 0) return std::copysign(T(0), a / b);
-    T fl = std::floor(div);
-    if (div - fl > T(0.5)) fl += 1;
-    return fl;
+    return pto2_float_floordiv(a, b);   // Python's float //, shared with the orchestration side
   } else {
     if (b == 0) return 0;
     if (is_minus_one(b)) return negate_wrapping(a);
