@@ -50,7 +50,7 @@ def _relu(x):
     return np.where(np.isnan(x) | (x > 0), x, x.dtype.type(0))
 
 
-def _maximum(a, b):   # NaN from either operand; of two equal values (+0 and -0) the second (docs/kernels.md)
+def _maximum(a, b):   # NaN from either operand; of two equal values (+0 and -0) the second, as np.maximum (docs/kernels.md)
     return np.where(np.isnan(a) | (a > b), a, b)
 
 
