@@ -313,6 +313,7 @@ class CompiledProgram:
         # The common call (all arguments positional NumPy arrays and numbers that pass every check)
         # is marshalled by the per-program fast path; any other call, valid or not, by the full checker.
         fast = self._marshal(args) if not kwargs else None   # a MarshalledCall (holds the arrays), or None
+        call = None
         if fast is not None:
             outputs = keep = None
         else:
@@ -354,6 +355,9 @@ class CompiledProgram:
                     self._runtime = None
                     rt.close()
                 raise
+            finally:
+                if call is not None:   # strided or misaligned written arrays ran on copies
+                    call.write_back()
             self.last_stats = stats
             try:
                 if trace is not None:

@@ -226,8 +226,11 @@ class HostProgram:
         scalars = [int(v) & 0xFFFFFFFFFFFFFFFF for v in call.scalars]
         from pypto.runtime.progress import RunIndicator
         with RunIndicator("running %s on %d chips" % (self.entry or "host", self.chips)):  # a long run ticks
-            ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips, aic, aiv,
-                                                                      int(self._transport_handle or 0))
+            try:
+                ok, message, stats, wall, records, bwords = self._lib.run(tensors, scalars, self.chips, aic, aiv,
+                                                                          int(self._transport_handle or 0))
+            finally:
+                call.write_back()   # strided or misaligned written arrays ran on copies
         if not ok:
             from pypto.runtime.dsl_terms import explain_and_locate
             from pypto.runtime.loader import RunError

@@ -51,10 +51,10 @@ def _misaligned(a):
     return m
 
 
-def test_misaligned_output_is_refused(scale):
-    with pytest.raises(ArgumentValueError, match=r"argument 'y' .* is not aligned to its 4-byte elements") as e:
-        scale(_x(), 2.0, _misaligned(np.zeros((16, 8), np.float32)))
-    assert e.value.line > 0 and "np.zeros" in str(e.value)
+def test_misaligned_output_is_written_back(scale):
+    y = _misaligned(np.zeros((16, 8), np.float32))
+    scale(_x(), 2.0, y)    # run on an aligned copy, copied back after the run
+    np.testing.assert_array_equal(y, _x() * 2)
 
 
 def test_misaligned_input_is_copied(scale):

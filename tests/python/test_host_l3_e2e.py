@@ -259,3 +259,20 @@ def test_host_trace_directory_missing_fails_before_running(tmp_path):
     assert not z.any() and not w.any()      # nothing ran
     stats = prog(x, x, z, w, trace=str(tmp_path / "host.json"))
     assert stats.trace_path == str(tmp_path / "host.json") and os.path.isfile(stats.trace_path)
+
+
+def test_compile_host_writes_strided_outputs_back(compiled_host):
+    """A written HOST argument the runtime cannot address in place (a transposed InOut, a column
+    slice as Out) runs on a contiguous copy that is written back after the run."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    acc_buf = rng.standard_normal((16, 16)).astype(np.float32)
+    acc = acc_buf.T                              # InOut, transposed: read and written through the view
+    acc0 = acc.copy()
+    wide = np.full((16, 32), -5.0, np.float32)
+    out = wide[:, 8:24]                          # Out, a column slice of a wider buffer
+    compiled_host(x, acc, np.zeros_like(x), out, 0.5, 2)
+    ref = acc0 + 2 * (0.5 * x)
+    np.testing.assert_allclose(acc_buf.T, ref, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out, 2.0 * ref, rtol=1e-5, atol=1e-6)
+    assert (wide[:, :8] == -5).all() and (wide[:, 24:] == -5).all()

@@ -212,12 +212,6 @@ def _dtype_hint(x, p: ParamSpec, accepted: List[np.dtype]) -> str:
     return "convert it to %s (e.g. np.asarray(x, dtype=np.%s))" % (accepted[0].name, accepted[0].name)
 
 
-def _contiguity_hint(x, p: ParamSpec) -> str:
-    if _is_torch(x):
-        return "pass x.contiguous() and read the result from that tensor"
-    return "pass np.ascontiguousarray(x) and read the result from that array"
-
-
 # ---------------------------------------------------------------------------------------------
 # Arrays of another dtype: one rule for the call and for pypto run --inputs
 
@@ -362,6 +356,16 @@ class BoundCall:
     keep: List[Any]
     dims: Dict[str, int]
     outputs: List[Any] = field(default_factory=list)
+    # Written arguments the runtime cannot address in place (strided or misaligned): the caller's
+    # array and the contiguous copy the run writes, copied back by write_back().
+    staged: List[Tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
+
+    def write_back(self) -> None:
+        """Copies each staged written argument back into the caller's array (after the run,
+        whether it completed or failed: the array then holds what the tasks wrote, as an array
+        written in place would)."""
+        for caller, copy in self.staged:
+            np.copyto(caller, copy, casting="no")
 
 
 def _located(cls, p: Optional[ParamSpec], message: str, help: str = "") -> PyptoError:  # noqa: A002
@@ -468,6 +472,8 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
     keep: List[Any] = []
     dims: Dict[str, Tuple[int, str]] = {}
     passed: List[Tuple[ParamSpec, np.ndarray]] = []     # tensors as the runtime sees them
+    given: List[Tuple[ParamSpec, np.ndarray]] = []      # the caller's arrays (for the staged ones' overlaps)
+    staged: List[Tuple[ParamSpec, np.ndarray]] = []     # written arguments run on a contiguous copy
     torch_inputs = False
     for p in params:
         if p.name not in bound:
@@ -494,6 +500,7 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
                       "e.g. np.zeros(%s, dtype=np.%s)" % ([d if isinstance(d, int) else 1 for d in p.shape],
                                                           numpy_dtype(p.dtype).name))
         torch_inputs = torch_inputs or _is_torch(v)
+        given.append((p, arr))
         accepted = _accepted_dtypes(p.dtype)
         if arr.dtype not in accepted:
             shown = str(v.dtype) if _is_torch(v) else str(arr.dtype)
@@ -525,21 +532,21 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
             dims.setdefault(want, (got, p.name))
             if got >= 1 << 32:
                 raise err(ArgumentValueError, "%s: extent %d of axis %d is too large" % (where, got, axis))
-        if not arr.flags.c_contiguous:
-            if p.direction != "In":
-                raise err(ArgumentValueError, "%s is not C-contiguous; pl.%s tensors are written in place"
-                          % (where, p.direction), _contiguity_hint(v, p))
-            arr = np.ascontiguousarray(arr)
-        if not arr.flags.aligned:
-            # Kernels access elements through typed pointers: an address that is not a multiple of
-            # the element size is undefined behaviour (and can fault in vectorized loops).
-            if p.direction != "In":
-                raise err(ArgumentValueError, "%s is not aligned to its %d-byte elements (address 0x%x); pl.%s "
-                          "tensors are written in place" % (where, arr.itemsize, arr.ctypes.data, p.direction),
-                          "pass an array NumPy allocated (np.zeros / np.empty) and copy the result back")
-            arr = np.array(arr, copy=True)   # NumPy allocates aligned memory
         if p.direction != "In" and not arr.flags.writeable:
             raise err(ArgumentValueError, "%s is read-only but is written (pl.%s)" % (where, p.direction))
+        # The runtime addresses a tensor as one row-major block, and kernels access elements through
+        # typed pointers (an address that is not a multiple of the element size is undefined
+        # behaviour, and can fault in vectorized loops). Another layout runs on a contiguous copy
+        # (NumPy allocates aligned memory); a written one is copied back after the run.
+        if not arr.flags.c_contiguous or not arr.flags.aligned:
+            if p.direction != "In":
+                if _self_overlapping(arr):
+                    raise err(ArgumentValueError, "%s has elements that share memory (strides %s for shape %s) but "
+                              "is written (pl.%s): which of their results it would keep is undefined"
+                              % (where, arr.strides, tuple(arr.shape), p.direction),
+                              "pass an array whose elements are distinct (e.g. np.zeros(shape))")
+                staged.append((p, arr))
+            arr = np.array(arr, order="C", copy=True)
         if p.direction != "In" and _written_behind_autograd(v):
             raise err(ArgumentValueError, "%s is a torch tensor that requires grad and is written in place (pl.%s): "
                       "autograd would not see the write (torch refuses such in-place writes)" % (where, p.direction),
@@ -548,6 +555,7 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
         passed.append((p, arr))
         tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
     copies = _check_overlaps(passed, sig)
+    _check_staged_overlaps(staged, given, sig)
     for p, arr in passed:   # an In that is a written argument's very memory: read as it was before the call
         if p.name in copies:
             arr = arr.copy()
@@ -563,8 +571,9 @@ def _check(params: List[ParamSpec], sig: str, bound: Dict[str, Any]) -> BoundCal
         arr = as_array(out, lambda cls, m, h="": _located(cls, p, m, h))
         keep.append(arr)
         tensors[p.slot] = TensorArg(arr.ctypes.data, runtime_dtype_code(p.dtype), tuple(int(s) for s in arr.shape))
+    copied = {p.name: arr for p, arr in passed}
     return BoundCall([tensors[i] for i in sorted(tensors)], [scalars[i] for i in sorted(scalars)], keep,
-                     flat_dims, outputs)
+                     flat_dims, outputs, [(arr, copied[p.name]) for p, arr in staged])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -580,7 +589,7 @@ def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> Lis
     caller passes as copies (in place, a task writing the output before another reads the input
     made a wrong result: y = swapped halves of x with x is y gave both halves the same rows). The
     very same memory for two written parameters is refused: one result would overwrite the other.
-    Every array passed is C-contiguous here (In arrays that are not were copied), so its memory
+    Every array passed is C-contiguous here (arrays that are not run on copies), so its memory
     is exactly [address, address + nbytes)."""
     copies: List[str] = []
     spans = sorted(((arr.ctypes.data, arr.ctypes.data + arr.nbytes, p, arr) for p, arr in passed if arr.nbytes),
@@ -609,6 +618,40 @@ def _check_overlaps(passed: List[Tuple[ParamSpec, np.ndarray]], sig: str) -> Lis
                            "that they share memory" % (sig, other.name, w.name, w.name, w.direction),
                            help="pass a copy of one of them (np.copy(x) / x.clone()), or the very same array for both")
     return copies
+
+
+def _self_overlapping(arr: np.ndarray) -> bool:
+    """True unless the axes, taken by increasing stride, each step past the memory the smaller
+    ones span (a broadcast's stride 0, np.lib.stride_tricks views): sufficient for distinct
+    elements, and every layout NumPy slicing and transposing makes satisfies it."""
+    span = arr.itemsize
+    for stride, extent in sorted((abs(st), n) for st, n in zip(arr.strides, arr.shape) if n > 1):
+        if stride < span:
+            return True
+        span += stride * (extent - 1)
+    return False
+
+
+def _check_staged_overlaps(staged: List[Tuple[ParamSpec, np.ndarray]], given: List[Tuple[ParamSpec, np.ndarray]],
+                           sig: str) -> None:
+    """Refuses a staged written argument (run on a copy, copied back after the run) whose memory
+    another written argument shares: the copies back would overwrite one result with the other.
+    An In argument may share it: inputs are read as they were before the call, and the staged
+    argument's memory changes only after the run."""
+    for p, arr in staged:
+        for q, other in given:
+            if q is p or q.direction == "In":
+                continue
+            try:
+                shared = np.shares_memory(arr, other, max_work=1 << 20)
+            except np.exceptions.TooHardError:   # strides too tangled to decide: assume they share
+                shared = True
+            if shared:
+                first, second = sorted((p, q), key=lambda s: s.slot)
+                raise _located(ArgumentValueError, second, "%s: arguments '%s' and '%s' share memory, and both are "
+                               "written (pl.%s, pl.%s): one result would overwrite the other"
+                               % (sig, first.name, second.name, first.direction, second.direction),
+                               help="pass a separate array for each")
 
 
 def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) -> List[Any]:
