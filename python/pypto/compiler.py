@@ -250,12 +250,18 @@ class CompiledProgram:
 
     def bind(self, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] = None) -> BoundCall:
         """Binds positional and keyword arguments to the entry's parameters, allocates omitted
-        pl.Out tensors and checks everything before anything runs (``pypto.runtime.args``)."""
+        pl.Out tensors and checks everything before anything runs (``pypto.runtime.args``). A
+        written array that is not C-contiguous and aligned is staged: ``call.tensors`` address a
+        contiguous copy, which ``call.write_back()`` copies into it after a run (``__call__`` does).
+
+            call = prog.bind((x,), {"out": out.T})   # a transposed output: staged
+        """
         return bind_and_check(self.params, self.entry, args, kwargs)
 
     def check_args(self, args: Sequence[Any]) -> Tuple[List[TensorArg], List[int], List[Any], Dict[str, int]]:
         """Validates and marshals positional call arguments; raises before anything runs. Returns
-        the tensor slots, the scalar slots, the arrays to keep alive, and the bound dynamic dims."""
+        the tensor slots, the scalar slots, the arrays to keep alive, and the bound dynamic dims
+        (no write-back of staged outputs: pass contiguous written arrays, or use ``bind``)."""
         call = self.bind(args)
         return call.tensors, call.scalars, call.keep, call.dims
 
