@@ -23,7 +23,9 @@ cmake --build "$build" -j "${JOBS:-2}" --target pto2 >/dev/null
 export PYPTO_LIBPTO2="$build/libpto2.so"
 # -O1 (after pypto's -O3, so it wins): g++ took over 11 minutes on tiled_matmul's instrumented
 # matmul kernel at -O3 on a loaded 2-core machine.
-export PYPTO_CXXFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
+# float-cast-overflow is not part of GCC's `undefined`: a float -> integer conversion out of range
+# (the DSL's casts saturate; a raw C++ cast would not).
+export PYPTO_CXXFLAGS="-fsanitize=address,undefined,float-cast-overflow -fno-sanitize-recover=all -fno-omit-frame-pointer -g -O1"
 export PYPTO_CACHE_DIR="${PYPTO_CACHE_DIR:-$here/.pypto-cache}/asan"
 # Python and NumPy leak by design at exit; leaks of the runtime are the C++ tests' business.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}"
@@ -57,7 +59,8 @@ if [ "$mode" = full ]; then
          test_kernel_memory_safety test_kernel_valid_ops test_kernel_valid_shape test_kernel_valid_mask_ops
          test_tensor_reference_ops test_tensor_reference_ops_rest test_call_arguments
          test_call_arguments_adversarial test_runtime_index_checks test_runtime_dsl_checks test_manual_e2e
-         test_slice_valid_shape test_tile_mixed_dtype test_auto_deps_e2e test_host_l3_e2e)
+         test_slice_valid_shape test_tile_mixed_dtype test_auto_deps_e2e test_host_l3_e2e
+         test_scalar_expr_fuzz test_tile_expr_fuzz test_chunked_operands_fuzz)
   args=()
   for t in "${tests[@]}"; do args+=("$here/tests/python/$t.py"); done
   # --capture=sys: a sanitizer report goes to fd 2, which pytest would swallow when it aborts.
