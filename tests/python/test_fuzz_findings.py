@@ -197,3 +197,36 @@ def test_rank_9_tensors_are_located(create):
     e = ei.value
     assert e.line == (13 if create else 12) and "is a tensor of rank 9: the runtime's tensors have at most 8 " \
         "dimensions" in e.message, str(e)
+
+
+@pytest.mark.parametrize("body", [
+    "z = pl.tile.full([16, 16], pl.FP32, 0.0)",                                       # never used
+    "z = pl.tile.full([16, 16], pl.FP32, 0.0)\n        z = pl.tile.full([16, 16], pl.FP32, 0.0)\n"
+    "        t = pl.add(t, z)",                                                          # assigned again first
+])
+def test_a_dead_zero_tile_builds_under_werror(body):
+    # seed 880500, mutant 28 (examples/tiled_matmul.py, `acc = pl.tile.full(.., 0.0)` repeated):
+    # an FP32 full(0) fills its buffer where first used, so a dead one left a buffer no statement
+    # named and g++ -Wall -Werror refused the kernel (unused variable).
+    src = f'''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        t = pl.load(a, [0, 0], [16, 16])
+        {body}
+        c = pl.store(t, [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16, 16], pl.FP32], c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = self.k(a, c)
+        return c
+'''
+    prog = pypto.compile(pl.parse_program(src, "dead_zero.py"))   # conftest builds with -Werror
+    a = np.arange(256, dtype=np.float32).reshape(16, 16)
+    c = np.full((16, 16), -1.0, np.float32)
+    prog(a, c)
+    np.testing.assert_array_equal(c, a)

@@ -38,6 +38,9 @@ bool KernelEmitter::defer_zero_fill(const Call& call, const TileRef& dst) {
   if (!IsZeroFill(call, dst) || zero_flags_.count(dst.buf)) return false;
   const std::string flag = fresh(dst.buf + "_zero");
   line("[[maybe_unused]] bool " + flag + " = true;  // " + dst.buf + " = tile.full(0), written when first used");
+  // A tile nothing uses afterwards (a dead `full(0)`, or one assigned again before any use)
+  // then has no statement naming its buffer: g++ -Wall warned of an unused variable.
+  line("(void)" + dst.buf + ";");
   zero_flags_[dst.buf] = flag;
   return true;
 }
