@@ -5,7 +5,7 @@
 //
 //   ScalarExprChecker c(kOrchestrationWording);
 //   c.on_var = [&](const ir::Var* v, const ir::Span& s) { ... };   // a Var the printer names
-//   c.check(loop.stop);        // UserError on `a % b` over floats, a Call inside an expression, ...
+//   c.check(loop.stop);        // UserError on a Call inside an expression, ...
 #pragma once
 #include <functional>
 #include <string>
@@ -45,10 +45,6 @@ class ScalarExprChecker {
     if (auto* b = e->as<BinaryExpr>()) {
       check(b->a);
       check(b->b);
-      const bool fl = is_float(dtype_of(*b)) || is_float(dtype_of(*b->a)) || is_float(dtype_of(*b->b));
-      if (b->op == BinaryOp::Mod && fl) {
-        throw UserError("'%' on floating-point scalars is not supported in orchestration code", b->span, "");
-      }
       return;
     }
     if (auto* c = e->as<Call>(); c && wording_.name_calls) {
@@ -60,10 +56,6 @@ class ScalarExprChecker {
   }
 
  private:
-  static ir::DataType dtype_of(const ir::Expr& e) {   // as common::ScalarDtypeOf
-    auto* s = e.type ? e.type->as<ir::ScalarType>() : nullptr;
-    return s ? s->dtype : ir::DataType::INDEX;
-  }
   ExprWording wording_;
 };
 

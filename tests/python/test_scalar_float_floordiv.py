@@ -2,7 +2,8 @@
 orchestrations: `//` from fmod, not floor(a / b), whose rounded quotient can reach the next
 integer (1.0 // 0.1 was 10 in a kernel), an infinite dividend gives NaN (it was ±inf in an
 orchestration), and a zero remainder takes the divisor's sign (-0.0 % 1.0 was -0.0 in a kernel).
-A zero divisor keeps IEEE's result (Python raises)."""
+A zero divisor keeps IEEE's result (Python raises). An orchestration's float `%` (it was refused)
+is the same helper as the kernel's (pto2_float_mod)."""
 import math
 import random
 
@@ -19,21 +20,22 @@ import pypto.language as pl
 class FloatDiv:
     @pl.function(type=pl.FunctionType.InCore)
     def w(self, v: pl.Scalar[pl.FP32], i: pl.Scalar[pl.INDEX],
-          c: pl.InOut[pl.Tensor[[3], pl.FP32]]) -> pl.Tensor[[3], pl.FP32]:
+          c: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
         c = pl.write(c, [i], v)
         return c
 
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
-          c: pl.InOut[pl.Tensor[[3], pl.FP32]]) -> pl.Tensor[[3], pl.FP32]:
+          c: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
         c = pl.write(c, [1], a // b)
         c = pl.write(c, [2], a % b)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
-             c: pl.InOut[pl.Tensor[[3], pl.FP32]]) -> pl.Tensor[[3], pl.FP32]:
+             c: pl.InOut[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
         c = self.w(a // b, 0, c)
+        c = self.w(a % b, 3, c)
         c = self.k(a, b, c)
         return c
 '''
@@ -46,9 +48,9 @@ def prog():
 
 
 def _run(prog, a, b):
-    c = np.zeros(3, f32)
+    c = np.zeros(4, f32)
     prog(float(a), float(b), c)
-    return c   # orchestration //, kernel //, kernel %
+    return c   # orchestration //, kernel //, kernel %, orchestration %
 
 
 def _same(got, want):
@@ -62,7 +64,7 @@ def test_edges_are_pythons(prog, a, b, q, r):
     c = _run(prog, f32(a), f32(b))
     assert _same(c[0], f32(q)) and _same(c[1], f32(q)), c
     if r is not None:
-        assert _same(c[2], f32(r)), c
+        assert _same(c[2], f32(r)) and _same(c[3], f32(r)), c
 
 
 def test_random_pairs_agree_with_numpy(prog):
@@ -73,5 +75,5 @@ def test_random_pairs_agree_with_numpy(prog):
         b = f32(rng.choice(edges[:9] + [rng.uniform(-10, 10)]))
         c = _run(prog, a, b)
         with np.errstate(all="ignore"):
-            want = [np.floor_divide(a, b), np.floor_divide(a, b), np.mod(a, b)]
+            want = [np.floor_divide(a, b), np.floor_divide(a, b), np.mod(a, b), np.mod(a, b)]
         assert all(_same(g, w) for g, w in zip(c, want)), (a, b, c, want)

@@ -13,7 +13,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "pto2/float_floordiv.h"   // pto2_float_floordiv (a float scalar //)
+#include "pto2/float_python_ops.h"   // pto2_float_floordiv, pto2_float_mod (a float scalar //, %)
 #include "pto2/float_to_int.h"   // pto2_float_to_int (a scalar pl.cast)
 #include "pto2/task.h"
 #include "pto2/types.h"

@@ -357,7 +357,7 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + checked_divisor(b, c) + ")";
       return signed_division("pto2_floordiv", b, a, c);
     case BinaryOp::Mod:
-      if (fl) throw InternalError("'%' on floating-point scalars (VerifyProgram refuses it)");
+      if (fl) return "((float)pto2_float_mod((double)" + a + ", (double)" + c + "))";   // Python's float %
       if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + checked_divisor(b, c) + ")";
       return signed_division("pto2_mod", b, a, c);
     // Python's min(a, b) and max(a, b): `a` unless `b` compares below (above) it, so a NaN or a

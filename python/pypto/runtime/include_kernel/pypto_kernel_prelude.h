@@ -30,7 +30,7 @@
 #include <immintrin.h>
 #endif
 
-#include "pto2/float_floordiv.h"
+#include "pto2/float_python_ops.h"
 #include "pto2/float_to_int.h"
 #include "pto2/kernel.h"
 
@@ -207,10 +207,7 @@ inline T floordiv(T a, T b) {
 template <class T>
 inline T pymod(T a, T b) {
   if constexpr (std::is_floating_point<T>::value) {
-    T r = std::fmod(a, b);
-    if (r != 0 && ((r < 0) != (b < 0))) r += b;
-    if (r == 0) r = std::copysign(T(0), b);   // Python: a zero remainder takes the divisor's sign
-    return r;
+    return pto2_float_mod(a, b);   // Python's float %, shared with the orchestration side
   } else {
     if (b == 0 || is_minus_one(b)) return 0;
     T r = a % b;
