@@ -77,3 +77,40 @@ def test_random_pairs_agree_with_numpy(prog):
         with np.errstate(all="ignore"):
             want = [np.floor_divide(a, b), np.floor_divide(a, b), np.mod(a, b), np.mod(a, b)]
         assert all(_same(g, w) for g, w in zip(c, want)), (a, b, c, want)
+
+
+HOST_PROGRAM = '''
+import pypto.language as pl
+
+@pl.program
+class HostFloatDiv:
+    @pl.function(type=pl.FunctionType.InCore)
+    def w(self, q: pl.Scalar[pl.FP32], r: pl.Scalar[pl.FP32],
+          c: pl.InOut[pl.Tensor[[2], pl.FP32]]) -> pl.Tensor[[2], pl.FP32]:
+        c = pl.write(c, [0], q)
+        c = pl.write(c, [1], r)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, q: pl.Scalar[pl.FP32], r: pl.Scalar[pl.FP32],
+             c: pl.InOut[pl.Tensor[[2], pl.FP32]]) -> pl.Tensor[[2], pl.FP32]:
+        c = self.w(q, r, c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
+                  c: pl.InOut[pl.Tensor[[2], pl.FP32]]) -> pl.Tensor[[2], pl.FP32]:
+        c, _ = pl.submit(self.chip, a // b, a % b, c)
+        return c
+'''
+
+
+def test_host_code_floor_division_and_modulo_are_pythons():
+    from pypto import host
+    prog = host.compile_host(pl.parse_program(HOST_PROGRAM, "host_float_div.py"), "host_main", chips=1)
+    for a, b in [(-7.0, 2.0), (1.0, 0.1), (-0.0, 1.0), (5.5, -2.0), (-1.0, math.inf)]:
+        c = np.zeros(2, f32)
+        prog(a, b, c)
+        with np.errstate(all="ignore"):
+            want = [np.floor_divide(f32(a), f32(b)), np.mod(f32(a), f32(b))]
+        assert all(_same(g, w) for g, w in zip(c, want)), (a, b, c, want)
