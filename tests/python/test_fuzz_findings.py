@@ -230,3 +230,72 @@ class P:
     c = np.full((16, 16), -1.0, np.float32)
     prog(a, c)
     np.testing.assert_array_equal(c, a)
+
+
+def test_a_host_array_created_again_before_any_use_builds_under_werror():
+    # seed 882000, mutants 135 and 246 (examples/two_chips.py, `tids = pl.array.create(..)`
+    # repeated): the first array, which nothing names, made g++ -Wall -Werror refuse the HOST code
+    # (unused variable). Both a TaskId array and an INT64 array.
+    from pypto import host
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), pl.load(y, [0, 0], [16, 16])), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = self.k(x, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        tids = pl.array.create(2, pl.TASK_ID)
+        tids = pl.array.create(2, pl.TASK_ID)
+        cnt = pl.array.create(2, pl.INT64)
+        for i in pl.range(2):
+            y, t = pl.submit(self.chip, x, y, deps=[tids])
+            tids[i] = t
+        return y
+'''
+    prog = host.compile_host(pl.parse_program(src, "dead_array.py"), "host_main", chips=1)   # -Werror (conftest)
+    x = np.ones((16, 16), np.float32)
+    y = np.zeros((16, 16), np.float32)
+    prog(x, y)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+def test_host_parameters_the_body_never_names_build_under_werror():
+    # seed 882000, mutants 103, 205 and 265 (examples/two_chips.py, the submitting loop deleted):
+    # a HOST parameter nothing names made g++ -Wall -Werror refuse the HOST code (an unused scalar,
+    # a tensor set but not used).
+    from pypto import host
+    src = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.adds(pl.load(y, [0, 0], [16, 16]), 1.0), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip(self, y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = self.k(y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, x: pl.Tensor[[16, 16], pl.FP32], y: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                  s: pl.Scalar[pl.FP32], n: pl.Scalar[pl.INT64]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y, _ = pl.submit(self.chip, y)
+        return y
+'''
+    prog = host.compile_host(pl.parse_program(src, "unused_params.py"), "host_main", chips=1)   # -Werror (conftest)
+    y = np.zeros((16, 16), np.float32)
+    prog(np.ones((16, 16), np.float32), y, 0.5, 3)
+    np.testing.assert_array_equal(y, np.ones((16, 16), np.float32))

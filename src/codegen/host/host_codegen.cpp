@@ -70,16 +70,14 @@ std::string HostEmitter::ref(const Var* v, const Span& span) {
 
 namespace {
 
-// Prologue names are fresh in the whole function; parameters are never reported unused.
+// Prologue names are fresh in the whole function; a parameter the body never names gets a
+// trailing `(void)name;` (Generate).
 class HostEntryNaming : public common::EntryNaming {
  public:
-  explicit HostEntryNaming(HostEmitter& e, std::set<const Var*>& used) : e_(e), used_(used) {}
+  explicit HostEntryNaming(HostEmitter& e) : e_(e) {}
   std::string tensor_param(const Var* p) override { return bind(p, "ext_" + GetSSABaseName(p->name)); }
   std::string dim_symbol(const Var* sym, int, int) override { return bind(sym, GetSSABaseName(sym->name)); }
-  std::string scalar_param(const Var* p) override {
-    used_.insert(p);
-    return bind(p, GetSSABaseName(p->name));
-  }
+  std::string scalar_param(const Var* p) override { return bind(p, GetSSABaseName(p->name)); }
   std::string temporary(const std::string& base) override { return e_.fresh(base); }
 
  private:
@@ -89,14 +87,13 @@ class HostEntryNaming : public common::EntryNaming {
     return name;
   }
   HostEmitter& e_;
-  std::set<const Var*>& used_;
 };
 
 }  // namespace
 
 std::string HostEmitter::Generate() {
   const Function& fn = *fn_;
-  HostEntryNaming naming(*this, used_);
+  HostEntryNaming naming(*this);
   common::EntryPrologue prologue = common::BuildEntryPrologue(fn, naming, "HOST orchestration");
 
   // A long entry (64 task statements or more) is printed in an unoptimised function of its own,
@@ -128,7 +125,14 @@ std::string HostEmitter::Generate() {
   const std::string body = body_.str();
   os << "#include \"pto_l3_api.h\"\n\n";
   if (long_) os << "// A long entry: a function of its own, not optimised (TaskArgs' methods are).\n" << common::kUnoptimisedMacro << "\n";
-  common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body, {});
+  // A parameter nothing names (a HOST entry that ignores an argument) made g++ -Wall warn of an
+  // unused or set-but-unused variable.
+  std::vector<std::string> unused;
+  for (auto& p : fn.params) {
+    auto it = bindings_.find(p.get());
+    if (!used_.count(p.get()) && it != bindings_.end()) unused.push_back(it->second);
+  }
+  common::WriteOrchestrationEntry(os, "host", fn, prologue, dim_lines, body, unused);
   return os.str();
 }
 

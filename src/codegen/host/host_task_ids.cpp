@@ -62,8 +62,15 @@ void HostEmitter::emit_array_create(const Var* result) {
   PYPTO_CHECK(at, "HOST codegen: array.create result is not an array");
   std::string name = fresh(GetSSABaseName(result->name));
   const std::string n = std::to_string(at->size);
-  if (at->dtype == DataType::TASK_ID) line("TaskHandle " + name + "[" + n + "] = {};   // every slot starts invalid");
-  else line(ctype(at->dtype) + " " + name + "[" + n + "] = {};");
+  // An array nothing names afterwards (created, then created again) made g++ -Wall warn of an
+  // unused variable: ResolveTaskIds stamps whether a TaskId array is read; scalar arrays have no
+  // stamp, so their declaration says it may go unused.
+  if (at->dtype == DataType::TASK_ID) {
+    line("TaskHandle " + name + "[" + n + "] = {};   // every slot starts invalid");
+    if (!stamps_.of(result).read) line("(void)" + name + ";");
+  } else {
+    line("[[maybe_unused]] " + ctype(at->dtype) + " " + name + "[" + n + "] = {};");
+  }
   bind(result, name);
 }
 
