@@ -632,6 +632,10 @@ def _self_overlapping(arr: np.ndarray) -> bool:
     return False
 
 
+# np.exceptions is NumPy >= 1.25; 1.24 (the oldest supported) has the class at the top level.
+_TOO_HARD = getattr(np, "exceptions", np).TooHardError
+
+
 def _check_staged_overlaps(staged: List[Tuple[ParamSpec, np.ndarray]], given: List[Tuple[ParamSpec, np.ndarray]],
                            sig: str) -> None:
     """Refuses a staged written argument (run on a copy, copied back after the run) whose memory
@@ -644,7 +648,7 @@ def _check_staged_overlaps(staged: List[Tuple[ParamSpec, np.ndarray]], given: Li
                 continue
             try:
                 shared = np.shares_memory(arr, other, max_work=1 << 20)
-            except np.exceptions.TooHardError:   # strides too tangled to decide: assume they share
+            except _TOO_HARD:   # strides too tangled to decide: assume they share
                 shared = True
             if shared:
                 first, second = sorted((p, q), key=lambda s: s.slot)
