@@ -214,9 +214,6 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                                    : nullptr;
   sub_.publish(s, ring_, raw, params, launch, blocks);
   s.untracked_write = untracked_write;
-  const size_t links = linker_.producers().size() + params.dependencies().size();
-  s.links_cheaply = ((manual_scope || params.tensor_count() == 0) && links <= TaskSlot::kCheapLinks) ||
-                    (params.tensor_count() <= TaskSlot::kCheapTrackedTensors && links <= 1);
   if (untracked_write) completion_.untracked_live().fetch_add(1, std::memory_order_relaxed);
   // Read from the Arg, hot in this core's cache, unless runtime-allocated outputs are only in
   // the slot: the slot's copy was just stored, its lines perhaps still on their way from the

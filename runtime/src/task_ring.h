@@ -80,12 +80,10 @@ struct alignas(64) TaskSlot {
   // FFT's two; a task with more links the rest from in_edges.
   static constexpr uint32_t kInlineEdges = 2;
   static constexpr uint8_t kScalarsInVector = 0xFF;
-  static constexpr size_t kCheapLinks = 3;           // links_cheaply: explicit ids
-  static constexpr size_t kCheapTrackedTensors = 2;  // links_cheaply: tracked tensors, one link
 
   // (C++17: the flag bit-fields below cannot have default member initializers.)
   TaskSlot()
-      : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false), links_cheaply(false) {}
+      : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
@@ -103,12 +101,6 @@ struct alignas(64) TaskSlot {
   bool has_pred : 1;
   bool untracked_write : 1;
   bool has_storages : 1;             // storages is not empty (retire skips it otherwise)
-  // Its dependencies are explicit ids, at most kCheapLinks, or it has at most
-  // kCheapTrackedTensors tracked tensors and one link (an AUTO chain's or tree's task): linking
-  // it behind producers that are still queued costs less than handing it over through the
-  // shared queue (a tracked tensor's live producer also costs the tracker: AUTO stencil_1d and
-  // nearest, 3 and 5 of them, are slower linked). See WorkerStats::patient.
-  bool links_cheaply : 1;
   int8_t timing_slot = -1;
   bool has_tensors = false;          // false: `tensors` is stale and not read
   uint8_t line0_count = 0;           // scalars in line0_scalars, or kScalarsInVector

@@ -78,12 +78,15 @@ WorkerPool::Next WorkerPool::wait_for_task(uint32_t worker, int type, uint32_t& 
     // the line to come back. A worker idle that long is ahead of the orchestrator: picking up a
     // task a microsecond later costs nothing then, and it finds several queued.
     // Patient (WorkerStats::patient: its tasks are tiny, so the orchestrator's submissions are
-    // the bottleneck, and they link cheaply): 64, then 128 pauses (~1.3-2.6 us). The
-    // orchestrator then runs a dozen tasks or more ahead, on lines the worker does not touch
-    // meanwhile: a task whose producer is still queued is linked behind it (the worker makes
-    // it ready: no shared-queue hand-off), and the slots and queue cells it fills are not read
-    // by the worker as it writes them. Queued path, interleaved (docs/dev/queued_path.md):
-    // MANUAL fft 0.68x, stencil_1d 0.84x, chain 0.93x; AUTO and MANUAL nearest unchanged.
+    // the bottleneck): 64, then 128 pauses (~1.3-2.6 us). The orchestrator then runs a dozen
+    // tasks or more ahead, on lines the worker does not touch meanwhile: a task whose producer
+    // is still queued is linked behind it (the worker makes it ready: no shared-queue
+    // hand-off), and the slots and queue cells it fills are not read by the worker as it
+    // writes them. Queued path, interleaved (docs/dev/queued_path.md): MANUAL fft 0.68x,
+    // stencil_1d 0.84x, chain 0.93x (session 29); AUTO nearest 0.64x, stencil_1d 0.76x, fft
+    // 0.85x once every tiny task made the worker patient (session 38, a machine whose
+    // cross-core transfers are slow; an earlier one measured AUTO stencil_1d and nearest
+    // 1.06x, when only tasks with few links did).
     const bool patient = wstats_[worker].patient;
     uint32_t pauses = patient ? 64 : 8;
     const uint32_t max_pauses = patient ? 128 : 64;

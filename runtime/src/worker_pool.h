@@ -58,9 +58,8 @@ struct alignas(64) WorkerStats {
   bool own_queued = false;
   uint32_t own_pops = 0;    // pops while own_queued (every kSharedFirstEvery-th asks the shared queue first)
   std::atomic<bool> busy{false};
-  // This thread's last sampled kernel run (Engine::run_block) took under kPatientBelowNs and
-  // its task links cheaply (TaskSlot::links_cheaply): it polls for work patiently
-  // (WorkerPool::wait_for_task).
+  // This thread's last sampled kernel run (Engine::run_block) took under kPatientBelowNs: it
+  // polls for work patiently (WorkerPool::wait_for_task).
   bool patient = false;
 };
 
@@ -189,8 +188,7 @@ class WorkerPool {
   void keep_workers_off(int cpu);
   /// Workers of type `t` that may spin at once (the others park as soon as they run dry).
   uint32_t max_spinners(int t) const { return max_spinners_[t]; }
-  /// A worker whose last sampled task ran shorter than this (and links cheaply) polls for
-  /// work patiently (WorkerStats::patient; wait_for_task).
+  /// A worker whose last sampled task ran shorter than this polls for work patiently (WorkerStats::patient; wait_for_task).
   static constexpr int64_t kPatientBelowNs = 1000;
 
   // ---- gangs

@@ -107,7 +107,7 @@ void Engine::run_block(int worker, TaskSlot& s, uint32_t block, uint32_t kernel_
     const int64_t t1 = now_ns();
     if (sampled) {
       kernels_.record_ns(s.kernel[kernel_type], t1 - t0);
-      ws.patient = t1 - t0 < WorkerPool::kPatientBelowNs && s.links_cheaply;
+      ws.patient = t1 - t0 < WorkerPool::kPatientBelowNs;
     }
     if (s.timing_slot >= 0) record_.time_slot(s.timing_slot, t0, t1, block == 0);
     if (opt_.trace_)
