@@ -139,17 +139,82 @@ def _entry(path, size, age):
     os.utime(path, (t, t))
 
 
+def _key(c):
+    return c * 32   # an entry's name: 32 hex digits, as build keys are
+
+
 def test_lru_eviction_keeps_the_cache_under_its_cap(tmp_path):
     root = tmp_path / "cache"
-    _entry(root / "aaaa" / "libprogram.so", 1000, age=300)          # oldest program
-    _entry(root / "bbbb" / "libprogram.so", 1000, age=10)
-    _entry(root / "obj" / "cc" / "cccc.o", 500, age=200)
-    _entry(root / "obj" / "dd" / "dddd.o", 500, age=5)
+    _entry(root / _key("a") / "libprogram.so", 1000, age=4000)      # oldest program
+    _entry(root / _key("b") / "libprogram.so", 1000, age=2000)
+    _entry(root / "obj" / "cc" / (_key("c") + ".o"), 500, age=3000)
+    _entry(root / "obj" / "dd" / (_key("d") + ".o"), 500, age=1000)
     freed = build_mod.evict(root, max_bytes=1600)
     assert freed == 1500
-    assert not (root / "aaaa").exists() and not (root / "obj" / "cc" / "cccc.o").exists()
-    assert (root / "bbbb" / "libprogram.so").exists() and (root / "obj" / "dd" / "dddd.o").exists()
+    assert not (root / _key("a")).exists() and not (root / "obj" / "cc" / (_key("c") + ".o")).exists()
+    assert (root / _key("b") / "libprogram.so").exists() and (root / "obj" / "dd" / (_key("d") + ".o")).exists()
     assert build_mod.evict(root, max_bytes=0) == 0                      # 0 = unbounded
+
+
+def test_eviction_removes_only_pypto_entries(tmp_path):
+    # A cache directory shared with other files (another cache nested in it, the user's notes)
+    # lost them whole: every directory not named obj or pch was taken for a program.
+    root = tmp_path / "cache"
+    foreign = [root / "notes" / "draft.txt", root / "asan" / "obj" / "ee" / (_key("e") + ".o"),
+               root / "README", root / "obj" / "zz" / (_key("f") + ".o"), root / "obj" / "ab" / "mine.o",
+               root / "obj" / "ab" / (_key("1") + ".o"),        # a key outside its shard
+               root / "pch" / "headers" / "x.h.gch", root / ("A" * 32) / "libprogram.so"]
+    for f in foreign:
+        _entry(f, 1000, age=9000)
+    _entry(root / _key("2") / "libprogram.so", 1000, age=9000)
+    _entry(root / "obj" / "33" / (_key("3") + ".o"), 1000, age=9000)
+    _entry(root / "pch" / _key("4") / "p.h.gch", 1000, age=9000)
+    assert build_mod.evict(root, max_bytes=1) == 3000
+    assert all(f.exists() for f in foreign)
+    assert not (root / _key("2")).exists() and not (root / "pch" / _key("4")).exists()
+    assert not (root / "obj" / "33" / (_key("3") + ".o")).exists()
+
+
+def test_eviction_keeps_entries_used_within_the_grace_period(tmp_path):
+    # Another process's build may be about to read an entry it just looked up: only entries
+    # unused for EVICT_GRACE_SECONDS are removed, even when the cache stays over its cap.
+    root = tmp_path / "cache"
+    grace = build_mod.EVICT_GRACE_SECONDS
+    _entry(root / _key("a") / "libprogram.so", 1000, age=grace + 60)
+    _entry(root / _key("b") / "libprogram.so", 1000, age=grace - 60)
+    _entry(root / "obj" / "cc" / (_key("c") + ".o"), 1000, age=5)
+    assert build_mod.evict(root, max_bytes=1) == 1000
+    assert not (root / _key("a")).exists()
+    assert (root / _key("b") / "libprogram.so").exists() and (root / "obj" / "cc" / (_key("c") + ".o")).exists()
+
+
+def test_a_cached_object_that_vanishes_during_a_build_is_compiled_again(compiler_calls, monkeypatch, caplog):
+    # Found by the program fuzzer: a build found k2's object in the cache, then (while compiling
+    # k1) it was removed, and copying it into the link was a FileNotFoundError traceback.
+    pypto.compile(pl.parse_program(SRC))
+    del compiler_calls[:]
+    real = build_mod.run_compiler
+    removed = []
+
+    def remove_cached_objects(cmd, cwd):
+        if not removed:
+            for o in (pypto_cache() / "obj").rglob("*.o"):
+                o.unlink()
+                removed.append(o)
+        return real(cmd, cwd)
+
+    monkeypatch.setattr(build_mod, "run_compiler", remove_cached_objects)
+    edited = pypto.compile(pl.parse_program(SRC.replace("2.0), [0, 0], y)", "5.0), [0, 0], y)")))
+    assert removed and "vanished during the build" in caplog.text
+    # Every object but the old k1's was needed again: compiled again and back in the cache.
+    assert sum(o.exists() for o in removed) == len(removed) - 1
+    assert len(_compiled_files(compiler_calls)) == len(removed)   # the edited k1 and the vanished ones
+    y, z = edited(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 5.0 and z[0, 0] == 10.0
+
+
+def pypto_cache():
+    return build_mod.cache_root()
 
 
 def test_cache_max_bytes_from_the_environment(monkeypatch):

@@ -38,10 +38,12 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import os
+import re
 import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
@@ -230,9 +232,14 @@ def _toolchain(cxx: str) -> str:
 #   <root>/<k>/                 a linked program: libprogram.so, its sources, build.sh
 #
 # Every use refreshes an entry's mtime; after a build the least recently used entries are
-# removed until the cache fits $PYPTO_CACHE_MAX_BYTES (default 2 GiB; 0 = no limit).
+# removed until the cache fits $PYPTO_CACHE_MAX_BYTES (default 2 GiB; 0 = no limit). Only
+# entries named as above are ever removed (anything else in the directory is not pypto's), and
+# none used in the last EVICT_GRACE_SECONDS (another process's build may be using it).
 
 DEFAULT_CACHE_MAX_BYTES = 2 << 30
+EVICT_GRACE_SECONDS = 300
+_KEY_NAME = re.compile(r"[0-9a-f]{32}")   # an entry's key (_digest)
+_SHARD_NAME = re.compile(r"[0-9a-f]{2}")  # obj/<k[:2]>
 _PRELUDE = "pypto_kernel_prelude.h"
 _ORCHESTRATION_HEADER = "pto_orchestration_api.h"
 
@@ -312,24 +319,29 @@ def _object_path(root: Path, key: str) -> Path:
 
 
 def _cache_entries(root: Path) -> List[tuple]:
-    """(last use, bytes, path) of every evictable entry."""
+    """(last use, bytes, path) of every evictable entry: the objects, precompiled headers and
+    programs the layout above names, nothing else (a directory the user keeps in the cache
+    directory, another cache nested in it, was removed whole as if it were a program)."""
     out = []
     if not root.is_dir():
         return out
     for d in root.iterdir():
-        if d.name.startswith("tmp-"):
-            continue
         if d.name == "obj" and d.is_dir():
             for sub in d.iterdir():
-                for f in (sub.iterdir() if sub.is_dir() else ()):
-                    st = f.stat()
-                    out.append((st.st_mtime, st.st_size, f))
+                if not (_SHARD_NAME.fullmatch(sub.name) and sub.is_dir()):
+                    continue
+                for f in sub.iterdir():
+                    if f.suffix == ".o" and _KEY_NAME.fullmatch(f.stem) and f.stem.startswith(sub.name) and f.is_file():
+                        st = f.stat()
+                        out.append((st.st_mtime, st.st_size, f))
         elif d.name == "pch" and d.is_dir():
             for p in d.iterdir():
+                if not (_KEY_NAME.fullmatch(p.name) and p.is_dir()):
+                    continue
                 files = [f for f in p.iterdir() if f.is_file()]
                 used = [f.stat().st_mtime for f in files if f.name.endswith(".gch")]
                 out.append((max(used, default=0.0), sum(f.stat().st_size for f in files), p))
-        elif d.is_dir():
+        elif _KEY_NAME.fullmatch(d.name) and d.is_dir():
             lib = d / LIBRARY_NAME
             size = sum(f.stat().st_size for f in d.rglob("*") if f.is_file())
             out.append((lib.stat().st_mtime if lib.exists() else 0.0, size, d))
@@ -338,7 +350,10 @@ def _cache_entries(root: Path) -> List[tuple]:
 
 def evict(root: Optional[Path] = None, max_bytes: Optional[int] = None, keep: Sequence[Path] = ()) -> int:
     """Removes least-recently-used cache entries until the cache fits ``max_bytes`` (default
-    ``cache_max_bytes()``); entries in ``keep`` stay. Returns the bytes freed.
+    ``cache_max_bytes()``); entries in ``keep`` stay, and so do entries used in the last
+    ``EVICT_GRACE_SECONDS`` (a concurrent build in another process may be about to read them:
+    the cache may exceed its cap by what was used that recently). Only pypto's own entries are
+    ever removed. Returns the bytes freed.
 
         evict(max_bytes=0)   # no-op: 0 means unbounded
     """
@@ -352,9 +367,10 @@ def evict(root: Optional[Path] = None, max_bytes: Optional[int] = None, keep: Se
         return 0
     total = sum(e[1] for e in entries)
     kept = {Path(k) for k in keep}
+    recent = time.time() - EVICT_GRACE_SECONDS
     freed = 0
-    for _when, size, path in entries:
-        if total <= limit:
+    for when, size, path in entries:
+        if total <= limit or when > recent:   # sorted by last use: the rest are recent too
             break
         if path in kept:
             continue
@@ -583,7 +599,13 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
         jobs = build_jobs()   # bad values are refused before anything is compiled
         cache_max_bytes()     # (it was read only by the eviction after the build)
         _usable_cache_root(root)
-        missing = [rel for rel in sources if not _object_path(root, obj_keys[rel]).is_file()]
+        missing = []
+        for rel in sources:
+            obj = _object_path(root, obj_keys[rel])
+            if obj.is_file():
+                _touch(obj)   # in use from now on: another process's eviction leaves it (EVICT_GRACE_SECONDS)
+            else:
+                missing.append(rel)
         logger.info("build cache miss: %s (compiling %d of %d translation units, %d cached; cache %s)",
                     label or "program", len(missing), len(sources), len(sources) - len(missing), root)
         with Progress("compiling %s" % (label or "program"), total=len(missing) + 1) as progress:
@@ -617,7 +639,18 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                     obj = _object_path(root, obj_keys[rel])
                     _touch(obj)
                     used.append(obj)
-                    shutil.copy2(str(obj), os.path.join(work, _object_name(rel)))
+                    into = os.path.join(work, _object_name(rel))
+                    try:
+                        shutil.copy2(str(obj), into)
+                    except FileNotFoundError:
+                        # Removed since it was found (deleted by hand, or evicted by a process
+                        # older than the grace period): compiled again, as a missing one.
+                        logger.warning("cached object for %s vanished during the build; compiling it again", rel)
+                        cmd = _compile_command(cxx, rel, file_flags)
+                        _check(run_compiler(cmd, work), cmd, rel, work)
+                        obj.parent.mkdir(parents=True, exist_ok=True)
+                        shutil.copy2(into, str(obj))
+                        compiled += 1
                 progress.step("linking")
                 linked = run_compiler(link, work)
                 reused = [rel for rel in sources if rel not in missing]
