@@ -188,6 +188,17 @@ def test_eviction_keeps_entries_used_within_the_grace_period(tmp_path):
     assert (root / _key("b") / "libprogram.so").exists() and (root / "obj" / "cc" / (_key("c") + ".o")).exists()
 
 
+def test_eviction_removes_work_directories_of_killed_builds(tmp_path):
+    # A build killed mid-way (SIGKILL, a power cut) left its tmp-* directory for ever.
+    root = tmp_path / "cache"
+    stale = build_mod.STALE_TEMP_SECONDS
+    _entry(root / "tmp-0123abcd-xyz" / "obj" / "k.o", 1000, age=0)
+    os.utime(root / "tmp-0123abcd-xyz", (time.time() - stale - 60,) * 2)
+    _entry(root / "tmp-4567cdef-abc" / "k.cpp", 1000, age=0)            # a build in progress
+    build_mod.evict(root, max_bytes=0)                                 # even with no cap
+    assert not (root / "tmp-0123abcd-xyz").exists() and (root / "tmp-4567cdef-abc" / "k.cpp").exists()
+
+
 def test_a_cached_object_that_vanishes_during_a_build_is_compiled_again(compiler_calls, monkeypatch, caplog):
     # Found by the program fuzzer: a build found k2's object in the cache, then (while compiling
     # k1) it was removed, and copying it into the link was a FileNotFoundError traceback.

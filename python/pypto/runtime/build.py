@@ -238,6 +238,7 @@ def _toolchain(cxx: str) -> str:
 
 DEFAULT_CACHE_MAX_BYTES = 2 << 30
 EVICT_GRACE_SECONDS = 300
+STALE_TEMP_SECONDS = 24 * 3600   # a tmp-* directory this old was left by a build that was killed
 _KEY_NAME = re.compile(r"[0-9a-f]{32}")   # an entry's key (_digest)
 _SHARD_NAME = re.compile(r"[0-9a-f]{2}")  # obj/<k[:2]>
 _PRELUDE = "pypto_kernel_prelude.h"
@@ -348,17 +349,31 @@ def _cache_entries(root: Path) -> List[tuple]:
     return out
 
 
+def _remove_stale_temporaries(root: Path) -> None:
+    """Removes the work directories (tmp-*) of builds killed before they could clean up: older
+    than STALE_TEMP_SECONDS, whatever the cap (they are garbage, not cached builds)."""
+    old = time.time() - STALE_TEMP_SECONDS
+    try:
+        for d in root.iterdir():
+            if d.name.startswith("tmp-") and d.is_dir() and d.stat().st_mtime < old:
+                shutil.rmtree(d, ignore_errors=True)
+    except OSError:   # no cache yet, or a concurrent build renamed something: next time
+        pass
+
+
 def evict(root: Optional[Path] = None, max_bytes: Optional[int] = None, keep: Sequence[Path] = ()) -> int:
     """Removes least-recently-used cache entries until the cache fits ``max_bytes`` (default
     ``cache_max_bytes()``); entries in ``keep`` stay, and so do entries used in the last
     ``EVICT_GRACE_SECONDS`` (a concurrent build in another process may be about to read them:
     the cache may exceed its cap by what was used that recently). Only pypto's own entries are
-    ever removed. Returns the bytes freed.
+    ever removed. Work directories of killed builds (tmp-*, older than ``STALE_TEMP_SECONDS``)
+    are removed as well, even with no cap. Returns the bytes freed (by the entries).
 
         evict(max_bytes=0)   # no-op: 0 means unbounded
     """
     root = Path(root) if root is not None else cache_root()
     limit = cache_max_bytes() if max_bytes is None else max_bytes
+    _remove_stale_temporaries(root)
     if limit <= 0:
         return 0
     try:
