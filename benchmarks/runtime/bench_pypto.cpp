@@ -1,6 +1,7 @@
 // bench_pypto — the Task-Bench patterns on libpto2, AUTO (dependencies found from overlapping
 // tensor regions) and MANUAL (explicit task ids in a MANUAL scope).
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <string>
 
@@ -120,6 +121,60 @@ void measure_own_code(pto2::Runtime& rt, const bench::Config& c) {
   std::fflush(stdout);
 }
 
+// Released by measure_submit_alone once the submissions it times are done.
+std::atomic<bool> gate_open{false};
+void k_gate(PTO2KernelContext*) {
+  while (!gate_open.load(std::memory_order_acquire)) {
+  }
+}
+
+// What a submission costs the orchestrator alone, ns per task: the only worker is held in a
+// gate task while 480 tasks (a ring of 512: no back-pressure) are submitted, so nothing
+// crosses to another core meanwhile but the slots' lines (the worker ran their previous
+// tasks). The short path is off and the throttle never helps, and every producer is still
+// queued: each dependency is linked, as in the queued path's linked regime (patient workers,
+// docs/dev/queued_path.md, "Session 38"), minus its cross-core transfers. A run in the eager
+// regime (producers retired before their consumers are submitted: nothing to link) can cost
+// the orchestrator less, and pays transfers instead. Best of 100 runs; JSON records.
+void measure_submit_alone(const bench::Config& c) {
+  pto2::Runtime rt(pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(1).inline_below_ns(0).task_ring_size(512)
+                       .help_threshold(1u << 30));
+  rt.register_kernel(0, "busy", pto2::CoreType::AIV, &k_busy);
+  rt.register_kernel(1, "gate", pto2::CoreType::AIV, &k_gate);
+  const int steps = std::max(1, 480 / c.width);
+  const double tasks = static_cast<double>(steps) * c.width;
+  for (bench::Pattern p : bench::all_patterns()) {
+    for (const char* mode : {"auto", "manual"}) {
+      const bool manual = mode[0] == 'm';
+      double best = 1e30;
+      for (int r = 0; r < 100; ++r) {
+        gate_open.store(false, std::memory_order_release);
+        int64_t ns = 0;
+        pto2::RunResult res = rt.run([&](const ChipStorageTaskArgs&) {
+          TaskOutputTensors buf = alloc_cells(c.width, steps);
+          PTO2_SCOPE(manual ? PTO2ScopeMode::MANUAL : PTO2ScopeMode::AUTO) {
+            Arg g;
+            rt_submit_aiv_task(1, g);
+            const int64_t t0 = bench::now_ns();
+            if (manual) manual_graph(p, c.width, steps, 0, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
+            else auto_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { rt_submit_aiv_task(0, a); });
+            ns = bench::now_ns() - t0;
+            gate_open.store(true, std::memory_order_release);
+          }
+        });
+        if (!res.ok()) {
+          std::fprintf(stderr, "submit_alone failed: %s\n", res.message.c_str());
+          std::exit(1);
+        }
+        best = std::min(best, static_cast<double>(ns));
+      }
+      std::printf("{\"submit_alone_ns\": %.1f, \"pattern\": \"%s\", \"mode\": \"%s\"}\n", best / tasks,
+                  bench::pattern_name(p), mode);
+    }
+  }
+  std::fflush(stdout);
+}
+
 // The fixed cost of a run: Runtime::run of an empty orchestration (median of 20000 runs, ns),
 // the workers kept alive between runs.
 void measure_empty_run(pto2::Runtime& rt) {
@@ -163,6 +218,7 @@ int main(int argc, char** argv) {
     bench::measure_floors();
     measure_empty_run(rt);
     measure_own_code(rt, c);
+    measure_submit_alone(c);
     return 0;
   }
   // BENCH_SYSTEM_NAME names the records (run.sh: "pypto_queued" for the short path off).

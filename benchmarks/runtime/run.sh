@@ -7,7 +7,8 @@
 # run (a serial empty non-inlined call; one cross-core handoff) and against the peers, METG also as
 # multiples of the floors, plus the fixed cost of an empty run, and per pattern the
 # orchestration's own code (building the tasks' Args, nothing submitted) with the runtime's
-# share of the per-task cost (best - own code). METG marked * is unreliable (CPU availability varied between its probes).
+# share of the per-task cost (best - own code), and what a queued submission costs the orchestrator
+# alone (the only worker held: every dependency linked, no cross-core traffic). METG marked * is unreliable (CPU availability varied between its probes).
 #   benchmarks/runtime/run.sh            # full run (3 interleaved rounds, best of; ~2 min on 2 cores)
 #   BENCH_QUICK=1 benchmarks/runtime/run.sh   # per-task cost only, no METG
 # Environment: BENCH_ROUNDS (3), BENCH_CORES (2), BENCH_WIDTH (8), BENCH_TASKS (40000), BENCH_METG_TASKS (20000),
@@ -81,6 +82,14 @@ for r in lines:
     if "own_code_ns" in r:
         k = (r["pattern"], r["mode"])
         own[k] = min(own.get(k, r["own_code_ns"]), r["own_code_ns"])
+# A submission's cost to the orchestrator alone, the only worker held and every producer
+# still queued (bench_pypto --floors, measure_submit_alone): best of the rounds. The linked
+# regime's floor: no cross-core transfers, every dependency linked.
+alone = {}
+for r in lines:
+    if "submit_alone_ns" in r:
+        k = (r["pattern"], r["mode"])
+        alone[k] = min(alone.get(k, r["submit_alone_ns"]), r["submit_alone_ns"])
 # Best round per (pattern, mode, system): lowest per-task cost and lowest METG; also the
 # median and spread (max - min) of the rounds, and whether any round was unreliable.
 # A queued-path round that ran most of its tasks on the submitting thread (the throttle) did
@@ -120,7 +129,8 @@ for r in recs:
     if not r["system"].startswith("pypto"):
         m = dict(r); m["mode"] = "manual"; full.append(m)
 json.dump(full + [{"floor": k, "ns": v} for k, v in floors.items()]
-          + [{"own_code_ns": v, "pattern": p, "mode": m} for (p, m), v in own.items()], open(sys.argv[2], "w"), indent=1)
+          + [{"own_code_ns": v, "pattern": p, "mode": m} for (p, m), v in own.items()]
+          + [{"submit_alone_ns": v, "pattern": p, "mode": m} for (p, m), v in alone.items()], open(sys.argv[2], "w"), indent=1)
 full = [dict(r) for r in full]
 def get(p, m, s, k):
     for r in full:
@@ -159,10 +169,12 @@ for sysname, title in (("pypto", "short path on (default)"), ("pypto_queued", "q
     print(f"\npypto, {title}: ns/task best / median / spread of rounds, as multiples of the floors and as peer / pypto; "
           f"METG best / median / spread, and best as multiples of the floors (* = unreliable: availability varied)")
     print("  (serial: fraction of the best run's tasks executed on the submitting thread, e.g. by the throttle)")
-    print("  (own: the orchestration's own code per task, building its Arg with nothing submitted; runtime = best - own)")
+    print("  (own: the orchestration's own code per task, building its Arg with nothing submitted; runtime = best - own;")
+    print("   alone: a queued submission's cost to the orchestrator with the only worker held: every dependency linked,")
+    print("   no cross-core traffic)")
     if sysname == "pypto_queued":
         print("  (goal, issue 17: auto <= 120 ns/task, manual <= 80 ns/task on every pattern; '!' marks a miss)")
-    print(f"{'pattern':<11} {'mode':<7}{'best':>9}{'median':>9}{'spread':>9}{'own':>7}{'runtime':>9}{'x call':>9}{'x handoff':>10}"
+    print(f"{'pattern':<11} {'mode':<7}{'best':>9}{'median':>9}{'spread':>9}{'own':>7}{'runtime':>9}{'alone':>7}{'x call':>9}{'x handoff':>10}"
           + "".join(f"{'x ' + s:>11}" for s in peers)
           + f"{'METG us':>9}{'median':>9}{'spread':>9}{'x call':>9}{'x handoff':>10}{'serial':>8}")
     for p in patterns:
@@ -179,6 +191,7 @@ for sysname, title in (("pypto", "short path on (default)"), ("pypto_queued", "q
             oc = own.get((p, m))
             print(f"{p:<11} {m:<7}{r['ns_per_task']:>9.1f}{r['ns_per_task_median']:>9.1f}{r['ns_per_task_spread']:>9.1f}"
                   f"{(oc if oc is not None else nan):>7.1f}{(r['ns_per_task'] - oc if oc is not None else nan):>9.1f}"
+                  f"{alone.get((p, m), nan):>7.1f}"
                   f"{(r['ns_per_task'] / call if call else nan):>9.1f}{(r['ns_per_task'] / hand if hand else nan):>10.2f}"
                   + peer_ratios +
                   f"{(mt if mt is not None else nan):>9.2f}{(mm if mm is not None else nan):>9.2f}{(ms if ms is not None else nan):>9.2f}"
