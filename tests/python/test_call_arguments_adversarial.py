@@ -130,6 +130,45 @@ def test_random_inputs_too_large_to_allocate():
         random_inputs([x])
 
 
+@pytest.mark.parametrize("dtype", ["FP32", "FP16", "BF16", "INT32", "INT8", "UINT16", "BOOL", "INT64"])
+def test_random_inputs_are_drawn_in_chunks_with_the_values_of_one_draw(dtype, monkeypatch):
+    # A [2**31] INT32 input drew 16 GiB of int64 at once, then copied it (the program fuzzer's
+    # process was OOM-killed). Chunked now, with the same values for the same seed.
+    from pypto.runtime import args as args_mod
+    from pypto.runtime.args import bfloat16_dtype, numpy_dtype
+    monkeypatch.setattr(args_mod, "RANDOM_CHUNK", 7)
+    got = args_mod.random_array(np.random.default_rng(3), dtype, (5, 9))
+    rng = np.random.default_rng(3)
+    if dtype in ("FP32", "FP16"):
+        want = rng.uniform(-1.0, 1.0, size=(5, 9)).astype(numpy_dtype(dtype))
+    elif dtype == "BF16":
+        f = rng.uniform(-1.0, 1.0, size=(5, 9)).astype(np.float32)
+        bf = bfloat16_dtype()
+        want = f.astype(bf) if bf is not None else (f.view(np.uint32) >> 16).astype(np.uint16)
+    elif dtype == "BOOL":
+        want = rng.integers(0, 2, size=(5, 9)).astype(np.bool_)
+    elif dtype.startswith("UINT"):
+        want = rng.integers(0, 16, size=(5, 9)).astype(numpy_dtype(dtype))
+    else:
+        want = rng.integers(-8, 8, size=(5, 9)).astype(numpy_dtype(dtype))
+    assert got.dtype == want.dtype and got.shape == (5, 9)
+    np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+    assert len(np.unique(got.view(np.uint8))) > 1               # not all one value
+
+
+def test_random_inputs_need_little_more_memory_than_the_result():
+    import tracemalloc
+    from pypto.runtime import args as args_mod
+    n = 3 * args_mod.RANDOM_CHUNK                                      # 48 MiB of INT32
+    tracemalloc.start()
+    try:
+        a = args_mod.random_array(np.random.default_rng(0), "INT32", (n,))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert a.nbytes == 4 * n and peak < 2 * a.nbytes                  # one draw of all: 3x (int64 + copy)
+
+
 def test_trace_path_that_is_a_directory_fails_before_the_run(scale, tmp_path):
     from pypto.runtime.trace_path import TracePathError
     y = np.zeros((16, 8), np.float32)

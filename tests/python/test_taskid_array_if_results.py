@@ -68,7 +68,7 @@ def test_in_place_result_and_phi_array_in_cpp():
     code = codegen.generate_orchestration(golden(), "main").code
     assert code.count("PTO2TaskId tids[4];") == 1 and "PTO2TaskId fin[4];" in code
     assert "fin[k] = again[k];" in code and "fin[k] = tids[k];" in code
-    assert "tids[b] = t;" in code and "if (fin[k].is_valid())" in code
+    assert re.search(r'tids\[pto2_array_slot\(b, 4, "[^"]+", \d+\)\] = t;', code) and "if (fin[k].is_valid())" in code
 
 
 def _program(body):

@@ -71,6 +71,13 @@ std::string CppStringBody(const std::string& text);
 // arguments of the run-time checks that name a DSL line (pto2_range_count, PTO2_SOURCE_SITE).
 std::string CppSourceSiteArgs(const ir::Span& span);
 
+// The slot index `index` (printed `text`) of a pl.array of `size` slots, as C++ text: a constant
+// as it is (the array ops refuse one outside 0..size-1 when the IR is built), anything else
+// through pto2_array_slot, which throws naming the DSL line when it is out of range (a C array
+// would be read or written outside its slots): `w[pto2_array_slot(i, 4, "prog.py", 9)]`. `span`
+// is the array op's (the statement indexing the array, not where the index was defined).
+std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int64_t size, const ir::Span& span);
+
 // `for (int64_t i = start; i < stop; i += step)` (`i > stop` for a descending constant step).
 // Only where the loop is not ForStmt::counted (StampCountedLoops): otherwise the last `i += step`
 // can pass INT64_MAX (signed overflow: the loop wraps around and never ends), and the generators

@@ -699,16 +699,36 @@ def random_inputs(params, seed: int = 0, dims: Optional[Dict[str, int]] = None) 
     return out
 
 
+# Elements drawn at once by random_array: the float64 / int64 draws of one chunk (32 MiB) exist at
+# a time, not of the whole array (a [2**31] INT32 input peaked at 24 GiB: its int64 draws, then
+# the copy; the OOM killer took the process).
+RANDOM_CHUNK = 1 << 22
+
+
 def random_array(rng: np.random.Generator, dtype: str, shape) -> np.ndarray:
-    """A seeded random array of a DSL dtype (BF16 as uint16 bits unless ml_dtypes is present)."""
+    """A seeded random array of a DSL dtype (BF16 as uint16 bits unless ml_dtypes is present):
+    floats uniform in [-1, 1), integers in [-8, 8) (unsigned [0, 16)), bools 0/1. Drawn in chunks
+    of RANDOM_CHUNK elements into the result, so the extra memory is one chunk's draws; the values
+    are those of one draw of the whole array (the generator's stream is consumed in order)."""
+    bf = bfloat16_dtype() if dtype == "BF16" else None
     if dtype in ("FP32", "FP16"):
-        return rng.uniform(-1.0, 1.0, size=shape).astype(numpy_dtype(dtype))
-    if dtype == "BF16":
-        f = rng.uniform(-1.0, 1.0, size=shape).astype(np.float32)
-        bf = bfloat16_dtype()
-        return f.astype(bf) if bf is not None else (f.view(np.uint32) >> 16).astype(np.uint16)
-    if dtype == "BOOL":
-        return rng.integers(0, 2, size=shape).astype(np.bool_)
-    if dtype.startswith("UINT"):
-        return rng.integers(0, 16, size=shape).astype(numpy_dtype(dtype))
-    return rng.integers(-8, 8, size=shape).astype(numpy_dtype(dtype))
+        target = numpy_dtype(dtype)
+        draw = lambda n: rng.uniform(-1.0, 1.0, size=n)
+    elif dtype == "BF16":
+        target = bf if bf is not None else np.uint16
+        def draw(n):
+            f = rng.uniform(-1.0, 1.0, size=n).astype(np.float32)
+            return f.astype(bf) if bf is not None else (f.view(np.uint32) >> 16).astype(np.uint16)
+    elif dtype == "BOOL":
+        target = np.bool_
+        draw = lambda n: rng.integers(0, 2, size=n)
+    else:
+        target = numpy_dtype(dtype)
+        low, high = (0, 16) if dtype.startswith("UINT") else (-8, 8)
+        draw = lambda n: rng.integers(low, high, size=n)
+    out = np.empty(shape, dtype=target)
+    flat = out.reshape(-1)   # a fresh C-contiguous array: a view of it
+    for i in range(0, flat.size, RANDOM_CHUNK):
+        n = min(RANDOM_CHUNK, flat.size - i)
+        flat[i:i + n] = draw(n)
+    return out

@@ -148,6 +148,15 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line);
 /// Iterations of Python's `range(start, stop, step)` for a step known only at run time (negative
 /// counts down); a zero step throws. `uint64_t n = pto2_range_count(0, m, s, "prog.py", 9);`
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line);
+/// The slot index of a DSL `pl.array` of `n` slots, not known to lie in 0..n-1 (a C array
+/// indexed out of range reads or writes the orchestration's stack); outside that range throws
+/// naming the DSL line. Negative indices are out of range (they do not count from the end).
+/// `w[pto2_array_slot(i, 4, "prog.py", 9)] = i;`
+[[noreturn]] void pto2_array_slot_out_of_range(int64_t k, int64_t n, const char* file, int32_t line);
+inline int64_t pto2_array_slot(int64_t k, int64_t n, const char* file, int32_t line) {
+  if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(n)) pto2_array_slot_out_of_range(k, n, file, line);
+  return k;
+}
 /// The divisor of a DSL `//` or `%` not known to be non-zero, of its own type; 0 throws (a C++
 /// division by 0 is undefined: SIGFPE). `int64_t q = m / pto2_divisor(n, "prog.py", 9);`
 [[noreturn]] void pto2_division_by_zero(const char* file, int32_t line);

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string>
 
+#include "pypto/codegen/cpp_scalar_expr.h"
+
 namespace pypto::codegen::common {
 
 std::vector<std::string> CppIdentifiers(const std::string& text) {
@@ -36,6 +38,12 @@ std::string CppStringBody(const std::string& text) {
 
 std::string CppSourceSiteArgs(const ir::Span& span) {
   return "\"" + CppStringBody(ir::source_file_name(span.file)) + "\", " + std::to_string(span.line);
+}
+
+std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int64_t size, const ir::Span& span) {
+  const std::string bare = StripOuterParens(text);
+  if (index->is<ir::ConstInt>()) return bare;
+  return "pto2_array_slot(" + bare + ", " + std::to_string(size) + ", " + CppSourceSiteArgs(span) + ")";
 }
 
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,

@@ -82,11 +82,17 @@ const Var* array_operand(const Call& call) {
   return arr;
 }
 
+// The slot index of array op `call` on `arr`, checked at run time unless it is a constant
+// (common::CppArraySlot).
+std::string array_slot(HostEmitter& e, const Var* arr, const Call& call) {
+  return common::CppArraySlot(e.expr(call.args.at(1)), call.args.at(1), arr->type->as<ArrayType>()->size, call.span);
+}
+
 }  // namespace
 
 void HostEmitter::emit_array_get(const Var* result, const Call& call) {
   const Var* arr = array_operand(call);
-  const std::string slot = ref(arr, call.span) + "[" + common::StripOuterParens(expr(call.args.at(1))) + "]";
+  const std::string slot = ref(arr, call.span) + "[" + array_slot(*this, arr, call) + "]";
   auto* st = result->type->as<ScalarType>();
   PYPTO_CHECK(st, "HOST codegen: array.get_element result is not a scalar");
   std::string name = fresh(GetSSABaseName(result->name));
@@ -106,7 +112,7 @@ void HostEmitter::emit_array_update(const Var* result, const Call& call) {
   } else {
     text = expr(value);
   }
-  line(storage + "[" + common::StripOuterParens(expr(call.args.at(1))) + "] = " + text + ";");
+  line(storage + "[" + array_slot(*this, arr, call) + "] = " + text + ";");
   bind(result, storage);
 }
 

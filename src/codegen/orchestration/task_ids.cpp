@@ -140,20 +140,12 @@ void ArrayCreateHandler(Emitter& e, const Var* result, const Call& call) {
   }
 }
 
-// `arr[k]`: the array's storage indexed by the slot expression.
-std::string slot_of(Emitter& e, const Var* arr, const ExprPtr& index) {
-  std::string idx = e.expr(index);
-  // Drop one pair of parentheses around the whole index ("(i + 1)" -> "i + 1"), not "(a) + (b)".
-  if (idx.size() > 2 && idx.front() == '(' && idx.back() == ')') {
-    int depth = 0;
-    bool whole = true;
-    for (size_t i = 0; i + 1 < idx.size(); ++i) {
-      depth += idx[i] == '(' ? 1 : idx[i] == ')' ? -1 : 0;
-      whole = whole && depth > 0;
-    }
-    if (whole) idx = idx.substr(1, idx.size() - 2);
-  }
-  return e.ref(arr) + "[" + idx + "]";
+// `arr[k]`: the array's storage indexed by the slot expression, checked at run time unless it
+// is a constant (common::CppArraySlot).
+std::string slot_of(Emitter& e, const Var* arr, const Call& call) {
+  auto* at = arr->type->as<ArrayType>();
+  PYPTO_CHECK(at, "array operand '" << arr->name << "' is not an array");
+  return e.ref(arr) + "[" + common::CppArraySlot(e.expr(call.args[1]), call.args[1], at->size, call.span) + "]";
 }
 
 // prev = tids[k]  ->  PTO2TaskId prev = tids[k];   (a snapshot: later slot writes don't change it)
@@ -164,7 +156,7 @@ void ArrayGetElementHandler(Emitter& e, const Var* result, const Call& call) {
     std::optional<TaskIdRef> r = DependencyEmitter::resolve(e, arr);
     PYPTO_CHECK(r, "TaskId array '" << arr->name << "' is out of scope");
   }
-  std::string slot = slot_of(e, arr, call.args[1]);
+  std::string slot = slot_of(e, arr, call);
   auto* st = result->type->as<ScalarType>();
   std::string name = e.declare(result);
   e.line(Emitter::ctype(st->dtype) + " " + name + " = " + slot + ";");
@@ -183,7 +175,7 @@ void ArrayUpdateElementHandler(Emitter& e, const Var* result, const Call& call) 
   } else {
     value = e.expr(call.args[2]);
   }
-  std::string slot = slot_of(e, arr, call.args[1]);
+  std::string slot = slot_of(e, arr, call);
   e.line(slot + " = " + value + ";");
   e.bind(result, e.binding_of(arr));
 }

@@ -18,7 +18,9 @@ void check_index(const std::string& op, const ArrayType* a, const ExprPtr& idx, 
   if (auto* c = idx->as<ConstInt>()) {
     PYPTO_USER_CHECK(c->value >= 0 && c->value < a->size, span,
                      op << ": index " << c->value << " out of range for Array[" << a->size << ", " << to_string(a->dtype) << "]",
-                     "");
+                     "index a slot from 0 to " + std::to_string(a->size - 1) +
+                         " (a negative index does not count from the end); an index known only at run time is "
+                         "checked when the orchestration runs");
   }
 }
 

@@ -27,13 +27,13 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         float w[4] = {};
         for (int64_t k = 0; k < 4; k += 1) {
             PTO2_SCOPE() {
-                w[k] = 0.5f;
+                w[pto2_array_slot(k, 4, "program.py", 21)] = 0.5f;
             }
         }
         for (int64_t i = 0; i < n; i += 1) {
             PTO2_SCOPE() {
-                float cur = w[i % 4];
-                w[i % 4] = (cur + 1.0f);
+                float cur = w[pto2_array_slot(i % 4, 4, "program.py", 23)];
+                w[pto2_array_slot(i % 4, 4, "program.py", 24)] = (cur + 1.0f);
             }
         }
         if (n > 2) {

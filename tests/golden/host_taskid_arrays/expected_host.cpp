@@ -34,7 +34,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         args_t0.add_scalar(to_u64(alpha));
         args_t0.add_tensor(parts);
         TaskHandle tid = submit_next_level(0, args_t0);
-        tids[k] = tid;
+        tids[pto2_array_slot(k, 4, "host_program.py", 65)] = tid;
     }
 
     // Task 1: dependency-only barrier
@@ -67,7 +67,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         TaskHandle prev_1 = submit_next_level(2, args_t3);
         prev[r] = prev_1;
     }
-    TaskHandle last = tids[4 - 1];
+    TaskHandle last = tids[pto2_array_slot(4 - 1, 4, "host_program.py", 71)];
 
     // Task 4: chip_add (target 2)
     TaskArgs args_t4;

@@ -34,7 +34,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 PTO2_SOURCE_SITE(params_t0, "task_dummy_barrier.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId tid = task_0_outs.task_id();
-                tids[k] = tid;
+                tids[pto2_array_slot(k, 4, "task_dummy_barrier.py", 31)] = tid;
             }
             PTO2TaskId first = tids[0];
 

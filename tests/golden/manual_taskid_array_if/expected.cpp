@@ -36,7 +36,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                     PTO2_SOURCE_SITE(params_t0, "program.py", 25);
                     TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                     PTO2TaskId t = task_0_outs.task_id();
-                    tids[b] = t;
+                    tids[pto2_array_slot(b, 4, "program.py", 26)] = t;
                 }
                 out_slot = ext_out;
             } else {
@@ -61,7 +61,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                     PTO2_SOURCE_SITE(params_t1, "program.py", 30);
                     TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
                     PTO2TaskId u = task_1_outs.task_id();
-                    again[b] = u;
+                    again[pto2_array_slot(b, 4, "program.py", 31)] = u;
                 }
                 for (int64_t k = 0; k < 4; ++k) fin[k] = again[k];
                 out_1_slot = out;

@@ -44,7 +44,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 PTO2_SOURCE_SITE(params_t0, "program.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId copy_tid0 = task_0_outs.task_id();
-                copy_slots0[i] = copy_tid0;
+                copy_slots0[pto2_array_slot(i, 4, "program.py", 27)] = copy_tid0;
             }
             uint32_t whole_offsets[2] = {16, 0};
             uint32_t whole_shapes[2] = {(whole_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(16, t.shapes[0] - whole_offsets[0])), (whole_offsets[1] >= t.shapes[1] ? 0u : std::min<uint32_t>(16, t.shapes[1] - whole_offsets[1]))};

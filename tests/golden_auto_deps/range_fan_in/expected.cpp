@@ -44,7 +44,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 PTO2_SOURCE_SITE(params_t0, "program.py", 30);
                 TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
                 PTO2TaskId copy_tid0 = task_0_outs.task_id();
-                copy_slots0[i] = copy_tid0;
+                copy_slots0[pto2_array_slot(i, 3, "program.py", 27)] = copy_tid0;
             }
 
             // Task 1: total
