@@ -650,9 +650,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                         obj.parent.mkdir(parents=True, exist_ok=True)
                         os.replace(os.path.join(work, _object_name(rel)), obj)
                 compiled = len(missing)
-                for rel in sources:   # the cached objects, linked from the work directory's obj/
+                for rel in sources:   # the objects (touched when found, or just built), linked from obj/
                     obj = _object_path(root, obj_keys[rel])
-                    _touch(obj)
                     used.append(obj)
                     into = os.path.join(work, _object_name(rel))
                     try:
