@@ -108,8 +108,15 @@ def test_zero_workers_of_a_used_type_is_refused(mm, add):
     with pytest.raises(ArgumentValueError, match=r"aiv_workers must be a positive integer for this program "
                                                  r"\(kernel 'add' runs on AIV workers\), got 0"):
         add(np.zeros((16, 8), np.float32), np.zeros((16, 8), np.float32), aiv_workers=0, aic_workers=1)
-    with pytest.raises(ArgumentValueError, match="aic_workers must be a positive integer, got -1"):
+    with pytest.raises(ArgumentValueError, match="aic_workers must be a non-negative integer, got -1"):
         mm(a, b, c, aic_workers=-1)
+    # A huge count is out of range, not "not positive" (the message said so for 10**12).
+    with pytest.raises(ArgumentValueError, match=r"aic_workers must be at most 4096 \(the runtime's bound on the "
+                                                 r"workers of a core type\), got 1000000000000"):
+        mm(a, b, c, aic_workers=10**12)
+    with pytest.raises(ArgumentValueError, match=r"task_ring_size must be at most 4294967295 \(it is a 32-bit "
+                                                 r"count\), got 4294967296"):
+        mm(a, b, c, task_ring_size=1 << 32)
     assert not c.any()   # refused before running
 
 

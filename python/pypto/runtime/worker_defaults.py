@@ -109,10 +109,13 @@ def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, tas
     """
     for name, val in (("aic_workers", aic_workers), ("aiv_workers", aiv_workers), ("clusters", clusters),
                       ("task_ring_size", task_ring_size), ("memory_limit", memory_limit)):
-        if val is not None and (not isinstance(val, int) or isinstance(val, bool) or val < 0 or
-                                (val > 0xFFFFFFFF and name != "memory_limit")):  # never truncated
-            raise ArgumentValueError("%s must be a positive integer, got %r" % (name, val))
-        if name in ("aic_workers", "aiv_workers") and val is not None and val > MAX_WORKERS:
+        if val is None:
+            continue
+        if not isinstance(val, int) or isinstance(val, bool) or val < 0:
+            raise ArgumentValueError("%s must be a non-negative integer, got %r" % (name, val))
+        if val > 0xFFFFFFFF and name not in ("memory_limit", "aic_workers", "aiv_workers"):  # never truncated
+            raise ArgumentValueError("%s must be at most 4294967295 (it is a 32-bit count), got %d" % (name, val))
+        if name in ("aic_workers", "aiv_workers") and val > MAX_WORKERS:
             raise ArgumentValueError("%s must be at most %d (the runtime's bound on the workers of a core type), "
                                      "got %d" % (name, MAX_WORKERS, val))
 
