@@ -144,10 +144,19 @@ uint32_t pto2_extent_u32(int64_t v, const char* file, int32_t line) {
   return static_cast<uint32_t>(v);
 }
 
+namespace {
+[[noreturn]] void array_slot_out_of_range(const std::string& k, int64_t n, const char* file, int32_t line) {
+  throw std::out_of_range(at(file, line) + "array index " + k + " is out of range 0.." + std::to_string(n - 1) +
+                          " (a pl.array of " + std::to_string(n) + " slots; negative indices do not count from the end)");
+}
+}  // namespace
+
 void pto2_array_slot_out_of_range(int64_t k, int64_t n, const char* file, int32_t line) {
-  throw std::out_of_range(at(file, line) + "array index " + std::to_string(k) + " is out of range 0.." +
-                          std::to_string(n - 1) + " (a pl.array of " + std::to_string(n) +
-                          " slots; negative indices do not count from the end)");
+  array_slot_out_of_range(std::to_string(k), n, file, line);
+}
+
+void pto2_array_slot_out_of_range_unsigned(uint64_t k, int64_t n, const char* file, int32_t line) {
+  array_slot_out_of_range(std::to_string(k), n, file, line);
 }
 
 void pto2_division_by_zero(const char* file, int32_t line) {

@@ -103,3 +103,14 @@ def test_host_orchestration_with_slots_in_range_runs(tmp_path):
     z, y = np.zeros_like(x), np.zeros((16, 16), np.float32)
     prog(x, z, y, 0.5, 2.0)
     np.testing.assert_allclose(y, np.full((16, 16), 4 * 3.0, np.float32))
+
+
+def test_an_unsigned_index_above_int64_max_is_reported_as_itself():
+    # pto2_array_slot took int64: a UINT64 index of 2**63 + 5 was refused, but printed negative.
+    prog = pypto.compile(pl.parse_program(L2.replace("r: pl.Scalar[pl.INT32]", "r: pl.Scalar[pl.UINT64]"),
+                                          "slots.py"))
+    x = np.ones((16, 8), np.float32)
+    assert prog(x, n=4, r=2)[0, 0] == 2.0
+    with pytest.raises(PyptoError) as e:
+        prog(x, n=4, r=2**63 + 5)
+    assert "slots.py:18: array index 9223372036854775813 is out of range 0..3" in str(e.value)

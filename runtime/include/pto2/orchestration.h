@@ -152,10 +152,18 @@ uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char*
 /// indexed out of range reads or writes the orchestration's stack); outside that range throws
 /// naming the DSL line. Negative indices are out of range (they do not count from the end).
 /// `w[pto2_array_slot(i, 4, "prog.py", 9)] = i;`
+/// Any integer type: an unsigned index above INT64_MAX is reported as the number it is.
 [[noreturn]] void pto2_array_slot_out_of_range(int64_t k, int64_t n, const char* file, int32_t line);
-inline int64_t pto2_array_slot(int64_t k, int64_t n, const char* file, int32_t line) {
-  if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(n)) pto2_array_slot_out_of_range(k, n, file, line);
-  return k;
+[[noreturn]] void pto2_array_slot_out_of_range_unsigned(uint64_t k, int64_t n, const char* file, int32_t line);
+template <typename T>
+inline int64_t pto2_array_slot(T k, int64_t n, const char* file, int32_t line) {
+  static_assert(std::is_integral_v<T>, "a pl.array slot index is an integer");
+  if constexpr (std::is_unsigned_v<T>) {
+    if (static_cast<uint64_t>(k) >= static_cast<uint64_t>(n)) pto2_array_slot_out_of_range_unsigned(k, n, file, line);
+  } else if (static_cast<uint64_t>(static_cast<int64_t>(k)) >= static_cast<uint64_t>(n)) {
+    pto2_array_slot_out_of_range(k, n, file, line);
+  }
+  return static_cast<int64_t>(k);
 }
 /// The divisor of a DSL `//` or `%` not known to be non-zero, of its own type; 0 throws (a C++
 /// division by 0 is undefined: SIGFPE). `int64_t q = m / pto2_divisor(n, "prog.py", 9);`
