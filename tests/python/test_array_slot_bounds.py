@@ -114,3 +114,20 @@ def test_an_unsigned_index_above_int64_max_is_reported_as_itself():
     with pytest.raises(PyptoError) as e:
         prog(x, n=4, r=2**63 + 5)
     assert "slots.py:18: array index 9223372036854775813 is out of range 0..3" in str(e.value)
+
+
+@pytest.mark.parametrize("index, value", [("N + 1", 5), ("2 * 2", 4), ("N - 5", -1), ("(N - 1) * 3", 9)])
+def test_an_index_of_literals_alone_is_checked_at_compile_time(index, value):
+    # `w[N + 1]` with a module constant N was compiled and failed only when run.
+    src = "N = 4\n" + L2.replace("s = w[r]", "s = w[%s]" % index)
+    with pytest.raises(PyptoError) as e:
+        pl.parse_program(src, "slots.py")
+    msg = str(e.value)
+    assert "index %d out of range for Array[4, FP32]" % value in msg and "slots.py:19" in msg
+
+
+def test_an_index_of_literals_in_range_needs_no_run_time_check():
+    src = "N = 4\n" + L2.replace("s = w[r]", "s = w[N - 1]")
+    prog = pypto.compile(pl.parse_program(src, "slots.py"))
+    assert "w[4 - 1];" in prog.files["orchestration/main.cpp"]
+    assert prog(np.ones((16, 8), np.float32), n=4, r=0)[0, 0] == 3.0

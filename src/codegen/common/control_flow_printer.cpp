@@ -7,6 +7,7 @@
 #include <string>
 
 #include "pypto/codegen/cpp_scalar_expr.h"
+#include "pypto/ir/const_integer.h"
 
 namespace pypto::codegen::common {
 
@@ -42,7 +43,9 @@ std::string CppSourceSiteArgs(const ir::Span& span) {
 
 std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int64_t size, const ir::Span& span) {
   const std::string bare = StripOuterParens(text);
-  if (index->is<ir::ConstInt>()) return bare;
+  // A constant index was checked when the op was built (array_ops.cpp); one out of range here
+  // (IR built by other means) keeps the run-time check.
+  if (auto k = ir::ConstIntegerValue(index); k && *k >= 0 && *k < size) return bare;
   return "pto2_array_slot(" + bare + ", " + std::to_string(size) + ", " + CppSourceSiteArgs(span) + ")";
 }
 

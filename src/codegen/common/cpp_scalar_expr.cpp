@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "pypto/codegen/control_flow_printer.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/type.h"
@@ -44,52 +45,6 @@ bool PureInteger(const ExprPtr& e) {
 // expression fuzzer, tests/python/scalar_expr_fuzz.py). Such operands are folded: their value
 // is known. Floats are not: x == x is false for NaN (and g++ does not report them).
 bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && structural_equal(b.a, b.b); }
-
-// `v` reduced to the integer dtype `d` as the generated code holds it (two's complement).
-int64_t WrapTo(DataType d, uint64_t v) {
-  const int bits = bit_width(d);
-  if (bits >= 64) return static_cast<int64_t>(v);
-  const uint64_t mask = (uint64_t{1} << bits) - 1;
-  v &= mask;
-  if (is_signed(d) && (v >> (bits - 1)) != 0) v |= ~mask;   // sign-extend
-  return static_cast<int64_t>(v);
-}
-
-// The value of an integer expression of literals alone (+, -, *, unary minus, integer casts),
-// wrapped as the generated code computes it (-fwrapv); `*wide` is set when a literal or an exact
-// intermediate value is outside int32. Printed as is, such an expression can overflow at compile
-// time: g++ reports it (-Woverflow, an error under -Werror: `INT64_C(2147483648) *
-// INT64_C(4294967297)`, found by the scalar expression fuzzer), and two int-sized literals are
-// added as 32-bit ints (`2147483647 + 1`). Those are printed as their value; `4 - 1` stays.
-std::optional<int64_t> ConstantInteger(const ExprPtr& e, bool* wide) {
-  const DataType d = ScalarDtypeOf(e);
-  if (!is_integer(d)) return std::nullopt;
-  auto note = [&](__int128 v) {
-    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) *wide = true;
-  };
-  if (auto* c = e->as<ConstInt>()) {
-    note(c->value);
-    return c->value;
-  }
-  if (auto* c = e->as<Cast>()) {
-    auto v = ConstantInteger(c->value, wide);
-    return v ? std::optional<int64_t>(WrapTo(d, static_cast<uint64_t>(*v))) : std::nullopt;
-  }
-  if (auto* u = e->as<UnaryExpr>()) {
-    auto v = u->op == UnaryOp::Neg ? ConstantInteger(u->a, wide) : std::nullopt;
-    if (!v) return std::nullopt;
-    note(-static_cast<__int128>(*v));
-    return WrapTo(d, uint64_t{0} - static_cast<uint64_t>(*v));
-  }
-  auto* b = e->as<BinaryExpr>();
-  if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul)) return std::nullopt;
-  auto x = ConstantInteger(b->a, wide), y = ConstantInteger(b->b, wide);
-  if (!x || !y) return std::nullopt;
-  const __int128 wx = *x, wy = *y;
-  note(b->op == BinaryOp::Add ? wx + wy : b->op == BinaryOp::Sub ? wx - wy : wx * wy);
-  const uint64_t ux = static_cast<uint64_t>(*x), uy = static_cast<uint64_t>(*y);
-  return WrapTo(d, b->op == BinaryOp::Add ? ux + uy : b->op == BinaryOp::Sub ? ux - uy : ux * uy);
-}
 
 }  // namespace
 
@@ -249,8 +204,12 @@ std::string CppScalarSlot(const std::string& text, DataType have, DataType want,
 std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* v = as_var(e)) return var_text(v, e->span);
   if (auto* c = e->as<ConstInt>()) return int_literal(c->value, ScalarDtypeOf(e));
-  bool wide = false;   // literals alone that may overflow when printed as they are: their value
-  if (auto v = ConstantInteger(e, &wide); v && wide) return int_literal(*v, ScalarDtypeOf(e));
+  // Literals alone, with a literal or an exact intermediate outside int32: printed as is, g++
+  // could see an overflow at compile time (-Woverflow, an error under -Werror: `INT64_C(2147483648)
+  // * INT64_C(4294967297)`, found by the scalar expression fuzzer; `2147483647 + 1` adds two
+  // 32-bit ints), so they are printed as their value. `4 - 1` stays as written.
+  bool wide = false;
+  if (auto v = ConstIntegerValue(e, &wide); v && wide) return int_literal(*v, ScalarDtypeOf(e));
   if (auto* c = e->as<ConstFloat>()) return float_literal(c->value);
   if (auto* c = e->as<ConstBool>()) return c->value ? "true" : "false";
   if (auto* c = e->as<Cast>()) {

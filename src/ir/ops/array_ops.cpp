@@ -5,6 +5,7 @@
 //   array.update_element(arr, k, v)         -> type of arr (SSA: a new array value)
 #include "../describe.h"
 #include "op_util.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::ir::ops {
@@ -15,9 +16,10 @@ namespace {
 
 void check_index(const std::string& op, const ArrayType* a, const ExprPtr& idx, const Span& span) {
   expect_int_scalar(op, "index", idx, span);
-  if (auto* c = idx->as<ConstInt>()) {
-    PYPTO_USER_CHECK(c->value >= 0 && c->value < a->size, span,
-                     op << ": index " << c->value << " out of range for Array[" << a->size << ", " << to_string(a->dtype) << "]",
+  // Literals alone (`w[N + 1]` with a module constant N) are known here too, not only at run time.
+  if (auto c = ConstIntegerValue(idx)) {
+    PYPTO_USER_CHECK(*c >= 0 && *c < a->size, span,
+                     op << ": index " << *c << " out of range for Array[" << a->size << ", " << to_string(a->dtype) << "]",
                      "index a slot from 0 to " + std::to_string(a->size - 1) +
                          " (a negative index does not count from the end); an index known only at run time is "
                          "checked when the orchestration runs");

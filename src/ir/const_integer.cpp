@@ -1,0 +1,66 @@
+// const_integer.cpp — ConstIntegerValue (const_integer.h).
+#include "pypto/ir/const_integer.h"
+
+#include <limits>
+
+#include "pypto/ir/type.h"
+
+namespace pypto::ir {
+
+namespace {
+
+DataType dtype_of(const Expr& e) {
+  auto* s = e.type ? e.type->as<ScalarType>() : nullptr;
+  return s ? s->dtype : DataType::INDEX;
+}
+
+// `v` reduced to the integer dtype `d` as the generated code holds it (two's complement).
+int64_t wrap_to(DataType d, uint64_t v) {
+  const int bits = bit_width(d);
+  if (bits >= 64) return static_cast<int64_t>(v);
+  const uint64_t mask = (uint64_t{1} << bits) - 1;
+  v &= mask;
+  if (is_signed(d) && (v >> (bits - 1)) != 0) v |= ~mask;  // sign-extend
+  return static_cast<int64_t>(v);
+}
+
+std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
+  const DataType d = dtype_of(*e);
+  if (!is_integer(d)) return std::nullopt;
+  auto note = [&](__int128 v) {
+    if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) wide = true;
+  };
+  if (auto* c = e->as<ConstInt>()) {
+    note(c->value);
+    return c->value;
+  }
+  if (auto* c = e->as<Cast>()) {
+    auto v = value(c->value, wide);
+    return v ? std::optional<int64_t>(wrap_to(d, static_cast<uint64_t>(*v))) : std::nullopt;
+  }
+  if (auto* u = e->as<UnaryExpr>()) {
+    auto v = u->op == UnaryOp::Neg ? value(u->a, wide) : std::nullopt;
+    if (!v) return std::nullopt;
+    note(-static_cast<__int128>(*v));
+    return wrap_to(d, uint64_t{0} - static_cast<uint64_t>(*v));
+  }
+  auto* b = e->as<BinaryExpr>();
+  if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul)) return std::nullopt;
+  auto x = value(b->a, wide), y = value(b->b, wide);
+  if (!x || !y) return std::nullopt;
+  const __int128 wx = *x, wy = *y;
+  note(b->op == BinaryOp::Add ? wx + wy : b->op == BinaryOp::Sub ? wx - wy : wx * wy);
+  const uint64_t ux = static_cast<uint64_t>(*x), uy = static_cast<uint64_t>(*y);
+  return wrap_to(d, b->op == BinaryOp::Add ? ux + uy : b->op == BinaryOp::Sub ? ux - uy : ux * uy);
+}
+
+}  // namespace
+
+std::optional<int64_t> ConstIntegerValue(const ExprPtr& e, bool* wide) {
+  bool w = false;
+  auto v = value(e, w);
+  if (wide) *wide = w;
+  return v;
+}
+
+}  // namespace pypto::ir
