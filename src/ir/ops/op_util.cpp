@@ -2,6 +2,7 @@
 #include "op_util.h"
 
 #include "../describe.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/structural_equal.h"
 
@@ -67,12 +68,19 @@ std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& a
 void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,
                                  const std::vector<ExprPtr>& shape, const Span& span) {
   for (size_t k = 0; k < idx.size() && k < shape.size(); ++k) {
-    auto *i = idx[k]->as<ConstInt>(), *d = shape[k]->as<ConstInt>();
+    const auto i = ConstIntegerValue(idx[k]);   // literals alone too (`N - 1`)
+    auto* d = shape[k]->as<ConstInt>();
     if (!i || !d) continue;
-    PYPTO_USER_CHECK(i->value >= 0 && i->value < d->value, span,
-                     op << ": index " << i->value << " of axis " << k << " is outside [0, " << d->value << ")",
+    PYPTO_USER_CHECK(*i >= 0 && *i < d->value, span,
+                     op << ": index " << *i << " of axis " << k << " is outside [0, " << d->value << ")",
                      "each index counts from 0 to its axis' extent minus 1");
   }
+}
+
+std::string block_end(int64_t offset, int64_t size) {
+  int64_t end = 0;
+  return __builtin_add_overflow(offset, size, &end) ? std::to_string(offset) + " + " + std::to_string(size)
+                                                     : std::to_string(end);
 }
 
 int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span) {

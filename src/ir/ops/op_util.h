@@ -46,6 +46,9 @@ std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& a
 // ConstInt (read / write of one element; run-time indices are checked when the program runs).
 void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,
                                  const std::vector<ExprPtr>& shape, const Span& span);
+// offset + size as text for an error message, without a signed overflow for an offset near
+// INT64_MAX (then "offset + size").
+std::string block_end(int64_t offset, int64_t size);
 // A ConstInt (axis numbers and such).
 int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 

@@ -14,6 +14,7 @@
 
 #include "../describe.h"
 #include "op_util.h"
+#include "pypto/ir/const_integer.h"
 #include "tile_op_helpers.h"
 #include "pypto/ir/error.h"
 
@@ -58,13 +59,13 @@ void check_tile_source(const TileType* tile, const TensorType* target, const std
                    "reshape the tile (pl.reshape) to the tensor's rank or less");
   const auto& box = tile->valid_or_shape();
   for (size_t k = 0; k < rank; ++k) {
-    auto* o = offsets[k]->as<ConstInt>();
+    const auto o = ConstIntegerValue(offsets[k]);   // literals alone too
     auto* d = target->shape[k]->as<ConstInt>();
     const ExprPtr size = k + trank >= rank ? box[k + trank - rank] : ExprPtr(ConstInt::make(1, DataType::INDEX, span));
     auto* sz = size->as<ConstInt>();
     if (!o || !d || !sz) continue;
-    PYPTO_USER_CHECK(o->value >= 0 && o->value + sz->value <= d->value, span,
-                     "tensor.assemble: the tile " << describe_shape(tile->shape) << " at offset " << o->value
+    PYPTO_USER_CHECK(*o >= 0 && *o <= d->value - sz->value, span,
+                     "tensor.assemble: the tile " << describe_shape(tile->shape) << " at offset " << *o
                                                   << " of dimension " << k << " does not fit in the tensor "
                                                   << describe_shape(target->shape),
                      "the offsets plus the tile's extents must lie inside the target");
@@ -172,13 +173,15 @@ void register_tensor_ops(OpRegistry& r) {
              }
            }
            for (size_t i = 0; i < shapes.size(); ++i) {
-             auto *s = shapes[i]->as<ConstInt>(), *o = offsets[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
-             PYPTO_USER_CHECK(!s || s->value > 0, span, "tensor.slice: slice size " << s->value << " must be positive", "");
+             // Literals alone (`N - 5`) are known here too, not only when the program runs.
+             const auto s = ConstIntegerValue(shapes[i]), o = ConstIntegerValue(offsets[i]);
+             auto* d = t->shape[i]->as<ConstInt>();
+             PYPTO_USER_CHECK(!s || *s > 0, span, "tensor.slice: slice size " << *s << " must be positive", "");
              // An offset at or past the extent selects nothing: an error. A partial overhang is
              // clamped at run time (spec anchor_features §18; the frontend warns about it).
              if (o && d) {
-               PYPTO_USER_CHECK(o->value >= 0 && o->value < d->value, span,
-                                "tensor.slice: offset " << o->value << " of dimension " << i
+               PYPTO_USER_CHECK(*o >= 0 && *o < d->value, span,
+                                "tensor.slice: offset " << *o << " of dimension " << i
                                                         << " is at or past the end of the tensor shape "
                                                         << describe_shape(t->shape),
                                 "offsets must be below the extent; a slice that runs past the end is clamped at run "

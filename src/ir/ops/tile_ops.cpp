@@ -15,6 +15,7 @@
 //   tile.get_block_idx(), tile.get_block_num() -> Scalar[INDEX]
 #include "../describe.h"
 #include "op_util.h"
+#include "pypto/ir/const_integer.h"
 #include "tile_op_helpers.h"
 #include "pypto/ir/error.h"
 
@@ -134,10 +135,11 @@ void check_block_inside(const std::string& op, const std::vector<ExprPtr>& offse
                         const TensorType* t, const Span& span) {
   if (sizes.size() != t->shape.size()) return;
   for (size_t i = 0; i < sizes.size(); ++i) {
-    auto *o = offsets[i]->as<ConstInt>(), *s = sizes[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
+    const auto o = ConstIntegerValue(offsets[i]);   // literals alone too (`N - 3`)
+    auto *s = sizes[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
     if (!o || !s || !d) continue;
-    PYPTO_USER_CHECK(o->value >= 0 && o->value + s->value <= d->value, span,
-                     op << ": block [" << o->value << ", " << o->value + s->value << ") of dimension " << i
+    PYPTO_USER_CHECK(*o >= 0 && *o <= d->value - s->value, span,   // (no overflowing o + s)
+                     op << ": block [" << *o << ", " << block_end(*o, s->value) << ") of dimension " << i
                         << " is outside the tensor shape " << describe_shape(t->shape),
                      "");
   }

@@ -12,6 +12,7 @@
 #include "../describe.h"
 #include "op_util.h"
 #include "tile_op_helpers.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::ir::ops {
@@ -133,10 +134,10 @@ void register_tile_access_ops(OpRegistry& r) {
         // The src block [so, so + shapes) against the tensor's declared extents (a smaller run-time
         // view is clipped; one past the declared shape always fails the run).
         for (int k = 0; k < 2; ++k) {
-          auto* c = soff[k]->as<ConstInt>();
-          const int64_t o = c ? c->value : 0, r = const_or(shp[k], -1), n = const_or(s->shape[k], -1);
-          PYPTO_USER_CHECK(o >= 0 && (!c || r < 0 || n < 0 || o + r <= n), span,
-                           "tile.gather_row: block [" << o << ", " << o + r << ") of src dimension " << k
+          const auto c = ConstIntegerValue(soff[k]);   // literals alone too
+          const int64_t o = c ? *c : 0, r = const_or(shp[k], -1), n = const_or(s->shape[k], -1);
+          PYPTO_USER_CHECK(o >= 0 && (!c || r < 0 || n < 0 || o <= n - r), span,
+                           "tile.gather_row: block [" << o << ", " << block_end(o, r) << ") of src dimension " << k
                                                       << " is outside the tensor's " << n,
                            "src_offset + shapes must stay within the src tensor's shape");
         }

@@ -10,6 +10,7 @@
 //   tile.gather(src, idx[M, N])              -> Tile[[M, N], src.dtype]  (src.flat[idx])
 //   tile.scatter(dst, src, idx)              -> type of dst           (dst.flat[idx] = src, last wins)
 #include "../describe.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 #include "tile_op_helpers.h"
 
@@ -138,10 +139,10 @@ void register_tile_layout_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(shape.size() == 2 && off.size() == 2, span,
                             "tile.slice: shape and offset must have 2 entries for a 2-D tile", "");
            for (int i = 0; i < 2; ++i) {
-             auto* o = off[i]->as<ConstInt>();
+             const auto o = ConstIntegerValue(off[i]);   // literals alone too
              int64_t dim = const_dim(t->shape[i]);
-             PYPTO_USER_CHECK(!o || (o->value >= 0 && (dim < 0 || o->value + const_dim(shape[i]) <= dim)), span,
-                              "tile.slice: window [" << o->value << ", " << o->value + const_dim(shape[i])
+             PYPTO_USER_CHECK(!o || (*o >= 0 && (dim < 0 || *o <= dim - const_dim(shape[i]))), span,
+                              "tile.slice: window [" << *o << ", " << block_end(*o, const_dim(shape[i]))
                                                      << ") of dimension " << i << " is outside the tile shape "
                                                      << describe_shape(t->shape), "");
            }
@@ -178,10 +179,10 @@ void register_tile_layout_ops(OpRegistry& r) {
            auto off = expect_int_list("tile.assemble", "offset", args[2], span);
            PYPTO_USER_CHECK(off.size() == 2, span, "tile.assemble: offset must have 2 entries", "");
            for (int i = 0; i < 2; ++i) {
-             auto* o = off[i]->as<ConstInt>();
+             const auto o = ConstIntegerValue(off[i]);   // literals alone too
              int64_t dim = const_dim(t->shape[i]), sz = const_dim(s->shape[i]);
-             PYPTO_USER_CHECK(!o || (o->value >= 0 && (dim < 0 || sz < 0 || o->value + sz <= dim)), span,
-                              "tile.assemble: source " << describe_shape(s->shape) << " at offset " << o->value
+             PYPTO_USER_CHECK(!o || (*o >= 0 && (dim < 0 || sz < 0 || *o <= dim - sz)), span,
+                              "tile.assemble: source " << describe_shape(s->shape) << " at offset " << *o
                                                        << " of dimension " << i << " does not fit in "
                                                        << describe_shape(t->shape), "");
            }

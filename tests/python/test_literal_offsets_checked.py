@@ -1,0 +1,71 @@
+"""Offsets, indices and sizes made of literals alone (`N - 3` with a module constant N) are
+checked when the op is built, as a plain literal is: before, `pl.load(x, [N - 3, 0], [16, 8])`
+on a [16, 8] tensor compiled and failed only when the task ran, and `w[N + 1]` on a 4-slot
+pl.array only when the orchestration ran (ir::ConstIntegerValue folds +, -, *, unary minus and
+integer casts of literals; a variable or a division is left to the run-time checks)."""
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto.errors import PyptoError
+
+KERNEL = """
+import pypto.language as pl
+N = 4
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        BODY
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]]) -> pl.Tensor[[16, 8], pl.FP32]:
+        SLICE
+        y = self.k(x, y)
+        return y
+"""
+
+
+def _parse(body="y = pl.store(pl.load(x, [0, 0], [16, 8]), [0, 0], y)", slice_="pass"):
+    return pl.parse_program(KERNEL.replace("BODY", body).replace("SLICE", slice_), "lit.py")
+
+
+@pytest.mark.parametrize("body, message, line", [
+    ("y = pl.store(pl.load(x, [N - 3, 0], [16, 8]), [0, 0], y)",
+     "tile.load: block [1, 17) of dimension 0 is outside the tensor shape [16, 8]", 9),
+    ("y = pl.store(pl.load(x, [-N, 0], [16, 8]), [0, 0], y)",
+     "tile.load: block [-4, 12) of dimension 0 is outside the tensor shape [16, 8]", 9),
+    ("y = pl.store(pl.load(x, [0, 0], [16, 8]), [0, N * 2 - 7], y)",
+     "block [1, 9) of dimension 1 is outside the tensor shape [16, 8]", 9),
+    ("t = pl.load(x, [0, 0], [16, 8])\n        u = pl.tile.slice(t, [8, 8], [N * 3, 0])\n"
+     "        y = pl.store(pl.tile.assemble(t, u, [0, 0]), [0, 0], y)",
+     "tile.slice: window [12, 20) of dimension 0 is outside the tile shape [16, 8]", 10),
+    ("t = pl.load(x, [0, 0], [16, 8])\n        u = pl.tile.slice(t, [8, 8], [0, 0])\n"
+     "        y = pl.store(pl.tile.assemble(t, u, [N + N, N - 3]), [0, 0], y)",
+     "tile.assemble: source [8, 8] at offset 1 of dimension 1 does not fit in [16, 8]", 11),
+])
+def test_kernel_offsets_of_literals_are_checked_when_parsed(body, message, line):
+    with pytest.raises(PyptoError) as e:
+        _parse(body=body)
+    assert message in str(e.value) and "lit.py:%d:" % line in str(e.value)
+
+
+@pytest.mark.parametrize("slice_, message", [
+    ("v = pl.tensor.slice(x, [4, 8], [N * 4, 0])",
+     "tensor.slice: offset 16 of dimension 0 is at or past the end of the tensor shape [16, 8]"),
+    ("v = pl.tensor.slice(x, [N - 5, 8], [0, 0])", "tensor.slice: slice size -1 must be positive"),
+])
+def test_orchestration_offsets_of_literals_are_checked_when_parsed(slice_, message):
+    with pytest.raises(PyptoError) as e:
+        _parse(slice_=slice_)
+    assert message in str(e.value) and "lit.py:14" in str(e.value)
+
+
+def test_offsets_of_literals_in_range_compile_and_run():
+    prog = pypto.compile(_parse(body="y = pl.store(pl.load(x, [N - 4, 2 * 0], [16, 8]), [N - N, 0], y)",
+                                slice_="v = pl.tensor.slice(x, [N, 8], [N * 3, 0])"))
+    x = np.arange(128, dtype=np.float32).reshape(16, 8)
+    np.testing.assert_array_equal(prog(x), x)
