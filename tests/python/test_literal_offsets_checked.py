@@ -56,7 +56,7 @@ def test_kernel_offsets_of_literals_are_checked_when_parsed(body, message, line)
 @pytest.mark.parametrize("slice_, message", [
     ("v = pl.tensor.slice(x, [4, 8], [N * 4, 0])",
      "tensor.slice: offset 16 of dimension 0 is at or past the end of the tensor shape [16, 8]"),
-    ("v = pl.tensor.slice(x, [N - 5, 8], [0, 0])", "tensor.slice: slice size -1 must be positive"),
+    ("v = pl.tensor.slice(x, [N - 5, 8], [0, 0])", "pl.tensor.slice shape -1 is negative"),
 ])
 def test_orchestration_offsets_of_literals_are_checked_when_parsed(slice_, message):
     with pytest.raises(PyptoError) as e:
@@ -69,3 +69,37 @@ def test_offsets_of_literals_in_range_compile_and_run():
                                 slice_="v = pl.tensor.slice(x, [N, 8], [N * 3, 0])"))
     x = np.arange(128, dtype=np.float32).reshape(16, 8)
     np.testing.assert_array_equal(prog(x), x)
+
+
+def _printed(orch):
+    from pypto._core import ir
+    return ir.python_print(_parse(slice_=orch))
+
+
+@pytest.mark.parametrize("expr, value", [("N * 4 - 1", "15"), ("-7 // 2", "-4"), ("-7 % 2", "1"), ("7 % -2", "-1"),
+                                         ("(N + 1) * (N - 1)", "15"), ("N // 3 * 3 + N % 3", "4")])
+def test_integer_arithmetic_of_literals_is_folded_with_pythons_meaning(expr, value):
+    # Python's floor division and modulo, as the generated code computes them at run time.
+    assert "        s = %s\n" % value in _printed("s = %s" % expr)
+    assert eval(expr, {"N": 4}) == int(value)
+
+
+@pytest.mark.parametrize("expr, kept", [("N // 0", "4 // 0"), ("2 ** 62 * 2", None), ("4611686018427387904 * 2", "4611686018427387904 * 2")])
+def test_what_cannot_be_folded_stays_as_written(expr, kept):
+    # A division by zero is left to its own check; a result outside int64 wraps at run time as before.
+    if kept is None:
+        with pytest.raises(PyptoError, match="unsupported operator"):
+            _printed("s = %s" % expr)     # ** is not a DSL operator
+        return
+    assert "= %s\n" % kept in _printed("s = %s" % expr)
+
+
+def test_shapes_and_sizes_of_literal_arithmetic_are_constants():
+    # `pl.array.create(N * 2, ...)` was "'size=' must be a compile-time constant, got 'N * 2'";
+    # `pl.create_tile([N * 4, 8], ...)` was "shape entries must be positive integer constants".
+    prog = pypto.compile(_parse(body="t = pl.create_tile([N * 4, 8], pl.FP32)\n        y = pl.store(t, [0, 0], y)",
+                                slice_="w = pl.array.create(N * 2, pl.FP32)\n        w[N * 2 - 1] = 1.0"))
+    assert "float w[8] = {};" in prog.files["orchestration/main.cpp"]
+    assert not prog(np.ones((16, 8), np.float32)).any()
+    with pytest.raises(PyptoError, match=r"tile.load: block \[0, 20\) of dimension 0 is outside the tensor shape"):
+        _parse(body="y = pl.store(pl.load(x, [0, 0], [N * 5, 8]), [0, 0], y)")

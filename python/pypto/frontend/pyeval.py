@@ -58,7 +58,35 @@ def _resolve(ctx, node: ast.AST):
             return v
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+        a = _resolve(ctx, node.left)
+        if type(a) is _Failure:
+            return a
+        b = _resolve(ctx, node.right)
+        if type(b) is _Failure:
+            return b
+        v = int_op(type(node.op), a, b)
+        if v is not None:
+            return v
     return _Failure((node, "form", None, ""))
+
+
+# Integer arithmetic a compile-time value may be written with (`N * 2`, `(N - 1) // 4`): the
+# DSL's own operators on ints, with Python's meaning (floor division and modulo).
+_INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__,
+            ast.Mod: int.__mod__}
+
+
+def int_op(op: type, a, b):
+    """`a op b` for two ints (not bools) and an operator of _INT_OPS, when the result fits in
+    int64 (the DSL's integers); else None (also for a division or modulo by zero, left to the
+    checks of the expression it stays)."""
+    if type(a) is not int or type(b) is not int or op not in _INT_OPS:
+        return None
+    if op in (ast.FloorDiv, ast.Mod) and b == 0:
+        return None
+    v = _INT_OPS[op](a, b)
+    return v if -(1 << 63) <= v < (1 << 63) else None
 
 
 def _pipe_buffer_base(ctx, node: ast.Attribute):

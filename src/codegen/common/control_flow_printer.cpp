@@ -49,6 +49,10 @@ std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int6
   return "pto2_array_slot(" + bare + ", " + std::to_string(size) + ", " + CppSourceSiteArgs(span) + ")";
 }
 
+std::string ScalarArrayDecl(const std::string& ctype, const std::string& name, int64_t size, const std::string& init) {
+  return "[[maybe_unused]] " + ctype + " " + name + "[" + std::to_string(size) + "]" + init + ";";
+}
+
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
                       const std::string& step, bool descending) {
   return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + stop + "; " + var +

@@ -228,8 +228,8 @@ std::string HostEmitter::declare_carry(const Var* v, const std::string& init_tex
     // gets its own array, filled by each branch's yield.
     if (!init_text.empty()) return init_text;
     std::string name = fresh(GetSSABaseName(v->name));
-    line((at->dtype == DataType::TASK_ID ? std::string("TaskHandle") : ctype(at->dtype)) + " " + name + "[" +
-         std::to_string(at->size) + "] = {};");
+    line(at->dtype == DataType::TASK_ID ? "TaskHandle " + name + "[" + std::to_string(at->size) + "] = {};"
+                                        : common::ScalarArrayDecl(ctype(at->dtype), name, at->size, " = {}"));
     return name;
   }
   std::string name = fresh(GetSSABaseName(v->name));

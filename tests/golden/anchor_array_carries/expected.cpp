@@ -24,7 +24,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     int64_t n = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
-        float w[4] = {};
+        [[maybe_unused]] float w[4] = {};
         for (int64_t k = 0; k < 4; k += 1) {
             PTO2_SCOPE() {
                 w[pto2_array_slot(k, 4, "program.py", 21)] = 0.5f;
@@ -44,10 +44,10 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             PTO2_SCOPE() {
             }
         }
-        int32_t u[2] = {};
-        int32_t v[2] = {};
+        [[maybe_unused]] int32_t u[2] = {};
+        [[maybe_unused]] int32_t v[2] = {};
         v[1] = ((int32_t)(n));
-        int32_t z[2];
+        [[maybe_unused]] int32_t z[2];
         if (n > 3) {
             PTO2_SCOPE() {
                 for (int64_t k = 0; k < 2; ++k) z[k] = v[k];
@@ -57,7 +57,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 for (int64_t k = 0; k < 2; ++k) z[k] = u[k];
             }
         }
-        int32_t hits[2] = {};
+        [[maybe_unused]] int32_t hits[2] = {};
         for (int64_t j = 0; j < 2; j += 1) {
             PTO2_SCOPE() {
                 for (int64_t k = 0; k < 2; ++k) hits[k] = z[k];

@@ -44,7 +44,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             Tensor out = *out_slot;
             std::optional<Tensor> out_1_slot;
-            PTO2TaskId fin[4];
+            [[maybe_unused]] PTO2TaskId fin[4];
             if (n > 2) {
                 PTO2TaskId again[4];   // every slot starts invalid
                 for (int64_t b = 0; b < 4; b += 1) {

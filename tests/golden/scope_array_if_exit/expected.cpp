@@ -24,15 +24,15 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     int64_t n = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
-        int32_t u[2] = {};
-        int32_t v[2] = {};
+        [[maybe_unused]] int32_t u[2] = {};
+        [[maybe_unused]] int32_t v[2] = {};
         u[1] = 7;
         v[1] = ((int32_t)(n));
-        int32_t z_exit[2];
+        [[maybe_unused]] int32_t z_exit[2];
         PTO2_SCOPE() {
-            int32_t z_exit_1[2];
+            [[maybe_unused]] int32_t z_exit_1[2];
             PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
-                int32_t z[2];
+                [[maybe_unused]] int32_t z[2];
                 if (n > 3) {
                     for (int64_t k = 0; k < 2; ++k) z[k] = v[k];
                 } else {
@@ -43,9 +43,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
             for (int64_t k = 0; k < 2; ++k) z_exit[k] = z_exit_1[k];
         }
-        int32_t w_exit[2];
+        [[maybe_unused]] int32_t w_exit[2];
         PTO2_SCOPE() {
-            int32_t w[2] = {};
+            [[maybe_unused]] int32_t w[2] = {};
             if (n > 4) {
                 PTO2_SCOPE() {
                     w[1] = 5;
