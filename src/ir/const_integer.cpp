@@ -63,31 +63,4 @@ std::optional<int64_t> ConstIntegerValue(const ExprPtr& e, bool* wide) {
   return v;
 }
 
-std::optional<int64_t> FoldIndexLiterals(BinaryOp op, int64_t a, int64_t b) {
-  int64_t r = 0;
-  switch (op) {
-    case BinaryOp::Add: return __builtin_add_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-    case BinaryOp::Sub: return __builtin_sub_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-    case BinaryOp::Mul: return __builtin_mul_overflow(a, b, &r) ? std::nullopt : std::optional<int64_t>(r);
-    case BinaryOp::FloorDiv:
-    case BinaryOp::Mod: {
-      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
-      int64_t q = a / b, m = a % b;
-      if (m != 0 && ((m < 0) != (b < 0))) {  // C++ truncates toward zero; Python floors
-        --q;
-        m += b;
-      }
-      return op == BinaryOp::FloorDiv ? q : m;
-    }
-    default: return std::nullopt;
-  }
-}
-
-ExprPtr FoldedIndexBinary(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& span) {
-  auto *x = a->as<ConstInt>(), *y = b->as<ConstInt>();
-  if (!x || !y || dtype_of(*a) != DataType::INDEX || dtype_of(*b) != DataType::INDEX) return nullptr;
-  auto v = FoldIndexLiterals(op, x->value, y->value);
-  return v ? ConstInt::make(*v, DataType::INDEX, span) : nullptr;
-}
-
 }  // namespace pypto::ir

@@ -19,7 +19,6 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/visitor.h"
@@ -49,14 +48,6 @@ class BodyCopy : public IRMutator {
     if (ExprPtr r = replaced(op)) return r;
     if (!defs_.count(op)) return self;
     return IterArg::make(op->name, mutate_type(op->type), mutate_expr(op->init), op->span);
-  }
-  // `i * 4` with i = 2 becomes the literal 8, as the frontend folds `2 * 4` written by hand: the
-  // copy is the program written with the literal (the printed IR parses back to the same IR).
-  ExprPtr mutate_(const BinaryExpr* op, const ExprPtr& self) override {
-    ExprPtr e = IRMutator::mutate_(op, self);
-    auto* b = e->as<BinaryExpr>();
-    ExprPtr folded = b ? FoldedIndexBinary(b->op, b->a, b->b, b->span) : nullptr;
-    return folded ? folded : e;
   }
 
  private:

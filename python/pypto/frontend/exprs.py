@@ -14,7 +14,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
-from pypto.frontend.pyeval import PyEvalFailure, eval_py, int_op, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 from pypto.language import _types as T
 
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
@@ -99,14 +99,6 @@ def _binop(ctx, node: ast.BinOp):
             hint = _TILE_OP_FOR.get(opname)
             raise ctx.error(n, f"operator '{ast.unparse(node)}' needs scalar operands, got {irtypes.describe(e.type)}",
                             help=f"use {hint}(a, b) for tiles" if hint else "operators apply to scalars only")
-    # Literals alone are folded (`N * 4` with a module constant N is the constant 16): a shape,
-    # an offset or a loop bound written so is as constant as the literal, for the ops' checks
-    # and the types they derive. A result outside int64 stays an expression (and wraps at run
-    # time, as it did).
-    if isinstance(a, ir.ConstInt) and isinstance(b, ir.ConstInt) and a.type.dtype == _INDEX and b.type.dtype == _INDEX:
-        v = int_op(type(node.op), a.value, b.value)
-        if v is not None:
-            return ir.ConstInt.make(v, _INDEX, ctx.span(node))
     return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), a, b, ctx.span(node))
 
 

@@ -58,17 +58,35 @@ def _resolve(ctx, node: ast.AST):
             return v
         if isinstance(v, (int, float)) and not isinstance(v, bool):
             return -v
-    if isinstance(node, ast.BinOp) and type(node.op) in _INT_OPS:
+    if isinstance(node, ast.BinOp) and type(node.op) in _NUMBER_OPS:
         a = _resolve(ctx, node.left)
         if type(a) is _Failure:
             return a
         b = _resolve(ctx, node.right)
         if type(b) is _Failure:
             return b
-        v = int_op(type(node.op), a, b)
+        both_ints = type(a) is int and type(b) is int and not isinstance(node.op, ast.Div)   # int / int: a float
+        v = _int_op(type(node.op), a, b) if both_ints else _float_op(type(node.op), a, b)
         if v is not None:
             return v
     return _Failure((node, "form", None, ""))
+
+
+# Arithmetic a compile-time value may be written with (`N * 2`, `SCALE / 2` for an attribute
+# such as init_value=): integers exactly (_int_op), floats as Python's float64.
+_NUMBER_OPS = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__, ast.Div: float.__truediv__,
+               ast.FloorDiv: float.__floordiv__, ast.Mod: float.__mod__}
+
+
+def _float_op(op: type, a, b):
+    """`a op b` in float64 when either is a float (and neither a bool), else None (also for a
+    division by zero or an overflow)."""
+    if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b)):
+        return None
+    try:
+        return _NUMBER_OPS[op](float(a), float(b))
+    except (ZeroDivisionError, OverflowError):
+        return None
 
 
 # Integer arithmetic a compile-time value may be written with (`N * 2`, `(N - 1) // 4`): the
@@ -77,7 +95,7 @@ _INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, a
             ast.Mod: int.__mod__}
 
 
-def int_op(op: type, a, b):
+def _int_op(op: type, a, b):
     """`a op b` for two ints (not bools) and an operator of _INT_OPS, when the result fits in
     int64 (the DSL's integers); else None (also for a division or modulo by zero, left to the
     checks of the expression it stays)."""

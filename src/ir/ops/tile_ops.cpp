@@ -133,13 +133,17 @@ void add_row_expand(OpRegistry& r, const std::string& name, const std::string& w
 // the tensor in every dimension.
 void check_block_inside(const std::string& op, const std::vector<ExprPtr>& offsets, const std::vector<ExprPtr>& sizes,
                         const TensorType* t, const Span& span) {
-  if (sizes.size() != t->shape.size()) return;
-  for (size_t i = 0; i < sizes.size(); ++i) {
+  if (sizes.size() > t->shape.size() || offsets.size() != t->shape.size()) return;
+  // A tile of lower rank covers the tensor's trailing axes, extent 1 on the leading ones (as
+  // the kernel's store does: a row max [16] stored into a [16, 8] tensor is a [1, 16] block).
+  const size_t lead = t->shape.size() - sizes.size();
+  for (size_t i = 0; i < t->shape.size(); ++i) {
     const auto o = ConstIntegerValue(offsets[i]);   // literals alone too (`N - 3`)
-    auto *s = sizes[i]->as<ConstInt>(), *d = t->shape[i]->as<ConstInt>();
+    const auto s = i < lead ? std::optional<int64_t>(1) : ConstIntegerValue(sizes[i - lead]);
+    auto* d = t->shape[i]->as<ConstInt>();
     if (!o || !s || !d) continue;
-    PYPTO_USER_CHECK(*o >= 0 && *o <= d->value - s->value, span,   // (no overflowing o + s)
-                     op << ": block [" << *o << ", " << block_end(*o, s->value) << ") of dimension " << i
+    PYPTO_USER_CHECK(*o >= 0 && *o <= d->value - *s, span,   // (no overflowing o + s)
+                     op << ": block [" << *o << ", " << block_end(*o, *s) << ") of dimension " << i
                         << " is outside the tensor shape " << describe_shape(t->shape),
                      "");
   }

@@ -57,7 +57,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         }
         Tensor v_1 = v;
         for (int64_t j = 0; j < 2; j += 1) {
-            int64_t rows = 32;
+            int64_t rows = 16 * 2;
             uint32_t w_ci_shapes[2] = {pto2_extent_u32(rows, "program.py", 34), 16};
             TensorCreateInfo w_ci(w_ci_shapes, 2, DataType::FLOAT32);
             TaskOutputTensors alloc_2 = alloc_tensors(w_ci);

@@ -38,7 +38,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t1;
         params_t1.add_input(s);
         params_t1.add_inout(ext_y);
-        params_t1.add_scalar((uint64_t)0);
+        params_t1.add_scalar((uint64_t)(-4 + 4));
         PTO2_SOURCE_SITE(params_t1, "program.py", 32);
         rt_submit_aiv_task(1, params_t1);
 
@@ -46,7 +46,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t2;
         params_t2.add_input(s);
         params_t2.add_inout(ext_y);
-        params_t2.add_scalar((uint64_t)1);
+        params_t2.add_scalar((uint64_t)(-3 + 4));
         PTO2_SOURCE_SITE(params_t2, "program.py", 32);
         rt_submit_aiv_task(1, params_t2);
 
@@ -54,7 +54,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t3;
         params_t3.add_input(s);
         params_t3.add_inout(ext_y);
-        params_t3.add_scalar((uint64_t)2);
+        params_t3.add_scalar((uint64_t)(-2 + 4));
         PTO2_SOURCE_SITE(params_t3, "program.py", 32);
         rt_submit_aiv_task(1, params_t3);
 
@@ -62,7 +62,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t4;
         params_t4.add_input(s);
         params_t4.add_inout(ext_y);
-        params_t4.add_scalar((uint64_t)3);
+        params_t4.add_scalar((uint64_t)(-1 + 4));
         PTO2_SOURCE_SITE(params_t4, "program.py", 32);
         rt_submit_aiv_task(1, params_t4);
     }

@@ -67,7 +67,7 @@ __attribute__((visibility("default"))) void host_orchestration_entry(const ChipS
         TaskHandle prev_1 = submit_next_level(2, args_t3);
         prev[r] = prev_1;
     }
-    TaskHandle last = tids[3];
+    TaskHandle last = tids[4 - 1];
 
     // Task 4: chip_add (target 2)
     TaskArgs args_t4;
