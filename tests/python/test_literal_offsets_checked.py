@@ -114,3 +114,15 @@ def test_an_attribute_may_be_written_as_arithmetic_of_constants():
     # `init_value=N * 0.5 + 1 / 4` was "init_value must be a compile-time constant, got ...".
     text = _printed("t = pl.create_tensor([16, 8], dtype=pl.FP32, init_value=N * 0.5 + 1 / 4)")
     assert "init_value=2.25" in text
+
+
+def test_annotations_may_use_arithmetic_of_constants():
+    # `pl.Tensor[[N * 4, 8], ...]` was "shape entries must be integers or pl.dynamic symbols, got 'N * 4'".
+    src = KERNEL.replace("def k(self, x: pl.Tensor[[16, 8], pl.FP32], y: pl.Out[pl.Tensor[[16, 8], pl.FP32]])",
+                         "def k(self, x: pl.Tensor[[N * 4, 8], pl.FP32], y: pl.Out[pl.Tensor[[N * 4, N * 2], pl.FP32]])")
+    src = src.replace("BODY", "y = pl.store(pl.load(x, [0, 0], [16, 8]), [0, 0], y)").replace(
+        "SLICE", "w: pl.Array[N // 2, pl.INT32] = pl.array.create(2, pl.INT32)")
+    assert "pl.Tensor[[N * 4, 8], pl.FP32]" in src and "pl.Array[N // 2" in src
+    prog = pypto.compile(pl.parse_program(src, "lit.py"))
+    x = np.arange(128, dtype=np.float32).reshape(16, 8)
+    np.testing.assert_array_equal(prog(x), x)
