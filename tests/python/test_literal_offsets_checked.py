@@ -126,3 +126,12 @@ def test_annotations_may_use_arithmetic_of_constants():
     prog = pypto.compile(pl.parse_program(src, "lit.py"))
     x = np.arange(128, dtype=np.float32).reshape(16, 8)
     np.testing.assert_array_equal(prog(x), x)
+
+
+def test_types_hold_the_value_of_literal_arithmetic():
+    # The call keeps `4 * 4` as written; the type derived from it is the constant (a static tile).
+    from pypto._core import ir
+    text = ir.python_print(_parse(body="t = pl.load(x, [0, 0], [N * 4, N + N])\n        y = pl.store(t, [0, 0], y)",
+                                  slice_="v = pl.tensor.slice(x, [N - 2, 8], [N, 0])"))
+    assert "t: pl.Tile[[16, 8], pl.FP32] = pl.load(x, [0, 0], [4 * 4, 4 + 4])" in text
+    assert "v: pl.Tensor[[2, 8], pl.FP32] = pl.tensor.slice(x, [4 - 2, 8], [4, 0])" in text

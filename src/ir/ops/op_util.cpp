@@ -62,7 +62,14 @@ std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& a
                       span, "");
     }
   }
-  return t->elements;
+  // Literals alone (`N * 4`) count as the constant they are, for the op's checks and the type it
+  // derives; the call keeps them as written (the printed IR parses back to the same IR).
+  std::vector<ExprPtr> out = t->elements;
+  for (ExprPtr& d : out) {
+    if (d->is<ConstInt>()) continue;
+    if (auto c = ConstIntegerValue(d)) d = ConstInt::make(*c, d->type->as<ScalarType>()->dtype, d->span);
+  }
+  return out;
 }
 
 void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,

@@ -40,7 +40,8 @@ const ArrayType* expect_array(const std::string& op, const std::string& arg, con
 const ScalarType* expect_numeric_scalar(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 // A scalar of an integer dtype (ConstInt or an integer scalar expr).
 void expect_int_scalar(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
-// A MakeTuple of integer scalars (a shape, an offset list, an index list).
+// A MakeTuple of integer scalars (a shape, an offset list, an index list), its entries of literal
+// arithmetic alone (`4 * 4`) returned as their ConstInt value (ConstIntegerValue).
 std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 // Constant element indices lie inside the constant extents: `0 <= idx[k] < shape[k]` wherever both are
 // ConstInt (read / write of one element; run-time indices are checked when the program runs).

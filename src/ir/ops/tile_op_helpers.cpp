@@ -4,7 +4,6 @@
 #include <algorithm>
 
 #include "../describe.h"
-#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::ir::ops::tile_helpers {
@@ -149,15 +148,12 @@ std::vector<ExprPtr> expect_const_shape(const std::string& op, const std::string
   auto shape = expect_int_list(op, arg, e, span);
   PYPTO_USER_CHECK(!shape.empty() && shape.size() <= max_rank, span,
                    op << ": " << arg << " must have 1 to " << max_rank << " dims, got " << describe_shape(shape), "");
-  // Literals alone (`N * 4`) are as constant as the literal: the type holds their value.
-  std::vector<ExprPtr> folded;
-  for (const ExprPtr& d : shape) {
-    auto c = ConstIntegerValue(d);
-    PYPTO_USER_CHECK(c && *c > 0, span, op << ": " << arg << " entries must be positive integer constants, got "
-                                          << describe_shape(shape), "");
-    folded.push_back(d->is<ConstInt>() ? d : ConstInt::make(*c, DataType::INDEX, d->span));
+  for (auto& d : shape) {   // (literal arithmetic is folded by expect_int_list)
+    auto* c = d->as<ConstInt>();
+    PYPTO_USER_CHECK(c && c->value > 0, span, op << ": " << arg << " entries must be positive integer constants, got "
+                                                  << describe_shape(shape), "");
   }
-  return folded;
+  return shape;
 }
 
 void add_op_opt(OpRegistry& r, std::string name, std::vector<std::string> arg_names, size_t min_args,
