@@ -9,7 +9,9 @@ Outcomes: ran / located (a PyptoError with file:line) are fine; unlocated (a Pyp
 line), internal (InternalCompilerError, "internal ... error", or any raw Python exception),
 crash (the worker process died), hang (no answer within --timeout), bad-cxx (the generated C++
 did not compile; with --werror, also: it warned) and wrong (a semantics-preserving mutant computed something else than its
-original on the same inputs) are findings: the exit status is 1 when there is any.
+original on the same inputs) and refused (an int_as_arith mutant, a literal written as arithmetic of
+literals with the same value, refused where its original is accepted) are findings: the exit
+status is 1 when there is any.
 
 Mutants are made from a seeded random.Random(seed * 1_000_003 + index), so a mutant is
 reproducible from (seed, index) alone. Each finding is printed with its mutation and a minimal
@@ -27,8 +29,9 @@ names, nesting, call arguments, deps=, deleted statements; C++-hostile names in 
 loops that run no iteration (empty_range), 5 to 120 levels of nesting (deep_nesting), a statement
 repeated (dup_stmt), two neighbouring statements swapped (swap_stmt), float literals at the
 FP32 / FP64 edges (float_edge); and,
-semantics-preserving, renamed locals, loops in scopes, other call layouts, and a statement
-under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap).
+semantics-preserving, renamed locals, loops in scopes, other call layouts, a statement
+under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap), and an integer
+literal written as arithmetic of literals (int_as_arith).
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = sorted((ROOT / "examples").glob("*.py")) + sorted((ROOT / "tests/python/spec_programs").glob("*.py"))
 FINE = ("ran", "located")
-OUTCOMES = ("ran", "located", "unlocated", "internal", "crash", "hang", "bad-cxx", "wrong")
+OUTCOMES = ("ran", "located", "unlocated", "internal", "crash", "hang", "bad-cxx", "wrong", "refused")
 
 # -- the programs ------------------------------------------------------------------------------
 
@@ -564,10 +567,36 @@ class Mutator:
         body[i] = inner[0]
         return f"[preserving] statement at line {line} nested {depth} deep"
 
+    def int_as_arith(self, cls):
+        """[preserving] An integer literal anywhere in the program (a shape, an offset, a bound, an
+        annotation, an attribute, an index) written as arithmetic of literals with its value
+        (`16` -> `(19 - 3)`, `4 * 4`, `(33 // 2)`): the DSL must take it as the literal it equals,
+        so a refusal of the mutant where the original was accepted is a finding too (STRICT)."""
+        ns = [n for n in _nodes(cls, ast.Constant) if type(n.value) is int and 0 <= n.value < (1 << 31)]
+        if not ns:
+            return None
+        n = self.rng.choice(ns)
+        v, k = n.value, self.rng.randint(1, 9)
+        form = self.rng.choice(["({a} - {k})", "({b} + {k})", "({v} * 1)", "(({v} * {k}) // {k})",
+                                "(({v} * {k} + {r}) // {k})", "({v} + {k} * 0)"])
+        text = form.format(a=v + k, b=v - k, k=k, v=v, r=self.rng.randrange(k))
+        new = ast.parse(text, mode="eval").body
+        parents = _parent_map(cls)
+        p = parents.get(n)
+        for field, value in ast.iter_fields(p):
+            if value is n:
+                setattr(p, field, new)
+            elif isinstance(value, list):
+                for i, item in enumerate(value):
+                    if item is n:
+                        value[i] = new
+        self.variant = {"strict": True}   # (the call itself is the plain one)
+        return f"[preserving] int {v} (line {n.lineno}) written {text}"
+
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
                 "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting",
                 "dup_stmt", "swap_stmt", "float_edge")
-    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap")
+    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith")
 
 
 def make_mutant(programs, seed: int, index: int, family=None):
@@ -840,6 +869,12 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
             job = {"text": mutated, "file": f"mutant_{seed}_{i}.py", "run": run, "input_seed": i, "variant": variant}
             res = worker.run(job, timeout)
             outcome = res["outcome"]
+            if preserving and (variant or {}).get("strict") and outcome == "located":
+                # A strict mutant must be accepted wherever its original is.
+                ref = worker.run({"text": text, "file": name, "run": run, "input_seed": i}, timeout)
+                if ref.get("outcome") == "ran":
+                    outcome, res["detail"] = "refused", ("the original program runs; written as arithmetic of "
+                                                         "literals, the same value is refused: " + res.get("detail", ""))
             if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:
                 # Same inputs: the original is re-run with this mutant's input seed.
                 ref_job = {"text": text, "file": name, "run": True, "input_seed": i}

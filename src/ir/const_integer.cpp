@@ -24,6 +24,22 @@ int64_t wrap_to(DataType d, uint64_t v) {
   return static_cast<int64_t>(v);
 }
 
+// `x // y` or `x % y` of a signed dtype with Python's meaning (floor), as pto2_floordiv and
+// pto2_mod compute it; nullopt where they fail the run (a zero divisor; MIN // -1, which does
+// not fit) and for unsigned dtypes (their operands' values here are the wrapped bit patterns).
+std::optional<int64_t> floor_div_mod(DataType d, BinaryOp op, std::optional<int64_t> x, std::optional<int64_t> y) {
+  if (!x || !y || *y == 0 || !is_signed(d)) return std::nullopt;
+  const int64_t a = *x, b = *y;
+  if (a == std::numeric_limits<int64_t>::min() && b == -1) return std::nullopt;
+  int64_t q = a / b, m = a % b;
+  if (m != 0 && (m < 0) != (b < 0)) {  // C++ truncates toward zero; Python floors
+    --q;
+    m += b;
+  }
+  const int64_t r = op == BinaryOp::FloorDiv ? q : m;
+  return wrap_to(d, static_cast<uint64_t>(r)) == r ? std::optional<int64_t>(r) : std::nullopt;   // MIN // -1 of a narrower type
+}
+
 std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
   const DataType d = dtype_of(*e);
   if (!is_integer(d)) return std::nullopt;
@@ -45,7 +61,9 @@ std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
     return wrap_to(d, uint64_t{0} - static_cast<uint64_t>(*v));
   }
   auto* b = e->as<BinaryExpr>();
-  if (!b || (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul)) return std::nullopt;
+  if (!b) return std::nullopt;
+  if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod) return floor_div_mod(d, b->op, value(b->a, wide), value(b->b, wide));
+  if (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul) return std::nullopt;
   auto x = value(b->a, wide), y = value(b->b, wide);
   if (!x || !y) return std::nullopt;
   const __int128 wx = *x, wy = *y;

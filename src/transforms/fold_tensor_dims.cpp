@@ -21,6 +21,7 @@
 //   argument is this tensor?" from C++ names while it prints.
 #include <unordered_set>
 
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
 
@@ -41,10 +42,10 @@ class DimFolder : public IRMutator {
     auto* c = r->as<Call>();
     if (!c || !c->is_op || c->callee != "tensor.dim" || c->args.size() != 2) return r;
     auto* tt = c->args[0]->type->as<TensorType>();
-    auto* axis = c->args[1]->as<ConstInt>();
+    const auto axis = ConstIntegerValue(c->args[1]);   // a literal, or `1 - 1`
     if (!tt || !axis) return r;   // the op's type check refuses both; nothing to fold
     const int64_t rank = static_cast<int64_t>(tt->shape.size());
-    const int64_t k = axis->value < 0 ? axis->value + rank : axis->value;
+    const int64_t k = *axis < 0 ? *axis + rank : *axis;
     if (k < 0 || k >= rank) return r;
     const ExprPtr& extent = tt->shape[static_cast<size_t>(k)];
     if (extent->is<ConstInt>()) return extent;

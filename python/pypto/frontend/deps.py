@@ -19,7 +19,7 @@ from pypto.frontend.calls import (apply_arg_directions, kernel_args, kernel_ref,
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.dumps import parse_dumps, with_tags
 from pypto.frontend.exprs import const_from_py, eval_expr
-from pypto.frontend.pyeval import PyEvalFailure, eval_py
+from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
 from pypto.frontend.stmts import is_placeholder, unpack_into
 
 DEPS_HELP = ("deps= takes task ids, not tensors: a tid bound by `out, tid = pl.submit(...)` or "
@@ -115,14 +115,10 @@ _MAX_BLOCKS = 2**31 - 1   # LaunchSpec::set_block_num refuses more at run time
 
 
 # -- predicates ---------------------------------------------------------------------------
-def _int_literal(node):
-    """The int value of `5` / `-5`, else None."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        v = _int_literal(node.operand)
-        return -v if v is not None else None
-    return None
+def _int_literal(ctx, node):
+    """The compile-time int `node` denotes (`5`, `-5`, a module constant, `N - 1`), else None."""
+    v = try_eval_py(ctx, node, None)
+    return v if type(v) is int else None
 
 
 def _element_operand(ctx, node):
@@ -161,11 +157,11 @@ def parse_predicate(ctx, node: ast.AST):
         raise ctx.error(node, f"predicate= operator must be one of == != > < >= <=, got '{ast.unparse(node)}'",
                         help=PRED_HELP)
     left, right = node.left, node.comparators[0]
-    for side in (left, right):
-        if isinstance(side, ast.BinOp):
+    lhs_lit, rhs_lit = _int_literal(ctx, left), _int_literal(ctx, right)
+    for side, lit in ((left, lhs_lit), (right, rhs_lit)):
+        if isinstance(side, ast.BinOp) and lit is None:   # (arithmetic of constants is a constant)
             raise ctx.error(side, "predicate= cannot use arithmetic", help=REDUCE_HELP)
     lhs_el, rhs_el = _element_operand(ctx, left), _element_operand(ctx, right)
-    lhs_lit, rhs_lit = _int_literal(left), _int_literal(right)
     if lhs_el is not None and rhs_lit is not None:
         el, lit, mirrored, el_node, lit_node = lhs_el, rhs_lit, False, left, right
     elif rhs_el is not None and lhs_lit is not None:
@@ -197,7 +193,8 @@ def parse_predicate(ctx, node: ast.AST):
     for i in idx_nodes:
         if isinstance(i, ast.Slice):
             raise ctx.error(i, "predicate= indices must select one element, not a slice", help=PRED_HELP)
-        e = eval_expr(ctx, i)
+        v = try_eval_py(ctx, i, None)   # a compile-time integer (`0`, `N - 1`) is the constant
+        e = const_from_py(ctx, v, i) if type(v) is int else eval_expr(ctx, i)
         if not (isinstance(e, ir.ConstInt) or (isinstance(e, ir.Var) and irtypes.is_int_scalar(e.type))):
             raise ctx.error(i, f"predicate= indices must be integer constants or integer variables, "
                             f"got '{ast.unparse(i)}'", help=PRED_HELP)

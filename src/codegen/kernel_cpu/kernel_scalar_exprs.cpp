@@ -10,6 +10,7 @@
 
 #include "kernel_emitter.h"
 #include "kernel_ops_util.h"
+#include "pypto/ir/const_integer.h"
 
 namespace pypto::codegen::kernel_cpu {
 
@@ -153,7 +154,15 @@ const std::map<std::string, ScalarOpPrinter>& ScalarOps() {
         {"tensor.dim",
          [](KernelEmitter& em, const Call& call) {
            PYPTO_CHECK(call.args.size() == 2, "tensor.dim with " << call.args.size() << " arguments (VerifyKernelProgram refuses it)");
-           return "static_cast<int64_t>(" + em.tensor(call.args[0]) + ".shapes[" + em.scalar(call.args[1]) + "])";
+           // The axis as a non-negative constant: `shapes[-1]` read outside the array (a wrong
+           // extent, silently) for pl.tensor.dim(x, -1) of a dimension not folded to a literal.
+           auto* tt = call.args[0]->type->as<TensorType>();
+           const auto axis = ConstIntegerValue(call.args[1]);
+           PYPTO_CHECK(tt && axis, "tensor.dim: a tensor and a constant axis (the op refuses anything else)");
+           const int64_t rank = static_cast<int64_t>(tt->shape.size());
+           const int64_t k = *axis < 0 ? *axis + rank : *axis;
+           PYPTO_CHECK(k >= 0 && k < rank, "tensor.dim: axis " << *axis << " out of range (the op refuses it)");
+           return "static_cast<int64_t>(" + em.tensor(call.args[0]) + ".shapes[" + std::to_string(k) + "])";
          }},
     };
     AddAccessScalarOps(ops);

@@ -21,6 +21,7 @@
 //                     view) — VerifyOrchestrationProgram refuses anything else.
 #include "emitter.h"
 #include "op_registry.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 
 namespace pypto::codegen::orchestration {
@@ -46,9 +47,9 @@ const Var* tensor_arg(const Call& c, size_t i) {
 }
 
 int64_t const_arg(const Call& c, size_t i) {
-  auto* k = i < c.args.size() ? c.args[i]->as<ConstInt>() : nullptr;
-  PYPTO_CHECK(k, c.callee << ": argument " << i << " must be an integer literal");
-  return k->value;
+  auto k = i < c.args.size() ? ConstIntegerValue(c.args[i]) : std::nullopt;   // a literal, or `5 - 4`
+  PYPTO_CHECK(k, c.callee << ": argument " << i << " must be an integer constant");
+  return *k;
 }
 
 void TensorCreateHandler(Emitter& e, const Var* result, const Call& call) {

@@ -91,11 +91,11 @@ std::string block_end(int64_t offset, int64_t size) {
 }
 
 int64_t expect_const_int(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span) {
-  auto* c = e->as<ConstInt>();
+  auto c = ConstIntegerValue(e);   // a literal, or arithmetic of literals (`5 - 4`)
   if (!c) {
     throw UserError(op + ": argument '" + arg + "' must be an integer constant, got " + describe(e), span, "");
   }
-  return c->value;
+  return *c;
 }
 
 bool dim_equal(const ExprPtr& a, const ExprPtr& b) {
