@@ -155,3 +155,15 @@ def test_bad_command_line_is_a_usage_error(args, says, capsys):
         fz.main(args)
     assert e.value.code == 2
     assert says in capsys.readouterr().err
+
+
+def test_a_literal_written_as_arithmetic_is_accepted_wherever_the_literal_is(capsys):
+    # int_as_arith (strict): a refusal of the mutant where the original is accepted is a finding
+    # ("refused"); tensor.transpose axes, predicate= indices and // in load sizes were such places.
+    fz = _fuzz_module()
+    res = fz.fuzz(count=40, seed=7, run_every=0, timeout=120, compare_every=0, py=sys.executable,
+                  out=sys.stdout, family="int_as_arith")
+    counts = {o: res[o] for o in fz.OUTCOMES}
+    assert counts["ran"] == 40, counts
+    if res["findings"]:
+        pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
