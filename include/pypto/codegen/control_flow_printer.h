@@ -78,10 +78,10 @@ std::string CppSourceSiteArgs(const ir::Span& span);
 // is the array op's (the statement indexing the array, not where the index was defined).
 std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int64_t size, const ir::Span& span);
 
-// The declaration of a pl.array of numbers or bools: `[[maybe_unused]] float w[4] = {};` (init
-// " = {}" or ""). An array that is written and never read is a program g++ -Wall reports as
-// "set but not used", an error under -Werror.
-std::string ScalarArrayDecl(const std::string& ctype, const std::string& name, int64_t size, const std::string& init);
+// The declaration of a pl.array: `[[maybe_unused]] float w[4] = {};` (init " = {}" or "";
+// `ctype` the element's C++ type). An array of numbers written and never read is a program g++
+// -Wall reports as "set but not used", an error under -Werror.
+std::string ArrayDecl(const std::string& ctype, const std::string& name, int64_t size, const std::string& init);
 
 // `for (int64_t i = start; i < stop; i += step)` (`i > stop` for a descending constant step).
 // Only where the loop is not ForStmt::counted (StampCountedLoops): otherwise the last `i += step`

@@ -49,7 +49,7 @@ std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int6
   return "pto2_array_slot(" + bare + ", " + std::to_string(size) + ", " + CppSourceSiteArgs(span) + ")";
 }
 
-std::string ScalarArrayDecl(const std::string& ctype, const std::string& name, int64_t size, const std::string& init) {
+std::string ArrayDecl(const std::string& ctype, const std::string& name, int64_t size, const std::string& init) {
   return "[[maybe_unused]] " + ctype + " " + name + "[" + std::to_string(size) + "]" + init + ";";
 }
 

@@ -229,7 +229,7 @@ std::string HostEmitter::declare_carry(const Var* v, const std::string& init_tex
     if (!init_text.empty()) return init_text;
     std::string name = fresh(GetSSABaseName(v->name));
     line(at->dtype == DataType::TASK_ID ? "TaskHandle " + name + "[" + std::to_string(at->size) + "] = {};"
-                                        : common::ScalarArrayDecl(ctype(at->dtype), name, at->size, " = {}"));
+                                        : common::ArrayDecl(ctype(at->dtype), name, at->size, " = {}"));
     return name;
   }
   std::string name = fresh(GetSSABaseName(v->name));

@@ -69,7 +69,7 @@ void HostEmitter::emit_array_create(const Var* result) {
     line("TaskHandle " + name + "[" + n + "] = {};   // every slot starts invalid");
     if (!stamps_.of(result).read) line("(void)" + name + ";");
   } else {
-    line(common::ScalarArrayDecl(ctype(at->dtype), name, at->size, " = {}"));
+    line(common::ArrayDecl(ctype(at->dtype), name, at->size, " = {}"));
   }
   bind(result, name);
 }

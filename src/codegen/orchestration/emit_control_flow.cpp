@@ -86,7 +86,7 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
       needs_optional_header_ = true;
     } else if (auto* at = rv->type->as<ArrayType>()) {   // copied slot by slot after the if
       slot = scopes_.declare(base_name(rv) + "_exit", false);
-      line(common::ScalarArrayDecl(ctype(at->dtype), slot, at->size, ""));
+      line(common::ArrayDecl(ctype(at->dtype), slot, at->size, ""));
     } else {
       auto* st = rv->type->as<ScalarType>();
       slot = scopes_.declare(base_name(rv) + "_exit", true);
@@ -203,7 +203,7 @@ CarryTarget Emitter::branch_result(const IfStmt& s, size_t k) {
   if (auto* at = rv->type->as<ArrayType>()) {
     if (array_storage(rv.get()) != rv.get()) return target;
     target.name = declare(rv.get());
-    line(common::ScalarArrayDecl(ctype(at->dtype), target.name, at->size, ""));
+    line(common::ArrayDecl(ctype(at->dtype), target.name, at->size, ""));
     return target;
   }
   std::string name = declare(rv.get());

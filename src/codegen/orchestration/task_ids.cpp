@@ -136,7 +136,7 @@ void ArrayCreateHandler(Emitter& e, const Var* result, const Call& call) {
   if (at->dtype == DataType::TASK_ID) {
     e.line("PTO2TaskId " + name + "[" + std::to_string(at->size) + "];   // every slot starts invalid");
   } else {
-    e.line(common::ScalarArrayDecl(Emitter::ctype(at->dtype), name, at->size, " = {}"));
+    e.line(common::ArrayDecl(Emitter::ctype(at->dtype), name, at->size, " = {}"));
   }
 }
 
