@@ -75,7 +75,7 @@ std::vector<ExprPtr> expect_int_list(const std::string& op, const std::string& a
 void expect_const_indices_inside(const std::string& op, const std::vector<ExprPtr>& idx,
                                  const std::vector<ExprPtr>& shape, const Span& span) {
   for (size_t k = 0; k < idx.size() && k < shape.size(); ++k) {
-    const auto i = ConstIntegerValue(idx[k]);   // literals alone too (`N - 1`)
+    const auto i = ConstIntegerValue(idx[k]);   // (expect_int_list folded literal arithmetic)
     auto* d = shape[k]->as<ConstInt>();
     if (!i || !d) continue;
     PYPTO_USER_CHECK(*i >= 0 && *i < d->value, span,

@@ -59,7 +59,7 @@ void check_tile_source(const TileType* tile, const TensorType* target, const std
                    "reshape the tile (pl.reshape) to the tensor's rank or less");
   const auto& box = tile->valid_or_shape();
   for (size_t k = 0; k < rank; ++k) {
-    const auto o = ConstIntegerValue(offsets[k]);   // literals alone too
+    const auto o = ConstIntegerValue(offsets[k]);   // (expect_int_list folded literal arithmetic)
     auto* d = target->shape[k]->as<ConstInt>();
     const ExprPtr size = k + trank >= rank ? box[k + trank - rank] : ExprPtr(ConstInt::make(1, DataType::INDEX, span));
     auto* sz = size->as<ConstInt>();
@@ -173,7 +173,7 @@ void register_tensor_ops(OpRegistry& r) {
              }
            }
            for (size_t i = 0; i < shapes.size(); ++i) {
-             // Literals alone (`N - 5`) are known here too, not only when the program runs.
+             // Constant entries (literal arithmetic too: expect_int_list folded it) are checked here.
              const auto s = ConstIntegerValue(shapes[i]), o = ConstIntegerValue(offsets[i]);
              auto* d = t->shape[i]->as<ConstInt>();
              PYPTO_USER_CHECK(!s || *s > 0, span, "tensor.slice: slice size " << *s << " must be positive", "");

@@ -138,7 +138,7 @@ void check_block_inside(const std::string& op, const std::vector<ExprPtr>& offse
   // the kernel's store does: a row max [16] stored into a [16, 8] tensor is a [1, 16] block).
   const size_t lead = t->shape.size() - sizes.size();
   for (size_t i = 0; i < t->shape.size(); ++i) {
-    const auto o = ConstIntegerValue(offsets[i]);   // literals alone too (`N - 3`)
+    const auto o = ConstIntegerValue(offsets[i]);   // (expect_int_list folded literal arithmetic)
     const auto s = i < lead ? std::optional<int64_t>(1) : ConstIntegerValue(sizes[i - lead]);
     auto* d = t->shape[i]->as<ConstInt>();
     if (!o || !s || !d) continue;

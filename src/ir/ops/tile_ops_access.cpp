@@ -134,7 +134,7 @@ void register_tile_access_ops(OpRegistry& r) {
         // The src block [so, so + shapes) against the tensor's declared extents (a smaller run-time
         // view is clipped; one past the declared shape always fails the run).
         for (int k = 0; k < 2; ++k) {
-          const auto c = ConstIntegerValue(soff[k]);   // literals alone too
+          const auto c = ConstIntegerValue(soff[k]);   // (expect_int_list folded literal arithmetic)
           const int64_t o = c ? *c : 0, r = const_or(shp[k], -1), n = const_or(s->shape[k], -1);
           PYPTO_USER_CHECK(o >= 0 && (!c || r < 0 || n < 0 || o <= n - r), span,
                            "tile.gather_row: block [" << o << ", " << block_end(o, r) << ") of src dimension " << k

@@ -139,7 +139,7 @@ void register_tile_layout_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(shape.size() == 2 && off.size() == 2, span,
                             "tile.slice: shape and offset must have 2 entries for a 2-D tile", "");
            for (int i = 0; i < 2; ++i) {
-             const auto o = ConstIntegerValue(off[i]);   // literals alone too
+             const auto o = ConstIntegerValue(off[i]);   // (expect_int_list folded literal arithmetic)
              int64_t dim = const_dim(t->shape[i]);
              PYPTO_USER_CHECK(!o || (*o >= 0 && (dim < 0 || *o <= dim - const_dim(shape[i]))), span,
                               "tile.slice: window [" << *o << ", " << block_end(*o, const_dim(shape[i]))
@@ -179,7 +179,7 @@ void register_tile_layout_ops(OpRegistry& r) {
            auto off = expect_int_list("tile.assemble", "offset", args[2], span);
            PYPTO_USER_CHECK(off.size() == 2, span, "tile.assemble: offset must have 2 entries", "");
            for (int i = 0; i < 2; ++i) {
-             const auto o = ConstIntegerValue(off[i]);   // literals alone too
+             const auto o = ConstIntegerValue(off[i]);   // (expect_int_list folded literal arithmetic)
              int64_t dim = const_dim(t->shape[i]), sz = const_dim(s->shape[i]);
              PYPTO_USER_CHECK(!o || (*o >= 0 && (dim < 0 || sz < 0 || *o <= dim - sz)), span,
                               "tile.assemble: source " << describe_shape(s->shape) << " at offset " << *o
