@@ -9,8 +9,9 @@ Outcomes: ran / located (a PyptoError with file:line) are fine; unlocated (a Pyp
 line), internal (InternalCompilerError, "internal ... error", or any raw Python exception),
 crash (the worker process died), hang (no answer within --timeout), bad-cxx (the generated C++
 did not compile; with --werror, also: it warned) and wrong (a semantics-preserving mutant computed something else than its
-original on the same inputs) and refused (an int_as_arith mutant, a literal written as arithmetic of
-literals with the same value, refused where its original is accepted) are findings: the exit
+original on the same inputs) and refused (an int_as_arith or keyword_args mutant, a literal written as
+arithmetic of literals with the same value or arguments passed by keyword, refused where its original
+is accepted) are findings: the exit
 status is 1 when there is any.
 
 Mutants are made from a seeded random.Random(seed * 1_000_003 + index), so a mutant is
@@ -31,7 +32,8 @@ repeated (dup_stmt), two neighbouring statements swapped (swap_stmt), float lite
 FP32 / FP64 edges (float_edge); and,
 semantics-preserving, renamed locals, loops in scopes, other call layouts, a statement
 under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap), and an integer
-literal written as arithmetic of literals (int_as_arith).
+literal written as arithmetic of literals (int_as_arith), and an op call's arguments passed by
+keyword under our or the reference's parameter names (keyword_args).
 """
 
 from __future__ import annotations
@@ -131,6 +133,44 @@ def _rename_local(f, old: str, new: str) -> bool:
         if a.arg == old:
             a.arg = new
     return True
+
+
+_CUSTOM_PARAMETERS = {"cast": ("tile", "target_type", "mode"), "write": ("tile", "indices", "value"),
+                      "dim": ("tensor", "axis")}
+
+
+def _op_parameters(func):
+    """(parameter names, {reference alias: parameter}) of a `pl.<op>` / `pl.tile.<op>` callee as the
+    parser binds them, or None for anything else (loops, submits, self calls, ...)."""
+    if not isinstance(func, ast.Attribute):
+        return None
+    path = []
+    node = func
+    while isinstance(node, ast.Attribute):
+        path.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id != "pl":
+        return None
+    import pypto.language as pl                      # the parent process needs pypto only here
+    from pypto import ir
+    from pypto.language._builtins import REFERENCE_KEYWORDS
+    b = pl
+    for name in path:
+        b = getattr(b, name, None)
+    kind = getattr(b, "kind", None)
+    if kind in _CUSTOM_PARAMETERS:
+        return _CUSTOM_PARAMETERS[kind], {}
+    spec = b.spec[1] if kind == "unified" else getattr(b, "spec", None)
+    if kind not in ("op", "unified", "tensor_only") or spec is None or spec.op in ("tile.max", "tile.min"):
+        return None
+    params = list(spec.params)
+    if not params:
+        info = ir.op_info(spec.op)
+        if info is None:
+            return None
+        params = list(info.arg_names) + list(info.attr_names)
+    aliases = {a: p for a, p in REFERENCE_KEYWORDS.get(spec.op, {}).items() if a not in params and p in params}
+    return params, aliases
 
 
 def _parent_map(cls):
@@ -593,10 +633,31 @@ class Mutator:
         self.variant = {"strict": True}   # (the call itself is the plain one)
         return f"[preserving] int {v} (line {n.lineno}) written {text}"
 
+    def keyword_args(self, cls):
+        """[preserving] A `pl.<op>(...)` call's trailing positional arguments passed by keyword, under
+        our parameter names or the reference's (pypto.language._builtins.REFERENCE_KEYWORDS), in a
+        random order: `pl.store(t, [0, 0], y)` -> `pl.store(t, output_tensor=y, offsets=[0, 0])`.
+        The DSL binds keywords as Python does, so a refusal is a finding too (STRICT)."""
+        calls = [(c, params) for c in _nodes(cls, ast.Call) if c.args and not c.keywords
+                 and not any(isinstance(a, ast.Starred) for a in c.args)
+                 for params in [_op_parameters(c.func)] if params and len(c.args) <= len(params[0])]
+        if not calls:
+            return None
+        call, (params, aliases) = self.rng.choice(calls)
+        k = self.rng.randint(1, len(call.args))
+        moved = []
+        for i in range(len(call.args) - k, len(call.args)):
+            names = [params[i]] + [a for a, p in aliases.items() if p == params[i]]
+            moved.append(ast.keyword(arg=self.rng.choice(names), value=call.args[i]))
+        self.rng.shuffle(moved)
+        call.args, call.keywords = call.args[:len(call.args) - k], moved
+        self.variant = {"strict": True}
+        return f"[preserving] call at line {call.lineno} by keyword: {ast.unparse(call)[:120]}"
+
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
                 "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting",
                 "dup_stmt", "swap_stmt", "float_edge")
-    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith")
+    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith", "keyword_args")
 
 
 def make_mutant(programs, seed: int, index: int, family=None):
@@ -873,8 +934,8 @@ def fuzz(count: int, seed: int, run_every: int, timeout: float, only=None, py=sy
                 # A strict mutant must be accepted wherever its original is.
                 ref = worker.run({"text": text, "file": name, "run": run, "input_seed": i}, timeout)
                 if ref.get("outcome") == "ran":
-                    outcome, res["detail"] = "refused", ("the original program runs; written as arithmetic of "
-                                                         "literals, the same value is refused: " + res.get("detail", ""))
+                    outcome, res["detail"] = "refused", ("the original program runs; the same program written "
+                                                         "another way is refused: " + res.get("detail", ""))
             if (compare or (preserving and only is not None)) and outcome == "ran" and "digest" in res:
                 # Same inputs: the original is re-run with this mutant's input seed.
                 ref_job = {"text": text, "file": name, "run": True, "input_seed": i}

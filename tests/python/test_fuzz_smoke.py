@@ -167,3 +167,19 @@ def test_a_literal_written_as_arithmetic_is_accepted_wherever_the_literal_is(cap
     assert counts["ran"] == 40, counts
     if res["findings"]:
         pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
+
+
+def test_op_arguments_passed_by_keyword_are_accepted(capsys):
+    # keyword_args (strict): an op call's trailing arguments passed by keyword, under our names or the
+    # reference's (pl.store(t, [0, 0], output_tensor=y)); a refusal is a finding ("refused").
+    fz = _fuzz_module()
+    programs = fz.load_programs()
+    callees = {fz.make_mutant(programs, 8, i, "keyword_args")[3].split("by keyword: ")[1].split("(")[0]
+               for i in range(60)}
+    assert {"pl.load", "pl.store", "pl.add"} <= callees, callees     # every kind of op call is a candidate
+    res = fz.fuzz(count=40, seed=8, run_every=0, timeout=120, compare_every=0, py=sys.executable,
+                  out=sys.stdout, family="keyword_args")
+    counts = {o: res[o] for o in fz.OUTCOMES}
+    assert counts["ran"] == 40, counts
+    if res["findings"]:
+        pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)

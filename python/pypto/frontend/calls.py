@@ -19,6 +19,7 @@ from pypto._core import ir
 from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.annotations import ir_dtype
+from pypto.frontend.call_binding import bind, parameter_of, require
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, a_or_an, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
@@ -168,15 +169,18 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
             continue
         if kw.arg is None:
             raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
-        if kw.arg not in spec.params:
+        pname = parameter_of(spec, kw.arg)
+        if pname is None:
             raise ctx.error(kw.value, f"pl.{pl_name} has no parameter '{kw.arg}'",
                             help=did_you_mean(kw.arg, spec.params) or f"parameters: {', '.join(spec.params)}")
-        if any(p == kw.arg for p, _ in named):
-            raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice")
-        named.append((kw.arg, kw.value))
+        if any(p == pname for p, _ in named):
+            raise ctx.error(kw.value, f"pl.{pl_name} got '{kw.arg}' twice"
+                            + (f": it names the parameter '{pname}', already given" if pname != kw.arg else ""))
+        named.append((pname, kw.value))
     named.sort(key=lambda pn: spec.params.index(pn[0]))
     # An optional trailing argument written as None is left out (valid_shapes=None: the default).
-    named = [(p, a) for p, a in named if not (p in _OPTIONAL_NONE and isinstance(a, ast.Constant) and a.value is None)]
+    named = [(p, a) for p, a in named if not ((p in _OPTIONAL_NONE or (p, spec.op) == ("shapes", "tile.store"))
+                                              and isinstance(a, ast.Constant) and a.value is None)]
     if spec.op == "tensor.slice":
         _check_slice_literals(ctx, named)
     for pname, anode in named:
@@ -199,6 +203,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
         else:
             args.append(eval_arg(ctx, anode))
             arg_nodes.append(anode)
+    if spec.op == "tile.store" and len(args) == 4:
+        args = [_store_block(ctx, arg_nodes[3], args[0], args[3])] + args[1:3]
     if spec.op == "tile.load" and len(args) == 4 and _same_extents(args[2], args[3]):
         args = args[:3]    # valid_shapes equal to shapes is the default (the printer leaves it out)
     try:
@@ -220,7 +226,40 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
     return call
 
 
-_OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value")
+def _store_block(ctx, node, tile, shapes):
+    """``pl.store(t, offsets, y, shapes=S)`` (the reference's extent of the stored block): the tile
+    itself when S is its shape, else its top-left S block, which is the tile with valid region S
+    (a store writes only the valid region).
+
+        pl.store(t, [0, 0], y, shapes=[4, 16])   # t: Tile[[16, 16]] -> rows 0..3 of t into y[0:4, 0:16]
+    """
+    if not isinstance(shapes, ir.MakeTuple):
+        raise ctx.error(node, f"pl.store: shapes= must be a list of extents, got '{ast.unparse(node)}'",
+                        help="e.g. shapes=[16, 16]; leave it out to store the whole tile")
+    ttype = tile.type
+    if not isinstance(ttype, ir.TileType):
+        return tile                      # the op's own check names the wrong argument
+    if len(shapes.elements) != len(ttype.shape):
+        raise ctx.error(node, f"pl.store: shapes= has {len(shapes.elements)} "
+                        f"entr{'y' if len(shapes.elements) == 1 else 'ies'} for a tile of rank {len(ttype.shape)}",
+                        help="give one extent per tile axis")
+    if _same_extents(ir.MakeTuple.make(list(ttype.shape), shapes.span), shapes):
+        return tile
+    for axis, (s, d) in enumerate(zip(shapes.elements, ttype.shape)):
+        if isinstance(s, ir.ConstInt) and isinstance(d, ir.ConstInt) and not 0 <= s.value <= d.value:
+            raise ctx.error(node, f"pl.store: shapes= extent {s.value} of axis {axis} is outside the tile's "
+                            f"[0, {d.value}]", help="the stored block is a part of the tile, from its first element")
+    if len(ttype.shape) != 2:
+        raise ctx.error(node, "pl.store: a shapes= smaller than the tile needs a 2-D tile",
+                        help="store the whole tile, or reshape it to 2-D first")
+    if ttype.valid_shape and not _same_extents(ir.MakeTuple.make(list(ttype.valid_shape), shapes.span), ir.MakeTuple.make(list(ttype.shape), shapes.span)):
+        raise ctx.error(node, "pl.store: shapes= on a tile that already has a valid region",
+                        help="set the stored block with pl.set_validshape or pl.slice(t, shape, offset, valid_shape=...)")
+    zeros = ir.MakeTuple.make([ir.ConstInt.make(0, ir.DataType.INDEX, shapes.span)] * 2, shapes.span)
+    return ir.Call.make_op("tile.slice", [tile, ir.MakeTuple.make(list(ttype.shape), shapes.span), zeros, shapes], {}, shapes.span)
+
+
+_OPTIONAL_NONE = ("valid_shapes", "valid_shape", "drop_dims", "pad_value", "tmp", "tmp_tile")
 _FILLPAD_OPS = ("tile.fillpad", "tile.fillpad_inplace", "tensor.fillpad")
 _FILLPAD_HINT = "use pl.PadValue.zero / .max / .min, or the shorthands 0, 0.0, math.inf, -math.inf"
 
@@ -337,9 +376,9 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
     """A unified op (spec anchor_features §3 / §9): `pl.reshape(x, shape)` is `pl.tensor.reshape`
     when x is a Tensor and `pl.tile.reshape` when it is a Tile (b.spec = (tensor spec, tile spec))."""
     tensor_spec, tile_spec = b.spec[0], b.spec[1]
-    if not node.args:
+    first = node.args[0] if node.args else _first_by_keyword(node, tensor_spec, tile_spec)
+    if first is None:
         raise ctx.error(node, f"pl.{b.pl_name} needs a tensor or tile as its first argument")
-    first = node.args[0]
     x = eval_arg(ctx, first)
     evaluated = {first: x}
     if isinstance(x.type, ir.TensorType):
@@ -351,7 +390,10 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                         help=f"pl.{b.pl_name} dispatches on its first argument: Tensor -> pl.tensor.{b.pl_name}, "
                              f"Tile -> pl.tile.{b.pl_name}")
     if len(b.spec) > 2:     # an op with operands beyond the first: same kind, or a scalar
-        operands = [a for k, a in enumerate(node.args[1:], 1)
+        given = list(enumerate(node.args))[1:] + [(spec.params.index(parameter_of(spec, kw.arg)), kw.value)
+                                                  for kw in node.keywords if kw.value is not first
+                                                  and parameter_of(spec, kw.arg or "") is not None]
+        operands = [a for k, a in given
                     if not isinstance(a, (ast.List, ast.Tuple, ast.Starred))
                     and not (k < len(spec.params) and spec.params[k] in spec.attrs)]   # fillpad's pad_value
         for a in operands:
@@ -387,6 +429,14 @@ def unified_call(ctx, node: ast.Call, b: Builtin):
                             f"this {ctx.sig.ftype.name} code is outside a kernel scope",
                             help="write it inside `with pl.at(level=pl.Level.CORE_GROUP):` or in an InCore function")
     return op_call(ctx, node, spec, b.pl_name if spec is tile_spec else spec.op, evaluated)
+
+
+def _first_by_keyword(node: ast.Call, *specs):
+    """The first operand of a unified op given by keyword (`pl.add(lhs=a, rhs=b)`), or None."""
+    for kw in node.keywords:
+        if kw.arg is not None and any(s.params and parameter_of(s, kw.arg) == s.params[0] for s in specs):
+            return kw.value
+    return None
 
 
 def _created_tile_as_tensor(ctx, e):
@@ -485,9 +535,12 @@ def _read(ctx, node: ast.Call, b: Builtin):
     """`pl.read(x, indices)` dispatches on x (reference_ops.md §1.1): Tensor -> tensor.read, Tile -> tile.read.
 
     `pl.read(t, [i, j])` with t a tile -> `pl.tile.read(t, [i, j])`."""
-    x = eval_arg(ctx, node.args[0])
-    spec = OpSpec("tile.read", ("tile", "indices")) if isinstance(x.type, ir.TileType) else b.spec
-    return op_call(ctx, node, spec, b.pl_name, {node.args[0]: x})
+    tile_spec = OpSpec("tile.read", ("tile", "indices"))
+    first = node.args[0] if node.args else _first_by_keyword(node, b.spec, tile_spec)
+    if first is None:
+        return op_call(ctx, node, b.spec, b.pl_name)     # its own error: no tensor
+    x = eval_arg(ctx, first)
+    return op_call(ctx, node, tile_spec if isinstance(x.type, ir.TileType) else b.spec, b.pl_name, {first: x})
 
 
 _SLICE_LIMIT = 1 << 32    # the runtime's Tensor::view takes uint32_t offsets and shapes
@@ -515,17 +568,17 @@ def _check_slice_literals(ctx, named):
 _CAST_MODES = ("none", "rint", "round", "floor", "ceil", "trunc", "odd")
 _FLOAT_DTYPES = ("FP16", "BF16", "FP32")
 
-def _cast_mode(ctx, kw):
+def _cast_mode(ctx, node):
     """mode= of pl.cast: a mode name or its number 0..6 -> the name."""
     try:
-        v = eval_py(ctx, kw.value)
+        v = eval_py(ctx, node)
     except PyEvalFailure:
         v = None
     if isinstance(v, int) and not isinstance(v, bool) and 0 <= v < len(_CAST_MODES):
         return _CAST_MODES[v]
     if isinstance(v, str) and v in _CAST_MODES:
         return v
-    raise ctx.error(kw.value, f"unknown cast mode {ast.unparse(kw.value)}",
+    raise ctx.error(node, f"unknown cast mode {ast.unparse(node)}",
                     help="mode is one of " + ", ".join(f'"{m}"' for m in _CAST_MODES) + " (or 0..6)")
 
 
@@ -566,21 +619,21 @@ def _const(ctx, node: ast.Call):
     return ir.Cast.make(literal, dt, ctx.span(node))
 
 
+_CAST_USAGE = 'pl.cast(x, pl.FP32, mode="round")'
+
+
 def _cast(ctx, node: ast.Call, b: Builtin):
-    extra = [kw for kw in node.keywords if kw.arg not in ("mode", "target_type")]
-    if extra:
-        raise ctx.error(extra[0].value, f"pl.cast has no parameter '{extra[0].arg}'",
-                        help='pl.cast(x, dtype, mode="round")')
-    dt_node = next((kw.value for kw in node.keywords if kw.arg == "target_type"), None)
-    if len(node.args) + (dt_node is not None) != 2:
-        raise ctx.error(node, "pl.cast takes a value and a dtype: pl.cast(x, pl.FP32)")
-    mode_kw = next((kw for kw in node.keywords if kw.arg == "mode"), None)
-    mode = _cast_mode(ctx, mode_kw) if mode_kw is not None else None
-    x = eval_expr(ctx, node.args[0])
-    dt = ir_dtype(ctx, dt_node if dt_node is not None else node.args[1])
+    """pl.cast(tile, target_type, mode="round") (the reference's names; a scalar or tensor works too)."""
+    bound = bind(ctx, node, b.pl_name, ("tile", "target_type", "mode"), usage=_CAST_USAGE)
+    x_node, dt_node = require(ctx, node, bound, ("tile", "target_type"), "pl.cast takes a value and a dtype: "
+                              "pl.cast(x, pl.FP32)", _CAST_USAGE)
+    mode_node = bound.get("mode")
+    mode = _cast_mode(ctx, mode_node) if mode_node is not None else None
+    x = eval_expr(ctx, x_node)
+    dt = ir_dtype(ctx, dt_node)
     if isinstance(x.type, ir.ScalarType) and b.pl_name == "cast":
         if mode not in (None, "round"):
-            raise ctx.error(mode_kw.value, "a scalar pl.cast accepts only the default mode",
+            raise ctx.error(mode_node, "a scalar pl.cast accepts only the default mode",
                             help="cast a tile to use another rounding mode")
         return ir.Cast.make(x, dt, ctx.span(node))
     if isinstance(x.type, ir.TileType):
@@ -597,44 +650,50 @@ def _cast(ctx, node: ast.Call, b: Builtin):
     if isinstance(x.type, ir.TensorType):      # spec anchor_features §9: kernels and CORE_GROUP bodies
         check_tensor_compute_site(ctx, node, "tensor.cast")
         return ir.Call.make_op("tensor.cast", [x], {"dtype": dt.name}, ctx.span(node))
-    raise ctx.error(node.args[0], f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
+    raise ctx.error(x_node, f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
+
+
+_WRITE_USAGE = "pl.write(t, [i, j], v)"
 
 
 def _write(ctx, node: ast.Call):
-    """pl.write(dst, indices, value): tensor.write for a tensor, tile.write for a tile."""
-    if len(node.args) != 3 or node.keywords:
-        raise ctx.error(node, "pl.write takes a tensor or tile, indices and a value: pl.write(t, [i, j], v)")
-    dst = eval_expr(ctx, node.args[0])
+    """pl.write(tile, indices, value) (the reference's names; `tensor=` too): tensor.write for a tensor,
+    tile.write for a tile."""
+    bound = bind(ctx, node, "write", ("tile", "indices", "value"), {"tensor": "tile"}, _WRITE_USAGE)
+    dst_node, idx_node, value_node = require(ctx, node, bound, ("tile", "indices", "value"),
+                                             "pl.write takes a tensor or tile, indices and a value", _WRITE_USAGE)
+    dst = eval_expr(ctx, dst_node)
     if isinstance(dst.type, ir.TensorType):
         op = "tensor.write"
     elif isinstance(dst.type, ir.TileType):
         op = "tile.write"
     else:
-        raise ctx.error(node.args[0], f"pl.write needs a tensor or a tile, got {irtypes.describe(dst.type)}")
-    idx = eval_arg(ctx, node.args[1])
-    value = eval_expr(ctx, node.args[2])
+        raise ctx.error(dst_node, f"pl.write needs a tensor or a tile, got {irtypes.describe(dst.type)}")
+    idx = eval_arg(ctx, idx_node)
+    value = eval_expr(ctx, value_node)
     return ir.Call.make_op(op, [dst, idx, value], {}, ctx.span(node))
 
 
 def _dim(ctx, node: ast.Call, b: Builtin):
-    if len(node.args) != 2 or node.keywords:
-        raise ctx.error(node, "pl.tensor.dim takes a tensor and an axis: pl.tensor.dim(x, 0)")
-    x = eval_expr(ctx, node.args[0])
+    bound = bind(ctx, node, b.pl_name, ("tensor", "axis"), usage="pl.tensor.dim(x, 0)")
+    x_node, axis_node = require(ctx, node, bound, ("tensor", "axis"),
+                                "pl.tensor.dim takes a tensor and an axis: pl.tensor.dim(x, 0)")
+    x = eval_expr(ctx, x_node)
     if not isinstance(x.type, ir.TensorType):
-        raise ctx.error(node.args[0], f"pl.tensor.dim needs a tensor, got {irtypes.describe(x.type)}")
+        raise ctx.error(x_node, f"pl.tensor.dim needs a tensor, got {irtypes.describe(x.type)}")
     if ctx.is_orchestration:
         try:
-            axis = eval_py(ctx, node.args[1])
+            axis = eval_py(ctx, axis_node)
         except PyEvalFailure:
             axis = None
         if isinstance(axis, bool) or not isinstance(axis, int):
-            raise ctx.error(node.args[1], "the axis of pl.tensor.dim must be an integer constant")
+            raise ctx.error(axis_node, "the axis of pl.tensor.dim must be an integer constant")
         rank = len(x.type.shape)
         if not -rank <= axis < rank:
-            raise ctx.error(node.args[1], f"axis {axis} is out of range for a tensor of rank {rank}")
+            raise ctx.error(axis_node, f"axis {axis} is out of range for a tensor of rank {rank}")
         # Orchestration: fold onto the declared extent (ConstInt or the dynamic symbol Var).
         return x.type.shape[axis % rank]
-    return op_call(ctx, node, b.spec, b.pl_name)
+    return op_call(ctx, node, b.spec, b.pl_name, {x_node: x})
 
 
 def _task_dummy(ctx, node: ast.Call, b: Builtin):
@@ -917,7 +976,7 @@ def parse_call(ctx, node: ast.Call):
         k = callee.kind
         if k == "op" and callee.spec.op in ("tile.max", "tile.min"):
             return _max_min(ctx, node, callee)
-        if k == "op" and callee.pl_name == "read" and node.args:
+        if k == "op" and callee.pl_name == "read":
             return _read(ctx, node, callee)
         if k == "op":
             return op_call(ctx, node, callee.spec, callee.pl_name)

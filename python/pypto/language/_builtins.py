@@ -69,7 +69,8 @@ def _tile_ops(prefix: str) -> dict:
         "load": op(prefix + "load", "tile.load", ("tensor", "offsets", "shapes", "valid_shapes", "target_memory",
                                                   "transpose", "drop_dims", "pad_value"),
                    ("target_memory", "transpose", "drop_dims", "pad_value")),
-        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "atomic"), ("atomic",)),
+        # shapes=: the reference's extent of the stored block (the frontend slices the tile to it)
+        "store": op(prefix + "store", "tile.store", ("tile", "offsets", "tensor", "shapes", "atomic"), ("atomic",)),
         "matmul": op(prefix + "matmul", "tile.matmul", ("a", "b")),
         "matmul_acc": op(prefix + "matmul_acc", "tile.matmul_acc", ("acc", "a", "b")),
         # blayout= / slayout=: the reference's fractal-layout hints, checked and dropped (reference_ops.md §2)
@@ -274,3 +275,41 @@ import_peer_buffer = Builtin("import_peer_buffer", "pipe_buffer")
 aic_initialize_pipe = Builtin("aic_initialize_pipe", "initialize_pipe")   # (dir_mask, slot_size, c2v_buf, v2c_buf)
 aiv_initialize_pipe = Builtin("aiv_initialize_pipe", "initialize_pipe")
 AUTO = -1
+
+
+# -- the reference's keyword names (reference_ops.md §2-§7) ---------------------------------
+# Where the reference names a parameter differently from our signature, its name is accepted
+# as a keyword too: `pl.store(t, [0, 0], output_tensor=y)` is `pl.store(t, [0, 0], y)`,
+# `pl.add(lhs=a, rhs=b)` is `pl.add(a, b)`. Keyed by IR op; an alias applies only where the
+# op has no parameter of that name (tile.prelu's own `slope` stays itself).
+REFERENCE_KEYWORDS: dict = {}
+
+
+def _reference_keywords(ops, **aliases):
+    for o in ops:
+        REFERENCE_KEYWORDS.setdefault(o, {}).update(aliases)
+
+
+def _both(names) -> list:
+    return [ns + n for n in names for ns in ("tile.", "tensor.")]
+
+
+_reference_keywords(_both(_BINARY + ("matmul", "matmul_acc")) + ["tensor." + n + "s" for n in _BINARY[:4]]
+                    + ["tensor.maximums", "tensor.minimums"], lhs="a", rhs="b")
+_reference_keywords(_both(_UNARY), tile="a", tensor="a")
+_reference_keywords(_both(("row_max", "row_sum", "row_min")), tmp_tile="tmp")
+_reference_keywords(_both(_ROW_EXPAND), tile="a", tensor="a", target="a", row_vec="row")
+_reference_keywords(_both(("row_expand", "row_expand_max", "row_expand_min", "row_expand_expdif")), target="tile")
+_reference_keywords(_both(("col_expand", "col_expand_add", "col_expand_sub", "col_expand_mul", "col_expand_div",
+                           "col_expand_max", "col_expand_min", "col_expand_expdif")), target="tile")
+_reference_keywords(["tile.lrelu"], tile="lhs", slope="rhs")
+_reference_keywords(["tile.store"], output_tensor="tensor")
+_reference_keywords(["tile.col_sum", "tile.row_prod", "tensor.col_sum", "tensor.row_prod"], tmp="tmp_tile")
+_reference_keywords(["tensor.read", "tensor.reshape", "tensor.transpose"], tile="tensor")
+_reference_keywords(["tensor.slice"], tile="tensor", shape="shapes", offset="offsets")
+_reference_keywords(["tensor.assemble"], offset="offsets")
+# pl.read / pl.reshape / pl.transpose / pl.slice / pl.assemble dispatch on their first operand: the
+# tensor op's names work on tiles too, as the tile op's work on tensors (above)
+_reference_keywords(["tile.read", "tile.reshape", "tile.transpose"], tensor="tile")
+_reference_keywords(["tile.slice"], tensor="tile", shapes="shape", offsets="offset")
+_reference_keywords(["tile.assemble"], offsets="offset")
