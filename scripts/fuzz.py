@@ -159,7 +159,7 @@ def _op_parameters(func):
         b = getattr(b, name, None)
     kind = getattr(b, "kind", None)
     if kind in _CUSTOM_PARAMETERS:
-        return _CUSTOM_PARAMETERS[kind], {}
+        return _CUSTOM_PARAMETERS[kind], {}, 0
     spec = b.spec[1] if kind == "unified" else getattr(b, "spec", None)
     if kind not in ("op", "unified", "tensor_only") or spec is None or spec.op in ("tile.max", "tile.min"):
         return None
@@ -170,7 +170,27 @@ def _op_parameters(func):
             return None
         params = list(info.arg_names) + list(info.attr_names)
     aliases = {a: p for a, p in REFERENCE_KEYWORDS.get(spec.op, {}).items() if a not in params and p in params}
-    return params, aliases
+    return params, aliases, 0
+
+
+_CALL_OPTIONS = ("deps", "attrs", "dumps", "arg_directions", "compiler_manual_dep_edges", "allow_early_resolve",
+                 "timing_slot", "predicate", "core_num", "sync_start")
+
+
+def _kernel_parameters(call, kernels):
+    """(parameter names, {}, leading arguments that are not parameters) of `self.k(...)` and
+    `pl.submit(self.k, ...)` / `pl.spmd_submit`, or None; None too when a parameter is named like a
+    call option (such a keyword means the option)."""
+    f, fixed = call.func, 0
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "pl" \
+            and f.attr in ("submit", "spmd_submit"):
+        f, fixed = call.args[0], 1
+    if not (isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id == "self"):
+        return None
+    params = kernels.get(f.attr)
+    if params is None or any(p in _CALL_OPTIONS for p in params):
+        return None
+    return params, {}, fixed
 
 
 def _parent_map(cls):
@@ -638,13 +658,18 @@ class Mutator:
         our parameter names or the reference's (pypto.language._builtins.REFERENCE_KEYWORDS), in a
         random order: `pl.store(t, [0, 0], y)` -> `pl.store(t, output_tensor=y, offsets=[0, 0])`.
         The DSL binds keywords as Python does, so a refusal is a finding too (STRICT)."""
+        kernels = {f.name: [a.arg for a in f.args.args[1:]] for f in cls.body if isinstance(f, ast.FunctionDef)}
         calls = [(c, params) for c in _nodes(cls, ast.Call) if c.args and not c.keywords
                  and not any(isinstance(a, ast.Starred) for a in c.args)
-                 for params in [_op_parameters(c.func)] if params and len(c.args) <= len(params[0])]
+                 for params in [_op_parameters(c.func) or _kernel_parameters(c, kernels)]
+                 if params and len(c.args) - params[2] <= len(params[0])]
         if not calls:
             return None
-        call, (params, aliases) = self.rng.choice(calls)
-        k = self.rng.randint(1, len(call.args))
+        call, (params, aliases, fixed) = self.rng.choice(calls)
+        if len(call.args) <= fixed:
+            return None
+        params = [None] * fixed + list(params)         # pl.submit's kernel is not an argument of it
+        k = self.rng.randint(1, len(call.args) - fixed)
         moved = []
         for i in range(len(call.args) - k, len(call.args)):
             names = [params[i]] + [a for a, p in aliases.items() if p == params[i]]

@@ -176,7 +176,8 @@ def test_op_arguments_passed_by_keyword_are_accepted(capsys):
     programs = fz.load_programs()
     callees = {fz.make_mutant(programs, 8, i, "keyword_args")[3].split("by keyword: ")[1].split("(")[0]
                for i in range(60)}
-    assert {"pl.load", "pl.store", "pl.add"} <= callees, callees     # every kind of op call is a candidate
+    assert {"pl.load", "pl.store", "pl.add", "pl.submit"} <= callees, callees   # ops and kernel calls are candidates
+    assert any(c.startswith("self.") for c in callees), callees
     res = fz.fuzz(count=40, seed=8, run_every=0, timeout=120, compare_every=0, py=sys.executable,
                   out=sys.stdout, family="keyword_args")
     counts = {o: res[o] for o in fz.OUTCOMES}

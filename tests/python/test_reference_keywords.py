@@ -135,3 +135,13 @@ def test_tensor_dim_by_keyword():
     a = np.ones(S, np.float32)
     got = run_kernel_program(compiled, {"a": a})
     np.testing.assert_array_equal(got["o"], a + 16)
+
+
+@pytest.mark.parametrize("expr", ["pl.tile.gather_compare(src=t, kvalue=1.0, tmp=t, out_cols=4)",
+                                  "pl.tpush_to_aiv(tile=t, split=0)"])
+def test_accelerator_only_op_by_keyword_says_why_it_is_refused(expr):
+    # its reference keywords are not ours (the refused ops have no parameter names): the refusal comes first
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(STORE.replace("STORE", f"pl.store({expr}, [0, 0], y)"), "store.py")
+    assert "is an accelerator-only op" in ei.value.message, ei.value.message
+    assert (ei.value.file, ei.value.line) == ("store.py", 10)

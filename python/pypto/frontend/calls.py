@@ -132,7 +132,10 @@ def _unknown_pl_function_help(func: ast.AST, base, attr: str) -> str:
 
 
 def _check_op_exists(ctx, node, op_name: str):
-    if ir.op_info(op_name) is None:
+    info = ir.op_info(op_name)
+    if info is not None and info.doc.startswith("Accelerator-only"):
+        ir.Call.make_op(op_name, [], {}, ctx.span(node))   # its type rule refuses it, whatever the arguments
+    if info is None:
         if op_name in _REFERENCE_WRAPPERS:
             raise ctx.error(node, _REFERENCE_WRAPPERS[op_name],
                             help="see docs/kernels.md, 'Accelerator-only ops', for the CPU equivalents")
@@ -736,6 +739,37 @@ _PARAM_OUT, _ARG_UNSET, _ARG_NODEP = ir.ParamDirection.Out, ir.ArgDirection.Unse
 _TASK_ID = ir.DataType.TASK_ID
 
 
+def kernel_arg_nodes(ctx, call_node: ast.Call, positional, keywords, sig) -> list:
+    """The argument nodes of a call to program function `sig` in parameter order: the positional
+    ones, then those passed by parameter name (`self.k(x, out=y)`, as Python binds them). An
+    unknown name, a parameter given twice and a parameter left out before one that is given are
+    located errors; trailing ones left out are kernel_args' to judge (pl.submit's omitted outs).
+
+        self.k(a, c=z, b=y)  ->  [a, y, z]      (k(self, a, b, c))
+    """
+    if not keywords:
+        return list(positional)
+    names = [p.name for p in sig.params]
+    nodes = dict(enumerate(positional))
+    for kw in keywords:
+        if kw.arg is None:
+            raise ctx.error(kw.value, "**kwargs are not supported in DSL calls")
+        if kw.arg not in names:
+            raise ctx.error(kw.value, f"'{sig.name}' has no parameter '{kw.arg}'",
+                            help=did_you_mean(kw.arg, names) or f"parameters: {', '.join(names)}")
+        k = names.index(kw.arg)
+        if k in nodes:
+            raise ctx.error(kw.value, f"'{sig.name}' got parameter '{kw.arg}' twice",
+                            help="pass each argument once, by position or by name")
+        nodes[k] = kw.value
+    for k in range(max(nodes) + 1):
+        if k not in nodes:
+            raise ctx.error(call_node, f"missing argument '{names[k]}' of '{sig.name}'",
+                            help="pass it by position or by name; only trailing pl.Out arguments may be left out "
+                                 "(in pl.submit)")
+    return [nodes[k] for k in range(len(nodes))]
+
+
 def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: bool, deferred: list | None = None):
     """Arguments of a call to program function `sig` -> (args, arg_directions).
 
@@ -928,6 +962,7 @@ def func_call(ctx, node: ast.Call):
                         help="move the loop or condition into the kernel, or into the orchestration around the "
                              "Group call")
     dirs_node, attrs, edges_node, attrs_node = None, {}, None, None
+    by_name = []                       # arguments passed by parameter name
     for kw in node.keywords:
         if kw.arg == "arg_directions":
             dirs_node = kw.value
@@ -946,9 +981,9 @@ def func_call(ctx, node: ast.Call):
             raise ctx.error(kw.value, f"deps= is not accepted on a plain call to '{sig.name}'",
                             help=f"use pl.submit(self.{sig.name}, ..., deps=[...]) to get a task id and "
                                  f"declare dependencies")
-        raise ctx.error(kw.value, f"keyword argument '{kw.arg}' is not supported in a call to '{sig.name}'",
-                        help="pass arguments positionally, in parameter order")
-    args, dirs = kernel_args(ctx, node, node.args, sig, allow_omitted_out=False)
+        by_name.append(kw)
+    arg_nodes = kernel_arg_nodes(ctx, node, node.args, by_name, sig)
+    args, dirs = kernel_args(ctx, node, arg_nodes, sig, allow_omitted_out=False)
     marks = []
     if isinstance(attrs_node, ast.Dict):   # printed form: attrs={"dump_vars": [x]} (anchor §6)
         attrs_node, marks = dump_vars_of_attrs(ctx, attrs_node, args, f"the call to '{sig.name}'")
@@ -956,7 +991,7 @@ def func_call(ctx, node: ast.Call):
         attrs = attrs_dict(ctx, attrs_node)
     if dirs_node is not None:
         explicit = parse_arg_directions(ctx, dirs_node, len(args), f"the call to '{sig.name}'")
-        dirs = apply_arg_directions(ctx, node, node.args, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
+        dirs = apply_arg_directions(ctx, node, arg_nodes, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
     call = ir.Call.make_func(sig.name, args, sig.call_result_type(), dirs, ctx.span(node), attrs)
     if edges_node is not None:
         call = ir.with_compiler_dep_edges(call, registry.handler("deps")(ctx, edges_node).deps)

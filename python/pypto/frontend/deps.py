@@ -14,8 +14,8 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
-from pypto.frontend.calls import (apply_arg_directions, kernel_args, kernel_ref, parse_arg_directions, peek_builtin,
-                                  refuse_in_kernel_function)
+from pypto.frontend.calls import (apply_arg_directions, kernel_arg_nodes, kernel_args, kernel_ref, parse_arg_directions,
+                                  peek_builtin, refuse_in_kernel_function)
 from pypto.frontend.diagnostics import did_you_mean
 from pypto.frontend.dumps import parse_dumps, with_tags
 from pypto.frontend.exprs import const_from_py, eval_expr
@@ -256,7 +256,7 @@ _SUBMIT_KW = ("deps", "allow_early_resolve", "timing_slot", "predicate", "arg_di
 _SPMD_KW = _SUBMIT_KW + ("core_num", "sync_start")
 
 
-def _check_host_submit(ctx, call, kind, kws, sig):
+def _check_host_submit(ctx, call, kind, kws, sig, n_args: int):
     """Distributed HOST orchestration targets the L3 runtime: only deps= is supported there,
     and every argument must be passed (L3 allocates no output tensors)."""
     help_ = "a HOST-level orchestration submits to the L3 runtime, which supports only deps="
@@ -265,9 +265,9 @@ def _check_host_submit(ctx, call, kind, kws, sig):
     for k, v in kws.items():
         if k not in ("deps", "arg_directions", "compiler_manual_dep_edges"):   # printed pass output
             raise ctx.error(v, f"{k}= is not supported by pl.submit in a HOST-level orchestration", help=help_)
-    if len(call.args) - 1 < len(sig.params):
+    if n_args < len(sig.params):
         raise ctx.error(call, f"pl.submit in a HOST-level orchestration must pass every argument of '{sig.name}' "
-                        f"({len(sig.params)}), got {len(call.args) - 1}",
+                        f"({len(sig.params)}), got {n_args}",
                         help="the L3 runtime allocates no output tensors: pass the pl.Out arguments too")
 
 
@@ -281,23 +281,29 @@ def parse_submit(ctx, call: ast.Call, kind: str, targets: ast.AST | None, stmt: 
         raise ctx.error(call, f"{pl} needs a kernel: {pl}(self.kernel, *args, ...)")
     sig = kernel_ref(ctx, call.args[0], f"the first argument of {pl}")
     allowed = _SPMD_KW if kind == "spmd_submit" else _SUBMIT_KW
-    kws = {}
+    kws, by_name = {}, []
+    params = [p.name for p in sig.params]
     for kw in call.keywords:
+        if kw.arg in params and kw.arg not in allowed:   # an argument of the kernel, by name
+            by_name.append(kw)
+            continue
         if kw.arg not in allowed:
             raise ctx.error(kw.value if kw.arg else call, f"{pl} has no keyword '{kw.arg}'",
-                            help=did_you_mean(kw.arg or "", allowed) or f"keywords: {', '.join(allowed)}")
+                            help=did_you_mean(kw.arg or "", allowed + tuple(params))
+                            or f"keywords: {', '.join(allowed)}; arguments of '{sig.name}': {', '.join(params)}")
         kws[kw.arg] = kw.value
+    arg_nodes = kernel_arg_nodes(ctx, call, call.args[1:], by_name, sig)
     if ctx.sig.level == ir.Level.HOST:
-        _check_host_submit(ctx, call, kind, kws, sig)
+        _check_host_submit(ctx, call, kind, kws, sig, len(arg_nodes))
     if kind == "spmd_submit" and "core_num" not in kws:
         raise ctx.error(call, "pl.spmd_submit needs core_num=: the number of blocks to launch",
                         help="e.g. pl.spmd_submit(self.k, x, out, core_num=4)")
     checks = []    # argument shape/dtype checks run after the other options are read
-    args, dirs = kernel_args(ctx, call, call.args[1:], sig, allow_omitted_out=True, deferred=checks)
+    args, dirs = kernel_args(ctx, call, arg_nodes, sig, allow_omitted_out=True, deferred=checks)
     explicit = None
     if "arg_directions" in kws:
         explicit = parse_arg_directions(ctx, kws["arg_directions"], len(args), f"{pl} of '{sig.name}'")
-        dirs = apply_arg_directions(ctx, call, call.args[1:], dirs or [ir.ArgDirection.Unset] * len(args), explicit)
+        dirs = apply_arg_directions(ctx, call, arg_nodes, dirs or [ir.ArgDirection.Unset] * len(args), explicit)
     deps = parse_deps(ctx, kws["deps"]) if "deps" in kws else None
     aer = bool_literal(ctx, kws["allow_early_resolve"], "allow_early_resolve") if "allow_early_resolve" in kws \
         else False
