@@ -13,7 +13,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend.diagnostics import did_you_mean
-from pypto.frontend.pyeval import PyEvalFailure, dotted, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 
 _MAX_EXTENT = 1 << 63     # shape entries are INDEX (int64) values
@@ -86,6 +86,7 @@ def shape_expr(ctx, node: ast.AST):
 
 
 def _shape(ctx, node: ast.AST, ann: ast.AST):
+    node = constant_sequence_node(ctx, node)       # SHAPE = [16, 16] at module level: pl.Tensor[SHAPE, ...]
     if not isinstance(node, (ast.List, ast.Tuple)):
         raise _malformed(ctx, ann, "the shape must be a list such as [16, 16]")
     return [shape_expr(ctx, e) for e in node.elts]

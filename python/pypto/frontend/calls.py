@@ -25,7 +25,7 @@ from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
 from pypto.frontend.exprs import eval_arg, eval_expr
 from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_function,
                                         in_kernel_site, init_value, initialize_pipe_call, pipe_buffer_call)
-from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, constant_sequence_node, dotted, eval_py, try_eval_py
 from pypto.language import _types as T
 from pypto.language._builtins import UNIFIED_OPS, Builtin, Namespace, OpSpec
 
@@ -181,6 +181,8 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                             + (f": it names the parameter '{pname}', already given" if pname != kw.arg else ""))
         named.append((pname, kw.value))
     named.sort(key=lambda pn: spec.params.index(pn[0]))
+    # A module constant holding a list (`SHAPE = [16, 16]`) is the list literal it stands for.
+    named = [(p, a if evaluated and a in evaluated else constant_sequence_node(ctx, a)) for p, a in named]
     # An optional trailing argument written as None is left out (valid_shapes=None: the default).
     named = [(p, a) for p, a in named if not ((p in _OPTIONAL_NONE or (p, spec.op) == ("shapes", "tile.store"))
                                               and isinstance(a, ast.Constant) and a.value is None)]

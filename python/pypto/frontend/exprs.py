@@ -14,7 +14,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
-from pypto.frontend.pyeval import PyEvalFailure, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, try_eval_py
 from pypto.language import _types as T
 
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
@@ -126,14 +126,18 @@ def _boolop(ctx, node: ast.BoolOp):
 
 
 def _compare(ctx, node: ast.Compare):
-    if len(node.ops) != 1:
-        raise ctx.error(node, "chained comparisons are not supported", help="write (a < b) and (b < c)")
-    opname = _CMPOPS.get(type(node.ops[0]))
-    if opname is None:
-        raise ctx.error(node, f"unsupported comparison '{ast.unparse(node)}'", help="supported: == != < <= > >=")
-    a = require_scalar(ctx, eval_expr(ctx, node.left), node.left, "a comparison operand")
-    b = require_scalar(ctx, eval_expr(ctx, node.comparators[0]), node.comparators[0], "a comparison operand")
-    return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), a, b, ctx.span(node))
+    """`a < b`; a chain `a < b <= c` is `a < b and b <= c`, as in Python (b evaluated once: its value
+    is used by both comparisons)."""
+    for op in node.ops:
+        if type(op) not in _CMPOPS:
+            raise ctx.error(node, f"unsupported comparison '{ast.unparse(node)}'", help="supported: == != < <= > >=")
+    operands = [node.left] + list(node.comparators)
+    vals = [require_scalar(ctx, eval_expr(ctx, v), v, "a comparison operand") for v in operands]
+    acc = None
+    for op, a, b in zip(node.ops, vals, vals[1:]):
+        cmp = ir.BinaryExpr.make(getattr(ir.BinaryOp, _CMPOPS[type(op)]), a, b, ctx.span(node))
+        acc = cmp if acc is None else ir.BinaryExpr.make(ir.BinaryOp.And, acc, cmp, ctx.span(node))
+    return acc
 
 
 def index_exprs(ctx, sub: ast.Subscript) -> list:
@@ -284,7 +288,9 @@ def eval_expr(ctx, node: ast.AST):
 
 
 def eval_arg(ctx, node: ast.AST):
-    """An op argument: like eval_expr, but a list/tuple literal becomes a MakeTuple."""
+    """An op argument: like eval_expr, but a list/tuple literal, or a module constant holding one
+    (`SHAPE = [16, 16]`), becomes a MakeTuple."""
+    node = constant_sequence_node(ctx, node)
     if isinstance(node, (ast.List, ast.Tuple)):
         return ir.MakeTuple.make([eval_expr(ctx, e) for e in node.elts], ctx.span(node))
     return eval_expr(ctx, node)

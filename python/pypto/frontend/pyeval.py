@@ -159,6 +159,23 @@ def try_eval_py(ctx, node: ast.AST, default=_MISSING):
     return default if type(v) is _Failure else v
 
 
+def constant_sequence_node(ctx, node: ast.AST) -> ast.AST:
+    """A name or expression whose compile-time value is a list or tuple (`SHAPE = [16, 16]` at module
+    level) -> the list literal it stands for, each element a constant located at `node`; any other
+    node as it is. The callers then read it as if the literal had been written there.
+
+        pl.Tensor[SHAPE, pl.FP32]  reads as  pl.Tensor[[16, 16], pl.FP32]
+    """
+    if isinstance(node, (ast.List, ast.Tuple)) or not isinstance(node, (ast.Name, ast.Attribute)) \
+            or (isinstance(node, ast.Name) and ctx.lookup(node.id) is not None):     # a DSL value of that name
+        return node
+    v = try_eval_py(ctx, node, None)
+    if not isinstance(v, (list, tuple)):
+        return node
+    out = ast.List(elts=[ast.copy_location(ast.Constant(value=x), node) for x in v], ctx=ast.Load())
+    return ast.copy_location(out, node)
+
+
 def dotted(node: ast.AST) -> str:
     """'pl.tile.add' for an attribute chain (for messages); '' otherwise."""
     if isinstance(node, ast.Name):
