@@ -164,6 +164,10 @@ void pto2_division_by_zero(const char* file, int32_t line) {
                               "the divisor is 0");
 }
 
+void pto2_negative_shift(const char* file, int32_t line) {
+  throw std::invalid_argument(at(file, line) + "negative shift count at run time (<< or >>): the count is below 0");
+}
+
 void pto2_division_overflow(const char* file, int32_t line) {
   throw std::overflow_error(at(file, line) + "integer overflow at run time: the smallest value of the type // -1 "
                             "does not fit in the type");

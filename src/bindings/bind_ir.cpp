@@ -120,8 +120,9 @@ void bind_enums(nb::module_& m) {
   nb::enum_<BinaryOp>(m, "BinaryOp")
       V(BinaryOp, Add) V(BinaryOp, Sub) V(BinaryOp, Mul) V(BinaryOp, Div) V(BinaryOp, FloorDiv) V(BinaryOp, Mod)
       V(BinaryOp, Min) V(BinaryOp, Max) V(BinaryOp, Eq) V(BinaryOp, Ne) V(BinaryOp, Lt) V(BinaryOp, Le)
-      V(BinaryOp, Gt) V(BinaryOp, Ge) V(BinaryOp, And) V(BinaryOp, Or);
-  nb::enum_<UnaryOp>(m, "UnaryOp") V(UnaryOp, Neg) V(UnaryOp, Not);
+      V(BinaryOp, Gt) V(BinaryOp, Ge) V(BinaryOp, And) V(BinaryOp, Or)
+      V(BinaryOp, BitAnd) V(BinaryOp, BitOr) V(BinaryOp, BitXor) V(BinaryOp, Shl) V(BinaryOp, Shr);
+  nb::enum_<UnaryOp>(m, "UnaryOp") V(UnaryOp, Neg) V(UnaryOp, Not) V(UnaryOp, BitNot);
   nb::enum_<TypeKind>(m, "TypeKind")
       V(TypeKind, Scalar) V(TypeKind, Tensor) V(TypeKind, Tile) V(TypeKind, Tuple) V(TypeKind, Array);
   nb::enum_<NodeKind>(m, "NodeKind")

@@ -40,6 +40,20 @@ std::optional<int64_t> floor_div_mod(DataType d, BinaryOp op, std::optional<int6
   return wrap_to(d, static_cast<uint64_t>(r)) == r ? std::optional<int64_t>(r) : std::nullopt;   // MIN // -1 of a narrower type
 }
 
+// `x << n` / `x >> n` in the dtype `d` with Python's meaning, as pto2_shl / pto2_shr compute it:
+// nullopt for a negative count (the run fails); a count of the width or more shifts everything
+// out (>> of a negative signed value leaves -1). `n_signed`: the count's dtype is signed.
+std::optional<int64_t> shift(DataType d, BinaryOp op, std::optional<int64_t> x, std::optional<int64_t> n, bool n_signed) {
+  if (!x || !n || (n_signed && *n < 0)) return std::nullopt;
+  const uint64_t count = static_cast<uint64_t>(*n);
+  const int64_t a = wrap_to(d, static_cast<uint64_t>(*x));
+  const int bits = bit_width(d);
+  if (op == BinaryOp::Shl) return count >= 64 ? 0 : wrap_to(d, static_cast<uint64_t>(a) << count);
+  if (is_signed(d)) return a >> (count >= 63 ? 63 : count);   // arithmetic: the sign fills
+  const uint64_t pattern = bits >= 64 ? static_cast<uint64_t>(a) : static_cast<uint64_t>(a) & ((uint64_t{1} << bits) - 1);
+  return count >= 64 ? 0 : wrap_to(d, pattern >> count);
+}
+
 std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
   const DataType d = dtype_of(*e);
   if (!is_integer(d)) return std::nullopt;
@@ -55,6 +69,12 @@ std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
     return v ? std::optional<int64_t>(wrap_to(d, static_cast<uint64_t>(*v))) : std::nullopt;
   }
   if (auto* u = e->as<UnaryExpr>()) {
+    if (u->op == UnaryOp::BitNot) {
+      auto v = value(u->a, wide);
+      if (!v) return std::nullopt;
+      note(~static_cast<__int128>(*v));
+      return wrap_to(d, ~static_cast<uint64_t>(*v));
+    }
     auto v = u->op == UnaryOp::Neg ? value(u->a, wide) : std::nullopt;
     if (!v) return std::nullopt;
     note(-static_cast<__int128>(*v));
@@ -63,6 +83,21 @@ std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
   auto* b = e->as<BinaryExpr>();
   if (!b) return std::nullopt;
   if (b->op == BinaryOp::FloorDiv || b->op == BinaryOp::Mod) return floor_div_mod(d, b->op, value(b->a, wide), value(b->b, wide));
+  if (b->op == BinaryOp::Shl || b->op == BinaryOp::Shr) {
+    auto r = shift(d, b->op, value(b->a, wide), value(b->b, wide), is_signed(dtype_of(*b->b)));
+    if (r) note(*r);
+    return r;
+  }
+  if (b->op == BinaryOp::BitAnd || b->op == BinaryOp::BitOr || b->op == BinaryOp::BitXor) {
+    auto x = value(b->a, wide), y = value(b->b, wide);
+    if (!x || !y) return std::nullopt;
+    // the operands as the result dtype holds them (sign- or zero-extended), then the bits
+    const uint64_t ux = static_cast<uint64_t>(wrap_to(d, static_cast<uint64_t>(*x)));
+    const uint64_t uy = static_cast<uint64_t>(wrap_to(d, static_cast<uint64_t>(*y)));
+    const int64_t r = wrap_to(d, b->op == BinaryOp::BitAnd ? ux & uy : b->op == BinaryOp::BitOr ? ux | uy : ux ^ uy);
+    note(r);
+    return r;
+  }
   if (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul) return std::nullopt;
   auto x = value(b->a, wide), y = value(b->b, wide);
   if (!x || !y) return std::nullopt;

@@ -37,8 +37,9 @@ const char* const kForKind[] = {"Sequential", "Parallel", "Unroll"};
 const char* const kScopeKind[] = {"At", "Spmd", "Cluster"};
 const char* const kRuntimeScopeMode[] = {"Auto", "Manual"};
 const char* const kBinaryOp[] = {"+", "-", "*", "/", "//", "%", "min", "max",
-                                 "==", "!=", "<", "<=", ">", ">=", "and", "or"};
-const char* const kUnaryOp[] = {"-", "not"};
+                                 "==", "!=", "<", "<=", ">", ">=", "and", "or",
+                                 "&", "|", "^", "<<", ">>"};
+const char* const kUnaryOp[] = {"-", "not", "~"};
 const char* const kLoopOrigin[] = {"user", "chunk_outer", "chunk_inner", "chunk_remainder"};
 const char* const kChunkPolicy[] = {"guarded", "leading_full"};
 
@@ -58,6 +59,10 @@ const char* to_string(ScopeKind v) { return name_at(kScopeKind, static_cast<size
 const char* to_string(RuntimeScopeMode v) { return name_at(kRuntimeScopeMode, static_cast<size_t>(v)); }
 const char* to_string(BinaryOp v) { return name_at(kBinaryOp, static_cast<size_t>(v)); }
 const char* to_string(UnaryOp v) { return name_at(kUnaryOp, static_cast<size_t>(v)); }
+bool is_bitwise(BinaryOp op) {
+  return op == BinaryOp::BitAnd || op == BinaryOp::BitOr || op == BinaryOp::BitXor || op == BinaryOp::Shl ||
+         op == BinaryOp::Shr;
+}
 const char* to_string(LoopOrigin v) { return name_at(kLoopOrigin, static_cast<size_t>(v)); }
 const char* to_string(ChunkPolicy v) { return name_at(kChunkPolicy, static_cast<size_t>(v)); }
 

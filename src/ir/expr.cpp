@@ -98,6 +98,14 @@ std::shared_ptr<const BinaryExpr> BinaryExpr::make(BinaryOp op, ExprPtr a, ExprP
                        "operator '" << to_string(op) << "' is not defined on a TaskId (Scalar[TASK_ID])",
                        "TaskIds can only be passed to deps= or stored in a TaskId array");
     }
+    if (is_bitwise(op)) {
+      for (const ScalarType* s : {sa, sb}) {
+        PYPTO_USER_CHECK(is_integer(s->dtype), span,
+                         "operator '" << to_string(op) << "' needs integer operands, got " << to_string(s->dtype),
+                         s->dtype == DataType::BOOL ? "use and / or / not on conditions"
+                                                    : "pl.cast a float to an integer dtype first");
+      }
+    }
     result = promote(sa->dtype, sb->dtype);
     if (op == BinaryOp::Div && !is_float(result)) result = DataType::FP32;
   }
@@ -113,6 +121,10 @@ std::shared_ptr<const UnaryExpr> UnaryExpr::make(UnaryOp op, ExprPtr a, Span spa
   if (op == UnaryOp::Neg) {
     PYPTO_USER_CHECK(s->dtype != DataType::TASK_ID && s->dtype != DataType::BOOL, span,
                      "operator '-' is not defined on " << describe(a->type), "");
+  }
+  if (op == UnaryOp::BitNot) {
+    PYPTO_USER_CHECK(is_integer(s->dtype), span, "operator '~' needs an integer operand, got " << describe(a->type),
+                     s->dtype == DataType::BOOL ? "use not on a condition" : "pl.cast a float to an integer dtype first");
   }
   return make_node<UnaryExpr>(op, std::move(a), std::move(t), std::move(span));
 }

@@ -384,7 +384,7 @@ std::string Printer::print_expr(const ExprPtr& e, int ctx) {
       // Left-associative arithmetic: the left operand may share the precedence, the right
       // one may not. Comparisons chain in Python and `and`/`or` flatten, so both operands
       // of those get parentheses when they share the precedence.
-      bool assoc = p == kAdd || p == kMul;
+      bool assoc = p == kAdd || p == kMul || (p >= kBitOr && p <= kShift);
       std::string l = print_expr(b->a, assoc ? p : p + 1);
       std::string r = print_expr(b->b, p + 1);
       return paren(p, l + " " + to_string(b->op) + " " + r);
@@ -392,7 +392,7 @@ std::string Printer::print_expr(const ExprPtr& e, int ctx) {
     case NodeKind::UnaryExpr: {
       auto* u = e->as<UnaryExpr>();
       if (u->op == UnaryOp::Not) return paren(kNot, "not " + print_expr(u->a, kNot));
-      return paren(kUnary, "-" + print_expr(u->a, kUnary));
+      return paren(kUnary, std::string(to_string(u->op)) + print_expr(u->a, kUnary));
     }
     case NodeKind::Cast: {
       auto* c = e->as<Cast>();

@@ -159,6 +159,10 @@ int binary_prec(BinaryOp op) {
     case BinaryOp::Add: case BinaryOp::Sub: return kAdd;
     case BinaryOp::Mul: case BinaryOp::Div: case BinaryOp::FloorDiv: case BinaryOp::Mod: return kMul;
     case BinaryOp::Min: case BinaryOp::Max: return kAtom;   // printed as min(a, b) / max(a, b)
+    case BinaryOp::BitOr: return kBitOr;
+    case BinaryOp::BitXor: return kBitXor;
+    case BinaryOp::BitAnd: return kBitAnd;
+    case BinaryOp::Shl: case BinaryOp::Shr: return kShift;
   }
   return kAtom;
 }

@@ -55,7 +55,10 @@ std::string op_spelling(const std::string& op);
 const std::vector<std::string>& positional_attrs(const std::string& op);
 
 // Python operator precedence (higher binds tighter).
-enum Prec : int { kOr = 1, kAnd = 2, kNot = 3, kCmp = 4, kAdd = 6, kMul = 7, kUnary = 8, kAtom = 10 };
+// Python's operator precedence, lowest first.
+enum Prec : int {
+  kOr = 1, kAnd, kNot, kCmp, kBitOr, kBitXor, kBitAnd, kShift, kAdd, kMul, kUnary, kAtom = kUnary + 2
+};
 int binary_prec(BinaryOp op);
 bool is_op_call(const ExprPtr& e, const char* name);
 

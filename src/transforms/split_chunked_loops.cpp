@@ -83,7 +83,12 @@ ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
       case BinaryOp::Gt:
       case BinaryOp::Ge:
       case BinaryOp::And:
-      case BinaryOp::Or: break;
+      case BinaryOp::Or:
+      case BinaryOp::BitAnd:
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr: break;
     }
   }
   if (y && y->value == 0 && (op == BinaryOp::Add || op == BinaryOp::Sub)) return a;

@@ -82,7 +82,12 @@ bool ProvablyNonNegative(const ExprPtr& e, const std::unordered_set<const Var*>&
       case BinaryOp::Mod:
       case BinaryOp::Min:
       case BinaryOp::Max:
+      case BinaryOp::BitAnd:
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
         return ProvablyNonNegative(b->a, non_negative_vars) && ProvablyNonNegative(b->b, non_negative_vars);
+      case BinaryOp::Shr: return ProvablyNonNegative(b->a, non_negative_vars);   // a negative count fails the run
+      case BinaryOp::Shl: return false;   // shifts into the sign bit
       case BinaryOp::Sub:
       case BinaryOp::Div:
       case BinaryOp::Eq:

@@ -424,6 +424,7 @@ class Interpreter {
         Value a = eval(u->a);
         if (a.kind == Value::Kind::Unknown) return a;
         if (u->op == UnaryOp::Not) return Value::num(a.as_double() == 0 ? 1 : 0);
+        if (u->op == UnaryOp::BitNot) return Value::num(~a.i);   // an integer (the type rule)
         return a.kind == Value::Kind::Float ? Value::real(-a.f) : Value::num(-a.i);
       }
       case NodeKind::Cast: {
@@ -509,6 +510,15 @@ class Interpreter {
       case BinaryOp::Ge: return Value::num(ints ? x.i >= y.i : a >= c);
       case BinaryOp::And: return Value::num(a != 0 && c != 0);
       case BinaryOp::Or: return Value::num(a != 0 || c != 0);
+      // & | ^ << >>: integers only (the type rule); a shift as pto2_shl / pto2_shr computes it
+      case BinaryOp::BitAnd: return Value::num(x.i & y.i);
+      case BinaryOp::BitOr: return Value::num(x.i | y.i);
+      case BinaryOp::BitXor: return Value::num(x.i ^ y.i);
+      case BinaryOp::Shl:
+      case BinaryOp::Shr:
+        if (y.i < 0) refuse("a negative shift count", b.span, "check the count");
+        if (b.op == BinaryOp::Shl) return Value::num(y.i >= 64 ? 0 : static_cast<int64_t>(static_cast<uint64_t>(x.i) << y.i));
+        return Value::num(x.i >> (y.i >= 63 ? 63 : y.i));
     }
     refuse("an operator this analysis does not know", b.span, kUseExecuted);
   }

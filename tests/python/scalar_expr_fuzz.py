@@ -1,12 +1,12 @@
 """Differential fuzzing of integer scalar expressions: random expressions over two INT64
-parameters (+ - * // % unary minus, min, max, comparisons cast to INT64, true division (FP32)
+parameters (+ - * // % unary minus, & | ^ << >> ~, min, max, comparisons cast to INT64, true division (FP32)
 cast back, casts through INT8 .. UINT32, BOOL and FP32 and back, literals at the 32/64-bit edges) are compiled into a kernel (each written to an INT64 tensor with pl.write) or into an
 orchestration (each passed as a kernel's scalar argument), run on edge values, and compared with
 Python's integers reduced to int64 after every operation (two's complement wrapping, as the
 generated code is compiled with -fwrapv).
 
-Expected failures are part of the reference: an integer // or % by zero fails the run in both
-(a located RunError); in an orchestration so does the smallest int64 // -1, whose quotient does
+Expected failures are part of the reference: an integer // or % by zero, and a negative shift
+count, fail the run in both (a located RunError); in an orchestration so does the smallest int64 // -1, whose quotient does
 not fit (pto2_floordiv), where a kernel wraps it to itself (NumPy's bits). docs/running.md,
 "What is checked when"; docs/kernels.md.
 
@@ -48,7 +48,20 @@ def _mod(x, y):
     return wrap(x % y)
 
 
-_ARITH = {"+": lambda x, y: wrap(x + y), "-": lambda x, y: wrap(x - y), "*": lambda x, y: wrap(x * y), "%": _mod}
+def _shift(op):
+    # Python's << and >> on int64 values, wrapped: a negative count fails the run (ValueError in
+    # Python); a count of 64 or more shifts everything out (>> leaves -1 for a negative x)
+    def f(x, n):
+        if n < 0:
+            raise ZeroDivisor()
+        if op == "<<":
+            return 0 if n >= 64 else wrap(x << n)
+        return x >> min(n, 63)
+    return f
+
+
+_ARITH = {"+": lambda x, y: wrap(x + y), "-": lambda x, y: wrap(x - y), "*": lambda x, y: wrap(x * y), "%": _mod,
+          "&": int.__and__, "|": int.__or__, "^": int.__xor__, "<<": _shift("<<"), ">>": _shift(">>")}
 
 
 def _wrap_to(bits, signed):
@@ -99,8 +112,10 @@ def expression(rng: random.Random, side: str, depth: int):
         return "(%d)" % k, (lambda a, b: k)
     kind = rng.random()
     x, fx = expression(rng, side, depth - 1)
-    if kind < 0.1:
+    if kind < 0.05:
         return "(-%s)" % x, (lambda a, b: wrap(-fx(a, b)))
+    if kind < 0.1:
+        return "(~%s)" % x, (lambda a, b: ~fx(a, b))
     y, fy = expression(rng, side, depth - 1)
     if kind < 0.2:
         fn = min if rng.random() < 0.5 else max
@@ -114,7 +129,15 @@ def expression(rng: random.Random, side: str, depth: int):
         op = rng.choice(sorted(_COMPARE))
         cmp = _COMPARE[op]
         return "pl.cast(%s %s %s, pl.INT64)" % (x, op, y), (lambda a, b: int(cmp(fx(a, b), fy(a, b))))
-    op = rng.choice(["+", "-", "*", "//", "%"])
+    if kind < 0.42:   # a shift by a count in 0..63 (the raw count of the branch below is mostly out of range)
+        op = rng.choice(["<<", ">>"])
+        fn = _ARITH[op]
+        return "(%s %s (%s & 63))" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b) & 63))
+    if kind < 0.43:   # a raw count: a negative one fails the whole run, so rarely
+        op = rng.choice(["<<", ">>"])
+        fn = _ARITH[op]
+        return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
+    op = rng.choice(["+", "-", "*", "//", "%", "&", "|", "^"])
     fn = _floordiv(side) if op == "//" else _ARITH[op]
     return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
 
@@ -184,11 +207,11 @@ def check(seed: int, side: str, pairs: int = 12):
         except RunError as e:
             if want is not None:
                 findings.append("%s: the run failed: %s" % (where, str(e).splitlines()[0]))
-            elif "division or modulo by zero" not in str(e) and "does not fit" not in str(e):
+            elif not any(m in str(e) for m in ("division or modulo by zero", "does not fit", "negative shift count")):
                 findings.append("%s: failed for another reason: %s" % (where, str(e).splitlines()[0]))
             continue
         if want is None:
-            findings.append("%s: a zero divisor (or MIN // -1) ran without an error" % where)
+            findings.append("%s: a zero divisor (or MIN // -1, or a negative shift count) ran without an error" % where)
             continue
         for i, (t, _) in enumerate(exprs):
             if int(c[i]) != want[i]:

@@ -198,9 +198,10 @@ def test_return_inside_loop():
                "return is only allowed at the top level of a function body", "return")
 
 
-def test_chained_comparison_in_if():
-    body_check("if 0 < n < 4:  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
-               "chained comparisons are not supported", "0 < n")
+def test_identity_comparison_in_if():
+    # (a chain `0 < n < 4` is accepted: tests/python/test_python_idioms.py)
+    body_check("if 0 < n is 4:  #!\n    d = self.kernel_add(a, b, d)\nreturn d",
+               "unsupported comparison '0 < n is 4'", "0 < n")
 
 
 def test_if_condition_not_scalar():

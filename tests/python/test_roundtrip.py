@@ -419,8 +419,11 @@ def _random_expr(rng, params, depth, want):
         if isinstance(inner, (ir.ConstInt, ir.ConstFloat)):
             # `-5` is the literal -5 (the parser folds a negated literal): no Neg node.
             return type(inner).make(-inner.value)
+        if want == "int" and rng.random() < 0.3:
+            return ir.UnaryExpr.make(ir.UnaryOp.BitNot, inner)
         return ir.UnaryExpr.make(ir.UnaryOp.Neg, inner)
-    ops = [B.Add, B.Sub, B.Mul, B.FloorDiv, B.Mod, B.Min, B.Max] + ([B.Div] if want == "float" else [])
+    ops = [B.Add, B.Sub, B.Mul, B.FloorDiv, B.Mod, B.Min, B.Max] + ([B.Div] if want == "float" else
+                                                                     [B.BitAnd, B.BitOr, B.BitXor, B.Shl, B.Shr])
     return ir.BinaryExpr.make(rng.choice(ops), _random_expr(rng, params, depth - 1, want),
                               _random_expr(rng, params, depth - 1, want))
 

@@ -39,8 +39,9 @@ enum class RuntimeScopeMode : uint8_t { Auto, Manual };                   // PTO
 enum class BinaryOp : uint8_t {
   Add, Sub, Mul, Div /* true division */, FloorDiv, Mod, Min, Max,
   Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+  BitAnd, BitOr, BitXor, Shl, Shr,   // integers only: & | ^ << >> (Python's meaning, wrapped to the dtype)
 };
-enum class UnaryOp : uint8_t { Neg, Not };
+enum class UnaryOp : uint8_t { Neg, Not, BitNot /* ~ */ };
 // Which part of a split chunked loop a ForStmt is (SplitChunkedLoops): printed
 // loop_origin="chunk_outer" / "chunk_inner" / "chunk_remainder"; User for every other loop.
 enum class LoopOrigin : uint8_t { User, ChunkOuter, ChunkInner, ChunkRemainder };
@@ -60,8 +61,9 @@ const char* to_string(ArgDirection v);
 const char* to_string(ForKind v);
 const char* to_string(ScopeKind v);
 const char* to_string(RuntimeScopeMode v);
-const char* to_string(BinaryOp v);   // the Python operator: "+", "//", "==", "and", ...
-const char* to_string(UnaryOp v);    // "-", "not"
+const char* to_string(BinaryOp v);   // the Python operator: "+", "//", "==", "and", "<<", ...
+const char* to_string(UnaryOp v);    // "-", "not", "~"
+bool is_bitwise(BinaryOp op);        // & | ^ << >>: integer operands only
 const char* to_string(LoopOrigin v);   // "user", "chunk_outer", "chunk_inner", "chunk_remainder"
 const char* to_string(ChunkPolicy v);  // "guarded", "leading_full"
 

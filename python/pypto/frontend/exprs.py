@@ -18,7 +18,8 @@ from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py
 from pypto.language import _types as T
 
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
-           ast.Mod: "Mod"}
+           ast.Mod: "Mod", ast.BitAnd: "BitAnd", ast.BitOr: "BitOr", ast.BitXor: "BitXor", ast.LShift: "Shl",
+           ast.RShift: "Shr"}
 _CMPOPS = {ast.Eq: "Eq", ast.NotEq: "Ne", ast.Lt: "Lt", ast.LtE: "Le", ast.Gt: "Gt", ast.GtE: "Ge"}
 _TILE_OP_FOR = {"Add": "pl.add", "Sub": "pl.sub", "Mul": "pl.mul", "Div": "pl.div"}
 
@@ -92,7 +93,7 @@ def require_scalar(ctx, e, node, what):
 def _binop(ctx, node: ast.BinOp):
     opname = _BINOPS.get(type(node.op))
     if opname is None:
-        raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // %")
+        raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // % & | ^ << >>")
     a, b = eval_expr(ctx, node.left), eval_expr(ctx, node.right)
     for e, n in ((a, node.left), (b, node.right)):
         if not isinstance(e.type, ir.ScalarType):
@@ -113,6 +114,8 @@ def _unaryop(ctx, node: ast.UnaryOp):
         return ir.UnaryExpr.make(ir.UnaryOp.Neg, a, ctx.span(node))
     if isinstance(node.op, ast.Not):
         return ir.UnaryExpr.make(ir.UnaryOp.Not, a, ctx.span(node))
+    if isinstance(node.op, ast.Invert):
+        return ir.UnaryExpr.make(ir.UnaryOp.BitNot, a, ctx.span(node))
     raise ctx.error(node, f"unsupported operator in '{ast.unparse(node)}'")
 
 

@@ -52,12 +52,22 @@ def _resolve(ctx, node: ast.AST):
             return _Failure((node, "attr", base, node.attr))
     if isinstance(node, ast.Constant):
         return node.value
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.Invert)):
         v = _resolve(ctx, node.operand)
         if type(v) is _Failure:
             return v
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(node.op, ast.Invert) and type(v) is int:
+            return ~v                      # ~ of an int64 stays in int64
+        if isinstance(node.op, ast.USub) and isinstance(v, (int, float)) and not isinstance(v, bool):
             return -v
+    if isinstance(node, ast.BinOp) and type(node.op) in _INT_ONLY_OPS:
+        a, b = _resolve(ctx, node.left), _resolve(ctx, node.right)
+        for v in (a, b):
+            if type(v) is _Failure:
+                return v
+        v = _int_op(type(node.op), a, b)
+        if v is not None:
+            return v
     if isinstance(node, ast.BinOp) and type(node.op) in _NUMBER_OPS:
         a = _resolve(ctx, node.left)
         if type(a) is _Failure:
@@ -91,8 +101,10 @@ def _float_op(op: type, a, b):
 
 # Integer arithmetic a compile-time value may be written with (`N * 2`, `(N - 1) // 4`): the
 # DSL's own operators on ints, with Python's meaning (floor division and modulo).
+_INT_ONLY_OPS = {ast.BitAnd: int.__and__, ast.BitOr: int.__or__, ast.BitXor: int.__xor__, ast.LShift: int.__lshift__,
+                 ast.RShift: int.__rshift__}
 _INT_OPS = {ast.Add: int.__add__, ast.Sub: int.__sub__, ast.Mult: int.__mul__, ast.FloorDiv: int.__floordiv__,
-            ast.Mod: int.__mod__}
+            ast.Mod: int.__mod__, **_INT_ONLY_OPS}
 
 
 def _int_op(op: type, a, b):
@@ -103,6 +115,10 @@ def _int_op(op: type, a, b):
         return None
     if op in (ast.FloorDiv, ast.Mod) and b == 0:
         return None
+    if op in (ast.LShift, ast.RShift) and b < 0:
+        return None                        # a negative count: left to the run's check
+    if op is ast.LShift and b >= 64:
+        return 0 if a == 0 else None       # (never builds a huge int)
     v = _INT_OPS[op](a, b)
     return v if -(1 << 63) <= v < (1 << 63) else None
 

@@ -208,6 +208,35 @@ inline T pto2_mod(T a, T d, const char* file, int32_t line) {
   }
   return r;
 }
+/// A negative count of `<<` / `>>` (Python raises ValueError for it).
+[[noreturn]] void pto2_negative_shift(const char* file, int32_t line);
+/// Python's `a << n` on integers, wrapped to T: a negative count throws naming the DSL line, a
+/// count of T's width or more gives 0; never the undefined C++ shift of a negative value or by
+/// the width. `int32_t r = pto2_shl<int32_t>(m, k, "prog.py", 9);`
+template <typename T, typename C>
+inline T pto2_shl(T a, C n, const char* file, int32_t line) {
+  if constexpr (std::is_signed<C>::value) {
+    if (n < 0) pto2_negative_shift(file, line);
+  }
+  using U = typename std::make_unsigned<T>::type;
+  if (static_cast<uint64_t>(n) >= sizeof(T) * 8) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<unsigned>(n)));
+}
+/// Python's `a >> n` (floor of a / 2^n): arithmetic for signed T, logical for unsigned; a count of
+/// the width or more leaves 0, or -1 for a negative signed value; a negative count throws.
+template <typename T, typename C>
+inline T pto2_shr(T a, C n, const char* file, int32_t line) {
+  if constexpr (std::is_signed<C>::value) {
+    if (n < 0) pto2_negative_shift(file, line);
+  }
+  const unsigned width = sizeof(T) * 8;
+  const unsigned count = static_cast<uint64_t>(n) >= width ? width - 1 : static_cast<unsigned>(n);
+  if constexpr (std::is_signed<T>::value) {
+    return static_cast<T>(a >> count);   // g++ shifts signed values arithmetically (the sign fills)
+  } else {
+    return static_cast<uint64_t>(n) >= width ? T(0) : static_cast<T>(a >> count);
+  }
+}
 /// A scalar argument passed to an integer parameter of dtype `to` (INT8..UINT64) whose value
 /// `to` may not hold: an integer that does not fit, and a float that is NaN, +-inf or whose
 /// truncation toward zero (Python's int()) does not fit, throws naming the DSL line, the

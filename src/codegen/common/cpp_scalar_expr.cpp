@@ -35,8 +35,8 @@ bool PureInteger(const ExprPtr& e) {
   if (auto* c = e->as<Cast>()) return PureInteger(c->value);
   if (auto* u = e->as<UnaryExpr>()) return PureInteger(u->a);
   if (auto* b = e->as<BinaryExpr>())
-    return b->op != BinaryOp::Div && b->op != BinaryOp::FloorDiv && b->op != BinaryOp::Mod && PureInteger(b->a) &&
-           PureInteger(b->b);
+    return b->op != BinaryOp::Div && b->op != BinaryOp::FloorDiv && b->op != BinaryOp::Mod && b->op != BinaryOp::Shl &&
+           b->op != BinaryOp::Shr && PureInteger(b->a) && PureInteger(b->b);
   return false;
 }
 
@@ -220,6 +220,10 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* u = e->as<UnaryExpr>()) {
     std::string a = print_scalar(u->a);
     if (u->op == UnaryOp::Not) return "(!" + a + ")";
+    if (u->op == UnaryOp::BitNot) {   // in the operand's type: ~ of a narrow type would give an int
+      const DataType t = ScalarDtypeOf(e);
+      return cast_text(t, "~" + cast_text(t, a));
+    }
     return a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
   }
   if (auto* b = e->as<BinaryExpr>()) {
@@ -240,10 +244,20 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
         case BinaryOp::FloorDiv:
         case BinaryOp::Mod:
         case BinaryOp::And:
-        case BinaryOp::Or: break;
+        case BinaryOp::Or:
+        case BinaryOp::BitAnd:
+        case BinaryOp::BitOr:
+        case BinaryOp::BitXor:
+        case BinaryOp::Shl:
+        case BinaryOp::Shr: break;
       }
     }
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
+    // & | ^ in the result's type (C++ would compute a narrow type's in int, and mix signedness)
+    const auto bitwise = [&](const char* op) {
+      const DataType t = ScalarDtypeOf(*b);
+      return cast_text(t, cast_text(t, a) + " " + op + " " + cast_text(t, c));
+    };
     switch (b->op) {
       case BinaryOp::Add: return "(" + a + " + " + c + ")";
       case BinaryOp::Sub: return "(" + a + " - " + c + ")";
@@ -261,6 +275,11 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
       case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
       case BinaryOp::And: return "(" + a + " && " + c + ")";
       case BinaryOp::Or: return "(" + a + " || " + c + ")";
+      case BinaryOp::BitAnd: return bitwise("&");
+      case BinaryOp::BitOr: return bitwise("|");
+      case BinaryOp::BitXor: return bitwise("^");
+      case BinaryOp::Shl:
+      case BinaryOp::Shr: return python_op_text(*b, a, c);
     }
   }
   return print_other(e);
@@ -324,6 +343,13 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
     // nan, min(0.0, -0.0) is 0.0).
     case BinaryOp::Min: return "(" + c + " < " + a + " ? " + c + " : " + a + ")";
     case BinaryOp::Max: return "(" + c + " > " + a + " ? " + c + " : " + a + ")";
+    // Python's << and >> (pto2/orchestration.h): a negative count fails the run at the line.
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: {
+      const std::string t = scalar_type(ScalarDtypeOf(b));
+      return std::string(b.op == BinaryOp::Shl ? "pto2_shl<" : "pto2_shr<") + t + ">(" + cast_text(ScalarDtypeOf(b), a) +
+             ", " + StripOuterParens(c) + ", " + CppSourceSiteArgs(b.span) + ")";
+    }
     case BinaryOp::Add:
     case BinaryOp::Sub:
     case BinaryOp::Mul:
@@ -334,7 +360,10 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
     case BinaryOp::Gt:
     case BinaryOp::Ge:
     case BinaryOp::And:
-    case BinaryOp::Or: break;
+    case BinaryOp::Or:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor: break;
   }
   throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }

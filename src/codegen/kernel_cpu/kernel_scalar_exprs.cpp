@@ -131,6 +131,10 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
       return is_float(rt) ? "pypto_kernel::pymod<" + ct + ">" + args : "pypto_kernel::pymod_checked<" + ct + ">" + checked_args;
     case BinaryOp::Min: return "std::min<" + ct + ">" + args;
     case BinaryOp::Max: return "std::max<" + ct + ">" + args;
+    case BinaryOp::Shl:
+    case BinaryOp::Shr:   // the count keeps its own type: a negative one fails the run
+      return std::string(b.op == BinaryOp::Shl ? "pypto_kernel::shl_checked<" : "pypto_kernel::shr_checked<") + ct +
+             ">(ctx, " + common::CppSourceSiteArgs(b.span) + ", static_cast<" + ct + ">(" + a + "), " + c + ")";
     case BinaryOp::Add:   // the others have a C++ operator (no `default:`: -Wswitch flags a new op)
     case BinaryOp::Sub:
     case BinaryOp::Mul:
@@ -141,7 +145,10 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
     case BinaryOp::Gt:
     case BinaryOp::Ge:
     case BinaryOp::And:
-    case BinaryOp::Or: break;
+    case BinaryOp::Or:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor: break;
   }
   throw InternalError(std::string("python_op_text: '") + to_string(b.op) + "' has a C++ operator");
 }

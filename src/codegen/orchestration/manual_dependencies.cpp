@@ -51,7 +51,12 @@ const char* predicate_op(BinaryOp op, bool mirrored, const Span& span) {
     case BinaryOp::Min:
     case BinaryOp::Max:
     case BinaryOp::And:
-    case BinaryOp::Or: break;
+    case BinaryOp::Or:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor:
+    case BinaryOp::Shl:
+    case BinaryOp::Shr: break;
   }
   throw InternalError("predicate= compares with " + std::string(to_string(op)) + " at line " + std::to_string(span.line) +
                       " (VerifyOrchestrationProgram refuses it)");

@@ -66,6 +66,23 @@ TEST(PrintExpr, MinimalParentheses) {
   EXPECT_EQ(python_print(bin(BinaryOp::Sub, a, I(-1))), "a - -1");
 }
 
+TEST(PrintExpr, BitwiseOperatorsTakePythonsPrecedence) {
+  auto a = var("a", scalar(DataType::INDEX));
+  auto b = var("b", scalar(DataType::INDEX));
+  auto c = var("c", scalar(DataType::INDEX));
+  // Python: | below ^ below & below << >> below + -; all above the comparisons
+  EXPECT_EQ(python_print(bin(BinaryOp::BitOr, bin(BinaryOp::BitAnd, a, b), c)), "a & b | c");
+  EXPECT_EQ(python_print(bin(BinaryOp::BitAnd, bin(BinaryOp::BitOr, a, b), c)), "(a | b) & c");
+  EXPECT_EQ(python_print(bin(BinaryOp::BitXor, a, bin(BinaryOp::BitOr, b, c))), "a ^ (b | c)");
+  EXPECT_EQ(python_print(bin(BinaryOp::Shl, bin(BinaryOp::Add, a, b), I(2))), "a + b << 2");
+  EXPECT_EQ(python_print(bin(BinaryOp::Add, a, bin(BinaryOp::Shl, b, I(2)))), "a + (b << 2)");
+  EXPECT_EQ(python_print(bin(BinaryOp::Shr, bin(BinaryOp::Shr, a, b), c)), "a >> b >> c");
+  EXPECT_EQ(python_print(bin(BinaryOp::Shr, a, bin(BinaryOp::Shr, b, c))), "a >> (b >> c)");
+  EXPECT_EQ(python_print(bin(BinaryOp::Eq, bin(BinaryOp::BitAnd, a, I(1)), I(0))), "a & 1 == 0");
+  EXPECT_EQ(python_print(ExprPtr(UnaryExpr::make(UnaryOp::BitNot, bin(BinaryOp::BitAnd, a, b)))), "~(a & b)");
+  EXPECT_EQ(python_print(bin(BinaryOp::BitAnd, ExprPtr(UnaryExpr::make(UnaryOp::BitNot, a)), b)), "~a & b");
+}
+
 TEST(PrintExpr, MinMaxCastDiv) {
   auto a = var("a", scalar(DataType::INDEX));
   auto b = var("b", scalar(DataType::INDEX));

@@ -280,6 +280,41 @@ inline T pymod_checked(const PTO2KernelContext* ctx, const char* file, int line,
   return pymod(a, b);
 }
 
+// A scalar `<<` / `>>` with Python's meaning, wrapped to T (the orchestration's pto2_shl / pto2_shr):
+// a negative count fails the run at the expression's line (the value is then 0), a count of the
+// width or more shifts everything out (>> of a negative signed value leaves -1).
+__attribute__((noinline, cold)) inline void negative_shift(const PTO2KernelContext* ctx, const char* file, int line) {
+  fail_fmt(ctx, "%s:%d: negative shift count at run time (<< or >>): the count is below 0", file, line);
+}
+template <class T, class C>
+inline T shl_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, C n) {
+  if constexpr (std::is_signed<C>::value) {
+    if (__builtin_expect(n < 0, 0)) {
+      negative_shift(ctx, file, line);
+      return T(0);
+    }
+  }
+  using U = typename std::make_unsigned<T>::type;
+  if (static_cast<uint64_t>(n) >= sizeof(T) * 8) return T(0);
+  return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<unsigned>(n)));
+}
+template <class T, class C>
+inline T shr_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, C n) {
+  if constexpr (std::is_signed<C>::value) {
+    if (__builtin_expect(n < 0, 0)) {
+      negative_shift(ctx, file, line);
+      return T(0);
+    }
+  }
+  const unsigned width = sizeof(T) * 8;
+  const unsigned count = static_cast<uint64_t>(n) >= width ? width - 1 : static_cast<unsigned>(n);
+  if constexpr (std::is_signed<T>::value) {
+    return static_cast<T>(a >> count);   // g++ shifts signed values arithmetically
+  } else {
+    return static_cast<uint64_t>(n) >= width ? T(0) : static_cast<T>(a >> count);
+  }
+}
+
 inline bool check_box(const PTO2KernelContext* ctx, const Tensor& t, DataType want, int rank, const int64_t* off,
                       const int64_t* shp, const char* what, const char* name, const int64_t* decl = nullptr) {
   if (t.dtype != want) {
