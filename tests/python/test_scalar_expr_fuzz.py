@@ -51,3 +51,61 @@ def test_constant_expressions_that_overflow_build_and_wrap(side):
     c = np.zeros(len(CONSTANT_EXPRS), np.int64)
     prog(5, 0, c)
     assert list(c) == [sf.wrap(2147483648 * 4294967297), sf.INT64_MIN, 2147483648, 44 * 3, sf.wrap(5 + sf.INT64_MAX * 2)]
+
+
+# Found by the differential (scripts/fuzz_exprs.py --kind scalar, seeds 5003, 5018, 5026): a number's
+# truth printed as a C++ cast, `(bool)(a * b)` or `(bool)(c ? 2147483648 : 3)`, is an
+# -Wint-in-bool-context warning, so the -Werror build failed; `not` of a number likewise.
+TRUTH_EXPRS = ["pl.cast(pl.cast(-(b * 3) * a, pl.BOOL), pl.INT64)", "pl.cast(pl.cast(max(2147483648, 3), pl.BOOL), pl.INT64)",
+               "pl.cast(pl.cast(0 * 7, pl.BOOL), pl.INT64)", "pl.cast(not (a * b), pl.INT64)",
+               "pl.cast(not max(a, 3), pl.INT64)", "pl.cast(pl.cast(pl.cast(a, pl.FP32) * 0.5, pl.BOOL), pl.INT64)"]
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+@pytest.mark.parametrize("a,b", [(5, 2), (0, 7), (-3, 0)])
+def test_the_truth_of_a_number_builds_under_werror(side, a, b):
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    prog = pypto.compile(pl.parse_program(sf.program_text(TRUTH_EXPRS, side), "truth_%s.py" % side))
+    c = np.zeros(len(TRUTH_EXPRS), np.int64)
+    prog(a, b, c)
+    assert list(c) == [int(a * b != 0), 1, 0, int(a * b == 0), int(max(a, 3) == 0), int(a != 0)]
+
+
+TRUTH_CONDITIONS = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64], c: pl.Out[pl.Tensor[[4], pl.INT64]]) -> pl.Tensor[[4], pl.INT64]:
+        v = pl.cast(0, pl.INT64)
+        if a * b:
+            v = pl.cast(1, pl.INT64)
+        if not a * b:
+            v = v + pl.cast(10, pl.INT64)
+        if max(a, 3) and a - 1:
+            v = v + pl.cast(100, pl.INT64)
+        c = pl.write(c, [0], v)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64], c: pl.Out[pl.Tensor[[4], pl.INT64]]) -> pl.Tensor[[4], pl.INT64]:
+        if a * b or a * 2:
+            c = self.k(a, b, c)
+        return c
+'''
+
+
+@pytest.mark.parametrize("a,b,want", [(2, 3, 101), (1, 0, 10), (0, 5, 0), (-1, 4, 101)])
+def test_a_number_as_an_if_condition_builds_under_werror(a, b, want):
+    # `if a * b:` printed `if ((a * b))`: -Wint-in-bool-context in kernels and orchestrations
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    prog = pypto.compile(pl.parse_program(TRUTH_CONDITIONS, "truth_if.py"))
+    c = np.zeros(4, np.int64)
+    prog(a, b, c)
+    assert c[0] == want

@@ -65,6 +65,12 @@ bool IsAtomicCppText(const std::string& text);
 // "(a) + (b)" is returned unchanged.
 std::string StripOuterParens(const std::string& text);
 
+// The C++ truth of a scalar's text where a bool is needed (an if condition, && / ||, a cast to
+// BOOL): the text itself for a BOOL, else `(text != 0)`. g++ -Wall reports `if (a * b)` and
+// `(bool)(c ? 2 : 3)` (-Wint-in-bool-context), an error under -Werror.
+//   CppTruthText("(a * b)", DataType::INDEX)  ->  "((a * b) != 0)"
+std::string CppTruthText(const std::string& text, ir::DataType d);
+
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"

@@ -48,6 +48,10 @@ bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && struc
 
 }  // namespace
 
+std::string CppTruthText(const std::string& text, DataType d) {
+  return d == DataType::BOOL ? text : "(" + text + " != 0)";
+}
+
 std::string CppScalarType(DataType d, const std::string& task_id_type) {
   switch (d) {
     case DataType::BOOL: return "bool";
@@ -215,11 +219,14 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
   if (auto* c = e->as<Cast>()) {
     const DataType to = ScalarDtypeOf(e);
     if (is_integer(to) && is_float(ScalarDtypeOf(c->value))) return float_to_int_text(to, print_scalar(c->value));
+    // a number's truth as a comparison: g++ -Wall reports `(bool)(a * b)` and `(bool)(c ? 2 : 3)`
+    // (-Wint-in-bool-context, an error under -Werror; found by the scalar expression fuzzer)
+    if (to == DataType::BOOL) return CppTruthText(print_scalar(c->value), ScalarDtypeOf(c->value));
     return cast_text(to, print_scalar(c->value));
   }
   if (auto* u = e->as<UnaryExpr>()) {
     std::string a = print_scalar(u->a);
-    if (u->op == UnaryOp::Not) return "(!" + a + ")";
+    if (u->op == UnaryOp::Not) return ScalarDtypeOf(u->a) == DataType::BOOL ? "(!" + a + ")" : "(" + a + " == 0)";
     if (u->op == UnaryOp::BitNot) {   // in the operand's type: ~ of a narrow type would give an int
       const DataType t = ScalarDtypeOf(e);
       return cast_text(t, "~" + cast_text(t, a));
@@ -273,8 +280,8 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
       case BinaryOp::Le: return "(" + a + " <= " + c + ")";
       case BinaryOp::Gt: return "(" + a + " > " + c + ")";
       case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
-      case BinaryOp::And: return "(" + a + " && " + c + ")";
-      case BinaryOp::Or: return "(" + a + " || " + c + ")";
+      case BinaryOp::And: return "(" + CppTruthText(a, ScalarDtypeOf(b->a)) + " && " + CppTruthText(c, ScalarDtypeOf(b->b)) + ")";
+      case BinaryOp::Or: return "(" + CppTruthText(a, ScalarDtypeOf(b->a)) + " || " + CppTruthText(c, ScalarDtypeOf(b->b)) + ")";
       case BinaryOp::BitAnd: return bitwise("&");
       case BinaryOp::BitOr: return bitwise("|");
       case BinaryOp::BitXor: return bitwise("^");

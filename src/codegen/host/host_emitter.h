@@ -107,7 +107,7 @@ class HostEmitter : public common::CppScalarExprPrinter, public common::ControlF
   void open_loop(const ir::ForStmt& f, const std::vector<HostCarry>& carries) override;
   void bind_loop_results(const ir::ForStmt& f, const std::vector<HostCarry>& carries) override;
   HostCarry branch_result(const ir::IfStmt& s, size_t k) override;
-  std::string condition(const ir::ExprPtr& cond) override { return expr(cond); }
+  std::string condition(const ir::ExprPtr& cond) override { return common::CppTruthText(expr(cond), common::ScalarDtypeOf(cond)); }
   void bind_branch_results(const ir::IfStmt& s, const std::vector<HostCarry>& results) override;
   void print_body(const ir::StmtPtr& body) override { emit_stmt(body); }
   std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;

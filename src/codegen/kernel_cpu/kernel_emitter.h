@@ -133,7 +133,7 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   void open_loop(const ir::ForStmt& f, const std::vector<CarrySlot>& carries) override;
   void bind_loop_results(const ir::ForStmt& f, const std::vector<CarrySlot>& carries) override;
   CarrySlot branch_result(const ir::IfStmt& s, size_t k) override;
-  std::string condition(const ir::ExprPtr& cond) override { return scalar(cond); }
+  std::string condition(const ir::ExprPtr& cond) override { return common::CppTruthText(scalar(cond), common::ScalarDtypeOf(cond)); }
   void bind_branch_results(const ir::IfStmt& s, const std::vector<CarrySlot>& results) override;
   void print_body(const ir::StmtPtr& body) override { emit_stmt(body); }
   std::optional<common::CarryMove> yield_value(Frame& frame, size_t i, const ir::ExprPtr& value) override;

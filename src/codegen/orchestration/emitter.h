@@ -241,7 +241,9 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   void open_loop(const ir::ForStmt& f, const std::vector<CarryTarget>& carries) override;
   void bind_loop_results(const ir::ForStmt& f, const std::vector<CarryTarget>& carries) override;
   CarryTarget branch_result(const ir::IfStmt& s, size_t k) override;
-  std::string condition(const ir::ExprPtr& cond) override { return strip_parens(expr(cond)); }
+  std::string condition(const ir::ExprPtr& cond) override {
+    return strip_parens(common::CppTruthText(expr(cond), common::ScalarDtypeOf(cond)));
+  }
   void bind_branch_results(const ir::IfStmt& s, const std::vector<CarryTarget>& results) override;
   void open_statement(const ir::Stmt& s) override;    // emit_statements.cpp
   void close_statement(const ir::Stmt& s) override;
