@@ -213,11 +213,15 @@ inline T pto2_mod(T a, T d, const char* file, int32_t line) {
 /// Python's `a << n` on integers, wrapped to T: a negative count throws naming the DSL line, a
 /// count of T's width or more gives 0; never the undefined C++ shift of a negative value or by
 /// the width. `int32_t r = pto2_shl<int32_t>(m, k, "prog.py", 9);`
-template <typename T, typename C>
-inline T pto2_shl(T a, C n, const char* file, int32_t line) {
+template <typename C>
+inline void pto2_shift_count(C n, const char* file, int32_t line) {
   if constexpr (std::is_signed<C>::value) {
     if (n < 0) pto2_negative_shift(file, line);
   }
+}
+template <typename T, typename C>
+inline T pto2_shl(T a, C n, const char* file, int32_t line) {
+  pto2_shift_count(n, file, line);
   using U = typename std::make_unsigned<T>::type;
   if (static_cast<uint64_t>(n) >= sizeof(T) * 8) return T(0);
   return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<unsigned>(n)));
@@ -226,9 +230,7 @@ inline T pto2_shl(T a, C n, const char* file, int32_t line) {
 /// the width or more leaves 0, or -1 for a negative signed value; a negative count throws.
 template <typename T, typename C>
 inline T pto2_shr(T a, C n, const char* file, int32_t line) {
-  if constexpr (std::is_signed<C>::value) {
-    if (n < 0) pto2_negative_shift(file, line);
-  }
+  pto2_shift_count(n, file, line);
   const unsigned width = sizeof(T) * 8;
   const unsigned count = static_cast<uint64_t>(n) >= width ? width - 1 : static_cast<unsigned>(n);
   if constexpr (std::is_signed<T>::value) {

@@ -286,26 +286,26 @@ inline T pymod_checked(const PTO2KernelContext* ctx, const char* file, int line,
 __attribute__((noinline, cold)) inline void negative_shift(const PTO2KernelContext* ctx, const char* file, int line) {
   fail_fmt(ctx, "%s:%d: negative shift count at run time (<< or >>): the count is below 0", file, line);
 }
-template <class T, class C>
-inline T shl_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, C n) {
+template <class C>
+inline bool shift_count_refused(const PTO2KernelContext* ctx, const char* file, int line, C n) {
   if constexpr (std::is_signed<C>::value) {
     if (__builtin_expect(n < 0, 0)) {
       negative_shift(ctx, file, line);
-      return T(0);
+      return true;
     }
   }
+  return false;
+}
+template <class T, class C>
+inline T shl_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, C n) {
+  if (shift_count_refused(ctx, file, line, n)) return T(0);
   using U = typename std::make_unsigned<T>::type;
   if (static_cast<uint64_t>(n) >= sizeof(T) * 8) return T(0);
   return static_cast<T>(static_cast<U>(static_cast<U>(a) << static_cast<unsigned>(n)));
 }
 template <class T, class C>
 inline T shr_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, C n) {
-  if constexpr (std::is_signed<C>::value) {
-    if (__builtin_expect(n < 0, 0)) {
-      negative_shift(ctx, file, line);
-      return T(0);
-    }
-  }
+  if (shift_count_refused(ctx, file, line, n)) return T(0);
   const unsigned width = sizeof(T) * 8;
   const unsigned count = static_cast<uint64_t>(n) >= width ? width - 1 : static_cast<unsigned>(n);
   if constexpr (std::is_signed<T>::value) {
