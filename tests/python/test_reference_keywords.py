@@ -112,6 +112,7 @@ def test_store_of_the_whole_tile_prints_no_slice():
      .replace("[0, 16]", "[0, 8]")),
     ("pl.store(t, [0, 0], y, shapes=[8])", "pl.store: shapes= has 1 entry for a tile of rank 2"),
     ("pl.store(t, [0, 0], y, shapes=8)", "pl.store: shapes= must be a list of extents, got '8'"),
+    ("pl.store(t, [0, 0], y, pl.AtomicType.Add)", "pl.store: the 4th argument is shapes=; atomic= is keyword-only"),
     ("pl.store(t, [0, 0], y, output_tensor=y)", "pl.store got 'output_tensor' twice: it names the parameter 'tensor'"),
     ("pl.store(t, [0, 0], out_tensor=y)", "pl.store has no parameter 'out_tensor'"),
     ("pl.store(pl.add(ta, tb, lhs=ta), [0, 0], y)", "pl.add got 'lhs' twice: it names the parameter 'a'"),

@@ -188,6 +188,11 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
                                               and isinstance(a, ast.Constant) and a.value is None)]
     if spec.op == "tensor.slice":
         _check_slice_literals(ctx, named)
+    shapes_node = dict(named).get("shapes") if spec.op == "tile.store" else None
+    if shapes_node is not None and isinstance(try_eval_py(ctx, shapes_node, None), T.AtomicType):
+        # the 4th positional argument was atomic= before (the reference makes it keyword-only)
+        raise ctx.error(shapes_node, "pl.store: the 4th argument is shapes=; atomic= is keyword-only, as in the "
+                        "reference", help=f"write pl.store(tile, offsets, tensor, atomic={ast.unparse(shapes_node)})")
     for pname, anode in named:
         if pname == "init_value" and spec.op == "tensor.create":
             attrs[pname] = init_value(ctx, anode)
