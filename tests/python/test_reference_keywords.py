@@ -146,3 +146,24 @@ def test_accelerator_only_op_by_keyword_says_why_it_is_refused(expr):
         pl.parse_program(STORE.replace("STORE", f"pl.store({expr}, [0, 0], y)"), "store.py")
     assert "is an accelerator-only op" in ei.value.message, ei.value.message
     assert (ei.value.file, ei.value.line) == ("store.py", 10)
+
+
+def test_store_shapes_of_a_run_time_extent():
+    # shapes=[r, 16] with a scalar r: rows 0..r-1 stored; an extent outside [0, 8] fails the run, located
+    text = STORE.replace("k(self, x: pl.Tensor[[8, 16], pl.FP32],", "k(self, x: pl.Tensor[[8, 16], pl.FP32], r: pl.Scalar[pl.INDEX],") \
+        .replace("main(self, x: pl.Tensor[[8, 16], pl.FP32],", "main(self, x: pl.Tensor[[8, 16], pl.FP32], r: pl.Scalar[pl.INDEX],") \
+        .replace("y = self.k(x, y)", "y = self.k(x, r, y)").replace("STORE", "pl.store(t, [0, 0], y, shapes=[r, 16])")
+    prog = pypto.compile(pl.parse_program(text, "store_r.py"))
+    x = np.arange(128, dtype=np.float32).reshape(8, 16) + 1
+    for r in (0, 3, 8):
+        y = np.full((8, 16), -7.0, np.float32)
+        prog(x, r, y)
+        want = np.full((8, 16), -7.0, np.float32)
+        want[:r] = x[:r]
+        np.testing.assert_array_equal(y, want)
+    for r in (-1, 9, 1 << 40):
+        y = np.full((8, 16), -7.0, np.float32)
+        with pytest.raises(Exception) as e:
+            prog(x, r, y)
+        assert "valid extent" in str(e.value) and "store_r.py" in str(e.value), str(e.value)
+        assert (y == -7.0).all()
