@@ -137,6 +137,15 @@ def expression(rng: random.Random, side: str, depth: int):
         op = rng.choice(["<<", ">>"])
         fn = _ARITH[op]
         return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
+    if kind < 0.49:   # a conditional expression: only the chosen branch runs (the other may divide by zero)
+        z, fz = expression(rng, side, depth - 1)
+        if rng.random() < 0.5:
+            return "(%s if %s else %s)" % (x, z, y), (lambda a, b: fx(a, b) if fz(a, b) else fy(a, b))
+        v, fv = expression(rng, side, depth - 1)
+        op = rng.choice(sorted(_COMPARE))
+        cmp = _COMPARE[op]
+        return "(%s if %s %s %s else %s)" % (x, z, op, v, y), \
+            (lambda a, b: fx(a, b) if cmp(fz(a, b), fv(a, b)) else fy(a, b))
     op = rng.choice(["+", "-", "*", "//", "%", "&", "|", "^"])
     fn = _floordiv(side) if op == "//" else _ARITH[op]
     return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))

@@ -109,3 +109,36 @@ def test_a_number_as_an_if_condition_builds_under_werror(a, b, want):
     c = np.zeros(4, np.int64)
     prog(a, b, c)
     assert c[0] == want
+
+
+# Found by the differential once it drew conditional expressions (seed 7022): `max(max(b, b), b)`
+# folded its inner max to `b` and printed the outer one as `(b > b ? b : b)`, a -Wtautological-compare
+# error under -Werror. Operands are now folded when their C++ text is the same, not only their IR.
+SELF_COMPARE_EXPRS = ["((-8) // max(max(b, b), b))", "pl.cast(min(min(a, a), a) < a, pl.INT64)",
+                      "pl.cast(max(a, a) == a, pl.INT64)", "max(min(a, a), max(a, a))"]
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+def test_operands_of_one_text_build_under_werror(side):
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    prog = pypto.compile(pl.parse_program(sf.program_text(SELF_COMPARE_EXPRS, side), "self_cmp_%s.py" % side))
+    for a, b in ((5, 3), (-4, -3)):
+        c = np.zeros(len(SELF_COMPARE_EXPRS), np.int64)
+        prog(a, b, c)
+        assert list(c) == [-8 // b, 0, 1, a]
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+def test_conditional_expressions_run_one_branch(side):
+    """The other branch divides by zero: Python never evaluates it, neither may the program."""
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    exprs = ["(a // b if b != 0 else (7))", "((7) if b == 0 else a // b)", "(a // b if b else a)"]
+    prog = pypto.compile(pl.parse_program(sf.program_text(exprs, side), "ifexp_%s.py" % side))
+    for a, b in ((9, 2), (9, 0), (-9, 4)):
+        c = np.zeros(len(exprs), np.int64)
+        prog(a, b, c)
+        assert list(c) == [a // b if b else 7, 7 if b == 0 else a // b, a // b if b else a]

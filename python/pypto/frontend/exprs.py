@@ -120,6 +120,8 @@ def _unaryop(ctx, node: ast.UnaryOp):
 
 
 def _boolop(ctx, node: ast.BoolOp):
+    if any(isinstance(n, ast.IfExp) for v in node.values[1:] for n in ast.walk(v)):
+        return registry.handler("lazy_boolop")(ctx, node)
     op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
     vals = [require_scalar(ctx, eval_expr(ctx, v), v, "an operand of and/or") for v in node.values]
     acc = vals[0]
@@ -262,9 +264,13 @@ def _call(ctx, node: ast.Call):
     return registry.handler("call")(ctx, node)
 
 
+def _ifexp(ctx, node: ast.IfExp):
+    return registry.handler("ifexp")(ctx, node)
+
+
 def _unsupported(ctx, node):
     what = type(node).__name__
-    helps = {"Lambda": "define a @pl.function instead", "IfExp": "use an if statement",
+    helps = {"Lambda": "define a @pl.function instead",
              "List": "list literals are only allowed as op arguments (shapes, offsets) and deps=",
              "Tuple": "tuples are only allowed as op arguments, return values and unpacking targets",
              "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL"}
@@ -274,7 +280,7 @@ def _unsupported(ctx, node):
 HANDLERS = {
     ast.Name: _name, ast.Constant: _constant, ast.Attribute: _attribute, ast.BinOp: _binop,
     ast.UnaryOp: _unaryop, ast.BoolOp: _boolop, ast.Compare: _compare, ast.Subscript: _subscript,
-    ast.Call: _call,
+    ast.Call: _call, ast.IfExp: _ifexp,
 }
 
 

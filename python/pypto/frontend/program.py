@@ -31,7 +31,7 @@ from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function
 
 # Handler modules: importing them registers their entry points (pypto.frontend.registry).
-from pypto.frontend import call_runs, calls, control_flow, deps, scopes  # noqa: E402,F401,I001
+from pypto.frontend import call_runs, calls, conditional_expr, control_flow, deps, scopes  # noqa: E402,F401,I001
 
 
 class _SigCtx:

@@ -79,7 +79,52 @@ def _resolve(ctx, node: ast.AST):
         v = _int_op(type(node.op), a, b) if both_ints else _float_op(type(node.op), a, b)
         if v is not None:
             return v
+    if isinstance(node, (ast.Compare, ast.BoolOp, ast.IfExp)) or \
+            (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
+        return _resolve_logic(ctx, node)
     return _Failure((node, "form", None, ""))
+
+
+_COMPARE_OPS = {ast.Eq: lambda a, b: a == b, ast.NotEq: lambda a, b: a != b, ast.Lt: lambda a, b: a < b,
+                ast.LtE: lambda a, b: a <= b, ast.Gt: lambda a, b: a > b, ast.GtE: lambda a, b: a >= b}
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, (bool, int, float))
+
+
+def _resolve_logic(ctx, node: ast.AST):
+    """Comparisons, and / or / not and `a if c else b` of compile-time numbers, with Python's
+    meaning (`16 if N > 8 else 8`); only the branch or operand Python would evaluate is resolved."""
+    if isinstance(node, ast.IfExp):
+        c = _resolve(ctx, node.test)
+        if type(c) is _Failure or not _is_number(c):
+            return c if type(c) is _Failure else _Failure((node, "form", None, ""))
+        return _resolve(ctx, node.body if c else node.orelse)
+    if isinstance(node, ast.UnaryOp):
+        v = _resolve(ctx, node.operand)
+        return v if type(v) is _Failure else (not v) if _is_number(v) else _Failure((node, "form", None, ""))
+    if isinstance(node, ast.BoolOp):
+        v = None
+        for operand in node.values:
+            v = _resolve(ctx, operand)
+            if type(v) is _Failure or not _is_number(v):
+                return v if type(v) is _Failure else _Failure((node, "form", None, ""))
+            if bool(v) == isinstance(node.op, ast.Or):      # `or` stops at a true operand, `and` at a false one
+                return v
+        return v
+    left = _resolve(ctx, node.left)
+    for op, right_node in zip(node.ops, node.comparators):
+        right = _resolve(ctx, right_node)
+        for v in (left, right):
+            if type(v) is _Failure:
+                return v
+        if not (_is_number(left) and _is_number(right)) or type(op) not in _COMPARE_OPS:
+            return _Failure((node, "form", None, ""))
+        if not _COMPARE_OPS[type(op)](left, right):
+            return False
+        left = right
+    return True
 
 
 # Arithmetic a compile-time value may be written with (`N * 2`, `SCALE / 2` for an attribute

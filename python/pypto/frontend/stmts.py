@@ -250,6 +250,13 @@ def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
     if isinstance(target, ast.Subscript):
         _assign_subscript(ctx, target, st.value, st)
         return
+    if isinstance(target, ast.Name) and isinstance(st.value, ast.IfExp):
+        v = registry.handler("ifexp")(ctx, st.value, target.id)    # the if's result is the name itself
+        if isinstance(v, ir.Var) and v.name == target.id and ctx.lookup(target.id) is not v:
+            ctx.bind(target.id, v)
+            return
+        bind_new(ctx, target, v, st)
+        return
     if isinstance(target, ast.Name):
         bind_new(ctx, target, eval_expr(ctx, st.value), st)
         return

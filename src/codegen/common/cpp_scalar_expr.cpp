@@ -43,8 +43,10 @@ bool PureInteger(const ExprPtr& e) {
 // g++ -Wall reports an integer comparison of an expression with itself (-Wtautological-compare:
 // `b <= b`, and min(a, a)'s `(a < a ? a : a)`), an error under -Werror (found by the scalar
 // expression fuzzer, tests/python/scalar_expr_fuzz.py). Such operands are folded: their value
-// is known. Floats are not: x == x is false for NaN (and g++ does not report them).
-bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && structural_equal(b.a, b.b); }
+// is known. Floats are not: x == x is false for NaN (and g++ does not report them). The caller
+// compares the operands' C++ text, not their IR: `max(max(b, b), b)` folds its inner max to `b`,
+// and the outer one would then print `b > b` (two pure expressions of one text have one value).
+bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && PureInteger(b.b); }
 
 }  // namespace
 
@@ -234,7 +236,8 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
     return a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
   }
   if (auto* b = e->as<BinaryExpr>()) {
-    if (SameIntegerOperands(*b)) {
+    std::string a = print_scalar(b->a), c = print_scalar(b->b);
+    if (a == c && SameIntegerOperands(*b)) {
       switch (b->op) {
         case BinaryOp::Eq:
         case BinaryOp::Le:
@@ -243,7 +246,7 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
         case BinaryOp::Lt:
         case BinaryOp::Gt: return "false";
         case BinaryOp::Min:
-        case BinaryOp::Max: return print_scalar(b->a);
+        case BinaryOp::Max: return a;
         case BinaryOp::Add:   // the others compute a value (no `default:`: -Wswitch flags a new op)
         case BinaryOp::Sub:
         case BinaryOp::Mul:
@@ -259,7 +262,6 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
         case BinaryOp::Shr: break;
       }
     }
-    std::string a = print_scalar(b->a), c = print_scalar(b->b);
     // & | ^ in the result's type (C++ would compute a narrow type's in int, and mix signedness)
     const auto bitwise = [&](const char* op) {
       const DataType t = ScalarDtypeOf(*b);
