@@ -98,6 +98,14 @@ std::optional<int64_t> value(const ExprPtr& e, bool& wide) {
     note(r);
     return r;
   }
+  if (b->op == BinaryOp::Min || b->op == BinaryOp::Max) {   // compared in the result dtype, as generated code does
+    auto x = value(b->a, wide), y = value(b->b, wide);
+    if (!x || !y) return std::nullopt;
+    const int64_t vx = wrap_to(d, static_cast<uint64_t>(*x)), vy = wrap_to(d, static_cast<uint64_t>(*y));
+    const bool y_below = is_signed(d) ? vy < vx : static_cast<uint64_t>(vy) < static_cast<uint64_t>(vx);
+    const bool y_above = is_signed(d) ? vy > vx : static_cast<uint64_t>(vy) > static_cast<uint64_t>(vx);
+    return (b->op == BinaryOp::Min ? y_below : y_above) ? vy : vx;   // Python's: a unless b is below (above) it
+  }
   if (b->op != BinaryOp::Add && b->op != BinaryOp::Sub && b->op != BinaryOp::Mul) return std::nullopt;
   auto x = value(b->a, wide), y = value(b->b, wide);
   if (!x || !y) return std::nullopt;

@@ -36,9 +36,9 @@ bool is_comparison(BinaryOp op) {
          op == BinaryOp::Gt || op == BinaryOp::Ge;
 }
 
-// Usual arithmetic promotion of two scalar dtypes (float wins; among ints the wider; INDEX
-// with any int gives INDEX; BOOL with an int gives the int).
-DataType promote(DataType a, DataType b) {
+}  // namespace
+
+DataType PromoteScalarDTypes(DataType a, DataType b) {
   if (a == b) return a == DataType::BOOL ? DataType::INDEX : a;
   if (is_float(a) || is_float(b)) {
     if (!is_float(b)) return a;
@@ -52,8 +52,6 @@ DataType promote(DataType a, DataType b) {
   if (bit_width(a) != bit_width(b)) return bit_width(a) > bit_width(b) ? a : b;
   return is_signed(a) ? a : b;
 }
-
-}  // namespace
 
 std::shared_ptr<const Var> Var::make(std::string name, TypePtr type, Span span) {
   PYPTO_CHECK(type, "Var '" << name << "' needs a type");
@@ -106,7 +104,7 @@ std::shared_ptr<const BinaryExpr> BinaryExpr::make(BinaryOp op, ExprPtr a, ExprP
                                                     : "pl.cast a float to an integer dtype first");
       }
     }
-    result = promote(sa->dtype, sb->dtype);
+    result = PromoteScalarDTypes(sa->dtype, sb->dtype);
     if (op == BinaryOp::Div && !is_float(result)) result = DataType::FP32;
   }
   return make_node<BinaryExpr>(op, std::move(a), std::move(b), ScalarType::make(result), std::move(span));

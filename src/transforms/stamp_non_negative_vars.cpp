@@ -19,6 +19,7 @@
 //   while it prints (its dynamic-dim declarations, the loops it has opened).
 #include <unordered_set>
 
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 
@@ -70,35 +71,63 @@ std::vector<VarPtr> NonNegativeVarsOf(const Function& fn) {
   return out;
 }
 
+namespace {
+
+DataType dtype_of(const ExprPtr& e) {
+  auto* s = e->type ? e->type->as<ScalarType>() : nullptr;
+  return s ? s->dtype : DataType::INDEX;
+}
+
+// Every non-negative value of dtype `from` is the same value in dtype `to` (a wider type, or a
+// signed one of the width). 65535 is -1 as an INT8, and a UINT8 200 is -56 as an INT8.
+bool keeps_non_negative_values(DataType from, DataType to) {
+  if (from == DataType::BOOL || !is_signed(to)) return true;
+  if (!is_integer(from)) return false;
+  return bit_width(to) > bit_width(from) || (bit_width(to) == bit_width(from) && is_signed(from));
+}
+
+}  // namespace
+
+bool ProvablyNonNegativeAs(const ExprPtr& e, DataType as, const std::unordered_set<const Var*>& non_negative_vars) {
+  return keeps_non_negative_values(dtype_of(e), as) && ProvablyNonNegative(e, non_negative_vars);
+}
+
 bool ProvablyNonNegative(const ExprPtr& e, const std::unordered_set<const Var*>& non_negative_vars) {
-  if (auto* c = e->as<ConstInt>()) return c->value >= 0;
+  const DataType d = dtype_of(e);
+  if (d == DataType::BOOL || (is_integer(d) && !is_signed(d))) return true;   // 0 / 1; an unsigned value
+  if (!is_integer(d)) return false;
   if (auto* v = as_var(e)) return non_negative_vars.count(v) > 0;
-  if (auto* c = e->as<Cast>()) return ProvablyNonNegative(c->value, non_negative_vars);
-  if (auto* b = e->as<BinaryExpr>()) {
-    switch (b->op) {
-      case BinaryOp::Add:
-      case BinaryOp::Mul:
-      case BinaryOp::FloorDiv:
-      case BinaryOp::Mod:
-      case BinaryOp::Min:
-      case BinaryOp::Max:
-      case BinaryOp::BitAnd:
-      case BinaryOp::BitOr:
-      case BinaryOp::BitXor:
-        return ProvablyNonNegative(b->a, non_negative_vars) && ProvablyNonNegative(b->b, non_negative_vars);
-      case BinaryOp::Shr: return ProvablyNonNegative(b->a, non_negative_vars);   // a negative count fails the run
-      case BinaryOp::Shl: return false;   // shifts into the sign bit
-      case BinaryOp::Sub:
-      case BinaryOp::Div:
-      case BinaryOp::Eq:
-      case BinaryOp::Ne:
-      case BinaryOp::Lt:
-      case BinaryOp::Le:
-      case BinaryOp::Gt:
-      case BinaryOp::Ge:
-      case BinaryOp::And:
-      case BinaryOp::Or: return false;
-    }
+  if (auto value = ConstIntegerValue(e)) return *value >= 0;    // a literal, or literal arithmetic, in its dtype
+  if (auto* c = e->as<Cast>()) return ProvablyNonNegativeAs(c->value, d, non_negative_vars);
+  auto* b = e->as<BinaryExpr>();
+  if (!b) return false;
+  // an operand as the operation computes it: converted to the result dtype
+  const auto operand = [&](const ExprPtr& x) { return ProvablyNonNegativeAs(x, d, non_negative_vars); };
+  switch (b->op) {
+    case BinaryOp::FloorDiv:   // these never leave the range of their non-negative operands
+    case BinaryOp::Mod:
+    case BinaryOp::Min:
+    case BinaryOp::Max:
+    case BinaryOp::BitAnd:
+    case BinaryOp::BitOr:
+    case BinaryOp::BitXor: return operand(b->a) && operand(b->b);
+    case BinaryOp::Shr: return operand(b->a);   // a negative count fails the run
+    // + and * of 64-bit values >= 0 (loop indices, extents, their sums and multiples): negative
+    // only past 2^63, which no index reaches. A narrower type wraps at once (INT8 100 + 100 is
+    // -56), so there they prove nothing.
+    case BinaryOp::Add:
+    case BinaryOp::Mul: return bit_width(d) == 64 && operand(b->a) && operand(b->b);
+    case BinaryOp::Shl: return false;   // shifts into the sign bit
+    case BinaryOp::Sub:
+    case BinaryOp::Div:
+    case BinaryOp::Eq:
+    case BinaryOp::Ne:
+    case BinaryOp::Lt:
+    case BinaryOp::Le:
+    case BinaryOp::Gt:
+    case BinaryOp::Ge:
+    case BinaryOp::And:
+    case BinaryOp::Or: return false;
   }
   return false;
 }

@@ -192,16 +192,19 @@ def program_text(texts, side: str) -> str:
     return _ORCHESTRATION.format(n=len(texts), body=body)
 
 
-def check(seed: int, side: str, pairs: int = 12):
+def check(seed: int, side: str, pairs: int = 12, generate=None, name: str = "scalar_exprs"):
     """Compiles program `seed` for `side` ("kernel" or "orchestration"), runs it on `pairs`
-    (a, b) edge pairs and returns the disagreements with the reference (strings; [] is a pass)."""
+    (a, b) edge pairs and returns the disagreements with the reference (strings; [] is a pass).
+    `generate(rng, side, depth)` draws one expression: (DSL text, reference of (a, b) -> the
+    int64 value of the text cast to INT64); `expression` by default."""
+    generate = generate or expression
     import pypto
     import pypto.language as pl
     from pypto.runtime.loader import RunError
     rng = random.Random(seed * 7919 + (side == "kernel"))
-    exprs = [expression(rng, side, rng.randint(1, 4)) for _ in range(EXPRS_PER_PROGRAM)]
+    exprs = [generate(rng, side, rng.randint(1, 4)) for _ in range(EXPRS_PER_PROGRAM)]
     text = program_text([t for t, _ in exprs], side)
-    prog = pypto.compile(pl.parse_program(text, "scalar_exprs_%s_%d.py" % (side, seed)))
+    prog = pypto.compile(pl.parse_program(text, "%s_%s_%d.py" % (name, side, seed)))
     findings = []
     for _ in range(pairs):
         a, b = rng.choice(VALUES), rng.choice(VALUES)

@@ -71,6 +71,13 @@ std::string StripOuterParens(const std::string& text);
 //   CppTruthText("(a * b)", DataType::INDEX)  ->  "((a * b) != 0)"
 std::string CppTruthText(const std::string& text, ir::DataType d);
 
+// Whether `a + b` (- *) with operands of dtypes `a`, `b` and an integer result `result` must be
+// computed with casts to the result's C++ type to mean what the DSL means (Python's integers
+// wrapped to the dtype): the result is narrower than int, or an operand's C++ type differs.
+//   NeedsTypedArithmetic(DataType::INT8, DataType::INT8, DataType::INT8)   == true   (int8 * int8 is int)
+//   NeedsTypedArithmetic(DataType::INDEX, DataType::INT64, DataType::INDEX) == false  (both int64_t)
+bool NeedsTypedArithmetic(ir::DataType result, ir::DataType a, ir::DataType b);
+
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"
@@ -99,8 +106,9 @@ class CppScalarExprPrinter {
   virtual std::string var_text(const ir::Var* v, const ir::Span& span) = 0;
   // The C++ type of a scalar of dtype `d` (used by casts).
   virtual std::string scalar_type(ir::DataType d) const = 0;
-  // True when `e` is known to be >= 0, so that `//` and `%` can be the plain C++ operators.
-  virtual bool non_negative(const ir::ExprPtr& e) const { return false; }
+  // True when `e`'s value as dtype `as` (the operation's) is known to be >= 0, so that `//` and
+  // `%` can be the plain C++ operators.
+  virtual bool non_negative(const ir::ExprPtr& e, ir::DataType as) const { return false; }
   // Reports an expression the printer does not handle (a Call, a tuple, ...).
   [[noreturn]] virtual void unsupported(const ir::ExprPtr& e) = 0;
 

@@ -8,8 +8,8 @@
 
 namespace pypto::ir {
 
-/// The value of an integer expression of literals (+, -, *, unary minus, integer casts, and on
-/// signed dtypes // and % with Python's floor), as the generated code computes it (wrapped to
+/// The value of an integer expression of literals (+, -, *, unary minus, integer casts, min,
+/// max, & | ^ << >> ~, and on signed dtypes // and % with Python's floor), as the generated code computes it (wrapped to
 /// its dtype, -fwrapv); nullopt for anything else: a variable, a division the run would refuse
 /// (by zero, MIN // -1). `*wide`, when given, is set if a literal or an exact intermediate value
 /// of +, -, * or unary minus is outside int32.

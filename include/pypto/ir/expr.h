@@ -106,6 +106,12 @@ struct ConstBool : Expr {
   static std::shared_ptr<const ConstBool> make(bool v, Span span = {});
 };
 
+// The dtype two scalar operands meet at (the usual arithmetic promotion): float wins, among
+// ints the wider, at equal width the signed; INDEX with any int gives INDEX, BOOL with an int
+// the int, and two BOOLs INDEX. Arithmetic computes in it, and comparisons compare in it:
+//   PromoteScalarDTypes(DataType::INT8, DataType::UINT8) == DataType::INT8
+DataType PromoteScalarDTypes(DataType a, DataType b);
+
 // Scalar arithmetic / comparison / logic. Operands are scalar-typed; the result type is
 // inferred by `make` (comparisons and logic -> BOOL; arithmetic -> the wider operand type,
 // float if either is float; Div of two ints -> FP32). Throws UserError on a non-scalar operand.

@@ -168,10 +168,15 @@ Pass StampNonNegativeVars();
 // What StampNonNegativeVars stamps on `fn` (empty for other functions), in program order:
 //   NonNegativeVarsOf(*program->get("main")) == {M, i}
 std::vector<ir::VarPtr> NonNegativeVarsOf(const ir::Function& fn);
-// True when `e` is >= 0 given that every Var of `non_negative_vars` is: a literal >= 0, such a
-// Var, a cast of one, or + * // % min max of two such. `i // 4` -> true for a stamped `i`;
-// `i - 1` -> false (the L2 generator then prints Python's floor `//`, `%`).
+// True when `e` is >= 0 given that every Var of `non_negative_vars` is: a literal >= 0 (in its
+// dtype), such a Var, an unsigned or bool value, a cast of one that keeps it, // % min max & | ^ >>
+// of such, and + * of such in a 64-bit dtype. `i // 4` -> true for a stamped `i`; `i - 1` ->
+// false (the L2 generator then prints Python's floor `//`, `%`); `pl.cast(65535, pl.INT8)` -> false.
 bool ProvablyNonNegative(const ir::ExprPtr& e, const std::unordered_set<const ir::Var*>& non_negative_vars);
+// The same for `e`'s value converted to dtype `as` (the operand of an operation computing in
+// it): a UINT8 200 is >= 0, but not as an INT8 (-56).
+bool ProvablyNonNegativeAs(const ir::ExprPtr& e, ir::DataType as,
+                           const std::unordered_set<const ir::Var*>& non_negative_vars);
 
 // Stamps Function::call_operands on every chip-level Orchestration function of kCallChunkMin
 // task statements or more: the values between kernel calls (slices, views, scalar expressions,

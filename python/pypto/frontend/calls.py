@@ -26,6 +26,8 @@ from pypto.frontend.exprs import eval_arg, eval_expr
 from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_function,
                                         in_kernel_site, init_value, initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, constant_sequence_node, dotted, eval_py, try_eval_py
+from pypto.frontend.scalar_builtins import SCALAR_BUILTINS, scalar_builtin_call
+from pypto.frontend.shape_access import len_call
 from pypto.language import _types as T
 from pypto.language._builtins import UNIFIED_OPS, Builtin, Namespace, OpSpec
 
@@ -1046,7 +1048,11 @@ def parse_call(ctx, node: ast.Call):
         raise ctx.error(node, _CONTEXT_ONLY.get(k, f"pl.{callee.pl_name} cannot be used here"))
     if callee is builtins.min or callee is builtins.max:
         return _min_max(ctx, node, callee)
+    if callee in SCALAR_BUILTINS:
+        return scalar_builtin_call(ctx, node, callee)
+    if callee is builtins.len:
+        return len_call(ctx, node)
     if callee is builtins.range:
         raise ctx.error(f, "Python's range() is not supported", help="use pl.range(...)")
     raise ctx.error(f, f"cannot call '{ast.unparse(f)}' in a DSL function",
-                    help="calls are to self.<function>, pl.* functions, min and max")
+                    help="calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len")

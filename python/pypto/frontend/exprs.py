@@ -15,6 +15,7 @@ from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
 from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, try_eval_py
+from pypto.frontend.shape_access import shape_subscript
 from pypto.language import _types as T
 
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
@@ -73,6 +74,9 @@ def _attribute(ctx, node: ast.Attribute):
     except PyEvalFailure as f:
         if f.reason == "attr":
             raise ctx.error(node, f"'{ast.unparse(node.value)}' has no attribute '{f.attr}'") from None
+        if f.reason == "local" and node.attr == "shape":
+            raise ctx.error(node, f"'{ast.unparse(node)}' is a tuple of extents, not a value",
+                            help=f"index it ({ast.unparse(node)}[0]) or unpack it (m, n = {ast.unparse(node)})") from None
         if f.reason == "local" and node.attr == "base":
             raise ctx.error(node, f"'{ast.unparse(node.value)}' has no attribute 'base'",
                             help="only a pl.reserve_buffer / pl.import_peer_buffer result has .base") from None
@@ -92,6 +96,16 @@ def require_scalar(ctx, e, node, what):
 
 def _binop(ctx, node: ast.BinOp):
     opname = _BINOPS.get(type(node.op))
+    if isinstance(node.op, ast.Pow):       # no IR op: only the power of compile-time numbers (2 ** K)
+        v = try_eval_py(ctx, node, _MISSING)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            return const_from_py(ctx, v, node)
+        if all(isinstance(try_eval_py(ctx, n, None), (int, float)) for n in (node.left, node.right)):
+            raise ctx.error(node, f"'{ast.unparse(node)}' does not fit in 64 bits (or is not a finite float)",
+                            help="DSL integers are int64: a power must stay between -2**63 and 2**63 - 1")
+        raise ctx.error(node, f"'{ast.unparse(node)}': ** is only computed between compile-time numbers "
+                        "(literals and module constants, e.g. 2 ** K)",
+                        help="for a run-time value multiply (x * x), or use pl.exp / pl.log on tiles")
     if opname is None:
         raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // % & | ^ << >>")
     a, b = eval_expr(ctx, node.left), eval_expr(ctx, node.right)
@@ -157,6 +171,9 @@ def index_exprs(ctx, sub: ast.Subscript) -> list:
 
 
 def _subscript(ctx, node: ast.Subscript):
+    extent = shape_subscript(ctx, node)          # x.shape[k]
+    if extent is not None:
+        return extent
     base = eval_expr(ctx, node.value)
     t = base.type
     span = ctx.span(node)

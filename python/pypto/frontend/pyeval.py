@@ -12,9 +12,10 @@ returning a record instead of raising: exceptions would dominate the parse time.
 from __future__ import annotations
 
 import ast
+import math
 
 from pypto.frontend.context import _MISSING
-from pypto.language._types import SplitMode
+from pypto.language._types import DTYPES, SplitMode
 
 
 class PyEvalFailure(Exception):
@@ -43,6 +44,11 @@ def _resolve(ctx, node: ast.AST):
     if isinstance(node, ast.Attribute):
         if node.attr == "base" and isinstance(node.value, ast.Name) and ctx.lookup(node.value.id) is not None:
             return _pipe_buffer_base(ctx, node)
+        if node.attr == "dtype" and isinstance(node.value, ast.Name):     # `x.dtype` of a DSL value: a dtype
+            v = ctx.lookup(node.value.id)
+            dt = getattr(v.type, "dtype", None) if v is not None else None
+            if dt is not None:
+                return DTYPES[dt.name]
         base = _resolve(ctx, node.value)
         if type(base) is _Failure:
             return base
@@ -79,9 +85,66 @@ def _resolve(ctx, node: ast.AST):
         v = _int_op(type(node.op), a, b) if both_ints else _float_op(type(node.op), a, b)
         if v is not None:
             return v
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Pow):
+        return _resolve_pow(ctx, node)
+    if isinstance(node, ast.Call):
+        return _resolve_builtin_call(ctx, node)
     if isinstance(node, (ast.Compare, ast.BoolOp, ast.IfExp)) or \
             (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)):
         return _resolve_logic(ctx, node)
+    return _Failure((node, "form", None, ""))
+
+
+def _resolve_pow(ctx, node: ast.BinOp):
+    """`a ** b` of compile-time numbers, as Python computes it, when the result is an int64 or a
+    finite float (`2 ** K`, `2 ** -1` is 0.5)."""
+    a = _resolve(ctx, node.left)
+    if type(a) is _Failure:
+        return a
+    b = _resolve(ctx, node.right)
+    if type(b) is _Failure:
+        return b
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (a, b)):
+        return _Failure((node, "form", None, ""))
+    if type(a) is int and type(b) is int and b >= 0:
+        if abs(a) > 1 and b >= 64:
+            return _Failure((node, "form", None, ""))      # beyond int64 (never builds a huge int)
+        v = a ** b
+        return v if -(1 << 63) <= v < (1 << 63) else _Failure((node, "form", None, ""))
+    try:
+        v = float(a) ** float(b)
+    except (ZeroDivisionError, OverflowError):
+        return _Failure((node, "form", None, ""))
+    return v if isinstance(v, float) and math.isfinite(v) else _Failure((node, "form", None, ""))
+
+
+# Python builtins a compile-time value may be computed with (`int(N / 2)`, `min(N, 16)`).
+_BUILTIN_CALLS = (int, float, bool, abs, min, max, round)
+
+
+def _resolve_builtin_call(ctx, node: ast.Call):
+    """int / float / bool / abs / min / max / round of compile-time numbers, as Python computes
+    them (an int must fit int64, a float be finite)."""
+    fn = _resolve(ctx, node.func)
+    if type(fn) is _Failure:
+        return fn
+    if fn not in _BUILTIN_CALLS or node.keywords or not node.args:
+        return _Failure((node, "form", None, ""))
+    args = []
+    for a in node.args:
+        v = _resolve(ctx, a)
+        if type(v) is _Failure:
+            return v
+        if not _is_number(v):
+            return _Failure((node, "form", None, ""))
+        args.append(v)
+    try:
+        v = fn(*args)
+    except (TypeError, ValueError, OverflowError):
+        return _Failure((node, "form", None, ""))
+    if isinstance(v, bool) or (isinstance(v, float) and math.isfinite(v)) or \
+            (type(v) is int and -(1 << 63) <= v < (1 << 63)):
+        return v
     return _Failure((node, "form", None, ""))
 
 

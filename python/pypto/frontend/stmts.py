@@ -22,6 +22,7 @@ from pypto.frontend.annotations import parse_type
 from pypto.frontend.annotation_check import reconcile_annotation
 from pypto.frontend.exprs import eval_expr, index_exprs, require_scalar
 from pypto.frontend.pyeval import try_eval_py
+from pypto.frontend.shape_access import unpack_shape
 from pypto.language._builtins import Builtin
 
 
@@ -238,6 +239,26 @@ def _assign_tile_subscript(ctx, target: ast.Subscript, tile, value_node, stmt):
     bind_new(ctx, target.value, upd, stmt)
 
 
+def _assign_each(ctx, targets, value_node, stmt) -> bool:
+    """`a, b = b, a` (every value evaluated before any name is bound, as in Python) and
+    `m, n = x.shape`; False for any other value (a call returning a tuple)."""
+    if isinstance(value_node, (ast.Tuple, ast.List)):
+        if any(isinstance(e, ast.Starred) for e in value_node.elts) or len(value_node.elts) != len(targets.elts):
+            raise ctx.error(value_node, f"{len(targets.elts)} names are assigned {len(value_node.elts)} values",
+                            help="assign one value per name: a, b = b, a")
+        pairs = [(t, eval_expr(ctx, v)) for t, v in zip(targets.elts, value_node.elts)]
+    else:
+        pairs = unpack_shape(ctx, targets, value_node)
+        if pairs is None:
+            return False
+    for t, _ in pairs:
+        if not isinstance(t, ast.Name):
+            raise ctx.error(t, "unpacking targets must be plain names")
+    for t, v in pairs:
+        bind_new(ctx, t, v, stmt)
+    return True
+
+
 def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
     if len(st.targets) != 1:
         raise ctx.error(st, "chained assignment (a = b = ...) is not supported", help="assign each name separately")
@@ -261,6 +282,8 @@ def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
         bind_new(ctx, target, eval_expr(ctx, st.value), st)
         return
     if isinstance(target, (ast.Tuple, ast.List)):
+        if _assign_each(ctx, target, st.value, st):
+            return
         unpack_into(ctx, target, eval_expr(ctx, st.value), st)
         return
     raise ctx.error(target, f"cannot assign to '{ast.unparse(target)}'", help="assign to a plain name")

@@ -50,6 +50,16 @@ bool SameIntegerOperands(const BinaryExpr& b) { return PureInteger(b.a) && PureI
 
 }  // namespace
 
+bool NeedsTypedArithmetic(DataType result, DataType a, DataType b) {
+  if (!is_integer(result)) return false;
+  const std::string t = CppScalarType(result, "");
+  return bit_width(result) < 32 || CppScalarType(a, "") != t || CppScalarType(b, "") != t;
+}
+
+namespace {
+
+}  // namespace
+
 std::string CppTruthText(const std::string& text, DataType d) {
   return d == DataType::BOOL ? text : "(" + text + " != 0)";
 }
@@ -233,7 +243,9 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
       const DataType t = ScalarDtypeOf(e);
       return cast_text(t, "~" + cast_text(t, a));
     }
-    return a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
+    const std::string neg = a[0] == '-' ? "(-(" + a + "))" : "(-" + a + ")";   // "(--1)" would be a decrement
+    const DataType t = ScalarDtypeOf(e);
+    return is_integer(t) && bit_width(t) < 32 ? cast_text(t, neg) : neg;   // C++ negates a narrow type in int
   }
   if (auto* b = e->as<BinaryExpr>()) {
     std::string a = print_scalar(b->a), c = print_scalar(b->b);
@@ -262,26 +274,42 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
         case BinaryOp::Shr: break;
       }
     }
+    const DataType rt = ScalarDtypeOf(*b), da = ScalarDtypeOf(b->a), dc = ScalarDtypeOf(b->b);
     // & | ^ in the result's type (C++ would compute a narrow type's in int, and mix signedness)
-    const auto bitwise = [&](const char* op) {
-      const DataType t = ScalarDtypeOf(*b);
-      return cast_text(t, cast_text(t, a) + " " + op + " " + cast_text(t, c));
+    const auto bitwise = [&](const char* op) { return cast_text(rt, cast_text(rt, a) + " " + op + " " + cast_text(rt, c)); };
+    // + - * in the result's type, wrapped to it as Python's ints wrapped to the dtype: C++ computes
+    // a type narrower than int in int (no wrap: an INT8 100 * 5 compared 500 > 0), a mix of
+    // signedness in the unsigned type and an INT32 times an INDEX literal in 32 bits.
+    const auto arith = [&](const char* op) {
+      if (!NeedsTypedArithmetic(rt, da, dc)) return "(" + a + " " + op + " " + c + ")";
+      return cast_text(rt, cast_text(rt, a) + " " + op + " " + cast_text(rt, c));
+    };
+    // Two integers of different signedness (or a bool and an integer) compare in the dtype they
+    // promote to, as arithmetic would: C++ compares a uint64 with an int64 as unsigned (-1 above
+    // 5), a UINT8 200 with an INT8 -56 in int (the DSL: both -56 as INT8), and g++ reports a bool
+    // compared with 100 (-Wbool-compare). Of one signedness, C++ compares the values as the DSL does.
+    const auto compare = [&](const char* op) {
+      const auto int_like = [](DataType d) { return is_integer(d) || d == DataType::BOOL; };
+      const auto kind = [](DataType d) { return d == DataType::BOOL ? 2 : is_signed(d) ? 1 : 0; };
+      if (da == dc || !int_like(da) || !int_like(dc) || kind(da) == kind(dc)) return "(" + a + " " + op + " " + c + ")";
+      const DataType pt = PromoteScalarDTypes(da, dc);
+      return "(" + cast_text(pt, a) + " " + op + " " + cast_text(pt, c) + ")";
     };
     switch (b->op) {
-      case BinaryOp::Add: return "(" + a + " + " + c + ")";
-      case BinaryOp::Sub: return "(" + a + " - " + c + ")";
-      case BinaryOp::Mul: return "(" + a + " * " + c + ")";
+      case BinaryOp::Add: return arith("+");
+      case BinaryOp::Sub: return arith("-");
+      case BinaryOp::Mul: return arith("*");
       case BinaryOp::Div:
       case BinaryOp::FloorDiv:
       case BinaryOp::Mod:
       case BinaryOp::Min:
       case BinaryOp::Max: return python_op_text(*b, a, c);
-      case BinaryOp::Eq: return "(" + a + " == " + c + ")";
-      case BinaryOp::Ne: return "(" + a + " != " + c + ")";
-      case BinaryOp::Lt: return "(" + a + " < " + c + ")";
-      case BinaryOp::Le: return "(" + a + " <= " + c + ")";
-      case BinaryOp::Gt: return "(" + a + " > " + c + ")";
-      case BinaryOp::Ge: return "(" + a + " >= " + c + ")";
+      case BinaryOp::Eq: return compare("==");
+      case BinaryOp::Ne: return compare("!=");
+      case BinaryOp::Lt: return compare("<");
+      case BinaryOp::Le: return compare("<=");
+      case BinaryOp::Gt: return compare(">");
+      case BinaryOp::Ge: return compare(">=");
       case BinaryOp::And: return "(" + CppTruthText(a, ScalarDtypeOf(b->a)) + " && " + CppTruthText(c, ScalarDtypeOf(b->b)) + ")";
       case BinaryOp::Or: return "(" + CppTruthText(a, ScalarDtypeOf(b->a)) + " || " + CppTruthText(c, ScalarDtypeOf(b->b)) + ")";
       case BinaryOp::BitAnd: return bitwise("&");
@@ -341,17 +369,23 @@ std::string CppScalarExprPrinter::python_op_text(const BinaryExpr& b, const std:
       return "(" + a + " / " + c + ")";
     case BinaryOp::FloorDiv:
       if (fl) return "((float)pto2_float_floordiv((double)" + a + ", (double)" + c + "))";   // Python's float //
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " / " + checked_divisor(b, c) + ")";
+      if (non_negative(b.a, ScalarDtypeOf(b)) && non_negative(b.b, ScalarDtypeOf(b))) return "(" + a + " / " + checked_divisor(b, c) + ")";
       return signed_division("pto2_floordiv", b, a, c);
     case BinaryOp::Mod:
       if (fl) return "((float)pto2_float_mod((double)" + a + ", (double)" + c + "))";   // Python's float %
-      if (non_negative(b.a) && non_negative(b.b)) return "(" + a + " % " + checked_divisor(b, c) + ")";
+      if (non_negative(b.a, ScalarDtypeOf(b)) && non_negative(b.b, ScalarDtypeOf(b))) return "(" + a + " % " + checked_divisor(b, c) + ")";
       return signed_division("pto2_mod", b, a, c);
     // Python's min(a, b) and max(a, b): `a` unless `b` compares below (above) it, so a NaN or a
     // signed zero gives what Python and the kernels' std::min / std::max give (min(nan, 1.0) is
     // nan, min(0.0, -0.0) is 0.0).
-    case BinaryOp::Min: return "(" + c + " < " + a + " ? " + c + " : " + a + ")";
-    case BinaryOp::Max: return "(" + c + " > " + a + " ? " + c + " : " + a + ")";
+    // Integers compare and give the result in its type (an INT8 with a UINT8 250 is the INT8 -6).
+    case BinaryOp::Min:
+    case BinaryOp::Max: {
+      const DataType rt = ScalarDtypeOf(b);
+      const bool typed = NeedsTypedArithmetic(rt, ScalarDtypeOf(b.a), ScalarDtypeOf(b.b));
+      const std::string x = typed ? cast_text(rt, a) : a, y = typed ? cast_text(rt, c) : c;
+      return "(" + y + (b.op == BinaryOp::Min ? " < " : " > ") + x + " ? " + y + " : " + x + ")";
+    }
     // Python's << and >> (pto2/orchestration.h): a negative count fails the run at the line.
     case BinaryOp::Shl:
     case BinaryOp::Shr: {

@@ -125,10 +125,17 @@ std::string KernelEmitter::python_op_text(const BinaryExpr& b, const std::string
     case BinaryOp::Div:
       if (is_float(rt)) return "(static_cast<" + ct + ">(" + a + ") / static_cast<" + ct + ">(" + c + "))";
       return "pypto_kernel::floordiv_checked<" + ct + ">" + checked_args;
+    // A float scalar's // and % are Python's on the values, computed in double and rounded to the
+    // dtype, as the orchestration computes them (in float, the quotient of a subnormal divisor
+    // rounded differently: found by tests/python/float_scalar_fuzz.py). Tile ops keep the tile's type.
     case BinaryOp::FloorDiv:
-      return is_float(rt) ? "pypto_kernel::floordiv<" + ct + ">" + args : "pypto_kernel::floordiv_checked<" + ct + ">" + checked_args;
+      if (is_float(rt))
+        return "static_cast<" + ct + ">(pto2_float_floordiv<double>(static_cast<double>(" + a + "), static_cast<double>(" + c + ")))";
+      return "pypto_kernel::floordiv_checked<" + ct + ">" + checked_args;
     case BinaryOp::Mod:
-      return is_float(rt) ? "pypto_kernel::pymod<" + ct + ">" + args : "pypto_kernel::pymod_checked<" + ct + ">" + checked_args;
+      if (is_float(rt))
+        return "static_cast<" + ct + ">(pto2_float_mod<double>(static_cast<double>(" + a + "), static_cast<double>(" + c + ")))";
+      return "pypto_kernel::pymod_checked<" + ct + ">" + checked_args;
     case BinaryOp::Min: return "std::min<" + ct + ">" + args;
     case BinaryOp::Max: return "std::max<" + ct + ">" + args;
     case BinaryOp::Shl:

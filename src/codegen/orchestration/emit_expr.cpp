@@ -23,7 +23,9 @@ std::string Emitter::runtime_dtype(DataType d, const Span& span) {
 using common::IsAtomicCppText;
 using common::ScalarDtypeOf;
 
-bool Emitter::non_negative(const ExprPtr& e) const { return transforms::ProvablyNonNegative(e, non_negative_vars_); }
+bool Emitter::non_negative(const ExprPtr& e, DataType as) const {
+  return transforms::ProvablyNonNegativeAs(e, as, non_negative_vars_);
+}
 
 std::string Emitter::expr(const ExprPtr& e) { return print_scalar(e); }
 

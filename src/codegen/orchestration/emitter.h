@@ -180,7 +180,7 @@ class Emitter : public common::CppScalarExprPrinter, public common::ControlFlowP
   std::string i64(const ir::ExprPtr& e);        // `16` or `(int64_t)(expr)`
   // `site_args` (common::ArgumentSiteArgs): a value the integer parameter cannot hold fails the run there.
   std::string scalar_slot(const ir::ExprPtr& e, ir::DataType param_dtype, const std::string& site_args = "");   // add_scalar operand
-  bool non_negative(const ir::ExprPtr& e) const override;
+  bool non_negative(const ir::ExprPtr& e, ir::DataType as) const override;
   static std::string strip_parens(const std::string& text);   // "(a + b)" -> "a + b"
 
   // ---- statements ----

@@ -51,5 +51,20 @@ TEST(ConstIntegerBitwise, FloatAndBoolOperandsAreRefused) {
   EXPECT_THROW(UnaryExpr::make(UnaryOp::BitNot, ConstBool::make(true)), UserError);
 }
 
+// min / max compare in the result dtype (a shape `[min(N, 16), 8]`; g++ warned about the constant
+// overflow of `2147483648 * max(-8, 4294967297)` when it was not folded: found by the fuzzer).
+TEST(ConstIntegerBitwise, MinMaxInTheResultDtype) {
+  EXPECT_EQ(Val(Bin(BinaryOp::Min, Lit(20), Lit(16))), 16);
+  EXPECT_EQ(Val(Bin(BinaryOp::Max, Lit(-8), Lit(4294967297))), 4294967297);
+  EXPECT_EQ(Val(Bin(BinaryOp::Mul, Lit(2147483648), Bin(BinaryOp::Max, Lit(-8), Lit(4294967297)))),
+            static_cast<int64_t>(static_cast<uint64_t>(2147483648) * 4294967297ULL));   // wraps
+  // INT8 with UINT8: the result is INT8, so the UINT8 250 is -6 there
+  EXPECT_EQ(Val(Bin(BinaryOp::Max, Lit(5, DataType::INT8), Lit(250, DataType::UINT8))), 5);
+  EXPECT_EQ(Val(Bin(BinaryOp::Min, Lit(5, DataType::INT8), Lit(250, DataType::UINT8))), -6);
+  // UINT64 above INT64_MAX compares as unsigned
+  EXPECT_EQ(Val(Bin(BinaryOp::Max, Lit(-1, DataType::UINT64), Lit(3, DataType::UINT64))), -1);   // 2^64 - 1
+  EXPECT_FALSE(Val(Bin(BinaryOp::Min, Lit(1), ConstFloat::make(0.5))).has_value());
+}
+
 }  // namespace
 }  // namespace pypto::ir
