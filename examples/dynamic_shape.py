@@ -28,7 +28,8 @@ class DynamicRows:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[M, COLS], pl.FP32], y: pl.Out[pl.Tensor[[M, COLS], pl.FP32]],
              alpha: pl.Scalar[pl.FP32]) -> pl.Tensor[[M, COLS], pl.FP32]:
-        for i in pl.range(M // BLOCK):
+        assert x.shape[0] % BLOCK == 0, "the row count must be a multiple of 16"   # else rows were left out
+        for i in pl.range(x.shape[0] // BLOCK):
             xb = pl.tensor.slice(x, [BLOCK, COLS], [i * BLOCK, 0])
             yb = pl.tensor.slice(y, [BLOCK, COLS], [i * BLOCK, 0])
             yb = self.rows(xb, yb, alpha)

@@ -164,6 +164,11 @@ void pto2_division_by_zero(const char* file, int32_t line) {
                               "the divisor is 0");
 }
 
+void pto2_assertion_failed(const char* message, const char* file, int32_t line) {
+  const std::string m = message && *message ? std::string(": ") + message : std::string();
+  throw std::invalid_argument(at(file, line) + "assertion failed" + m);
+}
+
 void pto2_negative_shift(const char* file, int32_t line) {
   throw std::invalid_argument(at(file, line) + "negative shift count at run time (<< or >>): the count is below 0");
 }

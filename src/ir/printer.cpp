@@ -479,9 +479,17 @@ size_t Printer::print_stmt(const std::vector<StmtPtr>& stmts, size_t i, int inde
       line(indent, target + " = " + value);
       return 1;
     }
-    case NodeKind::EvalStmt:
-      line(indent, print_expr(s->as<EvalStmt>()->expr, 0));
+    case NodeKind::EvalStmt: {
+      const ExprPtr& e = s->as<EvalStmt>()->expr;
+      if (auto* c = e->as<Call>(); c && c->is_op && c->callee == "system.assert") {   // Python's own statement
+        auto it = c->attrs.find("message");
+        auto* message = it != c->attrs.end() ? std::get_if<std::string>(&it->second) : nullptr;
+        line(indent, "assert " + print_expr(c->args.at(0), 0) + (message && !message->empty() ? ", " + quote(*message) : ""));
+        return 1;
+      }
+      line(indent, print_expr(e, 0));
       return 1;
+    }
     case NodeKind::SeqStmts:
       print_stmts(s->as<SeqStmts>()->stmts, indent);
       return 1;

@@ -113,6 +113,11 @@ std::string quote(const std::string& s) {
   for (char c : s) {
     if (c == '"' || c == '\\') out += '\\';
     if (c == '\n') { out += "\\n"; continue; }
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {   // other control characters: \xNN
+      static const char* hex = "0123456789abcdef";
+      out += std::string("\\x") + hex[(c >> 4) & 0xf] + hex[c & 0xf];
+      continue;
+    }
     out += c;
   }
   return out + "\"";

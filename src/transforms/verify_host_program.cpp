@@ -124,6 +124,10 @@ class HostVerifier {
       case NodeKind::AssignStmt: assign(*s->as<AssignStmt>()); return;
       case NodeKind::EvalStmt: {
         const ExprPtr& e = s->as<EvalStmt>()->expr;
+        if (auto* c = e->as<Call>(); c && c->is_op && c->callee == "system.assert") {   // pto2_assert(condition, ...)
+          exprs_.check(c->args.at(0));
+          return;
+        }
         if (!(e->is<Submit>() || (e->is<Call>() && !e->as<Call>()->is_op))) {
           throw UserError("this statement is not supported in a HOST-level orchestration", s->span, kHostHelp);
         }

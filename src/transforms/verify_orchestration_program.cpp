@@ -245,6 +245,10 @@ class OrchestrationVerifier {
       case NodeKind::EvalStmt: {
         const ExprPtr& e = s->as<EvalStmt>()->expr;
         auto* c = e->as<Call>();
+        if (c && c->is_op && c->callee == "system.assert") {   // pto2_assert(condition, ...)
+          exprs_.check(c->args.at(0));
+          return;
+        }
         PYPTO_USER_CHECK(e->is<Submit>() || (c && !c->is_op), s->span,
                          "this expression statement has no effect in an orchestration function",
                          "assign the result of an op to a variable");

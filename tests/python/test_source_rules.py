@@ -109,8 +109,8 @@ def test_the_checks_see_the_sources():
 # its reason.
 CODEGEN_ATTR_KEYS = {
     # op options written in the DSL
-    "atomic", "axis", "cmp_type", "descending", "drop_dims", "init_value", "manual_dep", "mask_pattern", "mode",
-    "pad_value", "transpose",
+    "atomic", "axis", "cmp_type", "descending", "drop_dims", "init_value", "manual_dep", "mask_pattern", "message", "mode",
+    "pad_value", "transpose",   # message: the text of an assert (system.assert)
 }
 
 

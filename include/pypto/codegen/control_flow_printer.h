@@ -71,6 +71,10 @@ std::string CppStringBody(const std::string& text);
 // arguments of the run-time checks that name a DSL line (pto2_range_count, PTO2_SOURCE_SITE).
 std::string CppSourceSiteArgs(const ir::Span& span);
 
+// The arguments after the condition of a DSL `assert` (op system.assert) in generated C++: its
+// message and site, `"n must be positive", "prog.py", 12` (pto2_assert, pypto_kernel::assert_true).
+std::string CppAssertArgs(const ir::Call& assert_call);
+
 // The slot index `index` (printed `text`) of a pl.array of `size` slots, as C++ text: a constant
 // as it is (the array ops refuse one outside 0..size-1 when the IR is built), anything else
 // through pto2_array_slot, which throws naming the DSL line when it is out of range (a C array

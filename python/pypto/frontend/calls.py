@@ -22,7 +22,7 @@ from pypto.frontend.annotations import ir_dtype
 from pypto.frontend.call_binding import bind, parameter_of, require
 from pypto.frontend.diagnostics import NoDepInManualScopeWarning, a_or_an, did_you_mean
 from pypto.frontend.dumps import dump_vars_of_attrs, with_tags
-from pypto.frontend.exprs import eval_arg, eval_expr
+from pypto.frontend.exprs import eval_arg, eval_expr, scalar_operand
 from pypto.frontend.op_options import (SCALAR_VARIANTS, check_tensor_compute_site, check_tile_op_site, in_kernel_function,
                                         in_kernel_site, init_value, initialize_pipe_call, pipe_buffer_call)
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, constant_sequence_node, dotted, eval_py, try_eval_py
@@ -647,7 +647,7 @@ def _cast(ctx, node: ast.Call, b: Builtin):
         if mode not in (None, "round"):
             raise ctx.error(mode_node, "a scalar pl.cast accepts only the default mode",
                             help="cast a tile to use another rounding mode")
-        return ir.Cast.make(x, dt, ctx.span(node))
+        return ir.Cast.make(scalar_operand(ctx, x), dt, ctx.span(node))
     if isinstance(x.type, ir.TileType):
         attrs = {"dtype": dt.name}
         if mode is not None:
@@ -737,7 +737,7 @@ def _min_max(ctx, node: ast.Call, fn):
         if not isinstance(e.type, ir.ScalarType):
             raise ctx.error(a, f"{fn.__name__}() needs scalars, got {irtypes.describe(e.type)}",
                             help="use pl.maximum / pl.minimum for tiles")
-        vals.append(e)
+        vals.append(scalar_operand(ctx, e))
     acc = vals[0]
     for v in vals[1:]:
         acc = ir.BinaryExpr.make(op, acc, v, ctx.span(node))

@@ -24,7 +24,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame
-from pypto.frontend.exprs import eval_expr
+from pypto.frontend.exprs import eval_expr, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.stmts import make_body
 
@@ -91,7 +91,7 @@ def parse_if_expr(ctx, node: ast.IfExp, name: str = "cond_value"):
     truth = compile_time_truth(ctx, node.test)
     if truth is not None:
         return eval_expr(ctx, node.body if truth else node.orelse)
-    cond = eval_expr(ctx, node.test)
+    cond = scalar_operand(ctx, eval_expr(ctx, node.test))
     if not isinstance(cond.type, ir.ScalarType) or cond.type.dtype == ir.DataType.TASK_ID:
         raise ctx.error(node.test, f"the condition of a conditional expression must be a number or a bool, "
                         f"got {irtypes.describe(cond.type)}")
@@ -110,14 +110,16 @@ def _truth(ctx, v, node):
     """A scalar as a BOOL (`x != 0` for a number), as `and` / `or` use it."""
     if not isinstance(v.type, ir.ScalarType) or v.type.dtype == ir.DataType.TASK_ID:
         raise ctx.error(node, f"an operand of and/or must be a number or a bool, got {irtypes.describe(v.type)}")
+    v = scalar_operand(ctx, v)
     return v if v.type.dtype == ir.DataType.BOOL else ir.Cast.make(v, ir.DataType.BOOL, ctx.span(node))
 
 
 @registry.handles("lazy_boolop")
 def parse_lazy_boolop(ctx, node: ast.BoolOp):
-    """`a and b` / `a or b` whose later operands hold a conditional expression: each operand is
-    evaluated only when Python would (`a and b` is `b if a else False`), since a conditional
-    expression emits its branches as statements, which an eager `and` would run unconditionally."""
+    """`a and b` / `a or b` whose later operands hold a conditional expression, or an element read
+    of an orchestration: each operand is evaluated only when Python would (`a and b` is `b if a
+    else False`), since both emit statements (the branches; the read bound to a name), which an
+    eager `and` would run unconditionally (`i < n and x[i, 0] > 0` must not read x[n, 0])."""
     is_or = isinstance(node.op, ast.Or)
     sp = ctx.span(node)
 

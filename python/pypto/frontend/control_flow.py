@@ -25,7 +25,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, loop_escapes, registry
 from pypto.frontend.context import Frame, Hidden
-from pypto.frontend.exprs import eval_expr
+from pypto.frontend.exprs import eval_expr, scalar_operand
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, try_eval_py
 from pypto.frontend.scope_options import chunk_options
 from pypto.frontend.scopes import parse_spmd_for
@@ -435,7 +435,7 @@ def _branch(ctx, stmts):
 
 @registry.handles("if")
 def parse_if(ctx, node: ast.If):
-    cond = eval_expr(ctx, node.test)
+    cond = scalar_operand(ctx, eval_expr(ctx, node.test))
     if not isinstance(cond.type, ir.ScalarType):
         raise ctx.error(node.test, f"the if condition must be a scalar, got {irtypes.describe(cond.type)}")
     tf, tblock, ty = _branch(ctx, node.body)

@@ -89,9 +89,35 @@ def _attribute(ctx, node: ast.Attribute):
 
 
 def require_scalar(ctx, e, node, what):
+    """`e` as a scalar operand (of an operator, a condition, an index), or a located error."""
     if not isinstance(e.type, ir.ScalarType):
         raise ctx.error(node, f"{what} must be a scalar, got {irtypes.describe(e.type)}")
+    return scalar_operand(ctx, e)
+
+
+_ELEMENT_READS = {"tensor.read": "elem", "array.get_element": "slot"}
+
+
+def scalar_operand(ctx, e):
+    """In orchestration and HOST code, an element read used as an operand (`x[i, 0] > 0`,
+    `w[k] + 1`) is bound to a name first, `x_elem = x[i, 0]`: their generators print expressions of
+    names and literals (a read is a call into the runtime). Kernels read in place."""
+    if ctx.is_orchestration and isinstance(e, ir.Call) and e.is_op and e.callee in _ELEMENT_READS:
+        base = e.args[0]
+        v = ir.Var.make((base.name if isinstance(base, ir.Var) else "value") + "_" + _ELEMENT_READS[e.callee],
+                        e.type, e.span)
+        ctx.emit(ir.AssignStmt.make(v, e, e.span))
+        return v
     return e
+
+
+def has_element_read(ctx, node: ast.AST) -> bool:
+    """Whether evaluating `node` in this function binds an element read first (scalar_operand):
+    then an `and` / `or` evaluates it lazily, as Python does."""
+    return ctx.is_orchestration and any(
+        isinstance(n, ast.Subscript) or (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+                                         and n.func.attr in ("read", "get_element"))
+        for n in ast.walk(node))
 
 
 def _binop(ctx, node: ast.BinOp):
@@ -108,13 +134,15 @@ def _binop(ctx, node: ast.BinOp):
                         help="for a run-time value multiply (x * x), or use pl.exp / pl.log on tiles")
     if opname is None:
         raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // % & | ^ << >>")
-    a, b = eval_expr(ctx, node.left), eval_expr(ctx, node.right)
-    for e, n in ((a, node.left), (b, node.right)):
+    operands = []
+    for n in (node.left, node.right):      # left to right, each bound before the next is read
+        e = eval_expr(ctx, n)
         if not isinstance(e.type, ir.ScalarType):
             hint = _TILE_OP_FOR.get(opname)
             raise ctx.error(n, f"operator '{ast.unparse(node)}' needs scalar operands, got {irtypes.describe(e.type)}",
                             help=f"use {hint}(a, b) for tiles" if hint else "operators apply to scalars only")
-    return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), a, b, ctx.span(node))
+        operands.append(scalar_operand(ctx, e))
+    return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), *operands, ctx.span(node))
 
 
 def _unaryop(ctx, node: ast.UnaryOp):
@@ -134,7 +162,8 @@ def _unaryop(ctx, node: ast.UnaryOp):
 
 
 def _boolop(ctx, node: ast.BoolOp):
-    if any(isinstance(n, ast.IfExp) for v in node.values[1:] for n in ast.walk(v)):
+    if any(isinstance(n, ast.IfExp) for v in node.values[1:] for n in ast.walk(v)) or \
+            any(has_element_read(ctx, v) for v in node.values[1:]):
         return registry.handler("lazy_boolop")(ctx, node)
     op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
     vals = [require_scalar(ctx, eval_expr(ctx, v), v, "an operand of and/or") for v in node.values]

@@ -19,7 +19,7 @@ import builtins
 
 from pypto._core import ir
 from pypto.frontend import irtypes
-from pypto.frontend.exprs import const_from_py, eval_expr
+from pypto.frontend.exprs import const_from_py, eval_expr, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 
 _MISSING = object()
@@ -40,7 +40,7 @@ def scalar_builtin_call(ctx, node: ast.Call, fn):
     if not isinstance(x.type, ir.ScalarType) or x.type.dtype == ir.DataType.TASK_ID:
         hint = "use pl.abs(t) for a tile" if fn is builtins.abs else f"use pl.cast(t, pl.{_CONVERSIONS[fn].name}) for a tile"
         raise ctx.error(node.args[0], f"{name}() needs a number or a bool, got {irtypes.describe(x.type)}", help=hint)
-    sp = ctx.span(node)
+    x, sp = scalar_operand(ctx, x), ctx.span(node)
     if fn is not builtins.abs:
         return ir.Cast.make(x, _CONVERSIONS[fn], sp)
     return _abs(x, sp)

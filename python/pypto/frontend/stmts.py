@@ -20,7 +20,7 @@ from pypto.frontend import irtypes, registry
 from pypto.frontend.dumps import parse_dump_tag
 from pypto.frontend.annotations import parse_type
 from pypto.frontend.annotation_check import reconcile_annotation
-from pypto.frontend.exprs import eval_expr, index_exprs, require_scalar
+from pypto.frontend.exprs import eval_expr, index_exprs, require_scalar, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.shape_access import unpack_shape
 from pypto.language._builtins import Builtin
@@ -375,6 +375,26 @@ def _return(ctx, st: ast.Return):
     ctx.returned = True
 
 
+def _assert(ctx, st: ast.Assert):
+    """`assert cond` / `assert cond, "message"`: op system.assert, which fails the run at this line
+    when cond (a number's truth) is false, in every kind of function. The message is a string
+    literal or constant (Python evaluates it only on failure; here it is fixed text)."""
+    cond = scalar_operand(ctx, eval_expr(ctx, st.test))
+    if not isinstance(cond.type, ir.ScalarType) or cond.type.dtype == ir.DataType.TASK_ID:
+        raise ctx.error(st.test, f"assert needs a number or a bool as its condition, got {irtypes.describe(cond.type)}",
+                        help="compare values to make a condition: assert n > 0")
+    attrs = {}
+    if st.msg is not None:
+        msg = try_eval_py(ctx, st.msg, None)
+        if not isinstance(msg, str):
+            raise ctx.error(st.msg, f"the message of an assert must be a string constant, got '{ast.unparse(st.msg)}'",
+                            help='write assert n > 0, "n must be positive" (f-strings and values are not supported)')
+        if msg:
+            attrs["message"] = msg
+    sp = ctx.span(st)
+    ctx.emit(ir.EvalStmt.make(ir.Call.make_op("system.assert", [cond], attrs, sp), sp))
+
+
 def _pass(ctx, st):
     return
 
@@ -398,7 +418,7 @@ _UNSUPPORTED_HELP = {
     "ImportFrom": "import modules at module level, outside the @pl.program class",
     "FunctionDef": "define functions as @pl.function methods of the @pl.program class",
     "ClassDef": "define classes at module level", "Global": "", "Nonlocal": "", "Delete": "",
-    "AsyncFor": "", "AsyncWith": "", "Assert": "", "Match": "use if/elif/else",
+    "AsyncFor": "", "AsyncWith": "", "Match": "use if/elif/else",
     "Break": "loops always run their full trip count", "Continue": "use if/else inside the loop body",
 }
 
@@ -413,7 +433,7 @@ def unsupported_stmt(ctx, st):
 
 HANDLERS = {
     ast.Assign: _assign, ast.AnnAssign: _ann_assign, ast.AugAssign: _aug_assign, ast.Expr: _expr_stmt,
-    ast.Return: _return, ast.Pass: _pass, ast.For: _for, ast.If: _if, ast.With: _with,
+    ast.Return: _return, ast.Pass: _pass, ast.For: _for, ast.If: _if, ast.With: _with, ast.Assert: _assert,
 }
 
 

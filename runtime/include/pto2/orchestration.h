@@ -165,6 +165,12 @@ inline int64_t pto2_array_slot(T k, int64_t n, const char* file, int32_t line) {
   }
   return static_cast<int64_t>(k);
 }
+/// A DSL `assert cond, "message"` whose condition is false: throws "prog.py:9: assertion failed:
+/// message" (Python's AssertionError). `pto2_assert(n > 0, "n must be positive", "prog.py", 9);`
+[[noreturn]] void pto2_assertion_failed(const char* message, const char* file, int32_t line);
+inline void pto2_assert(bool ok, const char* message, const char* file, int32_t line) {
+  if (!ok) pto2_assertion_failed(message, file, line);
+}
 /// The divisor of a DSL `//` or `%` not known to be non-zero, of its own type; 0 throws (a C++
 /// division by 0 is undefined: SIGFPE). `int64_t q = m / pto2_divisor(n, "prog.py", 9);`
 [[noreturn]] void pto2_division_by_zero(const char* file, int32_t line);

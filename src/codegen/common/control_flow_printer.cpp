@@ -41,6 +41,12 @@ std::string CppSourceSiteArgs(const ir::Span& span) {
   return "\"" + CppStringBody(ir::source_file_name(span.file)) + "\", " + std::to_string(span.line);
 }
 
+std::string CppAssertArgs(const ir::Call& assert_call) {
+  const std::string* message = nullptr;
+  if (auto it = assert_call.attrs.find("message"); it != assert_call.attrs.end()) message = std::get_if<std::string>(&it->second);
+  return "\"" + CppStringBody(message ? *message : std::string()) + "\", " + CppSourceSiteArgs(assert_call.span);
+}
+
 std::string CppArraySlot(const std::string& text, const ir::ExprPtr& index, int64_t size, const ir::Span& span) {
   const std::string bare = StripOuterParens(text);
   // A constant index was checked when the op was built (array_ops.cpp); one out of range here

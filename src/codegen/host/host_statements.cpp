@@ -32,6 +32,11 @@ void HostEmitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
     case NodeKind::EvalStmt: {
       const ExprPtr& e = s->as<EvalStmt>()->expr;
+      if (auto* c = e->as<Call>(); c && c->is_op && c->callee == "system.assert") {
+        line("pto2_assert(" + common::CppTruthText(expr(c->args[0]), common::ScalarDtypeOf(c->args[0])) + ", " +
+             common::CppAssertArgs(*c) + ");");
+        return;
+      }
       PYPTO_CHECK(e->is<Submit>() || (e->is<Call>() && !e->as<Call>()->is_op),
                   "HOST codegen: an expression statement that is not a submit");
       emit_submit(*e, nullptr);

@@ -10,6 +10,7 @@
 
 #include "kernel_emitter.h"
 #include "kernel_ops_util.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/const_integer.h"
 
 namespace pypto::codegen::kernel_cpu {
@@ -165,6 +166,12 @@ const std::map<std::string, ScalarOpPrinter>& ScalarOps() {
     std::map<std::string, ScalarOpPrinter> ops = {
         {"tile.get_block_idx", [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(ctx->block_idx)"); }},
         {"tile.get_block_num", [](KernelEmitter&, const Call&) { return std::string("static_cast<int64_t>(ctx->block_num)"); }},
+        {"system.assert",   // Python's assert: a false condition fails the run at its line
+         [](KernelEmitter& em, const Call& call) {
+           const ExprPtr& cond = call.args.at(0);
+           return "pypto_kernel::assert_true(ctx, " + common::CppTruthText(em.scalar(cond), common::ScalarDtypeOf(cond)) +
+                  ", " + common::CppAssertArgs(call) + ")";
+         }},
         {"tensor.dim",
          [](KernelEmitter& em, const Call& call) {
            PYPTO_CHECK(call.args.size() == 2, "tensor.dim with " << call.args.size() << " arguments (VerifyKernelProgram refuses it)");

@@ -5,6 +5,7 @@
 
 #include "emitter.h"
 #include "op_registry.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/flat_stmts.h"
@@ -192,6 +193,11 @@ void Emitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::EvalStmt: {
       const ExprPtr& e = s->as<EvalStmt>()->expr;
       auto* c = e->as<Call>();
+      if (c && c->is_op && c->callee == "system.assert") {
+        line("pto2_assert(" + common::CppTruthText(expr(c->args[0]), common::ScalarDtypeOf(c->args[0])) + ", " +
+             common::CppAssertArgs(*c) + ");");
+        return;
+      }
       PYPTO_CHECK(e->is<Submit>() || (c && !c->is_op), "orchestration codegen: an expression statement that is not a task");
       emit_task(*e, nullptr);
       return;

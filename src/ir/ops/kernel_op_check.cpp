@@ -27,6 +27,7 @@ const std::map<std::string, KernelOpKind>& NonTileKernelOps() {
       {"system.bar_v", KernelOpKind::Scalar},
       {"system.bar_m", KernelOpKind::Scalar},
       {"system.bar_all", KernelOpKind::Scalar},
+      {"system.assert", KernelOpKind::Scalar},      // Python's assert: fails the run when false
       {"system.reserve_buffer", KernelOpKind::Scalar},      // pipe buffers (anchor §8): the base
       {"system.import_peer_buffer", KernelOpKind::Scalar},
       {"system.aic_initialize_pipe", KernelOpKind::Scalar},  // no-ops on the CPU

@@ -11,6 +11,7 @@
 //       iteration k's id of the pl.parallel below the common scope. Written by
 //       AutoDeriveTaskDependencies, replaced by TaskId carries in PrepareCrossScopeTaskIdHoists.
 //       make_op stores task / slot / every_iteration in the typed Call::task_ref.)
+//   system.assert(cond) message="..."                       -> ()  (Python's assert: fails the run when cond is false)
 #include "../describe.h"
 #include "op_util.h"
 #include "pypto/ir/error.h"
@@ -40,6 +41,21 @@ void register_system_ops(OpRegistry& r) {
            }
            expect_bool_attr("system.task_dummy", attrs, "dummy_task", span);
            return ScalarType::make(DataType::TASK_ID);
+         });
+
+  // `assert cond, "message"` in any DSL function: the run fails at the statement's line when the
+  // condition (a number's truth, as in Python) is false.
+  add_op(r, "system.assert", {"condition"}, {"message"},
+         "Fails the run at this line, with the message, when the condition is false (Python's assert).",
+         [](const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& span) -> TypePtr {
+           auto* s = args[0]->type->as<ScalarType>();
+           PYPTO_USER_CHECK(s && s->dtype != DataType::TASK_ID, span,
+                            "assert needs a number or a bool as its condition, got " << detail::describe(args[0]->type),
+                            "compare values to make a condition: assert n > 0");
+           if (auto it = attrs.find("message"); it != attrs.end()) {
+             PYPTO_USER_CHECK(std::get_if<std::string>(&it->second), span, "assert: the message must be a string", "");
+           }
+           return TupleType::unit();
          });
 
   OpInfo ref;

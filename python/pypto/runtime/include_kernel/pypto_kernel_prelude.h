@@ -269,6 +269,13 @@ __attribute__((format(printf, 2, 3), noinline, cold)) inline void fail_fmt(const
 __attribute__((noinline, cold)) inline void division_by_zero(const PTO2KernelContext* ctx, const char* file, int line) {
   fail_fmt(ctx, "%s:%d: integer division or modulo by zero at run time (// or %%): the divisor is 0", file, line);
 }
+// A DSL `assert cond, "message"` in a kernel: a false condition fails the run at the assert's line
+// (the orchestration's pto2_assert); the kernel goes on to its end, as after a zero divisor.
+// Returns 0 (the statement is printed as an expression).
+inline int assert_true(const PTO2KernelContext* ctx, bool ok, const char* message, const char* file, int line) {
+  if (__builtin_expect(!ok, 0)) fail_fmt(ctx, "%s:%d: assertion failed%s%s", file, line, *message ? ": " : "", message);
+  return 0;
+}
 template <class T>
 inline T floordiv_checked(const PTO2KernelContext* ctx, const char* file, int line, T a, T b) {
   if (__builtin_expect(b == 0, 0)) division_by_zero(ctx, file, line);
