@@ -28,8 +28,11 @@ int64_t wrap_to(DataType d, uint64_t v) {
 // pto2_mod compute it; nullopt where they fail the run (a zero divisor; MIN // -1, which does
 // not fit) and for unsigned dtypes (their operands' values here are the wrapped bit patterns).
 std::optional<int64_t> floor_div_mod(DataType d, BinaryOp op, std::optional<int64_t> x, std::optional<int64_t> y) {
-  if (!x || !y || *y == 0 || !is_signed(d)) return std::nullopt;
-  const int64_t a = *x, b = *y;
+  if (!x || !y || !is_signed(d)) return std::nullopt;
+  // the operands as the dtype holds them: a UINT32 4294967295 is -1 in an INT32 `%` (found by
+  // tests/python/typed_scalar_fuzz.py: `pl.cast(1, pl.INT32) % pl.cast(-1, pl.UINT32)` folded to 1)
+  const int64_t a = wrap_to(d, static_cast<uint64_t>(*x)), b = wrap_to(d, static_cast<uint64_t>(*y));
+  if (b == 0) return std::nullopt;
   if (a == std::numeric_limits<int64_t>::min() && b == -1) return std::nullopt;
   int64_t q = a / b, m = a % b;
   if (m != 0 && (m < 0) != (b < 0)) {  // C++ truncates toward zero; Python floors

@@ -14,6 +14,8 @@ import random
 
 import numpy as np
 
+import scalar_expr_fuzz as sf
+
 EXPRS_PER_PROGRAM = 12
 F32 = np.float32
 VALUES = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, -7.25, 1e30, -1e30, 1e-40, -3e-39, math.inf, -math.inf, math.nan,
@@ -119,44 +121,8 @@ def _plus_a_times_zero(fz):
     return f
 
 
-_HEAD = '''
-import pypto.language as pl
-
-@pl.program
-class FloatExprs:
-'''
-_KERNEL = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
-          c: pl.Out[pl.Tensor[[{n}], pl.FP32]]) -> pl.Tensor[[{n}], pl.FP32]:
-{body}
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
-             c: pl.Out[pl.Tensor[[{n}], pl.FP32]]) -> pl.Tensor[[{n}], pl.FP32]:
-        c = self.k(a, b, c)
-        return c
-'''
-_ORCHESTRATION = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, v: pl.Scalar[pl.FP32], i: pl.Scalar[pl.INDEX],
-          c: pl.InOut[pl.Tensor[[{n}], pl.FP32]]) -> pl.Tensor[[{n}], pl.FP32]:
-        c = pl.write(c, [i], v)
-        return c
-
-    @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Scalar[pl.FP32], b: pl.Scalar[pl.FP32],
-             c: pl.InOut[pl.Tensor[[{n}], pl.FP32]]) -> pl.Tensor[[{n}], pl.FP32]:
-{body}
-        return c
-'''
-
-
 def program_text(texts, side: str) -> str:
-    if side == "kernel":
-        body = "\n".join("        c = pl.write(c, [%d], pl.cast(%s, pl.FP32))" % (i, t) for i, t in enumerate(texts))
-        return _KERNEL.format(n=len(texts), body=body)
-    body = "\n".join("        c = self.k(pl.cast(%s, pl.FP32), %d, c)" % (t, i) for i, t in enumerate(texts))
-    return _ORCHESTRATION.format(n=len(texts), body=body)
+    return sf.program_text(texts, side, "FP32")
 
 
 def _same(got: float, want: float) -> bool:

@@ -158,38 +158,39 @@ import pypto.language as pl
 class ScalarExprs:
 '''
 _KERNEL = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
-          c: pl.Out[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+    def k(self, a: pl.Scalar[pl.{dt}], b: pl.Scalar[pl.{dt}],
+          c: pl.Out[pl.Tensor[[{n}], pl.{dt}]]) -> pl.Tensor[[{n}], pl.{dt}]:
 {body}
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
-             c: pl.Out[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+    def main(self, a: pl.Scalar[pl.{dt}], b: pl.Scalar[pl.{dt}],
+             c: pl.Out[pl.Tensor[[{n}], pl.{dt}]]) -> pl.Tensor[[{n}], pl.{dt}]:
         c = self.k(a, b, c)
         return c
 '''
 _ORCHESTRATION = _HEAD + '''    @pl.function(type=pl.FunctionType.InCore)
-    def k(self, v: pl.Scalar[pl.INT64], i: pl.Scalar[pl.INDEX],
-          c: pl.InOut[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+    def k(self, v: pl.Scalar[pl.{dt}], i: pl.Scalar[pl.INDEX],
+          c: pl.InOut[pl.Tensor[[{n}], pl.{dt}]]) -> pl.Tensor[[{n}], pl.{dt}]:
         c = pl.write(c, [i], v)
         return c
 
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, a: pl.Scalar[pl.INT64], b: pl.Scalar[pl.INT64],
-             c: pl.InOut[pl.Tensor[[{n}], pl.INT64]]) -> pl.Tensor[[{n}], pl.INT64]:
+    def main(self, a: pl.Scalar[pl.{dt}], b: pl.Scalar[pl.{dt}],
+             c: pl.InOut[pl.Tensor[[{n}], pl.{dt}]]) -> pl.Tensor[[{n}], pl.{dt}]:
 {body}
         return c
 '''
 
 
-def program_text(texts, side: str) -> str:
-    """The DSL program computing `texts` (expression texts over a and b) on `side`."""
+def program_text(texts, side: str, dtype: str = "INT64") -> str:
+    """The DSL program computing `texts` (expression texts over scalars a and b of `dtype`, each
+    cast to it) on `side`: a kernel writing each into c, or an orchestration passing each to one."""
     if side == "kernel":
-        body = "\n".join("        c = pl.write(c, [%d], pl.cast(%s, pl.INT64))" % (i, t) for i, t in enumerate(texts))
-        return _KERNEL.format(n=len(texts), body=body)
-    body = "\n".join("        c = self.k(pl.cast(%s, pl.INT64), %d, c)" % (t, i) for i, t in enumerate(texts))
-    return _ORCHESTRATION.format(n=len(texts), body=body)
+        body = "\n".join("        c = pl.write(c, [%d], pl.cast(%s, pl.%s))" % (i, t, dtype) for i, t in enumerate(texts))
+        return _KERNEL.format(n=len(texts), body=body, dt=dtype)
+    body = "\n".join("        c = self.k(pl.cast(%s, pl.%s), %d, c)" % (t, dtype, i) for i, t in enumerate(texts))
+    return _ORCHESTRATION.format(n=len(texts), body=body, dt=dtype)
 
 
 def check(seed: int, side: str, pairs: int = 12, generate=None, name: str = "scalar_exprs"):

@@ -115,3 +115,14 @@ def test_host_function_asserts(tmp_path):
         with pytest.raises(Exception) as e:
             mod.run(chips=2)
         assert "assertion failed: the scale" in str(e.value), str(e.value)
+
+
+def test_a_message_with_quotes_tabs_and_backslashes_round_trips_and_reaches_the_error():
+    msg = 'say "no"\\tto C:\\\\path\\x7f!'                 # Python text of: say "no"<TAB>to C:\path<DEL>!
+    src = SRC.replace('assert n\n', "assert n, '" + msg.replace("'", "\\'") + "'\n")
+    p = pl.parse_program(src, "asserts.py")
+    text = ir.python_print(p)
+    assert ir.structural_equal_explain(pl.parse_program(text), p)[0], text
+    with pytest.raises(RunError) as e:
+        _run(pypto.compile(p), n=0)
+    assert 'assertion failed: say "no"' in str(e.value) and "C:\\path" in str(e.value), str(e.value)

@@ -52,3 +52,19 @@ def test_the_findings_compute_what_python_does(side):
         prog(a, b, c)
         want = [tf.wrap("INT64", f(a, b)) for _, f in FOUND]
         assert list(c) == want, [(t, int(g), w) for (t, _), g, w in zip(FOUND, c, want) if g != w]
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+def test_a_constant_remainder_divides_in_the_result_dtype(side):
+    """Seed 2033: `pl.cast(4294967297, pl.INT32) % pl.cast(-1, pl.UINT32)` is 1 % -1 = 0 in INT32
+    (the promoted dtype); the kernel's constant folding divided the raw values (1 % 4294967295)."""
+    import pypto
+    import pypto.language as pl
+    import scalar_expr_fuzz as sf
+    texts = ["(pl.cast((4294967297), pl.INT32) % pl.cast((-1), pl.UINT32))",
+             "(pl.cast((7), pl.INT32) // pl.cast((-2), pl.UINT32))",
+             "(b if (pl.cast((4294967297), pl.INT32) % pl.cast((-1), pl.UINT32)) else ((1) + pl.cast(b, pl.UINT32)))"]
+    prog = pypto.compile(pl.parse_program(sf.program_text(texts, side), "typed_const_%s.py" % side))
+    c = np.zeros(len(texts), np.int64)
+    prog(3, 7, c)
+    assert list(c) == [0, -4, 8]

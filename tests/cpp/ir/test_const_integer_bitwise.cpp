@@ -66,5 +66,13 @@ TEST(ConstIntegerBitwise, MinMaxInTheResultDtype) {
   EXPECT_FALSE(Val(Bin(BinaryOp::Min, Lit(1), ConstFloat::make(0.5))).has_value());
 }
 
+// // and % divide the operands as the result dtype holds them (INT32 with UINT32 is INT32).
+TEST(ConstIntegerBitwise, FloorDivisionInTheResultDtype) {
+  EXPECT_EQ(Val(Bin(BinaryOp::Mod, Lit(1, DataType::INT32), Lit(4294967295, DataType::UINT32))), 0);    // 1 % -1
+  EXPECT_EQ(Val(Bin(BinaryOp::FloorDiv, Lit(7, DataType::INT32), Lit(4294967294, DataType::UINT32))), -4);   // 7 // -2
+  EXPECT_EQ(Val(Bin(BinaryOp::Mod, Lit(1, DataType::INT32), Lit(4294967296, DataType::INT64))), 1);   // INT64
+  EXPECT_FALSE(Val(Bin(BinaryOp::Mod, Lit(5, DataType::INT32), Lit(0, DataType::UINT32))).has_value());   // by zero
+}
+
 }  // namespace
 }  // namespace pypto::ir
