@@ -68,3 +68,21 @@ def test_a_constant_remainder_divides_in_the_result_dtype(side):
     c = np.zeros(len(texts), np.int64)
     prog(3, 7, c)
     assert list(c) == [0, -4, 8]
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+def test_literals_keep_their_dtype_in_cpp(side):
+    """Seed 3029: the INT32 constant -2147483648 printed as `-2147483648`, a C++ long, so
+    `pl.cast(2147483648, pl.INT32) - b32` computed in 64 bits (-2147483649, not INT32's
+    2147483647). UINT32 / UINT64 literals likewise print cast to their type."""
+    import pypto
+    import pypto.language as pl
+    import scalar_expr_fuzz as sf
+    texts = ["(pl.cast((2147483648), pl.INT32) - pl.cast(b, pl.INT32))",
+             "(pl.cast((-1), pl.UINT32) + pl.cast(b, pl.UINT32))",
+             "pl.cast(pl.cast(b, pl.UINT64) < pl.cast((-1), pl.UINT64), pl.INT64)",
+             "((250) if ((65535) == max(b, pl.cast((200), pl.INT64))) else (pl.cast((2147483648), pl.INT32) - pl.cast(b, pl.INT32)))"]
+    prog = pypto.compile(pl.parse_program(sf.program_text(texts, side), "typed_literals_%s.py" % side))
+    c = np.zeros(len(texts), np.int64)
+    prog(3, 1, c)
+    assert list(c) == [2147483647, 0, 1, 2147483647]

@@ -78,6 +78,12 @@ std::string CppTruthText(const std::string& text, ir::DataType d);
 //   NeedsTypedArithmetic(DataType::INDEX, DataType::INT64, DataType::INDEX) == false  (both int64_t)
 bool NeedsTypedArithmetic(ir::DataType result, ir::DataType a, ir::DataType b);
 
+// Whether an integer literal of dtype `d` is printed cast to d's C++ type: a UINT32 / UINT64
+// value printed as an int or int64 literal would make `lit + x` compute in int64 (no wrap at 32
+// bits) and `x < lit` mix signedness. Narrower types compute typed anyway (NeedsTypedArithmetic).
+//   NeedsTypedLiteral(DataType::UINT32) == true; NeedsTypedLiteral(DataType::INT32) == false
+bool NeedsTypedLiteral(ir::DataType d);
+
 // The 64-bit scalar-slot operand of an `add_scalar` for a parameter of dtype `want`, given the
 // C++ text of a value of dtype `have`: floats go through to_u64, the rest are cast to uint64_t.
 //   CppScalarSlot("n", INDEX, INT64) -> "(uint64_t)n";  CppScalarSlot("x", FP32, FP32) -> "to_u64(x)"

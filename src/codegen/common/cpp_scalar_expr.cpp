@@ -94,6 +94,9 @@ std::string CppDoubleLiteral(double v) {
 
 std::string CppIntLiteral(int64_t v) {
   if (v == std::numeric_limits<int64_t>::min()) return "INT64_MIN";
+  // `-2147483648` is the negation of 2147483648, a long: an INT32 expression with it computed in
+  // 64 bits (typed fuzzer seed 3029)
+  if (v == std::numeric_limits<int32_t>::min()) return "(-2147483647 - 1)";
   if (v < std::numeric_limits<int32_t>::min() || v > std::numeric_limits<int32_t>::max()) {
     return "INT64_C(" + std::to_string(v) + ")";
   }
@@ -327,9 +330,11 @@ std::string CppScalarExprPrinter::print_other(const ExprPtr& e) {
   throw InternalError("CppScalarExprPrinter::unsupported returned");   // it must throw
 }
 
+bool NeedsTypedLiteral(DataType d) { return d == DataType::UINT32 || d == DataType::UINT64; }
+
 std::string CppScalarExprPrinter::int_literal(int64_t v, DataType d) const {
   if (d == DataType::BOOL) return v ? "true" : "false";
-  return CppIntLiteral(v);
+  return NeedsTypedLiteral(d) ? cast_text(d, CppIntLiteral(v)) : CppIntLiteral(v);
 }
 
 std::string CppScalarExprPrinter::float_literal(double v) const {

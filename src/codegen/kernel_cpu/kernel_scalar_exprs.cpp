@@ -84,9 +84,10 @@ std::string TileRef::valid_prefix() const {
 
 // The common literals (INT64_C beyond int32, INT64_MIN by its macro), negative ones in int32
 // range parenthesized (so `a - -1` cannot arise).
-std::string KernelEmitter::int_literal(int64_t v, DataType) const {
+std::string KernelEmitter::int_literal(int64_t v, DataType d) const {
   const std::string s = common::CppIntLiteral(v);
-  return v < 0 && v >= INT32_MIN ? "(" + s + ")" : s;
+  const std::string t = v < 0 && v > INT32_MIN ? "(" + s + ")" : s;
+  return common::NeedsTypedLiteral(d) ? cast_text(d, t) : t;
 }
 
 // The common float literals (exact; NaN / infinity through std::numeric_limits, which the
