@@ -32,8 +32,10 @@ repeated (dup_stmt), two neighbouring statements swapped (swap_stmt), float lite
 FP32 / FP64 edges (float_edge); and,
 semantics-preserving, renamed locals, loops in scopes, other call layouts, a statement
 under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap), and an integer
-literal written as arithmetic of literals (int_as_arith), and an op call's arguments passed by
-keyword under our or the reference's parameter names (keyword_args).
+literal written as arithmetic of literals (int_as_arith), an op call's arguments passed by
+keyword under our or the reference's parameter names (keyword_args), and Python spellings
+(python_idioms: a literal as a compile-time conditional expression, pl.tensor.dim as .shape[k],
+an assert of a true condition).
 """
 
 from __future__ import annotations
@@ -199,6 +201,18 @@ def _parent_map(cls):
         for c in ast.iter_child_nodes(n):
             parents[c] = n
     return parents
+
+
+def _replace(parents, old, new):
+    """Puts node `new` where `old` is in its parent (a field or a list entry)."""
+    p = parents.get(old)
+    for field, value in ast.iter_fields(p):
+        if value is old:
+            setattr(p, field, new)
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                if item is old:
+                    value[i] = new
 
 
 class Mutator:
@@ -640,16 +654,7 @@ class Mutator:
         form = self.rng.choice(["({a} - {k})", "({b} + {k})", "({v} * 1)", "(({v} * {k}) // {k})",
                                 "(({v} * {k} + {r}) // {k})", "({v} + {k} * 0)"])
         text = form.format(a=v + k, b=v - k, k=k, v=v, r=self.rng.randrange(k))
-        new = ast.parse(text, mode="eval").body
-        parents = _parent_map(cls)
-        p = parents.get(n)
-        for field, value in ast.iter_fields(p):
-            if value is n:
-                setattr(p, field, new)
-            elif isinstance(value, list):
-                for i, item in enumerate(value):
-                    if item is n:
-                        value[i] = new
+        _replace(_parent_map(cls), n, ast.parse(text, mode="eval").body)
         self.variant = {"strict": True}   # (the call itself is the plain one)
         return f"[preserving] int {v} (line {n.lineno}) written {text}"
 
@@ -679,10 +684,46 @@ class Mutator:
         self.variant = {"strict": True}
         return f"[preserving] call at line {call.lineno} by keyword: {ast.unparse(call)[:120]}"
 
+    def python_idioms(self, cls):
+        """[preserving] Python spellings the DSL takes as the ones they stand for: an integer literal
+        written as a compile-time conditional expression (`16` -> `(16 if 1 else 0)`), a
+        `pl.tensor.dim(x, k)` as `x.shape[k]`, or an `assert` of a true condition before a
+        statement. Each must be accepted wherever the original is, with the same outputs (STRICT)."""
+        self.variant = {"strict": True}
+        dims = [c for c in _nodes(cls, ast.Call) if ast.unparse(c.func) == "pl.tensor.dim" and len(c.args) == 2
+                and isinstance(c.args[0], ast.Name) and not c.keywords]
+        kind = self.rng.choice(["ifexp", "shape", "assert"] if dims else ["ifexp", "assert"])
+        if kind == "shape":
+            c = self.rng.choice(dims)
+            new = ast.parse(f"{c.args[0].id}.shape[{ast.unparse(c.args[1])}]", mode="eval").body
+            _replace(_parent_map(cls), c, new)
+            return f"[preserving] line {c.lineno}: {ast.unparse(c)} written {ast.unparse(new)}"
+        if kind == "ifexp":
+            ns = [n for n in _nodes(cls, ast.Constant) if type(n.value) is int and 0 <= n.value < (1 << 31)]
+            if not ns:
+                return None
+            n = self.rng.choice(ns)
+            text = self.rng.choice(["({v} if 1 else 0)", "(0 if not 1 else {v})", "({v} if 3 > 2 and 1 else {v} + 1)"])
+            new = ast.parse(text.format(v=n.value), mode="eval").body
+            _replace(_parent_map(cls), n, new)
+            return f"[preserving] int {n.value} (line {n.lineno}) written {ast.unparse(new)}"
+        # not in a `with` or a `for ... in pl.spmd` block: one holding a kernel call is the
+        # single-call form, which must hold only that call (a located error otherwise)
+        funcs = [f for f in cls.body if isinstance(f, ast.FunctionDef)]
+        bodies = [b for f in funcs for b in [f.body] + [n.body for n in _nodes(f, (ast.For, ast.If))
+                                                        if "spmd" not in ast.unparse(n.iter if isinstance(n, ast.For) else n.test)]]
+        body = self.rng.choice(bodies)
+        i = self.rng.randrange(len(body))
+        if i == 0 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+            i = 1                                   # after a docstring
+        body.insert(i, ast.parse('assert 2 > 1, "fuzz: always true"').body[0])
+        return f"[preserving] assert inserted at line {getattr(body[min(i + 1, len(body) - 1)], 'lineno', '?')}"
+
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
                 "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting",
                 "dup_stmt", "swap_stmt", "float_edge")
-    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith", "keyword_args")
+    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith", "keyword_args",
+                  "python_idioms")
 
 
 def make_mutant(programs, seed: int, index: int, family=None):

@@ -263,6 +263,15 @@ class KernelChecker {
 
   void Assign(const VarPtr& var, const ExprPtr& value, const Span& span) {
     const TypePtr& t = var->type;
+    if (auto* call = value->as<Call>(); call && !call->is_op) {
+      // A pl.spmd / pl.at block with a kernel call and other statements is outlined into a kernel
+      // of its own, which would call the first one (found by scripts/fuzz.py --family python_idioms:
+      // an assert before the call said "expected a tensor parameter of the kernel").
+      throw UserError("kernel '" + fn_.name + "' calls '" + call->callee + "': a kernel cannot call another kernel",
+                      span,
+                      "a pl.spmd / pl.at block that calls a kernel must hold only that call: move the other "
+                      "statements before the block, or write the kernel's tile ops in the block");
+    }
     if (auto* tt = t->as<TileType>()) {
       if (as_var(value)) {
         Tile(value);

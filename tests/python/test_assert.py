@@ -126,3 +126,16 @@ def test_a_message_with_quotes_tabs_and_backslashes_round_trips_and_reaches_the_
     with pytest.raises(RunError) as e:
         _run(pypto.compile(p), n=0)
     assert 'assertion failed: say "no"' in str(e.value) and "C:\\path" in str(e.value), str(e.value)
+
+
+def test_an_assert_in_a_single_call_spmd_block_is_a_located_error():
+    """A pl.spmd block holding a kernel call and an assert is outlined into a kernel of its own,
+    which would call the first: said "expected a tensor parameter of the kernel" (found by
+    scripts/fuzz.py --family python_idioms); now it names the call and says what to do."""
+    import pathlib
+    src = (pathlib.Path(__file__).parent / "spec_programs" / "spmd_scoped.py").read_text()
+    src = src.replace("            out = self.expert(x, out)", "            assert 2 > 1\n            out = self.expert(x, out)", 1)
+    with pytest.raises(PyptoError) as e:
+        pypto.compile(pl.parse_program(src, "spmd_assert.py"))
+    assert "calls 'expert': a kernel cannot call another kernel" in e.value.message, str(e.value)
+    assert "move the other statements before the block" in e.value.help and e.value.line == 29

@@ -22,7 +22,8 @@ TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
   // + tile.mrgsort_format2 (registered so it gets the accelerator-only refusal, reference_ops.md §13)
   // + tensor.set_validshape (the tensor form of tile.set_validshape)
   // + tensor.batch_matmul (the tensor form of tile.batch_matmul, reference_ops.md §11)
-  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 25u + 2u + 2u + 1u + 1u + 2u + 1u + 1u);   // + set_validshape, fillpad_inplace
+  // + system.assert (Python's assert statement, docs/dsl.md)
+  EXPECT_EQ(names.size(), 138u + 1u + 31u + 7u + 25u + 2u + 2u + 1u + 1u + 2u + 1u + 1u + 1u);   // + set_validshape, fillpad_inplace
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
   for (auto& n : names) {
     const OpInfo* info = OpRegistry::global().get(n);
@@ -33,7 +34,7 @@ TEST(OpRegistry, EveryOpHasArgNamesAndDoc) {
   }
   for (const char* n : {"tensor.create", "tensor.read", "tensor.slice", "tensor.transpose", "tensor.dim", "tensor.assemble",
                         "tile.load", "tile.store", "tile.matmul_acc", "tile.row_expand_div", "tile.get_block_num",
-                        "system.task_invalid", "system.task_dummy", "array.create", "array.get_element",
+                        "system.task_invalid", "system.task_dummy", "system.assert", "array.create", "array.get_element",
                         "array.update_element"}) {
     EXPECT_TRUE(OpRegistry::global().get(n)) << n;
   }
