@@ -35,7 +35,7 @@ under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap
 literal written as arithmetic of literals (int_as_arith), an op call's arguments passed by
 keyword under our or the reference's parameter names (keyword_args), and Python spellings
 (python_idioms: a literal as a compile-time conditional expression, pl.tensor.dim as .shape[k],
-an assert of a true condition).
+pl.range as range, an assert of a true condition).
 """
 
 from __future__ import annotations
@@ -687,12 +687,18 @@ class Mutator:
     def python_idioms(self, cls):
         """[preserving] Python spellings the DSL takes as the ones they stand for: an integer literal
         written as a compile-time conditional expression (`16` -> `(16 if 1 else 0)`), a
-        `pl.tensor.dim(x, k)` as `x.shape[k]`, or an `assert` of a true condition before a
-        statement. Each must be accepted wherever the original is, with the same outputs (STRICT)."""
+        `pl.tensor.dim(x, k)` as `x.shape[k]`, a `pl.range(...)` without keywords as Python's
+        `range(...)`, or an `assert` of a true condition before a statement. Each must be accepted wherever the original is, with the same outputs (STRICT)."""
         self.variant = {"strict": True}
         dims = [c for c in _nodes(cls, ast.Call) if ast.unparse(c.func) == "pl.tensor.dim" and len(c.args) == 2
                 and isinstance(c.args[0], ast.Name) and not c.keywords]
-        kind = self.rng.choice(["ifexp", "shape", "assert"] if dims else ["ifexp", "assert"])
+        loops = [f.iter for f in _nodes(cls, ast.For) if isinstance(f.iter, ast.Call)
+                 and ast.unparse(f.iter.func) == "pl.range" and not f.iter.keywords]
+        kind = self.rng.choice(["ifexp", "assert"] + ["shape"] * bool(dims) + ["range"] * bool(loops))
+        if kind == "range":
+            c = self.rng.choice(loops)
+            c.func = ast.Name(id="range", ctx=ast.Load())
+            return f"[preserving] line {c.lineno}: pl.range written {ast.unparse(c)}"
         if kind == "shape":
             c = self.rng.choice(dims)
             new = ast.parse(f"{c.args[0].id}.shape[{ast.unparse(c.args[1])}]", mode="eval").body

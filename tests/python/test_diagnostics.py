@@ -255,9 +255,14 @@ def test_range_float_argument():
                "pl.parallel arguments must be integer scalars, got '2.5'", "2.5")
 
 
-def test_python_range():
-    body_check("for i in range(4):  #!\n    pass\nreturn d", "Python's range() is not supported", "range",
-               help="use pl.range(...)")
+def test_python_range_errors():
+    # range() is pl.range without keywords (test_python_range.py); its errors name it as written
+    body_check("for i in range(4, init_values=(d,)):  #!\n    pass\nreturn d", "range() takes no keyword arguments",
+               "(d,)", help="pl.range keywords")
+    body_check("for i in range(2.5):  #!\n    pass\nreturn d", "range arguments must be integer scalars, got '2.5'",
+               "2.5")
+    body_check("for i in range(0, 4, 0):  #!\n    pass\nreturn d", "range step must not be 0", "0)")
+    body_check("n = range(4)  #!\nreturn d", "range(...) is only valid as the iterable of a for statement", "range")
 
 
 def test_loop_local_name_used_after_loop():

@@ -1053,6 +1053,7 @@ def parse_call(ctx, node: ast.Call):
     if callee is builtins.len:
         return len_call(ctx, node)
     if callee is builtins.range:
-        raise ctx.error(f, "Python's range() is not supported", help="use pl.range(...)")
+        raise ctx.error(f, "range(...) is only valid as the iterable of a for statement",
+                        help="for i in range(n): ... is a sequential loop, as pl.range(n)")
     raise ctx.error(f, f"cannot call '{ast.unparse(f)}' in a DSL function",
                     help="calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len")

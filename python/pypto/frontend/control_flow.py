@@ -30,6 +30,7 @@ from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, eval_py, int_list, 
 from pypto.frontend.scope_options import chunk_options
 from pypto.frontend.scopes import parse_spmd_for
 from pypto.frontend.stmts import YieldInfo, assigned_names, make_body, parse_body
+from pypto.language import _builtins
 from pypto.language._builtins import Builtin
 
 _RANGE_HELP = "pl.range(stop), pl.range(start, stop) or pl.range(start, stop, step), with integer scalars"
@@ -44,23 +45,28 @@ def _loop_builtin(ctx, node: ast.For):
             b = None
         if isinstance(b, Builtin) and b.kind in ("range", "parallel", "spmd", "unroll"):
             return b
-        if b is range:
-            raise ctx.error(it.func, "Python's range() is not supported in DSL loops", help="use pl.range(...)")
+        if b is range:   # Python's own range: a sequential loop, as pl.range without keywords
+            if it.keywords:
+                raise ctx.error(it.keywords[0].value if it.keywords[0].arg else it, "range() takes no keyword arguments",
+                                help="carried values and chunking are pl.range keywords: "
+                                     "for i in pl.range(n, init_values=(...))")
+            return _builtins.range
     raise ctx.error(it, f"unsupported loop iterable '{ast.unparse(it)}'",
-                    help="loops iterate over pl.range(...), pl.parallel(...) or pl.spmd(...)")
+                    help="loops iterate over range(...), pl.range(...), pl.parallel(...), pl.unroll(...) or pl.spmd(...)")
 
 
-def _range_bounds(ctx, call: ast.Call, pl_name: str):
+def _range_bounds(ctx, call: ast.Call):
+    shown = ast.unparse(call.func)   # range or pl.range (pl.unroll, ...) as the user wrote it
     n = len(call.args)
     if not 1 <= n <= 3:
-        raise ctx.error(call, f"pl.{pl_name} takes 1 to 3 positional arguments, got {n}", help=_RANGE_HELP)
+        raise ctx.error(call, f"{shown} takes 1 to 3 positional arguments, got {n}", help=_RANGE_HELP)
     vals = []
     for a in call.args:
         if isinstance(a, ast.Starred):
-            raise ctx.error(a, f"*args are not supported in pl.{pl_name}", help=_RANGE_HELP)
+            raise ctx.error(a, f"*args are not supported in {shown}", help=_RANGE_HELP)
         e = eval_expr(ctx, a)
         if not irtypes.is_int_scalar(e.type):
-            raise ctx.error(a, f"pl.{pl_name} arguments must be integer scalars, got '{ast.unparse(a)}' "
+            raise ctx.error(a, f"{shown} arguments must be integer scalars, got '{ast.unparse(a)}' "
                             f"({irtypes.describe(e.type)})", help=_RANGE_HELP)
         vals.append(e)
     sp = ctx.span(call)
@@ -69,7 +75,7 @@ def _range_bounds(ctx, call: ast.Call, pl_name: str):
     elif n == 2:
         vals.append(ir.ConstInt.make(1, ir.DataType.INDEX, sp))
     if isinstance(vals[2], ir.ConstInt) and vals[2].value == 0:
-        raise ctx.error(call.args[2], f"pl.{pl_name} step must not be 0", help=_RANGE_HELP)
+        raise ctx.error(call.args[2], f"{shown} step must not be 0", help=_RANGE_HELP)
     return vals
 
 
@@ -228,7 +234,7 @@ def parse_for(ctx, node: ast.For):
     call = node.iter
     if b.kind == "unroll":
         _check_unroll(ctx, call)
-    start, stop, step = _range_bounds(ctx, call, b.pl_name)
+    start, stop, step = _range_bounds(ctx, call)
     if b.kind == "unroll":   # constants folded (a negated literal or module constant -> ConstInt)
         start, stop, step = _unroll_bounds(ctx, call, start, stop, step)
     init_node, attrs = _loop_kwargs(ctx, call, b.pl_name)
