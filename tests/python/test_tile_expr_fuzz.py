@@ -1,6 +1,7 @@
 """Random chains of exactly rounded FP32 tile ops agree with NumPy bit for bit
 (tests/python/tile_expr_fuzz.py): a seeded smoke here, more seeds under `make fuzz`
-(scripts/fuzz_exprs.py --kind tile). The fuzzer found pl.abs(-0.0) giving -0.0."""
+(scripts/fuzz_exprs.py --kind tile). The fuzzer found pl.abs(-0.0) giving -0.0, and kernels
+that failed their -Werror build (a select, broadcast or three-operand op writing a fresh buffer)."""
 import numpy as np
 import pytest
 
@@ -80,3 +81,54 @@ def test_a_fp16_tiles_scalar_is_converted_to_fp16_first():
         want = np.concatenate([x * np.float16(0.1), x / np.float16(1e-45)])
     assert np.array_equal(out, want, equal_nan=True), (out, want)
     assert np.isnan(out[1, 3])   # 0 / 0
+
+
+# Fuzz seed 46 (reduced): pl.sel into a fresh FP16 buffer. GCC took the destination, passed to the
+# kernel helpers' alias check as a pointer to const, for a read of uninitialised memory
+# (-Wmaybe-uninitialized), so the kernel failed its -Werror build; seeds 55, 71, 79, ... the same
+# through binary_bcast, ternary_bcast and binary_scalar_tile.
+FRESH_SELECT = '''import math
+import pypto.language as pl
+
+@pl.program
+class TileExprs:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 7], pl.FP16], y: pl.Tensor[[1, 7], pl.FP16], s: pl.Scalar[pl.INT64],
+          out: pl.Out[pl.Tensor[[4, 7], pl.FP16]]) -> pl.Tensor[[4, 7], pl.FP16]:
+        t0 = pl.load(x, [0, 0], [1, 7])
+        t1 = pl.load(y, [0, 0], [1, 7])
+        t2 = pl.lrelu(t0, 65504.0)
+        t3 = pl.prelu(t0, t2)
+        t4 = pl.part_add(t1, t0)
+        t5 = pl.add(t0, t2)
+        t6 = pl.row_max(t0)
+        t7 = pl.cast(pl.cast(t4, pl.INT32, mode="rint"), pl.FP16)
+        t8 = pl.col_expand_mul(t5, t7)
+        t11 = pl.mul(t7, t1)
+        t12 = pl.minimums(t11, math.nan)
+        t13 = pl.relu(t1)
+        t14 = pl.maximums(t3, 3.4028235e+38)
+        for i in pl.range(2):
+            t13 = pl.cast(pl.cast(t8, pl.INT32, mode="floor"), pl.FP16)
+        if s > 0:
+            t8 = pl.minimum(t5, t3)
+            t7 = pl.addsc(t3, math.nan, t8)
+            t8 = pl.sel(pl.cmp(t12, t14, cmp_type=4), t14, t13)
+        out = pl.store(t12, [3, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 7], pl.FP16], y: pl.Tensor[[1, 7], pl.FP16], s: pl.Scalar[pl.INT64],
+             out: pl.Out[pl.Tensor[[4, 7], pl.FP16]]) -> pl.Tensor[[4, 7], pl.FP16]:
+        out = self.k(x, y, s, out)
+        return out'''
+
+
+@pytest.mark.parametrize("s", [0, 1])
+def test_select_into_a_fresh_buffer_builds_with_werror(s):
+    prog = pypto.compile(pl.parse_program(FRESH_SELECT, "fresh_select.py"))   # conftest: -Werror
+    x = np.array([[1.0, -2.0, 0.0, 3.5, -0.5, 100.0, 7.0]], np.float16)
+    y = np.array([[2.0, 2.0, -1.0, 0.25, -4.0, 1.0, -7.0]], np.float16)
+    out = np.zeros((4, 7), np.float16)
+    prog(x, y, s, out)
+    assert np.isnan(out[3]).all() and not out[:3].any()   # minimums(t, NaN) is NaN; rows 0-2 never stored

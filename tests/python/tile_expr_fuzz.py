@@ -14,7 +14,11 @@ Seed k's dtype is DTYPES[k % 5] (FP32, FP16, INT32, INT8, UINT16):
   and their scalar forms (the scalar first converted to INT32, wrapping), on inputs with 0, ±1,
   the extremes and shift counts (docs/kernels.md); casts through FP32 and the other two.
 All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column [R, 1] or a row
-[1, C] against a tile, and cast round trips (a float through INT32 with each cast mode, saturating,
+[1, C] against a tile, the three-operand addc / subc / addsc / subsc, part_add / part_mul /
+part_max / part_min (fully valid tiles: the plain ops), expands, row_expand / col_expand and
+their add, sub, mul, div, max and min forms, pl.sel of a pl.cmp or pl.cmps mask (every cmp_type;
+NaN compares as in NumPy), lrelu / prelu on floats, and integer row / column sums and products
+(wrapping; not_ on UINT16); and cast round trips (a float through INT32 with each cast mode, saturating,
 NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
 0, 1, 2 or 5 trips re-assigns one to three of the tiles (loop-carried tiles, each statement
 reading the carries' current values), and an if / else on a scalar parameter (run once with each
@@ -124,6 +128,52 @@ def _int_ops(dt):
 
 INT_OPS = {"INT32": _int_ops(np.int32), "INT8": _int_ops(np.int8), "UINT16": _int_ops(np.uint16)}
 
+CMP_FNS = [np.equal, np.not_equal, np.less, np.less_equal, np.greater, np.greater_equal]   # cmp_type 0..5
+
+
+def _composite_ops(ops):
+    """The three-operand, broadcast, fill and select ops, over `ops`' own add, sub, mul, div,
+    maximum and minimum (wrapped for integers): arity 3 (a, b, c broadcastable), "s3"
+    (a, scalar, c), "re" / "ce" (a tile and a column [R, 1] / row [1, C] broadcast over it),
+    "cmp_sel" / "cmps_sel" (pl.sel of a pl.cmp / pl.cmps mask of two tiles / a tile and a
+    scalar, each cmp_type; the reference is CMP_FNS' NumPy comparison and np.where)."""
+    add, sub = ops["add"][1], ops["sub"][1]
+    ops.update({
+        "addc": (3, lambda a, b, c: add(add(a, b), c)), "subc": (3, lambda a, b, c: sub(sub(a, b), c)),
+        "addsc": ("s3", lambda a, s, c: add(add(a, s), c)), "subsc": ("s3", lambda a, s, c: sub(sub(a, s), c)),
+        "part_add": (2, add), "part_mul": (2, ops["mul"][1]), "part_max": (2, ops["maximum"][1]),
+        "part_min": (2, ops["minimum"][1]),
+        "expands": ("s", lambda a, s: np.full(a.shape, s, a.dtype)),
+        "row_expand": ("re", lambda a, v: np.broadcast_to(v, a.shape)),
+        "col_expand": ("ce", lambda a, v: np.broadcast_to(v, a.shape)),
+        "cmp_sel": ("cmp_sel", None), "cmps_sel": ("cmps_sel", None),
+    })
+    for op in ("add", "sub", "mul", "div", "max", "min"):
+        fn = ops["maximum" if op == "max" else "minimum" if op == "min" else op][1]
+        ops["row_expand_" + op] = ("re", fn)
+        ops["col_expand_" + op] = ("ce", fn)
+    return ops
+
+
+def _int_reductions(ops, dt):
+    """Integer row / column sums and products, wrapped (exact in any order)."""
+    w = lambda f: _wrapping(dt, f)   # noqa: E731
+    ops.update({"row_sum": ("r", w(lambda x: np.sum(x, axis=1, keepdims=True))),
+                "col_sum": ("c", w(lambda x: np.sum(x, axis=0, keepdims=True))),
+                "row_prod": ("r", w(lambda x: np.prod(x, axis=1, keepdims=True))),
+                "col_prod": ("c", w(lambda x: np.prod(x, axis=0, keepdims=True)))})
+    if dt == np.uint16:
+        ops["not_"] = (1, np.invert)   # not_ needs INT16 / UINT16
+    return ops
+
+
+_composite_ops(FLOAT_OPS)
+FLOAT_OPS["lrelu"] = ("s", lambda x, s: np.where(x > 0, x, x * s))
+FLOAT_OPS["prelu"] = (2, lambda x, s: np.where(x > 0, x, x * s))
+for _d, _dt in (("INT32", np.int32), ("INT8", np.int8), ("UINT16", np.uint16)):
+    _composite_ops(INT_OPS[_d])
+    _int_reductions(INT_OPS[_d], _dt)
+
 
 def _round_mode(mode):
     """Float -> INT32 with a tile cast mode (docs/dsl.md "Cast modes"): saturating, NaN gives 0."""
@@ -218,13 +268,48 @@ def make_case(seed: int):
 
     def broadcastable(i, j):
         return all(a == b or a == 1 or b == 1 for a, b in zip(shapes[i], shapes[j]))
+    def scalar(name):
+        return rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if _is_int(dtype) else FLOAT_SCALARS)
+
+    def feasible(name, t):   # a broadcast op needs a column / row tile of the full tile's height / width
+        arity = ops[name][0]
+        if arity in ("re", "ce"):
+            return any(shapes[i] == ((r, 1) if arity == "re" else (1, c)) for i in range(t))
+        return not (dtype == "FP16" and name == "cast_f16")   # FP16 to FP16: an error
     for k in range(STATEMENTS):
         t = k + 2
-        name = rng.choice([n for n in sorted(ops) if not (dtype == "FP16" and n == "cast_f16")])   # FP16 to FP16: an error
+        name = rng.choice([n for n in sorted(ops) if feasible(n, t)])
         arity, _ = ops[name]
         full = [i for i in range(t) if shapes[i] == (r, c)]
         a = rng.randrange(t)   # t0 = load(x), t1 = load(y), then t2 .. : any earlier tile
-        if arity in ("r", "c"):
+        like_a = [j for j in range(t) if shapes[j] == shapes[a]]
+        if arity == 3:
+            b = rng.choice([j for j in range(t) if broadcastable(a, j)])
+            ab = tuple(max(x, y) for x, y in zip(shapes[a], shapes[b]))
+            cc = rng.choice([j for j in range(t) if all(p == q or p == 1 or q == 1 for p, q in zip(ab, shapes[j]))])
+            lines.append("t%d = pl.%s(t%d, t%d, t%d)" % (t, name, a, b, cc))
+            shapes.append(tuple(max(x, y) for x, y in zip(ab, shapes[cc])))
+            steps.append((name, a, (b, cc)))
+        elif arity == "s3":
+            v, cc = scalar(name), rng.choice(like_a)
+            lines.append("t%d = pl.%s(t%d, %s, t%d)" % (t, name, a, _scalar_text(v), cc))
+            shapes.append(shapes[a])
+            steps.append((name, a, (v, cc)))
+        elif arity in ("re", "ce"):
+            a = rng.choice(full)
+            v = rng.choice([i for i in range(t) if shapes[i] == ((r, 1) if arity == "re" else (1, c))])
+            lines.append("t%d = pl.%s(t%d, t%d)" % (t, name, a, v))
+            shapes.append((r, c))
+            steps.append((name, a, v))
+        elif arity in ("cmp_sel", "cmps_sel"):
+            kind, x, y = rng.randrange(len(CMP_FNS)), rng.choice(like_a), rng.choice(like_a)
+            o = rng.choice(like_a) if arity == "cmp_sel" else scalar(name)
+            mask = ("pl.cmp(t%d, t%d, cmp_type=%d)" % (a, o, kind) if arity == "cmp_sel"
+                    else "pl.cmps(t%d, %s, cmp_type=%d)" % (a, _scalar_text(o), kind))
+            lines.append("t%d = pl.sel(%s, t%d, t%d)" % (t, mask, x, y))
+            shapes.append(shapes[a])
+            steps.append((name, a, (kind, o, x, y)))
+        elif arity in ("r", "c"):
             a = rng.choice(full)
             lines.append("t%d = pl.%s(t%d)" % (t, name, a))
             shapes.append((r, 1) if arity == "r" else (1, c))
@@ -244,7 +329,7 @@ def make_case(seed: int):
             shapes.append(shapes[a])
             steps.append((name, a, None))
         else:
-            v = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if _is_int(dtype) else FLOAT_SCALARS)
+            v = scalar(name)
             lines.append("t%d = pl.%s(t%d, %s)" % (t, name, a, _scalar_text(v)))
             shapes.append(shapes[a])
             steps.append((name, a, v))
@@ -253,7 +338,8 @@ def make_case(seed: int):
     # A loop re-assigning full tiles (loop-carried tiles: the kernel passes' carry buffers),
     # each statement reading the carries' current values; then an if / else on the scalar s
     # re-assigning tiles in either branch (a tile assigned in one branch only keeps its value).
-    same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, "s", "x") and not (dtype == "FP16" and n == "cast_f16")]
+    same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, 3, "s", "s3", "x", "cmp_sel", "cmps_sel")
+                  and not (dtype == "FP16" and n == "cast_f16")]
 
     def reassign(indent):
         name = rng.choice(same_shape)
@@ -261,8 +347,21 @@ def make_case(seed: int):
         target, a, b = rng.choice(full), rng.choice(full), rng.choice(full)
         if arity == 2:
             text_ = "pl.%s(t%d, t%d)" % (name, a, b)
+        elif arity == 3:
+            b = (b, rng.choice(full))
+            text_ = "pl.%s(t%d, t%d, t%d)" % (name, a, b[0], b[1])
+        elif arity == "s3":
+            b = (scalar(name), b)
+            text_ = "pl.%s(t%d, %s, t%d)" % (name, a, _scalar_text(b[0]), b[1])
+        elif arity in ("cmp_sel", "cmps_sel"):
+            kind = rng.randrange(len(CMP_FNS))
+            o = b if arity == "cmp_sel" else scalar(name)
+            b = (kind, o, rng.choice(full), rng.choice(full))
+            mask = ("pl.cmp(t%d, t%d, cmp_type=%d)" % (a, o, kind) if arity == "cmp_sel"
+                    else "pl.cmps(t%d, %s, cmp_type=%d)" % (a, _scalar_text(o), kind))
+            text_ = "pl.sel(%s, t%d, t%d)" % (mask, b[2], b[3])
         elif arity == "s":
-            b = rng.choice(SHIFT_COUNTS if name in ("shls", "shrs") else INT_SCALARS if _is_int(dtype) else FLOAT_SCALARS)
+            b = scalar(name)
             text_ = "pl.%s(t%d, %s)" % (name, a, _scalar_text(b))
         elif arity == "x":
             text_ = _casts(dtype)[name][0].format(t="t%d" % a, dt=dtype)
@@ -288,8 +387,17 @@ def make_case(seed: int):
 
     def apply(vals, name, a, b):
         arity, fn = ops[name]
-        if arity == 2:
+        sv = lambda v: _scalar_value(dtype, v)   # noqa: E731
+        if arity in (2, "re", "ce"):
             return np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype])
+        if arity == 3:
+            return np.asarray(fn(vals[a], vals[b[0]], vals[b[1]])).astype(_NP[dtype])
+        if arity == "s3":
+            return np.asarray(fn(vals[a], sv(b[0]), vals[b[1]])).astype(_NP[dtype])
+        if arity in ("cmp_sel", "cmps_sel"):
+            kind, o, x, y = b
+            mask = CMP_FNS[kind](vals[a], vals[o] if arity == "cmp_sel" else sv(o))
+            return np.where(mask, vals[x], vals[y]).astype(_NP[dtype])
         if arity == "s":
             return np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype])
         return np.asarray(fn(vals[a])).astype(_NP[dtype])

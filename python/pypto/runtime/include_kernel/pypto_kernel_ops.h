@@ -58,12 +58,15 @@ struct Cos { float operator()(float a) const { return std::cos(a); } };
 struct Not { template <class T> T operator()(T a) const { return static_cast<T>(~a); } };
 
 // A private copy of `src` when the destination buffer is the same memory (ops whose output
-// element reads other input positions must not overwrite their input as they go).
+// element reads other input positions must not overwrite their input as they go). `dst` is
+// only compared, never read; it is not a pointer to const because GCC takes a const pointer
+// argument for a read, and warns (-Wmaybe-uninitialized, an error under -Werror) when the
+// destination is a fresh, not yet written tile buffer.
 template <class C>
 struct Unaliased {
   std::vector<C> copy;
   const C* p;
-  Unaliased(const C* src, const void* dst, int64_t n) : p(src) {
+  Unaliased(const C* src, void* dst, int64_t n) : p(src) {
     if (static_cast<const void*>(src) == dst && n > 0) {
       copy.assign(src, src + n);
       p = copy.data();
