@@ -18,7 +18,10 @@ All: row_max / row_min / col_max / col_min, the binary ops broadcasting a column
 part_max / part_min (fully valid tiles: the plain ops), expands, row_expand / col_expand and
 their add, sub, mul, div, max and min forms, pl.sel of a pl.cmp or pl.cmps mask (every cmp_type;
 NaN compares as in NumPy), lrelu / prelu on floats, and integer row / column sums and products
-(wrapping; not_ on UINT16); and cast round trips (a float through INT32 with each cast mode, saturating,
+(wrapping; not_ on UINT16), shape moves giving an [R, C] tile back (a reshape to [C, R] then a
+transpose; a column window of a concat, by extract and by slice), add / sub / mul / div of the tile and
+another tile cast to a second dtype (computed in the promoted dtype, reference_ops.md §1.3, then
+cast back); and cast round trips (a float through INT32 with each cast mode, saturating,
 NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
 0, 1, 2 or 5 trips re-assigns one to three of the tiles (loop-carried tiles, each statement
 reading the carries' current values), and an if / else on a scalar parameter (run once with each
@@ -167,11 +170,93 @@ def _int_reductions(ops, dt):
     return ops
 
 
+# Shape moves on full [R, C] tiles, each giving an [R, C] tile again: name -> (arity "f1" / "f2",
+# DSL text with {a} {b} {r} {c} {k}, NumPy reference of (a, b, r, c, k)). k is a column in [0, C].
+SHAPE_MOVES = {
+    "reshape_transpose": ("f1", "pl.tile.transpose(pl.tile.reshape({a}, [{c}, {r}]), 0, 1)",
+                          lambda a, b, r, c, k: a.reshape(c, r).T),
+    "concat_extract": ("f2", "pl.tile.extract(pl.concat({a}, {b}), 0, {k}, [{r}, {c}])",
+                       lambda a, b, r, c, k: np.concatenate([a, b], axis=1)[:, k:k + c]),
+    "concat_slice": ("f2", "pl.tile.slice(pl.concat({a}, {b}), [{r}, {c}], [0, {k}])",
+                     lambda a, b, r, c, k: np.concatenate([a, b], axis=1)[:, k:k + c]),
+}
+
+
+# Mixed dtypes (reference_ops.md §1.3): pl.add / sub / mul / div of the tile and another tile cast
+# to a second dtype compute in the promoted dtype; the result is cast back to the tile's dtype.
+_WIDTH = {"FP32": 32, "FP16": 16, "INT32": 32, "INT8": 8, "UINT16": 16}
+MIXED_OPS = ("add", "sub", "mul", "div")
+
+
+def promote(a: str, b: str) -> str:
+    """The promoted dtype of a tile op with operands of dtypes a and b (§1.3)."""
+    fa, fb = a.startswith("FP"), b.startswith("FP")
+    if a == b:
+        return a
+    if fa != fb:
+        return a if fa else b
+    if _WIDTH[a] != _WIDTH[b]:
+        return a if _WIDTH[a] > _WIDTH[b] else b
+    if not fa and a.startswith("U") != b.startswith("U"):
+        return b if a.startswith("U") else a
+    return a
+
+
+def convert(x, src: str, dst: str):
+    """pl.cast of a tile from dtype src to dst (mode="trunc" when float to integer: toward zero,
+    saturating, NaN gives 0; integers wrap; to a narrower float to nearest even)."""
+    if src == dst:
+        return x
+    out = _NP[dst]
+    if src.startswith("FP") and not dst.startswith("FP"):
+        info = np.iinfo(out)
+        with np.errstate(invalid="ignore"):
+            v = np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), info.min, info.max)
+        return v.astype(np.int64).astype(out)
+    if not src.startswith("FP") and not dst.startswith("FP"):
+        info = np.iinfo(out)
+        return ((x.astype(np.int64) - int(info.min)) % (1 << info.bits) + int(info.min)).astype(out)
+    with np.errstate(over="ignore"):
+        return x.astype(out)
+
+
+def cast_text(t: str, src: str, dst: str) -> str:
+    mode = ', mode="trunc"' if src.startswith("FP") and not dst.startswith("FP") else ""
+    return "pl.cast(%s, pl.%s%s)" % (t, dst, mode)
+
+
+def mixed_text(dtype, op, a, b, other):
+    p = promote(dtype, other)
+    inner = "pl.%s(t%d, %s)" % (op, a, cast_text("t%d" % b, dtype, other))
+    return inner if p == dtype else cast_text(inner, p, dtype)
+
+
+def mixed_value(dtype, op, x, y, other):
+    p = promote(dtype, other)
+    xp, yp = convert(x, dtype, p), convert(convert(y, dtype, other), other, p)
+    fn = (INT_OPS[p] if p in INT_OPS else FLOAT_OPS)[op][1]
+    return convert(np.asarray(fn(xp, yp)).astype(_NP[p]), p, dtype)
+
+
+def _mixed(ops):
+    ops["mixed"] = ("mx", None)
+    return ops
+
+
+def _shape_moves(ops):
+    ops.update({name: (arity, None) for name, (arity, _, _) in SHAPE_MOVES.items()})
+    return ops
+
+
 _composite_ops(FLOAT_OPS)
+_shape_moves(FLOAT_OPS)
+_mixed(FLOAT_OPS)
 FLOAT_OPS["lrelu"] = ("s", lambda x, s: np.where(x > 0, x, x * s))
 FLOAT_OPS["prelu"] = (2, lambda x, s: np.where(x > 0, x, x * s))
 for _d, _dt in (("INT32", np.int32), ("INT8", np.int8), ("UINT16", np.uint16)):
     _composite_ops(INT_OPS[_d])
+    _shape_moves(INT_OPS[_d])
+    _mixed(INT_OPS[_d])
     _int_reductions(INT_OPS[_d], _dt)
 
 
@@ -275,6 +360,8 @@ def make_case(seed: int):
         arity = ops[name][0]
         if arity in ("re", "ce"):
             return any(shapes[i] == ((r, 1) if arity == "re" else (1, c)) for i in range(t))
+        if arity in ("f1", "f2"):
+            return True   # t0 and t1 are full
         return not (dtype == "FP16" and name == "cast_f16")   # FP16 to FP16: an error
     for k in range(STATEMENTS):
         t = k + 2
@@ -309,6 +396,17 @@ def make_case(seed: int):
             lines.append("t%d = pl.sel(%s, t%d, t%d)" % (t, mask, x, y))
             shapes.append(shapes[a])
             steps.append((name, a, (kind, o, x, y)))
+        elif arity == "mx":
+            b = rng.choice([j for j in range(t) if broadcastable(a, j)])
+            op, other = rng.choice(MIXED_OPS), rng.choice([d for d in DTYPES if d != dtype])
+            lines.append("t%d = %s" % (t, mixed_text(dtype, op, a, b, other)))
+            shapes.append(tuple(max(x, y) for x, y in zip(shapes[a], shapes[b])))
+            steps.append((name, a, (b, op, other)))
+        elif arity in ("f1", "f2"):
+            a, b, kk = rng.choice(full), rng.choice(full), rng.randint(0, c)
+            lines.append("t%d = %s" % (t, SHAPE_MOVES[name][1].format(a="t%d" % a, b="t%d" % b, r=r, c=c, k=kk)))
+            shapes.append((r, c))
+            steps.append((name, a, (b, kk)))
         elif arity in ("r", "c"):
             a = rng.choice(full)
             lines.append("t%d = pl.%s(t%d)" % (t, name, a))
@@ -338,7 +436,7 @@ def make_case(seed: int):
     # A loop re-assigning full tiles (loop-carried tiles: the kernel passes' carry buffers),
     # each statement reading the carries' current values; then an if / else on the scalar s
     # re-assigning tiles in either branch (a tile assigned in one branch only keeps its value).
-    same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, 3, "s", "s3", "x", "cmp_sel", "cmps_sel")
+    same_shape = [n for n in sorted(ops) if ops[n][0] in (1, 2, 3, "s", "s3", "x", "cmp_sel", "cmps_sel", "f1", "f2", "mx")
                   and not (dtype == "FP16" and n == "cast_f16")]
 
     def reassign(indent):
@@ -360,6 +458,12 @@ def make_case(seed: int):
             mask = ("pl.cmp(t%d, t%d, cmp_type=%d)" % (a, o, kind) if arity == "cmp_sel"
                     else "pl.cmps(t%d, %s, cmp_type=%d)" % (a, _scalar_text(o), kind))
             text_ = "pl.sel(%s, t%d, t%d)" % (mask, b[2], b[3])
+        elif arity == "mx":
+            b = (b, rng.choice(MIXED_OPS), rng.choice([d for d in DTYPES if d != dtype]))
+            text_ = mixed_text(dtype, b[1], a, b[0], b[2])
+        elif arity in ("f1", "f2"):
+            b = (b, rng.randint(0, c))
+            text_ = SHAPE_MOVES[name][1].format(a="t%d" % a, b="t%d" % b[0], r=r, c=c, k=b[1])
         elif arity == "s":
             b = scalar(name)
             text_ = "pl.%s(t%d, %s)" % (name, a, _scalar_text(b))
@@ -394,6 +498,10 @@ def make_case(seed: int):
             return np.asarray(fn(vals[a], vals[b[0]], vals[b[1]])).astype(_NP[dtype])
         if arity == "s3":
             return np.asarray(fn(vals[a], sv(b[0]), vals[b[1]])).astype(_NP[dtype])
+        if arity == "mx":
+            return mixed_value(dtype, b[1], vals[a], vals[b[0]], b[2])
+        if arity in ("f1", "f2"):
+            return np.ascontiguousarray(SHAPE_MOVES[name][2](vals[a], vals[b[0]], r, c, b[1])).astype(_NP[dtype])
         if arity in ("cmp_sel", "cmps_sel"):
             kind, o, x, y = b
             mask = CMP_FNS[kind](vals[a], vals[o] if arity == "cmp_sel" else sv(o))
