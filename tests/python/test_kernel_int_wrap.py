@@ -1,7 +1,9 @@
 """Signed integer tile arithmetic wraps (two's complement, as NumPy) without undefined behaviour:
-the kernel prelude's Add / Sub / Mul on int8..int64, compiled with -fsanitize=undefined and no
-recovery, must run and give NumPy's bits. Signed overflow in them was undefined; UBSan found an
-INT32 row product overflowing under `make test-asan` (docs/running.md, "Sanitizers")."""
+the kernel prelude's Add / Sub / Mul on int8..int64, compiled as kernels are (-fwrapv) with
+-fsanitize=undefined and no recovery, must run and give NumPy's bits. Signed overflow in them was
+undefined; UBSan found an INT32 row product overflowing under `make test-asan` (docs/running.md,
+"Sanitizers"). They were then computed in unsigned types, which GCC 12.2's vectorizer miscompiled
+(test_kernel_int_vectorizer.py); now in the signed type, defined by -fwrapv."""
 import subprocess
 
 import numpy as np
@@ -24,10 +26,11 @@ int main() {
 
 
 def _run_under_ubsan(tmp_path, source, name):
-    """Builds `source` against the kernel prelude with UBSan (no recovery) and runs it; the
-    completed run, checked to have exited cleanly with no sanitizer report."""
+    """Builds `source` against the kernel prelude with UBSan (no recovery) and -fwrapv (the
+    kernels' flag: every kernel build has it) and runs it; the completed run, checked to have
+    exited cleanly with no sanitizer report."""
     (tmp_path / (name + ".cpp")).write_text(source)
-    cmd = [find_compiler(), "-std=c++17", "-O1", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+    cmd = [find_compiler(), "-std=c++17", "-O1", "-fwrapv", "-fsanitize=undefined", "-fno-sanitize-recover=all",
            "-I" + include_dir(), "-I" + kernel_include_dir(), name + ".cpp", "-o", name]
     cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
     if cp.returncode != 0 and "sanitize" in cp.stderr:

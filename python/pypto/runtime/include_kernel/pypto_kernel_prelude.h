@@ -497,30 +497,21 @@ inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, 
 // same buffer as an operand (the code generator writes loop-carried tiles in place): every
 // output element depends only on the input elements of the same index.
 
-// Signed integers wrap (two's complement, as NumPy and torch): computed in an unsigned type at
-// least as wide as unsigned int, since signed overflow is undefined (UBSan caught an INT32 row
-// product under make test-asan) and int16 operands would otherwise promote to a signed int.
-template <class T>
-using wrap_t = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, std::make_unsigned_t<T>>;
-template <class T>
-constexpr bool wraps_v = std::is_integral<T>::value && std::is_signed<T>::value;
+// Signed integers wrap (two's complement, as NumPy and torch). Kernels are always compiled with
+// -fwrapv (pypto.runtime.build.KERNEL_FLAGS), which defines a signed overflow as wrapping (and
+// keeps UBSan quiet about it), so these ops compute in the signed type itself; narrower types
+// promote to int, where the result always fits, and convert back modulo 2^N. They were computed
+// in an unsigned type instead, and GCC 12.2's loop vectorizer then miscompiled a column sum feeding
+// a broadcast multiply (`pl.mul(t, pl.col_sum(u))` on INT32 [5, 3] tiles, wrong values; tile
+// fuzzer seed 347, tests/python/test_tile_expr_fuzz.py): a compiler bug the signed form avoids.
 struct Add {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) + static_cast<wrap_t<T>>(b));
-    else return a + b;
-  }
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a + b); }
 };
 struct Sub {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) - static_cast<wrap_t<T>>(b));
-    else return a - b;
-  }
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a - b); }
 };
 struct Mul {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (wraps_v<T>) return static_cast<T>(static_cast<wrap_t<T>>(a) * static_cast<wrap_t<T>>(b));
-    else return a * b;
-  }
+  template <class T> T operator()(T a, T b) const { return static_cast<T>(a * b); }
 };
 struct Div {
   template <class T> T operator()(T a, T b) const {

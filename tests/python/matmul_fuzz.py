@@ -1,0 +1,163 @@
+"""Differential fuzzing of the matmul family in kernels: random shapes (the register blocks' edges:
+1..13 rows, ragged columns, K across block and chunk sizes), operands loaded from larger tensors at
+random offsets (row strides wider than the tile: the kernels' strided and packed paths), compared
+exactly with NumPy. Exact because the inputs are small integers: products and their sums stay
+integers below 2^24 (an FP16 or INT8 result, matmul_bias's, is the exact value rounded or wrapped).
+
+Each case is one kernel of one of these forms, on FP32, FP16 or INT8 operands, typed as the
+reference types them (result_dtype):
+- `pl.matmul(a, b)`, `pl.matmul_acc(acc, a, b)` (acc loaded from a tensor of the result dtype),
+  `pl.matmul_bias(a, b, bias)` (bias [1, N]), their gemv forms (one row);
+- a K-tiled accumulation: `acc = pl.matmul(a0, b0)`, then `acc = pl.matmul_acc(acc, ak, bk)` in a
+  `pl.range` loop over K chunks (the loop-carried accumulator the kernel passes update in place).
+The result is stored at a random offset into an output larger than it, prefilled with a sentinel
+that must survive outside the stored box. Three cases per program (three kernels, one task each).
+
+    findings = check(seed=3)      # [] when every kernel agrees with NumPy
+
+Used by tests/python/test_matmul_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py --kind matmul.
+"""
+import random
+
+import numpy as np
+
+EDGE = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 31, 32, 33, 48, 64, 65]
+KINDS = ["matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "k_loop"]
+NP = {"FP32": np.float32, "FP16": np.float16, "INT8": np.int8, "INT32": np.int32}
+DTYPES = ["FP32", "FP16", "INT8"]   # operand dtypes
+
+
+def result_dtype(kind: str, dtype: str) -> str:
+    """The reference's typing: matmul (and its K loop) FP32; gemv FP32 or INT32 by the operands;
+    *_acc the accumulator's (loaded as gemv's); *_bias the operands' (the bias too)."""
+    if kind.endswith("_bias"):
+        return dtype
+    if kind in ("matmul", "k_loop"):
+        return "FP32"
+    return "FP32" if dtype.startswith("FP") else "INT32"
+
+
+def e_dtype(c) -> str:
+    """The dtype of the tensor e: the accumulator's, or the bias's (the operands')."""
+    return c["dtype"] if c["kind"].endswith("_bias") else c["rdt"]
+SENTINEL = 77
+CASES = 3
+
+
+def _case(rng: random.Random, idx: int):
+    kind = rng.choice(KINDS)
+    dtype = rng.choice(DTYPES)
+    m = 1 if kind.startswith("gemv") else rng.choice(EDGE)
+    k, n = rng.choice(EDGE), rng.choice(EDGE)
+    chunks = rng.randint(2, 4) if kind == "k_loop" else 1
+    kt = k * chunks                                     # the whole K (k per chunk in k_loop)
+    pads = [rng.choice([0, 0, 1, 3, 16, 128]) for _ in range(6)]
+    ra, ca, rb, cb, ro, co = [rng.randint(0, p) for p in pads]
+    return dict(idx=idx, kind=kind, dtype=dtype, rdt=result_dtype(kind, dtype), m=m, k=k, n=n, chunks=chunks, kt=kt,
+                a_shape=(m + ra + pads[0] % 3, kt + ca + pads[1] % 5), a_off=(ra, ca),
+                b_shape=(kt + rb + pads[2] % 3, n + cb + pads[3] % 5), b_off=(rb, cb),
+                o_shape=(m + ro + pads[4] % 3, n + co + pads[5] % 5), o_off=(ro, co))
+
+
+def _kernel_text(c):
+    i, dt, rdt, edt = c["idx"], c["dtype"], c["rdt"], e_dtype(c)
+    m, k, n, kt = c["m"], c["k"], c["n"], c["kt"]
+    (ra, ca), (rb, cb), (ro, co) = c["a_off"], c["b_off"], c["o_off"]
+    sig = (f"    @pl.function(type=pl.FunctionType.InCore)\n"
+           f"    def k{i}(self, a: pl.Tensor[{list(c['a_shape'])}, pl.{dt}], b: pl.Tensor[{list(c['b_shape'])}, pl.{dt}],\n"
+           f"            e: pl.Tensor[[{m}, {n}], pl.{edt}], out: pl.Out[pl.Tensor[{list(c['o_shape'])}, pl.{rdt}]]"
+           f") -> pl.Tensor[{list(c['o_shape'])}, pl.{rdt}]:\n")
+    body = []
+    kind = c["kind"]
+    if kind == "k_loop":
+        body += [f"ta = pl.load(a, [{ra}, {ca}], [{m}, {k}])",
+                 f"tb = pl.load(b, [{rb}, {cb}], [{k}, {n}])",
+                 "acc = pl.matmul(ta, tb)",
+                 f"for j in pl.range(1, {c['chunks']}):",
+                 f"    tak = pl.load(a, [{ra}, {ca} + j * {k}], [{m}, {k}])",
+                 f"    tbk = pl.load(b, [{rb} + j * {k}, {cb}], [{k}, {n}])",
+                 "    acc = pl.matmul_acc(acc, tak, tbk)"]
+    else:
+        op = kind
+        body += [f"ta = pl.load(a, [{ra}, {ca}], [{m}, {kt}])",
+                 f"tb = pl.load(b, [{rb}, {cb}], [{kt}, {n}])"]
+        if kind.endswith("_acc"):
+            body += [f"te = pl.load(e, [0, 0], [{m}, {n}])", f"acc = pl.{op}(te, ta, tb)"]
+        elif kind.endswith("_bias"):
+            body += [f"tbias = pl.load(e, [0, 0], [1, {n}])", f"acc = pl.{op}(ta, tb, tbias)"]
+        else:
+            body += [f"acc = pl.{op}(ta, tb)"]
+    body += [f"out = pl.store(acc, [{ro}, {co}], out)", "return out"]
+    return sig + "".join("        " + ln + "\n" for ln in body)
+
+
+def make_program(seed: int):
+    """(DSL text, cases) of program `seed`."""
+    rng = random.Random(seed)
+    cases = [_case(rng, i) for i in range(CASES)]
+    kernels = "\n".join(_kernel_text(c) for c in cases)
+    params, calls = [], []
+    for c in cases:
+        i, dt, rdt = c["idx"], c["dtype"], c["rdt"]
+        params.append(f"a{i}: pl.Tensor[{list(c['a_shape'])}, pl.{dt}], b{i}: pl.Tensor[{list(c['b_shape'])}, pl.{dt}], "
+                      f"e{i}: pl.Tensor[[{c['m']}, {c['n']}], pl.{e_dtype(c)}], "
+                      f"out{i}: pl.Out[pl.Tensor[{list(c['o_shape'])}, pl.{rdt}]]")
+        calls.append(f"        out{i} = self.k{i}(a{i}, b{i}, e{i}, out{i})\n")
+    rets = ", ".join(f"out{c['idx']}" for c in cases)
+    ret_types = ", ".join(f"pl.Tensor[{list(c['o_shape'])}, pl.{c['rdt']}]" for c in cases)
+    text = ("import pypto.language as pl\n\n\n@pl.program\nclass Matmuls:\n" + kernels + "\n"
+            "    @pl.function(type=pl.FunctionType.Orchestration)\n"
+            f"    def main(self, {', '.join(params)}) -> tuple[{ret_types}]:\n" + "".join(calls) +
+            f"        return {rets}\n")
+    return text, cases
+
+
+def inputs(c, seed: int):
+    """The case's a, b, e (acc or bias source) and prefilled out arrays."""
+    rng = np.random.default_rng(seed)
+    nt = NP[c["dtype"]]
+    a = rng.integers(-3, 4, c["a_shape"]).astype(nt)
+    b = rng.integers(-3, 4, c["b_shape"]).astype(nt)
+    e = rng.integers(-50, 51, (c["m"], c["n"])).astype(NP[e_dtype(c)])
+    out = np.full(c["o_shape"], SENTINEL, NP[c["rdt"]])
+    return a, b, e, out
+
+
+def reference(c, a, b, e, out):
+    m, n, kt = c["m"], c["n"], c["kt"]
+    (ra, ca), (rb, cb), (ro, co) = c["a_off"], c["b_off"], c["o_off"]
+    prod = a[ra:ra + m, ca:ca + kt].astype(np.int64) @ b[rb:rb + kt, cb:cb + n].astype(np.int64)
+    if c["kind"].endswith("_acc"):
+        prod = prod + e.astype(np.int64)
+    elif c["kind"].endswith("_bias"):
+        prod = prod + e[:1].astype(np.int64)
+    want = out.copy()
+    if want.dtype.kind == "i":   # an INT8 matmul_bias is INT8: the exact value wrapped
+        info = np.iinfo(want.dtype)
+        prod = (prod - int(info.min)) % (1 << info.bits) + int(info.min)
+    want[ro:ro + m, co:co + n] = prod.astype(want.dtype)   # FP16: the exact value rounded once
+    return want
+
+
+def check(seed: int):
+    """Builds program `seed`, runs it on one draw and returns the disagreements with NumPy."""
+    import pypto
+    import pypto.language as pl
+    text, cases = make_program(seed)
+    prog = pypto.compile(pl.parse_program(text, "matmuls_%d.py" % seed))
+    args, wants = [], []
+    for c in cases:
+        a, b, e, out = inputs(c, seed * 10 + c["idx"])
+        args += [a, b, e, out]
+        wants.append(reference(c, a, b, e, out))
+    prog(*args)
+    findings = []
+    for c, want in zip(cases, wants):
+        got = args[4 * c["idx"] + 3]
+        bad = got != want
+        if bad.any():
+            i = tuple(int(v) for v in np.argwhere(bad)[0])
+            findings.append("seed %d kernel k%d (%s %s m=%d k=%d n=%d chunks=%d): %d element(s) differ, first at %s: "
+                            "got %r, NumPy %r" % (seed, c["idx"], c["kind"], c["dtype"], c["m"], c["kt"], c["n"],
+                                                  c["chunks"], int(bad.sum()), i, got[i], want[i]))
+    return findings
