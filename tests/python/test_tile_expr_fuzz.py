@@ -132,3 +132,38 @@ def test_select_into_a_fresh_buffer_builds_with_werror(s):
     out = np.zeros((4, 7), np.float16)
     prog(x, y, s, out)
     assert np.isnan(out[3]).all() and not out[:3].any()   # minimums(t, NaN) is NaN; rows 0-2 never stored
+
+
+# Fuzz seed 791: pl.cmps on an FP16 tile compared with the scalar at FP32 precision, so
+# `t <= 3.4e38` was false for t = inf (the ISA's TCMPS, and every tile-dtype scalar op, take the
+# scalar in the tile's dtype: 3.4e38 is inf in FP16, 65519.0 is 65504).
+HALF_CMPS = '''
+import pypto.language as pl
+
+@pl.program
+class HalfCmps:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 8], pl.FP16], y: pl.Tensor[[1, 8], pl.FP16],
+          out: pl.Out[pl.Tensor[[2, 8], pl.FP16]]) -> pl.Tensor[[2, 8], pl.FP16]:
+        t = pl.load(x, [0, 0], [1, 8])
+        u = pl.load(y, [0, 0], [1, 8])
+        out = pl.store(pl.sel(pl.cmps(t, 3.4028235e38, cmp_type=3), u, t), [0, 0], out)
+        out = pl.store(pl.sel(pl.cmps(t, 65519.0, cmp_type=5), u, t), [1, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 8], pl.FP16], y: pl.Tensor[[1, 8], pl.FP16],
+             out: pl.Out[pl.Tensor[[2, 8], pl.FP16]]) -> pl.Tensor[[2, 8], pl.FP16]:
+        out = self.k(x, y, out)
+        return out
+'''
+
+
+def test_fp16_cmps_takes_the_scalar_in_fp16():
+    x = np.array([[np.inf, -np.inf, np.nan, 65504.0, -0.0, 1.0, 65000.0, -65504.0]], np.float16)
+    y = np.full((1, 8), 7.0, np.float16)
+    out = np.zeros((2, 8), np.float16)
+    pypto.compile(pl.parse_program(HALF_CMPS, "half_cmps.py"))(x, y, out)
+    want = np.concatenate([np.where(x <= np.float16(np.inf), y, x), np.where(x >= np.float16(65504.0), y, x)])
+    assert tf.same_values(out, want).all(), out
+    assert out[0, 0] == 7 and out[1, 3] == 7   # inf <= inf; 65504 >= 65519 rounded to FP16

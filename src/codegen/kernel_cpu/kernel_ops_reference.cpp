@@ -87,8 +87,14 @@ TileOpHandler Compare() {
     if (IsTile(call.args[1])) {
       b_view = View(em.tile(call.args[1]));
     } else {
+      // The scalar is converted to the tile's dtype, as the ISA's TCMPS takes it (and every
+      // tile-dtype scalar op, reference_ops.md §1.2): an FP16 / BF16 tile's scalar is rounded to
+      // its precision (FP16 `t <= 3.4e38` compares with inf; found by the tile fuzzer, seed 791).
+      const bool half = a.dtype == ir::DataType::FP16 || a.dtype == ir::DataType::BF16;
       const std::string s = em.fresh("cmp_rhs");
-      em.line("const " + ct + " " + s + " = static_cast<" + ct + ">(" + em.scalar(call.args[1]) + ");");
+      const std::string value = "static_cast<" + ct + ">(" + em.scalar(call.args[1]) + ")";
+      em.line("const " + ct + " " + s + " = " + (half ? "pypto_kernel::scalar_as" + Tpl(a) + "(" + value + ")" : value) +
+              ";");
       b_view = "&" + s + ", 1, 1";
     }
     const std::string cols = em.fresh("cmp_cols");
