@@ -9,7 +9,8 @@ cd "$(dirname "$0")/.."
 PY=${PY:-python3}
 files=(tests/python/test_anchor_features.py tests/python/test_c_abi.py tests/python/test_call_arguments.py
        tests/python/test_call_array_sweep.py tests/python/test_cli_run_io.py tests/python/test_e2e_api.py
-       tests/python/test_e2e_ops.py tests/python/test_ir_api.py tests/python/test_tile_mixed_dtype.py)
+       tests/python/test_e2e_ops.py tests/python/test_ir_api.py tests/python/test_tile_mixed_dtype.py
+       tests/python/test_tile_expr_fuzz.py)
 if $PY -c "import ml_dtypes" 2>/dev/null; then
   echo "BF16 tests without ml_dtypes (hidden): pl.BF16 arrays are uint16 bits"
   extra=tests/python/hide_ml_dtypes

@@ -7,11 +7,12 @@ import pytest
 
 import pypto
 import pypto.language as pl
+from pypto import ir
 
 import tile_expr_fuzz as tf
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", list(range(6)) + [12, 13, 17])   # 12, 13, 17: the tensor form (FP32, FP16, BF16)
 def test_tile_op_chains_agree_with_numpy(seed):
     assert tf.check(seed) == []
 
@@ -167,3 +168,39 @@ def test_fp16_cmps_takes_the_scalar_in_fp16():
     want = np.concatenate([np.where(x <= np.float16(np.inf), y, x), np.where(x >= np.float16(65504.0), y, x)])
     assert tf.same_values(out, want).all(), out
     assert out[0, 0] == 7 and out[1, 3] == 7   # inf <= inf; 65504 >= 65519 rounded to FP16
+
+
+# Fuzz seed 12 (tensor form): pl.cast of a tensor inside a kernel dropped mode=, so
+# pl.cast(x, pl.INT32, mode="trunc") rounded to nearest (the default) instead of truncating.
+TENSOR_CAST = '''
+import pypto.language as pl
+
+@pl.program
+class TensorCast:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 8], pl.FP32], out: pl.Out[pl.Tensor[[7, 8], pl.INT32]]) -> pl.Tensor[[7, 8], pl.INT32]:
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="none"), [0, 0])
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="rint"), [1, 0])
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="round"), [2, 0])
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="floor"), [3, 0])
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="ceil"), [4, 0])
+        out = pl.assemble(out, pl.cast(x, pl.INT32, mode="trunc"), [5, 0])
+        out = pl.assemble(out, pl.tensor.cast(x, dtype=pl.INT32, mode="odd"), [6, 0])
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 8], pl.FP32], out: pl.Out[pl.Tensor[[7, 8], pl.INT32]]) -> pl.Tensor[[7, 8], pl.INT32]:
+        out = self.k(x, out)
+        return out
+'''
+
+
+def test_tensor_cast_keeps_its_mode():
+    x = np.array([[0.6, -0.6, 1.5, 2.5, -1.5, -2.5, 7.9, np.nan]], np.float32)
+    out = np.zeros((7, 8), np.int32)
+    prog = pl.parse_program(TENSOR_CAST, "tensor_cast.py")
+    pypto.compile(prog)(x, out)
+    modes = ["none", "rint", "round", "floor", "ceil", "trunc", "odd"]
+    want = np.concatenate([tf._round_mode("trunc" if m == "none" else m)(x) for m in modes])
+    np.testing.assert_array_equal(out, want)
+    assert ir.structural_equal_explain(pl.parse_program(ir.python_print(prog)), prog)[0]

@@ -3,11 +3,11 @@ statement reads any earlier tile (so values are read again after later statement
 reused their buffers: the kernel passes' in-place and shared-buffer decisions), compared with
 NumPy on inputs holding edge values.
 
-Seed k's dtype is DTYPES[k % 5] (FP32, FP16, INT32, INT8, UINT16):
-- FP32 and FP16: the IEEE-exact ops (add sub mul div maximum minimum neg abs relu sqrt recip rsqrt,
+Seed k's dtype is DTYPES[k % 6] (FP32, FP16, INT32, INT8, UINT16, BF16):
+- FP32, FP16 and BF16: the IEEE-exact ops (add sub mul div maximum minimum neg abs relu sqrt recip rsqrt,
   their scalar forms with ±0, ±inf, NaN, subnormal and largest scalars), on inputs with ±0, ±inf,
   NaN, subnormals and the largest finite values; FP16 rounds each op's float result to FP16, as
-  NumPy's float16 arithmetic does.
+  NumPy's float16 arithmetic does, and BF16 to bfloat16 (round_bf16: to nearest even).
 - INT32, INT8, UINT16: add sub mul (wrapping), div (toward zero; by 0 gives 0; MIN / -1 wraps), rem (floor
   modulo; by 0 and by -1 give 0), maximum minimum neg abs relu, and_ or_ xor, shl shr (a count of
   the width or more gives 0, or -1 for a negative value under shr; a negative count shifts by 0),
@@ -31,6 +31,9 @@ docs/running.md, "Fuzzing".
 
     findings = check(seed=3)      # [] when the kernel agrees with NumPy
 
+A third of the seeds write the chain on tensors instead (tensor_form, TENSOR_OPS): the same
+values through the kernel's tensor-op lowering.
+
 Used by tests/python/test_tile_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py.
 """
 import random
@@ -39,7 +42,7 @@ import numpy as np
 
 STATEMENTS = 14
 STORED = 4
-DTYPES = ["FP32", "FP16", "INT32", "INT8", "UINT16"]
+DTYPES = ["FP32", "FP16", "INT32", "INT8", "UINT16", "BF16"]
 SHAPES = [(1, 1), (1, 7), (3, 16), (2, 33), (4, 8), (5, 3), (8, 64), (1, 100)]
 FLOAT_EDGES = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4028235e38, -3.4028235e38, 1.0, -1.0, 0.5,
                6e-8, 65504.0, -65504.0]
@@ -50,7 +53,28 @@ INT_SCALARS = [0, 1, -1, 3, -8, 31, 32, 100, INT_MAX, INT_MIN, (1 << 32) + 5]
 SHIFT_COUNTS = [0, 1, 3, 7, 8, 15, 16, 31, 32, 100]   # a negative constant count is a compile-time error
 
 f32 = np.float32
-_NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32, "INT8": np.int8, "UINT16": np.uint16}
+# BF16 values are held as float32 arrays of bfloat16-representable values (rounded by _as after
+# every op, as the kernels compute 16-bit floats in float and round back after each op).
+_NP = {"FP32": np.float32, "FP16": np.float16, "INT32": np.int32, "INT8": np.int8, "UINT16": np.uint16,
+       "BF16": np.float32}
+
+
+def round_bf16(x):
+    """float32 values rounded to bfloat16 (to nearest, ties to even; NaN stays NaN), as float32."""
+    x = np.asarray(x, np.float32)
+    bits = x.view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16 << 16).astype(np.uint32)
+    return np.where(np.isnan(x), np.float32(np.nan), rounded.view(np.float32)).astype(np.float32)
+
+
+def _as(dtype, x):
+    """An op's result as the tile dtype holds it."""
+    x = np.asarray(x)
+    if dtype == "BF16":
+        with np.errstate(all="ignore"):
+            return round_bf16(x.astype(np.float32))
+    with np.errstate(over="ignore", invalid="ignore"):
+        return x.astype(_NP[dtype])
 
 
 def _relu(x):
@@ -184,13 +208,17 @@ SHAPE_MOVES = {
 
 # Mixed dtypes (reference_ops.md §1.3): pl.add / sub / mul / div of the tile and another tile cast
 # to a second dtype compute in the promoted dtype; the result is cast back to the tile's dtype.
-_WIDTH = {"FP32": 32, "FP16": 16, "INT32": 32, "INT8": 8, "UINT16": 16}
+_WIDTH = {"FP32": 32, "FP16": 16, "INT32": 32, "INT8": 8, "UINT16": 16, "BF16": 16}
 MIXED_OPS = ("add", "sub", "mul", "div")
+
+
+def _is_float(dtype: str) -> bool:
+    return dtype in ("FP32", "FP16", "BF16")
 
 
 def promote(a: str, b: str) -> str:
     """The promoted dtype of a tile op with operands of dtypes a and b (§1.3)."""
-    fa, fb = a.startswith("FP"), b.startswith("FP")
+    fa, fb = _is_float(a), _is_float(b)
     if a == b:
         return a
     if fa != fb:
@@ -207,13 +235,15 @@ def convert(x, src: str, dst: str):
     saturating, NaN gives 0; integers wrap; to a narrower float to nearest even)."""
     if src == dst:
         return x
+    if dst == "BF16":   # from a float or an integer: through float32, then rounded
+        return _as("BF16", x.astype(np.float32))
     out = _NP[dst]
-    if src.startswith("FP") and not dst.startswith("FP"):
+    if _is_float(src) and not _is_float(dst):
         info = np.iinfo(out)
         with np.errstate(invalid="ignore"):
             v = np.clip(np.nan_to_num(np.trunc(x.astype(np.float64)), nan=0.0), info.min, info.max)
         return v.astype(np.int64).astype(out)
-    if not src.startswith("FP") and not dst.startswith("FP"):
+    if not _is_float(src) and not _is_float(dst):
         info = np.iinfo(out)
         return ((x.astype(np.int64) - int(info.min)) % (1 << info.bits) + int(info.min)).astype(out)
     with np.errstate(over="ignore"):
@@ -221,7 +251,7 @@ def convert(x, src: str, dst: str):
 
 
 def cast_text(t: str, src: str, dst: str) -> str:
-    mode = ', mode="trunc"' if src.startswith("FP") and not dst.startswith("FP") else ""
+    mode = ', mode="trunc"' if _is_float(src) and not _is_float(dst) else ""
     return "pl.cast(%s, pl.%s%s)" % (t, dst, mode)
 
 
@@ -234,8 +264,8 @@ def mixed_text(dtype, op, a, b, other):
 def mixed_value(dtype, op, x, y, other):
     p = promote(dtype, other)
     xp, yp = convert(x, dtype, p), convert(convert(y, dtype, other), other, p)
-    fn = (INT_OPS[p] if p in INT_OPS else FLOAT_OPS)[op][1]
-    return convert(np.asarray(fn(xp, yp)).astype(_NP[p]), p, dtype)
+    fn = _ops(p)[op][1]
+    return convert(_as(p, fn(xp, yp)), p, dtype)
 
 
 def _mixed(ops):
@@ -248,11 +278,23 @@ def _shape_moves(ops):
     return ops
 
 
-_composite_ops(FLOAT_OPS)
-_shape_moves(FLOAT_OPS)
-_mixed(FLOAT_OPS)
-FLOAT_OPS["lrelu"] = ("s", lambda x, s: np.where(x > 0, x, x * s))
-FLOAT_OPS["prelu"] = (2, lambda x, s: np.where(x > 0, x, x * s))
+def _rounded(ops, rnd):
+    """`ops` with every result passed through rnd (BF16: NumPy has no bfloat16 arithmetic)."""
+    return {n: (ar, fn if fn is None else (lambda f: lambda *a: rnd(f(*a)))(fn)) for n, (ar, fn) in ops.items()}
+
+
+def _float_extras(ops):
+    _composite_ops(ops)
+    _shape_moves(ops)
+    _mixed(ops)
+    ops["lrelu"] = ("s", lambda x, s: np.where(x > 0, x, x * s))
+    ops["prelu"] = (2, lambda x, s: np.where(x > 0, x, x * s))
+    return ops
+
+
+# BF16 rounds after every op, the three-operand ops' intermediate too, as the kernels do.
+BF16_OPS = _float_extras(_rounded(FLOAT_OPS, round_bf16))
+_float_extras(FLOAT_OPS)
 for _d, _dt in (("INT32", np.int32), ("INT8", np.int8), ("UINT16", np.uint16)):
     _composite_ops(INT_OPS[_d])
     _shape_moves(INT_OPS[_d])
@@ -305,14 +347,14 @@ def _int_casts(dtype):
 
 INT_CASTS = {d: _int_casts(d) for d in ("INT32", "INT8", "UINT16")}
 for _name, (_text, _fn) in FLOAT_CASTS.items():
-    FLOAT_OPS[_name] = ("x", _fn)
+    FLOAT_OPS[_name] = BF16_OPS[_name] = ("x", _fn)
 for _d, _casts in INT_CASTS.items():
     for _name, (_text, _fn) in _casts.items():
         INT_OPS[_d][_name] = ("x", _fn)
 
 
 def _ops(dtype):
-    return INT_OPS[dtype] if dtype in INT_OPS else FLOAT_OPS
+    return INT_OPS[dtype] if dtype in INT_OPS else BF16_OPS if dtype == "BF16" else FLOAT_OPS
 
 
 def _casts(dtype):
@@ -328,6 +370,8 @@ def _scalar_value(dtype, v):
     if _is_int(dtype):
         info = np.iinfo(_NP[dtype])
         return _NP[dtype](((v - int(info.min)) % (1 << info.bits)) + int(info.min))
+    if dtype == "BF16":
+        return np.float32(round_bf16(np.float32(v)))
     with np.errstate(over="ignore"):
         return _NP[dtype](v)
 
@@ -342,11 +386,38 @@ def _scalar_text(v):
     return repr(float(v))
 
 
+# Tensor form (a third of the seeds, tensor_form): the same chains written on tensors inside the
+# kernel (anchor_features.md §9: ConvertTensorToTileOps lowers them): the ops with a tensor
+# spelling, a scalar operand through the plain name (pl.add(t, 2.0)), binary ops on equal shapes or
+# a full tensor with a column ([R, N] with [R, 1]: row_expand_*), pl.assemble for the stores.
+TENSOR_OPS = {"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt", "recip", "rsqrt",
+              "row_max", "row_min", "adds", "subs", "muls", "divs", "maximums", "minimums"}
+_TENSOR_SCALAR_NAMES = {"adds": "add", "subs": "sub", "muls": "mul", "divs": "div", "maximums": "maximum",
+                        "minimums": "minimum"}
+
+
+def tensor_form(seed: int) -> bool:
+    return (seed // len(DTYPES)) % 3 == 2
+
+
+def _as_tensor_code(line: str) -> str:
+    """A tile-form statement of make_case written on tensors."""
+    for tile_name, name in _TENSOR_SCALAR_NAMES.items():
+        line = line.replace("pl.%s(" % tile_name, "pl.%s(" % name)
+    if line.startswith("out = pl.store("):   # out = pl.store(tK, [o, 0], out)
+        args = line[len("out = pl.store("):-len(", out)")]
+        return "out = pl.assemble(out, %s)" % args
+    return line
+
+
 def make_case(seed: int):
     """(DSL program text, shape, dtype, reference function of (x, y) -> the output)."""
     rng = random.Random(seed)
     dtype = DTYPES[seed % len(DTYPES)]
+    tensors = tensor_form(seed)
     ops = _ops(dtype)
+    if tensors:
+        ops = {n: v for n, v in ops.items() if n in TENSOR_OPS or (v[0] == "x" and n != "cast_f16")}
     r, c = rng.choice(SHAPES)
     lines, steps = [], []
     shapes = [(r, c), (r, c)]   # of t0, t1, ...: full tiles, columns [r, 1] and rows [1, c]
@@ -413,7 +484,8 @@ def make_case(seed: int):
             shapes.append((r, 1) if arity == "r" else (1, c))
             steps.append((name, a, None))
         elif arity == 2:
-            b = rng.choice([j for j in range(t) if broadcastable(a, j)])
+            b = rng.choice([j for j in range(t) if (shapes[j] == shapes[a] or (shapes[a] == (r, c) and shapes[j] == (r, 1))
+                                                    if tensors else broadcastable(a, j))])
             lines.append("t%d = pl.%s(t%d, t%d)" % (t, name, a, b))
             shapes.append(tuple(max(x, y) for x, y in zip(shapes[a], shapes[b])))
             steps.append((name, a, b))
@@ -486,29 +558,34 @@ def make_case(seed: int):
     stored = sorted(rng.sample(full, min(STORED, len(full))))
     for i, t in enumerate(stored):
         lines.append("out = pl.store(t%d, [%d, 0], out)" % (t, i * r))
+    if tensors:
+        lines = [ln[:len(ln) - len(ln.lstrip())] + _as_tensor_code(ln.lstrip()) for ln in lines]
     body = "\n".join("        " + ln for ln in lines)
     text = _PROGRAM.format(r=r, c=c, rows=STORED * r, body=body, dtype=dtype)
+    if tensors:
+        text = text.replace("t0 = pl.load(x, [0, 0], [%d, %d])" % (r, c), "t0 = x").replace(
+            "t1 = pl.load(y, [0, 0], [%d, %d])" % (r, c), "t1 = y")
 
     def apply(vals, name, a, b):
         arity, fn = ops[name]
         sv = lambda v: _scalar_value(dtype, v)   # noqa: E731
         if arity in (2, "re", "ce"):
-            return np.asarray(fn(vals[a], vals[b])).astype(_NP[dtype])
+            return _as(dtype, fn(vals[a], vals[b]))
         if arity == 3:
-            return np.asarray(fn(vals[a], vals[b[0]], vals[b[1]])).astype(_NP[dtype])
+            return _as(dtype, fn(vals[a], vals[b[0]], vals[b[1]]))
         if arity == "s3":
-            return np.asarray(fn(vals[a], sv(b[0]), vals[b[1]])).astype(_NP[dtype])
+            return _as(dtype, fn(vals[a], sv(b[0]), vals[b[1]]))
         if arity == "mx":
             return mixed_value(dtype, b[1], vals[a], vals[b[0]], b[2])
         if arity in ("f1", "f2"):
-            return np.ascontiguousarray(SHAPE_MOVES[name][2](vals[a], vals[b[0]], r, c, b[1])).astype(_NP[dtype])
+            return _as(dtype, np.ascontiguousarray(SHAPE_MOVES[name][2](vals[a], vals[b[0]], r, c, b[1])))
         if arity in ("cmp_sel", "cmps_sel"):
             kind, o, x, y = b
             mask = CMP_FNS[kind](vals[a], vals[o] if arity == "cmp_sel" else sv(o))
-            return np.where(mask, vals[x], vals[y]).astype(_NP[dtype])
+            return _as(dtype, np.where(mask, vals[x], vals[y]))
         if arity == "s":
-            return np.asarray(fn(vals[a], _scalar_value(dtype, b))).astype(_NP[dtype])
-        return np.asarray(fn(vals[a])).astype(_NP[dtype])
+            return _as(dtype, fn(vals[a], _scalar_value(dtype, b)))
+        return _as(dtype, fn(vals[a]))
 
     def reference(x, y, s):
         vals = [x, y]
@@ -557,10 +634,9 @@ def inputs(seed: int, shape, dtype):
         edges = np.array([v for v in INT_EDGES + [int(info.min), int(info.max)] if info.min <= v <= info.max],
                          np.int64).astype(_NP[dtype])
     else:
-        scale = {"FP32": [1.0, 1e-38, 1e30], "FP16": [1.0, 1e-5, 1e4]}[dtype]
-        arrs = [(rng.standard_normal(shape) * rng.choice(scale)).astype(_NP[dtype]) for _ in range(2)]
-        with np.errstate(over="ignore"):
-            edges = np.array(FLOAT_EDGES, np.float64).astype(_NP[dtype])
+        scale = {"FP32": [1.0, 1e-38, 1e30], "FP16": [1.0, 1e-5, 1e4], "BF16": [1.0, 1e-38, 1e30]}[dtype]
+        arrs = [_as(dtype, rng.standard_normal(shape) * rng.choice(scale)) for _ in range(2)]
+        edges = _as(dtype, np.array(FLOAT_EDGES, np.float64))
     for arr in arrs:
         mask = rng.random(shape) < 0.3
         arr[mask] = rng.choice(edges, size=int(mask.sum()))
@@ -574,6 +650,21 @@ def same_values(got, want):
     return (got == want) | (np.isnan(got) & np.isnan(want))
 
 
+def to_bf16_array(x):
+    """float32 values (bfloat16-representable) as pypto takes a pl.BF16 array."""
+    try:
+        import ml_dtypes
+        return np.asarray(x, np.float32).astype(ml_dtypes.bfloat16)
+    except ImportError:
+        return (np.asarray(x, np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def from_bf16_array(a):
+    if a.dtype == np.uint16:
+        return (a.astype(np.uint32) << 16).view(np.float32)
+    return a.astype(np.float32)
+
+
 def check(seed: int):
     """Builds case `seed`, runs it on two input draws and returns the disagreements with NumPy."""
     import pypto
@@ -584,7 +675,12 @@ def check(seed: int):
     for draw in range(2):
         x, y = inputs(seed * 2 + draw, shape, dtype)
         out = np.zeros((STORED * shape[0], shape[1]), _NP[dtype])
-        prog(x, y, draw, out)   # s = draw: the else branch, then the if branch
+        if dtype == "BF16":   # pypto's BF16 arrays: ml_dtypes.bfloat16 when installed, else the uint16 bits
+            passed = [to_bf16_array(v) for v in (x, y, out)]
+            prog(passed[0], passed[1], draw, passed[2])
+            out = from_bf16_array(passed[2])
+        else:
+            prog(x, y, draw, out)   # s = draw: the else branch, then the if branch
         want = reference(x, y, draw)
         ok = same_values(out, want)
         if not ok.all():

@@ -648,21 +648,23 @@ def _cast(ctx, node: ast.Call, b: Builtin):
             raise ctx.error(mode_node, "a scalar pl.cast accepts only the default mode",
                             help="cast a tile to use another rounding mode")
         return ir.Cast.make(scalar_operand(ctx, x), dt, ctx.span(node))
-    if isinstance(x.type, ir.TileType):
-        attrs = {"dtype": dt.name}
-        if mode is not None:
-            attrs["mode"] = mode
-        elif (x.type.dtype.name in _FLOAT_DTYPES and dt.name not in _FLOAT_DTYPES + ("BOOL",)
-              and not getattr(ctx.prog, "warned_default_round", False)):
-            ctx.prog.warned_default_round = True   # once per program
-            ctx.src.warn(node, f"pl.cast of a float tile to {dt.name} rounds to nearest (ties away from zero) by default, "
+    if not isinstance(x.type, (ir.TileType, ir.TensorType)):
+        raise ctx.error(x_node, f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
+    kind = "tile" if isinstance(x.type, ir.TileType) else "tensor"
+    if kind == "tensor":      # spec anchor_features §9: kernels and CORE_GROUP bodies
+        check_tensor_compute_site(ctx, node, "tensor.cast")
+    # mode= on a tensor too: tensor.cast is tile.cast's mirror (its attrs included) and lowers to
+    # it; the tensor form dropped the mode, so pl.cast(x, pl.INT32, mode="trunc") rounded instead.
+    attrs = {"dtype": dt.name}
+    if mode is not None:
+        attrs["mode"] = mode
+    elif (x.type.dtype.name in _FLOAT_DTYPES and dt.name not in _FLOAT_DTYPES + ("BOOL",)
+          and not getattr(ctx.prog, "warned_default_round", False)):
+        ctx.prog.warned_default_round = True   # once per program
+        ctx.src.warn(node, f"pl.cast of a float {kind} to {dt.name} rounds to nearest (ties away from zero) by default, "
                      "as the reference compiler; it truncated before. Pass mode=\"trunc\" for the old result or "
                      "mode=\"round\" to silence this warning")
-        return ir.Call.make_op("tile.cast", [x], attrs, ctx.span(node))
-    if isinstance(x.type, ir.TensorType):      # spec anchor_features §9: kernels and CORE_GROUP bodies
-        check_tensor_compute_site(ctx, node, "tensor.cast")
-        return ir.Call.make_op("tensor.cast", [x], {"dtype": dt.name}, ctx.span(node))
-    raise ctx.error(x_node, f"pl.cast needs a scalar, a tile or a tensor, got {irtypes.describe(x.type)}")
+    return ir.Call.make_op(kind + ".cast", [x], attrs, ctx.span(node))
 
 
 _WRITE_USAGE = "pl.write(t, [i, j], v)"
