@@ -9,7 +9,9 @@ reference types them (result_dtype):
 - `pl.matmul(a, b)`, `pl.matmul_acc(acc, a, b)` (acc loaded from a tensor of the result dtype),
   `pl.matmul_bias(a, b, bias)` (bias [1, N]), their gemv forms (one row);
 - a K-tiled accumulation: `acc = pl.matmul(a0, b0)`, then `acc = pl.matmul_acc(acc, ak, bk)` in a
-  `pl.range` loop over K chunks (the loop-carried accumulator the kernel passes update in place).
+  `pl.range` loop over K chunks (the loop-carried accumulator the kernel passes update in place);
+- on tensors: `pl.matmul` / `pl.matmul_acc` of `pl.tensor.slice`s, `pl.assemble` into the output
+  (ConvertTensorToTileOps lowers the slices to loads, anchor_features.md §9).
 The result is stored at a random offset into an output larger than it, prefilled with a sentinel
 that must survive outside the stored box. Three cases per program (three kernels, one task each).
 
@@ -22,7 +24,8 @@ import random
 import numpy as np
 
 EDGE = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 31, 32, 33, 48, 64, 65]
-KINDS = ["matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "k_loop"]
+KINDS = ["matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "k_loop", "tensor_matmul",
+         "tensor_matmul_acc"]
 NP = {"FP32": np.float32, "FP16": np.float16, "INT8": np.int8, "INT32": np.int32}
 DTYPES = ["FP32", "FP16", "INT8"]   # operand dtypes
 
@@ -32,7 +35,7 @@ def result_dtype(kind: str, dtype: str) -> str:
     *_acc the accumulator's (loaded as gemv's); *_bias the operands' (the bias too)."""
     if kind.endswith("_bias"):
         return dtype
-    if kind in ("matmul", "k_loop"):
+    if kind in ("matmul", "k_loop", "tensor_matmul"):
         return "FP32"
     return "FP32" if dtype.startswith("FP") else "INT32"
 
@@ -69,6 +72,12 @@ def _kernel_text(c):
            f") -> pl.Tensor[{list(c['o_shape'])}, pl.{rdt}]:\n")
     body = []
     kind = c["kind"]
+    if kind.startswith("tensor_"):   # on tensors: the slices lowered to loads (anchor_features.md §9)
+        body += [f"ta = pl.tensor.slice(a, [{m}, {kt}], [{ra}, {ca}])",
+                 f"tb = pl.tensor.slice(b, [{kt}, {n}], [{rb}, {cb}])"]
+        body += (["acc = pl.matmul_acc(e, ta, tb)"] if kind.endswith("_acc") else ["acc = pl.matmul(ta, tb)"])
+        body += [f"out = pl.assemble(out, acc, [{ro}, {co}])", "return out"]
+        return sig + "".join("        " + ln + "\n" for ln in body)
     if kind == "k_loop":
         body += [f"ta = pl.load(a, [{ra}, {ca}], [{m}, {k}])",
                  f"tb = pl.load(b, [{rb}, {cb}], [{k}, {n}])",

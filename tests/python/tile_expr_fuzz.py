@@ -391,7 +391,11 @@ def _scalar_text(v):
 # spelling, a scalar operand through the plain name (pl.add(t, 2.0)), binary ops on equal shapes or
 # a full tensor with a column ([R, N] with [R, 1]: row_expand_*), pl.assemble for the stores.
 TENSOR_OPS = {"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "sqrt", "recip", "rsqrt",
-              "row_max", "row_min", "adds", "subs", "muls", "divs", "maximums", "minimums"}
+              "row_max", "row_min", "adds", "subs", "muls", "divs", "maximums", "minimums",
+              # the reference's dispatching names (reference_ops.md §1.1), mirrored on tensors
+              "expands", "row_sum", "col_sum", "row_prod", "col_prod", "col_max", "col_min", "part_add", "part_mul",
+              "part_max", "part_min", "row_expand", "col_expand"} | {
+                  "%s_expand_%s" % (d, op) for d in ("row", "col") for op in ("add", "sub", "mul", "div", "max", "min")}
 _TENSOR_SCALAR_NAMES = {"adds": "add", "subs": "sub", "muls": "mul", "divs": "div", "maximums": "maximum",
                         "minimums": "minimum"}
 
