@@ -24,7 +24,7 @@ another tile cast to a second dtype (computed in the promoted dtype, reference_o
 cast back); and cast round trips (a float through INT32 with each cast mode, saturating,
 NaN giving 0, and through FP16; an INT32 through FP32, INT8 and UINT16). Then a pl.range loop of
 0, 1, 2 or 5 trips re-assigns one to three of the tiles (loop-carried tiles, each statement
-reading the carries' current values), and an if / else on a scalar parameter (run once with each
+reading the carries' current values; odd seeds: a run-time trip count, one more on the second run), and an if / else on a scalar parameter (run once with each
 outcome) re-assigns tiles in either branch, before the results are stored. The kernel must give NumPy's values exactly (a NaN matching a NaN, +0
 matching -0). A handful of temporaries is stored, each into its own row block of the output.
 docs/running.md, "Fuzzing".
@@ -552,7 +552,8 @@ def make_case(seed: int):
     trips = rng.choice([0, 1, 2, 5])
     loop, then, orelse = [], [], []
     if full:
-        lines.append("for i in pl.range(%d):" % trips)
+        # odd seeds: a run-time trip count (s is the draw, 0 or 1: one more trip on the second)
+        lines.append(("for i in pl.range(%d + s):" if seed % 2 else "for i in pl.range(%d):") % trips)
         loop = [reassign("    ") for _ in range(rng.randint(1, 3))]
         lines.append("if s > 0:")
         then = [reassign("    ") for _ in range(rng.randint(1, 2))]
@@ -596,7 +597,7 @@ def make_case(seed: int):
         with np.errstate(all="ignore"):
             for name, a, b in steps:
                 vals.append(apply(vals, name, a, b))
-            for _ in range(trips):
+            for _ in range(trips + (s if seed % 2 else 0)):
                 for target, name, a, b in loop:
                     vals[target] = apply(vals, name, a, b)
             for target, name, a, b in (then if s > 0 else orelse):
