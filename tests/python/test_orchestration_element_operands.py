@@ -1,5 +1,6 @@
 """An element read as an operand in an orchestration (`if x[i, 0] > 0:`, `w[k] + 1`,
-`assert x[0, 0] == 1.0`): bound to a name first, read only where Python would read it. Before,
+`assert x[0, 0] == 1.0`): bound to a name first, read only where Python would read it (after an
+`and` / `or` or a comparison chain `a < b < c` decided without it). Before,
 each was "'tensor.read' cannot be used inside an expression in orchestration code" (or
 "'array.get_element' ..."): only `v = x[i, 0]` alone was accepted."""
 import numpy as np
@@ -35,6 +36,8 @@ class P:
         if x[0, 2] if n > 0 else x[0, 3]:
             count = count + 100
         assert x[1, 0] >= 0.0 or n < 0, "x[1, 0] must not be negative"
+        if 0 <= i < 16 < x[i, 0] + 16.0:        # a chain: x[16, 0] is never read either
+            count = count + 1000
         for j in pl.range(count):
             y = self.k(x, y)
         return y
@@ -54,7 +57,7 @@ def test_reads_as_operands_run_as_python_would(prog, n):
     stats = prog(x, n, y)
     i = n + 14
     count = (1 if i < 16 and x[i, 0] > 100 else 0) + (10 if n * 2 + int(x[0, 1]) > 3 else 0) + \
-        (100 if (x[0, 2] if n > 0 else x[0, 3]) else 0)
+        (100 if (x[0, 2] if n > 0 else x[0, 3]) else 0) + (1000 if 0 <= i < 16 < x[min(i, 15), 0] + 16 else 0)
     assert stats.tasks == count
     np.testing.assert_array_equal(y, x + 1 if count else 0 * x)
 

@@ -24,7 +24,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame
-from pypto.frontend.exprs import eval_expr, scalar_operand
+from pypto.frontend.exprs import CMPOPS, eval_expr, require_scalar, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.stmts import make_body
 
@@ -142,3 +142,33 @@ def parse_lazy_boolop(ctx, node: ast.BoolOp):
         return rv
 
     return chain(node.values)
+
+
+@registry.handles("lazy_compare")
+def parse_lazy_compare(ctx, node: ast.Compare):
+    """A chain `a < b < c` whose later operands hold a conditional expression or an element read of
+    an orchestration: as in Python, `c` is evaluated only when `a < b` holds (`b` once), so
+    `0 <= i < n < x[i, 0]` does not read x when i is out of range. The lazy and of the
+    comparisons, as parse_lazy_boolop builds it."""
+    sp = ctx.span(node)
+    operands = [node.left] + list(node.comparators)
+
+    def operand(k):
+        return require_scalar(ctx, eval_expr(ctx, operands[k]), operands[k], "a comparison operand")
+
+    def chain(left, k):   # the comparisons from the k-th on, `left` (operand k) already evaluated
+        right = operand(k + 1)
+        cmp = ir.BinaryExpr.make(getattr(ir.BinaryOp, CMPOPS[type(node.ops[k])]), left, right, sp)
+        if k + 1 == len(node.ops):
+            return cmp
+        ctx.frames.append(Frame("branch"))
+        ctx.push_block()
+        rest = chain(right, k + 1)
+        rest_block = ctx.pop_block() + [ir.YieldStmt.make([rest], sp)]
+        ctx.frames.pop()
+        rv = ir.Var.make("cond_value", ir.ScalarType.make(ir.DataType.BOOL), sp)
+        ctx.emit(ir.IfStmt.make(cmp, make_body(rest_block, sp),
+                                make_body([ir.YieldStmt.make([ir.ConstBool.make(False, sp)], sp)], sp), [rv], sp))
+        return rv
+
+    return chain(operand(0), 0)

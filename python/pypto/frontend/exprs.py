@@ -21,7 +21,7 @@ from pypto.language import _types as T
 _BINOPS = {ast.Add: "Add", ast.Sub: "Sub", ast.Mult: "Mul", ast.Div: "Div", ast.FloorDiv: "FloorDiv",
            ast.Mod: "Mod", ast.BitAnd: "BitAnd", ast.BitOr: "BitOr", ast.BitXor: "BitXor", ast.LShift: "Shl",
            ast.RShift: "Shr"}
-_CMPOPS = {ast.Eq: "Eq", ast.NotEq: "Ne", ast.Lt: "Lt", ast.LtE: "Le", ast.Gt: "Gt", ast.GtE: "Ge"}
+CMPOPS = {ast.Eq: "Eq", ast.NotEq: "Ne", ast.Lt: "Lt", ast.LtE: "Le", ast.Gt: "Gt", ast.GtE: "Ge"}
 _TILE_OP_FOR = {"Add": "pl.add", "Sub": "pl.sub", "Mul": "pl.mul", "Div": "pl.div"}
 
 
@@ -177,13 +177,16 @@ def _compare(ctx, node: ast.Compare):
     """`a < b`; a chain `a < b <= c` is `a < b and b <= c`, as in Python (b evaluated once: its value
     is used by both comparisons)."""
     for op in node.ops:
-        if type(op) not in _CMPOPS:
+        if type(op) not in CMPOPS:
             raise ctx.error(node, f"unsupported comparison '{ast.unparse(node)}'", help="supported: == != < <= > >=")
+    if any(isinstance(n, ast.IfExp) for v in node.comparators[1:] for n in ast.walk(v)) or \
+            any(has_element_read(ctx, v) for v in node.comparators[1:]):
+        return registry.handler("lazy_compare")(ctx, node)
     operands = [node.left] + list(node.comparators)
     vals = [require_scalar(ctx, eval_expr(ctx, v), v, "a comparison operand") for v in operands]
     acc = None
     for op, a, b in zip(node.ops, vals, vals[1:]):
-        cmp = ir.BinaryExpr.make(getattr(ir.BinaryOp, _CMPOPS[type(op)]), a, b, ctx.span(node))
+        cmp = ir.BinaryExpr.make(getattr(ir.BinaryOp, CMPOPS[type(op)]), a, b, ctx.span(node))
         acc = cmp if acc is None else ir.BinaryExpr.make(ir.BinaryOp.And, acc, cmp, ctx.span(node))
     return acc
 
