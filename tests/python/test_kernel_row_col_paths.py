@@ -2,7 +2,8 @@
 chosen at run time; python/pypto/runtime/include_kernel/pypto_kernel_simd.h) against the
 portable loops of the prelude, on ragged widths that exercise the vector tails:
 
-  row_max / row_min          bit-for-bit (non-zero data; rows with NaNs give their first NaN)
+  row_max / row_min          bit-for-bit (rows with NaNs give their first NaN; of equal zeros max
+                             gives +0 if any is +0, min -0 if any is -0, whatever the order)
   row_sum                    within 1 ulp of the portable float result (both sum in double;
                              only the association differs)
   element-wise loops         bit-for-bit (binary, tile x scalar both ways, neg / abs / relu)
@@ -255,6 +256,24 @@ int main() {
       if (mx) row_reduce_portable(ref.data(), a.data(), m, n, Max{}); else row_reduce_portable(ref.data(), a.data(), m, n, Min{});
       if (avx512) { if (mx) row_minmax_f32_avx512<true>(got.data(), a.data(), m, n); else row_minmax_f32_avx512<false>(got.data(), a.data(), m, n); expect(mx ? "row_max" : "row_min", "avx512", n, got, ref, 0); }
       if (avx2) { if (mx) row_minmax_f32_avx2<true>(got.data(), a.data(), m, n); else row_minmax_f32_avx2<false>(got.data(), a.data(), m, n); expect(mx ? "row_max" : "row_min", "avx2", n, got, ref, 0); }
+    }
+    // Rows whose extreme is a zero of both signs (and -1s / +1s around them): max gives +0 and min
+    // gives -0 whatever the order (the SIMD lanes met them in another order than the portable
+    // loop and gave the other zero on about a third of such rows; tile fuzzer seed 3079).
+    std::vector<float> az(m * n);
+    std::uniform_int_distribution<int> pick(0, 3);
+    for (int mx = 0; mx < 2; ++mx) {
+      for (auto& x : az) { const int p = pick(gen); x = p == 0 ? 0.0f : p == 1 ? -0.0f : (mx ? -1.0f : 1.0f); }
+      if (mx) row_reduce_portable(ref.data(), az.data(), m, n, Max{}); else row_reduce_portable(ref.data(), az.data(), m, n, Min{});
+      for (int64_t i = 0; i < m; ++i) {
+        bool pos_zero = false, neg_zero = false;
+        for (int64_t j = 0; j < n; ++j) (std::signbit(az[i * n + j]) ? neg_zero : pos_zero) |= az[i * n + j] == 0.0f;
+        const bool want_neg = mx ? !pos_zero : neg_zero;   // max: +0 if any; min: -0 if any
+        if ((pos_zero || neg_zero) && (ref[i] != 0.0f || std::signbit(ref[i]) != want_neg) && bad++ < 10)
+          std::printf("portable %s n=%lld row %lld of zeros gave %g\n", mx ? "row_max" : "row_min", (long long)n, (long long)i, ref[i]);
+      }
+      if (avx512) { if (mx) row_minmax_f32_avx512<true>(got.data(), az.data(), m, n); else row_minmax_f32_avx512<false>(got.data(), az.data(), m, n); expect(mx ? "row_max zeros" : "row_min zeros", "avx512", n, got, ref, 0); }
+      if (avx2) { if (mx) row_minmax_f32_avx2<true>(got.data(), az.data(), m, n); else row_minmax_f32_avx2<false>(got.data(), az.data(), m, n); expect(mx ? "row_max zeros" : "row_min zeros", "avx2", n, got, ref, 0); }
     }
     // NaN rows: the portable functors give the row's first NaN (payload and sign included); the
     // SIMD builds dropped a NaN that sat in the accumulator (row[0], the first vector).

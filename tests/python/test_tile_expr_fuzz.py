@@ -204,3 +204,35 @@ def test_tensor_cast_keeps_its_mode():
     want = np.concatenate([tf._round_mode("trunc" if m == "none" else m)(x) for m in modes])
     np.testing.assert_array_equal(out, want)
     assert ir.structural_equal_explain(pl.parse_program(ir.python_print(prog)), prog)[0]
+
+
+# Fuzz seeds 3031, 3079: the sign of a zero max / min depended on the order the reduction met the
+# zeros in, which differs between the portable loop and the AVX2 / AVX-512 lanes.
+ZERO_EXTREMES = '''
+import pypto.language as pl
+
+@pl.program
+class ZeroExtremes:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[4, 40], pl.FP32], out: pl.Out[pl.Tensor[[4, 40], pl.FP32]]) -> pl.Tensor[[4, 40], pl.FP32]:
+        t = pl.load(x, [0, 0], [4, 40])
+        one = pl.expands(t, 1.0)
+        out = pl.store(pl.row_expand_div(one, pl.row_max(t)), [0, 0], out)
+        out = pl.store(pl.col_expand_div(pl.tile.slice(one, [2, 40], [0, 0]), pl.col_min(t)), [2, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 40], pl.FP32], out: pl.Out[pl.Tensor[[4, 40], pl.FP32]]) -> pl.Tensor[[4, 40], pl.FP32]:
+        out = self.k(x, out)
+        return out
+'''
+
+
+def test_zero_extremes_have_one_sign_on_every_path():
+    i, j = np.indices((4, 40))
+    x = np.where((i + j) % 2 == 0, np.float32(0.0), np.float32(-0.0))   # every row and column has both zeros
+    out = np.zeros((4, 40), np.float32)
+    pypto.compile(pl.parse_program(ZERO_EXTREMES, "zero_extremes.py"))(x, out)
+    with np.errstate(divide="ignore"):
+        assert (out[:2] == np.inf).all()   # 1 / +0
+        assert (out[2:] == -np.inf).all()  # 1 / -0

@@ -89,11 +89,22 @@ def _minimum(a, b):
     return np.where(np.isnan(a) | (a < b), a, b)
 
 
+def _extreme(x, axis, is_max):
+    """np.max / np.min along `axis`, with a zero result signed as the kernels sign it: of equal
+    zeros max gives +0 if any is +0 and min -0 if any is -0 (NumPy's sign depends on its order)."""
+    r = (np.max if is_max else np.min)(x, axis=axis, keepdims=True)
+    if x.dtype.kind != "f":
+        return r
+    preferred = (x == 0) & (np.signbit(x) != is_max)   # a +0 for max, a -0 for min
+    signed = np.where(preferred.any(axis=axis, keepdims=True), x.dtype.type(0.0 if is_max else -0.0), r)
+    return np.where(r == 0, signed, r)
+
+
 def _reductions(ops):
-    ops.update({"row_max": ("r", lambda x: np.max(x, axis=1, keepdims=True)),
-                "row_min": ("r", lambda x: np.min(x, axis=1, keepdims=True)),
-                "col_max": ("c", lambda x: np.max(x, axis=0, keepdims=True)),
-                "col_min": ("c", lambda x: np.min(x, axis=0, keepdims=True))})
+    ops.update({"row_max": ("r", lambda x: _extreme(x, 1, True)),
+                "row_min": ("r", lambda x: _extreme(x, 1, False)),
+                "col_max": ("c", lambda x: _extreme(x, 0, True)),
+                "col_min": ("c", lambda x: _extreme(x, 0, False))})
     return ops
 
 

@@ -168,7 +168,8 @@ inline void select_mask(C* dst, const uint8_t* mask, int64_t mcols, const C* a, 
 
 // [m, n] -> [1, n], accumulating rows in order in the compute type.
 template <Storage S, class C, class Op>
-inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op) {
+  const reduce_op_t<Op> op;
   if (m == 0) {
     for (int64_t j = 0; j < n; ++j) dst[j] = reduce_identity<C, Op>();
     return;

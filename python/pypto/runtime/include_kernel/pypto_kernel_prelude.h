@@ -526,6 +526,44 @@ struct Div {
 struct Max { template <class T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; } };
 struct Min { template <class T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; } };
 
+// The ops max / min reductions fold with: Max / Min, except that of two equal zeros max gives +0
+// and min gives -0 (IEEE 754-2019 maximum / minimum order -0 below +0). The fold then gives the
+// same zero whatever order it meets the elements in; it gave the last one met, and the SIMD row
+// reductions meet them lane by lane, so a row of +0s and -0s reduced to a zero whose sign depended
+// on the CPU (AVX-512, AVX2 or neither; found by the tile fuzzer, seed 3079).
+struct MaxReduce {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point<T>::value) {
+      if (a == b && a == T(0)) return std::signbit(a) ? b : a;
+    }
+    return Max{}(a, b);
+  }
+};
+struct MinReduce {
+  template <class T> T operator()(T a, T b) const {
+    if constexpr (std::is_floating_point<T>::value) {
+      if (a == b && a == T(0)) return std::signbit(a) ? a : b;
+    }
+    return Min{}(a, b);
+  }
+};
+template <class Op> struct ReduceOpOf { using type = Op; };
+template <> struct ReduceOpOf<Max> { using type = MaxReduce; };
+template <> struct ReduceOpOf<Min> { using type = MinReduce; };
+// The op a reduction over `Op` folds with (reduce_op_t<Max> is MaxReduce; sums and products as is).
+template <class Op> using reduce_op_t = typename ReduceOpOf<Op>::type;
+
+// A max (kMax) / min reduction's zero result with the sign the fold order above gives: +0 for
+// max if any of the n elements (stride apart) is +0, -0 for min if any is -0. For the SIMD row
+// reductions, whose lanes lose the order; a nonzero or NaN result is returned as is.
+template <bool kMax, class C>
+inline C zero_of_reduction(C acc, const C* p, int64_t n, int64_t stride) {
+  if (acc != C(0)) return acc;
+  for (int64_t j = 0; j < n; ++j)
+    if (p[j * stride] == C(0) && std::signbit(p[j * stride]) != kMax) return p[j * stride];
+  return acc;
+}
+
 // e^x without libm calls so that loops over it vectorise: x = n ln2 + r, |r| <= ln2 / 2,
 // e^r by a degree-6 polynomial, 2^n by building the exponent bits. Max error ~1.5 ulp on the
 // normal range; overflow gives inf, results below FLT_MIN flush to 0, NaN propagates.
@@ -703,7 +741,8 @@ constexpr C reduce_identity() {
 
 // The portable loops (n >= 1 for the reductions); the dispatchers below pick a SIMD build.
 template <class C, class Op>
-inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op op) {
+inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op) {
+  const reduce_op_t<Op> op;
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
