@@ -168,16 +168,25 @@ inline void select_mask(C* dst, const uint8_t* mask, int64_t mcols, const C* a, 
 
 // [m, n] -> [1, n], accumulating rows in order in the compute type.
 template <Storage S, class C, class Op>
-inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op) {
-  const reduce_op_t<Op> op;
+inline void col_reduce(C* dst, const C* a, int64_t m, int64_t n, Op op) {
   if (m == 0) {
     for (int64_t j = 0; j < n; ++j) dst[j] = reduce_identity<C, Op>();
     return;
   }
+  // Max / min re-sign a zero result (signed_zero_extreme), which needs row 0 as it was: the fold
+  // overwrites it when dst is a.
+  constexpr bool kExtreme = std::is_floating_point<C>::value && (std::is_same<Op, Max>::value || std::is_same<Op, Min>::value);
+  std::vector<C> row0;
+  if (kExtreme && dst == a) row0.assign(a, a + n);
   if (dst != a) std::memmove(dst, a, static_cast<size_t>(n) * sizeof(C));
   for (int64_t i = 1; i < m; ++i) {
     const C* row = a + i * n;
     for (int64_t j = 0; j < n; ++j) dst[j] = op(dst[j], row[j]);
+  }
+  if constexpr (kExtreme) {
+    const C* first = dst == a ? row0.data() : a;
+    for (int64_t j = 0; j < n; ++j)
+      if (dst[j] == C(0)) dst[j] = signed_zero_extreme<Op>(signed_zero_extreme<Op>(dst[j], first + j, 1, 1), a + n + j, m - 1, n);
   }
   round_to<S>(dst, n);
 }

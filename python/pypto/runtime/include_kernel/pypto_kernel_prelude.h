@@ -526,41 +526,22 @@ struct Div {
 struct Max { template <class T> T operator()(T a, T b) const { return (a > b || a != a) ? a : b; } };
 struct Min { template <class T> T operator()(T a, T b) const { return (a < b || a != a) ? a : b; } };
 
-// The ops max / min reductions fold with: Max / Min, except that of two equal zeros max gives +0
-// and min gives -0 (IEEE 754-2019 maximum / minimum order -0 below +0). The fold then gives the
-// same zero whatever order it meets the elements in; it gave the last one met, and the SIMD row
-// reductions meet them lane by lane, so a row of +0s and -0s reduced to a zero whose sign depended
-// on the CPU (AVX-512, AVX2 or neither; found by the tile fuzzer, seed 3079).
-struct MaxReduce {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point<T>::value) {
-      if (a == b && a == T(0)) return std::signbit(a) ? b : a;
+// Max / min reductions order -0 below +0 (IEEE 754-2019 maximum / minimum): of equal zeros, max
+// gives +0 if any of them is +0 and min -0 if any is -0, whatever order the loop or the SIMD lanes
+// met them in. They gave the last zero met, and the SIMD row reductions meet the elements lane by
+// lane, so a row of +0s and -0s reduced to a zero whose sign depended on the CPU (AVX-512, AVX2 or
+// neither; found by the tile fuzzer, seed 3079). The folds stay plain Max / Min (a tie-aware fold
+// halved the column reduction's speed); a zero result is re-signed here by one more pass over the
+// n elements (stride apart) of its row or column, and only then.
+template <class Op, class C>
+inline C signed_zero_extreme(C acc, const C* p, int64_t n, int64_t stride) {
+  if constexpr (std::is_floating_point<C>::value && (std::is_same<Op, Max>::value || std::is_same<Op, Min>::value)) {
+    if (acc == C(0)) {
+      constexpr bool kMax = std::is_same<Op, Max>::value;
+      for (int64_t j = 0; j < n; ++j)
+        if (p[j * stride] == C(0) && std::signbit(p[j * stride]) != kMax) return p[j * stride];
     }
-    return Max{}(a, b);
   }
-};
-struct MinReduce {
-  template <class T> T operator()(T a, T b) const {
-    if constexpr (std::is_floating_point<T>::value) {
-      if (a == b && a == T(0)) return std::signbit(a) ? a : b;
-    }
-    return Min{}(a, b);
-  }
-};
-template <class Op> struct ReduceOpOf { using type = Op; };
-template <> struct ReduceOpOf<Max> { using type = MaxReduce; };
-template <> struct ReduceOpOf<Min> { using type = MinReduce; };
-// The op a reduction over `Op` folds with (reduce_op_t<Max> is MaxReduce; sums and products as is).
-template <class Op> using reduce_op_t = typename ReduceOpOf<Op>::type;
-
-// A max (kMax) / min reduction's zero result with the sign the fold order above gives: +0 for
-// max if any of the n elements (stride apart) is +0, -0 for min if any is -0. For the SIMD row
-// reductions, whose lanes lose the order; a nonzero or NaN result is returned as is.
-template <bool kMax, class C>
-inline C zero_of_reduction(C acc, const C* p, int64_t n, int64_t stride) {
-  if (acc != C(0)) return acc;
-  for (int64_t j = 0; j < n; ++j)
-    if (p[j * stride] == C(0) && std::signbit(p[j * stride]) != kMax) return p[j * stride];
   return acc;
 }
 
@@ -741,13 +722,12 @@ constexpr C reduce_identity() {
 
 // The portable loops (n >= 1 for the reductions); the dispatchers below pick a SIMD build.
 template <class C, class Op>
-inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op) {
-  const reduce_op_t<Op> op;
+inline void row_reduce_portable(C* dst, const C* a, int64_t m, int64_t n, Op op) {
   for (int64_t i = 0; i < m; ++i) {
     const C* row = a + i * n;
     C acc = row[0];
     for (int64_t j = 1; j < n; ++j) acc = op(acc, row[j]);
-    dst[i] = acc;
+    dst[i] = signed_zero_extreme<Op>(acc, row, n, 1);   // the row is read before dst[i] is written
   }
 }
 

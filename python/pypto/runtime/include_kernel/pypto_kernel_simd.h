@@ -116,7 +116,7 @@ __attribute__((target("avx2"))) inline void row_minmax_f32_avx2(float* dst, cons
       nan = nan || row[j] != row[j];
       acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
     }
-    dst[i] = nan ? first_nan(row, n) : zero_of_reduction<kMax>(acc, row, n, 1);
+    dst[i] = nan ? first_nan(row, n) : signed_zero_extreme<std::conditional_t<kMax, Max, Min>>(acc, row, n, 1);
   }
 }
 
@@ -151,7 +151,7 @@ __attribute__((target("avx512f"))) inline void row_minmax_f32_avx512(float* dst,
       nan = nan || row[j] != row[j];
       acc = kMax ? (acc > row[j] ? acc : row[j]) : (acc < row[j] ? acc : row[j]);
     }
-    dst[i] = nan ? first_nan(row, n) : zero_of_reduction<kMax>(acc, row, n, 1);
+    dst[i] = nan ? first_nan(row, n) : signed_zero_extreme<std::conditional_t<kMax, Max, Min>>(acc, row, n, 1);
   }
 }
 

@@ -106,11 +106,11 @@ inline void row_reduce_valid(C* dst, const C* a, int64_t vr, int64_t vc, int64_t
     row_reduce<S>(dst, a, vr, cols, op);
     return;
   }
-  const reduce_op_t<Op> fold;
   for (int64_t i = 0; i < vr; ++i) {
     const C* row = a + i * cols;
     C acc = reduce_identity<C, Op>();
-    for (int64_t j = 0; j < vc; ++j) acc = fold(acc, row[j]);
+    for (int64_t j = 0; j < vc; ++j) acc = op(acc, row[j]);
+    acc = signed_zero_extreme<Op>(acc, row, vc, 1);
     dst[i] = acc;
   }
   round_to<S>(dst, vr);
