@@ -1,6 +1,6 @@
 """`make fuzz` part: differential fuzzing of generated arithmetic against Python and NumPy.
 
-    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|both] [--count N] [--seed S]
+    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|both] [--count N] [--seed S]
 
 scalar: random integer scalar expressions compiled into a kernel and into an orchestration, run
 on edge values and compared with Python's integers wrapped to int64
@@ -10,7 +10,9 @@ mixed signedness, BOOL), against Python's integers promoted and wrapped to the d
 float32 and Python's float // % min max (tests/python/float_scalar_fuzz.py); tile: random chains of exactly rounded FP32 tile ops in a
 kernel, compared bit for bit with NumPy float32 on inputs with edge values
 (tests/python/tile_expr_fuzz.py); matmul: the matmul family on random shapes and offsets, exactly
-against NumPy on small integers (tests/python/matmul_fuzz.py). Any disagreement, or a program that does not compile, is a
+against NumPy on small integers (tests/python/matmul_fuzz.py); valid: chains of tile ops on tiles
+with literal and run-time valid shapes, against a NumPy model of which elements are specified
+(tests/python/valid_region_fuzz.py). Any disagreement, or a program that does not compile, is a
 finding. The test suite checks the first seeds of each; the default here starts at seed 1000.
 """
 import argparse
@@ -25,6 +27,7 @@ import float_scalar_fuzz  # noqa: E402
 import matmul_fuzz  # noqa: E402
 import tile_expr_fuzz  # noqa: E402
 import typed_scalar_fuzz  # noqa: E402
+import valid_region_fuzz  # noqa: E402
 
 CHECKS = {
     "scalar": [("kernel", lambda s: scalar_expr_fuzz.check(s, "kernel")),
@@ -35,13 +38,14 @@ CHECKS = {
               ("float orchestration", lambda s: float_scalar_fuzz.check(s, "orchestration"))],
     "tile": [("tile", tile_expr_fuzz.check)],
     "matmul": [("matmul", matmul_fuzz.check)],
+    "valid": [("valid", valid_region_fuzz.check)],
 }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "both"], default="both",
-                    help="both: all five")
+    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "both"],
+                    default="both", help="both: all six")
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1000)
     args = ap.parse_args(argv)

@@ -460,3 +460,16 @@ def test_tensor_fillpad_takes_the_shorthands_too():
     want = np.full((16, 16), -np.inf, np.float32)
     want[:8, :5] = x[32:, :5]
     np.testing.assert_array_equal(out, want)
+
+
+def test_a_tile_computed_on_no_row_builds_and_reads_as_zeros():
+    """A tile whose valid shape has no row is never written; a window of it read later is zeros,
+    not an indeterminate stack value (which a -Werror build refused as maybe-uninitialized;
+    tests/python/valid_region_fuzz.py, seed 4)."""
+    x = _x(22, (5, 3)).astype(np.int32)
+    body = ("t = pl.load(x, [0, 0], [5, 3], [0, 2])\n"
+            "        u = pl.minimum(t, t)\n"
+            "        w = pl.tile.slice(u, [1, 3], [3, 0])")
+    src = _src(body, "w", out_shape=(1, 3), x_shape=(5, 3), out_dtype="pl.INT32").replace(
+        "pl.Tensor[[5, 3], pl.FP32]", "pl.Tensor[[5, 3], pl.INT32]")
+    np.testing.assert_array_equal(_run(src, [x], (1, 3), out_dtype=np.int32), np.zeros((1, 3), np.int32))

@@ -95,7 +95,9 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
   const std::string ct = CType(tt.dtype);
   // Small constant-shape tiles are stack arrays; big or dynamic ones live on the heap.
   if (all_const && n * 8 <= 64 * 1024) {
-    line("alignas(64) " + ct + " " + name + "[" + std::to_string(n) + "];");
+    // A tile with a valid shape may be written only in part; zeroed, what lies outside its valid
+    // box reads as 0 (never an indeterminate value), as the heap tiles' below.
+    line("alignas(64) " + ct + " " + name + "[" + std::to_string(n) + "]" + (tt.has_valid_shape() ? " = {}" : "") + ";");
     ref.buf = name;
   } else {
     // A zeroed array, not a std::vector: std::vector<bool> (a BOOL tile) has no data().
