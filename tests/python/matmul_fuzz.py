@@ -11,7 +11,9 @@ reference types them (result_dtype):
 - a K-tiled accumulation: `acc = pl.matmul(a0, b0)`, then `acc = pl.matmul_acc(acc, ak, bk)` in a
   `pl.range` loop over K chunks (the loop-carried accumulator the kernel passes update in place);
 - on tensors: `pl.matmul` / `pl.matmul_acc` of `pl.tensor.slice`s, `pl.assemble` into the output
-  (ConvertTensorToTileOps lowers the slices to loads, anchor_features.md §9).
+  (ConvertTensorToTileOps lowers the slices to loads, anchor_features.md §9);
+- `pl.matmul` of operands loaded (or sliced) with valid shapes [vm, vka] and [vkb, vn]: the result's
+  valid box [vm, vn] is the product over the common valid K (min(vka, vkb)), and only it is stored.
 The result is stored at a random offset into an output larger than it, prefilled with a sentinel
 that must survive outside the stored box. Three cases per program (three kernels, one task each).
 
@@ -25,7 +27,7 @@ import numpy as np
 
 EDGE = [1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 15, 16, 17, 31, 32, 33, 48, 64, 65]
 KINDS = ["matmul", "matmul_acc", "matmul_bias", "gemv", "gemv_acc", "gemv_bias", "k_loop", "tensor_matmul",
-         "tensor_matmul_acc"]
+         "tensor_matmul_acc", "matmul_valid", "tensor_matmul_valid"]
 NP = {"FP32": np.float32, "FP16": np.float16, "INT8": np.int8, "INT32": np.int32}
 DTYPES = ["FP32", "FP16", "INT8"]   # operand dtypes
 
@@ -35,7 +37,7 @@ def result_dtype(kind: str, dtype: str) -> str:
     *_acc the accumulator's (loaded as gemv's); *_bias the operands' (the bias too)."""
     if kind.endswith("_bias"):
         return dtype
-    if kind in ("matmul", "k_loop", "tensor_matmul"):
+    if kind in ("matmul", "k_loop", "tensor_matmul", "matmul_valid", "tensor_matmul_valid"):
         return "FP32"
     return "FP32" if dtype.startswith("FP") else "INT32"
 
@@ -56,7 +58,9 @@ def _case(rng: random.Random, idx: int):
     kt = k * chunks                                     # the whole K (k per chunk in k_loop)
     pads = [rng.choice([0, 0, 1, 3, 16, 128]) for _ in range(6)]
     ra, ca, rb, cb, ro, co = [rng.randint(0, p) for p in pads]
-    return dict(idx=idx, kind=kind, dtype=dtype, rdt=result_dtype(kind, dtype), m=m, k=k, n=n, chunks=chunks, kt=kt,
+    # *_valid: the operands loaded with valid shapes [vm, vka] / [vkb, vn] (0, the whole extent or between)
+    vm, vka, vkb, vn = (rng.choice([0, d, d, rng.randint(1, d), rng.randint(1, d)]) for d in (m, kt, kt, n))
+    return dict(idx=idx, kind=kind, valid=(vm, vka, vkb, vn), dtype=dtype, rdt=result_dtype(kind, dtype), m=m, k=k, n=n, chunks=chunks, kt=kt,
                 a_shape=(m + ra + pads[0] % 3, kt + ca + pads[1] % 5), a_off=(ra, ca),
                 b_shape=(kt + rb + pads[2] % 3, n + cb + pads[3] % 5), b_off=(rb, cb),
                 o_shape=(m + ro + pads[4] % 3, n + co + pads[5] % 5), o_off=(ro, co))
@@ -72,9 +76,12 @@ def _kernel_text(c):
            f") -> pl.Tensor[{list(c['o_shape'])}, pl.{rdt}]:\n")
     body = []
     kind = c["kind"]
+    vm, vka, vkb, vn = c["valid"]
     if kind.startswith("tensor_"):   # on tensors: the slices lowered to loads (anchor_features.md §9)
-        body += [f"ta = pl.tensor.slice(a, [{m}, {kt}], [{ra}, {ca}])",
-                 f"tb = pl.tensor.slice(b, [{kt}, {n}], [{rb}, {cb}])"]
+        va, vb = ((f", valid_shape=[{vm}, {vka}]", f", valid_shape=[{vkb}, {vn}]") if kind.endswith("_valid")
+                  else ("", ""))
+        body += [f"ta = pl.tensor.slice(a, [{m}, {kt}], [{ra}, {ca}]{va})",
+                 f"tb = pl.tensor.slice(b, [{kt}, {n}], [{rb}, {cb}]{vb})"]
         body += (["acc = pl.matmul_acc(e, ta, tb)"] if kind.endswith("_acc") else ["acc = pl.matmul(ta, tb)"])
         body += [f"out = pl.assemble(out, acc, [{ro}, {co}])", "return out"]
         return sig + "".join("        " + ln + "\n" for ln in body)
@@ -86,6 +93,10 @@ def _kernel_text(c):
                  f"    tak = pl.load(a, [{ra}, {ca} + j * {k}], [{m}, {k}])",
                  f"    tbk = pl.load(b, [{rb} + j * {k}, {cb}], [{k}, {n}])",
                  "    acc = pl.matmul_acc(acc, tak, tbk)"]
+    elif kind == "matmul_valid":
+        body += [f"ta = pl.load(a, [{ra}, {ca}], [{m}, {kt}], [{vm}, {vka}])",
+                 f"tb = pl.load(b, [{rb}, {cb}], [{kt}, {n}], [{vkb}, {vn}])",
+                 "acc = pl.matmul(ta, tb)"]
     else:
         op = kind
         body += [f"ta = pl.load(a, [{ra}, {ca}], [{m}, {kt}])",
@@ -135,6 +146,9 @@ def inputs(c, seed: int):
 def reference(c, a, b, e, out):
     m, n, kt = c["m"], c["n"], c["kt"]
     (ra, ca), (rb, cb), (ro, co) = c["a_off"], c["b_off"], c["o_off"]
+    if c["kind"].endswith("_valid"):   # the valid rows of a and columns of b, over the common valid K
+        vm, vka, vkb, vn = c["valid"]
+        m, n, kt = vm, vn, min(vka, vkb)
     prod = a[ra:ra + m, ca:ca + kt].astype(np.int64) @ b[rb:rb + kt, cb:cb + n].astype(np.int64)
     if c["kind"].endswith("_acc"):
         prod = prod + e.astype(np.int64)
