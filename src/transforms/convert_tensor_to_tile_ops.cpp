@@ -13,7 +13,10 @@
 //     tensor.batch_matmul(a, b)            -> tile.batch_matmul(A, B)     (reference_ops.md §11) a rank-3/4
 //     tensor.matmul_acc(c, a, b), rank > 2 -> tile.batch_matmul_acc(C, A, B)  operand is loaded by a loop
 //                                             hoisted before the statement, one [M, K] batch matrix per
-//                                             iteration (LoadBatched); static shapes only
+//                                             iteration (LoadBatched); static shapes only. A rank
+//                                             > 2 tensor.slice of g stays a view (its statement
+//                                             dropped) that the loop loads at the slice's offsets;
+//                                             any other use of it is refused (located)
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
 //     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
@@ -58,6 +61,7 @@
 #include "pypto/transforms/passes.h"
 #include "../ir/describe.h"
 #include "return_out_params.h"
+#include "scope_outlining.h"
 
 namespace pypto::ir::ops {
 const std::vector<std::string>& tensor_compute_op_names();
@@ -105,6 +109,7 @@ class Converter : public IRMutator {
       for (const ExprPtr& a : args) tiles.push_back(is_tensor(a) ? LoadBatched(a, name, sp) : a);
       return Call::make_op(name == "batch_matmul" ? "tile.batch_matmul" : "tile.batch_matmul_acc", tiles, {}, sp);
     }
+    for (size_t k = name == "slice" ? 1 : 0; k < args.size(); ++k) RefuseBatchView(args[k], sp);
     const auto& compute = ops::tensor_compute_op_names();
     if (std::find(compute.begin(), compute.end(), name) != compute.end()) {
       std::vector<ExprPtr> tiles;
@@ -133,6 +138,9 @@ class Converter : public IRMutator {
         Attrs slice_attrs;   // keeps pad_value (a kernel tile window is 2-D: drop_dims was checked, nothing to drop)
         if (op->attrs.count("pad_value")) slice_attrs["pad_value"] = op->attrs.at("pad_value");
         return Call::make_op("tile.slice", a, slice_attrs, sp);
+      }
+      if (IsBatchView(args, op->attrs)) {   // rank > 2: a view only a batched product's operand loads
+        return changed ? with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op) : self;
       }
       std::vector<ExprPtr> a = {args[0], args[2], args[1]};
       if (args.size() == 4) a.push_back(args[3]);
@@ -210,6 +218,12 @@ class Converter : public IRMutator {
     StmtPtr s = IRMutator::mutate_(op, self);
     auto* a = s->as<AssignStmt>();
     if (a && transposed_globals_.count(a->value.get())) transposed_globals_.insert(a->var.get());
+    auto* c = a ? a->value->as<Call>() : nullptr;
+    if (c && c->is_op && c->callee == "tensor.slice" && c->type->is<TensorType>() && c->args.size() == 3 &&
+        c->type->as<TensorType>()->shape.size() > 2) {
+      batch_views_[a->var.get()] = {a->value, a->var, op->span};   // the statement goes: its uses load the view
+      return make_seq({}, op->span);
+    }
     return s;
   }
 
@@ -334,8 +348,9 @@ class Converter : public IRMutator {
     auto* t = g->type->as<TensorType>();
     const size_t rank = t->shape.size();
     if (rank <= 2) return load_whole(g, span);
+    const BatchView view = ViewOf(g);
     std::vector<int64_t> dims;
-    for (const ExprPtr& d : t->shape) {
+    for (const ExprPtr& d : view.shape) {
       auto* c = d->as<ConstInt>();
       PYPTO_USER_CHECK(c, span, "pl." << op << " inside a kernel needs operands of static shape, got "
                                       << detail::describe(g->type),
@@ -350,19 +365,26 @@ class Converter : public IRMutator {
                                  {{"dtype", std::string(to_string(t->dtype))}}, span);
     VarPtr b = Var::make("b", ScalarType::make(DataType::INDEX), span);
     IterArgPtr acc = IterArg::make("batch_acc", init->type, init, span);
-    // The batch index b row-major over the batch dims: [b] for rank 3, [b // d1, b % d1] for rank 4.
-    std::vector<ExprPtr> off(rank, idx(0)), shp(rank, idx(1));
-    std::vector<ExprPtr> drop;
+    // The batch index b row-major over the batch dims: [b] for rank 3, [b // d1, b % d1] for rank 4,
+    // added to the view's offsets on the base tensor's axes; every base axis but the matrix's two
+    // is dropped (a view's own dropped axes included).
+    const size_t base_rank = view.offsets.size();
+    std::vector<ExprPtr> off = view.offsets, shp(base_rank, idx(1));
     int64_t stride = 1;
     for (size_t k = rank - 2; k-- > 0;) {
       ExprPtr q = stride == 1 ? ExprPtr(b) : ExprPtr(BinaryExpr::make(BinaryOp::FloorDiv, b, idx(stride), span));
-      off[k] = k == 0 ? q : ExprPtr(BinaryExpr::make(BinaryOp::Mod, q, idx(dims[k]), span));
+      ExprPtr coord = k == 0 ? q : ExprPtr(BinaryExpr::make(BinaryOp::Mod, q, idx(dims[k]), span));
+      off[view.axes[k]] = plus(off[view.axes[k]], coord, span);
       stride *= dims[k];
-      drop.insert(drop.begin(), idx(static_cast<int64_t>(k)));
     }
-    shp[rank - 2] = idx(m);
-    shp[rank - 1] = idx(n);
-    ExprPtr load = Call::make_op("tile.load", {g, MakeTuple::make(off, span), MakeTuple::make(shp, span)},
+    const size_t row_axis = view.axes[rank - 2], col_axis = view.axes[rank - 1];
+    shp[row_axis] = idx(m);
+    shp[col_axis] = idx(n);
+    std::vector<ExprPtr> drop;
+    for (size_t k = 0; k < base_rank; ++k) {
+      if (k != row_axis && k != col_axis) drop.push_back(idx(static_cast<int64_t>(k)));
+    }
+    ExprPtr load = Call::make_op("tile.load", {view.base, MakeTuple::make(off, span), MakeTuple::make(shp, span)},
                                  {{"drop_dims", drop}}, span);
     VarPtr mat = Var::make("batch_mat", load->type, span);
     ExprPtr row = BinaryExpr::make(BinaryOp::Mul, b, idx(m), span);
@@ -376,6 +398,85 @@ class Converter : public IRMutator {
     return Call::make_op("tile.reshape", {out, MakeTuple::make(t->shape, span)}, {}, span);
   }
 
+  // A rank > 2 operand of a batched product as a view of a kernel tensor: a pl.tensor.slice keeps
+  // the tensor's axes `axes` (drop_dims drops the others) from `offsets` on, with the slice's shape.
+  struct BatchView {
+    ExprPtr base;                   // the kernel's tensor
+    std::vector<ExprPtr> offsets;   // one per axis of base
+    std::vector<size_t> axes;       // the axes of base the view keeps, in order
+    std::vector<ExprPtr> shape;     // one per kept axis
+  };
+
+  // A slice of a tensor whose result has rank > 2 stays a view (kernel loads are 1-D or 2-D): a
+  // batched product's operand loads it matrix by matrix. With a valid shape it is lowered (and
+  // refused) as before.
+  static bool IsBatchView(const std::vector<ExprPtr>& args, const Attrs& attrs) {
+    if (args.size() != 3 || !is_tensor(args[0]) || attrs.count("pad_value")) return false;
+    auto* shapes = args[1]->as<MakeTuple>();
+    if (!shapes) return false;
+    size_t dropped = 0;
+    if (auto it = attrs.find("drop_dims"); it != attrs.end()) {
+      if (auto* l = std::get_if<std::vector<ExprPtr>>(&it->second)) dropped = l->size();
+    }
+    return shapes->elements.size() > dropped + 2;
+  }
+
+  static ExprPtr plus(const ExprPtr& a, const ExprPtr& b, const Span& span) {
+    auto* ca = a->as<ConstInt>();
+    if (ca && ca->value == 0) return b;
+    return BinaryExpr::make(BinaryOp::Add, a, b, span);
+  }
+
+  BatchView ViewOf(const ExprPtr& g) {
+    const Call* slice = g->as<Call>();
+    if (auto* v = as_var(g)) {
+      auto it = batch_views_.find(v);
+      slice = it == batch_views_.end() ? nullptr : it->second.slice->as<Call>();
+    }
+    if (!slice || !slice->is_op || slice->callee != "tensor.slice") {
+      auto* t = g->type->as<TensorType>();
+      BatchView w{g, std::vector<ExprPtr>(t->shape.size(), ConstInt::make(0, DataType::INDEX, g->span)), {}, t->shape};
+      for (size_t k = 0; k < t->shape.size(); ++k) w.axes.push_back(k);
+      return w;
+    }
+    BatchView inner = ViewOf(slice->args[0]);   // a slice of a view: offsets add up
+    const auto& shapes = slice->args[1]->as<MakeTuple>()->elements;
+    const auto& offsets = slice->args[2]->as<MakeTuple>()->elements;
+    std::set<int64_t> drop;
+    if (auto it = slice->attrs.find("drop_dims"); it != slice->attrs.end()) {
+      for (const ExprPtr& e : std::get<std::vector<ExprPtr>>(it->second)) drop.insert(e->as<ConstInt>()->value);
+    }
+    BatchView w{inner.base, inner.offsets, {}, {}};
+    for (size_t i = 0; i < shapes.size() && i < inner.axes.size(); ++i) {
+      const size_t axis = inner.axes[i];
+      w.offsets[axis] = plus(w.offsets[axis], offsets[i], slice->span);
+      if (drop.count(static_cast<int64_t>(i))) continue;
+      w.axes.push_back(axis);
+      w.shape.push_back(shapes[i]);
+    }
+    return w;
+  }
+
+ public:
+  // A rank > 2 slice used other than as a batched product's operand: kernel tiles are 1-D or 2-D.
+  void CheckBatchViewsUsedOnlyByProducts(const StmtPtr& body) const {
+    if (batch_views_.empty()) return;
+    const outlining::UseDef ud = outlining::CollectUseDef(body);
+    for (const auto& [v, view] : batch_views_) {
+      if (ud.uses.count(v)) RefuseBatchView(view.var, view.span);
+    }
+  }
+
+  void RefuseBatchView(const ExprPtr& e, const Span& span) const {
+    auto* v = as_var(e);
+    if (!v || !batch_views_.count(v)) return;
+    throw UserError("pl.tensor.slice of rank " + std::to_string(v->type->as<TensorType>()->shape.size()) +
+                        " inside a kernel ('" + v->name +
+                        "') can only be an operand of pl.batch_matmul or pl.matmul_acc: kernel tiles are 1-D or 2-D",
+                    span, "slice 2-D blocks (drop_dims= the axes of extent 1) to compute on them");
+  }
+
+ private:
   struct YieldCtx {
     bool active = false;          // a loop's body (an if's yields are fixed up by the if)
     std::vector<bool> tile;       // carry i is a tile
@@ -471,6 +572,12 @@ class Converter : public IRMutator {
   std::map<size_t, VarPtr> ret_params_;
   std::vector<YieldCtx> yields_;
   std::vector<StmtPtr> hoisted_;   // statements to emit before the statement being converted
+  struct ViewDef {
+    ExprPtr slice;
+    VarPtr var;
+    Span span;
+  };
+  std::map<const Var*, ViewDef> batch_views_;   // names bound to a rank > 2 slice (their statements dropped)
 };
 
 ProgramPtr Run(const ProgramPtr& program) {
@@ -480,6 +587,7 @@ ProgramPtr Run(const ProgramPtr& program) {
     if (!fn->is_kernel()) continue;
     Converter conv(*fn);
     FunctionPtr nf = conv.mutate_function(fn);
+    conv.CheckBatchViewsUsedOnlyByProducts(nf->body);
     auto extra = conv.ReturnParams();
     if (!extra.empty()) {
       std::vector<VarPtr> params = nf->params;

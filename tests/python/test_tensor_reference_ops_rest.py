@@ -248,7 +248,7 @@ LINE = "<string>:15:"
     ("o = pl.assemble(o, pl.batch_matmul(a, bh), [0, 0, 0])", "tensor.batch_matmul: dtype mismatch: lhs is FP32, rhs "
      "is FP16", "pl.cast(x, dtype)"),
     ("o = pl.assemble(o, pl.batch_matmul(a, b3), [0, 0, 0])", "tensor.batch_matmul: batch dims [2] and [3] do not "
-     "broadcast", "all 1 on one side"),
+     "broadcast", "1 on one of them (NumPy broadcasting)"),
     ("o = pl.assemble(o, pl.batch_matmul(a, c), [0, 0, 0])", "tensor.batch_matmul: inner dimensions differ", None),
     ("o = pl.assemble(o, pl.batch_matmul(a, pl.load(y, [0, 0], [8, 6])), [0, 0, 0])",
      "pl.batch_matmul cannot mix Tensor and Tile arguments", None),

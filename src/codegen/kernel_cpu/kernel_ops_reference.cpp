@@ -408,11 +408,29 @@ TileOpHandler MatmulBias() {
   };
 }
 
-// The product of all dims but the last two ("1" for a 2-D tile).
-std::string BatchCount(const TileRef& t) {
-  std::string s = "static_cast<int64_t>(1)";
-  for (size_t i = 0; i + 2 < t.dims.size(); ++i) s += " * " + t.dims[i];
-  return s;
+// Operand t's stride, in matrices, along the two batch axes of the result (a result with fewer
+// batch dims has leading ones): t's batch dims aligned from the right, 0 where t broadcasts (a dim
+// it lacks or has as 1).
+std::vector<std::string> BatchStrides(const TileRef& t) {
+  std::vector<std::string> strides(2, "0");
+  const size_t own = t.dims.size() - 2;   // t's batch dims, the last `own` of the result's
+  std::string later = "1";
+  int64_t later_value = 1;                // while every dim so far is a literal
+  for (size_t k = 0; k < own; ++k) {
+    const std::string& d = t.dims[own - 1 - k];
+    const bool literal = !d.empty() && d.find_first_not_of("0123456789") == std::string::npos;
+    if (literal && d == "1") continue;    // broadcast: stride 0, later unchanged
+    strides[1 - k] = literal ? later : "(" + d + " == 1 ? 0 : " + later + ")";
+    if (literal && later_value > 0) {
+      later_value *= std::stoll(d);
+      later = std::to_string(later_value);
+    } else {
+      later_value = 0;
+      later = "(" + later + ") * " + d;
+    }
+  }
+  for (auto& s : strides) s = "static_cast<int64_t>(" + s + ")";
+  return strides;
 }
 
 TileOpHandler BatchMatmul(bool acc) {
@@ -420,10 +438,13 @@ TileOpHandler BatchMatmul(bool acc) {
     const size_t ai = acc ? 1 : 0;
     TileRef a = em.tile(call.args[ai]), b = em.tile(call.args[ai + 1]);
     const std::string c_init = acc ? em.tile(call.args[0]).buf : "nullptr";
-    const size_t ra = a.dims.size(), rb = b.dims.size();
+    const size_t ra = a.dims.size(), rb = b.dims.size(), batch_rank = dst.dims.size() - 2;
+    const auto as = BatchStrides(a), bs = BatchStrides(b);
+    const std::string d0 = batch_rank == 2 ? dst.dims[0] : "static_cast<int64_t>(1)";
+    const std::string d1 = batch_rank >= 1 ? dst.dims[batch_rank - 1] : "static_cast<int64_t>(1)";
     em.line("pypto_kernel::batch_matmul<" + StorageKind(dst.dtype) + ", " + CType(dst.dtype) + ">(" + dst.buf + ", " +
-            c_init + ", " + a.buf + ", " + BatchCount(a) + ", " + b.buf + ", " + BatchCount(b) + ", " +
-            BatchCount(dst) + ", " + a.dims[ra - 2] + ", " + a.dims[ra - 1] + ", " + b.dims[rb - 1] + ");");
+            c_init + ", " + a.buf + ", " + as[0] + ", " + as[1] + ", " + b.buf + ", " + bs[0] + ", " + bs[1] + ", " +
+            d0 + ", " + d1 + ", " + a.dims[ra - 2] + ", " + a.dims[ra - 1] + ", " + b.dims[rb - 1] + ");");
   };
 }
 

@@ -4,6 +4,8 @@
 //   tile.gemv(a, b) / gemv_acc(acc, a, b) / gemv_bias(a, b, bias)  typed like matmul / matmul_acc / matmul_bias
 //   tile.batch_matmul(a[B, M, K], b[B, K, N])      -> Tile[[B, M, N], FP32, Acc]   (batch dims broadcast)
 //   tile.batch_matmul_acc(acc[B, M, N], a, b)      -> type of acc
+#include <algorithm>
+
 #include "../describe.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/kernel_ops.h"
@@ -59,28 +61,34 @@ TypePtr matmul_acc_result(const std::string& op, const Args& args, const Span& s
   return args[0]->type;
 }
 
-// [..., M, K] x [..., K, N]: the batch dims (all but the last two) broadcast; rank <= 4.
+// [..., M, K] x [..., K, N]: the batch dims (all but the last two) broadcast as NumPy's do
+// (reference_ops.md §1.4): aligned from the right, a missing dim takes the other operand's, and two
+// dims agree when equal or when one is the constant 1; rank <= 4.
 std::vector<ExprPtr> batch_shape(const std::string& op, const TileType* a, const TileType* b, const Span& span) {
   PYPTO_USER_CHECK(a->shape.size() >= 2 && b->shape.size() >= 2 && a->shape.size() <= 4 && b->shape.size() <= 4,
                    span, op << ": operands must have rank 2 to 4, got " << describe_shape(a->shape) << " and "
                             << describe_shape(b->shape), "");
   auto mn = mn_shape(op, a, b, span);
   std::vector<ExprPtr> ba(a->shape.begin(), a->shape.end() - 2), bb(b->shape.begin(), b->shape.end() - 2);
-  auto numel_one = [](const std::vector<ExprPtr>& s) {
-    for (auto& d : s) {
-      auto* c = d->as<ConstInt>();
-      if (!c || c->value != 1) return false;
-    }
-    return true;
+  auto is_one = [](const ExprPtr& d) {
+    auto* c = d->as<ConstInt>();
+    return c && c->value == 1;
   };
+  const size_t rank = std::max(ba.size(), bb.size());
   std::vector<ExprPtr> batch;
-  if (shape_equal(ba, bb) || numel_one(bb)) {
-    batch = ba;
-  } else if (numel_one(ba)) {
-    batch = bb;
-  } else {
-    throw UserError(op + ": batch dims " + describe_shape(ba) + " and " + describe_shape(bb) + " do not broadcast",
-                    span, "batch dims must be equal, or all 1 on one side");
+  for (size_t i = 0; i < rank; ++i) {
+    const ExprPtr x = i + ba.size() >= rank ? ba[i + ba.size() - rank] : nullptr;
+    const ExprPtr y = i + bb.size() >= rank ? bb[i + bb.size() - rank] : nullptr;
+    if (!x || !y) {
+      batch.push_back(x ? x : y);
+    } else if (dim_equal(x, y) || is_one(y)) {
+      batch.push_back(x);
+    } else if (is_one(x)) {
+      batch.push_back(y);
+    } else {
+      throw UserError(op + ": batch dims " + describe_shape(ba) + " and " + describe_shape(bb) + " do not broadcast",
+                      span, "each batch dim must be equal on both sides, or 1 on one of them (NumPy broadcasting)");
+    }
   }
   batch.push_back(mn[0]);
   batch.push_back(mn[1]);

@@ -29,7 +29,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
   pypto_kernel::copy(tmp_1, batch_acc, 64);
   alignas(64) float tmp_2[96];
   pypto_kernel::copy(tmp_2, batch_acc_1, 96);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp, nullptr, tmp_1, static_cast<int64_t>(1) * 2, tmp_2, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp, nullptr, tmp_1, static_cast<int64_t>(0), static_cast<int64_t>(1), tmp_2, static_cast<int64_t>(0), static_cast<int64_t>(1), static_cast<int64_t>(1), 2, 4, 8, 6);
   const int64_t off_2[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_2[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_2[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
@@ -59,7 +59,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
   pypto_kernel::copy(tmp_4, batch_acc_2, 64);
   alignas(64) float tmp_5[48];
   pypto_kernel::copy(tmp_5, batch_acc_3, 48);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_3, nullptr, tmp_4, static_cast<int64_t>(1) * 2, tmp_5, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_3, nullptr, tmp_4, static_cast<int64_t>(0), static_cast<int64_t>(1), tmp_5, static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(1), 2, 4, 8, 6);
   const int64_t off_5[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_5[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_5[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
@@ -101,7 +101,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
   pypto_kernel::copy(tmp_8, batch_acc_6, 96);
   alignas(64) float tmp_9[48];
   pypto_kernel::copy(tmp_9, batch_acc_4, 48);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_6, tmp_9, tmp_7, static_cast<int64_t>(1) * 2, tmp_8, static_cast<int64_t>(1) * 2, static_cast<int64_t>(1) * 2, 4, 8, 6);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_6, tmp_9, tmp_7, static_cast<int64_t>(0), static_cast<int64_t>(1), tmp_8, static_cast<int64_t>(0), static_cast<int64_t>(1), static_cast<int64_t>(1), 2, 4, 8, 6);
   const int64_t off_9[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_9[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
   const int64_t decl_9[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};

@@ -512,7 +512,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_82[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_75, ctx->tensors[82], DataType::FLOAT32, 2, off_82, shp_82, "o_assemble", decl_82)) return;
   alignas(64) float tmp_76[128];
-  alignas(64) float tmp_77[128];
+  alignas(64) float tmp_77[128] = {};
   const int64_t tmp_77_valid[2] = {static_cast<int64_t>(5), static_cast<int64_t>(7)};
   const int64_t tmp_77_dims[2] = {8, 16};
   if (!pypto_kernel::check_valid(ctx, tmp_77_valid, 2, tmp_77_dims, "tmp")) return;
@@ -523,7 +523,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_83[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_76, ctx->tensors[83], DataType::FLOAT32, 2, off_83, shp_83, "o_set_validshape", decl_83)) return;
   alignas(64) float tmp_78[32];
-  alignas(64) float tmp_79[32];
+  alignas(64) float tmp_79[32] = {};
   const int64_t tmp_79_valid[2] = {static_cast<int64_t>(3), static_cast<int64_t>(2)};
   const int64_t tmp_79_dims[2] = {4, 8};
   if (!pypto_kernel::check_valid(ctx, tmp_79_valid, 2, tmp_79_dims, "tmp")) return;
@@ -534,7 +534,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_84[2] = {static_cast<int64_t>(4), static_cast<int64_t>(8)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_78, ctx->tensors[84], DataType::FLOAT32, 2, off_84, shp_84, "o_fillpad", decl_84)) return;
   alignas(64) float tmp_80[32];
-  alignas(64) float tmp_81[32];
+  alignas(64) float tmp_81[32] = {};
   const int64_t tmp_81_valid[2] = {static_cast<int64_t>(2), static_cast<int64_t>(3)};
   const int64_t tmp_81_dims[2] = {4, 8};
   if (!pypto_kernel::check_valid(ctx, tmp_81_valid, 2, tmp_81_dims, "tmp")) return;
@@ -636,15 +636,15 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_100[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_96, ctx->tensors[100], DataType::FLOAT32, 2, off_100, shp_100, "o_gemv_bias", decl_100)) return;
   alignas(64) float tmp_97[128];
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_97, nullptr, bm, static_cast<int64_t>(1) * 2, bw, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 16);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_97, nullptr, bm, static_cast<int64_t>(0), static_cast<int64_t>(1), bw, static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(1), 2, 4, 8, 16);
   const int64_t off_101[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_101[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(16)};
   const int64_t decl_101[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::F32>(ctx, tmp_97, ctx->tensors[101], DataType::FLOAT32, 3, off_101, shp_101, "o_batch_matmul", decl_101)) return;
   alignas(64) float tmp_98[128];
   alignas(64) float tmp_99[128];
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_99, nullptr, bm, static_cast<int64_t>(1) * 2, bw, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 16);
-  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_98, tmp_99, bm, static_cast<int64_t>(1) * 2, bw, static_cast<int64_t>(1) * 1, static_cast<int64_t>(1) * 2, 4, 8, 16);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_99, nullptr, bm, static_cast<int64_t>(0), static_cast<int64_t>(1), bw, static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(1), 2, 4, 8, 16);
+  pypto_kernel::batch_matmul<pypto_kernel::Storage::F32, float>(tmp_98, tmp_99, bm, static_cast<int64_t>(0), static_cast<int64_t>(1), bw, static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(1), 2, 4, 8, 16);
   const int64_t off_102[3] = {static_cast<int64_t>(0), static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_102[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(16)};
   const int64_t decl_102[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(16)};

@@ -399,13 +399,17 @@ inline void matmul_bias(C* dst, const C* a, const C* b, const C* bias, int64_t m
   round_to<S>(dst, m * n);
 }
 
-// dst[p] = (acc[p] +) a[p or 0] @ b[p or 0] for p < batch; an operand with one batch is shared.
+// dst[p, q] = (acc[p, q] +) a[p * as0 + q * as1] @ b[p * bs0 + q * bs1] over batch dims [d0, d1]
+// (matrix indices; a stride is 0 along a dim the operand broadcasts).
 template <Storage S, class C, class A, class B>
-inline void batch_matmul(C* dst, const C* acc, const A* a, int64_t a_batch, const B* b, int64_t b_batch, int64_t batch,
-                         int64_t m, int64_t k, int64_t n) {
-  for (int64_t p = 0; p < batch; ++p) {
-    matmul<S, C, A, B>(dst + p * m * n, acc ? acc + p * m * n : nullptr, a + (a_batch == 1 ? 0 : p) * m * k,
-                       b + (b_batch == 1 ? 0 : p) * k * n, m, k, n);
+inline void batch_matmul(C* dst, const C* acc, const A* a, int64_t as0, int64_t as1, const B* b, int64_t bs0,
+                         int64_t bs1, int64_t d0, int64_t d1, int64_t m, int64_t k, int64_t n) {
+  for (int64_t p = 0; p < d0; ++p) {
+    for (int64_t q = 0; q < d1; ++q) {
+      const int64_t r = p * d1 + q;
+      matmul<S, C, A, B>(dst + r * m * n, acc ? acc + r * m * n : nullptr, a + (p * as0 + q * as1) * m * k,
+                         b + (p * bs0 + q * bs1) * k * n, m, k, n);
+    }
   }
 }
 
