@@ -17,6 +17,7 @@
 // Which ops a kernel may evaluate, and as what, is the one kernel op table (pypto/ir/kernel_ops.h)
 // that the backend's handler tables match (test_kernel_op_table): this walk checks an op's
 // operands by their types, so a new op needs no edit here.
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -27,8 +28,12 @@
 #include "pypto/ir/op_registry.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/verify_program.h"
+#include "../ir/describe.h"
 
 namespace pypto::transforms {
+
+// The largest kernel tile (bytes); the kernel prelude checks run-time shapes against the same bound.
+constexpr int64_t kMaxTileBytes = int64_t{1} << 32;
 
 using namespace ir;
 
@@ -91,15 +96,22 @@ class KernelChecker {
   }
 
   void DeclareTile(const TileType& tt, const Span& span) {
+    int64_t bytes = std::max(1, bit_width(tt.dtype) / 8);
+    bool too_big = false;
     for (size_t i = 0; i < tt.shape.size(); ++i) {
       const ExprPtr& d = tt.shape[i];
       if (auto* c = d->as<ConstInt>()) {
         PYPTO_USER_CHECK(c->value > 0, span,
                          "a tile of extent " << c->value << " on axis " << i << "; every tile extent must be positive", "");
+        too_big = too_big || __builtin_mul_overflow(bytes, c->value, &bytes) || bytes > kMaxTileBytes;
       } else {
         Scalar(d);
       }
     }
+    PYPTO_USER_CHECK(!too_big, span,
+                     "a tile of shape " << detail::describe_shape(tt.shape) << " and dtype " << to_string(tt.dtype)
+                                        << " holds more than " << kMaxTileBytes << " bytes, the most a kernel tile can",
+                     "split the work into smaller tiles (pl.load / pl.slice blocks in a loop)");
     PYPTO_USER_CHECK(!tt.shape.empty(), span, "a tile must have at least one dimension", "");
     for (auto& d : tt.valid_shape) {   // valid extents are kernel scalars (§10)
       if (!d->is<ConstInt>()) Scalar(d);

@@ -12,7 +12,7 @@ from pypto import ir
 import tile_expr_fuzz as tf
 
 
-@pytest.mark.parametrize("seed", list(range(6)) + [12, 13, 17])   # 12, 13, 17: the tensor form (FP32, FP16, BF16)
+@pytest.mark.parametrize("seed", list(range(6)) + [6, 8, 12, 13, 17])   # 6, 8: run-time rows; 12, 13, 17: tensors
 def test_tile_op_chains_agree_with_numpy(seed):
     assert tf.check(seed) == []
 
@@ -50,6 +50,7 @@ def test_the_generator_stores_full_tiles_and_reads_earlier_ones():
         text, (r, c), _, _ = tf.make_case(seed)
         assert text.count("pl.assemble(out," if tf.tensor_form(seed) else "pl.store(") >= 1
         assert "t%d = " % (tf.STATEMENTS + 1) in text
+        assert ("[nr, %d])" % c in text) == tf.dynamic_rows(seed)   # the loads of a run-time row count
 
 
 FP16_SCALAR = '''

@@ -32,7 +32,8 @@ docs/running.md, "Fuzzing".
     findings = check(seed=3)      # [] when the kernel agrees with NumPy
 
 A third of the seeds write the chain on tensors instead (tensor_form, TENSOR_OPS): the same
-values through the kernel's tensor-op lowering.
+values through the kernel's tensor-op lowering. Another third load the tiles with a run-time row
+count (dynamic_rows: nr, passed as R): the same values through the dynamic-shape code.
 
 Used by tests/python/test_tile_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py.
 """
@@ -415,6 +416,14 @@ def tensor_form(seed: int) -> bool:
     return (seed // len(DTYPES)) % 3 == 2
 
 
+def dynamic_rows(seed: int) -> bool:
+    """Half of the other seeds load their tiles with a run-time row count (nr, passed as R): the
+    same values through the kernels' dynamic-shape code (heap tiles, run-time loop bounds); the
+    shape moves (which need constant shapes) are left out, and so are shapes of one row (a full
+    tile would also be a row vector)."""
+    return not tensor_form(seed) and (seed // len(DTYPES)) % 3 == 1
+
+
 def _as_tensor_code(line: str) -> str:
     """A tile-form statement of make_case written on tensors."""
     for tile_name, name in _TENSOR_SCALAR_NAMES.items():
@@ -433,7 +442,10 @@ def make_case(seed: int):
     ops = _ops(dtype)
     if tensors:
         ops = {n: v for n, v in ops.items() if n in TENSOR_OPS or (v[0] == "x" and n != "cast_f16")}
-    r, c = rng.choice(SHAPES)
+    dynamic = dynamic_rows(seed)
+    if dynamic:
+        ops = {n: v for n, v in ops.items() if v[0] not in ("f1", "f2")}
+    r, c = rng.choice([sh for sh in SHAPES if sh[0] > 1] if dynamic else SHAPES)
     lines, steps = [], []
     shapes = [(r, c), (r, c)]   # of t0, t1, ...: full tiles, columns [r, 1] and rows [1, c]
 
@@ -581,6 +593,9 @@ def make_case(seed: int):
     if tensors:
         text = text.replace("t0 = pl.load(x, [0, 0], [%d, %d])" % (r, c), "t0 = x").replace(
             "t1 = pl.load(y, [0, 0], [%d, %d])" % (r, c), "t1 = y")
+    if dynamic:
+        for t in ("x", "y"):
+            text = text.replace("pl.load(%s, [0, 0], [%d, %d])" % (t, r, c), "pl.load(%s, [0, 0], [nr, %d])" % (t, c))
 
     def apply(vals, name, a, b):
         arity, fn = ops[name]
@@ -628,6 +643,7 @@ import pypto.language as pl
 class TileExprs:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
+          nr: pl.Scalar[pl.INDEX],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
         t0 = pl.load(x, [0, 0], [{r}, {c}])
         t1 = pl.load(y, [0, 0], [{r}, {c}])
@@ -636,8 +652,9 @@ class TileExprs:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
+             nr: pl.Scalar[pl.INDEX],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, s, out)
+        out = self.k(x, y, s, nr, out)
         return out
 '''
 
@@ -693,10 +710,10 @@ def check(seed: int):
         out = np.zeros((STORED * shape[0], shape[1]), _NP[dtype])
         if dtype == "BF16":   # pypto's BF16 arrays: ml_dtypes.bfloat16 when installed, else the uint16 bits
             passed = [to_bf16_array(v) for v in (x, y, out)]
-            prog(passed[0], passed[1], draw, passed[2])
+            prog(passed[0], passed[1], draw, shape[0], passed[2])
             out = from_bf16_array(passed[2])
         else:
-            prog(x, y, draw, out)   # s = draw: the else branch, then the if branch
+            prog(x, y, draw, shape[0], out)   # s = draw: the else branch, then the if branch; nr = R
         want = reference(x, y, draw)
         ok = same_values(out, want)
         if not ok.all():

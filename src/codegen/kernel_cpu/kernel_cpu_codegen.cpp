@@ -100,8 +100,19 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
     line("alignas(64) " + ct + " " + name + "[" + std::to_string(n) + "]" + (tt.has_valid_shape() ? " = {}" : "") + ";");
     ref.buf = name;
   } else {
+    std::string count = std::to_string(n);
+    if (!all_const) {   // a run-time shape: checked (no negative extent, no wrapped count) before the allocation
+      const std::string shape = fresh(name + "_shape");
+      std::string s = "const int64_t " + shape + "[" + std::to_string(ref.dims.size()) + "] = {";
+      for (size_t i = 0; i < ref.dims.size(); ++i) s += (i ? ", " : "") + ref.dims[i];
+      line(s + "};");
+      count = fresh(name + "_count");
+      line("const int64_t " + count + " = pypto_kernel::tile_elements(ctx, " + shape + ", " +
+           std::to_string(ref.dims.size()) + ", sizeof(" + ct + "), \"" + Sanitize(hint) + "\");");
+      line("if (" + count + " < 0) return;");
+    }
     // A zeroed array, not a std::vector: std::vector<bool> (a BOOL tile) has no data().
-    line("const std::unique_ptr<" + ct + "[]> " + name + "_storage(new " + ct + "[static_cast<size_t>(" + ref.numel() +
+    line("const std::unique_ptr<" + ct + "[]> " + name + "_storage(new " + ct + "[static_cast<size_t>(" + count +
          ")]());");
     line(ct + "* " + name + " = " + name + "_storage.get();");
     ref.buf = name;

@@ -7,7 +7,7 @@ extern "C" void pypto_kernel_edge(PTO2KernelContext* ctx) {
   [[maybe_unused]] const int64_t r = static_cast<int64_t>(ctx->scalars[0]);
   [[maybe_unused]] const int64_t M = static_cast<int64_t>(ctx->tensors[0].shapes[0]);
   [[maybe_unused]] const int64_t v = std::min<int64_t>(static_cast<int64_t>((M - r)), static_cast<int64_t>(32));
-  alignas(64) float t[512];
+  alignas(64) float t[512] = {};
   const int64_t t_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(16)};
   const int64_t t_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, t_valid, 2, t_dims, "t")) return;
@@ -15,11 +15,11 @@ extern "C" void pypto_kernel_edge(PTO2KernelContext* ctx) {
   const int64_t shp[2] = {static_cast<int64_t>(32), static_cast<int64_t>(16)};
   const int64_t decl[2] = {static_cast<int64_t>(ctx->tensors[0].shapes[0]), static_cast<int64_t>(16)};
   if (!pypto_kernel::load_valid<pypto_kernel::Storage::F32>(ctx, t, ctx->tensors[0], DataType::FLOAT32, 2, off, shp, t_valid, "x", decl)) return;
-  alignas(64) float e[512];
+  alignas(64) float e[512] = {};
   const int64_t e_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(16)};
   const int64_t e_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, e_valid, 2, e_dims, "e")) return;
-  alignas(64) float tmp[512];
+  alignas(64) float tmp[512] = {};
   const int64_t tmp_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(16)};
   const int64_t tmp_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, tmp_valid, 2, tmp_dims, "tmp")) return;
@@ -29,11 +29,11 @@ extern "C" void pypto_kernel_edge(PTO2KernelContext* ctx) {
   const int64_t shp_1[2] = {static_cast<int64_t>(32), static_cast<int64_t>(16)};
   const int64_t decl_1[2] = {static_cast<int64_t>(ctx->tensors[1].shapes[0]), static_cast<int64_t>(16)};
   if (!pypto_kernel::store_valid<pypto_kernel::Storage::F32>(ctx, e, ctx->tensors[1], DataType::FLOAT32, 2, off_1, shp_1, e_valid, "y", decl_1)) return;
-  alignas(64) float m[32];
+  alignas(64) float m[32] = {};
   const int64_t m_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(1)};
   const int64_t m_dims[2] = {32, 1};
   if (!pypto_kernel::check_valid(ctx, m_valid, 2, m_dims, "m")) return;
-  alignas(64) float tmp_1[512];
+  alignas(64) float tmp_1[512] = {};
   const int64_t tmp_1_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(16)};
   const int64_t tmp_1_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, tmp_1_valid, 2, tmp_1_dims, "tmp")) return;

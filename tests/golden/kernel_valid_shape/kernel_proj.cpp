@@ -7,7 +7,7 @@ extern "C" void pypto_kernel_proj(PTO2KernelContext* ctx) {
   [[maybe_unused]] const int64_t r = static_cast<int64_t>(ctx->scalars[0]);
   [[maybe_unused]] const int64_t M = static_cast<int64_t>(ctx->tensors[0].shapes[0]);
   [[maybe_unused]] const int64_t v = std::min<int64_t>(static_cast<int64_t>((M - r)), static_cast<int64_t>(32));
-  alignas(64) float a[512];
+  alignas(64) float a[512] = {};
   const int64_t a_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(12)};
   const int64_t a_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, a_valid, 2, a_dims, "a")) return;
@@ -20,7 +20,7 @@ extern "C" void pypto_kernel_proj(PTO2KernelContext* ctx) {
   const int64_t shp_1[2] = {static_cast<int64_t>(16), static_cast<int64_t>(8)};
   const int64_t decl_1[2] = {static_cast<int64_t>(16), static_cast<int64_t>(8)};
   if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, b, ctx->tensors[1], DataType::FLOAT32, 2, off_1, shp_1, "w", decl_1)) return;
-  alignas(64) float c[256];
+  alignas(64) float c[256] = {};
   const int64_t c_valid[2] = {static_cast<int64_t>(v), static_cast<int64_t>(8)};
   const int64_t c_dims[2] = {32, 8};
   if (!pypto_kernel::check_valid(ctx, c_valid, 2, c_dims, "c")) return;

@@ -19,6 +19,38 @@
 
 namespace pypto_kernel {
 
+// The largest tile a kernel allocates (bytes): a run-time shape beyond it fails the kernel.
+constexpr int64_t kMaxTileBytes = int64_t{1} << 32;
+
+// The element count of a tile whose shape is known at run time: every extent >= 0 and the tile at
+// most kMaxTileBytes, else ctx->fail naming the tile and -1 (so the allocation and every loop over
+// the tile use a count that cannot have wrapped).
+inline int64_t tile_elements(const PTO2KernelContext* ctx, const int64_t* dims, int rank, int64_t elem_bytes,
+                             const char* name) {
+  int64_t n = 1;
+  bool too_big = false;
+  for (int a = 0; a < rank; ++a) {
+    if (dims[a] < 0) {
+      fail_fmt(ctx, "tile '%s': extent %lld of axis %d at run time is negative", name,
+               static_cast<long long>(dims[a]), a);
+      return -1;
+    }
+    too_big = too_big || __builtin_mul_overflow(n, dims[a], &n);
+  }
+  if (too_big || n > kMaxTileBytes / elem_bytes) {
+    char shape[160];
+    int used = 0;
+    for (int a = 0; a < rank && used < static_cast<int>(sizeof shape) - 24; ++a) {
+      used += std::snprintf(shape + used, sizeof shape - static_cast<size_t>(used), "%s%lld", a ? ", " : "",
+                            static_cast<long long>(dims[a]));
+    }
+    fail_fmt(ctx, "tile '%s': run-time shape [%s] holds more than %lld bytes, the most a kernel tile can", name, shape,
+             static_cast<long long>(kMaxTileBytes));
+    return -1;
+  }
+  return n;
+}
+
 // 0 <= valid[a] <= dims[a] on every axis, else ctx->fail naming the tile; true when it holds.
 inline bool check_valid(const PTO2KernelContext* ctx, const int64_t* valid, int rank, const int64_t* dims,
                         const char* name) {
