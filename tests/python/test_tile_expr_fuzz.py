@@ -12,7 +12,8 @@ from pypto import ir
 import tile_expr_fuzz as tf
 
 
-@pytest.mark.parametrize("seed", list(range(6)) + [6, 8, 12, 13, 17])   # 6, 8: run-time rows; 12, 13, 17: tensors
+@pytest.mark.parametrize("seed", list(range(6)) + [6, 8, 12, 13, 17, 24, 26])
+# 6, 8: run-time rows; 24, 26: rows and columns; 12, 13, 17: tensors
 def test_tile_op_chains_agree_with_numpy(seed):
     assert tf.check(seed) == []
 
@@ -46,11 +47,12 @@ def test_abs_of_negative_zero_is_positive_zero():
 
 
 def test_the_generator_stores_full_tiles_and_reads_earlier_ones():
-    for seed in range(20):
+    for seed in range(40):
         text, (r, c), _, _ = tf.make_case(seed)
         assert text.count("pl.assemble(out," if tf.tensor_form(seed) else "pl.store(") >= 1
         assert "t%d = " % (tf.STATEMENTS + 1) in text
-        assert ("[nr, %d])" % c in text) == tf.dynamic_rows(seed)   # the loads of a run-time row count
+        assert ("[nr, %d])" % c in text) == (tf.dynamic_rows(seed) and not tf.dynamic_cols(seed))   # run-time rows
+        assert ("[nr, nc])" in text) == tf.dynamic_cols(seed)                                          # and columns
 
 
 FP16_SCALAR = '''

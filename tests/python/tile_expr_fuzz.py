@@ -33,7 +33,8 @@ docs/running.md, "Fuzzing".
 
 A third of the seeds write the chain on tensors instead (tensor_form, TENSOR_OPS): the same
 values through the kernel's tensor-op lowering. Another third load the tiles with a run-time row
-count (dynamic_rows: nr, passed as R): the same values through the dynamic-shape code.
+count (dynamic_rows: nr, passed as R), half of those a run-time column count too (dynamic_cols:
+nc, passed as C): the same values through the dynamic-shape code.
 
 Used by tests/python/test_tile_expr_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py.
 """
@@ -424,6 +425,12 @@ def dynamic_rows(seed: int) -> bool:
     return not tensor_form(seed) and (seed // len(DTYPES)) % 3 == 1
 
 
+def dynamic_cols(seed: int) -> bool:
+    """Half of the run-time-row seeds have a run-time column count too (nc, passed as C), without the
+    ops whose result width must be a constant (pl.cmp / pl.cmps masks)."""
+    return dynamic_rows(seed) and (seed // (3 * len(DTYPES))) % 2 == 1
+
+
 def _as_tensor_code(line: str) -> str:
     """A tile-form statement of make_case written on tensors."""
     for tile_name, name in _TENSOR_SCALAR_NAMES.items():
@@ -445,7 +452,10 @@ def make_case(seed: int):
     dynamic = dynamic_rows(seed)
     if dynamic:
         ops = {n: v for n, v in ops.items() if v[0] not in ("f1", "f2")}
-    r, c = rng.choice([sh for sh in SHAPES if sh[0] > 1] if dynamic else SHAPES)
+    if dynamic_cols(seed):
+        ops = {n: v for n, v in ops.items() if v[0] not in ("cmp_sel", "cmps_sel")}
+    r, c = rng.choice([sh for sh in SHAPES if sh[0] > 1 and (sh[1] > 1 or not dynamic_cols(seed))] if dynamic
+                      else SHAPES)
     lines, steps = [], []
     shapes = [(r, c), (r, c)]   # of t0, t1, ...: full tiles, columns [r, 1] and rows [1, c]
 
@@ -594,8 +604,9 @@ def make_case(seed: int):
         text = text.replace("t0 = pl.load(x, [0, 0], [%d, %d])" % (r, c), "t0 = x").replace(
             "t1 = pl.load(y, [0, 0], [%d, %d])" % (r, c), "t1 = y")
     if dynamic:
+        cols = "nc" if dynamic_cols(seed) else str(c)
         for t in ("x", "y"):
-            text = text.replace("pl.load(%s, [0, 0], [%d, %d])" % (t, r, c), "pl.load(%s, [0, 0], [nr, %d])" % (t, c))
+            text = text.replace("pl.load(%s, [0, 0], [%d, %d])" % (t, r, c), "pl.load(%s, [0, 0], [nr, %s])" % (t, cols))
 
     def apply(vals, name, a, b):
         arity, fn = ops[name]
@@ -643,7 +654,7 @@ import pypto.language as pl
 class TileExprs:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
-          nr: pl.Scalar[pl.INDEX],
+          nr: pl.Scalar[pl.INDEX], nc: pl.Scalar[pl.INDEX],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
         t0 = pl.load(x, [0, 0], [{r}, {c}])
         t1 = pl.load(y, [0, 0], [{r}, {c}])
@@ -652,9 +663,9 @@ class TileExprs:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{r}, {c}], pl.{dtype}], y: pl.Tensor[[{r}, {c}], pl.{dtype}], s: pl.Scalar[pl.INT64],
-             nr: pl.Scalar[pl.INDEX],
+             nr: pl.Scalar[pl.INDEX], nc: pl.Scalar[pl.INDEX],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, s, nr, out)
+        out = self.k(x, y, s, nr, nc, out)
         return out
 '''
 
@@ -710,10 +721,10 @@ def check(seed: int):
         out = np.zeros((STORED * shape[0], shape[1]), _NP[dtype])
         if dtype == "BF16":   # pypto's BF16 arrays: ml_dtypes.bfloat16 when installed, else the uint16 bits
             passed = [to_bf16_array(v) for v in (x, y, out)]
-            prog(passed[0], passed[1], draw, shape[0], passed[2])
+            prog(passed[0], passed[1], draw, shape[0], shape[1], passed[2])
             out = from_bf16_array(passed[2])
         else:
-            prog(x, y, draw, shape[0], out)   # s = draw: the else branch, then the if branch; nr = R
+            prog(x, y, draw, shape[0], shape[1], out)   # s = draw: the else / if branch; nr, nc = R, C
         want = reference(x, y, draw)
         ok = same_values(out, want)
         if not ok.all():

@@ -17,6 +17,9 @@ draws them, 0 and the full extent included). Then each statement reads any earli
 - pl.fillpad / pl.tile.fillpad_inplace with zero, max or min (the result is fully valid, the pad
   value outside the operand's box), pl.set_validshape, and pl.tile.slice windows (a whole tile, a
   column or a row) with a valid shape;
+- pl.tile.gather / pl.tile.scatter with INT32 index tiles loaded (with valid shapes) from ix:
+  gather reads only the indices' valid box and takes its valid shape; scatter writes the common
+  valid box of src and indices in row-major order, last write wins, and keeps dst's valid shape;
 - a fresh load.
 Then a pl.range loop and an if / else on a scalar re-assign full tiles through ops that keep the
 tile's type (its left operand), and a few tiles are stored, each into its own row block of an
@@ -101,6 +104,7 @@ class _Case:
         self.ops = {n: v for n, v in tf._ops(self.dtype).items()
                     if n in ELEMENTWISE and v[0] in (1, 2, "s")}
         self.lines, self.steps = [], []
+        self.index_tiles = []   # valid extents of i0, i1, ...: INT32 index tiles loaded from ix
         self.shapes, self.valids = [], []   # per tile: shape, and valid extents as ("lit", k) / ("p", name)
 
     # ---- extents -------------------------------------------------------------------------------
@@ -145,7 +149,8 @@ class _Case:
     def statement(self):
         rng, t = self.rng, len(self.shapes)
         kind = rng.choice(["elementwise"] * 4 + ["part", "reduce", "expand", "fillpad", "fillpad", "validshape",
-                                                 "slice", "load", "select", "cast", "assemble", "move"])
+                                                 "slice", "load", "select", "cast", "assemble", "move",
+                                                 "gather", "scatter"])
         a = rng.randrange(t)
         if kind == "elementwise":
             name = rng.choice(sorted(self.ops))
@@ -230,6 +235,22 @@ class _Case:
             o = (rng.randint(0, self.r - h), rng.randint(0, self.c - w))
             self.add("pl.tile.assemble(t%d, t%d, [%d, %d])" % (a, src, o[0], o[1]), ("assemble", a, src, o),
                      (self.r, self.c), (("lit", self.r), ("lit", self.c)))
+        elif kind in ("gather", "scatter"):
+            # indices: an INT32 tile loaded from ix (flat indices into an [R, C] tile) with a valid shape
+            er, ec = self.extent(self.r, 0), self.extent(self.c, 1)
+            i = len(self.index_tiles)
+            self.index_tiles.append((er, ec))
+            load = "pl.load(ix, [0, 0], [%d, %d], [%s, %s])" % (self.r, self.c, self.text(er), self.text(ec))
+            if kind == "scatter" and self.dtype == "FP16":   # a 2-byte dst takes INT16 indices (§12)
+                load = "pl.cast(%s, pl.INT16)" % load
+            self.lines.append("i%d = %s" % (i, load))
+            a = rng.choice(self.full())
+            if kind == "gather":
+                self.add("pl.tile.gather(t%d, i%d)" % (a, i), ("gather", a, i), (self.r, self.c), (er, ec))
+            else:
+                src = rng.choice(self.full())
+                self.add("pl.tile.scatter(t%d, t%d, i%d)" % (a, src, i), ("scatter", a, src, i), (self.r, self.c),
+                         self.valids[a])
         elif kind == "move":
             a, b = rng.choice(self.full()), rng.choice(self.full())
             name, k = rng.choice(sorted(tf.SHAPE_MOVES)), rng.randint(0, self.c)
@@ -283,11 +304,11 @@ def make_case(seed: int):
     for i, t in enumerate(stored):
         case.lines.append("out = pl.store(t%d, [%d, 0], out%s)" % (t, i * r, ", atomic=pl.AtomicType.Add" * atomic[i]))
     body = "\n".join("        " + ln for ln in case.lines)
-    text = _PROGRAM.format(h=r + PAD, w=c + PAD, rows=STORED * r, c=c, body=body, dtype=dtype)
+    text = _PROGRAM.format(h=r + PAD, w=c + PAD, r=r, rows=STORED * r, c=c, body=body, dtype=dtype)
     ops = tf._ops(dtype)
     valids = case.valids
 
-    def reference(x, y, params, s):
+    def reference(x, y, ix, params, s):
         def ext(e):
             return params[e[1]] if e[0] == "p" else e[1]
 
@@ -380,6 +401,26 @@ def make_case(seed: int):
                             ext(step[4]), ext(step[5]))
                 tile.known &= tile.box()
                 return tile
+            if kind == "gather":
+                a = vals[step[1]]
+                er, ec = case.index_tiles[step[2]]
+                vr, vc = ext(er), ext(ec)
+                tile = Tile(a.value.reshape(-1)[ix.reshape(-1)].reshape(r, c), a.known.reshape(-1)[ix.reshape(-1)]
+                            .reshape(r, c), vr, vc)
+                tile.known &= tile.box()
+                return tile
+            if kind == "scatter":   # the common valid box of src and indices, row-major, last write wins
+                dst, src = vals[step[1]], vals[step[2]]
+                er, ec = case.index_tiles[step[3]]
+                br, bc = min(src.vr, ext(er)), min(src.vc, ext(ec))
+                value, known = dst.value.copy().reshape(-1), dst.known.copy().reshape(-1)
+                for i in range(br):
+                    for j in range(bc):
+                        value[ix[i, j]] = src.value[i, j]
+                        known[ix[i, j]] = src.known[i, j]
+                tile = Tile(value.reshape(r, c), known.reshape(r, c), dst.vr, dst.vc)
+                tile.known &= tile.box()
+                return tile
             if kind == "select":
                 _, a, o, cmp_type, x_, y_ = step
                 a, xt, yt = vals[a], vals[x_], vals[y_]
@@ -443,7 +484,7 @@ import pypto.language as pl
 class ValidRegions:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
-          n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
+          ix: pl.Tensor[[{r}, {c}], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
           s: pl.Scalar[pl.INT64],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
 {body}
@@ -451,10 +492,10 @@ class ValidRegions:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
-             n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
+             ix: pl.Tensor[[{r}, {c}], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
              s: pl.Scalar[pl.INT64],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, n0, n1, m0, m1, s, out)
+        out = self.k(x, y, ix, n0, n1, m0, m1, s, out)
         return out
 '''
 
@@ -477,10 +518,11 @@ def check(seed: int):
     try:
         for draw in range(2):
             x, y = tf.inputs(seed * 2 + draw, (r + PAD, c + PAD), dtype)
+            ix = np.random.default_rng(seed * 2 + draw).integers(0, r * c, (r, c)).astype(np.int32)
             params = draw_params(rng, r, c)
             out = np.full((STORED * r, c), SENTINEL, tf._NP[dtype])
-            prog(x, y, params["n0"], params["n1"], params["m0"], params["m1"], draw, out)
-            want, care = reference(x, y, params, draw)
+            prog(x, y, ix, params["n0"], params["n1"], params["m0"], params["m1"], draw, out)
+            want, care = reference(x, y, ix, params, draw)
             ok = tf.same_values(out, want) | ~care
             if not ok.all():
                 i = tuple(int(v) for v in np.argwhere(~ok)[0])
