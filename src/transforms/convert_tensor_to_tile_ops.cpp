@@ -142,6 +142,12 @@ class Converter : public IRMutator {
       if (IsBatchView(args, op->attrs)) {   // rank > 2: a view only a batched product's operand loads
         return changed ? with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op) : self;
       }
+      const size_t rank = op->type->is<TensorType>() ? op->type->as<TensorType>()->shape.size() : 0;
+      PYPTO_USER_CHECK(rank <= 2, sp,
+                       "pl.tensor.slice of rank " << rank << " with valid_shape= or pad_value= inside a kernel: "
+                                                     "kernel tiles are 1-D or 2-D",
+                       "slice 2-D blocks (drop_dims= the axes of extent 1); a rank-3/4 slice without them can be an "
+                       "operand of pl.batch_matmul or pl.matmul_acc");
       std::vector<ExprPtr> a = {args[0], args[2], args[1]};
       if (args.size() == 4) a.push_back(args[3]);
       Attrs load_attrs;   // drop_dims and pad_value (the value outside the valid box) carry over

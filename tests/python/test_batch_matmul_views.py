@@ -106,11 +106,15 @@ def test_rank_3_and_4_slices_are_batched_operands():
     np.testing.assert_array_equal(p, e + ta[:, :, 2:8] @ tb[:, 1:7, :])
 
 
-@pytest.mark.parametrize("stmt", [
-    "o = pl.assemble(o, pl.add(ta, ta), [0, 0, 0])",
-    "o = pl.assemble(o, ta, [0, 0, 0])",
+@pytest.mark.parametrize("stmt,message", [
+    ("o = pl.assemble(o, pl.add(ta, ta), [0, 0, 0])",
+     "pl.tensor.slice of rank 3 inside a kernel ('ta') can only be an operand of pl.batch_matmul"),
+    ("o = pl.assemble(o, ta, [0, 0, 0])",
+     "pl.tensor.slice of rank 3 inside a kernel ('ta') can only be an operand of pl.batch_matmul"),
+    ("tv = pl.tensor.slice(a, [2, 4, 8], [0, 0, 0], valid_shape=[2, 3, 8])",
+     "pl.tensor.slice of rank 3 with valid_shape= or pad_value= inside a kernel: kernel tiles are 1-D or 2-D"),
 ])
-def test_a_rank_3_slice_computed_on_otherwise_is_located(stmt):
+def test_a_rank_3_slice_computed_on_otherwise_is_located(stmt, message):
     src = f'''
 import pypto.language as pl
 
@@ -131,7 +135,7 @@ class P:
     with pytest.raises(PyptoError) as ei:
         pypto.compile(pl.parse_program(src, "k.py"))
     e = ei.value
-    assert "pl.tensor.slice of rank 3 inside a kernel ('ta') can only be an operand of pl.batch_matmul" in e.message
+    assert message in e.message, e.message
     line = next(n for n, t in enumerate(src.splitlines(), 1) if t.strip() == stmt)
     assert (e.file, e.line) == ("k.py", line), str(e)
     assert "drop_dims" in e.help

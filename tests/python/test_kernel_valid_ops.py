@@ -473,3 +473,19 @@ def test_a_tile_computed_on_no_row_builds_and_reads_as_zeros():
     src = _src(body, "w", out_shape=(1, 3), x_shape=(5, 3), out_dtype="pl.INT32").replace(
         "pl.Tensor[[5, 3], pl.FP32]", "pl.Tensor[[5, 3], pl.INT32]")
     np.testing.assert_array_equal(_run(src, [x], (1, 3), out_dtype=np.int32), np.zeros((1, 3), np.int32))
+
+
+def test_assemble_of_a_column_with_run_time_valid_rows_builds_and_writes_them():
+    """An FP16 [3, 1] column with run-time valid rows assembled into a [3, 16] tile: GCC 12 took
+    the copy loop past the target (-Wstringop-overflow, a -Werror build failure) until the helper
+    bounded the valid box by the source's shape itself (valid_region_fuzz.py, seed 1184)."""
+    x = np.arange(48, dtype=np.float16).reshape(3, 16)
+    body = ("t = pl.load(x, [0, 0], [3, 16], [n, 16])\n"
+            "        z = pl.fillpad(pl.tile.assemble(t, pl.row_min(t), [0, 8]), 0)")
+    src = _src(body, "z", out_shape=(3, 16), x_shape=(3, 16), scalars="n", out_dtype="pl.FP16").replace(
+        "pl.Tensor[[3, 16], pl.FP32]", "pl.Tensor[[3, 16], pl.FP16]")
+    out = _run(src, [x], (3, 16), (2,), out_dtype=np.float16)
+    want = np.zeros((3, 16), np.float16)
+    want[:2] = x[:2]
+    want[:2, 8] = x[:2].min(axis=1)
+    np.testing.assert_array_equal(out, want)

@@ -252,6 +252,10 @@ inline bool assemble_valid(const PTO2KernelContext* ctx, C* dst, const C* target
   }
   Unaliased<C> us(source, dst, h * w);
   if (dst != target) std::memmove(dst, target, static_cast<size_t>(tr * tc) * sizeof(C));
+  // check_valid bounds the valid box by [h, w]; said again here so GCC sees the bound (without
+  // it, -Wstringop-overflow reported writes past dst on iterations that never run).
+  vr = std::min(vr, h);
+  vc = std::min(vc, w);
   for (int64_t i = 0; i < vr; ++i) {
     std::memmove(dst + (r0 + i) * tc + c0, us.p + i * w, static_cast<size_t>(vc) * sizeof(C));
   }
