@@ -20,6 +20,9 @@ draws them, 0 and the full extent included). Then each statement reads any earli
 - pl.tile.gather / pl.tile.scatter with INT32 index tiles loaded (with valid shapes) from ix:
   gather reads only the indices' valid box and takes its valid shape; scatter writes the common
   valid box of src and indices in row-major order, last write wins, and keeps dst's valid shape;
+- pl.tile.scatter_update with an [R, 1] row-index tile (from iu) with a valid shape: index k of
+  its valid box copies src row k (only below src's valid rows, only its valid columns) to row
+  iu[k];
 - a fresh load.
 Then a pl.range loop and an if / else on a scalar re-assign full tiles through ops that keep the
 tile's type (its left operand), and a few tiles are stored, each into its own row block of an
@@ -150,7 +153,7 @@ class _Case:
         rng, t = self.rng, len(self.shapes)
         kind = rng.choice(["elementwise"] * 4 + ["part", "reduce", "expand", "fillpad", "fillpad", "validshape",
                                                  "slice", "load", "select", "cast", "assemble", "move",
-                                                 "gather", "scatter"])
+                                                 "gather", "scatter", "scatter_update"])
         a = rng.randrange(t)
         if kind == "elementwise":
             name = rng.choice(sorted(self.ops))
@@ -251,6 +254,15 @@ class _Case:
                 src = rng.choice(self.full())
                 self.add("pl.tile.scatter(t%d, t%d, i%d)" % (a, src, i), ("scatter", a, src, i), (self.r, self.c),
                          self.valids[a])
+        elif kind == "scatter_update":
+            # row indices: an INT32 [R, 1] tile loaded from iu (values in [0, R)) with a valid shape
+            er, ec = self.extent(self.r, 0), self.extent(1, 1)
+            i = len(self.index_tiles)
+            self.index_tiles.append((er, ec))
+            self.lines.append("i%d = pl.load(iu, [0, 0], [%d, 1], [%s, %s])" % (i, self.r, self.text(er), self.text(ec)))
+            a, src = rng.choice(self.full()), rng.choice(self.full())
+            self.add("pl.tile.scatter_update(t%d, i%d, t%d)" % (a, i, src), ("scatter_update", a, src, i),
+                     (self.r, self.c), self.valids[a])
         elif kind == "move":
             a, b = rng.choice(self.full()), rng.choice(self.full())
             name, k = rng.choice(sorted(tf.SHAPE_MOVES)), rng.randint(0, self.c)
@@ -308,7 +320,7 @@ def make_case(seed: int):
     ops = tf._ops(dtype)
     valids = case.valids
 
-    def reference(x, y, ix, params, s):
+    def reference(x, y, ix, iu, params, s):
         def ext(e):
             return params[e[1]] if e[0] == "p" else e[1]
 
@@ -421,6 +433,17 @@ def make_case(seed: int):
                 tile = Tile(value.reshape(r, c), known.reshape(r, c), dst.vr, dst.vc)
                 tile.known &= tile.box()
                 return tile
+            if kind == "scatter_update":   # index (i, j) of its valid box names src row k = i: row iu[i] = src[k]
+                dst, src = vals[step[1]], vals[step[2]]
+                er, ec = case.index_tiles[step[3]]
+                value, known = dst.value.copy(), dst.known.copy()
+                for k in range(ext(er) if ext(ec) > 0 else 0):
+                    if k < src.vr:
+                        value[iu[k, 0], :src.vc] = src.value[k, :src.vc]
+                        known[iu[k, 0], :src.vc] = src.known[k, :src.vc]
+                tile = Tile(value, known, dst.vr, dst.vc)
+                tile.known &= tile.box()
+                return tile
             if kind == "select":
                 _, a, o, cmp_type, x_, y_ = step
                 a, xt, yt = vals[a], vals[x_], vals[y_]
@@ -484,7 +507,7 @@ import pypto.language as pl
 class ValidRegions:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
-          ix: pl.Tensor[[{r}, {c}], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
+          ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
           s: pl.Scalar[pl.INT64],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
 {body}
@@ -492,10 +515,10 @@ class ValidRegions:
 
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
-             ix: pl.Tensor[[{r}, {c}], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
+             ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
              s: pl.Scalar[pl.INT64],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, ix, n0, n1, m0, m1, s, out)
+        out = self.k(x, y, ix, iu, n0, n1, m0, m1, s, out)
         return out
 '''
 
@@ -518,11 +541,13 @@ def check(seed: int):
     try:
         for draw in range(2):
             x, y = tf.inputs(seed * 2 + draw, (r + PAD, c + PAD), dtype)
-            ix = np.random.default_rng(seed * 2 + draw).integers(0, r * c, (r, c)).astype(np.int32)
+            irng = np.random.default_rng(seed * 2 + draw)
+            ix = irng.integers(0, r * c, (r, c)).astype(np.int32)
+            iu = irng.integers(0, r, (r, 1)).astype(np.int32)
             params = draw_params(rng, r, c)
             out = np.full((STORED * r, c), SENTINEL, tf._NP[dtype])
-            prog(x, y, ix, params["n0"], params["n1"], params["m0"], params["m1"], draw, out)
-            want, care = reference(x, y, ix, params, draw)
+            prog(x, y, ix, iu, params["n0"], params["n1"], params["m0"], params["m1"], draw, out)
+            want, care = reference(x, y, ix, iu, params, draw)
             ok = tf.same_values(out, want) | ~care
             if not ok.all():
                 i = tuple(int(v) for v in np.argwhere(~ok)[0])
