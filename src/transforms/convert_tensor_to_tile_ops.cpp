@@ -16,7 +16,8 @@
 //                                             iteration (LoadBatched); static shapes only. A rank
 //                                             > 2 tensor.slice of g stays a view (its statement
 //                                             dropped) that the loop loads at the slice's offsets;
-//                                             any other use of it is refused (located)
+//                                             a 1-D / 2-D slice of it loads from g at the composed
+//                                             offsets; any other use of it is refused (located)
 //     tensor.slice(g, shapes, offsets)     -> tile.load(g, offsets, shapes)      g global
 //     tensor.slice(g, shapes, offsets, v)  -> tile.load(g, offsets, shapes, v)   valid box v (§10)
 //     tensor.slice(t, shapes, offsets)     -> tile.slice(t, shapes, offsets)     t a tile
@@ -142,6 +143,7 @@ class Converter : public IRMutator {
       if (IsBatchView(args, op->attrs)) {   // rank > 2: a view only a batched product's operand loads
         return changed ? with_pass_results_of(Call::make_op(op->callee, args, op->attrs, sp), *op) : self;
       }
+      if (auto* v = as_var(args[0]); v && batch_views_.count(v)) return LoadFromView(args, op->attrs, sp);
       const size_t rank = op->type->is<TensorType>() ? op->type->as<TensorType>()->shape.size() : 0;
       PYPTO_USER_CHECK(rank <= 2, sp,
                        "pl.tensor.slice of rank " << rank << " with valid_shape= or pad_value= inside a kernel: "
@@ -419,12 +421,34 @@ class Converter : public IRMutator {
   static bool IsBatchView(const std::vector<ExprPtr>& args, const Attrs& attrs) {
     if (args.size() != 3 || !is_tensor(args[0]) || attrs.count("pad_value")) return false;
     auto* shapes = args[1]->as<MakeTuple>();
-    if (!shapes) return false;
+    if (!shapes || !args[2]->is<MakeTuple>()) return false;
     size_t dropped = 0;
     if (auto it = attrs.find("drop_dims"); it != attrs.end()) {
       if (auto* l = std::get_if<std::vector<ExprPtr>>(&it->second)) dropped = l->size();
     }
     return shapes->elements.size() > dropped + 2;
+  }
+
+  // A 1-D / 2-D slice of a rank > 2 view: one load from the view's tensor at the composed offsets.
+  ExprPtr LoadFromView(const std::vector<ExprPtr>& args, const Attrs& attrs, const Span& sp) {
+    PYPTO_USER_CHECK(args.size() == 3 && !attrs.count("pad_value") && args[1]->is<MakeTuple>() &&
+                         args[2]->is<MakeTuple>(),
+                     sp, "pl.tensor.slice of a rank-" << args[0]->type->as<TensorType>()->shape.size()
+                                                       << " slice inside a kernel takes no valid_shape= or pad_value=",
+                     "slice the kernel's tensor parameter directly");
+    Attrs drop_only;
+    if (auto it = attrs.find("drop_dims"); it != attrs.end()) drop_only["drop_dims"] = it->second;
+    const BatchView w = ViewOf(Call::make_op("tensor.slice", args, drop_only, sp));
+    auto idx = [&sp](int64_t v) -> ExprPtr { return ConstInt::make(v, DataType::INDEX, sp); };
+    std::vector<ExprPtr> shp(w.offsets.size(), idx(1)), drop;
+    for (size_t i = 0; i < w.axes.size(); ++i) shp[w.axes[i]] = w.shape[i];
+    for (size_t k = 0; k < w.offsets.size(); ++k) {
+      if (std::find(w.axes.begin(), w.axes.end(), k) == w.axes.end()) drop.push_back(idx(static_cast<int64_t>(k)));
+    }
+    Attrs load_attrs;
+    if (!drop.empty()) load_attrs["drop_dims"] = drop;
+    return Call::make_op("tile.load", {w.base, MakeTuple::make(w.offsets, sp), MakeTuple::make(shp, sp)}, load_attrs,
+                         sp);
   }
 
   static ExprPtr plus(const ExprPtr& a, const ExprPtr& b, const Span& span) {

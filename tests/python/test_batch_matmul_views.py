@@ -139,3 +139,35 @@ class P:
     line = next(n for n, t in enumerate(src.splitlines(), 1) if t.strip() == stmt)
     assert (e.file, e.line) == ("k.py", line), str(e)
     assert "drop_dims" in e.help
+
+
+PLANES = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[3, 6, 9], pl.FP32], r: pl.Scalar[pl.INDEX],
+          o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        ta = pl.tensor.slice(a, [2, 4, 8], [1, r, 1])
+        tb = pl.tensor.slice(ta, [1, 4, 8], [1, 0, 0], drop_dims=[0])   # a plane of the block: one 2-D load
+        o = pl.assemble(o, pl.add(tb, 1.0), [0, 0])
+        return o
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[3, 6, 9], pl.FP32], r: pl.Scalar[pl.INDEX],
+             o: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        o = self.k(a, r, o)
+        return o
+'''
+
+
+def test_a_2d_plane_of_a_rank_3_slice_loads_at_the_composed_offsets():
+    a = np.arange(162, dtype=np.float32).reshape(3, 6, 9)
+    o = np.zeros((4, 8), np.float32)
+    _run(PLANES, a, 2, o)
+    np.testing.assert_array_equal(o, a[2, 2:6, 1:9] + 1.0)
+    src = PLANES.replace("[1, 0, 0], drop_dims=[0])", "[1, 0, 0], valid_shape=[1, 2, 8], drop_dims=[0])")
+    with pytest.raises(PyptoError, match="pl.tensor.slice of a rank-3 slice inside a kernel takes no valid_shape="):
+        pypto.compile(pl.parse_program(src, "k.py"))
