@@ -107,7 +107,7 @@ class _Case:
         self.ops = {n: v for n, v in tf._ops(self.dtype).items()
                     if n in ELEMENTWISE and v[0] in (1, 2, "s")}
         self.lines, self.steps = [], []
-        self.index_tiles = []   # valid extents of i0, i1, ...: INT32 index tiles loaded from ix
+        self.index_tiles = []   # valid extents of i0, i1, ...: index tiles loaded from ix or iu
         self.shapes, self.valids = [], []   # per tile: shape, and valid extents as ("lit", k) / ("p", name)
 
     # ---- extents -------------------------------------------------------------------------------
@@ -117,7 +117,7 @@ class _Case:
         full = self.r if axis == 0 else self.c
         if dim == full and self.rng.random() < 0.5:
             return ("p", self.rng.choice(PARAMS[:2] if axis == 0 else PARAMS[2:]))
-        return ("lit", self.rng.choice(sorted({0, dim, dim, self.rng.randint(0, dim)})))
+        return ("lit", self.rng.choice(sorted({0, dim, self.rng.randint(0, dim)})))
 
     @staticmethod
     def text(e):
