@@ -40,6 +40,14 @@ def prog():
     p.close()
 
 
+def test_a_run_time_extent_of_zero_is_an_empty_tile(prog):
+    out = np.full((8, 1), -1.0, np.float32)
+    prog(np.ones((8, 16), np.float32), 0, 5, out)      # no row: nothing stored
+    np.testing.assert_array_equal(out, np.full((8, 1), -1.0, np.float32))
+    prog(np.ones((8, 16), np.float32), 2, 0, out)      # t has no column: its row max is the identity, -inf
+    np.testing.assert_array_equal(out[:, 0], [-np.inf] * 2 + [-1.0] * 6)
+
+
 def test_run_time_shapes_in_range_run(prog):
     x = np.arange(128, dtype=np.float32).reshape(8, 16)
     out = np.full((8, 1), -1.0, np.float32)
