@@ -83,3 +83,17 @@ def test_a_constant_shape_over_4_gib_is_a_located_error():
     e = ei.value
     assert "a tile of shape [70000, 70000] and dtype FP32 holds more than 4294967296 bytes" in e.message, e.message
     assert (e.file, e.line) == ("k.py", 10), str(e)
+
+
+@pytest.mark.parametrize("dtype,nbytes", [("FP16", 2), ("BF16", 2), ("INT8", 1), ("INT32", 4), ("INT64", 8)])
+def test_the_run_time_bound_counts_the_dtype_bytes_as_the_compile_time_one_does(dtype, nbytes):
+    # FP16 / BF16 tiles are float arrays on the CPU: the bound counted those 4 bytes (a constant FP16
+    # shape passed up to 4 GiB of FP16, a run-time one only up to 2 GiB of FP16)
+    import re
+    from pypto import codegen
+    from pypto._core import kernel_cpu
+    src = SRC.replace("t = pl.tile.full([n, m], pl.FP32, 2.0)",
+                      f"s = pl.tile.full([n, m], pl.{dtype}, 2)\n        t = pl.cast(s, pl.FP32)")
+    code = kernel_cpu.generate(codegen.run_pipeline(pl.parse_program(src, "k.py")), "k")
+    calls = re.findall(r'tile_elements\(ctx, \w+, 2, (\d+), "s"\)', code)
+    assert calls == [str(nbytes)], code

@@ -101,14 +101,16 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
     ref.buf = name;
   } else {
     std::string count = std::to_string(n);
-    if (!all_const) {   // a run-time shape: checked (no negative extent, no wrapped count) before the allocation
+    if (!all_const) {   // a run-time shape: checked (no negative extent, no wrapped count) before the allocation;
+      // its bytes are counted in the dtype, as VerifyKernelProgram counts a constant shape's
       const std::string shape = fresh(name + "_shape");
       std::string s = "const int64_t " + shape + "[" + std::to_string(ref.dims.size()) + "] = {";
       for (size_t i = 0; i < ref.dims.size(); ++i) s += (i ? ", " : "") + ref.dims[i];
       line(s + "};");
       count = fresh(name + "_count");
       line("const int64_t " + count + " = pypto_kernel::tile_elements(ctx, " + shape + ", " +
-           std::to_string(ref.dims.size()) + ", sizeof(" + ct + "), \"" + Sanitize(hint) + "\");");
+           std::to_string(ref.dims.size()) + ", " + std::to_string(std::max(1, bit_width(tt.dtype) / 8)) + ", \"" +
+           Sanitize(hint) + "\");");
       line("if (" + count + " < 0) return;");
     }
     // A zeroed array, not a std::vector: std::vector<bool> (a BOOL tile) has no data().

@@ -24,7 +24,8 @@ constexpr int64_t kMaxTileBytes = int64_t{1} << 32;
 
 // The element count of a tile whose shape is known at run time: every extent >= 0 and the tile at
 // most kMaxTileBytes, else ctx->fail naming the tile and -1 (so the allocation and every loop over
-// the tile use a count that cannot have wrapped).
+// the tile use a count that cannot have wrapped). elem_bytes is the dtype's (2 for FP16, though the
+// CPU computes it in float), as VerifyKernelProgram counts a constant shape's.
 inline int64_t tile_elements(const PTO2KernelContext* ctx, const int64_t* dims, int rank, int64_t elem_bytes,
                              const char* name) {
   int64_t n = 1;
