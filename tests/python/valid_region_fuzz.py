@@ -23,7 +23,14 @@ draws them, 0 and the full extent included). Then each statement reads any earli
 - pl.tile.scatter_update with an [R, 1] row-index tile (from iu) with a valid shape: index k of
   its valid box copies src row k (only below src's valid rows, only its valid columns) to row
   iu[k];
+- pl.tile.gather_mask with each mask pattern the columns allow (the selected columns of the valid
+  box, packed left: valid columns (vc + stride - 1 - first) // stride), at times through an
+  output_dtype bit reinterpretation and back; pl.tile.scatter_mask of such a [R, C / stride] tile
+  into a full one (only src's valid box is written; dst keeps its valid shape);
 - a fresh load.
+Seeds 3, 7, 11, ... with R > 1 load their tiles (index tiles too) with a run-time row count nr
+(passed as R): valid shapes on tiles of a dynamic shape; reshape / concat moves and slices of R rows,
+which need a constant shape, are left out there.
 Then a pl.range loop and an if / else on a scalar re-assign full tiles through ops that keep the
 tile's type (its left operand), and a few tiles are stored, each into its own row block of an
 output filled with a sentinel.
@@ -58,6 +65,10 @@ ELEMENTWISE = {"add", "sub", "mul", "div", "maximum", "minimum", "neg", "abs", "
                "adds", "subs", "muls", "divs", "maximums", "minimums", "and_", "or_", "xor", "rem"}
 PART_OPS = {"part_add": "add", "part_mul": "mul", "part_max": "maximum", "part_min": "minimum"}
 EXPANDS = ["%s_expand_%s" % (d, op) for d in ("row", "col") for op in ("add", "sub", "mul", "max", "min")]
+# mask pattern -> (stride, first selected column) (reference_ops.md §12)
+MASK_PATTERNS = {1: (2, 0), 2: (2, 1), 3: (4, 0), 4: (4, 1), 5: (4, 2), 6: (4, 3), 7: (1, 0)}
+# output_dtype of the same bit width, for a reinterpretation round trip
+SAME_WIDTH = {"FP32": "INT32", "INT32": "FP32", "FP16": "INT16"}
 PADS = {"zero": ["0", "pl.PadValue.zero"], "max": ["pl.PadValue.max"], "min": ["pl.PadValue.min"]}
 FLOAT_PAD_SPELLINGS = {"zero": ["0.0"], "max": ["math.inf"], "min": ["-math.inf"]}
 
@@ -104,6 +115,10 @@ class _Case:
         self.rng = random.Random(seed)
         self.dtype = DTYPES[seed % len(DTYPES)]
         self.r, self.c = self.rng.choice(SHAPES)
+        # a quarter of the seeds load with a run-time row count nr (= R): tiles of a dynamic shape
+        # with valid shapes; ops that need a constant shape (reshape, concat, a slice of R rows) are left out
+        self.dynamic = dynamic_rows(seed) and self.r > 1
+        self.rows = "nr" if self.dynamic else str(self.r)
         self.ops = {n: v for n, v in tf._ops(self.dtype).items()
                     if n in ELEMENTWISE and v[0] in (1, 2, "s")}
         self.lines, self.steps = [], []
@@ -134,7 +149,7 @@ class _Case:
     def load(self):
         src, orow, ocol = self.rng.choice("xy"), self.rng.randint(0, PAD), self.rng.randint(0, PAD)
         er, ec = self.extent(self.r, 0), self.extent(self.c, 1)
-        self.add("pl.load(%s, [%d, %d], [%d, %d], [%s, %s])" % (src, orow, ocol, self.r, self.c, self.text(er),
+        self.add("pl.load(%s, [%d, %d], [%s, %d], [%s, %s])" % (src, orow, ocol, self.rows, self.c, self.text(er),
                                                                    self.text(ec)),
                  ("load", src, (orow, ocol), (er, ec)), (self.r, self.c), (er, ec))
 
@@ -152,8 +167,9 @@ class _Case:
     def statement(self):
         rng, t = self.rng, len(self.shapes)
         kind = rng.choice(["elementwise"] * 4 + ["part", "reduce", "expand", "fillpad", "fillpad", "validshape",
-                                                 "slice", "load", "select", "cast", "assemble", "move",
-                                                 "gather", "scatter", "scatter_update"])
+                                                 "slice", "load", "select", "cast", "assemble",
+                                                 "gather", "scatter", "scatter_update", "gather_mask",
+                                                 "scatter_mask"] + ["move"] * (not self.dynamic))
         a = rng.randrange(t)
         if kind == "elementwise":
             name = rng.choice(sorted(self.ops))
@@ -208,7 +224,7 @@ class _Case:
                      self.shapes[a], (er, ec))
         elif kind == "slice":
             a = rng.choice(self.full())
-            form = rng.choice(["whole", "column", "row"])
+            form = rng.choice(["row"] if self.dynamic else ["whole", "column", "row"])
             h, w = {"whole": (self.r, self.c), "column": (self.r, 1), "row": (1, self.c)}[form]
             o = (0, rng.randrange(self.c)) if form == "column" else (rng.randrange(self.r), 0) if form == "row" else (0, 0)
             er, ec = self.extent(h, 0), self.extent(w, 1)
@@ -243,7 +259,7 @@ class _Case:
             er, ec = self.extent(self.r, 0), self.extent(self.c, 1)
             i = len(self.index_tiles)
             self.index_tiles.append((er, ec))
-            load = "pl.load(ix, [0, 0], [%d, %d], [%s, %s])" % (self.r, self.c, self.text(er), self.text(ec))
+            load = "pl.load(ix, [0, 0], [%s, %d], [%s, %s])" % (self.rows, self.c, self.text(er), self.text(ec))
             if kind == "scatter" and self.dtype == "FP16":   # a 2-byte dst takes INT16 indices (§12)
                 load = "pl.cast(%s, pl.INT16)" % load
             self.lines.append("i%d = %s" % (i, load))
@@ -259,10 +275,23 @@ class _Case:
             er, ec = self.extent(self.r, 0), self.extent(1, 1)
             i = len(self.index_tiles)
             self.index_tiles.append((er, ec))
-            self.lines.append("i%d = pl.load(iu, [0, 0], [%d, 1], [%s, %s])" % (i, self.r, self.text(er), self.text(ec)))
+            self.lines.append("i%d = pl.load(iu, [0, 0], [%s, 1], [%s, %s])" % (i, self.rows, self.text(er),
+                                                                                self.text(ec)))
             a, src = rng.choice(self.full()), rng.choice(self.full())
             self.add("pl.tile.scatter_update(t%d, i%d, t%d)" % (a, i, src), ("scatter_update", a, src, i),
                      (self.r, self.c), self.valids[a])
+        elif kind == "gather_mask":
+            self.gather_mask(rng.choice([p for p, (st, _) in MASK_PATTERNS.items() if self.c % st == 0]))
+        elif kind == "scatter_mask":
+            pattern = rng.choice([p for p, (st, _) in MASK_PATTERNS.items() if self.c % st == 0])
+            want = (self.r, self.c // MASK_PATTERNS[pattern][0])
+            srcs = self.tiles(lambda j: self.shapes[j] == want)
+            if not srcs:   # make one
+                self.gather_mask(pattern)
+                srcs = [len(self.shapes) - 1]
+            a, src = rng.choice(self.full()), rng.choice(srcs)
+            self.add("pl.tile.scatter_mask(t%d, t%d, mask_pattern=%d)" % (a, src, pattern),
+                     ("scatter_mask", a, src, pattern), (self.r, self.c), self.valids[a])
         elif kind == "move":
             a, b = rng.choice(self.full()), rng.choice(self.full())
             name, k = rng.choice(sorted(tf.SHAPE_MOVES)), rng.randint(0, self.c)
@@ -270,6 +299,17 @@ class _Case:
             self.add(text, ("move", name, a, b, k), (self.r, self.c), (("lit", self.r), ("lit", self.c)))
         else:
             self.load()
+
+    def gather_mask(self, pattern):
+        """tK = the columns `pattern` selects of a full tile, at times bit-reinterpreted there and back."""
+        a = self.rng.choice(self.full())
+        stride, first = MASK_PATTERNS[pattern]
+        call = "pl.tile.gather_mask(t%d, mask_pattern=%d)" % (a, pattern)
+        if self.rng.random() < 0.3:   # output_dtype reinterprets the bits; pattern 7 of the result brings them back
+            call = ("pl.tile.gather_mask(pl.tile.gather_mask(t%d, %d, output_dtype=pl.%s), 7, output_dtype=pl.%s)"
+                    % (a, pattern, SAME_WIDTH[self.dtype], self.dtype))
+        er, ec = self.valids[a]
+        self.add(call, ("gather_mask", a, pattern), (self.r, self.c // stride), (er, ("mask", ec, stride, first)))
 
     def reassign(self, indent, carried):
         """`tK = op(tK, ...)`: the type (and valid shape) of a full tile tK stays."""
@@ -322,6 +362,8 @@ def make_case(seed: int):
 
     def reference(x, y, ix, iu, params, s):
         def ext(e):
+            if e[0] == "mask":   # gather_mask's valid columns of a valid extent
+                return (ext(e[1]) + e[2] - 1 - e[3]) // e[2]
             return params[e[1]] if e[0] == "p" else e[1]
 
         def rnd(v):
@@ -444,6 +486,23 @@ def make_case(seed: int):
                 tile = Tile(value, known, dst.vr, dst.vc)
                 tile.known &= tile.box()
                 return tile
+            if kind == "gather_mask":
+                a = vals[step[1]]
+                stride, first = MASK_PATTERNS[step[2]]
+                vr, vc = (ext(e) for e in valids[t])
+                tile = Tile(a.value[:, first::stride].copy(), a.known[:, first::stride].copy(), vr, vc)
+                tile.known &= tile.box()
+                return tile
+            if kind == "scatter_mask":   # src's valid box goes to the selected columns of dst's rows
+                dst, src = vals[step[1]], vals[step[2]]
+                stride, first = MASK_PATTERNS[step[3]]
+                value, known = dst.value.copy(), dst.known.copy()
+                cols = first + stride * np.arange(src.vc)
+                value[:src.vr, cols] = src.value[:src.vr, :src.vc]
+                known[:src.vr, cols] = src.known[:src.vr, :src.vc]
+                tile = Tile(value, known, dst.vr, dst.vc)
+                tile.known &= tile.box()
+                return tile
             if kind == "select":
                 _, a, o, cmp_type, x_, y_ = step
                 a, xt, yt = vals[a], vals[x_], vals[y_]
@@ -508,7 +567,7 @@ class ValidRegions:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
           ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
-          s: pl.Scalar[pl.INT64],
+          s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
 {body}
         return out
@@ -516,11 +575,16 @@ class ValidRegions:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
              ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
-             s: pl.Scalar[pl.INT64],
+             s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, ix, iu, n0, n1, m0, m1, s, out)
+        out = self.k(x, y, ix, iu, n0, n1, m0, m1, s, nr, out)
         return out
 '''
+
+
+def dynamic_rows(seed: int) -> bool:
+    """Seeds 3, 7, 11, ... (those with R > 1) load their tiles with a run-time row count nr = R."""
+    return seed % 4 == 3
 
 
 def draw_params(rng, r, c):
@@ -546,7 +610,7 @@ def check(seed: int):
             iu = irng.integers(0, r, (r, 1)).astype(np.int32)
             params = draw_params(rng, r, c)
             out = np.full((STORED * r, c), SENTINEL, tf._NP[dtype])
-            prog(x, y, ix, iu, params["n0"], params["n1"], params["m0"], params["m1"], draw, out)
+            prog(x, y, ix, iu, params["n0"], params["n1"], params["m0"], params["m1"], draw, r, out)
             want, care = reference(x, y, ix, iu, params, draw)
             ok = tf.same_values(out, want) | ~care
             if not ok.all():

@@ -354,11 +354,10 @@ inline CD reinterpret_elem(CS v) {
 template <Storage SS, Storage DS, class CS, class CD>
 inline void gather_mask(CD* dst, const CS* src, int64_t m, int64_t n, int pattern) {
   const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
-  std::vector<CD> out(static_cast<size_t>(m * w));
+  Unaliased<CS> us(src, dst, m * n);   // dst may be src (in place)
   for (int64_t i = 0; i < m; ++i) {
-    for (int64_t k = 0; k < w; ++k) out[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(src[i * n + first + k * stride]);
+    for (int64_t k = 0; k < w; ++k) dst[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(us.p[i * n + first + k * stride]);
   }
-  std::copy(out.begin(), out.end(), dst);
 }
 
 template <class C>

@@ -319,13 +319,15 @@ inline bool scatter_valid(const PTO2KernelContext* ctx, C* out, const C* dst, in
 template <Storage SS, Storage DS, class CS, class CD>
 inline void gather_mask_valid(CD* dst, const CS* src, int64_t m, int64_t n, int64_t vr, int64_t vc, int pattern) {
   const int64_t stride = mask_stride(pattern), first = mask_first(pattern), w = n / stride;
-  std::vector<CD> out(static_cast<size_t>(m * w), CD{0});
+  // Written in place (no temporary the size of dst: GCC 12 took the one this had, with a run-time
+  // m, for a free of a non-heap pointer, a -Werror build failure).
+  Unaliased<CS> us(src, dst, m * n);   // dst may be src (in place)
+  std::fill(dst, dst + m * w, CD{0});
   for (int64_t i = 0; i < vr; ++i) {
     for (int64_t k = 0, c = first; k < w && c < vc; ++k, c += stride) {
-      out[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(src[i * n + c]);
+      dst[i * w + k] = reinterpret_elem<SS, DS, CS, CD>(us.p[i * n + c]);
     }
   }
-  std::copy(out.begin(), out.end(), dst);
 }
 
 // scatter_mask over the valid box [0, vr) x [0, vc) of the [m, n / stride] src: out = dst [m, n]
