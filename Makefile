@@ -3,7 +3,7 @@ PY ?= python3
 JOBS ?= 2
 CPP_BUILD ?= build/cpp
 
-.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan fuzz-chunked-operands fuzz-exprs
+.PHONY: setup setup-build setup-bench install cpp test test-cpp test-python test-tsan test-asan test-asan-smoke demo bench bench-runtime clean fuzz fuzz-programs fuzz-race fuzz-auto-deps fuzz-trace-summary fuzz-runtime-api fuzz-runtime-api-asan fuzz-chunked-operands fuzz-exprs fuzz-host
 
 # What each job needs (scripts/setup.sh): `build` for demo/install, `test` adds GoogleTest and
 # pytest, `bench` adds the runtime benchmarks' peers (oneTBB, clang/libomp).
@@ -139,6 +139,15 @@ fuzz-trace-summary: install
 	$(PY) scripts/fuzz_trace_summary.py --count $(TRACE_FUZZ_COUNT)
 
 fuzz: fuzz-trace-summary
+
+# Distributed HOST programs in-process and over MPI against NumPy (scripts/fuzz_host.py):
+# HOST_FUZZ_COUNT cases from HOST_FUZZ_SEED.
+HOST_FUZZ_COUNT ?= 100
+HOST_FUZZ_SEED ?= 1000
+fuzz-host: install
+	$(PY) scripts/fuzz_host.py --count $(HOST_FUZZ_COUNT) --seed $(HOST_FUZZ_SEED)
+
+fuzz: fuzz-host
 
 # Generated arithmetic against Python and NumPy (scripts/fuzz_exprs.py): integer scalar
 # expressions in kernels and orchestrations (INT64, and over every integer dtype), FP32 scalar

@@ -1,0 +1,248 @@
+"""Differential fuzzing of distributed HOST programs (docs/distributed.md): random DAGs of
+next-level tasks over shared arrays, run on the L3 runtime in-process and over MPI, compared with
+NumPy running the same tasks one after another in submission order.
+
+A case has NA FP32 arrays of BLOCKS row blocks ([BLOCKS * B, W]), all arguments of the HOST
+entry. Each of its TASKS submissions runs one chip-level target, a wrapper of one kernel that
+writes one row block of its last array `c`:
+  scale   c[k] = a[k] * s                      (c InOut)
+  put     c[k] = a[k] * s                      (c Out: the other blocks are not written)
+  axpy    c[k] = c[k] + a[k] * s               (reads c[k])
+  move    c[k] = a[j]                          (another block of another array)
+  same    c[k] = max(c[k], c[k])               (writes the values c[k] already holds)
+  total   c[k] = a[0] + a[1] + ... + a[B - 1]  (reads all of a)
+a the same array as c a fifth of the time; with two targets per kernel, so tasks of one target form a per-target chain and tasks of the other
+run wherever they are placed. Every pair of tasks that touch a common block, one writing it, is
+ordered: by the chain, by an explicit deps= on the earlier task, or through a barrier
+(pl.system.task_dummy) that waits on it; so the result is NumPy's, whatever the placement. Some
+deps are redundant (already implied), some tasks get extra ones, and the scales are powers of two
+or 1 (every product and sum exact in FP32), so the comparison is exact.
+
+Each case runs three times on the same program: once, again on its own results (arrays the run
+left where the last run put them), and once more after the caller changed one array, so MPI's
+between-run caching (docs/distributed.md "Between runs") is exercised.
+
+    findings = check(seed=3)                 # in-process, 1..4 chips by seed; [] when it agrees
+    mpirun -np 4 python host_fuzz.py mpi 0 20   # the same cases on 3 MPI chip ranks
+
+Used by tests/python/test_host_fuzz.py (a seeded smoke in-process and under mpirun) and
+scripts/fuzz_host.py (more seeds).
+"""
+import random
+import sys
+
+import numpy as np
+
+BLOCKS, B, W = 4, 2, 8
+ROWS = BLOCKS * B
+NA = 4
+TASKS = 14
+KERNELS = ["scale", "put", "axpy", "move", "same", "total"]
+SCALES = [1.0, 2.0, 0.5, -1.0, -0.25, 4.0]
+
+_T = "pl.Tensor[[%d, %d], pl.FP32]" % (ROWS, W)
+_KERNEL_DEFS = {
+    # name: (parameters after a, the body's stored value, c's direction)
+    "scale": ("k: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32]", "pl.mul(pl.load(a, [k * B, 0], [B, W]), s)", "InOut"),
+    "put": ("k: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32]", "pl.mul(pl.load(a, [k * B, 0], [B, W]), s)", "Out"),
+    "axpy": ("k: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32]",
+             "pl.add(pl.load(c, [k * B, 0], [B, W]), pl.mul(pl.load(a, [k * B, 0], [B, W]), s))", "InOut"),
+    "move": ("j: pl.Scalar[pl.INDEX], k: pl.Scalar[pl.INDEX]", "pl.load(a, [j * B, 0], [B, W])", "InOut"),
+    "same": ("k: pl.Scalar[pl.INDEX]", "pl.maximum(pl.load(c, [k * B, 0], [B, W]), pl.load(c, [k * B, 0], [B, W]))",
+             "InOut"),
+    "total": ("k: pl.Scalar[pl.INDEX]", None, "InOut"),   # the value: _total_expr()
+}
+
+
+def _total_expr():
+    loads = ["pl.load(a, [%d, 0], [B, W])" % (j * B) for j in range(BLOCKS)]
+    e = loads[0]
+    for ld in loads[1:]:
+        e = "pl.add(%s, %s)" % (e, ld)
+    return e
+
+
+def _kernels_text():
+    out = []
+    for name, (params, value, direction) in _KERNEL_DEFS.items():
+        if name == "total":
+            value = _total_expr()
+        a_param = "" if name == "same" else "a: %s, " % _T
+        out.append('''
+    @pl.function(type=pl.FunctionType.InCore)
+    def k_{name}(self, {a}{params}, c: pl.{d}[{t}]) -> {t}:
+        c = pl.store({value}, [k * B, 0], c)
+        return c
+'''.format(name=name, a=a_param, params=params, d=direction, t=_T, value=value))
+        args = ("" if name == "same" else "a, ") + ", ".join(p.split(":")[0] for p in params.split(", ")) + ", c"
+        for target in range(2):
+            out.append('''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_{name}_{target}(self, {a}{params}, c: pl.{d}[{t}]) -> {t}:
+        c = self.k_{name}({args})
+        return c
+'''.format(name=name, target=target, a=a_param, params=params, d=direction, t=_T, args=args))
+    return "".join(out)
+
+
+class _Task:
+    def __init__(self, kernel, target, a, c, k, j, s):
+        self.kernel, self.target, self.a, self.c, self.k, self.j, self.s = kernel, target, a, c, k, j, s
+
+    def reads(self):
+        r = set()
+        if self.kernel in ("scale", "put", "axpy"):
+            r.add((self.a, self.k))
+        if self.kernel == "move":
+            r.add((self.a, self.j))
+        if self.kernel == "total":
+            r |= {(self.a, b) for b in range(BLOCKS)}
+        if self.kernel in ("axpy", "same"):
+            r.add((self.c, self.k))
+        return r
+
+    def writes(self):
+        return {(self.c, self.k)}
+
+    def apply(self, arrs):
+        a = arrs[self.a] if self.a is not None else None
+        c, rows = arrs[self.c], slice(self.k * B, (self.k + 1) * B)
+        s = np.float32(self.s)
+        if self.kernel in ("scale", "put"):
+            c[rows] = a[rows] * s
+        elif self.kernel == "axpy":
+            c[rows] = c[rows] + a[rows] * s
+        elif self.kernel == "move":
+            c[rows] = a[self.j * B:(self.j + 1) * B]
+        elif self.kernel == "same":
+            pass
+        else:
+            acc = a[0:B].copy()
+            for b in range(1, BLOCKS):
+                acc = acc + a[b * B:(b + 1) * B]
+            c[rows] = acc
+
+
+def make_case(seed: int):
+    """(program text, tasks, chips): the tasks in submission order (the model replays them)."""
+    rng = random.Random(seed)
+    lines, tasks, done = [], [], []   # done[i]: the set of earlier tasks task i is ordered after
+    names = []                        # the DSL name of each task's id, or of the barrier standing for it
+    for i in range(TASKS):
+        kernel = rng.choice(KERNELS)
+        c = rng.randrange(NA)
+        # a is c a fifth of the time: one array as both arguments (the kernels read before they store)
+        a = None if kernel == "same" else c if rng.random() < 0.2 else rng.choice([x for x in range(NA) if x != c])
+        t = _Task(kernel, rng.randrange(2), a, c, rng.randrange(BLOCKS), rng.randrange(BLOCKS), rng.choice(SCALES))
+        # the tasks it must follow: a common block, one of the two writing it
+        must = {p for p, q in enumerate(tasks)
+                if (q.writes() & (t.reads() | t.writes())) or (q.reads() & t.writes())}
+        after = set()
+        for p, q in enumerate(tasks):   # the per-target chain orders it after every earlier task of its target
+            if q.kernel == t.kernel and q.target == t.target:
+                after |= {p} | done[p]
+        deps = []
+        for p in sorted(must - after, reverse=True):
+            if p in after:
+                continue
+            deps.append(p)
+            after |= {p} | done[p]
+        if tasks and rng.random() < 0.3:   # an extra dependency, needed or not
+            p = rng.randrange(len(tasks))
+            deps.append(p)
+            after |= {p} | done[p]
+        dep_names = [names[p] for p in deps]
+        if len(dep_names) > 1 and rng.random() < 0.3:   # through a barrier
+            lines.append("b%d = pl.system.task_dummy(deps=[%s])" % (i, ", ".join(dep_names)))
+            dep_names = ["b%d" % i]
+        args = ([] if t.a is None else ["x%d" % t.a]) + (["%d" % t.j] if kernel == "move" else []) + ["%d" % t.k]
+        if kernel in ("scale", "put", "axpy"):
+            args.append(repr(t.s))
+        args.append("x%d" % t.c)
+        deps_text = ", deps=[%s]" % ", ".join(dep_names) if dep_names else ""
+        lines.append("x%d, t%d = pl.submit(self.chip_%s_%d, %s%s)" % (t.c, i, kernel, t.target, ", ".join(args),
+                                                                      deps_text))
+        names.append("t%d" % i)
+        tasks.append(t)
+        done.append(after)
+    params = ", ".join("x%d: pl.InOut[%s]" % (n, _T) for n in range(NA))
+    text = '''import pypto.language as pl
+
+B = {B}
+W = {W}
+
+
+@pl.program
+class HostFuzz:{kernels}
+    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)
+    def host_main(self, {params}) -> {t}:
+{body}
+        return x0
+'''.format(B=B, W=W, kernels=_kernels_text(), params=params, t=_T,
+           body="\n".join("        " + ln for ln in lines))
+    return text, tasks, 1 + seed % 4
+
+
+def _inputs(seed):
+    rng = np.random.default_rng(seed)
+    # small integers times powers of two: every sum and product of the kernels is exact in FP32
+    return [(rng.integers(-64, 64, (ROWS, W)) * 0.25).astype(np.float32) for _ in range(NA)]
+
+
+def _model(tasks, arrs):
+    arrs = [a.copy() for a in arrs]
+    for t in tasks:
+        t.apply(arrs)
+    return arrs
+
+
+def run_case(prog, seed, tasks):
+    """Runs the program three times (see the module docstring); returns the disagreements."""
+    findings = []
+    arrs = _inputs(seed)   # the same arrays every run: each starts from what the last one left
+    for run in range(3):
+        if run == 2:
+            arrs[seed % NA] += np.float32(1.0)   # the caller changed an array between runs
+        want = _model(tasks, arrs)
+        prog(*arrs)
+        for n, (got, w) in enumerate(zip(arrs, want)):
+            if not np.array_equal(got, w):
+                i = tuple(int(v) for v in np.argwhere(got != w)[0])
+                findings.append("seed %d run %d: x%d differs at %s: got %r, model %r (%d elements)"
+                                % (seed, run, n, i, got[i], w[i], int((got != w).sum())))
+    return findings
+
+
+def check(seed: int):
+    """Builds case `seed`, runs it in-process on 1..4 chips and returns the disagreements."""
+    import pypto.language as pl
+    from pypto import host
+    text, tasks, chips = make_case(seed)
+    prog = host.compile_host(pl.parse_program(text, "host_fuzz_%d.py" % seed), chips=chips)
+    return run_case(prog, seed, tasks)
+
+
+def main(argv):
+    """`mpi LO HI` under mpirun: rank 0 builds and checks cases LO..HI-1 on the chip ranks and prints
+    `FINDING ...` per disagreement, then `DONE <cases> <findings>`; the other ranks serve."""
+    import pypto.language as pl
+    from pypto import host
+    mode, lo, hi = argv[0], int(argv[1]), int(argv[2])
+    assert mode == "mpi", mode
+    bad = 0
+    for seed in range(lo, hi):
+        text, tasks, _ = make_case(seed)
+        prog = host.compile_host(pl.parse_program(text, "host_fuzz_%d.py" % seed), distributed="mpi")
+        try:
+            findings = run_case(prog, seed, tasks)
+        except Exception as e:   # a run that fails is a finding too
+            findings = ["seed %d: %s" % (seed, str(e).splitlines()[0])]
+        for f in findings:
+            print("FINDING " + f, flush=True)
+        bad += bool(findings)
+    print("DONE %d %d" % (hi - lo, bad), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
