@@ -16,7 +16,8 @@ run wherever they are placed. Every pair of tasks that touch a common block, one
 ordered: by the chain, by an explicit deps= on the earlier task, or through a barrier
 (pl.system.task_dummy) that waits on it; so the result is NumPy's, whatever the placement. Some
 deps are redundant (already implied), some tasks get extra ones, and the scales are powers of two
-or 1 (every product and sum exact in FP32), so the comparison is exact.
+or 1 (every product and sum exact in FP32), so the comparison is exact, bit for bit (a scale by -1
+of a 0 writes -0.0 over 0.0: a change only in the bits).
 
 Each case runs three times on the same program: once, again on its own results (arrays the run
 left where the last run put them), and once more after the caller changed one array, so MPI's
@@ -185,8 +186,10 @@ class HostFuzz:{kernels}
 
 def _inputs(seed):
     rng = np.random.default_rng(seed)
-    # small integers times powers of two: every sum and product of the kernels is exact in FP32
-    return [(rng.integers(-64, 64, (ROWS, W)) * 0.25).astype(np.float32) for _ in range(NA)]
+    # small integers times powers of two (every sum and product of the kernels is exact in FP32), a
+    # quarter of them 0 (a negative scale makes them -0.0)
+    return [(rng.integers(-64, 64, (ROWS, W)) * 0.25 * (rng.random((ROWS, W)) > 0.25)).astype(np.float32)
+            for _ in range(NA)]
 
 
 def _model(tasks, arrs):
@@ -206,10 +209,11 @@ def run_case(prog, seed, tasks):
         want = _model(tasks, arrs)
         prog(*arrs)
         for n, (got, w) in enumerate(zip(arrs, want)):
-            if not np.array_equal(got, w):
-                i = tuple(int(v) for v in np.argwhere(got != w)[0])
+            differ = got.view(np.uint32) != w.view(np.uint32)   # bit for bit: -0.0 is not 0.0
+            if differ.any():
+                i = tuple(int(v) for v in np.argwhere(differ)[0])
                 findings.append("seed %d run %d: x%d differs at %s: got %r, model %r (%d elements)"
-                                % (seed, run, n, i, got[i], w[i], int((got != w).sum())))
+                                % (seed, run, n, i, got[i], w[i], int(differ.sum())))
     return findings
 
 
