@@ -30,7 +30,8 @@ draws them, 0 and the full extent included). Then each statement reads any earli
 - a fresh load.
 Seeds 3, 7, 11, ... with R > 1 load their tiles (index tiles too) with a run-time row count nr
 (passed as R): valid shapes on tiles of a dynamic shape; reshape / concat moves and slices of R rows,
-which need a constant shape, are left out there.
+which need a constant shape, are left out there. Seeds 7, 15, 23, ... with C > 1 also have a
+run-time column count nc (passed as C), without slices, pl.cmp masks and mask gathers / scatters.
 Then a pl.range loop and an if / else on a scalar re-assign full tiles through ops that keep the
 tile's type (its left operand), and a few tiles are stored, each into its own row block of an
 output filled with a sentinel.
@@ -119,6 +120,10 @@ class _Case:
         # with valid shapes; ops that need a constant shape (reshape, concat, a slice of R rows) are left out
         self.dynamic = dynamic_rows(seed) and self.r > 1
         self.rows = "nr" if self.dynamic else str(self.r)
+        # half of those a run-time column count nc (= C) too: then slices, pl.cmp masks and the mask
+        # gathers and scatters (which need a constant column count) are left out as well
+        self.dynamic_cols = self.dynamic and seed % 8 == 7 and self.c > 1
+        self.cols = "nc" if self.dynamic_cols else str(self.c)
         self.ops = {n: v for n, v in tf._ops(self.dtype).items()
                     if n in ELEMENTWISE and v[0] in (1, 2, "s")}
         self.lines, self.steps = [], []
@@ -149,7 +154,7 @@ class _Case:
     def load(self):
         src, orow, ocol = self.rng.choice("xy"), self.rng.randint(0, PAD), self.rng.randint(0, PAD)
         er, ec = self.extent(self.r, 0), self.extent(self.c, 1)
-        self.add("pl.load(%s, [%d, %d], [%s, %d], [%s, %s])" % (src, orow, ocol, self.rows, self.c, self.text(er),
+        self.add("pl.load(%s, [%d, %d], [%s, %s], [%s, %s])" % (src, orow, ocol, self.rows, self.cols, self.text(er),
                                                                    self.text(ec)),
                  ("load", src, (orow, ocol), (er, ec)), (self.r, self.c), (er, ec))
 
@@ -166,10 +171,10 @@ class _Case:
 
     def statement(self):
         rng, t = self.rng, len(self.shapes)
+        constant_cols = ["slice", "select", "gather_mask", "scatter_mask"] * (not self.dynamic_cols)
         kind = rng.choice(["elementwise"] * 4 + ["part", "reduce", "expand", "fillpad", "fillpad", "validshape",
-                                                 "slice", "load", "select", "cast", "assemble",
-                                                 "gather", "scatter", "scatter_update", "gather_mask",
-                                                 "scatter_mask"] + ["move"] * (not self.dynamic))
+                                                 "load", "cast", "assemble", "gather", "scatter",
+                                                 "scatter_update"] + constant_cols + ["move"] * (not self.dynamic))
         a = rng.randrange(t)
         if kind == "elementwise":
             name = rng.choice(sorted(self.ops))
@@ -259,7 +264,7 @@ class _Case:
             er, ec = self.extent(self.r, 0), self.extent(self.c, 1)
             i = len(self.index_tiles)
             self.index_tiles.append((er, ec))
-            load = "pl.load(ix, [0, 0], [%s, %d], [%s, %s])" % (self.rows, self.c, self.text(er), self.text(ec))
+            load = "pl.load(ix, [0, 0], [%s, %s], [%s, %s])" % (self.rows, self.cols, self.text(er), self.text(ec))
             if kind == "scatter" and self.dtype == "FP16":   # a 2-byte dst takes INT16 indices (§12)
                 load = "pl.cast(%s, pl.INT16)" % load
             self.lines.append("i%d = %s" % (i, load))
@@ -567,7 +572,7 @@ class ValidRegions:
     @pl.function(type=pl.FunctionType.InCore)
     def k(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
           ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
-          s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX],
+          s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX], nc: pl.Scalar[pl.INDEX],
           out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
 {body}
         return out
@@ -575,9 +580,9 @@ class ValidRegions:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{h}, {w}], pl.{dtype}], y: pl.Tensor[[{h}, {w}], pl.{dtype}],
              ix: pl.Tensor[[{r}, {c}], pl.INT32], iu: pl.Tensor[[{r}, 1], pl.INT32], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], m0: pl.Scalar[pl.INDEX], m1: pl.Scalar[pl.INDEX],
-             s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX],
+             s: pl.Scalar[pl.INT64], nr: pl.Scalar[pl.INDEX], nc: pl.Scalar[pl.INDEX],
              out: pl.Out[pl.Tensor[[{rows}, {c}], pl.{dtype}]]) -> pl.Tensor[[{rows}, {c}], pl.{dtype}]:
-        out = self.k(x, y, ix, iu, n0, n1, m0, m1, s, nr, out)
+        out = self.k(x, y, ix, iu, n0, n1, m0, m1, s, nr, nc, out)
         return out
 '''
 
@@ -610,7 +615,7 @@ def check(seed: int):
             iu = irng.integers(0, r, (r, 1)).astype(np.int32)
             params = draw_params(rng, r, c)
             out = np.full((STORED * r, c), SENTINEL, tf._NP[dtype])
-            prog(x, y, ix, iu, params["n0"], params["n1"], params["m0"], params["m1"], draw, r, out)
+            prog(x, y, ix, iu, params["n0"], params["n1"], params["m0"], params["m1"], draw, r, c, out)
             want, care = reference(x, y, ix, iu, params, draw)
             ok = tf.same_values(out, want) | ~care
             if not ok.all():
