@@ -12,7 +12,9 @@ writes one row block of its last array `c`:
   same    c[k] = max(c[k], c[k])               (writes the values c[k] already holds)
   total   c[k] = a[0] + a[1] + ... + a[B - 1]  (reads all of a)
 a the same array as c a fifth of the time; with two targets per kernel, so tasks of one target form a per-target chain and tasks of the other
-run wherever they are placed. Every pair of tasks that touch a common block, one writing it, is
+run wherever they are placed. A quarter of the statements are pl.range loops submitting one task per
+block of a range (the loop variable as the block), their ids in a TaskId array that later deps=
+name whole or element by element. Every pair of tasks that touch a common block, one writing it, is
 ordered: by the chain, by an explicit deps= on the earlier task, or through a barrier
 (pl.system.task_dummy) that waits on it; so the result is NumPy's, whatever the placement. Some
 deps are redundant (already implied), some tasks get extra ones, and the scales are powers of two
@@ -37,7 +39,7 @@ import numpy as np
 BLOCKS, B, W = 4, 2, 8
 ROWS = BLOCKS * B
 NA = 4
-TASKS = 14
+TASKS = 14   # at least; a loop may pass it
 KERNELS = ["scale", "put", "axpy", "move", "same", "total"]
 SCALES = [1.0, 2.0, 0.5, -1.0, -0.25, 4.0]
 
@@ -128,44 +130,73 @@ def make_case(seed: int):
     """(program text, tasks, chips): the tasks in submission order (the model replays them)."""
     rng = random.Random(seed)
     lines, tasks, done = [], [], []   # done[i]: the set of earlier tasks task i is ordered after
-    names = []                        # the DSL name of each task's id, or of the barrier standing for it
-    for i in range(TASKS):
-        kernel = rng.choice(KERNELS)
+    names = []                        # the DSL name of each task's id
+    loops = []                        # the tasks of each loop (the elements of its TaskId array tl<n>)
+
+    def chained(t):   # the per-target chain orders t after every earlier task of its target
+        after = set()
+        for p, q in enumerate(tasks):
+            if q.kernel == t.kernel and q.target == t.target:
+                after |= {p} | done[p]
+        return after
+
+    def conflicts(t):   # the tasks t must follow: a common block, one of the two writing it
+        return {p for p, q in enumerate(tasks) if (q.writes() & (t.reads() | t.writes())) or (q.reads() & t.writes())}
+
+    def dep_names(deps):   # a loop's whole TaskId array when every element is in deps
+        out, rest = [], list(dict.fromkeys(deps))
+        for n, members in enumerate(loops):
+            if set(members) <= set(rest) and rng.random() < 0.7:
+                out.append("tl%d" % n)
+                rest = [p for p in rest if p not in members]
+        return out + [names[p] for p in rest]
+
+    while len(tasks) < TASKS:
+        stmt = len(lines)
+        kernel, target = rng.choice(KERNELS), rng.randrange(2)
         c = rng.randrange(NA)
         # a is c a fifth of the time: one array as both arguments (the kernels read before they store)
         a = None if kernel == "same" else c if rng.random() < 0.2 else rng.choice([x for x in range(NA) if x != c])
-        t = _Task(kernel, rng.randrange(2), a, c, rng.randrange(BLOCKS), rng.randrange(BLOCKS), rng.choice(SCALES))
-        # the tasks it must follow: a common block, one of the two writing it
-        must = {p for p, q in enumerate(tasks)
-                if (q.writes() & (t.reads() | t.writes())) or (q.reads() & t.writes())}
-        after = set()
-        for p, q in enumerate(tasks):   # the per-target chain orders it after every earlier task of its target
-            if q.kernel == t.kernel and q.target == t.target:
+        j, scale = rng.randrange(BLOCKS), rng.choice(SCALES)
+        loop = rng.random() < 0.25   # a pl.range over blocks lo..hi-1, the loop variable as the block
+        lo, hi = sorted(rng.sample(range(BLOCKS + 1), 2)) if loop else (None, None)
+        blocks = range(lo, hi) if loop else [rng.randrange(BLOCKS)]
+        deps, first = [], len(tasks)
+        for k in blocks:   # the deps the iterations need (one deps= list serves them all)
+            t = _Task(kernel, target, a, c, k, j, scale)
+            after = chained(t)
+            for p in deps:
                 after |= {p} | done[p]
-        deps = []
-        for p in sorted(must - after, reverse=True):
-            if p in after:
-                continue
-            deps.append(p)
-            after |= {p} | done[p]
-        if tasks and rng.random() < 0.3:   # an extra dependency, needed or not
-            p = rng.randrange(len(tasks))
-            deps.append(p)
-            after |= {p} | done[p]
-        dep_names = [names[p] for p in deps]
-        if len(dep_names) > 1 and rng.random() < 0.3:   # through a barrier
-            lines.append("b%d = pl.system.task_dummy(deps=[%s])" % (i, ", ".join(dep_names)))
-            dep_names = ["b%d" % i]
-        args = ([] if t.a is None else ["x%d" % t.a]) + (["%d" % t.j] if kernel == "move" else []) + ["%d" % t.k]
+            for p in sorted(conflicts(t) - after, reverse=True):
+                if p not in after:
+                    deps.append(p)
+                    after |= {p} | done[p]
+            tasks.append(t)
+            done.append(after)   # may miss what a later iteration's deps add: only more deps follow
+        if first and rng.random() < 0.3:   # an extra dependency, needed or not
+            deps.append(rng.randrange(first))
+        dnames = dep_names(deps)
+        if len(dnames) > 1 and rng.random() < 0.3:   # through a barrier
+            lines.append("b%d = pl.system.task_dummy(deps=[%s])" % (stmt, ", ".join(dnames)))
+            dnames = ["b%d" % stmt]
+        block = "i" if loop else "%d" % blocks[0]
+        args = ([] if a is None else ["x%d" % a]) + (["%d" % j] if kernel == "move" else []) + [block]
         if kernel in ("scale", "put", "axpy"):
-            args.append(repr(t.s))
-        args.append("x%d" % t.c)
-        deps_text = ", deps=[%s]" % ", ".join(dep_names) if dep_names else ""
-        lines.append("x%d, t%d = pl.submit(self.chip_%s_%d, %s%s)" % (t.c, i, kernel, t.target, ", ".join(args),
-                                                                      deps_text))
-        names.append("t%d" % i)
-        tasks.append(t)
-        done.append(after)
+            args.append(repr(scale))
+        args.append("x%d" % c)
+        call = "pl.submit(self.chip_%s_%d, %s%s)" % (kernel, target, ", ".join(args),
+                                                     ", deps=[%s]" % ", ".join(dnames) if dnames else "")
+        if loop:
+            n = len(loops)
+            loops.append(list(range(first, len(tasks))))
+            names.extend("tl%d[%d]" % (n, k - lo) for k in blocks)
+            lines += ["tl%d = pl.array.create(%d, pl.TASK_ID)" % (n, hi - lo),
+                      "for i in pl.range(%d, %d):" % (lo, hi),
+                      "    x%d, tid = %s" % (c, call),
+                      "    tl%d[i - %d] = tid" % (n, lo)]
+        else:
+            names.append("t%d" % first)
+            lines.append("x%d, t%d = %s" % (c, first, call))
     params = ", ".join("x%d: pl.InOut[%s]" % (n, _T) for n in range(NA))
     text = '''import pypto.language as pl
 

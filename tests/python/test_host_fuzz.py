@@ -24,7 +24,7 @@ def test_host_programs_agree_with_numpy_over_mpi():
     assert "DONE 4 0" in out, out
 
 
-def test_the_generator_covers_every_kernel_barriers_aliasing_and_redundant_deps():
+def test_the_generator_covers_every_kernel_barriers_loops_aliasing_and_redundant_deps():
     texts = [hf.make_case(seed)[0] for seed in range(40)]
     calls = [ln for t in texts for ln in t.splitlines() if "pl.submit(" in ln]
     for kernel in hf.KERNELS:
@@ -33,6 +33,9 @@ def test_the_generator_covers_every_kernel_barriers_aliasing_and_redundant_deps(
     assert any("pl.system.task_dummy(deps=[" in t for t in texts)
     assert any(re.match(r"\s+x(\d), t\d+ = pl.submit\(self.chip_\w+, x\1,", c) for c in calls)   # a is c
     assert sum("deps=" not in c for c in calls) > 10 and sum("deps=" in c for c in calls) > 100
+    assert sum("for i in pl.range(" in t for t in texts) > 20                                   # loops
+    assert any(re.search(r"deps=\[[^\]]*\btl\d+\b(?!\[)", t) for t in texts)                    # a whole TaskId array
+    assert any(re.search(r"deps=\[[^\]]*\btl\d+\[\d+\]", t) for t in texts)                     # one element
 
 
 def test_the_check_sees_a_wrong_model(monkeypatch):
