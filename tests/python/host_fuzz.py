@@ -14,7 +14,9 @@ writes one row block of its last array `c`:
 a the same array as c a fifth of the time; with two targets per kernel, so tasks of one target form a per-target chain and tasks of the other
 run wherever they are placed. A quarter of the statements are pl.range loops submitting one task per
 block of a range (the loop variable as the block), their ids in a TaskId array that later deps=
-name whole or element by element. Every pair of tasks that touch a common block, one writing it, is
+name whole or element by element. A scale is a literal or the HOST parameter s0, and some
+submissions sit in an if / else on the HOST parameter flag (another scale in each branch); each
+run draws s0 and flag. Every pair of tasks that touch a common block, one writing it, is
 ordered: by the chain, by an explicit deps= on the earlier task, or through a barrier
 (pl.system.task_dummy) that waits on it; so the result is NumPy's, whatever the placement. Some
 deps are redundant (already implied), some tasks get extra ones, and the scales are powers of two
@@ -107,10 +109,17 @@ class _Task:
     def writes(self):
         return {(self.c, self.k)}
 
-    def apply(self, arrs):
+    def scale(self, params):
+        """s: a literal, the HOST parameter s0, or ("flag", then, else): the branch of an if on flag."""
+        s = self.s
+        if isinstance(s, tuple):
+            s = s[1] if params["flag"] else s[2]
+        return np.float32(params["s0"] if s == "s0" else s)
+
+    def apply(self, arrs, params):
         a = arrs[self.a] if self.a is not None else None
         c, rows = arrs[self.c], slice(self.k * B, (self.k + 1) * B)
-        s = np.float32(self.s)
+        s = self.scale(params)
         if self.kernel in ("scale", "put"):
             c[rows] = a[rows] * s
         elif self.kernel == "axpy":
@@ -157,8 +166,12 @@ def make_case(seed: int):
         c = rng.randrange(NA)
         # a is c a fifth of the time: one array as both arguments (the kernels read before they store)
         a = None if kernel == "same" else c if rng.random() < 0.2 else rng.choice([x for x in range(NA) if x != c])
-        j, scale = rng.randrange(BLOCKS), rng.choice(SCALES)
+        j, scale = rng.randrange(BLOCKS), rng.choice(SCALES + ["s0"] * 2)
         loop = rng.random() < 0.25   # a pl.range over blocks lo..hi-1, the loop variable as the block
+        # an if / else on the HOST parameter flag: the same task with another scale in each branch
+        branch = not loop and kernel in ("scale", "put", "axpy") and rng.random() < 0.3
+        if branch:
+            scale = ("flag", scale, rng.choice(SCALES + ["s0"]))
         lo, hi = sorted(rng.sample(range(BLOCKS + 1), 2)) if loop else (None, None)
         blocks = range(lo, hi) if loop else [rng.randrange(BLOCKS)]
         deps, first = [], len(tasks)
@@ -181,11 +194,12 @@ def make_case(seed: int):
             dnames = ["b%d" % stmt]
         block = "i" if loop else "%d" % blocks[0]
         args = ([] if a is None else ["x%d" % a]) + (["%d" % j] if kernel == "move" else []) + [block]
-        if kernel in ("scale", "put", "axpy"):
-            args.append(repr(scale))
-        args.append("x%d" % c)
-        call = "pl.submit(self.chip_%s_%d, %s%s)" % (kernel, target, ", ".join(args),
-                                                     ", deps=[%s]" % ", ".join(dnames) if dnames else "")
+        calls = []
+        for sc in ((scale[1], scale[2]) if branch else (scale,)):
+            sargs = args + ([sc if sc == "s0" else repr(sc)] if kernel in ("scale", "put", "axpy") else [])
+            calls.append("pl.submit(self.chip_%s_%d, %s%s)" % (kernel, target, ", ".join(sargs + ["x%d" % c]),
+                                                               ", deps=[%s]" % ", ".join(dnames) if dnames else ""))
+        call = calls[0]
         if loop:
             n = len(loops)
             loops.append(list(range(first, len(tasks))))
@@ -194,10 +208,15 @@ def make_case(seed: int):
                       "for i in pl.range(%d, %d):" % (lo, hi),
                       "    x%d, tid = %s" % (c, call),
                       "    tl%d[i - %d] = tid" % (n, lo)]
+        elif branch:
+            names.append("t%d" % first)
+            lines += ["if flag:", "    x%d, t%d = %s" % (c, first, calls[0]),
+                      "else:", "    x%d, t%d = %s" % (c, first, calls[1])]
         else:
             names.append("t%d" % first)
             lines.append("x%d, t%d = %s" % (c, first, call))
-    params = ", ".join("x%d: pl.InOut[%s]" % (n, _T) for n in range(NA))
+    params = ", ".join(["x%d: pl.InOut[%s]" % (n, _T) for n in range(NA)] +
+                       ["s0: pl.Scalar[pl.FP32]", "flag: pl.Scalar[pl.BOOL]"])
     text = '''import pypto.language as pl
 
 B = {B}
@@ -223,10 +242,10 @@ def _inputs(seed):
             for _ in range(NA)]
 
 
-def _model(tasks, arrs):
+def _model(tasks, arrs, params):
     arrs = [a.copy() for a in arrs]
     for t in tasks:
-        t.apply(arrs)
+        t.apply(arrs, params)
     return arrs
 
 
@@ -234,11 +253,13 @@ def run_case(prog, seed, tasks):
     """Runs the program three times (see the module docstring); returns the disagreements."""
     findings = []
     arrs = _inputs(seed)   # the same arrays every run: each starts from what the last one left
+    rng = random.Random(seed)
     for run in range(3):
         if run == 2:
             arrs[seed % NA] += np.float32(1.0)   # the caller changed an array between runs
-        want = _model(tasks, arrs)
-        prog(*arrs)
+        params = {"s0": rng.choice(SCALES), "flag": rng.random() < 0.5}
+        want = _model(tasks, arrs, params)
+        prog(*arrs, params["s0"], params["flag"])
         for n, (got, w) in enumerate(zip(arrs, want)):
             differ = got.view(np.uint32) != w.view(np.uint32)   # bit for bit: -0.0 is not 0.0
             if differ.any():

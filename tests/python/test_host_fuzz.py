@@ -36,6 +36,7 @@ def test_the_generator_covers_every_kernel_barriers_loops_aliasing_and_redundant
     assert sum("for i in pl.range(" in t for t in texts) > 20                                   # loops
     assert any(re.search(r"deps=\[[^\]]*\btl\d+\b(?!\[)", t) for t in texts)                    # a whole TaskId array
     assert any(re.search(r"deps=\[[^\]]*\btl\d+\[\d+\]", t) for t in texts)                     # one element
+    assert any("if flag:" in t for t in texts) and any(", s0, x" in c for c in calls)           # HOST scalars
 
 
 def test_the_check_sees_a_wrong_model(monkeypatch):
@@ -43,8 +44,8 @@ def test_the_check_sees_a_wrong_model(monkeypatch):
     one differs: the comparison is live."""
     apply = hf._Task.apply
 
-    def wrong(self, arrs):
-        apply(self, arrs)
+    def wrong(self, arrs, params):
+        apply(self, arrs, params)
         if self.kernel == "same":
             arrs[self.c][self.k * hf.B] += 1
     monkeypatch.setattr(hf._Task, "apply", wrong)
