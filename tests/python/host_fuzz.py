@@ -12,8 +12,8 @@ writes one row block of its last array `c`:
   same    c[k] = max(c[k], c[k])               (writes the values c[k] already holds)
   total   c[k] = a[0] + a[1] + ... + a[B - 1]  (reads all of a)
 a the same array as c a fifth of the time; with two targets per kernel, so tasks of one target form a per-target chain and tasks of the other
-run wherever they are placed. A quarter of the statements are pl.range loops submitting one task per
-block of a range (the loop variable as the block), their ids in a TaskId array that later deps=
+run wherever they are placed. A quarter of the statements are pl.range (or pl.parallel) loops submitting one
+task per block of a range (the loop variable as the block), their ids in a TaskId array that later deps=
 name whole or element by element. A scale is a literal or the HOST parameter s0, and some
 submissions sit in an if / else on the HOST parameter flag (another scale in each branch); each
 run draws s0 and flag. Every pair of tasks that touch a common block, one writing it, is
@@ -205,7 +205,7 @@ def make_case(seed: int):
             loops.append(list(range(first, len(tasks))))
             names.extend("tl%d[%d]" % (n, k - lo) for k in blocks)
             lines += ["tl%d = pl.array.create(%d, pl.TASK_ID)" % (n, hi - lo),
-                      "for i in pl.range(%d, %d):" % (lo, hi),
+                      "for i in pl.%s(%d, %d):" % (rng.choice(["range", "range", "parallel"]), lo, hi),
                       "    x%d, tid = %s" % (c, call),
                       "    tl%d[i - %d] = tid" % (n, lo)]
         elif branch:

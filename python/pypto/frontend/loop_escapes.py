@@ -35,7 +35,7 @@ def _binds(st: ast.stmt, name: str) -> bool:
 
 
 def _first_use(stmts: list, name: str):
-    """True: `name` is read before being rebound; False: rebound first; None: neither."""
+    """True: `name` is read before being rebound; False: rebound first on every path; None: neither."""
     for st in stmts:
         if isinstance(st, ast.With):
             if any(_reads(it.context_expr, name) for it in st.items):
@@ -43,6 +43,18 @@ def _first_use(stmts: list, name: str):
             r = _first_use(st.body, name)
             if r is not None:
                 return r
+        elif isinstance(st, ast.For):
+            # a read in the body counts; a rebind there does not hide what follows (no iteration may run)
+            if _reads(st.iter, name) or _first_use(st.body, name) or _first_use(st.orelse, name):
+                return True
+        elif isinstance(st, ast.If):
+            if _reads(st.test, name):
+                return True
+            then, orelse = _first_use(st.body, name), _first_use(st.orelse, name)
+            if then or orelse:
+                return True
+            if then is False and orelse is False:   # rebound on both paths
+                return False
         elif isinstance(st, (ast.Assign, ast.AnnAssign)):
             if st.value is not None and _reads(st.value, name):
                 return True
@@ -62,6 +74,19 @@ def read_after_loop(ctx, name: str) -> bool:
         if r is not None:
             return r
     return False
+
+
+def dead_on_entry(ctx, node: ast.For, name: str) -> bool:
+    """Does the loop `node` rebind `name` before any read in its body, with the name read neither
+    after the loop nor around the back edge of an enclosing loop? Then no value of it flows into
+    or out of the loop, and each iteration's value is its own."""
+    if _first_use(node.body, name) is not False or read_after_loop(ctx, name):
+        return False
+    for body, start in ctx.rest:   # body[start - 1] is the compound statement holding the loop (or the loop)
+        st = body[start - 1]
+        if st is not node and isinstance(st, ast.For) and _first_use(st.body, name):
+            return False
+    return True
 
 
 def _vars_in(e, out: list) -> list:
