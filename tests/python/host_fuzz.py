@@ -14,7 +14,9 @@ writes one row block of its last array `c`:
 a the same array as c a fifth of the time; with two targets per kernel, so tasks of one target form a per-target chain and tasks of the other
 run wherever they are placed. A quarter of the statements are pl.range (or pl.parallel) loops submitting one
 task per block of a range (the loop variable as the block), their ids in a TaskId array that later deps=
-name whole or element by element. A scale is a literal or the HOST parameter s0, and some
+name whole or element by element. Some tasks are fire-and-forget (a plain call `x = self.chip_...(...)`,
+no id): those that need no deps=, followed by a task of the same target, whose id stands for them
+(the chain orders it after them). A scale is a literal or the HOST parameter s0, and some
 submissions sit in an if / else on the HOST parameter flag (another scale in each branch); each
 run draws s0 and flag. Every pair of tasks that touch a common block, one writing it, is
 ordered: by the chain, by an explicit deps= on the earlier task, or through a barrier
@@ -153,6 +155,11 @@ def make_case(seed: int):
         return {p for p, q in enumerate(tasks) if (q.writes() & (t.reads() | t.writes())) or (q.reads() & t.writes())}
 
     def dep_names(deps):   # a loop's whole TaskId array when every element is in deps
+        # a fire-and-forget task has no id: the first named task chained after it stands for it (none
+        # yet: this is that task, the statement right after it, ordered after it by the chain)
+        deps = [p if names[p] else next((q for q in range(p + 1, len(names)) if names[q] and p in done[q]), None)
+                for p in deps]
+        deps = [p for p in deps if p is not None]
         out, rest = [], list(dict.fromkeys(deps))
         for n, members in enumerate(loops):
             if set(members) <= set(rest) and rng.random() < 0.7:
@@ -160,9 +167,12 @@ def make_case(seed: int):
                 rest = [p for p in rest if p not in members]
         return out + [names[p] for p in rest]
 
+    successor = None   # after a fire-and-forget task: its kernel and target, for a named task chained after it
     while len(tasks) < TASKS:
         stmt = len(lines)
-        kernel, target = rng.choice(KERNELS), rng.randrange(2)
+        kernel, target = successor or (rng.choice(KERNELS), rng.randrange(2))
+        forgets = successor is None and rng.random() < 0.12   # no id, if it needs no deps=
+        successor = None
         c = rng.randrange(NA)
         # a is c a fifth of the time: one array as both arguments (the kernels read before they store)
         a = None if kernel == "same" else c if rng.random() < 0.2 else rng.choice([x for x in range(NA) if x != c])
@@ -186,7 +196,8 @@ def make_case(seed: int):
                     after |= {p} | done[p]
             tasks.append(t)
             done.append(after)   # may miss what a later iteration's deps add: only more deps follow
-        if first and rng.random() < 0.3:   # an extra dependency, needed or not
+        forgets = forgets and not loop and not branch and not deps
+        if first and not forgets and rng.random() < 0.3:   # an extra dependency, needed or not
             deps.append(rng.randrange(first))
         dnames = dep_names(deps)
         if len(dnames) > 1 and rng.random() < 0.3:   # through a barrier
@@ -208,6 +219,10 @@ def make_case(seed: int):
                       "for i in pl.%s(%d, %d):" % (rng.choice(["range", "range", "parallel"]), lo, hi),
                       "    x%d, tid = %s" % (c, call),
                       "    tl%d[i - %d] = tid" % (n, lo)]
+        elif forgets:   # a plain call: a next-level task without a handle, ordered by its target's chain
+            names.append(None)
+            lines.append("x%d = self.chip_%s_%d(%s)" % (c, kernel, target, call.split("(", 1)[1][len("self.chip_%s_%d, " % (kernel, target)):-1]))
+            successor = (kernel, target)
         elif branch:
             names.append("t%d" % first)
             lines += ["if flag:", "    x%d, t%d = %s" % (c, first, calls[0]),

@@ -36,6 +36,7 @@ def test_the_generator_covers_every_kernel_barriers_loops_aliasing_and_redundant
     assert sum("for i in pl.range(" in t for t in texts) > 15 and any("for i in pl.parallel(" in t for t in texts)
     assert any(re.search(r"deps=\[[^\]]*\btl\d+\b(?!\[)", t) for t in texts)                    # a whole TaskId array
     assert any(re.search(r"deps=\[[^\]]*\btl\d+\[\d+\]", t) for t in texts)                     # one element
+    assert any(re.search(r"^\s+x\d = self\.chip_", t, re.M) for t in texts)                     # fire-and-forget
     assert any("if flag:" in t for t in texts) and any(", s0, x" in c for c in calls)           # HOST scalars
 
 
