@@ -279,7 +279,15 @@ def test_branch_local_name_used_after_if():
 
 
 def test_carried_value_changes_type():
-    body_check("x = n\nfor i in pl.range(4):  #!\n    x = 1.5\nreturn d", "'x' changes type in the loop", "for")
+    # read after the loop: x is carried (no iteration may run), and cannot change type
+    body_check("x = n\nfor i in pl.range(4):  #!\n    x = 1.5\ny = x + 1\nreturn d", "'x' changes type in the loop",
+               "for")
+
+
+def test_a_scalar_dead_on_entry_and_after_the_loop_may_change_type():
+    # Python's meaning: each iteration binds its own x, and nothing reads the INDEX one again
+    pl.parse_program(program("x = n\nfor i in pl.range(4):\n    x = 1.5\n    d = self.scale(a, x, d)\nreturn d"),
+                     "t.py")
 
 
 # -- dependencies ---------------------------------------------------------------------------

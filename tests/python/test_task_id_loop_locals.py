@@ -1,5 +1,5 @@
-"""A TaskId a loop rebinds before reading it, read neither after the loop nor around an enclosing
-loop, is not carried (python/pypto/frontend/control_flow.py, _dead_task_id). Before, a pl.parallel
+"""A TaskId (any scalar) a loop rebinds before reading it, read neither after the loop nor around an
+enclosing loop, is not carried (python/pypto/frontend/control_flow.py, _dead_scalar). Before, a pl.parallel
 loop followed by another loop that reuses the name (`x, tid = pl.submit(...)`, found by
 tests/python/host_fuzz.py) was refused: "loop-carried TaskId 'tid' is a scalar but starts from an
 array of TaskIds", though no value of `tid` flows into or out of the second loop. A name whose value

@@ -298,10 +298,11 @@ def _escaping_names(ctx, frame, lv, outer):
     return out
 
 
-def _dead_task_id(ctx, node, name) -> bool:
-    """A TaskId the loop rebinds before reading it, read neither after the loop nor around an
-    enclosing loop: not carried. Its value before the loop may be an array (a pl.parallel loop's
-    fence of one TaskId per iteration), which a loop-carried scalar TaskId could not start from.
+def _dead_scalar(ctx, node, name) -> bool:
+    """A scalar (a TaskId too) the loop rebinds before reading it, read neither after the loop nor
+    around an enclosing loop: not carried, each iteration's value is its own. So the name may take
+    another dtype in the loop, and a TaskId name may have held an array before it (a pl.parallel
+    loop's fence of one TaskId per iteration, which a loop-carried scalar TaskId could not start from).
 
         for i in pl.parallel(2):
             x, tid = pl.submit(self.f, x)    # tid: 2 TaskIds after this loop
@@ -310,13 +311,13 @@ def _dead_task_id(ctx, node, name) -> bool:
             y, tid = pl.submit(self.g, y)    # a fresh TaskId per iteration, not a carry of the array
             jds[i] = tid
     """
-    return irtypes.is_task_id_scalar(ctx.lookup(name).type) and loop_escapes.dead_on_entry(ctx, node, name)
+    return isinstance(ctx.lookup(name).type, ir.ScalarType) and loop_escapes.dead_on_entry(ctx, node, name)
 
 
 def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     lv = _loop_var(ctx, node.target)
     carried = [n for n in assigned_names(node.body) if n != lv.name and ctx.lookup(n) is not None
-               and not _dead_task_id(ctx, node, n)]
+               and not _dead_scalar(ctx, node, n)]
     outer = {n: ctx.lookup(n) for n in carried}
     frame = Frame("loop")
     ctx.frames.append(frame)
