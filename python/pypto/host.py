@@ -116,6 +116,7 @@ class HostProgram:
         self.files = files
         self.target_ids = target_ids
         self.chips = chips
+        self._mpi_chips = chips   # an MPI program's chips: every chip rank of the job (compile_host)
         self.output_dir = output_dir
         self.cached = cached
         self.transport = transport
@@ -196,6 +197,10 @@ class HostProgram:
             raise ArgumentValueError("HostProgram.chips %d is more than the in-process transport's %d (each chip is a "
                                      "thread of this process)" % (chips, self.MAX_INPROCESS_CHIPS),
                                      help="use fewer chips, or distributed='mpi' to run them as MPI ranks")
+        if self.transport == "mpi" and chips != self._mpi_chips:
+            raise ArgumentValueError("HostProgram.chips is %d, but an MPI program runs on every chip rank of the job: %d"
+                                     % (chips, self._mpi_chips),
+                                     help="launch mpirun -np <chips + 1> for another count")
         if self.transport == "mpi" and (aic_workers is not None or aiv_workers is not None):
             raise ArgumentValueError("aic_workers / aiv_workers apply to in-process chips; the MPI chip ranks run "
                                      "their runtime's default workers (1 AIC + 2 AIV)",
@@ -444,7 +449,7 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
     ``distributed``: None / ``"inprocess"`` (default: ``chips`` chip runtimes on threads of
     this process, default 2) or ``"mpi"`` (under ``mpirun -np N``: rank 0 returns the
     program, every other rank serves next-level tasks inside this call and exits when rank 0
-    does; ``chips`` defaults to N - 1 and may not exceed it). See docs/distributed.md.
+    does; ``chips`` is N - 1: another count is refused). See docs/distributed.md.
 
     Built: ``host/<func>.cpp``; one ``orchestration/<target>.cpp`` per chip-level target (its
     entry renamed to ``l2_entry_<target>`` with -D, so several link together); the kernels;
@@ -471,9 +476,15 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
         if world[1] < 2:
             raise PyptoError("distributed='mpi' needs at least 2 ranks (rank 0 runs the HOST entry, the others are "
                              "chips); this job has 1: mpirun -np <chips + 1>")
+        # The MPI transport runs next-level tasks on every chip rank of the job: another count is
+        # refused (on every rank, before anything runs), not ignored.
         if chips is not None and chips > world[1] - 1:
             raise PyptoError("%d chips requested but the MPI job has %d ranks (%d chips: rank 0 is the host); launch "
                              "with mpirun -np %d" % (chips, world[1], world[1] - 1, chips + 1))
+        if chips is not None and chips < world[1] - 1:
+            raise PyptoError("%d chips requested but an MPI program runs on every chip rank of the job: %d (mpirun -np "
+                             "%d; rank 0 is the host); launch with mpirun -np %d, or leave chips= out"
+                             % (chips, world[1] - 1, world[1], chips + 1))
         chips = world[1] - 1
         mpi = _Mpi.get()
         if mpi.rank != 0:

@@ -5,6 +5,7 @@
     mpirun -np 3 python host_cases.py mpi-error case   # prints "ERROR <case>: <message>" instead
                                                        # of raising (fault tests)
     mpirun -np 2 python host_cases.py mpi-chips N      # asks for N chips (bad-input test)
+    mpirun -np 3 python host_cases.py mpi-setchips     # prog.chips = 1 on an MPI program (refused), then runs
     mpirun -np 2 python host_cases.py mpi-badargs      # calls with a wrong dtype, then runs
     mpirun -np 3 python host_cases.py mpi-bytes        # prints the tensor bytes moved per run
     mpirun -np 5 python host_cases.py mpi-bytes-sharded  # the same for examples/sharded_matmul.py
@@ -104,6 +105,19 @@ def main(argv):
         except Exception as e:  # every rank refuses before anything runs
             print("ERROR chips: %s" % e, flush=True)
             return 3
+        return 0
+    if mode == "mpi-setchips":
+        prog = host.compile_host(_golden("host_basic"), distributed="mpi")
+        chips = prog.chips
+        prog.chips = 1
+        x = np.zeros(64, np.float32)
+        try:
+            prog(x, x.copy(), x.copy(), x.copy())
+        except Exception as e:
+            print("ERROR setchips: %s" % e, flush=True)
+        prog.chips = chips
+        case_host_basic(lambda p: prog, np.random.default_rng(1))
+        print("OK after setchips", flush=True)
         return 0
     if mode == "mpi-badargs":
         prog = host.compile_host(_golden("host_basic"), distributed="mpi")

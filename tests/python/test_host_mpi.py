@@ -173,6 +173,25 @@ def test_more_chips_than_ranks_is_refused_before_running():
     _no_leftovers()
 
 
+def test_fewer_chips_than_ranks_is_refused_before_running():
+    # the MPI transport runs tasks on every chip rank: chips=1 in a 3-rank job was ignored (2 ran)
+    cp = _mpirun(3, ["mpi-chips", "1"], timeout=60)
+    assert "ERROR chips:" in cp.stdout and ("1 chips requested but an MPI program runs on every chip rank of the "
+                                            "job: 2 (mpirun -np 3; rank 0 is the host); launch with mpirun -np 2"
+                                            ) in cp.stdout, cp.stdout + cp.stderr
+    assert cp.returncode != 0
+    _no_leftovers()
+
+
+def test_another_chip_count_set_on_an_mpi_program_is_refused_and_the_job_goes_on():
+    cp = _mpirun(3, ["mpi-setchips"], timeout=60)
+    assert ("ERROR setchips: error: HostProgram.chips is 1, but an MPI program runs on every chip rank of the job: 2"
+            in cp.stdout), cp.stdout + cp.stderr
+    assert "OK after setchips" in cp.stdout, cp.stdout + cp.stderr
+    assert cp.returncode == 0, cp.stderr
+    _no_leftovers()
+
+
 def test_wrong_argument_is_refused_on_rank_0_and_the_job_goes_on():
     cp = _mpirun(2, ["mpi-badargs"], timeout=60)
     assert "ERROR badargs:" in cp.stdout and ("argument 'x' of host_main(x, y, z, w): parameter 'x' is pl.FP32 "
