@@ -465,6 +465,8 @@ def compile_host(program, func: Union[str, object, None] = None, output_dir: str
 
     if distributed not in (None, "inprocess", "mpi"):
         raise PyptoError("distributed=%r: expected None, 'inprocess' or 'mpi'" % (distributed,))
+    if chips is not None and (not isinstance(chips, int) or isinstance(chips, bool)):
+        raise PyptoError("chips must be a positive integer, got %r" % (chips,))
     if chips is not None and chips < 1:
         raise PyptoError("chips must be at least 1, got %d" % chips)
     mpi = None

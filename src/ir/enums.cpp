@@ -1,6 +1,7 @@
 // Spellings of the small IR enumerations (the DSL's `pl.*` names) and dtype predicates.
 #include "pypto/ir/enums.h"
 
+#include <algorithm>
 #include <cstddef>
 
 namespace pypto::ir {
@@ -101,6 +102,8 @@ bool is_signed(DataType t) {
   }
   return false;   // no `default:` above: -Wswitch names this switch for a new DataType
 }
+
+int byte_width(DataType t) { return std::max(1, bit_width(t) / 8); }
 
 int bit_width(DataType t) {
   switch (t) {

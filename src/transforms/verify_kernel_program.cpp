@@ -96,7 +96,7 @@ class KernelChecker {
   }
 
   void DeclareTile(const TileType& tt, const Span& span) {
-    int64_t bytes = std::max(1, bit_width(tt.dtype) / 8);
+    int64_t bytes = byte_width(tt.dtype);
     bool too_big = false;
     for (size_t i = 0; i < tt.shape.size(); ++i) {
       const ExprPtr& d = tt.shape[i];

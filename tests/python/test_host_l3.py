@@ -194,3 +194,16 @@ def test_pypto_run_mpi_refuses_a_bad_task_timeout_before_mpirun(monkeypatch, cap
     err = capsys.readouterr().err
     assert err.startswith("pypto: error: PYPTO_L3_TASK_TIMEOUT_S='abc' is not a timeout"), err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("chips,message", [(0, "chips must be at least 1, got 0"),
+                                           (-(2 ** 63), "chips must be at least 1"),
+                                           ("2", "chips must be a positive integer, got '2'"),
+                                           (2.5, "chips must be a positive integer, got 2.5"),
+                                           (True, "chips must be a positive integer, got True")])
+def test_compile_host_refuses_a_bad_chip_count(chips, message):
+    # before anything is built: a string or a float was a raw TypeError from the comparison
+    from codegen_test_util import GOLDEN_DIR, load_single_program
+    prog = load_single_program(os.path.join(GOLDEN_DIR, "host_basic", "host_program.py"))
+    with pytest.raises(PyptoError, match=re.escape(message)):
+        host.compile_host(prog, chips=chips)

@@ -81,5 +81,6 @@ bool is_float(DataType t);     // FP16, BF16, FP32
 bool is_integer(DataType t);   // signed/unsigned ints and INDEX (not BOOL, not TASK_ID)
 bool is_signed(DataType t);
 int bit_width(DataType t);     // storage width in bits (INDEX and TASK_ID: 64)
+int byte_width(DataType t);    // storage bytes per element, at least 1: byte_width(FP16) == 2
 
 }  // namespace pypto::ir

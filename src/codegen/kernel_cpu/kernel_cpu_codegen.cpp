@@ -109,7 +109,7 @@ TileRef KernelEmitter::declare_tile(const std::string& hint, const TileType& tt,
       line(s + "};");
       count = fresh(name + "_count");
       line("const int64_t " + count + " = pypto_kernel::tile_elements(ctx, " + shape + ", " +
-           std::to_string(ref.dims.size()) + ", " + std::to_string(std::max(1, bit_width(tt.dtype) / 8)) + ", \"" +
+           std::to_string(ref.dims.size()) + ", " + std::to_string(byte_width(tt.dtype)) + ", \"" +
            Sanitize(hint) + "\");");
       line("if (" + count + " < 0) return;");
     }

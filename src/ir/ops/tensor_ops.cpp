@@ -115,7 +115,7 @@ void register_tensor_ops(OpRegistry& r) {
            DataType dtype = attr_dtype("tensor.create", attrs, span);
            // Literal extents whose byte count passes 2^63 - 1: the runtime's byte count would
            // wrap (alloc_tensors refuses it too, but without the DSL line).
-           unsigned __int128 bytes = static_cast<unsigned __int128>(std::max(bit_width(dtype), 8) / 8);
+           unsigned __int128 bytes = static_cast<unsigned __int128>(byte_width(dtype));
            bool literal = true;
            for (auto& d : shape) {
              auto* c = d->as<ConstInt>();
