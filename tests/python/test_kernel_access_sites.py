@@ -255,3 +255,74 @@ def test_valid_box_gather_is_located():
     assert "failed: g.py:%d: gather from tile 'ta' with indices from tile 'ti': flat index 99 is outside [0, 32)" % (
         _line(src, "g = pl.tile.gather(ta, ti)")) in str(err.value), err.value
     prog.close()
+
+
+# ---- blocks at run-time offsets: tile.slice / tile.extract / tile.assemble / gather_row's dst ----
+# Their helpers said 'tile.slice: block [5, 9) x [0, 8) is outside the [8, 8] tile' (gather_row:
+# 'gather_row: block ...'), naming neither the tile nor the line.
+
+BLOCK_SRC = '''import pypto.language as pl
+
+
+@pl.program
+class B:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[8, 8], pl.FP32], r: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.INDEX],
+          out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        ta = pl.load(a, [0, 0], [8, 8])
+        tb = pl.tile.slice(ta, [4, 8], [r, 0])
+        tc = pl.tile.extract(ta, s, 0, [4, 8])
+        td = pl.tile.slice(tc, [2, 8], [s, 0])
+        te = pl.tile.assemble(tb, td, [r, 0])
+        tf = pl.tile.gather_row(te, a, [s, 0], [0, 0], [2, 8])
+        out = pl.store(tf, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[8, 8], pl.FP32], r: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        out = self.k(a, r, s, out)
+        return out
+'''
+
+
+@pytest.fixture(scope="module")
+def block_prog():
+    prog = pypto.compile(pl.parse_program(BLOCK_SRC, "b.py"))
+    yield prog
+    prog.close()
+
+
+@pytest.mark.parametrize("r, s, site, failure", [
+    (5, 0, "tb = pl.tile.slice(ta, [4, 8], [r, 0])",
+     "tile.slice of tile 'ta': a [4, 8] block at (5, 0) is outside the [8, 8] tile"),
+    (0, -1, "tc = pl.tile.extract(ta, s, 0, [4, 8])",
+     "tile.extract of tile 'ta': a [4, 8] block at (-1, 0) is outside the [8, 8] tile"),
+    (0, 3, "td = pl.tile.slice(tc, [2, 8], [s, 0])",
+     "tile.slice of tile 'tc': a [2, 8] block at (3, 0) is outside the [4, 8] tile"),
+    (3, 2, "te = pl.tile.assemble(tb, td, [r, 0])",
+     "tile.assemble into tile 'tb': a [2, 8] source at (3, 0) does not fit in the [4, 8] target"),
+    (2, 2 ** 62, "tc = pl.tile.extract(ta, s, 0, [4, 8])",
+     "tile.extract of tile 'ta': a [4, 8] block at (4611686018427387904, 0) is outside the [8, 8] tile"),
+])
+def test_a_block_at_run_time_offsets_names_the_tile_and_the_dsl_line(block_prog, r, s, site, failure):
+    with pytest.raises(RunError) as err:
+        block_prog(np.ones((8, 8), np.float32), r, s, np.zeros((4, 8), np.float32))
+    assert "failed: b.py:%d: %s" % (_line(BLOCK_SRC, site), failure) in str(err.value), err.value
+
+
+def test_a_gather_row_block_outside_its_destination_is_located(block_prog):
+    """With s = 2 every block fits; with the gather_row's block made [3, 8], it no longer fits at
+    row 2 of the [4, 8] destination: a run failure located at the gather_row."""
+    a = np.arange(64, dtype=np.float32).reshape(8, 8)
+    out = np.zeros((4, 8), np.float32)
+    block_prog(a, 0, 2, out)    # every block fits: out = te with a's rows 0..1 at row 2
+    assert (out[2:4] == a[0:2]).all(), out
+    prog = pypto.compile(pl.parse_program(BLOCK_SRC.replace("[2, 8])\n        out", "[3, 8])\n        out"), "b.py"))
+    try:
+        with pytest.raises(RunError) as err:
+            prog(a, 0, 2, out)
+        assert ("failed: b.py:%d: gather_row of tensor 'a': a [3, 8] block at (2, 0) is outside the [4, 8] tile"
+                % _line(BLOCK_SRC, "tf = pl.tile.gather_row(te, a, [s, 0], [0, 0], [2, 8])")) in str(err.value), err.value
+    finally:
+        prog.close()

@@ -7,7 +7,9 @@ is computed while runs succeed).
 - A kernel's failed tensor access (``load of tensor 'a' out of bounds on axis 0: ...``, a dtype or
   rank mismatch, ``mscatter of tensor 'o': index 48 is outside [0, 48)``), and a tile op's index
   outside its tile (``gather from tile 'ta' with indices from tile 'ti': flat index 32 is outside
-  [0, 32)``, likewise ``scatter into`` and ``scatter_update of``), is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
+  [0, 32)``, likewise ``scatter into`` and ``scatter_update of``), and a tile op's block outside its
+  tile (``tile.slice of tile 'ta': a [4, 8] block at (14, 0) is outside the [16, 8] tile``, likewise
+  ``tile.extract of`` and ``tile.assemble into``), is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
   the kernel only knows the tensor's name, and the message named the line that submitted the task.
   The kernel's IR gives the line; the generated kernels carry no source lines, so an edit that
   moves a kernel's lines does not recompile it (the object cache is keyed by the source).
@@ -22,7 +24,7 @@ import re
 from typing import List, Tuple
 
 __all__ = ["explain_failure", "explain_and_locate", "failure_location", "index_params", "name_index_params",
-           "locate_kernel_accesses", "locate_tile_index_failures"]
+           "locate_kernel_accesses", "locate_tile_index_failures", "locate_tile_block_failures"]
 
 
 def index_params(program) -> frozenset:
@@ -139,24 +141,50 @@ def _operand_matches(arg, label: str) -> bool:
     return not isinstance(arg, ir.Var)
 
 
+def _call_sites(program, kernel: str, accept) -> List[str]:
+    """``file:line`` of each call of kernel ``kernel`` that ``accept(call)`` takes, in order."""
+    func = next((f for f in getattr(program, "functions", None) or () if f.name == kernel), None)
+    found = []
+    for call in _calls(func.body, []) if func is not None else ():
+        site = "%s:%d" % (os.path.basename(call.span.file), call.span.line)
+        if accept(call) and call.span.line > 0 and site not in found:
+            found.append(site)
+    return found
+
+
 def tile_index_sites(program, kernel: str, what: str, indexed: str, indices: str) -> List[str]:
     """``file:line`` of each tile op of kernel ``kernel`` that an index failure ``what`` (``gather
     from`` ...) with operands labelled ``indexed`` and ``indices`` may come from."""
-    func = next((f for f in getattr(program, "functions", None) or () if f.name == kernel), None)
     op = _INDEX_OPS.get(what)
-    if func is None or op is None:
+    if op is None:
         return []
     at = {"tile.gather": (0, 1), "tile.scatter": (0, 2), "tile.scatter_update": (0, 1)}[op]   # (indexed, indices)
-    found = []
-    for call in _calls(func.body, []):
-        if call.callee != op or len(call.args) <= max(at):
-            continue
-        if not (_operand_matches(call.args[at[0]], indexed) and _operand_matches(call.args[at[1]], indices)):
-            continue
-        site = "%s:%d" % (os.path.basename(call.span.file), call.span.line)
-        if call.span.line > 0 and site not in found:
-            found.append(site)
-    return found
+    return _call_sites(program, kernel, lambda call: (
+        call.callee == op and len(call.args) > max(at) and _operand_matches(call.args[at[0]], indexed) and
+        _operand_matches(call.args[at[1]], indices)))
+
+
+# The block-checked tile helpers (pypto_kernel_ops.h extract_block, assemble): "tile.slice of
+# <operand>", "tile.extract of <operand>", "tile.assemble into <operand>" (the operand as above).
+_BLOCK_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>(?P<op>tile\.(?:slice|extract) of|"
+                            r"tile\.assemble into) (?P<operand>" + _OPERAND + r")[^\n]*)")
+
+
+def tile_block_sites(program, kernel: str, op: str, operand: str) -> List[str]:
+    """``file:line`` of each ``op`` (``tile.slice`` ...) of kernel ``kernel`` on the operand
+    labelled ``operand`` that a block failure may come from."""
+    return _call_sites(program, kernel, lambda call: (
+        call.callee == op and bool(call.args) and _operand_matches(call.args[0], operand)))
+
+
+def locate_tile_block_failures(message: str, program) -> str:
+    """``message`` with a tile op's block outside its tile prefixed by its DSL line(s): ``t.py:12:
+    tile.slice of tile 'ta': a [4, 8] block at (14, 0) is outside the [16, 8] tile``."""
+    def locate(m):
+        return _located(m, tile_block_sites(program, m.group("kernel"), m.group("op").split()[0], m.group("operand")))
+    if "tile.slice of" not in message and "tile.extract of" not in message and "tile.assemble into" not in message:
+        return message
+    return _BLOCK_FAILURE.sub(locate, message)
 
 
 def _located(m, sites) -> str:
@@ -199,7 +227,8 @@ def explain_failure(message: str, program) -> str:
     """A failed run's ``message`` in the terms of ``program`` (the module docstring's rewrites)."""
     try:
         message = name_index_params(message, index_params(program))
-        return locate_tile_index_failures(locate_kernel_accesses(message, program), program)
+        message = locate_tile_index_failures(locate_kernel_accesses(message, program), program)
+        return locate_tile_block_failures(message, program)
     except Exception:  # noqa: BLE001 - an explanation must never hide the failure itself
         return message
 

@@ -253,6 +253,30 @@ TileOpHandler Concat() {
   };
 }
 
+// How an index failure names a tile operand, in DSL terms: its Var ("tile 'ta'"), the tensor a
+// nested load reads ("tensor 'a'": pl.gather(a, idx) on tensors), a nested pl.create_tensor /
+// pl.full ("a new tile": pl.scatter(pl.create_tensor(...), a, idx)), else "a computed tile".
+std::string OperandLabel(const ExprPtr& e) {
+  if (const Var* v = as_var(e)) return "tile '" + v->name + "'";
+  auto* call = e->as<Call>();
+  if (call && call->callee == "tile.load" && !call->args.empty()) {
+    if (const Var* t = as_var(call->args[0])) return "tensor '" + t->name + "'";
+  }
+  if (call && call->callee == "tile.full") return "a new tile";
+  return "a computed tile";
+}
+
+// The `what` literal of an index-checked helper ("gather from tile 'ta' with indices from tile
+// 'ti'"): pypto.runtime.dsl_terms reads it back to locate a failure at the op's DSL line.
+// Identifiers hold no quote or backslash, so the names need no escaping.
+std::string IndexWhat(const std::string& op, const ExprPtr& indexed, const ExprPtr& indices) {
+  return "\"" + op + " " + OperandLabel(indexed) + " with indices from " + OperandLabel(indices) + "\"";
+}
+
+// The `what` literal of a block-checked helper ("tile.slice of tile 'ta'", "tile.assemble into
+// tile 't'"), read back the same way.
+std::string OpWhat(const std::string& op, const ExprPtr& operand) { return "\"" + op + " " + OperandLabel(operand) + "\""; }
+
 // extract (src, r, c, shape) and slice (tile, shape, [r, c]): a bounds-checked block copy.
 TileOpHandler Block(bool is_slice) {
   return [is_slice](KernelEmitter& em, const Call& call, const TileRef& dst) {
@@ -271,8 +295,8 @@ TileOpHandler Block(bool is_slice) {
       c0 = em.scalar(call.args[2]);
     }
     em.line("if (!pypto_kernel::extract_block(ctx, " + dst.buf + ", " + View(a) + ", static_cast<int64_t>(" + r0 +
-            "), static_cast<int64_t>(" + c0 + "), " + rows + ", " + cols + ", \"" + call.callee +
-            "\")) return;");
+            "), static_cast<int64_t>(" + c0 + "), " + rows + ", " + cols + ", " +
+            OpWhat(call.callee + " of", call.args[0]) + ")) return;");
     if (is_slice) EmitPadOutsideValid(em, call, dst, /*zero_filled=*/false);
   };
 }
@@ -282,7 +306,7 @@ TileOpHandler Assemble() {
     TileRef t = em.tile(call.args[0]), s = em.tile(call.args[1]);
     auto off = ListArg(call, 2);
     const std::string at = ", static_cast<int64_t>(" + em.scalar(off[0]) + "), static_cast<int64_t>(" +
-                           em.scalar(off[1]) + ")";
+                           em.scalar(off[1]) + "), " + OpWhat("tile.assemble into", call.args[0]);
     if (s.has_valid()) {   // only the source's valid region is written (§9)
       em.line("if (!pypto_kernel::assemble_valid(ctx, " + dst.buf + ", " + View(t) + ", " + View(s) + ", " +
               s.valid_rows() + ", " + s.valid_cols() + at + ")) return;");
@@ -303,26 +327,6 @@ TileOpHandler Arange() {
     em.line("pypto_kernel::arange(" + dst.buf + ", static_cast<int64_t>(" + em.scalar(call.args[0]) + "), " +
             dst.numel() + ", " + (IntAttr(call, "descending", 0) ? "true" : "false") + ");");
   };
-}
-
-// How an index failure names a tile operand, in DSL terms: its Var ("tile 'ta'"), the tensor a
-// nested load reads ("tensor 'a'": pl.gather(a, idx) on tensors), a nested pl.create_tensor /
-// pl.full ("a new tile": pl.scatter(pl.create_tensor(...), a, idx)), else "a computed tile".
-std::string OperandLabel(const ExprPtr& e) {
-  if (const Var* v = as_var(e)) return "tile '" + v->name + "'";
-  auto* call = e->as<Call>();
-  if (call && call->callee == "tile.load" && !call->args.empty()) {
-    if (const Var* t = as_var(call->args[0])) return "tensor '" + t->name + "'";
-  }
-  if (call && call->callee == "tile.full") return "a new tile";
-  return "a computed tile";
-}
-
-// The `what` literal of an index-checked helper ("gather from tile 'ta' with indices from tile
-// 'ti'"): pypto.runtime.dsl_terms reads it back to locate a failure at the op's DSL line.
-// Identifiers hold no quote or backslash, so the names need no escaping.
-std::string IndexWhat(const std::string& op, const ExprPtr& indexed, const ExprPtr& indices) {
-  return "\"" + op + " " + OperandLabel(indexed) + " with indices from " + OperandLabel(indices) + "\"";
 }
 
 TileOpHandler Gather() {

@@ -12,7 +12,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp[3] = {static_cast<int64_t>(1), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     const int64_t decl[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat, ctx->tensors[0], DataType::FLOAT32, 3, off, shp, "a", decl)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc, batch_acc, 8, 8, batch_mat, 4, 8, static_cast<int64_t>((b * 4)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc, batch_acc, 8, 8, batch_mat, 4, 8, static_cast<int64_t>((b * 4)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float batch_acc_1[96];
   pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_1, 96, float{});
@@ -22,7 +22,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_1[3] = {static_cast<int64_t>(1), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     const int64_t decl_1[3] = {static_cast<int64_t>(2), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_1, ctx->tensors[1], DataType::FLOAT32, 3, off_1, shp_1, "b", decl_1)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_1, batch_acc_1, 16, 6, batch_mat_1, 8, 6, static_cast<int64_t>((b_1 * 8)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_1, batch_acc_1, 16, 6, batch_mat_1, 8, 6, static_cast<int64_t>((b_1 * 8)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float tmp[48];
   alignas(64) float tmp_1[64];
@@ -42,7 +42,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_3[3] = {static_cast<int64_t>(1), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     const int64_t decl_3[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_2, ctx->tensors[0], DataType::FLOAT32, 3, off_3, shp_3, "a", decl_3)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_2, batch_acc_2, 8, 8, batch_mat_2, 4, 8, static_cast<int64_t>((b_2 * 4)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_2, batch_acc_2, 8, 8, batch_mat_2, 4, 8, static_cast<int64_t>((b_2 * 4)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float batch_acc_3[48];
   pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_3, 48, float{});
@@ -52,7 +52,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_4[3] = {static_cast<int64_t>(1), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     const int64_t decl_4[3] = {static_cast<int64_t>(1), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_3, ctx->tensors[2], DataType::FLOAT32, 3, off_4, shp_4, "b1", decl_4)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_3, batch_acc_3, 8, 6, batch_mat_3, 8, 6, static_cast<int64_t>((b_3 * 8)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_3, batch_acc_3, 8, 6, batch_mat_3, 8, 6, static_cast<int64_t>((b_3 * 8)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float tmp_3[48];
   alignas(64) float tmp_4[64];
@@ -72,7 +72,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_6[3] = {static_cast<int64_t>(1), static_cast<int64_t>(4), static_cast<int64_t>(6)};
     const int64_t decl_6[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(6)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_4, ctx->tensors[3], DataType::FLOAT32, 3, off_6, shp_6, "c", decl_6)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_4, batch_acc_4, 8, 6, batch_mat_4, 4, 6, static_cast<int64_t>((b_4 * 4)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_4, batch_acc_4, 8, 6, batch_mat_4, 4, 6, static_cast<int64_t>((b_4 * 4)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float batch_acc_5[64];
   pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_5, 64, float{});
@@ -82,7 +82,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_7[3] = {static_cast<int64_t>(1), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     const int64_t decl_7[3] = {static_cast<int64_t>(2), static_cast<int64_t>(4), static_cast<int64_t>(8)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_5, ctx->tensors[0], DataType::FLOAT32, 3, off_7, shp_7, "a", decl_7)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_5, batch_acc_5, 8, 8, batch_mat_5, 4, 8, static_cast<int64_t>((b_5 * 4)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_5, batch_acc_5, 8, 8, batch_mat_5, 4, 8, static_cast<int64_t>((b_5 * 4)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float batch_acc_6[96];
   pypto_kernel::fill<pypto_kernel::Storage::F32>(batch_acc_6, 96, float{});
@@ -92,7 +92,7 @@ extern "C" void pypto_kernel_batched(PTO2KernelContext* ctx) {
     const int64_t shp_8[3] = {static_cast<int64_t>(1), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     const int64_t decl_8[3] = {static_cast<int64_t>(2), static_cast<int64_t>(8), static_cast<int64_t>(6)};
     if (!pypto_kernel::load<pypto_kernel::Storage::F32>(ctx, batch_mat_6, ctx->tensors[1], DataType::FLOAT32, 3, off_8, shp_8, "b", decl_8)) return;
-    if (!pypto_kernel::assemble(ctx, batch_acc_6, batch_acc_6, 16, 6, batch_mat_6, 8, 6, static_cast<int64_t>((b_6 * 8)), static_cast<int64_t>(0))) return;
+    if (!pypto_kernel::assemble(ctx, batch_acc_6, batch_acc_6, 16, 6, batch_mat_6, 8, 6, static_cast<int64_t>((b_6 * 8)), static_cast<int64_t>(0), "tile.assemble into tile 'batch_acc'")) return;
   }
   alignas(64) float tmp_6[48];
   alignas(64) float tmp_7[64];

@@ -48,7 +48,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t s_valid[2] = {static_cast<int64_t>(3), static_cast<int64_t>(4)};
   const int64_t s_dims[2] = {8, 16};
   if (!pypto_kernel::check_valid(ctx, s_valid, 2, s_dims, "s")) return;
-  if (!pypto_kernel::extract_block(ctx, s, u, 16, 16, static_cast<int64_t>(2), static_cast<int64_t>(0), 8, 16, "tile.slice")) return;
+  if (!pypto_kernel::extract_block(ctx, s, u, 16, 16, static_cast<int64_t>(2), static_cast<int64_t>(0), 8, 16, "tile.slice of tile 'u'")) return;
   pypto_kernel::fillpad_valid(s, s, 8, 16, s_valid[0], s_valid[1], 1);
   alignas(64) float f[256];
   pypto_kernel::fillpad_valid(t, t, 16, 16, t_valid[0], t_valid[1], 0);
@@ -111,7 +111,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   pypto_kernel::binary<pypto_kernel::Storage::F32>(tmp_5, w, tmp_6, (tmp_5_valid[0] * 16), pypto_kernel::Add{});
   pypto_kernel::row_expand<pypto_kernel::Storage::F32>(o, tmp_5, r, o_valid[0], 16, pypto_kernel::Add{});
   alignas(64) float z[256];
-  if (!pypto_kernel::assemble_valid(ctx, z, o, 16, 16, s, 8, 16, s_valid[0], s_valid[1], static_cast<int64_t>(8), static_cast<int64_t>(0))) return;
+  if (!pypto_kernel::assemble_valid(ctx, z, o, 16, 16, s, 8, 16, s_valid[0], s_valid[1], static_cast<int64_t>(8), static_cast<int64_t>(0), "tile.assemble into tile 'o'")) return;
   const int64_t off_3[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_3[2] = {static_cast<int64_t>(16), static_cast<int64_t>(16)};
   const int64_t decl_3[2] = {static_cast<int64_t>(16), static_cast<int64_t>(16)};

@@ -239,14 +239,16 @@ inline void transpose(C* dst, const C* a, int64_t m, int64_t n) {
 }
 
 // Copies the [h, w] block of src [sr, sc] at (r0, c0) into dst; false (with ctx->fail) when the
-// block is not inside src. Overflow-proof: r0 <= sr - h, not r0 + h <= sr.
+// block is not inside src. Overflow-proof: r0 <= sr - h, not r0 + h <= sr. `what` names the op
+// and its source in DSL terms ("tile.slice of tile 'ta'", see gather's) so that
+// pypto.runtime.dsl_terms locates the failure at the op's line.
 template <class C>
 inline bool extract_block(const PTO2KernelContext* ctx, C* dst, const C* src, int64_t sr, int64_t sc, int64_t r0,
                           int64_t c0, int64_t h, int64_t w, const char* what) {
   if (r0 < 0 || c0 < 0 || h > sr || w > sc || r0 > sr - h || c0 > sc - w) {
-    fail_fmt(ctx, "%s: block [%lld, %lld) x [%lld, %lld) is outside the [%lld, %lld] tile", what,
-             static_cast<long long>(r0), static_cast<long long>(r0) + h, static_cast<long long>(c0),
-             static_cast<long long>(c0) + w, static_cast<long long>(sr), static_cast<long long>(sc));
+    fail_fmt(ctx, "%s: a [%lld, %lld] block at (%lld, %lld) is outside the [%lld, %lld] tile", what,
+             static_cast<long long>(h), static_cast<long long>(w), static_cast<long long>(r0),
+             static_cast<long long>(c0), static_cast<long long>(sr), static_cast<long long>(sc));
     return false;
   }
   Unaliased<C> us(src, dst, sr * sc);
@@ -257,9 +259,9 @@ inline bool extract_block(const PTO2KernelContext* ctx, C* dst, const C* src, in
 // dst = target with source [h, w] written at (r0, c0).
 template <class C>
 inline bool assemble(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc, const C* source,
-                     int64_t h, int64_t w, int64_t r0, int64_t c0) {
+                     int64_t h, int64_t w, int64_t r0, int64_t c0, const char* what) {
   if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
-    fail_fmt(ctx, "assemble: a [%lld, %lld] source at (%lld, %lld) does not fit in the [%lld, %lld] target",
+    fail_fmt(ctx, "%s: a [%lld, %lld] source at (%lld, %lld) does not fit in the [%lld, %lld] target", what,
              static_cast<long long>(h), static_cast<long long>(w), static_cast<long long>(r0),
              static_cast<long long>(c0), static_cast<long long>(tr), static_cast<long long>(tc));
     return false;
@@ -614,8 +616,8 @@ inline bool gather_row(const PTO2KernelContext* ctx, C* out, C* dst, int64_t dr,
   if (decl) clip_box(t, 2, off, shp, vis);
   const int64_t pr = transpose ? c : r, pc = transpose ? r : c;
   if (do0 < 0 || do1 < 0 || pr > dr - do0 || pc > dc - do1) {
-    fail_fmt(ctx, "gather_row: block [%lld, %lld] at (%lld, %lld) is outside the [%lld, %lld] tile",
-             static_cast<long long>(pr), static_cast<long long>(pc), static_cast<long long>(do0),
+    fail_fmt(ctx, "gather_row of tensor '%s': a [%lld, %lld] block at (%lld, %lld) is outside the [%lld, %lld] tile",
+             name, static_cast<long long>(pr), static_cast<long long>(pc), static_cast<long long>(do0),
              static_cast<long long>(do1), static_cast<long long>(dr), static_cast<long long>(dc));
     return false;
   }

@@ -247,9 +247,10 @@ inline void part_binary(C* dst, const C* a, int64_t ar, int64_t ac, int64_t avr,
 // [h, w] source written at (r0, c0); the whole [h, w] block must fit (checked as in assemble).
 template <class C>
 inline bool assemble_valid(const PTO2KernelContext* ctx, C* dst, const C* target, int64_t tr, int64_t tc,
-                           const C* source, int64_t h, int64_t w, int64_t vr, int64_t vc, int64_t r0, int64_t c0) {
+                           const C* source, int64_t h, int64_t w, int64_t vr, int64_t vc, int64_t r0, int64_t c0,
+                           const char* what) {
   if (r0 < 0 || c0 < 0 || h > tr || w > tc || r0 > tr - h || c0 > tc - w) {
-    return assemble(ctx, dst, target, tr, tc, source, h, w, r0, c0);   // fails the run with its message
+    return assemble(ctx, dst, target, tr, tc, source, h, w, r0, c0, what);   // fails the run with its message
   }
   Unaliased<C> us(source, dst, h * w);
   if (dst != target) std::memmove(dst, target, static_cast<size_t>(tr * tc) * sizeof(C));
