@@ -91,10 +91,12 @@ def test_mscatter_index_out_of_range_names_its_dsl_line(bad):
     a = np.arange(32, dtype=np.float32).reshape(4, 8)
     idx = np.arange(32, dtype=np.int32).reshape(4, 8)
     idx[1, 3] = bad
+    o = np.full((6, 8), -5.0, np.float32)
     with pytest.raises(RunError) as err:
-        prog(a, idx, np.zeros((6, 8), np.float32))
+        prog(a, idx, o)
     assert "failed: s.py:%d: mscatter of tensor 'o': index %d is outside [0, 48)" % (
         _line(SCATTER_SRC, "o = pl.mscatter(ta, ti, o)"), bad) in str(err.value), err.value
+    assert (o == -5.0).all(), o   # the indices are checked first: the 11 before the bad one were not written
     o = np.zeros((6, 8), np.float32)
     prog(a, np.arange(32, dtype=np.int32)[::-1].reshape(4, 8).copy(), o)   # in range: o.flat[31 - k] = a.flat[k]
     np.testing.assert_array_equal(o.reshape(-1)[:32], a.reshape(-1)[::-1])

@@ -569,7 +569,9 @@ inline bool mscatter_index_fail(const PTO2KernelContext* ctx, const char* name, 
 }
 
 // mscatter: out.flat[idx[k]] = src[k] for k in [0, n), flat row-major over the tensor's logical
-// shape, in order (the last write wins). An index outside the tensor fails the run. With `decl`
+// shape, in order (the last write wins). An index outside the tensor fails the run before any
+// element is written (the indices are checked first: a failed mscatter leaves the tensor as it
+// was, as a failed load / store does). With `decl`
 // (the parameter's declared extents) indices are flat over the declared shape and an element
 // outside a smaller run-time tensor is dropped (a clamped slice, spec anchor_features §18).
 template <Storage S, class C, class I>
@@ -584,10 +586,13 @@ inline bool mscatter(const PTO2KernelContext* ctx, const C* src, const I* idx, i
   }
   if (!check_box(ctx, t, want, rank, off, shp, "mscatter", name, decl)) return false;
   const bool clipped = decl && clip_box(t, rank, off, shp, vis);
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t flat = static_cast<int64_t>(idx[k]);
+    if (flat < 0 || flat >= total) return mscatter_index_fail(ctx, name, flat, total);
+  }
   if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, clipped ? vis : shp, true);
   for (int64_t k = 0; k < n; ++k) {
     int64_t flat = static_cast<int64_t>(idx[k]);
-    if (flat < 0 || flat >= total) return mscatter_index_fail(ctx, name, flat, total);
     int64_t e = t.offset;
     bool inside = true;
     for (int a = rank - 1; a >= 0; --a) {
