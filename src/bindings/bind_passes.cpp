@@ -80,7 +80,8 @@ void bind_passes(nb::module_& parent) {
       .value("CallOperandsStamped", IRProperty::CallOperandsStamped)
       .value("CountedLoopsStamped", IRProperty::CountedLoopsStamped)
       .value("OrchestrationProgramVerified", IRProperty::OrchestrationProgramVerified)
-      .value("HostProgramVerified", IRProperty::HostProgramVerified);
+      .value("HostProgramVerified", IRProperty::HostProgramVerified)
+      .value("DestinationReadsChecked", IRProperty::DestinationReadsChecked);
 
   nb::class_<Pass>(m, "Pass")
       .def_ro("name", &Pass::name)
@@ -118,6 +119,7 @@ void bind_passes(nb::module_& parent) {
   PYPTO_BIND_PASS(LowerTensorAssemble);
   PYPTO_BIND_PASS(DeriveCallDirections);
   PYPTO_BIND_PASS(VerifyManualDepsOnSubmitOnly);
+  PYPTO_BIND_PASS(VerifyDestinationReads);
   PYPTO_BIND_PASS(ExpandManualPhaseFence);
   PYPTO_BIND_PASS(MaterializeRuntimeScopes);
   PYPTO_BIND_PASS(AutoDeriveTaskDependencies);

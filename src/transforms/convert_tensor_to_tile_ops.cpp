@@ -636,6 +636,11 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-Pass ConvertTensorToTileOps() { return Pass{"ConvertTensorToTileOps", {}, {IRProperty::KernelTensorOpsConverted}, Run, /*invalidated=*/{}}; }
+// Its tile ops on loaded tensor copies are values (a tensor op's result is new), which
+// VerifyDestinationReads, a check of the tile ops the user wrote, does not hold them to.
+Pass ConvertTensorToTileOps() {
+  return Pass{"ConvertTensorToTileOps", {}, {IRProperty::KernelTensorOpsConverted}, Run,
+              /*invalidated=*/{IRProperty::DestinationReadsChecked}};
+}
 
 }  // namespace pypto::transforms

@@ -40,6 +40,7 @@ const char* to_string(IRProperty p) {
     case IRProperty::CountedLoopsStamped: return "CountedLoopsStamped";
     case IRProperty::OrchestrationProgramVerified: return "OrchestrationProgramVerified";
     case IRProperty::HostProgramVerified: return "HostProgramVerified";
+    case IRProperty::DestinationReadsChecked: return "DestinationReadsChecked";
     case IRProperty::CrossScopeTaskIdsHoisted: return "CrossScopeTaskIdsHoisted";
     case IRProperty::LoopsUnrolled: return "LoopsUnrolled";
     case IRProperty::ClusterScopesOutlined: return "ClusterScopesOutlined";
@@ -399,6 +400,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       return c.out;
     }
     case IRProperty::ManualDepsOnSubmitOnly: return CheckManualDepsOnSubmitOnly(program);
+    case IRProperty::DestinationReadsChecked: return CheckDestinationReads(program);
     case IRProperty::KernelCoreTypesInferred: {
       for (auto& f : program->functions) {
         CoreType want = KernelCoreTypeOf(*f);

@@ -17,6 +17,7 @@ std::vector<Pass> DefaultPipeline(bool analyze_auto_scopes_for_deps) {
       OutlineIncoreScopes(),        // pl.at CORE_GROUP / pl.spmd -> InCore function + Submit
       FoldTensorDims(),             // tensor.dim of a literal / parameter-declared extent -> that extent
       NameNestedTensorCalls(),      // tensor calls nested in orchestration call args -> named first
+      VerifyDestinationReads(),     // no read of a tile a matmul_acc / scatter wrote into (reference_ops §1.7)
       ConvertTensorToTileOps(),     // tensor ops in kernels -> tile ops (anchor_features §9)
       NormalizeReturnOrder(),       // return values that write back a param are the param
       LowerTensorAssemble(),        // assemble from a separate tensor -> copy task into the view

@@ -28,7 +28,7 @@ FAMILIES = {
     "broadcasts": [("pl.col_expand_expdif(ta, tc)", "col_expand<pypto_kernel::Storage::F32>(tmp, ta, tc, 16, 32, pypto_kernel::ExpDif{})"),
                    ("pl.row_expand(ta, tr)", "row_expand<pypto_kernel::Storage::F32>(tmp, ta, tr, 16, 32, pypto_kernel::Second{})")],
     "shape": [("pl.tile.transpose(ta, 0, 1)", "pypto_kernel::transpose(tmp, ta, 16, 32)"),
-              ("pl.tile.extract(ta, 1, 2, [4, 4])", "if (!pypto_kernel::extract_block(ctx, tmp, ta, 16, 32, static_cast<int64_t>(1), static_cast<int64_t>(2), 4, 4, \"tile.extract\")) return;")],
+              ("pl.tile.extract(ta, 1, 2, [4, 4])", "if (!pypto_kernel::extract_block(ctx, tmp, ta, 16, 32, static_cast<int64_t>(1), static_cast<int64_t>(2), 4, 4, \"tile.extract of tile 'ta'\")) return;")],
     "matmul": [("pl.matmul_bias(ta, tw, tc)", "matmul_bias<pypto_kernel::Storage::F32>(tmp, ta, tw, tc, 16, 32, 32)")],
 }
 

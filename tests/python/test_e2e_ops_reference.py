@@ -190,17 +190,17 @@ INT_OPS = {
     "muls_frac": ("pl.muls(ta, 0.5)", S, lambda v: v["a"] * 0),          # scalar converted to INT32 first
     "maximums": ("pl.maximums(ta, 0)", S, lambda v: np.maximum(v["a"], 0)),
     "gather": ("pl.tile.gather(ta, tidx)", S, lambda v: v["a"].flat[v["idx"]]),
-    "scatter": ("pl.tile.scatter(ta, tb, tidx)", S, None),
+    "scatter": ("pl.tile.scatter(pl.tile.adds(ta, 0), tb, tidx)", S, None),
     "gather_mask1": ("pl.tile.gather_mask(ta, mask_pattern=1)", [M, N // 2], lambda v: v["a"][:, 0::2]),
     "gather_mask4": ("pl.tile.gather_mask(ta, mask_pattern=4)", [M, N // 4], lambda v: v["a"][:, 1::4]),
-    "scatter_mask": ("pl.tile.scatter_mask(ta, pl.tile.gather_mask(tb, mask_pattern=2), mask_pattern=2)", S,
+    "scatter_mask": ("pl.tile.scatter_mask(pl.tile.adds(ta, 0), pl.tile.gather_mask(tb, mask_pattern=2), mask_pattern=2)", S,
                      lambda v: np.where(np.arange(N) % 2 == 1, v["b"], v["a"])),
     "ci": ("pl.tile.ci(i, [1, 32], dtype=pl.INT32)", [1, N], lambda v: np.arange(3, 3 + N)[None, :]),
     "arange_desc": ("pl.tile.arange(i, [1, 32], dtype=pl.INT32, descending=True)", [1, N],
                     lambda v: (3 - np.arange(N))[None, :]),
     "row_prod": ("pl.row_prod(tk)", ROW, lambda v: v["k"].astype(np.int32).prod(axis=1, keepdims=True)),
     "col_sum": ("pl.col_sum(ta)", COL, lambda v: v["a"].sum(axis=0, keepdims=True)),
-    "scatter_update": ("pl.tile.scatter_update(ta, tu, tsrc)", S, None),
+    "scatter_update": ("pl.tile.scatter_update(pl.tile.adds(ta, 0), tu, tsrc)", S, None),
     "batch_like": ("pl.gemv(tmi, twi)", [M, N], lambda v: v["mi"].astype(np.int64) @ v["wi"]),
 }
 

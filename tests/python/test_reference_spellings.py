@@ -65,7 +65,7 @@ def test_misuse_is_located(expr, message, help):
 def test_scatter_update_dim_first_form_e2e_numpy():
     """`pl.tile.scatter_update(input, dim, index, src)`, the reference's other argument order (§12)."""
     compiled = kernel_program([("a", S, "FP32"), ("idx", [1, 4], "INT32"), ("src", [4, 16], "FP32")],
-                              [("o1", S, "FP32", "pl.tile.scatter_update(ta, -2, tidx, tsrc)"),
+                              [("o1", S, "FP32", "pl.tile.scatter_update(pl.tile.muls(ta, 1.0), -2, tidx, tsrc)"),
                                ("o2", S, "FP32", "pl.tile.scatter_update(ta, tidx, tsrc, dim=-2)")])
     rng = np.random.default_rng(12)
     v = {"a": rng.standard_normal(S).astype(np.float32), "idx": np.array([[5, 0, 7, 2]], np.int32),

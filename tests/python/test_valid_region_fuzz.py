@@ -32,8 +32,8 @@ def test_the_generator_covers_every_statement_kind_and_run_time_extents():
 
 
 def test_the_check_sees_a_wrong_pad_value(monkeypatch):
-    """With the model's pad values wrong (every pad 0), seed 8's stored FP16 +inf pad differs:
+    """With the model's pad values wrong (every pad 0), seed 9's stored FP32 +inf pad differs:
     the comparison is live."""
     monkeypatch.setattr(vf, "_pad_value", lambda dtype, pad: 0)
-    findings = vf.check(8)
-    assert findings and "got np.float16(inf)" in findings[0], findings
+    findings = vf.check(9)
+    assert findings and "got np.float32(inf)" in findings[0], findings

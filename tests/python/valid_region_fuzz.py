@@ -128,6 +128,7 @@ class _Case:
                     if n in ELEMENTWISE and v[0] in (1, 2, "s")}
         self.lines, self.steps = [], []
         self.index_tiles = []   # valid extents of i0, i1, ...: index tiles loaded from ix or iu
+        self.consumed = set()   # tiles a scatter / scatter_update / scatter_mask wrote into
         self.shapes, self.valids = [], []   # per tile: shape, and valid extents as ("lit", k) / ("p", name)
 
     # ---- extents -------------------------------------------------------------------------------
@@ -159,7 +160,9 @@ class _Case:
                  ("load", src, (orow, ocol), (er, ec)), (self.r, self.c), (er, ec))
 
     def tiles(self, pred=lambda i: True):
-        return [i for i in range(len(self.shapes)) if pred(i)]
+        """The tiles a statement may read: a scatter's destination is not read again (on the
+        accelerator its buffer holds the scatter's result: VerifyDestinationReads refuses it)."""
+        return [i for i in range(len(self.shapes)) if i not in self.consumed and pred(i)]
 
     def full(self):
         return self.tiles(lambda i: self.shapes[i] == (self.r, self.c))
@@ -176,6 +179,8 @@ class _Case:
                                                  "load", "cast", "assemble", "gather", "scatter",
                                                  "scatter_update"] + constant_cols + ["move"] * (not self.dynamic))
         a = rng.randrange(t)
+        if a in self.consumed:
+            a = rng.choice(self.tiles())
         if kind == "elementwise":
             name = rng.choice(sorted(self.ops))
             arity = self.ops[name][0]
@@ -255,6 +260,8 @@ class _Case:
         elif kind == "assemble":
             a = rng.choice(self.full())
             src = rng.randrange(t)
+            if src in self.consumed:
+                src = rng.choice(self.tiles())
             h, w = self.shapes[src]
             o = (rng.randint(0, self.r - h), rng.randint(0, self.c - w))
             self.add("pl.tile.assemble(t%d, t%d, [%d, %d])" % (a, src, o[0], o[1]), ("assemble", a, src, o),
@@ -275,6 +282,7 @@ class _Case:
                 src = rng.choice(self.full())
                 self.add("pl.tile.scatter(t%d, t%d, i%d)" % (a, src, i), ("scatter", a, src, i), (self.r, self.c),
                          self.valids[a])
+                self.consumed.add(a)
         elif kind == "scatter_update":
             # row indices: an INT32 [R, 1] tile loaded from iu (values in [0, R)) with a valid shape
             er, ec = self.extent(self.r, 0), self.extent(1, 1)
@@ -285,6 +293,7 @@ class _Case:
             a, src = rng.choice(self.full()), rng.choice(self.full())
             self.add("pl.tile.scatter_update(t%d, i%d, t%d)" % (a, i, src), ("scatter_update", a, src, i),
                      (self.r, self.c), self.valids[a])
+            self.consumed.add(a)
         elif kind == "gather_mask":
             self.gather_mask(rng.choice([p for p, (st, _) in MASK_PATTERNS.items() if self.c % st == 0]))
         elif kind == "scatter_mask":
@@ -297,6 +306,7 @@ class _Case:
             a, src = rng.choice(self.full()), rng.choice(srcs)
             self.add("pl.tile.scatter_mask(t%d, t%d, mask_pattern=%d)" % (a, src, pattern),
                      ("scatter_mask", a, src, pattern), (self.r, self.c), self.valids[a])
+            self.consumed.add(a)
         elif kind == "move":
             a, b = rng.choice(self.full()), rng.choice(self.full())
             name, k = rng.choice(sorted(tf.SHAPE_MOVES)), rng.randint(0, self.c)
@@ -356,7 +366,7 @@ def make_case(seed: int):
     if rng.random() < 0.7:
         case.lines.append("else:")
         orelse = [case.reassign("    ", carried) for _ in range(rng.randint(1, 2))]
-    stored = sorted(rng.sample(range(len(case.shapes)), STORED))
+    stored = sorted(rng.sample(case.tiles(), STORED))
     atomic = [rng.random() < 0.25 for _ in stored]   # atomic=Add: the valid box added to the sentinel
     for i, t in enumerate(stored):
         case.lines.append("out = pl.store(t%d, [%d, 0], out%s)" % (t, i * r, ", atomic=pl.AtomicType.Add" * atomic[i]))

@@ -84,6 +84,8 @@
 //                              generator can print (VerifyOrchestrationProgram)
 //   HostProgramVerified        every HOST-level Orchestration function is one the HOST code
 //                              generator can print (VerifyHostProgram)
+//   DestinationReadsChecked    no tile is read after a destination-passing tile op wrote into
+//                              it (VerifyDestinationReads)
 //   ScopeExitsStamped          every runtime scope of an Orchestration function has the
 //                              RuntimeScopeStmt::exit_values StampScopeExits computes
 #pragma once
@@ -136,6 +138,7 @@ enum class IRProperty {
   CountedLoopsStamped,
   OrchestrationProgramVerified,
   HostProgramVerified,
+  DestinationReadsChecked,
 };
 
 const char* to_string(IRProperty p);

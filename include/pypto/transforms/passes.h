@@ -100,6 +100,13 @@ std::vector<ir::VarPtr> TensorParamDimSymbols(const ir::Function& fn);
 // In Orchestration functions, a tensor-valued call written as another call's argument -> bound
 // to a fresh variable before the statement (`pl.assemble(o, pl.create_tensor(...), ...)`).
 Pass NameNestedTensorCalls();
+// Refuses a read of a tile that a destination-passing tile op (matmul_acc, gemv_acc,
+// batch_matmul_acc, scatter, scatter_update, scatter_mask) wrote into: on the accelerator the
+// op's result shares its argument 0's buffer (spec reference_ops.md §1.7), on the CPU it does not.
+//   d = pl.matmul_acc(c, a, b); out = pl.store(c, ...)   -> UserError located at the store
+// Runs before ConvertTensorToTileOps (tensor ops give new values); the program is unchanged.
+Pass VerifyDestinationReads();
+std::vector<std::string> CheckDestinationReads(const ir::ProgramPtr& program);   // the refusal's text, or empty
 // Lowers the tensor-level ops of kernels (spec anchor_features §9: tensor.add, tensor.slice,
 // tensor.assemble, tensor.create, ...) to tile ops. Runs after OutlineIncoreScopes.
 Pass ConvertTensorToTileOps();
