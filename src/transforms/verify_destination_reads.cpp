@@ -9,7 +9,8 @@
 //   later iteration of a loop whose body runs the op on a tile defined outside it (the op's own
 //   operand included: `for k: d = pl.matmul_acc(c, ...)` accumulates into c on the accelerator).
 //   Reads of the op's result, of a name rebound to it (`c = pl.matmul_acc(c, a, b)`) and of a
-//   loop's carry are fine.
+//   loop's carry are fine. A destination or alias reached through `t2 = t` or the metadata-only
+//   views set_validshape / reshape names t's buffer.
 // Input invariants: none; runs before ConvertTensorToTileOps, so only tile ops the user wrote are
 //   checked (tensor ops give new values by definition: a tensor operand is loaded whole).
 // Output: the program, unchanged, or a located ir::UserError.
@@ -39,6 +40,17 @@ bool writes_arg0(const Call* c) {
   return c->is_op && !c->args.empty() && kOps.count(c->callee);
 }
 
+// The tile Var whose buffer `e` names: the Var itself, or the operand of set_validshape (metadata
+// only) and reshape (a row-major reinterpretation), views of their input on the accelerator
+// (reference_ops.md), followed through nested views. Null for any other expression.
+const Var* viewed_tile(const ExprPtr& e) {
+  if (const Var* v = as_var(e)) return is_tile(v) ? v : nullptr;
+  auto* c = e ? e->as<Call>() : nullptr;
+  if (c && c->is_op && !c->args.empty() && (c->callee == "tile.set_validshape" || c->callee == "tile.reshape"))
+    return viewed_tile(c->args[0]);
+  return nullptr;
+}
+
 // The tile Vars an expression reads, and the destinations of the destination-passing calls in it.
 // A type's shape holds scalars only: the type walk at each Var use is skipped.
 struct ExprScan : IRVisitor {
@@ -52,7 +64,7 @@ struct ExprScan : IRVisitor {
   }
   void visit_(const Call* op) override {
     if (writes_arg0(op)) {
-      if (const Var* d = as_var(op->args[0]); is_tile(d)) writes.emplace_back(d, op);
+      if (const Var* d = viewed_tile(op->args[0])) writes.emplace_back(d, op);
     }
     IRVisitor::visit_(op);
   }
@@ -80,7 +92,7 @@ struct BodyScan : IRVisitor {
   }
   void visit_(const Call* op) override {
     if (writes_arg0(op)) {
-      if (const Var* d = as_var(op->args[0]); is_tile(d)) writes.emplace_back(d, op);
+      if (const Var* d = viewed_tile(op->args[0])) writes.emplace_back(d, op);
     }
     IRVisitor::visit_(op);
   }
@@ -96,7 +108,7 @@ class Checker {
       for_each_prefetched(q->stmts, [&](const StmtPtr& c) { block(c); });
     } else if (auto* a = s->as<AssignStmt>()) {
       expr(a->value, a->span);
-      if (const Var* src = as_var(a->value); src && is_tile(a->var.get())) alias_[a->var.get()] = root(src);
+      if (const Var* src = viewed_tile(a->value); src && is_tile(a->var.get())) alias_[a->var.get()] = root(src);
     } else if (auto* e = s->as<EvalStmt>()) {
       expr(e->expr, e->span);
     } else if (auto* f = s->as<ForStmt>()) {
@@ -174,7 +186,7 @@ class Checker {
                   v->name + ", ...)), or give the op a tile of its own (load it again, or compute it)");
   }
 
-  std::map<const Var*, const Var*> alias_;   // tile Var -> the Var whose buffer it names (t2 = t)
+  std::map<const Var*, const Var*> alias_;   // tile Var -> the Var whose buffer it names (t2 = t, a view)
   std::map<const Var*, Write> written_;      // root Var -> the op that wrote into its buffer
 };
 

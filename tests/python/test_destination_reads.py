@@ -64,6 +64,13 @@ REFUSED = [
     # an alias names the same buffer
     (["t2 = ta", "s = pl.tile.scatter(t2, tb, ti)", "o = pl.store(s, [0, 0], o)", "o = pl.store(ta, [4, 0], o)"],
      "o = pl.store(ta, [4, 0], o)", ("pl.tile.scatter", "s = pl.tile.scatter(t2, tb, ti)"), False),
+    # set_validshape and reshape are views of their operand: a write through one is a write into it
+    (["v = pl.set_validshape(ta, 2, 2)", "s = pl.tile.scatter(v, tb, ti)", "o = pl.store(s, [0, 0], o)",
+      "o = pl.store(ta, [4, 0], o)"], "o = pl.store(ta, [4, 0], o)",
+     ("pl.tile.scatter", "s = pl.tile.scatter(v, tb, ti)"), False),
+    (["s = pl.tile.scatter(pl.tile.reshape(ta, [4, 4]), tb, ti)", "o = pl.store(s, [0, 0], o)",
+      "o = pl.store(ta, [4, 0], o)"], "o = pl.store(ta, [4, 0], o)",
+     ("pl.tile.scatter", "s = pl.tile.scatter(pl.tile.reshape(ta, [4, 4]), tb, ti)"), False),
     # an op whose result is dropped still writes into its destination
     (["pl.tile.scatter(ta, tb, ti)", "o = pl.store(ta, [0, 0], o)"], "o = pl.store(ta, [0, 0], o)",
      ("pl.tile.scatter", "pl.tile.scatter(ta, tb, ti)"), False),

@@ -129,6 +129,7 @@ class _Case:
         self.lines, self.steps = [], []
         self.index_tiles = []   # valid extents of i0, i1, ...: index tiles loaded from ix or iu
         self.consumed = set()   # tiles a scatter / scatter_update / scatter_mask wrote into
+        self.buffer = []        # per tile: the tile whose buffer it names (itself, or a view's operand)
         self.shapes, self.valids = [], []   # per tile: shape, and valid extents as ("lit", k) / ("p", name)
 
     # ---- extents -------------------------------------------------------------------------------
@@ -147,6 +148,8 @@ class _Case:
     # ---- statements ----------------------------------------------------------------------------
 
     def add(self, line, step, shape, valid):
+        # a pl.set_validshape view names its operand's buffer (VerifyDestinationReads follows it)
+        self.buffer.append(self.buffer[step[1]] if step[0] == "validshape" else len(self.shapes))
         self.lines.append("t%d = %s" % (len(self.shapes), line))
         self.steps.append(step)
         self.shapes.append(shape)
@@ -158,6 +161,10 @@ class _Case:
         self.add("pl.load(%s, [%d, %d], [%s, %s], [%s, %s])" % (src, orow, ocol, self.rows, self.cols, self.text(er),
                                                                    self.text(ec)),
                  ("load", src, (orow, ocol), (er, ec)), (self.r, self.c), (er, ec))
+
+    def consume(self, a):
+        """A scatter wrote into tile a's buffer: a and every view of that buffer are not read again."""
+        self.consumed |= {i for i, b in enumerate(self.buffer) if b == self.buffer[a]}
 
     def tiles(self, pred=lambda i: True):
         """The tiles a statement may read: a scatter's destination is not read again (on the
@@ -282,7 +289,7 @@ class _Case:
                 src = rng.choice(self.full())
                 self.add("pl.tile.scatter(t%d, t%d, i%d)" % (a, src, i), ("scatter", a, src, i), (self.r, self.c),
                          self.valids[a])
-                self.consumed.add(a)
+                self.consume(a)
         elif kind == "scatter_update":
             # row indices: an INT32 [R, 1] tile loaded from iu (values in [0, R)) with a valid shape
             er, ec = self.extent(self.r, 0), self.extent(1, 1)
@@ -293,7 +300,7 @@ class _Case:
             a, src = rng.choice(self.full()), rng.choice(self.full())
             self.add("pl.tile.scatter_update(t%d, i%d, t%d)" % (a, i, src), ("scatter_update", a, src, i),
                      (self.r, self.c), self.valids[a])
-            self.consumed.add(a)
+            self.consume(a)
         elif kind == "gather_mask":
             self.gather_mask(rng.choice([p for p, (st, _) in MASK_PATTERNS.items() if self.c % st == 0]))
         elif kind == "scatter_mask":
@@ -306,7 +313,7 @@ class _Case:
             a, src = rng.choice(self.full()), rng.choice(srcs)
             self.add("pl.tile.scatter_mask(t%d, t%d, mask_pattern=%d)" % (a, src, pattern),
                      ("scatter_mask", a, src, pattern), (self.r, self.c), self.valids[a])
-            self.consumed.add(a)
+            self.consume(a)
         elif kind == "move":
             a, b = rng.choice(self.full()), rng.choice(self.full())
             name, k = rng.choice(sorted(tf.SHAPE_MOVES)), rng.randint(0, self.c)
