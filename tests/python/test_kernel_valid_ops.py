@@ -190,6 +190,45 @@ def test_part_op_with_a_broadcast_operand():
     np.testing.assert_allclose(out, want, rtol=1e-6)
 
 
+PART_RUN_TIME_ROWS = '''import pypto.language as pl
+
+
+@pl.program
+class R:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[18, 7], pl.FP16], y: pl.Tensor[[18, 7], pl.FP16], n0: pl.Scalar[pl.INDEX],
+          nr: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 5], pl.FP16]]) -> pl.Tensor[[16, 5], pl.FP16]:
+        t0 = pl.load(y, [2, 2], [nr, 5], [7, 5])
+        t1 = pl.load(x, [1, 1], [nr, 5], [n0, 5])
+        t2 = pl.neg(t1)
+        t3 = pl.part_add(t2, t0)
+        out = pl.store(t3, [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[18, 7], pl.FP16], y: pl.Tensor[[18, 7], pl.FP16], n0: pl.Scalar[pl.INDEX],
+             nr: pl.Scalar[pl.INDEX], out: pl.Out[pl.Tensor[[16, 5], pl.FP16]]) -> pl.Tensor[[16, 5], pl.FP16]:
+        out = self.k(x, y, n0, nr, out)
+        return out
+'''
+
+
+def test_part_op_on_run_time_rows_builds_warning_free_and_combines_the_rows():
+    """Valid-region fuzz seed 251, reduced: with a run-time row count, GCC 12 -O3 refused the build
+    of part_binary's per-row copy loop ('iteration 4611686018427387903 invokes undefined behavior',
+    -Werror=aggressive-loop-optimizations); the copy and the fill are calls now."""
+    prog = pypto.compile(pl.parse_program(PART_RUN_TIME_ROWS, "r.py"))
+    rng = np.random.default_rng(251)
+    x, y = (rng.integers(-8, 8, (18, 7)).astype(np.float16) for _ in range(2))
+    out = np.full((16, 5), 7.0, np.float16)
+    prog(x, y, 10, 16, out)   # t2 valid on rows 0..9, t0 on rows 0..6; the store writes t2's 10 rows
+    prog.close()
+    want = np.full((16, 5), 7.0, np.float16)
+    want[:7] = -x[1:8, 1:6] + y[2:9, 2:7]
+    want[7:10] = -x[8:11, 1:6]
+    np.testing.assert_array_equal(out, want)
+
+
 def test_part_ops_on_full_tiles_are_the_plain_ops():
     x, y = _x(6), _x(7)
     src = _src("r = pl.part_max(pl.load(x, [0, 0], [16, 16]), pl.load(y, [0, 0], [16, 16]))", "r",
