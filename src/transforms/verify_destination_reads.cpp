@@ -51,17 +51,9 @@ const Var* viewed_tile(const ExprPtr& e) {
   return nullptr;
 }
 
-// The tile Vars an expression reads, and the destinations of the destination-passing calls in it.
-// A type's shape holds scalars only: the type walk at each Var use is skipped.
-struct ExprScan : IRVisitor {
-  std::vector<const Var*> reads;
+// The destinations of the destination-passing calls a walk meets, at any depth.
+struct WriteCollector : IRVisitor {
   std::vector<std::pair<const Var*, const Call*>> writes;
-  void visit_(const Var* op) override {
-    if (is_tile(op)) reads.push_back(op);
-  }
-  void visit_(const IterArg* op) override {
-    if (is_tile(op)) reads.push_back(op);
-  }
   void visit_(const Call* op) override {
     if (writes_arg0(op)) {
       if (const Var* d = viewed_tile(op->args[0])) writes.emplace_back(d, op);
@@ -70,11 +62,24 @@ struct ExprScan : IRVisitor {
   }
 };
 
+// The tile Vars an expression reads, and the destinations of the destination-passing calls in it.
+// A type's shape holds scalars only: the type walk at each Var use is skipped.
+struct ExprScan : WriteCollector {
+  using WriteCollector::visit_;
+  std::vector<const Var*> reads;
+  void visit_(const Var* op) override {
+    if (is_tile(op)) reads.push_back(op);
+  }
+  void visit_(const IterArg* op) override {
+    if (is_tile(op)) reads.push_back(op);
+  }
+};
+
 // The Vars a statement defines (assignments, loop variables, carries and results, if results)
 // and the destination-passing calls it holds, at any depth.
-struct BodyScan : IRVisitor {
+struct BodyScan : WriteCollector {
   std::set<const Var*> defined;
-  std::vector<std::pair<const Var*, const Call*>> writes;
+  using WriteCollector::visit_;
   void visit_(const Var*) override {}
   void visit_(const IterArg*) override {}
   void visit_(const AssignStmt* op) override {
@@ -88,12 +93,6 @@ struct BodyScan : IRVisitor {
   }
   void visit_(const IfStmt* op) override {
     for (auto& rv : op->return_vars) defined.insert(rv.get());
-    IRVisitor::visit_(op);
-  }
-  void visit_(const Call* op) override {
-    if (writes_arg0(op)) {
-      if (const Var* d = viewed_tile(op->args[0])) writes.emplace_back(d, op);
-    }
     IRVisitor::visit_(op);
   }
 };
@@ -190,13 +189,18 @@ class Checker {
   std::map<const Var*, Write> written_;      // root Var -> the op that wrote into its buffer
 };
 
+// Throws the located UserError of the first refused read, in function order.
+void CheckAll(const Program& program) {
+  for (auto& fn : program.functions) {
+    if (fn->body) Checker().block(fn->body);
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> CheckDestinationReads(const ProgramPtr& program) {
   try {
-    for (auto& fn : program->functions) {
-      if (fn->body) Checker().block(fn->body);
-    }
+    CheckAll(*program);
   } catch (const UserError& e) {
     return {e.what()};
   }
@@ -205,9 +209,7 @@ std::vector<std::string> CheckDestinationReads(const ProgramPtr& program) {
 
 Pass VerifyDestinationReads() {
   return Pass{"VerifyDestinationReads", {}, {IRProperty::DestinationReadsChecked}, [](const ProgramPtr& program) {
-                for (auto& fn : program->functions) {
-                  if (fn->body) Checker().block(fn->body);   // throws the located UserError
-                }
+                CheckAll(*program);
                 return program;
               },
               /*invalidated=*/{}, /*checks_produced=*/true};
