@@ -151,7 +151,7 @@ fuzz: fuzz-host
 
 # Generated arithmetic against Python and NumPy (scripts/fuzz_exprs.py): integer scalar
 # expressions in kernels and orchestrations (INT64, and over every integer dtype), FP32 scalar
-# expressions, tile-op chains, valid regions, index ops and the matmul family in kernels; EXPR_FUZZ_COUNT
+# expressions, tile-op chains, valid regions, index ops, control flow and the matmul family in kernels; EXPR_FUZZ_COUNT
 # seeds of each from EXPR_FUZZ_SEED.
 EXPR_FUZZ_COUNT ?= 100
 EXPR_FUZZ_SEED ?= 1000

@@ -1,6 +1,6 @@
 """`make fuzz` part: differential fuzzing of generated arithmetic against Python and NumPy.
 
-    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|both] [--count N] [--seed S]
+    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|flow|both] [--count N] [--seed S]
 
 scalar: random integer scalar expressions compiled into a kernel and into an orchestration, run
 on edge values and compared with Python's integers wrapped to int64
@@ -14,7 +14,9 @@ against NumPy on small integers (tests/python/matmul_fuzz.py); valid: chains of 
 with literal and run-time valid shapes, against a NumPy model of which elements are specified
 (tests/python/valid_region_fuzz.py); index: chains of gather / scatter / scatter_update / mscatter /
 gather_row, bit for bit against a NumPy model, and bad indices that must fail the run at the op's
-line without writing outside a tensor (tests/python/index_op_fuzz.py). Any disagreement, or a program that does not compile, is a
+line without writing outside a tensor (tests/python/index_op_fuzz.py); flow: kernels of nested loops
+and branches carrying tiles and scalars, bit for bit against the same statements run as Python on
+NumPy arrays (tests/python/kernel_flow_fuzz.py). Any disagreement, or a program that does not compile, is a
 finding. The test suite checks the first seeds of each; the default here starts at seed 1000.
 """
 import argparse
@@ -27,6 +29,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "pytho
 import scalar_expr_fuzz  # noqa: E402
 import float_scalar_fuzz  # noqa: E402
 import index_op_fuzz  # noqa: E402
+import kernel_flow_fuzz  # noqa: E402
 import matmul_fuzz  # noqa: E402
 import tile_expr_fuzz  # noqa: E402
 import typed_scalar_fuzz  # noqa: E402
@@ -43,13 +46,14 @@ CHECKS = {
     "matmul": [("matmul", matmul_fuzz.check)],
     "valid": [("valid", valid_region_fuzz.check)],
     "index": [("index", index_op_fuzz.check)],
+    "flow": [("flow", kernel_flow_fuzz.check)],
 }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "both"],
-                    default="both", help="both: all seven")
+    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "flow", "both"],
+                    default="both", help="both: all eight")
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1000)
     args = ap.parse_args(argv)

@@ -31,7 +31,7 @@ namespace {
 // evaluating it twice gives the same value and has no effect.
 bool PureInteger(const ExprPtr& e) {
   if (is_float(ScalarDtypeOf(e))) return false;
-  if (e->as<Var>() || e->as<ConstInt>() || e->as<ConstBool>()) return true;
+  if (as_var(e) || e->as<ConstInt>() || e->as<ConstBool>()) return true;
   if (auto* c = e->as<Cast>()) return PureInteger(c->value);
   if (auto* u = e->as<UnaryExpr>()) return PureInteger(u->a);
   if (auto* b = e->as<BinaryExpr>())

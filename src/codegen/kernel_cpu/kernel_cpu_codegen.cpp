@@ -333,7 +333,7 @@ CarrySlot KernelEmitter::declare_slot(const std::string& hint, const TypePtr& ty
     slot.kind = CarrySlot::kScalar;
     slot.ctype = CType(st->dtype);
     slot.scalar = fresh(hint);
-    line(slot.ctype + " " + slot.scalar + "{};");
+    line("[[maybe_unused]] " + slot.ctype + " " + slot.scalar + "{};");   // an if-result or carry nothing reads
   } else if (type->is<TensorType>()) {
     slot.kind = CarrySlot::kTensor;
   } else {
