@@ -88,9 +88,13 @@ class ProgramCtx:
 class Frame:
     """One level of name bindings. kind: function | loop | branch | scope (transparent)."""
 
-    def __init__(self, kind: str):
+    def __init__(self, kind: str, node=None):
         self.kind = kind
         self.vars: dict[str, object] = {}
+        self.node = node      # an implicit loop's ast.For
+        # names an inner loop's implicit carry made this loop carry (loop_escapes.enclosing_loop_carry):
+        # name -> (seed Var, IterArg), the seed assigned before this loop once its body is parsed
+        self.pending: dict[str, tuple] = {}
 
 
 @dataclass

@@ -314,12 +314,19 @@ def _dead_scalar(ctx, node, name) -> bool:
     return isinstance(ctx.lookup(name).type, ir.ScalarType) and loop_escapes.dead_on_entry(ctx, node, name)
 
 
+def _escape_seed(ctx, n, t, node):
+    """What an implicit carry of `n` starts from before `node`: the enclosing loop's carry of it, or
+    the seed for zero trips (spec anchor_features §17)."""
+    init = loop_escapes.enclosing_loop_carry(ctx, n, t)
+    return init if init is not None else loop_escapes.seed_for(ctx, n, t, node, loop_escapes.first_read_line(ctx, n))
+
+
 def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     lv = _loop_var(ctx, node.target)
     carried = [n for n in assigned_names(node.body) if n != lv.name and ctx.lookup(n) is not None
                and not _dead_scalar(ctx, node, n)]
     outer = {n: ctx.lookup(n) for n in carried}
-    frame = Frame("loop")
+    frame = Frame("loop", node)
     ctx.frames.append(frame)
     ctx.bind(lv.name, lv)
     iter_args = []
@@ -338,19 +345,30 @@ def _implicit_for(ctx, node, start, stop, step, attrs, kind):
         v = frame.vars.get(n, ia)
         _check_same_kind(ctx, n, ia.type, v.type, node, "loop")
         yields.append(v)
-    escaping = _escaping_names(ctx, frame, lv, outer)
+    for n, (_, ia) in frame.pending.items():   # an inner loop's implicit carry starts from this loop's
+        _check_same_kind(ctx, n, ia.type, frame.vars[n].type, node, "loop")
+        yields.append(frame.vars[n])
+    escaping = [n for n in _escaping_names(ctx, frame, lv, outer) if n not in frame.pending]
     yields += [frame.vars[n] for n in escaping]
-    if iter_args or escaping:
+    if iter_args or escaping or frame.pending:
         ctx.emit(ir.YieldStmt.make(yields, ctx.span(node)))
     body = make_body(ctx.pop_block(), ctx.span(node))
     ctx.frames.pop()
-    for n in escaping:   # §17: seeded before the loop; the body never reads the carry
-        seed = loop_escapes.seed_for(ctx, n, frame.vars[n].type, node, loop_escapes.first_read_line(ctx, n))
-        sv = ir.Var.make(n, seed.type, ctx.span(node))
-        ctx.emit(ir.AssignStmt.make(sv, seed, ctx.span(node)))
-        iter_args.append(ir.IterArg.make(n, frame.vars[n].type, sv, ctx.span(node)))
+    for n, (sv, ia) in frame.pending.items():
+        ctx.emit(ir.AssignStmt.make(sv, _escape_seed(ctx, n, ia.type, node), ctx.span(node)))
+        iter_args.append(ia)
         carried.append(n)
         outer[n] = sv
+    for n in escaping:   # §17: seeded before the loop, or the enclosing loop's carry
+        t = frame.vars[n].type
+        init = loop_escapes.enclosing_loop_carry(ctx, n, t)
+        if init is None:
+            init = ir.Var.make(n, t, ctx.span(node))
+            seed = loop_escapes.seed_for(ctx, n, t, node, loop_escapes.first_read_line(ctx, n))
+            ctx.emit(ir.AssignStmt.make(init, seed, ctx.span(node)))
+        iter_args.append(ir.IterArg.make(n, t, init, ctx.span(node)))
+        carried.append(n)
+        outer[n] = init
     for n in frame.vars:
         if n == lv.name:
             ctx.hidden[n] = Hidden("as the loop variable", node.lineno + ctx.src.line_offset,

@@ -76,6 +76,53 @@ def read_after_loop(ctx, name: str) -> bool:
     return False
 
 
+def _read_after(ctx, node: ast.For, name: str) -> bool:
+    """Is `name` read after the enclosing loop `node` (whose body holds the statement being parsed)?"""
+    outside = False
+    for body, start in reversed(ctx.rest):
+        outside = outside or (start >= 1 and body[start - 1] is node)
+        if outside:
+            r = _first_use(body[start:], name)
+            if r is not None:
+                return r
+    return False
+
+
+def enclosing_loop_carry(ctx, name: str, t):
+    """The value an inner loop's implicit carry of the scalar `name` starts from, when an enclosing
+    loop must carry it too; else None (the carry is seeded with 0 / False).
+
+    Python keeps a name bound in an earlier iteration of an enclosing loop:
+
+        for i in pl.range(3):
+            for j in pl.range(k[i]):   # on an iteration where this loop runs no iteration,
+                last = j               # `last` is still the value of an earlier one,
+        out = ... last ...             # not 0
+
+    When the innermost enclosing implicit loop reads `name` around its back edge or after it, that
+    loop carries it (an IterArg registered in its frame's `pending`, seeded before it once its body is
+    parsed) and the inner loop starts from that IterArg. Not for TaskIds: their carries through
+    pl.parallel loops are arrays (docs/dsl.md "TaskId carries")."""
+    if not isinstance(t, ir.ScalarType) or t.dtype == ir.DataType.TASK_ID:
+        return None
+    for f in reversed(ctx.frames):
+        if f.kind == "function":
+            return None
+        if f.kind != "loop":
+            continue
+        if f.node is None:      # an init_values= loop carries only what it declares
+            return None
+        if name not in f.pending:
+            if _first_use(f.node.body, name) is not True and not _read_after(ctx, f.node, name):
+                return None
+            sp = ctx.span(f.node)
+            seed = ir.Var.make(name, t, sp)
+            f.pending[name] = (seed, ir.IterArg.make(name, t, seed, sp))
+            f.vars.setdefault(name, f.pending[name][1])
+        return f.pending[name][1]
+    return None
+
+
 def dead_on_entry(ctx, node: ast.For, name: str) -> bool:
     """Does the loop `node` rebind `name` before any read in its body, with the name read neither
     after the loop nor around the back edge of an enclosing loop? Then no value of it flows into
