@@ -1,6 +1,6 @@
 """`make fuzz` part: differential fuzzing of generated arithmetic against Python and NumPy.
 
-    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|flow|both] [--count N] [--seed S]
+    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|flow|orch|both] [--count N] [--seed S]
 
 scalar: random integer scalar expressions compiled into a kernel and into an orchestration, run
 on edge values and compared with Python's integers wrapped to int64
@@ -16,7 +16,9 @@ with literal and run-time valid shapes, against a NumPy model of which elements 
 gather_row, bit for bit against a NumPy model, and bad indices that must fail the run at the op's
 line without writing outside a tensor (tests/python/index_op_fuzz.py); flow: kernels of nested loops
 and branches carrying tiles and scalars, bit for bit against the same statements run as Python on
-NumPy arrays (tests/python/kernel_flow_fuzz.py). Any disagreement, or a program that does not compile, is a
+NumPy arrays (tests/python/kernel_flow_fuzz.py); orch: the same statement trees in an orchestration,
+tile ops as kernel calls on tensors, loads as views, stores as assembles, against the same model
+(tests/python/orch_flow_fuzz.py). Any disagreement, or a program that does not compile, is a
 finding. The test suite checks the first seeds of each; the default here starts at seed 1000.
 """
 import argparse
@@ -30,6 +32,7 @@ import scalar_expr_fuzz  # noqa: E402
 import float_scalar_fuzz  # noqa: E402
 import index_op_fuzz  # noqa: E402
 import kernel_flow_fuzz  # noqa: E402
+import orch_flow_fuzz  # noqa: E402
 import matmul_fuzz  # noqa: E402
 import tile_expr_fuzz  # noqa: E402
 import typed_scalar_fuzz  # noqa: E402
@@ -47,13 +50,14 @@ CHECKS = {
     "valid": [("valid", valid_region_fuzz.check)],
     "index": [("index", index_op_fuzz.check)],
     "flow": [("flow", kernel_flow_fuzz.check)],
+    "orch": [("orch", orch_flow_fuzz.check)],
 }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "flow", "both"],
-                    default="both", help="both: all eight")
+    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "flow", "orch", "both"],
+                    default="both", help="both: all nine")
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1000)
     args = ap.parse_args(argv)

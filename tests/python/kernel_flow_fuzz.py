@@ -148,24 +148,37 @@ class _Gen:
         pick = lambda: rng.choice(tiles)   # noqa: E731
         form = rng.randrange(10)
         if form < 4:
-            return "pl.%s(%s, %s)" % (rng.choice(BINARY[self.dtype]), pick(), pick())
+            return self.op_text(rng.choice(BINARY[self.dtype]), [pick(), pick()])
         if form == 4:
-            return "pl.%s(%s)" % (rng.choice(UNARY), pick())
+            return self.op_text(rng.choice(UNARY), [pick()])
         if form < 7:
             if self.dtype != "INT32" and rng.random() < 0.4:
                 scalar = rng.choice(FLOAT_LITERALS)
             else:
                 scalar = self.sexpr(scope, 1)
-            return "pl.%s(%s, %s)" % (rng.choice(WITH_SCALAR), pick(), scalar)
+            return self.op_text(rng.choice(WITH_SCALAR), [pick(), scalar])
         if form == 7:
             expand, reduce = rng.choice(REDUCE)
-            return "pl.%s(%s, pl.%s(%s))" % (expand % rng.choice(["add", "sub", "max", "min"]), pick(),
-                                              reduce % rng.choice(["max", "min"]), pick())
+            return self.reduce_text(expand % rng.choice(["add", "sub", "max", "min"]), reduce % rng.choice(["max", "min"]),
+                                    pick(), pick())
         if form == 8:
             return "(%s if %s else %s)" % (pick(), self.cond(scope, 1), pick())
         if rng.random() < 0.3:   # what a store wrote (or the caller's values)
-            return "pl.load(out, [%s * %d, 0], [%d, %d])" % (self.small(scope, OS), self.r, self.r, self.c)
-        return "pl.load(x, [%s * %d, 0], [%d, %d])" % (self.small(scope, XS), self.r, self.r, self.c)
+            return self.load_text("out", "%s * %d" % (self.small(scope, OS), self.r))
+        return self.load_text("x", "%s * %d" % (self.small(scope, XS), self.r))
+
+    # how the kernel spells its ops (orch_flow_fuzz.py spells them as kernel calls in an orchestration)
+    def op_text(self, op, args):
+        return "pl.%s(%s)" % (op, ", ".join(args))
+
+    def reduce_text(self, expand, reduce, a, b):
+        return "pl.%s(%s, pl.%s(%s))" % (expand, a, reduce, b)
+
+    def load_text(self, src, row):
+        return "pl.load(%s, [%s, 0], [%d, %d])" % (src, row, self.r, self.c)
+
+    def store_text(self, tile, row):
+        return "out = pl.store(%s, [%s, 0], out)" % (tile, row)
 
     # -- statements --
     def bind_tile(self, scope, indent, name=None):
@@ -204,12 +217,11 @@ class _Gen:
             self.bind_bool(scope, indent)
         elif kind == "swap" and len(scope.tiles) >= 2:
             a, b = rng.sample(sorted(scope.tiles), 2)
-            second = a if rng.random() < 0.5 else "pl.%s(%s, %s)" % (rng.choice(BINARY[self.dtype]), a, b)
+            second = a if rng.random() < 0.5 else self.op_text(rng.choice(BINARY[self.dtype]), [a, b])
             self.emit(indent, "%s, %s = %s, %s" % (a, b, b, second))
             scope.bound |= {a, b}
         elif kind == "store":
-            self.emit(indent, "out = pl.store(%s, [%s * %d, 0], out)" % (
-                rng.choice(sorted(scope.tiles)), self.small(scope, OS), self.r))
+            self.emit(indent, self.store_text(rng.choice(sorted(scope.tiles)), "%s * %d" % (self.small(scope, OS), self.r)))
         elif kind == "write":
             self.emit(indent, "pl.tensor.write(os, [0, %s], pl.cast(%s, pl.INT64))" % (
                 self.small(scope, NW), self.sexpr(scope)))
@@ -293,24 +305,24 @@ def rng_choice_or_fresh(rng, names, fresh):
 
 
 class Case:
-    def __init__(self, seed, dtype, r, c, body, scalar_names):
+    def __init__(self, seed, dtype, r, c, body, scalar_names, gen=None):
         self.seed, self.dtype, self.r, self.c = seed, dtype, r, c
-        self.body, self.scalar_names = body, scalar_names
+        self.body, self.scalar_names, self.gen = body, scalar_names, gen
 
 
-def make_case(seed: int) -> Case:
-    g = _Gen(seed)
+def make_case(seed: int, gen=None) -> Case:
+    g = (gen or _Gen)(seed)
     scope = _Scope(["t0", "t1"], ["n0", "n1"], [])
-    g.emit(0, "t0 = pl.load(x, [0, 0], [%d, %d])" % (g.r, g.c))
-    g.emit(0, "t1 = pl.load(x, [%d, 0], [%d, %d])" % (g.r, g.r, g.c))
+    g.emit(0, "t0 = %s" % g.load_text("x", "0"))
+    g.emit(0, "t1 = %s" % g.load_text("x", str(g.r)))
     while g.budget > 0:
         g.statement(scope, 0, 0)
     for k, name in enumerate(sorted(scope.tiles)[-2:]):
-        g.emit(0, "out = pl.store(%s, [%d, 0], out)" % (name, (OS - 1 - k) * g.r))
+        g.emit(0, g.store_text(name, str((OS - 1 - k) * g.r)))
     for k, name in enumerate(sorted(scope.scalars)[-2:] + sorted(scope.bools)[-1:]):
         g.emit(0, "pl.tensor.write(os, [0, %d], pl.cast(%s, pl.INT64))" % (NW - 1 - k, name))
     body = "\n".join("    " * i + text for i, text in g.lines)
-    return Case(seed, g.dtype, g.r, g.c, body, sorted(g.scalar_names))
+    return Case(seed, g.dtype, g.r, g.c, body, sorted(g.scalar_names), g)
 
 
 _PROGRAM = '''import pypto.language as pl
@@ -435,11 +447,18 @@ def check(seed: int):
         want_out, want_os = out.copy(), os.copy()
         model(_Model(case.dtype), x, n0, n1, want_out, want_os)
         prog(x, n0, n1, out, os)
-        for what, got, want in (("out", out, want_out), ("os", os, want_os)):
-            ok = _same(got, want)
-            if not ok.all():
-                i = tuple(int(v) for v in np.argwhere(~ok)[0])
-                findings.append("seed %d (%s) draw %d (n0=%d, n1=%d): %s: %d element(s) differ, first at %s: "
-                                "got %r, model %r" % (seed, case.dtype, k, n0, n1, what, int((~ok).sum()), i,
-                                                      got[i], want[i]))
+        findings += compare(case, k, n0, n1, [("out", out, want_out), ("os", os, want_os)])
+    return findings
+
+
+def compare(case: Case, k, n0, n1, results):
+    """The disagreements in `results`, (what, got, model) triples, of draw k."""
+    findings = []
+    for what, got, want in results:
+        ok = _same(got, want)
+        if not ok.all():
+            i = tuple(int(v) for v in np.argwhere(~ok)[0])
+            findings.append("seed %d (%s) draw %d (n0=%d, n1=%d): %s: %d element(s) differ, first at %s: "
+                            "got %r, model %r" % (case.seed, case.dtype, k, n0, n1, what, int((~ok).sum()), i,
+                                                  got[i], want[i]))
     return findings

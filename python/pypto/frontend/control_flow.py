@@ -323,7 +323,7 @@ def _escape_seed(ctx, n, t, node):
 
 def _implicit_for(ctx, node, start, stop, step, attrs, kind):
     lv = _loop_var(ctx, node.target)
-    carried = [n for n in assigned_names(node.body) if n != lv.name and ctx.lookup(n) is not None
+    carried = [n for n in assigned_names(node.body, ctx) if n != lv.name and ctx.lookup(n) is not None
                and not _dead_scalar(ctx, node, n)]
     outer = {n: ctx.lookup(n) for n in carried}
     frame = Frame("loop", node)

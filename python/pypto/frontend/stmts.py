@@ -337,7 +337,7 @@ def _expr_stmt(ctx, st: ast.Expr):
     if (ctx.is_orchestration and isinstance(e, ir.Call) and e.is_op and e.callee == "tensor.write"
             and isinstance(v.args[0] if v.args else None, ast.Name)):
         bind_new(ctx, v.args[0], e, st)            # t = pl.tensor.write(t, ...): the write stays in the IR
-        return
+        return                                     # (assigned_names counts it: _rebound_by_write)
     ctx.emit(ir.EvalStmt.make(e, ctx.span(st)))
 
 
@@ -437,8 +437,25 @@ HANDLERS = {
 }
 
 
-def assigned_names(body: list) -> list:
-    """Names (re)bound anywhere in `body`, in first-assignment order (for loop carries)."""
+def _rebound_by_write(ctx, st) -> str | None:
+    """The tensor a statement `pl.tensor.write(t, ...)` / `pl.write(t, ...)` of an orchestration
+    rebinds (_expr_stmt binds its result to `t`), else None."""
+    if not (ctx.is_orchestration and isinstance(st, ast.Expr) and isinstance(st.value, ast.Call)):
+        return None
+    call = st.value
+    if not call.args or not isinstance(call.args[0], ast.Name):
+        return None
+    b = try_eval_py(ctx, call.func, None)
+    if isinstance(b, Builtin) and (b.kind == "write" or (b.kind == "op" and b.spec.op == "tensor.write")):
+        return call.args[0].id
+    return None
+
+
+def assigned_names(body: list, ctx) -> list:
+    """Names (re)bound anywhere in `body`, in first-assignment order (for loop carries). A write
+    statement of an orchestration rebinds its tensor: without it here, a loop writing a tensor
+    parameter made it a name first bound in the body, seeded with a fresh tensor that later
+    writes went to when the loop ran no iteration (orch_flow_fuzz.py, seed 0)."""
     out: list[str] = []
 
     def add(n):
@@ -463,6 +480,8 @@ def assigned_names(body: list) -> list:
                     targets(t)
             elif isinstance(s, (ast.AnnAssign, ast.AugAssign)):
                 targets(s.target)
+            elif _rebound_by_write(ctx, s):
+                add(_rebound_by_write(ctx, s))
             elif type(s) is ast.Pass and hasattr(s, "pypto_calls"):   # a masked run (call_runs.py)
                 for name in s.pypto_calls.targets:
                     add(name)
