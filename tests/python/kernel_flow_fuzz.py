@@ -16,6 +16,8 @@ takes DTYPES[k % 3]) and INDEX scalars:
 - `pl.range` / Python `range` (one to three arguments, negative steps, bounds from the scalar
   parameters n0 / n1, from enclosing loop variables and scalars: zero trips included),
   `pl.parallel` and `pl.unroll`, nested up to three deep;
+- a third of the seeds (dynamic_rows) load with a run-time row count `nr` (the orchestration passes
+  R): the same values through run-time-shaped tiles;
 - `if` / `elif` / `else` on comparisons joined by `and` / `or` / `not`, some without `else`.
 A name rebound in a loop is carried; a name first bound in a loop body (scalars) is read after
 it (the implicit carry, 0 when the loop runs no iteration); a name bound in every branch of an
@@ -64,11 +66,18 @@ class _Scope:
         return {"t": self.tiles, "s": self.scalars, "b": self.bools}[prefix]
 
 
+def dynamic_rows(seed: int) -> bool:
+    return (seed // len(DTYPES)) % 3 == 2
+
+
 class _Gen:
     def __init__(self, seed):
         self.rng = random.Random(seed)
         self.dtype = DTYPES[seed % len(DTYPES)]
         self.r, self.c = self.rng.choice(SHAPES)
+        # a third of the seeds load with a run-time row count (nr, passed as R): the same values
+        # through run-time-shaped tiles and their carry slots
+        self.rows = "nr" if dynamic_rows(seed) else str(self.r)
         self.lines = []          # (indent, text)
         self.scalar_names = set()
         self.count = 0
@@ -175,7 +184,7 @@ class _Gen:
         return "pl.%s(%s, pl.%s(%s))" % (expand, a, reduce, b)
 
     def load_text(self, src, row):
-        return "pl.load(%s, [%s, 0], [%d, %d])" % (src, row, self.r, self.c)
+        return "pl.load(%s, [%s, 0], [%s, %d])" % (src, row, self.rows, self.c)
 
     def store_text(self, tile, row):
         return "out = pl.store(%s, [%s, 0], out)" % (tile, row)
@@ -331,7 +340,7 @@ _PROGRAM = '''import pypto.language as pl
 @pl.program
 class KernelFlow:
     @pl.function(type=pl.FunctionType.InCore)
-    def k(self, x: pl.Tensor[[{xr}, {c}], pl.{dtype}], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX],
+    def k(self, x: pl.Tensor[[{xr}, {c}], pl.{dtype}], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX], nr: pl.Scalar[pl.INDEX],
           out: pl.InOut[pl.Tensor[[{orows}, {c}], pl.{dtype}]],
           os: pl.InOut[pl.Tensor[[1, {nw}], pl.INT64]]) -> pl.Tensor[[{orows}, {c}], pl.{dtype}]:
 {body}
@@ -341,14 +350,14 @@ class KernelFlow:
     def main(self, x: pl.Tensor[[{xr}, {c}], pl.{dtype}], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX],
              out: pl.InOut[pl.Tensor[[{orows}, {c}], pl.{dtype}]],
              os: pl.InOut[pl.Tensor[[1, {nw}], pl.INT64]]) -> pl.Tensor[[{orows}, {c}], pl.{dtype}]:
-        out = self.k(x, n0, n1, out, os)
+        out = self.k(x, n0, n1, {r}, out, os)
         return out
 '''
 
 
 def program_text(case: Case) -> str:
     body = "\n".join("        " + ln for ln in case.body.splitlines())
-    return _PROGRAM.format(xr=XS * case.r, orows=OS * case.r, c=case.c, dtype=case.dtype, nw=NW, body=body)
+    return _PROGRAM.format(xr=XS * case.r, orows=OS * case.r, r=case.r, c=case.c, dtype=case.dtype, nw=NW, body=body)
 
 
 class _Model:
@@ -405,7 +414,7 @@ class _Model:
 
 def model_function(case: Case):
     """The kernel's statements as a Python function (pl, x, n0, n1, out, os) -> None."""
-    seeds = "".join("    %s = 0\n" % name for name in case.scalar_names)
+    seeds = "".join("    %s = 0\n" % name for name in case.scalar_names) + "    nr = %d\n" % case.r
     body = "\n".join("    " + ln for ln in case.body.splitlines())
     src = "def model(pl, x, n0, n1, out, os):\n%s%s\n" % (seeds, body)
     namespace = {}
