@@ -12,7 +12,7 @@ import pypto
 import pypto.language as pl
 
 
-@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("seed", list(range(6)) + [7])   # 7: run-time rows
 def test_kernel_control_flow_agrees_with_python(seed, monkeypatch):
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     assert kf.check(seed) == []
@@ -27,6 +27,7 @@ def test_the_generator_covers_every_construct():
     assert re.search(r"\b(t\d+), (t\d+) = \2, \1\n", text)                       # a swap
     assert re.search(r"\b(t\d+), (t\d+) = \2, pl\.\w+\(\1, \2\)", text)         # both read before binding
     assert {kf.make_case(seed).dtype for seed in range(3)} == set(kf.DTYPES)
+    assert "[nr, " in kf.make_case(7).body and "[nr, " not in kf.make_case(0).body
     # a scalar first bound in a loop body, read after the loop: the implicit carry
     escapes = 0
     for seed in range(60):
