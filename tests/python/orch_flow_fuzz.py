@@ -15,7 +15,8 @@ The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
 So the frontend's carries and implicit carries, the runtime scopes (allocations that escape a loop
 or branch body), the views and the AUTO dependencies between the tasks are checked against
 Python's meaning of the program, bit for bit, on three draws (the second with the race checker on);
-odd seeds with the dependencies the compiler derives (analyze_auto_scopes_for_deps=True).
+odd seeds with the dependencies the compiler derives (analyze_auto_scopes_for_deps=True); seeds 3,
+7, 11, ... from the printed form of the parsed program (kernel_flow_fuzz.parse).
 
     findings = check(seed=3)      # [] when the orchestration agrees with the model
 
@@ -180,9 +181,8 @@ def check(seed: int):
     """Builds case `seed`, runs it on three draws (the second race-checked) and returns the
     disagreements with the model."""
     import pypto
-    import pypto.language as pl
     case = make_case(seed)
-    prog = pypto.compile(pl.parse_program(program_text(case), "orch_flow_%d.py" % seed),
+    prog = pypto.compile(kf.parse(program_text(case), "orch_flow_%d.py" % seed, seed),
                          analyze_auto_scopes_for_deps=derives_dependencies(seed))
     src = "def model(self, pl, x, n0, n1, out, os):\n%s%s\n" % (
         "".join("    %s = 0\n" % n for n in case.scalar_names),
