@@ -11,8 +11,10 @@ takes DTYPES[k % 3]) and INDEX scalars:
 - loads (of x, and of what earlier stores wrote into out) and stores at row blocks chosen by
   run-time scalars (`[(s % 3) * R, 0]`), and
   `pl.tensor.write` of a scalar into an INT64 tensor at a run-time column;
-- scalar statements (`s = (...) % M`: + - * // %, min, max, abs, conditional expressions) and
-  BOOL ones (`b = <condition>`, read by later conditions);
+- scalar statements (`s = (...) % M`: + - * // %, min, max, abs, conditional expressions),
+  BOOL ones (`b = <condition>`, read by later conditions) and, on float tiles, FP32 ones
+  (`f = pl.cast(s, pl.FP32) * 0.5`, `f = g * 0.5 + pl.cast(s, pl.FP32)`, `f = g - h`: NumPy
+  float32 in the model) used as tile ops' scalars;
 - `pl.range` / Python `range` (one to three arguments, negative steps, bounds from the scalar
   parameters n0 / n1, from enclosing loop variables and scalars: zero trips included),
   `pl.parallel` and `pl.unroll`, nested up to three deep;
@@ -55,16 +57,21 @@ FLOAT_LITERALS = ["0.5", "-2.0", "-0.0", "3.0"]
 class _Scope:
     """Names visible at a point of the kernel; `bound` collects those (re)bound in this block."""
 
-    def __init__(self, tiles, scalars, loop_vars, bools=()):
+    def __init__(self, tiles, scalars, loop_vars, bools=(), floats=()):
         self.tiles, self.scalars, self.loop_vars = set(tiles), set(scalars), list(loop_vars)
-        self.bools = set(bools)
+        self.bools, self.floats = set(bools), set(floats)
         self.bound = set()
 
     def child(self, loop_var=None):
-        return _Scope(self.tiles, self.scalars, self.loop_vars + ([loop_var] if loop_var else []), self.bools)
+        return _Scope(self.tiles, self.scalars, self.loop_vars + ([loop_var] if loop_var else []), self.bools,
+                      self.floats)
 
     def names(self, prefix):
-        return {"t": self.tiles, "s": self.scalars, "b": self.bools}[prefix]
+        return {"t": self.tiles, "s": self.scalars, "b": self.bools, "f": self.floats}[prefix]
+
+    def values(self):
+        """The scalar-like names (INDEX, BOOL, FP32)."""
+        return self.scalars | self.bools | self.floats
 
 
 def dynamic_rows(seed: int) -> bool:
@@ -162,7 +169,9 @@ class _Gen:
         if form == 4:
             return self.op_text(rng.choice(UNARY), [pick()])
         if form < 7:
-            if self.dtype != "INT32" and rng.random() < 0.4:
+            if scope.floats and rng.random() < 0.3:
+                scalar = rng.choice(sorted(scope.floats))
+            elif self.dtype != "INT32" and rng.random() < 0.4:
                 scalar = rng.choice(FLOAT_LITERALS)
             else:
                 scalar = self.sexpr(scope, 1)
@@ -214,17 +223,38 @@ class _Gen:
         scope.bools.add(name)
         scope.bound.add(name)
 
+    def fexpr(self, scope):
+        """An FP32 scalar expression (float dtypes): small values, rounded to FP32 by every op."""
+        rng, floats = self.rng, sorted(scope.floats)
+        form = rng.randrange(3) if floats else 0
+        if form == 0:
+            return "pl.cast(%s, pl.FP32) * %s" % (self.sexpr(scope, 1), rng.choice(["0.5", "-1.5", "0.25", "3.0"]))
+        if form == 1:
+            return "%s * 0.5 + pl.cast(%s, pl.FP32)" % (rng.choice(floats), self.sexpr(scope, 1))
+        return "%s - %s" % (rng.choice(floats), rng.choice(floats))
+
+    def bind_float(self, scope, indent, name=None):
+        if name is None:
+            name = rng_choice_or_fresh(self.rng, scope.floats, lambda: self.fresh("f"))
+        self.emit(indent, "%s = %s" % (name, self.fexpr(scope)))
+        self.scalar_names.add(name)
+        scope.floats.add(name)
+        scope.bound.add(name)
+
     def statement(self, scope, indent, depth):
         rng = self.rng
         self.budget -= 1
-        kind = rng.choices(["tile", "scalar", "bool", "swap", "store", "write", "loop", "if"],
-                           [8, 4, 1, 1, 2, 1, 0 if depth >= MAX_DEPTH else 3, 0 if depth >= MAX_DEPTH else 2])[0]
+        kind = rng.choices(["tile", "scalar", "bool", "float", "swap", "store", "write", "loop", "if"],
+                           [8, 4, 1, 0 if self.dtype == "INT32" else 1, 1, 2, 1, 0 if depth >= MAX_DEPTH else 3,
+                            0 if depth >= MAX_DEPTH else 2])[0]
         if kind == "tile":
             self.bind_tile(scope, indent)
         elif kind == "scalar":
             self.bind_scalar(scope, indent)
         elif kind == "bool":
             self.bind_bool(scope, indent)
+        elif kind == "float":
+            self.bind_float(scope, indent)
         elif kind == "swap" and len(scope.tiles) >= 2:
             a, b = rng.sample(sorted(scope.tiles), 2)
             second = a if rng.random() < 0.5 else self.op_text(rng.choice(BINARY[self.dtype]), [a, b])
@@ -275,8 +305,8 @@ class _Gen:
         self.block(body, indent + 1, depth + 1, rng.randint(1, 5))
         # carried: names bound before the loop keep being visible; a scalar first bound at the
         # body's top level is read after the loop too (seeded with 0 for zero trips)
-        scope.bound |= body.bound & (scope.tiles | scope.scalars | scope.bools)
-        for name in (body.scalars - scope.scalars) | (body.bools - scope.bools):
+        scope.bound |= body.bound & (scope.tiles | scope.values())
+        for name in body.values() - scope.values():
             if name in body.bound:
                 scope.names(name[0]).add(name)
                 scope.bound.add(name)
@@ -286,7 +316,8 @@ class _Gen:
         arms = rng.choice([1, 2, 2, 3])
         has_else = arms > 1 and rng.random() < 0.8
         joined_tile = self.fresh("t") if has_else and rng.random() < 0.5 else None
-        joined_scalar = self.fresh(rng.choice("ssb")) if has_else and rng.random() < 0.5 else None
+        joined_scalar = self.fresh(rng.choice("ssb" if self.dtype == "INT32" else "ssbf")) \
+            if has_else and rng.random() < 0.5 else None
         bodies = []
         for k in range(arms):
             last = k == arms - 1
@@ -299,10 +330,11 @@ class _Gen:
             if joined_tile:
                 self.bind_tile(body, indent + 1, joined_tile)
             if joined_scalar:
-                (self.bind_bool if joined_scalar[0] == "b" else self.bind_scalar)(body, indent + 1, joined_scalar)
+                {"b": self.bind_bool, "f": self.bind_float, "s": self.bind_scalar}[joined_scalar[0]](
+                    body, indent + 1, joined_scalar)
             bodies.append(body)
         for body in bodies:
-            scope.bound |= body.bound & (scope.tiles | scope.scalars | scope.bools)
+            scope.bound |= body.bound & (scope.tiles | scope.values())
         for name in (joined_tile, joined_scalar):
             if name:
                 scope.names(name[0]).add(name)
@@ -329,7 +361,7 @@ def make_case(seed: int, gen=None) -> Case:
         g.statement(scope, 0, 0)
     for k, name in enumerate(sorted(scope.tiles)[-2:]):
         g.emit(0, g.store_text(name, str((OS - 1 - k) * g.r)))
-    for k, name in enumerate(sorted(scope.scalars)[-2:] + sorted(scope.bools)[-1:]):
+    for k, name in enumerate(sorted(scope.scalars)[-2:] + sorted(scope.bools)[-1:] + sorted(scope.floats)[-1:]):
         g.emit(0, "pl.tensor.write(os, [0, %d], pl.cast(%s, pl.INT64))" % (NW - 1 - k, name))
     body = "\n".join("    " * i + text for i, text in g.lines)
     return Case(seed, g.dtype, g.r, g.c, body, sorted(g.scalar_names), g)
@@ -364,7 +396,7 @@ def program_text(case: Case) -> str:
 class _Model:
     """`pl` for the model: the ops on NumPy arrays of the case's dtype."""
 
-    INT64 = "INT64"
+    INT64, FP32 = "INT64", "FP32"
 
     def __init__(self, dtype):
         ops = tf._ops(dtype)
@@ -409,8 +441,7 @@ class _Model:
 
     @staticmethod
     def cast(value, dtype):
-        assert dtype == "INT64"
-        return int(value)
+        return np.float32(value) if dtype == "FP32" else int(value)   # toward zero, as the DSL's cast
 
 
 def model_function(case: Case):

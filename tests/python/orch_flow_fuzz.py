@@ -5,7 +5,7 @@ same statements run as Python on NumPy arrays.
 The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
 - an op is a call of a one-op kernel into a fresh tensor, `self.k_add(a, b, pl.create_tensor(...))`
   (a row / column reduction broadcast back is one kernel, `self.k_row_expand_add_row_max(a, b, ...)`);
-  a tile x scalar op passes the scalar expression as the kernel's INDEX argument;
+  a tile x scalar op passes the scalar expression as the kernel's INDEX (or FP32) argument;
 - a load is a view, `pl.slice(x, [R, C], [row, 0])`, of x or of `out` (what earlier assembles
   wrote: a view reads the tensor it views when its readers run, so a later write into `out` shows
   through it, as a NumPy view does);
@@ -43,6 +43,9 @@ class _OrchGen(kf._Gen):
             name = "k_%s_%s" % (op, _literal_name(args[1]))          # the literal goes in the kernel
             self.kernels[name] = ("literal", op, args[1])
             args = args[:1]
+        elif op in kf.WITH_SCALAR and args[1][0] == "f":   # an FP32 scalar
+            name = "k_%s_f" % op
+            self.kernels[name] = ("fscalar", op)
         else:
             name = "k_" + op
             self.kernels[name] = ("scalar" if op in kf.WITH_SCALAR else "binary" if len(args) == 2 else "unary", op)
@@ -76,8 +79,9 @@ def _kernel_defs(case):
             params, expr = "a: T, b: T", "pl.%s(%s, %s)" % (spec[1], load % "a", load % "b")
         elif kind == "unary":
             params, expr = "a: T", "pl.%s(%s)" % (spec[1], load % "a")
-        elif kind == "scalar":
-            params, expr = "a: T, s: pl.Scalar[pl.INDEX]", "pl.%s(%s, s)" % (spec[1], load % "a")
+        elif kind in ("scalar", "fscalar"):
+            params = "a: T, s: pl.Scalar[pl.%s]" % ("INDEX" if kind == "scalar" else "FP32")
+            expr = "pl.%s(%s, s)" % (spec[1], load % "a")
         elif kind == "literal":
             params, expr = "a: T", "pl.%s(%s, %s)" % (spec[1], load % "a", spec[2])
         else:
