@@ -10,6 +10,9 @@ The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
   wrote: a view reads the tensor it views when its readers run, so a later write into `out` shows
   through it, as a NumPy view does);
 - a store is `out = pl.assemble(out, t, [row, 0])`; `pl.tensor.write(os, ...)` writes scalars;
+- an accumulation `self.k_acc_add(a, o)` updates its InOut tensor o in place (ACCUMULATE of the
+  tile expressions): o may be a view of out or of x (x is InOut, and checked too), or a tensor
+  another name holds as well, and a may be o itself;
 - tensors are carried through loops, swapped (`ta, tb = tb, ta`), chosen by conditional
   expressions, and bound in every branch of an `if`; scalars and BOOLs as in the kernels.
 So the frontend's carries and implicit carries, the runtime scopes (allocations that escape a loop
@@ -26,6 +29,9 @@ import numpy as np
 
 import kernel_flow_fuzz as kf
 import tile_expr_fuzz as tf
+
+
+ACCUMULATE = 0.12   # the share of tile expressions that are in-place kernel calls
 
 
 class _OrchGen(kf._Gen):
@@ -50,6 +56,14 @@ class _OrchGen(kf._Gen):
             name = "k_" + op
             self.kernels[name] = ("scalar" if op in kf.WITH_SCALAR else "binary" if len(args) == 2 else "unary", op)
         return "self.%s(%s, %s)" % (name, ", ".join(args), self._fresh_tensor())
+
+    def tile_expr(self, scope):
+        if self.rng.random() < ACCUMULATE:   # o's tensor updated in place (a view of out or x, too)
+            op = self.rng.choice(kf.BINARY[self.dtype])
+            a, o = self.rng.choice(sorted(scope.tiles)), self.rng.choice(sorted(scope.tiles))
+            self.kernels["k_acc_" + op] = ("accumulate", op)
+            return "self.k_acc_%s(%s, %s)" % (op, a, o)
+        return super().tile_expr(scope)
 
     def reduce_text(self, expand, reduce, a, b):
         name = "k_%s_%s" % (expand, reduce)
@@ -84,6 +98,9 @@ def _kernel_defs(case):
             expr = "pl.%s(%s, s)" % (spec[1], load % "a")
         elif kind == "literal":
             params, expr = "a: T", "pl.%s(%s, %s)" % (spec[1], load % "a", spec[2])
+        elif kind == "accumulate":
+            defs.append(_ACCUMULATE.format(name=name, op=spec[1], t=tensor, load=load % "a", load_o=load % "o"))
+            continue
         else:
             params, expr = "a: T, b: T", "pl.%s(%s, pl.%s(%s))" % (spec[1], load % "a", spec[2], load % "b")
         defs.append(_KERNEL.format(name=name, params=params.replace("T", tensor), expr=expr, t=tensor))
@@ -97,13 +114,20 @@ _KERNEL = '''
         return o
 '''
 
+_ACCUMULATE = '''
+    @pl.function(type=pl.FunctionType.InCore)
+    def {name}(self, a: {t}, o: pl.InOut[{t}]) -> {t}:
+        o = pl.store(pl.{op}({load_o}, {load}), [0, 0], o)
+        return o
+'''
+
 _PROGRAM = '''import pypto.language as pl
 
 
 @pl.program
 class OrchFlow:{kernels}
     @pl.function(type=pl.FunctionType.Orchestration)
-    def main(self, x: pl.Tensor[[{xr}, {c}], pl.{dtype}], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX],
+    def main(self, x: pl.InOut[pl.Tensor[[{xr}, {c}], pl.{dtype}]], n0: pl.Scalar[pl.INDEX], n1: pl.Scalar[pl.INDEX],
              out: pl.InOut[pl.Tensor[[{orows}, {c}], pl.{dtype}]],
              os: pl.InOut[pl.Tensor[[1, {nw}], pl.INT64]]) -> pl.Tensor[[{orows}, {c}], pl.{dtype}]:
 {body}
@@ -137,6 +161,13 @@ class _Kernels:
         elif kind == "literal":
             op, lit = getattr(model, spec[1]), float(spec[2])
             fn = lambda a: op(a, lit)   # noqa: E731
+        elif kind == "accumulate":
+            op = getattr(model, spec[1])
+
+            def accumulate(a, o):
+                o[...] = op(o, a)
+                return o
+            return accumulate
         else:
             fn = getattr(model, spec[1])
 
@@ -196,9 +227,9 @@ def check(seed: int):
     findings = []
     for k in range(3):
         x, n0, n1, out, os = kf.draw(case, k)
-        want_out, want_os = out.copy(), os.copy()
+        want_x, want_out, want_os = x.copy(), out.copy(), os.copy()
         model = _OrchModel(case.dtype)
-        namespace["model"](_Kernels(case, model), model, x, n0, n1, want_out, want_os)
+        namespace["model"](_Kernels(case, model), model, want_x, n0, n1, want_out, want_os)
         prog(x, n0, n1, out, os, race_check=(k == 1))
-        findings += kf.compare(case, k, n0, n1, [("out", out, want_out), ("os", os, want_os)])
+        findings += kf.compare(case, k, n0, n1, [("out", out, want_out), ("os", os, want_os), ("x", x, want_x)])
     return findings

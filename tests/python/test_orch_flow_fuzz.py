@@ -23,7 +23,7 @@ def test_the_generator_spells_every_form_in_the_orchestration():
                  "pl.create_tensor(", " if ", "for i", "elif ", "pl.unroll(", "pl.parallel("):
         assert form in text, form
     kinds = {spec[0] for c in cases for spec in c.gen.kernels.values()}
-    assert kinds == {"binary", "unary", "scalar", "fscalar", "literal", "reduce"}
+    assert kinds == {"binary", "unary", "scalar", "fscalar", "literal", "reduce", "accumulate"}
     assert "pl.load(" not in text and "pl.store(" not in text   # tile ops only inside the kernels
 
 
