@@ -13,6 +13,9 @@ The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
 - an accumulation `self.k_acc_add(a, o)` updates its InOut tensor o in place (ACCUMULATE of the
   tile expressions): o may be a view of out or of x (x is InOut, and checked too), or a tensor
   another name holds as well, and a may be o itself;
+- on INT32 seeds a tenth of the scalar atoms read a tensor element,
+  `pl.cast(pl.tensor.read(t, [i, j]), pl.INDEX) % 100` (in loop bounds, conditions, offsets, kernel
+  scalars: the orchestration waits for the element's writers);
 - tensors are carried through loops, swapped (`ta, tb = tb, ta`), chosen by conditional
   expressions, and bound in every branch of an `if`; scalars and BOOLs as in the kernels.
 So the frontend's carries and implicit carries, the runtime scopes (allocations that escape a loop
@@ -32,6 +35,7 @@ import tile_expr_fuzz as tf
 
 
 ACCUMULATE = 0.12   # the share of tile expressions that are in-place kernel calls
+READ = 0.1          # the share of scalar atoms that read a tensor element (INT32 seeds)
 
 
 class _OrchGen(kf._Gen):
@@ -56,6 +60,14 @@ class _OrchGen(kf._Gen):
             name = "k_" + op
             self.kernels[name] = ("scalar" if op in kf.WITH_SCALAR else "binary" if len(args) == 2 else "unary", op)
         return "self.%s(%s, %s)" % (name, ", ".join(args), self._fresh_tensor())
+
+    def atom(self, scope):
+        """An INT32 seed's scalar may read an element of a tensor (the orchestration waits for the
+        tasks that write it): in loop bounds, conditions, offsets and kernel scalars."""
+        if self.dtype == "INT32" and self.rng.random() < READ:
+            return "(pl.cast(pl.tensor.read(%s, [%d, %d]), pl.INDEX) %% 100)" % (
+                self.rng.choice(sorted(scope.tiles)), self.rng.randrange(self.r), self.rng.randrange(self.c))
+        return super().atom(scope)
 
     def tile_expr(self, scope):
         if self.rng.random() < ACCUMULATE:   # o's tensor updated in place (a view of out or x, too)
@@ -184,6 +196,10 @@ class _OrchModel(kf._Model):
     def __init__(self, dtype):
         super().__init__(dtype)
         self.dtype = dtype
+
+    @staticmethod
+    def read(t, indices):
+        return int(t[indices[0], indices[1]])
 
     def create_tensor(self, shape, dtype=None):
         return np.zeros(shape, tf._NP[self.dtype])

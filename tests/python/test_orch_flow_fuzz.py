@@ -20,7 +20,8 @@ def test_the_generator_spells_every_form_in_the_orchestration():
     cases = [of.make_case(seed) for seed in range(30)]
     text = "\n".join(c.body for c in cases)
     for form in ("pl.slice(x, ", "pl.slice(out, ", "out = pl.assemble(out, ", "pl.tensor.write(os, ",
-                 "pl.create_tensor(", " if ", "for i", "elif ", "pl.unroll(", "pl.parallel("):
+                 "pl.create_tensor(", " if ", "for i", "elif ", "pl.unroll(", "pl.parallel(", "pl.tensor.read(",
+                 "self.k_acc_"):
         assert form in text, form
     kinds = {spec[0] for c in cases for spec in c.gen.kernels.values()}
     assert kinds == {"binary", "unary", "scalar", "fscalar", "literal", "reduce", "accumulate"}
