@@ -5,7 +5,8 @@ and scalars, compared with the same statements run as Python on NumPy arrays.
 A kernel is a tree of statements over [R, C] tiles of one dtype (INT32, FP32 or FP16, seed k
 takes DTYPES[k % 3]) and INDEX scalars:
 - tile ops (tile_expr_fuzz's exact ones: binary, unary, tile x scalar with a literal or a scalar
-  expression, a row / column reduction broadcast back over a tile), a conditional expression
+  expression, a row / column reduction broadcast back over a tile), and [R, 1] column tiles (row
+  reductions, ops on columns) carried like the others and broadcast back by pl.row_expand_*, a conditional expression
   choosing between two tiles, and tuple assignments that swap tiles (`ta, tb = tb, ta`) or read
   both before binding (`ta, tb = tb, pl.add(ta, tb)`);
 - loads (of x, and of what earlier stores wrote into out) and stores at row blocks chosen by
@@ -57,17 +58,17 @@ FLOAT_LITERALS = ["0.5", "-2.0", "-0.0", "3.0"]
 class _Scope:
     """Names visible at a point of the kernel; `bound` collects those (re)bound in this block."""
 
-    def __init__(self, tiles, scalars, loop_vars, bools=(), floats=()):
+    def __init__(self, tiles, scalars, loop_vars, bools=(), floats=(), cols=()):
         self.tiles, self.scalars, self.loop_vars = set(tiles), set(scalars), list(loop_vars)
-        self.bools, self.floats = set(bools), set(floats)
+        self.bools, self.floats, self.cols = set(bools), set(floats), set(cols)
         self.bound = set()
 
     def child(self, loop_var=None):
         return _Scope(self.tiles, self.scalars, self.loop_vars + ([loop_var] if loop_var else []), self.bools,
-                      self.floats)
+                      self.floats, self.cols)
 
     def names(self, prefix):
-        return {"t": self.tiles, "s": self.scalars, "b": self.bools, "f": self.floats}[prefix]
+        return {"t": self.tiles, "s": self.scalars, "b": self.bools, "f": self.floats, "c": self.cols}[prefix]
 
     def values(self):
         """The scalar-like names (INDEX, BOOL, FP32)."""
@@ -86,6 +87,7 @@ class _Gen:
         # a third of the seeds load with a run-time row count (nr, passed as R): the same values
         # through run-time-shaped tiles and their carry slots
         self.rows = "nr" if dynamic_rows(seed) else str(self.r)
+        self.columns = True   # [R, 1] tiles (row reductions) carried like the [R, C] ones
         self.lines = []          # (indent, text)
         self.scalar_names = set()
         self.count = 0
@@ -164,6 +166,9 @@ class _Gen:
         rng, tiles = self.rng, sorted(scope.tiles)
         pick = lambda: rng.choice(tiles)   # noqa: E731
         form = rng.randrange(10)
+        if scope.cols and rng.random() < 0.15:
+            return "pl.row_expand_%s(%s, %s)" % (rng.choice(["add", "sub", "max", "min", "mul"]), pick(),
+                                                 rng.choice(sorted(scope.cols)))
         if form < 4:
             return self.op_text(rng.choice(BINARY[self.dtype]), [pick(), pick()])
         if form == 4:
@@ -198,6 +203,27 @@ class _Gen:
 
     def store_text(self, tile, row):
         return "out = pl.store(%s, [%s, 0], out)" % (tile, row)
+
+    def col_expr(self, scope):
+        """An [R, 1] tile: a row reduction of a tile, or an op on earlier columns."""
+        rng, cols = self.rng, sorted(scope.cols)
+        form = rng.randrange(5) if cols else 0
+        if form == 0:
+            return "pl.%s(%s)" % (rng.choice(["row_max", "row_min"] + (["row_sum"] if self.dtype == "INT32" else [])),
+                                  rng.choice(sorted(scope.tiles)))
+        if form == 1:
+            return "pl.%s(%s, %s)" % (rng.choice(BINARY[self.dtype]), rng.choice(cols), rng.choice(cols))
+        if form == 2:
+            return "pl.%s(%s, %s)" % (rng.choice(WITH_SCALAR), rng.choice(cols), self.sexpr(scope, 1))
+        if form == 3:
+            return "pl.%s(%s)" % (rng.choice(UNARY), rng.choice(cols))
+        return "(%s if %s else %s)" % (rng.choice(cols), self.cond(scope, 1), rng.choice(cols))
+
+    def bind_col(self, scope, indent):
+        name = rng_choice_or_fresh(self.rng, scope.cols, lambda: self.fresh("c"))
+        self.emit(indent, "%s = %s" % (name, self.col_expr(scope)))
+        scope.cols.add(name)
+        scope.bound.add(name)
 
     # -- statements --
     def bind_tile(self, scope, indent, name=None):
@@ -244,9 +270,9 @@ class _Gen:
     def statement(self, scope, indent, depth):
         rng = self.rng
         self.budget -= 1
-        kind = rng.choices(["tile", "scalar", "bool", "float", "swap", "store", "write", "loop", "if"],
-                           [8, 4, 1, 0 if self.dtype == "INT32" else 1, 1, 2, 1, 0 if depth >= MAX_DEPTH else 3,
-                            0 if depth >= MAX_DEPTH else 2])[0]
+        kind = rng.choices(["tile", "scalar", "bool", "float", "col", "swap", "store", "write", "loop", "if"],
+                           [8, 4, 1, 0 if self.dtype == "INT32" else 1, 2 if self.columns else 0, 1, 2, 1,
+                            0 if depth >= MAX_DEPTH else 3, 0 if depth >= MAX_DEPTH else 2])[0]
         if kind == "tile":
             self.bind_tile(scope, indent)
         elif kind == "scalar":
@@ -255,6 +281,8 @@ class _Gen:
             self.bind_bool(scope, indent)
         elif kind == "float":
             self.bind_float(scope, indent)
+        elif kind == "col":
+            self.bind_col(scope, indent)
         elif kind == "swap" and len(scope.tiles) >= 2:
             a, b = rng.sample(sorted(scope.tiles), 2)
             second = a if rng.random() < 0.5 else self.op_text(rng.choice(BINARY[self.dtype]), [a, b])
@@ -305,7 +333,7 @@ class _Gen:
         self.block(body, indent + 1, depth + 1, rng.randint(1, 5))
         # carried: names bound before the loop keep being visible; a scalar first bound at the
         # body's top level is read after the loop too (seeded with 0 for zero trips)
-        scope.bound |= body.bound & (scope.tiles | scope.values())
+        scope.bound |= body.bound & (scope.tiles | scope.cols | scope.values())
         for name in body.values() - scope.values():
             if name in body.bound:
                 scope.names(name[0]).add(name)
@@ -334,7 +362,7 @@ class _Gen:
                     body, indent + 1, joined_scalar)
             bodies.append(body)
         for body in bodies:
-            scope.bound |= body.bound & (scope.tiles | scope.values())
+            scope.bound |= body.bound & (scope.tiles | scope.cols | scope.values())
         for name in (joined_tile, joined_scalar):
             if name:
                 scope.names(name[0]).add(name)

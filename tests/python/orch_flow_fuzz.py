@@ -44,6 +44,7 @@ class _OrchGen(kf._Gen):
     def __init__(self, seed):
         super().__init__(seed)
         self.kernels = {}   # name -> (kind, op[, reduce])
+        self.columns = False   # its kernels take [R, C] tensors only
 
     def _fresh_tensor(self):
         return "pl.create_tensor([%d, %d], dtype=pl.%s)" % (self.r, self.c, self.dtype)
