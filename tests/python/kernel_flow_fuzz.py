@@ -219,36 +219,7 @@ class _Gen:
             return "pl.%s(%s)" % (rng.choice(UNARY), rng.choice(cols))
         return "(%s if %s else %s)" % (rng.choice(cols), self.cond(scope, 1), rng.choice(cols))
 
-    def bind_col(self, scope, indent):
-        name = rng_choice_or_fresh(self.rng, scope.cols, lambda: self.fresh("c"))
-        self.emit(indent, "%s = %s" % (name, self.col_expr(scope)))
-        scope.cols.add(name)
-        scope.bound.add(name)
-
     # -- statements --
-    def bind_tile(self, scope, indent, name=None):
-        if name is None:
-            name = rng_choice_or_fresh(self.rng, scope.tiles, lambda: self.fresh("t"))
-        self.emit(indent, "%s = %s" % (name, self.tile_expr(scope)))
-        scope.tiles.add(name)
-        scope.bound.add(name)
-
-    def bind_scalar(self, scope, indent, name=None):
-        if name is None:
-            name = rng_choice_or_fresh(self.rng, scope.scalars - {"n0", "n1"}, lambda: self.fresh("s"))
-        self.emit(indent, "%s = (%s) %% %d" % (name, self.sexpr(scope), self.rng.choice([7, 13, 100, 1000])))
-        self.scalar_names.add(name)
-        scope.scalars.add(name)
-        scope.bound.add(name)
-
-    def bind_bool(self, scope, indent, name=None):
-        if name is None:
-            name = rng_choice_or_fresh(self.rng, scope.bools, lambda: self.fresh("b"))
-        self.emit(indent, "%s = %s" % (name, self.cond(scope)))
-        self.scalar_names.add(name)
-        scope.bools.add(name)
-        scope.bound.add(name)
-
     def fexpr(self, scope):
         """An FP32 scalar expression (float dtypes): small values, rounded to FP32 by every op."""
         rng, floats = self.rng, sorted(scope.floats)
@@ -259,12 +230,20 @@ class _Gen:
             return "%s * 0.5 + pl.cast(%s, pl.FP32)" % (rng.choice(floats), self.sexpr(scope, 1))
         return "%s - %s" % (rng.choice(floats), rng.choice(floats))
 
-    def bind_float(self, scope, indent, name=None):
+    def scalar_expr(self, scope):
+        return "(%s) %% %d" % (self.sexpr(scope), self.rng.choice([7, 13, 100, 1000]))
+
+    def bind(self, scope, indent, prefix, name=None):
+        """`name = <expr>` of the kind `prefix` names: t tile, c column, s INDEX, b BOOL, f FP32 (a name
+        already visible, else a fresh one)."""
+        names = scope.names(prefix)
         if name is None:
-            name = rng_choice_or_fresh(self.rng, scope.floats, lambda: self.fresh("f"))
-        self.emit(indent, "%s = %s" % (name, self.fexpr(scope)))
-        self.scalar_names.add(name)
-        scope.floats.add(name)
+            name = rng_choice_or_fresh(self.rng, names - {"n0", "n1"}, lambda: self.fresh(prefix))
+        expr = {"t": self.tile_expr, "c": self.col_expr, "s": self.scalar_expr, "b": self.cond, "f": self.fexpr}[prefix]
+        self.emit(indent, "%s = %s" % (name, expr(scope)))
+        if prefix in "sbf":
+            self.scalar_names.add(name)
+        names.add(name)
         scope.bound.add(name)
 
     def statement(self, scope, indent, depth):
@@ -273,16 +252,8 @@ class _Gen:
         kind = rng.choices(["tile", "scalar", "bool", "float", "col", "swap", "store", "write", "loop", "if"],
                            [8, 4, 1, 0 if self.dtype == "INT32" else 1, 2 if self.columns else 0, 1, 2, 1,
                             0 if depth >= MAX_DEPTH else 3, 0 if depth >= MAX_DEPTH else 2])[0]
-        if kind == "tile":
-            self.bind_tile(scope, indent)
-        elif kind == "scalar":
-            self.bind_scalar(scope, indent)
-        elif kind == "bool":
-            self.bind_bool(scope, indent)
-        elif kind == "float":
-            self.bind_float(scope, indent)
-        elif kind == "col":
-            self.bind_col(scope, indent)
+        if kind in ("tile", "scalar", "bool", "float", "col"):
+            self.bind(scope, indent, {"tile": "t", "scalar": "s", "bool": "b", "float": "f", "col": "c"}[kind])
         elif kind == "swap" and len(scope.tiles) >= 2:
             a, b = rng.sample(sorted(scope.tiles), 2)
             second = a if rng.random() < 0.5 else self.op_text(rng.choice(BINARY[self.dtype]), [a, b])
@@ -298,7 +269,7 @@ class _Gen:
         elif kind == "if":
             self.branch(scope, indent, depth)
         else:
-            self.bind_tile(scope, indent)
+            self.bind(scope, indent, "t")
 
     def block(self, scope, indent, depth, n):
         start = len(self.lines)
@@ -307,7 +278,7 @@ class _Gen:
                 break
             self.statement(scope, indent, depth)
         if not any(i == indent for i, _ in self.lines[start:]):
-            self.bind_tile(scope, indent)   # a body is never empty
+            self.bind(scope, indent, "t")   # a body is never empty
 
     def loop(self, scope, indent, depth):
         rng = self.rng
@@ -356,10 +327,9 @@ class _Gen:
             body = scope.child()
             self.block(body, indent + 1, depth + 1, rng.randint(1, 4))
             if joined_tile:
-                self.bind_tile(body, indent + 1, joined_tile)
+                self.bind(body, indent + 1, "t", joined_tile)
             if joined_scalar:
-                {"b": self.bind_bool, "f": self.bind_float, "s": self.bind_scalar}[joined_scalar[0]](
-                    body, indent + 1, joined_scalar)
+                self.bind(body, indent + 1, joined_scalar[0], joined_scalar)
             bodies.append(body)
         for body in bodies:
             scope.bound |= body.bound & (scope.tiles | scope.cols | scope.values())
