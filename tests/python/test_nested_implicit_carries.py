@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import pypto
+import pypto.errors
 import pypto.language as pl
 from pypto import ir
 
@@ -124,3 +125,44 @@ def test_a_name_bound_first_in_the_outer_body_is_unchanged():
             "            last_2 = 10 * i\n"
             "            for j, (last_3,) in pl.range(0, n - i, 1, init_values=(last_2,)):") in text
     assert text.count("last_1") == 1
+
+
+def test_a_nested_carry_changing_type_in_the_outer_body_is_a_located_error():
+    # the outer loop now carries `last`: an FP32 rebinding of the inner loop's INDEX is a type change
+    src = KERNEL.replace("            acc = acc + last            # read around the outer loop's back edge\n",
+                         "            last = pl.cast(last, pl.FP32) * 0.5\n")
+    with pytest.raises(pypto.errors.PyptoError, match="'last' changes type in the loop") as e:
+        pl.parse_program(src, "nested.py")
+    assert "nested.py:10:" in str(e.value) or "--> nested.py:10" in str(e.value)
+
+
+BOOL_FLAG = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[1, 4], pl.INT64], n: pl.Scalar[pl.INDEX],
+          os: pl.InOut[pl.Tensor[[1, 4], pl.INT64]]) -> pl.Tensor[[1, 4], pl.INT64]:
+        for i in pl.range(3):
+            for j in pl.range(n - i):
+                seen = j == 0
+        pl.tensor.write(os, [0, 0], pl.cast(seen, pl.INT64))
+        return os
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 4], pl.INT64], n: pl.Scalar[pl.INDEX],
+             os: pl.InOut[pl.Tensor[[1, 4], pl.INT64]]) -> pl.Tensor[[1, 4], pl.INT64]:
+        os = self.k(x, n, os)
+        return os
+'''
+
+
+@pytest.mark.parametrize("n,want", [(0, 0), (1, 1), (2, 1), (3, 1)])
+def test_a_bool_keeps_its_value_from_an_earlier_outer_iteration(n, want, monkeypatch):
+    # n = 1: only i = 0 runs j (j = 0: True); i = 1, 2 run none and keep True, not the seed False
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    prog = pypto.compile(pl.parse_program(BOOL_FLAG, "flag.py"))
+    os = np.full((1, 4), -7, np.int64)
+    prog(np.zeros((1, 4), np.int64), n, os)
+    assert os[0, 0] == want

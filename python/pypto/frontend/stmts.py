@@ -480,8 +480,8 @@ def assigned_names(body: list, ctx) -> list:
                     targets(t)
             elif isinstance(s, (ast.AnnAssign, ast.AugAssign)):
                 targets(s.target)
-            elif _rebound_by_write(ctx, s):
-                add(_rebound_by_write(ctx, s))
+            elif (written := _rebound_by_write(ctx, s)) is not None:
+                add(written)
             elif type(s) is ast.Pass and hasattr(s, "pypto_calls"):   # a masked run (call_runs.py)
                 for name in s.pypto_calls.targets:
                     add(name)
