@@ -14,7 +14,7 @@ import ast
 
 from pypto._core import ir
 from pypto.frontend import irtypes
-from pypto.frontend.annotations import tile_annotation_space
+from pypto.frontend.annotations import expand_alias, tile_annotation_space
 from pypto.frontend.diagnostics import a_or_an
 
 # Ops whose result memory space an annotation may choose (they take an optional target_memory=).
@@ -36,8 +36,9 @@ def _dims_match(ann_shape, val_shape) -> bool:
     return True
 
 
-def _annotation_items(node: ast.AST) -> int:
+def _annotation_items(ctx, node: ast.AST) -> int:
     """Number of items in `pl.Tensor[...]` (3 when the layout is given)."""
+    node = expand_alias(ctx, node)
     if not isinstance(node, ast.Subscript):
         return 0
     return len(node.slice.elts) if isinstance(node.slice, ast.Tuple) else 1
@@ -80,7 +81,7 @@ def reconcile_annotation(ctx, st: ast.AnnAssign, ann, value):
         if not _dims_match(ann.shape, vt.shape):
             raise _mismatch(ctx, st, ann, value, "the rank or a static dimension differs")
         if isinstance(ann, ir.TensorType):
-            if _annotation_items(st.annotation) == 3 and ann.layout != vt.layout:   # layout given
+            if _annotation_items(ctx, st.annotation) == 3 and ann.layout != vt.layout:   # layout given
                 raise _mismatch(ctx, st, ann, value, f"layout {ann.layout.name} differs from {vt.layout.name}")
             return value
         if tile_annotation_space(ctx, st.annotation) is not None and ann.memory != vt.memory:

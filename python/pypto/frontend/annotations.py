@@ -5,11 +5,14 @@
     pl.Tile[[16, 16], pl.FP32, pl.MemorySpace.Left]
     pl.Out[pl.Tensor[...]] / pl.InOut[...] (parameters only) -> direction Out / InOut
     pl.Scalar[pl.INDEX]    pl.Array[4, pl.TASK_ID]    tuple[T1, T2] (returns)
+    X = pl.Tensor[[16, 16], pl.FP32] at module level, then x: X   (a type alias: expand_alias)
 """
 
 from __future__ import annotations
 
 import ast
+import enum
+import types
 
 from pypto._core import ir
 from pypto.frontend.diagnostics import did_you_mean
@@ -26,6 +29,48 @@ def _malformed(ctx, node, what=""):
     text = ast.unparse(node)
     msg = f"malformed type annotation '{text}'" + (f": {what}" if what else "")
     return ctx.error(node, msg, help="write one of " + ", ".join(_FORMS))
+
+
+def expand_alias(ctx, node: ast.AST) -> ast.AST:
+    """A name or attribute whose compile-time value is a type (``X = pl.Tensor[[16, M], pl.FP32]``
+    at module level, or ``tuple[X, Y]``) -> the annotation it stands for, as if written at `node`
+    (every rebuilt node is located there); any other node as it is.
+
+        x: X   reads as   x: pl.Tensor[[16, M], pl.FP32]
+    """
+    if not isinstance(node, (ast.Name, ast.Attribute)):
+        return node
+    v = try_eval_py(ctx, node, None)
+    if not isinstance(v, T._Spec) and not (isinstance(v, types.GenericAlias) and v.__origin__ is tuple):
+        return node
+    return _rebuilt(v, node)
+
+
+def _rebuilt(v, at: ast.AST) -> ast.AST:
+    """The annotation AST that evaluates to the Python value `v` (a _Spec and what it holds)."""
+    if isinstance(v, T._Spec):
+        head, item = getattr(T, v.kind), v.item
+    elif isinstance(v, types.GenericAlias):
+        head, item = v.__origin__, v.__args__
+    else:
+        head = None
+    if head is not None:
+        sub = ast.Tuple(elts=[_rebuilt(x, at) for x in item], ctx=ast.Load()) if isinstance(item, tuple) \
+            else _rebuilt(item, at)
+        out = ast.Subscript(value=ast.Constant(value=head), slice=ast.copy_location(sub, at), ctx=ast.Load())
+    elif isinstance(v, (list, tuple)):
+        elts = [_rebuilt(x, at) for x in v]
+        out = ast.List(elts=elts, ctx=ast.Load()) if isinstance(v, list) else ast.Tuple(elts=elts, ctx=ast.Load())
+    elif isinstance(v, (T.TileView, T.MemRef)):
+        out = ast.Call(func=ast.Constant(value=type(v)), args=[_rebuilt(x, at) for x in v.args],
+                       keywords=[ast.keyword(arg=k, value=_rebuilt(x, at)) for k, x in v.kwargs.items()])
+    elif isinstance(v, enum.Enum):
+        out = ast.Attribute(value=ast.Constant(value=type(v)), attr=v.name, ctx=ast.Load())   # pl.Layout.DN
+    else:
+        out = ast.Constant(value=v)
+    for n in ast.walk(out):
+        ast.copy_location(n, at)
+    return out
 
 
 def ir_dtype(ctx, node: ast.AST):
@@ -99,6 +144,7 @@ def _items(node: ast.Subscript):
 
 def parse_type(ctx, node: ast.AST, allow_direction: bool = False, allow_tuple: bool = False):
     """Annotation -> (ir type, ir.ParamDirection). Raises a located PyptoError when malformed."""
+    node = expand_alias(ctx, node)
     if not isinstance(node, ast.Subscript):
         raise _malformed(ctx, node)
     try:
@@ -242,7 +288,7 @@ def tile_annotation_space(ctx, node: ast.Subscript, shape: list | None = None):
 
         tile_annotation_space(ctx, <pl.Tile[[16, 16], pl.FP32, pl.Mem.Mat]>)  ->  ir.MemorySpace.Mat
     """
-    items = _items(node)
+    items = _items(expand_alias(ctx, node))
     mem, seen, memref = None, set(), None
     for it in items[2:]:
         kind = ("view" if _call_of(ctx, it, T.TileView) else "memref" if _call_of(ctx, it, T.MemRef) else "space")

@@ -133,7 +133,15 @@ def dynamic(name: str) -> DynamicDim:
     return DynamicDim(name)
 
 
-class _AnnotationMarker:
+class _DSLClass(type):
+    """Metaclass of the DSL's annotation classes: ``repr(pl.Tensor)`` is ``pl.Tensor``, as spelt in
+    the DSL (messages quote annotations rebuilt from a type alias)."""
+
+    def __repr__(cls) -> str:
+        return f"pl.{cls.__name__}"
+
+
+class _AnnotationMarker(metaclass=_DSLClass):
     """Base of ``pl.Tensor`` & co: subscriptable so Python can evaluate annotations."""
 
     kind = ""
@@ -143,6 +151,10 @@ class _AnnotationMarker:
 
 
 class _Spec:
+    """What Python makes of ``pl.Tensor[[16, 16], pl.FP32]``: the marker's kind and the subscript's
+    value. The parser reads annotations from the source; it reads a _Spec back only for a type
+    alias (``X = pl.Tensor[...]`` at module level, then ``x: X``)."""
+
     __slots__ = ("kind", "item")
 
     def __init__(self, kind, item):
@@ -157,7 +169,7 @@ class Tensor(_AnnotationMarker):
     kind = "Tensor"
 
 
-class TileView:
+class TileView(metaclass=_DSLClass):
     """``pl.TileView(valid_shape=[r, c], stride=[s0, s1], start_offset=k)``: a view annotation item of
     ``pl.Tile[...]`` (anchor_features §14). The parser checks it from the source; on the CPU it is a
     no-op (the tile's type is unchanged)."""
@@ -166,7 +178,7 @@ class TileView:
         self.args, self.kwargs = args, kwargs
 
 
-class MemRef:
+class MemRef(metaclass=_DSLClass):
     """``pl.MemRef(addr, size[, id])`` (or with a leading ``pl.Mem.<space>``): the on-chip address of a
     tile, an annotation item of ``pl.Tile[...]`` that needs an explicit memory space (§14). CPU: no-op."""
 

@@ -46,6 +46,9 @@ def unknown(qualname: str, candidates, depth: int = 2) -> UnknownDSLName:
 class DSLEnumMeta(enum.EnumMeta):
     """Enum metaclass whose missing members raise UnknownDSLName (``pl.Level.CORE_GRUOP``)."""
 
+    def __repr__(cls) -> str:
+        return f"pl.{cls.__name__}"      # as spelt in the DSL (messages that quote an annotation)
+
     def __getattr__(cls, name):
         if name.startswith("_"):
             raise AttributeError(name)
