@@ -34,7 +34,10 @@
 //   follow.
 //       c = pl.assemble(c, pl.add(a, b), [0, 0])   ==>   c = pl.store(pl.add(pl.load(a, ..), pl.load(b, ..)), [0, 0], c)
 //   A loop carry / if result whose value became a tile is a tile (a tensor init or the other
-//   branch's tensor is loaded whole); a loop whose body turns a tensor carry into a tile is
+//   branch's tensor is loaded whole); so is one that may be either of two tensors
+//   (`t = a if c else b`, a carry swapped with another), when only tensor ops read such values
+//   (a write through one, or a tile op's tensor operand, keeps them tensors: the verifier
+//   refuses a carry or branch that changes parameter); a loop whose body turns a tensor carry into a tile is
 //   converted once more with that carry a tile (at most d^2 / 2 loop conversions for a nest of
 //   depth d; a carry already a tile never asks). A returned value that became a tile (rule 5 of §9) gets a
 //   new trailing pl.Out parameter `ret<k>_out` of the declared return type and an exit store:
@@ -59,8 +62,10 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/op_registry.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/transforms/passes.h"
 #include "../ir/describe.h"
+#include "buffer_roots.h"
 #include "return_out_params.h"
 #include "scope_outlining.h"
 
@@ -87,6 +92,30 @@ ExprPtr load_whole(const ExprPtr& g, const Span& span) {
 }
 
 ExprPtr as_tile(const ExprPtr& e, const Span& span) { return is_tensor(e) ? load_whole(e, span) : e; }
+
+// Does `fn` need a value that may be one of several tensors as a tensor: the target of a write
+// (tile.store, tensor.assemble, tensor.write, tile.mscatter), an operand of a tile op (which
+// reads the tensor itself), or a tensor op's operand that stays a tensor (gather_row's src)?
+bool NeedsAmbiguousTensor(const Function& fn, const BufferRoots& roots) {
+  struct Finder : IRVisitor {
+    const BufferRoots& roots;
+    bool found = false;
+    explicit Finder(const BufferRoots& r) : roots(r) {}
+    void visit_(const Call* op) override {
+      const int w = op->is_op ? WrittenTensorArg(op->callee) : -1;
+      for (size_t k = 0; op->is_op && k < op->args.size(); ++k) {
+        if (roots.of(op->args[k]).size() < 2) continue;
+        const bool tensor_op = op->callee.rfind("tensor.", 0) == 0;
+        if (!tensor_op || static_cast<int>(k) == w || ops::tensor_op_keeps_tensor(op->callee.substr(7), k)) {
+          found = true;
+        }
+      }
+      IRVisitor::visit_(op);
+    }
+  } finder(roots);
+  finder.visit_stmt(fn.body);
+  return finder.found;
+}
 
 class Converter : public IRMutator {
  public:
@@ -236,7 +265,9 @@ class Converter : public IRMutator {
   }
 
   // The kernel being converted (its declared return types name the rule-5 parameters).
-  explicit Converter(const Function& fn) : fn_(fn) {}
+  Converter(const Program& program, const Function& fn)
+      : fn_(fn), roots_(program, fn, /*views_are_roots=*/true),
+        reads_ambiguous_only_(!NeedsAmbiguousTensor(fn, roots_)) {}
 
   // Rule 5: a returned tile is stored into a new trailing Out parameter `ret<k>_out`.
   StmtPtr mutate_(const ReturnStmt* op, const StmtPtr& self) override {
@@ -296,6 +327,7 @@ class Converter : public IRMutator {
       ExprPtr tv = ty && i < ty->values.size() ? ty->values[i] : nullptr;
       ExprPtr ev = ey && i < ey->values.size() ? ey->values[i] : nullptr;
       ExprPtr tile = is_tile(tv) ? tv : is_tile(ev) ? ev : nullptr;
+      if (!tile && is_tensor(tv) && is_tensor(ev) && Ambiguous(rv.get())) tile = load_whole(tv, rv->span);
       if (rv->type->is<TensorType>() && tile) {
         VarPtr n = Var::make(rv->name, tile->type, rv->span);
         var_remap_[rv.get()] = {rv, n};
@@ -553,7 +585,7 @@ class Converter : public IRMutator {
     for (size_t i = 0; i < op->iter_args.size(); ++i) {
       const IterArgPtr& ia = op->iter_args[i];
       ExprPtr init = mutate_expr(ia->init);
-      const bool tile = ia->type->is<TensorType>() && (is_tile(init) || force.count(i));
+      const bool tile = ia->type->is<TensorType>() && (is_tile(init) || force.count(i) || Ambiguous(ia.get()));
       y.tile.push_back(tile);
       y.tensor.push_back(ia->type->is<TensorType>());
       VarPtr n;
@@ -597,7 +629,13 @@ class Converter : public IRMutator {
     return loop;
   }
 
+  // A tensor carry / if result that may be one of several tensors, in a kernel that only reads
+  // such values: it becomes a tile (a copy of whichever it is).
+  bool Ambiguous(const Var* v) const { return reads_ambiguous_only_ && roots_.of(v).size() > 1; }
+
   const Function& fn_;
+  BufferRoots roots_;                 // of the kernel as written (views are roots of their own)
+  bool reads_ambiguous_only_;         // only tensor ops read values of several roots
   std::unordered_set<const Expr*> transposed_globals_;   // tile.transpose of a loaded parameter, and its names
   std::map<size_t, VarPtr> ret_params_;
   std::vector<YieldCtx> yields_;
@@ -615,7 +653,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   std::map<std::string, std::vector<TypePtr>> added;   // kernel -> types of its rule-5 parameters
   for (const FunctionPtr& fn : program->functions) {
     if (!fn->is_kernel()) continue;
-    Converter conv(*fn);
+    Converter conv(*program, *fn);
     FunctionPtr nf = conv.mutate_function(fn);
     conv.CheckBatchViewsUsedOnlyByProducts(nf->body);
     auto extra = conv.ReturnParams();

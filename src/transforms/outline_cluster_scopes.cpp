@@ -73,15 +73,18 @@ class ClusterOutliner : public ScopeOutliner {
                        "write the value into a tensor argument and read that tensor after the scope");
       return size_t{0};
     });
+    std::vector<StmtPtr> out;
     if (expand.core_num) {   // a nested pl.spmd: the cluster task launches on N blocks
       auto sub = Submit::make(name, sig.args, sig.return_types, {}, expand.core_num, expand.sync_start, false, -1,
                               nullptr, {}, op->span);
       VarPtr tmp = Var::make(name + "_task", sub->type, op->span);
-      std::vector<StmtPtr> out{AssignStmt::make(tmp, sub, op->span)};
+      out.push_back(AssignStmt::make(tmp, sub, op->span));
       BindTupleResults(tmp, outs, &out);
-      return make_seq(out, op->span);
+    } else {
+      out.push_back(CallOutlined(name, sig, {}, outs, op->span));
     }
-    return CallOutlined(name, sig, {}, outs, op->span);
+    for (auto& s : UnchangedCaptureResults(fn_uses(), body_ud, c, sig)) out.push_back(s);
+    return make_seq(out, op->span);
   }
 };
 

@@ -27,6 +27,8 @@
 //   A tensor the body computes and the function uses after the scope is returned as well
 //   (ConvertTensorToTileOps then applies rule 5 of spec anchor_features §9: a trailing Out
 //   parameter and a caller-side tensor.create).
+//   A Var the body only hands on from outside (`ta, tb = tb, ta`, a loop passing a tensor
+//   along) and the body does not write is bound to that outside value after the call.
 // Errors: a non-tensor value computed inside the scope used after it.
 // Why: only a task can carry dependencies, a predicate or a launch spec; codegen and the
 //   runtime know tasks (Submits of kernels), not scopes.
@@ -243,12 +245,15 @@ class Outliner : public ScopeOutliner {
       return size_t{0};
     });
     const std::vector<ExprPtr> marks = dumps_for(sig.args, {});
+    std::vector<StmtPtr> unchanged = UnchangedCaptureResults(fn_uses(), body_ud, c, sig);
     if (as_submit) {
       VarPtr tmp = make_submit(name, sig.args, sig.return_types, dirs, marks);
       BindTupleResults(tmp, outs, &out);
-      return make_seq(out, op->span);
+    } else {
+      out.push_back(CallOutlined(name, sig, dirs, outs, op->span, marks));
     }
-    return CallOutlined(name, sig, dirs, outs, op->span, marks);
+    out.insert(out.end(), unchanged.begin(), unchanged.end());
+    return make_seq(out, op->span);
   }
 };
 

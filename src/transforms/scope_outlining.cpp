@@ -6,6 +6,7 @@
 #include "pypto/ir/structural_equal.h"
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/return_lineage.h"
+#include "buffer_roots.h"
 
 namespace pypto::transforms::outlining {
 
@@ -125,23 +126,34 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
       for_each_prefetched(seq->stmts, [&](const StmtPtr& x) { walk(x); });
       return;
     }
+    // A write into a capture (tile.store, tensor.assemble, tensor.write, tile.mscatter): marks
+    // it written and returns its index; the target is written, not read, so only the other
+    // arguments are reads. -1 for anything else.
+    auto write_of = [&](const Expr* e) -> long {
+      auto* call = e->as<Call>();
+      int w = call && call->is_op ? WrittenTensorArg(call->callee) : -1;
+      long target = w >= 0 && static_cast<size_t>(w) < call->args.size() ? root(call->args[w]) : -1;
+      if (target < 0) return -1;
+      c.written[target] = true;
+      for (size_t i = 0; i < call->args.size(); ++i) {
+        if (static_cast<int>(i) != w) mark_reads(call->args[i], {});
+      }
+      return target;
+    };
+    // The capture every branch's (or the body's) trailing yield hands on at position i, or -1.
+    auto yielded_root = [&](const StmtPtr& body, size_t i) -> long {
+      auto stmts = flatten_stmts(body);
+      auto* y = stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
+      return y && i < y->values.size() ? root(y->values[i]) : -1;
+    };
     if (auto* a = s->as<AssignStmt>()) {
       std::unordered_set<const Expr*> skip;
       const Expr* value = a->value.get();
+      if (long target = write_of(value); target >= 0) {
+        c.chain[a->var.get()] = static_cast<size_t>(target);
+        return;
+      }
       if (auto* call = value->as<Call>()) {
-        long target = -1;
-        if (call->is_op && call->callee == "tile.store" && call->args.size() == 3) target = root(call->args[2]);
-        if (call->is_op && call->callee == "tensor.assemble" && !call->args.empty()) target = root(call->args[0]);
-        if (target >= 0) {
-          c.written[target] = true;
-          c.chain[a->var.get()] = static_cast<size_t>(target);
-          // The target is written, not read: look at the other args only.
-          for (size_t i = 0; i < call->args.size(); ++i) {
-            bool is_target = (call->callee == "tile.store" && i == 2) || (call->callee == "tensor.assemble" && i == 0);
-            if (!is_target) mark_reads(call->args[i], skip);
-          }
-          return;
-        }
         if (!call->is_op) {
           FunctionPtr f = program.get(call->callee);
           if (f) {
@@ -174,9 +186,14 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
         if (r >= 0) c.chain[ia.get()] = static_cast<size_t>(r);
       }
       walk(f->body);
+      // The loop's result is the capture's storage when the body writes the capture (the
+      // carry holds its storage along), or hands the capture itself on; a carry the body
+      // replaces by a computed value is a value of its own.
       for (size_t i = 0; i < f->return_vars.size() && i < f->iter_args.size(); ++i) {
         long r = root(f->iter_args[i]);
-        if (r >= 0) c.chain[f->return_vars[i].get()] = static_cast<size_t>(r);
+        if (r >= 0 && (c.written[r] || yielded_root(f->body, i) == r)) {
+          c.chain[f->return_vars[i].get()] = static_cast<size_t>(r);
+        }
       }
       return;
     }
@@ -184,6 +201,13 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
       mark_reads(i->cond, {});
       walk(i->then_body);
       walk(i->else_body);
+      // A result both branches hand on from one capture (written or not) is its storage.
+      for (size_t k = 0; k < i->return_vars.size(); ++k) {
+        long r = yielded_root(i->then_body, k);
+        if (r >= 0 && i->else_body && yielded_root(i->else_body, k) == r) {
+          c.chain[i->return_vars[k].get()] = static_cast<size_t>(r);
+        }
+      }
       return;
     }
     if (auto* sc = s->as<ScopeStmt>()) {
@@ -196,7 +220,7 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
     }
     if (s->is<YieldStmt>()) return;   // yields pass storage along; not a read of the data
     if (auto* ev = s->as<EvalStmt>()) {
-      mark_reads(ev->expr, {});
+      if (write_of(ev->expr.get()) < 0) mark_reads(ev->expr, {});
       return;
     }
   };
@@ -267,13 +291,24 @@ std::vector<std::pair<VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const
   for (auto& v : body_ud.def_order) {
     if (!UsedAfterScope(v.get(), fn_uses, body_ud)) continue;
     auto ch = c.chain.find(v.get());
-    if (ch == c.chain.end() || !sig.result_of.count(ch->second)) {
+    if (ch == c.chain.end()) {
       results.emplace_back(v, other(v));
-      continue;
-    }
-    results.emplace_back(v, sig.result_of.at(ch->second));
+    } else if (sig.result_of.count(ch->second)) {
+      results.emplace_back(v, sig.result_of.at(ch->second));
+    }   // else the capture itself, unwritten: UnchangedCaptureResults
   }
   return results;
+}
+
+std::vector<StmtPtr> UnchangedCaptureResults(const UseDef& fn_uses, const UseDef& body_ud, const ScopeCaptures& c,
+                                             const OutlinedSignature& sig) {
+  std::vector<StmtPtr> out;
+  for (auto& v : body_ud.def_order) {
+    auto ch = c.chain.find(v.get());
+    if (ch == c.chain.end() || sig.result_of.count(ch->second) || !UsedAfterScope(v.get(), fn_uses, body_ud)) continue;
+    out.push_back(AssignStmt::make(v, c.captures[ch->second], v->span));
+  }
+  return out;
 }
 
 void BindTupleResults(const VarPtr& tuple, const std::vector<std::pair<VarPtr, size_t>>& results,

@@ -4,10 +4,12 @@
 //
 //   ScopeCaptures c = AnalyzeScopeBody(program, body);
 //   c.captures            outer Vars the body reads, in order of first use
-//   c.written[i]          the body writes captures[i] (tile.store / tensor.assemble target,
-//                         or an Out/InOut argument of a kernel call)
+//   c.written[i]          the body writes captures[i] (tile.store / tensor.assemble /
+//                         tensor.write / tile.mscatter target, or an Out/InOut argument of a
+//                         kernel call)
 //   c.read[i]             the body reads it (anything but being the written target)
-//   c.chain[v] == i       body Var v is capture i's storage after a write
+//   c.chain[v] == i       body Var v is capture i's storage after a write, or capture i
+//                         itself handed on (a copy, a loop or branch result passing it along)
 #pragma once
 #include <functional>
 #include <optional>
@@ -83,6 +85,12 @@ bool UsedAfterScope(const ir::Var* v, const UseDef& fn_uses, const UseDef& body_
 std::vector<std::pair<ir::VarPtr, size_t>> ScopeResults(const UseDef& fn_uses, const UseDef& body_ud,
                                                         const ScopeCaptures& c, const OutlinedSignature& sig,
                                                         const std::function<size_t(const ir::VarPtr&)>& other);
+
+// `v = capture` for each Var the body defines, uses after the scope, that is a capture the
+// body does not write, handed on unchanged (`ta, tb = tb, ta`, a loop passing it along): the
+// caller binds it to the capture itself (ScopeResults skips these).
+std::vector<ir::StmtPtr> UnchangedCaptureResults(const UseDef& fn_uses, const UseDef& body_ud,
+                                                 const ScopeCaptures& c, const OutlinedSignature& sig);
 
 // Appends `v = tuple[k]` for each (v, k) of `results` to `out`.
 void BindTupleResults(const ir::VarPtr& tuple, const std::vector<std::pair<ir::VarPtr, size_t>>& results,

@@ -371,7 +371,8 @@ class KernelChecker {
     for (size_t i = 0; i < op.return_vars.size(); ++i) {
       if (final_slots[i].kind == Slot::kTensor) {
         PYPTO_USER_CHECK(then_slots[i].tensor == final_slots[i].tensor, op.span,
-                         "both branches must yield the same tensor parameter in a kernel", "");
+                         "both branches must yield the same tensor parameter in a kernel",
+                         "the kernel writes through the result: write into each tensor in its own branch");
       }
       Bind(op.return_vars[i].get(), final_slots[i]);
     }
@@ -390,7 +391,9 @@ class KernelChecker {
       if (slots[i].kind != Slot::kTensor) continue;
       const int idx = TensorIndex(op.values[i]);
       PYPTO_USER_CHECK(slots[i].tensor < 0 || slots[i].tensor == idx, op.span,
-                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "");
+                       "a loop-carried / branch tensor must stay the same tensor parameter in a kernel",
+                       "the kernel writes through it: write into each tensor in its own branch, or build the value "
+                       "in a new tensor (pl.create_tensor) and write that");
       slots[i].tensor = idx;
     }
   }

@@ -88,6 +88,7 @@ class _Gen:
         # through run-time-shaped tiles and their carry slots
         self.rows = "nr" if dynamic_rows(seed) else str(self.r)
         self.columns = True   # [R, 1] tiles (row reductions) carried like the [R, C] ones
+        self.binary, self.unary = BINARY[self.dtype], UNARY   # the ops it draws from
         self.lines = []          # (indent, text)
         self.scalar_names = set()
         self.count = 0
@@ -170,9 +171,9 @@ class _Gen:
             return "pl.row_expand_%s(%s, %s)" % (rng.choice(["add", "sub", "max", "min", "mul"]), pick(),
                                                  rng.choice(sorted(scope.cols)))
         if form < 4:
-            return self.op_text(rng.choice(BINARY[self.dtype]), [pick(), pick()])
+            return self.op_text(rng.choice(self.binary), [pick(), pick()])
         if form == 4:
-            return self.op_text(rng.choice(UNARY), [pick()])
+            return self.op_text(rng.choice(self.unary), [pick()])
         if form < 7:
             if scope.floats and rng.random() < 0.3:
                 scalar = rng.choice(sorted(scope.floats))
@@ -212,11 +213,11 @@ class _Gen:
             return "pl.%s(%s)" % (rng.choice(["row_max", "row_min"] + (["row_sum"] if self.dtype == "INT32" else [])),
                                   rng.choice(sorted(scope.tiles)))
         if form == 1:
-            return "pl.%s(%s, %s)" % (rng.choice(BINARY[self.dtype]), rng.choice(cols), rng.choice(cols))
+            return "pl.%s(%s, %s)" % (rng.choice(self.binary), rng.choice(cols), rng.choice(cols))
         if form == 2:
             return "pl.%s(%s, %s)" % (rng.choice(WITH_SCALAR), rng.choice(cols), self.sexpr(scope, 1))
         if form == 3:
-            return "pl.%s(%s)" % (rng.choice(UNARY), rng.choice(cols))
+            return "pl.%s(%s)" % (rng.choice(self.unary), rng.choice(cols))
         return "(%s if %s else %s)" % (rng.choice(cols), self.cond(scope, 1), rng.choice(cols))
 
     # -- statements --
@@ -256,7 +257,7 @@ class _Gen:
             self.bind(scope, indent, {"tile": "t", "scalar": "s", "bool": "b", "float": "f", "col": "c"}[kind])
         elif kind == "swap" and len(scope.tiles) >= 2:
             a, b = rng.sample(sorted(scope.tiles), 2)
-            second = a if rng.random() < 0.5 else self.op_text(rng.choice(BINARY[self.dtype]), [a, b])
+            second = a if rng.random() < 0.5 else self.op_text(rng.choice(self.binary), [a, b])
             self.emit(indent, "%s, %s = %s, %s" % (a, b, b, second))
             scope.bound |= {a, b}
         elif kind == "store":

@@ -43,6 +43,10 @@ GOLDEN_CASES = sorted(d for d in os.listdir(GOLDEN_DIR) if os.path.isfile(os.pat
                       and not d.startswith("host_"))
 # tensor_create's manual_dep=True buffer is left to the user's deps= (a true race either way).
 GOLDEN_RACES = {"tensor_create": 2}
+# Racy inside one task, which no dependency orders: manual_cluster_spmd's two pl.spmd blocks both
+# write all of `out` (x + 0, x + 1), and with the golden inputs (x[0, 0] = 0.02) its predicate,
+# an integer cast of out[0, 0] (spec), is true only when block 1 wrote that element last.
+GOLDEN_BLOCK_RACES = {"manual_cluster_spmd"}
 
 
 @pytest.mark.parametrize("case", GOLDEN_CASES)
@@ -57,7 +61,7 @@ def test_golden_program_same_results_with_the_switch(case):
         off(*a, aic_workers=2, aiv_workers=2)
         stats = on(*b, aic_workers=2, aiv_workers=2, race_check="warn")
     assert stats.races == GOLDEN_RACES.get(case, 0), stats.race_report
-    if case in GOLDEN_RACES:
+    if case in GOLDEN_RACES or case in GOLDEN_BLOCK_RACES:
         return   # racy by construction: values may legitimately differ
     for x, y in zip(a, b):
         if isinstance(x, np.ndarray):
