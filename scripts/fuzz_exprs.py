@@ -1,6 +1,6 @@
 """`make fuzz` part: differential fuzzing of generated arithmetic against Python and NumPy.
 
-    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|flow|orch|both] [--count N] [--seed S]
+    python scripts/fuzz_exprs.py [--kind scalar|typed|float|tile|matmul|valid|index|flow|orch|at|both] [--count N] [--seed S]
 
 scalar: random integer scalar expressions compiled into a kernel and into an orchestration, run
 on edge values and compared with Python's integers wrapped to int64
@@ -18,7 +18,9 @@ line without writing outside a tensor (tests/python/index_op_fuzz.py); flow: ker
 and branches carrying tiles and scalars, bit for bit against the same statements run as Python on
 NumPy arrays (tests/python/kernel_flow_fuzz.py); orch: the same statement trees in an orchestration,
 tile ops as kernel calls on tensors, loads as views, stores as assembles, against the same model
-(tests/python/orch_flow_fuzz.py). Any disagreement, or a program that does not compile, is a
+(tests/python/orch_flow_fuzz.py); at: the same statement trees on tensors with every compute op
+inside a `with pl.at(level=pl.Level.CORE_GROUP):` scope (runs of statements, loops and branches cut
+into scopes at random), against the same model (tests/python/at_flow_fuzz.py). Any disagreement, or a program that does not compile, is a
 finding. The test suite checks the first seeds of each; the default here starts at seed 1000.
 """
 import argparse
@@ -28,6 +30,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests", "python"))
 
+import at_flow_fuzz  # noqa: E402
 import scalar_expr_fuzz  # noqa: E402
 import float_scalar_fuzz  # noqa: E402
 import index_op_fuzz  # noqa: E402
@@ -51,13 +54,15 @@ CHECKS = {
     "index": [("index", index_op_fuzz.check)],
     "flow": [("flow", kernel_flow_fuzz.check)],
     "orch": [("orch", orch_flow_fuzz.check)],
+    "at": [("at", at_flow_fuzz.check)],
 }
 
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "flow", "orch", "both"],
-                    default="both", help="both: all nine")
+    ap.add_argument("--kind", choices=["scalar", "typed", "float", "tile", "matmul", "valid", "index", "flow", "orch", "at",
+                                                   "both"],
+                    default="both", help="both: all ten")
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1000)
     args = ap.parse_args(argv)

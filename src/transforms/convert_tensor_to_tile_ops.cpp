@@ -36,8 +36,8 @@
 //   A loop carry / if result whose value became a tile is a tile (a tensor init or the other
 //   branch's tensor is loaded whole); so is one that may be either of two tensors
 //   (`t = a if c else b`, a carry swapped with another), when only tensor ops read such values
-//   (a write through one, or a tile op's tensor operand, keeps them tensors: the verifier
-//   refuses a carry or branch that changes parameter); a loop whose body turns a tensor carry into a tile is
+//   (a tile op's tensor operand keeps them tensors: the verifier refuses a carry or branch that
+//   changes parameter; a write into one is a located error here); a loop whose body turns a tensor carry into a tile is
 //   converted once more with that carry a tile (at most d^2 / 2 loop conversions for a nest of
 //   depth d; a carry already a tile never asks). A returned value that became a tile (rule 5 of §9) gets a
 //   new trailing pl.Out parameter `ret<k>_out` of the declared return type and an exit store:
@@ -48,7 +48,8 @@
 // Input invariants: outlining ran (OutlineIncoreScopes); the frontend admitted tensor compute
 //   ops only in kernels and CORE_GROUP / pl.spmd bodies.
 // Output invariants: no kernel calls a tensor.* op of the list above; no kernel returns a tile.
-// Errors (located): a returned tile whose declared return type is not a tensor; a transpose of
+// Errors (located): a write into a value that may be either of two tensor parameters; a
+//   returned tile whose declared return type is not a tensor; a transpose of
 //   a value that is not 2-D; a read of a parameter of rank above 2; a write or assemble into a
 //   transposed parameter (the kernel's transpose is a local copy); a gather_row whose src is a
 //   value computed in the kernel (the tile op reads src from a tensor).
@@ -96,23 +97,39 @@ ExprPtr as_tile(const ExprPtr& e, const Span& span) { return is_tensor(e) ? load
 // Does `fn` need a value that may be one of several tensors as a tensor: the target of a write
 // (tile.store, tensor.assemble, tensor.write, tile.mscatter), an operand of a tile op (which
 // reads the tensor itself), or a tensor op's operand that stays a tensor (gather_row's src)?
+// A write into a value that may be any of several tensor parameters (`c = a if n > 1 else b`,
+// then `pl.assemble(c, ...)`) is refused here, located: the write must go to one tensor.
 bool NeedsAmbiguousTensor(const Function& fn, const BufferRoots& roots) {
   struct Finder : IRVisitor {
+    const Function& fn;
     const BufferRoots& roots;
     bool found = false;
-    explicit Finder(const BufferRoots& r) : roots(r) {}
+    Finder(const Function& f, const BufferRoots& r) : fn(f), roots(r) {}
+    bool is_param(const Var* v) const {
+      return std::any_of(fn.params.begin(), fn.params.end(), [&](const VarPtr& p) { return p.get() == v; });
+    }
     void visit_(const Call* op) override {
       const int w = op->is_op ? WrittenTensorArg(op->callee) : -1;
       for (size_t k = 0; op->is_op && k < op->args.size(); ++k) {
-        if (roots.of(op->args[k]).size() < 2) continue;
+        const RootSet& r = roots.of(op->args[k]);
+        if (r.size() < 2) continue;
         const bool tensor_op = op->callee.rfind("tensor.", 0) == 0;
         if (!tensor_op || static_cast<int>(k) == w || ops::tensor_op_keeps_tensor(op->callee.substr(7), k)) {
           found = true;
         }
+        if (static_cast<int>(k) == w && std::all_of(r.begin(), r.end(), [&](const Var* v) { return is_param(v); })) {
+          std::string names;
+          for (const Var* v : r) names += (names.empty() ? "'" : " or '") + v->name + "'";
+          const Var* target = as_var(op->args[k]);
+          throw UserError(op->callee + " writes into " + (target ? "'" + target->name + "'" : std::string("a value")) +
+                              ", which may be " + names + " (a branch or a loop chose it): a write must go to one tensor",
+                          op->span, "write into each tensor in its own branch, or build the value in a new tensor "
+                                    "(pl.create_tensor) and write that");
+        }
       }
       IRVisitor::visit_(op);
     }
-  } finder(roots);
+  } finder(fn, roots);
   finder.visit_stmt(fn.body);
   return finder.found;
 }
