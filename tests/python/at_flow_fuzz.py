@@ -7,7 +7,10 @@ The orchestration spells kernel_flow_fuzz's statements with tensor ops (`pl.add(
 for a tile x scalar op, `pl.row_max(a)`, `pl.slice(x, [R, C], [row, 0])` for a load,
 `out = pl.assemble(out, t, [row, 0])` for a store). Then each statement list is cut into scopes at
 random: a run of tensor statements, and loops and branches holding nothing but tensor statements,
-go into one `pl.at` scope; a scope ends at random too. A statement that computes is always inside
+go into one `pl.at` scope (some `pl.at(...) as tid`, a Submit rather than a call, and some
+`pl.spmd(1)`, and, around loops, some `pl.at(..., optimizations=[pl.auto_chunk])` with the
+loops chunked, `chunk=C`, some `chunk_policy="leading_full"`); a scope ends at random too. On INT32 seeds some scalars read a tensor element
+(`pl.tensor.read`): in a scope the kernel's read, outside it the orchestration's. A statement that computes is always inside
 one; one that only assembles or picks a tensor (`(ta if c else tb)`, `ta, tb = tb, ta`) may stay
 outside. Scalar statements stay outside (a scalar computed in a scope cannot be used after it).
 
@@ -26,6 +29,7 @@ Used by tests/python/test_at_flow_fuzz.py (a seeded smoke) and scripts/fuzz_expr
 """
 import ast
 import contextlib
+import itertools
 import random
 import re
 
@@ -40,6 +44,8 @@ SCALAR_OPS = {"adds": "add", "subs": "sub", "muls": "mul", "maximums": "maximum"
 HOST_CALLS = {"pl.assemble", "pl.tensor.read", "pl.cast", "pl.tensor.write", "min", "max", "abs", "range",
               "pl.range", "pl.parallel", "pl.unroll"}
 AT = "pl.at(level=pl.Level.CORE_GROUP)"
+SPMD = "pl.spmd(1)"
+AUTO_CHUNK = "pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk])"
 
 
 class _AtGen(kf._Gen):
@@ -51,6 +57,11 @@ class _AtGen(kf._Gen):
         # xor, and_ and relu are tile-only names (reference_ops.md §1.1): no tensor form
         self.binary = [op for op in self.binary if op not in ("xor", "and_")]
         self.unary = [op for op in self.unary if op != "relu"]
+
+    def atom(self, scope):
+        """INT32 seeds read tensor elements too (in a scope: the kernel's read; outside: the
+        orchestration's, which waits for the scopes that write the tensor)."""
+        return of.read_atom(self, scope) or super().atom(scope)
 
     def load_text(self, src, row):
         return "pl.slice(%s, [%d, %d], [%s, 0])" % (src, self.r, self.c, row)
@@ -89,17 +100,35 @@ def _computes(st) -> bool:
     return isinstance(st, ast.Assign) and bool(_calls(st.value) - HOST_CALLS)
 
 
-def _at_scope(body):
-    return ast.With(items=[ast.withitem(context_expr=ast.parse(AT, mode="eval").body)], body=body)
+def _at_scope(body, rng, counter):
+    """A scope around `body`: mostly `pl.at`, some `pl.at ... as tid` (a Submit instead of a call),
+    some `pl.spmd(1)` (the pl.spmd outlining, one block); a body with a loop some
+    `pl.at(..., optimizations=[pl.auto_chunk])`, its pl.range / pl.parallel / pl.unroll loops
+    chunked (`chunk=C`, some `chunk_policy="leading_full"`)."""
+    form = rng.random()
+    loops = [n for st in body for n in ast.walk(st) if isinstance(n, ast.For)
+             and ast.unparse(n.iter.func) in ("pl.range", "pl.parallel", "pl.unroll")]
+    if loops and form < 0.3:
+        for loop in loops:
+            loop.iter.keywords.append(ast.keyword(arg="chunk", value=ast.Constant(rng.randint(1, 4))))
+            if rng.random() < 0.4:
+                loop.iter.keywords.append(ast.keyword(arg="chunk_policy", value=ast.Constant("leading_full")))
+        header, tid = AUTO_CHUNK, None
+    else:
+        header, tid = (AT, None) if form < 0.7 else (AT, "tid%d" % next(counter)) if form < 0.85 else (SPMD, None)
+    item = ast.withitem(context_expr=ast.parse(header, mode="eval").body,
+                        optional_vars=ast.Name(id=tid, ctx=ast.Store()) if tid else None)
+    return ast.With(items=[item], body=body)
 
 
-def cut_into_scopes(stmts, rng):
+def cut_into_scopes(stmts, rng, counter=None):
     """`stmts` with runs of scopable statements in pl.at scopes (every computing one in one)."""
     out, run = [], []
+    counter = counter if counter is not None else itertools.count()
 
     def close():
         if run:
-            out.append(_at_scope(list(run)))
+            out.append(_at_scope(list(run), rng, counter))
             run.clear()
     for st in stmts:
         whole = _scopable(st) and (not isinstance(st, (ast.For, ast.If)) or rng.random() < 0.5)
@@ -110,8 +139,8 @@ def cut_into_scopes(stmts, rng):
             continue
         close()
         if isinstance(st, (ast.For, ast.If)):
-            st.body = cut_into_scopes(st.body, rng)
-            st.orelse = cut_into_scopes(st.orelse, rng) if st.orelse else []
+            st.body = cut_into_scopes(st.body, rng, counter)
+            st.orelse = cut_into_scopes(st.orelse, rng, counter) if st.orelse else []
         out.append(st)
     close()
     return out
@@ -152,8 +181,11 @@ class _AtModel(of._OrchModel):
     class Level:
         CORE_GROUP = "CORE_GROUP"
 
+    auto_chunk = "auto_chunk"
+
     def __init__(self, dtype):
         super().__init__(dtype)
+        self.range = self.parallel = self.unroll = lambda *bounds, chunk=None, chunk_policy=None: range(*bounds)
         for binary, scalar in ((b, s) for s, b in SCALAR_OPS.items()):
             setattr(self, binary, self._dispatch(getattr(self, binary), getattr(self, scalar)))
 
@@ -166,7 +198,11 @@ class _AtModel(of._OrchModel):
         return of._OrchModel.slice(x, shape, offsets).copy()
 
     @staticmethod
-    def at(level):
+    def at(level, optimizations=()):
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def spmd(blocks):
         return contextlib.nullcontext()
 
 

@@ -63,12 +63,7 @@ class _OrchGen(kf._Gen):
         return "self.%s(%s, %s)" % (name, ", ".join(args), self._fresh_tensor())
 
     def atom(self, scope):
-        """An INT32 seed's scalar may read an element of a tensor (the orchestration waits for the
-        tasks that write it): in loop bounds, conditions, offsets and kernel scalars."""
-        if self.dtype == "INT32" and self.rng.random() < READ:
-            return "(pl.cast(pl.tensor.read(%s, [%d, %d]), pl.INDEX) %% 100)" % (
-                self.rng.choice(sorted(scope.tiles)), self.rng.randrange(self.r), self.rng.randrange(self.c))
-        return super().atom(scope)
+        return read_atom(self, scope) or super().atom(scope)
 
     def tile_expr(self, scope):
         if self.rng.random() < ACCUMULATE:   # o's tensor updated in place (a view of out or x, too)
@@ -88,6 +83,15 @@ class _OrchGen(kf._Gen):
 
     def store_text(self, tile, row):
         return "out = pl.assemble(out, %s, [%s, 0])" % (tile, row)
+
+
+def read_atom(gen, scope):
+    """An INT32 seed's scalar may read an element of a tensor (the orchestration waits for the
+    tasks that write it): in loop bounds, conditions, offsets and kernel scalars. None otherwise."""
+    if gen.dtype == "INT32" and gen.rng.random() < READ:
+        return "(pl.cast(pl.tensor.read(%s, [%d, %d]), pl.INDEX) %% 100)" % (
+            gen.rng.choice(sorted(scope.tiles)), gen.rng.randrange(gen.r), gen.rng.randrange(gen.c))
+    return None
 
 
 def _literal_name(lit):

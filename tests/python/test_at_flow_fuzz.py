@@ -19,14 +19,15 @@ def test_scopes_in_control_flow_agree_with_python(seed, monkeypatch):
 def test_the_generator_spells_every_form():
     cases = [af.make_case(seed) for seed in range(30)]
     text = "\n".join(c.body for c in cases)
-    for form in ("with pl.at(level=pl.Level.CORE_GROUP):", "pl.slice(x, ", "pl.slice(out, ", "out = pl.assemble(out, ",
-                 "pl.tensor.write(os, ", "pl.row_max(", "pl.row_expand_", " if ", "elif ", "pl.unroll(", "pl.parallel("):
+    for form in ("with pl.at(level=pl.Level.CORE_GROUP):", "with pl.at(level=pl.Level.CORE_GROUP) as tid", "with pl.spmd(1):",
+                 "optimizations=[pl.auto_chunk]", ", chunk=", "chunk_policy='leading_full'", "pl.slice(x, ", "pl.slice(out, ", "out = pl.assemble(out, ",
+                 "pl.tensor.write(os, ", "pl.row_max(", "pl.row_expand_", " if ", "elif ", "pl.unroll(", "pl.parallel(", "pl.tensor.read("):
         assert form in text, form
     lines = [ln.strip() for ln in text.splitlines()]
     # swaps inside a scope, loops and branches inside a scope, and tensor statements left outside
     assert any(ln.startswith("t") and ", t" in ln.split("=")[0] for ln in lines)
     bodies = [c.body.splitlines() for c in cases]
-    inside = [b[k + 1].strip() for b in bodies for k, ln in enumerate(b[:-1]) if ln.strip().startswith("with pl.at")]
+    inside = [b[k + 1].strip() for b in bodies for k, ln in enumerate(b[:-1]) if ln.strip().startswith("with pl.")]
     assert any(s.startswith(("for ", "if ")) for s in inside)
     for c in cases:   # every computing statement is in a scope
         for ln in c.body.splitlines():
@@ -41,7 +42,7 @@ def _in_scope(body, line):
     for prev in reversed(lines[:k]):
         d = len(prev) - len(prev.lstrip())
         if d < depth:
-            if prev.strip().startswith("with pl.at"):
+            if prev.strip().startswith(("with pl.at", "with pl.spmd")):
                 return True
             depth = d
     return False

@@ -59,9 +59,33 @@ std::string ArrayDecl(const std::string& ctype, const std::string& name, int64_t
   return "[[maybe_unused]] " + ctype + " " + name + "[" + std::to_string(size) + "]" + init + ";";
 }
 
+namespace {
+
+// Does printed C++ `text` have, outside parentheses, an operator that binds looser than `<` (a
+// conditional, a comparison, a bitwise or logical operator, an assignment)? The printers write
+// binary operators between spaces and template arguments without (`static_cast<int64_t>(n)`).
+bool BindsLooserThanLess(const std::string& text) {
+  static const char* const kLoose[] = {" ? ", " < ", " > ", " <= ", " >= ", " == ", " != ", " & ", " ^ ",
+                                       " | ", " && ", " || ", " = "};
+  int depth = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    depth += text[i] == '(' ? 1 : text[i] == ')' ? -1 : 0;
+    if (depth != 0 || text[i] != ' ') continue;
+    for (const char* op : kLoose) {
+      if (text.compare(i, std::char_traits<char>::length(op), op) == 0) return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
                       const std::string& step, bool descending) {
-  return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + stop + "; " + var +
+  // The bound is a comparison's operand: `i < (a > b ? a : b)` (a conditional or a comparison
+  // printed bare would bind to `i < a` first; found by the pl.at fuzzer, a chunk loop's max()).
+  const std::string bound = BindsLooserThanLess(stop) ? "(" + stop + ")" : stop;
+  return "for (int64_t " + var + " = " + start + "; " + var + (descending ? " > " : " < ") + bound + "; " + var +
          " += " + step + ")";
 }
 
