@@ -396,6 +396,9 @@ class OrchestrationVerifier {
       ref(as_var(c.args[0]));
       list_exprs(c, 1);
       if (name == "tensor.write" && c.args.size() > 2) exprs_.check(c.args[2]);   // the stored value
+      // The written tensor itself (codegen binds the result to it), as tensor.assemble's: a use
+      // after the runtime scope of the write is a use of the tensor.
+      if (name == "tensor.write") m_.alias(&result, as_var(c.args[0]));
     } else if (name == "tensor.slice") {
       tensor_arg(c, 0);
       ref(as_var(c.args[0]));

@@ -159,3 +159,38 @@ out, _ = pl.submit(self.step, y, out, deps=[done])
     assert "if result 'y" in e.message and "is read after the runtime scope around its if" in e.message
     assert "a tensor the runtime allocated inside that scope" in e.message
     assert (e.file, e.line) == ("t.py", _marked_line(src))
+
+
+WRITE_IN_SCOPE = '''
+import pypto.language as pl
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, n: pl.Scalar[pl.INDEX], os: pl.InOut[pl.Tensor[[1, 4], pl.INT64]]) -> pl.Tensor[[1, 4], pl.INT64]:
+        with SCOPE:
+            pl.tensor.write(os, [0, 0], pl.cast(n, pl.INT64))
+            pl.write(os, [0, 1], pl.cast(n + 1, pl.INT64))
+        pl.tensor.write(os, [0, 2], pl.cast(n + 2, pl.INT64))
+        return os
+'''
+
+
+@pytest.mark.parametrize("scope", ["pl.scope()", "pl.manual_scope()"])
+def test_a_tensor_written_inside_a_scope_is_the_same_tensor_after_it(scope, monkeypatch):
+    # found by the pl.scope() experiments of the pl.at fuzzer: `pl.tensor.write(os, ...)` rebinds
+    # `os`, and that binding was taken for a value declared inside the PTO2_SCOPE block ("'os'
+    # (defined at line 9) is used outside the runtime scope that defines it"), where a
+    # pl.assemble into the same tensor was not
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    prog = pypto.compile(pl.parse_program(WRITE_IN_SCOPE.replace("SCOPE", scope), "write_scope.py"))
+    os = np.full((1, 4), -7, np.int64)
+    prog(5, os)
+    assert list(os[0]) == [5, 6, 7, -7]
+
+
+def test_an_element_assignment_to_a_tensor_names_the_write_to_use():
+    src = WRITE_IN_SCOPE.replace("SCOPE", "pl.scope()").replace("pl.write(os, [0, 1], ", "os[0, 1] = (")
+    with pytest.raises(PyptoError, match="cannot assign to an element of a tensor") as e:
+        pl.parse_program(src, "write_scope.py")
+    assert "pl.tensor.write(os, [0, 1], value)" in str(e.value)

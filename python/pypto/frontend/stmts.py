@@ -206,9 +206,13 @@ def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
         _assign_tile_subscript(ctx, target, arr, value_node, stmt)
         return
     if not isinstance(arr.type, ir.ArrayType):
-        raise ctx.error(target, f"cannot assign to an element of {irtypes.describe(arr.type)}",
-                        help="tensors are written by kernels (pl.store) or pl.tensor.assemble; "
-                             "only pl.Array slots can be assigned")
+        help_ = "only pl.Array slots and tiles can be assigned"
+        if isinstance(arr.type, ir.TensorType):   # the element sugar is the reference's for tiles only
+            items = target.slice.elts if isinstance(target.slice, ast.Tuple) else [target.slice]
+            index = ", ".join(ast.unparse(it) for it in items)
+            help_ = (f"write an element with pl.tensor.write({target.value.id}, [{index}], value) "
+                     f"(or pl.write); a block with pl.tensor.assemble")
+        raise ctx.error(target, f"cannot assign to an element of {irtypes.describe(arr.type)}", help=help_)
     if isinstance(target.slice, ast.Tuple):
         raise ctx.error(target.slice, "an array takes one index")
     k = eval_expr(ctx, target.slice)
