@@ -10,7 +10,9 @@ random: a run of tensor statements, and loops and branches holding nothing but t
 go into one `pl.at` scope (some `pl.at(...) as tid`, a Submit rather than a call, and some
 `pl.spmd(1)`, and, around loops, some `pl.at(..., optimizations=[pl.auto_chunk])` with the
 loops chunked, `chunk=C`, some `chunk_policy="leading_full"`); a scope ends at random too. On INT32 seeds some scalars read a tensor element
-(`pl.tensor.read`): in a scope the kernel's read, outside it the orchestration's. A statement that computes is always inside
+(`pl.tensor.read`): in a scope the kernel's read, outside it the orchestration's. Then runs of
+statements of any kind whose values nothing reads after them go into `with pl.scope():` blocks
+(runtime scopes: their allocations end with them). A statement that computes is always inside
 one; one that only assembles or picks a tensor (`(ta if c else tb)`, `ta, tb = tb, ta`) may stay
 outside. Scalar statements stay outside (a scalar computed in a scope cannot be used after it).
 
@@ -146,11 +148,51 @@ def cut_into_scopes(stmts, rng, counter=None):
     return out
 
 
+# names a runtime scope may rebind and code after it read: a write or an assemble into them is
+# the tensor itself
+THROUGH_SCOPES = {"out", "os"}
+
+
+def _stored(nodes):
+    return {n.id for st in nodes for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+
+def _name_lines(tree):
+    """name -> the lines it is read or bound on."""
+    lines = {}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Name):
+            lines.setdefault(n.id, []).append(n.lineno)
+    return lines
+
+
+def wrap_runtime_scopes(stmts, rng, mentioned):
+    """Runs of statements (any kind) in `with pl.scope():` blocks where every name they bind is
+    bound and read nowhere else (a runtime scope's values do not leave it: not to code after it,
+    nor around a loop's back edge, nor as a branch's or loop's result)."""
+    for st in stmts:
+        if isinstance(st, (ast.For, ast.If)):   # (not into pl.at bodies: kernels have no runtime scopes)
+            wrap_runtime_scopes(st.body, rng, mentioned)
+            wrap_runtime_scopes(st.orelse, rng, mentioned)
+    if not stmts or rng.random() < 0.5:
+        return
+    k = rng.randrange(len(stmts))
+    run = stmts[k:k + rng.randint(1, 3)]
+    first, last = run[0].lineno, run[-1].end_lineno
+    if any(not first <= line <= last for name in _stored(run) - THROUGH_SCOPES for line in mentioned.get(name, [])):
+        return
+    stmts[k:k + len(run)] = [ast.With(items=[ast.withitem(context_expr=ast.parse("pl.scope()", mode="eval").body)],
+                                      body=run)]
+
+
 def make_case(seed: int) -> kf.Case:
     case = kf.make_case(seed, _AtGen)
     text = re.sub(r"pl\.(%s)\(" % "|".join(SCALAR_OPS), lambda m: "pl.%s(" % SCALAR_OPS[m.group(1)], case.body)
     tree = ast.parse(text)
-    tree.body = cut_into_scopes(tree.body, random.Random(seed * 31 + 7))
+    rng = random.Random(seed * 31 + 7)
+    tree.body = cut_into_scopes(tree.body, rng)
+    tree = ast.parse(ast.unparse(ast.fix_missing_locations(tree)))   # line numbers of the final text
+    wrap_runtime_scopes(tree.body, rng, _name_lines(tree))
     case.body = ast.unparse(ast.fix_missing_locations(tree))
     return case
 
@@ -203,6 +245,10 @@ class _AtModel(of._OrchModel):
 
     @staticmethod
     def spmd(blocks):
+        return contextlib.nullcontext()
+
+    @staticmethod
+    def scope():
         return contextlib.nullcontext()
 
 

@@ -21,7 +21,7 @@ def test_scopes_in_control_flow_agree_with_python(seed, monkeypatch):
 def test_the_generator_spells_every_form():
     cases = [af.make_case(seed) for seed in range(30)]
     text = "\n".join(c.body for c in cases)
-    for form in ("with pl.at(level=pl.Level.CORE_GROUP):", "with pl.at(level=pl.Level.CORE_GROUP) as tid", "with pl.spmd(1):",
+    for form in ("with pl.at(level=pl.Level.CORE_GROUP):", "with pl.scope():", "with pl.at(level=pl.Level.CORE_GROUP) as tid", "with pl.spmd(1):",
                  "optimizations=[pl.auto_chunk]", ", chunk=", "chunk_policy='leading_full'", "pl.slice(x, ", "pl.slice(out, ", "out = pl.assemble(out, ",
                  "pl.tensor.write(os, ", "pl.row_max(", "pl.row_expand_", " if ", "elif ", "pl.unroll(", "pl.parallel(", "pl.tensor.read("):
         assert form in text, form
@@ -37,11 +37,11 @@ def test_the_generator_spells_every_form():
 
 def _outside_scopes(stmts):
     for st in stmts:
-        if isinstance(st, ast.With):
+        if isinstance(st, ast.With) and ast.unparse(st.items[0].context_expr) != "pl.scope()":
             continue
         yield st
-        if isinstance(st, (ast.For, ast.If)):
-            yield from _outside_scopes(st.body + st.orelse)
+        if isinstance(st, (ast.For, ast.If, ast.With)):
+            yield from _outside_scopes(st.body + getattr(st, "orelse", []))
 
 
 def test_the_check_sees_a_wrong_model(monkeypatch):
