@@ -157,7 +157,7 @@ def _stored(nodes):
     return {n.id for st in nodes for n in ast.walk(st) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
 
-def _name_lines(tree):
+def name_lines(tree):
     """name -> the lines it is read or bound on."""
     lines = {}
     for n in ast.walk(tree):
@@ -192,7 +192,7 @@ def make_case(seed: int) -> kf.Case:
     rng = random.Random(seed * 31 + 7)
     tree.body = cut_into_scopes(tree.body, rng)
     tree = ast.parse(ast.unparse(ast.fix_missing_locations(tree)))   # line numbers of the final text
-    wrap_runtime_scopes(tree.body, rng, _name_lines(tree))
+    wrap_runtime_scopes(tree.body, rng, name_lines(tree))
     case.body = ast.unparse(ast.fix_missing_locations(tree))
     return case
 
@@ -259,16 +259,12 @@ def check(seed: int):
     case = make_case(seed)
     prog = pypto.compile(kf.parse(program_text(case), "at_flow_%d.py" % seed, seed),
                          analyze_auto_scopes_for_deps=of.derives_dependencies(seed))
-    src = "def model(pl, x, n0, n1, out, os):\n%s%s\n" % (
-        "".join("    %s = 0\n" % n for n in case.scalar_names),
-        "\n".join("    " + ln for ln in case.body.splitlines()))
-    namespace = {}
-    exec(compile(src, "<at_flow model %d>" % seed, "exec"), namespace)
+    run_model = of.model_function(case, "at_flow")
     findings = []
     for k in range(3):
         x, n0, n1, out, os = kf.draw(case, k)
         want_out, want_os = out.copy(), os.copy()
-        namespace["model"](_AtModel(case.dtype), x, n0, n1, want_out, want_os)
+        run_model(None, _AtModel(case.dtype), x, n0, n1, want_out, want_os)
         prog(x, n0, n1, out, os, race_check=(k == 1))
         findings += kf.compare(case, k, n0, n1, [("out", out, want_out), ("os", os, want_os)])
     return findings

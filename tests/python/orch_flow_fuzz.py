@@ -17,7 +17,8 @@ The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
   `pl.cast(pl.tensor.read(t, [i, j]), pl.INDEX) % 100` (in loop bounds, conditions, offsets, kernel
   scalars: the orchestration waits for the element's writers);
 - tensors are carried through loops, swapped (`ta, tb = tb, ta`), chosen by conditional
-  expressions, and bound in every branch of an `if`; scalars and BOOLs as in the kernels.
+  expressions, and bound in every branch of an `if`; scalars and BOOLs as in the kernels;
+- runs of statements whose names appear nowhere else go into `with pl.scope():` blocks.
 So the frontend's carries and implicit carries, the runtime scopes (allocations that escape a loop
 or branch body), the views and the AUTO dependencies between the tasks are checked against
 Python's meaning of the program, bit for bit, on three draws (the second with the race checker on);
@@ -28,6 +29,10 @@ odd seeds with the dependencies the compiler derives (analyze_auto_scopes_for_de
 
 Used by tests/python/test_orch_flow_fuzz.py (a seeded smoke) and scripts/fuzz_exprs.py --kind orch.
 """
+import ast
+import contextlib
+import random
+
 import numpy as np
 
 import kernel_flow_fuzz as kf
@@ -153,7 +158,14 @@ class OrchFlow:{kernels}
 
 
 def make_case(seed: int) -> kf.Case:
-    return kf.make_case(seed, _OrchGen)
+    """Case `seed`, some runs of its statements in `with pl.scope():` blocks (at_flow_fuzz's rule:
+    the names they bind appear nowhere else)."""
+    import at_flow_fuzz
+    case = kf.make_case(seed, _OrchGen)
+    tree = ast.parse(case.body)
+    at_flow_fuzz.wrap_runtime_scopes(tree.body, random.Random(seed * 31 + 11), at_flow_fuzz.name_lines(tree))
+    case.body = ast.unparse(ast.fix_missing_locations(tree))
+    return case
 
 
 def program_text(case: kf.Case) -> str:
@@ -216,6 +228,10 @@ class _OrchModel(kf._Model):
         return x[r0:r0 + h, c0:c0 + w]        # a view, as pl.slice is
 
     @staticmethod
+    def scope():
+        return contextlib.nullcontext()
+
+    @staticmethod
     def assemble(out, t, offsets):
         r0, c0 = offsets
         out[r0:r0 + t.shape[0], c0:c0 + t.shape[1]] = t
@@ -233,6 +249,17 @@ def derives_dependencies(seed: int) -> bool:
     return seed % 2 == 1
 
 
+def model_function(case: kf.Case, label: str):
+    """The orchestration's statements as a Python function (self, pl, x, n0, n1, out, os) -> None,
+    every scalar first 0 (the DSL's seed of an implicit carry)."""
+    src = "def model(self, pl, x, n0, n1, out, os):\n%s%s\n" % (
+        "".join("    %s = 0\n" % n for n in case.scalar_names),
+        "\n".join("    " + ln for ln in case.body.splitlines()))
+    namespace = {}
+    exec(compile(src, "<%s model %d>" % (label, case.seed), "exec"), namespace)
+    return namespace["model"]
+
+
 def check(seed: int):
     """Builds case `seed`, runs it on three draws (the second race-checked) and returns the
     disagreements with the model."""
@@ -240,17 +267,13 @@ def check(seed: int):
     case = make_case(seed)
     prog = pypto.compile(kf.parse(program_text(case), "orch_flow_%d.py" % seed, seed),
                          analyze_auto_scopes_for_deps=derives_dependencies(seed))
-    src = "def model(self, pl, x, n0, n1, out, os):\n%s%s\n" % (
-        "".join("    %s = 0\n" % n for n in case.scalar_names),
-        "\n".join("    " + ln for ln in case.body.splitlines()))
-    namespace = {}
-    exec(compile(src, "<orch_flow model %d>" % seed, "exec"), namespace)
+    run_model = model_function(case, "orch_flow")
     findings = []
     for k in range(3):
         x, n0, n1, out, os = kf.draw(case, k)
         want_x, want_out, want_os = x.copy(), out.copy(), os.copy()
         model = _OrchModel(case.dtype)
-        namespace["model"](_Kernels(case, model), model, want_x, n0, n1, want_out, want_os)
+        run_model(_Kernels(case, model), model, want_x, n0, n1, want_out, want_os)
         prog(x, n0, n1, out, os, race_check=(k == 1))
         findings += kf.compare(case, k, n0, n1, [("out", out, want_out), ("os", os, want_os), ("x", x, want_x)])
     return findings

@@ -21,7 +21,7 @@ def test_the_generator_spells_every_form_in_the_orchestration():
     text = "\n".join(c.body for c in cases)
     for form in ("pl.slice(x, ", "pl.slice(out, ", "out = pl.assemble(out, ", "pl.tensor.write(os, ",
                  "pl.create_tensor(", " if ", "for i", "elif ", "pl.unroll(", "pl.parallel(", "pl.tensor.read(",
-                 "self.k_acc_"):
+                 "self.k_acc_", "with pl.scope():"):
         assert form in text, form
     kinds = {spec[0] for c in cases for spec in c.gen.kernels.values()}
     assert kinds == {"binary", "unary", "scalar", "fscalar", "literal", "reduce", "accumulate"}
