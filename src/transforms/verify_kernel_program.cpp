@@ -372,7 +372,7 @@ class KernelChecker {
       if (final_slots[i].kind == Slot::kTensor) {
         PYPTO_USER_CHECK(then_slots[i].tensor == final_slots[i].tensor, op.span,
                          "both branches must yield the same tensor parameter in a kernel",
-                         "the kernel writes through the result: write into each tensor in its own branch");
+                         "yield one tensor parameter from both branches, or yield tiles (pl.load the tensors first)");
       }
       Bind(op.return_vars[i].get(), final_slots[i]);
     }
@@ -392,8 +392,7 @@ class KernelChecker {
       const int idx = TensorIndex(op.values[i]);
       PYPTO_USER_CHECK(slots[i].tensor < 0 || slots[i].tensor == idx, op.span,
                        "a loop-carried / branch tensor must stay the same tensor parameter in a kernel",
-                       "the kernel writes through it: write into each tensor in its own branch, or build the value "
-                       "in a new tensor (pl.create_tensor) and write that");
+                       "carry one tensor parameter, or carry a tile (pl.load the tensor first)");
       slots[i].tensor = idx;
     }
   }

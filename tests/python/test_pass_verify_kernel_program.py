@@ -101,7 +101,8 @@ STORE = "        y2 = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], y)"
     ("z: pl.Tensor[[16, 16], pl.FP32], ",
      "        for i, (t,) in pl.range(0, 2, 1, init_values=(x,)):\n            o = pl.yield_(z)\n"
      "        y2 = pl.store(pl.load(o, [0, 0], [16, 16]), [0, 0], y)",
-     "a loop-carried / branch tensor must stay the same tensor parameter in a kernel", "", 9, 13),
+     "a loop-carried / branch tensor must stay the same tensor parameter in a kernel",
+     "carry one tensor parameter, or carry a tile (pl.load the tensor first)", 9, 13),
 ], ids=["array-param", "tensor-op", "array-value", "carried-tensor-changes"])
 def test_invalid_kernels_are_refused_where_codegen_refused_them(extra, body, message, help, line, col):
     prog = pl.parse_program(KERNEL.format(extra=extra, body=body), "k.py")
