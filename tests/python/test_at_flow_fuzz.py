@@ -98,8 +98,9 @@ out = pl.assemble(out, b, [4, 0])
 
 @pytest.mark.parametrize("n", [0, 3])
 def test_a_write_inside_a_scope_reaches_the_tensor_the_writes_after_it_reach(n, monkeypatch):
-    # at_flow_fuzz seed 5: a pl.tensor.write in a scope was not a write of `os` to the outliner, so `os`
-    # after the scope was a copy the kernel returned: the writes after it went to the copy
+    # at_flow_fuzz seed 5: a pl.tensor.write in a scope was not a write of `os` to the outliner, so the
+    # loop around it carried a value the scope computed: "'os' is computed inside the pl.at scope and
+    # used after it"
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     _, _, _, os = _run('''
 with pl.at(level=pl.Level.CORE_GROUP):
