@@ -16,7 +16,8 @@
 //       run-time step, the trip count SplitChunkedLoops computes before the level goes with it);
 //     - a remainder loop (chunk_remainder) gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
-//       except yields, returns and pure scalar assignments, which stay in the orchestration.
+//       except yields, returns and pure scalar assignments (scalars, tensor.dim, tensor.read of an
+//       element), which stay in the orchestration.
 //   Each produced scope is `pl.at(level=CORE_GROUP)` with the auto_chunk scope's split /
 //   slot_num / name_hint; OutlineIncoreScopes then outlines them as usual.
 //       with pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk]):     for io in pl.parallel(0, 2, 1):
@@ -43,14 +44,17 @@ namespace {
 
 LoopOrigin Origin(const ForStmt& f) { return f.loop_origin; }
 
-// A scalar assignment computing on scalars only (tensor.dim reads a shape, not data).
+// A scalar assignment the orchestration computes: on scalars, tensor.dim (a shape) and
+// tensor.read (an element, which the orchestration reads once its writers are done). A loop
+// bound reading a tensor element (`pl.range(t[0, 1] % 4, chunk=2)`, its read hoisted before the
+// loop) must stay: the chunk loops that read it run in the orchestration.
 bool PureScalarAssign(const Stmt& s) {
   auto* a = s.as<AssignStmt>();
   if (!a || !a->var->type->is<ScalarType>()) return false;
   struct CallFinder : IRVisitor {
     bool found = false;
     void visit_(const Call* op) override {
-      if (!(op->is_op && op->callee == "tensor.dim")) found = true;
+      if (!(op->is_op && (op->callee == "tensor.dim" || op->callee == "tensor.read"))) found = true;
       IRVisitor::visit_(op);
     }
     void visit_(const Submit* op) override { found = true; }

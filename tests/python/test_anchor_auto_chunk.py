@@ -177,3 +177,35 @@ def test_chunk_folded_constant_step():
             "        d = self.kernel_add(a, b, d)\nreturn d")
     p = run_until(pl.parse_program(program(body, prelude="S = 2"), "t.py"), "SplitChunkedLoops")
     assert "if i > 0:" in ir.python_print(p)   # guard of a negative step: 4 trips in chunks of 3
+
+
+READ_BOUND = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[8, 4], pl.INT32], out: pl.InOut[pl.Tensor[[8, 4], pl.INT32]]) -> pl.Tensor[[8, 4], pl.INT32]:
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
+            out = pl.assemble(out, pl.add(pl.slice(x, [8, 4], [0, 0]), 1), [0, 0])
+            for i in pl.parallel(pl.cast(pl.tensor.read(out, [0, 1]), pl.INDEX) % 8, 8, 1, chunk=3):
+                out = pl.assemble(out, pl.mul(pl.slice(out, [1, 4], [i, 0]), 10), [i, 0])
+        return out
+'''
+
+
+@pytest.mark.parametrize("first", [0, 3, 6, 7])
+def test_a_chunked_loop_bound_reading_a_tensor_element_e2e(first, monkeypatch):
+    # at_flow_fuzz seed 417: the bound's read (hoisted before the loop) went into a kernel, and the
+    # chunk loops in the orchestration read it after that kernel: "'out_elem' is computed inside
+    # the pl.at scope and used after it". It stays in the orchestration, like a scalar assignment
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    prog = pypto.compile(pl.parse_program(READ_BOUND, "read_bound.py"))
+    x = np.arange(32, dtype=np.int32).reshape(8, 4)
+    x[0, 1] = first - 1 + 8 * 5   # out[0, 1] = x[0, 1] + 1: the loop starts at `first`
+    out = np.zeros((8, 4), np.int32)
+    prog(x, out)
+    want = x + 1
+    want[first:] *= 10
+    np.testing.assert_array_equal(out, want)
