@@ -186,12 +186,12 @@ ScopeCaptures AnalyzeScopeBody(const Program& program, const StmtPtr& body) {
         if (r >= 0) c.chain[ia.get()] = static_cast<size_t>(r);
       }
       walk(f->body);
-      // The loop's result is the capture's storage when the body writes the capture (the
-      // carry holds its storage along), or hands the capture itself on; a carry the body
-      // replaces by a computed value is a value of its own.
+      // The loop's result is the capture's storage when the body hands that storage on (the
+      // capture, or a write into it); a carry the body ends with a computed value is a value
+      // of its own, even when the body wrote the capture first.
       for (size_t i = 0; i < f->return_vars.size() && i < f->iter_args.size(); ++i) {
         long r = root(f->iter_args[i]);
-        if (r >= 0 && (c.written[r] || yielded_root(f->body, i) == r)) {
+        if (r >= 0 && yielded_root(f->body, i) == r) {
           c.chain[f->return_vars[i].get()] = static_cast<size_t>(r);
         }
       }

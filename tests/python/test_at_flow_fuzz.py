@@ -157,3 +157,18 @@ def test_a_write_through_a_value_of_two_tensors_is_a_located_error():
         pypto.compile(pl.parse_program(src, "at_case.py"))
     assert "write into each tensor in its own branch" in str(e.value)
     assert "c = pl.assemble(c, pl.mul(a, 2.0), [0, 0])" in e.value.source_line
+
+
+@pytest.mark.parametrize("n", [0, 1, 2])
+def test_a_loop_in_a_scope_that_writes_a_tensor_then_replaces_it_returns_the_new_value(n, monkeypatch):
+    # found reviewing the fix above: a carry the body wrote into (pl.assemble) and then replaced by a
+    # computed value was still taken for the written tensor: `out` got `a` as it was, silently
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    a, b, out, _ = _run('''
+with pl.at(level=pl.Level.CORE_GROUP):
+    for i in pl.range(n):
+        a = pl.assemble(a, b, [0, 0])
+        a = pl.add(a, b)
+out = pl.assemble(out, a, [0, 0])
+''', n)
+    np.testing.assert_array_equal(out[:4], a if n == 0 else b + b)
