@@ -96,3 +96,17 @@ def test_a_local_value_is_not_read_as_an_alias():
                                                     "pl.TileView(valid_shape=[4, 8])] =", "t: n =")
     with pytest.raises(PyptoError, match="malformed type annotation 'n'"):
         pl.parse_program(text)
+
+
+@pytest.mark.parametrize("alias,message", [
+    ("pl.Tensor[[-1, 8], pl.FP32]", "shape entry -1 is negative"),
+    ("pl.Tensor[[True, 8], pl.FP32]", "shape entries must be integers or pl.dynamic symbols, got 'True'"),
+    ("pl.Tensor[[2**70, 8], pl.FP32]", "is too large: an extent must be below 2^63"),
+    ("pl.Tensor[[1.5, 8], pl.FP32]", "got '1.5'"),
+    ("pl.Tensor[[4, 8], pl.FP32, pl.MemorySpace.Vec]", "expected a layout (pl.Layout.X), got 'pl.MemorySpace.Vec'"),
+    ("pl.Tensor['x', pl.FP32]", "the shape must be a list such as [16, 16]"),
+])
+def test_a_bad_alias_value_is_a_located_error_at_its_use(alias, message):
+    err = _error("Bad = " + alias, {"Row": "Bad"})
+    assert message in str(err)
+    assert "def k(self, x: Bad" in err.source_line
