@@ -13,12 +13,16 @@
 //                                                             if i < 10: body
 //     chunk_policy="leading_full": T // C full chunks, then a remainder loop of T % C trips
 //       running a fresh copy of the body (loops with a constant zero trip count are left out).
+//   T is counted without forming stop - start (TripsUpward), which leaves int64 for bounds far
+//   apart. A guarded chunk's inner loop runs min(C, T - co * C) trips when T is known only at run
+//   time (a C far above T runs no guard tests past the end); with a constant T, C is at most T.
 //   A step s known only at run time (sign unknown): the outer loop walks the chunks' first
 //   indices, `for co in range(start, stop, s * C)` (a zero step fails the run there, naming the
-//   DSL line, as any run-time-step loop does), the inner loop sets i = co + ci * s and always
-//   guards the body with `(s > 0 and i < stop) or (s < 0 and i > stop)`; leading_full's full
-//   chunks are `range(start, stop - (C - 1) * s, s * C)` and its remainder the last T % C
-//   iterations (T from a floor division by s, which is never 0 there).
+//   DSL line, as any run-time-step loop does), the inner loop sets i = co + ci * s, runs what
+//   range(co, stop, s) has left (at most C: no index past the end, which could wrap around int64
+//   and pass the guard) and always guards the body with `(s > 0 and i < stop) or (s < 0 and
+//   i > stop)`; leading_full's full chunks are `range(start, stop - (C - 1) * s, s * C)` (start
+//   for the stop when that leaves int64) and its remainder the last T % C iterations.
 //   The new loops get ForStmt::loop_origin = chunk_outer / chunk_inner / chunk_remainder
 //   (InterchangeChunkLoops reads it); they carry no ForStmt::chunk (the request is consumed). A run-time step's outer
 //   loop (step `s * C`, C > 1) also gets ForStmt::chunk_stride = C: the code generators compute that
@@ -26,8 +30,8 @@
 //   `s * C` fails the run naming the DSL line instead of wrapping.
 // Input invariants: the parser's (ForStmt::chunk: chunk > 0; a loop with carries ends its body with a yield).
 // Output invariants: no ForStmt has a chunk request (ForStmt::chunk.chunk == 0).
-// Errors (located): a chunked loop whose constant step is 0; a constant step * chunk, or chunk
-//   arithmetic on constant bounds, that overflows int64.
+// Errors (located): a chunked loop whose constant step is 0; a constant step * chunk that
+//   overflows int64; constant bounds with more than 2^63 - 1 trips.
 // Why: pl.auto_chunk lets the compiler pick kernel boundaries: one chunk of iterations per task.
 #include <unordered_map>
 #include <unordered_set>
@@ -74,8 +78,8 @@ ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
       case BinaryOp::FloorDiv: return Int(floordiv(x->value, y->value), sp);
       case BinaryOp::Mod: return Int(x->value - floordiv(x->value, y->value) * y->value, sp);
       case BinaryOp::Max: return Int(std::max(x->value, y->value), sp);
+      case BinaryOp::Min: return Int(std::min(x->value, y->value), sp);
       case BinaryOp::Div:   // the pass builds none of these (no `default:`: -Wswitch flags a new op)
-      case BinaryOp::Min:
       case BinaryOp::Eq:
       case BinaryOp::Ne:
       case BinaryOp::Lt:
@@ -94,8 +98,50 @@ ExprPtr Bin(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
   if (y && y->value == 0 && (op == BinaryOp::Add || op == BinaryOp::Sub)) return a;
   if (x && x->value == 0 && op == BinaryOp::Add) return b;
   if (y && y->value == 1 && (op == BinaryOp::Mul || op == BinaryOp::FloorDiv)) return a;
+  if (((x && x->value == 0) || (y && y->value == 0)) && op == BinaryOp::Mul) return Int(0, sp);   // operands are pure
   if (x && x->value == 1 && op == BinaryOp::Mul) return b;
   return BinaryExpr::make(op, a, b, sp);
+}
+
+ExprPtr Cmp(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) { return BinaryExpr::make(op, a, b, sp); }
+
+// A condition as the INDEX 0 or 1.
+ExprPtr OneIf(const ExprPtr& cond, const Span& sp) { return Cast::make(cond, DataType::INDEX, sp); }
+
+// x when `one` (an INDEX 0 / 1) is 1, else y: exact, one product is 0 (the code wraps, -fwrapv).
+ExprPtr Pick(const ExprPtr& one, const ExprPtr& x, const ExprPtr& y, const Span& sp) {
+  return Bin(BinaryOp::Add, Bin(BinaryOp::Mul, one, x, sp), Bin(BinaryOp::Mul, Bin(BinaryOp::Sub, Int(1, sp), one, sp), y, sp), sp);
+}
+
+// The number of k >= 0 with lo + k * a < hi (a > 0), without forming hi - lo, which leaves int64
+// for bounds far apart although the count fits when a > 1: hi // a - lo // a + (hi % a > lo % a).
+// It wraps only for loops of 2^63 trips or more. a == 1: max(hi - lo, 0).
+ExprPtr TripsUpward(const ExprPtr& hi, const ExprPtr& lo, const ExprPtr& a, const Span& sp) {
+  auto* ac = a->as<ConstInt>();
+  if (ac && ac->value == 1) return Bin(BinaryOp::Max, Bin(BinaryOp::Sub, hi, lo, sp), Int(0, sp), sp);
+  ExprPtr q = Bin(BinaryOp::Sub, Bin(BinaryOp::FloorDiv, hi, a, sp), Bin(BinaryOp::FloorDiv, lo, a, sp), sp);
+  ExprPtr r = OneIf(Cmp(BinaryOp::Gt, Bin(BinaryOp::Mod, hi, a, sp), Bin(BinaryOp::Mod, lo, a, sp), sp), sp);
+  return Bin(BinaryOp::Max, Bin(BinaryOp::Add, q, r, sp), Int(0, sp), sp);
+}
+
+// The trip count of range(start, stop, step) for a constant step: a constant when the bounds are
+// (a located error when it leaves int64), else TripsUpward.
+ExprPtr ConstantStepTrips(const ForStmt& f, int64_t step) {
+  const Span& sp = f.span;
+  const ExprPtr& hi = step > 0 ? f.stop : f.start;
+  const ExprPtr& lo = step > 0 ? f.start : f.stop;
+  const __int128 a = step > 0 ? __int128(step) : -__int128(step);
+  auto* h = hi->as<ConstInt>();
+  auto* l = lo->as<ConstInt>();
+  if (!h || !l) return TripsUpward(hi, lo, Int(int64_t(a), sp), sp);
+  const __int128 span_len = __int128(h->value) - __int128(l->value);
+  const __int128 trips = span_len <= 0 ? 0 : (span_len + a - 1) / a;
+  PYPTO_USER_CHECK(trips <= INT64_MAX, sp,
+                   "the bounds of this chunked loop overflow int64 (range(" << f.start->as<ConstInt>()->value << ", "
+                                                                        << f.stop->as<ConstInt>()->value << ", " << step
+                                                                        << ") has more than 2^63 - 1 iterations)",
+                   "use start / stop / step values whose trip count stays within int64");
+  return Int(int64_t(trips), sp);
 }
 
 int64_t ConstOr(const ExprPtr& e, int64_t dflt) {
@@ -130,12 +176,33 @@ class BodyCopy : public IRMutator {
   const std::unordered_set<const Var*>* fresh_;
 };
 
+// How many iterations a chunk's inner loop runs: all C, or only those left in the loop, so that
+// a chunk never runs guard tests past the loop's end (C may be far larger than the trip count)
+// and never computes an index beyond it (one that would wrap around int64 and pass the guard).
+enum class InnerTrips {
+  All,         // C (the chunks are full)
+  LeftOfTrips, // min(C, T - co * C): co is the chunk's number, T the loop's trip count (`trips`)
+  LeftOfStop,  // what range(co, stop, s) has left, at most C: co is the chunk's first index
+};
+
 // The bounds of a new outer chunk loop, and how the inner loop recomputes the loop variable.
 struct ChunkPlan {
   ExprPtr start, stop, step;   // outer loop: `for co in range(start, stop, step)`
+  int64_t chunk = 0;           // C
   bool base_index = false;     // co is the first index of its chunk (run-time step), else its number
   int64_t checked_stride = 0;  // C when `step` is `s * C` for a run-time s: ForStmt::chunk_stride = C
+  InnerTrips inner = InnerTrips::All;
+  ExprPtr trips;               // LeftOfTrips: the loop's trip count
 };
+
+// Chunks over `for co in range(start, stop, step)`: co a chunk number, or with a run-time step
+// (`step` = s * C) a chunk's first index.
+ChunkPlan Plan(ExprPtr start, ExprPtr stop, ExprPtr step, int64_t C, bool runtime_step = false) {
+  ChunkPlan p;
+  p.start = std::move(start), p.stop = std::move(stop), p.step = std::move(step), p.chunk = C;
+  if (runtime_step) p.base_index = true, p.checked_stride = C;
+  return p;
+}
 
 class Splitter : public IRMutator {
  public:
@@ -154,23 +221,25 @@ class Splitter : public IRMutator {
     PYPTO_USER_CHECK(!__builtin_mul_overflow(step, C, &stride), f->span,
                      "step * chunk = " << step << " * " << C << " overflows int64 (a chunk's stride)",
                      "use a smaller step or chunk");
-    // T = max(ceil((stop - start) / step), 0)
-    ExprPtr span_len = step > 0 ? Bin(BinaryOp::Sub, f->stop, f->start, sp) : Bin(BinaryOp::Sub, f->start, f->stop, sp);
-    const int64_t astep = step > 0 ? step : -step;
-    ExprPtr T = Bin(BinaryOp::Max,
-                    Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Add, span_len, Int(astep - 1, sp), sp), Int(astep, sp), sp),
-                    Int(0, sp), sp);
-    const bool exact = T->is<ConstInt>() && ConstOr(T, 0) % C == 0;
+    ExprPtr T = ConstantStepTrips(*f, step);
     if (guarded) {
+      if (auto* tc = T->as<ConstInt>()) {
+        // A known trip count: a chunk of C > T iterations holds the whole loop in T.
+        const int64_t c = std::max<int64_t>(1, std::min(C, tc->value));
+        ExprPtr n_outer = Int(tc->value / c + (tc->value % c != 0), sp);
+        return Chunked(*f, Plan(Int(0, sp), n_outer, Int(1, sp), c), /*guard=*/tc->value % c != 0, f->return_vars);
+      }
       ExprPtr n_outer = Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Add, T, Int(C - 1, sp), sp), Int(C, sp), sp);
-      return Chunked(*f, {Int(0, sp), n_outer, Int(1, sp)}, /*guard=*/!exact, f->return_vars);
+      ChunkPlan plan = Plan(Int(0, sp), n_outer, Int(1, sp), C);
+      plan.inner = InnerTrips::LeftOfTrips, plan.trips = T;
+      return Chunked(*f, plan, /*guard=*/true, f->return_vars);
     }
     ExprPtr n_full = Bin(BinaryOp::FloorDiv, T, Int(C, sp), sp);
     ExprPtr n_rem = Bin(BinaryOp::Mod, T, Int(C, sp), sp);
     const bool no_rem = n_rem->is<ConstInt>() && ConstOr(n_rem, 0) == 0;
-    if (no_rem) return Chunked(*f, {Int(0, sp), n_full, Int(1, sp)}, false, f->return_vars);
+    if (no_rem) return Chunked(*f, Plan(Int(0, sp), n_full, Int(1, sp), C), false, f->return_vars);
     std::vector<VarPtr> mid = FreshLike(f->return_vars);
-    StmtPtr full = Chunked(*f, {Int(0, sp), n_full, Int(1, sp)}, false, mid);
+    StmtPtr full = Chunked(*f, Plan(Int(0, sp), n_full, Int(1, sp), C), false, mid);
     // The remainder: i = start + (n_full * C + r) * step.
     return make_seq({full, Remainder(*f, Bin(BinaryOp::Mul, n_full, Int(C, sp), sp), n_rem, mid)}, sp);
   }
@@ -187,10 +256,6 @@ class Splitter : public IRMutator {
     return Bin(BinaryOp::Add, f.start, Bin(BinaryOp::Mul, k, f.step, f.span), f.span);
   }
 
-  static ExprPtr Cmp(BinaryOp op, const ExprPtr& a, const ExprPtr& b, const Span& sp) {
-    return BinaryExpr::make(op, a, b, sp);
-  }
-
   // `i` is inside the loop's range: i < stop (i > stop for a negative step); for a run-time step
   // both, picked by its sign: (step > 0 and i < stop) or (step < 0 and i > stop).
   static ExprPtr InRange(const ForStmt& f, const ExprPtr& i) {
@@ -204,25 +269,34 @@ class Splitter : public IRMutator {
   // A run-time step s, sign unknown: the outer loop walks the chunks' first indices,
   // `for co in range(start, stop, s * C)`, so a zero step fails the run there (the loop's
   // run-time step check, naming the DSL line) before any division by s; the inner loop
-  // recomputes i = co + ci * s and always guards the body with InRange. leading_full: the full
-  // chunks are `range(start, stop - (C - 1) * s, s * C)` (a chunk is full when its last index is
-  // in range), the remainder the last T % C iterations, T = max(-((start - stop) // s), 0)
-  // (Python's trip count for either sign), 0 trips when s is 0.
+  // recomputes i = co + ci * s, runs what the loop has left (InnerTrips::LeftOfStop) and always
+  // guards the body with InRange. leading_full: the full chunks are
+  // `range(start, stop - (C - 1) * s, s * C)` (a chunk is full when its last index is in range;
+  // `start` for the stop when stop - (C - 1) * s leaves int64: then no chunk is full), the
+  // remainder the last T % C iterations of the loop's T (TripsUpward on the bounds ordered by the
+  // step's sign), 0 trips when s is 0.
   StmtPtr RuntimeStep(const ForStmt& f, int64_t C, bool guarded) {
     const Span& sp = f.span;
     ExprPtr chunk_step = Bin(BinaryOp::Mul, f.step, Int(C, sp), sp);
-    if (guarded) return Chunked(f, {f.start, f.stop, chunk_step, true, C}, true, f.return_vars);
-    ExprPtr full_stop = Bin(BinaryOp::Sub, f.stop, Bin(BinaryOp::Mul, Int(C - 1, sp), f.step, sp), sp);
+    if (guarded) {
+      ChunkPlan plan = Plan(f.start, f.stop, chunk_step, C, true);
+      plan.inner = InnerTrips::LeftOfStop;
+      return Chunked(f, plan, true, f.return_vars);
+    }
+    ExprPtr up = OneIf(Cmp(BinaryOp::Gt, f.step, Int(0, sp), sp), sp);
+    ExprPtr shift = Bin(BinaryOp::Mul, Int(C - 1, sp), f.step, sp);
+    ExprPtr shifted = Bin(BinaryOp::Sub, f.stop, shift, sp);
+    // stop - (C - 1) * s moved against the step's sign: it left int64
+    ExprPtr wrapped = OneIf(Cmp(BinaryOp::Eq, Cmp(BinaryOp::Gt, shifted, f.stop, sp), Cmp(BinaryOp::Gt, f.step, Int(0, sp), sp), sp), sp);
+    ExprPtr full_stop = C == 1 ? f.stop : Pick(wrapped, f.start, shifted, sp);
     std::vector<VarPtr> mid = FreshLike(f.return_vars);
-    StmtPtr full = Chunked(f, {f.start, full_stop, chunk_step, true, C}, false, mid);
-    ExprPtr nonzero = Cast::make(Cmp(BinaryOp::Ne, f.step, Int(0, sp), sp), DataType::INDEX, sp);
-    ExprPtr zero = Cast::make(Cmp(BinaryOp::Eq, f.step, Int(0, sp), sp), DataType::INDEX, sp);
-    ExprPtr safe_step = Bin(BinaryOp::Add, f.step, zero, sp);
+    StmtPtr full = Chunked(f, Plan(f.start, full_stop, chunk_step, C, true), false, mid);
+    ExprPtr nonzero = OneIf(Cmp(BinaryOp::Ne, f.step, Int(0, sp), sp), sp);
+    ExprPtr zero = OneIf(Cmp(BinaryOp::Eq, f.step, Int(0, sp), sp), sp);
+    // |s| (1 for a zero step, whose loop fails before the count is used)
+    ExprPtr magnitude = Bin(BinaryOp::Add, Bin(BinaryOp::Max, f.step, Bin(BinaryOp::Sub, Int(0, sp), f.step, sp), sp), zero, sp);
     VarPtr T = Var::make(f.loop_var->name + "_trips", f.loop_var->type, sp);
-    ExprPtr trips = Bin(BinaryOp::Max,
-                        BinaryExpr::make(BinaryOp::Sub, Int(0, sp),
-                                         Bin(BinaryOp::FloorDiv, Bin(BinaryOp::Sub, f.start, f.stop, sp), safe_step, sp), sp),
-                        Int(0, sp), sp);
+    ExprPtr trips = TripsUpward(Pick(up, f.stop, f.start, sp), Pick(up, f.start, f.stop, sp), magnitude, sp);
     ExprPtr n_rem = Bin(BinaryOp::Mul, Bin(BinaryOp::Mod, T, Int(C, sp), sp), nonzero, sp);
     ExprPtr done = Bin(BinaryOp::Sub, T, Bin(BinaryOp::Mod, T, Int(C, sp), sp), sp);
     return make_seq({AssignStmt::make(T, trips, sp), full, Remainder(f, done, n_rem, mid)}, sp);
@@ -251,12 +325,31 @@ class Splitter : public IRMutator {
         ->with_chunk_split(LoopOrigin::ChunkRemainder, 0);
   }
 
-  // for co in range(plan): for ci in range(C): i = <index>; [if InRange(i)] body.
+  // The inner loop's trip count (InnerTrips) in the chunk `co`.
+  static ExprPtr InnerStop(const ForStmt& f, const ChunkPlan& plan, const VarPtr& co) {
+    const Span& sp = f.span;
+    const ExprPtr C = Int(plan.chunk, sp);
+    if (plan.inner == InnerTrips::All) return C;
+    if (plan.inner == InnerTrips::LeftOfTrips) {
+      return Bin(BinaryOp::Min, C, Bin(BinaryOp::Sub, plan.trips, Bin(BinaryOp::Mul, co, C, sp), sp), sp);
+    }
+    // range(co, stop, s) with co in range: -((co - stop) // s). co - stop leaves int64 exactly when
+    // it comes out of the step's sign (then more than C are left: C * s fits in int64); it is
+    // replaced by -s there, so the division is defined.
+    ExprPtr w = Bin(BinaryOp::Sub, co, f.stop, sp);
+    ExprPtr zero = Int(0, sp);
+    ExprPtr wrapped = OneIf(Cmp(BinaryOp::Eq, Cmp(BinaryOp::Gt, w, zero, sp), Cmp(BinaryOp::Gt, f.step, zero, sp), sp), sp);
+    ExprPtr safe_w = Pick(wrapped, Bin(BinaryOp::Sub, zero, f.step, sp), w, sp);
+    ExprPtr left = Bin(BinaryOp::Sub, zero, Bin(BinaryOp::FloorDiv, safe_w, f.step, sp), sp);
+    return Bin(BinaryOp::Min, C, Bin(BinaryOp::Max, left, Bin(BinaryOp::Mul, C, wrapped, sp), sp), sp);
+  }
+
+  // for co in range(plan): for ci in range(InnerStop): i = <index>; [if InRange(i)] body.
   // The index is start + (co * C + ci) * step, or co + ci * step when co is a chunk's first index.
   // The outer loop's results are `results`.
   StmtPtr Chunked(const ForStmt& f, const ChunkPlan& plan, bool guard, const std::vector<VarPtr>& results) {
     const Span& sp = f.span;
-    const int64_t C = f.chunk.chunk;
+    const int64_t C = plan.chunk;
     const bool carries = !f.iter_args.empty();
     VarPtr co = Var::make(f.loop_var->name + "_chunk", f.loop_var->type, sp);
     VarPtr ci = Var::make(f.loop_var->name + "_in", f.loop_var->type, sp);
@@ -288,7 +381,7 @@ class Splitter : public IRMutator {
     } else {
       inner_body.insert(inner_body.end(), body.begin(), body.end());
     }
-    StmtPtr inner = ForStmt::make(ci, Int(0, sp), Int(C, sp), Int(1, sp), inner_ias, make_seq(inner_body, sp), inner_rvs,
+    StmtPtr inner = ForStmt::make(ci, Int(0, sp), InnerStop(f, plan, co), Int(1, sp), inner_ias, make_seq(inner_body, sp), inner_rvs,
                                   f.for_kind, f.attrs, sp)
                         ->with_chunk_split(LoopOrigin::ChunkInner, 0);
     std::vector<StmtPtr> outer_body{inner};

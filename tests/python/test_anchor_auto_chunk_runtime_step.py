@@ -43,7 +43,12 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
             with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
                 for i_chunk, (y_1,) in pl.parallel(0, n, s * 4, init_values=(y,), chunk_stride=4,
                                                    loop_origin="chunk_outer"):
-                    for i_in, (y_2,) in pl.parallel(0, 4, 1, init_values=(y_1,), loop_origin="chunk_inner"):
+                    # what range(i_chunk, n, s) has left, at most 4 (4 where i_chunk - n wraps)
+                    for i_in, (y_2,) in pl.parallel(
+                            0, min(4, max(0 - (pl.cast((i_chunk - n > 0) == (s > 0), pl.INDEX) * (0 - s)
+                                               + (1 - pl.cast((i_chunk - n > 0) == (s > 0), pl.INDEX)) * (i_chunk - n))
+                                          // s, 4 * pl.cast((i_chunk - n > 0) == (s > 0), pl.INDEX))), 1,
+                            init_values=(y_1,), loop_origin="chunk_inner"):
                         i = i_chunk + i_in * s
                         if s > 0 and i < n or s < 0 and i > n:
                             y_3 = pl.tensor.assemble(y_2, pl.tensor.slice(x, [4, 8], [i * 4, 0]), [i * 4, 0])
@@ -52,9 +57,14 @@ def test_split_guarded_and_leading_full_with_a_runtime_step():
                             y_4 = pl.yield_(y_2)
                         y_5 = pl.yield_(y_4)
                     y_6 = pl.yield_(y_5)
-                k_trips = max(0 - n // (s + pl.cast(s == 0, pl.INDEX)), 0)
-                for k_chunk, (y_7,) in pl.range(n, 0 - s, s * 2, init_values=(y_6,),
-                                                       chunk_stride=2, loop_origin="chunk_outer"):
+                k_trips = max((1 - pl.cast(s > 0, pl.INDEX)) * n // (max(s, 0 - s) + pl.cast(s == 0, pl.INDEX))
+                              - pl.cast(s > 0, pl.INDEX) * n // (max(s, 0 - s) + pl.cast(s == 0, pl.INDEX))
+                              + pl.cast((1 - pl.cast(s > 0, pl.INDEX)) * n % (max(s, 0 - s) + pl.cast(s == 0, pl.INDEX))
+                                        > pl.cast(s > 0, pl.INDEX) * n % (max(s, 0 - s) + pl.cast(s == 0, pl.INDEX)),
+                                        pl.INDEX), 0)
+                for k_chunk, (y_7,) in pl.range(n, pl.cast((0 - s > 0) == (s > 0), pl.INDEX) * n
+                                                + (1 - pl.cast((0 - s > 0) == (s > 0), pl.INDEX)) * (0 - s), s * 2,
+                                                init_values=(y_6,), chunk_stride=2, loop_origin="chunk_outer"):
                     for k_in, (y_8,) in pl.range(0, 2, 1, init_values=(y_7,), loop_origin="chunk_inner"):
                         k = k_chunk + k_in * s
                         y_9 = pl.tensor.assemble(y_8, pl.tensor.slice(x, [4, 8], [k * 4, 0]), [k * 4, 0])

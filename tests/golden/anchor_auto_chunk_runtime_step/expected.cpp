@@ -37,9 +37,9 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 params_t0.add_output(ext_y);
                 params_t0.add_input(ext_x);
                 params_t0.add_scalar((uint64_t)i_chunk);
-                params_t0.add_scalar((uint64_t)s);
                 params_t0.add_scalar((uint64_t)n);
                 params_t0.add_scalar((uint64_t)up);
+                params_t0.add_scalar((uint64_t)s);
                 PTO2_SOURCE_SITE(params_t0, "program.py", 16);
                 rt_submit_aiv_task(0, params_t0);
             }
