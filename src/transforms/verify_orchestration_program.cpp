@@ -191,7 +191,7 @@ class OrchestrationVerifier {
       const Var* v = c ? st->as<AssignStmt>()->var.get() : nullptr;
       if (!c || batched_.count(v) || !batch_stamps_.count(v)) continue;
       op(*c, *v);
-      m_.declare_in(v, block);
+      runtime_tensor(v, block);
       batched_.insert(v);
     }
   }
@@ -296,6 +296,10 @@ class OrchestrationVerifier {
     }
   }
 
+  // A pl.create_tensor result: declared in `block`, its storage the runtime's, owned by the
+  // PTO2_SCOPE open there (alloc_tensors) and reclaimed when that scope ends.
+  void runtime_tensor(const Var* v, int block) { m_.bind(v, {block}, {v, 0}); }
+
   // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
   // tensor the runtime allocated inside that scope (reclaimed when the scope ends).
   void exit_value(const Var* carry, const ExprPtr& value) const {
@@ -324,6 +328,7 @@ class OrchestrationVerifier {
                        "tile operations belong in kernels (FunctionType.InCore / AIC / AIV); orchestration supports "
                        "tensor.create/read/slice/transpose/dim/assemble");
       op(*c, *var);
+      if (c->callee == "tensor.create") runtime_tensor(var, m_.current());
       if (!m_.bound(var)) m_.declare(var);
       if (c->callee == "tensor.slice" && c->args.size() > 2 && c->args[2]->is<MakeTuple>()) {
         views_[m_.root_of(var)] = View{m_.root_of(as_var(c->args[0])), c->args[2]->as<MakeTuple>()->elements};

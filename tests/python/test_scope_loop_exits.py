@@ -194,3 +194,69 @@ def test_an_element_assignment_to_a_tensor_names_the_write_to_use():
     with pytest.raises(PyptoError, match="cannot assign to an element of a tensor") as e:
         pl.parse_program(src, "write_scope.py")
     assert "pl.tensor.write(os, [0, 1], value)" in str(e.value)
+
+
+# A tensor the runtime allocates inside an AUTO scope (pl.submit's trailing outputs become a
+# pl.create_tensor there, and pl.create_tensor itself) is reclaimed when the scope ends: an if
+# result or loop carry that took it used to leave through the exit slot and be read after, by
+# then reused storage (a silent wrong result: found this session with an if in pl.scope()).
+
+@pytest.mark.parametrize("scope", ["scope", "manual_scope"])
+@pytest.mark.parametrize("body", [
+    '''
+with pl.{scope}():
+    if n > 1:
+        t, tid = pl.submit(self.step, a)  #!
+    else:
+        t, tid = pl.submit(self.step, a)
+out, _ = pl.submit(self.step, t, out)
+''',
+    '''
+with pl.{scope}():
+    if n > 1:
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        t, tid = pl.submit(self.step, a, t)  #!
+    else:
+        t = a
+out, _ = pl.submit(self.step, t, out)
+''',
+    '''
+t = a
+with pl.{scope}():
+    for i in pl.range(n):
+        t, tid = pl.submit(self.step, t)  #!
+out, _ = pl.submit(self.step, t, out)
+''',
+], ids=["if_submit_outputs", "if_create_tensor", "loop_submit_outputs"])
+def test_a_runtime_allocated_tensor_leaving_an_auto_scope_is_a_located_error(scope, body):
+    src, p = _program(body.replace("{scope}", scope))
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(p, "main")
+    e = ei.value
+    assert "is read after the runtime scope around its" in e.message, e
+    assert "a tensor the runtime allocated inside that scope" in e.message, e
+    assert (e.file, e.line) == ("t.py", _marked_line(src)), e
+
+
+@pytest.mark.parametrize("scope", ["scope"])
+def test_a_tensor_created_before_the_scope_may_leave_it_through_an_if(scope):
+    src, p = _program(f'''
+t = pl.create_tensor([16, 16], dtype=pl.FP32)
+with pl.{scope}():
+    if n > 1:
+        t, tid = pl.submit(self.step, a, t)
+    else:
+        t, tid = pl.submit(self.step, out, t)
+for i in pl.range(20):
+    with pl.scope():
+        u, tu = pl.submit(self.step, a)
+        v, tv = pl.submit(self.step, u)
+out, _ = pl.submit(self.step, t, out)
+''')
+    compiled = pypto.compile(p)
+    for n in (0, 2):
+        a = np.full((16, 16), 5, np.float32)
+        out = np.zeros_like(a)
+        compiled(a, out, n, race_check=True)
+        np.testing.assert_allclose(out, (a + 2) if n > 1 else np.full_like(a, 2))
+
