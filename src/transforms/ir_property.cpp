@@ -479,7 +479,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
     case IRProperty::ScopeExitsStamped:
       for (auto& f : program->functions) {
         if (f->type != FunctionType::Orchestration) continue;
-        for (auto& m : CheckScopeExitsStamped(*f)) out.push_back(m);
+        for (auto& m : CheckScopeExitsStamped(*program, *f)) out.push_back(m);
       }
       return out;
     case IRProperty::OrchestrationProgramVerified:

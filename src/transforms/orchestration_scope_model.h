@@ -58,17 +58,37 @@ class OrchestrationScopeModel {
   void bind(const ir::Var* v, Blocks b, Root root = Root{nullptr, 0}) {
     bindings_[v] = std::move(b);
     roots_[v] = root.first ? root : Root{v, -1};
+    note_alias(v);
   }
   // `v` is bound to the same text as `src` (a Var copy, an in-place result, a loop result).
   void alias(const ir::Var* v, const ir::Var* src) {
     bindings_[v] = binding_of(src);
     roots_[v] = root_of(src);
+    note_alias(v);
+  }
+  // The generator declares `v`'s C++ name again after the runtime scope that declared it (an
+  // exit slot's tensor): `v` and every value bound to the same name are usable in this block now.
+  void redeclare_with_aliases(const ir::Var* v) {
+    const Root r = root_of(v);
+    declare(v);
+    if (r.second >= 0) return;
+    auto it = aliases_.find(r.first);
+    if (it == aliases_.end()) return;
+    for (const ir::Var* a : it->second) bindings_[a] = Blocks{current()};
   }
   Root root_of(const ir::Var* v) const {
     auto it = roots_.find(v);
     return it == roots_.end() ? Root{v, -1} : it->second;
   }
   bool bound(const ir::Var* v) const { return bindings_.count(v) > 0; }
+
+ private:
+  void note_alias(const ir::Var* v) {
+    const Root& r = roots_[v];
+    if (r.second < 0 && r.first != v) aliases_[r.first].push_back(v);
+  }
+
+ public:
   const Blocks& binding_of(const ir::Var* v) const {
     static const Blocks kNone;
     auto it = bindings_.find(v);
@@ -129,6 +149,7 @@ class OrchestrationScopeModel {
   int next_block_ = 0;
   std::unordered_map<const ir::Var*, Blocks> bindings_;
   std::unordered_map<const ir::Var*, Root> roots_;
+  std::unordered_map<const void*, std::vector<const ir::Var*>> aliases_;   // root Var -> the Vars bound to its text
   std::unordered_map<const ir::Var*, int64_t> slots_;   // ResolveTaskIds
 };
 

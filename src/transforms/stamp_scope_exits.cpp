@@ -21,7 +21,15 @@
 //         with pl.manual_scope(exit_values=["src_3"]):
 //             for ...: src_3 = pl.yield_(...)
 //     out = self.k(src_3, out)
-//   A read is any use but a ReturnStmt's (orchestration code prints no return).
+//   A read is any use but a ReturnStmt's (orchestration code prints no return). A tensor result
+//   also leaves when a value defined in the block that names the same C++ Tensor (AliasRoot: an
+//   in-place write's result, a kernel's write-back, a copy, a loop carrying it unchanged) is read
+//   after the block; the generator declares the slot after the block under the name those
+//   values print:
+//     with pl.scope(exit_values=["out_1"]):
+//         if n > 1: out_1 = pl.yield_(pl.assemble(out, t0, [0, 0]))  else: out_1 = pl.yield_(out)
+//         out_2 = pl.assemble(out_1, t1, [2, 0])
+//     out_3 = pl.assemble(out_2, t2, [4, 0])
 // Input invariants: IterArgCarryClassified (which carries rebind), RuntimeScopesMaterialized
 //   (the blocks), ArrayBackingsStamped (where an array result lives).
 // Output invariants: ScopeExitsStamped; nothing but the scope stamps changes.
@@ -34,6 +42,7 @@
 #include "pypto/ir/visitor.h"
 #include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/return_lineage.h"
 
 namespace pypto::transforms {
 
@@ -79,10 +88,80 @@ struct Defs : IRVisitor {
   }
 };
 
+// The Var whose C++ Tensor a tensor value names in the L2 generator (and
+// VerifyOrchestrationProgram's model): through copies, tensor.assemble / tensor.write results
+// (their target), a kernel's result (the argument it writes back,
+// ExplicitReturnedParamIndices, as Function::returned_params) and a loop's result carrying its
+// init unchanged (LoopCarry alias); any other value is its own.
+class AliasRoots {
+ public:
+  AliasRoots(const Program& program, const Function& fn) : program_(program), defs_(CollectVarDefs(fn.body)) {}
+
+  const Var* root(const Var* v) const {
+    for (int depth = 0; depth < 4096; ++depth) {
+      const Var* next = step(v);
+      if (!next || next == v) return v;
+      v = next;
+    }
+    return v;
+  }
+
+ private:
+  const Var* step(const Var* v) const {
+    const VarDef* def = defs_.find(v);
+    if (!def) return nullptr;
+    if (def->kind == VarDef::ForReturn) {
+      const ForStmt* f = def->loop;
+      const bool alias = def->index < f->carries.size() && !f->carries[def->index].rebind;
+      return alias ? as_var(f->iter_args[def->index]->init) : nullptr;
+    }
+    if (def->kind != VarDef::Assign) return nullptr;
+    return result_of(def->assign->value, 0);
+  }
+
+  // The Var result `pos` of `value` names.
+  const Var* result_of(const ExprPtr& value, size_t pos) const {
+    if (const Var* src = as_var(value)) return pos == 0 ? src : nullptr;
+    if (auto* c = value->as<Call>()) {
+      if (c->is_op) {
+        const bool in_place = c->callee == "tensor.assemble" || c->callee == "tensor.write";
+        return in_place && pos == 0 && !c->args.empty() ? as_var(c->args[0]) : nullptr;
+      }
+      return written_back(c->callee, c->args, pos);
+    }
+    if (auto* sub = value->as<Submit>()) return written_back(sub->callee, sub->args, pos);
+    if (auto* g = value->as<TupleGetItem>()) {
+      const Var* tv = as_var(g->tuple);
+      const VarDef* def = tv ? defs_.find(tv) : nullptr;
+      if (!def || def->kind != VarDef::Assign || pos != 0) return nullptr;
+      return result_of(def->assign->value, static_cast<size_t>(g->index));
+    }
+    return nullptr;
+  }
+
+  // What StampReturnedParams stamps (its input need not carry the stamp yet).
+  const Var* written_back(const std::string& callee, const std::vector<ExprPtr>& args, size_t pos) const {
+    auto it = returned_.find(callee);
+    if (it == returned_.end()) {
+      FunctionPtr f = program_.get(callee);
+      it = returned_.emplace(callee, f ? ExplicitReturnedParamIndices(*f) : std::vector<int>{}).first;
+    }
+    if (pos >= it->second.size()) return nullptr;
+    const int p = it->second[pos];
+    return p >= 0 && static_cast<size_t>(p) < args.size() ? as_var(args[p]) : nullptr;
+  }
+
+  const Program& program_;
+  const VarDefs defs_;
+  mutable std::unordered_map<std::string, std::vector<int>> returned_;   // callee -> its written-back params
+};
+
 // The exit values of each scope of one function, stamped bottom-up.
 class Stamper : public IRMutator {
  public:
-  explicit Stamper(const Function& fn) : fn_(fn) { statements_only_ = true; }   // stamps scopes only
+  Stamper(const Program& program, const Function& fn) : fn_(fn), roots_(program, fn) {
+    statements_only_ = true;   // stamps scopes only
+  }
 
   StmtPtr mutate_(const RuntimeScopeStmt* op, const StmtPtr& self) override {
     StmtPtr s = IRMutator::mutate_(op, self);
@@ -130,25 +209,38 @@ class Stamper : public IRMutator {
     }
     std::unordered_map<const Var*, int> inside;
     ReadCounter(inside).visit_stmt(scope.body);
+    auto read_after = [&](const Var* v) {
+      auto all = reads_.find(v);
+      return all != reads_.end() && all->second > inside[v];
+    };
+    // Tensor candidates that a value of the block naming the same Tensor is read after it.
+    std::unordered_set<const Var*> aliased;
+    for (const Var* v : defined(scope)) {
+      if (!v->type->is<TensorType>() || !read_after(v)) continue;
+      if (const Var* r = roots_.root(v); r != v) aliased.insert(r);
+    }
     std::vector<VarPtr> out;
     for (const VarPtr& c : candidates) {
-      auto all = reads_.find(c.get());
-      if (all != reads_.end() && all->second > inside[c.get()]) out.push_back(c);
+      const bool tensor_alias = c->type->is<TensorType>() && aliased.count(c.get());
+      if (read_after(c.get()) || tensor_alias) out.push_back(c);
     }
     return out;
   }
 
-  bool defined_in(const RuntimeScopeStmt& scope, const Var* v) {
+  const std::unordered_set<const Var*>& defined(const RuntimeScopeStmt& scope) {
     auto it = defs_.find(&scope);
     if (it == defs_.end()) {
       Defs d;
       d.visit_stmt(scope.body);
       it = defs_.emplace(&scope, std::move(d.vars)).first;
     }
-    return it->second.count(v) > 0;
+    return it->second;
   }
 
+  bool defined_in(const RuntimeScopeStmt& scope, const Var* v) { return defined(scope).count(v) > 0; }
+
   const Function& fn_;
+  const AliasRoots roots_;
   std::unordered_map<const RuntimeScopeStmt*, std::unordered_set<const Var*>> defs_;
   std::unordered_map<const Var*, int> reads_;   // every read in fn_ (Vars keep their identity)
   bool counted_ = false;
@@ -159,7 +251,7 @@ ProgramPtr Run(const ProgramPtr& program) {
   ProgramPtr out = program;
   for (const FunctionPtr& fn : program->functions) {
     if (fn->type != FunctionType::Orchestration) continue;
-    Stamper st(*fn);
+    Stamper st(*program, *fn);
     FunctionPtr nf = st.mutate_function(fn);
     if (nf != fn) out = out->with_function(nf);
   }
@@ -168,8 +260,8 @@ ProgramPtr Run(const ProgramPtr& program) {
 
 }  // namespace
 
-std::vector<std::string> CheckScopeExitsStamped(const Function& fn) {
-  Stamper st(fn);
+std::vector<std::string> CheckScopeExitsStamped(const Program& program, const Function& fn) {
+  Stamper st(program, fn);
   st.mutate_function(FunctionPtr(std::shared_ptr<const Function>{}, &fn));
   if (st.restamped() == 0) return {};
   return {"function '" + fn.name + "': " + std::to_string(st.restamped()) +

@@ -291,7 +291,8 @@ class OrchestrationVerifier {
     block_body(s.body);
     m_.pop();
     for (const Var* rv : exits) {
-      m_.declare(rv);
+      if (rv->type->is<TensorType>()) m_.redeclare_with_aliases(rv);   // the generator reuses its name
+      else m_.declare(rv);
       if (rv->type->is<ArrayType>()) m_.declare(arrays_.Backing(rv));   // later versions: in the exit slot
     }
   }

@@ -188,13 +188,6 @@ def wrap_runtime_scopes(stmts, rng, mentioned):
     first, last = run[0].lineno, run[-1].end_lineno
     if any(not first <= line <= last for name in _stored(run) - THROUGH_SCOPES for line in mentioned.get(name, [])):
         return
-    # Not supported yet (a located error): an if's (or loop's) result rebinding `out` inside the
-    # scope, then written again there and read after it (the write's result names the result's
-    # C++ variable, which has no exit slot).
-    for name in THROUGH_SCOPES:
-        storing = [st for st in run if name in _stored([st])]
-        if any(isinstance(st, (ast.If, ast.For)) for st in storing[:-1]):
-            return
     stmts[k:k + len(run)] = [ast.With(items=[ast.withitem(context_expr=ast.parse("pl.scope()", mode="eval").body)],
                                       body=run)]
 

@@ -181,3 +181,57 @@ def test_a_nested_blocks_exit_values_are_stamped_on_the_outer_block_too():
     outer = printed.index('with pl.scope(exit_values=["src_3", "steps_3"]):')
     inner = printed.index('with pl.manual_scope(exit_values=["src_3", "steps_3"]):')
     assert outer < inner
+
+
+def test_an_if_result_is_stamped_when_a_value_naming_its_tensor_is_read_after_the_block():
+    """`res` itself is read only inside the block; `w` (tensor.write's result: the same C++ Tensor)
+    and `r` (a kernel's write-back of it) are read after it, so `res` leaves (AliasRoots)."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+        def main(self, a: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], b: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                with pl.scope():
+                    if n > 0:
+                        res = pl.yield_(a)
+                    else:
+                        res = pl.yield_(b)
+                    w = pl.tensor.write(res, [0, 0], 1.0)
+                    r = self.k(a, w)
+                out_1 = self.k(r, out)
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+        def main(self, a: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], b: pl.InOut[pl.Tensor[[16, 16], pl.FP32]],
+                 out: pl.Out[pl.Tensor[[16, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                with pl.scope(exit_values=["res"]):
+                    if n > 0:
+                        res = pl.yield_(a)
+                    else:
+                        res = pl.yield_(b)
+                    w = pl.tensor.write(res, [0, 0], 1.0)
+                    r = self.k(a, w)
+                out_1 = self.k(r, out)
+            return out
+
+    assert_pass(passes.StampScopeExits(), Before, Expected)
+    # After the block the slot's Tensor takes the name `r` prints inside it.
+    code = codegen.generate_orchestration(codegen.run_pipeline(Before), "main").code
+    after = code.split("Tensor res = *res_exit;", 1)
+    assert len(after) == 2 and "params_t1.add_input(res);" in after[1], code

@@ -50,12 +50,13 @@ std::vector<ir::TaskIdInfo> ResolvedTaskIds(const ir::Function& fn);
 std::vector<std::string> CheckTaskIdsResolved(const ir::Function& fn);
 
 // Stamps RuntimeScopeStmt::exit_values (the tensor / number loop and if results at the top of a
-// scope body that code after the block reads) on Orchestration functions. Requires
+// scope body that code after the block reads, also through a value naming the same tensor) on
+// Orchestration functions. Requires
 // IterArgCarryClassified, RuntimeScopesMaterialized and ArrayBackingsStamped; produces ScopeExitsStamped.
 Pass StampScopeExits();
 // Why `fn`'s scope stamps are not what StampScopeExits computes (empty when they are).
-//   CheckScopeExitsStamped(*program->get("main")) == {}   // after StampScopeExits
-std::vector<std::string> CheckScopeExitsStamped(const ir::Function& fn);
+//   CheckScopeExitsStamped(*program, *program->get("main")) == {}   // after StampScopeExits
+std::vector<std::string> CheckScopeExitsStamped(const ir::Program& program, const ir::Function& fn);
 
 // Stamps Function::returned_params (per return value, the parameter it writes back; -1 none) on
 // every function with a return. Requires ReturnParamsExplicit; produces ReturnedParamsStamped.

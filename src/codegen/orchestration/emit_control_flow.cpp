@@ -17,6 +17,8 @@
 //                       (Function::array_backings, stamped by StampArrayBackings)
 //   YieldStmt        -> `carry = value;` (simultaneous: temporaries when a value reads a carry
 //                       already reassigned by the same yield)
+#include <algorithm>
+#include <cctype>
 #include <optional>
 
 #include "emitter.h"
@@ -102,7 +104,14 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
   close_statement(s);
   for (auto& [rv, slot] : exits) {
     if (rv->type->is<TensorType>()) {
-      std::string name = declare(rv);
+      // The value's name inside the block, declared again after it (the block's declaration
+      // closed with it): the values of the block that name the same Tensor (an assemble into
+      // it, StampScopeExits' AliasRoots) print that name too.
+      const std::string name = binding_of(rv).text;
+      const bool identifier = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                              std::all_of(name.begin(), name.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; });
+      PYPTO_CHECK(identifier, "exit value '" << rv->name << "' is bound to '" << name << "', not a variable");
+      scopes_.declare_exact(name, true);
       line("Tensor " + name + " = *" + slot + ";");
     } else {
       bind(rv, Binding{slot, {slot}});
