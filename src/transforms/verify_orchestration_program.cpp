@@ -299,20 +299,31 @@ class OrchestrationVerifier {
 
   // A pl.create_tensor result: declared in `block`, its storage the runtime's, owned by the
   // PTO2_SCOPE open there (alloc_tensors) and reclaimed when that scope ends.
-  void runtime_tensor(const Var* v, int block) { m_.bind(v, {block}, {v, 0}); }
+  void runtime_tensor(const Var* v, int block) {
+    m_.bind(v, {block}, {v, 0});
+    allocated_in_[{v, 0}] = {block};
+  }
+
+  // The storage `v` names: its root, or for a view (slice, reshape, transpose) its base's.
+  OrchestrationScopeModel::Root storage_root(const Var* v) const {
+    OrchestrationScopeModel::Root r = m_.root_of(v);
+    for (auto it = storage_of_.find(r); it != storage_of_.end(); it = storage_of_.find(r)) r = it->second;
+    return r;
+  }
 
   // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
   // tensor the runtime allocated inside that scope (reclaimed when the scope ends).
   void exit_value(const Var* carry, const ExprPtr& value) const {
     auto it = exit_carries_.find(carry);
     const Var* v = as_var(value);
-    if (it == exit_carries_.end() || !v || !m_.bound(v) || m_.root_of(v).second < 0) return;
-    if (m_.outlives(m_.binding_of(v), it->second)) return;
+    if (it == exit_carries_.end() || !v || !m_.bound(v)) return;
+    const OrchestrationScopeModel::Root storage = storage_root(v);
+    auto alloc = allocated_in_.find(storage);
+    if (storage.second < 0 || alloc == allocated_in_.end() || m_.outlives(alloc->second, it->second)) return;
     throw UserError(std::string(carry->is<IterArg>() ? "loop-carried '" : "if result '") + carry->name +
                         "' is read after the runtime scope around its " + (carry->is<IterArg>() ? "loop" : "if") +
-                        ", but the "
-                        "value it takes here is a tensor the runtime allocated inside that scope: it is reclaimed "
-                        "when the scope ends",
+                        ", but the value it takes here is " + (storage == m_.root_of(v) ? "" : "a view of ") +
+                        "a tensor the runtime allocated inside that scope: it is reclaimed when the scope ends",
                     value->span.known() ? value->span : stmt_span_,
                     "create it before the scope with pl.create_tensor(...) and pass it as the Out argument");
   }
@@ -333,6 +344,10 @@ class OrchestrationVerifier {
       if (!m_.bound(var)) m_.declare(var);
       if (c->callee == "tensor.slice" && c->args.size() > 2 && c->args[2]->is<MakeTuple>()) {
         views_[m_.root_of(var)] = View{m_.root_of(as_var(c->args[0])), c->args[2]->as<MakeTuple>()->elements};
+      }
+      const bool view = c->callee == "tensor.slice" || c->callee == "tensor.reshape" || c->callee == "tensor.transpose";
+      if (const Var* base = view && !c->args.empty() ? as_var(c->args[0]) : nullptr) {
+        storage_of_[m_.root_of(var)] = storage_root(base);
       }
       return;
     }
@@ -495,6 +510,7 @@ class OrchestrationVerifier {
       if (p < 0) return;   // an internal error in the generator
       if (static_cast<size_t>(p) >= args.size()) {
         elems.push_back({{m_.current()}, {&e, p}});
+        allocated_in_[{&e, p}] = {m_.current()};
       } else if (const Var* v = as_var(args[p])) {
         elems.push_back({m_.binding_of(v), m_.root_of(v)});
       }
@@ -741,6 +757,11 @@ class OrchestrationVerifier {
     std::vector<ExprPtr> offsets;
   };
   std::map<OrchestrationScopeModel::Root, View> views_;   // tensor.slice results by C++ identity
+  // A view's root -> the root of the tensor it views (tensor.slice, reshape, transpose).
+  std::map<OrchestrationScopeModel::Root, OrchestrationScopeModel::Root> storage_of_;
+  // A runtime-allocated tensor (a submission's output, a pl.create_tensor) -> the block it was
+  // allocated in (its storage lives until the PTO2_SCOPE open there ends).
+  std::map<OrchestrationScopeModel::Root, OrchestrationScopeModel::Blocks> allocated_in_;
 };
 
 }  // namespace

@@ -62,6 +62,12 @@ _KERNELS = '''
              y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
         return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def half(self, x: pl.Tensor[[8, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [8, 16]), 1.0), [0, 0], y)
+        return y
 '''
 
 
@@ -227,7 +233,24 @@ with pl.{scope}():
         t, tid = pl.submit(self.step, t)  #!
 out, _ = pl.submit(self.step, t, out)
 ''',
-], ids=["if_submit_outputs", "if_create_tensor", "loop_submit_outputs"])
+    '''
+with pl.{scope}():
+    t, tid = pl.submit(self.step, a)
+    if n > 1:
+        v = pl.slice(t, [8, 16], [0, 0])  #!
+    else:
+        v = pl.slice(t, [8, 16], [8, 0])
+out = pl.assemble(out, self.half(v, pl.slice(out, [8, 16], [0, 0])), [0, 0])
+''',
+    '''
+v = pl.slice(a, [8, 16], [0, 0])
+with pl.{scope}():
+    t, tid = pl.submit(self.step, a)
+    for i in pl.range(n):
+        v = pl.reshape(pl.slice(t, [8, 16], [0, 0]), [8, 16])  #!
+out = pl.assemble(out, self.half(v, pl.slice(out, [8, 16], [0, 0])), [0, 0])
+''',
+], ids=["if_submit_outputs", "if_create_tensor", "loop_submit_outputs", "if_slice_view", "loop_reshape_view"])
 def test_a_runtime_allocated_tensor_leaving_an_auto_scope_is_a_located_error(scope, body):
     src, p = _program(body.replace("{scope}", scope))
     with pytest.raises(PyptoError) as ei:
@@ -337,3 +360,29 @@ def test_an_if_or_loop_result_written_again_in_the_scope_is_read_after_it(scope,
             want[6, 1] = 9.0
         want[4:6] = t2
         np.testing.assert_array_equal(out, want, err_msg=f"n={n}")
+
+
+def test_a_view_of_a_tensor_created_before_the_scope_may_leave_it_through_an_if():
+    src, p = _program('''
+t = pl.create_tensor([16, 16], dtype=pl.FP32)
+with pl.scope():
+    t, tid = pl.submit(self.step, a, t)
+    if n > 1:
+        v = pl.slice(t, [8, 16], [0, 0])
+    else:
+        v = pl.slice(t, [8, 16], [8, 0])
+for i in pl.range(20):
+    with pl.scope():
+        u, tu = pl.submit(self.step, a)
+        w, tw = pl.submit(self.step, u)
+o = pl.slice(out, [8, 16], [0, 0])
+o = self.half(v, o)
+out = pl.assemble(out, o, [0, 0])
+''')
+    compiled = pypto.compile(p)
+    a = np.arange(256, dtype=np.float32).reshape(16, 16)
+    for n in (0, 2):
+        out = np.zeros_like(a)
+        compiled(a.copy(), out, n, race_check=True)
+        rows = slice(0, 8) if n > 1 else slice(8, 16)
+        np.testing.assert_allclose(out[0:8], a[rows] + 2)
