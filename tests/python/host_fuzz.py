@@ -2,7 +2,7 @@
 next-level tasks over shared arrays, run on the L3 runtime in-process and over MPI, compared with
 NumPy running the same tasks one after another in submission order.
 
-A case has NA FP32 arrays of BLOCKS row blocks ([BLOCKS * B, W]), all arguments of the HOST
+A case has NA FP32 (every third seed FP16) arrays of BLOCKS row blocks ([BLOCKS * B, W]), all arguments of the HOST
 entry. Each of its TASKS submissions runs one chip-level target, a wrapper of one kernel that
 writes one row block of its last array `c`:
   scale   c[k] = a[k] * s                      (c InOut)
@@ -47,7 +47,17 @@ TASKS = 14   # at least; a loop may pass it
 KERNELS = ["scale", "put", "axpy", "move", "same", "total"]
 SCALES = [1.0, 2.0, 0.5, -1.0, -0.25, 4.0]
 
-_T = "pl.Tensor[[%d, %d], pl.FP32]" % (ROWS, W)
+# The arrays' element type, by seed: FP16 every third case (2-byte elements through the L3
+# runtime and MPI; the values stay exact in FP16 too, see _inputs), else FP32.
+NUMPY = {"FP32": (np.float32, np.uint32), "FP16": (np.float16, np.uint16)}
+
+
+def case_dtype(seed: int) -> str:
+    return "FP16" if seed % 3 == 2 else "FP32"
+
+
+def _tensor_type(dtype: str) -> str:
+    return "pl.Tensor[[%d, %d], pl.%s]" % (ROWS, W, dtype)
 _KERNEL_DEFS = {
     # name: (parameters after a, the body's stored value, c's direction)
     "scale": ("k: pl.Scalar[pl.INDEX], s: pl.Scalar[pl.FP32]", "pl.mul(pl.load(a, [k * B, 0], [B, W]), s)", "InOut"),
@@ -69,18 +79,18 @@ def _total_expr():
     return e
 
 
-def _kernels_text():
+def _kernels_text(t):
     out = []
     for name, (params, value, direction) in _KERNEL_DEFS.items():
         if name == "total":
             value = _total_expr()
-        a_param = "" if name == "same" else "a: %s, " % _T
+        a_param = "" if name == "same" else "a: %s, " % t
         out.append('''
     @pl.function(type=pl.FunctionType.InCore)
     def k_{name}(self, {a}{params}, c: pl.{d}[{t}]) -> {t}:
         c = pl.store({value}, [k * B, 0], c)
         return c
-'''.format(name=name, a=a_param, params=params, d=direction, t=_T, value=value))
+'''.format(name=name, a=a_param, params=params, d=direction, t=t, value=value))
         args = ("" if name == "same" else "a, ") + ", ".join(p.split(":")[0] for p in params.split(", ")) + ", c"
         for target in range(2):
             out.append('''
@@ -88,7 +98,7 @@ def _kernels_text():
     def chip_{name}_{target}(self, {a}{params}, c: pl.{d}[{t}]) -> {t}:
         c = self.k_{name}({args})
         return c
-'''.format(name=name, target=target, a=a_param, params=params, d=direction, t=_T, args=args))
+'''.format(name=name, target=target, a=a_param, params=params, d=direction, t=t, args=args))
     return "".join(out)
 
 
@@ -116,12 +126,12 @@ class _Task:
         s = self.s
         if isinstance(s, tuple):
             s = s[1] if params["flag"] else s[2]
-        return np.float32(params["s0"] if s == "s0" else s)
+        return params["s0"] if s == "s0" else s
 
     def apply(self, arrs, params):
         a = arrs[self.a] if self.a is not None else None
         c, rows = arrs[self.c], slice(self.k * B, (self.k + 1) * B)
-        s = self.scale(params)
+        s = c.dtype.type(self.scale(params))   # the kernel's scalar in the tile's dtype
         if self.kernel in ("scale", "put"):
             c[rows] = a[rows] * s
         elif self.kernel == "axpy":
@@ -230,7 +240,8 @@ def make_case(seed: int):
         else:
             names.append("t%d" % first)
             lines.append("x%d, t%d = %s" % (c, first, call))
-    params = ", ".join(["x%d: pl.InOut[%s]" % (n, _T) for n in range(NA)] +
+    t = _tensor_type(case_dtype(seed))
+    params = ", ".join(["x%d: pl.InOut[%s]" % (n, t) for n in range(NA)] +
                        ["s0: pl.Scalar[pl.FP32]", "flag: pl.Scalar[pl.BOOL]"])
     text = '''import pypto.language as pl
 
@@ -244,16 +255,18 @@ class HostFuzz:{kernels}
     def host_main(self, {params}) -> {t}:
 {body}
         return x0
-'''.format(B=B, W=W, kernels=_kernels_text(), params=params, t=_T,
+'''.format(B=B, W=W, kernels=_kernels_text(t), params=params, t=t,
            body="\n".join("        " + ln for ln in lines))
     return text, tasks, 1 + seed % 4
 
 
 def _inputs(seed):
     rng = np.random.default_rng(seed)
-    # small integers times powers of two (every sum and product of the kernels is exact in FP32), a
-    # quarter of them 0 (a negative scale makes them -0.0)
-    return [(rng.integers(-64, 64, (ROWS, W)) * 0.25 * (rng.random((ROWS, W)) > 0.25)).astype(np.float32)
+    # small integers times powers of two (every sum and product of the kernels is exact in FP32;
+    # FP16 rounds the same way as NumPy's float16, one operation at a time), a quarter of them 0
+    # (a negative scale makes them -0.0)
+    dtype = NUMPY[case_dtype(seed)][0]
+    return [(rng.integers(-64, 64, (ROWS, W)) * 0.25 * (rng.random((ROWS, W)) > 0.25)).astype(dtype)
             for _ in range(NA)]
 
 
@@ -271,12 +284,13 @@ def run_case(prog, seed, tasks):
     rng = random.Random(seed)
     for run in range(3):
         if run == 2:
-            arrs[seed % NA] += np.float32(1.0)   # the caller changed an array between runs
+            arrs[seed % NA] += arrs[seed % NA].dtype.type(1.0)   # the caller changed an array between runs
         params = {"s0": rng.choice(SCALES), "flag": rng.random() < 0.5}
         want = _model(tasks, arrs, params)
         prog(*arrs, params["s0"], params["flag"])
         for n, (got, w) in enumerate(zip(arrs, want)):
-            differ = got.view(np.uint32) != w.view(np.uint32)   # bit for bit: -0.0 is not 0.0
+            bits = NUMPY[case_dtype(seed)][1]
+            differ = got.view(bits) != w.view(bits)   # bit for bit: -0.0 is not 0.0
             if differ.any():
                 i = tuple(int(v) for v in np.argwhere(differ)[0])
                 findings.append("seed %d run %d: x%d differs at %s: got %r, model %r (%d elements)"

@@ -38,6 +38,7 @@ def test_the_generator_covers_every_kernel_barriers_loops_aliasing_and_redundant
     assert any(re.search(r"deps=\[[^\]]*\btl\d+\[\d+\]", t) for t in texts)                     # one element
     assert any(re.search(r"^\s+x\d = self\.chip_", t, re.M) for t in texts)                     # fire-and-forget
     assert any("if flag:" in t for t in texts) and any(", s0, x" in c for c in calls)           # HOST scalars
+    assert sum("pl.Tensor[[8, 8], pl.FP16]" in t for t in texts) == 13                          # FP16 arrays
 
 
 def test_the_check_sees_a_wrong_model(monkeypatch):
