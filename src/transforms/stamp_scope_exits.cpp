@@ -35,6 +35,7 @@
 // Output invariants: ScopeExitsStamped; nothing but the scope stamps changes.
 // Why: the generator and VerifyOrchestrationProgram read which values leave a block from this
 //   typed stamp instead of counting reads while they print.
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -159,7 +160,7 @@ class AliasRoots {
 // The exit values of each scope of one function, stamped bottom-up.
 class Stamper : public IRMutator {
  public:
-  Stamper(const Program& program, const Function& fn) : fn_(fn), roots_(program, fn) {
+  Stamper(const Program& program, const Function& fn) : program_(program), fn_(fn) {
     statements_only_ = true;   // stamps scopes only
   }
 
@@ -217,7 +218,8 @@ class Stamper : public IRMutator {
     std::unordered_set<const Var*> aliased;
     for (const Var* v : defined(scope)) {
       if (!v->type->is<TensorType>() || !read_after(v)) continue;
-      if (const Var* r = roots_.root(v); r != v) aliased.insert(r);
+      if (!roots_) roots_.emplace(program_, fn_);   // built once, for the first block that needs it
+      if (const Var* r = roots_->root(v); r != v) aliased.insert(r);
     }
     std::vector<VarPtr> out;
     for (const VarPtr& c : candidates) {
@@ -239,8 +241,9 @@ class Stamper : public IRMutator {
 
   bool defined_in(const RuntimeScopeStmt& scope, const Var* v) { return defined(scope).count(v) > 0; }
 
+  const Program& program_;
   const Function& fn_;
-  const AliasRoots roots_;
+  std::optional<AliasRoots> roots_;
   std::unordered_map<const RuntimeScopeStmt*, std::unordered_set<const Var*>> defs_;
   std::unordered_map<const Var*, int> reads_;   // every read in fn_ (Vars keep their identity)
   bool counted_ = false;
