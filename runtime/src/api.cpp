@@ -32,6 +32,20 @@ void note_submit(Engine& e, TaskKind kind, int32_t aic, int32_t aiv, const Arg& 
   const int32_t kernels[2] = {aic, aiv};
   if (pto2::detail::RaceChecker* rc = e.race()) {
     const uint64_t raw = out.task_id().raw;
+    // A tensor whose runtime scope has ended: its storage was reclaimed (kept aside while the
+    // race check is on, MemoryPool::set_quarantine, so the task read its old contents).
+    for (uint32_t i = 0; i < params.tensor_count(); ++i) {
+      const PTO2Storage* st = params.tensors()[i].storage;
+      if (!st || !st->scope_closed || params.dirs()[i] == PTO2ArgDir::OUTPUT_NEW) continue;
+      const char* file = params.source_file();
+      e.abort_orchestration("task #" + std::to_string(e.task_number(raw)) +
+                            (file ? std::string(" (submitted at ") + file + ":" + std::to_string(params.source_line()) + ")"
+                                  : std::string()) +
+                            " uses argument " + std::to_string(i) +
+                            ", a tensor the runtime allocated in a PTO2_SCOPE that has already ended: its storage is "
+                            "reclaimed at the end of that scope (reported by the race check); allocate it in a scope "
+                            "that encloses every use, or pass a tensor created there as the Out argument");
+    }
     rc->on_submit(raw, static_cast<int>(kind), kernels, params, out, e.in_manual_scope());
     static const std::vector<uint64_t> kNone;
     rc->on_runtime_edges(raw, ran_undeferred ? kNone : e.last_submit_deps(), [&e](uint64_t r) { return e.task_live(r); });

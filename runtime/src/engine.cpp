@@ -178,6 +178,8 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   if (opt_.race_check_ == RaceCheck::Off) race_.reset();
   else if (!race_) race_.reset(new RaceChecker);
   if (race_) race_->begin_run(sub_.next_id(), args);
+  // Race check: released storage is not reused (for a while), so a use after its scope is caught.
+  scopes_.pool().set_quarantine(race_ != nullptr);
   scopes_.pool().reset_peak();
   register_run(this);
   record_.start(now_ns());

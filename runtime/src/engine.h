@@ -159,6 +159,8 @@ class Engine {
 
   // ---- race checker (race_checker.h): null unless RuntimeOptions::race_check is on
   RaceChecker* race() const { return race_.get(); }
+  /// The run's task number (#1 first) of task id `raw`, as error messages print it.
+  uint64_t task_number(uint64_t raw) const { return sub_.number(raw); }
   bool in_manual_scope() const { return scopes_.in_manual(); }
   void set_race_check(RaceCheck mode) {
     auto lk = between_runs("set_race_check");

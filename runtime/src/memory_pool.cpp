@@ -13,6 +13,29 @@ MemoryPool::~MemoryPool() {
   }
 }
 
+void MemoryPool::quarantine(PTO2Storage* s) {
+  quarantined_.push_back(s);
+  quarantined_bytes_ += s->bytes;
+  while (quarantined_bytes_ > kQuarantineBytes && !quarantined_.empty()) {
+    PTO2Storage* old = quarantined_.front();
+    quarantined_.pop_front();
+    quarantined_bytes_ -= old->bytes;
+    old->next = free_[old->size_class];
+    free_[old->size_class] = old;
+  }
+}
+
+void MemoryPool::set_quarantine(bool on) {
+  quarantine_ = on;
+  if (on) return;
+  for (PTO2Storage* s : quarantined_) {
+    s->next = free_[s->size_class];
+    free_[s->size_class] = s;
+  }
+  quarantined_.clear();
+  quarantined_bytes_ = 0;
+}
+
 PTO2Storage* MemoryPool::try_alloc(size_t bytes, size_t limit) {
   uint32_t cls = 6;  // 64 bytes minimum
   while ((size_t(1) << cls) < bytes) ++cls;
@@ -47,6 +70,7 @@ PTO2Storage* MemoryPool::try_alloc(size_t bytes, size_t limit) {
     pool_bytes_ += csize;
   }
   s->uses = 0;
+  s->scope_closed = false;
   s->pending.store(PTO2Storage::kBias, std::memory_order_relaxed);
   s->next = nullptr;
   live_bytes_ += csize;

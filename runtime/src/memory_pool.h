@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "pto_orchestration_api.h"
@@ -27,6 +28,9 @@ struct PTO2Storage {
   // Allocated in a run's outermost scope: released after the run's last task, so tasks need
   // no reference on it (orchestrator only).
   bool run_scoped = false;
+  // Its owning scope has ended: a task submitted with it now uses reclaimed storage (the race
+  // checker reports that; orchestrator only).
+  bool scope_closed = false;
   alignas(64) std::atomic<int64_t> pending{kBias};
 };
 
@@ -48,7 +52,8 @@ class MemoryPool {
     const int64_t drop = PTO2Storage::kBias - static_cast<int64_t>(s->uses);
     if (s->pending.fetch_sub(drop, std::memory_order_acq_rel) == drop) push_released(s);
   }
-  /// Orchestrator only: move released storages to the free lists; calls on_free(data) for each.
+  /// Orchestrator only: move released storages to the free lists (or, quarantined, aside);
+  /// calls on_free(data) for each.
   template <class F>
   size_t drain(F&& on_free) {
     PTO2Storage* s = released_.exchange(nullptr, std::memory_order_acquire);
@@ -57,13 +62,21 @@ class MemoryPool {
       PTO2Storage* next = s->next;
       on_free(s->data);
       live_bytes_ -= s->bytes;
-      s->next = free_[s->size_class];
-      free_[s->size_class] = s;
+      if (quarantine_) {
+        quarantine(s);
+      } else {
+        s->next = free_[s->size_class];
+        free_[s->size_class] = s;
+      }
       s = next;
       ++n;
     }
     return n;
   }
+  /// Orchestrator only: while on (race check), released storages are not reused, up to
+  /// kQuarantineBytes (the oldest go back first), so a tensor used after its scope ended still
+  /// names its own storage, marked scope_closed, and the use is caught at its submission.
+  void set_quarantine(bool on);
   void push_released(PTO2Storage* s) {
     PTO2Storage* head = released_.load(std::memory_order_relaxed);
     do {
@@ -80,8 +93,13 @@ class MemoryPool {
   static constexpr uint32_t kClasses = 48;
   PTO2Storage* free_[kClasses] = {};
   std::atomic<PTO2Storage*> released_{nullptr};
+  static constexpr size_t kQuarantineBytes = size_t(256) << 20;
+  void quarantine(PTO2Storage* s);
   std::vector<PTO2Storage*> all_;
   size_t live_bytes_ = 0, peak_bytes_ = 0, pool_bytes_ = 0;
+  bool quarantine_ = false;
+  std::deque<PTO2Storage*> quarantined_;   // oldest first
+  size_t quarantined_bytes_ = 0;
 };
 
 }  // namespace pto2::detail

@@ -51,7 +51,10 @@ class ScopeStack {
   void begin(PTO2ScopeMode mode, int64_t start_ns) { scopes_.push_back(Scope{mode, {}, start_ns}); }
   /// Closes the innermost scope, releasing its storages.
   void end() {
-    for (PTO2Storage* s : scopes_.back().allocs) pool_.scope_release(s);
+    for (PTO2Storage* s : scopes_.back().allocs) {
+      s->scope_closed = true;   // before the release: the record may be reused right after it
+      pool_.scope_release(s);
+    }
     scopes_.pop_back();
   }
   /// Open scopes, the run's outermost included.
