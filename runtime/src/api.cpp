@@ -115,10 +115,21 @@ TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, 
   return out;
 }
 
+// Race check: an element of a tensor whose runtime scope has ended (note_submit's check).
+void check_element_scope(Engine& e, const Tensor& t, bool for_write, const char* file, int32_t line) {
+  if (!e.race() || !t.storage || !t.storage->scope_closed) return;
+  e.abort_orchestration(std::string(for_write ? "set_tensor_data" : "get_tensor_data") +
+                        (file ? std::string(" at ") + file + ":" + std::to_string(line) : std::string()) +
+                        (for_write ? " writes" : " reads") +
+                        " an element of a tensor the runtime allocated in a PTO2_SCOPE that has already ended: its "
+                        "storage is reclaimed at the end of that scope (reported by the race check)");
+}
+
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file, int32_t line) {
   if (Engine::in_kernel()) refuse("pto2_wait_for_element (get_tensor_data)");  // would not wait for the run's tasks
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/false, file, line);
+  check_element_scope(*e, t, /*for_write=*/false, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/false, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }
@@ -128,6 +139,7 @@ void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t*
   if (Engine::in_kernel()) refuse("pto2_wait_for_element_write (set_tensor_data)");
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/true, file, line);
+  check_element_scope(*e, t, /*for_write=*/true, file, line);
   e->wait_for_element(t, ndims, indices, /*for_write=*/true, file, line);
   if (e->race()) e->race()->on_sync(t, indices);
 }

@@ -517,3 +517,24 @@ TEST(RaceChecker, TensorsUsedWhileTheirScopeIsOpenAreNotReported) {
   });
   EXPECT_TRUE(r.ok()) << r.message;
 }
+
+// get_tensor_data (pl.tensor.read) of such a tensor is refused the same way.
+TEST(RaceChecker, AnElementReadAfterItsScopeEndedIsRefused) {
+  pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
+    uint32_t shape[1] = {64};
+    TensorCreateInfo ci(shape, 1, DataType::FLOAT32);
+    std::optional<Tensor> kept;
+    PTO2_SCOPE() {
+      TaskOutputTensors o = alloc_tensors(ci);
+      kept = o.get_ref(0);
+      submit_nop({{*kept, OUT}}, {}, 30);
+    }
+    const int64_t idx[1] = {3};
+    (void)get_tensor_data<float>(*kept, 1, idx, "prog.py", 31);
+  });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("get_tensor_data at prog.py:31 reads an element of a tensor the runtime allocated in a "
+                           "PTO2_SCOPE that has already ended"),
+            std::string::npos)
+      << r.message;
+}
