@@ -398,12 +398,17 @@ std::shared_ptr<const RuntimeScopeStmt> WithCarriedTaskIdsNamed(const RuntimeSco
 }
 
 // `scope` with exit_values given by printed name: ["src_2", ...] (the parser's reading of the
-// scope option exit_values=). The names are loop / if results the body defines (at any depth).
+// scope option exit_values=). The names are assignments or loop / if results the body defines
+// (at any depth).
 // ValueError naming an entry the body does not define.
 std::shared_ptr<const RuntimeScopeStmt> WithExitValuesNamed(const RuntimeScopeStmt& scope,
                                                            const std::vector<std::string>& named) {
   struct Results : IRVisitor {
     std::map<std::string, VarPtr> by_name;
+    void visit_(const AssignStmt* op) override {
+      by_name.emplace(op->var->name, op->var);
+      IRVisitor::visit_(op);
+    }
     void visit_(const ForStmt* op) override {
       for (auto& rv : op->return_vars) by_name.emplace(rv->name, rv);
       IRVisitor::visit_(op);
@@ -418,7 +423,7 @@ std::shared_ptr<const RuntimeScopeStmt> WithExitValuesNamed(const RuntimeScopeSt
   for (const std::string& name : named) {
     auto it = results.by_name.find(name);
     if (it == results.by_name.end())
-      throw nb::value_error(("'" + name + "' is not a loop or if result the scope body defines").c_str());
+      throw nb::value_error(("'" + name + "' is not an assignment, loop or if result the scope body defines").c_str());
     auto* st = it->second->type->as<ScalarType>();
     auto* at = it->second->type->as<ArrayType>();
     if (!it->second->type->is<TensorType>() && !(st && st->dtype != DataType::TASK_ID) &&
@@ -653,6 +658,10 @@ FunctionPtr WithArrayBackingsNamed(const Function& fn, const std::vector<std::pa
 FunctionPtr WithNonNegativeVarsNamed(const Function& fn, const std::vector<std::string>& names) {
   struct Defs : IRVisitor {
     std::map<std::string, VarPtr> by_name;
+    void visit_(const AssignStmt* op) override {
+      by_name.emplace(op->var->name, op->var);
+      IRVisitor::visit_(op);
+    }
     void visit_(const ForStmt* op) override {
       by_name.emplace(op->loop_var->name, op->loop_var);
       IRVisitor::visit_(op);

@@ -54,7 +54,9 @@ std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& s
 
 ScopeCarriedValue LocateScopeExit(const RuntimeScopeStmt& scope, const Var& value) {
   for (const StmtPtr& s : flatten_stmts(scope.body)) {
-    if (auto* f = s->as<ForStmt>()) {
+    if (auto* a = s->as<AssignStmt>()) {
+      if (a->var.get() == &value) return {a, 0, &value, &value};
+    } else if (auto* f = s->as<ForStmt>()) {
       for (size_t i = 0; i < f->return_vars.size() && i < f->iter_args.size(); ++i) {
         if (f->return_vars[i].get() == &value) return {f, i, &value, f->iter_args[i].get()};
       }
@@ -68,8 +70,8 @@ ScopeCarriedValue LocateScopeExit(const RuntimeScopeStmt& scope, const Var& valu
       }
     }
   }
-  PYPTO_CHECK(false, "exit value '" << value.name << "' is no result of a loop / if / nested scope at the top level "
-                                       "of its scope");
+  PYPTO_CHECK(false, "exit value '" << value.name << "' is defined by no assignment / loop / if / nested scope at "
+                                       "the top level of its scope");
   return {};
 }
 

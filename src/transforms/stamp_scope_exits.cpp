@@ -1,12 +1,14 @@
 // StampScopeExits
 //
 // What: stamps RuntimeScopeStmt::exit_values on every runtime scope of an Orchestration
-//   function: the tensor / number (not TaskId) results of the loops and ifs at the top level of
-//   the scope body that code outside the block reads — a loop carry the loop rebinds
-//   (ForStmt::carries rebind), or an if result — and the exit values of the scopes nested at the
-//   top level of the body that code outside this block reads too. The generator declares an exit slot for each
-//   before the block (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it
-//   after the loop / if and names it after the block (scope_carries.h). A `pl.Array` (numbers /
+//   function: the tensor / number (not TaskId) values defined at the top level of the scope body
+//   that code outside the block reads — an assignment's value (a tensor only as a view: not a
+//   runtime allocation, reclaimed with the scope, nor a tensor naming another value's Tensor,
+//   AliasRoots, which leaves with that value), a loop carry the loop rebinds (ForStmt::carries rebind), or an if
+//   result — and the exit values of the scopes nested at the top level of the body that code
+//   outside this block reads too. The generator declares an exit slot for each before the block
+//   (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it after the
+//   assignment / loop / if and names it after the block (scope_carries.h). A `pl.Array` (numbers /
 //   bools) if result leaves too when its C array is the block's own (a phi array, or a pre-if
 //   array created in the block; StampArrayBackings): its exit slot is a C array, copied slot
 //   by slot.
@@ -185,8 +187,19 @@ class Stamper : public IRMutator {
 
   std::vector<VarPtr> ExitsOf(const RuntimeScopeStmt& scope) {
     std::vector<VarPtr> candidates;
+    std::unordered_set<const Var*> assigned;   // candidates an assignment defines
     for (const StmtPtr& s : FlatStmts(scope.body)) {   // in place: no copy of a long body
-      if (auto* f = s->as<ForStmt>()) {
+      if (auto* a = s->as<AssignStmt>()) {
+        // A tensor is a candidate as an op's result (a view; an in-place write's result names its
+        // target, below). A runtime allocation — a tensor.create, a task's output not written
+        // back — does not leave its scope: VerifyOrchestrationProgram refuses its use after the
+        // block (a MANUAL scope's creates are declared before its block anyway).
+        auto* c = a->value->as<Call>();
+        const bool op_result = c && c->is_op && c->callee != "tensor.create";
+        if (!exit_slot_type(a->var->type) || (a->var->type->is<TensorType>() && !op_result)) continue;
+        candidates.push_back(a->var);
+        assigned.insert(a->var.get());
+      } else if (auto* f = s->as<ForStmt>()) {
         for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
           if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back(f->return_vars[i]);
         }
@@ -223,8 +236,16 @@ class Stamper : public IRMutator {
     }
     std::vector<VarPtr> out;
     for (const VarPtr& c : candidates) {
-      const bool tensor_alias = c->type->is<TensorType>() && aliased.count(c.get());
-      if (read_after(c.get()) || tensor_alias) out.push_back(c);
+      const bool tensor = c->type->is<TensorType>();
+      if (!read_after(c.get()) && !(tensor && aliased.count(c.get()))) continue;
+      // An assigned tensor that names another value's Tensor (a write-back, an assemble into
+      // it, a copy) leaves through that value's slot, or needs none when that value is
+      // declared outside the block.
+      if (tensor && assigned.count(c.get())) {
+        if (!roots_) roots_.emplace(program_, fn_);
+        if (roots_->root(c.get()) != c.get()) continue;
+      }
+      out.push_back(c);
     }
     return out;
   }

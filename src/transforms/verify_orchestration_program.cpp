@@ -145,14 +145,15 @@ class OrchestrationVerifier {
                          << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
                      "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
                      "or move this use into the scope");
-    // Any other value: its C++ variable is declared inside the block (only loop carries and if
-    // results at the top level of a block, or of a block nested there, get an exit slot).
+    // Any other value: its C++ variable is declared inside the block (only tensors and numbers
+    // assigned, loop-carried or yielded by an if at the top level of a block, or of a block
+    // nested there, get an exit slot: not a pl.Array).
     PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
                      "'" << v->name << "' (defined at line " << v->span.line
                          << ") is used outside the runtime scope that defines it: its C++ variable is declared "
                             "inside that PTO2_SCOPE block",
-                     "move this use into the scope, or define the value before the scope and rebind it in a loop "
-                     "or an if at the top level of the scope (such a value leaves the block through an exit slot)");
+                     "move this use into the scope, or define the value at the top level of the scope (not in a "
+                     "loop or if body there); a pl.Array: create it before the scope");
   }
 
   static std::string line_of(const Span& s) {
@@ -241,7 +242,12 @@ class OrchestrationVerifier {
       case NodeKind::SeqStmts:
         for (auto& c : s->as<SeqStmts>()->stmts) stmt(c);
         return;
-      case NodeKind::AssignStmt: assign(*s->as<AssignStmt>()); return;
+      case NodeKind::AssignStmt: {
+        auto* a = s->as<AssignStmt>();
+        assign(*a);
+        exit_value(a->var.get(), a->var);   // when it is read after its runtime scope
+        return;
+      }
       case NodeKind::EvalStmt: {
         const ExprPtr& e = s->as<EvalStmt>()->expr;
         auto* c = e->as<Call>();
@@ -311,8 +317,8 @@ class OrchestrationVerifier {
     return r;
   }
 
-  // A loop carry or if result that leaves its runtime scope through an exit slot must not hold a
-  // tensor the runtime allocated inside that scope (reclaimed when the scope ends).
+  // A loop carry, if result or assigned value that leaves its runtime scope through an exit slot
+  // must not hold a tensor the runtime allocated inside that scope (reclaimed when the scope ends).
   void exit_value(const Var* carry, const ExprPtr& value) const {
     auto it = exit_carries_.find(carry);
     const Var* v = as_var(value);
@@ -320,10 +326,13 @@ class OrchestrationVerifier {
     const OrchestrationScopeModel::Root storage = storage_root(v);
     auto alloc = allocated_in_.find(storage);
     if (storage.second < 0 || alloc == allocated_in_.end() || m_.outlives(alloc->second, it->second)) return;
-    throw UserError(std::string(carry->is<IterArg>() ? "loop-carried '" : "if result '") + carry->name +
-                        "' is read after the runtime scope around its " + (carry->is<IterArg>() ? "loop" : "if") +
-                        ", but the value it takes here is " + (storage == m_.root_of(v) ? "" : "a view of ") +
-                        "a tensor the runtime allocated inside that scope: it is reclaimed when the scope ends",
+    const std::string view = storage == m_.root_of(v) ? "" : "a view of ";
+    const std::string what =
+        carry == v ? "'" + carry->name + "' is read after the runtime scope that defines it, but it is " + view
+                   : std::string(carry->is<IterArg>() ? "loop-carried '" : "if result '") + carry->name +
+                         "' is read after the runtime scope around its " + (carry->is<IterArg>() ? "loop" : "if") +
+                         ", but the value it takes here is " + view;
+    throw UserError(what + "a tensor the runtime allocated inside that scope: it is reclaimed when the scope ends",
                     value->span.known() ? value->span : stmt_span_,
                     "create it before the scope with pl.create_tensor(...) and pass it as the Out argument");
   }

@@ -149,8 +149,13 @@ def cut_into_scopes(stmts, rng, counter=None):
 
 
 # names a runtime scope may rebind and code after it read: a write or an assemble into them is
-# the tensor itself
+# the tensor itself; numbers (s*, f*, b*) leave through exit slots. The kernels' tensors (t*, c*)
+# are the runtime's allocations, reclaimed at the end of the scope.
 THROUGH_SCOPES = {"out", "os"}
+
+
+def _leaves_scopes(name):
+    return name in THROUGH_SCOPES or re.fullmatch(r"[sfb]\d+", name) is not None
 
 
 def _stored(nodes):
@@ -174,9 +179,10 @@ def name_lines(tree):
 
 
 def wrap_runtime_scopes(stmts, rng, mentioned):
-    """Runs of statements (any kind) in `with pl.scope():` blocks where every name they bind is
-    bound and read nowhere else (a runtime scope's values do not leave it: not to code after it,
-    nor around a loop's back edge, nor as a branch's or loop's result)."""
+    """Runs of statements (any kind) in `with pl.scope():` blocks where every tensor name they
+    bind but `out` / `os` is bound and read nowhere else (a tensor the runtime allocates in a scope
+    does not leave it: not to code after it, nor around a loop's back edge, nor as a branch's or
+    loop's result); numbers may leave."""
     for st in stmts:
         if isinstance(st, (ast.For, ast.If)):   # (not into pl.at bodies: kernels have no runtime scopes)
             wrap_runtime_scopes(st.body, rng, mentioned)
@@ -186,7 +192,8 @@ def wrap_runtime_scopes(stmts, rng, mentioned):
     k = rng.randrange(len(stmts))
     run = stmts[k:k + rng.randint(1, 3)]
     first, last = run[0].lineno, run[-1].end_lineno
-    if any(not first <= line <= last for name in _stored(run) - THROUGH_SCOPES for line in mentioned.get(name, [])):
+    if any(not first <= line <= last for name in _stored(run) if not _leaves_scopes(name)
+           for line in mentioned.get(name, [])):
         return
     stmts[k:k + len(run)] = [ast.With(items=[ast.withitem(context_expr=ast.parse("pl.scope()", mode="eval").body)],
                                       body=run)]

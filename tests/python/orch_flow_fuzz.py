@@ -18,7 +18,7 @@ The orchestration spells kernel_flow_fuzz's statements on [R, C] tensors:
   scalars: the orchestration waits for the element's writers);
 - tensors are carried through loops, swapped (`ta, tb = tb, ta`), chosen by conditional
   expressions, and bound in every branch of an `if`; scalars and BOOLs as in the kernels;
-- runs of statements whose names appear nowhere else go into `with pl.scope():` blocks.
+- runs of statements whose tensor names appear nowhere else go into `with pl.scope():` blocks.
 So the frontend's carries and implicit carries, the runtime scopes (allocations that escape a loop
 or branch body), the views and the AUTO dependencies between the tasks are checked against
 Python's meaning of the program, bit for bit, on three draws (the second with the race checker on);
@@ -159,7 +159,7 @@ class OrchFlow:{kernels}
 
 def make_case(seed: int) -> kf.Case:
     """Case `seed`, some runs of its statements in `with pl.scope():` blocks (at_flow_fuzz's rule:
-    the names they bind appear nowhere else)."""
+    the tensors they bind appear nowhere else; numbers may leave)."""
     import at_flow_fuzz
     case = kf.make_case(seed, _OrchGen)
     tree = ast.parse(case.body)

@@ -152,7 +152,7 @@ def test_exit_values_print_parse_back_and_a_stale_stamp_is_caught():
     assert problems and "exit_values" in problems[0]
     with pytest.raises(PyptoError) as ei:
         pl.parse_program(src.replace('exit_values=["src_3", "steps_3"]', 'exit_values=["nope"]'), "bad.py")
-    assert "exit_values=: 'nope' is not a loop or if result the scope body defines" in ei.value.message
+    assert "exit_values=: 'nope' is not an assignment, loop or if result the scope body defines" in ei.value.message
     assert ei.value.file == "bad.py" and ei.value.line > 0
 
 

@@ -254,8 +254,8 @@ struct ScopeTaskIdCarry {
 // MANUAL ones from `with pl.manual_scope():`; MaterializeRuntimeScopes adds the AUTO ones.
 // `carried_task_ids` (ResolveTaskIds; empty before it) prints as the scope option
 // `with pl.manual_scope(carried_task_ids={"prev_2": 0, "prev_1": 4}):`.
-// `exit_values` (StampScopeExits; empty before it): the tensor / number loop or if results of
-// the body's top-level statements (and of its top-level nested scopes' exit values) that code
+// `exit_values` (StampScopeExits; empty before it): the tensor / number values assigned, and
+// loop or if results, of the body's top-level statements (and of its top-level nested scopes' exit values) that code
 // after the block reads; the generator gives each an exit slot declared before the block.
 // Printed `with pl.manual_scope(exit_values=["src_2", "steps_2"]):`.
 struct RuntimeScopeStmt : Stmt {

@@ -27,11 +27,11 @@ namespace pypto::transforms {
 std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScopeStmt& scope,
                                                            const ir::YieldStmt& next_yield);
 
-// Loop carries and if results that leave a runtime scope (issue 13): a tensor or number that a
-// loop at the top level of a `pl.manual_scope()` / `pl.scope()` body rebinds (or an if there
-// yields) and that code after the block reads. Its C++ variable is declared inside the block, so
-// the generators give it an exit slot declared before the block, assigned after the loop / if
-// and read after the block:
+// Values that leave a runtime scope (issue 13): a tensor or number assigned at the top level of
+// a `pl.manual_scope()` / `pl.scope()` body, rebound by a loop there (or yielded by an if there),
+// that code after the block reads. Its C++ variable is declared inside the block, so the
+// generators give it an exit slot declared before the block, assigned after the assignment /
+// loop / if and read after the block:
 //
 //   with pl.manual_scope():               std::optional<Tensor> src_exit;
 //       for i in pl.range(n):             PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
@@ -45,14 +45,14 @@ std::vector<ir::ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const ir::RuntimeScop
 // A value from a scope nested at the top level of the body leaves through that scope's exit
 // (declared after the nested block, inside this one) and then this scope's.
 struct ScopeCarriedValue {
-  const ir::Stmt* stmt;     // the ForStmt, IfStmt or nested RuntimeScopeStmt at the top level of the scope body
-  size_t index;             // its return var (for a loop, iter_arg too) index; a nested scope's exit_values index
+  const ir::Stmt* stmt;     // the AssignStmt, ForStmt, IfStmt or nested RuntimeScopeStmt at the top level of the scope body
+  size_t index;             // its return var (for a loop, iter_arg too) index; a nested scope's exit_values index; 0
   const ir::Var* result;    // the value
-  const ir::Var* carry;     // the loop's iter_arg `index`; the value itself for an if or a nested scope
+  const ir::Var* carry;     // the loop's iter_arg `index`; the value itself otherwise
 };
 
 // The top-level statement of `scope.body` whose result `value` is (an entry of the scope's
-// exit_values); InternalError when no top-level loop / if defines it:
+// exit_values); InternalError when no top-level assignment / loop / if defines it:
 //   LocateScopeExit(*scope, *src_2)  ->  {loop, 0, src_2, src_1}
 ScopeCarriedValue LocateScopeExit(const ir::RuntimeScopeStmt& scope, const ir::Var& value);
 

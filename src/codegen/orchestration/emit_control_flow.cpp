@@ -1,7 +1,8 @@
 // Control flow (ForStmt / IfStmt / YieldStmt through the hooks of common::ControlFlowPrinter):
 //   RuntimeScopeStmt -> PTO2_SCOPE() { ... } / PTO2_SCOPE(PTO2ScopeMode::MANUAL) { ... }
-//                       (a loop carry / if result read after the block: `std::optional<Tensor>
-//                       x_exit;` before it, `x_exit = x;` after the loop / if, `Tensor x_1 =
+//                       (a value assigned, loop-carried or yielded by an if there and read after
+//                       the block: `std::optional<Tensor> x_exit;` before it, `x_exit = x;`
+//                       after the assignment / loop / if, `Tensor x_1 =
 //                       *x_exit;` after the block; a value leaving a nested block too goes on
 //                       into the outer block's slot right after the nested block)
 //   ForStmt          -> carries declared before the loop (ForStmt::carries rebind only),
@@ -73,11 +74,11 @@ void Emitter::emit_runtime_scope(const RuntimeScopeStmt& s) {
     else line("PTO2TaskId " + name + " = PTO2TaskId::invalid();");
     scope_exits_.hoist_task_id(c.var.get(), name);
   }
-  // A tensor / number a loop in the block rebinds (or an if there yields) and code after the
-  // block reads: its exit slot is declared before the block (Tensor has no public default
-  // constructor, hence the std::optional), assigned after the loop / if, read after the block.
-  // StampScopeExits stamped which.
-  std::vector<std::pair<const Var*, std::string>> exits;   // {loop / if result, slot}
+  // A tensor / number the block assigns (or a loop there rebinds, or an if there yields) and
+  // code after the block reads: its exit slot is declared before the block (Tensor has no public
+  // default constructor, hence the std::optional), assigned after the assignment / loop / if,
+  // read after the block. StampScopeExits stamped which.
+  std::vector<std::pair<const Var*, std::string>> exits;   // {value, slot}
   for (const VarPtr& value : s.exit_values) {
     const transforms::ScopeCarriedValue c = transforms::LocateScopeExit(s, *value);
     const Var* rv = c.result;

@@ -189,7 +189,12 @@ void Emitter::emit_stmt(const StmtPtr& s) {
     case NodeKind::SeqStmts:
       for (auto& c : s->as<SeqStmts>()->stmts) emit_stmt(c);
       return;
-    case NodeKind::AssignStmt: emit_assign(*s->as<AssignStmt>()); return;
+    case NodeKind::AssignStmt: {
+      auto* a = s->as<AssignStmt>();
+      emit_assign(*a);
+      if (scope_exits_.slots(a)) assign_exit_slots(*a, {a->var});   // read after its runtime scope
+      return;
+    }
     case NodeKind::EvalStmt: {
       const ExprPtr& e = s->as<EvalStmt>()->expr;
       auto* c = e->as<Call>();

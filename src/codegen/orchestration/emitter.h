@@ -74,8 +74,8 @@ class AllocationBatches {
 
 // Runtime scope exits (emit_control_flow.cpp): the C++ names declared before a PTO2_SCOPE for
 // what leaves it — a TaskId its following yield carries out (RuntimeScopeStmt::carried_task_ids),
-// and the exit slots of loop carries / if results read after it (RuntimeScopeStmt::exit_values),
-// per loop / if {result index, slot}, assigned after that loop / if.
+// and the exit slots of values read after it (RuntimeScopeStmt::exit_values), per assignment /
+// loop / if {result index, slot}, assigned after that statement.
 class ScopeExits {
  public:
   using Slots = std::vector<std::pair<size_t, std::string>>;
@@ -84,11 +84,11 @@ class ScopeExits {
     auto it = task_ids_.find(v);
     return it == task_ids_.end() ? nullptr : &it->second;
   }
-  void add_slot(const ir::Stmt* loop_or_if, size_t index, const std::string& slot) {
-    slots_[loop_or_if].emplace_back(index, slot);
+  void add_slot(const ir::Stmt* defining, size_t index, const std::string& slot) {
+    slots_[defining].emplace_back(index, slot);
   }
-  const Slots* slots(const ir::Stmt* loop_or_if) const {
-    auto it = slots_.find(loop_or_if);
+  const Slots* slots(const ir::Stmt* defining) const {
+    auto it = slots_.find(defining);
     return it == slots_.end() ? nullptr : &it->second;
   }
  private:

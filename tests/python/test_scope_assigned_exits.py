@@ -1,0 +1,270 @@
+"""Numbers and tensors assigned at the top level of a `with pl.scope()` / `pl.manual_scope()`
+block and read after it (a `pl.tensor.read` value, a `pl.tensor.dim`, a copy of an if result, a
+slice / reshape / transpose view). Refused before ("'k' (defined at line 9) is used outside the
+runtime scope that defines it: its C++ variable is declared inside that PTO2_SCOPE block"): a
+Python `with` block does not scope its names. StampScopeExits now stamps such a value on the
+block (`exit_values`), and the generator gives it an exit slot declared before the block,
+assigned right after the assignment and read after the block. A tensor the runtime allocates in
+the scope still cannot leave it, nor can a view of one (located error)."""
+
+import re
+
+import numpy as np
+import pytest
+
+import pypto
+import pypto.language as pl
+from pypto import codegen, ir
+from pypto.errors import PyptoError
+from pypto.ir import passes
+
+from pass_test_util import assert_pass
+
+_KERNELS = '''
+    @pl.function(type=pl.FunctionType.InCore)
+    def step(self, x: pl.Tensor[[16, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
+        return y
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def half(self, x: pl.Tensor[[8, 16], pl.FP32],
+             y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
+        y = pl.store(pl.add(pl.load(x, [0, 0], [8, 16]), 1.0), [0, 0], y)
+        return y
+'''
+
+
+def _source(body, scope):
+    body = body.replace("SCOPE", scope)
+    return "import pypto.language as pl\n\n@pl.program\nclass P:" + _KERNELS + '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.InOut[pl.Tensor[[16, 16], pl.FP32]], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+''' + "\n".join("        " + line for line in body.strip("\n").splitlines()) + "\n        return out\n"
+
+
+def _line(src, marker="#!"):
+    return next(i + 1 for i, s in enumerate(src.splitlines()) if marker in s)
+
+
+# Each case: the body, and the expected `out` from the inputs (a = a0, n) in NumPy.
+NUMBERS = '''
+with pl.SCOPE():
+    k = n + 1
+    if n > 1:
+        r = n * 3
+    else:
+        r = n - 7
+    c = r
+    s = 0
+    for i in pl.range(4):
+        s = s + i * n
+    total = s
+with pl.SCOPE():
+    d = pl.tensor.dim(a, 1)
+a = pl.tensor.write(a, [0, 0], pl.cast(k, pl.FP32))
+a = pl.tensor.write(a, [0, 1], pl.cast(c, pl.FP32))
+a = pl.tensor.write(a, [0, 2], pl.cast(total, pl.FP32))
+a = pl.tensor.write(a, [0, 3], pl.cast(d, pl.FP32))
+out = self.step(a, out)
+'''
+
+
+def _numbers_reference(a, n):
+    a = a.copy()
+    a[0, :4] = [n + 1, n * 3 if n > 1 else n - 7, 6 * n, 16]
+    return a + 1
+
+
+# A value read from the tensor a task of the scope writes (the scope waits for it: the read is
+# in the scope), and views of a parameter, read after the block (nested blocks: pl.scope() around
+# pl.scope() / pl.manual_scope()).
+TENSORS = '''
+with pl.scope():
+    top = pl.slice(a, [8, 16], [0, 0])
+    with pl.SCOPE():
+        out = self.step(a, out)
+        v = pl.tensor.read(out, [2, 3])
+        flat = pl.reshape(a, [256])
+    tr = pl.transpose(a, 0, 1)
+t = pl.create_tensor([8, 16], dtype=pl.FP32)
+t = self.half(top, t)
+out = pl.assemble(out, t, [8, 0])
+out = pl.tensor.write(out, [0, 0], v * 10.0)
+f = pl.tensor.read(flat, [17])
+out = pl.tensor.write(out, [0, 1], f)
+g = pl.tensor.read(tr, [2, 5])
+out = pl.tensor.write(out, [0, 2], g)
+'''
+
+
+def _tensors_reference(a, n):
+    out = a + 1
+    out[8:] = a[:8] + 1
+    out[0, 0] = (a[2, 3] + 1) * 10
+    out[0, 1] = a.reshape(-1)[17]
+    out[0, 2] = a.T[2, 5]
+    return out
+
+
+@pytest.mark.parametrize("scope", ["scope", "manual_scope"])
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+@pytest.mark.parametrize("case", ["numbers", "tensors"])
+def test_assigned_values_read_after_the_block_e2e_numpy(case, scope, n, monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    body, reference = {"numbers": (NUMBERS, _numbers_reference), "tensors": (TENSORS, _tensors_reference)}[case]
+    src = _source(body, scope)
+    compiled = pypto.compile(pl.parse_program(src, "t.py"))
+    a = np.random.default_rng(n).standard_normal((16, 16)).astype(np.float32)
+    want = reference(a, n)
+    out = np.zeros_like(a)
+    compiled(a.copy(), out, n, race_check=True)
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_exit_slots_of_assigned_values_in_cpp():
+    code = codegen.generate_orchestration(pl.parse_program(_source(TENSORS, "scope"), "t.py"), "main").code
+    assert "std::optional<Tensor> top_exit;" in code and "float v_exit = 0;" in code
+    # The slot is assigned right after the assignment, inside the block, and read after it.
+    assert code.index("std::optional<Tensor> top_exit;") < code.index("top_exit = top;") < code.index(
+        "Tensor top = *top_exit;")
+    # Nested: into the inner block's slot, then on into the outer block's right after it.
+    assert code.index("flat_exit_1 = flat;") < code.index("Tensor flat = *flat_exit_1;") < code.index(
+        "flat_exit = flat;") < code.index("Tensor flat = *flat_exit;")
+    assert not re.search(r"\bt_exit", code)   # created after the block
+
+
+def test_values_leave_a_block_of_call_chunks():
+    # A scope body of 70 calls is emitted in chunk lambdas (kCallChunkMin): the slot is assigned
+    # inside the chunk that defines the value.
+    calls = "\n".join(f"    o{i} = self.step(a, out)" for i in range(70))
+    src = _source(f'''
+with pl.scope():
+    k = n + 10
+{calls}
+    v = pl.tensor.read(o69, [0, 0])
+    h = pl.slice(a, [8, 16], [8, 0])
+    w = v + pl.cast(k, pl.FP32)
+t = pl.create_tensor([8, 16], dtype=pl.FP32)
+t = self.half(h, t)
+out = pl.assemble(out, t, [0, 0])
+out = pl.tensor.write(out, [0, 1], w)
+''', "scope")
+    program = pl.parse_program(src, "t.py")
+    code = codegen.generate_orchestration(program, "main").code
+    chunk = code.index("PYPTO_CALL_CHUNK {")
+    assert chunk < code.index("w_exit = w;") and chunk < code.index("h_exit = h;")
+    compiled = pypto.compile(program)
+    a = np.random.default_rng(3).standard_normal((16, 16)).astype(np.float32)
+    out = np.zeros_like(a)
+    compiled(a.copy(), out, 2, race_check=True)
+    want = a + 1
+    want[:8] = a[8:] + 1
+    want[0, 1] = (a[0, 0] + 1) + 12
+    np.testing.assert_allclose(out, want, rtol=1e-6)
+
+
+def test_a_value_of_a_scope_in_a_loop_body_is_read_after_the_block():
+    src = _source('''
+for i in pl.range(3):
+    with pl.scope():
+        k = i * 2 + n
+        out = self.step(a, out)
+    a = pl.tensor.write(a, [0, i], pl.cast(k, pl.FP32))
+out = self.step(a, out)
+''', "scope")
+    compiled = pypto.compile(pl.parse_program(src, "t.py"))
+    a = np.zeros((16, 16), np.float32)
+    out = np.zeros_like(a)
+    compiled(a, out, 5, race_check=True)
+    want = np.ones((16, 16), np.float32)
+    want[0, :3] = [6, 8, 10]
+    np.testing.assert_allclose(out, want)
+
+
+@pytest.mark.parametrize("view", ["pl.slice(t, [8, 16], [8, 0])", "pl.reshape(t, [8, 32])"])
+def test_a_view_of_a_tensor_allocated_in_the_scope_cannot_leave_it(view):
+    src = _source(f'''
+with pl.scope():
+    t = pl.create_tensor([16, 16], dtype=pl.FP32)
+    t = self.step(a, t)
+    h = {view}  #!
+out = self.step(a, out)
+m = pl.tensor.read(h, [0, 0])
+out = pl.tensor.write(out, [0, 0], m)
+''', "scope")
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(pl.parse_program(src, "t.py"), "main")
+    e = ei.value
+    assert "'h' is read after the runtime scope that defines it, but it is a view of a tensor the runtime " \
+           "allocated inside that scope: it is reclaimed when the scope ends" in e.message
+    assert (e.file, e.line) == ("t.py", _line(src))
+    assert "create it before the scope" in e.help
+
+
+def test_a_tensor_allocated_in_the_scope_still_cannot_leave_it():
+    src = _source('''
+with pl.scope():
+    t = pl.create_tensor([16, 16], dtype=pl.FP32)
+    t = self.step(a, t)
+out = self.step(t, out)  #!
+''', "scope")
+    with pytest.raises(PyptoError) as ei:
+        codegen.generate_orchestration(pl.parse_program(src, "t.py"), "main")
+    assert "'t' is used outside the runtime scope that produced it" in ei.value.message
+    assert (ei.value.file, ei.value.line) == ("t.py", _line(src))
+
+
+def test_assigned_values_read_after_the_block_are_stamped_aliases_and_allocations_not():
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                 n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                with pl.scope():
+                    m = n + 1
+                    unused = n + 2
+                    h = pl.slice(a, [16, 16], [0, 0])
+                    o = self.k(a, out)
+                    t = pl.create_tensor([16, 16], dtype=pl.FP32)
+                o2 = self.k(h, o)
+                q = m * 2
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], out: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+                 n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                with pl.scope(exit_values=["m", "h"]):
+                    m = n + 1
+                    unused = n + 2
+                    h = pl.slice(a, [16, 16], [0, 0])
+                    o = self.k(a, out)
+                    t = pl.create_tensor([16, 16], dtype=pl.FP32)
+                o2 = self.k(h, o)
+                q = m * 2
+            return out
+
+    after = assert_pass(passes.StampScopeExits(), Before, Expected)
+    inner = ir.flatten_stmts(ir.flatten_stmts(after.get("main").body)[0].body)[0]
+    assert [v.name for v in inner.exit_values] == ["m", "h"]
+    assert passes.verify_property(passes.IRProperty.ScopeExitsStamped, Before) != []
+    # `o` names `out`'s Tensor (the kernel writes it back), declared outside: no slot.
+    code = codegen.generate_orchestration(codegen.run_pipeline(Before), "main").code
+    assert "int64_t m_exit = 0;" in code and "std::optional<Tensor> h_exit;" in code and "o_exit" not in code
