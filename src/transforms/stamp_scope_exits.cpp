@@ -9,9 +9,9 @@
 //   outside this block reads too. The generator declares an exit slot for each before the block
 //   (`std::optional<Tensor> src_exit;` / `int64_t steps_exit = 0;`), assigns it after the
 //   assignment / loop / if and names it after the block (scope_carries.h). A `pl.Array` (numbers /
-//   bools) if result leaves too when its C array is the block's own (a phi array, or a pre-if
-//   array created in the block; StampArrayBackings): its exit slot is a C array, copied slot
-//   by slot.
+//   bools) version — assigned, a loop's or an if's result — leaves too when its C array is the
+//   block's own (made in the block, or a phi array of an if there; StampArrayBackings): its exit
+//   slot is a C array, copied slot by slot.
 //
 //     with pl.manual_scope():                         with pl.manual_scope(exit_values=["src_2"]):
 //         for i, (src_1,) in pl.range(n, ...):  ==>       for i, (src_1,) in pl.range(n, ...):
@@ -196,19 +196,21 @@ class Stamper : public IRMutator {
         // block (a MANUAL scope's creates are declared before its block anyway).
         auto* c = a->value->as<Call>();
         const bool op_result = c && c->is_op && c->callee != "tensor.create";
+        if (block_array(scope, a->var)) candidates.push_back(a->var);
         if (!exit_slot_type(a->var->type) || (a->var->type->is<TensorType>() && !op_result)) continue;
         candidates.push_back(a->var);
         assigned.insert(a->var.get());
       } else if (auto* f = s->as<ForStmt>()) {
         for (size_t i = 0; i < f->return_vars.size() && i < f->carries.size(); ++i) {
-          if (f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type)) candidates.push_back(f->return_vars[i]);
+          const bool value = f->carries[i].rebind && exit_slot_type(f->iter_args[i]->type);
+          if (value || block_array(scope, f->return_vars[i])) candidates.push_back(f->return_vars[i]);
         }
       } else if (auto* br = s->as<IfStmt>()) {
         for (const VarPtr& rv : br->return_vars) {
           if (exit_slot_type(rv->type)) candidates.push_back(rv);
           // A pl.Array result lives in a C array: a phi array declared before the if, or the
           // pre-if array (StampArrayBackings). It leaves only when that array is the block's own.
-          if (value_array(rv->type) && defined_in(scope, fn_.array_backing_of(rv.get()))) candidates.push_back(rv);
+          if (block_array(scope, rv)) candidates.push_back(rv);
         }
       } else if (auto* inner = s->as<RuntimeScopeStmt>()) {
         // A nested block's exit values (stamped first: the walk is bottom-up) are declared after
@@ -261,6 +263,13 @@ class Stamper : public IRMutator {
   }
 
   bool defined_in(const RuntimeScopeStmt& scope, const Var* v) { return defined(scope).count(v) > 0; }
+
+  // A pl.Array (numbers / bools) version whose C array is the block's own (made in it, or a phi
+  // array of an if there; StampArrayBackings): it leaves through a C array exit slot. Only the
+  // latest version can be read (an older one is refused), so the slot holds the final contents.
+  bool block_array(const RuntimeScopeStmt& scope, const VarPtr& v) {
+    return value_array(v->type) && defined_in(scope, fn_.array_backing_of(v.get()));
+  }
 
   const Program& program_;
   const Function& fn_;

@@ -145,15 +145,15 @@ class OrchestrationVerifier {
                          << "): the tensor the runtime allocated for it is reclaimed when that scope ends",
                      "create it before the scope with pl.create_tensor(...) and pass it as the Out argument, "
                      "or move this use into the scope");
-    // Any other value: its C++ variable is declared inside the block (only tensors and numbers
-    // assigned, loop-carried or yielded by an if at the top level of a block, or of a block
-    // nested there, get an exit slot: not a pl.Array).
+    // Any other value: its C++ variable is declared inside the block (only values assigned,
+    // loop-carried or yielded by an if at the top level of a block, or of a block nested there,
+    // get an exit slot).
     PYPTO_USER_CHECK(m_.visible(v), stmt_span_.known() ? stmt_span_ : v->span,
                      "'" << v->name << "' (defined at line " << v->span.line
                          << ") is used outside the runtime scope that defines it: its C++ variable is declared "
                             "inside that PTO2_SCOPE block",
                      "move this use into the scope, or define the value at the top level of the scope (not in a "
-                     "loop or if body there); a pl.Array: create it before the scope");
+                     "loop or if body there)");
   }
 
   static std::string line_of(const Span& s) {
@@ -347,7 +347,7 @@ class OrchestrationVerifier {
       PYPTO_USER_CHECK(SupportedOrchestrationOps().count(c->callee), value->span,
                        "operation '" << c->callee << "' is not supported in an orchestration function",
                        "tile operations belong in kernels (FunctionType.InCore / AIC / AIV); orchestration supports "
-                       "tensor.create/read/slice/transpose/dim/assemble");
+                       "tensor.create/read/write/slice/reshape/transpose/dim/assemble");
       op(*c, *var);
       if (c->callee == "tensor.create") runtime_tensor(var, m_.current());
       if (!m_.bound(var)) m_.declare(var);

@@ -97,27 +97,6 @@ out, _ = pl.submit(self.step, acc, out)
     assert (e.file, e.line) == ("t.py", _line(src))
 
 
-def test_a_pl_array_made_in_a_block_and_read_after_it_is_named_as_such():
-    # Numbers and tensors assigned at the top level of a block leave it through an exit slot
-    # (test_scope_assigned_exits.py); a pl.Array made there does not (only through an if): the
-    # message says why (its C++ variable is in the block) and what to do.
-    src, p = _program('''
-with pl.scope():
-    w = pl.array.create(2, pl.INT32)
-    w[1] = 5
-out = self.step(a, out)
-m = w[1] + 1  #!
-''')
-    with pytest.raises(PyptoError) as ei:
-        codegen.generate_orchestration(p, "main")
-    e = ei.value
-    assert "'w' (defined at line" in e.message and "is used outside the runtime scope that defines it" in e.message
-    assert "its C++ variable is declared inside that PTO2_SCOPE block" in e.message
-    assert "a pl.Array: create it before the scope" in e.help
-    assert "the runtime allocated" not in e.message
-    assert (e.file, e.line) == ("t.py", _line(src))
-
-
 # pl.Array if results read after their block (golden tests/golden/scope_array_if_exit/): refused
 # before ("'z' is used outside the runtime scope that produced it ...").
 

@@ -19,20 +19,7 @@ from pypto.errors import PyptoError
 from pypto.ir import passes
 
 from pass_test_util import assert_pass
-
-_KERNELS = '''
-    @pl.function(type=pl.FunctionType.InCore)
-    def step(self, x: pl.Tensor[[16, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-        y = pl.store(pl.add(pl.load(x, [0, 0], [16, 16]), 1.0), [0, 0], y)
-        return y
-
-    @pl.function(type=pl.FunctionType.InCore)
-    def half(self, x: pl.Tensor[[8, 16], pl.FP32],
-             y: pl.Out[pl.Tensor[[8, 16], pl.FP32]]) -> pl.Tensor[[8, 16], pl.FP32]:
-        y = pl.store(pl.add(pl.load(x, [0, 0], [8, 16]), 1.0), [0, 0], y)
-        return y
-'''
+from test_scope_loop_exits import _KERNELS   # step: [16, 16] + 1, half: [8, 16] + 1
 
 
 def _source(body, scope):
@@ -268,3 +255,76 @@ def test_assigned_values_read_after_the_block_are_stamped_aliases_and_allocation
     # `o` names `out`'s Tensor (the kernel writes it back), declared outside: no slot.
     code = codegen.generate_orchestration(codegen.run_pipeline(Before), "main").code
     assert "int64_t m_exit = 0;" in code and "std::optional<Tensor> h_exit;" in code and "o_exit" not in code
+
+
+# pl.Array versions whose C array the block made, read after it (refused before: "'w' (defined at
+# line N) is used outside the runtime scope that defines it"). Only an array's latest version can
+# be read (an older one is refused), so the slot, copied after the last version's definition,
+# holds the final contents; later in-place updates go to the slot.
+ARRAYS = {
+    "assigned": ('''
+with pl.SCOPE():
+    w = pl.array.create(2, pl.INT32)
+    w[1] = 5
+    w[0] = pl.cast(n, pl.INT32)
+x = w[0] * 10 + w[1]
+''', lambda n: 10 * n + 5),
+    "if_then_updated": ('''
+with pl.SCOPE():
+    w = pl.array.create(2, pl.INT32)
+    if n > 4:
+        w[1] = 5
+    w[0] = 3
+x = w[0] * 10 + w[1]
+''', lambda n: 30 + (5 if n > 4 else 0)),
+    "nested_then_updated_after": ('''
+with pl.scope():
+    with pl.SCOPE():
+        w = pl.array.create(2, pl.INT32)
+        if n > 4:
+            w[1] = 5
+    w[0] = 3
+x = w[0] * 10 + w[1]
+w[1] = 9
+x = x * 100 + w[1]
+''', lambda n: (30 + (5 if n > 4 else 0)) * 100 + 9),
+    "loop": ('''
+with pl.SCOPE():
+    w = pl.array.create(4, pl.INT32)
+    for i in pl.range(n):
+        w[i % 4] = w[i % 4] + pl.cast(i, pl.INT32)
+x = w[0] * 1000 + w[1] * 100 + w[2] * 10 + w[3]
+''', lambda n: sum(i * 10 ** (3 - i % 4) for i in range(n))),
+    "copy": ('''
+with pl.SCOPE():
+    w = pl.array.create(2, pl.INT32)
+    w[1] = 4
+    z = w
+x = z[1] + n
+''', lambda n: 4 + n),
+}
+
+
+@pytest.mark.parametrize("scope", ["scope", "manual_scope"])
+@pytest.mark.parametrize("case", sorted(ARRAYS))
+def test_arrays_made_in_the_block_are_read_after_it_e2e(case, scope, monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    body, want = ARRAYS[case]
+    body += "a = pl.tensor.write(a, [0, 0], pl.cast(x, pl.FP32))\nout = self.step(a, out)\n"
+    compiled = pypto.compile(pl.parse_program(_source(body, scope), "t.py"))
+    for n in (0, 1, 5, 7):
+        a = np.zeros((16, 16), np.float32)
+        out = np.zeros_like(a)
+        compiled(a, out, n, race_check=True)
+        assert out[0, 0] == want(n) + 1, (case, n)
+
+
+def test_array_exit_slots_are_c_arrays_copied_after_the_last_version():
+    code = codegen.generate_orchestration(
+        pl.parse_program(_source(ARRAYS["assigned"][0] + "out = self.step(a, out)\n", "scope"), "t.py"), "main").code
+    assert "int32_t w_exit[2];" in code
+    block = code[code.index("PTO2_SCOPE() {", code.index("int32_t w_exit[2];")):]
+    end = block.index("\n        }\n")
+    # after the last update, inside the block; the reads after it name the slot
+    assert block.index("w[0] = ") < block.index("w_exit[k] = w[k];") < end
+    assert "= w_exit[0];" in block[end:] and "= w_exit[1];" in block[end:]
