@@ -30,7 +30,8 @@ names, nesting, call arguments, deps=, deleted statements; C++-hostile names in 
 loops that run no iteration (empty_range), 5 to 120 levels of nesting (deep_nesting), a statement
 repeated (dup_stmt), two neighbouring statements swapped (swap_stmt), float literals at the
 FP32 / FP64 edges (float_edge); and,
-semantics-preserving, renamed locals, loops in scopes, other call layouts, a statement
+semantics-preserving, renamed locals, loops in scopes, runs of statements in scopes (scope_run),
+other call layouts, a statement
 under up to 19 levels of one-iteration loops / true branches / scopes (deep_wrap), and an integer
 literal written as arithmetic of literals (int_as_arith), an op call's arguments passed by
 keyword under our or the reference's parameter names (keyword_args), and Python spellings
@@ -193,6 +194,10 @@ def _kernel_parameters(call, kernels):
     if params is None or any(p in _CALL_OPTIONS for p in params):
         return None
     return params, {}, fixed
+
+
+def _is_docstring(stmt):
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and isinstance(stmt.value.value, str)
 
 
 def _parent_map(cls):
@@ -414,6 +419,40 @@ class Mutator:
         w.body = [body[i]]
         body[i] = w
         return f"[preserving] loop at line {w.body[0].lineno} wrapped in `with pl.scope():`"
+
+    def scope_run(self, cls):
+        """[preserving] A run of 1 to 4 neighbouring orchestration statements (any kind, in any
+        block but a pl.at / pl.spmd / pl.cluster body) wrapped in `with pl.scope():`. A runtime
+        scope does not scope names: the values the run assigns are read after it as before (a
+        tensor the runtime allocates in it cannot leave it: a located refusal, not a finding)."""
+        orch = [f for f in cls.body if isinstance(f, ast.FunctionDef) and "Orchestration" in ast.unparse(f.decorator_list)]
+        if not orch:
+            return None
+        f = self.rng.choice(orch)
+        # not into kernel blocks, nor a pl.manual_scope() (the runtime refuses pl.scope() there)
+        closed = ("pl.at", "pl.spmd", "pl.cluster", "pl.incore", "pl.manual_scope")
+        bodies = []
+
+        def collect(stmts):
+            bodies.append(stmts)
+            for n in stmts:
+                if isinstance(n, ast.With) and ast.unparse(n.items[0].context_expr).startswith(closed):
+                    continue
+                for block in (getattr(n, "body", None), getattr(n, "orelse", None)):
+                    if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                        collect(block)
+        collect(f.body)
+        body = self.rng.choice(bodies)
+        first = 1 if _is_docstring(body[0]) else 0
+        stop = len(body) - (1 if isinstance(body[-1], ast.Return) else 0)
+        if first >= stop:
+            return None
+        i = self.rng.randrange(first, stop)
+        run = body[i:min(stop, i + self.rng.randint(1, 4))]
+        w = ast.parse("with pl.scope():\n    pass").body[0]
+        w.body = run
+        body[i:i + len(run)] = [w]
+        return f"[preserving] {len(run)} statement(s) from line {run[0].lineno} wrapped in `with pl.scope():`"
 
     def call_variant(self, cls):
         """The program unchanged, called differently: its In arrays laid out otherwise (strided,
@@ -728,8 +767,8 @@ class Mutator:
     MUTATING = ("int_constant", "dtype", "direction", "shape", "range_step", "rename", "nesting", "call_args",
                 "deps", "delete_stmt", "cxx_name", "edge_int", "shape_rank", "empty_range", "deep_nesting",
                 "dup_stmt", "swap_stmt", "float_edge")
-    PRESERVING = ("rename_fresh", "wrap_scope", "call_variant", "deep_wrap", "int_as_arith", "keyword_args",
-                  "python_idioms")
+    PRESERVING = ("rename_fresh", "wrap_scope", "scope_run", "call_variant", "deep_wrap", "int_as_arith",
+                  "keyword_args", "python_idioms")
 
 
 def make_mutant(programs, seed: int, index: int, family=None):

@@ -201,3 +201,17 @@ def test_python_spellings_are_accepted_wherever_the_originals_are(capsys):
     assert counts["ran"] == 30, counts
     if res["findings"]:
         pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
+
+
+def test_runs_of_statements_wrapped_in_scopes_compute_what_the_originals_do(capsys):
+    # scope_run (preserving): 1 to 4 neighbouring orchestration statements wrapped in
+    # `with pl.scope():`; a runtime scope does not scope names, so the values the run assigns are
+    # read after it as before (only a tensor the runtime allocates in it, or a TaskId, cannot
+    # leave: a located refusal). Every 4th mutant is built, run and compared with its original.
+    fz = _fuzz_module()
+    res = fz.fuzz(count=20, seed=11, run_every=0, timeout=120, compare_every=4, py=sys.executable,
+                  out=sys.stdout, family="scope_run")
+    counts = {o: res[o] for o in fz.OUTCOMES}
+    assert counts["ran"] >= 16, counts
+    if res["findings"]:
+        pytest.fail(f"fuzz findings {counts}:\n" + capsys.readouterr().out)
