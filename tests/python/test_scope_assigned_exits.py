@@ -328,3 +328,64 @@ def test_array_exit_slots_are_c_arrays_copied_after_the_last_version():
     # after the last update, inside the block; the reads after it name the slot
     assert block.index("w[0] = ") < block.index("w_exit[k] = w[k];") < end
     assert "= w_exit[0];" in block[end:] and "= w_exit[1];" in block[end:]
+
+
+# A return that ends a runtime scope ending the function (refused before: "return is only allowed
+# at the top level of a function body"): the scope does not scope names, so it returns after it.
+def _returning(body):
+    return _source(body, "scope").rsplit("        return out\n", 1)[0]
+
+
+@pytest.mark.parametrize("body, want", [
+    ('''
+with pl.scope():
+    out = self.step(a, out)
+    return out
+''', 1.0),
+    ('''
+with pl.scope():
+    with pl.manual_scope():
+        k = n + 5
+        a = pl.tensor.write(a, [0, 0], pl.cast(k, pl.FP32))
+        out, t = pl.submit(self.step, a, out)
+        return out
+''', 9.0),
+])
+def test_a_return_may_end_a_scope_that_ends_the_function(body, want):
+    program = pl.parse_program(_returning(body), "t.py")
+    fn = program.get("main")
+    assert isinstance(ir.flatten_stmts(fn.body)[-1], ir.ReturnStmt)   # after the block
+    a = np.zeros((16, 16), np.float32)
+    out = np.zeros_like(a)
+    pypto.compile(program)(a, out, 3, race_check=True)
+    assert out[0, 0] == want
+
+
+@pytest.mark.parametrize("body", [
+    '''
+with pl.scope():
+    out = self.step(a, out)
+    if n > 1:
+        return out  #!
+''',
+    '''
+with pl.scope():
+    out = self.step(a, out)
+    return out  #!
+k = 1
+''',
+    '''
+for i in pl.range(2):
+    with pl.scope():
+        out = self.step(a, out)
+        return out  #!
+''',
+])
+def test_any_other_return_in_a_block_is_still_refused(body):
+    src = _returning(body)
+    with pytest.raises(PyptoError) as ei:
+        pl.parse_program(src, "t.py")
+    e = ei.value
+    assert "return is only allowed at the top level of a function body" in e.message
+    assert "a return may also end a pl.scope() / pl.manual_scope() block that ends the function" in e.help
+    assert (e.file, e.line) == ("t.py", _line(src))

@@ -276,7 +276,7 @@ def _parse_function(prog: ProgramCtx, sig: FunctionSig):
     ctx = FnCtx(prog, sig)
     for p in sig.params:
         ctx.bind(p.name, p)
-    parse_body(ctx, sig.node.body)
+    parse_body(ctx, scopes.hoist_scope_return(ctx, sig.node.body))
     block = ctx.pop_block()
     if sig.return_types and not ctx.returned:
         raise ctx.error(sig.node, f"'{sig.name}' declares return type(s) but does not end with a return statement",

@@ -21,6 +21,7 @@ import ast
 import copy
 
 from pypto._core import ir
+from pypto.errors import PyptoError
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame, ScopeInfo
 from pypto.frontend.deps import bool_literal, check_producer, core_num, parse_deps, parse_predicate
@@ -58,6 +59,37 @@ def _scope_builtin(ctx, expr):
         if isinstance(b, Builtin) and b.kind in ("manual_scope", "scope", "at", "spmd", "cluster"):
             return b
     raise ctx.error(expr, f"unsupported with statement '{ast.unparse(expr)}'", help=_WITH_HELP)
+
+
+def hoist_scope_return(ctx, body: list) -> list:
+    """A function body that ends in a runtime scope (`with pl.scope():` / `pl.manual_scope()`,
+    nested ones too) whose body ends in `return x`: the same body with the return after the
+    block. A runtime scope does not scope names (values read after it leave through exit slots),
+    so this is what the Python reads as; a return anywhere else inside a block stays an error.
+
+        with pl.scope():                      with pl.scope():
+            out = self.k(x, out)      ->          out = self.k(x, out)
+            return out                        return out
+    """
+    last = body[-1] if body else None
+    if not (isinstance(last, ast.With) and len(last.items) == 1 and last.items[0].optional_vars is None):
+        return body
+    try:
+        kind = _scope_builtin(ctx, last.items[0].context_expr).kind
+    except PyptoError:
+        return body                                  # (parse_with reports it)
+    if kind not in ("scope", "manual_scope"):
+        return body
+    inner = hoist_scope_return(ctx, last.body)
+    if not inner or not isinstance(inner[-1], ast.Return):
+        return body
+    block = ast.With(items=last.items, body=inner[:-1] or [ast.Pass()])
+    ast.copy_location(block, last)
+    block.end_lineno, block.end_col_offset = last.end_lineno, last.end_col_offset
+    for st in block.body:
+        if isinstance(st, ast.Pass) and not hasattr(st, "lineno"):
+            ast.copy_location(st, last)
+    return body[:-1] + [block, inner[-1]]
 
 
 def _body(ctx, node, info: ScopeInfo, stmts, tail_yield=False):

@@ -356,7 +356,8 @@ def _tensor_types_differ(a, b) -> bool:
 def _return(ctx, st: ast.Return):
     if len(ctx.frames) > 1 or ctx.scopes:
         raise ctx.error(st, "return is only allowed at the top level of a function body",
-                        help="assign the value inside the loop/branch/scope and return it after")
+                        help="assign the value inside the loop/branch/scope and return it after (a return may "
+                             "also end a pl.scope() / pl.manual_scope() block that ends the function)")
     if st.value is None:
         values = []
     elif isinstance(st.value, ast.Tuple):
