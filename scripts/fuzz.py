@@ -422,9 +422,10 @@ class Mutator:
 
     def scope_run(self, cls):
         """[preserving] A run of 1 to 4 neighbouring orchestration statements (any kind, in any
-        block but a pl.at / pl.spmd / pl.cluster body) wrapped in `with pl.scope():`. A runtime
-        scope does not scope names: the values the run assigns are read after it as before (a
-        tensor the runtime allocates in it cannot leave it: a located refusal, not a finding)."""
+        block but a pl.at / pl.spmd / pl.cluster / pl.manual_scope body; the function's return
+        too) wrapped in `with pl.scope():`. A runtime scope does not scope names: the values the
+        run assigns are read after it as before (a tensor the runtime allocates in it cannot leave
+        it: a located refusal, not a finding)."""
         orch = [f for f in cls.body if isinstance(f, ast.FunctionDef) and "Orchestration" in ast.unparse(f.decorator_list)]
         if not orch:
             return None
@@ -444,7 +445,7 @@ class Mutator:
         collect(f.body)
         body = self.rng.choice(bodies)
         first = 1 if _is_docstring(body[0]) else 0
-        stop = len(body) - (1 if isinstance(body[-1], ast.Return) else 0)
+        stop = len(body)   # a run may end with the function's return (the scope then ends the function)
         if first >= stop:
             return None
         i = self.rng.randrange(first, stop)
