@@ -13,7 +13,7 @@ import pytest
 
 EXAMPLES_DIR = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 EXAMPLES = ["vector_add", "tiled_matmul", "row_softmax", "online_softmax", "dynamic_shape", "spmd_block_idx",
-            "group_mixed", "long_loop"]
+            "group_mixed", "long_loop", "scoped_stages"]
 
 
 def load_example(name):
