@@ -502,8 +502,19 @@ Region Analyzer::compute_region(const Var* v) {
     auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
     const Var* yv = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
     Region b = yv ? *region_of(yv) : a;
+    // Storage created in the loop and handed to the next iteration by this carry: the derived
+    // layout would reclaim it with its iteration's scope, and overlap() takes such storage for
+    // new storage every iteration. Left to the runtime's tracking.
+    auto lit = loop_of_.find(f);
+    bool hands_on = false;
+    for (const Var* root : b.roots)
+      hands_on |= created_in_.count(root) && lit != loop_of_.end() && lit->second->defs.count(root);
     in_progress_.erase(f->iter_args[i].get());
     in_progress_.erase(f->return_vars[i].get());
+    if (hands_on) {
+      fallback("a loop carry hands storage created in the loop to the next iteration");
+      return r;
+    }
     r = a;
     bool same = a.roots == b.roots && a.whole == b.whole && a.off == b.off && a.ext == b.ext;
     if (!same) {
