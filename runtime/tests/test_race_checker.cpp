@@ -464,6 +464,28 @@ TEST(RaceChecker, ReportNumbersTasksFromOneInEachRun) {
   EXPECT_GT(first.value(), 2u);
 }
 
+namespace {
+
+// What the scope tests below allocate: 64 floats.
+TensorCreateInfo f32_64() {
+  const uint32_t shape[1] = {64};
+  return TensorCreateInfo(shape, 1, DataType::FLOAT32);
+}
+
+// A tensor allocated (and written by a task submitted at prog.py:`line`) in a PTO2_SCOPE that
+// has ended when this returns: the handle outlives its storage.
+Tensor tensor_past_its_scope(int line) {
+  std::optional<Tensor> kept;
+  PTO2_SCOPE() {
+    TaskOutputTensors o = alloc_tensors(f32_64());
+    kept = o.get_ref(0);
+    submit_nop({{*kept, OUT}}, {}, line);
+  }
+  return *kept;
+}
+
+}  // namespace
+
 // A tensor the runtime allocated in a PTO2_SCOPE, used by a task submitted after that scope
 // ended: its storage was reclaimed there. With the race check on, released storage is kept
 // aside (not reused by the scopes after it), and the submission is refused naming the task.
@@ -471,21 +493,14 @@ TEST(RaceChecker, ReportNumbersTasksFromOneInEachRun) {
 TEST(RaceChecker, ATensorUsedAfterItsScopeEndedIsReportedAtTheSubmission) {
   std::vector<float> x(64, 0);
   pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
-    uint32_t shape[1] = {64};
-    TensorCreateInfo ci(shape, 1, DataType::FLOAT32);
-    std::optional<Tensor> kept;
-    PTO2_SCOPE() {
-      TaskOutputTensors o = alloc_tensors(ci);
-      kept = o.get_ref(0);
-      submit_nop({{*kept, OUT}}, {}, 10);
-    }
+    Tensor kept = tensor_past_its_scope(10);
     for (int i = 0; i < 4; ++i) {
       PTO2_SCOPE() {   // allocations that would reuse the reclaimed storage
-        TaskOutputTensors o = alloc_tensors(ci);
+        TaskOutputTensors o = alloc_tensors(f32_64());
         submit_nop({{o.get_ref(0), OUT}}, {}, 11);
       }
     }
-    submit_nop({{ext1d(x), OUT}, {*kept, IN}}, {}, 12);
+    submit_nop({{ext1d(x), OUT}, {kept, IN}}, {}, 12);
   });
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message.find("(submitted at prog.py:12) uses argument 1"), std::string::npos) << r.message;
@@ -496,8 +511,7 @@ TEST(RaceChecker, ATensorUsedAfterItsScopeEndedIsReportedAtTheSubmission) {
 // inner one ended, are fine.
 TEST(RaceChecker, TensorsUsedWhileTheirScopeIsOpenAreNotReported) {
   pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
-    uint32_t shape[1] = {64};
-    TensorCreateInfo ci(shape, 1, DataType::FLOAT32);
+    const TensorCreateInfo ci = f32_64();
     PTO2_SCOPE() {
       TaskOutputTensors outer = alloc_tensors(ci);
       const Tensor& t = outer.get_ref(0);
@@ -521,16 +535,9 @@ TEST(RaceChecker, TensorsUsedWhileTheirScopeIsOpenAreNotReported) {
 // get_tensor_data (pl.tensor.read) of such a tensor is refused the same way.
 TEST(RaceChecker, AnElementReadAfterItsScopeEndedIsRefused) {
   pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
-    uint32_t shape[1] = {64};
-    TensorCreateInfo ci(shape, 1, DataType::FLOAT32);
-    std::optional<Tensor> kept;
-    PTO2_SCOPE() {
-      TaskOutputTensors o = alloc_tensors(ci);
-      kept = o.get_ref(0);
-      submit_nop({{*kept, OUT}}, {}, 30);
-    }
+    Tensor kept = tensor_past_its_scope(30);
     const int64_t idx[1] = {3};
-    (void)get_tensor_data<float>(*kept, 1, idx, "prog.py", 31);
+    (void)get_tensor_data<float>(kept, 1, idx, "prog.py", 31);
   });
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message.find("get_tensor_data at prog.py:31 reads an element of a tensor the runtime allocated in a "
