@@ -16,7 +16,10 @@
 //   PrepareCrossScopeTaskIdHoists (the next pass) turns the placeholders into TaskId carries
 //   declared at the lowest common scope of producer and consumer; this pass only decides edges.
 //   Regions are offsets / extents polynomial in loop variables and symbols (affine_region.h),
-//   so disjoint tiles (`i * 32` vs `(i + 1) * 32`) get no edge. When every hazard is ordered
+//   so disjoint tiles (`i * 32` vs `(i + 1) * 32`) get no edge. A tensor.create in a loop is
+//   new storage every iteration unless a carry of the loop hands it on (then its carried
+//   hazards get edges, and the per-iteration layout allocates it before the iteration's scope).
+//   When every hazard is ordered
 //   by an edge the body becomes a compiler-owned MANUAL runtime scope (nothing tracked at run
 //   time); otherwise it stays AUTO with the edges on top, and each tensor argument whose every
 //   hazard is covered is demoted (In -> NoDep, InOut -> Out) so the runtime skips tracking it.
@@ -44,6 +47,7 @@
 #include <unordered_map>
 
 #include "affine_region.h"
+#include "escaping_allocations.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/node_pool.h"
@@ -60,6 +64,7 @@ namespace {
 struct Loop {
   const ForStmt* stmt = nullptr;
   std::set<const Var*> defs;       // loop var, iter_args and every Var defined in the body
+  std::set<const Var*> handed_on;  // tensor.create roots made in the body that a carry yields
   std::optional<int64_t> step, trip;
   bool parallel = false;
   int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
@@ -189,6 +194,8 @@ class Analyzer {
   bool per_loop_ = false;   // everything covered, loops allocate: MANUAL per outermost iteration
   int loop_depth_ = 0;
   int demoted_ = 0;
+  std::unique_ptr<BufferRoots> buffer_roots_;   // of fn_, for the escaping allocations of per_loop_
+  std::string layout_fallback_;                 // set when per_loop_ cannot place an allocation
 };
 
 std::optional<int64_t> const_of(const ExprPtr& e) {
@@ -502,19 +509,15 @@ Region Analyzer::compute_region(const Var* v) {
     auto* y = body.empty() ? nullptr : body.back()->as<YieldStmt>();
     const Var* yv = y && i < y->values.size() ? as_var(y->values[i]) : nullptr;
     Region b = yv ? *region_of(yv) : a;
-    // Storage created in the loop and handed to the next iteration by this carry: the derived
-    // layout would reclaim it with its iteration's scope, and overlap() takes such storage for
-    // new storage every iteration. Left to the runtime's tracking.
-    auto lit = loop_of_.find(f);
-    bool hands_on = false;
-    for (const Var* root : b.roots)
-      hands_on |= created_in_.count(root) && lit != loop_of_.end() && lit->second->defs.count(root);
+    // Storage created in the loop and handed to the next iteration by this carry is not new
+    // storage every iteration (overlap() must see its carried hazards); the per-iteration layout
+    // allocates it before the iteration's scope (rebuild).
+    if (auto lit = loop_of_.find(f); lit != loop_of_.end()) {
+      for (const Var* root : b.roots)
+        if (created_in_.count(root) && lit->second->defs.count(root)) lit->second->handed_on.insert(root);
+    }
     in_progress_.erase(f->iter_args[i].get());
     in_progress_.erase(f->return_vars[i].get());
-    if (hands_on) {
-      fallback("a loop carry hands storage created in the loop to the next iteration");
-      return r;
-    }
     r = a;
     bool same = a.roots == b.roots && a.whole == b.whole && a.off == b.off && a.ext == b.ext;
     if (!same) {
@@ -609,8 +612,9 @@ bool Analyzer::overlap(const Access& a, const Access& b, Loop* carried, int64_t 
   for (auto* r : a.r->roots) {
     if (!b.r->roots.count(r)) continue;
     if (carried) {
-      // Storage created inside the loop is new storage every iteration.
-      if (created_in_.count(r) && carried->defs.count(r)) continue;
+      // Storage created inside the loop is new storage every iteration, unless a carry of the
+      // loop hands it to the next one.
+      if (created_in_.count(r) && carried->defs.count(r) && !carried->handed_on.count(r)) continue;
     }
     shared = true;
   }
@@ -1054,9 +1058,19 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
     // PTO2_SCOPE(MANUAL) { body } } (codegen declares a MANUAL block's buffers just before it),
     // so an iteration's buffers are released when it ends, as with the AUTO body
     // MaterializeRuntimeScopes would give it. MANUAL scopes do not nest.
+    // Storage the iteration hands to the next one through a carry is allocated before the
+    // iteration's scope, in the enclosing one (anchor_features §17, as MaterializeRuntimeScopes
+    // does for AUTO bodies).
     if (per_loop_ && loop_depth_ == 0) {
-      body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, body, f->body->span);
+      if (!buffer_roots_) buffer_roots_ = std::make_unique<BufferRoots>(prog_, fn_, /*views_are_roots=*/false);
+      EscapeSplit split = SplitEscapingAllocations(nb, *buffer_roots_, prog_, "loop");
+      if (!split.scope_ok) layout_fallback_ = "a loop hands on storage that a nested loop or branch of it creates";
+      body = RuntimeScopeStmt::make(RuntimeScopeMode::Manual, make_seq(split.rest, f->body->span), f->body->span);
       body = RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body, f->body->span);
+      if (!split.lifted.empty()) {
+        split.lifted.push_back(body);
+        body = make_seq(split.lifted, f->body->span);
+      }
     }
     out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind, f->attrs,
                                 f->span)
@@ -1110,6 +1124,7 @@ FunctionPtr Analyzer::Run() {
   manual_ = uncovered_ == 0 && !loop_allocates;
   per_loop_ = uncovered_ == 0 && loop_allocates;
   StmtPtr body = rewrite_body();
+  if (!layout_fallback_.empty()) return stamp("fallback: " + layout_fallback_, fn_.body);
   std::ostringstream os;
   if (manual_) {
     os << "manual: " << tasks_.size() << " tasks, " << edges_ << " edges";

@@ -33,6 +33,7 @@
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::transforms {
 
@@ -65,12 +66,27 @@ StmtPtr wrap(const StmtPtr& body, const Span& span) {
   return RuntimeScopeStmt::make(RuntimeScopeMode::Auto, body ? body : make_seq({}, span), body ? body->span : span);
 }
 
+// Is `stmts` what wrap_lifting gives: the escaping allocations (and the pure statements their
+// shapes need), then an AUTO scope holding the rest and the yield? AutoDeriveTaskDependencies
+// lays out its per-iteration scopes this way too.
+bool already_lifted(const std::vector<StmtPtr>& stmts, const BufferRoots& roots, const Program& program,
+                    const char* what) {
+  auto* scope = stmts.size() >= 2 ? stmts.back()->as<RuntimeScopeStmt>() : nullptr;
+  StmtPtr y = scope && scope->mode == RuntimeScopeMode::Auto ? YieldEndingScope(*scope) : nullptr;
+  if (!y) return false;
+  std::vector<StmtPtr> probe(stmts.begin(), stmts.end() - 1);
+  probe.push_back(y);
+  EscapeSplit split = SplitEscapingAllocations(probe, roots, program, what);
+  return split.scope_ok && split.rest.size() == 1;
+}
+
 // A for / if body wrapped in its AUTO scope, with the allocations that escape it placed before
 // that scope (§17); left unwrapped when one escapes from a nested body (see escaping_allocations.h).
 StmtPtr wrap_lifting(const StmtPtr& body, const Span& span, const BufferRoots& roots, const Program& program,
                      const char* what) {
   if (!body) return wrap(body, span);
   std::vector<StmtPtr> stmts = flatten_stmts(body);
+  if (already_lifted(stmts, roots, program, what)) return body;
   bool hand_scope = is_auto_scope(body);   // a hand-written `with pl.scope():` body: lift out of it
   if (hand_scope) stmts = flatten_stmts(flatten_stmts(body)[0]->as<RuntimeScopeStmt>()->body);
   EscapeSplit split = SplitEscapingAllocations(stmts, roots, program, what);

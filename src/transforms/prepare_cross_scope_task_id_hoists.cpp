@@ -32,6 +32,7 @@
 #include "pypto/ir/mutator.h"
 #include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
+#include "pypto/transforms/scope_carries.h"
 
 namespace pypto::transforms {
 
@@ -220,9 +221,9 @@ class Hoister {
   // Appends `extra` to the trailing yield of a loop body (inside its runtime scopes, if any).
   static StmtPtr append_yield(const StmtPtr& body, const std::vector<ExprPtr>& extra, const Span& span) {
     std::vector<StmtPtr> stmts = flatten_stmts(body);
-    if (stmts.size() == 1 && stmts[0]->is<RuntimeScopeStmt>()) {
-      auto* r = stmts[0]->as<RuntimeScopeStmt>();
-      return RuntimeScopeStmt::make(r->mode, append_yield(r->body, extra, span), r->span);
+    if (auto* r = ScopeHoldingYield(stmts)) {
+      stmts.back() = RuntimeScopeStmt::make(r->mode, append_yield(r->body, extra, span), r->span);
+      return make_seq(stmts, body->span);
     }
     std::vector<ExprPtr> values;
     if (!stmts.empty() && stmts.back()->is<YieldStmt>()) {
@@ -450,9 +451,9 @@ class Hoister {
   // Appends `extra` before the trailing yield of a loop body (inside its runtime scopes).
   static StmtPtr append_stmts(const StmtPtr& body, const std::vector<StmtPtr>& extra) {
     std::vector<StmtPtr> stmts = flatten_stmts(body);
-    if (stmts.size() == 1 && stmts[0]->is<RuntimeScopeStmt>()) {
-      auto* r = stmts[0]->as<RuntimeScopeStmt>();
-      return RuntimeScopeStmt::make(r->mode, append_stmts(r->body, extra), r->span);
+    if (auto* r = ScopeHoldingYield(stmts)) {
+      stmts.back() = RuntimeScopeStmt::make(r->mode, append_stmts(r->body, extra), r->span);
+      return make_seq(stmts, body->span);
     }
     auto at = stmts.end();
     if (!stmts.empty() && stmts.back()->is<YieldStmt>()) --at;

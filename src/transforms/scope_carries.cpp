@@ -14,6 +14,19 @@ const YieldStmt* TrailingYield(const std::vector<StmtPtr>& stmts) {
   return stmts.empty() ? nullptr : stmts.back()->as<YieldStmt>();
 }
 
+StmtPtr YieldEndingScope(const RuntimeScopeStmt& scope) {
+  std::vector<StmtPtr> inner = flatten_stmts(scope.body);
+  if (inner.empty()) return nullptr;
+  if (auto* nested = inner.back()->as<RuntimeScopeStmt>()) return YieldEndingScope(*nested);
+  return inner.back()->is<YieldStmt>() ? inner.back() : nullptr;
+}
+
+const RuntimeScopeStmt* ScopeHoldingYield(const std::vector<StmtPtr>& stmts) {
+  auto* r = stmts.empty() ? nullptr : stmts.back()->as<RuntimeScopeStmt>();
+  if (!r || stmts.size() == 1) return r;
+  return YieldEndingScope(*r) ? r : nullptr;
+}
+
 std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& scope, const YieldStmt& next_yield) {
   // Top-level definitions of the scope body that a yield could carry out.
   std::unordered_map<const Var*, ScopeTaskIdCarry> defs;

@@ -179,7 +179,8 @@ def test_a_loop_carry_handed_storage_made_in_the_loop_keeps_its_back_edge():
     # regions swap their carries (`t1, t0 = (t0, pl.minimum(t1, t0))`, the new values made in the
     # iteration) read, in the next iteration, what the previous one wrote with no edge: the race
     # check found 4 unordered pairs. AutoDeriveTaskDependencies took such storage for new storage
-    # every iteration; such a loop is now left to the runtime's tracking.
+    # every iteration. Such storage is now ordered by carried edges and allocated before the
+    # iteration's scope (test_auto_deps_handed_on_storage.py).
     import orch_flow_fuzz as of
     assert of.derives_dependencies(669)
     assert not af.check(669)

@@ -133,3 +133,45 @@ def test_wrapped_function_is_marked_auto_scope_false_and_rerun_is_a_no_op():
     assert_equal(reparsed, once, "re-parse")
     assert_equal(passes.MaterializeRuntimeScopes()(once), once, "second run")
     assert_equal(passes.MaterializeRuntimeScopes()(reparsed), once, "run on the re-parsed text")
+
+
+def test_a_loop_body_already_in_the_lifted_form_is_not_wrapped_again():
+    """The form the pass gives a body whose allocation escapes (the allocation, then the scope that
+    ends with the yield), which AutoDeriveTaskDependencies also builds, stays as it is: wrapping
+    it again would reclaim `t` with the iteration while the carry still names it."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, d: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i, (acc,) in pl.range(n, init_values=(d,)):
+                t = pl.create_tensor([16, 16], dtype=pl.FP32)
+                with pl.scope():
+                    t2 = self.k(acc, t)
+                    acc2 = pl.yield_(t2)
+            return acc2
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, a: pl.Tensor[[16, 16], pl.FP32],
+              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration, auto_scope=False)
+        def main(self, d: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[16, 16], pl.FP32]:
+            with pl.scope():
+                for i, (acc,) in pl.range(n, init_values=(d,)):
+                    t = pl.create_tensor([16, 16], dtype=pl.FP32)
+                    with pl.scope():
+                        t2 = self.k(acc, t)
+                        acc2 = pl.yield_(t2)
+            return acc2
+
+    assert_pass(passes.MaterializeRuntimeScopes(), Before, Expected)

@@ -59,4 +59,14 @@ ScopeCarriedValue LocateScopeExit(const ir::RuntimeScopeStmt& scope, const ir::V
 // The trailing YieldStmt of a block's statements (null when the block does not end with one).
 const ir::YieldStmt* TrailingYield(const std::vector<ir::StmtPtr>& stmts);
 
+// The YieldStmt that ends `scope`'s body, directly or as the end of a scope nested last in it
+// (`PTO2_SCOPE() { PTO2_SCOPE(MANUAL) { ...; yield } }`); null when there is none.
+ir::StmtPtr YieldEndingScope(const ir::RuntimeScopeStmt& scope);
+
+// The runtime scope at the end of a loop body's statements that holds the body's yield: the
+// only statement, or the last one when a yield ends it (a per-iteration scope after the
+// allocations placed before it); null when the yield is at the top level.
+//   {t = create, with pl.scope(): {...; yield t1}}  ->  the scope
+const ir::RuntimeScopeStmt* ScopeHoldingYield(const std::vector<ir::StmtPtr>& stmts);
+
 }  // namespace pypto::transforms
