@@ -186,6 +186,7 @@ class Analyzer {
   std::map<std::pair<std::string, size_t>, int> alias_param_memo_;   // (callee, result) -> param index
   int pos_ = 0;
   std::vector<Scope> scopes_;                                    // scan: the blocks around
+  bool has_element_write_ = false;   // a tensor.write in the region
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
   // rewrite state
@@ -222,12 +223,17 @@ bool contains_task(const Program& prog, const StmtPtr& s) {
   return false;
 }
 
-// Ops an analysed region may contain: views, allocation, scalar reads (the orchestrator's
-// reads wait for untracked writers at run time).
+// Ops an analysed region may contain: views, allocation, an assemble in place (a new name of
+// its target: LowerTensorAssemble made the source a view the kernels wrote), element reads and
+// writes by the orchestrator (they wait for the element's tracked producers / readers and for
+// every live task with an untracked write at run time; later tasks are submitted after them).
 bool allowed_op(const std::string& op) {
   return op == "tensor.create" || op == "tensor.slice" || op == "tensor.transpose" || op == "tensor.dim" ||
-         op == "tensor.read";
+         op == "tensor.read" || op == "tensor.write" || op == "tensor.assemble";
 }
+
+// Ops whose result is their first argument's storage and box.
+bool names_first_arg(const Call& c) { return c.is_op && (c.callee == "tensor.assemble" || c.callee == "tensor.write"); }
 
 void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
   for (const StmtPtr& st : FlatStmts(s)) {
@@ -250,6 +256,7 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
             if (auto* m = attr_get<bool>(c->attrs, "manual_dep"); m && *m) manual_roots_.insert(a->var.get());
           }
           if (c->callee == "tensor.dim") bounds_[a->var.get()] = Poly::Bound{0, std::nullopt};
+          has_element_write_ |= c->callee == "tensor.write";
         }
         if (a->var->type->is<ScalarType>() && is_task_id(a->var->type)) return fallback("TaskId values in the region");
         if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
@@ -484,6 +491,7 @@ const Var* Analyzer::alias_source(const Var* v) {
     return c && is_task_call(prog_, td->second) ? alias_arg(*c, static_cast<size_t>(g->index)) : nullptr;
   }
   if (auto* c = e->as<Call>(); c && !c->is_op) return alias_arg(*c, 0);
+  if (auto* c = e->as<Call>(); c && names_first_arg(*c)) return as_var(c->args[0]);
   return nullptr;
 }
 
@@ -586,6 +594,9 @@ Region Analyzer::compute_region(const Var* v) {
         } else {
           r.whole = true;
         }
+      } else if (names_first_arg(*c)) {
+        fallback(c->callee + " of an expression");
+        return r;
       } else if (c->callee == "tensor.transpose") {
         r = *region_of(as_var(c->args[0]));
         r.whole = true;
@@ -1117,6 +1128,23 @@ FunctionPtr Analyzer::Run() {
     if (fallback_.empty()) collect_accesses(*t);
   }
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
+  // A tensor.write waits for the live tasks with an untracked write (an Out, InOut or NoDep
+  // tensor in a MANUAL scope); a task without one is not among them once its reads go untracked.
+  if (fallback_.empty() && has_element_write_) {
+    for (auto& t : tasks_) {
+      const Call& c = *t->call;
+      bool writes = false;
+      for (size_t i = 0; i < c.args.size(); ++i) {
+        ArgDirection d = c.arg_directions[i];
+        writes |= c.args[i]->type->is<TensorType>() && d != ArgDirection::In && d != ArgDirection::Scalar;
+      }
+      if (!writes) {
+        fallback_ = "a tensor.write in a region with a task that writes no tensor ('" + t->call->callee + "', line " +
+                    std::to_string(t->call->span.line) + ")";
+        break;
+      }
+    }
+  }
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();
   bool loop_allocates = false;
