@@ -1,8 +1,8 @@
 // AutoDeriveTaskDependencies
 //
 // What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
-//   hand-placed pl.scope() / pl.manual_scope(), no user pl.submit / task_dummy / TaskId
-//   arrays), finds every pair of task accesses that conflict (read/write, write/read,
+//   pl.manual_scope(), no user pl.submit / task_dummy / TaskId arrays; hand-placed pl.scope()
+//   blocks keep it AUTO, below), finds every pair of task accesses that conflict (read/write, write/read,
 //   write/write on regions of the same storage that may overlap; tasks under an if count as
 //   if their branch ran, two branches of one if never conflict) and
 //   orders each pair with a compiler edge (Call/Submit::compiler_manual_dep_edges):
@@ -26,6 +26,9 @@
 //       c = self.k(a, c)                        with pl.manual_scope():
 //       d = self.k(c, d)              ==>           c, k_tid0 = pl.submit(self.k, a, c, ...)
 //                                                   d = self.k(c, d, ..., compiler_manual_dep_edges=[k_tid0])
+//   A hand-placed pl.scope() keeps the region AUTO (orchestration_codegen.txt: manual=false):
+//   edges on top, and only where the consumer and any loop carrying the id are inside the
+//   producer's innermost such block (its TaskId's C++ variable lives there).
 //   The verdict is stamped on the function: attrs["auto_deps"] = "manual: ..." | "auto: ..."
 //   | "fallback: <reason>" (visible in PYPTO_DUMP_IR).
 // Input invariants: CallDirectionsDerived, ReturnParamsExplicit, StaticTripCountsStamped (trip counts
@@ -65,6 +68,7 @@ struct Loop {
   const ForStmt* stmt = nullptr;
   std::set<const Var*> defs;       // loop var, iter_args and every Var defined in the body
   std::set<const Var*> handed_on;  // tensor.create roots made in the body that a carry yields
+  std::vector<const RuntimeScopeStmt*> hand;   // hand-placed pl.scope() blocks around the loop
   std::optional<int64_t> step, trip;
   bool parallel = false;
   int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
@@ -107,6 +111,7 @@ struct Task {
   const Call* call = nullptr;
   std::vector<Loop*> loops;        // enclosing loops, outermost first
   std::vector<Scope> scopes;       // enclosing loop bodies and branches, outermost first
+  std::vector<const RuntimeScopeStmt*> hand;   // enclosing hand-placed pl.scope() blocks, outermost first
   std::vector<Access> acc;
   std::vector<Edge> edges;
   bool need_tid = false;
@@ -149,7 +154,9 @@ class Analyzer {
   bool every_iteration(Task* t, size_t level);
   std::vector<int64_t> overlapping_slots(Task* a, Task* b, size_t level);
   void derive();
-  void hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
+  // Records the hazard: an edge when `covered` (and a's TaskId can reach b), else marks both
+  // accesses uncovered. Returns whether it became an edge.
+  bool hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
 
   // ---- rewrite ----
   StmtPtr rewrite_body();
@@ -186,6 +193,8 @@ class Analyzer {
   std::map<std::pair<std::string, size_t>, int> alias_param_memo_;   // (callee, result) -> param index
   int pos_ = 0;
   std::vector<Scope> scopes_;                                    // scan: the blocks around
+  std::vector<const RuntimeScopeStmt*> hand_scopes_;             // scan: the hand-placed scopes around
+  bool any_hand_scope_ = false;
   bool has_element_write_ = false;   // a tensor.write in the region
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
@@ -285,6 +294,7 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         // loop var grows from `start`, so a counting-down loop stays unmodelled (no trip).
         if (l->step && *l->step > 0 && f->trip_count >= 0) l->trip = f->trip_count;
         l->defs.insert(f->loop_var.get());
+        l->hand = hand_scopes_;
         note_def(f->loop_var.get(), loops);
         if (a && l->trip && *l->trip > 0) {
           bounds_[f->loop_var.get()] = Poly::Bound{*a, *a + *l->step * (*l->trip - 1)};
@@ -328,10 +338,16 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         scopes_.pop_back();
         break;
       }
-      case NodeKind::RuntimeScopeStmt:
-        return fallback(st->as<RuntimeScopeStmt>()->mode == RuntimeScopeMode::Manual
-                            ? "a user pl.manual_scope() (never analysed)"
-                            : "a hand-placed pl.scope() (kept AUTO, no edges)");
+      case NodeKind::RuntimeScopeStmt: {
+        auto* r = st->as<RuntimeScopeStmt>();
+        if (r->mode == RuntimeScopeMode::Manual) return fallback("a user pl.manual_scope() (never analysed)");
+        // A hand-placed pl.scope() keeps the region AUTO (spec): edges on top of the tracking.
+        hand_scopes_.push_back(r);
+        any_hand_scope_ = true;
+        scan(r->body, loops);
+        hand_scopes_.pop_back();
+        break;
+      }
       case NodeKind::ScopeStmt:
         return fallback("an un-outlined scope");
       case NodeKind::SeqStmts:
@@ -382,6 +398,7 @@ void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& lo
   t->call = &c;
   t->loops = loops;
   t->scopes = scopes_;
+  t->hand = hand_scopes_;
   PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
                                                                                                << "' without derived directions");
   task_of_[s.get()] = t.get();
@@ -792,11 +809,24 @@ bool Analyzer::self_chained(Task* t, size_t level) {
   return ok;
 }
 
-void Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, bool covered) {
+// Can an edge from `a` to `b` (across iterations of `carried` when set) name a's TaskId? Its
+// C++ variable lives in a's innermost hand-placed PTO2_SCOPE block: `b` must be inside that
+// block, and a loop carrying the id must be too (its carry is declared outside the block).
+bool hand_scopes_allow(const Task& a, const Task& b, const Loop* carried) {
+  if (a.hand.empty()) return true;
+  const RuntimeScopeStmt* s = a.hand.back();
+  auto in = [s](const std::vector<const RuntimeScopeStmt*>& chain) {
+    return std::find(chain.begin(), chain.end(), s) != chain.end();
+  };
+  return in(b.hand) && (!carried || in(carried->hand));
+}
+
+bool Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, bool covered) {
+  covered = covered && hand_scopes_allow(*at, *bt, carried);
   if (covered) {
     if (bt->edges.empty()) bt->edges.reserve(4);
     bt->edges.push_back(Edge{at, carried});
-    return;
+    return true;
   }
   a.uncovered = b.uncovered = true;
   if (uncovered_++ == 0) {
@@ -805,6 +835,7 @@ void Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, b
        << bt->call->span.line << ")" << (carried ? " across iterations of a loop" : "");
     first_uncovered_ = os.str();
   }
+  return false;
 }
 
 size_t common_prefix(const std::vector<Loop*>& a, const std::vector<Loop*>& b) {
@@ -873,8 +904,7 @@ void Analyzer::derive() {
           if (!(a.write || b.write)) continue;
           if (exclusive(*A, *B) || !overlap(a, b, nullptr, 0)) continue;
           size_t common = common_prefix(A->loops, B->loops);
-          bool covered = fanin_ok(A, common, /*range_slots=*/true);
-          hazard(A, a, B, b, nullptr, covered);
+          bool covered = hazard(A, a, B, b, nullptr, fanin_ok(A, common, /*range_slots=*/true));
           // A write that surely ran before B (not in a branch B is outside of) hides older ones.
           if (a.write && covered && encloses(*A, *B) && covers(a, b)) break;
         }
@@ -1055,6 +1085,15 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
       out.push_back(IfStmt::make(i->cond, make_seq(then_out, i->then_body->span), else_body, i->return_vars, i->span));
       continue;
     }
+    if (auto* r = st->as<RuntimeScopeStmt>()) {   // a hand-placed pl.scope(): same block, rebuilt inside
+      std::vector<StmtPtr> inner;
+      rebuild(r->body, visible, inner);
+      auto scope = RuntimeScopeStmt::make(r->mode, make_seq(inner, r->body->span), r->span);
+      if (!r->carried_task_ids.empty()) scope = scope->with_carried_task_ids(r->carried_task_ids);
+      if (!r->exit_values.empty()) scope = scope->with_exit_values(r->exit_values);
+      out.push_back(scope);
+      continue;
+    }
     auto* f = st->as<ForStmt>();
     if (!f) {
       out.push_back(st);
@@ -1149,8 +1188,10 @@ FunctionPtr Analyzer::Run() {
   derive();
   bool loop_allocates = false;
   for (auto& [root, loop] : created_in_) loop_allocates |= loop != nullptr;
-  manual_ = uncovered_ == 0 && !loop_allocates;
-  per_loop_ = uncovered_ == 0 && loop_allocates;
+  // A hand-placed pl.scope() keeps manual=false (orchestration_codegen.txt): edges on top of AUTO.
+  const bool hand = any_hand_scope_;
+  manual_ = !hand && uncovered_ == 0 && !loop_allocates;
+  per_loop_ = !hand && uncovered_ == 0 && loop_allocates;
   StmtPtr body = rewrite_body();
   if (!layout_fallback_.empty()) return stamp("fallback: " + layout_fallback_, fn_.body);
   std::ostringstream os;
@@ -1159,6 +1200,8 @@ FunctionPtr Analyzer::Run() {
   } else if (per_loop_) {
     os << "manual per loop iteration (loops allocate; " << demoted_ << " top-level args demoted): " << tasks_.size()
        << " tasks, " << edges_ << " edges";
+  } else if (uncovered_ == 0) {
+    os << "auto (a hand-placed pl.scope() keeps it AUTO): " << edges_ << " edges, " << demoted_ << " args demoted";
   } else {
     os << "auto: " << uncovered_ << " hazards not representable (first: " << first_uncovered_ << "); " << edges_
        << " edges, " << demoted_ << " args demoted";

@@ -1,7 +1,8 @@
 """Golden tests of analyze_auto_scopes_for_deps=True: tests/golden_auto_deps/<case>/program.py ->
 expected.cpp (same conventions as test_golden.py: blank and comment-only lines ignored; the
 code must compile with -Wall -Werror). Cases: a fully covered region lowered to a compiler-owned
-MANUAL scope (manual_chain), a partially covered one (partial), a fallback (fallback), a
+MANUAL scope (manual_chain), a partially covered one (partial), a fallback (fallback), a hand-placed pl.scope() kept AUTO with
+edges on top (hand_scope), a
 cross-scope hoist (cross_scope_hoist), loop-carried edges (loop_carried) and a fan-in from a
 pl.range of independent instances through an array of TaskId slots (range_fan_in), kernel calls
 under an if with TaskIds merged as if results (if_branches). Each also runs
@@ -24,7 +25,7 @@ DIR = os.path.join(REPO, "tests", "golden_auto_deps")
 CASES = sorted(d for d in os.listdir(DIR) if os.path.isfile(os.path.join(DIR, d, "program.py")))
 UPDATE = os.environ.get("PYPTO_UPDATE_GOLDEN") == "1"
 VERDICT = {"manual_chain": "manual", "partial": "auto", "fallback": "fallback", "cross_scope_hoist": "manual",
-           "loop_carried": "manual", "range_fan_in": "manual", "if_branches": "manual"}
+           "loop_carried": "manual", "range_fan_in": "manual", "if_branches": "manual", "hand_scope": "auto"}
 
 
 def _program(case):

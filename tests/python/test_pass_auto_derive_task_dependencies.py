@@ -159,39 +159,55 @@ def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
     assert_equal(after, ir.Program.make("Expected", [Expected.get("acc"), e]))
 
 
-def test_hand_placed_scope_falls_back_unchanged_with_the_reason():
+def test_hand_placed_scope_keeps_auto_with_edges_inside_it_and_tracking_across_it():
+    # orchestration_codegen.txt: a hand-placed pl.scope() keeps manual=false; the representable
+    # edges go on top of the tracking. k1 -> k2 inside the scope is an edge; k3 after the scope
+    # cannot name a TaskId of the scope (its C++ variable lives in that PTO2_SCOPE block), so
+    # those two hazards stay with the tracking: only the reads of `a` (never written) are demoted.
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, a: pl.Tensor[[16, 16], pl.FP32],
-              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+              c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
             return c
 
         @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
-                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+                 c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.scope():
-                c2 = self.k(a, c, arg_directions=[pl.In, pl.Out])
+                c2 = self.k(a, c, arg_directions=[pl.In, pl.InOut])
+                c3 = self.k(a, c2, arg_directions=[pl.In, pl.InOut])
+            c4 = self.k(a, c3, arg_directions=[pl.In, pl.InOut])
             return c
 
     @pl.program
     class Expected:
         @pl.function(type=pl.FunctionType.InCore)
         def k(self, a: pl.Tensor[[16, 16], pl.FP32],
-              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+              c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
             return c
 
-        @pl.function(type=pl.FunctionType.Orchestration,
-                     attrs={"auto_deps": "fallback: a hand-placed pl.scope() (kept AUTO, no edges)"})
+        @pl.function(type=pl.FunctionType.Orchestration)
         def main(self, a: pl.Tensor[[16, 16], pl.FP32],
-                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+                 c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
             with pl.scope():
-                c2 = self.k(a, c, arg_directions=[pl.In, pl.Out])
+                k_task = pl.submit(self.k, a, c, arg_directions=[pl.NoDep, pl.InOut])
+                c2 = k_task[0]
+                k_tid0 = k_task[1]
+                c3 = self.k(a, c2, arg_directions=[pl.NoDep, pl.InOut], compiler_manual_dep_edges=[k_tid0])
+            c4 = self.k(a, c3, arg_directions=[pl.NoDep, pl.InOut])
             return c
 
-    assert_pass(passes.AutoDeriveTaskDependencies(), Before, Expected)
+    after = passes.AutoDeriveTaskDependencies()(Before, verify_well_formed=True)
+    verdict = after.get("main").attrs["auto_deps"]
+    assert verdict.startswith("auto: 2 hazards not representable (first: 'k' (line ") and \
+        verdict.endswith("); 1 edges, 3 args demoted"), verdict
+    e = Expected.get("main")
+    e = ir.Function.make(e.name, e.type, list(e.params), list(e.param_directions), list(e.return_types), e.body,
+                         e.level, e.role, {"auto_deps": verdict}, e.span)
+    assert_equal(after, ir.Program.make("Expected", [Expected.get("k"), e]))
 
 
 def test_affine_tiles_phase_times_branch_are_disjoint_but_a_shifted_read_overlaps():

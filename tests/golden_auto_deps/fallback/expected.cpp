@@ -20,35 +20,45 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
     Tensor ext_out = from_tensor_arg(orch_args.tensor(1));
-    // Scalar parameters (from ChipStorageTaskArgs scalar slots)
-    int64_t n = (int64_t)orch_args.scalar(0);
+    Tensor ext_y = from_tensor_arg(orch_args.tensor(2));
 
     PTO2_SCOPE() {
-        PTO2_SCOPE() {
+        PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
             // Task 0: acc
             Arg params_t0;
             params_t0.add_input(ext_x);
             params_t0.add_inout(ext_out);
-            PTO2_SOURCE_SITE(params_t0, "program.py", 25);
-            rt_submit_aiv_task(0, params_t0);
-            if (n > 0) {
-                PTO2_SCOPE() {
-                    // Task 1: acc
-                    Arg params_t1;
-                    params_t1.add_input(ext_x);
-                    params_t1.add_inout(ext_out);
-                    PTO2_SOURCE_SITE(params_t1, "program.py", 27);
-                    rt_submit_aiv_task(0, params_t1);
-                }
-            }
+            PTO2_SOURCE_SITE(params_t0, "program.py", 20);
+            TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
+            PTO2TaskId t1 = task_0_outs.task_id();
+
+            // Task 1: acc
+            Arg params_t1;
+            params_t1.add_input(ext_x);
+            params_t1.add_inout(ext_out);
+            PTO2TaskId params_t1_deps[1];
+            uint32_t params_t1_deps_count = 0;
+            params_t1_deps[params_t1_deps_count++] = t1;
+            params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
+            PTO2_SOURCE_SITE(params_t1, "program.py", 21);
+            TaskOutputTensors task_1_outs = rt_submit_aiv_task(0, params_t1);
+            PTO2TaskId t2 = task_1_outs.task_id();
+            (void)t2;
         }
 
         // Task 2: acc
         Arg params_t2;
         params_t2.add_input(ext_x);
-        params_t2.add_inout(ext_out);
-        PTO2_SOURCE_SITE(params_t2, "program.py", 28);
+        params_t2.add_inout(ext_y);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 22);
         rt_submit_aiv_task(0, params_t2);
+
+        // Task 3: acc
+        Arg params_t3;
+        params_t3.add_input(ext_x);
+        params_t3.add_inout(ext_y);
+        PTO2_SOURCE_SITE(params_t3, "program.py", 23);
+        rt_submit_aiv_task(0, params_t3);
     }
 }
 
