@@ -10,7 +10,9 @@
 //       pl.parallel(0, 8, 2) counts 4 and pl.parallel(8, 0, -1) counts 8) puts its N ids behind one
 //       system.task_dummy barrier (the phase fence), so consumers name 1 id instead of N;
 //     * `task_ref(i, task="k_tid3")`: the carry of loop `i` (the producer's id of the previous
-//       iteration), plus carries through the producer's inner loops as above.
+//       iteration), plus carries through the producer's inner loops as above; a sequential
+//       loop's carry inside a pl.parallel starts from a system.task_dummy join of the
+//       parallel's carry (an array of ids after ClassifyIterArgCarry).
 //       for i in pl.range(4):                       seed = pl.system.task_invalid()
 //           r = pl.system.task_ref(i, task="k_tid0")  for i, (k_carry0,) in pl.range(4, init_values=(seed,)):
 //           x, k_tid0 = pl.submit(self.k, x,   ==>      x, k_tid0 = pl.submit(self.k, x, compiler_manual_dep_edges=[k_carry0])
@@ -372,6 +374,15 @@ class Hoister {
       auto v = visible.find(t);
       if (v != visible.end() && (!n || v->second->type->is<ArrayType>())) {
         init = v->second;
+        // Inside a pl.parallel the carry names the ids of all its iterations before this one
+        // (ClassifyIterArgCarry makes it an array of slots); a sequential loop carrying one id
+        // starts from a barrier after all of them.
+        if (!n && f.for_kind != ForKind::Parallel && parallel_carries_.count(init.get())) {
+          VarPtr join = tid_var(derived_name(t, "join"), f.span);
+          Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{init}}};
+          out.push_back(AssignStmt::make(join, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
+          init = join;
+        }
       } else if (n) {
         // All slots invalid: an iteration that does not run the producer leaves its slot empty.
         VarPtr slots = Var::make(derived_name(t, "slots"), type, f.span);
@@ -386,6 +397,7 @@ class Hoister {
         init = seed;
       }
       IterArgPtr ia = IterArg::make(derived_name(t, "carry"), type, init, f.span);
+      if (f.for_kind == ForKind::Parallel) parallel_carries_.insert(ia.get());
       iter_args.push_back(ia);
       inner[t] = ia;
       carry_ia_[{&f, t}] = ia;
@@ -471,6 +483,7 @@ class Hoister {
   std::set<std::string> named_whole_;                  // producers some placeholder names without slot=            // producer -> its slot loop's array (after it)   // producer -> the pl.range whose every id is kept
   std::map<std::pair<const Stmt*, std::string>, ExprPtr> carry_ia_;
   std::map<const Expr*, ExprPtr> fenced_array_;        // a phase fence -> the ids it stands for
+  std::set<const Expr*> parallel_carries_;             // the TaskId carries of pl.parallel loops
   std::map<const Var*, ExprPtr> resolved_;
 };
 

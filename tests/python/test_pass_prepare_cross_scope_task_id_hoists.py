@@ -380,3 +380,43 @@ def test_a_bad_task_ref_slot_is_a_located_error():
         pl.parse_program(text, "c.py")
     assert "system.task_ref: slot= must be an int >= 0" in ei.value.message
     assert ei.value.line == next(i + 1 for i, line in enumerate(text.splitlines()) if "slot=-2" in line)
+
+
+@pl.program
+class RangeInParallelInRange:
+    """Each pl.parallel slot p accumulates into its own tile in a pl.range, in every iteration of an
+    outer pl.range: the chain of slot p carries over from the previous outer iteration."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX],
+             out: pl.InOut[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(n):
+            for p in pl.parallel(2):
+                o = pl.slice(out, [16, 16], [p * 16, 0])
+                for j in pl.range(m):
+                    o = self.acc(x, o)
+        return out
+
+
+@pytest.mark.parametrize("n, m", [(0, 2), (1, 0), (3, 2), (2, 5)])
+def test_a_range_inside_a_parallel_starts_its_id_carry_from_a_join_of_the_parallels_ids(n, m):
+    # orch_flow_fuzz seed 145: the inner pl.range's carry (one id) started from the pl.parallel's
+    # carry, which ClassifyIterArgCarry makes the array of the previous outer iteration's ids:
+    # "loop-carried TaskId ... is a scalar but starts from an array of TaskIds" for a valid program.
+    import numpy as np
+    import pypto
+    from pypto import codegen
+    code = codegen.generate_orchestration(RangeInParallelInRange, "main", analyze_auto_scopes_for_deps=True).code
+    assert "acc_join0 = rt_submit_dummy_task(" in code, code
+    prog = pypto.compile(RangeInParallelInRange, analyze_auto_scopes_for_deps=True)
+    x = np.random.default_rng(7).random((16, 16), dtype=np.float32)
+    out = np.ones((32, 16), np.float32)
+    stats = prog(x, n, m, out, race_check="error", aiv_workers=2)
+    assert stats.races == 0
+    np.testing.assert_allclose(out, 1 + n * m * np.vstack([x, x]).astype(np.float64), rtol=1e-5)
