@@ -1,8 +1,9 @@
 // AutoDeriveTaskDependencies
 //
 // What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
-//   pl.manual_scope(), no user pl.submit / task_dummy / TaskId arrays; hand-placed pl.scope()
-//   blocks keep it AUTO, below), finds every pair of task accesses that conflict (read/write, write/read,
+//   pl.manual_scope(), no task_dummy / TaskId carries or arrays; a user pl.submit is a task like
+//   a call, its TaskId nameable in deps=; hand-placed pl.scope() blocks keep it AUTO, below),
+//   finds every pair of task accesses that conflict (read/write, write/read,
 //   write/write on regions of the same storage that may overlap; tasks under an if count as
 //   if their branch ran, two branches of one if never conflict) and
 //   orders each pair with a compiler edge (Call/Submit::compiler_manual_dep_edges):
@@ -50,10 +51,12 @@
 #include <unordered_map>
 
 #include "affine_region.h"
+#include "buffer_roots.h"
 #include "escaping_allocations.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 #include "pypto/ir/node_pool.h"
+#include "pypto/ir/visitor.h"
 #include "pypto/transforms/flat_stmts.h"
 #include "pypto/transforms/passes.h"
 #include "pypto/transforms/return_lineage.h"
@@ -99,6 +102,17 @@ struct Scope {
   bool operator!=(const Scope& o) const { return !(*this == o); }
 };
 
+// What a task statement submits: a kernel Call or a pl.submit (with the user's deps=, core_num,
+// predicate, its own TaskId).
+struct TaskExpr {
+  const Call* call = nullptr;
+  const Submit* submit = nullptr;
+  const std::string& callee() const { return call ? call->callee : submit->callee; }
+  const std::vector<ExprPtr>& args() const { return call ? call->args : submit->args; }
+  const std::vector<ArgDirection>& dirs() const { return call ? call->arg_directions : submit->arg_directions; }
+  const Span& span() const { return call ? call->span : submit->span; }
+};
+
 struct Task;
 struct Edge {
   Task* from;
@@ -108,7 +122,7 @@ struct Edge {
 struct Task {
   int pos = 0;
   StmtPtr stmt;
-  const Call* call = nullptr;
+  TaskExpr call;
   std::vector<Loop*> loops;        // enclosing loops, outermost first
   std::vector<Scope> scopes;       // enclosing loop bodies and branches, outermost first
   std::vector<const RuntimeScopeStmt*> hand;   // enclosing hand-placed pl.scope() blocks, outermost first
@@ -126,7 +140,10 @@ class Analyzer {
  private:
   // ---- scan ----
   void scan(const StmtPtr& s, std::vector<Loop*>& loops);
-  void scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops);
+  void scan_task(const StmtPtr& s, TaskExpr c, std::vector<Loop*>& loops);
+  bool submit_ok(const Submit& sub);
+  void check_element_writes();
+  bool is_submit_task_id(const ExprPtr& value);
   void collect_accesses(Task& t);
   void note_def(const Var* v, const std::vector<Loop*>& loops) {
     def_order_.emplace(v, static_cast<int>(def_order_.size()));
@@ -143,7 +160,9 @@ class Analyzer {
   Region compute_region(const Var* v);
   const Var* alias_source(const Var* v);
   Region region_of_type(const Var* root, const TypePtr& t);
-  const Var* alias_arg(const Call& c, size_t result);
+  const Var* alias_arg(const std::string& callee, const std::vector<ExprPtr>& args, size_t result);
+  const Var* alias_arg(const Call& c, size_t result) { return alias_arg(c.callee, c.args, result); }
+  const Var* tuple_alias(const TupleGetItem& g);
   int alias_param(const std::string& callee, size_t result);
 
   // ---- derive ----
@@ -167,6 +186,8 @@ class Analyzer {
     TypePtr type;
   };
   const SubmitOf& submit_of(const std::string& callee);
+  bool kernel_always_loads(const std::string& callee, size_t param);
+  std::unordered_map<std::string, std::vector<bool>> loaded_params_;
   std::unordered_map<std::string, SubmitOf> submit_of_;
   TypePtr tid_type_ = ScalarType::make(DataType::TASK_ID);
 
@@ -195,7 +216,7 @@ class Analyzer {
   std::vector<Scope> scopes_;                                    // scan: the blocks around
   std::vector<const RuntimeScopeStmt*> hand_scopes_;             // scan: the hand-placed scopes around
   bool any_hand_scope_ = false;
-  bool has_element_write_ = false;   // a tensor.write in the region
+  std::vector<const Call*> element_writes_;   // the tensor.write ops of the region
   int uncovered_ = 0, edges_ = 0;
   std::string first_uncovered_;
   // rewrite state
@@ -219,6 +240,12 @@ bool is_task_call(const Program& prog, const ExprPtr& e) {
   FunctionPtr f = prog.get(c->callee);
   return f && (f->is_kernel() || f->type == FunctionType::Group);
 }
+
+// A task statement's value: a kernel call or a pl.submit.
+bool is_task_expr(const Program& prog, const ExprPtr& e) { return is_task_call(prog, e) || (e && e->is<Submit>()); }
+
+// The task of value `e` (is_task_expr).
+TaskExpr task_expr(const ExprPtr& e) { return TaskExpr{e->as<Call>(), e->as<Submit>()}; }
 
 bool contains_task(const Program& prog, const StmtPtr& s) {
   if (!s) return false;
@@ -251,10 +278,10 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
       case NodeKind::AssignStmt: {
         auto* a = st->as<AssignStmt>();
         note_def(a->var.get(), loops);
-        if (a->value->is<Submit>()) return fallback("a pl.submit in the region (user TaskIds)");
-        if (is_task_call(prog_, a->value)) {
+        if (is_task_expr(prog_, a->value)) {
+          if (auto* sub = a->value->as<Submit>(); sub && !submit_ok(*sub)) return;
           def_[a->var.get()] = a->value;
-          scan_task(st, *a->value->as<Call>(), loops);
+          scan_task(st, task_expr(a->value), loops);
           break;
         }
         if (auto* c = a->value->as<Call>()) {
@@ -265,18 +292,21 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
             if (auto* m = attr_get<bool>(c->attrs, "manual_dep"); m && *m) manual_roots_.insert(a->var.get());
           }
           if (c->callee == "tensor.dim") bounds_[a->var.get()] = Poly::Bound{0, std::nullopt};
-          has_element_write_ |= c->callee == "tensor.write";
+          if (c->callee == "tensor.write") element_writes_.push_back(c);
         }
-        if (a->var->type->is<ScalarType>() && is_task_id(a->var->type)) return fallback("TaskId values in the region");
+        // A pl.submit's own TaskId (`tid = tup[n]`) may be named in deps=; any other TaskId value is not modelled.
+        if (a->var->type->is<ScalarType>() && is_task_id(a->var->type) && !is_submit_task_id(a->value)) {
+          return fallback("TaskId values in the region");
+        }
         if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
         def_[a->var.get()] = a->value;
         break;
       }
       case NodeKind::EvalStmt: {
         auto* e = st->as<EvalStmt>();
-        if (e->expr->is<Submit>()) return fallback("a pl.submit in the region (user TaskIds)");
-        if (is_task_call(prog_, e->expr)) {
-          scan_task(st, *e->expr->as<Call>(), loops);
+        if (is_task_expr(prog_, e->expr)) {
+          if (auto* sub = e->expr->as<Submit>(); sub && !submit_ok(*sub)) return;
+          scan_task(st, task_expr(e->expr), loops);
           break;
         }
         auto* c = e->expr->as<Call>();
@@ -363,14 +393,24 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
 
 // Index of the parameter result `result` of a call aliases (ReturnParamsExplicit; the sole
 // Out/InOut parameter for a single unnamed return), as the task emitter binds it.
-const Var* Analyzer::alias_arg(const Call& c, size_t result) {
+const Var* Analyzer::alias_arg(const std::string& callee, const std::vector<ExprPtr>& args, size_t result) {
   // Per callee, not per call: 10,000 calls of 4 kernels would otherwise re-find each return.
-  auto key = std::make_pair(c.callee, result);
+  auto key = std::make_pair(callee, result);
   auto memo = alias_param_memo_.find(key);
-  int p = memo != alias_param_memo_.end() ? memo->second : alias_param(c.callee, result);
+  int p = memo != alias_param_memo_.end() ? memo->second : alias_param(callee, result);
   if (memo == alias_param_memo_.end()) alias_param_memo_.emplace(std::move(key), p);
-  if (p < 0 || static_cast<size_t>(p) >= c.args.size()) return nullptr;
-  return as_var(c.args[p]);
+  if (p < 0 || static_cast<size_t>(p) >= args.size()) return nullptr;
+  return as_var(args[p]);
+}
+
+// The argument element `g` of a task's result tuple (a kernel call's or a pl.submit's) names,
+// or null.
+const Var* Analyzer::tuple_alias(const TupleGetItem& g) {
+  auto* tv = as_var(g.tuple);
+  auto td = tv ? def_.find(tv) : def_.end();
+  if (td == def_.end() || !is_task_expr(prog_, td->second)) return nullptr;
+  TaskExpr t = task_expr(td->second);
+  return alias_arg(t.callee(), t.args(), static_cast<size_t>(g.index));
 }
 
 // alias_arg's parameter index for `callee` (-1: none), e.g. 3 for k(a, b, s, c) returning c.
@@ -391,28 +431,50 @@ int Analyzer::alias_param(const std::string& callee, size_t result) {
   return p;
 }
 
-void Analyzer::scan_task(const StmtPtr& s, const Call& c, std::vector<Loop*>& loops) {
+// A pl.submit the analysis can order: not allow_early_resolve / sync_start (they change when
+// its dependants may start), and its TaskId only named by deps= (checked where it is used).
+bool Analyzer::submit_ok(const Submit& sub) {
+  if (sub.allow_early_resolve) fallback("a pl.submit with allow_early_resolve in the region");
+  if (sub.sync_start) fallback("a pl.submit with sync_start in the region");
+  return fallback_.empty();
+}
+
+// `tup[n]` where tup is a pl.submit's result and n its TaskId element.
+bool Analyzer::is_submit_task_id(const ExprPtr& value) {
+  auto* g = value->as<TupleGetItem>();
+  auto* tv = g ? as_var(g->tuple) : nullptr;
+  auto d = tv ? def_.find(tv) : def_.end();
+  auto* sub = d != def_.end() ? d->second->as<Submit>() : nullptr;
+  return sub && g->index + 1 == static_cast<int>(sub->type->as<TupleType>()->elements.size());
+}
+
+void Analyzer::scan_task(const StmtPtr& s, TaskExpr c, std::vector<Loop*>& loops) {
   auto t = std::make_unique<Task>();
   t->pos = pos_++;
   t->stmt = s;
-  t->call = &c;
+  t->call = c;
   t->loops = loops;
   t->scopes = scopes_;
   t->hand = hand_scopes_;
-  PYPTO_CHECK(c.arg_directions.size() == c.args.size(), "AutoDeriveTaskDependencies: call to '" << c.callee
-                                                                                               << "' without derived directions");
+  PYPTO_CHECK(c.dirs().size() == c.args().size(), "AutoDeriveTaskDependencies: call to '" << c.callee()
+                                                                                           << "' without derived directions");
   task_of_[s.get()] = t.get();
   tasks_.push_back(std::move(t));
 }
 
 // After the scan (every definition known, including those after their first use in a loop).
 void Analyzer::collect_accesses(Task& t) {
-  const Call& c = *t.call;
-  for (size_t i = 0; i < c.args.size(); ++i) {
-    if (!c.args[i]->type->is<TensorType>()) continue;
-    ArgDirection d = c.arg_directions[i];
+  // A task in a loop that never runs (a literal trip count of 0) accesses nothing: no hazard,
+  // and no edge to an instance that does not exist (a fan-in of 0 slots).
+  for (const Loop* l : t.loops) {
+    if (l->trip && *l->trip == 0) return;
+  }
+  const std::vector<ExprPtr>& args = t.call.args();
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (!args[i]->type->is<TensorType>()) continue;
+    ArgDirection d = t.call.dirs()[i];
     if (d == ArgDirection::NoDep || d == ArgDirection::Scalar) continue;   // user-asserted: no hazard
-    auto* v = as_var(c.args[i]);
+    auto* v = as_var(args[i]);
     if (!v) return fallback("a tensor argument that is not a variable");
     Access a;
     a.r = region_of(v);
@@ -501,12 +563,7 @@ const Var* Analyzer::alias_source(const Var* v) {
   if (d == def_.end()) return nullptr;
   const ExprPtr& e = d->second;
   if (auto* src = as_var(e)) return src;
-  if (auto* g = e->as<TupleGetItem>()) {
-    auto* tv = as_var(g->tuple);
-    auto td = tv ? def_.find(tv) : def_.end();
-    const Call* c = td != def_.end() ? td->second->as<Call>() : nullptr;
-    return c && is_task_call(prog_, td->second) ? alias_arg(*c, static_cast<size_t>(g->index)) : nullptr;
-  }
+  if (auto* g = e->as<TupleGetItem>()) return tuple_alias(*g);
   if (auto* c = e->as<Call>(); c && !c->is_op) return alias_arg(*c, 0);
   if (auto* c = e->as<Call>(); c && names_first_arg(*c)) return as_var(c->args[0]);
   return nullptr;
@@ -569,10 +626,7 @@ Region Analyzer::compute_region(const Var* v) {
     if (auto* src = as_var(e)) {
       r = *region_of(src);
     } else if (auto* g = e->as<TupleGetItem>()) {
-      auto* tv = as_var(g->tuple);
-      auto td = tv ? def_.find(tv) : def_.end();
-      const Call* c = td != def_.end() ? td->second->as<Call>() : nullptr;
-      const Var* a = c && is_task_call(prog_, td->second) ? alias_arg(*c, static_cast<size_t>(g->index)) : nullptr;
+      const Var* a = tuple_alias(*g);
       if (!a) {
         fallback("a tuple element the analysis cannot trace to a tensor argument");
         return r;
@@ -831,8 +885,8 @@ bool Analyzer::hazard(Task* at, Access& a, Task* bt, Access& b, Loop* carried, b
   a.uncovered = b.uncovered = true;
   if (uncovered_++ == 0) {
     std::ostringstream os;
-    os << "'" << at->call->callee << "' (line " << at->call->span.line << ") -> '" << bt->call->callee << "' (line "
-       << bt->call->span.line << ")" << (carried ? " across iterations of a loop" : "");
+    os << "'" << at->call.callee() << "' (line " << at->call.span().line << ") -> '" << bt->call.callee() << "' (line "
+       << bt->call.span().line << ")" << (carried ? " across iterations of a loop" : "");
     first_uncovered_ = os.str();
   }
   return false;
@@ -971,12 +1025,41 @@ void Analyzer::derive() {
   }
 }
 
+// A tensor.write waits for the live tasks with an untracked write (an Out, InOut or NoDep tensor
+// in a MANUAL scope); a task without one is not among them once its reads go untracked, so it
+// must not read what a tensor.write writes.
+void Analyzer::check_element_writes() {
+  std::set<const Var*> written;
+  for (const Call* w : element_writes_) {
+    const Var* target = as_var(w->args[0]);
+    if (!target) return fallback("a tensor.write of an expression");
+    RegionPtr r = region_of(target);
+    if (!fallback_.empty()) return;
+    written.insert(r->roots.begin(), r->roots.end());
+  }
+  for (auto& t : tasks_) {
+    bool writes = false;
+    for (size_t i = 0; i < t->call.args().size(); ++i) {
+      ArgDirection d = t->call.dirs()[i];
+      writes |= t->call.args()[i]->type->is<TensorType>() && d != ArgDirection::In && d != ArgDirection::Scalar;
+    }
+    if (writes) continue;
+    for (const Access& a : t->acc) {
+      for (const Var* root : a.r->roots) {
+        if (!written.count(root)) continue;
+        return fallback("a tensor.write of a tensor that a task writing no tensor reads ('" + t->call.callee() +
+                        "', line " + std::to_string(t->call.span().line) + ")");
+      }
+    }
+  }
+}
+
 // ---- rewrite ----
 
 VarPtr tid_var(const std::string& base, const TypePtr& tid_type, const Span& span) { return Var::make(base, tid_type, span); }
 
 // Distinct per task (codegen declares each TaskId under its name; system.task_ref names it).
-std::string tid_name(const Task& t) { return t.call->callee + "_tid" + std::to_string(t.pos); }
+std::string tid_name(const Task& t) { return t.call.callee() + "_tid" + std::to_string(t.pos); }
 
 const Analyzer::SubmitOf& Analyzer::submit_of(const std::string& callee) {
   auto it = submit_of_.find(callee);
@@ -987,19 +1070,56 @@ const Analyzer::SubmitOf& Analyzer::submit_of(const std::string& callee) {
   return submit_of_.emplace(callee, SubmitOf{f, TupleType::make(std::move(elems))}).first->second;
 }
 
+// Does kernel `callee` always load from its tensor parameter `param` (a tile.load of it, or of
+// a view / copy of it, in a statement at the top level of its body)? The race checker compares
+// the boxes a kernel reports it loaded and stored; an argument its kernel reported nothing for
+// counts whole, and an untracked (pl.no_dep) one as read and written. So an In argument is
+// demoted to NoDep only when its kernel surely reports its reads (a load inside an if or a loop
+// may not run): otherwise a demoted read would show as an unordered write.
+bool Analyzer::kernel_always_loads(const std::string& callee, size_t param) {
+  auto it = loaded_params_.find(callee);
+  if (it == loaded_params_.end()) {
+    FunctionPtr f = prog_.get(callee);
+    std::vector<bool> loaded(f ? f->params.size() : 0, false);
+    if (f && f->is_kernel()) {
+      struct Loads : IRVisitor {
+        const BufferRoots& roots;
+        const Function& fn;
+        std::vector<bool>& loaded;
+        Loads(const BufferRoots& r, const Function& f, std::vector<bool>& l) : roots(r), fn(f), loaded(l) {}
+        void visit_(const Call* op) override {
+          if (op->is_op && op->callee == "tile.load" && !op->args.empty()) {
+            for (const Var* root : roots.of(op->args[0])) {
+              for (size_t i = 0; i < fn.params.size(); ++i) loaded[i] = loaded[i] || fn.params[i].get() == root;
+            }
+          }
+          IRVisitor::visit_(op);
+        }
+      };
+      BufferRoots roots(prog_, *f, /*views_are_roots=*/false);
+      Loads loads(roots, *f, loaded);
+      for (const StmtPtr& st : FlatStmts(f->body)) {
+        if (auto* a = st->as<AssignStmt>()) loads.visit_expr(a->value);
+        if (auto* e = st->as<EvalStmt>()) loads.visit_expr(e->expr);
+      }
+    }
+    it = loaded_params_.emplace(callee, std::move(loaded)).first;
+  }
+  return param < it->second.size() && it->second[param];
+}
+
 void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& visible, std::vector<StmtPtr>& out) {
   for (const StmtPtr& st : FlatStmts(s)) {
     auto tit = task_of_.find(st.get());
     if (tit != task_of_.end()) {
       Task* T = tit->second;
-      const Call& c = *T->call;
-      std::vector<ArgDirection> dirs = c.arg_directions;
+      std::vector<ArgDirection> dirs = T->call.dirs();
       // Tasks the runtime still sees (AUTO code) skip tracking every argument whose hazards
       // all have edges.
       if (!manual_ && !(per_loop_ && loop_depth_ > 0)) {
         for (auto& a : T->acc) {
           if (a.uncovered) continue;
-          if (dirs[a.arg] == ArgDirection::In) {
+          if (dirs[a.arg] == ArgDirection::In && kernel_always_loads(T->call.callee(), a.arg)) {
             dirs[a.arg] = ArgDirection::NoDep;
             ++demoted_;
           } else if (dirs[a.arg] == ArgDirection::InOut) {
@@ -1022,12 +1142,12 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
         } else if (!slots.empty()) {
           // Only the slots of the pl.parallel whose instances overlap: one placeholder each.
           for (size_t k = 0; k + 1 < slots.size(); ++k) {
-            VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
+            VarPtr rv = tid_var(e.from->call.callee() + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
             Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots[k]}};
             out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
             edges.push_back(rv);
           }
-          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
+          VarPtr rv = tid_var(e.from->call.callee() + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
           Attrs ra{{"task", tid_name(*e.from)}, {"slot", slots.back()}};
           out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", {}, ra, st->span), st->span));
           ref = rv;
@@ -1036,13 +1156,35 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
           if (!e.carried && every_iteration(e.from, common_prefix(e.from->loops, T->loops))) ra["every_iteration"] = true;
           std::vector<ExprPtr> ra_args;
           if (e.carried) ra_args.push_back(e.carried->stmt->loop_var);
-          VarPtr rv = tid_var(e.from->call->callee + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
+          VarPtr rv = tid_var(e.from->call.callee() + "_ref" + std::to_string(e.from->pos), tid_type_, st->span);
           out.push_back(AssignStmt::make(rv, Call::make_op("system.task_ref", ra_args, ra, st->span), st->span));
           ref = rv;
         }
         edges.push_back(ref);
       }
       auto* as = st->as<AssignStmt>();
+      if (const Submit* us = T->call.submit) {
+        // The user's pl.submit keeps its deps=, core_num, predicate and result; the edges are
+        // merged after deps= by codegen.
+        auto sub = make_node<Submit>(us->callee, us->args, std::move(dirs), us->deps, us->core_num, us->sync_start,
+                                     us->allow_early_resolve, us->timing_slot, us->predicate, us->type, us->span);
+        sub->compiler_manual_dep_edges = std::move(edges);
+        sub->dump_vars = us->dump_vars;
+        if (!as && !T->need_tid) {
+          out.push_back(EvalStmt::make(std::move(sub), st->span));
+          continue;
+        }
+        VarPtr tv = as ? as->var : Var::make(us->callee + "_task", us->type, st->span);
+        out.push_back(AssignStmt::make(tv, std::move(sub), st->span));
+        if (T->need_tid) {
+          const int id_index = static_cast<int>(us->type->as<TupleType>()->elements.size()) - 1;
+          VarPtr tid = tid_var(tid_name(*T), tid_type_, st->span);
+          out.push_back(AssignStmt::make(tid, TupleGetItem::make(tv, id_index, st->span), st->span));
+          visible[T] = tid;
+        }
+        continue;
+      }
+      const Call& c = *T->call.call;
       if (T->need_tid) {
         const SubmitOf& so = submit_of(c.callee);
         const FunctionPtr& f = so.fn;
@@ -1167,23 +1309,7 @@ FunctionPtr Analyzer::Run() {
     if (fallback_.empty()) collect_accesses(*t);
   }
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
-  // A tensor.write waits for the live tasks with an untracked write (an Out, InOut or NoDep
-  // tensor in a MANUAL scope); a task without one is not among them once its reads go untracked.
-  if (fallback_.empty() && has_element_write_) {
-    for (auto& t : tasks_) {
-      const Call& c = *t->call;
-      bool writes = false;
-      for (size_t i = 0; i < c.args.size(); ++i) {
-        ArgDirection d = c.arg_directions[i];
-        writes |= c.args[i]->type->is<TensorType>() && d != ArgDirection::In && d != ArgDirection::Scalar;
-      }
-      if (!writes) {
-        fallback_ = "a tensor.write in a region with a task that writes no tensor ('" + t->call->callee + "', line " +
-                    std::to_string(t->call->span.line) + ")";
-        break;
-      }
-    }
-  }
+  if (fallback_.empty() && !element_writes_.empty()) check_element_writes();
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();
   bool loop_allocates = false;
