@@ -207,6 +207,9 @@ class Analyzer {
   Poly::Bounds bounds_;                                          // atoms with a known range
   std::unordered_map<const Var*, RegionPtr> region_memo_;
   std::set<const Var*> in_progress_;
+  std::map<const Var*, RegionPtr> carry_approx_;                 // iter_arg -> its region in the previous round
+  std::vector<std::pair<const Var*, RegionPtr>> approx_reads_;   // in-progress carry reads of this round
+  bool collect_all_accesses();
   std::vector<VarPtr> fresh_;                                    // renamed atoms (kept alive)
   // Accesses per root in program order: all of them, and the writes only.
   std::map<const Var*, std::vector<std::pair<Task*, size_t>>> by_root_, writes_by_root_;
@@ -462,6 +465,33 @@ void Analyzer::scan_task(const StmtPtr& s, TaskExpr c, std::vector<Loop*>& loops
   tasks_.push_back(std::move(t));
 }
 
+bool same_region(const Region& a, const Region& b) {
+  return a.roots == b.roots && a.whole == b.whole && (a.whole || (a.off == b.off && a.ext == b.ext));
+}
+
+// Every task's accesses, in rounds until each read of a loop carry made while its region was
+// being computed saw the carry's final region (region_of); false when they do not settle.
+bool Analyzer::collect_all_accesses() {
+  for (int round = 0; round < 8; ++round) {
+    for (auto& t : tasks_) {
+      if (fallback_.empty()) collect_accesses(*t);
+    }
+    if (!fallback_.empty()) return true;
+    bool settled = true;
+    for (auto& [ia, seen] : approx_reads_) {
+      RegionPtr final_region = region_of(ia);
+      if (same_region(*seen, *final_region)) continue;
+      settled = false;
+      carry_approx_[ia] = final_region;
+    }
+    if (settled) return true;
+    approx_reads_.clear();
+    region_memo_.clear();
+    for (auto& t : tasks_) t->acc.clear();
+  }
+  return false;
+}
+
 // After the scan (every definition known, including those after their first use in a loop).
 void Analyzer::collect_accesses(Task& t) {
   // A task in a loop that never runs (a literal trip count of 0) accesses nothing: no hazard,
@@ -537,10 +567,18 @@ Region Analyzer::region_of_type(const Var* root, const TypePtr& t) {
 RegionPtr Analyzer::region_of(const Var* v) {
   if (auto it = region_memo_.find(v); it != region_memo_.end()) return it->second;
   if (in_progress_.count(v)) {
-    // A loop carry read while its own yield is being resolved: the init's region for now.
+    // A loop carry read while its own yield is being resolved: the previous round's region of
+    // the carry (first round: the init's). Run() repeats the rounds until every such read saw
+    // the carry's final region: what was computed from a smaller one (a value of the body, an
+    // if result yielded back) is memoized with too few roots otherwise.
     auto site = carry_site_.find(v);
     const ForStmt* f = site->second.first;
-    return region_of(as_var(f->iter_args[site->second.second]->init));
+    const Var* ia = f->iter_args[site->second.second].get();
+    auto approx = carry_approx_.find(ia);
+    RegionPtr r = approx != carry_approx_.end() ? approx->second
+                                                : region_of(as_var(f->iter_args[site->second.second]->init));
+    approx_reads_.emplace_back(ia, r);
+    return r;
   }
   RegionPtr r;
   if (const Var* src = alias_source(v)) {
@@ -1305,9 +1343,7 @@ FunctionPtr Analyzer::Run() {
     return Function::make(fn_.name, fn_.type, fn_.params, fn_.param_directions, fn_.return_types, body, fn_.level,
                           fn_.role, attrs, fn_.span);
   };
-  for (auto& t : tasks_) {
-    if (fallback_.empty()) collect_accesses(*t);
-  }
+  if (!collect_all_accesses()) fallback("loop carry regions that do not settle");
   if (fallback_.empty() && tasks_.empty()) fallback_ = "no kernel calls";
   if (fallback_.empty() && !element_writes_.empty()) check_element_writes();
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
