@@ -90,11 +90,13 @@ class SometimesLoads:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[16, 16], pl.FP32], s: pl.Scalar[pl.INDEX],
              a: pl.Out[pl.Tensor[[16, 16], pl.FP32]], b: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
-             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]], d: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]], d: pl.Out[pl.Tensor[[16, 16], pl.FP32]],
+             e: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         with pl.scope():   # keeps the region AUTO, so covered arguments are demoted
             a = self.add1(x, a)
             b = self.add1(x, b)
             c = self.pick(a, b, s, c)
+            e = self.add1(b, e)   # another reader of b: nothing orders it with pick's read
             b = self.add1(a, b)
         d = self.add1(c, d)
         return d
@@ -145,9 +147,10 @@ def test_an_input_loaded_only_sometimes_is_race_free(monkeypatch, s):
     monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
     prog = pypto.compile(SometimesLoads, **ON)
     x = np.random.default_rng(9).random((16, 16), dtype=np.float32)
-    a, b, c, d = (np.zeros((16, 16), np.float32) for _ in range(4))
-    stats = prog(x, s, a, b, c, d, race_check="error", aiv_workers=2)
+    a, b, c, d, e = (np.zeros((16, 16), np.float32) for _ in range(5))
+    stats = prog(x, s, a, b, c, d, e, race_check="error", aiv_workers=2)
     assert stats.races == 0
     want_c = (x + 1) + (x + 1 if s > 0 else 0)
     np.testing.assert_allclose(d, want_c + 1, rtol=1e-5)
     np.testing.assert_allclose(b, x + 2, rtol=1e-5)
+    np.testing.assert_allclose(e, x + 2, rtol=1e-5)
