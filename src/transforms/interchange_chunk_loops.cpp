@@ -17,7 +17,8 @@
 //     - a remainder loop (chunk_remainder) gets an InCore scope of its own;
 //     - the other statements are grouped into InCore scopes (runs of consecutive statements),
 //       except yields, returns and pure scalar assignments (scalars, tensor.dim, tensor.read of an
-//       element), which stay in the orchestration.
+//       element) and ifs of them with scalar results (a conditional expression in a loop bound),
+//       which stay in the orchestration.
 //   Each produced scope is `pl.at(level=CORE_GROUP)` with the auto_chunk scope's split /
 //   slot_num / name_hint; OutlineIncoreScopes then outlines them as usual.
 //       with pl.at(level=CORE_GROUP, optimizations=[pl.auto_chunk]):     for io in pl.parallel(0, 2, 1):
@@ -29,6 +30,7 @@
 // Input invariants: SplitChunkedLoops ran.
 // Output invariants: no ScopeStmt has the auto_chunk attr.
 // Why: the reference's auto_chunk: the compiler, not the user, picks the kernel boundaries.
+#include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -48,9 +50,8 @@ LoopOrigin Origin(const ForStmt& f) { return f.loop_origin; }
 // tensor.read (an element, which the orchestration reads once its writers are done). A loop
 // bound reading a tensor element (`pl.range(t[0, 1] % 4, chunk=2)`, its read hoisted before the
 // loop) must stay: the chunk loops that read it run in the orchestration.
-bool PureScalarAssign(const Stmt& s) {
-  auto* a = s.as<AssignStmt>();
-  if (!a || !a->var->type->is<ScalarType>()) return false;
+// An expression the orchestration computes: no call but tensor.dim / tensor.read.
+bool PureScalarExpr(const ExprPtr& e) {
   struct CallFinder : IRVisitor {
     bool found = false;
     void visit_(const Call* op) override {
@@ -59,8 +60,32 @@ bool PureScalarAssign(const Stmt& s) {
     }
     void visit_(const Submit* op) override { found = true; }
   } finder;
-  finder.visit_expr(a->value);
+  finder.visit_expr(e);
   return !finder.found;
+}
+
+bool PureScalarAssign(const Stmt& s) {
+  auto* a = s.as<AssignStmt>();
+  return a && a->var->type->is<ScalarType>() && PureScalarExpr(a->value);
+}
+
+// An if of such assignments with scalar results: what a conditional expression in a loop bound
+// (`pl.range((m if n % 2 == 0 else n) % 4, chunk=2)`) becomes. It stays in the orchestration
+// with the chunk loops that read its result.
+bool PureScalarIf(const Stmt& s) {
+  auto* i = s.as<IfStmt>();
+  if (!i || !PureScalarExpr(i->cond)) return false;
+  for (auto& rv : i->return_vars)
+    if (!rv->type->is<ScalarType>()) return false;
+  for (const StmtPtr& body : {i->then_body, i->else_body}) {
+    if (!body) continue;
+    for (const StmtPtr& st : flatten_stmts(body)) {
+      auto* y = st->as<YieldStmt>();
+      bool pure_yield = y && std::all_of(y->values.begin(), y->values.end(), PureScalarExpr);
+      if (!pure_yield && !PureScalarAssign(*st) && !PureScalarIf(*st)) return false;
+    }
+  }
+  return true;
 }
 
 // One level of a chunk chain: the outer loop over chunks and its inner loop of C trips.
@@ -251,7 +276,7 @@ class Interchanger : public IRMutator {
       } else if (f && Origin(*f) == LoopOrigin::ChunkRemainder) {
         flush();
         out.push_back(wrap({st}, st->span));
-      } else if (st->is<YieldStmt>() || st->is<ReturnStmt>() || PureScalarAssign(*st)) {
+      } else if (st->is<YieldStmt>() || st->is<ReturnStmt>() || PureScalarAssign(*st) || PureScalarIf(*st)) {
         flush();
         out.push_back(st);
       } else {

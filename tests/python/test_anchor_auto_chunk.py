@@ -209,3 +209,34 @@ def test_a_chunked_loop_bound_reading_a_tensor_element_e2e(first, monkeypatch):
     want = x + 1
     want[first:] *= 10
     np.testing.assert_array_equal(out, want)
+
+
+COND_BOUND_SRC = '''
+import pypto.language as pl
+
+@pl.program
+class CondBound:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4, 8], pl.FP32], n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX],
+             out: pl.Out[pl.Tensor[[4, 8], pl.FP32]]) -> pl.Tensor[[4, 8], pl.FP32]:
+        t = x
+        with pl.at(level=pl.Level.CORE_GROUP, optimizations=[pl.auto_chunk]):
+            for i in pl.range(0, (m if n % 2 == 0 else n) % 4, chunk=2):
+                t = pl.mul(t, t)
+        with pl.at(level=pl.Level.CORE_GROUP):
+            out = pl.assemble(out, t, [0, 0])
+        return out
+'''
+
+
+@pytest.mark.parametrize("n, m", [(0, 3), (1, 7), (2, 0), (5, 2)])
+def test_a_conditional_expression_in_a_chunked_loop_bound_stays_in_the_orchestration(n, m):
+    # at_flow_fuzz seed 1071: the if the conditional expression becomes was grouped into a kernel
+    # scope while the chunk loops that read its result stay in the orchestration ("'cond_value'
+    # is computed inside the pl.at scope and used after it"). A pure scalar if now stays with them.
+    compiled = pypto.compile(pl.parse_program(COND_BOUND_SRC, "cond_bound.py"))
+    x = np.full((4, 8), 1.25, np.float32)
+    out = np.zeros((4, 8), np.float32)
+    compiled(x, n, m, out, race_check="error")
+    trips = (m if n % 2 == 0 else n) % 4
+    np.testing.assert_allclose(out, np.full((4, 8), 1.25 ** (2 ** trips), np.float32), rtol=1e-6)
