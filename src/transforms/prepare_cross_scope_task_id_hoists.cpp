@@ -10,9 +10,10 @@
 //       pl.parallel(0, 8, 2) counts 4 and pl.parallel(8, 0, -1) counts 8) puts its N ids behind one
 //       system.task_dummy barrier (the phase fence), so consumers name 1 id instead of N;
 //     * `task_ref(i, task="k_tid3")`: the carry of loop `i` (the producer's id of the previous
-//       iteration), plus carries through the producer's inner loops as above; a sequential
-//       loop's carry inside a pl.parallel starts from a system.task_dummy join of the
-//       parallel's carry (an array of ids after ClassifyIterArgCarry).
+//       iteration), plus carries through the producer's inner loops as above; inside a
+//       pl.parallel, a sequential loop's carry starts from (and an if's branch without the
+//       producer yields) a system.task_dummy join of the parallel's carry (an array of ids
+//       after ClassifyIterArgCarry), where one id is needed.
 //       for i in pl.range(4):                       seed = pl.system.task_invalid()
 //           r = pl.system.task_ref(i, task="k_tid0")  for i, (k_carry0,) in pl.range(4, init_values=(seed,)):
 //           x, k_tid0 = pl.submit(self.k, x,   ==>      x, k_tid0 = pl.submit(self.k, x, compiler_manual_dep_edges=[k_carry0])
@@ -284,6 +285,17 @@ class Hoister {
     }
   }
 
+  // `ids` itself, or when it is the TaskId carry of an enclosing pl.parallel (which names the ids
+  // of all its iterations before this one: ClassifyIterArgCarry makes it an array of slots) a
+  // system.task_dummy barrier after them, appended to `out`: where one id is needed.
+  ExprPtr join_parallel_ids(const std::string& t, const ExprPtr& ids, const Span& span, std::vector<StmtPtr>& out) {
+    if (!parallel_carries_.count(ids.get())) return ids;
+    VarPtr join = tid_var(derived_name(t, "join"), span);
+    Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{ids}}};
+    out.push_back(AssignStmt::make(join, Call::make_op("system.task_dummy", {}, attrs, span), span));
+    return join;
+  }
+
   // An if whose branches hold producers named after it: each such TaskId becomes an if result,
   // the branch's latest id or, where the branch has none, the one from before the if (none:
   // system.task_invalid).
@@ -293,7 +305,12 @@ class Hoister {
     VarPtr seed;
     std::map<std::string, ExprPtr> before = visible;
     for (const std::string& t : carried) {
-      if (before.count(t)) continue;
+      if (auto b = before.find(t); b != before.end()) {
+        // An if result is one id: the branch without the producer names a barrier after a
+        // pl.parallel's ids.
+        if (!slots_at(i, t)) b->second = join_parallel_ids(t, b->second, i.span, out);
+        continue;
+      }
       if (int64_t n = slots_at(i, t)) {
         VarPtr slots = Var::make(derived_name(t, "slots"), ArrayType::make(n, DataType::TASK_ID), i.span);
         Attrs a{{"size", n}, {"dtype", std::string("TASK_ID")}};
@@ -374,15 +391,8 @@ class Hoister {
       auto v = visible.find(t);
       if (v != visible.end() && (!n || v->second->type->is<ArrayType>())) {
         init = v->second;
-        // Inside a pl.parallel the carry names the ids of all its iterations before this one
-        // (ClassifyIterArgCarry makes it an array of slots); a sequential loop carrying one id
-        // starts from a barrier after all of them.
-        if (!n && f.for_kind != ForKind::Parallel && parallel_carries_.count(init.get())) {
-          VarPtr join = tid_var(derived_name(t, "join"), f.span);
-          Attrs attrs{{"dummy_task", true}, {"manual_dep_edges", std::vector<ExprPtr>{init}}};
-          out.push_back(AssignStmt::make(join, Call::make_op("system.task_dummy", {}, attrs, f.span), f.span));
-          init = join;
-        }
+        // A sequential loop carrying one id starts from a barrier after a pl.parallel's ids.
+        if (!n && f.for_kind != ForKind::Parallel) init = join_parallel_ids(t, init, f.span, out);
       } else if (n) {
         // All slots invalid: an iteration that does not run the producer leaves its slot empty.
         VarPtr slots = Var::make(derived_name(t, "slots"), type, f.span);

@@ -420,3 +420,41 @@ def test_a_range_inside_a_parallel_starts_its_id_carry_from_a_join_of_the_parall
     stats = prog(x, n, m, out, race_check="error", aiv_workers=2)
     assert stats.races == 0
     np.testing.assert_allclose(out, 1 + n * m * np.vstack([x, x]).astype(np.float64), rtol=1e-5)
+
+
+@pl.program
+class IfInParallelInRange:
+    """As RangeInParallelInRange, with the accumulation under an if: the branch that skips it
+    names the ids from before the if."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX], m: pl.Scalar[pl.INDEX],
+             out: pl.InOut[pl.Tensor[[32, 16], pl.FP32]]) -> pl.Tensor[[32, 16], pl.FP32]:
+        for i in pl.range(n):
+            for p in pl.parallel(2):
+                o = pl.slice(out, [16, 16], [p * 16, 0])
+                if m > i:
+                    o = self.acc(x, o)
+        return out
+
+
+@pytest.mark.parametrize("n, m", [(0, 2), (3, 2), (4, 9)])
+def test_an_if_inside_a_parallel_merges_a_join_of_the_parallels_ids(n, m):
+    # orch_flow_fuzz seed 1251: the if result was the acc's id in one branch and the pl.parallel's
+    # carry (an array of the previous outer iteration's ids) in the other: "carried through this
+    # pl.parallel loop as one TaskId per iteration, but an iteration ends with an array of 2".
+    import numpy as np
+    import pypto
+    prog = pypto.compile(IfInParallelInRange, analyze_auto_scopes_for_deps=True)
+    x = np.random.default_rng(11).random((16, 16), dtype=np.float32)
+    out = np.ones((32, 16), np.float32)
+    stats = prog(x, n, m, out, race_check="error", aiv_workers=2)
+    assert stats.races == 0
+    runs = sum(1 for i in range(n) if m > i)
+    np.testing.assert_allclose(out, 1 + runs * np.vstack([x, x]).astype(np.float64), rtol=1e-5)
