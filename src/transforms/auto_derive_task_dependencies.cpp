@@ -229,7 +229,7 @@ class Analyzer {
   int loop_depth_ = 0;
   int demoted_ = 0;
   std::unique_ptr<BufferRoots> buffer_roots_;   // of fn_, for the escaping allocations of per_loop_
-  std::string layout_fallback_;                 // set when per_loop_ cannot place an allocation
+  std::string layout_fallback_;                 // set when per_loop_ cannot place an allocation (then AUTO)
 };
 
 std::optional<int64_t> const_of(const ExprPtr& e) {
@@ -1355,13 +1355,24 @@ FunctionPtr Analyzer::Run() {
   manual_ = !hand && uncovered_ == 0 && !loop_allocates;
   per_loop_ = !hand && uncovered_ == 0 && loop_allocates;
   StmtPtr body = rewrite_body();
-  if (!layout_fallback_.empty()) return stamp("fallback: " + layout_fallback_, fn_.body);
+  if (!layout_fallback_.empty()) {
+    // No MANUAL scope per iteration can hold that storage: lay the region out as AUTO with the
+    // edges on top instead (MaterializeRuntimeScopes then leaves such a body unscoped, as it
+    // does without the analysis).
+    per_loop_ = false;
+    demoted_ = 0;
+    remap_.clear();
+    body = rewrite_body();
+  }
   std::ostringstream os;
   if (manual_) {
     os << "manual: " << tasks_.size() << " tasks, " << edges_ << " edges";
   } else if (per_loop_) {
     os << "manual per loop iteration (loops allocate; " << demoted_ << " top-level args demoted): " << tasks_.size()
        << " tasks, " << edges_ << " edges";
+  } else if (uncovered_ == 0 && !layout_fallback_.empty()) {
+    os << "auto (" << layout_fallback_ << ", so its iterations cannot each be a MANUAL scope): " << edges_
+       << " edges, " << demoted_ << " args demoted";
   } else if (uncovered_ == 0) {
     os << "auto (a hand-placed pl.scope() keeps it AUTO): " << edges_ << " edges, " << demoted_ << " args demoted";
   } else {
