@@ -181,3 +181,43 @@ def test_an_element_write_beside_a_task_writing_no_tensor_on_another_tensor_is_d
     want = np.full((16, 16), 2, np.float32)
     want[0, 0] = 4
     np.testing.assert_array_equal(out, want)
+
+
+@pl.program
+class AssertOnResult:
+    """An assert between two tasks whose condition reads an element the first task wrote: it
+    touches no tensor itself, and its tensor.read waits for that task (used to fall back: "a
+    statement with effects the analysis does not model")."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add1(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.adds(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], limit: pl.Scalar[pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        assert limit > 0.0, "the limit must be positive"
+        t = pl.create_tensor([16, 16], dtype=pl.FP32)
+        t = self.add1(x, t)
+        assert pl.tensor.read(t, [0, 0]) < limit, "the first element went over the limit"
+        out = self.add1(t, out)
+        return out
+
+
+def test_an_assert_reading_a_task_result_is_derived_and_still_checks(monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    assert _verdict(AssertOnResult).startswith("manual: 2 tasks, 1 edges"), _verdict(AssertOnResult)
+    prog = pypto.compile(AssertOnResult, **ON)
+    x = np.random.default_rng(3).random((16, 16), dtype=np.float32)
+    out = np.zeros((16, 16), np.float32)
+    stats = prog(x, 100.0, out, race_check="error", aiv_workers=2)
+    assert stats.races == 0
+    np.testing.assert_allclose(out, x + 2.0, rtol=1e-6)
+    # The read sees the task's result (x[0, 0] + 1 > 1 >= limit), not the uninitialised storage.
+    x[0, 0] = 0.5
+    with pytest.raises(Exception, match="the first element went over the limit"):
+        prog(x, 1.25, np.zeros((16, 16), np.float32), aiv_workers=2)
+    with pytest.raises(Exception, match="the limit must be positive"):
+        prog(x, -1.0, np.zeros((16, 16), np.float32), aiv_workers=2)
