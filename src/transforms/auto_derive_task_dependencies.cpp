@@ -43,6 +43,7 @@
 //   other (the runtime's own contract for distinct arguments).
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -90,9 +91,10 @@ using RegionPtr = std::shared_ptr<const Region>;
 struct Access {
   RegionPtr r;
   bool read = false, write = false;
-  size_t arg = 0;
+  size_t arg = 0;                  // kNoArg: a runtime-allocated output (no argument to demote)
   bool uncovered = false;          // some hazard through this access has no edge
 };
+constexpr size_t kNoArg = SIZE_MAX;
 
 // A block a task is in: a loop body (side 0) or a branch of an if (side 1: then, 2: else).
 struct Scope {
@@ -164,6 +166,15 @@ class Analyzer {
   const Var* alias_arg(const Call& c, size_t result) { return alias_arg(c.callee, c.args, result); }
   const Var* tuple_alias(const TupleGetItem& g);
   int alias_param(const std::string& callee, size_t result);
+  // The omitted Out arguments of a pl.submit (`tmp, tid = pl.submit(self.k, x)`): the runtime
+  // allocates each at submission, new storage like a pl.create_tensor there. Its root is the
+  // first variable that names the tuple element.
+  int runtime_output_param(const TupleGetItem& g);
+  void note_runtime_output(const Var* v, const TupleGetItem& g);
+  std::map<std::pair<const Var*, int>, const Var*> runtime_out_;   // (submit tuple, element) -> root
+  std::map<const Var*, Loop*> submit_loop_;                         // runtime-allocating submit tuple -> its loop
+  std::map<const Var*, Task*> task_by_result_;                       // a task statement's result var -> the task
+  bool user_deps_name(const Task& consumer, const Task* producer);
 
   // ---- derive ----
   bool overlap(const Access& a, const Access& b, Loop* carried, int64_t min_dist);
@@ -284,6 +295,7 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         if (is_task_expr(prog_, a->value)) {
           if (auto* sub = a->value->as<Submit>(); sub && !submit_ok(*sub)) return;
           def_[a->var.get()] = a->value;
+          if (a->value->is<Submit>()) submit_loop_[a->var.get()] = loops.empty() ? nullptr : loops.back();
           scan_task(st, task_expr(a->value), loops);
           break;
         }
@@ -303,6 +315,7 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         }
         if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
         def_[a->var.get()] = a->value;
+        if (auto* g = a->value->as<TupleGetItem>()) note_runtime_output(a->var.get(), *g);
         break;
       }
       case NodeKind::EvalStmt: {
@@ -420,6 +433,35 @@ const Var* Analyzer::tuple_alias(const TupleGetItem& g) {
   return alias_arg(t.callee(), t.args(), static_cast<size_t>(g.index));
 }
 
+// Does the consumer's pl.submit list the producer's own TaskId (`_, tid = pl.submit(...)`) in
+// deps=? Then an edge of the same iteration would repeat it.
+bool Analyzer::user_deps_name(const Task& consumer, const Task* producer) {
+  if (!consumer.call.submit) return false;
+  for (const ExprPtr& d : consumer.call.submit->deps) {
+    auto def = def_.find(as_var(d));
+    auto* g = def != def_.end() ? def->second->as<TupleGetItem>() : nullptr;
+    auto t = g ? task_by_result_.find(as_var(g->tuple)) : task_by_result_.end();
+    if (t != task_by_result_.end() && t->second == producer && is_submit_task_id(def->second)) return true;
+  }
+  return false;
+}
+
+// The parameter of the omitted Out argument that tuple element `g` of a pl.submit names, or -1.
+int Analyzer::runtime_output_param(const TupleGetItem& g) {
+  auto* tv = as_var(g.tuple);
+  auto td = tv ? def_.find(tv) : def_.end();
+  auto* sub = td != def_.end() ? td->second->as<Submit>() : nullptr;
+  if (!sub || g.index < 0) return -1;
+  int p = alias_param(sub->callee, static_cast<size_t>(g.index));
+  return p >= 0 && static_cast<size_t>(p) >= sub->args.size() ? p : -1;
+}
+
+void Analyzer::note_runtime_output(const Var* v, const TupleGetItem& g) {
+  if (runtime_output_param(g) < 0) return;
+  const Var* tv = as_var(g.tuple);
+  if (runtime_out_.emplace(std::make_pair(tv, g.index), v).second) created_in_[v] = submit_loop_[tv];
+}
+
 // alias_arg's parameter index for `callee` (-1: none), e.g. 3 for k(a, b, s, c) returning c.
 int Analyzer::alias_param(const std::string& callee, size_t result) {
   FunctionPtr f = prog_.get(callee);
@@ -466,6 +508,7 @@ void Analyzer::scan_task(const StmtPtr& s, TaskExpr c, std::vector<Loop*>& loops
   PYPTO_CHECK(c.dirs().size() == c.args().size(), "AutoDeriveTaskDependencies: call to '" << c.callee()
                                                                                            << "' without derived directions");
   task_of_[s.get()] = t.get();
+  if (auto* as = s->as<AssignStmt>()) task_by_result_[as->var.get()] = t.get();
   tasks_.push_back(std::move(t));
 }
 
@@ -519,6 +562,18 @@ void Analyzer::collect_accesses(Task& t) {
     a.read = d == ArgDirection::In || d == ArgDirection::InOut;
     a.write = d == ArgDirection::Out || d == ArgDirection::InOut;
     a.arg = i;
+    t.acc.push_back(std::move(a));
+  }
+  // The runtime-allocated outputs it writes (those some variable names).
+  auto* as = t.call.submit ? t.stmt->as<AssignStmt>() : nullptr;
+  if (!as) return;
+  for (auto it = runtime_out_.lower_bound({as->var.get(), INT_MIN});
+       it != runtime_out_.end() && it->first.first == as->var.get(); ++it) {
+    Access a;
+    a.r = region_of(it->second);
+    if (!fallback_.empty()) return;
+    a.write = true;
+    a.arg = kNoArg;
     t.acc.push_back(std::move(a));
   }
 }
@@ -605,7 +660,11 @@ const Var* Analyzer::alias_source(const Var* v) {
   if (d == def_.end()) return nullptr;
   const ExprPtr& e = d->second;
   if (auto* src = as_var(e)) return src;
-  if (auto* g = e->as<TupleGetItem>()) return tuple_alias(*g);
+  if (auto* g = e->as<TupleGetItem>()) {
+    if (const Var* a = tuple_alias(*g)) return a;
+    auto ro = runtime_out_.find({as_var(g->tuple), g->index});
+    return ro != runtime_out_.end() && ro->second != v ? ro->second : nullptr;
+  }
   if (auto* c = e->as<Call>(); c && !c->is_op) return alias_arg(*c, 0);
   if (auto* c = e->as<Call>(); c && names_first_arg(*c)) return as_var(c->args[0]);
   return nullptr;
@@ -669,6 +728,11 @@ Region Analyzer::compute_region(const Var* v) {
       r = *region_of(src);
     } else if (auto* g = e->as<TupleGetItem>()) {
       const Var* a = tuple_alias(*g);
+      auto ro = a ? runtime_out_.end() : runtime_out_.find({as_var(g->tuple), g->index});
+      if (ro != runtime_out_.end()) {
+        if (ro->second == v) return region_of_type(v, v->type);   // the runtime's new storage
+        a = ro->second;
+      }
       if (!a) {
         fallback("a tuple element the analysis cannot trace to a tensor argument");
         return r;
@@ -1060,6 +1124,7 @@ void Analyzer::derive() {
     B->edges.clear();
     for (auto& e : unique) {
       if (!e.carried && std::binary_search(implied.begin(), implied.end(), e.from)) continue;
+      if (!e.carried && encloses(*e.from, *B) && user_deps_name(*B, e.from)) continue;   // deps= names it
       B->edges.push_back(e);
       e.from->need_tid = true;
     }
@@ -1160,7 +1225,7 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
       // all have edges.
       if (!manual_ && !(per_loop_ && loop_depth_ > 0)) {
         for (auto& a : T->acc) {
-          if (a.uncovered) continue;
+          if (a.uncovered || a.arg == kNoArg) continue;
           if (dirs[a.arg] == ArgDirection::In && kernel_always_loads(T->call.callee(), a.arg)) {
             dirs[a.arg] = ArgDirection::NoDep;
             ++demoted_;

@@ -154,3 +154,83 @@ def test_an_input_loaded_only_sometimes_is_race_free(monkeypatch, s):
     np.testing.assert_allclose(d, want_c + 1, rtol=1e-5)
     np.testing.assert_allclose(b, x + 2, rtol=1e-5)
     np.testing.assert_allclose(e, x + 2, rtol=1e-5)
+
+
+@pl.program
+class RuntimeOutputs:
+    """pl.submit with its Out argument omitted: the runtime allocates it at submission. The
+    analysis takes it as new storage there, like a pl.create_tensor (it used to fall back: "a
+    tuple element the analysis cannot trace to a tensor argument"): `y` of each iteration is
+    read by `acc` (an edge nobody wrote), `b` is handed to the next iteration by a carry."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add1(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.adds(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+             out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        tmp, t0 = pl.submit(self.add1, x)
+        a = tmp
+        for i in pl.range(n):
+            y, t1 = pl.submit(self.add1, tmp)
+            out, t2 = pl.submit(self.acc, y, out)
+            b, t3 = pl.submit(self.add1, a)
+            a = b
+        out, t4 = pl.submit(self.acc, a, out)
+        return out
+
+
+@pl.program
+class RuntimeOutputWithDeps:
+    """manual_dependencies.zh.txt example 2: the consumer already names its producer in deps=;
+    the compiler adds no second edge to the same task."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def add1(self, a: pl.Tensor[[16, 16], pl.FP32],
+             c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c = pl.store(pl.adds(pl.load(a, [0, 0], [16, 16]), 1.0), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[16, 16], pl.FP32],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        tmp, prep = pl.submit(self.add1, x)
+        out, _ = pl.submit(self.add1, tmp, out, deps=[prep])
+        return out
+
+
+@pytest.mark.parametrize("n", [0, 1, 4])
+def test_runtime_allocated_outputs_are_derived_and_match_numpy_race_checked(monkeypatch, n):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    verdict = _prepared(RuntimeOutputs).get("main").attrs["auto_deps"]
+    assert verdict.startswith("manual per loop iteration"), verdict
+    prog = pypto.compile(RuntimeOutputs, **ON)
+    x = np.random.default_rng(10).random((16, 16), dtype=np.float32)
+    out = np.ones((16, 16), np.float32)
+    stats = prog(x, n, out, race_check="error", aiv_workers=2)
+    assert stats.races == 0
+    # n times y = x + 2, then a = x + 1 + n
+    np.testing.assert_allclose(out, 1 + n * (x + 2) + (x + 1 + n), rtol=1e-5)
+
+
+def test_a_deps_entry_naming_the_producer_is_not_repeated_by_a_compiler_edge(monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    prepared = _prepared(RuntimeOutputWithDeps)
+    assert prepared.get("main").attrs["auto_deps"] == "manual: 2 tasks, 0 edges"
+    code = codegen.generate_orchestration(prepared, "main", run_passes=False).code
+    consumer = code[code.index("// Task 1"):]
+    assert consumer.count("_deps_count++]") == 1 and "= prep;" in consumer, consumer
+    x = np.random.default_rng(11).random((16, 16), dtype=np.float32)
+    out = np.zeros((16, 16), np.float32)
+    stats = pypto.compile(RuntimeOutputWithDeps, **ON)(x, out, race_check="error", aiv_workers=2)
+    assert stats.races == 0
+    np.testing.assert_allclose(out, x + 2, rtol=1e-6)
