@@ -143,7 +143,6 @@ class Analyzer {
   // ---- scan ----
   void scan(const StmtPtr& s, std::vector<Loop*>& loops);
   void scan_task(const StmtPtr& s, TaskExpr c, std::vector<Loop*>& loops);
-  bool submit_ok(const Submit& sub);
   void check_element_writes();
   bool is_submit_task_id(const ExprPtr& value);
   void collect_accesses(Task& t);
@@ -293,7 +292,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         auto* a = st->as<AssignStmt>();
         note_def(a->var.get(), loops);
         if (is_task_expr(prog_, a->value)) {
-          if (auto* sub = a->value->as<Submit>(); sub && !submit_ok(*sub)) return;
           def_[a->var.get()] = a->value;
           if (a->value->is<Submit>()) submit_loop_[a->var.get()] = loops.empty() ? nullptr : loops.back();
           scan_task(st, task_expr(a->value), loops);
@@ -321,7 +319,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
       case NodeKind::EvalStmt: {
         auto* e = st->as<EvalStmt>();
         if (is_task_expr(prog_, e->expr)) {
-          if (auto* sub = e->expr->as<Submit>(); sub && !submit_ok(*sub)) return;
           scan_task(st, task_expr(e->expr), loops);
           break;
         }
@@ -480,13 +477,6 @@ int Analyzer::alias_param(const std::string& callee, size_t result) {
   return p;
 }
 
-// A pl.submit the analysis can order: not allow_early_resolve / sync_start (they change when
-// its dependants may start), and its TaskId only named by deps= (checked where it is used).
-bool Analyzer::submit_ok(const Submit& sub) {
-  if (sub.allow_early_resolve) fallback("a pl.submit with allow_early_resolve in the region");
-  if (sub.sync_start) fallback("a pl.submit with sync_start in the region");
-  return fallback_.empty();
-}
 
 // `tup[n]` where tup is a pl.submit's result and n its TaskId element.
 bool Analyzer::is_submit_task_id(const ExprPtr& value) {

@@ -4,8 +4,8 @@ input only sometimes.
 
 - A pl.submit is analysed like a kernel call: it keeps its deps=, core_num and TaskId, and the
   compiler's edges are merged after deps=. Its TaskId may be named in deps= (a TaskId carried
-  through a loop, an if result or an array still falls back), and allow_early_resolve /
-  sync_start still fall back (they change when its dependants may start).
+  through a loop, an if result or an array still falls back). allow_early_resolve and
+  sync_start are kept (they hold for every edge of the task, tracked or compiled).
 - A task in a loop with a literal trip count of 0 never runs: no hazard, no edge (it used to ask
   for a fan-in of 0 slots: an internal error, orch_flow_fuzz seed 423).
 - An In argument is demoted to NoDep (untracked) only when its kernel surely reports what it

@@ -220,6 +220,30 @@ def test_spec_program_runs_and_matches_numpy(name):
     CASES[name](compiled, mod)
 
 
+# Derived dependencies (analyze_auto_scopes_for_deps): the same programs and checks, race-checked.
+# The spec's own programs use user pl.submit (runtime-allocated outputs, allow_early_resolve),
+# pl.at / pl.spmd with deps=, predicates and manual scopes: what the analysis must get right.
+DERIVED = ["at_scoped", "dynamic_dims", "for_stmt", "if_stmt", "mech2_explicit_edges", "mech3_at_blocks",
+           "mech4_manual_dep_tensor", "moe_skip_empty", "no_dep_args", "orch_basic", "output_alias",
+           "spmd_scoped", "tensor_ops"]
+
+
+@pytest.mark.parametrize("name", DERIVED)
+def test_spec_program_with_derived_dependencies_matches_numpy_race_checked(name):
+    mod, program = load(name)
+    prepared = pypto.codegen.run_pipeline(program, analyze_auto_scopes_for_deps=True)
+    verdicts = [f.attrs["auto_deps"] for f in prepared.functions if "auto_deps" in f.attrs]
+    assert verdicts and not any(v.startswith("fallback") for v in verdicts), verdicts
+    compiled = pypto.compile(program, analyze_auto_scopes_for_deps=True)
+
+    def race_checked(*args, **kwargs):
+        stats = compiled(*args, race_check="error", **kwargs)
+        assert stats.races == 0
+        return stats
+
+    CASES[name](race_checked, mod)
+
+
 def test_mixed_kernel_group_kernels_synchronise():
     # The Group's data flow (mm writes c, act reads it) becomes flag 0: signal after mm, wait before act.
     from pypto.compiler import generate
