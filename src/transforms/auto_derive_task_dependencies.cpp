@@ -1,8 +1,8 @@
 // AutoDeriveTaskDependencies
 //
 // What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
-//   pl.manual_scope(), no task_dummy / TaskId carries or arrays; a user pl.submit is a task like
-//   a call, its TaskId nameable in deps=; hand-placed pl.scope() blocks keep it AUTO, below),
+//   pl.manual_scope(), no arrays; a user pl.submit is a task like a call, the user's TaskIds
+//   (carried, merged, task_dummy) stay extra edges; hand-placed pl.scope() blocks keep it AUTO, below),
 //   finds every pair of task accesses that conflict (read/write, write/read,
 //   write/write on regions of the same storage that may overlap; tasks under an if count as
 //   if their branch ran, two branches of one if never conflict) and
@@ -275,10 +275,12 @@ bool contains_task(const Program& prog, const StmtPtr& s) {
 // Ops an analysed region may contain: views, allocation, an assemble in place (a new name of
 // its target: LowerTensorAssemble made the source a view the kernels wrote), element reads and
 // writes by the orchestrator (they wait for the element's tracked producers / readers and for
-// every live task with an untracked write at run time; later tasks are submitted after them).
+// every live task with an untracked write at run time; later tasks are submitted after them),
+// and the user's TaskId values (an invalid id, a dummy barrier: extra edges, no tensor).
 bool allowed_op(const std::string& op) {
   return op == "tensor.create" || op == "tensor.slice" || op == "tensor.transpose" || op == "tensor.dim" ||
-         op == "tensor.read" || op == "tensor.write" || op == "tensor.assemble";
+         op == "tensor.read" || op == "tensor.write" || op == "tensor.assemble" || op == "system.task_invalid" ||
+         op == "system.task_dummy";
 }
 
 // Ops whose result is their first argument's storage and box.
@@ -306,10 +308,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
           }
           if (c->callee == "tensor.dim") bounds_[a->var.get()] = Poly::Bound{0, std::nullopt};
           if (c->callee == "tensor.write") element_writes_.push_back(c);
-        }
-        // A pl.submit's own TaskId (`tid = tup[n]`) may be named in deps=; any other TaskId value is not modelled.
-        if (a->var->type->is<ScalarType>() && is_task_id(a->var->type) && !is_submit_task_id(a->value)) {
-          return fallback("TaskId values in the region");
         }
         if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
         def_[a->var.get()] = a->value;
@@ -349,7 +347,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
           bounds_[f->loop_var.get()] = Poly::Bound{0, std::nullopt};
         }
         for (size_t i = 0; i < f->iter_args.size(); ++i) {
-          if (is_task_id(f->iter_args[i]->type)) return fallback("TaskId loop carries in the region");
           l->defs.insert(f->iter_args[i].get());
           note_def(f->iter_args[i].get(), loops);
           carry_site_[f->iter_args[i].get()] = {f, i};
@@ -374,7 +371,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
         // superset); a TaskId a later task names is merged as an if result
         // (PrepareCrossScopeTaskIdHoists): the branch's id, or the one from before the if.
         for (size_t k = 0; k < i->return_vars.size(); ++k) {
-          if (is_task_id(i->return_vars[k]->type)) return fallback("TaskId branch results in the region");
           if_site_[i->return_vars[k].get()] = {i, k};
           note_def(i->return_vars[k].get(), loops);
         }
