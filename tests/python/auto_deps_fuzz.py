@@ -10,7 +10,10 @@ variables, (outer * k + inner), shifted by one tile), inside pl.range / pl.paral
 pl.range(n) loops (nested up to two deep) and `if n > 3:` branches, by kernels that copy,
 accumulate (InOut), read a whole tensor, or write two outputs. The switch-off build is the
 reference: every output must be bit-identical with the switch on, and the race checker must
-report nothing. Used by tests/python/test_auto_deps_differential.py (small, seeded) and
+report nothing. A share of the tasks are the user's own `pl.submit`s (USER_SUBMITS) with deps=
+naming None, the TaskId `prev` (set by some submits and `pl.system.task_dummy` barriers: a
+TaskId carried through loops and merged by ifs) or the submit just before; some copy into an
+output the runtime allocates (`t, tid = pl.submit(self.copy, a)`) that the next task reads. Used by tests/python/test_auto_deps_differential.py (small, seeded) and
 scripts/fuzz_auto_deps.py (`make fuzz`).
 
     check_batch(range(50), runs=2)                # 50 programs, both builds of each, in ONE library
@@ -29,6 +32,7 @@ import numpy as np
 
 TILES = 8
 ROWS = TILES * 16
+USER_SUBMITS = 0.3   # the share of tasks spelled as the user's pl.submit with deps=
 
 KERNELS = f'''
     @pl.function(type=pl.FunctionType.InCore)
@@ -71,6 +75,7 @@ class _Gen:
         self.r = random.Random(seed)
         self.lines: list[str] = []
         self.n = 0
+        self.in_parallel = 0   # prev is not set in a pl.parallel body (it would become an array of ids)
 
     def name(self, base):
         self.n += 1
@@ -108,7 +113,7 @@ class _Gen:
             return v
         if kind == "whole":
             d = view(r.choice(dsts), self.tile(vars_))
-            self.lines.append("%s%s = self.whole(%s, %s)" % (pad, self.name("r"), r.choice(srcs), d))
+            self.call(pad, "whole", [r.choice(srcs), d], 1)
             return
         a = view(r.choice(srcs), self.tile(vars_))
         if kind == "split":
@@ -116,10 +121,29 @@ class _Gen:
             c = view(r.choice(dsts), self.tile(vars_))
             if b == c:
                 return
-            self.lines.append("%s%s, %s = self.split(%s, %s, %s)" % (pad, self.name("r"), self.name("r"), a, b, c))
+            self.call(pad, "split", [a, b, c], 2)
             return
+        if r.random() < USER_SUBMITS / 2:   # through an output the runtime allocates
+            t, tid = self.name("t"), self.name("tid")
+            self.lines.append("%s%s, %s = pl.submit(self.copy, %s, deps=[%s])" % (pad, t, tid, a, self.dep()))
+            a = t
         d = view(r.choice(dsts), self.tile(vars_))
-        self.lines.append("%s%s = self.%s(%s, %s)" % (pad, self.name("r"), kind, a, d))
+        self.call(pad, kind, [a, d], 1)
+
+    def dep(self):
+        return self.r.choice(["None", "prev", "prev"])
+
+    def call(self, pad, kernel, args, results):
+        """`r = self.k(args)`, or the user's `r, tid = pl.submit(self.k, args, deps=[...])`."""
+        names = [self.name("r") for _ in range(results)]
+        if self.r.random() >= USER_SUBMITS:
+            self.lines.append("%s%s = self.%s(%s)" % (pad, ", ".join(names), kernel, ", ".join(args)))
+            return
+        tid = "prev" if self.r.random() < 0.5 and not self.in_parallel else self.name("tid")
+        self.lines.append("%s%s, %s = pl.submit(self.%s, %s, deps=[%s])" % (
+            pad, ", ".join(names), tid, kernel, ", ".join(args), self.dep()))
+        if self.r.random() < 0.15 and not self.in_parallel:
+            self.lines.append("%sprev = pl.system.task_dummy(deps=[prev, %s])" % (pad, tid))
 
     def block(self, ind, vars_, budget):
         r = self.r
@@ -141,7 +165,9 @@ class _Gen:
                 else:
                     trip = r.randint(1, 4)
                     self.lines.append("%sfor %s in pl.%s(%d):" % (pad, v, kind, trip))
+                self.in_parallel += kind == "parallel"
                 self.block(ind + 1, vars_ + [(v, trip)], budget - 1)
+                self.in_parallel -= kind == "parallel"
                 budget -= 2
             else:
                 self.lines.append("%sif n > 3:" % pad)
@@ -164,6 +190,7 @@ class Fuzz{seed}:
     @pl.function(type=pl.FunctionType.Orchestration)
     def main(self, x: pl.Tensor[[{ROWS}, 16], pl.FP32], y: pl.InOut[pl.Tensor[[{ROWS}, 16], pl.FP32]],
              z: pl.InOut[pl.Tensor[[{ROWS}, 16], pl.FP32]], n: pl.Scalar[pl.INDEX]) -> pl.Tensor[[{ROWS}, 16], pl.FP32]:
+        prev = None
         tmp = pl.create_tensor([{ROWS}, 16], dtype=pl.FP32)
         t0 = self.init(x, tmp)
         p0 = pl.tensor.slice(x, [16, 16], [0, 0])
