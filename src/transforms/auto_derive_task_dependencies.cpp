@@ -75,6 +75,7 @@ struct Loop {
   std::vector<const RuntimeScopeStmt*> hand;   // hand-placed pl.scope() blocks around the loop
   std::optional<int64_t> step, trip;
   bool parallel = false;
+  bool serialised = false;         // a pl.parallel whose iterations conflict, emitted as a pl.range
   int first_pos = 0, end_pos = 0;  // tasks inside have positions [first_pos, end_pos)
 };
 
@@ -183,6 +184,8 @@ class Analyzer {
   bool every_iteration(Task* t, size_t level);
   std::vector<int64_t> overlapping_slots(Task* a, Task* b, size_t level);
   void derive();
+  bool serialise_conflicting_parallel_loops();
+  std::set<Loop*> conflicting_parallel_;   // derive: pl.parallel loops with a hazard across iterations
   // Records the hazard: an edge when `covered` (and a's TaskId can reach b), else marks both
   // accesses uncovered. Returns whether it became an edge.
   bool hazard(Task* a_task, Access& a, Task* b_task, Access& b, Loop* carried, bool covered);
@@ -1019,6 +1022,37 @@ std::vector<const Var*> Analyzer::in_def_order(const std::set<const Var*>& roots
   return out;
 }
 
+// A pl.parallel whose iterations conflict is ordered by the runtime's tracking in submission
+// order, as a pl.range would be: the orchestration runs either loop in order. Such a loop
+// becomes a pl.range, so its carried hazards become edges through a TaskId carry (a
+// pl.parallel's TaskId carry is one id per iteration, which cannot name the previous one).
+// Not when the user carries a TaskId through it (its per-iteration meaning would change).
+// True when some loop changed: derive() must run again (fan-ins from it change too).
+bool Analyzer::serialise_conflicting_parallel_loops() {
+  bool changed = false;
+  for (Loop* L : conflicting_parallel_) {
+    bool user_ids = false;
+    for (auto& ia : L->stmt->iter_args) user_ids |= is_task_id(ia->type);
+    if (user_ids) continue;
+    L->parallel = false;
+    L->serialised = true;
+    changed = true;
+  }
+  conflicting_parallel_.clear();
+  if (!changed) return false;
+  for (auto& t : tasks_) {
+    t->edges.clear();
+    t->need_tid = false;
+    for (auto& a : t->acc) a.uncovered = false;
+  }
+  by_root_.clear();
+  writes_by_root_.clear();
+  chained_memo_.clear();
+  uncovered_ = edges_ = 0;
+  first_uncovered_.clear();
+  return true;
+}
+
 void Analyzer::derive() {
   for (auto& t : tasks_) {
     for (size_t i = 0; i < t->acc.size(); ++i) {
@@ -1068,6 +1102,7 @@ void Analyzer::derive() {
             if (!(a.write || b.write) || !overlap(a, b, L, 1)) continue;
             bool covered = !L->parallel && fanin_ok(A, k + 1) &&
                            (!overlap(a, b, L, 2) || self_chained(A, k) || self_chained(B, k));
+            if (L->parallel) conflicting_parallel_.insert(L);
             hazard(A, a, B, b, L, covered);
           }
         }
@@ -1357,8 +1392,9 @@ void Analyzer::rebuild(const StmtPtr& s, std::unordered_map<Task*, ExprPtr>& vis
         body = make_seq(split.lifted, f->body->span);
       }
     }
-    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars, f->for_kind, f->attrs,
-                                f->span)
+    const bool serialised = loop_of_.count(f) && loop_of_.at(f)->serialised;
+    out.push_back(ForStmt::make(f->loop_var, f->start, f->stop, f->step, f->iter_args, body, f->return_vars,
+                                serialised ? ForKind::Sequential : f->for_kind, f->attrs, f->span)
                       ->with_typed_fields_of(*f));   // keep StaticTripCountsStamped and every typed field
   }
 }
@@ -1403,6 +1439,7 @@ FunctionPtr Analyzer::Run() {
   if (fallback_.empty() && !element_writes_.empty()) check_element_writes();
   if (!fallback_.empty()) return stamp("fallback: " + fallback_, fn_.body);
   derive();
+  if (serialise_conflicting_parallel_loops()) derive();
   bool loop_allocates = false;
   for (auto& [root, loop] : created_in_) loop_allocates |= loop != nullptr;
   // A hand-placed pl.scope() keeps manual=false (orchestration_codegen.txt): edges on top of AUTO.
@@ -1434,6 +1471,10 @@ FunctionPtr Analyzer::Run() {
     os << "auto: " << uncovered_ << " hazards not representable (first: " << first_uncovered_ << "); " << edges_
        << " edges, " << demoted_ << " args demoted";
   }
+  int serialised = 0;
+  for (auto& l : loops_) serialised += l->serialised;
+  if (serialised)
+    os << " (" << serialised << " pl.parallel loop" << (serialised > 1 ? "s" : "") << " run in order: iterations conflict)";
   FunctionPtr f = stamp(os.str(), body);
   if (!remap_.empty()) f = Remap(remap_).mutate_function(f);
   return f;
