@@ -20,6 +20,8 @@
 //   so disjoint tiles (`i * 32` vs `(i + 1) * 32`) get no edge. A tensor.create in a loop is
 //   new storage every iteration unless a carry of the loop hands it on (then its carried
 //   hazards get edges, and the per-iteration layout allocates it before the iteration's scope).
+//   A pl.parallel whose iterations conflict becomes a pl.range (the runtime would order them in
+//   submission order anyway), so those hazards get carried edges too.
 //   When every hazard is ordered
 //   by an edge the body becomes a compiler-owned MANUAL runtime scope (nothing tracked at run
 //   time); otherwise it stays AUTO with the edges on top, and each tensor argument whose every
