@@ -1,8 +1,8 @@
 // AutoDeriveTaskDependencies
 //
 // What: in each L2 Orchestration function whose body is one default-mode AUTO region (no
-//   pl.manual_scope(), no arrays; a user pl.submit is a task like a call, the user's TaskIds
-//   (carried, merged, task_dummy) stay extra edges; hand-placed pl.scope() blocks keep it AUTO, below),
+//   pl.manual_scope(); a user pl.submit is a task like a call, the user's TaskIds (carried,
+//   merged, task_dummy, arrays) stay extra edges; hand-placed pl.scope() blocks keep it AUTO, below),
 //   finds every pair of task accesses that conflict (read/write, write/read,
 //   write/write on regions of the same storage that may overlap; tasks under an if count as
 //   if their branch ran, two branches of one if never conflict) and
@@ -281,11 +281,12 @@ bool contains_task(const Program& prog, const StmtPtr& s) {
 // its target: LowerTensorAssemble made the source a view the kernels wrote), element reads and
 // writes by the orchestrator (they wait for the element's tracked producers / readers and for
 // every live task with an untracked write at run time; later tasks are submitted after them),
-// and the user's TaskId values (an invalid id, a dummy barrier: extra edges, no tensor).
+// and the user's TaskId values (an invalid id, a dummy barrier, arrays: extra edges, no tensor).
 bool allowed_op(const std::string& op) {
   return op == "tensor.create" || op == "tensor.slice" || op == "tensor.transpose" || op == "tensor.dim" ||
          op == "tensor.read" || op == "tensor.write" || op == "tensor.assemble" || op == "system.task_invalid" ||
-         op == "system.task_dummy";
+         op == "system.task_dummy" || op == "array.create" || op == "array.get_element" ||
+         op == "array.update_element";
 }
 
 // Ops whose result is their first argument's storage and box.
@@ -314,7 +315,6 @@ void Analyzer::scan(const StmtPtr& s, std::vector<Loop*>& loops) {
           if (c->callee == "tensor.dim") bounds_[a->var.get()] = Poly::Bound{0, std::nullopt};
           if (c->callee == "tensor.write") element_writes_.push_back(c);
         }
-        if (a->var->type->is<ArrayType>()) return fallback("arrays in the region");
         def_[a->var.get()] = a->value;
         if (auto* g = a->value->as<TupleGetItem>()) note_runtime_output(a->var.get(), *g);
         break;

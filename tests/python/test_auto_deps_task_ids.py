@@ -1,9 +1,10 @@
 """analyze_auto_scopes_for_deps=True on regions whose own TaskIds are values: a `prev = None`
-carry through a loop, a TaskId an if merges, a `pl.system.task_dummy` barrier, and a TaskId
-carried through a `pl.parallel` (an array of ids, one per iteration). The analysis leaves them
+carry through a loop, a TaskId an if merges, a `pl.system.task_dummy` barrier, a TaskId
+carried through a `pl.parallel` (an array of ids, one per iteration), and TaskId arrays. The analysis leaves them
 alone: the user's deps= stay extra edges on top of the compiler's, whatever TaskId they name.
 These used to make the whole function fall back ("TaskId loop carries in the region", "op
-system.task_invalid in the region", ...). TaskId arrays (`pl.array.create`) still fall back.
+system.task_invalid in the region", "arrays in the region", ...), TaskId arrays
+(`pl.array.create`) included.
 """
 import numpy as np
 import pytest
@@ -156,3 +157,44 @@ def test_a_task_id_carried_through_a_parallel_loop_is_derived_and_matches_numpy(
     for got in _run_both(ParallelIds, x, np.zeros((64, 16), np.float32), np.zeros((16, 16), np.float32)):
         np.testing.assert_allclose(got[1], np.tile(x + 1, (4, 1)), rtol=1e-6)
         np.testing.assert_allclose(got[2], 4 * (x + 1), rtol=1e-5)
+
+
+@pl.program
+class ArrayFanIn:
+    """The spec's task_dummy example (manual_dependencies.zh.txt, mechanism B) without its
+    pl.manual_scope(): TaskId arrays (create, slot write, slot read, whole-array deps=) are the
+    user's values like any other TaskId."""
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def part(self, x: pl.Tensor[[64, 16], pl.FP32], k: pl.Scalar[pl.INDEX],
+             out: pl.InOut[pl.Tensor[[64, 16], pl.FP32]]) -> pl.Tensor[[64, 16], pl.FP32]:
+        out = pl.store(pl.exp(pl.load(x, [k * 16, 0], [16, 16])), [k * 16, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def first_rows(self, x: pl.Tensor[[64, 16], pl.FP32],
+                   out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        out = pl.store(pl.load(x, [0, 0], [16, 16]), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[64, 16], pl.FP32], parts: pl.InOut[pl.Tensor[[64, 16], pl.FP32]],
+             out: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        tids = pl.array.create(4, pl.TASK_ID)
+        for k in pl.range(4):
+            parts, tid = pl.submit(self.part, x, k, parts, deps=[None])
+            tids[k] = tid
+        first = tids[0]
+        barrier = pl.system.task_dummy(deps=[tids, first])
+        out, _ = pl.submit(self.first_rows, parts, out, deps=[barrier, tids[1]])
+        return out
+
+
+def test_task_id_arrays_are_derived_and_match_numpy(monkeypatch):
+    monkeypatch.setenv("PYPTO_CXXFLAGS", "-Werror")
+    verdict = _verdict(ArrayFanIn)
+    assert not verdict.startswith("fallback"), verdict
+    x = np.random.default_rng(6).uniform(-1, 1, (64, 16)).astype(np.float32)
+    for got in _run_both(ArrayFanIn, x, np.zeros((64, 16), np.float32), np.zeros((16, 16), np.float32)):
+        np.testing.assert_allclose(got[1], np.exp(x), rtol=1e-5)
+        np.testing.assert_allclose(got[2], np.exp(x[:16]), rtol=1e-5)

@@ -5,7 +5,8 @@ MANUAL scope (manual_chain), a partially covered one (partial), a fallback (fall
 edges on top (hand_scope), a
 cross-scope hoist (cross_scope_hoist), loop-carried edges (loop_carried) and a fan-in from a
 pl.range of independent instances through an array of TaskId slots (range_fan_in), kernel calls
-under an if with TaskIds merged as if results (if_branches). Each also runs
+under an if with TaskIds merged as if results (if_branches), a pl.parallel whose iterations
+conflict run in order (parallel_conflict). Each also runs
 race-checked and equal to its switch-off build.
 
     PYPTO_UPDATE_GOLDEN=1 python -m pytest -q tests/python/test_golden_auto_deps.py
@@ -25,7 +26,8 @@ DIR = os.path.join(REPO, "tests", "golden_auto_deps")
 CASES = sorted(d for d in os.listdir(DIR) if os.path.isfile(os.path.join(DIR, d, "program.py")))
 UPDATE = os.environ.get("PYPTO_UPDATE_GOLDEN") == "1"
 VERDICT = {"manual_chain": "manual", "partial": "auto", "fallback": "fallback", "cross_scope_hoist": "manual",
-           "loop_carried": "manual", "range_fan_in": "manual", "if_branches": "manual", "hand_scope": "auto"}
+           "loop_carried": "manual", "range_fan_in": "manual", "if_branches": "manual", "hand_scope": "auto",
+           "parallel_conflict": "manual"}
 
 
 def _program(case):

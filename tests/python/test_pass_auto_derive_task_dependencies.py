@@ -113,9 +113,75 @@ def test_disjoint_parallel_tiles_fan_in_and_a_loop_carried_chain_as_task_refs():
 
 
 def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
-    # Every pl.parallel iteration updates the whole `out`: ordering them is not representable
-    # (a parallel iteration cannot name another's TaskId), so the region stays AUTO; `a` is
-    # only ever read, so its tracking is dropped (NoDep).
+    # acc reads tile 0 of `y`, which the copies of a pl.parallel(n) write: a fan-in from a
+    # pl.parallel of dynamic trip count cannot name every iteration's TaskId (an array of them
+    # needs a literal count), so the region stays AUTO; `a` is only ever read (NoDep) and
+    # nothing else touches `out` (InOut -> Out: its write stays tracked).
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+                 y: pl.InOut[pl.Tensor[[64, 16], pl.FP32]],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i in pl.parallel(n):
+                ys = pl.tensor.slice(y, [16, 16], [i * 16, 0])
+                ys2 = self.copy(a, ys, arg_directions=[pl.In, pl.Out])
+            y0 = pl.tensor.slice(y, [16, 16], [0, 0])
+            out2 = self.acc(y0, out, arg_directions=[pl.In, pl.InOut])
+            return out
+
+    @pl.program
+    class Expected:
+        @pl.function(type=pl.FunctionType.InCore)
+        def copy(self, a: pl.Tensor[[16, 16], pl.FP32],
+                 c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.load(a, [0, 0], [16, 16]), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, a: pl.Tensor[[16, 16], pl.FP32], n: pl.Scalar[pl.INDEX],
+                 y: pl.InOut[pl.Tensor[[64, 16], pl.FP32]],
+                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            for i in pl.parallel(n):
+                ys = pl.tensor.slice(y, [16, 16], [i * 16, 0])
+                ys2 = self.copy(a, ys, arg_directions=[pl.NoDep, pl.Out])
+            y0 = pl.tensor.slice(y, [16, 16], [0, 0])
+            out2 = self.acc(y0, out, arg_directions=[pl.In, pl.Out])
+            return out
+
+    after = passes.AutoDeriveTaskDependencies()(Before, verify_well_formed=True)
+    verdict = after.get("main").attrs["auto_deps"]
+    assert verdict.startswith("auto: 1 hazards not representable (first: 'copy' (line ") and \
+        verdict.endswith("); 0 edges, 2 args demoted"), verdict
+    # The rest of the function is exactly Expected (the verdict names source lines).
+    e = Expected.get("main")
+    e = ir.Function.make(e.name, e.type, list(e.params), list(e.param_directions), list(e.return_types), e.body,
+                         e.level, e.role, {"auto_deps": verdict}, e.span)
+    assert_equal(after, ir.Program.make("Expected", [Expected.get("copy"), Expected.get("acc"), e]))
+
+
+def test_a_parallel_loop_whose_iterations_conflict_becomes_a_range_with_a_carried_edge():
+    # Every pl.parallel iteration updates the whole `out`. The runtime's tracking would order
+    # them in submission order; the analysis makes the loop a pl.range so a carried TaskId
+    # orders them: everything is covered, one MANUAL scope.
     @pl.program
     class Before:
         @pl.function(type=pl.FunctionType.InCore)
@@ -132,31 +198,11 @@ def test_unrepresentable_hazard_keeps_auto_and_demotes_only_covered_arguments():
                 o3 = pl.yield_(o2)
             return out
 
-    @pl.program
-    class Expected:
-        @pl.function(type=pl.FunctionType.InCore)
-        def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
-                c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(c, [0, 0], [16, 16])), [0, 0], c)
-            return c
-
-        @pl.function(type=pl.FunctionType.Orchestration)
-        def main(self, a: pl.Tensor[[16, 16], pl.FP32],
-                 out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
-            for i, (o,) in pl.parallel(4, init_values=(out,), trip_count=4):
-                o2 = self.acc(a, o, arg_directions=[pl.NoDep, pl.InOut])
-                o3 = pl.yield_(o2)
-            return out
-
     after = passes.AutoDeriveTaskDependencies()(Before, verify_well_formed=True)
     verdict = after.get("main").attrs["auto_deps"]
-    assert verdict.startswith("auto: 1 hazards not representable (first: 'acc' (line ") and \
-        verdict.endswith("across iterations of a loop); 0 edges, 1 args demoted"), verdict
-    # The rest of the function is exactly Expected (the verdict names source lines).
-    e = Expected.get("main")
-    e = ir.Function.make(e.name, e.type, list(e.params), list(e.param_directions), list(e.return_types), e.body,
-                         e.level, e.role, {"auto_deps": verdict}, e.span)
-    assert_equal(after, ir.Program.make("Expected", [Expected.get("acc"), e]))
+    assert verdict == "manual: 1 tasks, 1 edges (1 pl.parallel loop run in order: iterations conflict)", verdict
+    text = ir.python_print(after)
+    assert "in pl.parallel(" not in text and "in pl.range(0, 4, 1" in text and "task_ref(i, " in text, text
 
 
 def test_hand_placed_scope_keeps_auto_with_edges_inside_it_and_tracking_across_it():

@@ -13,13 +13,16 @@ extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
     (void)orch_args;
-    return PTO2OrchestrationConfig{ .expected_arg_count = 2 };
+    return PTO2OrchestrationConfig{ .expected_arg_count = 4 };
 }
 
 __attribute__((visibility("default"))) void aicpu_orchestration_entry(const ChipStorageTaskArgs& orch_args) {
     // External tensors (from ChipStorageTaskArgs)
     Tensor ext_x = from_tensor_arg(orch_args.tensor(0));
-    Tensor ext_out = from_tensor_arg(orch_args.tensor(1));
+    Tensor ext_y = from_tensor_arg(orch_args.tensor(1));
+    Tensor ext_out = from_tensor_arg(orch_args.tensor(2));
+    // Scalar parameters (from ChipStorageTaskArgs scalar slots)
+    int64_t n = (int64_t)orch_args.scalar(0);
 
     PTO2_SCOPE() {
         uint32_t t_ci_shapes[2] = {16, 16};
@@ -31,23 +34,37 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         Arg params_t0;
         params_t0.add_no_dep(ext_x);
         params_t0.add_output(t);
-        PTO2_SOURCE_SITE(params_t0, "program.py", 26);
+        PTO2_SOURCE_SITE(params_t0, "program.py", 28);
         TaskOutputTensors task_0_outs = rt_submit_aiv_task(0, params_t0);
         PTO2TaskId copy_tid0 = task_0_outs.task_id();
-        for (int64_t i = 0; i < 4; i += 1) {
+        for (int64_t i = 0; i < n; i += 1) {
             PTO2_SCOPE() {
-                // Task 1: acc
+                uint32_t ys_offsets[2] = {pto2_slice_u32(i * 16, "offset", ext_y, 0, "ys", "program.py", 30), 0};
+                uint32_t ys_shapes[2] = {(ys_offsets[0] >= ext_y.shapes[0] ? 0u : std::min<uint32_t>(16, ext_y.shapes[0] - ys_offsets[0])), (ys_offsets[1] >= ext_y.shapes[1] ? 0u : std::min<uint32_t>(16, ext_y.shapes[1] - ys_offsets[1]))};
+                Tensor ys = ext_y.view(ys_shapes, ys_offsets);
+
+                // Task 1: copy
                 Arg params_t1;
                 params_t1.add_no_dep(t);
-                params_t1.add_inout(ext_out);
+                params_t1.add_output(ys);
                 PTO2TaskId params_t1_deps[1];
                 uint32_t params_t1_deps_count = 0;
                 params_t1_deps[params_t1_deps_count++] = copy_tid0;
                 params_t1.set_dependencies(params_t1_deps, params_t1_deps_count);
-                PTO2_SOURCE_SITE(params_t1, "program.py", 28);
-                rt_submit_aiv_task(1, params_t1);
+                PTO2_SOURCE_SITE(params_t1, "program.py", 31);
+                rt_submit_aiv_task(0, params_t1);
             }
         }
+        uint32_t y0_offsets[2] = {0, 0};
+        uint32_t y0_shapes[2] = {(y0_offsets[0] >= ext_y.shapes[0] ? 0u : std::min<uint32_t>(16, ext_y.shapes[0] - y0_offsets[0])), (y0_offsets[1] >= ext_y.shapes[1] ? 0u : std::min<uint32_t>(16, ext_y.shapes[1] - y0_offsets[1]))};
+        Tensor y0 = ext_y.view(y0_shapes, y0_offsets);
+
+        // Task 2: acc
+        Arg params_t2;
+        params_t2.add_input(y0);
+        params_t2.add_output(ext_out);
+        PTO2_SOURCE_SITE(params_t2, "program.py", 33);
+        rt_submit_aiv_task(1, params_t2);
     }
 }
 
