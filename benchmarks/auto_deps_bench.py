@@ -11,6 +11,8 @@ Programs (all plain AUTO orchestration code, no deps= written by hand):
             2j+1 of level l) (an FFT / reduction-tree fan-in)
   neighbour pl.range(N) over one buffer: task x reads tiles x-1..x+1 and writes tile x
             (Gauss-Seidel-like: distance-1 loop-carried RAW/WAR only, proved symbolically)
+  reduce    pl.parallel(N): iteration x updates its own tile, then adds it into one shared
+            tile (a reduction: the iterations conflict, so the analysis runs the loop in order)
 
 For each program and each setting: wall time per task (median of repeats; the orchestrator
 submits and tracks, workers run the tiny kernels), automatic edges the runtime found, explicit
@@ -46,6 +48,12 @@ KERNELS = '''
     def pair(self, a: pl.Tensor[[32, 16], pl.FP32],
              c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
         c2 = pl.store(pl.add(pl.load(a, [0, 0], [16, 16]), pl.load(a, [16, 0], [16, 16])), [0, 0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def acc(self, a: pl.Tensor[[16, 16], pl.FP32],
+            c: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        c2 = pl.store(pl.add(pl.load(c, [0, 0], [16, 16]), pl.load(a, [0, 0], [16, 16])), [0, 0], c)
         return c
 '''
 
@@ -137,6 +145,28 @@ class Neighbour:
     return "neighbour", src, lambda: [np.random.default_rng(0).random((rows, 16), dtype=np.float32)], n, n - 1
 
 
+def reduce(n):
+    rows = n * 16
+    src = f'''import pypto.language as pl
+
+@pl.program
+class Reduce:
+{KERNELS}
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.InOut[pl.Tensor[[{rows}, 16], pl.FP32]],
+             out: pl.InOut[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+        for x in pl.parallel({n}):
+            s = pl.tensor.slice(a, [16, 16], [x * 16, 0])
+            r1 = self.inc(s)
+            out = self.acc(s, out)
+        return out
+'''
+    args = lambda: [np.random.default_rng(0).random((rows, 16), dtype=np.float32),  # noqa: E731
+                    np.zeros((16, 16), np.float32)]
+    # each acc waits for its own inc and the previous acc
+    return "reduce", src, args, 2 * n, 2 * n - 1
+
+
 def measure(name, src, make_args, tasks, minimum, analyze, repeats, workers):
     import pypto
     import pypto.language as pl
@@ -184,7 +214,7 @@ def main(argv=None):
     repeats = 3 if args.quick else 9
     n = 8 if args.quick else 16
     programs = [stencil(n, 8 if args.quick else 64), chain(64 if args.quick else 1024), tree(n * 4),
-                neighbour(64 if args.quick else 1024)]
+                neighbour(64 if args.quick else 1024), reduce(64 if args.quick else 1024)]
     rows = []
     for p in programs:
         off = measure(*p, False, repeats, args.workers)

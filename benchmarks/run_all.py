@@ -57,7 +57,7 @@ def main():
     summary.append("manual_vs_auto: MANUAL/AUTO wall time %.2f, edges auto %d vs explicit %d (%.1f s)"
                    % (manual["wall_ms"] / auto["wall_ms"], auto["auto_edges"], manual["explicit_edges"],
                       time.perf_counter() - t2))
-    print("\n== auto_deps_bench: analyze_auto_scopes_for_deps off vs on (stencil, chain, tree, neighbour)")
+    print("\n== auto_deps_bench: analyze_auto_scopes_for_deps off vs on (stencil, chain, tree, neighbour, reduce)")
     t3 = time.perf_counter()
     import auto_deps_bench
     ad = auto_deps_bench.main(["--quick"] if quick else [])

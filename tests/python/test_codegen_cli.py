@@ -23,6 +23,19 @@ def test_compile_writes_orchestration_file(tmp_path, capsys):
     assert str(out) in capsys.readouterr().out
 
 
+def test_compile_with_derived_dependencies_prints_each_verdict(tmp_path, capsys):
+    # The user sees what the analysis made of each function, or why it fell back.
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path), "--analyze-auto-scopes-for-deps"]) == 0
+    err = capsys.readouterr().err
+    assert "pypto: orch_basic: derived dependencies: manual: 2 tasks, 1 edges" in err, err
+    manual = os.path.join(os.path.dirname(__file__), "spec_programs", "mech1_manual_scope.py")
+    assert cli.main(["compile", manual, "-o", str(tmp_path / "m"), "--analyze-auto-scopes-for-deps"]) == 0
+    err = capsys.readouterr().err
+    assert "pypto: main: derived dependencies: fallback: a user pl.manual_scope() (never analysed)" in err, err
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "off")]) == 0
+    assert "derived dependencies" not in capsys.readouterr().err
+
+
 def test_compile_host_program_writes_host_and_chip_files(tmp_path, capsys):
     # A HOST-level orchestration is generated against pto_l3_api.h (host/), its chip-level
     # targets as ordinary orchestrations; the HOST file is the golden one.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Dict
 
 from pypto.cli.common import kernel_files, load_programs, reject_empty_paths, select_program, write_files
@@ -37,6 +38,11 @@ def cmd_compile(args) -> int:
                          **located_at(program))
     from pypto import host
     host_level = set(host.host_functions(prepared))
+    if args.analyze_auto_scopes_for_deps:   # what the analysis made of each function, or why it fell back
+        for fn in funcs:
+            verdict = prepared.get(fn).attrs.get("auto_deps") if prepared.get(fn) is not None else None
+            if verdict:
+                print("pypto: %s: derived dependencies: %s" % (fn, verdict), file=sys.stderr)
     files: Dict[str, str] = {}
     for fn in funcs:
         # (the generators list their files by codegen::SourceStem, as the builds name them: a
