@@ -41,6 +41,18 @@ def test_run_same_seed_same_checksum(capsys):
     assert re.findall(r"sha256=\w+", capsys.readouterr().out) == first
 
 
+def test_run_with_derived_dependencies_prints_the_verdict_and_the_same_checksum(capsys):
+    prog = os.path.join(EXAMPLES, "dynamic_shape.py")
+    assert cli.main(["run", prog, "--dim", "M=64", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert "derived dependencies" not in out
+    assert cli.main(["run", prog, "--dim", "M=64", "--seed", "3", "--analyze-auto-scopes-for-deps",
+                     "--race-check"]) == 0
+    derived = capsys.readouterr().out
+    assert "derived dependencies: manual: 1 tasks, 0 edges" in derived, derived
+    assert re.findall(r"sha256=\w+", derived) == re.findall(r"sha256=\w+", out)
+
+
 def test_run_host_entry_on_the_l3_runtime(capsys):
     # A distributed HOST-level entry: next-level tasks on --chips chips, same checksums for any
     # chip count (the example's barrier orders the combine after every block).

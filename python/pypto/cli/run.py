@@ -145,6 +145,10 @@ def cmd_run(args) -> int:
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),
                                                   "" if len(compiled.kernels) == 1 else "s", compiled.output_dir))
+    if getattr(args, "analyze_auto_scopes_for_deps", False):   # what the analysis made of the entry
+        fn = compiled.program.get(compiled.entry)
+        if fn is not None and fn.attrs.get("auto_deps"):
+            print("derived dependencies: %s" % fn.attrs["auto_deps"])
     inputs = entry_inputs(compiled.params, lambda d: compiled.random_inputs(seed=args.seed, dims=d), args.inputs, dims,
                           "entry %s of program %s" % (compiled.entry, program.name))
     # A count not given is the program's default for its type (a call's own rule).
