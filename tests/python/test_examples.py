@@ -34,6 +34,23 @@ def test_example_matches_numpy(name, workers):
     assert stats.wall_seconds >= 0
 
 
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_example_matches_numpy_with_derived_dependencies(name, monkeypatch):
+    # The same examples compiled with analyze_auto_scopes_for_deps=True (docs/auto_dependencies.md),
+    # race-checked: the compiler's edges order everything the runtime's tracking would have.
+    import functools
+    import pypto
+    from pypto import codegen
+    monkeypatch.setattr(pypto, "compile", functools.partial(pypto.compile, analyze_auto_scopes_for_deps=True))
+    monkeypatch.setenv("PYPTO_RACE_CHECK", "error")
+    mod = load_example(name)
+    programs = [v for v in vars(mod).values() if hasattr(v, "functions") and hasattr(v, "dynamic_dims")]
+    verdicts = [f.attrs["auto_deps"] for p in programs
+                for f in codegen.run_pipeline(p, analyze_auto_scopes_for_deps=True).functions if "auto_deps" in f.attrs]
+    assert verdicts and not any(v.startswith("fallback") for v in verdicts), verdicts
+    assert mod.run(aic_workers=1, aiv_workers=2).tasks > 0
+
+
 @pytest.mark.parametrize("chips", [1, 2, 4])
 def test_host_example_matches_numpy(chips):
     # A distributed HOST program (L3 runtime): the example checks values and task order itself.
