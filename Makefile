@@ -141,11 +141,12 @@ fuzz-trace-summary: install
 fuzz: fuzz-trace-summary
 
 # Distributed HOST programs in-process and over MPI against NumPy (scripts/fuzz_host.py):
-# HOST_FUZZ_COUNT cases from HOST_FUZZ_SEED.
+# HOST_FUZZ_COUNT cases from HOST_FUZZ_SEED, then the same with an injected chip failure.
 HOST_FUZZ_COUNT ?= 100
 HOST_FUZZ_SEED ?= 1000
 fuzz-host: install
 	$(PY) scripts/fuzz_host.py --count $(HOST_FUZZ_COUNT) --seed $(HOST_FUZZ_SEED)
+	$(PY) scripts/fuzz_host.py --count $(HOST_FUZZ_COUNT) --seed $(HOST_FUZZ_SEED) --faults
 
 fuzz: fuzz-host
 

@@ -29,6 +29,15 @@ Each case runs three times on the same program: once, again on its own results (
 left where the last run put them), and once more after the caller changed one array, so MPI's
 between-run caching (docs/distributed.md "Between runs") is exercised.
 
+Fault injection (`check(seed, fault=True)`, `host_fuzz.py mpi-faults LO HI`): the program also
+submits, under `if fail:` (a HOST parameter) at a random point and after a random earlier task,
+a task of the target `chip_fail`, whose chip orchestration fails its assert. The case runs five
+times, fail = False, True, False, True, False: each failing run must raise the run's error naming
+that task and the assert's message (not hang, not crash), and each run after one must compute
+NumPy's result from whatever the failed run left in the arrays (in-process some writes may be
+there, under MPI those of the tasks completed before the failure), so the runtime and MPI's
+between-run caching come out of a failure consistent.
+
     findings = check(seed=3)                 # in-process, 1..4 chips by seed; [] when it agrees
     mpirun -np 4 python host_fuzz.py mpi 0 20   # the same cases on 3 MPI chip ranks
 
@@ -77,6 +86,16 @@ def _total_expr():
     for ld in loads[1:]:
         e = "pl.add(%s, %s)" % (e, ld)
     return e
+
+
+FAIL_TARGET = '''
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def chip_fail(self, k: pl.Scalar[pl.INDEX], c: pl.InOut[{t}]) -> {t}:
+        assert k < 0, "injected chip failure"
+        c = self.k_same(k, c)
+        return c
+'''
+FAIL_MESSAGE = "injected chip failure"
 
 
 def _kernels_text(t):
@@ -147,9 +166,11 @@ class _Task:
             c[rows] = acc
 
 
-def make_case(seed: int):
-    """(program text, tasks, chips): the tasks in submission order (the model replays them)."""
+def make_case(seed: int, fault: bool = False):
+    """(program text, tasks, chips): the tasks in submission order (the model replays them). With
+    `fault`, the program also has the failing task under `if fail:` (not in `tasks`)."""
     rng = random.Random(seed)
+    starts = []                       # per top-level statement: (its first line, tasks before it)
     lines, tasks, done = [], [], []   # done[i]: the set of earlier tasks task i is ordered after
     names = []                        # the DSL name of each task's id
     loops = []                        # the tasks of each loop (the elements of its TaskId array tl<n>)
@@ -180,6 +201,7 @@ def make_case(seed: int):
     successor = None   # after a fire-and-forget task: its kernel and target, for a named task chained after it
     while len(tasks) < TASKS:
         stmt = len(lines)
+        starts.append((stmt, len(tasks)))
         kernel, target = successor or (rng.choice(KERNELS), rng.randrange(2))
         forgets = successor is None and rng.random() < 0.12   # no id, if it needs no deps=
         successor = None
@@ -242,7 +264,15 @@ def make_case(seed: int):
             lines.append("x%d, t%d = %s" % (c, first, call))
     t = _tensor_type(case_dtype(seed))
     params = ", ".join(["x%d: pl.InOut[%s]" % (n, t) for n in range(NA)] +
-                       ["s0: pl.Scalar[pl.FP32]", "flag: pl.Scalar[pl.BOOL]"])
+                       ["s0: pl.Scalar[pl.FP32]", "flag: pl.Scalar[pl.BOOL]"] +
+                       (["fail: pl.Scalar[pl.BOOL]"] if fault else []))
+    if fault:   # after a random earlier task (or none), at a statement boundary
+        line, before = rng.choice(starts + [(len(lines), len(tasks))])
+        named = [names[p] for p in range(before) if names[p]]
+        deps = ", deps=[%s]" % rng.choice(named) if named and rng.random() < 0.7 else ""
+        c = rng.randrange(NA)
+        lines[line:line] = ["if fail:", "    x%d, tfail = pl.submit(self.chip_fail, %d, x%d%s)"
+                            % (c, rng.randrange(BLOCKS), c, deps)]
     text = '''import pypto.language as pl
 
 B = {B}
@@ -257,6 +287,10 @@ class HostFuzz:{kernels}
         return x0
 '''.format(B=B, W=W, kernels=_kernels_text(t), params=params, t=t,
            body="\n".join("        " + ln for ln in lines))
+    if fault:
+        text = text.replace("    @pl.function(type=pl.FunctionType.Orchestration, level=pl.Level.HOST)",
+                            FAIL_TARGET.format(t=t) + "\n    @pl.function(type=pl.FunctionType.Orchestration, "
+                            "level=pl.Level.HOST)", 1)
     return text, tasks, 1 + seed % 4
 
 
@@ -277,6 +311,44 @@ def _model(tasks, arrs, params):
     return arrs
 
 
+def _compare(seed, run, arrs, want):
+    findings = []
+    for n, (got, w) in enumerate(zip(arrs, want)):
+        bits = NUMPY[case_dtype(seed)][1]
+        differ = got.view(bits) != w.view(bits)   # bit for bit: -0.0 is not 0.0
+        if differ.any():
+            i = tuple(int(v) for v in np.argwhere(differ)[0])
+            findings.append("seed %d run %d: x%d differs at %s: got %r, model %r (%d elements)"
+                            % (seed, run, n, i, got[i], w[i], int(differ.sum())))
+    return findings
+
+
+def run_faults(prog, seed, tasks):
+    """The five runs of fault injection (see the module docstring); returns the disagreements."""
+    findings = []
+    arrs = _inputs(seed)
+    rng = random.Random(seed)
+    for run, fail in enumerate([False, True, False, True, False]):
+        params = {"s0": rng.choice(SCALES), "flag": rng.random() < 0.5}
+        want = _model(tasks, arrs, params)
+        try:
+            prog(*arrs, params["s0"], params["flag"], fail)
+        except Exception as e:   # the failing runs: the run's error, naming the task and the assert
+            text = str(e)
+            if not fail:
+                findings.append("seed %d run %d: a run without the failing task failed: %s"
+                                % (seed, run, text.splitlines()[0]))
+            elif "chip_fail" not in text or FAIL_MESSAGE not in text:
+                findings.append("seed %d run %d: the failure's error does not name the task and its assert: %s"
+                                % (seed, run, text[:400]))
+            continue
+        if fail:
+            findings.append("seed %d run %d: the run with the failing task did not fail" % (seed, run))
+        else:
+            findings += _compare(seed, run, arrs, want)
+    return findings
+
+
 def run_case(prog, seed, tasks):
     """Runs the program three times (see the module docstring); returns the disagreements."""
     findings = []
@@ -288,38 +360,35 @@ def run_case(prog, seed, tasks):
         params = {"s0": rng.choice(SCALES), "flag": rng.random() < 0.5}
         want = _model(tasks, arrs, params)
         prog(*arrs, params["s0"], params["flag"])
-        for n, (got, w) in enumerate(zip(arrs, want)):
-            bits = NUMPY[case_dtype(seed)][1]
-            differ = got.view(bits) != w.view(bits)   # bit for bit: -0.0 is not 0.0
-            if differ.any():
-                i = tuple(int(v) for v in np.argwhere(differ)[0])
-                findings.append("seed %d run %d: x%d differs at %s: got %r, model %r (%d elements)"
-                                % (seed, run, n, i, got[i], w[i], int(differ.sum())))
+        findings += _compare(seed, run, arrs, want)
     return findings
 
 
-def check(seed: int):
-    """Builds case `seed`, runs it in-process on 1..4 chips and returns the disagreements."""
+def check(seed: int, fault: bool = False):
+    """Builds case `seed`, runs it in-process on 1..4 chips and returns the disagreements (with
+    `fault`: the fault-injection runs)."""
     import pypto.language as pl
     from pypto import host
-    text, tasks, chips = make_case(seed)
+    text, tasks, chips = make_case(seed, fault)
     prog = host.compile_host(pl.parse_program(text, "host_fuzz_%d.py" % seed), chips=chips)
-    return run_case(prog, seed, tasks)
+    return (run_faults if fault else run_case)(prog, seed, tasks)
 
 
 def main(argv):
-    """`mpi LO HI` under mpirun: rank 0 builds and checks cases LO..HI-1 on the chip ranks and prints
-    `FINDING ...` per disagreement, then `DONE <cases> <findings>`; the other ranks serve."""
+    """`mpi LO HI` (or `mpi-faults LO HI`: fault injection) under mpirun: rank 0 builds and checks
+    cases LO..HI-1 on the chip ranks and prints `FINDING ...` per disagreement, then
+    `DONE <cases> <findings>`; the other ranks serve."""
     import pypto.language as pl
     from pypto import host
     mode, lo, hi = argv[0], int(argv[1]), int(argv[2])
-    assert mode == "mpi", mode
+    assert mode in ("mpi", "mpi-faults"), mode
+    fault = mode == "mpi-faults"
     bad = 0
     for seed in range(lo, hi):
-        text, tasks, _ = make_case(seed)
+        text, tasks, _ = make_case(seed, fault)
         prog = host.compile_host(pl.parse_program(text, "host_fuzz_%d.py" % seed), distributed="mpi")
         try:
-            findings = run_case(prog, seed, tasks)
+            findings = (run_faults if fault else run_case)(prog, seed, tasks)
         except Exception as e:   # a run that fails is a finding too
             findings = ["seed %d: %s" % (seed, str(e).splitlines()[0])]
         for f in findings:

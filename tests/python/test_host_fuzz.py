@@ -1,5 +1,6 @@
 """Distributed HOST programs agree with NumPy (tests/python/host_fuzz.py): a seeded smoke
-in-process and under mpirun; more seeds under `make fuzz` (scripts/fuzz_host.py)."""
+in-process and under mpirun, with and without an injected chip failure; more seeds under
+`make fuzz` (scripts/fuzz_host.py, --faults)."""
 import os
 import re
 import sys
@@ -22,6 +23,30 @@ def test_host_programs_agree_with_numpy_over_mpi():
     findings, out = fuzz_host.run_mpi(4, 0, 4, timeout=600)
     assert findings == [], out
     assert "DONE 4 0" in out, out
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_host_programs_come_out_of_an_injected_chip_failure_consistent_in_process(seed):
+    assert hf.check(seed, fault=True) == []
+
+
+@pytest.mark.skipif(not fuzz_host.mpi_available(), reason="Open MPI or libpto2_mpi not available")
+def test_host_programs_come_out_of_an_injected_chip_failure_consistent_over_mpi():
+    findings, out = fuzz_host.run_mpi(4, 0, 4, timeout=600, fault=True)
+    assert findings == [], out
+    assert "DONE 4 0" in out, out
+
+
+def test_the_fault_check_sees_a_failure_it_did_not_expect(monkeypatch):
+    # Expecting another message, every failing run is a finding: the check reads the error.
+    monkeypatch.setattr(hf, "FAIL_MESSAGE", "some other message")
+    findings = hf.check(1, fault=True)
+    assert len(findings) == 2 and all("does not name the task" in f for f in findings), findings
+    # The failing task sits under `if fail:` at a statement boundary, sometimes after a task.
+    texts = [hf.make_case(seed, fault=True)[0] for seed in range(20)]
+    assert all(t.count("if fail:") == 1 and "def chip_fail(" in t for t in texts)
+    assert any(re.search(r"pl.submit\(self.chip_fail, \d, x\d, deps=\[", t) for t in texts)
+    assert hf.make_case(3)[0] == hf.make_case(3, fault=False)[0] and "chip_fail" not in hf.make_case(3)[0]
 
 
 def test_the_generator_covers_every_kernel_barriers_loops_aliasing_and_redundant_deps():
