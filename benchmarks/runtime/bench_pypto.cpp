@@ -1,5 +1,7 @@
 // bench_pypto — the Task-Bench patterns on libpto2, AUTO (dependencies found from overlapping
-// tensor regions) and MANUAL (explicit task ids in a MANUAL scope).
+// tensor regions), MANUAL (explicit task ids in a MANUAL scope) and DERIVED (the AUTO program as
+// the compiler's analyze_auto_scopes_for_deps emits it: the AUTO tasks in a MANUAL scope with
+// their producers' ids).
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -55,6 +57,35 @@ void manual_graph(bench::Pattern p, int width, int steps, int64_t grain, Submit&
   }
 }
 
+// DERIVED: what AutoDeriveTaskDependencies makes of the AUTO program when it proves every
+// hazard (docs/auto_dependencies.md, verdict "manual"): the same tasks with the same views, in a
+// MANUAL scope, each naming its producers' ids (those of its deps in row t-1). The runtime
+// tracks nothing; the views and the untracked writes stay, as in the generated code.
+template <class Submit>
+void derived_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  std::vector<PTO2TaskId> prev(static_cast<size_t>(width)), cur(static_cast<size_t>(width));
+  uint32_t cell_sh[3] = {1, 1, 16};
+  int d[8];
+  PTO2TaskId ids[8];
+  for (int t = 0; t < steps; ++t) {
+    for (int i = 0; i < width; ++i) {
+      Arg a;
+      const int n = bench::deps_of(p, t, i, width, d);
+      for (int k = 0; k < n; ++k) {
+        uint32_t off[3] = {static_cast<uint32_t>(t - 1), static_cast<uint32_t>(d[k]), 0};
+        a.add_input(cells.view(cell_sh, off));
+        ids[k] = prev[static_cast<size_t>(d[k])];
+      }
+      uint32_t off[3] = {static_cast<uint32_t>(t), static_cast<uint32_t>(i), 0};
+      a.add_output(cells.view(cell_sh, off));
+      if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
+      a.add_scalar(static_cast<uint64_t>(grain));
+      cur[static_cast<size_t>(i)] = submit(a);
+    }
+    std::swap(prev, cur);
+  }
+}
+
 TaskOutputTensors alloc_cells(int width, int steps) {
   uint32_t sh[3] = {static_cast<uint32_t>(steps), static_cast<uint32_t>(width), 16};
   return alloc_tensors(TensorCreateInfo(sh, 3, DataType::FLOAT32));
@@ -67,6 +98,21 @@ double run_auto(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64
   });
   if (!r.ok()) {
     std::fprintf(stderr, "pypto auto failed: %s\n", r.message.c_str());
+    std::exit(1);
+  }
+  bench::last_serial_fraction() = static_cast<double>(r.tasks_undeferred) / static_cast<double>(r.tasks_submitted);
+  return r.wall_seconds;
+}
+
+double run_derived(pto2::Runtime& rt, bench::Pattern p, int width, int steps, int64_t grain) {
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    TaskOutputTensors buf = alloc_cells(width, steps);
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      derived_graph(buf.get_ref(0), p, width, steps, grain, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
+    }
+  });
+  if (!r.ok()) {
+    std::fprintf(stderr, "pypto derived failed: %s\n", r.message.c_str());
     std::exit(1);
   }
   bench::last_serial_fraction() = static_cast<double>(r.tasks_undeferred) / static_cast<double>(r.tasks_submitted);
@@ -97,20 +143,22 @@ void measure_own_code(pto2::Runtime& rt, const bench::Config& c) {
   const int steps = std::max(1, c.overhead_tasks / c.width);
   const double tasks = static_cast<double>(steps) * c.width;
   for (bench::Pattern p : bench::all_patterns()) {
-    for (const char* mode : {"auto", "manual"}) {
+    for (const char* mode : {"auto", "manual", "derived"}) {
       double best = 1e30;
       for (int r = 0; r < 5; ++r) {
         rt.run([&](const ChipStorageTaskArgs&) {
           TaskOutputTensors buf = alloc_cells(c.width, steps);
           const int64_t t0 = bench::now_ns();
           uint64_t fake = 0;  // ids as the runtime would hand them out
-          if (mode[0] == 'a') auto_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { consume(a); });
-          else manual_graph(p, c.width, steps, 0, [&](Arg& a) {
+          auto fake_submit = [&](Arg& a) {
             consume(a);
             PTO2TaskId id;
             id.raw = ++fake;
             return id;
-          });
+          };
+          if (mode[0] == 'a') auto_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { consume(a); });
+          else if (mode[0] == 'm') manual_graph(p, c.width, steps, 0, fake_submit);
+          else derived_graph(buf.get_ref(0), p, c.width, steps, 0, fake_submit);
           best = std::min(best, static_cast<double>(bench::now_ns() - t0));
         });
       }
@@ -144,8 +192,8 @@ void measure_submit_alone(const bench::Config& c) {
   const int steps = std::max(1, 480 / c.width);
   const double tasks = static_cast<double>(steps) * c.width;
   for (bench::Pattern p : bench::all_patterns()) {
-    for (const char* mode : {"auto", "manual"}) {
-      const bool manual = mode[0] == 'm';
+    for (const char* mode : {"auto", "manual", "derived"}) {
+      const bool manual = mode[0] != 'a';
       double best = 1e30;
       for (int r = 0; r < 100; ++r) {
         gate_open.store(false, std::memory_order_release);
@@ -156,7 +204,9 @@ void measure_submit_alone(const bench::Config& c) {
             Arg g;
             rt_submit_aiv_task(1, g);
             const int64_t t0 = bench::now_ns();
-            if (manual) manual_graph(p, c.width, steps, 0, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
+            if (mode[0] == 'm') manual_graph(p, c.width, steps, 0, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
+            else if (mode[0] == 'd')
+              derived_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { return rt_submit_aiv_task(0, a).task_id(); });
             else auto_graph(buf.get_ref(0), p, c.width, steps, 0, [](Arg& a) { rt_submit_aiv_task(0, a); });
             ns = bench::now_ns() - t0;
             gate_open.store(true, std::memory_order_release);
@@ -223,13 +273,16 @@ int main(int argc, char** argv) {
   }
   // BENCH_SYSTEM_NAME names the records (run.sh: "pypto_queued" for the short path off).
   const char* system = std::getenv("BENCH_SYSTEM_NAME") ? std::getenv("BENCH_SYSTEM_NAME") : "pypto";
-  // BENCH_MODES=auto or manual runs one mode only (profiling).
-  const std::string modes = std::getenv("BENCH_MODES") ? std::getenv("BENCH_MODES") : "auto,manual";
+  // BENCH_MODES=auto, manual or derived runs one mode only (profiling).
+  const std::string modes = std::getenv("BENCH_MODES") ? std::getenv("BENCH_MODES") : "auto,manual,derived";
   if (modes.find("auto") != std::string::npos)
     bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_auto(rt, p, w, s, g); }, "auto",
                        system, c, metg);
   if (modes.find("manual") != std::string::npos)
     bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_manual(rt, p, w, s, g); },
                        "manual", system, c, metg);
+  if (modes.find("derived") != std::string::npos)
+    bench::measure_all([&](bench::Pattern p, int w, int s, int64_t g) { return run_derived(rt, p, w, s, g); },
+                       "derived", system, c, metg);
   return 0;
 }

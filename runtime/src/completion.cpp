@@ -80,7 +80,6 @@ void Completion::retire(Parts p, uint32_t idx, int outcome, int worker_type, uin
       s.storages.clear();
       s.has_storages = false;
     }
-    if (s.untracked_write) self.untracked_live_.fetch_sub(1, std::memory_order_acq_rel);
     s.free.store(true, std::memory_order_release);
     // Own counter (no shared cache line); release: waiters that see it see the retirement.
     st.retired.store(st.retired.load(std::memory_order_relaxed) + 1, std::memory_order_release);

@@ -45,13 +45,12 @@ class alignas(64) Completion {
   /// Counters for `threads` threads (by stats index).
   explicit Completion(uint32_t threads) : counts_(new RetireCounts[threads]), threads_(threads) {}
 
-  /// A run starts (no task in flight): its outcome counts and untracked writers are zero.
+  /// A run starts (no task in flight): its outcome counts are zero.
   void begin_run() {
     for (uint32_t t = 0; t < threads_; ++t) {
       RetireCounts& c = counts_[t];
       c.executed = c.skipped = c.cancelled = c.dummy = 0;
     }
-    untracked_live_.store(0);
   }
 
   /// The outcome of a ready task decided without running it (kSkip, kCancel, kDummy), or -1:
@@ -84,15 +83,10 @@ class alignas(64) Completion {
   /// Thread `thread`'s counters (read after the run).
   const RetireCounts& counts(uint32_t thread) const { return counts_[thread]; }
 
-  /// Live tasks with an untracked write (a MANUAL-scope write the tracker does not see):
-  /// submission counts one in, its retirement one out; get_tensor_data waits for zero.
-  std::atomic<int64_t>& untracked_live() { return untracked_live_; }
 
  private:
   std::unique_ptr<RetireCounts[]> counts_;  // by stats index; read per retirement
   uint32_t threads_;
-  // Written by submission and retirement of the (rare) untracked writers: its own line.
-  alignas(64) std::atomic<int64_t> untracked_live_{0};
 };
 
 }  // namespace pto2::detail

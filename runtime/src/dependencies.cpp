@@ -303,9 +303,9 @@ void Engine::wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* id
   linker_.element_producers(ring_, t, idx, for_write, writers);
   for (uint64_t w : writers)
     orchestrator_wait([&] { return !is_live(w); }, "the producer of a get_tensor_data element");
-  if (completion_.untracked_live().load(std::memory_order_acquire) > 0)
-    orchestrator_wait([&] { return completion_.untracked_live().load(std::memory_order_acquire) == 0; },
-                      "untracked (manual) writers before get_tensor_data");
+  untracked_.wait_all([this](uint64_t r) { return is_live(r); }, [&](uint64_t r) {
+    orchestrator_wait([&] { return !is_live(r); }, "untracked (manual) writers before get_tensor_data");
+  });
 }
 
 }  // namespace pto2::detail

@@ -172,6 +172,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   failure_.reset();
   sub_.begin_run();
   linker_.begin_run(opt_.trace_);
+  untracked_.clear();
   record_.begin_run(opt_.trace_);
   for (uint32_t w = 0; w < workers_.n_stats(); ++w) workers_.stats(w).undeferred = 0;
   completion_.begin_run();

@@ -51,6 +51,7 @@
 #include "scope_stack.h"
 #include "submit_state.h"
 #include "tensor_check.h"
+#include "untracked_writers.h"
 #include "pto_orchestration_api.h"
 #include "run_record.h"
 #include "task_ring.h"
@@ -294,12 +295,13 @@ class Engine {
 
   // ---- dependency tracking, scopes and memory (orchestrator thread)
   DependencyLinker linker_;  // tracker, the producers of the task being submitted, edges
+  UntrackedWriters untracked_;  // tasks with an untracked write, for get/set_tensor_data
   ScopeStack scopes_;        // PTO2_SCOPE nesting, runtime tensors and their memory pool
 
   WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)
 
   // ---- completion and waiting (own lines: read or written at every retirement)
-  Completion completion_;  // retirement, the retired counts, live untracked writers
+  Completion completion_;  // retirement, the retired counts
   Watchdog watchdog_;  // the orchestrator's waits and their wake-ups; deadlock detection
 
   FailureState failure_;  // read by every thread per task, written once: its own line

@@ -114,8 +114,7 @@ inline void SubmitState::fill(TaskSlot& s, TaskKind kind, int32_t aic_kernel, in
 inline void SubmitState::publish(TaskSlot& s, TaskRing& ring, uint64_t raw, const Arg& params, const Launch& launch,
                           uint32_t blocks) {
   count_in_ring();  // published with the run's count by count_submitted(), once the edges are linked
-  // The flag bits together (one byte: the compiler merges the stores); untracked_write is
-  // the submitter's, right after.
+  // The flag bits together (one byte: the compiler merges the stores).
   const bool has_pred = params.has_predicate();
   s.sync_start = params.launch_spec.require_sync_start;
   s.gang = launch.gang;
@@ -213,8 +212,7 @@ void Engine::submit(TaskKind kind, int32_t aic_kernel, int32_t aiv_kernel, Arg& 
                                    ? allocate_and_track(s, params, raw, manual_scope, out, untracked_write)
                                    : nullptr;
   sub_.publish(s, ring_, raw, params, launch, blocks);
-  s.untracked_write = untracked_write;
-  if (untracked_write) completion_.untracked_live().fetch_add(1, std::memory_order_relaxed);
+  if (untracked_write) untracked_.add(raw, [this](uint64_t r) { return ring_.is_live(r); });
   // Read from the Arg, hot in this core's cache, unless runtime-allocated outputs are only in
   // the slot: the slot's copy was just stored, its lines perhaps still on their way from the
   // core that ran the slot's previous task.

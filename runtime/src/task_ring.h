@@ -83,7 +83,7 @@ struct alignas(64) TaskSlot {
 
   // (C++17: the flag bit-fields below cannot have default member initializers.)
   TaskSlot()
-      : sync_start(false), gang(false), has_pred(false), untracked_write(false), has_storages(false) {}
+      : sync_start(false), gang(false), has_pred(false), has_storages(false) {}
 
   // ---- line 0
   std::atomic<uint64_t> raw{0};      // id of the occupant (written by the orchestrator only)
@@ -99,7 +99,6 @@ struct alignas(64) TaskSlot {
   bool sync_start : 1;
   bool gang : 1;
   bool has_pred : 1;
-  bool untracked_write : 1;
   bool has_storages : 1;             // storages is not empty (retire skips it otherwise)
   int8_t timing_slot = -1;
   bool has_tensors = false;          // false: `tensors` is stale and not read

@@ -37,6 +37,33 @@ TEST(GetTensorData, ConvertsDtypesAndWaitsForManualWriters) {
   }, 2);
 }
 
+// More untracked writers between two reads than the orchestrator's list keeps before it drops
+// the retired ones (untracked_writers.h, 4096), in a ring large enough that a slow early writer
+// is still live when the list is compacted: it must be kept, and the read must wait for it.
+TEST(GetTensorData, WaitsForAnEarlyManualWriterAfterThousandsOfOthers) {
+  std::vector<float> x(6000, 0);
+  float seen = -1;
+  Watchdog wd(60);
+  // Every task queued (no short path, no throttle): the slow one stays with a worker.
+  pto2::Runtime rt(
+      pto2::RuntimeOptions{}.aic_workers(0).aiv_workers(2).task_ring_size(8192).inline_below_ns(0).help_threshold(1u << 30));
+  register_std(rt);
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) {
+    const Tensor all = ext1d(x);
+    PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+      for (uint32_t i = 0; i < 6000; ++i) {
+        uint32_t sh[1] = {1}, off[1] = {i};
+        submit_fill(all.view(sh, off), static_cast<float>(i + 1), i == 3 ? 200 : 0);   // x[3] = 4 after 200 ms
+      }
+    }
+    int64_t idx[1] = {3};
+    seen = get_tensor_data<float>(all, 1, idx);
+  });
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(seen, 4.f);
+  EXPECT_EQ(x[5999], 6000.f);
+}
+
 TEST(GetTensorData, HalfPrecisionConversions) {
   EXPECT_EQ(pto2::half_to_float(pto2::float_to_half(1.5f)), 1.5f);
   EXPECT_EQ(pto2::bfloat16_to_float(pto2::float_to_bfloat16(-2.0f)), -2.0f);
