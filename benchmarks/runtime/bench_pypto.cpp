@@ -17,10 +17,17 @@ void k_busy(PTO2KernelContext* ctx) { bench::busy_wait(static_cast<int64_t>(ctx-
 // AUTO: a [steps, width, 16] float buffer; point (t, i) reads its deps' cells of row t-1 and
 // writes cell (t, i). Only read-after-write conflicts exist, so the graph is exactly the pattern.
 // `submit(a)` submits each task's Arg (or, for own_code_ns, only consumes it).
-template <class Submit>
-void auto_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+// DERIVED (kIds): what AutoDeriveTaskDependencies makes of that program when it proves every
+// hazard (docs/auto_dependencies.md, verdict "manual"): the same tasks with the same views, run
+// in a MANUAL scope, each naming its producers' ids (those of its deps in row t-1); `submit(a)`
+// returns the task's id. The runtime tracks nothing; the views and the untracked writes stay,
+// as in the generated code.
+template <bool kIds, class Submit>
+void view_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  std::vector<PTO2TaskId> prev(kIds ? static_cast<size_t>(width) : 0), cur(kIds ? static_cast<size_t>(width) : 0);
   uint32_t cell_sh[3] = {1, 1, 16};
   int d[8];
+  PTO2TaskId ids[8];
   for (int t = 0; t < steps; ++t) {
     for (int i = 0; i < width; ++i) {
       Arg a;
@@ -28,13 +35,27 @@ void auto_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int
       for (int k = 0; k < n; ++k) {
         uint32_t off[3] = {static_cast<uint32_t>(t - 1), static_cast<uint32_t>(d[k]), 0};
         a.add_input(cells.view(cell_sh, off));
+        if constexpr (kIds) ids[k] = prev[static_cast<size_t>(d[k])];
       }
       uint32_t off[3] = {static_cast<uint32_t>(t), static_cast<uint32_t>(i), 0};
       a.add_output(cells.view(cell_sh, off));
+      if constexpr (kIds) {
+        if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
+      }
       a.add_scalar(static_cast<uint64_t>(grain));
-      submit(a);
+      if constexpr (kIds) cur[static_cast<size_t>(i)] = submit(a);
+      else submit(a);
     }
+    if constexpr (kIds) std::swap(prev, cur);
   }
+}
+template <class Submit>
+void auto_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  view_graph<false>(cells, p, width, steps, grain, submit);
+}
+template <class Submit>
+void derived_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
+  view_graph<true>(cells, p, width, steps, grain, submit);
 }
 
 // MANUAL: point (t, i) depends on the task ids of its deps in row t-1 (explicit dependencies
@@ -49,35 +70,6 @@ void manual_graph(bench::Pattern p, int width, int steps, int64_t grain, Submit&
       Arg a;
       const int n = bench::deps_of(p, t, i, width, d);
       for (int k = 0; k < n; ++k) ids[k] = prev[static_cast<size_t>(d[k])];
-      if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
-      a.add_scalar(static_cast<uint64_t>(grain));
-      cur[static_cast<size_t>(i)] = submit(a);
-    }
-    std::swap(prev, cur);
-  }
-}
-
-// DERIVED: what AutoDeriveTaskDependencies makes of the AUTO program when it proves every
-// hazard (docs/auto_dependencies.md, verdict "manual"): the same tasks with the same views, in a
-// MANUAL scope, each naming its producers' ids (those of its deps in row t-1). The runtime
-// tracks nothing; the views and the untracked writes stay, as in the generated code.
-template <class Submit>
-void derived_graph(const Tensor& cells, bench::Pattern p, int width, int steps, int64_t grain, Submit&& submit) {
-  std::vector<PTO2TaskId> prev(static_cast<size_t>(width)), cur(static_cast<size_t>(width));
-  uint32_t cell_sh[3] = {1, 1, 16};
-  int d[8];
-  PTO2TaskId ids[8];
-  for (int t = 0; t < steps; ++t) {
-    for (int i = 0; i < width; ++i) {
-      Arg a;
-      const int n = bench::deps_of(p, t, i, width, d);
-      for (int k = 0; k < n; ++k) {
-        uint32_t off[3] = {static_cast<uint32_t>(t - 1), static_cast<uint32_t>(d[k]), 0};
-        a.add_input(cells.view(cell_sh, off));
-        ids[k] = prev[static_cast<size_t>(d[k])];
-      }
-      uint32_t off[3] = {static_cast<uint32_t>(t), static_cast<uint32_t>(i), 0};
-      a.add_output(cells.view(cell_sh, off));
       if (n) a.set_dependencies(ids, static_cast<uint32_t>(n));
       a.add_scalar(static_cast<uint64_t>(grain));
       cur[static_cast<size_t>(i)] = submit(a);
