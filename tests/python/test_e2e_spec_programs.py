@@ -223,9 +223,9 @@ def test_spec_program_runs_and_matches_numpy(name):
 # Derived dependencies (analyze_auto_scopes_for_deps): the same programs and checks, race-checked.
 # The spec's own programs use user pl.submit (runtime-allocated outputs, allow_early_resolve),
 # pl.at / pl.spmd with deps=, predicates and manual scopes: what the analysis must get right.
-DERIVED = ["at_scoped", "dynamic_dims", "for_stmt", "if_stmt", "mech2_explicit_edges", "mech3_at_blocks",
-           "mech4_manual_dep_tensor", "moe_skip_empty", "no_dep_args", "orch_basic", "output_alias",
-           "spmd_scoped", "tensor_ops"]
+DERIVED = ["at_scoped", "cluster_spmd", "dynamic_dims", "for_stmt", "if_stmt", "mech2_explicit_edges",
+           "mech3_at_blocks", "mech4_manual_dep_tensor", "moe_skip_empty", "no_dep_args", "orch_basic",
+           "output_alias", "spmd_scoped", "tensor_ops", "tuple_softmax"]
 
 
 @pytest.mark.parametrize("name", DERIVED)
