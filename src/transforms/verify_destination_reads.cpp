@@ -9,8 +9,9 @@
 //   later iteration of a loop whose body runs the op on a tile defined outside it (the op's own
 //   operand included: `for k: d = pl.matmul_acc(c, ...)` accumulates into c on the accelerator).
 //   Reads of the op's result, of a name rebound to it (`c = pl.matmul_acc(c, a, b)`) and of a
-//   loop's carry are fine. A destination or alias reached through `t2 = t` or the metadata-only
-//   views set_validshape / reshape names t's buffer.
+//   loop's carry are fine. A destination or alias reached through `t2 = t` or a view names t's
+//   buffer: set_validshape and reshape (metadata only), slice (a window of it) and transpose_view
+//   (its layout reinterpreted), all zero-copy on the accelerator (reference_ops.md §1.6, §9).
 // Input invariants: none; runs before ConvertTensorToTileOps, so only tile ops the user wrote are
 //   checked (tensor ops give new values by definition: a tensor operand is loaded whole).
 // Output: the program, unchanged, or a located ir::UserError.
@@ -40,14 +41,17 @@ bool writes_arg0(const Call* c) {
   return c->is_op && !c->args.empty() && kOps.count(c->callee);
 }
 
-// The tile Var whose buffer `e` names: the Var itself, or the operand of set_validshape (metadata
-// only) and reshape (a row-major reinterpretation), views of their input on the accelerator
-// (reference_ops.md), followed through nested views. Null for any other expression.
+// The tile Var whose buffer `e` names: the Var itself, or the operand of a view of its input on
+// the accelerator — set_validshape (metadata only), reshape (a row-major reinterpretation), slice
+// (a window) and transpose_view (the fractal layout reinterpreted) — followed through nested
+// views. Null for any other expression. (A slice names its whole source: writing a window and
+// reading another one of the same tile is refused too, conservatively.)
 const Var* viewed_tile(const ExprPtr& e) {
   if (const Var* v = as_var(e)) return is_tile(v) ? v : nullptr;
   auto* c = e ? e->as<Call>() : nullptr;
-  if (c && c->is_op && !c->args.empty() && (c->callee == "tile.set_validshape" || c->callee == "tile.reshape"))
-    return viewed_tile(c->args[0]);
+  static const std::set<std::string> kViews = {"tile.set_validshape", "tile.reshape", "tile.slice",
+                                               "tile.transpose_view"};
+  if (c && c->is_op && !c->args.empty() && kViews.count(c->callee)) return viewed_tile(c->args[0]);
   return nullptr;
 }
 

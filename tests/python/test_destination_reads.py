@@ -71,6 +71,17 @@ REFUSED = [
     (["s = pl.tile.scatter(pl.tile.reshape(ta, [4, 4]), tb, ti)", "o = pl.store(s, [0, 0], o)",
       "o = pl.store(ta, [4, 0], o)"], "o = pl.store(ta, [4, 0], o)",
      ("pl.tile.scatter", "s = pl.tile.scatter(pl.tile.reshape(ta, [4, 4]), tb, ti)"), False),
+    # so are slice (a window) and transpose_view (the layout reinterpreted)
+    (["c = pl.matmul(tl, tr)", "d = pl.matmul_acc(pl.tile.slice(c, [4, 4], [0, 0]), tl, tr)",
+      "o = pl.store(c, [4, 0], o)"], "o = pl.store(c, [4, 0], o)",
+     ("pl.tile.matmul_acc", "d = pl.matmul_acc(pl.tile.slice(c, [4, 4], [0, 0]), tl, tr)"), False),
+    (["w = pl.tile.slice(ta, [4, 4], [0, 0])", "s = pl.tile.scatter(w, tb, ti)", "o = pl.store(s, [0, 0], o)",
+      "o = pl.store(pl.tile.slice(ta, [2, 4], [2, 0]), [4, 0], o)"],
+     "o = pl.store(pl.tile.slice(ta, [2, 4], [2, 0]), [4, 0], o)",
+     ("pl.tile.scatter", "s = pl.tile.scatter(w, tb, ti)"), False),
+    (["s = pl.tile.scatter(pl.tile.transpose_view(ta), tb, ti)", "o = pl.store(s, [0, 0], o)",
+      "o = pl.store(ta, [4, 0], o)"], "o = pl.store(ta, [4, 0], o)",
+     ("pl.tile.scatter", "s = pl.tile.scatter(pl.tile.transpose_view(ta), tb, ti)"), False),
     # an op whose result is dropped still writes into its destination
     (["pl.tile.scatter(ta, tb, ti)", "o = pl.store(ta, [0, 0], o)"], "o = pl.store(ta, [0, 0], o)",
      ("pl.tile.scatter", "pl.tile.scatter(ta, tb, ti)"), False),
