@@ -38,12 +38,11 @@ DTYPES = ["FP32", "FP16", "INT8"]   # operand dtypes
 
 
 def result_dtype(kind: str, dtype: str) -> str:
-    """The reference's typing: matmul (and its K loop) FP32; gemv FP32 or INT32 by the operands;
-    *_acc the accumulator's (loaded as gemv's); *_bias the operands' (the bias too)."""
+    """reference_ops.md §2: a product is FP32 for float operands and INT32 for integer ones
+    (matmul, gemv, batch_matmul and their K loop); *_acc the accumulator's, which must be that
+    dtype; *_bias the operands' (the bias too)."""
     if kind.endswith("_bias"):
         return dtype
-    if kind in ("matmul", "k_loop", "tensor_matmul", "matmul_valid", "tensor_matmul_valid"):
-        return "FP32"
     return "FP32" if dtype.startswith("FP") else "INT32"
 
 

@@ -165,13 +165,16 @@ def test_matmul(dtype):
         fa = round_to(dtype, RNG.standard_normal(MK).astype(np.float32)).astype(np.float64)
         fb = round_to(dtype, RNG.standard_normal(KN).astype(np.float32)).astype(np.float64)
         va, vb = from_float(dtype, fa), from_float(dtype, fb)
-    acc = RNG.standard_normal(MN).astype(np.float32)
+    # The product's dtype (reference_ops.md §2): INT32 for integer operands, FP32 for float ones.
+    out = "INT32" if dtype == "INT8" else "FP32"
+    acc = (RNG.integers(-1000, 1000, MN).astype(np.int32) if dtype == "INT8"
+           else RNG.standard_normal(MN).astype(np.float32))
     outs = run_kernel_program(kernel_program(
-        [("a", MK, dtype), ("b", KN, dtype), ("c", MN, "FP32")],
-        [("mm", MN, "FP32", "pl.matmul(ta, tb)"),
-         ("mma", MN, "FP32", "pl.matmul_acc(tc, ta, tb)"),
-         ("mv", MN, "FP32", "pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left), "
-                            "pl.move(tb, target_memory=pl.MemorySpace.Right))")]),
+        [("a", MK, dtype), ("b", KN, dtype), ("c", MN, out)],
+        [("mm", MN, out, "pl.matmul(ta, tb)"),
+         ("mma", MN, out, "pl.matmul_acc(tc, ta, tb)"),
+         ("mv", MN, out, "pl.matmul(pl.move(ta, target_memory=pl.MemorySpace.Left), "
+                         "pl.move(tb, target_memory=pl.MemorySpace.Right))")]),
         {"a": va, "b": vb, "c": acc})
     ref = fa @ fb   # FP32 accumulation of exactly representable products: tight tolerance
     np.testing.assert_allclose(outs["mm"], ref, rtol=1e-4, atol=1e-4)

@@ -13,6 +13,9 @@ namespace pypto::ir::ops::tile_helpers {
 
 using Args = std::vector<ExprPtr>;
 
+// Result dtype of a product (reference_ops.md §2): FP32 for float inputs, INT32 for integer ones.
+//   matmul_dtype(DataType::INT8) == DataType::INT32
+inline DataType matmul_dtype(DataType d) { return is_float(d) ? DataType::FP32 : DataType::INT32; }
 // A tile of rank exactly 2.
 const TileType* expect_2d(const std::string& op, const std::string& arg, const ExprPtr& e, const Span& span);
 // Two tiles of one dtype ("dtype mismatch" with a pl.cast hint otherwise).

@@ -276,14 +276,14 @@ void register_tile_ops(OpRegistry& r) {
   add_row_expand(r, "row_expand_mul", "product");
   add_row_expand(r, "row_expand_div", "quotient");
 
-  add_op(r, "tile.matmul", {"a", "b"}, {}, "Matrix product of a [M, K] and b [K, N] into a new FP32 Acc tile [M, N].",
+  add_op(r, "tile.matmul", {"a", "b"}, {}, "Matrix product of a [M, K] and b [K, N] into a new Acc tile [M, N]: FP32 for float inputs, INT32 for integer ones.",
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_2d("tile.matmul", "a", args[0], span);
            auto* b = expect_2d("tile.matmul", "b", args[1], span);
            auto mn = matmul_shape("tile.matmul", a, b, span);
            std::vector<ExprPtr> valid;   // [valid rows of a, valid cols of b]
            if (a->has_valid_shape() || b->has_valid_shape()) valid = {a->valid_or_shape()[0], b->valid_or_shape()[1]};
-           return TileType::make(std::move(mn), DataType::FP32, MemorySpace::Acc, std::move(valid));
+           return TileType::make(std::move(mn), tile_helpers::matmul_dtype(a->dtype), MemorySpace::Acc, std::move(valid));
          });
 
   add_op(r, "tile.matmul_acc", {"acc", "a", "b"}, {}, "acc + a @ b, for acc [M, N], a [M, K], b [K, N].",
@@ -296,6 +296,12 @@ void register_tile_ops(OpRegistry& r) {
                             "tile.matmul_acc: acc shape " << describe_shape(acc->shape) << " does not match a @ b shape "
                                                           << describe_shape(mn),
                             "");
+           // reference_ops.md §2: "acc must already have that dtype" (FP32 or INT32, as tile.matmul's)
+           PYPTO_USER_CHECK(acc->dtype == tile_helpers::matmul_dtype(a->dtype), span,
+                            "tile.matmul_acc: acc must be " << to_string(tile_helpers::matmul_dtype(a->dtype))
+                                                            << " for " << to_string(a->dtype) << " operands, got "
+                                                            << to_string(acc->dtype),
+                            "accumulate into the product's dtype (pl.matmul's result), or convert acc with pl.cast");
            return args[0]->type;
          });
 

@@ -18,9 +18,6 @@ using detail::describe_shape;
 
 namespace {
 
-// Result dtype of a product: FP32 for float inputs, INT32 for integer ones (as tile.matmul's FP32).
-DataType acc_dtype(DataType d) { return is_float(d) ? DataType::FP32 : DataType::INT32; }
-
 std::vector<ExprPtr> mn_shape(const std::string& op, const TileType* a, const TileType* b, const Span& span) {
   PYPTO_USER_CHECK(a->dtype == b->dtype, span,
                    op << ": dtype mismatch: lhs is " << to_string(a->dtype) << ", rhs is " << to_string(b->dtype),
@@ -56,8 +53,8 @@ TypePtr matmul_acc_result(const std::string& op, const Args& args, const Span& s
   PYPTO_USER_CHECK(shape_equal(mn, acc->shape), span,
                    op << ": acc shape " << describe_shape(acc->shape) << " does not match lhs @ rhs shape "
                       << describe_shape(mn), "");
-  PYPTO_USER_CHECK(acc->dtype == acc_dtype(a->dtype), span,
-                   op << ": acc must be " << to_string(acc_dtype(a->dtype)) << ", got " << to_string(acc->dtype), "");
+  PYPTO_USER_CHECK(acc->dtype == matmul_dtype(a->dtype), span,
+                   op << ": acc must be " << to_string(matmul_dtype(a->dtype)) << ", got " << to_string(acc->dtype), "");
   return args[0]->type;
 }
 
@@ -106,7 +103,7 @@ void register_tile_matmul_ops(OpRegistry& r) {
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_2d("tile.gemv", "lhs", args[0], span);
            auto* b = expect_2d("tile.gemv", "rhs", args[1], span);
-           return TileType::make(mn_shape("tile.gemv", a, b, span), acc_dtype(a->dtype), MemorySpace::Acc);
+           return TileType::make(mn_shape("tile.gemv", a, b, span), matmul_dtype(a->dtype), MemorySpace::Acc);
          });
   add_op(r, "tile.gemv_acc", {"acc", "lhs", "rhs"}, {}, "acc + lhs @ rhs.",
          [](const Args& args, const Attrs&, const Span& span) { return matmul_acc_result("tile.gemv_acc", args, span); });
@@ -114,7 +111,7 @@ void register_tile_matmul_ops(OpRegistry& r) {
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
            auto* a = expect_tile("tile.batch_matmul", "lhs", args[0], span);
            auto* b = expect_tile("tile.batch_matmul", "rhs", args[1], span);
-           return TileType::make(batch_shape("tile.batch_matmul", a, b, span), acc_dtype(a->dtype), MemorySpace::Acc);
+           return TileType::make(batch_shape("tile.batch_matmul", a, b, span), matmul_dtype(a->dtype), MemorySpace::Acc);
          });
   add_op(r, "tile.batch_matmul_acc", {"acc", "lhs", "rhs"}, {}, "acc[b] += lhs[b] @ rhs[b].",
          [](const Args& args, const Attrs&, const Span& span) -> TypePtr {
@@ -125,8 +122,8 @@ void register_tile_matmul_ops(OpRegistry& r) {
            PYPTO_USER_CHECK(shape_equal(s, acc->shape), span,
                             "tile.batch_matmul_acc: acc shape " << describe_shape(acc->shape)
                                 << " does not match the product's shape " << describe_shape(s), "");
-           PYPTO_USER_CHECK(acc->dtype == acc_dtype(a->dtype), span,
-                            "tile.batch_matmul_acc: acc must be " << to_string(acc_dtype(a->dtype)) << ", got "
+           PYPTO_USER_CHECK(acc->dtype == matmul_dtype(a->dtype), span,
+                            "tile.batch_matmul_acc: acc must be " << to_string(matmul_dtype(a->dtype)) << ", got "
                                                                   << to_string(acc->dtype), "");
            return args[0]->type;
          });
