@@ -94,6 +94,12 @@ std::string ArrayDecl(const std::string& ctype, const std::string& name, int64_t
 std::string ForHeader(const std::string& var, const std::string& start, const std::string& stop,
                       const std::string& step, bool descending);
 
+// The loop bound `stop` as printed, cast to int64_t when its dtype is UINT64: compared with the
+// int64_t loop variable it would be compared as unsigned (`pl.range(-2, n)` would run no
+// iteration, and g++ warns -Wsign-compare); the DSL compares in the promoted INDEX dtype.
+//   LoopStop(n_u64, "n") == "static_cast<int64_t>(n)"
+std::string LoopStop(const ir::ExprPtr& stop, const std::string& printed);
+
 // The C++ names of a loop whose step is known only at run time (Python's range semantics):
 //   const int64_t i_start = <start>;                                          // RangeLoopPrologue
 //   const int64_t i_step = <step>;

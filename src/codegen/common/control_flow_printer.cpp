@@ -89,6 +89,11 @@ std::string ForHeader(const std::string& var, const std::string& start, const st
          " += " + step + ")";
 }
 
+std::string LoopStop(const ir::ExprPtr& stop, const std::string& printed) {
+  auto* s = stop && stop->type ? stop->type->as<ir::ScalarType>() : nullptr;
+  return s && s->dtype == ir::DataType::UINT64 ? "static_cast<int64_t>(" + printed + ")" : printed;
+}
+
 void RangeLoopPrologue(CppWriter& w, const RangeLoopNames& n, const std::string& start, const std::string& step,
                        const std::string& stop, const ir::Span& span) {
   w.line("const int64_t " + n.start + " = " + start + ";");

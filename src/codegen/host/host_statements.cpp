@@ -277,7 +277,7 @@ void HostEmitter::open_loop(const ForStmt& f, const std::vector<HostCarry>&) {
   bind(f.loop_var.get(), i);
   if (auto* c = f.step->as<ConstInt>(); c && !f.counted) {   // StampCountedLoops
     std::string step = expr(f.step);
-    open_block(common::ForHeader(i, expr(f.start), expr(f.stop), step, c->value < 0));
+    open_block(common::ForHeader(i, expr(f.start), common::LoopStop(f.stop, expr(f.stop)), step, c->value < 0));
     return;
   }
   // A step known only at run time, or one whose last `i += step` could overflow (ForStmt::counted):

@@ -160,7 +160,7 @@ void Emitter::open_loop(const ForStmt& f, const std::vector<CarryTarget>&) {
     scopes_.push();
     std::string i = scopes_.declare(base_name(f.loop_var.get()), false);
     bind(f.loop_var.get(), Binding{i, {i}});
-    enter_block(common::ForHeader(i, start, stop, step, st->value < 0));
+    enter_block(common::ForHeader(i, start, common::LoopStop(f.stop, stop), step, st->value < 0));
     return;
   }
   // A step known only at run time, or one whose last `i += step` could overflow (ForStmt::counted):
