@@ -475,6 +475,23 @@ class OrchestrationVerifier {
     }
   }
 
+  // A task's results are the tensors it writes back: result r of kernel `f` names none of its
+  // Out / InOut parameters (a number, a tile, a tensor of its own), located at its return.
+  [[noreturn]] static void returns_no_parameter(const Function& f, size_t r) {
+    const ReturnStmt* ret = FindReturn(f);
+    const bool has_value = ret && r < ret->values.size();
+    // (A Var's span is where it was defined: name the return statement instead.)
+    const Span where = has_value && !as_var(ret->values[r]) ? ret->values[r]->span : ret ? ret->span : f.span;
+    const bool number = has_value && ret->values[r]->type->is<ScalarType>();
+    throw UserError("'" + f.name + "' returns " + (number ? "a number" : "a value") + " (result " + std::to_string(r) +
+                        ") that is none of its pl.Out / pl.InOut tensor parameters: a task's results are the "
+                        "tensors it writes",
+                    where,
+                    number ? "write the number into a pl.Out tensor parameter (pl.tensor.write, or store a tile), "
+                             "return that parameter, and read it in the orchestration"
+                           : "store the value into a pl.Out tensor parameter and return that parameter");
+  }
+
   void task(const Expr& e, const Var* result) {
     const Call* call = e.as<Call>();
     const Submit* sub = e.as<Submit>();
@@ -509,14 +526,16 @@ class OrchestrationVerifier {
     if (sub) user_edges(sub->deps, e.span);
     if (sub && sub->predicate) predicate(*sub->predicate);
     if (f->type == FunctionType::Group) group(*f);
+    const std::vector<int64_t>& rets = f->returned_params;   // StampReturnedParams
+    for (size_t r = 0; r < f->return_types.size(); ++r) {
+      if (r >= rets.size() || rets[r] < 0) returns_no_parameter(*f, r);
+    }
     // Results alias the arguments they write back; a runtime-allocated output lives in the
     // block of the submission's TaskOutputTensors.
     if (!result) return;
-    const std::vector<int64_t>& rets = f->returned_params;   // StampReturnedParams
     std::vector<TupleElement> elems;
     for (size_t r = 0; r < f->return_types.size(); ++r) {
-      const int64_t p = r < rets.size() ? rets[r] : -1;
-      if (p < 0) return;   // an internal error in the generator
+      const int64_t p = rets[r];
       if (static_cast<size_t>(p) >= args.size()) {
         elems.push_back({{m_.current()}, {&e, p}});
         allocated_in_[{&e, p}] = {m_.current()};
@@ -775,6 +794,31 @@ class OrchestrationVerifier {
 
 }  // namespace
 
+namespace {
+
+// An orchestration function's results are the tensors it writes back to its caller: its pl.Out /
+// pl.InOut (or In) parameters. A tensor it allocates, or a number, would reach no caller (the
+// run's results are the caller's arrays): refused at the return instead of silently dropped.
+void VerifyReturnsParameters(const Function& fn) {
+  const ReturnStmt* ret = FindReturn(fn);
+  if (!ret) return;
+  const std::vector<int> params = ExplicitReturnedParamIndices(fn);
+  for (size_t k = 0; k < ret->values.size(); ++k) {
+    if (k < params.size() && params[k] >= 0) continue;
+    const ExprPtr& v = ret->values[k];
+    const bool number = v->type->is<ScalarType>();
+    throw UserError("orchestration function '" + fn.name + "' returns " +
+                        (number ? std::string("a number") : "a tensor it allocates") + " (result " + std::to_string(k) +
+                        "): its results are the tensors it writes into its parameters, so this value would be lost",
+                    as_var(v) ? ret->span : v->span,
+                    number ? "write the number into a pl.Out tensor parameter (pl.tensor.write) and return that parameter"
+                           : "declare a parameter `out: pl.Out[pl.Tensor[...]]`, pass it as the kernel's output instead of "
+                             "the allocated tensor, and return it");
+  }
+}
+
+}  // namespace
+
 void VerifyOrchestrationFunction(const ProgramPtr& program, const std::string& func_name) {
   PYPTO_CHECK(program, "VerifyOrchestrationFunction: null program");
   FunctionPtr fn = program->get(func_name);
@@ -790,6 +834,7 @@ void VerifyOrchestrationFunction(const ProgramPtr& program, const std::string& f
     PYPTO_CHECK(false, "orchestration codegen preconditions do not hold (run the default pipeline first):" << os.str());
   }
   VerifyArrayVersions(*fn);   // anchor_features §13: no read of an array version an update replaced
+  VerifyReturnsParameters(*fn);
   OrchestrationVerifier(*program, *fn).Run();
 }
 
