@@ -82,6 +82,11 @@ class KernelEmitter : public common::CppScalarExprPrinter, public common::Contro
   std::string fresh(const std::string& hint);
   // The C++ expression of a scalar-typed IR expr (the kernel spellings: kernel_scalar_exprs.cpp).
   std::string scalar(const ir::ExprPtr& e) { return print_scalar(e); }
+  // scalar(e) converted to dtype `to` (a tile op's scalar operand): a float into an integer
+  // dtype as pl.cast converts (saturating, NaN gives 0: the bare conversion of NaN or an
+  // out-of-range value is undefined), anything else by static_cast.
+  //   scalar_as(f32_scalar, INT32) == "pypto_kernel::float_to_int<int32_t>(s)"
+  std::string scalar_as(const ir::ExprPtr& e, ir::DataType to);
   // The tile an expr denotes: a bound tile Var, or a nested tile op evaluated into a temp.
   TileRef tile(const ir::ExprPtr& e);
   // `ctx->tensors[i]` of a tensor-valued expr (a tensor param or a store result).

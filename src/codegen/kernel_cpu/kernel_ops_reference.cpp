@@ -33,8 +33,8 @@ TileOpHandler TileTile(const std::string& functor) {
 TileOpHandler TileScalar(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
-    em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" +
-            CType(dst.dtype) + ">(" + em.scalar(call.args[1]) + "), " + dst.numel() + ", " + Fn(functor) + ");");
+    em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " +
+            em.scalar_as(call.args[1], dst.dtype) + ", " + dst.numel() + ", " + Fn(functor) + ");");
   };
 }
 
@@ -64,9 +64,8 @@ TileOpHandler Ternary(const std::string& functor) {
 TileOpHandler ScalarTile(const std::string& functor) {   // addsc / subsc
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]), c = em.tile(call.args[2]);
-    em.line("pypto_kernel::binary_scalar_tile" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", static_cast<" +
-            CType(dst.dtype) + ">(" + em.scalar(call.args[1]) + "), " + View(c) + ", " + dst.rows() + ", " +
-            dst.cols() + ", " + Fn(functor) + ");");
+    em.line("pypto_kernel::binary_scalar_tile" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + em.scalar_as(call.args[1], dst.dtype) + ", " + View(c) + ", " +
+            dst.rows() + ", " + dst.cols() + ", " + Fn(functor) + ");");
   };
 }
 
@@ -92,7 +91,7 @@ TileOpHandler Compare() {
       // its precision (FP16 `t <= 3.4e38` compares with inf; found by the tile fuzzer, seed 791).
       const bool half = a.dtype == ir::DataType::FP16 || a.dtype == ir::DataType::BF16;
       const std::string s = em.fresh("cmp_rhs");
-      const std::string value = "static_cast<" + ct + ">(" + em.scalar(call.args[1]) + ")";
+      const std::string value = em.scalar_as(call.args[1], a.dtype);
       em.line("const " + ct + " " + s + " = " + (half ? "pypto_kernel::scalar_as" + Tpl(a) + "(" + value + ")" : value) +
               ";");
       b_view = "&" + s + ", 1, 1";

@@ -107,6 +107,12 @@ std::string KernelEmitter::float_to_int_text(DataType to, const std::string& val
   return "pypto_kernel::float_to_int<" + CType(to) + ">(" + value + ")";
 }
 
+std::string KernelEmitter::scalar_as(const ExprPtr& e, DataType to) {
+  auto* st = e->type ? e->type->as<ScalarType>() : nullptr;
+  const std::string text = scalar(e);
+  return st && is_float(st->dtype) && is_integer(to) ? float_to_int_text(to, text) : cast_text(to, text);
+}
+
 std::string KernelEmitter::var_text(const Var* v, const Span& span) {
   auto it = names_.find(v);
   if (it != names_.end()) return it->second;

@@ -140,12 +140,10 @@ TileOpHandler Binary(const std::string& functor) {
       }
     } else if (IsTile(call.args[0])) {
       TileRef a = em.tile(call.args[0]);
-      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", static_cast<" + ct + ">(" +
-              em.scalar(call.args[1]) + "), " + dst.valid_prefix() + ", " + op + ");");
+      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + em.scalar_as(call.args[1], dst.dtype) + ", " + dst.valid_prefix() + ", " + op + ");");
     } else {  // scalar op tile (IR built directly; the DSL puts the tile first)
       TileRef b = em.tile(call.args[1]);
-      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", static_cast<" + ct + ">(" +
-              em.scalar(call.args[0]) + "), " + dst.valid_prefix() + ", " + op + ", true);");
+      em.line("pypto_kernel::binary_scalar" + Tpl(dst) + "(" + dst.buf + ", " + b.buf + ", " + em.scalar_as(call.args[0], dst.dtype) + ", " + dst.valid_prefix() + ", " + op + ", true);");
     }
   };
 }

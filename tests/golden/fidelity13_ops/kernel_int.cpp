@@ -131,7 +131,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t decl_21[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::I16>(ctx, tmp_14, ctx->tensors[21], DataType::INT16, 2, off_21, shp_21, "o_not_", decl_21)) return;
   alignas(64) int32_t tmp_15[128];
-  pypto_kernel::binary_scalar<pypto_kernel::Storage::I32>(tmp_15, ta, static_cast<int32_t>((0.5f)), 128, pypto_kernel::Mul{});
+  pypto_kernel::binary_scalar<pypto_kernel::Storage::I32>(tmp_15, ta, pypto_kernel::float_to_int<int32_t>((0.5f)), 128, pypto_kernel::Mul{});
   const int64_t off_22[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_22[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_22[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};

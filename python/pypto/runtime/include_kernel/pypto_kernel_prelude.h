@@ -699,7 +699,13 @@ inline void unary_float(C* dst, const C* a, int64_t n, Op op) {
     }
   }
 #endif
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<C>(op(static_cast<float>(a[i])));
+  if constexpr (std::is_integral<C>::value) {
+    // Back to the integer dtype as pl.cast converts (saturating, NaN gives 0): exp(100), log(0)
+    // or sqrt(-1) are out of range or NaN, and the bare conversion of those is undefined.
+    for (int64_t i = 0; i < n; ++i) dst[i] = float_to_int<C>(op(static_cast<float>(a[i])));
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<C>(op(static_cast<float>(a[i])));
+  }
   round_to<S>(dst, n);
 }
 
