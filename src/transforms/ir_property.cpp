@@ -144,10 +144,11 @@ struct InPlaceChecker : IRVisitor {
 struct TileMoveChecker : IRVisitor {
   std::vector<std::string> out;
   std::string fn;
+  std::set<const Call*> shared;   // SharedTileMovesOf the function checked
   void visit_(const Var*) override {}   // (a type's shape holds no call)
   void visit_(const IterArg*) override {}
   void visit_(const Call* op) override {
-    if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != IsPlainTileMove(*op)) {
+    if (op->is_op && op->callee == "tile.move" && op->shares_source_tile != (shared.count(op) != 0)) {
       out.push_back("function '" + fn + "': tile.move" + AtLocation(op->span) + " has a stale shares_source_tile");
     }
     IRVisitor::visit_(op);
@@ -430,6 +431,7 @@ std::vector<std::string> VerifyProperty(IRProperty p, const ProgramPtr& program)
       for (auto& f : program->functions) {
         if (!f->is_kernel()) continue;
         c.fn = f->name;
+        c.shared = SharedTileMovesOf(*f);
         c.visit_function(*f);
       }
       return c.out;

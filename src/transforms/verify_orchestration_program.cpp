@@ -799,12 +799,17 @@ namespace {
 // An orchestration function's results are the tensors it writes back to its caller: its pl.Out /
 // pl.InOut (or In) parameters. A tensor it allocates, or a number, would reach no caller (the
 // run's results are the caller's arrays): refused at the return instead of silently dropped.
-void VerifyReturnsParameters(const Function& fn) {
+void VerifyReturnsParameters(const Program& program, const Function& fn) {
   const ReturnStmt* ret = FindReturn(fn);
   if (!ret) return;
   const std::vector<int> params = ExplicitReturnedParamIndices(fn);
   for (size_t k = 0; k < ret->values.size(); ++k) {
     if (k < params.size() && params[k] >= 0) continue;
+    // A kernel that never stores to its pl.Out parameter (its tensor-level result went to an
+    // output of its own) is the root cause: name it first.
+    for (const FunctionPtr& f : program.functions) {
+      if (f->is_kernel() && f->body) VerifyKernelOutParamsWritten(program, *f);
+    }
     const ExprPtr& v = ret->values[k];
     const bool number = v->type->is<ScalarType>();
     throw UserError("orchestration function '" + fn.name + "' returns " +
@@ -834,7 +839,7 @@ void VerifyOrchestrationFunction(const ProgramPtr& program, const std::string& f
     PYPTO_CHECK(false, "orchestration codegen preconditions do not hold (run the default pipeline first):" << os.str());
   }
   VerifyArrayVersions(*fn);   // anchor_features §13: no read of an array version an update replaced
-  VerifyReturnsParameters(*fn);
+  VerifyReturnsParameters(*program, *fn);
   OrchestrationVerifier(*program, *fn).Run();
 }
 

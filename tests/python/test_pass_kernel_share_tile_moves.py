@@ -132,3 +132,52 @@ def test_shares_source_tile_takes_a_bool_literal():
                 y2 = pl.store(v, [0, 0], y)
                 return y2
     assert "shares_source_tile= takes True or False" in ei.value.message
+
+
+def test_a_move_whose_source_or_result_is_written_in_place_keeps_a_buffer_of_its_own():
+    """tile.write, fillpad_inplace and gather_row write their first operand's buffer: a move of
+    such a tile, or into one, is a copy (the accelerator's move makes one), so the write does
+    not show in the other tile. The untouched move still shares."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def k(self, x: pl.Tensor[[4, 4], pl.FP32], y: pl.Out[pl.Tensor[[16, 4], pl.FP32]]) -> pl.Tensor[[16, 4], pl.FP32]:
+            t = pl.load(x, [0, 0], [4, 4])
+            m = pl.move(t, target_memory=pl.MemorySpace.Vec)
+            pl.tile.write(m, [0, 0], 99.0)
+            u = pl.load(x, [0, 0], [4, 4])
+            n = pl.move(u, target_memory=pl.MemorySpace.Vec)
+            pl.tile.write(u, [0, 0], 98.0)
+            w = pl.load(x, [0, 0], [4, 4], [2, 2])
+            f = pl.tile.fillpad_inplace(pl.move(w, target_memory=pl.MemorySpace.Vec), pad_value=pl.PadValue.max)
+            v = pl.load(x, [0, 0], [4, 4])
+            s = pl.move(v, target_memory=pl.MemorySpace.Vec)
+            y = pl.store(t, [0, 0], y)
+            y = pl.store(n, [4, 0], y)
+            y = pl.store(pl.add(s, f), [8, 0], y)
+            y = pl.store(pl.set_validshape(w, 4, 4), [12, 0], y)
+            return y
+
+        @pl.function(type=pl.FunctionType.Orchestration)
+        def main(self, x: pl.Tensor[[4, 4], pl.FP32], y: pl.Out[pl.Tensor[[16, 4], pl.FP32]]) -> pl.Tensor[[16, 4], pl.FP32]:
+            y = self.k(x, y)
+            return y
+
+    after = passes.KernelShareTileMoves()(Before)
+    assert [m.shares_source_tile for m in _moves(after)] == [False, False, False, True]
+    assert passes.verify_property(passes.IRProperty.TileMoveSharingStamped, after) == []
+
+    import numpy as np
+    import pypto
+    x = np.arange(16, dtype=np.float32).reshape(4, 4)
+    y = np.zeros((16, 4), np.float32)
+    prog = pypto.compile(Before)
+    try:
+        prog(x, y)
+    finally:
+        prog.close()
+    np.testing.assert_array_equal(y[0:4], x)                 # t: the write went into m only
+    np.testing.assert_array_equal(y[4:8], x)                 # n: moved before u's write
+    np.testing.assert_array_equal(y[12:14, 0:2], x[0:2, 0:2])   # w: the pad went into the move's copy
+    np.testing.assert_array_equal(y[12:16, 2:4], 0)
+    np.testing.assert_array_equal(y[14:16, 0:2], 0)

@@ -271,7 +271,11 @@ std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
 // pl.move between tiles of one dtype (a no-op on the CPU: the result shares the source's
 // storage):  IsPlainTileMove(*call)
 bool IsPlainTileMove(const ir::Call& call);
-// Stamps Call::shares_source_tile on every tile.move of every kernel (IsPlainTileMove decides).
+// The tile.moves of kernel `fn` whose result shares its source's buffer on the CPU: plain moves
+// (IsPlainTileMove) where neither tile is written in place (tile.write, fillpad_inplace,
+// gather_row: a write into one would show in the other):  SharedTileMovesOf(*fn).count(call)
+std::set<const ir::Call*> SharedTileMovesOf(const ir::Function& fn);
+// Stamps Call::shares_source_tile on every tile.move of every kernel (SharedTileMovesOf decides).
 // Produces TileMoveSharingStamped:  pl.move(t, target_memory=...) ==> pl.move(t, ..., shares_source_tile=True)
 Pass KernelShareTileMoves();
 // Stamps Call::reads_in_place on the tile.loads of every kernel that a matmul reads in place
