@@ -648,3 +648,33 @@ def test_op_attribute_beyond_int64():
 def test_int64_min_literal_is_accepted():
     pl.parse_program(program("for i in pl.range(n + -9223372036854775808):\n    d = self.kernel_add(a, b, d)\nreturn d"),
                      "t.py")
+
+
+# -- compile-time integer arithmetic is exact (Python's) and must give an int64 -----------------
+# (`pl.range((1 << 64) + 2)` ran 2 iterations, `pl.range(N * 4 + 3)` with N = 2**62 ran 3: each
+# operation of literals wrapped to int64 at run time)
+@pytest.mark.parametrize("expr, at, prelude", [
+    ("(1 << 64) + 2", "1 << 64", ""),
+    ("N * 4 + 3", "N * 4", "N = 2**62"),
+    ("N + N", "N + N", "N = 2**62"),
+    ("0 - N - 2", "0 - N - 2", "N = 2**63 - 1"),
+    ("-N", "-N", "N = -2**63"),
+    ("-(-9223372036854775808)", "-(-", ""),
+    ("(N // -1) + 1", "N // -1", "N = -2**63"),
+])
+def test_compile_time_integer_beyond_int64(expr, at, prelude):
+    check(program(f"for i in pl.range({expr}):  #!\n    d = self.kernel_add(a, b, d)\nreturn d", prelude=prelude),
+          "does not fit in 64 bits", at, help="each step of compile-time arithmetic must stay between")
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("4 // 0", "'4 // 0' divides by zero"), ("N % 0", "'N % 0' divides by zero"),
+    ("N / (N - 4)", "'N / (N - 4)' divides by zero"), ("1 << -1", "'1 << -1' shifts by a negative count")])
+def test_compile_time_integer_python_would_raise(expr, message):
+    check(program(f"k = {expr}  #!\nreturn d", prelude="N = 4"), message, expr, help="compile-time values follow Python")
+
+
+def test_compile_time_integer_arithmetic_within_int64_is_accepted():
+    pl.parse_program(program("for i in pl.range(N * 2 - 1 + (1 << 62) - (1 << 62)):\n"
+                             "    d = self.kernel_add(a, b, d)\nk = 1.0 / 0.0\nreturn d",
+                             prelude="N = 2**61"), "t.py")

@@ -14,7 +14,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
-from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, fold_failure, try_eval_py
 from pypto.frontend.shape_access import shape_subscript
 from pypto.language import _types as T
 
@@ -134,6 +134,7 @@ def _binop(ctx, node: ast.BinOp):
                         help="for a run-time value multiply (x * x), or use pl.exp / pl.log on tiles")
     if opname is None:
         raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // % & | ^ << >>")
+    _refuse_unfoldable(ctx, node)
     operands = []
     for n in (node.left, node.right):      # left to right, each bound before the next is read
         e = eval_expr(ctx, n)
@@ -145,7 +146,17 @@ def _binop(ctx, node: ast.BinOp):
     return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), *operands, ctx.span(node))
 
 
+def _refuse_unfoldable(ctx, node):
+    """A located error when `node` applies an operator to compile-time numbers that Python would
+    not give an int64 for (beyond int64, a division by zero, a negative shift)."""
+    failure = fold_failure(ctx, node)
+    if failure is not None:
+        message, help = failure  # noqa: A001
+        raise ctx.error(node, message, help=help)
+
+
 def _unaryop(ctx, node: ast.UnaryOp):
+    _refuse_unfoldable(ctx, node)
     if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
         return const_from_py(ctx, -node.operand.value, node)
