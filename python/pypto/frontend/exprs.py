@@ -177,7 +177,14 @@ def _boolop(ctx, node: ast.BoolOp):
             any(has_element_read(ctx, v) for v in node.values[1:]):
         return registry.handler("lazy_boolop")(ctx, node)
     op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
+    ctx.push_block()
     vals = [require_scalar(ctx, eval_expr(ctx, v), v, "an operand of and/or") for v in node.values]
+    stmts = ctx.pop_block()
+    if any(v.type.dtype != ir.DataType.BOOL for v in vals):
+        # Python's value: `n or 5` is n (5 when n is 0), not a bool; parsed again, lazily
+        return registry.handler("lazy_boolop")(ctx, node)
+    for s in stmts:
+        ctx.emit(s)
     acc = vals[0]
     for v in vals[1:]:
         acc = ir.BinaryExpr.make(op, acc, v, ctx.span(node))
