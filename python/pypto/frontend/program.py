@@ -20,7 +20,7 @@ import os
 import sys
 
 from pypto._core import ir
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, user_errors_at_the_call
 from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
@@ -553,6 +553,7 @@ def parse_class(cls, captured_locals: dict):
     return parse_class_def(ProgramCtx(src, env), node, fn_envs)
 
 
+@user_errors_at_the_call
 def program(cls=None):
     """``@pl.program``: parse a class of ``@pl.function`` methods into an IR Program (returned
     in its place). Names resolve in the class's defining scope (closure values, the caller's
@@ -564,13 +565,13 @@ def program(cls=None):
             def main(self, ...): ...
         # P is a pypto._core.ir.Program named "P"
     """
-    caller = sys._getframe(1)
+    caller = sys._getframe(2)      # 1 is the frame of the user_errors_at_the_call wrapper
     try:
         captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
     finally:
         del caller
     if cls is None:   # @pl.program(): the class comes in the next call
-        return lambda c: parse_class(c, captured)
+        return user_errors_at_the_call(lambda c: parse_class(c, captured))
     return parse_class(cls, captured)
 
 
