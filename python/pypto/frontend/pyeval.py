@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import math
 
-from pypto.frontend.context import _MISSING
+from pypto.frontend.context import _MISSING, plain_number
 from pypto.language._types import DTYPES, SplitMode
 
 
@@ -53,7 +53,7 @@ def _resolve(ctx, node: ast.AST):
         if type(base) is _Failure:
             return base
         try:
-            return getattr(base, node.attr)
+            return plain_number(getattr(base, node.attr))
         except AttributeError:
             return _Failure((node, "attr", base, node.attr))
     if isinstance(node, ast.Constant):
@@ -333,7 +333,7 @@ def constant_sequence_node(ctx, node: ast.AST) -> ast.AST:
     v = try_eval_py(ctx, node, None)
     if not isinstance(v, (list, tuple)):
         return node
-    out = ast.List(elts=[ast.copy_location(ast.Constant(value=x), node) for x in v], ctx=ast.Load())
+    out = ast.List(elts=[ast.copy_location(ast.Constant(value=plain_number(x)), node) for x in v], ctx=ast.Load())
     return ast.copy_location(out, node)
 
 
