@@ -177,6 +177,38 @@ def test_augmented_assignment_on_tensor():
     body_check("d += a  #!\nreturn d", "augmented assignment on a tensor", "d +=")
 
 
+# Unsupported syntax names the construct and says what to write instead (comprehensions, set
+# literals and the walrus had no help; `a, *b = 1, 2, 3` said "2 names are assigned 3 values").
+@pytest.mark.parametrize("stmt, message, at, help", [
+    ("k = [i for i in range(3)]", "unsupported Python expression (ListComp)", "[i for", "comprehensions are not"),
+    ("k = {i for i in range(3)}", "unsupported Python expression (SetComp)", "{i for", "comprehensions are not"),
+    ("k = {i: i for i in range(3)}", "unsupported Python expression (DictComp)", "{i:", "comprehensions are not"),
+    ("k = min(n, (i for i in range(3)))", "unsupported Python expression (GeneratorExp)", "(i for", "comprehensions"),
+    ("k = {1, 2}", "unsupported Python expression (Set)", "{1, 2}", "set literals are not DSL values"),
+    ("k = (m := 3) + 1", "unsupported Python expression (NamedExpr)", "m := 3", "assign on a line of its own"),
+    ("k, *m = 1, 2, 3", "starred assignment ('*m') is not supported", "*m", "unpack into one name per value"),
+    ("k, m = *n, 1", "unpacking with * ('*n') is not supported", "*n", "write one value per name"),
+])
+def test_unsupported_syntax_has_a_help(stmt, message, at, help):
+    body_check(stmt + "  #!\nreturn d", message, at, help=help)
+
+
+def test_call_errors_list_the_same_builtins():
+    want = "calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len"
+    body_check("k = a.reshape([256])  #!\nreturn d", "cannot call 'a.reshape'", "a.reshape", help=want)
+    body_check("k = sorted([1, 2])  #!\nreturn d", "cannot call 'sorted'", "sorted", help=want)
+
+
+@pytest.mark.parametrize("member, at, help", [
+    ("    async def f(self):  #!\n        pass\n", "async def", "remove async"),
+    ("    class Inner:  #!\n        pass\n", "class Inner", "define the class at module level"),
+    ("    K = 4  #!\n", "K = 4", "put constants at module level"),
+])
+def test_program_class_members_other_than_functions(member, at, help):
+    src = program("return d").replace("class P:\n", "class P:\n" + member, 1)
+    check(src, "a @pl.program class may only contain @pl.function methods", at, help=help)
+
+
 def test_unsupported_lambda():
     body_check("f = lambda x: x  #!\nreturn d", "unsupported Python expression (Lambda)", "lambda",
                help="@pl.function")

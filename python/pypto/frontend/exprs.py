@@ -340,7 +340,14 @@ def _unsupported(ctx, node):
     helps = {"Lambda": "define a @pl.function instead",
              "List": "list literals are only allowed as op arguments (shapes, offsets) and deps=",
              "Tuple": "tuples are only allowed as op arguments, return values and unpacking targets",
-             "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL"}
+             "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL",
+             "Set": "set literals are not DSL values; op arguments (shapes, offsets) are list literals: [16, 16]",
+             "NamedExpr": "assign on a line of its own (n = 3), then use the name",
+             "Starred": "pass each value as an argument of its own",
+             "Await": "DSL functions are plain def methods: there is nothing to await",
+             **dict.fromkeys(("ListComp", "SetComp", "DictComp", "GeneratorExp"),
+                             "comprehensions are not DSL values: write a loop (for i in pl.range(n): ...) "
+                             "or, for a shape, a list literal")}
     return ctx.error(node, f"unsupported Python expression ({what}) '{ast.unparse(node)}'", help=helps.get(what, ""))
 
 

@@ -410,6 +410,13 @@ def _gc_paused(entry_point):
     return run
 
 
+_CLASS_BODY_HELP = {
+    ast.Assign: "put constants at module level", ast.AnnAssign: "put constants at module level",
+    ast.AsyncFunctionDef: "DSL functions are plain def methods: remove async",
+    ast.ClassDef: "define the class at module level: a @pl.program class holds @pl.function methods only",
+}
+
+
 def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = None):
     """Parse a @pl.program ClassDef into an IR Program."""
     src = prog.source
@@ -421,7 +428,8 @@ def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = 
             continue
         else:
             raise src.error(st, "a @pl.program class may only contain @pl.function methods",
-                            help="put constants at module level")
+                            help=_CLASS_BODY_HELP.get(type(st), "move it out of the class: a @pl.program class holds "
+                                                                "@pl.function methods (and a docstring)"))
     for fn in fns:
         if fn.name in prog.sigs:
             raise src.error(fn, f"function '{fn.name}' is defined twice in program '{cls.name}'")
