@@ -94,7 +94,8 @@ CASES = {
                                 "t = pl.add(t, pl.cast((n > 2) or n * 10, pl.FP32) + (f and 3))" + STORE, CALL,
                                 lambda x, w, n: x + np.float32(float((n > 2) or n * 10) + ((n * 0.5) and 3))),
     "lazy_or_value": (LOAD + "t = pl.add(t, pl.cast(n, pl.FP32))" + STORE,
-                      "i = n + 14" + K + "v = (i < 16 and x[i, 0]) or -1.0" + K + "y = self.k(x, w, pl.cast(v, pl.INT64), y)",
+                      "i = n + 14" + K + "v = (i < 16 and x[i, 0]) or -1.0" + K +
+                      "y = self.k(x, w, pl.cast(v, pl.INT64), y)",
                       lambda x, w, n: x + (x[n + 14, 0] if n + 14 < 16 else np.float32(-1))),
     "compile_time_or_value": (LOAD + "t = pl.add(t, pl.cast(n, pl.FP32))" + STORE,
                               "for j in pl.range(SMALL or 2):" + K + "    y = self.k(x, w, n + j, y)",

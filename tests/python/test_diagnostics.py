@@ -703,7 +703,8 @@ def test_compile_time_integer_beyond_int64(expr, at, prelude):
     ("4 // 0", "'4 // 0' divides by zero"), ("N % 0", "'N % 0' divides by zero"),
     ("N / (N - 4)", "'N / (N - 4)' divides by zero"), ("1 << -1", "'1 << -1' shifts by a negative count")])
 def test_compile_time_integer_python_would_raise(expr, message):
-    check(program(f"k = {expr}  #!\nreturn d", prelude="N = 4"), message, expr, help="compile-time values follow Python")
+    check(program(f"k = {expr}  #!\nreturn d", prelude="N = 4"), message, expr,
+          help="compile-time values follow Python")
 
 
 def test_compile_time_integer_arithmetic_within_int64_is_accepted():

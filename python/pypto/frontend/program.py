@@ -641,7 +641,8 @@ def parse_program_text(text: str, filename: str = "<string>"):
                         f"{len(idx)} (the first is '{mod.body[idx[0]].name}' at line {mod.body[idx[0]].lineno})",
                         help="put each program in its own file or text")
     if not idx:
-        defs = [st for st in mod.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _looks_like_program(st)]
+        defs = [st for st in mod.body
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _looks_like_program(st)]
         if defs:
             raise src.error(next(d for d in defs[0].decorator_list if _is_program_decorator(d)),
                             f"@pl.program must decorate a class, got function '{defs[0].name}'",
