@@ -24,7 +24,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame
-from pypto.frontend.exprs import CMPOPS, eval_expr, require_scalar, scalar_operand
+from pypto.frontend.exprs import CMPOPS, const_from_py, eval_expr, require_scalar, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.stmts import make_body
 
@@ -134,8 +134,8 @@ def parse_lazy_boolop(ctx, node: ast.BoolOp):
 
     def chain(values):
         truth = compile_time_truth(ctx, values[0])
-        if truth is not None and len(values) > 1:
-            return chain(values[1:]) if truth != is_or else _boolop_operand(ctx, eval_expr(ctx, values[0]), values[0])
+        if truth is not None and len(values) > 1:   # Python stops at it (its value) or goes on
+            return chain(values[1:]) if truth != is_or else const_from_py(ctx, try_eval_py(ctx, values[0]), values[0])
         first = _boolop_operand(ctx, eval_expr(ctx, values[0]), values[0])
         if len(values) == 1:
             return first
