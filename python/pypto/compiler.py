@@ -27,7 +27,7 @@ import os
 import threading
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from pypto.errors import PyptoError, located_at, not_picklable
+from pypto.errors import PyptoError, located_at, not_picklable, user_errors_at_the_call
 from pypto.log import logger
 from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names them here
     ArgumentTypeError, ArgumentValueError, BoundCall, ParamSpec, TensorArg, bfloat16_dtype, bind_and_check,
@@ -149,6 +149,7 @@ def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps:
     return entry, prepared, result, sources, entries
 
 
+@user_errors_at_the_call
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
             distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False,
             _before_build=None) -> "CompiledProgram":

@@ -21,9 +21,11 @@ Example::
 
 from __future__ import annotations
 
+import functools
 from typing import Optional
 
-__all__ = ["PyptoError", "DependencyError", "InternalCompilerError", "render_diagnostic", "located_at"]
+__all__ = ["PyptoError", "DependencyError", "InternalCompilerError", "render_diagnostic", "located_at",
+           "user_errors_at_the_call"]
 
 
 def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
@@ -132,6 +134,24 @@ class DependencyError(PyptoError, ValueError):
 
 class InternalCompilerError(Exception):
     """A bug in the compiler (a broken internal invariant); please report it."""
+
+
+def user_errors_at_the_call(entry_point):
+    """Decorate a public entry point (``@pl.program``, ``pl.parse_program``, ``pypto.compile``): a
+    located PyptoError leaves it without pypto's internal frames and without the exception it
+    was raised while handling, so ``python prog.py`` shows the user's own call and the
+    diagnostic, not 20 frames of the parser. A PyptoError caused by another exception (an
+    internal parser error, a failing module-level statement) and every other exception (an
+    InternalCompilerError is a bug) keep their whole traceback."""
+    @functools.wraps(entry_point)
+    def entry(*args, **kwargs):
+        try:
+            return entry_point(*args, **kwargs)
+        except PyptoError as error:
+            if error.line <= 0 or error.__cause__ is not None:
+                raise
+            raise error.with_traceback(None) from None
+    return entry
 
 
 def located_at(obj) -> dict:

@@ -16,7 +16,9 @@ Used by tests/python/test_scalar_expr_fuzz.py (a seeded smoke) and scripts/fuzz_
 (`make fuzz`).
 """
 import math
+import operator
 import random
+import re
 
 import numpy as np
 
@@ -46,6 +48,30 @@ def _mod(x, y):
     if y == 0:
         raise ZeroDivisor()
     return wrap(x % y)
+
+
+_RUN_TIME = re.compile(r"\b(a|b|pl)\b")     # a parameter, or pl.cast: not a compile-time value
+_EXACT = {"+": operator.add, "-": operator.sub, "*": operator.mul, "//": operator.floordiv, "%": operator.mod,
+          "&": operator.and_, "|": operator.or_, "^": operator.xor, ">>": operator.rshift}
+
+
+def refused_when_parsed(op: str, x: str, fx, y: str, fy) -> bool:
+    """Whether the parser refuses `x op y` (docs/dsl.md): both compile-time integers (no parameter,
+    no pl.cast) whose exact result is no int64, or a zero divisor, or a negative shift count. The
+    generators do not draw those (the reference would wrap them or expect a run-time failure)."""
+    if _RUN_TIME.search(x) or _RUN_TIME.search(y):
+        return False
+    u, v = fx(0, 0), fy(0, 0)
+    if op in ("/", "//", "%") and v == 0 or op in ("<<", ">>") and v < 0:
+        return True
+    if op == "<<":
+        return u != 0 and (v >= 64 or not INT64_MIN <= u << v <= INT64_MAX)
+    return op in _EXACT and not INT64_MIN <= _EXACT[op](u, v) <= INT64_MAX
+
+
+def _parameter_if_refused(op: str, x: str, fx, y: str, fy):
+    """(y, fy), or the parameter b in place of y when the parser would refuse `x op y`."""
+    return ("b", lambda a, b: b) if refused_when_parsed(op, x, fx, y, fy) else (y, fy)
 
 
 def _shift(op):
@@ -112,7 +138,7 @@ def expression(rng: random.Random, side: str, depth: int):
         return "(%d)" % k, (lambda a, b: k)
     kind = rng.random()
     x, fx = expression(rng, side, depth - 1)
-    if kind < 0.05:
+    if kind < 0.05 and not refused_when_parsed("-", "0", lambda a, b: 0, x, fx):
         return "(-%s)" % x, (lambda a, b: wrap(-fx(a, b)))
     if kind < 0.1:
         return "(~%s)" % x, (lambda a, b: ~fx(a, b))
@@ -124,6 +150,7 @@ def expression(rng: random.Random, side: str, depth: int):
         to = rng.choice(sorted(_NARROW))
         return "pl.cast(pl.cast(%s, pl.%s), pl.INT64)" % (x, to), (lambda a, b: _NARROW[to](fx(a, b)))
     if 0.3 <= kind < 0.36:   # true division: FP32, back toward zero (saturating)
+        y, fy = _parameter_if_refused("/", x, fx, y, fy)
         return "pl.cast(%s / %s, pl.INT64)" % (x, y), (lambda a, b: _true_div(fx(a, b), fy(a, b)))
     if kind < 0.3:
         op = rng.choice(sorted(_COMPARE))
@@ -132,10 +159,13 @@ def expression(rng: random.Random, side: str, depth: int):
     if kind < 0.42:   # a shift by a count in 0..63 (the raw count of the branch below is mostly out of range)
         op = rng.choice(["<<", ">>"])
         fn = _ARITH[op]
+        if refused_when_parsed(op, x, fx, "(%s & 63)" % y, lambda a, b: fy(a, b) & 63):
+            y, fy = "b", (lambda a, b: b)
         return "(%s %s (%s & 63))" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b) & 63))
     if kind < 0.43:   # a raw count: a negative one fails the whole run, so rarely
         op = rng.choice(["<<", ">>"])
         fn = _ARITH[op]
+        y, fy = _parameter_if_refused(op, x, fx, y, fy)
         return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
     if kind < 0.49:   # a conditional expression: only the chosen branch runs (the other may divide by zero)
         z, fz = expression(rng, side, depth - 1)
@@ -148,6 +178,7 @@ def expression(rng: random.Random, side: str, depth: int):
             (lambda a, b: fx(a, b) if cmp(fz(a, b), fv(a, b)) else fy(a, b))
     op = rng.choice(["+", "-", "*", "//", "%", "&", "|", "^"])
     fn = _floordiv(side) if op == "//" else _ARITH[op]
+    y, fy = _parameter_if_refused(op, x, fx, y, fy)
     return "(%s %s %s)" % (x, op, y), (lambda a, b: fn(fx(a, b), fy(a, b)))
 
 

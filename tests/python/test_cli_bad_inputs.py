@@ -77,11 +77,16 @@ def test_run_output_directory_probe_leaves_no_file_and_a_new_one_works(tmp_path,
     assert os.path.isfile(tmp_path / "a" / "b" / "orchestration" / "main.cpp")
 
 
-def test_dump_ir_directory_that_is_a_file(tmp_path, capsys):
-    f = tmp_path / "taken"
-    f.write_text("keep me")
-    assert cli.main(["compile", VECTOR_ADD, "-o", str(tmp_path / "out"), "--dump-ir", str(f)]) == 1
-    assert "cannot write the IR dumps to %s" % f in _err(capsys)
+@pytest.mark.parametrize("taken", [True, False])
+def test_dump_ir_directory_that_is_a_file_or_unwritable(tmp_path, capsys, monkeypatch, taken):
+    # a usage error before compiling, as -o's (it was status 1, from the pipeline's first dump)
+    from pypto import codegen
+    monkeypatch.setattr(codegen, "run_pipeline", lambda *a, **k: pytest.fail("compiled despite a bad --dump-ir"))
+    f = tmp_path / "taken" if taken else "/proc/nope"
+    if taken:
+        f.write_text("keep me")
+    assert cli.main(["compile", VECTOR_ADD, "-o", str(tmp_path / "out"), "--dump-ir", str(f)]) == 2
+    assert "pypto: error: --dump-ir: cannot write the IR dumps to %s" % f in _err(capsys)
 
 
 @pytest.mark.parametrize("flag", ["--save", "--trace"])
@@ -349,3 +354,45 @@ def test_trace_summary_of_a_device_is_refused(capsys):
     # /dev/zero was read until memory ran out (a hang, then the OOM killer)
     assert cli.main(["trace", "summary", "/dev/zero"]) == 2
     assert "pypto: error: /dev/zero is a device, not a trace file" in _err(capsys)
+
+
+# Names and repeats known from the parsed program: usage errors (status 2, `pypto: error:`)
+# before compiling. They were status 1 after the compile (--entry, --func) or accepted (a
+# repeated --dim, the last one winning).
+DYNAMIC = os.path.join(ROOT, "examples", "dynamic_shape.py")
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["run", VECTOR_ADD, "--entry", "nope"], "--entry 'nope': program VectorAdd has no function of that name "
+                                             "(its Orchestration functions: main)"),
+    (["run", VECTOR_ADD, "--entry", "add_chunk"], "--entry 'add_chunk' names an InCore function of program "
+                                                   "VectorAdd, not an Orchestration function"),
+    (["graph", VECTOR_ADD, "--entry", "nope"], "--entry 'nope': program VectorAdd has no function of that name"),
+    (["compile", VECTOR_ADD, "--func", "nope"], "--func 'nope': program VectorAdd has no function of that name"),
+    (["compile", VECTOR_ADD, "--func", "add_chunk"], "--func 'add_chunk' names an InCore function"),
+    (["run", DYNAMIC, "--dim", "M=16", "--dim", "M=32"], "--dim M is given twice, M=16 and M=32: give it once"),
+    (["graph", DYNAMIC, "--dim", "M=16", "--dim", "M=32"], "--dim M is given twice"),
+])
+def test_names_and_repeats_are_usage_errors_before_compiling(tmp_path, capsys, monkeypatch, argv, message):
+    import pypto
+    from pypto import codegen
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled despite a usage error"))
+    monkeypatch.setattr(codegen, "run_pipeline", lambda *a, **k: pytest.fail("compiled despite a usage error"))
+    if argv[0] != "run":
+        argv = argv + ["-o", str(tmp_path / "out")]
+    assert cli.main(argv) == 2
+    assert "pypto: error: " + message in _err(capsys)
+
+
+def test_a_repeated_dim_of_the_same_value_is_accepted(capsys):
+    assert cli.main(["run", DYNAMIC, "--dim", "M=16", "--dim", "M=16"]) == 0
+    assert "16x64 FP32" in capsys.readouterr().out
+
+
+def test_a_dynamic_dimension_missing_from_dim_and_inputs_is_a_usage_error(tmp_path, capsys):
+    import numpy as np
+    f = tmp_path / "in.npz"
+    np.savez(f, alpha=np.float32(2.0))     # no x or y to read M from
+    assert cli.main(["run", DYNAMIC, "--inputs", str(f)]) == 2
+    assert "pypto: error: dynamic dimension M of parameter 'x' needs a value: give it with --dim M=<extent>" \
+        in _err(capsys)

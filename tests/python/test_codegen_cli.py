@@ -107,6 +107,6 @@ def test_compile_of_a_program_without_orchestration_is_located(tmp_path, capsys)
 
 def test_compile_func_empty_is_a_name_not_all(tmp_path, capsys):
     # --func "" generated every orchestration (an empty string counted as "not given")
-    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "o"), "--func", ""]) == 1
-    assert "has no function named ''" in capsys.readouterr().err
+    assert cli.main(["compile", ORCH_BASIC, "-o", str(tmp_path / "o"), "--func", ""]) == 2
+    assert "pypto: error: --func '': program OrchBasic has no function of that name" in capsys.readouterr().err
     assert not (tmp_path / "o").exists()

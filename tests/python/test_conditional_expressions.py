@@ -86,6 +86,20 @@ CASES = {
     "parallel_loop": (LOAD + STORE, "for j in pl.parallel(2):" + K +
                       "    y = self.k(x if j == 0 else w, w, n, y) if n >= 0 else y",
                       lambda x, w, n: w if n >= 0 else 0 * x),
+    # `and` / `or` with a number give the operand Python gives, not a bool (`n or 5` was True).
+    "and_or_values_in_orchestration": (LOAD + "t = pl.add(t, pl.cast(n, pl.FP32))" + STORE,
+                                       "m = (n or 5) + (n and 7) * 100" + K + "y = self.k(x, w, m, y)",
+                                       lambda x, w, n: x + np.float32((n or 5) + (n and 7) * 100)),
+    "and_or_values_in_kernel": (LOAD + "f = pl.cast(n, pl.FP32) * 0.5" + K +
+                                "t = pl.add(t, pl.cast((n > 2) or n * 10, pl.FP32) + (f and 3))" + STORE, CALL,
+                                lambda x, w, n: x + np.float32(float((n > 2) or n * 10) + ((n * 0.5) and 3))),
+    "lazy_or_value": (LOAD + "t = pl.add(t, pl.cast(n, pl.FP32))" + STORE,
+                      "i = n + 14" + K + "v = (i < 16 and x[i, 0]) or -1.0" + K +
+                      "y = self.k(x, w, pl.cast(v, pl.INT64), y)",
+                      lambda x, w, n: x + (x[n + 14, 0] if n + 14 < 16 else np.float32(-1))),
+    "compile_time_or_value": (LOAD + "t = pl.add(t, pl.cast(n, pl.FP32))" + STORE,
+                              "for j in pl.range(SMALL or 2):" + K + "    y = self.k(x, w, n + j, y)",
+                              lambda x, w, n: x + np.float32(n + 1)),
     # A compile-time condition: the other branch is not parsed (another type, an unknown name).
     "compile_time": ("t = pl.load(x, [0, 0], [16 if SMALL == 0 and BIG else 8, 16]) if BIG else undefined_name" + K +
                      "for j in pl.unroll(0, 3 if not SMALL else 1):" + K + "    t = pl.add(t, 1.0)" + STORE, CALL,

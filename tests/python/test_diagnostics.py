@@ -177,6 +177,38 @@ def test_augmented_assignment_on_tensor():
     body_check("d += a  #!\nreturn d", "augmented assignment on a tensor", "d +=")
 
 
+# Unsupported syntax names the construct and says what to write instead (comprehensions, set
+# literals and the walrus had no help; `a, *b = 1, 2, 3` said "2 names are assigned 3 values").
+@pytest.mark.parametrize("stmt, message, at, help", [
+    ("k = [i for i in range(3)]", "unsupported Python expression (ListComp)", "[i for", "comprehensions are not"),
+    ("k = {i for i in range(3)}", "unsupported Python expression (SetComp)", "{i for", "comprehensions are not"),
+    ("k = {i: i for i in range(3)}", "unsupported Python expression (DictComp)", "{i:", "comprehensions are not"),
+    ("k = min(n, (i for i in range(3)))", "unsupported Python expression (GeneratorExp)", "(i for", "comprehensions"),
+    ("k = {1, 2}", "unsupported Python expression (Set)", "{1, 2}", "set literals are not DSL values"),
+    ("k = (m := 3) + 1", "unsupported Python expression (NamedExpr)", "m := 3", "assign on a line of its own"),
+    ("k, *m = 1, 2, 3", "starred assignment ('*m') is not supported", "*m", "unpack into one name per value"),
+    ("k, m = *n, 1", "unpacking with * ('*n') is not supported", "*n", "write one value per name"),
+])
+def test_unsupported_syntax_has_a_help(stmt, message, at, help):
+    body_check(stmt + "  #!\nreturn d", message, at, help=help)
+
+
+def test_call_errors_list_the_same_builtins():
+    want = "calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len"
+    body_check("k = a.reshape([256])  #!\nreturn d", "cannot call 'a.reshape'", "a.reshape", help=want)
+    body_check("k = sorted([1, 2])  #!\nreturn d", "cannot call 'sorted'", "sorted", help=want)
+
+
+@pytest.mark.parametrize("member, at, help", [
+    ("    async def f(self):  #!\n        pass\n", "async def", "remove async"),
+    ("    class Inner:  #!\n        pass\n", "class Inner", "define the class at module level"),
+    ("    K = 4  #!\n", "K = 4", "put constants at module level"),
+])
+def test_program_class_members_other_than_functions(member, at, help):
+    src = program("return d").replace("class P:\n", "class P:\n" + member, 1)
+    check(src, "a @pl.program class may only contain @pl.function methods", at, help=help)
+
+
 def test_unsupported_lambda():
     body_check("f = lambda x: x  #!\nreturn d", "unsupported Python expression (Lambda)", "lambda",
                help="@pl.function")
@@ -648,3 +680,34 @@ def test_op_attribute_beyond_int64():
 def test_int64_min_literal_is_accepted():
     pl.parse_program(program("for i in pl.range(n + -9223372036854775808):\n    d = self.kernel_add(a, b, d)\nreturn d"),
                      "t.py")
+
+
+# -- compile-time integer arithmetic is exact (Python's) and must give an int64 -----------------
+# (`pl.range((1 << 64) + 2)` ran 2 iterations, `pl.range(N * 4 + 3)` with N = 2**62 ran 3: each
+# operation of literals wrapped to int64 at run time)
+@pytest.mark.parametrize("expr, at, prelude", [
+    ("(1 << 64) + 2", "1 << 64", ""),
+    ("N * 4 + 3", "N * 4", "N = 2**62"),
+    ("N + N", "N + N", "N = 2**62"),
+    ("0 - N - 2", "0 - N - 2", "N = 2**63 - 1"),
+    ("-N", "-N", "N = -2**63"),
+    ("-(-9223372036854775808)", "-(-", ""),
+    ("(N // -1) + 1", "N // -1", "N = -2**63"),
+])
+def test_compile_time_integer_beyond_int64(expr, at, prelude):
+    check(program(f"for i in pl.range({expr}):  #!\n    d = self.kernel_add(a, b, d)\nreturn d", prelude=prelude),
+          "does not fit in 64 bits", at, help="each step of compile-time arithmetic must stay between")
+
+
+@pytest.mark.parametrize("expr, message", [
+    ("4 // 0", "'4 // 0' divides by zero"), ("N % 0", "'N % 0' divides by zero"),
+    ("N / (N - 4)", "'N / (N - 4)' divides by zero"), ("1 << -1", "'1 << -1' shifts by a negative count")])
+def test_compile_time_integer_python_would_raise(expr, message):
+    check(program(f"k = {expr}  #!\nreturn d", prelude="N = 4"), message, expr,
+          help="compile-time values follow Python")
+
+
+def test_compile_time_integer_arithmetic_within_int64_is_accepted():
+    pl.parse_program(program("for i in pl.range(N * 2 - 1 + (1 << 62) - (1 << 62)):\n"
+                             "    d = self.kernel_add(a, b, d)\nk = 1.0 / 0.0\nreturn d",
+                             prelude="N = 2**61"), "t.py")

@@ -42,6 +42,83 @@ def test_function_decorator_twice_in_a_class():
     assert "applied twice" in ei.value.message and ei.value.line > 0
 
 
+# Misuse that raised raw Python exceptions from inside pypto (AttributeError "'property' object
+# has no attribute '__name__'", "vars() argument must have __dict__ attribute", "function() got an
+# unexpected keyword argument 'typ'") or passed silently (@pl.program on a def: an empty program).
+def _line_of(marker: str) -> int:
+    import inspect
+    lines, start = inspect.getsourcelines(inspect.currentframe().f_back)
+    return start + next(i for i, line in enumerate(lines) if marker in line)
+
+
+def test_function_decorator_over_property_or_classmethod_in_a_class():
+    for other in (property, classmethod, staticmethod):
+        with pytest.raises(PyptoError) as ei:
+            @pl.program
+            class P:
+                @pl.function(type=pl.FunctionType.Orchestration)  # at: over
+                @other
+                def main(self, n: pl.Scalar[pl.INDEX]):
+                    pass
+        assert ei.value.message == f"@pl.function must decorate a plain method (def), got a {other.__name__}"
+        assert ei.value.help.startswith(f"remove @{other.__name__}")
+        assert (ei.value.file, ei.value.line) == (__file__, _line_of("# at: over"))
+
+
+def test_function_decorator_over_a_class():
+    with pytest.raises(PyptoError) as ei:
+        @pl.function  # at: class
+        class C:
+            pass
+    assert ei.value.message == "@pl.function must decorate a method of a @pl.program class, got class 'C'"
+    assert ei.value.line == _line_of("# at: class") and "@pl.program" in ei.value.help
+
+
+def test_function_decorator_unknown_keyword_has_a_did_you_mean():
+    with pytest.raises(PyptoError) as ei:
+        @pl.program
+        class P:
+            @pl.function(typ=pl.FunctionType.Orchestration)  # at: typ
+            def main(self, n: pl.Scalar[pl.INDEX]):
+                pass
+    assert ei.value.message == "@pl.function has no option 'typ'" and ei.value.help == "did you mean 'type='?"
+    assert ei.value.line == _line_of("# at: typ")
+    src = BASE.replace("@pl.function(type=pl.FunctionType.InCore)\n    def kernel_add",
+                       "@pl.function(typ=pl.FunctionType.InCore)  #!\n    def kernel_add", 1)
+    check(src, "@pl.function has no option 'typ'", "pl.FunctionType.InCore", help="did you mean 'type='?")
+
+
+def test_program_decorator_twice():
+    with pytest.raises(PyptoError) as ei:
+        @pl.program  # at: twice
+        @pl.program
+        class P:
+            @pl.function(type=pl.FunctionType.Orchestration)
+            def main(self, n: pl.Scalar[pl.INDEX]):
+                pass
+    assert ei.value.message == "@pl.program is applied twice to class 'P'" and ei.value.line == _line_of("# at: twice")
+    check(BASE.replace("@pl.program\n", "@pl.program  #!\n@pl.program\n"),
+          "@pl.program is applied twice to class 'P'", "pl.program")
+
+
+def test_program_decorator_on_a_function():
+    with pytest.raises(PyptoError) as ei:
+        @pl.program  # at: def
+        def main(n: pl.Scalar[pl.INDEX]):
+            pass
+    assert ei.value.message == "@pl.program must decorate a class, got function 'main'"
+    assert ei.value.line == _line_of("# at: def") and "class" in ei.value.help
+    check("import pypto.language as pl\n\n@pl.program  #!\ndef main(n: pl.Scalar[pl.INDEX]):\n    pass\n",
+          "@pl.program must decorate a class, got function 'main'", "pl.program")
+
+
+def test_function_decorator_over_another_decorator_in_text():
+    src = BASE.replace("    @pl.function(type=pl.FunctionType.InCore)\n    def kernel_add",
+                       "    @pl.function(type=pl.FunctionType.InCore)\n    @property  #!\n    def kernel_add", 1)
+    check(src, "@pl.function must decorate a plain method (def), not one decorated with @property", "property",
+          help="remove @property")
+
+
 def test_program_decorator_with_parentheses_and_printed_attrs_work():
     @pl.program()
     class P:

@@ -1,13 +1,14 @@
 """A kernel's integer scalar // and % (and integer /) with a zero divisor fail the run at the
 expression's DSL line, as the orchestration's do and as Python raises ZeroDivisionError. They
 gave 0 silently before (`pl.muls(t, N // 0)` stored zeros). Element-wise tile ops keep NumPy's 0
-(reference_ops.md §3). Non-zero divisors keep Python's floor semantics; float scalars keep
-IEEE (x / 0.0 is inf)."""
+(reference_ops.md §3). Of compile-time integers (`N // 0`) it is a parse-time error. Non-zero
+divisors keep Python's floor semantics; float scalars keep IEEE (x / 0.0 is inf)."""
 import numpy as np
 import pytest
 
 import pypto
 import pypto.language as pl
+from pypto.errors import PyptoError
 from pypto.runtime.loader import RunError
 
 N = 16
@@ -46,11 +47,18 @@ def _run(expr, n, d, f=1.0):
     return c
 
 
-@pytest.mark.parametrize("expr", ["n // d", "n % d", "N // 0", "(n + 1) % (d * 2)"])
+@pytest.mark.parametrize("expr", ["n // d", "n % d", "(n + 1) % (d * 2)"])
 def test_integer_division_by_zero_in_a_kernel_fails_at_its_line(expr):
     with pytest.raises(RunError, match=r"scalar_div\.py:%d: integer division or modulo by zero" % EXPR_LINE) as e:
         _run(expr, 7, 0)
     assert e.value.line == EXPR_LINE and e.value.file.endswith("scalar_div.py")
+
+
+def test_integer_division_of_compile_time_values_by_zero_is_refused_when_parsed():
+    # N // 0 of a module constant and a literal is a compile-time value, as Python computes it
+    with pytest.raises(PyptoError, match=r"'N // 0' divides by zero") as e:
+        pl.parse_program(PROGRAM.replace("EXPR", "N // 0"), "scalar_div.py")
+    assert e.value.line == EXPR_LINE
 
 
 @pytest.mark.parametrize("n, d", [(-100, 7), (100, -7), (-100, -7), (100, 7), (2 ** 62, 3)])

@@ -35,22 +35,33 @@ def test_the_reference_wraps_and_refuses_what_the_generated_code_must():
     assert f is not None and f(-7, 2) == -4 and f(7, -2) == -4 and f(-7, -2) == 3
 
 
-CONSTANT_EXPRS = ["(2147483648) * (4294967297)", "(-((-9223372036854775807) - 1))", "(2147483647) + (1)",
-                  "pl.cast(pl.cast(300, pl.INT8), pl.INT64) * (3)", "a + (9223372036854775807) * (2)"]
+CONSTANT_EXPRS = ["(2147483647) + (1)", "pl.cast(pl.cast(300, pl.INT8), pl.INT64) * (3)",
+                  "(a + (9223372036854775807)) * (2)", "a * (2147483648) * (4294967297)"]
 
 
 @pytest.mark.parametrize("side", ["kernel", "orchestration"])
 def test_constant_expressions_that_overflow_build_and_wrap(side):
-    """An expression of literals alone that overflows int64 is printed as its wrapped value: g++
-    reported the constant overflow (-Woverflow) and the -Werror build failed (found by the
-    fuzzer); two int-sized literals (2147483647 + 1) must not be added as 32-bit ints."""
+    """Literals in an expression with a run-time operand wrap like it: g++ reported the constant
+    overflow (-Woverflow) and the -Werror build failed (found by the fuzzer); two int-sized literals
+    (2147483647 + 1) must not be added as 32-bit ints."""
     import numpy as np
     import pypto
     import pypto.language as pl
     prog = pypto.compile(pl.parse_program(sf.program_text(CONSTANT_EXPRS, side), "const_%s.py" % side))
     c = np.zeros(len(CONSTANT_EXPRS), np.int64)
     prog(5, 0, c)
-    assert list(c) == [sf.wrap(2147483648 * 4294967297), sf.INT64_MIN, 2147483648, 44 * 3, sf.wrap(5 + sf.INT64_MAX * 2)]
+    assert list(c) == [2147483648, 44 * 3, sf.wrap((5 + sf.INT64_MAX) * 2), sf.wrap(5 * 2147483648 * 4294967297)]
+
+
+@pytest.mark.parametrize("expr", ["(2147483648) * (4294967297)", "(-((-9223372036854775807) - 1))",
+                                  "a + (9223372036854775807) * (2)"])
+def test_literal_arithmetic_beyond_int64_is_refused_when_parsed(expr):
+    """An operation of literals alone is a compile-time value, exact as in Python (docs/dsl.md):
+    beyond int64 it is a located parse error, not a wrapped run-time value."""
+    import pypto.language as pl
+    from pypto.errors import PyptoError
+    with pytest.raises(PyptoError, match="does not fit in 64 bits"):
+        pl.parse_program(sf.program_text([expr], "kernel"), "const.py")
 
 
 # Found by the differential (scripts/fuzz_exprs.py --kind scalar, seeds 5003, 5018, 5026): a number's

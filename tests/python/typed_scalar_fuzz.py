@@ -108,7 +108,7 @@ def typed(rng: random.Random, side: str, depth: int):
             return "int(%s)" % x, (lambda a, b: wrap("INDEX", fx(a, b))), "INDEX"
         return "bool(%s)" % x, (lambda a, b: int(fx(a, b) != 0)), "BOOL"
     if kind < 0.16 and dx != "BOOL":
-        if rng.random() < 0.5:
+        if rng.random() < 0.5 and not sf.refused_when_parsed("-", "0", lambda a, b: 0, x, fx):
             return "(-%s)" % x, (lambda a, b: wrap(dx, -fx(a, b))), dx
         return "(~%s)" % x, (lambda a, b: wrap(dx, ~fx(a, b))), dx
     y, fy, dy = typed(rng, side, depth - 1)
@@ -127,6 +127,9 @@ def typed(rng: random.Random, side: str, depth: int):
             z = "pl.cast(%s, pl.%s)" % (z, dz)
         d = dx if dx == dy else promote(dx, dy)
         return "(%s if %s else %s)" % (x, z, y), (lambda a, b: wrap(d, fx(a, b) if fz(a, b) else fy(a, b))), d
+    if sf.refused_when_parsed("//", x, fx, y, fy) or sf.refused_when_parsed("*", x, fx, y, fy) or \
+            sf.refused_when_parsed("-", x, fx, y, fy) or sf.refused_when_parsed("+", x, fx, y, fy):
+        y, fy, dy = "b", (lambda a, b: b), "INT64"    # an operation the parser would refuse (docs/dsl.md)
     d = promote(dx, dy)
     if kind < 0.55 and d != "BOOL":
         op = rng.choice(["//", "%"])

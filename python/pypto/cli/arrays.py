@@ -18,7 +18,7 @@ from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file
+from pypto.cli.common import CliError, check_dims, dynamic_dim_names, not_a_file, require_dim_values
 from pypto.errors import PyptoError
 from pypto.runtime.args import ArgumentTypeError, convert_array, scalar_bits
 from pypto.runtime.trace_path import probe_writable
@@ -175,6 +175,8 @@ def entry_inputs(params, random_inputs: Callable[[Dict[str, int]], List], path: 
     arrays = read_inputs(path) if path else None
     if arrays:
         dims = dims_from_inputs(arrays, params, dims)
+    require_dim_values([(d, p.name) for p in params if p.kind == "tensor" for d in p.shape
+                        if isinstance(d, str) and not d.isdigit()], dims, path is not None)
     inputs = random_inputs(dims)
     return load_inputs(path, params, inputs, arrays) if arrays is not None else inputs
 

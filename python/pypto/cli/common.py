@@ -10,7 +10,8 @@ import sys
 from typing import Dict, List, Optional, Tuple
 
 __all__ = ["CliError", "load_programs", "select_program", "write_files", "kernel_files", "parse_dims",
-           "reject_empty_paths", "reject_overwriting_program", "check_dims"]
+           "reject_empty_paths", "reject_overwriting_program", "check_dims", "require_orchestration",
+           "require_dim_values", "entry_dynamic_dims"]
 
 
 class CliError(Exception):
@@ -121,7 +122,11 @@ def parse_dims(items: List[str]) -> Dict[str, int]:
         if int(value) > MAX_DIM:
             raise ValueError("--dim %s: an extent must be at most %d (the runtime's 32-bit tensor extent), got %s"
                              % (name.strip(), MAX_DIM, value.strip()))
-        dims[name.strip()] = int(value)
+        name = name.strip()
+        if name in dims and dims[name] != int(value):   # the last one won silently
+            raise ValueError("--dim %s is given twice, %s=%d and %s=%s: give it once" % (name, name, dims[name], name,
+                                                                                       value.strip()))
+        dims[name] = int(value)
     return dims
 
 
@@ -183,6 +188,46 @@ def check_dims(dims: Dict[str, int], known, what: str, flag: str = "--dim") -> N
             raise CliError("%s %s=%d: %s has no dynamic dimension %s (%s)"
                            % (flag, name, dims[name], what, name,
                               "its dynamic dimensions: " + ", ".join(known) if known else "it has none"))
+
+
+def require_orchestration(program, name: str, flag: str) -> None:
+    """A usage error unless ``name`` is an Orchestration function of ``program``, found from the
+    parsed program before compiling (the passes add kernels, never an Orchestration function).
+
+        require_orchestration(program, args.func, "--func")
+    """
+    from pypto import codegen
+    orch = codegen.orchestration_functions(program)
+    if name in orch:
+        return
+    listed = "its Orchestration functions: %s" % (", ".join(orch) or "none")
+    fn = program.get(name)
+    if fn is None:
+        raise CliError("%s %r: program %s has no function of that name (%s)" % (flag, name, program.name, listed))
+    raise CliError("%s %r names an %s function of program %s, not an Orchestration function (%s)"
+                   % (flag, name, fn.type.name, program.name, listed))
+
+
+def entry_dynamic_dims(program, entry: str) -> List[Tuple[str, str]]:
+    """``(dimension, parameter)`` of each dynamic dimension in the shapes of the tensor
+    parameters of function ``entry`` of the parsed ``program``, first parameter naming each."""
+    from pypto._core import ir
+    out: List[Tuple[str, str]] = []
+    for param in program.get(entry).params:
+        for d in getattr(param.type, "shape", None) or ():
+            if isinstance(d, ir.Var) and d.name not in [n for n, _ in out]:
+                out.append((d.name, param.name))
+    return out
+
+
+def require_dim_values(needed: List[Tuple[str, str]], dims: Dict[str, int], inputs_given: bool) -> None:
+    """A usage error for the first ``(dimension, parameter)`` of ``needed`` without a value in
+    ``dims`` (it was an error of the call, after the compile)."""
+    for name, param in needed:
+        if name not in dims:
+            raise CliError("dynamic dimension %s of parameter '%s' needs a value: give it with --dim %s=<extent>%s"
+                           % (name, param, name, "" if inputs_given else
+                              " (or an array '%s' of that shape in --inputs FILE.npz)" % param))
 
 
 def dynamic_dim_names(params) -> List[str]:

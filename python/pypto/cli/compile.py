@@ -5,7 +5,9 @@ from __future__ import annotations
 import sys
 from typing import Dict
 
-from pypto.cli.common import kernel_files, load_programs, reject_empty_paths, select_program, write_files
+from pypto.cli.common import (CliError, kernel_files, load_programs, reject_empty_paths, require_orchestration,
+                              select_program, write_files)
+from pypto.runtime.trace_path import probe_directory
 
 __all__ = ["add_compile_parser", "cmd_compile"]
 
@@ -26,8 +28,13 @@ def cmd_compile(args) -> int:
     from pypto import codegen
 
     reject_empty_paths(args, [("the program file", "file"), ("-o", "output"), ("--dump-ir", "dump_ir")])
+    problem = probe_directory(args.dump_ir) if args.dump_ir else None
+    if problem:         # found now, not by the first pass that dumps
+        raise CliError("--dump-ir: cannot write the IR dumps to %s: %s" % (args.dump_ir, problem))
     programs = load_programs(args.file)
     _, program = select_program(programs, args.program, args.file)
+    if args.func is not None:   # known from the parsed program: no compile for a misspelt name
+        require_orchestration(program, args.func, "--func")
     prepared = codegen.run_pipeline(program, dump_dir=args.dump_ir,
                                     analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
     funcs = [args.func] if args.func is not None else codegen.orchestration_functions(prepared)   # --func "" is a name

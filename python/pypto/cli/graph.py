@@ -16,7 +16,7 @@ import subprocess
 from pypto.cli.arrays import entry_inputs, npz_members_problem, npz_problem
 from pypto.runtime.trace_path import probe_writable
 from pypto.cli.common import (CliError, not_a_file, check_dims, load_programs, parse_dims, parse_scalars,
-                              reject_empty_paths, reject_overwriting_program, select_program)
+                              reject_empty_paths, reject_overwriting_program, require_orchestration, select_program)
 
 __all__ = ["add_graph_parser", "cmd_graph"]
 
@@ -84,6 +84,8 @@ def cmd_graph(args) -> int:
     # The names are known once the file is parsed: an unknown one costs no compile (the entry's
     # own names are checked again by entry_inputs, after it).
     check_dims(dims, [v.name for v in program.dynamic_dims], "program %s" % program.name)
+    if args.entry is not None:
+        require_orchestration(program, args.entry, "--entry")
     if args.scalar and not args.static:
         raise CliError("--scalar sets a scalar parameter for --static; a run takes its inputs from --inputs "
                        "(or seeded random values)")

@@ -22,8 +22,8 @@ import numpy as np
 __all__ = ["add_run_parser", "cmd_run", "parse_dims", "checksum"]
 
 from pypto.cli.arrays import check_outputs, check_paths, entry_inputs, save_outputs
-from pypto.cli.common import (CliError, check_dims, load_programs, parse_dims, reject_empty_paths,
-                              reject_overwriting_program, select_program)
+from pypto.cli.common import (CliError, check_dims, entry_dynamic_dims, load_programs, parse_dims, reject_empty_paths,
+                              reject_overwriting_program, require_dim_values, require_orchestration, select_program)
 from pypto.runtime.trace_path import probe_directory
 from pypto.runtime.worker_defaults import MAX_WORKERS, WorkerCountWarning, clusters_problem, oversubscription
 
@@ -126,6 +126,9 @@ def cmd_run(args) -> int:
                     % (program.name, len(hosts) or "no", "s (name one with --entry)" if hosts else ""))
             raise CliError("--mpi runs a HOST-level entry's chips as MPI ranks, but %s; run a chip-level entry "
                            "without --mpi" % what)
+    entry = _run_entry(program, args.entry, hosts)
+    if entry is not None and args.inputs is None:   # was the call's error, after the compile
+        require_dim_values(entry_dynamic_dims(program, entry), dims, inputs_given=False)
     chip_level = args.entry not in hosts if args.entry is not None else not hosts
     if args.chips is not None and chip_level:   # was ignored: a chip-level entry runs on one chip
         raise CliError("--chips sets the chips of a HOST-level entry's L3 runtime; %s is a chip-level "
@@ -161,6 +164,23 @@ def cmd_run(args) -> int:
     _print_repeats(args, walls)
     _print_outputs(compiled.params, inputs)
     return _trace_and_save(args, compiled.params, inputs, trace_error)
+
+
+def _run_entry(program, wanted, hosts):
+    """The entry pypto.compile will run, found before compiling: ``--entry`` must name an
+    Orchestration function; without it the program's only HOST-level one, else its only one.
+    None when it has none (pypto.compile reports that, located at the class)."""
+    from pypto import codegen
+    if wanted is not None:
+        require_orchestration(program, wanted, "--entry")
+        return wanted
+    if len(hosts) == 1:
+        return hosts[0]
+    orch = codegen.orchestration_functions(program)
+    if len(orch) > 1:
+        raise CliError("program %s has %d Orchestration functions (%s): choose the entry with --entry NAME"
+                       % (program.name, len(orch), ", ".join(orch)))
+    return orch[0] if orch else None
 
 
 def _trace_and_save(args, params, inputs, trace_error) -> int:

@@ -76,6 +76,10 @@ def refuse_in_kernel_function(ctx, node: ast.AST, what: str) -> None:
                              "tile ops (pl.load, pl.add, pl.store, ...)")
 
 
+# What a DSL function may call, for every "cannot call" error (one list: they differed).
+CALLABLE_HELP = "calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len"
+
+
 def resolve_callee(ctx, func: ast.AST):
     """The Python object a call's callee names (a Builtin, min/max, ...), or None for an IR value."""
     try:
@@ -89,8 +93,7 @@ def resolve_callee(ctx, func: ast.AST):
             raise ctx.error(func, f"'{dotted(func.value)}' has no attribute '{f.attr}'") from None
         if f.reason == "unknown" and isinstance(func, ast.Name):
             raise ctx.unknown_name_error(func) from None
-        raise ctx.error(func, f"cannot call '{ast.unparse(func)}'",
-                        help="calls are to self.<function>, pl.* functions, min and max") from None
+        raise ctx.error(func, f"cannot call '{ast.unparse(func)}'", help=CALLABLE_HELP) from None
 
 
 def attr_value(ctx, node: ast.AST, name: str):
@@ -1057,5 +1060,4 @@ def parse_call(ctx, node: ast.Call):
     if callee is builtins.range:
         raise ctx.error(f, "range(...) is only valid as the iterable of a for statement",
                         help="for i in range(n): ... is a sequential loop, as pl.range(n)")
-    raise ctx.error(f, f"cannot call '{ast.unparse(f)}' in a DSL function",
-                    help="calls are to self.<function>, pl.* functions, and min, max, abs, int, float, bool, len")
+    raise ctx.error(f, f"cannot call '{ast.unparse(f)}' in a DSL function", help=CALLABLE_HELP)

@@ -24,7 +24,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import Frame
-from pypto.frontend.exprs import CMPOPS, eval_expr, require_scalar, scalar_operand
+from pypto.frontend.exprs import CMPOPS, const_from_py, eval_expr, require_scalar, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.stmts import make_body
 
@@ -106,39 +106,56 @@ def parse_if_expr(ctx, node: ast.IfExp, name: str = "cond_value"):
     return rv
 
 
-def _truth(ctx, v, node):
-    """A scalar as a BOOL (`x != 0` for a number), as `and` / `or` use it."""
+def _boolop_operand(ctx, v, node):
     if not isinstance(v.type, ir.ScalarType) or v.type.dtype == ir.DataType.TASK_ID:
         raise ctx.error(node, f"an operand of and/or must be a number or a bool, got {irtypes.describe(v.type)}")
-    v = scalar_operand(ctx, v)
-    return v if v.type.dtype == ir.DataType.BOOL else ir.Cast.make(v, ir.DataType.BOOL, ctx.span(node))
+    return scalar_operand(ctx, v)
+
+
+def _bound(ctx, v, node):
+    """`v` as a name or a constant, so that using it twice (condition and result) computes it once."""
+    if isinstance(v, (ir.Var, ir.ConstInt, ir.ConstFloat, ir.ConstBool)):
+        return v
+    tmp = ir.Var.make("boolop_operand", v.type, ctx.span(node))
+    ctx.emit(ir.AssignStmt.make(tmp, v, ctx.span(node)))
+    return tmp
 
 
 @registry.handles("lazy_boolop")
 def parse_lazy_boolop(ctx, node: ast.BoolOp):
-    """`a and b` / `a or b` whose later operands hold a conditional expression, or an element read
-    of an orchestration: each operand is evaluated only when Python would (`a and b` is `b if a
-    else False`), since both emit statements (the branches; the read bound to a name), which an
-    eager `and` would run unconditionally (`i < n and x[i, 0] > 0` must not read x[n, 0])."""
+    """`a and b` / `a or b` evaluating each operand only when Python would, with Python's value:
+    `a or b` is `a if a else b`, `a and b` is `b if a else a` (`n or 5` is n, or 5 when n is 0),
+    in the operands' common dtype (that of `a + b`). Used when a later operand holds a conditional
+    expression or an element read of an orchestration (both emit statements, which an eager `and`
+    would run unconditionally: `i < n and x[i, 0] > 0` must not read x[n, 0]), and when an operand
+    is a number. Of bools alone the result is the BOOL `a and b` computes."""
     is_or = isinstance(node.op, ast.Or)
     sp = ctx.span(node)
 
     def chain(values):
         truth = compile_time_truth(ctx, values[0])
-        if truth is not None and len(values) > 1:
-            return ir.ConstBool.make(is_or, sp) if truth == is_or else chain(values[1:])
-        first = _truth(ctx, eval_expr(ctx, values[0]), values[0])
+        if truth is not None and len(values) > 1:   # Python stops at it (its value) or goes on
+            return chain(values[1:]) if truth != is_or else const_from_py(ctx, try_eval_py(ctx, values[0]), values[0])
+        first = _boolop_operand(ctx, eval_expr(ctx, values[0]), values[0])
         if len(values) == 1:
             return first
+        is_bool = first.type.dtype == ir.DataType.BOOL
+        first = first if is_bool else _bound(ctx, first, values[0])
+        cond = first if is_bool else ir.Cast.make(first, ir.DataType.BOOL, ctx.span(values[0]))
         ctx.frames.append(Frame("branch"))
         ctx.push_block()
         rest = chain(values[1:])
-        rest_block = ctx.pop_block() + [ir.YieldStmt.make([rest], sp)]
+        rest_block = ctx.pop_block()
         ctx.frames.pop()
-        stop_block = [ir.YieldStmt.make([ir.ConstBool.make(is_or, sp)], sp)]
+        ty = first.type if rest.type.dtype == first.type.dtype else \
+            ir.BinaryExpr.make(ir.BinaryOp.Add, first, rest, sp).type
+        # the operand Python stops at: a BOOL stops only at True (or) / False (and)
+        stop = ir.ConstBool.make(is_or, sp) if is_bool and ty.dtype == ir.DataType.BOOL else first
+        rest_block = _yield_value(ctx, rest, ty, rest_block, node)
+        stop_block = _yield_value(ctx, stop, ty, [], node)
         then_block, else_block = (stop_block, rest_block) if is_or else (rest_block, stop_block)
-        rv = ir.Var.make("cond_value", ir.ScalarType.make(ir.DataType.BOOL), sp)
-        ctx.emit(ir.IfStmt.make(first, make_body(then_block, sp), make_body(else_block, sp), [rv], sp))
+        rv = ir.Var.make("cond_value", ty, sp)
+        ctx.emit(ir.IfStmt.make(cond, make_body(then_block, sp), make_body(else_block, sp), [rv], sp))
         return rv
 
     return chain(node.values)

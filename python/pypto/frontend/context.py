@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import operator
 from dataclasses import dataclass, field
 
 from pypto._core import ir
@@ -52,6 +53,22 @@ _UNRESOLVED = object()
 _BUILTINS = vars(builtins)
 
 
+def plain_number(v):
+    """A NumPy scalar (`np.int64(64)`, `np.float32(2.5)`, `np.bool_(True)`: what `arr.size`,
+    `np.prod(shape)` or `arr.sum()` give) as the Python int / float / bool it holds, exactly, so
+    a module constant folds whatever made it; any other value as it is."""
+    if type(v).__module__ != "numpy":
+        return v
+    import numpy as np
+    if isinstance(v, np.bool_):
+        return bool(v)
+    if isinstance(v, np.integer):
+        return operator.index(v)
+    if isinstance(v, np.floating):
+        return float(v)
+    return v
+
+
 class ProgramCtx:
     """Program-wide state: source, Python scope for non-IR names, signatures, dynamic dims."""
 
@@ -73,7 +90,7 @@ class ProgramCtx:
         """A non-IR name: closure value of the method, then the defining scope, then builtins.
         Returns _MISSING when unknown."""
         if fn_env and name in fn_env:
-            return fn_env[name]
+            return plain_number(fn_env[name])
         v = self.py_env.get(name, _MISSING)
         if v is _MISSING:
             # The builtins module's dict, not getattr: a failed getattr builds an AttributeError,
@@ -82,7 +99,7 @@ class ProgramCtx:
             v = _BUILTINS.get(name, _MISSING)
             if v is _MISSING and name.startswith("__"):
                 v = getattr(builtins, name, _MISSING)
-        return v
+        return plain_number(v)
 
 
 class Frame:

@@ -14,7 +14,7 @@ import ast
 from pypto._core import ir
 from pypto.frontend import irtypes, registry
 from pypto.frontend.context import _MISSING
-from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, try_eval_py
+from pypto.frontend.pyeval import PyEvalFailure, constant_sequence_node, eval_py, fold_failure, try_eval_py
 from pypto.frontend.shape_access import shape_subscript
 from pypto.language import _types as T
 
@@ -134,6 +134,7 @@ def _binop(ctx, node: ast.BinOp):
                         help="for a run-time value multiply (x * x), or use pl.exp / pl.log on tiles")
     if opname is None:
         raise ctx.error(node, f"unsupported operator '{ast.unparse(node)}'", help="supported: + - * / // % & | ^ << >>")
+    _refuse_unfoldable(ctx, node)
     operands = []
     for n in (node.left, node.right):      # left to right, each bound before the next is read
         e = eval_expr(ctx, n)
@@ -145,7 +146,17 @@ def _binop(ctx, node: ast.BinOp):
     return ir.BinaryExpr.make(getattr(ir.BinaryOp, opname), *operands, ctx.span(node))
 
 
+def _refuse_unfoldable(ctx, node):
+    """A located error when `node` applies an operator to compile-time numbers that Python would
+    not give an int64 for (beyond int64, a division by zero, a negative shift)."""
+    failure = fold_failure(ctx, node)
+    if failure is not None:
+        message, help = failure  # noqa: A001
+        raise ctx.error(node, message, help=help)
+
+
 def _unaryop(ctx, node: ast.UnaryOp):
+    _refuse_unfoldable(ctx, node)
     if isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
             and isinstance(node.operand.value, (int, float)) and not isinstance(node.operand.value, bool):
         return const_from_py(ctx, -node.operand.value, node)
@@ -166,7 +177,14 @@ def _boolop(ctx, node: ast.BoolOp):
             any(has_element_read(ctx, v) for v in node.values[1:]):
         return registry.handler("lazy_boolop")(ctx, node)
     op = ir.BinaryOp.And if isinstance(node.op, ast.And) else ir.BinaryOp.Or
+    ctx.push_block()
     vals = [require_scalar(ctx, eval_expr(ctx, v), v, "an operand of and/or") for v in node.values]
+    stmts = ctx.pop_block()
+    if any(v.type.dtype != ir.DataType.BOOL for v in vals):
+        # Python's value: `n or 5` is n (5 when n is 0), not a bool; parsed again, lazily
+        return registry.handler("lazy_boolop")(ctx, node)
+    for s in stmts:
+        ctx.emit(s)
     acc = vals[0]
     for v in vals[1:]:
         acc = ir.BinaryExpr.make(op, acc, v, ctx.span(node))
@@ -322,7 +340,14 @@ def _unsupported(ctx, node):
     helps = {"Lambda": "define a @pl.function instead",
              "List": "list literals are only allowed as op arguments (shapes, offsets) and deps=",
              "Tuple": "tuples are only allowed as op arguments, return values and unpacking targets",
-             "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL"}
+             "Dict": "dict literals are only allowed for attrs=", "JoinedStr": "strings are not values in the DSL",
+             "Set": "set literals are not DSL values; op arguments (shapes, offsets) are list literals: [16, 16]",
+             "NamedExpr": "assign on a line of its own (n = 3), then use the name",
+             "Starred": "pass each value as an argument of its own",
+             "Await": "DSL functions are plain def methods: there is nothing to await",
+             **dict.fromkeys(("ListComp", "SetComp", "DictComp", "GeneratorExp"),
+                             "comprehensions are not DSL values: write a loop (for i in pl.range(n): ...) "
+                             "or, for a shape, a list literal")}
     return ctx.error(node, f"unsupported Python expression ({what}) '{ast.unparse(node)}'", help=helps.get(what, ""))
 
 

@@ -20,7 +20,7 @@ import os
 import sys
 
 from pypto._core import ir
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, user_errors_at_the_call
 from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
@@ -28,7 +28,8 @@ from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, in
 from pypto.frontend.scope_options import auto_scope_option
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
-from pypto.language._decorators import FunctionMarker, function
+from pypto.language._decorators import FunctionMarker, function, unknown_option_help
+from pypto.language._unknown import caller_location
 
 # Handler modules: importing them registers their entry points (pypto.frontend.registry).
 from pypto.frontend import call_runs, calls, conditional_expr, control_flow, deps, scopes  # noqa: E402,F401,I001
@@ -62,6 +63,12 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
     if len(marks) > 1:
         raise sctx.error(marks[1], f"@pl.function is applied twice to '{fn.name}'",
                          help="keep one @pl.function(type=pl.FunctionType.<kind>) decorator")
+    others = [d for d in fn.decorator_list if d not in marks]
+    if marks and others:      # (with @pl.program Python applies them first: _decorators.not_a_plain_method)
+        other = ast.unparse(others[0])
+        raise sctx.error(others[0], f"@pl.function must decorate a plain method (def), not one decorated with @{other}",
+                         help=f"remove @{other}: a DSL function is a plain def in a @pl.program class, "
+                              "with @pl.function as its only decorator")
     for dec in fn.decorator_list:
         call = dec if isinstance(dec, ast.Call) else None
         head = call.func if call else dec
@@ -117,9 +124,7 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
                 continue
             if kw.arg not in opts:
                 raise sctx.error(kw.value if kw.arg else dec, f"@pl.function has no option '{kw.arg}'",
-                                 help="options: type=, level=, role=, core_type=, attrs=, param_slots=, group_waits=, group_signals=, "
-                                      "task_ids=, returned_params=, group_aic=, group_aiv=, task_statements=, batched_creates=, array_backings=, non_negative_vars=, call_operands=, open_calls=, cut_calls=, "
-                                      "carried_operands=")
+                                 help=unknown_option_help(kw.arg))
             try:
                 v = eval_py(sctx, kw.value)
             except PyEvalFailure as f:
@@ -405,6 +410,13 @@ def _gc_paused(entry_point):
     return run
 
 
+_CLASS_BODY_HELP = {
+    ast.Assign: "put constants at module level", ast.AnnAssign: "put constants at module level",
+    ast.AsyncFunctionDef: "DSL functions are plain def methods: remove async",
+    ast.ClassDef: "define the class at module level: a @pl.program class holds @pl.function methods only",
+}
+
+
 def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = None):
     """Parse a @pl.program ClassDef into an IR Program."""
     src = prog.source
@@ -416,7 +428,8 @@ def parse_class_def(prog: ProgramCtx, cls: ast.ClassDef, fn_envs: dict | None = 
             continue
         else:
             raise src.error(st, "a @pl.program class may only contain @pl.function methods",
-                            help="put constants at module level")
+                            help=_CLASS_BODY_HELP.get(type(st), "move it out of the class: a @pl.program class holds "
+                                                                "@pl.function methods (and a docstring)"))
     for fn in fns:
         if fn.name in prog.sigs:
             raise src.error(fn, f"function '{fn.name}' is defined twice in program '{cls.name}'")
@@ -553,6 +566,7 @@ def parse_class(cls, captured_locals: dict):
     return parse_class_def(ProgramCtx(src, env), node, fn_envs)
 
 
+@user_errors_at_the_call
 def program(cls=None):
     """``@pl.program``: parse a class of ``@pl.function`` methods into an IR Program (returned
     in its place). Names resolve in the class's defining scope (closure values, the caller's
@@ -564,14 +578,32 @@ def program(cls=None):
             def main(self, ...): ...
         # P is a pypto._core.ir.Program named "P"
     """
-    caller = sys._getframe(1)
+    caller = sys._getframe(2)      # 1 is the frame of the user_errors_at_the_call wrapper
     try:
         captured = dict(caller.f_locals) if caller.f_code.co_name != "<module>" else {}
     finally:
         del caller
     if cls is None:   # @pl.program(): the class comes in the next call
-        return lambda c: parse_class(c, captured)
+        def parse_later(c):
+            _require_class(c, caller_location(2))
+            return parse_class(c, captured)
+        return user_errors_at_the_call(parse_later)
+    _require_class(cls, caller_location(2))
     return parse_class(cls, captured)
+
+
+def _require_class(obj, where: dict) -> None:
+    """A located error unless @pl.program decorates a class (not a def, not the Program an
+    inner @pl.program made of it)."""
+    if inspect.isclass(obj):
+        return
+    if isinstance(obj, ir.Program):
+        raise PyptoError(f"@pl.program is applied twice to class '{obj.name}'",
+                         help="keep one @pl.program decorator", **where)
+    what = f"function '{obj.__name__}'" if inspect.isfunction(obj) else f"a {type(obj).__name__}"
+    raise PyptoError(f"@pl.program must decorate a class, got {what}",
+                     help="write the program as a class holding @pl.function methods: "
+                          "@pl.program / class P: / @pl.function(type=...) / def main(self, ...): ...", **where)
 
 
 def _exec_module_prefix(src: Source, stmts: list, filename: str):
@@ -589,9 +621,12 @@ def _exec_module_prefix(src: Source, stmts: list, filename: str):
     return env
 
 
+def _is_program_decorator(d: ast.expr) -> bool:
+    return dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] == "program"
+
+
 def _looks_like_program(cls: ast.ClassDef) -> bool:
-    return any(dotted(d.func if isinstance(d, ast.Call) else d).split(".")[-1] == "program"
-               for d in cls.decorator_list)
+    return any(_is_program_decorator(d) for d in cls.decorator_list)
 
 
 @_gc_paused
@@ -606,6 +641,13 @@ def parse_program_text(text: str, filename: str = "<string>"):
                         f"{len(idx)} (the first is '{mod.body[idx[0]].name}' at line {mod.body[idx[0]].lineno})",
                         help="put each program in its own file or text")
     if not idx:
+        defs = [st for st in mod.body
+                if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef)) and _looks_like_program(st)]
+        if defs:
+            raise src.error(next(d for d in defs[0].decorator_list if _is_program_decorator(d)),
+                            f"@pl.program must decorate a class, got function '{defs[0].name}'",
+                            help="write the program as a class holding @pl.function methods: "
+                                 "@pl.program / class P: / @pl.function(type=...) / def main(self, ...): ...")
         classes = [st for st in mod.body if isinstance(st, ast.ClassDef)]
         where = classes[0] if classes else (mod.body[0] if mod.body else None)
         if where is None:
@@ -615,6 +657,10 @@ def parse_program_text(text: str, filename: str = "<string>"):
         raise src.error(where, f"expected exactly one @pl.program class in {filename}, found 0",
                         help="decorate the class with @pl.program")
     cls = mod.body[idx[0]]
+    marks = [d for d in cls.decorator_list if _is_program_decorator(d)]
+    if len(marks) > 1:
+        raise src.error(marks[0], f"@pl.program is applied twice to class '{cls.name}'",
+                        help="keep one @pl.program decorator")
     env = _exec_module_prefix(src, mod.body[:idx[0]], filename)
     prog = ProgramCtx(src, env)
     if not any(try_eval_py(_SigCtx(prog, {}), d.func if isinstance(d, ast.Call) else d, None) is program

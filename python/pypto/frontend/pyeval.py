@@ -14,7 +14,7 @@ from __future__ import annotations
 import ast
 import math
 
-from pypto.frontend.context import _MISSING
+from pypto.frontend.context import _MISSING, plain_number
 from pypto.language._types import DTYPES, SplitMode
 
 
@@ -53,7 +53,7 @@ def _resolve(ctx, node: ast.AST):
         if type(base) is _Failure:
             return base
         try:
-            return getattr(base, node.attr)
+            return plain_number(getattr(base, node.attr))
         except AttributeError:
             return _Failure((node, "attr", base, node.attr))
     if isinstance(node, ast.Constant):
@@ -64,7 +64,8 @@ def _resolve(ctx, node: ast.AST):
             return v
         if isinstance(node.op, ast.Invert) and type(v) is int:
             return ~v                      # ~ of an int64 stays in int64
-        if isinstance(node.op, ast.USub) and isinstance(v, (int, float)) and not isinstance(v, bool):
+        if isinstance(node.op, ast.USub) and isinstance(v, (int, float)) and not isinstance(v, bool) \
+                and not (type(v) is int and v == _INT64_MIN):      # -(-2**63) is beyond int64
             return -v
     if isinstance(node, ast.BinOp) and type(node.op) in _INT_ONLY_OPS:
         a, b = _resolve(ctx, node.left), _resolve(ctx, node.right)
@@ -228,7 +229,43 @@ def _int_op(op: type, a, b):
     if op is ast.LShift and b >= 64:
         return 0 if a == 0 else None       # (never builds a huge int)
     v = _INT_OPS[op](a, b)
-    return v if -(1 << 63) <= v < (1 << 63) else None
+    return v if _INT64_MIN <= v < _INT64_END else None
+
+
+_INT64_MIN, _INT64_END = -(1 << 63), 1 << 63
+
+
+def fold_failure(ctx, node: ast.AST):
+    """Why `node`, an operator applied to compile-time integers, has no compile-time value, as
+    (message, help); None when an operand is not a compile-time integer, or the result is one.
+    Each operation of compile-time integers is Python's, exact, and must give an int64: the parser
+    refuses the others rather than let the run wrap them (`(1 << 64) + 2` is not 2). Floats keep
+    their run-time IEEE meaning (`1.0 / 0.0` is inf)."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        v = try_eval_py(ctx, node.operand, None)
+        if type(v) is int and v == _INT64_MIN:
+            return _beyond_int64(node)
+        return None
+    if not isinstance(node, ast.BinOp) or type(node.op) not in _INT_OPS and not isinstance(node.op, ast.Div):
+        return None
+    a, b = try_eval_py(ctx, node.left, None), try_eval_py(ctx, node.right, None)
+    if type(a) is not int or type(b) is not int:
+        return None
+    op, text = type(node.op), ast.unparse(node)
+    if op in (ast.Div, ast.FloorDiv, ast.Mod) and b == 0:
+        return (f"'{text}' divides by zero",
+                "compile-time values follow Python, where this raises ZeroDivisionError: fix the divisor")
+    if op in (ast.LShift, ast.RShift) and b < 0:
+        return (f"'{text}' shifts by a negative count",
+                "compile-time values follow Python, where this raises ValueError: shift by 0 or more")
+    if op in _INT_OPS and _int_op(op, a, b) is None:
+        return _beyond_int64(node)
+    return None
+
+
+def _beyond_int64(node: ast.AST):
+    return (f"'{ast.unparse(node)}' does not fit in 64 bits",
+            "DSL integers are int64: each step of compile-time arithmetic must stay between -2**63 and 2**63 - 1")
 
 
 def _pipe_buffer_base(ctx, node: ast.Attribute):
@@ -296,7 +333,7 @@ def constant_sequence_node(ctx, node: ast.AST) -> ast.AST:
     v = try_eval_py(ctx, node, None)
     if not isinstance(v, (list, tuple)):
         return node
-    out = ast.List(elts=[ast.copy_location(ast.Constant(value=x), node) for x in v], ctx=ast.Load())
+    out = ast.List(elts=[ast.copy_location(ast.Constant(value=plain_number(x)), node) for x in v], ctx=ast.Load())
     return ast.copy_location(out, node)
 
 

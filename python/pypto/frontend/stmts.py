@@ -247,7 +247,11 @@ def _assign_each(ctx, targets, value_node, stmt) -> bool:
     """`a, b = b, a` (every value evaluated before any name is bound, as in Python) and
     `m, n = x.shape`; False for any other value (a call returning a tuple)."""
     if isinstance(value_node, (ast.Tuple, ast.List)):
-        if any(isinstance(e, ast.Starred) for e in value_node.elts) or len(value_node.elts) != len(targets.elts):
+        starred = [e for e in value_node.elts if isinstance(e, ast.Starred)]
+        if starred:
+            raise ctx.error(starred[0], f"unpacking with * ('{ast.unparse(starred[0])}') is not supported",
+                            help="write one value per name: a, b = x, y")
+        if len(value_node.elts) != len(targets.elts):
             raise ctx.error(value_node, f"{len(targets.elts)} names are assigned {len(value_node.elts)} values",
                             help="assign one value per name: a, b = b, a")
         pairs = [(t, eval_expr(ctx, v)) for t, v in zip(targets.elts, value_node.elts)]
@@ -267,6 +271,10 @@ def _assign(ctx, st: ast.Assign, kind=_UNPEEKED):
     if len(st.targets) != 1:
         raise ctx.error(st, "chained assignment (a = b = ...) is not supported", help="assign each name separately")
     target = st.targets[0]
+    starred = [e for e in getattr(target, "elts", ()) if isinstance(e, ast.Starred)]
+    if starred:
+        raise ctx.error(starred[0], f"starred assignment ('{ast.unparse(starred[0])}') is not supported",
+                        help="unpack into one name per value: a, b, c = 1, 2, 3")
     if kind is _UNPEEKED:
         kind = _builtin_kind(ctx, st.value)
     if kind in ("submit", "spmd_submit"):

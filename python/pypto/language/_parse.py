@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import sys
 
+from pypto.errors import user_errors_at_the_call
 from pypto.frontend.program import parse_function_text, parse_program_text, program  # noqa: F401
 
 
+@user_errors_at_the_call
 def parse_program(text: str, filename: str = "<string>"):
     """Parse DSL text (a module holding one ``@pl.program`` class, possibly with module-level
     constants and ``M = pl.dynamic("M")`` above it) into an IR Program.
@@ -22,6 +24,7 @@ def parse_program(text: str, filename: str = "<string>"):
     return parse_program_text(text, filename)
 
 
+@user_errors_at_the_call
 def parse_function(text: str, filename: str = "<string>"):
     """Parse the text of one ``@pl.function`` method (optionally indented) into an IR Function.
     It may not call other functions of a program (there is none); ``pl`` names the DSL namespace.

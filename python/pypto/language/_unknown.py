@@ -26,10 +26,20 @@ def unknown(qualname: str, candidates, depth: int = 2) -> UnknownDSLName:
     last = qualname.rsplit(".", 1)[-1]
     close = difflib.get_close_matches(last, sorted(candidates), n=1, cutoff=0.6)
     help_ = f"did you mean '{qualname.rsplit('.', 1)[0]}.{close[0]}'?" if close else ""
+    return UnknownDSLName(f"unknown DSL name '{qualname}'", help=help_, **caller_location(depth))
+
+
+def caller_location(depth: int) -> dict:
+    """PyptoError location keywords of the expression being evaluated `depth` frames up from
+    the function calling this one (1: its caller), its columns from the bytecode position; {}
+    when the stack is shallower.
+
+        raise PyptoError("@pl.program must decorate a class", **caller_location(1))
+    """
     try:
-        frame = sys._getframe(depth)
+        frame = sys._getframe(depth + 1)
     except ValueError:
-        return UnknownDSLName(f"unknown DSL name '{qualname}'", help=help_)
+        return {}
     file, line = frame.f_code.co_filename, frame.f_lineno
     col, end_col = 0, 0
     try:
@@ -39,8 +49,7 @@ def unknown(qualname: str, candidates, depth: int = 2) -> UnknownDSLName:
     except (AttributeError, IndexError):
         pass
     text = linecache.getline(file, line).rstrip("\n")
-    return UnknownDSLName(f"unknown DSL name '{qualname}'", file=file, line=line, col=col or 1,
-                          end_col=end_col, source_line=text, help=help_)
+    return dict(file=file, line=line, col=col or 1, end_col=end_col, source_line=text)
 
 
 class DSLEnumMeta(enum.EnumMeta):
