@@ -29,6 +29,24 @@ TileOpHandler TileTile(const std::string& functor) {
   };
 }
 
+// shl / shr: the result has the shifted tile's dtype (reference_ops.md §3); a count tile of
+// another integer dtype is converted first, clamped (shift_counts_as: the same result).
+TileOpHandler Shift(const std::string& functor) {
+  return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
+    TileRef b = em.tile(call.args[1]);
+    if (b.dtype != dst.dtype) {
+      auto* bt = call.args[1]->type->as<TileType>();
+      TypePtr ct = TileType::make(bt->shape, dst.dtype, bt->memory);
+      TileRef c = em.declare_tile("counts", *ct->as<TileType>(), call.args[1]->span);
+      em.line("pypto_kernel::shift_counts_as(" + c.buf + ", " + b.buf + ", " + b.numel() + ");");
+      b = c;
+    }
+    TileRef a = em.tile(call.args[0]);
+    em.line("pypto_kernel::binary_bcast" + Tpl(dst) + "(" + dst.buf + ", " + View(a) + ", " + View(b) + ", " +
+            dst.rows() + ", " + dst.cols() + ", " + Fn(functor) + ");");
+  };
+}
+
 // Tile x scalar (the scalar converted to the tile's compute type first).
 TileOpHandler TileScalar(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
@@ -455,10 +473,11 @@ TileOpHandler BatchMatmul(bool acc) {
 
 void AddReferenceTileOps(std::map<std::string, TileOpHandler>& ops) {
   for (auto [op, fn] : std::vector<std::pair<const char*, const char*>>{
-           {"rem", "Rem"}, {"and", "And"}, {"or", "Or"}, {"xor", "Xor"}, {"shl", "Shl"}, {"shr", "Shr"},
-           {"prelu", "LRelu"}}) {
+           {"rem", "Rem"}, {"and", "And"}, {"or", "Or"}, {"xor", "Xor"}, {"prelu", "LRelu"}}) {
     ops[std::string("tile.") + op] = TileTile(fn);
   }
+  ops["tile.shl"] = Shift("Shl");
+  ops["tile.shr"] = Shift("Shr");
   for (auto [op, fn] : std::vector<std::pair<const char*, const char*>>{
            {"part_add", "Add"}, {"part_mul", "Mul"}, {"part_max", "Max"}, {"part_min", "Min"}}) {
     ops[std::string("tile.") + op] = PartOp(fn);

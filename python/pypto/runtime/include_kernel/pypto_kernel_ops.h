@@ -9,6 +9,8 @@
 #pragma once
 
 #include <initializer_list>
+#include <limits>
+#include <type_traits>
 #include <vector>
 
 namespace pypto_kernel {
@@ -23,6 +25,25 @@ struct Or { template <class T> T operator()(T a, T b) const { return static_cast
 struct Xor { template <class T> T operator()(T a, T b) const { return static_cast<T>(a ^ b); } };
 // Shifts: a count >= the bit width gives 0 (-1 for a negative signed value under >>), a negative
 // count shifts by 0.
+// Shift counts of another integer dtype (tile.shl / tile.shr of two tiles: the result has the
+// shifted tile's dtype T) as T, clamped: a negative count stays negative (or 0 for an unsigned T:
+// both leave the value as it is) and a count past T's range stays past T's width, so the shift
+// gives what it would with the original count.
+template <class T, class V>
+inline void shift_counts_as(T* dst, const V* src, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const V v = src[i];
+    if constexpr (std::is_signed<V>::value) {
+      if (v < V{0}) {
+        dst[i] = std::is_signed<T>::value ? static_cast<T>(-1) : T{0};
+        continue;
+      }
+    }
+    const bool past = static_cast<uint64_t>(v) > static_cast<uint64_t>(std::numeric_limits<T>::max());
+    dst[i] = past ? std::numeric_limits<T>::max() : static_cast<T>(v);
+  }
+}
+
 struct Shl {
   template <class T> T operator()(T a, T c) const {
     using U = typename std::make_unsigned<T>::type;
