@@ -478,6 +478,7 @@ def _source_from_methods(cls, methods: list):
     if len(files) != 1:
         return None, "its methods were compiled from several files (%s)" % ", ".join(sorted(files))
     file = files.pop()
+    linecache.checkcache(file)   # a file rewritten since it was last read: its lines now, not the cached ones
     file_lines = linecache.getlines(file, methods[0].__globals__)
     if not file_lines:
         return None, "its file %s cannot be read" % file

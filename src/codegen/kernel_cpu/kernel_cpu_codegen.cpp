@@ -151,9 +151,16 @@ void KernelEmitter::bind_params() {
       const std::string name = ident(p.get());
       const std::string slot = "ctx->scalars[" + std::to_string(slot_index) + "]";
       std::string value;
-      if (is_float(st->dtype)) value = "pypto_kernel::scalar_f32(" + slot + ")";
-      else if (st->dtype == DataType::BOOL) value = "(" + slot + " != 0)";
-      else value = "static_cast<" + CType(st->dtype) + ">(" + slot + ")";
+      if (is_float(st->dtype)) {
+        // A float slot holds an FP32; an FP16 / BF16 parameter is that value rounded to its dtype
+        // (70000.0 is inf in FP16), as every value of those dtypes is.
+        value = "pypto_kernel::scalar_f32(" + slot + ")";
+        if (st->dtype != DataType::FP32) value = "pypto_kernel::scalar_as<" + StorageKind(st->dtype) + ">(" + value + ")";
+      } else if (st->dtype == DataType::BOOL) {
+        value = "(" + slot + " != 0)";
+      } else {
+        value = "static_cast<" + CType(st->dtype) + ">(" + slot + ")";
+      }
       line("[[maybe_unused]] const " + CType(st->dtype) + " " + name + " = " + value + ";");
       names_[p.get()] = name;
     } else {

@@ -243,6 +243,16 @@ void register_tile_layout_ops(OpRegistry& r) {
              auto shape = expect_const_shape(op, "shape", args[1], span);
              DataType d = attrs.count("dtype") ? attr_dtype(op, attrs, span) : DataType::INT32;
              expect_dtype_in(op, "result", d, {DataType::INT16, DataType::INT32, DataType::UINT16, DataType::UINT32}, span);
+             // reference_ops.md §10: start's dtype must equal dtype (a literal is re-typed); a
+             // start of another dtype was truncated silently (an INT64 2^33 + 5 counted from 5).
+             const DataType sd = args[0]->type->as<ScalarType>()->dtype;   // (expect_int_scalar)
+             const bool other_ok = sd == DataType::INT16 || sd == DataType::INT32 || sd == DataType::UINT16 ||
+                                   sd == DataType::UINT32;
+             PYPTO_USER_CHECK(args[0]->is<ConstInt>() || sd == d, span,
+                              op << ": start is " << to_string(sd) << ", the result " << to_string(d)
+                                 << ": they must be the same dtype",
+                              std::string("convert the start with pl.cast(start, pl.") + to_string(d) + ")" +
+                                  (other_ok ? std::string(", or give dtype=pl.") + to_string(sd) : std::string()));
              expect_bool_attr(op, attrs, "descending", span);
              PYPTO_USER_CHECK(const_dim(shape.back()) != 1, span, op << ": the last dim must not be 1", "");
              for (size_t i = 0; i + 1 < shape.size(); ++i) {
