@@ -202,6 +202,19 @@ def test_save_and_check_of_the_same_file_is_refused(tmp_path, capsys, monkeypatc
         assert kept["c"][0] == 123.0
 
 
+def test_save_onto_the_inputs_file_is_refused(tmp_path, capsys, monkeypatch):
+    # --save replaced the inputs file with the outputs: its inputs were lost, and a later
+    # --inputs run of it drew the missing ones at random
+    import pypto
+    f = tmp_path / "in.npz"
+    np.savez(f, a=np.ones(4096, np.float32), b=np.ones(4096, np.float32))
+    monkeypatch.setattr(pypto, "compile", lambda *a, **k: pytest.fail("compiled"))
+    assert cli.main(["run", VECTOR_ADD, "--inputs", str(f), "--save", str(tmp_path / "." / "in.npz")]) == 2
+    assert "--save and --inputs name the same file" in capsys.readouterr().err
+    with np.load(f) as kept:
+        assert sorted(kept.files) == ["a", "b"]
+
+
 @pytest.mark.parametrize("flag", ["--save", "--check", "--inputs"])
 def test_trace_onto_another_file_flag_is_refused(tmp_path, capsys, monkeypatch, flag):
     # the trace overwrote the saved outputs, the reference or the inputs file

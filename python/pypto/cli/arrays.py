@@ -50,8 +50,13 @@ def check_paths(args) -> None:
     if save and check and os.path.abspath(save) == os.path.abspath(check):   # saved first, the check always passed
         raise CliError("--save and --check name the same file (%s): the check would compare the outputs with "
                        "themselves; save to another file" % save)
+    inputs = getattr(args, "inputs", None)
+    if save and inputs and os.path.abspath(save) == os.path.abspath(inputs):   # the run's inputs would be lost
+        raise CliError("--save and --inputs name the same file (%s): saving the outputs would replace the inputs "
+                       "(a later --inputs run would then draw the missing ones at random); save to another file"
+                       % save)
     trace = getattr(args, "trace", None)
-    for flag, path in (("--save", save), ("--check", check), ("--inputs", getattr(args, "inputs", None))):
+    for flag, path in (("--save", save), ("--check", check), ("--inputs", inputs)):
         if trace and path and os.path.abspath(trace) == os.path.abspath(path):   # one would overwrite the other
             raise CliError("--trace and %s name the same file (%s); give the trace its own file" % (flag, trace))
     for flag, path in (("--save", getattr(args, "save", None)), ("--trace", getattr(args, "trace", None))):
