@@ -125,7 +125,29 @@ void check_element_scope(Engine& e, const Tensor& t, bool for_write, const char*
                         "storage is reclaimed at the end of that scope (reported by the race check)");
 }
 
+namespace {
+// PTO2_ELEMENT_SITE's file and line for the thread's next element access (nullptr: none).
+thread_local const char* element_site_file = nullptr;
+thread_local int32_t element_site_line = 0;
+
+// The caller's site, else the one PTO2_ELEMENT_SITE named; either way the named one is used up.
+void take_element_site(const char*& file, int32_t& line) {
+  if (!file && element_site_file) {
+    file = element_site_file;
+    line = element_site_line;
+  }
+  element_site_file = nullptr;
+  element_site_line = 0;
+}
+}  // namespace
+
+void pto2_set_element_site(const char* file, int32_t line) {
+  element_site_file = file;
+  element_site_line = line;
+}
+
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file, int32_t line) {
+  take_element_site(file, line);
   if (Engine::in_kernel()) refuse("pto2_wait_for_element (get_tensor_data)");  // would not wait for the run's tasks
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/false, file, line);
@@ -136,6 +158,7 @@ void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indic
 
 void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file,
                                  int32_t line) {
+  take_element_site(file, line);
   if (Engine::in_kernel()) refuse("pto2_wait_for_element_write (set_tensor_data)");
   Engine* e = Engine::current();
   if (!e) return check_element_outside_run(t, ndims, indices, /*for_write=*/true, file, line);

@@ -99,3 +99,38 @@ TEST(GetTensorData, OutsideARunIndicesOutOfRangeThrowNamingTheCall) {
   EXPECT_EQ(get_tensor_data<float>(t, 2, ok), 2.5f);
   EXPECT_EQ(x[15], 2.5f);
 }
+
+// Generated code keeps the spec's signature and names the line before the call: the next access
+// uses the site and clears it, so a later call without one names none (not a stale line).
+TEST(GetTensorData, ElementSiteNamesTheNextAccessOnly) {
+  std::vector<float> x(4, 0);
+  uint32_t sh[1] = {4};
+  const Tensor t = make_tensor_external(x.data(), sh, 1, DataType::FLOAT32);
+  const int64_t far[1] = {4}, ok[1] = {1};
+  try {
+    PTO2_ELEMENT_SITE("prog.py", 12);
+    set_tensor_data<float>(t, 1, far, 1.0f);
+    ADD_FAILURE() << "set_tensor_data wrote past the tensor";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "prog.py:12: set_tensor_data: index 4 out of range on axis 0 (extent 4)");
+  }
+  PTO2_ELEMENT_SITE("prog.py", 13);
+  EXPECT_EQ(get_tensor_data<float>(t, 1, ok), 0.0f);   // used up by a successful access too
+  try {
+    (void)get_tensor_data<float>(t, 1, far);
+    ADD_FAILURE() << "get_tensor_data read past the tensor";
+  } catch (const std::out_of_range& e) {
+    EXPECT_STREQ(e.what(), "get_tensor_data: index 4 out of range on axis 0 (extent 4)");
+  }
+  PTO2_ELEMENT_SITE("prog.py", 14);   // an explicit site wins
+  EXPECT_THROW(
+      {
+        try {
+          (void)get_tensor_data<float>(t, 1, far, "other.py", 3);
+        } catch (const std::out_of_range& e) {
+          EXPECT_STREQ(e.what(), "other.py:3: get_tensor_data: index 4 out of range on axis 0 (extent 4)");
+          throw;
+        }
+      },
+      std::out_of_range);
+}

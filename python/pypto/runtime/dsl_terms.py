@@ -2,6 +2,8 @@
 ``HostProgram`` apply ``explain_failure`` to the runtime's text; the error path only, nothing
 is computed while runs succeed).
 
+- An orchestration element access out of range at a DSL line names the DSL op
+  (``t.py:11: pl.tensor.write: index 16 ...``), not the runtime's ``set_tensor_data``.
 - An argument range error of a ``pl.Scalar[pl.INDEX]`` parameter names ``pl.INDEX``: the runtime
   has no INDEX dtype (``pto2_int_arg`` checks it as INT64, the same range) and said ``pl.INT64``.
 - A kernel's failed tensor access (``load of tensor 'a' out of bounds on axis 0: ...``, a dtype or
@@ -223,9 +225,22 @@ def locate_kernel_accesses(message: str, program) -> str:
     return _ACCESS_FAILURE.sub(locate, message)
 
 
+# An orchestration element access that failed at a DSL line (PTO2_ELEMENT_SITE): the runtime names
+# its API, the user wrote pl.tensor.read (x[i]) or pl.tensor.write.
+_ELEMENT_API = re.compile(r"(%s:\d+: )(get|set)_tensor_data: " % r"[^\s:]+\.py")
+
+
+def name_element_access(message: str) -> str:
+    """``message`` with a located ``get_tensor_data`` / ``set_tensor_data`` failure naming the DSL
+    op: ``t.py:11: pl.tensor.write: index 16 out of range on axis 0 (extent 16)``."""
+    return _ELEMENT_API.sub(lambda m: m.group(1) + ("pl.tensor.read" if m.group(2) == "get" else "pl.tensor.write")
+                            + ": ", message)
+
+
 def explain_failure(message: str, program) -> str:
     """A failed run's ``message`` in the terms of ``program`` (the module docstring's rewrites)."""
     try:
+        message = name_element_access(message)
         message = name_index_params(message, index_params(program))
         message = locate_tile_index_failures(locate_kernel_accesses(message, program), program)
         return locate_tile_block_failures(message, program)
@@ -263,6 +278,23 @@ def _call_at(program, base: str, line: int):
     return None
 
 
+def _line_location(program, base: str, line: int) -> dict:
+    """A site on a line that holds no call (``c = a // b``, a loop header): the function's file by
+    its full path and the whole line under the caret, or just ``base`` and the line when no
+    function of ``program`` spans it or its file cannot be read."""
+    import linecache
+    for f in getattr(program, "functions", None) or ():
+        fs = f.span
+        if not (fs.file and os.path.basename(fs.file) == base and fs.line <= line <= max(fs.end_line, fs.line)):
+            continue
+        text = linecache.getline(fs.file, line).rstrip("\n")
+        if not text.strip():
+            return dict(file=fs.file, line=line)
+        col = len(text) - len(text.lstrip()) + 1
+        return dict(file=fs.file, line=line, col=col, end_col=len(text.rstrip()) + 1, source_line=text)
+    return dict(file=base, line=line)
+
+
 def failure_location(message: str, program) -> dict:
     """PyptoError keyword arguments (``file``, ``line``, ``col``, ``end_col``, ``source_line``)
     locating a failed run's ``message`` at its most specific DSL site: the innermost single
@@ -281,7 +313,7 @@ def failure_location(message: str, program) -> dict:
     base, line = site.group(1), int(site.group(2))
     call = _call_at(program, base, line)
     if call is None:
-        return dict(file=base, line=line)
+        return _line_location(program, base, line)
     span = call.span
     end_col = span.end_col if span.end_line == span.line else len(span.source_line) + 1
     return dict(file=span.file, line=line, col=span.col, end_col=end_col, source_line=span.source_line)

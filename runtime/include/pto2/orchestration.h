@@ -46,6 +46,13 @@ TaskOutputTensors alloc_tensors(const Infos&... infos) {
 void pto2_wait_for_element(const Tensor& t, uint32_t ndims, const int64_t* indices, const char* file = nullptr,
                            int32_t line = 0);
 
+/// Names the DSL line of this thread's next get_tensor_data / set_tensor_data (its errors name
+/// it), for callers that keep the spec's signature without the trailing file/line, as generated
+/// code does: `PTO2_ELEMENT_SITE("prog.py", 12); float v = get_tensor_data<float>(t, 2, idx);`
+/// The next call uses and clears it (an explicit file/line wins).
+void pto2_set_element_site(const char* file, int32_t line);
+#define PTO2_ELEMENT_SITE(file, line) pto2_set_element_site(file, line)
+
 /// Waits for the element's producers, then reads it converted to T:
 /// `float v = get_tensor_data<float>(t, 2, idx);` (generated code appends the DSL site: `, "prog.py", 12`)
 template <class T>

@@ -3,7 +3,8 @@
 //
 //   tensor.create     batched alloc_tensors at block entry (emit_buffers.cpp); in place when
 //                     its shape depends on a value computed in the same block
-//   tensor.read       int64_t v_idx[2] = {i, 0};  float v = get_tensor_data<float>(t, 2, v_idx);
+//   tensor.read       int64_t v_idx[2] = {i, 0};  PTO2_ELEMENT_SITE("prog.py", 9);
+//                     float v = get_tensor_data<float>(t, 2, v_idx);
 //                     (waits for the element's producers)
 //   tensor.slice      uint32_t v_offsets[2] = {8, 0};
 //                     uint32_t v_shapes[2] = {(v_offsets[0] >= t.shapes[0] ? 0u : std::min<uint32_t>(8,
@@ -71,11 +72,14 @@ void TensorReadHandler(Emitter& e, const Var* result, const Call& call) {
   std::string r = std::to_string(idx.size());
   e.line("int64_t " + arr + "[" + r + "] = {" + vals + "};");
   std::string ct = Emitter::ctype(st->dtype);
-  // No source site argument: the call must compile against the real runtime header too.
+  // No source site argument: the call must compile against the real runtime header too. The
+  // line goes before it (a no-op where the runtime does not define the macro).
+  e.line("PTO2_ELEMENT_SITE(" + Emitter::source_site_args(call.span) + ");");
   e.line(ct + " " + name + " = get_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr + ");");
 }
 
-// tensor.write: `{ int64_t t_widx[2] = {i, 0}; set_tensor_data<float>(t, 2, t_widx, v); }`; the
+// tensor.write: `{ int64_t t_widx[2] = {i, 0}; PTO2_ELEMENT_SITE("prog.py", 9); set_tensor_data<float>(t, 2,
+// t_widx, v); }`; the
 // result is the tensor itself.
 void TensorWriteHandler(Emitter& e, const Var* result, const Call& call) {
   const Var* t = tensor_arg(call, 0);
@@ -86,8 +90,9 @@ void TensorWriteHandler(Emitter& e, const Var* result, const Call& call) {
   std::string vals;
   for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
   std::string r = std::to_string(idx.size()), ct = Emitter::ctype(tt->dtype);
-  e.line("{ int64_t " + arr + "[" + r + "] = {" + vals + "}; set_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr +
-         ", static_cast<" + ct + ">(" + e.expr(call.args[2]) + ")); }");
+  e.line("{ int64_t " + arr + "[" + r + "] = {" + vals + "}; PTO2_ELEMENT_SITE(" + Emitter::source_site_args(call.span) +
+         "); set_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr + ", static_cast<" + ct + ">(" +
+         e.expr(call.args[2]) + ")); }");
   if (result) e.bind(result, e.binding_of(t));
 }
 

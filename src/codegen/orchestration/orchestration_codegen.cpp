@@ -124,6 +124,9 @@ std::string Emitter::Generate() {
   if (body.find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
           "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
+  if (body.find("PTO2_ELEMENT_SITE(") != std::string::npos)  // (op_handlers.cpp)
+    os << "#ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access\n"
+          "#define PTO2_ELEMENT_SITE(file, line) ((void)0)\n#endif\n\n";
   const bool chunks = body.find("PYPTO_CALL_CHUNK") != std::string::npos;   // (emit_statements.cpp)
   if (chunks || body.find("PYPTO_UNOPTIMISED") != std::string::npos)
     os << "// A chunk of a long run of calls (PYPTO_CALL_CHUNK), or a loop, if or scope of a long\n"

@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access
+#define PTO2_ELEMENT_SITE(file, line) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -71,6 +75,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             }
         }
         int64_t n_idx[1] = {0};
+        PTO2_ELEMENT_SITE("program.py", 27);
         int32_t n = get_tensor_data<int32_t>(ext_sizes, 1, n_idx);
         uint32_t scratch_ci_shapes[2] = {pto2_extent_u32(n, "program.py", 28), 16};
         TensorCreateInfo scratch_ci(scratch_ci_shapes, 2, DataType::INT32);

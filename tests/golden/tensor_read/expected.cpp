@@ -10,6 +10,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access
+#define PTO2_ELEMENT_SITE(file, line) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -25,6 +29,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
 
     PTO2_SCOPE() {
         int64_t v_idx[2] = {0, 1};
+        PTO2_ELEMENT_SITE("program.py", 17);
         float v = get_tensor_data<float>(ext_x, 2, v_idx);
 
         // Task 0: scale
@@ -35,6 +40,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2_SOURCE_SITE(params_t0, "program.py", 18);
         rt_submit_aiv_task(0, params_t0);
         int64_t k_idx[2] = {2, 1};
+        PTO2_ELEMENT_SITE("program.py", 19);
         int32_t k = get_tensor_data<int32_t>(ext_counts, 2, k_idx);
         std::optional<Tensor> y_slot;
         if (k > 0) {
@@ -55,6 +61,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         }
         Tensor y = *y_slot;
         int64_t w_idx[2] = {(int64_t)(k), 0};
+        PTO2_ELEMENT_SITE("program.py", 22);
         float w = get_tensor_data<float>(y, 2, w_idx);
 
         // Task 2: scale

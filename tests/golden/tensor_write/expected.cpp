@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access
+#define PTO2_ELEMENT_SITE(file, line) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -37,12 +41,14 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         PTO2_SOURCE_SITE(params_t0, "program.py", 17);
         rt_submit_aiv_task(0, params_t0);
         int64_t v_idx[2] = {1, 2};
+        PTO2_ELEMENT_SITE("program.py", 18);
         float v = get_tensor_data<float>(t, 2, v_idx);
-        { int64_t t_widx[2] = {n, 3}; set_tensor_data<float>(t, 2, t_widx, static_cast<float>((v + 100.0f))); }
+        { int64_t t_widx[2] = {n, 3}; PTO2_ELEMENT_SITE("program.py", 19); set_tensor_data<float>(t, 2, t_widx, static_cast<float>((v + 100.0f))); }
         int64_t w_idx[2] = {3, 7};
+        PTO2_ELEMENT_SITE("program.py", 20);
         float w = get_tensor_data<float>(t, 2, w_idx);
-        { int64_t t_widx_1[2] = {0, 0}; set_tensor_data<float>(t, 2, t_widx_1, static_cast<float>((w * 0.5f))); }
-        { int64_t counts_widx[1] = {1}; set_tensor_data<int32_t>(ext_counts, 1, counts_widx, static_cast<int32_t>(((int32_t)(n)))); }
+        { int64_t t_widx_1[2] = {0, 0}; PTO2_ELEMENT_SITE("program.py", 21); set_tensor_data<float>(t, 2, t_widx_1, static_cast<float>((w * 0.5f))); }
+        { int64_t counts_widx[1] = {1}; PTO2_ELEMENT_SITE("program.py", 22); set_tensor_data<int32_t>(ext_counts, 1, counts_widx, static_cast<int32_t>(((int32_t)(n)))); }
 
         // Task 1: k
         Arg params_t1;
