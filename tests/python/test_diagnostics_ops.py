@@ -49,7 +49,10 @@ CASES = [
     ("pl.tile.gather_mask(ta, mask_pattern=9)", "tile.gather_mask: requires mask_pattern in range [1, 7]", None),
     ("pl.matmul_bias(ta, ta, tc)", "tile.matmul_bias: inner dimensions differ", None),
     ("pl.sum(ta)", "tile.sum: axis is required", "axis=1"),
-    ("pl.max(ta, axis=2)", "tile.max: axis 2 is out of range for a tile of rank 2", None),
+    ("pl.max(ta, axis=2)", "tile.max: axis 2 is out of range for a tile of rank 2", "axes of a rank-2 tile are -2..1"),
+    # an axis in range of a rank-3 tile: the rank is the limit, not the axis
+    ("pl.sum(pl.tile.reshape(ta, [2, 8, 32]), axis=1)",
+     "tile.sum: the CPU backend reduces 1-D and 2-D tiles, got a tile of rank 3", "reshape it to 2-D first"),
     ("pl.tile.tpush_to_aiv(ta)", "tile.tpush_to_aiv is an accelerator-only op", "Accelerator-only"),
     ("pl.tile.alloc()", "tile.alloc is an accelerator-only op", None),
     ("pl.row_sum(ta, ta, ta)", "pl.row_sum takes at most 2 positional arguments", None),

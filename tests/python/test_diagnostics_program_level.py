@@ -168,7 +168,8 @@ def test_plain_class_to_generate_orchestration_is_located():
 
 def test_array_parameter_on_an_orchestration_is_refused():
     src = BASE.replace("n: pl.Scalar[pl.INDEX]) ->", "n: pl.Scalar[pl.INDEX],\n             arr: pl.Array[4, pl.TASK_ID]  #!\n             ) ->")
-    check(src, "parameter 'arr' of orchestration function 'main' is a pl.Array", "arr:")
+    check(src, "parameter 'arr' of orchestration function 'main' is a pl.Array", "arr:",
+          help="arr = pl.array.create(N, dtype)")   # (it suggested pl.array(...), which does not exist)
 
 
 def test_scope_inside_manual_scope_is_refused():

@@ -274,7 +274,7 @@ def _check_orchestration_params(sctx, sig_node: ast.FunctionDef, ftype, params):
         if isinstance(p.type, ir.ArrayType):
             raise sctx.error(arg, f"parameter '{arg.arg}' of orchestration function '{sig_node.name}' is a "
                              "pl.Array: orchestration parameters are tensors and scalars",
-                             help="create the array inside the function (arr = pl.array(...)) or pass a tensor")
+                             help="create the array inside the function (arr = pl.array.create(N, dtype)) or pass a tensor")
 
 
 def _parse_function(prog: ProgramCtx, sig: FunctionSig):

@@ -71,8 +71,13 @@ void register_tile_reduce_ops(OpRegistry& r) {
                               "e.g. pl.sum(t, axis=1) sums each row");
              int64_t axis = attr_int(op, attrs, "axis", 0, span);
              const bool keep = attr_int(op, attrs, "keepdim", 0, span) != 0;
-             PYPTO_USER_CHECK(axis >= -rank && axis < rank && rank <= 2, span,
-                              op << ": axis " << axis << " is out of range for a tile of rank " << rank, "");
+             PYPTO_USER_CHECK(rank <= 2, span,
+                              op << ": the CPU backend reduces 1-D and 2-D tiles, got a tile of rank " << rank,
+                              "reshape it to 2-D first (pl.tile.reshape), reduce, and reshape the result back");
+             PYPTO_USER_CHECK(axis >= -rank && axis < rank, span,
+                              op << ": axis " << axis << " is out of range for a tile of rank " << rank,
+                              "axes of a rank-" + std::to_string(rank) + " tile are " + std::to_string(-rank) + ".." +
+                                  std::to_string(rank - 1));
              axis = (axis + rank) % rank;
              std::vector<ExprPtr> shape = t->shape, valid = t->valid_shape;   // valid: §1.5, as the shape
              if (keep) shape[static_cast<size_t>(axis)] = ConstInt::make(1);
