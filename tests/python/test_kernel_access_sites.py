@@ -313,6 +313,41 @@ def test_a_block_at_run_time_offsets_names_the_tile_and_the_dsl_line(block_prog,
     assert "failed: b.py:%d: %s" % (_line(BLOCK_SRC, site), failure) in str(err.value), err.value
 
 
+TWO_SLICES_SRC = '''import pypto.language as pl
+
+
+@pl.program
+class S:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[6, 8], pl.FP32], j: pl.Scalar[pl.INDEX], o1: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+          o2: pl.Out[pl.Tensor[[3, 8], pl.FP32]]) -> tuple[pl.Tensor[[1, 8], pl.FP32], pl.Tensor[[3, 8], pl.FP32]]:
+        t = pl.load(x, [0, 0], [6, 8])
+        o1 = pl.store(pl.tile.slice(t, [1, 8], [j, 0]), [0, 0], o1)
+        o2 = pl.store(pl.tile.slice(t, [3, 8], [j, 0]), [0, 0], o2)
+        return o1, o2
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[6, 8], pl.FP32], j: pl.Scalar[pl.INDEX], o1: pl.Out[pl.Tensor[[1, 8], pl.FP32]],
+             o2: pl.Out[pl.Tensor[[3, 8], pl.FP32]]) -> tuple[pl.Tensor[[1, 8], pl.FP32], pl.Tensor[[3, 8], pl.FP32]]:
+        o1, o2 = self.k(x, j, o1, o2)
+        return o1, o2
+'''
+
+
+def test_of_two_slices_of_one_tile_the_one_of_the_failing_shape_is_named():
+    # both slice tile 't'; only the [3, 8] one fails at j = 4 (it named "s.py:10 or s.py:11")
+    prog = pypto.compile(pl.parse_program(TWO_SLICES_SRC, "s.py"))
+    try:
+        with pytest.raises(RunError) as err:
+            prog(np.zeros((6, 8), np.float32), 4, np.zeros((1, 8), np.float32), np.zeros((3, 8), np.float32))
+    finally:
+        prog.close()
+    line = _line(TWO_SLICES_SRC, "o2 = pl.store(pl.tile.slice(t, [3, 8], [j, 0]), [0, 0], o2)")
+    assert ("failed: s.py:%d: tile.slice of tile 't': a [3, 8] block at (4, 0) is outside the [6, 8] tile" % line
+            in str(err.value)), err.value
+    assert err.value.line == line
+
+
 def test_a_gather_row_block_outside_its_destination_is_located(block_prog):
     """With s = 2 every block fits; with the gather_row's block made [3, 8], it no longer fits at
     row 2 of the [4, 8] destination: a run failure located at the gather_row."""

@@ -179,11 +179,38 @@ def tile_block_sites(program, kernel: str, op: str, operand: str) -> List[str]:
         call.callee == op and bool(call.args) and _operand_matches(call.args[0], operand)))
 
 
+_BLOCK_SHAPE = re.compile(r": a \[([\d, ]+)\] block at ")
+
+
+def _constant_shape(arg):
+    """The integers of a literal shape list argument (``[3, 8]``), or None."""
+    from pypto._core import ir
+    if not isinstance(arg, ir.MakeTuple) or not all(isinstance(e, ir.ConstInt) for e in arg.elements):
+        return None
+    return [e.value for e in arg.elements]
+
+
+def _narrow_by_block_shape(program, kernel: str, op: str, sites: List[str], failure: str) -> List[str]:
+    """``sites`` narrowed to the ``tile.slice`` / ``tile.extract`` calls whose literal shape is the
+    failure's block (``a [3, 8] block at (4, 0)``), when that leaves any: several slices of one
+    tile were all named (``k.py:10 or k.py:11``) though only one has that shape."""
+    shape = _BLOCK_SHAPE.search(failure)
+    at = {"tile.slice": 1, "tile.extract": 3}.get(op)
+    if len(sites) < 2 or shape is None or at is None:
+        return sites
+    want = [int(v) for v in shape.group(1).split(",")]
+    narrowed = [site for site in _call_sites(program, kernel, lambda call: (
+        call.callee == op and len(call.args) > at and _constant_shape(call.args[at]) == want)) if site in sites]
+    return narrowed or sites
+
+
 def locate_tile_block_failures(message: str, program) -> str:
     """``message`` with a tile op's block outside its tile prefixed by its DSL line(s): ``t.py:12:
     tile.slice of tile 'ta': a [4, 8] block at (14, 0) is outside the [16, 8] tile``."""
     def locate(m):
-        return _located(m, tile_block_sites(program, m.group("kernel"), m.group("op").split()[0], m.group("operand")))
+        op = m.group("op").split()[0]
+        sites = tile_block_sites(program, m.group("kernel"), op, m.group("operand"))
+        return _located(m, _narrow_by_block_shape(program, m.group("kernel"), op, sites, m.group("failure")))
     if "tile.slice of" not in message and "tile.extract of" not in message and "tile.assemble into" not in message:
         return message
     return _BLOCK_FAILURE.sub(locate, message)
