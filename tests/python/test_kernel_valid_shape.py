@@ -180,10 +180,27 @@ def test_a_dynamic_valid_extent_outside_the_tile_fails_the_run(n):
     src = _kernel_src("t = pl.load(x, [0, 0], [16, 16], [n, 16])", "t", out_shape=(16, 16), scalars="n")
     p = pypto.compile(pl.parse_program(src, "k.py"))
     try:
-        with pytest.raises(Exception, match=r"valid extent %d of axis 0 is outside \[0, 16\]" % n):
+        with pytest.raises(Exception, match=r"valid extent %d of axis 0 is outside \[0, 16\]" % n) as ei:
             p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), n, race_check=True)
     finally:
         p.close()
+    line = src.splitlines().index("        t = pl.load(x, [0, 0], [16, 16], [n, 16])") + 1
+    assert "failed: k.py:%d: tile 't': valid extent" % line in str(ei.value), ei.value   # the op's line
+
+
+def test_a_computed_tile_with_a_bad_valid_extent_is_located_at_its_op():
+    # a nested slice's result was 'tile 'tmp'' (the kernel's C++ name), located at the submission
+    src = _kernel_src("t = pl.load(x, [0, 0], [16, 16])", "pl.add(pl.tile.slice(t, [8, 16], [0, 0], valid_shape=[n, 16]), 1.0)",
+                      out_shape=(8, 16), scalars="n")
+    p = pypto.compile(pl.parse_program(src, "k.py"))
+    try:
+        with pytest.raises(Exception) as ei:
+            p(np.zeros((40, 16), np.float32), np.zeros((8, 16), np.float32), 12)
+    finally:
+        p.close()
+    line = next(i for i, t in enumerate(src.splitlines(), 1) if "pl.tile.slice(" in t)
+    assert "failed: k.py:%d: a computed tile: valid extent 12 of axis 0 is outside [0, 8]" % line in str(ei.value), ei.value
+    assert "'tmp'" not in str(ei.value) and ei.value.line == line
 
 
 def test_a_valid_box_past_the_declared_tensor_fails_the_run():

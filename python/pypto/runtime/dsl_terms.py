@@ -13,6 +13,8 @@ is computed while runs succeed).
   tile (``tile.slice of tile 'ta': a [4, 8] block at (14, 0) is outside the [16, 8] tile``, likewise
   ``tile.extract of`` and ``tile.assemble into``), is located at the DSL line of the access (``t.py:9: load of tensor 'a' ...``):
   the kernel only knows the tensor's name, and the message named the line that submitted the task.
+  A tile's run-time valid extent outside its dims is located at the op that made the tile (``t.py:10:
+  tile 's': valid extent 12 ...``; a nested op's result is ``a computed tile``, not the kernel's 'tmp').
   The kernel's IR gives the line; the generated kernels carry no source lines, so an edit that
   moves a kernel's lines does not recompile it (the object cache is keyed by the source).
 
@@ -26,7 +28,8 @@ import re
 from typing import List, Tuple
 
 __all__ = ["explain_failure", "explain_and_locate", "failure_location", "index_params", "name_index_params",
-           "locate_kernel_accesses", "locate_tile_index_failures", "locate_tile_block_failures"]
+           "locate_kernel_accesses", "locate_tile_index_failures", "locate_tile_block_failures",
+           "locate_valid_extent_failures"]
 
 
 def index_params(program) -> frozenset:
@@ -264,12 +267,65 @@ def name_element_access(message: str) -> str:
                             + ": ", message)
 
 
+# A kernel tile's run-time valid shape outside its dims (pypto_kernel_valid.h check_valid): the
+# kernel names the tile by its C++ name (a nested op's result is 'tmp') and knows no line.
+_VALID_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>tile '(?P<name>[^']*)'"
+                            r"(?P<rest>: valid extent [^\n]*))")
+
+
+def _assignments(node, out: List) -> List:
+    """Every ir.AssignStmt under ``node``, in source order."""
+    from pypto._core import ir
+    if isinstance(node, ir.AssignStmt):
+        out.append(node)
+    for name in ("stmts", "body", "then_body", "else_body"):
+        child = getattr(node, name, None)
+        for c in child if isinstance(child, (list, tuple)) else (child,):
+            if isinstance(c, ir.Node):
+                _assignments(c, out)
+    return out
+
+
+def _runtime_valid(call) -> bool:
+    """Whether ``call`` makes a tile whose valid shape is known only at run time."""
+    from pypto._core import ir
+    valid = getattr(call.type, "valid_shape", None) if isinstance(call.type, ir.TileType) else None
+    return bool(valid) and any(not isinstance(d, ir.ConstInt) for d in valid)
+
+
+def locate_valid_extent_failures(message: str, program) -> str:
+    """``message`` with a tile's run-time valid extent outside its dims located at the op that
+    made the tile: ``t.py:10: tile 's': valid extent 12 ...``; a tile no name holds (a nested
+    op's result, 'tmp' in the kernel) is called ``a computed tile``."""
+    from pypto._core import ir
+
+    def locate(m):
+        func = next((f for f in getattr(program, "functions", None) or () if f.name == m.group("kernel")), None)
+        if func is None:
+            return m.group(0)
+        named = [a.value.span for a in _assignments(func.body, [])
+                 if a.var.name == m.group("name") and isinstance(a.value, ir.Call) and _runtime_valid(a.value)]
+        spans = named or [c.span for c in _calls(func.body, []) if _runtime_valid(c)]
+        sites = []
+        for sp in spans:
+            site = "%s:%d" % (os.path.basename(sp.file), sp.line)
+            if sp.line > 0 and site not in sites:
+                sites.append(site)
+        label = "tile '%s'" % m.group("name") if named else "a computed tile"
+        start = m.start("failure") - m.start(0)
+        return m.group(0)[:start] + (" or ".join(sites) + ": " if sites else "") + label + m.group("rest")
+    if "': valid extent " not in message:
+        return message
+    return _VALID_FAILURE.sub(locate, message)
+
+
 def explain_failure(message: str, program) -> str:
     """A failed run's ``message`` in the terms of ``program`` (the module docstring's rewrites)."""
     try:
         message = name_element_access(message)
         message = name_index_params(message, index_params(program))
         message = locate_tile_index_failures(locate_kernel_accesses(message, program), program)
+        message = locate_valid_extent_failures(message, program)
         return locate_tile_block_failures(message, program)
     except Exception:  # noqa: BLE001 - an explanation must never hide the failure itself
         return message
