@@ -797,28 +797,28 @@ class OrchestrationVerifier {
 namespace {
 
 // An orchestration function's results are the tensors it writes back to its caller: its pl.Out /
-// pl.InOut (or In) parameters. A tensor it allocates, or a number, would reach no caller (the
-// run's results are the caller's arrays): refused at the return instead of silently dropped.
+// pl.InOut (or In) parameters. A tensor it allocates would reach no caller (the run's results
+// are the caller's arrays): refused at the return instead of silently dropped.
 void VerifyReturnsParameters(const Program& program, const Function& fn) {
   const ReturnStmt* ret = FindReturn(fn);
   if (!ret) return;
   const std::vector<int> params = ExplicitReturnedParamIndices(fn);
   for (size_t k = 0; k < ret->values.size(); ++k) {
-    if (k < params.size() && params[k] >= 0) continue;
+    // (A number is left alone: it is how a program whose results are scalars keeps them live for
+    // the code generator; the entry's call returns its Out tensors.)
+    if ((k < params.size() && params[k] >= 0) || ret->values[k]->type->is<ScalarType>()) continue;
     // A kernel that never stores to its pl.Out parameter (its tensor-level result went to an
     // output of its own) is the root cause: name it first.
     for (const FunctionPtr& f : program.functions) {
       if (f->is_kernel() && f->body) VerifyKernelOutParamsWritten(program, *f);
     }
     const ExprPtr& v = ret->values[k];
-    const bool number = v->type->is<ScalarType>();
-    throw UserError("orchestration function '" + fn.name + "' returns " +
-                        (number ? std::string("a number") : "a tensor it allocates") + " (result " + std::to_string(k) +
+    throw UserError("orchestration function '" + fn.name + "' returns a tensor it allocates (result " +
+                        std::to_string(k) +
                         "): its results are the tensors it writes into its parameters, so this value would be lost",
                     as_var(v) ? ret->span : v->span,
-                    number ? "write the number into a pl.Out tensor parameter (pl.tensor.write) and return that parameter"
-                           : "declare a parameter `out: pl.Out[pl.Tensor[...]]`, pass it as the kernel's output instead of "
-                             "the allocated tensor, and return it");
+                    "declare a parameter `out: pl.Out[pl.Tensor[...]]`, pass it as the kernel's output instead of "
+                    "the allocated tensor, and return it");
   }
 }
 

@@ -72,12 +72,12 @@ def test_rebound_writes_compile_and_run(compiled, race_check):
 
 
 @pytest.mark.parametrize("n,m,want", [
-    (4, 0, "set_tensor_data: index 4 out of range on axis 0 (extent 4)"),
-    (0, -1, "get_tensor_data: index -1 out of range on axis 0 (extent 4)"),
+    (4, 0, "pl.tensor.write: index 4 out of range on axis 0 (extent 4)"),
+    (0, -1, "pl.tensor.read: index -1 out of range on axis 0 (extent 4)"),
 ])
 def test_orchestration_element_index_out_of_range_names_the_call(compiled, n, m, want):
     # The generated call keeps the spec's signature (it must compile against the real runtime
-    # header), so the message names the API and the axis, not the DSL line.
+    # header); PTO2_ELEMENT_SITE before it names the DSL line, and the message the DSL op.
     z = lambda: np.zeros((4, 8), np.float32)
     with pytest.raises(RunError) as ei:
         compiled(z(), z(), z(), z(), n, m)

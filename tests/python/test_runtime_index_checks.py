@@ -202,10 +202,10 @@ def test_orchestration_tensor_write_outside_one_axis_names_set_tensor_data(i, j,
     with pytest.raises(RunError) as ei:
         _tensor_program("orch tensor", ORCH_TENSOR)(_a(), np.zeros(S, np.float32), i, j, 0)
     msg = str(ei.value)
-    assert f"set_tensor_data: index {index} out of range on axis {axis} (extent {extent})" in msg, msg
-    assert "get_tensor_data" not in msg, msg
+    assert f"pl.tensor.write: index {index} out of range on axis {axis} (extent {extent})" in msg, msg
+    assert "pl.tensor.read" not in msg, msg
 
 
 def test_orchestration_tensor_read_outside_one_axis_names_get_tensor_data():
-    with pytest.raises(RunError, match=r"get_tensor_data: index 16 out of range on axis 0 \(extent 16\)"):
+    with pytest.raises(RunError, match=r"pl.tensor.read: index 16 out of range on axis 0 \(extent 16\)"):
         _tensor_program("orch tensor", ORCH_TENSOR)(_a(), np.zeros(S, np.float32), 0, 0, 16)
