@@ -4,15 +4,13 @@ dtype (reference_ops.md §1.2). Both go back to the integer dtype as pl.cast con
 zero, out-of-range values saturated, NaN gives 0 (reference_ops.md §5 [choice]). They used the
 bare C++ conversion, undefined for NaN and out-of-range values: exp(100) on INT32 came out as
 -2147483648, sqrt(-1) as INT_MIN, exp(6) on UINT8 as 147, `t + NaN` as `t - 2^31`."""
-import subprocess
-
 import numpy as np
 import pytest
 
 import pypto
 import pypto.language as pl
-from pypto.runtime import include_dir, kernel_include_dir
-from pypto.runtime.build import find_compiler
+
+from test_kernel_int_wrap import _run_under_ubsan
 
 I32 = pl.Tensor[[1, 8], pl.INT32]
 U8 = pl.Tensor[[1, 8], pl.UINT8]
@@ -96,13 +94,5 @@ int main() {
 def test_the_conversion_is_defined_under_ubsan(tmp_path):
     """unary_float of an INT32 tile, built with UBSan's float-cast-overflow check (not part of
     -fsanitize=undefined in GCC) and no recovery: exp(100), sqrt(-1) and log(0) convert cleanly."""
-    (tmp_path / "u.cpp").write_text(UBSAN_SRC)
-    cmd = [find_compiler(), "-std=c++17", "-O1", "-fwrapv", "-fsanitize=undefined,float-cast-overflow",
-           "-fno-sanitize-recover=all", "-I" + include_dir(), "-I" + kernel_include_dir(), "u.cpp", "-o", "u"]
-    cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
-    if cp.returncode != 0 and "sanitize" in cp.stderr:
-        pytest.skip("the compiler has no UBSan runtime: %s" % cp.stderr.strip()[:200])
-    assert cp.returncode == 0, cp.stderr
-    run = subprocess.run([str(tmp_path / "u")], capture_output=True, text=True)
-    assert run.returncode == 0 and "runtime error" not in run.stderr, (run.returncode, run.stderr)
+    run = _run_under_ubsan(tmp_path, UBSAN_SRC, "u", sanitize="undefined,float-cast-overflow")
     assert run.stdout.split() == ["2147483647", "0", "-2147483648", "2"]

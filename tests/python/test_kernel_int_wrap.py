@@ -25,12 +25,12 @@ int main() {
 """
 
 
-def _run_under_ubsan(tmp_path, source, name):
+def _run_under_ubsan(tmp_path, source, name, sanitize="undefined"):
     """Builds `source` against the kernel prelude with UBSan (no recovery) and -fwrapv (the
     kernels' flag: every kernel build has it) and runs it; the completed run, checked to have
     exited cleanly with no sanitizer report."""
     (tmp_path / (name + ".cpp")).write_text(source)
-    cmd = [find_compiler(), "-std=c++17", "-O1", "-fwrapv", "-fsanitize=undefined", "-fno-sanitize-recover=all",
+    cmd = [find_compiler(), "-std=c++17", "-O1", "-fwrapv", "-fsanitize=" + sanitize, "-fno-sanitize-recover=all",
            "-I" + include_dir(), "-I" + kernel_include_dir(), name + ".cpp", "-o", name]
     cp = subprocess.run(cmd, cwd=str(tmp_path), capture_output=True, text=True)
     if cp.returncode != 0 and "sanitize" in cp.stderr:
