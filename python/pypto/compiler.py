@@ -107,6 +107,23 @@ def _choose_entry(program, entry: Optional[str]) -> str:
                      help="pass entry=, e.g. pypto.compile(program, entry=%r)" % orch[0])
 
 
+def _refuse_number_results(fn) -> None:
+    """An entry orchestration that returns a number would lose it: the run's results are the
+    arrays passed for its tensor parameters (the generated entry returns nothing), so the call
+    could only drop it. Refused at the ``return``."""
+    from pypto._core import ir
+    if not any(isinstance(t, ir.ScalarType) for t in fn.return_types):
+        return
+    body = fn.body
+    stmts = list(body.stmts) if isinstance(body, ir.SeqStmts) else [body]
+    ret = next((st for st in reversed(stmts) if isinstance(st, ir.ReturnStmt)), None)
+    raise PyptoError("the entry orchestration '%s' returns a number, which no caller receives: a run's results "
+                     "are the arrays passed for its pl.Out / pl.InOut tensor parameters" % fn.name,
+                     help="write the value into a tensor parameter (declare `out: pl.Out[pl.Tensor[[1], "
+                          "pl.INT64]]` and `pl.tensor.write(out, [0], value)`) and read it from that array "
+                          "after the call", **located_at(ret if ret is not None else fn))
+
+
 def _host_entry(program, entry: Optional[str]) -> Optional[str]:
     """The HOST-level Orchestration function to run, if that is what `entry` selects.
 
@@ -137,6 +154,7 @@ def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps:
 
     program = _as_program(program)
     entry = _choose_entry(program, entry)
+    _refuse_number_results(program.get(entry))
     prepared = codegen.run_pipeline(program, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
     result = codegen.generate_orchestration(prepared, entry, run_passes=False)
     kernel_ids: Dict[str, int] = dict(result.kernel_ids)
@@ -280,6 +298,7 @@ class CompiledProgram:
                     config[4] or "default", config[5] or "default")
         return self._runtime
 
+    @user_errors_at_the_call
     def __call__(self, *args, aic_workers: Optional[int] = None, aiv_workers: Optional[int] = None,
                  clusters: Optional[int] = None, trace: Optional[str] = None,
                  task_ring_size: Optional[int] = None, memory_limit: Optional[int] = None,

@@ -28,6 +28,12 @@ __all__ = ["PyptoError", "DependencyError", "InternalCompilerError", "render_dia
            "user_errors_at_the_call"]
 
 
+def _caret_indent(source_line: str, col: int) -> str:
+    """What goes before the caret: a space per character before ``col``, but a tab where the
+    line has one, so the caret sits under the column whatever the terminal's tab width."""
+    return "".join("\t" if ch == "\t" else " " for ch in source_line[:col - 1]).ljust(col - 1)
+
+
 def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, col: int = 0,
                       end_line: Optional[int] = None, end_col: int = 0, source_line: str = "",
                       help: str = "") -> str:
@@ -58,7 +64,7 @@ def render_diagnostic(message: str, file: Optional[str] = None, line: int = 0, c
                 width = end_col - c
             elif end_line > line:
                 width = max(1, len(source_line) - c + 1)
-            out += "\n" + pad + " | " + " " * (c - 1) + "^" * width
+            out += "\n" + pad + " | " + _caret_indent(source_line, c) + "^" * width
     if help:
         out += "\nhelp: " + help
     return out

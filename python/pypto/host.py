@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple, Union
 
 from pypto._core import host as _host
-from pypto.errors import not_picklable
+from pypto.errors import not_picklable, user_errors_at_the_call
 from pypto.runtime.loader import RunStats
 
 __all__ = ["generate_host_orchestration", "host_functions", "target_ids", "compile_host", "HostProgram",
@@ -174,6 +174,7 @@ class HostProgram:
     # a typo such as --chips 100000 started mpirun on 100,001 local processes.
     MAX_MPI_CHIPS = 4096
 
+    @user_errors_at_the_call
     def __call__(self, *args, trace: Optional[str] = None, aic_workers: Optional[int] = None,
                  aiv_workers: Optional[int] = None, **kwargs):
         """Runs the HOST entry: arguments as for ``CompiledProgram`` (positional or by name, the

@@ -729,7 +729,10 @@ std::string Printer::function(const Function& f, int indent) {
   std::string head = "def " + f.name + "(";
   std::string sig = head + "self";
   size_t line_start = 0;
-  const size_t align = static_cast<size_t>(indent) * 4 + head.size();
+  // (Characters, not bytes: a non-ASCII name must not shift the continuation lines.)
+  size_t head_chars = 0;
+  for (unsigned char c : head) head_chars += (c & 0xC0) != 0x80;
+  const size_t align = static_cast<size_t>(indent) * 4 + head_chars;
   std::string tail = ")";
   if (f.return_types.size() == 1) {
     tail += " -> " + print_type(f.return_types[0]);

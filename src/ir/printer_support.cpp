@@ -38,7 +38,10 @@ const std::set<std::string>& reserved_names() {
 std::string sanitize(const std::string& raw) {
   std::string s;
   for (char c : raw) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    // Bytes of multi-byte UTF-8 characters pass: the names come from Python identifiers, which
+    // may be non-ASCII (`class Prög`), and the printed text must parse back to the same names.
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              (static_cast<unsigned char>(c) & 0x80) != 0;
     s += ok ? c : '_';
   }
   if (s.empty()) s = "v";

@@ -25,12 +25,6 @@ using namespace ir;
 
 namespace {
 
-// The tile ops that write into their first operand's buffer on the CPU.
-bool writes_arg0_in_place(const Call& c) {
-  return c.is_op && !c.args.empty() &&
-         (c.callee == "tile.write" || c.callee == "tile.fillpad_inplace" || c.callee == "tile.gather_row");
-}
-
 bool is_move(const Call* c) { return c && c->is_op && c->callee == "tile.move"; }
 
 // What a kernel writes in place: the tile Vars (and iter_args), and the moves written through
@@ -47,7 +41,7 @@ struct Survey : IRVisitor {
   }
   void visit_(const Call* op) override {
     if (is_move(op)) moves.push_back(op);
-    if (writes_arg0_in_place(*op)) {
+    if (WritesArg0InPlace(*op)) {
       ExprPtr target = op->args[0];
       for (auto* m = target->as<Call>(); is_move(m); m = target->as<Call>()) {
         written_moves.insert(m);
@@ -74,6 +68,11 @@ struct Stamper : IRMutator {
 };
 
 }  // namespace
+
+bool WritesArg0InPlace(const Call& c) {
+  return c.is_op && !c.args.empty() &&
+         (c.callee == "tile.write" || c.callee == "tile.fillpad_inplace" || c.callee == "tile.gather_row");
+}
 
 std::set<const Call*> SharedTileMovesOf(const Function& fn) {
   std::set<const Call*> out;

@@ -12,6 +12,11 @@
 //   loop's carry are fine. A destination or alias reached through `t2 = t` or a view names t's
 //   buffer: set_validshape and reshape (metadata only), slice (a window of it) and transpose_view
 //   (its layout reinterpreted), all zero-copy on the accelerator (reference_ops.md §1.6, §9).
+//   The in-place ops (tile.write, fillpad_inplace, gather_row) write into the CPU buffer of the
+//   tile they are given, so they differ only when that tile is a view — the CPU's view is a copy:
+//       r = pl.tile.reshape(v, [1, 64])
+//       pl.tile.write(r, [0, 0], x)      # on the accelerator v's buffer now holds x too
+//       out = pl.store(v, [0, 0], out)   # -> UserError at this line (a read of r is fine)
 // Input invariants: none; runs before ConvertTensorToTileOps, so only tile ops the user wrote are
 //   checked (tensor ops give new values by definition: a tensor operand is loaded whole).
 // Output: the program, unchanged, or a located ir::UserError.
@@ -55,12 +60,23 @@ const Var* viewed_tile(const ExprPtr& e) {
   return nullptr;
 }
 
-// The destinations of the destination-passing calls a walk meets, at any depth.
+// An in-place op's write: into tile `dst` itself (`direct`), or into a view of it made in the
+// call's own operand (`pl.tile.write(pl.tile.reshape(v, s), ...)`).
+struct InPlaceWrite {
+  const Var* dst;
+  const Call* op;
+  bool direct;
+};
+
+// The destinations of the destination-passing and in-place calls a walk meets, at any depth.
 struct WriteCollector : IRVisitor {
   std::vector<std::pair<const Var*, const Call*>> writes;
+  std::vector<InPlaceWrite> in_place;
   void visit_(const Call* op) override {
     if (writes_arg0(op)) {
       if (const Var* d = viewed_tile(op->args[0])) writes.emplace_back(d, op);
+    } else if (WritesArg0InPlace(*op)) {
+      if (const Var* d = viewed_tile(op->args[0])) in_place.push_back({d, op, as_var(op->args[0]) != nullptr});
     }
     IRVisitor::visit_(op);
   }
@@ -111,7 +127,10 @@ class Checker {
       for_each_prefetched(q->stmts, [&](const StmtPtr& c) { block(c); });
     } else if (auto* a = s->as<AssignStmt>()) {
       expr(a->value, a->span);
-      if (const Var* src = viewed_tile(a->value); src && is_tile(a->var.get())) alias_[a->var.get()] = root(src);
+      if (const Var* src = viewed_tile(a->value); src && is_tile(a->var.get())) {
+        alias_[a->var.get()] = root(src);
+        if (as_var(a->value)) buffer_[a->var.get()] = buffer(src);   // t2 = t shares t's CPU buffer
+      }
     } else if (auto* e = s->as<EvalStmt>()) {
       expr(e->expr, e->span);
     } else if (auto* f = s->as<ForStmt>()) {
@@ -139,11 +158,29 @@ class Checker {
   struct Write {
     const Call* op;
     bool earlier_iteration;
+    // For an in-place op's write through a view: the CPU buffer it landed in (the view's own;
+    // null for a view made in the call's operand), whose readers see the write on both targets.
+    const Var* in_place_buffer = nullptr;
+    bool in_place = false;
   };
 
   const Var* root(const Var* v) const {
     auto it = alias_.find(v);
     return it == alias_.end() ? v : it->second;
+  }
+
+  // The Var whose buffer `v` is on the CPU: itself, or what a plain rebinding chain started at.
+  const Var* buffer(const Var* v) const {
+    auto it = buffer_.find(v);
+    return it == buffer_.end() ? v : it->second;
+  }
+
+  // Records an in-place write that lands in another buffer on the CPU than on the accelerator
+  // (through a view); a write into the tile's own buffer is the same on both.
+  void record_in_place(const InPlaceWrite& w, bool earlier_iteration) {
+    const Var* cpu_buffer = w.direct ? buffer(w.dst) : nullptr;
+    if (cpu_buffer == root(w.dst)) return;
+    written_[root(w.dst)] = {w.op, earlier_iteration, cpu_buffer, true};
   }
 
   void expr(const ExprPtr& e, const Span& where) {
@@ -152,6 +189,7 @@ class Checker {
     scan.visit_expr(e);
     for (const Var* v : scan.reads) check(v, where);
     for (auto& [dst, op] : scan.writes) written_[root(dst)] = {op, false};
+    for (const InPlaceWrite& w : scan.in_place) record_in_place(w, false);
   }
 
   void loop(const ForStmt& f) {
@@ -168,12 +206,19 @@ class Checker {
       if (!body.defined.count(dst) && !body.defined.count(root(dst)) && !written_.count(root(dst)))
         written_[root(dst)] = {op, true};
     }
+    for (const InPlaceWrite& w : body.in_place) {
+      if (!body.defined.count(w.dst) && !written_.count(root(w.dst))) record_in_place(w, true);
+    }
     block(f.body);
   }
 
   void check(const Var* v, const Span& where) {
     auto it = written_.find(root(v));
     if (it == written_.end()) return;
+    if (it->second.in_place) {
+      if (it->second.in_place_buffer != buffer(v)) in_place_through_view(v, it->second, where);
+      return;
+    }
     const Call* op = it->second.op;
     const std::string line = std::to_string(op->span.line);
     throw UserError(
@@ -189,7 +234,20 @@ class Checker {
                   v->name + ", ...)), or give the op a tile of its own (load it again, or compute it)");
   }
 
+  [[noreturn]] void in_place_through_view(const Var* v, const Write& w, const Span& where) const {
+    const std::string view = w.in_place_buffer ? "'" + w.in_place_buffer->name + "'" : "a view";
+    throw UserError("tile '" + v->name + "' is read after " + op_name(w.op) + " (line " +
+                        std::to_string(w.op->span.line) + ") wrote into " + view + " of it" +
+                        (w.earlier_iteration ? " in an earlier iteration of the loop" : "") +
+                        ": on the accelerator a view shares its tile's buffer, so '" + v->name +
+                        "' would hold the write there, while the CPU writes into the view's own copy",
+                    where,
+                    "write into '" + root(v)->name + "' itself and take the view afterwards, or read " +
+                        (w.in_place_buffer ? view : "the written view (bind it to a name first)") + " instead");
+  }
+
   std::map<const Var*, const Var*> alias_;   // tile Var -> the Var whose buffer it names (t2 = t, a view)
+  std::map<const Var*, const Var*> buffer_;  // tile Var -> the Var whose CPU buffer it shares (t2 = t)
   std::map<const Var*, Write> written_;      // root Var -> the op that wrote into its buffer
 };
 

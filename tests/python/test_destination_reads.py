@@ -2,7 +2,8 @@
 scatter_update and scatter_mask write their result into argument 0 on the accelerator, so a later
 read of that tile would see the result there and its old values on the CPU (every SSA value has
 its own buffer). Such a read is refused, located at the read; rebinding the name, a loop carry and
-tensor ops are fine."""
+tensor ops are fine. The in-place ops (tile.write, fillpad_inplace, gather_row) differ only when
+they write through a view, which the CPU copies: a read of the viewed tile is refused then."""
 import numpy as np
 import pytest
 
@@ -169,3 +170,49 @@ def test_the_property_names_the_read():
     assert len(found) == 1 and "tile 'ta' is read after pl.tile.scatter" in found[0], found
     ok = pl.parse_program(_program(["s = pl.tile.scatter(ta, tb, ti)", "o = pl.store(s, [0, 0], o)"]), "d.py")
     assert passes.verify_property(passes.IRProperty.DestinationReadsChecked, ok) == []
+
+
+# The in-place ops write into the CPU buffer of the tile they are given: the same as the accelerator
+# unless that tile is a view (reshape, set_validshape, slice, transpose_view), which the CPU copies.
+IN_PLACE_THROUGH_A_VIEW = [
+    # (body, the refused read, the op's line, the view's name or None, in an earlier iteration)
+    (["r = pl.tile.reshape(ta, [2, 8])", "pl.tile.write(r, [0, 0], pl.cast(f, pl.FP32))",
+      "o = pl.store(ta, [0, 0], o)"], "o = pl.store(ta, [0, 0], o)",
+     "pl.tile.write(r, [0, 0], pl.cast(f, pl.FP32))", "r", False),
+    (["v = pl.set_validshape(ta, 2, 2)", "v2 = v", "w = pl.tile.fillpad_inplace(v2, pl.PadValue.zero)",
+      "o = pl.store(w, [0, 0], o)", "o = pl.store(ta, [4, 0], o)"], "o = pl.store(ta, [4, 0], o)",
+     "w = pl.tile.fillpad_inplace(v2, pl.PadValue.zero)", "v", False),   # v2 = v shares v's copy
+    (["pl.tile.write(pl.tile.slice(ta, [2, 4], [0, 0]), [0, 0], 5.0)", "o = pl.store(ta, [0, 0], o)"],
+     "o = pl.store(ta, [0, 0], o)", "pl.tile.write(pl.tile.slice(ta, [2, 4], [0, 0]), [0, 0], 5.0)", None, False),
+    (["r = pl.tile.reshape(ta, [2, 8])", "for j in pl.range(2):", "    o = pl.store(ta, [0, 0], o)",
+      "    pl.tile.write(r, [0, j], 5.0)"], "    o = pl.store(ta, [0, 0], o)",
+     "    pl.tile.write(r, [0, j], 5.0)", "r", True),
+]
+
+
+@pytest.mark.parametrize("body, read, at, view, earlier", IN_PLACE_THROUGH_A_VIEW)
+def test_a_read_of_a_tile_written_in_place_through_a_view_is_refused(body, read, at, view, earlier):
+    with pytest.raises(PyptoError) as ei:
+        _compile(body)
+    e = ei.value
+    assert (e.file, e.line) == ("d.py", _line(body, read)), (e.file, e.line, str(e))
+    op = at.strip().split("(")[0].split(" = ")[-1]
+    where = f"'{view}'" if view else "a view"
+    assert f"tile 'ta' is read after {op} (line {_line(body, at)}) wrote into {where} of it" in e.message, e.message
+    assert ("in an earlier iteration of the loop" in e.message) == earlier, e.message
+    assert "the CPU writes into the view's own copy" in e.message and "'ta' itself" in e.help, e
+
+
+def test_in_place_writes_into_a_tile_or_its_rebinding_and_reads_of_the_view_are_fine():
+    a = np.arange(16, dtype=np.float32).reshape(4, 4)
+    idx = np.zeros((4, 4), np.int32)
+    body = ["t2 = ta", "pl.tile.write(t2, [0, 0], 7.0)",               # t2 = ta: one buffer on both
+            "r = pl.tile.reshape(tb, [2, 8])", "pl.tile.write(r, [0, 1], 9.0)",
+            "o = pl.store(ta, [0, 0], o)", "o = pl.store(pl.tile.reshape(r, [4, 4]), [4, 0], o)"]
+    o = _run(body, a, idx)
+    want = a.copy()
+    want[0, 0] = 7.0
+    np.testing.assert_array_equal(o[:4], want)
+    want = a.copy()
+    want[0, 1] = 9.0
+    np.testing.assert_array_equal(o[4:], want)

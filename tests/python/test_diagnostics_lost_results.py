@@ -3,8 +3,9 @@ tensors it writes into its pl.Out / pl.InOut parameters, and so are an orchestra
 
   a kernel returning a number           was an InternalCompilerError in the orchestration generator
   an entry returning a tensor it makes  ran, and the call returned run statistics instead
-(An orchestration function returning a number is left alone: programs whose results are scalars
-keep them live for the code generator that way.)
+  an entry returning a number           ran, and the call dropped the number
+(A non-entry orchestration function returning a number is left alone: the IR uses that to keep a
+scalar live for the code generator, and its caller receives it.)
 """
 import pytest
 
@@ -55,6 +56,14 @@ ENTRY_TENSOR = HEAD + '''    @pl.function(type=pl.FunctionType.Orchestration)
         return t
 '''
 
+ENTRY_NUMBER = HEAD + '''    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4], pl.FP32], y: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Scalar[pl.FP32]:
+        y = self.k(x, y)
+        s = y[0] * 2.0
+        return s
+'''
+
+
 def _refused(src, at):
     """The PyptoError of compiling `src`, located at the first line holding `at`."""
     with pytest.raises(PyptoError) as ei:
@@ -78,3 +87,9 @@ def test_an_entry_returning_a_tensor_it_allocates_is_refused():
     e = _refused(ENTRY_TENSOR, "return t")
     assert e.message.startswith("orchestration function 'main' returns a tensor it allocates (result 0)")
     assert "pl.Out[pl.Tensor[...]]" in e.help
+
+
+def test_an_entry_returning_a_number_is_refused_at_its_return():
+    e = _refused(ENTRY_NUMBER, "return s")
+    assert e.message.startswith("the entry orchestration 'main' returns a number, which no caller receives")
+    assert "pl.tensor.write(out, [0], value)" in e.help

@@ -18,6 +18,9 @@ CASES = [
     ("line 100 gutter", "big.py", 100, 1, 100, 4, "abc = 1", ""),
     ("no source text", "p.py", 4, 2, 4, 5, "", "a help"),
     ("no file", "", 2, 1, 2, 3, "ab", ""),
+    ("tab indent keeps the caret under the column", "p.py", 4, 3, 4, 6, "\t\tfoo(a)", ""),
+    ("non-ASCII before the column", "p.py", 2, 9, 2, 12, "s = 'é'; foo", ""),
+    ("non-ASCII line spanning two lines", "p.py", 2, 3, 3, 1, "  é(ü,", ""),
     ("unknown location", "", 0, 0, 0, 0, "", "some help"),
     ("unknown location, no help", "", 0, 0, 0, 0, "", ""),
 ]
@@ -45,6 +48,13 @@ def test_cpp_user_error_arrives_as_pypto_error(case):
     assert (err.message, err.line, err.col, err.end_col, err.source_line, err.help) == (
         msg, line, col, end_col, src, help_)
     assert err.file == (file or None)
+
+
+def test_caret_follows_tabs_and_characters():
+    tabs = render_diagnostic("m", "p.py", 4, 3, 4, 6, "\t\tfoo(a)")
+    assert tabs.splitlines()[-1] == "  | \t\t^^^"
+    wide = render_diagnostic("m", "p.py", 2, 9, 2, 12, "s = 'é'; foo")
+    assert wide.splitlines()[-1] == "  | " + " " * 8 + "^^^"
 
 
 def test_documented_format():

@@ -111,3 +111,33 @@ def test_program_with_parentheses_drops_internal_frames_too():
                 return y
     assert ei.value.message == "unknown name 'xx'"
     assert not any("pypto/frontend" in f for f in _frames(ei.value)), _frames(ei.value)
+
+
+RUN_FAILS = '''
+import numpy as np
+import pypto
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4], pl.INT32], y: pl.Out[pl.Tensor[[4], pl.INT32]]) -> pl.Tensor[[4], pl.INT32]:
+        assert x[0] > 0, "x[0] must be positive"
+        return y
+
+
+prog = pypto.compile(P)
+prog(np.zeros(4, np.int32), np.zeros(4, np.int32))
+'''
+
+
+def test_a_failing_run_shows_the_call_and_the_diagnostic_without_runtime_frames(tmp_path):
+    # A RunError located at the user's line left CompiledProgram.__call__ with the loader's frames.
+    path = tmp_path / "prog.py"
+    path.write_text(RUN_FAILS)
+    r = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert "x[0] must be positive" in r.stderr and f"{path}:11" in r.stderr, r.stderr
+    assert f'File "{path}", line 16' in r.stderr, r.stderr            # the user's call
+    assert "pypto/runtime" not in r.stderr and "pypto/compiler" not in r.stderr, r.stderr

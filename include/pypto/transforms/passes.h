@@ -271,6 +271,9 @@ std::vector<int64_t> InPlaceCarriesOf(const ir::ForStmt& loop);
 // pl.move between tiles of one dtype (a no-op on the CPU: the result shares the source's
 // storage):  IsPlainTileMove(*call)
 bool IsPlainTileMove(const ir::Call& call);
+// tile.write, tile.fillpad_inplace and tile.gather_row: the tile ops that write into their first
+// operand's buffer on the CPU (reference_ops.md §1.7):  WritesArg0InPlace(*call)
+bool WritesArg0InPlace(const ir::Call& call);
 // The tile.moves of kernel `fn` whose result shares its source's buffer on the CPU: plain moves
 // (IsPlainTileMove) where neither tile is written in place (tile.write, fillpad_inplace,
 // gather_row: a write into one would show in the other):  SharedTileMovesOf(*fn).count(call)

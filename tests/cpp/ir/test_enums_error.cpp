@@ -88,6 +88,15 @@ TEST(UserErrorRender, MultiLineSpanUnderlinesToEndOfLine) {
   EXPECT_EQ(UserError::render("m", s, ""), "error: m --> prog.py:5:5\n  |\n5 |     with pl.at(\n  |     ^^^^^^^^^^^");
 }
 
+TEST(UserErrorRender, CaretFollowsTabsAndCountsCharacters) {
+  // A tab before the column stays a tab (the caret lines up at any tab width); a two-byte
+  // character is one column, as Span columns count characters.
+  EXPECT_EQ(UserError::render("m", test::span_at(4, 3, 6, "\t\tfoo(a)"), ""),
+            "error: m --> prog.py:4:3\n  |\n4 | \t\tfoo(a)\n  | \t\t^^^");
+  EXPECT_EQ(UserError::render("m", test::span_at(2, 9, 12, "s = '\xc3\xa9'; foo"), ""),
+            "error: m --> prog.py:2:9\n  |\n2 | s = '\xc3\xa9'; foo\n  |         ^^^");
+}
+
 TEST(InternalErrorCheck, ThrowsWithMessage) {
   try {
     PYPTO_CHECK(1 + 1 == 3, "math is " << "broken");
