@@ -78,3 +78,35 @@ def test_kernel_bound_that_overflows_wraps(m, iterations):
         pytest.fail("m = %d: the kernel's loop hung (m + 2 overflowed in the loop bound)" % m)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ITERATIONS %d" % iterations in done.stdout, (done.stdout, done.stderr[-2000:])
+
+
+FOLDED = '''
+import pypto.language as pl
+
+@pl.program
+class Folded:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Scalar[pl.INT64], y: pl.Out[pl.Tensor[[2], pl.INT64]]) -> pl.Tensor[[2], pl.INT64]:
+        v = 2147483648 * pl.max(a - a - 8, 4294967297)
+        y = pl.tensor.write(y, [0], pl.cast(v, pl.INT64))
+        return y
+'''
+
+
+def test_a_product_gcc_folds_to_an_overflowing_constant_builds_under_werror_and_wraps():
+    # `a - a` folds to 0, so GCC saw a constant product that overflows: -Woverflow stopped the
+    # -Werror build (the pypto build, with its precompiled header, and a plain g++ build alike).
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    from pypto import codegen
+    from codegen_test_util import compile_cpp
+    program = pl.parse_program(FOLDED, filename="folded.py")
+    ok, out = compile_cpp(codegen.generate_orchestration(program, "main").code, "folded")
+    assert ok, out
+    prog = pypto.compile(program)
+    y = np.zeros(2, np.int64)
+    prog(3, y)
+    prog.close()
+    with np.errstate(over="ignore"):
+        assert y[0] == np.int64(2147483648) * np.int64(4294967297)
