@@ -424,9 +424,13 @@ class CompiledProgram:
         """
         import tempfile
         if static:
-            from pypto.static_graph import static_task_graph
-            text = static_task_graph(self.program, self.entry, dims=dims,
-                                     scalars={k: v for k, v in kwargs.items() if isinstance(v, (int, float))})
+            from pypto.static_graph import StaticGraphError, static_task_graph
+            if args:
+                raise StaticGraphError("task_graph(static=True) runs nothing, so it takes no arguments: %d "
+                                       "positional value(s) would be ignored" % len(args),
+                                       help="give scalar parameters by keyword (task_graph(static=True, n=4)) and "
+                                            "dynamic dimensions as dims={...}")
+            text = static_task_graph(self.program, self.entry, dims=dims, scalars=kwargs)
             if path is not None:
                 with open(path, "w") as f:
                     f.write(text)

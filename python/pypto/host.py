@@ -150,7 +150,7 @@ class HostProgram:
                              "pypto run --trace); task_graph(static=True) draws the static one")
         from pypto.static_graph import static_task_graph
         text = static_task_graph(self.program, self.entry, dims=dims,
-                                 scalars={k: v for k, v in scalars.items() if isinstance(v, (int, float))})
+                                 scalars=scalars)
         if path is not None:
             with open(path, "w") as f:
                 f.write(text)

@@ -19,7 +19,10 @@ StaticGraphError says where and why.
 
 from __future__ import annotations
 
+import numbers
 from typing import Dict, Optional, Tuple
+
+import numpy as np
 
 from pypto.errors import PyptoError
 
@@ -48,16 +51,19 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
     _check_scalar_names(prepared_program, entry, scalars or {})
     ints, floats = {}, {}
     for name, value in (dims or {}).items():   # the binding's int64: a larger one was a TypeError traceback
-        if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= _INT64_MAX:
+        if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)) or \
+                not 0 <= value <= _INT64_MAX:
             raise StaticGraphError("dim %s=%r: an extent is an integer in 0..%d" % (name, value, _INT64_MAX))
+    # Python or NumPy numbers, as a call takes them (np.int64(4) was dropped before it got here).
     for name, value in (scalars or {}).items():
-        if isinstance(value, float):
-            floats[name] = value
-        elif isinstance(value, int):   # bools too
+        if isinstance(value, (numbers.Integral, np.bool_)):   # bools too
+            value = int(value)
             if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
                 raise StaticGraphError("scalar %s=%d: an integer scalar's value is in %d..%d (int64)"
                                        % (name, value, -_INT64_MAX - 1, _INT64_MAX))
-            ints[name] = int(value)
+            ints[name] = value
+        elif isinstance(value, numbers.Real):
+            floats[name] = float(value)
         else:
             raise StaticGraphError("scalar %s=%r: a scalar parameter's value is an int, bool or float, not %s"
                                    % (name, value, type(value).__name__))

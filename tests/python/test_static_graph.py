@@ -187,6 +187,16 @@ def test_scalar_condition_needs_its_value():
                                                r"\(its scalar parameters: condition\)"):
         compiled.task_graph(static=True, conditon=1)   # a misspelt name is not ignored
     other = compiled.task_graph(static=True, condition=-1)
+    # NumPy numbers are values as in a call (np.int64 was dropped, then its value asked for), and
+    # neither another kind of value, a misspelt name beside a right one nor a positional value
+    # (nothing runs) is ignored.
+    assert compiled.task_graph(static=True, condition=np.int64(1)) == taken
+    with pytest.raises(StaticGraphError, match=r"scalar condition='1': a scalar parameter's value is an int"):
+        compiled.task_graph(static=True, condition="1")
+    with pytest.raises(StaticGraphError, match=r"main has no scalar parameter conditon"):
+        compiled.task_graph(static=True, condition=1, conditon=np.int64(2))
+    with pytest.raises(StaticGraphError, match=r"takes no arguments: 1 positional value\(s\) would be ignored"):
+        compiled.task_graph(1, static=True, condition=1)
     assert "kernel_a" in taken and "kernel_b" not in taken
     assert "kernel_b" in other and "kernel_a" not in other
     nodes, edges = _parse_dot(taken)
