@@ -170,11 +170,14 @@ void pto2_wait_for_element_write(const Tensor& t, uint32_t ndims, const int64_t*
 PTO2ScopeGuard::PTO2ScopeGuard() : PTO2ScopeGuard(PTO2ScopeMode::AUTO) {}
 
 PTO2ScopeGuard::PTO2ScopeGuard(PTO2ScopeMode mode) {
-  engine_for("PTO2_SCOPE").scope_begin(mode);
+  Engine& e = engine_for("PTO2_SCOPE");
+  e.scope_begin(mode);
+  run_ = e.run_serial();
+  depth_ = e.scope_depth();
   active_ = true;
 }
 
 PTO2ScopeGuard::~PTO2ScopeGuard() {
   if (!active_) return;
-  if (Engine* e = Engine::current()) e->scope_end();
+  if (Engine* e = Engine::current()) e->scope_end(run_, depth_);
 }

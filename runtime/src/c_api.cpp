@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "interrupt.h"
+#include "tensor_bytes.h"
 #include "pto_orchestration_api.h"
 
 namespace {
@@ -83,13 +84,6 @@ bool span_fits_int64(const Tensor& t) {
   return lo * es >= INT64_MIN && (hi + 1) * es <= INT64_MAX;
 }
 
-// A NULL data pointer of a tensor with elements: kernels would read and write through it.
-bool null_data(const void* data, uint32_t ndims, const uint32_t* shapes) {
-  if (data) return false;
-  for (uint32_t d = 0; d < ndims; ++d)
-    if (shapes[d] == 0) return false;
-  return true;
-}
 }  // namespace
 
 extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_t n_kernels, const pto2_tensor_desc* tensors,
@@ -139,7 +133,7 @@ extern "C" int pto2_run(void* entry_fn, const pto2_kernel_desc* kernels, uint32_
         }
         shapes[k] = static_cast<uint32_t>(d.shapes[k]);
       }
-      if (null_data(d.data, d.ndims, shapes)) {
+      if (pto2::detail::null_data_with_elements(d.data, shapes, d.ndims)) {
         put_error(err_buf, err_len, "pto2_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
         return 2;
       }
@@ -247,7 +241,7 @@ extern "C" int pto2_runtime_run(void* runtime, void* entry_fn, const pto2_tensor
                                         std::to_string(a.ndims) + " but its shapes pointer is NULL");
         return 0;
       }
-      if (null_data(a.data, a.ndims, a.shapes)) {
+      if (pto2::detail::null_data_with_elements(a.data, a.shapes, a.ndims)) {
         put_error(err_buf, err_len, "pto2_runtime_run: tensor " + std::to_string(i) + " has elements but a NULL data pointer");
         return 0;
       }

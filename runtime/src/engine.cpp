@@ -10,6 +10,7 @@
 
 #include "interrupt.h"
 #include "race_checker.h"
+#include "tensor_bytes.h"
 
 namespace pto2::detail {
 
@@ -143,6 +144,14 @@ std::string Engine::describe_task(TaskKind kind, const int32_t* kernel, uint64_t
 
 // ---------------------------------------------------------------- run
 
+namespace {
+// Run serials, process-wide: a PTO2ScopeGuard's run is unique even across runtimes.
+uint64_t next_run_serial() {
+  static std::atomic<uint64_t> serial{0};
+  return serial.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+}  // namespace
+
 RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs& args) {
   RunResult res;
   // A run of this engine from inside its own run would wait for itself forever.
@@ -161,6 +170,14 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
     res.message = "runtime unusable: a previous run deadlocked";
     return res;
   }
+  for (size_t i = 0; i < args.tensors.size(); ++i) {
+    const Tensor& t = args.tensors[i].tensor;
+    if (null_data_with_elements(t.data, t.shapes, std::min<uint32_t>(t.ndims, PTO2_MAX_DIMS))) {
+      res.message = "Runtime::run: tensor argument " + std::to_string(i) +
+                    " has elements but a NULL data pointer (kernels would read and write through it)";
+      return res;
+    }
+  }
   // Where the workers should not be: this thread's CPU, busy for the whole run when it runs
   // tasks too (orchestrator_helps); one that does not help sleeps while it waits.
   keep_workers_off_this_cpu();
@@ -169,6 +186,7 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   // all undeferred) does not pay the futex wake (~5 us on a VM).
   if (last_run_queued_) workers_.wake_for_run();
   ran_.store(true, std::memory_order_relaxed);
+  run_serial_ = next_run_serial();
   failure_.reset();
   sub_.begin_run();
   linker_.begin_run(opt_.trace_);
@@ -198,6 +216,9 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   } catch (...) {
     fail("orchestration entry threw an unknown exception");
   }
+  if (scopes_.depth() > 1 && !failed())
+    fail("misuse: " + std::to_string(scopes_.depth() - 1) + " PTO2_SCOPE(s) still open when the orchestration entry "
+         "returned: a PTO2ScopeGuard outlived the entry (made with new and not deleted?); each scope closes inside it");
   while (scopes_.depth() > 1) scope_end();
   // The outermost scope's tensors are released once the run's tasks have all finished.
   scopes_.close_run();

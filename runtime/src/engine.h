@@ -130,6 +130,13 @@ class Engine {
                         const char* file = nullptr, int32_t line = 0);
   void scope_begin(PTO2ScopeMode mode);
   void scope_end() noexcept;
+  /// A PTO2ScopeGuard's close of the scope it opened at `depth` in run `run`: pops it when it is
+  /// the innermost scope of this run; a guard that outlived its run does nothing (the run closed
+  /// its scope when it ended); one closing around a still-open inner scope fails the run.
+  void scope_end(uint64_t run, uint32_t depth) noexcept;
+  uint32_t scope_depth() const { return scopes_.depth(); }
+  /// This run's serial, unique across the process's runtimes (0 before the first run).
+  uint64_t run_serial() const { return run_serial_; }
 
   // ---- failure (engine.cpp)
   void fail(const std::string& msg);
@@ -296,6 +303,7 @@ class Engine {
   // ---- dependency tracking, scopes and memory (orchestrator thread)
   DependencyLinker linker_;  // tracker, the producers of the task being submitted, edges
   UntrackedWriters untracked_;  // tasks with an untracked write, for get/set_tensor_data
+  uint64_t run_serial_ = 0;  // run(): the process-wide serial of the current run (PTO2ScopeGuard)
   ScopeStack scopes_;        // PTO2_SCOPE nesting, runtime tensors and their memory pool
 
   WorkerPool workers_;  // ready queues, workers, gangs, per-thread stats (its own lines)

@@ -54,6 +54,19 @@ void Engine::scope_end() noexcept {
   scopes_.end();
 }
 
+void Engine::scope_end(uint64_t run, uint32_t depth) noexcept {
+  if (run != run_serial_) return;
+  if (depth != scopes_.depth()) {
+    try {
+      fail("misuse: a PTO2_SCOPE closed while a scope opened inside it was still open (its PTO2ScopeGuard was "
+           "destroyed before the inner one's: destroy guards in the reverse order of their creation)");
+    } catch (...) {  // out of memory for the message: the run still fails at its end
+    }
+    return;
+  }
+  scope_end();
+}
+
 TaskOutputTensors Engine::alloc_tensors(const TensorCreateInfo* const* infos, uint32_t n) {
   if (failed()) throw RunAborted{};
   TaskOutputTensors out;

@@ -147,6 +147,10 @@ Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, 
     throw std::invalid_argument("make_tensor_external: a tensor " + pto2::detail::shape_text(shapes, ndims) + " " +
                                 dtype_name(dtype) + " spans more than 2^63 bytes (its extents multiplied, an empty axis "
                                 "counted as 1; no memory holds it: check the shape)");
+  if (pto2::detail::null_data_with_elements(data, shapes, ndims))
+    throw std::invalid_argument("make_tensor_external: a tensor " + pto2::detail::shape_text(shapes, ndims) + " " +
+                                dtype_name(dtype) + " has elements but a NULL data pointer (kernels would read and "
+                                "write through it): pass the memory that holds it");
   Tensor t = pto2::TensorFactory::blank();
   t.data = data;
   t.ndims = ndims;

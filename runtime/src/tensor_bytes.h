@@ -23,6 +23,15 @@ inline std::string invalid_dtype_text(DataType dt) {
   return "dtype " + std::to_string(static_cast<unsigned>(dt)) + " is not a DataType (0..11, FLOAT32..BOOL)";
 }
 
+/// A NULL data pointer of a tensor with elements: kernels would read and write through it
+/// (make_tensor_external, the C API and Runtime::run refuse it; an empty tensor may be NULL).
+inline bool null_data_with_elements(const void* data, const uint32_t* shapes, uint32_t ndims) {
+  if (data) return false;
+  for (uint32_t d = 0; d < ndims; ++d)
+    if (shapes[d] == 0) return false;
+  return true;
+}
+
 /// The bytes of a row-major `shapes` tensor of `dt`, or false when they do not fit int64 — or
 /// when its span does not: the product of its extents with an empty axis (0) counted as 1. An
 /// empty [0, 2^32-1, 2^32-1] tensor holds no byte, but its row-major strides, its views'

@@ -145,3 +145,67 @@ TEST(ApiEdges, TensorsWhoseViewsCouldStartPast2To63AreRefused) {
   const uint32_t b2[2] = {1, 0xffffffffu};
   EXPECT_EQ(b.reshape(b2, 2).numel(), int64_t{0xffffffff});
 }
+
+// make_tensor_external(nullptr, ...) of a tensor with elements was accepted and its tasks ran the
+// kernel on NULL (SIGSEGV); the C API already refused it. An empty tensor may still be NULL.
+TEST(ApiEdges, ATensorWithElementsButNullDataIsRefused) {
+  uint32_t sh[2] = {16, 16};
+  EXPECT_NE(message_of([&] { make_tensor_external(nullptr, sh, 2, DataType::FLOAT32); })
+                .find("make_tensor_external: a tensor [16, 16] float32 has elements but a NULL data pointer"),
+            std::string::npos);
+  uint32_t empty[2] = {0, 16};
+  EXPECT_EQ(make_tensor_external(nullptr, empty, 2, DataType::FLOAT32).data, nullptr);
+  // Built by hand, past make_tensor_external: the run refuses it before its entry runs.
+  std::vector<float> b(256, 0.f);
+  Tensor t = make_tensor_external(b.data(), sh, 2, DataType::FLOAT32);
+  t.data = nullptr;
+  ChipStorageTaskArgs args;
+  args.add_tensor(t);
+  pto2::Runtime rt(workers(1));
+  bool entered = false;
+  const pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) { entered = true; }, args);
+  EXPECT_FALSE(r.ok());
+  EXPECT_FALSE(entered);
+  EXPECT_NE(r.message.find("tensor argument 0 has elements but a NULL data pointer"), std::string::npos) << r.message;
+}
+
+// A PTO2ScopeGuard that outlived its run (made with new) was accepted silently, and deleting it in
+// a later run popped that run's outermost scope: Runtime::run crashed. Guards destroyed out of
+// order closed the wrong scope silently.
+TEST(ApiEdges, ScopeGuardsThatOutliveTheirRunOrCloseOutOfOrderFailTheRunAndCloseNothingElse) {
+  std::vector<float> a(16, 1.f), b(16, 0.f);
+  ChipStorageTaskArgs args;
+  args.add_tensor(ext1d(a));
+  args.add_tensor(ext1d(b));
+  pto2::Runtime rt(workers(1));
+  rt.register_kernel(0, "add", pto2::CoreType::AIV, &k_add);
+  auto add_one = [](const ChipStorageTaskArgs& oa) {
+    Arg p;
+    p.add_input(oa.tensor(0).ref());
+    p.add_output(oa.tensor(1).ref());
+    p.add_scalar(uint64_t{1});
+    rt_submit_aiv_task(0, p);
+  };
+  PTO2ScopeGuard* leaked = nullptr;
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) { leaked = new PTO2ScopeGuard(PTO2ScopeMode::MANUAL); }, args);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("1 PTO2_SCOPE(s) still open when the orchestration entry returned"), std::string::npos)
+      << r.message;
+  r = rt.run([&](const ChipStorageTaskArgs& oa) {
+    delete leaked;   // its run closed it: nothing to close here
+    add_one(oa);
+  }, args);
+  EXPECT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(b[3], 2.f);
+  r = rt.run([&](const ChipStorageTaskArgs& oa) {
+    auto* outer = new PTO2ScopeGuard();
+    auto* inner = new PTO2ScopeGuard(PTO2ScopeMode::MANUAL);
+    delete outer;
+    add_one(oa);
+    delete inner;
+  }, args);
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("a PTO2_SCOPE closed while a scope opened inside it was still open"), std::string::npos)
+      << r.message;
+  EXPECT_TRUE(rt.run([&](const ChipStorageTaskArgs& oa) { add_one(oa); }, args).ok());
+}

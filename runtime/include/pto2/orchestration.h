@@ -107,6 +107,10 @@ class PTO2ScopeGuard {
   PTO2ScopeGuard& operator=(const PTO2ScopeGuard&) = delete;
 
  private:
+  // The scope it opened: the run (a serial unique across runtimes) and the nesting depth. A guard
+  // that outlives its run, or closes while a scope it encloses is open, must not pop another one.
+  uint64_t run_ = 0;
+  uint32_t depth_ = 0;
   bool active_ = false;
 };
 

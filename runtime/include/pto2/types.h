@@ -163,7 +163,8 @@ void pto2_row_major_strides(const uint32_t* shapes, uint32_t ndims, int64_t* str
 /// Wraps caller-owned memory as a contiguous row-major tensor (the runtime never frees it).
 /// Throws std::invalid_argument for a rank above PTO2_MAX_DIMS or a shape of more than 2^63 - 1
 /// bytes, an empty axis counted as 1 (no memory holds it; its views' offsets would overflow), or a
-/// dtype that is not a DataType enumerator (an int cast to DataType).
+/// dtype that is not a DataType enumerator (an int cast to DataType), and a NULL `data` for a
+/// tensor with elements.
 /// `float buf[16*16]; uint32_t sh[2] = {16, 16}; Tensor t = make_tensor_external(buf, sh, 2, DataType::FLOAT32);`
 Tensor make_tensor_external(void* data, const uint32_t* shapes, uint32_t ndims, DataType dtype);
 
