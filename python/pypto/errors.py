@@ -22,10 +22,12 @@ Example::
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from typing import Optional
 
 __all__ = ["PyptoError", "DependencyError", "InternalCompilerError", "render_diagnostic", "located_at",
-           "user_errors_at_the_call"]
+           "user_errors_at_the_call", "user_stacklevel"]
 
 
 def _caret_indent(source_line: str, col: int) -> str:
@@ -158,6 +160,20 @@ def user_errors_at_the_call(entry_point):
                 raise
             raise error.with_traceback(None) from None
     return entry
+
+
+def user_stacklevel() -> int:
+    """``warnings.warn``'s ``stacklevel`` for the first frame outside the pypto package, counted
+    from the caller of this function: a warning about a call points at the user's line however
+    many pypto frames (wrappers such as ``user_errors_at_the_call`` included) lie between.
+
+        warnings.warn(RaceWarning(message), stacklevel=user_stacklevel())
+    """
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def located_at(obj) -> dict:

@@ -89,9 +89,10 @@ def test_missing_dep_is_an_error_naming_both_dsl_lines():
 
 def test_warn_mode_completes_with_a_warning_and_the_report():
     compiled = pypto.compile(Racy)
-    with pytest.warns(RaceWarning, match="read after write"):
+    with pytest.warns(RaceWarning, match="read after write") as caught:
         stats = compiled(*_args(), race_check="warn")
     assert stats.races == 1 and "consume" in stats.race_report
+    assert caught[0].filename == __file__   # the user's call, not a pypto frame
 
 
 def test_environment_variable_turns_it_on(monkeypatch):

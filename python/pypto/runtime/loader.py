@@ -19,7 +19,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from pypto.errors import PyptoError
+from pypto.errors import PyptoError, user_stacklevel
 from pypto.runtime import library_path
 from pypto.runtime.env import getenv
 
@@ -200,19 +200,19 @@ class Runtime:
         if race_check != self._race_check:
             self.set_race_check(race_check)
         result = self._h.run(_tensor_tuples(tensors), [int(s) & 0xFFFFFFFFFFFFFFFF for s in scalars])
-        return self._finish(result, tensor_names, report_races, 4, explain)
+        return self._finish(result, tensor_names, report_races, explain)
 
     def run_marshalled(self, call, race_check: int = 0, tensor_names: Optional[Sequence[str]] = None,
-                       report_races: bool = True, warn_stacklevel: int = 3,
+                       report_races: bool = True,
                        explain: Optional[Callable[[str], str]] = None) -> RunStats:
         """``run`` on a call the fast path checked and marshalled (``program_abi.MarshalledCall``,
-        from ``pypto.runtime.fast_args``; ``CompiledProgram.__call__``). A RaceWarning points
-        ``warn_stacklevel`` frames up (the caller of the caller)."""
+        from ``pypto.runtime.fast_args``; ``CompiledProgram.__call__``). A RaceWarning points at
+        the first frame outside pypto (``pypto.errors.user_stacklevel``)."""
         if race_check != self._race_check:
             self.set_race_check(race_check)
-        return self._finish(self._h.run_call(call), tensor_names, report_races, warn_stacklevel + 1, explain)
+        return self._finish(self._h.run_call(call), tensor_names, report_races, explain)
 
-    def _finish(self, result: tuple, tensor_names, report_races: bool, warn_stacklevel: int, explain) -> RunStats:
+    def _finish(self, result: tuple, tensor_names, report_races: bool, explain) -> RunStats:
         """RunStats of the binding's (ok, message, stats), or the run's error raised."""
         ok, message, stats = result
         if message:
@@ -229,7 +229,7 @@ class Runtime:
         if result.races:
             result.race_report = message
             if report_races:
-                warnings.warn(RaceWarning(message), stacklevel=warn_stacklevel)
+                warnings.warn(RaceWarning(message), stacklevel=user_stacklevel())
         return result
 
     def write_trace(self, path: str) -> None:

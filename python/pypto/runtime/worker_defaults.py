@@ -90,14 +90,15 @@ def oversubscription(aic: int, aiv: int, chips: int = 1, cpus: int = 0,
                OVERSUBSCRIBED_PER_CPU * cpus))
 
 
-def warn_oversubscription(aic: int, aiv: int, chips: int = 1, stacklevel: int = 2) -> None:
+def warn_oversubscription(aic: int, aiv: int, chips: int = 1) -> None:
     """A WorkerCountWarning when ``oversubscription`` finds a problem (Python's warning filter
-    shows it once per call site and counts). ``stacklevel`` as warnings.warn's, from the caller
-    (2: the caller's caller, the user's call)."""
+    shows it once per call site and counts), located at the user's call (the first frame
+    outside pypto)."""
     problem = oversubscription(aic, aiv, chips)
     if problem:
         import warnings
-        warnings.warn(WorkerCountWarning(problem), stacklevel=stacklevel + 1)
+        from pypto.errors import user_stacklevel
+        warnings.warn(WorkerCountWarning(problem), stacklevel=user_stacklevel())
 
 
 def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, task_ring_size=None,
