@@ -160,7 +160,7 @@ void RaceChecker::on_submit(uint64_t raw, int kind, const int32_t* kernels, cons
   scratch_.clear();
   bool untracked_write = false;
   auto record = [&](const Tensor& t, uint32_t arg, bool read, bool write, bool tracked, bool no_dep) {
-    const Region r = Region::of(t);
+    const Region r = with_axes_by_stride(Region::of(t));   // a transpose: its source's layout
     if (r.empty) return;
     const uint32_t st = storage_of(t);
     accesses_.push_back(Access{n, st, arg, write, tracked, no_dep, false, r});
@@ -224,7 +224,7 @@ void RaceChecker::on_skipped(uint64_t raw) {
 void RaceChecker::on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write) {
   if (r.empty) return;
   std::lock_guard<std::mutex> lk(skipped_mu_);
-  notes_.push_back(KernelNote{raw, arg, write, r});
+  notes_.push_back(KernelNote{raw, arg, write, with_axes_by_stride(r)});
 }
 
 // The accesses to check, in task order: an argument whose kernel reported what it touched
@@ -399,7 +399,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
     auto it = h.by_lo.lower_bound(x.region.lo - h.max_len);
     while (it != h.by_lo.end() && it->first < x.region.hi) {
       HistoryEntry& e = it->second;
-      if (e.region.hi <= x.region.lo || !regions_overlap(e.region, x.region)) {
+      if (e.region.hi <= x.region.lo || !regions_share_an_element(e.region, x.region)) {
         ++it;
         continue;
       }

@@ -73,6 +73,88 @@ bool regions_overlap(const Region& a, const Region& b) {
   return true;  // conservative
 }
 
+namespace {
+
+// The number of elements `r` covers, saturating at UINT64_MAX.
+uint64_t element_count(const Region& r) {
+  if (r.dense) return static_cast<uint64_t>(r.hi - r.lo) / (r.elem ? r.elem : 1);
+  uint64_t n = 1;
+  for (uint32_t d = 0; d < r.ndims; ++d)
+    if (__builtin_mul_overflow(n, uint64_t{r.shapes[d]}, &n)) return UINT64_MAX;
+  return n;
+}
+
+// Whether element offset `e` belongs to `r` (false when `r` is neither dense nor a box: unknown).
+bool holds_element(const Region& r, int64_t e) {
+  if (r.dense) return e * r.elem >= r.lo && e * r.elem < r.hi;
+  uint32_t order[PTO2_MAX_DIMS];
+  if (!r.box || e < 0 || !stride_order(r.ndims, r.strides, order)) return false;
+  // A box's elements decompose (largest stride first) to its start plus in-range coordinates
+  // and its residue, and only they do (decompose_offset's box property).
+  int64_t rem = e;
+  for (uint32_t k = 0; k < r.ndims; ++k) {
+    const uint32_t d = order[k];
+    const int64_t c = rem / r.strides[d];
+    rem %= r.strides[d];
+    if (c < r.start[d] || c >= r.start[d] + static_cast<int64_t>(r.shapes[d])) return false;
+  }
+  return rem == r.rem;
+}
+
+// Calls `f(e)` on every element offset of `r` until it returns true; whether one did.
+template <class F>
+bool any_element(const Region& r, F&& f) {
+  if (r.dense) {
+    for (int64_t e = r.lo / r.elem; e < r.hi / r.elem; ++e)
+      if (f(e)) return true;
+    return false;
+  }
+  uint32_t idx[PTO2_MAX_DIMS] = {};
+  int64_t e = r.offset;
+  for (;;) {
+    if (f(e)) return true;
+    uint32_t d = r.ndims;
+    while (d-- > 0) {   // the next index, innermost axis first
+      if (++idx[d] < r.shapes[d]) {
+        e += r.strides[d];
+        break;
+      }
+      e -= static_cast<int64_t>(idx[d] - 1) * r.strides[d];
+      idx[d] = 0;
+    }
+    if (d == UINT32_MAX) return false;
+  }
+}
+
+}  // namespace
+
+bool regions_share_an_element(const Region& a, const Region& b, uint64_t max_elements) {
+  if (a.empty || b.empty || a.hi <= b.lo || b.hi <= a.lo) return false;
+  if ((a.dense && b.dense) || a.elem != b.elem) return regions_overlap(a, b);
+  if (a.box && b.box && a.same_layout(b)) return regions_overlap(a, b);   // exact already
+  const bool a_member = a.dense || a.box, b_member = b.dense || b.box;
+  const uint64_t na = element_count(a), nb = element_count(b);
+  // Visit the smaller one's elements, testing each in the other (which must be dense or a box).
+  if (b_member && na <= max_elements && (na <= nb || !a_member || nb > max_elements))
+    return any_element(a, [&](int64_t e) { return holds_element(b, e); });
+  if (a_member && nb <= max_elements) return any_element(b, [&](int64_t e) { return holds_element(a, e); });
+  return regions_overlap(a, b);
+}
+
+Region with_axes_by_stride(const Region& r) {
+  if (r.dense) return r;
+  Region s = r;
+  uint32_t order[PTO2_MAX_DIMS];
+  for (uint32_t i = 0; i < r.ndims; ++i) order[i] = i;
+  std::stable_sort(order, order + r.ndims, [&](uint32_t x, uint32_t y) { return r.strides[x] > r.strides[y]; });
+  for (uint32_t k = 0; k < r.ndims; ++k) {
+    s.shapes[k] = r.shapes[order[k]];
+    s.strides[k] = r.strides[order[k]];
+    s.start[k] = r.start[order[k]];
+  }
+  return s;
+}
+
 bool region_contains(const Region& outer, const Region& inner) {
   if (inner.empty) return true;
   if (outer.empty) return false;

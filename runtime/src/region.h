@@ -122,6 +122,14 @@ inline Region Region::of(const Tensor& t) {
 }
 
 bool regions_overlap(const Region& a, const Region& b);
+/// regions_overlap without its conservative answers, for the race checker (a race it reports
+/// fails the run, so it must share an element): views of other layouts (a transpose, a reshape)
+/// or a dense view against a strided one are decided by visiting the smaller one's elements —
+/// at most `max_elements` of them, past which the answer is regions_overlap's.
+bool regions_share_an_element(const Region& a, const Region& b, uint64_t max_elements = uint64_t{1} << 20);
+/// The same region with its axes ordered by stride, largest first (a transposed view then has
+/// its source's layout, and boxes print in the storage's order); a dense region is unchanged.
+Region with_axes_by_stride(const Region& r);
 /// True if every byte of `inner` is in `outer` (may answer false when unsure).
 bool region_contains(const Region& outer, const Region& inner);
 

@@ -545,3 +545,45 @@ TEST(RaceChecker, AnElementReadAfterItsScopeEndedIsRefused) {
             std::string::npos)
       << r.message;
 }
+
+// Views of other layouts were compared by their byte intervals, so element-disjoint accesses
+// through a transpose or a reshape were reported as a race (the run failed), and a transposed
+// box was printed in the view's axis order as if it were the source's.
+TEST(RaceChecker, ViewsOfOtherLayoutsConflictOnlyWhereTheyShareAnElement) {
+  std::vector<float> x(32 * 32, 0);
+  uint32_t sh[2] = {32, 32};
+  auto run = [&](const std::function<Tensor(const Tensor&)>& writer, const std::function<Tensor(const Tensor&)>& reader) {
+    return checked_runtime().run([&](const ChipStorageTaskArgs&) {
+      const Tensor t = make_tensor_external(x.data(), sh, 2, DataType::FLOAT32);
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        submit_nop({{writer(t), OUT}}, {}, 10);
+        submit_nop({{reader(t), IN}}, {}, 11);
+      }
+    });
+  };
+  auto box = [](const Tensor& t, uint32_t r0, uint32_t c0, uint32_t rows, uint32_t cols) {
+    uint32_t s[2] = {rows, cols}, o[2] = {r0, c0};
+    return t.view(s, o);
+  };
+  // x^T[0:16, 16:32] is x[16:32, 0:16]: disjoint from x[8:24, 16:32], overlapping x[20:24, 0:4].
+  auto transposed = [&](const Tensor& t) { return box(t.transpose(0, 1), 0, 16, 16, 16); };
+  pto2::RunResult r = run(transposed, [&](const Tensor& t) { return box(t, 8, 16, 16, 16); });
+  EXPECT_TRUE(r.ok()) << r.message;
+  r = run(transposed, [&](const Tensor& t) { return box(t, 20, 0, 4, 4); });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("writes [16:32, 0:16]"), std::string::npos) << r.message;   // the source's order
+  EXPECT_NE(r.message.find("overlap [20:24, 0:4]"), std::string::npos) << r.message;
+  // x reshaped to [16, 64]: its [0:16, 16:32] is x[0:32:2, 16:32]; a dense row of x is disjoint
+  // from it when it is an odd row, and a column window of x meets it on the even rows.
+  auto reshaped = [&](const Tensor& t) {
+    uint32_t s2[2] = {16, 64};
+    return box(t.reshape(s2, 2), 0, 16, 16, 16);
+  };
+  r = run(reshaped, [&](const Tensor& t) { return box(t, 5, 0, 1, 32); });
+  EXPECT_TRUE(r.ok()) << r.message;
+  r = run(reshaped, [&](const Tensor& t) { return box(t, 1, 0, 8, 16); });
+  EXPECT_TRUE(r.ok()) << r.message;   // rows 1..8 of x, columns 0:16: the reshape's even rows hold columns 16:32
+  r = run(reshaped, [&](const Tensor& t) { return box(t, 4, 20, 1, 4); });
+  EXPECT_FALSE(r.ok());
+  EXPECT_EQ(r.races, 1u);
+}
