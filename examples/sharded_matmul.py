@@ -14,7 +14,8 @@ into S. Under MPI every shard runs on its own rank: A and B go to each rank once
 rows of C come back into the caller's C, and C is sent to the reducing rank when it needs it.
 
 Run it: ``python examples/sharded_matmul.py`` (in-process, 4 chips), or on MPI ranks:
-``mpirun -np 5 python examples/sharded_matmul.py --mpi`` or
+``mpirun -np 5 --oversubscribe python examples/sharded_matmul.py --mpi`` (``--oversubscribe``: more
+ranks than cores) or
 ``pypto run examples/sharded_matmul.py --chips 4 --mpi``. See docs/distributed.md.
 """
 import numpy as np

@@ -13,7 +13,7 @@ barrier that chip_combine (a different target, so not ordered by the per-target 
 waits on before it sums the four blocks: y = sum_k z[k].
 
 Run it: ``python examples/two_chips.py`` (in-process chips), or with its chips as MPI ranks:
-``mpirun -np 3 python examples/two_chips.py --mpi`` or ``pypto run examples/two_chips.py
+``mpirun -np 3 --oversubscribe python examples/two_chips.py --mpi`` (on fewer than 3 cores) or ``pypto run examples/two_chips.py
 --chips 2 --mpi``. See docs/distributed.md, and docs/manual_dependencies.md ("Distributed
 HOST orchestration") for the lowering (TaskHandle arrays, submit_barrier).
 """

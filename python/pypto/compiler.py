@@ -38,7 +38,7 @@ from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.dsl_terms import explain_and_locate
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
 from pypto.runtime.progress import RunIndicator, progress_enabled
-from pypto.runtime.trace_path import probe_writable, resolve_trace_path
+from pypto.runtime.trace_path import as_output_path, probe_writable, resolve_trace_path
 from pypto.runtime.worker_defaults import (check_runtime_options, check_worker_counts, clusters_problem, default_workers,
                                            warn_oversubscription)
 
@@ -331,7 +331,7 @@ class CompiledProgram:
         race_mode = race_check_mode(race_check)
         trace = resolve_trace_path(trace)   # trace= or $PYPTO_TRACE; a bad directory fails before running
         if graph is not None:   # as the trace path: a graph that cannot be written fails before the run, not after it
-            graph = os.fspath(graph)
+            graph = as_output_path(graph, "graph")
             problem = ("it is a directory" if os.path.isdir(graph) else "its directory does not exist"
                        if not os.path.isdir(os.path.dirname(os.path.abspath(graph))) else probe_writable(graph))
             if problem:

@@ -134,8 +134,8 @@ class HostProgram:
     def __reduce__(self):
         raise not_picklable("HostProgram", "pypto.host.compile_host(Program, ...)")
 
-    def task_graph(self, path: Optional[str] = None, static: bool = True, dims: Optional[Dict[str, int]] = None,
-                   **scalars) -> str:
+    def task_graph(self, *args, path: Optional[str] = None, static: bool = True,
+                   dims: Optional[Dict[str, int]] = None, **scalars) -> str:
         """The static next-level task graph of the HOST entry as Graphviz DOT (``pypto.static_graph``):
         one node per submission of a chip-level orchestration (core type CHIP), barriers,
         explicit ``deps=`` edges and the L3 runtime's chain edges (``kind="chain"``: the tasks of
@@ -144,11 +144,13 @@ class HostProgram:
 
             dot = host.compile_host(Prog).task_graph(static=True)
         """
-        if not static:
-            from pypto.errors import PyptoError
-            raise PyptoError("a HOST program's executed next-level graph is its trace (call it with trace=path, or "
-                             "pypto run --trace); task_graph(static=True) draws the static one")
-        from pypto.static_graph import static_task_graph
+        from pypto.static_graph import StaticGraphError, static_task_graph
+        if not static or args:
+            raise StaticGraphError("a HOST program's executed next-level graph is its trace (call it with trace=path, "
+                                   "or pypto run --trace); task_graph draws the static one and runs nothing, so it "
+                                   "takes no arguments" + (": %d positional value(s) given" % len(args) if args else ""),
+                                   help="task_graph(static=True, n=4): scalar parameters by keyword, dynamic "
+                                        "dimensions as dims={...}")
         text = static_task_graph(self.program, self.entry, dims=dims,
                                  scalars=scalars)
         if path is not None:
@@ -190,6 +192,15 @@ class HostProgram:
         from pypto.runtime.worker_defaults import check_runtime_options, check_worker_counts, warn_oversubscription
 
         check_runtime_options(aic_workers, aiv_workers)
+        names = {p.name for p in param_specs(self.signature)}
+        chip_options = [k for k in ("clusters", "task_ring_size", "memory_limit", "graph", "race_check")
+                        if k in kwargs and k not in names]
+        if chip_options:   # the options of a chip-level call; here they read as misspelt parameters
+            raise ArgumentValueError("%s= applies to chip-level entries (pypto.compile's CompiledProgram); %s is a "
+                                     "HOST orchestration, whose chips run their runtimes' defaults"
+                                     % (chip_options[0], self.entry or "host"),
+                                     help="leave it out; a HOST call takes trace=, aic_workers= and aiv_workers= "
+                                          "(docs/distributed.md)")
         chips = self.chips   # a public attribute (pypto run sets it): 0 ran 'on 0 chips', -1 / 2.5 were TypeErrors
         if not isinstance(chips, int) or isinstance(chips, bool) or not 1 <= chips <= 0xFFFFFFFF:
             raise ArgumentValueError("HostProgram.chips must be a positive integer, got %r" % (chips,),

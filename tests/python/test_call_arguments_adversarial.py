@@ -177,6 +177,27 @@ def test_trace_path_that_is_a_directory_fails_before_the_run(scale, tmp_path):
     assert not y.any()      # refused before running, not after (when the results would be lost)
 
 
+@pytest.mark.parametrize("option, value", [("trace", 123), ("trace", True), ("graph", 1.5),
+                                           ("trace", np.ones(2))])
+def test_a_trace_or_graph_that_is_no_path_is_refused_before_the_run(scale, option, value):
+    # os.fspath's TypeError escaped from inside pypto; a program parameter named like the option
+    # passed by name met the same (the help says it is passed by position).
+    from pypto.runtime.trace_path import TracePathError
+    y = np.zeros((16, 8), np.float32)
+    with pytest.raises(TracePathError, match="%s= is the path of a file to write .*got %s"
+                       % (option, type(value).__name__)) as ei:
+        scale(_x(), 2.0, y, **{option: value})
+    assert "passed by position" in ei.value.help
+    assert not y.any()
+
+
+def test_a_bytes_trace_path_is_written_there(scale, tmp_path):
+    # It passed the check, the program ran, then the trace went to the file "b'...'" and failed.
+    path = os.fsencode(str(tmp_path / "t.json"))
+    scale(_x(), 2.0, np.zeros((16, 8), np.float32), trace=path)
+    assert os.path.getsize(os.fsdecode(path)) > 0
+
+
 @pytest.mark.parametrize("value", [np.array([2.0], np.float32), np.array([[2.0]]), np.ones(2)])
 def test_array_for_a_scalar_is_refused_even_with_one_element(scale, value):
     # .item() took a one-element array of any rank for its element (np.array([2.0]) ran as 2.0).

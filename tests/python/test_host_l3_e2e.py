@@ -221,6 +221,14 @@ def test_compile_host_checks_arguments(compiled_host):
         compiled_host(x, np.zeros((8, 16), np.float32), x, x, 1.0, 1)
     with pytest.raises(PyptoError, match="dtype"):
         compiled_host(x, np.zeros((16, 16), np.float64), x, x, 1.0, 1)
+    # A chip-level call's options read as misspelt parameters ("unknown argument", the DSL's
+    # parameters as help); and task_graph's positional arguments landed in path / static / dims.
+    for option, value in (("clusters", 1), ("task_ring_size", 64), ("memory_limit", 1 << 20), ("race_check", True)):
+        with pytest.raises(PyptoError, match="%s= applies to chip-level entries" % option):
+            compiled_host(x, x, x, x, 1.0, 1, **{option: value})
+    from pypto.static_graph import StaticGraphError
+    with pytest.raises(StaticGraphError, match="takes no arguments: 3 positional value"):
+        compiled_host.task_graph(x, x, x)
 
 
 # -- pypto.compile picks the HOST entry and runs it on the L3 runtime ---------------------------

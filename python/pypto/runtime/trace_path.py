@@ -12,11 +12,28 @@ from typing import Optional
 from pypto.errors import PyptoError
 from pypto.runtime.env import getenv
 
-__all__ = ["TracePathError", "probe_directory", "probe_writable", "resolve_trace_path"]
+__all__ = ["TracePathError", "as_output_path", "probe_directory", "probe_writable", "resolve_trace_path"]
 
 
 class TracePathError(PyptoError, ValueError):
     """The trace cannot be written where asked (its directory does not exist, or it is a directory)."""
+
+
+def as_output_path(value, option: str) -> str:
+    """``value`` of the call option ``option`` (``trace``, ``graph``) as a str path: a str,
+    bytes (decoded as the OS does) or os.PathLike; a TracePathError for anything else, before
+    the run (``os.fspath``'s TypeError escaped, and a bytes path ran the program, then failed
+    to write to the file "b'...'").
+
+        as_output_path(b"/tmp/t.json", "trace") == "/tmp/t.json"
+    """
+    if isinstance(value, (str, bytes, os.PathLike)):
+        path = os.fspath(value)
+        return os.fsdecode(path) if isinstance(path, bytes) else path
+    raise TracePathError("%s= is the path of a file to write (str or os.PathLike), got %s"
+                         % (option, type(value).__name__),
+                         help="e.g. %s=\"run.%s\"; a program parameter named '%s' is passed by position (%s= is the "
+                              "call's option)" % (option, "json" if option == "trace" else "dot", option, option))
 
 
 def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
@@ -27,7 +44,7 @@ def resolve_trace_path(trace: Optional[str]) -> Optional[str]:
         trace = getenv("PYPTO_TRACE") or None
     if trace is None:
         return None
-    trace = os.fspath(trace)
+    trace = as_output_path(trace, "trace")
     if os.path.isdir(trace):
         raise TracePathError("cannot write the trace to %s: it is a directory" % trace,
                              help="give a file path, e.g. %s" % os.path.join(trace, "trace.json"))
