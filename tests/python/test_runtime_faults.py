@@ -160,8 +160,9 @@ def test_failed_runs_leave_the_program_usable(loop):
     x = np.zeros((16, 16), np.float32)
     out = np.zeros_like(x)
     for _ in range(3):
-        with pytest.raises(RunError, match="memory limit"):
+        with pytest.raises(RunError, match="memory limit") as ei:
             loop(x, out, 3, memory_limit=100)      # one 1 KiB tensor exceeds the limit
+        assert "memory_limit= bounds the bytes of live runtime tensors" in ei.value.help
     loop(x, out, 3, memory_limit=100000)
     assert (out == 2).all()
 

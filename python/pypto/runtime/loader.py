@@ -224,6 +224,10 @@ class Runtime:
                 message, where = explain(message)
             if message.startswith("race check:"):
                 raise RaceError(message, help="see docs/manual_dependencies.md, \"The race checker\"")
+            if "memory limit" in message or "out of memory:" in message:
+                where.setdefault("help", "memory_limit= bounds the bytes of live runtime tensors (pl.create_tensor and "
+                                         "runtime-allocated outputs, held until their scope ends and their tasks "
+                                         "finish): raise it, or let tensors die sooner (a pl.scope() around their uses)")
             raise RunError("the run failed: " + message, **where)
         result = _run_stats(stats)
         if result.races:
