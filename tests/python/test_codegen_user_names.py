@@ -127,3 +127,50 @@ def test_host_names_of_the_l3_api_are_renamed():
     code = code.code if hasattr(code, "code") else code
     assert "TaskHandle TaskHandle_1 = submit_next_level(" in code, code
     assert "TaskHandle submit_next_level_1 = submit_next_level(" in code, code
+
+
+RESERVED_FORMS = '''import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, a: pl.Tensor[[16], pl.FP32], __s: pl.Scalar[pl.INDEX],
+          c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        café_ = pl.load(a, [0], [16])
+        int_ = pl.adds(café_, 1.0)
+        c = pl.store(int_, [0], c)
+        return c
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, a: pl.Tensor[[16], pl.FP32], n: pl.Scalar[pl.INDEX],
+             c: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        for __x in pl.range(n):
+            for café in pl.range(2):
+                x__y = __x + café
+                c = self.k(a, x__y, c)
+        return c
+'''
+
+
+def test_generated_names_contain_no_double_underscore():
+    # C++ reserves every identifier containing `__`: `__x` became `v__x`, and `café` became
+    # `caf__` (each byte of the non-ASCII character replaced) — clang -Wreserved-identifier
+    # refused both. A run of underscores is now one, and no base ends in one (the `_1` suffix).
+    import re
+
+    import numpy as np
+    import pypto
+    from pypto._core import kernel_cpu
+    prog = pl.parse_program(RESERVED_FORMS, "r.py")
+    orch = codegen.generate_orchestration(prog, "main").code
+    kernel = kernel_cpu.generate(codegen.run_pipeline(prog), "k")
+    implementation = {"__attribute__", "__restrict__"}   # GCC's own words, not names the generator declares
+    for code in (orch, kernel):
+        body = re.sub(r'"[^"]*"', "", code[code.index("{"):])   # past the includes, without strings
+        names = set(re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*\b", body))
+        assert not sorted(n for n in names if "__" in n and n not in implementation)
+    assert "for (int64_t _x = 0;" in orch and "int64_t x_y = " in orch
+    c = np.zeros(16, np.float32)
+    pypto.compile(prog)(np.ones(16, np.float32), 2, c)
+    np.testing.assert_array_equal(c, 2.0)

@@ -131,7 +131,9 @@ FLOAT = {
                        lambda v: np.pad(v["a"][:5, :7], ((0, M - 5), (0, N - 7)))),
     "fillpad": ("pl.tile.fillpad(pl.tile.slice(ta, [4, 8], [0, 0], [3, 2]), pl.PadValue.max)", [4, 8], "FP32",
                 lambda v: np.pad(v["a"][:3, :2], ((0, 1), (0, 6)), constant_values=np.inf)),
-    "fillpad_inplace": ("pl.tile.fillpad_inplace(pl.tile.slice(ta, [4, 8], [i, 2], [2, 3]), pl.PadValue.min)",
+    # (of a copy of ta: on the accelerator it pads inside ta's own buffer, which later ops read)
+    "fillpad_inplace": ("pl.tile.fillpad_inplace(pl.tile.slice(pl.tile.muls(ta, 1.0), [4, 8], [i, 2], [2, 3]), "
+                        "pl.PadValue.min)",
                         [4, 8], "FP32", lambda v: np.pad(v["a"][3:5, 2:5], ((0, 2), (0, 5)), constant_values=-np.inf)),
     "create": ("pl.tile.create([8, 16], dtype=pl.FP32)", S, "FP32", lambda v: np.zeros(S)),
     "full": ("pl.tile.full([8, 16], dtype=pl.FP32, value=2.5)", S, "FP32", lambda v: np.full(S, 2.5)),

@@ -69,9 +69,10 @@ std::string SourceStem(const std::string& name);
 // The one table of every code generator: IsReservedCppName("thread_local") == true.
 bool IsReservedCppName(const std::string& name);
 
-// `base` with a "v" prefix when C++ reserves its form for the implementation (two leading
-// underscores or an underscore and a capital: "__LINE__" -> "v__LINE__", "_Pragma" ->
-// "v_Pragma"); other names unchanged. Every generator's declare step applies it.
+// `base` in a form C++ does not reserve for the implementation: runs of underscores made one,
+// trailing ones dropped (a declarer's `_1` suffix must not make `__`), and a "v" before a
+// leading underscore and capital ("__LINE__" -> "v_LINE", "_Pragma" -> "v_Pragma", "caf__" ->
+// "caf", "__x" -> "_x"); other names unchanged. Every generator's declare step applies it.
 std::string UnreservedCppBase(const std::string& base);
 
 }  // namespace pypto::codegen

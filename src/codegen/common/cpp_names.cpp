@@ -88,13 +88,19 @@ const std::unordered_set<std::string>& reserved() {
 bool IsReservedCppName(const std::string& name) { return reserved().count(name) > 0; }
 
 std::string UnreservedCppBase(const std::string& base) {
-  // The implementation's names (__LINE__, _Pragma, __thread, __func__, ...) are macros,
-  // keywords or predefined: no table can list them all, so the whole form gets a prefix. A
-  // suffix would not do: `__LINE___1` is still reserved.
-  if (base.size() >= 2 && base[0] == '_' && (base[1] == '_' || std::isupper(static_cast<unsigned char>(base[1])))) {
-    return "v" + base;
+  // C++ reserves every name containing `__` and every name starting `_` + capital (the
+  // implementation's __LINE__, _Pragma, __thread, ...: no table can list them all). So a run of
+  // underscores becomes one (a non-ASCII character, several bytes each replaced by `_`, made
+  // `caf__` of `café`), the base ends in no underscore (the declarers append `_1`), and one
+  // starting `_` + capital gets a `v` (`__LINE__` -> `v_LINE`; `__x` -> `_x`, a valid local).
+  std::string s;
+  for (char c : base) {
+    if (c == '_' && !s.empty() && s.back() == '_') continue;
+    s += c;
   }
-  return base;
+  while (s.size() > 1 && s.back() == '_') s.pop_back();
+  if (s.empty() || (s.size() >= 2 && s[0] == '_' && std::isupper(static_cast<unsigned char>(s[1])))) s = "v" + s;
+  return s;
 }
 
 }  // namespace pypto::codegen

@@ -65,7 +65,7 @@ KernelEmitter::KernelEmitter(const Function& fn) : fn_(fn) {}
 
 std::string KernelEmitter::fresh(const std::string& hint) {
   std::string base = Sanitize(hint);
-  if (IsKernelOnlyName(base) || IsReservedCppName(base)) base += "_";
+  if (IsKernelOnlyName(base) || IsReservedCppName(base)) base = "v_" + base;   // (`int_1` would read as a suffix)
   std::string name = base;
   for (int i = 1; used_names_.count(name); ++i) name = base + "_" + std::to_string(i);
   used_names_.insert(name);
