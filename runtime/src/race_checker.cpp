@@ -477,10 +477,15 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
        << "  " << describe_node(a.node, kernels) << " " << role(a) << "\n"
        << "  " << describe_node(b.node, kernels) << " " << role(b) << "\n";
     const std::string sa = site(a.node), sb = site(b.node);
+    // (The runtime cannot tell a pl.submit from a plain call, which gives no TaskId and takes no
+    // deps=: the help names both steps.)
     os << "  help: order them: pass the TaskId of task #" << number(nodes_[a.node].raw)
-       << (sa.empty() ? std::string("") : " (the pl.submit at " + sa + ")") << " in deps=[...] of task #"
-       << number(nodes_[b.node].raw) << (sb.empty() ? std::string("") : " (the submission at " + sb + ")")
-       << ", or leave the tensor to automatic tracking (no pl.manual_scope / pl.no_dep / manual_dep=True on it)";
+       << (sa.empty() ? std::string("") : " (submitted at " + sa + ")") << " in deps=[...] of task #"
+       << number(nodes_[b.node].raw) << (sb.empty() ? std::string("") : " (submitted at " + sb + ")")
+       << " — a plain kernel call gives no TaskId and takes no deps=: write it as `out, tid = pl.submit(self.k, "
+          "...)`, and a TaskId that must outlive its scope goes into a pl.array.create(1, pl.TASK_ID) made before "
+          "the scope — or leave the tensor to automatic tracking (no pl.manual_scope / pl.no_dep / manual_dep=True "
+          "on it)";
   }
   if (found.size() > shown) os << "\n\n... and " << found.size() - shown << " more pair(s)";
   report = os.str();

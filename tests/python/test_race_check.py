@@ -85,6 +85,9 @@ def test_missing_dep_is_an_error_naming_both_dsl_lines():
     assert "%s:%d" % (here, _line_of("y, t0 = pl.submit(self.produce, x, y)")) in msg, msg
     assert "%s:%d" % (here, _line_of("# missing: deps=[t0]")) in msg, msg
     assert "help: order them" in msg and "deps=[...]" in msg
+    # The runtime cannot tell a pl.submit from a plain call: the help no longer calls the site
+    # "the pl.submit" and says how a plain call gets a TaskId.
+    assert "the pl.submit at" not in msg and "a plain kernel call gives no TaskId" in msg, msg
 
 
 def test_warn_mode_completes_with_a_warning_and_the_report():
