@@ -154,8 +154,13 @@ class Resolver {
         std::vector<ScopeTaskIdCarry> carried;
         if (block_yield_) carried = TaskIdsCarriedOutOfScope(*r, *block_yield_);
         for (const ScopeTaskIdCarry& c : carried) hoisted_[c.var.get()] = current();
-        if (!same_carries(carried, r->carried_task_ids)) scope_carries_[r] = std::move(carried);
         nested(r->body);
+        // An if result that is a phi array (a branch yields a TaskId array) carries its slots.
+        for (ScopeTaskIdCarry& c : carried) {
+          const Fact* f = fact(c.var.get());
+          if (c.slots == 0 && f && f->slots > 0) c.slots = f->slots;
+        }
+        if (!same_carries(carried, r->carried_task_ids)) scope_carries_[r] = std::move(carried);
         return;
       }
       case NodeKind::AssignStmt: assign(*s->as<AssignStmt>()); return;
@@ -163,7 +168,7 @@ class Resolver {
       case NodeKind::ForStmt: loop(*s->as<ForStmt>()); return;
       case NodeKind::IfStmt: {
         auto* i = s->as<IfStmt>();
-        for (auto& rv : i->return_vars) define(rv, Fact{current(), array_slots(rv->type), false});
+        for (auto& rv : i->return_vars) define(rv, Fact{decl_block(rv.get()), array_slots(rv->type), false});
         nested(i->then_body);
         if (i->else_body) nested(i->else_body);
         phi_slots(*i);

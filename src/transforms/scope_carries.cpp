@@ -55,6 +55,13 @@ std::vector<ScopeTaskIdCarry> TaskIdsCarriedOutOfScope(const RuntimeScopeStmt& s
         if (!c.rebind || !is_task_id(f->iter_args[i]->type) || f->iter_args[i]->type->is<ArrayType>()) continue;
         defs[f->return_vars[i].get()] = ScopeTaskIdCarry{f->iter_args[i], c.slots};
       }
+    } else if (auto* br = s->as<IfStmt>()) {
+      // A TaskId both branches yield (`if c: out, t = pl.submit(...) else: ...`): the result's
+      // own C++ variable, declared before the block instead of before the if. (A phi array's
+      // slot count is ResolveTaskIds' to fill in.)
+      for (const VarPtr& rv : br->return_vars) {
+        if (is_task_id(rv->type) && !rv->type->is<ArrayType>()) defs[rv.get()] = ScopeTaskIdCarry{rv, 0};
+      }
     }
   }
   std::vector<ScopeTaskIdCarry> out;

@@ -696,7 +696,7 @@ class OrchestrationVerifier {
       }
       if (rv->type->is<ArrayType>() && !arrays_.IfResultIsPhi(s, k)) {
         shared_arrays.push_back(rv);
-      } else {
+      } else if (!hoisted_.count(rv)) {
         m_.declare(rv);   // a phi array of any dtype is declared before the if
       }
     }

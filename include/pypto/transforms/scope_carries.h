@@ -19,8 +19,8 @@
 namespace pypto::transforms {
 
 // The TaskIds among `next_yield.values` defined at the top level of `scope.body` or of a scope
-// nested there, at any depth (a pl.submit's TaskId element, or the TaskId result of a loop
-// there), in yield order: the yielded Var, or for
+// nested there, at any depth (a pl.submit's TaskId element, the TaskId result of a loop or of
+// an if there), in yield order: the yielded Var, or for
 // a loop result that loop's iter_arg (whose C++ variable the result names), with the pl.slots(N)
 // size of an array carry:
 //   TaskIdsCarriedOutOfScope(*scope, *yield)  ->  {{prev_2, 0}}

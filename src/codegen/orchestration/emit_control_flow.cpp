@@ -207,6 +207,10 @@ void Emitter::assign_exit_slots(const Stmt& s, const std::vector<VarPtr>& result
 CarryTarget Emitter::branch_result(const IfStmt& s, size_t k) {
   const VarPtr& rv = s.return_vars[k];
   CarryTarget target{"", rv.get(), std::nullopt, ""};
+  if (const std::string* hoisted = hoisted_task_id(rv.get())) {   // declared before its PTO2_SCOPE
+    target.name = *hoisted;
+    return target;
+  }
   // §13: the pre-if array (its array_backings entry: no code), or a phi array (none) with slot
   // copies (numbers, bools and TaskIds alike: a dependency on a TaskId phi array fans out over
   // its slots like any TaskId array).
