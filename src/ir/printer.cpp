@@ -298,10 +298,15 @@ std::string Printer::print_call(const Call& c) {
     }
     return s + "deps=" + print_list(c.manual_dep_edges) + ")";
   }
-  if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.size() == 1 && c.attrs.count("dtype")) {
-    // pl.tile.full(shape, dtype, value) (pl.full is the tensor fill, reference_ops.md §1.1)
-    return "pl.tile.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) + ", " +
-           print_expr(c.args[1], 0) + ")";
+  if (c.callee == "tile.full" && c.args.size() == 2 && c.attrs.count("dtype") &&
+      c.attrs.size() == 1 + c.attrs.count("target_memory")) {
+    // pl.tile.full(shape, dtype, value) (pl.full is the tensor fill, reference_ops.md §1.1), and the
+    // target_memory an annotation set (anchor_features §14)
+    std::string s = "pl.tile.full(" + print_expr(c.args[0], 0) + ", " + print_attr_value("dtype", c.attrs.at("dtype")) +
+                    ", " + print_expr(c.args[1], 0);
+    if (c.attrs.count("target_memory"))
+      s += ", target_memory=" + print_attr_value("target_memory", c.attrs.at("target_memory"));
+    return s + ")";
   }
   if (c.callee == "system.task_ref") {
     // The typed Call::task_ref prints as the op's keywords (make_op takes them back).

@@ -7,12 +7,11 @@
 //   slice, ...). Declared Out / InOut never change.
 //       def k(self, a: pl.Tensor[...], c: pl.Tensor[...]):        def k(self, a, c: pl.Out[...]):
 //           c = pl.store(pl.load(a, ...), [0, 0], c)      ==>         (same body)
-//   (2) Then, to a fixed point over the other non-Orchestration functions (Group, Inline,
-//   Opaque), a parameter declared In that is passed (directly or through a view) into a
-//   callee's Out slot becomes Out, into an InOut slot InOut.
-//   (3) An Orchestration parameter declared In that reaches a callee's Out / InOut slot this
-//   way is refused (the caller's input array would be modified), as the parser refuses it for
-//   a declared Out / InOut slot.
+//   (2) Then, to a fixed point over the non-kernel functions (Orchestration, Group, Inline,
+//   Opaque: anchor_features §16 A), a parameter declared In that is passed (directly or
+//   through a view) into a callee's Out slot becomes Out, into an InOut slot InOut — an
+//   Orchestration's too, as in the reference compiler: the caller's array is written (the
+//   parser warns where it sees the callee's slot declared Out / InOut).
 // Input invariants: callees exist; calls are not yet given directions (DeriveCallDirections
 //   runs after this pass and reads the upgraded ParamDirections).
 // Output invariants: no kernel writes a tensor parameter declared In (no IRProperty: the
@@ -75,10 +74,6 @@ FunctionPtr upgrade_kernel(const Program& program, const FunctionPtr& fn) {
   return changed ? with_directions(fn, std::move(dirs)) : fn;
 }
 
-const char* direction_name(ParamDirection d) {
-  return d == ParamDirection::Out ? "Out" : d == ParamDirection::InOut ? "InOut" : "In";
-}
-
 // Calls / submits of program functions in a body, with their callee, args and span.
 // (Pointers into the body, not copies: a Span copy touches the shared text of its line.)
 struct CallSite {
@@ -102,8 +97,8 @@ class CallSites : public IRVisitor {
   }
 };
 
-// One caller step: upgrades (or, for an Orchestration, refuses) In params that reach a
-// callee's written slot. Returns the caller, possibly with new directions.
+// One caller step: upgrades In params that reach a callee's written slot. Returns the caller,
+// possibly with new directions.
 FunctionPtr propagate_to_caller(const Program& program, const FunctionPtr& fn) {
   BufferRoots roots(program, *fn, /*views_are_roots=*/false);
   CallSites cs;
@@ -120,17 +115,8 @@ FunctionPtr propagate_to_caller(const Program& program, const FunctionPtr& fn) {
       for (size_t i = 0; i < fn->params.size(); ++i) {
         if (!arg_roots.count(fn->params[i].get()) || dirs[i] == ParamDirection::InOut) continue;
         if (dirs[i] == cd) continue;
-        if (fn->type == FunctionType::Orchestration) {
-          if (dirs[i] != ParamDirection::In) continue;   // a declared Out passed to InOut: the parser's rule
-          throw UserError("'" + fn->params[i]->name + "' is an input (pl.In) parameter of '" + fn->name + "', but '" +
-                              callee->name + "' writes its parameter '" + callee->params[a]->name +
-                              "' (the kernel body stores to it, so it is pl." + direction_name(cd) + ")",
-                          *site.span,
-                          "declare it as " + fn->params[i]->name +
-                              ": pl.InOut[...] (or pl.Out[...]) if the entry may modify it, or pass a tensor created "
-                              "with pl.create_tensor; declare '" + callee->params[a]->name + "' as pl." +
-                              direction_name(cd) + "[...] in '" + callee->name + "' to make the write visible");
-        }
+        // A declared Out passed to an InOut slot: the parser's rule (the DSL's own call check).
+        if (fn->type == FunctionType::Orchestration && dirs[i] != ParamDirection::In) continue;
         dirs[i] = (dirs[i] == ParamDirection::In) ? cd : ParamDirection::InOut;
         changed = true;
       }

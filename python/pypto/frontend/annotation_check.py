@@ -18,7 +18,7 @@ from pypto.frontend.annotations import expand_alias, tile_annotation_space
 from pypto.frontend.diagnostics import a_or_an
 
 # Ops whose result memory space an annotation may choose (they take an optional target_memory=).
-_RETARGETABLE = ("tile.load", "tile.create")
+_RETARGETABLE = ("tile.load", "tile.create", "tile.full")
 
 
 def _is_index_pair(a, b) -> bool:

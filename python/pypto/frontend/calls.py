@@ -222,6 +222,7 @@ def op_call(ctx, node: ast.Call, spec: OpSpec, pl_name: str, evaluated: dict | N
         args = [_store_block(ctx, arg_nodes[3], args[0], args[3])] + args[1:3]
     if spec.op == "tile.load" and len(args) == 4 and _same_extents(args[2], args[3]):
         args = args[:3]    # valid_shapes equal to shapes is the default (the printer leaves it out)
+    args = _single_index_as_list(spec.op, args)
     try:
         call = ir.Call.make_op(spec.op, args, attrs, ctx.span(node))
     except PyptoError:
@@ -670,6 +671,20 @@ def _cast(ctx, node: ast.Call, b: Builtin):
     return ir.Call.make_op(kind + ".cast", [x], attrs, ctx.span(node))
 
 
+_ELEMENT_OPS = ("tensor.read", "tensor.write", "tile.read", "tile.write")
+
+
+def _single_index_as_list(op: str, args: list) -> list:
+    """A bare integer index of a rank-1 tensor or tile is the list of that one index
+    (anchor_features §11: "or a single integer for 1-D"; reference_ops.md on read / write):
+    `pl.write(t, 3, v)` is `pl.write(t, [3], v)`. Other ranks keep the op's own error."""
+    if op in _ELEMENT_OPS and len(args) >= 2 and isinstance(args[1].type, ir.ScalarType):
+        shape = getattr(args[0].type, "shape", None)
+        if shape is not None and len(shape) == 1:
+            return [args[0], ir.MakeTuple.make([args[1]], args[1].span)] + list(args[2:])
+    return args
+
+
 _WRITE_USAGE = "pl.write(t, [i, j], v)"
 
 
@@ -688,7 +703,7 @@ def _write(ctx, node: ast.Call):
         raise ctx.error(dst_node, f"pl.write needs a tensor or a tile, got {irtypes.describe(dst.type)}")
     idx = eval_arg(ctx, idx_node)
     value = eval_expr(ctx, value_node)
-    return ir.Call.make_op(op, [dst, idx, value], {}, ctx.span(node))
+    return ir.Call.make_op(op, _single_index_as_list(op, [dst, idx, value]), {}, ctx.span(node))
 
 
 def _dim(ctx, node: ast.Call, b: Builtin):
@@ -843,7 +858,7 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
                     _check_tensor_arg(ctx, inner, e, p, sig)
                     passed[(k, id(et))] = et   # (holds et: its id stays unique)
                 if pd in _WRITES and is_orch:
-                    _check_not_read_only(ctx, inner, e, p, sig, pd)
+                    _note_written_input(ctx, inner, e, p, sig, pd)
         args.append(e)
         dirs.append(d)
     return args, (dirs if any_nodep else [])
@@ -929,7 +944,7 @@ def _check_tensor_arg(ctx, node, e, p, sig):
 def _check_tensor_call_arg(ctx, node, e, p, sig, pd):
     _check_tensor_arg(ctx, node, e, p, sig)
     if pd in _WRITES and ctx.is_orchestration:
-        _check_not_read_only(ctx, node, e, p, sig, pd)
+        _note_written_input(ctx, node, e, p, sig, pd)
 
 
 def view_root(ctx, e):
@@ -947,17 +962,21 @@ def view_root(ctx, e):
     return e
 
 
-def _check_not_read_only(ctx, node, e, p, sig, pd):
-    """An orchestration's own pl.In tensor parameter (or a view of it) may not be passed where
-    the callee writes: the caller's input array would be modified (or a hidden copy written)."""
+def _note_written_input(ctx, node, e, p, sig, pd):
+    """An orchestration's own pl.In tensor parameter (or a view of it) passed where the callee
+    writes becomes pl.Out / pl.InOut (anchor_features §16 A: the fixed point runs over every
+    non-InCore function; UpgradeWrittenParamDirections does it), so the caller's array is
+    written: a PyptoWarning says so, once per parameter (it was refused)."""
     root = view_root(ctx, e)
     for q, qd in zip(ctx.sig.params, ctx.sig.directions):
         if q == root:        # identity of IR nodes
-            if qd == ir.ParamDirection.In:
-                raise ctx.error(node, f"'{q.name}' is an input (pl.In) parameter of '{ctx.sig.name}', but "
-                                f"'{sig.name}' writes its parameter '{p.name}' (pl.{pd.name})",
-                                help=f"declare it as {q.name}: pl.InOut[...] (or pl.Out[...]) if the entry may "
-                                     "modify it, or pass a tensor created with pl.create_tensor")
+            warned = ctx.prog.__dict__.setdefault("warned_written_inputs", set())
+            if qd == ir.ParamDirection.In and (ctx.sig.name, q.name) not in warned:
+                warned.add((ctx.sig.name, q.name))
+                ctx.src.warn(node, f"'{q.name}' is declared pl.In in '{ctx.sig.name}', but '{sig.name}' writes its "
+                             f"parameter '{p.name}' (pl.{pd.name}): '{q.name}' becomes pl.{pd.name} as in the "
+                             f"reference compiler, so the caller's array is written; declare it "
+                             f"{q.name}: pl.{pd.name}[...] to say so (or pass a pl.create_tensor buffer)")
             return
 
 

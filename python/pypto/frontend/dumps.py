@@ -22,7 +22,8 @@ _DUMP_TAG_FUNCS = (ir.FunctionType.Orchestration, ir.FunctionType.Inline)
 def parse_dump_tag(ctx, node: ast.Call) -> None:
     """`pl.dump_tag(t)`: tags the SSA value bound to `t` (forward-sticky by value identity). No IR."""
     if ctx.sig.ftype not in _DUMP_TAG_FUNCS:
-        raise ctx.error(node, f"pl.dump_tag is only allowed in Orchestration or Inline functions, not in "
+        # (The spec allows Inline functions too; pypto refuses pl.FunctionType.Inline itself.)
+        raise ctx.error(node, f"pl.dump_tag is only allowed in Orchestration functions, not in "
                         f"'{ctx.sig.name}' ({a_or_an(ctx.sig.ftype.name)} function)",
                         help="tag the tensor in the orchestration that submits the kernel")
     if node.keywords or len(node.args) != 1:

@@ -25,7 +25,7 @@ from pypto.frontend.annotations import parse_return_types, parse_type
 from pypto.frontend.context import FnCtx, FunctionSig, ProgramCtx
 from pypto.frontend.diagnostics import Source, did_you_mean
 from pypto.frontend.pyeval import PyEvalFailure, attrs_dict, dotted, eval_py, int_list, try_eval_py
-from pypto.frontend.scope_options import auto_scope_option
+from pypto.frontend.scope_options import auto_scope_option, strict_ssa_option
 from pypto.frontend.stmts import make_body, parse_body
 from pypto.language import _types as T
 from pypto.language._decorators import FunctionMarker, function, unknown_option_help
@@ -82,6 +82,13 @@ def _decorator_options(sctx, fn: ast.FunctionDef):
         attrs, auto_scope = {}, True
         group_sync = {}
         for kw in (call.keywords if call else []):
+            if kw.arg in ("level", "role", "attrs") and _is_none(kw.value):
+                continue   # the spec'd default (anchor_features §4's signature), written out
+            if kw.arg == "strict_ssa":
+                # R's option to refuse rebinding a name; this parser converts any program to SSA
+                # itself, so both values parse the same programs (a strict one among them).
+                strict_ssa_option(sctx, kw.value)
+                continue
             if kw.arg == "attrs":
                 # Function attrs (facts a pass stamped on the function; printed pass output).
                 attrs = attrs_dict(sctx, kw.value)
@@ -155,6 +162,10 @@ _DEAD_FUNCTION_TYPES = {
     "Spmd": "write `with pl.spmd(n):` in an orchestration function (it outlines an InCore kernel) or "
             "launch an InCore kernel with pl.spmd_submit",
 }
+
+
+def _is_none(node) -> bool:
+    return isinstance(node, ast.Constant) and node.value is None
 
 
 def _refuse_dead_option(sctx, kw, v):

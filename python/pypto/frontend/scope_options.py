@@ -52,6 +52,17 @@ def auto_scope_option(ctx, node: ast.AST) -> bool:
     return node.value
 
 
+def strict_ssa_option(ctx, node: ast.AST) -> bool:
+    """``@pl.function(strict_ssa=<node>)`` (§4's signature): a bool literal. Nothing reads it: the
+    parser makes every program SSA itself, so a strict program parses as it would without it.
+
+        strict_ssa_option(ctx, <ast of True>)  ->  True
+    """
+    if not (isinstance(node, ast.Constant) and isinstance(node.value, bool)):
+        raise ctx.error(node, f"strict_ssa= must be True or False, got '{ast.unparse(node)}'")
+    return node.value
+
+
 def scope_mode(ctx, call: ast.Call, scope_mode_enum) -> str:
     """The mode of ``pl.scope(mode=pl.ScopeMode.X)`` (§4): "auto" (default) or "manual"."""
     if call.args:

@@ -112,12 +112,19 @@ def _body(ctx, node, info: ScopeInfo, stmts, tail_yield=False):
     return make_body(block, ctx.span(node)), frame.vars, yinfo
 
 
+# Scope keywords whose spec'd default is None (anchor_features §1's signatures): written out,
+# `deps=None` means "not given".
+_NONE_DEFAULTS = ("deps", "optimizations", "no_dep_args", "dumps", "predicate")
+
+
 def _kwargs(ctx, call, allowed, what):
     kws = {}
     for kw in call.keywords:
         if kw.arg not in allowed:
             raise ctx.error(kw.value if kw.arg else call, f"{what} has no keyword '{kw.arg}'",
                             help=did_you_mean(kw.arg or "", allowed) or f"keywords: {', '.join(allowed)}")
+        if kw.arg in _NONE_DEFAULTS and isinstance(kw.value, ast.Constant) and kw.value.value is None:
+            continue
         kws[kw.arg] = kw.value
     return kws
 
@@ -179,9 +186,20 @@ def _finish(ctx, node, kind, attrs, options, body, rebound, tid_node):
 
 
 def _at(ctx, node, item, call):
-    if call.args:
-        raise ctx.error(call.args[0], "pl.at takes keyword arguments only, e.g. pl.at(level=pl.Level.CORE_GROUP)")
-    kws = _kwargs(ctx, call, _AT_KW, "pl.at")
+    # pl.at(level, role=None, *, ...) (anchor_features §1): level and role may be positional.
+    if len(call.args) > 2:
+        raise ctx.error(call.args[2], "pl.at takes at most two positional arguments (level, role); the others are "
+                        "keywords", help="e.g. pl.at(pl.Level.CORE_GROUP, deps=[t])")
+    kws = _kwargs(ctx, call, _AT_KW + ("role",), "pl.at")
+    for name, arg in zip(("level", "role"), call.args):
+        if name in kws:
+            raise ctx.error(arg, f"pl.at got {name} twice (positionally and as {name}=)")
+        kws[name] = arg
+    if "role" in kws:
+        if not (isinstance(kws["role"], ast.Constant) and kws["role"].value is None):
+            raise ctx.error(kws["role"], "role= on pl.at is not supported: no pass or code generator reads it",
+                            help="drop it (or write role=None)")
+        del kws["role"]
     if "level" not in kws:
         raise ctx.error(call, "pl.at needs level=", help="e.g. with pl.at(level=pl.Level.CORE_GROUP):")
     level = _level(ctx, kws["level"])

@@ -23,6 +23,7 @@ from pypto.frontend.annotation_check import reconcile_annotation
 from pypto.frontend.exprs import eval_expr, index_exprs, require_scalar, scalar_operand
 from pypto.frontend.pyeval import try_eval_py
 from pypto.frontend.shape_access import unpack_shape
+from pypto.language import _types as T
 from pypto.language._builtins import Builtin
 
 
@@ -305,12 +306,23 @@ def types_match(a, b) -> bool:
     return a == b   # structural equality of IR types
 
 
+def _unresolvable_annotation(ctx, node) -> bool:
+    """A string forward reference (`t: "Tile"`) or `pl.UnknownType`: anchor_features §14's R skips
+    them (the value keeps its own type)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return True
+    return try_eval_py(ctx, node, None) is T.UnknownType
+
+
 def _ann_assign(ctx, st: ast.AnnAssign):
     """`x: T = e` with the annotation rules of anchor_features.md §14 (see annotation_check.py)."""
     if not isinstance(st.target, ast.Name):
         raise ctx.error(st.target, "annotated assignment needs a plain name target")
     if st.value is None:
         raise ctx.error(st, f"'{st.target.id}' is declared without a value", help="write name: Type = value")
+    if _unresolvable_annotation(ctx, st.annotation):
+        bind_new(ctx, st.target, eval_expr(ctx, st.value), st)   # skipped, as the reference does (§14)
+        return
     ann, _ = parse_type(ctx, st.annotation)
     value = eval_expr(ctx, st.value)
     if not types_match(ann, value.type):

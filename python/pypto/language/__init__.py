@@ -31,6 +31,7 @@ from pypto.language._types import (  # noqa: F401
 from pypto.language._types import ScopeMode, SplitMode  # noqa: F401  (reference DSL, anchor_features §4, §5)
 from pypto.language._types import PadValue  # noqa: F401  (slice pad_value=, fillpad; anchor_features §10)
 from pypto.language._types import NZ, MemRef, TileView  # noqa: F401  (annotation items, anchor_features §14)
+from pypto.language._types import UnknownType  # noqa: F401  (an annotation the checker skips, §14)
 from pypto.language._types import MemorySpace as Mem  # noqa: F401  (pl.Mem.Vec == pl.MemorySpace.Vec, §14)
 from pypto.language._types import LoopCarry, alias, rebind, slots  # noqa: F401  (printed pass results)
 from pypto.language._types import TaskIdFacts, task_id  # noqa: F401  (printed ResolveTaskIds result)

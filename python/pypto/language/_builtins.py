@@ -76,7 +76,7 @@ def _tile_ops(prefix: str) -> dict:
         # blayout= / slayout=: the reference's fractal-layout hints, checked and dropped (reference_ops.md §2)
         "move": op(prefix + "move", "tile.move", ("tile", "target_memory", "blayout", "slayout"),
                    ("target_memory", "blayout", "slayout")),
-        "full": op(prefix + "full", "tile.full", ("shape", "dtype", "value"), ("dtype",)),
+        "full": op(prefix + "full", "tile.full", ("shape", "dtype", "value", "target_memory"), ("dtype", "target_memory")),
         "get_block_idx": op(prefix + "get_block_idx", "tile.get_block_idx"),
         "get_block_num": op(prefix + "get_block_num", "tile.get_block_num"),
     }

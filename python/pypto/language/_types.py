@@ -169,6 +169,11 @@ class Tensor(_AnnotationMarker):
     kind = "Tensor"
 
 
+class UnknownType(metaclass=_DSLClass):
+    """``x: pl.UnknownType = e``: an annotation that names no type (anchor_features §14): the
+    checker skips it and ``x`` takes ``e``'s type, as for a string annotation."""
+
+
 class TileView(metaclass=_DSLClass):
     """``pl.TileView(valid_shape=[r, c], stride=[s0, s1], start_offset=k)``: a view annotation item of
     ``pl.Tile[...]`` (anchor_features §14). The parser checks it from the source; on the CPU it is a

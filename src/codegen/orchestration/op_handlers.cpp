@@ -66,11 +66,14 @@ void TensorReadHandler(Emitter& e, const Var* result, const Call& call) {
   PYPTO_CHECK(st, "tensor.read result is not a scalar");
   std::string src = e.ref(t);
   std::string name = e.declare(result);
-  std::string arr = e.scopes().declare(name + "_idx", false);
-  std::string vals;
-  for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
   std::string r = std::to_string(idx.size());
-  e.line("int64_t " + arr + "[" + r + "] = {" + vals + "};");
+  std::string arr = "nullptr";   // rank 0 (anchor_features §11): no index array (a zero-size one is not ISO C++)
+  if (!idx.empty()) {
+    arr = e.scopes().declare(name + "_idx", false);
+    std::string vals;
+    for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
+    e.line("int64_t " + arr + "[" + r + "] = {" + vals + "};");
+  }
   std::string ct = Emitter::ctype(st->dtype);
   // No source site argument: the call must compile against the real runtime header too. The
   // line goes before it (a no-op where the runtime does not define the macro).
@@ -86,13 +89,16 @@ void TensorWriteHandler(Emitter& e, const Var* result, const Call& call) {
   auto idx = list_arg(call, 1);
   auto* tt = t->type->as<TensorType>();
   std::string src = e.ref(t);
-  std::string arr = e.scopes().declare(GetSSABaseName(t->name) + "_widx", false);
-  std::string vals;
-  for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
   std::string r = std::to_string(idx.size()), ct = Emitter::ctype(tt->dtype);
-  e.line("{ int64_t " + arr + "[" + r + "] = {" + vals + "}; PTO2_ELEMENT_SITE(" + Emitter::source_site_args(call.span) +
-         "); set_tensor_data<" + ct + ">(" + src + ", " + r + ", " + arr + ", static_cast<" + ct + ">(" +
-         e.expr(call.args[2]) + ")); }");
+  std::string arr = "nullptr", decl;   // rank 0: `0, nullptr` (anchor_features §11)
+  if (!idx.empty()) {
+    arr = e.scopes().declare(GetSSABaseName(t->name) + "_widx", false);
+    std::string vals;
+    for (size_t i = 0; i < idx.size(); ++i) vals += (i ? ", " : "") + e.i64(idx[i]);
+    decl = "int64_t " + arr + "[" + r + "] = {" + vals + "}; ";
+  }
+  e.line("{ " + decl + "PTO2_ELEMENT_SITE(" + Emitter::source_site_args(call.span) + "); set_tensor_data<" + ct + ">(" +
+         src + ", " + r + ", " + arr + ", static_cast<" + ct + ">(" + e.expr(call.args[2]) + ")); }");
   if (result) e.bind(result, e.binding_of(t));
 }
 

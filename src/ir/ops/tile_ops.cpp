@@ -334,13 +334,18 @@ void register_tile_ops(OpRegistry& r) {
            return TileType::make(t->shape, d, t->memory, t->valid_shape);
          });
 
-  add_op(r, "tile.full", {"shape", "value"}, {"dtype"}, "A new Vec tile of the given shape and dtype, every element = value.",
+  // target_memory: what an annotated memory space sets (anchor_features §14: `t: pl.Tile[..., pl.Mem.Mat] =
+  // pl.tile.full(...)`); Vec otherwise.
+  add_op(r, "tile.full", {"shape", "value"}, {"dtype", "target_memory"},
+         "A new tile (Vec unless target_memory says) of the given shape and dtype, every element = value.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto shape = expect_int_list("tile.full", "shape", args[0], span);
            check_tile_rank("tile.full", "shape", shape.size(), span);
            expect_numeric_scalar("tile.full", "value", args[1], span);
            DataType d = attr_dtype("tile.full", attrs, span);
-           return TileType::make(std::move(shape), d, MemorySpace::Vec);
+           MemorySpace mem = MemorySpace::Vec;
+           attr_memory("tile.full", attrs, span, &mem);
+           return TileType::make(std::move(shape), d, mem);
          });
 
   register_tile_elementwise_ops(r);
