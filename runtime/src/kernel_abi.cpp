@@ -83,8 +83,9 @@ bool pto2_group_wait(const PTO2KernelContext* ctx, uint32_t flag) {
 
 // ---------------------------------------------------------------- race checker
 
-void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
-                      bool write) {
+namespace {
+void note_box(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
+              bool write, bool atomic) {
   using namespace pto2::detail;
   if (!ctx || !ctx->internal_) return;
   const auto* in = static_cast<const KernelCtxInternal*>(ctx->internal_);
@@ -98,5 +99,16 @@ void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, c
     box.shapes[d] = static_cast<uint32_t>(shp[d]);
     box.offset += off[d] * t.strides[d];
   }
-  rc->on_kernel_access(in->raw, static_cast<uint32_t>(&t - args), Region::of(box), write);
+  rc->on_kernel_access(in->raw, static_cast<uint32_t>(&t - args), Region::of(box), write, atomic);
+}
+}  // namespace
+
+void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
+                      bool write) {
+  note_box(ctx, t, rank, off, shp, write, false);
+}
+
+void pto2_note_atomic_add(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off,
+                          const int64_t* shp) {
+  note_box(ctx, t, rank, off, shp, true, true);
 }

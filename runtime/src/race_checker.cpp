@@ -221,10 +221,10 @@ void RaceChecker::on_skipped(uint64_t raw) {
   skipped_.push_back(raw);
 }
 
-void RaceChecker::on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write) {
+void RaceChecker::on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write, bool atomic) {
   if (r.empty) return;
   std::lock_guard<std::mutex> lk(skipped_mu_);
-  notes_.push_back(KernelNote{raw, arg, write, with_axes_by_stride(r)});
+  notes_.push_back(KernelNote{raw, arg, write, with_axes_by_stride(r), atomic});
 }
 
 // The accesses to check, in task order: an argument whose kernel reported what it touched
@@ -250,8 +250,11 @@ std::vector<RaceChecker::Access> RaceChecker::effective_accesses() {
     for (size_t j = k; j < notes_.size() && notes_[j].raw == raw && notes_[j].arg == a.arg; ++j) {
       bool dup = false;
       for (size_t q = first; q < out.size() && !dup; ++q)
-        dup = out[q].write == notes_[j].write && out[q].region.same_as(notes_[j].region);
-      if (!dup) out.push_back(Access{a.node, a.storage, a.arg, notes_[j].write, a.tracked, a.no_dep, true, notes_[j].region});
+        dup = out[q].write == notes_[j].write && out[q].atomic == notes_[j].atomic &&
+              out[q].region.same_as(notes_[j].region);
+      if (!dup)
+        out.push_back(Access{a.node, a.storage, a.arg, notes_[j].write, a.tracked, a.no_dep, true, notes_[j].region,
+                             notes_[j].atomic});
     }
   }
   return out;
@@ -309,6 +312,7 @@ struct Seen {
   uint32_t access;
   bool tracked;
   bool no_dep;  // a whole pl.no_dep argument (the kernel reported nothing finer)
+  bool atomic;  // an atomic add: no conflict with another one
 };
 // The accesses of one exact region of a storage not yet retired by a later covering write.
 struct HistoryEntry {
@@ -390,7 +394,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
       for (const Seen& s : v) {
         // Two pl.no_dep arguments of one tensor are taken at their word: the kernels touch
         // disjoint parts (the runtime sees only the whole argument, not the kernel's accesses).
-        if ((s.no_dep && x.no_dep && !x.from_kernel) || ordered(s)) continue;
+        if ((s.no_dep && x.no_dep && !x.from_kernel) || (s.atomic && x.atomic) || ordered(s)) continue;
         const uint64_t key = (uint64_t{s.node} << 32) | x.node;
         if (pairs.insert(key).second) found.emplace_back(s.access, xi);
       }
@@ -406,7 +410,9 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
       check(e.writes);
       if (x.write) check(e.reads);
       const bool is_same = e.region.same_as(x.region);
-      if (x.write && (is_same || region_contains(x.region, e.region))) {
+      // (An atomic add retires nothing: a later atomic add does not conflict with it, but does
+      // with the plain accesses before it.)
+      if (x.write && !x.atomic && (is_same || region_contains(x.region, e.region))) {
         // Accesses ordered before a covering write are retired: anything later that conflicts
         // with them conflicts with the write too.
         auto retire = [&](std::vector<Seen>& v) { v.erase(std::remove_if(v.begin(), v.end(), ordered), v.end()); };
@@ -426,7 +432,7 @@ uint64_t RaceChecker::finish(const std::vector<KernelInfo>& kernels, std::string
       same->region = x.region;
       h.max_len = std::max(h.max_len, x.region.hi - x.region.lo);
     }
-    (x.write ? same->writes : same->reads).push_back(Seen{x.node, xi, x.tracked, x.no_dep && !x.from_kernel});
+    (x.write ? same->writes : same->reads).push_back(Seen{x.node, xi, x.tracked, x.no_dep && !x.from_kernel, x.atomic});
   }
 
   if (pairs_out) {

@@ -89,7 +89,7 @@ class RaceChecker {
   void on_skipped(uint64_t raw);
   /// The kernel of task `raw` touched region `r` of its argument `arg` (pto2_note_access).
   /// Any thread.
-  void on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write);
+  void on_kernel_access(uint64_t raw, uint32_t arg, const Region& r, bool write, bool atomic = false);
   /// Checks the run; returns the number of unordered conflicting task pairs and writes their
   /// report (empty when none).
   uint64_t finish(const std::vector<KernelInfo>& kernels, std::string& report,
@@ -119,12 +119,14 @@ class RaceChecker {
     bool no_dep;      // a NO_DEP argument (pl.no_dep)
     bool from_kernel; // the box the kernel reported (pto2_note_access), not the whole argument
     Region region;
+    bool atomic = false;  // an atomic add (pto2_note_atomic_add): commutes with another one
   };
-  struct KernelNote {  // one pto2_note_access
+  struct KernelNote {  // one pto2_note_access / pto2_note_atomic_add
     uint64_t raw;
     uint32_t arg;
     bool write;
     Region region;
+    bool atomic = false;
   };
   struct StorageInfo {
     const void* data = nullptr;

@@ -229,6 +229,47 @@ TEST(RaceChecker, KernelReportedBoxesReplaceTheWholeArgument) {
   }
 }
 
+namespace {
+// s0 = 0: an atomic add of 1 into elements [0, 16) of t0 (pto2_note_atomic_add); s0 = 1: a plain
+// read of them (pto2_note_access).
+void k_accumulate(PTO2KernelContext* ctx) {
+  const Tensor& t = ctx->tensors[0];
+  const int64_t off[1] = {0}, shp[1] = {16};
+  auto* cells = static_cast<uint32_t*>(t.data);
+  if (ctx->scalars[0] == 0) {
+    if (pto2_race_checking()) pto2_note_atomic_add(ctx, t, 1, off, shp);
+    for (int64_t i = 0; i < 16; ++i) __atomic_fetch_add(cells + i, 1u, __ATOMIC_RELAXED);
+  } else {
+    if (pto2_race_checking()) pto2_note_access(ctx, t, 1, off, shp, false);
+    uint32_t sum = 0;
+    for (int64_t i = 0; i < 16; ++i) sum += __atomic_load_n(cells + i, __ATOMIC_RELAXED);
+    (void)sum;
+  }
+}
+}  // namespace
+
+// Atomic adds (pl.store(..., atomic=pl.AtomicType.Add): split-K accumulation) commute, so
+// unordered ones are no race; they were reported as write/write races and failed the run. An
+// unordered plain access of the same box still races with them.
+TEST(RaceChecker, AtomicAddsDoNotRaceWithEachOtherButDoWithOtherAccesses) {
+  checked_runtime().register_kernel(3, "k_accumulate", pto2::CoreType::AIV, &k_accumulate);
+  std::vector<int32_t> x(16, 0);
+  for (int with_read = 0; with_read < 2; ++with_read) {
+    pto2::RunResult r = checked_runtime().run([&](const ChipStorageTaskArgs&) {
+      PTO2_SCOPE(PTO2ScopeMode::MANUAL) {
+        for (int k = 0; k < 3 + with_read; ++k) {
+          Arg a;
+          a.add_inout(ext1d(x));
+          a.add_scalar(static_cast<uint64_t>(k == 3 ? 1 : 0));   // the fourth task reads
+          rt_submit_aiv_task(3, a);
+        }
+      }
+    });
+    EXPECT_EQ(r.races, with_read ? 3u : 0u) << r.message;
+  }
+  EXPECT_EQ(x[5], 6);
+}
+
 // ---------------------------------------------------------------- random MANUAL programs
 
 namespace {

@@ -43,6 +43,13 @@ extern std::atomic<int> race_checking_runs;  ///< runs with the race checker on,
 inline bool pto2_race_checking() { return pto2::race_checking_runs.load(std::memory_order_relaxed) != 0; }
 void pto2_note_access(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off, const int64_t* shp,
                       bool write);
+// An atomic read-modify-write add into the box (pl.store(..., atomic=pl.AtomicType.Add)): two
+// atomic adds commute, so the checker does not report them against each other; against any
+// other read or write of the box they conflict as a write does.
+//
+//     if (pto2_race_checking()) pto2_note_atomic_add(ctx, ctx->tensors[1], 2, off, shp);
+void pto2_note_atomic_add(const PTO2KernelContext* ctx, const Tensor& t, int rank, const int64_t* off,
+                          const int64_t* shp);
 
 // Group synchronisation between the two kernels of one mixed task (MixedKernels: an AIC and
 // an AIV kernel gang-started together) — the CPU equivalent of the on-chip cross-core flags:

@@ -572,7 +572,8 @@ inline bool store_add(const PTO2KernelContext* ctx, const C* tile, const Tensor&
   if (!check_box(ctx, t, want, rank, off, shp, "store", name, decl)) return false;
   int64_t vis[PTO2_MAX_DIMS];
   if (!decl || !clip_box(t, rank, off, shp, vis)) std::copy(shp, shp + rank, vis);   // clipped: §18
-  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+  // (to the race checker an atomic add, which another atomic add does not conflict with)
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_atomic_add(ctx, t, rank, off, vis);
   const int64_t last_stride = t.strides[rank - 1];
   for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t n) {
     for (int64_t j = 0; j < n; ++j) atomic_add_elem<S, C>(t.data, e + j * last_stride, tile[ti + j]);
