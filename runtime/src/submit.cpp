@@ -31,7 +31,9 @@ std::string SubmitState::check(TaskKind& kind, int32_t aic_kernel, int32_t aiv_k
     else if (aiv_kernel == INVALID_KERNEL_ID) kind = TaskKind::AIC;
   }
   const uint32_t blocks = params.launch_spec.block_num;
-  if (kind != TaskKind::DUMMY && blocks == 0) return who() + ": launch_spec block_num must be >= 1";
+  if (kind != TaskKind::DUMMY && blocks == 0)
+    return who() + ": launch_spec block_num (core_num) is 0: it must be >= 1 (a grid such as (M + B - 1) // B is 0 "
+                   "for M = 0: guard the submission with an if)";
   // A kernel sees block_num as int32: a larger count is a negative or too large core_num
   // (LaunchSpec::set_block_num stores those as UINT32_MAX).
   if (kind != TaskKind::DUMMY && blocks > static_cast<uint32_t>(INT32_MAX))

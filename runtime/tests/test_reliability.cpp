@@ -71,7 +71,7 @@ TEST(Reliability, ZeroBlockNumIsRefused) {
     rt_submit_aiv_task(0, a);
   });
   EXPECT_FALSE(r.ok());
-  EXPECT_NE(r.message.find("block_num must be >= 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("block_num (core_num) is 0: it must be >= 1"), std::string::npos) << r.message;
 }
 
 TEST(Reliability, PredicateIndexIsRangeChecked) {

@@ -199,7 +199,7 @@ def test_create_tensor_extent_checked_before_narrowing(extents, n):
     assert (y == 1).all()
 
 
-@pytest.mark.parametrize("cn", [2 ** 32 + 2, -1, 2 ** 40])
+@pytest.mark.parametrize("cn", [2 ** 32 + 2, -1, 2 ** 40, 0])   # 0 named no core_num before
 def test_run_time_core_num_checked_at_full_width_naming_the_line(extents, cn):
     x = np.ones((16, 8), np.float32)
     y = np.zeros_like(x)

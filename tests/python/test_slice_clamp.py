@@ -134,3 +134,30 @@ def test_a_long_function_clamps_with_one_call_per_axis(monkeypatch, tmp_path):
         p.close()
     np.testing.assert_allclose(out, x + 1, rtol=1e-6)
     np.testing.assert_allclose(acc, np.full((16, 16), 70, np.float32))
+
+
+RUNTIME_SHAPE = KERNEL + '''    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[40, 16], pl.FP32], out: pl.Out[pl.Tensor[[40, 16], pl.FP32]],
+             n: pl.Scalar[pl.INDEX], off: pl.Scalar[pl.INDEX]) -> pl.Tensor[[40, 16], pl.FP32]:
+        src = pl.tensor.slice(x, [16, n], [off, 0])
+        dst = pl.tensor.slice(out, [16, n], [off, 0])
+        dst = self.add_one(src, dst)
+        return out
+'''
+
+
+def test_a_negative_run_time_shape_fails_whatever_the_offset():
+    # The shape's check sat in the arm an offset past the end skips: n = -1 with offset 48 gave
+    # an empty view and no error (with offset 0 it failed, naming the slice). (A long function's
+    # pto2_slice_extent(want, ...) always evaluated it.)
+    from pypto.runtime.loader import RunError
+    prog = pypto.compile(pl.parse_program(RUNTIME_SHAPE, "rs.py"))
+    x = np.zeros((40, 16), np.float32)
+    for off in (0, 48):
+        out = np.zeros_like(x)
+        with pytest.raises(RunError, match=r"pl.tensor.slice 'src': shape -1 on axis 1 is outside 0\.\.4294967295"):
+            prog(x, out, -1, off)
+    out = np.zeros_like(x)
+    prog(x, out, 16, 48)   # a valid shape past the end: an empty view, no task touches out
+    assert not out.any()
+    prog.close()

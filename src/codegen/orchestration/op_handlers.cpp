@@ -128,8 +128,13 @@ void TensorSliceHandler(Emitter& e, const Var* result, const Call& call) {
   for (size_t i = 0; i < shapes.size(); ++i) {
     const std::string ext = src + ".shapes[" + std::to_string(i) + "]", o = off + "[" + std::to_string(i) + "]";
     const std::string want = u32(shapes[i], "shape", i);
-    sv += (i ? ", " : "") + (one_call ? "pto2_slice_extent(" + want + ", " + ext + ", " + o + ")"
-                                  : "(" + o + " >= " + ext + " ? 0u : std::min<uint32_t>(" + want + ", " + ext + " - " + o + "))");
+    // A checked (non-literal) shape is evaluated whatever the offset: in R's form it sat in the
+    // arm an offset past the end skips, so a negative shape gave an empty view without an error.
+    const bool checked = !shapes[i]->is<ConstInt>();
+    sv += (i ? ", " : "") +
+          (one_call ? "pto2_slice_extent(" + want + ", " + ext + ", " + o + ")"
+           : checked ? "std::min<uint32_t>(" + want + ", " + o + " >= " + ext + " ? 0u : " + ext + " - " + o + ")"
+                     : "(" + o + " >= " + ext + " ? 0u : std::min<uint32_t>(" + want + ", " + ext + " - " + o + "))");
   }
   e.line("uint32_t " + off + "[" + r + "] = {" + ov + "};");
   e.line("uint32_t " + sh + "[" + r + "] = {" + sv + "};");
