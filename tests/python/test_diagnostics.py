@@ -711,3 +711,19 @@ def test_compile_time_integer_arithmetic_within_int64_is_accepted():
     pl.parse_program(program("for i in pl.range(N * 2 - 1 + (1 << 62) - (1 << 62)):\n"
                              "    d = self.kernel_add(a, b, d)\nk = 1.0 / 0.0\nreturn d",
                              prelude="N = 2**61"), "t.py")
+
+
+@pytest.mark.parametrize("body, shown, help_", [
+    # valid shape differs between the branches: the two printed types were identical
+    ("if n > 0:  #!\n    t = pl.load(a, [0, 0], [16, 16], [n, 16])\nelse:\n    t = pl.load(a, [0, 0], [16, 16])\n"
+     "d = pl.store(t, [0, 0], d)\nreturn d",
+     "pl.Tile[[16, 16], pl.FP32, pl.TileView(valid_shape=[n, 16])] in one branch, pl.Tile[[16, 16], pl.FP32] in the "
+     "other", "the valid shapes differ"),
+    # ... and across iterations: acc takes t's valid shape on the right of pl.add
+    ("acc = pl.tile.full([16, 16], dtype=pl.FP32, value=0.0)\nfor r in pl.range(0, n, 16):  #!\n"
+     "    t = pl.load(a, [0, 0], [16, 16], [pl.min(n - r, 16), 16])\n    acc = pl.add(t, acc)\n"
+     "d = pl.store(acc, [0, 0], d)\nreturn d",
+     "pl.Tile[[16, 16], pl.FP32] before, pl.Tile[[16, 16], pl.FP32, pl.TileView(valid_shape=[", "pl.add(acc, t)"),
+])
+def test_a_tile_whose_valid_shape_changes_says_what_differs(body, shown, help_):
+    body_check(body, shown, "if n" if body.startswith("if") else "for", help=help_, main_type="InCore")

@@ -218,9 +218,28 @@ def _with_iter_arg_indices(ctx, call: ast.Call, loop, n_iter_args: int):
 
 
 def _check_same_kind(ctx, name, before, after, node, construct):
-    if not (before == after):
-        raise ctx.error(node, f"'{name}' changes type in the {construct}: {irtypes.type_str(before)} before, "
-                        f"{irtypes.type_str(after)} after", help=f"use a new name for the {irtypes.kind_of(after)} value")
+    if before == after:
+        return
+    where = ("one branch, {} in the other" if construct == "if/else" else "before, {} after")
+    message = f"'{name}' changes type in the {construct}: {irtypes.type_str(before)} in " if construct == "if/else" \
+        else f"'{name}' changes type in the {construct}: {irtypes.type_str(before)} "
+    message += where.format(irtypes.type_str(after))
+    raise ctx.error(node, message, help=_same_kind_help(before, after))
+
+
+def _same_kind_help(a, b) -> str:
+    """What makes two tile types of one name agree, when only a tile's valid shape or memory space
+    differs; else a new name."""
+    if isinstance(a, ir.TileType) and isinstance(b, ir.TileType) and a.dtype == b.dtype and \
+            irtypes.shape_str(a.shape) == irtypes.shape_str(b.shape):
+        if a.memory != b.memory:
+            other = b if a.memory == ir.MemorySpace.Vec else a
+            return ("the memory spaces differ: make the value it starts from in the same space, e.g. "
+                    f"pl.tile.full(..., target_memory=pl.MemorySpace.{other.memory.name})")
+        return ("the valid shapes differ: give both the same one (pl.set_validshape(t, rows, cols)), or make the tile "
+                "fully valid (pl.fillpad(t)); in a loop, a binary op takes its left operand's valid shape, so "
+                "acc = pl.add(acc, t) keeps acc's")
+    return f"use a new name for the {irtypes.kind_of(b)} value"
 
 
 @registry.handles("for")

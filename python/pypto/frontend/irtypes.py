@@ -47,7 +47,8 @@ def is_task_id_array(t) -> bool:
     return isinstance(t, ir.ArrayType) and t.dtype == ir.DataType.TASK_ID
 
 
-def _shape_str(shape) -> str:
+def shape_str(shape) -> str:
+    """`[16, M]`: a shape as the DSL spells it, for messages."""
     parts = []
     for e in shape:
         if isinstance(e, ir.ConstInt):
@@ -55,7 +56,10 @@ def _shape_str(shape) -> str:
         elif isinstance(e, ir.Var):
             parts.append(e.name)
         else:
-            parts.append(repr(e))
+            try:
+                parts.append(ir.python_print(e))   # an expression: `min(M - r, 32)`
+            except Exception:  # noqa: BLE001 - a message must not fail
+                parts.append(repr(e))
     return "[" + ", ".join(parts) + "]"
 
 
@@ -65,10 +69,11 @@ def type_str(t) -> str:
         return f"pl.Scalar[pl.{t.dtype.name}]"
     if isinstance(t, ir.TensorType):
         lay = "" if t.layout == ir.Layout.ND else f", pl.Layout.{t.layout.name}"
-        return f"pl.Tensor[{_shape_str(t.shape)}, pl.{t.dtype.name}{lay}]"
+        return f"pl.Tensor[{shape_str(t.shape)}, pl.{t.dtype.name}{lay}]"
     if isinstance(t, ir.TileType):
         mem = "" if t.memory == ir.MemorySpace.Vec else f", pl.MemorySpace.{t.memory.name}"
-        return f"pl.Tile[{_shape_str(t.shape)}, pl.{t.dtype.name}{mem}]"
+        valid = f", pl.TileView(valid_shape={shape_str(t.valid_shape)})" if t.valid_shape else ""
+        return f"pl.Tile[{shape_str(t.shape)}, pl.{t.dtype.name}{mem}{valid}]"
     if isinstance(t, ir.TupleType):
         return "tuple[" + ", ".join(type_str(e) for e in t.elements) + "]"
     if isinstance(t, ir.ArrayType):
