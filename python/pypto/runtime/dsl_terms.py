@@ -267,10 +267,11 @@ def name_element_access(message: str) -> str:
                             + ": ", message)
 
 
-# A kernel tile's run-time valid shape outside its dims (pypto_kernel_valid.h check_valid): the
-# kernel names the tile by its C++ name (a nested op's result is 'tmp') and knows no line.
+# A kernel tile's run-time valid shape outside its dims (pypto_kernel_valid.h check_valid), or its
+# run-time shape negative or too large (tile_elements): the kernel names the tile by its C++ name
+# (a nested op's result is 'tmp') and knows no line.
 _VALID_FAILURE = re.compile(r"kernel '(?P<kernel>[^']+)'[^\n]*? failed: (?P<failure>tile '(?P<name>[^']*)'"
-                            r"(?P<rest>: valid extent [^\n]*))")
+                            r"(?P<rest>: (?P<kind>valid extent|extent|run-time shape) [^\n]*))")
 
 
 def _assignments(node, out: List) -> List:
@@ -286,11 +287,12 @@ def _assignments(node, out: List) -> List:
     return out
 
 
-def _runtime_valid(call) -> bool:
-    """Whether ``call`` makes a tile whose valid shape is known only at run time."""
+def _runtime_valid(call, field: str = "valid_shape") -> bool:
+    """Whether ``call`` makes a tile whose valid shape (``field="shape"``: shape) is known only at
+    run time."""
     from pypto._core import ir
-    valid = getattr(call.type, "valid_shape", None) if isinstance(call.type, ir.TileType) else None
-    return bool(valid) and any(not isinstance(d, ir.ConstInt) for d in valid)
+    dims = getattr(call.type, field, None) if isinstance(call.type, ir.TileType) else None
+    return bool(dims) and any(not isinstance(d, ir.ConstInt) for d in dims)
 
 
 def locate_valid_extent_failures(message: str, program) -> str:
@@ -303,9 +305,10 @@ def locate_valid_extent_failures(message: str, program) -> str:
         func = next((f for f in getattr(program, "functions", None) or () if f.name == m.group("kernel")), None)
         if func is None:
             return m.group(0)
+        field = "valid_shape" if m.group("kind") == "valid extent" else "shape"
         named = [a.value.span for a in _assignments(func.body, [])
-                 if a.var.name == m.group("name") and isinstance(a.value, ir.Call) and _runtime_valid(a.value)]
-        spans = named or [c.span for c in _calls(func.body, []) if _runtime_valid(c)]
+                 if a.var.name == m.group("name") and isinstance(a.value, ir.Call) and _runtime_valid(a.value, field)]
+        spans = named or [c.span for c in _calls(func.body, []) if _runtime_valid(c, field)]
         sites = []
         for sp in spans:
             site = "%s:%d" % (os.path.basename(sp.file), sp.line)
@@ -314,7 +317,7 @@ def locate_valid_extent_failures(message: str, program) -> str:
         label = "tile '%s'" % m.group("name") if named else "a computed tile"
         start = m.start("failure") - m.start(0)
         return m.group(0)[:start] + (" or ".join(sites) + ": " if sites else "") + label + m.group("rest")
-    if "': valid extent " not in message:
+    if "': valid extent " not in message and "': extent " not in message and "': run-time shape " not in message:
         return message
     return _VALID_FAILURE.sub(locate, message)
 
