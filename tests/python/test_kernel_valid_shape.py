@@ -188,34 +188,35 @@ def test_a_dynamic_valid_extent_outside_the_tile_fails_the_run(n):
     assert "failed: k.py:%d: tile 't': valid extent" % line in str(ei.value), ei.value   # the op's line
 
 
+def _run_failure(src, out_shape, n):
+    """The error of running kernel program `src` on zeros with scalar `n`."""
+    p = pypto.compile(pl.parse_program(src, "k.py"))
+    try:
+        with pytest.raises(Exception) as ei:
+            p(np.zeros((40, 16), np.float32), np.zeros(out_shape, np.float32), n)
+    finally:
+        p.close()
+    return ei.value
+
+
 def test_a_negative_run_time_tile_extent_is_located_at_its_op():
     # It was located at the orchestration's call (the kernel check names the tile, not its line).
     src = _kernel_src("t = pl.load(x, [0, 0], [n, 16])", "pl.fillpad(pl.tile.set_validshape(t, 0, 16))",
                       out_shape=(16, 16), scalars="n")
-    p = pypto.compile(pl.parse_program(src, "k.py"))
-    try:
-        with pytest.raises(Exception) as ei:
-            p(np.zeros((40, 16), np.float32), np.zeros((16, 16), np.float32), -1)
-    finally:
-        p.close()
+    error = _run_failure(src, (16, 16), -1)
     line = src.splitlines().index("        t = pl.load(x, [0, 0], [n, 16])") + 1
-    assert "failed: k.py:%d: tile 't': extent -1 of axis 0 at run time is negative" % line in str(ei.value), ei.value
-    assert ei.value.line == line
+    assert "failed: k.py:%d: tile 't': extent -1 of axis 0 at run time is negative" % line in str(error), error
+    assert error.line == line
 
 
 def test_a_computed_tile_with_a_bad_valid_extent_is_located_at_its_op():
     # a nested slice's result was 'tile 'tmp'' (the kernel's C++ name), located at the submission
     src = _kernel_src("t = pl.load(x, [0, 0], [16, 16])", "pl.add(pl.tile.slice(t, [8, 16], [0, 0], valid_shape=[n, 16]), 1.0)",
                       out_shape=(8, 16), scalars="n")
-    p = pypto.compile(pl.parse_program(src, "k.py"))
-    try:
-        with pytest.raises(Exception) as ei:
-            p(np.zeros((40, 16), np.float32), np.zeros((8, 16), np.float32), 12)
-    finally:
-        p.close()
+    error = _run_failure(src, (8, 16), 12)
     line = next(i for i, t in enumerate(src.splitlines(), 1) if "pl.tile.slice(" in t)
-    assert "failed: k.py:%d: a computed tile: valid extent 12 of axis 0 is outside [0, 8]" % line in str(ei.value), ei.value
-    assert "'tmp'" not in str(ei.value) and ei.value.line == line
+    assert "failed: k.py:%d: a computed tile: valid extent 12 of axis 0 is outside [0, 8]" % line in str(error), error
+    assert "'tmp'" not in str(error) and error.line == line
 
 
 def test_a_valid_box_past_the_declared_tensor_fails_the_run():
