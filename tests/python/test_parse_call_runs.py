@@ -116,13 +116,26 @@ def test_runs_are_masked_and_give_the_ast_result(monkeypatch):
     ("t1 = self.k(t0, 99999999999999999999999, t1)", "64 bits"),
     ("t1 = self.main(t0, t1)", "calls itself"),
     ("t1 = self.h(t0, t1)", "shape"),
-    ("t1 = self.k(t0, 1, a)", "pl.In"),
     ("t1 = self.k(t0, None, t1)", "expects"),
 ])
 def test_errors_inside_a_run_are_the_ast_errors(monkeypatch, bad, where):
     body = _GOOD.replace("t1 = self.k(t0,2,t1)", bad)
     r = _same(_program(body), monkeypatch)
     assert r[0] == "error" and where in r[1], r
+
+
+def test_an_entry_input_written_inside_a_run_warns_as_on_the_ast_path(monkeypatch):
+    # (It was an error on both paths; it is now upgraded to pl.Out with a warning, anchor §16 A.)
+    import warnings
+    body = _GOOD.replace("t1 = self.k(t0,2,t1)", "t1 = self.k(t0, 1, a)")
+    for min_run in (2, 10 ** 9):
+        monkeypatch.setattr(call_runs, "MIN_RUN", min_run)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pl.parse_program(_program(body), "runs.py")
+        assert any("'a' is declared pl.In in 'main', but 'k' writes its parameter 'c'" in str(w.message)
+                   for w in caught), (min_run, [str(w.message) for w in caught])
+    assert _same(_program(body), monkeypatch)[0] == "ok"
 
 
 def test_statement_after_return_and_module_constants(monkeypatch):
