@@ -1,4 +1,6 @@
 // get_tensor_data waits for the producers of the element, then reads it.
+#include <cmath>
+#include <cstring>
 #include <gtest/gtest.h>
 
 #include "test_util.h"
@@ -73,6 +75,30 @@ TEST(GetTensorData, HalfPrecisionConversions) {
   int64_t idx[1] = {0};
   EXPECT_EQ(get_tensor_data<float>(t, 1, idx), 3.0f);  // outside a run: plain read
   EXPECT_EQ(get_tensor_data<int32_t>(t, 1, idx), 3);
+}
+
+// The runtime rounded a tie away from zero (1 + 2^-11 became 1 + 2^-10, where NumPy and the
+// kernels give 1) and turned a BF16 NaN into inf: one conversion now serves every side.
+TEST(GetTensorData, HalfPrecisionRoundsTiesToEvenAndKeepsNaN) {
+  const float tie = 1.0f + std::ldexp(1.0f, -11);                      // between 1 and 1 + 2^-10
+  EXPECT_EQ(pto2::round_to_half(tie), 1.0f);
+  EXPECT_EQ(pto2::round_to_half(1.0f + 3 * std::ldexp(1.0f, -11)), 1.0f + std::ldexp(1.0f, -9));   // odd: up
+  EXPECT_EQ(pto2::round_to_half(std::ldexp(1.0f, -25)), 0.0f);         // half the smallest subnormal: even 0
+  EXPECT_EQ(pto2::round_to_half(3 * std::ldexp(1.0f, -25)), std::ldexp(1.0f, -23));
+  EXPECT_TRUE(std::isinf(pto2::round_to_half(65520.0f)));
+  EXPECT_EQ(pto2::round_to_half(65519.0f), 65504.0f);
+  EXPECT_EQ(pto2::round_to_bfloat16(1.0f + std::ldexp(1.0f, -8)), 1.0f);
+  EXPECT_TRUE(std::isnan(pto2::round_to_bfloat16(std::nanf(""))));
+  uint32_t nan_bits = 0x7f800001u;                                      // a NaN whose rounding carry made inf
+  float nan;
+  std::memcpy(&nan, &nan_bits, 4);
+  EXPECT_TRUE(std::isnan(pto2::round_to_bfloat16(nan)));
+  uint16_t h[2] = {0, 0};
+  uint32_t sh[1] = {2};
+  Tensor t = make_tensor_external(h, sh, 1, DataType::FLOAT16);
+  int64_t idx[1] = {1};
+  set_tensor_data<float>(t, 1, idx, tie);                               // an orchestration's pl.tensor.write
+  EXPECT_EQ(get_tensor_data<float>(t, 1, idx), 1.0f);
 }
 
 // Outside a run there is nothing to wait for, but the element is still read or written: indices

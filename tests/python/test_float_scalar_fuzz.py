@@ -1,5 +1,5 @@
-"""FP32 scalar expressions in kernels and orchestrations agree bit for bit with NumPy float32 and
-Python's float //, %, min and max (tests/python/float_scalar_fuzz.py): a seeded smoke here, the
+"""Float scalar expressions (FP32, FP16, BF16) in kernels and orchestrations agree bit for bit with
+NumPy float32 (each result rounded to its dtype) and Python's float //, %, min and max (tests/python/float_scalar_fuzz.py): a seeded smoke here, the
 full size under `make fuzz` (scripts/fuzz_exprs.py --kind float)."""
 import math
 
@@ -12,6 +12,54 @@ import float_scalar_fuzz as ff
 @pytest.mark.parametrize("seed", [1, 2])
 def test_float_expressions_agree_with_the_reference(side, seed):
     assert ff.check(seed, side) == []
+
+
+@pytest.mark.parametrize("side", ["kernel", "orchestration"])
+@pytest.mark.parametrize("dtype", ["FP16", "BF16"])
+def test_half_precision_expressions_round_after_every_op(side, dtype):
+    """An FP16 / BF16 scalar was computed in float and rounded only where it was stored or passed
+    to a kernel: `(a * b) * b` kept float's precision in between (reference_ops.md §1.3: "rounded
+    back after each op")."""
+    assert ff.check(2, side, dtype=dtype) == []
+
+
+_HALF_CALL = """
+import pypto.language as pl
+
+@pl.program
+class HalfCall:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, p: pl.Scalar[pl.FP16], pp: pl.Scalar[pl.FP16], y: pl.InOut[pl.Tensor[[6], pl.FP32]]) -> pl.Tensor[[6], pl.FP32]:
+        q = p * p
+        y = pl.write(y, [2], pl.cast(q, pl.FP32))
+        y = pl.write(y, [3], pl.cast(q == pp, pl.FP32))
+        y = pl.write(y, [4], pl.cast(pl.cast(p * 3.0, pl.FP16), pl.FP32))
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, p: pl.Scalar[pl.FP16], y: pl.InOut[pl.Tensor[[6], pl.FP32]]) -> pl.Tensor[[6], pl.FP32]:
+        pp = p * p
+        y = pl.tensor.write(y, [0], pl.cast(p, pl.FP32))
+        y = pl.tensor.write(y, [1], pl.cast(pp, pl.FP32))
+        y = self.k(p, pp, y)
+        y = pl.tensor.write(y, [5], pl.cast(pl.cast(p * 3.0, pl.FP16), pl.FP32))
+        return y
+"""
+
+
+def test_a_half_precision_value_is_the_same_on_both_sides_of_a_call():
+    """The entry rounds an FP16 argument (1/3 travels as float32 bits), an orchestration's FP16
+    product equals the kernel's (it was float's 0.11105686 in one, FP16's 0.11108398 once passed),
+    and pl.cast(x, pl.FP16) rounds on both sides (session 53 tester D #1)."""
+    import numpy as np
+    import pypto
+    import pypto.language as pl
+    h = np.float16(1 / 3)
+    hh, h3 = float(np.float16(h * h)), float(np.float16(np.float32(h) * np.float32(3)))
+    prog = pypto.compile(pl.parse_program(_HALF_CALL, "half_call.py"))
+    y = np.zeros(6, np.float32)
+    prog(1 / 3, y)
+    assert [float(v) for v in y] == [float(h), hh, hh, 1.0, h3, h3]
 
 
 def test_the_reference_knows_the_edges():

@@ -96,6 +96,11 @@ std::string CppScalarSlot(const std::string& text, ir::DataType have, ir::DataTy
 // `"scale", "k", "prog.py", 12`: pto2_int_arg's site arguments for argument `param` of `callee` at `span`.
 std::string ArgumentSiteArgs(const ir::Span& span, const std::string& param, const std::string& callee);
 
+// The C++ text of a float `value` of dtype `d` rounded to d's precision: FP16 / BF16 values
+// are rounded after each op (pto2/half_float.h), other dtypes are `value` itself.
+//   RoundedToDtypeText(DataType::FP16, "(p * p)")  ->  "pto2::round_to_half(p * p)"
+std::string RoundedToDtypeText(ir::DataType d, const std::string& value);
+
 class CppScalarExprPrinter {
  public:
   virtual ~CppScalarExprPrinter() = default;
@@ -138,6 +143,8 @@ class CppScalarExprPrinter {
   // negative (pto2/orchestration.h: Python's rounding, a 0 divisor and MIN // -1 throw).
   std::string checked_divisor(const ir::BinaryExpr& b, const std::string& c);
   std::string signed_division(const char* helper, const ir::BinaryExpr& b, const std::string& a, const std::string& c);
+  // print_scalar before an FP16 / BF16 result is rounded to its dtype.
+  std::string print_unrounded(const ir::ExprPtr& e);
   // Any other expression (a Call, ...): unsupported by default.
   virtual std::string print_other(const ir::ExprPtr& e);
 

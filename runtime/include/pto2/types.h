@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "pto2/half_float.h"   // half_to_float, float_to_half, ... (inline: kernels share them)
+
 /// Element types. Values are stable (the C API passes them as int32).
 enum class DataType : uint8_t {
   FLOAT32, FLOAT16, BFLOAT16, INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64, BOOL
@@ -232,10 +234,6 @@ inline uint64_t to_u64(T v) {
 }
 
 namespace pto2 {
-float half_to_float(uint16_t h);
-float bfloat16_to_float(uint16_t h);
-uint16_t float_to_half(float f);
-uint16_t float_to_bfloat16(float f);
 
 /// Fills the `numel` contiguous elements at `data` (of type `dt`) with `v` converted to `dt`
 /// (floats truncate toward zero for integer types).  `pto2::fill_elements(p, 256, DataType::INT32, 7.0);`

@@ -245,7 +245,47 @@ std::string CppScalarSlot(const std::string& text, DataType have, DataType want,
   return IsAtomicCppText(s) || s[0] == '(' ? "(uint64_t)" + s : "(uint64_t)(" + s + ")";
 }
 
+namespace {
+
+// Whether the C++ value of `e`, an FP16 / BF16 scalar, may not be one of its dtype (C++ computes
+// it in float): a literal, a conversion from another dtype, or an arithmetic result. A Var holds
+// a rounded value already, a negation or min / max of rounded values is one.
+bool MayNeedRounding(const Expr& e) {
+  if (e.as<ConstFloat>()) return true;
+  if (auto* c = e.as<Cast>()) return ScalarDtypeOf(c->value) != ScalarDtypeOf(e);
+  if (auto* b = e.as<BinaryExpr>()) {
+    switch (b->op) {
+      case BinaryOp::Add:
+      case BinaryOp::Sub:
+      case BinaryOp::Mul:
+      case BinaryOp::Div:
+      case BinaryOp::FloorDiv:
+      case BinaryOp::Mod: return true;
+      default: return false;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string RoundedToDtypeText(DataType d, const std::string& value) {
+  if (d == DataType::FP16) return "pto2::round_to_half(" + StripOuterParens(value) + ")";
+  if (d == DataType::BF16) return "pto2::round_to_bfloat16(" + StripOuterParens(value) + ")";
+  return value;
+}
+
+// An FP16 / BF16 result is rounded to its dtype after each op, as NumPy's float16 and the tiles
+// of those dtypes are: a value does not change when it is passed to a kernel (whose parameter is
+// rounded), and pl.cast(x, pl.FP16) rounds.
 std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
+  const DataType d = ScalarDtypeOf(e);
+  std::string text = print_unrounded(e);
+  if ((d == DataType::FP16 || d == DataType::BF16) && MayNeedRounding(*e)) return RoundedToDtypeText(d, text);
+  return text;
+}
+
+std::string CppScalarExprPrinter::print_unrounded(const ExprPtr& e) {
   if (auto* v = as_var(e)) return var_text(v, e->span);
   if (auto* c = e->as<ConstInt>()) return int_literal(c->value, ScalarDtypeOf(e));
   // Literals alone, with a literal or an exact intermediate outside int32: printed as is, g++
@@ -289,6 +329,14 @@ std::string CppScalarExprPrinter::print_scalar(const ExprPtr& e) {
       if (SelfComparison(b->op)) c = cast_text(ScalarDtypeOf(b->b), c);   // g++ reports `b == b`, not a cast
     }
     const DataType rt = ScalarDtypeOf(*b), da = ScalarDtypeOf(b->a), dc = ScalarDtypeOf(b->b);
+    // An operand of another dtype is first converted to the FP16 / BF16 the op computes in (FP16
+    // with BF16 computes in FP16, the left one's: a BF16 1e10 is inf there; an integer rounds).
+    const bool logical = b->op == BinaryOp::And || b->op == BinaryOp::Or;
+    const DataType op_dt = rt == DataType::BOOL ? PromoteScalarDTypes(da, dc) : rt;
+    if (!logical && (op_dt == DataType::FP16 || op_dt == DataType::BF16)) {
+      if (da != op_dt) a = RoundedToDtypeText(op_dt, a);
+      if (dc != op_dt) c = RoundedToDtypeText(op_dt, c);
+    }
     // & | ^ in the result's type (C++ would compute a narrow type's in int, and mix signedness)
     const auto bitwise = [&](const char* op) { return cast_text(rt, cast_text(rt, a) + " " + op + " " + cast_text(rt, c)); };
     // + - * in the result's type, wrapped to it as Python's ints wrapped to the dtype: C++ computes

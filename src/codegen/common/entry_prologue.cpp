@@ -37,7 +37,7 @@ EntryPrologue BuildEntryPrologue(const Function& fn, EntryNaming& naming, const 
       std::string conv = naming.temporary(name + "_conv");
       p.scalar_lines.push_back("union { uint64_t u64; float val; } " + conv + ";");
       p.scalar_lines.push_back(conv + ".u64 = " + slot + ";");
-      p.scalar_lines.push_back("float " + name + " = " + conv + ".val;");
+      p.scalar_lines.push_back("float " + name + " = " + RoundedToDtypeText(st->dtype, conv + ".val") + ";");
     } else {
       std::string ct = CppScalarType(st->dtype, "");
       p.scalar_lines.push_back(ct + " " + name + " = (" + ct + ")" + slot + ";");

@@ -89,10 +89,9 @@ int EmitTensorWrite(KernelEmitter& em, const Call& call) {
   }
   em.line("if (pypto_kernel::element_flat_index(ctx, " + common::CppSourceSiteArgs(call.span) + ", \"tensor.write\", {" +
           is + "}, {" + ds + "}) < 0) return;");
-  const std::string ct = CType(tt->dtype), v = em.fresh("wval");
-  em.line(ct + " " + v + "[1] = {" + em.scalar_as(call.args[2], tt->dtype) + "};");
+  const std::string ct = CType(tt->dtype), v = em.scalar_as(call.args[2], tt->dtype);
   const std::string o = IntArray(em, "widx", idx), s = IntArray(em, "wshp", ones), decl = DeclArg(em, tt, t);
-  em.line("if (!pypto_kernel::store<" + StorageKind(tt->dtype) + ">(ctx, " + v + ", ctx->tensors[" + std::to_string(t) +
+  em.line("if (!pypto_kernel::store_one<" + StorageKind(tt->dtype) + ", " + ct + ">(ctx, " + v + ", ctx->tensors[" + std::to_string(t) +
           "], " + RuntimeDType(tt->dtype) + ", " + std::to_string(idx.size()) + ", " + o + ", " + s + ", \"" +
           em.tensor_name(call.args[0]) + "\"" + decl + ")) return;");
   return t;

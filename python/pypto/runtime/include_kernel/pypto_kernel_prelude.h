@@ -31,80 +31,21 @@
 #endif
 
 #include "pto2/float_python_ops.h"
+#include "pto2/half_float.h"
 #include "pto2/float_to_int.h"
 #include "pto2/kernel.h"
 
 namespace pypto_kernel {
 
 // ---------------------------------------------------------------------------------------------
-// 16-bit floats: IEEE binary16 and bfloat16 <-> float, round to nearest even.
-
-inline float f16_to_f32(uint16_t h) {
-  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1Fu;
-  uint32_t man = h & 0x3FFu;
-  uint32_t bits;
-  if (exp == 0x1Fu) {
-    bits = sign | 0x7F800000u | (man << 13);  // inf / nan
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else {  // subnormal half -> normal float
-    int e = -1;
-    do {
-      ++e;
-      man <<= 1;
-    } while ((man & 0x400u) == 0);
-    bits = sign | (static_cast<uint32_t>(112 - e) << 23) | ((man & 0x3FFu) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline uint16_t f32_to_f16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  const uint32_t sign = (x >> 16) & 0x8000u;
-  const uint32_t absx = x & 0x7FFFFFFFu;
-  if (absx >= 0x7F800000u) {  // inf or nan
-    return static_cast<uint16_t>(sign | 0x7C00u | (absx > 0x7F800000u ? 0x200u : 0u));
-  }
-  if (absx >= 0x477FF000u) return static_cast<uint16_t>(sign | 0x7C00u);  // rounds to inf
-  if (absx < 0x38800000u) {  // result is subnormal or zero
-    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);  // < half of min subnormal
-    const uint32_t e = absx >> 23;
-    const uint32_t m = (absx & 0x7FFFFFu) | 0x800000u;
-    const uint32_t shift = 126u - e;  // 14 + (113 - e) - 1 ... in [14, 24]
-    uint32_t r = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1u);
-    const uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u))) ++r;
-    return static_cast<uint16_t>(sign | r);
-  }
-  uint32_t r = absx - 0x38000000u;  // rebias exponent 127 -> 15
-  r = (r + 0xFFFu + ((r >> 13) & 1u)) >> 13;
-  return static_cast<uint16_t>(sign | r);
-}
-
-inline float bf16_to_f32(uint16_t h) {
-  const uint32_t bits = static_cast<uint32_t>(h) << 16;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
-inline uint16_t f32_to_bf16(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet nan
-  x += 0x7FFFu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-inline float round_f16(float v) { return f16_to_f32(f32_to_f16(v)); }
-inline float round_bf16(float v) { return bf16_to_f32(f32_to_bf16(v)); }
+// 16-bit floats: IEEE binary16 and bfloat16 <-> float, round to nearest even (pto2/half_float.h:
+// the runtime and generated orchestrations convert with the same functions).
+inline float f16_to_f32(uint16_t h) { return pto2::half_to_float(h); }
+inline uint16_t f32_to_f16(float f) { return pto2::float_to_half(f); }
+inline float bf16_to_f32(uint16_t h) { return pto2::bfloat16_to_float(h); }
+inline uint16_t f32_to_bf16(float f) { return pto2::float_to_bfloat16(f); }
+inline float round_f16(float v) { return pto2::round_to_half(v); }
+inline float round_bf16(float v) { return pto2::round_to_bfloat16(v); }
 
 // Storage kinds of a tensor element, as the generated code names them.
 enum class Storage { F32, F16, BF16, I8, I16, I32, I64, U8, U16, U32, U64, BOOL };
@@ -489,6 +430,24 @@ inline bool store(const PTO2KernelContext* ctx, const C* tile, const Tensor& t, 
     }
     for (int64_t j = 0; j < n; ++j) write_elem<S, C>(t.data, e + j * last_stride, tile[ti + j]);
   });
+  return true;
+}
+
+// A one-element store (pl.tensor.write in a kernel): `store` of a 1-element box without the row
+// loop, whose reads past the element g++ -O3 reported as uninitialized once inlined next to a
+// one-element array (a failed -Werror build for a BF16 write; a pragma does not survive the
+// precompiled prelude). `ones` is the box's shape, all 1.
+template <Storage S, class C>
+inline bool store_one(const PTO2KernelContext* ctx, C value, const Tensor& t, DataType want, int rank,
+                      const int64_t* off, const int64_t* ones, const char* name, const int64_t* decl = nullptr) {
+  if (!check_box(ctx, t, want, rank, off, ones, "store", name, decl)) return false;
+  int64_t vis[PTO2_MAX_DIMS];
+  const bool clipped = decl && clip_box(t, rank, off, ones, vis);
+  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, clipped ? vis : ones, true);
+  if (clipped) return true;   // outside a smaller run-time tensor (a clamped slice): nothing to write
+  int64_t e = t.offset;
+  for (int a = 0; a < rank; ++a) e += off[a] * t.strides[a];
+  write_elem<S, C>(t.data, e, value);
   return true;
 }
 
