@@ -59,3 +59,17 @@ def test_a_read_unordered_with_the_atomic_adds_is_still_a_race():
     with pytest.raises(RaceError, match="read after write") as ei:
         prog(*_args(), race_check=True)
     assert "'add_into'" in str(ei.value) and "'copy'" in str(ei.value)
+
+
+def test_atomic_adds_of_a_tile_with_a_valid_shape_pass_the_race_checker():
+    """A ragged split-K stores a tile with a valid shape (the store_valid path), which reported its
+    atomic adds as plain writes: write/write races (session 54 tester G #1)."""
+    valid = SRC.replace("pl.col_sum(pl.load(x, [0, 0], [16, 32]))", "pl.col_sum(pl.load(x, [0, 0], [16, 32], [16, 20]))")
+    assert valid != SRC
+    ordered = "            out, u = pl.submit(self.copy, acc, out, deps=[ids])\n"
+    prog = pypto.compile(pl.parse_program(valid.replace("READ\n", ordered), "r_valid.py"))
+    x, acc, out = _args()
+    stats = prog(x, acc, out, race_check=True)
+    assert stats.races == 0
+    np.testing.assert_allclose(acc[:, :20], x.sum(0, keepdims=True)[:, :20], atol=1e-4)
+    assert not acc[:, 20:].any()

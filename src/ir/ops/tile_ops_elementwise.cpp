@@ -9,6 +9,8 @@
 //
 // Operands of one op share a dtype (the reference promotes; we ask for an explicit pl.cast,
 // see docs/kernels.md); tile x scalar ops convert the scalar to the tile dtype.
+#include <map>
+
 #include "../describe.h"
 #include "pypto/ir/error.h"
 #include "tile_op_helpers.h"
@@ -28,6 +30,19 @@ TypePtr result_tile(const ExprPtr& like, const ExprPtr& other, std::vector<ExprP
   return TileType::make(std::move(shape), t->dtype, MemorySpace::Vec, std::move(valid));
 }
 
+// The DSL spelling of an op's other form (tile x scalar <-> tile x tile) for the help of a
+// wrong operand kind; "" when there is none (part_*).
+std::string other_form(const std::string& name) {
+  static const std::map<std::string, std::string> kForms = {
+      {"adds", "pl.add"}, {"subs", "pl.sub"}, {"muls", "pl.mul"}, {"divs", "pl.div"},
+      {"maximums", "pl.maximum"}, {"minimums", "pl.minimum"}, {"rems", "pl.rem"}, {"ands", "pl.and_"},
+      {"ors", "pl.or_"}, {"xors", "pl.xor"}, {"shls", "pl.shl"}, {"shrs", "pl.shr"},
+      {"lrelu", "pl.prelu (a tile of slopes)"}, {"rem", "pl.rems"}, {"and", "pl.ands"}, {"or", "pl.ors"},
+      {"xor", "pl.xors"}, {"shl", "pl.shls"}, {"shr", "pl.shrs"}};
+  auto it = kForms.find(name);
+  return it == kForms.end() ? "" : it->second;
+}
+
 // (lhs, rhs[, tmp]) tile x tile, broadcast, same dtype.
 void add_tile_tile(OpRegistry& r, const std::string& name, const std::string& doc, bool integer_only,
                    bool has_tmp = false, bool lhs_dtype_only = false) {
@@ -36,6 +51,10 @@ void add_tile_tile(OpRegistry& r, const std::string& name, const std::string& do
   if (has_tmp) names.push_back("tmp");
   add_op_opt(r, op, names, 2, {}, doc, [=](const Args& args, const Attrs&, const Span& span) -> TypePtr {
     auto* a = expect_tile(op, "lhs", args[0], span);
+    const std::string scalar_form = other_form(name);
+    PYPTO_USER_CHECK(!args[1]->type->is<ScalarType>() || scalar_form.empty(), span,
+                     op << ": argument 'rhs' must be a Tile, got " << describe(args[1]->type),
+                     "the tile x scalar form is " + scalar_form);
     auto* b = expect_tile(op, "rhs", args[1], span);
     optional_tile(op, "tmp", args, 2, span);
     if (integer_only) {
@@ -57,7 +76,7 @@ void add_tile_scalar(OpRegistry& r, const std::string& name, const std::string& 
     auto* a = expect_tile(op, "lhs", args[0], span);
     PYPTO_USER_CHECK(!args[1]->type->is<TileType>(), span,
                      op << ": argument 'rhs' must be a scalar, got " << describe(args[1]->type),
-                     "the tile x tile form is pl." + name.substr(0, name.size() - 1));
+                     "the tile x tile form is " + other_form(name));
     expect_numeric_scalar(op, "rhs", args[1], span);
     optional_tile(op, "tmp", args, 2, span);
     if (integer_only) {

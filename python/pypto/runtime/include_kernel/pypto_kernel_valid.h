@@ -101,7 +101,10 @@ inline bool store_valid(const PTO2KernelContext* ctx, const C* tile, const Tenso
   if (!check_box(ctx, t, want, rank, off, valid, "store", name, decl)) return false;
   int64_t vis[PTO2_MAX_DIMS];
   clip_box(t, rank, off, valid, vis);
-  if (__builtin_expect(pto2_race_checking(), 0)) pto2_note_access(ctx, t, rank, off, vis, true);  // race checker
+  if (__builtin_expect(pto2_race_checking(), 0)) {   // an atomic add commutes with another (store_add)
+    if (atomic_add) pto2_note_atomic_add(ctx, t, rank, off, vis);
+    else pto2_note_access(ctx, t, rank, off, vis, true);
+  }
   const int64_t last_stride = t.strides[rank - 1];
   for_each_visible_row(t, rank, off, vis, shp, [&](int64_t e, int64_t ti, int64_t m) {
     if constexpr (S == Storage::F32 && std::is_same<C, float>::value) {
