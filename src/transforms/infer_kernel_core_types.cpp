@@ -2,8 +2,9 @@
 //
 // What: stamps Function::core_type on every kernel and Group function:
 //   FunctionType.AIC -> AIC, FunctionType.AIV -> AIV, Group -> MIXED (its body calls one AIC
-//   and one AIV kernel), InCore -> AIC when any tile in it lives in a cube memory space
-//   (Left / Right / Acc / Mat, as a type or as a pl.move target_memory), else AIV:
+//   and one AIV kernel), InCore -> AIC when it computes a matrix product (tile.matmul*, gemv*,
+//   batch_matmul*) or any tile in it lives in a cube memory space (Left / Right / Acc / Mat, as
+//   a Var's or a call's type or as a pl.move target_memory), else AIV:
 //       @pl.function(type=pl.FunctionType.InCore)          @pl.function(type=pl.FunctionType.InCore,
 //       def k(self, ...):                          ==>                  core_type=pl.CoreType.AIC)
 //           a = pl.load(x, ..., target_memory=pl.MemorySpace.Left)
@@ -36,7 +37,15 @@ struct CubeTileFinder : IRVisitor {
       MemorySpace m;
       if (parse_memory_space(*s, &m)) cube = cube || is_cube(m);
     }
+    // A matrix product is the cube's work whatever its operands' spaces (a `pl.matmul_acc` into a
+    // Vec accumulator), and a nested call's result (`pl.store(pl.matmul(a, b), ...)`) is bound
+    // to no Var whose type would say Acc: both ran on AIV.
+    cube = cube || (op->is_op && IsMatrixProduct(op->callee));
+    visit_type(op->type);
     IRVisitor::visit_(op);
+  }
+  static bool IsMatrixProduct(const std::string& name) {
+    return name.rfind("tile.matmul", 0) == 0 || name.rfind("tile.gemv", 0) == 0 || name.rfind("tile.batch_matmul", 0) == 0;
   }
 };
 

@@ -54,6 +54,31 @@ def test_incore_kernels_are_aiv_unless_a_tile_lives_in_cube_memory():
     assert ir.structural_equal(pl.parse_program(ir.python_print(after)), after)
 
 
+def test_a_matrix_product_makes_an_aic_kernel_whatever_its_tiles_are_bound_to():
+    """`pl.store(pl.matmul(...), ...)` binds the product to no Var, and `pl.matmul_acc` into a
+    `pl.tile.full` accumulator keeps it in Vec: both were AIV kernels, so `pypto run` ran a GEMM on
+    0 AIC workers (session 54 tester G #2)."""
+    @pl.program
+    class Before:
+        @pl.function(type=pl.FunctionType.InCore)
+        def nested(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                   c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            c = pl.store(pl.matmul(pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16])), [0, 0], c)
+            return c
+
+        @pl.function(type=pl.FunctionType.InCore)
+        def vec_acc(self, a: pl.Tensor[[16, 16], pl.FP32], b: pl.Tensor[[16, 16], pl.FP32],
+                    c: pl.Out[pl.Tensor[[16, 16], pl.FP32]]) -> pl.Tensor[[16, 16], pl.FP32]:
+            acc = pl.tile.full([16, 16], pl.FP32, 0.0)
+            acc = pl.matmul_acc(acc, pl.load(a, [0, 0], [16, 16]), pl.load(b, [0, 0], [16, 16]))
+            c = pl.store(acc, [0, 0], c)
+            return c
+
+    after = passes.InferKernelCoreTypes()(Before)
+    assert after.get("nested").core_type == ir.CoreType.AIC
+    assert after.get("vec_acc").core_type == ir.CoreType.AIC
+
+
 def test_declared_aic_aiv_and_group_functions():
     @pl.program
     class Before:

@@ -41,7 +41,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         params_t0.add_output(ext_q);
         params_t0.add_output(ext_r);
         PTO2_SOURCE_SITE(params_t0, "program.py", 36);
-        rt_submit_aiv_task(0, params_t0);
+        rt_submit_aic_task(0, params_t0);
 
         // Task 1: fills
         Arg params_t1;
