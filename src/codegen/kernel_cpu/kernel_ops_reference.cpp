@@ -152,7 +152,7 @@ TileOpHandler RowReduceOp(const std::string& functor) {
     TileRef a = em.tile(call.args[0]);
     if (a.has_valid()) {
       em.line("pypto_kernel::row_reduce_valid" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.valid_rows() + ", " +
-              a.valid_cols() + ", " + a.cols() + ", " + Fn(functor) + ");");
+              a.valid_cols() + ", " + a.rows() + ", " + a.cols() + ", " + Fn(functor) + ");");
       return;
     }
     em.line("pypto_kernel::row_reduce" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + a.rows() + ", " + a.cols() +
@@ -195,7 +195,7 @@ TileOpHandler AxisReduce(const std::string& functor) {
     std::string extents = a.rows() + ", " + a.cols();
     if (a.has_valid()) {   // the valid box only (§1.5)
       fn += "_valid";
-      extents = a.valid_rows() + ", " + a.valid_cols() + ", " + a.cols();
+      extents = a.valid_rows() + ", " + a.valid_cols() + ", " + a.rows() + ", " + a.cols();
     }
     em.line("pypto_kernel::" + fn + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + extents +
             (functor == "Add" ? std::string("") : ", " + Fn(functor)) + ");");

@@ -160,7 +160,7 @@ TileOpHandler RowReduce(const std::string& functor) {
   return [functor](KernelEmitter& em, const Call& call, const TileRef& dst) {
     TileRef a = em.tile(call.args[0]);
     if (a.has_valid()) {   // only the valid box: [valid_rows, 1] (§10)
-      const std::string v = a.valid_rows() + ", " + a.valid_cols() + ", " + a.cols();
+      const std::string v = a.valid_rows() + ", " + a.valid_cols() + ", " + a.rows() + ", " + a.cols();
       if (functor == "Sum") {
         em.line("pypto_kernel::row_sum_valid" + Tpl(dst) + "(" + dst.buf + ", " + a.buf + ", " + v + ");");
       } else {

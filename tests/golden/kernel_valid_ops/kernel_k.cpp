@@ -38,7 +38,7 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t r_valid[2] = {static_cast<int64_t>(6), static_cast<int64_t>(1)};
   const int64_t r_dims[2] = {16, 1};
   if (!pypto_kernel::check_valid(ctx, r_valid, 2, r_dims, "r")) return;
-  pypto_kernel::row_reduce_valid<pypto_kernel::Storage::F32>(r, u, u_valid[0], u_valid[1], 16, pypto_kernel::Mul{});
+  pypto_kernel::row_reduce_valid<pypto_kernel::Storage::F32>(r, u, u_valid[0], u_valid[1], 16, 16, pypto_kernel::Mul{});
   alignas(64) float e[256] = {};
   const int64_t e_valid[2] = {static_cast<int64_t>(n), static_cast<int64_t>(5)};
   const int64_t e_dims[2] = {16, 16};

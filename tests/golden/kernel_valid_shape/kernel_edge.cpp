@@ -38,7 +38,7 @@ extern "C" void pypto_kernel_edge(PTO2KernelContext* ctx) {
   const int64_t tmp_1_dims[2] = {32, 16};
   if (!pypto_kernel::check_valid(ctx, tmp_1_valid, 2, tmp_1_dims, "tmp")) return;
   pypto_kernel::unary<pypto_kernel::Storage::F32>(tmp_1, t, (tmp_1_valid[0] * 16), pypto_kernel::Neg{});
-  pypto_kernel::row_reduce_valid<pypto_kernel::Storage::F32>(m, tmp_1, tmp_1_valid[0], tmp_1_valid[1], 16, pypto_kernel::Max{});
+  pypto_kernel::row_reduce_valid<pypto_kernel::Storage::F32>(m, tmp_1, tmp_1_valid[0], tmp_1_valid[1], 32, 16, pypto_kernel::Max{});
   const int64_t off_2[2] = {static_cast<int64_t>(r), static_cast<int64_t>(0)};
   const int64_t shp_2[2] = {static_cast<int64_t>(32), static_cast<int64_t>(1)};
   const int64_t decl_2[2] = {static_cast<int64_t>(ctx->tensors[2].shapes[0]), static_cast<int64_t>(1)};
