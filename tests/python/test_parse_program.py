@@ -212,3 +212,64 @@ def test_parse_program_runs_only_the_prelude():
 def test_parse_program_class_must_be_pl_program():
     with pytest.raises(PyptoError, match="not decorated with pl.program"):
         pl.parse_program("import pypto.language as pl\nprogram = lambda c: c\n\n@program\nclass P:\n    pass\n")
+
+
+_TWO_CLASSES = '''
+import pypto.language as pl
+
+
+def body(op):
+    return op
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        y = pl.store(pl.adds(pl.load(x, [0], [16]), 1.0), [0], y)
+        return y
+
+
+FIRST = P
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.InCore)
+    def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        y = pl.store(pl.muls(pl.load(x, [0], [16]), 2.0), [0], y)
+        return y
+
+
+def make(which):
+    if which == 1:
+        @pl.program
+        class Q:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                y = pl.store(pl.subs(pl.load(x, [0], [16]), 3.0), [0], y)
+                return y
+    else:
+        @pl.program
+        class Q:
+            @pl.function(type=pl.FunctionType.InCore)
+            def k(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+                y = pl.store(pl.divs(pl.load(x, [0], [16]), 4.0), [0], y)
+                return y
+    return Q
+'''
+
+
+def test_a_redefined_class_parses_its_own_body(tmp_path):
+    """inspect finds the first `class P` of a file: the second one (redefined below, or one per
+    branch of an if) silently gave the first one's program (session 54 tester F #1)."""
+    import importlib.util
+    path = tmp_path / "two_classes.py"
+    path.write_text(_TWO_CLASSES)
+    spec = importlib.util.spec_from_file_location("two_classes_mod", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    printed = lambda p: ir.python_print(p)   # noqa: E731
+    assert "pl.adds(" in printed(mod.FIRST) and "pl.muls(" in printed(mod.P)
+    assert "pl.muls(" not in printed(mod.FIRST) and "pl.adds(" not in printed(mod.P)
+    assert "pl.subs(" in printed(mod.make(1)) and "pl.divs(" in printed(mod.make(2))

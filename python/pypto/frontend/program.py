@@ -536,7 +536,10 @@ def _class_source(cls):
                              f"{why}", help="@pl.program needs the class's source file; use pl.parse_program(text) "
                                             "otherwise") from None
         return found
-    if methods and not _same_file(file, methods[0].__code__.co_filename):
+    # inspect finds the first class of that name in the file: a second `class P` (redefined below,
+    # or one per branch of an if) gave the first one's body, silently (session 54 tester F #1).
+    inside = all(start <= fn.__code__.co_firstlineno < start + len(lines) for fn in methods)
+    if methods and (not _same_file(file, methods[0].__code__.co_filename) or not inside):
         found, why = _source_from_methods(cls, methods)
         if found is None:
             raise PyptoError(f"cannot read the source of class '{cls.__name__}': inspect finds {file} (module "
