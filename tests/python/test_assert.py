@@ -139,3 +139,16 @@ def test_an_assert_in_a_single_call_spmd_block_is_a_located_error():
         pypto.compile(pl.parse_program(src, "spmd_assert.py"))
     assert "calls 'expert': a kernel cannot call another kernel" in e.value.message, str(e.value)
     assert "move the other statements before the block" in e.value.help and e.value.line == 29
+
+
+def test_trigraph_sequences_in_messages_and_file_names_build_under_werror():
+    """`"too big??!"` and a file `??=t.py` were printed into C++ string literals as trigraphs,
+    which g++ reports (-Wtrigraphs): the -Werror build failed as "a pypto bug" (tester F #20)."""
+    src = (SRC.replace('"kernel: n must stay below 100"', '"kernel: n too big??!"')
+              .replace('"the rows must be a multiple of 8"', '"rows??=8??/"'))
+    p = pypto.compile(pl.parse_program(src, "??=t.py"))
+    with pytest.raises(RunError, match=r"assertion failed: kernel: n too big\?\?!") as ei:
+        _run(p, n=100)
+    assert "??=t.py:11" in str(ei.value)
+    with pytest.raises(RunError, match=r"assertion failed: rows\?\?=8\?\?/"):
+        _run(p, rows=12)

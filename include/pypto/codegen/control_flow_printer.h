@@ -64,7 +64,8 @@ struct CarryMove {
 // first part only.
 std::vector<std::string> CppIdentifiers(const std::string& text);
 
-// `text` as the body of a C++ string literal: '"' and '\\' escaped, control characters dropped.
+// `text` as the body of a C++ string literal: '"' and '\\' escaped, control characters dropped,
+// and no trigraph: CppStringBody("what??!") == "what?\\?!".
 std::string CppStringBody(const std::string& text);
 
 // `"prog.py", 12`: the DSL file (base name, quoted for a C++ string) and line of `span`, the

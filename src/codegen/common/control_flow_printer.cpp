@@ -32,6 +32,9 @@ std::string CppStringBody(const std::string& text) {
   std::string body;
   for (char c : text) {
     if (c == '"' || c == '\\') body += '\\';
+    // "??=" would be a trigraph, which g++ reports (-Wtrigraphs: a failed -Werror build for an
+    // assert message "too big??!" or a file "??=x.py"); "?\?=" is the same text
+    if (c == '?' && !body.empty() && body.back() == '?') body += '\\';
     if (static_cast<unsigned char>(c) >= 0x20) body += c;
   }
   return body;

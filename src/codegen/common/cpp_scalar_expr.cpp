@@ -199,14 +199,7 @@ std::string StripOuterParens(const std::string& text) {
 
 namespace {
 
-std::string quoted(const std::string& text) {
-  std::string q = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') q += '\\';
-    if (static_cast<unsigned char>(c) >= 0x20) q += c;
-  }
-  return q + "\"";
-}
+std::string quoted(const std::string& text) { return "\"" + CppStringBody(text) + "\""; }
 
 // True when a value of integer dtype `have` may lie outside the range of integer dtype `want`
 // (INT64 into INT32, INT32 into UINT32, UINT64 into INT64).
