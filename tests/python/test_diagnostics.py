@@ -677,6 +677,13 @@ def test_op_attribute_beyond_int64():
           "'size=' 18446744073709551616 does not fit in 64 bits", "BIG", help="between -2**63 and 2**63 - 1")
 
 
+def test_an_array_beyond_its_stack_bound_is_refused_where_it_is_made():
+    # 3,000,000 FP32 slots were a C array on the orchestration's stack: SIGSEGV (tester F #9)
+    check(program("w = pl.array.create(BIG, pl.FP32)  #!\nreturn d", prelude="BIG = 3000000"),
+          "array.create: size 3000000 is more than 65536 slots", "pl.array.create", help="pl.create_tensor")
+    pl.parse_program(program("w = pl.array.create(65536, pl.FP32)\nreturn d"), "t.py")
+
+
 def test_int64_min_literal_is_accepted():
     pl.parse_program(program("for i in pl.range(n + -9223372036854775808):\n    d = self.kernel_add(a, b, d)\nreturn d"),
                      "t.py")

@@ -28,12 +28,22 @@ void check_index(const std::string& op, const ArrayType* a, const ExprPtr& idx, 
 
 }  // namespace
 
+// The most slots of one pl.array (65,536: 512 KiB of 8-byte slots, and a copy per if / loop exit).
+constexpr int64_t kMaxArraySlots = int64_t{1} << 16;
+
 void register_array_ops(OpRegistry& r) {
   add_op(r, "array.create", {}, {"size", "dtype"}, "A new fixed-size array of scalars: pl.array.create(N, dtype).",
          [](const std::vector<ExprPtr>&, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* n = attr_get<int64_t>(attrs, "size");
            PYPTO_USER_CHECK(n, span, "array.create: missing integer size", "e.g. pl.array.create(4, pl.TASK_ID)");
            PYPTO_USER_CHECK(*n > 0, span, "array.create: size must be positive, got " << *n, "");
+           // An array is a C array of the generated function (its stack): 3,000,000 FP32 slots
+           // killed the process with SIGSEGV.
+           PYPTO_USER_CHECK(*n <= kMaxArraySlots, span,
+                            "array.create: size " << *n << " is more than " << kMaxArraySlots
+                                                  << " slots (an array lives on the orchestration's stack)",
+                            "keep large data in a tensor: pl.create_tensor([n], dtype) with pl.tensor.read / "
+                            "pl.tensor.write");
            DataType d = attr_dtype("array.create", attrs, span);
            return ArrayType::make(*n, d);
          });
