@@ -1,6 +1,7 @@
 // Function and Program factories and lookups.
 #include "pypto/ir/function.h"
 
+#include <cctype>
 #include <set>
 
 #include "describe.h"
@@ -127,10 +128,29 @@ const TaskIdInfo* Function::task_id_info(const Var* v) const {
   return nullptr;
 }
 
+namespace {
+
+// A Python identifier's shape, bytewise: [A-Za-z_] or a non-ASCII (UTF-8) byte first, then also
+// digits. Python's own rules for non-ASCII letters are the parser's; this keeps out what a file
+// name or C++ must not see ('/', '.', quotes, spaces, control characters).
+bool IsIdentifierName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  for (char c : name) {
+    const auto u = static_cast<unsigned char>(c);
+    if (!(std::isalnum(u) || c == '_' || u >= 0x80)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 std::shared_ptr<const Function> Function::make(std::string name, FunctionType type, std::vector<VarPtr> params,
                                                std::vector<ParamDirection> dirs, std::vector<TypePtr> return_types,
                                                StmtPtr body, Level level, Role role, Attrs attrs, Span span) {
-  PYPTO_CHECK(!name.empty(), "Function needs a name");
+  // The name becomes C++ identifiers and file names (orchestration/<name>.cpp): a hand-built
+  // "../../x" wrote files outside the output directory, a quote reached g++.
+  PYPTO_USER_CHECK(IsIdentifierName(name), span, "function name '" << name << "' is not an identifier",
+                   "name a function as Python does: letters, digits and '_' (not first), or non-ASCII letters");
   PYPTO_CHECK(dirs.size() == params.size(),
               "function '" << name << "': " << dirs.size() << " param directions for " << params.size() << " params");
   for (size_t i = 0; i < params.size(); ++i) {
@@ -168,7 +188,9 @@ std::shared_ptr<const Program> Program::make(std::string name, std::vector<Funct
   std::set<std::string> seen;
   for (auto& f : functions) {
     PYPTO_CHECK(f, "program '" << name << "' has a null function");
-    PYPTO_CHECK(seen.insert(f->name).second, "program '" << name << "' defines function '" << f->name << "' twice");
+    PYPTO_USER_CHECK(seen.insert(f->name).second, f->span,
+                     "program '" << name << "' defines function '" << f->name << "' twice",
+                     "give each function its own name");
   }
   for (auto& d : dynamic_dims) PYPTO_CHECK(d, "program '" << name << "' has a null dynamic dim");
   auto p = std::make_shared<Program>();

@@ -2,6 +2,7 @@
 #include "pypto/ir/stmt.h"
 
 #include "describe.h"
+#include "pypto/ir/const_integer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/node_pool.h"
 #include "pypto/ir/structural_equal.h"
@@ -56,6 +57,11 @@ std::shared_ptr<const ForStmt> ForStmt::make(VarPtr loop_var, ExprPtr start, Exp
     PYPTO_USER_CHECK(is_int_scalar(*bounds[i]), best_span(*bounds[i], span),
                      "loop " << names[i] << " must be an integer scalar, got " << describe((*bounds[i])->type),
                      "pl.range / pl.parallel take integers or integer scalar expressions");
+  }
+  // A constant zero step never ends (`i += 0`; the DSL refuses it when it parses, IR built by
+  // hand reached the code generators and the run hung).
+  if (auto k = ConstIntegerValue(step)) {
+    PYPTO_USER_CHECK(*k != 0, best_span(step, span), "loop step must not be zero", "a pl.range step is a non-zero integer");
   }
   PYPTO_CHECK(return_vars.size() == iter_args.size(),
               "ForStmt has " << iter_args.size() << " iter_args but " << return_vars.size() << " return vars");

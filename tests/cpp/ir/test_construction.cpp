@@ -230,7 +230,23 @@ TEST(Program, GetAndWithFunction) {
   auto p3 = p->with_function(h);
   ASSERT_EQ(p3->functions.size(), 3u);
   EXPECT_EQ(p3->functions[2], h);
-  EXPECT_THROW(Program::make("P", {f, f}), InternalError);
+  EXPECT_THROW(Program::make("P", {f, f}), UserError);   // hand-built IR: the user's mistake
+}
+
+// A hand-built function named "../../x" wrote orchestration/../../x.cpp outside the output and
+// cache directories; a constant zero step compiled to `i += 0` and the run hung (tester F #14, #15).
+TEST(Function, NameMustBeAnIdentifierAndALoopStepNonZero) {
+  auto body = SeqStmts::make({});
+  for (const char* bad : {"../../x", "m\nain", "m\"ain", "a b", "1st", "a.b"}) {
+    EXPECT_THROW(Function::make(bad, FunctionType::Orchestration, {}, {}, {}, body), UserError) << bad;
+  }
+  for (const char* good : {"main", "_k2", "caf\xc3\xa9"}) {
+    EXPECT_NO_THROW(Function::make(good, FunctionType::Orchestration, {}, {}, {}, body)) << good;
+  }
+  auto i = Var::make("i", ScalarType::make(DataType::INDEX));
+  auto c = [](int64_t v) { return ConstInt::make(v, DataType::INDEX); };
+  EXPECT_THROW(ForStmt::make(i, c(0), c(10), c(0), {}, body, {}), UserError);
+  EXPECT_NO_THROW(ForStmt::make(i, c(0), c(10), c(-1), {}, body, {}));
 }
 
 }  // namespace
