@@ -843,6 +843,8 @@ def kernel_args(ctx, call_node: ast.Call, arg_nodes, sig, allow_omitted_out: boo
             ctx.emit(ir.AssignStmt.make(tmp, e, ctx.span(inner)))
             ctx.defs[tmp] = e
             e = tmp
+        elif type(et) is ir.ScalarType and is_orch:
+            e = scalar_operand(ctx, e)   # `self.k(w[0], ...)`: an element read is named first
         # The common case inline (IR types arrive as their most-derived class): the same kind, and
         # no TaskId passed for another scalar. Otherwise _check_arg_kind raises the located error.
         if type(pt) is not type(et) or (type(et) is ir.ScalarType and et.dtype == _TASK_ID and pt.dtype != _TASK_ID):

@@ -217,7 +217,13 @@ def _assign_subscript(ctx, target: ast.Subscript, value_node, stmt):
     if isinstance(target.slice, ast.Tuple):
         raise ctx.error(target.slice, "an array takes one index")
     k = eval_expr(ctx, target.slice)
-    v = eval_expr(ctx, value_node)
+    v = scalar_operand(ctx, eval_expr(ctx, value_node))
+    if ctx.is_orchestration and isinstance(v, ir.Call):
+        # `a[k] = None` (system.task_invalid) and other calls are named first, as an element read
+        # is (`a[k] = b[j]`): the generators print a slot's value from names and literals.
+        named = ir.Var.make(target.value.id + "_value", v.type, v.span)
+        ctx.emit(ir.AssignStmt.make(named, v, v.span))
+        v = named
     upd = ir.Call.make_op("array.update_element", [arr, k, v], {}, ctx.span(stmt))
     bind_new(ctx, target.value, upd, stmt)
 
