@@ -85,12 +85,13 @@ struct Not { template <class T> T operator()(T a) const { return static_cast<T>(
 // destination is a fresh, not yet written tile buffer.
 template <class C>
 struct Unaliased {
-  std::vector<C> copy;
+  std::unique_ptr<C[]> copy;   // not a std::vector: vector<bool> has no data() (a BOOL tile)
   const C* p;
   Unaliased(const C* src, void* dst, int64_t n) : p(src) {
     if (static_cast<const void*>(src) == dst && n > 0) {
-      copy.assign(src, src + n);
-      p = copy.data();
+      copy.reset(new C[static_cast<size_t>(n)]);
+      std::copy(src, src + n, copy.get());
+      p = copy.get();
     }
   }
 };

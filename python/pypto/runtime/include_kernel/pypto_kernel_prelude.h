@@ -128,8 +128,12 @@ inline bool is_minus_one(T b) {
 }
 template <class T>
 inline T negate_wrapping(T a) {
-  using U = std::make_unsigned_t<T>;
-  return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+  if constexpr (std::is_same<T, bool>::value) {
+    return a;   // -1 wrapped to one bit is 1 (a BOOL tile's division by true)
+  } else {
+    using U = std::make_unsigned_t<T>;
+    return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
+  }
 }
 
 template <class T>
@@ -149,6 +153,10 @@ template <class T>
 inline T pymod(T a, T b) {
   if constexpr (std::is_floating_point<T>::value) {
     return pto2_float_mod(a, b);   // Python's float %, shared with the orchestration side
+  } else if constexpr (std::is_same<T, bool>::value) {
+    (void)a;   // a BOOL tile: x % True is 0, and a zero divisor gives 0 as for the integers
+    (void)b;
+    return false;
   } else {
     if (b == 0 || is_minus_one(b)) return 0;
     T r = a % b;
