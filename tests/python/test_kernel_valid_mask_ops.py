@@ -219,3 +219,28 @@ def test_kernel_cpp_compiles_warning_free(tmp_path):
                         "-I" + kernel_include_dir(), "-c", str(path), "-o", str(tmp_path / "k.o")],
                        capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
+
+
+# ---- the packed mask of a compare ---------------------------------------------------------------
+
+def test_a_compare_mask_is_valid_over_its_meaningful_bytes_only():
+    """reference_ops.md §8: the mask of a [R, C] compare is [R, roundup(ceil(C/8), 32)] bytes and
+    its valid cols are ceil(valid_C/8). It had no valid shape: its store into a [3, 2] tensor was
+    refused, and into a wider one wrote zeros over bytes 2..31 (session 54 tester E #5)."""
+    src = _src("mk = pl.cmps(pl.load(x, [0, 0], [3, 13]), 0.5, cmp_type=4)\n"
+               "        mv = pl.cmp(pl.load(x, [0, 0], [3, 13], [2, 9]), pl.load(x, [0, 0], [3, 13]), cmp_type=2)\n"
+               "        out = pl.store(mv, [0, 2], out)", "mk", out_shape=(3, 8), x_shape=(3, 13),
+               out_dtype="pl.UINT8")
+    prog = pl.parse_program(src, "k.py")
+    printed = ir.python_print(prog)
+    assert "pl.Tile[[3, 32], pl.UINT8, pl.TileView(valid_shape=[3, 2])]" in printed
+    assert "pl.Tile[[3, 32], pl.UINT8, pl.TileView(valid_shape=[2, 2])]" in printed
+    x = np.linspace(0, 1, 39, dtype=np.float32).reshape(3, 13)
+    x[0, 3] = -1.0
+    p = pypto.compile(prog)
+    out = np.full((3, 8), 0xF9, np.uint8)
+    p(x, out, race_check=True)
+    bits = np.packbits(x > 0.5, axis=1, bitorder="little")            # bit j % 8 of byte j // 8
+    np.testing.assert_array_equal(out[:, :2], bits)
+    assert (out[:2, 2] == 0).all() and (out[:2, 3] & 1 == 0).all()   # x < x: no bit of cols 0..8 set
+    assert (out[2, 2:4] == 0xF9).all() and (out[:, 4:] == 0xF9).all()          # untouched

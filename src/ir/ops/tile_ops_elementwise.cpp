@@ -113,11 +113,25 @@ int64_t cmp_type(const std::string& op, const Attrs& attrs, const Span& span) {
   return c;
 }
 
-TypePtr mask_type(const std::string& op, const std::vector<ExprPtr>& shape, const Span& span) {
+// The packed mask of a compare of `shape` whose valid box is `valid` ([] when the whole tile):
+// [R, roundup(ceil(C / 8), 32)] bytes, of which [valid rows, ceil(valid C / 8)] are valid
+// (reference_ops.md §8): a store writes only those bytes, and into a tensor that wide.
+//   [3, 13] -> Tile[[3, 32], UINT8, valid [3, 2]];  [16, 256] -> Tile[[16, 32], UINT8]
+TypePtr mask_type(const std::string& op, const std::vector<ExprPtr>& shape, const std::vector<ExprPtr>& valid,
+                  const Span& span) {
   PYPTO_USER_CHECK(shape.size() == 2, span, op << ": compares 2-D tiles, got rank " << shape.size(), "");
   auto* c = shape[1]->as<ConstInt>();
   PYPTO_USER_CHECK(c, span, op << ": the column count must be a constant (it sets the mask width)", "");
-  return TileType::make({shape[0], ConstInt::make(mask_cols(c->value))}, DataType::UINT8, MemorySpace::Vec);
+  const int64_t width = mask_cols(c->value);
+  const ExprPtr rows = valid.empty() ? shape[0] : valid[0];
+  const ExprPtr cols = valid.empty() ? shape[1] : valid[1];
+  ExprPtr bytes;
+  if (auto* k = cols->as<ConstInt>()) bytes = ConstInt::make((k->value + 7) / 8);
+  else bytes = BinaryExpr::make(BinaryOp::FloorDiv, BinaryExpr::make(BinaryOp::Add, cols, ConstInt::make(7)), ConstInt::make(8));
+  auto* kb = bytes->as<ConstInt>();
+  const bool whole = rows.get() == shape[0].get() && kb && kb->value == width;
+  return TileType::make({shape[0], ConstInt::make(width)}, DataType::UINT8, MemorySpace::Vec,
+                        whole ? std::vector<ExprPtr>{} : std::vector<ExprPtr>{rows, bytes});
 }
 
 }  // namespace
@@ -197,17 +211,20 @@ void register_tile_elementwise_ops(OpRegistry& r) {
            cmp_type("tile.cmp", attrs, span);
            if (!args[1]->type->is<TileType>()) {
              expect_numeric_scalar("tile.cmp", "rhs", args[1], span);
-             return mask_type("tile.cmp", args[0]->type->as<TileType>()->shape, span);
+             auto* a = args[0]->type->as<TileType>();
+             return mask_type("tile.cmp", a->shape, a->valid_shape, span);
            }
            same_dtype("tile.cmp", args[0], args[1], span);
-           return mask_type("tile.cmp", broadcast_2d("tile.cmp", args[0], args[1], span), span);
+           auto shape = broadcast_2d("tile.cmp", args[0], args[1], span);
+           auto valid = broadcast_valid(args[0]->type->as<TileType>(), args[1]->type->as<TileType>(), shape);
+           return mask_type("tile.cmp", shape, valid, span);
          });
   add_op(r, "tile.cmps", {"lhs", "rhs"}, {"cmp_type"}, "Compare a tile with a scalar into a packed UINT8 mask.",
          [](const Args& args, const Attrs& attrs, const Span& span) -> TypePtr {
            auto* a = expect_tile("tile.cmps", "lhs", args[0], span);
            expect_numeric_scalar("tile.cmps", "rhs", args[1], span);
            cmp_type("tile.cmps", attrs, span);
-           return mask_type("tile.cmps", a->shape, span);
+           return mask_type("tile.cmps", a->shape, a->valid_shape, span);
          });
   add_op_opt(r, "tile.sel", {"mask", "lhs", "rhs", "tmp"}, 3, {},
              "mask bit (i, j) ? lhs[i, j] : rhs[i, j], mask as produced by tile.cmp.",

@@ -136,13 +136,16 @@ extern "C" void pypto_kernel_k(PTO2KernelContext* ctx) {
   const int64_t shp_22[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   const int64_t decl_22[2] = {static_cast<int64_t>(8), static_cast<int64_t>(16)};
   if (!pypto_kernel::store<pypto_kernel::Storage::I32>(ctx, tmp_15, ctx->tensors[22], DataType::INT32, 2, off_22, shp_22, "o_muls", decl_22)) return;
-  alignas(64) uint8_t tmp_16[256];
+  alignas(64) uint8_t tmp_16[256] = {};
+  const int64_t tmp_16_valid[2] = {static_cast<int64_t>(8), static_cast<int64_t>(2)};
+  const int64_t tmp_16_dims[2] = {8, 32};
+  if (!pypto_kernel::check_valid(ctx, tmp_16_valid, 2, tmp_16_dims, "tmp")) return;
   const int64_t cmp_cols = std::max<int64_t>(16, 16);
   pypto_kernel::cmp_mask(tmp_16, ta, 8, 16, tb, 8, 16, 8, cmp_cols, 32, 1);
   const int64_t off_23[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
   const int64_t shp_23[2] = {static_cast<int64_t>(8), static_cast<int64_t>(32)};
   const int64_t decl_23[2] = {static_cast<int64_t>(8), static_cast<int64_t>(32)};
-  if (!pypto_kernel::store<pypto_kernel::Storage::U8>(ctx, tmp_16, ctx->tensors[23], DataType::UINT8, 2, off_23, shp_23, "o_cmp", decl_23)) return;
+  if (!pypto_kernel::store_valid<pypto_kernel::Storage::U8>(ctx, tmp_16, ctx->tensors[23], DataType::UINT8, 2, off_23, shp_23, tmp_16_valid, "o_cmp", decl_23)) return;
   alignas(64) int32_t tmp_17[128];
   if (!pypto_kernel::gather(ctx, tmp_17, ta, 128, tidx, 128, "gather from tile 'ta' with indices from tile 'tidx'")) return;
   const int64_t off_24[2] = {static_cast<int64_t>(0), static_cast<int64_t>(0)};
