@@ -117,6 +117,18 @@ Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, co
   return src.view(sh, off);
 }
 
+void pto2_reshape_check(const Tensor& src, const uint32_t* shapes, uint32_t ndims, const char* what, const char* file,
+                        int32_t line) {
+  try {
+    (void)src.reshape(shapes, ndims);
+  } catch (const std::invalid_argument& e) {
+    std::string why = e.what();
+    const std::string prefix = "Tensor::reshape: ";
+    if (why.compare(0, prefix.size(), prefix) == 0) why = why.substr(prefix.size());
+    throw std::invalid_argument(at(file, line) + "pl.tensor.reshape '" + (what ? what : "?") + "': " + why);
+  }
+}
+
 uint32_t pto2_slice_u32(int64_t v, const char* kind, const Tensor& src, uint32_t axis, const char* what,
                         const char* file, int32_t line) {
   if (v >= 0 && v <= static_cast<int64_t>(UINT32_MAX)) return static_cast<uint32_t>(v);

@@ -134,6 +134,12 @@ using TaskId = PTO2TaskId;
 /// `Tensor v = pto2_view_at(ext_x, 2, sh, off, "v", "prog.py", 12);`
 Tensor pto2_view_at(const Tensor& src, uint32_t ndims, const int64_t* shapes, const int64_t* offsets, const char* what,
                     const char* file, int32_t line);
+/// pl.tensor.reshape of a view whose size or layout is known only at run time (a clamped or
+/// dynamic slice): checks what `src.reshape(shapes, ndims)` checks, naming the DSL line, before
+/// the spec's `Tensor r = src.reshape(r_shapes, 2);` line makes the view:
+/// `pto2_reshape_check(v, r_shapes, 2, "r", "prog.py", 12);`
+void pto2_reshape_check(const Tensor& src, const uint32_t* shapes, uint32_t ndims, const char* what, const char* file,
+                        int32_t line);
 /// A non-literal offset or shape entry of pl.tensor.slice (`kind` "offset" / "shape"), checked
 /// at full width before it narrows to the view's 32 bits; the generated code then clamps the
 /// shape to the source (spec anchor_features §18):
