@@ -114,10 +114,25 @@ def test_zero_workers_of_a_used_type_is_refused(mm, add):
     with pytest.raises(ArgumentValueError, match=r"aic_workers must be at most 4096 \(the runtime's bound on the "
                                                  r"workers of a core type\), got 1000000000000"):
         mm(a, b, c, aic_workers=10**12)
-    with pytest.raises(ArgumentValueError, match=r"task_ring_size must be at most 4294967295 \(it is a 32-bit "
-                                                 r"count\), got 4294967296"):
+    with pytest.raises(ArgumentValueError, match=r"task_ring_size must be at most 16777216 \(the runtime's bound on "
+                                                 r"tasks in flight\), got 4294967296"):
         mm(a, b, c, task_ring_size=1 << 32)
     assert not c.any()   # refused before running
+
+
+def test_resource_bounds_past_the_runtime_range_are_refused_naming_the_option(mm):
+    # memory_limit >= 2**64 reached the binding: a RunError carrying nanobind's signature dump;
+    # task_ring_size 2**31 passed the "at most 4294967295" check and was refused by the runtime
+    # with another bound ("out of range 0..16777216").
+    a, b, c = _mm_args()
+    with pytest.raises(ArgumentValueError, match=r"memory_limit must be at most 18446744073709551615 \(2\*\*64 - 1: "
+                                                 r"it is a 64-bit byte count\), got 18446744073709551616"):
+        mm(a, b, c, memory_limit=1 << 64)
+    with pytest.raises(ArgumentValueError, match=r"task_ring_size must be at most 16777216 .*got 2147483648"):
+        mm(a, b, c, task_ring_size=1 << 31)
+    assert not c.any()   # refused before running
+    mm(a, b, c, memory_limit=(1 << 64) - 1, task_ring_size=1 << 24)   # the bounds themselves run
+    np.testing.assert_allclose(c, a @ b, rtol=1e-5, atol=1e-5)
 
 
 def test_clusters_above_the_worker_pairs_are_refused(mm):

@@ -101,6 +101,13 @@ def warn_oversubscription(aic: int, aiv: int, chips: int = 1) -> None:
         warnings.warn(WorkerCountWarning(problem), stacklevel=user_stacklevel())
 
 
+# The runtime's bounds (runtime/src/engine.cpp, `checked`; RuntimeOptions::memory_limit is a
+# uint64): a value past them was refused only by the runtime, with a bound the check above did not
+# name (task_ring_size), or by nanobind's signature check (memory_limit >= 2**64).
+MAX_TASK_RING_SIZE = 1 << 24
+MAX_MEMORY_LIMIT = (1 << 64) - 1
+
+
 def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, task_ring_size=None,
                           memory_limit=None) -> None:
     """Worker counts and resource bounds of a call are non-negative integers (never truncated); a
@@ -114,6 +121,12 @@ def check_runtime_options(aic_workers=None, aiv_workers=None, clusters=None, tas
             continue
         if not isinstance(val, int) or isinstance(val, bool) or val < 0:
             raise ArgumentValueError("%s must be a non-negative integer, got %r" % (name, val))
+        if name == "memory_limit" and val > MAX_MEMORY_LIMIT:   # was nanobind's signature dump (a RunError)
+            raise ArgumentValueError("memory_limit must be at most %d (2**64 - 1: it is a 64-bit byte count), got %d"
+                                     % (MAX_MEMORY_LIMIT, val), help="give a byte count, e.g. memory_limit=1 << 30")
+        if name == "task_ring_size" and val > MAX_TASK_RING_SIZE:   # the runtime's own bound (not the uint32's)
+            raise ArgumentValueError("task_ring_size must be at most %d (the runtime's bound on tasks in flight), got %d"
+                                     % (MAX_TASK_RING_SIZE, val))
         if val > 0xFFFFFFFF and name not in ("memory_limit", "aic_workers", "aiv_workers"):  # never truncated
             raise ArgumentValueError("%s must be at most 4294967295 (it is a 32-bit count), got %d" % (name, val))
         if name in ("aic_workers", "aiv_workers") and val > MAX_WORKERS:
