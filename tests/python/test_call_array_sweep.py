@@ -759,3 +759,18 @@ def test_a_refused_scalar_is_a_usage_error_of_pypto_run(tmp_path, capsys):
     prog.close()
     assert ("--inputs: parameter 'n' = 2 is not a bool value (pl.Scalar[pl.BOOL] takes True / False or 0 / 1); "
             "pass x != 0 for a truth value") in _cli_err(capsys)
+
+
+@pytest.mark.skipif(np.finfo(np.longdouble).nmant < 63, reason="longdouble does not hold every int64 here")
+def test_longdouble_values_at_the_integer_bounds_convert_when_exact():
+    # The range test compared in float64, where 2**63 - 1 rounds up to 2**63: a longdouble array
+    # holding exactly INT64_MAX was refused, "converted it would be 9223372036854775807" (the value itself).
+    from pypto.runtime.args import convert_array
+    for dtype, values in (("INT64", [2 ** 63 - 1, -2 ** 63, 2 ** 62 + 1]), ("UINT64", [2 ** 64 - 1, 0])):
+        a = np.array([np.longdouble(v) for v in values], dtype=np.longdouble)
+        assert [int(v) for v in convert_array(a, dtype, "x")] == values
+    for dtype, v, shown in (("INT64", 2 ** 63, "-9223372036854775808"), ("INT64", -2 ** 63 - 1, "-9223372036854775808"),
+                            ("UINT64", 2 ** 64, "0")):
+        with pytest.raises(ArgumentTypeError, match=r"at index \(0,\) is not an? u?int64 value \(converted it would be "
+                                                    + shown + r"\)"):
+            convert_array(np.array([np.longdouble(v)], dtype=np.longdouble), dtype, "x")

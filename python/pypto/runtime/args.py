@@ -264,10 +264,15 @@ def convert_array(arr: np.ndarray, dtype: str, name: str) -> np.ndarray:
         out = arr.astype(target)
         if kind == "b" or arr.size == 0:
             return out
-        if target.kind in "biu" and kind == "f":   # whole and in range, compared in float64 (exact)
+        if target.kind in "biu" and kind == "f":   # whole and in range, compared exactly
             lo, hi = (0, 1) if target.kind == "b" else (int(np.iinfo(target).min), int(np.iinfo(target).max))
-            f = arr.astype(np.float64)
-            bad = ~(np.isfinite(f) & (f == np.floor(f)) & (f >= float(lo)) & (f < float(hi + 1)))
+            # float64 holds every value of the narrower float types; a longdouble (x86: 64-bit
+            # mantissa) is compared in its own type: in float64, 2**63 - 1 rounded up to 2**63
+            # and was refused as out of range. lo and hi + 1 are powers of two (exact in both).
+            wide = src.kind == "f" and src.itemsize > 8
+            f = arr if wide else arr.astype(np.float64)
+            ftype = f.dtype.type
+            bad = ~(np.isfinite(f) & (f == np.floor(f)) & (f >= ftype(lo)) & (f < ftype(hi + 1)))
         elif target.kind in "biu":   # integers: the value comes back, with its sign (-1 is no uint's 2^64 - 1)
             bad = (out.astype(src) != arr) | ((arr < 0) != (out < 0))
         else:                        # into a float type: finite values stay finite and come back exactly
