@@ -20,11 +20,13 @@ StaticGraphError says where and why.
 from __future__ import annotations
 
 import numbers
+import struct
 from typing import Dict, Optional, Tuple
 
 import numpy as np
 
 from pypto.errors import PyptoError
+from pypto.runtime.args import scalar_bits
 
 __all__ = ["StaticGraphError", "static_task_graph", "program_task_graph"]
 
@@ -54,19 +56,20 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
         if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)) or \
                 not 0 <= value <= _INT64_MAX:
             raise StaticGraphError("dim %s=%r: an extent is an integer in 0..%d" % (name, value, _INT64_MAX))
-    # Python or NumPy numbers, as a call takes them (np.int64(4) was dropped before it got here).
+    # Python or NumPy numbers, checked as a call checks them (pypto.runtime.args.scalar_bits: the
+    # same rule and text): 1.5, NaN or inf for an integer parameter drew a graph no run can have
+    # (the C++ side truncated it: 1.5 -> 1 task, inf -> 0 tasks) while the call refused it.
+    specs = _scalar_specs(prepared_program, entry)
     for name, value in (scalars or {}).items():
-        if isinstance(value, (numbers.Integral, np.bool_)):   # bools too
-            value = int(value)
-            if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
-                raise StaticGraphError("scalar %s=%d: an integer scalar's value is in %d..%d (int64)"
-                                       % (name, value, -_INT64_MAX - 1, _INT64_MAX))
-            ints[name] = value
-        elif isinstance(value, numbers.Real):
-            floats[name] = float(value)
-        else:
-            raise StaticGraphError("scalar %s=%r: a scalar parameter's value is an int, bool or float, not %s"
-                                   % (name, value, type(value).__name__))
+        spec = specs.get(name)
+        if spec is None:   # an entry the C++ side reports as unknown
+            _legacy_scalar(name, value, ints, floats)
+            continue
+        bits = scalar_bits(spec, value, "argument '%s' of %s" % (name, specs[None]))
+        if spec.dtype in ("FP32", "FP16", "BF16"):
+            floats[name] = struct.unpack("<f", struct.pack("<I", bits))[0]   # the float32 a run computes with
+        else:   # the slot's 64 bits as the int64 the analysis takes
+            ints[name] = bits - (1 << 64) if bits > _INT64_MAX else bits
     try:
         return _passes.static_task_graph(prepared_program, entry, {k: int(v) for k, v in (dims or {}).items()},
                                          ints, floats)
@@ -75,6 +78,34 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
     except PyptoError as e:
         raise StaticGraphError(e.message, file=e.file, line=e.line, col=e.col, end_col=e.end_col,
                                source_line=e.source_line, help=e.help, end_line=e.end_line) from None
+
+
+def _scalar_specs(prepared_program, entry: str) -> Dict[object, object]:
+    """``{name: ParamSpec}`` of the scalar parameters of ``entry`` (and ``None``: its signature
+    text, "main(n, x)", as a call's messages name it); {} when there is no such function."""
+    from pypto.runtime.args import ParamSpec
+    func = next((f for f in prepared_program.functions if f.name == entry), None)
+    if func is None:
+        return {}
+    specs: Dict[object, object] = {None: "%s(%s)" % (entry, ", ".join(p.name for p in func.params))}
+    for slot, p in enumerate(p for p in func.params if type(p.type).__name__ == "ScalarType"):
+        specs[p.name] = ParamSpec(p.name, "scalar", str(p.type.dtype).rsplit(".", 1)[-1], (), "In", slot)
+    return specs
+
+
+def _legacy_scalar(name: str, value, ints: Dict[str, int], floats: Dict[str, float]) -> None:
+    """A value for a parameter whose type is not known here: passed on as it is typed."""
+    if isinstance(value, (numbers.Integral, np.bool_)):
+        value = int(value)
+        if not -_INT64_MAX - 1 <= value <= _INT64_MAX:
+            raise StaticGraphError("scalar %s=%d: an integer scalar's value is in %d..%d (int64)"
+                                   % (name, value, -_INT64_MAX - 1, _INT64_MAX))
+        ints[name] = value
+    elif isinstance(value, numbers.Real):
+        floats[name] = float(value)
+    else:
+        raise StaticGraphError("scalar %s=%r: a scalar parameter's value is an int, bool or float, not %s"
+                               % (name, value, type(value).__name__))
 
 
 def _check_scalar_names(prepared_program, entry: str, scalars: Dict[str, object]) -> None:

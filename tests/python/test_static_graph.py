@@ -18,6 +18,7 @@ import pytest
 
 import pypto
 import pypto.language as pl
+from pypto.runtime.args import ArgumentTypeError, ArgumentValueError
 from pypto.static_graph import StaticGraphError
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -191,7 +192,8 @@ def test_scalar_condition_needs_its_value():
     # neither another kind of value, a misspelt name beside a right one nor a positional value
     # (nothing runs) is ignored.
     assert compiled.task_graph(static=True, condition=np.int64(1)) == taken
-    with pytest.raises(StaticGraphError, match=r"scalar condition='1': a scalar parameter's value is an int"):
+    with pytest.raises(ArgumentTypeError, match=r"argument 'condition' of main\(.*\) expects an integer "
+                                                r"\(pl.Scalar\[pl.INT64\]\), got str"):
         compiled.task_graph(static=True, condition="1")
     with pytest.raises(StaticGraphError, match=r"main has no scalar parameter conditon"):
         compiled.task_graph(static=True, condition=1, conditon=np.int64(2))
@@ -302,13 +304,41 @@ def test_static_graph_bounds_the_loops_it_follows():
 def test_static_graph_values_beyond_int64_are_refused():
     # The binding's int64 maps: a larger value was a TypeError ("incompatible function arguments").
     from pypto.static_graph import program_task_graph
-    with pytest.raises(StaticGraphError, match=r"scalar n=%d: an integer scalar's value is in "
-                                               r"-9223372036854775808..9223372036854775807 \(int64\)" % 2 ** 64):
+    with pytest.raises(ArgumentValueError, match=r"argument 'n' of main\(a, n, s, m, c\) = %d does not fit pl.INT64 "
+                                                 r"\(range -9223372036854775808..9223372036854775807\)" % 2 ** 64):
         _stepped(n=2 ** 64, s=1, m=1)
     with pytest.raises(StaticGraphError, match=r"dim M=-1: an extent is an integer in 0..9223372036854775807"):
         program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), dims={"M": -1})
     with pytest.raises(StaticGraphError, match=r"dim M=%d: an extent" % 2 ** 63):
         program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), dims={"M": 2 ** 63})
+
+
+@pytest.mark.parametrize("value, cls, text", [
+    (1.5, ArgumentTypeError, r"expects an integer \(pl.Scalar\[pl.INT64\]\), got float"),
+    (float("nan"), ArgumentTypeError, r"expects an integer \(pl.Scalar\[pl.INT64\]\), got float"),
+    (float("inf"), ArgumentTypeError, r"expects an integer \(pl.Scalar\[pl.INT64\]\), got float"),
+    (True, ArgumentTypeError, r"expects an integer \(pl.Scalar\[pl.INT64\]\), got bool"),
+    (np.float64(4.0), ArgumentTypeError, r"expects an integer \(pl.Scalar\[pl.INT64\]\), got float"),
+])
+def test_static_graph_scalars_are_checked_as_a_call_checks_them(value, cls, text):
+    # Every number went to the C++ side, which converted it for an INT64 parameter: 1.5 drew 1
+    # trip, NaN / inf 0 (undefined), True 1 -- graphs no run can have (a call refuses each).
+    with pytest.raises(cls, match=r"^error: argument 'n' of main\(a, n, s, m, c\) " + text):
+        _stepped(n=value, s=1, m=1)
+    assert len(_parse_dot(_stepped(n=np.int32(3), s=1, m=1))[0]) == 3   # an integer of any kind is its value
+
+
+def test_cli_static_graph_scalar_refused_as_a_run_refuses_it(tmp_path, capsys):
+    from pypto import cli
+    src = tmp_path / "stepped.py"
+    src.write_text(STEPPED_LOOPS)
+    out = tmp_path / "g.dot"
+    assert cli.main(["graph", str(src), "--static", "--scalar", "n=inf", "--scalar", "s=1", "--scalar", "m=1",
+                     "-o", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("pypto: error: --scalar: argument 'n' of main(a, n, s, m, c) expects an integer "
+                          "(pl.Scalar[pl.INT64]), got float"), err
+    assert not out.exists()
 
 
 def _host_programs():

@@ -94,6 +94,7 @@ def cmd_graph(args) -> int:
             raise CliError("%s gives a run its inputs; --static reads the graph from the IR without running: give "
                            "scalar parameters with --scalar NAME=V, or leave --static out" % flag)
     if args.static:  # from the IR: nothing is built or run
+        from pypto.runtime.args import ArgumentTypeError, ArgumentValueError
         from pypto.static_graph import StaticGraphError, program_task_graph
         try:
             scalars = parse_scalars(args.scalar)
@@ -102,6 +103,8 @@ def cmd_graph(args) -> int:
         try:
             entry, text = program_task_graph(program, args.entry, dims=dims, scalars=scalars,
                                              analyze_auto_scopes_for_deps=args.analyze_auto_scopes_for_deps)
+        except (ArgumentTypeError, ArgumentValueError) as e:   # a --scalar value a run would refuse, its text
+            raise CliError("--scalar: %s%s" % (e.message, "; " + e.help if e.help else ""))
         except StaticGraphError as e:
             # The located diagnostic without its own "error: " (CliError prints "pypto: error: "; it
             # read "pypto: error: error: no static task graph ...").
