@@ -31,6 +31,24 @@ def test_program_file_that_fails_to_load(tmp_path, capsys, text, message):
     assert message.format(p=p) in _err(capsys)
 
 
+@pytest.mark.parametrize("command", ["run", "compile", "graph"])
+@pytest.mark.parametrize("text, code, line", [
+    ("raise SystemExit(None)\n", "None", 1),
+    ("import sys\n\nsys.exit(3)\n", "3", 3),
+    ("import sys\nsys.exit('usage: prog.py N')\n", "'usage: prog.py N'", 2),
+])
+def test_program_file_that_exits_while_loading(tmp_path, capsys, command, text, code, line):
+    # sys.exit() at a program file's top level left pypto silently, with the file's status (0 read
+    # as success, nothing compiled or run).
+    p = tmp_path / "exits.py"
+    p.write_text(text)
+    out = tmp_path / ("g.dot" if command == "graph" else "out")
+    assert cli.main([command, str(p), "-o", str(out)]) == 2
+    assert ("pypto: error: %s exited while being loaded (SystemExit(%s) at %s:%d), so nothing was compiled or run"
+            % (p, code, p, line)) in _err(capsys)
+    assert not out.exists() or out.is_dir() and not any(out.iterdir())   # (run's -o probe makes the directory)
+
+
 def test_program_file_without_py_suffix_is_loaded(tmp_path, capsys):
     p = tmp_path / "prog.txt"
     p.write_text(open(VECTOR_ADD).read())

@@ -47,8 +47,12 @@ def load_programs(path: str) -> Dict[str, object]:
     except SyntaxError as e:    # the file is not Python: where, as the compiler would say it
         raise CliError("%s:%s:%s: not valid Python: %s"
                        % (e.filename or path, e.lineno or 0, e.offset or 0, e.msg)) from None
-    except (PyptoError, KeyboardInterrupt, SystemExit):
-        raise   # a DSL error is already located; the others are not errors of the file
+    except (PyptoError, KeyboardInterrupt):
+        raise   # a DSL error is already located; Ctrl-C is not an error of the file
+    except SystemExit as e:   # sys.exit() at the top level: pypto exited silently, with the file's status (0: "success")
+        raise CliError("%s exited while being loaded (SystemExit(%r) at %s), so nothing was compiled or run: the "
+                       "program file is executed as a module; guard its script part with `if __name__ == "
+                       "\"__main__\":`" % (path, e.code, _user_frame(e, path))) from None
     except Exception as e:  # noqa: BLE001 - the user's module raised: name its line, not ours
         raise CliError("running %s failed at %s: %s: %s" % (path, _user_frame(e, path), type(e).__name__, e)) from None
     finally:
