@@ -247,3 +247,40 @@ def test_trace_onto_a_loaded_library_is_refused(scale, tmp_path):
     y = np.zeros((16, 8), np.float32)
     scale(_x(), 2.0, y, trace=str(tmp_path / "t.json"))      # a file of its own: fine
     assert (tmp_path / "t.json").stat().st_size > 0 and y[1, 0] == 16.0
+
+
+def _returns_without_opening_the_pipe(fifo, fn):
+    """Runs fn() in a thread: (finished within 10 s, its result). A thread blocked opening the
+    pipe (no reader) is released by opening the pipe for reading."""
+    import threading
+    result = {}
+    t = threading.Thread(target=lambda: result.setdefault("value", fn()), daemon=True)
+    t.start()
+    t.join(10)
+    if t.is_alive():
+        fd = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)   # the writer's open completes; it closes again
+        t.join(10)
+        os.close(fd)
+        return False, result.get("value")
+    return True, result.get("value")
+
+
+def test_output_path_probe_does_not_open_a_named_pipe(tmp_path):
+    # --trace / --save / graph -o FIFO: the probe opened the pipe to append and closed it, so a
+    # reader started first got EOF and left (and with no reader yet it blocked, before compiling,
+    # without a word). A pipe is checked with os.access, not opened.
+    from pypto.cli.arrays import check_paths
+    from pypto.runtime.trace_path import probe_writable, resolve_trace_path
+    fifo = str(tmp_path / "fifo")
+    os.mkfifo(fifo)
+    assert _returns_without_opening_the_pipe(fifo, lambda: probe_writable(fifo)) == (True, None)
+    assert _returns_without_opening_the_pipe(fifo, lambda: resolve_trace_path(fifo)) == (True, fifo)
+
+    for flag in ("save", "trace"):
+        args = type("Args", (), dict(inputs=None, check=None, save=None, trace=None))()
+        setattr(args, flag, fifo)
+        assert _returns_without_opening_the_pipe(fifo, lambda: check_paths(args)) == (True, None)
+    assert probe_writable(os.devnull) is None
+    os.chmod(fifo, 0o400)
+    if os.geteuid() != 0:   # root may write anything
+        assert probe_writable(fifo) == "Permission denied"

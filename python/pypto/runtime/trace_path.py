@@ -5,7 +5,9 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import tempfile
 from typing import Optional
 
@@ -86,8 +88,18 @@ def _mapped_in_this_process(path: str) -> bool:
 
 def probe_writable(path: str) -> Optional[str]:
     """Why ``path`` cannot be opened for writing (the OS's reason), or None. Opened to append, so
-    an existing file keeps its contents; a file the probe created is removed again."""
+    an existing file keeps its contents; a file the probe created is removed again. A path that
+    exists but is no regular file (a named pipe, /dev/null) is not opened: checked with
+    ``os.access``, so a pipe's reader sees only the real output."""
     existed = os.path.lexists(path)
+    try:
+        st = os.stat(path) if existed else None
+    except OSError:   # a dangling symlink: opening it creates its target, probed below
+        st = None
+    if st is not None and not stat.S_ISREG(st.st_mode):
+        # A named pipe, a device: opening it is not a probe (a FIFO's open blocked until a reader
+        # came, and its close gave that reader EOF: it left before the real output was written).
+        return None if os.access(path, os.W_OK) else os.strerror(errno.EACCES)
     try:
         with open(path, "ab"):
             pass
