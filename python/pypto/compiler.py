@@ -33,7 +33,7 @@ from pypto.runtime.args import (  # noqa: F401 - re-exported: the user API names
     ArgumentTypeError, ArgumentValueError, BoundCall, ParamSpec, TensorArg, bfloat16_dtype, bind_and_check,
     numpy_dtype, param_specs, random_array, random_inputs,
 )
-from pypto.runtime.build import BuildResult, KernelEntry, build_program
+from pypto.runtime.build import BuildResult, KernelEntry, build_program, check_output_dir
 from pypto.runtime.fast_args import fast_marshaller
 from pypto.runtime.dsl_terms import explain_and_locate
 from pypto.runtime.loader import ProgramLibrary, RunError, RunStats, race_check_mode
@@ -170,7 +170,7 @@ def generate(program, entry: Optional[str] = None, analyze_auto_scopes_for_deps:
 @user_errors_at_the_call
 def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = None,
             distributed: Optional[str] = None, analyze_auto_scopes_for_deps: bool = False,
-            _before_build=None) -> "CompiledProgram":
+            _before_build=None, _protected: Sequence[str] = ()) -> "CompiledProgram":
     """Compiles ``program`` for the CPU runtime and loads it.
 
     ``entry`` names the Orchestration function to run (default: the only one, or the only
@@ -192,8 +192,16 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
     kernel entries and the (AIC, AIV) workers a call naming none would use, after the passes and
     before the C++ build, so a usage error that depends on the kernels' core types (a worker
     flag of 0) costs no build.
+
+    ``output_dir`` is checked before anything is built: an empty path, a file or directory in
+    the way of a generated file, or a generated file that is the program's source file (or one of
+    ``_protected``, internal: ``pypto run``'s --inputs / --check) is an ``OutputPathError``.
+    ``output_dir`` naming the program's own cache entry writes nothing (the files are there).
     """
     program = _as_program(program)
+    if output_dir is not None:   # an empty one was the current directory
+        check_output_dir(output_dir, [])
+    protected = [f for f in [*_protected, located_at(program).get("file")] if f]
     host_entry = _host_entry(program, entry)
     if host_entry is not None:
         # A distributed HOST-level entry runs on the L3 runtime (pypto.host): its pl.submit
@@ -209,7 +217,7 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
     if _before_build is not None:
         _before_build(entries, default_workers(entries))
     orch_code = result.code
-    build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
+    build = build_program(entry, orch_code, sources, entries, output_dir=output_dir, protected=protected)
     try:
         return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
     except RunError:
@@ -221,7 +229,7 @@ def compile(program, output_dir: Optional[str] = None, entry: Optional[str] = No
         import shutil
         logger.warning("cached library %s does not load; building it again", build.library)
         shutil.rmtree(os.path.dirname(build.library), ignore_errors=True)
-        build = build_program(entry, orch_code, sources, entries, output_dir=output_dir)
+        build = build_program(entry, orch_code, sources, entries, output_dir=output_dir, protected=protected)
         return CompiledProgram(prepared, entry, _signature_from(result, prepared, entry), build, entries)
 
 

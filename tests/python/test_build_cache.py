@@ -7,6 +7,7 @@ import re
 import shutil
 import subprocess
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -390,3 +391,98 @@ def test_a_cached_library_that_does_not_load_is_built_again(tmp_path, monkeypatc
     assert again.library == lib and os.path.getsize(lib) > 4096
     y, _z = again(np.ones((16, 8), np.float32))
     assert y[0, 0] == 11.0
+
+
+def _program_build(src, name):
+    """A function building ``src`` with build_program, as pypto.compile does, without loading
+    the library (this process would keep it loaded under its path: dlopen of a rebuilt library at
+    the same path returns the loaded one)."""
+    from pypto.compiler import generate
+    entry, _prepared, result, sources, entries = generate(pl.parse_program(src, name))
+    return lambda **kw: build_mod.build_program(entry, result.code, sources, entries, **kw)
+
+
+def test_a_damaged_cache_entry_is_built_again(tmp_path, monkeypatch):
+    # An entry whose libprogram.so was missing (deleted, a dangling symlink, a directory) or whose
+    # path was a file failed every compile of the program with a raw OSError from the rename (the
+    # program was compiled first, every time); a valid ELF of another library was a RunError
+    # "does not export pypto_program_kernel_table ... delete the build cache".
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    build = _program_build(SRC.replace("2.0", "13.0"), "thirteen.py")
+    first = build()
+    lib = first.library
+    entry = os.path.dirname(lib)
+
+    def file_for_entry():
+        shutil.rmtree(entry)
+        with open(entry, "w") as f:
+            f.write("not a directory")
+    damages = {
+        "missing": lambda: os.remove(lib),
+        "dangling symlink": lambda: (os.remove(lib), os.symlink(str(tmp_path / "nowhere.so"), lib)),
+        "directory": lambda: (os.remove(lib), os.mkdir(lib)),
+        "entry is a file": file_for_entry,
+        "another library": lambda: shutil.copy(build_mod.library_path(), lib),
+    }
+    for what, damage in damages.items():
+        damage()
+        again = build()
+        assert not again.cached and again.library == lib, what
+        assert os.path.isfile(lib) and not os.path.islink(lib) and build_mod._elf_intact(Path(lib)), what
+        assert build_mod._exports_name(Path(lib), "pypto_program_kernel_table"), what
+        assert build().cached, what   # and served from the cache from then on
+    assert pypto.compile(pl.parse_program(SRC.replace("2.0", "13.0"), "thirteen.py"))(
+        np.ones((16, 8), np.float32))[0][0, 0] == 13.0
+
+
+def test_output_dir_that_is_the_programs_cache_entry_writes_nothing(tmp_path, monkeypatch):
+    # CompiledProgram.output_dir passed back as output_dir=: shutil.SameFileError (build.sh
+    # copied onto itself).
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    program = pl.parse_program(SRC.replace("2.0", "14.0"), "fourteen.py")
+    first = pypto.compile(program)
+    before = {f: os.stat(os.path.join(first.output_dir, f)).st_mtime_ns for f in ("build.sh", "program_table.cpp")}
+    again = pypto.compile(program, output_dir=first.output_dir)
+    assert again.output_dir == first.output_dir and again.cached
+    assert before == {f: os.stat(os.path.join(first.output_dir, f)).st_mtime_ns for f in before}
+    assert again(np.ones((16, 8), np.float32))[0][0, 0] == 14.0
+
+
+def test_a_failed_build_keeps_its_directory_where_the_message_points(tmp_path, monkeypatch):
+    # "in: <cache>/tmp-..." and "report it with the files of the build directory" named a
+    # directory the build had already removed.
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("PYPTO_PCH", "0")
+    monkeypatch.setattr(build_mod, "run_compiler",
+                        lambda cmd, cwd: subprocess.CompletedProcess(cmd, 1, "", "an error of the compiler"))
+    for value in ("15.0", "16.0"):   # the second failure of the same program replaces the kept directory
+        with pytest.raises(build_mod.BuildError) as e:
+            pypto.compile(pl.parse_program(SRC.replace("2.0", value), "fifteen.py"))
+        kept = re.search(r"\n  in: (\S+)\n", e.value.message).group(1)
+        assert os.path.basename(kept).startswith("failed-") and "(kept in %s)" % kept in e.value.help
+        assert os.path.isfile(os.path.join(kept, "build.sh")) and os.path.isdir(os.path.join(kept, "kernels"))
+    assert not [d for d in os.listdir(tmp_path / "cache") if d.startswith("tmp-")]
+
+
+def test_output_dir_that_cannot_take_the_files_is_refused_before_building(tmp_path, monkeypatch):
+    # A file where a directory goes, a directory where a file goes: a raw FileExistsError /
+    # IsADirectoryError after the whole build; output_dir="" wrote into the current directory; a
+    # generated file that is the program's own source file replaced it.
+    monkeypatch.setenv("PYPTO_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(build_mod, "run_compiler", lambda cmd, cwd: pytest.fail("built before the check"))
+    program = pl.parse_program(SRC.replace("2.0", "17.0"), "seventeen.py")
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "kernels").write_text("x")
+    (tmp_path / "b" / "orchestration" / "main.cpp").mkdir(parents=True)
+    for out, message in (("a", r"cannot write .*/a/kernels/k1.cpp: .*/a/kernels is an existing file, not a directory"),
+                         ("b", r"cannot write .*/b/orchestration/main.cpp: it is a directory"),
+                         ("", r"output_dir='': the path is empty; give a directory name")):
+        with pytest.raises(build_mod.OutputPathError, match=message):
+            pypto.compile(program, output_dir=str(tmp_path / out) if out else "")
+    src = tmp_path / "c" / "program_table.cpp"   # a program file whose name a generated file has
+    src.parent.mkdir()
+    src.write_text(SRC.replace("2.0", "17.0"))
+    with pytest.raises(build_mod.OutputPathError, match=r"the generated program_table.cpp would be written to "
+                                                        r".*/c/program_table.cpp, which is the program file"):
+        pypto.compile(pl.parse_program(src.read_text(), str(src)), output_dir=str(src.parent))
+    assert src.read_text() == SRC.replace("2.0", "17.0")

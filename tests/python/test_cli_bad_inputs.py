@@ -49,6 +49,44 @@ def test_program_file_that_exits_while_loading(tmp_path, capsys, command, text, 
     assert not out.exists() or out.is_dir() and not any(out.iterdir())   # (run's -o probe makes the directory)
 
 
+@pytest.mark.parametrize("command, name, flag", [
+    ("compile", "kernel_config.py", None),
+    ("compile", "main.cpp", "orchestration"),
+    ("run", "build.sh", None),
+    ("run", "libprogram.so", None),
+    ("run", "in.npz", "--inputs"),
+])
+def test_output_directory_file_that_is_the_program_or_an_input_is_refused(tmp_path, capsys, command, name, flag):
+    # pypto compile kernel_config.py -o . replaced the program with the generated kernel_config.py
+    # (exit status 0); the same for any file written into -o (build.sh, libprogram.so, ...).
+    import numpy as np
+    out = tmp_path / "out"
+    sub = out / flag if flag == "orchestration" else out
+    sub.mkdir(parents=True)
+    prog = tmp_path / "prog.py"
+    prog.write_text(open(VECTOR_ADD).read())
+    target = sub / name
+    argv = [command, str(prog), "-o", str(out)]
+    if flag == "--inputs":   # an input archive whose name a generated file has: orchestration/main.cpp
+        (out / "orchestration").mkdir()
+        target = out / "orchestration" / "main.cpp"
+        np.savez(str(tmp_path / "in.npz"), a=np.zeros((16, 16), np.float32))
+        os.replace(str(tmp_path / "in.npz"), str(target))
+        argv += ["--inputs", str(target)]
+    else:
+        os.replace(str(prog), str(target))
+        argv[1] = str(target)
+    before = target.read_bytes()
+    assert cli.main(argv) == 2
+    err = _err(capsys)
+    assert "pypto: error: -o: the generated %s would be written to %s, which is the %s" % (
+        os.path.relpath(str(target), str(out)), target, "--inputs file" if flag == "--inputs" else "program file") \
+        in err, err
+    assert target.read_bytes() == before
+    assert sorted(p.name for p in out.rglob("*")) == sorted(p.name for p in [target, *target.parents]
+                                                           if out in p.parents)   # nothing else written
+
+
 def test_program_file_without_py_suffix_is_loaded(tmp_path, capsys):
     p = tmp_path / "prog.txt"
     p.write_text(open(VECTOR_ADD).read())

@@ -60,6 +60,11 @@ def cmd_compile(args) -> int:
         result = codegen.generate_orchestration(prepared, fn, run_passes=False)
         files.update(result.files)   # the orchestration and kernel_config.py
         files.update(kernel_files(prepared, result.kernel_ids))   # CPU kernels (e2e)
+    from pypto.runtime.build import OutputPathError, check_output_dir
+    try:   # every file before the first is written: one of them may be the program file itself
+        check_output_dir(args.output, sorted(files), [args.file])
+    except OutputPathError as e:
+        raise CliError("-o: %s; %s" % (e.message, e.help) if e.help else "-o: %s" % e.message)
     for path in write_files(files, args.output):
         print(path)
     return 0

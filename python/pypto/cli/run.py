@@ -139,11 +139,18 @@ def cmd_run(args) -> int:
     _warn_oversubscription(args, chip_level)
     if getattr(args, "mpi", False) and mpi_world() is None:
         return _launch_mpi(args)
-    compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
-                             distributed="mpi" if getattr(args, "mpi", False) else None,
-                             analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False),
-                             _before_build=lambda kernels, defaults: _check_zero_workers(args, kernels, defaults,
-                                                                                         chip_level))
+    from pypto.runtime.build import OutputPathError
+    try:   # -o's files are checked before the build: one of them the program file, an --inputs file...
+        compiled = pypto.compile(program, output_dir=args.output, entry=args.entry,
+                                 distributed="mpi" if getattr(args, "mpi", False) else None,
+                                 analyze_auto_scopes_for_deps=getattr(args, "analyze_auto_scopes_for_deps", False),
+                                 _before_build=lambda kernels, defaults: _check_zero_workers(args, kernels, defaults,
+                                                                                             chip_level),
+                                 _protected=[(f, role) for f, role in ((args.file, "the program file"),
+                                                                       (args.inputs, "the --inputs file"),
+                                                                       (args.check, "the --check file")) if f])
+    except OutputPathError as e:
+        raise CliError("-o: %s; %s" % (e.message, e.help) if e.help else "-o: %s" % e.message)
     if isinstance(compiled, HostProgram):
         return _run_host(args, program, compiled, dims)
     print("compiled %s.%s (%d kernel%s) -> %s" % (program.name, compiled.entry, len(compiled.kernels),

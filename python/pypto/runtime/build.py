@@ -52,7 +52,7 @@ from pypto.errors import PyptoError
 from pypto.log import logger
 from pypto.runtime import include_dir, kernel_include_dir, library_path
 
-__all__ = ["KernelEntry", "BuildResult", "BuildError", "build_program", "build_sources", "cache_root",
+__all__ = ["KernelEntry", "BuildResult", "BuildError", "OutputPathError", "check_output_dir", "build_program", "build_sources", "cache_root",
            "program_table_source", "cache_max_bytes", "evict",
            "COMMON_FLAGS", "KERNEL_FLAGS", "HOST_FLAGS", "GCC_HOST_MEMORY_FLAGS", "GCC_HOST_WARNING_FLAGS",
            "host_flags", "is_gcc",
@@ -82,6 +82,11 @@ GCC_HOST_WARNING_FLAGS = ["-Wno-overflow"]
 
 class BuildError(PyptoError):
     """The C++ compiler rejected a generated file (the message has its output)."""
+
+
+class OutputPathError(PyptoError, ValueError):
+    """``output_dir`` (``-o``) cannot take the generated files: empty, blocked by a file or a
+    directory, or one of its files is the program file (found before anything is built)."""
 
 
 @dataclass
@@ -355,12 +360,13 @@ def _cache_entries(root: Path) -> List[tuple]:
 
 
 def _remove_stale_temporaries(root: Path) -> None:
-    """Removes the work directories (tmp-*) of builds killed before they could clean up: older
-    than STALE_TEMP_SECONDS, whatever the cap (they are garbage, not cached builds)."""
+    """Removes the work directories (tmp-*) of builds killed before they could clean up, and the
+    kept directories of failed builds (failed-*): older than STALE_TEMP_SECONDS, whatever the cap
+    (they are garbage, not cached builds)."""
     old = time.time() - STALE_TEMP_SECONDS
     try:
         for d in root.iterdir():
-            if d.name.startswith("tmp-") and d.is_dir() and d.stat().st_mtime < old:
+            if d.name.startswith(("tmp-", "failed-")) and d.is_dir() and d.stat().st_mtime < old:
                 shutil.rmtree(d, ignore_errors=True)
     except OSError:   # no cache yet, or a concurrent build renamed something: next time
         pass
@@ -543,6 +549,21 @@ def _check(proc: subprocess.CompletedProcess, cmd: List[str], what: str, workdir
                      help=help_text + "; please report it with the files of the build directory")
 
 
+def _keep_failed_build(root: Path, key: str, work: str, e: BuildError) -> BuildError:
+    """The BuildError ``e`` of a build in ``work``, that directory kept as ``<root>/failed-<key>``
+    (replacing an older one; removed with the stale temporaries after a day) so that the message's
+    "in: DIR" and "report it with the files of the build directory" point at something that
+    exists: the work directory was removed before the message was read."""
+    kept = root / ("failed-" + key)
+    try:
+        _remove_entry(kept)
+        os.rename(work, kept)
+    except OSError:   # could not keep it: the message stays as it was
+        return e
+    return BuildError(e.message.replace(work, str(kept)),
+                      help=(e.help or "") + " (kept in %s)" % kept, file=e.file, line=e.line)
+
+
 def _write_files(root: str, files: Dict[str, str]) -> None:
     for rel, text in files.items():
         p = os.path.join(root, rel)
@@ -559,28 +580,104 @@ def _build_script(compiles: List[List[str]], link: List[str]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _exports_name(path: Path, name: str) -> bool:
+    """Whether the file at ``path`` holds the symbol name ``name`` (its dynamic string table
+    does, for a library that exports it): a valid ELF of another library (a file copied over the
+    cached one) is told apart before dlopen, which keeps a library loaded under its path for the
+    life of the process (a rebuilt one at the same path would not be loaded)."""
+    import mmap
+    try:
+        with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            return m.find(name.encode() + b"\0") >= 0
+    except (OSError, ValueError):   # ValueError: an empty file cannot be mapped
+        return False
+
+
+def _remove_entry(final: Path) -> None:
+    """Removes a damaged cache entry, whatever it is (a directory, a file, a symlink)."""
+    if final.is_dir() and not final.is_symlink():
+        shutil.rmtree(final, ignore_errors=True)
+    else:
+        try:
+            os.unlink(final)
+        except OSError:
+            pass
+
+
+def _same_path(a: str, b: str) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def check_output_dir(output_dir, rels: Sequence[str], protected: Sequence[str] = ()) -> str:
+    """The absolute ``output_dir`` after checking, before anything is built or written, that each
+    of ``rels`` (relative paths) can be written under it: a PyptoError naming the first path
+    that cannot (a component that is an existing file, a target that is a directory), or that
+    is one of the ``protected`` files (paths, or ``(path, role)`` pairs: "the program file", "the
+    --inputs file"; writing there would replace it). An empty ``output_dir`` is refused (it was the current directory).
+
+        check_output_dir("out", ["kernels/k.cpp", "build.sh"])
+    """
+    if not isinstance(output_dir, (str, os.PathLike)):
+        raise OutputPathError("output_dir= is a directory path (str or os.PathLike), got %s" % type(output_dir).__name__,
+                         help="e.g. output_dir=\"out\"")
+    output_dir = os.fsdecode(os.fspath(output_dir))
+    if not output_dir.strip():
+        raise OutputPathError("output_dir=%r: the path is empty; give a directory name" % output_dir,
+                         help="output_dir=None (the default) keeps the build in the cache only")
+    out = os.path.abspath(output_dir)
+    if os.path.lexists(out) and not os.path.isdir(out):
+        raise OutputPathError("output directory %s is an existing file" % out,
+                              help="give output_dir= / -o a directory (it is created when missing)")
+    named = [(p, "the program file") if isinstance(p, str) else tuple(p) for p in protected]
+    named = [(p, role) for p, role in named if p and os.path.exists(p)]
+    for rel in rels:
+        dest = os.path.join(out, rel)
+        for p, role in named:
+            if os.path.lexists(dest) and _same_path(dest, p):
+                raise OutputPathError("the generated %s would be written to %s, which is %s %s: writing there would "
+                                      "replace it" % (rel, dest, role, p),
+                                      help="give output_dir= / -o a directory of its own")
+        parent = os.path.dirname(dest)
+        while parent != out and not os.path.lexists(parent):
+            parent = os.path.dirname(parent)
+        if os.path.lexists(parent) and not os.path.isdir(parent):
+            raise OutputPathError("cannot write %s: %s is an existing file, not a directory" % (dest, parent),
+                             help="remove it or give output_dir= / -o another directory")
+        if os.path.isdir(dest):
+            raise OutputPathError("cannot write %s: it is a directory" % dest,
+                             help="remove it or give output_dir= / -o another directory")
+    return out
+
+
 def build_program(entry: str, orchestration_code: str, kernel_sources: Dict[str, str],
                   kernels: Sequence[KernelEntry], output_dir: Optional[str] = None,
-                  extra_files: Optional[Dict[str, str]] = None) -> BuildResult:
-    """Writes, compiles (or finds cached) and links one program entry; see the module doc."""
+                  extra_files: Optional[Dict[str, str]] = None, protected: Sequence[str] = ()) -> BuildResult:
+    """Writes, compiles (or finds cached) and links one program entry; see the module doc.
+    ``protected``: files ``output_dir`` must not write over (``check_output_dir``)."""
     files: Dict[str, str] = {"orchestration/%s.cpp" % source_stem(entry): orchestration_code}
     for name, code in kernel_sources.items():
         files["kernels/%s.cpp" % source_stem(name)] = code
     files["program_table.cpp"] = program_table_source(entry, kernels)
     for rel, code in (extra_files or {}).items():
         files[rel] = code
-    return build_sources(files, output_dir=output_dir, label=entry)
+    return build_sources(files, output_dir=output_dir, label=entry, protected=protected,
+                         required_symbol="pypto_program_kernel_table")
 
 
 def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                   file_flags: Optional[Dict[str, List[str]]] = None,
-                  support_files: Optional[Dict[str, str]] = None, label: str = "") -> BuildResult:
+                  support_files: Optional[Dict[str, str]] = None, label: str = "",
+                  protected: Sequence[str] = (), required_symbol: str = "") -> BuildResult:
     """Compiles (or finds cached) every ``.cpp`` of ``files`` (relative path -> source) and links
     them with libpto2 into one library, cached per translation unit and per program (see the
     module doc). ``BuildResult.compiled`` counts the translation units the compiler ran on.
 
     ``file_flags`` adds flags to one file's compile command (e.g. ``-D`` renames); they are part
-    of that file's key. ``support_files`` are built and keyed too but are not program sources:
+    of that file's key. ``output_dir`` is checked before anything is built (``check_output_dir``,
+    with ``protected``); a cached library that lacks ``required_symbol`` is built again. ``support_files`` are built and keyed too but are not program sources:
     they are not in ``BuildResult.files``. ``label`` names the program in progress output.
 
         build_sources({"kernels/k.cpp": src, ...}, output_dir="out")
@@ -591,6 +688,8 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     support_files = dict(support_files or {})
     all_files = dict(files)
     all_files.update(support_files)
+    if output_dir is not None:   # a blocked path was a raw OSError after the whole build
+        output_dir = check_output_dir(output_dir, [*files, *support_files, "build.sh", LIBRARY_NAME], protected)
     cxx = find_compiler()
     lib = library_path()
     toolchain = _toolchain(cxx)
@@ -604,12 +703,20 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
     root = cache_root()
     final = root / key
     cached = (final / LIBRARY_NAME).is_file()
-    if cached and not _elf_intact(final / LIBRARY_NAME):
+    if cached and (not _elf_intact(final / LIBRARY_NAME) or
+                   required_symbol and not _exports_name(final / LIBRARY_NAME, required_symbol)):
         # A truncated library (a full disk, a file written over it): dlopen mapped its segments
-        # past the end of the file and the process died with SIGBUS. Built again instead.
+        # past the end of the file and the process died with SIGBUS. Another library copied over
+        # it loaded and lacked the program's symbols (a RunError until the cache was deleted by
+        # hand). Built again instead.
         logger.warning("cached library %s is damaged; building it again", final / LIBRARY_NAME)
-        shutil.rmtree(final, ignore_errors=True)
+        _remove_entry(final)
         cached = False
+    elif not cached and os.path.lexists(final):
+        # An entry without its library (deleted by hand, a dangling symlink, a directory in its
+        # place) or a file in the entry's place: the rename of the new build onto it failed, on
+        # every compile of the program. Replaced by the new build.
+        logger.warning("cache entry %s has no library; building it again", final)
     compiled = 0
     used: List[Path] = [final]
     if cached:
@@ -691,15 +798,28 @@ def build_sources(files: Dict[str, str], output_dir: Optional[str] = None,
                 shutil.rmtree(os.path.join(work, "obj"), ignore_errors=True)
                 try:
                     os.rename(work, final)
-                except OSError:  # another process finished the same build first
+                except OSError:  # another process finished the same build first, or a damaged entry
                     if not (final / LIBRARY_NAME).is_file():
-                        raise
+                        _remove_entry(final)
+                        try:
+                            os.rename(work, final)
+                        except OSError as e:
+                            if not (final / LIBRARY_NAME).is_file():
+                                raise PyptoError("cannot put the build of %s into the cache at %s: %s"
+                                                 % (label or "the program", final, e.strerror or e),
+                                                 help="remove %s and compile again" % final) from None
+            except BuildError as e:
+                raise _keep_failed_build(root, key, work, e) from None
             finally:
                 if os.path.isdir(work):
                     shutil.rmtree(work, ignore_errors=True)
         used += [p for p in pchs.values() if p is not None]
         evict(root, keep=used)
     out = str(final)
+    if output_dir is not None and os.path.isdir(output_dir) and _same_path(output_dir, str(final)):
+        # output_dir is the program's own cache entry (CompiledProgram.output_dir passed back):
+        # every file is already there (copying one onto itself was a shutil.SameFileError).
+        output_dir = None
     if output_dir is not None:
         out = os.path.abspath(output_dir)
         try:
