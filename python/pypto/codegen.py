@@ -52,8 +52,23 @@ def run_pipeline(program, dump_dir: Optional[str] = None, verify: bool = True,
     ``analyze_auto_scopes_for_deps=True`` adds AutoDeriveTaskDependencies (compiler-derived
     task edges in AUTO regions; docs/auto_dependencies.md).
     """
+    _check_options("run_pipeline", verify=verify, analyze_auto_scopes_for_deps=analyze_auto_scopes_for_deps)
+    if dump_dir is not None and not isinstance(dump_dir, (str, os.PathLike)):
+        raise PyptoError("run_pipeline(): dump_dir= is a directory path (str or os.PathLike), got %s"
+                         % type(dump_dir).__name__, help="e.g. dump_dir=\"ir_dumps\"")
+    dump_dir = os.fsdecode(os.fspath(dump_dir)) if dump_dir is not None else None
     _check_dump_dir(dump_dir if dump_dir is not None else os.environ.get("PYPTO_DUMP_IR"))
-    return _cg.run_pipeline(program, dump_dir, verify, analyze_auto_scopes_for_deps)
+    return _cg.run_pipeline(program, dump_dir, bool(verify), bool(analyze_auto_scopes_for_deps))
+
+
+def _check_options(func: str, **flags) -> None:
+    """A PyptoError naming the option for a flag that is not a bool (run_pipeline(flag="yes") was
+    nanobind's "incompatible function arguments" signature dump)."""
+    import numpy as np
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise PyptoError("%s(): %s= is True or False, got %r (%s)" % (func, name, value, type(value).__name__),
+                             help="pass %s=True to turn it on" % name)
 
 
 def _check_dump_dir(path: Optional[str]) -> None:

@@ -56,6 +56,13 @@ def static_task_graph(prepared_program, entry: str, dims: Optional[Dict[str, int
         if not isinstance(value, numbers.Integral) or isinstance(value, (bool, np.bool_)) or \
                 not 0 <= value <= _INT64_MAX:
             raise StaticGraphError("dim %s=%r: an extent is an integer in 0..%d" % (name, value, _INT64_MAX))
+    known = sorted(v.name for v in getattr(prepared_program, "dynamic_dims", None) or ())
+    for name in sorted(dims or {}):   # a misspelt name was ignored, then its dimension asked for
+        if name not in known:
+            raise StaticGraphError("dim %s=%r: program %s has no dynamic dimension %s (%s)"
+                                   % (name, dims[name], prepared_program.name, name,
+                                      "its dynamic dimensions: " + ", ".join(known) if known else "it has none"),
+                                   help="give dims= the names of pl.dynamic(...) dimensions, as declared")
     # Python or NumPy numbers, checked as a call checks them (pypto.runtime.args.scalar_bits: the
     # same rule and text): 1.5, NaN or inf for an integer parameter drew a graph no run can have
     # (the C++ side truncated it: 1.5 -> 1 task, inf -> 0 tasks) while the call refused it.

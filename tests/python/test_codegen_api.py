@@ -192,3 +192,22 @@ def test_pipeline_is_idempotent(case):
     prog = load_single_program(os.path.join(GOLDEN_DIR, case, "program.py"))
     once = codegen.run_pipeline(prog)
     assert ir.structural_equal(codegen.run_pipeline(once), once)
+
+
+def test_wrong_option_types_are_a_clear_error(orch_basic):
+    # nanobind's "incompatible function arguments" signature dump, and an AttributeError of
+    # parse_program's own code for a text that is no str.
+    with pytest.raises(PyptoError, match=r"run_pipeline\(\): analyze_auto_scopes_for_deps= is True or False, "
+                                         r"got 'yes' \(str\)"):
+        codegen.run_pipeline(orch_basic, analyze_auto_scopes_for_deps="yes")
+    with pytest.raises(PyptoError, match=r"run_pipeline\(\): verify= is True or False, got 1 \(int\)"):
+        codegen.run_pipeline(orch_basic, verify=1)
+    with pytest.raises(PyptoError, match=r"run_pipeline\(\): dump_dir= is a directory path .*got int"):
+        codegen.run_pipeline(orch_basic, dump_dir=3)
+    with pytest.raises(PyptoError, match=r"pl.parse_program takes the program's source text \(a str\), got int"):
+        pl.parse_program(123)
+    with pytest.raises(PyptoError, match=r"pl.parse_program: filename= names the text's file .*got int"):
+        pl.parse_program("x = 1\n", 5)
+    with pytest.raises(PyptoError, match=r"pl.parse_function takes the program's source text \(a str\), got NoneType"):
+        pl.parse_function(None)
+    assert codegen.run_pipeline(orch_basic, analyze_auto_scopes_for_deps=True) is not None

@@ -341,6 +341,21 @@ def test_cli_static_graph_scalar_refused_as_a_run_refuses_it(tmp_path, capsys):
     assert not out.exists()
 
 
+def test_static_graph_dims_name_a_dynamic_dimension():
+    # dims={"m": 64} for dimension M said "'M' is known only when the program runs" (the typo not
+    # named); a second, unknown name beside the right one was ignored.
+    from pypto.static_graph import program_task_graph
+    program = _program(os.path.join(EXAMPLES, "dynamic_shape.py"))
+    with pytest.raises(StaticGraphError, match=r"dim m=64: program \w+ has no dynamic dimension m \(its dynamic "
+                                               r"dimensions: M\)"):
+        program_task_graph(program, dims={"m": 64})
+    with pytest.raises(StaticGraphError, match=r"dim N=3: program \w+ has no dynamic dimension N"):
+        program_task_graph(program, dims={"M": 64, "N": 3})
+    with pytest.raises(StaticGraphError, match=r"dim M=64: program Stepped has no dynamic dimension M \(it has none\)"):
+        program_task_graph(pl.parse_program(STEPPED_LOOPS, "stepped.py"), dims={"M": 64}, scalars=dict(n=1, s=1, m=1))
+    assert program_task_graph(program, dims={"M": 64})[1].startswith("digraph")
+
+
 def _host_programs():
     from codegen_test_util import GOLDEN_DIR
     golden = sorted(os.path.join(GOLDEN_DIR, d, "host_program.py") for d in os.listdir(GOLDEN_DIR)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 
-from pypto.errors import user_errors_at_the_call
+from pypto.errors import PyptoError, user_errors_at_the_call
 from pypto.frontend.program import parse_function_text, parse_program_text, program  # noqa: F401
 
 
@@ -21,7 +21,21 @@ def parse_program(text: str, filename: str = "<string>"):
 
         prog = pl.parse_program(pypto.ir.python_print(prog))
     """
+    _check_text_args("parse_program", text, filename)
     return parse_program_text(text, filename)
+
+
+def _check_text_args(what: str, text, filename) -> None:
+    """A PyptoError for a ``text`` that is no str (123, a class: an AttributeError "'int' object
+    has no attribute 'splitlines'") or a ``filename`` that is no str."""
+    if not isinstance(text, str):
+        raise PyptoError("pl.%s takes the program's source text (a str), got %s" % (what, type(text).__name__),
+                         help="pass the text (open(path).read(), or pypto.ir.python_print(program)); a class is "
+                              "decorated with @pl.program instead" if what == "parse_program" else
+                              "pass the text of the function")
+    if not isinstance(filename, str):
+        raise PyptoError("pl.%s: filename= names the text's file in messages (a str), got %s"
+                         % (what, type(filename).__name__), help="e.g. filename=\"prog.py\"")
 
 
 @user_errors_at_the_call
@@ -31,6 +45,7 @@ def parse_function(text: str, filename: str = "<string>"):
 
         fn = pl.parse_function(pypto.ir.python_print(fn))
     """
+    _check_text_args("parse_function", text, filename)
     # This module is only ever imported by pypto.language, so the namespace is loaded (a lookup,
     # not an import: pypto.language imports this module).
     return parse_function_text(text, filename, sys.modules["pypto.language"])
