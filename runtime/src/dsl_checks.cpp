@@ -185,11 +185,6 @@ void pto2_negative_shift(const char* file, int32_t line) {
   throw std::invalid_argument(at(file, line) + "negative shift count at run time (<< or >>): the count is below 0");
 }
 
-void pto2_division_overflow(const char* file, int32_t line) {
-  throw std::overflow_error(at(file, line) + "integer overflow at run time: the smallest value of the type // -1 "
-                            "does not fit in the type");
-}
-
 uint64_t pto2_range_count(int64_t start, int64_t stop, int64_t step, const char* file, int32_t line) {
   if (step == 0)
     throw std::invalid_argument(at(file, line) + "pl.range() step is 0 at run time (start " + std::to_string(start) +

@@ -37,8 +37,8 @@ def wrap(x: int) -> int:
 
 
 def _floordiv(side):
-    def f(x, y):
-        if y == 0 or (side == "orchestration" and x == INT64_MIN and y == -1):
+    def f(x, y):   # MIN // -1 wraps to MIN on both sides (the orchestration used to refuse it)
+        if y == 0:
             raise ZeroDivisor()
         return wrap(x // y)
     return f

@@ -53,8 +53,6 @@ def _floordiv_mod(op: str, d: str, side: str):
     def f(x, y):
         if y == 0:
             raise ZeroDivisor()
-        if op == "//" and side == "orchestration" and _INTS[d][0] == 64 and x == INT64_MIN and y == -1:
-            raise ZeroDivisor()       # the orchestration refuses MIN // -1 of a 64-bit type
         return wrap(d, x // y if op == "//" else x % y)
     return f
 

@@ -196,18 +196,17 @@ inline T pto2_divisor(T d, const char* file, int32_t line) {
   if (d == 0) pto2_division_by_zero(file, line);
   return d;
 }
-/// The quotient `MIN // -1` of a signed type does not fit in it (Python's is 2^63 for int64; the
-/// C++ division traps with SIGFPE).
-[[noreturn]] void pto2_division_overflow(const char* file, int32_t line);
-/// Python's `a // d` (rounds toward -inf) on integers that may be negative: a 0 divisor and
-/// `MIN // -1` throw naming the DSL line. `int64_t q = pto2_floordiv<int64_t>(m, n, "prog.py", 9);`
+/// Python's `a // d` (rounds toward -inf) on integers that may be negative, wrapped to T as every
+/// DSL integer result is: a 0 divisor throws naming the DSL line, and `MIN // -1` is MIN (Python's
+/// 2^63 wrapped to int64, as a kernel computes it; the C++ division would trap with SIGFPE).
+/// `int64_t q = pto2_floordiv<int64_t>(m, n, "prog.py", 9);`
 template <typename T>
 inline T pto2_floordiv(T a, T d, const char* file, int32_t line) {
   if (d == 0) pto2_division_by_zero(file, line);
   if constexpr (std::is_signed<T>::value) {
-    if (d == T(-1)) {  // a / -1 would trap for MIN; -a is exact for every other value
-      if (a == std::numeric_limits<T>::min()) pto2_division_overflow(file, line);
-      return static_cast<T>(-a);
+    if (d == T(-1)) {  // a / -1 would trap for MIN: -a, negated in the unsigned type (MIN stays MIN)
+      using U = std::make_unsigned_t<T>;
+      return static_cast<T>(static_cast<U>(U(0) - static_cast<U>(a)));
     }
   }
   T q = static_cast<T>(a / d);

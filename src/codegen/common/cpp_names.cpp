@@ -75,7 +75,7 @@ const std::unordered_set<std::string>& reserved() {
       // the run-time DSL checks (pto2/orchestration.h): a local of one of these names hid the
       // function from the calls after it, and the generated C++ did not compile
       "pto2_divisor", "pto2_array_slot", "pto2_array_slot_out_of_range", "pto2_array_slot_out_of_range_unsigned", "pto2_floordiv", "pto2_shl", "pto2_shr", "pto2_mod", "pto2_view_at", "pto2_float_to_int", "pto2_division_by_zero",
-      "pto2_division_overflow", "pto2_float_floordiv", "pto2_float_mod", "pto2_slice_extent", "pto2_assert", "pto2_assertion_failed", "pto2_group_signal", "pto2_group_wait",
+      "pto2_float_floordiv", "pto2_float_mod", "pto2_slice_extent", "pto2_assert", "pto2_assertion_failed", "pto2_group_signal", "pto2_group_wait",
       // the L3 API HOST code calls (pto_l3_api.h)
       "TaskArgs", "TaskHandle", "submit_next_level", "submit_barrier"};
   return r;
