@@ -273,3 +273,27 @@ def test_a_redefined_class_parses_its_own_body(tmp_path):
     assert "pl.adds(" in printed(mod.FIRST) and "pl.muls(" in printed(mod.P)
     assert "pl.muls(" not in printed(mod.FIRST) and "pl.adds(" not in printed(mod.P)
     assert "pl.subs(" in printed(mod.make(1)) and "pl.divs(" in printed(mod.make(2))
+
+
+def test_two_orchestrations_calling_each_other_are_refused_at_the_call():
+    """Was "orchestration function 'a' returns a tensor it allocates" at a's return, whose help
+    asked for a pl.Out parameter `y` already was (tester F #5)."""
+    src = '''
+import pypto.language as pl
+
+
+@pl.program
+class P:
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def a(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        y = self.b(x, y)
+        return y
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def b(self, x: pl.Tensor[[16], pl.FP32], y: pl.Out[pl.Tensor[[16], pl.FP32]]) -> pl.Tensor[[16], pl.FP32]:
+        y = self.a(x, y)
+        return y
+'''
+    with pytest.raises(PyptoError, match="orchestration function 'a' calls 'b', an Orchestration function") as ei:
+        pl.parse_program(src, "mutual.py")
+    assert (ei.value.line, ei.value.col) == (9, 13)

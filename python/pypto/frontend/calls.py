@@ -989,6 +989,13 @@ def func_call(ctx, node: ast.Call):
         raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
                         help="write the repetition as a pl.range loop")
     refuse_in_kernel_function(ctx, node.func, f"a call to '{sig.name}'")
+    if ctx.is_orchestration and sig.ftype == ir.FunctionType.Orchestration and sig.level == ctx.sig.level:
+        # Said here, where the call is: two orchestrations calling each other were reported as
+        # "returns a tensor it allocates" at the caller's return (tester F #5).
+        raise ctx.error(node.func, f"orchestration function '{ctx.sig.name}' calls '{sig.name}', an Orchestration "
+                        "function, which cannot be submitted as a task",
+                        help="call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an "
+                             "Orchestration function; a HOST orchestration calls chip-level ones")
     if ctx.sig.ftype == ir.FunctionType.Group and any(f.kind in ("loop", "branch") for f in ctx.frames):
         # The Group's kernels are gang-started once each: a call under control flow would be
         # dropped (the Group used to run without it).
