@@ -796,6 +796,23 @@ class OrchestrationVerifier {
 
 namespace {
 
+// The name of a tensor parameter of `fn` that the returned value `v` rebinds (`y` for a Var `y`,
+// `y_1`, `y_2` ...: the parser's SSA versions of it), else nullptr.
+const std::string* RebindsParameterName(const Function& fn, const ExprPtr& v) {
+  const Var* var = as_var(v);
+  if (!var) return nullptr;
+  std::string base = var->name;
+  for (const VarPtr& p : fn.params) {
+    if (!p->type->is<TensorType>() || p.get() == var) continue;
+    const std::string& n = p->name;
+    if (base == n) return &p->name;
+    if (base.size() > n.size() + 1 && base.compare(0, n.size(), n) == 0 && base[n.size()] == '_' &&
+        base.find_first_not_of("0123456789", n.size() + 1) == std::string::npos)
+      return &p->name;
+  }
+  return nullptr;
+}
+
 // An orchestration function's results are the tensors it writes back to its caller: its pl.Out /
 // pl.InOut (or In) parameters. A tensor it allocates would reach no caller (the run's results
 // are the caller's arrays): refused at the return instead of silently dropped.
@@ -813,12 +830,20 @@ void VerifyReturnsParameters(const Program& program, const Function& fn) {
       if (f->is_kernel() && f->body) VerifyKernelOutParamsWritten(program, *f);
     }
     const ExprPtr& v = ret->values[k];
+    std::string help =
+        "declare a parameter `out: pl.Out[pl.Tensor[...]]`, pass it as the kernel's output instead of the allocated "
+        "tensor, and return it";
+    // `y = pl.add(x, x)` in a pl.at body, `y` a pl.Out parameter: the name now holds a new tensor
+    // (the help above asked for a parameter the user had; session 54 tester G #4).
+    if (const std::string* param = RebindsParameterName(fn, v)) {
+      help = "'" + *param + "' is a parameter, but `" + *param + " = ...` binds the name to a new tensor instead of "
+             "writing into it: write the value into the parameter with `" + *param + " = pl.assemble(" + *param +
+             ", value, [0, ...])`, or pass " + *param + " as the kernel's output";
+    }
     throw UserError("orchestration function '" + fn.name + "' returns a tensor it allocates (result " +
                         std::to_string(k) +
                         "): its results are the tensors it writes into its parameters, so this value would be lost",
-                    as_var(v) ? ret->span : v->span,
-                    "declare a parameter `out: pl.Out[pl.Tensor[...]]`, pass it as the kernel's output instead of "
-                    "the allocated tensor, and return it");
+                    as_var(v) ? ret->span : v->span, help);
   }
 }
 

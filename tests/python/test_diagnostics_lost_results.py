@@ -93,3 +93,22 @@ def test_an_entry_returning_a_number_is_refused_at_its_return():
     e = _refused(ENTRY_NUMBER, "return s")
     assert e.message.startswith("the entry orchestration 'main' returns a number, which no caller receives")
     assert "pl.tensor.write(out, [0], value)" in e.help
+
+
+REBOUND_OUT = HEAD + '''    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[4], pl.FP32], y: pl.Out[pl.Tensor[[4], pl.FP32]]) -> pl.Tensor[[4], pl.FP32]:
+        with pl.at(level=pl.Level.CORE_GROUP):
+            y = pl.add(x, x)
+        return y
+'''
+
+
+def test_a_rebound_out_parameter_names_the_rebinding_and_pl_assemble():
+    """The help asked for a pl.Out parameter, which `y` was: the assignment rebinds the name to a
+    new tensor. It now says so and gives the fix that works (session 54 tester G #4)."""
+    with pytest.raises(PyptoError, match="returns a tensor it allocates") as ei:
+        pypto.compile(pl.parse_program(REBOUND_OUT, "rebound.py"))
+    assert "'y' is a parameter, but `y = ...` binds the name to a new tensor" in ei.value.help
+    assert "y = pl.assemble(y, value, [0, ...])" in ei.value.help
+    fixed = REBOUND_OUT.replace("y = pl.add(x, x)", "y = pl.assemble(y, pl.add(x, x), [0])")
+    pypto.compile(pl.parse_program(fixed, "rebound_fixed.py"))
