@@ -10,4 +10,8 @@ NB_MODULE(_core, m) {
   pypto::bindings::bind_program_abi(m);
   pypto::bindings::bind_passes(m);
   pypto::bindings::bind_trace_reader(m);
+  // pypto.runtime.loader turns nanobind's leak report off at interpreter exit while a run is
+  // still in progress on a daemon thread: that run holds its objects, the report is noise then.
+  m.def("_set_leak_warnings", [](bool on) { nanobind::set_leak_warnings(on); },
+        "Whether nanobind reports instances alive at interpreter exit (on by default).");
 }

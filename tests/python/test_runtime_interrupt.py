@@ -112,3 +112,29 @@ def test_ctrl_c_during_pypto_run_exits_130_without_a_traceback(tmp_path):
             p.kill()
     assert p.returncode == 130, err
     assert "Traceback" not in err and "pypto: interrupted" in err, err
+
+
+DAEMON_CHILD = textwrap.dedent("""
+    import sys, threading, time
+    import numpy as np
+    import pypto, pypto.language as pl
+    prog = pypto.compile(pl.parse_program(sys.argv[1], "loop.py"))
+    started = threading.Event()
+    def background():
+        acc = np.zeros((16, 16), np.float32)
+        started.set()
+        prog(acc, 10 ** 9)
+    threading.Thread(target=background, daemon=True).start()
+    started.wait()
+    time.sleep(0.3)
+    print("EXITING", flush=True)
+""")
+
+
+def test_interpreter_exit_during_a_daemon_threads_run_is_quiet():
+    """A daemon thread still inside a run at exit made nanobind print ~50 lines of "leaked
+    instance ... reference counting issue in the binding code" (session 54 tester F #17)."""
+    r = subprocess.run([sys.executable, "-c", DAEMON_CHILD, LOOP_SRC], capture_output=True, text=True, timeout=180,
+                       env=dict(os.environ))
+    assert r.returncode == 0 and "EXITING" in r.stdout, r.stdout + r.stderr
+    assert "leaked" not in r.stderr, r.stderr
