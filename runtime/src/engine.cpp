@@ -6,6 +6,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <new>
 #include <sstream>
 
 #include "interrupt.h"
@@ -211,6 +212,11 @@ RunResult Engine::run(const OrchestrationEntry& entry, const ChipStorageTaskArgs
   try {
     entry(args);
   } catch (RunAborted&) {
+  } catch (std::bad_alloc&) {
+    // A bare "std::bad_alloc" named neither what grew nor what to do (tester F #21).
+    fail("the process ran out of memory during the run (race_check=, graph= and "
+         "trace= keep a record of every task, about 1 KB a task with race_check=: check a shorter run, or run "
+         "without them)");
   } catch (std::exception& e) {
     fail(std::string("orchestration entry threw: ") + e.what());
   } catch (...) {

@@ -5,6 +5,7 @@
 
 #include <csignal>
 #include <fstream>
+#include <new>
 #include <stdexcept>
 
 #include "pto2_c_api.h"
@@ -72,6 +73,18 @@ TEST(Reliability, ZeroBlockNumIsRefused) {
   });
   EXPECT_FALSE(r.ok());
   EXPECT_NE(r.message.find("block_num (core_num) is 0: it must be >= 1"), std::string::npos) << r.message;
+}
+
+// A bare "orchestration entry threw: std::bad_alloc" named neither what grows nor what to do
+// (race_check= over millions of tasks; tester F #21). The runtime stays usable.
+TEST(Reliability, RunningOutOfMemorySaysSoAndNamesTheRecordings) {
+  Watchdog wd(30);
+  pto2::Runtime rt(workers(1));
+  pto2::RunResult r = rt.run([&](const ChipStorageTaskArgs&) { throw std::bad_alloc(); });
+  EXPECT_FALSE(r.ok());
+  EXPECT_NE(r.message.find("ran out of memory during the run"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("race_check="), std::string::npos) << r.message;
+  EXPECT_TRUE(rt.run([&](const ChipStorageTaskArgs&) {}).ok());
 }
 
 TEST(Reliability, PredicateIndexIsRangeChecked) {
