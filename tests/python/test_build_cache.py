@@ -73,6 +73,24 @@ def test_the_kernel_prelude_is_precompiled_once(compiler_calls, monkeypatch):
     assert not any("/pch/" in a for c in compiler_calls for a in c)
 
 
+def test_a_damaged_precompiled_header_is_removed_and_the_build_goes_on(compiler_calls, caplog):
+    """A truncated .gch failed every later build, reported as "a pypto bug" (tester F #8)."""
+    import logging
+    pypto.compile(pl.parse_program(SRC))
+    kernels = [c for c in compiler_calls if "-c" in c and c[c.index("-c") + 1].startswith("kernels/")]
+    pch_dir = [a[2:] for a in kernels[0] if a.startswith("-I") and "/pch/" in a][0]
+    gch = os.path.join(pch_dir, "pypto_kernel_prelude.h.gch")
+    with open(gch, "r+b") as f:
+        f.truncate(1000)
+    with caplog.at_level(logging.WARNING, logger="pypto"):
+        y, z = pypto.compile(pl.parse_program(SRC.replace("2.0", "4.0")))(np.ones((16, 8), np.float32))
+    assert y[0, 0] == 4.0 and z[0, 0] == 8.0
+    assert "precompiled header" in caplog.text and not os.path.exists(pch_dir)
+    del compiler_calls[:]
+    pypto.compile(pl.parse_program(SRC.replace("2.0", "6.0")))         # the next build precompiles it again
+    assert [c for c in compiler_calls if "c++-header" in c] and os.path.isfile(gch)
+
+
 def _command_of(compiler_calls, kind):
     return next(c for c in compiler_calls if "-c" in c and c[c.index("-c") + 1].startswith(kind))
 
