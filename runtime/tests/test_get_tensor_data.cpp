@@ -93,6 +93,26 @@ TEST(GetTensorData, HalfPrecisionRoundsTiesToEvenAndKeepsNaN) {
   float nan;
   std::memcpy(&nan, &nan_bits, 4);
   EXPECT_TRUE(std::isnan(pto2::round_to_bfloat16(nan)));
+  // An integer rounds to BF16 once (through float it rounded twice: 2^30 + 2^22 + 1 gave 2^30).
+  EXPECT_EQ(pto2::int_to_bfloat16(int32_t{1077936129}), std::ldexp(1.0f, 30) + std::ldexp(1.0f, 23));
+  EXPECT_EQ(pto2::int_to_bfloat16(int32_t{(1 << 30) + (1 << 22)}), std::ldexp(1.0f, 30));   // a tie: even
+  EXPECT_EQ(pto2::int_to_bfloat16(257), 256.0f);
+  EXPECT_EQ(pto2::int_to_bfloat16(259), 260.0f);
+  EXPECT_EQ(pto2::int_to_bfloat16(-259), -260.0f);
+  EXPECT_EQ(pto2::int_to_bfloat16(0), 0.0f);
+  EXPECT_EQ(pto2::int_to_bfloat16(INT64_MIN), -std::ldexp(1.0f, 63));
+  EXPECT_EQ(pto2::int_to_bfloat16(INT64_MAX), std::ldexp(1.0f, 63));
+  EXPECT_EQ(pto2::int_to_bfloat16(UINT64_MAX), std::ldexp(1.0f, 64));
+  for (int64_t v = 1; v <= 200000; v += 3) {   // the nearest BF16, an even one on a tie
+    const float f = pto2::int_to_bfloat16(v);
+    const uint16_t b = pto2::float_to_bfloat16(f);
+    ASSERT_EQ(pto2::bfloat16_to_float(b), f) << v;
+    const double err = std::fabs(f - static_cast<double>(v));
+    const double below = std::fabs(pto2::bfloat16_to_float(static_cast<uint16_t>(b - 1)) - static_cast<double>(v));
+    const double above = std::fabs(pto2::bfloat16_to_float(static_cast<uint16_t>(b + 1)) - static_cast<double>(v));
+    ASSERT_TRUE(err < below || (err == below && (b & 1) == 0)) << v;
+    ASSERT_TRUE(err < above || (err == above && (b & 1) == 0)) << v;
+  }
   uint16_t h[2] = {0, 0};
   uint32_t sh[1] = {2};
   Tensor t = make_tensor_external(h, sh, 1, DataType::FLOAT16);

@@ -7,8 +7,10 @@
 //   pto2::round_to_half(70000.0f) == inf;  pto2::round_to_bfloat16(NaN) is a NaN
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 namespace pto2 {
 
@@ -72,6 +74,26 @@ inline uint16_t float_to_bfloat16(float f) {
   if ((x & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);   // a quiet NaN stays NaN
   x += 0x7FFFu + ((x >> 16) & 1u);
   return static_cast<uint16_t>(x >> 16);
+}
+
+/// The BF16 nearest the integer `v` (round to nearest even), rounded once: through float it
+/// rounded twice, and 2^30 + 2^22 + 1 (above the midpoint of 2^30 and 2^30 + 2^23) gave 2^30.
+/// `pto2::int_to_bfloat16(int32_t{1077936129}) == 0x1.02p30f`
+template <class T>
+inline float int_to_bfloat16(T v) {
+  static_assert(std::is_integral<T>::value, "int_to_bfloat16 takes an integer");
+  const bool negative = std::is_signed<T>::value && v < 0;
+  // |v| in uint64 (the most negative value included)
+  uint64_t m = negative ? uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
+  int shift = 0;
+  while ((m >> shift) >= (uint64_t{1} << 8)) ++shift;   // keep 8 significant bits
+  uint64_t keep = m >> shift;
+  if (shift > 0) {
+    const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+    if (rem > half || (rem == half && (keep & 1))) ++keep;   // 256 = 2^8 is still exact
+  }
+  const float f = std::ldexp(static_cast<float>(keep), shift);
+  return negative ? -f : f;
 }
 
 /// The value an FP16 (BF16) holds nearest `f`: each FP16 / BF16 scalar op of generated code is

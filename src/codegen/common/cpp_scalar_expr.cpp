@@ -295,6 +295,9 @@ std::string CppScalarExprPrinter::print_unrounded(const ExprPtr& e) {
     // a number's truth as a comparison: g++ -Wall reports `(bool)(a * b)` and `(bool)(c ? 2 : 3)`
     // (-Wint-in-bool-context, an error under -Werror; found by the scalar expression fuzzer)
     if (to == DataType::BOOL) return CppTruthText(print_scalar(c->value), ScalarDtypeOf(c->value));
+    // an integer to BF16 rounds once (through float it rounded twice: pto2/half_float.h)
+    if (to == DataType::BF16 && is_integer(ScalarDtypeOf(c->value)))
+      return "pto2::int_to_bfloat16(" + cast_text(ScalarDtypeOf(c->value), print_scalar(c->value)) + ")";
     return cast_text(to, print_scalar(c->value));
   }
   if (auto* u = e->as<UnaryExpr>()) {

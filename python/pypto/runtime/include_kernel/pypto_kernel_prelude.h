@@ -904,8 +904,12 @@ inline void copy(C* dst, const C* src, int64_t n) {
 // precision for 16-bit float targets.
 template <Storage S, class D, class Src>
 inline void cast(D* dst, const Src* src, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
-  round_to<S>(dst, n);
+  if constexpr (S == Storage::BF16 && std::is_integral<Src>::value && !std::is_same<Src, bool>::value) {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(pto2::int_to_bfloat16(src[i]));   // rounded once
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<D>(src[i]);
+    round_to<S>(dst, n);
+  }
 }
 
 template <Storage S, class C>
