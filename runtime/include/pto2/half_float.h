@@ -14,6 +14,16 @@
 
 namespace pto2 {
 
+/// `m >> shift` rounded to the nearest integer, a tie to the even one (shift < 64).
+/// `shift_right_to_nearest_even(0b1011, 1) == 0b110`, `(0b1001, 1) == 0b100`
+inline uint64_t shift_right_to_nearest_even(uint64_t m, unsigned shift) {
+  if (shift == 0) return m;
+  uint64_t r = m >> shift;
+  const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
+  if (rem > half || (rem == half && (r & 1))) ++r;
+  return r;
+}
+
 inline float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1Fu;
@@ -50,11 +60,7 @@ inline uint16_t float_to_half(float f) {
     const uint32_t e = absx >> 23;
     const uint32_t m = (absx & 0x7FFFFFu) | 0x800000u;
     const uint32_t shift = 126u - e;   // in [14, 24]
-    uint32_t r = m >> shift;
-    const uint32_t rem = m & ((1u << shift) - 1u);
-    const uint32_t half = 1u << (shift - 1u);
-    if (rem > half || (rem == half && (r & 1u))) ++r;
-    return static_cast<uint16_t>(sign | r);
+    return static_cast<uint16_t>(sign | shift_right_to_nearest_even(m, shift));
   }
   uint32_t r = absx - 0x38000000u;   // rebias the exponent, 127 -> 15
   r = (r + 0xFFFu + ((r >> 13) & 1u)) >> 13;
@@ -85,14 +91,9 @@ inline float int_to_bfloat16(T v) {
   const bool negative = std::is_signed<T>::value && v < 0;
   // |v| in uint64 (the most negative value included)
   uint64_t m = negative ? uint64_t{0} - static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v);
-  int shift = 0;
-  while ((m >> shift) >= (uint64_t{1} << 8)) ++shift;   // keep 8 significant bits
-  uint64_t keep = m >> shift;
-  if (shift > 0) {
-    const uint64_t rem = m & ((uint64_t{1} << shift) - 1), half = uint64_t{1} << (shift - 1);
-    if (rem > half || (rem == half && (keep & 1))) ++keep;   // 256 = 2^8 is still exact
-  }
-  const float f = std::ldexp(static_cast<float>(keep), shift);
+  unsigned shift = 0;
+  while ((m >> shift) >= (uint64_t{1} << 8)) ++shift;   // keep 8 significant bits (a carry to 256 is exact)
+  const float f = std::ldexp(static_cast<float>(shift_right_to_nearest_even(m, shift)), static_cast<int>(shift));
   return negative ? -f : f;
 }
 
