@@ -115,6 +115,11 @@ TaskOutputTensors pto2_alloc_tensors_impl(const TensorCreateInfo* const* infos, 
   return out;
 }
 
+void pto2_name_tensors(const TaskOutputTensors& out, std::initializer_list<const char*> names) {
+  Engine& e = engine_for("pto2_name_tensors");
+  if (e.race()) e.race()->on_tensor_names(out, names);
+}
+
 // Race check: an element of a tensor whose runtime scope has ended (note_submit's check).
 void check_element_scope(Engine& e, const Tensor& t, bool for_write, const char* file, int32_t line) {
   if (!e.race() || !t.storage || !t.storage->scope_closed) return;

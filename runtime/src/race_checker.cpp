@@ -144,6 +144,15 @@ void RaceChecker::on_alloc_tensors(const TaskOutputTensors& out) {
     if (t.data) storages_[storage_of(t)].from_alloc_tensors = true;
 }
 
+void RaceChecker::on_tensor_names(const TaskOutputTensors& out, std::initializer_list<const char*> names) {
+  size_t i = 0;
+  for (const char* name : names) {
+    if (i >= out.tensors_.size()) break;
+    const Tensor& t = out.tensors_[i++];
+    if (t.data && name) storages_[storage_of(t)].name = name;
+  }
+}
+
 void RaceChecker::on_submit(uint64_t raw, int kind, const int32_t* kernels, const Arg& params,
                             const TaskOutputTensors& out, bool manual_scope) {
   const uint32_t n = add_node(raw);
@@ -352,6 +361,7 @@ std::string RaceChecker::describe_access(const Access& a) const {
   std::ostringstream os;
   if (s.ext_arg >= 0) os << "external tensor " << s.ext_arg << " (orch_args.tensor(" << s.ext_arg << "))";
   else if (s.created_by) os << "the runtime-allocated output of task #" << number(s.created_by);
+  else if (s.from_alloc_tensors && s.name) os << "tensor '" << s.name << "' (pl.create_tensor)";
   else if (s.from_alloc_tensors) os << "a tensor from alloc_tensors (pl.create_tensor)";
   else os << "the tensor at " << s.data;
   os << ", " << dtype_label(s.dtype);

@@ -60,6 +60,8 @@ class RaceChecker {
   void on_alloc(const void* data);
   /// alloc_tensors returned `out` (names the storages in reports).
   void on_alloc_tensors(const TaskOutputTensors& out);
+  // The DSL names of an alloc_tensors result's tensors, in order (pto2_name_tensors).
+  void on_tensor_names(const TaskOutputTensors& out, std::initializer_list<const char*> names);
   /// A submission that got task id `raw` (dummy and undeferred tasks too). `kind` is a
   /// TaskKind value; `kernels` = {AIC, AIV} ids (-1 none); `out` holds runtime-allocated outputs.
   void on_submit(uint64_t raw, int kind, const int32_t* kernels, const Arg& params, const TaskOutputTensors& out,
@@ -133,6 +135,7 @@ class RaceChecker {
     int32_t ext_arg = -1;           // orch_args.tensor(i), or -1
     uint64_t created_by = 0;        // task whose runtime output it is, or 0
     bool from_alloc_tensors = false;
+    const char* name = nullptr;     // its DSL name (a string literal of the generated code), or null
     DataType dtype = DataType::FLOAT32;
   };
 

@@ -203,8 +203,10 @@ class P:
 def test_reshape_of_non_contiguous_view_fails_the_run():
     compiled = pypto.compile(pl.parse_program(RESHAPE_VIEW_SRC))
     x = np.zeros((16, 16), np.float32)
-    with pytest.raises(PyptoError, match="Tensor::reshape: the source view is not contiguous"):
+    # checked before the spec's `.reshape` line (pto2_reshape_check), naming the DSL line
+    with pytest.raises(PyptoError, match="pl.tensor.reshape 'r': the source view is not contiguous") as ei:
         compiled(x, np.zeros(64, np.float32))
+    assert ei.value.line == 15
 
 
 def test_reshape_of_contiguous_slice_runs():

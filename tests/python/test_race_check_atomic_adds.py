@@ -73,3 +73,37 @@ def test_atomic_adds_of_a_tile_with_a_valid_shape_pass_the_race_checker():
     assert stats.races == 0
     np.testing.assert_allclose(acc[:, :20], x.sum(0, keepdims=True)[:, :20], atol=1e-4)
     assert not acc[:, 20:].any()
+
+
+TEMP = '''import pypto.language as pl
+
+
+@pl.program
+class T:
+    @pl.function(type=pl.FunctionType.InCore)
+    def fill(self, x: pl.Tensor[[1, 32], pl.FP32], acc: pl.Out[pl.Tensor[[1, 32], pl.FP32]]) -> pl.Tensor[[1, 32], pl.FP32]:
+        acc = pl.store(pl.load(x, [0, 0], [1, 32]), [0, 0], acc)
+        return acc
+
+    @pl.function(type=pl.FunctionType.InCore)
+    def copy(self, acc: pl.Tensor[[1, 32], pl.FP32], out: pl.Out[pl.Tensor[[1, 32], pl.FP32]]) -> pl.Tensor[[1, 32], pl.FP32]:
+        out = pl.store(pl.load(acc, [0, 0], [1, 32]), [0, 0], out)
+        return out
+
+    @pl.function(type=pl.FunctionType.Orchestration)
+    def main(self, x: pl.Tensor[[1, 32], pl.FP32], out: pl.Out[pl.Tensor[[1, 32], pl.FP32]]) -> pl.Tensor[[1, 32], pl.FP32]:
+        partial = pl.create_tensor([1, 32], dtype=pl.FP32)
+        with pl.manual_scope():
+            partial, t = pl.submit(self.fill, x, partial)
+            out, u = pl.submit(self.copy, partial, out)
+        return out
+'''
+
+
+def test_a_race_on_a_created_tensor_names_it():
+    """The report said "a tensor from alloc_tensors (pl.create_tensor)": in a program with several
+    temporaries of one shape the user had to work out which (session 54 tester G #5)."""
+    prog = pypto.compile(pl.parse_program(TEMP, "temp_race.py"))
+    assert 'PTO2_TENSOR_NAMES(alloc_0, "partial");' in prog.files["orchestration/main.cpp"]
+    with pytest.raises(RaceError, match=r"on tensor 'partial' \(pl.create_tensor\)"):
+        prog(np.ones((1, 32), np.float32), np.zeros((1, 32), np.float32), race_check=True)

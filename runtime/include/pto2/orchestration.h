@@ -39,6 +39,13 @@ TaskOutputTensors alloc_tensors(const Infos&... infos) {
   return pto2_alloc_tensors_impl(arr, static_cast<uint32_t>(sizeof...(Infos)));
 }
 
+/// Names the tensors of an alloc_tensors result for the race checker's reports ("tensor 'acc'
+/// (pl.create_tensor)" instead of "a tensor from alloc_tensors"); `names` in the result's order,
+/// each a string literal. Nothing to do unless the run checks races. Generated code:
+/// `PTO2_TENSOR_NAMES(alloc_0, "acc", "tmp");` (a no-op where the runtime header lacks it).
+void pto2_name_tensors(const TaskOutputTensors& out, std::initializer_list<const char*> names);
+#define PTO2_TENSOR_NAMES(out, ...) pto2_name_tensors(out, {__VA_ARGS__})
+
 /// Waits until every task submitted so far that writes element `indices` of `t` finished.
 /// Outside a run it only checks the indices. `file`/`line` (generated code passes them) name the
 /// DSL line in the error for an index out of range (in a run the run fails with it; outside one

@@ -5,6 +5,7 @@
 //   TensorCreateInfo c_ci(c_ci_shapes, 2, DataType::FLOAT32);     // `, true` when manual_dep
 //   TaskOutputTensors alloc_0 = alloc_tensors(c_ci, d_ci);
 //   const Tensor& c = alloc_0.get_ref(0);
+//   PTO2_TENSOR_NAMES(alloc_0, "c", "d");     // for the race checker's reports
 //
 // In a function of 64 task statements or more each group's infos are in a block of their own:
 //
@@ -23,6 +24,7 @@
 #include <algorithm>
 
 #include "emitter.h"
+#include "pypto/codegen/control_flow_printer.h"
 #include "pypto/ir/error.h"
 #include "pypto/ir/mutator.h"
 
@@ -146,10 +148,14 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
     } else {
       line("TaskOutputTensors " + alloc + " = alloc_tensors(" + list + ");");
     }
+    std::string dsl_names;
     for (size_t i = g; i < end; ++i) {
       line("const Tensor& " + names[i] + " = " + alloc + ".get_ref(" + std::to_string(i - g) + ");");
       bind(creates[i].var, Binding{names[i], {names[i]}});
+      dsl_names += ", \"" + common::CppStringBody(creates[i].var->name) + "\"";
     }
+    // the race checker's reports name them ("tensor 'acc'", not "a tensor from alloc_tensors")
+    line("PTO2_TENSOR_NAMES(" + alloc + dsl_names + ");");
   }
   blank();
 }

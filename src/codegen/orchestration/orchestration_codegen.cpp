@@ -124,6 +124,9 @@ std::string Emitter::Generate() {
   if (body.find("PTO2_SOURCE_SITE(") != std::string::npos)  // (emit_tasks.cpp)
     os << "#ifndef PTO2_SOURCE_SITE  // runtimes that do not record submission sites\n"
           "#define PTO2_SOURCE_SITE(params, file, line) ((void)0)\n#endif\n\n";
+  if (body.find("PTO2_TENSOR_NAMES(") != std::string::npos)  // (emit_buffers.cpp)
+    os << "#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors\n"
+          "#define PTO2_TENSOR_NAMES(out, ...) ((void)0)\n#endif\n\n";
   if (body.find("PTO2_ELEMENT_SITE(") != std::string::npos)  // (op_handlers.cpp)
     os << "#ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access\n"
           "#define PTO2_ELEMENT_SITE(file, line) ((void)0)\n#endif\n\n";

@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -27,6 +31,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TensorCreateInfo t_ci(t_ci_shapes, 2, DataType::FLOAT32);
         TaskOutputTensors alloc_0 = alloc_tensors(t_ci);
         const Tensor& t = alloc_0.get_ref(0);
+        PTO2_TENSOR_NAMES(alloc_0, "t");
 
         // Task 0: main_incore
         Arg params_t0;

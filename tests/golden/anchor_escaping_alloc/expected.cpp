@@ -10,6 +10,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -33,6 +37,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TaskOutputTensors alloc_0 = alloc_tensors(t_ci, v_ci);
         const Tensor& t = alloc_0.get_ref(0);
         const Tensor& v = alloc_0.get_ref(1);
+        PTO2_TENSOR_NAMES(alloc_0, "t", "v");
 
         int64_t last = 0;
         Tensor t_1 = t;
@@ -42,6 +47,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             TensorCreateInfo t_2_ci(t_2_ci_shapes, 2, DataType::FLOAT32);
             TaskOutputTensors alloc_1 = alloc_tensors(t_2_ci);
             const Tensor& t_2 = alloc_1.get_ref(0);
+            PTO2_TENSOR_NAMES(alloc_1, "t");
 
             PTO2_SCOPE() {
                 // Task 0: add
@@ -62,6 +68,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             TensorCreateInfo w_ci(w_ci_shapes, 2, DataType::FLOAT32);
             TaskOutputTensors alloc_2 = alloc_tensors(w_ci);
             const Tensor& w = alloc_2.get_ref(0);
+            PTO2_TENSOR_NAMES(alloc_2, "w");
 
             PTO2_SCOPE() {
                 uint32_t v_2_offsets[2] = {16, 0};
@@ -84,6 +91,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             TensorCreateInfo u_1_ci(u_1_ci_shapes, 2, DataType::FLOAT32);
             TaskOutputTensors alloc_3 = alloc_tensors(u_1_ci);
             const Tensor& u_1 = alloc_3.get_ref(0);
+            PTO2_TENSOR_NAMES(alloc_3, "u");
 
             PTO2_SCOPE() {
                 // Task 2: add
@@ -100,6 +108,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
             TensorCreateInfo u_1_ci(u_1_ci_shapes, 2, DataType::FLOAT32);
             TaskOutputTensors alloc_4 = alloc_tensors(u_1_ci);
             const Tensor& u_1 = alloc_4.get_ref(0);
+            PTO2_TENSOR_NAMES(alloc_4, "u");
 
             PTO2_SCOPE() {
                 // Task 3: add

@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -45,6 +49,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         const Tensor& z = alloc_0.get_ref(2);
         const Tensor& m = alloc_0.get_ref(3);
         const Tensor& s = alloc_0.get_ref(4);
+        PTO2_TENSOR_NAMES(alloc_0, "a", "b", "z", "m", "s");
 
         // Task 0: acc
         Arg params_t0;

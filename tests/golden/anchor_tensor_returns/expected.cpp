@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -35,6 +39,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         const Tensor& ret0_out = alloc_0.get_ref(0);
         const Tensor& ret1_out = alloc_0.get_ref(1);
         const Tensor& ret2_out = alloc_0.get_ref(2);
+        PTO2_TENSOR_NAMES(alloc_0, "ret0_out", "ret1_out", "ret2_out");
 
         // Task 0: scaled_sum
         Arg params_t0;

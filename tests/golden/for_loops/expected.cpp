@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -28,6 +32,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TensorCreateInfo buf_ci(buf_ci_shapes, 2, DataType::FLOAT32);
         TaskOutputTensors alloc_0 = alloc_tensors(buf_ci);
         const Tensor& buf = alloc_0.get_ref(0);
+        PTO2_TENSOR_NAMES(alloc_0, "buf");
 
         for (int64_t i = 0; i < 4; i += 1) {
             PTO2_SCOPE() {

@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 extern "C" {
 
 __attribute__((visibility("default"))) PTO2OrchestrationConfig aicpu_orchestration_config(const ChipStorageTaskArgs& orch_args) {
@@ -29,6 +33,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TaskOutputTensors alloc_0 = alloc_tensors(row_count_ci, routed_ci);
         const Tensor& row_count = alloc_0.get_ref(0);
         const Tensor& routed = alloc_0.get_ref(1);
+        PTO2_TENSOR_NAMES(alloc_0, "row_count", "routed");
 
         // Task 0: gather
         Arg params_t0;

@@ -9,6 +9,10 @@
 #define PTO2_SOURCE_SITE(params, file, line) ((void)0)
 #endif
 
+#ifndef PTO2_TENSOR_NAMES  // runtimes that do not name runtime-allocated tensors
+#define PTO2_TENSOR_NAMES(out, ...) ((void)0)
+#endif
+
 #ifndef PTO2_ELEMENT_SITE  // runtimes that do not name the line of an element access
 #define PTO2_ELEMENT_SITE(file, line) ((void)0)
 #endif
@@ -34,6 +38,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TaskOutputTensors alloc_0 = alloc_tensors(a_ci, b_ci);
         const Tensor& a = alloc_0.get_ref(0);
         const Tensor& b = alloc_0.get_ref(1);
+        PTO2_TENSOR_NAMES(alloc_0, "a", "b");
 
         // Task 0: fill
         Arg params_t0;
@@ -57,6 +62,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
                 TaskOutputTensors alloc_1 = alloc_tensors(t_ci, h_ci);
                 const Tensor& t = alloc_1.get_ref(0);
                 const Tensor& h = alloc_1.get_ref(1);
+                PTO2_TENSOR_NAMES(alloc_1, "t", "h");
 
                 // Task 2: fill
                 Arg params_t2;
@@ -81,6 +87,7 @@ __attribute__((visibility("default"))) void aicpu_orchestration_entry(const Chip
         TensorCreateInfo scratch_ci(scratch_ci_shapes, 2, DataType::INT32);
         TaskOutputTensors alloc_2 = alloc_tensors(scratch_ci);
         const Tensor& scratch = alloc_2.get_ref(0);
+        PTO2_TENSOR_NAMES(alloc_2, "scratch");
 
         (void)scratch;
     }
