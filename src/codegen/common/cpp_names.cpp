@@ -68,14 +68,14 @@ const std::unordered_set<std::string>& reserved() {
       // the runtime's helpers and macros the generated code calls after a local's declaration
       "pto2", "pto2_slice_u32", "pto2_extent_u32", "pto2_check_arg_extent", "pto2_chunk_stride", "pto2_int_arg",
       "pto2_range_count", "pto2_entry_fn", "pto2_kernel_desc", "pto2_c_api", "PTO2_SCOPE", "PTO2_SCOPE_CAT",
-      "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2OrchestrationConfig", "PTO2KernelContext",
+      "PTO2_SCOPE_CAT2", "PTO2_SCOPE_IMPL", "PTO2_SOURCE_SITE", "PTO2_TENSOR_NAMES", "PTO2OrchestrationConfig", "PTO2KernelContext",
       "PTO2ScopeGuard", "PTO2Storage", "PTO2_MAX_DIMS",
       // the generated file's own macros (a long function's chunks and unoptimised statements)
       "PYPTO_CALL_CHUNK", "PYPTO_UNOPTIMISED",
       // the run-time DSL checks (pto2/orchestration.h): a local of one of these names hid the
       // function from the calls after it, and the generated C++ did not compile
       "pto2_divisor", "pto2_array_slot", "pto2_array_slot_out_of_range", "pto2_array_slot_out_of_range_unsigned", "pto2_floordiv", "pto2_shl", "pto2_shr", "pto2_mod", "pto2_view_at", "pto2_float_to_int", "pto2_division_by_zero",
-      "pto2_float_floordiv", "pto2_float_mod", "pto2_slice_extent", "pto2_assert", "pto2_assertion_failed", "pto2_group_signal", "pto2_group_wait",
+      "pto2_float_floordiv", "pto2_reshape_check", "pto2_name_tensors", "pto2_float_mod", "pto2_slice_extent", "pto2_assert", "pto2_assertion_failed", "pto2_group_signal", "pto2_group_wait",
       // the L3 API HOST code calls (pto_l3_api.h)
       "TaskArgs", "TaskHandle", "submit_next_level", "submit_barrier"};
   return r;

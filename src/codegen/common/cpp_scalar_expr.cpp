@@ -254,7 +254,21 @@ bool MayNeedRounding(const Expr& e) {
       case BinaryOp::Div:
       case BinaryOp::FloorDiv:
       case BinaryOp::Mod: return true;
-      default: return false;
+      case BinaryOp::Min:   // one of the (rounded) operands
+      case BinaryOp::Max:
+      case BinaryOp::Eq:    // BOOL results
+      case BinaryOp::Ne:
+      case BinaryOp::Lt:
+      case BinaryOp::Le:
+      case BinaryOp::Gt:
+      case BinaryOp::Ge:
+      case BinaryOp::And:
+      case BinaryOp::Or:
+      case BinaryOp::BitAnd:   // integer-only
+      case BinaryOp::BitOr:
+      case BinaryOp::BitXor:
+      case BinaryOp::Shl:
+      case BinaryOp::Shr: return false;
     }
   }
   return false;
