@@ -149,13 +149,16 @@ void Emitter::emit_alloc_batch(const std::vector<CreateSite>& creates) {
       line("TaskOutputTensors " + alloc + " = alloc_tensors(" + list + ");");
     }
     std::string dsl_names;
+    bool from_source = false;
     for (size_t i = g; i < end; ++i) {
       line("const Tensor& " + names[i] + " = " + alloc + ".get_ref(" + std::to_string(i - g) + ");");
       bind(creates[i].var, Binding{names[i], {names[i]}});
       dsl_names += ", \"" + common::CppStringBody(creates[i].var->name) + "\"";
+      from_source = from_source || creates[i].call->span.known();
     }
-    // the race checker's reports name them ("tensor 'acc'", not "a tensor from alloc_tensors")
-    line("PTO2_TENSOR_NAMES(" + alloc + dsl_names + ");");
+    // The race checker's reports name them ("tensor 'acc'", not "a tensor from alloc_tensors").
+    // Like PTO2_SOURCE_SITE, only for a program from source: IR built in C++ prints the spec's lines.
+    if (from_source) line("PTO2_TENSOR_NAMES(" + alloc + dsl_names + ");");
   }
   blank();
 }
