@@ -982,6 +982,12 @@ def _note_written_input(ctx, node, e, p, sig, pd):
             return
 
 
+def _calls_function(fn: ast.FunctionDef, name: str) -> bool:
+    """Whether the body of `fn` calls `self.<name>(...)` (a cycle with the function calling it)."""
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == name
+               and isinstance(n.func.value, ast.Name) and n.func.value.id == "self" for n in ast.walk(fn))
+
+
 def func_call(ctx, node: ast.Call):
     """self.kernel(args) -> Call.make_func(kernel, args, kernel's return type)."""
     sig = kernel_ref(ctx, node.func, "the callee")
@@ -989,9 +995,11 @@ def func_call(ctx, node: ast.Call):
         raise ctx.error(node.func, f"'{sig.name}' calls itself: DSL functions cannot be recursive",
                         help="write the repetition as a pl.range loop")
     refuse_in_kernel_function(ctx, node.func, f"a call to '{sig.name}'")
-    if ctx.is_orchestration and sig.ftype == ir.FunctionType.Orchestration and sig.level == ctx.sig.level:
+    if ctx.is_orchestration and sig.ftype == ir.FunctionType.Orchestration and sig.level == ctx.sig.level \
+            and _calls_function(sig.node, ctx.sig.name):
         # Said here, where the call is: two orchestrations calling each other were reported as
-        # "returns a tensor it allocates" at the caller's return (tester F #5).
+        # "returns a tensor it allocates" at the caller's return (tester F #5). A call without a
+        # cycle is the orchestration verifier's to refuse, per entry.
         raise ctx.error(node.func, f"orchestration function '{ctx.sig.name}' calls '{sig.name}', an Orchestration "
                         "function, which cannot be submitted as a task",
                         help="call kernels (FunctionType.InCore / AIC / AIV) or Group functions from an "
