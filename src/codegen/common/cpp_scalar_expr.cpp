@@ -246,30 +246,10 @@ namespace {
 bool MayNeedRounding(const Expr& e) {
   if (e.as<ConstFloat>()) return true;
   if (auto* c = e.as<Cast>()) return ScalarDtypeOf(c->value) != ScalarDtypeOf(e);
-  if (auto* b = e.as<BinaryExpr>()) {
-    switch (b->op) {
-      case BinaryOp::Add:
-      case BinaryOp::Sub:
-      case BinaryOp::Mul:
-      case BinaryOp::Div:
-      case BinaryOp::FloorDiv:
-      case BinaryOp::Mod: return true;
-      case BinaryOp::Min:   // one of the (rounded) operands
-      case BinaryOp::Max:
-      case BinaryOp::Eq:    // BOOL results
-      case BinaryOp::Ne:
-      case BinaryOp::Lt:
-      case BinaryOp::Le:
-      case BinaryOp::Gt:
-      case BinaryOp::Ge:
-      case BinaryOp::And:
-      case BinaryOp::Or:
-      case BinaryOp::BitAnd:   // integer-only
-      case BinaryOp::BitOr:
-      case BinaryOp::BitXor:
-      case BinaryOp::Shl:
-      case BinaryOp::Shr: return false;
-    }
+  if (auto* b = e.as<BinaryExpr>()) {   // arithmetic; min / max give a rounded operand, the rest BOOL or ints
+    const BinaryOp op = b->op;
+    return op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul || op == BinaryOp::Div ||
+           op == BinaryOp::FloorDiv || op == BinaryOp::Mod;
   }
   return false;
 }
